@@ -1,0 +1,273 @@
+"""GGUF metadata + tensor infos -> ModelSpec (header only, never tensor data).
+
+Reads the hparams the way llama.cpp's loader does (src/llama-model.cpp `load_hparams`, src/models/<arch>.cpp
+`load_arch_hparams`, llama.cpp@0c1e57098): per-layer `head_count_kv` arrays, key/value lengths, the `*_mla`
+lengths, sliding-window patterns with each architecture's default, recurrent layers, next-n layers. Exact
+weight bytes come from the tensor types in the header.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import OomkitError
+from ..quant import ggml
+from .gguf_header import GGUFHeader, read_gguf_header
+from .spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, RecurrentState, TensorSpec, WeightInventory
+
+# Architectures with sliding-window layers in llama.cpp, with the pattern each uses when the GGUF gives none
+# (load_swa_pattern(ml, n) in src/models/gemma2.cpp, gemma3.cpp, openai-moe.cpp, cohere2.cpp) and the
+# window gemma2 assumes when absent (n_swa = 4096).
+SWA_PATTERN_DEFAULT = {"gemma2": 2, "gemma3": 6, "gpt-oss": 2, "cohere2": 4}
+SWA_WINDOW_DEFAULT = {"gemma2": 4096}
+# Architectures llama.cpp runs as pure recurrent (src/llama-arch.cpp llm_arch_is_recurrent).
+RECURRENT_ARCHS = {"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"}
+# Hybrids whose recurrent layers follow full_attention_interval (src/models/qwen3next.cpp, qwen35*.cpp).
+INTERVAL_HYBRIDS = {"qwen3next", "qwen35", "qwen35moe", "minimax-01"}
+# Hybrids whose recurrent layers are those with head_count_kv == 0 (granite-hybrid.cpp, jamba.cpp, lfm2.cpp...).
+KV_ZERO_HYBRIDS = {"granitehybrid", "jamba", "lfm2", "lfm2moe", "plamo2", "nemotron_h", "nemotron_h_moe"}
+# Encoder-only models get no KV cache at all (llama_model::create_memory returns nullptr).
+NO_CACHE_ARCHS = {"bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-bert-moe", "neo-bert", "eurobert",
+                  "modern-bert", "gemma-embedding", "t5encoder"}
+KNOWN_ARCHS = (
+    {"llama", "llama4", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe", "qwen3vl", "qwen3vlmoe", "gemma",
+     "gemma3n", "deepseek2", "phi2", "phi3", "phimoe", "granite", "granitemoe", "falcon-h1", "command-r", "olmo2",
+     "olmoe", "glm4", "glm4moe", "starcoder2", "internlm2", "mistral3", "smollm3", "exaone4", "deepseek", "minicpm",
+     "stablelm", "gpt2", "falcon", "starcoder", "baichuan", "orion", "chatglm", "dbrx", "arctic", "bitnet"}
+    | SWA_PATTERN_DEFAULT.keys() | RECURRENT_ARCHS | INTERVAL_HYBRIDS | KV_ZERO_HYBRIDS | NO_CACHE_ARCHS
+)
+
+_BLK = re.compile(r"^blk\.(\d+)\.")
+
+
+def read_gguf_spec(path: str | Path, name: str | None = None) -> ModelSpec:
+    header = read_gguf_header(path)
+    return spec_from_gguf(header, name=name or Path(path).name, source=str(path))
+
+
+class _Meta:
+    def __init__(self, md: Mapping[str, Any], arch: str, name: str):
+        self.md, self.arch, self.name = md, arch, name
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.md.get(f"{self.arch}.{key}", default)
+
+    def int(self, key: str, default: int | None = None) -> int:
+        v = self.get(key)
+        if v is None:
+            if default is None:
+                raise OomkitError(f"{self.name}: GGUF lacks {self.arch}.{key}")
+            return default
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise OomkitError(f"{self.name}: GGUF key {self.arch}.{key} = {v!r} is not a non-negative integer")
+        return v
+
+    def per_layer(self, key: str, n: int, default: int | None = None) -> list[int]:
+        """A scalar or a per-layer array (llama_model_loader::get_key_or_arr)."""
+        v = self.get(key)
+        if isinstance(v, (tuple, list)):
+            if len(v) != n or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v):
+                raise OomkitError(f"{self.name}: GGUF array {self.arch}.{key} must hold {n} non-negative integers")
+            return list(v)
+        return [self.int(key, default)] * n
+
+
+def spec_from_gguf(header: GGUFHeader, name: str, source: str = "") -> ModelSpec:
+    md = header.metadata
+    arch = md.get("general.architecture")
+    if not isinstance(arch, str) or not arch:
+        raise OomkitError(f"{name}: GGUF lacks general.architecture")
+    if arch not in KNOWN_ARCHS:
+        raise OomkitError(f"{name}: GGUF architecture '{arch}' is not supported yet")
+    m = _Meta(md, arch, name)
+    n_all = m.int("block_count")
+    if n_all == 0:
+        raise OomkitError(f"{name}: {arch}.block_count is 0")
+    n_nextn = m.int("nextn_predict_layers", 0)
+    n_embd = m.int("embedding_length")
+    tensors = _tensor_specs(header, name)
+    by_layer = _tensor_shapes_by_layer(tensors)
+    n_vocab = _vocab_size(m, md, tensors)
+
+    n_head = m.per_layer("attention.head_count", n_all, 0)
+    n_head_kv = m.per_layer("attention.head_count_kv", n_all, None) if m.get("attention.head_count_kv") is not None \
+        else list(n_head)
+    kinds = _layer_kinds(m, n_all, n_nextn, n_head_kv, by_layer)
+    attention = _attention_dims(m, n_embd, n_head, n_head_kv, kinds, n_all)
+    recurrent = _recurrent_state(m) if any(k is LayerKind.RECURRENT for k in kinds) or arch == "falcon-h1" else None
+    n_expert_used = m.int("expert_used_count", 0)
+
+    layers = []
+    for i in range(n_all):
+        kind = kinds[i]
+        layers.append(LayerSpec(
+            index=i, kind=kind,
+            attention=attention[i] if kind not in (LayerKind.RECURRENT, LayerKind.NONE) else None,
+            recurrent=recurrent if kind is LayerKind.RECURRENT or arch == "falcon-h1" else None,
+            ffn=_ffn_from_tensors(by_layer.get(i, {}), n_expert_used),
+            parallel_recurrent=arch == "falcon-h1",
+        ))
+    fmt = _file_type_name(md.get("general.file_type"))
+    return ModelSpec(
+        name=str(md.get("general.name") or name), architecture=arch, n_embd=n_embd, n_vocab=n_vocab,
+        n_ctx_train=m.int("context_length", 0), layers=tuple(layers),
+        weights=WeightInventory(tensors=tensors, exact=True, format=fmt),
+        tied_embeddings=not any(t.name == "output.weight" for t in tensors), n_nextn_layers=n_nextn,
+        source=source,
+    )
+
+
+def _file_type_name(ftype: Any) -> str:
+    if isinstance(ftype, int):
+        from ..quant.gguf_recipes import ftype_name
+
+        return ftype_name(ftype)
+    return "unknown"
+
+
+def _tensor_specs(header: GGUFHeader, name: str) -> tuple[TensorSpec, ...]:
+    out = []
+    for t in header.tensors:
+        try:
+            gt = ggml.type_by_id(t.ggml_type)
+            nbytes = ggml.tensor_bytes(gt, t.shape)
+        except OomkitError as e:
+            raise OomkitError(f"{name}: tensor {t.name}: {e}") from None
+        m = _BLK.match(t.name)
+        out.append(TensorSpec(name=t.name, shape=tuple(t.shape), dtype=gt.name, nbytes=nbytes,
+                              layer=int(m.group(1)) if m else None, offset=t.offset))
+    return tuple(out)
+
+
+def _tensor_shapes_by_layer(tensors: Sequence[TensorSpec]) -> dict[int, dict[str, tuple[int, ...]]]:
+    out: dict[int, dict[str, tuple[int, ...]]] = {}
+    for t in tensors:
+        if t.layer is not None:
+            out.setdefault(t.layer, {})[t.name.split(".", 2)[2]] = t.shape
+    return out
+
+
+def _vocab_size(m: _Meta, md: Mapping[str, Any], tensors: Sequence[TensorSpec]) -> int:
+    v = m.get("vocab_size")
+    if isinstance(v, int) and v > 0:
+        return v
+    for t in tensors:
+        if t.name == "token_embd.weight" and len(t.shape) == 2:
+            return t.shape[1]
+    tokens = md.get("tokenizer.ggml.tokens")
+    n = getattr(tokens, "length", None) or (len(tokens) if isinstance(tokens, (tuple, list)) else 0)
+    if n:
+        return int(n)
+    raise OomkitError(f"{m.name}: cannot tell the vocabulary size (no token_embd.weight, no tokenizer tokens)")
+
+
+def _layer_kinds(m: _Meta, n_all: int, n_nextn: int, n_head_kv: list[int],
+                 by_layer: Mapping[int, Mapping[str, tuple[int, ...]]]) -> list[LayerKind]:
+    arch = m.arch
+    n_trunk = n_all - n_nextn
+    if arch in NO_CACHE_ARCHS:
+        return [LayerKind.NONE] * n_all
+    if arch in RECURRENT_ARCHS:
+        return [LayerKind.RECURRENT] * n_all
+    if arch in INTERVAL_HYBRIDS:
+        recr = m.get("attention.recurrent_layers")
+        if isinstance(recr, (tuple, list)) and len(recr) == n_all:
+            flags = [bool(x) for x in recr]
+        else:
+            k = m.int("full_attention_interval", 4)  # qwen3next.cpp: full_attn_interval defaults to 4
+            flags = [i < n_trunk and (i + 1) % k != 0 for i in range(n_all)]
+        return [LayerKind.RECURRENT if f else LayerKind.FULL for f in flags]
+    if arch in KV_ZERO_HYBRIDS:
+        kinds = []
+        for i in range(n_all):
+            if n_head_kv[i]:
+                kinds.append(LayerKind.FULL)
+            elif arch.startswith("nemotron_h") and any(k.startswith("ffn_") for k in by_layer.get(i, {})):
+                kinds.append(LayerKind.NONE)  # nemotron-h.cpp: MLP-only layers have neither KV nor state
+            else:
+                kinds.append(LayerKind.RECURRENT)
+        return kinds
+    if m.get("attention.kv_lora_rank") is not None:
+        return [LayerKind.LATENT] * n_all
+    window = m.get("attention.sliding_window")
+    if arch in SWA_PATTERN_DEFAULT and (window or arch in SWA_WINDOW_DEFAULT):
+        pattern = m.get("attention.sliding_window_pattern")
+        if isinstance(pattern, (tuple, list)):
+            if len(pattern) != n_all:
+                raise OomkitError(f"{m.name}: sliding_window_pattern has {len(pattern)} entries for {n_all} layers")
+            flags = [bool(x) for x in pattern]
+        else:
+            # llama_hparams::set_swa_pattern(n, dense_first=false): il % n < n - 1 slides; n == 0: all slide
+            n = pattern if isinstance(pattern, int) else SWA_PATTERN_DEFAULT[arch]
+            flags = [i < n_trunk and (n == 0 or i % n < n - 1) for i in range(n_all)]
+        return [LayerKind.SLIDING if f else LayerKind.FULL for f in flags]
+    return [LayerKind.FULL] * n_all
+
+
+def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[int], kinds: list[LayerKind],
+                    n_all: int) -> list[Attention | None]:
+    out: list[Attention | None] = []
+    head0 = next((h for h in n_head if h), 0)
+    # llama_model::load_hparams: n_embd_head_k defaults to n_embd / n_head, n_embd_head_v to n_embd_head_k
+    default_k = n_embd // head0 if head0 else 0
+    key_len = m.int("attention.key_length", default_k)
+    val_len = m.int("attention.value_length", key_len)
+    key_swa = m.int("attention.key_length_swa", key_len)
+    val_swa = m.int("attention.value_length_swa", val_len)
+    window = m.int("attention.sliding_window", SWA_WINDOW_DEFAULT.get(m.arch, 0))
+    kv_lora = m.int("attention.kv_lora_rank", 0)
+    for i in range(n_all):
+        kind = kinds[i]
+        if kind in (LayerKind.RECURRENT, LayerKind.NONE):
+            out.append(None)
+            continue
+        if n_head[i] == 0:
+            raise OomkitError(f"{m.name}: layer {i} has attention but head_count is 0")
+        if kind is LayerKind.LATENT:
+            rope = m.int("rope.dimension_count")
+            k_mla, v_mla = m.int("attention.key_length_mla", 0), m.int("attention.value_length_mla", 0)
+            latent_layout = bool(k_mla and v_mla)
+            # MLA-converted GGUFs (llama.cpp PR #12801) store head_count_kv = 1, key_length = kv_lora + rope;
+            # the per-head dims are the *_mla lengths. Older GGUFs keep the decompressed per-head K/V.
+            hk, hv = (k_mla, v_mla) if latent_layout else (key_len, val_len)
+            out.append(Attention(
+                n_heads=n_head[i], n_kv_heads=n_head[i], head_dim_k=hk, head_dim_v=hv, kv_lora_rank=kv_lora,
+                qk_rope_head_dim=rope, qk_nope_head_dim=hk - rope, v_head_dim=hv,
+                q_lora_rank=m.int("attention.q_lora_rank", 0), latent_cache=latent_layout,
+            ))
+            continue
+        sliding = kind is LayerKind.SLIDING
+        hk, hv = (key_swa, val_swa) if sliding else (key_len, val_len)
+        out.append(Attention(n_heads=n_head[i], n_kv_heads=n_head_kv[i], head_dim_k=hk, head_dim_v=hv,
+                             window=window if sliding else None))
+    return out
+
+
+def _recurrent_state(m: _Meta) -> RecurrentState:
+    if m.arch.startswith("rwkv") or m.arch.endswith("rwkv7"):
+        # llama_hparams::n_embd_r/n_embd_s for RWKV: token_shift_count * n_embd and n_embd * wkv head size
+        n_embd = m.int("embedding_length")
+        head = m.int("wkv.head_size")
+        shift = m.int("token_shift_count", 2)
+        return RecurrentState("rwkv", d_inner=n_embd, d_state=head, d_conv=0,
+                              conv_override=shift * n_embd, ssm_override=n_embd * head)
+    return RecurrentState(
+        "gated_delta_net" if m.arch in INTERVAL_HYBRIDS else ("mamba" if m.arch in ("mamba", "jamba") else "mamba2"),
+        d_inner=m.int("ssm.inner_size"), d_state=m.int("ssm.state_size"), d_conv=m.int("ssm.conv_kernel"),
+        n_group=m.int("ssm.group_count", 0), n_heads=m.int("ssm.time_step_rank", 0),
+    )
+
+
+def _ffn_from_tensors(shapes: Mapping[str, tuple[int, ...]], n_expert_used: int) -> Ffn:
+    """The FFN as the tensors present say: routed experts (`ffn_*_exps`), shared (`*_shexp`), or dense."""
+    up_exps = shapes.get("ffn_up_exps.weight") or shapes.get("ffn_gate_exps.weight")
+    shared = shapes.get("ffn_up_shexp.weight")
+    if up_exps and len(up_exps) == 3:
+        n_sh = shared[1] if shared and len(shared) == 2 else 0
+        return Ffn(n_experts=up_exps[2], n_experts_used=n_expert_used or up_exps[2], n_ff_expert=up_exps[1],
+                   n_shared_experts=1 if n_sh else 0, n_ff_shared=n_sh)
+    up = shapes.get("ffn_up.weight")
+    return Ffn(n_ff=up[1] if up and len(up) == 2 else 0)

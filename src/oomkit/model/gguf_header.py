@@ -1,0 +1,414 @@
+"""Read a GGUF header (metadata + tensor-info table) by hand, never touching the tensor data.
+
+Only the header is read, so a file cut off after its header works, and so does the first few megabytes of
+a 400 GB remote file (`parse_gguf_header` raises `NeedMoreBytes` saying how much to fetch). No model
+semantics here: `gguf_file.py` maps the result to a ModelSpec.
+
+Layout, all little-endian (llama.cpp ggml/src/gguf.cpp `gguf_init_from_reader`, reached from
+`gguf_init_from_file_impl`; gguf-py/gguf/gguf_reader.py `GGUFReader.__init__`):
+
+    "GGUF" | u32 version | i64 n_tensors | i64 n_kv
+    n_kv      x (string key | u32 value type | value)
+                 value = scalar | string | (u32 element type | u64 n | n values)      string = u64 len + bytes
+    n_tensors x (string name | u32 n_dims | n_dims x i64 ne (ne0 first) | i32 ggml type | u64 offset)
+    zero padding to `general.alignment` (default 32) | tensor data
+
+Validation follows gguf.cpp's checks so a file llama.cpp rejects is rejected here with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from oomkit.errors import OomkitError
+from oomkit.model._bytes import NeedMoreBytes, open_for_header, remaining_size
+
+__all__ = [
+    "ArrayInfo",
+    "GGUFHeader",
+    "GGUFTensorInfo",
+    "MetaValue",
+    "NeedMoreBytes",
+    "parse_gguf_header",
+    "read_gguf_header",
+]
+
+GGUF_MAGIC = b"GGUF"
+SUPPORTED_VERSIONS = (2, 3)  # v1 (u32 counts) was dropped by llama.cpp; v3 only added big-endian files
+GGUF_DEFAULT_ALIGNMENT = 32  # ggml/include/gguf.h
+GGML_MAX_DIMS = 4  # ggml/include/ggml.h
+GGML_MAX_NAME = 64  # ggml/include/ggml.h: names are char[64] incl. the NUL, so at most 63 bytes
+GGUF_MAX_STRING_LENGTH = 1 << 30  # gguf.cpp GGUF_MAX_STRING_LENGTH
+GGUF_MAX_ARRAY_ELEMENTS = 1 << 30  # gguf.cpp GGUF_MAX_ARRAY_ELEMENTS
+# Our own sanity bound, not llama.cpp's: real headers are < 50 MB (a 256k-token vocabulary is ~10 MB), so
+# anything claiming more is corrupt, and no corrupt count can make us buffer gigabytes.
+MAX_HEADER_BYTES = 256 << 20
+_INT64_MAX = (1 << 63) - 1
+_TOKENIZER_PREFIX = "tokenizer.ggml."  # huge vocab arrays: keep only their length
+_FIRST_READ = 1 << 20  # read_gguf_header: first read, then at least this much per further read
+
+# GGUF value types (ggml/include/gguf.h enum gguf_type).
+GGUF_TYPE_BOOL = 7
+GGUF_TYPE_STRING = 8
+GGUF_TYPE_ARRAY = 9
+_SCALAR_CODES = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "b", 10: "Q", 11: "q", 12: "d"}
+_SCALARS = {t: struct.Struct("<" + c) for t, c in _SCALAR_CODES.items()}
+_TYPE_NAMES = {0: "u8", 1: "i8", 2: "u16", 3: "i16", 4: "u32", 5: "i32", 6: "f32", 7: "bool", 8: "str",
+               9: "array", 10: "u64", 11: "i64", 12: "f64"}  # gguf.cpp GGUF_TYPE_NAME
+
+# ggml type id -> (name, elements per block, bytes per block): ggml/src/ggml.c `type_traits` with the
+# block structs of ggml/src/ggml-common.h. Ids 4, 5, 31-33, 36-38 were removed from ggml (their traits
+# have block size 0, which gguf.cpp rejects). A new id is unknown to us until added here.
+GGML_TYPES: dict[int, tuple[str, int, int]] = {
+    0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20),
+    6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 8: ("Q8_0", 32, 34), 9: ("Q8_1", 32, 40),
+    10: ("Q2_K", 256, 84), 11: ("Q3_K", 256, 110), 12: ("Q4_K", 256, 144), 13: ("Q5_K", 256, 176),
+    14: ("Q6_K", 256, 210), 15: ("Q8_K", 256, 292), 16: ("IQ2_XXS", 256, 66), 17: ("IQ2_XS", 256, 74),
+    18: ("IQ3_XXS", 256, 98), 19: ("IQ1_S", 256, 50), 20: ("IQ4_NL", 32, 18), 21: ("IQ3_S", 256, 110),
+    22: ("IQ2_S", 256, 82), 23: ("IQ4_XS", 256, 136), 24: ("I8", 1, 1), 25: ("I16", 1, 2),
+    26: ("I32", 1, 4), 27: ("I64", 1, 8), 28: ("F64", 1, 8), 29: ("IQ1_M", 256, 56), 30: ("BF16", 1, 2),
+    34: ("TQ1_0", 256, 54), 35: ("TQ2_0", 256, 66), 39: ("MXFP4", 32, 17), 40: ("NVFP4", 64, 36),
+    41: ("Q1_0", 128, 18), 42: ("Q2_0", 64, 18),
+}
+_REMOVED_GGML_TYPES = {4: "Q4_2", 5: "Q4_3", 31: "Q4_0_4_4", 32: "Q4_0_4_8", 33: "Q4_0_8_8",
+                       36: "IQ4_NL_4_4", 37: "IQ4_NL_4_8", 38: "IQ4_NL_8_8"}
+
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+_I32 = struct.Struct("<i")
+_I64 = struct.Struct("<q")
+_MIN_KV_BYTES = 8 + 1 + 4 + 1  # key length, a 1-byte key, value type, a 1-byte value
+_MIN_TENSOR_BYTES = 8 + 4 + 4 + 8  # name length, n_dims, type, offset (empty name, 0 dims)
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    """An array that was skipped rather than decoded (the `tokenizer.ggml.*` vocab arrays): type and length."""
+
+    type: int  # GGUF value type of the elements (8 = string, 6 = f32, 5 = i32, ...)
+    length: int
+
+
+MetaValue = int | float | bool | str | tuple | ArrayInfo
+
+
+@dataclass(frozen=True)
+class GGUFTensorInfo:
+    name: str
+    shape: tuple[int, ...]  # ne0 first, as stored (the reverse of the PyTorch order)
+    ggml_type: int
+    offset: int  # from the start of the data section (GGUFHeader.data_offset)
+    nbytes: int  # ggml_nbytes: elements / block size x block bytes
+
+    @property
+    def type_name(self) -> str:
+        return GGML_TYPES[self.ggml_type][0]
+
+
+@dataclass(frozen=True)
+class GGUFHeader:
+    version: int
+    metadata: dict[str, MetaValue]  # tokenizer.ggml.* arrays as ArrayInfo, other arrays as tuples
+    tensors: tuple[GGUFTensorInfo, ...]
+    alignment: int
+    data_offset: int  # where tensor data starts: header end padded to `alignment`
+    header_bytes: int  # end of the tensor-info table (before the padding)
+    data_size: int  # bytes of tensor data, each tensor padded to `alignment` (gguf.cpp ctx->size)
+    file_size: int | None = None  # real size when known; smaller than expected_file_size = cut-off file
+
+    @property
+    def expected_file_size(self) -> int:
+        return self.data_offset + self.data_size
+
+    @property
+    def is_truncated(self) -> bool:
+        """True when the file is known to be shorter than its tensor data needs (a cut-off download)."""
+        return self.file_size is not None and self.file_size < self.expected_file_size
+
+
+class _Reader:
+    """A cursor over a growing buffer. `fill(end)` appends file bytes; without it, running out means
+    NeedMoreBytes. `what` names the item being read, for error messages."""
+
+    __slots__ = ("buf", "pos", "name", "limit", "fill", "what")
+
+    def __init__(self, buf: bytes | bytearray, name: str, limit: int | None,
+                 fill: Callable[[int], None] | None) -> None:
+        self.buf = buf
+        self.pos = 0
+        self.name = name
+        self.limit = limit  # total size of the source when known
+        self.fill = fill
+        self.what = "the header"
+
+    def fail(self, problem: str) -> OomkitError:
+        return OomkitError(f"{self.name}: {problem}")
+
+    def bound(self, end: int) -> None:
+        """Reject a position the header claims to reach that cannot exist, before fetching anything."""
+        if end > MAX_HEADER_BYTES:
+            raise self.fail(f"corrupt GGUF: {self.what} would make the header {end} bytes "
+                            f"(more than the {MAX_HEADER_BYTES >> 20} MiB any real GGUF header needs)")
+        if self.limit is not None and end > self.limit:
+            raise self.fail(f"truncated GGUF header: {self.what} needs {end} bytes but the file has {self.limit}")
+
+    def reach(self, end: int) -> None:
+        """Make the buffer hold bytes [0, end)."""
+        if end <= len(self.buf):
+            return
+        self.bound(end)
+        if self.fill is None:
+            raise NeedMoreBytes(f"{self.name}: truncated GGUF header: {self.what} needs {end} bytes, "
+                                f"have {len(self.buf)}", end, len(self.buf))
+        self.fill(end)
+        if end > len(self.buf):
+            raise self.fail(f"truncated GGUF header: {self.what} needs {end} bytes but the file ends at "
+                            f"{len(self.buf)}")
+
+    def expect(self, n: int) -> None:
+        """Plausibility check that n more bytes exist; fetches nothing from a file."""
+        self.bound(self.pos + n)
+        if self.fill is None:
+            self.reach(self.pos + n)
+
+    def scalar(self, st: struct.Struct) -> int | float:
+        self.reach(self.pos + st.size)
+        (v,) = st.unpack_from(self.buf, self.pos)
+        self.pos += st.size
+        return v
+
+    def raw_string(self) -> bytes:
+        n = self.scalar(_U64)
+        if n > GGUF_MAX_STRING_LENGTH:
+            raise self.fail(f"corrupt GGUF: {self.what} has a string of {n} bytes (limit {GGUF_MAX_STRING_LENGTH})")
+        self.reach(self.pos + n)
+        s = bytes(self.buf[self.pos:self.pos + n])
+        self.pos += n
+        return s
+
+    def skip_strings(self, n: int) -> None:
+        """Walk n strings without decoding them: the hot loop for 150k-entry vocabularies."""
+        buf, pos, end = self.buf, self.pos, len(self.buf)
+        unpack = _U64.unpack_from
+        for _ in range(n):
+            if pos + 8 > end:
+                self.pos = pos
+                self.reach(pos + 8)
+                buf, end = self.buf, len(self.buf)
+            (ln,) = unpack(buf, pos)
+            if ln > GGUF_MAX_STRING_LENGTH:
+                self.pos = pos
+                raise self.fail(f"corrupt GGUF: {self.what} has a string of {ln} bytes")
+            pos += 8 + ln
+        self.pos = pos
+        self.reach(pos)
+
+
+def _decode_name(r: _Reader, raw: bytes, kind: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise r.fail(f"corrupt GGUF: {kind} {raw[:40]!r} is not valid UTF-8") from None
+
+
+def _read_value(r: _Reader, vtype: int, key: str) -> MetaValue:
+    if vtype == GGUF_TYPE_STRING:
+        # Values are free text (chat templates...): replace bad bytes rather than reject a file llama.cpp loads.
+        return r.raw_string().decode("utf-8", "replace")
+    st = _SCALARS.get(vtype)
+    if st is None:
+        raise r.fail(f"corrupt GGUF: key '{key}' has invalid value type {vtype}")
+    v = r.scalar(st)
+    return v != 0 if vtype == GGUF_TYPE_BOOL else v
+
+
+def _read_array(r: _Reader, key: str) -> MetaValue:
+    etype = r.scalar(_U32)
+    n = r.scalar(_U64)
+    if etype == GGUF_TYPE_ARRAY:
+        raise r.fail(f"corrupt GGUF: key '{key}' is an array of arrays, which llama.cpp rejects")
+    if etype != GGUF_TYPE_STRING and etype not in _SCALARS:
+        raise r.fail(f"corrupt GGUF: key '{key}' is an array of invalid type {etype}")
+    if n > GGUF_MAX_ARRAY_ELEMENTS:
+        raise r.fail(f"corrupt GGUF: key '{key}' claims {n} array elements (limit {GGUF_MAX_ARRAY_ELEMENTS})")
+    skip = key.startswith(_TOKENIZER_PREFIX)
+    if etype == GGUF_TYPE_STRING:
+        r.expect(8 * n)  # every string has at least its u64 length
+        if skip:
+            r.skip_strings(n)
+            return ArrayInfo(etype, n)
+        return tuple(r.raw_string().decode("utf-8", "replace") for _ in range(n))
+    size = _SCALARS[etype].size * n
+    r.expect(size)
+    r.reach(r.pos + size)
+    if skip:
+        r.pos += size
+        return ArrayInfo(etype, n)
+    vals = struct.unpack_from(f"<{n}{_SCALAR_CODES[etype]}", r.buf, r.pos)
+    r.pos += size
+    return tuple(v != 0 for v in vals) if etype == GGUF_TYPE_BOOL else vals
+
+
+def _read_version(r: _Reader) -> int:
+    r.what = "the magic"
+    r.reach(4)
+    magic = bytes(r.buf[:4])
+    if magic != GGUF_MAGIC:
+        raise r.fail(f"not a GGUF file (magic {magic!r})")
+    r.pos = 4
+    r.what = "the version"
+    version = r.scalar(_U32)
+    if version == 0:
+        raise r.fail("corrupt GGUF: version 0")
+    # gguf.cpp: a file written in the other byte order reads as e.g. 0x03000000 (low 16 bits zero).
+    if version & 0xFFFF == 0:
+        swapped = int.from_bytes(version.to_bytes(4, "little"), "big")
+        raise r.fail(f"big-endian GGUF (version {swapped}): llama.cpp loads only files in the host's byte order "
+                     "and oomkit reads little-endian GGUF; convert it with gguf-py's gguf_convert_endian.py")
+    if version == 1:
+        raise r.fail("GGUF version 1 is no longer supported by llama.cpp; re-convert the model")
+    if version not in SUPPORTED_VERSIONS:
+        raise r.fail(f"GGUF version {version} is newer than this oomkit reads (2-3)")
+    return version
+
+
+def _read_tensor(r: _Reader, i: int, seen: set[str], alignment: int, expected_offset: int) -> GGUFTensorInfo:
+    r.what = f"tensor {i}"
+    raw = r.raw_string()
+    name = _decode_name(r, raw, "tensor name")
+    if len(raw) >= GGML_MAX_NAME:
+        raise r.fail(f"corrupt GGUF: tensor name '{name[:80]}' is {len(raw)} bytes (ggml allows {GGML_MAX_NAME - 1})")
+    if name in seen:
+        raise r.fail(f"corrupt GGUF: duplicate tensor name '{name}'")
+    seen.add(name)
+    r.what = f"tensor '{name}'"
+    n_dims = r.scalar(_U32)
+    if n_dims > GGML_MAX_DIMS:
+        raise r.fail(f"corrupt GGUF: tensor '{name}' has {n_dims} dims (GGML_MAX_DIMS is {GGML_MAX_DIMS})")
+    r.reach(r.pos + 8 * n_dims + 4 + 8)
+    shape = struct.unpack_from(f"<{n_dims}q", r.buf, r.pos)
+    r.pos += 8 * n_dims
+    nelements = 1
+    for ne in shape:
+        if ne < 0:
+            raise r.fail(f"corrupt GGUF: tensor '{name}' has a negative dimension {ne}")
+        nelements *= ne
+    if nelements > _INT64_MAX:
+        raise r.fail(f"corrupt GGUF: tensor '{name}' shape {shape} overflows int64 elements")
+    ggml_type = r.scalar(_I32)
+    traits = GGML_TYPES.get(ggml_type)
+    if traits is None:
+        why = (f"removed type {_REMOVED_GGML_TYPES[ggml_type]}" if ggml_type in _REMOVED_GGML_TYPES
+               else "unknown to this oomkit")
+        raise r.fail(f"corrupt GGUF: tensor '{name}' has ggml type {ggml_type} ({why})")
+    type_name, blck, type_size = traits
+    ne0 = shape[0] if shape else 1
+    if ne0 % blck:
+        raise r.fail(f"corrupt GGUF: tensor '{name}' has {ne0} elements per row, not a multiple of "
+                     f"{type_name}'s block of {blck}")
+    nbytes = nelements // blck * type_size
+    offset = r.scalar(_U64)
+    # gguf.cpp requires each tensor to start exactly where the previous one ends, padded to the alignment.
+    if offset != expected_offset:
+        raise r.fail(f"corrupt GGUF: tensor '{name}' has data offset {offset}, expected {expected_offset} "
+                     f"(tensor data must follow the table order, each padded to {alignment} bytes)")
+    return GGUFTensorInfo(name, shape, ggml_type, offset, nbytes)
+
+
+def _parse(r: _Reader) -> GGUFHeader:
+    version = _read_version(r)
+    r.what = "the tensor count"
+    n_tensors = r.scalar(_I64)
+    r.what = "the key-value count"
+    n_kv = r.scalar(_I64)
+    for count, label in ((n_tensors, "tensor count"), (n_kv, "key-value count")):
+        if not 0 <= count <= GGUF_MAX_ARRAY_ELEMENTS:
+            raise r.fail(f"corrupt GGUF: {label} is {count}")
+    r.what = f"{n_kv} key-value pairs and {n_tensors} tensor infos"
+    r.expect(n_kv * _MIN_KV_BYTES + n_tensors * _MIN_TENSOR_BYTES)
+
+    metadata: dict[str, MetaValue] = {}
+    alignment_type = None
+    for i in range(n_kv):
+        r.what = f"key-value pair {i}"
+        key = _decode_name(r, r.raw_string(), "key")
+        if not key:
+            raise r.fail(f"corrupt GGUF: key {i} is empty")
+        if key in metadata:
+            raise r.fail(f"corrupt GGUF: duplicate key '{key}'")
+        r.what = f"key '{key}'"
+        vtype = r.scalar(_U32)
+        metadata[key] = _read_array(r, key) if vtype == GGUF_TYPE_ARRAY else _read_value(r, vtype, key)
+        if key == "general.alignment":
+            alignment_type = vtype
+
+    alignment = GGUF_DEFAULT_ALIGNMENT
+    if alignment_type is not None:
+        if alignment_type != 4:  # gguf.cpp: general.alignment must be u32
+            raise r.fail(f"corrupt GGUF: general.alignment must be u32, not {_TYPE_NAMES.get(alignment_type)}")
+        alignment = int(metadata["general.alignment"])
+        if alignment == 0 or alignment & (alignment - 1):
+            raise r.fail(f"corrupt GGUF: general.alignment {alignment} is not a power of 2")
+
+    tensors: list[GGUFTensorInfo] = []
+    seen: set[str] = set()
+    data_size = 0
+    for i in range(n_tensors):
+        t = _read_tensor(r, i, seen, alignment, data_size)
+        tensors.append(t)
+        data_size += -(-t.nbytes // alignment) * alignment
+
+    header_bytes = r.pos
+    # gguf.cpp pads to the alignment only when there are tensors. The padding itself need not be present,
+    # so a file cut right after the table still parses.
+    data_offset = -(-header_bytes // alignment) * alignment if n_tensors else header_bytes
+    if data_offset + data_size > _INT64_MAX:
+        raise r.fail(f"corrupt GGUF: tensor data of {data_size} bytes overflows a file offset")
+    return GGUFHeader(version, metadata, tuple(tensors), alignment, data_offset, header_bytes, data_size,
+                      r.limit)
+
+
+def parse_gguf_header(buf: bytes | bytearray | memoryview, *, file_size: int | None = None,
+                      name: str = "GGUF buffer") -> GGUFHeader:
+    """Parse a GGUF header from the first bytes of a file.
+
+    Raises NeedMoreBytes (an OomkitError) with `.needed` when `buf` ends before the header does. Pass
+    `file_size` when the whole file's size is known: counts that cannot fit in it are then reported as
+    corrupt instead of asking for more bytes, and it is recorded in the result.
+    """
+    if isinstance(buf, memoryview):
+        buf = buf.tobytes()
+    if file_size is not None and len(buf) > file_size:
+        raise OomkitError(f"{name}: buffer of {len(buf)} bytes is longer than file_size {file_size}")
+    return _parse(_Reader(buf, name, file_size, None))
+
+
+def read_gguf_header(source: str | os.PathLike[str] | BinaryIO) -> GGUFHeader:
+    """Read a GGUF file's header from a path or a binary file object (from its current position), reading
+    about the header's size (1 MiB, then what the parser needs), never the tensor data."""
+    if isinstance(source, (str, os.PathLike)):
+        with open_for_header(source) as f:
+            return _read_file(f, os.fspath(source))
+    return _read_file(source, str(getattr(source, "name", "GGUF file")))
+
+
+def _read_file(f: BinaryIO, name: str) -> GGUFHeader:
+    buf = bytearray()
+
+    def fill(end: int) -> None:
+        want = max(end - len(buf), _FIRST_READ)
+        try:
+            while want > 0:
+                chunk = f.read(want)
+                if not chunk:
+                    return
+                buf.extend(chunk)
+                want -= len(chunk)
+        except OSError as e:
+            raise OomkitError(f"{name}: cannot read ({e.strerror or e})") from None
+
+    return _parse(_Reader(buf, name, remaining_size(f), fill))

@@ -1,0 +1,338 @@
+"""A Hugging Face `config.json` (file, directory or dict) -> ModelSpec, read generically.
+
+The layer layout comes from what the config declares: `layer_types`, `sliding_window_pattern`,
+`max_window_layers`/`use_sliding_window`, `full_attention_interval`, `hybrid_override_pattern`,
+`attn_layer_period`/`offset`, MLA and MoE fields. Field meanings follow transformers' configuration classes
+(`configuration_<model>.py`) and how llama.cpp's converter maps them (`convert_hf_to_gguf.py`).
+A field the model needs and the config lacks is an error naming it; nothing is silently guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import OomkitError
+from .spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, RecurrentState
+from .tensors import architecture_tensors
+from .weights import inventory_for_format
+
+# HF model_type -> llama.cpp architecture name (src/llama-arch.cpp LLM_ARCH_NAMES), as convert_hf_to_gguf.py maps
+# them. Mistral and Mixtral convert to "llama"; DeepSeek V2/V3 and Kimi K2 to "deepseek2".
+ARCH_BY_MODEL_TYPE = {
+    "llama": "llama", "mistral": "llama", "mixtral": "llama", "llama4": "llama4", "llama4_text": "llama4",
+    "qwen2": "qwen2", "qwen2_moe": "qwen2moe", "qwen2_vl": "qwen2vl", "qwen2_5_vl": "qwen2vl",
+    "qwen3": "qwen3", "qwen3_moe": "qwen3moe", "qwen3_next": "qwen3next",
+    "qwen3_vl": "qwen3vl", "qwen3_vl_moe": "qwen3vlmoe",
+    "qwen3_5": "qwen35", "qwen3_5_text": "qwen35", "qwen3_5_moe": "qwen35moe", "qwen3_5_moe_text": "qwen35moe",
+    "gemma": "gemma", "gemma2": "gemma2", "gemma3": "gemma3", "gemma3_text": "gemma3",
+    "gemma3n": "gemma3n", "gemma3n_text": "gemma3n",
+    "gpt_oss": "gpt-oss", "deepseek_v2": "deepseek2", "deepseek_v3": "deepseek2", "kimi_k2": "deepseek2",
+    "phi": "phi2", "phi3": "phi3", "phimoe": "phimoe",
+    "granite": "granite", "granitemoe": "granitemoe", "granitemoehybrid": "granitehybrid",
+    "nemotron_h": "nemotron_h", "falcon_h1": "falcon-h1", "jamba": "jamba", "mamba": "mamba", "mamba2": "mamba2",
+    "cohere": "command-r", "cohere2": "cohere2", "olmo2": "olmo2", "olmoe": "olmoe", "glm4": "glm4",
+    "glm4_moe": "glm4moe", "starcoder2": "starcoder2", "internlm2": "internlm2", "exaone4": "exaone4",
+    "smollm3": "smollm3", "mistral3": "mistral3", "ministral": "llama",
+}
+
+_TEXT_KEYS = ("text_config", "llm_config", "language_config")
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    p = Path(path)
+    if p.is_dir():
+        p = p / "config.json"
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise OomkitError(f"no config.json at {p}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise OomkitError(f"cannot read {p}: {e}") from None
+    if not isinstance(data, dict):
+        raise OomkitError(f"{p}: config.json must hold a JSON object")
+    return data
+
+
+def text_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The language model's config: VLM wrappers nest it under text_config (Gemma 3, Qwen3.5, Llama 4)."""
+    for key in _TEXT_KEYS:
+        inner = cfg.get(key)
+        if isinstance(inner, Mapping) and ("hidden_size" in inner or "num_hidden_layers" in inner):
+            merged = dict(inner)
+            for k in ("torch_dtype", "dtype", "quantization_config", "tie_word_embeddings"):
+                if k not in merged and k in cfg:
+                    merged[k] = cfg[k]
+            if "model_type" not in merged and "model_type" in cfg:
+                merged["model_type"] = cfg["model_type"]
+            return merged
+    return dict(cfg)
+
+
+class _Reader:
+    """Typed access to config fields; a missing required field is an OomkitError naming it."""
+
+    def __init__(self, cfg: Mapping[str, Any], name: str):
+        self.cfg, self.name = cfg, name
+
+    def has(self, *keys: str) -> bool:
+        return any(self.cfg.get(k) is not None for k in keys)
+
+    def int(self, *keys: str, default: int | None = None, why: str = "") -> int:
+        for k in keys:
+            v = self.cfg.get(k)
+            if v is not None:
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or int(v) != v:
+                    raise OomkitError(f"{self.name}: config field {k}={v!r} is not a non-negative integer")
+                return int(v)
+        if default is not None:
+            return default
+        need = " or ".join(keys)
+        raise OomkitError(f"{self.name}: config.json lacks {need}{' (' + why + ')' if why else ''}")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        v = self.cfg.get(key)
+        return default if v is None else v
+
+
+def spec_from_config(
+    config: Mapping[str, Any], name: str = "model", source: str = "", weight_format: str | None = None
+) -> ModelSpec:
+    """Build the per-layer ModelSpec of a config.json dict. `weight_format` as resolve() names it (None: the
+    config's own dtype / quantization_config)."""
+    if not isinstance(config, Mapping):
+        raise OomkitError(f"{name}: config must be a JSON object")
+    outer = dict(config)
+    cfg = text_config(outer)
+    r = _Reader(cfg, name)
+    model_type = str(cfg.get("model_type") or outer.get("model_type") or "")
+    labels: list[str] = []
+    arch = ARCH_BY_MODEL_TYPE.get(model_type)
+    if arch is None:
+        if not model_type:
+            raise OomkitError(f"{name}: config.json lacks model_type")
+        arch = model_type
+        labels.append(f"architecture '{model_type}' is not in the known list: read generically")
+
+    n_layers = r.int("num_hidden_layers", "n_layer", "num_layers")
+    n_embd = r.int("hidden_size", "d_model", "n_embd")
+    n_vocab = r.int("vocab_size", "padded_vocab_size")
+    if n_layers == 0 or n_embd == 0 or n_vocab == 0:
+        raise OomkitError(f"{name}: num_hidden_layers, hidden_size and vocab_size must be positive")
+    kinds = _layer_kinds(r, model_type, n_layers)
+    layers = tuple(
+        LayerSpec(
+            index=i,
+            kind=kind,
+            attention=_attention(r, kind, model_type, n_embd) if kind not in (LayerKind.RECURRENT, LayerKind.NONE)
+            else None,
+            recurrent=_recurrent(r, model_type, n_embd) if (kind is LayerKind.RECURRENT or model_type == "falcon_h1")
+            else None,
+            ffn=_ffn(r, model_type, i, n_layers, kind),
+            parallel_recurrent=model_type == "falcon_h1",
+        )
+        for i, kind in enumerate(kinds)
+    )
+    n_ctx_train = r.int("max_position_embeddings", "max_sequence_length", "seq_length", "n_positions", default=0)
+    if n_ctx_train == 0:
+        labels.append("max_position_embeddings not given: trained context unknown")
+    tied = bool(cfg.get("tie_word_embeddings", outer.get("tie_word_embeddings", model_type in _TIED_BY_DEFAULT)))
+    n_nextn = r.int("num_nextn_predict_layers", "mtp_num_hidden_layers", default=0)
+
+    tensors = architecture_tensors(
+        arch=arch, n_embd=n_embd, n_vocab=n_vocab, layers=layers, tied=tied,
+        attention_bias=_attention_bias(cfg, model_type), gated_ffn=model_type not in _UNGATED_FFN,
+        n_nextn=n_nextn,
+    )
+    weights = inventory_for_format(tensors, arch=arch, config=cfg, weight_format=weight_format, name=name)
+    return ModelSpec(
+        name=name, architecture=arch, n_embd=n_embd, n_vocab=n_vocab, n_ctx_train=n_ctx_train, layers=layers,
+        weights=weights, tied_embeddings=tied, n_nextn_layers=n_nextn, source=source, labels=tuple(labels),
+    )
+
+
+# Gemma ties its embeddings even where the config omits the key (transformers GemmaConfig default True).
+_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text"}
+_UNGATED_FFN = {"phi", "starcoder2", "gpt2", "falcon"}
+
+
+def _attention_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
+    # Qwen2 hard-codes q/k/v biases (modeling_qwen2.py); others declare attention_bias.
+    return model_type in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "gpt_oss") or bool(
+        cfg.get("attention_bias") or cfg.get("qkv_bias")
+    )
+
+
+_KIND_BY_LAYER_TYPE = {
+    "full_attention": LayerKind.FULL, "attention": LayerKind.FULL, "global": LayerKind.FULL,
+    "sliding_attention": LayerKind.SLIDING, "sliding_window": LayerKind.SLIDING, "local": LayerKind.SLIDING,
+    "chunked_attention": LayerKind.CHUNKED,
+    "linear_attention": LayerKind.RECURRENT, "mamba": LayerKind.RECURRENT, "mamba2": LayerKind.RECURRENT,
+}
+
+
+def _layer_kinds(r: _Reader, model_type: str, n: int) -> list[LayerKind]:
+    cfg = r.cfg
+    if r.has("kv_lora_rank"):
+        return [LayerKind.LATENT] * n
+    if model_type in ("mamba", "mamba2"):
+        return [LayerKind.RECURRENT] * n
+    if model_type == "falcon_h1":
+        return [LayerKind.FULL] * n  # attention and Mamba side by side in every layer
+    layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")
+    if isinstance(layer_types, str):
+        raise OomkitError(f"{r.name}: layer_types must be a list, got a string")
+    if layer_types is not None:
+        if not isinstance(layer_types, list) or len(layer_types) != n:
+            raise OomkitError(f"{r.name}: layer_types has {len(layer_types) if isinstance(layer_types, list) else '?'} "
+                              f"entries for {n} layers")
+        kinds = []
+        for t in layer_types:
+            kind = _KIND_BY_LAYER_TYPE.get(str(t))
+            if kind is None:
+                raise OomkitError(f"{r.name}: unknown layer type {t!r} in layer_types")
+            kinds.append(kind)
+        return kinds
+    pattern = cfg.get("hybrid_override_pattern")
+    if isinstance(pattern, str):  # Nemotron-H: M = Mamba-2, * = attention, - = MLP, E = MoE
+        if len(pattern) != n:
+            raise OomkitError(f"{r.name}: hybrid_override_pattern has {len(pattern)} symbols for {n} layers")
+        table = {"M": LayerKind.RECURRENT, "*": LayerKind.FULL, "-": LayerKind.NONE, "E": LayerKind.NONE}
+        if set(pattern) - table.keys():
+            raise OomkitError(f"{r.name}: unknown symbol in hybrid_override_pattern {pattern!r}")
+        return [table[c] for c in pattern]
+    if r.has("attn_layer_period"):  # Jamba
+        period, offset = r.int("attn_layer_period"), r.int("attn_layer_offset", default=0)
+        return [LayerKind.FULL if i % period == offset else LayerKind.RECURRENT for i in range(n)]
+    if r.has("full_attention_interval"):  # Qwen3-Next / Qwen3.5: every k-th layer is full attention
+        k = r.int("full_attention_interval")
+        return [LayerKind.FULL if (i + 1) % k == 0 else LayerKind.RECURRENT for i in range(n)]
+    window = cfg.get("sliding_window")
+    if window and cfg.get("use_sliding_window", True) is not False:
+        if model_type == "gemma2":  # transformers Gemma2: even layers slide (is_sliding = not bool(i % 2))
+            return [LayerKind.SLIDING if i % 2 == 0 else LayerKind.FULL for i in range(n)]
+        if r.has("sliding_window_pattern"):  # Gemma 3: (i+1) % pattern != 0 slides
+            p = r.int("sliding_window_pattern")
+            return [LayerKind.SLIDING if p and (i + 1) % p else LayerKind.FULL for i in range(n)]
+        if r.has("max_window_layers") and r.has("use_sliding_window"):
+            # transformers Qwen2: layers from max_window_layers on use the window
+            m = r.int("max_window_layers")
+            return [LayerKind.SLIDING if i >= m else LayerKind.FULL for i in range(n)]
+        return [LayerKind.SLIDING] * n  # Mistral v0.1, Phi-3: one window for all layers
+    if r.has("attention_chunk_size") and model_type.startswith("llama4"):
+        step = r.int("no_rope_layer_interval", default=4)  # Llama 4: every 4th layer is global (NoPE)
+        return [LayerKind.FULL if (i + 1) % step == 0 else LayerKind.CHUNKED for i in range(n)]
+    return [LayerKind.FULL] * n
+
+
+def _attention(r: _Reader, kind: LayerKind, model_type: str, n_embd: int) -> Attention:
+    n_heads = r.int("num_attention_heads", "n_head", "num_heads")
+    if n_heads == 0:
+        raise OomkitError(f"{r.name}: num_attention_heads must be positive")
+    if kind is LayerKind.LATENT:
+        rope = r.int("qk_rope_head_dim", why="MLA rope dims")
+        nope = r.int("qk_nope_head_dim", why="MLA")
+        v = r.int("v_head_dim", why="MLA")
+        return Attention(
+            n_heads=n_heads, n_kv_heads=n_heads, head_dim_k=nope + rope, head_dim_v=v,
+            kv_lora_rank=r.int("kv_lora_rank"), qk_rope_head_dim=rope, qk_nope_head_dim=nope, v_head_dim=v,
+            q_lora_rank=r.int("q_lora_rank", default=0),
+        )
+    n_kv = r.int("num_key_value_heads", "multi_query_group_num", "num_kv_heads", default=n_heads)
+    if n_kv == 0 or n_heads % n_kv:
+        raise OomkitError(f"{r.name}: num_key_value_heads={n_kv} does not divide num_attention_heads={n_heads}")
+    head_dim = r.int("head_dim", "kv_channels", default=0) or n_embd // n_heads
+    window = None
+    if kind is LayerKind.SLIDING:
+        window = r.int("sliding_window")
+    elif kind is LayerKind.CHUNKED:
+        window = r.int("attention_chunk_size")
+    return Attention(n_heads=n_heads, n_kv_heads=n_kv, head_dim_k=head_dim, head_dim_v=head_dim, window=window)
+
+
+def _recurrent(r: _Reader, model_type: str, n_embd: int) -> RecurrentState:
+    """SSM dims as llama.cpp's converter maps them (convert_hf_to_gguf.py: ssm.conv_kernel, ssm.inner_size,
+    ssm.state_size, ssm.group_count, ssm.time_step_rank)."""
+    if r.has("linear_num_value_heads"):  # Qwen3-Next / Qwen3.5 gated delta net
+        n_v, d_v = r.int("linear_num_value_heads"), r.int("linear_value_head_dim")
+        return RecurrentState("gated_delta_net", d_inner=n_v * d_v, d_state=r.int("linear_key_head_dim"),
+                              d_conv=r.int("linear_conv_kernel_dim"), n_group=r.int("linear_num_key_heads"),
+                              n_heads=n_v)
+    if model_type == "mamba":
+        d_inner = r.int("intermediate_size", default=0) or r.int("expand", default=2) * n_embd
+        return RecurrentState("mamba", d_inner=d_inner, d_state=r.int("state_size", "d_state"),
+                              d_conv=r.int("conv_kernel", "d_conv"))
+    if model_type == "jamba":  # Mamba-1 blocks
+        return RecurrentState("mamba", d_inner=r.int("mamba_expand") * n_embd, d_state=r.int("mamba_d_state"),
+                              d_conv=r.int("mamba_d_conv"))
+    # Mamba-2 family: Mamba2, Granite-4-H, Nemotron-H, Falcon-H1
+    if model_type == "mamba2":
+        n_heads, head_dim = r.int("num_heads", default=0), r.int("head_dim", default=0)
+        d_inner = n_heads * head_dim or r.int("expand", default=2) * n_embd
+        return RecurrentState("mamba2", d_inner=d_inner, d_state=r.int("state_size"), d_conv=r.int("conv_kernel"),
+                              n_group=r.int("n_groups", default=1), n_heads=n_heads)
+    if model_type == "nemotron_h":
+        n_heads = r.int("mamba_num_heads")
+        return RecurrentState("mamba2", d_inner=n_heads * r.int("mamba_head_dim"), d_state=r.int("ssm_state_size"),
+                              d_conv=r.int("conv_kernel"), n_group=r.int("n_groups"), n_heads=n_heads)
+    # granitemoehybrid, falcon_h1: mamba_* fields
+    n_heads = r.int("mamba_n_heads", default=0)
+    if r.has("mamba_d_ssm"):
+        d_inner = r.int("mamba_d_ssm")
+    elif n_heads and r.has("mamba_d_head"):
+        d_inner = n_heads * r.int("mamba_d_head")
+    else:
+        d_inner = r.int("mamba_expand", why="Mamba inner size") * n_embd
+    return RecurrentState("mamba2", d_inner=d_inner, d_state=r.int("mamba_d_state"), d_conv=r.int("mamba_d_conv"),
+                          n_group=r.int("mamba_n_groups", default=1), n_heads=n_heads)
+
+
+def _is_moe_layer(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) -> bool:
+    cfg = r.cfg
+    if model_type == "nemotron_h":
+        pattern = cfg.get("hybrid_override_pattern") or ""
+        return i < len(pattern) and pattern[i] == "E"
+    if r.has("first_k_dense_replace") and i < r.int("first_k_dense_replace"):
+        return False
+    if r.has("moe_layer_freq") and isinstance(cfg.get("moe_layer_freq"), int):
+        freq = r.int("moe_layer_freq")
+        if freq and i % freq:
+            return False
+    mlp_only = cfg.get("mlp_only_layers") or []
+    if i in mlp_only:
+        return False
+    if r.has("decoder_sparse_step"):
+        step = r.int("decoder_sparse_step")
+        return step > 0 and (i + 1) % step == 0
+    if r.has("expert_layer_period"):  # Jamba
+        return i % r.int("expert_layer_period") == r.int("expert_layer_offset", default=0)
+    if r.has("interleave_moe_layer_step"):  # Llama 4
+        step = r.int("interleave_moe_layer_step")
+        return step > 0 and (i + 1) % step == 0
+    return True
+
+
+def _ffn(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) -> Ffn:
+    n_experts = r.int("num_experts", "n_routed_experts", "num_local_experts", default=0)
+    if model_type == "nemotron_h" and kind is not LayerKind.NONE:
+        return Ffn()  # Nemotron-H: Mamba and attention layers carry no MLP of their own
+    if n_experts and _is_moe_layer(r, model_type, i, n_layers, kind):
+        used = r.int("num_experts_per_tok", "moe_topk", "top_k_experts", "num_experts_per_token",
+                     why="experts per token")
+        n_ff_exp = r.int("moe_intermediate_size", "intermediate_size", "expert_intermediate_size")
+        n_shared = r.int("n_shared_experts", "num_shared_experts", default=0)
+        n_ff_sh = r.int("shared_expert_intermediate_size", default=0)
+        if n_ff_sh and not n_shared:
+            n_shared = 1
+        elif n_shared and not n_ff_sh:
+            n_ff_sh = n_shared * n_ff_exp
+        return Ffn(n_experts=n_experts, n_experts_used=used, n_ff_expert=n_ff_exp,
+                   n_shared_experts=n_shared, n_ff_shared=n_ff_sh)
+    if model_type == "nemotron_h" and kind is LayerKind.NONE:
+        return Ffn(n_ff=r.int("intermediate_size"))
+    n_ff = r.int("intermediate_size", "ffn_hidden_size", "n_inner", default=0)
+    if not n_ff and model_type not in ("mamba", "mamba2"):
+        n_ff = r.int("intermediate_size", why="feed-forward size")
+    return Ffn(n_ff=n_ff)

@@ -1,0 +1,192 @@
+"""What a model is, engine-independent: one LayerSpec per layer, plus the weight tensors.
+
+Dimensions are read from what the model declares (config.json or GGUF metadata); engines decide how they
+store them. Mirrors the per-layer shape of vLLM's `vllm/v1/kv_cache_interface.py` (one spec per attention
+kind) and llama.cpp's per-layer hparams (`n_head_kv(il)`, `is_swa(il)`, `n_embd_k_gqa(il)`, src/llama-hparams.h).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class LayerKind(str, Enum):
+    FULL = "full"  # full attention: K and V for every token
+    SLIDING = "sliding"  # only the last `window` tokens
+    CHUNKED = "chunked"  # attention within chunks of `window` tokens (Llama 4)
+    LATENT = "latent"  # MLA: kv_lora_rank + qk_rope_head_dim latent per token
+    RECURRENT = "recurrent"  # Mamba / gated delta net / RWKV: fixed state per sequence
+    NONE = "none"  # no cache of its own (encoder-only, KV shared with an earlier layer)
+
+
+@dataclass(frozen=True)
+class Attention:
+    """Attention dimensions of one layer. head_dim_k/v come from the model, never hidden/heads."""
+
+    n_heads: int
+    n_kv_heads: int
+    head_dim_k: int
+    head_dim_v: int
+    window: int | None = None  # sliding / chunked layers
+    # MLA (latent) layers: the compressed cache row and the decompressed per-head dims.
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    q_lora_rank: int = 0
+    # False for GGUFs converted before llama.cpp PR #12801 (no *_mla keys): llama.cpp then caches the
+    # decompressed per-head K and V instead of the latent.
+    latent_cache: bool = True
+
+    @property
+    def k_per_token(self) -> int:
+        """Elements of K per token in the layer's natural (uncompressed-by-engine) form."""
+        return self.n_kv_heads * self.head_dim_k
+
+    @property
+    def v_per_token(self) -> int:
+        return self.n_kv_heads * self.head_dim_v
+
+    @property
+    def latent_per_token(self) -> int:
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+
+@dataclass(frozen=True)
+class RecurrentState:
+    """Per-sequence recurrent state, independent of context length, from the model's SSM dims.
+
+    `conv` and `ssm` are the element counts llama.cpp calls n_embd_r and n_embd_s
+    (src/llama-hparams.cpp llama_hparams::n_embd_r/n_embd_s): the rolling convolution state and the
+    SSM / delta-net state.
+    """
+
+    kind: str  # "mamba", "mamba2", "gated_delta_net", "rwkv", "short_conv"
+    d_inner: int
+    d_state: int
+    d_conv: int
+    n_group: int = 0
+    n_heads: int = 0  # Mamba-2 / GDN value heads (llama.cpp ssm.time_step_rank)
+    conv_override: int | None = None  # RWKV / LFM2 shapes that are not Mamba-like
+    ssm_override: int | None = None
+
+    @property
+    def conv(self) -> int:
+        if self.conv_override is not None:
+            return self.conv_override
+        return max(self.d_conv - 1, 0) * (self.d_inner + 2 * self.n_group * self.d_state)
+
+    @property
+    def ssm(self) -> int:
+        return self.ssm_override if self.ssm_override is not None else self.d_state * self.d_inner
+
+
+@dataclass(frozen=True)
+class Ffn:
+    """Feed-forward block. Dense: n_ff. MoE: n_experts of n_ff_expert each, plus shared experts."""
+
+    n_ff: int = 0
+    n_experts: int = 0
+    n_experts_used: int = 0
+    n_ff_expert: int = 0
+    n_shared_experts: int = 0
+    n_ff_shared: int = 0
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 0
+
+
+@dataclass(frozen=True)
+class LayerSpec:
+    index: int
+    kind: LayerKind
+    attention: Attention | None = None  # None for pure recurrent layers
+    recurrent: RecurrentState | None = None
+    ffn: Ffn = field(default_factory=Ffn)
+    # Falcon-H1 runs attention and Mamba side by side in every layer.
+    parallel_recurrent: bool = False
+    # Shared-KV layers (Gemma 3n) reuse this layer's cache.
+    kv_source: int | None = None
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One weight tensor, named the GGUF way (`blk.3.attn_q.weight`); dtype is a ggml type or HF dtype."""
+
+    name: str
+    shape: tuple[int, ...]  # GGUF order: ne0 (row length) first
+    dtype: str
+    nbytes: int
+    layer: int | None = None  # block index; None for token_embd / output / norms outside blocks
+    offset: int | None = None  # byte offset in the GGUF data section, when read from (or laid out as) a file
+
+    @property
+    def n_elements(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def is_expert(self) -> bool:
+        return "_exps" in self.name
+
+
+@dataclass(frozen=True)
+class WeightInventory:
+    tensors: tuple[TensorSpec, ...]
+    exact: bool  # True when read from file headers, False when computed from the architecture
+    format: str  # "Q4_K_M", "bf16", "fp8", "awq-int4", ...
+
+    @property
+    def nbytes(self) -> int:
+        return sum(t.nbytes for t in self.tensors)
+
+    @property
+    def n_params(self) -> int:
+        return sum(t.n_elements for t in self.tensors)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    architecture: str  # the GGUF / llama.cpp architecture name ("llama", "qwen3moe", "deepseek2", ...)
+    n_embd: int
+    n_vocab: int
+    n_ctx_train: int
+    layers: tuple[LayerSpec, ...]
+    weights: WeightInventory
+    tied_embeddings: bool = False
+    # Layers that only feed multi-token prediction (DeepSeek next-n / GLM MTP): loaded, not run by default.
+    n_nextn_layers: int = 0
+    source: str = ""  # where the figures came from (path, catalog entry and its citation)
+    labels: tuple[str, ...] = ()  # guesses the reader had to make, shown to the user
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.layers)
+
+    @property
+    def params_total(self) -> int:
+        return self.weights.n_params
+
+    @property
+    def params_active(self) -> int:
+        """Parameters touched per token: all but the unused routed experts."""
+        total = 0
+        for t in self.weights.tensors:
+            if t.is_expert and t.layer is not None:
+                ffn = self.layers[t.layer].ffn if t.layer < len(self.layers) else None
+                if ffn and ffn.n_experts:
+                    total += t.n_elements * ffn.n_experts_used // ffn.n_experts
+                    continue
+            total += t.n_elements
+        return total
+
+    def kinds(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for layer in self.layers:
+            counts[layer.kind.value] = counts.get(layer.kind.value, 0) + 1
+        return counts

@@ -1,0 +1,152 @@
+"""The weight tensors a model has, computed from its per-layer spec, named and shaped the GGUF way.
+
+Names and shapes follow llama.cpp's loader (src/llama-arch.cpp tensor names, src/models/<arch>.cpp
+`load_arch_tensors` shapes; ne0 first), so the same list serves the GGUF type recipes of quant/ and the
+HF storage formats. Used only when no file header gives the exact tensors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .spec import LayerKind, LayerSpec
+
+
+@dataclass(frozen=True)
+class TensorShape:
+    name: str
+    shape: tuple[int, ...]
+    layer: int | None = None
+
+    @property
+    def n_elements(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+# Architectures whose attention layers carry per-head q/k RMS norms (Qwen3, Gemma 3, OLMo 2, ...).
+_QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "gemma3n", "olmo2", "olmoe",
+            "qwen3vl", "qwen3vlmoe", "cohere2", "glm4moe", "exaone4"}
+# Gemma 2/3 normalise after attention and after the FFN too.
+_POST_NORMS = {"gemma2", "gemma3", "gemma3n"}
+# Gated attention (Qwen3-Next / Qwen3.5): Q projection carries a gate of the same width.
+_GATED_Q = {"qwen3next", "qwen35", "qwen35moe"}
+
+
+def architecture_tensors(
+    *, arch: str, n_embd: int, n_vocab: int, layers: tuple[LayerSpec, ...], tied: bool,
+    attention_bias: bool = False, gated_ffn: bool = True, n_nextn: int = 0,
+) -> tuple[TensorShape, ...]:
+    out = [TensorShape("token_embd.weight", (n_embd, n_vocab))]
+    for layer in layers:
+        out.extend(_layer_tensors(arch, n_embd, layer, attention_bias, gated_ffn))
+    out.append(TensorShape("output_norm.weight", (n_embd,)))
+    if not tied:
+        out.append(TensorShape("output.weight", (n_embd, n_vocab)))
+    return tuple(out)
+
+
+def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_ffn: bool) -> list[TensorShape]:
+    i = layer.index
+    out: list[TensorShape] = []
+
+    def t(name: str, *shape: int) -> None:
+        out.append(TensorShape(f"blk.{i}.{name}", tuple(shape), i))
+
+    a = layer.attention
+    if a is not None or layer.recurrent is not None:
+        t("attn_norm.weight", n_embd)
+    if a is not None and layer.kind is LayerKind.LATENT:
+        # DeepSeek-V2/V3 MLA (src/models/deepseek2.cpp): q via a low-rank pair, kv_a -> latent + rope, k_b/v_b
+        q_dim = a.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)
+        if a.q_lora_rank:
+            t("attn_q_a.weight", n_embd, a.q_lora_rank)
+            t("attn_q_a_norm.weight", a.q_lora_rank)
+            t("attn_q_b.weight", a.q_lora_rank, q_dim)
+        else:
+            t("attn_q.weight", n_embd, q_dim)
+        t("attn_kv_a_mqa.weight", n_embd, a.kv_lora_rank + a.qk_rope_head_dim)
+        t("attn_kv_a_norm.weight", a.kv_lora_rank)
+        t("attn_k_b.weight", a.qk_nope_head_dim, a.kv_lora_rank, a.n_heads)
+        t("attn_v_b.weight", a.kv_lora_rank, a.v_head_dim, a.n_heads)
+        t("attn_output.weight", a.n_heads * a.v_head_dim, n_embd)
+    elif a is not None:
+        q_dim, k_dim, v_dim = a.n_heads * a.head_dim_k, a.n_kv_heads * a.head_dim_k, a.n_kv_heads * a.head_dim_v
+        t("attn_q.weight", n_embd, q_dim * (2 if arch in _GATED_Q else 1))
+        t("attn_k.weight", n_embd, k_dim)
+        t("attn_v.weight", n_embd, v_dim)
+        t("attn_output.weight", a.n_heads * a.head_dim_v, n_embd)
+        if bias:
+            t("attn_q.bias", q_dim)
+            t("attn_k.bias", k_dim)
+            t("attn_v.bias", v_dim)
+            if arch == "gpt-oss":
+                t("attn_output.bias", n_embd)
+        if arch in _QK_NORM:
+            t("attn_q_norm.weight", a.head_dim_k)
+            t("attn_k_norm.weight", a.head_dim_k)
+        if arch == "gpt-oss":
+            t("attn_sinks.weight", a.n_heads)
+        if arch in _POST_NORMS:
+            t("post_attention_norm.weight", n_embd)
+    s = layer.recurrent
+    if s is not None:
+        out.extend(_recurrent_tensors(i, n_embd, s))
+
+    f = layer.ffn
+    if f.is_moe:
+        t("ffn_norm.weight", n_embd)
+        t("ffn_gate_inp.weight", n_embd, f.n_experts)
+        if gated_ffn:
+            t("ffn_gate_exps.weight", n_embd, f.n_ff_expert, f.n_experts)
+        t("ffn_up_exps.weight", n_embd, f.n_ff_expert, f.n_experts)
+        t("ffn_down_exps.weight", f.n_ff_expert, n_embd, f.n_experts)
+        if arch == "gpt-oss":  # gpt-oss experts and router carry biases
+            t("ffn_gate_inp.bias", f.n_experts)
+            t("ffn_gate_exps.bias", f.n_ff_expert, f.n_experts)
+            t("ffn_up_exps.bias", f.n_ff_expert, f.n_experts)
+            t("ffn_down_exps.bias", n_embd, f.n_experts)
+        if arch == "deepseek2":
+            t("exp_probs_b.bias", f.n_experts)
+        if f.n_ff_shared:
+            t("ffn_gate_shexp.weight", n_embd, f.n_ff_shared)
+            t("ffn_up_shexp.weight", n_embd, f.n_ff_shared)
+            t("ffn_down_shexp.weight", f.n_ff_shared, n_embd)
+            if arch in ("qwen2moe", "qwen3next", "qwen35moe"):
+                t("ffn_gate_inp_shexp.weight", n_embd)
+    elif f.n_ff:
+        t("ffn_norm.weight", n_embd)
+        if gated_ffn:
+            t("ffn_gate.weight", n_embd, f.n_ff)
+        t("ffn_up.weight", n_embd, f.n_ff)
+        t("ffn_down.weight", f.n_ff, n_embd)
+    if arch in _POST_NORMS and (f.n_ff or f.is_moe):
+        t("post_ffw_norm.weight", n_embd)
+    return out
+
+
+def _recurrent_tensors(i: int, n_embd: int, s) -> list[TensorShape]:
+    def t(name: str, *shape: int) -> TensorShape:
+        return TensorShape(f"blk.{i}.{name}", tuple(shape), i)
+
+    conv_ch = s.d_inner + 2 * s.n_group * s.d_state
+    if s.kind == "gated_delta_net":  # src/models/qwen3next.cpp: fused qkv + z gate, beta/alpha, conv, out
+        qk = 2 * s.n_group * s.d_state
+        return [t("attn_qkv.weight", n_embd, qk + s.d_inner), t("attn_gate.weight", n_embd, s.d_inner),
+                t("ssm_ba.weight", n_embd, 2 * s.n_heads), t("ssm_conv1d.weight", s.d_conv, qk + s.d_inner),
+                t("ssm_dt.bias", s.n_heads), t("ssm_a", s.n_heads), t("ssm_norm.weight", s.d_inner // s.n_heads),
+                t("ssm_out.weight", s.d_inner, n_embd)]
+    if s.kind == "mamba":  # src/models/mamba.cpp (Mamba-1)
+        dt_rank = -(-n_embd // 16)
+        return [t("ssm_in.weight", n_embd, 2 * s.d_inner), t("ssm_conv1d.weight", s.d_conv, s.d_inner),
+                t("ssm_conv1d.bias", s.d_inner), t("ssm_x.weight", s.d_inner, dt_rank + 2 * s.d_state),
+                t("ssm_dt.weight", dt_rank, s.d_inner), t("ssm_dt.bias", s.d_inner),
+                t("ssm_a", s.d_state, s.d_inner), t("ssm_d", s.d_inner), t("ssm_out.weight", s.d_inner, n_embd)]
+    # Mamba-2 (src/models/mamba.cpp build_mamba2_layer): in_proj = z, xBC, dt
+    n_group = max(s.n_group, 1)
+    return [t("ssm_in.weight", n_embd, s.d_inner + conv_ch + s.n_heads),
+            t("ssm_conv1d.weight", s.d_conv, conv_ch), t("ssm_conv1d.bias", conv_ch),
+            t("ssm_dt.bias", s.n_heads), t("ssm_a", 1, s.n_heads), t("ssm_d", 1, s.n_heads),
+            t("ssm_norm.weight", s.d_inner // n_group, n_group), t("ssm_out.weight", s.d_inner, n_embd)]

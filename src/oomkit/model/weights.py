@@ -1,0 +1,85 @@
+"""Weight bytes for a computed tensor list, in a storage format: a GGUF file type (llama-quantize's per-tensor
+mix) or a Hugging Face dtype / quantization_config."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import OomkitError
+from ..quant import ggml, gguf_recipes
+from .spec import TensorSpec, WeightInventory
+from .tensors import TensorShape
+
+# torch dtype names in config.json -> bytes per element
+HF_DTYPE_BYTES = {"float32": 4, "float": 4, "float16": 2, "half": 2, "bfloat16": 2, "float8_e4m3fn": 1,
+                  "float8_e5m2": 1, "int8": 1, "uint8": 1}
+_HF_ALIASES = {"fp32": "float32", "f32": "float32", "fp16": "float16", "f16": "float16", "bf16": "bfloat16",
+               "auto": None}
+GGUF_ALIGNMENT = 32  # gguf.h GGUF_DEFAULT_ALIGNMENT: each tensor's data padded to 32 bytes
+
+
+def is_gguf_format(name: str) -> bool:
+    try:
+        gguf_recipes.ftype_by_name(name)
+        return True
+    except OomkitError:
+        return False
+
+
+def inventory_for_format(
+    tensors: Sequence[TensorShape], *, arch: str, config: Mapping[str, Any], weight_format: str | None, name: str,
+) -> WeightInventory:
+    """weight_format: None (the config's own dtype/quantization), a GGUF file type ("Q4_K_M"), or a HF dtype."""
+    if weight_format is not None and is_gguf_format(weight_format) and weight_format.lower() not in _HF_ALIASES:
+        return gguf_inventory(tensors, arch=arch, ftype=weight_format, config=config)
+    return hf_inventory(tensors, config=config, weight_format=weight_format, name=name)
+
+
+def gguf_inventory(tensors: Sequence[TensorShape], *, arch: str, ftype: str, config: Mapping[str, Any] | None = None
+                   ) -> WeightInventory:
+    """The GGUF llama-quantize would write: its per-tensor types (src/llama-quant.cpp), laid out with 32-byte
+    alignment in list order as gguf-py's writer does."""
+    ft = gguf_recipes.ftype_by_name(ftype)
+    n_expert = max((t.shape[2] for t in tensors if t.name.endswith("_exps.weight") and len(t.shape) == 3), default=0)
+    n_gqa = _n_gqa(tensors)
+    types = gguf_recipes.recipe_types(ft, [(t.name, t.shape) for t in tensors], arch, n_expert=n_expert, n_gqa=n_gqa)
+    out, offset = [], 0
+    for t in tensors:
+        gt = ggml.type_by_name(types[t.name])
+        nbytes = ggml.tensor_bytes(gt, t.shape)
+        out.append(TensorSpec(name=t.name, shape=t.shape, dtype=gt.name, nbytes=nbytes, layer=t.layer, offset=offset))
+        offset += (nbytes + GGUF_ALIGNMENT - 1) // GGUF_ALIGNMENT * GGUF_ALIGNMENT
+    return WeightInventory(tensors=tuple(out), exact=False, format=ft.name)
+
+
+def _n_gqa(tensors: Sequence[TensorShape]) -> int:
+    q = next((t for t in tensors if t.name.endswith("attn_q.weight")), None)
+    k = next((t for t in tensors if t.name.endswith("attn_k.weight")), None)
+    if q and k and k.shape[1]:
+        return max(1, q.shape[1] // k.shape[1])
+    return 1
+
+
+def hf_dtype(config: Mapping[str, Any], weight_format: str | None) -> str:
+    raw = weight_format or config.get("torch_dtype") or config.get("dtype") or "bfloat16"
+    key = str(raw).lower().removeprefix("torch.")
+    key = _HF_ALIASES.get(key, key) or str(config.get("torch_dtype") or "bfloat16")
+    return key
+
+
+def hf_inventory(tensors: Sequence[TensorShape], *, config: Mapping[str, Any], weight_format: str | None,
+                 name: str) -> WeightInventory:
+    qcfg = config.get("quantization_config")
+    fmt_name = (weight_format or "").lower()
+    if qcfg or (fmt_name and fmt_name not in HF_DTYPE_BYTES and fmt_name not in _HF_ALIASES):
+        from ..quant import hf_formats
+
+        return hf_formats.quantized_inventory(tensors, config=config, weight_format=weight_format, name=name)
+    dtype = hf_dtype(config, weight_format)
+    size = HF_DTYPE_BYTES.get(dtype)
+    if size is None:
+        raise OomkitError(f"{name}: unknown weight dtype {dtype!r}")
+    out = tuple(TensorSpec(name=t.name, shape=t.shape, dtype=dtype, nbytes=t.n_elements * size, layer=t.layer)
+                for t in tensors)
+    return WeightInventory(tensors=out, exact=False, format=dtype)

@@ -1,0 +1,491 @@
+"""llama-quantize's per-tensor type mix for each GGUF file type (Q4_K_M, IQ4_XS, ...).
+
+A line-by-line mirror of llama.cpp@0c1e57098 src/llama-quant.cpp, so a GGUF's size can be predicted from
+its tensor list alone. The rules depend on the whole tensor list (attn_v / ffn_down counters give layer
+positions), so `recipe_types` takes the list and walks it in llama.cpp's order. tests/test_gguf_recipes.py
+holds the result against llama.cpp's own llama_model_quantize.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from oomkit.errors import OomkitError
+from oomkit.quant.ggml import type_by_name
+
+
+@dataclass(frozen=True)
+class Ftype:
+    name: str  # llama-quantize's name ("Q4_K_M")
+    id: int  # LLAMA_FTYPE_* = GGUF general.file_type
+    default_type: str | None  # llama_ftype_get_default_type; None: llama-quantize cannot produce it
+
+    @property
+    def unquantized(self) -> bool:
+        return self.name in UNQUANTIZED
+
+
+# llama.cpp@0c1e57098 include/llama.h:enum llama_ftype (ids) and
+# src/llama-quant.cpp:llama_ftype_get_default_type (the type every quantizable tensor starts from).
+FTYPES: tuple[Ftype, ...] = (
+    Ftype("F32", 0, "f32"),
+    Ftype("F16", 1, "f16"),
+    Ftype("Q4_0", 2, "q4_0"),
+    Ftype("Q4_1", 3, "q4_1"),
+    Ftype("Q8_0", 7, "q8_0"),
+    Ftype("Q5_0", 8, "q5_0"),
+    Ftype("Q5_1", 9, "q5_1"),
+    Ftype("Q2_K", 10, "q2_K"),
+    Ftype("Q3_K_S", 11, "q3_K"),
+    Ftype("Q3_K_M", 12, "q3_K"),
+    Ftype("Q3_K_L", 13, "q3_K"),
+    Ftype("Q4_K_S", 14, "q4_K"),
+    Ftype("Q4_K_M", 15, "q4_K"),
+    Ftype("Q5_K_S", 16, "q5_K"),
+    Ftype("Q5_K_M", 17, "q5_K"),
+    Ftype("Q6_K", 18, "q6_K"),
+    Ftype("IQ2_XXS", 19, "iq2_xxs"),
+    Ftype("IQ2_XS", 20, "iq2_xs"),
+    Ftype("Q2_K_S", 21, "q2_K"),
+    Ftype("IQ3_XS", 22, "iq3_s"),
+    Ftype("IQ3_XXS", 23, "iq3_xxs"),
+    Ftype("IQ1_S", 24, "iq1_s"),
+    Ftype("IQ4_NL", 25, "iq4_nl"),
+    Ftype("IQ3_S", 26, "iq3_s"),
+    Ftype("IQ3_M", 27, "iq3_s"),
+    Ftype("IQ2_S", 28, "iq2_xs"),
+    Ftype("IQ2_M", 29, "iq2_s"),
+    Ftype("IQ4_XS", 30, "iq4_xs"),
+    Ftype("IQ1_M", 31, "iq1_m"),
+    Ftype("BF16", 32, "bf16"),
+    Ftype("TQ1_0", 36, "tq1_0"),
+    Ftype("TQ2_0", 37, "tq2_0"),
+    Ftype("MXFP4_MOE", 38, "mxfp4"),
+    Ftype("NVFP4", 39, None),  # written by convert_hf_to_gguf only; llama-quantize rejects it
+    Ftype("Q1_0", 40, "q1_0"),
+    Ftype("Q2_0", 41, "q2_0"),
+)
+
+UNQUANTIZED = frozenset({"F32", "F16", "BF16"})
+
+# Ids no longer produced, still found in old files' general.file_type (include/llama.h comments).
+_LEGACY_NAMES = {4: "Q4_1_SOME_F16", 5: "Q4_2", 6: "Q4_3", 33: "Q4_0_4_4", 34: "Q4_0_4_8", 35: "Q4_0_8_8",
+                 1024: "GUESSED"}
+
+# tools/quantize/quantize.cpp:QUANT_OPTIONS: bare K names mean the medium mix.
+_ALIASES = {"Q3_K": "Q3_K_M", "Q4_K": "Q4_K_M", "Q5_K": "Q5_K_M", "ALL_F32": "F32", "FP32": "F32",
+            "FP16": "F16", "MXFP4": "MXFP4_MOE"}
+_BY_NAME = {f.name: f for f in FTYPES}
+_BY_ID = {f.id: f for f in FTYPES}
+
+
+def ftype_by_name(name: str | Ftype) -> Ftype:
+    """Case-insensitive; accepts "q4_k_m", "Q4_K" (= Q4_K_M), "MOSTLY_Q4_K_M", "LLAMA_FTYPE_MOSTLY_Q4_K_M"."""
+    if isinstance(name, Ftype):
+        return name
+    key = str(name).strip().upper().replace("-", "_")
+    key = key.removeprefix("LLAMA_FTYPE_").removeprefix("MOSTLY_")
+    key = _ALIASES.get(key, key)
+    ft = _BY_NAME.get(key)
+    if ft is None:
+        raise OomkitError(f"unknown GGUF file type {name!r}; valid: {', '.join(f.name for f in FTYPES)}")
+    return ft
+
+
+def ftype_by_id(ftype_id: int) -> Ftype:
+    ft = _BY_ID.get(int(ftype_id))
+    if ft is None:
+        raise OomkitError(f"unknown GGUF file type id {ftype_id} ({ftype_name(ftype_id)})")
+    return ft
+
+
+def ftype_name(ftype_id: int) -> str:
+    """Name for a GGUF general.file_type, including retired ids."""
+    ft = _BY_ID.get(int(ftype_id))
+    return ft.name if ft else _LEGACY_NAMES.get(int(ftype_id), f"unknown({ftype_id})")
+
+
+# ---- tensor categories: src/llama-quant.cpp:tensor_get_category (substring tests, in this order) ----
+
+_OUTPUT, _TOKEN_EMBD, _QKV, _KV_B, _V, _K, _Q, _ATTN_OUT, _UP, _GATE, _DOWN, _OTHER = range(12)
+_CATEGORY_SUBSTRINGS = (("attn_qkv.weight", _QKV), ("attn_kv_b.weight", _KV_B), ("attn_v.weight", _V),
+                        ("attn_k.weight", _K), ("attn_q.weight", _Q), ("attn_output.weight", _ATTN_OUT),
+                        ("ffn_up", _UP), ("ffn_gate", _GATE), ("ffn_down", _DOWN))
+
+
+def _category(name: str) -> int:
+    if name == "output.weight":
+        return _OUTPUT
+    if name in ("token_embd.weight", "per_layer_token_embd.weight"):
+        return _TOKEN_EMBD
+    for sub, cat in _CATEGORY_SUBSTRINGS:
+        if sub in name:
+            return cat
+    return _OTHER
+
+
+def _is_attn_v(cat: int) -> bool:  # category_is_attn_v: the tensors that produce V
+    return cat in (_V, _QKV, _KV_B)
+
+
+# ---- which tensors are never quantized: src/llama-quant.cpp:tensor_allows_quantization ----
+
+_NEVER = ("_norm.weight", "ffn_gate_inp.weight", "ffn_gate_tid2eid.weight", "altup", "laurel",
+          "per_layer_model_proj", "ssm_conv1d", "shortconv.conv.weight", "indexer.k_proj.weight",
+          "indexer.q_proj.weight", "attn_rel_b.weight", ".position_embd", "sam.pos_embd", "sam.neck.",
+          "sam.net_", ".rel_pos", ".patch_embd", ".patch_merger", "a.rvq.codebook", "mm.a.code_embd")
+_NEVER_RWKV = tuple(f"time_mix_{s}.weight" for s in (
+    "first", "w0", "w1", "w2", "v0", "v1", "v2", "a0", "a1", "a2", "g1", "g2", "decay_w1", "decay_w2",
+    "lerp_fused"))
+_NEVER_GLM5_NEXT = ("hc_", "indexer.attn_q_b", "indexer.attn_k", "indexer.proj", "indexer_compressor_gate",
+                    "indexer_compressor_ape", "ssm_f_a.weight", "ssm_f_b.weight", "ssm_g_a.weight",
+                    "ssm_g_b.weight", "ssm_beta.weight", "attn_kv_a_mqa.weight", "attn_k_b.weight",
+                    "attn_v_b.weight")
+
+
+def _n_dims(shape: Sequence[int]) -> int:
+    """ggml_n_dims: trailing dimensions of 1 do not count; at least 1."""
+    n = len(shape)
+    while n > 1 and shape[n - 1] == 1:
+        n -= 1
+    return max(n, 1)
+
+
+def allows_quantization(name: str, shape: Sequence[int], arch: str, quantize_output_tensor: bool = True) -> bool:
+    if _n_dims(shape) < 2:  # only 2-D and 3-D (expert) tensors
+        return False
+    if not name.endswith("weight") or name in ("position_embd.weight", "token_types.weight"):
+        return False
+    if name == "output.weight" and not quantize_output_tensor:
+        return False
+    never = _NEVER + _NEVER_RWKV + (_NEVER_GLM5_NEXT if arch == "glm5-next" else ())
+    return not any(s in name for s in never)
+
+
+# ---- the type convert_hf_to_gguf.py wrote, for tensors quantize leaves alone ----
+# llama.cpp@0c1e57098 conversion/base.py:prepare_tensors keeps 1-D, norms and these in F32.
+_CONVERT_F32 = ("ffn_gate_inp", "position_embd", "token_types", "ssm_conv1d", "shortconv.conv", "time_mix_first",
+                "time_mix_w1", "time_mix_w2", "time_mix_decay_w1", "time_mix_decay_w2", "time_mix_lerp_fused",
+                "posnet.", "altup_correct_coef", "altup_predict_coef", "indexer.proj")
+
+
+def converted_type(name: str, shape: Sequence[int], source_type: str = "f16") -> str:
+    """Type of a tensor in a convert_hf_to_gguf output of `source_type` (f16/bf16/f32)."""
+    if len(shape) <= 1 or name.endswith("_norm.weight") or not name.endswith((".weight", ".lora_a", ".lora_b")):
+        return "f32"
+    if any(s in name for s in _CONVERT_F32):
+        return "f32"
+    return type_by_name(source_type).name
+
+
+# ---- type selection ----
+
+_IQ2_FAMILY = ("IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M")
+_BLK = re.compile(r"blk\.([+-]?\d+)")
+
+
+def _blk(name: str) -> int | None:
+    m = _BLK.match(name)
+    return int(m.group(1)) if m else None
+
+
+def _use_more_bits(i_layer: int, n_layers: int) -> bool:
+    # llama_tensor_get_type_impl:use_more_bits — first and last eighth, and every third layer between.
+    return i_layer < n_layers // 8 or i_layer >= 7 * n_layers // 8 or (i_layer - n_layers // 8) % 3 == 2
+
+
+class _State:
+    """quantize_state_impl: the counters walked over the tensor list (private, mutable by design)."""
+
+    def __init__(self, n_attention_wv: int, n_layer: int, tied: bool) -> None:
+        self.n_attention_wv, self.i_attention_wv = n_attention_wv, 0
+        self.n_ffn = n_layer  # n_ffn_down = n_ffn_gate = n_ffn_up = hparams.n_layer_all
+        self.i_ffn_down = self.i_ffn_gate = self.i_ffn_up = 0
+        self.tied = tied
+
+
+@dataclass(frozen=True)
+class _Model:
+    arch: str
+    n_expert: int
+    n_gqa: int
+    is_70b: bool
+    has_imatrix: bool
+
+
+def _layer_info(i_counter: int, n_layer: int, name: str, m: _Model) -> tuple[int, int]:
+    # Experts are not stored layer by layer in every model (Mixtral), so MoE models read the layer from the name.
+    if max(1, m.n_expert) > 1:
+        i = _blk(name)
+        if i is None:
+            raise OomkitError(f"failed to determine layer for tensor {name}")
+        if not 0 <= i < n_layer:
+            raise OomkitError(f"bad layer {i} for tensor {name}; must be in [0, {n_layer})")
+        return i, n_layer
+    return i_counter, n_layer
+
+
+def _impl(qs: _State, m: _Model, new: str, name: str, shape: Sequence[int], ft: str, cat: int) -> str:
+    """src/llama-quant.cpp:llama_tensor_get_type_impl, branch for branch."""
+    arch, gqa, nexp = m.arch, m.n_gqa, m.n_expert
+    if arch == "glm5-next" and any(s in name for s in ("attn_q_a", "attn_q_b", "nextn.eh_proj")):
+        if new not in ("f32", "bf16", "f16"):
+            return "q8_0"
+
+    if cat == _OUTPUT or (qs.tied and cat == _TOKEN_EMBD):
+        # a tied token_embd is also the output matrix, so it gets the output's type
+        if ft == "MXFP4_MOE" or arch == "falcon" or shape[0] % type_by_name(new).block_size:
+            new = "q8_0"
+        elif ft in ("IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M"):
+            new = "q5_K"
+        elif new != "q8_0":
+            new = "q6_K"
+    elif ft == "MXFP4_MOE":
+        # experts (3-D) -> MXFP4, everything else -> Q8_0
+        is_expert = cat in (_UP, _GATE, _DOWN) if arch == "bailingmoe3" else True
+        new = "mxfp4" if len(shape) > 2 and shape[2] > 1 and is_expert else "q8_0"
+    elif cat == _TOKEN_EMBD:
+        if ft in ("IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ1_M"):
+            new = "q2_K"
+        elif ft in ("IQ2_S", "IQ2_M", "IQ3_XXS"):
+            new = "iq3_s"
+        elif ft in ("TQ1_0", "TQ2_0", "Q2_0"):
+            new = "q4_K"
+    elif ft in _IQ2_FAMILY:
+        iq3 = ft in ("IQ2_S", "IQ2_M")
+        if _is_attn_v(cat):
+            new = "q4_K" if gqa >= 4 or nexp >= 4 else ("iq3_s" if iq3 else "q2_K")
+            qs.i_attention_wv += 1
+        elif nexp == 8 and cat == _K:
+            new = "q4_K"
+        elif cat == _DOWN:
+            if qs.i_ffn_down < qs.n_ffn // 8:
+                new = "iq3_s" if iq3 else "q2_K"
+            qs.i_ffn_down += 1
+        elif cat == _ATTN_OUT:
+            if nexp == 8:
+                new = "q5_K"
+            elif ft in ("IQ1_S", "IQ1_M"):
+                new = "iq2_xxs"
+            elif iq3:
+                new = "iq3_s"
+    elif _is_attn_v(cat):
+        # (this branch also takes attn_qkv, so llama.cpp's later ATTENTION_QKV branch is never reached)
+        i, n = qs.i_attention_wv, qs.n_attention_wv
+        if ft == "Q2_K":
+            new = "q4_K" if gqa >= 4 else "q3_K"
+        elif ft == "Q2_K_S" and gqa >= 4:
+            new = "q4_K"
+        elif ft == "IQ3_XXS":
+            new = "q4_K" if gqa >= 4 else ("iq3_s" if not m.has_imatrix else "iq3_xxs")
+        elif ft in ("IQ3_XS", "IQ3_S") and gqa >= 4:
+            new = "q4_K"
+        elif ft == "IQ3_M":
+            new = "q4_K"
+        elif ft == "Q3_K_M":
+            new = "q5_K" if i < 2 else "q4_K"
+        elif ft == "Q3_K_L":
+            new = "q5_K"
+        elif ft in ("IQ4_NL", "IQ4_XS") and gqa >= 4:
+            new = "q5_K"
+        elif ft in ("Q4_K_M", "Q5_K_M") and _use_more_bits(i, n):
+            new = "q6_K"
+        elif ft == "Q4_K_S" and i < 4:
+            new = "q5_K"
+        if m.is_70b and new in ("q3_K", "q4_K"):
+            new = "q5_K"  # 70B: 8 heads share attn_v, so more bits here cost little
+        if nexp == 8:
+            new = "q8_0"
+        qs.i_attention_wv += 1
+    elif cat == _K:
+        if nexp == 8:
+            new = "q8_0"
+        elif ft == "IQ3_XS":
+            new = "iq3_xxs"
+        elif ft == "IQ3_XXS":
+            new = "iq2_s"
+    elif cat == _Q:
+        if ft == "IQ3_XS":
+            new = "iq3_xxs"
+        elif ft == "IQ3_XXS":
+            new = "iq2_s"
+    elif cat == _DOWN:
+        i, n = _layer_info(qs.i_ffn_down, qs.n_ffn, name, m)
+        if ft == "Q2_K":
+            new = "q3_K"
+        elif ft == "Q2_K_S":
+            if i < n // 8:
+                new = "q4_K"
+        elif ft == "IQ3_XXS" and not m.has_imatrix:
+            new = "q4_K" if i < n // 8 else "q3_K"
+        elif ft == "Q3_K_M":
+            new = ("q5_K" if i < n // 16 else
+                   "q4_K" if arch != "falcon" or _use_more_bits(i, n) else "q3_K")
+        elif ft == "IQ3_M" and (i < n // 8 or (nexp == 8 and _use_more_bits(i, n))):
+            new = "q4_K"
+        elif ft == "Q3_K_L":
+            new = "q4_K" if arch == "falcon" else "q5_K"
+        elif ft == "Q4_K_M":
+            if arch == "falcon":
+                new = "q6_K" if i < n // 16 else "q5_K" if _use_more_bits(i, n) else "q4_K"
+            elif _use_more_bits(i, n):
+                new = "q6_K"
+        elif i < n // 8 and ft in ("IQ4_NL", "IQ4_XS") and not m.has_imatrix:
+            new = "q5_K"
+        elif ft == "Q5_K_M" and _use_more_bits(i, n):
+            new = "q6_K"
+        elif ft == "Q4_K_S" and arch != "falcon" and i < n // 8:
+            new = "q5_K"
+        elif ft in ("Q4_0", "Q5_0") and m.has_imatrix and i < n // 8:
+            new = "q4_1" if ft == "Q4_0" else "q5_1"
+        qs.i_ffn_down += 1
+    elif cat == _ATTN_OUT:
+        if arch != "falcon":
+            if nexp == 8:
+                if ft in ("Q2_K", "IQ3_XS", "IQ3_XXS", "Q3_K_S", "Q3_K_M", "IQ4_NL", "Q4_K_S", "Q4_K_M", "IQ3_S",
+                          "IQ3_M", "IQ4_XS"):
+                    new = "q5_K"
+            else:
+                new = {"Q2_K": "q3_K", "IQ3_XXS": "iq3_s", "Q3_K_M": "q4_K", "Q3_K_L": "q5_K",
+                       "IQ3_M": "q4_K"}.get(ft, new)
+        elif ft == "Q3_K_L":
+            new = "q4_K"
+    elif cat in (_GATE, _UP):
+        counter = "i_ffn_gate" if cat == _GATE else "i_ffn_up"
+        i, n = _layer_info(getattr(qs, counter), qs.n_ffn, name, m)
+        if ft == "IQ3_XS" and n // 8 <= i < 7 * n // 8:
+            new = "iq3_xxs"
+        setattr(qs, counter, getattr(qs, counter) + 1)
+    return new
+
+
+# src/llama-quant.cpp:tensor_type_fallback — a row not a whole number of blocks takes a smaller-block type.
+_FALLBACK = {"iq1_s": "iq4_nl", "iq1_m": "iq4_nl", "iq2_xxs": "iq4_nl", "iq2_xs": "iq4_nl", "iq2_s": "iq4_nl",
+             "iq3_xxs": "iq4_nl", "iq3_s": "iq4_nl", "iq4_xs": "iq4_nl", "q2_0": "q4_0", "q2_K": "q4_0",
+             "q3_K": "q4_0", "tq1_0": "q4_0", "tq2_0": "q4_0", "q4_K": "q5_0", "q5_K": "q5_1", "q6_K": "q8_0"}
+
+
+def _fallback(name: str, ncols: int, target: str) -> str:
+    block = type_by_name(target).block_size
+    if ncols % block == 0:
+        return target
+    ret = _FALLBACK.get(target)
+    if ret is None:
+        if block > 32:
+            raise OomkitError(f"no tensor type fallback is defined for type {target} ({name})")
+        ret = target
+    if ncols % type_by_name(ret).block_size:
+        ret = "f16"  # even the 32-block type does not fit: llama.cpp stores F16
+    return ret
+
+
+def _order(name: str) -> tuple[int, str]:
+    # llama_model_loader::weight_name_comparer: by block number (-1 outside blocks), then by name.
+    b = _blk(name)
+    return (-1 if b is None else b, name)
+
+
+def recipe_types(
+    ftype: str | Ftype,
+    tensors: Sequence[tuple[str, tuple[int, ...]]],
+    arch: str,
+    n_expert: int = 0,
+    n_gqa: int = 1,
+    *,
+    n_layer: int | None = None,
+    is_70b: bool | None = None,
+    source_type: str = "f16",
+    source_types: Mapping[str, str] | None = None,
+    has_imatrix: bool | None = None,
+    pure: bool = False,
+    quantize_output_tensor: bool = True,
+    output_tensor_type: str | None = None,
+    token_embedding_type: str | None = None,
+    tensor_type_overrides: Sequence[tuple[str, str]] = (),
+) -> dict[str, str]:
+    """The ggml type llama-quantize gives each tensor (name -> ggml type name, e.g. "q4_K").
+
+    tensors: (GGUF name, shape with ne0 first) for every tensor of the source GGUF.
+    n_expert: {arch}.expert_count; n_gqa: n_head // n_head_kv of layer 0 (hparams.n_gqa());
+    n_layer: {arch}.block_count (default: highest blk index + 1); is_70b: llama.cpp's LLM_TYPE_70B
+    (default: inferred as the arch loaders do). Tensors quantize leaves alone keep their source type:
+    source_types[name], else what convert_hf_to_gguf writes for a `source_type` conversion.
+    has_imatrix: None = only when the mix cannot be made without one (IQ1/IQ2/IQ3_XXS, Q2_K_S).
+    The last four options mirror llama-quantize's --pure, --leave-output-tensor, --output-tensor-type,
+    --token-embedding-type and --tensor-type PATTERN=TYPE.
+    """
+    ft = ftype_by_name(ftype)
+    if ft.default_type is None:
+        raise OomkitError(f"llama-quantize cannot produce file type {ft.name}")
+    if has_imatrix is None:
+        kw = dict(n_layer=n_layer, is_70b=is_70b, source_type=source_type, source_types=source_types, pure=pure,
+                  quantize_output_tensor=quantize_output_tensor, output_tensor_type=output_tensor_type,
+                  token_embedding_type=token_embedding_type, tensor_type_overrides=tensor_type_overrides)
+        plain = recipe_types(ft, tensors, arch, n_expert, n_gqa, has_imatrix=False, **kw)
+        if not imatrix_tensors(ft, plain, tensors, arch, quantize_output_tensor):
+            return plain
+        return recipe_types(ft, tensors, arch, n_expert, n_gqa, has_imatrix=True, **kw)
+
+    if n_layer is None:
+        n_layer = max((b for b in (_blk(n) for n, _ in tensors) if b is not None), default=-1) + 1
+    if is_70b is None:
+        # src/models/{llama,qwen2,deci,olmo,jais2}.cpp:load_arch_hparams set LLM_TYPE_70B
+        is_70b = (arch in ("qwen2", "deci", "olmo") and n_layer == 80) or (arch == "jais2" and n_layer == 68) or (
+            arch == "llama" and n_layer == 80 and n_gqa > 1 and n_expert != 8)
+    model = _Model(arch, n_expert, n_gqa, is_70b, has_imatrix)
+    overrides = [(re.compile(p), type_by_name(t).name) for p, t in tensor_type_overrides]
+    out_type = type_by_name(output_tensor_type).name if output_tensor_type else None
+    emb_type = type_by_name(token_embedding_type).name if token_embedding_type else None
+    default = type_by_name(ft.default_type)
+
+    # init_quantize_state_counters: count V producers; no output.weight means tied embeddings
+    cats = {n: _category(n) for n, _ in tensors}
+    qs = _State(sum(_is_attn_v(c) for c in cats.values()), n_layer, not any(c == _OUTPUT for c in cats.values()))
+
+    result: dict[str, str] = {}
+    for name, shape in sorted(tensors, key=lambda t: _order(t[0])):
+        cat = cats[name]
+        src = type_by_name((source_types or {}).get(name) or converted_type(name, shape, source_type)).name
+        if not allows_quantization(name, shape, arch, quantize_output_tensor):
+            result[name] = src
+            continue
+        # llama_tensor_get_type: explicit output / embedding types win outright
+        if emb_type and cat == _TOKEN_EMBD and not (
+            name == "per_layer_token_embd.weight" and any(p.search(name) for p, _ in overrides)):
+            result[name] = emb_type
+            continue
+        if out_type and cat == _OUTPUT:
+            result[name] = out_type
+            continue
+        new = default.name
+        if default.quantized:
+            manual = next((t for p, t in overrides if p.search(name)), None)
+            if manual is not None:
+                new = manual
+            elif not pure:
+                new = _impl(qs, model, new, name, shape, ft.name, cat)
+            new = _fallback(name, shape[0], new)
+        result[name] = new
+    return result
+
+
+# src/llama-quant.cpp:tensor_requires_imatrix
+_NEEDS_IMATRIX = frozenset({"iq3_xxs", "iq2_xxs", "iq2_xs", "iq2_s", "iq1_m", "iq1_s"})
+
+
+def imatrix_tensors(ftype: str | Ftype, types: Mapping[str, str], tensors: Sequence[tuple[str, tuple[int, ...]]],
+                    arch: str, quantize_output_tensor: bool = True) -> tuple[str, ...]:
+    """Tensors llama-quantize refuses to quantize to `types` without an importance matrix."""
+    ft = ftype_by_name(ftype)
+    out = []
+    for name, shape in tensors:
+        if name in ("token_embd.weight", "per_layer_token_embd.weight", "output.weight"):
+            continue
+        if not allows_quantization(name, shape, arch, quantize_output_tensor):
+            continue
+        t = types[name]
+        if t in _NEEDS_IMATRIX or (t == "q2_K" and ft.name == "Q2_K_S"):
+            out.append(name)
+    return tuple(out)

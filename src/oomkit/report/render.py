@@ -1,0 +1,88 @@
+"""MemoryEstimate -> JSON, or a readable terminal table (rich, imported only when a table is drawn)."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from ..estimate import MemoryEstimate
+from ..units import fmt_bytes, fmt_mib
+
+
+def to_json(est: MemoryEstimate) -> str:
+    return json.dumps(est.to_dict(), indent=2)
+
+
+def _components(u: Any) -> list[int]:
+    return [u.weights_bytes, u.kv_cache_bytes, u.recurrent_state_bytes, u.compute_bytes, u.overhead_bytes,
+            u.total_bytes]
+
+
+def table(est: MemoryEstimate, explain: bool = False) -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=110, force_terminal=False, color_system=None)
+    m = est.model
+    kinds = ", ".join(f"{n} {k}" for k, n in m.kinds().items())
+    fmt = m.weights.format + ("" if m.weights.exact else " (computed)")
+    console.print(f"[bold]{m.name}[/] · {m.architecture} · {m.n_layers} layers ({kinds}) · "
+                  f"{m.params_total / 1e9:.2f}B params"
+                  + (f" ({m.params_active / 1e9:.2f}B active)" if m.params_active != m.params_total else "")
+                  + f" · weights {fmt}")
+    s = est.settings
+    console.print(f"engine {est.engine} · n_ctx {est.engine_view.get('n_ctx', s.get('n_ctx'))} · "
+                  + " · ".join(f"{k} {s[k]}" for k in ("n_parallel", "cache_type_k", "cache_type_v", "flash_attn",
+                                                       "n_gpu_layers") if k in s))
+    t = Table(show_edge=False, header_style="bold")
+    for col in ("device", "memory", "weights", "KV cache", "state", "compute", "overhead", "total", "left"):
+        t.add_column(col, justify="left" if col == "device" else "right")
+    for u in (*est.devices, est.host):
+        left = None if u.memory_bytes is None else u.memory_bytes - u.total_bytes
+        t.add_row(f"{u.id} {u.name}".strip(), fmt_bytes(u.memory_bytes) if u.memory_bytes else "-",
+                  *[fmt_bytes(x) for x in _components(u)], fmt_bytes(left) if left is not None else "-")
+    t.add_row("all", "", *[fmt_bytes(x) for x in (est.weights_bytes, est.kv_cache_bytes, est.recurrent_state_bytes,
+                                                    est.compute_bytes, est.overhead_bytes, est.total_bytes)], "")
+    console.print(t)
+    if est.kv_bytes_per_token:
+        console.print(f"KV cache per extra token of context: {fmt_bytes(est.kv_bytes_per_token)}")
+    verdict = {True: "fits", False: "does NOT fit", None: "fit unknown (no GPU memory given: use --vram or --gpu)"}
+    line = f"verdict: {verdict[est.fits]}"
+    if est.max_context is not None:
+        line += f" · largest context that fits: {est.max_context}"
+    console.print(line)
+    _engine_view(console, est)
+    if explain:
+        _explain(console, est)
+    for w in (*est.warnings, *m.labels):
+        console.print(f"note: {w}")
+    return buf.getvalue().rstrip()
+
+
+def _engine_view(console: Any, est: MemoryEstimate) -> None:
+    v = est.engine_view
+    lines = []
+    for key, value in v.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {fmt_mib(b)}" for k, b in value.items()) or "-"
+        elif isinstance(value, list):
+            value = "; ".join(", ".join(f"{k}={fmt_mib(x) if k.endswith('bytes') else x}" for k, x in d.items())
+                              for d in value) or "-"
+        elif key.endswith("bytes"):
+            value = fmt_mib(value)
+        lines.append(f"  {key}: {value}")
+    console.print(f"what {est.engine} will print:\n" + "\n".join(lines))
+
+
+def _explain(console: Any, est: MemoryEstimate) -> None:
+    from rich.table import Table
+
+    t = Table(title="per layer", show_edge=False, header_style="bold")
+    for col in ("layer", "kind", "device", "weights", "KV", "cells", "state"):
+        t.add_column(col, justify="right" if col not in ("kind", "device") else "left")
+    for lu in est.layers:
+        t.add_row(str(lu.index), lu.kind, lu.device, fmt_mib(lu.weights_bytes), fmt_mib(lu.kv_bytes),
+                  str(lu.cells or "-"), fmt_mib(lu.recurrent_bytes))
+    console.print(t)
