@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load_tool():
-    spec = importlib.util.spec_from_file_location("build_catalog_index", ROOT / "tools" / "build_catalog_index.py")
+    spec = importlib.util.spec_from_file_location(
+        "build_catalog_index", ROOT / "tools" / "build_catalog_index.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -89,8 +91,18 @@ def test_tool_rejects_a_duplicate_alias():
 def test_data_file_is_valid(slug):
     d = DATA[slug]
     assert re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", slug)
-    required = {"name", "hf_id", "family", "aliases", "config", "params_published", "params_source", "source",
-                "verified", "notes"}
+    required = {
+        "name",
+        "hf_id",
+        "family",
+        "aliases",
+        "config",
+        "params_published",
+        "params_source",
+        "source",
+        "verified",
+        "notes",
+    }
     assert required <= set(d), f"missing {required - set(d)}"
     assert set(d) <= required | {"filled", "filled_source"}, f"unknown keys {set(d) - required}"
     assert isinstance(d["name"], str) and d["name"]
@@ -146,18 +158,28 @@ def test_config_has_what_a_decoder_needs(slug):
             assert isinstance(tc.get(key), int) and tc[key] > 0, key
         assert "q_lora_rank" in tc
     if _is_hybrid(tc):
-        for key in ("linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim",
-                    "linear_num_key_heads", "linear_num_value_heads", "head_dim"):
+        for key in (
+            "linear_conv_kernel_dim",
+            "linear_key_head_dim",
+            "linear_value_head_dim",
+            "linear_num_key_heads",
+            "linear_num_value_heads",
+            "head_dim",
+        ):
             assert isinstance(tc.get(key), int) and tc[key] > 0, key
         assert isinstance(tc.get("layer_types"), list)
         interval = tc["full_attention_interval"]
-        expected = ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(n_layers)]
+        expected = [
+            "full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(n_layers)
+        ]
         assert tc["layer_types"] == expected
 
 
 def test_architecture_detection_is_not_vacuous():
-    kinds = {slug: (_is_moe(_text(d["config"])), _is_mla(_text(d["config"])), _is_hybrid(_text(d["config"])))
-             for slug, d in DATA.items()}
+    kinds = {
+        slug: (_is_moe(_text(d["config"])), _is_mla(_text(d["config"])), _is_hybrid(_text(d["config"])))
+        for slug, d in DATA.items()
+    }
     assert kinds["deepseek-v3"] == (True, True, False)
     assert kinds["mixtral-8x7b-instruct-v0.1"] == (True, False, False)
     assert kinds["qwen3-30b-a3b"] == (True, False, False)
@@ -274,15 +296,22 @@ def test_entries_are_index_rows():
     rows = catalog.entries()
     assert [r["slug"] for r in rows] == SLUGS
     row = next(r for r in rows if r["slug"] == "qwen3.5-27b")
-    assert row == {"slug": "qwen3.5-27b", "name": "Qwen3.5 27B", "hf_id": "Qwen/Qwen3.5-27B", "family": "qwen",
-                   "params": 27781427952, "context": 262144}
+    assert row == {
+        "slug": "qwen3.5-27b",
+        "name": "Qwen3.5 27B",
+        "hf_id": "Qwen/Qwen3.5-27B",
+        "family": "qwen",
+        "params": 27781427952,
+        "context": 262144,
+    }
 
 
 def test_suggest():
-    assert catalog.suggest("Qwen3-32") [0] == "Qwen/Qwen3-32B"
+    assert catalog.suggest("Qwen3-32")[0] == "Qwen/Qwen3-32B"
     assert "Qwen/Qwen3-32B" in catalog.suggest("qwen/qwen3-23b")
-    assert "llama3.1:8b" in catalog.suggest("llama3.1:8") or "meta-llama/Llama-3.1-8B-Instruct" in catalog.suggest(
-        "llama3.1:8")
+    assert "llama3.1:8b" in catalog.suggest(
+        "llama3.1:8"
+    ) or "meta-llama/Llama-3.1-8B-Instruct" in catalog.suggest("llama3.1:8")
     out = catalog.suggest("gemma", n=2)
     assert len(out) <= 2
     assert catalog.suggest("zzzzzzzzzzzzzzzz") == []
@@ -304,7 +333,9 @@ def test_lookup_reads_the_index_and_one_data_file(monkeypatch):
 
 
 def test_import_is_light():
-    code = ("import sys, oomkit.model.catalog as c; c.lookup('qwen3:8b'); "
-            "print(sorted(m for m in ('numpy', 'torch', 'transformers', 'gguf', 'rich') if m in sys.modules))")
+    code = (
+        "import sys, oomkit.model.catalog as c; c.lookup('qwen3:8b'); "
+        "print(sorted(m for m in ('numpy', 'torch', 'transformers', 'gguf', 'rich') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

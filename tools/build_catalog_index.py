@@ -92,7 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     current = INDEX_PATH.read_text(encoding="utf-8") if INDEX_PATH.exists() else ""
     if args.check:
         if current != text:
-            print(f"{INDEX_PATH.relative_to(ROOT)} is stale: run tools/build_catalog_index.py", file=sys.stderr)
+            print(
+                f"{INDEX_PATH.relative_to(ROOT)} is stale: run tools/build_catalog_index.py", file=sys.stderr
+            )
             return 1
         return 0
     if current != text:

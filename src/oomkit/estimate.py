@@ -169,13 +169,9 @@ def estimate(
 
 
 def _resolve_for_engine(eng: Any, ref: str, quant: str | None) -> ModelSpec:
-    from .model.resolve import resolve, split_quant
+    from .model.resolve import resolve
 
-    spec = resolve(ref, quant)
-    default = getattr(eng, "default_weight_format", None)
-    if default and not spec.weights.exact and quant is None and split_quant(ref)[1] is None:
-        spec = default(ref, spec)
-    return spec
+    return resolve(ref, quant, default_format=getattr(eng, "default_weight_format", None))
 
 
 def _devices(vram: Any, gpu: str | None, devices: tuple[Any, ...] | None, cpu_only: bool) -> tuple[Any, ...]:

@@ -53,6 +53,7 @@ from typing import Any
 
 HARNESS_VERSION = 1
 RESULT_MARK = "@@OOMKIT_LLAMACPP_RESULT@@"
+CTX_MARK = "@@OOMKIT_LLAMACPP_CONTEXT@@"
 
 # ggml type ids (ggml.h enum ggml_type) for the cache types llama.cpp accepts (-ctk / -ctv)
 GGML_TYPES = {
@@ -133,7 +134,14 @@ def normalize_settings(**settings: Any) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------------------------
 
 
-def _worker(path: str, s: dict[str, Any]) -> int:
+MODEL_KEYS = ("use_mmap", "use_extra_bufts", "n_gpu_layers", "no_alloc")
+
+
+def _worker(path: str, ms: dict[str, Any], contexts: list[dict[str, Any]]) -> int:
+    """Load the model once, then create (and free) one context per entry of `contexts`.
+
+    stderr: llama.cpp's log (INFO and above), with a CTX_MARK line before each context.
+    stdout: one RESULT_MARK json line for the model, then one per context."""
     import ctypes
 
     import llama_cpp
@@ -152,25 +160,25 @@ def _worker(path: str, s: dict[str, Any]) -> int:
             errors.append(text.decode("utf-8", "replace").strip())
         os.write(2, text)  # unbuffered: survives an abort
 
+    def emit(obj: dict[str, Any]) -> None:
+        print(RESULT_MARK + json.dumps(obj), flush=True)
+
     llama_cpp.llama_log_set(_log, ctypes.c_void_p(0))
     llama_cpp.llama_backend_init()
 
     t0 = time.perf_counter()
     mp = llama_cpp.llama_model_default_params()
-    mp.n_gpu_layers = s["n_gpu_layers"]
-    mp.load_mode = 1 if s["use_mmap"] else 0  # llama_load_mode: MMAP = 1, NONE = 0
-    mp.lazy_mode = 0
-    mp.use_extra_bufts = s["use_extra_bufts"]
-    mp.no_alloc = s["no_alloc"]
+    mp.n_gpu_layers = ms["n_gpu_layers"]
+    mp.load_mode = 1 if ms["use_mmap"] else 0  # llama.h enum llama_load_mode: NONE = 0, MMAP = 1
+    mp.lazy_mode = 0  # LLAMA_LAZY_MODE_OFF
+    mp.use_extra_bufts = ms["use_extra_bufts"]
+    mp.no_alloc = ms["no_alloc"]
     mp.check_tensors = False
     model = llama_cpp.llama_model_load_from_file(path.encode(), mp)
     t_model = time.perf_counter() - t0
-    result: dict[str, Any] = {"errors": errors, "t_model": t_model}
     if not model:
-        result.update(ok=False, stage="model")
-        print(RESULT_MARK + json.dumps(result), flush=True)
+        emit({"kind": "model", "ok": False, "errors": list(errors), "t_model": t_model})
         return 0
-
     api: dict[str, Any] = {
         "model_size": llama_cpp.llama_model_size(model),
         "model_n_params": llama_cpp.llama_model_n_params(model),
@@ -182,39 +190,41 @@ def _worker(path: str, s: dict[str, Any]) -> int:
         "n_ctx_train": llama_cpp.llama_model_n_ctx_train(model),
         "n_vocab": llama_cpp.llama_vocab_n_tokens(llama_cpp.llama_model_get_vocab(model)),
     }
-    cp = llama_cpp.llama_context_default_params()
-    cp.n_ctx = s["n_ctx"]
-    cp.n_batch = s["n_batch"]
-    cp.n_ubatch = s["n_ubatch"]
-    cp.n_seq_max = s["n_seq_max"]
-    cp.n_threads = s["n_threads"]
-    cp.n_threads_batch = s["n_threads"]
-    cp.type_k = s["type_k"]
-    cp.type_v = s["type_v"]
-    cp.flash_attn_type = s["flash_attn"]
-    cp.swa_full = s["swa_full"]
-    cp.kv_unified = s["kv_unified"]
-    cp.offload_kqv = s["offload_kqv"]
-    cp.embeddings = False
-    t1 = time.perf_counter()
-    ctx = llama_cpp.llama_init_from_model(model, cp)
-    result["t_context"] = time.perf_counter() - t1
-    if not ctx:
-        result.update(ok=False, stage="context", api=api)
-        print(RESULT_MARK + json.dumps(result), flush=True)
-        llama_cpp.llama_model_free(model)
-        return 0
-    api.update(
-        n_ctx=llama_cpp.llama_n_ctx(ctx),
-        n_ctx_seq=llama_cpp.llama_n_ctx_seq(ctx),
-        n_seq_max=llama_cpp.llama_n_seq_max(ctx),
-        n_batch=llama_cpp.llama_n_batch(ctx),
-        n_ubatch=llama_cpp.llama_n_ubatch(ctx),
-    )
-    result.update(ok=True, stage=None, api=api)
-    llama_cpp.llama_free(ctx)
+    emit({"kind": "model", "ok": True, "errors": list(errors), "t_model": t_model, "api": api})
+
+    for i, s in enumerate(contexts):
+        os.write(2, f"{CTX_MARK}{i}\n".encode())
+        errors.clear()
+        cp = llama_cpp.llama_context_default_params()
+        cp.n_ctx = s["n_ctx"]
+        cp.n_batch = s["n_batch"]
+        cp.n_ubatch = s["n_ubatch"]
+        cp.n_seq_max = s["n_seq_max"]
+        cp.n_threads = s["n_threads"]
+        cp.n_threads_batch = s["n_threads"]
+        cp.type_k = s["type_k"]
+        cp.type_v = s["type_v"]
+        cp.flash_attn_type = s["flash_attn"]
+        cp.swa_full = s["swa_full"]
+        cp.kv_unified = s["kv_unified"]
+        cp.offload_kqv = s["offload_kqv"]
+        cp.embeddings = False
+        t1 = time.perf_counter()
+        ctx = llama_cpp.llama_init_from_model(model, cp)
+        t_ctx = time.perf_counter() - t1
+        if not ctx:
+            emit({"kind": "context", "i": i, "ok": False, "errors": list(errors), "t_context": t_ctx})
+            continue
+        capi = {
+            "n_ctx": llama_cpp.llama_n_ctx(ctx),
+            "n_ctx_seq": llama_cpp.llama_n_ctx_seq(ctx),
+            "n_seq_max": llama_cpp.llama_n_seq_max(ctx),
+            "n_batch": llama_cpp.llama_n_batch(ctx),
+            "n_ubatch": llama_cpp.llama_n_ubatch(ctx),
+        }
+        llama_cpp.llama_free(ctx)
+        emit({"kind": "context", "i": i, "ok": True, "errors": list(errors), "t_context": t_ctx, "api": capi})
     llama_cpp.llama_model_free(model)
-    print(RESULT_MARK + json.dumps(result), flush=True)
     return 0
 
 
@@ -437,46 +447,145 @@ def cache_dir() -> Path:
     return d
 
 
-def _run(path: str, s: dict[str, Any], timeout: float) -> dict[str, Any]:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", path, json.dumps(s)]
-    env = dict(os.environ)
-    env.pop("LLAMA_ARG_FIT", None)
+def _run_batch(path: str, ms: dict[str, Any], contexts: list[dict[str, Any]], timeout: float) -> list[dict[str, Any]]:
+    """Run one worker for `contexts` (same model settings); one raw result per context.
+
+    A context whose worker died (abort, segfault) gets stage "crash"; the ones after it run again in a fresh
+    worker, so one bad setting does not take the others down."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", path, json.dumps(ms), json.dumps(contexts)]
     t0 = time.perf_counter()
+    timed_out = False
     try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(cmd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        stdout, stderr, rc = proc.stdout, proc.stderr, proc.returncode
     except subprocess.TimeoutExpired as e:
-        log = (e.stderr or b"").decode("utf-8", "replace")
-        return {"ok": False, "stage": "timeout", "error": f"no result after {timeout:.0f} s", "log": log,
-                "returncode": None, "seconds": round(time.perf_counter() - t0, 3)}
-    seconds = round(time.perf_counter() - t0, 3)
-    log = proc.stderr.decode("utf-8", "replace")
-    stdout = proc.stdout.decode("utf-8", "replace")
-    worker: dict[str, Any] | None = None
-    for line in stdout.splitlines():
+        stdout, stderr, rc, timed_out = e.stdout or b"", e.stderr or b"", None, True
+    seconds = time.perf_counter() - t0
+    log = stderr.decode("utf-8", "replace")
+    parts = re.split(re.escape(CTX_MARK) + r"(\d+)\n", log)
+    model_log, ctx_logs = parts[0], {int(parts[j]): parts[j + 1] for j in range(1, len(parts) - 1, 2)}
+    model_res: dict[str, Any] | None = None
+    ctx_res: dict[int, dict[str, Any]] = {}
+    for line in stdout.decode("utf-8", "replace").splitlines():
         if line.startswith(RESULT_MARK):
-            worker = json.loads(line[len(RESULT_MARK):])
-    res: dict[str, Any] = {"returncode": proc.returncode, "seconds": seconds}
-    if worker is None:
-        tail = [ln for ln in log.strip().splitlines() if ln.strip()][-5:]
-        res.update(ok=False, stage="crash", error="\n".join(tail) or f"worker exited with {proc.returncode}")
-    else:
-        errs = worker.get("errors") or []
-        res.update(ok=bool(worker.get("ok")), stage=worker.get("stage"), api=worker.get("api", {}),
-                   t_model=round(worker.get("t_model", 0.0), 3), t_context=round(worker.get("t_context", 0.0), 3))
-        res["error"] = None if res["ok"] else _error_message(errs, log)
-    res["log"] = log
-    return res
+            obj = json.loads(line[len(RESULT_MARK):])
+            if obj["kind"] == "model":
+                model_res = obj
+            else:
+                ctx_res[obj["i"]] = obj
+    per_ctx_seconds = round(seconds / max(1, len(contexts)), 3)
+
+    def failure(stage: str, error: str, ctx_log: str) -> dict[str, Any]:
+        return {"ok": False, "stage": stage, "error": error, "log": model_log + ctx_log, "returncode": rc,
+                "seconds": per_ctx_seconds, "t_model": model_res and round(model_res["t_model"], 3),
+                "api": (model_res or {}).get("api", {})}
+
+    if model_res is None or not model_res["ok"]:
+        if model_res is None:
+            stage = "timeout" if timed_out else "crash"
+            err = f"no result after {timeout:.0f} s" if timed_out else _tail(model_log, rc)
+        else:
+            stage, err = "model", _error_message(model_res["errors"], model_log)
+        return [failure(stage, err, "") for _ in contexts]
+
+    out: list[dict[str, Any]] = []
+    for i in range(len(contexts)):
+        ctx_log = ctx_logs.get(i, "")
+        r = ctx_res.get(i)
+        if r is None:
+            if timed_out:
+                err = f"no result after {timeout:.0f} s"
+                out += [failure("timeout", err, ctx_logs.get(j, "")) for j in range(i, len(contexts))]
+            elif i in ctx_logs or i == 0:
+                # the worker died in this context: report it, run the rest in a fresh worker
+                out.append(failure("crash", _tail(ctx_log or model_log, rc), ctx_log))
+                if i + 1 < len(contexts):
+                    out += _run_batch(path, ms, contexts[i + 1:], timeout)
+            else:
+                # it died after finishing the previous context (while freeing it): run the rest again
+                out += _run_batch(path, ms, contexts[i:], timeout)
+            return out
+        res = {
+            "ok": r["ok"], "stage": None if r["ok"] else "context",
+            "error": None if r["ok"] else _error_message(r["errors"], ctx_log),
+            "log": model_log + ctx_log, "returncode": rc, "seconds": per_ctx_seconds,
+            "t_model": round(model_res["t_model"], 3), "t_context": round(r["t_context"], 3),
+            "api": {**model_res.get("api", {}), **r.get("api", {})},
+        }
+        out.append(res)
+    return out
+
+
+def _tail(log: str, rc: int | None) -> str:
+    tail = [ln for ln in log.strip().splitlines() if ln.strip()][-5:]
+    return "\n".join(tail) or f"worker exited with {rc}"
 
 
 def _error_message(errors: list[str], log: str) -> str:
-    """The most telling error line: llama.cpp's own reason, without the `function:` prefix."""
+    """llama.cpp's own reason, without the `function: ` prefix, skipping the generic follow-up lines."""
     lines = errors or [ln for ln in log.splitlines() if "error" in ln.lower() or "failed" in ln.lower()]
-    generic = ("failed to load model", "failed to create context", "error loading model:")
-    for ln in lines:
-        msg = re.sub(r"^\w+: ", "", ln.strip())
-        if msg and not any(msg.startswith(g) for g in generic[:2]):
+    msgs = [re.sub(r"^\w+: ", "", ln.strip()) for ln in lines if ln.strip()]
+    generic = ("failed to load model", "failed to create context", "failed to initialize the context")
+    for msg in msgs:
+        if not msg.startswith(generic):
             return msg
-    return re.sub(r"^\w+: ", "", lines[0].strip()) if lines else "llama.cpp failed without an error line"
+    return msgs[0] if msgs else "llama.cpp failed without an error line"
+
+
+def _settings_view(s: dict[str, Any]) -> dict[str, Any]:
+    return {**s, "type_k": GGML_TYPE_NAMES.get(s["type_k"], s["type_k"]),
+            "type_v": GGML_TYPE_NAMES.get(s["type_v"], s["type_v"]),
+            "flash_attn": {-1: "auto", 0: "off", 1: "on"}.get(s["flash_attn"], s["flash_attn"])}
+
+
+def _cache_file(path: str, s: dict[str, Any]) -> Path:
+    key_src = json.dumps({"file": file_key(path), "settings": s, "llama_cpp": _llama_cpp_version(),
+                          "harness": HARNESS_VERSION}, sort_keys=True)
+    return cache_dir() / (hashlib.blake2b(key_src.encode(), digest_size=20).hexdigest() + ".json")
+
+
+def measure_many(gguf_path: str | os.PathLike[str], settings_list: list[dict[str, Any]], *, cache: bool = True,
+                 timeout: float = 600.0) -> list[dict[str, Any]]:
+    """`measure` for many settings on one GGUF: the model is loaded once per group of model-level settings
+    (use_mmap, use_extra_bufts, n_gpu_layers, no_alloc) and every context is created in that one process.
+    Returns one result per entry of `settings_list`, in order."""
+    path = str(Path(gguf_path).resolve())
+    norm = [normalize_settings(**st) for st in settings_list]
+    results: list[dict[str, Any] | None] = [None] * len(norm)
+    todo: dict[tuple, list[int]] = {}
+    for i, s in enumerate(norm):
+        if cache:
+            cf = _cache_file(path, s)
+            if cf.exists():
+                try:
+                    res = json.loads(cf.read_text())
+                    res.update(cached=True, path=path)
+                    results[i] = res
+                    continue
+                except (OSError, ValueError):
+                    pass
+        todo.setdefault(tuple(s[k] for k in MODEL_KEYS), []).append(i)
+    for idxs in todo.values():
+        ms = {k: norm[idxs[0]][k] for k in MODEL_KEYS}
+        ctxs = [{k: v for k, v in norm[i].items() if k not in MODEL_KEYS} for i in idxs]
+        raws = _run_batch(path, ms, ctxs, timeout)
+        for i, raw in zip(idxs, raws, strict=True):
+            s = norm[i]
+            res = {
+                "ok": raw["ok"], "stage": raw.get("stage"), "error": raw.get("error"), "path": path,
+                "settings": _settings_view(s), "no_alloc": s["no_alloc"],
+                **parse_log(raw["log"]),
+                "api": raw.get("api", {}), "returncode": raw.get("returncode"), "seconds": raw.get("seconds"),
+                "t_model": raw.get("t_model"), "t_context": raw.get("t_context"), "log": raw["log"],
+                "cached": False,
+            }
+            if cache and res["stage"] not in ("timeout", "crash"):
+                cf = _cache_file(path, s)
+                tmp = cf.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps(res))
+                os.replace(tmp, cf)
+            results[i] = res
+    return results  # type: ignore[return-value]
 
 
 def measure(gguf_path: str | os.PathLike[str], *, cache: bool = True, timeout: float = 600.0,
@@ -487,44 +596,7 @@ def measure(gguf_path: str | os.PathLike[str], *, cache: bool = True, timeout: f
     type_k, type_v (ggml type id or name: "f16", "q8_0", "q4_0", ...), flash_attn ("on"/"off"/"auto" or
     bool), swa_full, offload_kqv, use_mmap, use_extra_bufts, n_gpu_layers, no_alloc, n_threads.
     """
-    path = str(Path(gguf_path).resolve())
-    s = normalize_settings(**settings)
-    key_src = json.dumps({"file": file_key(path), "settings": s, "llama_cpp": _llama_cpp_version(),
-                          "harness": HARNESS_VERSION}, sort_keys=True)
-    key = hashlib.blake2b(key_src.encode(), digest_size=20).hexdigest()
-    cfile = cache_dir() / f"{key}.json"
-    if cache and cfile.exists():
-        try:
-            res = json.loads(cfile.read_text())
-            res["cached"] = True
-            res["path"] = path
-            return res
-        except (OSError, ValueError):
-            pass
-    raw = _run(path, s, timeout)
-    res = {
-        "ok": raw["ok"],
-        "stage": raw.get("stage"),
-        "error": raw.get("error"),
-        "path": path,
-        "settings": {**s, "type_k": GGML_TYPE_NAMES.get(s["type_k"], s["type_k"]),
-                     "type_v": GGML_TYPE_NAMES.get(s["type_v"], s["type_v"]),
-                     "flash_attn": {-1: "auto", 0: "off", 1: "on"}.get(s["flash_attn"], s["flash_attn"])},
-        "no_alloc": s["no_alloc"],
-        **parse_log(raw["log"]),
-        "api": raw.get("api", {}),
-        "returncode": raw.get("returncode"),
-        "seconds": raw.get("seconds"),
-        "t_model": raw.get("t_model"),
-        "t_context": raw.get("t_context"),
-        "log": raw["log"],
-        "cached": False,
-    }
-    if cache and res["stage"] not in ("timeout", "crash"):
-        tmp = cfile.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(res))
-        os.replace(tmp, cfile)
-    return res
+    return measure_many(gguf_path, [settings], cache=cache, timeout=timeout)[0]
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -551,7 +623,7 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--worker":
-        return _worker(argv[1], json.loads(argv[2]))
+        return _worker(argv[1], json.loads(argv[2]), json.loads(argv[3]))
 
     p = argparse.ArgumentParser(prog="llamacpp_run", description="llama.cpp's buffer sizes for a GGUF")
     p.add_argument("model", help="GGUF path, or synth:KEY[:N_LAYERS[:RECIPE]]")

@@ -15,23 +15,32 @@ from ..errors import OomkitError
 from ..estimate import LayerUse, MemoryEstimate, Usage
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
 from ..quant import ggml
+from ..model.gguf_file import SWA_PATTERN_DEFAULT
 from .base import Device
 
 MiB = 1 << 20
 
-# Build tags at which behaviour changed (first build with the PR; earlier builds keep the old rule).
+# Build tags at which behaviour changed: the first release build after each PR's merge. The merge dates are
+# the PRs'; the build numbers are placed by those dates (llama.cpp tags about eight builds a day), so a build
+# within a few days of a boundary may still follow the other rule.
 ERAS = {
-    # PR #12801 (2025-04): MLA GGUFs cache the latent (K = kv_lora_rank + rope, V = kv_lora_rank)
-    "mla_latent": 5200,
-    # PR #13194 (2025-05): sliding-window layers get their own small cache (before: full n_ctx on every layer)
-    "iswa": 5400,
-    # PR #17046 (2025-11-06): n_ctx is always padded to 256 (before: 256 with flash attention, 32 without)
-    "pad_256_always": 7000,
-    # PR #19067 (2026-01-24): MLA caches K only ("V-less"), V = 0
-    "mla_k_only": 7850,
+    # PR #12801 (merged 2025-04-15): MLA GGUFs cache the latent (K = kv_lora_rank + rope, V = kv_lora_rank)
+    "mla_latent": 5150,
+    # PR #13194 (merged 2025-05-20): sliding-window layers get their own small cache (before: n_ctx everywhere)
+    "iswa": 5450,
+    # PR #17046 (merged 2025-11-07): n_ctx always padded to 256 (before: 256 with flash attention, 32 without)
+    "pad_256_always": 6900,
+    # PR #18148 (merged 2025-12-17): -ngl counts the output layer first (before: the last ngl repeating layers)
+    "ngl_output_first": 7215,
+    # PR #19067 (merged 2026-01-24): MLA caches K only ("V-less"), V = 0
+    "mla_k_only": 7510,
 }
 NEWEST = "b9999"
 DEFAULT_GGUF_TYPE = "Q4_K_M"
+
+# Architectures with sliding-window or chunked caches (swa_type != NONE in src/models/<arch>.cpp).
+SWA_ARCHS = frozenset(SWA_PATTERN_DEFAULT) | {"llama4", "gemma3n", "gemma4", "exaone4", "olmo2", "mimo2", "step35",
+                                              "afmoe", "cohere2moe", "granite_swa", "exaone-moe", "smallthinker"}
 
 # CUDA: ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment / _get_alloc_size, MATRIX_ROW_PADDING
 CUDA_ALIGNMENT = 128
@@ -228,7 +237,10 @@ def v_row(layer: LayerSpec) -> int:
 
 
 def _swa_honoured(spec: ModelSpec, build: int) -> bool:
-    return build >= ERAS["iswa"]
+    """llama.cpp gives windowed layers their own small cache only for architectures whose loader sets a
+    swa_type (src/models/*.cpp load_arch_hparams); others, e.g. Mistral v0.1 ("llama"), Qwen2 and Phi-3
+    (SWA disabled in phi3.cpp), cache every layer in full."""
+    return build >= ERAS["iswa"] and spec.architecture in SWA_ARCHS
 
 
 def _attention_layers(spec: ModelSpec) -> list[LayerSpec]:
@@ -350,7 +362,12 @@ def place_layers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettin
         for w in weights:
             acc += w
             splits.append(acc / total)
-    i_gpu_start = max(n_all + 1 - ngl, 0)
+    # llama_model::load_tensors: i_gpu_start = max(n_layer + 1 - ngl, 0) since PR #18148 (the output layer is
+    # offloaded first); before it, max(n_layer - ngl, 0) and the output layer only when ngl > n_layer
+    if build_number(s.engine_version) >= ERAS["ngl_output_first"]:
+        i_gpu_start = max(n_all + 1 - ngl, 0)
+    else:
+        i_gpu_start = max(n_all - ngl, 0)
     act = min(ngl, n_all + 1)
 
     def dev(il: int) -> int:
@@ -608,13 +625,11 @@ class _LlamaCpp:
 
         return parse_llamacpp_args(argv)
 
-    def default_weight_format(self, ref: str, spec: ModelSpec) -> ModelSpec:
-        """A model named without a quant runs in llama.cpp as a GGUF; Q4_K_M is what most people download."""
-        from ..model.resolve import resolve
-
-        q = resolve(ref, DEFAULT_GGUF_TYPE)
-        return replace(q, labels=(*q.labels, f"no quant given: assuming a {DEFAULT_GGUF_TYPE} GGUF "
-                                              "(name one with :QUANT or --quant)"))
+    def default_weight_format(self, config: dict[str, Any]) -> str:
+        """The GGUF people download for a model named without a quant: the MXFP4 release for models published
+        in mxfp4 (gpt-oss), otherwise Q4_K_M."""
+        q = config.get("quantization_config") or {}
+        return "MXFP4_MOE" if isinstance(q, dict) and q.get("quant_method") == "mxfp4" else DEFAULT_GGUF_TYPE
 
 
 ENGINE = _LlamaCpp()

@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import OomkitError
 from .spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, RecurrentState
 from .tensors import architecture_tensors
-from .weights import inventory_for_format
+from .weights import inventory_for_format, is_gguf_format
 
 # HF model_type -> llama.cpp architecture name (src/llama-arch.cpp LLM_ARCH_NAMES), as convert_hf_to_gguf.py maps
 # them. Mistral and Mixtral convert to "llama"; DeepSeek V2/V3 and Kimi K2 to "deepseek2".
@@ -121,7 +121,12 @@ def spec_from_config(
     n_vocab = r.int("vocab_size", "padded_vocab_size")
     if n_layers == 0 or n_embd == 0 or n_vocab == 0:
         raise OomkitError(f"{name}: num_hidden_layers, hidden_size and vocab_size must be positive")
+    n_nextn = r.int("num_nextn_predict_layers", "mtp_num_hidden_layers", default=0)
+    if n_nextn and arch in _GGUF_DROPS_MTP and weight_format is not None and is_gguf_format(weight_format):
+        n_nextn = 0  # conversion/deepseek.py DeepseekV2Model.skip_mtp: the GGUF has no next-n block
     kinds = _layer_kinds(r, model_type, n_layers)
+    # Next-n / MTP blocks follow the trunk (layer index n_layers...), shaped like its last layer.
+    kinds += [kinds[-1]] * n_nextn
     layers = tuple(
         LayerSpec(
             index=i,
@@ -130,7 +135,7 @@ def spec_from_config(
             else None,
             recurrent=_recurrent(r, model_type, n_embd) if (kind is LayerKind.RECURRENT or model_type == "falcon_h1")
             else None,
-            ffn=_ffn(r, model_type, i, n_layers, kind),
+            ffn=_ffn(r, model_type, min(i, n_layers - 1), n_layers, kind),
             parallel_recurrent=model_type == "falcon_h1",
         )
         for i, kind in enumerate(kinds)
@@ -139,7 +144,6 @@ def spec_from_config(
     if n_ctx_train == 0:
         labels.append("max_position_embeddings not given: trained context unknown")
     tied = bool(cfg.get("tie_word_embeddings", outer.get("tie_word_embeddings", model_type in _TIED_BY_DEFAULT)))
-    n_nextn = r.int("num_nextn_predict_layers", "mtp_num_hidden_layers", default=0)
 
     tensors = architecture_tensors(
         arch=arch, n_embd=n_embd, n_vocab=n_vocab, layers=layers, tied=tied,
@@ -153,6 +157,8 @@ def spec_from_config(
     )
 
 
+# Architectures whose GGUF conversion leaves the MTP block out (llama.cpp conversion/deepseek.py skip_mtp).
+_GGUF_DROPS_MTP = {"deepseek2"}
 # Gemma ties its embeddings even where the config omits the key (transformers GemmaConfig default True).
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text"}
 _UNGATED_FFN = {"phi", "starcoder2", "gpt2", "falcon"}

@@ -41,8 +41,11 @@ _HF_FORMATS = {"bf16", "fp16", "fp32", "fp8", "int8", "int4", "awq", "gptq", "nf
                "w4a16"}
 
 
-def resolve(ref: str, weight_format: str | None = None) -> ModelSpec:
-    """The ModelSpec for `ref`; `weight_format` (or a :QUANT suffix) sets the weight storage."""
+def resolve(ref: str, weight_format: str | None = None, default_format=None) -> ModelSpec:
+    """The ModelSpec for `ref`; `weight_format` (or a :QUANT suffix) sets the weight storage.
+
+    default_format: for a model named without a format, a function of its config.json giving the format the
+    engine would load (llama.cpp: a GGUF file type); the guess is labelled in the result."""
     if not ref or not str(ref).strip():
         raise OomkitError("no model given")
     ref = str(ref).strip()
@@ -62,8 +65,13 @@ def resolve(ref: str, weight_format: str | None = None) -> ModelSpec:
         raise OomkitError(f"unknown model {name!r}: not a file and not in the built-in catalog{more}")
     from .hf_config import spec_from_config
 
-    return spec_from_config(entry.config, name=entry.name, source=f"catalog: {entry.hf_id} ({entry.source})",
+    labels: tuple[str, ...] = ()
+    if fmt is None and default_format is not None:
+        fmt = default_format(entry.config)
+        labels = (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)
+    spec = spec_from_config(entry.config, name=entry.name, source=f"catalog: {entry.hf_id} ({entry.source})",
                             weight_format=fmt)
+    return replace(spec, labels=spec.labels + labels) if labels else spec
 
 
 def _from_path(path: Path, weight_format: str | None) -> ModelSpec:

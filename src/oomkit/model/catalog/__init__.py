@@ -28,8 +28,16 @@ DATA_DIR = _HERE / "data"
 INDEX_PATH = _HERE / "index.json"
 
 # Prefixes users paste in front of an HF id or an Ollama name; dropped before matching.
-_PREFIXES = ("https://huggingface.co/", "http://huggingface.co/", "huggingface.co/", "hf.co/",
-             "https://ollama.com/library/", "ollama.com/library/", "registry.ollama.ai/library/", "library/")
+_PREFIXES = (
+    "https://huggingface.co/",
+    "http://huggingface.co/",
+    "huggingface.co/",
+    "hf.co/",
+    "https://ollama.com/library/",
+    "ollama.com/library/",
+    "registry.ollama.ai/library/",
+    "library/",
+)
 
 
 @dataclass(frozen=True)
@@ -65,7 +73,7 @@ def normalize(name: str) -> str:
     key = name.strip().lower()
     for prefix in _PREFIXES:
         if key.startswith(prefix):
-            key = key[len(prefix):]
+            key = key[len(prefix) :]
             break
     key = key.rstrip("/")
     if key.endswith(":latest"):
@@ -138,8 +146,10 @@ def suggest(name: str, n: int = 3) -> list[str]:
     scored: list[tuple[float, str, str]] = []
     for cand, slug in [*((s, s) for s in models), *aliases.items()]:
         tail = cand.split("/", 1)[-1]
-        score = max(difflib.SequenceMatcher(None, key, cand).ratio(),
-                    difflib.SequenceMatcher(None, key_tail, tail).ratio())
+        score = max(
+            difflib.SequenceMatcher(None, key, cand).ratio(),
+            difflib.SequenceMatcher(None, key_tail, tail).ratio(),
+        )
         if score >= 0.6:
             scored.append((score, cand, slug))
     scored.sort(key=lambda t: (-t[0], t[1]))
@@ -156,4 +166,13 @@ def suggest(name: str, n: int = 3) -> list[str]:
     return out
 
 
-__all__ = ["CatalogEntry", "DATA_DIR", "INDEX_PATH", "entries", "lookup", "normalize", "resolve_slug", "suggest"]
+__all__ = [
+    "CatalogEntry",
+    "DATA_DIR",
+    "INDEX_PATH",
+    "entries",
+    "lookup",
+    "normalize",
+    "resolve_slug",
+    "suggest",
+]
