@@ -200,6 +200,8 @@ def _neutral_options(opts: dict[str, Any], settings: Any) -> dict[str, Any]:
     fields = settings.__dataclass_fields__
     if "--ctx" in opts:
         out["n_ctx"] = _int_opt("--ctx", opts["--ctx"])
+        if out["n_ctx"] <= 0:
+            raise OomkitError(f"--ctx must be a positive number of tokens, got {opts['--ctx']}")
     if "--parallel" in opts:
         out["n_parallel"] = _int_opt("--parallel", opts["--parallel"])
     if "--kv-type" in opts:

@@ -1,0 +1,107 @@
+"""The command line contract (DESIGN.md): both forms, --json keys, exit codes, one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.ggufs import write_llama_gguf
+
+
+def run(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "oomkit", *args], capture_output=True, text=True, env=env)
+
+
+def test_help():
+    r = run("--help")
+    assert r.returncode == 0 and "estimate" in r.stdout
+    r = run("estimate", "--help")
+    assert r.returncode == 0 and "--vram" in r.stdout
+
+
+def test_estimate_json_contract():
+    r = run("estimate", "llama3.1:8b", "--engine", "llama.cpp", "-c", "32768", "-ctk", "q8_0", "-ctv", "q8_0",
+            "-fa", "on", "--vram", "24GiB", "--json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    for key in ("model", "engine", "settings", "weights_bytes", "kv_cache_bytes", "recurrent_state_bytes",
+                "compute_bytes", "overhead_bytes", "total_bytes", "kv_bytes_per_token", "devices", "host",
+                "engine_view", "fits", "max_context", "warnings"):
+        assert key in d
+    for key in ("name", "architecture", "n_layers", "params_total", "params_active"):
+        assert key in d["model"]
+    for key in ("n_ctx", "kv_buffer_bytes", "k_bytes", "v_bytes", "swa_kv_bytes", "recurrent_state_bytes",
+                "model_buffer_bytes", "compute_buffer_bytes", "output_buffer_bytes"):
+        assert key in d["engine_view"]
+    assert d["settings"]["cache_type_k"] == "q8_0" and d["engine_view"]["n_ctx"] == 32768
+    # q8_0 K and V: 32 layers x 1024 elements x 34/32 bytes x 32768 cells, each
+    assert d["engine_view"]["k_bytes"] == d["engine_view"]["v_bytes"] == 32 * 1024 * 34 // 32 * 32768
+    dev = d["devices"][0]
+    assert dev["memory_bytes"] == 24 << 30 and d["fits"] is True
+    assert dev["total_bytes"] == sum(dev[k] for k in ("weights_bytes", "kv_cache_bytes", "recurrent_state_bytes",
+                                                       "compute_bytes", "overhead_bytes"))
+
+
+def test_engine_neutral_options_match_engine_flags():
+    a = json.loads(run("estimate", "qwen3:8b", "--ctx", "16384", "--kv-type", "q8_0", "--parallel", "1",
+                       "--json").stdout)
+    b = json.loads(run("estimate", "qwen3:8b", "-c", "16384", "-ctk", "q8_0", "-ctv", "q8_0", "-np", "1",
+                       "--json").stdout)
+    assert a["engine_view"] == b["engine_view"]
+
+
+def test_command_form_with_gguf(tmp_path):
+    path = write_llama_gguf(tmp_path / "tiny.gguf")
+    r = run("estimate", "--vram", "8GiB", "--json", "--", "llama-server", "-m", str(path), "-c", "4096", "-ngl",
+            "99", "-fa", "on", "-np", "1")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["engine_view"]["n_ctx"] == 4096 and d["model"]["weights_exact"] is True
+    # the same estimate in the options form
+    r2 = run("estimate", str(path), "--vram", "8GiB", "--json", "-c", "4096", "-ngl", "99", "-fa", "on", "-np", "1")
+    assert json.loads(r2.stdout)["engine_view"] == d["engine_view"]
+
+
+def test_command_form_resolves_catalog_names():
+    r = run("estimate", "--json", "--", "llama-server", "-m", "llama3.2:1b", "-c", "8192")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["model"]["n_layers"] == 16
+
+
+def test_table_and_explain():
+    r = run("estimate", "gemma3:27b", "-c", "16384", "--vram", "24GiB", "--explain")
+    assert r.returncode == 0, r.stderr
+    assert "sliding" in r.stdout and "full" in r.stdout and "verdict" in r.stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["estimate", "llama3.1:8b", "--ctx", "0"], "positive"),
+    (["estimate", "llama3.1:8b", "-c", "-4"], "positive"),
+    (["estimate", "llama3.1:8b", "-ctk", "q9_9"], "q9_9"),
+    (["estimate", "llama3.1:8b", "--bogus-flag"], "--bogus-flag"),
+    (["estimate", "--", "llama-server", "-m", "llama3.1:8b", "--frobnicate", "3"], "--frobnicate"),
+    (["estimate", "no-such-model-anywhere"], "unknown model"),
+    (["estimate", "llama3.1:8b", "--vram", "lots"], "lots"),
+    (["estimate", "llama3.1:8b", "--engine", "tensorflow-serving"], "unknown engine"),
+    (["estimate", "llama3.1:8b", "-ctv", "q8_0", "-fa", "off"], "flash_attn"),
+])
+def test_bad_input_exit_2_one_line(args, needle):
+    r = run(*args)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert needle in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_bad_files_exit_2(tmp_path):
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 40)
+    cut = tmp_path / "cut.gguf"
+    with write_llama_gguf(tmp_path / "whole.gguf").open("rb") as f:
+        cut.write_bytes(f.read(300))
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+                               "num_attention_heads": 32, "vocab_size": 32000}))  # no intermediate_size
+    for path in (junk, cut, cfg, tmp_path / "missing.gguf"):
+        r = run("estimate", str(path))
+        assert r.returncode == 2, (path, r.stdout, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
