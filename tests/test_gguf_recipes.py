@@ -109,8 +109,9 @@ def write_gguf(m: Synth, path) -> None:
     if m.n_expert:
         w.add_expert_count(m.n_expert)
         w.add_expert_used_count(m.n_expert_used)
-        w.add_expert_feed_forward_length(m.n_ff)
-        w.add_feed_forward_length(m.n_ff * m.n_expert_used)
+        if m.arch == "qwen3moe":  # llama's experts are feed_forward_length wide, qwen3moe's have their own key
+            w.add_expert_feed_forward_length(m.n_ff)
+        w.add_feed_forward_length(m.n_ff * (m.n_expert_used if m.arch == "qwen3moe" else 1))
     else:
         w.add_feed_forward_length(m.n_ff)
     # SentencePiece vocab: specials, the 256 byte tokens, then filler pieces

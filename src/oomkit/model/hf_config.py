@@ -161,7 +161,7 @@ def spec_from_config(
 _GGUF_DROPS_MTP = {"deepseek2"}
 # Gemma ties its embeddings even where the config omits the key (transformers GemmaConfig default True).
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text"}
-_UNGATED_FFN = {"phi", "starcoder2", "gpt2", "falcon"}
+_UNGATED_FFN = {"phi", "starcoder2", "gpt2", "falcon", "nemotron_h"}  # up + down only (ReLU²/GELU MLPs)
 
 
 def _attention_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
@@ -329,7 +329,7 @@ def _ffn(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) ->
                      why="experts per token")
         n_ff_exp = r.int("moe_intermediate_size", "intermediate_size", "expert_intermediate_size")
         n_shared = r.int("n_shared_experts", "num_shared_experts", default=0)
-        n_ff_sh = r.int("shared_expert_intermediate_size", default=0)
+        n_ff_sh = r.int("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", default=0)
         if n_ff_sh and not n_shared:
             n_shared = 1
         elif n_shared and not n_ff_sh:

@@ -20,6 +20,9 @@ GGUF_ALIGNMENT = 32  # gguf.h GGUF_DEFAULT_ALIGNMENT: each tensor's data padded 
 
 
 def is_gguf_format(name: str) -> bool:
+    """A llama-quantize file type ("Q4_K_M", "IQ4_XS"); plain dtypes (bf16, f16, f32) count as HF dtypes."""
+    if name.lower() in _HF_ALIASES:
+        return False
     try:
         gguf_recipes.ftype_by_name(name)
         return True
@@ -31,7 +34,7 @@ def inventory_for_format(
     tensors: Sequence[TensorShape], *, arch: str, config: Mapping[str, Any], weight_format: str | None, name: str,
 ) -> WeightInventory:
     """weight_format: None (the config's own dtype/quantization), a GGUF file type ("Q4_K_M"), or a HF dtype."""
-    if weight_format is not None and is_gguf_format(weight_format) and weight_format.lower() not in _HF_ALIASES:
+    if weight_format is not None and is_gguf_format(weight_format):
         return gguf_inventory(tensors, arch=arch, ftype=weight_format, config=config)
     return hf_inventory(tensors, config=config, weight_format=weight_format, name=name)
 
@@ -70,9 +73,9 @@ def hf_dtype(config: Mapping[str, Any], weight_format: str | None) -> str:
 
 def hf_inventory(tensors: Sequence[TensorShape], *, config: Mapping[str, Any], weight_format: str | None,
                  name: str) -> WeightInventory:
-    qcfg = config.get("quantization_config")
     fmt_name = (weight_format or "").lower()
-    if qcfg or (fmt_name and fmt_name not in HF_DTYPE_BYTES and fmt_name not in _HF_ALIASES):
+    plain = fmt_name in HF_DTYPE_BYTES or fmt_name in _HF_ALIASES
+    if (config.get("quantization_config") and not plain) or (fmt_name and not plain):
         from ..quant import hf_formats
 
         return hf_formats.quantized_inventory(tensors, config=config, weight_format=weight_format, name=name)

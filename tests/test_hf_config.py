@@ -1,0 +1,129 @@
+"""config.json -> per-layer ModelSpec, on real configs (/work/shared/reference/model_configs.jsonl sources:
+ai21labs/Jamba-v0.1, nvidia/Nemotron-H-56B-Base-8K, nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 and
+deepseek-ai/DeepSeek-V2-Lite are verbatim config.json copies; Qwen3-Next from litgpt/aiconfigurator)."""
+
+import json
+
+import pytest
+
+from oomkit.errors import OomkitError
+from oomkit.model import catalog
+from oomkit.model.hf_config import spec_from_config
+from oomkit.model.spec import LayerKind
+
+JAMBA = {"architectures": ["JambaForCausalLM"], "attn_layer_offset": 4, "attn_layer_period": 8,
+         "expert_layer_offset": 1, "expert_layer_period": 2, "hidden_size": 4096, "intermediate_size": 14336,
+         "mamba_d_conv": 4, "mamba_d_state": 16, "mamba_dt_rank": 256, "mamba_expand": 2,
+         "max_position_embeddings": 262144, "model_type": "jamba", "num_attention_heads": 32, "num_experts": 16,
+         "num_experts_per_tok": 2, "num_hidden_layers": 32, "num_key_value_heads": 8, "sliding_window": None,
+         "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 65536}
+NEMOTRON_H_56B = {"architectures": ["NemotronHForCausalLM"], "chunk_size": 128, "conv_kernel": 4, "expand": 2,
+                  "hidden_size": 8192, "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M"
+                  "-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+                  "intermediate_size": 32768, "mamba_head_dim": 64, "mamba_num_heads": 256,
+                  "max_position_embeddings": 8192, "model_type": "nemotron_h", "n_groups": 8,
+                  "num_attention_heads": 64, "num_hidden_layers": 118, "num_key_value_heads": 8,
+                  "sliding_window": None, "ssm_state_size": 256, "tie_word_embeddings": False,
+                  "torch_dtype": "bfloat16", "vocab_size": 131072}
+QWEN3_NEXT = {"architectures": ["Qwen3NextForCausalLM"], "decoder_sparse_step": 1, "full_attention_interval": 4,
+              "head_dim": 256, "hidden_size": 2048, "intermediate_size": 5120, "linear_conv_kernel_dim": 4,
+              "linear_key_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32,
+              "linear_value_head_dim": 128, "max_position_embeddings": 262144, "mlp_only_layers": [],
+              "model_type": "qwen3_next", "moe_intermediate_size": 512, "num_attention_heads": 16,
+              "num_experts": 512, "num_experts_per_tok": 10, "num_hidden_layers": 48, "num_key_value_heads": 2,
+              "shared_expert_intermediate_size": 512, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+              "vocab_size": 151936}
+
+
+def kinds(spec):
+    return [layer.kind for layer in spec.layers]
+
+
+def test_jamba_attention_every_eighth_layer_moe_every_second():
+    s = spec_from_config(JAMBA, name="jamba")
+    assert [i for i, k in enumerate(kinds(s)) if k is LayerKind.FULL] == [4, 12, 20, 28]
+    assert [layer.index for layer in s.layers if layer.ffn.is_moe] == list(range(1, 32, 2))
+    st = s.layers[0].recurrent  # Mamba-1: d_inner = 2 * 4096; conv (4-1) * 8192; ssm 16 * 8192
+    assert (st.conv, st.ssm) == (3 * 8192, 16 * 8192)
+    assert abs(s.params_total - 51.57e9) / 51.57e9 < 0.02  # Jamba-v0.1: 52B total (model card)
+    assert abs(s.params_active - 12e9) / 12e9 < 0.05  # 12B active
+
+
+def test_nemotron_h_pattern():
+    s = spec_from_config(NEMOTRON_H_56B, name="nemotron-h")
+    counts = s.kinds()
+    assert counts == {"recurrent": 54, "none": 54, "full": 10}
+    st = next(layer.recurrent for layer in s.layers if layer.recurrent)
+    # d_inner = 256 heads x 64 = 16384; conv (4-1) * (16384 + 2*8*256); ssm 256 * 16384
+    assert (st.conv, st.ssm) == (3 * (16384 + 4096), 256 * 16384)
+    assert abs(s.params_total - 56e9) / 56e9 < 0.05  # "Nemotron-H-56B"
+
+
+def test_qwen3_next_gated_delta_net():
+    s = spec_from_config(QWEN3_NEXT, name="qwen3-next")
+    assert kinds(s)[:4] == [LayerKind.RECURRENT] * 3 + [LayerKind.FULL]
+    assert s.kinds() == {"recurrent": 36, "full": 12}
+    st = s.layers[0].recurrent
+    assert (st.conv, st.ssm) == (3 * 8192, 128 * 4096)
+    assert abs(s.params_total - 81.3e9) / 81.3e9 < 0.03  # Qwen3-Next-80B-A3B (HF: 81.3B)
+
+
+def test_text_config_nesting_and_sliding_patterns():
+    g3 = catalog.lookup("gemma3:27b")
+    s = spec_from_config(g3.config, name="g3")
+    assert s.kinds() == {"sliding": 52, "full": 10}
+    assert [i for i, k in enumerate(kinds(s)) if k is LayerKind.FULL][:2] == [5, 11]
+    assert s.layers[0].attention.window == 1024 and s.layers[0].attention.head_dim_k == 128
+    g2 = spec_from_config(catalog.lookup("gemma2:9b").config, name="g2")
+    assert kinds(g2)[:2] == [LayerKind.SLIDING, LayerKind.FULL] and g2.layers[0].attention.window == 4096
+
+
+def test_qwen3_head_dim_is_not_hidden_over_heads():
+    s = spec_from_config(catalog.lookup("qwen3:8b").config, name="q3")
+    a = s.layers[0].attention
+    assert (a.n_heads, a.n_kv_heads, a.head_dim_k) == (32, 8, 128)  # 4096 / 32 = 128 too; 0.6B differs:
+    small = dict(catalog.lookup("qwen3:8b").config, hidden_size=1024, num_attention_heads=16)
+    assert spec_from_config(small, name="x").layers[0].attention.head_dim_k == 128
+
+
+def test_mla_and_moe_fields():
+    s = spec_from_config(catalog.lookup("deepseek-v3").config, name="dsv3", weight_format="Q4_K_M")
+    a = s.layers[0].attention
+    assert (a.kv_lora_rank, a.qk_rope_head_dim, a.q_lora_rank, a.n_heads) == (512, 64, 1536, 128)
+    assert [layer.ffn.is_moe for layer in s.layers[:4]] == [False, False, False, True]  # first_k_dense_replace 3
+    f = s.layers[3].ffn
+    assert (f.n_experts, f.n_experts_used, f.n_ff_expert, f.n_ff_shared) == (256, 8, 2048, 2048)
+    assert s.n_layers == 61  # the GGUF conversion drops the MTP block
+    hf = spec_from_config(catalog.lookup("deepseek-v3").config, name="dsv3", weight_format="bf16")
+    assert hf.n_layers == 62 and hf.n_nextn_layers == 1
+    assert abs(hf.params_total - 684.5e9) / 684.5e9 < 0.01  # HF safetensors: 685B with the MTP block
+    assert abs(s.params_total - 671e9) / 671e9 < 0.01  # 671B without it (model card)
+
+
+@pytest.mark.parametrize("drop,needle", [("num_hidden_layers", "num_hidden_layers"),
+                                         ("hidden_size", "hidden_size"),
+                                         ("num_attention_heads", "num_attention_heads"),
+                                         ("intermediate_size", "intermediate_size")])
+def test_missing_fields_are_named(drop, needle):
+    cfg = dict(catalog.lookup("llama3.1:8b").config)
+    cfg.pop(drop)
+    with pytest.raises(OomkitError, match=needle):
+        spec_from_config(cfg, name="broken")
+
+
+def test_bad_values():
+    cfg = dict(catalog.lookup("llama3.1:8b").config, num_key_value_heads=5)
+    with pytest.raises(OomkitError, match="does not divide"):
+        spec_from_config(cfg, name="broken")
+    with pytest.raises(OomkitError, match="layer_types"):
+        spec_from_config(dict(cfg, num_key_value_heads=8, layer_types=["full_attention"] * 3), name="b")
+    with pytest.raises(OomkitError, match="non-negative integer"):
+        spec_from_config(dict(cfg, num_key_value_heads=8, hidden_size="4096"), name="b")
+
+
+def test_config_file_and_directory(tmp_path):
+    from oomkit.model.resolve import resolve
+
+    (tmp_path / "config.json").write_text(json.dumps(catalog.lookup("qwen3:8b").config))
+    a, b = resolve(str(tmp_path)), resolve(str(tmp_path / "config.json"))
+    assert a.layers == b.layers and a.weights.format == "bfloat16"
