@@ -13,9 +13,9 @@ from typing import Any
 
 from ..errors import OomkitError
 from ..estimate import LayerUse, MemoryEstimate, Usage
+from ..model.gguf_file import SWA_PATTERN_DEFAULT
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
 from ..quant import ggml
-from ..model.gguf_file import SWA_PATTERN_DEFAULT
 from .base import Device
 
 MiB = 1 << 20
@@ -437,41 +437,37 @@ def _mapped_range(tensors: list[TensorSpec]) -> int:
 # Compute buffers (measured by llama.cpp: graph_reserve of a worst-case ubatch, ggml-alloc peak per backend)
 
 
-def compute_buffer_bytes(spec: ModelSpec, ctx: Context) -> int:
-    """Peak of the worst-case ubatch graph, n_tokens = min(n_ctx, n_ubatch), all outputs.
+def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
+    """Peak of the worst-case ubatch graph: llama_context::graph_reserve builds it with
+    n_tokens = min(n_ctx, n_ubatch) and every token an output, and ggml-alloc sizes the buffer to the most
+    tensors alive at once. The live set is modelled at its two candidate peaks, fitted to llama.cpp's own
+    "compute buffer size" lines (tests/test_groundtruth_llamacpp.py; within a few percent):
 
-    A model of ggml-alloc's peak fitted to llama.cpp's own "compute buffer size" lines (tests/test_llamacpp_*):
-    the largest of the logits phase, the attention phase and the FFN phase.
+    - output: the logits of every token (n_vocab x T floats) and two hidden-state rows;
+    - attention: without flash attention the KQ scores (n_kv x T x n_head floats, softmax in place) and the
+      f32 masks; with it, f16 masks only; plus Q, K, V, the attention output and three hidden-state rows.
+      MLA (absorbed, src/models/deepseek2.cpp) holds the absorbed query and the latent output per head.
     """
     T = min(ctx.n_ctx, ctx.n_ubatch)
     f32 = 4
-    n_embd = spec.n_embd
-    resid = n_embd * T * f32
-    # output: the logits of every token, plus the normed hidden state feeding them
+    resid = spec.n_embd * T * f32
     out_phase = spec.n_vocab * T * f32 + 2 * resid
+    cells = {il: c.cells for c in caches for il in c.layers}
+    masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)  # one KQ mask per cache
     attn_phase = 0
-    ffn_phase = 0
-    n_kv = ctx.n_ctx if ctx.kv_unified else ctx.n_ctx_seq
-    for layer in spec.layers[: spec.n_layers - spec.n_nextn_layers]:
+    for layer in _attention_layers(spec):
         a = layer.attention
-        if a is not None:
-            q = a.n_heads * a.head_dim_k * T * f32
-            kv = (a.n_kv_heads * (a.head_dim_k + a.head_dim_v)) * T * f32
-            if ctx.flash_attn:
-                cur = q * 2 + kv + 2 * resid
-            else:
-                kq = n_kv * T * a.n_heads * f32
-                cur = 2 * kq + q + kv + 2 * resid
-            attn_phase = max(attn_phase, cur)
-        f = layer.ffn
-        if f.is_moe:
-            cur = 3 * f.n_ff_expert * f.n_experts_used * T * f32 + f.n_experts * T * f32 * 2 + 3 * resid
-            if f.n_ff_shared:
-                cur += 2 * f.n_ff_shared * T * f32
+        n_kv = cells.get(layer.index, 0)
+        kq = 0 if ctx.flash_attn else n_kv * T * a.n_heads * f32
+        if a.kv_lora_rank and a.latent_cache and ctx.build >= ERAS["mla_latent"]:
+            inner = a.n_heads * T * f32 * (3 * a.kv_lora_rank + a.qk_rope_head_dim) + resid
         else:
-            cur = 3 * f.n_ff * T * f32 + 2 * resid
-        ffn_phase = max(ffn_phase, cur)
-    return max(out_phase, attn_phase, ffn_phase)
+            q = a.n_heads * a.head_dim_k
+            inner = T * f32 * (q + 2 * a.n_kv_heads * a.head_dim_k + a.n_heads * a.head_dim_v) + 3 * resid
+        attn_phase = max(attn_phase, kq + inner)
+    if attn_phase:
+        attn_phase += masks
+    return max(out_phase, attn_phase)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -522,7 +518,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
         d = -1 if s.no_kv_offload else placement.layer_device[il]
         rs_by_dev[d] = rs_by_dev.get(d, 0) + r + st
 
-    compute = compute_buffer_bytes(spec, ctx)
+    compute = compute_buffer_bytes(spec, ctx, caches)
     out_bytes = output_buffer_bytes(spec, ctx, s)
     gpus_used = sorted({d for d in placement.layer_device if d >= 0} | ({placement.output_device} - {-1}))
     compute_by_dev: dict[int, int] = {}

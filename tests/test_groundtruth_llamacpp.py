@@ -1,0 +1,57 @@
+"""oomkit against llama.cpp itself: for real models' per-layer shapes (synthetic GGUFs written with `gguf`, the
+tensor data a sparse hole), llama.cpp is run on the CPU through llama-cpp-python and its own log lines are
+the expected figures. KV cache (per cache: cells, layers, K, V), recurrent state (R, S), model, output and
+KV buffers must equal llama.cpp's to the 0.01 MiB it prints; the compute buffer within 10%.
+Where llama.cpp refuses the settings (a quantized V cache without flash attention), oomkit must refuse too.
+"""
+
+import pytest
+
+from oomkit.errors import OomkitError
+from tests import gt_compare as g
+
+llama_cpp = pytest.importorskip("llama_cpp")
+
+
+def grid():
+    base = list(g.settings_grid())
+    extra = [
+        # llama-server's default: 4 slots sharing one unified cache (SWA and recurrent sizes scale with it)
+        dict(base[0], n_seq_max=4, kv_unified=True),
+        dict(base[0], n_seq_max=4, kv_unified=True, n_ctx=32768),
+        dict(base[0], n_ubatch=2048),
+        dict(base[0], swa_full=True, n_seq_max=2),
+        dict(base[0], n_ctx=5000, n_seq_max=3),  # padding: PAD(5000/3, 256) per sequence
+        dict(base[0], type_k="q8_0", type_v="f16", flash_attn="off"),  # quantized K alone works without FA
+    ]
+    return base + extra
+
+
+GRID = grid()
+
+
+@pytest.fixture(scope="module", params=g.MODELS, ids=[k for k, _ in g.MODELS])
+def measured(request):
+    key, n_layers = request.param
+    path, spec, results = g.measure_grid(key, n_layers, GRID)
+    return key, spec, results
+
+
+def test_figures_equal_llama_cpp(measured):
+    key, spec, results = measured
+    compared = 0
+    for s, m in zip(GRID, results, strict=True):
+        label = f"{key} {s}"
+        if not m["ok"]:
+            assert m["stage"] == "context", f"{label}: llama.cpp failed at {m['stage']}: {m['error']}"
+            with pytest.raises(OomkitError):
+                g.oomkit_figures(spec, s)
+            continue
+        expected, got = g.engine_figures(m), g.oomkit_figures(spec, s)
+        for field in ("n_ctx", "model_mib", "caches", "kv_mib", "r_mib", "s_mib", "output_mib"):
+            assert got[field] == expected[field], f"{label}: {field} oomkit {got[field]} llama.cpp {expected[field]}"
+        ratio = got["compute_mib"] / expected["compute_mib"]
+        assert 0.9 <= ratio <= 1.1, f"{label}: compute oomkit {got['compute_mib']:.2f} llama.cpp " \
+                                    f"{expected['compute_mib']:.2f} MiB"
+        compared += 1
+    assert compared >= len(GRID) // 2  # most settings are valid; an engine-side breakage must not pass silently
