@@ -10,7 +10,7 @@ from typing import Any
 
 import oomkit
 from oomkit.model.gguf_file import read_gguf_spec
-from tests.groundtruth import llamacpp_run, synth
+from tests.groundtruth import llamacpp_run, synth  # noqa: F401  (llamacpp_run re-exported)
 
 MiB = 1 << 20
 
@@ -20,7 +20,7 @@ MODELS = [("llama-3.1-8b", 4), ("qwen3-8b", 4), ("qwen3-30b-a3b", 4), ("gemma-3-
           ("gpt-oss-20b", 4), ("deepseek-v3", 4), ("mamba2-2.7b", 4), ("qwen3.5-27b", 8)]
 
 
-def synth_file(key: str, n_layers: int, recipe: str | None = None):
+def synth_file(key: str, n_layers: int | None, recipe: str | None = None):
     model = synth.MODELS[key](n_layers=n_layers)
     recipe = recipe or ("mxfp4_moe" if key == "gpt-oss-20b" else "q4_0")
     return synth.synth_path(model, recipe)

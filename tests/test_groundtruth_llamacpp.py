@@ -55,3 +55,32 @@ def test_figures_equal_llama_cpp(measured):
                                     f"{expected['compute_mib']:.2f} MiB"
         compared += 1
     assert compared >= len(GRID) // 2  # most settings are valid; an engine-side breakage must not pass silently
+
+
+# Whole models at their full depth and long contexts, sized by llama.cpp's own dry run (no_alloc: the buffers
+# are sized, not allocated, so contexts beyond this machine's RAM work). The model/KV *buffer* lines read 0
+# in that mode; the cache, state, output and compute figures are real.
+FULL_DEPTH = [
+    ("llama-3.1-8b", dict(n_ctx=131072)),
+    ("qwen3-30b-a3b", dict(n_ctx=40960, type_k="q8_0", type_v="q8_0")),
+    ("gemma-3-12b", dict(n_ctx=131072, n_seq_max=4, kv_unified=True)),
+    ("gpt-oss-20b", dict(n_ctx=131072, n_seq_max=4, kv_unified=True)),
+    ("deepseek-v3", dict(n_ctx=163840)),
+    ("qwen3.5-27b", dict(n_ctx=262144, n_seq_max=4, kv_unified=True)),
+    ("mamba2-2.7b", dict(n_ctx=1048576, n_seq_max=8)),
+]
+
+
+@pytest.mark.parametrize("key,over", FULL_DEPTH, ids=[k for k, _ in FULL_DEPTH])
+def test_full_depth_long_context_dry_run(key, over):
+    s = dict(next(g.settings_grid()), no_alloc=True, use_mmap=False, **over)
+    path = g.synth_file(key, None)
+    from oomkit.model.gguf_file import read_gguf_spec
+
+    spec = read_gguf_spec(path)
+    m = g.llamacpp_run.measure(path, **s)
+    assert m["ok"], m["error"]
+    e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
+    for field in ("n_ctx", "caches", "r_mib", "s_mib", "output_mib"):
+        assert o[field] == e[field], f"{key}: {field} oomkit {o[field]} llama.cpp {e[field]}"
+    assert 0.9 <= o["compute_mib"] / e["compute_mib"] <= 1.1, (o["compute_mib"], e["compute_mib"])

@@ -446,6 +446,7 @@ def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> 
     - output: the logits of every token (n_vocab x T floats) and two hidden-state rows;
     - attention: without flash attention the KQ scores (n_kv x T x n_head floats, softmax in place) and the
       f32 masks; with it, f16 masks only; plus Q, K, V, the attention output and three hidden-state rows.
+      The reserve sizes n_kv to the whole cache (llama_kv_cache::init_full), so this grows with n_ctx.
       MLA (absorbed, src/models/deepseek2.cpp) holds the absorbed query and the latent output per head.
     """
     T = min(ctx.n_ctx, ctx.n_ubatch)
@@ -467,6 +468,10 @@ def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> 
         attn_phase = max(attn_phase, kq + inner)
     if attn_phase:
         attn_phase += masks
+        if any(layer.recurrent is not None for layer in spec.layers):
+            # hybrids: the recurrent layers' inputs are allocated after the masks and live to the end, so the
+            # freed mask block cannot merge with the free tail and the logits go above it
+            out_phase += masks + resid
     return max(out_phase, attn_phase)
 
 

@@ -1,0 +1,62 @@
+"""Accuracy against llama.cpp itself: every figure of every case of the ground-truth grid, summarised per
+model (exact matches of the KV / recurrent / model / output figures; compute buffer ratio median and worst).
+
+    PYTHONPATH=. python bench/accuracy_llamacpp.py [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from oomkit.errors import OomkitError
+from tests import gt_compare as g
+from tests.test_groundtruth_llamacpp import GRID
+
+EXACT = ("n_ctx", "model_mib", "caches", "kv_mib", "r_mib", "s_mib", "output_mib")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--markdown", action="store_true")
+    md = ap.parse_args().markdown
+    rows, all_ratios, total, exact_ok, refused = [], [], 0, 0, 0
+    t0 = time.perf_counter()
+    for key, n_layers in g.MODELS:
+        _, spec, results = g.measure_grid(key, n_layers, GRID)
+        ratios, cases, matched = [], 0, 0
+        for s, m in zip(GRID, results, strict=True):
+            if not m["ok"]:
+                try:
+                    g.oomkit_figures(spec, s)
+                except OomkitError:
+                    refused += 1
+                continue
+            e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
+            cases += 1
+            matched += all(o[f] == e[f] for f in EXACT)
+            ratios.append(o["compute_mib"] / e["compute_mib"])
+        total += cases
+        exact_ok += matched
+        all_ratios += ratios
+        worst = max(ratios, key=lambda r: abs(r - 1))
+        rows.append((f"{key} ({spec.architecture}, {n_layers} layers)", cases, matched,
+                     statistics.median(ratios), worst))
+    sep = " | " if md else "  "
+    head = ["model", "cases", "KV/RS/model/output exact", "compute median", "compute worst"]
+    if md:
+        print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    else:
+        print(sep.join(head))
+    for name, cases, matched, med, worst in rows:
+        cells = [name, str(cases), f"{matched}/{cases}", f"{med:.3f}", f"{worst:.3f}"]
+        print(("| " + " | ".join(cells) + " |") if md else sep.join(cells))
+    worst_all = max(all_ratios, key=lambda r: abs(r - 1))
+    print(f"\n{total} cases: {exact_ok} with every exact figure equal to llama.cpp's; compute buffer ratio median "
+          f"{statistics.median(all_ratios):.3f}, worst {worst_all:.3f}; {refused} settings llama.cpp refused, "
+          f"refused by oomkit too. ({time.perf_counter() - t0:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()

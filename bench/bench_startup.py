@@ -1,0 +1,52 @@
+"""Cold-process start-up: `oomkit --help` and `oomkit estimate <catalog model> --json`, against a bare
+`python -c pass` measured in the same run (the machine is noisy; the ratio is what to compare).
+
+    python bench/bench_startup.py [--runs 21]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+OOMKIT = [sys.executable, "-m", "oomkit"]
+CASES = {
+    "python -c pass": [sys.executable, "-c", "pass"],
+    "oomkit --help": [*OOMKIT, "--help"],
+    "oomkit estimate llama3.1:8b --json": [*OOMKIT, "estimate", "llama3.1:8b", "--json"],
+    "oomkit estimate qwen3:30b-a3b --vram 24GiB --json": [*OOMKIT, "estimate", "qwen3:30b-a3b", "--vram", "24GiB",
+                                                          "--json"],
+}
+
+
+def time_once(cmd: list[str]) -> float:
+    t = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
+                   cwd=Path(__file__).resolve().parent.parent)
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=21)
+    runs = ap.parse_args().runs
+    for cmd in CASES.values():  # warm the page cache and the .pyc files
+        time_once(cmd)
+    samples: dict[str, list[float]] = {name: [] for name in CASES}
+    for _ in range(runs):  # interleaved, so load on the machine hits every case alike
+        for name, cmd in CASES.items():
+            samples[name].append(time_once(cmd))
+    base = statistics.median(samples["python -c pass"])
+    print(f"{'command':52s} {'median':>9s} {'p90':>9s} {'vs python':>10s}")
+    for name, xs in samples.items():
+        xs.sort()
+        med, p90 = statistics.median(xs), xs[int(0.9 * (len(xs) - 1))]
+        print(f"{name:52s} {med * 1000:7.1f}ms {p90 * 1000:7.1f}ms {med / base:9.2f}x")
+
+
+if __name__ == "__main__":
+    main()
