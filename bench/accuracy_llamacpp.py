@@ -12,7 +12,7 @@ import time
 
 from oomkit.errors import OomkitError
 from tests import gt_compare as g
-from tests.test_groundtruth_llamacpp import GRID
+from tests.test_groundtruth_llamacpp import FULL_DEPTH, GRID
 
 EXACT = ("n_ctx", "model_mib", "caches", "kv_mib", "r_mib", "s_mib", "output_mib")
 
@@ -52,6 +52,21 @@ def main() -> None:
     for name, cases, matched, med, worst in rows:
         cells = [name, str(cases), f"{matched}/{cases}", f"{med:.3f}", f"{worst:.3f}"]
         print(("| " + " | ".join(cells) + " |") if md else sep.join(cells))
+    print("\nFull depth, long context (llama.cpp dry run):")
+    from oomkit.model.gguf_file import read_gguf_spec
+
+    for key, over in FULL_DEPTH:
+        s = dict(next(g.settings_grid()), no_alloc=True, use_mmap=False, **over)
+        path = g.synth_file(key, None)
+        spec = read_gguf_spec(path)
+        m = g.llamacpp_run.measure(path, **s)
+        e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
+        same = all(o[f] == e[f] for f in ("n_ctx", "caches", "r_mib", "s_mib", "output_mib"))
+        kv = sum(k + v for _, _, k, v in e["caches"])
+        print(f"  {key}: {spec.n_layers} layers, n_ctx {e['n_ctx']}, {s['n_seq_max']} seq: KV {kv:.2f} MiB, "
+              f"state {e['r_mib'] + e['s_mib']:.2f} MiB {'equal' if same else 'DIFFERENT'}; compute "
+              f"{o['compute_mib']:.1f} vs {e['compute_mib']:.1f} MiB ({o['compute_mib'] / e['compute_mib']:.3f})")
+        all_ratios.append(o["compute_mib"] / e["compute_mib"])
     worst_all = max(all_ratios, key=lambda r: abs(r - 1))
     print(f"\n{total} cases: {exact_ok} with every exact figure equal to llama.cpp's; compute buffer ratio median "
           f"{statistics.median(all_ratios):.3f}, worst {worst_all:.3f}; {refused} settings llama.cpp refused, "
