@@ -143,17 +143,7 @@ def _peek_engine(argv: list[str]) -> str:
 def _engine_flag_arity(engine: str):
     from .engines.base import get_engine
 
-    get_engine(engine)  # unknown engine -> error now
-    from .engines.cmdline import _BOOL_VALUES, _llamacpp_flags
-
-    flags = _llamacpp_flags()
-
-    def arity(name: str, nxt: str | None) -> bool:
-        if name in ("-fa", "--flash-attn"):
-            return nxt is not None and nxt.lower() in _BOOL_VALUES
-        return flags.get(name, False)
-
-    return arity
+    return get_engine(engine).flag_takes_value
 
 
 def cmd_estimate(argv: list[str]) -> int:

@@ -25,22 +25,39 @@ class Device:
 
 
 class Engine(Protocol):
+    """What each engine module exposes as its module-level `ENGINE`."""
+
     name: str
 
-    def parse_args(self, argv: list[str], env: dict[str, str] | None = None) -> tuple[str | None, Any]:
-        """A real command line (without the program name) -> (model argument, Settings)."""
+    def settings(self, **options: Any) -> Any:
+        """The engine's Settings (a frozen dataclass, fields named after the engine's own options)."""
         ...
 
-    def settings(self, **options: Any) -> Any:
-        """Settings from engine-neutral and engine-specific keyword options."""
+    def with_context(self, settings: Any, n_ctx: int) -> Any:
+        """The same settings at another context length (used to search the largest that fits)."""
         ...
 
     def estimate(self, spec: Any, devices: tuple[Device, ...], settings: Any) -> Any:
+        """-> oomkit.estimate.MemoryEstimate, following the engine's real allocation rules."""
+        ...
+
+    def parse_args(self, argv: list[str], env: dict[str, str] | None = None) -> tuple[str | None, str | None, Any]:
+        """The engine's own flags (no program name) -> (model argument, quant or None, Settings).
+        env: the engine's environment variables (OLLAMA_*), None for os.environ."""
+        ...
+
+    def flag_takes_value(self, name: str, following: str | None) -> bool:
+        """Whether flag `name` consumes the next argument."""
+        ...
+
+    def default_weight_format(self, config: dict[str, Any]) -> str | None:
+        """The weight format the engine loads for a model named without one (None: the config's own)."""
         ...
 
 
 # Engine name (and the spellings users type) -> module under oomkit.engines. Imported lazily.
-_ENGINES = {"llama.cpp": "llamacpp"}
+_ENGINES = {"llama.cpp": "llamacpp", "vllm": "vllm", "sglang": "sglang", "ollama": "ollama",
+            "transformers": "transformers", "mlx": "mlx"}
 _ALIASES = {"llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama_cpp": "llama.cpp", "llama-server": "llama.cpp",
             "llama-cli": "llama.cpp", "lmstudio": "llama.cpp", "lm-studio": "llama.cpp"}
 
@@ -51,4 +68,9 @@ def get_engine(name: str) -> Engine:
     if module is None:
         known = ", ".join(sorted(_ENGINES))
         raise OomkitError(f"unknown engine {name!r}: known engines are {known}")
-    return importlib.import_module(f"oomkit.engines.{module}").ENGINE
+    try:
+        return importlib.import_module(f"oomkit.engines.{module}").ENGINE
+    except ModuleNotFoundError as e:
+        if e.name == f"oomkit.engines.{module}":
+            raise OomkitError(f"the {key} engine is not available in this version of oomkit") from None
+        raise

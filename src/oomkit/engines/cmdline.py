@@ -1,15 +1,12 @@
-"""A real engine command line -> (engine, model argument, Settings).
+"""A real engine command line -> (engine, model argument, quant, Settings).
 
-`llama-server -m model.gguf -c 16384 -ngl 99 -fa on` is read with llama.cpp's own flag table
-(engines/data/llamacpp_flags.json, generated from common/arg.cpp): every flag llama.cpp knows is accepted,
-the ones that change memory are applied, and an unknown flag is an error, as llama.cpp itself would say.
+Recognises the program (llama-server, vllm serve, python -m sglang.launch_server, ollama run, mlx_lm.*) and
+hands the rest to that engine's own parser (its module's `parse_args`), which knows the engine's flags.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +14,12 @@ from ..errors import OomkitError
 
 LLAMACPP_PROGRAMS = {"llama-server": "llama-server", "llama-cli": "llama-cli", "llama-completion": "llama-cli",
                      "llama-run": "llama-cli", "server": "llama-server", "main": "llama-cli"}
-# Flags older builds had that the current table lacks (still seen in scripts and issues).
-_LEGACY_LLAMACPP = {"--no-mmap": False, "--mlock": False, "--mmap": False, "-fa": True, "--flash-attn": True,
-                    "-dkvc": False, "--dump-kv-cache": False, "--no-kv-offload": False, "-nkvo": False,
-                    "--defrag-thold": True, "-dt": True, "--log-disable": False}
+# python -m MODULE -> engine
+PYTHON_MODULES = {"vllm.entrypoints.openai.api_server": "vllm", "vllm.entrypoints.api_server": "vllm",
+                  "sglang.launch_server": "sglang", "mlx_lm.server": "mlx", "mlx_lm.generate": "mlx",
+                  "mlx_lm": "mlx"}
+PROGRAMS = {"vllm": "vllm", "sglang": "sglang", "ollama": "ollama", "mlx_lm.server": "mlx",
+            "mlx_lm.generate": "mlx"}
 
 
 @dataclass(frozen=True)
@@ -32,132 +31,26 @@ class ParsedCommand:
 
 
 def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedCommand:
+    from .base import get_engine
+
     if not argv:
         raise OomkitError("empty engine command after --")
-    prog = Path(argv[0]).name
-    if prog.endswith(".exe"):
-        prog = prog[:-4]
+    prog = Path(argv[0]).name.removesuffix(".exe")
+    args = argv[1:]
     if prog in LLAMACPP_PROGRAMS:
-        model, quant, settings = parse_llamacpp_args(argv[1:], program=LLAMACPP_PROGRAMS[prog])
+        from .llamacpp_args import parse_args
+
+        model, quant, settings = parse_args(args, program=LLAMACPP_PROGRAMS[prog])
         return ParsedCommand("llama.cpp", model, settings, quant)
-    raise OomkitError(f"unknown engine command {argv[0]!r}: oomkit reads llama-server and llama-cli command lines")
-
-
-@lru_cache(maxsize=1)
-def _llamacpp_flags() -> dict[str, bool]:
-    path = Path(__file__).with_name("data") / "llamacpp_flags.json"
-    flags = dict(json.loads(path.read_text(encoding="utf-8"))["flags"])
-    for k, v in _LEGACY_LLAMACPP.items():
-        flags.setdefault(k, v)
-    return flags
-
-
-def _int(flag: str, value: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise OomkitError(f"{flag} takes an integer, got {value!r}") from None
-
-
-_BOOL_VALUES = {"on": "on", "off": "off", "auto": "auto", "1": "on", "0": "off", "true": "on", "false": "off",
-                "enabled": "on", "disabled": "off"}
-
-
-def parse_llamacpp_args(args: list[str], program: str = "llama-server") -> tuple[str | None, str | None, Any]:
-    """llama.cpp flags -> (model path or HF repo, quant from -hf repo:QUANT, LlamaCppSettings)."""
-    from .llamacpp import LlamaCppSettings
-
-    flags = _llamacpp_flags()
-    opts: dict[str, Any] = {"program": program}
-    model: str | None = None
-    quant: str | None = None
-    overrides: list[tuple[str, str]] = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if name not in flags:
-            raise OomkitError(f"error: invalid argument: {arg} (not a {program} flag)")
-        value = None
-        if name in ("-fa", "--flash-attn"):
-            # -fa [on|off|auto]; older builds had a bare -fa
-            if eq:
-                value = inline
-            elif i + 1 < len(args) and args[i + 1].lower() in _BOOL_VALUES:
-                value = args[i + 1]
-                i += 1
-            else:
-                value = "on"
-        elif flags[name]:
-            if eq:
-                value = inline
-            elif i + 1 < len(args):
-                value = args[i + 1]
-                i += 1
-            else:
-                raise OomkitError(f"error: {name} expects a value")
-        i += 1
-        if name in ("-m", "--model"):
-            model = value
-        elif name in ("-hf", "-hfr", "--hf-repo"):
-            repo, _, q = value.partition(":")
-            model, quant = repo, (q or None)
-        elif name in ("-c", "--ctx-size"):
-            opts["n_ctx"] = _int(name, value)
-        elif name in ("-b", "--batch-size"):
-            opts["n_batch"] = _int(name, value)
-        elif name in ("-ub", "--ubatch-size"):
-            opts["n_ubatch"] = _int(name, value)
-        elif name in ("-np", "--parallel"):
-            opts["n_parallel"] = _int(name, value)
-        elif name in ("-kvu", "--kv-unified"):
-            opts["kv_unified"] = True
-        elif name in ("-no-kvu", "--no-kv-unified"):
-            opts["kv_unified"] = False
-        elif name in ("-ctk", "--cache-type-k"):
-            opts["cache_type_k"] = value
-        elif name in ("-ctv", "--cache-type-v"):
-            opts["cache_type_v"] = value
-        elif name in ("-fa", "--flash-attn"):
-            mode = _BOOL_VALUES.get(value.lower())
-            if mode is None:
-                raise OomkitError(f"error: unknown value for --flash-attn: '{value}'")
-            opts["flash_attn"] = mode
-        elif name == "--swa-full":
-            opts["swa_full"] = True
-        elif name in ("-ngl", "--gpu-layers", "--n-gpu-layers"):
-            opts["n_gpu_layers"] = -1 if value in ("auto", "all") else _int(name, value)
-            if value == "all":
-                opts["n_gpu_layers"] = 10**6
-        elif name in ("-sm", "--split-mode"):
-            opts["split_mode"] = value
-        elif name in ("-ts", "--tensor-split"):
-            try:
-                opts["tensor_split"] = tuple(float(x) for x in value.replace("/", ",").split(",") if x)
-            except ValueError:
-                raise OomkitError(f"error: invalid --tensor-split {value!r}") from None
-        elif name in ("-mg", "--main-gpu"):
-            opts["main_gpu"] = _int(name, value)
-        elif name in ("-nkvo", "--no-kv-offload"):
-            opts["no_kv_offload"] = True
-        elif name in ("-kvo", "--kv-offload"):
-            opts["no_kv_offload"] = False
-        elif name in ("-ot", "--override-tensor"):
-            for part in value.split(","):
-                pat, sep, buft = part.rpartition("=")
-                if not sep or not pat:
-                    raise OomkitError(f"error: invalid --override-tensor {part!r}: expected PATTERN=BUFFER_TYPE")
-                overrides.append((pat, buft))
-        elif name in ("-ncmoe", "--n-cpu-moe"):
-            opts["n_cpu_moe"] = _int(name, value)
-        elif name in ("-cmoe", "--cpu-moe"):
-            opts["cpu_moe"] = True
-        elif name == "--no-mmap":
-            opts["mmap"] = False
-        elif name in ("-lm", "--load-mode"):
-            opts["mmap"] = "mmap" in value or value == "auto"
-        elif name in ("--embedding", "--embeddings"):
-            opts["embeddings"] = True
-    if overrides:
-        opts["override_tensor"] = tuple(overrides)
-    return model, quant, LlamaCppSettings(**opts)
+    if prog.startswith("python") and len(args) >= 2 and args[0] == "-m":
+        engine = PYTHON_MODULES.get(args[1])
+        if engine is None:
+            raise OomkitError(f"unknown engine module 'python -m {args[1]}'")
+        args = args[2:]
+    elif prog in PROGRAMS:
+        engine = PROGRAMS[prog]
+    else:
+        raise OomkitError(f"unknown engine command {argv[0]!r}: oomkit reads llama-server, llama-cli, vllm serve, "
+                          "python -m sglang.launch_server, ollama run and mlx_lm command lines")
+    model, quant, settings = get_engine(engine).parse_args(args, env)
+    return ParsedCommand(engine, model, settings, quant)

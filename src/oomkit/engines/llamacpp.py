@@ -622,9 +622,14 @@ class _LlamaCpp:
         return estimate(spec, devices, s)
 
     def parse_args(self, argv: list[str], env: dict[str, str] | None = None):
-        from .cmdline import parse_llamacpp_args
+        from .llamacpp_args import parse_args
 
-        return parse_llamacpp_args(argv)
+        return parse_args(argv)
+
+    def flag_takes_value(self, name: str, following: str | None) -> bool:
+        from .llamacpp_args import flag_takes_value
+
+        return flag_takes_value(name, following)
 
     def default_weight_format(self, config: dict[str, Any]) -> str:
         """The GGUF people download for a model named without a quant: the MXFP4 release for models published
