@@ -1,0 +1,1 @@
+"""One module per `oomkit` command, each with run(argv) -> exit code."""

@@ -1,0 +1,159 @@
+"""The model-and-engine part of a command line, shared by estimate, check and table:
+MODEL [oomkit options] [engine flags]  or  [oomkit options] -- ENGINE-COMMAND ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..errors import OomkitError
+
+# oomkit's own estimate options: name -> takes a value
+OPTIONS = {"--engine": True, "--ctx": True, "--quant": True, "--kv-type": True, "--parallel": True,
+            "--vram": True, "--gpu": True, "--cpu-only": False, "--engine-version": True, "--json": False,
+            "--explain": False, "--kv-memory": True, "-h": False, "--help": False}
+
+
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """What the user asked for: the model, the engine and its settings, the hardware."""
+
+    model: str
+    engine: str
+    settings: Any
+    quant: str | None
+    opts: dict[str, Any]
+
+    def estimate(self, **kw: Any):
+        from ..estimate import estimate
+
+        return estimate(self.model, self.engine, quant=self.quant, vram=self.opts.get("--vram"),
+                        gpu=self.opts.get("--gpu"), cpu_only=bool(self.opts.get("--cpu-only")),
+                        settings=self.settings, **kw)
+
+
+def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None = None,
+                        default_model: str | None = None) -> ModelRequest:
+    """argv after the command name -> ModelRequest. extra_options: the command's own options (name -> takes a
+    value), returned in .opts like the common ones."""
+    from ..engines.base import get_engine
+
+    options = {**OPTIONS, **(extra_options or {})}
+    opts, model, engine_args, command = split_args(argv, options)
+    quant = opts.get("--quant")
+    if command is not None:
+        if model is not None or engine_args:
+            raise OomkitError("give either MODEL with options, or an engine command after --, not both")
+        from ..engines.cmdline import parse_command
+
+        parsed = parse_command(command)
+        if parsed.model is None:
+            raise OomkitError(f"the {command[0]} command names no model")
+        engine_name, model, settings = parsed.engine, parsed.model, parsed.settings
+        quant = quant or parsed.quant
+    else:
+        model = model or default_model
+        if model is None:
+            raise OomkitError("no MODEL given (try: oomkit estimate llama3.1:8b)")
+        engine_name = opts.get("--engine", "llama.cpp")
+        _, _, settings = get_engine(engine_name).parse_args(engine_args)
+    settings = replace(settings, **neutral_options(opts, settings))
+    return ModelRequest(model=model, engine=engine_name, settings=settings, quant=quant, opts=opts)
+
+
+def split_args(argv: list[str], options: dict[str, bool]
+               ) -> tuple[dict[str, Any], str | None, list[str], list[str] | None]:
+    """-> (oomkit options, MODEL, engine flags, engine command after --)."""
+    opts: dict[str, Any] = {}
+    model: str | None = None
+    engine_args: list[str] = []
+    command: list[str] | None = None
+    if "--" in argv:
+        k = argv.index("--")
+        argv, command = argv[:k], argv[k + 1:]
+    engine = _peek_engine(argv)
+    arity = _engine_flag_arity(engine)
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        name, eq, inline = a.partition("=") if a.startswith("--") else (a, "", "")
+        if name in options:
+            if options[name]:
+                if eq:
+                    opts[name] = inline
+                elif i + 1 < len(argv):
+                    opts[name] = argv[i + 1]
+                    i += 1
+                else:
+                    raise OomkitError(f"{name} expects a value")
+            else:
+                opts[name] = True
+        elif a.startswith("-") and len(a) > 1 and not _is_number(a):
+            engine_args.append(a)
+            takes = arity(name, argv[i + 1] if i + 1 < len(argv) else None)
+            if takes and not eq and i + 1 < len(argv):
+                engine_args.append(argv[i + 1])
+                i += 1
+        elif model is None:
+            model = a
+        else:
+            raise OomkitError(f"unexpected argument {a!r} (one MODEL only)")
+        i += 1
+    return opts, model, engine_args, command
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+        return True
+    except ValueError:
+        return False
+
+
+def _peek_engine(argv: list[str]) -> str:
+    for i, a in enumerate(argv):
+        if a == "--engine" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--engine="):
+            return a.split("=", 1)[1]
+    return "llama.cpp"
+
+
+def _engine_flag_arity(engine: str):
+    from ..engines.base import get_engine
+
+    return get_engine(engine).flag_takes_value
+
+
+def neutral_options(opts: dict[str, Any], settings: Any) -> dict[str, Any]:
+    """Engine-neutral options mapped onto the engine's own settings fields."""
+    out: dict[str, Any] = {}
+    fields = settings.__dataclass_fields__
+    if "--ctx" in opts:
+        out["n_ctx"] = _int_opt("--ctx", opts["--ctx"])
+        if out["n_ctx"] <= 0:
+            raise OomkitError(f"--ctx must be a positive number of tokens, got {opts['--ctx']}")
+    if "--parallel" in opts:
+        out["n_parallel"] = _int_opt("--parallel", opts["--parallel"])
+    if "--kv-type" in opts:
+        out["cache_type_k"] = out["cache_type_v"] = opts["--kv-type"]
+    if "--engine-version" in opts:
+        out["engine_version"] = opts["--engine-version"]
+    if "--kv-memory" in opts:
+        from ..units import parse_size
+
+        out["kv_cache_memory_bytes"] = parse_size(opts["--kv-memory"])
+        if "kv_cache_memory_bytes" not in fields:
+            raise OomkitError("--kv-memory applies to engines that size their KV cache from a memory budget "
+                              "(vLLM, SGLang)")
+    return {k: v for k, v in out.items() if k in fields}
+
+
+def _int_opt(name: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise OomkitError(f"{name} takes an integer, got {value!r}") from None
