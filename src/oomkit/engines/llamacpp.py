@@ -437,10 +437,19 @@ def _mapped_range(tensors: list[TensorSpec]) -> int:
 # Compute buffers (measured by llama.cpp: graph_reserve of a worst-case ubatch, ggml-alloc peak per backend)
 
 
-def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
+@dataclass(frozen=True)
+class ComputePhases:
+    """The two candidate peaks of the worst-case graph (see compute_phases)."""
+
+    output: int  # logits of every token, plus the hidden-state rows around them
+    attention: int  # the largest layer workspace, masks included
+    inputs: int  # what the CPU side keeps for a fully offloaded graph (embeddings rows in, copies)
+
+
+def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> ComputePhases:
     """Peak of the worst-case ubatch graph: llama_context::graph_reserve builds it with
-    n_tokens = min(n_ctx, n_ubatch) and every token an output, and ggml-alloc sizes the buffer to the most
-    tensors alive at once. The live set is modelled at its two candidate peaks, fitted to llama.cpp's own
+    n_tokens = min(n_ctx, n_ubatch) and every token an output, and ggml-alloc sizes each backend's buffer to the
+    most tensors alive at once. The live set is modelled at its two candidate peaks, fitted to llama.cpp's own
     "compute buffer size" lines (tests/test_groundtruth_llamacpp.py; within a few percent):
 
     - output: the logits of every token (n_vocab x T floats) and two hidden-state rows;
@@ -472,7 +481,31 @@ def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> 
             # hybrids: the recurrent layers' inputs are allocated after the masks and live to the end, so the
             # freed mask block cannot merge with the free tail and the logits go above it
             out_phase += masks + resid
-    return max(out_phase, attn_phase)
+    return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=2 * resid)
+
+
+def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
+    """The compute buffer of a graph that runs on one backend (CPU only, or everything on one GPU)."""
+    p = compute_phases(spec, ctx, caches)
+    return max(p.output, p.attention)
+
+
+def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                      n_devices: int) -> dict[int, int]:
+    """Per backend (-1 = the CPU side): a device that runs layers needs the layer workspace, the one that
+    holds the output layer the logits too; the CPU side of an offloaded graph keeps its input rows.
+    Multi-GPU figures follow the same live-set model; they are not checked against a multi-GPU log here."""
+    p = compute_phases(spec, ctx, caches)
+    if n_devices == 0:
+        return {-1: max(p.output, p.attention)}
+    out: dict[int, int] = {}
+    for d in sorted(set(placement.layer_device) | {placement.output_device}):
+        need = p.attention if d in placement.layer_device else 0
+        if d == placement.output_device:
+            need = max(need, p.output)
+        out[d] = need
+    out[-1] = max(out.get(-1, 0), p.inputs)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -523,18 +556,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
         d = -1 if s.no_kv_offload else placement.layer_device[il]
         rs_by_dev[d] = rs_by_dev.get(d, 0) + r + st
 
-    compute = compute_buffer_bytes(spec, ctx, caches)
     out_bytes = output_buffer_bytes(spec, ctx, s)
-    gpus_used = sorted({d for d in placement.layer_device if d >= 0} | ({placement.output_device} - {-1}))
-    compute_by_dev: dict[int, int] = {}
-    if not devices or not gpus_used:
-        compute_by_dev[-1] = compute
-    else:
-        for d in gpus_used:
-            compute_by_dev[d] = compute
-        # the CPU backend's buffer (inputs, CPU-side layers) lives in the GPU's host buffer type
-        cpu_layers = sum(1 for d in placement.layer_device if d < 0)
-        compute_by_dev[-1] = spec.n_embd * min(ctx.n_ctx, ctx.n_ubatch) * 4 * 2 + (compute if cpu_layers else 0)
+    compute_by_dev = compute_by_device(spec, ctx, caches, placement, n_dev)
 
     usages = []
     for i, dev in enumerate(devices):
