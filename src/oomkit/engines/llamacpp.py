@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import OomkitError
 from ..estimate import LayerUse, MemoryEstimate, Usage
-from ..model.gguf_file import SWA_PATTERN_DEFAULT
+from ..model.archs import SWA_PATTERN_DEFAULT
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
 from ..quant import ggml
 from .base import Device
