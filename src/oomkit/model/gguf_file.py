@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import OomkitError
 from ..quant import ggml
-from .archs import (  # noqa: E402
+from .archs import (
     INTERVAL_HYBRIDS,
     KNOWN_ARCHS,
     KV_ZERO_HYBRIDS,
