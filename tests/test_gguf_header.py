@@ -130,7 +130,7 @@ def test_round_trip_every_field(real_gguf):
         shape, qtype = TENSORS[t.name]
         assert t.shape == tuple(reversed(shape))  # ne0 first
         assert t.ggml_type == int(qtype)
-        assert t.type_name == qtype.name
+        assert t.type_name.upper() == qtype.name.upper()
         assert t.nbytes == _nbytes(shape, qtype)
         assert t.offset == offset and t.offset % 32 == 0
         offset += -(-t.nbytes // 32) * 32
@@ -370,3 +370,52 @@ def test_need_more_bytes_pickles():
 
     e = pickle.loads(pickle.dumps(NeedMoreBytes("m", 10, 3)))
     assert (str(e), e.needed, e.have) == ("m", 10, 3) and isinstance(e, OomkitError)
+
+
+def test_big_endian_file_from_gguf_writer(tmp_path):
+    p = tmp_path / "be.gguf"
+    w = gguf.GGUFWriter(p, "llama", endianess=gguf.GGUFEndian.BIG)
+    w.add_uint32("a", 1)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    with pytest.raises(OomkitError, match=r"be\.gguf: big-endian GGUF \(version 3\)"):
+        read_gguf_header(p)
+
+
+def test_names_with_newlines_stay_one_line():
+    data = gguf_bytes([kv("a\nb", 13, bytes(4))])
+    with pytest.raises(OomkitError, match=r"key 'a\\nb' has invalid value type") as e:
+        parse_gguf_header(data)
+    assert "\n" not in str(e.value)
+    with pytest.raises(OomkitError) as e:
+        parse_gguf_header(gguf_bytes([], [ti("x\ny", (7,), 77, 0)]))
+    assert "\n" not in str(e.value) and "'x\\ny'" in str(e.value)
+
+
+def test_pipe_without_size():
+    r, w = os.pipe()
+    os.write(w, gguf_bytes([kv("a", U32, struct.pack("<I", 9))]))
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        h = read_gguf_header(f)
+    assert h.metadata == {"a": 9} and h.file_size is None
+
+
+def test_big_vocabulary_is_fast():
+    import time
+
+    tokens = b"".join(s(f"tok{i}") for i in range(152_000))
+    merges = b"".join(s(f"a{i} b{i}") for i in range(300_000))
+    data = gguf_bytes([
+        kv("tokenizer.ggml.tokens", ARR, struct.pack("<IQ", STR, 152_000) + tokens),
+        kv("tokenizer.ggml.token_type", ARR, struct.pack("<IQ", 5, 152_000) + bytes(4 * 152_000)),
+        kv("tokenizer.ggml.merges", ARR, struct.pack("<IQ", STR, 300_000) + merges),
+    ])
+    t0 = time.perf_counter()
+    h = parse_gguf_header(data)
+    assert time.perf_counter() - t0 < 0.5
+    assert h.metadata["tokenizer.ggml.merges"] == ArrayInfo(STR, 300_000) and h.header_bytes == len(data)
+
+

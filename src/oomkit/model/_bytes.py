@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from typing import BinaryIO
 
 from oomkit.errors import OomkitError
@@ -37,14 +38,26 @@ def open_for_header(path: str | os.PathLike[str]) -> BinaryIO:
 
 
 def remaining_size(f: BinaryIO) -> int | None:
-    """Bytes from the current position to the end of `f`, or None when the object cannot tell."""
+    """Bytes from the current position to the end of `f`, or None when the object cannot tell (a pipe)."""
     try:
         start = f.tell()
-        try:
-            end = os.fstat(f.fileno()).st_size
-        except (AttributeError, OSError, ValueError):
-            end = f.seek(0, os.SEEK_END)
-            f.seek(start)
-        return max(0, end - start)
     except (AttributeError, OSError, ValueError):
         return None
+    try:
+        st = os.fstat(f.fileno())
+    except (AttributeError, OSError, ValueError):
+        st = None
+    if st is not None:  # a real file: its size; a pipe or device: unknown
+        return max(0, st.st_size - start) if stat.S_ISREG(st.st_mode) else None
+    try:  # an in-memory object such as BytesIO
+        end = f.seek(0, os.SEEK_END)
+        f.seek(start)
+    except (AttributeError, OSError, ValueError):
+        return None
+    return max(0, end - start)
+
+
+def printable(text: str, limit: int = 100) -> str:
+    """A name from a file, cut and escaped so an error message stays on one line."""
+    text = text[:limit]
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")

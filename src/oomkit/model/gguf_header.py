@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from oomkit.errors import OomkitError
-from oomkit.model._bytes import NeedMoreBytes, open_for_header, remaining_size
+from oomkit.model._bytes import NeedMoreBytes, open_for_header, printable, remaining_size
+from oomkit.quant import ggml
 
 __all__ = [
     "ArrayInfo",
@@ -60,23 +61,6 @@ _SCALARS = {t: struct.Struct("<" + c) for t, c in _SCALAR_CODES.items()}
 _TYPE_NAMES = {0: "u8", 1: "i8", 2: "u16", 3: "i16", 4: "u32", 5: "i32", 6: "f32", 7: "bool", 8: "str",
                9: "array", 10: "u64", 11: "i64", 12: "f64"}  # gguf.cpp GGUF_TYPE_NAME
 
-# ggml type id -> (name, elements per block, bytes per block): ggml/src/ggml.c `type_traits` with the
-# block structs of ggml/src/ggml-common.h. Ids 4, 5, 31-33, 36-38 were removed from ggml (their traits
-# have block size 0, which gguf.cpp rejects). A new id is unknown to us until added here.
-GGML_TYPES: dict[int, tuple[str, int, int]] = {
-    0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20),
-    6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 8: ("Q8_0", 32, 34), 9: ("Q8_1", 32, 40),
-    10: ("Q2_K", 256, 84), 11: ("Q3_K", 256, 110), 12: ("Q4_K", 256, 144), 13: ("Q5_K", 256, 176),
-    14: ("Q6_K", 256, 210), 15: ("Q8_K", 256, 292), 16: ("IQ2_XXS", 256, 66), 17: ("IQ2_XS", 256, 74),
-    18: ("IQ3_XXS", 256, 98), 19: ("IQ1_S", 256, 50), 20: ("IQ4_NL", 32, 18), 21: ("IQ3_S", 256, 110),
-    22: ("IQ2_S", 256, 82), 23: ("IQ4_XS", 256, 136), 24: ("I8", 1, 1), 25: ("I16", 1, 2),
-    26: ("I32", 1, 4), 27: ("I64", 1, 8), 28: ("F64", 1, 8), 29: ("IQ1_M", 256, 56), 30: ("BF16", 1, 2),
-    34: ("TQ1_0", 256, 54), 35: ("TQ2_0", 256, 66), 39: ("MXFP4", 32, 17), 40: ("NVFP4", 64, 36),
-    41: ("Q1_0", 128, 18), 42: ("Q2_0", 64, 18),
-}
-_REMOVED_GGML_TYPES = {4: "Q4_2", 5: "Q4_3", 31: "Q4_0_4_4", 32: "Q4_0_4_8", 33: "Q4_0_8_8",
-                       36: "IQ4_NL_4_4", 37: "IQ4_NL_4_8", 38: "IQ4_NL_8_8"}
-
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 _I32 = struct.Struct("<i")
@@ -106,7 +90,7 @@ class GGUFTensorInfo:
 
     @property
     def type_name(self) -> str:
-        return GGML_TYPES[self.ggml_type][0]
+        return ggml.type_by_id(self.ggml_type).name
 
 
 @dataclass(frozen=True)
@@ -216,6 +200,7 @@ def _decode_name(r: _Reader, raw: bytes, kind: str) -> str:
 
 
 def _read_value(r: _Reader, vtype: int, key: str) -> MetaValue:
+    # `key` is only for messages (already printable()); the caller stores the value under the real key.
     if vtype == GGUF_TYPE_STRING:
         # Values are free text (chat templates...): replace bad bytes rather than reject a file llama.cpp loads.
         return r.raw_string().decode("utf-8", "replace")
@@ -226,7 +211,8 @@ def _read_value(r: _Reader, vtype: int, key: str) -> MetaValue:
     return v != 0 if vtype == GGUF_TYPE_BOOL else v
 
 
-def _read_array(r: _Reader, key: str) -> MetaValue:
+def _read_array(r: _Reader, key: str, skip: bool) -> MetaValue:
+    """An array value; `skip` keeps only the type and length (huge tokenizer arrays)."""
     etype = r.scalar(_U32)
     n = r.scalar(_U64)
     if etype == GGUF_TYPE_ARRAY:
@@ -235,7 +221,6 @@ def _read_array(r: _Reader, key: str) -> MetaValue:
         raise r.fail(f"corrupt GGUF: key '{key}' is an array of invalid type {etype}")
     if n > GGUF_MAX_ARRAY_ELEMENTS:
         raise r.fail(f"corrupt GGUF: key '{key}' claims {n} array elements (limit {GGUF_MAX_ARRAY_ELEMENTS})")
-    skip = key.startswith(_TOKENIZER_PREFIX)
     if etype == GGUF_TYPE_STRING:
         r.expect(8 * n)  # every string has at least its u64 length
         if skip:
@@ -280,41 +265,42 @@ def _read_tensor(r: _Reader, i: int, seen: set[str], alignment: int, expected_of
     r.what = f"tensor {i}"
     raw = r.raw_string()
     name = _decode_name(r, raw, "tensor name")
+    show = printable(name)
     if len(raw) >= GGML_MAX_NAME:
-        raise r.fail(f"corrupt GGUF: tensor name '{name[:80]}' is {len(raw)} bytes (ggml allows {GGML_MAX_NAME - 1})")
+        raise r.fail(f"corrupt GGUF: tensor name '{show}' is {len(raw)} bytes (ggml allows {GGML_MAX_NAME - 1})")
     if name in seen:
-        raise r.fail(f"corrupt GGUF: duplicate tensor name '{name}'")
+        raise r.fail(f"corrupt GGUF: duplicate tensor name '{show}'")
     seen.add(name)
-    r.what = f"tensor '{name}'"
+    r.what = f"tensor '{show}'"
     n_dims = r.scalar(_U32)
     if n_dims > GGML_MAX_DIMS:
-        raise r.fail(f"corrupt GGUF: tensor '{name}' has {n_dims} dims (GGML_MAX_DIMS is {GGML_MAX_DIMS})")
+        raise r.fail(f"corrupt GGUF: tensor '{show}' has {n_dims} dims (GGML_MAX_DIMS is {GGML_MAX_DIMS})")
     r.reach(r.pos + 8 * n_dims + 4 + 8)
     shape = struct.unpack_from(f"<{n_dims}q", r.buf, r.pos)
     r.pos += 8 * n_dims
     nelements = 1
     for ne in shape:
         if ne < 0:
-            raise r.fail(f"corrupt GGUF: tensor '{name}' has a negative dimension {ne}")
+            raise r.fail(f"corrupt GGUF: tensor '{show}' has a negative dimension {ne}")
         nelements *= ne
     if nelements > _INT64_MAX:
-        raise r.fail(f"corrupt GGUF: tensor '{name}' shape {shape} overflows int64 elements")
+        raise r.fail(f"corrupt GGUF: tensor '{show}' shape {shape} overflows int64 elements")
     ggml_type = r.scalar(_I32)
-    traits = GGML_TYPES.get(ggml_type)
+    traits = ggml.find_by_id(ggml_type)
     if traits is None:
-        why = (f"removed type {_REMOVED_GGML_TYPES[ggml_type]}" if ggml_type in _REMOVED_GGML_TYPES
+        why = (f"removed type {ggml.REMOVED_IDS[ggml_type]}" if ggml_type in ggml.REMOVED_IDS
                else "unknown to this oomkit")
-        raise r.fail(f"corrupt GGUF: tensor '{name}' has ggml type {ggml_type} ({why})")
-    type_name, blck, type_size = traits
+        raise r.fail(f"corrupt GGUF: tensor '{show}' has ggml type {ggml_type} ({why})")
+    type_name, blck, type_size = traits.name.upper(), traits.block_size, traits.type_size
     ne0 = shape[0] if shape else 1
     if ne0 % blck:
-        raise r.fail(f"corrupt GGUF: tensor '{name}' has {ne0} elements per row, not a multiple of "
+        raise r.fail(f"corrupt GGUF: tensor '{show}' has {ne0} elements per row, not a multiple of "
                      f"{type_name}'s block of {blck}")
     nbytes = nelements // blck * type_size
     offset = r.scalar(_U64)
     # gguf.cpp requires each tensor to start exactly where the previous one ends, padded to the alignment.
     if offset != expected_offset:
-        raise r.fail(f"corrupt GGUF: tensor '{name}' has data offset {offset}, expected {expected_offset} "
+        raise r.fail(f"corrupt GGUF: tensor '{show}' has data offset {offset}, expected {expected_offset} "
                      f"(tensor data must follow the table order, each padded to {alignment} bytes)")
     return GGUFTensorInfo(name, shape, ggml_type, offset, nbytes)
 
@@ -339,10 +325,14 @@ def _parse(r: _Reader) -> GGUFHeader:
         if not key:
             raise r.fail(f"corrupt GGUF: key {i} is empty")
         if key in metadata:
-            raise r.fail(f"corrupt GGUF: duplicate key '{key}'")
-        r.what = f"key '{key}'"
+            raise r.fail(f"corrupt GGUF: duplicate key '{printable(key)}'")
+        r.what = f"key '{printable(key)}'"
         vtype = r.scalar(_U32)
-        metadata[key] = _read_array(r, key) if vtype == GGUF_TYPE_ARRAY else _read_value(r, vtype, key)
+        shown = printable(key)
+        if vtype == GGUF_TYPE_ARRAY:
+            metadata[key] = _read_array(r, shown, key.startswith(_TOKENIZER_PREFIX))
+        else:
+            metadata[key] = _read_value(r, vtype, shown)
         if key == "general.alignment":
             alignment_type = vtype
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from oomkit.errors import OomkitError
-from oomkit.model._bytes import NeedMoreBytes, open_for_header, remaining_size
+from oomkit.model._bytes import NeedMoreBytes, open_for_header, printable, remaining_size
 
 __all__ = [
     "DTYPE_BITS",
@@ -94,7 +94,7 @@ def _no_duplicates(name: str):
         d: dict[str, Any] = {}
         for k, v in pairs:
             if k in d:
-                raise _fail(name, f"corrupt safetensors header: duplicate key '{k[:100]}'")
+                raise _fail(name, f"corrupt safetensors header: duplicate key '{printable(k)}'")
             d[k] = v
         return d
 
@@ -120,7 +120,7 @@ def _is_int(v: Any) -> bool:
 
 
 def _tensor(name: str, key: str, info: Any) -> tuple[int, int, SafetensorsTensor]:
-    label = f"tensor '{key[:100]}'"
+    label = f"tensor '{printable(key)}'"
     if not isinstance(info, dict):
         raise _fail(name, f"corrupt safetensors header: {label} is not an object")
     for field in ("dtype", "shape", "data_offsets"):
@@ -174,7 +174,7 @@ def parse_safetensors_header(buf: bytes | bytearray | memoryview, *, file_size: 
     pos = 0
     for begin, stop, t in spans:  # tensor.rs Metadata::validate: contiguous from 0, no gaps or overlaps
         if begin != pos:
-            raise _fail(name, f"corrupt safetensors header: tensor '{t.name[:100]}' starts at data offset "
+            raise _fail(name, f"corrupt safetensors header: tensor '{printable(t.name)}' starts at data offset "
                               f"{begin}, expected {pos}")
         pos = stop
     return SafetensorsHeader(tuple(t for _, _, t in spans), dict(metadata), end, pos, file_size)
@@ -233,10 +233,10 @@ def _read_index(path: Path) -> tuple[dict[str, str], dict[str, Any]]:
         raise _fail(name, "corrupt safetensors index: 'metadata' is not an object")
     for tensor, shard in weight_map.items():
         if not isinstance(shard, str) or not shard:
-            raise _fail(name, f"corrupt safetensors index: tensor '{tensor[:100]}' maps to {shard!r}")
+            raise _fail(name, f"corrupt safetensors index: tensor '{printable(tensor)}' maps to {shard!r}")
         p = Path(shard)
         if p.is_absolute() or ".." in p.parts:  # shards live inside the model directory
-            raise _fail(name, f"corrupt safetensors index: shard path '{shard[:100]}' leaves the model directory")
+            raise _fail(name, f"corrupt safetensors index: shard path '{printable(shard)}' leaves the model directory")
     return weight_map, metadata
 
 
@@ -267,13 +267,13 @@ def _read_sharded(index: Path) -> SafetensorsModel:
     for shard in sorted(set(weight_map.values())):
         f = index.parent / shard
         if not f.is_file():
-            raise _fail(str(index), f"shard '{shard}' listed in weight_map is missing from {index.parent}")
+            raise _fail(str(index), f"shard '{printable(shard)}' listed in weight_map is missing from {index.parent}")
         headers.append((shard, read_safetensors_header(f)))
     _check_unique(str(index), headers)
     present = {t.name: shard for shard, h in headers for t in h.tensors}
     for tensor, shard in weight_map.items():
         if present.get(tensor) != shard:
-            raise _fail(str(index), f"weight_map puts tensor '{tensor[:100]}' in '{shard}' but that shard's "
+            raise _fail(str(index), f"weight_map puts tensor '{printable(tensor)}' in '{printable(shard)}' but that shard's "
                                     "header has no such tensor")
     return SafetensorsModel(tuple(headers), dict(metadata))
 
@@ -283,5 +283,5 @@ def _check_unique(name: str, headers: Sequence[tuple[str, SafetensorsHeader]]) -
     for shard, h in headers:
         for t in h.tensors:
             if t.name in seen:
-                raise _fail(name, f"tensor '{t.name[:100]}' appears in both '{seen[t.name]}' and '{shard}'")
+                raise _fail(name, f"tensor '{printable(t.name)}' appears in both '{printable(seen[t.name])}' and '{printable(shard)}'")
             seen[t.name] = shard

@@ -76,6 +76,9 @@ TYPES: tuple[GgmlType, ...] = (
 
 _BY_NAME = {t.name.lower(): t for t in TYPES}
 _BY_ID = {t.id: t for t in TYPES}
+# ids ggml retired; a GGUF that carries one is named as such in the error
+REMOVED_IDS = {4: "Q4_2", 5: "Q4_3", 31: "Q4_0_4_4", 32: "Q4_0_4_8", 33: "Q4_0_8_8", 36: "IQ4_NL_4_4",
+               37: "IQ4_NL_4_8", 38: "IQ4_NL_8_8"}
 
 # llama.cpp@0c1e57098 common/arg.cpp:kv_cache_types — the values -ctk / -ctv accept.
 KV_CACHE_TYPES: tuple[str, ...] = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
@@ -93,6 +96,10 @@ def type_by_name(name: str | GgmlType) -> GgmlType:
     if t is None:
         raise OomkitError(f"unknown ggml type {name!r}; valid: {', '.join(names())}")
     return t
+
+
+def find_by_id(type_id: int) -> GgmlType | None:
+    return _BY_ID.get(int(type_id))
 
 
 def type_by_id(type_id: int) -> GgmlType:
