@@ -51,7 +51,7 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None) -> 
     ref = str(ref).strip()
     path = Path(ref).expanduser()
     if path.exists():
-        return _from_path(path, weight_format)
+        return _from_path(path, weight_format, default_format)
     name, suffix = split_quant(ref)
     fmt = weight_format or suffix
     from . import catalog
@@ -74,11 +74,11 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None) -> 
     return replace(spec, labels=spec.labels + labels) if labels else spec
 
 
-def _from_path(path: Path, weight_format: str | None) -> ModelSpec:
+def _from_path(path: Path, weight_format: str | None, default_format=None) -> ModelSpec:
     if path.is_dir():
         ggufs = sorted(path.glob("*.gguf"))
         if (path / "config.json").exists():
-            return _from_config_dir(path, weight_format)
+            return _from_config_dir(path, weight_format, default_format)
         if len(ggufs) == 1:
             return _from_path(ggufs[0], weight_format)
         if ggufs:
@@ -93,7 +93,7 @@ def _from_path(path: Path, weight_format: str | None) -> ModelSpec:
                               f"{weight_format}")
         return spec
     if path.name.endswith(".json"):
-        return _from_config_dir(path, weight_format)
+        return _from_config_dir(path, weight_format, default_format)
     raise OomkitError(f"{path}: not a .gguf file, a config.json or a model directory")
 
 
@@ -105,13 +105,20 @@ def _looks_like_gguf(path: Path) -> bool:
         return False
 
 
-def _from_config_dir(path: Path, weight_format: str | None) -> ModelSpec:
+def _from_config_dir(path: Path, weight_format: str | None, default_format=None) -> ModelSpec:
     from .hf_config import load_config, spec_from_config
 
     cfg = load_config(path)
     directory = path if path.is_dir() else path.parent
     name = directory.name if path.is_dir() or path.name == "config.json" else path.stem
+    labels: tuple[str, ...] = ()
+    if weight_format is None and default_format is not None:
+        weight_format = default_format(cfg)
+        if weight_format is not None:
+            labels = (f"no quant given: assuming {weight_format} weights (name one with :QUANT or --quant)",)
     spec = spec_from_config(cfg, name=name, source=str(path), weight_format=weight_format)
+    if labels:
+        spec = replace(spec, labels=spec.labels + labels)
     if weight_format is None and path.is_dir():
         exact = _safetensors_weights(directory)
         if exact is not None:

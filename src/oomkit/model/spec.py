@@ -131,7 +131,8 @@ class TensorSpec:
 
     @property
     def is_expert(self) -> bool:
-        return "_exps" in self.name
+        """A routed expert's weights: GGUF `ffn_*_exps`, HF `mlp.experts.N.*` (shared experts excluded)."""
+        return "_exps" in self.name or ".experts." in self.name
 
 
 @dataclass(frozen=True)
