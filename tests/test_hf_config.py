@@ -127,3 +127,20 @@ def test_config_file_and_directory(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(catalog.lookup("qwen3:8b").config))
     a, b = resolve(str(tmp_path)), resolve(str(tmp_path / "config.json"))
     assert a.layers == b.layers and a.weights.format == "bfloat16"
+
+
+def test_directory_with_safetensors_gives_exact_bytes(tmp_path):
+    import struct
+
+    from oomkit.model.resolve import resolve
+
+    (tmp_path / "config.json").write_text(json.dumps(catalog.lookup("llama3.2:1b").config))
+    emb, q = 128256 * 2048 * 2, 2048 * 2048 * 2
+    header = {"model.embed_tokens.weight": {"dtype": "BF16", "shape": [128256, 2048], "data_offsets": [0, emb]},
+              "model.layers.0.self_attn.q_proj.weight": {"dtype": "BF16", "shape": [2048, 2048],
+                                                         "data_offsets": [emb, emb + q]}}
+    raw = json.dumps(header).encode()
+    (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw)  # header only: cut off
+    spec = resolve(str(tmp_path))
+    assert spec.weights.exact and spec.weights.nbytes == emb + q
+    assert [t.layer for t in spec.weights.tensors] == [None, 0]
