@@ -1,0 +1,219 @@
+"""The GPU catalog: plan for hardware you do not have (``--gpu "RTX 4090"``, ``--gpu "2x H100 SXM"``).
+
+Data: ``gpus.json`` next to this module (json only, read once, lazily). Each entry's ``memory_mib`` is what the
+driver reports (``nvidia-smi --query-gpu=memory.total``, rocm-smi's VRAM total) where a real reading is
+published, cited in ``memory_source``; otherwise the marketed size in MiB, marked ``memory_source_kind:
+"nominal"``. ``source`` is the vendor spec page the bandwidth and size come from.
+
+Matching ignores case, spaces, dashes and the brand words in front ("NVIDIA GeForce RTX 4090" = "rtx4090" =
+"RTX-4090"); a trailing size ("3060 12GB", "M3 Max 128GB") picks that variant.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import os
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..engines.base import Device
+from ..errors import OomkitError
+
+DATA_PATH = Path(__file__).resolve().parent / "gpus.json"
+MiB = 1 << 20
+
+# Brand words a user may put in front of a model name or leave out; dropped from the front before matching.
+_BRANDS = re.compile(r"^(?:nvidia|geforce|amd|radeon|apple|intel)+(?=.)")
+_NOT_ALNUM = re.compile(r"[^0-9a-z]")
+# The device id prefix each vendor's devices get in an estimate (llama.cpp's backend device names).
+_ID_PREFIX = {"nvidia": "CUDA", "amd": "ROCm", "apple": "MTL", "intel": "SYCL"}
+_SIZE = re.compile(r"^(?P<base>.*?)[\s_-]*(?P<gb>\d+(?:\.\d+)?)\s*(?:gb|gib|g)$", re.IGNORECASE)
+# "2x H100", "2 x H100", "2*H100" (the space after x keeps "7900 XTX" a name)
+_COUNT = re.compile(r"^(?P<n>\d+)\s*(?:[x×]\s+|\*\s*)(?P<name>.+)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class MemoryOption:
+    """One configuration a device is sold with (Apple chips, Strix Halo, Jetson, cards with two sizes)."""
+
+    memory_gb: float
+    bandwidth_gbs: float | None = None  # None: the entry's bandwidth
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One catalog device. ``memory_mib`` is the driver-reported or nominal capacity (see ``memory_source_kind``)."""
+
+    name: str
+    vendor: str  # nvidia | amd | apple | intel
+    memory_mib: int
+    memory_source_kind: str  # "driver" | "nominal"
+    memory_gb: float  # the marketed size
+    bandwidth_gbs: float
+    source: str
+    aliases: tuple[str, ...] = ()
+    memory_source: str | None = None  # where a driver-reported memory_mib was read
+    unified_memory: bool = False
+    compute_capability: str | None = None  # NVIDIA only, e.g. "8.9"
+    memory_options: tuple[MemoryOption, ...] = ()
+    devices_per_board: int = 1
+    notes: str = ""
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.memory_mib * MiB
+
+    def with_memory(self, gb: float) -> GpuSpec:
+        """This device in its ``gb`` configuration (a memory option); nominal size, the option's bandwidth."""
+        option = next((o for o in self.memory_options if o.memory_gb == gb), None)
+        if option is None:
+            raise OomkitError(f"{self.name} is not sold with {gb:g} GB")
+        return replace(self, name=f"{_strip_size(self.name)} {gb:g}GB", memory_gb=gb, memory_mib=int(gb * 1024),
+                       memory_source_kind="nominal", memory_source=None,
+                       bandwidth_gbs=option.bandwidth_gbs or self.bandwidth_gbs)
+
+
+def _key(text: str) -> str:
+    """Lowercase alphanumerics, brand words dropped from the front: "NVIDIA GeForce RTX-4090" -> "rtx4090"."""
+    return _BRANDS.sub("", _NOT_ALNUM.sub("", text.lower()))
+
+
+def _split_size(text: str) -> tuple[str, float | None]:
+    """("RTX 3060 12GB") -> ("RTX 3060", 12.0); no trailing size -> (text, None)."""
+    text = text.strip()
+    m = _SIZE.match(text) if text[-1:] in ("b", "B", "g", "G") else None
+    if not m or not m.group("base").strip():
+        return text, None
+    return m.group("base"), float(m.group("gb"))
+
+
+def _strip_size(name: str) -> str:
+    return _split_size(name)[0].strip()
+
+
+def _spec(row: dict) -> GpuSpec:
+    return GpuSpec(
+        name=row["name"], vendor=row["vendor"], memory_mib=int(row["memory_mib"]),
+        memory_source_kind=row["memory_source_kind"], memory_gb=float(row["memory_gb"]),
+        bandwidth_gbs=float(row["bandwidth_gbs"]), source=row["source"], aliases=tuple(row.get("aliases", ())),
+        memory_source=row.get("memory_source"), unified_memory=bool(row.get("unified_memory", False)),
+        compute_capability=row.get("compute_capability"),
+        memory_options=tuple(
+            MemoryOption(float(o["memory_gb"]), float(o["bandwidth_gbs"]) if "bandwidth_gbs" in o else None)
+            for o in row.get("memory_options", ())),
+        devices_per_board=int(row.get("devices_per_board", 1)), notes=row.get("notes", ""),
+    )
+
+
+@dataclass(frozen=True)
+class _Catalog:
+    gpus: tuple[GpuSpec, ...]
+    by_key: dict[str, GpuSpec]  # normalised name or alias -> entry
+    by_size: dict[tuple[str, float], GpuSpec]  # (normalised name without size, GB) -> entry
+
+
+@functools.cache
+def _catalog() -> _Catalog:
+    rows = json.loads(DATA_PATH.read_text(encoding="utf-8"))["gpus"]
+    gpus = tuple(_spec(r) for r in rows)
+    by_key: dict[str, GpuSpec] = {}
+    by_size: dict[tuple[str, float], GpuSpec] = {}
+    for g in gpus:
+        for text in (g.name, *g.aliases):
+            key = _key(text)
+            by_key.setdefault(key, g)
+            base, gb = _split_size(text)
+            base_key = key if gb is None else _key(base)
+            for size in {g.memory_gb if gb is None else gb, *(o.memory_gb for o in g.memory_options)}:
+                by_size.setdefault((base_key, size), g)
+    return _Catalog(gpus, by_key, by_size)
+
+
+def all_gpus() -> tuple[GpuSpec, ...]:
+    """Every catalog entry, in file order (each at its default memory configuration)."""
+    return _catalog().gpus
+
+
+def lookup(name: str) -> GpuSpec | None:
+    """The entry for a name or alias ("RTX 4090", "nvidia geforce rtx-4090", "3060 12GB", "M3 Max 128GB")."""
+    cat = _catalog()
+    hit = cat.by_key.get(_key(name))
+    if hit is not None:
+        # a device sold in several sizes answers in its default (smallest) one, named with its size
+        return hit.with_memory(hit.memory_gb) if hit.memory_options else hit
+    base, gb = _split_size(name)
+    hit = None if gb is None else cat.by_size.get((_key(base), gb))
+    if hit is None or not hit.memory_options:
+        return hit
+    return hit.with_memory(gb)
+
+
+def suggest(name: str, n: int = 3) -> list[str]:
+    """Up to ``n`` catalog names close to ``name``, best first ("RTX 4900" -> RTX 4090, RTX 4080, RTX 4070).
+
+    difflib's ratio on the normalised keys; ties go to the same letters in another order (a transposed digit),
+    then the longer common start, then the nearer model number.
+    """
+    cat = _catalog()
+    want = _key(_split_size(name)[0]) or _key(name)
+    matcher = difflib.SequenceMatcher(b=want)
+    scored = []
+    for key, spec in cat.by_key.items():
+        matcher.set_seq1(key)
+        if matcher.real_quick_ratio() < 0.5 or matcher.quick_ratio() < 0.5 or matcher.ratio() < 0.5:
+            continue
+        letters = difflib.SequenceMatcher(None, sorted(key), sorted(want)).ratio()
+        prefix = len(os.path.commonprefix([key, want]))
+        scored.append((-matcher.ratio(), -letters, -prefix, _number_distance(key, want), key, _short_name(spec)))
+    names: list[str] = []
+    for *_, short in sorted(scored):
+        if short not in names:
+            names.append(short)
+    return names[:n]
+
+
+def _number_distance(a: str, b: str) -> int:
+    """How far apart the first numbers in two keys are (4080 vs 4900: 820); large when either has none."""
+    na, nb = re.search(r"\d+", a), re.search(r"\d+", b)
+    return abs(int(na.group()) - int(nb.group())) if na and nb else 1 << 30
+
+
+def _short_name(g: GpuSpec) -> str:
+    """What a user would type: the first alias ("RTX 4090"), else the name."""
+    return g.aliases[0] if g.aliases else g.name
+
+
+def devices_for_names(text: str) -> tuple[Device, ...]:
+    """Devices for a comma list of catalog names: "RTX 4090,RTX 4090", "2x H100 SXM", "M3 Max 128GB".
+
+    Ids follow llama.cpp's backend names, numbered per vendor: CUDA0, CUDA1 (NVIDIA), ROCm0 (AMD), MTL0
+    (Apple), SYCL0 (Intel). A board with several GPUs (MI250X: two GCDs) gives one device per GPU.
+    """
+    specs: list[GpuSpec] = []
+    for part in (p.strip() for p in str(text).split(",")):
+        if not part:
+            continue
+        count, name = 1, part
+        m = _COUNT.match(part)
+        if m:
+            count, name = int(m.group("n")), m.group("name").strip()
+            if count < 1:
+                raise OomkitError(f"GPU count must be at least 1: {part!r}")
+        spec = lookup(name)
+        if spec is None:
+            hint = suggest(name)
+            raise OomkitError(f"unknown GPU {name!r}" + (f": did you mean {', '.join(hint)}?" if hint else ""))
+        specs += [spec] * (count * spec.devices_per_board)
+    if not specs:
+        raise OomkitError(f"no GPU named in {text!r}")
+    counters: dict[str, int] = {}
+    devices = []
+    for spec in specs:
+        prefix = _ID_PREFIX.get(spec.vendor, "GPU")
+        index = counters.get(prefix, 0)
+        counters[prefix] = index + 1
+        devices.append(Device(id=f"{prefix}{index}", name=spec.name, memory_bytes=spec.memory_bytes))
+    return tuple(devices)

@@ -1,0 +1,240 @@
+"""The GPU catalog: complete, cited, unambiguous data; lookups of the spellings users type; devices for --gpu."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from oomkit.errors import OomkitError
+from oomkit.hardware import catalog
+from oomkit.hardware.catalog import all_gpus, devices_for_names, lookup, suggest
+
+GPUS = all_gpus()
+RAW = json.loads(catalog.DATA_PATH.read_text(encoding="utf-8"))["gpus"]
+
+
+# ---- the data ------------------------------------------------------------------------------------------
+
+
+def test_size_and_coverage():
+    assert len(GPUS) >= 80
+    vendors = {g.vendor for g in GPUS}
+    assert vendors == {"nvidia", "amd", "apple", "intel"}
+    for must in ("RTX 4090", "RTX 3090", "RTX 5090", "RTX PRO 6000", "H100 SXM", "H200", "B200", "A100 80GB",
+                 "L40S", "T4", "DGX Spark", "Jetson AGX Orin", "7900 XTX", "MI300X", "MI355X", "Strix Halo",
+                 "M1 Ultra", "M2 Ultra", "M3 Ultra", "M4 Max", "Arc A770", "B580"):
+        assert lookup(must) is not None, must
+
+
+def test_every_entry_is_complete_and_cited():
+    for row, g in zip(RAW, GPUS, strict=True):
+        assert g.vendor in ("nvidia", "amd", "apple", "intel"), g.name
+        assert g.source.startswith("https://"), g.name
+        assert g.bandwidth_gbs > 0 and g.memory_mib > 0 and g.memory_gb > 0, g.name
+        assert g.memory_source_kind in ("driver", "nominal"), g.name
+        if g.memory_source_kind == "driver":
+            assert g.memory_source, f"{g.name}: a driver-reported size must cite where it was read"
+        else:
+            assert g.memory_source is None and g.memory_mib == int(g.memory_gb * 1024), g.name
+        assert (g.compute_capability is not None) == (g.vendor == "nvidia"), g.name
+        if g.compute_capability:
+            major, minor = g.compute_capability.split(".")
+            assert 6 <= int(major) <= 12 and minor.isdigit(), g.name
+        if g.vendor == "apple":
+            assert g.unified_memory and g.memory_options, g.name
+        for option in g.memory_options:
+            assert option.memory_gb >= g.memory_gb, f"{g.name}: the default is the smallest option"
+        assert "memory_mib" in row and "source" in row  # the file, not only the defaults, carries them
+
+
+def test_names_and_aliases_are_unique():
+    names = [g.name for g in GPUS]
+    assert len(names) == len(set(names))
+    owner: dict[str, str] = {}
+    for g in GPUS:
+        for text in (g.name, *g.aliases):
+            key = catalog._key(text)
+            assert owner.setdefault(key, g.name) == g.name, f"{text!r} names both {owner[key]} and {g.name}"
+
+
+def test_every_name_and_alias_finds_its_own_entry():
+    for g in GPUS:
+        for text in (g.name, *g.aliases):
+            hit = lookup(text)
+            assert hit is not None and catalog._strip_size(hit.name) == catalog._strip_size(g.name), text
+
+
+def test_driver_reported_sizes_are_plausible():
+    """A driver reports a little less than the marketed GiB: firmware/driver reservations (< 1%), or 1/16 with
+    ECC on GDDR (T4, L4, L40, L40S, A10, A10G, A40: e.g. 23034 MiB for the L4's 24 GB). Never more."""
+    checked = 0
+    for g in GPUS:
+        if g.memory_source_kind != "driver":
+            continue
+        nominal = g.memory_gb * 1024
+        assert 0.93 * nominal <= g.memory_mib <= nominal, (g.name, g.memory_mib, nominal)
+        checked += 1
+    assert checked >= 30
+
+
+@pytest.mark.parametrize("name, mib", [
+    ("RTX 4090", 24564),  # nvidia-smi, RLinf/RLinf#255
+    ("RTX 3090", 24576),
+    ("RTX 5090", 32607),
+    ("H100 SXM", 81559),
+    ("H200", 143771),
+    ("B200", 183359),
+    ("L4", 23034),
+    ("T4", 15360),
+    ("A100 80GB", 81920),
+    ("7900 XTX", 24560),  # rocm-smi 25753026560 B
+    ("MI300X", 196592),  # rocm-smi 206141652992 B
+])
+def test_known_driver_readings(name, mib):
+    g = lookup(name)
+    assert g.memory_mib == mib and g.memory_source_kind == "driver"
+    assert g.memory_bytes == mib * 2**20
+
+
+# ---- lookups ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "RTX 4090", "rtx 4090", "rtx4090", "4090", "RTX-4090", "GeForce RTX 4090", "NVIDIA GeForce RTX 4090",
+    "nvidia rtx 4090", "  Rtx_4090 ", "RTX 4090 24GB",
+])
+def test_spellings_of_one_card(text):
+    assert lookup(text).name == "NVIDIA GeForce RTX 4090"
+
+
+@pytest.mark.parametrize("text, name", [
+    ("H100", "NVIDIA H100 80GB HBM3"),
+    ("h100-sxm", "NVIDIA H100 80GB HBM3"),
+    ("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"),  # the name nvidia-smi prints
+    ("H100 PCIe", "NVIDIA H100 PCIe"),
+    ("H100 NVL", "NVIDIA H100 NVL"),
+    ("A100", "NVIDIA A100-SXM4-40GB"),
+    ("A100 80GB", "NVIDIA A100-SXM4-80GB"),
+    ("A100 PCIe 80GB", "NVIDIA A100 80GB PCIe"),
+    ("A10G", "NVIDIA A10G"),
+    ("A10", "NVIDIA A10"),
+    ("L40", "NVIDIA L40"),
+    ("rtx a6000", "NVIDIA RTX A6000"),
+    ("RTX 6000 Ada", "NVIDIA RTX 6000 Ada Generation"),
+    ("RTX PRO 6000 Blackwell Max-Q Workstation Edition", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"),
+    ("DGX Spark", "NVIDIA GB10"),
+    ("4070 ti super", "NVIDIA GeForce RTX 4070 Ti SUPER"),
+    ("RX 7900 XTX", "AMD Radeon RX 7900 XTX"),
+    ("AMD Radeon RX 7900 XT", "AMD Radeon RX 7900 XT"),
+    ("radeon pro w7900", "AMD Radeon PRO W7900"),
+    ("Instinct MI300X", "AMD Instinct MI300X"),
+    ("arc b580", "Intel Arc B580"),
+])
+def test_common_spellings(text, name):
+    assert lookup(text).name == name
+
+
+@pytest.mark.parametrize("text, name, mib", [
+    ("RTX 3060", "NVIDIA GeForce RTX 3060 12GB", 12288),
+    ("3060 12GB", "NVIDIA GeForce RTX 3060 12GB", 12288),
+    ("RTX 3060 8GB", "NVIDIA GeForce RTX 3060 8GB", 8192),
+    ("4060 Ti", "NVIDIA GeForce RTX 4060 Ti 8GB", 8188),  # the smaller variant unless a size is given
+    ("RTX 4060 Ti 16GB", "NVIDIA GeForce RTX 4060 Ti 16GB", 16380),
+    ("5060 Ti 16 GB", "NVIDIA GeForce RTX 5060 Ti 16GB", 16311),
+    ("RTX 3080 12GB", "NVIDIA GeForce RTX 3080 12GB", 12288),
+    ("A2000 12GB", "NVIDIA RTX A2000 12GB", 12288),
+    ("M3 Max", "Apple M3 Max 36GB", 36 * 1024),
+    ("M3 Max 128GB", "Apple M3 Max 128GB", 128 * 1024),
+    ("apple m2 ultra 192gb", "Apple M2 Ultra 192GB", 192 * 1024),
+    ("Strix Halo 128GB", "AMD Ryzen AI Max+ 395 128GB", 128 * 1024),
+    ("Jetson AGX Orin 64GB", "NVIDIA Jetson AGX Orin 64GB", 64 * 1024),
+    ("RX 9060 XT 16GB", "AMD Radeon RX 9060 XT 16GB", 16 * 1024),
+])
+def test_memory_variant_selection(text, name, mib):
+    g = lookup(text)
+    assert (g.name, g.memory_mib) == (name, mib)
+
+
+def test_option_bandwidth_follows_the_configuration():
+    assert lookup("M3 Max 36GB").bandwidth_gbs == 300  # 14-core CPU / 30-core GPU bin
+    assert lookup("M3 Max 48GB").bandwidth_gbs == 400
+    assert lookup("M4 Max 128GB").bandwidth_gbs == 546
+    assert lookup("A770 16GB").bandwidth_gbs == 560
+
+
+@pytest.mark.parametrize("text", ["RTX 4900", "RTX 3060 16GB", "M3 Max 12GB", "", "Voodoo 5"])
+def test_misses_are_none(text):
+    assert lookup(text) is None
+
+
+def test_suggest():
+    assert suggest("RTX 4900") == ["RTX 4090", "RTX 4080", "RTX 4070"]
+    assert suggest("H1000")[0] == "H100"
+    assert suggest("mi30x")[0] == "MI300X"
+    assert suggest("zzzz") == []
+    assert len(suggest("RTX 40", n=5)) <= 5
+
+
+# ---- devices for --gpu -----------------------------------------------------------------------------------
+
+
+def test_devices_for_a_comma_list():
+    devs = devices_for_names("RTX 4090,RTX 4090")
+    assert [d.id for d in devs] == ["CUDA0", "CUDA1"]
+    assert all(d.name == "NVIDIA GeForce RTX 4090" and d.memory_bytes == 24564 * 2**20 for d in devs)
+    assert all(d.free_bytes is None for d in devs)
+
+
+@pytest.mark.parametrize("text, ids", [
+    ("2x H100 SXM", ["CUDA0", "CUDA1"]),
+    ("2 x H100 SXM, RTX 4090", ["CUDA0", "CUDA1", "CUDA2"]),
+    ("4*A100 80GB", ["CUDA0", "CUDA1", "CUDA2", "CUDA3"]),
+    ("7900 XTX", ["ROCm0"]),  # "7900 X..." is a name, not a count
+    ("2x 7900 XTX,RTX 3090", ["ROCm0", "ROCm1", "CUDA0"]),
+    ("MI250X", ["ROCm0", "ROCm1"]),  # one module, two GCDs
+    ("M3 Max 128GB", ["MTL0"]),
+    ("Arc B580", ["SYCL0"]),
+])
+def test_device_ids(text, ids):
+    assert [d.id for d in devices_for_names(text)] == ids
+
+
+def test_unknown_gpu_error():
+    with pytest.raises(OomkitError) as e:
+        devices_for_names("RTX 4090,RTX 4900")
+    assert str(e.value) == "unknown GPU 'RTX 4900': did you mean RTX 4090, RTX 4080, RTX 4070?"
+    for bad in ("", " , ", "0x RTX 4090", "zzzz"):
+        with pytest.raises(OomkitError) as e:
+            devices_for_names(bad)
+        assert "\n" not in str(e.value)
+
+
+def test_estimate_accepts_gpu_names():
+    from oomkit.estimate import _devices
+
+    devs = _devices(None, "H100 SXM,H100 SXM", None, False)
+    assert [d.id for d in devs] == ["CUDA0", "CUDA1"] and devs[0].memory_bytes == 81559 * 2**20
+
+
+# ---- start-up cost ---------------------------------------------------------------------------------------
+
+
+def test_catalog_loads_fast():
+    best = float("inf")
+    for _ in range(5):  # best of five: this is a cost bound, not a benchmark of a busy machine
+        catalog._catalog.cache_clear()
+        t = time.perf_counter()
+        lookup("RTX 4090")
+        best = min(best, time.perf_counter() - t)
+    assert best < 0.020, f"catalog load took {best * 1000:.1f} ms"
+
+
+def test_import_is_light():
+    code = ("import sys; import oomkit.hardware.catalog as c; c.lookup('RTX 4090'); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'gguf', 'torch', 'rich')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
