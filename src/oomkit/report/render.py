@@ -41,10 +41,12 @@ def table(est: MemoryEstimate, explain: bool = False) -> str:
         t.add_column(col, justify="left" if col == "device" else "right")
     for u in (*est.devices, est.host):
         left = None if u.memory_bytes is None else u.memory_bytes - u.total_bytes
-        t.add_row(f"{u.id} {u.name}".strip(), fmt_bytes(u.memory_bytes) if u.memory_bytes else "-",
+        t.add_row(u.id, fmt_bytes(u.memory_bytes) if u.memory_bytes else "-",
                   *[fmt_bytes(x) for x in _components(u)], fmt_bytes(left) if left is not None else "-")
     t.add_row("all", "", *[fmt_bytes(x) for x in (est.weights_bytes, est.kv_cache_bytes, est.recurrent_state_bytes,
                                                     est.compute_bytes, est.overhead_bytes, est.total_bytes)], "")
+    if est.devices:
+        console.print("devices: " + ", ".join(f"{u.id} {u.name}" for u in est.devices))
     console.print(t)
     if est.kv_bytes_per_token:
         console.print(f"KV cache per extra token of context: {fmt_bytes(est.kv_bytes_per_token)}")
