@@ -58,17 +58,24 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None) -> 
 
     entry = catalog.lookup(name) or (catalog.lookup(ref) if suffix else None)
     if entry is None:
-        if ref.lower().endswith((".gguf", ".json")) or "/" in ref and Path(ref).suffix:
-            raise OomkitError(f"no such file: {ref}")
         hint = catalog.suggest(name)
         more = f"; did you mean {', '.join(hint)}?" if hint else ""
+        from . import hub  # light: huggingface_hub itself is imported only when the hub is asked
+
+        if hub.is_hf_id(ref):
+            return hub.spec_from_hub(ref, weight_format, default_format, hint=more)
+        if ref.lower().endswith((".gguf", ".json")) or "/" in ref and Path(ref).suffix:
+            raise OomkitError(f"no such file: {ref}")
         raise OomkitError(f"unknown model {name!r}: not a file and not in the built-in catalog{more}")
     from .hf_config import spec_from_config
 
     labels: tuple[str, ...] = ()
+    if fmt is None:
+        fmt = getattr(entry, "default_format", None)  # an Ollama tag's own quant
     if fmt is None and default_format is not None:
         fmt = default_format(entry.config)
-        labels = (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)
+        if fmt is not None:
+            labels = (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)
     spec = spec_from_config(entry.config, name=entry.name, source=f"catalog: {entry.hf_id} ({entry.source})",
                             weight_format=fmt)
     return replace(spec, labels=spec.labels + labels) if labels else spec

@@ -1,25 +1,40 @@
-"""Exact weight bytes of a Hugging Face model directory from its safetensors headers (no weights read)."""
+"""Exact weight bytes of a Hugging Face model from its safetensors headers (no weights read): a local directory
+or a SafetensorsModel read from the hub."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from .safetensors_header import read_safetensors_model
+from .safetensors_header import SafetensorsModel, read_safetensors_model
 from .spec import TensorSpec, WeightInventory
 
-_LAYER = re.compile(r"(?:^|\.)layers\.(\d+)\.")
+_LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks|layer)\.(\d+)\.")
+# Towers whose blocks are not the language model's layers (VLM/audio encoders, projectors).
+_NOT_LM = re.compile(r"(^|\.)(vision|visual|vision_tower|vision_model|image_encoder|audio|audio_tower|"
+                     r"audio_model|mm_projector|multi_modal_projector|encoder)(\.|_|$)")
+
+
+def layer_index(name: str) -> int | None:
+    """The decoder layer of an HF tensor name ("model.layers.12.mlp.up_proj.weight" -> 12); None for tensors
+    outside the blocks and for vision/audio towers."""
+    m = _LAYER.search(name)
+    if m is None or _NOT_LM.search(name[: m.start() + 1]):
+        return None
+    return int(m.group(1))
+
+
+def inventory_from_safetensors_model(model: SafetensorsModel) -> WeightInventory:
+    """Every tensor with its stored dtype and bytes; shapes in GGUF order (ne0 first, like the rest of
+    oomkit), so reversed from the stored PyTorch order."""
+    tensors = tuple(TensorSpec(name=t.name, shape=tuple(reversed(t.shape)), dtype=t.dtype, nbytes=t.nbytes,
+                               layer=layer_index(t.name)) for t in model.tensors)
+    by_dtype: dict[str, int] = {}
+    for t in tensors:
+        by_dtype[t.dtype] = by_dtype.get(t.dtype, 0) + t.nbytes
+    main = max(by_dtype, key=by_dtype.__getitem__) if by_dtype else "unknown"
+    return WeightInventory(tensors=tensors, exact=True, format=f"safetensors {main}")
 
 
 def inventory_from_safetensors(path: str | Path) -> WeightInventory:
-    """Every tensor with its stored dtype and bytes; `layer` from the `layers.N.` part of its name."""
-    model = read_safetensors_model(path)
-    tensors = []
-    dtypes: dict[str, int] = {}
-    for t in model.tensors:
-        m = _LAYER.search(t.name)
-        tensors.append(TensorSpec(name=t.name, shape=tuple(t.shape), dtype=t.dtype, nbytes=t.nbytes,
-                                  layer=int(m.group(1)) if m else None))
-        dtypes[t.dtype] = dtypes.get(t.dtype, 0) + t.nbytes
-    main = max(dtypes, key=dtypes.get) if dtypes else "unknown"
-    return WeightInventory(tensors=tuple(tensors), exact=True, format=f"safetensors {main}")
+    return inventory_from_safetensors_model(read_safetensors_model(path))

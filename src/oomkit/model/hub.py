@@ -1,0 +1,705 @@
+"""Remote reads from the Hugging Face hub: config.json, safetensors headers and GGUF headers, never weights.
+
+Everything goes through `huggingface_hub` (imported lazily, so a catalog estimate never loads it): `HfApi.model_info`
+lists a repo's files with their sizes and the commit they belong to, `hf_hub_url` + `build_hf_headers` +
+the library's shared HTTP session fetch config.json and read the first bytes of weight files with HTTP range
+requests. Header bytes are handed to oomkit's own parsers (`parse_gguf_header`, `parse_safetensors_header`),
+which say through `NeedMoreBytes` how many more bytes they need; a GGUF header is read from a first 2 MiB range,
+a safetensors header (8 + N bytes) from a first 128 KiB. Split GGUFs (`-00001-of-00003.gguf`) are read part by
+part, headers only, and merged into one header.
+
+The environment is read on every call (not at import, as huggingface_hub does):
+
+- ``HF_ENDPOINT``: the hub (or a mirror) to ask, default https://huggingface.co;
+- ``HF_TOKEN``: sent as ``Authorization: Bearer`` (without it, huggingface_hub's saved login is used);
+- ``HF_HUB_OFFLINE=1`` (or ``TRANSFORMERS_OFFLINE=1``): no network at all; only oomkit's cache answers;
+- ``OOMKIT_HUB_TIMEOUT``: seconds to wait to connect and for each read, default 5;
+- ``OOMKIT_CACHE``: oomkit's cache directory (the hub's part is ``$OOMKIT_CACHE/hub``), default
+  ``~/.cache/oomkit/hub``.
+
+The cache holds, per endpoint, repo and revision (as asked, e.g. ``main``): the file listing with sizes and
+commit (``info.json``), the small JSON files (``files/config.json``, the safetensors index), and the header bytes
+of each weight file (``headers/<file>``). A second call for the same repo makes no request. Entries for a
+branch name are not refreshed: delete the directory to read the hub again.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote, urlsplit
+
+from ..errors import OomkitError
+from ._bytes import NeedMoreBytes, printable
+from .safetensors_weights import inventory_from_safetensors_model, layer_index
+
+__all__ = [
+    "GGUFFile",
+    "HubClient",
+    "HubGGUF",
+    "RepoInfo",
+    "gguf_quants",
+    "inventory_from_safetensors_model",
+    "is_hf_id",
+    "is_offline",
+    "layer_index",
+    "parse_ref",
+    "spec_from_hub",
+]
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+DEFAULT_REVISION = "main"
+DEFAULT_TIMEOUT = 5.0  # seconds, to connect and for each read
+GGUF_FIRST_READ = 2 << 20  # a GGUF header with a 150k-token vocabulary is ~3-4 MB; most fit in 2 MiB
+GGUF_LATER_PART_FIRST_READ = 512 << 10  # parts 2..N of a split GGUF carry only their tensor table
+SAFETENSORS_FIRST_READ = 128 << 10  # huggingface_hub reads 100 kB: 97% of headers fit (its PR #1855)
+MAX_HEADER_READ = 256 << 20  # gguf_header.MAX_HEADER_BYTES; safetensors caps its header at 100 MB
+MAX_JSON_BYTES = 32 << 20  # config.json / safetensors index
+_WORKERS = 8  # parallel header reads of the shards / split parts of one model
+
+# HF repo ids: huggingface_hub.utils._validators.REPO_ID_REGEX, plus its "no '--' or '..'" rule.
+_REPO_ID = re.compile(r"^\w(?:[\w.-]{0,94}\w)?/\w(?:[\w.-]{0,94}\w)?$", re.ASCII)
+_URL_PREFIXES = ("https://huggingface.co/", "http://huggingface.co/", "huggingface.co/", "hf.co/")
+_FILE_SUFFIXES = (".gguf", ".json", ".safetensors", ".bin", ".pt", ".pth", ".ggml", ".ggmlv3")
+_SPLIT = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
+# The quant in a GGUF file name, as llama.cpp, unsloth and bartowski spell it: "...-Q4_K_M", "...-UD-Q4_K_XL",
+# "...-IQ4_XS", "...-BF16", "...-MXFP4_MOE" (also "...-q4_0" in lower case).
+_QUANT = re.compile(r"(?:^|[-_.])((?:UD-)?(?:I?Q\d(?:_[A-Z0-9]+)*|TQ\d_\d|BF16|F16|F32|FP16|FP32|MXFP4(?:_MOE)?))$",
+                    re.IGNORECASE)
+
+T = TypeVar("T")
+
+
+class _Miss(OomkitError):
+    """The model could not be looked up (not on the hub, hub unreachable or failing, offline and uncached):
+    resolve() adds its "did you mean" to these."""
+
+
+# ----------------------------------------------------------------------------------------------------------
+# names
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _strip_prefix(ref: str) -> str:
+    low = ref.lower()
+    for p in _URL_PREFIXES:
+        if low.startswith(p):
+            return ref[len(p):]
+    return ref
+
+
+def parse_ref(ref: str) -> tuple[str, str | None]:
+    """"hf.co/org/name:Q4_K_M" -> ("org/name", "Q4_K_M"); "org/name" -> ("org/name", None). The tag is what
+    follows the last colon, whole ("UD-Q4_K_XL"); ":latest" (Ollama's default tag) is no tag."""
+    ref = _strip_prefix(ref.strip()).rstrip("/")
+    tag = None
+    if ":" in ref:
+        ref, tag = ref.rsplit(":", 1)
+        if not tag or tag.lower() == "latest":
+            tag = None
+    return ref, tag
+
+
+def is_hf_id(ref: str) -> bool:
+    """Whether `ref` reads as a hub repo id ("org/name", optionally "hf.co/" before and ":TAG" after) rather
+    than a path: exactly one "/", no leading "." or "~", no file suffix."""
+    repo, _ = parse_ref(str(ref))
+    if not _REPO_ID.match(repo) or "--" in repo or ".." in repo:
+        return False
+    return not repo.lower().endswith(_FILE_SUFFIXES)
+
+
+def _truthy(v: str | None) -> bool:
+    return (v or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def is_offline() -> bool:
+    """HF_HUB_OFFLINE=1 (or TRANSFORMERS_OFFLINE=1), read now rather than at import."""
+    return _truthy(os.environ.get("HF_HUB_OFFLINE")) or _truthy(os.environ.get("TRANSFORMERS_OFFLINE"))
+
+
+def cache_root() -> Path:
+    base = os.environ.get("OOMKIT_CACHE")
+    return Path(base).expanduser() / "hub" if base else Path("~/.cache/oomkit/hub").expanduser()
+
+
+# ----------------------------------------------------------------------------------------------------------
+# results
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RepoInfo:
+    repo_id: str
+    revision: str  # as asked ("main")
+    commit: str  # the commit the revision pointed at when listed
+    files: dict[str, int | None]  # path in the repo -> size in bytes (None when the hub did not say)
+    gated: str | bool = False  # "auto" / "manual" when the repo asks users to accept a license
+
+
+@dataclass(frozen=True)
+class GGUFFile:
+    """One GGUF model in a repo: a quant and its file, or its split parts in order."""
+
+    quant: str  # as the file name spells it, upper case ("Q4_K_M", "UD-Q4_K_XL")
+    paths: tuple[str, ...]
+
+    @property
+    def is_split(self) -> bool:
+        return len(self.paths) > 1
+
+
+@dataclass(frozen=True)
+class HubGGUF:
+    repo_id: str
+    commit: str
+    file: GGUFFile
+    header: Any  # GGUFHeader; split parts merged: the first part's metadata, every part's tensors
+    sizes: tuple[int | None, ...]  # per path
+
+    @property
+    def total_bytes(self) -> int | None:
+        return None if any(s is None for s in self.sizes) else sum(s for s in self.sizes if s is not None)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# GGUF files in a repo
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _quant_of(path: str) -> str:
+    folder, _, base = path.rpartition("/")
+    m = _SPLIT.match(base)
+    stem = m.group("stem") if m else base[: -len(".gguf")]
+    q = _QUANT.search(stem) or (_QUANT.search(folder.rpartition("/")[2]) if folder else None)
+    return (q.group(1) if q else stem).upper()
+
+
+def gguf_quants(paths: Iterable[str]) -> list[GGUFFile]:
+    """The GGUF models among a repo's files, one per quant (split parts grouped, in order); projector
+    (mmproj) and imatrix files left out. Raises when a split set is incomplete."""
+    groups: dict[tuple[str, str], dict[int, str]] = {}
+    counts: dict[tuple[str, str], set[int]] = {}
+    for p in paths:
+        folder, _, base = p.rpartition("/")
+        low = base.lower()
+        if not low.endswith(".gguf") or low.startswith("mmproj") or "imatrix" in low:
+            continue
+        m = _SPLIT.match(base)
+        key = (folder, m.group("stem") if m else base)
+        no, count = (int(m.group("no")), int(m.group("count"))) if m else (1, 1)
+        groups.setdefault(key, {})[no] = p
+        counts.setdefault(key, set()).add(count)
+    out = []
+    for key, parts in groups.items():
+        (count, *more) = sorted(counts[key])
+        if more or sorted(parts) != list(range(1, count + 1)):
+            missing = sorted(set(range(1, count + 1)) - set(parts))
+            raise OomkitError(f"split GGUF '{key[1]}' is incomplete on the hub: part(s) {missing or sorted(parts)} "
+                              f"of {count} missing or inconsistent")
+        paths_ = tuple(parts[i] for i in sorted(parts))
+        out.append(GGUFFile(_quant_of(paths_[0]), paths_))
+    return sorted(out, key=lambda f: (_quant_order(f.quant), f.paths))
+
+
+def _quant_order(q: str) -> tuple:
+    """Natural order for listing: bits, then name ("IQ2_XXS" < "Q4_K_M" < "Q8_0" < "BF16")."""
+    m = re.search(r"(\d+)", q.removeprefix("UD-").replace("FP", "F").replace("BF", "F"))
+    bits = int(m.group(1)) if m else 99
+    return (bits if not q.removeprefix("UD-").startswith(("F", "BF")) else 100 + bits, q)
+
+
+def pick_gguf(repo_id: str, files: list[GGUFFile], quant: str | None) -> GGUFFile:
+    """The GGUF named by `quant` (case-insensitive; "Q4_K_XL" also finds "UD-Q4_K_XL"), or the only one."""
+    if not files:
+        raise OomkitError(f"{repo_id} has no .gguf model file on the hub")
+    names = ", ".join(f.quant for f in files)
+    if quant is None:
+        if len(files) == 1:
+            return files[0]
+        example = next((f.quant for f in files if f.quant == "Q4_K_M"), files[0].quant)
+        raise OomkitError(f"{repo_id} has {names}: add :QUANT, e.g. {repo_id}:{example}")
+    q = quant.upper()
+    found = [f for f in files if f.quant == q] or [f for f in files if f.quant.removeprefix("UD-") == q]
+    if not found:
+        raise OomkitError(f"{repo_id} has no {quant} GGUF: it has {names}")
+    if len(found) > 1:
+        raise OomkitError(f"{repo_id} has several {quant} GGUFs ({', '.join(f.paths[0] for f in found)}); "
+                          "name the file: download it, or pass a local path")
+    return found[0]
+
+
+def _merge_split(repo_id: str, file: GGUFFile, headers: list[Any], sizes: list[int | None]) -> Any:
+    """One GGUFHeader for a split model: gguf-split puts all metadata in part 1, each part's tensors in its own
+    table (llama.cpp src/llama-model-loader.cpp reads `split.count` and `split.tensors.count`)."""
+    from .gguf_header import GGUFHeader
+
+    first = headers[0]
+    name = f"{repo_id}/{file.paths[0]}"
+    n = first.metadata.get("split.count")
+    if n is not None and n != len(headers):
+        raise OomkitError(f"{name}: split.count is {n} but the hub has {len(headers)} parts")
+    tensors = tuple(t for h in headers for t in h.tensors)
+    total = first.metadata.get("split.tensors.count")
+    if total is not None and total != len(tensors):
+        raise OomkitError(f"{name}: split.tensors.count is {total} but the parts hold {len(tensors)} tensors")
+    seen: set[str] = set()
+    for t in tensors:
+        if t.name in seen:
+            raise OomkitError(f"{name}: tensor '{printable(t.name)}' appears in two split parts")
+        seen.add(t.name)
+    size = None if any(s is None for s in sizes) else sum(s for s in sizes if s is not None)
+    return GGUFHeader(first.version, dict(first.metadata), tensors, first.alignment, first.data_offset,
+                      first.header_bytes, sum(h.data_size for h in headers), size)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the client
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _http_module():
+    try:
+        import httpx2 as http  # huggingface_hub >= 2
+    except ImportError:  # pragma: no cover - huggingface_hub 1.x
+        import httpx as http
+    return http
+
+
+class HubClient:
+    """Reads from one hub endpoint, with the settings of the environment when created (see module doc)."""
+
+    def __init__(self, endpoint: str | None = None, token: str | None = None, timeout: float | None = None,
+                 cache: Path | None = None, offline: bool | None = None) -> None:
+        self.endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+        self.token = token if token is not None else (os.environ.get("HF_TOKEN") or None)
+        if timeout is None:
+            raw = os.environ.get("OOMKIT_HUB_TIMEOUT")
+            try:
+                timeout = float(raw) if raw else DEFAULT_TIMEOUT
+            except ValueError:
+                raise OomkitError(f"OOMKIT_HUB_TIMEOUT={raw!r} is not a number of seconds") from None
+        self.timeout = timeout
+        self.cache = cache if cache is not None else cache_root()
+        self.offline = is_offline() if offline is None else offline
+        self.site = urlsplit(self.endpoint).netloc or self.endpoint
+
+    # ---- cache -------------------------------------------------------------------------------------------
+
+    def _dir(self, repo_id: str, revision: str) -> Path:
+        host = re.sub(r"[^A-Za-z0-9.-]", "_", self.site)
+        return self.cache / host / repo_id.replace("/", "--") / quote(revision, safe="")
+
+    def _cached(self, path: Path) -> bytes | None:
+        try:
+            return path.read_bytes()
+        except OSError:
+            return None
+
+    def _store(self, path: Path, data: bytes) -> None:
+        """Best effort: a cache that cannot be written only costs a later request."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, path)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        except OSError:
+            pass
+
+    # ---- errors ------------------------------------------------------------------------------------------
+
+    def _offline_error(self, repo_id: str, what: str | None = None) -> _Miss:
+        if what:
+            return _Miss(f"{repo_id}: {what} is not in oomkit's hub cache and HF_HUB_OFFLINE=1 keeps oomkit off the "
+                         "hub; unset HF_HUB_OFFLINE to read it")
+        return _Miss(f"unknown model {repo_id!r}: not a file, not in the built-in catalog, and not in oomkit's hub "
+                     f"cache (HF_HUB_OFFLINE=1 keeps oomkit off the hub); unset HF_HUB_OFFLINE to look it up")
+
+    def _unreachable(self, why: str) -> _Miss:
+        return _Miss(f"the Hugging Face hub is unreachable ({why}); use a catalog name, a local config.json or .gguf, "
+                     "or set HF_HUB_OFFLINE=1")
+
+    def _transport_error(self, e: BaseException) -> OomkitError:
+        http = _http_module()
+        if isinstance(e, http.TimeoutException):
+            return self._unreachable(f"no answer from {self.endpoint} within {self.timeout:g} s")
+        if type(e).__name__ == "OfflineModeIsEnabled":  # huggingface_hub read HF_HUB_OFFLINE at import
+            return _Miss("huggingface_hub is in offline mode (HF_HUB_OFFLINE was set when it was imported); "
+                         "use a catalog name, a local config.json or .gguf")
+        if isinstance(e, http.ConnectError):
+            return self._unreachable(f"cannot connect to {self.endpoint}: {_short(e)}")
+        return self._unreachable(f"{type(e).__name__} talking to {self.endpoint}: {_short(e)}")
+
+    def _status_error(self, status: int, headers: Mapping[str, str], repo_id: str, what: str) -> OomkitError:
+        code = headers.get("x-error-code") or ""
+        message = headers.get("x-error-message") or ""
+        if status == 401 and "Invalid credentials" in message:  # huggingface_hub's hf_raise_for_status tells it so
+            return OomkitError(f"the Hugging Face hub refused the token (invalid credentials) for {repo_id}: check "
+                               "HF_TOKEN or your saved login, or unset HF_TOKEN for public repos")
+        if message == "Access to this resource is disabled.":
+            return OomkitError(f"{repo_id} is disabled on the Hugging Face hub")
+        if code == "RepoNotFound" or (status == 404 and what == "repo"):
+            private = "" if self.token else "; if it is private, set HF_TOKEN"
+            return _Miss(f"no such repo {repo_id!r} on the Hugging Face hub ({self.site}), and it is not a file or "
+                         f"a catalog name{private}")
+        if code == "RevisionNotFound":
+            return OomkitError(f"{repo_id} has no such revision on the hub")
+        if code == "GatedRepo" or status in (401, 403):
+            refused = " (the HF_TOKEN given has no access yet)" if self.token else ""
+            return OomkitError(f"{repo_id} is gated: accept its license on {self.site} and set HF_TOKEN{refused}")
+        if code == "EntryNotFound" or status == 404:
+            return OomkitError(f"{repo_id} has no file {what} on the hub (it was listed: the repo may have changed; "
+                               f"delete {self._dir(repo_id, DEFAULT_REVISION).parent} and retry)")
+        if status == 429:
+            return _Miss(f"the Hugging Face hub is rate-limiting requests (HTTP 429 for {repo_id}); set HF_TOKEN "
+                         "or try again later")
+        if status >= 500:
+            return _Miss(f"the Hugging Face hub failed (HTTP {status} for {repo_id}); try again later, or use a "
+                         "catalog name, a local config.json or .gguf")
+        return OomkitError(f"the Hugging Face hub answered HTTP {status} for {repo_id} {what}")
+
+    def _call(self, fn: Callable[[], T], repo_id: str, what: str) -> T:
+        """Run a request, turning every failure into a one-line OomkitError."""
+        try:
+            http = _http_module()
+            import huggingface_hub  # noqa: F401
+        except ImportError:
+            raise OomkitError("reading from the Hugging Face hub needs huggingface_hub (pip install "
+                              "huggingface_hub); or use a catalog name, a local config.json or .gguf") from None
+        try:
+            return fn()
+        except OomkitError:
+            raise
+        except ValueError as e:
+            if type(e).__name__ == "HFValidationError":  # a repo id huggingface_hub refuses
+                raise OomkitError(f"{repo_id!r} is not a valid Hugging Face repo id ({_short(e)})") from None
+            raise OomkitError(f"the Hugging Face hub's answer about {repo_id} is malformed ({_short(e)})") from None
+        except http.HTTPStatusError as e:
+            raise self._status_error(e.response.status_code, e.response.headers, repo_id, what) from None
+        except (http.HTTPError, OSError) as e:
+            resp = getattr(e, "response", None)
+            if resp is not None and getattr(resp, "status_code", None):
+                raise self._status_error(resp.status_code, resp.headers, repo_id, what) from None
+            raise self._transport_error(e) from None
+
+    # ---- requests ----------------------------------------------------------------------------------------
+
+    def _session(self):
+        from huggingface_hub.utils import get_session
+
+        return get_session()
+
+    def _headers(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        from huggingface_hub.utils import build_hf_headers
+
+        h = build_hf_headers(token=self.token, library_name="oomkit", library_version=_version())
+        h.update(extra or {})
+        return h
+
+    def _url(self, repo_id: str, commit: str, path: str) -> str:
+        from huggingface_hub import hf_hub_url
+
+        return hf_hub_url(repo_id, path, revision=commit, endpoint=self.endpoint)
+
+    def _get(self, url: str, repo_id: str, what: str, start: int = 0, end: int | None = None,
+             cap: int = MAX_JSON_BYTES) -> tuple[bytes, int | None]:
+        """GET bytes [start, end) (all of it when end is None, at most `cap`); returns (body, file size if
+        known). Only the bytes asked for are read, even from a server that ignores Range."""
+        want = cap if end is None else end - start
+        headers = self._headers({"Range": f"bytes={start}-{end - 1}"} if end is not None else None)
+
+        def run() -> tuple[bytes, int | None]:
+            with self._session().stream("GET", url, headers=headers, timeout=self.timeout) as r:
+                if r.status_code >= 400:
+                    if r.status_code == 416:
+                        return b"", _total_from_range(r.headers.get("content-range"))
+                    raise self._status_error(r.status_code, r.headers, repo_id, what)
+                if r.status_code == 206:
+                    total = _total_from_range(r.headers.get("content-range"))
+                elif start:
+                    raise OomkitError(f"{self.site} ignored a range request for {repo_id}/{what}: cannot read only "
+                                      "the header")
+                else:
+                    total = _int(r.headers.get("x-linked-size")) or _int(r.headers.get("content-length"))
+                body = bytearray()
+                for chunk in r.iter_bytes():
+                    body += chunk
+                    if len(body) >= want:
+                        break
+                if end is None and len(body) >= cap:
+                    raise OomkitError(f"{repo_id}/{what} on the hub is larger than {cap >> 20} MiB")
+                return bytes(body[:want]), total
+
+        return self._call(run, repo_id, what)
+
+    # ---- what the hub knows about a repo -----------------------------------------------------------------
+
+    def repo_info(self, repo_id: str, revision: str = DEFAULT_REVISION) -> RepoInfo:
+        """The repo's files and sizes at `revision` (one request: /api/models/{repo}/revision/{rev}?blobs=true)."""
+        path = self._dir(repo_id, revision) / "info.json"
+        raw = self._cached(path)
+        if raw is not None:
+            try:
+                d = json.loads(raw)
+                return RepoInfo(d["repo_id"], d["revision"], d["commit"], dict(d["files"]), d.get("gated", False))
+            except (ValueError, KeyError, TypeError):
+                pass
+        if self.offline:
+            raise self._offline_error(repo_id)
+
+        def run() -> RepoInfo:
+            from huggingface_hub import HfApi
+
+            api = HfApi(endpoint=self.endpoint, token=self.token, library_name="oomkit", library_version=_version())
+            m = api.model_info(repo_id, revision=revision, files_metadata=True, timeout=self.timeout)
+            files = {s.rfilename: (s.lfs.size if s.lfs is not None else s.size) for s in (m.siblings or [])}
+            return RepoInfo(repo_id, revision, m.sha or revision, files, m.gated or False)
+
+        info = self._call(run, repo_id, "repo")
+        self._store(path, json.dumps({"repo_id": info.repo_id, "revision": info.revision, "commit": info.commit,
+                                      "files": info.files, "gated": info.gated}).encode())
+        return info
+
+    def _small_file(self, info: RepoInfo, name: str) -> bytes:
+        path = self._dir(info.repo_id, info.revision) / "files" / quote(name, safe="")
+        raw = self._cached(path)
+        if raw is not None:
+            return raw
+        if self.offline:
+            raise self._offline_error(info.repo_id, name)
+        body, _ = self._get(self._url(info.repo_id, info.commit, name), info.repo_id, name)
+        self._store(path, body)
+        return body
+
+    def _json_file(self, info: RepoInfo, name: str) -> Any:
+        raw = self._small_file(info, name)
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            why = e.msg if isinstance(e, json.JSONDecodeError) else "not UTF-8"
+            raise OomkitError(f"{info.repo_id}: {name} on the hub is malformed ({why})") from None
+
+    def config(self, repo_id: str, revision: str = DEFAULT_REVISION, info: RepoInfo | None = None) -> dict[str, Any]:
+        """The repo's config.json."""
+        info = info or self.repo_info(repo_id, revision)
+        if "config.json" not in info.files:
+            raise OomkitError(f"{repo_id} has no config.json on the hub")
+        cfg = self._json_file(info, "config.json")
+        if not isinstance(cfg, dict):
+            raise OomkitError(f"{repo_id}: config.json on the hub is malformed (not a JSON object)")
+        return cfg
+
+    def _header(self, info: RepoInfo, name: str, parse: Callable[[bytes, int | None], T], first: int,
+                exact_need: bool = False) -> T:
+        """Parse the header of file `name`, reading only its first bytes (cached). After a first read of `first`
+        bytes, each NeedMoreBytes fetches what it asks for: exactly (`exact_need`: safetensors knows its header
+        length from the first 8 bytes), else at least half as much again (a GGUF parser only knows the next
+        item's end, e.g. of one vocabulary string)."""
+        size = info.files.get(name)
+        path = self._dir(info.repo_id, info.revision) / "headers" / quote(name, safe="")
+        raw = self._cached(path)
+        if raw is not None:
+            try:
+                return parse(raw, size)
+            except OomkitError:
+                pass  # a damaged cache entry: read again
+        if self.offline:
+            raise self._offline_error(info.repo_id, f"the header of {name}")
+        url = self._url(info.repo_id, info.commit, name)
+        buf = b""
+        want = first
+        while True:
+            if size is not None:
+                want = min(want, size)
+            if want <= len(buf):  # the parser wants bytes the file does not have
+                raise OomkitError(f"{info.repo_id}/{name}: the header does not end within {len(buf)} bytes")
+            chunk, total = self._get(url, info.repo_id, name, start=len(buf), end=want)
+            if total is not None:
+                size = total  # the server's word (Content-Range) over the listing's
+            if not chunk:
+                raise OomkitError(f"{info.repo_id}/{name}: the file ends at {len(buf)} bytes, inside its header")
+            buf += chunk
+            if size is None and len(buf) < want:
+                size = len(buf)  # the file ended early and no size was given
+            try:
+                result = parse(buf, size)
+            except NeedMoreBytes as e:
+                if len(buf) >= MAX_HEADER_READ:
+                    raise OomkitError(f"{info.repo_id}/{name}: the header does not end within {len(buf)} bytes") from None
+                want = e.needed if exact_need else max(e.needed, len(buf) + len(buf) // 2)
+                want = min(want, MAX_HEADER_READ)
+                continue
+            end = getattr(result, "header_bytes", len(buf))
+            self._store(path, buf[:end])
+            return result
+
+    def safetensors(self, repo_id: str, revision: str = DEFAULT_REVISION, info: RepoInfo | None = None):
+        """Every shard header of the repo's safetensors model (a SafetensorsModel), None when it has none."""
+        from .safetensors_header import INDEX_NAME, SafetensorsModel, parse_safetensors_header
+
+        info = info or self.repo_info(repo_id, revision)
+        index_meta: dict[str, Any] = {}
+        if INDEX_NAME in info.files:
+            index = self._json_file(info, INDEX_NAME)
+            wm = index.get("weight_map") if isinstance(index, dict) else None
+            if not isinstance(wm, dict) or not wm or not all(isinstance(v, str) for v in wm.values()):
+                raise OomkitError(f"{repo_id}: {INDEX_NAME} on the hub is malformed (no 'weight_map')")
+            shards = sorted(set(wm.values()))
+            missing = [s for s in shards if s not in info.files]
+            if missing:
+                raise OomkitError(f"{repo_id}: {INDEX_NAME} names shard {missing[0]} that the repo lacks")
+            index_meta = index.get("metadata") if isinstance(index.get("metadata"), dict) else {}
+        else:
+            # One model.safetensors; else the top-level files, less Mistral's consolidated.safetensors (the same
+            # weights in mistral-inference's own names, which transformers and vLLM do not load beside them).
+            top = sorted(p for p in info.files if p.endswith(".safetensors") and "/" not in p)
+            shards = ["model.safetensors"] if "model.safetensors" in top else \
+                [p for p in top if not p.startswith("consolidated")] or top
+            if not shards:
+                return None
+
+        def read(shard: str):
+            def parse(buf: bytes, size: int | None):
+                return parse_safetensors_header(buf, file_size=size, name=f"{repo_id}/{shard}")
+
+            return shard, self._header(info, shard, parse, SAFETENSORS_FIRST_READ, exact_need=True)
+
+        headers = _parallel(read, shards)
+        seen: dict[str, str] = {}
+        for shard, h in headers:
+            for t in h.tensors:
+                if t.name in seen:
+                    raise OomkitError(f"{repo_id}: tensor '{printable(t.name)}' is in both {seen[t.name]} and {shard}")
+                seen[t.name] = shard
+        return SafetensorsModel(tuple(headers), dict(index_meta))
+
+    def gguf(self, repo_id: str, quant: str | None = None, revision: str = DEFAULT_REVISION,
+             info: RepoInfo | None = None) -> HubGGUF:
+        """The header of the repo's GGUF for `quant` (all split parts' headers, merged)."""
+        from .gguf_header import parse_gguf_header
+
+        info = info or self.repo_info(repo_id, revision)
+        file = pick_gguf(repo_id, gguf_quants(info.files), quant)
+
+        def read(i_path: tuple[int, str]):
+            i, p = i_path
+
+            def parse(buf: bytes, size: int | None):
+                return parse_gguf_header(buf, file_size=size, name=f"{repo_id}/{p}")
+
+            return self._header(info, p, parse, GGUF_FIRST_READ if i == 0 else GGUF_LATER_PART_FIRST_READ)
+
+        headers = _parallel(read, list(enumerate(file.paths)))
+        sizes = tuple(info.files.get(p) if info.files.get(p) is not None else h.file_size
+                      for p, h in zip(file.paths, headers, strict=True))
+        header = headers[0] if len(headers) == 1 else _merge_split(repo_id, file, headers, list(sizes))
+        return HubGGUF(repo_id, info.commit, file, header, sizes)
+
+
+def _parallel(fn: Callable[[Any], T], items: list[Any]) -> list[T]:
+    if len(items) <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(max_workers=min(_WORKERS, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
+def _total_from_range(value: str | None) -> int | None:
+    """"bytes 0-99/12345" -> 12345."""
+    if value and "/" in value:
+        return _int(value.rsplit("/", 1)[1])
+    return None
+
+
+def _int(v: str | None) -> int | None:
+    try:
+        return int(v) if v is not None else None
+    except ValueError:
+        return None
+
+
+def _short(e: BaseException) -> str:
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text[:160]
+
+
+@functools.lru_cache(maxsize=1)
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("oomkit")
+    except Exception:  # noqa: BLE001 - metadata missing in a source checkout
+        return "0"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# ModelSpec
+# ----------------------------------------------------------------------------------------------------------
+
+
+def spec_from_hub(ref: str, weight_format: str | None = None, default_format: Callable[[dict], str | None] | None
+                  = None, *, revision: str = DEFAULT_REVISION, hint: str = "", client: HubClient | None = None):
+    """The ModelSpec of a hub repo `ref` ("org/name", "org/name:QUANT", "hf.co/org/name:QUANT"): a GGUF repo's
+    header for the quant asked (the ":QUANT" tag or weight_format), else config.json with the exact weights of
+    its safetensors headers (when no format is asked or assumed), or weights computed for the format asked.
+
+    `default_format` as in resolve(); `hint` ("; did you mean ...?") is added to the error when the repo
+    cannot be looked up."""
+    from .gguf_file import spec_from_gguf
+    from .hf_config import spec_from_config
+
+    repo_id, tag = parse_ref(ref)
+    if tag and weight_format and tag.lower() != weight_format.lower():
+        raise OomkitError(f"{ref}: two formats given ({tag} and {weight_format}); give one")
+    fmt = weight_format or tag
+    client = client or HubClient()
+    try:
+        info = client.repo_info(repo_id, revision)
+    except _Miss as e:
+        raise OomkitError(f"{e}{hint}") from None
+    short = info.commit[:12]
+    ggufs = gguf_quants(info.files)
+    has_config = "config.json" in info.files
+    has_safetensors = any(p.endswith(".safetensors") for p in info.files)
+    # A GGUF repo (GGUFs and no safetensors; a config.json beside them is only informative), or a quant that
+    # one of its GGUFs carries; otherwise config.json, with `fmt` as a computed format.
+    if ggufs and (not has_safetensors or (fmt is not None and _has_quant(ggufs, fmt))):
+        g = client.gguf(repo_id, fmt, revision, info=info)
+        parts = f" ({len(g.file.paths)} parts)" if g.file.is_split else ""
+        return spec_from_gguf(g.header, name=f"{repo_id}:{g.file.quant}",
+                              source=f"hub: {repo_id}@{short} {g.file.paths[0]}{parts}")
+    if not has_config:
+        raise OomkitError(f"{repo_id} on the hub has neither a config.json nor a .gguf model file")
+    cfg = client.config(repo_id, revision, info=info)
+    labels: tuple[str, ...] = ()
+    if fmt is None and default_format is not None:
+        fmt = default_format(cfg)
+        if fmt is not None:
+            labels = (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)
+    spec = spec_from_config(cfg, name=repo_id, source=f"hub: {repo_id}@{short} config.json", weight_format=fmt)
+    if fmt is None:
+        st = client.safetensors(repo_id, revision, info=info)
+        if st is not None:
+            spec = replace(spec, weights=inventory_from_safetensors_model(st),
+                           source=spec.source + " + safetensors headers")
+        else:
+            labels += ("no safetensors on the hub: weight bytes computed from config.json",)
+    return replace(spec, labels=spec.labels + labels) if labels else spec
+
+
+def _has_quant(files: list[GGUFFile], quant: str) -> bool:
+    q = quant.upper()
+    return any(f.quant == q or f.quant.removeprefix("UD-") == q for f in files)
