@@ -144,3 +144,34 @@ def test_directory_with_safetensors_gives_exact_bytes(tmp_path):
     spec = resolve(str(tmp_path))
     assert spec.weights.exact and spec.weights.nbytes == emb + q
     assert [t.layer for t in spec.weights.tensors] == [None, 0]
+
+
+def test_llama4_shared_expert_and_dense_mlp_size():
+    # transformers Llama4TextMoe: routed experts of intermediate_size plus a shared expert of intermediate_size;
+    # Llama4TextDecoderLayer: non-MoE layers use intermediate_size_mlp (Maverick interleaves them every 2nd layer).
+    cfg = {"model_type": "llama4_text", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 100, "intermediate_size": 32,
+           "intermediate_size_mlp": 128, "num_local_experts": 4, "num_experts_per_tok": 1,
+           "interleave_moe_layer_step": 2}
+    spec = spec_from_config(cfg, weight_format="bf16")
+    dense, moe = spec.layers[0].ffn, spec.layers[1].ffn
+    assert (dense.n_experts, dense.n_ff) == (0, 128)
+    assert (moe.n_experts, moe.n_ff_expert, moe.n_shared_experts, moe.n_ff_shared) == (4, 32, 1, 32)
+    scout = catalog.lookup("meta-llama/Llama-4-Scout-17B-16E-Instruct")
+    total = spec_from_config(scout.config, weight_format="bf16").params_total
+    assert abs(total - 107_770_000_000) < 10**7  # text decoder; 108.64B published incl. the vision encoder
+
+
+def test_hf_quantized_weights_follow_the_stored_layout():
+    # AWQ 4-bit g128 (vllm awq.py: qweight int32 [i, o/8], qzeros int32 [i/128, o/8], scales fp16 [i/128, o])
+    spec = spec_from_config(catalog.lookup("qwen3:8b").config, name="q", weight_format="awq")
+    by_name = {t.name: t for t in spec.weights.tensors}
+    i, o = 4096, 12288  # mlp.up_proj of Qwen3-8B
+    assert by_name["blk.0.ffn_up.weight"].nbytes == i * (o // 8) * 4 + (i // 128) * (o // 8) * 4 + (i // 128) * o * 2
+    assert by_name["output.weight"].nbytes == 4096 * 151936 * 2  # lm_head stays bf16
+    assert by_name["token_embd.weight"].nbytes == 4096 * 151936 * 2
+    # gpt-oss ships mxfp4 experts (4-bit + one e8m0 scale per 32) and bf16 everything else
+    g = spec_from_config(catalog.lookup("gpt-oss:20b").config, name="g")
+    exps = {t.name: t for t in g.weights.tensors}["blk.0.ffn_up_exps.weight"]
+    assert exps.nbytes == 32 * (2880 * 2880 // 2 + 2880 * 2880 // 32)
+    assert {t.dtype for t in g.weights.tensors if "attn_q.weight" in t.name} == {"bfloat16"}

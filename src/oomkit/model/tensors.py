@@ -150,3 +150,32 @@ def _recurrent_tensors(i: int, n_embd: int, s) -> list[TensorShape]:
             t("ssm_conv1d.weight", s.d_conv, conv_ch), t("ssm_conv1d.bias", conv_ch),
             t("ssm_dt.bias", s.n_heads), t("ssm_a", 1, s.n_heads), t("ssm_d", 1, s.n_heads),
             t("ssm_norm.weight", s.d_inner // n_group, n_group), t("ssm_out.weight", s.d_inner, n_embd)]
+
+
+# GGUF tensor name -> the Hugging Face module it comes from (convert_hf_to_gguf's tensor map, reversed), so
+# HF quantization configs' module patterns (lm_head, mlp.gate, self_attn, experts) apply to computed tensors.
+_HF_MODULE = {
+    "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj",
+    "attn_output": "self_attn.o_proj", "attn_q_a": "self_attn.q_a_proj", "attn_q_b": "self_attn.q_b_proj",
+    "attn_kv_a_mqa": "self_attn.kv_a_proj_with_mqa", "attn_k_b": "self_attn.kv_b_proj",
+    "attn_v_b": "self_attn.kv_b_proj", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
+    "ffn_down": "mlp.down_proj", "ffn_gate_inp": "mlp.gate", "ffn_gate_shexp": "mlp.shared_experts.gate_proj",
+    "ffn_up_shexp": "mlp.shared_experts.up_proj", "ffn_down_shexp": "mlp.shared_experts.down_proj",
+    "ffn_gate_exps": "mlp.experts.gate_proj", "ffn_up_exps": "mlp.experts.up_proj",
+    "ffn_down_exps": "mlp.experts.down_proj", "attn_qkv": "linear_attn.in_proj_qkvz",
+    "attn_gate": "linear_attn.in_proj_z", "ssm_ba": "linear_attn.in_proj_ba", "ssm_in": "mixer.in_proj",
+    "ssm_out": "mixer.out_proj", "ssm_x": "mixer.x_proj", "ssm_dt": "mixer.dt_proj",
+}
+
+
+def hf_module_name(gguf_name: str) -> str | None:
+    """"blk.3.attn_q.weight" -> "model.layers.3.self_attn.q_proj"; "output.weight" -> "lm_head";
+    None for tensors that are not linear weights (norms, biases, embeddings handled by the caller)."""
+    if gguf_name == "output.weight":
+        return "lm_head"
+    if gguf_name == "token_embd.weight":
+        return "model.embed_tokens"
+    parts = gguf_name.split(".")
+    if len(parts) == 4 and parts[0] == "blk" and parts[3] == "weight" and parts[2] in _HF_MODULE:
+        return f"model.layers.{parts[1]}.{_HF_MODULE[parts[2]]}"
+    return None

@@ -9,19 +9,20 @@ from typing import Any
 from ..errors import OomkitError
 from ..quant import ggml, gguf_recipes
 from .spec import TensorSpec, WeightInventory
-from .tensors import TensorShape
+from .tensors import TensorShape, hf_module_name
 
 # torch dtype names in config.json -> bytes per element
 HF_DTYPE_BYTES = {"float32": 4, "float": 4, "float16": 2, "half": 2, "bfloat16": 2, "float8_e4m3fn": 1,
-                  "float8_e5m2": 1, "int8": 1, "uint8": 1}
+                  "float8_e5m2": 1}
 _HF_ALIASES = {"fp32": "float32", "f32": "float32", "fp16": "float16", "f16": "float16", "bf16": "bfloat16",
                "auto": None}
 GGUF_ALIGNMENT = 32  # gguf.h GGUF_DEFAULT_ALIGNMENT: each tensor's data padded to 32 bytes
 
 
 def is_gguf_format(name: str) -> bool:
-    """A llama-quantize file type ("Q4_K_M", "IQ4_XS"); plain dtypes (bf16, f16, f32) count as HF dtypes."""
-    if name.lower() in _HF_ALIASES:
+    """A llama-quantize file type ("Q4_K_M", "IQ4_XS"); plain dtypes (bf16, f16, f32) and the HF quantization
+    formats (fp8, awq, nvfp4, mxfp4, ...) count as HF formats."""
+    if name.lower() in _HF_ALIASES or name.lower() in _FORMAT_CONFIGS:
         return False
     try:
         gguf_recipes.ftype_by_name(name)
@@ -76,9 +77,7 @@ def hf_inventory(tensors: Sequence[TensorShape], *, config: Mapping[str, Any], w
     fmt_name = (weight_format or "").lower()
     plain = fmt_name in HF_DTYPE_BYTES or fmt_name in _HF_ALIASES
     if (config.get("quantization_config") and not plain) or (fmt_name and not plain):
-        from ..quant import hf_formats
-
-        return hf_formats.quantized_inventory(tensors, config=config, weight_format=weight_format, name=name)
+        return hf_quantized_inventory(tensors, config=config, weight_format=weight_format, name=name)
     dtype = hf_dtype(config, weight_format)
     size = HF_DTYPE_BYTES.get(dtype)
     if size is None:
@@ -86,3 +85,52 @@ def hf_inventory(tensors: Sequence[TensorShape], *, config: Mapping[str, Any], w
     out = tuple(TensorSpec(name=t.name, shape=t.shape, dtype=dtype, nbytes=t.n_elements * size, layer=t.layer)
                 for t in tensors)
     return WeightInventory(tensors=out, exact=False, format=dtype)
+
+
+# Format names users type (--quant fp8, Qwen/Qwen3-8B:awq) -> the quantization_config that names them, as the
+# usual tools write it (AutoAWQ / AutoGPTQ: 4-bit, group 128; bitsandbytes nf4 with double quant; fp8
+# per-tensor dynamic; block fp8 as DeepSeek-V3 ships it).
+_FORMAT_CONFIGS = {
+    "fp8": {"quant_method": "fp8", "activation_scheme": "dynamic"},
+    "fp8-block": {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]},
+    "awq": {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"},
+    "gptq": {"quant_method": "gptq", "bits": 4, "group_size": 128},
+    "int4": {"quant_method": "gptq", "bits": 4, "group_size": 128},
+    "w4a16": {"quant_method": "gptq", "bits": 4, "group_size": 128},
+    "nf4": {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4",
+            "bnb_4bit_use_double_quant": True},
+    "int8": {"quant_method": "bitsandbytes", "load_in_8bit": True},
+    "mxfp4": {"quant_method": "mxfp4"},
+    "nvfp4": {"quant_method": "modelopt", "quantization": {"quant_algo": "NVFP4", "group_size": 16}},
+}
+
+
+def hf_quantized_inventory(tensors: Sequence[TensorShape], *, config: Mapping[str, Any], weight_format: str | None,
+                           name: str) -> WeightInventory:
+    """Bytes of a quantized HF checkpoint: each linear weight in the format's stored layout
+    (quant/hf_formats.linear_weight_bytes), everything else (norms, biases, embeddings, modules the config
+    leaves unquantized) in the checkpoint's dtype."""
+    from ..quant import hf_formats
+
+    dtype = str(config.get("torch_dtype") or config.get("dtype") or "bfloat16")
+    if weight_format:
+        qcfg = _FORMAT_CONFIGS.get(weight_format.lower())
+        if qcfg is None:
+            raise OomkitError(f"{name}: unknown weight format {weight_format!r}; GGUF types (Q4_K_M, ...) or "
+                              f"{', '.join(sorted(_FORMAT_CONFIGS))}, bf16, fp16")
+    else:
+        qcfg = config.get("quantization_config")
+    fmt = hf_formats.parse_quantization_config(qcfg, dtype)
+    plain = hf_formats.dtype_bytes(fmt.dtype)
+    out = []
+    for t in tensors:
+        module = hf_module_name(t.name)
+        if module is None or module == "model.embed_tokens" or len(t.shape) < 2 \
+                or not hf_formats.module_is_quantized(fmt, module):
+            nbytes, dt = t.n_elements * plain, fmt.dtype
+        else:
+            n_in, n_out = t.shape[0], t.shape[1]  # GGUF order: ne0 = in_features
+            stacks = t.shape[2] if len(t.shape) == 3 else 1  # routed experts: one linear per expert
+            nbytes, dt = stacks * hf_formats.linear_weight_bytes(fmt, n_out, n_in), fmt.name
+        out.append(TensorSpec(name=t.name, shape=t.shape, dtype=dt, nbytes=nbytes, layer=t.layer))
+    return WeightInventory(tensors=tuple(out), exact=False, format=fmt.name)

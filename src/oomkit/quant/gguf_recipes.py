@@ -28,7 +28,7 @@ class Ftype:
 
 
 # llama.cpp@0c1e57098 include/llama.h:enum llama_ftype (ids) and
-# src/llama-quant.cpp:llama_ftype_get_default_type (the type every quantizable tensor starts from).
+# llama.cpp@0c1e57098 src/llama-quant.cpp:llama_ftype_get_default_type (the type quantizable tensors start from).
 FTYPES: tuple[Ftype, ...] = (
     Ftype("F32", 0, "f32"),
     Ftype("F16", 1, "f16"),
@@ -70,11 +70,11 @@ FTYPES: tuple[Ftype, ...] = (
 
 UNQUANTIZED = frozenset({"F32", "F16", "BF16"})
 
-# Ids no longer produced, still found in old files' general.file_type (include/llama.h comments).
+# Ids no longer produced, still found in old files' general.file_type (llama.cpp@0c1e57098 include/llama.h:enum llama_ftype comments).
 _LEGACY_NAMES = {4: "Q4_1_SOME_F16", 5: "Q4_2", 6: "Q4_3", 33: "Q4_0_4_4", 34: "Q4_0_4_8", 35: "Q4_0_8_8",
                  1024: "GUESSED"}
 
-# tools/quantize/quantize.cpp:QUANT_OPTIONS: bare K names mean the medium mix.
+# llama.cpp@0c1e57098 tools/quantize/quantize.cpp:QUANT_OPTIONS: bare K names mean the medium mix.
 _ALIASES = {"Q3_K": "Q3_K_M", "Q4_K": "Q4_K_M", "Q5_K": "Q5_K_M", "ALL_F32": "F32", "FP32": "F32",
             "FP16": "F16", "MXFP4": "MXFP4_MOE"}
 _BY_NAME = {f.name: f for f in FTYPES}
@@ -107,7 +107,7 @@ def ftype_name(ftype_id: int) -> str:
     return ft.name if ft else _LEGACY_NAMES.get(int(ftype_id), f"unknown({ftype_id})")
 
 
-# ---- tensor categories: src/llama-quant.cpp:tensor_get_category (substring tests, in this order) ----
+# ---- tensor categories: llama.cpp@0c1e57098 src/llama-quant.cpp:tensor_get_category (substrings, in order) ----
 
 _OUTPUT, _TOKEN_EMBD, _QKV, _KV_B, _V, _K, _Q, _ATTN_OUT, _UP, _GATE, _DOWN, _OTHER = range(12)
 _CATEGORY_SUBSTRINGS = (("attn_qkv.weight", _QKV), ("attn_kv_b.weight", _KV_B), ("attn_v.weight", _V),
@@ -130,7 +130,7 @@ def _is_attn_v(cat: int) -> bool:  # category_is_attn_v: the tensors that produc
     return cat in (_V, _QKV, _KV_B)
 
 
-# ---- which tensors are never quantized: src/llama-quant.cpp:tensor_allows_quantization ----
+# ---- never quantized: llama.cpp@0c1e57098 src/llama-quant.cpp:tensor_allows_quantization ----
 
 _NEVER = ("_norm.weight", "ffn_gate_inp.weight", "ffn_gate_tid2eid.weight", "altup", "laurel",
           "per_layer_model_proj", "ssm_conv1d", "shortconv.conv.weight", "indexer.k_proj.weight",
@@ -213,6 +213,7 @@ class _Model:
     n_gqa: int
     is_70b: bool
     has_imatrix: bool
+    output_type: str | None = None  # --output-tensor-type, which a tied token_embd follows too
 
 
 def _layer_info(i_counter: int, n_layer: int, name: str, m: _Model) -> tuple[int, int]:
@@ -228,7 +229,7 @@ def _layer_info(i_counter: int, n_layer: int, name: str, m: _Model) -> tuple[int
 
 
 def _impl(qs: _State, m: _Model, new: str, name: str, shape: Sequence[int], ft: str, cat: int) -> str:
-    """src/llama-quant.cpp:llama_tensor_get_type_impl, branch for branch."""
+    """llama.cpp@0c1e57098 src/llama-quant.cpp:llama_tensor_get_type_impl, branch for branch."""
     arch, gqa, nexp = m.arch, m.n_gqa, m.n_expert
     if arch == "glm5-next" and any(s in name for s in ("attn_q_a", "attn_q_b", "nextn.eh_proj")):
         if new not in ("f32", "bf16", "f16"):
@@ -236,7 +237,9 @@ def _impl(qs: _State, m: _Model, new: str, name: str, shape: Sequence[int], ft: 
 
     if cat == _OUTPUT or (qs.tied and cat == _TOKEN_EMBD):
         # a tied token_embd is also the output matrix, so it gets the output's type
-        if ft == "MXFP4_MOE" or arch == "falcon" or shape[0] % type_by_name(new).block_size:
+        if m.output_type:
+            new = m.output_type
+        elif ft == "MXFP4_MOE" or arch == "falcon" or shape[0] % type_by_name(new).block_size:
             new = "q8_0"
         elif ft in ("IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M"):
             new = "q5_K"
@@ -361,7 +364,8 @@ def _impl(qs: _State, m: _Model, new: str, name: str, shape: Sequence[int], ft: 
     return new
 
 
-# src/llama-quant.cpp:tensor_type_fallback — a row not a whole number of blocks takes a smaller-block type.
+# llama.cpp@0c1e57098 src/llama-quant.cpp:tensor_type_fallback — rows not a whole number of blocks take a
+# smaller-block type.
 _FALLBACK = {"iq1_s": "iq4_nl", "iq1_m": "iq4_nl", "iq2_xxs": "iq4_nl", "iq2_xs": "iq4_nl", "iq2_s": "iq4_nl",
              "iq3_xxs": "iq4_nl", "iq3_s": "iq4_nl", "iq4_xs": "iq4_nl", "q2_0": "q4_0", "q2_K": "q4_0",
              "q3_K": "q4_0", "tq1_0": "q4_0", "tq2_0": "q4_0", "q4_K": "q5_0", "q5_K": "q5_1", "q6_K": "q8_0"}
@@ -382,7 +386,7 @@ def _fallback(name: str, ncols: int, target: str) -> str:
 
 
 def _order(name: str) -> tuple[int, str]:
-    # llama_model_loader::weight_name_comparer: by block number (-1 outside blocks), then by name.
+    # llama.cpp@0c1e57098 src/llama-model-loader.h:weight_name_comparer: block number (-1 outside), then name.
     b = _blk(name)
     return (-1 if b is None else b, name)
 
@@ -431,16 +435,16 @@ def recipe_types(
     if n_layer is None:
         n_layer = max((b for b in (_blk(n) for n, _ in tensors) if b is not None), default=-1) + 1
     if is_70b is None:
-        # src/models/{llama,qwen2,deci,olmo,jais2}.cpp:load_arch_hparams set LLM_TYPE_70B
+        # llama.cpp@0c1e57098 src/models/{llama,qwen2,deci,olmo,jais2}.cpp:load_arch_hparams set LLM_TYPE_70B
         is_70b = (arch in ("qwen2", "deci", "olmo") and n_layer == 80) or (arch == "jais2" and n_layer == 68) or (
             arch == "llama" and n_layer == 80 and n_gqa > 1 and n_expert != 8)
-    model = _Model(arch, n_expert, n_gqa, is_70b, has_imatrix)
     overrides = [(re.compile(p), type_by_name(t).name) for p, t in tensor_type_overrides]
     out_type = type_by_name(output_tensor_type).name if output_tensor_type else None
+    model = _Model(arch, n_expert, n_gqa, is_70b, has_imatrix, out_type)
     emb_type = type_by_name(token_embedding_type).name if token_embedding_type else None
     default = type_by_name(ft.default_type)
 
-    # init_quantize_state_counters: count V producers; no output.weight means tied embeddings
+    # llama.cpp@0c1e57098 src/llama-quant.cpp:init_quantize_state_counters: count V producers; no output.weight means tied embeddings
     cats = {n: _category(n) for n, _ in tensors}
     qs = _State(sum(_is_attn_v(c) for c in cats.values()), n_layer, not any(c == _OUTPUT for c in cats.values()))
 
@@ -451,7 +455,7 @@ def recipe_types(
         if not allows_quantization(name, shape, arch, quantize_output_tensor):
             result[name] = src
             continue
-        # llama_tensor_get_type: explicit output / embedding types win outright
+        # llama.cpp@0c1e57098 src/llama-quant.cpp:llama_tensor_get_type: explicit output / embedding types win
         if emb_type and cat == _TOKEN_EMBD and not (
             name == "per_layer_token_embd.weight" and any(p.search(name) for p, _ in overrides)):
             result[name] = emb_type
@@ -471,7 +475,7 @@ def recipe_types(
     return result
 
 
-# src/llama-quant.cpp:tensor_requires_imatrix
+# llama.cpp@0c1e57098 src/llama-quant.cpp:tensor_requires_imatrix
 _NEEDS_IMATRIX = frozenset({"iq3_xxs", "iq2_xxs", "iq2_xs", "iq2_s", "iq1_m", "iq1_s"})
 
 

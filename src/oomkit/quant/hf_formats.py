@@ -1,0 +1,332 @@
+"""Bytes of a linear layer's weight as Hugging Face checkpoints store it, per quantization format.
+
+`parse_quantization_config` reads config.json's `quantization_config` (or its absence) into a QuantFormat;
+`linear_weight_bytes` gives the bytes of every tensor the format stores for one [out, in] linear weight
+(the packed weight plus its scales, zero points and index tensors; never the bias). Each layout cites the
+code that creates the stored tensors; scales that are one scalar per linear are counted once.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from oomkit.errors import OomkitError
+
+# torch / safetensors dtype names -> bytes per element
+_DTYPE_ALIASES = {
+    "float32": "float32", "float": "float32", "fp32": "float32", "f32": "float32",
+    "float16": "float16", "half": "float16", "fp16": "float16", "f16": "float16",
+    "bfloat16": "bfloat16", "bf16": "bfloat16",
+    "float64": "float64", "double": "float64", "f64": "float64",
+    "float8_e4m3fn": "float8_e4m3fn", "f8_e4m3": "float8_e4m3fn", "fp8": "float8_e4m3fn", "e4m3": "float8_e4m3fn",
+    "float8_e4m3fnuz": "float8_e4m3fnuz", "float8_e5m2": "float8_e5m2", "f8_e5m2": "float8_e5m2",
+    "float8_e8m0fnu": "float8_e8m0fnu", "f8_e8m0": "float8_e8m0fnu",
+    "int8": "int8", "i8": "int8", "uint8": "uint8", "u8": "uint8", "int16": "int16", "i16": "int16",
+    "int32": "int32", "i32": "int32", "int64": "int64", "i64": "int64", "bool": "bool",
+}
+_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "float8_e4m3fn": 1, "float8_e4m3fnuz": 1,
+                "float8_e5m2": 1, "float8_e8m0fnu": 1, "int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8,
+                "bool": 1}
+
+
+def normalize_dtype(dtype: str) -> str:
+    """"torch.bfloat16", "BF16" (safetensors), "bf16" -> "bfloat16"."""
+    key = str(dtype).strip().lower().removeprefix("torch.")
+    name = _DTYPE_ALIASES.get(key)
+    if name is None:
+        raise OomkitError(f"unknown dtype {dtype!r}; valid: {', '.join(sorted(_DTYPE_BYTES))}")
+    return name
+
+
+def dtype_bytes(dtype: str) -> int:
+    return _DTYPE_BYTES[normalize_dtype(dtype)]
+
+
+@dataclass(frozen=True)
+class QuantFormat:
+    """How a checkpoint stores its linear weights. `name` selects the layout in linear_weight_bytes."""
+
+    name: str  # "bfloat16" (plain), "fp8", "fp8-block", "gptq", "awq", "bnb-nf4", "ct-pack-quantized", ...
+    bits: int  # bits per stored weight element, scales not counted
+    group_size: int = 0  # input elements per scale; 0: per output channel or per tensor (see strategy)
+    dtype: str = "bfloat16"  # torch_dtype: what unquantized tensors (norms, embeddings, skipped modules) use
+    unquantized: tuple[str, ...] = ()  # module-name patterns left in `dtype` (lm_head, modules_to_not_convert, ignore)
+    strategy: str = ""  # compressed-tensors / fp8: "tensor", "channel", "group", "block"
+    block: tuple[int, int] | None = None  # (out, in) block of one scale: fp8 weight_block_size, ct block_structure
+    scale_dtype: str = "float32"
+    zero_point: bool = False  # asymmetric: zero points stored
+    double_quant: bool = False  # bitsandbytes 4-bit: absmax quantized again
+    static_input_scale: bool = False  # a calibrated activation scale stored with every linear
+    method: str = ""  # quantization_config.quant_method as written
+
+    @property
+    def quantized(self) -> bool:
+        return self.method != ""
+
+    @property
+    def label(self) -> str:
+        if not self.quantized:
+            return self.name
+        return f"{self.name}-w{self.bits}" + (f"-g{self.group_size}" if self.group_size > 0 else "")
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def linear_weight_bytes(fmt: QuantFormat, out_features: int, in_features: int) -> int:
+    """Bytes stored for one nn.Linear weight of shape [out_features, in_features] in this format."""
+    o, i, n = out_features, in_features, out_features * in_features
+    name = fmt.name
+    if not fmt.quantized:
+        return n * dtype_bytes(fmt.dtype)
+    if name in ("fp8", "modelopt-fp8"):
+        # vllm fp8.py:Fp8LinearMethod.create_weights / modelopt.py:ModelOptFp8LinearMethod.create_weights:
+        # fp8 weight, one fp32 weight_scale, one fp32 input_scale when activations are static
+        return n + 4 + (4 if fmt.static_input_scale else 0)
+    if name == "fp8-block":
+        # vllm fp8.py:Fp8LinearMethod.create_weights (block_quant): weight_scale_inv fp32 [ceil(o/bo), ceil(i/bi)]
+        bo, bi = fmt.block or (128, 128)
+        return n + _cdiv(o, bo) * _cdiv(i, bi) * 4
+    if name == "fbgemm-fp8":
+        # transformers integrations/fbgemm_fp8.py:FbgemmFp8Linear: fp8 weight, fp32 weight_scale [o, 1]
+        return n + o * 4
+    if name in ("ct-int-quantized", "ct-float-quantized", "ct-naive-quantized"):
+        # compressed-tensors quantized_compressors/naive_quantized.py: 8-bit weight + scales (+ int8 zero points)
+        n_scales = _ct_scale_count(fmt, o, i)
+        return n * fmt.bits // 8 + n_scales * (dtype_bytes(fmt.scale_dtype) + (1 if fmt.zero_point else 0)) + (
+            dtype_bytes(fmt.scale_dtype) if fmt.static_input_scale else 0)
+    if name == "ct-pack-quantized":
+        # compressed-tensors pack_quantized.py: weight_packed int32 [o, ceil(i / (32/bits))], weight_scale
+        # [o, groups] in the model dtype, weight_shape int64 [2]; asymmetric: weight_zero_point int32 packed
+        # along dim 0 [ceil(o / (32/bits)), groups] (initialize.py:initialize_qparams for the scale shapes)
+        pack = 32 // fmt.bits
+        groups = _ct_scale_count(fmt, o, i) // o if fmt.strategy in ("group", "channel") else 0
+        size = o * _cdiv(i, pack) * 4 + _ct_scale_count(fmt, o, i) * dtype_bytes(fmt.scale_dtype) + 16
+        if fmt.zero_point:
+            size += _cdiv(o, pack) * groups * 4
+        return size
+    if name in ("ct-nvfp4-pack-quantized", "modelopt-nvfp4"):
+        # compressed-tensors fp4_quantized.py:NVFP4PackedCompressor: weight_packed uint8 [o, i/2], weight_scale
+        # fp8 e4m3 [o, i/16], weight_global_scale fp32 [1] (+ input_global_scale fp32 [1] for W4A4).
+        # vllm modelopt.py:ModelOptNvFp4LinearMethod.create_weights: the same with weight_scale_2 / input_scale.
+        return o * _cdiv(i, 2) + o * _cdiv(i, fmt.group_size) + 4 + (4 if fmt.static_input_scale else 0)
+    if name in ("ct-mxfp4-pack-quantized", "mxfp4"):
+        # transformers integrations/mxfp4.py (gpt-oss *_blocks uint8 [.., o, i/32, 16] + *_scales uint8 e8m0
+        # [.., o, i/32]); compressed-tensors MXFP4PackedCompressor: the same per-32 uint8 exponent
+        return o * _cdiv(i, 2) + o * _cdiv(i, fmt.group_size)
+    if name == "gptq":
+        # vllm gptq.py:GPTQLinearMethod.create_weights: qweight int32 [i*bits/32, o], qzeros int32
+        # [groups, o*bits/32], scales fp16 [groups, o], g_idx int32 [i] (AutoGPTQ writes all four)
+        groups = _cdiv(i, fmt.group_size) if fmt.group_size > 0 else 1
+        return _cdiv(i * fmt.bits, 32) * o * 4 + groups * _cdiv(o * fmt.bits, 32) * 4 + groups * o * 2 + i * 4
+    if name == "awq":
+        # vllm awq.py:AWQLinearMethod.create_weights: qweight int32 [i, o*bits/32], qzeros int32
+        # [groups, o*bits/32], scales fp16 [groups, o]
+        groups = _cdiv(i, fmt.group_size) if fmt.group_size > 0 else 1
+        return i * _cdiv(o * fmt.bits, 32) * 4 + groups * _cdiv(o * fmt.bits, 32) * 4 + groups * o * 2
+    if name in ("bnb-nf4", "bnb-fp4"):
+        # bitsandbytes functional.py:quantize_4bit + QuantState.as_dict(packed=True): packed uint8 [(n+1)/2, 1],
+        # absmax per 64-block (fp32, or uint8 with double quant), quant_map fp32[16]; double quant adds
+        # nested_absmax fp32 per 256 absmax and nested_quant_map fp32[256]. The JSON quant_state blob
+        # (~100 bytes of metadata) is not counted.
+        blocks = _cdiv(n, fmt.group_size)
+        size = _cdiv(n, 2) + 16 * 4
+        if fmt.double_quant:
+            return size + blocks + _cdiv(blocks, 256) * 4 + 256 * 4
+        return size + blocks * 4
+    if name == "bnb-int8":
+        # bitsandbytes nn/modules.py:Linear8bitLt._save_to_state_dict: int8 weight, SCB fp32 [o],
+        # weight_format uint8 scalar
+        return n + o * 4 + 1
+    raise OomkitError(f"no byte layout for quantization format {name!r}")
+
+
+def _ct_scale_count(fmt: QuantFormat, o: int, i: int) -> int:
+    # compressed-tensors quantization/lifecycle/initialize.py:initialize_qparams (expected_shape)
+    if fmt.strategy == "tensor":
+        return 1
+    if fmt.strategy == "channel":
+        return o
+    if fmt.strategy in ("group", "tensor_group"):
+        return o * _cdiv(i, fmt.group_size)
+    if fmt.strategy == "block":
+        bo, bi = fmt.block or (128, 128)
+        return _cdiv(o, bo) * _cdiv(i, bi)
+    raise OomkitError(f"unknown compressed-tensors strategy {fmt.strategy!r}")
+
+
+def _matches(name: str, pattern: str) -> bool:
+    # compressed-tensors `ignore` takes "re:" regexes (re.match); ModelOpt exclude_modules and gpt-oss use
+    # wildcards; transformers modules_to_not_convert matches whole dotted components.
+    if pattern.startswith("re:"):
+        return re.match(pattern[3:], name) is not None
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(name, pattern + ".*")  # or a child
+    return (name == pattern or name.endswith("." + pattern) or name.startswith(pattern + ".")
+            or f".{pattern}." in name)
+
+
+def module_is_quantized(fmt: QuantFormat, module_name: str) -> bool:
+    """Whether the linear `module_name` ("model.layers.0.mlp.down_proj") is stored quantized."""
+    return fmt.quantized and not any(_matches(module_name, p) for p in fmt.unquantized)
+
+
+# ---- quantization_config -> QuantFormat ----
+
+def parse_quantization_config(config: Mapping[str, Any] | None, torch_dtype: str | None) -> QuantFormat:
+    """config.json's quantization_config (None: an unquantized checkpoint) and its torch_dtype."""
+    if torch_dtype is None or str(torch_dtype) == "auto":
+        raise OomkitError("config.json names no torch_dtype; the size of unquantized tensors is unknown")
+    dtype = normalize_dtype(torch_dtype)
+    if not config:
+        return QuantFormat(name=dtype, bits=8 * dtype_bytes(dtype), dtype=dtype)
+    method = str(config.get("quant_method", "")).lower().replace("_", "-")
+    parser = _PARSERS.get(method)
+    if parser is None:
+        raise OomkitError(f"unknown quant_method {config.get('quant_method')!r}; "
+                          f"known: {', '.join(sorted(_PARSERS))}")
+    return parser(config, dtype)
+
+
+def _skip(*lists: Any) -> tuple[str, ...]:
+    out: list[str] = []
+    for lst in lists:
+        if isinstance(lst, str):
+            out.append(lst)
+        elif lst:
+            out.extend(str(x) for x in lst)
+    return tuple(dict.fromkeys(out))
+
+
+def _fp8(c: Mapping[str, Any], dtype: str) -> QuantFormat:
+    # transformers FineGrainedFP8Config / vllm fp8.py:Fp8Config; lm_head is a ParallelLMHead, never fp8
+    skip = _skip(["lm_head"], c.get("modules_to_not_convert"), c.get("ignored_layers"))
+    static = str(c.get("activation_scheme", "dynamic")) == "static"
+    block = c.get("weight_block_size")
+    if block:
+        return QuantFormat("fp8-block", 8, dtype=dtype, unquantized=skip, strategy="block",
+                           block=(int(block[0]), int(block[1])), method="fp8")
+    return QuantFormat("fp8", 8, dtype=dtype, unquantized=skip, strategy="tensor", static_input_scale=static,
+                       method="fp8")
+
+
+def _fbgemm_fp8(c: Mapping[str, Any], dtype: str) -> QuantFormat:
+    return QuantFormat("fbgemm-fp8", 8, dtype=dtype, unquantized=_skip(["lm_head"], c.get("modules_to_not_convert")),
+                       strategy="channel", method="fbgemm_fp8")
+
+
+def _gptq(c: Mapping[str, Any], dtype: str) -> QuantFormat:
+    bits = int(c.get("bits", 4))
+    if bits not in (2, 3, 4, 8):
+        raise OomkitError(f"GPTQ with {bits} bits is not a GPTQ layout (2, 3, 4 or 8)")
+    # GPTQ leaves lm_head alone unless quantization_config.lm_head is true (vllm gptq.py:GPTQConfig)
+    skip = _skip([] if c.get("lm_head") else ["lm_head"], c.get("modules_to_not_convert"))
+    return QuantFormat("gptq", bits, group_size=int(c.get("group_size", 128)), dtype=dtype, unquantized=skip,
+                       strategy="group", scale_dtype="float16", zero_point=True, method="gptq")
+
+
+def _awq(c: Mapping[str, Any], dtype: str) -> QuantFormat:
+    version = str(c.get("version", "gemm")).lower()
+    if version != "gemm":
+        raise OomkitError(f"AWQ version {version!r} is not supported (only the GEMM layout)")
+    bits = int(c.get("bits", c.get("w_bit", 4)))
+    group = int(c.get("group_size", c.get("q_group_size", 128)))
+    return QuantFormat("awq", bits, group_size=group, dtype=dtype,
+                       unquantized=_skip(["lm_head"], c.get("modules_to_not_convert")), strategy="group",
+                       scale_dtype="float16", zero_point=bool(c.get("zero_point", True)), method="awq")
+
+
+def _bnb(c: Mapping[str, Any], dtype: str) -> QuantFormat:
+    # transformers quantizers/quantizer_bnb_*bit.py keep the output embedding (lm_head) and
+    # llm_int8_skip_modules in the model dtype
+    skip = _skip(["lm_head"], c.get("llm_int8_skip_modules"), c.get("modules_to_not_convert"))
+    if c.get("load_in_4bit"):
+        qtype = str(c.get("bnb_4bit_quant_type", "fp4")).lower()
+        if qtype not in ("nf4", "fp4"):
+            raise OomkitError(f"unknown bnb_4bit_quant_type {qtype!r}; valid: nf4, fp4")
+        # bitsandbytes nn/modules.py:Params4bit blocksize=64
+        return QuantFormat(f"bnb-{qtype}", 4, group_size=64, dtype=dtype, unquantized=skip,
+                           double_quant=bool(c.get("bnb_4bit_use_double_quant", False)), method="bitsandbytes")
+    if c.get("load_in_8bit"):
+        return QuantFormat("bnb-int8", 8, dtype=dtype, unquantized=skip, strategy="channel", method="bitsandbytes")
+    raise OomkitError("bitsandbytes quantization_config sets neither load_in_4bit nor load_in_8bit")
+
+
+def _mxfp4(c: Mapping[str, Any], dtype: str) -> QuantFormat:
+    # transformers quantizers/quantizer_mxfp4.py: gpt-oss lists everything but the experts as not converted
+    return QuantFormat("mxfp4", 4, group_size=32, dtype=dtype,
+                       unquantized=_skip(["lm_head"], c.get("modules_to_not_convert")), strategy="group",
+                       scale_dtype="uint8", method="mxfp4")
+
+
+def _modelopt(c: Mapping[str, Any], dtype: str) -> QuantFormat:
+    # vllm modelopt.py:ModelOptFp8Config / ModelOptNvFp4Config.from_config (flat, or nested under "quantization")
+    q = c.get("quantization", c)
+    algo = str(q.get("quant_algo", "")).upper()
+    skip = _skip(["lm_head"], q.get("exclude_modules"), q.get("ignore"))
+    if algo == "FP8":
+        return QuantFormat("modelopt-fp8", 8, dtype=dtype, unquantized=skip, strategy="tensor",
+                           static_input_scale=True, method="modelopt")
+    if algo == "NVFP4":
+        return QuantFormat("modelopt-nvfp4", 4, group_size=int(q.get("group_size", 16)), dtype=dtype,
+                           unquantized=skip, strategy="tensor_group", scale_dtype="float8_e4m3fn",
+                           static_input_scale=True, method="modelopt")
+    raise OomkitError(f"ModelOpt quant_algo {algo or None!r} is not supported; known: FP8, NVFP4")
+
+
+def _compressed_tensors(c: Mapping[str, Any], dtype: str) -> QuantFormat:
+    # compressed-tensors config/base.py + quantization/quant_config.py:QuantizationConfig
+    sparsity = c.get("sparsity_config") or {}
+    if sparsity.get("format", "dense") != "dense":
+        raise OomkitError(f"compressed-tensors sparsity format {sparsity.get('format')!r} is not supported")
+    groups = [g for g in (c.get("config_groups") or {}).values() if g.get("weights")]
+    if not groups:
+        raise OomkitError("compressed-tensors config has no config_groups with weights")
+    schemes = {repr((g.get("weights"), g.get("input_activations"), g.get("format"))) for g in groups}
+    if len(schemes) > 1:
+        raise OomkitError(f"compressed-tensors config mixes {len(schemes)} weight schemes; not supported")
+    g = groups[0]
+    w, act = g["weights"], g.get("input_activations")
+    fmt = str(g.get("format") or c.get("format") or "").lower()
+    bits, wtype = int(w.get("num_bits", 8)), str(w.get("type", "int")).lower()
+    strategy = str(w.get("strategy", "tensor")).lower()
+    group_size = int(w.get("group_size") or 0)
+    block = tuple(int(x) for x in w["block_structure"]) if w.get("block_structure") else None
+    symmetric = bool(w.get("symmetric", True))
+    # scales take the model dtype unless the args name one (initialize.py:initialize_qparams)
+    scale_dtype = normalize_dtype(w["scale_dtype"]) if w.get("scale_dtype") else dtype
+    static_act = bool(act) and act.get("dynamic") is False
+    skip = _skip(c.get("ignore"))
+    common = dict(dtype=dtype, unquantized=skip, strategy=strategy, block=block, method="compressed-tensors")
+    if fmt == "nvfp4-pack-quantized":
+        return QuantFormat("ct-nvfp4-pack-quantized", 4, group_size=group_size or 16, scale_dtype="float8_e4m3fn",
+                           static_input_scale=bool(act), **common)
+    if fmt == "mxfp4-pack-quantized":
+        return QuantFormat("ct-mxfp4-pack-quantized", 4, group_size=group_size or 32, scale_dtype="uint8", **common)
+    if fmt == "pack-quantized":
+        if wtype != "int" or not 1 <= bits <= 8:
+            raise OomkitError(f"pack-quantized {wtype}{bits} is not a packable layout (int, 1-8 bits)")
+        return QuantFormat("ct-pack-quantized", bits, group_size=group_size, scale_dtype=scale_dtype,
+                           zero_point=not symmetric, **common)
+    if fmt in ("int-quantized", "float-quantized", "naive-quantized"):
+        if bits != 8:
+            raise OomkitError(f"{fmt} stores 8-bit weights, config says {bits}")
+        return QuantFormat(f"ct-{fmt}", 8, group_size=group_size, scale_dtype=scale_dtype,
+                           zero_point=not symmetric, static_input_scale=static_act, **common)
+    raise OomkitError(f"compressed-tensors format {fmt or None!r} is not supported; known: int-quantized, "
+                      "float-quantized, naive-quantized, pack-quantized, nvfp4-pack-quantized, mxfp4-pack-quantized")
+
+
+_PARSERS = {"fp8": _fp8, "fbgemm-fp8": _fbgemm_fp8, "gptq": _gptq, "awq": _awq, "bitsandbytes": _bnb,
+            "mxfp4": _mxfp4, "modelopt": _modelopt, "compressed-tensors": _compressed_tensors}
+
+
+def bits_per_weight(fmt: QuantFormat, out_features: int = 4096, in_features: int = 4096) -> float:
+    """Effective stored bits per weight, scales included, for a typical linear."""
+    return 8 * linear_weight_bytes(fmt, out_features, in_features) / (out_features * in_features)
+
