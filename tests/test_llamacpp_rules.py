@@ -136,3 +136,32 @@ def test_tensor_split_and_expert_offload():
     moe = oomkit.estimate("qwen3:30b-a3b:Q4_K_M", vram="24GiB", n_ctx=4096, n_parallel=1, n_cpu_moe=48)
     assert moe.host.weights_bytes > 15 * (1 << 30)  # the routed experts now live in RAM
     assert moe.devices[0].weights_bytes < 2 * (1 << 30)
+
+
+def test_no_kv_offload_and_override_tensor():
+    est = oomkit.estimate("llama3.1:8b:Q4_K_M", vram="24GiB", n_ctx=8192, n_parallel=1, no_kv_offload=True)
+    # -nkvo: every layer's K and V in host memory (llama_kv_cache: offload=false -> CPU buffer type)
+    assert est.engine_view["kv_buffer_bytes"] == {"CPU": 32 * 8 * 128 * 8192 * 2 * 2}
+    assert est.devices[0].kv_cache_bytes == 0
+    # -ot "ffn_down=CPU": every layer's ffn_down (Q4_K_M: q6_K in the more-bits layers, q4_K elsewhere) in RAM
+    ot = oomkit.estimate("llama3.1:8b:Q4_K_M", vram="24GiB", n_ctx=8192, n_parallel=1,
+                         override_tensor=(("ffn_down", "CPU"),))
+    downs = [t for t in ot.model.weights.tensors if "ffn_down" in t.name]
+    base = oomkit.estimate("llama3.1:8b:Q4_K_M", vram="24GiB", n_ctx=8192, n_parallel=1)
+    assert ot.host.weights_bytes - base.host.weights_bytes == sum(t.nbytes for t in downs)
+
+
+def test_command_line_flags_reach_the_settings():
+    from oomkit.engines.cmdline import parse_command
+
+    p = parse_command(["llama-server", "-m", "x.gguf", "-c", "16384", "-ngl", "20", "-fa", "-ctk", "q8_0",
+                       "--n-cpu-moe", "4", "-ts", "3,1", "-np", "2", "-kvu", "--swa-full", "-ot", "exps=CPU",
+                       "--no-mmap", "--jinja", "--port", "8080", "-t", "8"])
+    s = p.settings
+    assert (p.engine, p.model, s.n_ctx, s.n_gpu_layers, s.flash_attn, s.cache_type_k) == \
+        ("llama.cpp", "x.gguf", 16384, 20, "on", "q8_0")
+    assert (s.n_cpu_moe, s.tensor_split, s.n_parallel, s.kv_unified, s.swa_full, s.mmap) == \
+        (4, (3.0, 1.0), 2, True, True, False)
+    assert s.override_tensor == (("exps", "CPU"),)
+    with pytest.raises(OomkitError, match="--bogus"):
+        parse_command(["llama-server", "-m", "x.gguf", "--bogus"])
