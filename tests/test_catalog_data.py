@@ -50,6 +50,9 @@ def _is_pure_ssm(tc: dict) -> bool:
     return tc.get("model_type") in ("mamba", "mamba2", "rwkv", "rwkv5", "rwkv6", "rwkv7")
 
 
+_ENCODERS = {"xlm-roberta", "bert", "nomic_bert"}  # embedding models: all heads keep K/V, no GQA key
+
+
 # --- the index -------------------------------------------------------------------------------------
 
 
@@ -104,7 +107,12 @@ def test_data_file_is_valid(slug):
         "notes",
     }
     assert required <= set(d), f"missing {required - set(d)}"
-    assert set(d) <= required | {"filled", "filled_source"}, f"unknown keys {set(d) - required}"
+    optional = {"filled", "filled_source", "params_decoder", "variants"}
+    assert set(d) <= required | optional, f"unknown keys {set(d) - required}"
+    for v in d.get("variants", []):
+        assert set(v) <= {"hf_id", "quantization_config", "source", "verified", "torch_dtype", "dtype"}
+        assert re.fullmatch(r"[\w.\-]+/[\w.\-]+", v["hf_id"]) and v["source"].strip()
+        assert isinstance(v["quantization_config"], dict) and v["quantization_config"].get("quant_method")
     assert isinstance(d["name"], str) and d["name"]
     assert re.fullmatch(r"[\w.\-]+/[\w.\-]+", d["hf_id"])
     assert isinstance(d["verified"], bool)
@@ -131,13 +139,17 @@ def test_config_has_what_a_decoder_needs(slug):
     cfg = DATA[slug]["config"]
     assert cfg.get("architectures") and cfg.get("model_type")
     tc = _text(cfg)
+    chatglm = tc.get("model_type") == "chatglm"  # ChatGLM's own key scheme (padded_vocab_size, seq_length, ...)
     for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size"):
+        key = "padded_vocab_size" if chatglm and key == "vocab_size" else key
         assert isinstance(tc.get(key), int) and tc[key] > 0, key
     n_layers = tc["num_hidden_layers"]
-    if not _is_mla(tc) and not _is_pure_ssm(tc):
+    if chatglm:
+        assert tc["num_attention_heads"] % tc["multi_query_group_num"] == 0
+    elif not _is_mla(tc) and not _is_pure_ssm(tc) and tc.get("model_type") not in _ENCODERS:
         assert isinstance(tc.get("num_key_value_heads"), int) and tc["num_key_value_heads"] > 0
         assert tc["num_attention_heads"] % tc["num_key_value_heads"] == 0
-    assert isinstance(tc.get("max_position_embeddings"), int)
+    assert isinstance(tc.get("seq_length" if chatglm else "max_position_embeddings"), int)
     dtype = cfg.get("torch_dtype") or cfg.get("dtype") or tc.get("torch_dtype") or tc.get("dtype")
     assert dtype in ("bfloat16", "float16", "float32") or "quantization_config" in cfg
     assert isinstance(cfg.get("tie_word_embeddings", tc.get("tie_word_embeddings")), bool)
@@ -149,10 +161,11 @@ def test_config_has_what_a_decoder_needs(slug):
         if "sliding_attention" in lt:
             assert isinstance(tc.get("sliding_window"), int) and tc["sliding_window"] > 0
     if _is_moe(tc):
-        assert isinstance(tc.get("num_experts_per_tok", tc.get("experts_per_token")), int)
+        used = tc.get("num_experts_per_tok", tc.get("experts_per_token", tc.get("top_k_experts")))
+        assert isinstance(used, int)
         assert isinstance(tc.get("moe_intermediate_size", tc.get("intermediate_size")), int)
     else:
-        assert isinstance(tc.get("intermediate_size"), int)
+        assert isinstance(tc.get("ffn_hidden_size" if chatglm else "intermediate_size"), int)
     if _is_mla(tc):
         for key in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
             assert isinstance(tc.get(key), int) and tc[key] > 0, key
@@ -167,12 +180,11 @@ def test_config_has_what_a_decoder_needs(slug):
             "head_dim",
         ):
             assert isinstance(tc.get(key), int) and tc[key] > 0, key
-        assert isinstance(tc.get("layer_types"), list)
         interval = tc["full_attention_interval"]
         expected = [
             "full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(n_layers)
         ]
-        assert tc["layer_types"] == expected
+        assert tc.get("layer_types", expected) == expected  # Qwen3-Next declares only the interval
 
 
 def test_architecture_detection_is_not_vacuous():
@@ -303,6 +315,8 @@ def test_entries_are_index_rows():
         "family": "qwen",
         "params": 27781427952,
         "context": 262144,
+        "active": None,
+        "kinds": ["full", "recurrent"],
     }
 
 

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "src") not in sys.path:
+    sys.path.insert(0, str(ROOT / "src"))
 CATALOG = ROOT / "src" / "oomkit" / "model" / "catalog"
 DATA_DIR = CATALOG / "data"
 INDEX_PATH = CATALOG / "index.json"
@@ -44,6 +46,49 @@ def context_length(config: dict) -> int | None:
     return None
 
 
+# Ollama library names -> the quant their tags default to. Ollama's library tags are Q4_K_M unless the library
+# page says otherwise (https://ollama.com/library/<name>/tags lists each tag's quantization): models published
+# before mid-2024 default to Q4_0, gpt-oss ships MXFP4, the embedding models F16.
+OLLAMA_LIBRARY = {
+    **dict.fromkeys(
+        ["llama3.1", "llama3.2", "llama3.3", "llama4", "qwen2.5", "qwen2.5-coder", "qwq", "qwen3", "qwen3-coder",
+         "qwen3-next", "qwen3-vl", "qwen3.5", "qwen3.6", "deepseek-r1", "deepseek-v3", "deepseek-v3.1", "deepseek-v3.2",
+         "deepseek-v2", "deepseek-v2.5", "deepseek-coder-v2", "mistral-nemo", "mistral-small", "mistral-small3.1",
+         "mistral-large", "gemma3", "gemma3n", "gemma4", "phi3.5", "phi4", "phi4-mini", "glm4", "granite3.1-dense",
+         "olmo2", "olmoe", "smollm2", "nemotron-3-nano", "falcon-h1", "kimi-k2", "minimax-m2"],
+        "Q4_K_M",
+    ),
+    # library tags published as Q4_0 (the Ollama default before the Q4_K_M switch)
+    **dict.fromkeys(
+        ["llama2", "codellama", "mistral", "mixtral", "gemma", "gemma2", "phi3", "phi", "tinyllama", "yi",
+         "deepseek-coder", "command-r", "qwen2", "llama3", "aya", "stablelm2", "smollm", "internlm2"],
+        "Q4_0",
+    ),
+    "gpt-oss": "MXFP4",  # ollama.com/library/gpt-oss: MXFP4 weights as OpenAI ships them
+    "bge-m3": "F16",
+    "nomic-embed-text": "F16",
+}
+
+
+def ollama_default(alias: str) -> str | None:
+    """The default quant of an Ollama tag ("llama3.1:8b", "gemma3"), or None when the alias is not one."""
+    if "/" in alias:
+        return None
+    return OLLAMA_LIBRARY.get(alias.split(":", 1)[0])
+
+
+def row_facts(d: dict) -> dict:
+    """Active parameters and attention kinds, from the per-layer spec of the data file's config."""
+    from oomkit.model.hf_config import spec_from_config
+
+    spec = spec_from_config(d["config"], name=d["name"], weight_format="bf16")
+    kinds = sorted({layer.kind.value for layer in spec.layers} - {"none"})
+    if any(layer.ffn.is_moe for layer in spec.layers):
+        kinds.append("moe")
+    ratio = spec.params_active / spec.params_total if spec.params_total else 1.0
+    return {"active": round(d["params_published"] * ratio) if ratio < 1 else None, "kinds": kinds}
+
+
 def load_data(data_dir: Path = DATA_DIR) -> dict[str, dict]:
     """slug -> parsed data file, sorted by slug."""
     return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(data_dir.glob("*.json"))}
@@ -53,6 +98,8 @@ def build_index(data: dict[str, dict]) -> dict:
     """The index for these data files; raises CatalogError on a duplicate or shadowing alias."""
     aliases: dict[str, str] = {}
     models: dict[str, dict] = {}
+    variants: dict[str, str] = {}
+    formats: dict[str, str] = {}
     for slug, d in sorted(data.items()):
         if slug != slug.lower():
             raise CatalogError(f"{slug}: slugs are lowercase")
@@ -62,6 +109,7 @@ def build_index(data: dict[str, dict]) -> dict:
             "family": d.get("family", ""),
             "params": d.get("params_published"),
             "context": context_length(d["config"]),
+            **row_facts(d),
         }
         for alias in [d["hf_id"], *d.get("aliases", [])]:
             key = alias.strip().lower()
@@ -70,10 +118,23 @@ def build_index(data: dict[str, dict]) -> dict:
             if key in aliases and aliases[key] != slug:
                 raise CatalogError(f"alias {key!r} is claimed by both {aliases[key]} and {slug}")
             aliases[key] = slug
+            fmt = ollama_default(key)
+            if fmt:
+                formats[key] = fmt
+        for v in d.get("variants", []):
+            key = v["hf_id"].lower()
+            if key in aliases or key in variants or key in models:
+                raise CatalogError(f"variant {key!r} of {slug} is already a catalog name")
+            variants[key] = slug
     for key, slug in aliases.items():
         if key in models and key != slug:
             raise CatalogError(f"alias {key!r} of {slug} is another model's slug")
-    return {"aliases": dict(sorted(aliases.items())), "models": models}
+    return {
+        "aliases": dict(sorted(aliases.items())),
+        "variants": dict(sorted(variants.items())),
+        "formats": dict(sorted(formats.items())),
+        "models": models,
+    }
 
 
 def render(index: dict) -> str:

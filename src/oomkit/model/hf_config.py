@@ -330,6 +330,9 @@ def _ffn(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) ->
         n_ff_exp = r.int("moe_intermediate_size", "intermediate_size", "expert_intermediate_size")
         n_shared = r.int("n_shared_experts", "num_shared_experts", default=0)
         n_ff_sh = r.int("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", default=0)
+        if model_type in ("llama4", "llama4_text") and not n_ff_sh:
+            # transformers Llama4TextMoe: shared_expert = Llama4TextMLP(config), of intermediate_size
+            n_shared, n_ff_sh = 1, r.int("intermediate_size")
         if n_ff_sh and not n_shared:
             n_shared = 1
         elif n_shared and not n_ff_sh:
@@ -338,6 +341,8 @@ def _ffn(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) ->
                    n_shared_experts=n_shared, n_ff_shared=n_ff_sh)
     if model_type == "nemotron_h" and kind is LayerKind.NONE:
         return Ffn(n_ff=r.int("intermediate_size"))
+    if model_type in ("llama4", "llama4_text") and r.has("intermediate_size_mlp"):
+        return Ffn(n_ff=r.int("intermediate_size_mlp"))  # Llama4TextDecoderLayer: dense layers use intermediate_size_mlp
     n_ff = r.int("intermediate_size", "ffn_hidden_size", "n_inner", default=0)
     if not n_ff and model_type not in ("mamba", "mamba2"):
         n_ff = r.int("intermediate_size", why="feed-forward size")

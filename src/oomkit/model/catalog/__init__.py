@@ -8,8 +8,14 @@ Layout (package data, json only):
   ``source`` names the verbatim copy the values were read from; ``verified`` says whether it was one.
   Keys the real file leaves to the transformers class defaults (e.g. Gemma 3's ``vocab_size``) are
   filled in and listed under ``filled`` with ``filled_source``.
-- ``index.json``: aliases (lowercase) -> slug, and one small row per model. Generated from the data
-  files by ``tools/build_catalog_index.py``; ``tests/test_catalog_data.py`` fails when it drifts.
+- ``data/<slug>.json`` may list ``variants``: quantized official repos of the same model (FP8, NVFP4, ...),
+  each with its verbatim ``quantization_config``; looking a variant up returns the base config with that
+  ``quantization_config`` merged in (``CatalogEntry.variant_of`` names the base repo).
+- ``index.json``: aliases (lowercase) -> slug, variant repos -> slug, Ollama tags -> their default quant
+  (``formats``), and one small row per model (what ``oomkit models`` lists). Generated from the data files by
+  ``tools/build_catalog_index.py``; ``tests/test_catalog_data.py`` fails when it drifts.
+- GGUF repos (``unsloth/Qwen3-30B-A3B-GGUF``, ``bartowski/Qwen_Qwen3-30B-A3B-GGUF``, ...) resolve to the base
+  model; their weight format is left to the ``:QUANT`` suffix.
 
 A lookup reads the index and one data file, never the whole catalog: start-up time matters.
 """
@@ -19,7 +25,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +63,11 @@ class CatalogEntry:
     params_source: str = ""
     filled: tuple[str, ...] = ()  # config key paths filled from the transformers class defaults
     filled_source: str = ""
+    params_decoder: int | None = None  # the published count the per-layer spec describes (no vision tower, ...)
+    # The weight format the name implies when it carries none: an Ollama tag's default quant ("Q4_K_M",
+    # "MXFP4"); None for HF ids. resolve() uses it when no --quant / :QUANT is given.
+    default_format: str | None = None
+    variant_of: str = ""  # for a quantized variant repo: the base model's HF id
 
     @property
     def text_config(self) -> dict[str, Any]:
@@ -88,16 +99,50 @@ def _index() -> dict[str, Any]:
 
 
 def resolve_slug(name: str) -> str | None:
-    """The slug a name (slug, HF id, alias or Ollama tag; any case) refers to, or None."""
-    key = normalize(name)
+    """The slug a name (slug, HF id, alias, Ollama tag, quantized variant or GGUF repo; any case) refers to."""
+    return _resolve(normalize(name))[0]
+
+
+# Publishers of GGUF conversions: "<publisher>/<model>-GGUF" names the model of the part after the slash
+# (bartowski writes "<org>_<model>" for newer uploads).
+_GGUF_SUFFIXES = ("-gguf", "_gguf", ".gguf")
+
+
+def _resolve(key: str) -> tuple[str | None, str | None]:
+    """normalized name -> (slug, variant HF id or None)."""
     idx = _index()
     if key in idx["models"]:
-        return key
-    return idx["aliases"].get(key)
+        return key, None
+    if key in idx["aliases"]:
+        return idx["aliases"][key], None
+    if key in idx.get("variants", {}):
+        return idx["variants"][key], key
+    if key.endswith(_GGUF_SUFFIXES) and "/" in key:
+        return _gguf_repo(key), None
+    return None, None
+
+
+def _gguf_repo(key: str) -> str | None:
+    tail = key.split("/", 1)[1]
+    for suffix in _GGUF_SUFFIXES:
+        tail = tail.removesuffix(suffix)
+    idx = _index()
+    tails: dict[str, str] = {}
+    for cand, slug in [*((s, s) for s in idx["models"]), *idx["aliases"].items()]:
+        if "/" in cand:
+            org, rest = cand.split("/", 1)
+            tails.setdefault(rest, slug)
+            tails.setdefault(f"{org}_{rest}", slug)  # bartowski/Qwen_Qwen3-8B-GGUF
+        else:
+            tails.setdefault(cand, slug)
+    for cand in (tail, tail.removeprefix("meta-")):
+        if cand in tails:
+            return tails[cand]
+    return None
 
 
 @functools.lru_cache(maxsize=64)
-def _load(slug: str) -> CatalogEntry:
+def _load(slug: str) -> tuple[CatalogEntry, tuple[dict[str, Any], ...]]:
     with (DATA_DIR / f"{slug}.json").open(encoding="utf-8") as f:
         d = json.load(f)
     return CatalogEntry(
@@ -114,7 +159,8 @@ def _load(slug: str) -> CatalogEntry:
         params_source=d.get("params_source", ""),
         filled=tuple(d.get("filled", ())),
         filled_source=d.get("filled_source", ""),
-    )
+        params_decoder=d.get("params_decoder"),
+    ), tuple(d.get("variants", ()))
 
 
 def lookup(name: str) -> CatalogEntry | None:
@@ -122,12 +168,34 @@ def lookup(name: str) -> CatalogEntry | None:
 
     The returned entry's ``config`` is shared between calls: copy it before changing it.
     """
-    slug = resolve_slug(name)
-    return _load(slug) if slug else None
+    key = normalize(name)
+    slug, variant = _resolve(key)
+    if slug is None:
+        return None
+    entry, variants = _load(slug)
+    if variant is not None:
+        return _variant_entry(entry, variants, variant)
+    fmt = _index().get("formats", {}).get(key)
+    return replace(entry, default_format=fmt) if fmt else entry
+
+
+def _variant_entry(entry: CatalogEntry, variants: tuple[dict[str, Any], ...], hf_key: str) -> CatalogEntry:
+    """The base entry with a quantized variant's quantization_config (and dtype) merged into its config."""
+    v = next(v for v in variants if v["hf_id"].lower() == hf_key)
+    config = dict(entry.config)
+    config["quantization_config"] = v["quantization_config"]
+    for k in ("torch_dtype", "dtype"):
+        if k in v:
+            config[k] = v[k]
+    return replace(
+        entry, hf_id=v["hf_id"], name=f"{entry.name} ({v['hf_id']})", config=config,
+        source=f"{v['source']} (quantization_config); {entry.source} (architecture)",
+        verified=bool(v.get("verified", False)) and entry.verified, variant_of=entry.hf_id,
+    )
 
 
 def entries() -> list[dict[str, Any]]:
-    """One small row per model (slug, name, hf_id, family, params, context), sorted by slug."""
+    """One small row per model (slug, name, hf_id, family, params, active, context, kinds), sorted by slug."""
     return [{"slug": slug, **row} for slug, row in sorted(_index()["models"].items())]
 
 
