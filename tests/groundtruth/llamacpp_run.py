@@ -1,6 +1,7 @@
 """Run llama.cpp (through llama-cpp-python) on one GGUF in a subprocess and read the buffer sizes it logs.
 
     measure(gguf_path, n_ctx=4096, type_k="q8_0", type_v="q8_0", flash_attn="on", n_seq_max=4) -> dict
+    measure_many(gguf_path, [settings, ...]) -> [dict, ...]     (one model load for many contexts)
 
 The model is loaded CPU-only (n_gpu_layers 0) with llama-cpp-python's low-level API
 (`llama_model_load_from_file` + `llama_init_from_model`); every log line llama.cpp prints at INFO level or
@@ -16,10 +17,16 @@ above is captured, and the figures are parsed from llama.cpp's own lines (MiB, a
     sched_reserve:        CPU compute buffer size =   258.50 MiB
 
 `no_alloc=True` is llama.cpp's dry run (the machinery behind `--fit`): the weights are neither read nor
-allocated and the KV/RS/compute buffers are only sized. In that mode llama.cpp prints the model, KV and RS
-*buffer* lines as 0.00 MiB (they are dummy buffers), while the `size = ...` lines of the KV cache and the
-recurrent state and the compute buffer lines carry the real figures; it also needs `use_mmap=False` (forced
-here). Use it for contexts larger than this machine's RAM, or for very large (sparse) model files.
+allocated and the KV/compute buffers are only sized. In that mode llama.cpp prints the model and KV *buffer*
+lines as 0.00 MiB (dummy buffers), while the KV cache's `size = ...` line(s), the recurrent state (allocated
+anyway, it is small), the output and the compute buffer lines carry the same figures as a real allocation
+(checked on 864 settings x 9 models, see test_harness.py); it needs `use_mmap=False` (forced here). Use it
+for contexts larger than this machine's RAM and for large (sparse) model files.
+
+Cost: a worker process (interpreter + llama-cpp-python + model load) takes ~0.5-1.4 s with no_alloc; every
+further context of the same model in `measure_many` ~0.02-0.1 s. A real (mmap) load first faults the
+whole file into the page cache (llama.cpp maps it with MAP_POPULATE): ~2.4 s per GiB of (sparse) file the
+first time, ~0 while the pages stay cached. A real allocation also zero-fills the KV buffer.
 
 Failures come back as data, never as an exception in the caller: ``ok`` False, ``stage`` ("model",
 "context", "crash" or "timeout") and ``error`` (llama.cpp's own error line, e.g. "quantized V cache requires

@@ -162,18 +162,18 @@ def test_no_alloc_matches_a_real_allocation() -> None:
     # only the model/KV "buffer size" lines read 0.00 there (dummy buffers)
     same = ("n_ctx", "n_ctx_seq", "kv_caches", "kv_size_mib", "recurrent", "rs_buffer_mib", "output_buffer_mib",
             "compute_buffer_mib", "flash_attn")
+    grid = [dict(n_ctx=8192, n_seq_max=2, flash_attn=fa, type_k="q8_0", type_v="f16") for fa in ("on", "off")]
     for key in ("llama-3.1-8b", "gemma-2-9b", "mamba2-2.7b"):
-        for fa in ("on", "off"):
-            settings = dict(n_ctx=8192, n_seq_max=2, flash_attn=fa, type_k="q8_0", type_v="f16")
-            real = lr.measure(path_of(key), **settings)
-            dry = lr.measure(path_of(key), no_alloc=True, **settings)
+        reals = lr.measure_many(path_of(key), grid)
+        drys = lr.measure_many(path_of(key), [dict(s, no_alloc=True) for s in grid])
+        for s, real, dry in zip(grid, reals, drys, strict=True):
             assert real["ok"] and dry["ok"], (real["error"], dry["error"])
             for f in same:
                 a, b = real[f], dry[f]
                 if f == "kv_caches":
                     a = [{k: v for k, v in c.items() if k != "buffer_mib"} for c in a]
                     b = [{k: v for k, v in c.items() if k != "buffer_mib"} for c in b]
-                assert a == b, (key, fa, f)
+                assert a == b, (key, s, f)
             assert sum(real["kv_buffer_mib"].values()) == pytest.approx(real["kv_size_mib"], abs=0.02)
             assert "CPU_Mapped" in real["model_buffer_mib"] and dry["model_buffer_mib"] == {"CPU": 0.0}
 
