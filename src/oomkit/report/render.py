@@ -68,7 +68,7 @@ def _engine_view(console: Any, est: MemoryEstimate) -> None:
     lines = []
     for key, value in v.items():
         if isinstance(value, dict):
-            value = ", ".join(f"{k} {fmt_mib(b)}" for k, b in value.items()) or "-"
+            value = ", ".join(f"{k} {_nested(b)}" for k, b in value.items()) or "-"
         elif isinstance(value, list):
             value = "; ".join(", ".join(f"{k}={fmt_mib(x) if k.endswith('bytes') else x}" for k, x in d.items())
                               for d in value) or "-"
@@ -76,6 +76,19 @@ def _engine_view(console: Any, est: MemoryEstimate) -> None:
             value = fmt_mib(value)
         lines.append(f"  {key}: {value}")
     console.print(f"what {est.engine} will print:\n" + "\n".join(lines))
+
+
+def _nested(b: Any) -> str:
+    """A value inside an engine_view dict: sizes in MiB, nested dicts (per device) in brackets."""
+    if isinstance(b, dict):
+        return "[" + ", ".join(f"{k} {_nested(x)}" for k, x in b.items()) + "]"
+    if isinstance(b, bool) or b is None or isinstance(b, str):
+        return "-" if b is None else str(b)
+    if isinstance(b, float):
+        return f"{b:.4g}"
+    if isinstance(b, (list, tuple)):
+        return "[" + ", ".join(_nested(x) for x in b) + "]"
+    return fmt_mib(b)
 
 
 def _explain(console: Any, est: MemoryEstimate) -> None:

@@ -1,0 +1,295 @@
+"""`check`: will this model, at this context, with this engine and settings, fit on this machine?
+
+    check("llama3.1:8b", "llama.cpp", settings=...) -> CheckResult
+
+The verdict is taken against the memory a new engine can really have: each detected GPU's FREE memory (what other
+processes hold is reported beside it), or the planned hardware (--vram, --gpu), or, with no GPU at all, a
+reference card (said so). It names the stage that fails first in the order an engine allocates (weights, then the
+KV cache and recurrent state, then the compute buffers), the largest context that fits with the same settings
+(and with each KV cache type), and, when nothing fits, the smallest requirement against the physical memory.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .engines.base import Device
+from .errors import OomkitError
+from .estimate import MemoryEstimate, Usage
+from .model.spec import ModelSpec
+
+# A reference card for a machine without a GPU: the most common 24 GB card people run local LLMs on.
+REFERENCE_GPU = "RTX 4090"
+STAGES = ("weights", "kv_cache", "compute")
+
+
+@dataclass(frozen=True)
+class DeviceCheck:
+    usage: Usage  # the estimate's figures on this device; usage.memory_bytes is the budget
+    total_bytes: int | None  # physical memory (None when unknown)
+    used_by_others_bytes: int | None  # memory other processes hold now (detected devices only)
+
+    @property
+    def budget_bytes(self) -> int:
+        return self.usage.memory_bytes or 0
+
+    @property
+    def left_bytes(self) -> int:
+        return self.budget_bytes - self.usage.total_bytes
+
+    @property
+    def after_weights_bytes(self) -> int:
+        """What is left for the KV cache, state and compute once weights and the runtime are in."""
+        return self.budget_bytes - self.usage.weights_bytes - self.usage.overhead_bytes
+
+    @property
+    def stage(self) -> str | None:
+        """The first allocation that does not fit: weights (with the runtime), then the KV cache and recurrent
+        state, then the compute buffers. None when everything fits."""
+        u, b = self.usage, self.budget_bytes
+        if u.total_bytes <= b:
+            return None
+        if u.overhead_bytes + u.weights_bytes > b:
+            return "weights"
+        if u.overhead_bytes + u.weights_bytes + u.kv_cache_bytes + u.recurrent_state_bytes > b:
+            return "kv_cache"
+        return "compute"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.usage.id, "name": self.usage.name, "total_bytes": self.total_bytes,
+                "budget_bytes": self.budget_bytes, "used_by_others_bytes": self.used_by_others_bytes,
+                "weights_bytes": self.usage.weights_bytes, "kv_cache_bytes": self.usage.kv_cache_bytes,
+                "recurrent_state_bytes": self.usage.recurrent_state_bytes,
+                "compute_bytes": self.usage.compute_bytes, "overhead_bytes": self.usage.overhead_bytes,
+                "needed_bytes": self.usage.total_bytes, "left_bytes": self.left_bytes,
+                "after_weights_bytes": self.after_weights_bytes, "stage": self.stage}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    estimate: MemoryEstimate
+    hardware: str  # detected | planned | reference | cpu
+    devices: tuple[DeviceCheck, ...]
+    max_context: int | None  # with these settings
+    max_context_by_kv: dict[str, int | None]  # the same settings with each KV cache type of the engine
+    n_ctx: int | None  # the context checked (after the engine's defaults and padding)
+    rope_scaling_factor: float | None = None  # set when n_ctx is above the model's trained maximum
+    min_required_bytes: int | None = None  # when nothing fits: the smallest requirement (tightest device)
+    min_required_kv: str | None = None
+    impossible: bool = False  # even the smallest context exceeds the PHYSICAL memory
+    reference: str | None = None  # the reference card's name (hardware == "reference")
+    hardware_notes: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def model(self) -> ModelSpec:
+        return self.estimate.model
+
+    @property
+    def fits(self) -> bool:
+        return all(d.stage is None for d in self.devices)
+
+    @property
+    def margin_bytes(self) -> int:
+        """Bytes left on the tightest device; negative: short by that much."""
+        return min(d.left_bytes for d in self.devices)
+
+    @property
+    def failing(self) -> DeviceCheck | None:
+        """The device whose allocation fails first (the earliest stage; then the largest shortfall)."""
+        bad = [d for d in self.devices if d.stage is not None]
+        if not bad:
+            return None
+        return min(bad, key=lambda d: (STAGES.index(d.stage), d.left_bytes))
+
+    @property
+    def stage(self) -> str | None:
+        f = self.failing
+        return None if f is None else f.stage
+
+    @property
+    def verdict(self) -> str:
+        m = self.margin_bytes
+        if self.fits:
+            return f"fits with {m / (1 << 20):,.0f} MiB left"
+        return f"does not fit by {-m / (1 << 20):,.0f} MiB"
+
+    def to_dict(self) -> dict[str, Any]:
+        est = self.estimate
+        f = self.failing
+        return {
+            "fits": self.fits,
+            "verdict": self.verdict,
+            "margin_bytes": self.margin_bytes,
+            "stage": self.stage,
+            "failing_device": None if f is None else f.usage.id,
+            "hardware": self.hardware,
+            "reference": self.reference,
+            "devices": [d.to_dict() for d in self.devices],
+            "n_ctx": self.n_ctx,
+            "n_ctx_train": self.model.n_ctx_train,
+            "max_context": self.max_context,
+            "max_context_by_kv": self.max_context_by_kv,
+            "weights_bytes": sum(d.usage.weights_bytes for d in self.devices),
+            "after_weights_bytes": sum(d.after_weights_bytes for d in self.devices),
+            "kv_cache_bytes": est.kv_cache_bytes,
+            "recurrent_state_bytes": est.recurrent_state_bytes,
+            "kv_bytes_per_token": est.kv_bytes_per_token,
+            "rope_scaling_factor": self.rope_scaling_factor,
+            "min_required_bytes": self.min_required_bytes,
+            "min_required_kv": self.min_required_kv,
+            "impossible": self.impossible,
+            "hardware_notes": list(self.hardware_notes),
+            "notes": list(self.notes),
+            "estimate": est.to_dict(),
+        }
+
+
+def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | None = None, settings: Any = None,
+          vram: str | None = None, gpu: str | None = None, cpu_only: bool = False, hardware: Any = None,
+          **options: Any) -> CheckResult:
+    """Check `model` with `engine` and its settings against this machine (detected, or `hardware`, an
+    oomkit.hardware.detect.Hardware), or the hardware planned with `vram` / `gpu`, or the host RAM (`cpu_only`)."""
+    from dataclasses import replace
+
+    from .engines.base import get_engine
+    from .estimate import _devices, _resolve_for_engine
+
+    eng = get_engine(engine)
+    settings = replace(settings, **options) if settings is not None else eng.settings(**options)
+    spec = model if isinstance(model, ModelSpec) else _resolve_for_engine(eng, model, quant)
+
+    hw_notes: list[str] = []
+    reference = None
+    physical: dict[str, int | None] = {}
+    others: dict[str, int | None] = {}
+    if vram is not None or gpu is not None:
+        kind, devs = "planned", _devices(vram, gpu, None, False)
+        physical = {d.id: d.memory_bytes for d in devs}
+    elif cpu_only:
+        kind, devs = "cpu", ()
+    else:
+        if hardware is None:
+            from .hardware.detect import detect
+
+            hardware = detect()
+        if hardware.failed:
+            raise OomkitError("could not read this machine's GPUs (" + "; ".join(hardware.errors)
+                              + "): give --gpu NAME or --vram SIZE")
+        hw_notes += [*hardware.notes, *(f"detection failed: {e}" for e in hardware.errors)]
+        usable = [g for g in hardware.gpus if g.budget_bytes is not None]
+        for g in hardware.gpus:
+            if g.budget_bytes is None:
+                hw_notes.append(f"{g.id} {g.name}: its driver reports no memory size; left out")
+        if usable:
+            kind, devs = "detected", tuple(g.device() for g in usable)
+            physical = {g.id: g.total_bytes for g in usable}
+            others = {g.id: g.used_bytes for g in usable}
+            hw_notes += [f"{g.id}: {n}" for g in usable for n in g.notes]
+        else:
+            from .hardware.catalog import devices_for_names, lookup
+
+            kind, devs = "reference", devices_for_names(REFERENCE_GPU)
+            reference = lookup(REFERENCE_GPU).name
+            physical = {d.id: d.memory_bytes for d in devs}
+    host_budget = None
+    if kind == "cpu":
+        from .hardware.detect import host_memory
+
+        host = hardware.host if hardware is not None else host_memory()
+        if host is None:
+            raise OomkitError("cannot read this machine's RAM: give --vram SIZE or --gpu NAME instead")
+        host_budget = host.available_bytes
+        physical = {"CPU": host.total_bytes}
+        others = {"CPU": host.total_bytes - host.available_bytes}
+
+    est = eng.estimate(spec, devs, settings)
+    if kind == "cpu":
+        est = replace(est, host=replace(est.host, memory_bytes=host_budget))
+    checks = _device_checks(est, kind, physical, others)
+
+    answered: dict[int, bool] = {}  # id(settings) -> the engine accepted these settings at some context
+
+    def slack(s: Any):
+        def f(n: int) -> int | None:
+            try:
+                e = eng.estimate(spec, devs, eng.with_context(s, n))
+            except OomkitError:
+                return None
+            answered[id(s)] = True
+            if kind == "cpu":
+                return host_budget - e.host.total_bytes
+            from .limits import device_slack
+
+            return device_slack(e)
+        return f
+
+    from .limits import engine_kv_types, largest_context, with_kv_type
+
+    hi = spec.n_ctx_train or (1 << 20)
+    best = largest_context(slack(settings), hi)
+    by_kv: dict[str, int | None] = {}
+    for kv in engine_kv_types(eng, settings):
+        try:
+            s_kv = with_kv_type(eng, settings, kv)
+        except OomkitError:
+            continue
+        if s_kv == settings:
+            by_kv[kv] = best
+            continue
+        n = largest_context(slack(s_kv), hi)
+        if answered.get(id(s_kv)):  # a type the engine refuses with these settings is left out, not "none"
+            by_kv[kv] = n
+
+    n_ctx = est.engine_view.get("n_ctx") or est.settings.get("n_ctx") or est.settings.get("max_model_len")
+    notes: list[str] = []
+    rope = None
+    if n_ctx and spec.n_ctx_train and n_ctx > spec.n_ctx_train:
+        rope = math.ceil(n_ctx / spec.n_ctx_train * 100) / 100
+        notes.append(f"context {n_ctx} is above {spec.name}'s trained maximum of {spec.n_ctx_train} tokens: it "
+                     f"needs RoPE scaling by a factor of {rope:.2f} (e.g. YaRN, factor {rope:.2f} over the "
+                     f"original {spec.n_ctx_train}); quality beyond the trained length is not guaranteed")
+
+    result = CheckResult(estimate=est, hardware=kind, devices=checks, max_context=best, max_context_by_kv=by_kv,
+                         n_ctx=n_ctx, rope_scaling_factor=rope, reference=reference,
+                         hardware_notes=tuple(hw_notes), notes=tuple(notes))
+    if best is None and not any(by_kv.values()):
+        result = _smallest_requirement(result, eng, spec, devs, settings, kind, host_budget)
+    return result
+
+
+def _device_checks(est: MemoryEstimate, kind: str, physical: dict[str, int | None],
+                   others: dict[str, int | None]) -> tuple[DeviceCheck, ...]:
+    units = (est.host,) if kind == "cpu" else est.devices
+    return tuple(DeviceCheck(usage=u, total_bytes=physical.get(u.id), used_by_others_bytes=others.get(u.id))
+                 for u in units)
+
+
+def _smallest_requirement(result: CheckResult, eng: Any, spec: ModelSpec, devs: tuple[Device, ...], settings: Any,
+                          kind: str, host_budget: int | None) -> CheckResult:
+    """Nothing fits at any context with any KV type: the least it would take (the smallest context, the smallest
+    KV type) on the tightest device, against that device's physical memory."""
+    from dataclasses import replace
+
+    from .limits import STEP, engine_kv_types, with_kv_type
+
+    best: tuple[int, str, DeviceCheck] | None = None
+    for kv in engine_kv_types(eng, settings):
+        try:
+            e = eng.estimate(spec, devs, eng.with_context(with_kv_type(eng, settings, kv), STEP))
+        except OomkitError:
+            continue
+        if kind == "cpu":
+            e = replace(e, host=replace(e.host, memory_bytes=host_budget))
+        checks = _device_checks(e, kind, {d.usage.id: d.total_bytes for d in result.devices},
+                                {d.usage.id: d.used_by_others_bytes for d in result.devices})
+        tight = min(checks, key=lambda d: d.left_bytes)
+        if best is None or tight.usage.total_bytes < best[0]:
+            best = (tight.usage.total_bytes, kv, tight)
+    if best is None:
+        return result
+    need, kv, tight = best
+    phys = tight.total_bytes if tight.total_bytes is not None else tight.budget_bytes
+    return replace(result, min_required_bytes=need, min_required_kv=kv, impossible=need > phys)

@@ -1,0 +1,129 @@
+"""oomkit table: hard limits (largest context by VRAM size) and context impact (KV memory by context length)."""
+
+from __future__ import annotations
+
+from ..errors import OomkitError
+from ._model_args import parse_model_request
+
+HELP = """\
+usage: oomkit table MODEL [--kind limits|context] [--json | --markdown | --csv] [--plot FILE] [options]
+                          [engine flags]
+
+The two tables for MODEL with an engine, its settings and each KV cache type:
+  limits   the largest context that fits, by VRAM size (8 ... 192 GB, and this machine's GPUs)
+  context  the KV cache and the whole GPU total by context length (2K ... 1M, up to the model's maximum), with
+           the smallest listed VRAM size that holds it
+Both by default.
+
+options:
+  --kind limits|context one of the two tables
+  --json | --markdown | --csv
+                        output format (default: a terminal table); CSV numbers in tokens and bytes
+  --plot FILE           also write the context-impact chart (.png or .svg; needs `pip install 'oomkit[plot]'`)
+  --sizes GB[,GB...]    the VRAM sizes to list (default 8,12,16,24,32,48,80,96,141,192)
+  --kv-types T[,T...]   the KV cache types (default the engine's: llama.cpp f16,q8_0,q4_0)
+  --vram SIZE[,SIZE]    add planned GPUs (one row for the set) instead of the detected ones
+  --gpu NAME[,NAME]     add planned GPUs from the catalog instead of the detected ones
+  --engine E, --quant Q, --parallel N, --engine-version V, engine flags: as for `oomkit estimate`
+
+examples:
+  oomkit table llama3.1:8b
+  oomkit table qwen3:32b --kind limits --markdown
+  oomkit table gemma-3-27b-it --kind context --csv --plot gemma.svg
+"""
+
+EXTRA = {"--kind": True, "--markdown": False, "--csv": False, "--plot": True, "--sizes": True, "--kv-types": True}
+
+
+def run(argv: list[str]) -> int:
+    if "-h" in argv[: argv.index("--") if "--" in argv else len(argv)] or "--help" in argv:
+        print(HELP)
+        return 0
+    req = parse_model_request(argv, extra_options=EXTRA)
+    o = req.opts
+    kind = o.get("--kind")
+    if kind is not None and kind not in ("limits", "context"):
+        raise OomkitError(f"--kind takes limits or context, not {kind!r}")
+    kinds = (kind,) if kind else ("limits", "context")
+    formats = [f for f in ("--json", "--markdown", "--csv") if o.get(f)]
+    if len(formats) > 1:
+        raise OomkitError(f"give one output format, not {' and '.join(formats)}")
+
+    if o.get("--plot"):
+        from ..report.plot import check_plot_target
+
+        check_plot_target(o["--plot"])
+
+    from .. import limits
+    from ..engines.base import get_engine
+    from ..estimate import _devices, _resolve_for_engine
+
+    sizes = limits.VRAM_SIZES_GB
+    if "--sizes" in o:
+        sizes = tuple(_size_gb(x) for x in str(o["--sizes"]).split(",") if x.strip())
+        if not sizes:
+            raise OomkitError("--sizes takes a comma list of GB, e.g. 16,24,48")
+    targets = limits.size_targets(sizes)
+    notes = []
+    if o.get("--vram") is not None or o.get("--gpu") is not None:
+        devs = _devices(o.get("--vram"), o.get("--gpu"), None, False)
+        label = _group([d.name if d.name != "GPU" else "GPU" for d in devs])
+        targets += (limits.Target(f"planned: {label}", devs, kind="planned"),)
+    else:
+        from ..hardware.detect import detect
+
+        hw = detect()
+        notes += [f"GPU detection: {e}" for e in hw.errors]
+        devs = hw.devices()
+        if devs:
+            label = _group([g.name for g in hw.gpus if g.budget_bytes is not None])
+            targets += (limits.Target(f"this machine: {label}", devs, kind="detected"),)
+    eng = get_engine(req.engine)
+    spec = _resolve_for_engine(eng, req.model, req.quant)
+    kv_types = None
+    if "--kv-types" in o:
+        kv_types = tuple(x.strip() for x in str(o["--kv-types"]).split(",") if x.strip())
+        if not kv_types:
+            raise OomkitError("--kv-types takes a comma list, e.g. f16,q8_0")
+    tables = limits.build_tables(eng, spec, req.settings, targets, kv_types=kv_types)
+    if notes:
+        from dataclasses import replace
+
+        tables = replace(tables, notes=(*tables.notes, *notes))
+    if not tables.kv_types:
+        raise OomkitError("no KV cache type could be estimated: " + "; ".join(c.error for c in tables.kv if c.error))
+
+    from ..report import tables as report
+
+    if o.get("--json"):
+        print(report.to_json(tables, kinds))
+    elif o.get("--markdown"):
+        print(report.markdown(tables, kinds))
+    elif o.get("--csv"):
+        print(report.to_csv(tables, kinds))
+    else:
+        print(report.terminal(tables, kinds))
+    if o.get("--plot"):
+        from ..report.plot import plot
+
+        plot(tables, o["--plot"])
+    return 0
+
+
+def _group(names: list[str]) -> str:
+    """["RTX 3090", "RTX 3090", "RTX 4090"] -> "2× RTX 3090, RTX 4090"."""
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    return ", ".join(n if c == 1 else f"{c}× {n}" for n, c in counts.items())
+
+
+def _size_gb(text: str) -> float:
+    t = text.strip().lower().removesuffix("gb").removesuffix("gib").strip()
+    try:
+        v = float(t)
+    except ValueError:
+        raise OomkitError(f"--sizes: cannot read {text.strip()!r} as GB (e.g. 24 or 24GB)") from None
+    if v <= 0:
+        raise OomkitError(f"--sizes: {text.strip()!r} must be positive")
+    return v

@@ -1,0 +1,111 @@
+"""CheckResult -> the verdict a person reads, or JSON."""
+
+from __future__ import annotations
+
+import json
+
+from ..check import CheckResult
+
+MiB = 1 << 20
+
+
+def mib(n: int | None) -> str:
+    return "-" if n is None else f"{n / MiB:,.0f} MiB"
+
+
+def to_json(r: CheckResult) -> str:
+    return json.dumps(r.to_dict(), indent=2)
+
+
+_STAGE_TEXT = {
+    "weights": "the weights: they do not fit even before the KV cache",
+    "kv_cache": "the KV cache: the weights fit, the KV cache for this context does not",
+    "compute": "the compute buffer: weights and KV cache fit, the compute buffer does not",
+}
+_HARDWARE = {"detected": "detected", "planned": "planned (--vram/--gpu)", "cpu": "CPU only: this machine's RAM"}
+
+
+def text(r: CheckResult) -> str:
+    est, m = r.estimate, r.model
+    s = est.settings
+    lines = []
+    ctx_note = ""
+    if r.n_ctx and m.n_ctx_train:
+        if r.n_ctx == m.n_ctx_train:
+            ctx_note = " (the model's maximum)"
+        elif r.n_ctx > m.n_ctx_train:
+            ctx_note = f" (above the model's maximum of {m.n_ctx_train})"
+    kv = s.get("cache_type_k")
+    kv_text = f" · KV {kv}/{s.get('cache_type_v')}" if kv else ""
+    par = s.get("n_parallel")
+    par_text = f" · {par} sequence{'s' if par != 1 else ''}" if isinstance(par, int) else ""
+    lines.append(f"{m.name} · {m.weights.format} · {est.engine} · context {r.n_ctx}{ctx_note}{kv_text}{par_text}")
+    if r.hardware == "reference":
+        lines.append(f"no GPU found on this machine: checking against the reference card {r.reference}; "
+                     "give --gpu NAME or --vram SIZE for yours, or --cpu-only for this machine's RAM")
+    else:
+        lines.append(f"hardware: {_HARDWARE[r.hardware]}")
+    for d in r.devices:
+        u = d.usage
+        parts = [f"  {u.id:6s} {u.name}"]
+        if r.hardware == "detected":
+            parts.append(f"{mib(d.total_bytes)} total, {mib(d.budget_bytes)} free")
+            if d.used_by_others_bytes is not None:
+                parts.append(f"{mib(d.used_by_others_bytes)} used by other processes")
+        elif r.hardware == "cpu":
+            parts.append(f"{mib(d.total_bytes)} RAM, {mib(d.budget_bytes)} available")
+        else:
+            parts.append(mib(d.budget_bytes))
+        lines.append(" · ".join(parts))
+    for n in r.hardware_notes:
+        lines.append(f"  note: {n}")
+
+    f = r.failing
+    if r.fits:
+        lines.append(f"verdict: FITS with {mib(r.margin_bytes)} left")
+    else:
+        where = f" on {f.usage.id}" if len(r.devices) > 1 or r.hardware != "cpu" else ""
+        lines.append(f"verdict: DOES NOT FIT — short by {mib(-r.margin_bytes)}{where}")
+        lines.append(f"  fails first at {_STAGE_TEXT[f.stage]}")
+    w = sum(d.usage.weights_bytes for d in r.devices)
+    rt = sum(d.usage.overhead_bytes for d in r.devices)
+    budget = sum(d.budget_bytes for d in r.devices)
+    kv_total = sum(d.usage.kv_cache_bytes for d in r.devices)
+    rs = sum(d.usage.recurrent_state_bytes for d in r.devices)
+    comp = sum(d.usage.compute_bytes for d in r.devices)
+    rows = [
+        ("memory available", mib(budget), "free memory now" if r.hardware == "detected" else ""),
+        ("weights", mib(w), ""),
+        ("runtime", mib(rt), "CUDA context and workspace" if r.hardware != "cpu" else "output buffer"),
+        ("memory after weights", mib(budget - w - rt), "what is left for the KV cache and compute"),
+        (f"KV cache for {r.n_ctx} tokens", mib(kv_total),
+         f"{est.kv_bytes_per_token / 1024:,.0f} KiB per token" if est.kv_bytes_per_token else ""),
+    ]
+    if rs:
+        rows.append(("recurrent state", mib(rs), "fixed per sequence"))
+    rows.append(("compute buffers", mib(comp), ""))
+    rows.append(("needed in all", mib(w + rt + kv_total + rs + comp), ""))
+    width = max(len(a) for a, _, _ in rows)
+    for a, b, c in rows:
+        lines.append(f"  {a:<{width}}  {b:>12}" + (f"   {c}" if c else ""))
+    if r.max_context is not None:
+        top = " (the model's maximum)" if r.max_context == m.n_ctx_train else ""
+        lines.append(f"largest context that fits with these settings: {r.max_context}{top}")
+    else:
+        lines.append("largest context that fits with these settings: none — not even 256 tokens")
+    if r.max_context_by_kv:
+        lines.append("  by KV cache type: " + " · ".join(
+            f"{k} {v if v is not None else 'none'}" for k, v in r.max_context_by_kv.items()))
+    if r.min_required_bytes is not None:
+        d = min(r.devices, key=lambda x: x.left_bytes)
+        phys = d.total_bytes if d.total_bytes is not None else d.budget_bytes
+        if r.impossible:
+            lines.append(f"no setting fits: even 256 tokens with a {r.min_required_kv} KV cache need "
+                         f"{mib(r.min_required_bytes)} on {d.usage.id}, which has {mib(phys)} of physical memory "
+                         f"— a smaller quant, more GPUs or offloading layers to the CPU is needed")
+        else:
+            lines.append(f"it would fit on an idle card: the smallest setting needs {mib(r.min_required_bytes)} on "
+                         f"{d.usage.id} ({mib(phys)} physical), but only {mib(d.budget_bytes)} is free now")
+    for n in (*r.notes, *est.warnings, *m.labels):
+        lines.append(f"note: {n}")
+    return "\n".join(lines)

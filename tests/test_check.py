@@ -1,0 +1,257 @@
+"""`oomkit check` (exit codes 0/1/2, the verdict, the stage that fails first, the largest context, honest limits)
+and `oomkit watch` (the fake NVML over a few polls, the no-GPU exit 0, Ctrl-C)."""
+
+import json
+
+import pytest
+
+from oomkit.check import check
+from oomkit.engines.base import Device, get_engine
+from oomkit.estimate import _resolve_for_engine
+from oomkit.estimate import max_context as bisect_max_context
+from oomkit.hardware.detect import Gpu, Hardware, HostMemory
+from tests.hardware_fakes import GiB, MiB, fake_nvml, oomkit_env, replay, rtx4090, run_oomkit
+
+
+def resolve(name: str):
+    return _resolve_for_engine(get_engine("llama.cpp"), name, None)
+
+
+LLAMA8 = resolve("llama3.1:8b")
+KV_F16_PER_TOKEN = 32 * 8 * 128 * 2 * 2  # layers x kv heads x head dim x (K, V) x f16 = 128 KiB
+
+
+def detected(*gpus: Gpu, host: HostMemory | None = None) -> Hardware:
+    return Hardware(gpus=gpus, host=host or HostMemory(64 * GiB, 40 * GiB))
+
+
+def gpu(free_mib: int, total_mib: int = 24564, used_mib: int | None = None, index: int = 0) -> Gpu:
+    used = total_mib - free_mib - 500 if used_mib is None else used_mib
+    return Gpu(index=index, name="NVIDIA GeForce RTX 4090", vendor="nvidia", total_bytes=total_mib * MiB,
+               free_bytes=free_mib * MiB, used_bytes=used * MiB, source="nvml")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The verdict through the Python API
+
+
+def test_fits_with_margin_on_the_free_memory_of_a_detected_gpu():
+    r = check(LLAMA8, hardware=detected(gpu(free_mib=20000)), n_ctx=32768, n_parallel=1)
+    assert r.hardware == "detected" and r.fits and r.stage is None
+    (d,) = r.devices
+    assert d.budget_bytes == 20000 * MiB and d.total_bytes == 24564 * MiB and d.used_by_others_bytes == 4064 * MiB
+    assert d.usage.kv_cache_bytes == 32768 * KV_F16_PER_TOKEN == 4 * GiB
+    assert r.margin_bytes == 20000 * MiB - d.usage.total_bytes
+    assert r.verdict == f"fits with {r.margin_bytes / MiB:,.0f} MiB left"
+    assert d.after_weights_bytes == 20000 * MiB - d.usage.weights_bytes - 457 * MiB
+
+
+def test_kv_cache_is_the_stage_that_fails_and_the_largest_context_is_exact():
+    r = check(LLAMA8, hardware=detected(gpu(free_mib=12000)), n_ctx=131072, n_parallel=1)
+    assert not r.fits and r.stage == "kv_cache" and r.failing.usage.id == "CUDA0"
+    assert r.verdict == f"does not fit by {-r.margin_bytes / MiB:,.0f} MiB"
+    eng = get_engine("llama.cpp")
+    s = eng.settings(n_ctx=131072, n_parallel=1)
+    devs = (Device("CUDA0", "x", 12000 * MiB, 12000 * MiB),)
+    assert r.max_context == bisect_max_context(eng, LLAMA8, devs, s)
+    # by hand: weights + runtime + compute + n x 128 KiB within the 12000 MiB free
+    at = eng.estimate(LLAMA8, devs, eng.with_context(s, r.max_context)).devices[0]
+    above = eng.estimate(LLAMA8, devs, eng.with_context(s, r.max_context + 256)).devices[0]
+    assert at.total_bytes <= 12000 * MiB < above.total_bytes
+    assert at.kv_cache_bytes == r.max_context * KV_F16_PER_TOKEN
+    # a quantized cache fits more: q8_0 is 34/32 bytes a value, q4_0 18/32
+    assert r.max_context < r.max_context_by_kv["q8_0"] < r.max_context_by_kv["q4_0"]
+
+
+def test_weights_stage_and_no_setting_can_fit():
+    r = check(resolve("llama3.1:70b"), vram="24GiB", n_ctx=8192)
+    assert not r.fits and r.stage == "weights" and r.max_context is None
+    assert r.impossible and r.min_required_kv == "q4_0"
+    assert r.min_required_bytes > 24 * GiB  # the requirement, against the physical memory
+
+
+def test_compute_stage():
+    eng = get_engine("llama.cpp")
+    s = eng.settings(n_ctx=8192, n_parallel=1)
+    u = eng.estimate(LLAMA8, (Device("CUDA0", "GPU"),), s).devices[0]
+    budget = u.total_bytes - u.compute_bytes // 2  # weights and KV fit, the compute buffer does not
+    r = check(LLAMA8, vram=str(budget), settings=s)
+    assert r.stage == "compute" and r.margin_bytes == -(u.compute_bytes - u.compute_bytes // 2)
+
+
+def test_would_fit_on_an_idle_card():
+    # 2 GiB free on a 24 GB card: nothing fits now, the smallest setting would fit if the others let go
+    r = check(LLAMA8, hardware=detected(gpu(free_mib=2048)), n_ctx=8192, n_parallel=1)
+    assert r.stage == "weights" and r.max_context is None and not r.impossible
+    assert r.min_required_bytes < 24564 * MiB
+
+
+def test_reference_card_without_gpu():
+    r = check(LLAMA8, hardware=detected())
+    assert r.hardware == "reference" and r.reference == "NVIDIA GeForce RTX 4090"
+    assert r.devices[0].budget_bytes == 24564 * MiB
+
+
+def test_two_detected_gpus_split_by_free_memory():
+    hw = detected(gpu(free_mib=23000, index=0), gpu(free_mib=11000, index=1))
+    r = check(resolve("qwen2.5:32b"), hardware=hw, n_ctx=16384, n_parallel=1)
+    assert [d.usage.id for d in r.devices] == ["CUDA0", "CUDA1"]
+    w0, w1 = (d.usage.weights_bytes for d in r.devices)
+    assert w0 > w1 > 0  # llama.cpp splits layers by free memory
+
+
+def test_cpu_only_checks_host_ram():
+    hw = detected(host=HostMemory(total_bytes=16 * GiB, available_bytes=6 * GiB))
+    r = check(LLAMA8, cpu_only=True, hardware=hw, n_ctx=8192, n_parallel=1)
+    assert r.hardware == "cpu" and r.fits and r.devices[0].budget_bytes == 6 * GiB
+    r = check(LLAMA8, cpu_only=True, hardware=hw, n_ctx=131072, n_parallel=1)
+    assert not r.fits and r.stage == "kv_cache" and 0 < r.max_context < 131072
+
+
+def test_detection_failure_is_bad_input():
+    from oomkit.errors import OomkitError
+
+    broken = Hardware(gpus=(), host=None, errors=("NVIDIA nvidia-smi: exited with status 18: mismatch",))
+    with pytest.raises(OomkitError, match="could not read this machine's GPUs"):
+        check(LLAMA8, hardware=broken)
+
+
+def test_context_above_the_trained_maximum_names_the_rope_factor():
+    r = check(LLAMA8, vram="80GiB", n_ctx=200000, n_parallel=1)
+    assert r.rope_scaling_factor == 1.53 and "RoPE scaling by a factor of 1.53" in r.notes[0]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The command: exit codes 0 / 1 / 2, in a subprocess
+
+
+def test_exit_0_when_it_fits_and_json():
+    r = run_oomkit("check", "llama3.1:8b", "--ctx", "32768", "-np", "1", "--vram", "24GiB", "--json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["fits"] is True and d["stage"] is None and d["hardware"] == "planned"
+    assert d["kv_cache_bytes"] == 4 * GiB and d["kv_bytes_per_token"] == 128 * 1024
+    assert d["max_context"] == 131072 and d["devices"][0]["budget_bytes"] == 24 * GiB
+    for key in ("verdict", "margin_bytes", "after_weights_bytes", "n_ctx", "n_ctx_train", "max_context_by_kv",
+                "estimate"):
+        assert key in d
+
+
+def test_exit_1_when_it_does_not_fit_with_the_stage():
+    r = run_oomkit("check", "llama3.1:8b", "--ctx", "131072", "-np", "1", "--vram", "8GiB")
+    assert r.returncode == 1
+    assert "DOES NOT FIT" in r.stdout and "fails first at the KV cache" in r.stdout
+    assert "largest context that fits with these settings: 24320" in r.stdout
+
+
+def test_exit_1_and_honest_when_nothing_fits():
+    r = run_oomkit("check", "llama3.1:70b", "--gpu", "RTX 4060")
+    assert r.returncode == 1 and "no setting fits" in r.stdout and "of physical memory" in r.stdout
+
+
+@pytest.mark.parametrize("args,words", [
+    (["llama3.1:8b", "--gpu", "RTX 4900"], "unknown GPU 'RTX 4900': did you mean RTX 4090"),
+    (["llama3.1:8b", "--vram", "24XB"], "cannot read size '24XB'"),
+    (["llama3.1:8b", "--ctx", "lots"], "--ctx takes an integer"),
+    (["no-such-model-xyz"], ""),
+])
+def test_exit_2_on_bad_input_with_one_line(args, words):
+    r = run_oomkit("check", *args)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("oomkit: error: ") and r.stderr.count("\n") == 1 and words in r.stderr
+
+
+def test_exit_2_when_detection_tools_are_broken(tmp_path):
+    env = oomkit_env(tmp_path, {"init_error": 999, "gpus": []},
+                     tools={"nvidia-smi": "printf '\\001\\002 garbage\\n'"})
+    r = run_oomkit("check", "llama3.1:8b", env=env)
+    assert r.returncode == 2 and "could not read this machine's GPUs" in r.stderr and r.stderr.count("\n") == 1
+    # the planned hardware does not need detection
+    assert run_oomkit("check", "llama3.1:8b", "--vram", "24GiB", "-c", "8192", env=env).returncode == 0
+
+
+def test_check_alone_runs_the_example_on_the_reference_card(tmp_path):
+    r = run_oomkit("check", env=oomkit_env(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "built-in example, llama3.1:8b" in r.stdout
+    assert "no GPU found on this machine: checking against the reference card NVIDIA GeForce RTX 4090" in r.stdout
+    d = json.loads(run_oomkit("check", "--json", env=oomkit_env(tmp_path)).stdout)
+    assert d["hardware"] == "reference" and d["n_ctx"] == 131072
+
+
+def test_check_alone_on_a_detected_gpu_uses_free_memory(tmp_path):
+    env = oomkit_env(tmp_path, {"gpus": [rtx4090(free=12000 * MiB, used=12000 * MiB)]})
+    r = run_oomkit("check", "--json", env=env)
+    assert r.returncode == 1
+    d = json.loads(r.stdout)
+    (dev,) = d["devices"]
+    assert d["hardware"] == "detected" and dev["budget_bytes"] == 12000 * MiB
+    assert dev["used_by_others_bytes"] == 12000 * MiB and dev["total_bytes"] == 24564 * MiB
+    assert d["stage"] == "kv_cache" and d["failing_device"] == "CUDA0"
+    text = run_oomkit("check", env=env).stdout
+    assert "12,000 MiB free · 12,000 MiB used by other processes" in text
+
+
+def test_context_above_maximum_warns_on_stderr():
+    r = run_oomkit("check", "llama3.1:8b", "--ctx", "262144", "-np", "1", "--vram", "80GiB")
+    assert r.returncode == 0
+    assert "warning: context 262144 is above" in r.stderr and "factor of 2.00" in r.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------
+# oomkit watch
+
+
+def test_watch_polls_the_fake_nvml(tmp_path):
+    nvml = {"gpus": [rtx4090(free=[20000 * MiB, 9000 * MiB], used=[4000 * MiB, 15000 * MiB],
+                             processes=[{"pid": 999999, "used": 3800 * MiB}])]}
+    r = run_oomkit("watch", "llama3.1:8b", "-c", "32768", "-np", "1", "--iterations", "2", "--interval", "0",
+                   env=oomkit_env(tmp_path, nvml))
+    assert r.returncode == 0, r.stderr
+    first, second = r.stdout.split("\n\n")
+    assert "20,000 MiB" in first and "9,000 MiB" in second
+    assert "999999" in first and "3,800 MiB" in first
+    assert "it needs 4,096 MiB · fits" in first and "WARNING: does not fit" in second
+    assert "largest context that fits in the free memory now" in second
+
+
+def test_watch_once_without_model(tmp_path):
+    r = run_oomkit("watch", "--once", env=oomkit_env(tmp_path, {"gpus": [rtx4090(free=20000 * MiB, used=0)]}))
+    assert r.returncode == 0 and r.stdout.count("NVIDIA GeForce RTX 4090") == 1
+
+
+def test_watch_without_gpu_exits_0(tmp_path):
+    r = run_oomkit("watch", env=oomkit_env(tmp_path))
+    assert r.returncode == 0 and "no GPU found" in r.stdout
+
+
+def test_watch_ctrl_c_exits_cleanly(monkeypatch, capsys):
+    import sys
+
+    from oomkit.commands import watch
+
+    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml({"gpus": [rtx4090(free=20000 * MiB, used=0)]}))
+
+    def interrupt(_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(watch.time, "sleep", interrupt)
+    assert watch.run(["--interval", "0"]) == 0
+    assert "NVIDIA GeForce RTX 4090" in capsys.readouterr().out
+
+
+def test_watch_flags_a_running_engine_whose_context_does_not_fit(tmp_path):
+    from oomkit.hardware.monitor import EngineTracker, Monitor
+    from tests.ggufs import write_llama_gguf
+
+    model = write_llama_gguf(tmp_path / "m.gguf")
+    nv = fake_nvml({"gpus": [rtx4090(free=100 * MiB, used=200 * MiB, processes=[{"pid": 4242, "used": 200 * MiB},
+                                                                                  {"pid": 5151, "used": 10 * MiB}])]})
+    cmds = {4242: ["/usr/bin/llama-server", "-m", str(model), "-c", "1048576", "-np", "1", "-fa", "on"],
+            5151: ["/usr/bin/Xorg", ":0"]}
+    monitor = Monitor(replay({}, modules={"pynvml": nv}))
+    tracker = EngineTracker(cmdline=cmds.get)
+    (e,) = tracker.engines(monitor.poll())
+    assert e.process.pid == 4242 and e.fits is False and e.available_bytes == 300 * MiB
+    assert e.needed_bytes > e.available_bytes
+    monitor.close()
