@@ -6,7 +6,6 @@ lives in oomkit/commands/<name>.py with run(argv) -> exit code, imported only wh
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 
@@ -39,6 +38,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(argv: list[str]) -> int:
+    if argv and argv[0] in COMMANDS:  # the common path builds no parser (argparse's help machinery is slow)
+        return _run_command(argv[0], argv[1:])
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="oomkit", allow_abbrev=False,
         description="Exactly how much GPU memory an LLM takes with your engine and settings.",
@@ -56,16 +59,20 @@ def _dispatch(argv: list[str]) -> int:
 
         print(f"oomkit {version('oomkit')}")
         return 0
-    if argv[0] in COMMANDS:
-        try:
-            module = importlib.import_module(f"oomkit.commands.{argv[0]}")
-        except ModuleNotFoundError as e:
-            if e.name == f"oomkit.commands.{argv[0]}":
-                raise OomkitError(f"`oomkit {argv[0]}` is not available in this version") from None
-            raise
-        return module.run(argv[1:])
-    parser.parse_args(argv[:1])  # prints help or the argparse error (exit 2)
-    return 2
+    if argv[0] in ("-h", "--help"):
+        parser.print_help()
+        return 0
+    raise OomkitError(f"unknown command {argv[0]!r}: choose from {', '.join(COMMANDS)} (see oomkit --help)")
+
+
+def _run_command(name: str, argv: list[str]) -> int:
+    try:
+        module = importlib.import_module(f"oomkit.commands.{name}")
+    except ModuleNotFoundError as e:
+        if e.name == f"oomkit.commands.{name}":
+            raise OomkitError(f"`oomkit {name}` is not available in this version") from None
+        raise
+    return module.run(argv)
 
 
 if __name__ == "__main__":

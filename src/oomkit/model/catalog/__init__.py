@@ -22,7 +22,6 @@ A lookup reads the index and one data file, never the whole catalog: start-up ti
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 from dataclasses import dataclass, field, replace
@@ -205,6 +204,8 @@ def suggest(name: str, n: int = 3) -> list[str]:
     Scores every slug and alias with difflib, also against the part after ``org/`` so that
     "Qwen3-32B" finds "Qwen/Qwen3-32B". A match on a model's HF id is shown with the id's casing.
     """
+    import difflib  # only a miss pays for it
+
     key = normalize(name)
     if not key:
         return []
