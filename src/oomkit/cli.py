@@ -20,7 +20,6 @@ COMMANDS = {
     "models": "list and search the built-in model catalog",
     "gpus": "the GPUs and memory of this machine",
     "watch": "live GPU memory per device and process, with the headroom left for a model's KV cache",
-    "diagnose": "read an out-of-memory error or log: which part ran out, and the fix",
 }
 
 
