@@ -12,7 +12,9 @@ from ..errors import OomkitError
 # oomkit's own estimate options: name -> takes a value
 OPTIONS = {"--engine": True, "--ctx": True, "--quant": True, "--kv-type": True, "--parallel": True,
             "--vram": True, "--gpu": True, "--cpu-only": False, "--engine-version": True, "--json": False,
-            "--explain": False, "--kv-memory": True, "-h": False, "--help": False}
+            "--explain": False, "--kv-memory": True, "--env": True, "-h": False, "--help": False}
+# options that may be given more than once (collected into a list)
+REPEATABLE = {"--env"}
 
 
 
@@ -44,24 +46,43 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
     options = {**OPTIONS, **(extra_options or {})}
     opts, model, engine_args, command = split_args(argv, options)
     quant = opts.get("--quant")
+    env = engine_env(opts.get("--env"))
     if command is not None:
-        if model is not None or engine_args:
+        if engine_args:
             raise OomkitError("give either MODEL with options, or an engine command after --, not both")
         from ..engines.cmdline import parse_command
 
-        parsed = parse_command(command)
-        if parsed.model is None:
+        parsed = parse_command(command, env)
+        if parsed.model is not None and model is not None:
+            raise OomkitError("give either MODEL with options, or an engine command after --, not both")
+        if parsed.model is None and model is None:  # `ollama serve` names none: MODEL may come before --
             raise OomkitError(f"the {command[0]} command names no model")
-        engine_name, model, settings = parsed.engine, parsed.model, parsed.settings
+        engine_name, model, settings = parsed.engine, parsed.model or model, parsed.settings
         quant = quant or parsed.quant
     else:
         model = model or default_model
         if model is None:
             raise OomkitError("no MODEL given (try: oomkit estimate llama3.1:8b)")
         engine_name = opts.get("--engine", "llama.cpp")
-        _, _, settings = get_engine(engine_name).parse_args(engine_args)
+        _, _, settings = get_engine(engine_name).parse_args(engine_args, env)
     settings = replace(settings, **neutral_options(opts, settings))
     return ModelRequest(model=model, engine=engine_name, settings=settings, quant=quant, opts=opts)
+
+
+def engine_env(pairs: list[str] | None) -> dict[str, str] | None:
+    """--env K=V (repeatable): the engine's environment (OLLAMA_* for Ollama) on top of os.environ; None (no
+    --env) lets the engine read os.environ itself."""
+    if not pairs:
+        return None
+    import os
+
+    env = dict(os.environ)
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key:
+            raise OomkitError(f"--env takes KEY=VALUE, got {pair!r}")
+        env[key] = value
+    return env
 
 
 def split_args(argv: list[str], options: dict[str, bool]
@@ -83,12 +104,16 @@ def split_args(argv: list[str], options: dict[str, bool]
         if name in options:
             if options[name]:
                 if eq:
-                    opts[name] = inline
+                    value = inline
                 elif i + 1 < len(argv):
-                    opts[name] = argv[i + 1]
+                    value = argv[i + 1]
                     i += 1
                 else:
                     raise OomkitError(f"{name} expects a value")
+                if name in REPEATABLE:
+                    opts.setdefault(name, []).append(value)
+                else:
+                    opts[name] = value
             else:
                 opts[name] = True
         elif a.startswith("-") and len(a) > 1 and not _is_number(a):
@@ -128,27 +153,50 @@ def _engine_flag_arity(engine: str):
     return get_engine(engine).flag_takes_value
 
 
+# Engine-neutral option -> settings field(s), for engines whose module exposes no NEUTRAL mapping (llama.cpp).
+_DEFAULT_NEUTRAL = {"ctx": "n_ctx", "parallel": "n_parallel", "kv_type": ("cache_type_k", "cache_type_v"),
+                    "engine_version": "engine_version", "kv_memory": "kv_cache_memory_bytes"}
+
+
+def _neutral_map(settings: Any) -> dict[str, Any]:
+    """The engine module's own NEUTRAL mapping (e.g. vLLM: --ctx -> max_model_len), else llama.cpp's names."""
+    import sys
+
+    module = sys.modules.get(type(settings).__module__)
+    return getattr(module, "NEUTRAL", None) or _DEFAULT_NEUTRAL
+
+
 def neutral_options(opts: dict[str, Any], settings: Any) -> dict[str, Any]:
     """Engine-neutral options mapped onto the engine's own settings fields."""
     out: dict[str, Any] = {}
     fields = settings.__dataclass_fields__
+    names = _neutral_map(settings)
+
+    def put(key: str, value: Any) -> None:
+        target = names.get(key)
+        for name in (target if isinstance(target, tuple) else (target,)):
+            if name:
+                out[name] = value
+
     if "--ctx" in opts:
-        out["n_ctx"] = _int_opt("--ctx", opts["--ctx"])
-        if out["n_ctx"] <= 0:
+        n_ctx = _int_opt("--ctx", opts["--ctx"])
+        if n_ctx <= 0:
             raise OomkitError(f"--ctx must be a positive number of tokens, got {opts['--ctx']}")
+        put("ctx", n_ctx)
     if "--parallel" in opts:
-        out["n_parallel"] = _int_opt("--parallel", opts["--parallel"])
+        put("parallel", _int_opt("--parallel", opts["--parallel"]))
     if "--kv-type" in opts:
-        out["cache_type_k"] = out["cache_type_v"] = opts["--kv-type"]
+        put("kv_type", opts["--kv-type"])
     if "--engine-version" in opts:
-        out["engine_version"] = opts["--engine-version"]
+        put("engine_version", opts["--engine-version"])
     if "--kv-memory" in opts:
         from ..units import parse_size
 
-        out["kv_cache_memory_bytes"] = parse_size(opts["--kv-memory"])
-        if "kv_cache_memory_bytes" not in fields:
+        target = names.get("kv_memory")
+        if target not in fields:
             raise OomkitError("--kv-memory applies to engines that size their KV cache from a memory budget "
                               "(vLLM, SGLang)")
+        put("kv_memory", parse_size(opts["--kv-memory"]))
     return {k: v for k, v in out.items() if k in fields}
 
 

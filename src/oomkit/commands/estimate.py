@@ -22,7 +22,8 @@ options:
   --vram SIZE[,SIZE]    memory of each GPU (24GiB, 24GB, 24576MiB)
   --gpu NAME[,NAME]     GPUs from the catalog ("RTX 4090")
   --cpu-only            no GPU: everything on the CPU
-  --engine-version V    engine release whose rules to apply (llama.cpp build tag, e.g. b6500)
+  --engine-version V    engine release whose rules to apply (llama.cpp build tag, e.g. b6500; Ollama 0.12.10)
+  --env KEY=VALUE       the engine's environment, repeatable (OLLAMA_CONTEXT_LENGTH=8192); default os.environ
   --kv-memory SIZE      vLLM/SGLang: the memory the KV cache has; report its token capacity
   --json                JSON output (bytes as integers)
   --explain             per-layer view: kind, device, weights, KV, state
@@ -31,6 +32,7 @@ options:
 examples:
   oomkit estimate llama3.1:8b -c 32768 -ctk q8_0 -ctv q8_0 -fa on --vram 24GiB
   oomkit estimate --gpu "RTX 4090" -- llama-server -m ./model.gguf -c 16384 -ngl 99 -fa on
+  oomkit estimate --vram 24GiB --env OLLAMA_CONTEXT_LENGTH=8192 -- ollama run qwen2.5:32b
 """
 
 

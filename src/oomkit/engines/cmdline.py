@@ -6,6 +6,8 @@ hands the rest to that engine's own parser (its module's `parse_args`), which kn
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,14 @@ class ParsedCommand:
 def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedCommand:
     from .base import get_engine
 
+    # `OLLAMA_CONTEXT_LENGTH=8192 ollama serve`, `env K=V ollama run ...`: leading assignments join the env
+    argv = list(argv)
+    if argv and argv[0] == "env":
+        argv = argv[1:]
+    while argv and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", argv[0]):
+        key, _, value = argv.pop(0).partition("=")
+        env = dict(os.environ if env is None else env)
+        env[key] = value
     if not argv:
         raise OomkitError("empty engine command after --")
     prog = Path(argv[0]).name.removesuffix(".exe")
