@@ -1,0 +1,322 @@
+"""SGLang's printed start-up figures (tests/fixtures/engine_logs/sglang/*.json) against oomkit's SGLang rules.
+
+Shared by tests/test_sglang.py (asserts) and bench/accuracy_sglang.py (prints the table for docs/accuracy.md).
+
+Which figure of which log is valid ground truth, and why:
+
+| fixture | tokens from printed avail | tokens end to end | K/V | weights | other |
+|---|---|---|---|---|---|
+| qwen3-14b-single-48gb | yes (May 2025, 0.4.6 rules, default mfs) | yes, GPU inferred (48 GB class: RTX A6000) | yes | yes | |
+| qwen3-235b-a22b-fp8-tp4-h100-mfs093 | no avail printed | yes (4x H100, mfs 0.93) | yes | - | |
+| qwen3-30b-a3b-ktransformers-3090 | no: ktransformers fork, mfs not shown | no (experts on the CPU) | yes | no | |
+| qwen3.5-moe-ktransformers-2x4090-tp2-hybrid | no: ktransformers, mfs not shown | no | yes | no | Mamba state sizes; the Mamba/KV split |
+| hybrid-gdn-27b-nvfp4-2x5090-tp2-fp8kv-mtp | no avail printed | no (model inferred, NVFP4) | target pool (Qwen3.5-27B layout) | no | draft pool not modelled |
+| mimo-v2-flash-tp4-swa-pool-mfs07 | no avail printed; pre-#18039 build | no | SWA sub-pool | no | swa = 0.8 x full |
+| deepseek-v4-pro-fp8-8xh200-tp8-mfs088-fail | the refusal and its minimum fraction | no (DeepSeek-V4 not modelled) | - | - | |
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from oomkit.engines import sglang as sg
+from oomkit.model.hf_config import spec_from_config
+from oomkit.model.spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, TensorSpec, WeightInventory
+
+GiB = 1 << 30
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "engine_logs" / "sglang"
+PRINTED_AVAIL_TOLERANCE = 0.03  # max_total_num_tokens from the printed free memory
+END_TO_END_TOLERANCE = 0.05  # from the GPU's memory: weights + pre-load overhead are predicted too
+GB_ROUNDING = 0.005 + 1e-9  # SGLang prints sizes with two decimals
+
+
+@dataclass(frozen=True)
+class Row:
+    fixture: str
+    figure: str  # "tokens (printed avail)", "tokens (end to end)", "K size", "V size", "weights", ...
+    predicted: float
+    printed: float
+    unit: str  # "tokens", "GiB"
+    tolerance: str
+    ok: bool
+    note: str = ""
+
+    @property
+    def error(self) -> float:
+        return (self.predicted - self.printed) / self.printed if self.printed else 0.0
+
+
+def load(name: str) -> dict[str, Any]:
+    return json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def fixture_names() -> list[str]:
+    return sorted(p.stem for p in FIXTURES.glob("*.json"))
+
+
+def _config(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d["config"].items() if not k.endswith(("_source", "_note", "_from"))}
+
+
+def _gib(d: dict[str, Any], key: str) -> float:
+    return float(d["printed"][key])
+
+
+def _tokens_row(name, figure, pred, printed, tol, note="") -> Row:
+    err = abs(pred - printed) / printed
+    return Row(name, figure, pred, printed, "tokens", f"{tol:.0%}", err <= tol, note)
+
+
+def _size_row(name, figure, pred_bytes, printed_gb, note="") -> Row:
+    pred = pred_bytes / GiB
+    return Row(name, figure, pred, printed_gb, "GiB", "print rounding", abs(pred - printed_gb) <= GB_ROUNDING, note)
+
+
+def fp8_block_inventory(spec: ModelSpec, block: int = 128) -> ModelSpec:
+    """The weights of a DeepSeek/Qwen-style FP8 block-quantized checkpoint (quantization_config quant_method fp8,
+    weight_block_size [128, 128], modules_to_not_convert: lm_head, norms, mlp.gate): every linear weight in the
+    blocks in float8_e4m3fn plus a float32 weight_scale_inv per 128x128 block; embeddings, lm_head, norms and
+    routers in the config dtype. Built here because oomkit.quant.hf_formats is not in the tree yet."""
+    out: list[TensorSpec] = []
+    for t in spec.weights.tensors:
+        if t.layer is None or len(t.shape) < 2 or "norm" in t.name or "ffn_gate_inp" in t.name:
+            out.append(t)
+            continue
+        n_mat = math.prod(t.shape[2:])
+        out.append(replace(t, dtype="float8_e4m3fn", nbytes=t.n_elements))
+        blocks = math.ceil(t.shape[0] / block) * math.ceil(t.shape[1] / block) * n_mat
+        out.append(TensorSpec(name=t.name.replace(".weight", ".weight_scale_inv"),
+                              shape=(math.ceil(t.shape[0] / block), math.ceil(t.shape[1] / block), *t.shape[2:]),
+                              dtype="float32", nbytes=blocks * 4, layer=t.layer))
+    return replace(spec, weights=WeightInventory(tuple(out), exact=False, format="fp8"))
+
+
+def qwen3_14b() -> ModelSpec:
+    """Qwen/Qwen3-14B's config.json fields (40 layers, 8 KV heads x 128, hidden 5120, ffn 17408, vocab 151936)."""
+    return spec_from_config({
+        "model_type": "qwen3", "hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 40,
+        "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "intermediate_size": 17408,
+        "max_position_embeddings": 40960, "torch_dtype": "bfloat16", "tie_word_embeddings": False,
+    }, name="Qwen3-14B")
+
+
+def mimo_v2_flash(cfg: dict[str, Any]) -> ModelSpec:
+    """MiMo-V2-Flash from its config (hybrid_layer_pattern 0 = full, 1 = sliding; swa_* head counts and dims).
+    Built by hand: oomkit.model.hf_config does not read MiMo's hybrid_layer_pattern / swa_* fields yet."""
+    layers = []
+    for i, p in enumerate(cfg["hybrid_layer_pattern"]):
+        if p:
+            a = Attention(n_heads=cfg["swa_num_attention_heads"], n_kv_heads=cfg["swa_num_key_value_heads"],
+                          head_dim_k=cfg["swa_head_dim"], head_dim_v=cfg["swa_v_head_dim"],
+                          window=cfg["sliding_window_size"])
+        else:
+            a = Attention(n_heads=cfg["num_attention_heads"], n_kv_heads=cfg["num_key_value_heads"],
+                          head_dim_k=cfg["head_dim"], head_dim_v=cfg["v_head_dim"])
+        layers.append(LayerSpec(index=i, kind=LayerKind.SLIDING if p else LayerKind.FULL, attention=a, ffn=Ffn()))
+    return ModelSpec(name="MiMo-V2-Flash", architecture="mimo2", n_embd=cfg["hidden_size"], n_vocab=cfg["vocab_size"],
+                     n_ctx_train=cfg["max_position_embeddings"], layers=tuple(layers),
+                     weights=WeightInventory((), exact=False, format="bfloat16"))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# One function per fixture: the rows it is ground truth for
+
+
+def _kv_rows(name: str, spec: ModelSpec, s: sg.SGLangSettings, d: dict[str, Any], pool_name: str | None = None,
+             swa_tokens: int | None = None) -> list[Row]:
+    tokens = d["printed"]["kv_cache_tokens"]
+    lay = sg.layout(spec, s)
+    v = sg.parse_version(s.engine_version)
+    pools = sg.kv_pools(lay, s, v, tokens if swa_tokens is None else d["printed"]["full_layer_tokens"], swa_tokens)
+    p = next(x for x in pools if pool_name is None or x.name == pool_name)
+    rows = [_size_row(name, "K size", p.k_bytes, _gib(d, "k_size_gb"), f"{p.name} pool, {p.tokens} tokens")]
+    if "v_size_gb" in d["printed"]:
+        rows.append(_size_row(name, "V size", p.v_bytes, _gib(d, "v_size_gb"), f"{p.name} pool"))
+    return rows
+
+
+def case_qwen3_14b() -> list[Row]:
+    name = "qwen3-14b-single-48gb"
+    d = load(name)
+    spec = qwen3_14b()
+    s = sg.SGLangSettings(engine_version="0.4.6.post5")  # May 2025; mem_fraction_static default (0.88 at TP1)
+    after = _gib(d, "weights_avail_after_gb") * GiB
+    pre = after + _gib(d, "weights_mem_gb") * GiB
+    pool = sg.size_pool(spec, s, avail_after_load=after, pre_load_free=pre, gpu_mib=49140)
+    rows = [_tokens_row(name, "tokens (printed avail)", pool.max_total_num_tokens, d["printed"]["kv_cache_tokens"],
+                        PRINTED_AVAIL_TOLERANCE, "rest = 19.67 - 47.24 x (1 - 0.88)")]
+    rows += _kv_rows(name, spec, s, d)
+    lay = sg.layout(spec, s)
+    w, _ = sg.rank_weights(spec, s, lay)
+    wp = _gib(d, "weights_mem_gb")
+    rows.append(Row(name, "weights", w / GiB, wp, "GiB", "1%", abs(w / GiB - wp) / wp <= 0.01, "bf16, untied"))
+    from oomkit.hardware.catalog import devices_for_names
+
+    est = sg.estimate(spec, devices_for_names("RTX A6000"), s)
+    rows.append(_tokens_row(name, "tokens (end to end)", est.engine_view["max_total_num_tokens"],
+                            d["printed"]["kv_cache_tokens"], END_TO_END_TOLERANCE,
+                            "GPU inferred: a 48 GB card (RTX A6000, 49,140 MiB)"))
+    return rows
+
+
+def case_qwen3_235b() -> list[Row]:
+    name = "qwen3-235b-a22b-fp8-tp4-h100-mfs093"
+    d = load(name)
+    cfg = _config(d)
+    try:
+        spec = spec_from_config(cfg, name="Qwen3-235B-A22B-FP8")
+        note = "fp8 weights from oomkit's quantized inventory"
+    except (ImportError, AttributeError):  # oomkit.quant.hf_formats not (fully) in the tree yet
+        cfg.pop("quantization_config", None)
+        spec = fp8_block_inventory(spec_from_config(cfg, name="Qwen3-235B-A22B-FP8"))
+        note = "fp8 block inventory built by the test"
+    s = sg.SGLangSettings(tp_size=4, mem_fraction_static=0.93, engine_version="0.4.10")  # July 2025
+    rows = _kv_rows(name, spec, s, d)
+    from oomkit.hardware.catalog import devices_for_names
+
+    est = sg.estimate(spec, devices_for_names("H100") * 4, s)
+    rows.append(_tokens_row(name, "tokens (end to end)", est.engine_view["max_total_num_tokens"],
+                            d["printed"]["kv_cache_tokens"], END_TO_END_TOLERANCE, f"4x H100 80GB HBM3; {note}"))
+    return rows
+
+
+def case_qwen3_30b_ktransformers() -> list[Row]:
+    name = "qwen3-30b-a3b-ktransformers-3090"
+    d = load(name)
+    spec = spec_from_config(_config(d), name="Qwen3-30B-A3B")
+    return _kv_rows(name, spec, sg.SGLangSettings(), d)
+
+
+def qwen35_moe_spec(d: dict[str, Any]) -> ModelSpec:
+    return spec_from_config(_config(d), name="Qwen3.5-397B-A17B")
+
+
+def case_qwen35_ktransformers() -> list[Row]:
+    name = "qwen3.5-moe-ktransformers-2x4090-tp2-hybrid"
+    d = load(name)
+    spec = qwen35_moe_spec(d)
+    s = sg.SGLangSettings(tp_size=2, max_running_requests=1, context_length=8192, engine_version="0.5.8")
+    rows = _kv_rows(name, spec, s, d)
+    lay = sg.layout(spec, s)
+    conv, ssm = sg.mamba_cache_per_req(lay, s, spec)
+    slots = d["printed"]["max_mamba_cache_size"] + 1  # MambaPool keeps a padding slot
+    rows.append(_size_row(name, "conv state", slots * conv, _gib(d, "conv_state_gb"), f"{slots} slots"))
+    rows.append(_size_row(name, "ssm state", slots * ssm, _gib(d, "ssm_state_gb"), f"{slots} slots"))
+    # The split: the rest that the printed token count implies must give the printed state pool size
+    size, tokens = mamba_split_from_tokens(spec, s, d["printed"]["kv_cache_tokens"],
+                                           d["printed"]["max_mamba_cache_size"])
+    rows.append(Row(name, "max_mamba_cache_size", size, d["printed"]["max_mamba_cache_size"], "slots", "exact",
+                    size == d["printed"]["max_mamba_cache_size"], "0.5.4-0.5.17 split, rest implied by #tokens"))
+    return rows
+
+
+def mamba_split_from_tokens(spec: ModelSpec, s: sg.SGLangSettings, tokens: int, printed_slots: int
+                            ) -> tuple[int, int]:
+    """The smallest rest (in bytes) that yields `tokens` KV tokens once `printed_slots` state slots are taken,
+    then the split SGLang's rule makes of that rest: -> (max_mamba_cache_size, KV tokens)."""
+    lay = sg.layout(spec, s)
+    v = sg.parse_version(s.engine_version)
+    cell = sum(sg._cell_row(la, lay, v) * lay.kv_bytes for la in lay.full_layers)
+    per_req = sum(sg.mamba_cache_per_req(lay, s, spec))
+    rest = tokens * cell + printed_slots * per_req
+    for extra in range(0, int(cell), max(1, int(cell) // 8)):
+        pool = sg.size_pool(spec, s, kv_budget=rest + extra, lay=lay)
+        if pool.max_total_num_tokens == tokens:
+            return pool.max_mamba_cache_size, pool.max_total_num_tokens
+    pool = sg.size_pool(spec, s, kv_budget=rest, lay=lay)
+    return pool.max_mamba_cache_size, pool.max_total_num_tokens
+
+
+def case_hybrid_gdn_27b() -> list[Row]:
+    name = "hybrid-gdn-27b-nvfp4-2x5090-tp2-fp8kv-mtp"
+    d = load(name)
+    from oomkit.model.resolve import resolve
+
+    spec = resolve("qwen3.5-27b")  # the layout the notes infer: 64 layers, every 4th full, 4 KV heads x 256
+    s = sg.SGLangSettings(tp_size=2, kv_cache_dtype="fp8_e4m3")
+    return _kv_rows(name, spec, s, d)
+
+
+def case_mimo() -> list[Row]:
+    name = "mimo-v2-flash-tp4-swa-pool-mfs07"
+    d = load(name)
+    cfg = d["config"]
+    spec = mimo_v2_flash(cfg)
+    s = sg.SGLangSettings(tp_size=4, mem_fraction_static=0.7, page_size=64, engine_version="0.5.8")
+    pr = d["printed"]
+    rows = _kv_rows(name, spec, s, d, pool_name="swa", swa_tokens=pr["swa_layer_tokens"])
+    swa = int(pr["full_layer_tokens"] * s.swa_full_tokens_ratio) // s.page_size * s.page_size
+    rows.append(Row(name, "swa_layer_tokens", swa, pr["swa_layer_tokens"], "tokens", "exact",
+                    swa == pr["swa_layer_tokens"], "int(full x 0.8), page-aligned"))
+    return rows
+
+
+def case_deepseek_v4_fail() -> list[Row]:
+    name = "deepseek-v4-pro-fp8-8xh200-tp8-mfs088-fail"
+    d = load(name)
+    after = _gib(d, "weights_avail_after_gb") * GiB
+    pre = after + _gib(d, "weights_mem_gb") * GiB
+    s = sg.SGLangSettings(tp_size=8, mem_fraction_static=0.88)
+    try:
+        sg.size_pool(qwen3_14b(), s, avail_after_load=after, pre_load_free=pre)  # refused before the cell matters
+        refused, minimum = False, None
+    except sg.NotEnoughMemory as e:
+        refused = "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.88" in str(e)
+        minimum = float(str(e).split("1 - available/pre = ")[1].split(")")[0])
+    return [Row(name, "refusal: minimum fraction", minimum or 0.0, 0.9113, "fraction", "0.0005",
+                refused and minimum is not None and abs(minimum - 0.9113) <= 0.0005,
+                "issue: 'Recent SGLang builds emit a precise minimum-viable fraction: 0.9113'")]
+
+
+CASES = {
+    "qwen3-14b-single-48gb": case_qwen3_14b,
+    "qwen3-235b-a22b-fp8-tp4-h100-mfs093": case_qwen3_235b,
+    "qwen3-30b-a3b-ktransformers-3090": case_qwen3_30b_ktransformers,
+    "qwen3.5-moe-ktransformers-2x4090-tp2-hybrid": case_qwen35_ktransformers,
+    "hybrid-gdn-27b-nvfp4-2x5090-tp2-fp8kv-mtp": case_hybrid_gdn_27b,
+    "mimo-v2-flash-tp4-swa-pool-mfs07": case_mimo,
+    "deepseek-v4-pro-fp8-8xh200-tp8-mfs088-fail": case_deepseek_v4_fail,
+}
+
+
+def all_rows() -> list[Row]:
+    rows: list[Row] = []
+    for name in fixture_names():
+        rows += CASES[name]()
+    return rows
+
+
+def summary(rows: list[Row]) -> list[tuple[str, int, float, float]]:
+    """Per figure: (figure, cases, median |error|, worst |error|), errors relative to the printed value."""
+    out = []
+    for fig in dict.fromkeys(r.figure for r in rows):
+        errs = [abs(r.error) for r in rows if r.figure == fig]
+        out.append((fig, len(errs), statistics.median(errs), max(errs)))
+    return out
+
+
+def table(rows: list[Row], markdown: bool = False) -> str:
+    lines = []
+    head = ["figure", "cases", "median abs error", "worst abs error"]
+    if markdown:
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    else:
+        lines.append("  ".join(head))
+    for fig, n, med, worst in summary(rows):
+        cells = [fig, str(n), f"{med:.2%}", f"{worst:.2%}"]
+        lines.append(("| " + " | ".join(cells) + " |") if markdown else "  ".join(cells))
+    lines.append("")
+    head = ["fixture", "figure", "oomkit", "printed", "error", "within"]
+    if markdown:
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        fmt = (lambda x: f"{x:,.0f}") if r.unit in ("tokens", "slots") else (lambda x: f"{x:.4f}")
+        cells = [r.fixture, r.figure, fmt(r.predicted), fmt(r.printed), f"{r.error:+.2%}",
+                 f"{r.tolerance} {'ok' if r.ok else 'NO'}" + (f" ({r.note})" if r.note else "")]
+        lines.append(("| " + " | ".join(cells) + " |") if markdown else "  ".join(cells))
+    return "\n".join(lines)
