@@ -1,0 +1,271 @@
+"""vLLM's command line (`vllm serve MODEL ...`, `python -m vllm.entrypoints.openai.api_server --model X ...`)
+-> VllmSettings.
+
+Flags are checked against vLLM's own flag table (engines/data/vllm_flags.json: every flag of the EngineArgs,
+AsyncEngineArgs and frontend argument parsers of releases 0.6.4 to 0.33.0, read from their source), so any
+flag some release knows is accepted, the ones that change memory are applied, and an unknown flag is refused
+the way argparse refuses it ("vllm serve: error: unrecognized arguments: --foo").
+Parsing follows vllm/utils/argparse_utils.py FlexibleArgumentParser: `--max_model_len` equals
+`--max-model-len`, `--flag=value` works, BooleanOptionalAction switches have a `--no-` form, and integer
+options take vLLM's human-readable forms ("32k" = 32000, "32K" = 32768; engine/arg_utils.py
+human_readable_int).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..errors import OomkitError
+
+PROG = "vllm serve"
+
+# --kv-cache-dtype choices by release (vllm/config/cache.py CacheDType); the union is accepted here and the
+# engine refuses a type the chosen release or model cannot use.
+KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
+                   "nvfp4_ds_mla")
+# --dtype choices (vllm/config/model.py ModelDType)
+DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
+
+# Environment variables that change memory (vllm/envs.py).
+ENV_VARS = ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "VLLM_USE_V1", "VLLM_ATTENTION_BACKEND",
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", "VLLM_USE_FLASHINFER_SAMPLER")
+
+
+@lru_cache(maxsize=1)
+def flags_table() -> dict[str, str]:
+    """flag -> kind: "bool" (switch), "value" (one argument), "list" (one or more), "optional" (zero or one)."""
+    path = Path(__file__).with_name("data") / "vllm_flags.json"
+    return dict(json.loads(path.read_text(encoding="utf-8"))["flags"])
+
+
+def _canonical(name: str) -> str:
+    """FlexibleArgumentParser.parse_args: underscores in long option names become dashes."""
+    if name.startswith("--"):
+        return "--" + name[2:].replace("_", "-")
+    return name
+
+
+def _lookup(name: str) -> tuple[str, str | None, bool]:
+    """-> (canonical flag, kind or None when unknown, negated)."""
+    flags = flags_table()
+    name = _canonical(name)
+    if name in flags:
+        return name, flags[name], False
+    if name.startswith("--no-") and flags.get("--" + name[5:]) in ("bool", "optional"):
+        return "--" + name[5:], "bool", True
+    if re.fullmatch(r"-O\d", name) or name.startswith("-O."):  # -O3, -O.level=3 (compilation config)
+        return "-O", "attached", False
+    return name, None, False
+
+
+_BOOL_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
+def human_readable_int(flag: str, value: str) -> int:
+    """engine/arg_utils.py human_readable_int: '25.6k' = 25600 (decimal k/m/g/t), '1K' = 1024 (binary K/M/G/T)."""
+    v = value.strip()
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgGtT])", v)
+    if m:
+        number, suffix = m.groups()
+        if suffix.islower():
+            return int(float(number) * {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}[suffix])
+        if "." in number:
+            raise OomkitError(f"{PROG}: error: argument {flag}: Decimals are not allowed with binary suffixes like "
+                              f"{suffix}. Did you mean to use {number}{suffix.lower()} instead?")
+        return int(number) * {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[suffix]
+    try:
+        return int(v)
+    except ValueError:
+        raise OomkitError(f"{PROG}: error: argument {flag}: invalid human_readable_int value: {value!r}") from None
+
+
+def _int(flag: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise OomkitError(f"{PROG}: error: argument {flag}: invalid int value: {value!r}") from None
+
+
+def _float(flag: str, value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise OomkitError(f"{PROG}: error: argument {flag}: invalid float value: {value!r}") from None
+
+
+def _choice(flag: str, value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        raise OomkitError(f"{PROG}: error: argument {flag}: invalid choice: {value!r} (choose from {listed})")
+    return value
+
+
+def _env_bool(env: dict[str, str], key: str) -> bool | None:
+    if key not in env:
+        return None
+    return env[key].strip().lower() in ("1", "true", "yes")
+
+
+def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str | None, str | None, Any]:
+    """vLLM's flags (no program name; `serve` and the model may lead) -> (model, None, VllmSettings).
+
+    env: the VLLM_* variables in force (None: os.environ)."""
+    from .vllm import VllmSettings
+
+    env = dict(os.environ) if env is None else dict(env)
+    args = list(argv)
+    if args and args[0] == "serve":  # "vllm serve ..." reaches here as ["serve", ...] when the program was "vllm"
+        args = args[1:]
+    opts: dict[str, Any] = {}
+    model: str | None = None
+    unknown: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if not arg.startswith("-") or arg == "-" or re.fullmatch(r"-\d+(\.\d+)?", arg):
+            if model is None:
+                model = arg  # the positional model_tag of `vllm serve`
+            else:
+                unknown.append(arg)
+            continue
+        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        flag, kind, negated = _lookup(name)
+        if kind is None:
+            unknown.append(arg)
+            # an unknown flag's value (if it has one) is unknown too; argparse reports both
+            if not eq and i < len(args) and not args[i].startswith("-"):
+                unknown.append(args[i])
+                i += 1
+            continue
+        value: Any = None
+        if kind == "attached":
+            continue
+        if kind == "bool":
+            if eq:
+                raise OomkitError(f"{PROG}: error: argument {flag}: ignored explicit argument {inline!r}")
+            value = not negated
+        elif kind == "optional":  # StoreBoolean with nargs="?" in old releases: --enable-chunked-prefill [True]
+            if negated:
+                value = False
+            elif eq:
+                value = inline
+            elif i < len(args) and args[i].lower() in _BOOL_WORDS:
+                value = args[i]
+                i += 1
+            else:
+                value = True
+            if isinstance(value, str):
+                value = _BOOL_WORDS.get(value.lower(), value)
+        elif kind == "list":
+            values = [inline] if eq else []
+            while i < len(args) and not args[i].startswith("-"):
+                values.append(args[i])
+                i += 1
+            if not values:
+                raise OomkitError(f"{PROG}: error: argument {flag}: expected at least one argument")
+            value = values
+        else:
+            if eq:
+                value = inline
+            elif i < len(args):
+                value = args[i]
+                i += 1
+            else:
+                raise OomkitError(f"{PROG}: error: argument {flag}: expected one argument")
+        _apply(flag, value, opts)
+        if flag == "--model":
+            model = value
+    if unknown:
+        raise OomkitError(f"{PROG}: error: unrecognized arguments: {' '.join(unknown)}")
+    allow_long = _env_bool(env, "VLLM_ALLOW_LONG_MAX_MODEL_LEN")
+    if allow_long is not None:
+        opts["allow_long_max_model_len"] = allow_long
+    use_v1 = _env_bool(env, "VLLM_USE_V1")
+    if use_v1 is not None:
+        opts["use_v1"] = use_v1
+    if env.get("VLLM_ATTENTION_BACKEND") and "attention_backend" not in opts:
+        opts["attention_backend"] = env["VLLM_ATTENTION_BACKEND"].strip().upper()
+    est = _env_bool(env, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
+    if est is not None:
+        opts["estimate_cudagraphs"] = est
+    fi = _env_bool(env, "VLLM_USE_FLASHINFER_SAMPLER")
+    if fi is not None:
+        opts["use_flashinfer_sampler"] = fi
+    return model, None, VllmSettings(**opts)
+
+
+def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
+    """The flags that change memory, by vLLM's own names (engine/arg_utils.py EngineArgs)."""
+    if flag == "--max-model-len":
+        opts["max_model_len"] = -1 if str(value).strip() in ("-1", "auto") else human_readable_int(flag, value)
+    elif flag == "--gpu-memory-utilization":
+        opts["gpu_memory_utilization"] = _float(flag, value)
+    elif flag in ("--tensor-parallel-size", "-tp"):
+        opts["tensor_parallel_size"] = _int(flag, value)
+    elif flag in ("--pipeline-parallel-size", "-pp"):
+        opts["pipeline_parallel_size"] = _int(flag, value)
+    elif flag in ("--data-parallel-size", "-dp"):
+        opts["data_parallel_size"] = _int(flag, value)
+    elif flag in ("--enable-expert-parallel", "-ep"):
+        opts["enable_expert_parallel"] = bool(value)
+    elif flag == "--dtype":
+        opts["dtype"] = _choice(flag, value, DTYPES)
+    elif flag == "--kv-cache-dtype":
+        opts["kv_cache_dtype"] = _choice(flag, value, KV_CACHE_DTYPES)
+    elif flag == "--block-size":
+        opts["block_size"] = _int(flag, value)
+    elif flag == "--max-num-seqs":
+        opts["max_num_seqs"] = _int(flag, value)
+    elif flag == "--max-num-batched-tokens":
+        opts["max_num_batched_tokens"] = human_readable_int(flag, value)
+    elif flag == "--enable-chunked-prefill":
+        opts["enable_chunked_prefill"] = value if isinstance(value, bool) else _BOOL_WORDS.get(str(value).lower(), True)
+    elif flag == "--enable-prefix-caching":
+        opts["enable_prefix_caching"] = bool(value)
+    elif flag == "--enforce-eager":
+        opts["enforce_eager"] = bool(value)
+    elif flag == "--cpu-offload-gb":
+        opts["cpu_offload_gb"] = _float(flag, value)
+    elif flag == "--swap-space":
+        opts["swap_space"] = _float(flag, value)
+    elif flag in ("--kv-cache-memory-bytes", "--kv-cache-memory"):
+        opts["kv_cache_memory_bytes"] = human_readable_int(flag, value)
+    elif flag == "--num-gpu-blocks-override":
+        opts["num_gpu_blocks_override"] = _int(flag, value)
+    elif flag in ("--quantization", "-q"):
+        opts["quantization"] = str(value)
+    elif flag == "--max-cudagraph-capture-size":
+        opts["max_cudagraph_capture_size"] = _int(flag, value)
+    elif flag == "--disable-hybrid-kv-cache-manager":
+        opts["disable_hybrid_kv_cache_manager"] = bool(value)
+    elif flag == "--attention-backend":
+        opts["attention_backend"] = str(value).upper()
+    elif flag == "--mamba-cache-dtype":
+        opts["mamba_cache_dtype"] = str(value)
+    elif flag == "--mamba-ssm-cache-dtype":
+        opts["mamba_ssm_cache_dtype"] = str(value)
+    elif flag == "--mamba-cache-mode":
+        opts["mamba_cache_mode"] = str(value)
+    elif flag in ("--speculative-config", "-sc"):
+        try:
+            cfg = json.loads(value)
+        except (TypeError, ValueError):
+            raise OomkitError(f"{PROG}: error: argument {flag}: invalid loads value: {value!r}") from None
+        if isinstance(cfg, dict) and cfg.get("num_speculative_tokens"):
+            opts["num_speculative_tokens"] = int(cfg["num_speculative_tokens"])
+
+
+def flag_takes_value(name: str, following: str | None) -> bool:
+    """Whether `name` consumes the next argument (for splitting a mixed oomkit + vLLM option list)."""
+    flag, kind, negated = _lookup(name.partition("=")[0])
+    if kind in ("value", "list"):
+        return True
+    if kind == "optional" and not negated:
+        return following is not None and following.lower() in _BOOL_WORDS
+    return False
