@@ -19,6 +19,13 @@ def _components(u: Any) -> list[int]:
             u.total_bytes]
 
 
+# The settings worth a glance, by each engine's own name (only those an engine has are shown).
+_HEADLINE_SETTINGS = ("n_ctx", "max_model_len", "context_length", "num_ctx", "max_length", "n_parallel",
+                      "num_parallel", "max_num_seqs", "max_running_requests", "cache_type_k", "cache_type_v",
+                      "kv_cache_dtype", "kv_cache_type", "flash_attn", "n_gpu_layers", "tensor_parallel_size",
+                      "tp_size", "gpu_memory_utilization", "mem_fraction_static")
+
+
 def table(est: MemoryEstimate, explain: bool = False) -> str:
     from rich.console import Console
     from rich.table import Table
@@ -33,9 +40,8 @@ def table(est: MemoryEstimate, explain: bool = False) -> str:
                   + (f" ({m.params_active / 1e9:.2f}B active)" if m.params_active != m.params_total else "")
                   + f" · weights {fmt}")
     s = est.settings
-    console.print(f"engine {est.engine} · n_ctx {est.engine_view.get('n_ctx', s.get('n_ctx'))} · "
-                  + " · ".join(f"{k} {s[k]}" for k in ("n_parallel", "cache_type_k", "cache_type_v", "flash_attn",
-                                                       "n_gpu_layers") if k in s))
+    shown = [f"{k} {s[k]}" for k in _HEADLINE_SETTINGS if s.get(k) not in (None, "")]
+    console.print(" · ".join([f"engine {est.engine}", *shown]))
     t = Table(show_edge=False, header_style="bold")
     for col in ("device", "memory", "weights", "KV cache", "state", "compute", "overhead", "total", "left"):
         t.add_column(col, justify="left" if col == "device" else "right")
