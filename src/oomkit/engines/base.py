@@ -8,6 +8,7 @@ this module holds only the device description and the engine registry.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -53,6 +54,41 @@ class Engine(Protocol):
     def default_weight_format(self, config: dict[str, Any]) -> str | None:
         """The weight format the engine loads for a model named without one (None: the config's own)."""
         ...
+
+
+def _as_published(config: dict[str, Any]) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class EngineModule:
+    """One engine module's pure functions behind the Engine protocol (each module's `ENGINE`)."""
+
+    name: str
+    Settings: type
+    estimate_fn: Callable[..., Any]  # (spec, devices, settings) -> MemoryEstimate
+    with_context_fn: Callable[[Any, int], Any]  # (settings, n_ctx) -> settings
+    parse_args_fn: Callable[..., tuple[str | None, str | None, Any]]  # (argv, env) -> (model, quant, settings)
+    flag_takes_value_fn: Callable[[str, str | None], bool]
+    default_format_fn: Callable[[dict[str, Any]], str | None] = _as_published  # None: the checkpoint as published
+
+    def settings(self, **options: Any) -> Any:
+        return self.Settings(**options)
+
+    def with_context(self, settings: Any, n_ctx: int) -> Any:
+        return self.with_context_fn(settings, n_ctx)
+
+    def estimate(self, spec: Any, devices: tuple[Device, ...], settings: Any) -> Any:
+        return self.estimate_fn(spec, devices, settings)
+
+    def parse_args(self, argv: list[str], env: dict[str, str] | None = None) -> tuple[str | None, str | None, Any]:
+        return self.parse_args_fn(argv, env)
+
+    def flag_takes_value(self, name: str, following: str | None) -> bool:
+        return self.flag_takes_value_fn(name, following)
+
+    def default_weight_format(self, config: dict[str, Any]) -> str | None:
+        return self.default_format_fn(config)
 
 
 # Engine name (and the spellings users type) -> module under oomkit.engines. Imported lazily.

@@ -16,7 +16,7 @@ from ..estimate import LayerUse, MemoryEstimate, Usage
 from ..model.archs import SWA_PATTERN_DEFAULT
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
 from ..quant import ggml
-from .base import Device
+from .base import Device, EngineModule
 
 MiB = 1 << 20
 
@@ -631,34 +631,24 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
                           engine_view=view, kv_bytes_per_token=per_token, layers=layers, warnings=tuple(warnings))
 
 
-class _LlamaCpp:
-    name = "llama.cpp"
-    Settings = LlamaCppSettings
-
-    def settings(self, **options: Any) -> LlamaCppSettings:
-        return LlamaCppSettings(**options)
-
-    def with_context(self, s: LlamaCppSettings, n_ctx: int) -> LlamaCppSettings:
-        return replace(s, n_ctx=n_ctx)
-
-    def estimate(self, spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> MemoryEstimate:
-        return estimate(spec, devices, s)
-
-    def parse_args(self, argv: list[str], env: dict[str, str] | None = None):
-        from .llamacpp_args import parse_args
-
-        return parse_args(argv)
-
-    def flag_takes_value(self, name: str, following: str | None) -> bool:
-        from .llamacpp_args import flag_takes_value
-
-        return flag_takes_value(name, following)
-
-    def default_weight_format(self, config: dict[str, Any]) -> str:
-        """The GGUF people download for a model named without a quant: the MXFP4 release for models published
-        in mxfp4 (gpt-oss), otherwise Q4_K_M."""
-        q = config.get("quantization_config") or {}
-        return "MXFP4_MOE" if isinstance(q, dict) and q.get("quant_method") == "mxfp4" else DEFAULT_GGUF_TYPE
+def default_weight_format(config: dict[str, Any]) -> str:
+    """The GGUF people download for a model named without a quant: the MXFP4 release for models published
+    in mxfp4 (gpt-oss), otherwise Q4_K_M."""
+    q = config.get("quantization_config") or {}
+    return "MXFP4_MOE" if isinstance(q, dict) and q.get("quant_method") == "mxfp4" else DEFAULT_GGUF_TYPE
 
 
-ENGINE = _LlamaCpp()
+def _parse_args(argv: list[str], env: dict[str, str] | None = None):
+    from .llamacpp_args import parse_args
+
+    return parse_args(argv)
+
+
+def _flag_takes_value(name: str, following: str | None) -> bool:
+    from .llamacpp_args import flag_takes_value
+
+    return flag_takes_value(name, following)
+
+
+ENGINE = EngineModule("llama.cpp", LlamaCppSettings, estimate, lambda s, n: replace(s, n_ctx=n), _parse_args,
+                      _flag_takes_value, default_weight_format)

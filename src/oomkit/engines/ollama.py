@@ -33,7 +33,7 @@ from ..estimate import MemoryEstimate, Usage
 from ..model.spec import ModelSpec, WeightInventory
 from . import llamacpp as lc
 from . import ollama_memory as om
-from .base import Device
+from .base import Device, EngineModule
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -997,29 +997,6 @@ def flag_takes_value(name: str, following: str | None) -> bool:
     return _RUN_FLAGS.get(name, False)
 
 
-class _Ollama:
-    name = "ollama"
-    Settings = OllamaSettings
-
-    def settings(self, **options: Any) -> OllamaSettings:
-        return OllamaSettings(**options)
-
-    def with_context(self, s: OllamaSettings, n_ctx: int) -> OllamaSettings:
-        return replace(s, num_ctx=n_ctx)
-
-    def estimate(self, spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings) -> MemoryEstimate:
-        return estimate(spec, devices, s)
-
-    def parse_args(self, argv: list[str], env: dict[str, str] | None = None):
-        return parse_args(argv, env)
-
-    def flag_takes_value(self, name: str, following: str | None) -> bool:
-        return flag_takes_value(name, following)
-
-    def default_weight_format(self, config: dict[str, Any]) -> str:
-        """ollama.com library tags without a quant: Q4_K_M (gpt-oss: MXFP4, as published)."""
-        q = config.get("quantization_config") or {}
-        return "MXFP4_MOE" if isinstance(q, dict) and q.get("quant_method") == "mxfp4" else DEFAULT_GGUF_TYPE
-
-
-ENGINE = _Ollama()
+# ollama.com library tags without a quant are the GGUFs llama.cpp users get too: Q4_K_M (gpt-oss: MXFP4)
+ENGINE = EngineModule("ollama", OllamaSettings, estimate, lambda s, n: replace(s, num_ctx=n), parse_args,
+                      flag_takes_value, lc.default_weight_format)

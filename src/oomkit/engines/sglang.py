@@ -33,7 +33,7 @@ from ..errors import OomkitError
 from ..estimate import LayerUse, MemoryEstimate, Usage
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
 from . import _tp
-from .base import Device
+from .base import Device, EngineModule
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -1048,31 +1048,9 @@ def flag_takes_value(name: str, following: str | None) -> bool:
     return flag is not None and flags[flag] == "value"
 
 
-class _SGLang:
-    name = "sglang"
-    Settings = SGLangSettings
-
-    def settings(self, **options: Any) -> SGLangSettings:
-        return SGLangSettings(**options)
-
-    def with_context(self, s: SGLangSettings, n_ctx: int) -> SGLangSettings:
-        return replace(s, context_length=n_ctx)
-
-    def estimate(self, spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) -> MemoryEstimate:
-        return estimate(spec, devices, s)
-
-    def parse_args(self, argv: list[str], env: dict[str, str] | None = None):
-        return parse_args(argv, env)
-
-    def flag_takes_value(self, name: str, following: str | None) -> bool:
-        return flag_takes_value(name, following)
-
-    def default_weight_format(self, config: dict[str, Any]) -> str | None:
-        """SGLang loads the checkpoint as published: its own dtype / quantization_config."""
-        return None
-
-
-ENGINE = _SGLang()
+# SGLang loads the checkpoint as published (its own dtype / quantization_config): the default format hook.
+ENGINE = EngineModule("sglang", SGLangSettings, estimate, lambda s, n: replace(s, context_length=n), parse_args,
+                      flag_takes_value)
 
 __all__ = ["ENGINE", "ERAS", "NEWEST", "SGLangSettings", "default_mem_fraction_static", "estimate", "kv_pools",
            "layout", "parse_args", "size_pool"]

@@ -29,7 +29,7 @@ from ..errors import OomkitError
 from ..estimate import LayerUse, MemoryEstimate, Usage
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
 from . import _tp
-from .base import Device
+from .base import Device, EngineModule
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 NEWEST = "0.33.0"
@@ -1216,33 +1216,18 @@ def _layer_uses(spec: ModelSpec, ranks: list[_Rank], num_blocks: int | None) -> 
     return tuple(out)
 
 
-class _Vllm:
-    name = "vllm"
-    Settings = VllmSettings
-    NEUTRAL = NEUTRAL
+def _parse_args(argv: list[str], env: dict[str, str] | None = None):
+    from .vllm_args import parse_args
 
-    def settings(self, **options: Any) -> VllmSettings:
-        return VllmSettings(**options)
-
-    def with_context(self, s: VllmSettings, n_ctx: int) -> VllmSettings:
-        return replace(s, max_model_len=n_ctx, allow_long_max_model_len=s.allow_long_max_model_len)
-
-    def estimate(self, spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> VllmEstimate:
-        return estimate(spec, devices, s)
-
-    def parse_args(self, argv: list[str], env: dict[str, str] | None = None):
-        from .vllm_args import parse_args
-
-        return parse_args(argv, env)
-
-    def flag_takes_value(self, name: str, following: str | None) -> bool:
-        from .vllm_args import flag_takes_value
-
-        return flag_takes_value(name, following)
-
-    def default_weight_format(self, config: dict[str, Any]) -> None:
-        """vLLM loads the checkpoint as published: its config's dtype or quantization_config."""
-        return None
+    return parse_args(argv, env)
 
 
-ENGINE = _Vllm()
+def _flag_takes_value(name: str, following: str | None) -> bool:
+    from .vllm_args import flag_takes_value
+
+    return flag_takes_value(name, following)
+
+
+# vLLM loads the checkpoint as published (its config's dtype / quantization_config): the default format hook.
+ENGINE = EngineModule("vllm", VllmSettings, estimate, lambda s, n: replace(s, max_model_len=n), _parse_args,
+                      _flag_takes_value)
