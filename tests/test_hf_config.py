@@ -175,3 +175,23 @@ def test_hf_quantized_weights_follow_the_stored_layout():
     exps = {t.name: t for t in g.weights.tensors}["blk.0.ffn_up_exps.weight"]
     assert exps.nbytes == 32 * (2880 * 2880 // 2 + 2880 * 2880 // 32)
     assert {t.dtype for t in g.weights.tensors if "attn_q.weight" in t.name} == {"bfloat16"}
+
+
+def test_encoder_embedding_models_map_to_llama_cpp_archs_and_keep_no_cache():
+    # BERT / XLM-R encoders convert to llama.cpp "bert", nomic_bert to "nomic-bert" (convert_hf_to_gguf.py); their
+    # layers have attention weights but no KV cache (LayerKind.NONE), and no LM head / output norm.
+    spec = spec_from_config(catalog.lookup("snowflake-arctic-embed-m").config, weight_format="bf16")
+    assert spec.architecture == "bert" and spec.tied_embeddings
+    assert {layer.kind for layer in spec.layers} == {LayerKind.NONE}
+    assert all(layer.attention is not None and layer.attention.n_kv_heads == 12 for layer in spec.layers)
+    names = {t.name for t in spec.weights.tensors}
+    assert {"position_embd.weight", "token_types.weight", "token_embd_norm.bias", "blk.0.ffn_up.bias"} <= names
+    assert "blk.0.ffn_gate.weight" not in names and "output.weight" not in names and "output_norm.weight" not in names
+    # BERT-base: 23,837,184 embedding params + 12 x 7,087,872 per layer (pooler not counted)
+    assert spec.params_total == 108_891_648
+    bge = spec_from_config(catalog.lookup("bge-m3").config, weight_format="bf16")
+    assert bge.architecture == "bert" and {layer.kind for layer in bge.layers} == {LayerKind.NONE}
+    nomic = spec_from_config({"model_type": "nomic_bert", "num_hidden_layers": 2, "hidden_size": 64, "vocab_size": 100,
+                              "num_attention_heads": 4, "intermediate_size": 128, "max_position_embeddings": 2048})
+    assert nomic.architecture == "nomic-bert" and {layer.kind for layer in nomic.layers} == {LayerKind.NONE}
+    assert "position_embd.weight" not in {t.name for t in nomic.weights.tensors}  # rotary, no learned positions

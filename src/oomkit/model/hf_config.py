@@ -36,7 +36,11 @@ ARCH_BY_MODEL_TYPE = {
     "cohere": "command-r", "cohere2": "cohere2", "olmo2": "olmo2", "olmoe": "olmoe", "glm4": "glm4",
     "glm4_moe": "glm4moe", "starcoder2": "starcoder2", "internlm2": "internlm2", "exaone4": "exaone4",
     "smollm3": "smollm3", "mistral3": "mistral3", "ministral": "llama",
+    # encoder-only embedding models (convert_hf_to_gguf.py BertModel / XLMRobertaModel -> bert, NomicBertModel)
+    "bert": "bert", "xlm-roberta": "bert", "nomic_bert": "nomic-bert",
 }
+# Encoder-only model types: attention weights but no KV cache (llama.cpp allocates none for bert / nomic-bert).
+_ENCODERS = {"bert", "xlm-roberta", "nomic_bert"}
 
 _TEXT_KEYS = ("text_config", "llm_config", "language_config")
 
@@ -131,8 +135,8 @@ def spec_from_config(
         LayerSpec(
             index=i,
             kind=kind,
-            attention=_attention(r, kind, model_type, n_embd) if kind not in (LayerKind.RECURRENT, LayerKind.NONE)
-            else None,
+            attention=_attention(r, kind, model_type, n_embd)
+            if kind not in (LayerKind.RECURRENT, LayerKind.NONE) or model_type in _ENCODERS else None,
             recurrent=_recurrent(r, model_type, n_embd) if (kind is LayerKind.RECURRENT or model_type == "falcon_h1")
             else None,
             ffn=_ffn(r, model_type, min(i, n_layers - 1), n_layers, kind),
@@ -148,7 +152,8 @@ def spec_from_config(
     tensors = architecture_tensors(
         arch=arch, n_embd=n_embd, n_vocab=n_vocab, layers=layers, tied=tied,
         attention_bias=_attention_bias(cfg, model_type), gated_ffn=model_type not in _UNGATED_FFN,
-        n_nextn=n_nextn,
+        n_nextn=n_nextn, n_positions=_learned_positions(r, model_type), n_token_types=r.int("type_vocab_size", default=0)
+        if model_type in _ENCODERS else 0,
     )
     weights = inventory_for_format(tensors, arch=arch, config=cfg, weight_format=weight_format, name=name)
     return ModelSpec(
@@ -160,13 +165,21 @@ def spec_from_config(
 # Architectures whose GGUF conversion leaves the MTP block out (llama.cpp conversion/deepseek.py skip_mtp).
 _GGUF_DROPS_MTP = {"deepseek2"}
 # Gemma ties its embeddings even where the config omits the key (transformers GemmaConfig default True).
-_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text"}
-_UNGATED_FFN = {"phi", "starcoder2", "gpt2", "falcon", "nemotron_h"}  # up + down only (ReLU²/GELU MLPs)
+# Encoders have no LM head: nothing to untie (BertConfig/XLMRobertaConfig default tie_word_embeddings=True).
+_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", *_ENCODERS}
+_UNGATED_FFN = {"phi", "starcoder2", "gpt2", "falcon", "nemotron_h", "bert", "xlm-roberta"}  # up + down only
+
+
+def _learned_positions(r: _Reader, model_type: str) -> int:
+    """Rows of a learned absolute position table (BERT / XLM-R position_embeddings); 0 for rotary models."""
+    if model_type not in ("bert", "xlm-roberta") or r.get("position_embedding_type", "absolute") != "absolute":
+        return 0
+    return r.int("max_position_embeddings")
 
 
 def _attention_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
     # Qwen2 hard-codes q/k/v biases (modeling_qwen2.py); others declare attention_bias.
-    return model_type in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "gpt_oss") or bool(
+    return model_type in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "gpt_oss", "bert", "xlm-roberta") or bool(
         cfg.get("attention_bias") or cfg.get("qkv_bias")
     )
 
@@ -185,6 +198,8 @@ def _layer_kinds(r: _Reader, model_type: str, n: int) -> list[LayerKind]:
         return [LayerKind.LATENT] * n
     if model_type in ("mamba", "mamba2"):
         return [LayerKind.RECURRENT] * n
+    if model_type in _ENCODERS:
+        return [LayerKind.NONE] * n  # bidirectional encoder: attention weights, no KV cache
     if model_type == "falcon_h1":
         return [LayerKind.FULL] * n  # attention and Mamba side by side in every layer
     layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")

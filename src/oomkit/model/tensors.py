@@ -33,15 +33,28 @@ _QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "
 _POST_NORMS = {"gemma2", "gemma3", "gemma3n"}
 # Gated attention (Qwen3-Next / Qwen3.5): Q projection carries a gate of the same width.
 _GATED_Q = {"qwen3next", "qwen35", "qwen35moe"}
+# BERT-style encoders (src/models/bert.cpp): post-LayerNorms with biases, biased linears, no output head.
+_ENCODER_ARCHS = {"bert", "nomic-bert"}
 
 
 def architecture_tensors(
     *, arch: str, n_embd: int, n_vocab: int, layers: tuple[LayerSpec, ...], tied: bool,
-    attention_bias: bool = False, gated_ffn: bool = True, n_nextn: int = 0,
+    attention_bias: bool = False, gated_ffn: bool = True, n_nextn: int = 0, n_positions: int = 0,
+    n_token_types: int = 0,
 ) -> tuple[TensorShape, ...]:
     out = [TensorShape("token_embd.weight", (n_embd, n_vocab))]
+    if n_positions:
+        out.append(TensorShape("position_embd.weight", (n_embd, n_positions)))
+    if n_token_types:
+        out.append(TensorShape("token_types.weight", (n_embd, n_token_types)))
+    if arch in _ENCODER_ARCHS:
+        out += [TensorShape("token_embd_norm.weight", (n_embd,)), TensorShape("token_embd_norm.bias", (n_embd,))]
     for layer in layers:
         out.extend(_layer_tensors(arch, n_embd, layer, attention_bias, gated_ffn))
+        if arch in _ENCODER_ARCHS:
+            out.extend(_encoder_extras(arch, n_embd, layer))
+    if arch in _ENCODER_ARCHS:
+        return tuple(out)  # the embedding output is the last layer's hidden state: no output norm, no head
     out.append(TensorShape("output_norm.weight", (n_embd,)))
     if not tied:
         out.append(TensorShape("output.weight", (n_embd, n_vocab)))
@@ -124,6 +137,20 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
         t("ffn_down.weight", f.n_ff, n_embd)
     if arch in _POST_NORMS and (f.n_ff or f.is_moe):
         t("post_ffw_norm.weight", n_embd)
+    return out
+
+
+def _encoder_extras(arch: str, n_embd: int, layer: LayerSpec) -> list[TensorShape]:
+    """What a BERT block adds to the decoder-style list: LayerNorm biases, the output projection's bias and,
+    for BERT/XLM-R (not nomic-bert, which has no biases), the MLP biases."""
+    i = layer.index
+
+    def t(name: str, *shape: int) -> TensorShape:
+        return TensorShape(f"blk.{i}.{name}", tuple(shape), i)
+
+    out = [t("attn_output_norm.bias", n_embd), t("layer_output_norm.bias", n_embd)]
+    if arch == "bert":
+        out += [t("attn_output.bias", n_embd), t("ffn_up.bias", layer.ffn.n_ff), t("ffn_down.bias", n_embd)]
     return out
 
 
