@@ -21,7 +21,7 @@ PYTHON_MODULES = {"vllm.entrypoints.openai.api_server": "vllm", "vllm.entrypoint
                   "sglang.launch_server": "sglang", "mlx_lm.server": "mlx", "mlx_lm.generate": "mlx",
                   "mlx_lm": "mlx"}
 PROGRAMS = {"vllm": "vllm", "sglang": "sglang", "ollama": "ollama", "mlx_lm.server": "mlx",
-            "mlx_lm.generate": "mlx"}
+            "mlx_lm.generate": "mlx", "mlx_lm": "mlx"}
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,19 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
         engine = PYTHON_MODULES.get(args[1])
         if engine is None:
             raise OomkitError(f"unknown engine module 'python -m {args[1]}'")
+        prog = args[1]
         args = args[2:]
     elif prog in PROGRAMS:
         engine = PROGRAMS[prog]
     else:
         raise OomkitError(f"unknown engine command {argv[0]!r}: oomkit reads llama-server, llama-cli, vllm serve, "
                           "python -m sglang.launch_server, ollama run and mlx_lm command lines")
+    if engine == "mlx" and prog in ("mlx_lm.server", "mlx_lm.generate"):
+        # mlx_lm.server and mlx_lm.generate take different flags and defaults (--max-tokens 512 vs 100);
+        # `mlx_lm generate|server ...` names the program in its first argument
+        from .mlx import parse_args as mlx_parse_args
+
+        model, quant, settings = mlx_parse_args(args, env, program=prog)
+        return ParsedCommand(engine, model, settings, quant)
     model, quant, settings = get_engine(engine).parse_args(args, env)
     return ParsedCommand(engine, model, settings, quant)
