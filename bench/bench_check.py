@@ -29,7 +29,7 @@ ONE_4090 = {"gpus": [{"name": "NVIDIA GeForce RTX 4090", "total": 24564 * MiB, "
 
 
 def env_for(nvml: dict, path: str) -> dict[str, str]:
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as installed: .pyc files
     env["PYTHONPATH"] = os.pathsep.join([str(FAKE_NVML), str(ROOT / "src"), env.get("PYTHONPATH", "")])
     env["OOMKIT_FAKE_NVML"] = json.dumps(nvml)
     env["PATH"] = path
