@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import OomkitError
+from ..flags import flag_value
 
 # oomkit's own estimate options: name -> takes a value
 OPTIONS = {"--engine": True, "--ctx": True, "--quant": True, "--kv-type": True, "--parallel": True,
@@ -103,13 +104,7 @@ def split_args(argv: list[str], options: dict[str, bool]
         name, eq, inline = a.partition("=") if a.startswith("--") else (a, "", "")
         if name in options:
             if options[name]:
-                if eq:
-                    value = inline
-                elif i + 1 < len(argv):
-                    value = argv[i + 1]
-                    i += 1
-                else:
-                    raise OomkitError(f"{name} expects a value")
+                value, i = flag_value(argv, i, inline if eq else None, f"{name} expects a value")
                 if name in REPEATABLE:
                     opts.setdefault(name, []).append(value)
                 else:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OomkitError
+from ..flags import flag_value
 
 # Flags older builds had that the current table lacks (still seen in scripts and issues).
 _LEGACY_FLAGS = {"--no-mmap": False, "--mlock": False, "--mmap": False, "-fa": True, "--flash-attn": True,
@@ -67,13 +68,7 @@ def parse_args(args: list[str], program: str = "llama-server") -> tuple[str | No
             else:
                 value = "on"
         elif flags[name]:
-            if eq:
-                value = inline
-            elif i + 1 < len(args):
-                value = args[i + 1]
-                i += 1
-            else:
-                raise OomkitError(f"error: {name} expects a value")
+            value, i = flag_value(args, i, inline if eq else None, f"error: {name} expects a value")
         i += 1
         if name in ("-m", "--model"):
             model = value

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import OomkitError
 from ..estimate import LayerUse, MemoryEstimate, Usage
+from ..flags import flag_value
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
 from .base import Device, EngineModule
 
@@ -671,13 +672,8 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None, program: str 
         fld, takes, kind = flags[name]
         value = None
         if takes:
-            if eq:
-                value = inline
-            elif i + 1 < len(args):
-                value = args[i + 1]
-                i += 1
-            else:
-                raise OomkitError(f"{program}: error: argument {name}: expected one argument")
+            value, i = flag_value(args, i, inline if eq else None,
+                                  f"{program}: error: argument {name}: expected one argument")
         i += 1
         if fld is None:
             continue

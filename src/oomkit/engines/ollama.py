@@ -30,6 +30,7 @@ from typing import Any
 
 from ..errors import OomkitError
 from ..estimate import MemoryEstimate, Usage
+from ..flags import flag_value
 from ..model.spec import ModelSpec, WeightInventory
 from . import llamacpp as lc
 from . import ollama_memory as om
@@ -959,13 +960,7 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
         name, eq, inline = a.partition("=") if a.startswith("--") else (a, "", "")
         if name in _PARAM_FLAGS:
             fld, kind = _PARAM_FLAGS[name]
-            if eq:
-                value = inline
-            elif i + 1 < len(args):
-                value = args[i + 1]
-                i += 1
-            else:
-                raise OomkitError(f"{name} expects a value")
+            value, i = flag_value(args, i, inline if eq else None, f"{name} expects a value")
             if kind is int:
                 try:
                     opts[fld] = int(value)

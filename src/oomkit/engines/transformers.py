@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import OomkitError
 from ..estimate import LayerUse, MemoryEstimate, Usage
+from ..flags import flag_value
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
 from .base import Device, EngineModule
 
@@ -970,13 +971,7 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
                 opts[fld] = True
             i += 1
             continue
-        if eq:
-            value = inline
-        elif i + 1 < len(argv):
-            value = argv[i + 1]
-            i += 1
-        else:
-            raise OomkitError(f"{name} expects a value")
+        value, i = flag_value(argv, i, inline if eq else None, f"{name} expects a value")
         if kind == "int":
             try:
                 opts[fld] = int(value)
