@@ -19,8 +19,8 @@ from typing import Any
 from .engines.base import Device
 from .errors import OomkitError
 from .model.spec import ModelSpec
+from .units import GiB
 
-GiB = 1 << 30
 VRAM_SIZES_GB = (8, 12, 16, 24, 32, 48, 80, 96, 141, 192)
 CONTEXTS = tuple(2048 << i for i in range(10))  # 2K ... 1M
 STEP = 256  # contexts searched in multiples of 256 (llama.cpp pads n_ctx to 256 cells), as estimate.max_context

@@ -45,17 +45,14 @@ def mib(n: int | float) -> float:
     return n / MiB
 
 
-def fmt_bytes(n: int | float | None) -> str:
+def fmt_bytes(n: int | float | None, decimals: int = 2) -> str:
     """Human form in binary units, as engines print them (MiB/GiB)."""
     if n is None:
         return "-"
     a = abs(n)
-    if a >= GiB:
-        return f"{n / GiB:.2f} GiB"
-    if a >= MiB:
-        return f"{n / MiB:.2f} MiB"
-    if a >= KiB:
-        return f"{n / KiB:.2f} KiB"
+    for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if a >= size:
+            return f"{n / size:.{decimals}f} {unit}"
     return f"{int(n)} B"
 
 

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from ..errors import OomkitError
+from ..units import MiB
 
 HELP = """\
 usage: oomkit watch [MODEL] [options] [engine flags] [--interval S] [--iterations N | --once]
@@ -25,7 +26,6 @@ options:
 """
 
 EXTRA = {"--interval": True, "--iterations": True, "--once": False}
-MiB = 1 << 20
 
 
 def run(argv: list[str]) -> int:

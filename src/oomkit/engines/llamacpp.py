@@ -16,9 +16,8 @@ from ..estimate import LayerUse, MemoryEstimate, Usage
 from ..model.archs import SWA_PATTERN_DEFAULT
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
 from ..quant import ggml
+from ..units import MiB
 from .base import Device, EngineModule
-
-MiB = 1 << 20
 
 # Build tags at which behaviour changed: the first release build after each PR's merge. The merge dates are
 # the PRs'; the build numbers are placed by those dates (llama.cpp tags about eight builds a day), so a build

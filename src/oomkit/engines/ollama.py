@@ -32,12 +32,11 @@ from ..errors import OomkitError
 from ..estimate import MemoryEstimate, Usage
 from ..flags import flag_value
 from ..model.spec import ModelSpec, WeightInventory
+from ..units import GiB, MiB
 from . import llamacpp as lc
 from . import ollama_memory as om
 from .base import Device, EngineModule
 
-MiB = 1 << 20
-GiB = 1 << 30
 NEWEST = "0.32.15"
 DEFAULT_GGUF_TYPE = "Q4_K_M"  # the ollama.com library's default quant for a bare tag (gpt-oss: MXFP4)
 FIT_TARGET = 1024 * MiB  # llama.cpp --fit default margin per device (common/fit.cpp); Ollama leaves it unless mmproj

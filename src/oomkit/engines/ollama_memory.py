@@ -21,23 +21,14 @@ from typing import Any
 from ..model.archs import INTERVAL_HYBRIDS, NO_CACHE_ARCHS
 from ..model.spec import LayerKind, ModelSpec
 from ..quant import ggml
-
-MiB = 1 << 20
-GiB = 1 << 30
-KiB = 1 << 10
+from ..units import GiB, MiB, fmt_bytes
 
 Version = tuple[int, int, int]
 
 
 def human_bytes2(b: int) -> str:
     """format/bytes.go HumanBytes2: what Ollama prints for every size (binary units, one decimal)."""
-    if b >= GiB:
-        return f"{b / GiB:.1f} GiB"
-    if b >= MiB:
-        return f"{b / MiB:.1f} MiB"
-    if b >= KiB:
-        return f"{b / KiB:.1f} KiB"
-    return f"{b} B"
+    return fmt_bytes(b, decimals=1)
 
 
 # ---------------------------------------------------------------------------------------------------------

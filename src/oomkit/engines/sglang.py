@@ -32,11 +32,10 @@ from typing import Any
 from ..errors import OomkitError
 from ..estimate import LayerUse, MemoryEstimate, Usage
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
+from ..units import GiB, MiB
 from . import _tp
 from .base import Device, EngineModule
 
-GiB = 1 << 30
-MiB = 1 << 20
 NEWEST = "0.5.23"
 OLDEST = (0, 4, 0)
 

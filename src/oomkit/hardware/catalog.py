@@ -21,9 +21,9 @@ from pathlib import Path
 
 from ..engines.base import Device
 from ..errors import OomkitError
+from ..units import MiB
 
 DATA_PATH = Path(__file__).resolve().parent / "gpus.json"
-MiB = 1 << 20
 
 # Brand words a user may put in front of a model name or leave out; dropped from the front before matching.
 _BRANDS = re.compile(r"^(?:nvidia|geforce|amd|radeon|apple|intel)+(?=.)")

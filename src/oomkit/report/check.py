@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 from ..check import CheckResult
-
-MiB = 1 << 20
+from ..units import MiB
 
 
 def mib(n: int | None) -> str:

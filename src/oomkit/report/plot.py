@@ -7,9 +7,9 @@ from pathlib import Path
 
 from ..errors import OomkitError
 from ..limits import Tables
+from ..units import GiB
 from .tables import ctx_label
 
-GiB = 1 << 30
 FORMATS = (".png", ".svg")
 
 
