@@ -7,6 +7,7 @@ kind) and llama.cpp's per-layer hparams (`n_head_kv(il)`, `is_swa(il)`, `n_embd_
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -124,10 +125,7 @@ class TensorSpec:
 
     @property
     def n_elements(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     @property
     def is_expert(self) -> bool:

@@ -7,6 +7,7 @@ HF storage formats. Used only when no file header gives the exact tensors.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .spec import LayerKind, LayerSpec
@@ -20,10 +21,7 @@ class TensorShape:
 
     @property
     def n_elements(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
 
 # Architectures whose attention layers carry per-head q/k RMS norms (Qwen3, Gemma 3, OLMo 2, ...).
