@@ -157,7 +157,10 @@ def test_config_has_what_a_decoder_needs(slug):
         lt = tc["layer_types"]
         assert isinstance(lt, list), "layer_types must be the real list, not a summary"
         assert len(lt) == n_layers
-        assert set(lt) <= {"full_attention", "sliding_attention", "linear_attention", "chunked_attention"}
+        assert set(lt) <= {
+            "full_attention", "sliding_attention", "linear_attention", "chunked_attention",
+            "mamba", "attention",  # GraniteMoeHybrid's names
+        }
         if "sliding_attention" in lt:
             assert isinstance(tc.get("sliding_window"), int) and tc["sliding_window"] > 0
     if _is_moe(tc):

@@ -195,3 +195,21 @@ def test_encoder_embedding_models_map_to_llama_cpp_archs_and_keep_no_cache():
                               "num_attention_heads": 4, "intermediate_size": 128, "max_position_embeddings": 2048})
     assert nomic.architecture == "nomic-bert" and {layer.kind for layer in nomic.layers} == {LayerKind.NONE}
     assert "position_embd.weight" not in {t.name for t in nomic.weights.tensors}  # rotary, no learned positions
+
+
+def test_granitemoehybrid_shared_expert_and_mamba_attention_layer_types():
+    # Granite 4.0 H-Tiny shape: GraniteMoeHybrid names its always-on expert's width shared_intermediate_size
+    # (transformers GraniteMoeHybridConfig) and lists "mamba" / "attention" layers in layer_types.
+    layer_types = (["mamba"] * 5 + ["attention"] + ["mamba"] * 9 + ["attention"] + ["mamba"] * 9 + ["attention"]
+                   + ["mamba"] * 9 + ["attention"] + ["mamba"] * 4)
+    cfg = {"model_type": "granitemoehybrid", "hidden_size": 1536, "intermediate_size": 512, "layer_types": layer_types,
+           "mamba_d_conv": 4, "mamba_d_head": 64, "mamba_d_state": 128, "mamba_n_groups": 1, "mamba_n_heads": 48,
+           "num_attention_heads": 12, "num_experts_per_tok": 6, "num_hidden_layers": 40, "num_key_value_heads": 4,
+           "num_local_experts": 64, "shared_intermediate_size": 1024, "tie_word_embeddings": True,
+           "vocab_size": 100352, "max_position_embeddings": 131072}
+    spec = spec_from_config(cfg, weight_format="bf16")
+    assert [i for i, layer in enumerate(spec.layers) if layer.kind is LayerKind.FULL] == [5, 15, 25, 35]
+    ffn = spec.layers[0].ffn
+    assert (ffn.n_experts, ffn.n_experts_used, ffn.n_ff_expert, ffn.n_shared_experts, ffn.n_ff_shared) == (
+        64, 6, 512, 1, 1024)
+    assert spec.params_total == 6_939_037_248  # 188,743,680 of it the 40 shared experts (3 x 1536 x 1024 each)

@@ -344,7 +344,8 @@ def _ffn(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) ->
                      why="experts per token")
         n_ff_exp = r.int("moe_intermediate_size", "intermediate_size", "expert_intermediate_size")
         n_shared = r.int("n_shared_experts", "num_shared_experts", default=0)
-        n_ff_sh = r.int("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", default=0)
+        n_ff_sh = r.int("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size",
+                        "shared_intermediate_size", default=0)  # the last: GraniteMoeShared / GraniteMoeHybrid
         if model_type in ("llama4", "llama4_text") and not n_ff_sh:
             # transformers Llama4TextMoe: shared_expert = Llama4TextMLP(config), of intermediate_size
             n_shared, n_ff_sh = 1, r.int("intermediate_size")
