@@ -165,3 +165,13 @@ def test_command_line_flags_reach_the_settings():
     assert s.override_tensor == (("exps", "CPU"),)
     with pytest.raises(OomkitError, match="--bogus"):
         parse_command(["llama-server", "-m", "x.gguf", "--bogus"])
+
+
+def test_ngl_words_and_load_mode():
+    from oomkit.engines.llamacpp_args import parse_args
+
+    assert parse_args(["-ngl", "auto"])[2].n_gpu_layers == -1
+    assert parse_args(["-ngl", "all"])[2].n_gpu_layers == 10**6
+    assert parse_args(["-ngl", "0"])[2].n_gpu_layers == 0
+    assert parse_args(["--load-mode", "none"])[2].mmap is False and parse_args(["-lm", "mmap"])[2].mmap is True
+    assert parse_args(["-hf", "unsloth/Qwen3-8B-GGUF:Q4_K_M"])[:2] == ("unsloth/Qwen3-8B-GGUF", "Q4_K_M")

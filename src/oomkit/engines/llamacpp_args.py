@@ -42,6 +42,30 @@ _BOOL_VALUES = {"on": "on", "off": "off", "auto": "auto", "1": "on", "0": "off",
                 "enabled": "on", "disabled": "off"}
 
 
+def _text(flag: str, value: str) -> str:
+    return value
+
+
+def _by_flag(table: dict[tuple[str, ...], Any]) -> dict[str, Any]:
+    return {flag: entry for flags, entry in table.items() for flag in flags}
+
+
+# Flags that set one LlamaCppSettings field from their value, and switches that set a fixed one.
+_VALUED = _by_flag({
+    ("-c", "--ctx-size"): ("n_ctx", _int), ("-b", "--batch-size"): ("n_batch", _int),
+    ("-ub", "--ubatch-size"): ("n_ubatch", _int), ("-np", "--parallel"): ("n_parallel", _int),
+    ("-mg", "--main-gpu"): ("main_gpu", _int), ("-ncmoe", "--n-cpu-moe"): ("n_cpu_moe", _int),
+    ("-ctk", "--cache-type-k"): ("cache_type_k", _text), ("-ctv", "--cache-type-v"): ("cache_type_v", _text),
+    ("-sm", "--split-mode"): ("split_mode", _text),
+})
+_SWITCHES = _by_flag({
+    ("-kvu", "--kv-unified"): ("kv_unified", True), ("-no-kvu", "--no-kv-unified"): ("kv_unified", False),
+    ("--swa-full",): ("swa_full", True), ("-nkvo", "--no-kv-offload"): ("no_kv_offload", True),
+    ("-kvo", "--kv-offload"): ("no_kv_offload", False), ("-cmoe", "--cpu-moe"): ("cpu_moe", True),
+    ("--no-mmap",): ("mmap", False), ("--embedding", "--embeddings"): ("embeddings", True),
+})
+
+
 def parse_args(args: list[str], program: str = "llama-server") -> tuple[str | None, str | None, Any]:
     """llama.cpp flags -> (model path or HF repo, quant from -hf repo:QUANT, LlamaCppSettings)."""
     from .llamacpp import LlamaCppSettings
@@ -70,67 +94,37 @@ def parse_args(args: list[str], program: str = "llama-server") -> tuple[str | No
         elif flags[name]:
             value, i = flag_value(args, i, inline if eq else None, f"error: {name} expects a value")
         i += 1
-        if name in ("-m", "--model"):
+        if name in _VALUED:
+            field, convert = _VALUED[name]
+            opts[field] = convert(name, value)
+        elif name in _SWITCHES:
+            field, setting = _SWITCHES[name]
+            opts[field] = setting
+        elif name in ("-m", "--model"):
             model = value
         elif name in ("-hf", "-hfr", "--hf-repo"):
             repo, _, q = value.partition(":")
             model, quant = repo, (q or None)
-        elif name in ("-c", "--ctx-size"):
-            opts["n_ctx"] = _int(name, value)
-        elif name in ("-b", "--batch-size"):
-            opts["n_batch"] = _int(name, value)
-        elif name in ("-ub", "--ubatch-size"):
-            opts["n_ubatch"] = _int(name, value)
-        elif name in ("-np", "--parallel"):
-            opts["n_parallel"] = _int(name, value)
-        elif name in ("-kvu", "--kv-unified"):
-            opts["kv_unified"] = True
-        elif name in ("-no-kvu", "--no-kv-unified"):
-            opts["kv_unified"] = False
-        elif name in ("-ctk", "--cache-type-k"):
-            opts["cache_type_k"] = value
-        elif name in ("-ctv", "--cache-type-v"):
-            opts["cache_type_v"] = value
         elif name in ("-fa", "--flash-attn"):
             mode = _BOOL_VALUES.get(value.lower())
             if mode is None:
                 raise OomkitError(f"error: unknown value for --flash-attn: '{value}'")
             opts["flash_attn"] = mode
-        elif name == "--swa-full":
-            opts["swa_full"] = True
         elif name in ("-ngl", "--gpu-layers", "--n-gpu-layers"):
-            opts["n_gpu_layers"] = -1 if value in ("auto", "all") else _int(name, value)
-            if value == "all":
-                opts["n_gpu_layers"] = 10**6
-        elif name in ("-sm", "--split-mode"):
-            opts["split_mode"] = value
+            opts["n_gpu_layers"] = {"auto": -1, "all": 10**6}.get(value) or _int(name, value)
         elif name in ("-ts", "--tensor-split"):
             try:
                 opts["tensor_split"] = tuple(float(x) for x in value.replace("/", ",").split(",") if x)
             except ValueError:
                 raise OomkitError(f"error: invalid --tensor-split {value!r}") from None
-        elif name in ("-mg", "--main-gpu"):
-            opts["main_gpu"] = _int(name, value)
-        elif name in ("-nkvo", "--no-kv-offload"):
-            opts["no_kv_offload"] = True
-        elif name in ("-kvo", "--kv-offload"):
-            opts["no_kv_offload"] = False
         elif name in ("-ot", "--override-tensor"):
             for part in value.split(","):
                 pat, sep, buft = part.rpartition("=")
                 if not sep or not pat:
                     raise OomkitError(f"error: invalid --override-tensor {part!r}: expected PATTERN=BUFFER_TYPE")
                 overrides.append((pat, buft))
-        elif name in ("-ncmoe", "--n-cpu-moe"):
-            opts["n_cpu_moe"] = _int(name, value)
-        elif name in ("-cmoe", "--cpu-moe"):
-            opts["cpu_moe"] = True
-        elif name == "--no-mmap":
-            opts["mmap"] = False
         elif name in ("-lm", "--load-mode"):
             opts["mmap"] = "mmap" in value or value == "auto"
-        elif name in ("--embedding", "--embeddings"):
-            opts["embeddings"] = True
     if overrides:
         opts["override_tensor"] = tuple(overrides)
     return model, quant, LlamaCppSettings(**opts)
