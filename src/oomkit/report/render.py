@@ -19,11 +19,13 @@ def _components(u: Any) -> list[int]:
             u.total_bytes]
 
 
-# The settings worth a glance, by each engine's own name (only those an engine has are shown).
-_HEADLINE_SETTINGS = ("n_ctx", "max_model_len", "context_length", "num_ctx", "max_length", "n_parallel",
-                      "num_parallel", "max_num_seqs", "max_running_requests", "cache_type_k", "cache_type_v",
-                      "kv_cache_dtype", "kv_cache_type", "flash_attn", "n_gpu_layers", "tensor_parallel_size",
-                      "tp_size", "gpu_memory_utilization", "mem_fraction_static")
+# The settings worth a glance, by each engine's own names: from each group, the first name the engine has.
+_HEADLINE_SETTINGS = (
+    ("num_ctx", "n_ctx", "max_model_len", "context_length", "max_length"),
+    ("num_parallel", "n_parallel", "max_num_seqs", "max_running_requests"),
+    ("kv_cache_type", "cache_type_k"), ("cache_type_v",), ("kv_cache_dtype",), ("flash_attn",), ("n_gpu_layers",),
+    ("tensor_parallel_size", "tp_size"), ("gpu_memory_utilization", "mem_fraction_static"),
+)
 
 
 def table(est: MemoryEstimate, explain: bool = False) -> str:
@@ -40,7 +42,11 @@ def table(est: MemoryEstimate, explain: bool = False) -> str:
                   + (f" ({m.params_active / 1e9:.2f}B active)" if m.params_active != m.params_total else "")
                   + f" · weights {fmt}")
     s = est.settings
-    shown = [f"{k} {s[k]}" for k in _HEADLINE_SETTINGS if s.get(k) not in (None, "")]
+    shown = []
+    for group in _HEADLINE_SETTINGS:
+        key = next((k for k in group if s.get(k) not in (None, "")), None)
+        if key is not None:
+            shown.append(f"{key} {s[key]}")
     console.print(" · ".join([f"engine {est.engine}", *shown]))
     t = Table(show_edge=False, header_style="bold")
     for col in ("device", "memory", "weights", "KV cache", "state", "compute", "overhead", "total", "left"):
