@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from oomkit.errors import OomkitError
 from oomkit.model.gguf_header import parse_gguf_header, read_gguf_header
 
-MAX_SECONDS = 0.25
+MAX_SECONDS = 2.0  # a hang guard (a huge count must not loop); the speed itself is measured in bench/
 MAX_PEAK_BYTES = 32 << 20
 TENSOR_NAMES = ["token_embd.weight", "blk.0.attn_norm.weight", "blk.0.attn_q.weight", "output.weight"]
 
