@@ -25,6 +25,9 @@ from .base import Device, EngineModule
 ERAS = {
     # PR #12801 (merged 2025-04-15): MLA GGUFs cache the latent (K = kv_lora_rank + rope, V = kv_lora_rank)
     "mla_latent": 5150,
+    # PR #14363 (first in b5913, 2025-07; issue #14847 bisects to b5912 -> b5913): per-sequence KV streams.
+    # Before it every sequence shared one unified cache of n_ctx cells.
+    "kv_streams": 5913,
     # PR #13194 (merged 2025-05-20): sliding-window layers get their own small cache (before: n_ctx everywhere)
     "iswa": 5450,
     # PR #17046 (merged 2025-11-07): n_ctx always padded to 256 (before: 256 with flash attention, 32 without)
@@ -147,6 +150,8 @@ def resolve_context(spec: ModelSpec, s: LlamaCppSettings) -> Context:
         raise OomkitError("-np must be at least 1")
     else:
         n_seq, unified = s.n_parallel, s.kv_unified
+    if build < ERAS["kv_streams"]:
+        unified = True  # one stream for all sequences before PR #14363
     type_k = _cache_type(s.cache_type_k, "-ctk")
     type_v = _cache_type(s.cache_type_v, "-ctv")
     # llama-context.cpp llama_init_from_model: a quantized V cache needs flash attention; "auto" turns it on.
@@ -442,7 +447,7 @@ class ComputePhases:
 
     output: int  # logits of every token, plus the hidden-state rows around them
     attention: int  # the largest layer workspace, masks included
-    inputs: int  # what the CPU side keeps for a fully offloaded graph (embeddings rows in, copies)
+    inputs: int  # what the CPU side keeps for a fully offloaded graph: the input rows and the masks
 
 
 def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> ComputePhases:
@@ -480,7 +485,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> Comput
             # hybrids: the recurrent layers' inputs are allocated after the masks and live to the end, so the
             # freed mask block cannot merge with the free tail and the logits go above it
             out_phase += masks + resid
-    return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=2 * resid)
+    # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks
+    return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=resid + masks)
 
 
 def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
