@@ -17,7 +17,7 @@ MiB = 1 << 20
 # (synth model key, layers written): every model carries its real per-layer dims; layer counts are reduced
 # where the full depth adds nothing but time (the layer pattern is kept whole).
 MODELS = [("llama-3.1-8b", 4), ("qwen3-8b", 4), ("qwen3-30b-a3b", 4), ("gemma-3-12b", 12), ("gemma-2-9b", 4),
-          ("gpt-oss-20b", 4), ("deepseek-v3", 4), ("mamba2-2.7b", 4), ("qwen3.5-27b", 8)]
+          ("gpt-oss-20b", 4), ("deepseek-v3", 4), ("deepseek-v3-legacy", 4), ("mamba2-2.7b", 4), ("qwen3.5-27b", 8)]
 
 
 def synth_file(key: str, n_layers: int | None, recipe: str | None = None):

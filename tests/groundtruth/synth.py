@@ -487,7 +487,7 @@ def gpt_oss_20b(n_layers: int | None = None) -> SynthModel:
                                 n_ctx_train=131072))
 
 
-def deepseek_v3(n_layers: int | None = None, n_experts: int | None = None) -> SynthModel:
+def deepseek_v3(n_layers: int | None = None, n_experts: int | None = None, legacy: bool = False) -> SynthModel:
     """DeepSeek-V3 (MLA): deepseek-ai/DeepSeek-V3 config.json (model_configs.jsonl, source
     ai-dynamo/aiconfigurator deepseek-ai--DeepSeek-V3_config.json): hidden 7168, 61 layers, 128 heads,
     q_lora_rank 1536, kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128,
@@ -497,7 +497,11 @@ def deepseek_v3(n_layers: int | None = None, n_experts: int | None = None) -> Sy
     GGUF as converted after llama.cpp PR #12801 (MLA): head_count_kv 1, key_length 576 (= 512 + 64),
     value_length 512, key_length_mla 192, value_length_mla 128, split `attn_k_b` / `attn_v_b`, so
     `llama_hparams::is_mla()` is true. The MTP layer (num_nextn_predict_layers 1) is left out.
-    Tensors: `src/models/deepseek2.cpp`."""
+    Tensors: `src/models/deepseek2.cpp`.
+
+    legacy=True: the GGUF as converted before PR #12801 — head_count_kv = n_head, key_length 192,
+    value_length 128, no *_mla keys, one unsplit `attn_kv_b` — which llama.cpp still loads, caching the
+    decompressed per-head K and V."""
     arch, n_embd, n_head, n_vocab = "deepseek2", 7168, 128, 129280
     q_lora, kv_lora, rope, nope, v_dim = 1536, 512, 64, 128, 128
     n_ff, n_ff_exp, n_used, n_shared, n_dense = 18432, 2048, 8, 1, 3
@@ -505,10 +509,13 @@ def deepseek_v3(n_layers: int | None = None, n_experts: int | None = None) -> Sy
     n_exp = 256 if n_experts is None else int(n_experts)
     if n_exp < n_used:
         raise ValueError("n_experts must be >= 8 (experts used per token)")
-    md = _Meta(arch).base(ctx=163840, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=1,
-                          rms_eps=1e-6, rope_base=10000.0, n_vocab=n_vocab)
-    md.u32("attention.key_length", kv_lora + rope).u32("attention.value_length", kv_lora)
-    md.u32("attention.key_length_mla", nope + rope).u32("attention.value_length_mla", v_dim)
+    md = _Meta(arch).base(ctx=163840, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head,
+                          n_head_kv=n_head if legacy else 1, rms_eps=1e-6, rope_base=10000.0, n_vocab=n_vocab)
+    if legacy:
+        md.u32("attention.key_length", nope + rope).u32("attention.value_length", v_dim)
+    else:
+        md.u32("attention.key_length", kv_lora + rope).u32("attention.value_length", kv_lora)
+        md.u32("attention.key_length_mla", nope + rope).u32("attention.value_length_mla", v_dim)
     md.u32("attention.q_lora_rank", q_lora).u32("attention.kv_lora_rank", kv_lora)
     md.u32("rope.dimension_count", rope)
     md.u32("leading_dense_block_count", n_dense)
@@ -526,8 +533,8 @@ def deepseek_v3(n_layers: int | None = None, n_experts: int | None = None) -> Sy
             _blk(i, "attn_q_a.weight", n_embd, q_lora),
             _blk(i, "attn_q_b.weight", q_lora, n_head * (nope + rope)),
             _blk(i, "attn_kv_a_mqa.weight", n_embd, kv_lora + rope),
-            _blk(i, "attn_k_b.weight", nope, kv_lora, n_head),
-            _blk(i, "attn_v_b.weight", kv_lora, v_dim, n_head),
+            *([_blk(i, "attn_kv_b.weight", kv_lora, n_head * (nope + v_dim))] if legacy else
+              [_blk(i, "attn_k_b.weight", nope, kv_lora, n_head), _blk(i, "attn_v_b.weight", kv_lora, v_dim, n_head)]),
             _blk(i, "attn_output.weight", n_head * v_dim, n_embd),
         ]
         if i < n_dense:
@@ -540,7 +547,8 @@ def deepseek_v3(n_layers: int | None = None, n_experts: int | None = None) -> Sy
                 _blk(i, "ffn_down_shexp.weight", n_ff_exp * n_shared, n_embd),
                 _blk(i, "ffn_up_shexp.weight", n_embd, n_ff_exp * n_shared),
             ]
-    return SynthModel("deepseek-v3", arch, "deepseek-ai/DeepSeek-V3 config.json", n_vocab, nl, tuple(md.items),
+    return SynthModel("deepseek-v3-legacy" if legacy else "deepseek-v3", arch, "deepseek-ai/DeepSeek-V3 config.json",
+                      n_vocab, nl, tuple(md.items),
                       tuple(ts), tied_embeddings=False,
                       dims=dict(n_embd=n_embd, n_head=n_head, kv_lora_rank=kv_lora, qk_rope_head_dim=rope,
                                 qk_nope_head_dim=nope, v_head_dim=v_dim, q_lora_rank=q_lora, n_expert=n_exp,
@@ -645,6 +653,7 @@ MODELS = {
     "gemma-2-9b": gemma2_9b,
     "gpt-oss-20b": gpt_oss_20b,
     "deepseek-v3": deepseek_v3,
+    "deepseek-v3-legacy": lambda n_layers=None, n_experts=None: deepseek_v3(n_layers, n_experts, legacy=True),
     "mamba2-2.7b": mamba2_2_7b,
     "qwen3.5-27b": qwen35_27b,
 }

@@ -478,6 +478,10 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> Comput
         else:
             q = a.n_heads * a.head_dim_k
             inner = T * f32 * (q + 2 * a.n_kv_heads * a.head_dim_k + a.n_heads * a.head_dim_v) + 3 * resid
+            if a.kv_lora_rank and ctx.flash_attn:
+                # MLA without the latent cache: wkv_b's decompressed K_nope and V per head are still alive when
+                # flash attention runs (fitted to the legacy-GGUF ground truth; without FA they are not)
+                inner += a.n_heads * (a.qk_nope_head_dim + a.v_head_dim) * T * f32
         attn_phase = max(attn_phase, kq + inner)
     if attn_phase:
         attn_phase += masks
