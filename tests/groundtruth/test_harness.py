@@ -25,6 +25,7 @@ SMALL = {
     "gemma-2-9b": {"n_layers": 2},
     "gpt-oss-20b": {"n_layers": 2},
     "deepseek-v3": {"n_layers": 4, "n_experts": 8},
+    "deepseek-v3-legacy": {"n_layers": 4, "n_experts": 8},
     "mamba2-2.7b": {"n_layers": 2},
     "qwen3.5-27b": {"n_layers": 4},
 }
