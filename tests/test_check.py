@@ -8,9 +8,9 @@ import pytest
 from oomkit.check import check
 from oomkit.engines.base import Device, get_engine
 from oomkit.estimate import _resolve_for_engine
-from oomkit.estimate import max_context as bisect_max_context
 from oomkit.hardware.detect import Gpu, Hardware, HostMemory
 from tests.hardware_fakes import GiB, MiB, fake_nvml, oomkit_env, replay, rtx4090, run_oomkit
+from tests.oracles import bisect_max_context
 
 
 def resolve(name: str):
@@ -255,3 +255,18 @@ def test_watch_flags_a_running_engine_whose_context_does_not_fit(tmp_path):
     assert e.process.pid == 4242 and e.fits is False and e.available_bytes == 300 * MiB
     assert e.needed_bytes > e.available_bytes
     monitor.close()
+
+
+def test_engine_refusal_is_not_a_fit():
+    # vLLM leaves 1 GiB of KV room for Qwen3-32B on a 24 GiB card: the memory "fits", but vLLM refuses to start
+    # with max_model_len 40960 (it needs 10 GiB of KV for one request). check must say so and exit 1; the
+    # largest context is the one vLLM accepts, as the estimate's own search finds it.
+    from oomkit.estimate import estimate
+
+    est = estimate("qwen3:32b", "vllm", gpu="RTX 4090", max_model_len=40960)
+    assert est.fits is False and est.engine_view.get("error")
+    r = check("qwen3:32b", engine="vllm", gpu="RTX 4090", max_model_len=40960)
+    assert r.engine_refuses and not r.fits and r.stage == "engine"
+    assert r.max_context == est.max_context
+    proc = run_oomkit("check", "qwen3:32b", "--engine", "vllm", "--gpu", "RTX 4090", "--ctx", "40960")
+    assert proc.returncode == 1 and "vllm refuses these settings" in proc.stdout

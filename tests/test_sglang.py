@@ -257,7 +257,7 @@ def test_estimate_context_not_fitting_pool():
     e = sg.estimate(spec, (Device("CUDA0", "GPU", 24 * GiB),), sg.SGLangSettings(context_length=40960))
     assert e.fits is False and any("fewer than context_length" in w for w in e.warnings)
     est = get_engine("sglang")
-    from oomkit.estimate import max_context
+    from oomkit.limits import max_context
 
     n = max_context(est, spec, (Device("CUDA0", "GPU", 24 * GiB),), sg.SGLangSettings())
     assert n is not None and n <= e.engine_view["max_total_num_tokens"]

@@ -1,5 +1,5 @@
 """The hard-limits and context-impact tables: figures worked by hand from the model's dimensions, the largest
-context searched exactly (against estimate.max_context's bisection and a brute force), and the output formats."""
+context searched exactly (against a plain bisection, tests/oracles.py and a brute force), and the output formats."""
 
 import csv
 import io
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from oomkit import limits
 from oomkit.engines.base import Device, get_engine
 from oomkit.estimate import _resolve_for_engine
-from oomkit.estimate import max_context as bisect_max_context
 from tests.hardware_fakes import GiB, MiB, oomkit_env, rtx4090, run_oomkit
+from tests.oracles import bisect_max_context
 
 ENG = get_engine("llama.cpp")
 KiB = 1024

@@ -88,8 +88,13 @@ class CheckResult:
         return self.estimate.model
 
     @property
+    def engine_refuses(self) -> bool:
+        """The devices have room, yet the engine itself would not start (or would split layers off the GPU)."""
+        return self.hardware != "cpu" and self.estimate.fits is False and all(d.stage is None for d in self.devices)
+
+    @property
     def fits(self) -> bool:
-        return all(d.stage is None for d in self.devices)
+        return all(d.stage is None for d in self.devices) and not self.engine_refuses
 
     @property
     def margin_bytes(self) -> int:
@@ -106,6 +111,8 @@ class CheckResult:
 
     @property
     def stage(self) -> str | None:
+        if self.engine_refuses:
+            return "engine"
         f = self.failing
         return None if f is None else f.stage
 

@@ -164,6 +164,8 @@ def estimate(
     devs = _devices(vram, gpu, devices, cpu_only)
     est = eng.estimate(spec, devs, settings)
     if find_max_context and est.fits is not None:
+        from .limits import max_context
+
         est = est.with_max_context(max_context(eng, spec, devs, settings))
     return est
 
@@ -191,29 +193,3 @@ def _devices(vram: Any, gpu: str | None, devices: tuple[Any, ...] | None, cpu_on
 
         return devices_for_names(gpu)
     return (Device(id="CUDA0", name="GPU (size unknown)"),)
-
-
-def max_context(eng: Any, spec: ModelSpec, devs: tuple[Any, ...], settings: Any, step: int = 256) -> int | None:
-    """The largest context (a multiple of `step`, at most the trained context) that fits on every device."""
-    from .errors import OomkitError
-
-    def fits(n: int) -> bool:
-        try:
-            return bool(eng.estimate(spec, devs, eng.with_context(settings, n)).fits)
-        except OomkitError:
-            return False
-
-    hi = spec.n_ctx_train or (1 << 20)
-    hi -= hi % step
-    if hi < step or not fits(step):
-        return None
-    if fits(hi):
-        return hi
-    lo = step  # fits(lo) and not fits(hi)
-    while hi - lo > step:
-        mid = (lo + hi) // 2 // step * step
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo

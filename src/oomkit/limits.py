@@ -6,8 +6,8 @@
 
 Both call the engine directly (`eng.estimate(spec, devices, eng.with_context(settings, n))`) on a model resolved
 once. The largest context is searched by interpolation on the engine's own figures (`largest_context`): memory
-grows almost linearly with the context, so a handful of estimates find the exact answer that
-`oomkit.estimate.max_context`'s bisection finds in ~10-17.
+grows almost linearly with the context, so a handful of estimates find the exact answer a bisection finds in
+~10-17 (tests hold it to one: tests/oracles.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from .units import GiB
 
 VRAM_SIZES_GB = (8, 12, 16, 24, 32, 48, 80, 96, 141, 192)
 CONTEXTS = tuple(2048 << i for i in range(10))  # 2K ... 1M
-STEP = 256  # contexts searched in multiples of 256 (llama.cpp pads n_ctx to 256 cells), as estimate.max_context
+STEP = 256  # contexts searched in multiples of 256 (llama.cpp pads n_ctx to 256 cells)
 
 # KV cache types to tabulate when the engine module names none (an engine may expose `kv_cache_types` and
 # `with_kv_type(settings, t)`). By the settings field the engine uses:
@@ -105,15 +105,19 @@ def largest_context(slack: Callable[[int], int | None], hi: int, step: int = STE
 
 
 def device_slack(est: Any) -> int | None:
-    """Bytes left on the tightest device of an estimate (negative: short); None when no size is known."""
+    """Bytes left on the tightest device of an estimate (negative: short); None when no size is known.
+    An engine that refuses what would fit in memory (vLLM: no KV room for one max-length request; Ollama:
+    layers split with the CPU) says so in est.fits: that counts as just short."""
     left = [u.memory_bytes - u.total_bytes for u in est.devices if u.memory_bytes is not None]
-    return min(left) if left else None
+    if not left:
+        return None
+    return min(left) if est.fits is not False else min(min(left), -1)
 
 
 def max_context(eng: Any, spec: ModelSpec, devices: tuple[Device, ...], settings: Any, step: int = STEP
                 ) -> int | None:
-    """Same answer as oomkit.estimate.max_context (largest multiple of `step` up to the trained context that
-    fits on every device), with fewer estimates."""
+    """The largest multiple of `step` up to the trained context that fits on every device (the estimate's
+    max_context)."""
     def slack(n: int) -> int | None:
         try:
             v = device_slack(eng.estimate(spec, devices, eng.with_context(settings, n)))

@@ -62,6 +62,11 @@ def text(r: CheckResult) -> str:
     f = r.failing
     if r.fits:
         lines.append(f"verdict: FITS with {mib(r.margin_bytes)} left")
+    elif r.engine_refuses:
+        est = r.estimate
+        why = est.engine_view.get("error") or next(iter(est.warnings), "see its notes below")
+        lines.append(f"verdict: DOES NOT FIT — {est.engine} refuses these settings although "
+                     f"{mib(r.margin_bytes)} is left: {why}")
     else:
         where = f" on {f.usage.id}" if len(r.devices) > 1 or r.hardware != "cpu" else ""
         lines.append(f"verdict: DOES NOT FIT — short by {mib(-r.margin_bytes)}{where}")
