@@ -6,15 +6,16 @@ import json
 import pytest
 
 from oomkit.check import check
-from oomkit.engines.base import Device, get_engine
-from oomkit.estimate import _resolve_for_engine
+from oomkit.engines.base import get_engine
 from oomkit.hardware.detect import Gpu, Hardware, HostMemory
+from oomkit.memory import Device
+from oomkit.request import resolve_model
 from tests.hardware_fakes import GiB, MiB, fake_nvml, oomkit_env, replay, rtx4090, run_oomkit
 from tests.oracles import bisect_max_context
 
 
 def resolve(name: str):
-    return _resolve_for_engine(get_engine("llama.cpp"), name, None)
+    return resolve_model(get_engine("llama.cpp"), name)
 
 
 LLAMA8 = resolve("llama3.1:8b")
@@ -241,7 +242,8 @@ def test_watch_ctrl_c_exits_cleanly(monkeypatch, capsys):
 
 
 def test_watch_flags_a_running_engine_whose_context_does_not_fit(tmp_path):
-    from oomkit.hardware.monitor import EngineTracker, Monitor
+    from oomkit.hardware.monitor import Monitor
+    from oomkit.watch import EngineTracker
     from tests.ggufs import write_llama_gguf
 
     model = write_llama_gguf(tmp_path / "m.gguf")
@@ -258,15 +260,16 @@ def test_watch_flags_a_running_engine_whose_context_does_not_fit(tmp_path):
 
 
 def test_engine_refusal_is_not_a_fit():
-    # vLLM leaves 1 GiB of KV room for Qwen3-32B on a 24 GiB card: the memory "fits", but vLLM refuses to start
-    # with max_model_len 40960 (it needs 10 GiB of KV for one request). check must say so and exit 1; the
+    # vLLM leaves 1.4 GiB of KV room for Qwen3-32B AWQ on a 24 GiB card: the memory "fits", but vLLM refuses to
+    # start with max_model_len 40960 (it needs 10 GiB of KV for one request). check must say so and exit 1; the
     # largest context is the one vLLM accepts, as the estimate's own search finds it.
     from oomkit.estimate import estimate
 
-    est = estimate("qwen3:32b", "vllm", gpu="RTX 4090", max_model_len=40960)
+    model = "Qwen/Qwen3-32B:awq"
+    est = estimate(model, "vllm", gpu="RTX 4090", max_model_len=40960)
     assert est.fits is False and est.engine_view.get("error")
-    r = check("qwen3:32b", engine="vllm", gpu="RTX 4090", max_model_len=40960)
+    r = check(model, engine="vllm", gpu="RTX 4090", max_model_len=40960)
     assert r.engine_refuses and not r.fits and r.stage == "engine"
     assert r.max_context == est.max_context
-    proc = run_oomkit("check", "qwen3:32b", "--engine", "vllm", "--gpu", "RTX 4090", "--ctx", "40960")
+    proc = run_oomkit("check", model, "--engine", "vllm", "--gpu", "RTX 4090", "--ctx", "40960")
     assert proc.returncode == 1 and "vllm refuses these settings" in proc.stdout

@@ -214,9 +214,9 @@ def test_unknown_gpu_error():
 
 
 def test_estimate_accepts_gpu_names():
-    from oomkit.estimate import _devices
+    from oomkit.request import devices_from
 
-    devs = _devices(None, "H100 SXM,H100 SXM", None, False)
+    devs = devices_from(None, "H100 SXM,H100 SXM")
     assert [d.id for d in devs] == ["CUDA0", "CUDA1"] and devs[0].memory_bytes == 81559 * 2**20
 
 

@@ -13,9 +13,9 @@ import random
 import pytest
 
 from oomkit.engines import mlx
-from oomkit.engines.base import Device
 from oomkit.engines.cmdline import parse_command
 from oomkit.errors import OomkitError
+from oomkit.memory import Device
 from oomkit.model import catalog
 from oomkit.model.hf_config import spec_from_config
 

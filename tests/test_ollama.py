@@ -21,9 +21,9 @@ import pytest
 
 from oomkit.engines import ollama as ol
 from oomkit.engines import ollama_memory as om
-from oomkit.engines.base import Device
 from oomkit.errors import OomkitError
 from oomkit.estimate import estimate
+from oomkit.memory import Device
 from oomkit.model.hf_config import spec_from_config
 from oomkit.model.resolve import resolve
 from oomkit.model.spec import LayerKind

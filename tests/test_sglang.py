@@ -12,10 +12,17 @@ import sys
 import pytest
 
 from oomkit.engines import sglang as sg
-from oomkit.engines.base import Device, get_engine
+from oomkit.engines.base import get_engine
 from oomkit.errors import OomkitError
+from oomkit.hardware.catalog import with_facts
+from oomkit.memory import Device
 from oomkit.model.resolve import resolve
 from tests import sglang_cases as cases
+
+
+def named_gpu(*args, **kwargs) -> Device:
+    """A device with the GPU facts the catalog gives it (as request.devices_from and detection do)."""
+    return with_facts(Device(*args, **kwargs))
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -238,8 +245,8 @@ def test_mamba_state_pool_rules():
 
 def test_estimate_devices_and_weights_per_rank():
     spec = resolve("Qwen/Qwen3-8B")
-    one = sg.estimate(spec, (Device("CUDA0", "H100", H100 * MiB),), sg.SGLangSettings())
-    two = sg.estimate(spec, (Device("CUDA0", "H100", H100 * MiB),), sg.SGLangSettings(tp_size=2))
+    one = sg.estimate(spec, (named_gpu("CUDA0", "H100", H100 * MiB),), sg.SGLangSettings())
+    two = sg.estimate(spec, (named_gpu("CUDA0", "H100", H100 * MiB),), sg.SGLangSettings(tp_size=2))
     assert len(two.devices) == 2 and one.fits and two.fits
     w1, w2 = one.engine_view["weights_bytes"], two.engine_view["weights_bytes"]
     # everything splits in two except the norms (replicated); the vocabulary 151,936 is already a multiple of 64
@@ -254,18 +261,18 @@ def test_estimate_devices_and_weights_per_rank():
 
 def test_estimate_context_not_fitting_pool():
     spec = resolve("Qwen/Qwen3-8B")
-    e = sg.estimate(spec, (Device("CUDA0", "GPU", 24 * GiB),), sg.SGLangSettings(context_length=40960))
+    e = sg.estimate(spec, (named_gpu("CUDA0", "GPU", 24 * GiB),), sg.SGLangSettings(context_length=40960))
     assert e.fits is False and any("fewer than context_length" in w for w in e.warnings)
     est = get_engine("sglang")
     from oomkit.limits import max_context
 
-    n = max_context(est, spec, (Device("CUDA0", "GPU", 24 * GiB),), sg.SGLangSettings())
+    n = max_context(est, spec, (named_gpu("CUDA0", "GPU", 24 * GiB),), sg.SGLangSettings())
     assert n is not None and n <= e.engine_view["max_total_num_tokens"]
 
 
 def test_estimate_weights_too_big():
     spec = resolve("qwen3-235b-a22b", "bf16")
-    e = sg.estimate(spec, (Device("CUDA0", "H100", H100 * MiB),), sg.SGLangSettings(tp_size=4))
+    e = sg.estimate(spec, (named_gpu("CUDA0", "H100", H100 * MiB),), sg.SGLangSettings(tp_size=4))
     assert e.fits is False and e.engine_view["max_total_num_tokens"] == 0
     assert "Loaded weights leave no GPU memory" in e.engine_view["error"]
 
@@ -273,22 +280,22 @@ def test_estimate_weights_too_big():
 def test_tp_must_divide_heads():
     spec = resolve("Qwen/Qwen3-8B")  # 32 query heads, 8 KV heads
     with pytest.raises(OomkitError, match="32 is not divisible by 3"):
-        sg.estimate(spec, (Device("CUDA0", "GPU", 80 * GiB),), sg.SGLangSettings(tp_size=3))
+        sg.estimate(spec, (named_gpu("CUDA0", "GPU", 80 * GiB),), sg.SGLangSettings(tp_size=3))
 
 
 def test_context_length_above_the_model():
     spec = resolve("Qwen/Qwen3-8B")
     with pytest.raises(OomkitError, match="SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"):
-        sg.estimate(spec, (Device("CUDA0", "GPU", 80 * GiB),), sg.SGLangSettings(context_length=100000))
+        sg.estimate(spec, (named_gpu("CUDA0", "GPU", 80 * GiB),), sg.SGLangSettings(context_length=100000))
     _, _, s = sg.parse_args(["--model-path", "x", "--context-length", "100000"],
                             {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"})
-    e = sg.estimate(spec, (Device("CUDA0", "GPU", 80 * GiB),), s)
+    e = sg.estimate(spec, (named_gpu("CUDA0", "GPU", 80 * GiB),), s)
     assert e.engine_view["context_len"] == 100000
 
 
 def test_pipeline_parallel_stages():
     spec = resolve("Qwen/Qwen3-8B")
-    e = sg.estimate(spec, (Device("CUDA0", "H100", H100 * MiB),), sg.SGLangSettings(pp_size=2))
+    e = sg.estimate(spec, (named_gpu("CUDA0", "H100", H100 * MiB),), sg.SGLangSettings(pp_size=2))
     assert len(e.devices) == 2
     assert e.devices[0].kv_cache_bytes == e.devices[1].kv_cache_bytes  # 18 layers each, same token count
 

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oomkit import limits
-from oomkit.engines.base import Device, get_engine
-from oomkit.estimate import _resolve_for_engine
+from oomkit.engines.base import get_engine
+from oomkit.memory import Device
+from oomkit.request import resolve_model
 from tests.hardware_fakes import GiB, MiB, oomkit_env, rtx4090, run_oomkit
 from tests.oracles import bisect_max_context
 
@@ -20,7 +21,7 @@ KiB = 1024
 
 
 def model(name):
-    return _resolve_for_engine(ENG, name, None)
+    return resolve_model(ENG, name)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,7 @@ def test_hard_limits_by_hand_and_against_bisection(llama8_tables):
     s = ENG.settings(n_parallel=1)
     for target in llama8_tables.targets:
         for kv in ("f16", "q8_0", "q4_0"):
-            sk = limits.with_kv_type(ENG, s, kv)
+            sk = ENG.with_kv_type(s, kv)
             assert llama8_tables.limits[target.label][kv] == bisect_max_context(ENG, spec, target.devices, sk)
     # 8 GB, f16: weights + 457 MiB runtime + compute + n x 128 KiB <= 8 GiB, and n + 256 does not fit
     n = llama8_tables.limits["8 GB"]["f16"]
@@ -83,7 +84,7 @@ def test_rows_end_at_the_models_own_maximum():
 
 
 def test_engine_kv_types_and_refused_types():
-    assert limits.engine_kv_types(ENG, ENG.settings()) == ("f16", "q8_0", "q4_0")
+    assert ENG.kv_types == ("f16", "q8_0", "q4_0")
     t = limits.build_tables(ENG, model("qwen3-0.6b"), ENG.settings(flash_attn="off"), limits.size_targets((8,)))
     assert t.kv_types == ("f16",)
     assert {c.kv for c in t.kv if c.error} == {"q8_0", "q4_0"}

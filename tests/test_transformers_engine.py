@@ -15,8 +15,9 @@ import copy
 import pytest
 
 from oomkit.engines import transformers as tfe
-from oomkit.engines.base import Device, get_engine
+from oomkit.engines.base import get_engine
 from oomkit.errors import OomkitError
+from oomkit.memory import Device
 from oomkit.model import catalog
 from oomkit.model.hf_config import spec_from_config
 

@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 
-from oomkit.engines.base import Device
 from oomkit.engines.cmdline import parse_command
 from oomkit.engines.vllm import (
     CUDA_DRIVER_RESERVED,
@@ -33,13 +32,20 @@ from oomkit.engines.vllm import (
     resolve,
 )
 from oomkit.errors import OomkitError
+from oomkit.hardware.catalog import with_facts
+from oomkit.memory import Device
 from oomkit.model.catalog import lookup
 from oomkit.model.hf_config import spec_from_config
 from oomkit.model.spec import ModelSpec
 
+
+def named_gpu(*args, **kwargs) -> Device:
+    """A device with the GPU facts the catalog gives it (as request.devices_from and detection do)."""
+    return with_facts(Device(*args, **kwargs))
+
 FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm"
 MiB = 1 << 20
-H100 = Device("CUDA0", "NVIDIA H100 80GB HBM3", 81559 * MiB)
+H100 = named_gpu("CUDA0", "NVIDIA H100 80GB HBM3", 81559 * MiB)
 
 
 def catalog_spec(name: str, weight_format: str | None = None) -> ModelSpec:
@@ -90,7 +96,7 @@ def test_deepseek_v3_mla_latent_576_by_61_layers():
     spec = catalog_spec("deepseek-v3", weight_format="bfloat16")
     assert spec.n_layers == 62 and spec.n_nextn_layers == 1
     for version, gpu, block in (("0.10.2", H100, 64), ("0.19.1", H100, 16),
-                                ("0.10.2", Device("CUDA0", "NVIDIA B200", 183359 * MiB), 128)):
+                                ("0.10.2", named_gpu("CUDA0", "NVIDIA B200", 183359 * MiB), 128)):
         s = VllmSettings(engine_version=version, tensor_parallel_size=8, max_model_len=32768)
         r = resolve(spec, (gpu,), s)
         plan = kv_plan(spec, s, r)
@@ -198,7 +204,7 @@ def test_blocks_are_whole_and_tokens_count_whole_blocks():
 
 def test_too_little_kv_cache_for_one_request_is_vllms_error():
     spec = catalog_spec("llama-3.1-8b-instruct")
-    gpu = Device("CUDA0", "NVIDIA GeForce RTX 4090", 24564 * MiB)
+    gpu = named_gpu("CUDA0", "NVIDIA GeForce RTX 4090", 24564 * MiB)
     est = ENGINE.estimate(spec, (gpu,), VllmSettings(engine_version="0.10.2"))  # max_model_len 131072
     v = est.engine_view
     assert est.fits is False
@@ -265,7 +271,7 @@ def test_pipeline_stages_hold_their_layers_and_the_ends_of_the_model():
 def test_auto_fit_max_model_len():
     # --max-model-len -1 (0.19+): the engine shortens max_model_len to what fits instead of refusing
     spec = catalog_spec("llama-3.1-8b-instruct")
-    gpu = Device("CUDA0", "NVIDIA GeForce RTX 4090", 24564 * MiB)
+    gpu = named_gpu("CUDA0", "NVIDIA GeForce RTX 4090", 24564 * MiB)
     est = ENGINE.estimate(spec, (gpu,), VllmSettings(max_model_len=-1))
     assert est.fits is True
     n = est.settings["max_model_len"]
@@ -275,7 +281,7 @@ def test_auto_fit_max_model_len():
 
 def test_no_gpu_memory_reports_the_kv_one_request_needs():
     spec = catalog_spec("qwen3-8b")
-    est = ENGINE.estimate(spec, (Device("CUDA0", "GPU (size unknown)"),), VllmSettings(max_model_len=32768))
+    est = ENGINE.estimate(spec, (named_gpu("CUDA0", "GPU (size unknown)"),), VllmSettings(max_model_len=32768))
     assert est.fits is None
     need = 32768 * 36 * 8 * 256 * 2
     assert est.devices[0].kv_cache_bytes == need
@@ -305,7 +311,7 @@ def test_bad_input_is_vllms_own_complaint():
         run(spec, kv_cache_dtype="fp8_ds_mla")
     with pytest.raises(OomkitError, match=r"^AssertionError: 151936 is not divisible by 5"):
         run(catalog_spec("qwen3-14b") if lookup("qwen3-14b") else _qwen3_14b(), [H100] * 5, tensor_parallel_size=5)
-    t4 = Device("CUDA0", "NVIDIA T4", 15360 * MiB)
+    t4 = named_gpu("CUDA0", "NVIDIA T4", 15360 * MiB)
     with pytest.raises(OomkitError, match="Bfloat16 is only supported on GPUs with compute capability of at least 8.0"):
         run(spec, [t4], dtype="bfloat16")
     assert run(spec, [t4], max_model_len=4096).settings["dtype"] == "float16"  # auto falls back on a T4
@@ -511,7 +517,7 @@ def _devices_for(fx: dict[str, Any], world: int) -> tuple[tuple[Device, ...], bo
             g = bigger[0] if bigger else None
             memory = g.memory_bytes if g is not None else None
     dev_name = g.name if g is not None else (name or "GPU")
-    devices = tuple(Device(f"CUDA{i}", dev_name, memory) for i in range(max(world, 1)))
+    devices = tuple(named_gpu(f"CUDA{i}", dev_name, memory) for i in range(max(world, 1)))
     return devices, memory is not None
 
 

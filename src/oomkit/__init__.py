@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .errors import OomkitError
-from .estimate import MemoryEstimate, estimate  # the function shadows the submodule of the same name
+from .estimate import estimate  # the function shadows the submodule of the same name
+from .memory import MemoryEstimate
 
 __all__ = ["MemoryEstimate", "OomkitError", "estimate"]

@@ -12,13 +12,17 @@ KV cache and recurrent state, then the compute buffers), the largest context tha
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .engines.base import Device
+from .engines.base import EngineModule, get_engine
 from .errors import OomkitError
-from .estimate import MemoryEstimate, Usage
+from .hardware.catalog import devices_for_names, lookup
+from .hardware.detect import Hardware, detect, host_memory
+from .limits import STEP, context_limit, context_slack, device_slack, largest_context
+from .memory import Device, MemoryEstimate, Usage
 from .model.spec import ModelSpec
+from .request import devices_from, resolve_model
 
 # A reference card for a machine without a GPU: the most common 24 GB card people run local LLMs on.
 REFERENCE_GPU = "RTX 4090"
@@ -155,102 +159,22 @@ class CheckResult:
 
 
 def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | None = None, settings: Any = None,
-          vram: str | None = None, gpu: str | None = None, cpu_only: bool = False, hardware: Any = None,
+          vram: str | None = None, gpu: str | None = None, cpu_only: bool = False, hardware: Hardware | None = None,
           **options: Any) -> CheckResult:
     """Check `model` with `engine` and its settings against this machine (detected, or `hardware`, an
     oomkit.hardware.detect.Hardware), or the hardware planned with `vram` / `gpu`, or the host RAM (`cpu_only`)."""
-    from dataclasses import replace
-
-    from .engines.base import get_engine
-    from .estimate import _devices, _resolve_for_engine
-
     eng = get_engine(engine)
     settings = replace(settings, **options) if settings is not None else eng.settings(**options)
-    spec = model if isinstance(model, ModelSpec) else _resolve_for_engine(eng, model, quant)
+    spec = resolve_model(eng, model, quant)
+    target = _target(vram, gpu, cpu_only, hardware)
 
-    hw_notes: list[str] = []
-    reference = None
-    physical: dict[str, int | None] = {}
-    others: dict[str, int | None] = {}
-    if vram is not None or gpu is not None:
-        kind, devs = "planned", _devices(vram, gpu, None, False)
-        physical = {d.id: d.memory_bytes for d in devs}
-    elif cpu_only:
-        kind, devs = "cpu", ()
-    else:
-        if hardware is None:
-            from .hardware.detect import detect
+    est = eng.estimate(spec, target.devices, settings)
+    if target.kind == "cpu":
+        est = replace(est, host=replace(est.host, memory_bytes=target.host_budget))
+    checks = _device_checks(est, target.kind, target.physical, target.others)
+    best, by_kv = _largest_contexts(eng, spec, settings, target)
 
-            hardware = detect()
-        if hardware.failed:
-            raise OomkitError("could not read this machine's GPUs (" + "; ".join(hardware.errors)
-                              + "): give --gpu NAME or --vram SIZE")
-        hw_notes += [*hardware.notes, *(f"detection failed: {e}" for e in hardware.errors)]
-        usable = [g for g in hardware.gpus if g.budget_bytes is not None]
-        for g in hardware.gpus:
-            if g.budget_bytes is None:
-                hw_notes.append(f"{g.id} {g.name}: its driver reports no memory size; left out")
-        if usable:
-            kind, devs = "detected", tuple(g.device() for g in usable)
-            physical = {g.id: g.total_bytes for g in usable}
-            others = {g.id: g.used_bytes for g in usable}
-            hw_notes += [f"{g.id}: {n}" for g in usable for n in g.notes]
-        else:
-            from .hardware.catalog import devices_for_names, lookup
-
-            kind, devs = "reference", devices_for_names(REFERENCE_GPU)
-            reference = lookup(REFERENCE_GPU).name
-            physical = {d.id: d.memory_bytes for d in devs}
-    host_budget = None
-    if kind == "cpu":
-        from .hardware.detect import host_memory
-
-        host = hardware.host if hardware is not None else host_memory()
-        if host is None:
-            raise OomkitError("cannot read this machine's RAM: give --vram SIZE or --gpu NAME instead")
-        host_budget = host.available_bytes
-        physical = {"CPU": host.total_bytes}
-        others = {"CPU": host.total_bytes - host.available_bytes}
-
-    est = eng.estimate(spec, devs, settings)
-    if kind == "cpu":
-        est = replace(est, host=replace(est.host, memory_bytes=host_budget))
-    checks = _device_checks(est, kind, physical, others)
-
-    answered: dict[int, bool] = {}  # id(settings) -> the engine accepted these settings at some context
-
-    def slack(s: Any):
-        def f(n: int) -> int | None:
-            try:
-                e = eng.estimate(spec, devs, eng.with_context(s, n))
-            except OomkitError:
-                return None
-            answered[id(s)] = True
-            if kind == "cpu":
-                return host_budget - e.host.total_bytes
-            from .limits import device_slack
-
-            return device_slack(e)
-        return f
-
-    from .limits import engine_kv_types, largest_context, with_kv_type
-
-    hi = spec.n_ctx_train or (1 << 20)
-    best = largest_context(slack(settings), hi)
-    by_kv: dict[str, int | None] = {}
-    for kv in engine_kv_types(eng, settings):
-        try:
-            s_kv = with_kv_type(eng, settings, kv)
-        except OomkitError:
-            continue
-        if s_kv == settings:
-            by_kv[kv] = best
-            continue
-        n = largest_context(slack(s_kv), hi)
-        if answered.get(id(s_kv)):  # a type the engine refuses with these settings is left out, not "none"
-            by_kv[kv] = n
-
-    n_ctx = est.engine_view.get("n_ctx") or est.settings.get("n_ctx") or est.settings.get("max_model_len")
+    n_ctx = eng.effective_context(est)
     notes: list[str] = []
     rope = None
     if n_ctx and spec.n_ctx_train and n_ctx > spec.n_ctx_train:
@@ -259,12 +183,83 @@ def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | Non
                      f"needs RoPE scaling by a factor of {rope:.2f} (e.g. YaRN, factor {rope:.2f} over the "
                      f"original {spec.n_ctx_train}); quality beyond the trained length is not guaranteed")
 
-    result = CheckResult(estimate=est, hardware=kind, devices=checks, max_context=best, max_context_by_kv=by_kv,
-                         n_ctx=n_ctx, rope_scaling_factor=rope, reference=reference,
-                         hardware_notes=tuple(hw_notes), notes=tuple(notes))
+    result = CheckResult(estimate=est, hardware=target.kind, devices=checks, max_context=best,
+                         max_context_by_kv=by_kv, n_ctx=n_ctx, rope_scaling_factor=rope, reference=target.reference,
+                         hardware_notes=target.notes, notes=tuple(notes))
     if best is None and not any(by_kv.values()):
-        result = _smallest_requirement(result, eng, spec, devs, settings, kind, host_budget)
+        result = _smallest_requirement(result, eng, spec, target.devices, settings, target.kind, target.host_budget)
     return result
+
+
+@dataclass(frozen=True)
+class _Target:
+    """What the verdict is taken against: the devices, their physical memory and what others hold on them."""
+
+    kind: str  # detected | planned | reference | cpu
+    devices: tuple[Device, ...]
+    physical: dict[str, int | None]
+    others: dict[str, int | None] = field(default_factory=dict)
+    host_budget: int | None = None  # cpu: the RAM a new process can have
+    reference: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+def _target(vram: str | None, gpu: str | None, cpu_only: bool, hardware: Hardware | None) -> _Target:
+    if vram is not None or gpu is not None:
+        devs = devices_from(vram, gpu)
+        return _Target("planned", devs, {d.id: d.memory_bytes for d in devs})
+    if cpu_only:
+        host = hardware.host if hardware is not None else host_memory()
+        if host is None:
+            raise OomkitError("cannot read this machine's RAM: give --vram SIZE or --gpu NAME instead")
+        return _Target("cpu", (), {"CPU": host.total_bytes}, {"CPU": host.total_bytes - host.available_bytes},
+                       host_budget=host.available_bytes)
+    hardware = hardware if hardware is not None else detect()
+    if hardware.failed:
+        raise OomkitError("could not read this machine's GPUs (" + "; ".join(hardware.errors)
+                          + "): give --gpu NAME or --vram SIZE")
+    notes = [*hardware.notes, *(f"detection failed: {e}" for e in hardware.errors)]
+    usable = [g for g in hardware.gpus if g.budget_bytes is not None]
+    notes += [f"{g.id} {g.name}: its driver reports no memory size; left out"
+              for g in hardware.gpus if g.budget_bytes is None]
+    if not usable:
+        devs = devices_for_names(REFERENCE_GPU)
+        return _Target("reference", devs, {d.id: d.memory_bytes for d in devs}, reference=lookup(REFERENCE_GPU).name,
+                       notes=tuple(notes))
+    notes += [f"{g.id}: {n}" for g in usable for n in g.notes]
+    return _Target("detected", tuple(g.device() for g in usable), {g.id: g.total_bytes for g in usable},
+                   {g.id: g.used_bytes for g in usable}, notes=tuple(notes))
+
+
+def _largest_contexts(eng: EngineModule, spec: ModelSpec, settings: Any, target: _Target
+                      ) -> tuple[int | None, dict[str, int | None]]:
+    """The largest context that fits with these settings, and with each KV cache type the engine offers (a type
+    the engine refuses with these settings at every context is left out, not reported as "none")."""
+    hi = context_limit(spec)
+
+    def search(s: Any) -> tuple[int | None, bool]:
+        """-> (the largest context, whether the engine accepted these settings at any context)."""
+        answered = []
+
+        def measure(e: MemoryEstimate) -> int | None:
+            answered.append(True)
+            return target.host_budget - e.host.total_bytes if target.kind == "cpu" else device_slack(e)
+        return largest_context(context_slack(eng, spec, target.devices, s, measure), hi), bool(answered)
+
+    best, _ = search(settings)
+    by_kv: dict[str, int | None] = {}
+    for kv in eng.kv_types:
+        try:
+            s_kv = eng.with_kv_type(settings, kv)
+        except OomkitError:
+            continue
+        if s_kv == settings:
+            by_kv[kv] = best
+            continue
+        n, answered = search(s_kv)
+        if answered:
+            by_kv[kv] = n
+    return best, by_kv
 
 
 def _device_checks(est: MemoryEstimate, kind: str, physical: dict[str, int | None],
@@ -274,18 +269,14 @@ def _device_checks(est: MemoryEstimate, kind: str, physical: dict[str, int | Non
                  for u in units)
 
 
-def _smallest_requirement(result: CheckResult, eng: Any, spec: ModelSpec, devs: tuple[Device, ...], settings: Any,
-                          kind: str, host_budget: int | None) -> CheckResult:
+def _smallest_requirement(result: CheckResult, eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...],
+                          settings: Any, kind: str, host_budget: int | None) -> CheckResult:
     """Nothing fits at any context with any KV type: the least it would take (the smallest context, the smallest
     KV type) on the tightest device, against that device's physical memory."""
-    from dataclasses import replace
-
-    from .limits import STEP, engine_kv_types, with_kv_type
-
     best: tuple[int, str, DeviceCheck] | None = None
-    for kv in engine_kv_types(eng, settings):
+    for kv in eng.kv_types:
         try:
-            e = eng.estimate(spec, devs, eng.with_context(with_kv_type(eng, settings, kv), STEP))
+            e = eng.estimate(spec, devs, eng.with_context(eng.with_kv_type(settings, kv), STEP))
         except OomkitError:
             continue
         if kind == "cpu":

@@ -11,8 +11,6 @@ import sys
 
 from .errors import OomkitError
 
-EXAMPLE_MODEL = "llama3.1:8b"
-
 COMMANDS = {
     "estimate": "memory of a model with an engine and settings, per device",
     "check": "will it fit on this machine? verdict, headroom, largest context (exit 1 if not)",

@@ -13,51 +13,18 @@ grows almost linearly with the context, so a handful of estimates find the exact
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from .engines.base import Device
+from .engines.base import EngineModule
 from .errors import OomkitError
+from .memory import Device, MemoryEstimate
 from .model.spec import ModelSpec
 from .units import GiB
 
 VRAM_SIZES_GB = (8, 12, 16, 24, 32, 48, 80, 96, 141, 192)
 CONTEXTS = tuple(2048 << i for i in range(10))  # 2K ... 1M
 STEP = 256  # contexts searched in multiples of 256 (llama.cpp pads n_ctx to 256 cells)
-
-# KV cache types to tabulate when the engine module names none (an engine may expose `kv_cache_types` and
-# `with_kv_type(settings, t)`). By the settings field the engine uses:
-#   cache_type_k/_v (llama.cpp -ctk/-ctv), kv_cache_type (Ollama's OLLAMA_KV_CACHE_TYPE): f16, q8_0, q4_0, the
-#   types llama.cpp's docs and Ollama's FAQ name; kv_cache_dtype (vLLM, SGLang --kv-cache-dtype): auto, fp8.
-_KV_FIELDS = (("cache_type_k", ("f16", "q8_0", "q4_0")), ("kv_cache_type", ("f16", "q8_0", "q4_0")),
-              ("kv_cache_dtype", ("auto", "fp8")))
-
-
-def engine_kv_types(eng: Any, settings: Any) -> tuple[str, ...]:
-    hook = getattr(eng, "kv_cache_types", None)
-    if hook is not None:
-        return tuple(hook() if callable(hook) else hook)
-    fields = getattr(settings, "__dataclass_fields__", {})
-    for name, types in _KV_FIELDS:
-        if name in fields:
-            return types
-    return ("default",)
-
-
-def with_kv_type(eng: Any, settings: Any, kv: str) -> Any:
-    hook = getattr(eng, "with_kv_type", None)
-    if hook is not None:
-        return hook(settings, kv)
-    fields = getattr(settings, "__dataclass_fields__", {})
-    if "cache_type_k" in fields:
-        return replace(settings, cache_type_k=kv, cache_type_v=kv)
-    for name in ("kv_cache_type", "kv_cache_dtype"):
-        if name in fields:
-            return replace(settings, **{name: kv})
-    if kv == "default":
-        return settings
-    raise OomkitError(f"the {getattr(eng, 'name', 'engine')} engine has no KV cache type setting")
-
 
 # ---------------------------------------------------------------------------------------------------------
 # The largest context that fits
@@ -104,7 +71,7 @@ def largest_context(slack: Callable[[int], int | None], hi: int, step: int = STE
     return lo_k * step
 
 
-def device_slack(est: Any) -> int | None:
+def device_slack(est: MemoryEstimate) -> int | None:
     """Bytes left on the tightest device of an estimate (negative: short); None when no size is known.
     An engine that refuses what would fit in memory (vLLM: no KV room for one max-length request; Ollama:
     layers split with the CPU) says so in est.fits: that counts as just short."""
@@ -114,18 +81,29 @@ def device_slack(est: Any) -> int | None:
     return min(left) if est.fits is not False else min(min(left), -1)
 
 
-def max_context(eng: Any, spec: ModelSpec, devices: tuple[Device, ...], settings: Any, step: int = STEP
+def context_slack(eng: EngineModule, spec: ModelSpec, devices: tuple[Device, ...], settings: Any,
+                  measure: Callable[[MemoryEstimate], int | None] = device_slack) -> Callable[[int], int | None]:
+    """slack(n) for `largest_context`: `measure` of the estimate at context n (default: the bytes left on the
+    tightest device); None when the engine refuses n."""
+    def slack(n: int) -> int | None:
+        try:
+            return measure(eng.estimate(spec, devices, eng.with_context(settings, n)))
+        except OomkitError:
+            return None
+
+    return slack
+
+
+def context_limit(spec: ModelSpec) -> int:
+    """The top of the search: the model's trained context (1M when it declares none)."""
+    return spec.n_ctx_train or (1 << 20)
+
+
+def max_context(eng: EngineModule, spec: ModelSpec, devices: tuple[Device, ...], settings: Any, step: int = STEP
                 ) -> int | None:
     """The largest multiple of `step` up to the trained context that fits on every device (the estimate's
     max_context)."""
-    def slack(n: int) -> int | None:
-        try:
-            v = device_slack(eng.estimate(spec, devices, eng.with_context(settings, n)))
-        except OomkitError:
-            return None
-        return v
-
-    return largest_context(slack, spec.n_ctx_train or (1 << 20), step)
+    return largest_context(context_slack(eng, spec, devices, settings), context_limit(spec), step)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -222,9 +200,9 @@ def contexts_for(n_ctx_train: int, contexts: tuple[int, ...] = CONTEXTS) -> tupl
     return tuple(rows)
 
 
-def build_tables(eng: Any, spec: ModelSpec, settings: Any, targets: tuple[Target, ...],
+def build_tables(eng: EngineModule, spec: ModelSpec, settings: Any, targets: tuple[Target, ...],
                  kv_types: tuple[str, ...] | None = None, contexts: tuple[int, ...] | None = None) -> Tables:
-    kv_types = kv_types or engine_kv_types(eng, settings)
+    kv_types = kv_types or eng.kv_types
     contexts = contexts or contexts_for(spec.n_ctx_train)
     probe_dev = (Device(id="CUDA0", name="GPU"),)  # one GPU of unknown size: what the model needs on one GPU
     columns: list[KvColumn] = []
@@ -238,7 +216,7 @@ def build_tables(eng: Any, spec: ModelSpec, settings: Any, targets: tuple[Target
     # memory) shares one curve across every size: estimate once per context, compare with each size.
     independent = _size_independent(eng, spec, settings)
     for kv in kv_types:
-        s = with_kv_type(eng, settings, kv)
+        s = eng.with_kv_type(settings, kv)
         try:
             first = eng.estimate(spec, probe_dev, eng.with_context(s, STEP))
         except OomkitError as e:
@@ -271,7 +249,7 @@ def build_tables(eng: Any, spec: ModelSpec, settings: Any, targets: tuple[Target
                 def slack(n: int, t=t) -> int | None:
                     e = est(t.devices, n, t.label)
                     return None if e is None else device_slack(e)
-            limits[t.label][kv] = largest_context(slack, spec.n_ctx_train or (1 << 20))
+            limits[t.label][kv] = largest_context(slack, context_limit(spec))
         for n in contexts:
             e = est(probe_dev, n, "one")
             if e is None:
@@ -289,12 +267,12 @@ def build_tables(eng: Any, spec: ModelSpec, settings: Any, targets: tuple[Target
     if any(t.kind == "size" for t in targets):
         notes.append("VRAM sizes are nominal (n × 1024 MiB); a real card reports a little less "
                      "(RTX 4090: 24564 MiB of 24576)")
-    return Tables(model=spec, engine=getattr(eng, "name", "?"), settings=eng_settings, kv=tuple(columns),
+    return Tables(model=spec, engine=eng.name, settings=eng_settings, kv=tuple(columns),
                   targets=targets, limits=limits, rows=rows, weights_bytes=weights, kv_bytes_per_token=per_token,
                   notes=tuple(notes))
 
 
-def _size_independent(eng: Any, spec: ModelSpec, settings: Any) -> bool:
+def _size_independent(eng: EngineModule, spec: ModelSpec, settings: Any) -> bool:
     """Whether one GPU's usage is the same whatever its size (then one estimate serves every size)."""
     try:
         a, b = (eng.estimate(spec, (Device(id="CUDA0", name="GPU", memory_bytes=g * GiB),),

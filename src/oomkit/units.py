@@ -41,6 +41,16 @@ def parse_sizes(text: str) -> tuple[int, ...]:
     return tuple(parse_size(p) for p in parts)
 
 
+def cdiv(a: int, b: int) -> int:
+    """a / b rounded up (vLLM's cdiv, ggml's integer ceil)."""
+    return -(-a // b)
+
+
+def round_up(x: int, n: int) -> int:
+    """x padded to a multiple of n (ggml's GGML_PAD, Ollama's roundUp, vLLM's round_up)."""
+    return -(-x // n) * n
+
+
 def mib(n: int | float) -> float:
     return n / MiB
 

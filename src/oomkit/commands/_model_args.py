@@ -4,11 +4,17 @@ MODEL [oomkit options] [engine flags]  or  [oomkit options] -- ENGINE-COMMAND ..
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..engines.base import EngineModule, get_engine
+from ..engines.cmdline import parse_command
 from ..errors import OomkitError
+from ..estimate import estimate
 from ..flags import flag_value
+from ..memory import MemoryEstimate
+from ..units import parse_size
 
 # oomkit's own estimate options: name -> takes a value
 OPTIONS = {"--engine": True, "--ctx": True, "--quant": True, "--kv-type": True, "--parallel": True,
@@ -16,8 +22,6 @@ OPTIONS = {"--engine": True, "--ctx": True, "--quant": True, "--kv-type": True, 
             "--explain": False, "--kv-memory": True, "--env": True, "-h": False, "--help": False}
 # options that may be given more than once (collected into a list)
 REPEATABLE = {"--env"}
-
-
 
 
 @dataclass(frozen=True)
@@ -30,9 +34,7 @@ class ModelRequest:
     quant: str | None
     opts: dict[str, Any]
 
-    def estimate(self, **kw: Any):
-        from ..estimate import estimate
-
+    def estimate(self, **kw: Any) -> MemoryEstimate:
         return estimate(self.model, self.engine, quant=self.quant, vram=self.opts.get("--vram"),
                         gpu=self.opts.get("--gpu"), cpu_only=bool(self.opts.get("--cpu-only")),
                         settings=self.settings, **kw)
@@ -42,8 +44,6 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
                         default_model: str | None = None) -> ModelRequest:
     """argv after the command name -> ModelRequest. extra_options: the command's own options (name -> takes a
     value), returned in .opts like the common ones."""
-    from ..engines.base import get_engine
-
     options = {**OPTIONS, **(extra_options or {})}
     opts, model, engine_args, command = split_args(argv, options)
     quant = opts.get("--quant")
@@ -51,8 +51,6 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
     if command is not None:
         if engine_args:
             raise OomkitError("give either MODEL with options, or an engine command after --, not both")
-        from ..engines.cmdline import parse_command
-
         parsed = parse_command(command, env)
         if parsed.model is not None and model is not None:
             raise OomkitError("give either MODEL with options, or an engine command after --, not both")
@@ -64,9 +62,10 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         model = model or default_model
         if model is None:
             raise OomkitError("no MODEL given (try: oomkit estimate llama3.1:8b)")
-        engine_name = opts.get("--engine", "llama.cpp")
+        engine_name = get_engine(opts.get("--engine", "llama.cpp")).name
         _, _, settings = get_engine(engine_name).parse_args(engine_args, env)
-    settings = replace(settings, **neutral_options(opts, settings))
+    eng = get_engine(engine_name)
+    settings = replace(settings, **neutral_options(opts, eng, settings))
     return ModelRequest(model=model, engine=engine_name, settings=settings, quant=quant, opts=opts)
 
 
@@ -75,8 +74,6 @@ def engine_env(pairs: list[str] | None) -> dict[str, str] | None:
     --env) lets the engine read os.environ itself."""
     if not pairs:
         return None
-    import os
-
     env = dict(os.environ)
     for pair in pairs:
         key, eq, value = pair.partition("=")
@@ -143,35 +140,17 @@ def _peek_engine(argv: list[str]) -> str:
 
 
 def _engine_flag_arity(engine: str):
-    from ..engines.base import get_engine
-
     return get_engine(engine).flag_takes_value
 
 
-# Engine-neutral option -> settings field(s), for engines whose module exposes no NEUTRAL mapping (llama.cpp).
-_DEFAULT_NEUTRAL = {"ctx": "n_ctx", "parallel": "n_parallel", "kv_type": ("cache_type_k", "cache_type_v"),
-                    "engine_version": "engine_version", "kv_memory": "kv_cache_memory_bytes"}
-
-
-def _neutral_map(settings: Any) -> dict[str, Any]:
-    """The engine module's own NEUTRAL mapping (e.g. vLLM: --ctx -> max_model_len), else llama.cpp's names."""
-    import sys
-
-    module = sys.modules.get(type(settings).__module__)
-    return getattr(module, "NEUTRAL", None) or _DEFAULT_NEUTRAL
-
-
-def neutral_options(opts: dict[str, Any], settings: Any) -> dict[str, Any]:
-    """Engine-neutral options mapped onto the engine's own settings fields."""
+def neutral_options(opts: dict[str, Any], eng: EngineModule, settings: Any) -> dict[str, Any]:
+    """Engine-neutral options mapped onto the engine's own settings fields (the record's `neutral` map)."""
     out: dict[str, Any] = {}
     fields = settings.__dataclass_fields__
-    names = _neutral_map(settings)
 
     def put(key: str, value: Any) -> None:
-        target = names.get(key)
-        for name in (target if isinstance(target, tuple) else (target,)):
-            if name:
-                out[name] = value
+        for name in eng.neutral_fields(key):
+            out[name] = value
 
     if "--ctx" in opts:
         n_ctx = _int_opt("--ctx", opts["--ctx"])
@@ -185,10 +164,7 @@ def neutral_options(opts: dict[str, Any], settings: Any) -> dict[str, Any]:
     if "--engine-version" in opts:
         put("engine_version", opts["--engine-version"])
     if "--kv-memory" in opts:
-        from ..units import parse_size
-
-        target = names.get("kv_memory")
-        if target not in fields:
+        if not eng.neutral_fields("kv_memory"):
             raise OomkitError("--kv-memory applies to engines that size their KV cache from a memory budget "
                               "(vLLM, SGLang)")
         put("kv_memory", parse_size(opts["--kv-memory"]))

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from ._model_args import parse_model_request
+from ..check import check
+from ..report import check as report
+from ..report import render
+from ._model_args import OPTIONS, parse_model_request, split_args
+
+EXAMPLE_MODEL = "llama3.1:8b"  # the built-in example `oomkit check` runs with no MODEL
 
 HELP = """\
 usage: oomkit check [MODEL] [options] [engine flags]
@@ -42,18 +47,12 @@ examples:
 
 
 def run(argv: list[str]) -> int:
-    from ..cli import EXAMPLE_MODEL
-
     if "-h" in argv[: argv.index("--") if "--" in argv else len(argv)] or "--help" in argv:
         print(HELP % {"example": EXAMPLE_MODEL})
         return 0
     req = parse_model_request(argv, default_model=EXAMPLE_MODEL)
-    from ..check import check
-
     result = check(req.model, req.engine, quant=req.quant, settings=req.settings, vram=req.opts.get("--vram"),
                    gpu=req.opts.get("--gpu"), cpu_only=bool(req.opts.get("--cpu-only")))
-    from ..report import check as report
-
     if result.rope_scaling_factor is not None:
         print(f"oomkit: warning: {result.notes[0]}", file=sys.stderr)
     if req.opts.get("--json"):
@@ -64,15 +63,11 @@ def run(argv: list[str]) -> int:
             out = f"(the built-in example, {EXAMPLE_MODEL}; give MODEL to check yours)\n" + out
         print(out)
         if req.opts.get("--explain"):
-            from ..report import render
-
             print(render.table(result.estimate, explain=True))
     return 0 if result.fits else 1
 
 
 def _gave_model(argv: list[str]) -> bool:
-    from ._model_args import OPTIONS, split_args
-
     if "--" in argv:
         return True
     _, model, _, _ = split_args(argv, OPTIONS)

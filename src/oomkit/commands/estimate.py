@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..report import render
 from ._model_args import parse_model_request
 
 HELP = """\
@@ -42,7 +43,5 @@ def run(argv: list[str]) -> int:
         return 0
     req = parse_model_request(argv)
     est = req.estimate()
-    from ..report import render
-
     print(render.to_json(est) if req.opts.get("--json") else render.table(est, explain=bool(req.opts.get("--explain"))))
     return 0

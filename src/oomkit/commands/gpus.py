@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from ..errors import OomkitError
+from ..hardware.detect import detect
+from ..report import hardware as report
 
 HELP = """\
 usage: oomkit gpus [--json]
@@ -22,8 +24,6 @@ def run(argv: list[str]) -> int:
     unknown = [a for a in argv if a != "--json"]
     if unknown:
         raise OomkitError(f"unexpected argument {unknown[0]!r} (oomkit gpus takes only --json)")
-    from ..hardware.detect import detect
-    from ..report import hardware as report
 
     hw = detect(processes=False)
     if hw.failed:

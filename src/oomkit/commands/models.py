@@ -11,6 +11,7 @@ import json
 import sys
 
 from ..errors import OomkitError
+from ..model import catalog
 
 KINDS = ("full", "sliding", "chunked", "latent", "recurrent", "moe")
 
@@ -29,8 +30,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _rows(query: str | None, family: str | None, kind: str | None) -> list[dict]:
-    from ..model import catalog
-
     idx = catalog._index()
     by_slug: dict[str, list[str]] = {}
     for alias, slug in idx["aliases"].items():
@@ -76,8 +75,6 @@ def run(argv: list[str]) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     if not rows:
-        from ..model import catalog
-
         what = " ".join(x for x in (args.query, args.family and f"family {args.family}",
                                      args.kind and f"kind {args.kind}") if x)
         hint = catalog.suggest(args.query) if args.query else []

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from .. import limits
+from ..engines.base import get_engine
 from ..errors import OomkitError
+from ..hardware.detect import detect
+from ..report import tables as report
+from ..report.plot import check_plot_target, plot
+from ..request import devices_from, resolve_model
 from ._model_args import parse_model_request
 
 HELP = """\
@@ -50,13 +58,7 @@ def run(argv: list[str]) -> int:
         raise OomkitError(f"give one output format, not {' and '.join(formats)}")
 
     if o.get("--plot"):
-        from ..report.plot import check_plot_target
-
         check_plot_target(o["--plot"])
-
-    from .. import limits
-    from ..engines.base import get_engine
-    from ..estimate import _devices, _resolve_for_engine
 
     sizes = limits.VRAM_SIZES_GB
     if "--sizes" in o:
@@ -66,12 +68,10 @@ def run(argv: list[str]) -> int:
     targets = limits.size_targets(sizes)
     notes = []
     if o.get("--vram") is not None or o.get("--gpu") is not None:
-        devs = _devices(o.get("--vram"), o.get("--gpu"), None, False)
+        devs = devices_from(o.get("--vram"), o.get("--gpu"))
         label = _group([d.name if d.name != "GPU" else "GPU" for d in devs])
         targets += (limits.Target(f"planned: {label}", devs, kind="planned"),)
     else:
-        from ..hardware.detect import detect
-
         hw = detect()
         notes += [f"GPU detection: {e}" for e in hw.errors]
         devs = hw.devices()
@@ -79,7 +79,7 @@ def run(argv: list[str]) -> int:
             label = _group([g.name for g in hw.gpus if g.budget_bytes is not None])
             targets += (limits.Target(f"this machine: {label}", devs, kind="detected"),)
     eng = get_engine(req.engine)
-    spec = _resolve_for_engine(eng, req.model, req.quant)
+    spec = resolve_model(eng, req.model, req.quant)
     kv_types = None
     if "--kv-types" in o:
         kv_types = tuple(x.strip() for x in str(o["--kv-types"]).split(",") if x.strip())
@@ -87,13 +87,9 @@ def run(argv: list[str]) -> int:
             raise OomkitError("--kv-types takes a comma list, e.g. f16,q8_0")
     tables = limits.build_tables(eng, spec, req.settings, targets, kv_types=kv_types)
     if notes:
-        from dataclasses import replace
-
         tables = replace(tables, notes=(*tables.notes, *notes))
     if not tables.kv_types:
         raise OomkitError("no KV cache type could be estimated: " + "; ".join(c.error for c in tables.kv if c.error))
-
-    from ..report import tables as report
 
     if o.get("--json"):
         print(report.to_json(tables, kinds))
@@ -104,8 +100,6 @@ def run(argv: list[str]) -> int:
     else:
         print(report.terminal(tables, kinds))
     if o.get("--plot"):
-        from ..report.plot import plot
-
         plot(tables, o["--plot"])
     return 0
 

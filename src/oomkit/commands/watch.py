@@ -7,8 +7,13 @@ import sys
 import time
 from typing import Any
 
+from ..engines.base import get_engine
 from ..errors import OomkitError
+from ..hardware.monitor import Monitor
+from ..request import resolve_model
 from ..units import MiB
+from ..watch import EngineTracker, headroom
+from ._model_args import OPTIONS, parse_model_request, split_args
 
 HELP = """\
 usage: oomkit watch [MODEL] [options] [engine flags] [--interval S] [--iterations N | --once]
@@ -32,8 +37,6 @@ def run(argv: list[str]) -> int:
     if "-h" in argv or "--help" in argv:
         print(HELP)
         return 0
-    from ._model_args import OPTIONS, parse_model_request, split_args
-
     opts, model, engine_args, command = split_args(argv, {**OPTIONS, **EXTRA})
     interval = _float(opts.get("--interval", "1"), "--interval")
     iterations = 1 if opts.get("--once") else (_int(opts["--iterations"], "--iterations")
@@ -41,15 +44,10 @@ def run(argv: list[str]) -> int:
     want = None
     if model is not None or command is not None:
         req = parse_model_request(argv, extra_options=EXTRA)
-        from ..engines.base import get_engine
-        from ..estimate import _resolve_for_engine
-
         eng = get_engine(req.engine)
-        want = (eng, _resolve_for_engine(eng, req.model, req.quant), req.settings)
+        want = (eng, resolve_model(eng, req.model, req.quant), req.settings)
     elif engine_args:
         raise OomkitError(f"engine flags {' '.join(engine_args)} need a MODEL")
-
-    from ..hardware.monitor import EngineTracker, Monitor
 
     monitor = Monitor()
     tracker = EngineTracker()
@@ -121,7 +119,6 @@ def snapshot_text(hw: Any, want: Any, tracker: Any, source: str) -> str:
     elif hw.gpus and hw.gpus[0].vendor == "nvidia":
         console.print("no processes on the GPUs")
     if want is not None:
-        from ..hardware.monitor import headroom
 
         eng, spec, settings = want
         try:
@@ -129,7 +126,7 @@ def snapshot_text(hw: Any, want: Any, tracker: Any, source: str) -> str:
         except OomkitError as e:
             rooms = []
             console.print(f"headroom: {e}")
-        n_ctx = getattr(settings, "n_ctx", None) or spec.n_ctx_train
+        n_ctx = getattr(settings, eng.context_field, None) or spec.n_ctx_train
         for r in rooms:
             line = (f"{spec.name} at {n_ctx} tokens on {r.gpu_id}: {_mib(r.headroom_bytes)} left for the KV cache, "
                     f"it needs {_mib(r.kv_needed_bytes)}")

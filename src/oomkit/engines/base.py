@@ -1,59 +1,27 @@
-"""What every engine module shares: devices in, a MemoryEstimate out.
+"""The engine record: everything the rest of oomkit may ask of an engine, in one place per engine.
 
-An engine module turns (ModelSpec, devices, its own Settings) into a MemoryEstimate, following that engine's
-real allocation rules. Settings are per engine (their fields use the engine's own option names and defaults);
-this module holds only the device description and the engine registry.
+Each engine package (`engines/<engine>/`) exposes one `ENGINE = EngineModule(...)`: its name and the spellings
+users type for it, the programs and `python -m` modules whose command lines it reads, its Settings (a frozen
+dataclass whose fields use the engine's own option names and defaults), which settings field holds the context
+and which the KV cache type, the KV types it accepts, the engine-neutral options (`--ctx`, `--kv-type`, ...)
+mapped onto its fields, its release eras, and the pure functions that parse its command line and lay a model
+out on devices. Nothing outside `engines/` names an engine or guesses at its fields.
+
+The registry below imports an engine package only when it is asked for (each costs a few milliseconds).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..errors import OomkitError
+from ..memory import Device, MemoryEstimate
 
-
-@dataclass(frozen=True)
-class Device:
-    """One accelerator. memory_bytes None: size unknown (nothing to check the estimate against)."""
-
-    id: str  # "CUDA0", "CUDA1", ...
-    name: str = "GPU"
-    memory_bytes: int | None = None
-    free_bytes: int | None = None
-
-
-class Engine(Protocol):
-    """What each engine module exposes as its module-level `ENGINE`."""
-
-    name: str
-
-    def settings(self, **options: Any) -> Any:
-        """The engine's Settings (a frozen dataclass, fields named after the engine's own options)."""
-        ...
-
-    def with_context(self, settings: Any, n_ctx: int) -> Any:
-        """The same settings at another context length (used to search the largest that fits)."""
-        ...
-
-    def estimate(self, spec: Any, devices: tuple[Device, ...], settings: Any) -> Any:
-        """-> oomkit.estimate.MemoryEstimate, following the engine's real allocation rules."""
-        ...
-
-    def parse_args(self, argv: list[str], env: dict[str, str] | None = None) -> tuple[str | None, str | None, Any]:
-        """The engine's own flags (no program name) -> (model argument, quant or None, Settings).
-        env: the engine's environment variables (OLLAMA_*), None for os.environ."""
-        ...
-
-    def flag_takes_value(self, name: str, following: str | None) -> bool:
-        """Whether flag `name` consumes the next argument."""
-        ...
-
-    def default_weight_format(self, config: dict[str, Any]) -> str | None:
-        """The weight format the engine loads for a model named without one (None: the config's own)."""
-        ...
+# (argv without the program, env or None for os.environ, the program variant) -> (model, quant, Settings)
+ParseArgs = Callable[[list[str], "dict[str, str] | None", "str | None"], "tuple[str | None, str | None, Any]"]
 
 
 def _as_published(config: dict[str, Any]) -> str | None:
@@ -62,51 +30,115 @@ def _as_published(config: dict[str, Any]) -> str | None:
 
 @dataclass(frozen=True)
 class EngineModule:
-    """One engine module's pure functions behind the Engine protocol (each module's `ENGINE`)."""
+    """One engine, as the rest of oomkit sees it."""
 
-    name: str
+    name: str  # "llama.cpp", "vllm", ...
     Settings: type
-    estimate_fn: Callable[..., Any]  # (spec, devices, settings) -> MemoryEstimate
-    with_context_fn: Callable[[Any, int], Any]  # (settings, n_ctx) -> settings
-    parse_args_fn: Callable[..., tuple[str | None, str | None, Any]]  # (argv, env) -> (model, quant, settings)
+    estimate_fn: Callable[..., MemoryEstimate]  # (spec, devices, settings) -> MemoryEstimate
+    parse_args_fn: ParseArgs
     flag_takes_value_fn: Callable[[str, str | None], bool]
+    context_field: str  # the Settings field holding the context length (n_ctx, max_model_len, ...)
+    # engine-neutral option (ctx, parallel, kv_type, engine_version, kv_memory) -> the Settings field(s) it sets
+    neutral: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
+    kv_types: tuple[str, ...] = ("default",)  # the KV cache types tables and the planner offer, by the engine's names
+    kv_fields: tuple[str, ...] = ()  # the Settings fields one KV type sets (llama.cpp: -ctk and -ctv)
+    aliases: tuple[str, ...] = ()  # other spellings of the name (--engine lmstudio)
+    # executable name -> the program variant its parser is told (llama-cli and llama-server differ in defaults)
+    programs: Mapping[str, str | None] = field(default_factory=dict)
+    python_modules: Mapping[str, str | None] = field(default_factory=dict)  # `python -m X` -> program variant
+    subcommands: tuple[str, ...] = ()  # when set, a program is this engine only with one of these (ollama run)
+    newest: str = ""  # the newest release whose rules are modelled (the --engine-version default)
+    eras: Mapping[str, Any] = field(default_factory=dict)
     default_format_fn: Callable[[dict[str, Any]], str | None] = _as_published  # None: the checkpoint as published
+    loads_gguf: bool = False  # a model named by an Ollama tag or GGUF repo runs as that GGUF
+    with_context_fn: Callable[[Any, int], Any] | None = None  # None: set context_field
+    # the context the engine settled on, from its estimate (None: the estimate's settings[context_field])
+    effective_context_fn: Callable[[MemoryEstimate], int | None] | None = None
 
     def settings(self, **options: Any) -> Any:
         return self.Settings(**options)
 
-    def with_context(self, settings: Any, n_ctx: int) -> Any:
-        return self.with_context_fn(settings, n_ctx)
-
-    def estimate(self, spec: Any, devices: tuple[Device, ...], settings: Any) -> Any:
+    def estimate(self, spec: Any, devices: tuple[Device, ...], settings: Any) -> MemoryEstimate:
         return self.estimate_fn(spec, devices, settings)
 
-    def parse_args(self, argv: list[str], env: dict[str, str] | None = None) -> tuple[str | None, str | None, Any]:
-        return self.parse_args_fn(argv, env)
+    def with_context(self, settings: Any, n_ctx: int) -> Any:
+        """The same settings at another context length (the largest-context search turns this knob)."""
+        if self.with_context_fn is not None:
+            return self.with_context_fn(settings, n_ctx)
+        return replace(settings, **{self.context_field: n_ctx})
+
+    def with_kv_type(self, settings: Any, kv: str) -> Any:
+        """The same settings with KV cache type `kv` (one of kv_types, or another the engine accepts)."""
+        if self.kv_fields:
+            return replace(settings, **{f: kv for f in self.kv_fields})
+        if kv == "default":
+            return settings
+        raise OomkitError(f"the {self.name} engine has no KV cache type setting")
+
+    def effective_context(self, est: MemoryEstimate) -> int | None:
+        """The context length the engine runs with, after its defaults and padding."""
+        if self.effective_context_fn is not None:
+            return self.effective_context_fn(est)
+        return est.settings.get(self.context_field)
+
+    def parse_args(self, argv: list[str], env: dict[str, str] | None = None, program: str | None = None
+                   ) -> tuple[str | None, str | None, Any]:
+        """The engine's own flags (no program name) -> (model argument, quant or None, Settings).
+        env: the engine's environment variables (OLLAMA_*), None for os.environ."""
+        return self.parse_args_fn(argv, env, program)
 
     def flag_takes_value(self, name: str, following: str | None) -> bool:
+        """Whether flag `name` consumes the next argument."""
         return self.flag_takes_value_fn(name, following)
 
     def default_weight_format(self, config: dict[str, Any]) -> str | None:
+        """The weight format the engine loads for a model named without one (None: the checkpoint's own)."""
         return self.default_format_fn(config)
 
+    def neutral_fields(self, option: str) -> tuple[str, ...]:
+        """The Settings fields an engine-neutral option sets (none when the engine has no such knob)."""
+        target = self.neutral.get(option)
+        if target is None:
+            return ()
+        return target if isinstance(target, tuple) else (target,)
 
-# Engine name (and the spellings users type) -> module under oomkit.engines. Imported lazily.
-_ENGINES = {"llama.cpp": "llamacpp", "vllm": "vllm", "sglang": "sglang", "ollama": "ollama",
-            "transformers": "transformers", "mlx": "mlx"}
-_ALIASES = {"llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama_cpp": "llama.cpp", "llama-server": "llama.cpp",
-            "llama-cli": "llama.cpp", "lmstudio": "llama.cpp", "lm-studio": "llama.cpp"}
+
+# ---------------------------------------------------------------------------------------------------------
+# The registry: engine name -> its package under oomkit.engines, imported when asked for.
+
+_PACKAGES = {"llama.cpp": "llamacpp", "ollama": "ollama", "vllm": "vllm", "sglang": "sglang",
+             "transformers": "transformers", "mlx": "mlx"}
 
 
-def get_engine(name: str) -> Engine:
-    key = _ALIASES.get(name.lower(), name.lower())
-    module = _ENGINES.get(key)
-    if module is None:
-        known = ", ".join(sorted(_ENGINES))
-        raise OomkitError(f"unknown engine {name!r}: known engines are {known}")
-    try:
-        return importlib.import_module(f"oomkit.engines.{module}").ENGINE
-    except ModuleNotFoundError as e:
-        if e.name == f"oomkit.engines.{module}":
-            raise OomkitError(f"the {key} engine is not available in this version of oomkit") from None
-        raise
+def _load(name: str) -> EngineModule:
+    return importlib.import_module(f"oomkit.engines.{_PACKAGES[name]}").ENGINE
+
+
+def all_engines() -> tuple[EngineModule, ...]:
+    return tuple(_load(name) for name in _PACKAGES)
+
+
+def get_engine(name: str) -> EngineModule:
+    key = str(name).strip().lower()
+    if key in _PACKAGES:
+        return _load(key)
+    for eng in all_engines():
+        if key in eng.aliases:
+            return eng
+    raise OomkitError(f"unknown engine {name!r}: known engines are {', '.join(sorted(_PACKAGES))}")
+
+
+def engine_for_program(program: str, module: str | None = None) -> tuple[EngineModule, str | None] | None:
+    """The engine whose command line starts with `program` (an executable name, or `python -m module`), and the
+    program variant its parser is told; None when no engine runs as that program."""
+    for eng in all_engines():
+        table = eng.python_modules if module is not None else eng.programs
+        key = module if module is not None else program
+        if key in table:
+            return eng, table[key]
+    return None
+
+
+def engine_modules() -> tuple[str, ...]:
+    """Every `python -m` module an engine runs as (for finding running engines among processes)."""
+    return tuple(m for eng in all_engines() for m in eng.python_modules)

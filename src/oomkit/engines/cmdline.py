@@ -1,7 +1,7 @@
 """A real engine command line -> (engine, model argument, quant, Settings).
 
-Recognises the program (llama-server, vllm serve, python -m sglang.launch_server, ollama run, mlx_lm.*) and
-hands the rest to that engine's own parser (its module's `parse_args`), which knows the engine's flags.
+Recognises the program (llama-server, vllm serve, python -m sglang.launch_server, ollama run, mlx_lm.*) by the
+engine records' own `programs` and `python_modules`, and hands the rest to that engine's parser.
 """
 
 from __future__ import annotations
@@ -13,15 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OomkitError
-
-LLAMACPP_PROGRAMS = {"llama-server": "llama-server", "llama-cli": "llama-cli", "llama-completion": "llama-cli",
-                     "llama-run": "llama-cli", "server": "llama-server", "main": "llama-cli"}
-# python -m MODULE -> engine
-PYTHON_MODULES = {"vllm.entrypoints.openai.api_server": "vllm", "vllm.entrypoints.api_server": "vllm",
-                  "sglang.launch_server": "sglang", "mlx_lm.server": "mlx", "mlx_lm.generate": "mlx",
-                  "mlx_lm": "mlx"}
-PROGRAMS = {"vllm": "vllm", "sglang": "sglang", "ollama": "ollama", "mlx_lm.server": "mlx",
-            "mlx_lm.generate": "mlx", "mlx_lm": "mlx"}
+from .base import engine_for_program
 
 
 @dataclass(frozen=True)
@@ -32,9 +24,11 @@ class ParsedCommand:
     quant: str | None = None
 
 
-def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedCommand:
-    from .base import get_engine
+def program_name(argv0: str) -> str:
+    return Path(argv0).name.removesuffix(".exe")
 
+
+def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedCommand:
     # `OLLAMA_CONTEXT_LENGTH=8192 ollama serve`, `env K=V ollama run ...`: leading assignments join the env
     argv = list(argv)
     if argv and argv[0] == "env":
@@ -45,30 +39,33 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
         env[key] = value
     if not argv:
         raise OomkitError("empty engine command after --")
-    prog = Path(argv[0]).name.removesuffix(".exe")
+    prog = program_name(argv[0])
     args = argv[1:]
-    if prog in LLAMACPP_PROGRAMS:
-        from .llamacpp_args import parse_args
-
-        model, quant, settings = parse_args(args, program=LLAMACPP_PROGRAMS[prog])
-        return ParsedCommand("llama.cpp", model, settings, quant)
     if prog.startswith("python") and len(args) >= 2 and args[0] == "-m":
-        engine = PYTHON_MODULES.get(args[1])
-        if engine is None:
+        found = engine_for_program(prog, module=args[1])
+        if found is None:
             raise OomkitError(f"unknown engine module 'python -m {args[1]}'")
-        prog = args[1]
         args = args[2:]
-    elif prog in PROGRAMS:
-        engine = PROGRAMS[prog]
     else:
-        raise OomkitError(f"unknown engine command {argv[0]!r}: oomkit reads llama-server, llama-cli, vllm serve, "
-                          "python -m sglang.launch_server, ollama run and mlx_lm command lines")
-    if engine == "mlx" and prog in ("mlx_lm.server", "mlx_lm.generate"):
-        # mlx_lm.server and mlx_lm.generate take different flags and defaults (--max-tokens 512 vs 100);
-        # `mlx_lm generate|server ...` names the program in its first argument
-        from .mlx import parse_args as mlx_parse_args
+        found = engine_for_program(prog)
+        if found is None:
+            raise OomkitError(f"unknown engine command {argv[0]!r}: oomkit reads llama-server, llama-cli, vllm "
+                              "serve, python -m sglang.launch_server, ollama run and mlx_lm command lines")
+    eng, program = found
+    model, quant, settings = eng.parse_args(args, env, program)
+    return ParsedCommand(eng.name, model, settings, quant)
 
-        model, quant, settings = mlx_parse_args(args, env, program=prog)
-        return ParsedCommand(engine, model, settings, quant)
-    model, quant, settings = get_engine(engine).parse_args(args, env)
-    return ParsedCommand(engine, model, settings, quant)
+
+def is_engine_command(argv: list[str]) -> bool:
+    """Whether a process's command line is one oomkit can read (a running engine)."""
+    if not argv:
+        return False
+    prog = program_name(argv[0])
+    if prog.startswith("python") and len(argv) > 2 and argv[1] == "-m":
+        found = engine_for_program(prog, module=argv[2])
+    else:
+        found = engine_for_program(prog)
+    if found is None:
+        return False
+    eng = found[0]
+    return not eng.subcommands or (len(argv) > 1 and argv[1] in eng.subcommands)

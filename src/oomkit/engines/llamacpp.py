@@ -12,12 +12,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import OomkitError
-from ..estimate import LayerUse, MemoryEstimate, Usage
+from ..memory import Device, LayerUse, MemoryEstimate, Usage
 from ..model.archs import SWA_PATTERN_DEFAULT
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
 from ..quant import ggml
 from ..units import MiB
-from .base import Device, EngineModule
+from .base import EngineModule
 
 # Build tags at which behaviour changed: the first release build after each PR's merge. The merge dates are
 # the PRs'; the build numbers are placed by those dates (llama.cpp tags about eight builds a day), so a build
@@ -647,10 +647,10 @@ def default_weight_format(config: dict[str, Any]) -> str:
     return "MXFP4_MOE" if isinstance(q, dict) and q.get("quant_method") == "mxfp4" else DEFAULT_GGUF_TYPE
 
 
-def _parse_args(argv: list[str], env: dict[str, str] | None = None):
+def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None):
     from .llamacpp_args import parse_args
 
-    return parse_args(argv)
+    return parse_args(argv, program=program or "llama-server")
 
 
 def _flag_takes_value(name: str, following: str | None) -> bool:
@@ -659,5 +659,17 @@ def _flag_takes_value(name: str, following: str | None) -> bool:
     return flag_takes_value(name, following)
 
 
-ENGINE = EngineModule("llama.cpp", LlamaCppSettings, estimate, lambda s, n: replace(s, n_ctx=n), _parse_args,
-                      _flag_takes_value, default_weight_format)
+ENGINE = EngineModule(
+    "llama.cpp", LlamaCppSettings, estimate, _parse_args, _flag_takes_value,
+    context_field="n_ctx",
+    neutral={"ctx": "n_ctx", "parallel": "n_parallel", "kv_type": ("cache_type_k", "cache_type_v"),
+             "engine_version": "engine_version"},
+    # -ctk/-ctv: the types llama.cpp's docs name for the KV cache (tools/server/README.md)
+    kv_types=("f16", "q8_0", "q4_0"), kv_fields=("cache_type_k", "cache_type_v"),
+    aliases=("llamacpp", "llama-cpp", "llama_cpp", "llama-server", "llama-cli", "lmstudio", "lm-studio"),
+    # the programs' own names; llama-cli's defaults differ from llama-server's (tools/main, tools/server)
+    programs={"llama-server": "llama-server", "llama-cli": "llama-cli", "llama-completion": "llama-cli",
+              "llama-run": "llama-cli", "server": "llama-server", "main": "llama-cli"},
+    newest=NEWEST, eras=ERAS, default_format_fn=default_weight_format, loads_gguf=True,
+    effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
+)

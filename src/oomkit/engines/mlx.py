@@ -18,12 +18,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import OomkitError
-from ..estimate import LayerUse, MemoryEstimate, Usage
 from ..flags import flag_value
+from ..memory import Device, LayerUse, MemoryEstimate, Usage
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
-from .base import Device, EngineModule
+from ..units import GiB, KiB, MiB
+from .base import EngineModule
 
-KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 NEWEST = "0.32.0"  # mlx-lm
 
 # cache.py KVCache.step / RotatingKVCache.step / QuantizedKVCache.step: buffers grow 256 tokens at a time
@@ -700,5 +700,11 @@ def flag_takes_value(name: str, following: str | None) -> bool:
 
 # mlx-lm loads MLX safetensors as published (float weights as the config says; an MLX-quantized model's bits
 # come from --q-bits or the repo name): no default weight format.
-ENGINE = EngineModule("mlx", MlxSettings, estimate, lambda s, n: replace(s, context_length=n, prompt_tokens=None),
-                      parse_args, flag_takes_value)
+ENGINE = EngineModule(
+    "mlx", MlxSettings, estimate, parse_args, flag_takes_value,
+    context_field="context_length", neutral=NEUTRAL,
+    aliases=("mlx-lm", "mlx_lm"),
+    programs={"mlx_lm.server": "mlx_lm.server", "mlx_lm.generate": "mlx_lm.generate", "mlx_lm": None},
+    python_modules={"mlx_lm.server": "mlx_lm.server", "mlx_lm.generate": "mlx_lm.generate", "mlx_lm": None},
+    newest=NEWEST, with_context_fn=lambda s, n: replace(s, context_length=n, prompt_tokens=None),
+)

@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OomkitError
-from ..estimate import MemoryEstimate, Usage
 from ..flags import flag_value
+from ..memory import Device, MemoryEstimate, Usage
 from ..model.spec import ModelSpec, WeightInventory
 from ..units import GiB, MiB
 from . import llamacpp as lc
 from . import ollama_memory as om
-from .base import Device, EngineModule
+from .base import EngineModule
 
 NEWEST = "0.32.15"
 DEFAULT_GGUF_TYPE = "Q4_K_M"  # the ollama.com library's default quant for a bare tag (gpt-oss: MXFP4)
@@ -114,8 +114,6 @@ _RUNNER_BUILD = (
     ((0, 32, 3), 10091), ((0, 32, 6), 10242), ((0, 32, 8), 10353), ((0, 32, 10), 10380), ((0, 32, 14), 10434),
     ((0, 32, 15), 10488),
 )
-# llama.cpp PR #14363 (July 2025, ~b5900): per-sequence KV streams; before it the cache was one shared buffer
-_SPLIT_STREAMS_BUILD = 5900
 
 
 def parse_version(v: str | None) -> Version:
@@ -541,7 +539,8 @@ def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_l
     kv = launch.kv_cache_type or "f16"
     return lc.LlamaCppSettings(
         program="llama-server", n_ctx=launch.num_ctx * num_parallel, n_batch=n_batch, n_ubatch=512,
-        n_parallel=num_parallel, kv_unified=build < _SPLIT_STREAMS_BUILD, cache_type_k=kv, cache_type_v=kv,
+        n_parallel=num_parallel, kv_unified=build < lc.ERAS["kv_streams"],
+        cache_type_k=kv, cache_type_v=kv,
         flash_attn="on" if launch.flash_attention else "off", n_gpu_layers=n_gpu_layers, tensor_split=split,
         embeddings=True, engine_version=f"b{build}")
 
@@ -992,5 +991,15 @@ def flag_takes_value(name: str, following: str | None) -> bool:
 
 
 # ollama.com library tags without a quant are the GGUFs llama.cpp users get too: Q4_K_M (gpt-oss: MXFP4)
-ENGINE = EngineModule("ollama", OllamaSettings, estimate, lambda s, n: replace(s, num_ctx=n), parse_args,
-                      flag_takes_value, lc.default_weight_format)
+def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None):
+    return parse_args(argv, env)
+
+
+ENGINE = EngineModule(
+    "ollama", OllamaSettings, estimate, _parse_args, flag_takes_value,
+    context_field="num_ctx", neutral=NEUTRAL,
+    kv_types=("f16", "q8_0", "q4_0"), kv_fields=("kv_cache_type",),  # OLLAMA_KV_CACHE_TYPE (docs/faq.md)
+    programs={"ollama": None}, subcommands=("run", "serve"),
+    newest=NEWEST, default_format_fn=lc.default_weight_format, loads_gguf=True,
+    effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
+)

@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OomkitError
-from ..estimate import LayerUse, MemoryEstimate, Usage
+from ..memory import Device, LayerUse, MemoryEstimate, Usage
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
 from ..units import GiB, MiB
 from . import _tp
-from .base import Device, EngineModule
+from .base import EngineModule
 
 NEWEST = "0.5.23"
 OLDEST = (0, 4, 0)
@@ -83,15 +83,14 @@ ERAS = {
 PRE_LOAD_OVERHEAD = int(0.8 * GiB)
 DIST_INIT_OVERHEAD_PCIE = int(0.13 * GiB)
 DIST_INIT_OVERHEAD_NVLINK = int(1.7 * GiB)
-_NVLINK_NAMES = re.compile(r"\b(?:H100|H200|H800|H20|GH200|B200|B300|GB200|GB300|A100|A800|MI2\d\d|MI3\d\d)\b|SXM",
-                           re.IGNORECASE)
 
 
 def pre_load_overhead(devices: tuple[Device, ...], world: int) -> int:
     """Bytes in use on each GPU before the weights load (see PRE_LOAD_OVERHEAD)."""
     if world <= 1:
         return PRE_LOAD_OVERHEAD
-    nvlink = all(_NVLINK_NAMES.search(d.name or "") or (d.memory_bytes or 0) >= 70 * GiB for d in devices)
+    # NVLink as the GPU catalog knows it; a GPU of 70 GiB or more without a name is taken for a data-centre part
+    nvlink = all(d.nvlink or (d.memory_bytes or 0) >= 70 * GiB for d in devices)
     return PRE_LOAD_OVERHEAD + (DIST_INIT_OVERHEAD_NVLINK if nvlink else DIST_INIT_OVERHEAD_PCIE)
 
 
@@ -1048,8 +1047,18 @@ def flag_takes_value(name: str, following: str | None) -> bool:
 
 
 # SGLang loads the checkpoint as published (its own dtype / quantization_config): the default format hook.
-ENGINE = EngineModule("sglang", SGLangSettings, estimate, lambda s, n: replace(s, context_length=n), parse_args,
-                      flag_takes_value)
+def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None):
+    return parse_args(argv, env)
+
+
+ENGINE = EngineModule(
+    "sglang", SGLangSettings, estimate, _parse_args, flag_takes_value,
+    context_field="context_length", neutral=NEUTRAL,
+    # --kv-cache-dtype choices (KV_CACHE_DTYPES): SGLang spells fp8 with its format and refuses a bare "fp8"
+    kv_types=("auto", "fp8_e4m3"), kv_fields=("kv_cache_dtype",),
+    programs={"sglang": None}, python_modules={"sglang.launch_server": None},
+    newest=NEWEST, eras=ERAS,
+)
 
 __all__ = ["ENGINE", "ERAS", "NEWEST", "SGLangSettings", "default_mem_fraction_static", "estimate", "kv_pools",
            "layout", "parse_args", "size_pool"]

@@ -22,12 +22,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import OomkitError
-from ..estimate import LayerUse, MemoryEstimate, Usage
 from ..flags import flag_value
+from ..memory import Device, LayerUse, MemoryEstimate, Usage
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
-from .base import Device, EngineModule
+from ..units import GiB, MiB
+from .base import EngineModule
 
-KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 NEWEST = "5.24.0"
 
 # Release boundaries (the first release with the new rule), placed by reading the wheels listed above.
@@ -997,4 +997,13 @@ def with_context(s: TransformersSettings, n_ctx: int) -> TransformersSettings:
 
 
 # transformers loads the checkpoint as published (its config's dtype / quantization_config).
-ENGINE = EngineModule("transformers", TransformersSettings, estimate, with_context, parse_args, flag_takes_value)
+def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None):
+    return parse_args(argv, env)
+
+
+ENGINE = EngineModule(
+    "transformers", TransformersSettings, estimate, _parse_args, flag_takes_value,
+    context_field="max_length", neutral=NEUTRAL,
+    kv_types=("auto", "fp8"), kv_fields=("kv_cache_dtype",),  # the model dtype, or the quantized cache (fp8)
+    newest=NEWEST, eras=ERAS, with_context_fn=with_context,
+)

@@ -26,12 +26,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import OomkitError
-from ..estimate import LayerUse, MemoryEstimate, Usage
+from ..memory import Device, LayerUse, MemoryEstimate, Usage
 from ..model.spec import LayerKind, LayerSpec, ModelSpec, TensorSpec
+from ..units import GiB, MiB
 from . import _tp
-from .base import Device, EngineModule
+from .base import EngineModule
 
-KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 NEWEST = "0.33.0"
 
 # Release boundaries (the first release with the new rule). Placed by reading the wheels listed above; where a
@@ -206,20 +206,11 @@ class Resolved:
 
 
 def _gpu_info(dev: Device | None) -> tuple[tuple[int, int] | None, str]:
-    """(compute capability, name) from the GPU catalog (hardware/gpus.json); None when not found."""
+    """(compute capability, name) of the first GPU; the capability as the GPU catalog gives it with the Device,
+    None when unknown. The name is matched the way vLLM matches torch.cuda.get_device_name()."""
     if dev is None:
         return None, ""
-    try:
-        from ..hardware.catalog import lookup
-
-        g = lookup(dev.name) if dev.name else None
-    except Exception:  # pragma: no cover - the catalog is optional here
-        g = None
-    cc = None
-    if g is not None and g.compute_capability:
-        major, _, minor = g.compute_capability.partition(".")
-        cc = (int(major), int(minor or 0))
-    return cc, (g.name if g is not None else dev.name or "")
+    return dev.compute_capability, dev.name or ""
 
 
 def cuda_total(dev: Device) -> int | None:
@@ -1216,7 +1207,7 @@ def _layer_uses(spec: ModelSpec, ranks: list[_Rank], num_blocks: int | None) -> 
     return tuple(out)
 
 
-def _parse_args(argv: list[str], env: dict[str, str] | None = None):
+def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None):
     from .vllm_args import parse_args
 
     return parse_args(argv, env)
@@ -1229,5 +1220,11 @@ def _flag_takes_value(name: str, following: str | None) -> bool:
 
 
 # vLLM loads the checkpoint as published (its config's dtype / quantization_config): the default format hook.
-ENGINE = EngineModule("vllm", VllmSettings, estimate, lambda s, n: replace(s, max_model_len=n), _parse_args,
-                      _flag_takes_value)
+ENGINE = EngineModule(
+    "vllm", VllmSettings, estimate, _parse_args, _flag_takes_value,
+    context_field="max_model_len", neutral=NEUTRAL,
+    kv_types=("auto", "fp8"), kv_fields=("kv_cache_dtype",),  # --kv-cache-dtype (cache_dtype choices)
+    programs={"vllm": None},
+    python_modules={"vllm.entrypoints.openai.api_server": None, "vllm.entrypoints.api_server": None},
+    newest=NEWEST, eras=ERAS,
+)

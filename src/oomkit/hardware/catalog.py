@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..engines.base import Device
 from ..errors import OomkitError
+from ..memory import Device
 from ..units import MiB
 
 DATA_PATH = Path(__file__).resolve().parent / "gpus.json"
@@ -33,6 +33,11 @@ _ID_PREFIX = {"nvidia": "CUDA", "amd": "ROCm", "apple": "MTL", "intel": "SYCL"}
 _SIZE = re.compile(r"^(?P<base>.*?)[\s_-]*(?P<gb>\d+(?:\.\d+)?)\s*(?:gb|gib|g)$", re.IGNORECASE)
 # "2x H100", "2 x H100", "2*H100" (the space after x keeps "7900 XTX" a name)
 _COUNT = re.compile(r"^(?P<n>\d+)\s*(?:[x×]\s+|\*\s*)(?P<name>.+)$", re.IGNORECASE)
+# Data-centre parts that come with NVLink (NVIDIA: SXM boards, H100/H200/H800/H20, Grace-Hopper and Blackwell
+# systems, A100/A800) or Infinity Fabric links (AMD Instinct MI200/MI300): what SGLang's distributed start-up
+# costs depends on it (NCCL's NVLS/NVLink buffers).
+_NVLINK_NAMES = re.compile(r"\b(?:H100|H200|H800|H20|GH200|B200|B300|GB200|GB300|A100|A800|MI2\d\d|MI3\d\d)\b|SXM",
+                           re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -215,5 +220,29 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
         prefix = _ID_PREFIX.get(spec.vendor, "GPU")
         index = counters.get(prefix, 0)
         counters[prefix] = index + 1
-        devices.append(Device(id=f"{prefix}{index}", name=spec.name, memory_bytes=spec.memory_bytes))
+        devices.append(Device(id=f"{prefix}{index}", name=spec.name, memory_bytes=spec.memory_bytes,
+                              compute_capability=_capability(spec), nvlink=_nvlink(spec.name)))
     return tuple(devices)
+
+
+def with_facts(device: Device) -> Device:
+    """`device` with the GPU facts the catalog knows for its name (compute capability, NVLink), where it has
+    none of its own. A device without a name the catalog knows keeps what it has."""
+    if device.compute_capability is not None and device.nvlink is not None:
+        return device
+    spec = lookup(device.name) if device.name else None
+    cc = device.compute_capability if device.compute_capability is not None else _capability(spec)
+    nvlink = device.nvlink if device.nvlink is not None else _nvlink(device.name)
+    return replace(device, compute_capability=cc, nvlink=nvlink)
+
+
+def _capability(spec: GpuSpec | None) -> tuple[int, int] | None:
+    if spec is None or not spec.compute_capability:
+        return None
+    major, _, minor = spec.compute_capability.partition(".")
+    return int(major), int(minor or 0)
+
+
+def _nvlink(name: str | None) -> bool | None:
+    """True for the data-centre parts with NVLink; None (unknown) otherwise."""
+    return True if name and _NVLINK_NAMES.search(name) else None

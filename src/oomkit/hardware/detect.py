@@ -31,9 +31,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..engines.base import Device
+from ..memory import Device
+from ..units import GiB, MiB
+from .catalog import lookup, with_facts
 
-MiB, GiB = 1 << 20, 1 << 30
 TIMEOUT_S = 4.0  # nvidia-smi takes about a second to answer when persistence mode is off; rocm-smi similar
 NVIDIA_SMI_QUERY = ["nvidia-smi", "--query-gpu=index,name,memory.total,memory.used,memory.free",
                     "--format=csv,noheader,nounits"]
@@ -91,7 +92,8 @@ class Gpu:
 
     def device(self) -> Device:
         """The device an estimate checks against: its FREE memory (what a new engine can really have)."""
-        return Device(id=self.id, name=self.name, memory_bytes=self.budget_bytes, free_bytes=self.free_bytes)
+        return with_facts(Device(id=self.id, name=self.name, memory_bytes=self.budget_bytes,
+                                 free_bytes=self.free_bytes))
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -234,8 +236,6 @@ def _first_line(text: str, limit: int = 120) -> str:
 def _with_catalog(g: Gpu) -> Gpu:
     """Bandwidth (and the catalog's name) for a detected card: its name with its size first ("RTX 3060 12GB"),
     then the name alone."""
-    from .catalog import lookup
-
     spec = None
     if g.total_bytes:
         spec = lookup(f"{g.name} {round(g.total_bytes / GiB)}GB") if not g.unified_memory else None

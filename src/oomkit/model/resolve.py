@@ -41,11 +41,13 @@ _HF_FORMATS = {"bf16", "fp16", "fp32", "fp8", "int8", "int4", "awq", "gptq", "nf
                "w4a16"}
 
 
-def resolve(ref: str, weight_format: str | None = None, default_format=None) -> ModelSpec:
+def resolve(ref: str, weight_format: str | None = None, default_format=None, tag_formats: bool = True) -> ModelSpec:
     """The ModelSpec for `ref`; `weight_format` (or a :QUANT suffix) sets the weight storage.
 
     default_format: for a model named without a format, a function of its config.json giving the format the
-    engine would load (llama.cpp: a GGUF file type); the guess is labelled in the result."""
+    engine would load (llama.cpp: a GGUF file type); the guess is labelled in the result.
+    tag_formats: whether the GGUF an Ollama tag or GGUF repo name stands for is the format to take (engines that
+    load GGUF files); otherwise the checkpoint as published is taken, and a label says so."""
     if not ref or not str(ref).strip():
         raise OomkitError("no model given")
     ref = str(ref).strip()
@@ -70,9 +72,14 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None) -> 
     from .hf_config import spec_from_config
 
     labels: tuple[str, ...] = ()
-    if fmt is None:
-        fmt = getattr(entry, "default_format", None)  # an Ollama tag's own quant
-    if fmt is None and default_format is not None:
+    tag_format = entry.default_format  # the GGUF an Ollama tag / GGUF repo name stands for
+    if fmt is None and tag_format is not None:
+        if tag_formats:
+            fmt = tag_format
+        else:
+            labels = (f"{name} names a {tag_format} GGUF, which this engine does not load by default: taking the "
+                      f"checkpoint as published ({entry.hf_id}); name a format with :QUANT or --quant",)
+    if fmt is None and default_format is not None and not labels:
         fmt = default_format(entry.config)
         if fmt is not None:
             labels = (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)

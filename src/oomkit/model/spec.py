@@ -168,6 +168,15 @@ class ModelSpec:
         return len(self.layers)
 
     @property
+    def n_trunk_layers(self) -> int:
+        """Layers the model runs for every token: all but the trailing multi-token-prediction (next-n) ones."""
+        return self.n_layers - self.n_nextn_layers
+
+    @property
+    def trunk_layers(self) -> tuple[LayerSpec, ...]:
+        return self.layers[: self.n_trunk_layers]
+
+    @property
     def params_total(self) -> int:
         return self.weights.n_params
 

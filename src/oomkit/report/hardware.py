@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-MiB, GiB = 1 << 20, 1 << 30
+from ..units import GiB, MiB
 
 
 def to_json(hw) -> str:

@@ -6,7 +6,7 @@ import io
 import json
 from typing import Any
 
-from ..estimate import MemoryEstimate
+from ..memory import MemoryEstimate
 from ..units import fmt_bytes, fmt_mib
 
 

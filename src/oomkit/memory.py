@@ -1,0 +1,159 @@
+"""The plain types every floor speaks: a device in, the memory an engine lays out on it out.
+
+`Device` is one accelerator (with the GPU facts the hardware catalog knows of it); `Usage` the bytes one place
+holds by component; `LayerUse` one layer's placement; `MemoryEstimate` one engine's whole answer. Imports nothing
+of the project at run time, so every floor above may use them.
+
+`MemoryEstimate.engine_view` holds the figures the engine itself prints at start-up, by these keys (bytes as
+integers; per device as {device id: bytes}):
+
+- llama.cpp and Ollama's runner: n_ctx, kv_buffer_bytes, k_bytes, v_bytes, swa_kv_bytes, recurrent_state_bytes,
+  model_buffer_bytes, compute_buffer_bytes, output_buffer_bytes;
+- Ollama's own estimate: ollama_memory ({its memory.* field names: bytes});
+- vLLM: model_loading_bytes, available_kv_cache_bytes, kv_cache_tokens, num_gpu_blocks, block_size,
+  max_concurrency;
+- SGLang: max_total_num_tokens, k_bytes, v_bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for annotations only: the model floor sits above this one
+    from .model.spec import ModelSpec
+
+
+@dataclass(frozen=True)
+class Device:
+    """One accelerator. memory_bytes None: size unknown (nothing to check the estimate against).
+
+    The GPU facts (compute capability, NVLink) come from the hardware catalog (hardware/catalog.py with_facts);
+    None where the device is not in it (a bare --vram size)."""
+
+    id: str  # "CUDA0", "CUDA1", ...
+    name: str = "GPU"
+    memory_bytes: int | None = None
+    free_bytes: int | None = None
+    compute_capability: tuple[int, int] | None = None  # NVIDIA only, e.g. (8, 9)
+    nvlink: bool | None = None  # a data-centre part with NVLink / xGMI between cards; None: unknown
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Bytes one place (a GPU, or the host) holds, by component."""
+
+    id: str
+    name: str = ""
+    memory_bytes: int | None = None
+    weights_bytes: int = 0
+    kv_cache_bytes: int = 0
+    recurrent_state_bytes: int = 0
+    compute_bytes: int = 0
+    overhead_bytes: int = 0
+
+    @property
+    def total_bytes(self) -> int:
+        return (self.weights_bytes + self.kv_cache_bytes + self.recurrent_state_bytes + self.compute_bytes
+                + self.overhead_bytes)
+
+    @property
+    def fits(self) -> bool | None:
+        return None if self.memory_bytes is None else self.total_bytes <= self.memory_bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["total_bytes"] = self.total_bytes
+        return d
+
+
+@dataclass(frozen=True)
+class LayerUse:
+    """Where one layer lives and what it costs there (for --explain)."""
+
+    index: int
+    kind: str
+    device: str
+    weights_bytes: int
+    kv_bytes: int
+    recurrent_bytes: int
+    cells: int | None = None  # KV cells this layer's cache holds (per stream)
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    model: ModelSpec
+    engine: str
+    settings: dict[str, Any]
+    devices: tuple[Usage, ...]
+    host: Usage
+    engine_view: dict[str, Any]
+    kv_bytes_per_token: int | None
+    layers: tuple[LayerUse, ...] = ()
+    warnings: tuple[str, ...] = ()
+    max_context: int | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def _total(self, attr: str) -> int:
+        return sum(getattr(u, attr) for u in (*self.devices, self.host))
+
+    @property
+    def weights_bytes(self) -> int:
+        return self._total("weights_bytes")
+
+    @property
+    def kv_cache_bytes(self) -> int:
+        return self._total("kv_cache_bytes")
+
+    @property
+    def recurrent_state_bytes(self) -> int:
+        return self._total("recurrent_state_bytes")
+
+    @property
+    def compute_bytes(self) -> int:
+        return self._total("compute_bytes")
+
+    @property
+    def overhead_bytes(self) -> int:
+        return self._total("overhead_bytes")
+
+    @property
+    def total_bytes(self) -> int:
+        return self._total("total_bytes")
+
+    @property
+    def fits(self) -> bool | None:
+        """All devices within their memory; None when no device has a known size."""
+        verdicts = [u.fits for u in self.devices if u.fits is not None]
+        if not verdicts:
+            return None
+        return all(verdicts)
+
+    def with_max_context(self, n: int | None) -> MemoryEstimate:
+        return replace(self, max_context=n)
+
+    def to_dict(self) -> dict[str, Any]:
+        m = self.model
+        return {
+            "model": {
+                "name": m.name, "architecture": m.architecture, "n_layers": m.n_layers,
+                "params_total": m.params_total, "params_active": m.params_active,
+                "weights_format": m.weights.format, "weights_exact": m.weights.exact,
+                "layer_kinds": m.kinds(), "n_ctx_train": m.n_ctx_train, "source": m.source,
+            },
+            "engine": self.engine,
+            "settings": self.settings,
+            "weights_bytes": self.weights_bytes,
+            "kv_cache_bytes": self.kv_cache_bytes,
+            "recurrent_state_bytes": self.recurrent_state_bytes,
+            "compute_bytes": self.compute_bytes,
+            "overhead_bytes": self.overhead_bytes,
+            "total_bytes": self.total_bytes,
+            "kv_bytes_per_token": self.kv_bytes_per_token,
+            "devices": [u.to_dict() for u in self.devices],
+            "host": {k: v for k, v in self.host.to_dict().items() if k not in ("memory_bytes",)},
+            "engine_view": self.engine_view,
+            "fits": self.fits,
+            "max_context": self.max_context,
+            "warnings": list(self.warnings) + list(m.labels),
+        }
