@@ -3,6 +3,8 @@ lines, tables, checks), one record per line, so two trees can be compared byte f
 
     python tools/snapshot_estimates.py > before.jsonl   (then, after a change)
     python tools/snapshot_estimates.py > after.jsonl && diff before.jsonl after.jsonl
+
+`--engine E` keeps the commands of one engine (its name or its program in the command line).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from oomkit.cli import main
 from oomkit.model import catalog
 
 ENGINES = ("llama.cpp", "ollama", "vllm", "sglang", "transformers", "mlx")
+PROGRAMS = {"llama.cpp": ("llama.cpp", "llama-server"), "mlx": ("mlx", "mlx_lm.server")}
 COMMANDS = [
     ["estimate", "--vram", "80GiB,80GiB", "--json", "--", "vllm", "serve", "Qwen/Qwen3-32B", "-tp", "2",
      "--max-model-len", "32768"],
@@ -62,5 +65,9 @@ def cases():
 
 
 if __name__ == "__main__":
+    only = sys.argv[sys.argv.index("--engine") + 1] if "--engine" in sys.argv else None
+    words = PROGRAMS.get(only, (only,))
     for argv in cases():
+        if only is not None and not any(w in argv for w in words):
+            continue
         sys.stdout.write(json.dumps(run(argv), sort_keys=True) + "\n")
