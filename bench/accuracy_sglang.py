@@ -17,6 +17,8 @@ def main() -> None:
     ap.add_argument("--markdown", action="store_true")
     md = ap.parse_args().markdown
     rows = cases.all_rows()
+    if not md:
+        print("SGLang accuracy (median / worst |error| per figure):")
     print(cases.table(rows, markdown=md))
     bad = [r for r in rows if not r.ok]
     if bad:

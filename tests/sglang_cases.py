@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from oomkit.engines import sglang as sg
+from oomkit.hardware.catalog import devices_for_names
 from oomkit.model.hf_config import spec_from_config
+from oomkit.model.resolve import resolve
 from oomkit.model.spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, TensorSpec, WeightInventory
 
 GiB = 1 << 30
@@ -130,9 +132,8 @@ def mimo_v2_flash(cfg: dict[str, Any]) -> ModelSpec:
 def _kv_rows(name: str, spec: ModelSpec, s: sg.SGLangSettings, d: dict[str, Any], pool_name: str | None = None,
              swa_tokens: int | None = None) -> list[Row]:
     tokens = d["printed"]["kv_cache_tokens"]
-    lay = sg.layout(spec, s)
-    v = sg.parse_version(s.engine_version)
-    pools = sg.kv_pools(lay, s, v, tokens if swa_tokens is None else d["printed"]["full_layer_tokens"], swa_tokens)
+    lay = sg.cache_layout(spec, s)
+    pools = sg.kv_pools(lay, s, tokens if swa_tokens is None else d["printed"]["full_layer_tokens"], swa_tokens)
     p = next(x for x in pools if pool_name is None or x.name == pool_name)
     rows = [_size_row(name, "K size", p.k_bytes, _gib(d, "k_size_gb"), f"{p.name} pool, {p.tokens} tokens")]
     if "v_size_gb" in d["printed"]:
@@ -151,12 +152,10 @@ def case_qwen3_14b() -> list[Row]:
     rows = [_tokens_row(name, "tokens (printed avail)", pool.max_total_num_tokens, d["printed"]["kv_cache_tokens"],
                         PRINTED_AVAIL_TOLERANCE, "rest = 19.67 - 47.24 x (1 - 0.88)")]
     rows += _kv_rows(name, spec, s, d)
-    lay = sg.layout(spec, s)
+    lay = sg.cache_layout(spec, s)
     w, _ = sg.rank_weights(spec, s, lay)
     wp = _gib(d, "weights_mem_gb")
     rows.append(Row(name, "weights", w / GiB, wp, "GiB", "1%", abs(w / GiB - wp) / wp <= 0.01, "bf16, untied"))
-    from oomkit.hardware.catalog import devices_for_names
-
     est = sg.estimate(spec, devices_for_names("RTX A6000"), s)
     rows.append(_tokens_row(name, "tokens (end to end)", est.engine_view["max_total_num_tokens"],
                             d["printed"]["kv_cache_tokens"], END_TO_END_TOLERANCE,
@@ -177,8 +176,6 @@ def case_qwen3_235b() -> list[Row]:
         note = "fp8 block inventory built by the test"
     s = sg.SGLangSettings(tp_size=4, mem_fraction_static=0.93, engine_version="0.4.10")  # July 2025
     rows = _kv_rows(name, spec, s, d)
-    from oomkit.hardware.catalog import devices_for_names
-
     est = sg.estimate(spec, devices_for_names("H100") * 4, s)
     rows.append(_tokens_row(name, "tokens (end to end)", est.engine_view["max_total_num_tokens"],
                             d["printed"]["kv_cache_tokens"], END_TO_END_TOLERANCE, f"4x H100 80GB HBM3; {note}"))
@@ -202,7 +199,7 @@ def case_qwen35_ktransformers() -> list[Row]:
     spec = qwen35_moe_spec(d)
     s = sg.SGLangSettings(tp_size=2, max_running_requests=1, context_length=8192, engine_version="0.5.8")
     rows = _kv_rows(name, spec, s, d)
-    lay = sg.layout(spec, s)
+    lay = sg.cache_layout(spec, s)
     conv, ssm = sg.mamba_cache_per_req(lay, s, spec)
     slots = d["printed"]["max_mamba_cache_size"] + 1  # MambaPool keeps a padding slot
     rows.append(_size_row(name, "conv state", slots * conv, _gib(d, "conv_state_gb"), f"{slots} slots"))
@@ -219,9 +216,9 @@ def mamba_split_from_tokens(spec: ModelSpec, s: sg.SGLangSettings, tokens: int, 
                             ) -> tuple[int, int]:
     """The smallest rest (in bytes) that yields `tokens` KV tokens once `printed_slots` state slots are taken,
     then the split SGLang's rule makes of that rest: -> (max_mamba_cache_size, KV tokens)."""
-    lay = sg.layout(spec, s)
+    lay = sg.cache_layout(spec, s)
     v = sg.parse_version(s.engine_version)
-    cell = sum(sg._cell_row(la, lay, v) * lay.kv_bytes for la in lay.full_layers)
+    cell = sum(sg.cell_row(la, lay, v) * lay.kv_bytes for la in lay.full_layers)
     per_req = sum(sg.mamba_cache_per_req(lay, s, spec))
     rest = tokens * cell + printed_slots * per_req
     for extra in range(0, int(cell), max(1, int(cell) // 8)):
@@ -235,8 +232,6 @@ def mamba_split_from_tokens(spec: ModelSpec, s: sg.SGLangSettings, tokens: int, 
 def case_hybrid_gdn_27b() -> list[Row]:
     name = "hybrid-gdn-27b-nvfp4-2x5090-tp2-fp8kv-mtp"
     d = load(name)
-    from oomkit.model.resolve import resolve
-
     spec = resolve("qwen3.5-27b")  # the layout the notes infer: 64 layers, every 4th full, 4 KV heads x 256
     s = sg.SGLangSettings(tp_size=2, kv_cache_dtype="fp8_e4m3")
     return _kv_rows(name, spec, s, d)

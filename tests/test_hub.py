@@ -5,6 +5,7 @@ thread that answers the endpoints huggingface_hub calls (see tests/fixtures/hub/
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import os
@@ -307,7 +308,14 @@ def safetensors_bytes(tensors: list[tuple[str, list[int]]], dtype: str = "BF16",
 
 
 def sharded_qwen_repo(n_shards: int = 16) -> tuple[dict[str, FakeFile], int, int]:
-    """Qwen3-30B-A3B as the hub stores it: config.json, 16 BF16 shards and their index."""
+    """Qwen3-30B-A3B as the hub stores it: config.json, 16 BF16 shards and their index (built once: every test
+    gets its own copy of the file table)."""
+    files, total, n_params = _sharded_qwen_repo(n_shards)
+    return dict(files), total, n_params
+
+
+@functools.lru_cache(maxsize=None)
+def _sharded_qwen_repo(n_shards: int) -> tuple[dict[str, FakeFile], int, int]:
     ts = list(qwen3_moe_hf_tensors(QWEN_CONFIG))
     L = QWEN_CONFIG["num_hidden_layers"]
     shard_of = [0 if layer is None and i == 0 else n_shards - 1 if layer is None else layer * n_shards // L

@@ -15,6 +15,7 @@ from oomkit.engines import sglang as sg
 from oomkit.engines.base import get_engine
 from oomkit.errors import OomkitError
 from oomkit.hardware.catalog import with_facts
+from oomkit.limits import max_context
 from oomkit.memory import Device
 from oomkit.model.resolve import resolve
 from tests import sglang_cases as cases
@@ -37,8 +38,8 @@ def run(*args, env=None):
 
 def cell(spec, **kw):
     s = sg.SGLangSettings(**kw)
-    lay = sg.layout(spec, s)
-    return sg._cell(lay, s, sg.parse_version(s.engine_version), lay.full_layers)
+    lay = sg.cache_layout(spec, s)
+    return sg.cell_size(lay, s, sg.parse_version(s.engine_version), lay.full_layers)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -57,11 +58,10 @@ def test_fixture(name):
     assert not bad, cases.table(bad)
 
 
-def test_accuracy_table(capsys):
+def test_accuracy_summary():
+    # the table itself: bench/accuracy_sglang.py
     rows = cases.all_rows()
     summary = {fig: (n, med, worst) for fig, n, med, worst in cases.summary(rows)}
-    with capsys.disabled():
-        print("\nSGLang accuracy (median / worst |error| per figure):\n" + cases.table(rows))
     assert summary["tokens (printed avail)"][2] <= cases.PRINTED_AVAIL_TOLERANCE
     assert summary["tokens (end to end)"][2] <= cases.END_TO_END_TOLERANCE
     assert all(r.ok for r in rows if r.figure in ("K size", "V size"))
@@ -92,8 +92,8 @@ def test_cell_deepseek_v3_mla():
     assert cell(spec) == 61 * (512 + 64) * 2 == 70272
     assert cell(spec, tp_size=8) == 70272  # the latent is replicated on every TP rank
     s = sg.SGLangSettings()
-    lay = sg.layout(spec, s)
-    (p,) = sg.kv_pools(lay, s, sg.parse_version(s.engine_version), 10000)
+    lay = sg.cache_layout(spec, s)
+    (p,) = sg.kv_pools(lay, s, 10000)
     # "KV Cache is allocated. #tokens: 10000, KV size: 0.65 GB": one (size + page_size, 1, 576) buffer per layer
     assert p.name == "mla" and p.k_bytes == 61 * 576 * 2 * 10001 and p.v_bytes == 0
     assert round(p.k_bytes / GiB, 2) == 0.65
@@ -104,9 +104,9 @@ def test_cell_before_0_5_7_takes_head_dim_twice():
     full = [la for la in spec.layers if la.kind.value == "full"]
     s_new = sg.SGLangSettings(tp_size=4)
     v_new, v_old = sg.parse_version(s_new.engine_version), sg.parse_version("0.5.6")
-    lay = sg.layout(spec, s_new)
-    assert sg._cell_row(full[0], lay, v_new) == 1 * (192 + 128)
-    assert sg._cell_row(full[0], lay, v_old) == 1 * 192 * 2
+    lay = sg.cache_layout(spec, s_new)
+    assert sg.cell_row(full[0], lay, v_new) == 1 * (192 + 128)
+    assert sg.cell_row(full[0], lay, v_old) == 1 * 192 * 2
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -214,7 +214,7 @@ def test_hybrid_swa_gpt_oss_split():
 def test_gemma3_caches_every_layer_in_full():
     spec = resolve("gemma-3-27b-it", "bf16")
     s = sg.SGLangSettings()
-    lay = sg.layout(spec, s)
+    lay = sg.cache_layout(spec, s)
     assert not lay.swa_layers and len(lay.full_layers) == 62
     assert any("not a hybrid-SWA architecture" in x for x in lay.labels)
 
@@ -223,7 +223,7 @@ def test_mamba_state_pool_rules():
     d = cases.load("qwen3.5-moe-ktransformers-2x4090-tp2-hybrid")
     spec = cases.qwen35_moe_spec(d)
     s = sg.SGLangSettings(tp_size=2)
-    lay = sg.layout(spec, s)
+    lay = sg.cache_layout(spec, s)
     conv, ssm = sg.mamba_cache_per_req(lay, s, spec)
     # 45 linear layers; conv (16x128x2 + 64x128) / 2 ranks x 3 x 2 B; ssm 64/2 heads x 128 x 128 x 4 B
     assert conv == 45 * 6144 * 3 * 2 and ssm == 45 * 32 * 128 * 128 * 4
@@ -264,8 +264,6 @@ def test_estimate_context_not_fitting_pool():
     e = sg.estimate(spec, (named_gpu("CUDA0", "GPU", 24 * GiB),), sg.SGLangSettings(context_length=40960))
     assert e.fits is False and any("fewer than context_length" in w for w in e.warnings)
     est = get_engine("sglang")
-    from oomkit.limits import max_context
-
     n = max_context(est, spec, (named_gpu("CUDA0", "GPU", 24 * GiB),), sg.SGLangSettings())
     assert n is not None and n <= e.engine_view["max_total_num_tokens"]
 

@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
 def _dispatch(argv: list[str]) -> int:
     if argv and argv[0] in COMMANDS:  # the common path builds no parser (argparse's help machinery is slow)
         return _run_command(argv[0], argv[1:])
-    import argparse
+    import argparse  # lazy: only for --help and mistakes (its help machinery is slow to build)
 
     parser = argparse.ArgumentParser(
         prog="oomkit", allow_abbrev=False,
@@ -52,7 +52,7 @@ def _dispatch(argv: list[str]) -> int:
         parser.print_help()
         return 0
     if argv[0] == "--version":
-        from importlib.metadata import version
+        from importlib.metadata import version  # lazy: only for --version
 
         print(f"oomkit {version('oomkit')}")
         return 0

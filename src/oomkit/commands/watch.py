@@ -78,7 +78,7 @@ def run(argv: list[str]) -> int:
 
 
 def _live(monitor: Any, tracker: Any, want: Any, interval: float, hw: Any) -> None:
-    from rich.console import Console
+    from rich.console import Console  # lazy: rich costs ~30 ms, only for a drawn table
     from rich.live import Live
     from rich.text import Text
 
@@ -92,7 +92,7 @@ def _live(monitor: Any, tracker: Any, want: Any, interval: float, hw: Any) -> No
 
 
 def snapshot_text(hw: Any, want: Any, tracker: Any, source: str) -> str:
-    from rich.console import Console
+    from rich.console import Console  # lazy: rich costs ~30 ms, only for a drawn table
     from rich.table import Table
 
     buf = io.StringIO()

@@ -175,7 +175,7 @@ class Probe:
     def module(self, name: str) -> Any:
         if name in self.modules:
             return self.modules[name]
-        import importlib
+        import importlib  # lazy: the probe imports the vendor library it is asked for
 
         try:
             return importlib.import_module(name)
@@ -331,7 +331,7 @@ def _nonneg(x: Any) -> int | None:
 
 def process_name(pid: int) -> str:
     try:
-        import psutil
+        import psutil  # optional: only when a GPU process is named
 
         return psutil.Process(pid).name()
     except Exception:  # gone, not ours to read, psutil missing: the pid still identifies it

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OomkitError
+from ..quant.gguf_recipes import ftype_name
 from ..quant import ggml
 from .archs import (
     INTERVAL_HYBRIDS,
@@ -109,8 +110,6 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "") -> ModelSpec
 
 def _file_type_name(ftype: Any) -> str:
     if isinstance(ftype, int):
-        from ..quant.gguf_recipes import ftype_name
-
         return ftype_name(ftype)
     return "unknown"
 

@@ -38,6 +38,10 @@ from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
 
 from ..errors import OomkitError
+from .gguf_file import spec_from_gguf
+from .gguf_header import GGUFHeader, parse_gguf_header
+from .hf_config import spec_from_config
+from .safetensors_header import INDEX_NAME, SafetensorsModel, parse_safetensors_header
 from ._bytes import NeedMoreBytes, printable
 from .safetensors_weights import inventory_from_safetensors_model, layer_index
 
@@ -240,8 +244,6 @@ def pick_gguf(repo_id: str, files: list[GGUFFile], quant: str | None) -> GGUFFil
 def _merge_split(repo_id: str, file: GGUFFile, headers: list[Any], sizes: list[int | None]) -> Any:
     """One GGUFHeader for a split model: gguf-split puts all metadata in part 1, each part's tensors in its own
     table (llama.cpp src/llama-model-loader.cpp reads `split.count` and `split.tensors.count`)."""
-    from .gguf_header import GGUFHeader
-
     first = headers[0]
     name = f"{repo_id}/{file.paths[0]}"
     n = first.metadata.get("split.count")
@@ -268,9 +270,9 @@ def _merge_split(repo_id: str, file: GGUFFile, headers: list[Any], sizes: list[i
 
 def _http_module():
     try:
-        import httpx2 as http  # huggingface_hub >= 2
+        import httpx2 as http  # lazy, as huggingface_hub: huggingface_hub >= 2
     except ImportError:  # pragma: no cover - huggingface_hub 1.x
-        import httpx as http
+        import httpx as http  # lazy, as above
     return http
 
 
@@ -398,19 +400,19 @@ class HubClient:
     # ---- requests ----------------------------------------------------------------------------------------
 
     def _session(self):
-        from huggingface_hub.utils import get_session
+        from huggingface_hub.utils import get_session  # lazy: a catalog estimate never loads huggingface_hub
 
         return get_session()
 
     def _headers(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        from huggingface_hub.utils import build_hf_headers
+        from huggingface_hub.utils import build_hf_headers  # lazy (see _session)
 
         h = build_hf_headers(token=self.token, library_name="oomkit", library_version=_version())
         h.update(extra or {})
         return h
 
     def _url(self, repo_id: str, commit: str, path: str) -> str:
-        from huggingface_hub import hf_hub_url
+        from huggingface_hub import hf_hub_url  # lazy (see _session)
 
         return hf_hub_url(repo_id, path, revision=commit, endpoint=self.endpoint)
 
@@ -461,7 +463,7 @@ class HubClient:
             raise self._offline_error(repo_id)
 
         def run() -> RepoInfo:
-            from huggingface_hub import HfApi
+            from huggingface_hub import HfApi  # lazy (see _session)
 
             api = HfApi(endpoint=self.endpoint, token=self.token, library_name="oomkit", library_version=_version())
             m = api.model_info(repo_id, revision=revision, files_metadata=True, timeout=self.timeout)
@@ -548,8 +550,6 @@ class HubClient:
 
     def safetensors(self, repo_id: str, revision: str = DEFAULT_REVISION, info: RepoInfo | None = None):
         """Every shard header of the repo's safetensors model (a SafetensorsModel), None when it has none."""
-        from .safetensors_header import INDEX_NAME, SafetensorsModel, parse_safetensors_header
-
         info = info or self.repo_info(repo_id, revision)
         index_meta: dict[str, Any] = {}
         if INDEX_NAME in info.files:
@@ -589,8 +589,6 @@ class HubClient:
     def gguf(self, repo_id: str, quant: str | None = None, revision: str = DEFAULT_REVISION,
              info: RepoInfo | None = None) -> HubGGUF:
         """The header of the repo's GGUF for `quant` (all split parts' headers, merged)."""
-        from .gguf_header import parse_gguf_header
-
         info = info or self.repo_info(repo_id, revision)
         file = pick_gguf(repo_id, gguf_quants(info.files), quant)
 
@@ -638,7 +636,7 @@ def _short(e: BaseException) -> str:
 @functools.lru_cache(maxsize=1)
 def _version() -> str:
     try:
-        from importlib.metadata import version
+        from importlib.metadata import version  # lazy: read once, for the User-Agent
 
         return version("oomkit")
     except Exception:  # noqa: BLE001 - metadata missing in a source checkout
@@ -658,9 +656,6 @@ def spec_from_hub(ref: str, weight_format: str | None = None, default_format: Ca
 
     `default_format` as in resolve(); `hint` ("; did you mean ...?") is added to the error when the repo
     cannot be looked up."""
-    from .gguf_file import spec_from_gguf
-    from .hf_config import spec_from_config
-
     repo_id, tag = parse_ref(ref)
     if tag and weight_format and tag.lower() != weight_format.lower():
         raise OomkitError(f"{ref}: two formats given ({tag} and {weight_format}); give one")

@@ -10,13 +10,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import OomkitError
+from ..quant import gguf_recipes
+from . import catalog
+from .gguf_file import read_gguf_spec
+from .hf_config import load_config, spec_from_config
+from .safetensors_weights import inventory_from_safetensors
 from .spec import ModelSpec
 
 
 def split_quant(ref: str) -> tuple[str, str | None]:
     """"name:Q4_K_M" -> ("name", "Q4_K_M"); "llama3.1:8b-q8_0" -> ("llama3.1:8b", "q8_0"); else (ref, None)."""
-    from ..quant import gguf_recipes
-
     def is_format(s: str) -> bool:
         try:
             gguf_recipes.ftype_by_name(s)
@@ -56,21 +59,18 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         return _from_path(path, weight_format, default_format)
     name, suffix = split_quant(ref)
     fmt = weight_format or suffix
-    from . import catalog
 
     entry = catalog.lookup(name) or (catalog.lookup(ref) if suffix else None)
     if entry is None:
         hint = catalog.suggest(name)
         more = f"; did you mean {', '.join(hint)}?" if hint else ""
-        from . import hub  # light: huggingface_hub itself is imported only when the hub is asked
+        from . import hub  # lazy: the hub client (threads, HTTP) only for a name not in the catalog
 
         if hub.is_hf_id(ref):
             return hub.spec_from_hub(ref, weight_format, default_format, hint=more)
         if ref.lower().endswith((".gguf", ".json")) or "/" in ref and Path(ref).suffix:
             raise OomkitError(f"no such file: {ref}")
         raise OomkitError(f"unknown model {name!r}: not a file and not in the built-in catalog{more}")
-    from .hf_config import spec_from_config
-
     labels: tuple[str, ...] = ()
     tag_format = entry.default_format  # the GGUF an Ollama tag / GGUF repo name stands for
     if fmt is None and tag_format is not None:
@@ -99,8 +99,6 @@ def _from_path(path: Path, weight_format: str | None, default_format=None) -> Mo
             raise OomkitError(f"{path} holds {len(ggufs)} GGUF files: name one ({', '.join(p.name for p in ggufs[:4])})")
         raise OomkitError(f"{path}: no config.json and no .gguf file")
     if path.suffix.lower() == ".gguf" or _looks_like_gguf(path):
-        from .gguf_file import read_gguf_spec
-
         spec = read_gguf_spec(path)
         if weight_format and weight_format.lower() != spec.weights.format.lower():
             raise OomkitError(f"{path.name} is a {spec.weights.format} GGUF: its weights cannot be read as "
@@ -120,8 +118,6 @@ def _looks_like_gguf(path: Path) -> bool:
 
 
 def _from_config_dir(path: Path, weight_format: str | None, default_format=None) -> ModelSpec:
-    from .hf_config import load_config, spec_from_config
-
     cfg = load_config(path)
     directory = path if path.is_dir() else path.parent
     name = directory.name if path.is_dir() or path.name == "config.json" else path.stem
@@ -144,6 +140,4 @@ def _safetensors_weights(directory: Path):
     """Exact bytes from the safetensors headers next to config.json, when they are there."""
     if not (any(directory.glob("*.safetensors")) or (directory / "model.safetensors.index.json").exists()):
         return None
-    from .safetensors_weights import inventory_from_safetensors
-
     return inventory_from_safetensors(directory)

@@ -7,22 +7,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import OomkitError
-from ..quant import ggml, gguf_recipes
+from ..quant import hf_formats
+from ..quant import dtypes, ggml, gguf_recipes
 from .spec import TensorSpec, WeightInventory
 from .tensors import TensorShape, hf_module_name
 
 # torch dtype names in config.json -> bytes per element
-HF_DTYPE_BYTES = {"float32": 4, "float": 4, "float16": 2, "half": 2, "bfloat16": 2, "float8_e4m3fn": 1,
-                  "float8_e5m2": 1}
-_HF_ALIASES = {"fp32": "float32", "f32": "float32", "fp16": "float16", "f16": "float16", "bf16": "bfloat16",
-               "auto": None}
+HF_DTYPE_BYTES = {**dtypes.FLOAT_BYTES, **dtypes.FP8_BYTES}
 GGUF_ALIGNMENT = 32  # gguf.h GGUF_DEFAULT_ALIGNMENT: each tensor's data padded to 32 bytes
 
 
 def is_gguf_format(name: str) -> bool:
     """A llama-quantize file type ("Q4_K_M", "IQ4_XS"); plain dtypes (bf16, f16, f32) and the HF quantization
     formats (fp8, awq, nvfp4, mxfp4, ...) count as HF formats."""
-    if name.lower() in _HF_ALIASES or name.lower() in _FORMAT_CONFIGS:
+    if _is_plain(name) or name.lower() in _FORMAT_CONFIGS:
         return False
     try:
         gguf_recipes.ftype_by_name(name)
@@ -65,17 +63,21 @@ def _n_gqa(tensors: Sequence[TensorShape]) -> int:
     return 1
 
 
+def _is_plain(name: str) -> bool:
+    """A plain dtype in any spelling ("bf16", "half", "float8_e4m3fn"), or "auto" (the config's own)."""
+    return name.lower() == "auto" or dtypes.canonical(name) in HF_DTYPE_BYTES
+
+
 def hf_dtype(config: Mapping[str, Any], weight_format: str | None) -> str:
     raw = weight_format or config.get("torch_dtype") or config.get("dtype") or "bfloat16"
-    key = str(raw).lower().removeprefix("torch.")
-    key = _HF_ALIASES.get(key, key) or str(config.get("torch_dtype") or "bfloat16")
-    return key
+    key = dtypes.canonical(str(raw).removeprefix("torch."))
+    return str(config.get("torch_dtype") or "bfloat16") if key == "auto" else key
 
 
 def hf_inventory(tensors: Sequence[TensorShape], *, config: Mapping[str, Any], weight_format: str | None,
                  name: str) -> WeightInventory:
     fmt_name = (weight_format or "").lower()
-    plain = fmt_name in HF_DTYPE_BYTES or fmt_name in _HF_ALIASES
+    plain = bool(fmt_name) and _is_plain(fmt_name)
     if (config.get("quantization_config") and not plain) or (fmt_name and not plain):
         return hf_quantized_inventory(tensors, config=config, weight_format=weight_format, name=name)
     dtype = hf_dtype(config, weight_format)
@@ -110,8 +112,6 @@ def hf_quantized_inventory(tensors: Sequence[TensorShape], *, config: Mapping[st
     """Bytes of a quantized HF checkpoint: each linear weight in the format's stored layout
     (quant/hf_formats.linear_weight_bytes), everything else (norms, biases, embeddings, modules the config
     leaves unquantized) in the checkpoint's dtype."""
-    from ..quant import hf_formats
-
     dtype = str(config.get("torch_dtype") or config.get("dtype") or "bfloat16")
     if weight_format:
         qcfg = _FORMAT_CONFIGS.get(weight_format.lower())

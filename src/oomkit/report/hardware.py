@@ -17,7 +17,7 @@ def _mib(n: int | None) -> str:
 
 
 def text(hw) -> str:
-    from rich.console import Console
+    from rich.console import Console  # lazy: rich costs ~30 ms, only for a drawn table
     from rich.table import Table
 
     buf = io.StringIO()

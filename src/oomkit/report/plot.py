@@ -17,7 +17,7 @@ def check_plot_target(path: str | Path) -> None:
     """Fail early (before the tables are computed): a known format, and matplotlib installed."""
     if Path(path).suffix.lower() not in FORMATS:
         raise OomkitError(f"--plot {path}: give a .png or .svg file name")
-    import importlib.util
+    import importlib.util  # lazy: only when a plot is asked for
 
     if importlib.util.find_spec("matplotlib") is None:
         raise OomkitError("--plot needs matplotlib: pip install 'oomkit[plot]'")
@@ -26,7 +26,7 @@ def check_plot_target(path: str | Path) -> None:
 def plot(t: Tables, path: str | Path) -> Path:
     check_plot_target(path)
     path = Path(path)
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # optional extra oomkit[plot], heavy
 
     rows = [r for r in t.rows if all(r.total_bytes.get(kv) is not None for kv in t.kv_types)]
     if not rows or not t.kv_types:

@@ -29,8 +29,8 @@ _HEADLINE_SETTINGS = (
 
 
 def table(est: MemoryEstimate, explain: bool = False) -> str:
-    from rich.console import Console
-    from rich.table import Table
+    from rich.console import Console  # lazy: rich costs ~30 ms, only for a drawn table
+    from rich.table import Table  # lazy: rich only for a drawn table
 
     buf = io.StringIO()
     console = Console(file=buf, width=110, force_terminal=False, color_system=None)
@@ -104,7 +104,7 @@ def _nested(b: Any) -> str:
 
 
 def _explain(console: Any, est: MemoryEstimate) -> None:
-    from rich.table import Table
+    from rich.table import Table  # lazy: rich only for a drawn table
 
     t = Table(title="per layer", show_edge=False, header_style="bold")
     for col in ("layer", "kind", "device", "weights", "KV", "cells", "state"):

@@ -1,0 +1,62 @@
+"""SGLang (`python -m sglang.launch_server`, `sglang serve`): the engine record and the names tests and tools use.
+
+settings.py  SGLangSettings, versions (NEWEST, ERAS), the defaults SGLang picks by GPU (mem_fraction_static, ...)
+args.py      the command line
+kv.py        the token pools: cell size, sliding-window split, Mamba state pool, max_total_num_tokens
+weights.py   the weight bytes each rank loads
+layout.py    the estimate, in SGLang's start-up order (see its docstring)
+"""
+
+from __future__ import annotations
+
+from ..base import EngineModule
+from .args import flag_takes_value, parse_args
+from .kv import (
+    HYBRID_SWA_ARCHS,
+    CacheLayout,
+    NotEnoughMemory,
+    Pool,
+    SubPool,
+    cache_layout,
+    cell_row,
+    cell_size,
+    kv_pools,
+    kv_row,
+    mamba_cache_per_req,
+    max_running_requests,
+    size_pool,
+)
+from .layout import estimate, pre_load_overhead
+from .settings import (
+    ERAS,
+    KV_CACHE_DTYPES,
+    NEUTRAL,
+    NEWEST,
+    Defaults,
+    SGLangSettings,
+    default_mem_fraction_static,
+    parse_version,
+    prefill_graph_sizes,
+)
+from .weights import rank_weights
+
+
+# SGLang loads the checkpoint as published (its own dtype / quantization_config): the default format hook.
+def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None):
+    return parse_args(argv, env)
+
+
+ENGINE = EngineModule(
+    "sglang", SGLangSettings, estimate, _parse_args, flag_takes_value,
+    context_field="context_length", neutral=NEUTRAL,
+    # --kv-cache-dtype choices (KV_CACHE_DTYPES): SGLang spells fp8 with its format and refuses a bare "fp8"
+    kv_types=("auto", "fp8_e4m3"), kv_fields=("kv_cache_dtype",),
+    programs={"sglang": None}, python_modules={"sglang.launch_server": None},
+    newest=NEWEST, eras=ERAS,
+)
+
+__all__ = ["ENGINE", "ERAS", "HYBRID_SWA_ARCHS", "KV_CACHE_DTYPES", "NEUTRAL", "NEWEST", "CacheLayout", "Defaults",
+           "NotEnoughMemory", "Pool", "SGLangSettings", "SubPool", "cache_layout", "cell_row", "cell_size",
+           "default_mem_fraction_static", "estimate", "flag_takes_value", "kv_pools", "kv_row",
+           "mamba_cache_per_req", "max_running_requests", "parse_args", "parse_version", "pre_load_overhead",
+           "prefill_graph_sizes", "rank_weights", "size_pool"]

@@ -1,0 +1,386 @@
+"""SGLang's KV cache and recurrent state: what each rank caches (the full, sliding-window and Mamba pools), the
+bytes per token (cell_size), and how the memory left after the weights becomes max_total_num_tokens.
+
+The steps keep SGLang's names: `profile_max_num_token` (model_runner.py; 0.5.3-0.5.13
+model_runner_kv_cache_mixin.py; 0.5.14+ pool_configurator.py and kv_cache_configurator.py
+`KVCacheConfigurator._profile_available_bytes`), `set_num_tokens_hybrid_swa`, `handle_max_mamba_cache`, and
+`init_memory_pool`, whose buffers are memory_pool.py `_create_buffers`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ...errors import OomkitError
+from ...model.spec import LayerKind, LayerSpec, ModelSpec
+from ...quant.dtypes import FLOAT_BYTES
+from ...units import GiB, MiB, cdiv
+from .. import _tp
+from ..versions import Version
+from .settings import (
+    KV_CACHE_DTYPES,
+    SGLangSettings,
+    default_mem_fraction_static,
+    model_dtype,
+    parse_version,
+    reached,
+)
+
+# model_config.py is_hybrid_swa_model: only these architectures get the two-pool sliding-window cache; other
+# sliding-window models (Gemma 2/3, Mistral v0.1) cache every layer in full. Names as oomkit's ModelSpec
+# (llama.cpp) spells them.
+HYBRID_SWA_ARCHS = frozenset({"llama4", "gpt-oss", "gemma4", "mimo2", "mimo_v2_flash", "step35", "granite_swa"})
+
+# server_args.py: FlashMLA forces page_size 64, CUTLASS MLA 128, TRT-LLM MLA/MHA 64, Ascend 128; otherwise 1
+_BACKEND_PAGE_SIZE = {"flashmla": 64, "cutlass_mla": 128, "trtllm_mla": 64, "trtllm_mha": 64, "ascend": 128}
+
+
+@dataclass(frozen=True)
+class CacheLayout:
+    """How SGLang caches this model on one rank."""
+
+    mla: bool
+    full_layers: tuple[LayerSpec, ...]  # layers in the full pool (all attention layers unless hybrid SWA)
+    swa_layers: tuple[LayerSpec, ...]  # layers in the sliding-window pool (hybrid-SWA architectures only)
+    mamba_layers: tuple[LayerSpec, ...]
+    kv_bytes: float  # bytes per element of the KV cache
+    kv_dtype: str
+    model_dtype: str
+    attn_tp: int
+    page_size: int
+    labels: tuple[str, ...] = ()
+
+
+def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ...] | None = None) -> CacheLayout:
+    """The pools `layers` (default: the trunk; next-n / MTP layers belong to the draft worker) go into."""
+    if s.kv_cache_dtype not in KV_CACHE_DTYPES:
+        raise OomkitError(f"error: argument --kv-cache-dtype: invalid choice: {s.kv_cache_dtype!r} (choose from "
+                          + ", ".join(repr(k) for k in KV_CACHE_DTYPES) + ")")
+    dtype = model_dtype(spec, s)
+    if s.kv_cache_dtype == "auto":
+        kv_bytes, kv_dtype = FLOAT_BYTES[dtype], dtype  # model_runner init_memory_pool: auto = self.dtype
+    elif KV_CACHE_DTYPES[s.kv_cache_dtype] is None:
+        raise OomkitError(f"--kv-cache-dtype {s.kv_cache_dtype}: FP4 KV caches are not modelled by oomkit yet")
+    else:
+        kv_bytes, kv_dtype = KV_CACHE_DTYPES[s.kv_cache_dtype], s.kv_cache_dtype
+    layers = spec.trunk_layers if layers is None else layers
+    attn = [la for la in layers if la.attention is not None and la.kind is not LayerKind.NONE and la.kv_source is None]
+    mamba = tuple(la for la in layers if la.recurrent is not None
+                  and (la.kind is LayerKind.RECURRENT or la.parallel_recurrent))
+    mla = any(la.kind is LayerKind.LATENT for la in attn)
+    labels: list[str] = []
+    windowed = [la for la in attn if la.kind in (LayerKind.SLIDING, LayerKind.CHUNKED)]
+    if windowed and spec.architecture in HYBRID_SWA_ARCHS:
+        full = tuple(la for la in attn if la not in windowed)
+        swa = tuple(windowed)
+    else:
+        full, swa = tuple(attn), ()
+        if windowed:
+            labels.append(f"{spec.architecture}: SGLang keeps sliding-window layers in the full pool "
+                          "(not a hybrid-SWA architecture in model_config.py is_hybrid_swa_model)")
+    if s.page_size is not None:
+        if s.page_size < 1:
+            raise OomkitError(f"--page-size must be at least 1, got {s.page_size}")
+        page = s.page_size
+    else:
+        page = _BACKEND_PAGE_SIZE.get(s.attention_backend or "", 1)
+    attn_tp = s.tp_size // s.dp_size if s.enable_dp_attention else s.tp_size
+    if attn_tp < 1:
+        raise OomkitError(f"--dp-size {s.dp_size} must not exceed --tp-size {s.tp_size} with --enable-dp-attention")
+    return CacheLayout(mla=mla, full_layers=full, swa_layers=swa, mamba_layers=mamba, kv_bytes=kv_bytes,
+                       kv_dtype=kv_dtype, model_dtype=dtype, attn_tp=attn_tp, page_size=page, labels=tuple(labels))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Bytes per token
+
+
+def kv_row(la: LayerSpec, lay: CacheLayout) -> tuple[int, int]:
+    """(K, V) elements per token of one layer on one rank (memory_pool.py MHATokenToKVPool / MLATokenToKVPool)."""
+    a = la.attention
+    if la.kind is LayerKind.LATENT:
+        return a.kv_lora_rank + a.qk_rope_head_dim, 0  # one latent row, replicated on every TP rank
+    heads = _tp.kv_heads_per_rank(a.n_kv_heads, lay.attn_tp)
+    return heads * a.head_dim_k, heads * a.head_dim_v
+
+
+def cell_row(la: LayerSpec, lay: CacheLayout, v: Version) -> int:
+    """Elements per token one layer adds to SGLang's cell_size. Before 0.5.7 the cell took head_dim twice."""
+    k, vv = kv_row(la, lay)
+    if la.kind is LayerKind.LATENT:
+        return k
+    if not reached(v, "cell_k_plus_v"):
+        return 2 * k
+    return k + vv
+
+
+def elem_bytes(n_elements: int, lay: CacheLayout, s: SGLangSettings) -> float:
+    b = n_elements * lay.kv_bytes
+    if s.kv_cache_dtype == "mxfp8":
+        b += n_elements // 32  # MHATokenToKVPoolMXFP8: one scale byte per 32 elements
+    return b
+
+
+def cell_size(lay: CacheLayout, s: SGLangSettings, v: Version, layers: tuple[LayerSpec, ...]) -> float:
+    """profile_max_num_token's cell_size (pool_configurator.py _compute_cell_size): KV bytes per token of `layers`."""
+    return sum(elem_bytes(cell_row(la, lay, v), lay, s) for la in layers)
+
+
+def swa_window(lay: CacheLayout) -> int:
+    return max((la.attention.window or 0) for la in lay.swa_layers) if lay.swa_layers else 0
+
+
+def mamba_cache_per_req(lay: CacheLayout, s: SGLangSettings, spec: ModelSpec) -> tuple[int, int]:
+    """(conv, ssm) bytes of one request's state on one rank (configs/mamba_utils.py Mamba2CacheParams
+    .mamba_cache_per_req: conv (conv_dim/tp, d_conv-1) in the model dtype, temporal (heads/tp, head_dim,
+    state) in mamba_ssm_dtype, float32 by default)."""
+    conv_b = FLOAT_BYTES[lay.model_dtype]
+    ssm_b = FLOAT_BYTES.get(s.mamba_ssm_dtype)  # --mamba-ssm-dtype takes torch's names only
+    if ssm_b is None:
+        raise OomkitError(f"--mamba-ssm-dtype {s.mamba_ssm_dtype}: expected float32, bfloat16 or float16")
+    conv = ssm = 0
+    tp = lay.attn_tp
+    for la in lay.mamba_layers:
+        r = la.recurrent
+        if r.kind not in ("gated_delta_net", "mamba2"):
+            raise OomkitError(f"{spec.name}: SGLang's state pool for {r.kind} layers is not modelled by oomkit")
+        conv_dim = r.d_inner + 2 * r.n_group * r.d_state
+        conv += cdiv(conv_dim, tp) * (r.d_conv - 1) * conv_b
+        ssm += r.d_inner * r.d_state // tp * ssm_b  # (heads/tp) x head_dim x state
+    return conv, ssm
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The token pool
+
+
+class NotEnoughMemory(OomkitError):
+    """SGLang refuses to start: the weights leave nothing for the KV pool."""
+
+
+@dataclass(frozen=True)
+class SubPool:
+    name: str  # "full", "swa", "mla"
+    tokens: int
+    n_layers: int
+    k_bytes: int
+    v_bytes: int
+
+
+@dataclass(frozen=True)
+class Pool:
+    max_total_num_tokens: int
+    cell_bytes: float  # bytes per token of max_total_num_tokens (SWA: full + ratio x swa)
+    rest_bytes: int  # what the KV (and state) pool may take
+    mem_fraction_static: float | None
+    pools: tuple[SubPool, ...]
+    full_tokens: int | None = None
+    swa_tokens: int | None = None
+    max_mamba_cache_size: int | None = None
+    conv_state_bytes: int = 0
+    ssm_state_bytes: int = 0
+
+    @property
+    def k_bytes(self) -> int:
+        return sum(p.k_bytes for p in self.pools)
+
+    @property
+    def v_bytes(self) -> int:
+        return sum(p.v_bytes for p in self.pools)
+
+    @property
+    def kv_bytes(self) -> int:
+        return self.k_bytes + self.v_bytes
+
+    @property
+    def state_bytes(self) -> int:
+        return self.conv_state_bytes + self.ssm_state_bytes
+
+
+def kv_pools(lay: CacheLayout, s: SGLangSettings, tokens: int, swa_tokens: int | None = None
+             ) -> tuple[SubPool, ...]:
+    """The buffers SGLang allocates for `tokens` (memory_pool.py _create_buffers: (size + page_size) rows per
+    layer for K and for V, or one latent row for MLA; the SWA pool holds swa_tokens)."""
+
+    def sub(name: str, layers: tuple[LayerSpec, ...], n: int) -> SubPool:
+        k = vb = 0.0
+        for la in layers:
+            ke, ve = kv_row(la, lay)
+            k += elem_bytes((n + lay.page_size) * ke, lay, s)
+            vb += elem_bytes((n + lay.page_size) * ve, lay, s)
+        return SubPool(name, n, len(layers), int(k), int(vb))
+
+    out = []
+    if lay.full_layers:
+        out.append(sub("mla" if lay.mla else "full", lay.full_layers, tokens))
+    if lay.swa_layers:
+        out.append(sub("swa", lay.swa_layers, tokens if swa_tokens is None else swa_tokens))
+    return tuple(out)
+
+
+def profile_available_bytes(s: SGLangSettings, lay: CacheLayout, avail_after_load: float | None,
+                            pre_load_free: float | None, kv_budget: int | None, gpu_mib: int | None
+                            ) -> tuple[float, float | None]:
+    """kv_cache_configurator.py KVCacheConfigurator._profile_available_bytes (profile_max_num_token before 0.5.14):
+    -> (the rest for the pools in GiB, the mem_fraction_static used; None with a --kv-memory budget)."""
+    if kv_budget is not None:
+        return kv_budget / GiB, None
+    if avail_after_load is None or pre_load_free is None:
+        raise OomkitError("SGLang sizes its KV pool from free GPU memory: give the GPU memory or --kv-memory")
+    mfs = s.mem_fraction_static
+    if mfs is None:
+        mfs = default_mem_fraction_static(gpu_mib, s, mla=lay.mla).mem_fraction_static
+    if not 0 < mfs <= 1:
+        raise OomkitError(f"--mem-fraction-static must be in (0, 1], got {mfs}")
+    # profile_max_num_token: rest_memory = available_gpu_memory - total_gpu_memory * (1 - mem_fraction_static),
+    # both in GiB as floats
+    return avail_after_load / GiB - pre_load_free / GiB * (1 - mfs), mfs
+
+
+def handle_max_mamba_cache(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings, v: Version, rest_gib: float
+                           ) -> tuple[float, int, int, int]:
+    """handle_max_mamba_cache: the state pool takes mamba_full_memory_ratio / (1 + ratio) of the rest (0.5.4+).
+    -> (rest left for KV in GiB, max_mamba_cache_size, conv bytes, ssm bytes) of the allocated pool (size + 1
+    slots: memory_pool.py MambaPool keeps a padding slot)."""
+    conv, ssm = mamba_cache_per_req(lay, s, spec)
+    per_req = conv + ssm
+    if s.speculative_algorithm:
+        raise OomkitError("speculative decoding with a hybrid Mamba/linear-attention model is not modelled by oomkit")
+    padded = reached(v, "mamba_padding_slot")
+    if s.max_mamba_cache_size is not None:
+        size = s.max_mamba_cache_size // (s.dp_size if s.enable_dp_attention else 1)
+    else:
+        if not reached(v, "mamba_ratio"):
+            raise OomkitError(f"SGLang {s.engine_version}: the Mamba state pool before 0.5.4 took a fixed "
+                              "--max-mamba-cache-size; give it (oomkit models the 0.5.4+ ratio rule)")
+        r = s.mamba_full_memory_ratio
+        budget = rest_gib * r / (1 + r) * GiB
+        size = int((budget - per_req) // per_req) if padded else int(budget // per_req)
+    if size <= 0:
+        raise NotEnoughMemory(
+            f"RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed "
+            f"max_mamba_cache_size={size} (total_rest_memory={rest_gib:.2f} GB, mamba_cache_per_req="
+            f"{per_req / MiB:.2f} MB). Try: (1) reduce --max-running-requests, (2) increase --mem-fraction-static, "
+            "(3) reduce --speculative-num-draft-tokens, or (4) use GPUs with more memory.")
+    charged = (size + 1) * per_req if padded else size * per_req
+    return rest_gib - charged / GiB, size, (size + 1) * conv, (size + 1) * ssm
+
+
+def set_num_tokens_hybrid_swa(lay: CacheLayout, s: SGLangSettings, v: Version, rest_bytes: int
+                              ) -> tuple[int, int, int, float]:
+    """Hybrid sliding-window pools: (max_total_num_tokens, full_tokens, swa_tokens, cell)."""
+    page, ratio = lay.page_size, s.swa_full_tokens_ratio
+    full_cell = cell_size(lay, s, v, lay.full_layers)
+    swa_cell = cell_size(lay, s, v, lay.swa_layers)
+    if reached(v, "swa_split_by_bytes"):
+        # pool_configurator.py HybridSWAPoolConfigurator: cell = full + ratio * swa (each with its own heads/dims)
+        cell = full_cell + ratio * swa_cell
+        tokens = int(rest_bytes // cell)
+        if s.max_total_tokens is not None:
+            tokens = min(tokens, s.max_total_tokens)
+        full = tokens // page * page
+        swa = int(full * ratio) // page * page
+        if 0 < swa <= swa_window(lay) + page:
+            raise OomkitError(f"ValueError: SWA pool ({swa} tokens) cannot hold even one request: the prefill "
+                              f"admission floor is sliding_window_size ({swa_window(lay)}) + page_size ({page}). "
+                              "Increase --swa-full-tokens-ratio or the total KV budget.")
+        return full, full, swa, cell
+    # <= 0.5.8 model_runner_kv_cache_mixin.py set_num_tokens_hybrid_swa: a cell of every layer priced like a full
+    # layer; the tokens of all layers are then shared out with swa = ratio x full
+    all_layers = lay.full_layers + lay.swa_layers
+    first = lay.full_layers[0] if lay.full_layers else lay.swa_layers[0]
+    cell = elem_bytes(cell_row(first, lay, v), lay, s) * len(all_layers)
+    tokens = int(rest_bytes // cell)
+    if s.max_total_tokens is not None:
+        tokens = min(tokens, s.max_total_tokens)
+    tokens = tokens // page * page
+    total = tokens * len(all_layers)
+    full = int(total / (ratio * len(lay.swa_layers) + len(lay.full_layers)))
+    swa = int(full * ratio)
+    full, swa = full // page * page, swa // page * page
+    return full, full, swa, cell
+
+
+def profile_max_num_token(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings, v: Version, rest_bytes: int
+                          ) -> tuple[int, float]:
+    """One full pool: (max_total_num_tokens, cell_size). rest // cell_size, capped by --max-total-tokens and
+    page-aligned (init_memory_pool)."""
+    cell = cell_size(lay, s, v, lay.full_layers)
+    if cell <= 0:
+        max_tokens = s.max_total_tokens or spec.n_ctx_train
+    else:
+        max_tokens = int(rest_bytes // cell)
+    if s.max_total_tokens is not None:
+        max_tokens = min(max_tokens, s.max_total_tokens)
+    return max_tokens // lay.page_size * lay.page_size, cell
+
+
+def size_pool(spec: ModelSpec, s: SGLangSettings, *, avail_after_load: float | None = None,
+              pre_load_free: float | None = None, kv_budget: int | None = None, gpu_mib: int | None = None,
+              lay: CacheLayout | None = None) -> Pool:
+    """The KV (and Mamba state) pool of one rank (model_runner.py init_memory_pool).
+
+    avail_after_load / pre_load_free: free bytes after and before the weights loaded (the "Load weight end/begin.
+    avail mem" lines; SGLang takes the minimum over ranks). kv_budget: size from this many bytes instead
+    (oomkit's --kv-memory). gpu_mib: memory.total for the mem_fraction_static default.
+    """
+    v = parse_version(s.engine_version)
+    lay = lay or cache_layout(spec, s)
+    rest_gib, mfs = profile_available_bytes(s, lay, avail_after_load, pre_load_free, kv_budget, gpu_mib)
+    max_mamba = None
+    conv_state = ssm_state = 0
+    if lay.mamba_layers:
+        rest_gib, max_mamba, conv_state, ssm_state = handle_max_mamba_cache(spec, lay, s, v, rest_gib)
+    if rest_gib <= 0:
+        raise NotEnoughMemory(_no_memory_message(v, mfs, avail_after_load, pre_load_free))
+    rest_bytes = int(rest_gib * GiB)
+    full_tokens = swa_tokens = None
+    if lay.swa_layers:
+        max_tokens, full_tokens, swa_tokens, cell = set_num_tokens_hybrid_swa(lay, s, v, rest_bytes)
+    else:
+        max_tokens, cell = profile_max_num_token(spec, lay, s, v, rest_bytes)
+    if max_tokens <= 0:
+        raise NotEnoughMemory(_no_memory_message(v, mfs, avail_after_load, pre_load_free, tokens=True))
+    pools = kv_pools(lay, s, full_tokens if full_tokens is not None else max_tokens, swa_tokens)
+    return Pool(max_total_num_tokens=max_tokens, cell_bytes=cell, rest_bytes=rest_bytes, mem_fraction_static=mfs,
+                pools=pools, full_tokens=full_tokens, swa_tokens=swa_tokens, max_mamba_cache_size=max_mamba,
+                conv_state_bytes=conv_state, ssm_state_bytes=ssm_state)
+
+
+def _no_memory_message(v: Version, mfs: float | None, avail: float | None, pre: float | None,
+                       tokens: bool = False) -> str:
+    if reached(v, "no_memory_message") and not tokens and avail is not None and pre:
+        # model_runner_kv_cache_mixin.py profile_max_num_token (0.5.14), kv_cache_configurator.py (0.5.20+)
+        minimum = 1 - avail / pre
+        return (f"ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={mfs}. "
+                f"Raise --mem-fraction-static above {-(-minimum * 1000 // 1) / 1000:.3f} (minimum viable = "
+                f"1 - available/pre = {minimum:.4f}). If using speculative decoding, draft weights are now counted.")
+    # 0.5.8+ appends the fraction in force
+    return ("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."
+            + (f" Current value: self.server_args.mem_fraction_static={mfs}" if v[:3] >= (0, 5, 8) else ""))
+
+
+def resize_pool(p: Pool, s: SGLangSettings, lay: CacheLayout, tokens: int) -> Pool:
+    """The same pool cut to `tokens` (init_memory_pool: pipeline ranks agree on the smallest token count)."""
+    swa = None if p.swa_tokens is None else int(tokens * s.swa_full_tokens_ratio) // lay.page_size * lay.page_size
+    return replace(p, max_total_num_tokens=tokens, full_tokens=tokens if p.full_tokens is not None else None,
+                   swa_tokens=swa, pools=kv_pools(lay, s, tokens, swa))
+
+
+def max_running_requests(pool: Pool, s: SGLangSettings, context_len: int, v: Version) -> tuple[int, int]:
+    """(max_running_requests, req_to_token rows). init_memory_pool / kv_cache_configurator.py
+    resolve_max_num_reqs: min(max(int(tokens / context_len * 512), 2048), 4096) unless --max-running-requests,
+    then at most tokens // 2 (tp_worker.py), at most max_mamba_cache_size // 3 for hybrid models."""
+    tokens = pool.max_total_num_tokens
+    estimated = min(max(int(tokens / context_len * 512), 2048), 4096)
+    user = s.max_running_requests
+    if user is not None:
+        user = max(1, user // (s.dp_size if s.enable_dp_attention else 1))
+    max_num_reqs = user if user is not None else estimated
+    if pool.max_mamba_cache_size is not None:
+        max_num_reqs = min(max_num_reqs, pool.max_mamba_cache_size // 3)  # MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO
+    rows = max_num_reqs + (0 if reached(v, "reserve_by_gpu_class") else 1)  # 0.4.6: ReqToTokenPool(size + 1)
+    running = min(tokens // 2 if user is None else user, rows)
+    if pool.max_mamba_cache_size is not None:
+        running = min(running, max_num_reqs)
+    return max(running, 0), rows

@@ -1,0 +1,373 @@
+"""SGLang (`python -m sglang.launch_server`, `sglang serve`): what it really allocates, per GPU.
+
+SGLang loads the weights, then gives the KV cache everything that is free except a slice of the memory that was
+free *before* the weights loaded:
+
+    rest = free_after_weights - free_before_weights * (1 - mem_fraction_static)
+    max_total_num_tokens = int(rest // cell_size) // page_size * page_size
+
+Each rule below was read in SGLang's own source, in the PyPI wheels of 0.4.6.post5, 0.4.7, 0.4.8, 0.4.10,
+0.5.1-0.5.10, 0.5.14, 0.5.18, 0.5.20 and 0.5.23 (the newest), and is cited as `file:function`. The file moved
+over time: 0.4.x-0.5.2 `model_executor/model_runner.py:ModelRunner.profile_max_num_token/init_memory_pool`;
+0.5.3-0.5.13 `model_executor/model_runner_kv_cache_mixin.py`; 0.5.14+ `model_executor/pool_configurator.py` and
+`mem_cache/kv_cache_configurator.py:KVCacheConfigurator._profile_available_bytes`. Defaults live in
+`server_args.py:ServerArgs._handle_gpu_memory_settings` (0.5.20+: `arg_groups/memory_hook.py`).
+Behaviour that changed is keyed on `engine_version` (default the newest), see ERAS; a boundary is the first
+release read that has the new rule.
+
+SGLang prints "GB" but divides by 2**30 (`get_available_gpu_memory` returns free / (1 << 30); `GB = 1 << 30` in
+`mem_cache/memory_pool.py`), so every printed size here is GiB.
+
+The estimate runs SGLang's start-up in its order: _derive_context_length, get_pp_indices, load_model (weights per
+pipeline stage), init_memory_pool (a pool per stage, cut to the smallest), then what each GPU holds, the figures
+SGLang prints (engine_view) and the settings in force.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ...errors import OomkitError
+from ...memory import Device, LayerUse, MemoryEstimate, Usage
+from ...model.spec import LayerSpec, ModelSpec
+from ...units import GiB, MiB
+from .. import _tp
+from ..versions import Version
+from .kv import (
+    CacheLayout,
+    NotEnoughMemory,
+    Pool,
+    cache_layout,
+    cell_size,
+    elem_bytes,
+    kv_pools,
+    kv_row,
+    mamba_cache_per_req,
+    max_running_requests,
+    resize_pool,
+    size_pool,
+    swa_window,
+)
+from .settings import Defaults, SGLangSettings, default_mem_fraction_static, parse_version
+from .weights import layer_rank_bytes, rank_weights, stage_tensors
+
+# Not printed by SGLang: memory already in use when it measures "free before the weights" (the "Load weight begin.
+# avail mem" line; bootstrap.py measure_pre_model_load_memory). Labelled estimates, not engine rules:
+# - every GPU: the driver's reserve that nvidia-smi counts in memory.total (H100: 81,559 MiB vs cudaMemGetInfo's
+#   79.19 GiB, 0.46 GiB) plus the CUDA context (0.3 GiB, pytorch#107667; 0.51 GiB with torch 2.10, vLLM's
+#   worker-init snapshot): 0.8 GiB;
+# - tp*pp > 1, PCIe cards: the distributed init, "Init torch distributed ends. mem usage=0.13 GB" (QwQ-32B, 4x L4);
+# - tp*pp > 1, NVLink data-centre GPUs: NCCL's NVLS/NVLink buffers, 1.7 GiB (DeepSeek-V4 on 8x H200: 140.40 GiB
+#   total - 137.90 GiB free before load - 0.8; vLLM's TP2 H100 snapshot shows cuda_memory 2.01 GiB incl. context).
+PRE_LOAD_OVERHEAD = int(0.8 * GiB)
+DIST_INIT_OVERHEAD_PCIE = int(0.13 * GiB)
+DIST_INIT_OVERHEAD_NVLINK = int(1.7 * GiB)
+
+
+def pre_load_overhead(devices: tuple[Device, ...], world: int) -> int:
+    """Bytes in use on each GPU before the weights load (see PRE_LOAD_OVERHEAD)."""
+    if world <= 1:
+        return PRE_LOAD_OVERHEAD
+    # NVLink as the GPU catalog knows it; a GPU of 70 GiB or more without a name is taken for a data-centre part
+    nvlink = all(d.nvlink or (d.memory_bytes or 0) >= 70 * GiB for d in devices)
+    return PRE_LOAD_OVERHEAD + (DIST_INIT_OVERHEAD_NVLINK if nvlink else DIST_INIT_OVERHEAD_PCIE)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Before the weights: settings, context length, pipeline stages, GPUs
+
+
+def _check_settings(s: SGLangSettings) -> None:
+    if s.tp_size < 1 or s.dp_size < 1 or s.pp_size < 1:
+        raise OomkitError("--tp-size, --dp-size and --pp-size must be at least 1")
+    if s.mem_fraction_static is not None and not 0 < s.mem_fraction_static <= 1:
+        raise OomkitError(f"--mem-fraction-static must be in (0, 1], got {s.mem_fraction_static}")
+    if s.max_running_requests is not None and s.max_running_requests < 1:
+        raise OomkitError(f"--max-running-requests must be at least 1, got {s.max_running_requests}")
+
+
+def derive_context_length(spec: ModelSpec, s: SGLangSettings) -> int:
+    """configs/model_config.py _derive_context_length."""
+    derived = spec.n_ctx_train
+    if s.context_length is None:
+        if not derived:
+            raise OomkitError(f"{spec.name}: the model declares no context length; give --context-length")
+        return derived
+    if s.context_length <= 0:
+        raise OomkitError(f"--context-length must be positive, got {s.context_length}")
+    if derived and s.context_length > derived and not s.allow_overwrite_longer_context_len:
+        raise OomkitError(
+            f"ValueError: Warning: User-specified context_length ({s.context_length}) is greater than the derived "
+            f"context_length ({derived}). This may lead to incorrect model outputs or CUDA errors. Note that the "
+            "derived context_length may differ from max_position_embeddings in the model's config. To allow "
+            "overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1")
+    return s.context_length
+
+
+def get_pp_indices(spec: ModelSpec, pp: int) -> list[tuple[LayerSpec, ...]]:
+    """distributed/utils.py get_pp_indices: layers split evenly, the last stages taking the remainder."""
+    trunk = spec.trunk_layers
+    n = len(trunk)
+    if pp < 1 or pp > n:
+        raise OomkitError(f"--pp-size {pp}: must be between 1 and the {n} layers")
+    base, rem = divmod(n, pp)
+    sizes = [base + (1 if i >= pp - rem else 0) for i in range(pp)]
+    out, start = [], 0
+    for k in sizes:
+        out.append(trunk[start:start + k])
+        start += k
+    return out
+
+
+def _expand_devices(devices: tuple[Device, ...], n_gpus: int) -> tuple[Device, ...]:
+    if not devices:
+        raise OomkitError("SGLang runs on GPUs: --cpu-only is not an SGLang configuration")
+    if len(devices) == n_gpus:
+        return devices
+    if len(devices) == 1:
+        d = devices[0]
+        return tuple(replace(d, id=f"CUDA{i}") for i in range(n_gpus))
+    if len(devices) < n_gpus:
+        raise OomkitError(f"SGLang needs {n_gpus} GPUs for this --tp-size/--dp-size/--pp-size; {len(devices)} given")
+    return devices[:n_gpus]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Weights, then pools, per pipeline stage
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pipeline stage: its layers, how they are cached, the weights one of its ranks loads."""
+
+    layers: tuple[LayerSpec, ...]
+    lay: CacheLayout
+    weights_bytes: int
+    labels: tuple[str, ...]
+
+
+def load_model(spec: ModelSpec, s: SGLangSettings, stages: list[tuple[LayerSpec, ...]]) -> tuple[Stage, ...]:
+    """model_runner.py load_model, per pipeline stage: what one rank of the stage loads."""
+    out = []
+    for i, layers in enumerate(stages):
+        lay = cache_layout(spec, s, layers)
+        w, labels = rank_weights(spec, s, lay, stage_tensors(spec, layers, i == 0, i == len(stages) - 1))
+        out.append(Stage(layers, lay, w, tuple(labels)))
+    return tuple(out)
+
+
+def init_memory_pool(spec: ModelSpec, s: SGLangSettings, stages: tuple[Stage, ...], pre_free: int | None,
+                     gpu_mib: int | None) -> tuple[list[Pool | None], str | None]:
+    """model_runner.py init_memory_pool on every stage: (a pool per stage, SGLang's refusal or None). Pools are
+    None when the GPU memory is unknown and no --kv-memory budget is given."""
+    error: str | None = None
+    pools: list[Pool | None] = []
+    for st in stages:
+        try:
+            if s.kv_cache_memory_bytes is not None:
+                p = size_pool(spec, s, kv_budget=s.kv_cache_memory_bytes, gpu_mib=gpu_mib, lay=st.lay)
+            elif pre_free is not None:
+                p = size_pool(spec, s, avail_after_load=pre_free - st.weights_bytes, pre_load_free=pre_free,
+                              gpu_mib=gpu_mib, lay=st.lay)
+            else:
+                p = None
+        except NotEnoughMemory as e:
+            p, error = None, str(e)
+        pools.append(p)
+    if error is None and all(p is not None for p in pools):
+        # init_memory_pool: different PP ranks may hold different layer counts -> the minimum token count
+        tokens = min(p.max_total_num_tokens for p in pools)
+        pools = [p if p.max_total_num_tokens == tokens else resize_pool(p, s, st.lay, tokens)
+                 for p, st in zip(pools, stages, strict=True)]
+    return pools, error
+
+
+def _one_request(s: SGLangSettings, spec: ModelSpec, stages: tuple[Stage, ...], context_len: int
+                 ) -> list[tuple[int, int]]:
+    """(KV, state) bytes per stage for one request of context_len: what a pool must at least hold."""
+    out = []
+    for st in stages:
+        lay = st.lay
+        swa = min(context_len, swa_window(lay) + s.max_prefill_tokens) if lay.swa_layers else None
+        kv = sum(p.k_bytes + p.v_bytes for p in kv_pools(lay, s, context_len, swa))
+        state = sum(mamba_cache_per_req(lay, s, spec)) * 2 if lay.mamba_layers else 0  # one slot + padding slot
+        out.append((kv, state))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The estimate
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What the steps after init_memory_pool share."""
+
+    v: Version
+    context_len: int
+    lay_all: CacheLayout  # the whole trunk on one rank (engine_view, per-layer figures)
+    devs: tuple[Device, ...]
+    layer_stages: list[tuple[LayerSpec, ...]]
+    stages: tuple[Stage, ...]
+    defaults: Defaults
+    mfs: float
+    overhead: int
+    pre_free: int | None  # "Load weight begin. avail mem" (None: GPU memory unknown)
+    pools: list[Pool | None]
+    pool: Pool | None  # the first stage's, when every stage has one
+    error: str | None
+
+    @property
+    def headroom(self) -> int:
+        """The (1 - mem_fraction_static) slice of the memory free before the weights."""
+        return int(self.pre_free * (1 - self.mfs)) if self.pre_free is not None else 0
+
+
+def _device_usages(spec: ModelSpec, s: SGLangSettings, run: _Run) -> list[Usage]:
+    usages: list[Usage] = []
+    need_one = _one_request(s, spec, run.stages, run.context_len)
+    for i, d in enumerate(run.devs):
+        stage_idx = (i // s.tp_size) % s.pp_size
+        w = run.stages[stage_idx].weights_bytes
+        p = run.pools[stage_idx] if run.pools else None
+        compute = run.headroom
+        if p is not None:
+            kv, state = p.kv_bytes, p.state_bytes
+            if run.pre_free is not None and s.kv_cache_memory_bytes is None:
+                # what the pool leaves is the headroom activations and CUDA graphs get (the pool's page_size
+                # padding rows and the req_to_token table come out of the (1 - mem_fraction_static) slice)
+                compute = max(0, run.pre_free - w - kv - state)
+            if p.max_total_num_tokens < run.context_len:
+                kv = max(kv, need_one[stage_idx][0])  # one full-length request does not fit the pool
+        else:
+            kv, state = need_one[stage_idx]
+            if run.error:
+                kv = state = 0
+        usages.append(Usage(id=d.id, name=d.name, memory_bytes=d.memory_bytes, weights_bytes=w, kv_cache_bytes=kv,
+                            recurrent_state_bytes=state, compute_bytes=compute, overhead_bytes=run.overhead))
+    return usages
+
+
+def _engine_view(s: SGLangSettings, run: _Run, running: int | None, req_bytes: int | None) -> dict[str, Any]:
+    """The figures SGLang prints at start-up, by its own names."""
+    pool, lay_all, pre_free = run.pool, run.lay_all, run.pre_free
+    w0 = run.stages[0].weights_bytes
+    view: dict[str, Any] = {
+        "mem_fraction_static": run.mfs,
+        "chunked_prefill_size": run.defaults.chunked_prefill_size,
+        "cuda_graph_max_bs": run.defaults.cuda_graph_max_bs,
+        "page_size": lay_all.page_size,
+        "kv_cache_dtype": lay_all.kv_dtype,
+        "cell_size_bytes": int(pool.cell_bytes) if pool else int(cell_size(lay_all, s, run.v, lay_all.full_layers)),
+        "weights_bytes": w0,  # "Load weight end. ... mem usage" of one rank
+        "load_weight_begin_avail_bytes": pre_free,
+        "load_weight_end_avail_bytes": pre_free - w0 if pre_free is not None else None,
+        "max_total_num_tokens": pool.max_total_num_tokens if pool else (0 if run.error else None),
+        "k_bytes": pool.k_bytes if pool else None,
+        "v_bytes": pool.v_bytes if pool else None,
+        "kv_pools": [{"pool": p.name, "tokens": p.tokens, "layers": p.n_layers, "k_bytes": p.k_bytes,
+                      "v_bytes": p.v_bytes} for p in pool.pools] if pool else [],
+    }
+    if pool is not None and pool.swa_tokens is not None:
+        view["full_layer_tokens"], view["swa_layer_tokens"] = pool.full_tokens, pool.swa_tokens
+    if pool is not None and pool.max_mamba_cache_size is not None:
+        view["max_mamba_cache_size"] = pool.max_mamba_cache_size
+        view["conv_state_bytes"], view["ssm_state_bytes"] = pool.conv_state_bytes, pool.ssm_state_bytes
+    end_avail = None
+    if pool is not None and pre_free is not None and s.kv_cache_memory_bytes is None:
+        end_avail = pre_free - w0 - pool.kv_bytes - pool.state_bytes - (req_bytes or 0)
+    view.update({
+        "memory_pool_end_avail_bytes": end_avail,
+        # the scheduler's line prints free memory after CUDA graph capture; oomkit does not model the graphs, so
+        # this is the "Memory pool end" figure, an upper bound
+        "available_gpu_mem_bytes": end_avail,
+        "req_to_token_bytes": req_bytes,
+        "max_prefill_tokens": s.max_prefill_tokens,
+        "max_running_requests": running,
+        "context_len": run.context_len,
+    })
+    if run.error:
+        view["error"] = run.error
+    return view
+
+
+def _layer_uses(spec: ModelSpec, s: SGLangSettings, run: _Run) -> tuple[LayerUse, ...]:
+    """Each trunk layer's weights and KV on one rank; stage k's layers are shown on device k."""
+    pool, lay_all, devs = run.pool, run.lay_all, run.devs
+    layer_kv: dict[int, int] = {}
+    for la in lay_all.full_layers + lay_all.swa_layers:
+        ke, ve = kv_row(la, lay_all)
+        n = (pool.swa_tokens if pool and la in lay_all.swa_layers else pool.max_total_num_tokens) if pool else 0
+        layer_kv[la.index] = int(elem_bytes((n + lay_all.page_size) * (ke + ve), lay_all, s)) if pool else 0
+    return tuple(
+        LayerUse(index=la.index, kind=la.kind.value, device=devs[min(k, len(devs) - 1)].id,
+                 weights_bytes=layer_rank_bytes(spec, la.index, lay_all.attn_tp),
+                 kv_bytes=layer_kv.get(la.index, 0), recurrent_bytes=0,
+                 cells=(pool.swa_tokens if la in lay_all.swa_layers else pool.max_total_num_tokens) if pool else None)
+        for k, stage in enumerate(run.layer_stages) for la in stage
+    )
+
+
+def _effective_settings(s: SGLangSettings, run: _Run, running: int | None) -> dict[str, Any]:
+    """The settings in force after SGLang's defaults (ServerArgs after __post_init__)."""
+    eff = s.to_dict()
+    eff.update(n_ctx=run.context_len, mem_fraction_static=run.mfs, context_length=run.context_len,
+               chunked_prefill_size=run.defaults.chunked_prefill_size, page_size=run.lay_all.page_size,
+               cuda_graph_max_bs=run.defaults.cuda_graph_max_bs,
+               max_running_requests=running if s.max_running_requests is None else s.max_running_requests)
+    return eff
+
+
+def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) -> MemoryEstimate:
+    v = parse_version(s.engine_version)
+    _check_settings(s)
+    context_len = derive_context_length(spec, s)
+    lay_all = cache_layout(spec, s)
+    _tp.check_tp(spec, lay_all.attn_tp)
+    warnings: list[str] = list(lay_all.labels)
+    n_gpus = s.tp_size * s.pp_size * (1 if s.enable_dp_attention else s.dp_size)
+    devs = _expand_devices(devices, n_gpus)
+    if len(devices) == 1 and n_gpus > 1:
+        warnings.append(f"one memory size given: used for each of the {n_gpus} GPUs")
+    layer_stages = get_pp_indices(spec, s.pp_size)
+    sizes = [d.memory_bytes for d in devs]
+    known = all(x is not None for x in sizes)
+    gpu_mib = min(sizes) // MiB if known else None
+    defaults = default_mem_fraction_static(gpu_mib, s, mla=lay_all.mla)
+    mfs = s.mem_fraction_static if s.mem_fraction_static is not None else defaults.mem_fraction_static
+    world = s.tp_size * s.pp_size
+    overhead = pre_load_overhead(devs, world)
+    pre_free = min(sizes) - overhead if known else None
+
+    stages = load_model(spec, s, layer_stages)
+    for st in stages:
+        warnings += [x for x in st.labels if x not in warnings]
+    pools, error = init_memory_pool(spec, s, stages, pre_free, gpu_mib)
+    pool = pools[0] if error is None and all(p is not None for p in pools) else None
+    if error:
+        warnings.append(f"SGLang would not start: {error}")
+    if not known and s.kv_cache_memory_bytes is None:
+        warnings.append("GPU memory unknown: SGLang sizes its KV pool from free memory (give --vram or --gpu); "
+                        "the KV shown is one request of context_length")
+    run = _Run(v=v, context_len=context_len, lay_all=lay_all, devs=devs, layer_stages=layer_stages, stages=stages,
+               defaults=defaults, mfs=mfs, overhead=overhead, pre_free=pre_free, pools=pools, pool=pool,
+               error=error)
+
+    usages = _device_usages(spec, s, run)
+    if pool is not None and pool.max_total_num_tokens < context_len:
+        warnings.append(f"the KV pool holds {pool.max_total_num_tokens} tokens, fewer than context_length "
+                        f"{context_len}: one full-length request cannot fit (SGLang warns and refuses or truncates "
+                        "long requests); the estimate counts what that request needs")
+    running = req_bytes = None
+    if pool is not None:
+        running, rows = max_running_requests(pool, s, context_len, v)
+        req_bytes = rows * (context_len + 4) * 4  # ReqToTokenPool: int32 (rows, context_len + 4)
+        if pre_free is not None and req_bytes > run.headroom:
+            warnings.append(f"req_to_token table ({req_bytes / GiB:.2f} GiB) exceeds the {(1 - mfs):.3f} headroom "
+                            f"({run.headroom / GiB:.2f} GiB): lower --context-length or --max-running-requests")
+    view = _engine_view(s, run, running, req_bytes)
+    per_token = int(sum(elem_bytes(sum(kv_row(la, lay_all)), lay_all, s) for la in lay_all.full_layers)) * world
+    return MemoryEstimate(model=spec, engine="sglang", settings=_effective_settings(s, run, running),
+                          devices=tuple(usages), host=Usage(id="CPU", name="host"), engine_view=view,
+                          kv_bytes_per_token=per_token, layers=_layer_uses(spec, s, run), warnings=tuple(warnings))

@@ -1,0 +1,262 @@
+"""SGLang's server arguments (server_args.py ServerArgs) by their own names, the releases whose rules oomkit
+models, and the defaults SGLang picks by GPU (server_args.py `_handle_gpu_memory_settings`; 0.5.20+:
+`arg_groups/memory_hook.py`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ...errors import OomkitError
+from ...model.spec import ModelSpec
+from ...quant.dtypes import canonical
+from ..versions import Eras, Version, parse_release
+
+NEWEST = "0.5.23"
+OLDEST = (0, 4, 0)
+
+ERAS = Eras({
+    # server_args.py __post_init__: mem_fraction_static = (gpu_mem - reserved_mem) / gpu_mem, reserved by GPU
+    # class (2.8/9.5/12 GiB + tp*pp/10 or /2, 32 GiB above 160 GiB). Before: 0.88/0.87/0.85/0.81/0.79 by tp*pp.
+    "reserve_by_gpu_class": (0, 4, 8),
+    # _handle_gpu_memory_settings: reserved_mem = 512 MiB + max(chunked_prefill_size, 2048) * 1.5 MiB
+    # + cuda_graph_max_bs * 2 MiB + tp*pp/8 GiB, at least 10 GiB above 60 GiB; six GPU classes pick
+    # chunked_prefill_size and cuda_graph_max_bs.
+    "reserve_by_activation": (0, 5, 3),
+    # RTX 4090/5090 class (< 35 GiB): cuda_graph_max_bs 24 (16 before) for tp < 4.
+    "max_bs_24": (0, 5, 5),
+    # hybrid Mamba/GDN: the state pool and the KV pool split the rest by mamba_full_memory_ratio (0.9).
+    "mamba_ratio": (0, 5, 4),
+    # cell = kv_heads * (head_dim + v_head_dim) * layers (before: head_dim * 2).
+    "cell_k_plus_v": (0, 5, 7),
+    # PR #18039: sliding-window pools split by bytes (full and SWA layers priced with their own heads/dims);
+    # before: tokens of an all-full-layer cell spread over num_hidden_layers.
+    "swa_split_by_bytes": (0, 5, 9),
+    # Piecewise (prefill) CUDA graphs on by default; their reserve (8 MiB per captured size, 1.5 GiB with MLA)
+    # joins reserved_mem.
+    "prefill_graph_default": (0, 5, 10),
+    # Speculative decoding no longer adds 2/6 GiB to reserved_mem (draft weights are measured instead).
+    "no_spec_reserve": (0, 5, 14),
+    # The Mamba pool's padding slot is budgeted: size = (budget - per_req) // per_req, state = (size + 1) * per_req.
+    "mamba_padding_slot": (0, 5, 18),
+    # rest <= 0 raises "Loaded weights leave no GPU memory for the KV cache ..." with the minimum viable fraction
+    # (0.5.11-0.5.13 not read; before: "Not enough memory. Please try to increase --mem-fraction-static.").
+    "no_memory_message": (0, 5, 14),
+    # < 35 GiB GPUs: chunked_prefill_size 4096 and cuda_graph_max_bs 48 (160 at tp >= 4); no GPU: mfs 0.95.
+    "small_gpu_4096": (0, 5, 20),
+    # A default decode cuda_graph_max_bs is capped at --max-running-requests.
+    "decode_bs_capped": (0, 5, 23),
+})
+
+# --kv-cache-dtype choices (0.5.23 arg_groups/fields/model.py) -> bytes per element. SGLang's own names (fp8 spelled
+# with its format, FP4 kinds), not torch dtypes, so not oomkit.quant.dtypes; None: auto, or not modelled (FP4).
+KV_CACHE_DTYPES = {
+    "auto": None, "fp8_e5m2": 1, "fp8_e4m3": 1, "mxfp8": 1, "bf16": 2, "bfloat16": 2,
+    "nvfp4": None, "fp4_mx_block16": None, "fp4_e2m1": None,
+}
+DTYPE_CHOICES = ("auto", "half", "float16", "bfloat16", "float", "float32")  # --dtype choices, in argparse order
+
+# oomkit's engine-neutral options (--ctx, --parallel, --kv-type, --engine-version, --kv-memory) -> these settings
+# (commands/_model_args.py neutral_options reads a module's NEUTRAL)
+NEUTRAL = {"ctx": "context_length", "parallel": "max_running_requests", "kv_type": "kv_cache_dtype",
+           "engine_version": "engine_version", "kv_memory": "kv_cache_memory_bytes"}
+
+
+@dataclass(frozen=True)
+class SGLangSettings:
+    """SGLang's server arguments by their own names (server_args.py ServerArgs; None = SGLang's default)."""
+
+    model_path: str | None = None  # --model-path / --model
+    tp_size: int = 1  # --tp-size / --tensor-parallel-size / --tp
+    dp_size: int = 1  # --dp-size
+    pp_size: int = 1  # --pp-size
+    enable_dp_attention: bool = False  # --enable-dp-attention
+    mem_fraction_static: float | None = None  # None: by GPU memory and TP (see default_mem_fraction_static)
+    context_length: int | None = None  # None: the model's derived context length
+    kv_cache_dtype: str = "auto"
+    chunked_prefill_size: int | None = None  # None: by GPU memory
+    max_prefill_tokens: int = 16384
+    max_running_requests: int | None = None
+    max_total_tokens: int | None = None
+    page_size: int | None = None  # None: 1, or what the attention backend forces
+    attention_backend: str | None = None
+    dtype: str = "auto"
+    quantization: str | None = None
+    cuda_graph_max_bs: int | None = None
+    disable_cuda_graph: bool = False
+    disable_piecewise_cuda_graph: bool = False
+    swa_full_tokens_ratio: float = 0.8
+    mamba_full_memory_ratio: float = 0.9
+    max_mamba_cache_size: int | None = None
+    mamba_ssm_dtype: str = "float32"
+    speculative_algorithm: str | None = None
+    allow_overwrite_longer_context_len: bool = False  # env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1
+    engine_version: str = NEWEST
+    kv_cache_memory_bytes: int | None = None  # oomkit --kv-memory: size the pool from this budget
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Versions
+
+
+def parse_version(version: str | None) -> Version:
+    """"0.5.2", "v0.4.6.post5", "0.5.0rc1" -> (major, minor, patch, post)."""
+    v = parse_release(version, NEWEST, "SGLang", "e.g. 0.5.2 or 0.4.6.post5",
+                      tail=r"(?:\.?post(\d+))?(?:rc\d+|\.dev\d+.*)?")
+    if v[:3] < OLDEST:
+        raise OomkitError(f"SGLang {version}: oomkit models SGLang 0.4.0 and newer")
+    return v
+
+
+def reached(v: Version, era: str) -> bool:
+    return ERAS.reached(v, era)
+
+
+def model_dtype(spec: ModelSpec, s: SGLangSettings) -> str:
+    """configs/model_config.py _get_and_verify_dtype: auto = the config's dtype, float32 -> float16 (Gemma:
+    bfloat16)."""
+    if s.dtype not in DTYPE_CHOICES:
+        raise OomkitError(f"error: argument --dtype: invalid choice: {s.dtype!r} (choose from "
+                          + ", ".join(repr(k) for k in DTYPE_CHOICES) + ")")
+    if s.dtype != "auto":
+        return canonical(s.dtype)
+    fmt = canonical(spec.weights.format)
+    if fmt == "float32":
+        return "bfloat16" if spec.architecture.startswith("gemma") else "float16"
+    if fmt == "float16":
+        return "float16"
+    return "bfloat16"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Defaults that depend on the GPU (server_args.py _handle_gpu_memory_settings)
+
+
+@dataclass(frozen=True)
+class Defaults:
+    mem_fraction_static: float
+    chunked_prefill_size: int
+    cuda_graph_max_bs: int
+    reserved_mib: float | None  # what mem_fraction_static keeps back (None for the 0.4.x table)
+    prefill_graph_sizes: int  # captured prefill (piecewise) CUDA graph sizes counted in the reserve
+
+
+def capacity_defaults(gpu_mib: int | None, s: SGLangSettings, v: Version) -> tuple[int, int]:
+    """chunked_prefill_size and cuda_graph_max_bs SGLang picks for this GPU."""
+    tp = s.tp_size
+    if gpu_mib is None:
+        cps, bs = 4096, 160
+    elif not reached(v, "reserve_by_activation"):
+        # 0.4.x: chunked 2048 below 25,000 MiB (0.5.0-0.5.2: below 35 GiB), else 8192 (16384 from 160 GiB in 0.5.x);
+        # cuda_graph_max_bs 8 (80 at tp >= 4) on small GPUs, else 160 (cuda_graph_runner default)
+        small = gpu_mib < (35 * 1024 if v[:2] >= (0, 5) else 25_000)
+        cps = 2048 if small else (16384 if v[:2] >= (0, 5) and gpu_mib >= 160 * 1024 else 8192)
+        bs = (8 if tp < 4 else 80) if small else 160
+    elif gpu_mib < 20 * 1024:  # T4, 4080
+        cps, bs = 2048, 8
+    elif gpu_mib < 35 * 1024:  # A10, 4090, 5090
+        if reached(v, "small_gpu_4096"):
+            cps, bs = 4096, (48 if tp < 4 else 160)
+        else:
+            cps, bs = 2048, ((24 if reached(v, "max_bs_24") else 16) if tp < 4 else 80)
+    elif gpu_mib < 60 * 1024:  # A100 40GB, L40
+        cps, bs = 4096, (32 if tp < 4 else 160)
+    elif gpu_mib < 160 * 1024:  # H100, A100 80GB, H20, H200
+        cps, bs = 8192, (256 if tp < 4 else 512)
+    else:  # B200, MI300
+        cps, bs = 16384, 512
+    if s.chunked_prefill_size is not None:
+        cps = s.chunked_prefill_size
+    if s.cuda_graph_max_bs is not None:
+        bs = s.cuda_graph_max_bs
+    elif reached(v, "decode_bs_capped") and s.max_running_requests is not None:
+        bs = min(bs, s.max_running_requests)
+    return cps, bs
+
+
+def prefill_graph_sizes(max_tokens: int) -> list[int]:
+    """arg_groups/cuda_graph_hook.py generate_prefill_cuda_graph_batch_sizes (0.5.8+
+    _generate_piecewise_cuda_graph_tokens): the token counts captured for prefill."""
+    sizes = (list(range(4, 33, 4)) + list(range(48, 257, 16)) + list(range(288, 513, 32))
+             + list(range(576, 1025, 64)) + list(range(1280, 4097, 256)) + list(range(4608, max_tokens + 1, 512)))
+    return [x for x in sizes if x <= max_tokens]
+
+
+def _mfs_by_tp(gpu_mib: int | None, tp_pp: int) -> float:
+    """0.4.6.post5 server_args.py __post_init__: a fixed fraction by tp*pp, raised on GPUs above 96 GiB."""
+    if gpu_mib is not None and gpu_mib <= 81920:
+        mfs = 0.79 if tp_pp >= 16 else 0.81 if tp_pp >= 8 else 0.85 if tp_pp >= 4 else 0.87 if tp_pp >= 2 else 0.88
+    else:
+        mfs = 0.88
+    if gpu_mib is not None and gpu_mib > 96 * 1024:
+        mfs = min(mfs + 48 * 1024 * (1 - mfs) / gpu_mib, (gpu_mib - 1024 * 18) / gpu_mib)
+    return mfs
+
+
+def _reserved_by_gpu_class(gpu_mib: int, s: SGLangSettings, tp_pp: int, spec: str | None) -> float:
+    """0.4.8-0.5.2: the MiB mem_fraction_static keeps back, by GPU class."""
+    if gpu_mib < 35 * 1024:
+        reserved = (2.8 + tp_pp / 10) * 1024
+    elif gpu_mib < 90 * 1024:
+        reserved = (9.5 + tp_pp / 2) * 1024
+    elif gpu_mib < 160 * 1024:
+        reserved = (12 + tp_pp / 2) * 1024
+    else:
+        reserved = 32 * 1024
+    if spec:
+        reserved += (6 if spec == "STANDALONE" else 2) * 1024
+    if s.enable_dp_attention:
+        reserved += 4 * 1024
+    return reserved
+
+
+def _reserved_by_activation(gpu_mib: int, s: SGLangSettings, v: Version, cps: int, bs: int, tp_pp: int,
+                            spec: str | None, mla: bool) -> tuple[float, int]:
+    """0.5.3+: the MiB kept back for the activations of one prefill chunk + CUDA graphs + parallel slack, and the
+    number of prefill CUDA graph sizes counted in it."""
+    reserved = 512 + max(cps if cps > 0 else s.max_prefill_tokens, 2048) * 1.5 + tp_pp / 8 * 1024
+    if not s.disable_cuda_graph:
+        reserved += bs * 2
+    dp = s.dp_size if s.enable_dp_attention else 1
+    if s.enable_dp_attention:
+        reserved += bs * dp * 3 + (bs * dp * 1.5 if bs > 300 else 0)
+    n_graphs = 0
+    prefill_graph = (reached(v, "prefill_graph_default") and not s.disable_cuda_graph
+                     and not s.disable_piecewise_cuda_graph and s.pp_size == 1 and not s.enable_dp_attention
+                     and not spec)
+    if prefill_graph:
+        if mla:
+            reserved += 1.5 * 1024  # "MLA backend overhead is much higher than expected with fa3"
+        else:
+            max_tokens = cps if s.max_total_tokens is None else min(cps, s.max_total_tokens)
+            n_graphs = len(prefill_graph_sizes(max_tokens))
+            reserved += n_graphs * 8
+    if gpu_mib > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    if spec and not reached(v, "no_spec_reserve"):
+        reserved += (6 if spec == "STANDALONE" else 0 if spec == "NGRAM" else
+                     4 if reached(v, "prefill_graph_default") else 2) * 1024
+    return reserved, n_graphs
+
+
+def default_mem_fraction_static(gpu_mib: int | None, s: SGLangSettings, *, mla: bool = False,
+                                version: str | None = None) -> Defaults:
+    """mem_fraction_static SGLang picks when it is not given, with the chunked prefill and CUDA graph sizes it
+    is derived from. gpu_mib: the smallest GPU's memory.total as nvidia-smi prints it (utils
+    get_nvgpu_memory_capacity), None when unknown."""
+    v = parse_version(version or s.engine_version)
+    cps, bs = capacity_defaults(gpu_mib, s, v)
+    tp_pp = s.tp_size * s.pp_size
+    if not reached(v, "reserve_by_gpu_class"):
+        return Defaults(_mfs_by_tp(gpu_mib, tp_pp), cps, bs, None, 0)
+    if gpu_mib is None:
+        return Defaults(0.95 if reached(v, "small_gpu_4096") else 0.88, cps, bs, None, 0)
+    spec = (s.speculative_algorithm or "").upper() or None
+    if not reached(v, "reserve_by_activation"):
+        reserved = _reserved_by_gpu_class(gpu_mib, s, tp_pp, spec)
+        return Defaults(round((gpu_mib - reserved) / gpu_mib, 3), cps, bs, reserved, 0)
+    reserved, n_graphs = _reserved_by_activation(gpu_mib, s, v, cps, bs, tp_pp, spec, mla)
+    return Defaults(round((gpu_mib - reserved) / gpu_mib, 3), cps, bs, reserved, n_graphs)
