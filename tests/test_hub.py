@@ -314,7 +314,7 @@ def sharded_qwen_repo(n_shards: int = 16) -> tuple[dict[str, FakeFile], int, int
     return dict(files), total, n_params
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sharded_qwen_repo(n_shards: int) -> tuple[dict[str, FakeFile], int, int]:
     ts = list(qwen3_moe_hf_tensors(QWEN_CONFIG))
     L = QWEN_CONFIG["num_hidden_layers"]

@@ -22,7 +22,7 @@ def main(src: Path) -> None:
     edges: dict[str, set[str]] = defaultdict(set)
     up, inside = [], 0
     for m, imps in graph.items():
-        for t, line, in_fn in imps:
+        for t, _line, in_fn in imps:
             inside += in_fn
             if part(t) != part(m):
                 edges[part(m)].add(part(t))

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OomkitError
-from ..quant.gguf_recipes import ftype_name
 from ..quant import ggml
+from ..quant.gguf_recipes import ftype_name
 from .archs import (
     INTERVAL_HYBRIDS,
     KNOWN_ARCHS,

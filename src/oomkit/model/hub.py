@@ -38,11 +38,11 @@ from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
 
 from ..errors import OomkitError
+from ._bytes import NeedMoreBytes, printable
 from .gguf_file import spec_from_gguf
 from .gguf_header import GGUFHeader, parse_gguf_header
 from .hf_config import spec_from_config
 from .safetensors_header import INDEX_NAME, SafetensorsModel, parse_safetensors_header
-from ._bytes import NeedMoreBytes, printable
 from .safetensors_weights import inventory_from_safetensors_model, layer_index
 
 __all__ = [

@@ -7,8 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import OomkitError
-from ..quant import hf_formats
-from ..quant import dtypes, ggml, gguf_recipes
+from ..quant import dtypes, ggml, gguf_recipes, hf_formats
 from .spec import TensorSpec, WeightInventory
 from .tensors import TensorShape, hf_module_name
 
