@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -26,9 +25,9 @@ from oomkit.engines.cmdline import parse_command
 from oomkit.engines.vllm import (
     CUDA_DRIVER_RESERVED,
     ENGINE,
-    GiB,
     VllmSettings,
     kv_plan,
+    pp_partition,
     resolve,
 )
 from oomkit.errors import OomkitError
@@ -37,6 +36,7 @@ from oomkit.memory import Device
 from oomkit.model.catalog import lookup
 from oomkit.model.hf_config import spec_from_config
 from oomkit.model.spec import ModelSpec
+from oomkit.units import GiB
 
 
 def named_gpu(*args, **kwargs) -> Device:
@@ -248,8 +248,6 @@ def test_weights_shard_over_tp_with_padded_vocabulary():
 
 
 def test_pipeline_parallel_splits_layers_like_get_pp_indices():
-    from oomkit.engines.vllm import pp_partition
-
     assert pp_partition(32, 2) == [(0, 16), (16, 32)]
     assert pp_partition(61, 4) == [(0, 15), (15, 30), (30, 46), (46, 61)]  # remainder before the last stage
 
@@ -646,32 +644,19 @@ def all_cases() -> list[Case]:
 LIMITS = {"tokens": 0.005, "weights": 0.03, "available": 0.03, "refusal": 0.0}
 
 
+# How far the smallest worker's budget falls below the printed one in the fixtures: at most 1.14 % of the
+# tokens (qwen3-235b-a22b-fp8-tp4-h100-lmcache: 8.11 GiB printed gives 180,935 tokens, 178,880 printed); 1.5 %
+# leaves a margin.
+RANK_MINIMUM_LIMIT = 0.015
+
+
 def _rank_minimum(case: Case, fig: str, err: float) -> bool:
     """Under TP/PP the printed "Available KV cache memory" is one worker's, while the engine sizes the cache by
     the worker with the least (unify_kv_cache_configs): from that one budget the count can only come out
-    high, never low (vllm#13061: 8.69 GiB printed, 7.47 GiB used)."""
+    high, never low (vllm#13061: 8.69 GiB printed, 7.47 GiB used), by the per-rank difference
+    (RANK_MINIMUM_LIMIT)."""
     tp = case.settings.tensor_parallel_size * case.settings.pipeline_parallel_size if case.settings else 1
-    return fig == "tokens" and tp > 1 and err > 0
-
-
-def summary_table(cases: list[Case]) -> str:
-    """Median and worst absolute error per figure over the fixtures that carry it (for the docs)."""
-    lines = ["| figure | limit | cases | median | worst | worst case |", "|---|---|---|---|---|---|"]
-    for fig, limit in LIMITS.items():
-        errs = [(abs(c.errors[fig]), c.name) for c in cases if fig in c.errors]
-        if not errs:
-            lines.append(f"| {fig} | {limit:.1%} | 0 | - | - | - |")
-            continue
-        med = statistics.median(e for e, _ in errs)
-        worst, who = max(errs)
-        if fig == "refusal":
-            lines.append(f"| refusal (agreement) | exact | {len(errs)} | {sum(e == 0 for e, _ in errs)}/{len(errs)} "
-                         f"agree | - | {who if worst else '-'} |")
-        else:
-            lines.append(f"| {fig} | {limit:.1%} | {len(errs)} | {med:.2%} | {worst:.2%} | {who} |")
-    skipped = sorted({f"{c.name}: {', '.join(sorted(c.skip))} ({next(iter(c.skip.values()))})"
-                      for c in cases if c.skip})
-    return "\n".join(lines) + ("\n\nnot checkable:\n  " + "\n  ".join(skipped) if skipped else "")
+    return fig == "tokens" and tp > 1 and 0 < err <= RANK_MINIMUM_LIMIT
 
 
 _CASES: list[Case] | None = None
@@ -687,15 +672,18 @@ def cases() -> list[Case]:
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.json")), ids=lambda p: p.stem)
 def test_fixture(path: Path):
     case = next(c for c in cases() if c.name == path.stem)
+    if not case.errors:
+        by_reason: dict[str, list[str]] = {}
+        for fig, why in sorted(case.skip.items()):
+            by_reason.setdefault(why, []).append(fig)
+        pytest.skip("no checkable figure: " + "; ".join(f"{', '.join(figs)}: {why}" for why, figs in by_reason.items()))
     failures = [f"{fig}: {err:+.3%} (limit {LIMITS[fig]:.1%})" for fig, err in case.errors.items()
                 if abs(err) > LIMITS[fig] and not _rank_minimum(case, fig, err)]
     assert not failures, f"{case.name}: " + "; ".join(failures) + (f" [{case.version_note}]" if case.version_note
                                                                      else "")
 
 
-def test_accuracy_summary(capsys):
-    table = summary_table(cases())
-    with capsys.disabled():
-        print("\nvLLM accuracy against real start-up logs\n" + table)
+def test_enough_fixtures_are_checkable():
+    # the accuracy table over these cases is printed by bench/accuracy_vllm.py
     checked = sum(1 for c in cases() if c.errors)
     assert checked >= 10

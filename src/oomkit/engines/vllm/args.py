@@ -20,7 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import OomkitError
+from ...errors import OomkitError
+from .settings import VllmSettings
 
 PROG = "vllm serve"
 
@@ -39,7 +40,7 @@ ENV_VARS = ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "VLLM_USE_V1", "VLLM_ATTENTION_BACK
 @lru_cache(maxsize=1)
 def flags_table() -> dict[str, str]:
     """flag -> kind: "bool" (switch), "value" (one argument), "list" (one or more), "optional" (zero or one)."""
-    path = Path(__file__).with_name("data") / "vllm_flags.json"
+    path = Path(__file__).parent.parent / "data" / "vllm_flags.json"
     return dict(json.loads(path.read_text(encoding="utf-8"))["flags"])
 
 
@@ -111,12 +112,10 @@ def _env_bool(env: dict[str, str], key: str) -> bool | None:
     return env[key].strip().lower() in ("1", "true", "yes")
 
 
-def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str | None, str | None, Any]:
+def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str | None, None, VllmSettings]:
     """vLLM's flags (no program name; `serve` and the model may lead) -> (model, None, VllmSettings).
 
     env: the VLLM_* variables in force (None: os.environ)."""
-    from .vllm import VllmSettings
-
     env = dict(os.environ) if env is None else dict(env)
     args = list(argv)
     if args and args[0] == "serve":  # "vllm serve ..." reaches here as ["serve", ...] when the program was "vllm"
@@ -143,46 +142,57 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
                 unknown.append(args[i])
                 i += 1
             continue
-        value: Any = None
         if kind == "attached":
             continue
-        if kind == "bool":
-            if eq:
-                raise OomkitError(f"{PROG}: error: argument {flag}: ignored explicit argument {inline!r}")
-            value = not negated
-        elif kind == "optional":  # StoreBoolean with nargs="?" in old releases: --enable-chunked-prefill [True]
-            if negated:
-                value = False
-            elif eq:
-                value = inline
-            elif i < len(args) and args[i].lower() in _BOOL_WORDS:
-                value = args[i]
-                i += 1
-            else:
-                value = True
-            if isinstance(value, str):
-                value = _BOOL_WORDS.get(value.lower(), value)
-        elif kind == "list":
-            values = [inline] if eq else []
-            while i < len(args) and not args[i].startswith("-"):
-                values.append(args[i])
-                i += 1
-            if not values:
-                raise OomkitError(f"{PROG}: error: argument {flag}: expected at least one argument")
-            value = values
-        else:
-            if eq:
-                value = inline
-            elif i < len(args):
-                value = args[i]
-                i += 1
-            else:
-                raise OomkitError(f"{PROG}: error: argument {flag}: expected one argument")
+        value, i = _take_value(args, i, flag, kind, negated, inline if eq else None)
         _apply(flag, value, opts)
         if flag == "--model":
             model = value
     if unknown:
         raise OomkitError(f"{PROG}: error: unrecognized arguments: {' '.join(unknown)}")
+    _apply_env(env, opts)
+    return model, None, VllmSettings(**opts)
+
+
+def _take_value(args: list[str], i: int, flag: str, kind: str, negated: bool, inline: str | None
+                ) -> tuple[Any, int]:
+    """The value of flag (of `kind`) whose next argument is args[i]; inline: its `--flag=value` part
+    -> (value, index of the next argument)."""
+    if kind == "bool":
+        if inline is not None:
+            raise OomkitError(f"{PROG}: error: argument {flag}: ignored explicit argument {inline!r}")
+        return not negated, i
+    if kind == "optional":  # StoreBoolean with nargs="?" in old releases: --enable-chunked-prefill [True]
+        value: Any
+        if negated:
+            value = False
+        elif inline is not None:
+            value = inline
+        elif i < len(args) and args[i].lower() in _BOOL_WORDS:
+            value = args[i]
+            i += 1
+        else:
+            value = True
+        if isinstance(value, str):
+            value = _BOOL_WORDS.get(value.lower(), value)
+        return value, i
+    if kind == "list":
+        values = [inline] if inline is not None else []
+        while i < len(args) and not args[i].startswith("-"):
+            values.append(args[i])
+            i += 1
+        if not values:
+            raise OomkitError(f"{PROG}: error: argument {flag}: expected at least one argument")
+        return values, i
+    if inline is not None:
+        return inline, i
+    if i < len(args):
+        return args[i], i + 1
+    raise OomkitError(f"{PROG}: error: argument {flag}: expected one argument")
+
+
+def _apply_env(env: dict[str, str], opts: dict[str, Any]) -> None:
+    """The VLLM_* variables that change memory (vllm/envs.py)."""
     allow_long = _env_bool(env, "VLLM_ALLOW_LONG_MAX_MODEL_LEN")
     if allow_long is not None:
         opts["allow_long_max_model_len"] = allow_long
@@ -197,7 +207,6 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
     fi = _env_bool(env, "VLLM_USE_FLASHINFER_SAMPLER")
     if fi is not None:
         opts["use_flashinfer_sampler"] = fi
-    return model, None, VllmSettings(**opts)
 
 
 def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:

@@ -1,0 +1,265 @@
+"""The configuration vLLM settles on for a model, its GPUs and the options (vllm/config/: ModelConfig,
+CacheConfig, SchedulerConfig, ParallelConfig): release, V0/V1, dtypes, context, batch sizes, prefix caching."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import OomkitError
+from ...memory import Device
+from ...model.spec import LayerKind, ModelSpec
+from ...quant.dtypes import FLOAT_BYTES
+from ...units import GiB, MiB
+from .. import _tp
+from ..versions import Version
+from .settings import ERAS, VllmSettings, parse_version
+
+# Memory CUDA reserves for itself: cudaMemGetInfo's total (vLLM's total_memory) is about this much below
+# nvidia-smi's total: H100 80GB 81559 MiB vs 79.19 GiB, RTX 3090 24576 MiB vs 23.58 GiB, RTX 4090
+# 24564 MiB vs 23.52 GiB, L4 23034 MiB vs 22.05 GiB (start-up logs and OOM messages).
+CUDA_DRIVER_RESERVED = 470 * MiB
+# vllm/model_executor/layers/vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE
+VOCAB_PADDING = 64
+
+# KV cache element bytes by vLLM's --kv-cache-dtype names (config/cache.py CacheDType): its own fp8 spellings,
+# so not the torch-dtype table of quant/dtypes.py
+KV_DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1}
+# The --dtype spellings read as torch dtypes (config/model.py _STR_DTYPE_TO_TORCH_DTYPE, plus fp16/bf16/fp32).
+# Not quant/dtypes.ALIASES: llama.cpp's f16/f32 name GGUF formats, which vLLM loads as stored.
+DTYPE_ALIASES = {"half": "float16", "float": "float32", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
+# model_executor/layers/attention/mla_attention.py state_content_bytes: bytes per token per layer
+MLA_PACKED_BYTES = {"fp8_ds_mla": 656, "nvfp4_ds_mla": 352}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    version: Version
+    v1: bool
+    tp: int
+    pp: int
+    dp: int
+    max_model_len: int
+    derived_max_len: int
+    util: float
+    dtype: str  # model dtype
+    dtype_bytes: int
+    kv_dtype: str
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    chunked_prefill: bool
+    prefix_caching: bool
+    cc: tuple[int, int] | None  # compute capability of the first GPU
+    cc_guessed: bool
+    mamba_cache_mode: str = "none"
+    num_spec: int = 0
+    warnings: tuple[str, ...] = ()
+
+    def at_least(self, era: str) -> bool:
+        return ERAS.reached(self.version, era)
+
+
+def _gpu_info(dev: Device | None) -> tuple[tuple[int, int] | None, str]:
+    """(compute capability, name) of the first GPU; the capability as the GPU catalog gives it with the Device,
+    None when unknown. The name is matched the way vLLM matches torch.cuda.get_device_name()."""
+    if dev is None:
+        return None, ""
+    return dev.compute_capability, dev.name or ""
+
+
+def cuda_total(dev: Device) -> int | None:
+    """vLLM's total_memory (torch.cuda.mem_get_info): the device's memory less what the driver reserves."""
+    if dev.memory_bytes is None:
+        return None
+    return max(dev.memory_bytes - CUDA_DRIVER_RESERVED, 0)
+
+
+def pp_partition(n_layers: int, pp: int) -> list[tuple[int, int]]:
+    """distributed/utils.py get_pp_indices: even split, the remainder to the stages before the last."""
+    per = [n_layers // pp] * pp
+    rem = n_layers % pp
+    for i in range(2, rem + 2):
+        per[-i] += 1
+    out, start = [], 0
+    for n in per:
+        out.append((start, start + n))
+        start += n
+    return out
+
+
+def _model_dtype(spec: ModelSpec, s: VllmSettings, version: Version, cc) -> str:
+    """config/model.py _get_and_verify_dtype / _resolve_auto_dtype."""
+    want = DTYPE_ALIASES.get(s.dtype.lower(), s.dtype.lower())
+    config_dtype = _checkpoint_dtype(spec)
+    bf16_ok = cc is None or cc >= (8, 0)
+    if want == "auto":
+        dtype = config_dtype
+        if dtype == "float32":  # "Downcast for float32 models" to the platform's first supported dtype
+            dtype = "bfloat16" if bf16_ok and version >= (0, 9, 0) else "float16"
+        if dtype == "bfloat16" and not bf16_ok:
+            dtype = "float16"  # "Your device ... doesn't support torch.bfloat16. Falling back to torch.float16"
+        return dtype
+    if want not in FLOAT_BYTES:
+        raise OomkitError(f"Unknown dtype: {s.dtype!r}")
+    if want == "bfloat16" and not bf16_ok:
+        raise OomkitError(f"Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your GPU "
+                          f"has compute capability {cc[0]}.{cc[1]}. You can use float16 instead by explicitly "
+                          "setting the `dtype` flag in CLI, for example: --dtype=half.")
+    return want
+
+
+def _checkpoint_dtype(spec: ModelSpec) -> str:
+    """The dtype the checkpoint's unquantized tensors carry (config torch_dtype); bfloat16 when unsure.
+    Not quant/dtypes.unquantized_dtype: that folds llama.cpp's f16/f32 onto torch names, and a GGUF's F16 format
+    or F32 norms are no config torch_dtype to vLLM."""
+    fmt = spec.weights.format.lower()
+    if fmt in FLOAT_BYTES:
+        return fmt
+    for t in spec.weights.tensors:  # a quantized checkpoint keeps its norms in the config's dtype
+        if t.name.endswith("norm.weight") and t.dtype.lower() in FLOAT_BYTES:
+            return t.dtype.lower()
+    return "bfloat16"
+
+
+def _max_model_len(spec: ModelSpec, s: VllmSettings, warnings: list[str]) -> tuple[int, int]:
+    """config/model.py _get_and_verify_max_len -> (max_model_len, the derived maximum)."""
+    derived = spec.n_ctx_train or 0
+    if derived <= 0:
+        derived = 2048  # config/model.py: "Assuming the model's maximum length is 2048"
+        warnings.append("the model declares no maximum length: vLLM assumes 2048")
+    if s.max_model_len is None or s.max_model_len == -1:
+        return derived, derived
+    max_len = s.max_model_len
+    if max_len <= 0:
+        raise OomkitError(f"max_model_len must be positive, got {max_len}")
+    if max_len > derived:
+        msg = (f"User-specified max_model_len ({max_len}) is greater than the derived max_model_len "
+               f"(max_position_embeddings={derived} or model_max_length=None in model's config.json).")
+        if not s.allow_long_max_model_len:
+            raise OomkitError(f"{msg} To allow overriding this maximum, set the env var "
+                              "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used "
+                              "with extreme caution.")
+        warnings.append(msg + " Allowed by VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.")
+    return max_len, derived
+
+
+def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Resolved:
+    version = parse_version(s.engine_version)
+    warnings: list[str] = []
+    v1 = version >= ERAS["v1_default"] if s.use_v1 is None else s.use_v1
+    if version >= ERAS["v1_only"]:
+        v1 = True
+    elif v1 and version < (0, 7, 0):
+        raise OomkitError(f"the V1 engine (VLLM_USE_V1=1) needs vLLM 0.7 or newer, not {s.engine_version}")
+    tp, pp, dp = s.tensor_parallel_size, s.pipeline_parallel_size, s.data_parallel_size
+    if min(tp, pp, dp) < 1:
+        raise OomkitError("tensor, pipeline and data parallel sizes must be at least 1")
+    util = s.gpu_memory_utilization
+    if util is None:
+        util = 0.92 if version >= ERAS["cudagraph_budget"] else 0.9
+    if not 0 < util <= 1:
+        raise OomkitError(f"GPU memory utilization must be within (0, 1]. Got {util}.")
+    first = devices[0] if devices else None
+    cc, gpu_name = _gpu_info(first)
+    cc_guessed = False
+    if cc is None and first is not None:
+        cc, cc_guessed = (9, 0), True  # an unnamed GPU: assume a current datacenter part (Hopper)
+    _check_parallel(spec, tp)
+    dtype = _model_dtype(spec, s, version, cc)
+    kv_dtype = _kv_dtype(spec, s, version, dtype)
+    max_len, derived = _max_model_len(spec, s, warnings)
+    seqs, tokens, chunked = _batch_defaults(s, version, v1, max_len, first, gpu_name, tp * pp)
+    # config/model.py is_prefix_caching_supported: on by default in V1, except for hybrid (Mamba / linear
+    # attention) models, where it is experimental and off unless asked for
+    hybrid = any(layer.recurrent is not None for layer in spec.trunk_layers)
+    prefix = s.enable_prefix_caching if s.enable_prefix_caching is not None else (v1 and not hybrid)
+    # model_executor/models/config.py MambaModelConfig: prefix caching on a hybrid model caches Mamba states at
+    # block boundaries ("align": 2 state pages per request; "all" is chosen only for models declaring
+    # SupportsMambaPrefixCaching and is not modelled here)
+    mode = s.mamba_cache_mode
+    if mode is None:
+        mode = "align" if (hybrid and prefix and version >= (0, 15, 0)) else "none"
+    if mode not in ("none", "align", "all"):
+        raise OomkitError(f"vllm serve: error: argument --mamba-cache-mode: invalid choice: {mode!r} (choose from "
+                          "'all', 'align', 'none')")
+    return Resolved(version=version, v1=v1, tp=tp, pp=pp, dp=dp, max_model_len=max_len, derived_max_len=derived,
+                    util=util, dtype=dtype, dtype_bytes=FLOAT_BYTES[dtype], kv_dtype=kv_dtype,
+                    max_num_seqs=seqs, max_num_batched_tokens=tokens, chunked_prefill=chunked,
+                    prefix_caching=prefix, cc=cc, cc_guessed=cc_guessed, mamba_cache_mode=mode,
+                    num_spec=max(s.num_speculative_tokens, 0), warnings=tuple(warnings))
+
+
+def _check_parallel(spec: ModelSpec, tp: int) -> None:
+    """config/model.py verify_with_parallel_config (its own words for the heads), then the divide() asserts of
+    VocabParallelEmbedding and the layers (QKVParallelLinear, linear-attention heads: engines/_tp.py)."""
+    att = next((layer.attention for layer in spec.layers if layer.attention is not None), None)
+    if att is not None and att.n_heads % tp:
+        raise OomkitError(f"Total number of attention heads ({att.n_heads}) must be divisible by tensor parallel "
+                          f"size ({tp}).")
+    padded = _tp.pad_vocab(spec.n_vocab)
+    if padded % tp:  # vocab_parallel_embedding.py: divide(num_embeddings_padded, tp_size); the embedding is
+        # built before the decoder layers, so this assert fires first (Qwen3-14B at TP5 in the llm-d sweep)
+        raise OomkitError(f"AssertionError: {padded} is not divisible by {tp} (the vocabulary, padded to "
+                          f"{VOCAB_PADDING}, must divide evenly over tensor parallel size {tp})")
+    _tp.check_tp(spec, tp)
+def _kv_dtype(spec: ModelSpec, s: VllmSettings, version: Version, model_dtype: str) -> str:
+    """config/cache.py CacheDType by release, and the MLA-only packed formats."""
+    name = s.kv_cache_dtype.lower()
+    allowed = ["auto", "fp8", "fp8_e4m3", "fp8_e5m2"]
+    if version >= (0, 10, 0):
+        allowed.append("fp8_inc")
+    if version >= (0, 12, 0):
+        allowed += ["bfloat16", "fp8_ds_mla"]
+    if version >= (0, 15, 0):
+        allowed.append("float16")
+    if version >= ERAS["null_block"]:
+        allowed.append("nvfp4_ds_mla")
+    if name not in allowed:
+        listed = ", ".join(repr(c) for c in allowed)
+        raise OomkitError(f"vllm serve: error: argument --kv-cache-dtype: invalid choice: {s.kv_cache_dtype!r} "
+                          f"(choose from {listed})")
+    mla = any(layer.kind is LayerKind.LATENT for layer in spec.layers)
+    if name in MLA_PACKED_BYTES and not mla:
+        raise OomkitError(f"No valid attention backend found for cuda with kv_cache_dtype={name}: "
+                          f"{name} is the DeepSeek sparse-MLA cache format, and {spec.name} has no MLA layers")
+    return model_dtype if name == "auto" else name
+
+
+def _batch_defaults(s: VllmSettings, version: Version, v1: bool, max_len: int, dev: Device | None, gpu_name: str,
+                    world: int) -> tuple[int, int, bool]:
+    """engine/arg_utils.py get_batch_defaults / _set_default_max_num_seqs_and_batched_tokens_args (V1) and
+    config.py SchedulerConfig.__post_init__ (V0) -> (max_num_seqs, max_num_batched_tokens, chunked prefill)."""
+    llm = s.usage_context.lower() in ("llm", "llm_class", "offline")
+    mem = dev.memory_bytes if dev is not None and dev.memory_bytes is not None else 0
+    cuda_mem = max(mem - CUDA_DRIVER_RESERVED, 0)
+    name = gpu_name.lower()
+    if not v1:
+        chunked = s.enable_chunked_prefill
+        if chunked is None:  # V0: on by default only for max_model_len > 32K
+            chunked = max_len > 32768
+        seqs = s.max_num_seqs or 256
+        if s.max_num_batched_tokens is not None:
+            tokens = s.max_num_batched_tokens
+        elif chunked:
+            tokens = 2048 if version >= ERAS["profile_increase"] else 512
+        else:
+            tokens = max(max_len, 2048)
+        return seqs, tokens, chunked
+    chunked = True if s.enable_chunked_prefill is None else s.enable_chunked_prefill
+    if version >= ERAS["batch_160gib"] and cuda_mem >= 160 * GiB:
+        d_tokens, d_seqs = (16384, 16384), (1024, 1024)
+    elif version >= ERAS["batch_by_memory"] and cuda_mem >= 70 * GiB and "a100" not in name:
+        d_tokens, d_seqs = (16384, 8192), (1024, 1024)
+    elif version < ERAS["batch_by_memory"] and ("h100" in name or "h200" in name):
+        d_tokens, d_seqs = (16384, 8192), (256, 256)
+    else:
+        d_tokens, d_seqs = (8192, 2048), (256, 256)
+    tokens = s.max_num_batched_tokens
+    seqs = s.max_num_seqs
+    if tokens is None:
+        tokens = d_tokens[0] if llm else d_tokens[1]
+        if not chunked:
+            tokens = max(max_len, tokens)
+        tokens = min((seqs or (d_seqs[0] if llm else d_seqs[1])) * max_len, tokens)
+    if seqs is None:
+        seqs = min(d_seqs[0] if llm else d_seqs[1], tokens)
+    return seqs, tokens, chunked

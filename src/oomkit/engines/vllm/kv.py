@@ -1,0 +1,397 @@
+"""vLLM's KV cache: one spec per layer (v1/kv_cache_interface.py *Spec), their grouping into pools
+(v1/core/kv_cache_utils.py, step by step under vLLM's names), the blocks a budget holds and the check that one
+request fits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ...errors import OomkitError
+from ...model.spec import LayerKind, LayerSpec, ModelSpec
+from ...quant.dtypes import FLOAT_BYTES
+from ...units import cdiv
+from .config import KV_DTYPE_BYTES, MLA_PACKED_BYTES, Resolved
+from .settings import ERAS, VllmSettings, format_gib
+
+
+@dataclass(frozen=True)
+class KvSpec:
+    """One layer's KV cache spec on one rank. kind: full | sliding | chunked | mla | mamba."""
+
+    kind: str
+    block_size: int
+    bytes_per_token: int = 0  # attention: page_size / block_size
+    window: int = 0  # sliding window or attention chunk size
+    state_bytes: int = 0  # mamba: one page holds one request's state
+    padded_page: int = 0
+    mamba_mode: str = "none"  # cache_config.mamba_cache_mode
+    spec_blocks: int = 0  # MambaSpec.num_speculative_blocks
+
+    @property
+    def page_bytes(self) -> int:
+        if self.padded_page:
+            return self.padded_page
+        return self.state_bytes if self.kind == "mamba" else self.block_size * self.bytes_per_token
+
+    def max_memory_usage(self, max_model_len: int, max_num_batched_tokens: int) -> int:
+        """The KV one request at max_model_len needs in this layer (*Spec.max_memory_usage_bytes)."""
+        if self.kind in ("full", "mla"):
+            return cdiv(max_model_len, self.block_size) * self.page_bytes
+        if self.kind == "sliding":  # SlidingWindowSpec: window-1 + in-flight tokens, +1 for misalignment
+            n = min(self.window - 1 + max_num_batched_tokens, max_model_len)
+            return (cdiv(n, self.block_size) + 1) * self.page_bytes
+        if self.kind == "chunked":  # ChunkedLocalAttentionSpec
+            n = min(self.window + max_num_batched_tokens, max_model_len)
+            return cdiv(n, self.block_size) * self.page_bytes
+        if self.kind == "mamba":  # MambaSpec: one page per request (two in "align" mode), + speculative slots
+            if self.mamba_mode == "all":
+                return cdiv(max_model_len, self.block_size) * self.page_bytes
+            return self.page_bytes * ((2 if self.mamba_mode == "align" else 1) + self.spec_blocks)
+        raise AssertionError(self.kind)
+
+
+@dataclass(frozen=True)
+class KvPlan:
+    """How vLLM lays out the KV cache of one rank: groups of layers sharing block tables and memory pools."""
+
+    layers: dict[int, KvSpec]  # layer index -> spec (this rank's layers)
+    groups: tuple[tuple[KvSpec, tuple[int, ...]], ...]  # (group spec, layer indices); padding not listed
+    group_size: int  # layers per group = tensors in the pool; bytes per block = page * group_size
+    page_bytes: int
+    block_size: int
+    label: str = ""
+
+    @property
+    def bytes_per_block(self) -> int:
+        return self.page_bytes * self.group_size
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.groups)
+
+    def needed(self, max_len: int, batched: int) -> int:
+        """check_enough_kv_cache_memory: sum over this rank's layers of max_memory_usage_bytes."""
+        return sum(sp.max_memory_usage(max_len, batched) for sp in self.layers.values())
+
+    def blocks_per_request(self, max_len: int, batched: int) -> int:
+        """get_max_concurrency_for_kv_cache_config: cdiv(group_size * sum over groups of max usage,
+        page * group_size), i.e. the blocks one max_model_len request draws from the shared pool."""
+        per_group = sum(spec.max_memory_usage(max_len, batched) for spec, _ in self.groups)
+        return cdiv(self.group_size * per_group, self.bytes_per_block)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Per layer: the spec each attention / Mamba layer reports (v1/kv_cache_interface.py)
+
+
+def _kv_bytes(r: Resolved) -> int:
+    return KV_DTYPE_BYTES.get(r.kv_dtype, FLOAT_BYTES.get(r.kv_dtype, 2))
+
+
+def _attention_bytes_per_token(layer: LayerSpec, r: Resolved) -> tuple[str, int]:
+    """(kind, page bytes per token) of an attention layer on one TP rank (AttentionSpec.page_size_bytes)."""
+    a = layer.attention
+    if layer.kind is LayerKind.LATENT:
+        # MLAAttentionSpec: one latent row (kv_lora_rank + qk_rope_head_dim), no V, 1 head, never TP-split
+        if r.kv_dtype in MLA_PACKED_BYTES:
+            return "mla", MLA_PACKED_BYTES[r.kv_dtype]
+        return "mla", (a.kv_lora_rank + a.qk_rope_head_dim) * _kv_bytes(r)
+    # ModelConfig.get_num_kv_heads: max(1, total // tp): heads are replicated when fewer than the ranks
+    heads = max(1, a.n_kv_heads // r.tp)
+    kind = {LayerKind.SLIDING: "sliding", LayerKind.CHUNKED: "chunked"}.get(layer.kind, "full")
+    return kind, heads * (a.head_dim_k + a.head_dim_v) * _kv_bytes(r)
+
+
+# Qwen3.5 / 3.6 configs declare mamba_ssm_dtype "float32", which vLLM applies to the temporal state
+# (model_executor/models/config.py Qwen3_5ForConditionalGenerationConfig). ModelSpec does not carry the field, so
+# the architecture stands for it (every published Qwen3.5/3.6 config sets it).
+_SSM_FP32_ARCHS = frozenset({"qwen35", "qwen35moe"})
+
+
+def _mamba_state_bytes(layer: LayerSpec, r: Resolved, s: VllmSettings, spec_arch: str = "") -> int:
+    """model_executor/layers/mamba/mamba_utils.py MambaStateShapeCalculator (shapes per TP rank) and
+    MambaStateDtypeCalculator (conv and temporal state in the model dtype unless mamba_*_cache_dtype)."""
+    st = layer.recurrent
+    tp = r.tp
+    conv_b = FLOAT_BYTES.get(s.mamba_cache_dtype, r.dtype_bytes) if s.mamba_cache_dtype != "auto" else r.dtype_bytes
+    ssm_dtype = s.mamba_ssm_cache_dtype
+    if ssm_dtype == "auto" and spec_arch in _SSM_FP32_ARCHS:
+        ssm_dtype = "float32"
+    ssm_b = FLOAT_BYTES.get(ssm_dtype, conv_b) if ssm_dtype != "auto" else conv_b
+    k1 = max(st.d_conv - 1, 0) + (r.num_spec if st.kind != "mamba" else 0)
+    if st.kind == "gated_delta_net":  # gated_delta_net_state_shape
+        n_v = st.n_heads
+        d_v = st.d_inner // n_v
+        d_k = st.d_state
+        conv_dim = d_k * st.n_group * 2 + d_v * n_v
+        return k1 * (conv_dim // tp) * conv_b + (n_v // tp) * d_v * d_k * ssm_b
+    if st.kind == "mamba2":  # mamba2_state_shape (groups extended so each rank holds whole groups)
+        n_group = st.n_group if st.n_group % tp == 0 or st.n_group >= tp else tp
+        conv_dim = st.d_inner + 2 * n_group * st.d_state
+        head_dim = st.d_inner // max(st.n_heads, 1)
+        return k1 * (conv_dim // tp) * conv_b + (st.n_heads // tp) * head_dim * st.d_state * ssm_b
+    if st.kind == "mamba":  # mamba1_state_shape
+        return k1 * (st.d_inner // tp) * conv_b + (st.d_inner // tp) * st.d_state * ssm_b
+    raise OomkitError(f"{layer.index}: vLLM state layout for recurrent kind {st.kind!r} is not modelled")
+
+
+def block_size_for(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, str]:
+    """The KV block size in tokens and why (platforms/cuda.py, v1/attention/backends/*)."""
+    mla = any(layer.kind is LayerKind.LATENT for layer in spec.trunk_layers)
+    backend = (s.attention_backend or "").upper()
+    if mla and r.version >= (0, 7, 3):
+        if r.version < ERAS["mla_preferred_block"]:
+            # platforms/cuda.py check_and_update_config (<= 0.11): the MLA backend forces its block size
+            if backend == "CUTLASS_MLA" or (not backend and r.cc and r.cc[0] == 10):
+                return 128, "CUTLASS_MLA forces 128-token blocks"
+            if backend == "FLASHINFER_MLA":
+                return (s.block_size if s.block_size in (32, 64) else 64), "FLASHINFER_MLA: 32 or 64"
+            if backend in ("", "FLASHMLA") and r.cc and r.cc[0] == 9:
+                return 64, "FlashMLA forces 64-token blocks (Hopper)"
+        else:
+            # 0.12+: the first valid backend's preferred size (FLASH_ATTN_MLA on Hopper: multiples of 16;
+            # FLASHINFER_MLA first on Blackwell: 32/64; TRITON_MLA elsewhere)
+            if s.block_size is not None:
+                return s.block_size, "--block-size"
+            if backend == "FLASHMLA":
+                return 64, "FLASHMLA backend: 64-token blocks"
+            if backend == "CUTLASS_MLA":
+                return 128, "CUTLASS_MLA backend: 128-token blocks"
+            if backend == "FLASHINFER_MLA" or (not backend and r.cc and r.cc[0] == 10):
+                return 32, "FLASHINFER_MLA backend: 32-token blocks"
+    if s.block_size is not None:
+        return s.block_size, "--block-size"
+    return 16, "default"
+
+
+def get_kv_cache_spec(spec: ModelSpec, s: VllmSettings, r: Resolved, block: int) -> dict[int, KvSpec]:
+    """v1/worker/gpu_model_runner.py get_kv_cache_spec: each layer's spec (layer index -> spec); MTP / next-n
+    layers are loaded only for speculative decoding."""
+    specs: dict[int, KvSpec] = {}
+    for layer in spec.trunk_layers:
+        if layer.kind is LayerKind.NONE:
+            continue
+        if layer.attention is not None and layer.kind is not LayerKind.RECURRENT:
+            kind, bpt = _attention_bytes_per_token(layer, r)
+            win = layer.attention.window or 0
+            if kind in ("sliding", "chunked") and not r.v1:
+                kind, win = "full", 0  # V0's block manager allocates every layer for the whole sequence
+            specs[layer.index] = KvSpec(kind, block, bytes_per_token=bpt, window=win)
+        if layer.recurrent is not None and (layer.kind is LayerKind.RECURRENT or layer.parallel_recurrent):
+            if layer.parallel_recurrent:
+                raise OomkitError(f"{spec.name}: vLLM's layout for parallel attention+Mamba layers (Falcon-H1) is "
+                                  "not modelled")
+            specs[layer.index] = KvSpec("mamba", block, state_bytes=_mamba_state_bytes(layer, r, s, spec.architecture),
+                                        mamba_mode=r.mamba_cache_mode, spec_blocks=r.num_spec)
+    return specs
+
+
+def verify_and_update_config(name: str, specs: dict[int, KvSpec], block: int, why: str, r: Resolved
+                             ) -> tuple[dict[int, KvSpec], int, str]:
+    """model_executor/models/config.py HybridAttentionMambaModelConfig.verify_and_update_config: the attention
+    block grows until its page holds a Mamba state (in multiples of 16; 64 for MLA), then the Mamba page is padded
+    to match -> (specs, block size, why)."""
+    mamba = [k for k, v in specs.items() if v.kind == "mamba"]
+    if not mamba:
+        return specs, block, why
+    if not r.v1:
+        raise OomkitError(f"{name}: hybrid Mamba models need vLLM's V1 engine (0.10+)")
+    state = max(specs[i].state_bytes for i in mamba)
+    attn_bpt = [v.bytes_per_token for v in specs.values() if v.kind != "mamba"]
+    label = why
+    if attn_bpt:
+        align = 64 if any(v.kind == "mla" for v in specs.values()) else 16
+        per_tok = max(attn_bpt)
+        need = align * cdiv(state, align * per_tok)
+        block = max(block, need)
+        page = block * per_tok
+        label = f"attention block size raised to {block} tokens so a page holds one Mamba state"
+    else:
+        page = state
+    specs = {k: (replace(v, block_size=block, padded_page=page) if v.kind == "mamba"
+                 else replace(v, block_size=block)) for k, v in specs.items()}
+    return specs, block, label
+
+
+# ---------------------------------------------------------------------------------------------------------
+# One rank's specs -> its groups (v1/core/kv_cache_utils.py get_kv_cache_groups and the steps it calls)
+
+
+def unify_hybrid_kv_cache_specs(specs: dict[int, KvSpec], s: VllmSettings, r: Resolved) -> dict[int, KvSpec]:
+    """kv_cache_utils.py unify_hybrid_kv_cache_specs: without the hybrid allocator, sliding/chunked layers become
+    full attention (all tokens kept)."""
+    hybrid_ok = r.v1 and r.at_least("hybrid_allocator") and not s.disable_hybrid_kv_cache_manager
+    if any(v.kind == "chunked" for v in specs.values()) and not r.at_least("chunked_hybrid"):
+        hybrid_ok = False  # VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE was 0 by default
+    kinds = {v.kind for v in specs.values()}
+    if len(kinds) <= 1 or hybrid_ok:
+        return specs
+    if "mamba" in kinds:
+        raise OomkitError("Hybrid KV cache manager is disabled but failed to convert the KV cache specs to one "
+                          "unified type.")
+    return {k: (replace(v, kind="full", window=0) if v.kind in ("sliding", "chunked") else v)
+            for k, v in specs.items()}
+
+
+def unify_kv_cache_spec_page_size(name: str, specs: dict[int, KvSpec]) -> dict[int, KvSpec]:
+    """kv_cache_utils.py unify_kv_cache_spec_page_size: layers with a smaller page get a proportionally larger
+    block (a Mamba page is padded)."""
+    pages = {v.page_bytes for v in specs.values()}
+    if len(pages) <= 1:
+        return specs
+    biggest = max(pages)
+    unified = {}
+    for k, v in specs.items():
+        if v.page_bytes == biggest:
+            unified[k] = v
+        elif v.kind == "mamba":
+            unified[k] = replace(v, padded_page=biggest)
+        elif biggest % v.page_bytes == 0:
+            unified[k] = replace(v, block_size=v.block_size * (biggest // v.page_bytes))
+        else:
+            raise OomkitError(f"{name}: vLLM cannot unify the KV page sizes of its layers "
+                              "(NotImplementedError in unify_kv_cache_spec_page_size)")
+    return unified
+
+
+def get_kv_cache_groups(specs: dict[int, KvSpec], r: Resolved, label: str) -> KvPlan:
+    """kv_cache_utils.py get_kv_cache_groups: layers of the same spec grouped; uniform models: one group holding
+    every layer (_get_kv_cache_groups_uniform_spec)."""
+    page = next(iter(specs.values())).page_bytes
+    buckets: dict[KvSpec, list[int]] = {}
+    for k in sorted(specs):
+        buckets.setdefault(specs[k], []).append(k)
+    block_size = min(v.block_size for v in specs.values())
+    if len(buckets) == 1:
+        sp, idx = next(iter(buckets.items()))
+        return KvPlan(layers=specs, groups=((sp, tuple(idx)),), group_size=len(idx), page_bytes=page,
+                      block_size=block_size, label=label)
+    # _get_kv_cache_config_uniform_page_size: groups of group_size layers (the smallest type's count; the
+    # largest when it is under 1.5x the smallest, in the newest releases)
+    counts = [len(v) for v in buckets.values()]
+    group_size = min(counts)
+    if r.at_least("null_block") and max(counts) < group_size * 1.5:
+        group_size = max(counts)
+    groups = []
+    for sp, idx in buckets.items():
+        n = cdiv(len(idx), group_size)
+        for i in range(n):
+            groups.append((sp, tuple(idx[i::n])))
+    return KvPlan(layers=specs, groups=tuple(groups), group_size=group_size, page_bytes=page,
+                  block_size=block_size, label=label)
+
+
+def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[int, int] | None = None) -> KvPlan:
+    """The KV layout of one rank (the layers in layer_range, default all)."""
+    block, why = block_size_for(spec, s, r)
+    lo, hi = layer_range or (0, spec.n_trunk_layers)
+    specs, block, label = verify_and_update_config(spec.name, get_kv_cache_spec(spec, s, r, block), block, why, r)
+    own = {k: v for k, v in specs.items() if lo <= k < hi}
+    if not own:
+        return KvPlan(layers={}, groups=(), group_size=1, page_bytes=0, block_size=block, label="no KV cache")
+    own = unify_hybrid_kv_cache_specs(own, s, r)
+    own = unify_kv_cache_spec_page_size(spec.name, own)
+    return get_kv_cache_groups(own, r, label)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Blocks from a budget, and the check that one request fits (kv_cache_utils.py get_kv_cache_configs)
+
+
+def get_num_blocks(plan: KvPlan, available: int, r: Resolved) -> int:
+    """kv_cache_utils.py get_num_blocks: whole blocks of the rank's pool; V0 CacheEngine.get_cache_block_size:
+    block_size * per-token bytes of every layer."""
+    if r.v1:
+        return max(int(available // plan.bytes_per_block), 0)
+    return max(int(available // (plan.block_size * sum(sp.bytes_per_token for sp in plan.layers.values()))), 0)
+
+
+def estimate_max_model_len(plan: KvPlan, available: int, max_len: int, batched: int) -> int:
+    """kv_cache_utils.py estimate_max_model_len: binary search 1..max_model_len on the per-request need."""
+    if plan.needed(1, batched) > available:
+        return 0
+    lo, hi, best = 1, max_len, 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if plan.needed(mid, batched) <= available:
+            best, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+@dataclass(frozen=True)
+class KvCheck:
+    """What the request-fits check settles: vLLM's error (None: it starts), the max_model_len it estimates when
+    it refuses, the max_model_len it runs with (auto-fit may shorten it) and the warnings it logs."""
+
+    error: str | None
+    estimated_len: int | None
+    max_len: int
+    warnings: tuple[str, ...] = ()
+
+
+_NO_MEMORY = "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing " \
+             "the engine."
+
+
+def check_enough_kv_cache_memory(pools: list[tuple[KvPlan, int]], s: VllmSettings, r: Resolved) -> KvCheck:
+    """kv_cache_utils.py _check_enough_kv_cache_memory (check_enough_kv_cache_memory before 0.11) on every worker:
+    pools are (plan, available bytes) per rank. From 0.30 one block is held back (the null block); with
+    --max-model-len -1 (0.19+) max_model_len is shortened to what fits instead."""
+    max_len = r.max_model_len
+    batched = r.max_num_batched_tokens
+    warnings: list[str] = []
+    for plan, available in pools:
+        if not plan.layers:
+            continue
+        check = available - (plan.bytes_per_block if r.at_least("null_block") else 0)
+        if s.num_gpu_blocks_override is not None:
+            check = s.num_gpu_blocks_override * plan.bytes_per_block
+        if check <= 0:
+            error = _NO_MEMORY
+            if r.at_least("msg_fixed"):
+                error = error[:-1] + " (this flag also controls CPU memory reservation on the CPU backend, despite " \
+                    "its name). See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+            return KvCheck(error, None, max_len, tuple(warnings))
+        need = plan.needed(max_len, batched)
+        if need > check:
+            fit = estimate_max_model_len(plan, check, max_len, batched)
+            if s.max_model_len == -1 and r.version >= (0, 19, 0) and fit > 0:
+                auto_fit_from, max_len = max_len, min(max_len, fit)
+                warnings.append(f"Auto-fit max_model_len: reduced from {auto_fit_from} to {max_len} to fit "
+                                f"in available KV cache memory ({format_gib(check, r.version)} GiB)")
+                continue
+            return KvCheck(_too_long_message(r, max_len, need, check, fit), fit, max_len, tuple(warnings))
+    return KvCheck(None, None, max_len, tuple(warnings))
+
+
+def _too_long_message(r: Resolved, max_len: int, need: int, available: int, fit: int) -> str:
+    """kv_cache_utils.py check_enough_kv_cache_memory's ValueError, in the chosen release's words."""
+    model = "model's" if r.at_least("msg_fixed") else "models's"
+    est = (f"Based on the available memory, the estimated maximum model length is {fit}. " if fit > 0 else "")
+    msg = (f"To serve at least one request with the {model} max seq len ({max_len}), "
+           f"({format_gib(need, r.version)} GiB KV cache is needed, which is larger than the available KV cache "
+           f"memory ({format_gib(available, r.version)} GiB). {est}")
+    if r.at_least("msg_fixed"):
+        msg += ("Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or "
+                "decreasing `max_model_len` when initializing the engine. ")
+    else:
+        msg += "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine. "
+    if r.at_least("format_gib"):
+        msg += "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    return msg.strip()
+
+
+def raise_if_cache_size_invalid(pools: list[tuple[int | None, KvPlan]], max_len: int) -> KvCheck:
+    """V0 worker/worker.py raise_if_cache_size_invalid on the rank with the fewest blocks: pools are
+    (num_blocks, plan) per rank. V0 prints its block counts before it refuses."""
+    num_blocks, plan = min(pools, key=lambda x: x[0] or 0)
+    if not num_blocks:
+        return KvCheck(_NO_MEMORY, None, max_len)
+    cap = num_blocks * plan.block_size
+    if cap < max_len:
+        return KvCheck(f"The model's max seq len ({max_len}) is larger than the maximum number of tokens that can be "
+                       f"stored in KV cache ({cap}). Try increasing `gpu_memory_utilization` or decreasing "
+                       "`max_model_len` when initializing the engine.", cap, max_len)
+    return KvCheck(None, None, max_len)

@@ -1,0 +1,333 @@
+"""One MemoryEstimate from vLLM's steps, per GPU (rank): the ranks and their layers, each one's budget
+(profile.py), the blocks and the request-fits check (kv.py), then what vLLM prints at start-up (engine_view)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ...errors import OomkitError
+from ...memory import Device, LayerUse, MemoryEstimate, Usage
+from ...model.spec import ModelSpec
+from ...units import GiB
+from ..versions import version_str
+from .config import CUDA_DRIVER_RESERVED, Resolved, pp_partition, resolve
+from .kv import (
+    KvCheck,
+    KvPlan,
+    check_enough_kv_cache_memory,
+    get_num_blocks,
+    kv_plan,
+    raise_if_cache_size_invalid,
+)
+from .profile import (
+    RankMemory,
+    activation_bytes,
+    context_bytes,
+    cudagraph_bytes,
+    cudagraphs_in_budget,
+    determine_available_memory,
+    non_torch_bytes,
+)
+from .settings import VllmSettings, format_gib, gib_str
+from .weights import weights_by_rank
+
+
+@dataclass(frozen=True)
+class VllmEstimate(MemoryEstimate):
+    """A MemoryEstimate that also knows when vLLM would refuse to start (then it does not fit)."""
+
+    error: str | None = None
+
+    @property
+    def fits(self) -> bool | None:
+        if self.error is not None:
+            return False
+        return super().fits
+
+
+@dataclass(frozen=True)
+class _Rank:
+    index: int  # global rank
+    device: Device
+    stage: int
+    layers: tuple[int, int]
+    plan: KvPlan
+    memory: RankMemory
+    host_weights: int = 0
+    total: int | None = None
+    requested: int | None = None
+    available: int | None = None
+    num_blocks: int | None = None
+
+    @property
+    def weights(self) -> int:
+        return self.memory.weights
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The ranks
+
+
+def _rank_devices(devices: tuple[Device, ...], r: Resolved, warnings: list[str]) -> list[Device]:
+    """One device per rank (world = TP x PP x DP); one size given stands for every GPU."""
+    world = r.tp * r.pp * r.dp
+    if len(devices) < world and any(d.memory_bytes is not None for d in devices):
+        if len(devices) == 1:
+            warnings.append(f"{world} GPUs in use (TP {r.tp} x PP {r.pp} x DP {r.dp}); one size given, assumed "
+                            "for every GPU")
+        else:
+            raise OomkitError(f"tensor x pipeline x data parallel = {world} GPUs, but {len(devices)} were given")
+    devs = [devices[i] if i < len(devices) else replace(devices[0], id=f"CUDA{i}") for i in range(world)]
+    if len({d.id for d in devs}) < len(devs):  # one GPU listed several times: one id per rank
+        devs = [replace(d, id=f"CUDA{i}") for i, d in enumerate(devs)]
+    if r.cc_guessed:
+        warnings.append(f"GPU model {devices[0].name!r} is not in the GPU catalog: its attention backend (MLA block "
+                        "size, bfloat16 support) is taken to be a Hopper's")
+    return devs
+
+
+def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) -> list[_Rank]:
+    """Each rank's stage, layers (get_pp_indices), KV plan and the memory it holds outside the KV cache;
+    --cpu-offload-gb moves that much of each rank's weights to the host."""
+    parts = pp_partition(spec.n_trunk_layers, r.pp)
+    weights_stage = weights_by_rank(spec, s, r)
+    offload = int(s.cpu_offload_gb * GiB)
+    ranks = []
+    for g, dev in enumerate(devs):
+        stage = (g // r.tp) % r.pp
+        moved = min(offload, weights_stage[stage]) if offload else 0
+        memory = RankMemory(weights=weights_stage[stage] - moved,
+                            activation=activation_bytes(spec, s, r, last_stage=stage == r.pp - 1),
+                            non_torch=non_torch_bytes(r),
+                            cudagraph=cudagraph_bytes(spec, s, r, parts[stage][1] - parts[stage][0]),
+                            context=context_bytes(r))
+        ranks.append(_Rank(index=g, device=dev, stage=stage, layers=parts[stage],
+                           plan=kv_plan(spec, s, r, parts[stage]), memory=memory, host_weights=moved))
+    return ranks
+
+
+def _with_blocks(ranks: list[_Rank], s: VllmSettings, r: Resolved) -> list[_Rank]:
+    """Blocks per rank (kv.get_num_blocks), or --num-gpu-blocks-override on every rank (may_override_num_blocks);
+    the engine then takes the minimum over ranks (get_kv_cache_configs)."""
+    ranks = [replace(rk, num_blocks=get_num_blocks(rk.plan, rk.available, r)) if rk.plan.layers else rk
+             for rk in ranks]
+    if s.num_gpu_blocks_override is not None:
+        ranks = [replace(rk, num_blocks=s.num_gpu_blocks_override) for rk in ranks]
+    return ranks
+
+
+def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> VllmEstimate:
+    if not devices:
+        raise OomkitError("vLLM needs a GPU: give --vram or --gpu (vLLM's CPU backend is not modelled)")
+    r = resolve(spec, devices, s)
+    warnings: list[str] = list(r.warnings)
+    ranks = _ranks(spec, s, r, _rank_devices(devices, r, warnings))
+    known = all(rk.device.memory_bytes is not None for rk in ranks)
+    error: str | None = None
+    budgeted = []
+    for rk in ranks:
+        b = determine_available_memory(rk.device, rk.memory, s, r)
+        error = error or b.error  # the first worker to fail
+        budgeted.append(replace(rk, total=b.total, requested=b.requested, available=b.available))
+    ranks = budgeted
+    check = KvCheck(error, None, r.max_model_len)
+    if all(rk.available is not None for rk in ranks) and ranks[0].plan.layers:
+        ranks = _with_blocks(ranks, s, r)
+        if error is None and r.v1:
+            check = check_enough_kv_cache_memory([(rk.plan, rk.available) for rk in ranks], s, r)
+        elif error is None:
+            check = raise_if_cache_size_invalid([(rk.num_blocks, rk.plan) for rk in ranks], r.max_model_len)
+    warnings.extend(check.warnings)
+    return _assemble(spec, s, r, ranks, warnings, check, known)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What vLLM prints, and the estimate
+
+
+def _engine_view(r: Resolved, ranks: list[_Rank], plan0: KvPlan, max_len: int) -> dict[str, Any]:
+    """The configuration and the per-GPU terms of the budget, by vLLM's names."""
+    view: dict[str, Any] = {
+        "engine_version": version_str(r.version),
+        "engine": "V1" if r.v1 else "V0",
+        "max_model_len": max_len,
+        "max_num_seqs": r.max_num_seqs,
+        "max_num_batched_tokens": r.max_num_batched_tokens,
+        "gpu_memory_utilization": r.util,
+        "dtype": r.dtype,
+        "kv_cache_dtype": r.kv_dtype,
+        "block_size": plan0.block_size,
+        "block_size_reason": plan0.label,
+        "kv_cache_groups": [{"kind": sp.kind, "layers": len(idx), "block_size": sp.block_size,
+                             "page_bytes": sp.page_bytes} for sp, idx in plan0.groups],
+        "kv_block_bytes": plan0.bytes_per_block,
+        "model_loading_bytes": {rk.device.id: rk.weights for rk in ranks},
+        "activation_peak_bytes": {rk.device.id: rk.memory.activation for rk in ranks},
+        "non_torch_bytes": {rk.device.id: rk.memory.non_torch for rk in ranks},
+        "cudagraph_bytes": {rk.device.id: rk.memory.cudagraph for rk in ranks},
+    }
+    if any(rk.total is not None for rk in ranks):
+        view["total_memory_bytes"] = {rk.device.id: rk.total for rk in ranks}
+    if any(rk.requested is not None for rk in ranks):
+        view["requested_memory_bytes"] = {rk.device.id: rk.requested for rk in ranks}
+    if any(rk.available is not None for rk in ranks):
+        view["available_kv_cache_bytes"] = {rk.device.id: rk.available for rk in ranks}
+    return view
+
+
+def _report_kv_cache_config(s: VllmSettings, r: Resolved, plan0: KvPlan, num_blocks: int, max_len: int
+                            ) -> tuple[list[str], dict[str, Any]]:
+    """kv_cache_utils.py _report_kv_cache_config (V1: "GPU KV cache size", "Maximum concurrency"; V0 executor:
+    "# GPU blocks") -> (the lines, the figures for engine_view)."""
+    bpr = plan0.blocks_per_request(max_len, r.max_num_batched_tokens)
+    if r.v1:
+        concurrency = num_blocks / bpr if bpr else None
+        if r.at_least("cudagraph_budget"):  # _report_kv_cache_config: int(max_concurrency * max_model_len)
+            tokens = int((concurrency or 0) * max_len)
+        else:  # num_blocks // number of groups * block size
+            tokens = num_blocks // plan0.n_groups * plan0.block_size
+    else:
+        tokens = num_blocks * plan0.block_size
+        concurrency = tokens / max_len
+    figures = dict(num_gpu_blocks=num_blocks, kv_cache_tokens=tokens,
+                   max_concurrency=round(concurrency, 2) if concurrency is not None else None)
+    if r.v1:
+        ml = f"{max_len:,}"
+        if r.at_least("null_block"):
+            return [f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {ml} tokens per request: "
+                    f"{concurrency:.2f}x"], figures
+        return [f"GPU KV cache size: {tokens:,} tokens",
+                f"Maximum concurrency for {ml} tokens per request: {concurrency:.2f}x"], figures
+    cpu_blocks = int(s.swap_space * GiB // (plan0.block_size * sum(
+        sp.bytes_per_token for sp in plan0.layers.values()))) if plan0.layers else 0
+    label = "# GPU blocks" if r.version < (0, 7, 0) else "# cuda blocks"
+    return [f"{label}: {num_blocks}, # CPU blocks: {cpu_blocks}",
+            f"Maximum concurrency for {max_len} tokens per request: {concurrency:.2f}x"], figures
+
+
+def _usages(s: VllmSettings, r: Resolved, ranks: list[_Rank], num_blocks: int | None, error: str | None,
+            need_one: dict[str, int]) -> tuple[list[Usage], list[str]]:
+    """Each GPU's bytes by kind, and a warning where CUDA graphs captured outside the budget may not fit."""
+    budget_cudagraphs = cudagraphs_in_budget(s, r)
+    usages, warnings = [], []
+    for rk in ranks:
+        m = rk.memory
+        if rk.num_blocks is not None and num_blocks is not None and rk.plan.layers:
+            if r.v1:
+                kv = num_blocks * rk.plan.bytes_per_block
+            else:
+                kv = num_blocks * rk.plan.block_size * sum(sp.bytes_per_token for sp in rk.plan.layers.values())
+        elif error is not None or rk.available is None:
+            kv = need_one[rk.device.id]
+        else:
+            kv = 0
+        overhead = m.context + m.non_torch + m.cudagraph
+        usages.append(Usage(id=rk.device.id, name=rk.device.name, memory_bytes=rk.device.memory_bytes,
+                            weights_bytes=rk.weights, kv_cache_bytes=kv, compute_bytes=m.activation,
+                            overhead_bytes=overhead + (CUDA_DRIVER_RESERVED if rk.device.memory_bytes else 0)))
+        if rk.total is not None and rk.requested is not None and not budget_cudagraphs and m.cudagraph and r.v1:
+            headroom = rk.total - rk.requested - m.context
+            if m.cudagraph > headroom:
+                warnings.append(f"{rk.device.id}: CUDA graphs (about {gib_str(m.cudagraph)}) are captured after the "
+                                f"KV cache, outside the {r.util} budget, and the {gib_str(max(headroom, 0))} left may "
+                                "not hold them: lower --gpu-memory-utilization or use --enforce-eager")
+    return usages, warnings
+
+
+def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank], warnings: list[str],
+              check: KvCheck, known: bool) -> VllmEstimate:
+    batched = r.max_num_batched_tokens
+    error, max_len = check.error, check.max_len
+    num_blocks = min((rk.num_blocks for rk in ranks if rk.num_blocks is not None and rk.plan.layers), default=None)
+    plan0 = next((rk.plan for rk in ranks if rk.plan.layers), ranks[0].plan)
+    view = _engine_view(r, ranks, plan0, max_len)
+    lines = [f"Model loading took {_loading_str(ranks[0].weights, r)}"]
+    if ranks[0].available is not None and r.v1:
+        lines.append(f"Available KV cache memory: {format_gib(ranks[0].available, r.version)} GiB")
+    # V1 raises before it reports the cache (kv_cache_utils.py check_enough_kv_cache_memory runs first); V0
+    # prints its block counts and then refuses
+    if num_blocks is not None and (error is None or not r.v1):
+        report, figures = _report_kv_cache_config(s, r, plan0, num_blocks, max_len)
+        view.update(figures)
+        lines += report
+    # one request at max_model_len, and max_num_seqs of them: what the KV cache must hold at least
+    need_one = {rk.device.id: rk.plan.needed(max_len, batched) for rk in ranks}
+    need_many = {rk.device.id: _needed_many(rk.plan, max_len, batched, r) for rk in ranks}
+    if error is not None or not known:
+        view["kv_needed_one_request_bytes"] = need_one
+    if not known and s.kv_cache_memory_bytes is None:
+        view["kv_needed_max_num_seqs_bytes"] = need_many
+    if error is not None:
+        view["error"] = error
+        if check.estimated_len is not None:
+            view["estimated_max_model_len"] = check.estimated_len
+        warnings.append(f"vLLM refuses to start: {error}")
+    if not known and s.kv_cache_memory_bytes is None:
+        warnings.append("no GPU memory given: the KV cache shown is what one max_model_len request needs "
+                        f"({max_len} tokens); {r.max_num_seqs} such requests need "
+                        f"{gib_str(sum(need_many.values()))} in all. vLLM itself sizes "
+                        "the cache from gpu_memory_utilization x the GPU's memory")
+    usages, cg_warnings = _usages(s, r, ranks, num_blocks, error, need_one)
+    warnings.extend(cg_warnings)
+    host = Usage(id="CPU", name="host", weights_bytes=sum(rk.host_weights for rk in ranks),
+                 kv_cache_bytes=int(s.swap_space * GiB) * len(ranks) if not r.v1 else 0)
+    view["log"] = "\n".join(lines)  # the start-up lines as this release prints them
+    settings = s.to_dict()
+    settings.update(max_model_len=max_len, gpu_memory_utilization=r.util, max_num_seqs=r.max_num_seqs,
+                    max_num_batched_tokens=batched, enable_chunked_prefill=r.chunked_prefill,
+                    enable_prefix_caching=r.prefix_caching, block_size=plan0.block_size, dtype=r.dtype,
+                    engine_version=version_str(r.version))
+    return VllmEstimate(model=spec, engine="vllm", settings=settings, devices=tuple(usages), host=host,
+                        engine_view=view, kv_bytes_per_token=_kv_bytes_per_token(ranks),
+                        layers=_layer_uses(spec, ranks, num_blocks), warnings=tuple(warnings), error=error)
+
+
+def _needed_many(plan: KvPlan, max_len: int, batched: int, r: Resolved) -> int:
+    """KV for max_num_seqs requests of max_model_len each (whole blocks per request)."""
+    if not plan.layers:
+        return 0
+    return plan.needed(max_len, batched) * r.max_num_seqs
+
+
+def _loading_str(weights: int, r: Resolved) -> str:
+    if not r.v1:
+        return f"{weights / GiB:.4f} GB"  # V0 model_runner.py: "Loading model weights took %.4f GB"
+    if r.at_least("format_gib"):
+        return f"{round(weights / GiB, 2)} GiB memory"
+    return f"{weights / GiB:.4f} GiB"
+
+
+def _kv_bytes_per_token(ranks: list[_Rank]) -> int | None:
+    """Bytes one more token of one sequence costs over all ranks (full-attention and MLA layers; sliding,
+    chunked and Mamba layers are bounded)."""
+    total = 0
+    linear = False
+    for rk in ranks:
+        for sp in rk.plan.layers.values():
+            if sp.kind in ("full", "mla"):
+                total += sp.bytes_per_token
+                linear = True
+    return total if linear else None
+
+
+def _layer_uses(spec: ModelSpec, ranks: list[_Rank], num_blocks: int | None) -> tuple[LayerUse, ...]:
+    first_by_stage = {}
+    for rk in ranks:
+        first_by_stage.setdefault(rk.stage, rk)
+    out = []
+    for layer in spec.layers:
+        rk = next((x for x in first_by_stage.values() if x.layers[0] <= layer.index < x.layers[1]), None)
+        if rk is None:
+            out.append(LayerUse(index=layer.index, kind=layer.kind.value, device="-", weights_bytes=0, kv_bytes=0,
+                                recurrent_bytes=0))
+            continue
+        sp = rk.plan.layers.get(layer.index)
+        kv = sp.page_bytes * num_blocks if sp is not None and num_blocks is not None else 0
+        w = sum(t.nbytes for t in spec.weights.tensors if t.layer == layer.index)
+        is_state = sp is not None and sp.kind == "mamba"
+        out.append(LayerUse(index=layer.index, kind=layer.kind.value, device=rk.device.id, weights_bytes=w,
+                            kv_bytes=0 if is_state else kv, recurrent_bytes=kv if is_state else 0,
+                            cells=(num_blocks * sp.block_size if sp is not None and num_blocks and not is_state
+                                   else None)))
+    return tuple(out)

@@ -1,0 +1,170 @@
+"""vLLM's memory budget per GPU (v1/worker/gpu_worker.py determine_available_memory): what it requests, the
+activation peak of its profile run, the non-torch memory, CUDA graphs and what is left for the KV cache. vLLM
+measures these at start-up; the measured terms are modelled here and fitted to published start-up logs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ...memory import Device
+from ...model.spec import ModelSpec
+from ...units import GiB
+from .config import Resolved, cuda_total
+from .settings import VllmSettings, format_gib, gib_str
+
+# Memory in use before vLLM's worker-init snapshot (outside its budget): CUDA context and cuBLAS 0.51 GiB at
+# TP=1; with TP/PP > 1 NCCL is initialised first (1.51 GiB TP, 1.43 GiB PP). llm-d v0.19.0 H100 logs
+# ("worker init memory snapshot").
+CONTEXT_TP1 = int(0.51 * GiB)
+CONTEXT_MULTI = int(1.51 * GiB)
+# "non-torch forward increase memory" during the profile run: TP=1 0.25 GiB (0.13 in 0.15-0.17), TP>=2 about
+# 2.07 GiB (NCCL and custom all-reduce buffers), PP>=2 0.07 GiB (llm-d v0.19.0 and version-sweep logs).
+NON_TORCH_TP1 = int(0.25 * GiB)
+NON_TORCH_TP1_OLD = int(0.13 * GiB)
+NON_TORCH_TP = int(2.07 * GiB)
+NON_TORCH_PP = int(0.07 * GiB)
+# V0 from 0.6.5: non_torch_increase of 0.03 GiB at TP=1 (vllm#13882); before 0.6.5 the whole non-torch
+# memory, CUDA context included: 0.35 GiB on an RTX 3090 (vllm#10517).
+NON_TORCH_V0 = int(0.03 * GiB)
+NON_TORCH_V0_TP = int(0.25 * GiB)  # TP=2 on two RTX 4090s, V0 0.7.x (vllm#13061)
+NON_TORCH_V0_ABS = int(0.35 * GiB)
+# Activation peak of the profile run, fitted to the "torch peak memory increase" of the v0.19.0 H100 logs:
+# the sampler warm-up holds about (12.85 + logits dtype) bytes per (request x vocab) element with the
+# Triton/FlashInfer top-k/top-p and about 36.4 + 2 with the PyTorch sort path (Qwen3-14B 5.64 GiB on
+# 0.15/0.16 vs 2.23 GiB on 0.17); the dense forward holds about T x dtype x (3 ff + 4.25 hidden) (V1,
+# CodeLlama-7b, Granite-3.1-8b) and T x dtype x (3 ff + 3 hidden) in V0 (vllm#10517: 2.07 GiB at 20000 tokens).
+SAMPLER_BYTES = 12.85
+SAMPLER_BYTES_SORT = 36.4
+SAMPLER_BYTES_V0 = 6.0
+FORWARD_HIDDEN = 4.25
+FORWARD_HIDDEN_V0 = 3.0
+# CUDA graph memory (estimate printed by 0.19+, "Estimated CUDA graph memory"): about 0.30 GiB plus
+# 0.017 GiB per layer for the default 51+51 graphs (0.84 GiB Llama-3.1-8B, 1.24 GiB Qwen3-30B-A3B, 0.52 GiB
+# gemma-2-2b in the v0.19.0 logs).
+CUDAGRAPH_BASE = int(0.30 * GiB)
+CUDAGRAPH_PER_LAYER = int(0.017 * GiB)
+
+
+def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: bool = True) -> int:
+    """torch peak increase of profile_run (v1/worker/gpu_model_runner.py): _dummy_run of max_num_batched_tokens
+    tokens, then _dummy_sampler_run on min(max_num_seqs, tokens) rows of full-vocabulary logits with top-k and
+    top-p; MoE layers keep the fused-MoE workspace (T x top_k x (max(2N, H) + N)) alive."""
+    T = r.max_num_batched_tokens
+    S = min(r.max_num_seqs, T)
+    b = r.dtype_bytes
+    h = spec.n_embd
+    trunk = spec.trunk_layers
+    ff = max((layer.ffn.n_ff or layer.ffn.n_ff_shared for layer in trunk), default=0)
+    ff_rank = ff / r.tp
+    k_hidden = FORWARD_HIDDEN if r.v1 else FORWARD_HIDDEN_V0
+    forward = T * b * (3 * ff_rank + k_hidden * h)
+    moe = [layer.ffn for layer in trunk if layer.ffn.is_moe]
+    ws = 0.0
+    if moe:
+        f = max(moe, key=lambda x: x.n_ff_expert * x.n_experts_used)
+        n_rank = f.n_ff_expert if s.enable_expert_parallel else f.n_ff_expert / r.tp
+        ws = T * f.n_experts_used * (max(2 * n_rank, h) + n_rank) * b
+    if not last_stage:
+        return int(forward + ws)
+    if not r.v1:
+        per_elem = SAMPLER_BYTES_V0
+    elif r.at_least("sampler_triton") or s.use_flashinfer_sampler:
+        per_elem = SAMPLER_BYTES + b
+    else:
+        # the PyTorch sort path; before 0.12 FlashInfer's sampler replaced it when FlashInfer was installed
+        # (VLLM_USE_FLASHINFER_SAMPLER unset), which depends on the installation: the heavier path is assumed
+        # (gpt-oss-120b on 0.10.1 needs it to reproduce its -2.14 GiB; vllm#23278)
+        per_elem = SAMPLER_BYTES_SORT + b
+    sampler = S * spec.n_vocab * per_elem + T * h * b
+    return int(max(forward, sampler) + ws)
+
+
+def non_torch_bytes(r: Resolved) -> int:
+    """The non-torch memory the profile counts against the budget (NCCL / custom all-reduce buffers, cuBLAS)."""
+    if not r.v1:
+        if not r.at_least("profile_increase"):
+            return NON_TORCH_V0_ABS + (CONTEXT_MULTI - CONTEXT_TP1 if r.tp * r.pp > 1 else 0)
+        return NON_TORCH_V0_TP if r.tp * r.pp > 1 else NON_TORCH_V0
+    if r.tp > 1:
+        return NON_TORCH_TP + int(0.035 * GiB) * (min(r.tp, 8) - 2)
+    if r.pp > 1:
+        return NON_TORCH_PP
+    if r.at_least("sampler_flashinfer_opt_in") and not r.at_least("non_torch_025"):
+        return NON_TORCH_TP1_OLD
+    return NON_TORCH_TP1
+
+
+def cudagraph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers_rank: int) -> int:
+    if s.enforce_eager:
+        return 0
+    return CUDAGRAPH_BASE + CUDAGRAPH_PER_LAYER * n_layers_rank
+
+
+def context_bytes(r: Resolved) -> int:
+    return CONTEXT_MULTI if r.tp * r.pp > 1 else CONTEXT_TP1
+
+
+def cudagraphs_in_budget(s: VllmSettings, r: Resolved) -> bool:
+    """gpu_worker.py determine_available_memory: the CUDA graph estimate is subtracted when
+    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is set (default from 0.21; opt-in in 0.19-0.20) and graphs are on."""
+    if not r.v1 or s.enforce_eager:
+        return False
+    if s.estimate_cudagraphs is not None:
+        return s.estimate_cudagraphs and r.version >= (0, 19, 0)
+    return r.at_least("cudagraph_budget")
+
+
+@dataclass(frozen=True)
+class RankMemory:
+    """What one worker holds outside the KV cache: weights and the profiled / estimated terms."""
+
+    weights: int
+    activation: int
+    non_torch: int
+    cudagraph: int
+    context: int
+
+
+@dataclass(frozen=True)
+class Budget:
+    """determine_available_memory's figures for one GPU (None where the GPU's memory is not known) and the error
+    the worker raises first (loading out of memory, too little free memory), if any."""
+
+    total: int | None = None
+    requested: int | None = None
+    available: int | None = None
+    error: str | None = None
+
+
+def determine_available_memory(device: Device, m: RankMemory, s: VllmSettings, r: Resolved) -> Budget:
+    """v1/worker/gpu_worker.py determine_available_memory (V0: worker/worker.py determine_num_available_blocks):
+    requested = total x gpu_memory_utilization (ceil from 0.21), less weights, the profile's activation peak and
+    non-torch increase, and from 0.21 the CUDA graph estimate."""
+    total = cuda_total(device)
+    if s.kv_cache_memory_bytes is not None:
+        return Budget(total=total, available=s.kv_cache_memory_bytes)  # gpu_worker.py: "skipped memory profiling"
+    if total is None:
+        return Budget()
+    requested = math.ceil(total * r.util) if r.at_least("cudagraph_budget") else int(total * r.util)
+    error = None
+    if m.weights + m.context > total:
+        # the weights alone do not fit: PyTorch runs out of memory while loading, before any profiling
+        error = (f"CUDA out of memory while loading the model: {gib_str(m.weights)} of weights per GPU "
+                 f"({device.id}) on a GPU with {gib_str(total)} ({gib_str(total - m.context)} free after the "
+                 "CUDA context). Use more GPUs (--tensor-parallel-size / --pipeline-parallel-size), a quantized "
+                 "checkpoint, or --cpu-offload-gb")
+    if device.free_bytes is not None:  # gpu_worker.py init_device: the snapshot's free memory
+        free = device.free_bytes
+        if free < requested and r.v1:
+            error = error or (f"Free memory on device ({format_gib(free, r.version)}/{format_gib(total, r.version)} "
+                              f"GiB) on startup is less than desired GPU memory utilization ({r.util}, "
+                              f"{format_gib(requested, r.version)} GiB). Decrease GPU memory utilization or reduce "
+                              "GPU memory used by other processes.")
+    # one formula for every generation; what the terms hold differs: before 0.6.5 the profile's absolute
+    # peak, here weights + activation, plus all non-torch memory (CUDA context too: NON_TORCH_V0_ABS); from
+    # 0.6.5 only what the profile added; from 0.21 the CUDA graph estimate as well
+    avail = requested - m.weights - m.activation - m.non_torch
+    if cudagraphs_in_budget(s, r):
+        avail -= m.cudagraph
+    return Budget(total=total, requested=requested, available=int(avail), error=error)

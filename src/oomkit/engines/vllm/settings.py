@@ -1,0 +1,122 @@
+"""vLLM's options by its own names (VllmSettings), the newest release modelled, the release eras, version parsing
+and the two ways figures are worded in GiB."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import OomkitError
+from ...units import GiB
+from ..versions import Eras, Version, parse_release
+
+NEWEST = "0.33.0"
+
+# Release boundaries (the first release with the new rule). Placed by reading the wheels listed in __init__.py;
+# where a change landed between two wheels read, the later one is named and the rule is labelled approximate.
+ERAS = Eras({
+    # worker/worker.py determine_num_available_blocks: PR #10511 (v0.6.5) subtracts only what the profile run
+    # added; before it, the absolute torch peak (weights included) plus all non-torch memory (CUDA context too).
+    "profile_increase": (0, 6, 5),
+    "v1_default": (0, 8, 0),  # VLLM_USE_V1 defaults to 1
+    "v1_only": (0, 11, 0),  # the V0 engine is gone
+    # engine/arg_utils.py get_batch_defaults: >= 70 GiB and not A100 -> 16384/8192 tokens, 1024 seqs
+    "batch_by_memory": (0, 8, 5),
+    # ... and >= 160 GiB -> 16384 tokens for `vllm serve` too (in 0.33.0, not in 0.21.0; approximate)
+    "batch_160gib": (0, 25, 0),
+    # v1/core/kv_cache_utils.py _get_kv_cache_config_uniform_page_size: hybrid allocator (sliding/chunked
+    # layers get their own groups). 0.8.5 converts every sliding layer to full attention.
+    "hybrid_allocator": (0, 9, 1),
+    # envs.VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default 0 -> 1 (0 in 0.12.0, 1 in 0.15.1)
+    "chunked_hybrid": (0, 13, 0),
+    # v1/sample/ops/topk_topp_sampler.py: up to 0.11 FlashInfer's top-k/top-p sampler is used when FlashInfer
+    # is installed, else a PyTorch sort (heavy); from 0.12 FlashInfer is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1);
+    # 0.17 adds a Triton top-k/top-p kernel for batches >= 8 (light again)
+    "sampler_flashinfer_opt_in": (0, 12, 0),
+    "sampler_triton": (0, 17, 0),
+    # platforms/cuda.py: MLA block size forced by the backend (FlashMLA 64 on Hopper, CUTLASS 128 on
+    # Blackwell) up to 0.11; from 0.12 the backend's preferred size (FLASH_ATTN_MLA: 16 on Hopper)
+    "mla_preferred_block": (0, 12, 0),
+    # non-torch increase at TP=1: 0.13 GiB measured on 0.15-0.17, 0.25 GiB from 0.18 (llm-d version sweep)
+    "non_torch_025": (0, 18, 0),
+    # v1/worker/gpu_worker.py: CUDA graph memory estimated before the KV cache is sized and subtracted
+    # (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 "default since v0.21.0"); default utilization 0.92;
+    # "GPU KV cache size" = int(max_concurrency * max_model_len) (_report_kv_cache_config)
+    "cudagraph_budget": (0, 21, 0),
+    # v1/core/kv_cache_planning.py get_kv_cache_configs: one block held back (null block) in the checks;
+    # "GPU KV cache size: N tokens, Maximum concurrency ..." on one line (in 0.33.0, not in 0.21.0; approximate)
+    "null_block": (0, 30, 0),
+    # format_gib(): "58.11 GiB" printed as round(x, 2) instead of "%.2f" (0.12.0 -> 0.15.1)
+    "format_gib": (0, 15, 0),
+    # "the model's max seq len" (typo "models's" fixed) and the CPU-backend note (in 0.33.0, not 0.21.0)
+    "msg_fixed": (0, 30, 0),
+})
+
+_VERSION_EXAMPLE = "a release such as 0.10.2"
+
+
+def parse_version(version: str | None) -> Version:
+    """"0.10.2", "v0.8", "0.10.1.post1", "0.11.0rc2" -> (0, 10, 2); None, "", "newest", "latest" -> NEWEST."""
+    if version and not version.strip():  # blank but not empty: refused, as vLLM's version reader always did
+        raise OomkitError(f"cannot read vLLM version {version!r}: expected {_VERSION_EXAMPLE}")
+    # anything may follow the release numbers (re.match, not fullmatch)
+    return parse_release(version, NEWEST, "vLLM", _VERSION_EXAMPLE, tail=r"(?s:.*)")
+
+
+@dataclass(frozen=True)
+class VllmSettings:
+    """vLLM's options by their own names (engine/arg_utils.py EngineArgs; None = the release's default)."""
+
+    max_model_len: int | None = None  # --max-model-len; None: the model's; -1: auto-fit (0.19+)
+    gpu_memory_utilization: float | None = None  # None: 0.9 (0.92 from 0.21)
+    tensor_parallel_size: int = 1  # -tp
+    pipeline_parallel_size: int = 1  # -pp
+    data_parallel_size: int = 1  # -dp
+    enable_expert_parallel: bool = False  # -ep
+    dtype: str = "auto"  # --dtype
+    kv_cache_dtype: str = "auto"  # --kv-cache-dtype
+    block_size: int | None = None  # --block-size; None: 16 or the attention backend's
+    max_num_seqs: int | None = None  # --max-num-seqs
+    max_num_batched_tokens: int | None = None  # --max-num-batched-tokens
+    enable_chunked_prefill: bool | None = None
+    enable_prefix_caching: bool | None = None
+    enforce_eager: bool = False  # no CUDA graphs
+    cpu_offload_gb: float = 0.0  # GiB of weights per GPU kept in host memory
+    swap_space: float = 4.0  # GiB of host memory per GPU for swapped blocks (V0)
+    kv_cache_memory_bytes: int | None = None  # --kv-cache-memory-bytes: skip the budget, use this much
+    num_gpu_blocks_override: int | None = None
+    quantization: str | None = None  # -q: online quantization (fp8) or the checkpoint's method
+    max_cudagraph_capture_size: int | None = None
+    disable_hybrid_kv_cache_manager: bool = False
+    attention_backend: str | None = None  # --attention-backend / VLLM_ATTENTION_BACKEND
+    mamba_cache_dtype: str = "auto"
+    mamba_ssm_cache_dtype: str = "auto"
+    mamba_cache_mode: str | None = None  # None: "align" with prefix caching on a hybrid model (0.15+), else "none"
+    num_speculative_tokens: int = 0  # --speculative-config {"num_speculative_tokens": N}: extra Mamba state slots
+    usage_context: str = "serve"  # "serve" (OpenAI server) or "llm" (the LLM class): different batch defaults
+    allow_long_max_model_len: bool = False  # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
+    use_v1: bool | None = None  # VLLM_USE_V1
+    estimate_cudagraphs: bool | None = None  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
+    use_flashinfer_sampler: bool | None = None  # VLLM_USE_FLASHINFER_SAMPLER
+    engine_version: str = NEWEST
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+# The engine-neutral CLI options (--ctx, --kv-type, --parallel, ...) -> these fields (commands/_model_args.py).
+NEUTRAL = {"ctx": "max_model_len", "kv_type": "kv_cache_dtype", "parallel": "max_num_seqs",
+           "engine_version": "engine_version", "kv_memory": "kv_cache_memory_bytes"}
+
+
+def format_gib(x: float, version: Version) -> str:
+    """utils/mem_utils.py format_gib as the release prints it: round(x, 2) from 0.15, "%.2f" before."""
+    v = x / GiB
+    if ERAS.reached(version, "format_gib"):
+        return f"{round(v, 2)}"
+    return f"{v:.2f}"
+
+
+def gib_str(n: int) -> str:
+    """oomkit's own wording of a size in the messages it adds ("12.34 GiB", never MiB)."""
+    return f"{n / GiB:.2f} GiB"

@@ -1,0 +1,98 @@
+"""Which weight bytes each vLLM rank loads (the "Model loading took" figure): pipeline stages by layer, tensor
+parallel shards (engines/_tp.py), expert parallel, online fp8, MXFP4 expert padding, the rotary cache."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...model.spec import ModelSpec, TensorSpec
+from ...quant.dtypes import FLOAT_BYTES
+from ...units import cdiv, round_up
+from .. import _tp
+from .config import DTYPE_ALIASES, Resolved, pp_partition
+from .settings import VllmSettings
+
+
+def _linear_weight(t: TensorSpec) -> bool:
+    """Weights an online fp8 quantization (-q fp8) converts: the decoder's Linear / FusedMoE weights."""
+    return (t.layer is not None and t.name.endswith(".weight") and len(t.shape) >= 2
+            and not t.name.endswith(("norm.weight", "ffn_gate_inp.weight", "ssm_conv1d.weight")))
+
+
+def rank_bytes(t: TensorSpec, spec: ModelSpec, r: Resolved, nbytes: int, ep: int) -> int:
+    """Bytes of tensor t one rank holds: FusedMoE experts placed whole over the EP group when expert parallelism
+    is on, everything else by vLLM's tensor-parallel layer classes (engines/_tp.py)."""
+    if ep > 1 and "_exps." in t.name:
+        return cdiv(nbytes, ep)
+    return _tp.tensor_bytes_per_rank(replace(t, nbytes=nbytes), spec, r.tp)
+
+
+def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> list[int]:
+    """Bytes of weights each pipeline stage's ranks load (TP ranks of a stage hold the same amount)."""
+    trunk_n = spec.n_trunk_layers
+    parts = pp_partition(trunk_n, r.pp)
+    ep = r.tp * r.dp if s.enable_expert_parallel else 1
+    plain = spec.weights.format.lower() in FLOAT_BYTES or spec.weights.format.lower() in DTYPE_ALIASES
+    online_fp8 = (s.quantization or "").lower() in ("fp8", "ptpc_fp8", "fbgemm_fp8") and plain
+    out = []
+    for stage, (lo, hi) in enumerate(parts):
+        first, last = stage == 0, stage == r.pp - 1
+        total = 0
+        for t in spec.weights.tensors:
+            if t.layer is not None:
+                if t.layer >= trunk_n or not lo <= t.layer < hi:
+                    continue  # another stage's layer, or an MTP layer (loaded only for speculative decoding)
+                copies = 1
+            elif t.name == "token_embd.weight":
+                # the embedding lives on the first stage; with tied embeddings the last stage builds its own
+                # lm_head from it when PP > 1 (PPMissingLayer elsewhere)
+                copies = (1 if first else 0) + (1 if spec.tied_embeddings and last and not first else 0)
+            else:
+                copies = 1 if last else 0  # output_norm, output: last stage
+            if copies:
+                nbytes = _tensor_bytes(t, r, plain, online_fp8 and _linear_weight(t))
+                total += copies * rank_bytes(t, spec, r, nbytes, ep)
+        total += _rope_cache_bytes(spec, r)
+        out.append(int(total))
+    return out
+
+
+def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, to_fp8: bool) -> int:
+    if to_fp8:
+        return t.n_elements  # fp8: one byte per weight (per-tensor scales are negligible)
+    if plain or t.dtype.lower() in FLOAT_BYTES:
+        return t.n_elements * r.dtype_bytes  # loaded (and cast) to the model dtype
+    if t.dtype.lower() == "mxfp4" and "_exps" in t.name and len(t.shape) == 3:
+        return _mxfp4_expert_bytes(t, r)
+    return t.nbytes  # a quantized format: as stored
+
+
+def _mxfp4_expert_bytes(t: TensorSpec, r: Resolved) -> int:
+    """MXFP4 MoE experts (gpt-oss) as vLLM lays them out for its kernel (quantization/mxfp4.py,
+    fused_moe/oracle/mxfp4.py mxfp4_round_up_hidden_size_and_intermediate_size): Marlin (before Hopper, and on
+    Hopper before 0.10.2 or without triton_kernels) pads the intermediate size to 128 and the hidden size to 256;
+    the Triton kernels on Hopper store each matrix with its reduction dimension padded to 256 (fitted: gpt-oss-120b
+    64.38 GiB on v0.14.1, vllm#33155); FlashInfer on Blackwell pads both to 256."""
+    k, n, experts = t.shape  # GGUF order: ne0 (the row, reduction dim) first
+    down = "ffn_down_exps" in t.name
+    hidden, inter = (n, k) if down else (k, n)
+    cc = r.cc or (9, 0)
+    if cc[0] >= 10:
+        hidden, inter = round_up(hidden, 256), round_up(inter, 256)
+    elif cc[0] == 9 and r.version >= (0, 10, 2):
+        if down:
+            inter = round_up(inter, 256)
+        else:
+            hidden = round_up(hidden, 256)
+    else:
+        hidden, inter = round_up(hidden, 256), round_up(inter, 128)
+    return t.nbytes * (hidden * inter) // (k * n)
+
+
+def _rope_cache_bytes(spec: ModelSpec, r: Resolved) -> int:
+    """model_executor/layers/rotary_embedding: cos_sin_cache of max_position x rotary_dim in the model dtype."""
+    a = next((layer.attention for layer in spec.layers if layer.attention is not None), None)
+    if a is None or not spec.n_ctx_train:
+        return 0
+    rot = a.qk_rope_head_dim if a.kv_lora_rank else a.head_dim_k
+    return spec.n_ctx_train * rot * r.dtype_bytes
