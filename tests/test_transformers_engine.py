@@ -280,9 +280,9 @@ def test_old_versions_full_logits_and_float32_default():
 def test_mla_cache_layout_by_version():
     spec = _spec("deepseek-v2-lite")
     layer = spec.layers[0]
-    assert tfe._kv_per_token(layer, tfe.resolve(spec, tfe.TransformersSettings(max_length=64))) == (1024, 128)
+    assert tfe.kv_per_token(layer, tfe.resolve(spec, tfe.TransformersSettings(max_length=64))) == (1024, 128)
     old = tfe.resolve(spec, tfe.TransformersSettings(max_length=64, engine_version="5.14.0"))
-    assert tfe._kv_per_token(layer, old) == (16 * 192 * 2, 16 * 128 * 2)
+    assert tfe.kv_per_token(layer, old) == (16 * 192 * 2, 16 * 128 * 2)
 
 
 def test_sliding_layers_before_4_56_keep_every_token():

@@ -1,0 +1,248 @@
+"""The cache, per layer: the class cache.py make_prompt_cache gives each layer (KVCache, RotatingKVCache,
+QuantizedKVCache, ArraysCache) and the exact buffer sizes it reaches for the updates generate_step makes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import OomkitError
+from ...model.spec import LayerKind, LayerSpec, ModelSpec
+from ...units import round_up
+from .quantize import quant_row
+from .settings import MlxSettings, Resolved
+
+# cache.py KVCache.step / RotatingKVCache.step / QuantizedKVCache.step: buffers grow 256 tokens at a time
+STEP = 256
+
+# Architectures (oomkit's names: hf_config.ARCH_BY_MODEL_TYPE of the model_type, after mlx-lm's
+# utils.py MODEL_REMAPPING, e.g. mistral -> llama) whose mlx-lm model file defines make_cache, so that
+# cache.py make_prompt_cache uses it and ignores --max-kv-size (every `def make_cache` in mlx_lm/models of 0.32.0).
+MAKE_CACHE_ARCHS = frozenset({
+    "afm7", "afmoe", "baichuan_m1", "bailing_moe_linear", "cohere2", "deepseek_v32", "exaone4", "exaone_moe",
+    "falcon-h1", "gemma3", "gemma3n", "gemma4", "gemma4_text", "gpt-oss", "granitehybrid", "iquestloopcoder",
+    "jamba", "kimi_linear", "laguna", "lfm2", "lfm2-vl", "lfm2_moe", "llama", "llama4", "longcat_flash",
+    "longcat_flash_ngram", "mamba", "mamba2", "mellum", "mimo_v2_flash", "ministral3", "nemotron-nas",
+    "nemotron_h", "olmo3", "plamo2", "qwen35", "qwen35moe", "qwen3next", "recurrent_gemma", "rwkv7", "step3p5",
+})
+# ... of which these give sliding layers a RotatingKVCache(max_size=sliding_window) (models/gemma3_text.py,
+# gpt_oss.py, cohere2.py, exaone4.py, olmo3.py, gemma3n.py, gemma4_text.py, mimo_v2_flash.py, afmoe.py,
+# step3p5.py, laguna.py, mellum.py, ministral3.py, baichuan_m1.py, exaone_moe.py). models/llama.py windows only the
+# layers its config lists in `layer_types`: a Mistral v0.1 config lists none, so its sliding_window is ignored and
+# every token is cached; models/gemma2.py has no make_cache at all.
+ROTATING_ARCHS = frozenset({"gemma3", "gemma3n", "gemma4", "gemma4_text", "gpt-oss", "cohere2", "exaone4",
+                            "exaone_moe", "olmo3", "mimo_v2_flash", "afmoe", "step3p5", "laguna", "mellum",
+                            "ministral3", "baichuan_m1"})
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Cache simulation: the exact buffer sizes cache.py reaches for a sequence of updates
+
+
+@dataclass(frozen=True)
+class Sim:
+    """Tokens of buffer a cache holds when generation ends, and the largest concat transient (old + new tokens)."""
+
+    capacity: int
+    transient: int
+    offset: int
+    quantized_from: int | None = None  # the offset at which a KVCache became a QuantizedKVCache
+
+
+def simulate_kv(updates: list[int], quantize_at: int | None = None) -> Sim:
+    """cache.py KVCache.update_and_fetch (and QuantizedKVCache's, which grows the same way): when an update does not
+    fit, the buffer is cut to the used length if that is not a multiple of 256 and grows by ceil(S / 256) * 256.
+    quantize_at: generate.py maybe_quantize_kv_cache converts the cache after the first call that leaves
+    offset >= quantized_kv_start; to_quantized quantizes the whole buffer, unused tail included."""
+    cap = prev = transient = 0
+    qfrom = None
+    i = 0
+    n = len(updates)
+    while i < n:
+        S = updates[i]
+        if S == 1 and cap:
+            # a run of single-token steps: grows by one step each time the buffer is full
+            run = 1
+            while i + run < n and updates[i + run] == 1:
+                run += 1
+            if quantize_at is not None and qfrom is None and prev + run >= quantize_at:
+                run = max(quantize_at - prev, 1)  # stop where the cache turns quantized
+            end = prev + run
+            if end > cap:
+                grow = round_up(end - cap, STEP)
+                cap += grow
+                transient = max(transient, 2 * cap - STEP)  # the last concatenate: old + new buffer
+            prev = end
+            i += run
+        else:
+            if not cap or prev + S > cap:
+                chunk = round_up(S, STEP)
+                if cap:
+                    if prev % STEP:
+                        cap = prev
+                    transient = max(transient, 2 * cap + chunk)
+                    cap += chunk
+                else:
+                    cap = chunk
+            prev += S
+            i += 1
+        if quantize_at is not None and qfrom is None and prev >= quantize_at:
+            qfrom = prev
+    return Sim(capacity=cap, transient=transient, offset=prev, quantized_from=qfrom)
+
+
+def simulate_rotating(updates: list[int], max_size: int, keep: int = 0) -> Sim:
+    """cache.py RotatingKVCache: multi-token updates concatenate (_update_concat: the buffer becomes
+    min(used, max_size - 1) + S tokens, so a prefill chunk may exceed max_size), single tokens go in place
+    (_update_in_place: grow by min(256, max_size - offset) while below max_size, trim back to max_size, rotate)."""
+    size = idx = offset = transient = 0
+    have = False
+    i, n = 0, len(updates)
+    while i < n:
+        S = updates[i]
+        if S > 1:
+            if not have:
+                size, have = S, True
+            else:
+                cur = size if (idx == size or idx < offset) else idx  # _temporal_order
+                new = min(cur, max_size - 1) + S
+                transient = max(transient, size + new)
+                size = new
+            offset += S
+            idx = size
+            i += 1
+            continue
+        # single-token steps
+        if have and offset < size < max_size and idx == offset:
+            # room left in the growing buffer: steps until it is full (or the updates end) change nothing else
+            run = 0
+            while i + run < n and updates[i + run] == 1 and run < size - offset:
+                run += 1
+            offset += run
+            idx += run
+            i += run
+            continue
+        if not have or (offset >= size and size < max_size):
+            grow = min(STEP, max_size - offset)
+            transient = max(transient, 2 * size + grow)
+            size += grow
+            idx = offset
+            have = True
+        if size > max_size:
+            transient = max(transient, size + max_size)
+            size = idx = max_size
+        if idx == max_size:
+            idx = keep
+        offset += 1
+        idx += 1
+        i += 1
+        if size >= max_size:  # full: nothing changes size any more
+            rest = 1
+            while i < n and updates[i] == 1:
+                i += 1
+                rest += 1
+            offset += rest - 1
+            # idx position no longer matters for sizes; keep it consistent with a full ring
+            idx = keep + ((idx - keep + rest - 1) % max(max_size - keep, 1))
+    return Sim(capacity=size, transient=transient, offset=offset)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The cache per layer
+
+
+@dataclass(frozen=True)
+class LayerCache:
+    index: int
+    kind: str
+    cls: str  # KVCache | RotatingKVCache | QuantizedKVCache | ArraysCache | none
+    tokens: int  # buffer length (tokens) at the end
+    k_bytes: int  # the K buffer (all of its parts), batch included
+    v_bytes: int
+    state_bytes: int = 0  # ArraysCache: conv + recurrent state
+    transient: int = 0  # the largest extra bytes while the buffer grows (old + new alive)
+    quantized_from: int | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return self.k_bytes + self.v_bytes + self.state_bytes
+
+
+def kv_dims(layer: LayerSpec) -> tuple[int, int, int]:
+    """(heads, K width, V width) as mlx-lm caches them. MLA (models/deepseek_v3.py DeepseekV3Attention): the
+    latent kv_lora_rank as keys and the rope part k_pe as values, one head."""
+    a = layer.attention
+    if a.kv_lora_rank:
+        return 1, a.kv_lora_rank, a.qk_rope_head_dim
+    return a.n_kv_heads, a.head_dim_k, a.head_dim_v
+
+
+def layer_caches(spec: ModelSpec, s: MlxSettings, r: Resolved) -> tuple[list[LayerCache], list[str]]:
+    """cache.py make_prompt_cache: the model's own make_cache when it has one, else a KVCache per layer (a
+    RotatingKVCache(max_kv_size, keep=4) with --max-kv-size)."""
+    notes: list[str] = []
+    B, dt = s.batch, r.dtype_bytes
+    trunk = spec.trunk_layers
+    has_make_cache = spec.architecture in MAKE_CACHE_ARCHS or any(layer.recurrent is not None for layer in trunk)
+    if s.max_kv_size is not None and has_make_cache:
+        notes.append("--max-kv-size is ignored: this model builds its own cache (make_cache)")
+    rotating_all = s.max_kv_size is not None and not has_make_cache
+    upd = list(r.updates)
+    quant_at = None
+    if s.kv_bits is not None:
+        quant_at = s.quantized_kv_start
+    out: list[LayerCache] = []
+    sims: dict[tuple, Sim] = {}
+    for layer in trunk:
+        kind = layer.kind.value
+        if layer.kind is LayerKind.NONE or layer.kv_source is not None:
+            out.append(LayerCache(layer.index, "none", "none", 0, 0, 0))
+            continue
+        if layer.attention is None:
+            st = layer.recurrent
+            if st is None:
+                out.append(LayerCache(layer.index, "none", "none", 0, 0, 0))
+                continue
+            # models/qwen3_next.py Qwen3NextGatedDeltaNet: ArraysCache(size=2): conv state (B, kernel - 1, conv_dim)
+            # in the input dtype, recurrent state float32 (models/gated_delta.py: mx.zeros(..., dtype=float32))
+            conv = B * (st.d_conv - 1) * (st.d_inner + 2 * st.n_group * st.d_state) * dt
+            ssm = B * st.ssm * 4
+            out.append(LayerCache(layer.index, "recurrent", "ArraysCache", 0, 0, 0, state_bytes=conv + ssm))
+            continue
+        heads, kw, vw = kv_dims(layer)
+        window = layer.attention.window if layer.kind is LayerKind.SLIDING else None
+        rotating = window if (window and spec.architecture in ROTATING_ARCHS) else None
+        if rotating_all:
+            rotating = s.max_kv_size
+        keep = 4 if rotating_all else 0
+        if rotating:
+            if quant_at is not None and max(r.total, 0) >= quant_at:
+                raise OomkitError("RotatingKVCache Quantization NYI (mlx-lm cache.py RotatingKVCache.to_quantized): "
+                                  "--kv-bits cannot quantize a rotating cache (--max-kv-size or sliding layers)")
+            key = ("rot", rotating, keep)
+            if key not in sims:
+                sims[key] = simulate_rotating(upd, rotating, keep)
+            sim = sims[key]
+            cls = "RotatingKVCache"
+        else:
+            key = ("kv", quant_at)
+            if key not in sims:
+                sims[key] = simulate_kv(upd, quant_at)
+            sim = sims[key]
+            cls = "KVCache"
+        if layer.kind is LayerKind.CHUNKED:
+            notes.append("chunked-attention layers (ChunkedKVCache) sized as a KVCache: an upper bound")
+        if sim.quantized_from is not None and cls == "KVCache":
+            bits, g = s.kv_bits, s.kv_group_size
+            if kw % g or vw % g:
+                raise OomkitError(f"--kv-group-size {g} does not divide the head sizes {kw}/{vw}")
+            kb = B * heads * sim.capacity * quant_row(kw, bits, g, dt)
+            vb = B * heads * sim.capacity * quant_row(vw, bits, g, dt)
+            cls = "QuantizedKVCache"
+        else:
+            kb = B * heads * sim.capacity * kw * dt
+            vb = B * heads * sim.capacity * vw * dt
+        per_tok = B * heads * (kw + vw) * dt
+        trans = max(sim.transient - sim.capacity, 0) * per_tok
+        out.append(LayerCache(layer.index, kind, cls, sim.capacity, kb, vb, transient=trans,
+                              quantized_from=sim.quantized_from if cls == "QuantizedKVCache" else None))
+    return out, sorted(set(notes))

@@ -1,0 +1,211 @@
+"""The layout on the one Metal device: its budget (the working set, the largest buffer), the working set of one
+forward, and the assembly of the MemoryEstimate, engine_view and warnings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import OomkitError
+from ...memory import Device, LayerUse, MemoryEstimate, Usage
+from ...model.spec import LayerKind, ModelSpec, TensorSpec
+from ...units import GiB, KiB, MiB
+from .kv import LayerCache, kv_dims, layer_caches
+from .settings import MlxSettings, Resolved, resolve
+from .weights import is_plain_dtype, tensor_bytes
+
+# Apple silicon pages are 16 KiB: MetalAllocator::malloc rounds buffers above a page up to whole pages
+VM_PAGE = 16 * KiB
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The Metal device: unified memory, the working set, the largest buffer
+
+
+def default_working_set(ram: int) -> int:
+    """Metal's recommendedMaxWorkingSetSize with iogpu.wired_limit_mb=0, as macOS 14/15 report it: two thirds of the
+    RAM up to 32 GiB, three quarters above. Read from published start-up logs (llama.cpp prints it): 16 GiB ->
+    10922.67 MiB (llama-cpp-python#687), 32 GiB -> 21845.34 MiB (ollama#434), 36 GiB -> 28991.03 MB, 64 GiB ->
+    51539.61 MB = 48 GiB (llama.cpp issues on an M2 Max 64GB). Newer macOS reports more (107.52 GiB of 128 GiB on
+    macOS 26, antirez/ds4#893): pass --wired-limit-mb or the value from mx.device_info() when you know it."""
+    return ram * 2 // 3 if ram <= 32 * GiB else ram * 3 // 4
+
+
+def default_max_buffer(ram: int) -> int:
+    """MTLDevice.maxBufferLength: reported as 9,534,832,640 bytes on a 16 GB Mac and 14,302,248,960 on a 24 GB Mac
+    (both 0.555 x RAM; mlx "[metal::malloc] ... maximum allowed buffer size" messages); larger Macs report
+    relatively more (86,586,540,032 on 128 GB). An approximation: pass --max-buffer-length from mx.device_info()."""
+    return int(ram * 0.555)
+
+
+@dataclass(frozen=True)
+class Metal:
+    """The device mlx runs on and its limits (None where no Mac was given)."""
+
+    device: Device | None
+    ram: int | None
+    working_set: int | None
+    max_buffer: int | None
+
+
+def metal_device(devices: tuple[Device, ...], s: MlxSettings) -> Metal:
+    if len(devices) > 1:
+        raise OomkitError("MLX runs on one Metal device (unified memory); give one --gpu / --vram")
+    dev = devices[0] if devices else None
+    ram = dev.memory_bytes if dev else None
+    if s.wired_limit_mb:
+        working_set = s.wired_limit_mb * MiB
+    else:
+        working_set = default_working_set(ram) if ram else None
+    max_buffer = s.max_buffer_length or (default_max_buffer(ram) if ram else None)
+    return Metal(dev, ram, working_set, max_buffer)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The working set of one forward (modelled, not measured)
+
+
+def compute_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[LayerCache]) -> int:
+    """A prefill chunk of S tokens holds two hidden rows plus the larger of attention (Q, K, V, output;
+    mx.fast.scaled_dot_product_attention materialises no T x T scores) and the MLP (gate, up and their product);
+    plus the largest cache buffer's growth (old and new alive during mx.concatenate); the logits of the last token
+    only (generate_step takes logits[:, -1, :])."""
+    S = max(r.updates[: len(r.updates) - r.max_tokens])  # the largest prompt chunk
+    B, dt = s.batch, r.dtype_bytes
+    resid = B * S * spec.n_embd * dt
+    work = 0
+    for layer in spec.trunk_layers:
+        a = layer.attention
+        attn = 0
+        if a is not None:
+            attn = B * S * (a.n_heads * (a.head_dim_k + a.head_dim_v) + a.n_kv_heads * (a.head_dim_k + a.head_dim_v)) * dt
+        f = layer.ffn
+        mlp = 3 * B * S * (f.n_ff_expert * f.n_experts_used + f.n_ff_shared if f.is_moe else f.n_ff) * dt
+        work = max(work, 2 * resid + max(attn, mlp))
+    grow = max((c.transient for c in caches), default=0)
+    logits = B * spec.n_vocab * (dt + 4)
+    return work + grow + logits
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Warnings, engine_view, the estimate
+
+
+def _buffer_warnings(metal: Metal, weights: list[tuple[TensorSpec, int]], caches: list[LayerCache],
+                     w_total: int) -> list[str]:
+    """The largest single buffers (each must stay under maxBufferLength), and generate.py's working-set warning."""
+    out = []
+    biggest = sorted(((b, t.name) for t, b in weights), reverse=True)[:1]
+    big_kv = max(((max(c.k_bytes, c.v_bytes), f"layer {c.index} {'K' if c.k_bytes >= c.v_bytes else 'V'} cache")
+                  for c in caches if c.k_bytes), default=None)
+    max_buffer = metal.max_buffer
+    if max_buffer:
+        for b, what in [*biggest, *([big_kv] if big_kv else [])]:
+            if b > max_buffer:
+                out.append(f"{what} is one buffer of {b / GiB:.2f} GiB, over Metal's maximum buffer length "
+                           f"{max_buffer / GiB:.2f} GiB: mlx fails with \"[metal::malloc] Attempting to allocate "
+                           f"{b} bytes which is greater than the maximum allowed buffer size of {max_buffer} "
+                           "bytes\"")
+    working_set = metal.working_set
+    if working_set and w_total > 0.9 * working_set:
+        # generate.py wired_limit prints this warning when the model is over 90% of the working set
+        out.append(f"[WARNING] Generating with a model that requires {w_total // MiB} MB which is close to the "
+                   f"maximum recommended size of {working_set // MiB} MB. This can be slow.")
+    return out
+
+
+def _count(items: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for x in items:
+        if x != "none":
+            out[x] = out.get(x, 0) + 1
+    return out
+
+
+def _sum_by(pairs: Iterable[tuple[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for k, v in pairs:
+        out[k] = out.get(k, 0) + v
+    return out
+
+
+def _engine_view(s: MlxSettings, r: Resolved, metal: Metal, caches: list[LayerCache],
+                 weights: list[tuple[TensorSpec, int]], w_total: int) -> dict[str, Any]:
+    kv = sum(c.k_bytes + c.v_bytes for c in caches)
+    biggest = sorted(((b, t.name) for t, b in weights), reverse=True)[:1]
+    working_set, ram = metal.working_set, metal.ram
+    return {
+        "program": s.program,
+        "prompt_tokens": r.prompt,
+        "max_tokens": r.max_tokens,
+        "dtype": r.dtype,
+        "kv_cache_bytes": kv,
+        "kv_cache_tokens": max((c.tokens for c in caches if c.cls != "ArraysCache"), default=0),
+        "cache_layers": ", ".join(f"{n} {k}" for k, n in _count(c.cls for c in caches).items()),
+        "kv_bytes_by_class": _sum_by((c.cls, c.k_bytes + c.v_bytes) for c in caches if c.k_bytes),
+        "arrays_cache_bytes": sum(c.state_bytes for c in caches),
+        "weights_bytes": w_total,
+        "largest_weight": biggest[0][1] if biggest else None,
+        "largest_weight_bytes": biggest[0][0] if biggest else 0,
+        "unified_memory_bytes": ram,
+        "recommended_working_set_bytes": working_set,
+        "max_buffer_bytes": metal.max_buffer,
+        # allocator.cpp MetalAllocator: memory limit min(1.5 x working set, 0.95 x RAM), the cache is trimmed above
+        # 0.95 x the working set
+        "memory_limit_bytes": int(min(1.5 * working_set, 0.95 * ram)) if working_set and ram else None,
+        "quantized_kv_from_token": next((c.quantized_from for c in caches if c.quantized_from), None),
+    }
+
+
+def _kv_bytes_per_token(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[LayerCache]) -> int | None:
+    """Marginal bytes per context token, one sequence (none when a rotating or quantized cache caps it)."""
+    if any(c.cls == "RotatingKVCache" for c in caches) or s.kv_bits is not None:
+        return None
+    B = s.batch
+    return sum(B * (h * (kw + vw)) * r.dtype_bytes for h, kw, vw in
+               (kv_dims(layer) for layer in spec.trunk_layers
+                if layer.attention is not None and layer.kind is not LayerKind.NONE
+                and layer.kv_source is None)) // B or None
+
+
+def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: MlxSettings) -> MemoryEstimate:
+    r = resolve(spec, s)
+    warnings = list(r.labels)
+    caches, notes = layer_caches(spec, s, r)
+    warnings += notes
+    weights = tensor_bytes(spec, s, r)
+    w_total = sum(b for _, b in weights)
+    if s.q_bits is None and not is_plain_dtype(spec.weights.format):
+        warnings.append(f"{spec.weights.format} weights counted as stored; mlx-lm loads MLX safetensors (give "
+                        "--q-bits for an mlx_lm.convert -q model)")
+    metal = metal_device(devices, s)
+
+    kv = sum(c.k_bytes + c.v_bytes for c in caches)
+    state = sum(c.state_bytes for c in caches)
+    compute = compute_bytes(spec, s, r, caches)
+    dev = metal.device
+    if dev is not None:
+        usage = (Usage(id=dev.id if dev.id.startswith("MTL") else "MTL0", name=dev.name,
+                       memory_bytes=metal.working_set, weights_bytes=w_total, kv_cache_bytes=kv,
+                       recurrent_state_bytes=state, compute_bytes=compute),)
+        host = Usage(id="CPU", name="host")
+    else:
+        usage = ()
+        host = Usage(id="CPU", name="unified memory", weights_bytes=w_total, kv_cache_bytes=kv,
+                     recurrent_state_bytes=state, compute_bytes=compute)
+        warnings.append("no Mac given: give --gpu \"M3 Max 128GB\" (or --vram with the RAM size) to check the fit")
+    warnings += _buffer_warnings(metal, weights, caches, w_total)
+
+    layer_uses = tuple(
+        LayerUse(index=c.index, kind=c.kind, device=usage[0].id if usage else "CPU",
+                 weights_bytes=sum(b for t, b in weights if t.layer == c.index), kv_bytes=c.k_bytes + c.v_bytes,
+                 recurrent_bytes=c.state_bytes, cells=c.tokens or None)
+        for c in caches
+    )
+    eff = s.to_dict()
+    eff.update(max_tokens=r.max_tokens, prompt_tokens=r.prompt, context_length=r.total)
+    return MemoryEstimate(model=spec, engine="mlx", settings=eff, devices=usage, host=host,
+                          engine_view=_engine_view(s, r, metal, caches, weights, w_total),
+                          kv_bytes_per_token=_kv_bytes_per_token(spec, s, r, caches), layers=layer_uses,
+                          warnings=tuple(warnings))

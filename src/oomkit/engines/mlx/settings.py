@@ -1,0 +1,136 @@
+"""mlx_lm's options by their own names, its defaults, and what it settles on from them (prompt and generated
+tokens, the dtype, the model calls generate_step makes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ...errors import OomkitError
+from ...model.spec import ModelSpec
+from ...quant.dtypes import FLOAT_BYTES, unquantized_dtype
+
+NEWEST = "0.32.0"  # mlx-lm
+
+# generate.py: DEFAULT_MAX_TOKENS (mlx_lm.generate --max-tokens), DEFAULT_QUANTIZED_KV_START
+GENERATE_MAX_TOKENS = 100
+DEFAULT_QUANTIZED_KV_START = 5000
+# server.py: --max-tokens default 512, --decode-concurrency 32
+SERVER_MAX_TOKENS = 512
+# mx.quantize's bit widths (--kv-bits, --q-bits)
+QUANT_BITS = (2, 3, 4, 5, 6, 8)
+# the norm dtypes that name the model dtype (a float32 norm does not: such a checkpoint counts as bfloat16)
+NORM_DTYPES = ("float16", "bfloat16")
+
+# The engine-neutral CLI options -> these fields (commands/_model_args.py reads a module's NEUTRAL).
+NEUTRAL = {"ctx": "context_length", "parallel": "batch", "engine_version": "engine_version"}
+
+
+@dataclass(frozen=True)
+class MlxSettings:
+    """mlx_lm's options by their own names (generate.py / server.py argparse defaults; generate_step's for
+    prefill_step_size). context_length and prompt_tokens are oomkit's: prompt + generated tokens, and the prompt."""
+
+    program: str = "mlx_lm.generate"  # mlx_lm.generate | mlx_lm.server
+    max_tokens: int | None = None  # --max-tokens / -m; None: 100 (generate), 512 (server)
+    prompt_tokens: int | None = None  # None: context_length - max_tokens
+    context_length: int | None = None  # prompt + max_tokens; None: the model's trained context
+    max_kv_size: int | None = None  # --max-kv-size: RotatingKVCache(max_size, keep=4) on models without make_cache
+    kv_bits: int | None = None  # --kv-bits
+    kv_group_size: int = 64  # --kv-group-size
+    quantized_kv_start: int = DEFAULT_QUANTIZED_KV_START  # --quantized-kv-start
+    prefill_step_size: int = 2048  # generate_step / server --prefill-step-size
+    batch: int = 1  # sequences decoded together (server: up to --decode-concurrency 32)
+    q_bits: int | None = None  # weights from mlx_lm.convert -q --q-bits (4 by default): None = as the checkpoint
+    q_group_size: int = 64  # mlx_lm.convert --q-group-size
+    wired_limit_mb: int = 0  # sysctl iogpu.wired_limit_mb; 0 = macOS's default
+    max_buffer_length: int | None = None  # mx.device_info()["max_buffer_length"]; None: estimated from the RAM
+    engine_version: str = NEWEST
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def with_context(s: MlxSettings, n_ctx: int) -> MlxSettings:
+    """The same run at another prompt + generated length."""
+    return replace(s, context_length=n_ctx, prompt_tokens=None)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What mlx_lm settles on
+
+
+@dataclass(frozen=True)
+class Resolved:
+    prompt: int
+    max_tokens: int
+    total: int  # prompt + max_tokens: tokens in the cache at the end
+    dtype: str
+    dtype_bytes: int
+    updates: tuple[int, ...]
+    labels: tuple[str, ...] = ()
+
+
+def checkpoint_dtype(spec: ModelSpec) -> str:
+    return unquantized_dtype(spec.weights.format, ((t.name, t.dtype) for t in spec.weights.tensors),
+                             accept=NORM_DTYPES)
+
+
+def updates_for(prompt: int, max_tokens: int, prefill_step: int) -> list[int]:
+    """Token counts of each model call generate_step makes (generate.py generate_step): the prompt in chunks of
+    prefill_step_size while more than one token is left, the rest in the first _step, then max_tokens calls of one
+    token each (the loop computes one token ahead, so the cache ends with prompt + max_tokens tokens)."""
+    out = []
+    done = 0
+    while prompt - done > 1:
+        n = min(prefill_step, prompt - done - 1)
+        out.append(n)
+        done += n
+    out.append(prompt - done)
+    out.extend([1] * max_tokens)
+    return out
+
+
+def _check(s: MlxSettings, max_tokens: int) -> None:
+    """argparse's and mx.quantize's refusals."""
+    if max_tokens < 0:
+        raise OomkitError("--max-tokens must not be negative (mlx_lm's -1, no limit, has no end to size)")
+    if s.batch < 1:
+        raise OomkitError("batch must be at least 1")
+    if s.prefill_step_size < 1:
+        raise OomkitError("--prefill-step-size must be positive")
+    if s.kv_bits is not None and s.kv_bits not in QUANT_BITS:
+        raise OomkitError(f"--kv-bits {s.kv_bits}: mx.quantize takes 2, 3, 4, 5, 6 or 8 bits")
+    if s.q_bits is not None and s.q_bits not in QUANT_BITS:
+        raise OomkitError(f"--q-bits {s.q_bits}: mx.quantize takes 2, 3, 4, 5, 6 or 8 bits")
+    if s.max_kv_size is not None and s.max_kv_size < 1:
+        raise OomkitError("--max-kv-size must be positive")
+
+
+def resolve(spec: ModelSpec, s: MlxSettings) -> Resolved:
+    labels = []
+    max_tokens = s.max_tokens
+    if max_tokens is None:
+        max_tokens = SERVER_MAX_TOKENS if s.program.endswith("server") else GENERATE_MAX_TOKENS
+    _check(s, max_tokens)
+    if s.prompt_tokens is not None:
+        if s.prompt_tokens < 1:
+            raise OomkitError("the prompt needs at least one token")
+        prompt = s.prompt_tokens
+        if s.context_length is not None:
+            max_tokens = s.context_length - prompt
+            if max_tokens < 0:
+                raise OomkitError(f"context {s.context_length} is shorter than the prompt ({prompt})")
+    else:
+        total = s.context_length or spec.n_ctx_train
+        if not total:
+            raise OomkitError(f"{spec.name}: the model declares no trained context; give --ctx")
+        if s.context_length is None:
+            labels.append(f"no --ctx given: prompt + generated tokens = the trained context ({total})")
+        if total <= max_tokens:
+            max_tokens = total - 1
+        prompt = total - max_tokens
+    dtype = checkpoint_dtype(spec)
+    return Resolved(prompt=prompt, max_tokens=max_tokens, total=prompt + max_tokens, dtype=dtype,
+                    dtype_bytes=FLOAT_BYTES[dtype],
+                    updates=tuple(updates_for(prompt, max_tokens, s.prefill_step_size)), labels=tuple(labels))

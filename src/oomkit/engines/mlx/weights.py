@@ -1,0 +1,45 @@
+"""Weights: the bytes each tensor takes as mlx-lm holds it (as the checkpoint, or after mlx_lm.convert -q)."""
+
+from __future__ import annotations
+
+from ...model.spec import ModelSpec, TensorSpec
+from ...quant.dtypes import float_bytes
+from .quantize import quant_row
+from .settings import MlxSettings, Resolved
+
+_NOT_QUANTIZED = ("norm.weight", "ssm_conv1d.weight", "ssm_a", "ssm_d", "ssm_dt.bias", "attn_sinks", "exp_probs_b",
+                  ".bias")
+
+
+def is_plain_dtype(name: str) -> bool:
+    """A float dtype in any spelling (float32, float16, bfloat16)."""
+    return float_bytes(name) is not None
+
+
+def tensor_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved) -> list[tuple[TensorSpec, int]]:
+    """Bytes of each weight as mlx-lm holds it.
+
+    q_bits (an mlx_lm.convert -q model): utils.py quantize_model quantizes every module with `to_quantized`
+    (Linear, Embedding, SwitchLinear experts) whose input width divides by the group size, mode "affine": packed
+    uint32 data of bits/32 per value plus a scale and a bias per group in the model dtype; MoE routers at 8 bits
+    (the models' quant_predicate, e.g. qwen3_moe.py `mlp.gate` -> bits 8, gpt_oss.py `router`). Norms, biases and
+    conv weights stay in the dtype. Without q_bits: float checkpoints in their dtype, others as stored."""
+    n_trunk = spec.n_trunk_layers
+    out = []
+    plain = is_plain_dtype(spec.weights.format)
+    for t in spec.weights.tensors:
+        if t.layer is not None and t.layer >= n_trunk:
+            continue  # MTP / next-n blocks: models' sanitize() drops them (e.g. qwen3_next.py "mtp.")
+        if s.q_bits is not None and len(t.shape) >= 2 and not t.name.endswith(_NOT_QUANTIZED):
+            in_dim = t.shape[0]
+            bits = 8 if t.name.endswith("ffn_gate_inp.weight") else s.q_bits
+            g = 64 if t.name.endswith("ffn_gate_inp.weight") else s.q_group_size
+            if in_dim % g == 0:
+                rows = t.n_elements // in_dim
+                out.append((t, rows * quant_row(in_dim, bits, g, r.dtype_bytes)))
+                continue
+        if plain or is_plain_dtype(t.dtype):
+            out.append((t, t.n_elements * r.dtype_bytes))
+        else:
+            out.append((t, t.nbytes))
+    return out

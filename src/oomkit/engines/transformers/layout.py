@@ -1,0 +1,381 @@
+"""The layout: where `device_map` puts each module, and the assembly of the MemoryEstimate per device (weights,
+cache and working set per phase, the allocator's reserved bytes, engine_view, warnings)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import OomkitError
+from ...memory import Device, LayerUse, MemoryEstimate, Usage
+from ...model.spec import ModelSpec, TensorSpec
+from ...units import round_up
+from ..versions import version_str
+from .kv import LayerCache, cache_tensors, layer_caches
+from .settings import DEPRECATED_STATIC, Resolved, TransformersSettings, is_gguf, resolve
+from .transients import CUDA_CONTEXT, K_ROUND_LARGE, Transients, allocation_size, reserved_for, transients
+from .weights import tensor_bytes
+
+# ---------------------------------------------------------------------------------------------------------
+# device_map placement (integrations/accelerate.py _get_device_map, get_balanced_memory, infer_auto_device_map)
+
+
+@dataclass(frozen=True)
+class Placement:
+    layer_device: tuple[int, ...]  # per trunk layer: GPU index, -1 = CPU
+    embed_device: int
+    head_device: int  # final norm + lm_head (the logits)
+    note: str = ""
+
+
+def _module_sizes(n: int, weights: list[tuple[TensorSpec, int]]) -> tuple[int, list[int], int]:
+    """(embed, each decoder layer (a no-split module), norm + lm_head) bytes."""
+    layer_bytes = [0] * n
+    embed = head = 0
+    for t, b in weights:
+        if t.layer is not None:
+            layer_bytes[t.layer] += b
+        elif t.name.startswith("token_embd"):
+            embed += b
+        else:
+            head += b
+    return embed, layer_bytes, head
+
+
+def _max_memory(devices: tuple[Device, ...], s: TransformersSettings, dm: str, total: int,
+                biggest: int) -> tuple[list[float], float]:
+    """The per-GPU budgets infer_auto_device_map is given, and the CPU's."""
+    user = {k: v for k, v in s.max_memory}
+    free = []
+    for i, d in enumerate(devices):
+        # accelerate get_max_memory: torch.cuda.mem_get_info free memory (the CUDA context already taken)
+        have = None if d.memory_bytes is None else max((d.free_bytes or d.memory_bytes) - CUDA_CONTEXT, 0)
+        lim = user.get(str(i), user.get(f"cuda:{i}"))
+        if lim is not None:
+            have = lim if have is None else min(lim, have)
+        free.append(have if have is not None else float("inf"))
+    cpu_max = user.get("cpu", float("inf"))
+    max_mem = list(free)
+    n_gpu = len(devices)
+    if dm != "sequential":
+        # get_balanced_memory
+        if n_gpu == 1:
+            if not user:
+                max_mem[0] = max_mem[0] * 0.9  # "We will use 90% of the memory on device 0 ..."
+        else:
+            low_zero = dm == "balanced_low_0"
+            per_gpu = total // (n_gpu - 1 if low_zero else n_gpu)
+            per_gpu += int(1.25 * biggest)
+            for i in range(n_gpu - 1):
+                max_mem[i] = min(max_mem[0] if low_zero and i == 0 else per_gpu, max_mem[i])
+            if low_zero:
+                max_mem[0] = min(max(0, total - sum(max_mem[1:])), max_mem[0])
+    return max_mem, cpu_max
+
+
+def place(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettings,
+          weights: list[tuple[TensorSpec, int]]) -> Placement:
+    n = len(spec.trunk_layers)
+    dm = (s.device_map or "").strip().lower()
+    if not devices or dm == "cpu":
+        return Placement(tuple([-1] * n), -1, -1)
+    if dm in ("", "cuda", "cuda:0", "0"):
+        return Placement(tuple([0] * n), 0, 0)
+    m = re.fullmatch(r"(?:cuda:)?(\d+)", dm)
+    if m:
+        idx = int(m.group(1))
+        if idx >= len(devices):
+            raise OomkitError(f"device_map={s.device_map!r}: there are {len(devices)} GPUs")
+        return Placement(tuple([idx] * n), idx, idx)
+    if dm not in ("auto", "balanced", "balanced_low_0", "sequential"):
+        raise OomkitError(f"device_map {s.device_map!r}: oomkit reads 'auto', 'balanced', 'balanced_low_0', "
+                          "'sequential', 'cpu' or 'cuda:N'")
+    embed, layer_bytes, head = _module_sizes(n, weights)
+    total = embed + head + sum(layer_bytes)
+    max_mem, cpu_max = _max_memory(devices, s, dm, total, max(layer_bytes + [embed, head]))
+    n_gpu = len(devices)
+    # infer_auto_device_map: modules in order onto GPU 0, 1, ..., then the CPU; the first GPU (and the CPU) keep
+    # room for the largest layer ("main devices")
+    max_layer = max(layer_bytes, default=0)
+    caps = max_mem + [cpu_max]
+    used = [0.0] * len(caps)
+    cur = 0
+
+    def put(size: int) -> int:
+        nonlocal cur
+        while cur < len(caps) - 1:
+            cap = caps[cur] - (max_layer if cur == 0 else 0)
+            if used[cur] + size <= cap:
+                break
+            cur += 1
+        used[cur] += size
+        return cur
+
+    to_dev = [put(embed)] + [put(b) for b in layer_bytes] + [put(head)]
+    if used[-1] > cpu_max:
+        raise OomkitError("device_map: the model does not fit on the GPUs and in max_memory['cpu'] (disk offload "
+                          "is not modelled)")
+
+    def as_dev(i: int) -> int:
+        return -1 if i == n_gpu else i
+
+    return Placement(tuple(as_dev(d) for d in to_dev[1:-1]), as_dev(to_dev[0]), as_dev(to_dev[-1]),
+                     note="device_map placement modelled on accelerate's infer_auto_device_map (module sizes, "
+                          "90% / balanced budgets); not measured")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Bytes per device (index; -1: the host)
+
+
+@dataclass(frozen=True)
+class PhaseBytes:
+    """One phase's cache, recurrent state, cache tensors (for the allocator) and working set, per device."""
+
+    kv: dict[int, int]
+    rs: dict[int, int]
+    parts: dict[int, list[int]]
+    comp: dict[int, int]
+
+
+def _weights_on(weights: list[tuple[TensorSpec, int]], placement: Placement
+                ) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """Weight bytes per device, and the tensors making them up (for the allocator rounding)."""
+    w_by: dict[int, int] = {}
+    w_tensors: dict[int, list[int]] = {}
+    for t, b in weights:
+        if t.layer is not None:
+            d = placement.layer_device[t.layer]
+        elif t.name.startswith("token_embd"):
+            d = placement.embed_device
+        else:
+            d = placement.head_device
+        w_by[d] = w_by.get(d, 0) + b
+        w_tensors.setdefault(d, []).append(b)
+    return w_by, w_tensors
+
+
+def _cache_on(caches: list[LayerCache], placement: Placement, phase: str
+              ) -> tuple[dict[int, int], dict[int, int], dict[int, list[int]]]:
+    """Cache per device at a phase ("prefill" | "end"); offloaded layers live on the host, with the layer being
+    updated and the prefetched next one on the GPU (cache_utils.py Cache.update: prefetch(layer_idx + 1),
+    offload(layer_idx))."""
+    kv: dict[int, int] = {}
+    rs: dict[int, int] = {}
+    parts: dict[int, list[int]] = {}
+    offl: dict[int, list[int]] = {}
+    for c in caches:
+        d = placement.layer_device[c.index]
+        total = c.storage_prefill if phase == "prefill" else c.storage_end
+        state = c.conv_bytes + c.ssm_bytes
+        if c.offloaded and d >= 0:
+            kv[-1] = kv.get(-1, 0) + total - state
+            offl.setdefault(d, []).append(total - state)
+            if state:
+                rs[d] = rs.get(d, 0) + state
+            continue
+        kv[d] = kv.get(d, 0) + total - state
+        rs[d] = rs.get(d, 0) + state
+        parts.setdefault(d, []).extend(cache_tensors(c, phase))
+    for d, sizes in offl.items():
+        top = sorted(sizes, reverse=True)[:2]
+        kv[d] = kv.get(d, 0) + sum(top)
+        parts.setdefault(d, []).extend(top)
+    return kv, rs, parts
+
+
+def _compute_on(tr: Transients, placement: Placement, phase: str) -> dict[int, int]:
+    """The working set: prefill on every device with layers, logits on the lm_head's device."""
+    out: dict[int, int] = {}
+    layer_part = tr.prefill_layer if phase == "prefill" else tr.decode_layer
+    logit_part = tr.prefill_logits if phase == "prefill" else tr.decode_logits
+    for d in set(placement.layer_device):
+        out[d] = max(out.get(d, 0), layer_part)
+    out[placement.head_device] = max(out.get(placement.head_device, 0), logit_part)
+    return out
+
+
+def _phase_on(caches: list[LayerCache], placement: Placement, tr: Transients, phase: str) -> PhaseBytes:
+    kv, rs, parts = _cache_on(caches, placement, "prefill" if phase == "prefill" else "end")
+    return PhaseBytes(kv, rs, parts, _compute_on(tr, placement, phase))
+
+
+def _device_total(p: PhaseBytes, w_by: dict[int, int], d: int) -> int:
+    return w_by.get(d, 0) + p.kv.get(d, 0) + p.rs.get(d, 0) + p.comp.get(d, 0)
+
+
+def _peak_phase(phases: dict[str, PhaseBytes], w_by: dict[int, int], n_dev: int) -> str:
+    """The peak phase (the GPU that fills first decides; one phase for all keeps the parts consistent)."""
+    ids = list(range(n_dev)) or [-1]
+    return max(("prefill", "decode"), key=lambda p: max(_device_total(phases[p], w_by, d) for d in ids))
+
+
+def _device_usages(devices: tuple[Device, ...], s: TransformersSettings, w_by: dict[int, int],
+                   w_tensors: dict[int, list[int]], p: PhaseBytes
+                   ) -> tuple[list[Usage], dict[str, int], dict[str, int]]:
+    """Usage per GPU, with torch's allocated and reserved bytes."""
+    allocated: dict[str, int] = {}
+    reserved: dict[str, int] = {}
+    usages = []
+    for i, dev in enumerate(devices):
+        # caching_allocator_warmup (modeling_utils.py) reserves the device's weights in one block (capped at
+        # total - 1.2 GiB), then the tensors are carved out of it
+        w_res = round_up(w_by.get(i, 0), K_ROUND_LARGE) if w_by.get(i) else 0
+        live = p.parts.get(i, []) + ([p.comp[i]] if p.comp.get(i) else [])
+        alloc = sum(allocation_size(b) for b in w_tensors.get(i, [])) + sum(allocation_size(b) for b in live)
+        res = w_res + reserved_for(live, s.expandable_segments)
+        allocated[dev.id] = alloc
+        reserved[dev.id] = max(res, alloc)
+        gap = reserved[dev.id] - _device_total(p, w_by, i)
+        # torch opens a context where it works
+        used = bool(w_by.get(i) or p.kv.get(i) or p.rs.get(i) or p.comp.get(i))
+        usages.append(Usage(id=dev.id, name=dev.name, memory_bytes=dev.memory_bytes, weights_bytes=w_by.get(i, 0),
+                            kv_cache_bytes=p.kv.get(i, 0), recurrent_state_bytes=p.rs.get(i, 0),
+                            compute_bytes=p.comp.get(i, 0),
+                            overhead_bytes=(CUDA_CONTEXT + max(gap, 0)) if used else 0))
+    return usages, allocated, reserved
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Warnings, engine_view, the estimate
+
+
+def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettings, r: Resolved,
+              placement: Placement) -> list[str]:
+    warnings: list[str] = list(r.labels)
+    if not devices:
+        warnings.append("no GPU: transformers runs on the CPU (torch's CPU allocator, no caching)")
+    if is_gguf(spec):
+        warnings.append(f"{spec.weights.format} GGUF weights: transformers dequantizes a GGUF on load "
+                        f"(to {r.dtype}); name the Hugging Face model for its own checkpoint")
+    if placement.note and devices and any(d != 0 for d in placement.layer_device):
+        warnings.append(placement.note)
+    if s.max_length and spec.n_ctx_train and r.max_length > spec.n_ctx_train:
+        warnings.append(f"max_length {r.max_length} > the model's max_position_embeddings {spec.n_ctx_train}")
+    if r.impl == "quantized" and r.backend != "fp8":
+        warnings.append(f"QuantizedCache {r.backend}: packed layout from the backend's source, not measured here")
+    if r.offload:
+        warnings.append("offloaded cache: two offloaded layers on the GPU at a time (the updated one and the "
+                        "prefetched next), the rest on the host; modelled from cache_utils.py, not measured")
+    if r.impl in DEPRECATED_STATIC:
+        warnings.append(f"cache_implementation={r.impl!r} is deprecated (transformers: removed in v5.13); "
+                        "the layer types come from the config")
+    return warnings
+
+
+def _cache_bytes_by_kind(caches: list[LayerCache]) -> dict[str, int]:
+    by_kind: dict[str, int] = {}
+    for c in caches:
+        if c.kind == "none":
+            continue
+        if c.conv_bytes or c.ssm_bytes:
+            by_kind["recurrent_conv"] = by_kind.get("recurrent_conv", 0) + c.conv_bytes
+            by_kind["recurrent_ssm"] = by_kind.get("recurrent_ssm", 0) + c.ssm_bytes
+        kv_b = c.nbytes_end - c.conv_bytes - c.ssm_bytes
+        if kv_b:
+            by_kind[c.kind] = by_kind.get(c.kind, 0) + kv_b
+    return by_kind
+
+
+def _cache_tokens_by_kind(caches: list[LayerCache]) -> dict[str, int]:
+    """Tokens the K/V tensors of each layer kind hold when generate returns."""
+    tokens_by_kind: dict[str, int] = {}
+    for c in caches:
+        if c.k_per_token:
+            key = f"cache_tokens_{c.kind}"
+            tokens_by_kind[key] = max(tokens_by_kind.get(key, 0), c.tokens_end)
+    return tokens_by_kind
+
+
+def _ranges(devs: tuple[int, ...], name: Callable[[int], str]) -> dict[str, str]:
+    """{"0-15": "CUDA0", "16-31": "CUDA1"}"""
+    out: dict[str, str] = {}
+    start = 0
+    for i in range(1, len(devs) + 1):
+        if i == len(devs) or devs[i] != devs[start]:
+            key = f"{start}" if i - 1 == start else f"{start}-{i - 1}"
+            out[key] = name(devs[start])
+            start = i
+    return out
+
+
+def _engine_view(devices: tuple[Device, ...], r: Resolved, caches: list[LayerCache], tr: Transients,
+                 placement: Placement, w_by: dict[int, int], peak_phase: str, allocated: dict[str, int],
+                 reserved: dict[str, int], dn: Callable[[int], str]) -> dict[str, Any]:
+    cache_class = ("QuantizedCache" if r.impl == "quantized" else "StaticCache" if r.static else "DynamicCache")
+    return {
+        "cache_class": cache_class,
+        "cache_implementation": r.impl,
+        "dtype": r.dtype,
+        "prompt_tokens": r.prompt,
+        "max_new_tokens": r.new,
+        "max_length": r.max_length,
+        "cache_batch_size": r.batch,
+        "max_cache_len": r.max_cache_len if r.static else None,
+        **_cache_tokens_by_kind(caches),
+        "weights_bytes": {dn(d): b for d, b in sorted(w_by.items())},
+        "cache_bytes": _cache_bytes_by_kind(caches),
+        "cache_nbytes": sum(c.nbytes_end for c in caches),
+        "cache_storage_bytes": {"after_prefill": sum(c.storage_prefill for c in caches),
+                                "end": sum(c.storage_end for c in caches)},
+        "logits_peak_bytes": tr.prefill_logits,
+        "activation_peak_bytes": {"prefill": tr.prefill_layer, "decode": tr.decode_layer},
+        "peak_phase": peak_phase,
+        "torch_allocated_bytes": allocated,
+        "torch_reserved_bytes": reserved,
+        "cuda_context_bytes": CUDA_CONTEXT if devices else 0,
+        "device_map": {"embed": dn(placement.embed_device), "lm_head": dn(placement.head_device),
+                       "layers": _ranges(placement.layer_device, dn)},
+    }
+
+
+def _kv_bytes_per_token(caches: list[LayerCache], r: Resolved) -> int | None:
+    """Marginal bytes per context token, one sequence: the layers that keep every token (none for a static or
+    quantized cache)."""
+    if r.static or r.impl == "quantized":
+        return None
+    return sum((c.k_per_token + c.v_per_token) for c in caches if c.k_per_token and not c.window) or None
+
+
+def _effective_settings(s: TransformersSettings, r: Resolved) -> dict[str, Any]:
+    eff = s.to_dict()
+    eff.update(torch_dtype=r.dtype, max_length=r.max_length, prompt_tokens=r.prompt, max_new_tokens=r.new,
+               cache_implementation=r.impl, engine_version=version_str(r.version))
+    if r.impl == "quantized":
+        eff.update(cache_backend=r.backend, cache_nbits=r.nbits)
+    return eff
+
+
+def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettings) -> MemoryEstimate:
+    r = resolve(spec, s)
+    caches = layer_caches(spec, r)
+    weights = tensor_bytes(spec, s, r)
+    placement = place(spec, devices, s, weights)
+    tr = transients(spec, s, r, caches)
+
+    w_by, w_tensors = _weights_on(weights, placement)
+    phases = {phase: _phase_on(caches, placement, tr, phase) for phase in ("prefill", "decode")}
+    peak_phase = _peak_phase(phases, w_by, len(devices))
+    p = phases[peak_phase]
+    usages, allocated, reserved = _device_usages(devices, s, w_by, w_tensors, p)
+    host = Usage(id="CPU", name="host", weights_bytes=w_by.get(-1, 0), kv_cache_bytes=p.kv.get(-1, 0),
+                 recurrent_state_bytes=p.rs.get(-1, 0), compute_bytes=p.comp.get(-1, 0))
+    warnings = _warnings(spec, devices, s, r, placement)
+
+    def dn(d: int) -> str:
+        return "cpu" if d < 0 else devices[d].id
+
+    view = _engine_view(devices, r, caches, tr, placement, w_by, peak_phase, allocated, reserved, dn)
+    layer_uses = tuple(
+        LayerUse(index=c.index, kind=c.kind, device=dn(placement.layer_device[c.index]),
+                 weights_bytes=sum(b for t, b in weights if t.layer == c.index),
+                 kv_bytes=c.storage_end - c.conv_bytes - c.ssm_bytes, recurrent_bytes=c.conv_bytes + c.ssm_bytes,
+                 cells=c.tokens_end or None)
+        for c in caches
+    )
+    return MemoryEstimate(model=spec, engine="transformers", settings=_effective_settings(s, r),
+                          devices=tuple(usages), host=host, engine_view=view,
+                          kv_bytes_per_token=_kv_bytes_per_token(caches, r), layers=layer_uses,
+                          warnings=tuple(warnings))

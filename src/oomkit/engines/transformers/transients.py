@@ -1,0 +1,124 @@
+"""What a PyTorch process holds beside weights and cache (modelled, labelled): the working set of one forward
+(activations and logits), the CUDA context, and the caching allocator's rounding."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...model.spec import ModelSpec
+from ...units import GiB, MiB, round_up
+from .kv import LayerCache
+from .settings import ERAS, Resolved, TransformersSettings
+
+# Not visible to torch.cuda.memory_*: the CUDA context, loaded kernels and cuBLAS handles of a PyTorch process.
+# 0.51 GiB measured on an H100 with torch 2.10 / CUDA 12.9 (a vLLM worker's "worker init memory snapshot",
+# non-torch memory before anything else was allocated); ptrblck in pytorch#107667 gives "~300MB" since CUDA 11.7's
+# lazy kernel loading (over 1000 MB before it). A label, not a measurement of this machine.
+CUDA_CONTEXT = int(0.51 * GiB)
+
+# PyTorch's CUDA caching allocator (c10/core/AllocatorConfig.h, c10/cuda/CUDACachingAllocator.cpp):
+# every block rounds up to 512 B; requests up to 1 MiB are carved from 2 MiB segments, 1-10 MiB from 20 MiB
+# segments, larger ones are rounded up to 2 MiB.
+K_MIN_BLOCK = 512
+K_SMALL_SIZE = 1 * MiB
+K_SMALL_BUFFER = 2 * MiB
+K_LARGE_BUFFER = 20 * MiB
+K_MIN_LARGE_ALLOC = 10 * MiB
+K_ROUND_LARGE = 2 * MiB
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Activations and logits (modelled, labelled)
+
+
+@dataclass(frozen=True)
+class Transients:
+    prefill_layer: int  # the largest layer's working set during the prefill forward
+    prefill_logits: int  # hidden rows + logits (model dtype) + the float32 copy generate takes
+    decode_layer: int  # the largest per-step working set during decoding (cat / dequant / MLA expansion)
+    decode_logits: int
+
+
+def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: list[LayerCache]) -> Transients:
+    """The working set of one forward, modelled from the ops transformers runs (not measured):
+
+    prefill, per layer: two hidden-state rows (residual and normed) plus the larger of attention (Q, new K and V, the
+    copy `torch.cat` makes into the cache, the output; eager attention adds the B x H x T x T_kv scores and their
+    float32 softmax, sdpa/flash do not) and the MLP (gate, up and their product: 3 x T x n_ff; MoE: the routed
+    tokens' experts). MLA layers from 5.15 expand the cached latents to per-head K and V every forward
+    (DeepseekV3Attention.expand_kv).
+    logits: generate passes logits_to_keep=1, so [B, 1, V] in the model dtype plus the float32 copy
+    (`outputs.logits[:, -1].to(copy=True, dtype=torch.float32)`); before 4.45 the models computed [B, T, V] and
+    upcast it (`logits = logits.float()`).
+    decode: a DynamicCache layer's torch.cat keeps the old and the new tensor of one layer alive; QuantizedCache
+    dequantizes a whole layer.
+    """
+    B, dt = r.batch, r.dtype_bytes
+    T = min(r.prompt, s.prefill_chunk_size) if s.prefill_chunk_size else r.prompt
+    resid = B * T * spec.n_embd * dt
+    by_index = {c.index: c for c in caches}
+    pre_layer = dec_layer = 0
+    for layer in spec.trunk_layers:
+        c = by_index.get(layer.index)
+        a = layer.attention
+        attn = 0
+        if a is not None and c is not None:
+            q = B * T * a.n_heads * a.head_dim_k * dt
+            new_kv = B * T * (c.k_per_token + c.v_per_token)
+            out = B * T * a.n_heads * a.head_dim_v * dt
+            attn = q + 2 * new_kv + out
+            t_kv = min(c.window, r.prompt) if c.window else r.prompt
+            if s.attn_implementation == "eager":
+                attn += B * a.n_heads * T * t_kv * (4 + dt)
+                if a.n_kv_heads != a.n_heads:  # repeat_kv expands K and V to every head
+                    attn += B * a.n_heads * t_kv * (a.head_dim_k + a.head_dim_v) * dt
+            if a.kv_lora_rank and r.version >= ERAS["mla_latent"]:
+                attn += B * a.n_heads * t_kv * (a.head_dim_k + a.head_dim_v) * dt
+                n_kv = c.window and min(c.window, r.end_tokens) or r.end_tokens
+                dec_layer = max(dec_layer, B * a.n_heads * n_kv * (a.head_dim_k + a.head_dim_v) * dt)
+        if layer.recurrent is not None and c is not None and c.conv_bytes:
+            st = layer.recurrent
+            attn = max(attn, B * T * (st.d_inner + 2 * st.n_group * st.d_state) * dt * 3)
+        f = layer.ffn
+        if f.is_moe:
+            mlp = B * T * (3 * f.n_ff_expert * f.n_experts_used + 3 * f.n_ff_shared + 2 * spec.n_embd * f.n_experts_used) * dt
+        else:
+            mlp = 3 * B * T * f.n_ff * dt
+        pre_layer = max(pre_layer, 2 * resid + max(attn, mlp))
+        if c is not None and c.cls.startswith(("DynamicLayer", "DynamicSlidingWindow", "Dynamic+")):
+            dec_layer = max(dec_layer, c.storage_end - c.conv_bytes - c.ssm_bytes)  # the old copy during the cat
+        elif c is not None and c.cls in ("QuantoQuantizedLayer", "HQQQuantizedLayer"):
+            dec_layer = max(dec_layer, 2 * B * r.end_tokens * (c.k_per_token + c.v_per_token))
+        elif c is not None and c.cls == "Fp8QuantizedLayer":
+            dec_layer = max(dec_layer, B * r.end_tokens * (c.k_per_token + c.v_per_token) * (4 + dt))
+    V = spec.n_vocab
+    if r.version < ERAS["logits_to_keep"]:
+        pre_logits = B * r.prompt * V * (dt + 4) + B * V * 4
+    else:
+        pre_logits = B * r.keep * V * dt + B * V * 4
+    pre_logits += B * T * spec.n_embd * dt
+    dec_logits = B * V * (dt + 4)
+    return Transients(pre_layer, pre_logits, dec_layer, dec_logits)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# PyTorch's caching allocator (modelled: block rounding only)
+
+
+def allocation_size(nbytes: int) -> int:
+    """CUDACachingAllocator round_size: multiples of 512 bytes."""
+    return max(K_MIN_BLOCK, round_up(nbytes, K_MIN_BLOCK))
+
+
+def reserved_for(tensors: list[int], expandable: bool = False) -> int:
+    """Segment bytes cudaMalloc'd for a set of live tensors (CUDACachingAllocator get_allocation_size): small blocks
+    share 2 MiB segments, 1-10 MiB blocks share 20 MiB segments, larger ones round up to 2 MiB each. With
+    expandable_segments the segments grow in 2 MiB pages. Fragmentation beyond this rounding (freed blocks too small
+    for the next request) is not modelled."""
+    sizes = [allocation_size(b) for b in tensors if b > 0]
+    if expandable:
+        return round_up(sum(sizes), K_ROUND_LARGE)
+    small = sum(b for b in sizes if b <= K_SMALL_SIZE)
+    mid = sum(b for b in sizes if K_SMALL_SIZE < b < K_MIN_LARGE_ALLOC)
+    large = sum(round_up(b, K_ROUND_LARGE) for b in sizes if b >= K_MIN_LARGE_ALLOC)
+    return round_up(small, K_SMALL_BUFFER) + round_up(mid, K_LARGE_BUFFER) + large

@@ -1,0 +1,48 @@
+"""Weights: the bytes each tensor takes once `from_pretrained` has loaded it (dtype cast, bitsandbytes, as stored)."""
+
+from __future__ import annotations
+
+from ...errors import OomkitError
+from ...model.spec import ModelSpec, TensorSpec
+from ...quant import hf_formats
+from .settings import Resolved, TransformersSettings, is_gguf, is_plain_dtype
+
+_NOT_LINEAR = ("norm.weight", "ffn_gate_inp.weight", "ssm_conv1d.weight", "ssm_a", "ssm_d", "ssm_dt.bias",
+               "attn_sinks", "exp_probs_b")
+
+
+def _bnb_format(s: TransformersSettings, dtype: str):
+    cfg = {"quant_method": "bitsandbytes", "load_in_4bit": s.load_in_4bit, "load_in_8bit": s.load_in_8bit,
+           "bnb_4bit_quant_type": s.bnb_4bit_quant_type, "bnb_4bit_use_double_quant": s.bnb_4bit_use_double_quant}
+    return hf_formats.parse_quantization_config(cfg, dtype)
+
+
+def tensor_bytes(spec: ModelSpec, s: TransformersSettings, r: Resolved) -> list[tuple[TensorSpec, int]]:
+    """Bytes each weight takes once loaded.
+
+    Plain checkpoints: every tensor in the resolved dtype (modeling_utils.py from_pretrained casts to `dtype`).
+    Quantized checkpoints: quantized tensors as stored, the rest in the resolved dtype (needs the format's kernels;
+    transformers dequantizes some formats when they are missing). load_in_4bit / load_in_8bit
+    (integrations/bitsandbytes.py replace_with_bnb_linear): every `nn.Linear` of the decoder becomes a bnb layer
+    (bytes: quant/hf_formats.py linear_weight_bytes); lm_head, embeddings, norms, routers and fused 3-D expert
+    parameters (not nn.Linear in v5) stay in the dtype. MTP / next-n blocks are not loaded.
+    """
+    n_trunk = spec.n_trunk_layers
+    bnb = _bnb_format(s, r.dtype) if (s.load_in_4bit or s.load_in_8bit) else None
+    # a GGUF is dequantized on load, so it counts as a float checkpoint
+    plain_fmt = is_gguf(spec) or is_plain_dtype(spec.weights.format)
+    if bnb is not None and not plain_fmt:
+        raise OomkitError(f"{spec.name} is already quantized ({spec.weights.format}); load_in_4bit/load_in_8bit "
+                          "quantize a float checkpoint")
+    out = []
+    for t in spec.weights.tensors:
+        if t.layer is not None and t.layer >= n_trunk:
+            continue
+        if bnb is not None and t.layer is not None and len(t.shape) == 2 and not t.name.endswith(_NOT_LINEAR):
+            nbytes = hf_formats.linear_weight_bytes(bnb, t.shape[1], t.shape[0])
+        elif is_plain_dtype(t.dtype) or plain_fmt:
+            nbytes = t.n_elements * r.dtype_bytes
+        else:
+            nbytes = t.nbytes
+        out.append((t, nbytes))
+    return out
