@@ -168,7 +168,7 @@ def test_command_line_flags_reach_the_settings():
 
 
 def test_ngl_words_and_load_mode():
-    from oomkit.engines.llamacpp_args import parse_args
+    from oomkit.engines.llamacpp import parse_args
 
     assert parse_args(["-ngl", "auto"])[2].n_gpu_layers == -1
     assert parse_args(["-ngl", "all"])[2].n_gpu_layers == 10**6

@@ -42,6 +42,7 @@ class EngineModule:
     neutral: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
     kv_types: tuple[str, ...] = ("default",)  # the KV cache types tables and the planner offer, by the engine's names
     kv_fields: tuple[str, ...] = ()  # the Settings fields one KV type sets (llama.cpp: -ctk and -ctv)
+    headline: tuple[str, ...] = ()  # the effective settings worth a glance in a report, by the engine's names
     aliases: tuple[str, ...] = ()  # other spellings of the name (--engine lmstudio)
     # executable name -> the program variant its parser is told (llama-cli and llama-server differ in defaults)
     programs: Mapping[str, str | None] = field(default_factory=dict)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..check import CheckResult
+from ..engines.base import get_engine
 from ..units import MiB
 
 
@@ -34,9 +35,10 @@ def text(r: CheckResult) -> str:
             ctx_note = " (the model's maximum)"
         elif r.n_ctx > m.n_ctx_train:
             ctx_note = f" (above the model's maximum of {m.n_ctx_train})"
-    kv = s.get("cache_type_k")
-    kv_text = f" · KV {kv}/{s.get('cache_type_v')}" if kv else ""
-    par = s.get("n_parallel")
+    eng = get_engine(est.engine)
+    kv = [str(s[f]) for f in eng.kv_fields if s.get(f)]
+    kv_text = f" · KV {'/'.join(kv)}" if kv else ""
+    par = next((s.get(f) for f in eng.neutral_fields("parallel")), None)
     par_text = f" · {par} sequence{'s' if par != 1 else ''}" if isinstance(par, int) else ""
     lines.append(f"{m.name} · {m.weights.format} · {est.engine} · context {r.n_ctx}{ctx_note}{kv_text}{par_text}")
     if r.hardware == "reference":

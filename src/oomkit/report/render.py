@@ -6,6 +6,7 @@ import io
 import json
 from typing import Any
 
+from ..engines.base import get_engine
 from ..memory import MemoryEstimate
 from ..units import fmt_bytes, fmt_mib
 
@@ -17,15 +18,6 @@ def to_json(est: MemoryEstimate) -> str:
 def _components(u: Any) -> list[int]:
     return [u.weights_bytes, u.kv_cache_bytes, u.recurrent_state_bytes, u.compute_bytes, u.overhead_bytes,
             u.total_bytes]
-
-
-# The settings worth a glance, by each engine's own names: from each group, the first name the engine has.
-_HEADLINE_SETTINGS = (
-    ("num_ctx", "n_ctx", "max_model_len", "context_length", "max_length"),
-    ("num_parallel", "n_parallel", "max_num_seqs", "max_running_requests"),
-    ("kv_cache_type", "cache_type_k"), ("cache_type_v",), ("kv_cache_dtype",), ("flash_attn",), ("n_gpu_layers",),
-    ("tensor_parallel_size", "tp_size"), ("gpu_memory_utilization", "mem_fraction_static"),
-)
 
 
 def table(est: MemoryEstimate, explain: bool = False) -> str:
@@ -42,11 +34,7 @@ def table(est: MemoryEstimate, explain: bool = False) -> str:
                   + (f" ({m.params_active / 1e9:.2f}B active)" if m.params_active != m.params_total else "")
                   + f" · weights {fmt}")
     s = est.settings
-    shown = []
-    for group in _HEADLINE_SETTINGS:
-        key = next((k for k in group if s.get(k) not in (None, "")), None)
-        if key is not None:
-            shown.append(f"{key} {s[key]}")
+    shown = [f"{key} {s[key]}" for key in get_engine(est.engine).headline if s.get(key) not in (None, "")]
     console.print(" · ".join([f"engine {est.engine}", *shown]))
     t = Table(show_edge=False, header_style="bold")
     for col in ("device", "memory", "weights", "KV cache", "state", "compute", "overhead", "total", "left"):

@@ -48,6 +48,7 @@ def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str
 
 ENGINE = EngineModule(
     "sglang", SGLangSettings, estimate, _parse_args, flag_takes_value,
+    headline=('n_ctx', 'max_running_requests', 'kv_cache_dtype', 'tp_size', 'mem_fraction_static'),
     context_field="context_length", neutral=NEUTRAL,
     # --kv-cache-dtype choices (KV_CACHE_DTYPES): SGLang spells fp8 with its format and refuses a bare "fp8"
     kv_types=("auto", "fp8_e4m3"), kv_fields=("kv_cache_dtype",),

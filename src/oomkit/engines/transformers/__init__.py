@@ -54,6 +54,7 @@ def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str
 
 ENGINE = EngineModule(
     "transformers", TransformersSettings, estimate, _parse_args, flag_takes_value,
+    headline=('max_length', 'kv_cache_dtype'),
     context_field="max_length", neutral=NEUTRAL,
     kv_types=("auto", "fp8"), kv_fields=("kv_cache_dtype",),  # the model dtype, or the quantized cache (fp8)
     newest=NEWEST, eras=ERAS, with_context_fn=with_context,

@@ -13,8 +13,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import OomkitError
-from ..flags import flag_value
+from ...errors import OomkitError
+from ...flags import flag_value
+from .settings import LlamaCppSettings
+
+_FLAGS_JSON = Path(__file__).parent.parent / "data" / "llamacpp_flags.json"
 
 # Flags older builds had that the current table lacks (still seen in scripts and issues).
 _LEGACY_FLAGS = {"--no-mmap": False, "--mlock": False, "--mmap": False, "-fa": True, "--flash-attn": True,
@@ -24,8 +27,7 @@ _LEGACY_FLAGS = {"--no-mmap": False, "--mlock": False, "--mmap": False, "-fa": T
 
 @lru_cache(maxsize=1)
 def flags_table() -> dict[str, bool]:
-    path = Path(__file__).with_name("data") / "llamacpp_flags.json"
-    flags = dict(json.loads(path.read_text(encoding="utf-8"))["flags"])
+    flags = dict(json.loads(_FLAGS_JSON.read_text(encoding="utf-8"))["flags"])
     for k, v in _LEGACY_FLAGS.items():
         flags.setdefault(k, v)
     return flags
@@ -68,8 +70,6 @@ _SWITCHES = _by_flag({
 
 def parse_args(args: list[str], program: str = "llama-server") -> tuple[str | None, str | None, Any]:
     """llama.cpp flags -> (model path or HF repo, quant from -hf repo:QUANT, LlamaCppSettings)."""
-    from .llamacpp import LlamaCppSettings
-
     flags = flags_table()
     opts: dict[str, Any] = {"program": program}
     model: str | None = None

@@ -1,6 +1,6 @@
 """Ollama's own memory arithmetic: the figures it logs and shows in `ollama ps`, computed with its formulas, its
 known mistakes included (q8_0 counted as 1 byte per element, q4_0 as 0.5; a KV cache for embedding models; one
-graph formula per architecture). What the runner really allocates is oomkit.engines.ollama's job.
+graph formula per architecture). What the runner really allocates is layout.py's job.
 
 Sources, all in ollama/ollama (cited as `file:function@commit-or-tag`):
 
@@ -8,190 +8,40 @@ Sources, all in ollama/ollama (cited as `file:function@commit-or-tag`):
   release that has them); older forms are selected by version, each with the commit that changed it;
 - era C (v0.12.11 - v0.24): llm/server.go llamaServer.Load, createLayout/buildLayout/assignLayers/findBestFit/
   greedyFit at v0.13.0 (the llama engine still sizes KV and graph with GraphSize);
-- the Ollama engine's own KV cache: kvcache/causal.go Causal.Init, runner/ollamarunner/cache.go NewInputCache;
 - era D (v0.30+): llm/llama_server.go PredictServerVRAM and server/sched.go automaticGenerationBatch at fb3076099.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.archs import INTERVAL_HYBRIDS, NO_CACHE_ARCHS
-from ..model.spec import LayerKind, ModelSpec
-from ..quant import ggml
-from ..units import GiB, MiB, fmt_bytes
-
-Version = tuple[int, int, int]
+from ...model.spec import ModelSpec
+from ...units import GiB, MiB, fmt_bytes
+from ..versions import Version
+from .settings import (
+    V_BLK0_BUFFER_AGAIN,
+    V_CTX_INSIDE_GRAPHSIZE,
+    V_GEMMA3N_X4,
+    V_GPTOSS,
+    V_GPTOSS_FA_GRAPH,
+    V_GPTOSS_PARTIAL_EQ_FULL,
+    V_GPTOSS_PARTIAL_ONLY,
+    V_GPU_OVERHEAD,
+    V_KV_QUANT,
+    V_KV_REFACTOR,
+    V_LLAMA_VOCAB_GRAPH,
+    V_MAX_LAYER_BUFFER,
+    V_PER_LAYER_KV,
+    V_RECURRENT,
+    V_WEIGHTS_NO_KV,
+)
+from .weights import GgufView
 
 
 def human_bytes2(b: int) -> str:
     """format/bytes.go HumanBytes2: what Ollama prints for every size (binary units, one decimal)."""
     return fmt_bytes(b, decimals=1)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# The model as Ollama's GGUF reader sees it (fs/ggml/ggml.go KV accessors, Tensors().GroupLayers())
-
-
-@dataclass(frozen=True)
-class GgufView:
-    arch: str
-    block_count: int
-    embedding: int
-    vocab: int
-    heads: tuple[int, ...]  # KV.HeadCount(): per layer, 0 where the GGUF array has 0
-    heads_kv: tuple[int, ...]  # KV.HeadCountKV()
-    key_length: int  # KV.EmbeddingHeadCountK(): attention.key_length, else embedding / head_count_min
-    value_length: int
-    blk_sizes: tuple[int, ...]  # GroupLayers()["blk.N"].Size()
-    groups: dict[str, int]  # other groups by name ("output_norm", "output", "token_embd", ...)
-    sliding_window: int = 0
-    ssm: tuple[int, int, int, int] = (0, 0, 0, 0)  # d_conv, d_inner, d_state, n_group
-    ffn_gate_exps_bytes: int = 0  # blk.0.ffn_gate_exps.weight (Mixtral 8x22B branch of the llama formula)
-    feed_forward_length: int = 0
-    qkv_bias_len: int = 0  # blk.0.attn_qkv.bias (chatglm branch)
-    is_embedding: bool = False  # <arch>.pooling_type present
-    labels: tuple[str, ...] = ()
-
-    @property
-    def heads_max(self) -> int:
-        return max(self.heads, default=1) or 1
-
-    @property
-    def heads_min(self) -> int:
-        return min(self.heads, default=1)
-
-    @property
-    def heads_kv_max(self) -> int:
-        return max(self.heads_kv, default=1) or 1
-
-    @property
-    def heads_kv_min(self) -> int:
-        return min(self.heads_kv, default=1)
-
-    @property
-    def embedding_heads(self) -> int:
-        """KV.EmbeddingHeadCountMax(): embedding / HeadCountMin() (0 when the minimum is 0)."""
-        return self.embedding // self.heads_min if self.heads_min else 0
-
-    @property
-    def output_bytes(self) -> int:
-        """memoryLayerOutput: output_norm + output, or token_embd when the output is tied (llm/memory.go)."""
-        out = self.groups.get("output_norm", 0)
-        return out + (self.groups["output"] if "output" in self.groups else self.groups.get("token_embd", 0))
-
-
-def gguf_view(spec: ModelSpec) -> GgufView:
-    """The KV accessors GraphSize reads, filled from the ModelSpec the way the GGUF would carry them."""
-    n = spec.n_layers
-    labels: list[str] = []
-    att = [layer.attention for layer in spec.layers if layer.attention is not None]
-    # Per-layer head counts: hybrids whose GGUF stores head_count_kv as an array with zeros for the recurrent
-    # layers (granitehybrid, jamba, lfm2, nemotron_h: llama.cpp's KV_ZERO_HYBRIDS) show 0 there; the interval
-    # hybrids (qwen3next, qwen35) store scalars, so Ollama sees attention heads on every layer.
-    scalar_heads = spec.architecture in INTERVAL_HYBRIDS or not att
-    h_scalar = max((a.n_heads for a in att), default=0)
-    hkv_scalar = max((_kv_heads(a) for a in att), default=0)
-    heads, heads_kv = [], []
-    is_embedding = spec.architecture in NO_CACHE_ARCHS
-    for layer in spec.layers:
-        a = layer.attention
-        if a is not None:
-            heads.append(a.n_heads)
-            heads_kv.append(_kv_heads(a))
-        elif scalar_heads or layer.kind is LayerKind.NONE and is_embedding:
-            heads.append(h_scalar)
-            heads_kv.append(hkv_scalar)
-        else:
-            heads.append(0)
-            heads_kv.append(0)
-    k_len = max((_head_k(a) for a in att), default=0)
-    v_len = max((_head_v(a) for a in att), default=0)
-    if not att:
-        # encoder-only models carry no attention spec here: read K and V widths off the weights, as the GGUF's
-        # head_count/head_count_kv and key_length would give them (BERT: heads = kv heads, K = V = n_embd)
-        kv_w = _kv_width_from_tensors(spec)
-        h = 1
-        heads, heads_kv = [h] * n, [h] * n
-        k_len = v_len = kv_w // 2
-        if is_embedding:
-            labels.append("Ollama estimates a KV cache for this embedding model from its attention weights "
-                          "(llama.cpp allocates none)")
-    blk = [0] * n
-    groups: dict[str, int] = {}
-    for t in spec.weights.tensors:
-        if t.layer is not None and t.layer < n and t.name.startswith("blk."):
-            blk[t.layer] += t.nbytes
-        elif t.layer is None:
-            key = t.name.split(".")[0]
-            groups[key] = groups.get(key, 0) + t.nbytes
-    window = max((a.window or 0 for a in att if a.window), default=0)
-    st = next((layer.recurrent for layer in spec.layers if layer.recurrent is not None), None)
-    ssm = (st.d_conv, st.d_inner, st.d_state, st.n_group) if st is not None else (0, 0, 0, 0)
-    by_name = {t.name: t for t in spec.weights.tensors if t.name.startswith("blk.0.")}
-    exps = by_name.get("blk.0.ffn_gate_exps.weight")
-    ffn0 = spec.layers[0].ffn if spec.layers else None
-    qkv_bias = by_name.get("blk.0.attn_qkv.bias")
-    return GgufView(
-        arch=spec.architecture, block_count=n, embedding=spec.n_embd, vocab=spec.n_vocab,
-        heads=tuple(heads), heads_kv=tuple(heads_kv), key_length=k_len, value_length=v_len,
-        blk_sizes=tuple(blk), groups=groups, sliding_window=window, ssm=ssm,
-        ffn_gate_exps_bytes=exps.nbytes if exps is not None else 0,
-        feed_forward_length=(ffn0.n_ff_expert or ffn0.n_ff) if ffn0 else 0,
-        qkv_bias_len=qkv_bias.shape[0] if qkv_bias is not None else 0,
-        is_embedding=is_embedding, labels=tuple(labels),
-    )
-
-
-def _kv_heads(a) -> int:
-    return 1 if a.kv_lora_rank and a.latent_cache else a.n_kv_heads
-
-
-def _head_k(a) -> int:
-    # MLA-converted GGUFs store key_length = kv_lora_rank + rope and head_count_kv = 1
-    return a.kv_lora_rank + a.qk_rope_head_dim if a.kv_lora_rank and a.latent_cache else a.head_dim_k
-
-
-def _head_v(a) -> int:
-    return a.kv_lora_rank if a.kv_lora_rank and a.latent_cache else a.head_dim_v
-
-
-def _kv_width_from_tensors(spec: ModelSpec) -> int:
-    for t in spec.weights.tensors:
-        if t.name == "blk.0.attn_qkv.weight" and len(t.shape) == 2:
-            return t.shape[1] * 2 // 3
-    k = next((t for t in spec.weights.tensors if t.name == "blk.0.attn_k.weight"), None)
-    v = next((t for t in spec.weights.tensors if t.name == "blk.0.attn_v.weight"), None)
-    if k is not None and v is not None and len(k.shape) == 2 and len(v.shape) == 2:
-        return k.shape[1] + v.shape[1]
-    return 2 * spec.n_embd
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Versions at which Ollama's arithmetic changed (first release that has the change; git tag --contains)
-
-V_LLAMA_VOCAB_GRAPH = (0, 3, 10)  # 2003d6015 "llama3.1 memory": llama full graph gains max(.., 4b(e+V))
-V_GPU_OVERHEAD = (0, 3, 10)  # b05c9e83d: OLLAMA_GPU_OVERHEAD
-V_KV_REFACTOR = (0, 4, 0)  # d07cf41a9: GraphSize returns kv (with mllama cross-attention)
-V_KV_QUANT = (0, 5, 0)  # 1bdab9fdb: OLLAMA_KV_CACHE_TYPE, kvCacheBytesPerElement
-V_WEIGHTS_NO_KV = (0, 6, 1)  # 033cec232: memory.weights.* stop counting each layer's KV
-V_PER_LAYER_KV = (0, 6, 3)  # f66216e39: per-layer KV (gemma3 sliding window), weights.total gains the output
-V_MAX_LAYER_BUFFER = (0, 7, 0)  # 0478d440f: buffer = largest layer, layers placed last to first
-V_BLK0_BUFFER_AGAIN = (0, 7, 1)  # 3fe74fba4: buffer back to blk.0 (placement order stays reversed)
-V_GEMMA3N_X4 = (0, 9, 3)  # ba0490267: gemma3n graph x4
-V_GPTOSS = (0, 11, 0)  # fa7776fd2 gpt-oss: its own KV (4096-token SWA memory) and graph
-V_GPTOSS_PARTIAL_EQ_FULL = (0, 11, 3)  # fcec04bf4 "gptoss: fix memory calc"
-V_GPTOSS_PARTIAL_ONLY = (0, 11, 5)  # 1a19df1f3: partial = 2 h/hkv kvTotal/6, full = partial
-V_GPTOSS_FA_GRAPH = (0, 11, 8)  # 85ccf7354: with flash attention (4 np + ctx>>10 + 110) MiB
-V_RECURRENT = (0, 11, 11)  # 7b91c9ce5 "Hybrid and recurrent memory estimates" (PR #12186)
-V_CTX_INSIDE_GRAPHSIZE = (0, 10, 0)  # context *= numParallel moved into GraphSize; batch = min(num_ctx, num_batch)
-# Ollama engine KV cache (kvcache/causal.go)
-V_CAUSAL_SWA = (0, 6, 3)  # per-sequence capacity, sliding-window layers sized np*window + batch
-V_SWA_MEM = (0, 11, 0)  # 4183bb057: SWA memory size (NewSWAMemCache), "> capacity" -> full
-V_SWA_EXTRA_TOKEN = (0, 12, 4)  # 1fc35f126: +1 token with parallel sequences, ">= capacity" -> full
-V_CACHE_PAD_256 = (0, 13, 2)  # 7837a5bc7 "ggml: Always set cache padding to 256" (32 without FA before)
 
 
 def kv_bytes_per_element(kvct: str, version: Version) -> float:
@@ -218,17 +68,32 @@ def graph_size(g: GgufView, version: Version, num_ctx: int, num_batch: int, num_
                flash_attention: bool) -> Graph:
     """GraphSize(context, batch, numParallel, kvCacheType, useFlashAttention) plus estimateGPULayers' defaults
     for a zero graph (llm/memory.go: partial = h/hkv * kvTotal / 6, full = partial)."""
-    labels: list[str] = []
     context = num_ctx * num_parallel  # sched/server multiply num_ctx by the parallel slots
     if version >= V_CTX_INSIDE_GRAPHSIZE:
         batch = min(num_ctx, num_batch)  # memory.go: min(opts.NumCtx, opts.NumBatch), NumCtx per slot
     else:
         batch = min(context, num_batch)  # opts.NumCtx already held num_ctx x numParallel
-    e, V, n = g.embedding, g.vocab, g.block_count
-    h, hkv = g.heads_max, g.heads_kv_max
-    eh, ehk, ehv = g.embedding_heads, g.key_length, g.value_length
     bpe = kv_bytes_per_element(kvct, version)
+    kv, total = _default_kv(g, version, context, bpe)
+    labels: list[str] = []
+    partial, full = _arch_graph(g, version, context, batch, num_parallel, bpe, flash_attention, kv,
+                                sum(kv) if total is None else total, labels)
 
+    # memory.go sums the per-layer KV GraphSize returns (one uniform total before v0.6.3)
+    kv_total = total if total is not None else sum(kv)
+    # llm/memory.go estimateGPULayers: a zero graph falls back to h/hkv * kvTotal / 6 (GQA() before v0.6.3)
+    if partial == 0:
+        partial = (g.heads_max // max(g.heads_kv_min, 1)) * kv_total // 6
+    if full == 0:
+        full = partial
+    return Graph(kv=tuple(kv), kv_total=kv_total, partial=partial, full=full, labels=tuple(labels))
+
+
+def _default_kv(g: GgufView, version: Version, context: int, bpe: float) -> tuple[list[int], int | None]:
+    """GraphSize's KV per layer before the architecture branches, and the uniform total of releases before
+    v0.6.3 (None from then on: the total is the sum)."""
+    n, hkv = g.block_count, g.heads_kv_max
+    ehk, ehv = g.key_length, g.value_length
     # KV per layer. Default: "mirror the cache usage in llama.cpp"; a layer without heads is recurrent (v0.11.11+)
     kv = [0] * n
     if version < V_KV_REFACTOR:
@@ -248,8 +113,16 @@ def graph_size(g: GgufView, version: Version, num_ctx: int, num_batch: int, num_
                 n_embd_r = (d_conv - 1) * (d_inner + 2 * n_group * d_state) if d_conv > 0 else 0
                 kv[i] = (n_embd_r + d_state * d_inner) * 4  # recurrent state is always f32
         total = None
-    default_kv_total = sum(kv) if total is None else total
+    return kv, total
 
+
+def _arch_graph(g: GgufView, version: Version, context: int, batch: int, num_parallel: int, bpe: float,
+                flash_attention: bool, kv: list[int], default_kv_total: int, labels: list[str]) -> tuple[int, int]:
+    """GraphSize's per-architecture graph formulas -> (partial, full); 0 where Ollama has none. gemma3 and
+    gpt-oss also resize their sliding-window layers' entries of `kv` (in place, as GraphSize does)."""
+    e, V, n = g.embedding, g.vocab, g.block_count
+    h, hkv = g.heads_max, g.heads_kv_max
+    eh, ehk, ehv = g.embedding_heads, g.key_length, g.value_length
     partial = full = 0
     arch = g.arch
     if arch in ("llama", "llama4"):
@@ -324,15 +197,7 @@ def graph_size(g: GgufView, version: Version, num_ctx: int, num_batch: int, num_
                 partial = (4 * num_parallel + (context >> 10) + 110) * MiB
     elif arch == "mllama":
         labels.append("mllama cross-attention KV and graph are not modelled; Ollama's generic formula is used")
-
-    # memory.go sums the per-layer KV GraphSize returns (one uniform total before v0.6.3)
-    kv_total = total if total is not None else sum(kv)
-    # llm/memory.go estimateGPULayers: a zero graph falls back to h/hkv * kvTotal / 6 (GQA() before v0.6.3)
-    if partial == 0:
-        partial = (g.heads_max // max(g.heads_kv_min, 1)) * kv_total // 6
-    if full == 0:
-        full = partial
-    return Graph(kv=tuple(kv), kv_total=kv_total, partial=partial, full=full, labels=tuple(labels))
+    return partial, full
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -612,70 +477,6 @@ def layout_era_c(layer_weights: list[int], layer_cache: list[int], gpus: list[OG
         cache["CPU"] = cpu_c
     total = sum(weights.values()) + sum(cache.values()) + sum(graphs.values())
     return EraCLayout(per_gpu=per_gpu, graph=graph, weights=weights, cache=cache, graphs=graphs, total=total)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# The Ollama engine's own KV cache: kvcache/causal.go Causal.Init
-
-
-@dataclass(frozen=True)
-class CausalCache:
-    bytes_by_layer: dict[int, int]
-    cells_by_layer: dict[int, int]
-
-
-def causal_cache(spec: ModelSpec, version: Version, num_ctx: int, num_parallel: int, num_batch: int,
-                 cache_type: str, flash_attention: bool) -> CausalCache:
-    """Cache cells per layer, as runner/ollamarunner/cache.go NewInputCache calls Causal.Init(backend, dtype,
-    numSlots=num_parallel, capacity=kvSize/numSlots=num_ctx, maxBatch=num_batch):
-
-    - full layers: PAD(np * capacity, CachePadding);
-    - sliding layers: swaMemorySize = the window (4096 for gpt-oss and gemma4: NewSWAMemCache(window, 4096)),
-      at least window + 1 with parallel sequences (v0.12.4+); when it reaches the capacity the layer is full;
-      else PAD(np * swaMemorySize + maxBatch, CachePadding);
-    - CachePadding (ml/backend/ggml/ggml.go CacheConfig): 256 with flash attention, 32 without; 256 always
-      from v0.13.2. Before v0.6.3 every layer held PAD(np * num_ctx) cells.
-    K and V are stored in the cache type (f16 unless flash attention lets OLLAMA_KV_CACHE_TYPE apply)."""
-    pad = 256 if (flash_attention or version >= V_CACHE_PAD_256) else 32
-    dtype = ggml.type_by_name(cache_type or "f16")
-    capacity = num_ctx
-    mem_default = 4096 if spec.architecture in ("gpt-oss", "gptoss", "gemma4") else 0
-    out_b: dict[int, int] = {}
-    out_c: dict[int, int] = {}
-    for layer in spec.layers:
-        a = layer.attention
-        if a is None or layer.kind in (LayerKind.NONE, LayerKind.RECURRENT):
-            continue
-        full = PAD(num_parallel * capacity, pad)
-        cells = full
-        if version >= V_CAUSAL_SWA and layer.kind is LayerKind.SLIDING and a.window:
-            window = a.window
-            mem = max(mem_default, window) if version >= V_SWA_MEM else window
-            if version >= V_SWA_EXTRA_TOKEN and num_parallel > 1:
-                mem = max(mem, window + 1)
-            if version >= V_SWA_EXTRA_TOKEN:
-                is_full = mem >= capacity
-            elif version >= V_SWA_MEM:
-                is_full = mem > capacity
-            else:
-                is_full = capacity < window
-            if not is_full:
-                cells = PAD(num_parallel * mem + num_batch, pad)
-        elif version < V_CAUSAL_SWA:
-            cells = PAD(num_parallel * capacity, pad)
-        k = _row(dtype, _kv_heads(a) * _head_k(a))
-        v = _row(dtype, _kv_heads(a) * _head_v(a))
-        out_b[layer.index] = (k + v) * cells
-        out_c[layer.index] = cells
-    return CausalCache(out_b, out_c)
-
-
-def _row(t, n: int) -> int:
-    return math.ceil(n * t.type_size / t.block_size)
-
-
-def PAD(x: int, n: int) -> int:  # noqa: N802 - ggml's GGML_PAD / Ollama's roundUp
-    return (x + n - 1) // n * n
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -1,0 +1,86 @@
+"""llama.cpp (llama-server, llama-cli, llama-cpp-python, LM Studio's runtime): the engine record and the names
+Ollama, tests and tools use. Each rule mirrors ggml-org/llama.cpp@0c1e57098 (the copy vendored by
+llama-cpp-python 0.3.36), cited as `file:function`.
+
+settings.py  LlamaCppSettings, the builds whose rules changed (ERAS, NEWEST), build tags
+args.py      the command line, read with llama.cpp's own flag table
+kv.py        the context llama.cpp settles on, its KV caches (iSWA pairs, MLA) and recurrent state
+weights.py   the layer split over devices, -ot / --cpu-moe, the model buffer of each backend
+compute.py   the compute buffers (worst-case graph peak per backend) and the output buffer
+layout.py    the estimate per device and the start-up figures llama.cpp prints (engine_view)
+"""
+
+from __future__ import annotations
+
+from ..base import EngineModule
+from .args import flag_takes_value, flags_table, parse_args
+from .compute import (
+    ComputePhases,
+    compute_buffer_bytes,
+    compute_by_device,
+    compute_phases,
+    output_buffer_bytes,
+)
+from .kv import (
+    SWA_ARCHS,
+    Cache,
+    Context,
+    attention_layers,
+    cache_head_k,
+    cache_head_v,
+    cache_kv_heads,
+    k_row,
+    kv_bytes_per_token,
+    kv_caches,
+    recurrent_bytes_by_layer,
+    recurrent_rows,
+    resolve_context,
+    swa_honoured,
+    v_row,
+)
+from .layout import GPU_RUNTIME_RESERVE, engine_view, estimate
+from .settings import DEFAULT_GGUF_TYPE, ERAS, NEWEST, LlamaCppSettings, build_number
+from .weights import (
+    CPU_ALIGNMENT,
+    CUDA_ALIGNMENT,
+    CUDA_MATRIX_ROW_PADDING,
+    ModelBuffers,
+    Placement,
+    default_weight_format,
+    gpu_alloc_size,
+    mapped_range,
+    model_buffers,
+    override_patterns,
+    place_layers,
+    tensor_device,
+)
+
+
+def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None):
+    return parse_args(argv, program=program or "llama-server")
+
+
+ENGINE = EngineModule(
+    "llama.cpp", LlamaCppSettings, estimate, _parse_args, flag_takes_value,
+    headline=('n_ctx', 'n_parallel', 'cache_type_k', 'cache_type_v', 'flash_attn', 'n_gpu_layers'),
+    context_field="n_ctx",
+    neutral={"ctx": "n_ctx", "parallel": "n_parallel", "kv_type": ("cache_type_k", "cache_type_v"),
+             "engine_version": "engine_version"},
+    # -ctk/-ctv: the types llama.cpp's docs name for the KV cache (tools/server/README.md)
+    kv_types=("f16", "q8_0", "q4_0"), kv_fields=("cache_type_k", "cache_type_v"),
+    aliases=("llamacpp", "llama-cpp", "llama_cpp", "llama-server", "llama-cli", "lmstudio", "lm-studio"),
+    # the programs' own names; llama-cli's defaults differ from llama-server's (tools/main, tools/server)
+    programs={"llama-server": "llama-server", "llama-cli": "llama-cli", "llama-completion": "llama-cli",
+              "llama-run": "llama-cli", "server": "llama-server", "main": "llama-cli"},
+    newest=NEWEST, eras=ERAS, default_format_fn=default_weight_format, loads_gguf=True,
+    effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
+)
+
+__all__ = ["CPU_ALIGNMENT", "CUDA_ALIGNMENT", "CUDA_MATRIX_ROW_PADDING", "DEFAULT_GGUF_TYPE", "ENGINE", "ERAS",
+           "GPU_RUNTIME_RESERVE", "NEWEST", "SWA_ARCHS", "Cache", "ComputePhases", "Context", "LlamaCppSettings",
+           "ModelBuffers", "Placement", "attention_layers", "cache_head_k", "cache_head_v", "cache_kv_heads", "build_number", "compute_buffer_bytes",
+           "compute_by_device", "compute_phases", "default_weight_format", "engine_view", "estimate",
+           "flag_takes_value", "flags_table", "gpu_alloc_size", "k_row", "kv_bytes_per_token", "kv_caches",
+           "mapped_range", "model_buffers", "output_buffer_bytes", "override_patterns", "parse_args",
+           "place_layers", "recurrent_bytes_by_layer", "recurrent_rows", "resolve_context", "swa_honoured",
+           "tensor_device", "v_row"]

@@ -1,0 +1,97 @@
+"""The buffers llama.cpp sizes by running a graph: the compute buffers (graph_reserve of a worst-case ubatch,
+ggml-alloc's peak per backend) and the output buffer (logits)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...model.spec import ModelSpec
+from .kv import Cache, Context, attention_layers
+from .settings import ERAS, LlamaCppSettings
+from .weights import Placement
+
+
+def output_buffer_bytes(spec: ModelSpec, ctx: Context, s: LlamaCppSettings) -> int:
+    # llama_context::output_reserve(n_seq_max): (n_vocab [+ n_embd with embeddings]) * n_seq_max floats
+    per_output = spec.n_vocab + (spec.n_embd if s.embeddings else 0)
+    return per_output * max(1, ctx.n_seq_max) * 4
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Compute buffers (measured by llama.cpp: graph_reserve of a worst-case ubatch, ggml-alloc peak per backend)
+
+
+@dataclass(frozen=True)
+class ComputePhases:
+    """The two candidate peaks of the worst-case graph (see compute_phases)."""
+
+    output: int  # logits of every token, plus the hidden-state rows around them
+    attention: int  # the largest layer workspace, masks included
+    inputs: int  # what the CPU side keeps for a fully offloaded graph: the input rows and the masks
+
+
+def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> ComputePhases:
+    """Peak of the worst-case ubatch graph: llama_context::graph_reserve builds it with
+    n_tokens = min(n_ctx, n_ubatch) and every token an output, and ggml-alloc sizes each backend's buffer to the
+    most tensors alive at once. The live set is modelled at its two candidate peaks, fitted to llama.cpp's own
+    "compute buffer size" lines (tests/test_groundtruth_llamacpp.py; within a few percent):
+
+    - output: the logits of every token (n_vocab x T floats) and two hidden-state rows;
+    - attention: without flash attention the KQ scores (n_kv x T x n_head floats, softmax in place) and the
+      f32 masks; with it, f16 masks only; plus Q, K, V, the attention output and three hidden-state rows.
+      The reserve sizes n_kv to the whole cache (llama_kv_cache::init_full), so this grows with n_ctx.
+      MLA (absorbed, src/models/deepseek2.cpp) holds the absorbed query and the latent output per head.
+    """
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    f32 = 4
+    resid = spec.n_embd * T * f32
+    out_phase = spec.n_vocab * T * f32 + 2 * resid
+    cells = {il: c.cells for c in caches for il in c.layers}
+    masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)  # one KQ mask per cache
+    attn_phase = 0
+    for layer in attention_layers(spec):
+        a = layer.attention
+        n_kv = cells.get(layer.index, 0)
+        kq = 0 if ctx.flash_attn else n_kv * T * a.n_heads * f32
+        if a.kv_lora_rank and a.latent_cache and ERAS.reached(ctx.build, "mla_latent"):
+            inner = a.n_heads * T * f32 * (3 * a.kv_lora_rank + a.qk_rope_head_dim) + resid
+        else:
+            q = a.n_heads * a.head_dim_k
+            inner = T * f32 * (q + 2 * a.n_kv_heads * a.head_dim_k + a.n_heads * a.head_dim_v) + 3 * resid
+            if a.kv_lora_rank and ctx.flash_attn:
+                # MLA without the latent cache: wkv_b's decompressed K_nope and V per head are still alive when
+                # flash attention runs (fitted to the legacy-GGUF ground truth; without FA they are not)
+                inner += a.n_heads * (a.qk_nope_head_dim + a.v_head_dim) * T * f32
+        attn_phase = max(attn_phase, kq + inner)
+    if attn_phase:
+        attn_phase += masks
+        if any(layer.recurrent is not None for layer in spec.layers):
+            # hybrids: the recurrent layers' inputs are allocated after the masks and live to the end, so the
+            # freed mask block cannot merge with the free tail and the logits go above it
+            out_phase += masks + resid
+    # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks
+    return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=resid + masks)
+
+
+def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
+    """The compute buffer of a graph that runs on one backend (CPU only, or everything on one GPU)."""
+    p = compute_phases(spec, ctx, caches)
+    return max(p.output, p.attention)
+
+
+def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                      n_devices: int) -> dict[int, int]:
+    """Per backend (-1 = the CPU side): a device that runs layers needs the layer workspace, the one that
+    holds the output layer the logits too; the CPU side of an offloaded graph keeps its input rows.
+    Multi-GPU figures follow the same live-set model; they are not checked against a multi-GPU log here."""
+    p = compute_phases(spec, ctx, caches)
+    if n_devices == 0:
+        return {-1: max(p.output, p.attention)}
+    out: dict[int, int] = {}
+    for d in sorted(set(placement.layer_device) | {placement.output_device}):
+        need = p.attention if d in placement.layer_device else 0
+        if d == placement.output_device:
+            need = max(need, p.output)
+        out[d] = need
+    out[-1] = max(out.get(-1, 0), p.inputs)
+    return out

@@ -1,0 +1,267 @@
+"""The context llama.cpp settles on, its KV caches (one, or an iSWA pair) and its recurrent state.
+
+Cited against ggml-org/llama.cpp@0c1e57098 as `file:function`; rules that changed between builds follow ERAS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...errors import OomkitError
+from ...model.archs import SWA_PATTERN_DEFAULT
+from ...model.spec import LayerKind, LayerSpec, ModelSpec
+from ...quant import ggml
+from ...units import round_up
+from .settings import ERAS, LlamaCppSettings, build_number
+
+# Architectures with sliding-window or chunked caches (swa_type != NONE in src/models/<arch>.cpp).
+SWA_ARCHS = frozenset(SWA_PATTERN_DEFAULT) | {"llama4", "gemma3n", "gemma4", "exaone4", "olmo2", "mimo2", "step35",
+                                              "afmoe", "cohere2moe", "granite_swa", "exaone-moe", "smallthinker"}
+_WINDOWED = (LayerKind.SLIDING, LayerKind.CHUNKED)
+
+
+@dataclass(frozen=True)
+class Context:
+    """The context parameters llama.cpp settles on (llama-context.cpp llama_context::llama_context)."""
+
+    n_ctx: int
+    n_ctx_seq: int
+    n_seq_max: int
+    kv_unified: bool
+    n_ubatch: int
+    n_batch: int
+    flash_attn: bool
+    type_k: ggml.GgmlType
+    type_v: ggml.GgmlType
+    build: int
+
+    @property
+    def n_stream(self) -> int:
+        return 1 if self.kv_unified else self.n_seq_max
+
+
+@dataclass(frozen=True)
+class Cache:
+    """One KV cache llama.cpp creates (the base cache, or the SWA cache of an iSWA pair)."""
+
+    name: str  # "", "non-SWA" or "SWA"
+    cells: int
+    layers: tuple[int, ...]
+    k_bytes: int
+    v_bytes: int
+    k_bytes_by_layer: dict[int, int] = field(default_factory=dict)
+    v_bytes_by_layer: dict[int, int] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Context parameters
+
+
+def resolve_context(spec: ModelSpec, s: LlamaCppSettings) -> Context:
+    build = build_number(s.engine_version)
+    if s.n_ctx < 0:
+        raise OomkitError(f"context size must be positive, got {s.n_ctx}")
+    if s.n_batch <= 0 or s.n_ubatch <= 0:
+        raise OomkitError("batch sizes -b and -ub must be positive")
+    n_ctx = s.n_ctx or spec.n_ctx_train
+    if n_ctx <= 0:
+        raise OomkitError(f"{spec.name}: the model declares no trained context; give -c")
+    n_seq, unified = _sequences(s, build)
+    type_k = _cache_type(s.cache_type_k, "-ctk")
+    type_v = _cache_type(s.cache_type_v, "-ctv")
+    fa = _flash_attention(spec, s, type_k, type_v)
+    n_ubatch = min(s.n_batch, s.n_ubatch)  # llama_context: n_ubatch = min(n_batch, n_ubatch)
+    # llama_context::llama_context: n_ctx = GGML_PAD(n_ctx, 256); per-sequence size padded too when not unified
+    if ERAS.reached(build, "pad_256_always"):
+        pad = 256
+    else:
+        pad = 256 if fa else 32  # llama_kv_cache::get_padding before PR #17046
+    n_ctx = round_up(n_ctx, pad)
+    if unified:
+        n_ctx_seq = n_ctx
+    else:
+        n_ctx_seq = round_up(n_ctx // n_seq, pad)
+        if n_ctx_seq == 0:
+            raise OomkitError("n_ctx_seq == 0: context too small for -np")
+        n_ctx = n_ctx_seq * n_seq
+    return Context(n_ctx=n_ctx, n_ctx_seq=n_ctx_seq, n_seq_max=n_seq, kv_unified=unified, n_ubatch=n_ubatch,
+                   n_batch=s.n_batch, flash_attn=fa, type_k=type_k, type_v=type_v, build=build)
+
+
+def _sequences(s: LlamaCppSettings, build: int) -> tuple[int, bool]:
+    """(n_seq_max, unified KV) from -np and -kvu."""
+    # tools/server/server.cpp: -np -1 (auto) becomes 4 slots with a unified KV cache; llama-cli defaults to 1
+    if s.n_parallel < 0:
+        n_seq, unified = (4, True) if s.program == "llama-server" else (1, s.kv_unified)
+    elif s.n_parallel == 0:
+        raise OomkitError("-np must be at least 1")
+    else:
+        n_seq, unified = s.n_parallel, s.kv_unified
+    if not ERAS.reached(build, "kv_streams"):
+        unified = True  # one stream for all sequences before PR #14363
+    return n_seq, unified
+
+
+def _flash_attention(spec: ModelSpec, s: LlamaCppSettings, type_k: ggml.GgmlType, type_v: ggml.GgmlType) -> bool:
+    """-fa, and the cache types it allows."""
+    # llama-context.cpp llama_init_from_model: a quantized V cache needs flash attention; "auto" turns it on.
+    fa_mode = s.flash_attn.lower()
+    if fa_mode not in ("on", "off", "auto", "1", "0", "true", "false", "enabled", "disabled"):
+        raise OomkitError(f"-fa takes on, off or auto, not {s.flash_attn!r}")
+    fa = fa_mode not in ("off", "0", "false", "disabled")
+    if type_v.quantized and not fa:
+        raise OomkitError("quantized V cache requires flash_attn to be enabled (llama.cpp refuses -ctv "
+                          f"{type_v.name} with -fa off)")
+    if any(layer.kind is LayerKind.LATENT and layer.attention and layer.attention.latent_cache
+           for layer in spec.layers) and type_k.name != type_v.name:
+        raise OomkitError(f"model does not support different K ({type_k.name}) and V ({type_v.name}) cache types "
+                          "(llama.cpp: MLA models)")
+    if fa:
+        _check_block_divides(spec, type_k, "K", cache_head_k)
+        _check_block_divides(spec, type_v, "V", cache_head_v)
+    return fa
+
+
+def _cache_type(name: str, flag: str) -> ggml.GgmlType:
+    t = ggml.type_by_name(name)
+    if t.name not in ggml.KV_CACHE_TYPES:
+        raise OomkitError(f"{flag} {name}: llama.cpp accepts {', '.join(sorted(ggml.KV_CACHE_TYPES))}")
+    return t
+
+
+def _check_block_divides(spec: ModelSpec, t: ggml.GgmlType, which: str, head) -> None:
+    if t.block_size == 1:
+        return
+    for layer in spec.trunk_layers:
+        a = layer.attention
+        if a is not None and head(a) % t.block_size:
+            raise OomkitError(f"{which} cache type {t.name} with block size {t.block_size} does not divide "
+                              f"n_embd_head_{which.lower()}={head(a)}")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# KV cache
+
+
+def cache_head_k(a) -> int:
+    """n_embd_head_k as llama.cpp holds it: the MLA latent row when the GGUF is MLA-converted."""
+    if a.kv_lora_rank and a.latent_cache:
+        return a.kv_lora_rank + a.qk_rope_head_dim
+    return a.head_dim_k
+
+
+def cache_head_v(a) -> int:
+    """n_embd_head_v: the latent width for an MLA-converted GGUF."""
+    if a.kv_lora_rank and a.latent_cache:
+        return a.kv_lora_rank
+    return a.head_dim_v
+
+
+def cache_kv_heads(a) -> int:
+    """n_head_kv: one shared latent "head" for an MLA-converted GGUF."""
+    return 1 if a.kv_lora_rank and a.latent_cache else a.n_kv_heads
+
+
+def k_row(layer: LayerSpec) -> int:
+    """n_embd_k_gqa(il) in elements."""
+    a = layer.attention
+    return 0 if a is None else cache_head_k(a) * cache_kv_heads(a)
+
+
+def v_row(layer: LayerSpec) -> int:
+    a = layer.attention
+    return 0 if a is None else cache_head_v(a) * cache_kv_heads(a)
+
+
+def swa_honoured(spec: ModelSpec, build: int) -> bool:
+    """llama.cpp gives windowed layers their own small cache only for architectures whose loader sets a
+    swa_type (src/models/*.cpp load_arch_hparams); others, e.g. Mistral v0.1 ("llama"), Qwen2 and Phi-3
+    (SWA disabled in phi3.cpp), cache every layer in full."""
+    return ERAS.reached(build, "iswa") and spec.architecture in SWA_ARCHS
+
+
+def attention_layers(spec: ModelSpec) -> list[LayerSpec]:
+    """Layers that own a KV cache in the main context: not recurrent, not cache-less, not next-n/MTP layers
+    (llama_model::create_memory filters il < n_layer() when n_layer_nextn > 0)."""
+    return [layer for layer in spec.trunk_layers
+            if layer.attention is not None and layer.kind is not LayerKind.NONE]
+
+
+def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
+    """llama_kv_cache / llama_kv_cache_iswa constructors (src/llama-kv-cache.cpp, llama-kv-cache-iswa.cpp)."""
+    layers = attention_layers(spec)
+    if not layers:
+        return []
+    # [TAG_V_CACHE_VARIABLE]: without flash attention V is stored transposed, each row padded to the widest
+    # layer's n_embd_v_gqa (max over all layers of the model, llama_hparams::n_embd_v_gqa_max).
+    v_max = max(v_row(layer) for layer in spec.layers)
+    size_base = ctx.n_ctx if ctx.kv_unified else ctx.n_ctx_seq
+    windowed = [layer for layer in layers if layer.kind in _WINDOWED]
+    if not windowed or not swa_honoured(spec, ctx.build):
+        return [_build_cache("", layers, size_base, ctx, v_max)]
+    full = [layer for layer in layers if layer.kind not in _WINDOWED]
+    n_swa = max(layer.attention.window or 0 for layer in windowed)
+    if swa_full:
+        size_swa = size_base
+    elif ERAS.reached(ctx.build, "pad_256_always"):
+        # llama_kv_cache_iswa: GGML_PAD(min(size_base, n_swa*(unified ? n_seq_max : 1) + n_ubatch), 256)
+        size_swa = round_up(min(size_base, n_swa * (ctx.n_seq_max if ctx.kv_unified else 1) + ctx.n_ubatch), 256)
+    else:
+        pad = 256 if ctx.flash_attn else 32
+        size_swa = min(size_base, round_up(n_swa * (ctx.n_seq_max if ctx.kv_unified else 1) + ctx.n_ubatch, pad))
+    caches = []
+    if full:
+        caches.append(_build_cache("non-SWA", full, size_base, ctx, v_max))
+    caches.append(_build_cache("SWA", windowed, size_swa, ctx, v_max))
+    return caches
+
+
+def _build_cache(name: str, members: list[LayerSpec], cells: int, ctx: Context, v_max: int) -> Cache:
+    """One llama_kv_cache: K and V tensors per layer, cells x n_stream rows each."""
+    mla_k_only = ERAS.reached(ctx.build, "mla_k_only")
+    kb, vb = {}, {}
+    for layer in members:
+        a = layer.attention
+        latent = bool(a.kv_lora_rank and a.latent_cache)
+        if latent and not ERAS.reached(ctx.build, "mla_latent"):
+            k_el, v_el = a.n_heads * a.head_dim_k, a.n_heads * a.head_dim_v  # decompressed, pre-#12801
+        else:
+            k_el = k_row(layer)
+            v_el = v_row(layer) if ctx.flash_attn else v_max
+        kb[layer.index] = ggml.row_bytes(ctx.type_k, k_el) * cells * ctx.n_stream
+        # PR #19067: an MLA cache keeps only K ("V-less"); V reads the latent out of K
+        has_v = not (latent and mla_k_only and ERAS.reached(ctx.build, "mla_latent"))
+        vb[layer.index] = ggml.row_bytes(ctx.type_v, v_el) * cells * ctx.n_stream if has_v else 0
+    return Cache(name, cells, tuple(sorted(kb)), sum(kb.values()), sum(vb.values()), kb, vb)
+
+
+def kv_bytes_per_token(spec: ModelSpec, ctx: Context) -> int:
+    """Marginal KV bytes of one more context token, one sequence: the layers whose cache grows with n_ctx."""
+    return sum(ggml.row_bytes(ctx.type_k, k_row(layer))
+               + (0 if layer.kind is LayerKind.LATENT and ERAS.reached(ctx.build, "mla_k_only")
+                  else ggml.row_bytes(ctx.type_v, v_row(layer)))
+               for layer in attention_layers(spec)
+               if layer.kind not in _WINDOWED or not swa_honoured(spec, ctx.build))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Recurrent state
+
+
+def recurrent_rows(ctx: Context, s: LlamaCppSettings) -> int:
+    # llama_memory_recurrent: mem_size = max(1, n_seq_max) cells, (1 + n_rs_seq) rows each
+    return max(1, ctx.n_seq_max) * (1 + s.n_rs_seq)
+
+
+def recurrent_bytes_by_layer(spec: ModelSpec, ctx: Context, s: LlamaCppSettings) -> dict[int, tuple[int, int]]:
+    """(R, S) bytes per layer that holds recurrent state; both F32 (llama_model::create_memory)."""
+    rows = recurrent_rows(ctx, s)
+    f32 = ggml.type_by_name("f32")
+    out = {}
+    for layer in spec.trunk_layers:
+        st = layer.recurrent
+        if st is None:
+            continue
+        if layer.kind is LayerKind.RECURRENT or layer.parallel_recurrent:
+            out[layer.index] = (ggml.row_bytes(f32, st.conv) * rows, ggml.row_bytes(f32, st.ssm) * rows)
+    return out

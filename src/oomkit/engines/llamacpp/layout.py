@@ -1,0 +1,146 @@
+"""The estimate: llama.cpp's buffers per device, in the order it creates them (context, KV caches and recurrent
+state, model buffers, output and compute buffers), and the figures it prints at start-up (engine_view)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...memory import Device, LayerUse, MemoryEstimate, Usage
+from ...model.spec import ModelSpec
+from ...units import MiB
+from .compute import compute_by_device, output_buffer_bytes
+from .kv import Cache, Context, kv_bytes_per_token, kv_caches, recurrent_bytes_by_layer, resolve_context
+from .settings import LlamaCppSettings
+from .weights import ModelBuffers, Placement, model_buffers, place_layers
+
+# Not printed by llama.cpp: the CUDA context and cuBLAS workspace each GPU carries. Ollama reserves 457 MiB per
+# CUDA/ROCm GPU for it (ollama discover/types.go MinimumMemory); we count the same so totals are comparable.
+GPU_RUNTIME_RESERVE = 457 * MiB
+
+
+@dataclass(frozen=True)
+class StateByDevice:
+    """KV cache and recurrent state per backend (-1 = the CPU): they follow their layer's device unless -nkvo."""
+
+    kv: dict[int, int]
+    rs: dict[int, int]
+    layer_kv: dict[int, int]  # layer -> its K + V bytes
+    layer_cells: dict[int, int]  # layer -> the cells of its cache
+
+
+def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> MemoryEstimate:
+    ctx = resolve_context(spec, s)
+    caches = kv_caches(spec, ctx, s.swa_full)
+    rs = recurrent_bytes_by_layer(spec, ctx, s)
+    placement = place_layers(spec, devices, s)
+    weights = model_buffers(spec, devices, s, placement)
+    state = _state_by_device(caches, rs, placement, s)
+    out_bytes = output_buffer_bytes(spec, ctx, s)
+    compute = compute_by_device(spec, ctx, caches, placement, len(devices))
+
+    usages = tuple(Usage(
+        id=dev.id, name=dev.name, memory_bytes=dev.memory_bytes, weights_bytes=weights.by_device.get(i, 0),
+        kv_cache_bytes=state.kv.get(i, 0), recurrent_state_bytes=state.rs.get(i, 0),
+        compute_bytes=compute.get(i, 0), overhead_bytes=GPU_RUNTIME_RESERVE,
+    ) for i, dev in enumerate(devices))
+    host = Usage(id="CPU", name="host", weights_bytes=weights.host_weight_bytes, kv_cache_bytes=state.kv.get(-1, 0),
+                 recurrent_state_bytes=state.rs.get(-1, 0), compute_bytes=compute.get(-1, 0),
+                 overhead_bytes=out_bytes)
+    view = engine_view(spec, devices, ctx, caches, rs, placement, weights, state, compute, out_bytes)
+    return MemoryEstimate(model=spec, engine="llama.cpp", settings=_effective_settings(s, ctx, placement),
+                          devices=usages, host=host, engine_view=view, kv_bytes_per_token=kv_bytes_per_token(spec, ctx),
+                          layers=_layer_uses(spec, devices, rs, placement, state),
+                          warnings=tuple(_warnings(spec, devices, s, ctx)))
+
+
+def _state_by_device(caches: list[Cache], rs: dict[int, tuple[int, int]], placement: Placement,
+                     s: LlamaCppSettings) -> StateByDevice:
+    kv_by_dev: dict[int, int] = {}
+    layer_kv: dict[int, int] = {}
+    layer_cells: dict[int, int] = {}
+    for c in caches:
+        for il in c.layers:
+            b = c.k_bytes_by_layer[il] + c.v_bytes_by_layer[il]
+            d = -1 if s.no_kv_offload else placement.layer_device[il]
+            kv_by_dev[d] = kv_by_dev.get(d, 0) + b
+            layer_kv[il] = b
+            layer_cells[il] = c.cells
+    rs_by_dev: dict[int, int] = {}
+    for il, (r, st) in rs.items():
+        d = -1 if s.no_kv_offload else placement.layer_device[il]
+        rs_by_dev[d] = rs_by_dev.get(d, 0) + r + st
+    return StateByDevice(kv_by_dev, rs_by_dev, layer_kv, layer_cells)
+
+
+def _dev_name(devices: tuple[Device, ...], d: int) -> str:
+    return "CPU" if d < 0 else devices[d].id
+
+
+def engine_view(spec: ModelSpec, devices: tuple[Device, ...], ctx: Context, caches: list[Cache],
+                rs: dict[int, tuple[int, int]], placement: Placement, weights: ModelBuffers, state: StateByDevice,
+                compute: dict[int, int], out_bytes: int) -> dict[str, Any]:
+    """What llama.cpp prints at start-up (llama_context, llama_kv_cache, load_tensors), per buffer name."""
+    def dev_name(d: int) -> str:
+        return _dev_name(devices, d)
+
+    swa = next((c for c in caches if c.name == "SWA"), None)
+    model_buffers_view = {f"{dev_name(d)}": b for d, b in sorted(weights.by_device.items())}
+    if weights.cpu_tensors:
+        model_buffers_view[weights.host_buffer_type] = weights.host_buffer_bytes
+    host_compute_name = "CPU" if not devices else f"{devices[0].id}_Host"
+    return {
+        "n_ctx": ctx.n_ctx,
+        "n_ctx_seq": ctx.n_ctx_seq,
+        "n_seq_max": ctx.n_seq_max,
+        "kv_unified": ctx.kv_unified,
+        "flash_attn": ctx.flash_attn,
+        "n_ubatch": ctx.n_ubatch,
+        "type_k": ctx.type_k.name,
+        "type_v": ctx.type_v.name,
+        "kv_buffer_bytes": {dev_name(d): b for d, b in sorted(state.kv.items())},
+        "k_bytes": sum(c.k_bytes for c in caches),
+        "v_bytes": sum(c.v_bytes for c in caches),
+        "swa_kv_bytes": (swa.k_bytes + swa.v_bytes) if swa else 0,
+        "kv_caches": [{"name": c.name, "cells": c.cells, "layers": len(c.layers), "k_bytes": c.k_bytes,
+                       "v_bytes": c.v_bytes, "streams": ctx.n_stream} for c in caches],
+        "recurrent_state_bytes": sum(r + st for r, st in rs.values()),
+        "r_bytes": sum(r for r, _ in rs.values()),
+        "s_bytes": sum(st for _, st in rs.values()),
+        "rs_buffer_bytes": {dev_name(d): b for d, b in sorted(state.rs.items())},
+        "model_buffer_bytes": model_buffers_view,
+        "compute_buffer_bytes": {(host_compute_name if d < 0 else dev_name(d)): b
+                                 for d, b in sorted(compute.items())},
+        "output_buffer_bytes": out_bytes,
+        "offloaded_layers": f"{placement.n_gpu_layers}/{spec.n_layers + 1}",
+    }
+
+
+def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings, ctx: Context) -> list[str]:
+    warnings = []
+    if s.n_ctx and spec.n_ctx_train and ctx.n_ctx_seq > spec.n_ctx_train:
+        warnings.append(f"n_ctx_seq ({ctx.n_ctx_seq}) > n_ctx_train ({spec.n_ctx_train}): the model was not "
+                        "trained for this context; quality may drop unless RoPE scaling is set")
+    if not devices:
+        warnings.append("no GPU: every buffer is on the CPU")
+    return warnings
+
+
+def _layer_uses(spec: ModelSpec, devices: tuple[Device, ...], rs: dict[int, tuple[int, int]],
+                placement: Placement, state: StateByDevice) -> tuple[LayerUse, ...]:
+    return tuple(
+        LayerUse(index=layer.index, kind=layer.kind.value,
+                 device=_dev_name(devices, placement.layer_device[layer.index]),
+                 weights_bytes=sum(t.nbytes for t in spec.weights.tensors if t.layer == layer.index),
+                 kv_bytes=state.layer_kv.get(layer.index, 0), recurrent_bytes=sum(rs.get(layer.index, (0, 0))),
+                 cells=state.layer_cells.get(layer.index))
+        for layer in spec.layers
+    )
+
+
+def _effective_settings(s: LlamaCppSettings, ctx: Context, placement: Placement) -> dict[str, Any]:
+    eff = s.to_dict()
+    eff.update(n_ctx=ctx.n_ctx, n_parallel=ctx.n_seq_max, kv_unified=ctx.kv_unified,
+               flash_attn="on" if ctx.flash_attn else "off", n_ubatch=ctx.n_ubatch,
+               n_gpu_layers=placement.n_gpu_layers)
+    return eff

@@ -1,0 +1,81 @@
+"""llama.cpp's options by their own names, and the builds at which its allocation rules changed.
+
+The reference tree is ggml-org/llama.cpp@0c1e57098 (the copy vendored by llama-cpp-python 0.3.36), cited as
+`file:function`. Behaviour that changed between releases is selected by `engine_version` (a build tag such as
+"b6500"; default the newest), see ERAS.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import OomkitError
+from ..versions import NEWEST_WORDS, Eras
+
+# Build tags at which behaviour changed: the first release build after each PR's merge. The merge dates are
+# the PRs'; the build numbers are placed by those dates (llama.cpp tags about eight builds a day), so a build
+# within a few days of a boundary may still follow the other rule.
+ERAS = Eras({
+    # PR #12801 (merged 2025-04-15): MLA GGUFs cache the latent (K = kv_lora_rank + rope, V = kv_lora_rank)
+    "mla_latent": 5150,
+    # PR #14363 (first in b5913, 2025-07; issue #14847 bisects to b5912 -> b5913): per-sequence KV streams.
+    # Before it every sequence shared one unified cache of n_ctx cells.
+    "kv_streams": 5913,
+    # PR #13194 (merged 2025-05-20): sliding-window layers get their own small cache (before: n_ctx everywhere)
+    "iswa": 5450,
+    # PR #17046 (merged 2025-11-07): n_ctx always padded to 256 (before: 256 with flash attention, 32 without)
+    "pad_256_always": 6900,
+    # PR #18148 (merged 2025-12-17): -ngl counts the output layer first (before: the last ngl repeating layers)
+    "ngl_output_first": 7215,
+    # PR #19067 (merged 2026-01-24): MLA caches K only ("V-less"), V = 0
+    "mla_k_only": 7510,
+})
+NEWEST = "b9999"
+DEFAULT_GGUF_TYPE = "Q4_K_M"
+
+
+@dataclass(frozen=True)
+class LlamaCppSettings:
+    """llama.cpp's options by their own names (common/common.h defaults; tools/server/server.cpp for -np)."""
+
+    program: str = "llama-server"  # llama-server | llama-cli | llama-cpp-python
+    n_ctx: int = 0  # -c; 0 = the model's trained context
+    n_batch: int = 2048  # -b
+    n_ubatch: int = 512  # -ub
+    n_parallel: int = -1  # -np; -1 = auto (llama-server: 4 slots, unified KV)
+    kv_unified: bool = False  # -kvu
+    cache_type_k: str = "f16"  # -ctk
+    cache_type_v: str = "f16"  # -ctv
+    flash_attn: str = "auto"  # -fa on|off|auto
+    swa_full: bool = False  # --swa-full
+    n_gpu_layers: int = -1  # -ngl; -1 = default (all layers and the output layer)
+    split_mode: str = "layer"  # -sm
+    tensor_split: tuple[float, ...] = ()  # -ts
+    main_gpu: int = 0  # -mg
+    no_kv_offload: bool = False  # -nkvo
+    override_tensor: tuple[tuple[str, str], ...] = ()  # -ot PATTERN=BUFT
+    n_cpu_moe: int = 0  # --n-cpu-moe N
+    cpu_moe: bool = False  # --cpu-moe
+    mmap: bool = True  # --no-mmap
+    n_rs_seq: int = 0  # recurrent-state snapshots per sequence (MTP rollback)
+    embeddings: bool = False  # --embeddings
+    engine_version: str = NEWEST
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["tensor_split"] = list(self.tensor_split)
+        d["override_tensor"] = [f"{p}={b}" for p, b in self.override_tensor]
+        return d
+
+
+def build_number(version: str | None) -> int:
+    """A build tag ("b6500", "6500") -> its number. llama.cpp names builds, not dotted releases, so this is not
+    versions.parse_release; "newest" and "latest" (as typed, lower case) mean NEWEST."""
+    if not version or version in NEWEST_WORDS:
+        return int(NEWEST[1:])
+    m = re.fullmatch(r"b?(\d{3,5})", version.strip())
+    if not m:
+        raise OomkitError(f"cannot read llama.cpp version {version!r}: expected a build tag such as b6500")
+    return int(m.group(1))

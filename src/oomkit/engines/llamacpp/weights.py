@@ -1,0 +1,180 @@
+"""Which weight bytes land where: the layer split over devices, -ot / --cpu-moe overrides, and each backend's
+model buffer (llama_model::load_tensors, ggml-cuda.cu buffer sizes, the mmap'd CPU range)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ...errors import OomkitError
+from ...memory import Device
+from ...model.spec import ModelSpec, TensorSpec
+from ...quant import ggml
+from ...units import round_up
+from .settings import DEFAULT_GGUF_TYPE, ERAS, LlamaCppSettings, build_number
+
+# CUDA: ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment / _get_alloc_size, MATRIX_ROW_PADDING
+CUDA_ALIGNMENT = 128
+CUDA_MATRIX_ROW_PADDING = 512
+# ggml-impl.h TENSOR_ALIGNMENT: CPU buffers align each tensor to 32 bytes; GGUF pads tensor data the same way
+CPU_ALIGNMENT = 32
+
+
+def default_weight_format(config: dict[str, Any]) -> str:
+    """The GGUF people download for a model named without a quant: the MXFP4 release for models published
+    in mxfp4 (gpt-oss), otherwise Q4_K_M."""
+    q = config.get("quantization_config") or {}
+    return "MXFP4_MOE" if isinstance(q, dict) and q.get("quant_method") == "mxfp4" else DEFAULT_GGUF_TYPE
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Placement: which device holds each layer and tensor (llama_model::load_tensors)
+
+
+@dataclass(frozen=True)
+class Placement:
+    layer_device: tuple[int, ...]  # per layer: -1 = CPU, else the GPU index
+    output_device: int
+    n_gpu_layers: int
+
+
+def place_layers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> Placement:
+    n_all = spec.n_layers
+    if not devices:
+        return Placement(tuple([-1] * n_all), -1, 0)
+    # llama_model::n_gpu_layers: -1 (default) means all layers plus the output layer
+    ngl = n_all + 1 if s.n_gpu_layers < 0 else s.n_gpu_layers
+    splits = _split_points(devices, s)
+    # llama_model::load_tensors: i_gpu_start = max(n_layer + 1 - ngl, 0) since PR #18148 (the output layer is
+    # offloaded first); before it, max(n_layer - ngl, 0) and the output layer only when ngl > n_layer
+    if ERAS.reached(build_number(s.engine_version), "ngl_output_first"):
+        i_gpu_start = max(n_all + 1 - ngl, 0)
+    else:
+        i_gpu_start = max(n_all - ngl, 0)
+    act = min(ngl, n_all + 1)
+
+    def dev(il: int) -> int:
+        if il < i_gpu_start or il - i_gpu_start >= act:
+            return -1
+        frac = (il - i_gpu_start) / act
+        for i, sp in enumerate(splits):  # std::upper_bound: first split point greater than frac
+            if sp > frac:
+                return i
+        return len(splits) - 1
+
+    return Placement(tuple(dev(il) for il in range(n_all)), dev(n_all), min(ngl, n_all + 1))
+
+
+def _split_points(devices: tuple[Device, ...], s: LlamaCppSettings) -> list[float]:
+    """The cumulative split fractions of -sm / -ts / -mg (llama_model::load_tensors)."""
+    if s.split_mode not in ("layer", "none", "row"):
+        raise OomkitError(f"-sm {s.split_mode}: llama.cpp takes none, layer or row")
+    if s.split_mode == "none":
+        if not 0 <= s.main_gpu < len(devices):
+            raise OomkitError(f"-mg {s.main_gpu}: there are {len(devices)} GPUs")
+        splits = [0.0] * len(devices)
+        splits[s.main_gpu:] = [1.0] * (len(devices) - s.main_gpu)
+        return splits
+    weights = list(s.tensor_split) if s.tensor_split and any(s.tensor_split) else None
+    if weights is not None and len(weights) > len(devices):
+        raise OomkitError(f"--tensor-split has {len(weights)} values for {len(devices)} GPUs")
+    if weights is None:
+        # default split by each device's free memory; unknown sizes split evenly
+        weights = [float(d.free_bytes or d.memory_bytes or 1) for d in devices]
+    weights += [0.0] * (len(devices) - len(weights))
+    total, acc, splits = sum(weights), 0.0, []
+    if total <= 0:
+        raise OomkitError("--tensor-split values must not all be zero")
+    for w in weights:
+        acc += w
+        splits.append(acc / total)
+    return splits
+
+
+def override_patterns(s: LlamaCppSettings, spec: ModelSpec) -> list[tuple[re.Pattern[str], str]]:
+    pats = []
+    for pattern, buft in s.override_tensor:
+        try:
+            pats.append((re.compile(pattern), buft))
+        except re.error as e:
+            raise OomkitError(f"-ot {pattern}={buft}: bad regular expression ({e})") from None
+    # common/arg.cpp --cpu-moe / --n-cpu-moe N: "blk\.(i)\.ffn_(up|down|gate|gate_up)_(ch|)exps" on CPU
+    n_moe = spec.n_layers if s.cpu_moe else s.n_cpu_moe
+    for i in range(n_moe):
+        pats.append((re.compile(rf"blk\.{i}\.ffn_(up|down|gate|gate_up)_(ch|)exps"), "CPU"))
+    return pats
+
+
+def tensor_device(t: TensorSpec, placement: Placement, overrides, n_devices: int) -> int:
+    for pat, buft in overrides:
+        if pat.search(t.name):
+            if buft.upper().startswith("CPU"):
+                return -1
+            m = re.fullmatch(r"(?:CUDA|ROCm|Vulkan|Metal|SYCL|GPU)(\d*)", buft, re.IGNORECASE)
+            if not m:
+                raise OomkitError(f"-ot: unknown buffer type {buft!r}")
+            idx = int(m.group(1) or 0)
+            if idx >= n_devices:
+                raise OomkitError(f"-ot: buffer type {buft} names a GPU that is not there")
+            return idx
+    if t.name.startswith("token_embd"):
+        return -1  # load_tensors: "very little benefit to offloading the input layer"
+    if t.layer is not None and t.layer < len(placement.layer_device):
+        return placement.layer_device[t.layer]
+    return placement.output_device  # output_norm, output
+
+
+def gpu_alloc_size(t: TensorSpec) -> int:
+    gt = ggml.type_by_name(t.dtype)
+    size = t.nbytes
+    if gt.quantized and t.shape and t.shape[0] % CUDA_MATRIX_ROW_PADDING:
+        size += ggml.row_bytes(gt, CUDA_MATRIX_ROW_PADDING - t.shape[0] % CUDA_MATRIX_ROW_PADDING)
+    return round_up(size, CUDA_ALIGNMENT)
+
+
+def mapped_range(tensors: list[TensorSpec]) -> int:
+    """An mmap'd CPU buffer spans the file range from its first to its last tensor
+    (llama_model_loader::get_mapping_range), holes included."""
+    if not tensors:
+        return 0
+    if all(t.offset is not None for t in tensors):
+        return max(t.offset + t.nbytes for t in tensors) - min(t.offset for t in tensors)
+    return sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in tensors)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Model buffers per backend
+
+
+@dataclass(frozen=True)
+class ModelBuffers:
+    """The weights of one load: per GPU (index -> bytes, alignment and row padding included) and on the host."""
+
+    by_device: dict[int, int]
+    cpu_tensors: tuple[TensorSpec, ...]
+    host_buffer_type: str  # CPU_Mapped | CUDA_Host | CPU
+    host_buffer_bytes: int  # the host model buffer llama.cpp prints
+    host_weight_bytes: int  # the host tensors' own bytes
+
+
+def model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
+                  placement: Placement) -> ModelBuffers:
+    overrides = override_patterns(s, spec)
+    dev_tensors: dict[int, list[TensorSpec]] = {}
+    for t in spec.weights.tensors:
+        dev_tensors.setdefault(tensor_device(t, placement, overrides, len(devices)), []).append(t)
+    if spec.tied_embeddings and placement.output_device >= 0:
+        # tied output: token_embd is loaded a second time on the output device (TENSOR_DUPLICATED)
+        emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
+        if emb is not None:
+            dev_tensors.setdefault(placement.output_device, []).append(replace(emb, offset=None))
+    by_device = {d: sum(gpu_alloc_size(t) for t in ts) for d, ts in dev_tensors.items() if d >= 0}
+    cpu_tensors = dev_tensors.get(-1, [])
+    if s.mmap:
+        host_buft = "CPU_Mapped"
+        host_buffer = mapped_range(cpu_tensors)
+    else:
+        host_buft = "CUDA_Host" if devices else "CPU"
+        host_buffer = sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in cpu_tensors)
+    return ModelBuffers(by_device, tuple(cpu_tensors), host_buft, host_buffer, sum(t.nbytes for t in cpu_tensors))

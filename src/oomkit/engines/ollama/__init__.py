@@ -1,0 +1,100 @@
+"""Ollama: what its runner really allocates, and what Ollama itself estimates, side by side.
+
+Ollama's runner IS llama.cpp (its Go runner linking a vendored llama.cpp until v0.29, upstream `llama-server`
+from v0.30), or for some architectures its own Go engine with its own KV cache (kvcache/causal.go). So the
+devices/host of the estimate come from oomkit.engines.llamacpp with the settings Ollama launches its runner
+with, plus Ollama's per-GPU reserve; `engine_view["ollama_memory"]` holds the figures Ollama computes and logs
+itself (memory.py), and `engine_view["ollama_vs_runner"]` the difference.
+
+Eras (each changes what Ollama logs and who decides the layer split), ollama/ollama sources cited per rule:
+
+- A (<= v0.11.4): llm/memory.go estimateGPULayers decides the layers; logs `msg=offload ... memory.*`.
+- B (v0.11.5 - v0.12.10): the same for the llama runner; Ollama-engine models are laid out from their real
+  allocations (opt-in OLLAMA_NEW_ESTIMATES=1 in v0.11.x, default from v0.12.0) and log "model weights",
+  "kv cache", "compute graph", "total memory" per device.
+- C (v0.12.11 - v0.24): memory.go removed; both engines use llm/server.go createLayout; the llama engine
+  still sizes KV and graph with GraphSize and logs the per-device lines.
+- D (v0.30+, 9db4bdbad): GGUF models run on upstream llama-server (`-c num_ctx*np -np np`, no -ngl so its
+  --fit decides); Ollama only predicts coarsely (PredictServerVRAM) for eviction.
+
+settings.py  OllamaSettings, the OLLAMA_* environment, releases and the versions whose rules changed, eras
+args.py      the command line (`ollama run TAG`, `ollama serve`, oomkit's --num-ctx ...)
+launch.py    what Ollama launches: num_ctx, parallel slots, runner, flash attention, KV type, batch
+weights.py   the GGUF Ollama runs and its reader's view of it (layer sizes, KV accessors)
+kv.py        the Ollama engine's own KV cache (kvcache/causal.go)
+memory.py    Ollama's own estimate: GraphSize, estimateGPULayers, the era C layout, PredictServerVRAM
+layout.py    the runner laid out on the devices, with Ollama's figures next to it (engine_view)
+"""
+
+from __future__ import annotations
+
+from ..base import EngineModule
+from ..llamacpp import default_weight_format
+from ..versions import version_str
+from .args import flag_takes_value, parse_args
+from .kv import CausalCache, causal_cache
+from .launch import (
+    MINIMUM_MEMORY,
+    MINIMUM_MEMORY_DEFAULT,
+    Launch,
+    default_num_ctx,
+    resolve_launch,
+    supports_flash_attention,
+    total_vram,
+)
+from .layout import FIT_TARGET, OllamaEstimate, estimate
+from .memory import (
+    EraCLayout,
+    Graph,
+    LayerEstimate,
+    OGpu,
+    assign_layers,
+    automatic_generation_batch,
+    estimate_gpu_layers,
+    find_best_fit,
+    generation_batch_surcharge,
+    graph_size,
+    greedy_fit,
+    human_bytes2,
+    kv_bytes_per_element,
+    layout_era_c,
+    predict_server_vram,
+)
+from .settings import (
+    DEFAULT_GGUF_TYPE,
+    NEUTRAL,
+    NEWEST,
+    OllamaSettings,
+    environment,
+    era,
+    parse_version,
+    releases,
+    runner_build,
+    version_at,
+)
+from .weights import GgufView, gguf_view, ollama_gguf, per_layer_weights
+
+
+# ollama.com library tags without a quant are the GGUFs llama.cpp users get too: Q4_K_M (gpt-oss: MXFP4)
+def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None):
+    return parse_args(argv, env)
+
+
+ENGINE = EngineModule(
+    "ollama", OllamaSettings, estimate, _parse_args, flag_takes_value,
+    headline=('num_ctx', 'num_parallel', 'kv_cache_type'),
+    context_field="num_ctx", neutral=NEUTRAL,
+    kv_types=("f16", "q8_0", "q4_0"), kv_fields=("kv_cache_type",),  # OLLAMA_KV_CACHE_TYPE (docs/faq.md)
+    programs={"ollama": None}, subcommands=("run", "serve"),
+    newest=NEWEST, default_format_fn=default_weight_format, loads_gguf=True,
+    effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
+)
+
+__all__ = ["DEFAULT_GGUF_TYPE", "ENGINE", "FIT_TARGET", "MINIMUM_MEMORY", "MINIMUM_MEMORY_DEFAULT", "NEUTRAL",
+           "NEWEST", "CausalCache", "EraCLayout", "GgufView", "Graph", "LayerEstimate", "Launch", "OGpu",
+           "OllamaEstimate", "OllamaSettings", "assign_layers", "automatic_generation_batch", "causal_cache",
+           "default_num_ctx", "environment", "era", "estimate", "estimate_gpu_layers", "find_best_fit",
+           "flag_takes_value", "generation_batch_surcharge", "gguf_view", "graph_size", "greedy_fit",
+           "human_bytes2", "kv_bytes_per_element", "layout_era_c", "ollama_gguf", "parse_args", "parse_version",
+           "per_layer_weights", "predict_server_vram", "releases", "resolve_launch", "runner_build",
+           "supports_flash_attention", "total_vram", "version_at", "version_str"]

@@ -1,0 +1,293 @@
+"""What Ollama launches: its defaults, the OLLAMA_* environment and the per-architecture rules resolved into the
+settings its runner starts with (num_ctx, parallel slots, which runner, flash attention, KV cache type, batch),
+as server/routes.go, server/sched.go and llm/server.go decide them at each release."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...errors import OomkitError
+from ...memory import Device
+from ...model.spec import ModelSpec
+from ...units import GiB, MiB
+from ..versions import Version, version_str
+from .settings import (
+    V_CONTEXT_LENGTH_ENV,
+    V_CTX_4096,
+    V_CTX_VRAM_TIER,
+    V_EMBED_PARALLEL_ONE,
+    V_GPTOSS_FA_BACK,
+    V_GPTOSS_MIN_CTX,
+    V_GPTOSS_MIN_CTX_LOWVRAM,
+    V_GPTOSS_NO_FA,
+    V_GPTOSS_NO_QKV,
+    V_GPTOSS_QKV_BACK,
+    V_GPU_OVERHEAD,
+    V_KV_QUANT,
+    V_NEW_ESTIMATES,
+    V_NEW_ESTIMATES_OPTIN,
+    V_PARALLEL_AUTO,
+    V_PARALLEL_ONE,
+    OllamaSettings,
+    env_bool,
+    env_uint,
+    env_var,
+    era,
+    parse_version,
+    union_until,
+)
+from .weights import GgufView
+
+# discover/types.go / ml/device.go DeviceInfo.MinimumMemory: 457 MiB (CUDA, ROCm, others), 512 MiB on Metal
+MINIMUM_MEMORY = {"metal": 512 * MiB}
+MINIMUM_MEMORY_DEFAULT = 457 * MiB
+
+# fs/ggml/ggml.go FlashAttention(): architectures with flash attention on by default (OLLAMA_FLASH_ATTENTION
+# unset), as the list stood at each release (85ccf7354, 0bda72892, c3c85aa06, 75e75d9af and later)
+_FA_DEFAULT = (
+    ((0, 11, 8), {"gptoss", "gpt-oss"}),
+    ((0, 12, 4), {"qwen3", "qwen3moe"}),
+    ((0, 12, 6), {"gemma3"}),
+    ((0, 12, 8), {"qwen3vl", "qwen3vlmoe"}),
+    ((0, 14, 0), {"bert", "mistral3", "olmo3"}),
+    ((0, 15, 0), {"glm4moelite", "lfm2"}),
+    ((0, 15, 5), {"glmocr", "qwen3next"}),
+    ((0, 18, 0), {"lfm2moe", "nemotron_h", "nemotron_h_moe", "qwen35", "qwen35moe"}),
+    ((0, 20, 4), {"gemma4"}),
+    ((0, 23, 0), {"nemotron_h_omni"}),
+)
+# fs/ggml/ggml.go KV.OllamaEngineRequired(): architectures that run on the Ollama engine (eras A-C)
+_OLLAMA_ENGINE = (
+    ((0, 6, 0), {"gemma3"}),
+    ((0, 6, 5), {"mistral3"}),
+    ((0, 7, 0), {"llama4", "mllama", "qwen25vl"}),
+    ((0, 9, 3), {"gemma3n"}),
+    ((0, 11, 0), {"gptoss", "gpt-oss"}),
+    ((0, 12, 0), {"qwen3"}),
+    ((0, 12, 6), {"qwen3moe"}),
+    ((0, 12, 8), {"qwen3vl", "qwen3vlmoe"}),
+    ((0, 13, 0), {"deepseekocr", "deepseek2"}),
+    ((0, 14, 0), {"bert", "nomic-bert", "olmo3"}),
+    ((0, 16, 0), {"qwen3next", "glm4moelite", "glmocr", "lfm2"}),
+    ((0, 20, 0), {"gemma4", "nemotron_h", "nemotron_h_moe", "qwen35", "qwen35moe", "lfm2moe"}),
+    ((0, 23, 0), {"laguna", "nemotron_h_omni"}),
+)
+# server/sched.go load: architectures forced to one parallel slot ("not safe with num_parallel > 1", #4165)
+_PARALLEL_ONE_ARCHS = {"mllama", "qwen3vl", "qwen3vlmoe", "qwen35", "qwen35moe", "qwen3next", "lfm2", "lfm2moe",
+                       "nemotron_h", "nemotron_h_moe", "nemotron_h_omni"}
+_GPT_OSS = ("gptoss", "gpt-oss")
+
+
+@dataclass
+class Launch:
+    version: Version
+    era: str
+    runner: str  # "llama" (llama.cpp runner), "ollama" (Ollama's Go engine), "llama-server"
+    num_ctx: int  # per sequence, after defaults and the clamp to the trained context
+    num_parallel: int  # 0 = automatic (decided by fit, eras before v0.9.7)
+    num_batch: int
+    kv_requested: str
+    kv_cache_type: str  # what the runner gets ("" = f16)
+    flash_attention: bool
+    fa_mode: str  # on | off | auto (era D)
+    gpu_overhead: int
+    library: str
+    minimum: int
+    new_estimates: bool
+    sched_spread: bool
+    warnings: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+
+
+def _fa_default_archs(v: Version) -> set[str]:
+    return union_until(_FA_DEFAULT, v)
+
+
+def supports_flash_attention(spec: ModelSpec, g: GgufView, v: Version) -> bool:
+    """fs/ggml/ggml.go SupportsFlashAttention: not an embedding model, not gemma2 (nor grok), K and V head sizes
+    equal and non-zero; gpt-oss excluded in v0.11.2-v0.11.4; qwen35/qwen3next always supported."""
+    arch = spec.architecture
+    if g.is_embedding:
+        return False
+    if arch in ("qwen35", "qwen35moe", "qwen3next"):
+        return True
+    if arch in ("gemma2", "grok"):
+        return False
+    if arch in _GPT_OSS and V_GPTOSS_NO_FA <= v < V_GPTOSS_FA_BACK:
+        return False
+    return g.key_length != 0 and g.value_length != 0 and g.key_length == g.value_length
+
+
+def total_vram(devices: tuple[Device, ...], overhead: int) -> int | None:
+    if any(d.memory_bytes is None for d in devices):
+        return None
+    return sum(max(d.memory_bytes - overhead, 0) for d in devices)
+
+
+def default_num_ctx(v: Version, devices: tuple[Device, ...], overhead: int) -> tuple[int, str | None]:
+    """api.DefaultOptions NumCtx / envconfig.ContextLength default, and from v0.15.5 the VRAM tier of
+    server/routes.go Serve: total VRAM (less OLLAMA_GPU_OVERHEAD per GPU) >= 47 GiB -> 262144, >= 23 GiB ->
+    32768, else 4096."""
+    if v < V_CTX_4096:
+        return 2048, None
+    if v < V_CTX_VRAM_TIER:
+        return 4096, None
+    total = total_vram(devices, overhead)
+    if total is None:
+        return 4096, "GPU memory unknown: Ollama's VRAM-tiered default context assumed 4096 (give --vram or --gpu)"
+    if total >= 47 * GiB:
+        return 262144, None
+    if total >= 23 * GiB:
+        return 32768, None
+    return 4096, None
+
+
+def resolve_launch(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], s: OllamaSettings) -> Launch:
+    v = parse_version(s.engine_version)
+    env = dict(s.env)
+    warnings: list[str] = []
+    labels: list[str] = []
+    the_era = era(v)
+    library = _library(s, devices)
+    minimum = MINIMUM_MEMORY.get(library, MINIMUM_MEMORY_DEFAULT) if devices else 0
+    # OLLAMA_GPU_OVERHEAD (envconfig.GpuOverhead, v0.3.10+)
+    overhead = s.gpu_overhead if s.gpu_overhead >= 0 else (env_uint(env, "OLLAMA_GPU_OVERHEAD") or 0)
+    if v < V_GPU_OVERHEAD:
+        overhead = 0
+    num_ctx = _num_ctx(spec, devices, s, v, env, overhead, warnings, labels)
+    num_parallel = _num_parallel(spec, g, s, v, env, warnings)
+    runner = _runner(spec, v, the_era, env)
+    new_estimates = runner == "ollama" and (
+        v >= V_NEW_ESTIMATES or (v >= V_NEW_ESTIMATES_OPTIN and bool(env_bool(env, "OLLAMA_NEW_ESTIMATES"))))
+    # flash attention and KV cache type
+    fa_env = env_bool({"X": s.flash_attention} if s.flash_attention else env,
+                      "X" if s.flash_attention else "OLLAMA_FLASH_ATTENTION")
+    kv_requested = (s.kv_cache_type or env_var(env, "OLLAMA_KV_CACHE_TYPE")).lower()
+    if the_era == "D":
+        fa, fa_mode, kvct = _attention_llama_server(spec, v, fa_env, kv_requested)
+    else:
+        fa, fa_mode, kvct = _attention_runner(spec, g, v, fa_env, kv_requested, warnings)
+    num_batch = s.num_batch if s.num_batch > 0 else 0
+    if not num_batch:
+        num_batch = 512  # api.DefaultOptions NumBatch (era D re-decides it below)
+    if the_era == "C":
+        num_batch = min(num_batch, num_ctx)  # llm/server.go NewLlamaServer: NumBatch = min(NumBatch, NumCtx)
+    sched_spread = bool(env_bool(env, "OLLAMA_SCHED_SPREAD"))
+    return Launch(version=v, era=the_era, runner=runner, num_ctx=num_ctx, num_parallel=num_parallel,
+                  num_batch=num_batch, kv_requested=kv_requested, kv_cache_type=kvct, flash_attention=fa,
+                  fa_mode=fa_mode, gpu_overhead=overhead, library=library, minimum=minimum,
+                  new_estimates=new_estimates, sched_spread=sched_spread, warnings=warnings, labels=labels)
+
+
+def _library(s: OllamaSettings, devices: tuple[Device, ...]) -> str:
+    library = (s.library or ("cuda" if devices else "cpu")).lower()
+    if library not in ("cuda", "rocm", "metal", "vulkan", "cpu", "oneapi"):
+        raise OomkitError(f"unknown GPU library {s.library!r}: cuda, rocm, metal, vulkan or cpu")
+    return library if devices else "cpu"
+
+
+def _num_ctx(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings, v: Version, env: dict[str, str],
+             overhead: int, warnings: list[str], labels: list[str]) -> int:
+    """num_ctx: request/Modelfile, else OLLAMA_CONTEXT_LENGTH (v0.5.13+), else the version's default; then
+    gpt-oss's minimum and the clamp to the trained context."""
+    num_ctx = s.num_ctx
+    if num_ctx <= 0:
+        env_ctx = env_uint(env, "OLLAMA_CONTEXT_LENGTH") if v >= V_CONTEXT_LENGTH_ENV else None
+        if env_ctx:
+            num_ctx = env_ctx
+        else:
+            num_ctx, note = default_num_ctx(v, devices, overhead)
+            if note:
+                labels.append(note)
+    if spec.architecture in _GPT_OSS and V_GPTOSS_MIN_CTX <= v < V_CTX_VRAM_TIER:
+        # server/routes.go scheduleRunner: "This model requires a minimum context" -> max(num_ctx, 8192); from
+        # v0.11.4 only outside low-VRAM mode (total VRAM less OLLAMA_GPU_OVERHEAD under 20 GiB)
+        total = total_vram(devices, overhead)
+        low_vram = v >= V_GPTOSS_MIN_CTX_LOWVRAM and (total is not None and total < 20 * GiB)
+        if not low_vram and num_ctx < 8192:
+            warnings.append(f"Ollama raises num_ctx {num_ctx} to 8192 for gpt-oss (server/routes.go)")
+            num_ctx = 8192
+    num_ctx = max(num_ctx, 4)  # server/sched.go GetRunner: NumCtx < 4 -> 4
+    train = spec.n_ctx_train
+    if train and num_ctx > train:
+        # llm/server.go NewLlamaServer: "requested context size too large for model" -> n_ctx_train
+        warnings.append(f"num_ctx {num_ctx} > the model's trained context {train}: Ollama uses {train}")
+        num_ctx = train
+    return num_ctx
+
+
+def _num_parallel(spec: ModelSpec, g: GgufView, s: OllamaSettings, v: Version, env: dict[str, str],
+                  warnings: list[str]) -> int:
+    """Parallel slots: the request, else OLLAMA_NUM_PARALLEL, else the version's default (0 = automatic)."""
+    arch = spec.architecture
+    if s.num_parallel > 0:
+        num_parallel = s.num_parallel
+    else:
+        env_np = env_uint(env, "OLLAMA_NUM_PARALLEL")
+        if env_np:
+            num_parallel = env_np
+        elif v >= V_PARALLEL_ONE or v < V_PARALLEL_AUTO:
+            num_parallel = 1
+        else:
+            num_parallel = 0  # automatic: sched.go tries defaultParallel, then 1 (decided by fit below)
+    if arch in _PARALLEL_ONE_ARCHS and num_parallel != 1:
+        warnings.append(f"Ollama runs {arch} with one parallel slot (server/sched.go: not safe with num_parallel > 1)")
+        num_parallel = 1
+    if g.is_embedding and v >= V_EMBED_PARALLEL_ONE and num_parallel != 1:
+        num_parallel = 1  # server/sched.go load: embedding models always parallel 1
+    return num_parallel
+
+
+def _runner(spec: ModelSpec, v: Version, the_era: str, env: dict[str, str]) -> str:
+    if the_era == "D":
+        return "llama-server"
+    if spec.architecture in union_until(_OLLAMA_ENGINE, v) or (env_bool(env, "OLLAMA_NEW_ENGINE") and v >= (0, 5, 12)):
+        return "ollama"
+    return "llama"
+
+
+def _attention_llama_server(spec: ModelSpec, v: Version, fa_env: bool | None,
+                            kv_requested: str) -> tuple[bool, str, str]:
+    """Era D -> (flash attention, its -fa mode, the KV cache type passed on)."""
+    # llm/llama_server.go LlamaServerFlashAttention: on/off only when the user set it, else auto
+    fa_mode = "auto" if fa_env is None else ("on" if fa_env else "off")
+    kvct = kv_requested
+    if kvct and spec.architecture in _GPT_OSS and kvct not in ("f16", "f32", "bf16"):
+        # the guard in GGML.SupportsKVCacheType lost its callers; the type reaches llama-server unchecked
+        raise OomkitError(f"gpt-oss with OLLAMA_KV_CACHE_TYPE={kvct}: Ollama {version_str(v)} passes "
+                          f"--cache-type-k/v {kvct} to llama-server, which aborts (attention sinks do not "
+                          "support a quantized KV cache; ollama#16946, fix proposed in ollama#16955). "
+                          "Unset OLLAMA_KV_CACHE_TYPE for gpt-oss")
+    return fa_mode != "off", fa_mode, kvct
+
+
+def _attention_runner(spec: ModelSpec, g: GgufView, v: Version, fa_env: bool | None, kv_requested: str,
+                      warnings: list[str]) -> tuple[bool, str, str]:
+    """Eras A-C -> (flash attention, "on" | "off", the KV cache type the runner gets: "" = f16)."""
+    arch = spec.architecture
+    default_on = arch in _fa_default_archs(v)
+    wanted = default_on if fa_env is None else fa_env
+    supported = supports_flash_attention(spec, g, v)
+    # llm/server.go: envconfig.FlashAttention(f.FlashAttention()) && ml.FlashAttentionSupported(gpus) &&
+    # f.SupportsFlashAttention(); every GPU library oomkit knows supports it (CUDA needs compute 7.0+)
+    fa = bool(wanted) and supported
+    if wanted and not supported:
+        warnings.append("flash attention requested but not supported by this model (Ollama turns it off)")
+    kvct = ""
+    if v < V_KV_QUANT:
+        if kv_requested and kv_requested != "f16":
+            warnings.append(f"OLLAMA_KV_CACHE_TYPE={kv_requested} has no effect before Ollama 0.5.0")
+    elif fa:
+        supported = kv_requested in ("", "f16", "q8_0", "q4_0")
+        if arch in _GPT_OSS and V_GPTOSS_NO_QKV <= v < V_GPTOSS_QKV_BACK and kv_requested not in ("", "f16"):
+            supported = False
+            warnings.append(f"gpt-oss rejects a quantized KV cache in Ollama {version_str(v)} (attention sinks; "
+                            f"fs/ggml SupportsKVCacheType): OLLAMA_KV_CACHE_TYPE={kv_requested} ignored, f16 used")
+        elif not supported:
+            warnings.append(f"kv cache type {kv_requested!r} not supported by Ollama (f16, q8_0, q4_0): f16 used")
+        if supported:
+            kvct = kv_requested
+    elif kv_requested and kv_requested != "f16":
+        warnings.append(f"OLLAMA_KV_CACHE_TYPE={kv_requested} needs flash attention, which is off: the KV cache "
+                        "stays f16 (llm/server.go: quantized kv cache requested but flash attention disabled)")
+    return fa, "on" if fa else "off", kvct

@@ -1,0 +1,483 @@
+"""Ollama's runner laid out on the devices: the llama.cpp (or llama-server) estimate of the settings Ollama starts
+it with, the Ollama engine's own KV cache where that engine runs, Ollama's per-GPU reserve, and Ollama's own
+figures (memory.py) next to them in engine_view["ollama_memory"] and ["ollama_vs_runner"]."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ...memory import Device, MemoryEstimate, Usage
+from ...model.spec import ModelSpec
+from ...units import GiB, MiB
+from ..llamacpp import ERAS, LlamaCppSettings, compute_phases, kv_caches, resolve_context
+from ..llamacpp import estimate as llamacpp_estimate
+from ..versions import version_str
+from .kv import CausalCache, causal_cache
+from .launch import Launch, resolve_launch
+from .memory import (
+    EraCLayout,
+    LayerEstimate,
+    OGpu,
+    automatic_generation_batch,
+    estimate_gpu_layers,
+    generation_batch_surcharge,
+    graph_size,
+    human_bytes2,
+    layout_era_c,
+    predict_server_vram,
+)
+from .settings import V_GO_RUNNER, V_PARALLEL_AUTO_2, V_WEIGHTS_NO_KV, OllamaSettings, runner_build
+from .weights import GgufView, gguf_view, ollama_gguf, per_layer_weights
+
+FIT_TARGET = 1024 * MiB  # llama.cpp --fit default margin per device (common/fit.cpp); Ollama leaves it unless mmproj
+# Architectures Ollama ships with a vision projector it adds to its estimate (projector.weights/graph)
+_VISION_ARCHS = {"gemma3", "mistral3", "llama4", "mllama", "qwen25vl", "qwen2vl", "qwen3vl", "qwen3vlmoe", "gemma4"}
+
+
+@dataclass(frozen=True)
+class OllamaEstimate(MemoryEstimate):
+    """A MemoryEstimate that also knows whether Ollama put every layer on the GPUs: a model Ollama splits with
+    the CPU runs, but does not "fit" (`ollama ps` shows a CPU/GPU split)."""
+
+    full_offload: bool | None = None
+
+    @property
+    def fits(self) -> bool | None:
+        base = MemoryEstimate.fits.fget(self)
+        if base is None:
+            return None
+        return base and self.full_offload is not False
+
+
+def _free(d: Device) -> int | None:
+    return d.free_bytes if d.free_bytes is not None else d.memory_bytes
+
+
+_UNKNOWN_FREE = 1 << 50
+
+
+def _ogpus(devices: tuple[Device, ...], launch: Launch) -> list[OGpu]:
+    return [OGpu(id=d.id, free=_free(d) if _free(d) is not None else _UNKNOWN_FREE, minimum=launch.minimum,
+                    library=launch.library) for d in devices]
+
+
+def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_layers: int,
+                     split: tuple[float, ...]) -> LlamaCppSettings:
+    """How Ollama starts its llama.cpp runner before v0.30 (llm/server.go NewLlamaServer -> runner): --ctx-size
+    num_ctx*np, --parallel np, --batch-size num_batch, --n-gpu-layers (its own estimate), --tensor-split,
+    --flash-attn, --kv-cache-type. The Go runner (llama/llama.go NewContextParams) sets n_batch = batch*parallel,
+    n_seq_max = parallel, embeddings = true, and leaves n_ubatch and kv_unified at llama.cpp's defaults."""
+    build = runner_build(launch.version)
+    n_batch = launch.num_batch * num_parallel if launch.version >= V_GO_RUNNER else launch.num_batch
+    kv = launch.kv_cache_type or "f16"
+    return LlamaCppSettings(
+        program="llama-server", n_ctx=launch.num_ctx * num_parallel, n_batch=n_batch, n_ubatch=512,
+        n_parallel=num_parallel, kv_unified=build < ERAS["kv_streams"],
+        cache_type_k=kv, cache_type_v=kv,
+        flash_attn="on" if launch.flash_attention else "off", n_gpu_layers=n_gpu_layers, tensor_split=split,
+        embeddings=True, engine_version=f"b{build}")
+
+
+def _split(counts: list[int]) -> tuple[float, ...]:
+    return tuple(float(c) for c in counts) if len(counts) > 1 and sum(counts) else ()
+
+
+def _ollama_engine_kv(spec: ModelSpec, launch: Launch, num_parallel: int) -> CausalCache:
+    return causal_cache(spec, launch.version, launch.num_ctx, num_parallel, min(launch.num_batch, launch.num_ctx),
+                           launch.kv_cache_type or "f16", launch.flash_attention)
+
+
+def _replace_kv(est: MemoryEstimate, cache: CausalCache, devices: tuple[Device, ...]) -> MemoryEstimate:
+    """Swap llama.cpp's KV for the Ollama engine's own (kvcache/causal.go), layer by layer on the same device."""
+    by_dev: dict[str, int] = {}
+    layers = []
+    for lu in est.layers:
+        b = cache.bytes_by_layer.get(lu.index, 0)
+        by_dev[lu.device] = by_dev.get(lu.device, 0) + b
+        layers.append(replace(lu, kv_bytes=b, cells=cache.cells_by_layer.get(lu.index, lu.cells)))
+    devs = tuple(replace(u, kv_cache_bytes=by_dev.get(u.id, 0)) for u in est.devices)
+    host = replace(est.host, kv_cache_bytes=by_dev.get("CPU", 0))
+    view = dict(est.engine_view)
+    view["kv_buffer_bytes"] = {k: v for k, v in by_dev.items() if v}
+    total = sum(cache.bytes_by_layer.values())
+    view["k_bytes"] = view["v_bytes"] = None
+    view["kv_bytes_total"] = total
+    cells = sorted(set(cache.cells_by_layer.values()))
+    view["kv_caches"] = [{"name": "causal", "cells": c,
+                          "layers": sum(1 for x in cache.cells_by_layer.values() if x == c),
+                          "bytes": sum(cache.bytes_by_layer[i] for i, x in cache.cells_by_layer.items() if x == c)}
+                         for c in cells]
+    view["swa_kv_bytes"] = sum(b for i, b in cache.bytes_by_layer.items()
+                               if cache.cells_by_layer[i] != max(cells, default=0))
+    return replace(est, devices=devs, host=host, layers=tuple(layers), engine_view=view)
+
+
+def _fit_llama_server(spec: ModelSpec, devs: tuple[Device, ...], ls: LlamaCppSettings,
+                      margin: int) -> tuple[LlamaCppSettings, bool]:
+    """llama-server --fit with no -ngl (common/fit.cpp): the most layers that leave `margin` free on every
+    device. Simplified: layers only (fit also moves MoE expert tensors to the CPU first)."""
+    if not devs or any(d.memory_bytes is None for d in devs):
+        return ls, True
+
+    def ok(ngl: int) -> bool:
+        est = llamacpp_estimate(spec, devs, replace(ls, n_gpu_layers=ngl))
+        return all(u.total_bytes - u.overhead_bytes <= (_free(d) or 0) - margin for u, d in zip(est.devices, devs, strict=True))
+
+    n_all = spec.n_layers + 1
+    if ok(-1):
+        return ls, True
+    lo, hi = 0, n_all
+    if not ok(0):
+        return replace(ls, n_gpu_layers=0), False
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return replace(ls, n_gpu_layers=lo), False
+
+
+def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings) -> MemoryEstimate:
+    spec = ollama_gguf(spec)
+    g = gguf_view(spec)
+    launch = resolve_launch(spec, g, devices, s)
+    if launch.era == "D":
+        return _estimate_llama_server(spec, g, devices, s, launch)
+    return _estimate_eras_abc(spec, g, devices, s, launch)
+
+
+def _estimate_eras_abc(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], s: OllamaSettings,
+                       launch: Launch) -> MemoryEstimate:
+    v = launch.version
+    gpus = _ogpus(devices, launch)
+    num_gpu = s.num_gpu
+    unknown = any(d.memory_bytes is None for d in devices)
+    if unknown and devices:
+        launch.labels.append("GPU memory unknown: Ollama's own layout assumed to offload every layer")
+    # parallel slots and the GPUs used: server/sched.go pickBestFullFitByLibrary (before v0.12.11; the era C
+    # layout packs onto as few GPUs as possible by itself): a single GPU first, largest free memory first,
+    # unless OLLAMA_SCHED_SPREAD; then all; automatic parallel tries defaultParallel, then 1.
+    default_parallel = 2 if v >= V_PARALLEL_AUTO_2 else 4
+    tries = [launch.num_parallel] if launch.num_parallel > 0 else [default_parallel, 1]
+    order = sorted(range(len(gpus)), key=lambda i: -gpus[i].free)
+
+    def full_fit(idx: list[int], p: int) -> bool:
+        est = _own_estimate(spec, g, launch, [gpus[i] for i in idx], p, num_gpu)
+        want = g.block_count + 1 if num_gpu < 0 else num_gpu
+        return est["layers"] > 0 and est["layers"] >= want
+
+    chosen: tuple[list[int], int] | None = None
+    singles = [[i] for i in order] if launch.era != "C" and not launch.sched_spread and len(order) > 1 else []
+    for p in tries:
+        for idx in singles:
+            if full_fit(idx, p):
+                chosen = (idx, p)
+                break
+        if chosen:
+            break
+    if chosen is None and gpus:
+        for p in tries:
+            if full_fit(order, p):
+                chosen = (order, p)
+                break
+    if chosen is None:
+        # no full fit anywhere: pickBestPartialFitByLibrary sets parallel 1 (CPU only: defaultParallel) and keeps
+        # the GPUs in their discovery order
+        p = tries[-1] if gpus else tries[0]
+        chosen = (list(range(len(gpus))), p)
+    used_idx, num_parallel = chosen
+    used_gpus = [gpus[i] for i in used_idx]
+    own = _own_estimate(spec, g, launch, used_gpus, num_parallel, num_gpu)
+
+    # the runner, with the layers Ollama decided (a GPU that got no layer holds nothing)
+    if gpus and own["layers"] and len(used_idx) > 1:
+        kept = [(i, c) for i, c in zip(used_idx, own["split"], strict=True) if c > 0]
+        used_idx, own["split"] = [i for i, _ in kept], [c for _, c in kept]
+    used_devs = tuple(devices[i] for i in used_idx)
+    counts = own["split"]
+    ls = _runner_settings(spec, launch, num_parallel, own["layers"] if used_devs else 0, _split(counts))
+    runner = llamacpp_estimate(spec, used_devs, ls)
+    if launch.runner == "ollama":
+        runner = _replace_kv(runner, _ollama_engine_kv(spec, launch, num_parallel), used_devs)
+    return _finish(spec, g, devices, used_idx, s, launch, num_parallel, runner, own, ls)
+
+
+def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: int,
+                  num_gpu: int) -> dict[str, Any]:
+    """Ollama's own figures for one candidate placement -> {layers, split (per GPU), fields (its log), vram,
+    total, kv, weights, graph}."""
+    v = launch.version
+    kvct = launch.kv_cache_type
+    if launch.runner == "ollama" and launch.new_estimates:
+        # eras B/C, Ollama engine: laid out from the runner's real allocations (ml/backend/ggml Reserve ...);
+        # the per-layer sizes are the runner's (weights + its KV cache), the graph its compute buffer
+        cache = _ollama_engine_kv(spec, launch, num_parallel)
+        layer_w = per_layer_weights(g)
+        layer_c = [cache.bytes_by_layer.get(i, 0) for i in range(g.block_count)] + [0]
+        ls = _runner_settings(spec, launch, num_parallel, -1, ())
+        ctx = resolve_context(spec, ls)
+        phases = compute_phases(spec, ctx, kv_caches(spec, ctx, False))
+        graph = max(phases.attention, phases.output)
+        lay = layout_era_c(layer_w, layer_c, gpus, graph, graph, launch.gpu_overhead, num_gpu)
+        out = _era_c_result(lay, gpus, g, measured=True)
+        if launch.era == "B":
+            # the scheduler still sizes the load with llm/memory.go (server/sched.go PredictServerFit) and logs
+            # its msg=offload line next to the runner's measured figures
+            old = _era_a_result(g, launch, gpus, num_parallel, num_gpu)
+            out["fields"] = {**old["fields"], **out["fields"]}
+            out["log"] = old["log"] + "\n" + out["log"]
+        return out
+    gr_kw = dict(num_ctx=launch.num_ctx, num_batch=launch.num_batch, num_parallel=num_parallel, kvct=kvct,
+                 flash_attention=launch.flash_attention)
+    if launch.era == "C":
+        gr = graph_size(g, v, **gr_kw)
+        layer_w = per_layer_weights(g)
+        layer_c = [*gr.kv, 0]
+        partial, full = gr.partial, gr.full
+        if gpus and gpus[0].library == "metal":
+            partial = full
+        buffer = (g.blk_sizes[0] if g.blk_sizes else 0) + (gr.kv[0] if gr.kv else 0)
+        lay = layout_era_c(layer_w, layer_c, gpus, partial, full, launch.gpu_overhead, num_gpu, buffer=buffer)
+        lay.gr = gr
+        return _era_c_result(lay, gpus, g, measured=False)
+    return _era_a_result(g, launch, gpus, num_parallel, num_gpu)
+
+
+def _era_a_result(g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: int,
+                  num_gpu: int) -> dict[str, Any]:
+    v = launch.version
+    est = estimate_gpu_layers(g, v, gpus, launch.num_ctx, launch.num_batch, num_parallel, launch.kv_cache_type,
+                                 launch.flash_attention, num_gpu, launch.gpu_overhead)
+    logged = est.log_fields(num_gpu, launch.gpu_overhead, g.block_count)
+    fields = {k: v for k, v in logged.items() if k.startswith("memory.")}
+    fields["memory.available"] = {gp.id: gp.free for gp in gpus if gp.free != _UNKNOWN_FREE}
+    fields["memory.required.allocations"] = {gp.id: a for gp, a in zip(gpus, est.gpu_sizes, strict=True)}
+    return {"layers": est.layers, "split": list(est.tensor_split), "fields": fields, "vram": est.vram,
+            "requested": num_gpu,
+            "total": est.total, "kv": est.graph.kv_total, "weights": est.memory_weights + est.output_bytes
+            if v >= V_WEIGHTS_NO_KV else est.memory_weights - est.graph.kv_total + est.output_bytes,
+            "graph": est.graph_full if est.fully_loaded else est.graph_partial, "log": _offload_line(est, logged),
+            "labels": list(est.graph.labels), "fully_loaded": est.fully_loaded}
+
+
+def _era_c_result(lay: EraCLayout, gpus: list[OGpu], g: GgufView, measured: bool) -> dict[str, Any]:
+    split = [len(x) for x in lay.per_gpu]
+    fields = {"model weights": dict(lay.weights), "kv cache": dict(lay.cache), "compute graph": dict(lay.graphs),
+              "total memory": lay.total}
+    vram = sum(v for k, v in lay.weights.items() if k != "CPU") + sum(v for k, v in lay.cache.items() if k != "CPU") \
+        + sum(lay.graphs.values())
+    n_used = sum(1 for x in lay.per_gpu if x)
+    lines = [f'msg="{k}" device={dev} size="{human_bytes2(b)}"'
+             for k in ("model weights", "kv cache", "compute graph") for dev, b in fields[k].items()]
+    lines.append(f'msg="total memory" size="{human_bytes2(lay.total)}"')
+    # llm/server.go VRAMSize/TotalSize (what `ollama ps` shows): the GPUs' weights, cache and graph; all of it
+    return {"layers": lay.n_layers, "split": split, "fields": fields, "vram": vram, "total": lay.total,
+            "kv": sum(lay.cache.values()),
+            "weights": sum(lay.weights.values()), "graph": lay.graph, "log": "\n".join(lines),
+            "labels": list(lay.gr.labels) if lay.gr else [], "measured": measured, "n_gpus_used": n_used,
+            "fully_loaded": lay.n_layers >= g.block_count + 1}
+
+
+def _offload_line(est: LayerEstimate, f: dict[str, Any]) -> str:
+    """The `msg=offload` (`msg="offload to cuda"` before v0.5.12) line as llm/memory.go LogValue prints it."""
+    hb = human_bytes2
+    lib = est.gpus[0].library if est.gpus else "cpu"
+    avail = " ".join(hb(gp.free) for gp in est.gpus if gp.free != _UNKNOWN_FREE)
+    alloc = " ".join(hb(a) for a in est.gpu_sizes)
+    split = ",".join(map(str, f["layers.split"]))
+    return (f'msg=offload library={lib} layers.requested={f["layers.requested"]} layers.model={f["layers.model"]} '
+            f'layers.offload={f["layers.offload"]} layers.split="{split}" memory.available="[{avail}]" '
+            f'memory.gpu_overhead="{hb(f["memory.gpu_overhead"])}" memory.required.full="{hb(est.total)}" '
+            f'memory.required.partial="{hb(est.vram)}" memory.required.kv="{hb(f["memory.required.kv"])}" '
+            f'memory.required.allocations="[{alloc}]" memory.weights.total="{hb(f["memory.weights.total"])}" '
+            f'memory.weights.repeating="{hb(f["memory.weights.repeating"])}" '
+            f'memory.weights.nonrepeating="{hb(f["memory.weights.nonrepeating"])}" '
+            f'memory.graph.full="{hb(f["memory.graph.full"])}" memory.graph.partial="{hb(f["memory.graph.partial"])}"')
+
+
+def _estimate_llama_server(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], s: OllamaSettings,
+                           launch: Launch) -> MemoryEstimate:
+    """Era D: llm/llama_server.go startLlamaServer and server/sched.go load (fb3076099)."""
+    np_ = max(launch.num_parallel, 1)
+    ctx_total = launch.num_ctx * np_  # effectiveLlamaServerContext
+    file_bytes = spec.weights.nbytes
+    predicted = predict_server_vram(spec, g, file_bytes, ctx_total)
+    idx = _llama_server_gpus(devices, s, launch, predicted)
+    used = tuple(devices[i] for i in idx)
+    batch = _llama_server_batch(g, s, launch, used, ctx_total, predicted)
+    surcharge = 0 if g.is_embedding else generation_batch_surcharge(batch)
+    ls = _llama_server_settings(spec, g, used, s, launch, np_, ctx_total, batch)
+    launch.num_batch = batch
+    runner = llamacpp_estimate(spec, used, ls)
+    own = {"layers": None, "split": [], "vram": predicted + surcharge, "total": predicted + surcharge, "kv": None,
+           "weights": file_bytes, "graph": None, "labels": [], "fully_loaded": None,
+           "fields": {"predicted": predicted, "predicted_for_load": predicted + surcharge,
+                      "batch_surcharge": surcharge, "file_size": file_bytes},
+           "log": f'msg="llama-server model fits alongside existing models" predicted="{human_bytes2(predicted + surcharge)}" '
+                  f'predicted_num_ctx={ctx_total} num_batch={batch}'}
+    return _finish(spec, g, devices, idx, s, launch, np_, runner, own, ls)
+
+
+def _llama_server_gpus(devices: tuple[Device, ...], s: OllamaSettings, launch: Launch, predicted: int) -> list[int]:
+    """selectLlamaServerPlacement: one GPU when the prediction is within 80% of its available memory."""
+    idx = list(range(len(devices)))
+    if len(devices) > 1 and s.num_gpu != 0 and not launch.sched_spread:
+        known = [(i, _free(d)) for i, d in enumerate(devices) if _free(d) is not None]
+        fit1 = [(i, f) for i, f in known if predicted <= f * 80 // 100]
+        if fit1:
+            idx = [max(fit1, key=lambda x: x[1])[0]]
+    return idx
+
+
+def _llama_server_batch(g: GgufView, s: OllamaSettings, launch: Launch, used: tuple[Device, ...], ctx_total: int,
+                        predicted: int) -> int:
+    """num_batch: the request, else embeddingBatchSize, else automaticGenerationBatch (server/sched.go)."""
+    if s.num_batch > 0:
+        return s.num_batch
+    if g.is_embedding:
+        return min(2048, ctx_total)  # DefaultEmbeddingNumBatch, capped by the context (embeddingBatchSize)
+    available = sum(_free(d) or 0 for d in used)
+    small = any((_free(d) or 0) and (_free(d) or 0) <= 8 * GiB for d in used)
+    return automatic_generation_batch(ctx_total, predicted, available, launch.fa_mode == "off",
+                                      launch.library == "cuda" and bool(used), small)
+
+
+def _llama_server_settings(spec: ModelSpec, g: GgufView, used: tuple[Device, ...], s: OllamaSettings,
+                           launch: Launch, np_: int, ctx_total: int, batch: int) -> LlamaCppSettings:
+    """The llama-server command line startLlamaServer builds (-c num_ctx*np -np np, -ngl only when num_gpu is
+    set, else --fit decides)."""
+    build = runner_build(launch.version)
+    kv = launch.kv_cache_type or "f16"
+    if s.num_gpu > 0:
+        ngl = s.num_gpu
+    elif s.num_gpu == 0:
+        ngl = 0
+    else:
+        ngl = -1
+    ls = LlamaCppSettings(program="llama-server", n_ctx=ctx_total, n_batch=batch, n_ubatch=batch, n_parallel=np_,
+                          kv_unified=False, cache_type_k=kv, cache_type_v=kv, flash_attn=launch.fa_mode,
+                          n_gpu_layers=ngl, embeddings=g.is_embedding, engine_version=f"b{build}")
+    if ngl != -1:
+        return ls
+    env = dict(s.env)
+    margin = FIT_TARGET
+    if env.get("LLAMA_ARG_FIT_TARGET", "").strip().isdigit():
+        margin = int(env["LLAMA_ARG_FIT_TARGET"].strip()) * MiB
+    ls, full = _fit_llama_server(spec, used, ls, margin)
+    if not full:
+        launch.warnings.append(f"llama-server --fit offloads {ls.n_gpu_layers} of {spec.n_layers + 1} layers "
+                               "(layers only: --fit also moves MoE expert tensors to the CPU first, not "
+                               "modelled)")
+    return ls
+
+
+def _launch_command(launch: Launch, np_: int, ls: LlamaCppSettings) -> str:
+    kv = f" --cache-type-k {ls.cache_type_k} --cache-type-v {ls.cache_type_v}" if launch.kv_cache_type else ""
+    if launch.era == "D":
+        ngl = f" -ngl {ls.n_gpu_layers}" if ls.n_gpu_layers >= 0 else ""
+        return (f"llama-server -c {ls.n_ctx} -np {np_}{kv} --flash-attn {ls.flash_attn} -b {ls.n_batch} "
+                f"-ub {ls.n_ubatch}{ngl}")
+    fa = " --flash-attn" if launch.flash_attention else ""
+    engine = " --ollama-engine" if launch.runner == "ollama" else ""
+    split = " --tensor-split " + ",".join(str(int(x)) for x in ls.tensor_split) if ls.tensor_split else ""
+    kvt = f" --kv-cache-type {launch.kv_cache_type}" if launch.kv_cache_type else ""
+    return (f"ollama runner{engine} --ctx-size {ls.n_ctx} --batch-size {launch.num_batch} --n-gpu-layers "
+            f"{max(ls.n_gpu_layers, 0)}{fa}{kvt} --parallel {np_}{split}")
+
+
+def _finish(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], used_idx: list[int], s: OllamaSettings,
+            launch: Launch, num_parallel: int, runner: MemoryEstimate, own: dict[str, Any],
+            ls: LlamaCppSettings) -> MemoryEstimate:
+    """Lay the runner's figures on all GPUs (unused ones empty), add Ollama's per-GPU reserve, and put Ollama's
+    own figures next to them."""
+    devs = _on_all_gpus(devices, runner, launch.minimum + launch.gpu_overhead)
+    warnings = list(runner.warnings) + launch.warnings
+    labels = list(launch.labels) + list(g.labels) + own.get("labels", [])
+    if spec.architecture in _VISION_ARCHS and launch.era != "D":
+        labels.append("Ollama also counts the vision projector (projector.weights/graph) of this model family; "
+                      "oomkit does not model the projector")
+    compare = _ollama_vs_runner(devices, devs, runner, own, launch, warnings)
+    full_offload = _full_offload(spec, devices, launch, own, ls, warnings)
+    view = dict(runner.engine_view)
+    view.update({
+        "ollama_version": version_str(launch.version),
+        "ollama_era": launch.era,
+        "ollama_runner": {"llama": "llama.cpp runner", "ollama": "Ollama engine",
+                          "llama-server": "llama-server"}[launch.runner],
+        "ollama_launch": _launch_command(launch, num_parallel, ls),
+        "ollama_layers": (f"{own['layers']}/{spec.n_layers + 1}" if own["layers"] is not None else None),
+        "ollama_layers_split": ",".join(map(str, own["split"])) if len(own["split"]) > 1 else None,
+        "ollama_memory": own["fields"],
+        "ollama_vs_runner": compare,
+        "ollama_log": own.get("log"),
+    })
+    eff = {
+        "num_ctx": launch.num_ctx, "num_parallel": num_parallel, "kv_cache_type": launch.kv_cache_type or "f16",
+        "kv_cache_type_requested": launch.kv_requested or None, "flash_attention": launch.fa_mode,
+        "gpu_overhead": launch.gpu_overhead, "num_gpu": own["layers"] if launch.era != "D" else s.num_gpu,
+        "num_batch": launch.num_batch, "library": launch.library, "engine_version": version_str(launch.version),
+        "era": launch.era, "runner": launch.runner, "env": dict(s.env), "program": s.program,
+        "n_ctx": ls.n_ctx, "n_parallel": num_parallel,
+    }
+    return OllamaEstimate(model=spec, engine="ollama", settings=eff, devices=devs, host=replace(runner.host),
+                          engine_view=view, kv_bytes_per_token=runner.kv_bytes_per_token, layers=runner.layers,
+                          warnings=tuple(dict.fromkeys(warnings + labels)), full_offload=full_offload)
+
+
+def _on_all_gpus(devices: tuple[Device, ...], runner: MemoryEstimate, reserve: int) -> tuple[Usage, ...]:
+    """Every GPU, the runner's figures on those it used (each with Ollama's reserve), the others empty."""
+    by_id = {u.id: u for u in runner.devices}
+    usages = []
+    for d in devices:
+        u = by_id.get(d.id)
+        if u is None:
+            usages.append(Usage(id=d.id, name=d.name, memory_bytes=d.memory_bytes))
+        else:
+            usages.append(replace(u, memory_bytes=d.memory_bytes, overhead_bytes=reserve))
+    return tuple(usages)
+
+
+def _ollama_vs_runner(devices: tuple[Device, ...], devs: tuple[Usage, ...], runner: MemoryEstimate,
+                      own: dict[str, Any], launch: Launch, warnings: list[str]) -> dict[str, Any]:
+    """Ollama's own figures against what its runner allocates; a warning beyond 10%."""
+    runner_vram = sum(u.total_bytes for u in devs)
+    runner_total = runner_vram + runner.host.total_bytes
+    ollama_vram = own["vram"]
+    ollama_total = own["total"]
+    kv_runner = runner.kv_cache_bytes + runner.recurrent_state_bytes
+    compare: dict[str, Any] = {
+        "ollama_vram_bytes": ollama_vram, "runner_vram_bytes": runner_vram,
+        "vram_difference_bytes": None if ollama_vram is None else ollama_vram - runner_vram,
+        "ollama_total_bytes": ollama_total, "runner_total_bytes": runner_total,
+        "ollama_kv_bytes": own["kv"], "runner_kv_bytes": kv_runner,
+        "ollama_weights_bytes": own["weights"], "runner_weights_bytes": runner.weights_bytes,
+        "ollama_graph_bytes": own["graph"], "runner_compute_bytes": runner.compute_bytes,
+    }
+    ref_o, ref_r, what = (ollama_vram, runner_vram, "VRAM") if devices and runner_vram else \
+        (ollama_total, runner_total, "memory")
+    if ref_o is not None and ref_r:
+        ratio = ref_o / ref_r
+        compare["ratio"] = round(ratio, 4)
+        if abs(ratio - 1) > 0.10:
+            more = "more" if ratio > 1 else "less"
+            warnings.append(
+                f"Ollama's own estimate ({'what `ollama ps` shows' if launch.era != 'D' else 'its eviction prediction'})"
+                f" is {ref_o / GiB:.2f} GiB of {what}, {abs(ratio - 1) * 100:.0f}% {more} than the "
+                f"{ref_r / GiB:.2f} GiB its runner really allocates")
+    return compare
+
+
+def _full_offload(spec: ModelSpec, devices: tuple[Device, ...], launch: Launch, own: dict[str, Any],
+                  ls: LlamaCppSettings, warnings: list[str]) -> bool | None:
+    """Whether every layer is on the GPUs (None without GPUs); a CPU/GPU split is warned about."""
+    if not devices:
+        return None
+    if launch.era == "D":
+        return ls.n_gpu_layers < 0 or ls.n_gpu_layers > spec.n_layers
+    full_offload = bool(own["layers"] and own["layers"] >= spec.n_layers + 1)
+    if not full_offload:
+        warnings.append(f"Ollama offloads {own['layers']}/{spec.n_layers + 1} layers to the GPU; the rest run "
+                        "on the CPU (`ollama ps` shows a CPU/GPU split)")
+    return full_offload

@@ -1,0 +1,194 @@
+"""Ollama's options by its own names, the OLLAMA_* environment it reads, and its releases: the versions at which
+its defaults, launch rules and memory arithmetic changed (first release carrying each change; ollama/ollama
+commits cited), the llama.cpp build each release runs, and the era each release belongs to."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ...errors import OomkitError
+from ..versions import Version, parse_release, version_str
+
+NEWEST = "0.32.15"
+DEFAULT_GGUF_TYPE = "Q4_K_M"  # the ollama.com library's default quant for a bare tag (gpt-oss: MXFP4)
+_RELEASES_JSON = Path(__file__).parent.parent / "data" / "ollama_releases.json"
+
+# --- versions at which Ollama's defaults and launch rules changed (first release carrying the change) ---
+V_PARALLEL_AUTO = (0, 2, 0)  # 17b7186cd "Enable concurrency by default": try 4 slots, fall back to 1
+V_PARALLEL_AUTO_2 = (0, 6, 7)  # server/sched.go defaultParallel = 2
+V_PARALLEL_ONE = (0, 9, 7)  # 20c3266e9 "Reduce default parallelism to 1" (#11330)
+V_CONTEXT_LENGTH_ENV = (0, 5, 13)  # envconfig OLLAMA_CONTEXT_LENGTH (default 2048)
+V_CTX_4096 = (0, 6, 7)  # envconfig ContextLength default 4096
+V_CTX_VRAM_TIER = (0, 15, 5)  # server/routes.go: >= 47 GiB -> 262144, >= 23 GiB -> 32768, else 4096
+V_GPTOSS_NO_FA = (0, 11, 2)  # 8253ad4d2: SupportsFlashAttention false for gptoss ...
+V_GPTOSS_FA_BACK = (0, 11, 5)  # ... until the ggml update 1a19df1f3
+V_GPTOSS_NO_QKV = (0, 11, 5)  # df335aac0 "gpt-oss: disable quantized kv cache" (#11929) ...
+V_GPTOSS_QKV_BACK = (0, 12, 4)  # ... until 19e6796ea "Support KV cache quantization with gpt-oss" (#12494)
+V_NEW_ESTIMATES_OPTIN = (0, 11, 5)  # d5a0d8d90 "New memory management": OLLAMA_NEW_ESTIMATES=1
+V_NEW_ESTIMATES = (0, 12, 0)  # default for Ollama-engine models
+V_ERA_C = (0, 12, 11)  # f560bd077: llm/memory.go removed
+V_ERA_D = (0, 30, 0)  # 9db4bdbad: CGO runners removed, llama-server for every GGUF model
+V_EMBED_PARALLEL_ONE = (0, 12, 0)  # server/sched.go load: embedding models always parallel 1
+V_GO_RUNNER = (0, 5, 8)  # dcfb7a105 "next build": runner/llamarunner, n_batch = num_batch * parallel
+V_GPTOSS_MIN_CTX = (0, 11, 0)  # fa7776fd2: gpt-oss num_ctx at least 8192 ...
+V_GPTOSS_MIN_CTX_LOWVRAM = (0, 11, 4)  # ... except in low-VRAM mode (< 20 GiB), until 0334ffa62 (v0.15.5)
+
+# --- versions at which Ollama's own arithmetic changed (first release that has the change; git tag --contains) ---
+V_LLAMA_VOCAB_GRAPH = (0, 3, 10)  # 2003d6015 "llama3.1 memory": llama full graph gains max(.., 4b(e+V))
+V_GPU_OVERHEAD = (0, 3, 10)  # b05c9e83d: OLLAMA_GPU_OVERHEAD
+V_KV_REFACTOR = (0, 4, 0)  # d07cf41a9: GraphSize returns kv (with mllama cross-attention)
+V_KV_QUANT = (0, 5, 0)  # 1bdab9fdb: OLLAMA_KV_CACHE_TYPE, kvCacheBytesPerElement
+V_WEIGHTS_NO_KV = (0, 6, 1)  # 033cec232: memory.weights.* stop counting each layer's KV
+V_PER_LAYER_KV = (0, 6, 3)  # f66216e39: per-layer KV (gemma3 sliding window), weights.total gains the output
+V_MAX_LAYER_BUFFER = (0, 7, 0)  # 0478d440f: buffer = largest layer, layers placed last to first
+V_BLK0_BUFFER_AGAIN = (0, 7, 1)  # 3fe74fba4: buffer back to blk.0 (placement order stays reversed)
+V_GEMMA3N_X4 = (0, 9, 3)  # ba0490267: gemma3n graph x4
+V_GPTOSS = (0, 11, 0)  # fa7776fd2 gpt-oss: its own KV (4096-token SWA memory) and graph
+V_GPTOSS_PARTIAL_EQ_FULL = (0, 11, 3)  # fcec04bf4 "gptoss: fix memory calc"
+V_GPTOSS_PARTIAL_ONLY = (0, 11, 5)  # 1a19df1f3: partial = 2 h/hkv kvTotal/6, full = partial
+V_GPTOSS_FA_GRAPH = (0, 11, 8)  # 85ccf7354: with flash attention (4 np + ctx>>10 + 110) MiB
+V_RECURRENT = (0, 11, 11)  # 7b91c9ce5 "Hybrid and recurrent memory estimates" (PR #12186)
+V_CTX_INSIDE_GRAPHSIZE = (0, 10, 0)  # context *= numParallel moved into GraphSize; batch = min(num_ctx, num_batch)
+# Ollama engine KV cache (kvcache/causal.go)
+V_CAUSAL_SWA = (0, 6, 3)  # per-sequence capacity, sliding-window layers sized np*window + batch
+V_SWA_MEM = (0, 11, 0)  # 4183bb057: SWA memory size (NewSWAMemCache), "> capacity" -> full
+V_SWA_EXTRA_TOKEN = (0, 12, 4)  # 1fc35f126: +1 token with parallel sequences, ">= capacity" -> full
+V_CACHE_PAD_256 = (0, 13, 2)  # 7837a5bc7 "ggml: Always set cache padding to 256" (32 without FA before)
+
+# The llama.cpp build each Ollama release runs. Eras A-C: the vendored copy (Makefile.sync FETCH_HEAD; build
+# numbers placed by date where Ollama's commit does not name one). Era D: LLAMA_CPP_VERSION of each tag.
+_RUNNER_BUILD = (
+    ((0, 0, 0), 4400), ((0, 5, 8), 4560), ((0, 5, 13), 4780), ((0, 6, 6), 5130), ((0, 6, 7), 5180),
+    ((0, 6, 8), 5250), ((0, 7, 0), 5350), ((0, 11, 5), 6150), ((0, 12, 4), 6646), ((0, 12, 6), 6750),
+    ((0, 12, 11), 6840), ((0, 13, 2), 7108), ((0, 13, 3), 7160), ((0, 13, 5), 7210),
+    ((0, 30, 0), 9452), ((0, 30, 1), 9479), ((0, 30, 4), 9493), ((0, 30, 5), 9509), ((0, 30, 9), 9626),
+    ((0, 30, 10), 9672), ((0, 30, 11), 9781), ((0, 31, 0), 9840), ((0, 31, 2), 9888), ((0, 32, 2), 10069),
+    ((0, 32, 3), 10091), ((0, 32, 6), 10242), ((0, 32, 8), 10353), ((0, 32, 10), 10380), ((0, 32, 14), 10434),
+    ((0, 32, 15), 10488),
+)
+
+
+def parse_version(v: str | None) -> Version:
+    """"0.12.10", "v0.30.1", "0.6.0-rc1" -> (major, minor, patch); None / newest / latest -> NEWEST."""
+    return parse_release(v, NEWEST, "Ollama", "a release such as 0.12.10 or 0.30.1", tail=r"(?:-[\w.]+)?")
+
+
+@lru_cache(maxsize=1)
+def releases() -> tuple[tuple[Version, str], ...]:
+    """(version, tag date) of every Ollama release (engines/data/ollama_releases.json, from the git tags)."""
+    data = json.loads(_RELEASES_JSON.read_text(encoding="utf-8"))
+    return tuple((parse_version(v), d) for v, d in data["releases"])
+
+
+def version_at(date: str) -> str:
+    """The newest Ollama release tagged on or before `date` (YYYY-MM-DD): for logs that print no version."""
+    best = None
+    for v, d in releases():
+        if d <= date[:10] and (best is None or v > best):
+            best = v
+    if best is None:
+        raise OomkitError(f"no Ollama release before {date}")
+    return version_str(best)
+
+
+def by_version(table, v: Version):
+    """The value of the last (since, value) row `v` has reached."""
+    out = None
+    for since, value in table:
+        if v >= since:
+            out = value
+    return out
+
+
+def union_until(table, v: Version) -> set[str]:
+    """Every name of the (since, names) rows `v` has reached."""
+    out: set[str] = set()
+    for since, names in table:
+        if v >= since:
+            out |= names
+    return out
+
+
+def runner_build(v: Version) -> int:
+    return by_version(_RUNNER_BUILD, v)
+
+
+def era(v: Version) -> str:
+    if v >= V_ERA_D:
+        return "D"
+    if v >= V_ERA_C:
+        return "C"
+    if v >= V_NEW_ESTIMATES_OPTIN:
+        return "B"
+    return "A"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Settings
+
+# oomkit's engine-neutral options (--ctx, --parallel, --kv-type, --engine-version) -> OllamaSettings fields
+# (read by commands/_model_args.py)
+NEUTRAL = {"ctx": "num_ctx", "parallel": "num_parallel", "kv_type": "kv_cache_type", "engine_version": "engine_version"}
+
+
+@dataclass(frozen=True)
+class OllamaSettings:
+    """Ollama's options by its own names. 0 / "" / -1 mean "not set": the OLLAMA_* environment in `env`, then
+    the default of `engine_version`, applies (resolved in `estimate`, where the GPUs are known)."""
+
+    num_ctx: int = 0  # Modelfile/API num_ctx; else OLLAMA_CONTEXT_LENGTH; else by version and VRAM tier
+    num_parallel: int = 0  # OLLAMA_NUM_PARALLEL; else by version (auto 4/2 before v0.9.7, then 1)
+    kv_cache_type: str = ""  # OLLAMA_KV_CACHE_TYPE: f16 | q8_0 | q4_0 (with flash attention only)
+    flash_attention: str = ""  # OLLAMA_FLASH_ATTENTION: 1/0/true/false; else the per-architecture default
+    gpu_overhead: int = -1  # OLLAMA_GPU_OVERHEAD in bytes (reserved per GPU)
+    num_gpu: int = -1  # Modelfile/API num_gpu: layers to offload; -1 = Ollama decides
+    num_batch: int = 0  # Modelfile/API num_batch; 0 = default (512; v0.30+: by context and headroom)
+    library: str = ""  # cuda | rocm | metal | vulkan | cpu; "" = cuda (cpu without GPUs)
+    engine_version: str = NEWEST
+    env: tuple[tuple[str, str], ...] = ()  # the OLLAMA_* environment the server runs with
+    program: str = "ollama"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["env"] = dict(self.env)
+        return d
+
+
+def environment(env: dict[str, str] | None) -> tuple[tuple[str, str], ...]:
+    """The variables Ollama (and the llama-server it starts) reads: OLLAMA_*, LLAMA_ARG_FIT*."""
+    src = os.environ if env is None else env
+    keep = {k: str(v) for k, v in src.items() if k.startswith("OLLAMA_") or k.startswith("LLAMA_ARG_FIT")}
+    return tuple(sorted(keep.items()))
+
+
+def env_var(env: dict[str, str], key: str) -> str:
+    """envconfig.Var: the value stripped of surrounding spaces and quotes."""
+    return env.get(key, "").strip().strip("\"'")
+
+
+def env_bool(env: dict[str, str], key: str) -> bool | None:
+    """envconfig.BoolWithDefault: unset -> None; strconv.ParseBool, and any unparsable value means true."""
+    s = env_var(env, key)
+    if not s:
+        return None
+    low = s.lower()
+    if s in ("1", "t", "T", "TRUE", "true", "True"):
+        return True
+    if s in ("0", "f", "F", "FALSE", "false", "False"):
+        return False
+    return low not in ("false", "0")
+
+
+def env_uint(env: dict[str, str], key: str) -> int | None:
+    """envconfig.Uint / Uint64: a non-negative integer, else the default (None here) with a warning."""
+    s = env_var(env, key)
+    if not s:
+        return None
+    if not s.isdigit():
+        return None
+    return int(s)

@@ -1,0 +1,196 @@
+"""The model file Ollama runs, and the model as Ollama's GGUF reader sees it: which weight bytes each layer group
+holds (fs/ggml/ggml.go Tensors().GroupLayers()) and the KV accessors its estimates read."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from ...model.archs import INTERVAL_HYBRIDS, NO_CACHE_ARCHS
+from ...model.spec import LayerKind, ModelSpec, WeightInventory
+from ...model.tensors import TensorShape
+from ...model.weights import gguf_inventory
+from ...quant import ggml
+from ..llamacpp import cache_head_k, cache_head_v, cache_kv_heads
+
+# A computed inventory's plain format (torch's dtype name, oomkit.quant.dtypes) -> the GGUF file type Ollama's
+# `-fp16` / `-bf16` tags carry: a name mapping, not bytes, so not quant.dtypes' tables
+_PLAIN_DTYPES = {"float16": "F16", "bfloat16": "BF16", "float32": "F32"}
+
+
+def ollama_gguf(spec: ModelSpec) -> ModelSpec:
+    """The GGUF Ollama runs for a computed (not read) inventory.
+
+    - `-fp16` / `-bf16` tags are GGUF files of that type (norms F32 as the converter writes them), not
+      safetensors dtypes;
+    - Ollama's library gpt-oss GGUF is its own conversion (convert/convert_gptoss.go): the MoE experts MXFP4,
+      every other tensor as in the checkpoint (BF16, norms F32), not llama-quantize's MXFP4_MOE mix (Q8_0)."""
+    if spec.architecture == "llama" and re.search(r"mistral[-_ ]?small[-_ ]?3\.[12]", spec.name, re.IGNORECASE):
+        # Ollama converts Mistral3ForConditionalGeneration itself (convert/convert_mistral.go) as "mistral3", an
+        # Ollama-engine model with no GraphSize formula of its own; llama.cpp's converter writes the text as "llama"
+        spec = replace(spec, architecture="mistral3", labels=spec.labels + (
+            "architecture as Ollama's library GGUF names it: mistral3 (llama.cpp: llama)",))
+    if not spec.weights.exact and spec.weights.format.lower() in _PLAIN_DTYPES:
+        shapes = [TensorShape(t.name, t.shape, t.layer) for t in spec.weights.tensors]
+        w = gguf_inventory(shapes, arch=spec.architecture, ftype=_PLAIN_DTYPES[spec.weights.format.lower()])
+        spec = replace(spec, weights=w)
+    if not spec.weights.exact and any(la.attention is not None and la.attention.kv_lora_rank
+                                      and la.attention.latent_cache for la in spec.layers):
+        # the library's DeepSeek V2/V3/R1 GGUFs were converted before llama.cpp's MLA layout (PR #12801, April
+        # 2025): no key_length_mla, 128 K/V heads of 192/128 (their digests predate it; ollama#8597, #8667)
+        layers = tuple(replace(la, attention=replace(la.attention, latent_cache=False))
+                       if la.attention is not None and la.attention.kv_lora_rank else la for la in spec.layers)
+        spec = replace(spec, layers=layers, labels=spec.labels + (
+            "DeepSeek GGUF as in Ollama's library: converted before llama.cpp's MLA layout, so K/V are cached "
+            "per head (128 x 192 / 128), not as the 576-wide latent",))
+    if (spec.architecture in ("gpt-oss", "gptoss") and not spec.weights.exact
+            and spec.weights.format.upper() in ("MXFP4_MOE", "MXFP4")):
+        ts = []
+        for t in spec.weights.tensors:
+            # convert/reader.go tensorBase.Kind: ffn_gate_inp.weight and 1-D tensors F32, the rest 16-bit;
+            # the expert blocks/scales become one MXFP4 tensor (convert_gptoss.go Tensors)
+            if t.name.endswith("_exps.weight") and len(t.shape) == 3:
+                dtype = "mxfp4"
+            elif t.name.endswith(".ffn_gate_inp.weight") or len(t.shape) < 2:
+                dtype = "f32"
+            else:
+                dtype = "bf16"
+            if dtype != t.dtype:
+                t = replace(t, dtype=dtype, nbytes=ggml.tensor_bytes(dtype, t.shape))
+            ts.append(t)
+        w = WeightInventory(tensors=tuple(ts), exact=False, format=spec.weights.format)
+        return replace(spec, weights=w, labels=spec.labels + (
+            "weights as in Ollama's gpt-oss GGUF: MXFP4 experts, 16-bit elsewhere, norms and router F32 "
+            "(convert/convert_gptoss.go, convert/reader.go)",))
+    return spec
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The model as Ollama's GGUF reader sees it (fs/ggml/ggml.go KV accessors, Tensors().GroupLayers())
+
+
+@dataclass(frozen=True)
+class GgufView:
+    arch: str
+    block_count: int
+    embedding: int
+    vocab: int
+    heads: tuple[int, ...]  # KV.HeadCount(): per layer, 0 where the GGUF array has 0
+    heads_kv: tuple[int, ...]  # KV.HeadCountKV()
+    key_length: int  # KV.EmbeddingHeadCountK(): attention.key_length, else embedding / head_count_min
+    value_length: int
+    blk_sizes: tuple[int, ...]  # GroupLayers()["blk.N"].Size()
+    groups: dict[str, int]  # other groups by name ("output_norm", "output", "token_embd", ...)
+    sliding_window: int = 0
+    ssm: tuple[int, int, int, int] = (0, 0, 0, 0)  # d_conv, d_inner, d_state, n_group
+    ffn_gate_exps_bytes: int = 0  # blk.0.ffn_gate_exps.weight (Mixtral 8x22B branch of the llama formula)
+    feed_forward_length: int = 0
+    qkv_bias_len: int = 0  # blk.0.attn_qkv.bias (chatglm branch)
+    is_embedding: bool = False  # <arch>.pooling_type present
+    labels: tuple[str, ...] = ()
+
+    @property
+    def heads_max(self) -> int:
+        return max(self.heads, default=1) or 1
+
+    @property
+    def heads_min(self) -> int:
+        return min(self.heads, default=1)
+
+    @property
+    def heads_kv_max(self) -> int:
+        return max(self.heads_kv, default=1) or 1
+
+    @property
+    def heads_kv_min(self) -> int:
+        return min(self.heads_kv, default=1)
+
+    @property
+    def embedding_heads(self) -> int:
+        """KV.EmbeddingHeadCountMax(): embedding / HeadCountMin() (0 when the minimum is 0)."""
+        return self.embedding // self.heads_min if self.heads_min else 0
+
+    @property
+    def output_bytes(self) -> int:
+        """memoryLayerOutput: output_norm + output, or token_embd when the output is tied (llm/memory.go)."""
+        out = self.groups.get("output_norm", 0)
+        return out + (self.groups["output"] if "output" in self.groups else self.groups.get("token_embd", 0))
+
+
+def gguf_view(spec: ModelSpec) -> GgufView:
+    """The KV accessors GraphSize reads, filled from the ModelSpec the way the GGUF would carry them."""
+    n = spec.n_layers
+    labels: list[str] = []
+    att = [layer.attention for layer in spec.layers if layer.attention is not None]
+    # Per-layer head counts: hybrids whose GGUF stores head_count_kv as an array with zeros for the recurrent
+    # layers (granitehybrid, jamba, lfm2, nemotron_h: llama.cpp's KV_ZERO_HYBRIDS) show 0 there; the interval
+    # hybrids (qwen3next, qwen35) store scalars, so Ollama sees attention heads on every layer.
+    scalar_heads = spec.architecture in INTERVAL_HYBRIDS or not att
+    h_scalar = max((a.n_heads for a in att), default=0)
+    hkv_scalar = max((cache_kv_heads(a) for a in att), default=0)
+    heads, heads_kv = [], []
+    is_embedding = spec.architecture in NO_CACHE_ARCHS
+    for layer in spec.layers:
+        a = layer.attention
+        if a is not None:
+            heads.append(a.n_heads)
+            heads_kv.append(cache_kv_heads(a))
+        elif scalar_heads or layer.kind is LayerKind.NONE and is_embedding:
+            heads.append(h_scalar)
+            heads_kv.append(hkv_scalar)
+        else:
+            heads.append(0)
+            heads_kv.append(0)
+    # MLA-converted GGUFs store key_length = kv_lora_rank + rope and head_count_kv = 1 (llama.cpp's cache layout)
+    k_len = max((cache_head_k(a) for a in att), default=0)
+    v_len = max((cache_head_v(a) for a in att), default=0)
+    if not att:
+        # encoder-only models carry no attention spec here: read K and V widths off the weights, as the GGUF's
+        # head_count/head_count_kv and key_length would give them (BERT: heads = kv heads, K = V = n_embd)
+        kv_w = _kv_width_from_tensors(spec)
+        h = 1
+        heads, heads_kv = [h] * n, [h] * n
+        k_len = v_len = kv_w // 2
+        if is_embedding:
+            labels.append("Ollama estimates a KV cache for this embedding model from its attention weights "
+                          "(llama.cpp allocates none)")
+    blk = [0] * n
+    groups: dict[str, int] = {}
+    for t in spec.weights.tensors:
+        if t.layer is not None and t.layer < n and t.name.startswith("blk."):
+            blk[t.layer] += t.nbytes
+        elif t.layer is None:
+            key = t.name.split(".")[0]
+            groups[key] = groups.get(key, 0) + t.nbytes
+    window = max((a.window or 0 for a in att if a.window), default=0)
+    st = next((layer.recurrent for layer in spec.layers if layer.recurrent is not None), None)
+    ssm = (st.d_conv, st.d_inner, st.d_state, st.n_group) if st is not None else (0, 0, 0, 0)
+    by_name = {t.name: t for t in spec.weights.tensors if t.name.startswith("blk.0.")}
+    exps = by_name.get("blk.0.ffn_gate_exps.weight")
+    ffn0 = spec.layers[0].ffn if spec.layers else None
+    qkv_bias = by_name.get("blk.0.attn_qkv.bias")
+    return GgufView(
+        arch=spec.architecture, block_count=n, embedding=spec.n_embd, vocab=spec.n_vocab,
+        heads=tuple(heads), heads_kv=tuple(heads_kv), key_length=k_len, value_length=v_len,
+        blk_sizes=tuple(blk), groups=groups, sliding_window=window, ssm=ssm,
+        ffn_gate_exps_bytes=exps.nbytes if exps is not None else 0,
+        feed_forward_length=(ffn0.n_ff_expert or ffn0.n_ff) if ffn0 else 0,
+        qkv_bias_len=qkv_bias.shape[0] if qkv_bias is not None else 0,
+        is_embedding=is_embedding, labels=tuple(labels),
+    )
+
+
+def _kv_width_from_tensors(spec: ModelSpec) -> int:
+    for t in spec.weights.tensors:
+        if t.name == "blk.0.attn_qkv.weight" and len(t.shape) == 2:
+            return t.shape[1] * 2 // 3
+    k = next((t for t in spec.weights.tensors if t.name == "blk.0.attn_k.weight"), None)
+    v = next((t for t in spec.weights.tensors if t.name == "blk.0.attn_v.weight"), None)
+    if k is not None and v is not None and len(k.shape) == 2 and len(v.shape) == 2:
+        return k.shape[1] + v.shape[1]
+    return 2 * spec.n_embd
+
+
+def per_layer_weights(g: GgufView) -> list[int]:
+    """Ollama's layer list: blk.0..blk.N-1, then the output layer (output_norm + output, or token_embd)."""
+    return [*g.blk_sizes, g.output_bytes]
