@@ -7,11 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .engines.base import get_engine
-from .limits import max_context
 from .memory import Device, LayerUse, MemoryEstimate, Usage
 from .model.spec import ModelSpec
-from .request import devices_from, resolve_model
 
 __all__ = ["Device", "LayerUse", "MemoryEstimate", "Usage", "estimate"]
 
@@ -40,11 +37,17 @@ def estimate(
     tuple; cpu_only: no GPU at all. With no memory given, one GPU of unknown size is assumed.
     settings: a ready engine Settings object (as parsed from a command line); options then override it.
     """
+    # lazy: `import oomkit`, which every command runs (--help too), stays as light as the types above
+    from .engines.base import get_engine
+    from .request import devices_from, resolve_model
+
     eng = get_engine(engine)
     settings = replace(settings, **options) if settings is not None else eng.settings(**options)
     spec = resolve_model(eng, model, quant)
     devs = devices_from(vram, gpu, devices, cpu_only)
     est = eng.estimate(spec, devs, settings)
     if find_max_context and est.fits is not None:
+        from .limits import max_context  # lazy: only a known memory size has a largest context
+
         est = est.with_max_context(max_context(eng, spec, devs, settings))
     return est

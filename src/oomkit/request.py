@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from .engines.base import EngineModule
-from .hardware.catalog import devices_for_names, with_facts
 from .memory import Device
 from .model.resolve import resolve
 from .model.spec import ModelSpec
@@ -32,6 +31,8 @@ def devices_from(vram: Any = None, gpu: str | None = None, devices: tuple[Device
     unknown size."""
     if cpu_only:
         return ()
+    from .hardware.catalog import devices_for_names, with_facts  # lazy: only named GPUs need the catalog
+
     if devices is not None:
         return tuple(with_facts(d) for d in devices)
     if vram is not None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..errors import OomkitError
@@ -25,7 +24,7 @@ class ParsedCommand:
 
 
 def program_name(argv0: str) -> str:
-    return Path(argv0).name.removesuffix(".exe")
+    return os.path.basename(argv0).removesuffix(".exe")
 
 
 def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedCommand:

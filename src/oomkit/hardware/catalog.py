@@ -11,7 +11,6 @@ Matching ignores case, spaces, dashes and the brand words in front ("NVIDIA GeFo
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import os
@@ -164,6 +163,8 @@ def suggest(name: str, n: int = 3) -> list[str]:
     """
     cat = _catalog()
     want = _key(_split_size(name)[0]) or _key(name)
+    import difflib  # only a miss pays for it
+
     matcher = difflib.SequenceMatcher(b=want)
     scored = []
     for key, spec in cat.by_key.items():

@@ -12,9 +12,7 @@ from pathlib import Path
 from ..errors import OomkitError
 from ..quant import gguf_recipes
 from . import catalog
-from .gguf_file import read_gguf_spec
 from .hf_config import load_config, spec_from_config
-from .safetensors_weights import inventory_from_safetensors
 from .spec import ModelSpec
 
 
@@ -99,6 +97,8 @@ def _from_path(path: Path, weight_format: str | None, default_format=None) -> Mo
             raise OomkitError(f"{path} holds {len(ggufs)} GGUF files: name one ({', '.join(p.name for p in ggufs[:4])})")
         raise OomkitError(f"{path}: no config.json and no .gguf file")
     if path.suffix.lower() == ".gguf" or _looks_like_gguf(path):
+        from .gguf_file import read_gguf_spec  # lazy: only a local GGUF needs the header reader
+
         spec = read_gguf_spec(path)
         if weight_format and weight_format.lower() != spec.weights.format.lower():
             raise OomkitError(f"{path.name} is a {spec.weights.format} GGUF: its weights cannot be read as "
@@ -140,4 +140,6 @@ def _safetensors_weights(directory: Path):
     """Exact bytes from the safetensors headers next to config.json, when they are there."""
     if not (any(directory.glob("*.safetensors")) or (directory / "model.safetensors.index.json").exists()):
         return None
+    from .safetensors_weights import inventory_from_safetensors  # lazy: only a local checkpoint
+
     return inventory_from_safetensors(directory)

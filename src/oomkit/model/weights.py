@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import OomkitError
-from ..quant import dtypes, ggml, gguf_recipes, hf_formats
+from ..quant import dtypes, ggml, gguf_recipes
 from .spec import TensorSpec, WeightInventory
 from .tensors import TensorShape, hf_module_name
 
@@ -111,6 +111,8 @@ def hf_quantized_inventory(tensors: Sequence[TensorShape], *, config: Mapping[st
     """Bytes of a quantized HF checkpoint: each linear weight in the format's stored layout
     (quant/hf_formats.linear_weight_bytes), everything else (norms, biases, embeddings, modules the config
     leaves unquantized) in the checkpoint's dtype."""
+    from ..quant import hf_formats  # lazy: only a quantized HF checkpoint needs the format tables
+
     dtype = str(config.get("torch_dtype") or config.get("dtype") or "bfloat16")
     if weight_format:
         qcfg = _FORMAT_CONFIGS.get(weight_format.lower())
