@@ -31,14 +31,12 @@ def devices_from(vram: Any = None, gpu: str | None = None, devices: tuple[Device
     unknown size."""
     if cpu_only:
         return ()
-    from .hardware.catalog import devices_for_names, with_facts  # lazy: only named GPUs need the catalog
-
-    if devices is not None:
-        return tuple(with_facts(d) for d in devices)
-    if vram is not None:
+    if devices is None and vram is not None:
         sizes = (vram,) if isinstance(vram, int) else tuple(vram) if isinstance(vram, (tuple, list)) \
             else parse_sizes(vram)
         return tuple(Device(id=f"CUDA{i}", name="GPU", memory_bytes=int(s)) for i, s in enumerate(sizes))
-    if gpu is not None:
-        return devices_for_names(gpu)
-    return (UNKNOWN_GPU,)
+    if devices is None and gpu is None:
+        return (UNKNOWN_GPU,)
+    from .hardware.catalog import devices_for_names, with_facts  # lazy: only named GPUs need the catalog
+
+    return tuple(with_facts(d) for d in devices) if devices is not None else devices_for_names(gpu)

@@ -20,8 +20,9 @@ from typing import Any
 from ..errors import OomkitError
 from ..memory import Device, MemoryEstimate
 
-# (argv without the program, env or None for os.environ, the program variant) -> (model, quant, Settings)
-ParseArgs = Callable[[list[str], "dict[str, str] | None", "str | None"], "tuple[str | None, str | None, Any]"]
+# (argv without the program, env or None for os.environ[, the program variant]) -> (model, quant, Settings); the
+# variant is passed only when the engine's `programs` name one (llama-cli vs llama-server, mlx_lm.generate vs server)
+ParseArgs = Callable[..., "tuple[str | None, str | None, Any]"]
 
 
 def _as_published(config: dict[str, Any]) -> str | None:
@@ -86,7 +87,7 @@ class EngineModule:
                    ) -> tuple[str | None, str | None, Any]:
         """The engine's own flags (no program name) -> (model argument, quant or None, Settings).
         env: the engine's environment variables (OLLAMA_*), None for os.environ."""
-        return self.parse_args_fn(argv, env, program)
+        return self.parse_args_fn(argv, env) if program is None else self.parse_args_fn(argv, env, program)
 
     def flag_takes_value(self, name: str, following: str | None) -> bool:
         """Whether flag `name` consumes the next argument."""
@@ -138,8 +139,3 @@ def engine_for_program(program: str, module: str | None = None) -> tuple[EngineM
         if key in table:
             return eng, table[key]
     return None
-
-
-def engine_modules() -> tuple[str, ...]:
-    """Every `python -m` module an engine runs as (for finding running engines among processes)."""
-    return tuple(m for eng in all_engines() for m in eng.python_modules)

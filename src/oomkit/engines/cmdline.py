@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import OomkitError
-from .base import engine_for_program
+from .base import EngineModule, engine_for_program
 
 
 @dataclass(frozen=True)
@@ -38,18 +38,12 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
         env[key] = value
     if not argv:
         raise OomkitError("empty engine command after --")
-    prog = program_name(argv[0])
-    args = argv[1:]
-    if prog.startswith("python") and len(args) >= 2 and args[0] == "-m":
-        found = engine_for_program(prog, module=args[1])
-        if found is None:
-            raise OomkitError(f"unknown engine module 'python -m {args[1]}'")
-        args = args[2:]
-    else:
-        found = engine_for_program(prog)
-        if found is None:
-            raise OomkitError(f"unknown engine command {argv[0]!r}: oomkit reads llama-server, llama-cli, vllm "
-                              "serve, python -m sglang.launch_server, ollama run and mlx_lm command lines")
+    found, module, args = _recognise(argv)
+    if found is None:
+        if module is not None:
+            raise OomkitError(f"unknown engine module 'python -m {module}'")
+        raise OomkitError(f"unknown engine command {argv[0]!r}: oomkit reads llama-server, llama-cli, vllm "
+                          "serve, python -m sglang.launch_server, ollama run and mlx_lm command lines")
     eng, program = found
     model, quant, settings = eng.parse_args(args, env, program)
     return ParsedCommand(eng.name, model, settings, quant)
@@ -59,12 +53,18 @@ def is_engine_command(argv: list[str]) -> bool:
     """Whether a process's command line is one oomkit can read (a running engine)."""
     if not argv:
         return False
-    prog = program_name(argv[0])
-    if prog.startswith("python") and len(argv) > 2 and argv[1] == "-m":
-        found = engine_for_program(prog, module=argv[2])
-    else:
-        found = engine_for_program(prog)
+    found, _, args = _recognise(argv)
     if found is None:
         return False
     eng = found[0]
-    return not eng.subcommands or (len(argv) > 1 and argv[1] in eng.subcommands)
+    return not eng.subcommands or (bool(args) and args[0] in eng.subcommands)
+
+
+def _recognise(argv: list[str]) -> tuple[tuple[EngineModule, str | None] | None, str | None, list[str]]:
+    """-> (the engine and the program variant it is told, or None; the `python -m` module, if any; the
+    arguments after the program)."""
+    prog = program_name(argv[0])
+    args = argv[1:]
+    if prog.startswith("python") and len(args) >= 2 and args[0] == "-m":
+        return engine_for_program(prog, module=args[1]), args[1], args[2:]
+    return engine_for_program(prog), None, args

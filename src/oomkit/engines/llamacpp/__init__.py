@@ -62,7 +62,7 @@ def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str
 
 ENGINE = EngineModule(
     "llama.cpp", LlamaCppSettings, estimate, _parse_args, flag_takes_value,
-    headline=('n_ctx', 'n_parallel', 'cache_type_k', 'cache_type_v', 'flash_attn', 'n_gpu_layers'),
+    headline=("n_ctx", "n_parallel", "cache_type_k", "cache_type_v", "flash_attn", "n_gpu_layers"),
     context_field="n_ctx",
     neutral={"ctx": "n_ctx", "parallel": "n_parallel", "kv_type": ("cache_type_k", "cache_type_v"),
              "engine_version": "engine_version"},

@@ -54,7 +54,7 @@ from .weights import tensor_bytes
 # come from --q-bits or the repo name): no default weight format.
 ENGINE = EngineModule(
     "mlx", MlxSettings, estimate, parse_args, flag_takes_value,
-    headline=('context_length',),
+    headline=("context_length",),
     context_field="context_length", neutral=NEUTRAL,
     aliases=("mlx-lm", "mlx_lm"),
     programs={"mlx_lm.server": "mlx_lm.server", "mlx_lm.generate": "mlx_lm.generate", "mlx_lm": None},

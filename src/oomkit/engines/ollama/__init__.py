@@ -74,15 +74,10 @@ from .settings import (
 )
 from .weights import GgufView, gguf_view, ollama_gguf, per_layer_weights
 
-
 # ollama.com library tags without a quant are the GGUFs llama.cpp users get too: Q4_K_M (gpt-oss: MXFP4)
-def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None):
-    return parse_args(argv, env)
-
-
 ENGINE = EngineModule(
-    "ollama", OllamaSettings, estimate, _parse_args, flag_takes_value,
-    headline=('num_ctx', 'num_parallel', 'kv_cache_type'),
+    "ollama", OllamaSettings, estimate, parse_args, flag_takes_value,
+    headline=("num_ctx", "num_parallel", "kv_cache_type"),
     context_field="num_ctx", neutral=NEUTRAL,
     kv_types=("f16", "q8_0", "q4_0"), kv_fields=("kv_cache_type",),  # OLLAMA_KV_CACHE_TYPE (docs/faq.md)
     programs={"ollama": None}, subcommands=("run", "serve"),

@@ -40,15 +40,10 @@ from .settings import (
 )
 from .weights import rank_weights
 
-
 # SGLang loads the checkpoint as published (its own dtype / quantization_config): the default format hook.
-def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None):
-    return parse_args(argv, env)
-
-
 ENGINE = EngineModule(
-    "sglang", SGLangSettings, estimate, _parse_args, flag_takes_value,
-    headline=('n_ctx', 'max_running_requests', 'kv_cache_dtype', 'tp_size', 'mem_fraction_static'),
+    "sglang", SGLangSettings, estimate, parse_args, flag_takes_value,
+    headline=("n_ctx", "max_running_requests", "kv_cache_dtype", "tp_size", "mem_fraction_static"),
     context_field="context_length", neutral=NEUTRAL,
     # --kv-cache-dtype choices (KV_CACHE_DTYPES): SGLang spells fp8 with its format and refuses a bare "fp8"
     kv_types=("auto", "fp8_e4m3"), kv_fields=("kv_cache_dtype",),

@@ -46,15 +46,10 @@ from .settings import (
 from .transients import CUDA_CONTEXT, Transients, allocation_size, reserved_for, transients
 from .weights import tensor_bytes
 
-
 # transformers loads the checkpoint as published (its config's dtype / quantization_config).
-def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None):
-    return parse_args(argv, env)
-
-
 ENGINE = EngineModule(
-    "transformers", TransformersSettings, estimate, _parse_args, flag_takes_value,
-    headline=('max_length', 'kv_cache_dtype'),
+    "transformers", TransformersSettings, estimate, parse_args, flag_takes_value,
+    headline=("max_length", "kv_cache_dtype"),
     context_field="max_length", neutral=NEUTRAL,
     kv_types=("auto", "fp8"), kv_fields=("kv_cache_dtype",),  # the model dtype, or the quantized cache (fp8)
     newest=NEWEST, eras=ERAS, with_context_fn=with_context,

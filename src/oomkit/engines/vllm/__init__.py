@@ -35,15 +35,10 @@ from .kv import KvPlan, KvSpec, block_size_for, estimate_max_model_len, kv_plan
 from .layout import VllmEstimate, estimate
 from .settings import ERAS, NEUTRAL, NEWEST, VllmSettings, parse_version
 
-
-def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None):
-    return parse_args(argv, env)
-
-
 # vLLM loads the checkpoint as published (its config's dtype / quantization_config): the default format hook.
 ENGINE = EngineModule(
-    "vllm", VllmSettings, estimate, _parse_args, flag_takes_value,
-    headline=('max_model_len', 'max_num_seqs', 'kv_cache_dtype', 'tensor_parallel_size', 'gpu_memory_utilization'),
+    "vllm", VllmSettings, estimate, parse_args, flag_takes_value,
+    headline=("max_model_len", "max_num_seqs", "kv_cache_dtype", "tensor_parallel_size", "gpu_memory_utilization"),
     context_field="max_model_len", neutral=NEUTRAL,
     kv_types=("auto", "fp8"), kv_fields=("kv_cache_dtype",),  # --kv-cache-dtype (cache_dtype choices)
     programs={"vllm": None},

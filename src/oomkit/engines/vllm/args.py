@@ -191,22 +191,20 @@ def _take_value(args: list[str], i: int, flag: str, kind: str, negated: bool, in
     raise OomkitError(f"{PROG}: error: argument {flag}: expected one argument")
 
 
+# VLLM_* switches -> the VllmSettings field each sets (vllm/envs.py)
+_ENV_SWITCHES = (("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "allow_long_max_model_len"), ("VLLM_USE_V1", "use_v1"),
+                 ("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", "estimate_cudagraphs"),
+                 ("VLLM_USE_FLASHINFER_SAMPLER", "use_flashinfer_sampler"))
+
+
 def _apply_env(env: dict[str, str], opts: dict[str, Any]) -> None:
     """The VLLM_* variables that change memory (vllm/envs.py)."""
-    allow_long = _env_bool(env, "VLLM_ALLOW_LONG_MAX_MODEL_LEN")
-    if allow_long is not None:
-        opts["allow_long_max_model_len"] = allow_long
-    use_v1 = _env_bool(env, "VLLM_USE_V1")
-    if use_v1 is not None:
-        opts["use_v1"] = use_v1
+    for var, field in _ENV_SWITCHES:
+        value = _env_bool(env, var)
+        if value is not None:
+            opts[field] = value
     if env.get("VLLM_ATTENTION_BACKEND") and "attention_backend" not in opts:
         opts["attention_backend"] = env["VLLM_ATTENTION_BACKEND"].strip().upper()
-    est = _env_bool(env, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
-    if est is not None:
-        opts["estimate_cudagraphs"] = est
-    fi = _env_bool(env, "VLLM_USE_FLASHINFER_SAMPLER")
-    if fi is not None:
-        opts["use_flashinfer_sampler"] = fi
 
 
 def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
