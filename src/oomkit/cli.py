@@ -18,6 +18,11 @@ COMMANDS = {
     "models": "list and search the built-in model catalog",
     "gpus": "the GPUs and memory of this machine",
     "watch": "live GPU memory per device and process, with the headroom left for a model's KV cache",
+    "plan": "the settings that fit, best first: context, quality and speed per option, with the launch command",
+    "fit": "rewrite an engine command so that it fits: fit -- <engine command> (exit 1 if nothing does)",
+    "diff": "what changes in memory, per component and device, when settings change",
+    "diagnose": "read an out-of-memory error or a whole log: the stage that ran out and the fix",
+    "errors": "the index of known out-of-memory messages, searchable",
 }
 
 

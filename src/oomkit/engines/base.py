@@ -56,6 +56,14 @@ class EngineModule:
     with_context_fn: Callable[[Any, int], Any] | None = None  # None: set context_field
     # the context the engine settled on, from its estimate (None: the estimate's settings[context_field])
     effective_context_fn: Callable[[MemoryEstimate], int | None] | None = None
+    # (model argument, settings, quant or None) -> the command line as typed (argv, leading VAR=value for the
+    # environment the engine reads); parse_args of it gives back the same settings. None: no command line.
+    format_command_fn: Callable[[str, Any, str | None], list[str]] | None = None
+    # (the user's argv, the settings it parsed to, the new settings) -> the same argv with only the flags of the
+    # changed fields replaced, added or removed
+    rewrite_command_fn: Callable[[list[str], Any, Any], list[str]] | None = None
+    # (spec, devices, base settings, goals) -> the settings the planner tries (engines/<engine>/knobs.py)
+    knobs_fn: Callable[..., Any] | None = None
 
     def settings(self, **options: Any) -> Any:
         return self.Settings(**options)
@@ -88,6 +96,18 @@ class EngineModule:
         """The engine's own flags (no program name) -> (model argument, quant or None, Settings).
         env: the engine's environment variables (OLLAMA_*), None for os.environ."""
         return self.parse_args_fn(argv, env) if program is None else self.parse_args_fn(argv, env, program)
+
+    def command(self, model: str, settings: Any, quant: str | None = None) -> list[str]:
+        """The command line (argv) that runs `model` with `settings`, as a user types it."""
+        if self.format_command_fn is None:
+            raise OomkitError(f"the {self.name} engine has no command line")
+        return self.format_command_fn(model, settings, quant)
+
+    def rewrite_command(self, argv: list[str], old: Any, new: Any) -> list[str]:
+        """The user's own command line with only the flags of the fields that differ between old and new changed."""
+        if self.rewrite_command_fn is None:
+            raise OomkitError(f"the {self.name} engine has no command line")
+        return self.rewrite_command_fn(argv, old, new)
 
     def flag_takes_value(self, name: str, following: str | None) -> bool:
         """Whether flag `name` consumes the next argument."""
