@@ -30,6 +30,20 @@ def _as_published(config: dict[str, Any]) -> str | None:
 
 
 @dataclass(frozen=True)
+class Choice:
+    """One setting of an engine's knob space, as the planner tries it: the settings (their context is searched
+    by the planner), the weight format to load and the model argument that names it, and, for the second tier,
+    the field that moves part of the model to system RAM with its values from most-on-GPU to least."""
+
+    settings: Any
+    label: str  # "Q4_K_M weights, q8_0 KV, flash attention on"
+    quant: str | None = None  # the weight format to resolve the model with; None: as the model is named
+    model: str | None = None  # the model argument of the command when it differs from the one asked (a variant repo)
+    offload: tuple[str, tuple[Any, ...]] | None = None  # (settings field, values: most on the GPU first)
+    context_factor: int = 1  # the context field holds this many sequences' contexts (llama.cpp -np N: n_ctx = N x ctx)
+
+
+@dataclass(frozen=True)
 class EngineModule:
     """One engine, as the rest of oomkit sees it."""
 
@@ -96,6 +110,16 @@ class EngineModule:
         """The engine's own flags (no program name) -> (model argument, quant or None, Settings).
         env: the engine's environment variables (OLLAMA_*), None for os.environ."""
         return self.parse_args_fn(argv, env) if program is None else self.parse_args_fn(argv, env, program)
+
+    def knobs(self, model: str, spec: Any, devices: tuple[Device, ...], base: Any, *, concurrency: int = 1,
+              fixed_format: bool = False, reserve_bytes: int = 0, nodes: int = 1) -> tuple[Choice, ...]:
+        """The settings the planner tries for `model` on `devices`, starting from the user's `base` settings.
+        fixed_format: the weights cannot change (a local file); reserve_bytes: per device, held by other programs;
+        nodes: the devices are spread evenly over this many machines."""
+        if self.knobs_fn is None:
+            return (Choice(base, "as given"),)
+        return tuple(self.knobs_fn(model, spec, devices, base, concurrency=concurrency, fixed_format=fixed_format,
+                                   reserve_bytes=reserve_bytes, nodes=nodes))
 
     def command(self, model: str, settings: Any, quant: str | None = None) -> list[str]:
         """The command line (argv) that runs `model` with `settings`, as a user types it."""

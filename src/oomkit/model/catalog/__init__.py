@@ -245,3 +245,17 @@ __all__ = [
     "resolve_slug",
     "suggest",
 ]
+
+
+def variant_ids(name: str) -> tuple[str, ...]:
+    """The HF ids of the quantized official repos of the model `name` refers to (FP8, NVFP4, ...), as listed."""
+    slug, _ = _resolve(normalize(name))
+    if slug is None:
+        return ()
+    return tuple(v["hf_id"] for v in _load(slug)[1])
+
+
+def base_hf_id(name: str) -> str | None:
+    """The published HF id of the model `name` refers to (an Ollama tag or GGUF repo -> the original checkpoint)."""
+    slug, _ = _resolve(normalize(name))
+    return None if slug is None else _load(slug)[0].hf_id

@@ -1,0 +1,83 @@
+"""The knobs the planner may turn for llama.cpp, by llama.cpp's own options.
+
+- weights: the GGUF file types the common GGUF repos publish (unsloth, bartowski, ggml-org), best first;
+- KV cache: -ctk/-ctv f16, q8_0, q4_0; a quantized V cache needs flash attention (llama-context.cpp: "V cache
+  quantization requires flash_attn"), so the quantized types come with -fa on;
+- parallel slots: -np N for N concurrent sequences, n_ctx = N x the context of one (each stream gets n_ctx / N
+  cells: llama-kv-cache.cpp, per-sequence streams since b5913);
+- several GPUs: --tensor-split in proportion to each GPU's memory when they differ (llama.cpp's default split
+  follows the free memory of each device: llama-model.cpp load_tensors);
+- the second tier: MoE expert tensors to the CPU first (--n-cpu-moe N, what llama.cpp's --fit moves first), else
+  fewer layers on the GPU (-ngl N).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ...memory import Device
+from ...model import catalog
+from ...model.spec import ModelSpec
+from ..base import Choice
+from .settings import LlamaCppSettings
+
+# The file types GGUF repos publish for most models, best quality first (llama-quantize's names).
+GGUF_LADDER = ("BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "IQ3_XXS", "Q2_K", "IQ2_XXS")
+KV_TYPES = ("f16", "q8_0", "q4_0")
+
+
+def is_moe(spec: ModelSpec) -> bool:
+    return any(t.is_expert for t in spec.weights.tensors)
+
+
+def tensor_split(devices: tuple[Device, ...]) -> tuple[float, ...]:
+    """--tensor-split proportions for GPUs of unequal memory (empty: equal GPUs, llama.cpp's default split)."""
+    sizes = [d.memory_bytes for d in devices]
+    if len(devices) < 2 or None in sizes or len(set(sizes)) == 1:
+        return ()
+    return tuple(round(s / (1 << 30)) or 1 for s in sizes)  # whole GiB: readable, and proportions are all it uses
+
+
+def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: LlamaCppSettings, *, concurrency: int = 1,
+          fixed_format: bool = False, reserve_bytes: int = 0, nodes: int = 1) -> Iterator[Choice]:
+    local = Path(model).expanduser().exists()
+    formats = (spec.weights.format,) if fixed_format or local else _formats(spec)
+    repo = None if local else gguf_repo(model)
+    split = tensor_split(devices)
+    offload = _offload(spec)
+    for fmt in formats:
+        for kv in KV_TYPES:
+            s = replace(base, cache_type_k=kv, cache_type_v=kv, n_parallel=concurrency,
+                        kv_unified=base.kv_unified if concurrency > 1 else False)
+            if kv != "f16":
+                s = replace(s, flash_attn="on")
+            if split and not base.tensor_split:
+                s = replace(s, tensor_split=split)
+            label = f"{fmt} weights, {kv} KV" + (", flash attention on" if s.flash_attn == "on" else "")
+            yield Choice(s, label, quant=None if local else fmt, model=repo, offload=offload,
+                         context_factor=concurrency)
+
+
+def gguf_repo(model: str) -> str:
+    """The GGUF repo a -hf flag names for `model`: the one the user named, else unsloth's conversion of the published
+    checkpoint (`unsloth/<name>-GGUF`, which carries every type of GGUF_LADDER for the models it converts)."""
+    if model.lower().endswith(("-gguf", "_gguf")) and "/" in model:
+        return model
+    hf_id = catalog.base_hf_id(model) or model
+    return f"unsloth/{hf_id.rsplit('/', 1)[-1]}-GGUF"
+
+
+def _formats(spec: ModelSpec) -> tuple[str, ...]:
+    """The ladder, from the model's own unquantized type down (a model published in F16 starts at F16)."""
+    top = "F16" if spec.weights.format.upper() == "F16" else "BF16"
+    return (top, *GGUF_LADDER[1:])
+
+
+def _offload(spec: ModelSpec) -> tuple[str, tuple[Any, ...]]:
+    n = spec.n_trunk_layers
+    if is_moe(spec):  # --n-cpu-moe N: the expert tensors of the first N layers stay in system RAM
+        return "n_cpu_moe", tuple(range(0, n + 1))
+    return "n_gpu_layers", tuple(range(n + 1, -1, -1))  # -ngl N: N layers on the GPU (the output layer first)

@@ -1,0 +1,30 @@
+"""The knobs the planner may turn for SGLang, by SGLang's own options (python/sglang/srt/server_args.py): the
+checkpoint and its quantized repos or `--quantization fp8`, `--kv-cache-dtype auto|fp8_e4m3`,
+`--max-running-requests` for the concurrency asked, `--tp` over the GPUs (`--nnodes` across machines), and
+`--mem-fraction-static` lowered by what other programs hold. SGLang has no CPU weight offload for planning."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+from ...memory import Device
+from ...model.spec import ModelSpec
+from .._hf_knobs import hf_weight_choices
+from ..base import Choice
+from .settings import SglangSettings
+
+KV_TYPES = ("auto", "fp8_e4m3")
+
+
+def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: SglangSettings, *, concurrency: int = 1,
+          fixed_format: bool = False, reserve_bytes: int = 0, nodes: int = 1) -> Iterator[Choice]:
+    n = max(len(devices), 1)
+    for arg, quantization, wlabel in hf_weight_choices(model, spec, fixed_format):
+        for kv in KV_TYPES:
+            s = replace(base, kv_cache_dtype=kv, tp_size=n if n > 1 else base.tp_size)
+            if quantization:
+                s = replace(s, quantization=quantization)
+            if concurrency > 1:
+                s = replace(s, max_running_requests=concurrency)
+            yield Choice(s, f"{wlabel}, {'fp8' if kv != 'auto' else 'model-dtype'} KV", model=arg)
