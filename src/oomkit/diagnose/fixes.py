@@ -1,0 +1,505 @@
+"""The fix, computed from the numbers the text carries: the exact flags or variables for the engine the user runs
+and the memory each saves. Where the text lacks a number a fix needs, the fix says what to change without a
+figure; the index's general advice follows the computed fixes.
+
+Rules used (each from the engine's own behaviour, see the error index):
+- vLLM's KV check: KV bytes are linear in max_model_len (needed / max_model_len per token); vLLM prints its own
+  estimate of the largest length; gpu_memory_utilization is a fraction of TOTAL memory.
+- llama.cpp: the KV cache is linear in -c (padded to 256 cells); q8_0 stores 34 bytes per 32 values (8.5 bits)
+  against f16's 16, so q8_0 K and V save 1 - 8.5/16 of an f16 cache; the compute buffer scales with -ub.
+- Ollama: its estimate (memory.required.full / .kv, memory.available) is linear in the context the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .result import Diagnosis, Fix
+from .signatures import Signature
+
+GiB = 1 << 30
+MiB = 1 << 20
+Q8_SAVES = 1 - 8.5 / 16  # share of an f16 cache that q8_0 K and V save (ggml block_q8_0: 34 bytes / 32 values)
+VLLM_BLOCK = 16  # vLLM's default KV block (tokens)
+LLAMA_PAD = 256  # llama.cpp pads n_ctx to 256 cells
+
+
+def _g(n: float | int | None) -> str:
+    return "?" if n is None else f"{n / GiB:.2f} GiB"
+
+
+def _m(n: float | int | None) -> str:
+    return "?" if n is None else f"{n / MiB:,.0f} MiB"
+
+
+def causes_for(d: Diagnosis, sig: Signature) -> tuple[str, ...]:
+    if d.stage in ("fragmentation", "other_process", "buffer_limit") and sig.engine == "pytorch":
+        return ()
+    return sig.causes[:2]
+
+
+def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, ...]:
+    runner = d.host or d.engine
+    computed: list[Fix] = []
+    fn = _BY_SIGNATURE.get(sig.id)
+    if fn is not None:
+        computed += fn(d)
+    if not computed:
+        fn = _BY_STAGE.get((runner, d.stage)) or _BY_STAGE.get((d.engine, d.stage))
+        if fn is not None:
+            computed += fn(d)
+    if d.stage == "fragmentation":
+        computed.insert(0, _fragmentation(d))
+    elif d.stage == "other_process":
+        computed[:0] = _other_process(d)
+    canned = [Fix(summary=t) for t in sig.fixes if not _covered(t, computed)]
+    return tuple(computed + canned[: max(0, 4 - len(computed))])
+
+
+def _covered(text: str, fixes: list[Fix]) -> bool:
+    flags = {f.flags[0] for f in fixes if f.flags} | {k for f in fixes for k, _ in f.env}
+    flags |= {f.summary.split(" ", 1)[0] for f in fixes if f.summary.startswith(("-", "PYTORCH", "OLLAMA"))}
+    return any(flag in text for flag in flags)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# PyTorch
+
+
+def _fragmentation(d: Diagnosis) -> Fix:
+    n = d.numbers
+    var = "PYTORCH_CUDA_ALLOC_CONF"
+    ev = d.evidence or ""
+    if "PYTORCH_HIP_ALLOC_CONF" in ev or d.backend == "ROCm":
+        var = "PYTORCH_HIP_ALLOC_CONF"
+    if "PYTORCH_ALLOC_CONF=" in ev:
+        var = "PYTORCH_ALLOC_CONF"
+    ru = n.get("reserved_unallocated_bytes")
+    return Fix(summary=f"{var}=expandable_segments:True: {_g(ru)} is reserved but unallocated (fragmented)",
+               env=((var, "expandable_segments:True"),), saves_bytes=ru)
+
+
+def other_processes(n: dict[str, Any]) -> list[dict[str, int]]:
+    """The processes of a PyTorch OOM other than the failing one. With `this process has X` named, every listed
+    process is another; without it, the one whose use covers what PyTorch holds is taken to be this one."""
+    procs = list(n.get("processes") or ())
+    if not procs:
+        return []
+    if n.get("this_process_bytes") is not None:
+        mine = n["this_process_bytes"]
+        return [p for p in procs if abs(p["bytes"] - mine) > MiB]
+    held_by_torch = (n.get("allocated_bytes") or 0) + (n.get("reserved_unallocated_bytes") or 0)
+    procs.sort(key=lambda p: -p["bytes"])
+    candidates = [p for p in procs if p["bytes"] >= held_by_torch]
+    if not candidates:  # none covers PyTorch's share: this process is not listed (a container); all are others
+        return procs
+    me = min(candidates, key=lambda p: p["bytes"])
+    return [p for p in procs if p is not me]
+
+
+def _other_process(d: Diagnosis) -> list[Fix]:
+    out = []
+    for p in other_processes(d.numbers)[:3]:
+        out.append(Fix(summary=f"free the {_g(p['bytes'])} held by PID {p['pid']} (`nvidia-smi` shows it; stop it "
+                               f"or move it to another GPU)",
+                       command=f"nvidia-smi --query-compute-apps=pid,used_memory --format=csv  # then: kill {p['pid']}",
+                       saves_bytes=p["bytes"]))
+    if not out and d.numbers.get("free_bytes") is not None:
+        out.append(Fix(summary="free the GPU: other processes hold memory (`nvidia-smi`)",
+                       command="nvidia-smi --query-compute-apps=pid,used_memory --format=csv"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# vLLM
+
+
+def _vllm_util(d: Diagnosis) -> float:
+    u = d.settings.get("gpu_memory_utilization")
+    if u:
+        return float(u)
+    v = d.engine_version or ""
+    parts = v.split(".")
+    try:
+        newer = (int(parts[0]), int(parts[1])) >= (0, 21)
+    except (ValueError, IndexError):
+        newer = False
+    return 0.92 if newer else 0.9  # EngineArgs default; 0.92 from 0.21 (engines/vllm/settings.py)
+
+
+def _vllm_total(d: Diagnosis) -> int | None:
+    return d.settings.get("total_gpu_memory_bytes") or d.numbers.get("total_bytes")
+
+
+def _vllm_kv_v1(d: Diagnosis) -> list[Fix]:
+    n = d.numbers
+    m, need, avail = n.get("max_model_len"), n.get("kv_needed_bytes"), n.get("kv_available_bytes")
+    if not m or not need:
+        return []
+    per_token = need / m
+    out = []
+    est = n.get("estimated_max_len")
+    if est is None and avail and avail > 0:
+        est = int(avail / per_token) // VLLM_BLOCK * VLLM_BLOCK
+    if est and est > 0:
+        out.append(Fix(summary=f"--max-model-len {est}: the longest request the {_g(avail)} of KV cache holds "
+                               f"({per_token / 1024:.1f} KiB per token)",
+                       flags=("--max-model-len", str(est)), saves_bytes=int(need - per_token * est)))
+    else:
+        out.append(Fix(summary="no KV cache room at all: the weights and activations take the whole "
+                               "gpu_memory_utilization share; a quantized checkpoint or more GPUs "
+                               "(--tensor-parallel-size) first"))
+    short = need - (avail or 0)
+    total, u = _vllm_total(d), _vllm_util(d)
+    if total:
+        new_u = math.ceil((u + short / total) * 100) / 100
+        if new_u <= 0.98:
+            tokens = int(((avail or 0) + (new_u - u) * total) / per_token)
+            out.append(Fix(summary=f"--gpu-memory-utilization {new_u:.2f} (from {u:.2f}): {_g(short)} more for the "
+                                   f"KV cache, room for {tokens:,} tokens at --max-model-len {m} (only when "
+                                   "nothing else uses the GPU)",
+                           flags=("--gpu-memory-utilization", f"{new_u:.2f}"), saves_bytes=None))
+    else:
+        out.append(Fix(summary=f"--gpu-memory-utilization higher than {u:.2f}: the KV cache needs {_g(short)} more "
+                               f"(raise it by {_g(short)} / the GPU's memory; only when nothing else uses the GPU)"))
+    kvd = str(d.settings.get("kv_cache_dtype", "auto"))
+    if not kvd.startswith("fp8"):
+        half = need / 2
+        if avail and half <= avail:
+            summary = f"--kv-cache-dtype fp8: half the KV bytes ({_g(half)}), so {m} tokens fit"
+        elif est and est > 0:
+            longest = min(m, 2 * est // VLLM_BLOCK * VLLM_BLOCK)
+            summary = f"--kv-cache-dtype fp8: half the KV bytes; with it --max-model-len {longest} fits"
+        elif avail and avail > 0:
+            longest = int(avail / (per_token / 2)) // VLLM_BLOCK * VLLM_BLOCK
+            summary = f"--kv-cache-dtype fp8: half the KV bytes; with it --max-model-len {longest} fits"
+        else:
+            summary = "--kv-cache-dtype fp8: half the KV bytes"
+        out.append(Fix(summary=summary, flags=("--kv-cache-dtype", "fp8"), saves_bytes=int(half)))
+    return out
+
+
+def _vllm_kv_v0(d: Diagnosis) -> list[Fix]:
+    n = d.numbers
+    m, cap = n.get("max_model_len"), n.get("kv_capacity_tokens")
+    if not m or not cap:
+        return []
+    kv = d.buffers.get("available_kv_cache_bytes")
+    per_token = kv / cap if kv else None
+    new = cap // VLLM_BLOCK * VLLM_BLOCK
+    out = [Fix(summary=f"--max-model-len {new}: the KV cache holds {cap:,} tokens",
+               flags=("--max-model-len", str(new)),
+               saves_bytes=int((m - new) * per_token) if per_token else None)]
+    total, u = _vllm_total(d), _vllm_util(d)
+    if per_token and total:
+        short = (m - cap) * per_token
+        new_u = math.ceil((u + short / total) * 100) / 100
+        if new_u <= 0.98:
+            out.append(Fix(summary=f"--gpu-memory-utilization {new_u:.2f} (from {u:.2f}): {_g(short)} more KV cache "
+                                   f"holds {m} tokens", flags=("--gpu-memory-utilization", f"{new_u:.2f}")))
+    out.append(Fix(summary="--kv-cache-dtype fp8: twice the tokens in the same memory",
+                   flags=("--kv-cache-dtype", "fp8"), saves_bytes=int(kv / 2) if kv else None))
+    return out
+
+
+def _vllm_free_startup(d: Diagnosis) -> list[Fix]:
+    n = d.numbers
+    free, total, u = n.get("free_bytes"), n.get("total_bytes"), n.get("gpu_memory_utilization")
+    if not free or not total or not u:
+        return []
+    new_u = math.floor(free / total * 100) / 100 - 0.01
+    out = [Fix(summary=f"free the {_g(total - free)} other processes hold (`nvidia-smi`), or a stale vLLM",
+               command="nvidia-smi --query-compute-apps=pid,used_memory --format=csv", saves_bytes=total - free)]
+    if new_u > 0.05:
+        out.append(Fix(summary=f"--gpu-memory-utilization {new_u:.2f} (from {u:.2f}): below the free share "
+                               f"{free / total:.3f} of {_g(total)}", flags=("--gpu-memory-utilization", f"{new_u:.2f}"),
+                       saves_bytes=int((u - new_u) * total)))
+    return out
+
+
+def _vllm_no_blocks(d: Diagnosis) -> list[Fix]:
+    total, u = _vllm_total(d), _vllm_util(d)
+    w = d.buffers.get("model_loading_bytes")
+    out = []
+    if total and w:
+        need = w / total
+        new_u = min(0.98, max(u + 0.05, math.ceil((need + 0.08) * 100) / 100))
+        out.append(Fix(summary=f"--gpu-memory-utilization {new_u:.2f} (from {u:.2f}): the weights alone take "
+                               f"{_g(w)} = {need:.0%} of {_g(total)}; the KV cache gets what is left of "
+                               "utilization x total after weights and activations",
+                       flags=("--gpu-memory-utilization", f"{new_u:.2f}")))
+    else:
+        out.append(Fix(summary=f"--gpu-memory-utilization higher than {u:.2f} (a fraction of TOTAL memory: the "
+                               "KV cache gets what is left after weights and activations)",
+                       flags=("--gpu-memory-utilization", f"{min(0.95, u + 0.05):.2f}")))
+    return out
+
+
+def _vllm_sampler(d: Diagnosis) -> list[Fix]:
+    n = d.numbers.get("max_num_seqs") or d.settings.get("max_num_seqs")
+    if not n:
+        return []
+    new = max(16, min(256, int(n) // 4))
+    return [Fix(summary=f"--max-num-seqs {new} (from {n}): the sampler warms up with one dummy request per "
+                        "sequence", flags=("--max-num-seqs", str(new)))]
+
+
+def _vllm_compute(d: Diagnosis) -> list[Fix]:
+    u = _vllm_util(d)
+    out = [Fix(summary="--enforce-eager: no CUDA graphs (their capture and memory pool go)", flags=("--enforce-eager",))]
+    seqs = d.settings.get("max_num_seqs")
+    out.append(Fix(summary=f"--max-num-seqs {max(16, int(seqs) // 2) if seqs else 128}: a smaller batch at graph "
+                           "capture and warm-up", flags=("--max-num-seqs", str(max(16, int(seqs) // 2) if seqs else 128))))
+    out.append(Fix(summary=f"--gpu-memory-utilization {max(0.5, u - 0.05):.2f} (from {u:.2f}): leaves more room "
+                           "outside the KV cache for activations and graphs",
+                   flags=("--gpu-memory-utilization", f"{max(0.5, u - 0.05):.2f}")))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# SGLang, TGI, MLX
+
+
+def _sglang_not_enough(d: Diagnosis) -> list[Fix]:
+    mfs = d.numbers.get("mem_fraction_static") or d.settings.get("mem_fraction_static")
+    if not mfs:
+        return [Fix(summary="--mem-fraction-static higher (the KV pool is what is left of it after the weights)",
+                     flags=("--mem-fraction-static", "0.9"))]
+    new = min(0.95, round(float(mfs) + 0.05, 2))
+    return [Fix(summary=f"--mem-fraction-static {new} (from {mfs}): the weights need a larger static share",
+                flags=("--mem-fraction-static", str(new)))]
+
+
+def _sglang_compute(d: Diagnosis) -> list[Fix]:
+    mfs = d.settings.get("mem_fraction_static")
+    out = [Fix(summary="--chunked-prefill-size 4096 (or 2048): smaller prefill activations",
+               flags=("--chunked-prefill-size", "4096"))]
+    if mfs:
+        new = round(float(mfs) - 0.05, 2)
+        out.append(Fix(summary=f"--mem-fraction-static {new} (from {mfs}): more room outside the KV pool",
+                       flags=("--mem-fraction-static", str(new))))
+    out.append(Fix(summary="--cuda-graph-max-bs smaller or --disable-cuda-graph", flags=("--disable-cuda-graph",)))
+    return out
+
+
+def _tgi_prefill(d: Diagnosis) -> list[Fix]:
+    p = d.numbers.get("prefill_tokens") or d.settings.get("max_batch_prefill_tokens")
+    if not p:
+        return []
+    new = max(512, int(p) // 2)
+    return [Fix(summary=f"--max-batch-prefill-tokens {new} (from {p}; it must stay >= --max-input-tokens)",
+                flags=("--max-batch-prefill-tokens", str(new)))]
+
+
+def _mlx_max_buffer(d: Diagnosis) -> list[Fix]:
+    req, mx = d.numbers.get("requested_bytes"), d.numbers.get("max_buffer_bytes")
+    if not req or not mx:
+        return []
+    k = math.ceil(req / mx)
+    step = max(64, 2048 // (1 << max(0, math.ceil(math.log2(k)))))
+    return [Fix(summary=f"--prefill-step-size {step}: the buffer asked for is {req / mx:.2f}x Metal's single-buffer "
+                        f"limit of {_g(mx)}; it shrinks with the prefill step", flags=("--prefill-step-size", str(step)),
+                saves_bytes=req - mx),
+            Fix(summary="--max-kv-size N (a rotating cache) or --kv-bits 8 for long contexts",
+                flags=("--kv-bits", "8"))]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# llama.cpp and Ollama
+
+
+def _llama_kv_total(d: Diagnosis) -> int | None:
+    """The whole KV cache the failed start-up asked for: the buffers printed before the failure plus the one
+    that failed."""
+    printed = sum((d.buffers.get("kv") or {}).values())
+    req = d.numbers.get("requested_bytes")
+    if req is None:
+        return d.buffers.get("kv_total_bytes")
+    return printed + req
+
+
+def _ctx_flag(runner: str) -> str:
+    return "OLLAMA_CONTEXT_LENGTH" if runner == "ollama" else "-c"
+
+
+def _llama_kv(d: Diagnosis) -> list[Fix]:
+    runner = d.host or d.engine
+    n_ctx = d.numbers.get("n_ctx") or d.settings.get("n_ctx")
+    kv = _llama_kv_total(d)
+    req = d.numbers.get("requested_bytes")
+    dev = d.numbers.get("device")
+    out: list[Fix] = []
+    free = None
+    if dev is not None and d.buffers.get("device_free"):
+        key = f"CUDA{dev}"
+        if key in d.buffers["device_free"]:
+            free = d.buffers["device_free"][key] - (d.buffers.get("model") or {}).get(key, 0)
+    if n_ctx and kv:
+        per_token = kv / n_ctx
+        on_dev = req if req else kv
+        dev_per_token = on_dev / n_ctx
+        if free is not None and free > 0:
+            margin = 512 * MiB  # the compute buffer still to come
+            ctx = int((free - margin) / dev_per_token) // LLAMA_PAD * LLAMA_PAD
+            ctx_q8 = int((free - margin) / (dev_per_token * (1 - Q8_SAVES))) // LLAMA_PAD * LLAMA_PAD
+            basis = f"{_m(free)} free on CUDA{dev} after its weights, ~512 MiB kept for the compute buffer"
+        else:
+            ctx = (n_ctx // 2) // LLAMA_PAD * LLAMA_PAD
+            ctx_q8 = None
+            basis = "half the context (the free memory is not in the text)"
+        if ctx >= LLAMA_PAD:
+            out.append(_ctx_fix(runner, ctx, n_ctx, per_token, basis))
+        q8 = int(kv * Q8_SAVES)
+        if runner == "ollama":
+            out.append(Fix(summary=f"OLLAMA_KV_CACHE_TYPE=q8_0 with OLLAMA_FLASH_ATTENTION=1: saves {_g(q8)} of the "
+                                   f"{_g(kv)} KV cache", env=(("OLLAMA_FLASH_ATTENTION", "1"),
+                                                              ("OLLAMA_KV_CACHE_TYPE", "q8_0")), saves_bytes=q8))
+        else:
+            extra = f"; with it -c {ctx_q8} fits" if ctx_q8 and ctx_q8 >= LLAMA_PAD else ""
+            out.append(Fix(summary=f"-ctk q8_0 -ctv q8_0 -fa on: a q8_0 cache saves {_g(q8)} of the {_g(kv)} KV "
+                                   f"cache{extra}", flags=("-ctk", "q8_0", "-ctv", "q8_0", "-fa", "on"), saves_bytes=q8))
+        npar = d.settings.get("n_parallel") or d.settings.get("OLLAMA_NUM_PARALLEL")
+        if npar and int(npar) > 1 and runner == "ollama":
+            out.append(Fix(summary=f"OLLAMA_NUM_PARALLEL=1 (from {npar}): the context is multiplied by the slots",
+                           env=(("OLLAMA_NUM_PARALLEL", "1"),), saves_bytes=int(kv * (1 - 1 / int(npar)))))
+    elif req:
+        half = req // 2
+        out.append(Fix(summary=f"{'OLLAMA_CONTEXT_LENGTH / num_ctx' if runner == 'ollama' else '-c'} half as large "
+                               f"halves the {_m(req)} KV buffer that failed", saves_bytes=half))
+        out.append(Fix(summary=f"-ctk q8_0 -ctv q8_0 -fa on: saves {_m(req * Q8_SAVES)} of it",
+                       flags=("-ctk", "q8_0", "-ctv", "q8_0", "-fa", "on"), saves_bytes=int(req * Q8_SAVES)))
+    return out
+
+
+def _ctx_fix(runner: str, ctx: int, n_ctx: int, per_token: float, basis: str) -> Fix:
+    saves = int((n_ctx - ctx) * per_token) if n_ctx > ctx else 0
+    if runner == "ollama":
+        return Fix(summary=f"OLLAMA_CONTEXT_LENGTH={ctx} (or num_ctx {ctx} per request; from {n_ctx}): {basis}",
+                   env=(("OLLAMA_CONTEXT_LENGTH", str(ctx)),), saves_bytes=saves)
+    return Fix(summary=f"-c {ctx} (from {n_ctx}): {basis}", flags=("-c", str(ctx)), saves_bytes=saves)
+
+
+def _llama_compute(d: Diagnosis) -> list[Fix]:
+    runner = d.host or d.engine
+    req = d.numbers.get("requested_bytes")
+    ub = d.settings.get("n_ubatch") or 512
+    out = []
+    if runner == "ollama":
+        out.append(Fix(summary="OLLAMA_FLASH_ATTENTION=1: a much smaller compute buffer",
+                       env=(("OLLAMA_FLASH_ATTENTION", "1"),)))
+        out.append(Fix(summary="OLLAMA_GPU_OVERHEAD=1073741824: leave 1 GiB per GPU for the compute buffer",
+                       env=(("OLLAMA_GPU_OVERHEAD", "1073741824"),)))
+        return out
+    new_ub = max(32, int(ub) // 2)
+    out.append(Fix(summary=f"-ub {new_ub} (from {ub}): the compute buffer scales with the micro-batch"
+                           + (f"; about {_m(req / 2)} of the {_m(req)} that failed" if req else ""),
+                   flags=("-ub", str(new_ub)), saves_bytes=int(req / 2) if req else None))
+    fa = str(d.settings.get("flash_attn", "")).lower()
+    if fa in ("0", "off", "disabled", "false", ""):
+        out.append(Fix(summary="-fa on: flash attention does not materialise the attention matrix",
+                       flags=("-fa", "on")))
+    if d.settings.get("n_copies", 1) > 1:
+        out.append(Fix(summary=f"pipeline parallelism keeps {d.settings['n_copies']} copies of the compute buffers: "
+                               "-sm row or fewer devices, or a build that retries without it"))
+    return out
+
+
+def _llama_weights(d: Diagnosis) -> list[Fix]:
+    runner = d.host or d.engine
+    ngl, total = d.settings.get("n_gpu_layers"), d.settings.get("n_layers_total")
+    models = d.buffers.get("model") or {}
+    gpu_weights = sum(v for k, v in models.items() if not k.startswith("CPU"))
+    req = d.numbers.get("requested_bytes")
+    if runner == "ollama":
+        return [Fix(summary="num_gpu lower (PARAMETER num_gpu N in a Modelfile, or the request's options): fewer "
+                            "layers on the GPU")]
+    if ngl and gpu_weights and req:
+        per_layer = gpu_weights / ngl
+        k = math.ceil(req / per_layer / 4) or 1
+        return [Fix(summary=f"-ngl {max(0, ngl - k)} (from {ngl}): about {_m(per_layer)} per layer; or --fit on "
+                            "to let llama.cpp choose", flags=("-ngl", str(max(0, ngl - k))),
+                    saves_bytes=int(k * per_layer))]
+    if ngl:
+        return [Fix(summary=f"-ngl lower than {ngl} (or --fit on)", flags=("-ngl", str(max(0, int(ngl) * 3 // 4))))]
+    del total
+    return []
+
+
+def _ollama_estimate(d: Diagnosis) -> list[Fix]:
+    b = d.buffers
+    full, kv, avail = b.get("ollama_required_full_bytes"), b.get("ollama_required_kv_bytes"), \
+        b.get("ollama_available_bytes")
+    n_ctx = d.settings.get("n_ctx") or d.settings.get("OLLAMA_CONTEXT_LENGTH")
+    out: list[Fix] = []
+    if full and kv and avail and n_ctx:
+        room = avail - (full - kv)
+        if room > 0:
+            ctx = int(n_ctx * room / kv) // LLAMA_PAD * LLAMA_PAD
+            if ctx >= LLAMA_PAD and ctx < n_ctx:
+                out.append(Fix(summary=f"OLLAMA_CONTEXT_LENGTH={ctx} (from {n_ctx}): Ollama's own estimate "
+                                       f"({_g(full)} of which KV {_g(kv)}) then fits the {_g(avail)} available",
+                               env=(("OLLAMA_CONTEXT_LENGTH", str(ctx)),), saves_bytes=int(kv * (1 - ctx / n_ctx))))
+        else:
+            out.append(Fix(summary=f"the weights alone ({_g(full - kv)}) exceed the {_g(avail)} available: a smaller "
+                                   "quant or model, or accept CPU offload"))
+        out.append(Fix(summary=f"OLLAMA_KV_CACHE_TYPE=q8_0 with OLLAMA_FLASH_ATTENTION=1: saves {_g(kv * Q8_SAVES)}",
+                       env=(("OLLAMA_FLASH_ATTENTION", "1"), ("OLLAMA_KV_CACHE_TYPE", "q8_0")),
+                       saves_bytes=int(kv * Q8_SAVES)))
+    return out
+
+
+def _ollama_system(d: Diagnosis) -> list[Fix]:
+    req, avail = d.numbers.get("model_required_bytes"), d.numbers.get("system_available_bytes")
+    if not req or not avail:
+        return []
+    short = req - avail
+    return [Fix(summary=f"free {_g(short)} of RAM (or swap): the model needs {_g(req)}, {_g(avail)} is available; "
+                        "`ollama stop` other models, OLLAMA_MAX_LOADED_MODELS=1",
+                env=(("OLLAMA_MAX_LOADED_MODELS", "1"),), saves_bytes=None),
+            Fix(summary="a smaller quant of the same model (e.g. the q4_K_M tag) or a smaller model")]
+
+
+def _ollama_layout(d: Diagnosis) -> list[Fix]:
+    out = _ollama_estimate(d)
+    if d.numbers.get("num_gpu") is not None:
+        out.append(Fix(summary=f"unset num_gpu (now {d.numbers['num_gpu']}): a forced layer count disables Ollama's "
+                               "back-off"))
+    if not out:
+        n_ctx = d.settings.get("n_ctx") or d.settings.get("OLLAMA_CONTEXT_LENGTH")
+        ctx = max(2048, int(n_ctx) // 2) if n_ctx else 8192
+        out.append(Fix(summary=f"OLLAMA_CONTEXT_LENGTH={ctx}" + (f" (from {n_ctx})" if n_ctx else ""),
+                       env=(("OLLAMA_CONTEXT_LENGTH", str(ctx)),)))
+    return out
+
+
+def _exllama(d: Diagnosis) -> list[Fix]:
+    return [Fix(summary="max_seq_len smaller (the cache is sized for the model's full context by default)"),
+            Fix(summary="cache_mode: Q8 (or Q4): a quarter to a half of the FP16 cache")]
+
+
+_BY_SIGNATURE = {
+    "vllm_v1_kv_insufficient": _vllm_kv_v1,
+    "vllm_v0_kv_insufficient": _vllm_kv_v0,
+    "vllm_free_memory_startup": _vllm_free_startup,
+    "vllm_no_cache_blocks": _vllm_no_blocks,
+    "vllm_sampler_warmup": _vllm_sampler,
+    "sglang_not_enough_memory": _sglang_not_enough,
+    "sglang_profiled_negative": _sglang_not_enough,
+    "tgi_prefill": _tgi_prefill,
+    "mlx_max_buffer": _mlx_max_buffer,
+    "ollama_system_memory": _ollama_system,
+    "ollama_layout": _ollama_layout,
+    "exllama_insufficient": _exllama,
+}
+_BY_STAGE: dict[tuple[str | None, str], Any] = {
+    ("llama.cpp", "kv_cache"): _llama_kv,
+    ("ollama", "kv_cache"): _llama_kv,
+    ("llama.cpp", "compute"): _llama_compute,
+    ("ollama", "compute"): _llama_compute,
+    ("llama.cpp", "weights"): _llama_weights,
+    ("ollama", "weights"): _llama_weights,
+    ("vllm", "compute"): _vllm_compute,
+    ("sglang", "compute"): _sglang_compute,
+    ("tgi", "compute"): _tgi_prefill,
+}

@@ -1,0 +1,306 @@
+"""What a start-up log says besides the error: the settings in force, the buffers the engine allocated, the
+program (and version) whose log it is, and, near the failure, where in its start-up the engine was (the last
+progress line, the traceback's frames).
+
+Each pattern is tried only on lines holding its plain key, in a bounded region of the log (the start-up before the
+failure), and the last value before the failure wins (a log with several start-ups describes the last one).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from ..units import GiB, MiB
+from .scan import MAX_LINE
+
+# (key that must be in the line, pattern, setting name, kind) -- kind: int, float, str, bool, gib, mib, version
+SETTINGS: tuple[tuple[str, str, str, str], ...] = (
+    # llama.cpp (llama-context.cpp / llama-kv-cache.cpp / llama-model-loader.cpp start-up prints)
+    ("n_ctx", r"\bn_ctx\s{0,12}=\s{0,4}([0-9]+)", "n_ctx", "int"),
+    ("n_ctx_train", r"\bn_ctx_train\s{0,12}=\s{0,4}([0-9]+)", "n_ctx_train", "int"),
+    ("n_seq_max", r"\bn_seq_max\s{0,12}=\s{0,4}([0-9]+)", "n_parallel", "int"),
+    ("n_batch", r"\bn_batch\s{0,12}=\s{0,4}([0-9]+)", "n_batch", "int"),
+    ("n_ubatch", r"\bn_ubatch\s{0,12}=\s{0,4}([0-9]+)", "n_ubatch", "int"),
+    ("flash_attn", r"\bflash_attn\s{0,12}=\s{0,4}(\w+)", "flash_attn", "str"),
+    ("type_k", r"type_k = '(\w+)'", "cache_type_k", "str"),
+    ("type_v", r"type_v = '(\w+)'", "cache_type_v", "str"),
+    ("K (", r"\bK \((\w+)\):", "cache_type_k", "str"),
+    ("V (", r"\bV \((\w+)\):", "cache_type_v", "str"),
+    ("layers to GPU", r"offloaded ([0-9]+)/[0-9]+ layers to GPU", "n_gpu_layers", "int"),
+    ("layers to GPU", r"offloaded [0-9]+/([0-9]+) layers to GPU", "n_layers_total", "int"),
+    ("general.name", r"general\.name\s{1,12}str\s{0,4}=\s{0,4}([^\n]{1,200})", "model_name", "str"),
+    ("file type", r"file type\s{0,12}=\s{0,4}([^\n]{1,60})", "file_type", "str"),
+    ("from ", r"loaded meta data with [^\n]{0,200}? from (\S{1,400}\.gguf)", "model_path", "str"),
+    ("build: ", r"build: ([0-9]{3,6}) \(", "llama_cpp_build", "str"),
+    ("pipeline parallelism enabled", r"pipeline parallelism enabled \(n_copies=([0-9]+)\)", "n_copies", "int"),
+    # vLLM
+    ("LLM engine (v", r"LLM engine \(v([0-9][\w.+-]{0,40})\)", "vllm_version", "str"),
+    ("vLLM API server version", r"vLLM API server version ([0-9][\w.+-]{0,40})", "vllm_version", "str"),
+    ("Initializing a V1 LLM engine", r"(Initializing a V1) LLM engine", "vllm_engine", "str"),
+    ("with config:", r"with config: model='([^']{1,300})'", "model", "str"),
+    ("max_seq_len=", r"\bmax_seq_len=([0-9]+)", "max_model_len", "int"),
+    ("tensor_parallel_size=", r"\btensor_parallel_size=([0-9]+)", "tensor_parallel_size", "int"),
+    ("pipeline_parallel_size=", r"\bpipeline_parallel_size=([0-9]+)", "pipeline_parallel_size", "int"),
+    ("kv_cache_dtype=", r"\bkv_cache_dtype=(\w+)", "kv_cache_dtype", "str"),
+    ("quantization=", r"\bquantization=(\w+)", "quantization", "str"),
+    ("enforce_eager=", r"\benforce_eager=(\w+)", "enforce_eager", "str"),
+    ("gpu_memory_utilization=", r"\bgpu_memory_utilization=([0-9.]+)", "gpu_memory_utilization", "float"),
+    ("total_gpu_memory=", r"total_gpu_memory=([0-9.]+) ?GiB", "total_gpu_memory_bytes", "gib"),
+    # SGLang (ServerArgs repr)
+    ("model_path=", r"\bmodel_path='([^']{1,300})'", "model", "str"),
+    ("tp_size=", r"\btp_size=([0-9]+)", "tp_size", "int"),
+    ("mem_fraction_static=", r"\bmem_fraction_static=([0-9.]+)", "mem_fraction_static", "float"),
+    ("context_length=", r"\bcontext_length=([0-9]+)", "context_length", "int"),
+    ("chunked_prefill_size=", r"\bchunked_prefill_size=([0-9]+)", "chunked_prefill_size", "int"),
+    ("max_running_requests=", r"\bmax_running_requests=([0-9]+)", "max_running_requests", "int"),
+    ("max_total_num_tokens=", r"\bmax_total_num_tokens=([0-9]+)", "max_total_num_tokens", "int"),
+    # Ollama (server.go slog lines; the runner's command line; the new engine's load request)
+    ("OLLAMA_CONTEXT_LENGTH:", r"OLLAMA_CONTEXT_LENGTH:([0-9]+)", "OLLAMA_CONTEXT_LENGTH", "int"),
+    ("OLLAMA_NUM_PARALLEL:", r"OLLAMA_NUM_PARALLEL:([0-9]+)", "OLLAMA_NUM_PARALLEL", "int"),
+    ("OLLAMA_FLASH_ATTENTION:", r"OLLAMA_FLASH_ATTENTION:(\w+)", "OLLAMA_FLASH_ATTENTION", "str"),
+    ("OLLAMA_KV_CACHE_TYPE:", r"OLLAMA_KV_CACHE_TYPE:(\w+)", "OLLAMA_KV_CACHE_TYPE", "str"),
+    ("--ctx-size", r"--ctx-size ([0-9]+)", "n_ctx", "int"),
+    ("--n-gpu-layers", r"--n-gpu-layers ([0-9]+)", "n_gpu_layers", "int"),
+    ("--parallel", r"--parallel ([0-9]+)", "n_parallel", "int"),
+    ("KvSize:", r"KvSize:([0-9]+)", "n_ctx", "int"),
+    ("KvCacheType:", r"KvCacheType:(\w+)", "OLLAMA_KV_CACHE_TYPE", "str"),
+    ("version=", r"msg=\"?Listening on[^\n]{0,200}version=([0-9][\w.+-]{0,30})", "ollama_version", "str"),
+    ("ollama version is", r"ollama version is ([0-9][\w.+-]{0,30})", "ollama_version", "str"),
+    ("memory.required.full=", r"memory\.required\.full=\"?([0-9.]+ ?[KMGT]i?B)", "ollama_required_full", "size"),
+    ("memory.required.kv=", r"memory\.required\.kv=\"?([0-9.]+ ?[KMGT]i?B)", "ollama_required_kv", "size"),
+    ("memory.available=", r"memory\.available=\"?\[([0-9.]+ ?[KMGT]i?B)", "ollama_available", "size"),
+    ("layers.offload=", r"layers\.offload=([0-9]+)", "ollama_layers_offload", "int"),
+    ("layers.model=", r"layers\.model=([0-9]+)", "ollama_layers_model", "int"),
+    # TGI launcher Args { ... }
+    ("max_batch_prefill_tokens:", r"max_batch_prefill_tokens: (?:Some\()?([0-9]+)", "max_batch_prefill_tokens", "int"),
+    ("max_total_tokens:", r"max_total_tokens: (?:Some\()?([0-9]+)", "max_total_tokens", "int"),
+    ("model_id:", r"model_id: \"([^\"]{1,300})\"", "model", "str"),
+)
+
+# buffers printed at start-up: (key, pattern with (device, MiB), buffer kind)
+BUFFERS: tuple[tuple[str, str, str], ...] = (
+    ("model buffer size", r"(\S{1,40}) model buffer size\s{0,8}=\s{0,8}([0-9.]+) MiB", "model"),
+    ("KV buffer size", r"(\S{1,40}) KV buffer size\s{0,8}=\s{0,8}([0-9.]+) MiB", "kv"),
+    ("compute buffer size", r"(\S{1,40}) compute buffer size\s{0,8}=\s{0,8}([0-9.]+) MiB", "compute"),
+    ("output buffer size", r"(\S{1,40})\s{1,8}output buffer size\s{0,8}=\s{0,8}([0-9.]+) MiB", "output"),
+)
+# single figures: (key, pattern, name, unit)
+FIGURES: tuple[tuple[str, str, str, str], ...] = (
+    ("KV self size", r"KV self size\s{0,4}=\s{0,4}([0-9.]+) MiB", "kv_total_bytes", "mib"),
+    ("llama_kv_cache: size", r"llama_kv_cache(?:_unified)?: size\s{0,4}=\s{0,4}([0-9.]+) MiB", "kv_total_bytes", "mib"),
+    ("Model loading took", r"Model loading took ([0-9.]+) ?GiB", "model_loading_bytes", "gib"),
+    ("Loading model weights took", r"Loading model weights took ([0-9.]+) ?GB", "model_loading_bytes", "gib"),
+    ("Available KV cache memory", r"Available KV cache memory: ([-0-9.]+) ?GiB", "available_kv_cache_bytes", "gib"),
+    ("GPU KV cache size", r"GPU KV cache size: ([0-9,]+) tokens", "kv_cache_tokens", "int"),
+    ("# GPU blocks", r"# GPU blocks: ([0-9]+)", "num_gpu_blocks", "int"),
+    ("kv_cache_size=", r"\bkv_cache_size=([0-9.]+) ?GiB", "available_kv_cache_bytes", "gib"),
+    ("Maximum concurrency for", r"Maximum concurrency for ([0-9,]+) tokens per request: ([0-9.]+)x",
+     "max_concurrency", "float2"),
+    ("Load weight end", r"Load weight end\.[^\n]{0,300}?mem usage=([0-9.]+) ?GB", "model_loading_bytes", "gib"),
+    ("Load weight end", r"Load weight end\.[^\n]{0,300}?avail mem=([0-9.]+) ?GB", "avail_mem_after_weights_bytes",
+     "gib"),
+    ("KV Cache is allocated", r"KV Cache is allocated\. #tokens: ([0-9]+)", "max_total_num_tokens", "int"),
+    ("KV Cache is allocated", r"K size: ([0-9.]+) ?GB", "k_bytes", "gib"),
+    ("KV Cache is allocated", r"V size: ([0-9.]+) ?GB", "v_bytes", "gib"),
+)
+# device free memory at load (llama.cpp >= 2025: "using device CUDA0 (NVIDIA ...) - 23307 MiB free")
+DEVICE_FREE = ("using device", r"using device (\S{1,20}) \(([^)\n]{0,120})\)[^\n]{0,80}?- ([0-9]+) MiB free")
+DEVICE_NAME = ("compute capability", r"Device ([0-9]+): ([^,\n]{1,80}), compute capability ([0-9.]+)")
+VLLM_ARGS = ("non-default args:", r"non-default args: (\{[^\n]{1,6000}\})")
+
+_VLLM_ARG_NAMES = {"model": "model", "max_model_len": "max_model_len",
+                   "gpu_memory_utilization": "gpu_memory_utilization", "tensor_parallel_size": "tensor_parallel_size",
+                   "pipeline_parallel_size": "pipeline_parallel_size", "kv_cache_dtype": "kv_cache_dtype",
+                   "max_num_seqs": "max_num_seqs", "max_num_batched_tokens": "max_num_batched_tokens",
+                   "quantization": "quantization", "enforce_eager": "enforce_eager", "dtype": "dtype",
+                   "cpu_offload_gb": "cpu_offload_gb", "block_size": "block_size"}
+
+_RX: dict[str, re.Pattern[str]] = {}
+
+
+def _rx(p: str) -> re.Pattern[str]:
+    r = _RX.get(p)
+    if r is None:
+        r = _RX[p] = re.compile(p)
+    return r
+
+
+def _size(s: str) -> int:
+    m = re.match(r"([0-9.]+) ?([KMGT])(i?)B", s)
+    if not m:
+        return 0
+    mult = {"K": 1, "M": 2, "G": 3, "T": 4}[m.group(2)]
+    base = 1024 if m.group(3) else 1000  # Ollama: HumanBytes2 "GiB" binary, HumanBytes "GB" decimal
+    return int(round(float(m.group(1)) * base**mult))
+
+
+def _value(kind: str, s: str) -> Any:
+    if kind == "int":
+        return int(s.replace(",", ""))
+    if kind == "float":
+        return float(s)
+    if kind == "gib":
+        return int(round(float(s) * GiB))
+    if kind == "mib":
+        return int(round(float(s) * MiB))
+    if kind == "size":
+        return _size(s)
+    return s.strip()
+
+
+def read_log(region: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(settings, buffers) a start-up log region states; later lines override earlier ones."""
+    settings: dict[str, Any] = {}
+    buffers: dict[str, Any] = {}
+    lines = region.split("\n")
+    for raw in lines:
+        line = raw[:MAX_LINE]
+        for key, pattern, name, kind in SETTINGS:
+            if key in line:
+                m = _rx(pattern).search(line)
+                if m:
+                    settings[name] = _value(kind, m.group(1))
+        for key, pattern, kind in BUFFERS:
+            if key in line:
+                m = _rx(pattern).search(line)
+                if m:
+                    buffers.setdefault(kind, {})[m.group(1)] = int(round(float(m.group(2)) * MiB))
+        for key, pattern, name, kind in FIGURES:
+            if key in line:
+                m = _rx(pattern).search(line)
+                if m:
+                    if kind == "float2":
+                        buffers["max_concurrency"] = float(m.group(2))
+                        settings.setdefault("max_model_len", int(m.group(1).replace(",", "")))
+                    else:
+                        buffers[name] = _value(kind, m.group(1))
+        if DEVICE_FREE[0] in line:
+            m = _rx(DEVICE_FREE[1]).search(line)
+            if m:
+                buffers.setdefault("device_free", {})[m.group(1)] = int(m.group(3)) * MiB
+                buffers.setdefault("device_names", {})[m.group(1)] = m.group(2).strip()
+        if DEVICE_NAME[0] in line:
+            m = _rx(DEVICE_NAME[1]).search(line)
+            if m:
+                buffers.setdefault("device_names", {})[f"CUDA{m.group(1)}"] = m.group(2).strip()
+        if VLLM_ARGS[0] in line:
+            m = _rx(VLLM_ARGS[1]).search(line)
+            if m:
+                settings.update(_vllm_args(m.group(1)))
+    if "ollama_required_full" in settings:  # Ollama's own estimate is a figure, not a setting
+        for k in ("ollama_required_full", "ollama_required_kv", "ollama_available"):
+            if k in settings:
+                buffers[k.replace("ollama_", "ollama_") + "_bytes"] = settings.pop(k)
+    return settings, buffers
+
+
+def _vllm_args(text: str) -> dict[str, Any]:
+    try:
+        d = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return {}
+    if not isinstance(d, dict):
+        return {}
+    out = {}
+    for k, v in d.items():
+        name = _VLLM_ARG_NAMES.get(str(k))
+        if name and isinstance(v, (int, float, str, bool)):
+            out[name] = v
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Where the engine was when it failed
+
+# (plain key, stage) of progress lines, in the order engines print them; the last one before the failure counts
+MARKERS: tuple[tuple[str, str], ...] = (
+    ("Loading safetensors checkpoint shards", "weights"),
+    ("Loading checkpoint shards", "weights"),
+    ("Starting to load model", "weights"),
+    ("Load weight begin", "weights"),
+    ("load_tensors: loading model tensors", "weights"),
+    ("Loading weights", "weights"),
+    ("Model loading took", "compute"),  # vLLM profiles next
+    ("Loading model weights took", "compute"),
+    ("Load weight end", "kv_cache"),  # SGLang sizes the KV pool next
+    ("Memory profiling", "compute"),
+    ("Available KV cache memory", "kv_cache"),
+    ("# GPU blocks", "kv_cache"),
+    ("KV Cache is allocated", "compute"),  # SGLang captures graphs next
+    ("Memory pool end", "compute"),
+    ("Capturing CUDA graph", "compute"),
+    ("Capturing cudagraphs", "compute"),
+    ("Capture cuda graph begin", "compute"),
+    ("Capturing batches", "compute"),
+    ("Graph capturing finished", "compute"),
+    ("CUDA graphs can take additional", "compute"),
+    ("If out-of-memory error occurs during cudagraph capture", "compute"),
+    ("llama_kv_cache_init:", "kv_cache"),
+    ("compute buffer size", "compute"),
+    ("Prefill batch", "compute"),
+    ("Decode batch", "compute"),
+    ("Avg prompt throughput", "compute"),
+)
+
+# traceback frames: function (or file) names -> stage; tried in this order, the first that appears decides
+FRAME_STAGES: tuple[tuple[str, str], ...] = (
+    ("profile_run", "compute"), ("_dummy_run", "compute"), ("_dummy_sampler_run", "compute"),
+    ("capture_model", "compute"), ("cuda_graph", "compute"), ("capture", "compute"), ("warmup", "compute"),
+    ("_allocate_kv_cache", "kv_cache"), ("allocate_kv_cache", "kv_cache"), ("initialize_kv_cache_tensors", "kv_cache"),
+    ("_init_cache_engine", "kv_cache"), ("init_memory_pool", "kv_cache"), ("_create_buffers", "kv_cache"),
+    ("init_cache", "kv_cache"),
+    ("load_weights", "weights"), ("load_model", "weights"), ("from_pretrained", "weights"),
+    ("_load_state_dict", "weights"), ("load_state_dict", "weights"), ("load_checkpoint", "weights"),
+    ("weight_loader", "weights"), ("_load_pretrained_model", "weights"), ("dispatch_model", "weights"),
+    ("generate", "compute"), ("forward", "compute"), ("execute_model", "compute"), ("prefill", "compute"),
+    ("backward", "compute"), ("train", "compute"),
+)
+_FRAME = re.compile(r"File \"([^\"\n]{1,400})\", line [0-9]+, in (\w{1,100})")
+
+
+def frames(region: str) -> list[str]:
+    """Function names of the Python traceback frames in region, in order."""
+    return [m.group(2) for m in _FRAME.finditer(region)] if 'File "' in region else []
+
+
+def stage_from_frames(names: list[str]) -> str | None:
+    for key, stage in FRAME_STAGES:
+        if any(key in n for n in names):
+            return stage
+    return None
+
+
+def stage_from_markers(before: str) -> str | None:
+    """The stage named by the last progress line in `before` (the text leading up to the failure)."""
+    best, best_pos = None, -1
+    for key, stage in MARKERS:
+        p = before.rfind(key)
+        if p > best_pos:
+            best, best_pos = stage, p
+    return best
+
+
+# The program whose log it is (the one the user runs), from plain markers; the first that matches wins
+HOSTS: tuple[tuple[str, str], ...] = (
+    ("[TensorRT-LLM]", "tensorrt-llm"), ("tensorrt_llm", "tensorrt-llm"),
+    ("text_generation_server", "tgi"), ("text_generation_launcher", "tgi"), ("text-generation-launcher", "tgi"),
+    ("sglang", "sglang"), ("Scheduler hit an exception", "sglang"),
+    ("EngineCore", "vllm"), ("vllm", "vllm"), ("vLLM", "vllm"),
+    ("exllamav", "exllama"), ("tabbyAPI", "exllama"),
+    ("mlx_lm", "mlx"), ("mlx-lm", "mlx"), ("[metal::malloc]", "mlx"),
+    ("LM Studio", "lmstudio"), ("lmstudio", "lmstudio"), ("LM-Studio", "lmstudio"),
+    ("ollama", "ollama"), ("Ollama", "ollama"), ("llama runner", "ollama"), ('source=server.go', "ollama"),
+    ("llama-server", "llama.cpp"), ("llama_model_load", "llama.cpp"), ("llama_init_from_model", "llama.cpp"),
+    ("llama_new_context_with_model", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("ggml_", "llama.cpp"),
+    ("llama_cpp", "llama.cpp"),
+    ("bitsandbytes", "transformers"), ("transformers", "transformers"), ("accelerate", "transformers"),
+)
+
+
+def host_of(region: str) -> str | None:
+    for key, host in HOSTS:
+        if key in region:
+            return host
+    return None

@@ -1,0 +1,121 @@
+"""oomkit's own figures beside the engine's: when a log names a model the built-in catalog knows (no network),
+estimate it with the settings the log says were in force and set each start-up figure the engine printed next to
+the one oomkit predicts, so the component that differs stands out."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields as dc_fields
+from typing import Any
+
+from ..errors import OomkitError
+from .result import Diagnosis
+
+# the log's figure name (logread) -> the engine_view key of the estimate
+_VLLM = {"model_loading_bytes": "model_loading_bytes", "available_kv_cache_bytes": "available_kv_cache_bytes",
+         "kv_cache_tokens": "kv_cache_tokens", "num_gpu_blocks": "num_gpu_blocks"}
+_LLAMA = {"model": "model_buffer_bytes", "kv": "kv_buffer_bytes", "compute": "compute_buffer_bytes"}
+# llama.cpp's "file type" line -> the GGUF file type name
+_FTYPE = re.compile(r"^(I?Q[0-9]_[0-9A-Z_]+|F16|BF16|F32|Q8_0)\s*(?:-\s*(Small|Medium|Large|XS|XXS|S|M|L))?",
+                    re.IGNORECASE)
+_SIZE_WORD = {"small": "S", "medium": "M", "large": "L", "xs": "XS", "xxs": "XXS", "s": "S", "m": "M", "l": "L"}
+
+
+def prediction_for(d: Diagnosis) -> dict[str, Any] | None:
+    runner = d.host or d.engine
+    try:
+        if runner == "vllm":
+            return _vllm(d)
+        if runner == "llama.cpp":
+            return _llamacpp(d)
+    except (OomkitError, ValueError, TypeError, KeyError, ZeroDivisionError):
+        return None
+    return None
+
+
+def _known(name: str | None) -> str | None:
+    if not name:
+        return None
+    from ..model import catalog  # lazy: the catalog index loads only when a log names a model
+
+    for cand in (name, name.rsplit("/", 1)[-1]):
+        if catalog.lookup(cand) is not None:
+            return cand
+    return None
+
+
+def _vllm(d: Diagnosis) -> dict[str, Any] | None:
+    model = _known(d.settings.get("model"))
+    total = d.settings.get("total_gpu_memory_bytes") or d.numbers.get("total_bytes")
+    if model is None or not total:
+        return None
+    from ..engines.base import get_engine  # lazy: the engine records load on first use
+    from ..estimate import estimate
+
+    eng = get_engine("vllm")
+    names = {f.name for f in dc_fields(eng.Settings)}
+    opts = {k: v for k, v in d.settings.items() if k in names and v is not None}
+    if d.engine_version:
+        opts["engine_version"] = d.engine_version
+    est = estimate(model, "vllm", vram=int(total), find_max_context=False, **opts)
+    return _compare(model, "vllm", opts, d.buffers, est.engine_view, _VLLM, est.fits)
+
+
+def _llamacpp(d: Diagnosis) -> dict[str, Any] | None:
+    s = d.settings
+    model = None
+    for cand in (s.get("model_name"), _stem(s.get("model_path"))):
+        model = _known(cand)
+        if model:
+            break
+    if model is None:
+        return None
+    quant = None
+    m = _FTYPE.match(str(s.get("file_type", "")).strip())
+    if m:
+        quant = m.group(1).upper() + (f"_{_SIZE_WORD[m.group(2).lower()]}" if m.group(2) else "")
+    from ..engines.base import get_engine  # lazy: the engine records load on first use
+    from ..estimate import estimate
+
+    opts: dict[str, Any] = {}
+    for k in ("n_ctx", "n_ubatch", "n_batch", "n_gpu_layers"):
+        if s.get(k) is not None:
+            opts[k] = int(s[k])
+    if s.get("n_parallel"):
+        opts["n_parallel"] = int(s["n_parallel"])
+    for k in ("cache_type_k", "cache_type_v"):
+        if s.get(k):
+            opts[k] = s[k]
+    fa = str(s.get("flash_attn", "")).lower()
+    if fa:
+        opts["flash_attn"] = "on" if fa in ("1", "on", "enabled", "true") else "off" if fa in (
+            "0", "off", "disabled", "false") else "auto"
+    if d.engine_version:
+        opts["engine_version"] = d.engine_version
+    get_engine("llama.cpp")
+    free = d.buffers.get("device_free") or {}
+    vram = ",".join(f"{v}" for v in free.values()) if free else "24GiB"
+    est = estimate(model, "llama.cpp", quant=quant, vram=vram, find_max_context=False, **opts)
+    return _compare(model, "llama.cpp", {**opts, "quant": quant}, d.buffers, est.engine_view, _LLAMA, est.fits)
+
+
+def _stem(path: str | None) -> str | None:
+    if not path:
+        return None
+    return path.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".gguf")
+
+
+def _compare(model: str, engine: str, settings: dict[str, Any], printed: dict[str, Any], view: dict[str, Any],
+             names: dict[str, str], fits: bool | None) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    for ours, theirs in names.items():
+        if ours not in printed or theirs not in view:
+            continue
+        p, o = printed[ours], view[theirs]
+        if isinstance(p, dict) and isinstance(o, dict):
+            for dev, pv in p.items():
+                if dev in o:
+                    figures[f"{theirs}[{dev}]"] = {"printed": pv, "oomkit": o[dev], "differs_by": o[dev] - pv}
+        elif isinstance(p, (int, float)) and isinstance(o, (int, float)):
+            figures[theirs] = {"printed": p, "oomkit": o, "differs_by": o - p}
+    return {"model": model, "engine": engine, "settings": settings, "figures": figures, "fits": fits}

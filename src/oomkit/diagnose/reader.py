@@ -1,0 +1,233 @@
+"""`diagnose(text)`: the out-of-memory an error message or a whole log describes.
+
+1. Every known message is found (scan.events). The FIRST out-of-memory in the text is the cause; later ones are
+   consequences. One the engine recovered from (llama.cpp's retry without pipeline parallelism) is passed over
+   when a later one exists.
+2. The lines right after it may name its stage (llama.cpp: `cudaMalloc failed` is followed by the line saying
+   whether it was the weights, the KV cache or the compute buffer).
+3. A message without a stage of its own (PyTorch's, CUDA's) is placed by its numbers (a request larger than the
+   device, memory held by another process, reserved-but-unallocated memory) and then by where the engine was:
+   the traceback's frames, the last progress line before it. Nothing placed: `unknown`, with what was seen.
+4. Look-alikes (driver mismatch, illegal memory access, disk full, a max_model_len over the model's) are
+   `not_oom` when no out-of-memory is in the text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .fixes import causes_for, fixes_for, other_processes
+from .logread import FRAME_STAGES, frames, host_of, read_log, stage_from_frames, stage_from_markers
+from .result import Diagnosis, Fix
+from .scan import Event, Text, events, normalize
+from .signatures import GENERIC_OOM
+
+OOM_ROLES = ("oom", "stage", "killed")
+STAGE_WINDOW = 8  # lines after an allocation failure in which a context line names its stage (llama.cpp)
+WRAP_WINDOW = 60  # lines after a PyTorch OOM in which the engine's own wrapper may follow (chained traceback)
+SETTINGS_REGION = 4_000_000  # characters of start-up log read for settings before the failure
+GiB = 1 << 30
+MiB = 1 << 20
+
+
+def diagnose(text: str, *, predict: bool = True) -> Diagnosis:
+    """Read an error message or a whole log. predict: put oomkit's own figures beside the engine's when the log
+    names a model oomkit knows (catalog only, no network)."""
+    if not isinstance(text, str):
+        text = bytes(text).decode("utf-8", "replace")
+    doc = Text(normalize(text))
+    evs = events(doc)
+    recognised = tuple(dict.fromkeys(e.sig.id for e in evs))
+    anchor = _cause(evs)
+    if anchor is None:
+        return _without_oom(doc, evs, recognised)
+
+    incident = [e for e in evs if anchor.line.no <= e.line.no <= anchor.line.no + WRAP_WINDOW]
+    numbers = _merge_numbers(anchor, incident)
+    region_lo = max(0, anchor.line.start - SETTINGS_REGION)
+    settings, buffers = read_log(doc.text[region_lo: anchor.line.start + MAX_AFTER])
+    around = doc.around(anchor.line.start, 120, WRAP_WINDOW)
+    host = host_of(doc.text[:200_000]) or host_of(around)
+    engine = anchor.sig.engine
+    if anchor.sig.id == "killed_signal" and host:
+        engine = host if host in ("ollama", "vllm", "sglang", "llama.cpp", "tgi", "mlx") else engine
+    stage, confidence, why = _stage(doc, anchor, incident, numbers, around)
+    if settings.get("n_ctx") is not None and "n_ctx" not in numbers:
+        numbers["n_ctx"] = settings["n_ctx"]
+    version = _version(settings)
+    backend = anchor.sig.backend or _backend(anchor.line.text)
+    d = Diagnosis(
+        engine=engine, stage=stage, confidence=confidence, engine_version=version, numbers=numbers,
+        settings=settings, host=host if host != engine else None, backend=backend, signature=anchor.sig.id,
+        line=anchor.line.no, evidence=anchor.line.text.strip()[:400], recognised=recognised, buffers=buffers)
+    causes = tuple(why) + causes_for(d, anchor.sig)
+    fixes = fixes_for(d, anchor.sig, predict=predict)
+    prediction = None
+    if predict:
+        from .predict import prediction_for  # lazy: the catalog and the engines only when a log names a model
+
+        prediction = prediction_for(d)
+    return Diagnosis(**{**d.__dict__, "causes": causes, "fixes": fixes, "prediction": prediction})
+
+
+MAX_AFTER = 2000  # characters after the failure's line still read for settings (the rest of the message)
+
+
+def _cause(evs: list[Event]) -> Event | None:
+    ooms = [e for e in evs if e.role in OOM_ROLES]
+    if not ooms:
+        return None
+    recovered = [e.line.no for e in evs if e.role == "recovered"]
+    for e in ooms:
+        # a failure the engine retried and recovered from is not the cause when another failure follows
+        if any(0 <= r - e.line.no <= STAGE_WINDOW for r in recovered):
+            if any(o.line.no > e.line.no + STAGE_WINDOW and not _is_retried(o, recovered) for o in ooms):
+                continue
+        if e.role == "killed" and any(o.role != "killed" for o in ooms):
+            continue  # a kill after (or before) an out-of-memory is its consequence, not the cause
+        return e
+    return ooms[0]
+
+
+def _is_retried(e: Event, recovered: list[int]) -> bool:
+    return any(0 <= r - e.line.no <= STAGE_WINDOW for r in recovered)
+
+
+def _merge_numbers(anchor: Event, incident: list[Event]) -> dict[str, Any]:
+    numbers = dict(anchor.numbers)
+    for e in incident:
+        if e is anchor or e.role not in OOM_ROLES or e.line.no > anchor.line.no + STAGE_WINDOW:
+            continue
+        if e.sig.engine != anchor.sig.engine and anchor.sig.engine not in ("ollama",):
+            continue
+        for k, v in e.numbers.items():
+            numbers.setdefault(k, v)
+    return numbers
+
+
+def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, Any], around: str
+           ) -> tuple[str, str, list[str]]:
+    """(stage, confidence, reasons) for the failure at `anchor`."""
+    sig = anchor.sig
+    near = [e for e in incident if e is not anchor and e.line.no <= anchor.line.no + STAGE_WINDOW]
+    # a context line right after names the stage (llama.cpp), and outranks the allocation line's own guess
+    for e in near:
+        if e.role == "stage" and e.sig.stage:
+            return e.sig.stage, "high", []
+    if sig.id == "ollama_runner_terminated":
+        reason = str(numbers.get("reason", ""))
+        return _ollama_reason(reason)
+    if sig.id == "torch_cuda_oom" or sig.id == "torch_mps_oom":
+        placed = _torch_stage(numbers)
+        if placed:
+            return placed
+    if sig.stage:
+        return sig.stage, ("medium" if sig.role == "killed" else "high"), []
+    # the engine's own wrapper further down a chained traceback (vLLM's sampler warm-up, TGI's prefill warm-up)
+    for e in incident:
+        if e is not anchor and e.sig.stage and e.role == "oom" and e.sig.engine not in ("pytorch", "cuda"):
+            return e.sig.stage, "high", [f"{e.sig.engine} says: {e.line.text.strip()[:160]}"]
+    for e in near:
+        if e.sig.stage and e.role in OOM_ROLES:
+            return e.sig.stage, "medium", []
+    names = frames(around)
+    st = stage_from_frames(names)
+    if st:
+        return st, "medium", [f"the traceback runs through {_frame_hint(names, st)}"]
+    before = doc.text[max(0, anchor.line.start - 400_000): anchor.line.start]
+    st = stage_from_markers(before)
+    if st:
+        return st, "low", ["placed by the last start-up step the log printed before the failure"]
+    return "unknown", "low", []
+
+
+def _frame_hint(names: list[str], stage: str) -> str:
+    for key, st in FRAME_STAGES:
+        if st == stage:
+            for n in names:
+                if key in n:
+                    return f"`{n}` ({stage})"
+    return stage
+
+
+def _torch_stage(n: dict[str, Any]) -> tuple[str, str, list[str]] | None:
+    req, total, free = n.get("requested_bytes"), n.get("total_bytes"), n.get("free_bytes")
+    res_un, alloc = n.get("reserved_unallocated_bytes"), n.get("allocated_bytes")
+    if req is not None and total and req > total:
+        return "buffer_limit", "high", ["one allocation is larger than the whole device: a shape or size error, "
+                                        "or the device exposes less than expected"]
+    others = other_processes(n)
+    if others:
+        held = sum(p["bytes"] for p in others)
+        if total and held >= max(GiB, total // 10):
+            who = ", ".join(f"PID {p['pid']} ({p['bytes'] / GiB:.2f} GiB)" for p in others[:4])
+            return "other_process", "high", [f"other processes hold {held / GiB:.2f} GiB: {who}"]
+    if res_un is not None and req is not None and res_un >= req and res_un >= GiB and (free is None or free < req):
+        return "fragmentation", "high", [f"{res_un / GiB:.2f} GiB is reserved by PyTorch but unallocated, more "
+                                         f"than the {req / MiB:.2f} MiB requested: the free blocks are fragmented"]
+    if n.get("allowed_bytes") and total and n["allowed_bytes"] < total * 0.95:
+        return None
+    del alloc
+    return None
+
+
+def _ollama_reason(reason: str) -> tuple[str, str, list[str]]:
+    r = reason.lower()
+    if "kv cache" in r:
+        return "kv_cache", "high", []
+    if "compute" in r:
+        return "compute", "high", []
+    if "unable to allocate" in r or "error loading model" in r:
+        return "weights", "high", []
+    if "signal: killed" in r:
+        return "host_ram", "medium", ["the runner was killed (SIGKILL): most often the kernel's OOM killer"]
+    if "out of memory" in r or "cudamalloc" in r:
+        return "compute", "medium", ["a CUDA allocation failed while the runner was evaluating (its memory pool)"]
+    return "unknown", "low", []
+
+
+def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...]) -> Diagnosis:
+    look = [e for e in evs if e.role == "not_oom"]
+    settings, buffers = read_log(doc.text[:SETTINGS_REGION])
+    if look:
+        e = look[0]
+        return Diagnosis(engine=e.sig.engine, stage="not_oom", confidence="high", numbers=dict(e.numbers),
+                         settings=settings, causes=e.sig.causes, fixes=_canned(e), signature=e.sig.id,
+                         line=e.line.no, evidence=e.line.text.strip()[:400], recognised=recognised,
+                         backend=e.sig.backend, host=host_of(doc.text[:200_000]), engine_version=_version(settings),
+                         buffers=buffers)
+    seen = [w for w in GENERIC_OOM if w in doc.text[:SETTINGS_REGION]]
+    warns = [e for e in evs if e.role == "warn"]
+    causes = []
+    if seen:
+        causes.append(f"the text mentions {', '.join(repr(w) for w in seen[:3])} but no message oomkit knows")
+    for e in warns[:3]:
+        causes.append(f"warning seen: {e.line.text.strip()[:160]}")
+    if not causes:
+        causes.append("no out-of-memory message oomkit knows")
+    host = host_of(doc.text[:200_000])
+    return Diagnosis(engine=warns[0].sig.engine if warns else host, stage="unknown", confidence="low",
+                     settings=settings, causes=tuple(causes), recognised=recognised, host=None,
+                     engine_version=_version(settings), buffers=buffers,
+                     signature=warns[0].sig.id if warns else None, line=warns[0].line.no if warns else None)
+
+
+def _canned(e: Event) -> tuple[Fix, ...]:
+    return tuple(Fix(summary=f) for f in e.sig.fixes)
+
+
+def _version(settings: dict[str, Any]) -> str | None:
+    for k in ("vllm_version", "ollama_version"):
+        if settings.get(k):
+            return str(settings[k])
+    if settings.get("llama_cpp_build"):
+        return f"b{settings['llama_cpp_build']}"
+    return None
+
+
+def _backend(line: str) -> str | None:
+    for word, name in (("HIP", "ROCm"), ("ROCm", "ROCm"), ("XPU", "XPU"), ("NPU", "NPU"), ("CUDA", "CUDA"),
+                       ("Metal", "Metal"), ("Vulkan", "Vulkan"), ("SYCL", "SYCL")):
+        if word in line:
+            return name
+    return None

@@ -1,0 +1,248 @@
+"""Reading a log: clean it (ANSI codes, \\r\\n, progress bars), find the lines worth a look without walking every
+line in Python, and turn each into an `Event` (a signature that matched, with its numbers).
+
+Work is bounded whatever the input: every key is found with `str.find` (C speed, linear), at most `MAX_HITS`
+lines per key are looked at, a line is considered only up to `MAX_LINE` characters around the key, and the
+patterns tried on it are plain ones (signatures.py). A 50 MB log costs a few passes of `str.find` per key.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..units import GiB, KiB, MiB, TiB
+from .signatures import SIGNATURES, Field, Signature, _compile
+
+MAX_LINE = 4096  # characters of a line considered around a key
+MAX_HITS = 4000  # lines looked at per key (the first OOM is the cause: the first hits are the ones that count)
+CONTINUATION = 3  # lines joined to a message for numbers a wrapped line carried on
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b\n]{0,256}(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# prefixes a continuation line may carry: "(EngineCore_DP0 pid=316) ", "vllm-1  | ", "[rank0]: "
+_PREFIX = re.compile(r"^\s{0,8}(?:\([\w.:-]{1,40}(?: pid=[0-9]{1,10})?(?: ip=[0-9.]{1,40})?\)\s{0,4}|"
+                     r"[\w.-]{1,40}\s{1,8}\|\s|\[rank[0-9]{1,5}\]:\s?)")
+
+
+def normalize(text: str) -> str:
+    """One '\\n' per line: ANSI escapes removed, \\r\\n and lone \\r (progress bars) turned into line breaks."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    return text
+
+
+@dataclass(frozen=True)
+class Line:
+    no: int  # 1-based line number in the normalized text
+    start: int  # offset of the line's start
+    text: str  # the line (at most MAX_LINE characters around the key)
+
+
+@dataclass(frozen=True)
+class Event:
+    sig: Signature
+    line: Line
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def role(self) -> str:
+        return self.sig.role
+
+
+class Text:
+    """The normalized text with line lookup by offset (line numbers counted incrementally, offsets sorted)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._lines: dict[int, Line] = {}
+
+    def line_at(self, pos: int) -> tuple[int, int]:
+        """(start, end) of the line holding offset pos."""
+        t = self.text
+        start = t.rfind("\n", 0, pos) + 1
+        end = t.find("\n", pos)
+        return start, (len(t) if end < 0 else end)
+
+    def hits(self, keys: tuple[str, ...] | list[str], limit: int = MAX_HITS,
+             lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
+        """(line start, key offset) of each line in [lo, hi) holding one of `keys`, in order, at most `limit` per
+        key."""
+        t = self.text
+        hi = len(t) if hi is None else hi
+        found: dict[int, int] = {}
+        for key in keys:
+            pos, n = t.find(key, lo, hi), 0
+            while pos >= 0 and n < limit:
+                start, end = self.line_at(pos)
+                found.setdefault(start, pos)
+                n += 1
+                pos = t.find(key, end, hi)
+        return sorted(found.items())
+
+    def numbered(self, starts: list[int]) -> dict[int, int]:
+        """Line number of each line start (sorted), counted once across the text."""
+        out, no, last = {}, 1, 0
+        for s in starts:
+            no += self.text.count("\n", last, s)
+            last = s
+            out[s] = no
+        return out
+
+    def line(self, start: int, key_pos: int, no: int) -> Line:
+        t = self.text
+        end = t.find("\n", start)
+        end = len(t) if end < 0 else end
+        if end - start > MAX_LINE:
+            lo = max(start, key_pos - MAX_LINE // 4)
+            return Line(no, start, t[lo: min(end, lo + MAX_LINE)])
+        return Line(no, start, t[start:end])
+
+    def following(self, line: Line, n: int) -> list[str]:
+        """The n lines after `line`, prefixes removed, each capped."""
+        t, out = self.text, []
+        pos = t.find("\n", line.start)
+        while pos >= 0 and len(out) < n:
+            end = t.find("\n", pos + 1)
+            end = len(t) if end < 0 else end
+            out.append(_PREFIX.sub("", t[pos + 1: min(end, pos + 1 + MAX_LINE)], count=1))
+            pos = end if end < len(t) else -1
+        return out
+
+    def around(self, pos: int, before: int, after: int) -> str:
+        """About `before` lines before offset pos and `after` lines after it (each line capped)."""
+        t = self.text
+        lo = pos
+        for _ in range(before):
+            p = t.rfind("\n", 0, lo - 1 if lo > 0 else 0)
+            if p < 0:
+                lo = 0
+                break
+            lo = p + 1
+            if pos - lo > before * MAX_LINE:
+                break
+        hi = pos
+        for _ in range(after + 1):
+            p = t.find("\n", hi + 1)
+            if p < 0:
+                hi = len(t)
+                break
+            hi = p
+            if hi - pos > after * MAX_LINE:
+                break
+        return t[lo:hi]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Numbers, read as the engine meant them
+
+_BIN = {"b": 1, "bytes": 1, "kb": KiB, "kib": KiB, "mb": MiB, "mib": MiB, "gb": GiB, "gib": GiB, "tb": TiB,
+        "tib": TiB}
+_DEC = {"b": 1, "bytes": 1, "kb": 1000, "kib": KiB, "mb": 1000**2, "mib": MiB, "gb": 1000**3, "gib": GiB,
+        "tb": 1000**4, "tib": TiB}
+
+
+def _num(s: str) -> float:
+    return float(s.replace(",", ""))
+
+
+def read_field(f: Field, m: re.Match[str]) -> Any:
+    g = m.groups()
+    if f.unit in ("size", "size_as_written"):
+        table = _BIN if f.unit == "size" else _DEC
+        return int(round(_num(g[0]) * table[g[1].lower()]))
+    if f.unit == "GiB":
+        return int(round(_num(g[0]) * GiB))
+    if f.unit == "MiB":
+        return int(round(_num(g[0]) * MiB))
+    if f.unit == "MB":
+        return int(round(_num(g[0]) * 1000**2))
+    if f.unit == "bytes":
+        return int(_num(g[0]))
+    if f.unit == "int":
+        return int(_num(g[0]))
+    if f.unit == "float":
+        return _num(g[0])
+    return g[0].strip()
+
+
+def read_fields(fields: tuple[Field, ...], variants: list[str]) -> dict[str, Any]:
+    """Each field from the first text variant it is found in (the line alone, then joined with what follows)."""
+    out: dict[str, Any] = {}
+    for f in fields:
+        if f.key in out:
+            continue
+        for text in variants:
+            m = _compile(f.pattern).search(text)
+            if m:
+                out[f.key] = read_field(f, m)
+                break
+    return out
+
+
+_PROCESS = re.compile(r"Process ([0-9]{1,10}) has ([0-9][0-9,]*(?:\.[0-9]+)?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)"
+                      r" memory in use")
+
+
+def processes(text: str) -> list[dict[str, int]]:
+    """`Process N has X memory in use` fragments of a PyTorch OOM: [{pid, bytes}]."""
+    return [{"pid": int(m.group(1)), "bytes": int(round(_num(m.group(2)) * _BIN[m.group(3).lower()]))}
+            for m in _PROCESS.finditer(text[:MAX_LINE * 2])]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Events
+
+_KEYS: dict[str, list[Signature]] = {}
+for _sig in SIGNATURES:
+    for _k in _sig.keys:
+        _KEYS.setdefault(_k, []).append(_sig)
+
+
+def events(doc: Text) -> list[Event]:
+    """Every signature that matches a line, one per line (the highest priority), in line order."""
+    hits = doc.hits(tuple(_KEYS))
+    numbers = doc.numbered([s for s, _ in hits])
+    out: list[Event] = []
+    for start, pos in hits:
+        line = doc.line(start, pos, numbers[start])
+        best: Signature | None = None
+        for key, sigs in _KEYS.items():
+            if key not in line.text:
+                continue
+            for sig in sigs:
+                if (best is None or sig.priority > best.priority) and sig.regex().search(line.text):
+                    best = sig
+        if best is None:
+            continue
+        out.append(Event(best, line, _numbers(doc, best, line)))
+    return out
+
+
+def _numbers(doc: Text, sig: Signature, line: Line) -> dict[str, Any]:
+    if not sig.fields:
+        return {}
+    variants = [line.text]
+    nums = read_fields(sig.fields, variants)
+    if len(nums) < len({f.key for f in sig.fields}):
+        more = doc.following(line, CONTINUATION)
+        # a wrapped message carries on over the next lines: joined with a space (wrapped at a word) and without
+        # (wrapped mid-word); a line holding another signature's key starts something else
+        cont: list[str] = []
+        for s in more:
+            if any(k in s for k in sig.keys):
+                break
+            cont.append(s)
+        if cont:
+            variants = [line.text + " " + " ".join(cont), line.text + "".join(cont)]
+            for k, v in read_fields(sig.fields, variants).items():
+                nums.setdefault(k, v)
+    if sig.id == "torch_cuda_oom":
+        procs = processes(line.text)
+        if procs:
+            nums["processes"] = procs
+    return nums

@@ -1,0 +1,637 @@
+"""The messages oomkit recognises, as data: one `Signature` per message an engine prints when memory runs out (or
+prints something that looks like it and is not), with the program whose message it is, the stage it names, the
+numbers each capture carries and the unit the engine meant, and the causes and fixes the index gives for it.
+
+The texts come from the engines' own sources where possible (see the error index in the project's research
+notes): PyTorch `c10/cuda/CUDACachingAllocator.cpp`, vLLM `v1/core/kv_cache_utils.py`, llama.cpp
+`ggml-cuda.cu` / `ggml-alloc.c` / `llama-context.cpp` / `llama-kv-cache.cpp`, Ollama `llm/server.go` /
+`llm/status.go`, MLX `backend/metal/allocator.cpp`, TGI `flash_causal_lm.py`, ExLlamaV2 `model.py`.
+
+Matching is cheap and linear: a signature is tried on a line only when one of its `keys` (plain substrings) occurs
+in it, and every pattern is a plain left-to-right regular expression without nested repetition, run on a line of
+bounded length. Numbers are read by `fields`: small independent patterns, each giving one number.
+
+roles:
+  oom      an allocation failed (the cause when it is the first in a log)
+  stage    a line that names the stage of a nearby allocation failure (llama.cpp's context lines)
+  not_oom  a look-alike: the text is an error, but not an out-of-memory
+  warn     a warning that often precedes a failure (Metal working set, mlx-lm wired memory)
+  recovered the engine recovered from the failure just before (llama.cpp retries without pipeline parallelism)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?)"  # a number as engines print it (thousands separators allowed)
+SIZE = r"([0-9][0-9,]*(?:\.[0-9]+)?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\b"  # number + unit (two groups)
+
+STAGES = ("weights", "kv_cache", "compute", "fragmentation", "other_process", "host_ram", "buffer_limit",
+          "not_oom", "unknown")
+ENGINES = ("pytorch", "cuda", "vllm", "sglang", "llama.cpp", "ollama", "lmstudio", "mlx", "tgi", "exllama",
+           "tensorrt-llm", "transformers", "bitsandbytes")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One number of a message: `pattern` (searched in the message) captures it; `unit` says how to read it:
+    "size" (number and unit captured; K/M/G/T read as binary, as PyTorch and MPS print them even as "MB"/"GB"),
+    "size_as_written" (GiB is 2^30, GB is 10^9: Ollama's two formatters, LM Studio), "GiB", "MiB", "MB" (10^6),
+    "bytes", "int" (a count or length), "float", "str"."""
+
+    key: str
+    pattern: str
+    unit: str = "size"
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    engine: str  # the program whose message it is (DESIGN "Diagnose JSON" vocabulary)
+    keys: tuple[str, ...]  # plain substrings; the signature is tried on a line holding any of them
+    pattern: str  # must match (re.search) for the signature to apply
+    role: str = "oom"
+    stage: str | None = None  # the stage it names; None: decided from the numbers and the context
+    fields: tuple[Field, ...] = ()
+    message: str = ""  # the text as the engine prints it, with {placeholders}
+    versions: str = ""
+    backend: str | None = None  # CUDA, ROCm, Metal, Vulkan, MPS, XPU, ...
+    causes: tuple[str, ...] = ()
+    fixes: tuple[str, ...] = ()
+    ignore_case: bool = False
+    priority: int = 0  # higher wins when several signatures match one line
+
+    def regex(self) -> re.Pattern[str]:
+        return _compile(self.pattern, self.ignore_case)
+
+
+_CACHE: dict[tuple[str, bool], re.Pattern[str]] = {}
+
+
+def _compile(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
+    key = (pattern, ignore_case)
+    rx = _CACHE.get(key)
+    if rx is None:
+        rx = _CACHE[key] = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    return rx
+
+
+# The PyTorch caching allocator's message (CUDA, HIP, XPU, NPU), new (>= 2.1) and old (<= 2.0) forms: each
+# fragment on its own, so a fragment a version leaves out does not stop the others.
+TORCH_FIELDS = (
+    Field("requested_bytes", r"Tried to allocate " + SIZE),
+    Field("device", r"(?:GPU|Device|NPU|MLU) ([0-9]+)(?: has a total capac|;)", "int"),
+    Field("total_bytes", r"total capac(?:i)?ty of " + SIZE),
+    Field("free_bytes", r"of which " + SIZE + r" ?is free"),
+    Field("total_bytes", SIZE + r" total capacity;"),
+    Field("allocated_bytes", SIZE + r" already allocated;"),
+    Field("free_bytes", SIZE + r" free;"),
+    Field("allowed_bytes", SIZE + r" allowed;"),
+    Field("reserved_bytes", SIZE + r" reserved in total by PyTorch"),
+    Field("allocated_bytes", SIZE + r" is allocated by PyTorch"),
+    Field("private_pool_bytes", r"with " + SIZE + r" allocated in private pools"),
+    Field("reserved_unallocated_bytes", SIZE + r" is reserved by PyTorch but unallocated"),
+    Field("this_process_bytes", r"this process has " + SIZE + r" memory in use"),
+)
+TORCH_CAUSES = (
+    "the job needs more memory than the device has free: weights, activations of the batch/sequence, or caches",
+    "reserved-but-unallocated memory large: the caching allocator's blocks are fragmented",
+    "another process listed with `Process N has X memory in use` holds part of the device",
+)
+TORCH_FIXES = (
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True when the reserved-but-unallocated figure is large "
+    "(PYTORCH_HIP_ALLOC_CONF / PYTORCH_ALLOC_CONF on ROCm builds; max_split_size_mb:<N> before 2.1)",
+    "stop the other processes listed (nvidia-smi), or lower the engine's memory fraction",
+    "a smaller batch or sequence length; a quantized model; more GPUs (tensor parallel)",
+)
+
+LLAMA_KV_FIXES = ("-c smaller (the KV cache is linear in the context)",
+                  "-ctk q8_0 -ctv q8_0 -fa on (a q8_0 cache is 8.5/16 of f16)",
+                  "-np smaller (parallel slots), or -nkvo to keep the cache in host RAM")
+LLAMA_COMPUTE_FIXES = ("-ub smaller (and -b), e.g. -ub 256", "-fa on (flash attention: smaller compute buffer)",
+                       "-c smaller", "rebalance -ts so the device holding the output layer has room")
+LLAMA_WEIGHT_FIXES = ("-ngl fewer layers on the GPU (or --fit on)", "--n-cpu-moe N / --cpu-moe for MoE models",
+                      "-ts to spread the layers across GPUs", "a smaller quant")
+
+SIGNATURES: tuple[Signature, ...] = (
+    # ------------------------------------------------------------------------------------ PyTorch allocators
+    Signature(
+        "torch_cuda_oom", "pytorch", ("out of memory. Tried to allocate", "Out of memory. Tried to allocate"),
+        r"(CUDA|HIP|XPU|NPU|MLU)? ?[Oo]ut of memory\. Tried to allocate",
+        fields=TORCH_FIELDS, priority=5,
+        message="torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {REQ}. GPU {DEV} has a total capacity "
+                "of {TOTAL} of which {FREE} is free. [Process {PID} has {X} memory in use. ]Of the allocated memory "
+                "{ALLOC} is allocated by PyTorch, and {RES_UNALLOC} is reserved by PyTorch but unallocated. ...",
+        versions="PyTorch >= 2.1 (2.1.x spells 'capacty'); <= 2.0: '(GPU 0; X total capacity; Y already "
+                 "allocated; Z free; W reserved in total by PyTorch)'; HIP/XPU/NPU builds the same shape",
+        causes=TORCH_CAUSES, fixes=TORCH_FIXES),
+    Signature(
+        "torch_mps_oom", "pytorch", ("MPS backend out of memory",),
+        r"MPS backend out of memory", backend="MPS", priority=5,
+        fields=(Field("allocated_bytes", r"MPS allocated: " + SIZE),
+                Field("other_allocations_bytes", r"other allocations: " + SIZE),
+                Field("max_allowed_bytes", r"max allowed: " + SIZE),
+                Field("requested_bytes", r"Tried to allocate " + SIZE)),
+        message="RuntimeError: MPS backend out of memory (MPS allocated: {A}, other allocations: {O}, max allowed: "
+                "{MAX}). Tried to allocate {REQ} on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 ...",
+        versions="MB/GB labels (binary) until 2025, MiB/GiB later",
+        causes=("unified memory exhausted: model, activations and other Metal allocations in one pool",),
+        fixes=("a smaller batch or model", "close other GPU apps",
+               "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 lifts the cap (may freeze the machine; last resort)")),
+    Signature(
+        "torch_cpu_alloc", "pytorch", ("DefaultCPUAllocator: can't allocate memory",),
+        r"DefaultCPUAllocator: can't allocate memory", stage="host_ram", priority=4,
+        fields=(Field("requested_bytes", r"you tried to allocate ([0-9]+) bytes", "bytes"),),
+        message="RuntimeError: [enforce fail at alloc_cpu.cpp] . DefaultCPUAllocator: can't allocate memory: you "
+                "tried to allocate {B} bytes. Error code 12 (Cannot allocate memory)",
+        causes=("host RAM exhausted (weights loaded to the CPU first, or a CPU-offloaded part)",),
+        fixes=("more RAM or swap; low_cpu_mem_usage=True / device_map to load straight to the GPU",
+               "a smaller or quantized model")),
+    Signature(
+        "cuda_runtime_oom", "cuda", ("CUDA error: out of memory", "HIP error: out of memory",
+                                     "hipErrorOutOfMemory", "cudaErrorMemoryAllocation"),
+        r"(?:CUDA|HIP) error: out of memory|hipErrorOutOfMemory|cudaErrorMemoryAllocation", priority=1,
+        message="RuntimeError: CUDA error: out of memory / CUDA kernel errors might be asynchronously reported ...",
+        versions="any CUDA/ROCm program; raised by a raw CUDA call (context creation, NCCL, graph capture), not the "
+                 "caching allocator, so it has no numbers",
+        causes=("the device had no room left for a raw CUDA allocation (context, NCCL buffers, CUDA graphs)",),
+        fixes=("free the GPU (nvidia-smi)", "leave more headroom: lower the engine's memory fraction",
+               "--enforce-eager (vLLM) / --disable-cuda-graph (SGLang) when it happens at graph capture")),
+    Signature(
+        "cublas_alloc_failed", "cuda", ("CUBLAS_STATUS_ALLOC_FAILED",), r"CUBLAS_STATUS_ALLOC_FAILED",
+        stage="compute", priority=2,
+        message="RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+        causes=("cuBLAS could not get its workspace: the device is full",),
+        fixes=("free the GPU; a smaller batch or model; run on a GPU with more free memory",)),
+    # ------------------------------------------------------------------------------------------------ vLLM
+    Signature(
+        "vllm_v1_kv_insufficient", "vllm", ("To serve at least one request with the model",),
+        r"To serve at least one request with the models?'s max seq len", stage="kv_cache", priority=8,
+        fields=(Field("max_model_len", r"max seq len \(([0-9]+)\)", "int"),
+                Field("kv_needed_bytes", r"\(([0-9.]+) GiB KV ?cache is needed", "GiB"),
+                Field("kv_available_bytes", r"available KV cache memory \(([-0-9.]+) GiB\)", "GiB"),
+                Field("estimated_max_len", r"estimated maximum model length is ([0-9]+)", "int")),
+        message="ValueError: To serve at least one request with the models's max seq len ({max_model_len}), "
+                "({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} "
+                "GiB). Based on the available memory, the estimated maximum model length is {estimated}. Try "
+                "increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+        versions="vLLM V1 (0.8+); 'models's' until ~0.30, 'model's' after; the estimate sentence is left out "
+                 "when the estimate is 0",
+        causes=("max_model_len defaults to the model's max_position_embeddings (32K-262K on modern models)",
+                "the weights (and activation peak) take most of gpu_memory_utilization x total memory"),
+        fixes=("--max-model-len <= the estimated maximum (or `auto` on newer vLLM)",
+               "--gpu-memory-utilization higher (when nothing else shares the GPU)",
+               "--kv-cache-dtype fp8 (half the KV bytes)", "--tensor-parallel-size N", "a quantized checkpoint")),
+    Signature(
+        "vllm_v0_kv_insufficient", "vllm", ("is larger than the maximum number of tokens that can be stored",),
+        r"max seq len \([0-9]+\) is larger than the maximum number of tokens that can be stored in KV cache",
+        stage="kv_cache", priority=8,
+        fields=(Field("max_model_len", r"max seq len \(([0-9]+)\)", "int"),
+                Field("kv_capacity_tokens", r"stored in KV cache \(([0-9]+)\)", "int")),
+        message="ValueError: The model's max seq len ({max_model_len}) is larger than the maximum number of tokens "
+                "that can be stored in KV cache ({tokens}). Try increasing `gpu_memory_utilization` or decreasing "
+                "`max_model_len` when initializing the engine.",
+        versions="vLLM V0, 0.2.6 (PR #2163) to 0.10",
+        causes=("max_model_len (default: the model's maximum) needs more KV blocks than fit",),
+        fixes=("--max-model-len below the printed token count", "--gpu-memory-utilization higher",
+               "--kv-cache-dtype fp8", "--tensor-parallel-size N")),
+    Signature(
+        "vllm_no_cache_blocks", "vllm", ("No available memory for the cache blocks",),
+        r"No available memory for the cache blocks", stage="weights", priority=7,
+        message="ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+                "when initializing the engine.",
+        versions="vLLM V0 and V1",
+        causes=("weights + activation peak (+ CUDA graphs) >= gpu_memory_utilization x total memory: nothing left "
+                "for the KV cache",),
+        fixes=("--gpu-memory-utilization HIGHER (it is a fraction of total memory)", "a smaller or quantized model",
+               "--tensor-parallel-size N", "--max-num-batched-tokens / --max-num-seqs lower", "--enforce-eager")),
+    Signature(
+        "vllm_free_memory_startup", "vllm", ("on startup is less than desired GPU memory utilization",),
+        r"Free memory on device", stage="other_process", priority=7,
+        fields=(Field("free_bytes", r"\(([0-9.]+)/[0-9.]+ GiB\) on startup", "GiB"),
+                Field("total_bytes", r"\([0-9.]+/([0-9.]+) GiB\) on startup", "GiB"),
+                Field("gpu_memory_utilization", r"memory utilization \(([0-9.]+),", "float"),
+                Field("requested_bytes", r"memory utilization \([0-9.]+, ([0-9.]+) GiB\)", "GiB")),
+        message="ValueError: Free memory on device ({free}/{total} GiB) on startup is less than desired GPU memory "
+                "utilization ({util}, {util_x_total} GiB). Decrease GPU memory utilization or reduce GPU memory "
+                "used by other processes.",
+        versions="vLLM V1 (device name added in newer builds)",
+        causes=("another process (or a stale vLLM / container) holds part of the GPU",
+                "two instances share one GPU with fractions summing over 1"),
+        fixes=("free the GPU (nvidia-smi)", "--gpu-memory-utilization below free/total")),
+    Signature(
+        "vllm_sampler_warmup", "vllm", ("occurred when warming up sampler",),
+        r"out of memory occurred when warming up sampler", stage="compute", priority=9,
+        fields=(Field("max_num_seqs", r"sampler with ([0-9]+) dummy requests", "int"),),
+        message="RuntimeError: CUDA out of memory occurred when warming up sampler with {N} dummy requests. Please "
+                "try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.",
+        versions="vLLM V1",
+        causes=("the sampler's warm-up batch (max_num_seqs dummy requests) does not fit",),
+        fixes=("--max-num-seqs lower (64-256)", "--gpu-memory-utilization lower")),
+    Signature(
+        "vllm_profiling_error", "vllm", ("Error in memory profiling",),
+        r"Error in memory profiling", role="not_oom", priority=6,
+        fields=(Field("initial_free_bytes", r"Initial free memory ([0-9.]+)", "GiB"),
+                Field("current_free_bytes", r"current free memory ([0-9.]+)", "GiB")),
+        message="AssertionError: Error in memory profiling. Initial free memory {X} GiB, current free memory {Y} "
+                "GiB. This happens when other processes sharing the same container release GPU memory ...",
+        causes=("another process released GPU memory while vLLM profiled: free memory grew (not an OOM)",),
+        fixes=("run vLLM alone on the GPU, or retry once memory is quiet",
+               "set the KV cache size explicitly (kv_cache_memory_bytes) to skip the profile")),
+    Signature(
+        "vllm_max_model_len_too_large", "vllm", ("is greater than the derived max_model_len",),
+        r"is greater than the derived max_model_len", role="not_oom", priority=6,
+        fields=(Field("max_model_len", r"max_model_len \(([0-9]+)\) is greater", "int"),
+                Field("model_max_len", r"max_position_embeddings=([0-9]+)", "int")),
+        message="ValueError: User-specified max_model_len ({N}) is greater than the derived max_model_len "
+                "(max_position_embeddings={M} or model_max_length=None in model's config.json).",
+        causes=("--max-model-len asks for more than the model was trained for (not a memory error)",),
+        fixes=("--max-model-len at most the model's own maximum",
+               "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 with rope scaling, if intended")),
+    # ---------------------------------------------------------------------------------------------- SGLang
+    Signature(
+        "sglang_not_enough_memory", "sglang", ("Not enough memory. Please try to increase --mem-fraction-static",),
+        r"Not enough memory\. Please try to increase --mem-fraction-static", stage="weights", priority=7,
+        fields=(Field("mem_fraction_static", r"mem_fraction_static=([0-9.]+)", "float"),),
+        message="RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+        versions="SGLang 2024-2026 (2026 appends 'Current value: mem_fraction_static={x}')",
+        causes=("the weights take all of mem_fraction_static x total memory: no room for the KV pool",),
+        fixes=("--mem-fraction-static HIGHER (the pool is what is left after the weights)",
+               "a smaller or quantized model", "--tp N")),
+    Signature(
+        "sglang_profiled_negative", "sglang", ("is larger than the profiled value",),
+        r"max_total_tokens=[0-9]+ is larger than the profiled value -[0-9]+", stage="weights", priority=6,
+        fields=(Field("max_total_tokens", r"max_total_tokens=([0-9]+)", "int"),),
+        message="max_total_tokens={req} is larger than the profiled value {profiled}. Use the profiled value instead.",
+        causes=("a negative profiled KV pool: the weights exceed the static memory budget",),
+        fixes=("--mem-fraction-static higher", "--tp N", "a quantized model")),
+    Signature(
+        "sglang_retract", "sglang", ("KV cache pool is full. Retract requests",),
+        r"KV cache pool is full\. Retract requests", role="not_oom", priority=3,
+        message="KV cache pool is full. Retract requests. #retracted_reqs: {n}, #new_token_ratio: {a} -> {b}",
+        causes=("the KV pool is full at run time and requests are re-queued (a warning, not a crash)",),
+        fixes=("--schedule-conservativeness 1.3 if frequent", "--max-running-requests lower")),
+    # -------------------------------------------------------------------------------------------- llama.cpp
+    Signature(
+        "ggml_cuda_malloc", "llama.cpp", ("alloc_buffer: allocating",),
+        r"_buffer_type_alloc_buffer: allocating [0-9.]+ MiB on device [0-9]+: (?:cuda|hip|musa)Malloc failed",
+        backend="CUDA", priority=4,
+        fields=(Field("requested_bytes", r"allocating ([0-9.]+) MiB", "MiB"),
+                Field("device", r"on device ([0-9]+)", "int")),
+        message="ggml_backend_cuda_buffer_type_alloc_buffer: allocating {MIB} MiB on device {DEV}: cudaMalloc "
+                "failed: out of memory",
+        versions="llama.cpp (CUDA, ROCm/HIP, MUSA); followed by a line naming the stage",
+        causes=LLAMA_KV_FIXES[:0] + ("the buffer named on the following line (weights, KV cache or compute) does "
+                                     "not fit in the device's free memory",),
+        fixes=LLAMA_WEIGHT_FIXES[:1] + LLAMA_KV_FIXES[:2] + LLAMA_COMPUTE_FIXES[:1]),
+    Signature(
+        "ggml_gallocr_fail", "llama.cpp", ("ggml_gallocr_reserve_n",),
+        r"ggml_gallocr_reserve_n(?:_impl)?: failed to allocate \S+ buffer of size [0-9]+", stage="compute",
+        priority=3,
+        fields=(Field("requested_bytes", r"buffer of size ([0-9]+)", "bytes"),
+                Field("buffer", r"failed to allocate (\S+) buffer", "str")),
+        message="ggml_gallocr_reserve_n: failed to allocate {BUFT} buffer of size {B}",
+        versions="llama.cpp (2026: ggml_gallocr_reserve_n_impl)",
+        causes=("the compute graph's buffer (scales with -ub, -c and the model's width) does not fit",),
+        fixes=LLAMA_COMPUTE_FIXES),
+    Signature(
+        "ggml_alloc_tensor_range", "llama.cpp", ("alloc_tensor_range: failed to allocate",),
+        r"alloc_tensor_range: failed to allocate \S+ buffer of size [0-9]+", priority=3,
+        fields=(Field("requested_bytes", r"buffer of size ([0-9]+)", "bytes"),
+                Field("buffer", r"failed to allocate (\S+) buffer", "str")),
+        message="alloc_tensor_range: failed to allocate {BUFT} buffer of size {B}",
+        causes=("a weights or KV tensor buffer does not fit (the next line says which)",),
+        fixes=LLAMA_WEIGHT_FIXES[:1] + LLAMA_KV_FIXES[:1]),
+    Signature(
+        "ggml_cpu_alloc_fail", "llama.cpp", ("cpu_buffer_type_alloc_buffer: failed to allocate",),
+        r"cpu_buffer_type_alloc_buffer: failed to allocate buffer of size", stage="host_ram", priority=3,
+        fields=(Field("requested_bytes", r"buffer of size ([0-9]+)", "bytes"),),
+        message="ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size {B}",
+        causes=("host RAM: the CPU part (weights not offloaded, -nkvo KV, compute) does not fit",),
+        fixes=("more layers on the GPU (-ngl)", "a smaller quant", "-c smaller", "more RAM or swap")),
+    Signature(
+        "llama_kv_alloc_fail", "llama.cpp", ("failed to allocate buffer for kv cache",
+                                             "llama_kv_cache_init() failed", "failed to allocate buffer for rs cache"),
+        r"failed to allocate buffer for (?:kv|rs) cache|llama_kv_cache_init\(\) failed", role="stage",
+        stage="kv_cache", priority=6,
+        message="llama_kv_cache_init: failed to allocate buffer for kv cache / llama_init_from_model: failed to "
+                "initialize the context: failed to allocate buffer for kv cache",
+        versions="llama.cpp 2024 (llama_new_context_with_model) and 2025+ (llama_init_from_model, exceptions)",
+        causes=("the KV cache (context x parallel slots x cache type) does not fit after the weights",),
+        fixes=LLAMA_KV_FIXES),
+    Signature(
+        "llama_compute_buffers", "llama.cpp", ("failed to allocate compute buffers", "failed to allocate compute pp",
+                                               "failed to allocate compute tg"),
+        r"failed to allocate compute (?:buffers|pp buffers|tg buffers)", role="stage", stage="compute", priority=6,
+        message="llama_new_context_with_model: failed to allocate compute buffers / graph_reserve: failed to "
+                "allocate compute buffers / failed to initialize the context: failed to allocate compute pp buffers",
+        causes=("the compute graph buffer (-ub x width, attention over -c) does not fit after weights and KV",),
+        fixes=LLAMA_COMPUTE_FIXES),
+    Signature(
+        "llama_model_buffer", "llama.cpp", ("error loading model: unable to allocate", "unable to allocate backend buffer"),
+        r"unable to allocate (?:\S+ )?(?:backend )?buffer", role="stage", stage="weights", priority=6,
+        fields=(Field("buffer", r"unable to allocate (\S+) buffer", "str"),),
+        message="llama_model_load: error loading model: unable to allocate CUDA0 buffer",
+        causes=("the model's weights on this device do not fit",),
+        fixes=LLAMA_WEIGHT_FIXES),
+    Signature(
+        "llama_pp_retry", "llama.cpp", ("retrying without pipeline parallelism",),
+        r"retrying without pipeline parallelism", role="recovered", priority=5,
+        message="sched_reserve: compute buffer allocation failed, retrying without pipeline parallelism",
+        causes=("pipeline parallelism multiplies compute buffers (n_copies); the engine retries without it",),
+        fixes=("nothing, when the load then succeeds; else -ub smaller or rebalance -ts",)),
+    Signature(
+        "ggml_cuda_error_oom", "llama.cpp", ("CUDA error: out of memory", "ROCm error: out of memory",
+                                             "MUSA error: out of memory", "CUDA error 2 at"),
+        r"(?:CUDA|ROCm|MUSA) error(?: [0-9]+ at \S+)?: out of memory", backend="CUDA", priority=2,
+        message="CUDA error: out of memory / current device: {DEV}, in function {FUNC} at {FILE}:{LINE}",
+        versions="llama.cpp ggml_cuda_error (2023: 'CUDA error 2 at ggml-cuda.cu:N: out of memory')",
+        causes=("a CUDA allocation inside a kernel or the memory pool failed during evaluation",),
+        fixes=("-ub smaller, -c smaller, -fa on", "leave headroom for the pool (fewer layers, --fit-target)")),
+    Signature(
+        "ggml_vulkan_alloc", "llama.cpp", ("ggml_vulkan: Device memory allocation of size",
+                                           "ErrorOutOfDeviceMemory", "VK_ERROR_OUT_OF_DEVICE_MEMORY"),
+        r"Device memory allocation of size [0-9]+ failed|ErrorOutOfDeviceMemory|VK_ERROR_OUT_OF_DEVICE_MEMORY",
+        backend="Vulkan", priority=3,
+        fields=(Field("requested_bytes", r"allocation of size ([0-9]+) failed", "bytes"),),
+        message="ggml_vulkan: Device memory allocation of size {B} failed. / ggml_vulkan: "
+                "vk::Device::allocateMemory: ErrorOutOfDeviceMemory",
+        causes=("device memory, or the driver's per-allocation limit (maxMemoryAllocationSize)",),
+        fixes=("-ub / -b smaller", "-ngl fewer", "GGML_VK_FORCE_MAX_ALLOCATION_SIZE for the per-allocation cap")),
+    Signature(
+        "ggml_vulkan_buffer_limit", "llama.cpp", ("Requested buffer size exceeds device buffer size limit",),
+        r"Requested buffer size exceeds device buffer size limit", stage="buffer_limit", backend="Vulkan",
+        priority=4,
+        message="Requested buffer size exceeds device buffer size limit",
+        causes=("one buffer is larger than the Vulkan driver's maxBufferSize",),
+        fixes=("-ub smaller", "-c smaller", "split the model across more buffers (-ngl)")),
+    Signature(
+        "ggml_metal_buffer_fail", "llama.cpp", ("error: failed to allocate buffer, size",),
+        r"metal_buffer_(?:init|map|type_alloc_buffer|from_ptr): error: failed to allocate buffer, size",
+        backend="Metal", priority=3,
+        fields=(Field("requested_bytes", r"size = +([0-9.]+) MiB", "MiB"),),
+        message="ggml_metal_buffer_init: error: failed to allocate buffer, size = {MIB} MiB",
+        causes=("Metal could not allocate: the working set (wired memory) limit or a single-buffer limit",),
+        fixes=("-c smaller", "-ub smaller", "-fa on", "a smaller quant",
+               "sudo sysctl iogpu.wired_limit_mb=N to raise the wired limit")),
+    Signature(
+        "ggml_metal_max_buffer_old", "llama.cpp", ("is larger than buffer maximum of",),
+        r"buffer '\w+' size [0-9]+ is larger than buffer maximum of [0-9]+", stage="buffer_limit",
+        backend="Metal", priority=4,
+        fields=(Field("requested_bytes", r"size ([0-9]+) is larger", "bytes"),
+                Field("max_buffer_bytes", r"buffer maximum of ([0-9]+)", "bytes")),
+        message="ggml_metal_add_buffer: buffer 'data' size {B} is larger than buffer maximum of {MAX}",
+        versions="llama.cpp Metal, 2023",
+        causes=("one Metal buffer is larger than the device's maxBufferLength",),
+        fixes=("a smaller quant", "a newer build (maps the model in several buffers)")),
+    Signature(
+        "metal_cmdbuf_oom", "mlx", ("kIOGPUCommandBufferCallbackErrorOutOfMemory",),
+        r"kIOGPUCommandBufferCallbackErrorOutOfMemory", stage="host_ram", backend="Metal", priority=3,
+        message="[METAL] Command buffer execution failed: Insufficient Memory "
+                "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+        versions="MLX / mlx-lm; the same Metal status in llama.cpp and Ollama on macOS",
+        causes=("unified memory exhausted: models, KV cache and other apps together (wired limit)",),
+        fixes=("fewer models loaded at once", "a smaller model or shorter context",
+               "sudo sysctl iogpu.wired_limit_mb=N (above the model size, below RAM)")),
+    Signature(
+        "metal_impacting_interactivity", "mlx", ("kIOGPUCommandBufferCallbackErrorImpactingInteractivity",),
+        r"ImpactingInteractivity", role="not_oom", backend="Metal", priority=3,
+        message="[METAL] Command buffer execution failed: Impacting Interactivity "
+                "(0000000e:kIOGPUCommandBufferCallbackErrorImpactingInteractivity)",
+        causes=("the GPU watchdog stopped a long command buffer (not an out-of-memory)",),
+        fixes=("smaller prefill steps; run without a display attached to the GPU",)),
+    Signature(
+        "metal_working_set_warn", "llama.cpp", ("greater than the recommended max working set size",),
+        r"greater than the recommended max working set size", role="warn", backend="Metal",
+        message="ggml_metal_log_allocated_size: warning: current allocated size is greater than the recommended "
+                "max working set size",
+        causes=("the allocations exceed macOS's recommended GPU working set",),
+        fixes=("-c smaller; a smaller quant; iogpu.wired_limit_mb",)),
+    Signature(
+        "llama_context_overflow", "llama.cpp", ("failed to find a memory slot", "increase KV cache size",
+                                                "context shift is disabled"),
+        r"failed to find a memory slot|increase KV cache size|context shift is disabled", role="not_oom",
+        priority=1,
+        message="decode: failed to find a memory slot for batch of size N / llama_decode failed - increase KV "
+                "cache size",
+        causes=("the context (KV cells) is full at run time: the prompt is longer than -c (not an allocation)",),
+        fixes=("-c larger (if memory allows), or enable context shift",)),
+    # ----------------------------------------------------------------------------------------------- Ollama
+    Signature(
+        "ollama_system_memory", "ollama", ("model requires more system memory",),
+        r"model requires more system memory", stage="host_ram", priority=7,
+        fields=(Field("model_required_bytes", r"system memory \(" + SIZE + r"\)", "size_as_written"),
+                Field("system_available_bytes", r"than is available \(" + SIZE + r"\)", "size_as_written")),
+        message="Error: model requires more system memory ({X}) than is available ({Y})",
+        versions="Ollama <= 0.2x (Linux/Windows; macOS has no pre-check); GiB (HumanBytes2) from ~0.1.33, GB "
+                 "(decimal) before",
+        causes=("host RAM plus swap is less than the model's CPU part (weights not on the GPU, KV on the CPU)",),
+        fixes=("a smaller model or quant", "num_ctx / OLLAMA_CONTEXT_LENGTH smaller",
+               "free RAM: ollama stop other models, OLLAMA_MAX_LOADED_MODELS=1", "add swap")),
+    Signature(
+        "ollama_layout", "ollama", ("memory layout cannot be allocated",),
+        r"memory layout cannot be allocated", stage="kv_cache", priority=7, ignore_case=True,
+        fields=(Field("num_gpu", r"num_gpu = ([0-9]+)", "int"),),
+        message="memory layout cannot be allocated[ with num_gpu = {N}]",
+        versions="Ollama ~0.12 to 0.2x (new memory management)",
+        causes=("a large num_ctx (defaults up to 256K on >= 47 GiB VRAM; clients send large values) or a forced "
+                "num_gpu leaves no layout that fits",),
+        fixes=("OLLAMA_CONTEXT_LENGTH smaller (e.g. 32768) or num_ctx per request", "unset or lower num_gpu",
+               "OLLAMA_NUM_PARALLEL=1", "OLLAMA_KV_CACHE_TYPE=q8_0 with OLLAMA_FLASH_ATTENTION=1")),
+    Signature(
+        "ollama_runner_terminated", "ollama", ("process has terminated", "model runner has unexpectedly stopped",
+                                               "reported out-of-memory during startup"),
+        r"(?:llama runner|llama-server) process has terminated|model runner has unexpectedly stopped|"
+        r"reported out-of-memory during startup", priority=6,
+        fields=(Field("reason", r"process has terminated: ([^\"\n]{1,300})", "str"),),
+        message="Error: llama runner process has terminated: {reason} / model runner has unexpectedly stopped, "
+                "this may be due to resource limitations or an internal error",
+        versions="Ollama <= 0.2x 'llama runner', >= 0.30 'llama-server'",
+        causes=("the runner (llama.cpp) failed: the reason after the colon names the stage",),
+        fixes=("OLLAMA_CONTEXT_LENGTH / num_ctx smaller", "OLLAMA_FLASH_ATTENTION=1 and OLLAMA_KV_CACHE_TYPE=q8_0",
+               "num_gpu lower; OLLAMA_GPU_OVERHEAD to leave headroom")),
+    Signature(
+        "ollama_insufficient_alloc", "ollama", ("insufficient memory - required allocations",),
+        r"insufficient memory - required allocations", priority=6,
+        message="insufficient memory - required allocations: {detail}",
+        versions="Ollama new engine (ml/device.go ErrNoMem)",
+        causes=("the new engine's allocations (weights, cache, graph) do not fit",),
+        fixes=("OLLAMA_CONTEXT_LENGTH smaller", "num_gpu lower")),
+    # --------------------------------------------------------------------------------------------- LM Studio
+    Signature(
+        "lmstudio_guardrail", "lmstudio", ("model loading was stopped due to insufficient system resources",
+                                           "requires approximately"),
+        r"requires approximately [0-9.]+ ?GB of memory|loading was stopped due to insufficient system resources",
+        stage="host_ram", priority=6, ignore_case=True,
+        fields=(Field("model_required_bytes", r"requires approximately " + SIZE, "size_as_written"),),
+        message="Model loading was stopped due to insufficient system resources. Under the current settings, this "
+                "model requires approximately {X} GB of memory ...",
+        causes=("LM Studio's guardrail: the estimate (weights + default context) exceeds free memory",),
+        fixes=("Context Length smaller", "a smaller quant", "adjust the guardrail in settings if the estimate is "
+               "wrong")),
+    Signature(
+        "lmstudio_resources", "lmstudio", ("Not enough resources to load the model",),
+        r"Not enough resources to load the model", stage="host_ram", priority=5,
+        message="Not enough resources to load the model with the current settings",
+        causes=("the estimate does not fit the free memory (an already loaded model counts)",),
+        fixes=("unload other models", "Context Length smaller", "GPU Offload lower")),
+    Signature(
+        "lmstudio_failed_load", "lmstudio", ("Failed to load model", "Failed to load the model"),
+        r"Failed to load (?:the )?model", role="warn", priority=1,
+        message="Failed to load model / errorData: {n_ctx, n_batch, n_gpu_layers}",
+        causes=("LM Studio's wrapper around a llama.cpp or MLX failure",),
+        fixes=("Context Length smaller; GPU Offload lower; 'Offload KV Cache to GPU' off",)),
+    # -------------------------------------------------------------------------------------------------- MLX
+    Signature(
+        "mlx_max_buffer", "mlx", ("which is greater than the maximum allowed buffer size",),
+        r"Attempting to allocate [0-9]+ bytes which is greater than the maximum allowed buffer size",
+        stage="buffer_limit", backend="Metal", priority=6,
+        fields=(Field("requested_bytes", r"allocate ([0-9]+) bytes", "bytes"),
+                Field("max_buffer_bytes", r"buffer size of ([0-9]+) bytes", "bytes")),
+        message="[metal::malloc] Attempting to allocate {size} bytes which is greater than the maximum allowed "
+                "buffer size of {maxBufferLength} bytes.",
+        causes=("one buffer (the attention matrix of a long prefill step) is over Metal's maxBufferLength, however "
+                "much memory is free",),
+        fixes=("--prefill-step-size smaller", "--max-kv-size (rotating cache)", "--kv-bits 8 or 4")),
+    Signature(
+        "mlx_resource_limit", "mlx", ("[metal::malloc] Resource limit",), r"Resource limit \([0-9]+\) exceeded",
+        stage="buffer_limit", backend="Metal", priority=5,
+        fields=(Field("resource_limit", r"Resource limit \(([0-9]+)\)", "int"),),
+        message="[metal::malloc] Resource limit ({n}) exceeded.",
+        causes=("too many Metal buffers alive at once",), fixes=("fewer cached arrays; mx.clear_cache()",)),
+    Signature(
+        "mlx_unable_alloc", "mlx", ("[malloc] Unable to allocate",), r"\[malloc\] Unable to allocate [0-9]+ bytes",
+        stage="host_ram", priority=5,
+        fields=(Field("requested_bytes", r"allocate ([0-9]+) bytes", "bytes"),),
+        message="[malloc] Unable to allocate {size} bytes.",
+        causes=("unified memory exhausted",), fixes=("a smaller model or context",)),
+    Signature(
+        "mlx_wired_warning", "mlx", ("which is close to the maximum recommended size",),
+        r"requires [0-9]+ MB which is close to the maximum recommended size", role="warn",
+        fields=(Field("model_required_bytes", r"requires ([0-9]+) MB", "MB"),
+                Field("max_recommended_bytes", r"recommended size of ([0-9]+) MB", "MB")),
+        message="[WARNING] Generating with a model that requires {X} MB which is close to the maximum recommended "
+                "size of {Y} MB. This can be slow.",
+        causes=("the model is near macOS's wired-memory limit",),
+        fixes=("sudo sysctl iogpu.wired_limit_mb=N (above the model size, below RAM)",)),
+    # -------------------------------------------------------------------------------------------------- TGI
+    Signature(
+        "tgi_prefill", "tgi", ("Not enough memory to handle",), r"Not enough memory to handle", stage="compute",
+        priority=7,
+        fields=(Field("prefill_tokens", r"handle ([0-9]+) prefill tokens", "int"),
+                Field("total_tokens", r"handle ([0-9]+) total tokens", "int"),
+                Field("max_total_tokens", r"max_total_tokens=([0-9]+)", "int")),
+        message="Not enough memory to handle {N} prefill tokens. You need to decrease `--max-batch-prefill-tokens`",
+        versions="TGI v1-v3 (2023: '{T} total tokens with {P} prefill tokens'; v2/v3 routers: "
+                 "'max_total_tokens={N}')",
+        causes=("the warm-up prefill batch does not fit after the weights",),
+        fixes=("--max-batch-prefill-tokens lower (>= --max-input-tokens)", "--max-total-tokens lower",
+               "--num-shard N", "--quantize ...")),
+    # ---------------------------------------------------------------------------------------------- ExLlama
+    Signature(
+        "exllama_insufficient", "exllama", ("Insufficient VRAM", "Insufficient space in device allocation"),
+        r"Insufficient VRAM (?:in split )?for model and cache|Insufficient space in device allocation",
+        stage="kv_cache", priority=7,
+        message="RuntimeError: Insufficient VRAM for model and cache (ExLlamaV3: 'Insufficient VRAM in split for "
+                "model and cache')",
+        versions="ExLlamaV2 autosplit, ExLlamaV3",
+        causes=("the cache is sized for the model's full context by default",),
+        fixes=("max_seq_len / -l smaller", "cache_mode Q8 / Q6 / Q4 (-cq4)", "gpu_split; cpu_moe_offload_layers")),
+    # ---------------------------------------------------------------------------------------------- TRT-LLM
+    Signature(
+        "trtllm_malloc", "tensorrt-llm", ("CUDA runtime error in ::cudaMalloc",),
+        r"CUDA runtime error in ::cudaMalloc\w*\(", stage="compute", priority=5,
+        message="[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out "
+                "of memory (.../tllmBuffers.h:112)",
+        causes=("runtime and decoder buffers sized by the engine's max_batch_size / max_num_tokens",),
+        fixes=("rebuild the engine with a smaller --max_batch_size and --max_num_tokens",
+               "kv_cache_free_gpu_mem_fraction lower")),
+    Signature(
+        "trtllm_executor", "tensorrt-llm", ("Executor creation failed due to insufficient GPU memory",),
+        r"Executor creation failed due to insufficient GPU memory", priority=6,
+        fields=(Field("component", r"could not be created: ([A-Za-z ]{1,60})", "str"),
+                Field("total_bytes", r"Total GPU memory \(GiB\): ([0-9.]+)", "GiB"),
+                Field("free_bytes", r"Free GPU memory before component creation attempt \(GiB\): ([0-9.]+)", "GiB")),
+        message="Executor creation failed due to insufficient GPU memory. The following component could not be "
+                "created: {component}. Total GPU memory (GiB): {T}. Free GPU memory before component creation "
+                "attempt (GiB): {F}",
+        versions="TensorRT-LLM PyTorch backend (trtllm-serve >= 1.0)",
+        causes=("the component named does not fit (KV cache: max_seq_len x max_batch_size)",),
+        fixes=("--max_seq_len / --max_batch_size / --max_num_tokens lower", "--kv_cache_free_gpu_memory_fraction",
+               "--tp_size / --ep_size")),
+    # ------------------------------------------------------------------------------ transformers / bitsandbytes
+    Signature(
+        "hf_dispatch_cpu_disk", "transformers", ("Some modules are dispatched on the CPU or the disk",),
+        r"Some modules are dispatched on the CPU or the disk", stage="weights", priority=6,
+        message="ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM "
+                "to fit the quantized model. If you want to dispatch the model on the CPU or the disk while keeping "
+                "these modules in 32-bit, you need to set `llm_int8_enable_fp32_cpu_offload=True` ...",
+        versions="transformers bnb quantizers (2023 wording: load_in_8bit_fp32_cpu_offload)",
+        causes=("device_map='auto' put layers on cpu/disk: the quantized model does not fit the GPU",
+                "or bitsandbytes / CUDA cannot see the GPU, so everything mapped to the CPU"),
+        fixes=("a smaller model or 4-bit instead of 8-bit", "free the GPU",
+               "check the bitsandbytes CUDA build (python -m bitsandbytes)",
+               "BitsAndBytesConfig(llm_int8_enable_fp32_cpu_offload=True) with an explicit device_map")),
+    Signature(
+        "bnb_no_gpu", "bitsandbytes", ("compiled without GPU support",), r"compiled without GPU support",
+        role="not_oom", priority=4,
+        message="The installed version of bitsandbytes was compiled without GPU support.",
+        causes=("a CPU-only bitsandbytes build: not a memory shortage",),
+        fixes=("install a CUDA build of bitsandbytes",)),
+    # ------------------------------------------------------------------------------------------ look-alikes
+    Signature(
+        "driver_mismatch", "cuda", ("driver version is insufficient", "Driver/library version mismatch",
+                                    "NVIDIA driver on your system is too old", "no CUDA-capable device",
+                                    "Found no NVIDIA driver", "no kernel image is available",
+                                    "forward compatibility was attempted"),
+        r"driver version is insufficient|Driver/library version mismatch|NVIDIA driver on your system is too old|"
+        r"no CUDA-capable device|Found no NVIDIA driver|no kernel image is available|forward compatibility was "
+        r"attempted", role="not_oom", priority=3,
+        message="CUDA driver version is insufficient for CUDA runtime version / Failed to initialize NVML: "
+                "Driver/library version mismatch / no kernel image is available for execution on the device",
+        causes=("the driver, the CUDA runtime and the build do not match (not an out-of-memory)",),
+        fixes=("update the NVIDIA driver or install a build for this CUDA version; reboot after a driver update",)),
+    Signature(
+        "illegal_memory_access", "cuda", ("illegal memory access", "device-side assert triggered",
+                                          "misaligned address", "CUDA_ERROR_ILLEGAL_ADDRESS"),
+        r"illegal memory access|device-side assert triggered|misaligned address|CUDA_ERROR_ILLEGAL_ADDRESS",
+        role="not_oom", priority=2,
+        message="RuntimeError: CUDA error: an illegal memory access was encountered",
+        causes=("a kernel read or wrote out of bounds (a bug or a bad input), not a shortage of memory",),
+        fixes=("CUDA_LAUNCH_BLOCKING=1 to find the kernel; update the engine; report the bug",)),
+    Signature(
+        "disk_full", "cuda", ("No space left on device", "[Errno 28]", "ENOSPC", "not enough disk space"),
+        r"No space left on device|\[Errno 28\]|ENOSPC|not enough disk space", role="not_oom", priority=2,
+        ignore_case=True,
+        message="OSError: [Errno 28] No space left on device",
+        causes=("the disk (or /dev/shm, or the HF cache) is full: not GPU or host memory",),
+        fixes=("free disk space or point HF_HOME / the cache to a larger disk; raise --shm-size in Docker",)),
+    Signature(
+        "oom_killer", "cuda", ("oom-kill", "Out of memory: Killed process", "oom_kill_process", "invoked oom-killer"),
+        r"oom-kill|Out of memory: Killed process|oom_kill_process|invoked oom-killer", stage="host_ram",
+        priority=4,
+        message="systemd: ollama.service: Failed with result 'oom-kill' / kernel: Out of memory: Killed process",
+        causes=("the kernel's OOM killer ended the process: host RAM (and swap) ran out",),
+        fixes=("a smaller model or context; more layers on the GPU; add swap",)),
+    Signature(
+        "killed_signal", "cuda", ("signal: killed", "exit code 137", "exited with code 137", "Killed"),
+        r"signal: killed|exit(?:ed with)? code:? 137|^\s*Killed\s*$", role="killed", stage="host_ram",
+        priority=1,
+        message="signal: killed / Killed / exit code 137",
+        causes=("the process was killed by SIGKILL: most often the kernel's OOM killer (check dmesg), but a "
+                "supervisor or a user can send it too",),
+        fixes=("check `dmesg | grep -i oom`; if it was the OOM killer: a smaller model or context, add swap",)),
+    Signature(
+        "terminated_signal", "cuda", ("SIGTERM", "received signal 15", "Terminated"),
+        r"SIGTERM|received signal 15|^\s*Terminated\s*$", role="not_oom", priority=0,
+        message="received SIGTERM / Terminated",
+        causes=("the process was asked to stop (SIGTERM): not an out-of-memory",),
+        fixes=("look for the reason the supervisor stopped it",)),
+)
+
+BY_ID = {s.id: s for s in SIGNATURES}
+
+# Lines that carry an out-of-memory word but match no signature: recognised as "some out-of-memory", unplaced.
+GENERIC_OOM = ("out of memory", "OutOfMemory", "OOM", "cannot allocate memory", "Cannot allocate memory",
+               "failed to allocate", "insufficient memory", "Insufficient Memory")
