@@ -22,7 +22,7 @@ roles:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?)"  # a number as engines print it (thousands separators allowed)
 SIZE = r"([0-9][0-9,]*(?:\.[0-9]+)?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\b"  # number + unit (two groups)
