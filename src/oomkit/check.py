@@ -204,6 +204,13 @@ class _Target:
     notes: tuple[str, ...] = ()
 
 
+def hardware_target(vram: str | None = None, gpu: str | None = None, cpu_only: bool = False,
+                    hardware: Hardware | None = None) -> _Target:
+    """The devices a verdict is taken against: planned (--vram, --gpu), this machine's RAM (cpu_only), the detected
+    GPUs' free memory, or, with none, the reference card (said so in .reference)."""
+    return _target(vram, gpu, cpu_only, hardware)
+
+
 def _target(vram: str | None, gpu: str | None, cpu_only: bool, hardware: Hardware | None) -> _Target:
     if vram is not None or gpu is not None:
         devs = devices_from(vram, gpu)

@@ -41,6 +41,7 @@ class Choice:
     model: str | None = None  # the model argument of the command when it differs from the one asked (a variant repo)
     offload: tuple[str, tuple[Any, ...]] | None = None  # (settings field, values: most on the GPU first)
     context_factor: int = 1  # the context field holds this many sequences' contexts (llama.cpp -np N: n_ctx = N x ctx)
+    weight_format: str | None = None  # the format the weights run in when settings convert them at load (fp8)
 
 
 @dataclass(frozen=True)

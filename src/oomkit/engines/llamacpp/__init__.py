@@ -13,7 +13,7 @@ layout.py    the estimate per device and the start-up figures llama.cpp prints (
 from __future__ import annotations
 
 from ..base import EngineModule
-from .args import flag_takes_value, flags_table, parse_args
+from .args import flag_takes_value, flags_table, format_command, parse_args, rewrite_command
 from .compute import (
     ComputePhases,
     compute_buffer_bytes,
@@ -21,6 +21,7 @@ from .compute import (
     compute_phases,
     output_buffer_bytes,
 )
+from .knobs import knobs
 from .kv import (
     SWA_ARCHS,
     Cache,
@@ -74,13 +75,15 @@ ENGINE = EngineModule(
               "llama-run": "llama-cli", "server": "llama-server", "main": "llama-cli"},
     newest=NEWEST, eras=ERAS, default_format_fn=default_weight_format, loads_gguf=True,
     effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
+    knobs_fn=knobs, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )
 
 __all__ = ["CPU_ALIGNMENT", "CUDA_ALIGNMENT", "CUDA_MATRIX_ROW_PADDING", "DEFAULT_GGUF_TYPE", "ENGINE", "ERAS",
            "GPU_RUNTIME_RESERVE", "NEWEST", "SWA_ARCHS", "Cache", "ComputePhases", "Context", "LlamaCppSettings",
            "ModelBuffers", "Placement", "attention_layers", "cache_head_k", "cache_head_v", "cache_kv_heads", "build_number", "compute_buffer_bytes",
            "compute_by_device", "compute_phases", "default_weight_format", "engine_view", "estimate",
-           "flag_takes_value", "flags_table", "gpu_alloc_size", "k_row", "kv_bytes_per_token", "kv_caches",
+           "flag_takes_value", "flags_table", "format_command", "gpu_alloc_size", "k_row", "kv_bytes_per_token", "kv_caches",
            "mapped_range", "model_buffers", "output_buffer_bytes", "override_patterns", "parse_args",
-           "place_layers", "recurrent_bytes_by_layer", "recurrent_rows", "resolve_context", "swa_honoured",
+           "place_layers", "recurrent_bytes_by_layer", "recurrent_rows", "resolve_context", "rewrite_command",
+           "swa_honoured",
            "tensor_device", "v_row"]

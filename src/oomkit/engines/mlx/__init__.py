@@ -21,7 +21,11 @@ allowed buffer size").
 from __future__ import annotations
 
 from ..base import EngineModule
-from .args import base_model, bits_from_name, flag_takes_value, parse_args
+from .args import base_model, bits_from_name, flag_takes_value, format_command, parse_args, rewrite_command
+
+# mlx-lm loads MLX safetensors as published (float weights as the config says; an MLX-quantized model's bits
+# come from --q-bits or the repo name): no default weight format.
+from .knobs import knobs
 from .kv import (
     MAKE_CACHE_ARCHS,
     ROTATING_ARCHS,
@@ -50,8 +54,6 @@ from .settings import (
 )
 from .weights import tensor_bytes
 
-# mlx-lm loads MLX safetensors as published (float weights as the config says; an MLX-quantized model's bits
-# come from --q-bits or the repo name): no default weight format.
 ENGINE = EngineModule(
     "mlx", MlxSettings, estimate, parse_args, flag_takes_value,
     headline=("context_length",),
@@ -60,11 +62,12 @@ ENGINE = EngineModule(
     programs={"mlx_lm.server": "mlx_lm.server", "mlx_lm.generate": "mlx_lm.generate", "mlx_lm": None},
     python_modules={"mlx_lm.server": "mlx_lm.server", "mlx_lm.generate": "mlx_lm.generate", "mlx_lm": None},
     newest=NEWEST, with_context_fn=with_context,
+    knobs_fn=knobs, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )
 
 __all__ = ["DEFAULT_QUANTIZED_KV_START", "ENGINE", "GENERATE_MAX_TOKENS", "MAKE_CACHE_ARCHS", "NEUTRAL", "NEWEST",
            "ROTATING_ARCHS", "SERVER_MAX_TOKENS", "STEP", "VM_PAGE", "LayerCache", "MlxSettings", "Resolved", "Sim",
            "base_model", "bits_from_name", "checkpoint_dtype", "compute_bytes", "default_max_buffer",
-           "default_working_set", "estimate", "flag_takes_value", "kv_dims", "layer_caches", "metal_device",
-           "parse_args", "quant_row", "resolve", "simulate_kv", "simulate_rotating", "tensor_bytes",
+           "default_working_set", "estimate", "flag_takes_value", "format_command", "kv_dims", "layer_caches", "metal_device",
+           "parse_args", "quant_row", "resolve", "rewrite_command", "simulate_kv", "simulate_rotating", "tensor_bytes",
            "updates_for", "with_context"]

@@ -31,7 +31,10 @@ from __future__ import annotations
 from ..base import EngineModule
 from ..llamacpp import default_weight_format
 from ..versions import version_str
-from .args import flag_takes_value, parse_args
+from .args import effective, flag_takes_value, format_command, modelfile, parse_args, rewrite_command
+
+# ollama.com library tags without a quant are the GGUFs llama.cpp users get too: Q4_K_M (gpt-oss: MXFP4)
+from .knobs import knobs
 from .kv import CausalCache, causal_cache
 from .launch import (
     MINIMUM_MEMORY,
@@ -74,7 +77,6 @@ from .settings import (
 )
 from .weights import GgufView, gguf_view, ollama_gguf, per_layer_weights
 
-# ollama.com library tags without a quant are the GGUFs llama.cpp users get too: Q4_K_M (gpt-oss: MXFP4)
 ENGINE = EngineModule(
     "ollama", OllamaSettings, estimate, parse_args, flag_takes_value,
     headline=("num_ctx", "num_parallel", "kv_cache_type"),
@@ -83,13 +85,14 @@ ENGINE = EngineModule(
     programs={"ollama": None}, subcommands=("run", "serve"),
     newest=NEWEST, default_format_fn=default_weight_format, loads_gguf=True,
     effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
+    knobs_fn=knobs, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )
 
 __all__ = ["DEFAULT_GGUF_TYPE", "ENGINE", "FIT_TARGET", "MINIMUM_MEMORY", "MINIMUM_MEMORY_DEFAULT", "NEUTRAL",
            "NEWEST", "CausalCache", "EraCLayout", "GgufView", "Graph", "LayerEstimate", "Launch", "OGpu",
            "OllamaEstimate", "OllamaSettings", "assign_layers", "automatic_generation_batch", "causal_cache",
-           "default_num_ctx", "environment", "era", "estimate", "estimate_gpu_layers", "find_best_fit",
-           "flag_takes_value", "generation_batch_surcharge", "gguf_view", "graph_size", "greedy_fit",
+           "default_num_ctx", "effective", "environment", "era", "estimate", "estimate_gpu_layers", "find_best_fit",
+           "flag_takes_value", "format_command", "modelfile", "rewrite_command", "generation_batch_surcharge", "gguf_view", "graph_size", "greedy_fit",
            "human_bytes2", "kv_bytes_per_element", "layout_era_c", "ollama_gguf", "parse_args", "parse_version",
            "per_layer_weights", "predict_server_vram", "releases", "resolve_launch", "runner_build",
            "supports_flash_attention", "total_vram", "version_at", "version_str"]

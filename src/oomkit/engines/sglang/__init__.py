@@ -10,7 +10,10 @@ layout.py    the estimate, in SGLang's start-up order (see its docstring)
 from __future__ import annotations
 
 from ..base import EngineModule
-from .args import flag_takes_value, parse_args
+from .args import flag_takes_value, format_command, parse_args, rewrite_command
+
+# SGLang loads the checkpoint as published (its own dtype / quantization_config): the default format hook.
+from .knobs import knobs
 from .kv import (
     HYBRID_SWA_ARCHS,
     CacheLayout,
@@ -40,7 +43,6 @@ from .settings import (
 )
 from .weights import rank_weights
 
-# SGLang loads the checkpoint as published (its own dtype / quantization_config): the default format hook.
 ENGINE = EngineModule(
     "sglang", SGLangSettings, estimate, parse_args, flag_takes_value,
     headline=("n_ctx", "max_running_requests", "kv_cache_dtype", "tp_size", "mem_fraction_static"),
@@ -49,10 +51,11 @@ ENGINE = EngineModule(
     kv_types=("auto", "fp8_e4m3"), kv_fields=("kv_cache_dtype",),
     programs={"sglang": None}, python_modules={"sglang.launch_server": None},
     newest=NEWEST, eras=ERAS,
+    knobs_fn=knobs, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )
 
 __all__ = ["ENGINE", "ERAS", "HYBRID_SWA_ARCHS", "KV_CACHE_DTYPES", "NEUTRAL", "NEWEST", "CacheLayout", "Defaults",
            "NotEnoughMemory", "Pool", "SGLangSettings", "SubPool", "cache_layout", "cell_row", "cell_size",
-           "default_mem_fraction_static", "estimate", "flag_takes_value", "kv_pools", "kv_row",
+           "default_mem_fraction_static", "estimate", "flag_takes_value", "format_command", "kv_pools", "kv_row",
            "mamba_cache_per_req", "max_running_requests", "parse_args", "parse_version", "pre_load_overhead",
-           "prefill_graph_sizes", "rank_weights", "size_pool"]
+           "prefill_graph_sizes", "rank_weights", "rewrite_command", "size_pool"]

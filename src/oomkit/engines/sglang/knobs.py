@@ -12,12 +12,12 @@ from ...memory import Device
 from ...model.spec import ModelSpec
 from .._hf_knobs import hf_weight_choices
 from ..base import Choice
-from .settings import SglangSettings
+from .settings import SGLangSettings
 
 KV_TYPES = ("auto", "fp8_e4m3")
 
 
-def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: SglangSettings, *, concurrency: int = 1,
+def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: SGLangSettings, *, concurrency: int = 1,
           fixed_format: bool = False, reserve_bytes: int = 0, nodes: int = 1) -> Iterator[Choice]:
     n = max(len(devices), 1)
     for arg, quantization, wlabel in hf_weight_choices(model, spec, fixed_format):
@@ -27,4 +27,4 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: Sglang
                 s = replace(s, quantization=quantization)
             if concurrency > 1:
                 s = replace(s, max_running_requests=concurrency)
-            yield Choice(s, f"{wlabel}, {'fp8' if kv != 'auto' else 'model-dtype'} KV", model=arg)
+            yield Choice(s, f"{wlabel}, {'fp8' if kv != 'auto' else 'model-dtype'} KV", model=arg, weight_format=quantization)

@@ -25,7 +25,18 @@ reserved-vs-allocated rounding, the quanto/HQQ cache layouts, offloaded caches a
 from __future__ import annotations
 
 from ..base import EngineModule
-from .args import FLAGS, flag_takes_value, parse_args, parse_max_memory
+from .args import (
+    FLAGS,
+    flag_takes_value,
+    format_command,
+    from_pretrained_snippet,
+    parse_args,
+    parse_max_memory,
+    rewrite_command,
+)
+
+# transformers loads the checkpoint as published (its config's dtype / quantization_config).
+from .knobs import knobs
 from .kv import LayerCache, cache_tensors, kv_per_token, layer_caches
 from .layout import Placement, estimate, place
 from .settings import (
@@ -46,17 +57,17 @@ from .settings import (
 from .transients import CUDA_CONTEXT, Transients, allocation_size, reserved_for, transients
 from .weights import tensor_bytes
 
-# transformers loads the checkpoint as published (its config's dtype / quantization_config).
 ENGINE = EngineModule(
     "transformers", TransformersSettings, estimate, parse_args, flag_takes_value,
     headline=("max_length", "kv_cache_dtype"),
     context_field="max_length", neutral=NEUTRAL,
     kv_types=("auto", "fp8"), kv_fields=("kv_cache_dtype",),  # the model dtype, or the quantized cache (fp8)
     newest=NEWEST, eras=ERAS, with_context_fn=with_context,
+    knobs_fn=knobs, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )
 
 __all__ = ["CACHE_IMPLEMENTATIONS", "CUDA_CONTEXT", "DEPRECATED_STATIC", "ENGINE", "ERAS", "FLAGS", "NEUTRAL",
            "NEWEST", "QUANT_BACKENDS", "LayerCache", "Placement", "Resolved", "Transients", "TransformersSettings",
-           "allocation_size", "cache_tensors", "checkpoint_dtype", "estimate", "flag_takes_value", "is_gguf",
+           "allocation_size", "cache_tensors", "checkpoint_dtype", "estimate", "flag_takes_value", "format_command", "from_pretrained_snippet", "is_gguf",
            "kv_per_token", "layer_caches", "parse_args", "parse_max_memory", "parse_version", "place",
-           "reserved_for", "resolve", "tensor_bytes", "transients", "with_context"]
+           "reserved_for", "resolve", "rewrite_command", "tensor_bytes", "transients", "with_context"]

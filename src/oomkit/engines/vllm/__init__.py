@@ -29,13 +29,15 @@ to published start-up logs (tests/fixtures/engine_logs/vllm/), so they carry the
 from __future__ import annotations
 
 from ..base import EngineModule
-from .args import flag_takes_value, parse_args
+from .args import flag_takes_value, format_command, parse_args, rewrite_command
 from .config import CUDA_DRIVER_RESERVED, Resolved, cuda_total, pp_partition, resolve
+
+# vLLM loads the checkpoint as published (its config's dtype / quantization_config): the default format hook.
+from .knobs import knobs
 from .kv import KvPlan, KvSpec, block_size_for, estimate_max_model_len, kv_plan
 from .layout import VllmEstimate, estimate
 from .settings import ERAS, NEUTRAL, NEWEST, VllmSettings, parse_version
 
-# vLLM loads the checkpoint as published (its config's dtype / quantization_config): the default format hook.
 ENGINE = EngineModule(
     "vllm", VllmSettings, estimate, parse_args, flag_takes_value,
     headline=("max_model_len", "max_num_seqs", "kv_cache_dtype", "tensor_parallel_size", "gpu_memory_utilization"),
@@ -44,8 +46,10 @@ ENGINE = EngineModule(
     programs={"vllm": None},
     python_modules={"vllm.entrypoints.openai.api_server": None, "vllm.entrypoints.api_server": None},
     newest=NEWEST, eras=ERAS,
+    knobs_fn=knobs, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )
 
 __all__ = ["CUDA_DRIVER_RESERVED", "ENGINE", "ERAS", "NEUTRAL", "NEWEST", "KvPlan", "KvSpec", "Resolved",
            "VllmEstimate", "VllmSettings", "block_size_for", "cuda_total", "estimate", "estimate_max_model_len",
-           "flag_takes_value", "kv_plan", "parse_args", "parse_version", "pp_partition", "resolve"]
+           "flag_takes_value", "format_command", "kv_plan", "parse_args", "parse_version", "pp_partition", "resolve",
+           "rewrite_command"]

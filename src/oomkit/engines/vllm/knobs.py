@@ -45,4 +45,4 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
             if util is not None and (base.gpu_memory_utilization is None or base.gpu_memory_utilization > util):
                 s = replace(s, gpu_memory_utilization=util)
             label = f"{wlabel}, {'fp8' if kv == 'fp8' else 'model-dtype'} KV"
-            yield Choice(s, label, model=arg, offload=("cpu_offload_gb", OFFLOAD_GB))
+            yield Choice(s, label, model=arg, weight_format=quantization, offload=("cpu_offload_gb", OFFLOAD_GB))

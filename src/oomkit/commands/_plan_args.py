@@ -1,0 +1,82 @@
+"""The hardware and goal options plan and fit share: --gpu/--vram (else the detected GPUs, else the reference
+card), --nodes, --reserve, --headroom, --min-ctx, --concurrency, --ram-bandwidth."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from typing import Any
+
+from ..check import hardware_target
+from ..errors import OomkitError
+from ..memory import Device
+from ..plan.options import Goals
+from ..units import parse_size
+
+OPTIONS = {"--gpu": True, "--vram": True, "--nodes": True, "--reserve": True, "--headroom": True,
+           "--min-ctx": True, "--concurrency": True, "--ram-bandwidth": True, "--json": False, "--markdown": False,
+           "--limit": True, "--ram": True}
+
+
+def devices(opts: dict[str, Any]) -> tuple[Device, ...]:
+    """The GPUs of one machine (planned, detected, or the reference card, said so on stderr) times --nodes."""
+    target = hardware_target(opts.get("--vram"), opts.get("--gpu"))
+    if target.kind == "reference":
+        print(f"oomkit: no GPU found on this machine: planning for the reference card, {target.reference} "
+              "(give --gpu NAME or --vram SIZE)", file=sys.stderr)
+    nodes = _positive(opts, "--nodes", 1)
+    devs = target.devices
+    if nodes == 1:
+        return devs
+    prefix = devs[0].id.rstrip("0123456789") or "CUDA"
+    every = [d for _ in range(nodes) for d in devs]
+    return tuple(replace(d, id=f"{prefix}{i}") for i, d in enumerate(every))
+
+
+def goals(opts: dict[str, Any]) -> Goals:
+    bw = opts.get("--ram-bandwidth")
+    try:
+        bandwidth = None if bw is None else float(str(bw).lower().removesuffix("gb/s").strip())
+    except ValueError:
+        raise OomkitError(f"--ram-bandwidth takes GB/s, e.g. 89.6, got {bw!r}") from None
+    return Goals(min_ctx=_positive(opts, "--min-ctx", None), concurrency=_positive(opts, "--concurrency", 1),
+                 reserve_bytes=_size(opts, "--reserve"), headroom_bytes=_size(opts, "--headroom"),
+                 nodes=_positive(opts, "--nodes", 1), ram_bandwidth_gbs=bandwidth, ram_bytes=_ram(opts))
+
+
+def _ram(opts: dict[str, Any]) -> int | None:
+    """--ram SIZE, else this machine's available RAM when its GPUs are the ones planned for (None: planned
+    hardware elsewhere, the RAM unchecked and said so)."""
+    if opts.get("--ram") is not None:
+        return _size(opts, "--ram")
+    if opts.get("--gpu") is not None or opts.get("--vram") is not None:
+        return None
+    from ..hardware.detect import host_memory  # lazy: psutil only when the RAM is this machine's
+
+    host = host_memory()
+    return None if host is None else host.available_bytes
+
+
+def _size(opts: dict[str, Any], name: str) -> int:
+    v = opts.get(name)
+    if v is None:
+        return 0
+    n = int(v) if str(v).isdigit() else parse_size(v)
+    if n < 0:
+        raise OomkitError(f"{name} must not be negative")
+    return n
+
+
+def _positive(opts: dict[str, Any], name: str, default: int | None) -> int | None:
+    v = opts.get(name)
+    if v is None:
+        return default
+    text = str(v).strip().lower()
+    mult = 1024 if text.endswith("k") else 1
+    try:
+        n = int(text.removesuffix("k")) * mult
+    except ValueError:
+        raise OomkitError(f"{name} takes a positive integer, got {v!r}") from None
+    if n < 1:
+        raise OomkitError(f"{name} takes a positive integer, got {v!r}")
+    return n

@@ -1,0 +1,52 @@
+"""oomkit fit -- <engine command>: the command, changed as little as possible so that it fits."""
+
+from __future__ import annotations
+
+from ..errors import OomkitError
+from ..plan.fit import fit
+from ..report import plan as report
+from . import _plan_args
+from ._model_args import engine_env, split_args
+
+HELP = """\
+usage: oomkit fit [--gpu NAME|--vram SIZE] [--reserve SIZE] [--json] -- ENGINE-COMMAND ...
+
+Reads your engine command (llama-server, llama-cli, vllm serve, python -m sglang.launch_server, ollama run with its
+OLLAMA_* variables, mlx_lm.server), keeps every flag that still fits, and changes the fewest knobs to make it fit
+the detected GPUs (or --gpu / --vram): the KV cache type, the context, the weight format, part of the model in
+system RAM. Prints the rewritten command, what changed and why, and the memory before and after.
+
+options:
+  --gpu NAME[,NAME]     GPUs from the catalog
+  --vram SIZE[,SIZE]    memory of each GPU
+  --reserve SIZE        memory other programs hold on each GPU
+  --headroom SIZE       memory to keep free on each GPU
+  --min-ctx N           do not shorten the context below N
+  --env KEY=VALUE       the engine's environment (repeatable)
+  --json                JSON output
+
+exit status: 0 a command that fits (unchanged when it already does), 1 nothing fits (the next tier shown),
+2 bad input.
+
+examples:
+  oomkit fit --gpu "RTX 4060" -- llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M -c 65536
+  oomkit fit --vram 24GiB -- vllm serve Qwen/Qwen3-14B --max-model-len 40960
+"""
+
+_OPTIONS = {**_plan_args.OPTIONS, "--env": True, "-h": False, "--help": False}
+
+
+def run(argv: list[str]) -> int:
+    head = argv[: argv.index("--")] if "--" in argv else argv
+    if "-h" in head or "--help" in head or not argv:
+        print(HELP)
+        return 0
+    opts, model, engine_args, command = split_args(argv, _OPTIONS)
+    if command is None or not command:
+        raise OomkitError("give the engine command after --, e.g. oomkit fit --vram 24GiB -- llama-server -m "
+                          "model.gguf -c 32768")
+    if model is not None or engine_args:
+        raise OomkitError(f"unexpected argument before --: {(model or engine_args[0])!r}")
+    result = fit(command, _plan_args.devices(opts), _plan_args.goals(opts), env=engine_env(opts.get("--env")))
+    print(report.to_json(result) if opts.get("--json") else report.fit_text(result))
+    return 0 if result.fits else 1

@@ -1,0 +1,62 @@
+"""oomkit plan: the settings that fit, best first, as a decision matrix with each option's launch command."""
+
+from __future__ import annotations
+
+from ..plan.search import plan
+from ..report import plan as report
+from . import _plan_args
+from ._model_args import OPTIONS, parse_model_request
+
+HELP = """\
+usage: oomkit plan MODEL [--engine E] [--min-ctx N] [--concurrency N] [--gpu NAME|--vram SIZE] [options]
+
+The settings of the engine that run MODEL on these GPUs, best first: the Pareto front of context, quality and
+decode speed. Each option shows its memory per GPU, the headroom left, the decode tokens/s bound, the published
+quality cost of its weights and KV cache, and the launch command exactly as typed. Three tiers, in this order:
+all on the GPU(s); part of the model in system RAM (MoE experts first, then layers); and, when nothing fits, the
+smallest GPU (or number of GPUs) from the catalog that runs it.
+
+options:
+  --engine E            llama.cpp (default), ollama, vllm, sglang, transformers, mlx
+  --min-ctx N           context each sequence needs (default 8192, or the model's maximum if smaller)
+  --concurrency N       sequences served at once (llama.cpp -np, vLLM --max-num-seqs, ...)
+  --gpu NAME[,NAME]     GPUs from the catalog ("RTX 4090", "2x RTX 3090", "8x H100")
+  --vram SIZE[,SIZE]    memory of each GPU
+  --nodes N             that many machines of those GPUs (vLLM -pp across nodes, SGLang --nnodes)
+  --reserve SIZE        memory other programs hold on each GPU
+  --headroom SIZE       memory to keep free on each GPU beyond the estimate
+  --ram SIZE            system RAM the offloaded tier may fill (default: this machine's available RAM when
+                        planning for its own GPUs; unchecked with --gpu / --vram unless given)
+  --ram-bandwidth GB/S  system RAM bandwidth for the offloaded tier (default: stated in the output)
+  --quant Q             keep this weight format (else the planner tries the formats the engine loads)
+  --limit N             options shown (default 12)
+  --json | --markdown   the matrix as JSON or a Markdown table
+  engine flags          starting settings, e.g. -ub 1024 -np 2 (the planner keeps what it does not turn)
+
+exit status: 0 an option fits on these GPUs, 1 nothing does (tier 3 shown), 2 bad input.
+
+examples:
+  oomkit plan qwen3:8b --gpu "RTX 4060" --min-ctx 32768
+  oomkit plan llama3.3:70b --vram 24GiB --min-ctx 16384
+  oomkit plan deepseek-v3 --engine vllm --gpu "8x H100" --nodes 2
+"""
+
+
+def run(argv: list[str]) -> int:
+    if "-h" in argv or "--help" in argv:
+        print(HELP)
+        return 0
+    req = parse_model_request(argv, extra_options={**_plan_args.OPTIONS, **{k: v for k, v in OPTIONS.items()
+                                                                             if k not in _plan_args.OPTIONS}})
+    devices = _plan_args.devices(req.opts)
+    goals = _plan_args.goals(req.opts)
+    limit = int(req.opts.get("--limit", 12)) if str(req.opts.get("--limit", 12)).isdigit() else 12
+    result = plan(req.model, req.engine, devices=devices, goals=goals, settings=req.settings, quant=req.quant,
+                  limit=limit)
+    if req.opts.get("--json"):
+        print(report.to_json(result))
+    elif req.opts.get("--markdown"):
+        print(report.markdown(result))
+    else:
+        print(report.text(result))
+    return 0 if result.options else 1

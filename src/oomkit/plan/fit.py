@@ -1,0 +1,360 @@
+"""`fit`: the user's own engine command, changed as little as possible so that it fits.
+
+    fit(["llama-server", "-hf", "unsloth/Qwen3-8B-GGUF:Q4_K_M", "-c", "65536"], devices) -> Fit
+
+The command is parsed the way the engine parses it; if it fits it comes back unchanged. Otherwise the planner's
+knob space for that engine is turned one knob at a time, then two, then three — the KV cache type (with what it
+needs, e.g. flash attention), the weight format, the context, part of the model in system RAM — each applied to the
+user's own settings, and the fix that turns the fewest knobs wins. A knob the user typed costs more to turn than
+one left at the engine's default (a context nobody asked for goes first, as llama.cpp's own --fit does). Among
+equal turns: the more bits (quality), then the longer context, then the faster. The rewritten command keeps every
+other token of the user's as typed (the engine record's rewrite_command).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from ..engines.base import Choice, EngineModule, get_engine
+from ..engines.cmdline import parse_command
+from ..errors import OomkitError
+from ..limits import STEP, context_limit, largest_context
+from ..memory import Device, MemoryEstimate
+from ..model.spec import ModelSpec
+from ..request import resolve_model
+from . import rating
+from .options import Goals, budgets, engine_devices, first_ok, kv_type_of, pool_ok, slack
+
+
+@dataclass(frozen=True)
+class Change:
+    flag: str  # the settings field, by the engine's own name
+    before: Any
+    after: Any
+    why: str
+    saves_bytes: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"flag": self.flag, "from": self.before, "to": self.after, "why": self.why,
+                "saves_bytes": self.saves_bytes}
+
+
+@dataclass(frozen=True)
+class Fit:
+    command_in: tuple[str, ...]
+    command: tuple[str, ...] | None  # None: nothing fits this hardware
+    changes: tuple[Change, ...]
+    before: MemoryEstimate
+    after: MemoryEstimate | None
+    tier: int  # 1 all on the GPU(s), 2 part in system RAM, 3 nothing fits
+    knobs: tuple[str, ...] = ()  # the knobs turned: context, kv, weights, offload, ...
+    rating: rating.Rating | None = None
+    plan: Any = None  # when nothing fits: the plan with its smallest hardware (tier 3)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def fits(self) -> bool:
+        return self.command is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fit": {
+            "command_in": rating.shell_join(self.command_in),
+            "command": None if self.command is None else rating.shell_join(self.command),
+            "changes": [c.to_dict() for c in self.changes], "knobs": list(self.knobs), "tier": self.tier,
+            "before": self.before.to_dict(), "after": None if self.after is None else self.after.to_dict(),
+            "speed": None if self.rating is None else self.rating.to_dict(),
+            "smallest_hardware": None if self.plan is None or self.plan.smallest_hardware is None
+            else self.plan.smallest_hardware.to_dict(),
+            "notes": list(self.notes)}}
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    settings: Any
+    spec: ModelSpec
+    quant: str | None
+    model: str | None
+    knobs: frozenset[str]
+    user_knobs: int  # knobs turned that the user had set
+    context: int | None  # per sequence
+    tier: int
+    estimate: MemoryEstimate
+    offload: tuple[str, Any] | None = None
+    weight_fields: frozenset[str] = frozenset()  # settings fields the weight choice set (an fp8 conversion at load)
+
+
+def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None,
+        env: dict[str, str] | None = None) -> Fit:
+    goals = goals or Goals()
+    parsed = parse_command(list(argv), env)
+    if parsed.model is None:
+        raise OomkitError(f"the {argv[0]} command names no model")
+    eng = get_engine(parsed.engine)
+    user = parsed.settings
+    spec = resolve_model(eng, parsed.model, parsed.quant)
+    devs = engine_devices(devices, goals)
+    limits = budgets(devices, goals)
+    if any(limits[d.id] is None for d in devices) or not devices:
+        raise OomkitError("fit needs the memory of every GPU: give --gpu NAME or --vram SIZE")
+    before = eng.estimate(spec, devs, user)
+    if slack(before, limits, split_ok=False) >= 0:
+        return Fit(tuple(argv), tuple(argv), (), before, before, 1,
+                   rating=_rate(eng, before, user, spec, goals))
+    best = _search(eng, parsed, spec, devs, limits, goals)
+    if best is None:
+        from .search import plan  # lazy: the tier-3 answer only when nothing fits
+
+        p = plan(parsed.model, eng.name, devices=devices, goals=_goals_at(goals, eng, before), settings=user,
+                 quant=parsed.quant, limit=3)
+        return Fit(tuple(argv), None, (), before, None, 3, plan=p,
+                   notes=("nothing fits on these GPUs with any knob of this command",))
+    new_argv = eng.rewrite_command(list(argv), user, best.settings)
+    new_argv = _rename_model(new_argv, parsed.model, best.model, parsed.quant, best.quant)
+    reparsed = parse_command(new_argv, env)
+    after = eng.estimate(best.spec, devs, reparsed.settings)
+    changes = _changes(eng, user, reparsed.settings, before, after, parsed.model, parsed.quant, best)
+    return Fit(tuple(argv), tuple(new_argv), changes, before, after, best.tier, knobs=tuple(sorted(best.knobs)),
+               rating=_rate(eng, after, reparsed.settings, best.spec, goals))
+
+
+def _goals_at(goals: Goals, eng: EngineModule, est: MemoryEstimate) -> Goals:
+    n = eng.effective_context(est)
+    return goals if goals.min_ctx else replace(goals, min_ctx=n)
+
+
+def _rate(eng: EngineModule, est: MemoryEstimate, settings: Any, spec: ModelSpec, goals: Goals) -> rating.Rating:
+    ctx = eng.effective_context(est) or STEP
+    return rating.rate(est, spec.weights.format, kv_type_of(eng, settings), ctx, goals.ram_bandwidth_gbs)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The search over knob turns
+
+
+@dataclass(frozen=True)
+class _Weights:
+    """One weight choice: the format to resolve, the model argument naming it, the settings fields it sets."""
+
+    quant: str | None
+    model: str | None
+    fmt: str | None
+    fields: tuple[tuple[str, Any], ...]
+
+
+def _search(eng: EngineModule, parsed: Any, spec: ModelSpec, devs: tuple[Device, ...],
+            limits: dict[str, int | None], goals: Goals) -> _Candidate | None:
+    """Knob turns level by level (one knob, then two, then three); the first level with a fit gives the answer."""
+    user = parsed.settings
+    defaults = eng.settings()
+    choices = eng.knobs(parsed.model, spec, devs, user, concurrency=1, reserve_bytes=goals.reserve_bytes,
+                        nodes=goals.nodes)
+    kv_group = _kv_fields(choices)
+    kv_variants = _distinct({f: getattr(c.settings, f) for f in kv_group if getattr(c.settings, f) != getattr(user, f)}
+                            for c in choices)
+    weights = _weight_variants(choices, kv_group, user, spec)
+    offload = next((c.offload for c in choices if c.offload is not None), None)
+    user_ctx = _context(eng, user, spec)
+    ctx_set = getattr(user, eng.context_field) != getattr(defaults, eng.context_field)
+    specs: dict[tuple[str | None, str | None], ModelSpec | None] = {}
+
+    def spec_for(w: _Weights | None) -> ModelSpec | None:
+        if w is None:
+            return spec
+        key = (w.model, w.quant)
+        if key not in specs:
+            try:
+                specs[key] = resolve_model(eng, w.model or parsed.model, w.quant) if w.quant or w.model else spec
+            except OomkitError:
+                specs[key] = None
+        return specs[key]
+
+    # the tiers in order: everything on the GPUs with any number of knobs, before part of the model in RAM
+    for level, allow_offload in ((1, False), (2, False), (3, False), (1, True), (2, True), (3, True)):
+        found: list[_Candidate] = []
+        for w in (None, *weights):
+            for kv in ({}, *kv_variants):
+                base_knobs = (w is not None) + bool(kv)
+                extra = level - base_knobs
+                if extra < 0 or extra > 1 or (base_knobs == 0 and extra == 0):
+                    continue
+                cspec = spec_for(w)
+                if cspec is None:
+                    continue
+                settings = replace(user, **kv, **dict(w.fields if w else ()))
+                knobs = {"kv"} if kv else set()
+                if w is not None:
+                    knobs.add("weights")
+                user_set = sum(1 for f in kv if getattr(user, f) != getattr(defaults, f)) + \
+                    (1 if w is not None and parsed.quant else 0)
+                tries = [""] if extra == 0 else ["context", "offload"] if allow_offload else ["context"]
+                for what in tries:
+                    if what == "":
+                        cand = _try(eng, cspec, settings, devs, limits, goals, user_ctx)
+                        add = 0
+                    elif what == "context":
+                        cand = _shorter(eng, cspec, settings, devs, limits, goals, user_ctx)
+                        add = 1 if ctx_set else 0
+                    else:
+                        cand = _offloaded(eng, cspec, settings, offload, devs, limits, goals, user_ctx)
+                        add = 0
+                    if cand is not None:
+                        found.append(replace(cand, quant=w.quant if w else None, model=w.model if w else None,
+                                             knobs=frozenset(knobs | ({what} if what else set())),
+                                             user_knobs=user_set + add,
+                                             weight_fields=frozenset(dict(w.fields)) if w else frozenset()))
+        if found:
+            return min(found, key=lambda c: (c.user_knobs, c.tier, *_quality_key(eng, c), -(c.context or 0)))
+    return None
+
+
+def _distinct(dicts: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for d in dicts:
+        if d and d not in out:
+            out.append(d)
+    return out
+
+
+def _quality_key(eng: EngineModule, c: _Candidate) -> tuple[float, float]:
+    bits = c.estimate.weights_bytes * 8 / max(c.estimate.model.params_total, 1)
+    kv = rating.KV_BITS.get(kv_type_of(eng, c.settings).lower().split("/")[0], 16.0)
+    return (-round(bits, 2), -kv)
+
+
+def _kv_fields(choices: tuple[Choice, ...]) -> tuple[str, ...]:
+    """The fields that vary between choices of one weight format: the KV knob with what it needs (flash
+    attention for a quantized V cache in llama.cpp)."""
+    by_format: dict[tuple[Any, Any, Any], list[Any]] = {}
+    for c in choices:
+        by_format.setdefault((c.quant, c.model, c.weight_format), []).append(c.settings)
+    out: list[str] = []
+    for group in by_format.values():
+        for f in fields(group[0]):
+            values = {repr(getattr(s, f.name)) for s in group}
+            if len(values) > 1 and f.name not in out:
+                out.append(f.name)
+    return tuple(out)
+
+
+def _weight_variants(choices: tuple[Choice, ...], kv_group: tuple[str, ...], user: Any,
+                     spec: ModelSpec) -> list[_Weights]:
+    """The weight choices other than the user's own: a GGUF type, a variant repo, an fp8 conversion at load."""
+    out: list[_Weights] = []
+    for c in choices:
+        moved = tuple((f.name, getattr(c.settings, f.name)) for f in fields(c.settings)
+                      if f.name not in kv_group and c.weight_format and getattr(c.settings, f.name) != getattr(user, f.name)
+                      and f.name != "env")
+        same = (c.quant is None or c.quant.upper() == spec.weights.format.upper()) and not c.weight_format
+        if same and (c.model is None or c.quant is not None):
+            continue
+        w = _Weights(c.quant, c.model, c.weight_format, moved)
+        if w not in out:
+            out.append(w)
+    return out
+
+
+def _context(eng: EngineModule, settings: Any, spec: ModelSpec) -> int:
+    """The context the user's command runs with (the engine's own default when none is given)."""
+    try:
+        est = eng.estimate(spec, (Device(id="CUDA0", name="GPU"),), settings)
+    except OomkitError:
+        return context_limit(spec)
+    return eng.effective_context(est) or context_limit(spec)
+
+
+def _at(eng: EngineModule, spec: ModelSpec, settings: Any, devs: tuple[Device, ...], limits: dict[str, int | None],
+        goals: Goals, ctx: int | None) -> MemoryEstimate | None:
+    s = settings if ctx is None else eng.with_context(settings, ctx)
+    try:
+        est = eng.estimate(spec, devs, s)
+    except OomkitError:
+        return None
+    if ctx is not None and not pool_ok(est, ctx, goals.concurrency):
+        return None
+    return est if slack(est, limits) >= 0 else None
+
+
+def _try(eng: EngineModule, spec: ModelSpec, settings: Any, devs: tuple[Device, ...],
+         limits: dict[str, int | None], goals: Goals, ctx: int) -> _Candidate | None:
+    est = _at(eng, spec, settings, devs, limits, goals, None)
+    if est is None:
+        return None
+    return _Candidate(settings, spec, None, None, frozenset(), 0, ctx, 1, est)
+
+
+def _shorter(eng: EngineModule, spec: ModelSpec, settings: Any, devs: tuple[Device, ...],
+             limits: dict[str, int | None], goals: Goals, ctx: int) -> _Candidate | None:
+    """The largest context below the user's that fits (at least the asked minimum, when one is asked)."""
+    def at(n: int) -> int | None:
+        est = _at(eng, spec, settings, devs, limits, goals, n)
+        return 0 if est is not None else -1
+
+    n = largest_context(at, ctx - 1, STEP)
+    if n is None or (goals.min_ctx and n < goals.min_ctx):
+        return None
+    s = eng.with_context(settings, n)
+    return _Candidate(s, spec, None, None, frozenset(), 0, n, 1, eng.estimate(spec, devs, s))
+
+
+def _offloaded(eng: EngineModule, spec: ModelSpec, settings: Any, offload: tuple[str, tuple[Any, ...]] | None,
+               devs: tuple[Device, ...], limits: dict[str, int | None], goals: Goals, ctx: int) -> _Candidate | None:
+    """The least offload (most on the GPU) that fits at the user's context."""
+    if offload is None:
+        return None
+    name, values = offload
+    k = first_ok(values, lambda v: _at(eng, spec, replace(settings, **{name: v}), devs, limits, goals, None) is not None)
+    if k is None:
+        return None
+    s = replace(settings, **{name: values[k]})
+    return _Candidate(s, spec, None, None, frozenset(), 0, ctx, 2, eng.estimate(spec, devs, s), offload=(name, values[k]))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What changed, and why
+
+
+_WHY = {
+    "kv": "a smaller KV cache type: the same context in fewer bytes",
+    "context": "the largest context that fits",
+    "weights": "a smaller weight format",
+    "offload": "part of the model stays in system RAM (slower decode)",
+}
+
+
+def _changes(eng: EngineModule, old: Any, new: Any, before: MemoryEstimate, after: MemoryEstimate, model: str,
+             quant: str | None, best: _Candidate) -> tuple[Change, ...]:
+    saved = sum(u.total_bytes for u in before.devices) - sum(u.total_bytes for u in after.devices)  # on the GPUs
+    out = []
+    for f in fields(old):
+        a, b = getattr(old, f.name), getattr(new, f.name)
+        if a == b or f.name == "env":
+            continue
+        if f.name == eng.context_field:
+            why = _WHY["context"]
+        elif best.offload is not None and f.name == best.offload[0]:
+            why = _WHY["offload"]
+        elif "kv" in best.knobs and f.name not in best.weight_fields:
+            why = _WHY["kv"]
+        else:
+            why = _WHY["weights"]
+        out.append(Change(f.name, a, b, why))
+    if best.quant is not None or best.model is not None:
+        was = f"{model}:{quant}" if quant else model
+        now = f"{best.model or model}:{best.quant}" if best.quant else (best.model or model)
+        if now != was:
+            out.append(Change("model", was, now, _WHY["weights"]))
+    if out:
+        out[0] = replace(out[0], saves_bytes=saved)
+    return tuple(out)
+
+
+def _rename_model(argv: list[str], model: str, new_model: str | None, quant: str | None,
+                  new_quant: str | None) -> list[str]:
+    """The model argument with the new weight format: `repo:QUANT` (llama.cpp -hf, Ollama tags) or a variant repo."""
+    if new_model is None and new_quant is None:
+        return argv
+    old = f"{model}:{quant}" if quant else model
+    new = new_model or model
+    new = f"{new}:{new_quant}" if new_quant else new
+    return [new if a == old or a == model else a for a in argv]

@@ -1,0 +1,207 @@
+"""One choice of an engine's knob space on the devices: the option it gives (the context it reaches, the offload it
+needs, its command line parsed back and estimated again), or none.
+
+Every option is re-estimated from its own command line (parse_command of what it prints), so what the user runs is
+what was measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..engines.base import Choice, EngineModule
+from ..engines.cmdline import parse_command
+from ..errors import OomkitError
+from ..limits import STEP, context_limit, largest_context
+from ..memory import Device, MemoryEstimate
+from ..model.spec import ModelSpec
+from . import rating
+
+HOST = "host"  # the key of system RAM among the budgets
+DEFAULT_MIN_CTX = 8192  # the context an option must reach when none is asked (capped at the model's own)
+
+
+@dataclass(frozen=True)
+class Goals:
+    """What the user asks of a plan."""
+
+    min_ctx: int | None = None  # per sequence; None: DEFAULT_MIN_CTX or the model's maximum if smaller
+    concurrency: int = 1  # sequences served at once, each with min_ctx
+    reserve_bytes: int = 0  # per GPU: memory other programs hold
+    headroom_bytes: int = 0  # per GPU: kept free beyond the estimate
+    nodes: int = 1  # the devices are spread over this many machines
+    ram_bandwidth_gbs: float | None = None  # system RAM bandwidth for offloaded parts (None: the stated default)
+    ram_bytes: int | None = None  # system RAM the engine may fill (offloaded weights, host buffers); None: unchecked
+
+    def context_for(self, spec: ModelSpec) -> int:
+        top = context_limit(spec)
+        return min(self.min_ctx or DEFAULT_MIN_CTX, top)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"min_ctx": self.min_ctx, "concurrency": self.concurrency, "reserve_bytes": self.reserve_bytes,
+                "headroom_bytes": self.headroom_bytes, "nodes": self.nodes,
+                "ram_bandwidth_gbs": self.ram_bandwidth_gbs, "ram_bytes": self.ram_bytes}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting that fits, with everything the decision matrix shows."""
+
+    tier: int  # 1 all on the GPU(s), 2 part in system RAM
+    label: str
+    model: str  # the model argument of the command
+    quant: str | None
+    settings: Any
+    estimate: MemoryEstimate
+    context: int  # per sequence
+    weight_format: str
+    kv_type: str
+    argv: tuple[str, ...]
+    headroom_bytes: int  # the least left on any GPU
+    rating: rating.Rating
+    offload: tuple[str, Any] | None = None  # (field, value) when part of the model is in system RAM
+    rank: int = 0
+
+    @property
+    def command(self) -> str:
+        return rating.shell_join(self.argv)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rank": self.rank, "tier": self.tier, "label": self.label, "command": self.command,
+                "settings": self.estimate.settings, "estimate": self.estimate.to_dict(), "context": self.context,
+                "weight_format": self.weight_format, "kv_type": self.kv_type, "headroom_bytes": self.headroom_bytes,
+                "offload": None if self.offload is None else {"field": self.offload[0], "value": self.offload[1]},
+                **self.rating.to_dict()}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Budgets and validity
+
+
+def budgets(devices: tuple[Device, ...], goals: Goals) -> dict[str, int | None]:
+    """What each GPU may hold: its memory less what other programs hold and the headroom asked."""
+    out: dict[str, int | None] = {d.id: None if d.memory_bytes is None
+                                  else d.memory_bytes - goals.reserve_bytes - goals.headroom_bytes for d in devices}
+    out[HOST] = goals.ram_bytes
+    return out
+
+
+def engine_devices(devices: tuple[Device, ...], goals: Goals) -> tuple[Device, ...]:
+    """The devices as the engine sees them: other programs' memory is not free (vLLM compares its budget with the
+    free memory; llama.cpp splits layers by it)."""
+    if not goals.reserve_bytes:
+        return devices
+    return tuple(replace(d, free_bytes=d.memory_bytes - goals.reserve_bytes) if d.memory_bytes else d
+                 for d in devices)
+
+
+def slack(est: MemoryEstimate, limits: dict[str, int | None], split_ok: bool = False) -> int:
+    """Bytes left on the tightest GPU (negative: short). An engine that refuses to start counts as just short; one
+    that splits layers off the GPU by itself (Ollama) counts as short unless `split_ok`."""
+    left = [limits[u.id] - u.total_bytes for u in est.devices if limits.get(u.id) is not None]
+    if not left:
+        return -1
+    worst = min(left)
+    if limits.get(HOST) is not None and est.host.total_bytes > limits[HOST]:  # the offloaded part must fit in RAM
+        worst = min(worst, limits[HOST] - est.host.total_bytes)
+    if est.fits is False and not (split_ok and est.host.weights_bytes > 0):
+        return min(worst, -1)
+    return worst
+
+
+def pool_ok(est: MemoryEstimate, context: int, concurrency: int) -> bool:
+    """For engines that size a token pool (vLLM, SGLang: engine_view kv_cache_tokens / max_total_num_tokens), the
+    pool holds `concurrency` sequences of `context` tokens."""
+    if concurrency <= 1:
+        return True
+    view = est.engine_view
+    tokens = view.get("kv_cache_tokens", view.get("max_total_num_tokens"))
+    if isinstance(tokens, dict):
+        tokens = min(tokens.values()) if tokens else None
+    return tokens is None or tokens >= concurrency * context
+
+
+def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devices: tuple[Device, ...],
+             goals: Goals, want: int) -> Option | None:
+    """One choice on the devices: all on the GPUs at the largest context that fits (at least `want`), else the least
+    offload that fits `want`; None when neither does."""
+    limits = budgets(devices, goals)
+    devs = engine_devices(devices, goals)
+    top = context_limit(spec)
+    f = choice.context_factor
+
+    def measure(settings: Any, split_ok: bool) -> Callable[[int], int | None]:
+        def at(n: int) -> int | None:
+            try:
+                est = eng.estimate(spec, devs, eng.with_context(settings, n * f))
+            except OomkitError:
+                return None
+            if not pool_ok(est, n, goals.concurrency):
+                return -1
+            return slack(est, limits, split_ok)
+        return at
+
+    n = largest_context(measure(choice.settings, False), top, STEP)
+    if n is not None and n >= want:
+        return _option(eng, spec, choice, ref, devs, limits, choice.settings, n, tier=1, goals=goals)
+    # the second tier: at the asked context, the least offload that fits
+    if choice.offload is not None:
+        name, values = choice.offload
+        at_want = lambda v: measure(replace(choice.settings, **{name: v}), False)(want)  # noqa: E731
+        k = first_ok(values, lambda v: (at_want(v) or -1) >= 0)
+        if k is None:
+            return None
+        s = replace(choice.settings, **{name: values[k]})
+        return _option(eng, spec, choice, ref, devs, limits, s, want, tier=2, goals=goals, offload=(name, values[k]))
+    # an engine that splits by itself (Ollama): its own split at the asked context
+    at = measure(choice.settings, True)(want)
+    if at is not None and at >= 0:
+        return _option(eng, spec, choice, ref, devs, limits, choice.settings, want, tier=2, goals=goals)
+    return None
+
+
+def first_ok(values: tuple[Any, ...], ok: Callable[[Any], bool]) -> int | None:
+    """The index of the first value that is ok, for an ok that stays true once it is (bisection)."""
+    lo, hi = 0, len(values) - 1
+    if not values or not ok(values[hi]):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(values[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _option(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devs: tuple[Device, ...],
+            limits: dict[str, int | None], settings: Any, context: int, *, tier: int, goals: Goals,
+            offload: tuple[str, Any] | None = None) -> Option | None:
+    """The option as the user will run it: its command line, parsed back and estimated again."""
+    s = eng.with_context(settings, context * choice.context_factor)
+    model_arg = choice.model or ref
+    argv = eng.command(model_arg, s, choice.quant)
+    parsed = parse_command(list(argv))
+    est = eng.estimate(spec, devs, parsed.settings)
+    if slack(est, limits, split_ok=tier == 2) < 0:
+        return None
+    split = tier == 2 and offload is None and est.host.weights_bytes > 0
+    tier = 2 if offload is not None or split else 1
+    kv = kv_type_of(eng, parsed.settings)
+    fmt = choice.weight_format or spec.weights.format
+    headroom = min(limits[u.id] - u.total_bytes for u in est.devices if limits.get(u.id) is not None)
+    r = rating.rate(est, fmt, kv, context, goals.ram_bandwidth_gbs)
+    return Option(tier=tier, label=choice.label, model=model_arg, quant=choice.quant, settings=parsed.settings,
+                  estimate=est, context=context, weight_format=fmt, kv_type=kv, argv=tuple(argv),
+                  headroom_bytes=headroom, rating=r, offload=offload)
+
+
+def kv_type_of(eng: EngineModule, settings: Any) -> str:
+    """The KV cache type by the engine's name (llama.cpp: -ctk/-ctv, shown as one when they agree)."""
+    values = [str(getattr(settings, f)) for f in eng.kv_fields]
+    if not values:
+        bits = getattr(settings, "kv_bits", None)
+        return f"{bits}bit" if bits else "auto"
+    return values[0] if len(set(values)) == 1 else "/".join(values)

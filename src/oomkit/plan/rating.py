@@ -1,0 +1,62 @@
+"""What an option costs besides memory: the quality of its weights and KV cache (published measurements, plan/
+quality.py) and its decode speed bound (plan/speed.py).
+
+Options are ordered by what can be measured for every model: the bits each weight and each KV cache element
+keeps (more bits, less loss, within one model), with the published perplexity / KL figures shown beside them;
+the published figures come from other models and setups, so they inform but do not rank.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from ..memory import MemoryEstimate
+from . import quality, speed
+
+# Bits per KV cache element by the engines' type names (ggml block sizes: q8_0 34 bytes per 32, q4_0 18 per 32).
+KV_BITS = {"f32": 32.0, "float32": 32.0, "f16": 16.0, "bf16": 16.0, "float16": 16.0, "bfloat16": 16.0,
+           "auto": 16.0, "q8_0": 8.5, "q5_1": 6.0, "q5_0": 5.5, "q4_1": 5.0, "q4_0": 4.5, "iq4_nl": 4.5,
+           "fp8": 8.0, "fp8_e4m3": 8.0, "fp8_e5m2": 8.0, "8bit": 8.5, "4bit": 4.5}
+
+
+@dataclass(frozen=True)
+class Rating:
+    weight_bits: float  # bits per weight of the loaded weights (bytes x 8 / parameters)
+    kv_bits: float
+    weight_quality: quality.Quality
+    kv_quality: quality.Quality
+    bound: speed.SpeedBound
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        return self.bound.tokens_per_s
+
+    @property
+    def quality_note(self) -> str:
+        return f"weights {self.weight_quality.text}; KV {self.kv_quality.text}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "weight_bits": round(self.weight_bits, 3), "kv_bits": self.kv_bits,
+            "decode_tokens_per_s_bound": None if self.tokens_per_s is None else round(self.tokens_per_s, 1),
+            "speed": self.bound.to_dict(),
+            "quality": {"weights": self.weight_quality.to_dict(), "kv": self.kv_quality.to_dict(),
+                        "note": self.quality_note},
+        }
+
+
+def rate(est: MemoryEstimate, weight_format: str, kv_type: str, context: int,
+         ram_bandwidth_gbs: float | None = None) -> Rating:
+    params = est.model.params_total or 1
+    bits = est.weights_bytes * 8 / params  # as loaded: an fp8 conversion at load halves a bf16 checkpoint
+    kv_bits = KV_BITS.get(kv_type.lower().split("/")[0], 16.0)
+    return Rating(weight_bits=bits, kv_bits=kv_bits, weight_quality=quality.weight_quality(weight_format),
+                  kv_quality=quality.kv_quality(kv_type),
+                  bound=speed.decode_bound(est, context, ram_bandwidth_gbs=ram_bandwidth_gbs))
+
+
+def shell_join(argv: tuple[str, ...] | list[str]) -> str:
+    """The command as typed in a POSIX shell (leading VAR=value assignments stay unquoted when they can)."""
+    return shlex.join(list(argv))

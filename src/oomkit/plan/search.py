@@ -1,0 +1,183 @@
+"""The planner: every setting an engine really has, tried against the devices; the ones that fit, as launch commands.
+
+    plan("qwen3:8b", "llama.cpp", devices=..., goals=Goals(min_ctx=32768)) -> Plan
+
+Each engine's knob space comes from its record (`engines/<engine>/knobs.py`): weight formats, KV cache types, flash
+attention, parallel slots, tensor / pipeline parallelism, memory fractions, and the field that moves part of the
+model to system RAM. For each choice the planner finds the largest context that fits (the same search `limits` uses)
+and, when even the asked context does not fit on the GPUs, the least offload that makes it fit. The options are the
+three tiers, in this order:
+
+1. all on the GPU(s): a KV type, context, parallel slots or weight format that fits;
+2. part of the model in system RAM (MoE experts first, then layers; Ollama splits by itself), with the speed cost;
+3. nothing fits this hardware: the smallest GPU, or number of GPUs, from the GPU catalog that runs it (hardware.py).
+
+Every option is re-estimated from its own command line (options.py).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..engines.base import EngineModule, get_engine
+from ..errors import OomkitError
+from ..memory import Device
+from ..model.spec import ModelSpec
+from ..request import resolve_model
+from .hardware import smallest_hardware
+from .options import Goals, Option, evaluate
+
+
+@dataclass(frozen=True)
+class Plan:
+    model: ModelSpec
+    model_ref: str
+    engine: str
+    devices: tuple[Device, ...]
+    goals: Goals
+    options: tuple[Option, ...]  # the Pareto front, best first
+    rejected: int  # choices that fit nowhere on this hardware
+    smallest_hardware: Any = None  # hardware.Hardware when no option reaches the asked context on the GPUs
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def best(self) -> Option | None:
+        return self.options[0] if self.options else None
+
+    @property
+    def tier(self) -> int:
+        """The best tier reached: 1, 2, or 3 (nothing fits this hardware)."""
+        return self.best.tier if self.best is not None else 3
+
+    def to_dict(self) -> dict[str, Any]:
+        m = self.model
+        return {
+            "plan": {
+                "model": {"name": m.name, "ref": self.model_ref, "architecture": m.architecture,
+                          "n_ctx_train": m.n_ctx_train, "params_total": m.params_total,
+                          "params_active": m.params_active},
+                "engine": self.engine,
+                "devices": [{"id": d.id, "name": d.name, "memory_bytes": d.memory_bytes} for d in self.devices],
+                "goals": {**self.goals.to_dict(), "min_ctx": self.goals.context_for(m)},
+                "tier": self.tier,
+                "options": [o.to_dict() for o in self.options],
+                "smallest_hardware": None if self.smallest_hardware is None else self.smallest_hardware.to_dict(),
+                "notes": list(self.notes),
+            }
+        }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The search
+
+
+class _Model:
+    """The model resolved once per weight format (resolving a GGUF recipe costs tens of milliseconds)."""
+
+    def __init__(self, eng: EngineModule, ref: str | ModelSpec):
+        self.eng, self.ref = eng, ref
+
+    @functools.cache  # noqa: B019 - one planner run; the cache dies with it
+    def spec(self, model: str | None, quant: str | None) -> ModelSpec:
+        if isinstance(self.ref, ModelSpec):
+            return self.ref
+        return resolve_model(self.eng, model or self.ref, quant)
+
+
+def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[Device, ...], goals: Goals | None = None,
+         settings: Any = None, quant: str | None = None, fixed_format: bool | None = None,
+         limit: int | None = 12) -> Plan:
+    """The settings of `engine` that run `model` on `devices` with `goals`, best first (at most `limit`)."""
+    goals = goals or Goals()
+    eng = get_engine(engine)
+    base = settings if settings is not None else eng.settings()
+    models = _Model(eng, model)
+    spec = models.spec(None, quant)
+    ref = model if isinstance(model, str) else spec.name
+    if fixed_format is None:
+        fixed_format = isinstance(model, ModelSpec) or quant is not None or _is_file(ref)
+    if any(d.memory_bytes is None for d in devices) or not devices:
+        raise OomkitError("plan needs the memory of every GPU: give --gpu NAME or --vram SIZE")
+    choices = eng.knobs(ref, spec, devices, base, concurrency=goals.concurrency, fixed_format=fixed_format,
+                        reserve_bytes=goals.reserve_bytes, nodes=goals.nodes)
+    want = goals.context_for(spec)
+    found: list[Option] = []
+    rejected = 0
+    for choice in choices:
+        try:
+            cspec = models.spec(choice.model if not fixed_format else None, choice.quant if not fixed_format else quant)
+        except OomkitError:
+            rejected += 1  # a format this model is not published in
+            continue
+        option = evaluate(eng, cspec, choice, ref, devices, goals, want)
+        if option is None:
+            rejected += 1
+        else:
+            found.append(option)
+    front = rank(pareto(found))
+    notes = _notes(eng, spec, front, want, goals, ref, fixed_format)
+    chosen = tuple(front[:limit] if limit else front)
+    smallest = None
+    if not any(o.tier == 1 for o in chosen):
+
+        smallest = smallest_hardware(eng, models, ref, base, goals, fixed_format, quant)
+    return Plan(model=spec, model_ref=ref, engine=eng.name, devices=devices, goals=goals, options=chosen,
+                rejected=rejected, smallest_hardware=smallest, notes=notes)
+
+
+def _is_file(ref: str) -> bool:
+    from pathlib import Path  # lazy: only for a plan, to tell a local file from a name
+
+    return Path(ref).expanduser().exists()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The Pareto front and the order the user sees
+
+
+def _axes(o: Option) -> tuple[float, float, float, float]:
+    """Larger is better on every axis: context, quality (bits per weight, bits per KV element), decode speed bound."""
+    speed = o.rating.tokens_per_s if o.rating.tokens_per_s is not None else 0.0
+    return (float(o.context), round(o.rating.weight_bits, 3), o.rating.kv_bits, round(speed, 3))
+
+
+def dominates(a: Option, b: Option) -> bool:
+    """a is at least as good as b on every axis and better on one (tier 1 beats tier 2 at equal axes)."""
+    xa, xb = _axes(a), _axes(b)
+    if not all(p >= q for p, q in zip(xa, xb, strict=True)):
+        return False
+    return any(p > q for p, q in zip(xa, xb, strict=True)) or a.tier < b.tier
+
+
+def pareto(options: list[Option]) -> list[Option]:
+    return [o for o in options if not any(dominates(p, o) for p in options if p is not o)]
+
+
+def rank(options: list[Option]) -> list[Option]:
+    """Best first: tier 1 before tier 2; then the most bits per weight, then per KV element (the least quality
+    loss); then the longest context; then the fastest."""
+    ordered = sorted(options, key=lambda o: (o.tier, -round(o.rating.weight_bits, 2), -o.rating.kv_bits, -o.context,
+                                             -(o.rating.tokens_per_s or 0.0)))
+    return [replace(o, rank=i + 1) for i, o in enumerate(ordered)]
+
+
+def _notes(eng: EngineModule, spec: ModelSpec, front: list[Option], want: int, goals: Goals, ref: str,
+           fixed_format: bool) -> tuple[str, ...]:
+    notes = []
+    if not front:
+        notes.append(f"nothing fits {want} tokens of context on these GPUs with {eng.name}, even with part of the "
+                     "model in system RAM")
+    elif front[0].tier == 2:
+        notes.append("nothing fits entirely on the GPU(s) at the asked context: the options keep part of the model "
+                     "in system RAM, at the decode speed shown")
+    if goals.ram_bytes is None and any(o.tier == 2 for o in front):
+        notes.append("system RAM not checked for the offloaded options: give --ram SIZE")
+    if any(o.model.startswith("unsloth/") and o.model != ref for o in front):
+        notes.append("-hf names unsloth's GGUF conversion of the model; any GGUF repo of it with the same :QUANT "
+                     "file loads the same bytes")
+    if fixed_format:
+        notes.append(f"weights fixed at {spec.weights.format} (the file or format named); other options vary the "
+                     "KV cache, context and placement only")
+    return tuple(notes)
