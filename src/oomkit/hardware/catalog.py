@@ -222,19 +222,21 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
         index = counters.get(prefix, 0)
         counters[prefix] = index + 1
         devices.append(Device(id=f"{prefix}{index}", name=spec.name, memory_bytes=spec.memory_bytes,
-                              compute_capability=_capability(spec), nvlink=_nvlink(spec.name)))
+                              compute_capability=_capability(spec), nvlink=_nvlink(spec.name),
+                              bandwidth_gbs=spec.bandwidth_gbs))
     return tuple(devices)
 
 
 def with_facts(device: Device) -> Device:
-    """`device` with the GPU facts the catalog knows for its name (compute capability, NVLink), where it has
-    none of its own. A device without a name the catalog knows keeps what it has."""
-    if device.compute_capability is not None and device.nvlink is not None:
+    """`device` with the GPU facts the catalog knows for its name (compute capability, NVLink, memory bandwidth),
+    where it has none of its own. A device without a name the catalog knows keeps what it has."""
+    if device.compute_capability is not None and device.nvlink is not None and device.bandwidth_gbs is not None:
         return device
     spec = lookup(device.name) if device.name else None
     cc = device.compute_capability if device.compute_capability is not None else _capability(spec)
     nvlink = device.nvlink if device.nvlink is not None else _nvlink(device.name)
-    return replace(device, compute_capability=cc, nvlink=nvlink)
+    bandwidth = device.bandwidth_gbs if device.bandwidth_gbs is not None else (spec.bandwidth_gbs if spec else None)
+    return replace(device, compute_capability=cc, nvlink=nvlink, bandwidth_gbs=bandwidth)
 
 
 def _capability(spec: GpuSpec | None) -> tuple[int, int] | None:
