@@ -1,0 +1,232 @@
+"""The planner (oomkit plan), fit and diff: every option fits when re-estimated from its own command, the front is
+the Pareto front of what was tried, fit changes only what it reports, and the three tiers on the cases users bring
+(an 8B reasoning model on an 8 GB card, a 70B on 24 GB, DeepSeek-V3 on 8 x H200 and on two nodes of 8 x H100)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import fields
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oomkit.cli import main
+from oomkit.engines.base import get_engine
+from oomkit.engines.cmdline import parse_command
+from oomkit.plan.fit import fit
+from oomkit.plan.options import Goals, budgets, evaluate, slack
+from oomkit.plan.search import dominates, plan
+from oomkit.request import devices_from, resolve_model
+from oomkit.units import GiB
+
+from .oracles import bisect_max_context
+
+
+def reestimate(option, devices, goals):
+    """The option's own command line, parsed as the engine parses it, estimated again."""
+    parsed = parse_command(shlex.split(option.command))
+    eng = get_engine(parsed.engine)
+    spec = resolve_model(eng, parsed.model, parsed.quant)
+    return eng.estimate(spec, devices, parsed.settings)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Properties
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(vram_gib=st.integers(min_value=6, max_value=48),
+       case=st.sampled_from([("llama3.1:8b", "llama.cpp"), ("qwen3:30b-a3b", "llama.cpp"),
+                             ("Qwen/Qwen3-8B", "vllm"), ("qwen3:8b", "ollama"), ("gemma3:12b", "llama.cpp")]),
+       headroom_mib=st.sampled_from([0, 512]))
+def test_every_option_fits_again_from_its_command_and_the_front_is_pareto(vram_gib, case, headroom_mib):
+    model, engine = case
+    devices = devices_from(f"{vram_gib}GiB")
+    goals = Goals(min_ctx=4096, headroom_bytes=headroom_mib << 20)
+    p = plan(model, engine, devices=devices, goals=goals, limit=None)
+    limits = budgets(devices, goals)
+    for o in p.options:
+        est = reestimate(o, devices, goals)
+        assert est.total_bytes == o.estimate.total_bytes  # the command reproduces the memory shown
+        assert slack(est, limits, split_ok=o.tier == 2) >= 0  # fits with the stated headroom
+        assert o.headroom_bytes >= 0
+        assert o.context >= 4096
+    # nothing the planner dropped would have fit with a value at least as good on every axis and better on one
+    eng = get_engine(engine)
+    spec = resolve_model(eng, model)
+    tried = []
+    for choice in eng.knobs(model, spec, devices, eng.settings(), concurrency=1):
+        try:
+            cspec = resolve_model(eng, choice.model or model, choice.quant)
+        except Exception:  # a format this model is not published in
+            continue
+        o = evaluate(eng, cspec, choice, model, devices, goals, goals.context_for(spec))
+        if o is not None:
+            tried.append(o)
+    assert len(tried) >= len(p.options)
+    for o in tried:
+        if not any(_same(o, f) for f in p.options):
+            assert any(dominates(f, o) for f in p.options), o.label
+    for a in p.options:
+        assert not any(dominates(b, a) for b in p.options if b is not a)
+
+
+def _same(a, b):
+    return a.command == b.command
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The tiers on real cases
+
+
+def test_tier1_eight_gb_card_largest_context_per_kv_type():
+    """DeepSeek-R1-0528-Qwen3-8B at Q4_K_M on an 8 GB card: the largest context with each KV type is exactly the
+    one a plain bisection on llama.cpp's estimate finds, and quantizing the cache buys context."""
+    devices = devices_from("8GiB")
+    p = plan("deepseek-r1:8b", "llama.cpp", devices=devices, goals=Goals(min_ctx=4096), quant="Q4_K_M", limit=None)
+    by_kv = {o.kv_type: o for o in p.options if o.tier == 1}
+    assert set(by_kv) == {"f16", "q8_0", "q4_0"}
+    eng = get_engine("llama.cpp")
+    spec = resolve_model(eng, "deepseek-r1:8b", "Q4_K_M")
+    for kv, o in by_kv.items():
+        truth = bisect_max_context(eng, spec, devices, o.settings)
+        assert o.context == min(truth, spec.n_ctx_train), kv
+    assert by_kv["f16"].context < by_kv["q8_0"].context < by_kv["q4_0"].context
+    assert by_kv["q8_0"].context > 1.7 * by_kv["f16"].context  # q8_0 stores 34 bytes per 32 values, f16 64
+
+
+def test_tier2_and_tier3_seventy_b_on_24_gb():
+    """Llama 3.3 70B at Q4_K_M on one 24 GB card at 16K: all on the GPU is impossible; the second tier keeps the
+    most layers on the GPU that fit, at a stated speed cost; the third names hardware that runs it all on GPUs."""
+    devices = devices_from(gpu="RTX 4090")
+    p = plan("llama3.3:70b", "llama.cpp", devices=devices, goals=Goals(min_ctx=16384), quant="Q4_K_M")
+    assert p.tier == 2
+    best = p.best
+    assert best.offload[0] == "n_gpu_layers" and 0 < best.offload[1] < 80
+    assert "-ngl" in best.command
+    # one more layer on the GPU would not fit (the least offload)
+    eng = get_engine("llama.cpp")
+    spec = resolve_model(eng, "llama3.3:70b", "Q4_K_M")
+    from dataclasses import replace
+
+    more = eng.estimate(spec, devices, replace(best.settings, n_gpu_layers=best.offload[1] + 1))
+    assert slack(more, budgets(devices, p.goals)) < 0
+    # the speed cost: the host part over RAM bandwidth is far slower than the GPU alone
+    assert best.rating.tokens_per_s is not None and best.rating.tokens_per_s < 10
+    hw = p.smallest_hardware
+    assert hw is not None and hw.option.tier == 1
+    again = reestimate(hw.option, hw.devices, Goals())
+    assert all(u.total_bytes <= u.memory_bytes for u in again.devices)
+    assert hw.count * hw.devices[0].memory_bytes >= 40 * GiB  # ~40 GiB of weights alone
+
+
+def test_deepseek_v3_on_8_h200_and_on_two_nodes_of_8_h100():
+    one = plan("deepseek-v3", "vllm", devices=devices_from(gpu="8x H200"), goals=Goals(min_ctx=32768))
+    assert one.tier == 1
+    assert "--tensor-parallel-size 8" in one.best.command
+    nodes = devices_from(gpu="16x H100")
+    two = plan("deepseek-v3", "vllm", devices=nodes, goals=Goals(min_ctx=32768, nodes=2))
+    assert two.tier == 1
+    cmd = two.best.command
+    assert "--tensor-parallel-size 8" in cmd and "--pipeline-parallel-size 2" in cmd
+    for o in two.options:
+        est = reestimate(o, nodes, two.goals)
+        assert all(u.total_bytes <= u.memory_bytes for u in est.devices)
+    # one node of 8 x H100 (640 GB) cannot hold 671B parameters in fp8 with any KV type
+    single = plan("deepseek-v3", "vllm", devices=devices_from(gpu="8x H100"), goals=Goals(min_ctx=32768))
+    assert not any(o.tier == 1 for o in single.options)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# fit
+
+
+def _diff(a, b):
+    return {f.name for f in fields(a) if getattr(a, f.name) != getattr(b, f.name)}
+
+
+def test_fit_keeps_the_users_flags_and_changes_only_what_it_reports():
+    argv = shlex.split("llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M --ctx-size 65536 -ngl 99 --port 8080 -fa on")
+    f = fit(argv, devices_from("8GiB"))
+    assert f.fits and f.tier == 1
+    assert f.before.devices[0].total_bytes > 8 * GiB >= f.after.devices[0].total_bytes
+    before = parse_command(argv).settings
+    after = parse_command(list(f.command)).settings
+    assert _diff(before, after) == {c.flag for c in f.changes}
+    kept = [t for t in argv if t not in {str(c.before) for c in f.changes}]
+    assert all(t in f.command for t in kept)  # every other token of the user's, as typed
+    assert f.command[: len(argv)][:8] == tuple(argv[:8])
+
+
+def test_fit_shortens_a_context_nobody_asked_for_first():
+    """No -c: llama.cpp takes the trained context (40K for Qwen3-8B). Like llama.cpp's own --fit, the answer is a
+    shorter context, not a different cache type."""
+    f = fit(shlex.split("llama-server -hf unsloth/Qwen3-8B-GGUF:Q8_0"), devices_from("10GiB"))
+    assert f.knobs == ("context",)
+    assert [c.flag for c in f.changes] == ["n_ctx"]
+
+
+def test_fit_unchanged_when_it_fits():
+    argv = shlex.split("llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M -c 8192")
+    f = fit(argv, devices_from("24GiB"))
+    assert f.command == tuple(argv) and f.changes == ()
+
+
+def test_fit_vllm_prefers_all_on_gpu_over_cpu_offload():
+    f = fit(shlex.split("vllm serve Qwen/Qwen3-14B --max-model-len 40960"), devices_from("24GiB"))
+    assert f.tier == 1 and "offload" not in f.knobs
+    assert "--quantization fp8" in " ".join(f.command)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The command line
+
+
+def test_cli_plan_json_contract(capsys):
+    rc = main(["plan", "qwen3:8b", "--vram", "12GiB", "--min-ctx", "16384", "--json", "--limit", "3"])
+    out = json.loads(capsys.readouterr().out)["plan"]
+    assert rc == 0
+    assert out["engine"] == "llama.cpp" and out["goals"]["min_ctx"] == 16384
+    o = out["options"][0]
+    for key in ("rank", "tier", "command", "settings", "estimate", "context", "weight_format", "kv_type",
+                "headroom_bytes", "decode_tokens_per_s_bound", "quality"):
+        assert key in o
+    assert o["rank"] == 1 and o["context"] >= 16384
+
+
+def test_cli_fit_exit_codes(capsys):
+    assert main(["fit", "--vram", "24GiB", "--", "llama-server", "-hf", "unsloth/Qwen3-8B-GGUF:Q4_K_M"]) == 0
+    capsys.readouterr()
+    # 671B parameters on one 8 GB card: nothing fits, the next tier is named
+    assert main(["fit", "--vram", "8GiB", "--json", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V3"]) == 1
+    out = json.loads(capsys.readouterr().out)["fit"]
+    assert out["command"] is None and out["tier"] == 3
+
+
+@pytest.mark.parametrize("argv", [
+    ["plan", "qwen3:8b", "--gpu", "RTX 9999"],
+    ["plan", "qwen3:8b", "--vram", "12GiB", "--min-ctx", "lots"],
+    ["plan", "no-such-model-xyz", "--vram", "12GiB"],
+    ["fit", "--vram", "12GiB"],
+    ["fit", "--vram", "12GiB", "--", "llama-server", "--no-such-flag"],
+    ["diff", "qwen3:8b", "--vram", "12GiB"],
+])
+def test_bad_input_is_one_line_and_exit_2(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("oomkit: error:") and "\n" not in err
+
+
+def test_diff_kv_type_per_component(capsys):
+    rc = main(["diff", "--json", "--vram", "24GiB", "--change", "-ctk q8_0 -ctv q8_0 -fa on", "--",
+               "llama-server", "-hf", "unsloth/Qwen3-8B-GGUF:Q4_K_M", "-c", "32768", "-np", "1", "-fa", "on"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    kv = next(r for r in d["rows"] if r["place"] == "CUDA0" and r["component"] == "kv_cache")
+    # Qwen3-8B: 36 layers x 8 KV heads x 128 x (K + V); f16 2 bytes, q8_0 34/32 bytes per value
+    f16 = 36 * 8 * 128 * 2 * 2 * 32768
+    assert kv["before_bytes"] == f16
+    assert kv["after_bytes"] == f16 * 34 // 64
+    assert d["settings_changed"]["cache_type_k"] == {"from": "f16", "to": "q8_0"}
