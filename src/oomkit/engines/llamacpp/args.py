@@ -15,6 +15,8 @@ from typing import Any
 
 from ...errors import OomkitError
 from ...flags import flag_value
+from ...model.resolve import split_quant
+from ..command import Opt, Syntax, defaults, format_flags, number, rewrite, values_of
 from .settings import LlamaCppSettings
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "llamacpp_flags.json"
@@ -135,3 +137,78 @@ def flag_takes_value(name: str, following: str | None) -> bool:
     if name in ("-fa", "--flash-attn"):
         return following is not None and following.lower() in _BOOL_VALUES
     return flags_table().get(name, False)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The command line as typed: LlamaCppSettings -> llama-server flags, and a user's command edited in place.
+# Each field by its short spelling (tools/server/README.md); the long ones are the aliases a user may have typed.
+# Not flags: program (the program name), engine_version (which build runs, not an option), n_rs_seq (oomkit's
+# count of recurrent-state snapshots per sequence; llama.cpp decides it from the model).
+
+
+def _tensor_split(value: tuple[float, ...]) -> str | None:
+    return ",".join(number(x) for x in value) or None
+
+
+def _overrides(value: tuple[tuple[str, str], ...]) -> str | None:
+    return ",".join(f"{p}={b}" for p, b in value) or None
+
+
+def _layers(value: int) -> str:
+    return "all" if value == 10**6 else str(value)
+
+
+OPTIONS = (
+    Opt("n_ctx", "-c", aliases=("--ctx-size",)),
+    Opt("n_batch", "-b", aliases=("--batch-size",)),
+    Opt("n_ubatch", "-ub", aliases=("--ubatch-size",)),
+    Opt("n_parallel", "-np", aliases=("--parallel",)),
+    Opt("kv_unified", "-kvu", switch=("-kvu", "-no-kvu"), aliases=("--kv-unified", "--no-kv-unified")),
+    Opt("cache_type_k", "-ctk", aliases=("--cache-type-k",)),
+    Opt("cache_type_v", "-ctv", aliases=("--cache-type-v",)),
+    Opt("flash_attn", "-fa", aliases=("--flash-attn",)),
+    Opt("swa_full", "--swa-full", switch=("--swa-full", None)),
+    Opt("n_gpu_layers", "-ngl", _layers, aliases=("--gpu-layers", "--n-gpu-layers")),
+    Opt("split_mode", "-sm", aliases=("--split-mode",)),
+    Opt("tensor_split", "-ts", _tensor_split, aliases=("--tensor-split",)),
+    Opt("main_gpu", "-mg", aliases=("--main-gpu",)),
+    Opt("no_kv_offload", "-nkvo", switch=("-nkvo", "-kvo"), aliases=("--no-kv-offload", "--kv-offload")),
+    Opt("override_tensor", "-ot", _overrides, aliases=("--override-tensor",)),
+    Opt("n_cpu_moe", "--n-cpu-moe", aliases=("-ncmoe",)),
+    Opt("cpu_moe", "--cpu-moe", switch=("--cpu-moe", None), aliases=("-cmoe",)),
+    Opt("mmap", "--no-mmap", switch=("--mmap", "--no-mmap"), foreign=("-lm", "--load-mode")),
+    Opt("embeddings", "--embeddings", switch=("--embeddings", None), aliases=("--embedding",)),
+)
+_DEFAULTS = defaults(LlamaCppSettings)
+
+
+def _program_len(argv: list[str]) -> int:
+    return 1
+
+
+SYNTAX = Syntax(_program_len, flag_takes_value)
+
+
+def model_args(model: str, quant: str | None) -> list[str]:
+    """The model as llama.cpp takes it: `-m PATH` for a file, `-hf REPO:QUANT` for a Hugging Face repo; a catalog
+    name or Ollama tag (no such file, no repo) as `-m NAME[:QUANT]`, which oomkit resolves by name."""
+    if Path(model).expanduser().exists():
+        return ["-m", model]
+    name, suffix = split_quant(model)
+    q = quant or suffix
+    if "/" in name and ":" not in name:
+        return ["-hf", f"{name}:{q}" if q else name]
+    return ["-m", f"{name}:{q}" if q else name]
+
+
+def format_command(model: str, settings: LlamaCppSettings, quant: str | None = None) -> list[str]:
+    """The llama-server (or llama-cli) command that runs `model` with `settings`: only the flags of the fields
+    that differ from llama.cpp's defaults."""
+    program = settings.program if settings.program in ("llama-server", "llama-cli") else "llama-server"
+    _, flags = format_flags(OPTIONS, values_of(settings), _DEFAULTS)
+    return [program, *model_args(model, quant), *flags]
+
+
+def rewrite_command(argv: list[str], old: LlamaCppSettings, new: LlamaCppSettings) -> list[str]:
+    """The user's llama.cpp command with only the flags of the fields that differ between old and new changed."""
+    return rewrite(argv, values_of(old), values_of(new), OPTIONS, SYNTAX)

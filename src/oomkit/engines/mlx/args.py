@@ -10,7 +10,8 @@ from typing import Any
 from ...errors import OomkitError
 from ...flags import flag_value
 from ...model import catalog
-from .settings import MlxSettings
+from ..command import Opt, Syntax, defaults, format_flags, rewrite, values_of
+from .settings import GENERATE_MAX_TOKENS, SERVER_MAX_TOKENS, MlxSettings
 
 # flag -> (field or None to ignore, takes a value, kind)
 _GENERATE_FLAGS: dict[str, tuple[str | None, bool, str]] = {
@@ -126,3 +127,84 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None, program: str 
 def flag_takes_value(name: str, following: str | None) -> bool:
     spec = {**_GENERATE_FLAGS, **_SERVER_FLAGS, **_OOMKIT_FLAGS}.get(name.partition("=")[0])
     return bool(spec and spec[1])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The command line as typed: MlxSettings -> `mlx_lm.generate|mlx_lm.server --model MODEL` with the flags that
+# differ from the defaults. mlx_lm's own flags first; what mlx_lm learns from the prompt, the model or the machine
+# (--prompt-tokens, --batch, --q-bits, --q-group-size, --wired-limit-mb, --max-buffer-length) by oomkit's
+# spellings, which its parser reads after an mlx_lm command. context_length (prompt + generated tokens) has no
+# flag: it is written as the prompt and generated tokens that make it up (--prompt-tokens, --max-tokens).
+# engine_version is not on the command line.
+
+_GENERATE_ONLY = ("max_kv_size", "kv_bits", "kv_group_size", "quantized_kv_start")
+OPTIONS = (
+    Opt("max_tokens", "--max-tokens", aliases=("-m",)),
+    Opt("prompt_tokens", "--prompt-tokens"),
+    Opt("max_kv_size", "--max-kv-size"),
+    Opt("kv_bits", "--kv-bits"),
+    Opt("kv_group_size", "--kv-group-size"),
+    Opt("quantized_kv_start", "--quantized-kv-start"),
+    Opt("prefill_step_size", "--prefill-step-size"),
+    Opt("batch", "--batch"),
+    Opt("q_bits", "--q-bits"),
+    Opt("q_group_size", "--q-group-size"),
+    Opt("wired_limit_mb", "--wired-limit-mb"),
+    Opt("max_buffer_length", "--max-buffer-length"),
+)
+_DEFAULTS = defaults(MlxSettings)
+
+
+def typed(settings: MlxSettings) -> dict[str, Any]:
+    """The settings as the command line carries them: a context_length becomes the prompt and generated tokens
+    that make it up (settings.py resolve), the rest as it is."""
+    out = values_of(settings)
+    total = settings.context_length
+    if total is None:
+        return out
+    out["context_length"] = None
+    if settings.prompt_tokens is not None:
+        out["max_tokens"] = total - settings.prompt_tokens
+        return out
+    max_tokens = settings.max_tokens
+    if max_tokens is None:
+        max_tokens = SERVER_MAX_TOKENS if settings.program.endswith("server") else GENERATE_MAX_TOKENS
+    if total <= max_tokens:  # resolve: the prompt keeps one token
+        max_tokens = max(total - 1, 0)
+        out["max_tokens"] = max_tokens
+    out["prompt_tokens"] = total - max_tokens
+    return out
+
+
+def _check_program(program: str, values: dict[str, Any]) -> None:
+    if program.endswith("server"):
+        for fld in _GENERATE_ONLY:
+            if values.get(fld) != _DEFAULTS[fld]:
+                flag = next(o.flag for o in OPTIONS if o.field == fld)
+                raise OomkitError(f"mlx_lm.server has no {flag}: {fld}={values[fld]} runs only with mlx_lm.generate")
+
+
+def format_command(model: str, settings: MlxSettings, quant: str | None = None) -> list[str]:
+    """`mlx_lm.generate --model MODEL [flags]` (or mlx_lm.server): only what differs from the defaults. A
+    weight format is given by --q-bits (mlx_lm.convert's), not by quant."""
+    program = "mlx_lm.server" if settings.program.endswith("server") else "mlx_lm.generate"
+    values = typed(settings)
+    _check_program(program, values)
+    _, flags = format_flags(OPTIONS, values, _DEFAULTS)
+    return [program, "--model", model, *flags]
+
+
+def _program_len(argv: list[str]) -> int:
+    if len(argv) > 2 and argv[1] == "-m":  # python -m mlx_lm[.server] [server]
+        return 4 if argv[2] == "mlx_lm" and len(argv) > 3 and argv[3] in _SUBCOMMANDS else 3
+    return 2 if len(argv) > 1 and argv[1] in _SUBCOMMANDS else 1
+
+
+SYNTAX = Syntax(_program_len, flag_takes_value)
+
+
+def rewrite_command(argv: list[str], old: MlxSettings, new: MlxSettings) -> list[str]:
+    """The user's mlx_lm command with only the flags of the changed fields changed."""
+    values = typed(new)
+    _check_program(old.program, values)
+    return rewrite(argv, typed(old), values, OPTIONS, SYNTAX)

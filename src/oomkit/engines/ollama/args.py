@@ -3,12 +3,15 @@ parameters and server variables (--num-ctx, --kv-cache-type, ...)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ...errors import OomkitError
 from ...flags import flag_value
+from ...model.resolve import split_quant
 from ...units import parse_size
-from .settings import OllamaSettings, environment
+from ..command import Opt, Syntax, format_flags, rewrite
+from .settings import V_CONTEXT_LENGTH_ENV, OllamaSettings, env_uint, env_var, environment, parse_version
 
 # cmd/cmd.go: flags of `ollama run` (name -> takes a value)
 _RUN_FLAGS = {"--verbose": False, "--insecure": False, "--nowordwrap": False, "--format": True, "--keepalive": True,
@@ -68,3 +71,115 @@ def flag_takes_value(name: str, following: str | None) -> bool:
     if name in _PARAM_FLAGS:
         return True
     return _RUN_FLAGS.get(name, False)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The command line as typed. Ollama reads its server options from the environment (envconfig: OLLAMA_*), so a
+# command sets them as leading assignments: `OLLAMA_CONTEXT_LENGTH=32768 OLLAMA_KV_CACHE_TYPE=q8_0 ollama run
+# qwen3:8b`. A field that is set wins over its variable in the estimate (launch.py, as the request's num_ctx wins
+# over OLLAMA_CONTEXT_LENGTH in Ollama), so the variable form gives the same launch. The Modelfile parameters
+# without a variable (num_gpu, num_batch) and oomkit's `library` are written with oomkit's spellings
+# (--num-gpu N); Ollama itself takes those from a Modelfile (see `modelfile`). Not on the command line:
+# engine_version (which release runs) and program (the command is always `ollama run TAG`).
+
+# field -> the variable that sets it when the field is unset (settings.py OllamaSettings)
+FIELD_VARIABLES = {"num_ctx": "OLLAMA_CONTEXT_LENGTH", "num_parallel": "OLLAMA_NUM_PARALLEL",
+                   "kv_cache_type": "OLLAMA_KV_CACHE_TYPE", "flash_attention": "OLLAMA_FLASH_ATTENTION",
+                   "gpu_overhead": "OLLAMA_GPU_OVERHEAD"}
+# other variables that change what Ollama launches (launch.py, layout.py), carried from `env` as they are
+MEMORY_VARIABLES = ("OLLAMA_SCHED_SPREAD", "OLLAMA_NEW_ENGINE", "OLLAMA_NEW_ESTIMATES", "LLAMA_ARG_FIT",
+                    "LLAMA_ARG_FIT_TARGET")
+
+OPTIONS = (
+    Opt("num_ctx", "OLLAMA_CONTEXT_LENGTH", env=True, aliases=("--num-ctx", "--num_ctx")),
+    Opt("num_parallel", "OLLAMA_NUM_PARALLEL", env=True, aliases=("--num-parallel", "--num_parallel")),
+    Opt("kv_cache_type", "OLLAMA_KV_CACHE_TYPE", env=True, aliases=("--kv-cache-type",)),
+    Opt("flash_attention", "OLLAMA_FLASH_ATTENTION", env=True, aliases=("--flash-attention",)),
+    Opt("gpu_overhead", "OLLAMA_GPU_OVERHEAD", env=True, aliases=("--gpu-overhead",)),
+    *(Opt(f"env:{var}", var, str, env=True) for var in MEMORY_VARIABLES),
+    Opt("num_gpu", "--num-gpu", aliases=("--num_gpu",)),
+    Opt("num_batch", "--num-batch", aliases=("--num_batch",)),
+    Opt("library", "--library", lambda v: v or None),
+)
+# Ollama releases before 0.5.13 have no OLLAMA_CONTEXT_LENGTH: num_ctx goes as oomkit's --num-ctx
+_NUM_CTX_FLAG = Opt("num_ctx", "--num-ctx", aliases=("--num_ctx",))
+
+
+def _program_len(argv: list[str]) -> int:
+    return 2 if len(argv) > 1 and argv[1] in ("run", "serve", "start") else 1
+
+
+SYNTAX = Syntax(_program_len, flag_takes_value)
+
+
+def typed(settings: OllamaSettings) -> dict[str, Any]:
+    """The options as a command line carries them: each field's value, or when unset the value of its variable
+    (as launch.py reads it); the other memory variables of `env` under "env:NAME"."""
+    env = dict(settings.env)
+    out: dict[str, Any] = {"num_gpu": settings.num_gpu, "num_batch": settings.num_batch, "library": settings.library}
+    for fld in ("num_ctx", "num_parallel"):
+        value = getattr(settings, fld)
+        out[fld] = value if value > 0 else (env_uint(env, FIELD_VARIABLES[fld]) or 0)
+    out["kv_cache_type"] = settings.kv_cache_type or env_var(env, "OLLAMA_KV_CACHE_TYPE")
+    out["flash_attention"] = settings.flash_attention or env_var(env, "OLLAMA_FLASH_ATTENTION")
+    overhead = env_uint(env, "OLLAMA_GPU_OVERHEAD")
+    out["gpu_overhead"] = settings.gpu_overhead if settings.gpu_overhead >= 0 else (
+        -1 if overhead is None else overhead)
+    for var in MEMORY_VARIABLES:
+        out[f"env:{var}"] = env.get(var)
+    return out
+
+
+def effective(settings: OllamaSettings) -> OllamaSettings:
+    """The same settings with each field that its variable sets filled from `env`, and only the memory
+    variables left in `env`: two settings that launch alike compare equal (a command's variables parse into
+    `env`, while the planner sets the fields)."""
+    t = typed(settings)
+    env = tuple((k, v) for k, v in settings.env if k in MEMORY_VARIABLES)
+    return replace(settings, num_ctx=t["num_ctx"], num_parallel=t["num_parallel"],
+                   kv_cache_type=t["kv_cache_type"], flash_attention=t["flash_attention"],
+                   gpu_overhead=t["gpu_overhead"], env=env)
+
+
+def _table(settings: OllamaSettings) -> tuple[Opt, ...]:
+    if parse_version(settings.engine_version) < V_CONTEXT_LENGTH_ENV:
+        return tuple(_NUM_CTX_FLAG if o.field == "num_ctx" else o for o in OPTIONS)
+    return OPTIONS
+
+
+def model_tag(tag: str, quant: str | None) -> str:
+    """The tag with a weight format: `qwen3:8b` + q8_0 -> `qwen3:8b-q8_0` (the library's spelling)."""
+    if not quant:
+        return tag
+    name, suffix = split_quant(tag)
+    if suffix is not None and suffix.lower() == quant.lower():
+        return tag
+    return f"{name}-{quant}" if ":" in name else f"{name}:{quant}"
+
+
+def format_command(model: str, settings: OllamaSettings, quant: str | None = None) -> list[str]:
+    """`[VAR=value ...] ollama run TAG [--num-gpu N ...]`: the server variables of the fields (and memory variables
+    of `env`) that differ from Ollama's defaults, then the command."""
+    env, flags = format_flags(_table(settings), typed(settings), typed(OllamaSettings()))
+    return [*env, "ollama", "run", model_tag(model, quant), *flags]
+
+
+def rewrite_command(argv: list[str], old: OllamaSettings, new: OllamaSettings) -> list[str]:
+    """The user's `ollama run` command with only the options that differ changed: a variable set in front is
+    rewritten there, a new one joins the assignments in front; the prompt words stay."""
+    return rewrite(argv, typed(old), typed(new), _table(new), SYNTAX)
+
+
+def modelfile(tag: str, settings: OllamaSettings) -> str:
+    """A Modelfile (docs/modelfile.md) for `tag` with the non-default parameters (num_ctx, num_gpu, num_batch),
+    and the server variables as comments: they belong to the environment of `ollama serve`, not the model."""
+    t = typed(settings)
+    lines = [f"FROM {tag}"]
+    for param, default in (("num_ctx", 0), ("num_gpu", -1), ("num_batch", 0)):
+        if t[param] != default:
+            lines.append(f"PARAMETER {param} {t[param]}")
+    env, _ = format_flags(OPTIONS, {**t, "num_ctx": 0}, typed(OllamaSettings()))
+    if env:
+        lines.append("# server variables (the environment of `ollama serve`):")
+        lines.extend(f"#   {a}" for a in env)
+    return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import OomkitError
+from ..command import Opt, Syntax, defaults, format_flags, rewrite, values_of
 from .settings import DTYPE_CHOICES, KV_CACHE_DTYPES, SGLangSettings
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "sglang_flags.json"
@@ -138,3 +139,69 @@ def flag_takes_value(name: str, following: str | None) -> bool:
     except OomkitError:
         return False
     return flag is not None and flags[flag] == "value"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The command line as typed: SGLangSettings -> `python -m sglang.launch_server --model-path MODEL` with the flags
+# that differ from SGLang's defaults. Not on the command line: engine_version (which release runs) and
+# kv_cache_memory_bytes (oomkit's --kv-memory, a budget to size the pool from; SGLang has no such flag, the
+# planner expresses a pool size with --mem-fraction-static or --max-total-tokens). cuda_graph_max_bs is left
+# out too: the flag table (engines/data/sglang_flags.json) lists --cuda-graph-max-bs as a switch, so a value
+# after it would not parse back.
+_ENV_LONGER_CONTEXT = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+
+OPTIONS = (
+    Opt("allow_overwrite_longer_context_len", _ENV_LONGER_CONTEXT, lambda v: "1" if v else None, env=True),
+    Opt("model_path", "--model-path", aliases=("--model",)),
+    Opt("tp_size", "--tp-size", aliases=("--tensor-parallel-size",)),
+    Opt("dp_size", "--dp-size", aliases=("--data-parallel-size",)),
+    Opt("pp_size", "--pp-size", aliases=("--pipeline-parallel-size",)),
+    Opt("enable_dp_attention", "--enable-dp-attention", switch=("--enable-dp-attention", None)),
+    Opt("mem_fraction_static", "--mem-fraction-static"),
+    Opt("context_length", "--context-length"),
+    Opt("kv_cache_dtype", "--kv-cache-dtype"),
+    Opt("chunked_prefill_size", "--chunked-prefill-size"),
+    Opt("max_prefill_tokens", "--max-prefill-tokens"),
+    Opt("max_running_requests", "--max-running-requests"),
+    Opt("max_total_tokens", "--max-total-tokens"),
+    Opt("page_size", "--page-size"),
+    Opt("attention_backend", "--attention-backend"),
+    Opt("dtype", "--dtype"),
+    Opt("quantization", "--quantization"),
+    Opt("disable_cuda_graph", "--disable-cuda-graph", switch=("--disable-cuda-graph", None)),
+    Opt("disable_piecewise_cuda_graph", "--disable-piecewise-cuda-graph",
+        switch=("--disable-piecewise-cuda-graph", None)),
+    Opt("swa_full_tokens_ratio", "--swa-full-tokens-ratio"),
+    Opt("mamba_full_memory_ratio", "--mamba-full-memory-ratio"),
+    Opt("max_mamba_cache_size", "--max-mamba-cache-size"),
+    Opt("mamba_ssm_dtype", "--mamba-ssm-dtype"),
+    Opt("speculative_algorithm", "--speculative-algorithm"),
+)
+_DEFAULTS = defaults(SGLangSettings)
+_NOT_FORMATTED = {"model_path": None}  # the model comes from the model argument
+
+
+def _resolve(name: str) -> str | None:
+    return _resolve_flag(name, flags_table())
+
+
+def _program_len(argv: list[str]) -> int:
+    if len(argv) > 2 and argv[1] == "-m":  # python -m sglang.launch_server
+        return 3
+    return 2 if len(argv) > 1 and argv[1] == "serve" else 1
+
+
+SYNTAX = Syntax(_program_len, flag_takes_value, _resolve)
+
+
+def format_command(model: str, settings: SGLangSettings, quant: str | None = None) -> list[str]:
+    """`python -m sglang.launch_server --model-path MODEL [flags]`: only what differs from SGLang's defaults
+    (model_path is the model argument). A weight format (quant) joins the model as oomkit's `:QUANT` suffix."""
+    env, flags = format_flags(OPTIONS, {**values_of(settings), **_NOT_FORMATTED}, _DEFAULTS)
+    return [*env, "python", "-m", "sglang.launch_server", "--model-path", f"{model}:{quant}" if quant else model,
+            *flags]
+
+
+def rewrite_command(argv: list[str], old: SGLangSettings, new: SGLangSettings) -> list[str]:
+    """The user's SGLang command with only the flags of the changed fields changed."""
+    return rewrite(argv, values_of(old), values_of(new), OPTIONS, SYNTAX)

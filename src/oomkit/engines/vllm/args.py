@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import OomkitError
+from ..command import Opt, Syntax, defaults, flag_bool, format_flags, rewrite, values_of
 from .settings import VllmSettings
 
 PROG = "vllm serve"
@@ -276,3 +277,90 @@ def flag_takes_value(name: str, following: str | None) -> bool:
     if kind == "optional" and not negated:
         return following is not None and following.lower() in _BOOL_WORDS
     return False
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The command line as typed: VllmSettings -> `vllm serve MODEL` with the flags that differ from the defaults
+# (long spellings, which every release reads), the VLLM_* switches as leading assignments. Not on the command
+# line: engine_version (which release runs) and usage_context ("llm" is the Python LLM class, not a command).
+
+
+def _speculative(value: int) -> str:
+    return json.dumps({"num_speculative_tokens": value}, separators=(",", ":"))
+
+
+def _edit_speculative(text: str, value: int) -> str:
+    """The user's --speculative-config JSON with only num_speculative_tokens changed (its method, model ... kept)."""
+    try:
+        cfg = json.loads(text)
+    except ValueError:
+        return _speculative(value)
+    if not isinstance(cfg, dict):
+        return _speculative(value)
+    return json.dumps({**cfg, "num_speculative_tokens": value}, separators=(",", ":"))
+
+
+def _max_model_len(value: int) -> str:
+    return "auto" if value == -1 else str(value)
+
+
+OPTIONS = (
+    *(Opt(fld, var, flag_bool, env=True) for var, fld in _ENV_SWITCHES),
+    Opt("max_model_len", "--max-model-len", _max_model_len),
+    Opt("gpu_memory_utilization", "--gpu-memory-utilization"),
+    Opt("tensor_parallel_size", "--tensor-parallel-size", aliases=("-tp",)),
+    Opt("pipeline_parallel_size", "--pipeline-parallel-size", aliases=("-pp",)),
+    Opt("data_parallel_size", "--data-parallel-size", aliases=("-dp",)),
+    Opt("enable_expert_parallel", "--enable-expert-parallel", switch=("--enable-expert-parallel", None),
+        aliases=("-ep", "--no-enable-expert-parallel")),
+    Opt("dtype", "--dtype"),
+    Opt("kv_cache_dtype", "--kv-cache-dtype"),
+    Opt("block_size", "--block-size"),
+    Opt("max_num_seqs", "--max-num-seqs"),
+    Opt("max_num_batched_tokens", "--max-num-batched-tokens"),
+    Opt("enable_chunked_prefill", "--enable-chunked-prefill",
+        switch=("--enable-chunked-prefill", "--no-enable-chunked-prefill")),
+    Opt("enable_prefix_caching", "--enable-prefix-caching",
+        switch=("--enable-prefix-caching", "--no-enable-prefix-caching")),
+    Opt("enforce_eager", "--enforce-eager", switch=("--enforce-eager", None), aliases=("--no-enforce-eager",)),
+    Opt("cpu_offload_gb", "--cpu-offload-gb"),
+    Opt("swap_space", "--swap-space"),
+    Opt("kv_cache_memory_bytes", "--kv-cache-memory-bytes", aliases=("--kv-cache-memory",)),
+    Opt("num_gpu_blocks_override", "--num-gpu-blocks-override"),
+    Opt("quantization", "--quantization", aliases=("-q",)),
+    Opt("max_cudagraph_capture_size", "--max-cudagraph-capture-size"),
+    Opt("disable_hybrid_kv_cache_manager", "--disable-hybrid-kv-cache-manager",
+        switch=("--disable-hybrid-kv-cache-manager", None), aliases=("--no-disable-hybrid-kv-cache-manager",)),
+    Opt("attention_backend", "--attention-backend", env_aliases=("VLLM_ATTENTION_BACKEND",)),
+    Opt("mamba_cache_dtype", "--mamba-cache-dtype"),
+    Opt("mamba_ssm_cache_dtype", "--mamba-ssm-cache-dtype"),
+    Opt("mamba_cache_mode", "--mamba-cache-mode"),
+    Opt("num_speculative_tokens", "--speculative-config", _speculative, aliases=("-sc",), edit=_edit_speculative),
+)
+_DEFAULTS = defaults(VllmSettings)
+
+
+def _resolve(name: str) -> str:
+    flag, kind, negated = _lookup(name)
+    return "--no-" + flag[2:] if negated and flag.startswith("--") else flag
+
+
+def _program_len(argv: list[str]) -> int:
+    if len(argv) > 2 and argv[1] == "-m":  # python -m vllm.entrypoints.openai.api_server
+        return 3
+    return 2 if len(argv) > 1 and argv[1] == "serve" else 1
+
+
+SYNTAX = Syntax(_program_len, flag_takes_value, _resolve)
+
+
+def format_command(model: str, settings: VllmSettings, quant: str | None = None) -> list[str]:
+    """`[VLLM_*=1 ...] vllm serve MODEL [flags]`: only what differs from vLLM's defaults. A weight format
+    (quant) joins the model as oomkit's `:QUANT` suffix; vLLM itself is given the repo of that format."""
+    env, flags = format_flags(OPTIONS, values_of(settings), _DEFAULTS)
+    return [*env, "vllm", "serve", f"{model}:{quant}" if quant else model, *flags]
+
+
+def rewrite_command(argv: list[str], old: VllmSettings, new: VllmSettings) -> list[str]:
+    """The user's vLLM command with only the flags (or VLLM_* assignments) of the changed fields changed."""
+    return rewrite(argv, values_of(old), values_of(new), OPTIONS, SYNTAX)

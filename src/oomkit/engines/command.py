@@ -1,0 +1,247 @@
+"""The command line as typed, both ways: settings -> the flags that differ from the engine's defaults, and a user's
+own command line with only the flags of the changed settings changed.
+
+Each engine describes its options once, as a table of `Opt` (a Settings field -> its canonical flag or variable,
+how a value is typed, the other spellings that set the same field). `format_flags` walks the table for a new
+command; `rewrite` walks the user's argv the way the engine's parser does and edits it in place: a changed
+field's flag keeps the user's spelling (`--ctx-size`, `--max_model_len=8192`) and gets the new value, a field
+the argv does not name yet is appended (leading `VAR=value` assignments for the environment the engine reads),
+and every other token stays as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, dataclass, fields
+from typing import Any
+
+from ..errors import OomkitError
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+
+
+def number(x: Any) -> str:
+    """A number as typed: 0.9 -> "0.9", 4.0 -> "4", 32768 -> "32768" (repr: exact, so it parses back equal)."""
+    if isinstance(x, float):
+        return str(int(x)) if x.is_integer() else repr(x)
+    return str(x)
+
+
+def flag_bool(x: Any) -> str:
+    """A boolean environment switch: "1" / "0"."""
+    return "1" if x else "0"
+
+
+@dataclass(frozen=True)
+class Opt:
+    """One Settings field on the command line.
+
+    flag: the canonical spelling ("-c", "--max-model-len"), or the variable name when env is set.
+    text: value -> the value as typed; None: the value has no spelling (the flag is left out).
+    switch: for a boolean field, the spellings of True and of False (None: no spelling, the flag is left out).
+    aliases: other flag spellings with the same value syntax (as the engine's `resolve` names them).
+    foreign: spellings that set the field another way (`-lm none` for --no-mmap): replaced whole when it changes.
+    env_aliases: variables that set the field when no flag does (VLLM_ATTENTION_BACKEND for --attention-backend).
+    edit: (the user's value text, new value) -> the new text, for values holding more than the field
+    (vLLM's --speculative-config JSON).
+    """
+
+    field: str
+    flag: str
+    text: Callable[[Any], str | None] = number
+    switch: tuple[str | None, str | None] | None = None
+    aliases: tuple[str, ...] = ()
+    foreign: tuple[str, ...] = ()
+    env: bool = False
+    env_aliases: tuple[str, ...] = ()
+    edit: Callable[[str, Any], str] | None = None
+
+    def spellings(self) -> tuple[str, ...]:
+        own = () if self.env else (self.flag,)
+        sw = tuple(s for s in (self.switch or ()) if s)
+        return own + sw + self.aliases + self.foreign
+
+    def tokens(self, value: Any) -> list[str]:
+        """The canonical tokens for `value` (empty: nothing to type)."""
+        if self.switch is not None:
+            if value is None:
+                return []
+            spelled = self.switch[0 if value else 1]
+            return [spelled] if spelled else []
+        if value is None:
+            return []
+        text = self.text(value)
+        if text is None:
+            return []
+        return [f"{self.flag}={text}"] if self.env else [self.flag, text]
+
+
+@dataclass(frozen=True)
+class Syntax:
+    """How an engine's command line reads, for walking a user's argv the way its parser does.
+
+    program_len: (argv after the leading assignments) -> how many tokens name the program (`vllm serve` 2,
+    `python -m sglang.launch_server` 3, `ollama run` 2).
+    takes_value: the engine's flag_takes_value (name, the next token) -> whether the flag consumes it.
+    resolve: a flag as typed (no `=value`) -> the spelling the table uses (vLLM: `--max_model_len` ->
+    `--max-model-len`; SGLang: an abbreviation -> the full flag).
+    """
+
+    program_len: Callable[[list[str]], int]
+    takes_value: Callable[[str, str | None], bool]
+    resolve: Callable[[str], str | None] = lambda name: name
+
+
+def defaults(settings_type: type) -> dict[str, Any]:
+    """The dataclass defaults of a Settings class, by field."""
+    out = {}
+    for f in fields(settings_type):
+        if f.default is not MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not MISSING:
+            out[f.name] = f.default_factory()
+    return out
+
+
+def values_of(settings: Any) -> dict[str, Any]:
+    return {f.name: getattr(settings, f.name) for f in fields(settings)}
+
+
+def format_flags(table: Sequence[Opt], values: Mapping[str, Any], default: Mapping[str, Any]
+                 ) -> tuple[list[str], list[str]]:
+    """-> (leading VAR=value assignments, flags) for the fields whose value differs from the default, in table
+    order."""
+    env: list[str] = []
+    flags: list[str] = []
+    for opt in table:
+        value = values.get(opt.field)
+        if value == default.get(opt.field):
+            continue
+        (env if opt.env else flags).extend(opt.tokens(value))
+    return env, flags
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: int
+    end: int  # one past the last token
+    name: str  # the flag as typed (no =value)
+    opt: Opt
+    inline: bool  # --flag=value
+    has_value: bool
+
+
+def leading_assignments(argv: Sequence[str]) -> tuple[int, int]:
+    """-> (index of the first assignment, index one past the last) of the leading `[env] VAR=value ...`."""
+    start = 1 if argv and argv[0] == "env" else 0
+    end = start
+    while end < len(argv) and _ASSIGNMENT.fullmatch(argv[end]):
+        end += 1
+    return start, end
+
+
+def _is_flag(token: str) -> bool:
+    if not token.startswith("-") or token == "-":
+        return False
+    try:
+        float(token)
+        return False
+    except ValueError:
+        return True
+
+
+def _scan(argv: Sequence[str], start: int, syntax: Syntax, index: Mapping[str, Opt]) -> list[_Span]:
+    spans: list[_Span] = []
+    i = start
+    while i < len(argv):
+        tok = argv[i]
+        if not _is_flag(tok):
+            i += 1
+            continue
+        name, eq, _ = tok.partition("=") if tok.startswith("--") else (tok, "", "")
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        takes = not eq and following is not None and syntax.takes_value(name, following)
+        end = i + (2 if takes else 1)
+        try:
+            key = syntax.resolve(name)
+        except OomkitError:  # an ambiguous abbreviation: not one of ours, the engine's parser reports it
+            key = None
+        opt = index.get(key) if key is not None else None
+        if opt is not None:
+            spans.append(_Span(i, end, name, opt, bool(eq), bool(eq) or takes))
+        i = end
+    return spans
+
+
+def _in_place(span: _Span, argv: Sequence[str], value: Any) -> list[str]:
+    """The span rewritten for `value`: the user's spelling and form kept where the value syntax is the field's."""
+    opt = span.opt
+    if opt.switch is not None or span.name in opt.foreign or (opt.env and span.name not in opt.aliases):
+        return opt.tokens(value)
+    if value is None:
+        return []
+    old_text = argv[span.start].partition("=")[2] if span.inline else (
+        argv[span.start + 1] if span.has_value else "")
+    text = opt.edit(old_text, value) if opt.edit is not None and old_text else opt.text(value)
+    if text is None:
+        return []
+    return [f"{span.name}={text}"] if span.inline else [span.name, text]
+
+
+def rewrite(argv: Sequence[str], old: Mapping[str, Any], new: Mapping[str, Any], table: Sequence[Opt],
+            syntax: Syntax) -> list[str]:
+    """The user's argv with only the options of the fields whose value differs between `old` (what argv parsed
+    to) and `new` changed; old and new map fields to values (values_of(settings), or an engine's own view).
+
+    A changed field's last flag is rewritten in place (its earlier ones, overridden or accumulated, go); a field
+    set only by a leading assignment has that assignment rewritten; a field the argv does not name is appended at
+    the end, or among the leading assignments when it is a variable. Every other token stays where it was."""
+    argv = list(argv)
+    a_start, a_end = leading_assignments(argv)
+    body = a_end + syntax.program_len(argv[a_end:])
+    index: dict[str, Opt] = {}
+    for opt in table:
+        for spelled in opt.spellings():
+            index.setdefault(spelled, opt)
+    spans = _scan(argv, body, syntax, index)
+    assigned = {argv[k].partition("=")[0]: k for k in range(a_start, a_end)}
+
+    replace_at: dict[int, tuple[int, list[str]]] = {}
+    appended: list[str] = []
+    assignments: list[str] = []
+    for opt in table:
+        value = new.get(opt.field)
+        if old.get(opt.field) == value:
+            continue
+        mine = [s for s in spans if s.opt is opt]
+        variables = ([opt.flag] if opt.env else []) + list(opt.env_aliases)
+        at = next((assigned[v] for v in variables if v in assigned), None)
+        if mine:
+            last = mine[-1]
+            replace_at[last.start] = (last.end, _in_place(last, argv, value))
+            for s in mine[:-1]:
+                replace_at[s.start] = (s.end, [])
+        elif at is not None:
+            var = argv[at].partition("=")[0]
+            text = None if value is None else opt.text(value)
+            replace_at[at] = (at + 1, [] if text is None else [f"{var}={text}"])
+        elif opt.env:
+            assignments.extend(opt.tokens(value))
+        else:
+            appended.extend(opt.tokens(value))
+    out: list[str] = []
+    k = 0
+    while k < len(argv):
+        if k == a_end:
+            out.extend(assignments)
+        if k in replace_at:
+            end, tokens = replace_at[k]
+            out.extend(tokens)
+            k = end
+            continue
+        out.append(argv[k])
+        k += 1
+    if a_end >= len(argv):
+        out.extend(assignments)
+    return out + appended
