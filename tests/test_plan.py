@@ -134,6 +134,14 @@ def test_deepseek_v3_on_8_h200_and_on_two_nodes_of_8_h100():
     for o in two.options:
         est = reestimate(o, nodes, two.goals)
         assert all(u.total_bytes <= u.memory_bytes for u in est.devices)
+    # the launch on each machine: Ray head and worker, the serve line with the Ray executor, same memory
+    (head, lines), (worker, wlines) = two.node_commands
+    assert lines[0] == "ray start --head --port=6379" and wlines == ("ray start --address=HEAD_IP:6379",)
+    served = parse_command(shlex.split(lines[1]))
+    eng = get_engine("vllm")
+    again = eng.estimate(resolve_model(eng, served.model), nodes, served.settings)
+    assert again.total_bytes == two.best.estimate.total_bytes
+    assert sum(two.node_memory()) == sum(u.total_bytes for u in two.best.estimate.devices)
     # one node of 8 x H100 (640 GB) cannot hold 671B parameters in fp8 with any KV type
     single = plan("deepseek-v3", "vllm", devices=devices_from(gpu="8x H100"), goals=Goals(min_ctx=32768))
     assert not any(o.tier == 1 for o in single.options)

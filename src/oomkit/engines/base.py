@@ -79,6 +79,8 @@ class EngineModule:
     rewrite_command_fn: Callable[[list[str], Any, Any], list[str]] | None = None
     # (spec, devices, base settings, goals) -> the settings the planner tries (engines/<engine>/knobs.py)
     knobs_fn: Callable[..., Any] | None = None
+    # (argv, nodes) -> ((node label, the lines to run there), ...): the launch across machines (engines/<e>/cluster.py)
+    cluster_fn: Callable[[list[str], int], tuple[tuple[str, tuple[str, ...]], ...]] | None = None
 
     def settings(self, **options: Any) -> Any:
         return self.Settings(**options)

@@ -43,6 +43,14 @@ class Plan:
     notes: tuple[str, ...] = field(default=())
 
     @property
+    def node_commands(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The best option's launch on each machine when the GPUs span several (goals.nodes > 1)."""
+        eng = get_engine(self.engine)
+        if self.goals.nodes <= 1 or self.best is None or eng.cluster_fn is None:
+            return ()
+        return eng.cluster_fn(list(self.best.argv), self.goals.nodes)
+
+    @property
     def best(self) -> Option | None:
         return self.options[0] if self.options else None
 
@@ -50,6 +58,14 @@ class Plan:
     def tier(self) -> int:
         """The best tier reached: 1, 2, or 3 (nothing fits this hardware)."""
         return self.best.tier if self.best is not None else 3
+
+    def node_memory(self) -> list[int]:
+        """What the best option holds on each machine's GPUs together (the devices split evenly by node)."""
+        if self.best is None or self.goals.nodes <= 1:
+            return []
+        per = len(self.best.estimate.devices) // self.goals.nodes
+        units = self.best.estimate.devices
+        return [sum(u.total_bytes for u in units[i * per:(i + 1) * per]) for i in range(self.goals.nodes)]
 
     def to_dict(self) -> dict[str, Any]:
         m = self.model
@@ -64,6 +80,8 @@ class Plan:
                 "tier": self.tier,
                 "options": [o.to_dict() for o in self.options],
                 "smallest_hardware": None if self.smallest_hardware is None else self.smallest_hardware.to_dict(),
+                "nodes": [{"node": label, "commands": list(lines), "memory_bytes": mem}
+                          for (label, lines), mem in zip(self.node_commands, self.node_memory(), strict=False)],
                 "notes": list(self.notes),
             }
         }

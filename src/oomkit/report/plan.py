@@ -20,7 +20,10 @@ def gib(n: int | None) -> str:
 
 
 def _vram(o: Option) -> str:
-    return " + ".join(f"{u.total_bytes / GiB:.1f}" for u in o.estimate.devices) + " GiB"
+    used = [u.total_bytes for u in o.estimate.devices]
+    if len(used) > 2:
+        return f"{len(used)} × ≤ {max(used) / GiB:.1f} GiB"
+    return " + ".join(f"{u / GiB:.1f}" for u in used) + " GiB"
 
 
 def _speed(o: Option) -> str:
@@ -47,7 +50,12 @@ HEADERS = ["#", "tier", "option", "context", "bits/weight", "KV", "VRAM used", "
 
 def _header(p: Plan) -> list[str]:
     m = p.model
-    devs = ", ".join(f"{d.id} {d.name} {gib(d.memory_bytes)}" for d in p.devices)
+    kinds: dict[tuple[str, int | None], int] = {}
+    for d in p.devices:
+        kinds[(d.name, d.memory_bytes)] = kinds.get((d.name, d.memory_bytes), 0) + 1
+    devs = ", ".join(f"{n} × {name} {gib(mem)}" if n > 1 else f"{name} {gib(mem)}" for (name, mem), n in kinds.items())
+    if p.goals.nodes > 1:
+        devs += f" over {p.goals.nodes} machines"
     want = p.goals.context_for(m)
     lines = [f"{m.name} · {p.engine} · {devs}",
              f"goal: {want} tokens of context" + (f" × {p.goals.concurrency} sequences" if p.goals.concurrency > 1
@@ -75,10 +83,21 @@ def text(p: Plan) -> str:
         for o in p.options:
             console.print(f"  {o.rank}. {o.command}", highlight=False, soft_wrap=True)
         console.print("decode tok/s is an upper bound (memory bandwidth); prefill is compute-bound", highlight=False)
+    _nodes(console.print, p)
     _tier3(console.print, p)
     for n in p.notes:
         console.print(f"note: {n}", highlight=False, soft_wrap=True)
     return buf.getvalue().rstrip()
+
+
+def _nodes(say: Any, p: Plan) -> None:
+    if not p.node_commands:
+        return
+    say(f"across {p.goals.nodes} machines (option 1):", highlight=False)
+    for (label, lines), mem in zip(p.node_commands, p.node_memory(), strict=False):
+        say(f"  {label}: {gib(mem)} on its GPUs", highlight=False)
+        for line in lines:
+            say(f"    {line}", highlight=False, soft_wrap=True)
 
 
 def _tier3(say: Any, p: Plan) -> None:

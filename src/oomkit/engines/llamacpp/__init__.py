@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..base import EngineModule
 from .args import flag_takes_value, flags_table, format_command, parse_args, rewrite_command
+from .cluster import node_commands
 from .compute import (
     ComputePhases,
     compute_buffer_bytes,
@@ -75,7 +76,7 @@ ENGINE = EngineModule(
               "llama-run": "llama-cli", "server": "llama-server", "main": "llama-cli"},
     newest=NEWEST, eras=ERAS, default_format_fn=default_weight_format, loads_gguf=True,
     effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
-    knobs_fn=knobs, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
+    knobs_fn=knobs, cluster_fn=node_commands, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )
 
 __all__ = ["CPU_ALIGNMENT", "CUDA_ALIGNMENT", "CUDA_MATRIX_ROW_PADDING", "DEFAULT_GGUF_TYPE", "ENGINE", "ERAS",

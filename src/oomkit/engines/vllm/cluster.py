@@ -1,0 +1,16 @@
+"""vLLM across machines (docs/serving/parallelism_scaling.md, "multi-node"): a Ray cluster, `ray start --head` on
+the first node and `ray start --address` on the others, then `vllm serve` on the head with -tp inside a node and -pp
+across nodes over the Ray executor (`--distributed-executor-backend ray`)."""
+
+from __future__ import annotations
+
+RAY_PORT = 6379  # ray start's default GCS port
+
+
+def node_commands(argv: list[str], nodes: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    head = ("ray", "start", "--head", f"--port={RAY_PORT}")
+    serve = (*argv, "--distributed-executor-backend", "ray")
+    out = [("node 0 (head)", (" ".join(head), " ".join(serve)))]
+    for i in range(1, nodes):
+        out.append((f"node {i}", (f"ray start --address=HEAD_IP:{RAY_PORT}",)))
+    return tuple(out)
