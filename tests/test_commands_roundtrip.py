@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from oomkit.commands._model_args import parse_model_request
 from oomkit.engines.base import get_engine
 from oomkit.engines.cmdline import parse_command
+from oomkit.engines.command import leading_assignments
 from oomkit.engines.llamacpp import LlamaCppSettings
 from oomkit.engines.mlx import MlxSettings
 from oomkit.engines.mlx.args import typed as mlx_typed
@@ -367,24 +368,24 @@ def test_transformers_options_form_and_snippet_as_typed():
         "from transformers import AutoModelForCausalLM, BitsAndBytesConfig\n"
         "\n"
         "model = AutoModelForCausalLM.from_pretrained(\n"
-        "    'Qwen/Qwen3-8B',\n"
-        "    dtype='bfloat16',\n"
-        "    device_map='auto',\n"
-        "    quantization_config=BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4'),\n"
+        '    "Qwen/Qwen3-8B",\n'
+        '    dtype="bfloat16",\n'
+        '    device_map="auto",\n'
+        '    quantization_config=BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4"),\n'
         ")\n"
         "# input_ids: 1 x 7680 tokens (max_length 8192 - max_new_tokens)\n"
         "output = model.generate(\n"
         "    input_ids,\n"
         "    max_new_tokens=512,\n"
-        "    cache_implementation='quantized',\n"
-        "    cache_config={'backend': 'fp8', 'nbits': 8},\n"
+        '    cache_implementation="quantized",\n'
+        '    cache_config={"backend": "fp8", "nbits": 8},\n'
         ")\n")
     snippet = from_pretrained_snippet("Qwen/Qwen3-8B", TransformersSettings(
         max_memory=(("0", 20 * GiB), ("cpu", 64 * GiB)), cache_implementation="static", expandable_segments=True,
         engine_version="4.50.0", torch_dtype="float16"))
     compile(snippet, "<snippet>", "exec")
-    assert "torch_dtype='float16'" in snippet and "max_memory={0: '20GiB', 'cpu': '64GiB'}" in snippet
-    assert "cache_implementation='static'" in snippet and "expandable_segments:True" in snippet
+    assert 'torch_dtype="float16"' in snippet and 'max_memory={0: "20GiB", "cpu": "64GiB"}' in snippet
+    assert 'cache_implementation="static"' in snippet and "expandable_segments:True" in snippet
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -482,12 +483,27 @@ def test_transformers_rewrite_keeps_oomkits_options():
 
 # A command written from one setting and rewritten to another parses to the other (every field, every engine).
 
+# Tokens the settings know nothing of (a port, a prompt) are added to each command; they stay, in order.
+OTHERS = {"llama.cpp": ["--port", "8080", "--host", "0.0.0.0"], "ollama": ["why", "is", "the", "sky", "blue"],
+          "vllm": ["--port", "8000", "--served-model-name", "m"], "sglang": ["--port", "30000"],
+          "mlx": ["--temp", "0.7"], "transformers": ["--vram", "24GiB"]}
+
+
 def _rewrite_roundtrip(engine: str, model: str, a: Any, b: Any, parse=typed_back) -> Any:
     eng = get_engine(engine)
     argv = eng.command(model, a)
+    others = OTHERS[engine]
+    if engine == "mlx" and a.program.endswith("server"):
+        others = ["--temp", "0.7", "--port", "8080"]
+    k = next(i for i, tok in enumerate(argv) if tok.startswith(model))
+    argv = argv[:k + 1] + others + argv[k + 1:]
     parsed = parse(argv)
-    old = parsed.settings
-    return eng.rewrite_command(argv, old, b), parse
+    out = eng.rewrite_command(argv, parsed.settings, b)
+    # after the leading assignments, the program, the model and the other tokens stay as they were, in order
+    kept = argv[leading_assignments(argv)[1]:k + 1] + others
+    start = leading_assignments(out)[1]
+    assert out[start:start + len(kept)] == kept
+    return out, parse
 
 
 @EXAMPLES

@@ -7,6 +7,15 @@ and which the KV cache type, the KV types it accepts, the engine-neutral options
 mapped onto its fields, its release eras, and the pure functions that parse its command line and lay a model
 out on devices. Nothing outside `engines/` names an engine or guesses at its fields.
 
+The command line goes both ways. `command(model, settings, quant)` writes the argv a user types (the program, the
+model in the engine's own way, then only the flags of the fields that differ from the Settings defaults, each by
+its canonical spelling; the environment the engine reads as leading `VAR=value` assignments), and parse_command of
+it gives back the same settings. `rewrite_command(argv, old, new)` edits the user's own argv: the flags of the
+fields that differ between old and new change in place, in the spelling the user typed; others are appended; every
+other token stays. Fields that are no option of the engine (engine_version, oomkit's own budgets and counts) are
+left out; each engine's args.py names them. The walking and editing is shared (engines/command.py), each engine
+gives one table of its options.
+
 The registry below imports an engine package only when it is asked for (each costs a few milliseconds).
 """
 

@@ -3,6 +3,7 @@ of its own; each flag is a `from_pretrained` / `generate` argument by its own na
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ...errors import OomkitError
@@ -167,29 +168,37 @@ def rewrite_command(argv: list[str], old: TransformersSettings, new: Transformer
     return rewrite(argv, values_of(old), values_of(new), OPTIONS, SYNTAX)
 
 
+def _py(value: Any) -> str:
+    """A Python literal as written by hand: strings in double quotes."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_py(k)}: {_py(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
 def from_pretrained_snippet(model: str, settings: TransformersSettings) -> str:
     """The Python that loads `model` and generates with `settings`: from_pretrained's arguments (dtype,
     device_map, max_memory, attn_implementation, a BitsAndBytesConfig) and generate's (max_new_tokens, beams,
     the cache)."""
     s = settings
-    load: list[str] = [repr(model)]
+    load: list[str] = [_py(model)]
     if s.torch_dtype is not None:
         # from_pretrained takes `dtype` from 4.56 (`torch_dtype` before, still read)
         key = "dtype" if parse_version(s.engine_version) >= (4, 56, 0) else "torch_dtype"
-        load.append(f"{key}={s.torch_dtype!r}")
+        load.append(f"{key}={_py(s.torch_dtype)}")
     if s.device_map is not None:
-        load.append(f"device_map={s.device_map!r}")
+        load.append(f"device_map={_py(s.device_map)}")
     if s.max_memory:
-        pairs = ", ".join(f"{k if k == 'cpu' else int(k)!r}: {_size(n)!r}" for k, n in s.max_memory)
-        load.append(f"max_memory={{{pairs}}}")
+        load.append(f"max_memory={_py({k if k == 'cpu' else int(k): _size(n) for k, n in s.max_memory})}")
     if s.attn_implementation != _DEFAULTS["attn_implementation"]:
-        load.append(f"attn_implementation={s.attn_implementation!r}")
+        load.append(f"attn_implementation={_py(s.attn_implementation)}")
     imports = ["AutoModelForCausalLM"]
     if s.load_in_4bit or s.load_in_8bit:
         imports.append("BitsAndBytesConfig")
         bnb = ["load_in_4bit=True"] if s.load_in_4bit else ["load_in_8bit=True"]
         if s.load_in_4bit:
-            bnb.append(f"bnb_4bit_quant_type={s.bnb_4bit_quant_type!r}")
+            bnb.append(f"bnb_4bit_quant_type={_py(s.bnb_4bit_quant_type)}")
             if s.bnb_4bit_use_double_quant:
                 bnb.append("bnb_4bit_use_double_quant=True")
         load.append(f"quantization_config=BitsAndBytesConfig({', '.join(bnb)})")
@@ -202,20 +211,20 @@ def from_pretrained_snippet(model: str, settings: TransformersSettings) -> str:
     for fld in ("num_beams", "num_return_sequences", "max_cache_len", "prefill_chunk_size", "logits_to_keep"):
         value = getattr(s, fld)
         if value != _DEFAULTS[fld]:
-            gen.append(f"{fld}={value!r}")
+            gen.append(f"{fld}={_py(value)}")
     impl, backend, nbits = s.cache_implementation, s.cache_backend, s.cache_nbits
     kvd = (s.kv_cache_dtype or "auto").lower()
     if kvd in ("fp8", "int4", "int2"):  # settings.py _resolve_cache: --kv-type as a quantized cache
         impl, backend, nbits = "quantized", ("fp8" if kvd == "fp8" else "quanto"), (8 if kvd == "fp8" else int(kvd[3:]))
     if impl != _DEFAULTS["cache_implementation"]:
-        gen.append(f"cache_implementation={impl!r}")
+        gen.append(f"cache_implementation={_py(impl)}")
     if impl == "quantized":
         cfg = {"backend": backend, "nbits": nbits or 4}
         if s.q_group_size != _DEFAULTS["q_group_size"]:
             cfg["q_group_size"] = s.q_group_size
         if s.residual_length != _DEFAULTS["residual_length"]:
             cfg["residual_length"] = s.residual_length
-        gen.append(f"cache_config={cfg!r}")
+        gen.append(f"cache_config={_py(cfg)}")
 
     if s.prompt_tokens is not None:
         prompt = f"{s.prompt_tokens} tokens"
