@@ -287,7 +287,7 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("[TensorRT-LLM]", "tensorrt-llm"), ("tensorrt_llm", "tensorrt-llm"),
     ("text_generation_server", "tgi"), ("text_generation_launcher", "tgi"), ("text-generation-launcher", "tgi"),
     ("sglang", "sglang"), ("Scheduler hit an exception", "sglang"),
-    ("EngineCore", "vllm"), ("vllm", "vllm"), ("vLLM", "vllm"),
+    ("EngineCore", "vllm"), ("VllmWorker", "vllm"), ("vllm", "vllm"), ("vLLM", "vllm"),
     ("exllamav", "exllama"), ("tabbyAPI", "exllama"),
     ("mlx_lm", "mlx"), ("mlx-lm", "mlx"), ("[metal::malloc]", "mlx"),
     ("LM Studio", "lmstudio"), ("lmstudio", "lmstudio"), ("LM-Studio", "lmstudio"),

@@ -111,9 +111,22 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
     sig = anchor.sig
     near = [e for e in incident if e is not anchor and e.line.no <= anchor.line.no + STAGE_WINDOW]
     # a context line right after names the stage (llama.cpp), and outranks the allocation line's own guess
+    if sig.role == "stage" and str(anchor.numbers.get("buffer", "")).startswith("CPU"):
+        return "host_ram", "high", ["the buffer that failed is in host RAM (CPU)"]
     for e in near:
         if e.role == "stage" and e.sig.stage:
+            if str(e.numbers.get("buffer", "")).startswith("CPU") or sig.stage == "host_ram":
+                return "host_ram", "high", ["the buffer that failed is in host RAM (CPU)"]
             return e.sig.stage, "high", []
+    if sig.id == "ollama_layout":
+        if numbers.get("num_gpu") is not None:
+            return "weights", "high", ["num_gpu forces the number of layers on the GPU, so Ollama cannot back off"]
+        return "kv_cache", "medium", ["no layout of the layers and the context's KV cache fits; the context is the "
+                                      "usual cause (large defaults, clients sending num_ctx)"]
+    if sig.id == "tgi_prefill":
+        if numbers.get("total_tokens") or numbers.get("max_total_tokens"):
+            return "kv_cache", "high", ["the batch's total tokens (the KV cache) do not fit"]
+        return "compute", "high", ["the warm-up prefill batch does not fit"]
     if sig.id == "ollama_runner_terminated":
         reason = str(numbers.get("reason", ""))
         return _ollama_reason(reason)
@@ -152,7 +165,11 @@ def _frame_hint(names: list[str], stage: str) -> str:
 
 def _torch_stage(n: dict[str, Any]) -> tuple[str, str, list[str]] | None:
     req, total, free = n.get("requested_bytes"), n.get("total_bytes"), n.get("free_bytes")
-    res_un, alloc = n.get("reserved_unallocated_bytes"), n.get("allocated_bytes")
+    res_un = n.get("reserved_unallocated_bytes")
+    mx, other = n.get("max_allowed_bytes"), n.get("other_allocations_bytes")
+    if mx and other is not None and other >= mx // 2:  # MPS: unified memory held outside PyTorch's allocator
+        return "other_process", "medium", [f"{other / GiB:.2f} GiB of the {mx / GiB:.2f} GiB allowed is held by "
+                                           "other allocations (other processes, Metal buffers) in unified memory"]
     if req is not None and total and req > total:
         return "buffer_limit", "high", ["one allocation is larger than the whole device: a shape or size error, "
                                         "or the device exposes less than expected"]
@@ -162,12 +179,17 @@ def _torch_stage(n: dict[str, Any]) -> tuple[str, str, list[str]] | None:
         if total and held >= max(GiB, total // 10):
             who = ", ".join(f"PID {p['pid']} ({p['bytes'] / GiB:.2f} GiB)" for p in others[:4])
             return "other_process", "high", [f"other processes hold {held / GiB:.2f} GiB: {who}"]
+    # held outside this process's PyTorch: total - free - (this process's use, or what PyTorch reserved)
+    mine = n.get("this_process_bytes") or n.get("reserved_bytes")
+    if total and free is not None and mine is not None and not others:
+        outside = total - free - mine
+        if outside >= max(2 * GiB, total * 15 // 100):
+            return "other_process", "medium", [f"{outside / GiB:.2f} GiB of the {total / GiB:.2f} GiB device is held "
+                                               "outside this process's PyTorch (another process, or non-PyTorch "
+                                               "memory)"]
     if res_un is not None and req is not None and res_un >= req and res_un >= GiB and (free is None or free < req):
         return "fragmentation", "high", [f"{res_un / GiB:.2f} GiB is reserved by PyTorch but unallocated, more "
                                          f"than the {req / MiB:.2f} MiB requested: the free blocks are fragmented"]
-    if n.get("allowed_bytes") and total and n["allowed_bytes"] < total * 0.95:
-        return None
-    del alloc
     return None
 
 

@@ -245,4 +245,7 @@ def _numbers(doc: Text, sig: Signature, line: Line) -> dict[str, Any]:
         procs = processes(line.text)
         if procs:
             nums["processes"] = procs
+        if "reserved_bytes" in nums and "allocated_bytes" in nums and "reserved_unallocated_bytes" not in nums:
+            # PyTorch <= 2.0 prints what it reserved; the part not allocated is what 2.1+ prints directly
+            nums["reserved_unallocated_bytes"] = max(0, nums["reserved_bytes"] - nums["allocated_bytes"])
     return nums

@@ -198,7 +198,7 @@ SIGNATURES: tuple[Signature, ...] = (
                "--kv-cache-dtype fp8", "--tensor-parallel-size N")),
     Signature(
         "vllm_no_cache_blocks", "vllm", ("No available memory for the cache blocks",),
-        r"No available memory for the cache blocks", stage="weights", priority=7,
+        r"No available memory for the cache blocks", stage="kv_cache", priority=7,
         message="ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
                 "when initializing the engine.",
         versions="vLLM V0 and V1",
@@ -252,7 +252,7 @@ SIGNATURES: tuple[Signature, ...] = (
     # ---------------------------------------------------------------------------------------------- SGLang
     Signature(
         "sglang_not_enough_memory", "sglang", ("Not enough memory. Please try to increase --mem-fraction-static",),
-        r"Not enough memory\. Please try to increase --mem-fraction-static", stage="weights", priority=7,
+        r"Not enough memory\. Please try to increase --mem-fraction-static", stage="kv_cache", priority=7,
         fields=(Field("mem_fraction_static", r"mem_fraction_static=([0-9.]+)", "float"),),
         message="RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
         versions="SGLang 2024-2026 (2026 appends 'Current value: mem_fraction_static={x}')",
@@ -261,7 +261,7 @@ SIGNATURES: tuple[Signature, ...] = (
                "a smaller or quantized model", "--tp N")),
     Signature(
         "sglang_profiled_negative", "sglang", ("is larger than the profiled value",),
-        r"max_total_tokens=[0-9]+ is larger than the profiled value -[0-9]+", stage="weights", priority=6,
+        r"max_total_tokens=[0-9]+ is larger than the profiled value -[0-9]+", stage="kv_cache", priority=6,
         fields=(Field("max_total_tokens", r"max_total_tokens=([0-9]+)", "int"),),
         message="max_total_tokens={req} is larger than the profiled value {profiled}. Use the profiled value instead.",
         causes=("a negative profiled KV pool: the weights exceed the static memory budget",),
@@ -386,11 +386,20 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("one Metal buffer is larger than the device's maxBufferLength",),
         fixes=("a smaller quant", "a newer build (maps the model in several buffers)")),
     Signature(
-        "metal_cmdbuf_oom", "mlx", ("kIOGPUCommandBufferCallbackErrorOutOfMemory",),
-        r"kIOGPUCommandBufferCallbackErrorOutOfMemory", stage="host_ram", backend="Metal", priority=3,
+        "mlx_cmdbuf_oom", "mlx", ("Command buffer execution failed",),
+        r"Command buffer execution failed: Insufficient Memory", stage="host_ram", backend="Metal", priority=4,
         message="[METAL] Command buffer execution failed: Insufficient Memory "
                 "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
-        versions="MLX / mlx-lm; the same Metal status in llama.cpp and Ollama on macOS",
+        versions="MLX / mlx-lm (mlx/backend/metal/device.cpp)",
+        causes=("unified memory exhausted: models, KV cache and other apps together (wired limit)",),
+        fixes=("fewer models loaded at once", "a smaller model or shorter context",
+               "sudo sysctl iogpu.wired_limit_mb=N (above the model size, below RAM)")),
+    Signature(
+        "metal_cmdbuf_oom", "llama.cpp", ("kIOGPUCommandBufferCallbackErrorOutOfMemory",),
+        r"kIOGPUCommandBufferCallbackErrorOutOfMemory", stage="host_ram", backend="Metal", priority=3,
+        message="error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory) / "
+                "ggml_metal_graph_compute: command buffer N failed with status 5",
+        versions="llama.cpp Metal (and Ollama, koboldcpp on macOS)",
         causes=("unified memory exhausted: models, KV cache and other apps together (wired limit)",),
         fixes=("fewer models loaded at once", "a smaller model or shorter context",
                "sudo sysctl iogpu.wired_limit_mb=N (above the model size, below RAM)")),
@@ -430,8 +439,8 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("a smaller model or quant", "num_ctx / OLLAMA_CONTEXT_LENGTH smaller",
                "free RAM: ollama stop other models, OLLAMA_MAX_LOADED_MODELS=1", "add swap")),
     Signature(
-        "ollama_layout", "ollama", ("memory layout cannot be allocated",),
-        r"memory layout cannot be allocated", stage="kv_cache", priority=7, ignore_case=True,
+        "ollama_layout", "ollama", ("emory layout cannot be allocated",),
+        r"memory layout cannot be allocated", priority=7, ignore_case=True,
         fields=(Field("num_gpu", r"num_gpu = ([0-9]+)", "int"),),
         message="memory layout cannot be allocated[ with num_gpu = {N}]",
         versions="Ollama ~0.12 to 0.2x (new memory management)",
@@ -443,7 +452,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "ollama_runner_terminated", "ollama", ("process has terminated", "model runner has unexpectedly stopped",
                                                "reported out-of-memory during startup"),
         r"(?:llama runner|llama-server) process has terminated|model runner has unexpectedly stopped|"
-        r"reported out-of-memory during startup", priority=6,
+        r"reported out-of-memory during startup", priority=7,
         fields=(Field("reason", r"process has terminated: ([^\"\n]{1,300})", "str"),),
         message="Error: llama runner process has terminated: {reason} / model runner has unexpectedly stopped, "
                 "this may be due to resource limitations or an internal error",
@@ -484,8 +493,8 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("Context Length smaller; GPU Offload lower; 'Offload KV Cache to GPU' off",)),
     # -------------------------------------------------------------------------------------------------- MLX
     Signature(
-        "mlx_max_buffer", "mlx", ("which is greater than the maximum allowed buffer size",),
-        r"Attempting to allocate [0-9]+ bytes which is greater than the maximum allowed buffer size",
+        "mlx_max_buffer", "mlx", ("Attempting to allocate",),
+        r"Attempting to allocate [0-9]+ bytes which is greater",
         stage="buffer_limit", backend="Metal", priority=6,
         fields=(Field("requested_bytes", r"allocate ([0-9]+) bytes", "bytes"),
                 Field("max_buffer_bytes", r"buffer size of ([0-9]+) bytes", "bytes")),
@@ -517,11 +526,11 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("sudo sysctl iogpu.wired_limit_mb=N (above the model size, below RAM)",)),
     # -------------------------------------------------------------------------------------------------- TGI
     Signature(
-        "tgi_prefill", "tgi", ("Not enough memory to handle",), r"Not enough memory to handle", stage="compute",
-        priority=7,
+        "tgi_prefill", "tgi", ("Not enough memory to handle",), r"Not enough memory to handle", priority=7,
         fields=(Field("prefill_tokens", r"handle ([0-9]+) prefill tokens", "int"),
+                Field("prefill_tokens", r"with ([0-9]+) prefill tokens", "int"),
                 Field("total_tokens", r"handle ([0-9]+) total tokens", "int"),
-                Field("max_total_tokens", r"max_total_tokens=([0-9]+)", "int")),
+                Field("max_total_tokens", r"handle `?max_total_tokens=([0-9]+)", "int")),
         message="Not enough memory to handle {N} prefill tokens. You need to decrease `--max-batch-prefill-tokens`",
         versions="TGI v1-v3 (2023: '{T} total tokens with {P} prefill tokens'; v2/v3 routers: "
                  "'max_total_tokens={N}')",
@@ -601,7 +610,8 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("a kernel read or wrote out of bounds (a bug or a bad input), not a shortage of memory",),
         fixes=("CUDA_LAUNCH_BLOCKING=1 to find the kernel; update the engine; report the bug",)),
     Signature(
-        "disk_full", "cuda", ("No space left on device", "[Errno 28]", "ENOSPC", "not enough disk space"),
+        "disk_full", "cuda", ("No space left on device", "no space left on device", "[Errno 28]", "ENOSPC",
+                                 "not enough disk space"),
         r"No space left on device|\[Errno 28\]|ENOSPC|not enough disk space", role="not_oom", priority=2,
         ignore_case=True,
         message="OSError: [Errno 28] No space left on device",
