@@ -411,6 +411,10 @@ def test_llamacpp_rewrite_keeps_the_users_spellings():
                          flash_attn="off", mmap=True, n_ctx=16384, override_tensor=(("c", "CPU"),))
     assert out == ["llama-server", "-m", "m.gguf", "-fa", "off", "--mmap", "-c", "16384", "-ot", "c=CPU"]
     assert typed_back(out).settings == new
+    out, new = rewritten("llama.cpp", "llama-server -m m.gguf -c 4096 --flash-attn on -lm none --alias x",
+                         n_ctx=8192, flash_attn="off", mmap=True)
+    assert shlex.join(out) == "llama-server -m m.gguf -c 8192 --flash-attn off --mmap --alias x"
+    assert typed_back(out).settings == new
 
 
 def test_llamacpp_rewrite_without_changes_is_the_same_command():

@@ -203,7 +203,8 @@ def model_args(model: str, quant: str | None) -> list[str]:
 
 def format_command(model: str, settings: LlamaCppSettings, quant: str | None = None) -> list[str]:
     """The llama-server (or llama-cli) command that runs `model` with `settings`: only the flags of the fields
-    that differ from llama.cpp's defaults."""
+    that differ from llama.cpp's defaults. llama-cpp-python (a library, no command of its own) is written as
+    llama-server, whose defaults it shares."""
     program = settings.program if settings.program in ("llama-server", "llama-cli") else "llama-server"
     _, flags = format_flags(OPTIONS, values_of(settings), _DEFAULTS)
     return [program, *model_args(model, quant), *flags]
