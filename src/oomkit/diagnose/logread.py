@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from ..units import GiB, MiB
-from .scan import MAX_LINE
+from .scan import Text
 
 # (key that must be in the line, pattern, setting name, kind) -- kind: int, float, str, bool, gib, mib, version
 SETTINGS: tuple[tuple[str, str, str, str], ...] = (
@@ -150,13 +150,20 @@ def _value(kind: str, s: str) -> Any:
     return s.strip()
 
 
-def read_log(region: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(settings, buffers) a start-up log region states; later lines override earlier ones."""
+_ALL_KEYS = tuple(dict.fromkeys([k for k, *_ in SETTINGS] + [k for k, *_ in BUFFERS] + [k for k, *_ in FIGURES]
+                                 + [DEVICE_FREE[0], DEVICE_NAME[0], VLLM_ARGS[0]]))
+_BKEYS = tuple(k.encode() for k in _ALL_KEYS)
+SETTING_HITS = 2000  # lines looked at per key in the start-up region
+
+
+def read_log(doc: Text, lo: int, hi: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(settings, buffers) the start-up log in bytes [lo, hi) of doc states; later lines override earlier ones.
+    Only the lines holding a key are decoded and matched."""
     settings: dict[str, Any] = {}
     buffers: dict[str, Any] = {}
-    lines = region.split("\n")
-    for raw in lines:
-        line = raw[:MAX_LINE]
+    hi = min(hi, len(doc))
+    for start, pos in doc.hits(_BKEYS, SETTING_HITS, max(0, lo), hi):
+        line = doc.line(start, pos, 0).text
         for key, pattern, name, kind in SETTINGS:
             if key in line:
                 m = _rx(pattern).search(line)

@@ -20,7 +20,7 @@ from .fixes import causes_for, fixes_for, other_processes
 from .logread import FRAME_STAGES, frames, host_of, read_log, stage_from_frames, stage_from_markers
 from .result import Diagnosis, Fix
 from .scan import Event, Text, events, normalize
-from .signatures import GENERIC_OOM
+from .signatures import GENERIC_OOM, Signature
 
 OOM_ROLES = ("oom", "stage", "killed")
 STAGE_WINDOW = 8  # lines after an allocation failure in which a context line names its stage (llama.cpp)
@@ -45,12 +45,12 @@ def diagnose(text: str, *, predict: bool = True) -> Diagnosis:
     incident = [e for e in evs if anchor.line.no <= e.line.no <= anchor.line.no + WRAP_WINDOW]
     numbers = _merge_numbers(anchor, incident)
     region_lo = max(0, anchor.line.start - SETTINGS_REGION)
-    settings, buffers = read_log(doc.text[region_lo: anchor.line.start + MAX_AFTER])
+    settings, buffers = read_log(doc, region_lo, anchor.line.start + MAX_AFTER)
     around = doc.around(anchor.line.start, 120, WRAP_WINDOW)
-    host = host_of(doc.text[:200_000]) or host_of(around)
+    host = host_of(doc.slice(0, 200_000)) or host_of(around)
     engine = anchor.sig.engine
-    if anchor.sig.id == "killed_signal" and host:
-        engine = host if host in ("ollama", "vllm", "sglang", "llama.cpp", "tgi", "mlx") else engine
+    if engine == "os":  # the kernel's OOM killer: the program it killed is the one to fix
+        engine = host
     stage, confidence, why = _stage(doc, anchor, incident, numbers, around)
     if settings.get("n_ctx") is not None and "n_ctx" not in numbers:
         numbers["n_ctx"] = settings["n_ctx"]
@@ -60,8 +60,9 @@ def diagnose(text: str, *, predict: bool = True) -> Diagnosis:
         engine=engine, stage=stage, confidence=confidence, engine_version=version, numbers=numbers,
         settings=settings, host=host if host != engine else None, backend=backend, signature=anchor.sig.id,
         line=anchor.line.no, evidence=anchor.line.text.strip()[:400], recognised=recognised, buffers=buffers)
-    causes = tuple(why) + causes_for(d, anchor.sig)
-    fixes = fixes_for(d, anchor.sig, predict=predict)
+    advice = _advice(anchor, incident, stage)
+    causes = tuple(why) + causes_for(d, advice)
+    fixes = fixes_for(d, advice, predict=predict)
     prediction = None
     if predict:
         from .predict import prediction_for  # lazy: the catalog and the engines only when a log names a model
@@ -87,6 +88,16 @@ def _cause(evs: list[Event]) -> Event | None:
             continue  # a kill after (or before) an out-of-memory is its consequence, not the cause
         return e
     return ooms[0]
+
+
+def _advice(anchor: Event, incident: list[Event], stage: str) -> Signature:
+    """The message whose causes and fixes apply: the line that named the stage when it was not the anchor."""
+    if anchor.sig.stage == stage or anchor.sig.id in ("ollama_runner_terminated", "ollama_layout", "tgi_prefill"):
+        return anchor.sig
+    for e in incident:
+        if e is not anchor and e.sig.stage == stage and e.role in ("stage", "oom"):
+            return e.sig
+    return anchor.sig
 
 
 def _is_retried(e: Event, recovered: list[int]) -> bool:
@@ -147,7 +158,7 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
     st = stage_from_frames(names)
     if st:
         return st, "medium", [f"the traceback runs through {_frame_hint(names, st)}"]
-    before = doc.text[max(0, anchor.line.start - 400_000): anchor.line.start]
+    before = doc.slice(anchor.line.start - 400_000, anchor.line.start)
     st = stage_from_markers(before)
     if st:
         return st, "low", ["placed by the last start-up step the log printed before the failure"]
@@ -210,15 +221,17 @@ def _ollama_reason(reason: str) -> tuple[str, str, list[str]]:
 
 def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...]) -> Diagnosis:
     look = [e for e in evs if e.role == "not_oom"]
-    settings, buffers = read_log(doc.text[:SETTINGS_REGION])
+    settings, buffers = read_log(doc, 0, SETTINGS_REGION)
     if look:
         e = look[0]
-        return Diagnosis(engine=e.sig.engine, stage="not_oom", confidence="high", numbers=dict(e.numbers),
+        host = host_of(doc.slice(0, 200_000))
+        return Diagnosis(engine=host if e.sig.engine == "os" else e.sig.engine, stage="not_oom", confidence="high", numbers=dict(e.numbers),
                          settings=settings, causes=e.sig.causes, fixes=_canned(e), signature=e.sig.id,
                          line=e.line.no, evidence=e.line.text.strip()[:400], recognised=recognised,
-                         backend=e.sig.backend, host=host_of(doc.text[:200_000]), engine_version=_version(settings),
+                         backend=e.sig.backend, host=host if e.sig.engine != "os" else None,
+                         engine_version=_version(settings),
                          buffers=buffers)
-    seen = [w for w in GENERIC_OOM if w in doc.text[:SETTINGS_REGION]]
+    seen = [w for w in GENERIC_OOM if w.encode() in doc.b[:SETTINGS_REGION]]
     warns = [e for e in evs if e.role == "warn"]
     causes = []
     if seen:
@@ -227,7 +240,7 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...]) -> Di
         causes.append(f"warning seen: {e.line.text.strip()[:160]}")
     if not causes:
         causes.append("no out-of-memory message oomkit knows")
-    host = host_of(doc.text[:200_000])
+    host = host_of(doc.slice(0, 200_000))
     return Diagnosis(engine=warns[0].sig.engine if warns else host, stage="unknown", confidence="low",
                      settings=settings, causes=tuple(causes), recognised=recognised, host=None,
                      engine_version=_version(settings), buffers=buffers,

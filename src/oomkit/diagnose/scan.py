@@ -19,28 +19,31 @@ MAX_LINE = 4096  # characters of a line considered around a key
 MAX_HITS = 4000  # lines looked at per key (the first OOM is the cause: the first hits are the ones that count)
 CONTINUATION = 3  # lines joined to a message for numbers a wrapped line carried on
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b\n]{0,256}(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_ANSI = re.compile(rb"\x1b\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b\n]{0,256}(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 # prefixes a continuation line may carry: "(EngineCore_DP0 pid=316) ", "vllm-1  | ", "[rank0]: "
-_PREFIX = re.compile(r"^\s{0,8}(?:\([\w.:-]{1,40}(?: pid=[0-9]{1,10})?(?: ip=[0-9.]{1,40})?\)\s{0,4}|"
+_PREFIX = re.compile(r"^\s{0,8}(?:\([\w.:-]{1,40}(?: pid=[0-9]{1,10})?(?:, ip=[0-9.]{1,40})?\)\s{0,4}|"
                      r"[\w.-]{1,40}\s{1,8}\|\s|\[rank[0-9]{1,5}\]:\s?)")
 
 
-def normalize(text: str) -> str:
-    """One '\\n' per line: ANSI escapes removed, \\r\\n and lone \\r (progress bars) turned into line breaks."""
-    if "\x1b" in text:
-        text = _ANSI.sub("", text)
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if "\x00" in text:
-        text = text.replace("\x00", "")
-    return text
+def normalize(text: str | bytes) -> bytes:
+    """The text as UTF-8 bytes, one b'\\n' per line: ANSI escapes removed, \\r\\n and lone \\r (progress bars) turned
+    into line breaks. Bytes, because searching bytes is several times faster than searching a str holding
+    non-ASCII characters (progress bars, CJK), which Python stores in 2 or 4 bytes a character."""
+    data = text.encode("utf-8", errors="replace") if isinstance(text, str) else bytes(text)
+    if b"\x1b" in data:
+        data = _ANSI.sub(b"", data)
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if b"\x00" in data:
+        data = data.replace(b"\x00", b"")
+    return data
 
 
 @dataclass(frozen=True)
 class Line:
     no: int  # 1-based line number in the normalized text
-    start: int  # offset of the line's start
-    text: str  # the line (at most MAX_LINE characters around the key)
+    start: int  # byte offset of the line's start
+    text: str  # the line (at most MAX_LINE bytes around the key), decoded
 
 
 @dataclass(frozen=True)
@@ -54,87 +57,92 @@ class Event:
         return self.sig.role
 
 
-class Text:
-    """The normalized text with line lookup by offset (line numbers counted incrementally, offsets sorted)."""
+def _dec(b: bytes) -> str:
+    return b.decode("utf-8", errors="replace")
 
-    def __init__(self, text: str):
-        self.text = text
-        self._lines: dict[int, Line] = {}
+
+class Text:
+    """The normalized log (bytes) with line lookup by offset (line numbers counted incrementally)."""
+
+    def __init__(self, data: bytes):
+        self.b = data
+
+    def __len__(self) -> int:
+        return len(self.b)
+
+    def slice(self, lo: int, hi: int | None = None) -> str:
+        """Bytes [lo, hi) decoded, widened to whole lines at a cut character."""
+        lo = max(0, lo)
+        return _dec(self.b[lo: len(self.b) if hi is None else max(lo, hi)])
 
     def line_at(self, pos: int) -> tuple[int, int]:
         """(start, end) of the line holding offset pos."""
-        t = self.text
-        start = t.rfind("\n", 0, pos) + 1
-        end = t.find("\n", pos)
-        return start, (len(t) if end < 0 else end)
+        b = self.b
+        start = b.rfind(b"\n", 0, pos) + 1
+        end = b.find(b"\n", pos)
+        return start, (len(b) if end < 0 else end)
 
-    def hits(self, keys: tuple[str, ...] | list[str], limit: int = MAX_HITS,
+    def hits(self, keys: tuple[bytes, ...] | list[bytes], limit: int = MAX_HITS,
              lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
         """(line start, key offset) of each line in [lo, hi) holding one of `keys`, in order, at most `limit` per
         key."""
-        t = self.text
-        hi = len(t) if hi is None else hi
+        b = self.b
+        hi = len(b) if hi is None else hi
         found: dict[int, int] = {}
         for key in keys:
-            pos, n = t.find(key, lo, hi), 0
+            pos, n = b.find(key, lo, hi), 0
             while pos >= 0 and n < limit:
                 start, end = self.line_at(pos)
                 found.setdefault(start, pos)
                 n += 1
-                pos = t.find(key, end, hi)
+                pos = b.find(key, end, hi)
         return sorted(found.items())
 
     def numbered(self, starts: list[int]) -> dict[int, int]:
         """Line number of each line start (sorted), counted once across the text."""
         out, no, last = {}, 1, 0
         for s in starts:
-            no += self.text.count("\n", last, s)
+            no += self.b.count(b"\n", last, s)
             last = s
             out[s] = no
         return out
 
     def line(self, start: int, key_pos: int, no: int) -> Line:
-        t = self.text
-        end = t.find("\n", start)
-        end = len(t) if end < 0 else end
+        b = self.b
+        end = b.find(b"\n", start)
+        end = len(b) if end < 0 else end
         if end - start > MAX_LINE:
             lo = max(start, key_pos - MAX_LINE // 4)
-            return Line(no, start, t[lo: min(end, lo + MAX_LINE)])
-        return Line(no, start, t[start:end])
+            return Line(no, start, _dec(b[lo: min(end, lo + MAX_LINE)]))
+        return Line(no, start, _dec(b[start:end]))
 
     def following(self, line: Line, n: int) -> list[str]:
         """The n lines after `line`, prefixes removed, each capped."""
-        t, out = self.text, []
-        pos = t.find("\n", line.start)
+        b, out = self.b, []
+        pos = b.find(b"\n", line.start)
         while pos >= 0 and len(out) < n:
-            end = t.find("\n", pos + 1)
-            end = len(t) if end < 0 else end
-            out.append(_PREFIX.sub("", t[pos + 1: min(end, pos + 1 + MAX_LINE)], count=1))
-            pos = end if end < len(t) else -1
+            end = b.find(b"\n", pos + 1)
+            end = len(b) if end < 0 else end
+            out.append(_PREFIX.sub("", _dec(b[pos + 1: min(end, pos + 1 + MAX_LINE)]), count=1))
+            pos = end if end < len(b) else -1
         return out
 
     def around(self, pos: int, before: int, after: int) -> str:
-        """About `before` lines before offset pos and `after` lines after it (each line capped)."""
-        t = self.text
+        """About `before` lines before offset pos and `after` lines after it (at most MAX_LINE bytes a line)."""
+        b = self.b
         lo = pos
         for _ in range(before):
-            p = t.rfind("\n", 0, lo - 1 if lo > 0 else 0)
-            if p < 0:
-                lo = 0
+            if lo <= 0 or pos - lo > before * MAX_LINE:
                 break
-            lo = p + 1
-            if pos - lo > before * MAX_LINE:
-                break
+            lo = b.rfind(b"\n", 0, lo - 1) + 1
         hi = pos
         for _ in range(after + 1):
-            p = t.find("\n", hi + 1)
-            if p < 0:
-                hi = len(t)
+            p = b.find(b"\n", hi + 1)
+            if p < 0 or p - pos > after * MAX_LINE:
+                hi = len(b) if p < 0 else hi
                 break
             hi = p
-            if hi - pos > after * MAX_LINE:
-                break
-        return t[lo:hi]
+        return _dec(b[max(0, lo): hi])
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -203,9 +211,28 @@ for _sig in SIGNATURES:
         _KEYS.setdefault(_k, []).append(_sig)
 
 
+# Shorter phrases, each inside several keys and still rare in a healthy log: a line holding a key holds one of
+# them, so the text is searched for these (fewer passes) and each line found is then checked for the keys.
+TRIGGERS = ("out of memory", "Out of memory", "OutOfMemory", "failed to allocate", "unable to allocate",
+            "Malloc failed", "driver", "Insufficient", "insufficient", "Not enough", "llegal", "space left",
+            "Killed", "killed", "oom-kill", "memory layout")
+
+
+def scan_keys(keys: list[str] | tuple[str, ...]) -> tuple[bytes, ...]:
+    """The substrings to search the text for: each key, or a trigger inside it."""
+    out: dict[bytes, None] = {}
+    for k in keys:
+        t = next((t for t in TRIGGERS if t in k), k)
+        out[t.encode()] = None
+    return tuple(out)
+
+
+_BKEYS = scan_keys(tuple(_KEYS))
+
+
 def events(doc: Text) -> list[Event]:
     """Every signature that matches a line, one per line (the highest priority), in line order."""
-    hits = doc.hits(tuple(_KEYS))
+    hits = doc.hits(_BKEYS)
     numbers = doc.numbered([s for s, _ in hits])
     out: list[Event] = []
     for start, pos in hits:

@@ -610,7 +610,7 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("a kernel read or wrote out of bounds (a bug or a bad input), not a shortage of memory",),
         fixes=("CUDA_LAUNCH_BLOCKING=1 to find the kernel; update the engine; report the bug",)),
     Signature(
-        "disk_full", "cuda", ("No space left on device", "no space left on device", "[Errno 28]", "ENOSPC",
+        "disk_full", "os", ("No space left on device", "no space left on device", "[Errno 28]", "ENOSPC",
                                  "not enough disk space"),
         r"No space left on device|\[Errno 28\]|ENOSPC|not enough disk space", role="not_oom", priority=2,
         ignore_case=True,
@@ -618,22 +618,21 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("the disk (or /dev/shm, or the HF cache) is full: not GPU or host memory",),
         fixes=("free disk space or point HF_HOME / the cache to a larger disk; raise --shm-size in Docker",)),
     Signature(
-        "oom_killer", "cuda", ("oom-kill", "Out of memory: Killed process", "oom_kill_process", "invoked oom-killer"),
+        "oom_killer", "os", ("oom-kill", "Out of memory: Killed process", "oom_kill_process", "invoked oom-killer"),
         r"oom-kill|Out of memory: Killed process|oom_kill_process|invoked oom-killer", stage="host_ram",
         priority=4,
         message="systemd: ollama.service: Failed with result 'oom-kill' / kernel: Out of memory: Killed process",
         causes=("the kernel's OOM killer ended the process: host RAM (and swap) ran out",),
         fixes=("a smaller model or context; more layers on the GPU; add swap",)),
     Signature(
-        "killed_signal", "cuda", ("signal: killed", "exit code 137", "exited with code 137", "Killed"),
-        r"signal: killed|exit(?:ed with)? code:? 137|^\s*Killed\s*$", role="killed", stage="host_ram",
-        priority=1,
+        "killed_signal", "os", ("signal: killed", "exit code 137", "exited with code 137", "Killed"),
+        r"signal: killed|exit(?:ed with)? code:? 137|^\s*Killed\s*$", role="not_oom", priority=1,
         message="signal: killed / Killed / exit code 137",
-        causes=("the process was killed by SIGKILL: most often the kernel's OOM killer (check dmesg), but a "
-                "supervisor or a user can send it too",),
+        causes=("the process was killed by SIGKILL and nothing in the text says the kernel's OOM killer did it "
+                "(a supervisor, a timeout or a user can send it too)",),
         fixes=("check `dmesg | grep -i oom`; if it was the OOM killer: a smaller model or context, add swap",)),
     Signature(
-        "terminated_signal", "cuda", ("SIGTERM", "received signal 15", "Terminated"),
+        "terminated_signal", "os", ("SIGTERM", "received signal 15", "Terminated"),
         r"SIGTERM|received signal 15|^\s*Terminated\s*$", role="not_oom", priority=0,
         message="received SIGTERM / Terminated",
         causes=("the process was asked to stop (SIGTERM): not an out-of-memory",),

@@ -1,0 +1,93 @@
+"""oomkit diagnose: read an out-of-memory error or a whole engine log (a file, or stdin); print the program, the
+stage that ran out, its numbers and the fix, computed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from ..diagnose import diagnose
+from ..diagnose.text import render
+from ..errors import OomkitError
+
+HELP = """\
+usage: oomkit diagnose [FILE|-] [--json]
+       oomkit diagnose [--json] -- ENGINE-COMMAND ...
+
+Paste the error or the whole log (stdin by default, or a file): which program failed (PyTorch, CUDA, vLLM, SGLang,
+llama.cpp, Ollama, LM Studio, MLX, TGI, ExLlama, TensorRT-LLM, transformers), the stage that ran out (weights,
+kv_cache, compute, fragmentation, other_process, host_ram, buffer_limit) or that it is not an out-of-memory at
+all (not_oom), the numbers it carries in bytes, the settings a start-up log shows, and the fix: the exact flags
+or variables for that engine, with the memory each saves. The first out-of-memory in a log is the cause.
+
+With -- ENGINE-COMMAND, runs the command, shows its output, and diagnoses it when it fails.
+
+options:
+  --json    the Diagnose JSON (engine, engine_version, confidence, stage, numbers, settings, causes, fixes)
+
+exit status: 0 the text was placed (including not_oom), 1 nothing in it could be placed, 2 unreadable input.
+
+examples:
+  oomkit diagnose server.log
+  journalctl -u ollama --no-pager | oomkit diagnose
+  oomkit diagnose --json < error.txt
+  oomkit diagnose -- llama-server -m model.gguf -c 131072
+"""
+
+
+def run(argv: list[str]) -> int:
+    head = argv[: argv.index("--")] if "--" in argv else argv
+    if "-h" in head or "--help" in head:
+        print(HELP)
+        return 0
+    as_json = "--json" in head
+    rest = [a for a in head if a != "--json"]
+    for a in rest:
+        if a.startswith("-") and a != "-":
+            raise OomkitError(f"unknown option {a!r} for diagnose (see oomkit diagnose --help)")
+    if "--" in argv:
+        if rest:
+            raise OomkitError("give either a FILE or -- ENGINE-COMMAND, not both")
+        text, code = _run_command(argv[argv.index("--") + 1:])
+        if code == 0:
+            print("oomkit: the command exited normally (0); diagnosing its output anyway", file=sys.stderr)
+    else:
+        if len(rest) > 1:
+            raise OomkitError("diagnose reads one FILE (or - for stdin)")
+        text = _read(rest[0] if rest else "-")
+    d = diagnose(text)
+    print(json.dumps(d.to_dict(), indent=1) if as_json else render(d))
+    return 1 if d.stage == "unknown" else 0
+
+
+def _read(path: str) -> str:
+    if path == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            raise OomkitError(f"no such file: {path}") from None
+        except IsADirectoryError:
+            raise OomkitError(f"{path} is a directory, not a log file") from None
+        except OSError as e:
+            raise OomkitError(f"cannot read {path}: {e.strerror or e}") from None
+    return data.decode("utf-8", errors="replace")
+
+
+def _run_command(cmd: list[str]) -> tuple[str, int]:
+    if not cmd:
+        raise OomkitError("empty command after --")
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    except OSError as e:
+        raise OomkitError(f"cannot run {cmd[0]!r}: {e.strerror or e}") from None
+    chunks: list[bytes] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        chunks.append(line)
+        sys.stderr.buffer.write(line)
+    code = proc.wait()
+    return b"".join(chunks).decode("utf-8", errors="replace"), code
