@@ -238,3 +238,60 @@ def test_diff_kv_type_per_component(capsys):
     assert kv["before_bytes"] == f16
     assert kv["after_bytes"] == f16 * 34 // 64
     assert d["settings_changed"]["cache_type_k"] == {"from": "f16", "to": "q8_0"}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Families, the whole catalog, several models together, other forms of the launch
+
+
+def test_family_picks_the_largest_member_that_fits():
+    """'qwen3' on 24 GB at 32K: the 32B (Q4_K_M ~18.4 GiB) fits with a quantized cache; nothing larger does."""
+    p = plan("qwen3", "llama.cpp", devices=devices_from("24GiB"), goals=Goals(min_ctx=32768))
+    assert p.model.name == "Qwen3 32B"
+    assert p.best.tier == 1 and p.best.context >= 32768
+    assert "largest qwen3" in p.notes[0]
+    # on 12 GB the answer is smaller, and still the largest that fits
+    small = plan("llama 3.1", "llama.cpp", devices=devices_from("12GiB"), goals=Goals(min_ctx=8192))
+    assert small.model.name.startswith("Llama 3.1 8B")
+
+
+def test_plan_all_lists_what_fits(capsys):
+    rc = main(["plan", "--all", "--vram", "8GiB", "--min-ctx", "8192", "--json"])
+    rows = json.loads(capsys.readouterr().out)["models"]
+    assert rc == 0
+    by = {r["model"]: r for r in rows}
+    assert by["llama-3.1-8b-instruct"]["fits"]  # Q4_K_M 4.6 GiB + 1 GiB of KV at 8K
+    assert not by["llama-3.1-70b-instruct"]["fits"]
+    fit_row = by["llama-3.1-8b-instruct"]
+    assert fit_row["context"] == 8192 and fit_row["total_bytes"] <= 8 * GiB
+    est = reestimate_command(fit_row["command"], devices_from("8GiB"))
+    assert sum(u.total_bytes for u in est.devices) == fit_row["total_bytes"]
+
+
+def reestimate_command(command, devices):
+    parsed = parse_command(shlex.split(command))
+    eng = get_engine(parsed.engine)
+    return eng.estimate(resolve_model(eng, parsed.model, parsed.quant), devices, parsed.settings)
+
+
+def test_models_planned_together_leave_room_for_each_other():
+    devices = devices_from("24GiB")
+    alone = plan("qwen3:32b", "llama.cpp", devices=devices, goals=Goals(min_ctx=16384), quant="Q4_K_M", limit=None)
+    draft = "llama-server -hf unsloth/Qwen3-0.6B-GGUF:Q8_0 -c 16384 -np 1"
+    both = plan("qwen3:32b", "llama.cpp", devices=devices, goals=Goals(min_ctx=16384), quant="Q4_K_M", limit=None,
+                also=(draft,))
+    held = reestimate_command(draft, devices).devices[0].total_bytes
+    assert both.companions[0].by_device == (("CUDA0", held),)
+    for o in both.options:
+        assert o.estimate.devices[0].total_bytes + held <= 24 * GiB
+    f16 = {o.kv_type: o.context for o in alone.options if o.tier == 1}
+    f16_both = {o.kv_type: o.context for o in both.options if o.tier == 1}
+    assert all(f16_both[k] < f16[k] for k in f16_both)  # the draft's memory costs context
+
+
+def test_other_forms_of_the_launch():
+    o = plan("qwen3:8b", "ollama", devices=devices_from("12GiB"), goals=Goals(min_ctx=16384)).best
+    modelfile = dict(o.extras)["modelfile"]
+    assert modelfile.startswith("FROM qwen3:8b")
+    t = plan("Qwen/Qwen3-8B", "transformers", devices=devices_from("24GiB"), goals=Goals(min_ctx=8192)).best
+    assert "from_pretrained(" in dict(t.extras)["snippet"]

@@ -21,7 +21,7 @@ OPTIONS = {"--engine": True, "--ctx": True, "--quant": True, "--kv-type": True, 
             "--vram": True, "--gpu": True, "--cpu-only": False, "--engine-version": True, "--json": False,
             "--explain": False, "--kv-memory": True, "--env": True, "-h": False, "--help": False}
 # options that may be given more than once (collected into a list)
-REPEATABLE = {"--env"}
+REPEATABLE = {"--env", "--also"}
 
 
 @dataclass(frozen=True)

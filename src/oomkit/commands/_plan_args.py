@@ -15,7 +15,7 @@ from ..units import parse_size
 
 OPTIONS = {"--gpu": True, "--vram": True, "--nodes": True, "--reserve": True, "--headroom": True,
            "--min-ctx": True, "--concurrency": True, "--ram-bandwidth": True, "--json": False, "--markdown": False,
-           "--limit": True, "--ram": True}
+           "--limit": True, "--ram": True, "--also": True}
 
 
 def devices(opts: dict[str, Any]) -> tuple[Device, ...]:

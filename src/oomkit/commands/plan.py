@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+from ..errors import OomkitError
 from ..plan.search import plan
 from ..report import plan as report
 from . import _plan_args
@@ -9,12 +12,16 @@ from ._model_args import OPTIONS, parse_model_request
 
 HELP = """\
 usage: oomkit plan MODEL [--engine E] [--min-ctx N] [--concurrency N] [--gpu NAME|--vram SIZE] [options]
+       oomkit plan --all [--engine E] [--min-ctx N] [--gpu NAME|--vram SIZE]
 
 The settings of the engine that run MODEL on these GPUs, best first: the Pareto front of context, quality and
 decode speed. Each option shows its memory per GPU, the headroom left, the decode tokens/s bound, the published
 quality cost of its weights and KV cache, and the launch command exactly as typed. Three tiers, in this order:
 all on the GPU(s); part of the model in system RAM (MoE experts first, then layers); and, when nothing fits, the
-smallest GPU (or number of GPUs) from the catalog that runs it.
+smallest GPU (or number of GPUs) from the catalog that runs it. MODEL may be a family ("qwen3", "llama 3.1"):
+the largest member that fits with the engine's default weights is planned. --all: every catalog model that fits
+entirely on these GPUs at the context asked (default 8192), with the engine's default weights and the first KV
+type that fits, and its command.
 
 options:
   --engine E            llama.cpp (default), ollama, vllm, sglang, transformers, mlx
@@ -28,8 +35,11 @@ options:
   --ram SIZE            system RAM the offloaded tier may fill (default: this machine's available RAM when
                         planning for its own GPUs; unchecked with --gpu / --vram unless given)
   --ram-bandwidth GB/S  system RAM bandwidth for the offloaded tier (default: stated in the output)
+  --also MODEL|COMMAND  another model on the same GPUs, planned together (repeatable): a draft model for
+                        speculative decoding, an embedding server ("llama-server -m bge-m3.gguf -c 8192")
   --quant Q             keep this weight format (else the planner tries the formats the engine loads)
   --limit N             options shown (default 12)
+  --all                 every catalog model: which fit, and with what
   --json | --markdown   the matrix as JSON or a Markdown table
   engine flags          starting settings, e.g. -ub 1024 -np 2 (the planner keeps what it does not turn)
 
@@ -46,13 +56,15 @@ def run(argv: list[str]) -> int:
     if "-h" in argv or "--help" in argv:
         print(HELP)
         return 0
+    if "--all" in argv:
+        return _all(argv)
     req = parse_model_request(argv, extra_options={**_plan_args.OPTIONS, **{k: v for k, v in OPTIONS.items()
                                                                              if k not in _plan_args.OPTIONS}})
     devices = _plan_args.devices(req.opts)
     goals = _plan_args.goals(req.opts)
     limit = int(req.opts.get("--limit", 12)) if str(req.opts.get("--limit", 12)).isdigit() else 12
     result = plan(req.model, req.engine, devices=devices, goals=goals, settings=req.settings, quant=req.quant,
-                  limit=limit)
+                  limit=limit, also=tuple(req.opts.get("--also") or ()))
     if req.opts.get("--json"):
         print(report.to_json(result))
     elif req.opts.get("--markdown"):
@@ -60,3 +72,24 @@ def run(argv: list[str]) -> int:
     else:
         print(report.text(result))
     return 0 if result.options else 1
+
+
+def _all(argv: list[str]) -> int:
+    from ..model import catalog  # lazy: the catalog's index, only for --all
+    from ..plan.family import survey
+    from ._model_args import split_args
+
+    opts, model, engine_args, _ = split_args([a for a in argv if a != "--all"], {**_plan_args.OPTIONS,
+                                                                                 "--engine": True})
+    if model is not None or engine_args:
+        raise OomkitError("--all plans every catalog model: give no MODEL or engine flags")
+    goals = _plan_args.goals(opts)
+    rows = [r for r in catalog.entries() if r["family"] != "embedding"]
+    found = survey(sorted(rows, key=lambda r: -(r.get("params") or 0)), opts.get("--engine", "llama.cpp"),
+                   _plan_args.devices(opts), goals)
+    fitting = [f for f in found if f.option is not None]
+    if opts.get("--json"):
+        print(json.dumps({"models": [f.to_dict() for f in found]}, indent=2))
+    else:
+        print(report.survey_text(fitting, len(found)))
+    return 0 if fitting else 1

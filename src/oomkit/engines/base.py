@@ -89,6 +89,8 @@ class EngineModule:
     # (spec, devices, base settings, goals) -> the settings the planner tries (engines/<engine>/knobs.py)
     knobs_fn: Callable[..., Any] | None = None
     # (argv, nodes) -> ((node label, the lines to run there), ...): the launch across machines (engines/<e>/cluster.py)
+    # (model argument, settings) -> {name: text}: other forms of the launch (an Ollama Modelfile, a Python snippet)
+    extras_fn: Callable[[str, Any], dict[str, str]] | None = None
     cluster_fn: Callable[[list[str], int], tuple[tuple[str, tuple[str, ...]], ...]] | None = None
 
     def settings(self, **options: Any) -> Any:
@@ -132,6 +134,10 @@ class EngineModule:
             return (Choice(base, "as given"),)
         return tuple(self.knobs_fn(model, spec, devices, base, concurrency=concurrency, fixed_format=fixed_format,
                                    reserve_bytes=reserve_bytes, nodes=nodes))
+
+    def extras(self, model: str, settings: Any) -> dict[str, str]:
+        """Other forms of the launch than the command line, by name ("modelfile", "snippet")."""
+        return {} if self.extras_fn is None else self.extras_fn(model, settings)
 
     def command(self, model: str, settings: Any, quant: str | None = None) -> list[str]:
         """The command line (argv) that runs `model` with `settings`, as a user types it."""

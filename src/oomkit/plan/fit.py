@@ -147,7 +147,7 @@ def _search(eng: EngineModule, parsed: Any, spec: ModelSpec, devs: tuple[Device,
     """Knob turns level by level (one knob, then two, then three); the first level with a fit gives the answer."""
     user = parsed.settings
     defaults = eng.settings()
-    choices = eng.knobs(parsed.model, spec, devs, user, concurrency=1, reserve_bytes=goals.reserve_bytes,
+    choices = eng.knobs(parsed.model, spec, devs, user, concurrency=1, reserve_bytes=goals.most_held,
                         nodes=goals.nodes)
     kv_group = _kv_fields(choices)
     kv_variants = _distinct({f: getattr(c.settings, f) for f in kv_group if getattr(c.settings, f) != getattr(user, f)}

@@ -75,4 +75,4 @@ def smallest_hardware(eng: EngineModule, models: Any, ref: str, base: Any, goals
 def _no_reserve(goals: Any) -> Any:
     from dataclasses import replace  # lazy: only on the tier-3 path
 
-    return replace(goals, reserve_bytes=0, headroom_bytes=min(goals.headroom_bytes, 1 * GiB))
+    return replace(goals, reserve_bytes=0, held=(), headroom_bytes=min(goals.headroom_bytes, 1 * GiB))

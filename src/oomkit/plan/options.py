@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..engines.base import Choice, EngineModule
-from ..engines.cmdline import parse_command
+from ..engines.cmdline import ParsedCommand, parse_command
 from ..errors import OomkitError
 from ..limits import STEP, context_limit, largest_context
 from ..memory import Device, MemoryEstimate
@@ -34,6 +34,17 @@ class Goals:
     nodes: int = 1  # the devices are spread over this many machines
     ram_bandwidth_gbs: float | None = None  # system RAM bandwidth for offloaded parts (None: the stated default)
     ram_bytes: int | None = None  # system RAM the engine may fill (offloaded weights, host buffers); None: unchecked
+    held: tuple[tuple[str, int], ...] = ()  # (device id, bytes) other models planned alongside hold (plan --also)
+
+    def held_on(self, device_id: str) -> int:
+        """What other programs and the models planned alongside hold on one GPU."""
+        return self.reserve_bytes + sum(b for d, b in self.held if d == device_id)
+
+    @property
+    def most_held(self) -> int:
+        """The most any one GPU has taken by others (what a memory fraction must leave: vLLM, SGLang)."""
+        ids = {d for d, _ in self.held}
+        return self.reserve_bytes + max((sum(b for d, b in self.held if d == i) for i in ids), default=0)
 
     def context_for(self, spec: ModelSpec) -> int:
         top = context_limit(spec)
@@ -42,7 +53,8 @@ class Goals:
     def to_dict(self) -> dict[str, Any]:
         return {"min_ctx": self.min_ctx, "concurrency": self.concurrency, "reserve_bytes": self.reserve_bytes,
                 "headroom_bytes": self.headroom_bytes, "nodes": self.nodes,
-                "ram_bandwidth_gbs": self.ram_bandwidth_gbs, "ram_bytes": self.ram_bytes}
+                "ram_bandwidth_gbs": self.ram_bandwidth_gbs, "ram_bytes": self.ram_bytes,
+                "held": [{"device": d, "bytes": b} for d, b in self.held]}
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,7 @@ class Option:
     rating: rating.Rating
     offload: tuple[str, Any] | None = None  # (field, value) when part of the model is in system RAM
     rank: int = 0
+    extras: tuple[tuple[str, str], ...] = ()  # other forms of the launch: an Ollama Modelfile, a Python snippet
 
     @property
     def command(self) -> str:
@@ -73,6 +86,7 @@ class Option:
                 "settings": self.estimate.settings, "estimate": self.estimate.to_dict(), "context": self.context,
                 "weight_format": self.weight_format, "kv_type": self.kv_type, "headroom_bytes": self.headroom_bytes,
                 "offload": None if self.offload is None else {"field": self.offload[0], "value": self.offload[1]},
+                "extras": dict(self.extras),
                 **self.rating.to_dict()}
 
 
@@ -83,7 +97,7 @@ class Option:
 def budgets(devices: tuple[Device, ...], goals: Goals) -> dict[str, int | None]:
     """What each GPU may hold: its memory less what other programs hold and the headroom asked."""
     out: dict[str, int | None] = {d.id: None if d.memory_bytes is None
-                                  else d.memory_bytes - goals.reserve_bytes - goals.headroom_bytes for d in devices}
+                                  else d.memory_bytes - goals.held_on(d.id) - goals.headroom_bytes for d in devices}
     out[HOST] = goals.ram_bytes
     return out
 
@@ -91,9 +105,9 @@ def budgets(devices: tuple[Device, ...], goals: Goals) -> dict[str, int | None]:
 def engine_devices(devices: tuple[Device, ...], goals: Goals) -> tuple[Device, ...]:
     """The devices as the engine sees them: other programs' memory is not free (vLLM compares its budget with the
     free memory; llama.cpp splits layers by it)."""
-    if not goals.reserve_bytes:
+    if not goals.most_held:
         return devices
-    return tuple(replace(d, free_bytes=d.memory_bytes - goals.reserve_bytes) if d.memory_bytes else d
+    return tuple(replace(d, free_bytes=d.memory_bytes - goals.held_on(d.id)) if d.memory_bytes else d
                  for d in devices)
 
 
@@ -124,9 +138,9 @@ def pool_ok(est: MemoryEstimate, context: int, concurrency: int) -> bool:
 
 
 def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devices: tuple[Device, ...],
-             goals: Goals, want: int) -> Option | None:
-    """One choice on the devices: all on the GPUs at the largest context that fits (at least `want`), else the least
-    offload that fits `want`; None when neither does."""
+             goals: Goals, want: int, largest: bool = True) -> Option | None:
+    """One choice on the devices: all on the GPUs at the largest context that fits (at least `want`; exactly `want`
+    when not `largest`), else the least offload that fits `want`; None when neither does."""
     limits = budgets(devices, goals)
     devs = engine_devices(devices, goals)
     top = context_limit(spec)
@@ -143,9 +157,12 @@ def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devic
             return slack(est, limits, split_ok)
         return at
 
-    n = largest_context(measure(choice.settings, False), top, STEP)
+    at_goal = measure(choice.settings, False)(want)  # one estimate tells whether the first tier is possible at all
+    n = None
+    if at_goal is not None and at_goal >= 0:
+        n = largest_context(measure(choice.settings, False), top, STEP) if largest else want
     if n is not None and n >= want:
-        return _option(eng, spec, choice, ref, devs, limits, choice.settings, n, tier=1, goals=goals)
+        return _option(eng, spec, choice, ref, devs, limits, choice.settings, n, tier=1, goals=goals, want=want)
     # the second tier: at the asked context, the least offload that fits
     if choice.offload is not None:
         name, values = choice.offload
@@ -154,11 +171,12 @@ def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devic
         if k is None:
             return None
         s = replace(choice.settings, **{name: values[k]})
-        return _option(eng, spec, choice, ref, devs, limits, s, want, tier=2, goals=goals, offload=(name, values[k]))
+        return _option(eng, spec, choice, ref, devs, limits, s, want, tier=2, goals=goals, want=want,
+                       offload=(name, values[k]))
     # an engine that splits by itself (Ollama): its own split at the asked context
     at = measure(choice.settings, True)(want)
     if at is not None and at >= 0:
-        return _option(eng, spec, choice, ref, devs, limits, choice.settings, want, tier=2, goals=goals)
+        return _option(eng, spec, choice, ref, devs, limits, choice.settings, want, tier=2, goals=goals, want=want)
     return None
 
 
@@ -177,13 +195,14 @@ def first_ok(values: tuple[Any, ...], ok: Callable[[Any], bool]) -> int | None:
 
 
 def _option(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devs: tuple[Device, ...],
-            limits: dict[str, int | None], settings: Any, context: int, *, tier: int, goals: Goals,
+            limits: dict[str, int | None], settings: Any, context: int, *, tier: int, goals: Goals, want: int,
             offload: tuple[str, Any] | None = None) -> Option | None:
-    """The option as the user will run it: its command line, parsed back and estimated again."""
+    """The option as the user will run it: its command line, parsed back and estimated again. Its decode speed
+    bound is taken at the asked context `want`, so that options compare."""
     s = eng.with_context(settings, context * choice.context_factor)
     model_arg = choice.model or ref
     argv = eng.command(model_arg, s, choice.quant)
-    parsed = parse_command(list(argv))
+    parsed = parse_back(eng, argv)
     est = eng.estimate(spec, devs, parsed.settings)
     if slack(est, limits, split_ok=tier == 2) < 0:
         return None
@@ -192,10 +211,24 @@ def _option(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devs: 
     kv = kv_type_of(eng, parsed.settings)
     fmt = choice.weight_format or spec.weights.format
     headroom = min(limits[u.id] - u.total_bytes for u in est.devices if limits.get(u.id) is not None)
-    r = rating.rate(est, fmt, kv, context, goals.ram_bandwidth_gbs)
+    r = rating.rate(est, fmt, kv, want, goals.ram_bandwidth_gbs)  # every option's speed at the asked context
     return Option(tier=tier, label=choice.label, model=model_arg, quant=choice.quant, settings=parsed.settings,
                   estimate=est, context=context, weight_format=fmt, kv_type=kv, argv=tuple(argv),
-                  headroom_bytes=headroom, rating=r, offload=offload)
+                  headroom_bytes=headroom, rating=r, offload=offload,
+                  extras=tuple(eng.extras(model_arg, parsed.settings).items()))
+
+
+def parse_back(eng: EngineModule, argv: list[str]) -> Any:
+    """A command the planner wrote, read the way the user's copy of it will be read: an engine command line by
+    parse_command; an engine without one of its own (transformers) in oomkit's options form
+    (`MODEL --engine NAME flags...`, what `oomkit estimate` takes)."""
+    if eng.programs or eng.python_modules:
+        return parse_command(list(argv))
+    rest = list(argv[1:])
+    if rest[:1] == ["--engine"]:
+        rest = rest[2:]
+    model, quant, settings = eng.parse_args(rest)
+    return ParsedCommand(eng.name, argv[0], settings, quant)
 
 
 def kv_type_of(eng: EngineModule, settings: Any) -> str:

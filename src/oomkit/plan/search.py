@@ -26,8 +26,10 @@ from ..errors import OomkitError
 from ..memory import Device
 from ..model.spec import ModelSpec
 from ..request import resolve_model
+from .family import family_members, survey
 from .hardware import smallest_hardware
-from .options import Goals, Option, evaluate
+from .options import DEFAULT_MIN_CTX, Goals, Option, evaluate
+from .together import Companion, companion, held
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Plan:
     rejected: int  # choices that fit nowhere on this hardware
     smallest_hardware: Any = None  # hardware.Hardware when no option reaches the asked context on the GPUs
     notes: tuple[str, ...] = field(default=())
+    companions: tuple[Companion, ...] = ()  # the models planned alongside
 
     @property
     def node_commands(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -80,6 +83,7 @@ class Plan:
                 "tier": self.tier,
                 "options": [o.to_dict() for o in self.options],
                 "smallest_hardware": None if self.smallest_hardware is None else self.smallest_hardware.to_dict(),
+                "also": [c.to_dict() for c in self.companions],
                 "nodes": [{"node": label, "commands": list(lines), "memory_bytes": mem}
                           for (label, lines), mem in zip(self.node_commands, self.node_memory(), strict=False)],
                 "notes": list(self.notes),
@@ -106,10 +110,21 @@ class _Model:
 
 def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[Device, ...], goals: Goals | None = None,
          settings: Any = None, quant: str | None = None, fixed_format: bool | None = None,
-         limit: int | None = 12) -> Plan:
-    """The settings of `engine` that run `model` on `devices` with `goals`, best first (at most `limit`)."""
+         limit: int | None = 12, also: tuple[str, ...] = ()) -> Plan:
+    """The settings of `engine` that run `model` on `devices` with `goals`, best first (at most `limit`).
+    `model` may name a family ("qwen3", "llama 3.1"): the largest member that fits is planned (family.py).
+    `also`: models planned alongside (a draft model, an embedding server: together.py), in what they leave."""
     goals = goals or Goals()
     eng = get_engine(engine)
+    beside: tuple[Companion, ...] = ()
+    if also:
+        beside = tuple(companion(item, eng, devices, goals.min_ctx or DEFAULT_MIN_CTX) for item in also)
+        goals = replace(goals, held=goals.held + held(beside))
+    picked: tuple[str, ...] = ()
+    if isinstance(model, str) and quant is None and not _is_file(model):
+        members = family_members(model)
+        if members:
+            model, picked = _pick_member(model, members, eng, devices, goals, settings)
     base = settings if settings is not None else eng.settings()
     models = _Model(eng, model)
     spec = models.spec(None, quant)
@@ -119,7 +134,7 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
     if any(d.memory_bytes is None for d in devices) or not devices:
         raise OomkitError("plan needs the memory of every GPU: give --gpu NAME or --vram SIZE")
     choices = eng.knobs(ref, spec, devices, base, concurrency=goals.concurrency, fixed_format=fixed_format,
-                        reserve_bytes=goals.reserve_bytes, nodes=goals.nodes)
+                        reserve_bytes=goals.most_held, nodes=goals.nodes)
     want = goals.context_for(spec)
     found: list[Option] = []
     rejected = 0
@@ -135,14 +150,36 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
         else:
             found.append(option)
     front = rank(pareto(found))
-    notes = _notes(eng, spec, front, want, goals, ref, fixed_format)
+    notes = picked + _notes(eng, spec, front, want, goals, ref, fixed_format)
     chosen = tuple(front[:limit] if limit else front)
     smallest = None
     if not any(o.tier == 1 for o in chosen):
 
         smallest = smallest_hardware(eng, models, ref, base, goals, fixed_format, quant)
+    if beside:
+        notes = tuple(f"planned beside {c.ref} ({c.engine}): " + ", ".join(f"{d} {b / (1 << 30):.2f} GiB"
+                                                                          for d, b in c.by_device)
+                      + f"; run it with: {c.command}" for c in beside) + notes
     return Plan(model=spec, model_ref=ref, engine=eng.name, devices=devices, goals=goals, options=chosen,
-                rejected=rejected, smallest_hardware=smallest, notes=notes)
+                rejected=rejected, smallest_hardware=smallest, notes=notes, companions=beside)
+
+
+def _pick_member(query: str, members: list[dict[str, Any]], eng: EngineModule, devices: tuple[Device, ...],
+                 goals: Goals, settings: Any) -> tuple[str, tuple[str, ...]]:
+    """The largest member of the family that fits at the engine's default weights (else the smallest member, whose
+    plan then shows the second and third tiers), and a note saying which and why."""
+    if any(d.memory_bytes is None for d in devices):
+        raise OomkitError("plan needs the memory of every GPU: give --gpu NAME or --vram SIZE")
+    found = survey(members, eng.name, devices, goals, settings, first_only=True)
+    hit = next((f for f in found if f.option is not None), None)
+    names = ", ".join(m["slug"] for m in members)
+    if hit is None:
+        last = members[-1]
+        return last["hf_id"], (f"no {query} model fits entirely on these GPUs at the asked context with the "
+                               f"engine's default weights; planning the smallest, {last['name']} (family: {names})",)
+    return next(m["hf_id"] for m in members if m["slug"] == hit.slug), (
+        f"the largest {query} model that fits with the engine's default weights at the asked context: {hit.name} "
+        f"(family, largest first: {names})",)
 
 
 def _is_file(ref: str) -> bool:

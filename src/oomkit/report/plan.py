@@ -215,3 +215,14 @@ def diff_text(a: MemoryEstimate, b: MemoryEstimate) -> str:
                      f"{r['after_bytes'] / MiB:>10,.0f} M {delta / MiB:>+10,.0f} M")
     lines.append(f"total change: {d['total_delta_bytes'] / MiB:+,.0f} MiB")
     return "\n".join(lines)
+
+
+def survey_text(fitting: list[Any], total: int) -> str:
+    """`plan --all`: the catalog models that fit, largest first, with their command."""
+    lines = [f"{len(fitting)} of {total} catalog models fit entirely on these GPUs at the asked context "
+             "(the engine's default weights):"]
+    for f in fitting:
+        o = f.option
+        lines.append(f"  {f.name:<40} {(f.params or 0) / 1e9:6.1f}B  {o.weight_format:<8} KV {o.kv_type:<5} "
+                     f"{_ctx(o.context):>6}  {o.command}")
+    return "\n".join(lines)

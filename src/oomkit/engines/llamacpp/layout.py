@@ -128,10 +128,13 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
 
 def _layer_uses(spec: ModelSpec, devices: tuple[Device, ...], rs: dict[int, tuple[int, int]],
                 placement: Placement, state: StateByDevice) -> tuple[LayerUse, ...]:
+    by_layer: dict[int | None, int] = {}
+    for t in spec.weights.tensors:  # one pass over the tensors, not one per layer
+        by_layer[t.layer] = by_layer.get(t.layer, 0) + t.nbytes
     return tuple(
         LayerUse(index=layer.index, kind=layer.kind.value,
                  device=_dev_name(devices, placement.layer_device[layer.index]),
-                 weights_bytes=sum(t.nbytes for t in spec.weights.tensors if t.layer == layer.index),
+                 weights_bytes=by_layer.get(layer.index, 0),
                  kv_bytes=state.layer_kv.get(layer.index, 0), recurrent_bytes=sum(rs.get(layer.index, (0, 0))),
                  cells=state.layer_cells.get(layer.index))
         for layer in spec.layers

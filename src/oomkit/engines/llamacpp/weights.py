@@ -3,6 +3,7 @@ model buffer (llama_model::load_tensors, ggml-cuda.cu buffer sizes, the mmap'd C
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -126,10 +127,15 @@ def tensor_device(t: TensorSpec, placement: Placement, overrides, n_devices: int
 
 
 def gpu_alloc_size(t: TensorSpec) -> int:
-    gt = ggml.type_by_name(t.dtype)
-    size = t.nbytes
-    if gt.quantized and t.shape and t.shape[0] % CUDA_MATRIX_ROW_PADDING:
-        size += ggml.row_bytes(gt, CUDA_MATRIX_ROW_PADDING - t.shape[0] % CUDA_MATRIX_ROW_PADDING)
+    return _gpu_alloc_size(t.dtype, t.shape[0] if t.shape else 0, t.nbytes)
+
+
+@functools.lru_cache(maxsize=4096)  # a model has a few dozen distinct (type, row, size) triples; estimates repeat them
+def _gpu_alloc_size(dtype: str, row: int, nbytes: int) -> int:
+    gt = ggml.type_by_name(dtype)
+    size = nbytes
+    if gt.quantized and row and row % CUDA_MATRIX_ROW_PADDING:
+        size += ggml.row_bytes(gt, CUDA_MATRIX_ROW_PADDING - row % CUDA_MATRIX_ROW_PADDING)
     return round_up(size, CUDA_ALIGNMENT)
 
 
@@ -158,8 +164,27 @@ class ModelBuffers:
     host_weight_bytes: int  # the host tensors' own bytes
 
 
+_BUFFERS: dict[tuple[Any, ...], tuple[Any, ModelBuffers]] = {}  # the last loads: a context search repeats them
+
+
 def model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
                   placement: Placement) -> ModelBuffers:
+    """The weights of one load; the same load (the same tensors, devices, placement and tensor overrides) at
+    another context is served from a small cache: the context changes no weight."""
+    key = (id(spec.weights), spec.tied_embeddings, len(devices), placement, s.override_tensor, s.n_cpu_moe,
+           s.cpu_moe, s.mmap, bool(devices))
+    hit = _BUFFERS.get(key)
+    if hit is not None and hit[0] is spec.weights:
+        return hit[1]
+    result = _model_buffers(spec, devices, s, placement)
+    if len(_BUFFERS) > 256:
+        _BUFFERS.clear()
+    _BUFFERS[key] = (spec.weights, result)
+    return result
+
+
+def _model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
+                   placement: Placement) -> ModelBuffers:
     overrides = override_patterns(s, spec)
     dev_tensors: dict[int, list[TensorSpec]] = {}
     for t in spec.weights.tensors:

@@ -85,7 +85,7 @@ ENGINE = EngineModule(
     programs={"ollama": None}, subcommands=("run", "serve"),
     newest=NEWEST, default_format_fn=default_weight_format, loads_gguf=True,
     effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
-    knobs_fn=knobs, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
+    knobs_fn=knobs, extras_fn=lambda tag, s: {"modelfile": modelfile(tag, s)}, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )
 
 __all__ = ["DEFAULT_GGUF_TYPE", "ENGINE", "FIT_TARGET", "MINIMUM_MEMORY", "MINIMUM_MEMORY_DEFAULT", "NEUTRAL",

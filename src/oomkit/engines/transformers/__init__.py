@@ -63,7 +63,7 @@ ENGINE = EngineModule(
     context_field="max_length", neutral=NEUTRAL,
     kv_types=("auto", "fp8"), kv_fields=("kv_cache_dtype",),  # the model dtype, or the quantized cache (fp8)
     newest=NEWEST, eras=ERAS, with_context_fn=with_context,
-    knobs_fn=knobs, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
+    knobs_fn=knobs, extras_fn=lambda model, s: {"snippet": from_pretrained_snippet(model, s)}, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )
 
 __all__ = ["CACHE_IMPLEMENTATIONS", "CUDA_CONTEXT", "DEPRECATED_STATIC", "ENGINE", "ERAS", "FLAGS", "NEUTRAL",
