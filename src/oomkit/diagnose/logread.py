@@ -18,96 +18,96 @@ from .scan import Text
 # (key that must be in the line, pattern, setting name, kind) -- kind: int, float, str, bool, gib, mib, version
 SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     # llama.cpp (llama-context.cpp / llama-kv-cache.cpp / llama-model-loader.cpp start-up prints)
-    ("n_ctx", r"\bn_ctx\s{0,12}=\s{0,4}([0-9]+)", "n_ctx", "int"),
-    ("n_ctx_train", r"\bn_ctx_train\s{0,12}=\s{0,4}([0-9]+)", "n_ctx_train", "int"),
-    ("n_seq_max", r"\bn_seq_max\s{0,12}=\s{0,4}([0-9]+)", "n_parallel", "int"),
-    ("n_batch", r"\bn_batch\s{0,12}=\s{0,4}([0-9]+)", "n_batch", "int"),
-    ("n_ubatch", r"\bn_ubatch\s{0,12}=\s{0,4}([0-9]+)", "n_ubatch", "int"),
-    ("flash_attn", r"\bflash_attn\s{0,12}=\s{0,4}(\w+)", "flash_attn", "str"),
-    ("type_k", r"type_k = '(\w+)'", "cache_type_k", "str"),
-    ("type_v", r"type_v = '(\w+)'", "cache_type_v", "str"),
-    ("K (", r"\bK \((\w+)\):", "cache_type_k", "str"),
-    ("V (", r"\bV \((\w+)\):", "cache_type_v", "str"),
-    ("layers to GPU", r"offloaded ([0-9]+)/[0-9]+ layers to GPU", "n_gpu_layers", "int"),
-    ("layers to GPU", r"offloaded [0-9]+/([0-9]+) layers to GPU", "n_layers_total", "int"),
+    ("n_ctx", r"\bn_ctx\s{0,12}=\s{0,4}([0-9]{1,20})", "n_ctx", "int"),
+    ("n_ctx_train", r"\bn_ctx_train\s{0,12}=\s{0,4}([0-9]{1,20})", "n_ctx_train", "int"),
+    ("n_seq_max", r"\bn_seq_max\s{0,12}=\s{0,4}([0-9]{1,20})", "n_parallel", "int"),
+    ("n_batch", r"\bn_batch\s{0,12}=\s{0,4}([0-9]{1,20})", "n_batch", "int"),
+    ("n_ubatch", r"\bn_ubatch\s{0,12}=\s{0,4}([0-9]{1,20})", "n_ubatch", "int"),
+    ("flash_attn", r"\bflash_attn\s{0,12}=\s{0,4}(\w{1,64})", "flash_attn", "str"),
+    ("type_k", r"type_k = '(\w{1,64})'", "cache_type_k", "str"),
+    ("type_v", r"type_v = '(\w{1,64})'", "cache_type_v", "str"),
+    ("K (", r"\bK \((\w{1,64})\):", "cache_type_k", "str"),
+    ("V (", r"\bV \((\w{1,64})\):", "cache_type_v", "str"),
+    ("layers to GPU", r"offloaded ([0-9]{1,20})/[0-9]{1,20} layers to GPU", "n_gpu_layers", "int"),
+    ("layers to GPU", r"offloaded [0-9]{1,20}/([0-9]{1,20}) layers to GPU", "n_layers_total", "int"),
     ("general.name", r"general\.name\s{1,12}str\s{0,4}=\s{0,4}([^\n]{1,200})", "model_name", "str"),
     ("file type", r"file type\s{0,12}=\s{0,4}([^\n]{1,60})", "file_type", "str"),
     ("from ", r"loaded meta data with [^\n]{0,200}? from (\S{1,400}\.gguf)", "model_path", "str"),
     ("build: ", r"build: ([0-9]{3,6}) \(", "llama_cpp_build", "str"),
-    ("pipeline parallelism enabled", r"pipeline parallelism enabled \(n_copies=([0-9]+)\)", "n_copies", "int"),
+    ("pipeline parallelism enabled", r"pipeline parallelism enabled \(n_copies=([0-9]{1,20})\)", "n_copies", "int"),
     # vLLM
     ("LLM engine (v", r"LLM engine \(v([0-9][\w.+-]{0,40})\)", "vllm_version", "str"),
     ("vLLM API server version", r"vLLM API server version ([0-9][\w.+-]{0,40})", "vllm_version", "str"),
     ("Initializing a V1 LLM engine", r"(Initializing a V1) LLM engine", "vllm_engine", "str"),
     ("with config:", r"with config: model='([^']{1,300})'", "model", "str"),
-    ("max_seq_len=", r"\bmax_seq_len=([0-9]+)", "max_model_len", "int"),
-    ("tensor_parallel_size=", r"\btensor_parallel_size=([0-9]+)", "tensor_parallel_size", "int"),
-    ("pipeline_parallel_size=", r"\bpipeline_parallel_size=([0-9]+)", "pipeline_parallel_size", "int"),
-    ("kv_cache_dtype=", r"\bkv_cache_dtype=(\w+)", "kv_cache_dtype", "str"),
-    ("quantization=", r"\bquantization=(\w+)", "quantization", "str"),
-    ("enforce_eager=", r"\benforce_eager=(\w+)", "enforce_eager", "str"),
-    ("gpu_memory_utilization=", r"\bgpu_memory_utilization=([0-9.]+)", "gpu_memory_utilization", "float"),
-    ("total_gpu_memory=", r"total_gpu_memory=([0-9.]+) ?GiB", "total_gpu_memory_bytes", "gib"),
+    ("max_seq_len=", r"\bmax_seq_len=([0-9]{1,20})", "max_model_len", "int"),
+    ("tensor_parallel_size=", r"\btensor_parallel_size=([0-9]{1,20})", "tensor_parallel_size", "int"),
+    ("pipeline_parallel_size=", r"\bpipeline_parallel_size=([0-9]{1,20})", "pipeline_parallel_size", "int"),
+    ("kv_cache_dtype=", r"\bkv_cache_dtype=(\w{1,64})", "kv_cache_dtype", "str"),
+    ("quantization=", r"\bquantization=(\w{1,64})", "quantization", "str"),
+    ("enforce_eager=", r"\benforce_eager=(\w{1,64})", "enforce_eager", "str"),
+    ("gpu_memory_utilization=", r"\bgpu_memory_utilization=([0-9.]{1,24})", "gpu_memory_utilization", "float"),
+    ("total_gpu_memory=", r"total_gpu_memory=([0-9.]{1,24}) ?GiB", "total_gpu_memory_bytes", "gib"),
     # SGLang (ServerArgs repr)
     ("model_path=", r"\bmodel_path='([^']{1,300})'", "model", "str"),
-    ("tp_size=", r"\btp_size=([0-9]+)", "tp_size", "int"),
-    ("mem_fraction_static=", r"\bmem_fraction_static=([0-9.]+)", "mem_fraction_static", "float"),
-    ("context_length=", r"\bcontext_length=([0-9]+)", "context_length", "int"),
-    ("chunked_prefill_size=", r"\bchunked_prefill_size=([0-9]+)", "chunked_prefill_size", "int"),
-    ("max_running_requests=", r"\bmax_running_requests=([0-9]+)", "max_running_requests", "int"),
-    ("max_total_num_tokens=", r"\bmax_total_num_tokens=([0-9]+)", "max_total_num_tokens", "int"),
+    ("tp_size=", r"\btp_size=([0-9]{1,20})", "tp_size", "int"),
+    ("mem_fraction_static=", r"\bmem_fraction_static=([0-9.]{1,24})", "mem_fraction_static", "float"),
+    ("context_length=", r"\bcontext_length=([0-9]{1,20})", "context_length", "int"),
+    ("chunked_prefill_size=", r"\bchunked_prefill_size=([0-9]{1,20})", "chunked_prefill_size", "int"),
+    ("max_running_requests=", r"\bmax_running_requests=([0-9]{1,20})", "max_running_requests", "int"),
+    ("max_total_num_tokens=", r"\bmax_total_num_tokens=([0-9]{1,20})", "max_total_num_tokens", "int"),
     # Ollama (server.go slog lines; the runner's command line; the new engine's load request)
-    ("OLLAMA_CONTEXT_LENGTH:", r"OLLAMA_CONTEXT_LENGTH:([0-9]+)", "OLLAMA_CONTEXT_LENGTH", "int"),
-    ("OLLAMA_NUM_PARALLEL:", r"OLLAMA_NUM_PARALLEL:([0-9]+)", "OLLAMA_NUM_PARALLEL", "int"),
-    ("OLLAMA_FLASH_ATTENTION:", r"OLLAMA_FLASH_ATTENTION:(\w+)", "OLLAMA_FLASH_ATTENTION", "str"),
-    ("OLLAMA_KV_CACHE_TYPE:", r"OLLAMA_KV_CACHE_TYPE:(\w+)", "OLLAMA_KV_CACHE_TYPE", "str"),
-    ("--ctx-size", r"--ctx-size ([0-9]+)", "n_ctx", "int"),
-    ("--n-gpu-layers", r"--n-gpu-layers ([0-9]+)", "n_gpu_layers", "int"),
-    ("--parallel", r"--parallel ([0-9]+)", "n_parallel", "int"),
-    ("KvSize:", r"KvSize:([0-9]+)", "n_ctx", "int"),
-    ("KvCacheType:", r"KvCacheType:(\w+)", "OLLAMA_KV_CACHE_TYPE", "str"),
+    ("OLLAMA_CONTEXT_LENGTH:", r"OLLAMA_CONTEXT_LENGTH:([0-9]{1,20})", "OLLAMA_CONTEXT_LENGTH", "int"),
+    ("OLLAMA_NUM_PARALLEL:", r"OLLAMA_NUM_PARALLEL:([0-9]{1,20})", "OLLAMA_NUM_PARALLEL", "int"),
+    ("OLLAMA_FLASH_ATTENTION:", r"OLLAMA_FLASH_ATTENTION:(\w{1,64})", "OLLAMA_FLASH_ATTENTION", "str"),
+    ("OLLAMA_KV_CACHE_TYPE:", r"OLLAMA_KV_CACHE_TYPE:(\w{1,64})", "OLLAMA_KV_CACHE_TYPE", "str"),
+    ("--ctx-size", r"--ctx-size ([0-9]{1,20})", "n_ctx", "int"),
+    ("--n-gpu-layers", r"--n-gpu-layers ([0-9]{1,20})", "n_gpu_layers", "int"),
+    ("--parallel", r"--parallel ([0-9]{1,20})", "n_parallel", "int"),
+    ("KvSize:", r"KvSize:([0-9]{1,20})", "n_ctx", "int"),
+    ("KvCacheType:", r"KvCacheType:(\w{1,64})", "OLLAMA_KV_CACHE_TYPE", "str"),
     ("version=", r"msg=\"?Listening on[^\n]{0,200}version=([0-9][\w.+-]{0,30})", "ollama_version", "str"),
     ("ollama version is", r"ollama version is ([0-9][\w.+-]{0,30})", "ollama_version", "str"),
-    ("memory.required.full=", r"memory\.required\.full=\"?([0-9.]+ ?[KMGT]i?B)", "ollama_required_full", "size"),
-    ("memory.required.kv=", r"memory\.required\.kv=\"?([0-9.]+ ?[KMGT]i?B)", "ollama_required_kv", "size"),
-    ("memory.available=", r"memory\.available=\"?\[([0-9.]+ ?[KMGT]i?B)", "ollama_available", "size"),
-    ("layers.offload=", r"layers\.offload=([0-9]+)", "ollama_layers_offload", "int"),
-    ("layers.model=", r"layers\.model=([0-9]+)", "ollama_layers_model", "int"),
+    ("memory.required.full=", r"memory\.required\.full=\"?([0-9.]{1,24} ?[KMGT]i?B)", "ollama_required_full", "size"),
+    ("memory.required.kv=", r"memory\.required\.kv=\"?([0-9.]{1,24} ?[KMGT]i?B)", "ollama_required_kv", "size"),
+    ("memory.available=", r"memory\.available=\"?\[([0-9.]{1,24} ?[KMGT]i?B)", "ollama_available", "size"),
+    ("layers.offload=", r"layers\.offload=([0-9]{1,20})", "ollama_layers_offload", "int"),
+    ("layers.model=", r"layers\.model=([0-9]{1,20})", "ollama_layers_model", "int"),
     # TGI launcher Args { ... }
-    ("max_batch_prefill_tokens:", r"max_batch_prefill_tokens: (?:Some\()?([0-9]+)", "max_batch_prefill_tokens", "int"),
-    ("max_total_tokens:", r"max_total_tokens: (?:Some\()?([0-9]+)", "max_total_tokens", "int"),
+    ("max_batch_prefill_tokens:", r"max_batch_prefill_tokens: (?:Some\()?([0-9]{1,20})", "max_batch_prefill_tokens", "int"),
+    ("max_total_tokens:", r"max_total_tokens: (?:Some\()?([0-9]{1,20})", "max_total_tokens", "int"),
     ("model_id:", r"model_id: \"([^\"]{1,300})\"", "model", "str"),
 )
 
 # buffers printed at start-up: (key, pattern with (device, MiB), buffer kind)
 BUFFERS: tuple[tuple[str, str, str], ...] = (
-    ("model buffer size", r"(\S{1,40}) model buffer size\s{0,8}=\s{0,8}([0-9.]+) MiB", "model"),
-    ("KV buffer size", r"(\S{1,40}) KV buffer size\s{0,8}=\s{0,8}([0-9.]+) MiB", "kv"),
-    ("compute buffer size", r"(\S{1,40}) compute buffer size\s{0,8}=\s{0,8}([0-9.]+) MiB", "compute"),
-    ("output buffer size", r"(\S{1,40})\s{1,8}output buffer size\s{0,8}=\s{0,8}([0-9.]+) MiB", "output"),
+    ("model buffer size", r"(\S{1,40}) model buffer size\s{0,8}=\s{0,8}([0-9.]{1,24}) MiB", "model"),
+    ("KV buffer size", r"(\S{1,40}) KV buffer size\s{0,8}=\s{0,8}([0-9.]{1,24}) MiB", "kv"),
+    ("compute buffer size", r"(\S{1,40}) compute buffer size\s{0,8}=\s{0,8}([0-9.]{1,24}) MiB", "compute"),
+    ("output buffer size", r"(\S{1,40})\s{1,8}output buffer size\s{0,8}=\s{0,8}([0-9.]{1,24}) MiB", "output"),
 )
 # single figures: (key, pattern, name, unit)
 FIGURES: tuple[tuple[str, str, str, str], ...] = (
-    ("KV self size", r"KV self size\s{0,4}=\s{0,4}([0-9.]+) MiB", "kv_total_bytes", "mib"),
-    ("llama_kv_cache: size", r"llama_kv_cache(?:_unified)?: size\s{0,4}=\s{0,4}([0-9.]+) MiB", "kv_total_bytes", "mib"),
-    ("Model loading took", r"Model loading took ([0-9.]+) ?GiB", "model_loading_bytes", "gib"),
-    ("Loading model weights took", r"Loading model weights took ([0-9.]+) ?GB", "model_loading_bytes", "gib"),
-    ("Available KV cache memory", r"Available KV cache memory: ([-0-9.]+) ?GiB", "available_kv_cache_bytes", "gib"),
-    ("GPU KV cache size", r"GPU KV cache size: ([0-9,]+) tokens", "kv_cache_tokens", "int"),
-    ("# GPU blocks", r"# GPU blocks: ([0-9]+)", "num_gpu_blocks", "int"),
-    ("kv_cache_size=", r"\bkv_cache_size=([0-9.]+) ?GiB", "available_kv_cache_bytes", "gib"),
-    ("Maximum concurrency for", r"Maximum concurrency for ([0-9,]+) tokens per request: ([0-9.]+)x",
+    ("KV self size", r"KV self size\s{0,4}=\s{0,4}([0-9.]{1,24}) MiB", "kv_total_bytes", "mib"),
+    ("llama_kv_cache: size", r"llama_kv_cache(?:_unified)?: size\s{0,4}=\s{0,4}([0-9.]{1,24}) MiB", "kv_total_bytes", "mib"),
+    ("Model loading took", r"Model loading took ([0-9.]{1,24}) ?GiB", "model_loading_bytes", "gib"),
+    ("Loading model weights took", r"Loading model weights took ([0-9.]{1,24}) ?GB", "model_loading_bytes", "gib"),
+    ("Available KV cache memory", r"Available KV cache memory: ([-0-9.]{1,24}) ?GiB", "available_kv_cache_bytes", "gib"),
+    ("GPU KV cache size", r"GPU KV cache size: ([0-9,]{1,24}) tokens", "kv_cache_tokens", "int"),
+    ("# GPU blocks", r"# GPU blocks: ([0-9]{1,20})", "num_gpu_blocks", "int"),
+    ("kv_cache_size=", r"\bkv_cache_size=([0-9.]{1,24}) ?GiB", "available_kv_cache_bytes", "gib"),
+    ("Maximum concurrency for", r"Maximum concurrency for ([0-9,]{1,24}) tokens per request: ([0-9.]{1,24})x",
      "max_concurrency", "float2"),
-    ("Load weight end", r"Load weight end\.[^\n]{0,300}?mem usage=([0-9.]+) ?GB", "model_loading_bytes", "gib"),
-    ("Load weight end", r"Load weight end\.[^\n]{0,300}?avail mem=([0-9.]+) ?GB", "avail_mem_after_weights_bytes",
+    ("Load weight end", r"Load weight end\.[^\n]{0,300}?mem usage=([0-9.]{1,24}) ?GB", "model_loading_bytes", "gib"),
+    ("Load weight end", r"Load weight end\.[^\n]{0,300}?avail mem=([0-9.]{1,24}) ?GB", "avail_mem_after_weights_bytes",
      "gib"),
-    ("KV Cache is allocated", r"KV Cache is allocated\. #tokens: ([0-9]+)", "max_total_num_tokens", "int"),
-    ("KV Cache is allocated", r"K size: ([0-9.]+) ?GB", "k_bytes", "gib"),
-    ("KV Cache is allocated", r"V size: ([0-9.]+) ?GB", "v_bytes", "gib"),
+    ("KV Cache is allocated", r"KV Cache is allocated\. #tokens: ([0-9]{1,20})", "max_total_num_tokens", "int"),
+    ("KV Cache is allocated", r"K size: ([0-9.]{1,24}) ?GB", "k_bytes", "gib"),
+    ("KV Cache is allocated", r"V size: ([0-9.]{1,24}) ?GB", "v_bytes", "gib"),
 )
 # device free memory at load (llama.cpp >= 2025: "using device CUDA0 (NVIDIA ...) - 23307 MiB free")
-DEVICE_FREE = ("using device", r"using device (\S{1,20}) \(([^)\n]{0,120})\)[^\n]{0,80}?- ([0-9]+) MiB free")
-DEVICE_NAME = ("compute capability", r"Device ([0-9]+): ([^,\n]{1,80}), compute capability ([0-9.]+)")
+DEVICE_FREE = ("using device", r"using device (\S{1,20}) \(([^)\n]{0,120})\)[^\n]{0,80}?- ([0-9]{1,20}) MiB free")
+DEVICE_NAME = ("compute capability", r"Device ([0-9]{1,20}): ([^,\n]{1,80}), compute capability ([0-9.]{1,24})")
 VLLM_ARGS = ("non-default args:", r"non-default args: (\{[^\n]{1,6000}\})")
 
 _VLLM_ARG_NAMES = {"model": "model", "max_model_len": "max_model_len",
@@ -128,7 +128,7 @@ def _rx(p: str) -> re.Pattern[str]:
 
 
 def _size(s: str) -> int:
-    m = re.match(r"([0-9.]+) ?([KMGT])(i?)B", s)
+    m = re.match(r"([0-9.]{1,24}) ?([KMGT])(i?)B", s)
     if not m:
         return 0
     mult = {"K": 1, "M": 2, "G": 3, "T": 4}[m.group(2)]
@@ -264,7 +264,7 @@ FRAME_STAGES: tuple[tuple[str, str], ...] = (
     ("generate", "compute"), ("forward", "compute"), ("execute_model", "compute"), ("prefill", "compute"),
     ("backward", "compute"), ("train", "compute"),
 )
-_FRAME = re.compile(r"File \"([^\"\n]{1,400})\", line [0-9]+, in (\w{1,100})")
+_FRAME = re.compile(r"File \"([^\"\n]{1,400})\", line [0-9]{1,20}, in (\w{1,100})")
 
 
 def frames(region: str) -> list[str]:

@@ -116,6 +116,12 @@ def _compare(model: str, engine: str, settings: dict[str, Any], printed: dict[st
             for dev, pv in p.items():
                 if dev in o:
                     figures[f"{theirs}[{dev}]"] = {"printed": pv, "oomkit": o[dev], "differs_by": o[dev] - pv}
-        elif isinstance(p, (int, float)) and isinstance(o, (int, float)):
-            figures[theirs] = {"printed": p, "oomkit": o, "differs_by": o - p}
-    return {"model": model, "engine": engine, "settings": settings, "figures": figures, "fits": fits}
+        elif isinstance(p, (int, float)):
+            if isinstance(o, dict) and o:  # per rank; the log line is rank 0's
+                o = o.get("CUDA0", next(iter(o.values())))
+            if isinstance(o, (int, float)):
+                figures[theirs] = {"printed": p, "oomkit": o, "differs_by": o - p}
+    out = {"model": model, "engine": engine, "settings": settings, "figures": figures, "fits": fits}
+    if isinstance(view.get("log"), str):
+        out["log"] = view["log"]  # the start-up lines oomkit predicts the engine prints
+    return out

@@ -44,8 +44,7 @@ def diagnose(text: str, *, predict: bool = True) -> Diagnosis:
 
     incident = [e for e in evs if anchor.line.no <= e.line.no <= anchor.line.no + WRAP_WINDOW]
     numbers = _merge_numbers(anchor, incident)
-    region_lo = max(0, anchor.line.start - SETTINGS_REGION)
-    settings, buffers = read_log(doc, region_lo, anchor.line.start + MAX_AFTER)
+    settings, buffers = _startup(doc, anchor.line.start)
     around = doc.around(anchor.line.start, 120, WRAP_WINDOW)
     host = host_of(doc.slice(0, 200_000)) or host_of(around)
     engine = anchor.sig.engine
@@ -69,6 +68,32 @@ def diagnose(text: str, *, predict: bool = True) -> Diagnosis:
 
         prediction = prediction_for(d)
     return Diagnosis(**{**d.__dict__, "causes": causes, "fixes": fixes, "prediction": prediction})
+
+
+# lines that open an engine's start-up: the settings of the LAST start-up before the failure are the ones in force
+STARTUP_MARKERS = (b"vLLM API server version", b"Initializing a V1 LLM engine", b"Initializing an LLM engine",
+                   b"non-default args:", b"server_args=ServerArgs", b"llama_model_loader: loaded meta data",
+                   b"build: ", b"msg=\"starting llama server\"", b"msg=\"server config\"", b"Args {")
+STARTUP_SPAN = 200_000  # bytes one start-up's lines span at most
+NEAR_REGION = 1_000_000  # bytes before the failure always read (figures printed late in the start-up)
+
+
+def _startup(doc: Text, at: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(settings, buffers) of the start-up the failure at byte `at` belongs to: from the last start-up marker
+    before it (or the top of the text) for SETTINGS_REGION bytes, then the NEAR_REGION bytes before the failure."""
+    last = max((doc.b.rfind(m, 0, at) for m in STARTUP_MARKERS), default=-1)
+    if last > 0:  # the start-up's first marker: the earliest one within STARTUP_SPAN before the last
+        firsts = [doc.b.find(m, max(0, last - STARTUP_SPAN), last + 200) for m in STARTUP_MARKERS]
+        last = min(p for p in firsts if p >= 0)
+        last = max(0, last - STARTUP_SPAN // 4)  # and the lines just before it (an estimate printed first)
+    start = doc.b.rfind(b"\n", 0, last) + 1 if last > 0 else 0
+    settings, buffers = read_log(doc, start, min(at, start + SETTINGS_REGION))
+    near = max(start + SETTINGS_REGION, at - NEAR_REGION)
+    if near < at + MAX_AFTER:
+        s2, b2 = read_log(doc, near, at + MAX_AFTER)
+        settings.update(s2)
+        buffers.update(b2)
+    return settings, buffers
 
 
 MAX_AFTER = 2000  # characters after the failure's line still read for settings (the rest of the message)
@@ -106,6 +131,11 @@ def _is_retried(e: Event, recovered: list[int]) -> bool:
 
 def _merge_numbers(anchor: Event, incident: list[Event]) -> dict[str, Any]:
     numbers = dict(anchor.numbers)
+    for e in incident:  # the engine's own wrapper further down names its knob (vLLM's sampler: max_num_seqs)
+        if e is not anchor and e.role == "oom" and e.sig.stage and e.sig.engine not in (anchor.sig.engine, "pytorch",
+                                                                                        "cuda"):
+            for k, v in e.numbers.items():
+                numbers.setdefault(k, v)
     for e in incident:
         if e is anchor or e.role not in OOM_ROLES or e.line.no > anchor.line.no + STAGE_WINDOW:
             continue

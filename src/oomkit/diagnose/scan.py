@@ -192,7 +192,7 @@ def read_fields(fields: tuple[Field, ...], variants: list[str]) -> dict[str, Any
     return out
 
 
-_PROCESS = re.compile(r"Process ([0-9]{1,10}) has ([0-9][0-9,]*(?:\.[0-9]+)?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)"
+_PROCESS = re.compile(r"Process ([0-9]{1,10}) has ([0-9][0-9,]{0,24}(?:\.[0-9]{1,12})?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)"
                       r" memory in use")
 
 

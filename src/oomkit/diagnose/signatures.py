@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?)"  # a number as engines print it (thousands separators allowed)
-SIZE = r"([0-9][0-9,]*(?:\.[0-9]+)?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\b"  # number + unit (two groups)
+NUM = r"([0-9][0-9,]{0,24}(?:\.[0-9]{1,12})?)"  # a number as engines print it (thousands separators allowed)
+SIZE = r"([0-9][0-9,]{0,24}(?:\.[0-9]{1,12})?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\b"  # number + unit (two groups)
 
 STAGES = ("weights", "kv_cache", "compute", "fragmentation", "other_process", "host_ram", "buffer_limit",
           "not_oom", "unknown")
@@ -81,7 +81,7 @@ def _compile(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
 # fragment on its own, so a fragment a version leaves out does not stop the others.
 TORCH_FIELDS = (
     Field("requested_bytes", r"Tried to allocate " + SIZE),
-    Field("device", r"(?:GPU|Device|NPU|MLU) ([0-9]+)(?: has a total capac|;)", "int"),
+    Field("device", r"(?:GPU|Device|NPU|MLU) ([0-9]{1,20})(?: has a total capac|;)", "int"),
     Field("total_bytes", r"total capac(?:i)?ty of " + SIZE),
     Field("free_bytes", r"of which " + SIZE + r" ?is free"),
     Field("total_bytes", SIZE + r" total capacity;"),
@@ -142,7 +142,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "torch_cpu_alloc", "pytorch", ("DefaultCPUAllocator: can't allocate memory",),
         r"DefaultCPUAllocator: can't allocate memory", stage="host_ram", priority=4,
-        fields=(Field("requested_bytes", r"you tried to allocate ([0-9]+) bytes", "bytes"),),
+        fields=(Field("requested_bytes", r"you tried to allocate ([0-9]{1,20}) bytes", "bytes"),),
         message="RuntimeError: [enforce fail at alloc_cpu.cpp] . DefaultCPUAllocator: can't allocate memory: you "
                 "tried to allocate {B} bytes. Error code 12 (Cannot allocate memory)",
         causes=("host RAM exhausted (weights loaded to the CPU first, or a CPU-offloaded part)",),
@@ -167,11 +167,11 @@ SIGNATURES: tuple[Signature, ...] = (
     # ------------------------------------------------------------------------------------------------ vLLM
     Signature(
         "vllm_v1_kv_insufficient", "vllm", ("To serve at least one request with the model",),
-        r"To serve at least one request with the models?'s max seq len", stage="kv_cache", priority=8,
-        fields=(Field("max_model_len", r"max seq len \(([0-9]+)\)", "int"),
-                Field("kv_needed_bytes", r"\(([0-9.]+) GiB KV ?cache is needed", "GiB"),
-                Field("kv_available_bytes", r"available KV cache memory \(([-0-9.]+) GiB\)", "GiB"),
-                Field("estimated_max_len", r"estimated maximum model length is ([0-9]+)", "int")),
+        r"To serve at least one request with the model\S{0,4} max seq len", stage="kv_cache", priority=8,
+        fields=(Field("max_model_len", r"max seq len \(([0-9]{1,20})\)", "int"),
+                Field("kv_needed_bytes", r"\(([0-9.]{1,24}) GiB KV ?cache is needed", "GiB"),
+                Field("kv_available_bytes", r"available KV cache memory \(([-0-9.]{1,24}) GiB\)", "GiB"),
+                Field("estimated_max_len", r"estimated maximum model length is ([0-9]{1,20})", "int")),
         message="ValueError: To serve at least one request with the models's max seq len ({max_model_len}), "
                 "({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} "
                 "GiB). Based on the available memory, the estimated maximum model length is {estimated}. Try "
@@ -185,10 +185,10 @@ SIGNATURES: tuple[Signature, ...] = (
                "--kv-cache-dtype fp8 (half the KV bytes)", "--tensor-parallel-size N", "a quantized checkpoint")),
     Signature(
         "vllm_v0_kv_insufficient", "vllm", ("is larger than the maximum number of tokens that can be stored",),
-        r"max seq len \([0-9]+\) is larger than the maximum number of tokens that can be stored in KV cache",
+        r"max seq len \([0-9]{1,20}\) is larger than the maximum number of tokens that can be stored in KV cache",
         stage="kv_cache", priority=8,
-        fields=(Field("max_model_len", r"max seq len \(([0-9]+)\)", "int"),
-                Field("kv_capacity_tokens", r"stored in KV cache \(([0-9]+)\)", "int")),
+        fields=(Field("max_model_len", r"max seq len \(([0-9]{1,20})\)", "int"),
+                Field("kv_capacity_tokens", r"stored in KV cache \(([0-9]{1,20})\)", "int")),
         message="ValueError: The model's max seq len ({max_model_len}) is larger than the maximum number of tokens "
                 "that can be stored in KV cache ({tokens}). Try increasing `gpu_memory_utilization` or decreasing "
                 "`max_model_len` when initializing the engine.",
@@ -209,10 +209,10 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "vllm_free_memory_startup", "vllm", ("on startup is less than desired GPU memory utilization",),
         r"Free memory on device", stage="other_process", priority=7,
-        fields=(Field("free_bytes", r"\(([0-9.]+)/[0-9.]+ GiB\) on startup", "GiB"),
-                Field("total_bytes", r"\([0-9.]+/([0-9.]+) GiB\) on startup", "GiB"),
-                Field("gpu_memory_utilization", r"memory utilization \(([0-9.]+),", "float"),
-                Field("requested_bytes", r"memory utilization \([0-9.]+, ([0-9.]+) GiB\)", "GiB")),
+        fields=(Field("free_bytes", r"\(([0-9.]{1,24})/[0-9.]{1,24} GiB\) on startup", "GiB"),
+                Field("total_bytes", r"\([0-9.]{1,24}/([0-9.]{1,24}) GiB\) on startup", "GiB"),
+                Field("gpu_memory_utilization", r"memory utilization \(([0-9.]{1,24}),", "float"),
+                Field("requested_bytes", r"memory utilization \([0-9.]{1,24}, ([0-9.]{1,24}) GiB\)", "GiB")),
         message="ValueError: Free memory on device ({free}/{total} GiB) on startup is less than desired GPU memory "
                 "utilization ({util}, {util_x_total} GiB). Decrease GPU memory utilization or reduce GPU memory "
                 "used by other processes.",
@@ -223,7 +223,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "vllm_sampler_warmup", "vllm", ("occurred when warming up sampler",),
         r"out of memory occurred when warming up sampler", stage="compute", priority=9,
-        fields=(Field("max_num_seqs", r"sampler with ([0-9]+) dummy requests", "int"),),
+        fields=(Field("max_num_seqs", r"sampler with ([0-9]{1,20}) dummy requests", "int"),),
         message="RuntimeError: CUDA out of memory occurred when warming up sampler with {N} dummy requests. Please "
                 "try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.",
         versions="vLLM V1",
@@ -232,8 +232,8 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "vllm_profiling_error", "vllm", ("Error in memory profiling",),
         r"Error in memory profiling", role="not_oom", priority=6,
-        fields=(Field("initial_free_bytes", r"Initial free memory ([0-9.]+)", "GiB"),
-                Field("current_free_bytes", r"current free memory ([0-9.]+)", "GiB")),
+        fields=(Field("initial_free_bytes", r"Initial free memory ([0-9.]{1,24})", "GiB"),
+                Field("current_free_bytes", r"current free memory ([0-9.]{1,24})", "GiB")),
         message="AssertionError: Error in memory profiling. Initial free memory {X} GiB, current free memory {Y} "
                 "GiB. This happens when other processes sharing the same container release GPU memory ...",
         causes=("another process released GPU memory while vLLM profiled: free memory grew (not an OOM)",),
@@ -242,8 +242,8 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "vllm_max_model_len_too_large", "vllm", ("is greater than the derived max_model_len",),
         r"is greater than the derived max_model_len", role="not_oom", priority=6,
-        fields=(Field("max_model_len", r"max_model_len \(([0-9]+)\) is greater", "int"),
-                Field("model_max_len", r"max_position_embeddings=([0-9]+)", "int")),
+        fields=(Field("max_model_len", r"max_model_len \(([0-9]{1,20})\) is greater", "int"),
+                Field("model_max_len", r"max_position_embeddings=([0-9]{1,20})", "int")),
         message="ValueError: User-specified max_model_len ({N}) is greater than the derived max_model_len "
                 "(max_position_embeddings={M} or model_max_length=None in model's config.json).",
         causes=("--max-model-len asks for more than the model was trained for (not a memory error)",),
@@ -253,7 +253,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "sglang_not_enough_memory", "sglang", ("Not enough memory. Please try to increase --mem-fraction-static",),
         r"Not enough memory\. Please try to increase --mem-fraction-static", stage="kv_cache", priority=7,
-        fields=(Field("mem_fraction_static", r"mem_fraction_static=([0-9.]+)", "float"),),
+        fields=(Field("mem_fraction_static", r"mem_fraction_static=([0-9.]{1,24})", "float"),),
         message="RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
         versions="SGLang 2024-2026 (2026 appends 'Current value: mem_fraction_static={x}')",
         causes=("the weights take all of mem_fraction_static x total memory: no room for the KV pool",),
@@ -261,8 +261,8 @@ SIGNATURES: tuple[Signature, ...] = (
                "a smaller or quantized model", "--tp N")),
     Signature(
         "sglang_profiled_negative", "sglang", ("is larger than the profiled value",),
-        r"max_total_tokens=[0-9]+ is larger than the profiled value -[0-9]+", stage="kv_cache", priority=6,
-        fields=(Field("max_total_tokens", r"max_total_tokens=([0-9]+)", "int"),),
+        r"max_total_tokens=[0-9]{1,20} is larger than the profiled value -[0-9]{1,20}", stage="kv_cache", priority=6,
+        fields=(Field("max_total_tokens", r"max_total_tokens=([0-9]{1,20})", "int"),),
         message="max_total_tokens={req} is larger than the profiled value {profiled}. Use the profiled value instead.",
         causes=("a negative profiled KV pool: the weights exceed the static memory budget",),
         fixes=("--mem-fraction-static higher", "--tp N", "a quantized model")),
@@ -275,10 +275,10 @@ SIGNATURES: tuple[Signature, ...] = (
     # -------------------------------------------------------------------------------------------- llama.cpp
     Signature(
         "ggml_cuda_malloc", "llama.cpp", ("alloc_buffer: allocating",),
-        r"_buffer_type_alloc_buffer: allocating [0-9.]+ MiB on device [0-9]+: (?:cuda|hip|musa)Malloc failed",
+        r"_buffer_type_alloc_buffer: allocating [0-9.]{1,24} MiB on device [0-9]{1,20}: (?:cuda|hip|musa)Malloc failed",
         backend="CUDA", priority=4,
-        fields=(Field("requested_bytes", r"allocating ([0-9.]+) MiB", "MiB"),
-                Field("device", r"on device ([0-9]+)", "int")),
+        fields=(Field("requested_bytes", r"allocating ([0-9.]{1,24}) MiB", "MiB"),
+                Field("device", r"on device ([0-9]{1,20})", "int")),
         message="ggml_backend_cuda_buffer_type_alloc_buffer: allocating {MIB} MiB on device {DEV}: cudaMalloc "
                 "failed: out of memory",
         versions="llama.cpp (CUDA, ROCm/HIP, MUSA); followed by a line naming the stage",
@@ -287,26 +287,26 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=LLAMA_WEIGHT_FIXES[:1] + LLAMA_KV_FIXES[:2] + LLAMA_COMPUTE_FIXES[:1]),
     Signature(
         "ggml_gallocr_fail", "llama.cpp", ("ggml_gallocr_reserve_n",),
-        r"ggml_gallocr_reserve_n(?:_impl)?: failed to allocate \S+ buffer of size [0-9]+", stage="compute",
+        r"ggml_gallocr_reserve_n(?:_impl)?: failed to allocate \S{1,200} buffer of size [0-9]{1,20}", stage="compute",
         priority=3,
-        fields=(Field("requested_bytes", r"buffer of size ([0-9]+)", "bytes"),
-                Field("buffer", r"failed to allocate (\S+) buffer", "str")),
+        fields=(Field("requested_bytes", r"buffer of size ([0-9]{1,20})", "bytes"),
+                Field("buffer", r"failed to allocate (\S{1,200}) buffer", "str")),
         message="ggml_gallocr_reserve_n: failed to allocate {BUFT} buffer of size {B}",
         versions="llama.cpp (2026: ggml_gallocr_reserve_n_impl)",
         causes=("the compute graph's buffer (scales with -ub, -c and the model's width) does not fit",),
         fixes=LLAMA_COMPUTE_FIXES),
     Signature(
         "ggml_alloc_tensor_range", "llama.cpp", ("alloc_tensor_range: failed to allocate",),
-        r"alloc_tensor_range: failed to allocate \S+ buffer of size [0-9]+", priority=3,
-        fields=(Field("requested_bytes", r"buffer of size ([0-9]+)", "bytes"),
-                Field("buffer", r"failed to allocate (\S+) buffer", "str")),
+        r"alloc_tensor_range: failed to allocate \S{1,200} buffer of size [0-9]{1,20}", priority=3,
+        fields=(Field("requested_bytes", r"buffer of size ([0-9]{1,20})", "bytes"),
+                Field("buffer", r"failed to allocate (\S{1,200}) buffer", "str")),
         message="alloc_tensor_range: failed to allocate {BUFT} buffer of size {B}",
         causes=("a weights or KV tensor buffer does not fit (the next line says which)",),
         fixes=LLAMA_WEIGHT_FIXES[:1] + LLAMA_KV_FIXES[:1]),
     Signature(
         "ggml_cpu_alloc_fail", "llama.cpp", ("cpu_buffer_type_alloc_buffer: failed to allocate",),
         r"cpu_buffer_type_alloc_buffer: failed to allocate buffer of size", stage="host_ram", priority=3,
-        fields=(Field("requested_bytes", r"buffer of size ([0-9]+)", "bytes"),),
+        fields=(Field("requested_bytes", r"buffer of size ([0-9]{1,20})", "bytes"),),
         message="ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size {B}",
         causes=("host RAM: the CPU part (weights not offloaded, -nkvo KV, compute) does not fit",),
         fixes=("more layers on the GPU (-ngl)", "a smaller quant", "-c smaller", "more RAM or swap")),
@@ -330,8 +330,8 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=LLAMA_COMPUTE_FIXES),
     Signature(
         "llama_model_buffer", "llama.cpp", ("error loading model: unable to allocate", "unable to allocate backend buffer"),
-        r"unable to allocate (?:\S+ )?(?:backend )?buffer", role="stage", stage="weights", priority=6,
-        fields=(Field("buffer", r"unable to allocate (\S+) buffer", "str"),),
+        r"unable to allocate (?:\S{1,200} )?(?:backend )?buffer", role="stage", stage="weights", priority=6,
+        fields=(Field("buffer", r"unable to allocate (\S{1,200}) buffer", "str"),),
         message="llama_model_load: error loading model: unable to allocate CUDA0 buffer",
         causes=("the model's weights on this device do not fit",),
         fixes=LLAMA_WEIGHT_FIXES),
@@ -344,7 +344,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "ggml_cuda_error_oom", "llama.cpp", ("CUDA error: out of memory", "ROCm error: out of memory",
                                              "MUSA error: out of memory", "CUDA error 2 at"),
-        r"(?:CUDA|ROCm|MUSA) error(?: [0-9]+ at \S+)?: out of memory", backend="CUDA", priority=2,
+        r"(?:CUDA|ROCm|MUSA) error(?: [0-9]{1,20} at \S{1,200})?: out of memory", backend="CUDA", priority=2,
         message="CUDA error: out of memory / current device: {DEV}, in function {FUNC} at {FILE}:{LINE}",
         versions="llama.cpp ggml_cuda_error (2023: 'CUDA error 2 at ggml-cuda.cu:N: out of memory')",
         causes=("a CUDA allocation inside a kernel or the memory pool failed during evaluation",),
@@ -352,9 +352,9 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "ggml_vulkan_alloc", "llama.cpp", ("ggml_vulkan: Device memory allocation of size",
                                            "ErrorOutOfDeviceMemory", "VK_ERROR_OUT_OF_DEVICE_MEMORY"),
-        r"Device memory allocation of size [0-9]+ failed|ErrorOutOfDeviceMemory|VK_ERROR_OUT_OF_DEVICE_MEMORY",
+        r"Device memory allocation of size [0-9]{1,20} failed|ErrorOutOfDeviceMemory|VK_ERROR_OUT_OF_DEVICE_MEMORY",
         backend="Vulkan", priority=3,
-        fields=(Field("requested_bytes", r"allocation of size ([0-9]+) failed", "bytes"),),
+        fields=(Field("requested_bytes", r"allocation of size ([0-9]{1,20}) failed", "bytes"),),
         message="ggml_vulkan: Device memory allocation of size {B} failed. / ggml_vulkan: "
                 "vk::Device::allocateMemory: ErrorOutOfDeviceMemory",
         causes=("device memory, or the driver's per-allocation limit (maxMemoryAllocationSize)",),
@@ -370,17 +370,17 @@ SIGNATURES: tuple[Signature, ...] = (
         "ggml_metal_buffer_fail", "llama.cpp", ("error: failed to allocate buffer, size",),
         r"metal_buffer_(?:init|map|type_alloc_buffer|from_ptr): error: failed to allocate buffer, size",
         backend="Metal", priority=3,
-        fields=(Field("requested_bytes", r"size = +([0-9.]+) MiB", "MiB"),),
+        fields=(Field("requested_bytes", r"size = {1,40}([0-9.]{1,24}) MiB", "MiB"),),
         message="ggml_metal_buffer_init: error: failed to allocate buffer, size = {MIB} MiB",
         causes=("Metal could not allocate: the working set (wired memory) limit or a single-buffer limit",),
         fixes=("-c smaller", "-ub smaller", "-fa on", "a smaller quant",
                "sudo sysctl iogpu.wired_limit_mb=N to raise the wired limit")),
     Signature(
         "ggml_metal_max_buffer_old", "llama.cpp", ("is larger than buffer maximum of",),
-        r"buffer '\w+' size [0-9]+ is larger than buffer maximum of [0-9]+", stage="buffer_limit",
+        r"buffer '\w{1,64}' size [0-9]{1,20} is larger than buffer maximum of [0-9]{1,20}", stage="buffer_limit",
         backend="Metal", priority=4,
-        fields=(Field("requested_bytes", r"size ([0-9]+) is larger", "bytes"),
-                Field("max_buffer_bytes", r"buffer maximum of ([0-9]+)", "bytes")),
+        fields=(Field("requested_bytes", r"size ([0-9]{1,20}) is larger", "bytes"),
+                Field("max_buffer_bytes", r"buffer maximum of ([0-9]{1,20})", "bytes")),
         message="ggml_metal_add_buffer: buffer 'data' size {B} is larger than buffer maximum of {MAX}",
         versions="llama.cpp Metal, 2023",
         causes=("one Metal buffer is larger than the device's maxBufferLength",),
@@ -441,7 +441,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "ollama_layout", "ollama", ("emory layout cannot be allocated",),
         r"memory layout cannot be allocated", priority=7, ignore_case=True,
-        fields=(Field("num_gpu", r"num_gpu = ([0-9]+)", "int"),),
+        fields=(Field("num_gpu", r"num_gpu = ([0-9]{1,20})", "int"),),
         message="memory layout cannot be allocated[ with num_gpu = {N}]",
         versions="Ollama ~0.12 to 0.2x (new memory management)",
         causes=("a large num_ctx (defaults up to 256K on >= 47 GiB VRAM; clients send large values) or a forced "
@@ -471,7 +471,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "lmstudio_guardrail", "lmstudio", ("model loading was stopped due to insufficient system resources",
                                            "requires approximately"),
-        r"requires approximately [0-9.]+ ?GB of memory|loading was stopped due to insufficient system resources",
+        r"requires approximately [0-9.]{1,24} ?GB of memory|loading was stopped due to insufficient system resources",
         stage="host_ram", priority=6, ignore_case=True,
         fields=(Field("model_required_bytes", r"requires approximately " + SIZE, "size_as_written"),),
         message="Model loading was stopped due to insufficient system resources. Under the current settings, this "
@@ -494,32 +494,32 @@ SIGNATURES: tuple[Signature, ...] = (
     # -------------------------------------------------------------------------------------------------- MLX
     Signature(
         "mlx_max_buffer", "mlx", ("Attempting to allocate",),
-        r"Attempting to allocate [0-9]+ bytes which is greater",
+        r"Attempting to allocate [0-9]{1,20} bytes which is greater",
         stage="buffer_limit", backend="Metal", priority=6,
-        fields=(Field("requested_bytes", r"allocate ([0-9]+) bytes", "bytes"),
-                Field("max_buffer_bytes", r"buffer size of ([0-9]+) bytes", "bytes")),
+        fields=(Field("requested_bytes", r"allocate ([0-9]{1,20}) bytes", "bytes"),
+                Field("max_buffer_bytes", r"buffer size of ([0-9]{1,20}) bytes", "bytes")),
         message="[metal::malloc] Attempting to allocate {size} bytes which is greater than the maximum allowed "
                 "buffer size of {maxBufferLength} bytes.",
         causes=("one buffer (the attention matrix of a long prefill step) is over Metal's maxBufferLength, however "
                 "much memory is free",),
         fixes=("--prefill-step-size smaller", "--max-kv-size (rotating cache)", "--kv-bits 8 or 4")),
     Signature(
-        "mlx_resource_limit", "mlx", ("[metal::malloc] Resource limit",), r"Resource limit \([0-9]+\) exceeded",
+        "mlx_resource_limit", "mlx", ("[metal::malloc] Resource limit",), r"Resource limit \([0-9]{1,20}\) exceeded",
         stage="buffer_limit", backend="Metal", priority=5,
-        fields=(Field("resource_limit", r"Resource limit \(([0-9]+)\)", "int"),),
+        fields=(Field("resource_limit", r"Resource limit \(([0-9]{1,20})\)", "int"),),
         message="[metal::malloc] Resource limit ({n}) exceeded.",
         causes=("too many Metal buffers alive at once",), fixes=("fewer cached arrays; mx.clear_cache()",)),
     Signature(
-        "mlx_unable_alloc", "mlx", ("[malloc] Unable to allocate",), r"\[malloc\] Unable to allocate [0-9]+ bytes",
+        "mlx_unable_alloc", "mlx", ("[malloc] Unable to allocate",), r"\[malloc\] Unable to allocate [0-9]{1,20} bytes",
         stage="host_ram", priority=5,
-        fields=(Field("requested_bytes", r"allocate ([0-9]+) bytes", "bytes"),),
+        fields=(Field("requested_bytes", r"allocate ([0-9]{1,20}) bytes", "bytes"),),
         message="[malloc] Unable to allocate {size} bytes.",
         causes=("unified memory exhausted",), fixes=("a smaller model or context",)),
     Signature(
         "mlx_wired_warning", "mlx", ("which is close to the maximum recommended size",),
-        r"requires [0-9]+ MB which is close to the maximum recommended size", role="warn",
-        fields=(Field("model_required_bytes", r"requires ([0-9]+) MB", "MB"),
-                Field("max_recommended_bytes", r"recommended size of ([0-9]+) MB", "MB")),
+        r"requires [0-9]{1,20} MB which is close to the maximum recommended size", role="warn",
+        fields=(Field("model_required_bytes", r"requires ([0-9]{1,20}) MB", "MB"),
+                Field("max_recommended_bytes", r"recommended size of ([0-9]{1,20}) MB", "MB")),
         message="[WARNING] Generating with a model that requires {X} MB which is close to the maximum recommended "
                 "size of {Y} MB. This can be slow.",
         causes=("the model is near macOS's wired-memory limit",),
@@ -527,10 +527,10 @@ SIGNATURES: tuple[Signature, ...] = (
     # -------------------------------------------------------------------------------------------------- TGI
     Signature(
         "tgi_prefill", "tgi", ("Not enough memory to handle",), r"Not enough memory to handle", priority=7,
-        fields=(Field("prefill_tokens", r"handle ([0-9]+) prefill tokens", "int"),
-                Field("prefill_tokens", r"with ([0-9]+) prefill tokens", "int"),
-                Field("total_tokens", r"handle ([0-9]+) total tokens", "int"),
-                Field("max_total_tokens", r"handle `?max_total_tokens=([0-9]+)", "int")),
+        fields=(Field("prefill_tokens", r"handle ([0-9]{1,20}) prefill tokens", "int"),
+                Field("prefill_tokens", r"with ([0-9]{1,20}) prefill tokens", "int"),
+                Field("total_tokens", r"handle ([0-9]{1,20}) total tokens", "int"),
+                Field("max_total_tokens", r"handle `?max_total_tokens=([0-9]{1,20})", "int")),
         message="Not enough memory to handle {N} prefill tokens. You need to decrease `--max-batch-prefill-tokens`",
         versions="TGI v1-v3 (2023: '{T} total tokens with {P} prefill tokens'; v2/v3 routers: "
                  "'max_total_tokens={N}')",
@@ -560,8 +560,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "trtllm_executor", "tensorrt-llm", ("Executor creation failed due to insufficient GPU memory",),
         r"Executor creation failed due to insufficient GPU memory", priority=6,
         fields=(Field("component", r"could not be created: ([A-Za-z ]{1,60})", "str"),
-                Field("total_bytes", r"Total GPU memory \(GiB\): ([0-9.]+)", "GiB"),
-                Field("free_bytes", r"Free GPU memory before component creation attempt \(GiB\): ([0-9.]+)", "GiB")),
+                Field("total_bytes", r"Total GPU memory \(GiB\): ([0-9.]{1,24})", "GiB"),
+                Field("free_bytes", r"Free GPU memory before component creation attempt \(GiB\): ([0-9.]{1,24})", "GiB")),
         message="Executor creation failed due to insufficient GPU memory. The following component could not be "
                 "created: {component}. Total GPU memory (GiB): {T}. Free GPU memory before component creation "
                 "attempt (GiB): {F}",
@@ -626,14 +626,14 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("a smaller model or context; more layers on the GPU; add swap",)),
     Signature(
         "killed_signal", "os", ("signal: killed", "exit code 137", "exited with code 137", "Killed"),
-        r"signal: killed|exit(?:ed with)? code:? 137|^\s*Killed\s*$", role="not_oom", priority=1,
+        r"signal: killed|exit(?:ed with)? code:? 137|^\s{0,40}Killed\s{0,40}$", role="not_oom", priority=1,
         message="signal: killed / Killed / exit code 137",
         causes=("the process was killed by SIGKILL and nothing in the text says the kernel's OOM killer did it "
                 "(a supervisor, a timeout or a user can send it too)",),
         fixes=("check `dmesg | grep -i oom`; if it was the OOM killer: a smaller model or context, add swap",)),
     Signature(
         "terminated_signal", "os", ("SIGTERM", "received signal 15", "Terminated"),
-        r"SIGTERM|received signal 15|^\s*Terminated\s*$", role="not_oom", priority=0,
+        r"SIGTERM|received signal 15|^\s{0,40}Terminated\s{0,40}$", role="not_oom", priority=0,
         message="received SIGTERM / Terminated",
         causes=("the process was asked to stop (SIGTERM): not an out-of-memory",),
         fixes=("look for the reason the supervisor stopped it",)),

@@ -1,0 +1,317 @@
+"""diagnose(): the JSON contract, robustness (ANSI codes, CRLF, progress bars, process prefixes, nested tracebacks,
+the first out-of-memory as the cause, look-alikes), the settings and buffers of a start-up log, oomkit's own
+prediction beside them, the computed fixes, and the two commands. Messages are the engines' formats (see the
+error index); the corpus of real texts is tested in test_diagnose_corpus.py."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+from oomkit.diagnose import SIGNATURES, diagnose, errors_index
+from oomkit.diagnose.signatures import ENGINES, STAGES
+
+GiB, MiB = 1 << 30, 1 << 20
+
+
+def G(x):
+    return round(x * GiB)
+
+
+def M(x):
+    return round(x * MiB)
+
+
+V1_KV = ("ValueError: To serve at least one request with the models's max seq len (32768), (4.00 GiB KV cache is "
+         "needed, which is larger than the available KV cache memory (2.89 GiB). Based on the available memory, the "
+         "estimated maximum model length is 23648. Try increasing `gpu_memory_utilization` or decreasing "
+         "`max_model_len` when initializing the engine.")
+
+
+def test_to_dict_is_the_contract():
+    d = diagnose(V1_KV).to_dict()
+    for key in ("engine", "engine_version", "confidence", "stage", "numbers", "settings", "causes", "fixes"):
+        assert key in d
+    assert d["engine"] in ENGINES and d["stage"] in STAGES
+    allowed = {"requested_bytes", "free_bytes", "total_bytes", "allocated_bytes", "reserved_unallocated_bytes",
+               "kv_needed_bytes", "kv_available_bytes", "model_required_bytes", "system_available_bytes",
+               "max_buffer_bytes", "estimated_max_len", "max_model_len", "n_ctx"}
+    assert set(d["numbers"]) <= allowed
+    for f in d["fixes"]:
+        assert "summary" in f and "saves_bytes" in f
+    json.dumps(d)
+
+
+def test_signatures_are_consistent():
+    ids = [s.id for s in SIGNATURES]
+    assert len(ids) == len(set(ids))
+    for s in SIGNATURES:
+        assert s.keys and s.role in ("oom", "stage", "not_oom", "warn", "recovered", "killed")
+        assert s.stage is None or s.stage in STAGES
+        s.regex()  # compiles
+
+
+# ---------------------------------------------------------------------------------------------------------- reading
+
+
+def test_ansi_crlf_progress_bars_and_prefixes():
+    noisy = ("Processed prompts:  12%|\u2588\u2588        | 3/25 [00:01<00:09]\r"
+             "Processed prompts:  16%|\u2588\u2588\u2588       | 4/25 [00:01<00:08]\r\n"
+             "\x1b[1;31m(EngineCore_DP0 pid=4711) ERROR 10-25 13:08:43 [core.py:708]\x1b[0m " + V1_KV + "\r\n")
+    d = diagnose(noisy)
+    assert (d.engine, d.stage, d.line) == ("vllm", "kv_cache", 3)
+    assert d.numbers["kv_needed_bytes"] == G(4.00) and d.numbers["estimated_max_len"] == 23648
+
+
+def test_bytes_and_invalid_utf8():
+    d = diagnose(V1_KV.encode() + b"\xff\xfe garbage")
+    assert d.stage == "kv_cache"
+
+
+def test_first_oom_is_the_cause():
+    log = "\n".join([
+        "llama_init_from_model: n_ctx         = 65536",
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 2048.00 MiB on device 0: cudaMalloc failed: out of memory",
+        "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 2147483648",
+        "llama_init_from_model: failed to allocate compute buffers",
+        "... later ...",
+        "CUDA error: out of memory",
+        "  current device: 0, in function ggml_cuda_pool_malloc_vmm at ggml-cuda.cu:8583",
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 8192.00 MiB on device 0: cudaMalloc failed: out of memory",
+        "llama_kv_cache_init: failed to allocate buffer for kv cache",
+    ])
+    d = diagnose(log)
+    assert (d.engine, d.stage, d.line) == ("llama.cpp", "compute", 2)
+    assert d.numbers["requested_bytes"] == M(2048) and d.numbers["n_ctx"] == 65536
+
+
+def test_chained_traceback_vllm_sampler():
+    log = "\n".join([
+        "(EngineCore_DP0 pid=1) ERROR [core.py:708] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+        "1.96 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.20 GiB is free. Including non-PyTorch memory, "
+        "this process has 77.98 GiB memory in use. Of the allocated memory 75.10 GiB is allocated by PyTorch, and "
+        "1.30 GiB is reserved by PyTorch but unallocated.",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3/site-packages/vllm/v1/worker/gpu_model_runner.py", line 2400, in _dummy_sampler_run',
+        "    raise RuntimeError(",
+        "RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests. Please try "
+        "lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.",
+    ])
+    d = diagnose(log)
+    assert (d.engine, d.stage, d.host) == ("pytorch", "compute", "vllm")
+    assert d.numbers["requested_bytes"] == G(1.96)
+    assert any(f.flags == ("--max-num-seqs", "256") for f in d.fixes)
+
+
+def test_lookalikes_and_oom_beats_them():
+    assert diagnose("RuntimeError: CUDA error: an illegal memory access was encountered").stage == "not_oom"
+    assert diagnose("Failed to initialize NVML: Driver/library version mismatch").stage == "not_oom"
+    assert diagnose("OSError: [Errno 28] No space left on device").stage == "not_oom"
+    assert diagnose("Killed").stage == "not_oom"
+    d = diagnose("kernel: Out of memory: Killed process 2211 (ollama) total-vm:80123456kB")
+    assert d.stage == "host_ram" and d.engine == "ollama"
+    both = "CUDA error: out of memory\nRuntimeError: CUDA error: an illegal memory access was encountered"
+    assert diagnose(both).stage != "not_oom"
+    d = diagnose("Error in memory profiling. Initial free memory 70.1 GiB, current free memory 71.3 GiB. This "
+                 "happens when other processes sharing the same container release GPU memory")
+    assert d.stage == "not_oom" and d.engine == "vllm"
+
+
+def test_unknown_says_what_it_saw():
+    d = diagnose("hello world\nnothing to see here\n")
+    assert d.stage == "unknown" and d.engine is None and d.fixes == ()
+    d = diagnose("the GPU ran out of memory while rendering")
+    assert d.stage == "unknown" and "out of memory" in d.causes[0]
+
+
+def test_torch_fragmentation_fix():
+    d = diagnose("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
+                 "of 23.65 GiB of which 1.20 GiB is free. Including non-PyTorch memory, this process has 22.43 GiB "
+                 "memory in use. Of the allocated memory 17.10 GiB is allocated by PyTorch, and 4.83 GiB is reserved "
+                 "by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+                 "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.")
+    assert d.stage == "fragmentation"
+    f = d.fixes[0]
+    assert f.env == (("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"),) and f.saves_bytes == G(4.83)
+    assert "4.83 GiB" in f.summary
+
+
+def test_other_process_names_the_pid():
+    d = diagnose("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.74 GiB. GPU 1 has a total capacity "
+                 "of 23.57 GiB of which 605.88 MiB is free. Process 133288 has 11.00 GiB memory in use. Process 2211 "
+                 "has 7.90 GiB memory in use. Of the allocated memory 10.21 GiB is allocated by PyTorch, and 185.98 "
+                 "MiB is reserved by PyTorch but unallocated.")
+    assert d.stage == "other_process"
+    f = d.fixes[0]
+    assert "PID 2211" in f.summary and "7.90 GiB" in f.summary and f.saves_bytes == G(7.90)
+
+
+def test_vllm_kv_fix_from_the_numbers():
+    log = ("Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB "
+           "peak_torch_memory=17.98GiB non_torch_memory=0.35GiB kv_cache_size=2.89GiB gpu_memory_utilization=0.90\n"
+           + V1_KV)
+    d = diagnose(log)
+    assert d.settings["gpu_memory_utilization"] == 0.9 and d.settings["total_gpu_memory_bytes"] == G(23.58)
+    by_flag = {f.flags[0]: f for f in d.fixes if f.flags}
+    assert by_flag["--max-model-len"].flags[1] == "23648"
+    per_token = G(4.00) / 32768
+    assert by_flag["--max-model-len"].saves_bytes == int(G(4.00) - per_token * 23648)
+    # the shortfall 4.00 - 2.89 GiB over 23.58 GiB: 0.9 + 0.047 -> 0.95
+    u = by_flag["--gpu-memory-utilization"]
+    assert u.flags[1] == "0.95"
+    tokens = int((G(2.89) + 0.05 * G(23.58)) / per_token)
+    assert f"{tokens:,} tokens" in u.summary
+    assert by_flag["--kv-cache-dtype"].flags[1] == "fp8"
+
+
+def test_llamacpp_kv_fix_from_free_memory():
+    log = "\n".join([
+        "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 3090) - 23307 MiB free",
+        "load_tensors:        CUDA0 model buffer size = 17000.00 MiB",
+        "llama_context: n_ctx         = 131072",
+        "llama_context: flash_attn    = auto",
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 16384.00 MiB on device 0: cudaMalloc failed: out of memory",
+        "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache",
+    ])
+    d = diagnose(log)
+    assert (d.engine, d.stage) == ("llama.cpp", "kv_cache")
+    ctx = next(f for f in d.fixes if f.flags and f.flags[0] == "-c")
+    per_token = M(16384) / 131072
+    free = M(23307) - M(17000) - M(512)
+    expect = int(free / per_token) // 256 * 256
+    assert ctx.flags == ("-c", str(expect)) and ctx.saves_bytes == int((131072 - expect) * per_token)
+    q8 = next(f for f in d.fixes if f.flags and f.flags[0] == "-ctk")
+    assert q8.flags == ("-ctk", "q8_0", "-ctv", "q8_0", "-fa", "on")
+    assert q8.saves_bytes == int(M(16384) * (1 - 8.5 / 16))
+
+
+def test_ollama_estimate_fix():
+    log = ('time=2025-01-01T00:00:00Z level=INFO source=memory.go:326 msg="offload to cuda" layers.requested=-1 '
+           'layers.model=49 layers.offload=49 memory.available="[23.4 GiB]" memory.gpu_overhead="0 B" '
+           'memory.required.full="30.0 GiB" memory.required.partial="23.0 GiB" memory.required.kv="16.0 GiB"\n'
+           'time=2025-01-01T00:00:01Z level=INFO source=server.go:100 msg="starting llama server" cmd="/usr/bin/ollama '
+           'runner --model /m --ctx-size 131072 --batch-size 512 --n-gpu-layers 49 --parallel 1 --port 1"\n'
+           "Error: 500 Internal Server Error: memory layout cannot be allocated\n")
+    d = diagnose(log)
+    assert (d.engine, d.stage) == ("ollama", "kv_cache")
+    f = d.fixes[0]
+    room = G(23.4) - (G(30.0) - G(16.0))
+    ctx = int(131072 * room / G(16.0)) // 256 * 256
+    assert f.env == (("OLLAMA_CONTEXT_LENGTH", str(ctx)),)
+
+
+def test_mlx_buffer_limit_fix():
+    d = diagnose("[metal::malloc] Attempting to allocate 86586540032 bytes which is greater than the maximum allowed "
+                 "buffer size of 28991029248 bytes.")
+    assert (d.engine, d.stage) == ("mlx", "buffer_limit")
+    assert d.fixes[0].flags == ("--prefill-step-size", "512")  # 2.99x over: 2048 / 4
+
+
+# ------------------------------------------------------------------------------------------------ start-up logs
+
+
+def test_llamacpp_startup_settings_and_buffers():
+    log = "\n".join([
+        "build: 5800 (abcdef12) with cc for x86_64-linux-gnu",
+        "llama_model_loader: - kv   2:                               general.name str              = Meta Llama 3.1 8B Instruct",
+        "print_info: file type   = Q4_K - Medium",
+        "load_tensors: offloaded 33/33 layers to GPU",
+        "load_tensors:        CUDA0 model buffer size =  4403.49 MiB",
+        "load_tensors:   CPU_Mapped model buffer size =   281.81 MiB",
+        "llama_init_from_model: n_seq_max     = 4",
+        "llama_init_from_model: n_ctx         = 8192",
+        "llama_init_from_model: n_ubatch      = 512",
+        "llama_init_from_model: flash_attn    = 0",
+        "llama_kv_cache_init: kv_size = 8192, offload = 1, type_k = 'f16', type_v = 'f16', n_layer = 32, can_shift = 1",
+        "llama_kv_cache_init:      CUDA0 KV buffer size =  1024.00 MiB",
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 560.00 MiB on device 0: cudaMalloc failed: out of memory",
+        "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 587202560",
+        "llama_init_from_model: failed to allocate compute buffers",
+    ])
+    d = diagnose(log)
+    assert (d.engine, d.stage, d.engine_version) == ("llama.cpp", "compute", "b5800")
+    s = d.settings
+    assert (s["n_ctx"], s["n_parallel"], s["n_ubatch"], s["flash_attn"], s["cache_type_k"], s["n_gpu_layers"]) == \
+        (8192, 4, 512, "0", "f16", 33)
+    assert d.buffers["model"] == {"CUDA0": M(4403.49), "CPU_Mapped": M(281.81)}
+    assert d.buffers["kv"] == {"CUDA0": M(1024)}
+    flags = {f.flags[0]: f.flags for f in d.fixes if f.flags}
+    assert flags["-ub"] == ("-ub", "256") and flags["-fa"] == ("-fa", "on")
+
+
+def test_vllm_startup_settings_and_prediction():
+    log = "\n".join([
+        "INFO 05-08 14:40:00 [api_server.py:1043] vLLM API server version 0.10.1",
+        "INFO 05-08 14:40:00 [api_server.py:1044] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', "
+        "'max_model_len': 32768, 'gpu_memory_utilization': 0.9}",
+        "INFO 05-08 14:40:10 [gpu_model_runner.py:1186] Model loading took 14.9888 GiB and 2.77 seconds",
+        "Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB "
+        "peak_torch_memory=17.98GiB kv_cache_size=2.89GiB gpu_memory_utilization=0.90",
+        V1_KV,
+    ])
+    d = diagnose(log)
+    assert d.engine_version == "0.10.1"
+    assert d.settings["model"] == "meta-llama/Llama-3.1-8B-Instruct" and d.settings["max_model_len"] == 32768
+    assert d.buffers["model_loading_bytes"] == G(14.9888)
+    p = d.prediction
+    assert p is not None and p["engine"] == "vllm"
+    fig = p["figures"]["model_loading_bytes"]
+    assert fig["printed"] == G(14.9888)
+    assert abs(fig["oomkit"] - fig["printed"]) < G(0.5)  # Llama 3.1 8B in bf16: 14.96 GiB of weights
+
+
+# ------------------------------------------------------------------------------------------------------ commands
+
+
+def run(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "oomkit", *args], input=stdin, capture_output=True, text=True)
+
+
+def test_cli_diagnose_stdin_json_and_text():
+    r = run("diagnose", "-", "--json", stdin=V1_KV)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["stage"] == "kv_cache" and d["numbers"]["estimated_max_len"] == 23648
+    r = run("diagnose", stdin=V1_KV)
+    assert r.returncode == 0 and "kv_cache" in r.stdout and "--max-model-len 23648" in r.stdout
+
+
+def test_cli_diagnose_exit_codes(tmp_path):
+    r = run("diagnose", str(tmp_path / "missing.log"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    r = run("diagnose", str(tmp_path))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    r = run("diagnose", stdin="all good here\n")
+    assert r.returncode == 1 and "unknown" in r.stdout
+    r = run("diagnose", "--bogus", stdin="")
+    assert r.returncode == 2
+
+
+def test_cli_diagnose_runs_a_command():
+    code = f"import sys; print({V1_KV!r}, file=sys.stderr); sys.exit(1)"
+    r = run("diagnose", "--json", "--", sys.executable, "-c", code)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["stage"] == "kv_cache"
+
+
+def test_cli_errors_index():
+    r = run("errors")
+    assert r.returncode == 0 and "vllm_v1_kv_insufficient" in r.stdout
+    r = run("errors", "cudaMalloc", "--json")
+    rows = json.loads(r.stdout)
+    assert rows and all("cudamalloc" in json.dumps(x).lower() for x in rows)
+    assert run("errors", "no-such-message-anywhere").returncode == 1
+    assert len(errors_index()) == len(SIGNATURES)
+    assert {r["program"] for r in errors_index("not_oom")} >= {"cuda"}
+
+
+def test_import_stays_light():
+    code = "import sys, oomkit.diagnose; print(any(m.startswith(('torch', 'oomkit.engines.')) for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
+    assert out == "False"
+    assert math.isfinite(1.0)
