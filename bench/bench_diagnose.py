@@ -1,0 +1,90 @@
+"""Timings of `oomkit diagnose` (the issue's budgets: one message 0.3 s cold, a 50 MB log 5 s), against a bare
+`python -c pass` measured in the same run, interleaved; the machine is noisy, so the ratio is what to compare.
+
+Cases, each a whole cold process:
+- one vLLM KV-cache message on stdin (`oomkit diagnose -`), and the same with --json;
+- one PyTorch OOM from a file;
+- a 50 MB vLLM serving log (ANSI colours, progress bars with \\r, CRLF, worker prefixes) with the OOM at the end,
+  from a file (written once to a temporary directory; the same generator as the test suite's).
+
+    python bench/bench_diagnose.py [--runs 7] [--log-runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.test_diagnose_fuzz import synthetic_log  # noqa: E402
+
+OOMKIT = [sys.executable, "-m", "oomkit"]
+V1_KV = ("ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is "
+         "needed, which is larger than the available KV cache memory (0.71 GiB). Based on the available memory, the "
+         "estimated maximum model length is 5632. Try increasing `gpu_memory_utilization` or decreasing "
+         "`max_model_len` when initializing the engine.\n")
+TORCH = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 "
+         "GiB of which 1.20 GiB is free. Including non-PyTorch memory, this process has 22.43 GiB memory in use. Of "
+         "the allocated memory 17.10 GiB is allocated by PyTorch, and 4.83 GiB is reserved by PyTorch but "
+         "unallocated.\n")
+
+
+def env() -> dict[str, str]:
+    e = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as installed: .pyc files
+    e["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), e.get("PYTHONPATH", "")])
+    return e
+
+
+def time_once(cmd: list[str], stdin: bytes | None) -> float:
+    t = time.perf_counter()
+    r = subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=env())
+    if r.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} exited with {r.returncode}")
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--log-runs", type=int, default=3)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp())
+    torch_file = tmp / "torch.txt"
+    torch_file.write_text(TORCH)
+    log = tmp / "serve-50mb.log"
+    log.write_bytes(synthetic_log().encode("utf-8"))
+    size_mb = log.stat().st_size / 1e6
+    cases = {
+        "python -c pass": ([sys.executable, "-c", "pass"], None, 0.0),
+        "diagnose - (vLLM KV message, stdin)": ([*OOMKIT, "diagnose", "-"], V1_KV.encode(), 0.3),
+        "diagnose - --json (vLLM KV message)": ([*OOMKIT, "diagnose", "-", "--json"], V1_KV.encode(), 0.3),
+        "diagnose FILE (PyTorch OOM)": ([*OOMKIT, "diagnose", str(torch_file)], None, 0.3),
+        f"diagnose FILE ({size_mb:.1f} MB vLLM log)": ([*OOMKIT, "diagnose", str(log)], None, 5.0),
+    }
+    for cmd, stdin, _ in cases.values():  # warm the page cache and the .pyc files
+        time_once(cmd, stdin)
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    for i in range(args.runs):  # interleaved, so load on the machine hits every case alike
+        for name, (cmd, stdin, budget) in cases.items():
+            if budget >= 5.0 and i >= args.log_runs:
+                continue
+            samples[name].append(time_once(cmd, stdin))
+    base = statistics.median(samples["python -c pass"])
+    print(f"{'command':44s} {'runs':>4s} {'median':>9s} {'max':>9s} {'vs python':>10s} {'budget':>8s}")
+    for name, xs in samples.items():
+        budget = cases[name][2]
+        med = statistics.median(xs)
+        ok = "" if not budget else ("within" if med <= budget else "OVER")
+        print(f"{name:44s} {len(xs):4d} {med:8.3f}s {max(xs):8.3f}s {med / base:9.1f}x "
+              f"{(f'{budget:g} s ' + ok) if budget else '':>8s}")
+
+
+if __name__ == "__main__":
+    main()
