@@ -249,6 +249,8 @@ MARKERS: tuple[tuple[str, str], ...] = (
     ("Prefill batch", "compute"),
     ("Decode batch", "compute"),
     ("Avg prompt throughput", "compute"),
+    ("Unable to warmup model", "compute"),  # TGI's warm-up prefill
+    ("warmup{", "compute"),
 )
 
 # traceback frames: function (or file) names -> stage; tried in this order, the first that appears decides

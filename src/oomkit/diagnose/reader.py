@@ -188,7 +188,7 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
     st = stage_from_frames(names)
     if st:
         return st, "medium", [f"the traceback runs through {_frame_hint(names, st)}"]
-    before = doc.slice(anchor.line.start - 400_000, anchor.line.start)
+    before = doc.slice(anchor.line.start - 400_000, anchor.line.start) + "\n" + anchor.line.text
     st = stage_from_markers(before)
     if st:
         return st, "low", ["placed by the last start-up step the log printed before the failure"]

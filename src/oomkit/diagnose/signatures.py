@@ -127,6 +127,20 @@ SIGNATURES: tuple[Signature, ...] = (
                  "allocated; Z free; W reserved in total by PyTorch)'; HIP/XPU/NPU builds the same shape",
         causes=TORCH_CAUSES, fixes=TORCH_FIXES),
     Signature(
+        "torch_allowed_memory", "pytorch", ("would exceed allowed memory",),
+        r"Allocation on device [0-9]{1,4} would exceed allowed memory", priority=5,
+        fields=(Field("device", r"Allocation on device ([0-9]{1,4})", "int"),
+                Field("allocated_bytes", r"Currently allocated\s{0,40}: " + SIZE),
+                Field("requested_bytes", r"Requested\s{0,40}: " + SIZE),
+                Field("allowed_bytes", r"Device limit\s{0,40}: " + SIZE),
+                Field("free_bytes", r"Free \(according to CUDA\): " + SIZE)),
+        message="Allocation on device {DEV} would exceed allowed memory. (out of memory) / Currently allocated : {A} / "
+                "Requested : {REQ} / Device limit : {LIMIT} / Free (according to CUDA): {FREE} / PyTorch limit (set "
+                "by user-supplied memory fraction) : {LIMIT}",
+        versions="PyTorch 2.0 with a per-process memory fraction (TGI's --cuda-memory-fraction)",
+        causes=("the process's memory fraction (set_per_process_memory_fraction) caps what PyTorch may allocate",),
+        fixes=("a larger memory fraction (TGI: --cuda-memory-fraction), or a smaller batch / prefill",)),
+    Signature(
         "torch_mps_oom", "pytorch", ("MPS backend out of memory",),
         r"MPS backend out of memory", backend="MPS", priority=5,
         fields=(Field("allocated_bytes", r"MPS allocated: " + SIZE),
@@ -549,8 +563,9 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("max_seq_len / -l smaller", "cache_mode Q8 / Q6 / Q4 (-cq4)", "gpu_split; cpu_moe_offload_layers")),
     # ---------------------------------------------------------------------------------------------- TRT-LLM
     Signature(
-        "trtllm_malloc", "tensorrt-llm", ("CUDA runtime error in ::cudaMalloc",),
-        r"CUDA runtime error in ::cudaMalloc\w*\(", stage="compute", priority=5,
+        "trtllm_malloc", "tensorrt-llm", ("CUDA runtime error in ::cudaMalloc", "[TensorRT-LLM][ERROR] CUDA runtime error"),
+        r"CUDA runtime error in ::cudaMalloc\w{0,64}\(|\[TensorRT-LLM\]\[ERROR\] CUDA runtime error in [^:\n]{0,80}: out of "
+        r"memory", stage="compute", priority=5,
         message="[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out "
                 "of memory (.../tllmBuffers.h:112)",
         causes=("runtime and decoder buffers sized by the engine's max_batch_size / max_num_tokens",),
