@@ -295,3 +295,26 @@ def test_other_forms_of_the_launch():
     assert modelfile.startswith("FROM qwen3:8b")
     t = plan("Qwen/Qwen3-8B", "transformers", devices=devices_from("24GiB"), goals=Goals(min_ctx=8192)).best
     assert "from_pretrained(" in dict(t.extras)["snippet"]
+
+
+def test_fit_keeps_the_context_the_user_typed_and_drops_swa_full_first():
+    """Gemma 3 12B with --swa-full at 32K on 10 GiB: the sliding-window layers' full-size cache is the cost; the fix
+    keeps -c 32768 and gives the windows back (with a q8_0 cache), rather than cutting the context."""
+    argv = shlex.split("llama-server -hf unsloth/gemma-3-12b-it-GGUF:Q4_K_M -c 32768 -np 1 --swa-full")
+    f = fit(argv, devices_from("10GiB"))
+    after = parse_command(list(f.command)).settings
+    assert after.n_ctx == 32768 and after.swa_full is False
+    assert "--swa-full" not in f.command and f.tier == 1
+    assert f.after.devices[0].total_bytes <= 10 * GiB
+    # the same command without --swa-full would not have needed the context cut either
+    assert not any(c.flag == "n_ctx" for c in f.changes)
+
+
+def test_fit_relief_without_quality_cost_for_vllm():
+    """vLLM at --gpu-memory-utilization default: before touching the weights or the KV type, the moves that cost
+    no quality (a higher utilization, fewer concurrent sequences, no CUDA graphs) are tried."""
+    # Qwen3-8B on 24 GiB: the largest --max-model-len is 33792 at vLLM's default 0.92, 39168 at 0.95
+    f = fit(shlex.split("vllm serve Qwen/Qwen3-8B --max-model-len 36864"), devices_from("24GiB"))
+    assert f.tier == 1
+    assert [(c.flag, c.after) for c in f.changes] == [("gpu_memory_utilization", 0.95)]
+    assert "--gpu-memory-utilization 0.95" in " ".join(f.command)

@@ -89,6 +89,9 @@ class EngineModule:
     # (spec, devices, base settings, goals) -> the settings the planner tries (engines/<engine>/knobs.py)
     knobs_fn: Callable[..., Any] | None = None
     # (argv, nodes) -> ((node label, the lines to run there), ...): the launch across machines (engines/<e>/cluster.py)
+    # settings -> ((field, value, why), ...): single moves that cost memory back without changing what the user
+    # asked for (llama.cpp: --swa-full off, a smaller -ub; vLLM: CUDA graphs off, a higher utilization); fit tries them
+    relief_fn: Callable[[Any], tuple[tuple[str, Any, str], ...]] | None = None
     # (model argument, settings) -> {name: text}: other forms of the launch (an Ollama Modelfile, a Python snippet)
     extras_fn: Callable[[str, Any], dict[str, str]] | None = None
     cluster_fn: Callable[[list[str], int], tuple[tuple[str, tuple[str, ...]], ...]] | None = None
@@ -134,6 +137,10 @@ class EngineModule:
             return (Choice(base, "as given"),)
         return tuple(self.knobs_fn(model, spec, devices, base, concurrency=concurrency, fixed_format=fixed_format,
                                    reserve_bytes=reserve_bytes, nodes=nodes))
+
+    def relief(self, settings: Any) -> tuple[tuple[str, Any, str], ...]:
+        """Moves that give memory back without changing the model, context or concurrency asked for."""
+        return () if self.relief_fn is None else tuple(self.relief_fn(settings))
 
     def extras(self, model: str, settings: Any) -> dict[str, str]:
         """Other forms of the launch than the command line, by name ("modelfile", "snippet")."""

@@ -6,7 +6,8 @@ The command is parsed the way the engine parses it; if it fits it comes back unc
 knob space for that engine is turned one knob at a time, then two, then three — the KV cache type (with what it
 needs, e.g. flash attention), the weight format, the context, part of the model in system RAM — each applied to the
 user's own settings, and the fix that turns the fewest knobs wins. A knob the user typed costs more to turn than
-one left at the engine's default (a context nobody asked for goes first, as llama.cpp's own --fit does). Among
+one left at the engine's default, and a context the user typed costs most: it is what they asked for (a context
+nobody asked for goes first, as llama.cpp's own --fit does). Among
 equal turns: the more bits (quality), then the longer context, then the faster. The rewritten command keeps every
 other token of the user's as typed (the engine record's rewrite_command).
 """
@@ -82,6 +83,8 @@ class _Candidate:
     estimate: MemoryEstimate
     offload: tuple[str, Any] | None = None
     weight_fields: frozenset[str] = frozenset()  # settings fields the weight choice set (an fp8 conversion at load)
+    relief: tuple[str, str] | None = None  # (field, why) of a move that costs no context (engine.relief)
+    relief_rank: int = 0  # the engine's order of those moves: the first costs least
 
 
 def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None,
@@ -144,68 +147,97 @@ class _Weights:
 
 def _search(eng: EngineModule, parsed: Any, spec: ModelSpec, devs: tuple[Device, ...],
             limits: dict[str, int | None], goals: Goals) -> _Candidate | None:
-    """Knob turns level by level (one knob, then two, then three); the first level with a fit gives the answer."""
-    user = parsed.settings
-    defaults = eng.settings()
-    choices = eng.knobs(parsed.model, spec, devs, user, concurrency=1, reserve_bytes=goals.most_held,
-                        nodes=goals.nodes)
-    kv_group = _kv_fields(choices)
-    kv_variants = _distinct({f: getattr(c.settings, f) for f in kv_group if getattr(c.settings, f) != getattr(user, f)}
-                            for c in choices)
-    weights = _weight_variants(choices, kv_group, user, spec)
-    offload = next((c.offload for c in choices if c.offload is not None), None)
-    user_ctx = _context(eng, user, spec)
-    ctx_set = getattr(user, eng.context_field) != getattr(defaults, eng.context_field)
-    specs: dict[tuple[str | None, str | None], ModelSpec | None] = {}
-
-    def spec_for(w: _Weights | None) -> ModelSpec | None:
-        if w is None:
-            return spec
-        key = (w.model, w.quant)
-        if key not in specs:
-            try:
-                specs[key] = resolve_model(eng, w.model or parsed.model, w.quant) if w.quant or w.model else spec
-            except OomkitError:
-                specs[key] = None
-        return specs[key]
-
-    # the tiers in order: everything on the GPUs with any number of knobs, before part of the model in RAM
-    for level, allow_offload in ((1, False), (2, False), (3, False), (1, True), (2, True), (3, True)):
+    """Knob turns level by level (one knob, then two, then three), all on the GPUs before part in system RAM.
+    Within a tier a fix that leaves every flag the user typed wins over one with fewer knobs that changes one."""
+    turns = _Turns(eng, parsed, spec, devs, limits, goals)
+    for allow_offload in (False, True):
         found: list[_Candidate] = []
-        for w in (None, *weights):
-            for kv in ({}, *kv_variants):
-                base_knobs = (w is not None) + bool(kv)
-                extra = level - base_knobs
-                if extra < 0 or extra > 1 or (base_knobs == 0 and extra == 0):
-                    continue
-                cspec = spec_for(w)
-                if cspec is None:
-                    continue
-                settings = replace(user, **kv, **dict(w.fields if w else ()))
-                knobs = {"kv"} if kv else set()
-                if w is not None:
-                    knobs.add("weights")
-                user_set = sum(1 for f in kv if getattr(user, f) != getattr(defaults, f)) + \
-                    (1 if w is not None and parsed.quant else 0)
-                tries = [""] if extra == 0 else ["context", "offload"] if allow_offload else ["context"]
-                for what in tries:
-                    if what == "":
-                        cand = _try(eng, cspec, settings, devs, limits, goals, user_ctx)
-                        add = 0
-                    elif what == "context":
-                        cand = _shorter(eng, cspec, settings, devs, limits, goals, user_ctx)
-                        add = 1 if ctx_set else 0
-                    else:
-                        cand = _offloaded(eng, cspec, settings, offload, devs, limits, goals, user_ctx)
-                        add = 0
-                    if cand is not None:
-                        found.append(replace(cand, quant=w.quant if w else None, model=w.model if w else None,
-                                             knobs=frozenset(knobs | ({what} if what else set())),
-                                             user_knobs=user_set + add,
-                                             weight_fields=frozenset(dict(w.fields)) if w else frozenset()))
+        for level in (1, 2, 3):
+            found += turns.level(level, allow_offload)
+            if any(c.user_knobs == 0 for c in found):
+                break
         if found:
-            return min(found, key=lambda c: (c.user_knobs, c.tier, *_quality_key(eng, c), -(c.context or 0)))
+            return min(found, key=lambda c: (c.user_knobs, len(c.knobs), c.tier, *_quality_key(eng, c),
+                                             -(c.context or 0), c.relief_rank))
     return None
+
+
+class _Turns:
+    """The knobs of one user's command: KV variants, weight variants, the engine's relief moves, the context and
+    the offload field, each applied to the user's own settings."""
+
+    def __init__(self, eng: EngineModule, parsed: Any, spec: ModelSpec, devs: tuple[Device, ...],
+                 limits: dict[str, int | None], goals: Goals):
+        self.eng, self.parsed, self.spec, self.devs, self.limits, self.goals = eng, parsed, spec, devs, limits, goals
+        self.user = parsed.settings
+        self.defaults = eng.settings()
+        choices = eng.knobs(parsed.model, spec, devs, self.user, concurrency=1, reserve_bytes=goals.most_held,
+                            nodes=goals.nodes)
+        kv_group = _kv_fields(choices)
+        self.kv_variants = _distinct({f: getattr(c.settings, f) for f in kv_group
+                                      if getattr(c.settings, f) != getattr(self.user, f)} for c in choices)
+        self.weights = _weight_variants(choices, kv_group, self.user, spec)
+        self.offload = next((c.offload for c in choices if c.offload is not None), None)
+        self.reliefs = eng.relief(self.user)
+        self.user_ctx = _context(eng, self.user, spec)
+        ctx = eng.context_field
+        self.ctx_set = getattr(self.user, ctx) != getattr(self.defaults, ctx)
+        self.specs: dict[tuple[str | None, str | None], ModelSpec | None] = {}
+
+    def spec_for(self, w: _Weights | None) -> ModelSpec | None:
+        if w is None:
+            return self.spec
+        key = (w.model, w.quant)
+        if key not in self.specs:
+            try:
+                self.specs[key] = resolve_model(self.eng, w.model or self.parsed.model, w.quant) \
+                    if w.quant or w.model else self.spec
+            except OomkitError:
+                self.specs[key] = None
+        return self.specs[key]
+
+    def _set_by_user(self, name: str) -> bool:
+        return getattr(self.user, name) != getattr(self.defaults, name)
+
+    def level(self, level: int, allow_offload: bool) -> list[_Candidate]:
+        """Every combination of exactly `level` knobs (the last one may be the context or the offload)."""
+        out = []
+        for w in (None, *self.weights):
+            for kv in ({}, *self.kv_variants):
+                for rank, r in enumerate((None, *self.reliefs)):
+                    turned = (w is not None) + bool(kv) + (r is not None)
+                    extra = level - turned
+                    if extra < 0 or extra > 1:
+                        continue
+                    cspec = self.spec_for(w)
+                    if cspec is None:
+                        continue
+                    out += self._tries(cspec, w, kv, r, rank, extra, allow_offload)
+        return out
+
+    def _tries(self, cspec: ModelSpec, w: _Weights | None, kv: dict[str, Any], r: tuple[str, Any, str] | None,
+               rank: int, extra: int, allow_offload: bool) -> list[_Candidate]:
+        settings = replace(self.user, **kv, **dict(w.fields if w else ()), **({r[0]: r[1]} if r else {}))
+        knobs = ({"kv"} if kv else set()) | ({"weights"} if w else set()) | ({r[0]} if r else set())
+        user_set = sum(1 for f in kv if self._set_by_user(f)) + (1 if w and self.parsed.quant else 0) + \
+            (1 if r and self._set_by_user(r[0]) else 0)
+        e, args = self.eng, (self.devs, self.limits, self.goals, self.user_ctx)
+        tries = [""] if extra == 0 else ["context", "offload"] if allow_offload else ["context"]
+        out = []
+        for what in tries:
+            if what == "":
+                cand = _try(e, cspec, settings, *args)
+            elif what == "context":
+                cand = _shorter(e, cspec, settings, *args)
+            else:
+                cand = _offloaded(e, cspec, settings, self.offload, *args)
+            if cand is not None:
+                out.append(replace(cand, quant=w.quant if w else None, model=w.model if w else None,
+                                   knobs=frozenset(knobs | ({what} if what else set())),
+                                   user_knobs=user_set + (2 if what == "context" and self.ctx_set else 0),
+                                   weight_fields=frozenset(dict(w.fields)) if w else frozenset(),
+                                   relief=None if r is None else (r[0], r[2]), relief_rank=rank))
+        return out
 
 
 def _distinct(dicts: Any) -> list[dict[str, Any]]:
@@ -330,7 +362,9 @@ def _changes(eng: EngineModule, old: Any, new: Any, before: MemoryEstimate, afte
         a, b = getattr(old, f.name), getattr(new, f.name)
         if a == b or f.name == "env":
             continue
-        if f.name == eng.context_field:
+        if best.relief is not None and f.name == best.relief[0]:
+            why = best.relief[1]
+        elif f.name == eng.context_field:
             why = _WHY["context"]
         elif best.offload is not None and f.name == best.offload[0]:
             why = _WHY["offload"]

@@ -159,8 +159,9 @@ def fit_text(f: Fit) -> str:
     lines.append(f"after:  {_usage(f.after)}")
     lines.append("changes:")
     for c in f.changes:
-        saves = f" (saves {gib(c.saves_bytes)})" if c.saves_bytes else ""
-        lines.append(f"  {c.flag}: {c.before} -> {c.after}: {c.why}{saves}")
+        saves = f" (saves {gib(c.saves_bytes)} on the GPUs)" if c.saves_bytes and c.saves_bytes > 0 else ""
+        before = "the engine's default" if c.before is None else c.before
+        lines.append(f"  {c.flag}: {before} -> {c.after}: {c.why}{saves}")
     if f.tier == 2 and f.rating is not None and f.rating.tokens_per_s is not None:
         lines.append(f"part of the model in system RAM: decode ≤ {f.rating.tokens_per_s:,.0f} tok/s (upper bound)")
     lines.append("")

@@ -22,7 +22,7 @@ from .compute import (
     compute_phases,
     output_buffer_bytes,
 )
-from .knobs import knobs
+from .knobs import knobs, relief
 from .kv import (
     SWA_ARCHS,
     Cache,
@@ -76,7 +76,7 @@ ENGINE = EngineModule(
               "llama-run": "llama-cli", "server": "llama-server", "main": "llama-cli"},
     newest=NEWEST, eras=ERAS, default_format_fn=default_weight_format, loads_gguf=True,
     effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
-    knobs_fn=knobs, cluster_fn=node_commands, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
+    knobs_fn=knobs, relief_fn=relief, cluster_fn=node_commands, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )
 
 __all__ = ["CPU_ALIGNMENT", "CUDA_ALIGNMENT", "CUDA_MATRIX_ROW_PADDING", "DEFAULT_GGUF_TYPE", "ENGINE", "ERAS",

@@ -81,3 +81,13 @@ def _offload(spec: ModelSpec) -> tuple[str, tuple[Any, ...]]:
     if is_moe(spec):  # --n-cpu-moe N: the expert tensors of the first N layers stay in system RAM
         return "n_cpu_moe", tuple(range(0, n + 1))
     return "n_gpu_layers", tuple(range(n + 1, -1, -1))  # -ngl N: N layers on the GPU (the output layer first)
+
+
+def relief(s: LlamaCppSettings) -> Iterator[tuple[str, Any, str]]:
+    """Moves that cost no context: --swa-full keeps a full-context cache for sliding-window layers
+    (llama-kv-cache-iswa.cpp: the SWA cache is sized n_ctx instead of the window); a -ub above the default 512
+    grows every compute buffer (llama-context.cpp graph_reserve at n_ubatch tokens)."""
+    if s.swa_full:
+        yield "swa_full", False, "sliding-window layers keep only their window (no --swa-full)"
+    if s.n_ubatch > 512:
+        yield "n_ubatch", 512, "a smaller compute buffer (-ub 512, llama.cpp's default)"

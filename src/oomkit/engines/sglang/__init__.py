@@ -14,7 +14,7 @@ from .args import flag_takes_value, format_command, parse_args, rewrite_command
 
 # SGLang loads the checkpoint as published (its own dtype / quantization_config): the default format hook.
 from .cluster import node_commands
-from .knobs import knobs
+from .knobs import knobs, relief
 from .kv import (
     HYBRID_SWA_ARCHS,
     CacheLayout,
@@ -52,7 +52,7 @@ ENGINE = EngineModule(
     kv_types=("auto", "fp8_e4m3"), kv_fields=("kv_cache_dtype",),
     programs={"sglang": None}, python_modules={"sglang.launch_server": None},
     newest=NEWEST, eras=ERAS,
-    knobs_fn=knobs, cluster_fn=node_commands, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
+    knobs_fn=knobs, relief_fn=relief, cluster_fn=node_commands, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )
 
 __all__ = ["ENGINE", "ERAS", "HYBRID_SWA_ARCHS", "KV_CACHE_DTYPES", "NEUTRAL", "NEWEST", "CacheLayout", "Defaults",

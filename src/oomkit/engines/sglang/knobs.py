@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 from ...memory import Device
 from ...model.spec import ModelSpec
@@ -28,3 +29,12 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: SGLang
             if concurrency > 1:
                 s = replace(s, max_running_requests=concurrency)
             yield Choice(s, f"{wlabel}, {'fp8' if kv != 'auto' else 'model-dtype'} KV", model=arg, weight_format=quantization)
+
+
+def relief(s: SGLangSettings) -> Iterator[tuple[str, Any, str]]:
+    """Moves that cost no context: without CUDA graphs SGLang reserves no graph memory (--disable-cuda-graph,
+    model_runner.py), and a larger static fraction gives the token pool more of the GPU."""
+    if not s.disable_cuda_graph:
+        yield "disable_cuda_graph", True, "no CUDA graphs: their memory goes to the KV pool (slower decode)"
+    if s.mem_fraction_static is None or s.mem_fraction_static < 0.9:
+        yield "mem_fraction_static", 0.9, "SGLang may take 90 % of the GPU for weights and KV pool"

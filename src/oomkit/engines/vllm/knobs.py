@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 from ...memory import Device
 from ...model.spec import ModelSpec
@@ -46,3 +47,16 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
                 s = replace(s, gpu_memory_utilization=util)
             label = f"{wlabel}, {'fp8' if kv == 'fp8' else 'model-dtype'} KV"
             yield Choice(s, label, model=arg, weight_format=quantization, offload=("cpu_offload_gb", OFFLOAD_GB))
+
+
+def relief(s: VllmSettings) -> Iterator[tuple[str, Any, str]]:
+    """Moves that cost no context: without CUDA graphs vLLM keeps no graph memory (--enforce-eager; from 0.21 the
+    estimate is taken from the KV budget: gpu_worker.py); fewer concurrent sequences shrink the sampler and
+    activation profile (--max-num-seqs); a utilization up to 0.95 gives the KV cache more of the GPU. In
+    that order: the first costs least."""
+    if s.gpu_memory_utilization is None or s.gpu_memory_utilization < 0.95:
+        yield "gpu_memory_utilization", 0.95, "vLLM may use 95 % of the GPU (nothing else runs on it)"
+    if s.max_num_seqs is None or s.max_num_seqs > 32:
+        yield "max_num_seqs", 32, "fewer concurrent sequences: a smaller sampler and activation profile"
+    if not s.enforce_eager:
+        yield "enforce_eager", True, "no CUDA graphs: their memory goes to the KV cache (slower decode)"
