@@ -318,3 +318,13 @@ def test_fit_relief_without_quality_cost_for_vllm():
     assert f.tier == 1
     assert [(c.flag, c.after) for c in f.changes] == [("gpu_memory_utilization", 0.95)]
     assert "--gpu-memory-utilization 0.95" in " ".join(f.command)
+
+
+def test_unequal_gpus_get_a_tensor_split_in_proportion():
+    devices = devices_from(gpu="RTX 3090,RTX 3060 12GB")
+    p = plan("llama3.3:70b", "llama.cpp", devices=devices, goals=Goals(min_ctx=8192), quant="Q3_K_M")
+    assert p.best.tier == 1
+    assert p.best.command.endswith("-ts 24,12")
+    est = reestimate(p.best, devices, p.goals)
+    assert all(u.total_bytes <= u.memory_bytes for u in est.devices)
+    assert est.devices[0].weights_bytes > 1.6 * est.devices[1].weights_bytes  # about two thirds on the 3090
