@@ -249,7 +249,10 @@ MARKERS: tuple[tuple[str, str], ...] = (
     ("Prefill batch", "compute"),
     ("Decode batch", "compute"),
     ("Avg prompt throughput", "compute"),
-    ("Unable to warmup model", "compute"),  # TGI's warm-up prefill
+    ("Unable to warmup model", "compute"),  # TGI's warm-up prefill and its request spans
+    (":prefill:", "compute"),
+    ("Method Prefill", "compute"),
+    ("Method Decode", "compute"),
     ("warmup{", "compute"),
 )
 
@@ -295,11 +298,12 @@ def stage_from_markers(before: str) -> str | None:
 HOSTS: tuple[tuple[str, str], ...] = (
     ("[TensorRT-LLM]", "tensorrt-llm"), ("tensorrt_llm", "tensorrt-llm"),
     ("text_generation_server", "tgi"), ("text_generation_launcher", "tgi"), ("text-generation-launcher", "tgi"),
+    ("text_generation_client", "tgi"), ("text_generation_router", "tgi"), ("text_generation_inference", "tgi"),
     ("sglang", "sglang"), ("Scheduler hit an exception", "sglang"),
     ("EngineCore", "vllm"), ("VllmWorker", "vllm"), ("vllm", "vllm"), ("vLLM", "vllm"),
     ("exllamav", "exllama"), ("tabbyAPI", "exllama"),
     ("mlx_lm", "mlx"), ("mlx-lm", "mlx"), ("[metal::malloc]", "mlx"),
-    ("LM Studio", "lmstudio"), ("lmstudio", "lmstudio"), ("LM-Studio", "lmstudio"),
+    ("LM Studio", "lmstudio"), ("Failed to send message", "lmstudio"), ("lmstudio", "lmstudio"), ("LM-Studio", "lmstudio"),
     ("ollama", "ollama"), ("Ollama", "ollama"), ("llama runner", "ollama"), ('source=server.go', "ollama"),
     ("llama-server", "llama.cpp"), ("llama_model_load", "llama.cpp"), ("llama_init_from_model", "llama.cpp"),
     ("llama_new_context_with_model", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("ggml_", "llama.cpp"),

@@ -23,6 +23,7 @@ from .scan import Event, Text, events, normalize
 from .signatures import GENERIC_OOM, Signature
 
 OOM_ROLES = ("oom", "stage", "killed")
+MAX_LINE_AFTER = 2048  # bytes a line after the failure is read for the step it names
 STAGE_WINDOW = 8  # lines after an allocation failure in which a context line names its stage (llama.cpp)
 WRAP_WINDOW = 60  # lines after a PyTorch OOM in which the engine's own wrapper may follow (chained traceback)
 SETTINGS_REGION = 4_000_000  # characters of start-up log read for settings before the failure
@@ -168,6 +169,14 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
         if numbers.get("total_tokens") or numbers.get("max_total_tokens"):
             return "kv_cache", "high", ["the batch's total tokens (the KV cache) do not fit"]
         return "compute", "high", ["the warm-up prefill batch does not fit"]
+    if sig.id == "lmstudio_failed_load_json":
+        ram, cap = numbers.get("system_available_bytes"), numbers.get("ram_capacity_bytes")
+        vram, vcap = numbers.get("free_bytes"), numbers.get("total_bytes")
+        if ram is not None and cap and ram < cap // 50:
+            return "host_ram", "high", [f"LM Studio reports {ram:,} bytes of RAM unused of {cap / 1e9:.2f} GB"]
+        if vram is not None and vcap and vram < vcap // 50:
+            return "kv_cache" if numbers.get("n_ctx", 0) > 32768 else "weights", "medium", []
+        return "unknown", "low", []
     if sig.id == "ollama_runner_terminated":
         reason = str(numbers.get("reason", ""))
         return _ollama_reason(reason)
@@ -192,6 +201,10 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
     st = stage_from_markers(before)
     if st:
         return st, "low", ["placed by the last start-up step the log printed before the failure"]
+    after = doc.slice(anchor.line.start, anchor.line.start + STAGE_WINDOW * MAX_LINE_AFTER)
+    st = stage_from_markers("\n".join(after.split("\n")[1: STAGE_WINDOW + 1]))
+    if st:
+        return st, "low", ["placed by the step the engine names right after the failure"]
     return "unknown", "low", []
 
 
@@ -221,7 +234,7 @@ def _torch_stage(n: dict[str, Any]) -> tuple[str, str, list[str]] | None:
             who = ", ".join(f"PID {p['pid']} ({p['bytes'] / GiB:.2f} GiB)" for p in others[:4])
             return "other_process", "high", [f"other processes hold {held / GiB:.2f} GiB: {who}"]
     # held outside this process's PyTorch: total - free - (this process's use, or what PyTorch reserved)
-    mine = n.get("this_process_bytes") or n.get("reserved_bytes")
+    mine = n.get("this_process_bytes") or n.get("reserved_bytes")  # never guessed from the new form's parts
     if total and free is not None and mine is not None and not others:
         outside = total - free - mine
         if outside >= max(2 * GiB, total * 15 // 100):
@@ -242,6 +255,12 @@ def _ollama_reason(reason: str) -> tuple[str, str, list[str]]:
         return "compute", "high", []
     if "unable to allocate" in r or "error loading model" in r:
         return "weights", "high", []
+    if "signal: terminated" in r:
+        return "not_oom", "medium", ["the runner was stopped with SIGTERM (Ollama's load timeout or a shutdown), "
+                                     "not killed for memory"]
+    if "0xc000001d" in r:
+        return "not_oom", "high", ["exit status 0xc000001d is an illegal instruction: the CPU lacks an instruction "
+                                   "set the runner was built for (AVX)"]
     if "signal: killed" in r:
         return "host_ram", "medium", ["the runner was killed (SIGKILL): most often the kernel's OOM killer"]
     if "out of memory" in r or "cudamalloc" in r:

@@ -256,14 +256,14 @@ def _numbers(doc: Text, sig: Signature, line: Line) -> dict[str, Any]:
     variants = [line.text]
     nums = read_fields(sig.fields, variants)
     if len(nums) < len({f.key for f in sig.fields}):
-        more = doc.following(line, CONTINUATION)
+        more = doc.following(line, max(CONTINUATION, sig.span))
         # a wrapped message carries on over the next lines: joined with a space (wrapped at a word) and without
         # (wrapped mid-word); a line holding another signature's key starts something else
         cont: list[str] = []
         for s in more:
             if any(k in s for k in sig.keys):
                 break
-            cont.append(s)
+            cont.append(s.strip() if sig.span > CONTINUATION else s)
         if cont:
             variants = [line.text + " " + " ".join(cont), line.text + "".join(cont)]
             for k, v in read_fields(sig.fields, variants).items():

@@ -61,6 +61,7 @@ class Signature:
     fixes: tuple[str, ...] = ()
     ignore_case: bool = False
     priority: int = 0  # higher wins when several signatures match one line
+    span: int = 3  # lines after the match its numbers may be on (a wrapped line; a JSON block)
 
     def regex(self) -> re.Pattern[str]:
         return _compile(self.pattern, self.ignore_case)
@@ -499,6 +500,21 @@ SIGNATURES: tuple[Signature, ...] = (
         message="Not enough resources to load the model with the current settings",
         causes=("the estimate does not fit the free memory (an already loaded model counts)",),
         fixes=("unload other models", "Context Length smaller", "GPU Offload lower")),
+    Signature(
+        "lmstudio_failed_load_json", "lmstudio", ('"title": "Failed to load model"',),
+        r'"title": "Failed to load model"', priority=3, span=30,
+        fields=(Field("n_ctx", r'"n_ctx": ([0-9]{1,12})', "int"),
+                Field("n_gpu_layers", r'"n_gpu_layers": (-?[0-9]{1,6})', "int"),
+                Field("ram_capacity_bytes", r'"ram_capacity": "' + SIZE, "size_as_written"),
+                Field("system_available_bytes", r'"ram_unused": "' + SIZE, "size_as_written"),
+                Field("total_bytes", r'"vram_recommended_capacity": "' + SIZE, "size_as_written"),
+                Field("free_bytes", r'"vram_unused": "' + SIZE, "size_as_written")),
+        message='{"title": "Failed to load model", "errorData": {"n_ctx": N, "n_batch": N, "n_gpu_layers": N}, '
+                '"data": {"memory": {"ram_capacity", "ram_unused"}, "gpu": {"vram_recommended_capacity", '
+                '"vram_unused"}}}',
+        versions="LM Studio 0.2.x (GB decimal)",
+        causes=("the context (n_ctx) and the layers offloaded (n_gpu_layers) need more than RAM / VRAM has",),
+        fixes=("Context Length smaller", "GPU Offload lower", "a smaller quant")),
     Signature(
         "lmstudio_failed_load", "lmstudio", ("Failed to load model", "Failed to load the model"),
         r"Failed to load (?:the )?model", role="warn", priority=1,
