@@ -21,6 +21,7 @@ CASES = {
                                                             "--min-ctx", "16384", "--json"],
     "plan Qwen/Qwen3-8B --engine vllm --vram 24GiB": [*OOMKIT, "plan", "Qwen/Qwen3-8B", "--engine", "vllm",
                                                        "--vram", "24GiB", "--json"],
+    "plan --all --vram 12GiB (the whole catalog at 8K)": [*OOMKIT, "plan", "--all", "--vram", "12GiB", "--json"],
     "fit -- llama-server ... -c 65536 (8 GiB)": [*OOMKIT, "fit", "--vram", "8GiB", "--json", "--", "llama-server",
                                                   "-hf", "unsloth/Qwen3-8B-GGUF:Q4_K_M", "-c", "65536"],
     "fit -- vllm serve Qwen/Qwen3-14B (24 GiB)": [*OOMKIT, "fit", "--vram", "24GiB", "--json", "--", "vllm", "serve",

@@ -328,3 +328,16 @@ def test_unequal_gpus_get_a_tensor_split_in_proportion():
     est = reestimate(p.best, devices, p.goals)
     assert all(u.total_bytes <= u.memory_bytes for u in est.devices)
     assert est.devices[0].weights_bytes > 1.6 * est.devices[1].weights_bytes  # about two thirds on the 3090
+
+
+def test_kv_type_is_read_from_what_the_engine_runs_with():
+    """Ollama takes its KV type from OLLAMA_KV_CACHE_TYPE in the command's environment: each option's KV type and
+    bits follow that variable, and the 70B on 24 GB is Ollama's own GPU/CPU split (tier 2) for all three."""
+    p = plan("llama3.3:70b", "ollama", devices=devices_from(gpu="RTX 4090"), goals=Goals(min_ctx=8192), limit=None)
+    seen = {}
+    for o in p.options:
+        env = dict(a.split("=", 1) for a in shlex.split(o.command) if "=" in a and a.startswith("OLLAMA_"))
+        assert o.kv_type == env["OLLAMA_KV_CACHE_TYPE"]
+        seen[o.kv_type] = o.rating.kv_bits
+        assert o.tier == 2 and o.estimate.host.weights_bytes > 0
+    assert seen == {"f16": 16.0, "q8_0": 8.5, "q4_0": 4.5}

@@ -128,7 +128,7 @@ def _goals_at(goals: Goals, eng: EngineModule, est: MemoryEstimate) -> Goals:
 
 def _rate(eng: EngineModule, est: MemoryEstimate, settings: Any, spec: ModelSpec, goals: Goals) -> rating.Rating:
     ctx = eng.effective_context(est) or STEP
-    return rating.rate(est, spec.weights.format, kv_type_of(eng, settings), ctx, goals.ram_bandwidth_gbs)
+    return rating.rate(est, spec.weights.format, kv_type_of(eng, est), ctx, goals.ram_bandwidth_gbs)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -250,7 +250,7 @@ def _distinct(dicts: Any) -> list[dict[str, Any]]:
 
 def _quality_key(eng: EngineModule, c: _Candidate) -> tuple[float, float]:
     bits = c.estimate.weights_bytes * 8 / max(c.estimate.model.params_total, 1)
-    kv = rating.KV_BITS.get(kv_type_of(eng, c.settings).lower().split("/")[0], 16.0)
+    kv = rating.KV_BITS.get(kv_type_of(eng, c.estimate).lower().split("/")[0], 16.0)
     return (-round(bits, 2), -kv)
 
 

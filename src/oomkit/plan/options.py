@@ -208,7 +208,7 @@ def _option(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devs: 
         return None
     split = tier == 2 and offload is None and est.host.weights_bytes > 0
     tier = 2 if offload is not None or split else 1
-    kv = kv_type_of(eng, parsed.settings)
+    kv = kv_type_of(eng, est)
     fmt = choice.weight_format or spec.weights.format
     headroom = min(limits[u.id] - u.total_bytes for u in est.devices if limits.get(u.id) is not None)
     r = rating.rate(est, fmt, kv, want, goals.ram_bandwidth_gbs)  # every option's speed at the asked context
@@ -231,10 +231,11 @@ def parse_back(eng: EngineModule, argv: list[str]) -> Any:
     return ParsedCommand(eng.name, argv[0], settings, quant)
 
 
-def kv_type_of(eng: EngineModule, settings: Any) -> str:
-    """The KV cache type by the engine's name (llama.cpp: -ctk/-ctv, shown as one when they agree)."""
-    values = [str(getattr(settings, f)) for f in eng.kv_fields]
+def kv_type_of(eng: EngineModule, est: MemoryEstimate) -> str:
+    """The KV cache type the engine runs with, by its name, from the estimate's effective settings (Ollama's comes
+    from OLLAMA_KV_CACHE_TYPE; llama.cpp's -ctk/-ctv are shown as one when they agree)."""
+    values = [str(est.settings.get(f)) for f in eng.kv_fields]
     if not values:
-        bits = getattr(settings, "kv_bits", None)
+        bits = est.settings.get("kv_bits")  # MLX: --kv-bits, no cache type of its own
         return f"{bits}bit" if bits else "auto"
     return values[0] if len(set(values)) == 1 else "/".join(values)
