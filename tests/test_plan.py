@@ -220,6 +220,14 @@ def test_cli_fit_exit_codes(capsys):
     ["fit", "--vram", "12GiB"],
     ["fit", "--vram", "12GiB", "--", "llama-server", "--no-such-flag"],
     ["diff", "qwen3:8b", "--vram", "12GiB"],
+    ["plan", "qwen3:8b", "--vram", "0"],
+    ["plan", "qwen3:8b", "--vram", "8GiB", "--limit", "x"],
+    ["plan", "qwen3:8b", "--vram", "8GiB", "--reserve", "9GiB"],
+    ["plan", "qwen3:8b", "--vram", "8GiB", "--concurrency", "0"],
+    ["plan", "qwen3:8b", "--vram", "8GiB", "--ram-bandwidth", "fast"],
+    ["plan", "qwen3:8b", "--vram", "8GiB", "--also", ""],
+    ["plan", "--all", "--engine", "nope", "--vram", "8GiB"],
+    ["fit", "--vram", "24GiB", "--", "vllm", "serve"],
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, capsys):
     assert main(argv) == 2

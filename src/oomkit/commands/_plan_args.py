@@ -26,6 +26,14 @@ def devices(opts: dict[str, Any]) -> tuple[Device, ...]:
               "(give --gpu NAME or --vram SIZE)", file=sys.stderr)
     nodes = _positive(opts, "--nodes", 1)
     devs = target.devices
+    for d in devs:
+        if d.memory_bytes is not None and d.memory_bytes <= 0:
+            raise OomkitError(f"GPU memory must be positive, got {d.memory_bytes} bytes for {d.id}")
+    reserve = _size(opts, "--reserve") + _size(opts, "--headroom")
+    small = [d for d in devs if d.memory_bytes is not None and d.memory_bytes <= reserve]
+    if small:
+        raise OomkitError(f"--reserve and --headroom ({reserve / (1 << 30):.2f} GiB) leave nothing of {small[0].id}'s "
+                          f"{small[0].memory_bytes / (1 << 30):.2f} GiB")
     if nodes == 1:
         return devs
     prefix = devs[0].id.rstrip("0123456789") or "CUDA"
@@ -80,3 +88,7 @@ def _positive(opts: dict[str, Any], name: str, default: int | None) -> int | Non
     if n < 1:
         raise OomkitError(f"{name} takes a positive integer, got {v!r}")
     return n
+
+
+def limit(opts: dict[str, Any], default: int = 12) -> int:
+    return _positive(opts, "--limit", default) or default

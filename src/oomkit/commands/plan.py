@@ -62,7 +62,7 @@ def run(argv: list[str]) -> int:
                                                                              if k not in _plan_args.OPTIONS}})
     devices = _plan_args.devices(req.opts)
     goals = _plan_args.goals(req.opts)
-    limit = int(req.opts.get("--limit", 12)) if str(req.opts.get("--limit", 12)).isdigit() else 12
+    limit = _plan_args.limit(req.opts)
     result = plan(req.model, req.engine, devices=devices, goals=goals, settings=req.settings, quant=req.quant,
                   limit=limit, also=tuple(req.opts.get("--also") or ()))
     if req.opts.get("--json"):

@@ -221,6 +221,8 @@ def rank(options: list[Option]) -> list[Option]:
 def _notes(eng: EngineModule, spec: ModelSpec, front: list[Option], want: int, goals: Goals, ref: str,
            fixed_format: bool) -> tuple[str, ...]:
     notes = []
+    if goals.min_ctx and goals.min_ctx > want:
+        notes.append(f"{goals.min_ctx} tokens asked; {spec.name} is trained for {want}: planned for {want}")
     if not front:
         notes.append(f"nothing fits {want} tokens of context on these GPUs with {eng.name}, even with part of the "
                      "model in system RAM")
