@@ -349,3 +349,24 @@ def test_kv_type_is_read_from_what_the_engine_runs_with():
         seen[o.kv_type] = o.rating.kv_bits
         assert o.tier == 2 and o.estimate.host.weights_bytes > 0
     assert seen == {"f16": 16.0, "q8_0": 8.5, "q4_0": 4.5}
+
+
+@pytest.mark.parametrize("model,engine,vram", [
+    ("qwen3:8b", "llama.cpp", "12GiB"), ("qwen3:8b", "ollama", "12GiB"), ("Qwen/Qwen3-8B", "vllm", "24GiB"),
+    ("Qwen/Qwen3-8B", "sglang", "24GiB"), ("Qwen/Qwen3-8B", "transformers", "24GiB"),
+    ("qwen3:30b-a3b", "llama.cpp", "16GiB"),
+])
+def test_every_printed_command_gives_the_same_memory_through_oomkit_estimate(model, engine, vram, capsys):
+    """The contract: each option's command, given back to `oomkit estimate -- <command>` (transformers: its options
+    form), reproduces the estimate the plan showed, per device."""
+    assert main(["plan", model, "--engine", engine, "--vram", vram, "--json", "--limit", "4"]) in (0, 1)
+    options = json.loads(capsys.readouterr().out)["plan"]["options"]
+    assert options
+    for o in options:
+        argv = shlex.split(o["command"])
+        cli = ["estimate", "--vram", vram, "--json", *argv] if engine == "transformers" else \
+            ["estimate", "--vram", vram, "--json", "--", *argv]
+        assert main(cli) == 0
+        est = json.loads(capsys.readouterr().out)
+        assert [d["total_bytes"] for d in est["devices"]] == [d["total_bytes"] for d in o["estimate"]["devices"]]
+        assert est["host"]["total_bytes"] == o["estimate"]["host"]["total_bytes"]
