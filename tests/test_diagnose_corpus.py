@@ -39,6 +39,10 @@ def test_corpus_case(case):
         assert d.numbers.get(key) == value, (key, d.numbers)
     if "host" in exp:
         assert d.host == exp["host"]
+    for key, value in exp.get("settings", {}).items():  # what a start-up log says was in force
+        assert d.settings.get(key) == value, (key, d.settings)
+    for key, value in exp.get("buffers", {}).items():  # the engine's own start-up figures
+        assert d.buffers.get(key) == value, (key, d.buffers)
     out = d.to_dict()
     json.dumps(out)  # serialisable
     if d.stage not in ("not_oom", "unknown"):

@@ -49,12 +49,35 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         fn = _BY_STAGE.get((runner, d.stage)) or _BY_STAGE.get((d.engine, d.stage))
         if fn is not None:
             computed += fn(d)
+    if predict and d.stage == "kv_cache":
+        computed += _by_estimate(d)
     if d.stage == "fragmentation":
         computed.insert(0, _fragmentation(d))
     elif d.stage == "other_process":
         computed[:0] = _other_process(d)
     canned = [Fix(summary=t) for t in sig.fixes if not _covered(t, computed)]
     return tuple(computed + canned[: max(0, 4 - len(computed))])
+
+
+def _by_estimate(d: Diagnosis) -> list[Fix]:
+    """The largest context oomkit's own estimate finds for the model the log names, with its settings and memory."""
+    from .predict import largest_context  # lazy: the catalog and the engines only when a log names a model
+
+    lc = largest_context(d)
+    if not lc or not lc.get("max_context"):
+        return []
+    runner = d.host or d.engine
+    flag = "--max-model-len" if lc["engine"] == "vllm" else "-c"
+    if runner == "ollama":
+        flag = "OLLAMA_CONTEXT_LENGTH"
+    out = [Fix(summary=f"{flag} {lc['max_context']}: the largest context oomkit's estimate of {lc['model']} fits with "
+                       "these settings on this memory", flags=(flag, str(lc["max_context"])))]
+    for key, kv in (("max_context_fp8", "fp8"), ("max_context_q8_0", "q8_0")):
+        if lc.get(key):
+            extra = ("--kv-cache-dtype", "fp8") if kv == "fp8" else ("-ctk", "q8_0", "-ctv", "q8_0", "-fa", "on")
+            out.append(Fix(summary=f"{flag} {lc[key]} with a {kv} KV cache (oomkit's estimate of {lc['model']})",
+                           flags=(flag, str(lc[key]), *extra)))
+    return out
 
 
 def _covered(text: str, fixes: list[Fix]) -> bool:
@@ -236,6 +259,22 @@ def _vllm_no_blocks(d: Diagnosis) -> list[Fix]:
     return out
 
 
+def _vllm_negative_kv(d: Diagnosis) -> list[Fix]:
+    short = -(d.numbers.get("kv_available_bytes") or 0)
+    total, u = _vllm_total(d), _vllm_util(d)
+    w = d.buffers.get("model_loading_bytes")
+    what = f" (the weights alone take {_g(w)})" if w else ""
+    if total:
+        new_u = math.ceil((u + (short + 2 * GiB) / total) * 100) / 100
+        if new_u <= 0.98:
+            return [Fix(summary=f"--gpu-memory-utilization {new_u:.2f} (from {u:.2f}): {_g(short)} short before any KV "
+                                f"cache{what}; this leaves about 2 GiB for it", flags=("--gpu-memory-utilization",
+                                                                                        f"{new_u:.2f}"))]
+    return [Fix(summary=f"the KV budget is {_g(short)} short of zero{what}: raise --gpu-memory-utilization by more "
+                        "than that share of the GPU if it allows, else a smaller or quantized checkpoint or "
+                        "--tensor-parallel-size 2")]
+
+
 def _vllm_sampler(d: Diagnosis) -> list[Fix]:
     n = d.numbers.get("max_num_seqs") or d.settings.get("max_num_seqs")
     if not n:
@@ -263,6 +302,22 @@ def _vllm_compute(d: Diagnosis) -> list[Fix]:
 
 def _sglang_not_enough(d: Diagnosis) -> list[Fix]:
     mfs = d.numbers.get("mem_fraction_static") or d.settings.get("mem_fraction_static")
+    avail, weights = d.buffers.get("avail_mem_after_weights_bytes"), d.buffers.get("model_loading_bytes")
+    if avail and weights:
+        # model_runner_kv_cache_mixin: rest = available - total x (1 - mem_fraction_static) must be > 0; the GPU's
+        # total is taken as what was free after the weights plus the weights ("Load weight end" line)
+        total = avail + weights
+        least = 1 - avail / total
+        new = math.ceil((least + 0.02) * 100) / 100
+        kv = avail - total * (1 - new)
+        out = [Fix(summary=f"--mem-fraction-static {new:.2f}" + (f" (from {mfs})" if mfs else "") + f": the weights "
+                           f"take {_g(weights)} of about {_g(total)} per GPU, so any fraction above {least:.4f} leaves "
+                           f"a KV pool; {new:.2f} leaves about {_g(kv)}",
+                   flags=("--mem-fraction-static", f"{new:.2f}"))]
+        if new > 0.95:
+            out.append(Fix(summary="over 0.95 leaves little for activations: more GPUs (--tp) or a quantized "
+                                   "checkpoint instead"))
+        return out
     if not mfs:
         return [Fix(summary="--mem-fraction-static higher (the KV pool is what is left of it after the weights)",
                      flags=("--mem-fraction-static", "0.9"))]
@@ -486,6 +541,8 @@ _BY_SIGNATURE = {
     "vllm_sampler_warmup": _vllm_sampler,
     "sglang_not_enough_memory": _sglang_not_enough,
     "sglang_profiled_negative": _sglang_not_enough,
+    "sglang_no_kv_room": _sglang_not_enough,
+    "vllm_negative_kv": _vllm_negative_kv,
     "tgi_prefill": _tgi_prefill,
     "mlx_max_buffer": _mlx_max_buffer,
     "ollama_system_memory": _ollama_system,

@@ -38,8 +38,9 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     # vLLM
     ("LLM engine (v", r"LLM engine \(v([0-9][\w.+-]{0,40})\)", "vllm_version", "str"),
     ("vLLM API server version", r"vLLM API server version ([0-9][\w.+-]{0,40})", "vllm_version", "str"),
-    ("Initializing a V1 LLM engine", r"(Initializing a V1) LLM engine", "vllm_engine", "str"),
+    ("Initializing a V1 LLM engine", r"Initializing a (V1) LLM engine", "vllm_engine", "str"),
     ("with config:", r"with config: model='([^']{1,300})'", "model", "str"),
+    ("Starting to load model", r"Starting to load model (\S{1,300}?)\.{3}", "model", "str"),
     ("max_seq_len=", r"\bmax_seq_len=([0-9]{1,20})", "max_model_len", "int"),
     ("tensor_parallel_size=", r"\btensor_parallel_size=([0-9]{1,20})", "tensor_parallel_size", "int"),
     ("pipeline_parallel_size=", r"\bpipeline_parallel_size=([0-9]{1,20})", "pipeline_parallel_size", "int"),
@@ -140,11 +141,11 @@ def _value(kind: str, s: str) -> Any:
     if kind == "int":
         return int(s.replace(",", ""))
     if kind == "float":
-        return float(s)
+        return float(s.rstrip("."))
     if kind == "gib":
-        return int(round(float(s) * GiB))
+        return int(round(float(s.rstrip(".")) * GiB))
     if kind == "mib":
-        return int(round(float(s) * MiB))
+        return int(round(float(s.rstrip(".")) * MiB))
     if kind == "size":
         return _size(s)
     return s.strip()

@@ -18,6 +18,7 @@ _LLAMA = {"model": "model_buffer_bytes", "kv": "kv_buffer_bytes", "compute": "co
 # llama.cpp's "file type" line -> the GGUF file type name
 _FTYPE = re.compile(r"^(I?Q[0-9]_[0-9A-Z_]+|F16|BF16|F32|Q8_0)\s*(?:-\s*(Small|Medium|Large|XS|XXS|S|M|L))?",
                     re.IGNORECASE)
+NOMINAL_GPU = 80 << 30  # a GPU size for the figures that do not depend on it (the weights)
 _SIZE_WORD = {"small": "S", "medium": "M", "large": "L", "xs": "XS", "xxs": "XXS", "s": "S", "m": "M", "l": "L"}
 
 
@@ -38,6 +39,7 @@ def _known(name: str | None) -> str | None:
         return None
     from ..model import catalog  # lazy: the catalog index loads only when a log names a model
 
+    name = name.rstrip("/\\")
     for cand in (name, name.rsplit("/", 1)[-1]):
         if catalog.lookup(cand) is not None:
             return cand
@@ -47,18 +49,21 @@ def _known(name: str | None) -> str | None:
 def _vllm(d: Diagnosis) -> dict[str, Any] | None:
     model = _known(d.settings.get("model"))
     total = d.settings.get("total_gpu_memory_bytes") or d.numbers.get("total_bytes")
-    if model is None or not total:
+    if model is None:
         return None
+    names = _VLLM
+    if not total:  # the GPU's size is not in the text: only the weights do not depend on it
+        total, names = NOMINAL_GPU, {"model_loading_bytes": "model_loading_bytes"}
     from ..engines.base import get_engine  # lazy: the engine records load on first use
     from ..estimate import estimate
 
     eng = get_engine("vllm")
-    names = {f.name for f in dc_fields(eng.Settings)}
-    opts = {k: v for k, v in d.settings.items() if k in names and v is not None}
+    fields = {f.name for f in dc_fields(eng.Settings)}
+    opts = {k: v for k, v in d.settings.items() if k in fields and v is not None}
     if d.engine_version:
         opts["engine_version"] = d.engine_version
     est = estimate(model, "vllm", vram=int(total), find_max_context=False, **opts)
-    return _compare(model, "vllm", opts, d.buffers, est.engine_view, _VLLM, est.fits)
+    return _compare(model, "vllm", opts, d.buffers, est.engine_view, names, est.fits)
 
 
 def _llamacpp(d: Diagnosis) -> dict[str, Any] | None:
@@ -124,4 +129,68 @@ def _compare(model: str, engine: str, settings: dict[str, Any], printed: dict[st
     out = {"model": model, "engine": engine, "settings": settings, "figures": figures, "fits": fits}
     if isinstance(view.get("log"), str):
         out["log"] = view["log"]  # the start-up lines oomkit predicts the engine prints
+    return out
+
+
+def largest_context(d: Diagnosis) -> dict[str, Any] | None:
+    """oomkit's own answer to "what context fits": the largest context (vLLM: max_model_len; llama.cpp: -c) for the
+    model the log names, with the settings it shows, on the memory it shows (vLLM: the GPU's total; llama.cpp: each
+    device's free memory at load). None when the model or the memory is not in the text."""
+    runner = d.host or d.engine
+    try:
+        if runner == "vllm":
+            model = _known(d.settings.get("model"))
+            total = d.settings.get("total_gpu_memory_bytes") or d.numbers.get("total_bytes")
+            if model is None or not total:
+                return None
+            return _largest(d, model, "vllm", int(total), None, _vllm_opts(d))
+        if runner == "llama.cpp":
+            free = d.buffers.get("device_free") or {}
+            model = next((m for m in (_known(d.settings.get("model_name")), _known(_stem(d.settings.get("model_path"))))
+                          if m), None)
+            if model is None or not free:
+                return None
+            opts = {k: int(d.settings[k]) for k in ("n_ubatch", "n_batch", "n_gpu_layers") if d.settings.get(k)}
+            if d.settings.get("n_parallel"):
+                opts["n_parallel"] = int(d.settings["n_parallel"])
+            return _largest(d, model, "llama.cpp", tuple(free.values()), _quant(d), opts)
+    except (OomkitError, ValueError, TypeError, KeyError, ZeroDivisionError):
+        return None
+    return None
+
+
+def _vllm_opts(d: Diagnosis) -> dict[str, Any]:
+    from ..engines.base import get_engine  # lazy: the engine records load on first use
+
+    fields = {f.name for f in dc_fields(get_engine("vllm").Settings)}
+    opts = {k: v for k, v in d.settings.items() if k in fields and v is not None}
+    if d.engine_version:
+        opts["engine_version"] = d.engine_version
+    return opts
+
+
+def _quant(d: Diagnosis) -> str | None:
+    m = _FTYPE.match(str(d.settings.get("file_type", "")).strip())
+    if not m:
+        return None
+    return m.group(1).upper() + (f"_{_SIZE_WORD[m.group(2).lower()]}" if m.group(2) else "")
+
+
+def _largest(d: Diagnosis, model: str, engine: str, vram: Any, quant: str | None, opts: dict[str, Any]
+             ) -> dict[str, Any] | None:
+    from ..engines.base import get_engine  # lazy: the engine records load on first use
+    from ..limits import max_context
+    from ..request import devices_from, resolve_model
+
+    eng = get_engine(engine)
+    spec = resolve_model(eng, model, quant)
+    devs = devices_from(vram if not isinstance(vram, tuple) else list(vram))
+    settings = eng.settings(**opts)
+    out: dict[str, Any] = {"model": model, "engine": engine, "max_context": max_context(eng, spec, devs, settings)}
+    for kv in eng.kv_types:
+        if kv in ("q8_0", "fp8"):
+            try:
+                out[f"max_context_{kv}"] = max_context(eng, spec, devs, eng.with_kv_type(settings, kv))
+            except OomkitError:
+                pass
     return out

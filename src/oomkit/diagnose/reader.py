@@ -41,7 +41,12 @@ def diagnose(text: str, *, predict: bool = True) -> Diagnosis:
     recognised = tuple(dict.fromkeys(e.sig.id for e in evs))
     anchor = _cause(evs)
     if anchor is None:
-        return _without_oom(doc, evs, recognised)
+        d = _without_oom(doc, evs, recognised)
+        if predict and d.settings.get("model") and d.stage != "not_oom":
+            from .predict import prediction_for  # lazy: catalog and engines only for a named model
+
+            d = Diagnosis(**{**d.__dict__, "prediction": prediction_for(d)})
+        return d
 
     incident = [e for e in evs if anchor.line.no <= e.line.no <= anchor.line.no + WRAP_WINDOW]
     numbers = _merge_numbers(anchor, incident)
@@ -88,16 +93,16 @@ def _startup(doc: Text, at: int) -> tuple[dict[str, Any], dict[str, Any]]:
         last = min(p for p in firsts if p >= 0)
         last = max(0, last - STARTUP_SPAN // 4)  # and the lines just before it (an estimate printed first)
     start = doc.b.rfind(b"\n", 0, last) + 1 if last > 0 else 0
-    settings, buffers = read_log(doc, start, min(at, start + SETTINGS_REGION))
-    near = max(start + SETTINGS_REGION, at - NEAR_REGION)
-    if near < at + MAX_AFTER:
-        s2, b2 = read_log(doc, near, at + MAX_AFTER)
+    hi = min(at + MAX_AFTER, start + SETTINGS_REGION)
+    settings, buffers = read_log(doc, start, hi)
+    if hi < at + MAX_AFTER:
+        s2, b2 = read_log(doc, max(hi, at - NEAR_REGION), at + MAX_AFTER)
         settings.update(s2)
         buffers.update(b2)
     return settings, buffers
 
 
-MAX_AFTER = 2000  # characters after the failure's line still read for settings (the rest of the message)
+MAX_AFTER = 8000  # bytes after the failure's line still read for settings (pastes put lines out of order)
 
 
 def _cause(evs: list[Event]) -> Event | None:

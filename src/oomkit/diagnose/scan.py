@@ -155,7 +155,7 @@ _DEC = {"b": 1, "bytes": 1, "kb": 1000, "kib": KiB, "mb": 1000**2, "mib": MiB, "
 
 
 def _num(s: str) -> float:
-    return float(s.replace(",", ""))
+    return float(s.replace(",", "").rstrip("."))
 
 
 def read_field(f: Field, m: re.Match[str]) -> Any:

@@ -222,6 +222,15 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("--gpu-memory-utilization HIGHER (it is a fraction of total memory)", "a smaller or quantized model",
                "--tensor-parallel-size N", "--max-num-batched-tokens / --max-num-seqs lower", "--enforce-eager")),
     Signature(
+        "vllm_negative_kv", "vllm", ("Available KV cache memory: -",),
+        r"Available KV cache memory: -[0-9.]{1,24} ?GiB", stage="kv_cache", priority=7,
+        fields=(Field("kv_available_bytes", r"Available KV cache memory: (-[0-9.]{1,24}) ?GiB", "GiB"),),
+        message="Available KV cache memory: -{X} GiB / EngineCore failed to start.",
+        versions="vLLM V1 (the profile leaves a negative KV budget; later releases raise the KV check's error)",
+        causes=("weights + activation peak (+ CUDA graphs) exceed gpu_memory_utilization x total memory",),
+        fixes=("--gpu-memory-utilization higher", "a smaller or quantized checkpoint", "--tensor-parallel-size N",
+               "--max-num-batched-tokens lower (smaller activation peak)")),
+    Signature(
         "vllm_free_memory_startup", "vllm", ("on startup is less than desired GPU memory utilization",),
         r"Free memory on device", stage="other_process", priority=7,
         fields=(Field("free_bytes", r"\(([0-9.]{1,24})/[0-9.]{1,24} GiB\) on startup", "GiB"),
@@ -274,6 +283,14 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("the weights take all of mem_fraction_static x total memory: no room for the KV pool",),
         fixes=("--mem-fraction-static HIGHER (the pool is what is left after the weights)",
                "a smaller or quantized model", "--tp N")),
+    Signature(
+        "sglang_no_kv_room", "sglang", ("leave no GPU memory for the KV cache",),
+        r"Loaded weights leave no GPU memory for the KV cache", stage="kv_cache", priority=7,
+        fields=(Field("mem_fraction_static", r"--mem-fraction-static=([0-9.]{1,24})", "float"),),
+        message="ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={x}.",
+        versions="SGLang 2026 (pool_configurator.py)",
+        causes=("the weights take all of mem_fraction_static x total memory: no room for the KV pool",),
+        fixes=("--mem-fraction-static HIGHER (above the weights' share of the GPU)", "--tp N", "a quantized model")),
     Signature(
         "sglang_profiled_negative", "sglang", ("is larger than the profiled value",),
         r"max_total_tokens=[0-9]{1,20} is larger than the profiled value -[0-9]{1,20}", stage="kv_cache", priority=6,
