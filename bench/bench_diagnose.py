@@ -8,6 +8,7 @@ Cases, each a whole cold process:
   from a file (written once to a temporary directory; the same generator as the test suite's).
 
     python bench/bench_diagnose.py [--runs 7] [--log-runs 3]
+    python bench/bench_diagnose.py --accuracy     (the corpus's per-field shares)
 """
 
 from __future__ import annotations
@@ -50,11 +51,49 @@ def time_once(cmd: list[str], stdin: bytes | None) -> float:
     return time.perf_counter() - t
 
 
+def accuracy() -> None:
+    """Share of the corpus (tests/fixtures/diagnose/corpus.jsonl) read correctly, per field: the program, the stage,
+    the numbers (a text counts when every number it carries is read exactly; each number also counted alone)."""
+    import json
+
+    from oomkit.diagnose import diagnose
+
+    cases = [json.loads(x) for x in (ROOT / "tests/fixtures/diagnose/corpus.jsonl").read_text().splitlines() if x]
+    eng = stage = nums_ok = nums_cases = n_total = n_ok = 0
+    misses = []
+    for c in cases:
+        d, exp = diagnose(c["text"]), c["expected"]
+        eng += d.engine == exp["engine"]
+        stage += d.stage == exp["stage"]
+        if exp["numbers"]:
+            nums_cases += 1
+            good = [d.numbers.get(k) == v for k, v in exp["numbers"].items()]
+            nums_ok += all(good)
+            n_total += len(good)
+            n_ok += sum(good)
+        if (d.engine, d.stage) != (exp["engine"], exp["stage"]):
+            misses.append(f"  {c['id']}: read {d.engine}/{d.stage}, expected {exp['engine']}/{exp['stage']}"
+                          + (f" ({c['known_miss']})" if c.get("known_miss") else ""))
+    n = len(cases)
+    print(f"corpus: {n} texts")
+    print(f"engine:  {eng}/{n} = {eng / n:.1%}")
+    print(f"stage:   {stage}/{n} = {stage / n:.1%}")
+    print(f"numbers: {nums_ok}/{nums_cases} texts with numbers read completely = {nums_ok / nums_cases:.1%}; "
+          f"{n_ok}/{n_total} numbers = {n_ok / n_total:.1%}")
+    print("not placed as expected:" if misses else "every text placed as expected")
+    print("\n".join(misses))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--log-runs", type=int, default=3)
+    ap.add_argument("--accuracy", action="store_true", help="the corpus's per-field shares instead of timings")
     args = ap.parse_args()
+    if args.accuracy:
+        sys.path.insert(0, str(ROOT / "src"))
+        accuracy()
+        return
     tmp = Path(tempfile.mkdtemp())
     torch_file = tmp / "torch.txt"
     torch_file.write_text(TORCH)

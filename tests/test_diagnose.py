@@ -315,3 +315,22 @@ def test_import_stays_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
     assert out == "False"
     assert math.isfinite(1.0)
+
+
+def test_estimate_gives_the_largest_context_for_a_known_model():
+    log = "\n".join([
+        "INFO 05-08 14:40:00 [api_server.py:1043] vLLM API server version 0.10.1",
+        "INFO 05-08 14:40:00 [api_server.py:1044] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', "
+        "'max_model_len': 131072, 'gpu_memory_utilization': 0.9}",
+        "Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB "
+        "peak_torch_memory=17.98GiB gpu_memory_utilization=0.90",
+        "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is "
+        "needed, which is larger than the available KV cache memory (4.38 GiB). Based on the available memory, the "
+        "estimated maximum model length is 35872.",
+    ])
+    d = diagnose(log)
+    ours = [f for f in d.fixes if "oomkit's estimate" in f.summary and f.flags[0] == "--max-model-len"]
+    assert ours, [f.summary for f in d.fixes]
+    n = int(ours[0].flags[1])
+    assert abs(n - 35872) <= 35872 * 0.02  # vLLM's own estimate, printed in the same text
+    assert diagnose(log, predict=False).prediction is None
