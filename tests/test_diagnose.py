@@ -9,6 +9,9 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from oomkit.diagnose import SIGNATURES, diagnose, errors_index
 from oomkit.diagnose.signatures import ENGINES, STAGES
@@ -334,3 +337,18 @@ def test_estimate_gives_the_largest_context_for_a_known_model():
     n = int(ours[0].flags[1])
     assert abs(n - 35872) <= 35872 * 0.02  # vLLM's own estimate, printed in the same text
     assert diagnose(log, predict=False).prediction is None
+
+
+ENGINE_LOGS = sorted((Path(__file__).parent / "fixtures" / "engine_logs").glob("*/*.json"))
+
+
+@pytest.mark.parametrize("path", ENGINE_LOGS, ids=[f"{p.parent.name}/{p.stem}" for p in ENGINE_LOGS])
+def test_real_startup_logs(path):
+    """The published start-up logs the engine tests use: each is read without error, the program whose log it is
+    recognised, and where the log names a catalog model, oomkit's weights sit within 1% of the printed ones."""
+    fx = json.loads(path.read_text())
+    d = diagnose(fx["quoted"])
+    assert (d.host or d.engine) in ({fx["engine"], "llama.cpp"} if fx["engine"] == "ollama" else {fx["engine"]})
+    fig = (d.prediction or {}).get("figures", {}).get("model_loading_bytes")
+    if fig:
+        assert abs(fig["oomkit"] - fig["printed"]) <= 0.01 * fig["printed"], fig
