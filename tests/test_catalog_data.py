@@ -141,6 +141,8 @@ def test_config_has_what_a_decoder_needs(slug):
     tc = _text(cfg)
     chatglm = tc.get("model_type") == "chatglm"  # ChatGLM's own key scheme (padded_vocab_size, seq_length, ...)
     for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size"):
+        if key == "num_attention_heads" and _is_pure_ssm(tc):
+            continue  # no attention at all
         key = "padded_vocab_size" if chatglm and key == "vocab_size" else key
         assert isinstance(tc.get(key), int) and tc[key] > 0, key
     n_layers = tc["num_hidden_layers"]
@@ -149,7 +151,8 @@ def test_config_has_what_a_decoder_needs(slug):
     elif not _is_mla(tc) and not _is_pure_ssm(tc) and tc.get("model_type") not in _ENCODERS:
         assert isinstance(tc.get("num_key_value_heads"), int) and tc["num_key_value_heads"] > 0
         assert tc["num_attention_heads"] % tc["num_key_value_heads"] == 0
-    assert isinstance(tc.get("seq_length" if chatglm else "max_position_embeddings"), int)
+    if not _is_pure_ssm(tc):  # a Mamba config names no trained context (no positions)
+        assert isinstance(tc.get("seq_length" if chatglm else "max_position_embeddings"), int)
     dtype = cfg.get("torch_dtype") or cfg.get("dtype") or tc.get("torch_dtype") or tc.get("dtype")
     assert dtype in ("bfloat16", "float16", "float32") or "quantization_config" in cfg
     assert isinstance(cfg.get("tie_word_embeddings", tc.get("tie_word_embeddings")), bool)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OomkitError
+from ..quant import gguf_recipes
 from .spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, RecurrentState
 from .tensors import architecture_tensors
 from .weights import inventory_for_format, is_gguf_format
@@ -156,6 +157,9 @@ def spec_from_config(
         if model_type in _ENCODERS else 0,
     )
     weights = inventory_for_format(tensors, arch=arch, config=cfg, weight_format=weight_format, name=name)
+    mix = gguf_recipes.named_mix(weight_format) if weight_format else None
+    if mix is not None and mix.approximate:
+        labels.append(mix.note)
     return ModelSpec(
         name=name, architecture=arch, n_embd=n_embd, n_vocab=n_vocab, n_ctx_train=n_ctx_train, layers=layers,
         weights=weights, tied_embeddings=tied, n_nextn_layers=n_nextn, source=source, labels=tuple(labels),
@@ -166,7 +170,9 @@ def spec_from_config(
 _GGUF_DROPS_MTP = {"deepseek2"}
 # Gemma ties its embeddings even where the config omits the key (transformers GemmaConfig default True).
 # Encoders have no LM head: nothing to untie (BertConfig/XLMRobertaConfig default tie_word_embeddings=True).
-_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", *_ENCODERS}
+# Mamba ties them too (transformers MambaConfig tie_word_embeddings=True; Mamba2Config False).
+_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "mamba",
+                    *_ENCODERS}
 _UNGATED_FFN = {"phi", "starcoder2", "gpt2", "falcon", "nemotron_h", "bert", "xlm-roberta"}  # up + down only
 
 
@@ -359,7 +365,11 @@ def _ffn(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) ->
         return Ffn(n_ff=r.int("intermediate_size"))
     if model_type in ("llama4", "llama4_text") and r.has("intermediate_size_mlp"):
         return Ffn(n_ff=r.int("intermediate_size_mlp"))  # Llama4TextDecoderLayer: dense layers use intermediate_size_mlp
+    if model_type in ("mamba", "mamba2"):
+        # A Mamba block is the whole layer: no MLP. The -hf configs' intermediate_size is the mixer's inner width
+        # (transformers MambaConfig: intermediate_size = expand * hidden_size), read by _recurrent.
+        return Ffn()
     n_ff = r.int("intermediate_size", "ffn_hidden_size", "n_inner", default=0)
-    if not n_ff and model_type not in ("mamba", "mamba2"):
+    if not n_ff:
         n_ff = r.int("intermediate_size", why="feed-forward size")
     return Ffn(n_ff=n_ff)

@@ -35,13 +35,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from ..errors import OomkitError
 from ._bytes import NeedMoreBytes, printable
 from .gguf_file import spec_from_gguf
 from .gguf_header import GGUFHeader, parse_gguf_header
 from .hf_config import spec_from_config
+from .hub_cache import cache_root, is_offline, repo_dir, site
+from .hub_cache import endpoint as hub_endpoint
 from .safetensors_header import INDEX_NAME, SafetensorsModel, parse_safetensors_header
 from .safetensors_weights import inventory_from_safetensors_model, layer_index
 
@@ -59,7 +61,6 @@ __all__ = [
     "spec_from_hub",
 ]
 
-DEFAULT_ENDPOINT = "https://huggingface.co"
 DEFAULT_REVISION = "main"
 DEFAULT_TIMEOUT = 5.0  # seconds, to connect and for each read
 GGUF_FIRST_READ = 2 << 20  # a GGUF header with a 150k-token vocabulary is ~3-4 MB; most fit in 2 MiB
@@ -119,20 +120,6 @@ def is_hf_id(ref: str) -> bool:
     if not _REPO_ID.match(repo) or "--" in repo or ".." in repo:
         return False
     return not repo.lower().endswith(_FILE_SUFFIXES)
-
-
-def _truthy(v: str | None) -> bool:
-    return (v or "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def is_offline() -> bool:
-    """HF_HUB_OFFLINE=1 (or TRANSFORMERS_OFFLINE=1), read now rather than at import."""
-    return _truthy(os.environ.get("HF_HUB_OFFLINE")) or _truthy(os.environ.get("TRANSFORMERS_OFFLINE"))
-
-
-def cache_root() -> Path:
-    base = os.environ.get("OOMKIT_CACHE")
-    return Path(base).expanduser() / "hub" if base else Path("~/.cache/oomkit/hub").expanduser()
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -281,7 +268,7 @@ class HubClient:
 
     def __init__(self, endpoint: str | None = None, token: str | None = None, timeout: float | None = None,
                  cache: Path | None = None, offline: bool | None = None) -> None:
-        self.endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+        self.endpoint = (endpoint or hub_endpoint()).rstrip("/")
         self.token = token if token is not None else (os.environ.get("HF_TOKEN") or None)
         if timeout is None:
             raw = os.environ.get("OOMKIT_HUB_TIMEOUT")
@@ -292,13 +279,12 @@ class HubClient:
         self.timeout = timeout
         self.cache = cache if cache is not None else cache_root()
         self.offline = is_offline() if offline is None else offline
-        self.site = urlsplit(self.endpoint).netloc or self.endpoint
+        self.site = site(self.endpoint)
 
     # ---- cache -------------------------------------------------------------------------------------------
 
     def _dir(self, repo_id: str, revision: str) -> Path:
-        host = re.sub(r"[^A-Za-z0-9.-]", "_", self.site)
-        return self.cache / host / repo_id.replace("/", "--") / quote(revision, safe="")
+        return repo_dir(self.cache, self.site, repo_id, revision)
 
     def _cached(self, path: Path) -> bytes | None:
         try:

@@ -6,37 +6,70 @@ colon ("llama3.1:8b"), so the suffix is only a format when it names one.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
 from ..errors import OomkitError
 from ..quant import gguf_recipes
-from . import catalog
+from . import catalog, hub_cache, names
 from .hf_config import load_config, spec_from_config
 from .spec import ModelSpec
 
 
-def split_quant(ref: str) -> tuple[str, str | None]:
-    """"name:Q4_K_M" -> ("name", "Q4_K_M"); "llama3.1:8b-q8_0" -> ("llama3.1:8b", "q8_0"); else (ref, None)."""
-    def is_format(s: str) -> bool:
-        try:
-            gguf_recipes.ftype_by_name(s)
-            return True
-        except OomkitError:
-            return s.lower() in _HF_FORMATS
+def _is_format(s: str) -> bool:
+    if s.lower() in _HF_FORMATS or gguf_recipes.named_mix(s) is not None:
+        return True
+    try:
+        gguf_recipes.ftype_by_name(s)
+        return True
+    except OomkitError:
+        return False
 
+
+# What a quant tag looks like (llama.cpp types, unsloth's UD-*, HF formats): a tag of this shape that is not a known
+# one is a typo in the quant, not part of a model name.
+_QUANT_SHAPE = re.compile(r"^(?:ud[-_])?(?:i?q\d+(?:_[a-z0-9]+)*|tq\d+_\d+|b?f\d+|fp\d+|mxfp\d+(?:_moe)?|nvfp\d+)$",
+                          re.IGNORECASE)
+
+
+def known_quant_tags() -> tuple[str, ...]:
+    """The quant tags a name may end with: llama.cpp file types, named GGUF mixes, HF formats."""
+    return (*gguf_recipes.known_quant_names(), *sorted(_HF_FORMATS))
+
+
+def _unknown_quant(tag: str) -> OomkitError:
+    return OomkitError(f"unknown quant tag {tag!r}; known: {', '.join(known_quant_tags())}")
+
+
+def split_quant(ref: str) -> tuple[str, str | None]:
+    """"name:Q4_K_M" -> ("name", "Q4_K_M"); "llama3.1:8b-q8_0" -> ("llama3.1:8b", "q8_0"); else (ref, None).
+
+    A tag shaped like a quant that names none ("Q4_K_XXL") is an error that lists the known ones."""
     if ":" in ref:
         base, tail = ref.rsplit(":", 1)
-        if is_format(tail):
+        if tail.lower().startswith("i1-") and "/" in base:
+            tail = tail[3:]  # mradermacher's imatrix files ("Qwen3-8B.i1-Q4_K_M.gguf"), as Ollama's hf.co tags name them
+        if _is_format(tail):
             return base, tail
         # Ollama: "8b-instruct-q4_K_M", "8b-q8_0": the quant is the last dash-separated part(s)
         parts = tail.split("-")
         for i in range(1, len(parts)):
             cand = "-".join(parts[i:])
-            if is_format(cand):
+            if _is_format(cand):
                 return f"{base}:{'-'.join(parts[:i])}", cand
+        for i in range(len(parts)):
+            cand = "-".join(parts[i:])
+            if _QUANT_SHAPE.match(cand):
+                raise _unknown_quant(cand)
     return ref, None
 
+
+# Unquantized formats as GGUF file types (Ollama tags "-fp16", "-bf16"; llama.cpp's F16 / BF16 / F32 files).
+# llama.h's names (LLAMA_FTYPE_MOSTLY_F16, ...), which model/weights.py reads as GGUF file types, not as HF dtypes.
+_GGUF_SPELLING = {"fp16": "MOSTLY_F16", "f16": "MOSTLY_F16", "bf16": "MOSTLY_BF16", "fp32": "ALL_F32",
+                  "f32": "ALL_F32"}
 
 _HF_FORMATS = {"bf16", "fp16", "fp32", "fp8", "int8", "int4", "awq", "gptq", "nf4", "mxfp4", "nvfp4", "w8a8",
                "w4a16"}
@@ -48,35 +81,44 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
     default_format: for a model named without a format, a function of its config.json giving the format the
     engine would load (llama.cpp: a GGUF file type); the guess is labelled in the result.
     tag_formats: whether the GGUF an Ollama tag or GGUF repo name stands for is the format to take (engines that
-    load GGUF files); otherwise the checkpoint as published is taken, and a label says so."""
+    load GGUF files); otherwise the checkpoint as published is taken, and a label says so.
+
+    A name not in the catalog is read, in turn, as an Ollama tag with qualifiers ("qwen3:30b-a3b-thinking-2507"),
+    a hub repo (config.json / GGUF headers), and, when the hub cannot answer, as a derivative of a catalog model
+    whose name says its quantization ("Qwen/Qwen3-8B-AWQ"; model/names.py), labelled as inferred."""
     if not ref or not str(ref).strip():
         raise OomkitError("no model given")
     ref = str(ref).strip()
     path = Path(ref).expanduser()
     if path.exists():
         return _from_path(path, weight_format, default_format)
+    ref = names.canonical_ref(ref)
     name, suffix = split_quant(ref)
+    if suffix is not None and tag_formats:
+        suffix = _GGUF_SPELLING.get(suffix.lower(), suffix)  # an engine that loads GGUF: ":fp16" is the F16 GGUF
     fmt = weight_format or suffix
+    if fmt is not None and tag_formats and fmt.lower() == "mxfp4":
+        fmt = "MXFP4_MOE"  # a GGUF engine's MXFP4 is llama-quantize's MXFP4_MOE (gpt-oss's GGUF release)
 
     entry = catalog.lookup(name) or (catalog.lookup(ref) if suffix else None)
-    if entry is None:
-        hint = catalog.suggest(name)
-        more = f"; did you mean {', '.join(hint)}?" if hint else ""
-        from . import hub  # lazy: the hub client (threads, HTTP) only for a name not in the catalog
-
-        if hub.is_hf_id(ref):
-            return hub.spec_from_hub(ref, weight_format, default_format, hint=more)
-        if ref.lower().endswith((".gguf", ".json")) or "/" in ref and Path(ref).suffix:
-            raise OomkitError(f"no such file: {ref}")
-        raise OomkitError(f"unknown model {name!r}: not a file and not in the built-in catalog{more}")
     labels: tuple[str, ...] = ()
+    if entry is None:
+        tag = names.ollama_tag(name)
+        if tag is not None:
+            alias, dropped, tag_fmt = tag
+            entry = catalog.lookup(alias)
+            labels = (f"{name}: '{'-'.join(dropped)}' read as the same-shaped {alias}",)
+            if tag_fmt and fmt is None:
+                entry = replace(entry, default_format=tag_fmt)
+    if entry is None:
+        return _not_in_catalog(ref, name, fmt, weight_format, default_format)
     tag_format = entry.default_format  # the GGUF an Ollama tag / GGUF repo name stands for
     if fmt is None and tag_format is not None:
         if tag_formats:
-            fmt = tag_format
+            fmt = "MXFP4_MOE" if tag_format.lower() == "mxfp4" else tag_format
         else:
-            labels = (f"{name} names a {tag_format} GGUF, which this engine does not load by default: taking the "
-                      f"checkpoint as published ({entry.hf_id}); name a format with :QUANT or --quant",)
+            labels += (f"{name} names a {tag_format} GGUF, which this engine does not load by default: taking the "
+                       f"checkpoint as published ({entry.hf_id}); name a format with :QUANT or --quant",)
     if fmt is None and default_format is not None and not labels:
         fmt = default_format(entry.config)
         if fmt is not None:
@@ -84,6 +126,49 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
     spec = spec_from_config(entry.config, name=entry.name, source=f"catalog: {entry.hf_id} ({entry.source})",
                             weight_format=fmt)
     return replace(spec, labels=spec.labels + labels) if labels else spec
+
+
+def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | None, default_format) -> ModelSpec:
+    derived = names.derive(name)
+    if derived is not None and not hub_cache.hub_may_answer(name):
+        # offline with nothing cached: the name is all there is (and the hub client's import is spared)
+        return _from_derivation(derived, fmt, default_format, "HF_HUB_OFFLINE=1 and nothing of it in oomkit's "
+                                "hub cache")
+    from . import hub  # lazy: the hub client (threads, HTTP) only for a name not in the catalog
+
+    if derived is not None and hub.is_hf_id(ref):
+        try:
+            return hub.spec_from_hub(ref, weight_format, default_format)
+        except OomkitError as e:  # offline, unreachable, gated, or not there: what the name says
+            return _from_derivation(derived, fmt, default_format, str(e))
+    hint = catalog.suggest(name)
+    more = f"; did you mean {', '.join(hint)}?" if hint else ""
+    if hub.is_hf_id(ref):
+        return hub.spec_from_hub(ref, weight_format, default_format, hint=more)
+    if ref.lower().endswith((".gguf", ".json")) or "/" in ref and Path(ref).suffix:
+        raise OomkitError(f"no such file: {ref}")
+    raise OomkitError(f"unknown model {name!r}: not a file and not in the built-in catalog{more}")
+
+
+def _from_derivation(d: names.Derivation, fmt: str | None, default_format, why: str) -> ModelSpec:
+    """The base model's config with the quantization the derivative's name stands for."""
+    entry = catalog.lookup(d.slug)
+    config = dict(entry.config)
+    labels = d.labels
+    if d.quantization_config is not None and fmt is None:
+        config["quantization_config"] = d.quantization_config
+        for key in ("text_config", "llm_config"):  # a VLM wrapper: the decoder reads the outer one
+            if isinstance(config.get(key), dict):
+                config[key] = {k: v for k, v in config[key].items() if k != "quantization_config"}
+    fmt = fmt or d.weight_format
+    if fmt is None and default_format is not None:  # an engine that loads only its own format (GGUF)
+        fmt = default_format(config)
+        if fmt is not None:
+            labels += (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)
+    labels += (f"hub not read: {why}",)
+    spec = spec_from_config(config, name=d.ref, source=f"catalog: {entry.hf_id} ({entry.source}); format from the "
+                            f"name ({d.convention})", weight_format=fmt)
+    return replace(spec, labels=spec.labels + labels)
 
 
 def _from_path(path: Path, weight_format: str | None, default_format=None) -> ModelSpec:
@@ -143,3 +228,52 @@ def _safetensors_weights(directory: Path):
     from .safetensors_weights import inventory_from_safetensors  # lazy: only a local checkpoint
 
     return inventory_from_safetensors(directory)
+
+
+def explain(ref: str) -> list[tuple[str, str]]:
+    """How `ref` is read, step by step, as (step, result) rows, for `oomkit models --explain`."""
+    rows: list[tuple[str, str]] = [("as typed", ref)]
+    canon = names.canonical_ref(ref)
+    if canon != ref.strip():
+        rows.append(("URL read as", canon))
+    try:
+        name, quant = split_quant(canon)
+    except OomkitError as e:
+        rows.append(("quant tag", str(e)))
+        return rows
+    if quant:
+        rows.append(("quant tag", quant))
+    key = catalog.normalize(name)
+    rows.append(("lookup key", key))
+    slug = catalog.resolve_slug(name)
+    if slug is not None:
+        kind = catalog.name_kind(name)
+        rows.append(("catalog", f"{slug} ({kind})"))
+        rows.append(("base repo", catalog.base_hf_id(name) or "-"))
+        return rows
+    tag = names.ollama_tag(name)
+    if tag is not None:
+        cand, dropped, fmt = tag
+        rows.append(("Ollama tag", f"{cand} (qualifiers {'-'.join(dropped)} keep the shapes)"
+                     + (f"; implies {fmt}" if fmt else "")))
+        rows.append(("catalog", catalog.resolve_slug(cand) or "-"))
+        return rows
+    d = names.derive(name)
+    if d is not None:
+        rows.append(("derivative of", f"{d.base_hf_id} (catalog {d.slug})"))
+        rows.append(("convention", d.convention))
+        if d.dropped:
+            rows.append(("same-shape words", "-".join(d.dropped)))
+        if d.quantization_config:
+            rows.append(("quantization_config", _short_json(d.quantization_config)))
+        if d.weight_format:
+            rows.append(("weight format", d.weight_format))
+        rows.append(("hub", "the repo's config.json, when the hub answers, replaces what the name says"))
+        return rows
+    rows.append(("catalog", "not found: read from the hub (config.json, safetensors or GGUF headers)"))
+    return rows
+
+
+def _short_json(d: dict) -> str:
+    text = json.dumps(d, separators=(",", ":"))
+    return text if len(text) <= 160 else text[:157] + "..."

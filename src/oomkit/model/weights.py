@@ -21,6 +21,8 @@ def is_gguf_format(name: str) -> bool:
     formats (fp8, awq, nvfp4, mxfp4, ...) count as HF formats."""
     if _is_plain(name) or name.lower() in _FORMAT_CONFIGS:
         return False
+    if gguf_recipes.named_mix(name) is not None:
+        return True
     try:
         gguf_recipes.ftype_by_name(name)
         return True
@@ -40,18 +42,22 @@ def inventory_for_format(
 def gguf_inventory(tensors: Sequence[TensorShape], *, arch: str, ftype: str, config: Mapping[str, Any] | None = None
                    ) -> WeightInventory:
     """The GGUF llama-quantize would write: its per-tensor types (src/llama-quant.cpp), laid out with 32-byte
-    alignment in list order as gguf-py's writer does."""
-    ft = gguf_recipes.ftype_by_name(ftype)
+    alignment in list order as gguf-py's writer does. `ftype` may also name a publisher's mix ("UD-Q4_K_XL",
+    "Q6_K_L": quant/gguf_recipes.NAMED_MIXES), whose stand-in is labelled by the caller."""
+    mix = gguf_recipes.named_mix(ftype)
+    ft = gguf_recipes.ftype_by_name(mix.ftype if mix else ftype)
     n_expert = max((t.shape[2] for t in tensors if t.name.endswith("_exps.weight") and len(t.shape) == 3), default=0)
     n_gqa = _n_gqa(tensors)
-    types = gguf_recipes.recipe_types(ft, [(t.name, t.shape) for t in tensors], arch, n_expert=n_expert, n_gqa=n_gqa)
+    types = gguf_recipes.recipe_types(ft, [(t.name, t.shape) for t in tensors], arch, n_expert=n_expert, n_gqa=n_gqa,
+                                      output_tensor_type=mix.output_type if mix else None,
+                                      token_embedding_type=mix.token_embedding_type if mix else None)
     out, offset = [], 0
     for t in tensors:
         gt = ggml.type_by_name(types[t.name])
         nbytes = ggml.tensor_bytes(gt, t.shape)
         out.append(TensorSpec(name=t.name, shape=t.shape, dtype=gt.name, nbytes=nbytes, layer=t.layer, offset=offset))
         offset += (nbytes + GGUF_ALIGNMENT - 1) // GGUF_ALIGNMENT * GGUF_ALIGNMENT
-    return WeightInventory(tensors=tuple(out), exact=False, format=ft.name)
+    return WeightInventory(tensors=tuple(out), exact=False, format=mix.name if mix else ft.name)
 
 
 def _n_gqa(tensors: Sequence[TensorShape]) -> int:
@@ -77,7 +83,7 @@ def hf_inventory(tensors: Sequence[TensorShape], *, config: Mapping[str, Any], w
                  name: str) -> WeightInventory:
     fmt_name = (weight_format or "").lower()
     plain = bool(fmt_name) and _is_plain(fmt_name)
-    if (config.get("quantization_config") and not plain) or (fmt_name and not plain):
+    if (quantization_config(config) and not plain) or (fmt_name and not plain):
         return hf_quantized_inventory(tensors, config=config, weight_format=weight_format, name=name)
     dtype = hf_dtype(config, weight_format)
     size = HF_DTYPE_BYTES.get(dtype)
@@ -106,6 +112,18 @@ _FORMAT_CONFIGS = {
 }
 
 
+def quantization_config(config: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """config.json's quantization_config; an mlx-lm conversion writes its own "quantization" block instead
+    ({"group_size": 64, "bits": 4}), read as quant_method "mlx"."""
+    q = config.get("quantization_config")
+    if q:
+        return q
+    mlx = config.get("quantization")
+    if isinstance(mlx, Mapping) and "bits" in mlx:
+        return {"quant_method": "mlx", **mlx}
+    return None
+
+
 def hf_quantized_inventory(tensors: Sequence[TensorShape], *, config: Mapping[str, Any], weight_format: str | None,
                            name: str) -> WeightInventory:
     """Bytes of a quantized HF checkpoint: each linear weight in the format's stored layout
@@ -120,14 +138,15 @@ def hf_quantized_inventory(tensors: Sequence[TensorShape], *, config: Mapping[st
             raise OomkitError(f"{name}: unknown weight format {weight_format!r}; GGUF types (Q4_K_M, ...) or "
                               f"{', '.join(sorted(_FORMAT_CONFIGS))}, bf16, fp16")
     else:
-        qcfg = config.get("quantization_config")
+        qcfg = quantization_config(config)
     fmt = hf_formats.parse_quantization_config(qcfg, dtype)
     plain = hf_formats.dtype_bytes(fmt.dtype)
     out = []
     for t in tensors:
         module = hf_module_name(t.name)
-        if module is None or module == "model.embed_tokens" or len(t.shape) < 2 \
-                or not hf_formats.module_is_quantized(fmt, module):
+        # embeddings stay in the model dtype, except in MLX, which quantizes nn.Embedding too
+        embedding_plain = module == "model.embed_tokens" and fmt.method != "mlx"
+        if module is None or embedding_plain or len(t.shape) < 2 or not hf_formats.module_is_quantized(fmt, module):
             nbytes, dt = t.n_elements * plain, fmt.dtype
         else:
             n_in, n_out = t.shape[0], t.shape[1]  # GGUF order: ne0 = in_features

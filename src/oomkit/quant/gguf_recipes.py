@@ -493,3 +493,74 @@ def imatrix_tensors(ftype: str | Ftype, types: Mapping[str, str], tensors: Seque
         if t in _NEEDS_IMATRIX or (t == "q2_K" and ft.name == "Q2_K_S"):
             out.append(name)
     return tuple(out)
+
+
+# ---- named mixes beyond llama-quantize's file types: a file type plus llama-quantize options ----
+
+
+@dataclass(frozen=True)
+class NamedMix:
+    """A GGUF quant name publishers use that is not a llama.cpp file type: llama-quantize's mix of `ftype` with
+    its --output-tensor-type / --token-embedding-type options. `approximate`: the publisher's real per-tensor
+    choice is not published, so the mix stands in for it (the result is labelled)."""
+
+    name: str
+    ftype: str
+    output_type: str | None
+    token_embedding_type: str | None
+    source: str
+    approximate: bool
+
+    @property
+    def note(self) -> str:
+        how = f"llama-quantize {self.ftype}"
+        opts = [f"{w} {t}" for w, t in (("output", self.output_type), ("token_embd", self.token_embedding_type)) if t]
+        if opts:
+            how += " with " + ", ".join(opts)
+        if self.approximate:
+            return f"{self.name} is approximated as {how} (the publisher's per-tensor recipe is not published; {self.source})"
+        return f"{self.name} = {how} ({self.source})"
+
+
+# bartowski's "_L" / "_XL" quants: the model cards say "Uses Q8_0 for embed and output weights" for Q6_K_L, Q5_K_L,
+# Q4_K_L, Q3_K_XL and Q2_K_L (e.g. huggingface.co/bartowski/Qwen_Qwen3-8B-GGUF, "Download a file" table).
+_BARTOWSKI = "bartowski's model cards: 'Uses Q8_0 for embed and output weights'"
+# unsloth Dynamic 2.0 quants ("UD-..."): unsloth chooses every layer's type per model and does not publish the
+# per-tensor recipe (docs.unsloth.ai/basics/unsloth-dynamic-v2.0-ggufs: "the combinations will differ for each
+# layer and model"). Their files are a few percent larger than the llama.cpp type they are named after (the same
+# page: Gemma 3 Q3_K_XL "increasing in only 2% of disk space"); the stand-in is that type with the output matrix in
+# Q8_0 (K_XL), and the plain llama.cpp mix for the other names. Q8_K_XL keeps embeddings and output in BF16.
+_UNSLOTH = "docs.unsloth.ai/basics/unsloth-dynamic-v2.0-ggufs"
+
+
+def _named_mixes() -> dict[str, NamedMix]:
+    out: dict[str, NamedMix] = {}
+    for name, ft in (("Q2_K_L", "Q2_K"), ("Q3_K_XL", "Q3_K_L"), ("Q4_K_L", "Q4_K_M"), ("Q5_K_L", "Q5_K_M"),
+                     ("Q6_K_L", "Q6_K")):
+        out[name] = NamedMix(name, ft, "q8_0", "q8_0", _BARTOWSKI, approximate=False)
+    for name, ft, out_t, emb in (("UD-Q2_K_XL", "Q2_K", "q8_0", None), ("UD-Q3_K_XL", "Q3_K_M", "q8_0", None),
+                                 ("UD-Q4_K_XL", "Q4_K_M", "q8_0", None), ("UD-Q5_K_XL", "Q5_K_M", "q8_0", None),
+                                 ("UD-Q6_K_XL", "Q6_K", "q8_0", None), ("UD-Q8_K_XL", "Q8_0", "bf16", "bf16")):
+        out[name] = NamedMix(name, ft, out_t, emb, _UNSLOTH, approximate=True)
+    for ft in ("IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "IQ3_XS", "IQ3_S", "IQ3_M",
+               "IQ4_XS", "IQ4_NL", "TQ1_0", "TQ2_0", "Q2_K", "Q2_K_S", "Q3_K_S", "Q3_K_M", "Q4_K_S", "Q4_K_M",
+               "Q4_0", "Q4_1", "Q5_K_S", "Q5_K_M", "Q6_K", "Q8_0"):
+        out[f"UD-{ft}"] = NamedMix(f"UD-{ft}", ft, None, None, _UNSLOTH, approximate=True)
+    return out
+
+
+NAMED_MIXES = _named_mixes()
+
+
+def named_mix(name: str) -> NamedMix | None:
+    """The named mix for "UD-Q4_K_XL", "ud-q4_k_xl", "Q6_K_L", ...; None for a llama.cpp file type or an unknown
+    name."""
+    key = str(name).strip().upper().replace("UD_", "UD-", 1)
+    if key not in NAMED_MIXES and key.endswith("_XL") and f"UD-{key}" in NAMED_MIXES:
+        key = f"UD-{key}"  # unsloth's K_XL names appear without "UD-" in file names and Ollama tags
+    return NAMED_MIXES.get(key)
+
+
+def known_quant_names() -> tuple[str, ...]:
+    """Every GGUF quant name oomkit reads: llama-quantize's file types, then the named mixes."""
+    return tuple(f.name for f in FTYPES) + tuple(NAMED_MIXES)

@@ -139,6 +139,13 @@ def linear_weight_bytes(fmt: QuantFormat, out_features: int, in_features: int) -
         if fmt.double_quant:
             return size + blocks + _cdiv(blocks, 256) * 4 + 256 * 4
         return size + blocks * 4
+    if name == "mlx-affine":
+        # mlx python/mlx/nn/layers/quantized.py QuantizedLinear (mx.quantize, mode "affine"): weight uint32
+        # [o, i*bits/32], scales and biases [o, i/group] in the model dtype
+        return o * _cdiv(i * fmt.bits, 32) * 4 + 2 * o * _cdiv(i, fmt.group_size) * dtype_bytes(fmt.scale_dtype)
+    if name == "mlx-mxfp4":
+        # mx.quantize mode "mxfp4": weight uint32 [o, i*4/32], one uint8 e8m0 scale per 32 values, no biases
+        return o * _cdiv(i * 4, 32) * 4 + o * _cdiv(i, 32)
     if name == "bnb-int8":
         # bitsandbytes nn/modules.py:Linear8bitLt._save_to_state_dict: int8 weight, SCB fp32 [o],
         # weight_format uint8 scalar
@@ -322,7 +329,23 @@ def _compressed_tensors(c: Mapping[str, Any], dtype: str) -> QuantFormat:
                       "float-quantized, naive-quantized, pack-quantized, nvfp4-pack-quantized, mxfp4-pack-quantized")
 
 
-_PARSERS = {"fp8": _fp8, "fbgemm-fp8": _fbgemm_fp8, "gptq": _gptq, "awq": _awq, "bitsandbytes": _bnb,
+def _mlx(c: Mapping[str, Any], dtype: str) -> QuantFormat:
+    # mlx-lm's config.json "quantization" block ({"group_size": 64, "bits": 4[, "mode": ...]}, mlx_lm/utils.py
+    # quantize_model); every Linear and Embedding with a whole number of groups is quantized, lm_head included.
+    mode = str(c.get("mode", "affine")).lower()
+    if mode == "mxfp4":
+        return QuantFormat("mlx-mxfp4", 4, group_size=32, dtype=dtype, strategy="group", scale_dtype="uint8",
+                           method="mlx")
+    if mode != "affine":
+        raise OomkitError(f"MLX quantization mode {mode!r} is not supported; known: affine, mxfp4")
+    bits = int(c.get("bits", 4))
+    if not 2 <= bits <= 8:
+        raise OomkitError(f"MLX quantization with {bits} bits: mlx quantizes to 2-8 bits")
+    return QuantFormat("mlx-affine", bits, group_size=int(c.get("group_size", 64)), dtype=dtype, strategy="group",
+                       scale_dtype=dtype, zero_point=True, method="mlx")
+
+
+_PARSERS = {"mlx": _mlx, "fp8": _fp8, "fbgemm-fp8": _fbgemm_fp8, "gptq": _gptq, "awq": _awq, "bitsandbytes": _bnb,
             "mxfp4": _mxfp4, "modelopt": _modelopt, "compressed-tensors": _compressed_tensors}
 
 

@@ -125,19 +125,51 @@ def _gguf_repo(key: str) -> str | None:
     tail = key.split("/", 1)[1]
     for suffix in _GGUF_SUFFIXES:
         tail = tail.removesuffix(suffix)
+    return match_tail(tail.removesuffix("-i1"))  # mradermacher's imatrix repos: "<model>-i1-GGUF"
+
+
+@functools.lru_cache(maxsize=1)
+def _tails() -> dict[str, str]:
+    """Every catalog name and the part after its "org/" (also as bartowski's "org_name") -> slug."""
     idx = _index()
     tails: dict[str, str] = {}
     for cand, slug in [*((s, s) for s in idx["models"]), *idx["aliases"].items()]:
+        tails.setdefault(cand, slug)
         if "/" in cand:
             org, rest = cand.split("/", 1)
             tails.setdefault(rest, slug)
             tails.setdefault(f"{org}_{rest}", slug)  # bartowski/Qwen_Qwen3-8B-GGUF
-        else:
-            tails.setdefault(cand, slug)
-    for cand in (tail, tail.removeprefix("meta-")):
+            if rest.endswith("-hf"):  # meta-llama/Llama-2-7b-chat-hf, as TheBloke names it: Llama-2-7B-Chat
+                tails.setdefault(rest.removesuffix("-hf"), slug)
+    return tails
+
+
+def match_tail(name: str) -> str | None:
+    """The slug of a model part of a repo name ("qwen3-8b", "qwen/qwen3-8b", "qwen_qwen3-8b",
+    "meta-llama-3.1-8b-instruct"; lowercase), or None."""
+    tails = _tails()
+    for cand in (name, name.removeprefix("meta-")):
         if cand in tails:
             return tails[cand]
     return None
+
+
+def name_kind(name: str) -> str:
+    """What a catalog name is: "slug", "HF id", "alias", "Ollama tag", "quantized variant", "GGUF repo"; "" if none."""
+    key = normalize(name)
+    idx = _index()
+    if key in idx["models"]:
+        return "slug"
+    if key in idx["aliases"]:
+        slug = idx["aliases"][key]
+        if key == idx["models"][slug]["hf_id"].lower():
+            return "HF id"
+        return "Ollama tag" if key in idx.get("formats", {}) or ("/" not in key and ":" in key) else "alias"
+    if key in idx.get("variants", {}):
+        return "quantized variant"
+    if _resolve(key)[0] is not None:
+        return "GGUF repo"
+    return ""
 
 
 @functools.lru_cache(maxsize=64)
@@ -241,6 +273,8 @@ __all__ = [
     "INDEX_PATH",
     "entries",
     "lookup",
+    "match_tail",
+    "name_kind",
     "normalize",
     "resolve_slug",
     "suggest",

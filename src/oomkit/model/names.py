@@ -1,0 +1,299 @@
+"""Model names as users type them -> a catalog model plus the weight format the name implies, offline.
+
+Users name the repo they downloaded, not the catalog entry: a quantized derivative ("Qwen/Qwen3-8B-AWQ",
+"RedHatAI/Llama-3.1-8B-Instruct-quantized.w4a16", "mlx-community/Qwen3-8B-4bit"), a GGUF repo
+("bartowski/Qwen_Qwen3-8B-GGUF", "mradermacher/Qwen3-8B-i1-GGUF"), a URL to any of them, or an Ollama tag with
+qualifiers ("qwen3:30b-a3b-thinking-2507-q4_K_M"). `derive` reads such a name into the catalog model it was made
+from and the quantization its publisher's naming convention stands for. What the name says is a guess, and every
+result says so (`Derivation.labels`); the repo's own config.json, when the hub can be read, wins over it
+(model/resolve.py).
+
+The conventions (publisher -> suffix -> what the files hold) are tabled in `_RULES`, each with the tool or repo
+whose config it mirrors.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import catalog
+
+# ---- quantization_config of each convention, in the form the quantizing tool writes it ----
+
+# Qwen's and DeepSeek's own "-FP8" repos: block-wise FP8 (Qwen/Qwen3-32B-FP8 config.json, catalog variant).
+# MoE routers (mlp.gate) stay unquantized in every layout below, as the published MoE configs list them
+# (Qwen/Qwen3-30B-A3B-FP8 modules_to_not_convert, nvidia/Qwen3-235B-A22B-NVFP4 exclude_modules: catalog variants).
+_FP8_BLOCK = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128],
+              "modules_to_not_convert": ["lm_head", "mlp.gate"]}
+# NVIDIA ModelOpt checkpoints (nvidia/Llama-3.1-70B-Instruct-FP8 and nvidia/DeepSeek-V3.1-NVFP4 config.json,
+# catalog variants): per-tensor FP8 / NVFP4 group 16, lm_head left out.
+_MODELOPT_FP8 = {"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8",
+                 "exclude_modules": ["lm_head", "*mlp.gate"]}
+_MODELOPT_NVFP4 = {"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", "group_size": 16,
+                   "exclude_modules": ["lm_head", "*mlp.gate"]}
+
+
+def _ct(weights: dict[str, Any], fmt: str, acts: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A compressed-tensors config as llm-compressor writes it for one preset scheme (compressed-tensors
+    quantization/quant_scheme.py PRESET_SCHEMES), lm_head ignored as its recipes do."""
+    group: dict[str, Any] = {"targets": ["Linear"], "weights": weights}
+    if acts is not None:
+        group["input_activations"] = acts
+    return {"quant_method": "compressed-tensors", "format": fmt, "config_groups": {"group_0": group},
+            "ignore": ["lm_head", "re:.*mlp\\.gate$"]}
+
+
+_CT_W4A16 = _ct({"num_bits": 4, "type": "int", "symmetric": True, "strategy": "group", "group_size": 128},
+                "pack-quantized")
+_CT_W8A16 = _ct({"num_bits": 8, "type": "int", "symmetric": True, "strategy": "channel"}, "pack-quantized")
+_CT_W8A8 = _ct({"num_bits": 8, "type": "int", "symmetric": True, "strategy": "channel"}, "int-quantized",
+                {"num_bits": 8, "type": "int", "symmetric": True, "strategy": "token", "dynamic": True})
+_CT_FP8 = _ct({"num_bits": 8, "type": "float", "symmetric": True, "strategy": "tensor"}, "float-quantized",
+              {"num_bits": 8, "type": "float", "symmetric": True, "strategy": "tensor", "dynamic": False})
+_CT_FP8_DYNAMIC = _ct({"num_bits": 8, "type": "float", "symmetric": True, "strategy": "channel"}, "float-quantized",
+                      {"num_bits": 8, "type": "float", "symmetric": True, "strategy": "token", "dynamic": True})
+_CT_FP8_BLOCK = _ct({"num_bits": 8, "type": "float", "symmetric": True, "strategy": "block",
+                     "block_structure": [128, 128]}, "float-quantized",
+                    {"num_bits": 8, "type": "float", "symmetric": True, "strategy": "group", "group_size": 128,
+                     "dynamic": True})
+_CT_NVFP4 = _ct({"num_bits": 4, "type": "float", "symmetric": True, "strategy": "tensor_group", "group_size": 16},
+                "nvfp4-pack-quantized",
+                {"num_bits": 4, "type": "float", "symmetric": True, "strategy": "tensor_group", "group_size": 16,
+                 "dynamic": "local"})
+_CT_NVFP4A16 = _ct({"num_bits": 4, "type": "float", "symmetric": True, "strategy": "tensor_group", "group_size": 16},
+                   "nvfp4-pack-quantized")
+# AutoAWQ GEMM (Qwen/Qwen2-VL-2B-Instruct-AWQ config.json, catalog variant; hugging-quants' -AWQ-INT4 the same).
+_AWQ = {"bits": 4, "group_size": 128, "quant_method": "awq", "version": "gemm", "zero_point": True,
+        "modules_to_not_convert": ["mlp.gate"]}
+
+
+def _gptq(bits: int) -> dict[str, Any]:
+    # AutoGPTQ / GPTQModel defaults (Qwen's -GPTQ-Int4/-Int8, hugging-quants' -GPTQ-INT4, TheBloke's main branch):
+    # group 128, lm_head not quantized
+    return {"quant_method": "gptq", "bits": bits, "group_size": 128, "desc_act": False, "sym": True,
+            "modules_to_not_convert": ["mlp.gate"]}
+
+
+# bitsandbytes 4-bit as unsloth publishes it (-bnb-4bit: nf4 with double quant, bf16 compute); the
+# "-unsloth-bnb-4bit" dynamic ones also keep some layers in 16 bits, which the name does not list.
+_BNB4 = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4",
+         "bnb_4bit_use_double_quant": True, "bnb_4bit_compute_dtype": "bfloat16"}
+_BNB8 = {"quant_method": "bitsandbytes", "load_in_8bit": True}
+
+
+def _mlx(bits: int, mode: str = "affine") -> dict[str, Any]:
+    # mlx_lm.convert -q (mlx_lm/convert.py: q_group_size 64 by default), written as config.json "quantization"
+    return {"quant_method": "mlx", "bits": bits, "group_size": 64 if mode == "affine" else 32, "mode": mode}
+
+
+# ---- the conventions ----
+
+_MAKER = "maker"  # the publisher that made the base model (its own quantized release)
+_NVIDIA = ("nvidia",)
+_REDHAT = ("redhatai", "neuralmagic", "nm-testing")
+_MLX_PUBLISHERS = ("mlx-community", "lmstudio-community", "nexveridian", "inferencerlabs")
+
+
+@dataclass(frozen=True)
+class _Rule:
+    pattern: str  # regex matched at the end of the lowercase repo name
+    what: str  # words for the label
+    make: Any  # (match, publisher) -> (quantization_config | None, weight_format | None)
+    publishers: tuple[str, ...] = ()  # only for these publishers ("" = any)
+
+
+def _fixed(q: dict[str, Any] | None = None, fmt: str | None = None):
+    return lambda m, pub: (q, fmt)
+
+
+def _fp8(m, pub):
+    if pub in _NVIDIA:
+        return _MODELOPT_FP8, None
+    if pub in _REDHAT:
+        return _CT_FP8, None
+    return _FP8_BLOCK, None
+
+
+def _fp4(m, pub):
+    return (_CT_NVFP4 if pub in _REDHAT else _MODELOPT_NVFP4), None
+
+
+def _bits(m, pub):
+    bits = int(m.group("bits"))
+    if pub in _MLX_PUBLISHERS or m.group(0).startswith("-mlx"):
+        return _mlx(bits), None
+    return (_BNB4 if bits == 4 else _BNB8 if bits == 8 else _mlx(bits)), None
+
+
+_RULES: tuple[_Rule, ...] = (
+    # GGUF repos: the file type comes from the ":QUANT" tag (ggml-org, unsloth, bartowski, lmstudio-community,
+    # QuantFactory; mradermacher's "-i1-GGUF" are its imatrix quants)
+    _Rule(r"(?:-i1)?[-_.]gguf", "GGUF repo (the quant file is named by :QUANT)", _fixed()),
+    # RedHatAI / neuralmagic (llm-compressor presets)
+    _Rule(r"-quantized\.w4a16", "RedHatAI -quantized.w4a16: compressed-tensors int4, group 128", _fixed(_CT_W4A16)),
+    _Rule(r"-quantized\.w8a16", "RedHatAI -quantized.w8a16: compressed-tensors int8 per channel", _fixed(_CT_W8A16)),
+    _Rule(r"-quantized\.w8a8", "RedHatAI -quantized.w8a8: compressed-tensors int8 W8A8 per channel",
+          _fixed(_CT_W8A8)),
+    _Rule(r"-w4a16", "-W4A16: compressed-tensors int4, group 128", _fixed(_CT_W4A16)),
+    _Rule(r"-w8a8", "-W8A8: compressed-tensors int8 W8A8", _fixed(_CT_W8A8)),
+    _Rule(r"-fp8-dynamic", "-FP8-dynamic: compressed-tensors FP8 per channel, dynamic activations",
+          _fixed(_CT_FP8_DYNAMIC)),
+    _Rule(r"-fp8-block", "-FP8-block: compressed-tensors FP8 128x128 blocks", _fixed(_CT_FP8_BLOCK)),
+    _Rule(r"-nvfp4a16", "-NVFP4A16: compressed-tensors NVFP4 weights", _fixed(_CT_NVFP4A16)),
+    # FP8 / FP4 by publisher: NVIDIA ModelOpt, RedHatAI llm-compressor, else the model maker's block FP8
+    _Rule(r"-fp8(?:-kv)?", "-FP8: NVIDIA ModelOpt FP8 (nvidia), compressed-tensors FP8 (RedHatAI) or block FP8 "
+          "(the model maker's)", _fp8),
+    _Rule(r"-(?:nv)?fp4", "-NVFP4 / -FP4: ModelOpt NVFP4 group 16 (nvidia) or compressed-tensors NVFP4 (RedHatAI)",
+          _fp4),
+    # AWQ / GPTQ (the makers' own, hugging-quants, TheBloke)
+    _Rule(r"-awq(?:-int4)?|-int4-awq", "-AWQ: AutoAWQ GEMM int4, group 128", _fixed(_AWQ)),
+    _Rule(r"-gptq-int8|-gptq-8bit", "-GPTQ-Int8: GPTQ int8, group 128", _fixed(_gptq(8))),
+    _Rule(r"-gptq(?:-int4|-4bit)?", "-GPTQ(-Int4): GPTQ int4, group 128", _fixed(_gptq(4))),
+    _Rule(r"-int4", "-Int4: GPTQ int4, group 128", _fixed(_gptq(4))),
+    _Rule(r"-int8", "-Int8: GPTQ int8, group 128", _fixed(_gptq(8))),
+    # bitsandbytes (unsloth)
+    _Rule(r"(?:-unsloth)?-bnb-4bit", "-bnb-4bit: bitsandbytes nf4, double quant", _fixed(_BNB4)),
+    _Rule(r"(?:-unsloth)?-bnb-8bit", "-bnb-8bit: bitsandbytes int8", _fixed(_BNB8)),
+    # MLX (mlx-community, lmstudio-community's -MLX-*): mlx_lm.convert -q --q-bits N, group 64
+    _Rule(r"(?:-mlx)?-(?P<bits>[2-8])-?bits?(?:-dwq(?:-v\d+)?)?", "-Nbit: mlx_lm.convert -q (affine, group 64); "
+          "bitsandbytes for other publishers", _bits),
+    _Rule(r"(?:-mlx)?-dwq(?:-v\d+)?", "-DWQ: MLX 4-bit distilled weight quantization (affine, group 64)",
+          _fixed(_mlx(4)), _MLX_PUBLISHERS),
+    _Rule(r"(?:-mlx)?-mxfp4", "-mxfp4: MLX mxfp4 (group 32, e8m0 scales)", _fixed(_mlx(4, "mxfp4")),
+          _MLX_PUBLISHERS),
+    _Rule(r"(?:-mlx)?-mxfp4", "-MXFP4: MXFP4 experts", _fixed({"quant_method": "mxfp4"})),
+    _Rule(r"(?:-mlx)?-bf16", "-bf16: unquantized bfloat16", _fixed(None, "bfloat16")),
+    _Rule(r"(?:-mlx)?-fp16", "-fp16: unquantized float16", _fixed(None, "float16")),
+    _Rule(r"-mlx", "-MLX: MLX conversion, unquantized", _fixed(None, "bfloat16")),
+)
+_COMPILED = tuple((re.compile(f"(?:{r.pattern})$"), r) for r in _RULES)
+
+# Words after the model name that do not change its shapes (a fine-tune, a context extension, a release date):
+# read as the same-shaped base, and labelled.
+_SAME_SHAPE_WORDS = {"instruct", "chat", "it", "base", "hf", "thinking", "think", "qat", "2507", "0528", "2503",
+                     "2506", "2501", "2412", "2411", "2409", "2407", "128k", "32k", "64k", "1m", "mini", "medium",
+                     "abliterated", "uncensored", "unsloth", "text", "pt", "latest"}
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """What a derivative name says: the catalog model it was made from and the weight format it holds."""
+
+    ref: str
+    slug: str
+    base_hf_id: str
+    convention: str  # the naming convention read ("RedHatAI -quantized.w4a16: ...")
+    quantization_config: dict[str, Any] | None = field(default=None, hash=False)
+    weight_format: str | None = None  # a GGUF file type (from a :QUANT tag) or a plain dtype
+    dropped: tuple[str, ...] = ()  # name parts read as the same-shaped base
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        fmt = f", weights {self.weight_format}" if self.weight_format else ""
+        out = [f"{self.ref}: inferred from the name as {self.base_hf_id} + {self.convention}{fmt}; the repo's own "
+               "config.json was not read"]
+        if self.dropped:
+            out.append(f"{self.ref}: '{'-'.join(self.dropped)}' read as the same-shaped {self.base_hf_id}")
+        return tuple(out)
+
+
+_URL_TAIL = re.compile(r"/(?:tree|blob|resolve)/[^/]+(?:/(?P<file>.+))?$")
+_GGUF_FILE_QUANT = re.compile(
+    r"[-_.](?P<q>(?:ud-)?(?:i?q\d(?:_[a-z0-9]+)*|tq\d_\d|bf16|f16|f32|mxfp4(?:_moe)?))(?:-\d{5}-of-\d{5})?\.gguf$",
+    re.IGNORECASE)
+
+
+def canonical_ref(ref: str) -> str:
+    """A hub URL to a repo, a branch or a file -> "org/name" (a GGUF file's quant as ":QUANT"); others unchanged."""
+    key = ref.strip()
+    low = key.lower()
+    for prefix in ("https://huggingface.co/", "http://huggingface.co/", "huggingface.co/", "https://hf.co/",
+                   "hf.co/"):
+        if low.startswith(prefix):
+            rest = key[len(prefix):].rstrip("/")
+            m = _URL_TAIL.search(rest)
+            if m is None:
+                return rest
+            repo = rest[: m.start()]
+            q = _GGUF_FILE_QUANT.search(m.group("file") or "")
+            return f"{repo}:{q.group('q').upper()}" if q else repo
+    return key
+
+
+def derive(name: str) -> Derivation | None:
+    """The catalog model and format a derivative repo name stands for (`name` without its :QUANT tag), or None
+    when the name follows no known convention or its base is not in the catalog."""
+    key = catalog.normalize(canonical_ref(name))
+    if "/" not in key or ":" in key:
+        return None
+    publisher, tail = key.split("/", 1)
+    for rx, rule in _COMPILED:
+        if rule.publishers and publisher not in rule.publishers:
+            continue
+        m = rx.search(tail)
+        if m is None or m.start() == 0:
+            continue
+        stem = tail[: m.start()]
+        found = _base(publisher, stem)
+        if found is None:
+            continue
+        slug, dropped = found
+        q, fmt = rule.make(m, publisher)
+        return Derivation(ref=name, slug=slug, base_hf_id=catalog.base_hf_id(slug) or slug, convention=rule.what,
+                          quantization_config=q, weight_format=fmt, dropped=dropped)
+    return None
+
+
+def _base(publisher: str, stem: str) -> tuple[str, tuple[str, ...]] | None:
+    """The catalog slug of a derivative's model part ("qwen3-8b", "qwen_qwen3-8b", "meta-llama-3.1-8b-instruct"),
+    with the words dropped to find it."""
+    for cand in _stems(publisher, stem):
+        slug = catalog.match_tail(cand)
+        if slug is not None:
+            return slug, ()
+    parts = stem.split("-")
+    for i in range(len(parts) - 1, 0, -1):  # drop same-shape words from the end
+        if parts[i] not in _SAME_SHAPE_WORDS:
+            break
+        cut = "-".join(parts[:i])
+        for cand in _stems(publisher, cut):
+            slug = catalog.match_tail(cand)
+            if slug is not None:
+                return slug, tuple(parts[i:])
+    return None
+
+
+def _stems(publisher: str, stem: str) -> list[str]:
+    out = [stem, f"{publisher}/{stem}"]
+    if "_" in stem:  # bartowski: "Qwen_Qwen3-8B"
+        org, rest = stem.split("_", 1)
+        out += [f"{org}/{rest}", rest]
+    return out
+
+
+# ---- Ollama tags with qualifiers ----
+
+_OLLAMA_QUANT_WORDS = {"qat": "Q4_0"}  # Ollama's gemma3 "-it-qat" tags ship the QAT Q4_0 GGUF (ollama.com/library/gemma3/tags)
+
+
+def ollama_tag(name: str) -> tuple[str, tuple[str, ...], str | None] | None:
+    """"qwen3:30b-a3b-thinking-2507" -> ("qwen3:30b-a3b", ("thinking", "2507"), None): the catalog alias of the
+    longest prefix of the tag, the qualifiers dropped (only words that keep the shapes), and the format a
+    qualifier implies ("qat": Q4_0). None when no prefix is a catalog name."""
+    key = catalog.normalize(name)
+    if "/" in key or ":" not in key:
+        return None
+    lib, tag = key.split(":", 1)
+    parts = tag.split("-")
+    for i in range(len(parts) - 1, 0, -1):
+        dropped = parts[i:]
+        cand = f"{lib}:{'-'.join(parts[:i])}"
+        if catalog.resolve_slug(cand) is None:
+            continue
+        if all(p in _SAME_SHAPE_WORDS for p in dropped):
+            fmt = next((_OLLAMA_QUANT_WORDS[p] for p in dropped if p in _OLLAMA_QUANT_WORDS), None)
+            return cand, tuple(dropped), fmt
+        return None  # the nearest catalog tag differs by a word that may change the model
+    return None
