@@ -352,3 +352,31 @@ def test_real_startup_logs(path):
     fig = (d.prediction or {}).get("figures", {}).get("model_loading_bytes")
     if fig:
         assert abs(fig["oomkit"] - fig["printed"]) <= 0.01 * fig["printed"], fig
+
+
+def test_llamacpp_estimate_for_a_known_model():
+    log = "\n".join([
+        "build: 6900 (abcdef12) with cc for x86_64-linux-gnu",
+        "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 4090) - 23000 MiB free",
+        "llama_model_loader: loaded meta data with 30 key-value pairs and 292 tensors from "
+        "/models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf (version GGUF V3 (latest))",
+        "print_info: file type   = Q4_K - Medium",
+        "load_tensors:        CUDA0 model buffer size =  4403.49 MiB",
+        "llama_context: n_seq_max     = 1",
+        "llama_context: n_ctx         = 131072",
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 16384.00 MiB on device 0: cudaMalloc failed: out of "
+        "memory",
+        "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache",
+    ])
+    d = diagnose(log)
+    assert (d.engine, d.stage, d.engine_version) == ("llama.cpp", "kv_cache", "b6900")
+    ours = [f for f in d.fixes if "oomkit's estimate" in f.summary]
+    assert ours, [f.summary for f in d.fixes]
+    from oomkit.engines.base import get_engine  # the same question asked of the engine record
+    from oomkit.limits import max_context
+    from oomkit.request import devices_from, resolve_model
+
+    eng = get_engine("llama.cpp")
+    spec = resolve_model(eng, "Llama-3.1-8B-Instruct", "Q4_K_M")
+    expect = max_context(eng, spec, devices_from(23000 << 20), eng.settings(n_parallel=1, engine_version="b6900"))
+    assert ours[0].flags == ("-c", str(expect))

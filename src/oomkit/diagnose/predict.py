@@ -34,13 +34,27 @@ def prediction_for(d: Diagnosis) -> dict[str, Any] | None:
     return None
 
 
+_GGUF_TAIL = re.compile(r"(?:[-._](?:I?Q[0-9]_[A-Z0-9_]{1,8}|F16|BF16|F32|Q8_0))?(?:-[0-9]{5}-of-[0-9]{5})?$",
+                        re.IGNORECASE)
+
+
+def _candidates(name: str) -> list[str]:
+    """The names a log's model reference may be known by: as printed, its last path part, without a GGUF file
+    type or shard suffix, with spaces as dashes, without a 'Meta' publisher prefix (GGUF general.name)."""
+    name = name.strip().rstrip("/\\")
+    base = name.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".gguf")
+    bare = _GGUF_TAIL.sub("", base)
+    out = [name, base, bare, bare.replace(" ", "-")]
+    out += [c.split("-", 1)[1] for c in out[2:] if c.lower().startswith("meta-")]
+    return list(dict.fromkeys(c for c in out if c))
+
+
 def _known(name: str | None) -> str | None:
     if not name:
         return None
     from ..model import catalog  # lazy: the catalog index loads only when a log names a model
 
-    name = name.rstrip("/\\")
-    for cand in (name, name.rsplit("/", 1)[-1]):
+    for cand in _candidates(name):
         if catalog.lookup(cand) is not None:
             return cand
     return None
@@ -153,6 +167,8 @@ def largest_context(d: Diagnosis) -> dict[str, Any] | None:
             opts = {k: int(d.settings[k]) for k in ("n_ubatch", "n_batch", "n_gpu_layers") if d.settings.get(k)}
             if d.settings.get("n_parallel"):
                 opts["n_parallel"] = int(d.settings["n_parallel"])
+            if d.engine_version:
+                opts["engine_version"] = d.engine_version
             return _largest(d, model, "llama.cpp", tuple(free.values()), _quant(d), opts)
     except (OomkitError, ValueError, TypeError, KeyError, ZeroDivisionError):
         return None
