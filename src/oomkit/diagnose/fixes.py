@@ -53,10 +53,32 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         computed += _by_estimate(d)
     if d.stage == "fragmentation":
         computed.insert(0, _fragmentation(d))
-    elif d.stage == "other_process":
+    elif d.stage == "other_process" and not any(f.command for f in computed):
         computed[:0] = _other_process(d)
-    canned = [Fix(summary=t) for t in sig.fixes if not _covered(t, computed)]
+    elif d.stage == "buffer_limit" and d.engine == "pytorch":
+        computed += _torch_buffer_limit(d)
+    canned = [Fix(summary=t) for t in sig.fixes if not _covered(t, computed) and _fits_stage(t, d)]
     return tuple(computed + canned[: max(0, 4 - len(computed))])
+
+
+def _fits_stage(text: str, d: Diagnosis) -> bool:
+    """Whether a general fix of the index applies to the stage found (PyTorch's message carries several)."""
+    if "expandable_segments" in text or "max_split_size_mb" in text:
+        return d.stage in ("fragmentation", "unknown", "compute")
+    if "other processes listed" in text:
+        return d.stage in ("other_process", "unknown")
+    return True
+
+
+def _torch_buffer_limit(d: Diagnosis) -> list[Fix]:
+    req, total = d.numbers.get("requested_bytes"), d.numbers.get("total_bytes")
+    out = [Fix(summary=f"one tensor of {_g(req)} on a device of {_g(total)}: no setting of the allocator helps; find "
+                       "the operation (an eager attention matrix is the usual one: use flash / SDPA attention) and "
+                       "shrink its batch, sequence or resolution")]
+    if d.backend == "ROCm":
+        out.append(Fix(summary=f"on an AMD APU the {_g(total)} PyTorch sees is the VRAM carve-out (or GTT): raise it "
+                               "in the firmware or the kernel's amdgpu.gttsize / ttm limits"))
+    return out
 
 
 def _by_estimate(d: Diagnosis) -> list[Fix]:
@@ -83,6 +105,8 @@ def _by_estimate(d: Diagnosis) -> list[Fix]:
 def _covered(text: str, fixes: list[Fix]) -> bool:
     flags = {f.flags[0] for f in fixes if f.flags} | {k for f in fixes for k, _ in f.env}
     flags |= {f.summary.split(" ", 1)[0] for f in fixes if f.summary.startswith(("-", "PYTORCH", "OLLAMA"))}
+    if any(f.command and "nvidia-smi" in f.command for f in fixes) and "nvidia-smi" in text:
+        return True
     return any(flag in text for flag in flags)
 
 
@@ -339,6 +363,12 @@ def _sglang_compute(d: Diagnosis) -> list[Fix]:
 
 
 def _tgi_prefill(d: Diagnosis) -> list[Fix]:
+    total = d.numbers.get("total_tokens") or d.numbers.get("max_total_tokens")
+    if d.stage == "kv_cache" and total:
+        new = int(total) // 2
+        return [Fix(summary=f"--max-batch-total-tokens {new} (from {total}): the KV blocks for the whole batch do "
+                            "not fit after the weights (or leave it unset: TGI then infers the largest that fits)",
+                    flags=("--max-batch-total-tokens", str(new)))]
     p = d.numbers.get("prefill_tokens") or d.settings.get("max_batch_prefill_tokens")
     if not p:
         return []
@@ -533,6 +563,14 @@ def _exllama(d: Diagnosis) -> list[Fix]:
             Fix(summary="cache_mode: Q8 (or Q4): a quarter to a half of the FP16 cache")]
 
 
+def _lmstudio(d: Diagnosis) -> list[Fix]:
+    n_ctx = d.numbers.get("n_ctx")
+    if not n_ctx:
+        return []
+    return [Fix(summary=f"Context Length below {n_ctx:,}: the KV cache grows with it (half the context, half the "
+                        "cache)")]
+
+
 _BY_SIGNATURE = {
     "vllm_v1_kv_insufficient": _vllm_kv_v1,
     "vllm_v0_kv_insufficient": _vllm_kv_v0,
@@ -548,6 +586,7 @@ _BY_SIGNATURE = {
     "ollama_system_memory": _ollama_system,
     "ollama_layout": _ollama_layout,
     "exllama_insufficient": _exllama,
+    "lmstudio_failed_load_json": _lmstudio,
 }
 _BY_STAGE: dict[tuple[str | None, str], Any] = {
     ("llama.cpp", "kv_cache"): _llama_kv,

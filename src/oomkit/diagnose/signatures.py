@@ -581,7 +581,7 @@ SIGNATURES: tuple[Signature, ...] = (
         message="Not enough memory to handle {N} prefill tokens. You need to decrease `--max-batch-prefill-tokens`",
         versions="TGI v1-v3 (2023: '{T} total tokens with {P} prefill tokens'; v2/v3 routers: "
                  "'max_total_tokens={N}')",
-        causes=("the warm-up prefill batch does not fit after the weights",),
+        causes=(),  # the stage says which: the prefill batch (compute) or the batch's total tokens (KV)
         fixes=("--max-batch-prefill-tokens lower (>= --max-input-tokens)", "--max-total-tokens lower",
                "--num-shard N", "--quantize ...")),
     # ---------------------------------------------------------------------------------------------- ExLlama
