@@ -51,7 +51,7 @@ def test_signatures_are_consistent():
     ids = [s.id for s in SIGNATURES]
     assert len(ids) == len(set(ids))
     for s in SIGNATURES:
-        assert s.keys and s.role in ("oom", "stage", "not_oom", "warn", "recovered", "killed")
+        assert s.keys and s.role in ("oom", "stage", "not_oom", "warn", "recovered")
         assert s.stage is None or s.stage in STAGES
         s.regex()  # compiles
 

@@ -22,11 +22,12 @@ from .result import Diagnosis, Fix
 from .scan import Event, Text, events, normalize
 from .signatures import GENERIC_OOM, Signature
 
-OOM_ROLES = ("oom", "stage", "killed")
+OOM_ROLES = ("oom", "stage")
 MAX_LINE_AFTER = 2048  # bytes a line after the failure is read for the step it names
 STAGE_WINDOW = 8  # lines after an allocation failure in which a context line names its stage (llama.cpp)
 WRAP_WINDOW = 60  # lines after a PyTorch OOM in which the engine's own wrapper may follow (chained traceback)
-SETTINGS_REGION = 4_000_000  # characters of start-up log read for settings before the failure
+SETTINGS_REGION = 4_000_000  # bytes of start-up log read for settings from the start-up's first line
+MAX_AFTER = 8000  # bytes after the failure's line still read for settings (pastes put lines out of order)
 GiB = 1 << 30
 MiB = 1 << 20
 
@@ -102,8 +103,6 @@ def _startup(doc: Text, at: int) -> tuple[dict[str, Any], dict[str, Any]]:
     return settings, buffers
 
 
-MAX_AFTER = 8000  # bytes after the failure's line still read for settings (pastes put lines out of order)
-
 
 def _cause(evs: list[Event]) -> Event | None:
     ooms = [e for e in evs if e.role in OOM_ROLES]
@@ -115,8 +114,6 @@ def _cause(evs: list[Event]) -> Event | None:
         if any(0 <= r - e.line.no <= STAGE_WINDOW for r in recovered):
             if any(o.line.no > e.line.no + STAGE_WINDOW and not _is_retried(o, recovered) for o in ooms):
                 continue
-        if e.role == "killed" and any(o.role != "killed" for o in ooms):
-            continue  # a kill after (or before) an out-of-memory is its consequence, not the cause
         return e
     return ooms[0]
 
@@ -190,7 +187,7 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
         if placed:
             return placed
     if sig.stage:
-        return sig.stage, ("medium" if sig.role == "killed" else "high"), []
+        return sig.stage, "high", []
     # the engine's own wrapper further down a chained traceback (vLLM's sampler warm-up, TGI's prefill warm-up)
     for e in incident:
         if e is not anchor and e.sig.stage and e.role == "oom" and e.sig.engine not in ("pytorch", "cuda"):
