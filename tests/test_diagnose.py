@@ -302,6 +302,11 @@ def test_cli_diagnose_runs_a_command():
     assert json.loads(r.stdout)["stage"] == "kv_cache"
 
 
+def test_cli_diagnose_command_not_found():
+    r = run("diagnose", "--", "no-such-engine-binary-xyz", "--flag")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1
+
+
 def test_cli_errors_index():
     r = run("errors")
     assert r.returncode == 0 and "vllm_v1_kv_insufficient" in r.stdout

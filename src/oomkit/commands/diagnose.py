@@ -63,6 +63,9 @@ def run(argv: list[str]) -> int:
 
 def _read(path: str) -> str:
     if path == "-":
+        if sys.stdin.isatty():
+            print("oomkit: reading the error or log from stdin; paste it, then Ctrl-D (Ctrl-Z Enter on Windows)",
+                  file=sys.stderr)
         data = sys.stdin.buffer.read()
     else:
         try:
