@@ -49,6 +49,10 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("enforce_eager=", r"\benforce_eager=(\w{1,64})", "enforce_eager", "str"),
     ("gpu_memory_utilization=", r"\bgpu_memory_utilization=([0-9.]{1,24})", "gpu_memory_utilization", "float"),
     ("total_gpu_memory=", r"total_gpu_memory=([0-9.]{1,24}) ?GiB", "total_gpu_memory_bytes", "gib"),
+    # vLLM 0.7-0.8 worker.py: "the current vLLM instance can use total_gpu_memory (44.53GiB) x
+    # gpu_memory_utilization (0.98) = 43.64GiB"
+    ("total_gpu_memory (", r"total_gpu_memory \(([0-9.]{1,24}) ?GiB\)", "total_gpu_memory_bytes", "gib"),
+    ("gpu_memory_utilization (", r"gpu_memory_utilization \(([0-9.]{1,24})\)", "gpu_memory_utilization", "float"),
     # SGLang (ServerArgs repr)
     ("model_path=", r"\bmodel_path='([^']{1,300})'", "model", "str"),
     ("tp_size=", r"\btp_size=([0-9]{1,20})", "tp_size", "int"),
@@ -94,6 +98,8 @@ FIGURES: tuple[tuple[str, str, str, str], ...] = (
     ("Model loading took", r"Model loading took ([0-9.]{1,24}) ?GiB", "model_loading_bytes", "gib"),
     ("Loading model weights took", r"Loading model weights took ([0-9.]{1,24}) ?GB", "model_loading_bytes", "gib"),
     ("Available KV cache memory", r"Available KV cache memory: ([-0-9.]{1,24}) ?GiB", "available_kv_cache_bytes", "gib"),
+    ("model weights take", r"model weights take ([0-9.]{1,24}) ?GiB", "model_loading_bytes", "gib"),
+    ("reserved for KV Cache is", r"reserved for KV Cache is ([-0-9.]{1,24}) ?GiB", "available_kv_cache_bytes", "gib"),
     ("GPU KV cache size", r"GPU KV cache size: ([0-9,]{1,24}) tokens", "kv_cache_tokens", "int"),
     ("# GPU blocks", r"# GPU blocks: ([0-9]{1,20})", "num_gpu_blocks", "int"),
     ("kv_cache_size=", r"\bkv_cache_size=([0-9.]{1,24}) ?GiB", "available_kv_cache_bytes", "gib"),

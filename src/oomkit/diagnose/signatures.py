@@ -376,7 +376,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "ggml_cuda_error_oom", "llama.cpp", ("CUDA error: out of memory", "ROCm error: out of memory",
                                              "MUSA error: out of memory", "CUDA error 2 at"),
-        r"(?:CUDA|ROCm|MUSA) error(?: [0-9]{1,20} at \S{1,200})?: out of memory", backend="CUDA", priority=2,
+        r"(?<!Error: )(?:CUDA|ROCm|MUSA) error(?: [0-9]{1,20} at \S{1,200})?: out of memory", backend="CUDA", priority=2,
         message="CUDA error: out of memory / current device: {DEV}, in function {FUNC} at {FILE}:{LINE}",
         versions="llama.cpp ggml_cuda_error (2023: 'CUDA error 2 at ggml-cuda.cu:N: out of memory')",
         causes=("a CUDA allocation inside a kernel or the memory pool failed during evaluation",),
@@ -442,6 +442,14 @@ SIGNATURES: tuple[Signature, ...] = (
                 "(0000000e:kIOGPUCommandBufferCallbackErrorImpactingInteractivity)",
         causes=("the GPU watchdog stopped a long command buffer (not an out-of-memory)",),
         fixes=("smaller prefill steps; run without a display attached to the GPU",)),
+    Signature(
+        "ggml_metal_buffer_nil", "llama.cpp", ("ggml_metal_get_buffer: error: buffer is nil",),
+        r"ggml_metal_get_buffer: error: buffer is nil", stage="host_ram", backend="Metal", priority=3,
+        message="ggml_metal_get_buffer: error: buffer is nil",
+        versions="llama.cpp Metal, 2023-24 (a buffer that could not be allocated is used anyway)",
+        causes=("a Metal buffer could not be allocated: the allocations passed the recommended working set of "
+                "unified memory",),
+        fixes=("-c smaller", "a smaller quant", "sudo sysctl iogpu.wired_limit_mb=N (above the model, below RAM)")),
     Signature(
         "metal_working_set_warn", "llama.cpp", ("greater than the recommended max working set size",),
         r"greater than the recommended max working set size", role="warn", backend="Metal",
