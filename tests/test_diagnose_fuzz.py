@@ -132,5 +132,5 @@ def test_fifty_megabyte_log():
     elapsed = time.perf_counter() - t0
     assert (d.engine, d.host) == ("pytorch", "vllm") and d.stage in STAGES and d.stage != "not_oom"
     assert d.numbers["requested_bytes"] == 270 * (1 << 20)
-    assert d.settings["max_model_len"] == 131072 and d.engine_version == "0.8.5"
+    assert d.settings["max_model_len"] == 131072 and d.settings["vllm_version"] == "0.8.5"
     assert elapsed < LOG_GUARD_S

@@ -34,6 +34,9 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("file type", r"file type\s{0,12}=\s{0,4}([^\n]{1,60})", "file_type", "str"),
     ("from ", r"loaded meta data with [^\n]{0,200}? from (\S{1,400}\.gguf)", "model_path", "str"),
     ("build: ", r"build: ([0-9]{3,6}) \(", "llama_cpp_build", "str"),
+    ("version: ", r"^version: ([0-9]{3,6}) \(", "llama_cpp_build", "str"),  # llama-cli --version
+    ("PyTorch version: ", r"PyTorch version: ([0-9][\w.+-]{0,40})", "torch_version", "str"),  # collect_env
+    ("vLLM Version: ", r"vLLM Version: ([0-9][\w.+-]{0,40})", "vllm_version", "str"),
     ("pipeline parallelism enabled", r"pipeline parallelism enabled \(n_copies=([0-9]{1,20})\)", "n_copies", "int"),
     # vLLM
     ("LLM engine (v", r"LLM engine \(v([0-9][\w.+-]{0,40})\)", "vllm_version", "str"),

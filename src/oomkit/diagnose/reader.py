@@ -60,7 +60,7 @@ def diagnose(text: str, *, predict: bool = True) -> Diagnosis:
     stage, confidence, why = _stage(doc, anchor, incident, numbers, around)
     if settings.get("n_ctx") is not None and "n_ctx" not in numbers:
         numbers["n_ctx"] = settings["n_ctx"]
-    version = _version(settings)
+    version = _version(settings, engine)
     backend = anchor.sig.backend or _backend(anchor.line.text)
     d = Diagnosis(
         engine=engine, stage=stage, confidence=confidence, engine_version=version, numbers=numbers,
@@ -280,7 +280,7 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...]) -> Di
                          settings=settings, causes=e.sig.causes, fixes=_canned(e), signature=e.sig.id,
                          line=e.line.no, evidence=e.line.text.strip()[:400], recognised=recognised,
                          backend=e.sig.backend, host=host if e.sig.engine != "os" else None,
-                         engine_version=_version(settings),
+                         engine_version=_version(settings, e.sig.engine),
                          buffers=buffers)
     seen = [w for w in GENERIC_OOM if w.encode() in doc.b[:SETTINGS_REGION]]
     warns = [e for e in evs if e.role == "warn"]
@@ -294,7 +294,7 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...]) -> Di
     host = host_of(doc.slice(0, 200_000))
     return Diagnosis(engine=warns[0].sig.engine if warns else host, stage="unknown", confidence="low",
                      settings=settings, causes=tuple(causes), recognised=recognised, host=None,
-                     engine_version=_version(settings), buffers=buffers,
+                     engine_version=_version(settings, warns[0].sig.engine if warns else host), buffers=buffers,
                      signature=warns[0].sig.id if warns else None, line=warns[0].line.no if warns else None)
 
 
@@ -302,11 +302,15 @@ def _canned(e: Event) -> tuple[Fix, ...]:
     return tuple(Fix(summary=f) for f in e.sig.fixes)
 
 
-def _version(settings: dict[str, Any]) -> str | None:
-    for k in ("vllm_version", "ollama_version"):
-        if settings.get(k):
-            return str(settings[k])
-    if settings.get("llama_cpp_build"):
+def _version(settings: dict[str, Any], engine: str | None = None) -> str | None:
+    """The version of the program whose message it is, where the text shows it."""
+    if engine == "pytorch":
+        return settings.get("torch_version")
+    if engine == "vllm" or (engine is None and settings.get("vllm_version")):
+        return settings.get("vllm_version")
+    if engine == "ollama" or (engine is None and settings.get("ollama_version")):
+        return settings.get("ollama_version")
+    if engine in ("llama.cpp", None) and settings.get("llama_cpp_build"):
         return f"b{settings['llama_cpp_build']}"
     return None
 
