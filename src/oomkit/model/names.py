@@ -157,8 +157,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(r"(?:-unsloth)?-bnb-4bit", "-bnb-4bit: bitsandbytes nf4, double quant", _fixed(_BNB4)),
     _Rule(r"(?:-unsloth)?-bnb-8bit", "-bnb-8bit: bitsandbytes int8", _fixed(_BNB8)),
     # MLX (mlx-community, lmstudio-community's -MLX-*): mlx_lm.convert -q --q-bits N, group 64
-    _Rule(r"(?:-mlx)?-(?P<bits>[2-8])-?bits?(?:-dwq(?:-v\d+)?)?", "-Nbit: mlx_lm.convert -q (affine, group 64); "
-          "bitsandbytes for other publishers", _bits),
+    _Rule(r"-mlx-(?P<bits>[2-8])-?bits?(?:-dwq(?:-v\d+)?)?", "-MLX-Nbit: mlx_lm.convert -q (affine, group 64)", _bits),
+    _Rule(r"-(?P<bits>[2-8])-?bits?(?:-dwq(?:-v\d+)?)?", "-Nbit: mlx_lm.convert -q (affine, group 64)", _bits,
+          _MLX_PUBLISHERS),
+    _Rule(r"-(?P<bits>[48])-?bits?", "-4bit / -8bit: bitsandbytes nf4 / int8", _bits),
     _Rule(r"(?:-mlx)?-dwq(?:-v\d+)?", "-DWQ: MLX 4-bit distilled weight quantization (affine, group 64)",
           _fixed(_mlx(4)), _MLX_PUBLISHERS),
     _Rule(r"(?:-mlx)?-mxfp4", "-mxfp4: MLX mxfp4 (group 32, e8m0 scales)", _fixed(_mlx(4, "mxfp4")),
@@ -169,6 +171,21 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(r"-mlx", "-MLX: MLX conversion, unquantized", _fixed(None, "bfloat16")),
 )
 _COMPILED = tuple((re.compile(f"(?:{r.pattern})$"), r) for r in _RULES)
+
+# The suffixes `oomkit models` shows as what an entry resolves from (each one read by a rule above; the tests hold
+# every one against `derive`).
+DERIVATIVE_SUFFIXES = ("GGUF", "i1-GGUF", "AWQ", "AWQ-INT4", "GPTQ", "GPTQ-Int4", "GPTQ-Int8", "FP8", "FP8-dynamic",
+                       "FP8-block", "NVFP4", "FP4", "NVFP4A16", "quantized.w4a16", "quantized.w8a16",
+                       "quantized.w8a8", "W4A16", "W8A8", "bnb-4bit", "unsloth-bnb-4bit", "bnb-8bit", "MXFP4")
+MLX_SUFFIXES = ("3bit", "4bit", "6bit", "8bit", "4bit-DWQ", "DWQ", "bf16", "mxfp4", "MLX-4bit", "MLX-8bit")
+
+
+def derivative_patterns(hf_id: str) -> tuple[str, ...]:
+    """The derivative repo names `derive` reads as `hf_id` plus a format, as patterns ("*/Qwen3-8B-{AWQ,...}")."""
+    org, _, model = hf_id.partition("/")
+    return (f"*/{model}-{{{','.join(DERIVATIVE_SUFFIXES)}}}",
+            f"mlx-community/{model}-{{{','.join(MLX_SUFFIXES)}}}",
+            f"bartowski/{org}_{model}-GGUF")
 
 # Words after the model name that do not change its shapes (a fine-tune, a context extension, a release date):
 # read as the same-shaped base, and labelled.

@@ -231,7 +231,22 @@ def _safetensors_weights(directory: Path):
 
 
 def explain(ref: str) -> list[tuple[str, str]]:
-    """How `ref` is read, step by step, as (step, result) rows, for `oomkit models --explain`."""
+    """How `ref` is read, step by step, as (step, result) rows, for `oomkit models --explain`; the last rows are
+    what it resolves to (or why it does not) and the labels the result carries."""
+    rows = _explain_steps(ref)
+    try:
+        spec = resolve(ref)
+    except OomkitError as e:
+        return [*rows, ("result", f"error: {e}")]
+    gib = spec.weights.nbytes / 2**30
+    rows.append(("result", f"{spec.name}: {spec.architecture}, {spec.n_layers} layers, {spec.params_total / 1e9:.2f} B "
+                           f"parameters, weights {spec.weights.format} ({gib:.2f} GiB)"))
+    rows.append(("source", spec.source))
+    rows += [("label", label) for label in spec.labels]
+    return rows
+
+
+def _explain_steps(ref: str) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = [("as typed", ref)]
     canon = names.canonical_ref(ref)
     if canon != ref.strip():
