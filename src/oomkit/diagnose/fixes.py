@@ -41,6 +41,8 @@ def causes_for(d: Diagnosis, sig: Signature) -> tuple[str, ...]:
 
 def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, ...]:
     runner = d.host or d.engine
+    if d.stage == "not_oom" or (d.stage == "unknown" and sig.id == "ollama_runner_terminated"):
+        return ()  # not a memory failure (or nothing says it is one): no memory advice
     computed: list[Fix] = []
     fn = _BY_SIGNATURE.get(sig.id)
     if fn is not None:
@@ -64,7 +66,10 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
 def _fits_stage(text: str, d: Diagnosis) -> bool:
     """Whether a general fix of the index applies to the stage found (PyTorch's message carries several)."""
     if "expandable_segments" in text or "max_split_size_mb" in text:
-        return d.stage in ("fragmentation", "unknown", "compute")
+        ru, req = d.numbers.get("reserved_unallocated_bytes"), d.numbers.get("requested_bytes")
+        total = d.numbers.get("total_bytes")
+        large = ru is not None and (ru >= GiB or bool(total and req and ru >= req and ru >= total // 20))
+        return d.stage in ("fragmentation", "unknown", "compute") and large
     if "other processes listed" in text:
         return d.stage in ("other_process", "unknown")
     return True
@@ -596,6 +601,8 @@ _BY_STAGE: dict[tuple[str | None, str], Any] = {
     ("llama.cpp", "weights"): _llama_weights,
     ("ollama", "weights"): _llama_weights,
     ("vllm", "compute"): _vllm_compute,
+    ("vllm", "unknown"): _vllm_compute,  # a PyTorch OOM inside vLLM with nothing placing it: vLLM's own knobs
+    ("sglang", "unknown"): _sglang_compute,
     ("sglang", "compute"): _sglang_compute,
     ("tgi", "compute"): _tgi_prefill,
 }
