@@ -188,8 +188,9 @@ def test_llamacpp_kv_fix_from_free_memory():
     free = M(23307) - M(17000) - M(512)
     expect = int(free / per_token) // 256 * 256
     assert ctx.flags == ("-c", str(expect)) and ctx.saves_bytes == int((131072 - expect) * per_token)
-    q8 = next(f for f in d.fixes if f.flags and f.flags[0] == "-ctk")
-    assert q8.flags == ("-ctk", "q8_0", "-ctv", "q8_0", "-fa", "on")
+    q8 = next(f for f in d.fixes if "-ctk" in f.flags)
+    ctx_q8 = int(free / (per_token * 8.5 / 16)) // 256 * 256
+    assert q8.flags == ("-c", str(ctx_q8), "-ctk", "q8_0", "-ctv", "q8_0", "-fa", "on")
     assert q8.saves_bytes == int(M(16384) * (1 - 8.5 / 16))
 
 
@@ -300,6 +301,27 @@ def test_cli_diagnose_runs_a_command():
     r = run("diagnose", "--json", "--", sys.executable, "-c", code)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["stage"] == "kv_cache"
+
+
+def test_fixes_as_the_users_command_line():
+    log = "\n".join([
+        "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 3090) - 23307 MiB free",
+        "load_tensors:        CUDA0 model buffer size = 17000.00 MiB",
+        "llama_context: n_ctx         = 131072",
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 16384.00 MiB on device 0: cudaMalloc failed: out of "
+        "memory",
+        "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache",
+    ])
+    argv = ["llama-server", "-m", "/m/model.gguf", "-c", "131072", "-ngl", "99"]
+    d = diagnose(log, command=argv)
+    ctx = next(f for f in d.fixes if f.flags and f.flags[0] == "-c")
+    assert ctx.command == f"llama-server -m /m/model.gguf -c {ctx.flags[1]} -ngl 99"
+    assert d.settings["command"] == " ".join(argv)
+    d = diagnose(V1_KV, command=["vllm", "serve", "Qwen/Qwen3-8B"])
+    assert any(f.command == "vllm serve Qwen/Qwen3-8B --max-model-len 23648" for f in d.fixes)
+    d = diagnose("Error: 500 Internal Server Error: memory layout cannot be allocated", command=["ollama", "run", "qwen3:8b"])
+    assert d.fixes[0].command.startswith("OLLAMA_CONTEXT_LENGTH=") and d.fixes[0].command.endswith("ollama run qwen3:8b")
+    assert d.fixes[0].command.count("OLLAMA_CONTEXT_LENGTH=") == 1
 
 
 def test_cli_diagnose_command_not_found():

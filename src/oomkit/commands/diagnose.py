@@ -46,17 +46,19 @@ def run(argv: list[str]) -> int:
     for a in rest:
         if a.startswith("-") and a != "-":
             raise OomkitError(f"unknown option {a!r} for diagnose (see oomkit diagnose --help)")
+    command = None
     if "--" in argv:
         if rest:
             raise OomkitError("give either a FILE or -- ENGINE-COMMAND, not both")
-        text, code = _run_command(argv[argv.index("--") + 1:])
+        command = argv[argv.index("--") + 1:]
+        text, code = _run_command(command)
         if code == 0:
             print("oomkit: the command exited normally (0); diagnosing its output anyway", file=sys.stderr)
     else:
         if len(rest) > 1:
             raise OomkitError("diagnose reads one FILE (or - for stdin)")
         text = _read(rest[0] if rest else "-")
-    d = diagnose(text)
+    d = diagnose(text, command=command)
     print(json.dumps(d.to_dict(), indent=1) if as_json else render(d))
     return 1 if d.stage == "unknown" else 0
 

@@ -218,17 +218,20 @@ def _vllm_kv_v1(d: Diagnosis) -> list[Fix]:
     kvd = str(d.settings.get("kv_cache_dtype", "auto"))
     if not kvd.startswith("fp8"):
         half = need / 2
+        flags: tuple[str, ...] = ("--kv-cache-dtype", "fp8")
+        longest = None
         if avail and half <= avail:
             summary = f"--kv-cache-dtype fp8: half the KV bytes ({_g(half)}), so {m} tokens fit"
         elif est and est > 0:
             longest = min(m, 2 * est // VLLM_BLOCK * VLLM_BLOCK)
-            summary = f"--kv-cache-dtype fp8: half the KV bytes; with it --max-model-len {longest} fits"
         elif avail and avail > 0:
             longest = int(avail / (per_token / 2)) // VLLM_BLOCK * VLLM_BLOCK
-            summary = f"--kv-cache-dtype fp8: half the KV bytes; with it --max-model-len {longest} fits"
         else:
             summary = "--kv-cache-dtype fp8: half the KV bytes"
-        out.append(Fix(summary=summary, flags=("--kv-cache-dtype", "fp8"), saves_bytes=int(half)))
+        if longest:
+            summary = f"--kv-cache-dtype fp8 --max-model-len {longest}: half the KV bytes a token, so twice the length"
+            flags += ("--max-model-len", str(longest))
+        out.append(Fix(summary=summary, flags=flags, saves_bytes=int(half)))
     return out
 
 
@@ -446,9 +449,12 @@ def _llama_kv(d: Diagnosis) -> list[Fix]:
                                    f"{_g(kv)} KV cache", env=(("OLLAMA_FLASH_ATTENTION", "1"),
                                                               ("OLLAMA_KV_CACHE_TYPE", "q8_0")), saves_bytes=q8))
         else:
-            extra = f"; with it -c {ctx_q8} fits" if ctx_q8 and ctx_q8 >= LLAMA_PAD else ""
+            flags: tuple[str, ...] = ("-ctk", "q8_0", "-ctv", "q8_0", "-fa", "on")
+            extra = ""
+            if ctx_q8 and LLAMA_PAD <= ctx_q8 < n_ctx:
+                extra, flags = f"; with it -c {ctx_q8} fits", ("-c", str(ctx_q8), *flags)
             out.append(Fix(summary=f"-ctk q8_0 -ctv q8_0 -fa on: a q8_0 cache saves {_g(q8)} of the {_g(kv)} KV "
-                                   f"cache{extra}", flags=("-ctk", "q8_0", "-ctv", "q8_0", "-fa", "on"), saves_bytes=q8))
+                                   f"cache{extra}", flags=flags, saves_bytes=q8))
         npar = d.settings.get("n_parallel") or d.settings.get("OLLAMA_NUM_PARALLEL")
         if npar and int(npar) > 1 and runner == "ollama":
             out.append(Fix(summary=f"OLLAMA_NUM_PARALLEL=1 (from {npar}): the context is multiplied by the slots",

@@ -32,9 +32,49 @@ GiB = 1 << 30
 MiB = 1 << 20
 
 
-def diagnose(text: str, *, predict: bool = True) -> Diagnosis:
+def diagnose(text: str, *, predict: bool = True, command: list[str] | None = None) -> Diagnosis:
     """Read an error message or a whole log. predict: put oomkit's own figures beside the engine's when the log
-    names a model oomkit knows (catalog only, no network)."""
+    names a model oomkit knows (catalog only, no network). command: the engine command line that produced the
+    text (argv); each fix then carries that command with only the flags it changes rewritten."""
+    d = _diagnose(text, predict)
+    if command:
+        d = _with_command(d, list(command))
+    return d
+
+
+def _with_command(d: Diagnosis, argv: list[str]) -> Diagnosis:
+    """The fixes as the user's own command line: each fix's flags (or variables) applied to argv by the engine's
+    parser, and argv rewritten with only the changed flags (the engine record's rewrite_command)."""
+    from ..engines.cmdline import parse_command  # lazy: only a diagnosis of a command line needs its parser
+    from ..errors import OomkitError
+
+    try:
+        before = parse_command(argv, env={})
+    except OomkitError:
+        return d
+    from ..engines.base import get_engine  # lazy: as above
+
+    eng = get_engine(before.engine)
+    settings = {"command": " ".join(argv), **d.settings}
+    if before.model:
+        settings.setdefault("model", before.model)
+    fixes = []
+    for f in d.fixes:
+        if f.command or not (f.flags or f.env):
+            fixes.append(f)
+            continue
+        try:
+            env_words = [f"{k}={v}" for k, v in f.env]
+            after = parse_command([*env_words, *argv, *f.flags], env={})
+            words = eng.rewrite_command(argv, before.settings, after.settings)
+            line = " ".join([*(w for w in env_words if w not in words), *words])
+        except (OomkitError, ValueError, TypeError):
+            line = None
+        fixes.append(Fix(**{**f.__dict__, "command": line}) if line else f)
+    return Diagnosis(**{**d.__dict__, "settings": settings, "fixes": tuple(fixes)})
+
+
+def _diagnose(text: str, predict: bool) -> Diagnosis:
     if not isinstance(text, str):
         text = bytes(text).decode("utf-8", "replace")
     doc = Text(normalize(text))
