@@ -97,6 +97,12 @@ def _by_estimate(d: Diagnosis) -> list[Fix]:
     flag = "--max-model-len" if lc["engine"] == "vllm" else "-c"
     if runner == "ollama":
         flag = "OLLAMA_CONTEXT_LENGTH"
+    now = d.numbers.get("max_model_len") or d.settings.get("max_model_len") or d.numbers.get("n_ctx") \
+        or d.settings.get("n_ctx")
+    if now and lc["max_context"] >= int(now):
+        return [Fix(summary=f"oomkit's estimate of {lc['model']} fits {flag} {now} on the memory the log printed: the "
+                            "memory the engine found was smaller than that (another process, or the estimate is off "
+                            "for this build)")]
     out = [Fix(summary=f"{flag} {lc['max_context']}: the largest context oomkit's estimate of {lc['model']} fits with "
                        "these settings on this memory", flags=(flag, str(lc["max_context"])))]
     for key, kv in (("max_context_fp8", "fp8"), ("max_context_q8_0", "q8_0")):
@@ -441,8 +447,13 @@ def _llama_kv(d: Diagnosis) -> list[Fix]:
             ctx = (n_ctx // 2) // LLAMA_PAD * LLAMA_PAD
             ctx_q8 = None
             basis = "half the context (the free memory is not in the text)"
-        if ctx >= LLAMA_PAD:
+        if LLAMA_PAD <= ctx < n_ctx:
             out.append(_ctx_fix(runner, ctx, n_ctx, per_token, basis))
+        elif ctx >= n_ctx:
+            out.append(Fix(summary=f"the {_m(free)} free on CUDA{dev} after its weights would hold this KV cache: "
+                                   "something took that memory between load and the KV allocation (another process, "
+                                   "another model): `nvidia-smi`",
+                           command="nvidia-smi --query-compute-apps=pid,used_memory --format=csv"))
         q8 = int(kv * Q8_SAVES)
         if runner == "ollama":
             out.append(Fix(summary=f"OLLAMA_KV_CACHE_TYPE=q8_0 with OLLAMA_FLASH_ATTENTION=1: saves {_g(q8)} of the "

@@ -83,16 +83,13 @@ def _vllm(d: Diagnosis) -> dict[str, Any] | None:
 def _llamacpp(d: Diagnosis) -> dict[str, Any] | None:
     s = d.settings
     model = None
-    for cand in (s.get("model_name"), _stem(s.get("model_path"))):
+    for cand in (s.get("model_name"), _stem(s.get("model_path")), s.get("model")):
         model = _known(cand)
         if model:
             break
     if model is None:
         return None
-    quant = None
-    m = _FTYPE.match(str(s.get("file_type", "")).strip())
-    if m:
-        quant = m.group(1).upper() + (f"_{_SIZE_WORD[m.group(2).lower()]}" if m.group(2) else "")
+    quant = _quant(d)
     from ..engines.base import get_engine  # lazy: the engine records load on first use
     from ..estimate import estimate
 
@@ -160,8 +157,8 @@ def largest_context(d: Diagnosis) -> dict[str, Any] | None:
             return _largest(d, model, "vllm", int(total), None, _vllm_opts(d))
         if runner == "llama.cpp":
             free = d.buffers.get("device_free") or {}
-            model = next((m for m in (_known(d.settings.get("model_name")), _known(_stem(d.settings.get("model_path"))))
-                          if m), None)
+            model = next((m for m in (_known(d.settings.get("model_name")), _known(_stem(d.settings.get("model_path"))),
+                                      _known(d.settings.get("model"))) if m), None)
             if model is None or not free:
                 return None
             opts = {k: int(d.settings[k]) for k in ("n_ubatch", "n_batch", "n_gpu_layers") if d.settings.get(k)}
@@ -185,11 +182,19 @@ def _vllm_opts(d: Diagnosis) -> dict[str, Any]:
     return opts
 
 
+_NAME_QUANT = re.compile(r"[-._](I?Q[0-9]_[A-Z0-9_]{1,8}|BF16|F16|F32)(?:-[0-9]{5}-of-[0-9]{5})?(?:\.gguf)?$", re.I)
+
+
 def _quant(d: Diagnosis) -> str | None:
+    """The GGUF file type: from llama.cpp's 'file type' line, else from the file's name (...-Q4_K_M.gguf)."""
     m = _FTYPE.match(str(d.settings.get("file_type", "")).strip())
-    if not m:
-        return None
-    return m.group(1).upper() + (f"_{_SIZE_WORD[m.group(2).lower()]}" if m.group(2) else "")
+    if m:
+        return m.group(1).upper() + (f"_{_SIZE_WORD[m.group(2).lower()]}" if m.group(2) else "")
+    for name in (d.settings.get("model_path"), d.settings.get("model")):
+        n = _NAME_QUANT.search(str(name or ""))
+        if n:
+            return n.group(1).upper()
+    return None
 
 
 def _largest(d: Diagnosis, model: str, engine: str, vram: Any, quant: str | None, opts: dict[str, Any]

@@ -36,10 +36,34 @@ def diagnose(text: str, *, predict: bool = True, command: list[str] | None = Non
     """Read an error message or a whole log. predict: put oomkit's own figures beside the engine's when the log
     names a model oomkit knows (catalog only, no network). command: the engine command line that produced the
     text (argv); each fix then carries that command with only the flags it changes rewritten."""
-    d = _diagnose(text, predict)
+    seed = _command_settings(list(command)) if command else {}
+    d = _diagnose(text, predict, seed)
     if command:
         d = _with_command(d, list(command))
     return d
+
+
+def _command_settings(argv: list[str]) -> dict[str, Any]:
+    """What the command line sets (the engine's own option names, only those that differ from its defaults, and the
+    model argument): the log's own lines override them."""
+    from ..engines.cmdline import parse_command  # lazy: only a diagnosis of a command line needs its parser
+    from ..errors import OomkitError
+
+    try:
+        pc = parse_command(argv, env={})
+    except OomkitError:
+        return {}
+    from dataclasses import fields  # lazy: as above
+
+    from ..engines.base import get_engine  # lazy: as above
+
+    default = get_engine(pc.engine).settings()
+    out: dict[str, Any] = {f.name: getattr(pc.settings, f.name) for f in fields(pc.settings)
+                           if f.name != "program" and getattr(pc.settings, f.name) != getattr(default, f.name)
+                           and isinstance(getattr(pc.settings, f.name), (int, float, str, bool))}
+    if pc.model:
+        out["model"] = pc.model
+    return out
 
 
 def _with_command(d: Diagnosis, argv: list[str]) -> Diagnosis:
@@ -74,7 +98,7 @@ def _with_command(d: Diagnosis, argv: list[str]) -> Diagnosis:
     return Diagnosis(**{**d.__dict__, "settings": settings, "fixes": tuple(fixes)})
 
 
-def _diagnose(text: str, predict: bool) -> Diagnosis:
+def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
     if not isinstance(text, str):
         text = bytes(text).decode("utf-8", "replace")
     doc = Text(normalize(text))
@@ -83,6 +107,8 @@ def _diagnose(text: str, predict: bool) -> Diagnosis:
     anchor = _cause(evs)
     if anchor is None:
         d = _without_oom(doc, evs, recognised)
+        if seed:
+            d = Diagnosis(**{**d.__dict__, "settings": {**seed, **d.settings}})
         if predict and d.settings.get("model") and d.stage != "not_oom":
             from .predict import prediction_for  # lazy: catalog and engines only for a named model
 
@@ -92,6 +118,7 @@ def _diagnose(text: str, predict: bool) -> Diagnosis:
     incident = [e for e in evs if anchor.line.no <= e.line.no <= anchor.line.no + WRAP_WINDOW]
     numbers = _merge_numbers(anchor, incident)
     settings, buffers = _startup(doc, anchor.line.start)
+    settings = {**seed, **settings}
     around = doc.around(anchor.line.start, 120, WRAP_WINDOW)
     host = host_of(doc.slice(0, 200_000)) or host_of(around)
     engine = anchor.sig.engine
