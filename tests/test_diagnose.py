@@ -384,7 +384,7 @@ def test_real_startup_logs(path):
 def test_llamacpp_estimate_for_a_known_model():
     log = "\n".join([
         "build: 6900 (abcdef12) with cc for x86_64-linux-gnu",
-        "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 4090) - 23000 MiB free",
+        "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 4080) - 16000 MiB free",
         "llama_model_loader: loaded meta data with 30 key-value pairs and 292 tensors from "
         "/models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf (version GGUF V3 (latest))",
         "print_info: file type   = Q4_K - Medium",
@@ -405,5 +405,5 @@ def test_llamacpp_estimate_for_a_known_model():
 
     eng = get_engine("llama.cpp")
     spec = resolve_model(eng, "Llama-3.1-8B-Instruct", "Q4_K_M")
-    expect = max_context(eng, spec, devices_from(23000 << 20), eng.settings(n_parallel=1, engine_version="b6900"))
+    expect = max_context(eng, spec, devices_from(16000 << 20), eng.settings(n_parallel=1, engine_version="b6900"))
     assert ours[0].flags == ("-c", str(expect))
