@@ -407,3 +407,23 @@ def test_llamacpp_estimate_for_a_known_model():
     spec = resolve_model(eng, "Llama-3.1-8B-Instruct", "Q4_K_M")
     expect = max_context(eng, spec, devices_from(16000 << 20), eng.settings(n_parallel=1, engine_version="b6900"))
     assert ours[0].flags == ("-c", str(expect))
+
+
+def test_no_fix_raises_the_context():
+    """A log whose load-time free memory would hold the cache that failed: the fixes say the memory went elsewhere
+    instead of offering a larger context."""
+    log = "\n".join([
+        "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 4090) - 23000 MiB free",
+        "load_tensors:        CUDA0 model buffer size =  4403.49 MiB",
+        "llama_context: n_ctx         = 131072",
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 16384.00 MiB on device 0: cudaMalloc failed: out of "
+        "memory",
+        "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache",
+    ])
+    d = diagnose(log, command=["llama-server", "-m", "/models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf", "-c",
+                               "131072", "-np", "1"])
+    for f in d.fixes:
+        if f.flags and f.flags[0] == "-c":
+            assert int(f.flags[1]) < 131072, f
+    assert any("took that memory" in f.summary for f in d.fixes)
+    assert any("oomkit's estimate" in f.summary and "fits -c 131072" in f.summary for f in d.fixes)
