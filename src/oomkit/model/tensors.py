@@ -204,3 +204,22 @@ def hf_module_name(gguf_name: str) -> str | None:
     if len(parts) == 4 and parts[0] == "blk" and parts[3] == "weight" and parts[2] in _HF_MODULE:
         return f"model.layers.{parts[1]}.{_HF_MODULE[parts[2]]}"
     return None
+
+
+# The same tensor under another model's module name: Qwen3.5 / 3.6 split Qwen3-Next's fused in_proj_qkvz into
+# in_proj_qkv + in_proj_z and name the mixer output linear_attn.out_proj (transformers modeling_qwen3_5.py).
+_HF_MODULE_ALIASES = {"linear_attn.in_proj_qkvz": ("linear_attn.in_proj_qkv",),
+                      "mixer.out_proj": ("linear_attn.out_proj",)}
+
+
+def hf_module_names(gguf_name: str) -> tuple[str, ...]:
+    """hf_module_name and the other names models give the same module (empty for non-linear tensors)."""
+    first = hf_module_name(gguf_name)
+    if first is None:
+        return ()
+    for short, alts in _HF_MODULE_ALIASES.items():
+        if first.endswith("." + short):
+            stem = first[: -len(short)]
+            return (first, *(stem + a for a in alts))
+    return (first,)
+

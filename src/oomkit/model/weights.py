@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import OomkitError
 from ..quant import dtypes, ggml, gguf_recipes
 from .spec import TensorSpec, WeightInventory
-from .tensors import TensorShape, hf_module_name
+from .tensors import TensorShape, hf_module_name, hf_module_names
 
 # torch dtype names in config.json -> bytes per element
 HF_DTYPE_BYTES = {**dtypes.FLOAT_BYTES, **dtypes.FP8_BYTES}
@@ -146,11 +146,14 @@ def hf_quantized_inventory(tensors: Sequence[TensorShape], *, config: Mapping[st
         module = hf_module_name(t.name)
         # embeddings stay in the model dtype, except in MLX, which quantizes nn.Embedding too
         embedding_plain = module == "model.embed_tokens" and fmt.method != "mlx"
-        if module is None or embedding_plain or len(t.shape) < 2 or not hf_formats.module_is_quantized(fmt, module):
+        sub = None
+        if module is not None and not embedding_plain and len(t.shape) >= 2:
+            sub = next((f for f in (hf_formats.format_of(fmt, m) for m in hf_module_names(t.name)) if f), None)
+        if sub is None:
             nbytes, dt = t.n_elements * plain, fmt.dtype
         else:
             n_in, n_out = t.shape[0], t.shape[1]  # GGUF order: ne0 = in_features
             stacks = t.shape[2] if len(t.shape) == 3 else 1  # routed experts: one linear per expert
-            nbytes, dt = stacks * hf_formats.linear_weight_bytes(fmt, n_out, n_in), fmt.name
+            nbytes, dt = stacks * hf_formats.linear_weight_bytes(sub, n_out, n_in), sub.name
         out.append(TensorSpec(name=t.name, shape=t.shape, dtype=dt, nbytes=nbytes, layer=t.layer))
     return WeightInventory(tensors=tuple(out), exact=False, format=fmt.name)

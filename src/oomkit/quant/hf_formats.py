@@ -62,6 +62,8 @@ class QuantFormat:
     double_quant: bool = False  # bitsandbytes 4-bit: absmax quantized again
     static_input_scale: bool = False  # a calibrated activation scale stored with every linear
     method: str = ""  # quantization_config.quant_method as written
+    # ModelOpt MIXED_PRECISION: (module name, its own format) per quantized module; modules not listed stay in dtype
+    per_module: tuple[tuple[str, QuantFormat], ...] = ()
 
     @property
     def quantized(self) -> bool:
@@ -180,7 +182,21 @@ def _matches(name: str, pattern: str) -> bool:
 
 def module_is_quantized(fmt: QuantFormat, module_name: str) -> bool:
     """Whether the linear `module_name` ("model.layers.0.mlp.down_proj") is stored quantized."""
-    return fmt.quantized and not any(_matches(module_name, p) for p in fmt.unquantized)
+    return format_of(fmt, module_name) is not None
+
+
+def format_of(fmt: QuantFormat, module_name: str) -> QuantFormat | None:
+    """The format the linear `module_name` is stored in; None when it stays in the checkpoint's dtype. A mixed
+    checkpoint names its modules as the model class does (a VLM's "model.language_model.layers.N..."); they are
+    matched on the decoder's own names ("model.layers.N...", a stacked "mlp.experts" covering every expert)."""
+    if not fmt.quantized or any(_matches(module_name, p) for p in fmt.unquantized):
+        return None
+    if not fmt.per_module:
+        return fmt
+    for name, sub in fmt.per_module:
+        if module_name == name or module_name.startswith(name + "."):
+            return sub
+    return None
 
 
 # ---- quantization_config -> QuantFormat ----
@@ -207,7 +223,18 @@ def _skip(*lists: Any) -> tuple[str, ...]:
             out.append(lst)
         elif lst:
             out.extend(str(x) for x in lst)
+    # A VLM wrapper's checkpoint names the decoder's modules under its own prefix ("language_model.model.layers.0",
+    # "model.language_model.layers.0", "language_model.lm_head"); the decoder's own names are matched too.
+    out += [_decoder_pattern(p) for p in out if not p.startswith("re:")]
     return tuple(dict.fromkeys(out))
+
+
+def _decoder_pattern(p: str) -> str:
+    for prefix, repl in (("language_model.model.", "model."), ("model.language_model.", "model."),
+                         ("language_model.", "")):
+        if p.startswith(prefix):
+            return repl + p[len(prefix):]
+    return p
 
 
 def _fp8(c: Mapping[str, Any], dtype: str) -> QuantFormat:
@@ -283,7 +310,48 @@ def _modelopt(c: Mapping[str, Any], dtype: str) -> QuantFormat:
         return QuantFormat("modelopt-nvfp4", 4, group_size=int(q.get("group_size", 16)), dtype=dtype,
                            unquantized=skip, strategy="tensor_group", scale_dtype="float8_e4m3fn",
                            static_input_scale=True, method="modelopt")
-    raise OomkitError(f"ModelOpt quant_algo {algo or None!r} is not supported; known: FP8, NVFP4")
+    if algo == "MIXED_PRECISION":
+        # only what quantized_layers lists is quantized, lm_head included when it is listed
+        skip = _skip(q.get("exclude_modules"), q.get("ignore"))
+        # vllm modelopt.py:ModelOptMixedPrecisionConfig: quantized_layers maps each module to its own quant_algo
+        layers = q.get("quantized_layers") or c.get("quantized_layers")
+        if not isinstance(layers, Mapping) or not layers:
+            raise OomkitError("ModelOpt MIXED_PRECISION config has no quantized_layers")
+        per: list[tuple[str, QuantFormat]] = []
+        for name, spec in layers.items():
+            sub = _modelopt_layer(spec if isinstance(spec, Mapping) else {}, dtype, int(q.get("group_size", 16)))
+            if sub is not None:
+                per.append((_decoder_module(str(name)), sub))
+        per.sort(key=lambda t: -len(t[0]))  # the longest name first: a module before its parent
+        return QuantFormat("modelopt-mixed", 4, dtype=dtype, unquantized=skip, strategy="mixed",
+                           method="modelopt", per_module=tuple(per))
+    raise OomkitError(f"ModelOpt quant_algo {algo or None!r} is not supported; known: FP8, NVFP4, MIXED_PRECISION")
+
+
+def _decoder_module(name: str) -> str:
+    """"model.language_model.layers.3.mlp" (a VLM wrapper's name) -> "model.layers.3.mlp"."""
+    return _decoder_pattern(name)
+
+
+def _modelopt_layer(spec: Mapping[str, Any], dtype: str, group: int) -> QuantFormat | None:
+    """One module's format in a MIXED_PRECISION checkpoint (modelopt's per-layer quant_algo names)."""
+    algo = str(spec.get("quant_algo", "")).upper()
+    if algo in ("", "UNQUANTIZED", "NONE"):
+        return None
+    if algo == "FP8":
+        return QuantFormat("modelopt-fp8", 8, dtype=dtype, strategy="tensor", static_input_scale=True,
+                           method="modelopt")
+    if algo in ("NVFP4", "W4A16_NVFP4"):
+        return QuantFormat("modelopt-nvfp4", 4, group_size=int(spec.get("group_size", group)), dtype=dtype,
+                           strategy="tensor_group", scale_dtype="float8_e4m3fn", static_input_scale=algo == "NVFP4",
+                           method="modelopt")
+    if algo == "FP8_PER_CHANNEL_PER_TOKEN":  # fp8 weight, one fp32 scale per output channel
+        return QuantFormat("fbgemm-fp8", 8, dtype=dtype, strategy="channel", method="modelopt")
+    if algo == "FP8_PB_WO":  # fp8 weight, one fp32 scale per block
+        b = int(spec.get("group_size", 128))
+        return QuantFormat("fp8-block", 8, dtype=dtype, strategy="block", block=(b, b), method="modelopt")
+    raise OomkitError(f"ModelOpt per-layer quant_algo {algo!r} is not supported; known: FP8, NVFP4, W4A16_NVFP4, "
+                      "FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO")
 
 
 def _compressed_tensors(c: Mapping[str, Any], dtype: str) -> QuantFormat:
@@ -292,6 +360,9 @@ def _compressed_tensors(c: Mapping[str, Any], dtype: str) -> QuantFormat:
     if sparsity.get("format", "dense") != "dense":
         raise OomkitError(f"compressed-tensors sparsity format {sparsity.get('format')!r} is not supported")
     groups = [g for g in (c.get("config_groups") or {}).values() if g.get("weights")]
+    if not groups and isinstance(c.get("weights"), Mapping):
+        # a copy reduced to one scheme at the top level (aiconfigurator's model_configs): one group, every Linear
+        groups = [{"weights": c["weights"], "input_activations": c.get("input_activations"), "targets": ["Linear"]}]
     if not groups:
         raise OomkitError("compressed-tensors config has no config_groups with weights")
     schemes = {repr((g.get("weights"), g.get("input_activations"), g.get("format"))) for g in groups}

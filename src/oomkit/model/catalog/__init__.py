@@ -215,6 +215,9 @@ def _variant_entry(entry: CatalogEntry, variants: tuple[dict[str, Any], ...], hf
     v = next(v for v in variants if v["hf_id"].lower() == hf_key)
     config = dict(entry.config)
     config["quantization_config"] = v["quantization_config"]
+    for key in ("text_config", "llm_config"):  # the variant's config replaces the base's, also a nested one
+        if isinstance(config.get(key), dict) and "quantization_config" in config[key]:
+            config[key] = {k: val for k, val in config[key].items() if k != "quantization_config"}
     for k in ("torch_dtype", "dtype"):
         if k in v:
             config[k] = v[k]

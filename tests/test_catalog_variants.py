@@ -1,0 +1,52 @@
+"""The quantized variants the catalog lists (verbatim quantization_config of each repo) resolve, and a ModelOpt
+MIXED_PRECISION checkpoint stores each module in the format its quantized_layers entry names."""
+
+from __future__ import annotations
+
+import pytest
+
+from oomkit.model import catalog
+from oomkit.model.resolve import resolve
+from oomkit.model.tensors import hf_module_names
+from oomkit.quant.hf_formats import format_of, parse_quantization_config
+
+VARIANTS = sorted(catalog._index().get("variants", {}).items())
+
+
+@pytest.mark.parametrize("repo,slug", VARIANTS, ids=[r for r, _ in VARIANTS])
+def test_every_listed_variant_resolves_lighter_than_its_base(repo, slug):
+    spec = resolve(repo, tag_formats=False)
+    base = resolve(slug, "bf16", tag_formats=False)
+    assert [layer.kind for layer in spec.layers] == [layer.kind for layer in base.layers]
+    generic = any("read generically" in label for label in base.labels)  # no tensor names: nothing to quantize
+    assert spec.weights.nbytes <= base.weights.nbytes if generic else spec.weights.nbytes < base.weights.nbytes
+    assert not any("inferred" in label for label in spec.labels)
+
+
+def test_modelopt_mixed_precision_per_module():
+    # nvidia/Qwen3.6-27B-NVFP4: quant_algo MIXED_PRECISION, 401 quantized_layers (FP8 attention and linear
+    # attention, W4A16_NVFP4 MLPs and lm_head), mtp* ignored (catalog variant, verbatim config)
+    entry = catalog.lookup("nvidia/Qwen3.6-27B-NVFP4")
+    q = entry.config["quantization_config"]
+    fmt = parse_quantization_config(q, "bfloat16")
+    assert fmt.name == "modelopt-mixed" and len(fmt.per_module) == 401
+    want = {k.replace("model.language_model.", "model."): v["quant_algo"] for k, v in q["quantized_layers"].items()}
+    spec = resolve("nvidia/Qwen3.6-27B-NVFP4", tag_formats=False)
+    seen = set()
+    for t in spec.weights.tensors:
+        names = hf_module_names(t.name)
+        listed = next((n for n in names if n in want), None)
+        if listed is None:
+            if names and t.name not in ("token_embd.weight",):
+                assert t.dtype == "bfloat16", t.name  # not listed (the MTP block, norms, a/b projections)
+            continue
+        seen.add(listed)
+        expected = {"FP8": "modelopt-fp8", "W4A16_NVFP4": "modelopt-nvfp4", "NVFP4": "modelopt-nvfp4"}[want[listed]]
+        assert t.dtype == expected, (t.name, listed)
+        n_in, n_out = t.shape[0], t.shape[1]
+        if expected == "modelopt-fp8":
+            assert t.nbytes == n_in * n_out + 8  # fp8 weight + weight_scale + input_scale
+        else:
+            assert t.nbytes == n_out * n_in // 2 + n_out * n_in // 16 + 4  # W4A16: no input scale
+    assert seen == set(want)  # every listed module found in the decoder
+    assert format_of(fmt, "model.layers.64.mlp.down_proj") is None  # the MTP layer is not listed
