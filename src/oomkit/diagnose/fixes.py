@@ -53,6 +53,7 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
             computed += fn(d)
     if predict and d.stage == "kv_cache":
         computed += _by_estimate(d)
+    computed += _next_tier(d, computed)
     if d.stage == "fragmentation":
         computed.insert(0, _fragmentation(d))
     elif d.stage == "other_process" and not any(f.command for f in computed):
@@ -84,6 +85,27 @@ def _torch_buffer_limit(d: Diagnosis) -> list[Fix]:
         out.append(Fix(summary=f"on an AMD APU the {_g(total)} PyTorch sees is the VRAM carve-out (or GTT): raise it "
                                "in the firmware or the kernel's amdgpu.gttsize / ttm limits"))
     return out
+
+
+MIN_USEFUL_CONTEXT = 4096  # below this, a context that fits is no answer: the next tier is
+
+
+def _next_tier(d: Diagnosis, fixes: list[Fix]) -> list[Fix]:
+    """When the largest context that fits is too short to be useful, the change of hardware or model that is."""
+    if d.stage != "kv_cache":
+        return []
+    lengths = [int(f.flags[1]) for f in fixes if len(f.flags) >= 2 and f.flags[0] in ("--max-model-len", "-c")
+               and f.flags[1].isdigit()]
+    if not lengths or max(lengths) >= MIN_USEFUL_CONTEXT:
+        return []
+    runner = d.host or d.engine
+    if runner in ("vllm", "sglang"):
+        text = ("the next tier: nothing useful fits on this GPU; --tensor-parallel-size 2 (the KV cache and weights "
+                "split across two GPUs), or a quantized checkpoint (AWQ / GPTQ / FP8), or a GPU with more memory")
+    else:
+        text = ("the next tier: nothing useful fits; fewer layers on the GPU (-ngl, or --n-cpu-moe for MoE), a "
+                "smaller quant, or a GPU with more memory")
+    return [Fix(summary=text)]
 
 
 def _by_estimate(d: Diagnosis) -> list[Fix]:
