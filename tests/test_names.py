@@ -282,6 +282,14 @@ OLLAMA_TAGS = [
     ("phi3:3.8b-mini-128k-instruct-q4_0", "microsoft/Phi-3-mini-128k-instruct", "Q4_0"),
     ("mistral:7b-instruct-v0.3-q4_K_M", "mistral:7b", "Q4_K_M"),
     ("gpt-oss:20b", "openai/gpt-oss-20b", "MXFP4_MOE"),
+    ("gpt-oss:120b", "openai/gpt-oss-120b", "MXFP4_MOE"),
+    ("olmo2:13b-1124-instruct-q4_K_M", "olmo2:13b", "Q4_K_M"),
+    ("mistral:7b-instruct-v0.2-q4_K_M", "mistralai/Mistral-7B-Instruct-v0.2", "Q4_K_M"),
+    ("qwen3:4b-instruct-2507-q4_K_M", "qwen3:4b", "Q4_K_M"),
+    ("qwen3:235b-a22b-instruct-2507-q4_K_M", "qwen3:235b", "Q4_K_M"),
+    ("mistral-nemo:12b-instruct-2407-q4_K_M", "mistral-nemo:12b", "Q4_K_M"),
+    ("gemma3n:e4b-it-q4_K_M", "gemma3n:e4b", "Q4_K_M"),
+    ("bge-m3:567m-fp16", "bge-m3:567m", "F16"),
 ]
 
 
@@ -298,6 +306,8 @@ def test_ollama_tags_with_qualifiers(tag, same, fmt):
 def test_a_qualifier_that_may_change_the_model_is_not_dropped():
     with pytest.raises(OomkitError, match="unknown model"):
         resolve("qwen3:8b-frankenmerge-q4_K_M")
+    with pytest.raises(OomkitError, match="unknown model"):
+        resolve("mistral:7b-instruct-v0.9-q4_K_M")  # versions (v0.1 / v0.2 / v0.3 differ in vocabulary) never dropped
 
 
 # ---- item 2: GGUF quant tags of every kind ----

@@ -189,9 +189,13 @@ def derivative_patterns(hf_id: str) -> tuple[str, ...]:
 
 # Words after the model name that do not change its shapes (a fine-tune, a context extension, a release date):
 # read as the same-shaped base, and labelled.
-_SAME_SHAPE_WORDS = {"instruct", "chat", "it", "base", "hf", "thinking", "think", "qat", "2507", "0528", "2503",
-                     "2506", "2501", "2412", "2411", "2409", "2407", "128k", "32k", "64k", "1m", "mini", "medium",
-                     "abliterated", "uncensored", "unsloth", "text", "pt", "latest"}
+_SAME_SHAPE_WORDS = {"instruct", "chat", "it", "base", "hf", "thinking", "think", "qat", "128k", "32k", "64k", "1m",
+                     "mini", "medium", "abliterated", "uncensored", "unsloth", "text", "pt", "latest"}
+_RELEASE_DATE = re.compile(r"\d{4}")  # "2507", "1124", "0528": a re-release of the same shapes (not "v0.2": vocabularies change)
+
+
+def _same_shape(word: str) -> bool:
+    return word in _SAME_SHAPE_WORDS or _RELEASE_DATE.fullmatch(word) is not None
 
 
 @dataclass(frozen=True)
@@ -272,7 +276,7 @@ def _base(publisher: str, stem: str) -> tuple[str, tuple[str, ...]] | None:
             return slug, ()
     parts = stem.split("-")
     for i in range(len(parts) - 1, 0, -1):  # drop same-shape words from the end
-        if parts[i] not in _SAME_SHAPE_WORDS:
+        if not _same_shape(parts[i]):
             break
         cut = "-".join(parts[:i])
         for cand in _stems(publisher, cut):
@@ -309,7 +313,7 @@ def ollama_tag(name: str) -> tuple[str, tuple[str, ...], str | None] | None:
         cand = f"{lib}:{'-'.join(parts[:i])}"
         if catalog.resolve_slug(cand) is None:
             continue
-        if all(p in _SAME_SHAPE_WORDS for p in dropped):
+        if all(_same_shape(p) for p in dropped):
             fmt = next((_OLLAMA_QUANT_WORDS[p] for p in dropped if p in _OLLAMA_QUANT_WORDS), None)
             return cand, tuple(dropped), fmt
         return None  # the nearest catalog tag differs by a word that may change the model
