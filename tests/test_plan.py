@@ -370,3 +370,15 @@ def test_every_printed_command_gives_the_same_memory_through_oomkit_estimate(mod
         est = json.loads(capsys.readouterr().out)
         assert [d["total_bytes"] for d in est["devices"]] == [d["total_bytes"] for d in o["estimate"]["devices"]]
         assert est["host"]["total_bytes"] == o["estimate"]["host"]["total_bytes"]
+
+
+def test_fit_ollama_changes_the_variable_the_user_set_and_reports_it():
+    """OLLAMA_CONTEXT_LENGTH in front of `ollama run`: the fix edits that assignment in place (the prompt words stay),
+    and the change is reported with the values Ollama runs with."""
+    argv = ["OLLAMA_CONTEXT_LENGTH=65536", "ollama", "run", "qwen3:8b", "hello there"]
+    f = fit(argv, devices_from("8GiB"))
+    assert f.tier == 1 and f.command[1:] == tuple(argv[1:])
+    n = int(f.command[0].split("=")[1])
+    assert [(c.flag, c.after) for c in f.changes] == [("num_ctx", n)]
+    assert f.before.host.weights_bytes > 0 == f.after.host.weights_bytes  # Ollama's own split, gone
+    assert f.after.devices[0].total_bytes <= 8 * GiB

@@ -116,7 +116,7 @@ def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None
     new_argv = _rename_model(new_argv, parsed.model, best.model, parsed.quant, best.quant)
     reparsed = parse_command(new_argv, env)
     after = eng.estimate(best.spec, devs, reparsed.settings)
-    changes = _changes(eng, user, reparsed.settings, before, after, parsed.model, parsed.quant, best)
+    changes = _changes(eng, user, best.settings, before, after, parsed.model, parsed.quant, best)
     return Fit(tuple(argv), tuple(new_argv), changes, before, after, best.tier, knobs=tuple(sorted(best.knobs)),
                rating=_rate(eng, after, reparsed.settings, best.spec, goals))
 
@@ -360,7 +360,7 @@ def _changes(eng: EngineModule, old: Any, new: Any, before: MemoryEstimate, afte
     out = []
     for f in fields(old):
         a, b = getattr(old, f.name), getattr(new, f.name)
-        if a == b or f.name == "env":
+        if a == b or f.name == "env" or before.settings.get(f.name, a) == after.settings.get(f.name, b):
             continue
         if best.relief is not None and f.name == best.relief[0]:
             why = best.relief[1]
@@ -372,7 +372,9 @@ def _changes(eng: EngineModule, old: Any, new: Any, before: MemoryEstimate, afte
             why = _WHY["kv"]
         else:
             why = _WHY["weights"]
-        out.append(Change(f.name, a, b, why))
+        # shown as the engine runs them: the effective values (a context of 0 is the model's; Ollama's come from
+        # OLLAMA_* variables, which the parsed settings keep in their environment)
+        out.append(Change(f.name, before.settings.get(f.name, a), after.settings.get(f.name, b), why))
     if best.quant is not None or best.model is not None:
         was = f"{model}:{quant}" if quant else model
         now = f"{best.model or model}:{best.quant}" if best.quant else (best.model or model)

@@ -22,4 +22,5 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: MlxSet
         for kv in kv_bits:
             s = replace(base, q_bits=q, kv_bits=kv, batch=max(base.batch, concurrency))
             w = "as published" if q is None else f"{q}-bit"
-            yield Choice(s, f"{w} weights, " + ("model-dtype KV" if kv is None else f"{kv}-bit KV"))
+            yield Choice(s, f"{w} weights, " + ("model-dtype KV" if kv is None else f"{kv}-bit KV"),
+                         weight_format=None if q is None else f"mlx-{q}bit")

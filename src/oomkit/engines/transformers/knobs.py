@@ -22,4 +22,5 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: Transf
         if in4:
             s = replace(s, bnb_4bit_quant_type="nf4")
         w = "8-bit (bitsandbytes)" if in8 else "nf4 (bitsandbytes)" if in4 else f"{spec.weights.format}"
-        yield Choice(s, f"{w} weights, model-dtype KV")
+        yield Choice(s, f"{w} weights, model-dtype KV",
+                     weight_format="bnb-int8" if in8 else "nf4" if in4 else None)
