@@ -377,3 +377,17 @@ def test_derivative_estimate_is_fast_cold():
              "print(sorted(m for m in ('oomkit.model.hub', 'huggingface_hub', 'difflib') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+def test_gpt_oss_unquantized_gguf_keeps_mxfp4_experts():
+    # unsloth/gpt-oss-20b-GGUF's F16 file: convert_hf_to_gguf writes the MXFP4 expert blocks as they are
+    spec = resolve("unsloth/gpt-oss-20b-GGUF:F16")
+    types = {t.name: t.dtype for t in spec.weights.tensors}
+    assert types["blk.0.ffn_down_exps.weight"] == "mxfp4" and types["blk.0.attn_q.weight"] == "f16"
+    assert 13e9 < _bytes(spec) < 14.5e9
+
+
+def test_google_qat_gguf_repo_names_its_file_type():
+    spec = resolve("google/gemma-3-27b-it-qat-q4_0-gguf")
+    assert spec.weights.format == "Q4_0" and any("inferred from the name" in label for label in spec.labels)
+    assert _bytes(spec) == _bytes(resolve("gemma3:27b-it-qat"))

@@ -44,6 +44,8 @@ def test_names_flag_lists_them_under_each_entry(capsys):
 def test_a_derivative_name_finds_its_base_in_the_listing(capsys):
     rc, out, _ = _run(capsys, "unsloth/Qwen3-30B-A3B-GGUF", "--json")
     assert rc == 0 and [r["slug"] for r in json.loads(out)] == ["qwen3-30b-a3b"]
+    rc, out, _ = _run(capsys, "RedHatAI/Qwen3-8B-FP8-dynamic", "--json")
+    assert rc == 0 and [r["slug"] for r in json.loads(out)] == ["qwen3-8b"]
 
 
 @pytest.mark.parametrize("suffix", names.DERIVATIVE_SUFFIXES)

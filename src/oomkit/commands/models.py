@@ -55,7 +55,10 @@ def _rows(query: str | None, family: str | None, kind: str | None) -> list[dict]
         by_slug.setdefault(slug, []).append(alias)
         variants.setdefault(slug, []).append(alias)
     q = catalog.normalize(query) if query else ""
-    q_slug = catalog.resolve_slug(query) if query else None
+    q_slug = None
+    if query:  # a name the catalog answers to, or a derivative repo of one ("RedHatAI/Qwen3-8B-FP8-dynamic")
+        derived = None if catalog.resolve_slug(query) else names.derive(query)
+        q_slug = catalog.resolve_slug(query) or (derived.slug if derived else None)
     out = []
     for row in catalog.entries():
         slug = row["slug"]

@@ -108,6 +108,10 @@ def _fixed(q: dict[str, Any] | None = None, fmt: str | None = None):
     return lambda m, pub: (q, fmt)
 
 
+def _gguf_named(m, pub):
+    return None, m.group("q").upper()
+
+
 def _fp8(m, pub):
     if pub in _NVIDIA:
         return _MODELOPT_FP8, None
@@ -130,6 +134,8 @@ def _bits(m, pub):
 _RULES: tuple[_Rule, ...] = (
     # GGUF repos: the file type comes from the ":QUANT" tag (ggml-org, unsloth, bartowski, lmstudio-community,
     # QuantFactory; mradermacher's "-i1-GGUF" are its imatrix quants)
+    # Google's QAT GGUF repos name their one file type ("google/gemma-3-27b-it-qat-q4_0-gguf")
+    _Rule(r"-(?P<q>q\d_\d|q\d_k_[msl])-gguf", "GGUF repo of one file type, named in the repo name", _gguf_named),
     _Rule(r"(?:-i1)?[-_.]gguf", "GGUF repo (the quant file is named by :QUANT)", _fixed()),
     # RedHatAI / neuralmagic (llm-compressor presets)
     _Rule(r"-quantized\.w4a16", "RedHatAI -quantized.w4a16: compressed-tensors int4, group 128", _fixed(_CT_W4A16)),

@@ -51,6 +51,12 @@ def gguf_inventory(tensors: Sequence[TensorShape], *, arch: str, ftype: str, con
     types = gguf_recipes.recipe_types(ft, [(t.name, t.shape) for t in tensors], arch, n_expert=n_expert, n_gqa=n_gqa,
                                       output_tensor_type=mix.output_type if mix else None,
                                       token_embedding_type=mix.token_embedding_type if mix else None)
+    q = (config or {}).get("quantization_config") or {}
+    if ft.unquantized and isinstance(q, Mapping) and q.get("quant_method") == "mxfp4":
+        # a checkpoint published in MXFP4 (gpt-oss) converts with its expert blocks as they are: llama.cpp
+        # convert_hf_to_gguf.py GptOssModel.repack_mxfp4 writes them as GGML MXFP4 whatever --outtype asks, so
+        # its F16 / BF16 GGUF has MXFP4 experts and 16-bit elsewhere
+        types = {n: ("mxfp4" if n.endswith("_exps.weight") else t) for n, t in types.items()}
     out, offset = [], 0
     for t in tensors:
         gt = ggml.type_by_name(types[t.name])
