@@ -238,6 +238,9 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
         if numbers.get("total_tokens") or numbers.get("max_total_tokens"):
             return "kv_cache", "high", ["the batch's total tokens (the KV cache) do not fit"]
         return "compute", "high", ["the warm-up prefill batch does not fit"]
+    if sig.id == "lmstudio_guardrail" and "NaN" in anchor.line.text:
+        return "not_oom", "medium", ["the guardrail's own estimate is NaN: LM Studio could not estimate this model "
+                                     "(a bug of the app, fixed in later releases), not a shortage"]
     if sig.id == "lmstudio_failed_load_json":
         ram, cap = numbers.get("system_available_bytes"), numbers.get("ram_capacity_bytes")
         vram, vcap = numbers.get("free_bytes"), numbers.get("total_bytes")

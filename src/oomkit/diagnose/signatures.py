@@ -377,6 +377,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "ggml_cuda_error_oom", "llama.cpp", ("CUDA error: out of memory", "ROCm error: out of memory",
                                              "MUSA error: out of memory", "CUDA error 2 at"),
         r"(?<!Error: )(?:CUDA|ROCm|MUSA) error(?: [0-9]{1,20} at \S{1,200})?: out of memory", backend="CUDA", priority=2,
+        stage="compute", fields=(Field("device", r"current device: ([0-9]{1,4})", "int"),),
         message="CUDA error: out of memory / current device: {DEV}, in function {FUNC} at {FILE}:{LINE}",
         versions="llama.cpp ggml_cuda_error (2023: 'CUDA error 2 at ggml-cuda.cu:N: out of memory')",
         causes=("a CUDA allocation inside a kernel or the memory pool failed during evaluation",),
