@@ -427,3 +427,23 @@ def test_no_fix_raises_the_context():
             assert int(f.flags[1]) < 131072, f
     assert any("took that memory" in f.summary for f in d.fixes)
     assert any("oomkit's estimate" in f.summary and "fits -c 131072" in f.summary for f in d.fixes)
+
+
+def test_units_as_each_engine_meant_them():
+    # Ollama: HumanBytes2 "GiB" is binary, the older HumanBytes "GB" decimal
+    d = diagnose("Error: model requires more system memory (5.4 GB) than is available (3.1 GB)")
+    assert d.numbers["model_required_bytes"] == 5_400_000_000 and d.numbers["system_available_bytes"] == 3_100_000_000
+    d = diagnose("Error: model requires more system memory (5.4 GiB) than is available (3.1 GiB)")
+    assert d.numbers["model_required_bytes"] == G(5.4)
+    # PyTorch's MPS allocator labels binary sizes "GB" / "MB"
+    d = diagnose("RuntimeError: MPS backend out of memory (MPS allocated: 5.56 GB, other allocations: 1.10 GB, max "
+                 "allowed: 6.80 GB). Tried to allocate 768.00 MB on private pool.")
+    assert d.numbers["requested_bytes"] == M(768) and d.numbers["max_allowed_bytes"] == G(6.80)
+    # vLLM V0's "Loading model weights took 14.9888 GB" is GiB
+    d = diagnose("Loading model weights took 14.9888 GB\nNo available memory for the cache blocks. Try increasing "
+                 "`gpu_memory_utilization` when initializing the engine.")
+    assert d.buffers["model_loading_bytes"] == G(14.9888)
+    # llama.cpp prints MiB and raw bytes
+    d = diagnose("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1024.50 MiB on device 1: cudaMalloc failed: "
+                 "out of memory\nalloc_tensor_range: failed to allocate CUDA1 buffer of size 1074266112")
+    assert d.numbers["requested_bytes"] == M(1024.5) and d.numbers["device"] == 1
