@@ -447,3 +447,18 @@ def test_units_as_each_engine_meant_them():
     d = diagnose("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1024.50 MiB on device 1: cudaMalloc failed: "
                  "out of memory\nalloc_tensor_range: failed to allocate CUDA1 buffer of size 1074266112")
     assert d.numbers["requested_bytes"] == M(1024.5) and d.numbers["device"] == 1
+
+
+def test_cudnn_cublas_sycl_and_xpu():
+    assert diagnose("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED").stage == "compute"
+    d = diagnose("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`")
+    assert (d.engine, d.stage) == ("cuda", "unknown")  # an out-of-memory or an indexing bug: not placed
+    d = diagnose("Exception caught at file:ggml-sycl.cpp, line:3164, func:operator()\nSYCL error: CHECK_TRY_ERROR(...):"
+                 " Meet error in this line code!\n  in function ggml_sycl_op_mul_mat at ggml-sycl.cpp:3164\n"
+                 "Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES)")
+    assert (d.engine, d.backend) == ("llama.cpp", "SYCL")
+    d = diagnose("torch.OutOfMemoryError: XPU out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity "
+                 "of 15.11 GiB of which 512.00 MiB is free. Of the allocated memory 12.31 GiB is allocated by PyTorch, "
+                 "and 1.20 GiB is reserved by PyTorch but unallocated.")
+    assert (d.engine, d.backend, d.stage) == ("pytorch", "XPU", "fragmentation")
+    assert d.numbers["total_bytes"] == G(15.11)

@@ -179,6 +179,20 @@ SIGNATURES: tuple[Signature, ...] = (
         message="RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
         causes=("cuBLAS could not get its workspace: the device is full",),
         fixes=("free the GPU; a smaller batch or model; run on a GPU with more free memory",)),
+    Signature(
+        "cudnn_alloc_failed", "cuda", ("CUDNN_STATUS_ALLOC_FAILED",), r"CUDNN_STATUS_ALLOC_FAILED", stage="compute",
+        priority=2,
+        message="RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED",
+        causes=("cuDNN could not get its workspace: the device is full",),
+        fixes=("a smaller batch; free the GPU; torch.backends.cudnn.benchmark = False (smaller workspaces)",)),
+    Signature(
+        "cublas_not_initialized", "cuda", ("CUBLAS_STATUS_NOT_INITIALIZED",), r"CUBLAS_STATUS_NOT_INITIALIZED",
+        priority=1,
+        message="RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
+        versions="any PyTorch; often a device with no memory left for cuBLAS's handle, sometimes an indexing bug "
+                 "(out-of-range token ids) that surfaces here",
+        causes=("cuBLAS could not start: usually no memory left on the device for its handle and workspace",),
+        fixes=("free the GPU or add GPUs; check token ids against the vocabulary size (CUDA_LAUNCH_BLOCKING=1)",)),
     # ------------------------------------------------------------------------------------------------ vLLM
     Signature(
         "vllm_v1_kv_insufficient", "vllm", ("To serve at least one request with the model",),
@@ -399,6 +413,16 @@ SIGNATURES: tuple[Signature, ...] = (
         message="Requested buffer size exceeds device buffer size limit",
         causes=("one buffer is larger than the Vulkan driver's maxBufferSize",),
         fixes=("-ub smaller", "-c smaller", "split the model across more buffers (-ngl)")),
+    Signature(
+        "ggml_sycl_oom", "llama.cpp", ("PI_ERROR_OUT_OF_RESOURCES", "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+                                       "PI_ERROR_OUT_OF_HOST_MEMORY", "UR_RESULT_ERROR_OUT_OF_HOST_MEMORY"),
+        r"PI_ERROR_OUT_OF_RESOURCES|UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY|PI_ERROR_OUT_OF_HOST_MEMORY|"
+        r"UR_RESULT_ERROR_OUT_OF_HOST_MEMORY", backend="SYCL", priority=3,
+        message="Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES) / "
+                "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+        versions="llama.cpp SYCL backend (Intel GPUs; also ipex-llm)",
+        causes=("the Intel GPU's memory (or the driver's allocation limit) is exhausted",),
+        fixes=("-c smaller", "-ngl fewer layers on the GPU", "-ub smaller")),
     Signature(
         "ggml_metal_buffer_fail", "llama.cpp", ("error: failed to allocate buffer, size",),
         r"metal_buffer_(?:init|map|type_alloc_buffer|from_ptr): error: failed to allocate buffer, size",
