@@ -268,6 +268,7 @@ def test_ollama_hf_form_and_file_urls(typed, repo, quant):
 OLLAMA_TAGS = [
     # (tag as published, catalog alias of the same model, weights.format)
     ("qwen3:30b-a3b-thinking-2507-q4_K_M", "qwen3:30b-a3b", "Q4_K_M"),
+    ("qwen3:30b-a3b-thinking-2507-q4_K_M", "Qwen/Qwen3-30B-A3B-Instruct-2507", "Q4_K_M"),
     ("qwen3:30b-a3b-instruct-2507-q8_0", "qwen3:30b-a3b", "Q8_0"),
     ("llama3.2:1b-instruct-q8_0", "llama3.2:1b", "Q8_0"),
     ("llama3.2:3b-instruct-fp16", "llama3.2:3b", "F16"),
@@ -353,8 +354,10 @@ def test_explain_walks_the_steps():
     assert rows["URL read as"] == "RedHatAI/Llama-3.1-8B-Instruct-quantized.w4a16"
     assert rows["derivative of"].startswith("meta-llama/Llama-3.1-8B-Instruct")
     assert "w4a16" in rows["convention"] and "pack-quantized" in rows["quantization_config"]
-    rows = dict(explain("qwen3:30b-a3b-thinking-2507-q4_K_M"))
-    assert rows["quant tag"] == "q4_K_M" and rows["Ollama tag"].startswith("qwen3:30b-a3b")
+    rows = dict(explain("qwen3:30b-a3b-thinking-2507-q4_K_M"))  # a catalog alias of its own (the 2507 release)
+    assert rows["quant tag"] == "q4_K_M" and rows["catalog"].startswith("qwen3-30b-a3b-instruct-2507")
+    rows = dict(explain("qwen3:32b-instruct-q8_0"))
+    assert rows["quant tag"] == "q8_0" and rows["Ollama tag"].startswith("qwen3:32b (qualifiers instruct")
     assert dict(explain("llama3.1:8b"))["catalog"].startswith("llama-3.1-8b-instruct (Ollama tag")
     assert dict(explain("Qwen/Qwen3-8B:Q4_K_XXL"))["quant tag"].startswith("unknown quant tag")
 
