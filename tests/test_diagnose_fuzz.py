@@ -88,6 +88,8 @@ def test_random_bytes(data):
     "\x1b[" * 300_000 + "Killed",
     "\r" * 1_000_000 + "No available memory for the cache blocks",
     "model requires more system memory (" + "5" * 100_000 + " GiB) than is available (3 GiB)",
+    ("x" * 1000 + " CUDA out of memory ") * 5000,  # one 5 MB line, a key every kilobyte
+    ("Tried to allocate 2 MiB failed to allocate " + "y" * 200) * 20000,
 ], ids=lambda t: repr(t[:30]))
 def test_pathological(text):
     check(text)
@@ -121,6 +123,15 @@ def synthetic_log(size: int = 50 * 1024 * 1024, seed: int = 7) -> str:
                  "by PyTorch but unallocated.\n")
     parts.append("RuntimeError: CUDA error: an illegal memory access was encountered\n")
     return "".join(parts)
+
+
+def test_fifty_megabyte_single_line():
+    """No line breaks at all: the line's ends are searched within a window, never across the whole text."""
+    text = ("x" * 4000 + " out of memory. Tried to allocate 2.00 MiB ") * 12_000  # ~48 MB, one line
+    t0 = time.perf_counter()
+    with guard(LOG_GUARD_S):
+        d = diagnose(text)
+    assert d.stage in STAGES and time.perf_counter() - t0 < LOG_GUARD_S
 
 
 def test_fifty_megabyte_log():

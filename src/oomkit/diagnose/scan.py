@@ -15,7 +15,8 @@ from typing import Any
 from ..units import GiB, KiB, MiB, TiB
 from .signatures import SIGNATURES, Field, Signature, _compile
 
-MAX_LINE = 4096  # characters of a line considered around a key
+MAX_LINE = 4096  # bytes of a line considered around a key
+LINE_SCAN = 65536  # bytes searched either side of a key for its line's ends
 MAX_HITS = 4000  # lines looked at per key (the first OOM is the cause: the first hits are the ones that count)
 CONTINUATION = 3  # lines joined to a message for numbers a wrapped line carried on
 
@@ -76,11 +77,15 @@ class Text:
         return _dec(self.b[lo: len(self.b) if hi is None else max(lo, hi)])
 
     def line_at(self, pos: int) -> tuple[int, int]:
-        """(start, end) of the line holding offset pos."""
+        """(start, end) of the line holding offset pos. A line longer than LINE_SCAN bytes either side of pos is
+        cut there (a megabyte line is read as pieces, so finding its ends never rescans the text)."""
         b = self.b
-        start = b.rfind(b"\n", 0, pos) + 1
-        end = b.find(b"\n", pos)
-        return start, (len(b) if end < 0 else end)
+        lo = max(0, pos - LINE_SCAN)
+        nl = b.rfind(b"\n", lo, pos)
+        start = nl + 1 if nl >= 0 else lo
+        hi = min(len(b), pos + LINE_SCAN)
+        end = b.find(b"\n", pos, hi)
+        return start, (hi if end < 0 else end)
 
     def hits(self, keys: tuple[bytes, ...] | list[bytes], limit: int = MAX_HITS,
              lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
@@ -109,8 +114,9 @@ class Text:
 
     def line(self, start: int, key_pos: int, no: int) -> Line:
         b = self.b
-        end = b.find(b"\n", start)
-        end = len(b) if end < 0 else end
+        hi = min(len(b), max(start, key_pos) + LINE_SCAN)
+        end = b.find(b"\n", start, hi)
+        end = hi if end < 0 else end
         if end - start > MAX_LINE:
             lo = max(start, key_pos - MAX_LINE // 4)
             return Line(no, start, _dec(b[lo: min(end, lo + MAX_LINE)]))
@@ -119,10 +125,11 @@ class Text:
     def following(self, line: Line, n: int) -> list[str]:
         """The n lines after `line`, prefixes removed, each capped."""
         b, out = self.b, []
-        pos = b.find(b"\n", line.start)
+        pos = b.find(b"\n", line.start, line.start + LINE_SCAN)
         while pos >= 0 and len(out) < n:
-            end = b.find(b"\n", pos + 1)
-            end = len(b) if end < 0 else end
+            hi = min(len(b), pos + 1 + LINE_SCAN)
+            end = b.find(b"\n", pos + 1, hi)
+            end = hi if end < 0 else end
             out.append(_PREFIX.sub("", _dec(b[pos + 1: min(end, pos + 1 + MAX_LINE)]), count=1))
             pos = end if end < len(b) else -1
         return out
@@ -130,19 +137,21 @@ class Text:
     def around(self, pos: int, before: int, after: int) -> str:
         """About `before` lines before offset pos and `after` lines after it (at most MAX_LINE bytes a line)."""
         b = self.b
+        floor, ceiling = max(0, pos - before * MAX_LINE), min(len(b), pos + (after + 1) * MAX_LINE)
         lo = pos
         for _ in range(before):
-            if lo <= 0 or pos - lo > before * MAX_LINE:
+            if lo <= floor:
                 break
-            lo = b.rfind(b"\n", 0, lo - 1) + 1
+            nl = b.rfind(b"\n", floor, lo - 1)
+            lo = nl + 1 if nl >= 0 else floor
         hi = pos
         for _ in range(after + 1):
-            p = b.find(b"\n", hi + 1)
-            if p < 0 or p - pos > after * MAX_LINE:
-                hi = len(b) if p < 0 else hi
+            p = b.find(b"\n", hi + 1, ceiling)
+            if p < 0:
+                hi = ceiling
                 break
             hi = p
-        return _dec(b[max(0, lo): hi])
+        return _dec(b[lo:hi])
 
 
 # ---------------------------------------------------------------------------------------------------------
