@@ -1,7 +1,8 @@
 """Model names as users type them: quantized derivatives, GGUF repos, URLs, Ollama tags with qualifiers, quant tags.
 
-Every repo name below is a real Hugging Face repo (https://huggingface.co/<name>); every Ollama tag is listed on its
-library page (https://ollama.com/library/<name>/tags). They resolve offline (HF_HUB_OFFLINE=1, an empty cache) to
+Every repo name below is a real Hugging Face repo (https://huggingface.co/<name>), each also found named in public
+code (vllm serve / llama-server -hf / mlx_lm commands, download scripts); every Ollama tag is listed on its library
+page (https://ollama.com/library/<name>/tags). They resolve offline (HF_HUB_OFFLINE=1, an empty cache) to
 their catalog base and the format their name stands for, labelled as inferred.
 """
 
@@ -122,7 +123,7 @@ DERIVATIVES = [
     ("Qwen/Qwen3-30B-A3B-GPTQ-Int4", "qwen3-30b-a3b", "gptq", 4.1, 4.5),
     ("Qwen/Qwen3-32B-AWQ", "qwen3-32b", "awq", 4.1, 4.3),
     # RedHatAI / neuralmagic (llm-compressor)
-    ("RedHatAI/Llama-3.1-8B-Instruct-quantized.w4a16", "llama-3.1-8b-instruct", "ct-pack-quantized", 4.1, 4.3),
+    ("RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16", "llama-3.1-8b-instruct", "ct-pack-quantized", 4.1, 4.3),
     ("RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w8a8", "llama-3.1-8b-instruct", "ct-int-quantized", 8.0, 8.1),
     ("RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8-dynamic", "llama-3.1-8b-instruct", "ct-float-quantized", 8.0, 8.1),
     ("neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8", "llama-3.1-8b-instruct", "ct-float-quantized", 8.0, 8.01),
@@ -178,7 +179,7 @@ def test_derivative_resolves_offline_to_base_plus_format(ref, slug, fmt, lo, hi)
     assert _bytes(spec) < _bytes(base)
 
 
-@pytest.mark.parametrize("ref", ["Qwen/Qwen3-8B-AWQ", "RedHatAI/Llama-3.1-8B-Instruct-quantized.w4a16",
+@pytest.mark.parametrize("ref", ["Qwen/Qwen3-8B-AWQ", "RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16",
                                  "mlx-community/Qwen3-8B-4bit", "nvidia/Llama-3.1-8B-Instruct-FP8"])
 def test_derivative_kv_per_token_equals_base(ref):
     d = names.derive(ref)
@@ -350,8 +351,8 @@ def test_bartowski_l_quants_use_q8_0_embed_and_output():
 
 
 def test_explain_walks_the_steps():
-    rows = dict(explain("https://huggingface.co/RedHatAI/Llama-3.1-8B-Instruct-quantized.w4a16"))
-    assert rows["URL read as"] == "RedHatAI/Llama-3.1-8B-Instruct-quantized.w4a16"
+    rows = dict(explain("https://huggingface.co/RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16"))
+    assert rows["URL read as"] == "RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16"
     assert rows["derivative of"].startswith("meta-llama/Llama-3.1-8B-Instruct")
     assert "w4a16" in rows["convention"] and "pack-quantized" in rows["quantization_config"]
     rows = dict(explain("qwen3:30b-a3b-thinking-2507-q4_K_M"))  # a catalog alias of its own (the 2507 release)
@@ -368,7 +369,7 @@ def test_explain_walks_the_steps():
 def test_derivative_estimate_is_fast_cold():
     code = ("import time, oomkit\n"
             "t = time.perf_counter()\n"
-            "oomkit.estimate('RedHatAI/Llama-3.1-8B-Instruct-quantized.w4a16', engine='vllm')\n"
+            "oomkit.estimate('RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16', engine='vllm')\n"
             "a = time.perf_counter() - t\n"
             "print(a)\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
