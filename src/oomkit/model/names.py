@@ -1,7 +1,7 @@
 """Model names as users type them -> a catalog model plus the weight format the name implies, offline.
 
 Users name the repo they downloaded, not the catalog entry: a quantized derivative ("Qwen/Qwen3-8B-AWQ",
-"RedHatAI/Llama-3.1-8B-Instruct-quantized.w4a16", "mlx-community/Qwen3-8B-4bit"), a GGUF repo
+"RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16", "mlx-community/Qwen3-8B-4bit"), a GGUF repo
 ("bartowski/Qwen_Qwen3-8B-GGUF", "mradermacher/Qwen3-8B-i1-GGUF"), a URL to any of them, or an Ollama tag with
 qualifiers ("qwen3:30b-a3b-thinking-2507-q4_K_M"). `derive` reads such a name into the catalog model it was made
 from and the quantization its publisher's naming convention stands for. What the name says is a guess, and every
