@@ -18,6 +18,7 @@ from ..errors import OomkitError
 from ..quant import gguf_recipes
 from .spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, RecurrentState
 from .tensors import architecture_tensors
+from .towers import vision_tower
 from .weights import inventory_for_format, is_gguf_format
 
 # HF model_type -> llama.cpp architecture name (src/llama-arch.cpp LLM_ARCH_NAMES), as convert_hf_to_gguf.py maps
@@ -160,9 +161,11 @@ def spec_from_config(
     mix = gguf_recipes.named_mix(weight_format) if weight_format else None
     if mix is not None and mix.approximate:
         labels.append(mix.note)
+    tower = vision_tower(outer)
     return ModelSpec(
         name=name, architecture=arch, n_embd=n_embd, n_vocab=n_vocab, n_ctx_train=n_ctx_train, layers=layers,
         weights=weights, tied_embeddings=tied, n_nextn_layers=n_nextn, source=source, labels=tuple(labels),
+        towers=(tower,) if tower else (),
     )
 
 

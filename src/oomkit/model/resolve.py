@@ -242,6 +242,11 @@ def explain(ref: str) -> list[tuple[str, str]]:
     rows.append(("result", f"{spec.name}: {spec.architecture}, {spec.n_layers} layers, {spec.params_total / 1e9:.2f} B "
                            f"parameters, weights {spec.weights.format} ({gib:.2f} GiB)"))
     rows.append(("source", spec.source))
+    for t in spec.towers:
+        rows.append((f"{t.kind} tower", f"{t.params / 1e9:.2f} B parameters ({t.encoder_params / 1e9:.2f} B encoder, "
+                     f"{t.projector_params / 1e6:.0f} M projector; {t.nbytes(2) / 2**30:.2f} GiB at 16 bits; "
+                     f"{t.source}): loaded with the checkpoint by vLLM, SGLang and transformers, from the mmproj "
+                     "file by llama.cpp and Ollama; not in the weights above"))
     rows += [("label", label) for label in spec.labels]
     return rows
 

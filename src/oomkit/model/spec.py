@@ -162,6 +162,9 @@ class ModelSpec:
     n_nextn_layers: int = 0
     source: str = ""  # where the figures came from (path, catalog entry and its citation)
     labels: tuple[str, ...] = ()  # guesses the reader had to make, shown to the user
+    # Multimodal encoders the checkpoint carries beside the decoder (model/towers.py Tower), not in `weights`:
+    # vLLM, SGLang and transformers load them with the checkpoint, llama.cpp and Ollama from an mmproj file.
+    towers: tuple = field(default=(), compare=False)
 
     @property
     def n_layers(self) -> int:
