@@ -12,7 +12,7 @@ from oomkit.model.towers import vision_tower
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-COUNTED = ["gemma-3-27b-it", "gemma-3-4b-it", "qwen3-vl-2b-instruct", "qwen3-vl-8b-instruct",
+COUNTED = ["gemma-3-27b-it", "gemma-3-4b-it", "qwen3-vl-2b-instruct", "qwen3-vl-8b-instruct", "qwen3.5-0.8b",
            "qwen3-vl-30b-a3b-instruct", "qwen3.5-27b", "qwen3.5-35b-a3b"]
 
 
