@@ -1,5 +1,6 @@
 """Vision towers counted from vision_config (model/towers.py), held against transformers' own modules built on the
-meta device, and against the published totals of the catalog's VLMs (decoder + tower)."""
+meta device, and against the published totals of the catalog's VLMs (decoder + tower): Gemma 3 (SigLIP), Qwen2.5-VL,
+Qwen3-VL, Qwen3.5."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from oomkit.model.towers import vision_tower
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-COUNTED = ["gemma-3-27b-it", "gemma-3-4b-it", "qwen3-vl-2b-instruct", "qwen3-vl-8b-instruct", "qwen3.5-0.8b",
+COUNTED = ["qwen2.5-vl-3b-instruct", "gemma-3-27b-it", "gemma-3-4b-it", "qwen3-vl-2b-instruct", "qwen3-vl-8b-instruct", "qwen3.5-0.8b",
            "qwen3-vl-30b-a3b-instruct", "qwen3.5-27b", "qwen3.5-35b-a3b"]
 
 
@@ -23,7 +24,7 @@ def _n(module) -> int:
 def _transformers_count(config: dict) -> int:
     vc = dict(config["vision_config"])
     with torch.device("meta"):
-        if vc["model_type"] == "siglip_vision_model":
+        if vc.get("model_type") == "siglip_vision_model":
             from transformers.models.gemma3.modeling_gemma3 import Gemma3MultiModalProjector
 
             # Gemma 3's config.json: vision_use_head false (its copies here leave the key out)
@@ -31,6 +32,14 @@ def _transformers_count(config: dict) -> int:
                                                                                            "vision_use_head": False})
             return _n(transformers.SiglipVisionModel(c.vision_config)) + _n(Gemma3MultiModalProjector(c))
         kw = {k: v for k, v in vc.items() if k != "model_type"}
+        if config.get("model_type") == "qwen2_5_vl":
+            from transformers.models.qwen2_5_vl.configuration_qwen2_5_vl import Qwen2_5_VLVisionConfig
+            from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import (
+                Qwen2_5_VisionTransformerPretrainedModel,
+            )
+
+            kw["in_channels"] = kw.pop("in_chans")
+            return _n(Qwen2_5_VisionTransformerPretrainedModel(Qwen2_5_VLVisionConfig(**kw)))
         if vc["model_type"] in ("qwen3_vl", "qwen3_vl_moe"):
             from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLVisionConfig
             from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLVisionModel
@@ -50,7 +59,7 @@ def test_tower_equals_transformers_modules(slug):
     assert tower.params == _transformers_count(config)
 
 
-@pytest.mark.parametrize("slug", ["gemma-3-4b-it", "qwen3-vl-2b-instruct", "qwen3-vl-4b-instruct",
+@pytest.mark.parametrize("slug", ["qwen2.5-vl-3b-instruct", "gemma-3-4b-it", "qwen3-vl-2b-instruct", "qwen3-vl-4b-instruct",
                                   "qwen3-vl-8b-instruct", "qwen3-vl-30b-a3b-instruct"])
 def test_published_total_is_decoder_plus_tower(slug):
     e = catalog.lookup(slug)

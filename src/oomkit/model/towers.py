@@ -78,8 +78,30 @@ def _qwen3_vl(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -
                  "transformers Qwen3VLVisionModel (patch_embed, pos_embed, blocks, merger, deepstack mergers)")
 
 
+def _rmsnorm(n: int) -> int:
+    return n  # weight only
+
+
+def _qwen2_5_vl(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> Tower:
+    # transformers models/qwen2_5_vl/modeling_qwen2_5_vl.py Qwen2_5_VisionTransformerPretrainedModel: patch_embed
+    # Conv3d without bias, blocks of RMSNorm + qkv/proj with bias + gated MLP with bias, Qwen2_5_VLPatchMerger (no
+    # position table: rotary)
+    h, ff, depth = int(vc["hidden_size"]), int(vc["intermediate_size"]), int(vc["depth"])
+    p, tp = int(vc["patch_size"]), int(vc.get("temporal_patch_size", 2))
+    ch = int(vc.get("in_channels", vc.get("in_chans", 3)))
+    merge, out = int(vc.get("spatial_merge_size", 2)), int(vc["out_hidden_size"])
+    block = 2 * _rmsnorm(h) + _linear(h, 3 * h) + _linear(h, h) + 2 * _linear(h, ff) + _linear(ff, h)
+    enc = ch * tp * p * p * h + depth * block
+    m = h * merge * merge
+    proj = _rmsnorm(h) + _linear(m, m) + _linear(m, out)
+    return Tower("vision", "qwen2_5_vl", enc + proj, enc, proj,
+                 "transformers Qwen2_5_VisionTransformerPretrainedModel (patch_embed, blocks, merger)")
+
+
 _FAMILIES = {"siglip_vision_model": _gemma3, "qwen3_vl": _qwen3_vl, "qwen3_5": _qwen3_vl, "qwen3_5_moe": _qwen3_vl,
              "qwen3_vl_moe": _qwen3_vl}
+# vision_configs that name no model_type of their own (Qwen2.5-VL's), by the checkpoint's model_type
+_BY_MODEL_TYPE = {"qwen2_5_vl": _qwen2_5_vl}
 
 
 def vision_tower(config: Mapping[str, Any]) -> Tower | None:
@@ -87,7 +109,7 @@ def vision_tower(config: Mapping[str, Any]) -> Tower | None:
     vc = config.get("vision_config")
     if not isinstance(vc, Mapping):
         return None
-    fn = _FAMILIES.get(str(vc.get("model_type", "")))
+    fn = _FAMILIES.get(str(vc.get("model_type", ""))) or _BY_MODEL_TYPE.get(str(config.get("model_type", "")))
     if fn is None:
         return None
     tc = config.get("text_config") if isinstance(config.get("text_config"), Mapping) else config
