@@ -151,7 +151,7 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
             found.append(option)
     front = rank(pareto(found))
     notes = picked + _notes(eng, spec, front, want, goals, ref, fixed_format)
-    chosen = tuple(front[:limit] if limit else front)
+    chosen = _shown(front, limit)
     smallest = None
     if not any(o.tier == 1 for o in chosen):
 
@@ -218,9 +218,45 @@ def rank(options: list[Option]) -> list[Option]:
     return [replace(o, rank=i + 1) for i, o in enumerate(ordered)]
 
 
+LOW_BITS = 4.0  # below this many bits per weight the published scoreboard shows +10 % perplexity and worse (Q3_K_M)
+
+
+def _shown(front: list[Option], limit: int | None) -> tuple[Option, ...]:
+    """The first `limit` options, best first; when that would leave out every second-tier option while the
+    first tier holds only weights under LOW_BITS, the best second-tier option takes the last place (what keeps the
+    quality is worth seeing beside what keeps the speed). Ranks are renumbered in the order shown."""
+    if not limit or len(front) <= limit:
+        return tuple(front)
+    shown = front[:limit]
+    tier2 = [o for o in front if o.tier == 2]
+    if tier2 and not any(o.tier == 2 for o in shown) and all(o.rating.weight_bits < LOW_BITS for o in shown):
+        shown = shown[:-1] + [tier2[0]]
+    return tuple(replace(o, rank=i + 1) for i, o in enumerate(shown))
+
+
+def _quality_note(front: list[Option]) -> str | None:
+    """When the best all-on-GPU option keeps few bits per weight and an option with part of the model in system RAM
+    keeps many more, say what each costs."""
+    best1 = next((o for o in front if o.tier == 1), None)
+    best2 = next((o for o in front if o.tier == 2), None)
+    if best1 is None or best2 is None or best1.rating.weight_bits >= LOW_BITS or best2.rating.weight_bits < LOW_BITS:
+        return None
+    return (f"all on the GPU needs {best1.weight_format} weights ({best1.rating.weight_quality.text}); with part of "
+            f"the model in system RAM, {best2.weight_format} weights ({best2.rating.weight_quality.text}) run at a "
+            f"bound of {_tps(best2)} instead of {_tps(best1)}")
+
+
+def _tps(o: Option) -> str:
+    t = o.rating.tokens_per_s
+    return "unknown tok/s" if t is None else f"{t:,.0f} tok/s"
+
+
 def _notes(eng: EngineModule, spec: ModelSpec, front: list[Option], want: int, goals: Goals, ref: str,
            fixed_format: bool) -> tuple[str, ...]:
     notes = []
+    quality = _quality_note(front)
+    if quality:
+        notes.append(quality)
     if goals.min_ctx and goals.min_ctx > want:
         notes.append(f"{goals.min_ctx} tokens asked; {spec.name} is trained for {want}: planned for {want}")
     if not front:
