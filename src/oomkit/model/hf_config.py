@@ -162,6 +162,12 @@ def spec_from_config(
     if mix is not None and mix.approximate:
         labels.append(mix.note)
     tower = vision_tower(outer)
+    if tower is not None:
+        labels.append(f"vision tower: {tower.params / 1e9:.2f} B parameters ({tower.nbytes(2) / 2**30:.2f} GiB at 16 bits) "
+                      "beside these weights and not in them; vLLM, SGLang and transformers load it with the checkpoint, "
+                      "llama.cpp and Ollama from the mmproj file")
+    elif isinstance(outer.get("vision_config"), Mapping):
+        labels.append("the config declares a vision tower (vision_config) that is not counted in these weights")
     return ModelSpec(
         name=name, architecture=arch, n_embd=n_embd, n_vocab=n_vocab, n_ctx_train=n_ctx_train, layers=layers,
         weights=weights, tied_embeddings=tied, n_nextn_layers=n_nextn, source=source, labels=tuple(labels),
