@@ -113,16 +113,18 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
     if entry is None:
         return _not_in_catalog(ref, name, fmt, weight_format, default_format)
     tag_format = entry.default_format  # the GGUF an Ollama tag / GGUF repo name stands for
+    as_published = False
     if fmt is None and tag_format is not None:
         if tag_formats:
             fmt = "MXFP4_MOE" if tag_format.lower() == "mxfp4" else tag_format
         else:
+            as_published = True
             labels += (f"{name} names a {tag_format} GGUF, which this engine does not load by default: taking the "
                        f"checkpoint as published ({entry.hf_id}); name a format with :QUANT or --quant",)
-    if fmt is None and default_format is not None and not labels:
+    if fmt is None and default_format is not None and not as_published:
         fmt = default_format(entry.config)
         if fmt is not None:
-            labels = (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)
+            labels += (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)
     spec = spec_from_config(entry.config, name=entry.name, source=f"catalog: {entry.hf_id} ({entry.source})",
                             weight_format=fmt)
     return replace(spec, labels=spec.labels + labels) if labels else spec
