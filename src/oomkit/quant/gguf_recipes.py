@@ -8,6 +8,7 @@ holds the result against llama.cpp's own llama_model_quantize.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -115,6 +116,7 @@ _CATEGORY_SUBSTRINGS = (("attn_qkv.weight", _QKV), ("attn_kv_b.weight", _KV_B), 
                         ("ffn_up", _UP), ("ffn_gate", _GATE), ("ffn_down", _DOWN))
 
 
+@functools.lru_cache(maxsize=8192)  # one tensor name per layer and kind; every file type asks again
 def _category(name: str) -> int:
     if name == "output.weight":
         return _OUTPUT
@@ -160,8 +162,13 @@ def allows_quantization(name: str, shape: Sequence[int], arch: str, quantize_out
         return False
     if name == "output.weight" and not quantize_output_tensor:
         return False
+    return not _never_quantized(name, arch)
+
+
+@functools.lru_cache(maxsize=8192)  # the substring scan is the same for every file type of one model
+def _never_quantized(name: str, arch: str) -> bool:
     never = _NEVER + _NEVER_RWKV + (_NEVER_GLM5_NEXT if arch == "glm5-next" else ())
-    return not any(s in name for s in never)
+    return any(s in name for s in never)
 
 
 # ---- the type convert_hf_to_gguf.py wrote, for tensors quantize leaves alone ----
