@@ -395,3 +395,16 @@ def test_google_qat_gguf_repo_names_its_file_type():
     spec = resolve("google/gemma-3-27b-it-qat-q4_0-gguf")
     assert spec.weights.format == "Q4_0" and any("inferred from the name" in label for label in spec.labels)
     assert _bytes(spec) == _bytes(resolve("gemma3:27b-it-qat"))
+
+
+@pytest.mark.parametrize("quant,gguf", [("bf16", "BF16"), ("fp16", "F16"), ("f16", "F16")])
+def test_plain_dtype_given_as_quant_option_names_the_gguf_for_llama_cpp(quant, gguf):
+    """`--quant bf16` with llama.cpp is the BF16 GGUF, as the `:bf16` suffix is; with vLLM it stays the dtype."""
+    from oomkit import estimate
+
+    by_option = estimate("qwen3:8b", "llama.cpp", quant=quant, vram="24GiB", find_max_context=False)
+    by_suffix = estimate(f"qwen3:8b:{quant}", "llama.cpp", vram="24GiB", find_max_context=False)
+    assert by_option.model.weights.format == gguf
+    assert by_option.weights_bytes == by_suffix.weights_bytes
+    # 8.19 B parameters at 2 bytes, the F32 norms aside
+    assert 2 * 8.1e9 < by_option.weights_bytes < 2 * 8.3e9

@@ -96,6 +96,8 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
     name, suffix = split_quant(ref)
     if suffix is not None and tag_formats:
         suffix = _GGUF_SPELLING.get(suffix.lower(), suffix)  # an engine that loads GGUF: ":fp16" is the F16 GGUF
+    if weight_format is not None and tag_formats:  # --quant bf16 names the BF16 GGUF, as the :bf16 suffix does
+        weight_format = _GGUF_SPELLING.get(weight_format.lower(), weight_format)
     fmt = weight_format or suffix
     if fmt is not None and tag_formats and fmt.lower() == "mxfp4":
         fmt = "MXFP4_MOE"  # a GGUF engine's MXFP4 is llama-quantize's MXFP4_MOE (gpt-oss's GGUF release)
