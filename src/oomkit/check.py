@@ -166,7 +166,7 @@ def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | Non
     eng = get_engine(engine)
     settings = replace(settings, **options) if settings is not None else eng.settings(**options)
     spec = resolve_model(eng, model, quant)
-    target = _target(vram, gpu, cpu_only, hardware)
+    target = hardware_target(vram, gpu, cpu_only, hardware)
 
     est = eng.estimate(spec, target.devices, settings)
     if target.kind == "cpu":
@@ -208,10 +208,6 @@ def hardware_target(vram: str | None = None, gpu: str | None = None, cpu_only: b
                     hardware: Hardware | None = None) -> _Target:
     """The devices a verdict is taken against: planned (--vram, --gpu), this machine's RAM (cpu_only), the detected
     GPUs' free memory, or, with none, the reference card (said so in .reference)."""
-    return _target(vram, gpu, cpu_only, hardware)
-
-
-def _target(vram: str | None, gpu: str | None, cpu_only: bool, hardware: Hardware | None) -> _Target:
     if vram is not None or gpu is not None:
         devs = devices_from(vram, gpu)
         return _Target("planned", devs, {d.id: d.memory_bytes for d in devs})

@@ -10,6 +10,7 @@ import sys
 from ..diagnose import diagnose
 from ..diagnose.text import render
 from ..errors import OomkitError
+from ..model._bytes import open_for_header
 
 HELP = """\
 usage: oomkit diagnose [FILE|-] [--json]
@@ -70,15 +71,8 @@ def _read(path: str) -> str:
                   file=sys.stderr)
         data = sys.stdin.buffer.read()
     else:
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
-            raise OomkitError(f"no such file: {path}") from None
-        except IsADirectoryError:
-            raise OomkitError(f"{path} is a directory, not a log file") from None
-        except OSError as e:
-            raise OomkitError(f"cannot read {path}: {e.strerror or e}") from None
+        with open_for_header(path) as f:  # the one-line errors of a missing file, a directory, no permission
+            data = f.read()
     return data.decode("utf-8", errors="replace")
 
 

@@ -250,7 +250,7 @@ def _distinct(dicts: Any) -> list[dict[str, Any]]:
 
 def _quality_key(eng: EngineModule, c: _Candidate) -> tuple[float, float]:
     bits = c.estimate.weights_bytes * 8 / max(c.estimate.model.params_total, 1)
-    kv = rating.KV_BITS.get(kv_type_of(eng, c.estimate).lower().split("/")[0], 16.0)
+    kv = rating.kv_bits(kv_type_of(eng, c.estimate))
     return (-round(bits, 2), -kv)
 
 

@@ -8,7 +8,7 @@ tried from the least total memory up; the first that fits wins (fewer cards firs
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..engines.base import EngineModule
@@ -73,6 +73,4 @@ def smallest_hardware(eng: EngineModule, models: Any, ref: str, base: Any, goals
 
 
 def _no_reserve(goals: Any) -> Any:
-    from dataclasses import replace  # lazy: only on the tier-3 path
-
     return replace(goals, reserve_bytes=0, held=(), headroom_bytes=min(goals.headroom_bytes, 1 * GiB))

@@ -12,13 +12,29 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import OomkitError
 from ..memory import MemoryEstimate
+from ..quant import dtypes, ggml
 from . import quality, speed
 
-# Bits per KV cache element by the engines' type names (ggml block sizes: q8_0 34 bytes per 32, q4_0 18 per 32).
-KV_BITS = {"f32": 32.0, "float32": 32.0, "f16": 16.0, "bf16": 16.0, "float16": 16.0, "bfloat16": 16.0,
-           "auto": 16.0, "q8_0": 8.5, "q5_1": 6.0, "q5_0": 5.5, "q4_1": 5.0, "q4_0": 4.5, "iq4_nl": 4.5,
-           "fp8": 8.0, "fp8_e4m3": 8.0, "fp8_e5m2": 8.0, "8bit": 8.5, "4bit": 4.5}
+# Bits per KV cache element of the types that are neither a ggml type nor a plain float dtype: fp8 caches, the
+# model's own dtype ("auto", taken as 16-bit), and MLX's quantized cache (a 16-bit scale and bias per group of 64).
+_OTHER_KV_BITS = {"auto": 16.0, "fp8": 8.0, "fp8_e4m3": 8.0, "fp8_e5m2": 8.0, "8bit": 8.5, "4bit": 4.5}
+
+
+def kv_bits(kv_type: str) -> float:
+    """Bits per KV element for an engine's KV type name (llama.cpp's -ctk/-ctv from the ggml block sizes: q8_0 keeps
+    34 bytes per 32 values; "q8_0/f16" is read by its K type); 16 for a name none of these know."""
+    name = kv_type.lower().split("/")[0]
+    if name in _OTHER_KV_BITS:
+        return _OTHER_KV_BITS[name]
+    plain = dtypes.float_bytes(name)
+    if plain is not None:
+        return plain * 8.0
+    try:
+        return ggml.type_by_name(name).bits_per_weight
+    except OomkitError:
+        return 16.0
 
 
 @dataclass(frozen=True)
@@ -51,8 +67,7 @@ def rate(est: MemoryEstimate, weight_format: str, kv_type: str, context: int,
          ram_bandwidth_gbs: float | None = None) -> Rating:
     params = est.model.params_total or 1
     bits = est.weights_bytes * 8 / params  # as loaded: an fp8 conversion at load halves a bf16 checkpoint
-    kv_bits = KV_BITS.get(kv_type.lower().split("/")[0], 16.0)
-    return Rating(weight_bits=bits, kv_bits=kv_bits, weight_quality=quality.weight_quality(weight_format),
+    return Rating(weight_bits=bits, kv_bits=kv_bits(kv_type), weight_quality=quality.weight_quality(weight_format),
                   kv_quality=quality.kv_quality(kv_type),
                   bound=speed.decode_bound(est, context, ram_bandwidth_gbs=ram_bandwidth_gbs))
 
