@@ -384,3 +384,15 @@ def test_fit_ollama_changes_the_variable_the_user_set_and_reports_it():
     assert f.before.fits is False and f.after.fits is True
     assert f.before.host.weights_bytes > 1 * GiB > 0.5 * GiB > f.after.host.weights_bytes
     assert f.after.devices[0].total_bytes <= 8 * GiB
+
+
+def test_fit_text_says_why_a_command_that_is_within_memory_does_not_fit():
+    """vLLM at the trained 131072 on 24 GiB holds its budget, yet refuses to start: the text gives vLLM's reason; an
+    Ollama run within the card's memory keeps layers in RAM: the text gives how much."""
+    from oomkit.report import plan as report
+
+    v = report.fit_text(fit(shlex.split("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072"),
+                            devices_from("24GiB")))
+    assert "vLLM refuses to start: To serve at least one request" in v.splitlines()[1]
+    o = report.fit_text(fit(["OLLAMA_CONTEXT_LENGTH=65536", "ollama", "run", "qwen3:8b"], devices_from("8GiB")))
+    assert "of weights in system RAM" in o.splitlines()[1]

@@ -142,6 +142,13 @@ def fit_text(f: Fit) -> str:
     lines = []
     b = f.before
     lines.append(f"before: {_usage(b)}")
+    if b.fits is False and all(u.memory_bytes is None or u.total_bytes <= u.memory_bytes for u in b.devices):
+        # the memory is there, yet the engine splits the model with system RAM by itself (Ollama) or refuses to start
+        # (vLLM: no KV room for one max-length request): say which
+        if b.host.weights_bytes:
+            lines.append(f"        the engine keeps {gib(b.host.weights_bytes)} of weights in system RAM (slower)")
+        else:
+            lines.append(f"        {b.warnings[0]}" if b.warnings else "        the engine refuses these settings")
     if f.command is None:
         lines.append("nothing fits on these GPUs with any knob of this command")
         p = f.plan
