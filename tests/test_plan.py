@@ -393,6 +393,6 @@ def test_fit_text_says_why_a_command_that_is_within_memory_does_not_fit():
 
     v = report.fit_text(fit(shlex.split("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072"),
                             devices_from("24GiB")))
-    assert "vLLM refuses to start: To serve at least one request" in v.splitlines()[1]
+    assert "vllm refuses these settings: To serve at least one request" in v.splitlines()[1]
     o = report.fit_text(fit(["OLLAMA_CONTEXT_LENGTH=65536", "ollama", "run", "qwen3:8b"], devices_from("8GiB")))
     assert "of weights in system RAM" in o.splitlines()[1]

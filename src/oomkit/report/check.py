@@ -6,6 +6,7 @@ import json
 
 from ..check import CheckResult
 from ..engines.base import get_engine
+from ..memory import MemoryEstimate
 from ..units import MiB
 
 
@@ -23,6 +24,11 @@ _STAGE_TEXT = {
     "compute": "the compute buffer: weights and KV cache fit, the compute buffer does not",
 }
 _HARDWARE = {"detected": "detected", "planned": "planned (--vram/--gpu)", "cpu": "CPU only: this machine's RAM"}
+
+
+def refusal(est: MemoryEstimate, otherwise: str) -> str:
+    """Why an engine refuses settings that fit in memory: its own error, else its first warning."""
+    return est.engine_view.get("error") or next(iter(est.warnings), otherwise)
 
 
 def text(r: CheckResult) -> str:
@@ -66,7 +72,7 @@ def text(r: CheckResult) -> str:
         lines.append(f"verdict: FITS with {mib(r.margin_bytes)} left")
     elif r.engine_refuses:
         est = r.estimate
-        why = est.engine_view.get("error") or next(iter(est.warnings), "see its notes below")
+        why = refusal(est, "see its notes below")
         lines.append(f"verdict: DOES NOT FIT — {est.engine} refuses these settings although "
                      f"{mib(r.margin_bytes)} is left: {why}")
     else:

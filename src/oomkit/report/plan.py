@@ -11,6 +11,7 @@ from ..plan.fit import Fit
 from ..plan.options import Option
 from ..plan.search import Plan
 from ..units import GiB, MiB
+from .check import refusal
 
 _TIER = {1: "GPU", 2: "GPU+RAM", 3: "-"}
 
@@ -148,7 +149,7 @@ def fit_text(f: Fit) -> str:
         if b.host.weights_bytes:
             lines.append(f"        the engine keeps {gib(b.host.weights_bytes)} of weights in system RAM (slower)")
         else:
-            lines.append(f"        {b.warnings[0]}" if b.warnings else "        the engine refuses these settings")
+            lines.append(f"        {b.engine} refuses these settings: {refusal(b, 'see its notes')}")
     if f.command is None:
         lines.append("nothing fits on these GPUs with any knob of this command")
         p = f.plan
