@@ -396,3 +396,11 @@ def test_fit_text_says_why_a_command_that_is_within_memory_does_not_fit():
     assert "vllm refuses these settings: To serve at least one request" in v.splitlines()[1]
     o = report.fit_text(fit(["OLLAMA_CONTEXT_LENGTH=65536", "ollama", "run", "qwen3:8b"], devices_from("8GiB")))
     assert "of weights in system RAM" in o.splitlines()[1]
+
+
+def test_a_pasted_hub_url_plans_with_the_repo_name():
+    p = plan("https://huggingface.co/unsloth/Qwen3-30B-A3B-GGUF", "llama.cpp", devices=devices_from("24GiB"),
+             goals=Goals(min_ctx=32768), limit=2)
+    assert p.best.command.startswith("llama-server -hf unsloth/Qwen3-30B-A3B-GGUF:")
+    est = reestimate(p.best, devices_from("24GiB"), p.goals)
+    assert est.total_bytes == p.best.estimate.total_bytes

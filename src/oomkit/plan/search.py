@@ -24,6 +24,7 @@ from typing import Any
 from ..engines.base import EngineModule, get_engine
 from ..errors import OomkitError
 from ..memory import Device
+from ..model.names import canonical_ref
 from ..model.spec import ModelSpec
 from ..request import resolve_model
 from .family import family_members, survey
@@ -116,6 +117,8 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
     `also`: models planned alongside (a draft model, an embedding server: together.py), in what they leave."""
     goals = goals or Goals()
     eng = get_engine(engine)
+    if isinstance(model, str):
+        model = canonical_ref(model)  # a pasted hub URL: the commands name the repo ("org/name"), not the URL
     beside: tuple[Companion, ...] = ()
     if also:
         beside = tuple(companion(item, eng, devices, goals.min_ctx or DEFAULT_MIN_CTX) for item in also)
