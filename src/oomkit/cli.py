@@ -26,17 +26,71 @@ COMMANDS = {
 }
 
 
+BUG_EXIT = 3  # an exception oomkit did not expect: a bug in oomkit, not bad input (that is 2)
+ISSUES_URL = "https://github.com/oomkit/oomkit/issues"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv[: argv.index("--")] if "--" in argv else "--debug" in argv
+    if debug:
+        argv.remove("--debug")
+    _tolerant_streams()
     try:
         return _dispatch(argv)
     except OomkitError as e:
-        print(f"oomkit: error: {e}", file=sys.stderr)
+        _say(f"oomkit: error: {_one_line(str(e))}")
         return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
+        _quiet_stdout()
         return 0
+    except RecursionError:  # a structure nested past Python's limit: bad input, whatever parser met it
+        _say("oomkit: error: the input is nested too deeply to read")
+        return 2
+    except OSError as e:  # stdout on a full disk or closed: nothing more can be written there
+        if debug:
+            raise
+        _say(f"oomkit: error: {_one_line(str(e))}")
+        return 2
+    except Exception as e:  # noqa: BLE001 - anything else is a bug: one line, its own exit code
+        if debug:
+            raise
+        _say(f"oomkit: internal error ({type(e).__name__}: {_one_line(str(e))}); this is a bug in oomkit, "
+             f"please report it at {ISSUES_URL} (run again with --debug for the traceback)")
+        return BUG_EXIT
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) if "\n" in text or "\r" in text else text
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, file=sys.stderr)
+    except (OSError, ValueError):  # stderr closed too: the exit code still speaks
+        pass
+
+
+def _tolerant_streams() -> None:
+    """Never fail on the terminal's encoding: a character it cannot show is written as a replacement."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # not a text stream we may reconfigure (tests, pipes closed)
+            pass
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    import os  # lazy: only after a broken pipe
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _dispatch(argv: list[str]) -> int:
@@ -50,6 +104,7 @@ def _dispatch(argv: list[str]) -> int:
         epilog="Run `oomkit COMMAND --help` for a command's options.",
     )
     parser.add_argument("--version", action="store_true", help="print the version")
+    parser.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, text in COMMANDS.items():
         sub.add_parser(name, help=text, add_help=False)
