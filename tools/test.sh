@@ -21,4 +21,5 @@ if ! .venv/bin/python -c "import torch, transformers" >/dev/null 2>&1; then
   rm -f "$report"
 fi
 tools/install_llama_cpp.sh .venv/bin/python
+tools/install_browser.sh  # Debian's Chromium for the browser tests (never a Playwright download)
 exec .venv/bin/python -m pytest "$@"
