@@ -50,3 +50,20 @@ def test_modelopt_mixed_precision_per_module():
             assert t.nbytes == n_out * n_in // 2 + n_out * n_in // 16 + 4  # W4A16: no input scale
     assert seen == set(want)  # every listed module found in the decoder
     assert format_of(fmt, "model.layers.64.mlp.down_proj") is None  # the MTP layer is not listed
+
+
+def test_gemma4_nvfp4_quantizes_the_routed_experts_only():
+    # nvidia/Gemma-4-26B-A4B-NVFP4 (verbatim config): ignore lists every layer's mlp*, router*, self_attn*, so only
+    # layers.N.experts (transformers Gemma4TextDecoderLayer keeps them beside the dense mlp) are NVFP4:
+    # 4-bit values + one fp8 scale per 16, plus a per-tensor weight_scale_2 and input_scale (8 bytes per expert).
+    tc = catalog.lookup("google/gemma-4-26B-A4B").text_config
+    n_exp, h, ff, n_layers = tc["num_experts"], tc["hidden_size"], tc["moe_intermediate_size"], tc["num_hidden_layers"]
+    expert_params = n_layers * n_exp * 3 * h * ff
+    base = resolve("google/gemma-4-26B-A4B", "bf16", tag_formats=False)
+    spec = resolve("nvidia/Gemma-4-26B-A4B-NVFP4", tag_formats=False)
+    rest = base.params_total - expert_params
+    nvfp4 = expert_params // 2 + expert_params // 16
+    assert abs(spec.weights.nbytes - (2 * rest + nvfp4)) <= n_layers * n_exp * 3 * 8
+    assert {t.dtype for t in spec.weights.tensors if "_exps" in t.name} == {"modelopt-nvfp4"}
+    assert {t.dtype for t in spec.weights.tensors if "attn_" in t.name or t.name.endswith(
+        ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight"))} == {"bfloat16"}

@@ -208,8 +208,13 @@ def hf_module_name(gguf_name: str) -> str | None:
 
 # The same tensor under another model's module name: Qwen3.5 / 3.6 split Qwen3-Next's fused in_proj_qkvz into
 # in_proj_qkv + in_proj_z and name the mixer output linear_attn.out_proj (transformers modeling_qwen3_5.py).
+# Gemma 4 keeps its routed experts beside the dense MLP, as layers.N.experts (transformers modeling_gemma4.py
+# Gemma4TextDecoderLayer), so nvidia/Gemma-4-26B-A4B-NVFP4's ignore "layers.N.mlp*" leaves them quantized.
 _HF_MODULE_ALIASES = {"linear_attn.in_proj_qkvz": ("linear_attn.in_proj_qkv",),
-                      "mixer.out_proj": ("linear_attn.out_proj",)}
+                      "mixer.out_proj": ("linear_attn.out_proj",),
+                      "mlp.experts.gate_proj": ("experts.gate_up_proj",),
+                      "mlp.experts.up_proj": ("experts.gate_up_proj",),
+                      "mlp.experts.down_proj": ("experts.down_proj",)}
 
 
 def hf_module_names(gguf_name: str) -> tuple[str, ...]:
