@@ -9,12 +9,13 @@ itself would say.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ...errors import OomkitError
-from ...flags import flag_value
+from ...errors import OomkitError, SettingsError
+from ...flags import check_settings, flag_value, stof, stoi
 from ...model.resolve import split_quant
 from ..command import Opt, Syntax, defaults, format_flags, number, rewrite, values_of
 from .settings import LlamaCppSettings
@@ -36,11 +37,12 @@ def flags_table() -> dict[str, bool]:
 
 
 def _int(flag: str, value: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise OomkitError(f"{flag} takes an integer, got {value!r}") from None
+    """common/arg.cpp: an int option's value goes through std::stoi (flags.stoi: what it accepts, refused where
+    it would read less than was typed)."""
+    return stoi(flag, value)
 
+
+MAX_SPLIT_DEVICES = 16  # llama.h LLAMA_MAX_DEVICES / ggml-cuda GGML_CUDA_MAX_DEVICES: what -ts may name
 
 _BOOL_VALUES = {"on": "on", "off": "off", "auto": "auto", "1": "on", "0": "off", "true": "on", "false": "off",
                 "enabled": "on", "disabled": "off"}
@@ -115,10 +117,13 @@ def parse_args(args: list[str], program: str = "llama-server") -> tuple[str | No
         elif name in ("-ngl", "--gpu-layers", "--n-gpu-layers"):
             opts["n_gpu_layers"] = {"auto": -1, "all": 10**6}.get(value) or _int(name, value)
         elif name in ("-ts", "--tensor-split"):
-            try:
-                opts["tensor_split"] = tuple(float(x) for x in value.replace("/", ",").split(",") if x)
-            except ValueError:
-                raise OomkitError(f"error: invalid --tensor-split {value!r}") from None
+            # common/arg.cpp --tensor-split: split on [,/], each part std::stof; more parts than devices is an
+            # error (llama_max_devices(), 16 in CUDA builds)
+            parts = [x for x in re.split(r"[,/]", value) if x]
+            if len(parts) > MAX_SPLIT_DEVICES:
+                raise SettingsError(f"{name} {value!r}: {len(parts)} parts; llama.cpp takes at most "
+                                    f"{MAX_SPLIT_DEVICES} (one per device)")
+            opts["tensor_split"] = tuple(stof(name, x) for x in parts)
         elif name in ("-ot", "--override-tensor"):
             for part in value.split(","):
                 pat, sep, buft = part.rpartition("=")
@@ -127,9 +132,23 @@ def parse_args(args: list[str], program: str = "llama-server") -> tuple[str | No
                 overrides.append((pat, buft))
         elif name in ("-lm", "--load-mode"):
             opts["mmap"] = "mmap" in value or value == "auto"
+        elif name in ("-fit", "--fit"):
+            mode = _BOOL_VALUES.get(value.lower())
+            if mode not in ("on", "off"):
+                raise OomkitError(f"error: unknown value for --fit: '{value}'")
+            opts["fit"] = mode == "on"
+        elif name in ("-fitt", "--fit-target"):
+            # common/arg.cpp --fit-target: MiB per device, comma-separated; one value serves every device
+            opts["fit_target"] = tuple(_int(name, x) for x in value.split(","))
+        elif name in ("-fitc", "--fit-ctx"):
+            opts["fit_ctx"] = _int(name, value)
+        elif name in ("--rpc",):
+            opts["rpc"] = tuple(x.strip() for x in value.split(",") if x.strip())
+        elif name in ("-dev", "--device"):
+            opts["device"] = tuple(x.strip() for x in value.split(",") if x.strip())
     if overrides:
         opts["override_tensor"] = tuple(overrides)
-    return model, quant, LlamaCppSettings(**opts)
+    return model, quant, check_settings(LlamaCppSettings(**opts))
 
 
 def flag_takes_value(name: str, following: str | None) -> bool:
@@ -178,6 +197,11 @@ OPTIONS = (
     Opt("cpu_moe", "--cpu-moe", switch=("--cpu-moe", None), aliases=("-cmoe",)),
     Opt("mmap", "--no-mmap", switch=("--mmap", "--no-mmap"), foreign=("-lm", "--load-mode")),
     Opt("embeddings", "--embeddings", switch=("--embeddings", None), aliases=("--embedding",)),
+    Opt("fit", "-fit", lambda v: "on" if v else "off", aliases=("--fit",)),
+    Opt("fit_target", "-fitt", lambda v: ",".join(map(str, v)), aliases=("--fit-target",)),
+    Opt("fit_ctx", "-fitc", aliases=("--fit-ctx",)),
+    Opt("rpc", "--rpc", lambda v: ",".join(v) or None),
+    Opt("device", "-dev", lambda v: ",".join(v) or None, aliases=("--device",)),
 )
 _DEFAULTS = defaults(LlamaCppSettings)
 

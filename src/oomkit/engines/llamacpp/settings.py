@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ...errors import OomkitError
+from ...flags import INT32_MAX, Limit
 from ..versions import NEWEST_WORDS, Eras
 
 # Build tags at which behaviour changed: the first release build after each PR's merge. The merge dates are
@@ -31,14 +32,39 @@ ERAS = Eras({
     "ngl_output_first": 7215,
     # PR #19067 (merged 2026-01-24): MLA caches K only ("V-less"), V = 0
     "mla_k_only": 7510,
+    # PR #16653 (merged 2025-12-15; b7437 of 2025-12-16 runs llama-fit-params, issue #18097): --fit, on by default
+    # in llama-server and llama-cli (common_fit_params); before it the command's -c / -ngl are taken as given
+    "params_fit": 7400,
 })
 NEWEST = "b9999"
 DEFAULT_GGUF_TYPE = "Q4_K_M"
+FLT_PROPORTION = 1e30  # a -ts part: any finite float32 proportion (their sum must stay finite)
 
 
 @dataclass(frozen=True)
 class LlamaCppSettings:
     """llama.cpp's options by their own names (common/common.h defaults; tools/server/server.cpp for -np)."""
+
+    PROGRAM: ClassVar[str] = "llama.cpp"
+    # What llama.cpp accepts, held by flags.check_settings (flags and API arguments alike). int options are int32
+    # (std::stoi); the context, batch and sequence counts are uint32 in llama_context_params, so negative ones wrap
+    # to billions and fail there.
+    LIMITS: ClassVar[dict[str, Limit]] = {
+        "n_ctx": Limit(0, INT32_MAX, "-c", allowed=f"0 (the model's trained context) or up to {INT32_MAX:,}"),
+        "n_batch": Limit(1, INT32_MAX, "-b"),
+        "n_ubatch": Limit(1, INT32_MAX, "-ub"),
+        # llama-context.cpp: n_seq_max <= LLAMA_MAX_SEQ (256; 64 before PR #14363); -1: the server's auto (4)
+        "n_parallel": Limit(1, 256, "-np", special=(-1,)),
+        "main_gpu": Limit(0, 1023, "-mg"),
+        # common/arg.cpp --n-cpu-moe: "if (value < 0) throw std::invalid_argument"
+        "n_cpu_moe": Limit(0, INT32_MAX, "-ncmoe"),
+        "n_gpu_layers": Limit(0, 10**6, "-ngl", special=(-1,), allowed="-1 (auto), 'all', or 0 and up"),
+        # -ts: proportions; std::stof takes nan, inf and negatives, which load_tensors turns into nonsense splits
+        "tensor_split": Limit(0, FLT_PROPORTION, "-ts", allowed="proportions from 0 up (all 0: the default split)"),
+        "fit_target": Limit(0, INT32_MAX, "-fitt"),
+        "fit_ctx": Limit(0, 2**32 - 1, "-fitc"),
+        "n_rs_seq": Limit(0, 256, ""),
+    }
 
     program: str = "llama-server"  # llama-server | llama-cli | llama-cpp-python
     n_ctx: int = 0  # -c; 0 = the model's trained context
@@ -61,12 +87,18 @@ class LlamaCppSettings:
     mmap: bool = True  # --no-mmap
     n_rs_seq: int = 0  # recurrent-state snapshots per sequence (MTP rollback)
     embeddings: bool = False  # --embeddings
+    fit: bool = True  # -fit on|off (common/common.h fit_params)
+    fit_target: tuple[int, ...] = (1024,)  # -fitt MiB kept free per device, one value or one per device
+    fit_ctx: int = 4096  # -fitc: the least context fit reduces to (a typed -c 0 means never reduce: not modelled)
+    rpc: tuple[str, ...] = ()  # --rpc host:port,...: devices of rpc-server hosts, after the local ones
+    device: tuple[str, ...] = ()  # -dev: the devices used, by name (none = all)
     engine_version: str = NEWEST
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d["tensor_split"] = list(self.tensor_split)
         d["override_tensor"] = [f"{p}={b}" for p, b in self.override_tensor]
+        d["fit_target"], d["rpc"], d["device"] = list(self.fit_target), list(self.rpc), list(self.device)
         return d
 
 
