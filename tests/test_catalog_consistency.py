@@ -23,7 +23,7 @@ KNOWN_GAPS = {
 
 
 # quantization_config stored in summary form (no config_groups / ignore list): its bytes cannot be laid out
-SUMMARISED_QUANT = {"kimi-k2.5": "the reference keeps only a summary of Kimi-K2.5's compressed-tensors config"}
+SUMMARISED_QUANT: dict[str, str] = {}
 
 
 def _entry(slug: str) -> catalog.CatalogEntry:

@@ -14,6 +14,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 COUNTED = ["qwen2.5-vl-3b-instruct", "gemma-3-27b-it", "gemma-3-4b-it", "qwen3-vl-2b-instruct", "qwen3-vl-8b-instruct", "qwen3.5-0.8b",
+           "qwen3-vl-32b-instruct",
            "qwen3-vl-30b-a3b-instruct", "qwen3.5-27b", "qwen3.5-35b-a3b"]
 
 
