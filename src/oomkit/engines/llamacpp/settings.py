@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from ...errors import OomkitError
 from ...flags import INT32_MAX, Limit
@@ -45,16 +45,16 @@ FLT_PROPORTION = 1e30  # a -ts part: any finite float32 proportion (their sum mu
 class LlamaCppSettings:
     """llama.cpp's options by their own names (common/common.h defaults; tools/server/server.cpp for -np)."""
 
-    PROGRAM: ClassVar[str] = "llama.cpp"
+    PROGRAM = "llama.cpp"  # class attributes, not fields (no annotation)
     # What llama.cpp accepts, held by flags.check_settings (flags and API arguments alike). int options are int32
     # (std::stoi); the context, batch and sequence counts are uint32 in llama_context_params, so negative ones wrap
     # to billions and fail there.
-    LIMITS: ClassVar[dict[str, Limit]] = {
-        "n_ctx": Limit(0, INT32_MAX, "-c", allowed=f"0 (the model's trained context) or up to {INT32_MAX:,}"),
+    LIMITS = {
+        "n_ctx": Limit(0, INT32_MAX, "-c", allowed=f"0 (the model's trained context) or a positive count up to {INT32_MAX:,}"),
         "n_batch": Limit(1, INT32_MAX, "-b"),
         "n_ubatch": Limit(1, INT32_MAX, "-ub"),
         # llama-context.cpp: n_seq_max <= LLAMA_MAX_SEQ (256; 64 before PR #14363); -1: the server's auto (4)
-        "n_parallel": Limit(1, 256, "-np", special=(-1,)),
+        "n_parallel": Limit(1, 256, "-np", special=(-1,), allowed="-1 (auto) or 1 to 256 (LLAMA_MAX_SEQ)"),
         "main_gpu": Limit(0, 1023, "-mg"),
         # common/arg.cpp --n-cpu-moe: "if (value < 0) throw std::invalid_argument"
         "n_cpu_moe": Limit(0, INT32_MAX, "-ncmoe"),

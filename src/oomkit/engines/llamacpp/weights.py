@@ -101,7 +101,8 @@ def override_patterns(s: LlamaCppSettings, spec: ModelSpec) -> list[tuple[re.Pat
         except re.error as e:
             raise OomkitError(f"-ot {pattern}={buft}: bad regular expression ({e})") from None
     # common/arg.cpp --cpu-moe / --n-cpu-moe N: "blk\.(i)\.ffn_(up|down|gate|gate_up)_(ch|)exps" on CPU
-    n_moe = spec.n_layers if s.cpu_moe else s.n_cpu_moe
+    # a pattern for a block the model lacks matches nothing: at most one per layer (-ncmoe 1000000 is "all")
+    n_moe = spec.n_layers if s.cpu_moe else min(s.n_cpu_moe, spec.n_layers)
     for i in range(n_moe):
         pats.append((re.compile(rf"blk\.{i}\.ffn_(up|down|gate|gate_up)_(ch|)exps"), "CPU"))
     return pats
