@@ -23,6 +23,8 @@ COMMANDS = {
     "diff": "what changes in memory, per component and device, when settings change",
     "diagnose": "read an out-of-memory error or a whole log: the stage that ran out and the fix",
     "errors": "the index of known out-of-memory messages, searchable",
+    "serve": "the web hub in a browser: calculator, tables, plan and fit, diagnose, error index (oomkit[web])",
+    "mcp": "the same operations as an MCP server over stdio, for coding agents (oomkit[mcp])",
 }
 
 

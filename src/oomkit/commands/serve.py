@@ -1,0 +1,75 @@
+"""oomkit serve: the web hub (calculator, tables, plan and fit, diagnose, the error index, the KV-cache explainer,
+this machine) and the JSON API, on uvicorn. fastapi and uvicorn come with the `web` extra, imported only here."""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import OomkitError
+from ..flags import flag_value
+
+HELP = """\
+usage: oomkit serve [--host 127.0.0.1] [--port 8000] [--open] [--hub]
+
+The web hub in a browser: the memory calculator, the hard-limits and context-impact tables, plan and fit, diagnose,
+the error index, the KV cache explained and this machine's GPUs; and the JSON API (/api/estimate, /api/check,
+/api/table, /api/models, /api/gpus, /api/plan, /api/fit, /api/diagnose; schema at /openapi.json), whose answers are
+the CLI's --json. Needs the web extra: pip install 'oomkit[web]'.
+
+options:
+  --host HOST   address to listen on (default 127.0.0.1; anything else lets other machines in, and says so)
+  --port N      port (default 8000)
+  --open        open the hub in the default browser
+  --hub         let requests read models from the Hugging Face hub (default: the built-in catalog and oomkit's hub
+                cache only; the server makes no outbound request)
+"""
+
+MISSING = "oomkit serve needs the web extra: pip install 'oomkit[web]'"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def run(argv: list[str]) -> int:
+    if "-h" in argv or "--help" in argv:
+        print(HELP)
+        return 0
+    host, port, open_browser, hub = "127.0.0.1", 8000, False, False
+    i = 0
+    while i < len(argv):
+        name, eq, inline = argv[i].partition("=")
+        if name in ("--host", "--port"):
+            value, i = flag_value(argv, i, inline if eq else None, f"{name} expects a value")
+            if name == "--host":
+                host = value
+            else:
+                try:
+                    port = int(value)
+                except ValueError:
+                    raise OomkitError(f"--port takes a number, got {value!r}") from None
+                if not 0 < port < 65536:
+                    raise OomkitError(f"--port must be between 1 and 65535, got {port}")
+        elif argv[i] == "--open":
+            open_browser = True
+        elif argv[i] == "--hub":
+            hub = True
+        else:
+            raise OomkitError(f"unexpected argument {argv[i]!r} (see oomkit serve --help)")
+        i += 1
+    try:
+        import uvicorn  # lazy: the web extra, only for serve
+
+        from ..web.app import create_app  # lazy: fastapi, only for serve
+    except ImportError:
+        print(MISSING, file=sys.stderr)
+        return 2
+    if host not in LOOPBACK:
+        print(f"oomkit: warning: listening on {host}: other machines can reach this server (no authentication)",
+              file=sys.stderr)
+    url = f"http://{'localhost' if host in LOOPBACK or host in ('0.0.0.0', '::') else host}:{port}/"
+    print(f"oomkit hub on {url} (Ctrl-C to stop)", file=sys.stderr)
+    if open_browser:
+        import threading  # lazy: only to open the browser once the server listens
+        import webbrowser  # lazy: only with --open
+
+        threading.Timer(1.0, webbrowser.open, args=(url,)).start()
+    uvicorn.run(create_app(hub=hub), host=host, port=port, log_level="warning")
+    return 0

@@ -1,0 +1,367 @@
+"""The web hub's operations: request fields -> the same objects and the same JSON as the CLI's `--json`.
+
+Each operation turns its fields into the command line the CLI would have been given and hands it to the CLI's own
+parsers (commands/_model_args.py, commands/_plan_args.py), then calls the same functions the command calls and the
+same report/ JSON writer: the API's answer is the CLI's output, byte for byte. What is added here is only what a
+server needs and a terminal does not: range checks on every field, and the refusal of anything that would make the
+server open a file of its own (a request names models, never paths).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .. import limits
+from ..check import CheckResult, check
+from ..commands import _plan_args
+from ..commands._model_args import ModelRequest, parse_model_request
+from ..commands.models import _rows as catalog_rows
+from ..commands.table import EXTRA as TABLE_OPTIONS
+from ..commands.table import _group, _size_gb
+from ..diagnose import diagnose, errors_index
+from ..diagnose.result import Diagnosis
+from ..engines.base import get_engine
+from ..engines.cmdline import parse_command
+from ..errors import OomkitError
+from ..estimate import estimate as estimate_model
+from ..hardware.detect import Hardware, detect
+from ..limits import Tables
+from ..memory import MemoryEstimate
+from ..plan.fit import Fit, fit
+from ..plan.search import Plan, plan
+from ..report import check as check_report
+from ..report import hardware as hardware_report
+from ..report import plan as plan_report
+from ..report import render
+from ..report import tables as tables_report
+from ..request import devices_from, resolve_model
+from ..units import parse_size
+
+# Limits on what a request may carry (the issue's: a pasted log <= 20 MB, an upload <= 1 MB, numbers in sane ranges).
+MAX_LOG_BYTES = 20 * 1000 * 1000
+MAX_UPLOAD_BYTES = 1000 * 1000
+MAX_FIELD_CHARS = 4096  # a model name, a GPU list, engine flags
+MAX_COMMAND_CHARS = 16384  # a whole engine command line
+MAX_CTX = 1 << 27  # 128 Mi tokens: beyond every trained context (Llama 4 Scout's 10 M) with room to spare
+MAX_PARALLEL = 4096
+MAX_DEVICES = 256
+MAX_DEVICE_BYTES = 64 << 40  # 64 TiB for one device: beyond any GPU or unified-memory machine sold
+MAX_LIMIT = 200
+
+# The fields of an estimate request (GET query or POST body), as DESIGN.md's "Web API" names them; `flags` adds
+# the engine's own options (-fa on -ngl 99) as typed.
+ESTIMATE_FIELDS = ("model", "engine", "ctx", "quant", "kv_type", "parallel", "vram", "gpu", "engine_version",
+                   "command", "flags")
+PLAN_FIELDS = ESTIMATE_FIELDS + ("min_ctx", "concurrency", "reserve", "headroom", "nodes", "ram", "limit")
+FIT_FIELDS = ("command", "vram", "gpu", "reserve", "headroom", "min_ctx")
+TABLE_FIELDS = ESTIMATE_FIELDS + ("kind", "sizes", "kv_types")
+
+
+class InputError(OomkitError):
+    """A request field out of its range or too large: answered with this HTTP status and the one-line message."""
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Fields -> the CLI's arguments, checked
+
+
+def _field(p: Mapping[str, Any], name: str, limit: int = MAX_FIELD_CHARS) -> str | None:
+    v = p.get(name)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        raise InputError(f"{name} takes a string or a number")
+    text = str(v).strip()
+    if len(text) > limit:
+        raise InputError(f"{name} is longer than {limit} characters", 413)
+    if "\x00" in text:
+        raise InputError(f"{name} holds a NUL character")
+    return text or None
+
+
+def _int_field(p: Mapping[str, Any], name: str, lo: int, hi: int) -> int | None:
+    text = _field(p, name, 64)
+    if text is None:
+        return None
+    t = text.lower()
+    mult = 1024 if t.endswith("k") else 1
+    try:
+        n = int(t.removesuffix("k")) * mult
+    except ValueError:
+        raise InputError(f"{name} takes an integer, got {text!r}") from None
+    if not lo <= n <= hi:
+        raise InputError(f"{name} must be between {lo} and {hi}, got {n}")
+    return n
+
+
+def _size_field(p: Mapping[str, Any], name: str, many: bool = False) -> str | None:
+    """A memory size (or a comma list of them), checked here so that a request cannot ask for absurd hardware."""
+    text = _field(p, name)
+    if text is None:
+        return None
+    parts = [x for x in text.split(",") if x.strip()] if many else [text]
+    if len(parts) > MAX_DEVICES:
+        raise InputError(f"{name}: at most {MAX_DEVICES} devices")
+    for x in parts:
+        n = int(x) if x.strip().isdigit() else parse_size(x)
+        if not 0 <= n <= MAX_DEVICE_BYTES:
+            raise InputError(f"{name}: {x.strip()!r} is out of range (0 to 64 TiB)")
+    return text
+
+
+def _gpu_field(p: Mapping[str, Any]) -> str | None:
+    text = _field(p, "gpu")
+    if text is not None and text.count(",") >= MAX_DEVICES:
+        raise InputError(f"gpu: at most {MAX_DEVICES} devices")
+    return text
+
+
+def _split(text: str, name: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError as e:
+        raise InputError(f"{name}: cannot split it into arguments ({e})", 400) from None
+
+
+def refuse_path(ref: str | None) -> None:
+    """A request names a model, never a file of the server: refuse what reads as a path or is one here."""
+    if ref is None:
+        return
+    r = ref.strip()
+    low = r.lower()
+    looks = (r.startswith(("/", "~", ".", "\\")) or "\\" in r or "/../" in f"/{r}/" or "/./" in f"/{r}/"
+             or low.endswith((".gguf", ".json", ".safetensors", ".bin")) or low.startswith("file:")
+             or (len(r) > 1 and r[1] == ":"))
+    if looks or os.path.lexists(r):
+        raise InputError(f"{ref!r} reads as a file path: the web hub opens no file of the server; give a catalog "
+                         "name, an Ollama tag or a Hugging Face id (or upload a config.json)", 400)
+
+
+def model_argv(p: Mapping[str, Any], extra: tuple[str, ...] = ()) -> list[str]:
+    """The estimate fields as the CLI's arguments: MODEL --engine=E --ctx=N ... [engine flags] [-- COMMAND]."""
+    argv: list[str] = []
+    model = _field(p, "model")
+    if model is not None:
+        if model.startswith("-"):
+            raise InputError(f"model {model!r} starts with '-': give a model name", 400)
+        argv.append(model)
+    for name in ("engine", "quant", "kv_type", "engine_version", *extra):
+        v = _field(p, name)
+        if v is not None:
+            argv.append(f"--{name.replace('_', '-')}={v}")
+    ctx = _int_field(p, "ctx", 1, MAX_CTX)
+    if ctx is not None:
+        argv.append(f"--ctx={ctx}")
+    par = _int_field(p, "parallel", 1, MAX_PARALLEL)
+    if par is not None:
+        argv.append(f"--parallel={par}")
+    vram = _size_field(p, "vram", many=True)
+    if vram is not None:
+        argv.append(f"--vram={vram}")
+    gpu = _gpu_field(p)
+    if gpu is not None:
+        argv.append(f"--gpu={gpu}")
+    flags = _field(p, "flags")
+    if flags is not None:
+        argv += _split(flags, "flags")
+    command = _field(p, "command", MAX_COMMAND_CHARS)
+    if command is not None:
+        argv += ["--", *_split(command, "command")]
+    return argv
+
+
+def _request(p: Mapping[str, Any], extra_options: dict[str, bool] | None = None, extra: tuple[str, ...] = (),
+             default_model: str | None = None) -> ModelRequest:
+    _refuse_upload_paths(p)
+    req = parse_model_request(model_argv(p, extra), extra_options=extra_options, default_model=default_model)
+    refuse_path(req.model)
+    return req
+
+
+def _refuse_upload_paths(p: Mapping[str, Any]) -> None:
+    for name in ("model",):
+        refuse_path(_field(p, name))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The operations: each returns (the object, for the pages) and its JSON text (for the API), as the CLI writes it
+
+
+@dataclass(frozen=True)
+class Answer:
+    obj: Any
+    json: str
+    request: ModelRequest | None = None
+
+    def data(self) -> Any:
+        return json.loads(self.json)
+
+
+def estimate(p: Mapping[str, Any]) -> Answer:
+    """`oomkit estimate ... --json`; with `config` (an uploaded config.json's object), that model, as the CLI reads
+    the file."""
+    if p.get("config") is not None:
+        if p.get("command") or p.get("model"):
+            raise InputError("give either config or a model (or command), not both", 400)
+        req = parse_model_request(model_argv({**p, "model": "uploaded"}))
+        spec = config_spec(p["config"], _field(p, "name", 200), req.engine, req.quant)
+        est = estimate_model(spec, req.engine, settings=req.settings, vram=req.opts.get("--vram"),
+                             gpu=req.opts.get("--gpu"))
+        return Answer(est, render.to_json(est), None)
+    req = _request(p)
+    est: MemoryEstimate = req.estimate()
+    return Answer(est, render.to_json(est), req)
+
+
+def check_fit(p: Mapping[str, Any]) -> Answer:
+    """`oomkit check ... --json` (against the given hardware, else this machine's GPUs, else the reference card)."""
+    req = _request(p, default_model="llama3.1:8b")
+    result: CheckResult = check(req.model, req.engine, quant=req.quant, settings=req.settings,
+                                vram=req.opts.get("--vram"), gpu=req.opts.get("--gpu"))
+    return Answer(result, check_report.to_json(result), req)
+
+
+def table(p: Mapping[str, Any]) -> Answer:
+    """`oomkit table ... --json`: the same steps as commands/table.py, with its own helpers."""
+    req = _request(p, extra_options=TABLE_OPTIONS, extra=("kind",))
+    o = req.opts
+    kind = o.get("--kind")
+    if kind is not None and kind not in ("limits", "context"):
+        raise OomkitError(f"--kind takes limits or context, not {kind!r}")
+    kinds = (kind,) if kind else ("limits", "context")
+    sizes = limits.VRAM_SIZES_GB
+    text = _field(p, "sizes")
+    if text is not None:
+        sizes = tuple(_size_gb(x) for x in text.split(",") if x.strip())
+        if not sizes:
+            raise OomkitError("--sizes takes a comma list of GB, e.g. 16,24,48")
+        if len(sizes) > 64 or max(sizes) > MAX_DEVICE_BYTES / 1e9:
+            raise InputError("sizes: at most 64 sizes, each up to 64 TiB")
+    targets = limits.size_targets(sizes)
+    notes: list[str] = []
+    if o.get("--vram") is not None or o.get("--gpu") is not None:
+        devs = devices_from(o.get("--vram"), o.get("--gpu"))
+        label = _group([d.name if d.name != "GPU" else "GPU" for d in devs])
+        targets += (limits.Target(f"planned: {label}", devs, kind="planned"),)
+    else:
+        hw = detect()
+        notes += [f"GPU detection: {e}" for e in hw.errors]
+        devs = hw.devices()
+        if devs:
+            label = _group([g.name for g in hw.gpus if g.budget_bytes is not None])
+            targets += (limits.Target(f"this machine: {label}", devs, kind="detected"),)
+    eng = get_engine(req.engine)
+    spec = resolve_model(eng, req.model, req.quant)
+    kv_types = None
+    text = _field(p, "kv_types")
+    if text is not None:
+        kv_types = tuple(x.strip() for x in text.split(",") if x.strip())
+        if not kv_types:
+            raise OomkitError("--kv-types takes a comma list, e.g. f16,q8_0")
+    tables: Tables = limits.build_tables(eng, spec, req.settings, targets, kv_types=kv_types)
+    if notes:
+        tables = replace(tables, notes=(*tables.notes, *notes))
+    if not tables.kv_types:
+        raise OomkitError("no KV cache type could be estimated: " + "; ".join(c.error for c in tables.kv if c.error))
+    return Answer(tables, tables_report.to_json(tables, kinds), req)
+
+
+_PLAN_OPTIONS = {**_plan_args.OPTIONS}
+
+
+def _plan_opts(p: Mapping[str, Any]) -> tuple[str, ...]:
+    for name in ("reserve", "headroom", "ram"):
+        _size_field(p, name)
+    for name, hi in (("min_ctx", MAX_CTX), ("concurrency", MAX_PARALLEL), ("nodes", 64), ("limit", MAX_LIMIT)):
+        _int_field(p, name, 1, hi)
+    return ("min_ctx", "concurrency", "reserve", "headroom", "nodes", "ram", "limit")
+
+
+def plan_options(p: Mapping[str, Any]) -> Answer:
+    """`oomkit plan MODEL ... --json`."""
+    extra = _plan_opts(p)
+    req = _request(p, extra_options=_PLAN_OPTIONS, extra=extra)
+    devices = _plan_args.devices(req.opts)
+    goals = _plan_args.goals(req.opts)
+    result: Plan = plan(req.model, req.engine, devices=devices, goals=goals, settings=req.settings, quant=req.quant,
+                        limit=_plan_args.limit(req.opts))
+    return Answer(result, plan_report.to_json(result), req)
+
+
+def fit_command(p: Mapping[str, Any]) -> Answer:
+    """`oomkit fit --vram ... --json -- COMMAND`."""
+    command = _field(p, "command", MAX_COMMAND_CHARS)
+    if command is None:
+        raise OomkitError("give the engine command, e.g. llama-server -m qwen3:8b -c 32768")
+    argv = _split(command, "command")
+    if not argv:
+        raise OomkitError("give the engine command, e.g. llama-server -m qwen3:8b -c 32768")
+    parsed = parse_command(argv, None)
+    refuse_path(parsed.model)
+    opts: dict[str, Any] = {}
+    for name in ("vram", "reserve", "headroom"):
+        v = _size_field(p, name, many=name == "vram")
+        if v is not None:
+            opts[f"--{name}"] = v
+    gpu = _gpu_field(p)
+    if gpu is not None:
+        opts["--gpu"] = gpu
+    n = _int_field(p, "min_ctx", 1, MAX_CTX)
+    if n is not None:
+        opts["--min-ctx"] = str(n)
+    result: Fit = fit(argv, _plan_args.devices(opts), _plan_args.goals(opts), env=None)
+    return Answer(result, plan_report.to_json(result))
+
+
+def diagnose_text(p: Mapping[str, Any]) -> Answer:
+    """`oomkit diagnose - --json` with the text as stdin."""
+    text = p.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise OomkitError("give the error message or the log as text")
+    if len(text) > MAX_LOG_BYTES or len(text.encode("utf-8", errors="replace")) > MAX_LOG_BYTES:
+        raise InputError("the log is larger than 20 MB: paste the part around the first error", 413)
+    d: Diagnosis = diagnose(text)
+    return Answer(d, json.dumps(d.to_dict(), indent=1))
+
+
+def models(p: Mapping[str, Any]) -> Answer:
+    """`oomkit models [QUERY] [--family F] [--kind K] --json`."""
+    rows = catalog_rows(_field(p, "q", 200), _field(p, "family", 100), _field(p, "kind", 20))
+    return Answer(rows, json.dumps(rows, indent=1))
+
+
+def gpus(processes: bool = False) -> Answer:
+    """`oomkit gpus --json` (with the processes holding memory when asked, for the machine page)."""
+    hw: Hardware = detect(processes=processes)
+    if hw.failed:
+        raise OomkitError("could not read this machine's GPUs: " + "; ".join(hw.errors))
+    return Answer(hw, hardware_report.to_json(hw))
+
+
+def errors(p: Mapping[str, Any]) -> Answer:
+    """`oomkit errors [QUERY] --json`."""
+    rows = errors_index(_field(p, "q", 500))
+    return Answer(rows, json.dumps(rows, indent=1))
+
+
+def config_spec(config: Any, name: str | None, engine: str | None, quant: str | None) -> Any:
+    """An uploaded config.json (its parsed object) -> the ModelSpec the CLI reads from that file."""
+    from ..model.hf_config import spec_from_config  # lazy: only for an uploaded config
+
+    if not isinstance(config, dict):
+        raise InputError("config must be the object of a config.json", 400)
+    if len(json.dumps(config)) > MAX_UPLOAD_BYTES:
+        raise InputError("the config is larger than 1 MB", 413)
+    eng = get_engine(engine or "llama.cpp")
+    fmt = quant or eng.default_weight_format(config)
+    return spec_from_config(config, name=name or "uploaded config.json", source="uploaded config.json",
+                            weight_format=fmt)

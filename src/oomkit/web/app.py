@@ -1,0 +1,342 @@
+"""The FastAPI app: the JSON API (DESIGN.md "Web API") and the hub's pages, both over web/api.py.
+
+Bad input is a 4xx with {"error": "<one line>"} (the API) or the page with the reason in it; an unexpected exception
+is a bug and answers 500 in one line, like the CLI's exit 3. The server stays off the network unless it was
+started with `hub=True` (`oomkit serve --hub`): model names resolve from the built-in catalog and oomkit's hub
+cache only, and a request never names a file of the server (api.refuse_path).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import BaseModel, ConfigDict
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+
+from ..errors import OomkitError
+from . import api, kvpage, pages
+from .static import JS
+
+MAX_BODY_BYTES = api.MAX_LOG_BYTES + (1 << 20)  # a 20 MB log as JSON, with room for its quoting
+Scalar = str | int | float | None
+_PROCESSES = Query(False, description="with the processes holding memory")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+class EstimateBody(BaseModel):
+    """POST /api/estimate: the GET fields as a JSON body, or `config` (an uploaded config.json's object)."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+    model: Scalar = None
+    engine: Scalar = None
+    ctx: Scalar = None
+    quant: Scalar = None
+    kv_type: Scalar = None
+    parallel: Scalar = None
+    vram: Scalar = None
+    gpu: Scalar = None
+    engine_version: Scalar = None
+    command: Scalar = None
+    flags: Scalar = None
+    config: dict[str, Any] | None = None
+    name: Scalar = None
+
+
+class PlanBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+    model: Scalar = None
+    engine: Scalar = None
+    ctx: Scalar = None
+    quant: Scalar = None
+    kv_type: Scalar = None
+    parallel: Scalar = None
+    vram: Scalar = None
+    gpu: Scalar = None
+    engine_version: Scalar = None
+    command: Scalar = None
+    flags: Scalar = None
+    min_ctx: Scalar = None
+    concurrency: Scalar = None
+    reserve: Scalar = None
+    headroom: Scalar = None
+    nodes: Scalar = None
+    ram: Scalar = None
+    limit: Scalar = None
+
+
+class FitBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    command: str
+    vram: Scalar = None
+    gpu: Scalar = None
+    reserve: Scalar = None
+    headroom: Scalar = None
+    min_ctx: Scalar = None
+
+
+class DiagnoseBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str
+
+
+class _BodyLimit:
+    """Refuse a request body over MAX_BODY_BYTES with 413, whether it says its length or streams (pure ASGI)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+            await _too_large(send)
+            return
+        seen = 0
+
+        async def limited() -> dict:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > MAX_BODY_BYTES:
+                raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await _too_large(send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _too_large(send: Callable) -> None:
+    body = b'{"error":"the request is larger than 20 MB"}'
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _json(answer: api.Answer) -> Response:
+    return Response(answer.json, media_type="application/json")
+
+
+def _params(request: Request) -> dict[str, str]:
+    """The query string as single values (the last of a repeated key), blanks dropped."""
+    return {k: v for k, v in request.query_params.items() if v.strip()}
+
+
+def create_app(hub: bool = False) -> FastAPI:
+    """The hub. hub=False (the default) keeps the server off the Hugging Face hub: names resolve from the catalog
+    and oomkit's hub cache (HF_HUB_OFFLINE=1 for this process)."""
+    if not hub:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+    app = FastAPI(title="oomkit", summary="GPU memory of LLMs per engine: estimate, check, plan, fit, diagnose",
+                  version=_version())
+    app.add_middleware(_BodyLimit)
+
+    def error_text(exc: BaseException) -> str:
+        text = _one_line(str(exc))
+        if not hub and "HF_HUB_OFFLINE" in text:
+            text += " (this server stays off the hub: start it with `oomkit serve --hub` to read hub models)"
+        return text
+
+    @app.exception_handler(OomkitError)
+    async def _oomkit_error(request: Request, exc: OomkitError) -> JSONResponse:
+        return JSONResponse({"error": error_text(exc)}, status_code=getattr(exc, "status", 400))
+
+    @app.exception_handler(RecursionError)
+    async def _too_deep(request: Request, exc: RecursionError) -> JSONResponse:
+        return JSONResponse({"error": "the input is nested too deeply to read"}, status_code=400)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errs = exc.errors()
+        first = errs[0] if errs else {}
+        where = ".".join(str(x) for x in first.get("loc", ()) if x != "body") or "request"
+        return JSONResponse({"error": _one_line(f"{where}: {first.get('msg', 'invalid')}")}, status_code=422)
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse({"error": _one_line(str(exc.detail))}, status_code=exc.status_code,
+                            headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _bug(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"error": f"internal error ({type(exc).__name__}: {_one_line(str(exc))[:300]}); this "
+                                      "is a bug in oomkit"}, status_code=500)
+
+    # ---------------------------------------------------------------------------------------------------
+    # The JSON API
+
+    @app.get("/api/estimate", tags=["api"], summary="oomkit estimate --json")
+    def get_estimate(model: str | None = None, engine: str | None = None, ctx: str | None = None,
+                     quant: str | None = None, kv_type: str | None = None, parallel: str | None = None,
+                     vram: str | None = None, gpu: str | None = None, engine_version: str | None = None,
+                     command: str | None = None, flags: str | None = None) -> Response:
+        return _json(api.estimate(dict(model=model, engine=engine, ctx=ctx, quant=quant, kv_type=kv_type,
+                                       parallel=parallel, vram=vram, gpu=gpu, engine_version=engine_version,
+                                       command=command, flags=flags)))
+
+    @app.post("/api/estimate", tags=["api"], summary="oomkit estimate --json (fields as a JSON body)")
+    def post_estimate(body: EstimateBody) -> Response:
+        return _json(api.estimate(body.model_dump()))
+
+    @app.get("/api/check", tags=["api"], summary="oomkit check --json")
+    def get_check(model: str | None = None, engine: str | None = None, ctx: str | None = None,
+                  quant: str | None = None, kv_type: str | None = None, parallel: str | None = None,
+                  vram: str | None = None, gpu: str | None = None, engine_version: str | None = None,
+                  command: str | None = None, flags: str | None = None) -> Response:
+        return _json(api.check_fit(dict(model=model, engine=engine, ctx=ctx, quant=quant, kv_type=kv_type,
+                                        parallel=parallel, vram=vram, gpu=gpu, engine_version=engine_version,
+                                        command=command, flags=flags)))
+
+    @app.get("/api/table", tags=["api"], summary="oomkit table --json")
+    def get_table(model: str | None = None, engine: str | None = None, quant: str | None = None,
+                  kv_type: str | None = None, parallel: str | None = None, vram: str | None = None,
+                  gpu: str | None = None, engine_version: str | None = None, command: str | None = None,
+                  flags: str | None = None, kind: str | None = None, sizes: str | None = None,
+                  kv_types: str | None = None, ctx: str | None = None) -> Response:
+        return _json(api.table(dict(model=model, engine=engine, quant=quant, kv_type=kv_type, parallel=parallel,
+                                    vram=vram, gpu=gpu, engine_version=engine_version, command=command, flags=flags,
+                                    kind=kind, sizes=sizes, kv_types=kv_types, ctx=ctx)))
+
+    @app.get("/api/models", tags=["api"], summary="oomkit models [QUERY] --json")
+    def get_models(q: str | None = None, family: str | None = None, kind: str | None = None) -> Response:
+        return _json(api.models({"q": q, "family": family, "kind": kind}))
+
+    @app.get("/api/gpus", tags=["api"], summary="oomkit gpus --json")
+    def get_gpus(processes: bool = _PROCESSES) -> Response:
+        return _json(api.gpus(processes))
+
+    @app.get("/api/errors", tags=["api"], summary="oomkit errors [QUERY] --json")
+    def get_errors(q: str | None = None) -> Response:
+        return _json(api.errors({"q": q}))
+
+    @app.post("/api/plan", tags=["api"], summary="oomkit plan MODEL --json")
+    def post_plan(body: PlanBody) -> Response:
+        return _json(api.plan_options(body.model_dump()))
+
+    @app.post("/api/fit", tags=["api"], summary="oomkit fit --json -- COMMAND")
+    def post_fit(body: FitBody) -> Response:
+        return _json(api.fit_command(body.model_dump()))
+
+    @app.post("/api/diagnose", tags=["api"], summary="oomkit diagnose - --json")
+    def post_diagnose(body: DiagnoseBody) -> Response:
+        return _json(api.diagnose_text(body.model_dump()))
+
+    # ---------------------------------------------------------------------------------------------------
+    # The pages
+
+    def page(render: Callable[[], str], status: int = 200) -> HTMLResponse:
+        return HTMLResponse(render(), status_code=status)
+
+    def attempt(fn: Callable[[], Any]) -> tuple[Any, str | None]:
+        try:
+            return fn(), None
+        except OomkitError as exc:
+            return None, error_text(exc)
+        except RecursionError:
+            return None, "the input is nested too deeply to read"
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    @app.get("/calculator", response_class=HTMLResponse, include_in_schema=False)
+    def calculator(request: Request) -> HTMLResponse:
+        p = _params(request)
+        if not (p.get("model") or p.get("command")):
+            return page(lambda: pages.calculator_page(p, None, None, None))
+        answer, err = attempt(lambda: api.estimate(p))
+        return page(lambda: pages.calculator_page(p, answer and answer.obj, answer and answer.request, err),
+                    400 if err else 200)
+
+    @app.get("/limits", response_class=HTMLResponse, include_in_schema=False)
+    def limits_page(request: Request) -> HTMLResponse:
+        p = _params(request)
+        if not (p.get("model") or p.get("command")):
+            p.setdefault("model", "llama3.1:8b")
+        answer, err = attempt(lambda: api.table(p))
+        return page(lambda: pages.limits_page(p, answer and answer.data(), err), 400 if err else 200)
+
+    @app.get("/plan", response_class=HTMLResponse, include_in_schema=False)
+    def plan_page(request: Request) -> HTMLResponse:
+        p = _params(request)
+        plan_answer, err = (attempt(lambda: api.plan_options(p)) if p.get("model") else (None, None))
+        fit_answer, fit_err = None, None
+        if p.get("fit_command"):
+            fit_answer, fit_err = attempt(lambda: api.fit_command({"command": p["fit_command"],
+                                                                   "vram": p.get("fit_vram"),
+                                                                   "gpu": p.get("fit_gpu")}))
+        return page(lambda: pages.plan_page(p, plan_answer and plan_answer.obj, fit_answer and fit_answer.obj,
+                                            err, fit_err), 400 if err or fit_err else 200)
+
+    @app.get("/diagnose", response_class=HTMLResponse, include_in_schema=False)
+    def diagnose_get(request: Request) -> HTMLResponse:
+        text = request.query_params.get("text")
+        if not text:
+            return page(lambda: pages.diagnose_page(None, None, None))
+        answer, err = attempt(lambda: api.diagnose_text({"text": text}))
+        return page(lambda: pages.diagnose_page(text, answer and answer.data(), err), 400 if err else 200)
+
+    @app.post("/diagnose", response_class=HTMLResponse, include_in_schema=False)
+    async def diagnose_post(request: Request) -> HTMLResponse:
+        raw = await request.body()
+        form = parse_qs(raw.decode("utf-8", errors="replace"), keep_blank_values=True, max_num_fields=20)
+        text = (form.get("text") or [""])[-1]
+        answer, err = await run_in_threadpool(attempt, lambda: api.diagnose_text({"text": text}))
+        return HTMLResponse(pages.diagnose_page(text, answer and answer.data(), err), 400 if err else 200)
+
+    @app.get("/errors", response_class=HTMLResponse, include_in_schema=False)
+    def errors_page(request: Request) -> HTMLResponse:
+        p = _params(request)
+        answer, err = attempt(lambda: api.errors(p))
+        return page(lambda: pages.errors_page(p.get("q"), answer.obj if answer else []), 400 if err else 200)
+
+    @app.get("/errors/{ident}", response_class=HTMLResponse, include_in_schema=False)
+    def error_entry(ident: str) -> HTMLResponse:
+        rows = [r for r in api.errors({}).obj if r["id"] == ident]
+        if not rows:
+            return page(lambda: pages.layout("Unknown message", "errors",
+                                             pages.error_box(f"no known message has the id {ident!r}")), 404)
+        return page(lambda: pages.error_entry_page(rows[0]))
+
+    @app.get("/kv", response_class=HTMLResponse, include_in_schema=False)
+    def kv(request: Request) -> HTMLResponse:
+        p = _params(request)
+        if not (p.get("model") or p.get("command")):
+            p.setdefault("model", "llama3.1:8b")
+            p.setdefault("ctx", "32768")
+        answer, err = attempt(lambda: api.estimate(p))
+        return page(lambda: kvpage.kv_page(p, answer and answer.obj, err), 400 if err else 200)
+
+    @app.get("/machine", response_class=HTMLResponse, include_in_schema=False)
+    def machine() -> HTMLResponse:
+        answer, err = attempt(lambda: api.gpus(processes=True))
+        return page(lambda: pages.machine_page(answer and answer.obj, err))
+
+    @app.get("/static/app.js", include_in_schema=False)
+    def script() -> Response:
+        return Response(JS, media_type="text/javascript", headers={"cache-control": "max-age=300"})
+
+    return app
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # lazy: only when an app is built
+
+    try:
+        return version("oomkit")
+    except PackageNotFoundError:
+        return "0"

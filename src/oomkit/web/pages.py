@@ -1,0 +1,509 @@
+"""The hub's HTML pages, rendered on the server from the same objects the API turns into JSON.
+
+Plain string templates: every value that comes from a request, a model or a log goes through `e()` (html.escape),
+so a model name or a log line holding `<script>` is shown as text. Every page's inputs live in its query string,
+so its URL is the thing to share. No logic here beyond layout: the figures are those of web/api.py.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Mapping
+from html import escape
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from ..engines.base import all_engines, get_engine
+from ..errors import OomkitError
+from ..memory import MemoryEstimate
+from ..model import catalog
+from ..report.plan import HEADERS as PLAN_HEADERS
+from ..report.plan import matrix_rows
+from ..units import GiB, MiB
+from . import svg
+from .static import CSS
+
+NAV = (("/", "calculator", "Calculator"), ("/limits", "limits", "Limits & context"), ("/plan", "plan", "Plan / fit"),
+       ("/diagnose", "diagnose", "Diagnose"), ("/errors", "errors", "Error index"),
+       ("/kv", "kv", "KV cache explained"), ("/machine", "machine", "This machine"))
+
+
+def e(x: Any) -> str:
+    return escape("" if x is None else str(x), quote=True)
+
+
+def layout(title: str, active: str, body: str, status_note: str = "") -> str:
+    nav = "".join(f'<a href="{href}"{" class=on" if key == active else ""}>{label}</a>' for href, key, label in NAV)
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width,initial-scale=1">'
+            f'<title>{e(title)} · oomkit</title><link rel="icon" href="data:,"><style>{CSS}</style></head><body>'
+            f'<header><a class="brand" href="/">oomkit</a><nav>{nav}</nav></header>'
+            f'<main><h1>{e(title)}</h1>{body}</main>'
+            f'<footer>oomkit: the memory each engine really allocates. JSON API: <a href="/docs">/docs</a> · '
+            f'<a href="/openapi.json">/openapi.json</a>{status_note}</footer>'
+            f'<script src="/static/app.js"></script></body></html>')
+
+
+def error_box(message: str | None) -> str:
+    return f'<div class="error" role="alert"><b>Cannot answer:</b> {e(message)}</div>' if message else ""
+
+
+def mib(n: int | None) -> str:
+    return "-" if n is None else f"{n / MiB:,.0f} MiB"
+
+
+def b(n: int | None, fmt=svg.gib) -> str:
+    """A size shown readably, its exact bytes kept in the attribute (the browser tests read them)."""
+    if n is None:
+        return '<span data-bytes="">-</span>'
+    return f'<span data-bytes="{int(n)}" title="{int(n):,} bytes">{e(fmt(n))}</span>'
+
+
+def field(name: str, label: str, params: Mapping[str, Any], placeholder: str = "", kind: str = "text",
+          datalist: str | None = None, wide: bool = False) -> str:
+    value = params.get(name) or ""
+    extra = f' list="{datalist}"' if datalist else ""
+    cls = ' class="wide"' if wide else ""
+    return (f'<div{cls}><label for="f-{name}">{e(label)}</label><input id="f-{name}" name="{name}" type="{kind}" '
+            f'value="{e(value)}" placeholder="{e(placeholder)}"{extra} autocomplete="off"></div>')
+
+
+def textarea(name: str, label: str, value: str | None, placeholder: str = "", rows: int = 3) -> str:
+    return (f'<div class="wide"><label for="f-{name}">{e(label)}</label><textarea id="f-{name}" name="{name}" '
+            f'rows="{rows}" placeholder="{e(placeholder)}" spellcheck="false">{e(value or "")}</textarea></div>')
+
+
+def engine_select(params: Mapping[str, Any]) -> str:
+    current = params.get("engine") or "llama.cpp"
+    opts = "".join(f'<option value="{e(eng.name)}"{" selected" if eng.name == current else ""}>{e(eng.name)}</option>'
+                   for eng in all_engines())
+    return f'<div><label for="f-engine">engine</label><select id="f-engine" name="engine">{opts}</select></div>'
+
+
+def model_datalist() -> str:
+    names: list[str] = []
+    for row in catalog.entries():
+        names += [row["name"], row["hf_id"]]
+    return '<datalist id="models">' + "".join(f'<option value="{e(n)}">' for n in sorted(set(names))) + "</datalist>"
+
+
+def link(path: str, params: Mapping[str, Any], keys: Iterable[str]) -> str:
+    q = {k: params[k] for k in keys if params.get(k)}
+    return path + ("?" + urlencode(q) if q else "")
+
+
+def dl(items: Iterable[tuple[str, str]]) -> str:
+    """Pairs of (label, already-escaped html)."""
+    return '<dl class="kv">' + "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in items) + "</dl>"
+
+
+def command_block(ident: str, argv_text: str) -> str:
+    return (f'<div class="cmd"><pre id="{ident}">{e(argv_text)}</pre>'
+            f'<button class="small" type="button" data-copy="{ident}">copy</button></div>')
+
+
+def _view_value(key: str, value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{e(k)} {_view_value(key if str(key).endswith('bytes') else str(k), v)}"
+                         for k, v in value.items()) or "-"
+    if isinstance(value, list):
+        return "; ".join(_view_value(key, v) for v in value) or "-"
+    if isinstance(value, bool) or not isinstance(value, int):
+        return e(value)
+    return b(value, mib) if key.endswith("bytes") else e(f"{value:,}" if abs(value) >= 10000 else value)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Calculator
+
+
+CALC_KEYS = ("model", "engine", "ctx", "quant", "kv_type", "parallel", "flags", "vram", "gpu", "engine_version",
+             "command")
+
+
+def calculator_form(params: Mapping[str, Any], action: str = "/", button: str = "Estimate") -> str:
+    return (f'<form class="card grid" method="get" action="{action}">'
+            + field("model", "model (catalog name, Ollama tag or HF id)", params, "llama3.1:8b", datalist="models")
+            + engine_select(params)
+            + field("ctx", "context (tokens)", params, "engine default")
+            + field("quant", "weights (quant)", params, "Q4_K_M, bf16, fp8 …")
+            + field("kv_type", "KV cache type", params, "f16, q8_0 …")
+            + field("parallel", "parallel sequences", params, "engine default")
+            + field("vram", "VRAM per GPU", params, "24GiB or 24GiB,24GiB")
+            + field("gpu", "or GPUs from the catalog", params, "RTX 4090, 2x H100")
+            + field("engine_version", "engine version", params, "newest")
+            + field("flags", "engine flags (e.g. flash attention)", params, "-fa on -ngl 99", wide=True)
+            + textarea("command", "…or paste a whole engine command (it fills the form)", params.get("command"),
+                       "llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M -c 32768 -fa on", 2)
+            + f'<div><button type="submit">{e(button)}</button></div></form>' + model_datalist())
+
+
+def form_from_request(params: Mapping[str, Any], req: Any) -> dict[str, Any]:
+    """A pasted engine command, read: its model, engine, context, KV type and parallel slots in the form."""
+    if req is None or not params.get("command"):
+        return dict(params)
+    eng = get_engine(req.engine)
+    out = {k: v for k, v in params.items() if k != "command"}
+    out["model"], out["engine"] = req.model, req.engine
+    ctx = getattr(req.settings, eng.context_field, None)
+    if ctx:
+        out["ctx"] = ctx
+    if eng.kv_fields and getattr(req.settings, eng.kv_fields[0], None):
+        out["kv_type"] = getattr(req.settings, eng.kv_fields[0])
+    par = eng.neutral_fields("parallel")
+    if par and getattr(req.settings, par[0], None):
+        out["parallel"] = getattr(req.settings, par[0])
+    if req.quant:
+        out["quant"] = req.quant
+    out["command"] = params.get("command")
+    return out
+
+
+def verdict(est: MemoryEstimate) -> str:
+    if est.fits is None:
+        return '<div class="verdict unknown" id="verdict">Fit unknown: give the VRAM or the GPUs</div>'
+    worst = min((u.memory_bytes - u.total_bytes for u in est.devices if u.memory_bytes is not None), default=0)
+    if est.fits:
+        return (f'<div class="verdict ok" id="verdict">Fits, with {b(worst)} left on the fullest GPU</div>')
+    return f'<div class="verdict bad" id="verdict">Does not fit: {b(-worst)} short on the fullest GPU</div>'
+
+
+def estimate_body(est: MemoryEstimate, req: Any) -> str:
+    m = est.model
+    kinds = ", ".join(f"{n} {k}" for k, n in m.kinds().items())
+    out = [verdict(est), '<div class="stats">']
+    for label, value, ident in (("total", est.total_bytes, "total"), ("weights", est.weights_bytes, "weights"),
+                                ("KV cache", est.kv_cache_bytes, "kv"), ("compute", est.compute_bytes, "compute")):
+        out.append(f'<div class="stat" id="stat-{ident}"><b>{b(value)}</b><span>{e(label)}</span></div>')
+    maxctx = f"{est.max_context:,}" if est.max_context else "-"
+    out.append(f'<div class="stat" id="stat-maxctx"><b><span data-value="{e(est.max_context or "")}">'
+               f'{e(maxctx)}</span></b><span>largest context that fits</span></div>')
+    if est.kv_bytes_per_token:
+        out.append(f'<div class="stat"><b>{b(est.kv_bytes_per_token, _small)}</b><span>KV per token</span></div>')
+    out.append("</div>")
+    out.append(f'<p class="note">{e(m.name)} · {e(m.architecture)} · {m.n_layers} layers ({e(kinds)}) · '
+               f'{m.params_total / 1e9:.2f}B params · weights {e(m.weights.format)}'
+               f'{"" if m.weights.exact else " (computed)"} · engine {e(est.engine)}</p>')
+    out.append('<h2>Memory per device</h2>' + svg.legend())
+    for u in (*est.devices, est.host):
+        parts = {k: getattr(u, k) for k, _, _ in svg.PARTS}
+        mem = u.memory_bytes
+        right = f"{b(u.total_bytes)} of {b(mem)}" if mem else b(u.total_bytes)
+        out.append(f'<div class="bar" data-device="{e(u.id)}"><div class="lab"><span><b>{e(u.id)}</b> '
+                   f'{e(u.name)}</span><span>{right}</span></div>{svg.stacked_bar(parts, mem)}</div>')
+    out.append('<div class="scroll"><table id="devices"><tr><th class="l">device</th><th>memory</th><th>weights</th>'
+               '<th>KV cache</th><th>state</th><th>compute</th><th>overhead</th><th>total</th><th>free</th></tr>')
+    for u in (*est.devices, est.host):
+        free = None if u.memory_bytes is None else u.memory_bytes - u.total_bytes
+        cells = "".join(f"<td>{b(getattr(u, k))}</td>" for k, _, _ in svg.PARTS)
+        out.append(f'<tr><td class="l">{e(u.id)}</td><td>{b(u.memory_bytes)}</td>{cells}<td>{b(u.total_bytes)}</td>'
+                   f"<td>{b(free)}</td></tr>")
+    out.append("</table></div>")
+    try:
+        argv = get_engine(est.engine).command(req.model, req.settings, req.quant) if req is not None else None
+    except OomkitError:
+        argv = None
+    if argv:
+        out.append("<h2>The engine's command line</h2>" + command_block("engine-cmd", shlex.join(argv)))
+    out.append(f"<h2>What {e(est.engine)} will print</h2>"
+               + dl((k, _view_value(k, v)) for k, v in est.engine_view.items()))
+    if est.layers:
+        rows = "".join(f'<tr><td>{x.index}</td><td class="l">{e(x.kind)}</td><td class="l">{e(x.device)}</td>'
+                       f"<td>{b(x.weights_bytes, mib)}</td><td>{b(x.kv_bytes, mib)}</td>"
+                       f"<td>{b(x.recurrent_bytes, mib)}</td><td>{e(x.cells if x.cells is not None else '-')}</td></tr>"
+                       for x in est.layers)
+        out.append(f'<h2>Per layer</h2><details><summary>{len(est.layers)} layers: kind, device, weights, KV, '
+                   f'state</summary><div class="scroll"><table id="layers"><tr><th>#</th><th class="l">kind</th>'
+                   f'<th class="l">device</th><th>weights</th><th>KV</th><th>state</th><th>cells</th></tr>{rows}'
+                   f"</table></div></details>")
+    notes = [*est.warnings, *m.labels, *est.notes]
+    if notes:
+        out.append('<h2>Notes</h2><ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
+    return "".join(out)
+
+
+def _small(n: int | float) -> str:
+    return f"{n / 1024:,.1f} KiB" if n >= 1024 else f"{n} B"
+
+
+def calculator_page(params: Mapping[str, Any], est: MemoryEstimate | None, req: Any, error: str | None) -> str:
+    shown = form_from_request(params, req)
+    body = [calculator_form(shown), error_box(error)]
+    if est is not None:
+        keys = [k for k in CALC_KEYS if k != "command"] if req is not None and params.get("command") else CALC_KEYS
+        src = shown if params.get("command") else params
+        body.append(f'<div class="card">{estimate_body(est, req)}<p class="note">Same inputs: '
+                    f'<a href="{e(link("/limits", src, keys))}">limits and context tables</a> · '
+                    f'<a href="{e(link("/kv", src, keys))}">the KV cache explained</a> · '
+                    f'<a href="{e(link("/plan", src, ("model", "engine", "vram", "gpu")))}">plan the best settings'
+                    f'</a> · <a href="{e(link("/api/estimate", params, CALC_KEYS))}">JSON</a></p></div>')
+    elif not error:
+        body.append('<p class="lead">Give a model (try <a href="/?model=llama3.1%3A8b&amp;ctx=32768&amp;vram=24GiB">'
+                    'llama3.1:8b at 32K on 24 GiB</a>) or paste an engine command.</p>')
+    return layout("Memory calculator", "calculator", "".join(body))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Limits and context impact
+
+
+def limits_page(params: Mapping[str, Any], data: dict | None, error: str | None) -> str:
+    form = ('<form class="card grid" method="get" action="/limits">'
+            + field("model", "model", params, "llama3.1:8b", datalist="models") + engine_select(params)
+            + field("quant", "weights (quant)", params, "engine default")
+            + field("parallel", "parallel sequences", params, "1")
+            + field("kv_types", "KV types", params, "engine's: f16,q8_0,q4_0")
+            + field("sizes", "VRAM sizes (GB)", params, "8,12,16,24,32,48,80,96,141,192")
+            + field("vram", "plus a planned GPU set", params, "24GiB,24GiB")
+            + field("flags", "engine flags", params, "-fa on")
+            + '<div><button type="submit">Show tables</button></div></form>' + model_datalist())
+    body = [form, error_box(error)]
+    if data is not None:
+        kvs = [k for k in data["kv_types"] if k not in data["kv_errors"]]
+        m = data["model"]
+        trained = f"{m['n_ctx_train']:,}" if m.get("n_ctx_train") else "-"
+        body.append(f'<p class="note">{e(m["name"])} · weights {e(m["weights_format"])} {b(data["weights_bytes"])} · '
+                    f'engine {e(data["engine"])} · trained context {e(trained)}</p>')
+        body.append('<div class="card"><h2>Hard limits: the largest context that fits</h2><div class="scroll">'
+                    '<table id="limits"><tr><th class="l">VRAM</th>'
+                    + "".join(f"<th>KV {e(k)}</th>" for k in kvs) + "</tr>")
+        for row in data["limits"]:
+            cells = "".join(_limit_cell(row["max_context"].get(k)) for k in kvs)
+            body.append(f'<tr><td class="l">{e(row["target"])}</td>{cells}</tr>')
+        body.append("</table></div></div>")
+        body.append('<div class="card"><h2>Context impact: memory by context length</h2><div class="scroll">'
+                    '<table id="context"><tr><th class="l">context</th>'
+                    + "".join(f"<th>KV {e(k)}</th><th>GPU total</th><th>smallest VRAM</th>" for k in kvs) + "</tr>")
+        series: dict[str, list[tuple[int, int]]] = {k: [] for k in kvs}
+        for row in data["context"]:
+            cells = ""
+            for k in kvs:
+                c = row["kv"][k]
+                series[k].append((row["n_ctx"], c["total_bytes"]))
+                cells += (f'<td>{b(c["kv_cache_bytes"])}</td><td>{b(c["total_bytes"])}</td>'
+                          f'<td class="{"yes" if c["smallest_size"] else "nofit"}">{e(c["smallest_size"] or "-")}</td>')
+            body.append(f'<tr><td class="l">{e(svg._ctx(row["n_ctx"]))}</td>{cells}</tr>')
+        body.append("</table></div>")
+        lines = [(t["label"], t["memory_bytes"]) for t in data["targets"]
+                 if t["kind"] == "size" and t["memory_bytes"]]
+        body.append("<h3>Memory against context</h3>"
+                    + svg.context_chart(series, lines, "GPU memory against context length") + "</div>")
+        if data["kv_errors"]:
+            body.append('<ul class="notes">' + "".join(f"<li>KV {e(k)}: {e(v)}</li>"
+                                                       for k, v in data["kv_errors"].items()) + "</ul>")
+        if data["notes"]:
+            body.append('<ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in data["notes"]) + "</ul>")
+    return layout("Hard limits and context impact", "limits", "".join(body))
+
+
+def _limit_cell(n: int | None) -> str:
+    return f'<td data-value="{n}">{n:,}</td>' if n else '<td data-value="" class="nofit">does not fit</td>'
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Plan and fit
+
+
+def plan_page(params: Mapping[str, Any], plan_obj: Any, fit_obj: Any, error: str | None,
+              fit_error: str | None) -> str:
+    form = ('<form class="card grid" method="get" action="/plan">'
+            + field("model", "model", params, "qwen3:8b", datalist="models") + engine_select(params)
+            + field("gpu", "GPUs from the catalog", params, "RTX 4090, 2x RTX 3090")
+            + field("vram", "or VRAM per GPU", params, "24GiB")
+            + field("min_ctx", "context each sequence needs", params, "8192")
+            + field("concurrency", "sequences at once", params, "1")
+            + field("quant", "keep this weight format", params, "any")
+            + '<div><button type="submit">Plan</button></div></form>' + model_datalist())
+    body = [form, error_box(error)]
+    if plan_obj is not None:
+        body.append(plan_body(plan_obj))
+    body.append('<h2>Fit my command</h2><form class="card grid" method="get" action="/plan">'
+                + "".join(f'<input type="hidden" name="{k}" value="{e(params[k])}">'
+                          for k in ("model", "engine", "min_ctx", "concurrency", "quant") if params.get(k))
+                + textarea("fit_command", "engine command", params.get("fit_command"),
+                           "llama-server -m qwen3:8b -c 131072 -fa on", 2)
+                + field("fit_vram", "VRAM per GPU", params, "24GiB")
+                + field("fit_gpu", "or GPUs", params, "RTX 4060")
+                + '<div><button type="submit">Fit it</button></div></form>' + error_box(fit_error))
+    if fit_obj is not None:
+        body.append(fit_body(fit_obj))
+    return layout("Plan the settings, fit a command", "plan", "".join(body))
+
+
+TIERS = {1: "all on the GPU", 2: "part in system RAM", 3: "bigger hardware"}
+
+
+def plan_body(p: Any) -> str:
+    d = p.to_dict()["plan"]
+    out = ['<div class="card">']
+    devs = ", ".join(f"{x.id} {x.name} ({svg.gib(x.memory_bytes)})" for x in p.devices)
+    out.append(f'<p class="note">{e(p.model.name)} with {e(p.engine)} on {e(devs)}</p>')
+    if p.options:
+        out.append('<h2>Decision matrix</h2><div class="scroll"><table id="matrix"><tr>'
+                   + "".join(f'<th class="{"l" if h in ("tier", "option", "quality (published)") else ""}">{e(h)}</th>'
+                             for h in PLAN_HEADERS) + "</tr>")
+        for row, o in zip(matrix_rows(p), d["options"], strict=True):
+            cells = "".join(f'<td class="{"l wrap" if i in (1, 2, 9) else ""}">{e(c)}</td>' for i, c in enumerate(row))
+            cmd = command_block(f"plan-cmd-{o['rank']}", o["command"])
+            out.append(f'<tr data-tier="{o["tier"]}">{cells}</tr><tr><td></td><td colspan="{len(PLAN_HEADERS) - 1}" '
+                       f'class="l wrap">{cmd}</td></tr>')
+        out.append("</table></div>")
+        out.append('<p class="note">Tiers: ' + " · ".join(f"{k}: {v}" for k, v in TIERS.items()) + "</p>")
+    else:
+        out.append('<div class="verdict bad">Nothing fits on these GPUs.</div>')
+    sh = d.get("smallest_hardware")
+    if sh:
+        out.append("<h2>Tier 3: the smallest hardware that runs it</h2>"
+                   + dl((k, e(v)) for k, v in sh.items() if k != "command"))
+        if sh.get("command"):
+            out.append(command_block("tier3-cmd", sh["command"]))
+    if d.get("notes"):
+        out.append('<ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in d["notes"]) + "</ul>")
+    out.append("</div>")
+    return "".join(out)
+
+
+def fit_body(fit_obj: Any) -> str:
+    f = fit_obj.to_dict()["fit"]
+    out = ['<div class="card">']
+    ok = fit_obj.fits
+    out.append(f'<div class="verdict {"ok" if ok else "bad"}" id="fit-verdict">'
+               f'{"Fits" if ok else "Nothing fits on these GPUs"}'
+               f'{" unchanged" if ok and f.get("command") == f.get("command_in") else ""}</div>')
+    out.append("<h3>Your command</h3>" + command_block("fit-in", f.get("command_in") or ""))
+    if f.get("command"):
+        out.append("<h3>Rewritten</h3>" + command_block("fit-out", f["command"]))
+    if f.get("changes"):
+        out.append('<div class="scroll"><table><tr><th class="l">flag</th><th class="l">from</th><th class="l">to</th>'
+                   '<th>saves</th><th class="l">why</th></tr>'
+                   + "".join(f'<tr><td class="l">{e(c.get("flag"))}</td><td class="l">{e(c.get("from"))}</td>'
+                             f'<td class="l">{e(c.get("to"))}</td><td>{b(c.get("saves_bytes"))}</td>'
+                             f'<td class="l wrap">{e(c.get("why"))}</td></tr>' for c in f["changes"])
+                   + "</table></div>")
+    before, after = f.get("before") or {}, f.get("after") or {}
+    if before or after:
+        out.append(dl((("total before", b(before.get("total_bytes"))), ("total after", b(after.get("total_bytes"))))))
+    for n in f.get("notes") or []:
+        out.append(f'<p class="note">{e(n)}</p>')
+    out.append("</div>")
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Diagnose and the error index
+
+
+def diagnose_page(text: str | None, d: dict | None, error: str | None) -> str:
+    form = ('<form class="card grid" method="post" action="/diagnose">'
+            + textarea("text", "paste the error or the whole log", text,
+                       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB …", 8)
+            + '<div><button type="submit">Diagnose</button></div></form>')
+    body = [form, error_box(error)]
+    if d is not None:
+        items = [("program", e(d.get("engine") or "not recognised")),
+                 ("stage", f'<b id="stage">{e(d["stage"])}</b>'), ("confidence", e(d["confidence"]))]
+        for k in ("engine_version", "host", "backend"):
+            if d.get(k):
+                items.append((k.replace("_", " "), e(d[k])))
+        if d.get("signature"):
+            items.append(("message", f'<a href="/errors/{quote(str(d["signature"]), safe="")}">{e(d["signature"])}</a>'))
+        if d.get("line"):
+            items.append(("the line", f"<code>{e(d['line'])}</code>"))
+        body.append('<div class="card">' + dl(items))
+        if d.get("numbers"):
+            body.append("<h3>Numbers</h3>" + dl((k, _view_value(k, v)) for k, v in d["numbers"].items()))
+        if d.get("settings"):
+            body.append("<h3>Settings in force</h3>" + dl((k, e(v)) for k, v in d["settings"].items()))
+        if d.get("causes"):
+            body.append("<h3>Causes</h3><ul>" + "".join(f"<li>{e(c)}</li>" for c in d["causes"]) + "</ul>")
+        if d.get("fixes"):
+            body.append('<h3>Fixes</h3><ol id="fixes">')
+            for i, fx in enumerate(d["fixes"]):
+                extra = ""
+                if fx.get("flags"):
+                    extra += f"<pre>{e(' '.join(map(str, fx['flags'])))}</pre>"
+                if fx.get("env"):
+                    extra += "<pre>" + e(" ".join(f"{k}={v}" for k, v in fx["env"].items())) + "</pre>"
+                if fx.get("command"):
+                    extra += command_block(f"fix-cmd-{i}", fx["command"])
+                saves = f" <span class=tag>saves {b(fx['saves_bytes'])}</span>" if fx.get("saves_bytes") else ""
+                body.append(f"<li>{e(fx['summary'])}{saves}{extra}</li>")
+            body.append("</ol>")
+        body.append("</div>")
+    return layout("Diagnose an out-of-memory error", "diagnose", "".join(body))
+
+
+def errors_page(q: str | None, rows: list[dict]) -> str:
+    form = ('<form class="card grid" method="get" action="/errors">'
+            f'<div class="wide"><label for="errfilter">search (program, words of the message, stage)</label>'
+            f'<input id="errfilter" name="q" value="{e(q or "")}" placeholder="vllm kv, cudaMalloc, not_oom" '
+            f'autocomplete="off"></div></form>')
+    items = "".join(f'<li><a href="/errors/{quote(r["id"], safe="")}"><b>{e(r["id"])}</b></a> '
+                    f'<span class="tag">{e(r["program"])}</span> <span class="tag">{e(r["stage"])}</span><br>'
+                    f'<code>{e(r["message"] or "")}</code></li>' for r in rows)
+    body = form + f'<p class="note">{len(rows)} known message{"s" if len(rows) != 1 else ""}</p><div class="card">' \
+                  f'<ul class="errs">{items}</ul></div>'
+    return layout("Error index", "errors", body)
+
+
+def error_entry_page(r: dict) -> str:
+    items = [("program", e(r["program"])), ("backend", e(r.get("backend") or "-")), ("stage", e(r["stage"])),
+             ("role", e(r.get("role") or "-")), ("versions", e(r.get("versions") or "-"))]
+    body = ['<div class="card">']
+    if r.get("message"):
+        body.append(f"<h3>The message</h3><pre>{e(r['message'])}</pre>")
+    body.append(dl(items))
+    if r.get("causes"):
+        body.append("<h3>Causes</h3><ul>" + "".join(f"<li>{e(c)}</li>" for c in r["causes"]) + "</ul>")
+    if r.get("fixes"):
+        body.append("<h3>Fixes</h3><ul>" + "".join(f"<li>{e(c)}</li>" for c in r["fixes"]) + "</ul>")
+    body.append('<p class="note"><a href="/errors">← every message</a> · <a href="/diagnose">diagnose a log</a></p></div>')
+    return layout(r["id"], "errors", "".join(body))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# This machine
+
+
+def machine_page(hw: Any, error: str | None) -> str:
+    body = [error_box(error)]
+    if hw is not None:
+        d = hw.to_dict()
+        if d["gpus"]:
+            body.append('<div class="card"><div class="scroll"><table id="gpus"><tr><th class="l">GPU</th>'
+                        '<th class="l">name</th><th>total</th><th>free</th><th>used by processes</th>'
+                        '<th>driver reserve</th></tr>')
+            for i, g in enumerate(d["gpus"]):
+                used = sum(p.get("used_bytes") or 0 for p in g.get("processes") or [])
+                body.append(f'<tr><td class="l">{e(g["id"])}</td><td class="l">{e(g["name"])}</td>'
+                            f'<td>{b(g.get("total_bytes"), mib)}</td><td id="free-{i}">{b(g.get("free_bytes"), mib)}'
+                            f'</td><td>{b(used, mib)}</td><td>{b(g.get("reserved_bytes"), mib)}</td></tr>')
+            body.append("</table></div>")
+            for g in d["gpus"]:
+                procs = g.get("processes") or []
+                if procs:
+                    body.append(f"<h3>Processes on {e(g['id'])}</h3><div class=scroll><table><tr><th>pid</th>"
+                                '<th class="l">name</th><th>memory</th></tr>'
+                                + "".join(f'<tr><td>{e(p.get("pid"))}</td><td class="l">{e(p.get("name"))}</td>'
+                                          f'<td>{b(p.get("used_bytes"), mib)}</td></tr>' for p in procs)
+                                + "</table></div>")
+            body.append("</div>")
+        else:
+            body.append('<div class="verdict unknown">No GPU found on this machine (NVIDIA, AMD and Apple silicon '
+                        "are read).</div>")
+        if d["host"]:
+            h = d["host"]
+            body.append('<div class="card"><h2>System memory</h2>'
+                        + dl((("total", b(h["total_bytes"], mib)),
+                              ("available", f'<span id="host-avail">{b(h["available_bytes"], mib)}</span>'),
+                              ("swap", f'{b(h["swap_free_bytes"], mib)} free of {b(h["swap_total_bytes"], mib)}')))
+                        + "</div>")
+        for n in (*d["notes"], *d["errors"]):
+            body.append(f'<p class="note">{e(n)}</p>')
+    body.append('<p class="note" id="machine" data-every="3000">Refreshes every 3 s · last update: '
+                '<span id="updated">on load</span></p>')
+    return layout("This machine", "machine", "".join(body))
+
+
+def gib_text(n: int | float) -> str:
+    return f"{n / GiB:,.2f} GiB"

@@ -1,0 +1,102 @@
+"""The hub's stylesheet and script: small, dependency-free, served by the app itself (no CDN: it works offline)."""
+
+CSS = """
+:root{--fg:#1d2330;--mut:#5b6475;--bg:#f6f7fb;--card:#fff;--line:#dde1ea;--acc:#2f5fd0;--ok:#1e8a4c;--bad:#c0392b;
+--w:#4e79a7;--kv:#f28e2b;--st:#59a89c;--cp:#e15759;--ov:#9c6fb6;--free:#e4e7ee}
+*{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%}
+body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,Ubuntu,sans-serif;color:var(--fg);
+background:var(--bg)}
+header{background:#18213a;color:#fff;padding:.6rem 1rem;display:flex;flex-wrap:wrap;gap:.4rem 1.2rem;
+align-items:center}
+header .brand{font-weight:700;font-size:1.1rem;color:#fff;text-decoration:none;margin-right:.5rem}
+header nav{display:flex;flex-wrap:wrap;gap:.2rem .9rem}
+header nav a{color:#c9d4f2;text-decoration:none;font-size:.93rem;padding:.1rem 0}
+header nav a.on,header nav a:hover{color:#fff;border-bottom:2px solid #7fa2ff}
+main{max-width:1120px;margin:0 auto;padding:1rem}
+h1{font-size:1.45rem;margin:.4rem 0 .8rem}
+h2{font-size:1.15rem;margin:1.4rem 0 .6rem}
+h3{font-size:1rem;margin:1rem 0 .4rem}
+p.lead{color:var(--mut);margin-top:-.4rem}
+.card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:1rem 1.1rem;margin:0 0 1rem}
+form.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:.6rem .9rem;align-items:end}
+form.grid .wide{grid-column:1/-1}
+label{display:block;font-size:.82rem;color:var(--mut);margin-bottom:.15rem}
+input,select,textarea{width:100%;font:inherit;font-size:.95rem;padding:.42rem .5rem;border:1px solid #c5cbd8;
+border-radius:6px;background:#fff;color:var(--fg)}
+textarea{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}
+button,.btn{font:inherit;background:var(--acc);color:#fff;border:0;border-radius:6px;padding:.48rem 1rem;
+cursor:pointer;text-decoration:none;display:inline-block}
+button.small{padding:.2rem .6rem;font-size:.82rem;background:#5b6475}
+.verdict{font-size:1.15rem;font-weight:600;padding:.6rem .9rem;border-radius:8px;margin-bottom:.8rem}
+.verdict.ok{background:#e5f5ec;color:var(--ok)}.verdict.bad{background:#fbe9e7;color:var(--bad)}
+.verdict.unknown{background:#eef1f7;color:var(--mut)}
+.error{background:#fbe9e7;color:var(--bad);border:1px solid #f0c2bc;border-radius:8px;padding:.7rem .9rem;
+margin-bottom:1rem;overflow-wrap:anywhere}
+.note{color:var(--mut);font-size:.88rem}
+.notes li{color:var(--mut);font-size:.88rem}
+.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
+table{border-collapse:collapse;width:100%;font-size:.9rem}
+th,td{padding:.32rem .55rem;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
+th{font-weight:600;color:var(--mut);font-size:.8rem;text-transform:none}
+td.l,th.l{text-align:left}
+td.wrap{white-space:normal}
+tr.no td{color:#9aa1ae}
+td.yes{color:var(--ok)}td.nofit{color:#9aa1ae}
+pre,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}
+pre{background:#f1f3f8;border:1px solid var(--line);border-radius:6px;padding:.6rem .7rem;overflow-x:auto;
+white-space:pre-wrap;overflow-wrap:anywhere;margin:.3rem 0}
+.cmd{display:flex;gap:.5rem;align-items:flex-start}.cmd pre{flex:1;margin:0}
+.kv{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem;font-size:.9rem}
+.kv dt{color:var(--mut)}.kv dd{margin:0;overflow-wrap:anywhere}
+.bar{margin:.2rem 0 .8rem}.bar .lab{display:flex;justify-content:space-between;font-size:.85rem;flex-wrap:wrap;
+gap:.2rem 1rem}
+.legend{display:flex;flex-wrap:wrap;gap:.3rem 1rem;font-size:.82rem;color:var(--mut);margin:.3rem 0 .6rem}
+.legend i{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;vertical-align:-1px;margin-right:.3rem}
+.stats{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:.6rem;margin:.6rem 0}
+.stat{background:#f1f3f8;border-radius:8px;padding:.5rem .7rem}.stat b{display:block;font-size:1.1rem}
+.stat span{font-size:.78rem;color:var(--mut)}
+.tag{display:inline-block;background:#eef1f7;border-radius:4px;padding:0 .4rem;font-size:.8rem;color:var(--mut)}
+ul.errs{list-style:none;padding:0;margin:0}ul.errs li{padding:.5rem 0;border-bottom:1px solid var(--line)}
+ul.errs code{overflow-wrap:anywhere;white-space:normal}
+svg text{font-family:system-ui,sans-serif}
+details summary{cursor:pointer;color:var(--acc)}
+footer{max-width:1120px;margin:1.5rem auto;padding:0 1rem;color:var(--mut);font-size:.8rem}
+@media (max-width:640px){
+ body{font-size:14px}main{padding:.6rem}.card{padding:.75rem .7rem}
+ header{padding:.5rem .6rem}header nav{gap:.1rem .7rem}header nav a{font-size:.86rem}
+ form.grid{grid-template-columns:1fr 1fr;gap:.5rem .6rem}
+ h1{font-size:1.2rem}.kv{grid-template-columns:1fr}.kv dt{margin-top:.3rem}
+ .cmd{flex-direction:column}
+}
+"""
+
+JS = """
+(function(){
+  document.querySelectorAll('button[data-copy]').forEach(function(b){
+    b.addEventListener('click',function(){
+      var t=document.getElementById(b.getAttribute('data-copy')).textContent;
+      function done(){b.textContent='copied';setTimeout(function(){b.textContent='copy';},1500);}
+      if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(t).then(done,function(){});}
+      else{var a=document.createElement('textarea');a.value=t;document.body.appendChild(a);a.select();
+        try{document.execCommand('copy');done();}catch(e){}document.body.removeChild(a);}
+    });
+  });
+  var f=document.getElementById('errfilter');
+  if(f){f.addEventListener('input',function(){var q=f.value.toLowerCase().split(/\\s+/).filter(Boolean);
+    document.querySelectorAll('ul.errs li').forEach(function(li){var h=li.textContent.toLowerCase();
+      li.style.display=q.every(function(w){return h.indexOf(w)>=0;})?'':'none';});});}
+  var m=document.getElementById('machine');
+  if(m){
+    function mib(n){return n==null?'-':(n/1048576).toLocaleString('en-US',{maximumFractionDigits:0})+' MiB';}
+    function tick(){fetch('/api/gpus?processes=1').then(function(r){return r.json();}).then(function(d){
+      (d.gpus||[]).forEach(function(g,i){var c=document.getElementById('free-'+i);if(c){c.textContent=mib(g.free_bytes);
+        c.setAttribute('data-bytes',g.free_bytes);}});
+      if(d.host){var h=document.getElementById('host-avail');if(h){h.textContent=mib(d.host.available_bytes);
+        h.setAttribute('data-bytes',d.host.available_bytes);}}
+      var s=document.getElementById('updated');if(s){s.textContent=new Date().toLocaleTimeString();}
+    }).catch(function(){});}
+    setInterval(tick,parseInt(m.getAttribute('data-every')||'3000',10));
+  }
+})();
+"""
