@@ -170,14 +170,15 @@ class Limit:
     flag: str = ""
     special: tuple[Any, ...] = ()
     allowed: str = ""
+    open_lo: bool = False  # lo itself is out (gpu_memory_utilization in (0, 1])
 
     def words(self) -> str:
         if self.allowed:
             return self.allowed
         if self.lo is not None and self.hi is not None:
-            text = f"{_num(self.lo)} to {_num(self.hi)}"
+            text = f"({_num(self.lo)}, {_num(self.hi)}]" if self.open_lo else f"{_num(self.lo)} to {_num(self.hi)}"
         elif self.lo is not None:
-            text = f"at least {_num(self.lo)}"
+            text = f"more than {_num(self.lo)}" if self.open_lo else f"at least {_num(self.lo)}"
         else:
             text = f"at most {_num(self.hi)}"
         return text if not self.special else f"{' or '.join(map(_num, self.special))}, or {text}"
@@ -187,10 +188,13 @@ class Limit:
             return True
         if isinstance(value, float) and not math.isfinite(value):
             return False
-        return (self.lo is None or value >= self.lo) and (self.hi is None or value <= self.hi)
+        above = self.lo is None or (value > self.lo if self.open_lo else value >= self.lo)
+        return above and (self.hi is None or value <= self.hi)
 
 
 def _num(x: Any) -> str:
+    if isinstance(x, (int, float)) and abs(x) >= 1e18:
+        return f"{float(x):.3g}"
     if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
         return str(int(x))
     return f"{x:,}" if isinstance(x, int) and abs(x) >= 100_000 else str(x)

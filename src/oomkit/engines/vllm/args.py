@@ -20,7 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ...errors import OomkitError
+from ...errors import OomkitError, SettingsError
+from ...flags import check_settings
 from ..command import Opt, Syntax, defaults, flag_bool, format_flags, rewrite, values_of
 from .settings import VllmSettings
 
@@ -152,7 +153,7 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
     if unknown:
         raise OomkitError(f"{PROG}: error: unrecognized arguments: {' '.join(unknown)}")
     _apply_env(env, opts)
-    return model, None, VllmSettings(**opts)
+    return model, None, check_settings(VllmSettings(**opts))
 
 
 def _take_value(args: list[str], i: int, flag: str, kind: str, negated: bool, inline: str | None
@@ -265,8 +266,26 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
             cfg = json.loads(value)
         except (TypeError, ValueError):
             raise OomkitError(f"{PROG}: error: argument {flag}: invalid loads value: {value!r}") from None
-        if isinstance(cfg, dict) and cfg.get("num_speculative_tokens"):
-            opts["num_speculative_tokens"] = int(cfg["num_speculative_tokens"])
+        if isinstance(cfg, dict) and cfg.get("num_speculative_tokens") is not None:
+            opts["num_speculative_tokens"] = _speculative_count(flag, cfg["num_speculative_tokens"])
+
+
+def _speculative_count(flag: str, n: Any) -> int:
+    """num_speculative_tokens as vLLM's SpeculativeConfig (pydantic, lax mode) takes it: an integer, a float
+    with no fraction, or a string of one; anything else is vLLM's validation error."""
+    if isinstance(n, bool) or not isinstance(n, (int, float, str)):
+        raise SettingsError(f"{PROG}: error: argument {flag}: num_speculative_tokens must be an integer, got "
+                            f"{json.dumps(n)[:40]}")
+    try:
+        value = float(n) if isinstance(n, float) else int(str(n).strip())
+    except ValueError:
+        raise SettingsError(f"{PROG}: error: argument {flag}: num_speculative_tokens must be an integer, got "
+                            f"{json.dumps(n)[:40]}") from None
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise SettingsError(f"{PROG}: error: argument {flag}: num_speculative_tokens must be an integer, got {n}")
+        value = int(value)
+    return value
 
 
 def flag_takes_value(name: str, following: str | None) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import OomkitError
+from ...flags import INT32_MAX, Limit
 from ...units import GiB
 from ..versions import Eras, Version, parse_release
 
@@ -66,6 +67,28 @@ def parse_version(version: str | None) -> Version:
 @dataclass(frozen=True)
 class VllmSettings:
     """vLLM's options by their own names (engine/arg_utils.py EngineArgs; None = the release's default)."""
+
+    PROGRAM = "vLLM"  # class attributes, not fields (no annotation)
+    # What vLLM accepts, held by flags.check_settings (flags and API arguments alike): the pydantic bounds of
+    # vllm/config (CacheConfig gpu_memory_utilization gt=0 le=1, cpu_offload_gb / swap_space ge=0,
+    # SchedulerConfig max_num_seqs / max_num_batched_tokens ge=1, ParallelConfig sizes >= 1). Where vLLM has no
+    # upper bound, oomkit's: 1,024 GPUs, a context of 2^31 - 1 tokens.
+    LIMITS = {
+        "max_model_len": Limit(1, INT32_MAX, "--max-model-len", special=(-1,)),
+        "gpu_memory_utilization": Limit(0, 1, "--gpu-memory-utilization", open_lo=True),
+        "tensor_parallel_size": Limit(1, 1024, "-tp"),
+        "pipeline_parallel_size": Limit(1, 1024, "-pp"),
+        "data_parallel_size": Limit(1, 1024, "-dp"),
+        "block_size": Limit(1, 1 << 16, "--block-size"),
+        "max_num_seqs": Limit(1, 1 << 20, "--max-num-seqs"),
+        "max_num_batched_tokens": Limit(1, INT32_MAX, "--max-num-batched-tokens"),
+        "cpu_offload_gb": Limit(0, 1 << 20, "--cpu-offload-gb"),
+        "swap_space": Limit(0, 1 << 20, "--swap-space"),
+        "kv_cache_memory_bytes": Limit(1, 1 << 60, "--kv-cache-memory-bytes"),
+        "num_gpu_blocks_override": Limit(1, INT32_MAX, "--num-gpu-blocks-override"),
+        "max_cudagraph_capture_size": Limit(0, 1 << 20, "--max-cudagraph-capture-size"),
+        "num_speculative_tokens": Limit(0, 1024, "--speculative-config num_speculative_tokens"),
+    }
 
     max_model_len: int | None = None  # --max-model-len; None: the model's; -1: auto-fit (0.19+)
     gpu_memory_utilization: float | None = None  # None: 0.9 (0.92 from 0.21)
