@@ -9,13 +9,13 @@ A field the model needs and the config lacks is an error naming it; nothing is s
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import OomkitError
 from ..quant import gguf_recipes
+from .jsonfile import read_object
 from .spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, RecurrentState
 from .tensors import architecture_tensors
 from .towers import vision_tower
@@ -51,15 +51,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if p.is_dir():
         p = p / "config.json"
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise OomkitError(f"no config.json at {p}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise OomkitError(f"cannot read {p}: {e}") from None
-    if not isinstance(data, dict):
-        raise OomkitError(f"{p}: config.json must hold a JSON object")
-    return data
+    return read_object(p)  # a regular file under a size cap; NaN, Infinity and deep nesting refused
 
 
 def text_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
