@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import OomkitError
+from ...flags import check_settings
 from ..command import Opt, Syntax, defaults, format_flags, rewrite, values_of
 from .settings import DTYPE_CHOICES, KV_CACHE_DTYPES, SGLangSettings
 
@@ -128,7 +129,7 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
         raise _choices_error("--dtype", opts["dtype"], DTYPE_CHOICES)
     if env.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "").lower() in ("1", "true", "yes"):
         opts["allow_overwrite_longer_context_len"] = True
-    s = SGLangSettings(**opts)
+    s = check_settings(SGLangSettings(**opts))
     return s.model_path, None, s
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ...errors import OomkitError
+from ...flags import INT32_MAX, Limit
 from ...model.spec import ModelSpec
 from ...quant.dtypes import canonical
 from ..versions import Eras, Version, parse_release
@@ -65,6 +66,28 @@ NEUTRAL = {"ctx": "context_length", "parallel": "max_running_requests", "kv_type
 @dataclass(frozen=True)
 class SGLangSettings:
     """SGLang's server arguments by their own names (server_args.py ServerArgs; None = SGLang's default)."""
+
+    PROGRAM = "SGLang"  # class attributes, not fields (no annotation)
+    # What SGLang accepts, held by flags.check_settings (flags and API arguments alike): counts and sizes from 1
+    # (--chunked-prefill-size -1 turns chunking off), fractions and ratios above 0; where SGLang has no upper
+    # bound, oomkit's: 1,024 GPUs, 2^31 - 1 tokens.
+    LIMITS = {
+        "tp_size": Limit(1, 1024, "--tp-size"),
+        "dp_size": Limit(1, 1024, "--dp-size"),
+        "pp_size": Limit(1, 1024, "--pp-size"),
+        "mem_fraction_static": Limit(0, 1, "--mem-fraction-static", open_lo=True),
+        "context_length": Limit(1, INT32_MAX, "--context-length"),
+        "chunked_prefill_size": Limit(1, INT32_MAX, "--chunked-prefill-size", special=(-1,)),
+        "max_prefill_tokens": Limit(1, INT32_MAX, "--max-prefill-tokens"),
+        "max_running_requests": Limit(1, 1 << 20, "--max-running-requests"),
+        "max_total_tokens": Limit(1, INT32_MAX, "--max-total-tokens"),
+        "page_size": Limit(1, 1 << 16, "--page-size"),
+        "cuda_graph_max_bs": Limit(0, 1 << 20, "--cuda-graph-max-bs"),
+        "swa_full_tokens_ratio": Limit(0, 1e6, "--swa-full-tokens-ratio", open_lo=True),
+        "mamba_full_memory_ratio": Limit(0, 1e6, "--mamba-full-memory-ratio", open_lo=True),
+        "max_mamba_cache_size": Limit(1, INT32_MAX, "--max-mamba-cache-size"),
+        "kv_cache_memory_bytes": Limit(1, 1 << 60, "--kv-memory"),
+    }
 
     model_path: str | None = None  # --model-path / --model
     tp_size: int = 1  # --tp-size / --tensor-parallel-size / --tp
