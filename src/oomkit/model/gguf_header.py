@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from oomkit.errors import OomkitError
+from oomkit.errors import ModelError
 from oomkit.model._bytes import NeedMoreBytes, open_for_header, printable, remaining_size
 from oomkit.quant import ggml
 
@@ -48,6 +48,10 @@ GGUF_MAX_ARRAY_ELEMENTS = 1 << 30  # gguf.cpp GGUF_MAX_ARRAY_ELEMENTS
 # Our own sanity bound, not llama.cpp's: real headers are < 50 MB (a 256k-token vocabulary is ~10 MB), so
 # anything claiming more is corrupt, and no corrupt count can make us buffer gigabytes.
 MAX_HEADER_BYTES = 256 << 20
+# Also ours: real GGUFs carry a few dozen keys and at most a few thousand tensors (experts are fused into one
+# tensor per layer), so a count past these is refused before a loop runs that many times.
+MAX_KV = 1 << 16
+MAX_TENSORS = 1 << 18
 _INT64_MAX = (1 << 63) - 1
 _TOKENIZER_PREFIX = "tokenizer.ggml."  # huge vocab arrays: keep only their length
 _FIRST_READ = 1 << 20  # read_gguf_header: first read, then at least this much per further read
@@ -129,8 +133,8 @@ class _Reader:
         self.fill = fill
         self.what = "the header"
 
-    def fail(self, problem: str) -> OomkitError:
-        return OomkitError(f"{self.name}: {problem}")
+    def fail(self, problem: str) -> ModelError:
+        return ModelError(f"{self.name}: {problem}")
 
     def bound(self, end: int) -> None:
         """Reject a position the header claims to reach that cannot exist, before fetching anything."""
@@ -316,6 +320,10 @@ def _parse(r: _Reader) -> GGUFHeader:
             raise r.fail(f"corrupt GGUF: {label} is {count}")
     r.what = f"{n_kv} key-value pairs and {n_tensors} tensor infos"
     r.expect(n_kv * _MIN_KV_BYTES + n_tensors * _MIN_TENSOR_BYTES)
+    for count, label, cap in ((n_tensors, "tensor count", MAX_TENSORS), (n_kv, "key-value count", MAX_KV)):
+        if count > cap:
+            raise r.fail(f"corrupt GGUF: {label} is {count:,}, more than the {cap:,} oomkit reads (real GGUFs "
+                         "hold a few dozen keys and a few thousand tensors)")
 
     metadata: dict[str, MetaValue] = {}
     alignment_type = None
@@ -366,14 +374,14 @@ def parse_gguf_header(buf: bytes | bytearray | memoryview, *, file_size: int | N
                       name: str = "GGUF buffer") -> GGUFHeader:
     """Parse a GGUF header from the first bytes of a file.
 
-    Raises NeedMoreBytes (an OomkitError) with `.needed` when `buf` ends before the header does. Pass
+    Raises NeedMoreBytes (an ModelError) with `.needed` when `buf` ends before the header does. Pass
     `file_size` when the whole file's size is known: counts that cannot fit in it are then reported as
     corrupt instead of asking for more bytes, and it is recorded in the result.
     """
     if isinstance(buf, memoryview):
         buf = buf.tobytes()
     if file_size is not None and len(buf) > file_size:
-        raise OomkitError(f"{name}: buffer of {len(buf)} bytes is longer than file_size {file_size}")
+        raise ModelError(f"{name}: buffer of {len(buf)} bytes is longer than file_size {file_size}")
     return _parse(_Reader(buf, name, file_size, None))
 
 
@@ -399,6 +407,6 @@ def _read_file(f: BinaryIO, name: str) -> GGUFHeader:
                 buf.extend(chunk)
                 want -= len(chunk)
         except OSError as e:
-            raise OomkitError(f"{name}: cannot read ({e.strerror or e})") from None
+            raise ModelError(f"{name}: cannot read ({e.strerror or e})") from None
 
     return _parse(_Reader(buf, name, remaining_size(f), fill))

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from oomkit.errors import OomkitError
-from oomkit.model._bytes import NeedMoreBytes, open_for_header, printable, remaining_size
+from oomkit.errors import ModelError
+from oomkit.model._bytes import NeedMoreBytes, open_for_header, printable, read_capped, remaining_size
 
 __all__ = [
     "DTYPE_BITS",
@@ -33,7 +34,7 @@ __all__ = [
 ]
 
 MAX_HEADER_SIZE = 100_000_000  # tensor.rs MAX_HEADER_SIZE
-MAX_INDEX_SIZE = 100_000_000  # our own bound for model.safetensors.index.json
+MAX_INDEX_SIZE = 64 << 20  # our own bound for model.safetensors.index.json (the largest are ~10 MB)
 INDEX_NAME = "model.safetensors.index.json"
 # Bits per element, safetensors/src/tensor.rs `Dtype::bitsize`.
 DTYPE_BITS: dict[str, int] = {
@@ -85,8 +86,8 @@ class SafetensorsModel:
         return sum(h.data_bytes for _, h in self.files)
 
 
-def _fail(name: str, problem: str) -> OomkitError:
-    return OomkitError(f"{name}: {problem}")
+def _fail(name: str, problem: str) -> ModelError:
+    return ModelError(f"{name}: {problem}")
 
 
 def _no_duplicates(name: str):
@@ -109,7 +110,7 @@ def _load_json(raw: bytes, name: str, what: str) -> Any:
     try:
         return json.loads(text, object_pairs_hook=_no_duplicates(name))
     except (ValueError, RecursionError) as e:
-        if isinstance(e, OomkitError):
+        if isinstance(e, ModelError):
             raise
         msg = e.msg if isinstance(e, json.JSONDecodeError) else "nested too deeply"
         raise _fail(name, f"corrupt {what}: invalid JSON ({msg})") from None
@@ -218,11 +219,7 @@ def _read_file(f: BinaryIO, name: str) -> SafetensorsHeader:
 
 def _read_index(path: Path) -> tuple[dict[str, str], dict[str, Any]]:
     name = str(path)
-    with open_for_header(path) as f:
-        size = remaining_size(f)
-        if size is not None and size > MAX_INDEX_SIZE:
-            raise _fail(name, f"safetensors index of {size} bytes is larger than {MAX_INDEX_SIZE}")
-        raw = _read_exact(f, size if size is not None else MAX_INDEX_SIZE, name)
+    raw = read_capped(path, MAX_INDEX_SIZE, "safetensors index")
     doc = _load_json(raw, name, "safetensors index")
     if not isinstance(doc, dict):
         raise _fail(name, "corrupt safetensors index: JSON is not an object")
@@ -242,8 +239,15 @@ def _read_index(path: Path) -> tuple[dict[str, str], dict[str, Any]]:
 
 def read_safetensors_model(path: str | os.PathLike[str]) -> SafetensorsModel:
     """Read the headers of a model given as one .safetensors file, a *.safetensors.index.json, or a
-    directory (its index if there is one, else every *.safetensors file in it). Reads headers only."""
-    p = Path(path)
+    directory (its index if there is one, else every *.safetensors file in it). Reads headers only.
+    A model whose headers declare no tensor bytes at all is refused: there is nothing to load."""
+    model = _read_model(Path(path))
+    if model.nbytes == 0:
+        raise _fail(str(path), "the safetensors headers declare no tensor data (0 bytes of weights)")
+    return model
+
+
+def _read_model(p: Path) -> SafetensorsModel:
     if p.is_dir():
         indexes = [p / INDEX_NAME] if (p / INDEX_NAME).is_file() else sorted(p.glob("*.safetensors.index.json"))
         if len(indexes) == 1:
@@ -253,12 +257,47 @@ def read_safetensors_model(path: str | os.PathLike[str]) -> SafetensorsModel:
         files = sorted(p.glob("*.safetensors"))
         if not files:
             raise _fail(str(p), "no .safetensors files in this directory")
+        missing = missing_shards(p)
+        if missing:
+            raise _fail(str(p), missing_text(missing))
         headers = tuple((f.name, read_safetensors_header(f)) for f in files)
         _check_unique(str(p), headers)
         return SafetensorsModel(headers, {})
     if p.name.endswith(".json"):
         return _read_sharded(p)
     return SafetensorsModel(((p.name, read_safetensors_header(p)),), {})
+
+
+# transformers' shard names (modeling_utils.py / huggingface_hub split_torch_state_dict_into_shards):
+# "model-00001-of-00030.safetensors"
+_SHARD = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.safetensors$")
+
+
+def missing_shards(directory: str | os.PathLike[str]) -> list[str]:
+    """Shard files the model in `directory` needs and lacks: those its safetensors index names, or, with no
+    index, the numbers absent from an "-0000k-of-0000N" series (one shard of 30 is not a model)."""
+    d = Path(directory)
+    index = d / INDEX_NAME
+    if index.is_file():
+        weight_map, _ = _read_index(index)
+        return sorted(s for s in set(weight_map.values()) if not (d / s).is_file())
+    series: dict[tuple[str, int], set[int]] = {}
+    for f in d.glob("*.safetensors"):
+        m = _SHARD.match(f.name)
+        if m:
+            series.setdefault((m.group("stem"), int(m.group("count"))), set()).add(int(m.group("no")))
+    out = []
+    for (stem, count), have in sorted(series.items()):
+        if count > 100_000:
+            continue
+        out += [f"{stem}-{k:05d}-of-{count:05d}.safetensors" for k in range(1, count + 1) if k not in have]
+    return out
+
+
+def missing_text(missing: Sequence[str]) -> str:
+    """ "29 safetensors shards are missing (model-00002-of-00030.safetensors, ... )" for a message."""
+    shown = ", ".join(printable(m) for m in missing[:3]) + (", ..." if len(missing) > 3 else "")
+    return f"{len(missing)} safetensors shard{'s are' if len(missing) > 1 else ' is'} missing ({shown})"
 
 
 def _read_sharded(index: Path) -> SafetensorsModel:
