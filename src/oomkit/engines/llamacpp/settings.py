@@ -87,6 +87,12 @@ class LlamaCppSettings:
     mmap: bool = True  # --no-mmap
     n_rs_seq: int = 0  # recurrent-state snapshots per sequence (MTP rollback)
     embeddings: bool = False  # --embeddings
+    backend: str = ""  # oomkit --backend cuda|rocm|metal|vulkan|sycl|opencl|cpu; "" = from the devices (backends.py)
+    repack: bool = True  # --repack / -nr --no-repack: the CPU backend's extra buffer types (CPU_REPACK)
+    no_host: bool = False  # --no-host: CPU weights skip the GPU's pinned host buffer (and may be repacked)
+    cpu_isa: str = "avx2"  # the CPU's vector ISA, which decides the repacked types (backends.REPACK_TYPES)
+    mmproj: str | None = None  # --mmproj FILE: the multimodal projector (vision tower) llama-server loads
+    no_mmproj: bool = False  # --no-mmproj: no projector even when -hf names a repo that has one
     fit: bool = True  # -fit on|off (common/common.h fit_params)
     fit_target: tuple[int, ...] = (1024,)  # -fitt MiB kept free per device, one value or one per device
     fit_ctx: int = 4096  # -fitc: the least context fit reduces to (a typed -c 0 means never reduce: not modelled)
