@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...memory import Device
 from ...model.spec import ModelSpec
 from .kv import Cache, Context, attention_layers
 from .settings import ERAS, LlamaCppSettings
@@ -79,13 +80,38 @@ def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> 
     return max(p.output, p.attention)
 
 
+# ggml-backend.cpp: GGML_SCHED_MAX_COPIES (default 4, a compile-time define) copies of every graph input and every
+# split input when the scheduler runs pipeline-parallel (sched->n_copies = parallel ? GGML_SCHED_MAX_COPIES : 1)
+SCHED_MAX_COPIES = 4
+# backends whose devices report async compute and events (ggml_backend_dev_props caps): CUDA, its HIP build, and
+# Vulkan / SYCL; the RPC backend reports neither (ggml-rpc.cpp ggml_backend_rpc_device_get_props)
+_ASYNC_EVENTS = ("CUDA", "ROCm", "HIP", "Vulkan", "SYCL")
+
+
+def pipeline_parallel(spec: ModelSpec, placement: Placement, devices: tuple[Device, ...],
+                      s: LlamaCppSettings) -> bool:
+    """llama_context::llama_context (llama-context.cpp, since PR #6017): pipeline parallelism when the model
+    spans more than one device, every layer and the output layer are offloaded, -sm layer, the KV cache is
+    offloaded, no tensor is overridden (-ot, --cpu-moe, --n-cpu-moe, and the overrides --fit writes), and every
+    device supports async compute and events."""
+    if len(devices) < 2 or placement.n_gpu_layers <= spec.n_layers or s.split_mode != "layer" or s.no_kv_offload:
+        return False
+    if s.override_tensor or s.cpu_moe or s.n_cpu_moe:
+        return False
+    return all(d.id.startswith(_ASYNC_EVENTS) for d in devices)
+
+
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
-                      n_devices: int) -> dict[int, int]:
+                      devices: tuple[Device, ...], s: LlamaCppSettings) -> dict[int, int]:
     """Per backend (-1 = the CPU side): a device that runs layers needs the layer workspace, the one that
     holds the output layer the logits too; the CPU side of an offloaded graph keeps its input rows.
-    Multi-GPU figures follow the same live-set model; they are not checked against a multi-GPU log here."""
+
+    Pipeline parallelism (see pipeline_parallel) keeps SCHED_MAX_COPIES copies of each input, each marked input
+    and output so that ggml-alloc never reuses it (ggml_backend_sched_split_graph): on the CPU the graph inputs
+    (the KQ masks, token ids, positions), on each device its split inputs (the masks, the positions and the
+    hidden state handed over from the device before, or the token embeddings on the first)."""
     p = compute_phases(spec, ctx, caches)
-    if n_devices == 0:
+    if not devices:
         return {-1: max(p.output, p.attention)}
     out: dict[int, int] = {}
     for d in sorted(set(placement.layer_device) | {placement.output_device}):
@@ -94,4 +120,12 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
             need = max(need, p.output)
         out[d] = need
     out[-1] = max(out.get(-1, 0), p.inputs)
+    if pipeline_parallel(spec, placement, devices, s):
+        T = min(ctx.n_ctx, ctx.n_ubatch)
+        masks = p.inputs - spec.n_embd * T * 4
+        extra = SCHED_MAX_COPIES - 1
+        for d in out:
+            if d >= 0:
+                out[d] += extra * (masks + spec.n_embd * T * 4 + T * 4)
+        out[-1] += extra * (masks + 2 * T * 4)
     return out

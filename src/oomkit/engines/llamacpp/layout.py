@@ -3,15 +3,24 @@ state, model buffers, output and compute buffers), and the figures it prints at 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ...memory import Device, LayerUse, MemoryEstimate, Usage
 from ...model.spec import ModelSpec
 from ...units import MiB
-from .compute import compute_by_device, output_buffer_bytes
+from .compute import SCHED_MAX_COPIES, compute_by_device, output_buffer_bytes, pipeline_parallel
+from .fit import (
+    FitResult,
+    StateByDevice,
+    applies,
+    breakdown_table,
+    memory_breakdown,
+    params_fit,
+    state_by_device,
+)
 from .kv import Cache, Context, kv_bytes_per_token, kv_caches, recurrent_bytes_by_layer, resolve_context
 from .settings import LlamaCppSettings
+from .split import model_devices
 from .weights import ModelBuffers, Placement, model_buffers, place_layers
 
 # Not printed by llama.cpp: the CUDA context and cuBLAS workspace each GPU carries. Ollama reserves 457 MiB per
@@ -19,25 +28,19 @@ from .weights import ModelBuffers, Placement, model_buffers, place_layers
 GPU_RUNTIME_RESERVE = 457 * MiB
 
 
-@dataclass(frozen=True)
-class StateByDevice:
-    """KV cache and recurrent state per backend (-1 = the CPU): they follow their layer's device unless -nkvo."""
-
-    kv: dict[int, int]
-    rs: dict[int, int]
-    layer_kv: dict[int, int]  # layer -> its K + V bytes
-    layer_cells: dict[int, int]  # layer -> the cells of its cache
-
-
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> MemoryEstimate:
+    devices = model_devices(devices, s)
+    fitted = params_fit(spec, devices, s) if applies(s, devices) else None
+    if fitted is not None:
+        s = fitted.settings
     ctx = resolve_context(spec, s)
     caches = kv_caches(spec, ctx, s.swa_full)
     rs = recurrent_bytes_by_layer(spec, ctx, s)
     placement = place_layers(spec, devices, s)
     weights = model_buffers(spec, devices, s, placement)
-    state = _state_by_device(caches, rs, placement, s)
+    state = state_by_device(caches, rs, placement, s)
     out_bytes = output_buffer_bytes(spec, ctx, s)
-    compute = compute_by_device(spec, ctx, caches, placement, len(devices))
+    compute = compute_by_device(spec, ctx, caches, placement, devices, s)
 
     usages = tuple(Usage(
         id=dev.id, name=dev.name, memory_bytes=dev.memory_bytes, weights_bytes=weights.by_device.get(i, 0),
@@ -48,29 +51,43 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
                  recurrent_state_bytes=state.rs.get(-1, 0), compute_bytes=compute.get(-1, 0),
                  overhead_bytes=out_bytes)
     view = engine_view(spec, devices, ctx, caches, rs, placement, weights, state, compute, out_bytes)
+    view["pipeline_parallel"] = pipeline_parallel(spec, placement, devices, s)
+    view["n_copies"] = SCHED_MAX_COPIES if view["pipeline_parallel"] else 1
+    # common_memory_breakdown_print's table, as text
+    view["memory_breakdown"] = "\n".join(breakdown_table(devices, memory_breakdown(weights, state, compute,
+                                                                                   len(devices))))
+    view.update(_fit_view(fitted, s, devices))
     return MemoryEstimate(model=spec, engine="llama.cpp", settings=_effective_settings(s, ctx, placement),
                           devices=usages, host=host, engine_view=view, kv_bytes_per_token=kv_bytes_per_token(spec, ctx),
                           layers=_layer_uses(spec, devices, rs, placement, state),
-                          warnings=tuple(_warnings(spec, devices, s, ctx)))
+                          warnings=tuple(_warnings(spec, devices, s, ctx, fitted)))
 
 
-def _state_by_device(caches: list[Cache], rs: dict[int, tuple[int, int]], placement: Placement,
-                     s: LlamaCppSettings) -> StateByDevice:
-    kv_by_dev: dict[int, int] = {}
-    layer_kv: dict[int, int] = {}
-    layer_cells: dict[int, int] = {}
-    for c in caches:
-        for il in c.layers:
-            b = c.k_bytes_by_layer[il] + c.v_bytes_by_layer[il]
-            d = -1 if s.no_kv_offload else placement.layer_device[il]
-            kv_by_dev[d] = kv_by_dev.get(d, 0) + b
-            layer_kv[il] = b
-            layer_cells[il] = c.cells
-    rs_by_dev: dict[int, int] = {}
-    for il, (r, st) in rs.items():
-        d = -1 if s.no_kv_offload else placement.layer_device[il]
-        rs_by_dev[d] = rs_by_dev.get(d, 0) + r + st
-    return StateByDevice(kv_by_dev, rs_by_dev, layer_kv, layer_cells)
+def _fit_view(fitted: FitResult | None, s: LlamaCppSettings, devices: tuple[Device, ...]) -> dict[str, Any]:
+    """What --fit decided (common_params_fit_impl), flat for the report: the status, the context, -ngl, -ts and
+    -ot it set, the margin kept per device and its log lines."""
+    if fitted is None:
+        if not s.fit:
+            why = "-fit off"
+        elif s.program not in ("llama-server", "llama-cli"):
+            why = f"{s.program} does not fit"
+        elif not devices:
+            why = "no device (the host fit needs the host's memory)"
+        elif any(d.memory_bytes is None and d.free_bytes is None for d in devices):
+            why = "a device of unknown size"
+        else:
+            why = f"build {s.engine_version} predates --fit"
+        return {"fit": f"off ({why})"}
+    return {
+        "fit": fitted.status,
+        "fit_n_ctx": fitted.n_ctx,
+        "fit_n_gpu_layers": fitted.n_gpu_layers,
+        "fit_tensor_split": ",".join(map(str, fitted.layers_per_device)) if len(devices) > 1 else "",
+        "fit_override_tensor": ",".join(f"{p}={b}" for p, b in fitted.overrides),
+        "fit_target_bytes": {d.id: m for d, m in zip(devices, fitted.margins, strict=True)},
+        "fit_dry_runs": fitted.dry_runs,
+        "fit_log": "\n".join(fitted.lines),
+    }
 
 
 def _dev_name(devices: tuple[Device, ...], d: int) -> str:
@@ -116,8 +133,21 @@ def engine_view(spec: ModelSpec, devices: tuple[Device, ...], ctx: Context, cach
     }
 
 
-def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings, ctx: Context) -> list[str]:
+def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings, ctx: Context,
+              fitted: FitResult | None = None) -> list[str]:
     warnings = []
+    if fitted is not None and fitted.status == "fitted":
+        what = []
+        if fitted.n_ctx is not None:
+            what.append(f"context {fitted.n_ctx}")
+        if fitted.n_gpu_layers is not None:
+            what.append(f"-ngl {fitted.n_gpu_layers}")
+        if fitted.overrides:
+            what.append(f"{len(fitted.overrides)} tensor overrides to the CPU")
+        warnings.append("--fit (on by default) changes the command to fit free memory less "
+                        f"{'/'.join(str(m // MiB) for m in fitted.margins)} MiB: " + ", ".join(what))
+    elif fitted is not None and fitted.status == "failed":
+        warnings.append(f"--fit could not fit the command ({fitted.lines[-1]}); llama.cpp loads it as typed")
     if s.n_ctx and spec.n_ctx_train and ctx.n_ctx_seq > spec.n_ctx_train:
         warnings.append(f"n_ctx_seq ({ctx.n_ctx_seq}) > n_ctx_train ({spec.n_ctx_train}): the model was not "
                         "trained for this context; quality may drop unless RoPE scaling is set")

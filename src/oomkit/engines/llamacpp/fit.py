@@ -1,0 +1,477 @@
+"""`--fit` (on by default since PR #16653): llama.cpp fits the command to the free memory before it loads.
+
+Mirrors common/fit.cpp common_params_fit_impl (ggml-org/llama.cpp@6d0892ba; before the move to common it was
+src/llama.cpp llama_params_fit_impl with the same steps). Every "dry run" of the source (a no_alloc load and
+context whose buffers llama_get_memory_breakdown reports per device) is oomkit's own figure for the same
+command: model, context (KV cache + recurrent state) and compute per device, as memory_breakdown() gives them.
+
+1. If every device keeps its margin (--fit-target, 1024 MiB each) with the command as given: nothing changes.
+2. Context: only when the user gave no -c and the trained context is above -fitc (4096). A second dry run at
+   -fitc and a straight line between the two; the context is rounded down to a multiple of 256. With one
+   device that is the end when the total fits; several devices reserve (nd + 1) x a layer's share first.
+3. Layers, only when -ngl, -ts and -ot were not given: devices are filled back to front with whole layers by
+   false position (the last device holds the output layer); for MoE models with every expert tensor on the CPU
+   first ("dense-only" layers), then those are turned into full layers front to back, and one more layer may
+   go on the device with only its attention (ATTN), or its up (UP) or up + gate (GATE) projections.
+   The result is -ngl, -ts (layers per device) and -ot PATTERN=CPU overrides.
+A refusal (-ngl typed, -sm row, too many layers) keeps what was changed before it (the context) and llama.cpp
+loads the rest as typed; the engine logs the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ...memory import Device
+from ...model.spec import ModelSpec
+from ...units import MiB
+from .compute import compute_by_device
+from .kv import Cache, kv_caches, recurrent_bytes_by_layer, resolve_context
+from .settings import ERAS, LlamaCppSettings, build_number
+from .weights import ModelBuffers, Placement, model_buffers, place_layers
+
+# llama.cpp's own CUDA context and cuBLAS workspace are already taken when it reads the free memory
+# (ggml_backend_dev_memory after the backend's init); a device of known size but no free figure is read as its
+# size less the runtime oomkit counts for it (layout.GPU_RUNTIME_RESERVE).
+RUNTIME_RESERVE = 457 * MiB
+UINT32_MAX = 2**32 - 1
+
+# common_layer_fraction_t: which part of a layer stays on its device when the rest overflows
+ATTN, UP, GATE, MOE = 1, 2, 3, 4
+_OVERFLOW = {
+    ATTN: r"blk\.{}\.ffn_(gate|up|gate_up|down).*",
+    UP: r"blk\.{}\.ffn_(gate|gate_up|down).*",
+    GATE: r"blk\.{}\.ffn_down.*",
+    MOE: r"blk\.{}\.ffn_(up|down|gate_up|gate)_(ch|)exps",
+}
+MOE_ALL = r"blk\.\d+\.ffn_(up|down|gate_up|gate)_(ch|)exps"  # pattern_moe_all
+
+
+@dataclass(frozen=True)
+class StateByDevice:
+    """KV cache and recurrent state per backend (-1 = the CPU): they follow their layer's device unless -nkvo."""
+
+    kv: dict[int, int]
+    rs: dict[int, int]
+    layer_kv: dict[int, int]  # layer -> its K + V bytes
+    layer_cells: dict[int, int]  # layer -> the cells of its cache
+
+
+def state_by_device(caches: list[Cache], rs: dict[int, tuple[int, int]], placement: Placement,
+                    s: LlamaCppSettings) -> StateByDevice:
+    kv_by_dev: dict[int, int] = {}
+    layer_kv: dict[int, int] = {}
+    layer_cells: dict[int, int] = {}
+    for c in caches:
+        for il in c.layers:
+            b = c.k_bytes_by_layer[il] + c.v_bytes_by_layer[il]
+            d = -1 if s.no_kv_offload else placement.layer_device[il]
+            kv_by_dev[d] = kv_by_dev.get(d, 0) + b
+            layer_kv[il] = b
+            layer_cells[il] = c.cells
+    rs_by_dev: dict[int, int] = {}
+    for il, (r, st) in rs.items():
+        d = -1 if s.no_kv_offload else placement.layer_device[il]
+        rs_by_dev[d] = rs_by_dev.get(d, 0) + r + st
+    return StateByDevice(kv_by_dev, rs_by_dev, layer_kv, layer_cells)
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """llama_memory_breakdown_data of one device: what the memory breakdown table prints as model, context,
+    compute (self = their sum)."""
+
+    model: int = 0
+    context: int = 0
+    compute: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.model + self.context + self.compute
+
+
+def memory_breakdown(weights: ModelBuffers, state: StateByDevice, compute: dict[int, int],
+                     n_devices: int) -> tuple[Breakdown, ...]:
+    """Per device, then the host last (llama_context::memory_breakdown: the model's buffers, the memory
+    module's (KV cache, recurrent state) and the scheduler's compute buffers)."""
+    out = [Breakdown(weights.by_device.get(i, 0), state.kv.get(i, 0) + state.rs.get(i, 0), compute.get(i, 0))
+           for i in range(n_devices)]
+    out.append(Breakdown(weights.host_buffer_bytes, state.kv.get(-1, 0) + state.rs.get(-1, 0), compute.get(-1, 0)))
+    return tuple(out)
+
+
+def dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[Breakdown, ...]:
+    """common_get_device_memory_data: the breakdown a no_alloc load and context would report."""
+    ctx = resolve_context(spec, s)
+    caches = kv_caches(spec, ctx, s.swa_full)
+    rs = recurrent_bytes_by_layer(spec, ctx, s)
+    placement = place_layers(spec, devices, s)
+    weights = model_buffers(spec, devices, s, placement)
+    state = state_by_device(caches, rs, placement, s)
+    compute = compute_by_device(spec, ctx, caches, placement, devices, s)
+    return memory_breakdown(weights, state, compute, len(devices))
+
+
+def free_memory(d: Device) -> int | None:
+    """What ggml_backend_dev_memory reports free: the measured figure, else the size less the runtime."""
+    if d.free_bytes is not None:
+        return d.free_bytes
+    if d.memory_bytes is None:
+        return None
+    return max(d.memory_bytes - RUNTIME_RESERVE, 0)
+
+
+def applies(s: LlamaCppSettings, devices: tuple[Device, ...]) -> bool:
+    """common_init_from_params runs the fit for the common programs when -fit is on (the default); the Python
+    binding loads through llama_model_load_from_file and never fits. Devices of unknown size are not fitted
+    ("did not report memory; --fit will not use it"); without devices the host fit needs the host's size,
+    which the estimate is not given."""
+    return (s.fit and s.program in ("llama-server", "llama-cli")
+            and ERAS.reached(build_number(s.engine_version), "params_fit")
+            and bool(devices) and all(free_memory(d) is not None for d in devices))
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """What the fit changed, and the lines it logs (common_params_fit_impl's LOG_TRC / LOG_WRN)."""
+
+    settings: LlamaCppSettings
+    status: str  # "unchanged" | "fitted" | "failed"
+    lines: tuple[str, ...]
+    n_ctx: int | None = None  # the context it chose (None: as given)
+    n_gpu_layers: int | None = None
+    layers_per_device: tuple[int, ...] = ()
+    overflowing_per_device: tuple[int, ...] = ()
+    overrides: tuple[tuple[str, str], ...] = ()
+    margins: tuple[int, ...] = ()
+    free: tuple[int, ...] = ()
+    dry_runs: int = 0
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "n_ctx": self.n_ctx, "n_gpu_layers": self.n_gpu_layers,
+                "layers_per_device": list(self.layers_per_device),
+                "overflowing_per_device": list(self.overflowing_per_device),
+                "override_tensor": [f"{p}={b}" for p, b in self.overrides],
+                "target_mib": [m // MiB for m in self.margins], "free_mib": [f // MiB for f in self.free],
+                "dry_runs": self.dry_runs, "lines": list(self.lines)}
+
+
+class _Refused(Exception):
+    """common_params_fit_exception: the fit stops; what it changed so far stays."""
+
+
+@dataclass
+class _Ngl:
+    n_layer: int = 0  # layers on the device (the output layer counts as one)
+    n_part: int = 0  # of them, layers whose expert (or FFN) tensors overflow
+    overflow: int = MOE
+
+    @property
+    def n_full(self) -> int:
+        return self.n_layer - self.n_part
+
+
+def _copy(ngl: list[_Ngl]) -> list[_Ngl]:
+    return [_Ngl(n.n_layer, n.n_part, n.overflow) for n in ngl]
+
+
+def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> FitResult:
+    """The settings llama.cpp runs with after --fit, and what it logged deciding them."""
+    nd = len(devices)
+    free = [free_memory(d) or 0 for d in devices]
+    if len(s.fit_target) not in (1, nd):
+        from ...errors import SettingsError  # lazy: only a bad -fitt list needs it
+
+        raise SettingsError(f"--fit-target has {len(s.fit_target)} values for {nd} devices")
+    margins = [(s.fit_target[0] if len(s.fit_target) == 1 else s.fit_target[i]) * MiB for i in range(nd)]
+    lines: list[str] = []
+    runs = [0]
+    cur = s
+
+    def log(text: str) -> None:
+        lines.append(text)
+
+    def measure(st: LlamaCppSettings) -> tuple[Breakdown, ...]:
+        runs[0] += 1
+        return dry_run(spec, devices, st)
+
+    names = [f"{d.id} ({d.name})" for d in devices]
+    width = max(len(n) for n in names)
+    names = [n.ljust(width) for n in names]
+
+    def result(status: str, st: LlamaCppSettings, **kw) -> FitResult:
+        return FitResult(st, status, tuple(lines), margins=tuple(margins), free=tuple(free), dry_runs=runs[0],
+                         n_ctx=(st.n_ctx if st.n_ctx != s.n_ctx else None), **kw)
+
+    # step 1: the command as given
+    full = measure(cur)
+    used = [full[i].total for i in range(nd)]
+    proj_free = [free[i] - used[i] for i in range(nd)]
+    if nd > 1:
+        log("projected memory use with initial parameters [MiB]:")
+        for i in range(nd):
+            log(f"  - {names[i]}: {(devices[i].memory_bytes or free[i]) // MiB:6d} total, {used[i] // MiB:6d} used, "
+                f"{proj_free[i] // MiB:6d} free vs. target of {margins[i] // MiB:6d}")
+    log(f"projected to use {sum(used) // MiB} MiB of device memory vs. {sum(free) // MiB} MiB of free device memory")
+    if all(proj_free[i] >= margins[i] for i in range(nd)):
+        if nd == 1:
+            log(f"will leave {proj_free[0] // MiB} >= {margins[0] // MiB} MiB of free device memory, no changes needed")
+        else:
+            log("targets for free memory can be met on all devices, no changes needed")
+        return result("unchanged", cur)
+
+    n_layer = spec.n_layers
+    n_ctx_train = spec.n_ctx_train
+    n_expert = max((lay.ffn.n_experts for lay in spec.layers if lay.ffn is not None), default=0)
+
+    # step 2: the context
+    surplus = sum(proj_free) - sum(margins)
+    if surplus < 0:
+        if nd == 1:
+            log(f"cannot meet free memory target of {margins[0] // MiB} MiB, need to reduce device memory by "
+                f"{-surplus // MiB} MiB")
+        else:
+            log(f"cannot meet free memory targets on all devices, need to use {-surplus // MiB} MiB less in total")
+        if s.n_ctx == 0:
+            if n_ctx_train > s.fit_ctx:
+                target = sum(free) - sum(margins)
+                if nd > 1:
+                    # whole layers (dense) or whole tensors (MoE, <= 1/3 of a layer) per device: about half a
+                    # layer wasted per device; (nd + 1) halves (or sixths) to be safe
+                    ngl = n_layer + 1 if s.n_gpu_layers < 0 else s.n_gpu_layers
+                    per_layer = sum(full[i].model for i in range(nd)) // max(1, min(ngl, n_layer))
+                    target -= (nd + 1) * per_layer // (2 if n_expert == 0 else 6)
+                at_min = replace(cur, n_ctx=s.fit_ctx)
+                mins = measure(at_min)
+                used_min = sum(mins[i].total for i in range(nd))
+                if target > used_min:
+                    n_ctx = s.fit_ctx + (n_ctx_train - s.fit_ctx) * (target - used_min) // (sum(used) - used_min)
+                    n_ctx = max(n_ctx - n_ctx % 256, s.fit_ctx)  # round down (CUDA)
+                    per_ctx = (sum(used) - used_min) // (n_ctx_train - s.fit_ctx)
+                    log(f"context size reduced from {n_ctx_train} to {n_ctx} -> need "
+                        f"{(n_ctx_train - n_ctx) * per_ctx // MiB} MiB less memory in total")
+                    cur = replace(cur, n_ctx=n_ctx)
+                    if nd == 1:
+                        log("entire model can be fit by reducing context")
+                        return result("fitted", cur)
+                    log("entire model should be fit across devices by reducing context")
+                else:
+                    log(f"context size reduced from {n_ctx_train} to {s.fit_ctx} -> need "
+                        f"{(sum(used) - used_min) // MiB} MiB less memory in total")
+                    cur = at_min
+            elif s.fit_ctx == UINT32_MAX:
+                log(f"user has requested full context size of {n_ctx_train} -> no change")
+            else:
+                log(f"default model context size is {n_ctx_train} which is <= the min. context size of "
+                    f"{s.fit_ctx} -> no change")
+        else:
+            log(f"context size set by user to {s.n_ctx} -> no change")
+
+    try:
+        return _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, names, log, measure, result)
+    except _Refused as e:
+        log(f"failed to fit params to free device memory: {e}")
+        return result("failed", cur)
+
+
+def _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, names, log, measure, result):
+    nd = len(devices)
+    if cur.n_gpu_layers != -1:
+        raise _Refused(f"n_gpu_layers already set by user to {cur.n_gpu_layers}, abort")
+    if nd > 1 and cur.tensor_split and any(cur.tensor_split):
+        raise _Refused("model_params::tensor_split already set by user, abort")
+    if nd > 1 and cur.split_mode == "row":
+        raise _Refused("changing weight allocation for LLAMA_SPLIT_MODE_ROW not implemented, abort")
+    if cur.override_tensor or cur.cpu_moe or cur.n_cpu_moe:
+        raise _Refused("model_params::tensor_buft_overrides already set by user, abort")
+    if n_layer >= 1000:
+        raise _Refused("at most 1000 model layers are supported")
+
+    def settings_for(ngl: list[_Ngl], overflow_to: list[str]) -> LlamaCppSettings:
+        """set_ngl_tensor_split_tbo: -ngl, -ts in layers per device, -ot for the partial layers."""
+        total = sum(n.n_layer for n in ngl)
+        il0 = n_layer + 1 - total
+        overrides: list[tuple[str, str]] = []
+        for i in range(nd):
+            il0 += ngl[i].n_full
+            for il in range(il0, il0 + ngl[i].n_part):
+                first = il == il0
+                overrides.append((_OVERFLOW[ngl[i].overflow if first else MOE].format(il),
+                                  overflow_to[i] if first else "CPU"))
+            il0 += ngl[i].n_part
+        split = tuple(float(n.n_layer) for n in ngl) if nd > 1 else ()
+        return replace(cur, n_gpu_layers=total, tensor_split=split, override_tensor=tuple(overrides),
+                       cpu_moe=False, n_cpu_moe=0)
+
+    def mem_for(ngl: list[_Ngl], overflow_to: list[str]) -> list[int]:
+        b = measure(settings_for(ngl, overflow_to))
+        return [b[i].total for i in range(nd)]
+
+    surplus_cpu_moe = 0
+    if n_expert > 0:
+        cpu_moe = measure(replace(cur, override_tensor=((MOE_ALL, "CPU"),)))
+        surplus_cpu_moe = sum(free[i] - cpu_moe[i].total - margins[i] for i in range(nd))
+        if surplus_cpu_moe > 0:
+            log(f"with only dense weights in device memory there is a total surplus of {surplus_cpu_moe // MiB} MiB")
+        else:
+            log(f"with only dense weights in device memory there is still a total deficit of "
+                f"{-surplus_cpu_moe // MiB} MiB")
+
+    targets = [free[i] - margins[i] for i in range(nd)]
+    overflow_to = ["CPU"] * nd
+    ngl = [_Ngl() for _ in range(nd)]
+    mem = mem_for(ngl, overflow_to)
+    log("filling dense layers back-to-front:" if n_expert == 0 else "filling dense-only layers back-to-front:")
+    for i in range(nd - 1, -1, -1):
+        unassigned = n_layer + 1 - sum(ngl[j].n_layer for j in range(i + 1, nd))
+        high = _copy(ngl)
+        high[i].n_layer = unassigned
+        if n_expert > 0:
+            high[i].n_part = high[i].n_layer if i < nd - 1 else high[i].n_layer - 1
+        if high[i].n_layer > 0:
+            mem_high = mem_for(high, overflow_to)
+            if mem_high[i] > targets[i]:
+                delta = high[i].n_layer - ngl[i].n_layer
+                while delta > 1:
+                    step = delta * (targets[i] - mem[i]) // (mem_high[i] - mem[i])
+                    step = min(max(step, 1), delta - 1)
+                    test = _copy(ngl)
+                    test[i].n_layer += step
+                    if n_expert:
+                        test[i].n_part += step - 1 if i == nd - 1 and test[i].n_part == 0 else step
+                    mem_test = mem_for(test, overflow_to)
+                    if mem_test[i] <= targets[i]:
+                        ngl, mem = test, mem_test
+                    else:
+                        high, mem_high = test, mem_test
+                    delta = high[i].n_layer - ngl[i].n_layer
+            else:
+                ngl, mem = high, mem_high
+        log(f"  - {names[i]}: {ngl[i].n_layer:2d} layers, {mem[i] // MiB:6d} MiB used, "
+            f"{(free[i] - mem[i]) // MiB:6d} MiB free")
+
+    if n_expert == 0 or surplus_cpu_moe <= 0:
+        return _done(settings_for(ngl, overflow_to), ngl, result)
+
+    # step 4: dense-only layers at the back become full layers at the front
+    dense_start = nd
+    for i in range(nd - 1, -1, -1):
+        if ngl[i].n_layer > 0:
+            dense_start = i
+            continue
+        break
+    log("converting dense-only layers to full layers and filling them front-to-back with overflow to next "
+        "device/system memory:")
+    i = 0
+    while i <= dense_start and dense_start < nd:
+        high = _copy(ngl)
+        for j in range(dense_start, nd):
+            move = high[j].n_layer if j < nd - 1 else high[j].n_layer - 1
+            high[i].n_layer += move
+            high[j].n_layer -= move
+            high[j].n_part = 0
+        dense_start_high = nd - 1
+        mem_high = mem_for(high, overflow_to)
+        if mem_high[i] > targets[i]:
+            delta = high[i].n_full - ngl[i].n_full
+            while delta > 1:
+                step = delta * (targets[i] - mem[i]) // (mem_high[i] - mem[i])
+                step = min(max(step, 1), delta - 1)
+                test = _copy(ngl)
+                ds_test = dense_start
+                converted = 0
+                while ds_test < nd:
+                    n = min(step - converted, test[ds_test].n_part)
+                    test[ds_test].n_layer -= n
+                    test[ds_test].n_part -= n
+                    test[i].n_layer += n
+                    converted += n
+                    if test[ds_test].n_part > 0:
+                        break
+                    ds_test += 1
+                mem_test = mem_for(test, overflow_to)
+                if mem_test[i] <= targets[i]:
+                    ngl, mem, dense_start = test, mem_test, ds_test
+                else:
+                    high, mem_high, dense_start_high = test, mem_test, ds_test
+                delta = high[i].n_full - ngl[i].n_full
+        else:
+            ngl, mem, dense_start = high, mem_high, dense_start_high
+
+        # one more layer, at least its attention
+        if dense_start < nd and ngl[dense_start].n_layer > (0 if i < nd - 1 else 1):
+            test = _copy(ngl)
+            ds_test = dense_start
+            test[ds_test].n_layer -= 1
+            test[ds_test].n_part -= 1
+            test[i].n_layer += 1
+            test[i].n_part += 1
+            if test[ds_test].n_part == 0:
+                ds_test += 1
+            test[i].overflow = UP
+            overflow_test = list(overflow_to)
+            if i < nd - 1:
+                overflow_test[i] = devices[i + 1].id
+            mem_test = mem_for(test, overflow_test)
+
+            def ok(m: list[int], i: int = i) -> bool:
+                return m[i] < targets[i] and (i + 1 == nd or m[i + 1] < targets[i + 1])
+
+            if ok(mem_test):
+                ngl, overflow_to, mem, dense_start = test, overflow_test, mem_test, ds_test
+                test = _copy(test)
+                test[i].overflow = GATE
+                mem_test = mem_for(test, overflow_test)
+                if ok(mem_test):
+                    ngl, overflow_to, mem, dense_start = test, overflow_test, mem_test, ds_test
+            else:
+                test = _copy(test)
+                test[i].overflow = ATTN
+                mem_test = mem_for(test, overflow_test)
+                if ok(mem_test):
+                    ngl, overflow_to, mem, dense_start = test, overflow_test, mem_test, ds_test
+        log(f"  - {names[i]}: {ngl[i].n_layer:2d} layers ({ngl[i].n_part:2d} overflowing), {mem[i] // MiB:6d} MiB "
+            f"used, {(free[i] - mem[i]) // MiB:6d} MiB free")
+        i += 1
+    for j in range(dense_start + 1, nd):
+        log(f"  - {names[j]}: {ngl[j].n_layer:2d} layers ({ngl[j].n_part:2d} overflowing), {mem[j] // MiB:6d} MiB "
+            f"used, {(free[j] - mem[j]) // MiB:6d} MiB free")
+    return _done(settings_for(ngl, overflow_to), ngl, result)
+
+
+def _done(st: LlamaCppSettings, ngl: list[_Ngl], result) -> FitResult:
+    return result("fitted", st, n_gpu_layers=st.n_gpu_layers, layers_per_device=tuple(n.n_layer for n in ngl),
+                  overflowing_per_device=tuple(n.n_part for n in ngl), overrides=st.override_tensor)
+
+
+def breakdown_table(devices: tuple[Device, ...], bd: tuple[Breakdown, ...],
+                    free: list[int | None] | None = None) -> list[str]:
+    """common_memory_breakdown_print: | name | total = free + (self = model + context + compute) + unaccounted |
+    per device, then the host. total and free are the device's; unaccounted is what neither llama.cpp's buffers
+    nor the free memory explain (the CUDA context, other processes)."""
+    rows = [["memory breakdown [MiB]", "total", "free", "self", "model", "context", "compute", "unaccounted"]]
+    for i, d in enumerate(devices):
+        b = bd[i]
+        total = d.memory_bytes or 0
+        f = (free[i] if free else None)
+        f = free_memory(d) if f is None else f
+        f = f or 0
+        # llama.cpp prints the free memory after the load (its own buffers taken); oomkit's free is before it
+        after = max(f - b.total, 0)
+        rows.append([f"  - {d.id} ({d.name})", str(total // MiB), str(after // MiB), str(b.total // MiB),
+                     str(b.model // MiB), str(b.context // MiB), str(b.compute // MiB),
+                     str((total - after - b.total) // MiB)])
+    h = bd[-1]
+    rows.append(["  - Host", "", "", str(h.total // MiB), str(h.model // MiB), str(h.context // MiB),
+                 str(h.compute // MiB), ""])
+    widths = [max(len(r[j]) for r in rows) for j in range(8)]
+    out = []
+    for k, r in enumerate(rows):
+        c = [r[0].ljust(widths[0])] + [r[j].rjust(widths[j]) for j in range(1, 8)]
+        if k == 0:
+            out.append(f"| {c[0]} | {c[1]}   {c[2]}    {c[3]}   {c[4]}   {c[5]}   {c[6]}    {c[7]} |")
+        elif k < len(rows) - 1:
+            out.append(f"| {c[0]} | {c[1]} = {c[2]} + ({c[3]} = {c[4]} + {c[5]} + {c[6]}) + {c[7]} |")
+        else:
+            out.append(f"| {c[0]} | {c[1]}   {c[2]}    {c[3]} = {c[4]} + {c[5]} + {c[6]}    {c[7]} |")
+    return out
