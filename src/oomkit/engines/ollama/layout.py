@@ -76,7 +76,7 @@ def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_l
         n_parallel=num_parallel, kv_unified=build < ERAS["kv_streams"],
         cache_type_k=kv, cache_type_v=kv,
         flash_attn="on" if launch.flash_attention else "off", n_gpu_layers=n_gpu_layers, tensor_split=split,
-        embeddings=True, engine_version=f"b{build}")
+        embeddings=True, engine_version=f"b{build}", fit=False)  # the runner loads as told: no common fit
 
 
 def _split(counts: list[int]) -> tuple[float, ...]:
