@@ -69,6 +69,8 @@ _SWITCHES = _by_flag({
     ("--swa-full",): ("swa_full", True), ("-nkvo", "--no-kv-offload"): ("no_kv_offload", True),
     ("-kvo", "--kv-offload"): ("no_kv_offload", False), ("-cmoe", "--cpu-moe"): ("cpu_moe", True),
     ("--no-mmap",): ("mmap", False), ("--embedding", "--embeddings"): ("embeddings", True),
+    ("-nr", "--no-repack"): ("repack", False), ("--repack",): ("repack", True), ("--no-host",): ("no_host", True),
+    ("--no-mmproj",): ("no_mmproj", True),
 })
 
 
@@ -130,6 +132,8 @@ def parse_args(args: list[str], program: str = "llama-server") -> tuple[str | No
                 if not sep or not pat:
                     raise OomkitError(f"error: invalid --override-tensor {part!r}: expected PATTERN=BUFFER_TYPE")
                 overrides.append((pat, buft))
+        elif name in ("-mm", "--mmproj"):
+            opts["mmproj"] = value
         elif name in ("-lm", "--load-mode"):
             opts["mmap"] = "mmap" in value or value == "auto"
         elif name in ("-fit", "--fit"):
@@ -162,7 +166,8 @@ def flag_takes_value(name: str, following: str | None) -> bool:
 # The command line as typed: LlamaCppSettings -> llama-server flags, and a user's command edited in place.
 # Each field by its short spelling (tools/server/README.md); the long ones are the aliases a user may have typed.
 # Not flags: program (the program name), engine_version (which build runs, not an option), n_rs_seq (oomkit's
-# count of recurrent-state snapshots per sequence; llama.cpp decides it from the model).
+# count of recurrent-state snapshots per sequence; llama.cpp decides it from the model), backend and cpu_isa (the
+# hardware the build runs on: oomkit's --backend and the CPU's ISA, no llama.cpp flag).
 
 
 def _tensor_split(value: tuple[float, ...]) -> str | None:
@@ -171,6 +176,10 @@ def _tensor_split(value: tuple[float, ...]) -> str | None:
 
 def _overrides(value: tuple[tuple[str, str], ...]) -> str | None:
     return ",".join(f"{p}={b}" for p, b in value) or None
+
+
+def _text_or_none(value: str | None) -> str | None:
+    return value
 
 
 def _layers(value: int) -> str:
@@ -197,6 +206,10 @@ OPTIONS = (
     Opt("cpu_moe", "--cpu-moe", switch=("--cpu-moe", None), aliases=("-cmoe",)),
     Opt("mmap", "--no-mmap", switch=("--mmap", "--no-mmap"), foreign=("-lm", "--load-mode")),
     Opt("embeddings", "--embeddings", switch=("--embeddings", None), aliases=("--embedding",)),
+    Opt("repack", "--no-repack", switch=("--repack", "--no-repack"), aliases=("-nr",)),
+    Opt("no_host", "--no-host", switch=("--no-host", None)),
+    Opt("mmproj", "--mmproj", _text_or_none, aliases=("-mm",)),
+    Opt("no_mmproj", "--no-mmproj", switch=("--no-mmproj", None)),
     Opt("fit", "-fit", lambda v: "on" if v else "off", aliases=("--fit",)),
     Opt("fit_target", "-fitt", lambda v: ",".join(map(str, v)), aliases=("--fit-target",)),
     Opt("fit_ctx", "-fitc", aliases=("--fit-ctx",)),
