@@ -94,6 +94,9 @@ class MemoryEstimate:
     warnings: tuple[str, ...] = ()
     max_context: int | None = None
     notes: tuple[str, ...] = field(default=())
+    # bytes one more token of one sequence physically adds, where it differs from kv_bytes_per_token (what one
+    # token of the engine's own capacity costs: vLLM / SGLang charge every KV group or pool per token)
+    kv_bytes_per_token_marginal: int | None = None
 
     def _total(self, attr: str) -> int:
         return sum(getattr(u, attr) for u in (*self.devices, self.host))
@@ -151,6 +154,9 @@ class MemoryEstimate:
             "overhead_bytes": self.overhead_bytes,
             "total_bytes": self.total_bytes,
             "kv_bytes_per_token": self.kv_bytes_per_token,
+            "kv_bytes_per_token_marginal": (self.kv_bytes_per_token_marginal
+                                            if self.kv_bytes_per_token_marginal is not None
+                                            else self.kv_bytes_per_token),
             "devices": [u.to_dict() for u in self.devices],
             "host": {k: v for k, v in self.host.to_dict().items() if k not in ("memory_bytes",)},
             "engine_view": self.engine_view,

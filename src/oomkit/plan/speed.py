@@ -194,7 +194,8 @@ def decode_bound(est: MemoryEstimate, context: int | None = None, *, devices: tu
     weights_read = sum(read.values())
 
     # -- the KV cache of one sequence at the context, shared over the places by the cache bytes they hold
-    kv_read = (est.kv_bytes_per_token or 0) * context
+    marginal = est.kv_bytes_per_token_marginal
+    kv_read = (marginal if marginal is not None else est.kv_bytes_per_token or 0) * context
     for lu in est.layers:  # a window's worth of one sequence: the cache's bytes per cell times min(context, window)
         if lu.kind in _BOUNDED_KINDS and lu.cells and lu.index < est.model.n_layers:
             att = est.model.layers[lu.index].attention

@@ -48,8 +48,12 @@ def table(est: MemoryEstimate, explain: bool = False) -> str:
     if est.devices:
         console.print("devices: " + ", ".join(f"{u.id} {u.name}" for u in est.devices))
     console.print(t)
-    if est.kv_bytes_per_token:
-        console.print(f"KV cache per extra token of context: {fmt_bytes(est.kv_bytes_per_token)}")
+    marginal = est.kv_bytes_per_token_marginal if est.kv_bytes_per_token_marginal is not None \
+        else est.kv_bytes_per_token
+    if marginal:
+        console.print(f"KV cache per extra token of context: {fmt_bytes(marginal)}")
+    if est.kv_bytes_per_token and est.kv_bytes_per_token != marginal:
+        console.print(f"KV budget per token of the engine's capacity: {fmt_bytes(est.kv_bytes_per_token)}")
     verdict = {True: "fits", False: "does NOT fit", None: "fit unknown (no GPU memory given: use --vram or --gpu)"}
     line = f"verdict: {verdict[est.fits]}"
     if est.max_context is not None:
@@ -69,6 +73,8 @@ def _engine_view(console: Any, est: MemoryEstimate) -> None:
     for key, value in v.items():
         if isinstance(value, dict):
             value = ", ".join(f"{k} {_nested(b)}" for k, b in value.items()) or "-"
+        elif isinstance(value, list) and not all(isinstance(d, dict) for d in value):
+            value = ", ".join(str(x) for x in value) or "-"
         elif isinstance(value, list):
             value = "; ".join(", ".join(f"{k}={fmt_mib(x) if k.endswith('bytes') else x}" for k, x in d.items())
                               for d in value) or "-"

@@ -266,6 +266,19 @@ def handle_max_mamba_cache(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings,
     return rest_gib - charged / GiB, size, (size + 1) * conv, (size + 1) * ssm
 
 
+def token_charge_swa(lay: CacheLayout, s: SGLangSettings, v: Version) -> float:
+    """Bytes of the rest one token of max_total_num_tokens takes with the two hybrid-SWA pools (the cell of
+    set_num_tokens_hybrid_swa, per token of the full pool)."""
+    ratio = s.swa_full_tokens_ratio
+    if reached(v, "swa_split_by_bytes"):
+        return cell_size(lay, s, v, lay.full_layers) + ratio * cell_size(lay, s, v, lay.swa_layers)
+    # <= 0.5.8: tokens = rest // (first layer's cell x all layers), full = tokens x layers / (ratio x swa + full)
+    n_all = len(lay.full_layers) + len(lay.swa_layers)
+    first = lay.full_layers[0] if lay.full_layers else lay.swa_layers[0]
+    cell = elem_bytes(cell_row(first, lay, v), lay, s) * n_all
+    return cell * (ratio * len(lay.swa_layers) + len(lay.full_layers)) / n_all
+
+
 def set_num_tokens_hybrid_swa(lay: CacheLayout, s: SGLangSettings, v: Version, rest_bytes: int
                               ) -> tuple[int, int, int, float]:
     """Hybrid sliding-window pools: (max_total_num_tokens, full_tokens, swa_tokens, cell)."""

@@ -48,6 +48,7 @@ from .kv import (
     resize_pool,
     size_pool,
     swa_window,
+    token_charge_swa,
 )
 from .settings import Defaults, SGLangSettings, default_mem_fraction_static, parse_version
 from .weights import layer_rank_bytes, rank_weights, stage_tensors
@@ -367,7 +368,30 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
             warnings.append(f"req_to_token table ({req_bytes / GiB:.2f} GiB) exceeds the {(1 - mfs):.3f} headroom "
                             f"({run.headroom / GiB:.2f} GiB): lower --context-length or --max-running-requests")
     view = _engine_view(s, run, running, req_bytes)
-    per_token = int(sum(elem_bytes(sum(kv_row(la, lay_all)), lay_all, s) for la in lay_all.full_layers)) * world
     return MemoryEstimate(model=spec, engine="sglang", settings=_effective_settings(s, run, running),
                           devices=tuple(usages), host=Usage(id="CPU", name="host"), engine_view=view,
-                          kv_bytes_per_token=per_token, layers=_layer_uses(spec, s, run), warnings=tuple(warnings))
+                          kv_bytes_per_token=_kv_bytes_per_token(s, run),
+                          kv_bytes_per_token_marginal=_kv_bytes_per_token_marginal(s, run),
+                          layers=_layer_uses(spec, s, run), warnings=tuple(warnings))
+
+
+def _kv_bytes_per_token(s: SGLangSettings, run: _Run) -> int:
+    """What one token of max_total_num_tokens costs, over the ranks that hold it (each stage's attention-TP
+    ranks): profile_max_num_token divides the rest by cell_size, so a KV budget divided by this gives SGLang's
+    token count. Hybrid sliding-window pools charge full + swa_full_tokens_ratio x sliding layers
+    (pool_configurator.py HybridSWAPoolConfigurator; before 0.5.8 every layer priced as a full one)."""
+    total = 0.0
+    for st in run.stages:
+        lay = st.lay
+        if lay.swa_layers:
+            total += token_charge_swa(lay, s, run.v)
+        else:
+            total += cell_size(lay, s, run.v, lay.full_layers)
+    return int(total * run.lay_all.attn_tp)
+
+
+def _kv_bytes_per_token_marginal(s: SGLangSettings, run: _Run) -> int:
+    """Bytes one more token of one sequence physically adds: the full pool's layers (K and V as allocated;
+    sliding-window pools are bounded), over the ranks that hold it."""
+    total = sum(elem_bytes(sum(kv_row(la, st.lay)), st.lay, s) for st in run.stages for la in st.lay.full_layers)
+    return int(total) * run.lay_all.attn_tp

@@ -9,7 +9,7 @@ from typing import Any
 from ...errors import OomkitError
 from ...memory import Device, LayerUse, MemoryEstimate, Usage
 from ...model.spec import ModelSpec
-from ...units import GiB
+from ...units import GiB, MiB
 from ..versions import version_str
 from .config import CUDA_DRIVER_RESERVED, Resolved, pp_partition, resolve
 from .kv import (
@@ -19,6 +19,14 @@ from .kv import (
     get_num_blocks,
     kv_plan,
     raise_if_cache_size_invalid,
+)
+from .phases import (
+    Failure,
+    capture_sizes,
+    cudagraph_actual_bytes,
+    graph_count,
+    sampler_warmup_bytes,
+    startup_phases,
 )
 from .profile import (
     RankMemory,
@@ -118,6 +126,55 @@ def _with_blocks(ranks: list[_Rank], s: VllmSettings, r: Resolved) -> list[_Rank
 
 
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> VllmEstimate:
+    est = _estimate(spec, devices, s)
+    failure = est.engine_view.get("failed_phase")
+    if failure is None or not failure.get("after_kv"):
+        return est
+    # the run allocates its KV cache, then a later phase runs out: say which setting avoids it
+    fixes = _post_kv_fixes(spec, devices, s, est)
+    message = est.error + (": " + _join_fixes(fixes) if fixes else "")
+    view = dict(est.engine_view, error=message, fixes=fixes)
+    warnings = tuple(w if not w.startswith("vLLM starts, then dies") else f"vLLM starts, then dies: {message}"
+                     for w in est.warnings)
+    return replace(est, error=message, engine_view=view, warnings=warnings)
+
+
+def _post_kv_fixes(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings, est: VllmEstimate) -> list[str]:
+    """The largest --max-num-seqs (halving) and --gpu-memory-utilization (in 0.01 steps) with which every phase
+    fits, each alone; --enforce-eager when the capture is what runs out."""
+    out = []
+    seqs = est.settings["max_num_seqs"]
+    n = seqs // 2
+    while n >= 1:
+        trial = _estimate(spec, devices, replace(s, max_num_seqs=n))
+        if trial.error is None:
+            out.append(f"lower --max-num-seqs to {n}")
+            break
+        n //= 2
+    util = est.settings["gpu_memory_utilization"]
+    u = round(util - 0.01, 2)
+    while u >= 0.5:
+        trial = _estimate(spec, devices, replace(s, gpu_memory_utilization=u))
+        if trial.error is None:
+            out.append(f"lower --gpu-memory-utilization to {u:.2f}")
+            break
+        if trial.engine_view.get("failed_phase") is None:  # the KV cache no longer holds one request
+            break
+        u = round(u - 0.01, 2)
+    if est.engine_view["failed_phase"]["phase"] == "CUDA graph capture" and not s.enforce_eager:
+        out.append("add --enforce-eager (no CUDA graphs)")
+    return out
+
+
+def _join_fixes(fixes: list[str]) -> str:
+    """"lower --max-num-seqs to 256 or --gpu-memory-utilization to 0.92"."""
+    words = [fixes[0]]
+    for f in fixes[1:]:
+        words.append(f.removeprefix("lower ") if f.startswith("lower ") and words[0].startswith("lower ") else f)
+    return " or ".join(words)
+
+
+def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> VllmEstimate:
     if not devices:
         raise OomkitError("vLLM needs a GPU: give --vram or --gpu (vLLM's CPU backend is not modelled)")
     r = resolve(spec, devices, s)
@@ -173,6 +230,70 @@ def _engine_view(r: Resolved, ranks: list[_Rank], plan0: KvPlan, max_len: int) -
         view["requested_memory_bytes"] = {rk.device.id: rk.requested for rk in ranks}
     if any(rk.available is not None for rk in ranks):
         view["available_kv_cache_bytes"] = {rk.device.id: rk.available for rk in ranks}
+    return view
+
+
+def _post_kv_lines(s: VllmSettings, r: Resolved, view: dict[str, Any]) -> list[str]:
+    """What vLLM prints after the KV cache: gpu_model_runner.py capture_model's "Graph capturing finished in N
+    secs, took X GiB" (the seconds are not modelled) and, when the warm-up runs out, _dummy_sampler_run's
+    RuntimeError (0.8.0+, PR #14728)."""
+    out = []
+    failed = view.get("failed_phase") or {}
+    cg = view.get("cudagraph_actual_bytes") or 0
+    if cg and failed.get("phase") != "CUDA graph capture":
+        took = f"{format_gib(cg, r.version)} GiB" if r.v1 else f"{cg / GiB:.2f} GiB"
+        out.append(f"Graph capturing finished in N secs, took {took}")
+    if failed.get("phase") == "sampler warm-up":
+        out.append(f"RuntimeError: CUDA out of memory occurred when warming up sampler with "
+                   f"{view['sampler_warmup_requests']} dummy requests. Please try lowering `max_num_seqs` or "
+                   "`gpu_memory_utilization` when initializing the engine.")
+    elif failed.get("phase") == "CUDA graph capture":
+        out.append("torch.OutOfMemoryError: CUDA out of memory (during CUDA graph capture)")
+    return out
+
+
+def _kv_allocated(rk: _Rank, num_blocks: int | None, r: Resolved) -> int:
+    """The KV cache one rank allocates: num_blocks (the minimum over ranks) of its pool (V1 initialize_kv_cache;
+    V0 CacheEngine)."""
+    if num_blocks is None or not rk.plan.layers:
+        return 0
+    if r.v1:
+        return num_blocks * rk.plan.bytes_per_block
+    return num_blocks * rk.plan.block_size * sum(sp.bytes_per_token for sp in rk.plan.layers.values())
+
+
+def _phases(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank], num_blocks: int | None,
+            error: str | None) -> tuple[dict[str, tuple], tuple[_Rank, Failure] | None]:
+    """Each rank's start-up phases (phases.py) and the first rank / phase that runs past the device's memory.
+    Nothing after a refusal: vLLM stops there."""
+    out: dict[str, tuple] = {}
+    failure = None
+    for rk in ranks:
+        kv = _kv_allocated(rk, num_blocks, r) if error is None else 0
+        ph, f = startup_phases(spec, s, r, rk.total, rk.memory, kv, last_stage=rk.stage == r.pp - 1)
+        out[rk.device.id] = ph
+        if f is not None and failure is None and error is None:
+            failure = (rk, f)
+    return out, failure
+
+
+def _phase_view(spec: ModelSpec, s: VllmSettings, r: Resolved, phases: dict[str, tuple],
+                failure: tuple[_Rank, Failure] | None) -> dict[str, Any]:
+    pw, full = graph_count(spec, s, r)
+    view: dict[str, Any] = {
+        "phases": [dict(device=dev, **p.to_dict()) for dev, ph in phases.items() for p in ph],
+        "cudagraph_capture_sizes": list(capture_sizes(spec, s, r)),
+        "cudagraph_piecewise_graphs": pw,
+        "cudagraph_full_graphs": full,
+        "cudagraph_actual_bytes": 0 if s.enforce_eager else cudagraph_actual_bytes(spec, s, r),
+        "sampler_warmup_requests": min(r.max_num_seqs, r.max_num_batched_tokens) if r.v1 else None,
+        "sampler_warmup_bytes": sampler_warmup_bytes(spec, s, r),
+        "failed_phase": None,
+    }
+    if failure is not None:
+        rk, f = failure
+        view["failed_phase"] = {"device": rk.device.id, "phase": f.phase, "needed_bytes": f.needed,
+                                "left_bytes": f.left, "short_bytes": f.needed - f.left, "after_kv": f.after_kv}
     return view
 
 
@@ -242,15 +363,28 @@ def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank],
     num_blocks = min((rk.num_blocks for rk in ranks if rk.num_blocks is not None and rk.plan.layers), default=None)
     plan0 = next((rk.plan for rk in ranks if rk.plan.layers), ranks[0].plan)
     view = _engine_view(r, ranks, plan0, max_len)
+    phases, failure = _phases(spec, s, r, ranks, num_blocks, error)
+    view.update(_phase_view(spec, s, r, phases, failure))
+    reported_error = error  # vLLM reports the KV cache before the phases that run after it
+    if failure is not None and error is None:
+        rk, f = failure
+        what = ("KV cache allocated, then " if f.after_kv else "") + f"the {f.phase} needs {f.needed / MiB:,.0f} MiB " \
+            f"with {f.left / MiB:,.0f} MiB left on {rk.device.id}"
+        error = what
+        warnings.append(f"vLLM starts, then dies: {what}" if f.after_kv else f"vLLM runs out of memory: {what}")
     lines = [f"Model loading took {_loading_str(ranks[0].weights, r)}"]
+    if r.v1 and r.version >= (0, 19, 0) and not s.enforce_eager and ranks[0].memory.cudagraph:
+        # gpu_model_runner.py profile_cudagraph_memory (0.19+): printed, subtracted from 0.21
+        lines.append(f"Estimated CUDA graph memory: {format_gib(ranks[0].memory.cudagraph, r.version)} GiB total")
     if ranks[0].available is not None and r.v1:
         lines.append(f"Available KV cache memory: {format_gib(ranks[0].available, r.version)} GiB")
     # V1 raises before it reports the cache (kv_cache_utils.py check_enough_kv_cache_memory runs first); V0
     # prints its block counts and then refuses
-    if num_blocks is not None and (error is None or not r.v1):
+    if num_blocks is not None and (reported_error is None or not r.v1):
         report, figures = _report_kv_cache_config(s, r, plan0, num_blocks, max_len)
         view.update(figures)
         lines += report
+        lines += _post_kv_lines(s, r, view)
     # one request at max_model_len, and max_num_seqs of them: what the KV cache must hold at least
     need_one = {rk.device.id: rk.plan.needed(max_len, batched) for rk in ranks}
     need_many = {rk.device.id: _needed_many(rk.plan, max_len, batched, r) for rk in ranks}
@@ -262,7 +396,8 @@ def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank],
         view["error"] = error
         if check.estimated_len is not None:
             view["estimated_max_model_len"] = check.estimated_len
-        warnings.append(f"vLLM refuses to start: {error}")
+        if reported_error is not None:
+            warnings.append(f"vLLM refuses to start: {error}")
     if not known and s.kv_cache_memory_bytes is None:
         warnings.append("no GPU memory given: the KV cache shown is what one max_model_len request needs "
                         f"({max_len} tokens); {r.max_num_seqs} such requests need "
@@ -279,7 +414,8 @@ def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank],
                     enable_prefix_caching=r.prefix_caching, block_size=plan0.block_size, dtype=r.dtype,
                     engine_version=version_str(r.version))
     return VllmEstimate(model=spec, engine="vllm", settings=settings, devices=tuple(usages), host=host,
-                        engine_view=view, kv_bytes_per_token=_kv_bytes_per_token(ranks),
+                        engine_view=view, kv_bytes_per_token=_kv_bytes_per_token(ranks, r, max_len),
+                        kv_bytes_per_token_marginal=_kv_bytes_per_token_marginal(ranks, r),
                         layers=_layer_uses(spec, ranks, num_blocks), warnings=tuple(warnings), error=error)
 
 
@@ -298,12 +434,45 @@ def _loading_str(weights: int, r: Resolved) -> str:
     return f"{weights / GiB:.4f} GiB"
 
 
-def _kv_bytes_per_token(ranks: list[_Rank]) -> int | None:
-    """Bytes one more token of one sequence costs over all ranks (full-attention and MLA layers; sliding,
-    chunked and Mamba layers are bounded)."""
+def _replica(ranks: list[_Rank], r: Resolved) -> list[_Rank]:
+    """The TP x PP ranks of one data-parallel replica: a request's KV lives in one replica only."""
+    return ranks[: r.tp * r.pp]
+
+
+def _charge_per_token(plan: KvPlan, r: Resolved, max_len: int) -> float:
+    """Bytes of this rank's KV budget one token of the engine's printed capacity ("GPU KV cache size") takes.
+
+    V0 (worker/cache_engine.py get_cache_block_size): every layer, block_size x per-token bytes per block.
+    V1 up to 0.20 (v1/core/kv_cache_utils.py _report_kv_cache_config): tokens = num_blocks // n_groups x
+    block_size, num_blocks = available // (page x layers per group) (get_num_blocks), so a token costs
+    page x layers per group x groups / block_size: on a hybrid model every group pays, sliding ones included
+    (gemma-3-27b: 7 groups of 10 layers, i.e. 70 layers' worth for 62 layers, 10 of them full attention).
+    0.21+: tokens = int(max_concurrency x max_model_len) with max_concurrency = num_blocks / the blocks one
+    max_model_len request draws (get_max_concurrency_for_kv_cache_config), so the charge depends on
+    max_model_len (sliding groups stop growing past window + max_num_batched_tokens)."""
+    if not plan.layers:
+        return 0.0
+    if not r.v1:
+        return float(sum(sp.bytes_per_token for sp in plan.layers.values()))
+    if r.at_least("cudagraph_budget"):
+        bpr = plan.blocks_per_request(max_len, r.max_num_batched_tokens)
+        return plan.bytes_per_block * bpr / max_len if max_len else 0.0
+    return plan.bytes_per_block * plan.n_groups / plan.block_size
+
+
+def _kv_bytes_per_token(ranks: list[_Rank], r: Resolved, max_len: int) -> int | None:
+    """What one token of vLLM's own capacity costs, over the ranks of one replica: a KV budget divided by it
+    gives the "GPU KV cache size" vLLM prints (to the block)."""
+    total = sum(_charge_per_token(rk.plan, r, max_len) for rk in _replica(ranks, r))
+    return round(total) if total else None
+
+
+def _kv_bytes_per_token_marginal(ranks: list[_Rank], r: Resolved) -> int | None:
+    """Bytes one more token of one sequence physically adds, over the ranks of one replica (full-attention and
+    MLA layers; sliding, chunked and Mamba layers are bounded). Equal to the charge on uniform models."""
     total = 0
     linear = False
-    for rk in ranks:
+    for rk in _replica(ranks, r):
         for sp in rk.plan.layers.values():
             if sp.kind in ("full", "mla"):
                 total += sp.bytes_per_token

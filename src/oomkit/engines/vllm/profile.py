@@ -51,7 +51,6 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     tokens, then _dummy_sampler_run on min(max_num_seqs, tokens) rows of full-vocabulary logits with top-k and
     top-p; MoE layers keep the fused-MoE workspace (T x top_k x (max(2N, H) + N)) alive."""
     T = r.max_num_batched_tokens
-    S = min(r.max_num_seqs, T)
     b = r.dtype_bytes
     h = spec.n_embd
     trunk = spec.trunk_layers
@@ -61,12 +60,32 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     forward = T * b * (3 * ff_rank + k_hidden * h)
     moe = [layer.ffn for layer in trunk if layer.ffn.is_moe]
     ws = 0.0
-    if moe:
+    if moe and not _triton_mxfp4_moe(spec, r):
         f = max(moe, key=lambda x: x.n_ff_expert * x.n_experts_used)
         n_rank = f.n_ff_expert if s.enable_expert_parallel else f.n_ff_expert / r.tp
         ws = T * f.n_experts_used * (max(2 * n_rank, h) + n_rank) * b
     if not last_stage:
         return int(forward + ws)
+    sampler = sampler_bytes(spec, s, r) + T * h * b
+    return int(max(forward, sampler) + ws)
+
+
+def _triton_mxfp4_moe(spec: ModelSpec, r: Resolved) -> bool:
+    """MXFP4 experts on Hopper from 0.10.2 run through triton_kernels' matmul_ogs (fused_moe/oracle/mxfp4.py),
+    which keeps no fused-MoE workspace beside the sampler: the profiled peak of gpt-oss-20b is the sampler's alone
+    (2.87 GiB at TP1 and TP2, llm-d v0.19.0 H100 logs)."""
+    cc = r.cc or (9, 0)
+    return cc[0] == 9 and r.version >= (0, 10, 2) and any(
+        t.dtype.lower() == "mxfp4" and "_exps" in t.name for t in spec.weights.tensors)
+
+
+def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
+    """What the sampler holds on min(max_num_seqs, max_num_batched_tokens) rows of full-vocabulary logits
+    (v1/worker/gpu_model_runner.py _dummy_sampler_run; v1/sample/ops/topk_topp_sampler.py): the logits in the
+    model dtype, their float32 copy, the top-k/top-p temporaries, the probabilities and the exponential noise
+    of random_sample, per (row x vocabulary) element."""
+    S = min(r.max_num_seqs, r.max_num_batched_tokens)
+    b = r.dtype_bytes
     if not r.v1:
         per_elem = SAMPLER_BYTES_V0
     elif r.at_least("sampler_triton") or s.use_flashinfer_sampler:
@@ -76,8 +95,7 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
         # (VLLM_USE_FLASHINFER_SAMPLER unset), which depends on the installation: the heavier path is assumed
         # (gpt-oss-120b on 0.10.1 needs it to reproduce its -2.14 GiB; vllm#23278)
         per_elem = SAMPLER_BYTES_SORT + b
-    sampler = S * spec.n_vocab * per_elem + T * h * b
-    return int(max(forward, sampler) + ws)
+    return int(S * spec.n_vocab * per_elem)
 
 
 def non_torch_bytes(r: Resolved) -> int:

@@ -1,0 +1,146 @@
+"""vLLM's start-up, phase by phase, on one GPU (rank): what each phase holds, whether vLLM's
+gpu_memory_utilization budget counts it, and what is left after it. The budget (profile.py) sizes the KV cache;
+two phases run after the KV cache is allocated (v1/worker/gpu_worker.py compile_or_warm_up_model): CUDA-graph
+capture (capture_model) and the sampler warm-up (_dummy_sampler_run on min(max_num_seqs,
+max_num_batched_tokens) dummy requests, "called after capture_model on purpose"). Before 0.21 neither is in the
+budget: they live in the (1 - gpu_memory_utilization) headroom plus what the profile run's peak gave back, and a
+run can allocate its KV cache and then die ("CUDA out of memory occurred when warming up sampler with 1024 dummy
+requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization`").
+
+Budget membership by release (gpu_worker.py determine_available_memory, utils/mem_utils.py memory_profiling):
+  CUDA context (and NCCL's communicator at TP/PP > 1): allocated before the worker-init snapshot, outside;
+  weights, profile-run peak, non-torch increase (custom all-reduce / NCCL buffers, cuBLAS workspaces): inside;
+  KV cache: the budget's remainder;
+  CUDA graphs: outside up to 0.20 (0.19 prints "Estimated CUDA graph memory" but does not subtract it, unless
+    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1); from 0.21 the estimate is inside and what capture takes beyond
+    the estimate is outside;
+  sampler warm-up (V1): outside, transient. V0 has no separate warm-up (its profile run samples).
+PyTorch's caching allocator rounds large blocks to 2 MiB and keeps freed blocks reserved; that fragmentation is
+what the fitted warm-up factor below absorbs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...model.spec import ModelSpec
+from ...units import MiB
+from .config import Resolved
+from .profile import RankMemory, cudagraphs_in_budget, sampler_bytes
+from .settings import VllmSettings
+
+# CUDA-graph pool per captured graph ("Graph capturing finished in N secs, took X GiB"), fitted on the llm-d
+# v0.19.0 H100 logs: gpt-oss-20b TP1 1.84 GiB for 166 graphs (83 PIECEWISE + 83 FULL); held out: gemma-2-9b
+# 1.09, gemma-3-27b 1.14 (102 graphs each; 1.10 predicted), gpt-oss-20b TP2 1.55 (1.78 predicted).
+CG_GRAPH_BYTES = 11 * MiB
+# The sampler warm-up needs this many times the sampler's own tensors (sampler_bytes) once the caching
+# allocator's fragments are counted: at the failure of gpt-oss-20b TP1 (0.19.0, util 0.95) 2.19 GiB were
+# allocated, 786 MiB requested, 1.78 GiB reserved but unusable, with 4.48 GiB free before the warm-up
+# (lower bound 1.57); gemma-2-9b at util 0.95 survived with 6.00 GiB free before it (upper bound 1.66).
+# 1.62 sits between; held out: gpt-oss-20b TP2 at 0.95 (dies) and 0.90 (starts), gemma-3-27b at 0.95 (starts).
+SAMPLER_WARMUP_FACTOR = 1.62
+
+
+def capture_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, ...]:
+    """The batch sizes vLLM captures CUDA graphs for (config/vllm.py _set_cudagraph_sizes; V0
+    worker/model_runner.py _BATCH_SIZES_TO_CAPTURE). None with --enforce-eager."""
+    if s.enforce_eager:
+        return ()
+    if not r.v1:  # V0: [1, 2, 4] + multiples of 8 up to 256, no larger than max_num_seqs
+        sizes = [1, 2, 4] + list(range(8, 257, 8))
+        return tuple(x for x in sizes if x <= max(r.max_num_seqs, 1))
+    top = s.max_cudagraph_capture_size
+    if top is None:
+        top = min(r.max_num_seqs * 2, 512)  # max_cudagraph_capture_size default (cuda_graph_sizes before 0.12)
+        if spec.architecture == "gpt-oss" and r.version >= (0, 12, 0):
+            top = 1024  # model_executor/models/config.py: "Overriding max cuda graph capture size to 1024"
+    top = min(top, r.max_num_batched_tokens)
+    if r.version >= (0, 12, 0):  # 1, 2, 4, steps of 8 to 248, steps of 16 from 256
+        sizes = [1, 2, 4] + list(range(8, 256, 8)) + list(range(256, top + 1, 16))
+    else:  # 1, 2, 4, then steps of 8
+        sizes = [1, 2, 4] + list(range(8, top + 1, 8))
+    return tuple(x for x in sizes if x <= top)
+
+
+def graph_count(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, int]:
+    """(PIECEWISE graphs, FULL graphs). config/compilation.py cudagraph_mode: PIECEWISE up to 0.10,
+    FULL_AND_PIECEWISE from 0.11 (FULL graphs for uniform decode batches, at most max_num_seqs); V0 captures
+    whole-model graphs (counted as FULL)."""
+    sizes = capture_sizes(spec, s, r)
+    if not r.v1:
+        return 0, len(sizes)
+    full = sum(1 for x in sizes if x <= r.max_num_seqs) if r.version >= (0, 11, 0) else 0
+    return len(sizes), full
+
+
+def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
+    """What capture_model takes (the "took X GiB" of "Graph capturing finished")."""
+    pw, full = graph_count(spec, s, r)
+    return CG_GRAPH_BYTES * (pw + full)
+
+
+def sampler_warmup_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
+    """The peak the post-capture sampler warm-up needs (V1 only; the last pipeline stage only)."""
+    if not r.v1:
+        return 0
+    return int(SAMPLER_WARMUP_FACTOR * sampler_bytes(spec, s, r))
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One start-up phase on one GPU: its bytes, whether the utilization budget counts them, whether they stay
+    (transient: freed at the end of the phase) and the device memory free once the phase has run (at its peak
+    for a transient phase); None when the GPU's memory is not known."""
+
+    name: str
+    bytes: int
+    in_budget: bool
+    transient: bool = False
+    free_after: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"phase": self.name, "bytes": self.bytes, "in_budget": self.in_budget, "transient": self.transient,
+                "free_after_bytes": self.free_after}
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The first phase that runs past the device's memory: its name, what it needs, what was left."""
+
+    phase: str
+    needed: int
+    left: int
+    after_kv: bool
+
+
+def startup_phases(spec: ModelSpec, s: VllmSettings, r: Resolved, total: int | None, m: RankMemory, kv: int,
+                   last_stage: bool) -> tuple[tuple[Phase, ...], Failure | None]:
+    """The phases of one rank in vLLM's order, with the free memory after each, and the first that fails."""
+    budget_cg = cudagraphs_in_budget(s, r)
+    cg_actual = 0 if s.enforce_eager else cudagraph_actual_bytes(spec, s, r)
+    if budget_cg:
+        cg_actual = max(cg_actual, m.cudagraph)
+    warmup = sampler_warmup_bytes(spec, s, r) if last_stage else 0
+    steps: list[tuple[str, int, bool, bool]] = [
+        ("CUDA context", m.context, False, False),
+        ("weights", m.weights, True, False),
+        ("profile run (activation peak)", m.activation, True, True),
+        ("non-torch memory (NCCL / custom all-reduce buffers, cuBLAS)", m.non_torch, True, False),
+        ("KV cache", kv, True, False),
+    ]
+    if cg_actual:
+        steps.append(("CUDA graph capture", cg_actual, budget_cg, False))
+    if warmup:
+        steps.append(("sampler warm-up", warmup, False, True))
+    phases: list[Phase] = []
+    failure: Failure | None = None
+    free = total
+    for name, n, inside, transient in steps:
+        after = None if free is None else free - n
+        phases.append(Phase(name, n, inside, transient, after))
+        if after is not None and after < 0 and failure is None and name not in ("weights", "KV cache"):
+            # the weights not fitting and the KV budget running out are vLLM's own refusals (profile.py, kv.py)
+            failure = Failure(name, n, max(free, 0), after_kv=name in ("CUDA graph capture", "sampler warm-up"))
+        if free is not None and not transient:
+            free = after
+    return tuple(phases), failure
