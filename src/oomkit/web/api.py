@@ -180,16 +180,14 @@ def model_argv(p: Mapping[str, Any], extra: tuple[str, ...] = ()) -> list[str]:
 
 
 def _request(p: Mapping[str, Any], extra_options: dict[str, bool] | None = None, extra: tuple[str, ...] = (),
-             default_model: str | None = None) -> ModelRequest:
-    _refuse_upload_paths(p)
+             default_model: str | None = None, local: bool = False) -> ModelRequest:
+    """local: the caller is the machine's own user (the MCP server over stdio), who may name files as on the CLI."""
+    if not local:
+        refuse_path(_field(p, "model"))
     req = parse_model_request(model_argv(p, extra), extra_options=extra_options, default_model=default_model)
-    refuse_path(req.model)
+    if not local:
+        refuse_path(req.model)
     return req
-
-
-def _refuse_upload_paths(p: Mapping[str, Any]) -> None:
-    for name in ("model",):
-        refuse_path(_field(p, name))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -206,7 +204,7 @@ class Answer:
         return json.loads(self.json)
 
 
-def estimate(p: Mapping[str, Any]) -> Answer:
+def estimate(p: Mapping[str, Any], local: bool = False) -> Answer:
     """`oomkit estimate ... --json`; with `config` (an uploaded config.json's object), that model, as the CLI reads
     the file."""
     if p.get("config") is not None:
@@ -217,14 +215,14 @@ def estimate(p: Mapping[str, Any]) -> Answer:
         est = estimate_model(spec, req.engine, settings=req.settings, vram=req.opts.get("--vram"),
                              gpu=req.opts.get("--gpu"))
         return Answer(est, render.to_json(est), None)
-    req = _request(p)
+    req = _request(p, local=local)
     est: MemoryEstimate = req.estimate()
     return Answer(est, render.to_json(est), req)
 
 
-def check_fit(p: Mapping[str, Any]) -> Answer:
+def check_fit(p: Mapping[str, Any], local: bool = False) -> Answer:
     """`oomkit check ... --json` (against the given hardware, else this machine's GPUs, else the reference card)."""
-    req = _request(p, default_model="llama3.1:8b")
+    req = _request(p, default_model="llama3.1:8b", local=local)
     result: CheckResult = check(req.model, req.engine, quant=req.quant, settings=req.settings,
                                 vram=req.opts.get("--vram"), gpu=req.opts.get("--gpu"))
     return Answer(result, check_report.to_json(result), req)
@@ -286,10 +284,10 @@ def _plan_opts(p: Mapping[str, Any]) -> tuple[str, ...]:
     return ("min_ctx", "concurrency", "reserve", "headroom", "nodes", "ram", "limit")
 
 
-def plan_options(p: Mapping[str, Any]) -> Answer:
+def plan_options(p: Mapping[str, Any], local: bool = False) -> Answer:
     """`oomkit plan MODEL ... --json`."""
     extra = _plan_opts(p)
-    req = _request(p, extra_options=_PLAN_OPTIONS, extra=extra)
+    req = _request(p, extra_options=_PLAN_OPTIONS, extra=extra, local=local)
     devices = _plan_args.devices(req.opts)
     goals = _plan_args.goals(req.opts)
     result: Plan = plan(req.model, req.engine, devices=devices, goals=goals, settings=req.settings, quant=req.quant,
@@ -297,7 +295,7 @@ def plan_options(p: Mapping[str, Any]) -> Answer:
     return Answer(result, plan_report.to_json(result), req)
 
 
-def fit_command(p: Mapping[str, Any]) -> Answer:
+def fit_command(p: Mapping[str, Any], local: bool = False) -> Answer:
     """`oomkit fit --vram ... --json -- COMMAND`."""
     command = _field(p, "command", MAX_COMMAND_CHARS)
     if command is None:
@@ -305,8 +303,8 @@ def fit_command(p: Mapping[str, Any]) -> Answer:
     argv = _split(command, "command")
     if not argv:
         raise OomkitError("give the engine command, e.g. llama-server -m qwen3:8b -c 32768")
-    parsed = parse_command(argv, None)
-    refuse_path(parsed.model)
+    if not local:
+        refuse_path(parse_command(argv, None).model)
     opts: dict[str, Any] = {}
     for name in ("vram", "reserve", "headroom"):
         v = _size_field(p, name, many=name == "vram")

@@ -1,0 +1,102 @@
+"""The same operations as an MCP server (stdio), for a coding agent that is about to launch a model and can ask
+first: estimate, check, fit, plan, diagnose and models, each a tool whose input schema comes from its signature and
+whose answer is the CLI's `--json` text for the same input (through web/api.py, as the web API's is).
+
+The server runs as the machine's own user over stdio, so model files may be named as on the command line. The
+`mcp` package (the `mcp` extra) is imported only here: mcp 2's MCPServer, or mcp 1's FastMCP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+try:  # mcp >= 2
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+except ImportError:  # mcp 1.x
+    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef]
+    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
+
+from ..errors import OomkitError
+from . import api
+
+INSTRUCTIONS = ("oomkit: exactly how much GPU memory an LLM takes with an engine (llama.cpp, Ollama, vLLM, SGLang, "
+                "transformers, MLX) and its settings. Before launching a model, call `check` (will it fit this "
+                "machine?) or `estimate` with the engine command you are about to run; `fit` rewrites a command "
+                "that does not fit; `plan` lists the settings that fit; `diagnose` reads an out-of-memory error. "
+                "Sizes in the answers are integers in bytes.")
+
+
+def _answer(fn: Callable[[], api.Answer]) -> str:
+    try:
+        return fn().json
+    except OomkitError as e:
+        raise ToolError(" ".join(str(e).split())) from None
+    except RecursionError:
+        raise ToolError("the input is nested too deeply to read") from None
+
+
+def _fields(**kw: Any) -> dict[str, Any]:
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def build_server() -> Any:
+    server = MCPServer("oomkit", instructions=INSTRUCTIONS)
+
+    @server.tool(structured_output=False)
+    def estimate(model: str | None = None, engine: str | None = None, ctx: int | None = None,
+                 quant: str | None = None, kv_type: str | None = None, parallel: int | None = None,
+                 vram: str | None = None, gpu: str | None = None, engine_version: str | None = None,
+                 command: str | None = None, flags: str | None = None) -> str:
+        """Memory of a model with an engine and settings, per device (`oomkit estimate --json`). Give `model`
+        (catalog name, Ollama tag, HF id or a local .gguf / config.json) with options, or `command`: a whole engine
+        command line ("llama-server -m model.gguf -c 32768 -fa on", "vllm serve Qwen/Qwen3-8B --max-model-len
+        32768"). vram: "24GiB" or "24GiB,24GiB" per GPU; gpu: catalog names ("RTX 4090", "2x H100"); flags: the
+        engine's own options as typed."""
+        return _answer(lambda: api.estimate(_fields(model=model, engine=engine, ctx=ctx, quant=quant, kv_type=kv_type,
+                                                    parallel=parallel, vram=vram, gpu=gpu,
+                                                    engine_version=engine_version, command=command, flags=flags),
+                                            local=True))
+
+    @server.tool(structured_output=False)
+    def check(model: str | None = None, engine: str | None = None, ctx: int | None = None, quant: str | None = None,
+              kv_type: str | None = None, parallel: int | None = None, vram: str | None = None,
+              gpu: str | None = None, command: str | None = None, flags: str | None = None) -> str:
+        """Will it fit on this machine's GPUs (free memory), or on `vram` / `gpu`? The verdict, the headroom and
+        the largest context (`oomkit check --json`)."""
+        return _answer(lambda: api.check_fit(_fields(model=model, engine=engine, ctx=ctx, quant=quant,
+                                                     kv_type=kv_type, parallel=parallel, vram=vram, gpu=gpu,
+                                                     command=command, flags=flags), local=True))
+
+    @server.tool(structured_output=False)
+    def fit(command: str, vram: str | None = None, gpu: str | None = None, reserve: str | None = None,
+            headroom: str | None = None, min_ctx: int | None = None) -> str:
+        """Rewrite an engine command so that it fits, changing as little as possible (`oomkit fit --json --
+        COMMAND`): the KV cache type, the context, the weight format, part of the model in system RAM."""
+        return _answer(lambda: api.fit_command(_fields(command=command, vram=vram, gpu=gpu, reserve=reserve,
+                                                       headroom=headroom, min_ctx=min_ctx), local=True))
+
+    @server.tool(structured_output=False)
+    def plan(model: str, engine: str | None = None, gpu: str | None = None, vram: str | None = None,
+             min_ctx: int | None = None, concurrency: int | None = None, quant: str | None = None,
+             limit: int | None = None) -> str:
+        """The settings that fit, best first, each with its launch command, memory, headroom, decode speed bound
+        and published quality cost (`oomkit plan MODEL --json`)."""
+        return _answer(lambda: api.plan_options(_fields(model=model, engine=engine, gpu=gpu, vram=vram,
+                                                        min_ctx=min_ctx, concurrency=concurrency, quant=quant,
+                                                        limit=limit), local=True))
+
+    @server.tool(structured_output=False)
+    def diagnose(text: str) -> str:
+        """Read an out-of-memory error or a whole engine log: the program, the stage that ran out, its numbers in
+        bytes and the fix (`oomkit diagnose --json`)."""
+        return _answer(lambda: api.diagnose_text({"text": text}))
+
+    @server.tool(structured_output=False)
+    def models(q: str | None = None, family: str | None = None, kind: str | None = None) -> str:
+        """Search the built-in model catalog by name, HF id, alias, Ollama tag or family; kind: full, sliding,
+        chunked, latent, recurrent or moe (`oomkit models --json`)."""
+        return _answer(lambda: api.models(_fields(q=q, family=family, kind=kind)))
+
+    return server
