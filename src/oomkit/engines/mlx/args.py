@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import OomkitError
-from ...flags import flag_value
+from ...flags import check_settings, flag_value
 from ...model import catalog
 from ..command import Opt, Syntax, defaults, format_flags, rewrite, values_of
 from .settings import GENERATE_MAX_TOKENS, SERVER_MAX_TOKENS, MlxSettings
@@ -121,7 +121,7 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None, program: str 
         bits = bits_from_name(model)
         if bits:
             opts["q_bits"] = bits
-    return base_model(model), None, MlxSettings(**opts)
+    return base_model(model), None, check_settings(MlxSettings(**opts))
 
 
 def flag_takes_value(name: str, following: str | None) -> bool:

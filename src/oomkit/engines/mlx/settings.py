@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...errors import OomkitError
+from ...errors import OomkitError, SettingsError
+from ...flags import INT32_MAX, Limit
 from ...model.spec import ModelSpec
 from ...quant.dtypes import FLOAT_BYTES, unquantized_dtype
 
@@ -26,10 +27,32 @@ NORM_DTYPES = ("float16", "bfloat16")
 NEUTRAL = {"ctx": "context_length", "parallel": "batch", "engine_version": "engine_version"}
 
 
+# oomkit's ceiling on the model calls of one run (prefill chunks + generated tokens): updates_for lists each one
+# and the estimate steps through them, about 4 us a call; mlx_lm itself has none
+MAX_CALLS = 1 << 18
+
+
 @dataclass(frozen=True)
 class MlxSettings:
     """mlx_lm's options by their own names (generate.py / server.py argparse defaults; generate_step's for
     prefill_step_size). context_length and prompt_tokens are oomkit's: prompt + generated tokens, and the prompt."""
+
+    PROGRAM = "mlx_lm"  # class attributes, not fields (no annotation)
+    # What mlx_lm accepts, held by flags.check_settings (flags and API arguments alike); the model calls of a run
+    # have oomkit's ceiling, MAX_CALLS (resolve).
+    LIMITS = {
+        "max_tokens": Limit(0, INT32_MAX, "--max-tokens"),
+        "prompt_tokens": Limit(1, INT32_MAX, ""),
+        "context_length": Limit(1, INT32_MAX, "--ctx"),
+        "max_kv_size": Limit(1, INT32_MAX, "--max-kv-size"),
+        "kv_group_size": Limit(1, 1 << 16, "--kv-group-size"),
+        "quantized_kv_start": Limit(0, INT32_MAX, "--quantized-kv-start"),
+        "prefill_step_size": Limit(1, INT32_MAX, "--prefill-step-size"),
+        "batch": Limit(1, 1 << 16, "--decode-concurrency"),
+        "q_group_size": Limit(1, 1 << 16, "--q-group-size"),
+        "wired_limit_mb": Limit(0, 1 << 30, ""),
+        "max_buffer_length": Limit(1, 1 << 60, ""),
+    }
 
     program: str = "mlx_lm.generate"  # mlx_lm.generate | mlx_lm.server
     max_tokens: int | None = None  # --max-tokens / -m; None: 100 (generate), 512 (server)
@@ -130,6 +153,11 @@ def resolve(spec: ModelSpec, s: MlxSettings) -> Resolved:
         if total <= max_tokens:
             max_tokens = total - 1
         prompt = total - max_tokens
+    calls = -(-max(prompt - 1, 0) // s.prefill_step_size) + 1 + max_tokens
+    if calls > MAX_CALLS:
+        raise SettingsError(f"a run of {prompt:,} prompt tokens in steps of {s.prefill_step_size:,} and {max_tokens:,} "
+                            f"generated tokens is {calls:,} model calls; oomkit steps through at most {MAX_CALLS:,} "
+                            "(raise --prefill-step-size or lower --max-tokens)")
     dtype = checkpoint_dtype(spec)
     return Resolved(prompt=prompt, max_tokens=max_tokens, total=prompt + max_tokens, dtype=dtype,
                     dtype_bytes=FLOAT_BYTES[dtype],

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ...errors import OomkitError
-from ...flags import flag_value
+from ...flags import check_settings, flag_value
 from ...units import GiB, MiB, parse_size
 from ..command import Opt, Syntax, defaults, format_flags, rewrite, values_of
 from .settings import TransformersSettings, parse_version
@@ -93,7 +93,7 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
         else:
             opts[fld] = value
         i += 1
-    return None, None, TransformersSettings(**opts)
+    return None, None, check_settings(TransformersSettings(**opts))
 
 
 def flag_takes_value(name: str, following: str | None) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...errors import OomkitError
+from ...flags import INT32_MAX, Limit
 from ...model.spec import ModelSpec
 from ...model.weights import is_gguf_format
 from ...quant.dtypes import FLOAT_BYTES, canonical, unquantized_dtype
@@ -69,6 +70,25 @@ class TransformersSettings:
     kv_cache_dtype is oomkit's shorthand for the engine-neutral --kv-type: "auto" (the model dtype), "fp8"
     (cache_implementation="quantized", backend fp8), "int4"/"int2" (quantized, backend quanto with that nbits).
     """
+
+    PROGRAM = "transformers"  # class attributes, not fields (no annotation)
+    # What transformers accepts, held by flags.check_settings (flags and API arguments alike): counts from 1
+    # (GenerationConfig.validate), logits_to_keep and residual_length from 0; no upper bounds of its own, so
+    # oomkit's: 2^31 - 1 tokens, 2^20 sequences.
+    LIMITS = {
+        "max_length": Limit(1, INT32_MAX, "--max-length"),
+        "max_new_tokens": Limit(1, INT32_MAX, "--max-new-tokens"),
+        "prompt_tokens": Limit(1, INT32_MAX, "--prompt-tokens"),
+        "batch_size": Limit(1, 1 << 20, "--batch-size"),
+        "num_beams": Limit(1, 1 << 16, "--num-beams"),
+        "num_return_sequences": Limit(1, 1 << 16, "--num-return-sequences"),
+        "max_cache_len": Limit(1, INT32_MAX, "--max-cache-len"),
+        "cache_nbits": Limit(1, 8, "--cache-nbits"),
+        "q_group_size": Limit(1, 1 << 16, "--q-group-size"),
+        "residual_length": Limit(0, INT32_MAX, "--residual-length"),
+        "logits_to_keep": Limit(0, INT32_MAX, "--logits-to-keep"),
+        "prefill_chunk_size": Limit(1, INT32_MAX, "--prefill-chunk-size"),
+    }
 
     max_length: int | None = None  # prompt + max_new_tokens (GenerationConfig.max_length); None: the trained context
     max_new_tokens: int = 20  # GenerationConfig: max_length=20 -> 20 new tokens when nothing is set
