@@ -33,6 +33,7 @@ def oomkit_figures(spec, s: dict[str, Any]) -> dict[str, Any]:
         n_ctx=s["n_ctx"], n_batch=s["n_batch"], n_ubatch=s["n_ubatch"], n_parallel=s["n_seq_max"],
         kv_unified=s["kv_unified"], cache_type_k=s["type_k"], cache_type_v=s["type_v"],
         flash_attn=s["flash_attn"], swa_full=s["swa_full"], mmap=s["use_mmap"],
+        repack=s.get("use_extra_bufts", False),  # the harness loads without CPU_REPACK unless asked
     )
     v = est.engine_view
     return {

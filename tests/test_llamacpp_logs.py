@@ -27,6 +27,6 @@ def test_gpu_log(path):
     assert mib(v["kv_buffer_bytes"]["CUDA0"]) == p["cuda0_kv_mib"]
     assert (mib(v["k_bytes"]), mib(v["v_bytes"])) == (p["k_mib"], p["v_mib"])
     assert mib(v["output_buffer_bytes"]) == p["output_mib"]
-    for key, dev in (("cuda0_compute_mib", "CUDA0"), ("cuda_host_compute_mib", "CUDA0_Host")):
+    for key, dev in (("cuda0_compute_mib", "CUDA0"), ("cuda_host_compute_mib", "CUDA_Host")):
         ratio = v["compute_buffer_bytes"][dev] / MiB / p[key]
         assert 0.9 <= ratio <= 1.1, (dev, v["compute_buffer_bytes"][dev] / MiB, p[key])

@@ -8,6 +8,7 @@ from typing import Any
 from ...memory import Device, LayerUse, MemoryEstimate, Usage
 from ...model.spec import ModelSpec
 from ...units import MiB
+from .backends import backend_view, cpu_repack, metal_devices
 from .compute import SCHED_MAX_COPIES, compute_by_device, output_buffer_bytes, pipeline_parallel
 from .fit import (
     FitResult,
@@ -29,7 +30,7 @@ GPU_RUNTIME_RESERVE = 457 * MiB
 
 
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> MemoryEstimate:
-    devices = model_devices(devices, s)
+    devices = metal_devices(model_devices(devices, s))  # an Apple GPU offers its working set, not the RAM
     fitted = params_fit(spec, devices, s) if applies(s, devices) else None
     if fitted is not None:
         s = fitted.settings
@@ -37,7 +38,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
     caches = kv_caches(spec, ctx, s.swa_full)
     rs = recurrent_bytes_by_layer(spec, ctx, s)
     placement = place_layers(spec, devices, s)
-    weights = model_buffers(spec, devices, s, placement)
+    weights, repack = cpu_repack(spec, devices, s, model_buffers(spec, devices, s, placement))
     state = state_by_device(caches, rs, placement, s)
     out_bytes = output_buffer_bytes(spec, ctx, s)
     compute = compute_by_device(spec, ctx, caches, placement, devices, s)
@@ -47,7 +48,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
         kv_cache_bytes=state.kv.get(i, 0), recurrent_state_bytes=state.rs.get(i, 0),
         compute_bytes=compute.get(i, 0), overhead_bytes=GPU_RUNTIME_RESERVE,
     ) for i, dev in enumerate(devices))
-    host = Usage(id="CPU", name="host", weights_bytes=weights.host_weight_bytes, kv_cache_bytes=state.kv.get(-1, 0),
+    host = Usage(id="CPU", name="host", weights_bytes=weights.host_weight_bytes + repack,
+                 kv_cache_bytes=state.kv.get(-1, 0),
                  recurrent_state_bytes=state.rs.get(-1, 0), compute_bytes=compute.get(-1, 0),
                  overhead_bytes=out_bytes)
     view = engine_view(spec, devices, ctx, caches, rs, placement, weights, state, compute, out_bytes)
@@ -57,6 +59,9 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
     view["memory_breakdown"] = "\n".join(breakdown_table(devices, memory_breakdown(weights, state, compute,
                                                                                    len(devices))))
     view.update(_fit_view(fitted, s, devices))
+    if repack:
+        view["model_buffer_bytes"]["CPU_REPACK"] = repack
+    view = backend_view(view, devices, s, ctx.build)  # the buffer names the backend prints
     return MemoryEstimate(model=spec, engine="llama.cpp", settings=_effective_settings(s, ctx, placement),
                           devices=usages, host=host, engine_view=view, kv_bytes_per_token=kv_bytes_per_token(spec, ctx),
                           layers=_layer_uses(spec, devices, rs, placement, state),

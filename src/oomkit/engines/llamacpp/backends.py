@@ -1,0 +1,246 @@
+"""llama.cpp's backends: the buffer names each prints, where it keeps compute buffers and graph inputs, Apple's
+unified memory (Metal), and the CPU backend's repacked weights (CPU_REPACK).
+
+Cited against ggml-org/llama.cpp@0c1e57098 (the copy vendored by llama-cpp-python 0.3.36) as `file:function`.
+
+Buffer names (ggml_backend_buft_name, as the load_tensors / llama_kv_cache / sched_reserve lines print them):
+
+| backend | device buffer | host (pinned) buffer | weights mapped from the file |
+|---|---|---|---|
+| CUDA    | CUDA0, CUDA1 ...     | CUDA_Host   | CPU_Mapped (the layers left on the CPU) |
+| ROCm    | ROCm0 ...            | ROCm_Host   | CPU_Mapped |
+| Vulkan  | Vulkan0 ...          | Vulkan_Host | CPU_Mapped |
+| SYCL    | SYCL0 ...            | SYCL_Host   | CPU_Mapped |
+| OpenCL  | OpenCL               | (none)      | CPU_Mapped |
+| Metal   | MTL0 (before late 2025: Metal) | (none: unified memory) | MTL0_Mapped / Metal_Mapped: every offloaded weight |
+| CPU     | CPU                  | -           | CPU_Mapped; CPU_REPACK for the repacked matrices |
+
+The compute buffer of the graph's CPU side (the inputs of an offloaded graph, and the CPU layers) is allocated
+in the first GPU's host buffer type (ggml-backend.cpp ggml_backend_sched_new: the CPU backend takes the host
+buffer type of the first device), so it prints as `CUDA_Host compute buffer`, `Vulkan_Host compute buffer`, and
+as `CPU compute buffer` on Metal and OpenCL, which have no host buffer type. The output buffer (logits) is
+allocated in the host buffer type of the output layer's device (llama_context::output_reserve), printed
+`CUDA_Host  output buffer` or `CPU  output buffer`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ...errors import OomkitError
+from ...memory import Device
+from ...model.spec import ModelSpec, TensorSpec
+from ...quant import ggml
+from ...units import GiB, MiB, round_up
+from .weights import CPU_ALIGNMENT, ModelBuffers, mapped_range
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str  # --backend value
+    prefix: str  # the device buffer name before its index ("CUDA" -> CUDA0)
+    host: str | None  # the pinned host buffer type, None when the backend has none
+    unified: bool = False  # the GPU shares the system RAM (Metal): weights stay mapped from the file
+    indexed: bool = True  # OpenCL prints one device buffer without an index
+    runtime_reserve: int = 0  # memory the driver context takes on each device (not printed by llama.cpp)
+
+
+# runtime_reserve: Ollama's per-GPU minimum for the driver context and library workspaces (ollama
+# discover/types.go MinimumMemory: 457 MiB for CUDA and ROCm, 512 MiB on Metal); oomkit counts the same for
+# the other GPU backends, which print no figure of their own.
+BACKENDS = {
+    "cuda": Backend("cuda", "CUDA", "CUDA_Host", runtime_reserve=457 * MiB),
+    "rocm": Backend("rocm", "ROCm", "ROCm_Host", runtime_reserve=457 * MiB),
+    "vulkan": Backend("vulkan", "Vulkan", "Vulkan_Host", runtime_reserve=457 * MiB),
+    "sycl": Backend("sycl", "SYCL", "SYCL_Host", runtime_reserve=457 * MiB),
+    "opencl": Backend("opencl", "OpenCL", None, indexed=False, runtime_reserve=457 * MiB),
+    "metal": Backend("metal", "MTL", None, unified=True, runtime_reserve=512 * MiB),
+    "cpu": Backend("cpu", "CPU", None),
+}
+# device ids oomkit gives (hardware/catalog.py: llama.cpp's backend device names) -> backend
+_BY_PREFIX = {"CUDA": "cuda", "ROCm": "rocm", "MTL": "metal", "Metal": "metal", "Vulkan": "vulkan",
+              "SYCL": "sycl", "OpenCL": "opencl", "GPU": "cuda"}
+
+
+def backend_named(name: str) -> Backend:
+    key = str(name).strip().lower()
+    if key not in BACKENDS:
+        raise OomkitError(f"--backend {name}: llama.cpp backends are {', '.join(BACKENDS)}")
+    return BACKENDS[key]
+
+
+def infer_backend(devices: tuple[Device, ...], asked: str = "") -> Backend:
+    """The backend a run uses: the one asked for (--backend), else the devices' own (an Apple chip is Metal, an
+    AMD GPU ROCm, an Intel GPU SYCL: the device ids hardware/catalog.py and detection give), else CUDA; none
+    without a GPU."""
+    if asked:
+        return backend_named(asked)
+    if not devices:
+        return BACKENDS["cpu"]
+    head = devices[0].id.rstrip("0123456789")
+    return BACKENDS[_BY_PREFIX.get(head, "cuda")]
+
+
+def device_buffer_name(backend: Backend, index: int, build: int) -> str:
+    """The device's buffer name in the log: CUDA0, ROCm0, Vulkan0, SYCL0, MTL0 (Metal before the device rename
+    in ggml-metal, PR #16186, merged 2025-09-29: `Metal`)."""
+    if backend.name == "metal":
+        return f"MTL{index}" if build >= METAL_DEVICE_RENAME else "Metal"
+    return f"{backend.prefix}{index}" if backend.indexed else backend.prefix
+
+
+def host_buffer_name(backend: Backend) -> str:
+    """Where the CPU side of the graph and the output buffer live: the backend's pinned host buffer, or CPU."""
+    return backend.host or "CPU"
+
+
+def mapped_buffer_name(backend: Backend, build: int) -> str:
+    """Metal maps the offloaded weights straight from the file (ggml-metal.m buffer_from_host_ptr)."""
+    return device_buffer_name(backend, 0, build) + "_Mapped"
+
+
+# b6600 is the first release build after ggml-metal's device rename (PR #16186, 2025-09-29): logs before it
+# print `Metal KV buffer size`, `Metal_Mapped model buffer size`; after it `MTL0 ...`.
+METAL_DEVICE_RENAME = 6600
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Metal: unified memory
+
+
+def metal_working_set(ram_bytes: int) -> int:
+    """MTLDevice.recommendedMaxWorkingSetSize, what ggml-metal takes as the device's memory (ggml-metal-device.m
+    ggml_metal_device_get_memory: total = recommendedMaxWorkingSetSize) and what it warns past ("current
+    allocated size is greater than the recommended max working set size"). macOS 13-14 report 2/3 of the RAM
+    up to 32 GiB and 3/4 above, as these logs print (MB = 10^6 bytes):
+      16 GiB: 11453.25 MB (llama.cpp CI logs, M1 16 GB); 32 GiB: 22906.50 MB (ggml-org/llama.cpp#9791-era M1 Max
+      32 GB); 36 GiB: 28991.03 MB; 64 GiB: 51539.61 MB (M2 Max); 128 GiB: 103079.22 MB (M2/M3 Ultra/Max).
+    macOS 15 reports a little more on some chips (32 GiB M4: 26800.60 MB, 0.78; 64 GiB M3 Max: 55662.79 MB,
+    0.81), so this is the conservative figure. `sudo sysctl iogpu.wired_limit_mb=N` raises the limit; give
+    --vram then."""
+    frac = (2, 3) if ram_bytes <= 32 * GiB else (3, 4)
+    return ram_bytes * frac[0] // frac[1]
+
+
+def metal_devices(devices: tuple[Device, ...]) -> tuple[Device, ...]:
+    """Apple GPUs as ggml-metal sees them: the catalog gives the whole unified RAM; Metal offers its working set."""
+    out = []
+    for d in devices:
+        if d.id.startswith(("MTL", "Metal")) and d.memory_bytes and d.free_bytes is None:
+            ws = metal_working_set(d.memory_bytes)
+            d = replace(d, memory_bytes=ws)
+        out.append(d)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# CPU_REPACK: the CPU backend's repacked weights (ggml/src/ggml-cpu/repack.cpp)
+
+# ggml_repack_get_optimal_repack_type: the types the CPU backend interleaves for its GEMM kernels, by ISA, with
+# the row-count multiple each layout needs (ne[1] % N). x86 with AVX2 (also AVX512): Q4_0 (8x8), Q4_K (8x8),
+# IQ4_NL (8x8), MXFP4 (8x8) -- measured on this project's AVX2 test machine: Q4_0, Q4_K, IQ4_NL and MXFP4 repack,
+# Q8_0, Q6_K, Q5_K, Q4_1, Q5_0, Q3_K, Q2_K, IQ4_XS do not (tests/test_llamacpp_backends.py); later builds add Q2_K
+# on AVX512. ARM (NEON with dotprod; i8mm): Q4_0 (4x4 / 4x8), Q4_K (8x4 / 8x8), IQ4_NL (4x4), MXFP4 (4x4), and in
+# 2026 builds Q5_K, Q6_K and Q8_0 as well.
+REPACK_TYPES: dict[str, dict[str, int]] = {
+    "avx2": {"q4_0": 8, "q4_K": 8, "iq4_nl": 8, "mxfp4": 8},
+    "avx512": {"q4_0": 8, "q4_K": 8, "iq4_nl": 8, "mxfp4": 8, "q2_K": 8},
+    "neon": {"q4_0": 4, "q4_K": 8, "iq4_nl": 4, "mxfp4": 4, "q5_K": 8, "q6_K": 8, "q8_0": 4},
+    "none": {},
+}
+CPU_ISAS = tuple(REPACK_TYPES)
+
+# tensors read with GGML_OP_GET_ROWS (llama-arch.cpp LLM_TENSOR_INFOS), which the repack buffer type does not
+# support (extra_buffer_type::supports_op: MUL_MAT on a 2-D weight, MUL_MAT_ID on a 3-D expert stack)
+_GET_ROWS = ("token_embd.", "per_layer_token_embd.", "pos_embd.", "token_types.")
+
+
+def repackable(t: TensorSpec, isa: str) -> bool:
+    rows = REPACK_TYPES.get(isa, {}).get(ggml.type_by_name(t.dtype).name)
+    if rows is None or t.name.startswith(_GET_ROWS):
+        return False
+    dims = len([n for n in t.shape if n > 1]) if len(t.shape) > 2 else len(t.shape)
+    if dims == 3 and "_exps" not in t.name:
+        return False
+    return dims in (2, 3) and len(t.shape) >= 2 and t.shape[1] % rows == 0
+
+
+def repack_applies(devices: tuple[Device, ...], no_host: bool, use_extra_bufts: bool) -> bool:
+    """llama-model.cpp make_cpu_buft_list: the CPU layers try, in order, the first GPU's host buffer type, then
+    the CPU's extra buffer types (CPU_REPACK), then plain CPU. A GPU's host buffer type supports every matmul,
+    so CPU_REPACK is chosen only without a GPU (a CPU build, or -dev none) or with --no-host; --no-repack turns
+    the extra buffer types off (common/arg.cpp, llama_model_params.use_extra_bufts)."""
+    return use_extra_bufts and (not devices or no_host)
+
+
+def with_cpu_repack(spec: ModelSpec, weights: ModelBuffers, mmap: bool, isa: str) -> tuple[ModelBuffers, int]:
+    """The model buffers with the repacked matrices moved from the host buffer into CPU_REPACK, and its size.
+
+    CPU_REPACK is allocated (ggml_backend_cpu_repack_buffer_type_alloc_buffer: a plain CPU buffer, each tensor
+    ggml_nbytes padded to TENSOR_ALIGNMENT). With mmap the file stays mapped beside it: the CPU_Mapped buffer
+    covers the file range from the first to the last tensor left in it (llama_model_loader::get_mapping_range),
+    so a repacked tensor between two mapped ones is held twice; without mmap the CPU buffer holds the rest."""
+    if isa not in REPACK_TYPES:
+        raise OomkitError(f"unknown CPU instruction set {isa!r}: one of {', '.join(CPU_ISAS)}")
+    moved = [t for t in weights.cpu_tensors if repackable(t, isa)]
+    if not moved:
+        return weights, 0
+    names = {t.name for t in moved}
+    rest = [t for t in weights.cpu_tensors if t.name not in names]
+    repack = sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in moved)
+    host = mapped_range(rest) if mmap else sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in rest)
+    return replace(weights, host_buffer_bytes=host, host_weight_bytes=sum(t.nbytes for t in rest)), repack
+
+
+def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBuffers) -> tuple[ModelBuffers, int]:
+    """The model buffers of one load after the CPU backend repacks what it can (see with_cpu_repack); the
+    weights as loaded when it does not (a GPU's host buffer comes first, or --no-repack)."""
+    if not repack_applies(devices, s.no_host, s.repack):
+        return weights, 0
+    tensors = weights.cpu_tensors
+    if spec.tied_embeddings and not any(t.name == "output.weight" for t in tensors):
+        # the output layer of a tied model is token_embd again (TENSOR_DUPLICATED): a MUL_MAT weight, so the CPU
+        # buffer list gives it a repacked copy of its own while token_embd itself stays mapped
+        emb = next((t for t in tensors if t.name == "token_embd.weight"), None)
+        if emb is not None:
+            dup = replace(emb, name="output.weight", offset=None)
+            if repackable(dup, s.cpu_isa):
+                rest, extra = with_cpu_repack(spec, weights, s.mmap, s.cpu_isa)
+                return rest, extra + round_up(dup.nbytes, CPU_ALIGNMENT)
+    return with_cpu_repack(spec, weights, s.mmap, s.cpu_isa)
+
+
+def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict:
+    """engine_view's buffer names as the backend prints them: the devices under the backend's own names
+    (--backend vulkan with --vram sizes: Vulkan0 ...), the CPU side of the graph and the output buffer under the
+    host buffer type (CUDA_Host, ROCm_Host, Vulkan_Host, SYCL_Host; CPU on Metal and OpenCL), Metal's weights as
+    MTL0_Mapped (mmap'd from the file); the backend named too."""
+    b = infer_backend(devices, s.backend)
+    if not devices:
+        view["backend"] = "cpu"
+        return view
+    names = {d.id: (device_buffer_name(b, i, build) if not d.id.startswith("RPC") else d.id)
+             for i, d in enumerate(devices)}
+    host = host_buffer_name(b)
+
+    def rename(table: dict) -> dict:
+        out = {}
+        for k, v in table.items():
+            if k.endswith("_Host") and k[:-5] in names:
+                k = host
+            elif b.unified and k in names and table is view.get("model_buffer_bytes") and s.mmap:
+                k = names[k] + "_Mapped"
+            else:
+                k = names.get(k, k)
+            out[k] = out.get(k, 0) + v
+        return out
+
+    for key in ("kv_buffer_bytes", "rs_buffer_bytes", "model_buffer_bytes", "compute_buffer_bytes"):
+        if isinstance(view.get(key), dict):
+            view[key] = rename(view[key])
+    if "CUDA_Host" in view.get("model_buffer_bytes", {}) and host != "CUDA_Host":
+        mb = view["model_buffer_bytes"]
+        mb[host] = mb.pop("CUDA_Host")
+    view["backend"] = b.name
+    view["output_buffer_name"] = host
+    return view

@@ -1,0 +1,93 @@
+"""llama.cpp's backends: the CPU backend's repacked weights against llama.cpp itself, and the buffer names each
+backend prints.
+
+CPU_REPACK ground truth: llama.cpp (llama-cpp-python's build, run on this machine's CPU) loads synthetic GGUFs with
+every quantizable matrix in one type (tests/groundtruth/typed.py) with its extra buffer types on and off, with and
+without mmap; its `CPU_Mapped` / `CPU` / `CPU_REPACK model buffer size` lines are the expected figures, to the
+0.01 MiB it prints. Which types repack depends on the CPU's ISA (ggml-cpu repack.cpp
+ggml_repack_get_optimal_repack_type), so the comparison runs on an x86 CPU with AVX2 and without AVX512 (the
+`avx2` table), as the test machine is.
+"""
+
+from pathlib import Path
+
+import pytest
+
+import oomkit
+from oomkit.engines.llamacpp import backends
+from oomkit.memory import Device
+
+MiB = 1 << 20
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
+    return set(line.partition(":")[2].split())
+
+
+TYPES = ("Q4_0", "Q8_0", "Q4_K", "IQ4_NL", "Q6_K", "MXFP4", "Q5_K")
+MODELS = (("llama-3.1-8b", 2), ("qwen3-30b-a3b", 2))
+SETTINGS = [dict(n_ctx=512, use_extra_bufts=rp, use_mmap=mm) for rp in (True, False) for mm in (True, False)]
+
+
+@pytest.fixture(scope="module", params=[(m, n, t) for m, n in MODELS for t in TYPES],
+                ids=[f"{m}-{t}" for m, _ in MODELS for t in TYPES])
+def measured(request):
+    pytest.importorskip("llama_cpp")
+    flags = _cpu_flags()
+    if "avx2" not in flags or "avx512f" in flags:
+        pytest.skip("the repack ground truth is for an x86 CPU with AVX2 and without AVX512")
+    from oomkit.model.gguf_file import read_gguf_spec
+    from tests.groundtruth import llamacpp_run, synth, typed
+
+    key, n_layers, tname = request.param
+    path = typed.typed_path(synth.MODELS[key](n_layers=n_layers), int(typed.Q[tname]))
+    return tname, read_gguf_spec(path), llamacpp_run.measure_many(path, SETTINGS)
+
+
+def test_cpu_repack_equals_llama_cpp(measured):
+    tname, spec, results = measured
+    for s, m in zip(SETTINGS, results, strict=True):
+        assert m["ok"], m["error"]
+        est = oomkit.estimate(spec, "llama.cpp", cpu_only=True, find_max_context=False, program="llama-cpp-python",
+                              n_ctx=s["n_ctx"], n_parallel=1, repack=s["use_extra_bufts"], mmap=s["use_mmap"])
+        got = {k: round(v / MiB, 2) for k, v in est.engine_view["model_buffer_bytes"].items()}
+        assert got == m["model_buffer_mib"], (tname, s, got, m["model_buffer_mib"])
+        # the host holds the mapped (or loaded) rest and the repacked copy
+        assert est.host.weights_bytes >= sum(t.nbytes for t in spec.weights.tensors)
+
+
+def test_repacked_types_on_avx2():
+    # measured on the AVX2 test machine (test above): these four repack, the rest stay in the mapped file
+    assert set(backends.REPACK_TYPES["avx2"]) == {"q4_0", "q4_K", "iq4_nl", "mxfp4"}
+
+
+def test_no_repack_with_a_gpu_unless_no_host():
+    # llama-model.cpp make_cpu_buft_list: a GPU's host buffer type comes before CPU_REPACK
+    gpu = (Device("CUDA0", memory_bytes=1 << 30),)
+    assert not backends.repack_applies(gpu, no_host=False, use_extra_bufts=True)
+    assert backends.repack_applies(gpu, no_host=True, use_extra_bufts=True)
+    assert backends.repack_applies((), no_host=False, use_extra_bufts=True)
+    assert not backends.repack_applies((), no_host=False, use_extra_bufts=False)
+
+
+def test_backend_from_devices():
+    assert backends.infer_backend((Device("MTL0"),)).name == "metal"
+    assert backends.infer_backend((Device("ROCm0"),)).name == "rocm"
+    assert backends.infer_backend((Device("SYCL0"),)).name == "sycl"
+    assert backends.infer_backend((Device("CUDA0"),)).name == "cuda"
+    assert backends.infer_backend(()).name == "cpu"
+    assert backends.infer_backend((Device("CUDA0"),), "vulkan").name == "vulkan"
+    with pytest.raises(oomkit.errors.OomkitError):
+        backends.backend_named("directx")
+
+
+@pytest.mark.parametrize("ram_gib,printed_mb", [(16, 11453.25), (32, 22906.50), (36, 28991.03), (64, 51539.61),
+                                                (128, 103079.22)])
+def test_metal_working_set(ram_gib, printed_mb):
+    # ggml_metal_init: recommendedMaxWorkingSetSize = ... MB (10^6 bytes), as macOS 13-14 logs print it
+    assert round(backends.metal_working_set(ram_gib << 30) / 1e6, 2) == pytest.approx(printed_mb, abs=0.01)
