@@ -91,3 +91,18 @@ def test_backend_from_devices():
 def test_metal_working_set(ram_gib, printed_mb):
     # ggml_metal_init: recommendedMaxWorkingSetSize = ... MB (10^6 bytes), as macOS 13-14 logs print it
     assert round(backends.metal_working_set(ram_gib << 30) / 1e6, 2) == pytest.approx(printed_mb, abs=0.01)
+
+
+def test_backend_option_names_the_buffers():
+    from oomkit.commands._model_args import parse_model_request
+
+    req = parse_model_request(["Qwen/Qwen3-8B:Q4_K_M", "--ctx", "8192", "--vram", "16GiB", "--backend", "rocm"])
+    v = req.estimate(find_max_context=False).engine_view
+    assert v["backend"] == "rocm"
+    assert set(v["model_buffer_bytes"]) == {"ROCm0", "CPU_Mapped"}
+    assert set(v["compute_buffer_bytes"]) == {"ROCm0", "ROCm_Host"}
+    # an Apple chip runs Metal: its weights are mapped from the file, the graph's CPU side in a plain CPU buffer
+    v = oomkit.estimate("Qwen/Qwen3-8B", quant="Q4_K_M", gpu="M3 Max", find_max_context=False, n_ctx=8192).engine_view
+    assert v["backend"] == "metal" and "MTL0_Mapped" in v["model_buffer_bytes"] and "CPU" in v["compute_buffer_bytes"]
+    with pytest.raises(oomkit.errors.OomkitError):
+        parse_model_request(["Qwen/Qwen3-8B", "--engine", "vllm", "--backend", "rocm"])

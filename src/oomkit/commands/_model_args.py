@@ -19,7 +19,7 @@ from ..units import parse_size
 # oomkit's own estimate options: name -> takes a value
 OPTIONS = {"--engine": True, "--ctx": True, "--quant": True, "--kv-type": True, "--parallel": True,
             "--vram": True, "--gpu": True, "--cpu-only": False, "--engine-version": True, "--json": False,
-            "--explain": False, "--kv-memory": True, "--env": True, "-h": False, "--help": False}
+            "--explain": False, "--kv-memory": True, "--backend": True, "--env": True, "-h": False, "--help": False}
 # options that may be given more than once (collected into a list)
 REPEATABLE = {"--env", "--also"}
 
@@ -163,6 +163,11 @@ def neutral_options(opts: dict[str, Any], eng: EngineModule, settings: Any) -> d
         put("kv_type", opts["--kv-type"])
     if "--engine-version" in opts:
         put("engine_version", opts["--engine-version"])
+    if "--backend" in opts:
+        if not eng.neutral_fields("backend"):
+            raise OomkitError("--backend applies to llama.cpp and Ollama (cuda, rocm, metal, vulkan, sycl, opencl, "
+                              "cpu)")
+        put("backend", str(opts["--backend"]).lower())
     if "--kv-memory" in opts:
         if not eng.neutral_fields("kv_memory"):
             raise OomkitError("--kv-memory applies to engines that size their KV cache from a memory budget "
