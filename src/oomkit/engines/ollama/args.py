@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ...errors import OomkitError
-from ...flags import flag_value
+from ...errors import OomkitError, SettingsError
+from ...flags import check_settings, flag_value, go_int, go_uint
 from ...model.resolve import split_quant
 from ...units import parse_size
 from ..command import Opt, Syntax, format_flags, rewrite
@@ -45,12 +45,15 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
             fld, kind = _PARAM_FLAGS[name]
             value, i = flag_value(args, i, inline if eq else None, f"{name} expects a value")
             if kind is int:
-                try:
-                    opts[fld] = int(value)
-                except ValueError:
-                    raise OomkitError(f"{name} takes an integer, got {value!r}") from None
+                # a Modelfile PARAMETER as Ollama reads it (api/types.go FormatParams: strconv.ParseInt(v, 10, 64))
+                n = go_int(value)
+                if n is None:
+                    raise SettingsError(f"{name} {value!r}: invalid int value (Ollama reads it with strconv.ParseInt: "
+                                        "ASCII digits and an optional sign)")
+                opts[fld] = n
             elif kind == "size":
-                opts[fld] = int(value) if value.isdigit() else parse_size(value)
+                n = go_uint(value)
+                opts[fld] = n if n is not None else parse_size(value)
             else:
                 opts[fld] = value
         elif name in _RUN_FLAGS:
@@ -64,7 +67,7 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
             model = a
         # further words are the prompt
         i += 1
-    return model, None, OllamaSettings(**opts)
+    return model, None, check_settings(OllamaSettings(**opts))
 
 
 def flag_takes_value(name: str, following: str | None) -> bool:

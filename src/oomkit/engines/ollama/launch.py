@@ -32,6 +32,7 @@ from .settings import (
     env_bool,
     env_uint,
     env_var,
+    env_warnings,
     era,
     parse_version,
     union_until,
@@ -145,7 +146,7 @@ def default_num_ctx(v: Version, devices: tuple[Device, ...], overhead: int) -> t
 def resolve_launch(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], s: OllamaSettings) -> Launch:
     v = parse_version(s.engine_version)
     env = dict(s.env)
-    warnings: list[str] = []
+    warnings: list[str] = env_warnings(env)  # numeric variables Ollama cannot read: its default, and a warning
     labels: list[str] = []
     the_era = era(v)
     library = _library(s, devices)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ...flags import Limit, in_range, stoi
 from ...memory import Device, MemoryEstimate, Usage
 from ...model.spec import ModelSpec
 from ...units import GiB, MiB
@@ -363,8 +364,11 @@ def _llama_server_settings(spec: ModelSpec, g: GgufView, used: tuple[Device, ...
         return ls
     env = dict(s.env)
     margin = FIT_TARGET
-    if env.get("LLAMA_ARG_FIT_TARGET", "").strip().isdigit():
-        margin = int(env["LLAMA_ARG_FIT_TARGET"].strip()) * MiB
+    if env.get("LLAMA_ARG_FIT_TARGET", "").strip():
+        # llama-server reads its LLAMA_ARG_* variables with std::stoi and will not start on one it cannot read
+        # (common/arg.cpp: "error while handling environment variable"); -fitt is MiB per device, comma-separated
+        parts = [stoi("LLAMA_ARG_FIT_TARGET", x, "llama-server") for x in env["LLAMA_ARG_FIT_TARGET"].split(",")]
+        margin = max(in_range("LLAMA_ARG_FIT_TARGET", p, Limit(0, None), "llama-server") for p in parts) * MiB
     ls, full = _fit_llama_server(spec, used, ls, margin)
     if not full:
         launch.warnings.append(f"llama-server --fit offloads {ls.n_gpu_layers} of {spec.n_layers + 1} layers "

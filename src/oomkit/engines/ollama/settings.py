@@ -11,11 +11,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ...errors import OomkitError
+from ...errors import OomkitError, SettingsError
+from ...flags import INT32_MAX, Limit, go_uint
 from ..versions import Version, parse_release, version_str
 
 NEWEST = "0.32.15"
 DEFAULT_GGUF_TYPE = "Q4_K_M"  # the ollama.com library's default quant for a bare tag (gpt-oss: MXFP4)
+MAX_PARALLEL = 1024  # oomkit's ceiling on parallel sequences (llama.cpp's runner holds 256)
 _RELEASES_JSON = Path(__file__).parent.parent / "data" / "ollama_releases.json"
 
 # --- versions at which Ollama's defaults and launch rules changed (first release carrying the change) ---
@@ -141,6 +143,18 @@ class OllamaSettings:
     """Ollama's options by its own names. 0 / "" / -1 mean "not set": the OLLAMA_* environment in `env`, then
     the default of `engine_version`, applies (resolved in `estimate`, where the GPUs are known)."""
 
+    PROGRAM = "Ollama"  # class attributes, not fields (no annotation)
+    # What Ollama accepts, held by flags.check_settings (flags and API arguments alike): Modelfile parameters are
+    # Go ints (api.FormatParams: strconv.ParseInt), the server variables uints (envconfig.Uint); a negative
+    # count is no option of Ollama's. Upper bounds where Ollama has none: oomkit's (1,024 parallel sequences).
+    LIMITS = {
+        "num_ctx": Limit(0, INT32_MAX, "--num-ctx", allowed=f"0 (not set) or a positive count up to {INT32_MAX:,}"),
+        "num_parallel": Limit(0, MAX_PARALLEL, "--num-parallel", allowed="0 (not set) or 1 to 1024"),
+        "gpu_overhead": Limit(0, (1 << 64) - 1, "--gpu-overhead", special=(-1,), allowed="bytes from 0 up"),
+        "num_gpu": Limit(0, INT32_MAX, "--num-gpu", special=(-1,), allowed="-1 (Ollama decides) or 0 layers and up"),
+        "num_batch": Limit(0, INT32_MAX, "--num-batch", allowed="0 (the default) or a positive count"),
+    }
+
     num_ctx: int = 0  # Modelfile/API num_ctx; else OLLAMA_CONTEXT_LENGTH; else by version and VRAM tier
     num_parallel: int = 0  # OLLAMA_NUM_PARALLEL; else by version (auto 4/2 before v0.9.7, then 1)
     kv_cache_type: str = ""  # OLLAMA_KV_CACHE_TYPE: f16 | q8_0 | q4_0 (with flash attention only)
@@ -185,10 +199,30 @@ def env_bool(env: dict[str, str], key: str) -> bool | None:
 
 
 def env_uint(env: dict[str, str], key: str) -> int | None:
-    """envconfig.Uint / Uint64: a non-negative integer, else the default (None here) with a warning."""
+    """envconfig.Uint / Uint64: strconv.ParseUint(s, 10, 64) (ASCII digits only: "²", "-1", "1e99", "nan" fail),
+    else the default (None here); Ollama logs "invalid environment variable, using default" (env_warnings)."""
     s = env_var(env, key)
     if not s:
         return None
-    if not s.isdigit():
-        return None
-    return int(s)
+    return go_uint(s)
+
+
+UINT_VARIABLES = ("OLLAMA_CONTEXT_LENGTH", "OLLAMA_NUM_PARALLEL", "OLLAMA_GPU_OVERHEAD")
+
+
+def env_warnings(env: dict[str, str]) -> list[str]:
+    """What Ollama's log says of the numeric variables it cannot read: it carries on with the default, so the
+    estimate does too, and says so."""
+    out = []
+    parallel = go_uint(env_var(env, "OLLAMA_NUM_PARALLEL"))
+    if parallel is not None and parallel > MAX_PARALLEL:
+        # Go's int(uint) wraps values from 2^63 to negative ones, and no runner holds this many sequences
+        # (llama.cpp: LLAMA_MAX_SEQ 256): no estimate to give
+        raise SettingsError(f"OLLAMA_NUM_PARALLEL={parallel}: out of range; oomkit takes 0 (not set) to {MAX_PARALLEL}")
+    for key in UINT_VARIABLES:
+        s = env_var(env, key)
+        if s and go_uint(s) is None:
+            shown = s if len(s) <= 30 else s[:27] + "..."
+            out.append(f"{key}={shown!r} is not an unsigned integer: Ollama logs \"invalid environment variable, "
+                       "using default\" and uses its default (envconfig.Uint)")
+    return out
