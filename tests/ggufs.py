@@ -8,3 +8,241 @@ from tests.groundtruth import synth
 def write_llama_gguf(path: Path, n_layers: int = 2, recipe: str = "q4_0") -> Path:
     """A Llama-3-8B-shaped GGUF with `n_layers` blocks."""
     return synth.write_gguf(synth.llama3_8b(n_layers=n_layers), path, recipe)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Architectures beyond tests/groundtruth/synth.py's set, each as llama.cpp's loader wants it (tensor names from
+# gguf-py's MODEL_TENSORS for the arch, shapes from the arch's load_tensors in llama.cpp@0c1e57098). Dimensions
+# are the published checkpoint's, cited per builder; layer counts are the caller's (the pattern kept whole).
+# ----------------------------------------------------------------------------------------------------------
+
+from tests.groundtruth.synth import (  # noqa: E402  (the shared helpers, after the small writer above)
+    VT,
+    SynthModel,
+    Tensor,
+    _attn_gqa,
+    _blk,
+    _embeddings,
+    _ffn_dense,
+    _ffn_moe,
+    _layers,
+    _Meta,
+)
+
+
+def _model(key: str, arch: str, source: str, n_vocab: int, nl: int, md: _Meta, ts: list[Tensor], tied: bool,
+           **dims) -> SynthModel:
+    return SynthModel(key, arch, source, n_vocab, nl, tuple(md.items), tuple(ts), tied_embeddings=tied, dims=dims)
+
+
+def llama4_scout(n_layers: int | None = None) -> SynthModel:
+    """Llama 4 Scout 17B-16E: meta-llama/Llama-4-Scout-17B-16E-Instruct text_config: hidden 5120, 48 layers,
+    40 heads / 8 KV heads (head 128), 16 experts (1 used, expert FFN 8192) and a shared expert in every layer
+    (interleave_moe_layer_step 1), dense FFN 16384, vocab 202048, attention_chunk_size 8192, every 4th layer
+    global (no RoPE). llama.cpp src/models/llama4.cpp: n_swa 8192, set_swa_pattern(4), LLAMA_SWA_TYPE_CHUNKED."""
+    arch, n_embd, n_head, n_kv, hd, n_vocab = "llama4", 5120, 40, 8, 128, 202048
+    n_exp, n_ff_exp, n_ff = 16, 8192, 16384
+    nl = _layers(n_layers, 48)
+    md = _Meta(arch).base(ctx=10485760, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-5, rope_base=500000.0, n_vocab=n_vocab)
+    md.u32("rope.dimension_count", hd).u32("attention.key_length", hd).u32("attention.value_length", hd)
+    md.u32("expert_count", n_exp).u32("expert_used_count", 1).u32("expert_feed_forward_length", n_ff_exp)
+    md.u32("interleave_moe_layer_step", 1)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    for i in range(nl):
+        ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd) + [_blk(i, "ffn_norm.weight", n_embd)]
+        ts += _ffn_moe(i, n_embd, n_ff_exp, n_exp)
+        ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, n_ff_exp), _blk(i, "ffn_down_shexp.weight", n_ff_exp, n_embd),
+               _blk(i, "ffn_up_shexp.weight", n_embd, n_ff_exp)]
+    return _model("llama4-scout", arch, "meta-llama/Llama-4-Scout-17B-16E-Instruct config.json", n_vocab, nl, md, ts,
+                  False, n_swa=8192)
+
+
+def gemma3n_e2b(n_layers: int | None = None) -> SynthModel:
+    """Gemma 3n E2B: google/gemma-3n-E2B-it text_config: hidden 2048, 30 layers, 8 heads / 2 KV heads
+    (head 256), intermediate 8192, vocab 262144, sliding_window 512 (4 sliding : 1 full), per-layer inputs of
+    256, AltUp 4, LAuReL rank 64, num_kv_shared_layers 10. llama.cpp src/models/gemma3n.cpp: set_swa_pattern(5)
+    and n_layer_kv_from_start = 20 (hard-coded), so a file needs more than 20 layers to have shared-KV layers."""
+    arch, n_embd, n_head, n_kv, hd, n_ff, n_vocab, n_swa = "gemma3n", 2048, 8, 2, 256, 8192, 262144, 512
+    n_altup, laurel, n_embd_altup = 4, 64, 256
+    nl = _layers(n_layers, 30)
+    md = _Meta(arch).base(ctx=32768, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-6, rope_base=1000000.0, n_vocab=n_vocab)
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("attention.sliding_window", n_swa)
+    md.u32("embedding_length_per_layer_input", n_embd_altup).u32("altup.num_inputs", n_altup)
+    md.u32("altup.active_idx", 0).u32("attention.shared_kv_layers", 10)
+    md.f32("final_logit_softcapping", 30.0)
+    md.items.append((f"{arch}.activation_sparsity_scale", [1.6448] * min(nl, 10) + [0.0] * max(nl - 10, 0),
+                     (VT.ARRAY, VT.FLOAT32)))
+    md.items.append((f"{arch}.attention.sliding_window_pattern", [i % 5 < 4 for i in range(nl)],
+                     (VT.ARRAY, VT.BOOL)))
+    ts = [Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("output_norm.weight", (n_embd,)),
+          Tensor("per_layer_token_embd.weight", (n_embd_altup * nl, n_vocab)),
+          Tensor("per_layer_model_proj.weight", (n_embd, n_embd_altup * nl)),
+          Tensor("per_layer_proj_norm.weight", (n_embd_altup,)),
+          Tensor("altup_proj.weight", (n_embd, n_embd, n_altup - 1)),
+          Tensor("altup_unembd_proj.weight", (n_embd, n_embd, n_altup - 1))]
+    for i in range(nl):
+        ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd, qk_norm_dim=hd)
+        ts += [_blk(i, "post_attention_norm.weight", n_embd)] + _ffn_dense(i, n_embd, n_ff)
+        ts += [_blk(i, "post_ffw_norm.weight", n_embd),
+               _blk(i, "inp_gate.weight", n_embd, n_embd_altup), _blk(i, "proj.weight", n_embd_altup, n_embd),
+               _blk(i, "post_norm.weight", n_embd),
+               _blk(i, "altup_correct_coef.weight", n_altup, n_altup), _blk(i, "altup_correct_scale.weight", n_embd),
+               _blk(i, "altup_predict_coef.weight", n_altup, n_altup * n_altup),
+               _blk(i, "altup_router.weight", n_embd, n_altup), _blk(i, "altup_router_norm.weight", n_embd),
+               _blk(i, "laurel_l.weight", n_embd, laurel), _blk(i, "laurel_r.weight", laurel, n_embd),
+               _blk(i, "laurel_post_norm.weight", n_embd)]
+    return _model("gemma3n-e2b", arch, "google/gemma-3n-E2B-it text_config", n_vocab, nl, md, ts, True, n_swa=n_swa)
+
+
+def glm45_air(n_layers: int | None = None) -> SynthModel:
+    """GLM-4.5-Air: zai-org/GLM-4.5-Air config.json: hidden 4096, 46 layers + 1 MTP layer
+    (num_nextn_predict_layers 1), 96 heads / 8 KV heads (head 128, partial rotary 0.5), q/k/v bias, 128 routed
+    experts (8 used, 1408 each), 1 shared expert, first_k_dense_replace 1 (dense 10944), vocab 151552.
+    `n_layers` counts the trunk; the MTP block is appended as the converter writes it (block_count = trunk + 1)."""
+    arch, n_embd, n_head, n_kv, hd, n_vocab = "glm4moe", 4096, 96, 8, 128, 151552
+    n_exp, n_used, n_ff_exp, n_ff = 128, 8, 1408, 10944
+    trunk = _layers(n_layers, 46)
+    nl = trunk + 1
+    md = _Meta(arch).base(ctx=131072, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-5, rope_base=1000000.0, n_vocab=n_vocab)
+    md.u32("rope.dimension_count", hd // 2).u32("attention.key_length", hd).u32("attention.value_length", hd)
+    md.u32("expert_count", n_exp).u32("expert_used_count", n_used).u32("expert_feed_forward_length", n_ff_exp)
+    md.u32("expert_shared_count", 1).u32("leading_dense_block_count", 1).f32("expert_weights_scale", 1.0)
+    md.bool("expert_weights_norm", True).u32("expert_gating_func", 2).u32("nextn_predict_layers", 1)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    for i in range(nl):
+        ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd, bias=True)
+        ts += [_blk(i, "post_attention_norm.weight", n_embd)]
+        if i == 0:
+            ts += _ffn_dense(i, n_embd, n_ff, norm=False)
+        else:
+            ts += _ffn_moe(i, n_embd, n_ff_exp, n_exp) + [_blk(i, "exp_probs_b.bias", n_exp)]
+            ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, n_ff_exp), _blk(i, "ffn_down_shexp.weight", n_ff_exp, n_embd),
+                   _blk(i, "ffn_up_shexp.weight", n_embd, n_ff_exp)]
+        if i == nl - 1:  # the MTP block's own tensors (convert_hf_to_gguf Glm4MoeModel)
+            ts += [_blk(i, "nextn.eh_proj.weight", 2 * n_embd, n_embd), _blk(i, "nextn.enorm.weight", n_embd),
+                   _blk(i, "nextn.hnorm.weight", n_embd), _blk(i, "nextn.shared_head_norm.weight", n_embd)]
+    return _model("glm-4.5-air", arch, "zai-org/GLM-4.5-Air config.json", n_vocab, nl, md, ts, False)
+
+
+def lfm2_1_2b(n_layers: int | None = None) -> SynthModel:
+    """LFM2-1.2B: LiquidAI/LFM2-1.2B config.json: hidden 2048, 16 layers (attention at 2, 5, 8, 10, 12, 14;
+    short convolutions elsewhere, conv_L_cache 3), 32 heads / 8 KV heads (head 64), FFN 8192 (block_ff_dim 12288
+    auto-adjusted), vocab 65536, tied. convert_hf_to_gguf LFM2Model writes head_count_kv per layer (0 = conv)
+    and shortconv.l_cache, no ssm.* keys."""
+    arch, n_embd, n_head, n_kv, hd, n_ff, n_vocab, l_cache = "lfm2", 2048, 32, 8, 64, 8192, 65536, 3
+    nl = _layers(n_layers, 16)
+    attn = {2, 5, 8, 10, 12, 14} if nl == 16 else {i for i in range(nl) if i % 3 == 2}
+    md = _Meta(arch)
+    md.u32("context_length", 128000).u32("embedding_length", n_embd).u32("block_count", nl)
+    md.u32("feed_forward_length", n_ff).u32("attention.head_count", n_head).u32("vocab_size", n_vocab)
+    md.items.append((f"{arch}.attention.head_count_kv", [n_kv if i in attn else 0 for i in range(nl)],
+                     (VT.ARRAY, VT.UINT32)))
+    md.f32("attention.layer_norm_rms_epsilon", 1e-5).f32("rope.freq_base", 1000000.0).u32("shortconv.l_cache", l_cache)
+    ts = [Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("token_embd_norm.weight", (n_embd,))]
+    for i in range(nl):
+        ts += [_blk(i, "attn_norm.weight", n_embd)]
+        if i in attn:
+            ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd, qk_norm_dim=hd)[1:]
+        else:
+            ts += [_blk(i, "shortconv.conv.weight", l_cache, n_embd), _blk(i, "shortconv.in_proj.weight", n_embd, 3 * n_embd),
+                   _blk(i, "shortconv.out_proj.weight", n_embd, n_embd)]
+        ts += _ffn_dense(i, n_embd, n_ff)
+    return _model("lfm2-1.2b", arch, "LiquidAI/LFM2-1.2B config.json", n_vocab, nl, md, ts, True, attn=sorted(attn))
+
+
+def ernie45_21b_a3b(n_layers: int | None = None) -> SynthModel:
+    """ERNIE-4.5-21B-A3B: baidu/ERNIE-4.5-21B-A3B-PT config.json: hidden 2560, 28 layers (layer 0 dense, 12288),
+    20 heads / 4 KV heads (head 128), 64 experts (6 used, 1536 each), 2 shared experts, vocab 103424, tied."""
+    arch, n_embd, n_head, n_kv, hd, n_vocab = "ernie4_5-moe", 2560, 20, 4, 128, 103424
+    n_exp, n_used, n_ff_exp, n_ff, n_shared = 64, 6, 1536, 12288, 2
+    nl = _layers(n_layers, 28)
+    md = _Meta(arch).base(ctx=131072, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-5, rope_base=500000.0, n_vocab=n_vocab)
+    md.u32("expert_count", n_exp).u32("expert_used_count", n_used).u32("expert_feed_forward_length", n_ff_exp)
+    md.u32("expert_shared_count", n_shared).u32("leading_dense_block_count", 1).u32("interleave_moe_layer_step", 1)
+    md.u32("expert_shared_feed_forward_length", n_ff_exp * n_shared)  # convert_hf_to_gguf Ernie4_5MoeModel
+    ts = _embeddings(n_embd, n_vocab, tied=True)
+    for i in range(nl):
+        ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd)
+        if i == 0:
+            ts += _ffn_dense(i, n_embd, n_ff)
+        else:
+            ts += [_blk(i, "ffn_norm.weight", n_embd)] + _ffn_moe(i, n_embd, n_ff_exp, n_exp)
+            ts += [_blk(i, "exp_probs_b.bias", n_exp)]
+            sh = n_ff_exp * n_shared
+            ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, sh), _blk(i, "ffn_down_shexp.weight", sh, n_embd),
+                   _blk(i, "ffn_up_shexp.weight", n_embd, sh)]
+    return _model("ernie-4.5-21b-a3b", arch, "baidu/ERNIE-4.5-21B-A3B-PT config.json", n_vocab, nl, md, ts, True)
+
+
+def seed_oss_36b(n_layers: int | None = None) -> SynthModel:
+    """Seed-OSS-36B: ByteDance-Seed/Seed-OSS-36B-Instruct config.json: hidden 5120, 64 layers, 80 heads / 8 KV
+    heads (head 128), q/k/v bias, intermediate 27648, vocab 155136, max_position_embeddings 524288, untied."""
+    arch, n_embd, n_head, n_kv, hd, n_ff, n_vocab = "seed_oss", 5120, 80, 8, 128, 27648, 155136
+    nl = _layers(n_layers, 64)
+    md = _Meta(arch).base(ctx=524288, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-6, rope_base=10000000.0, n_vocab=n_vocab)
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    for i in range(nl):
+        ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd, bias=True)
+        ts += [_blk(i, "post_attention_norm.weight", n_embd)] + _ffn_dense(i, n_embd, n_ff, norm=False)
+    return _model("seed-oss-36b", arch, "ByteDance-Seed/Seed-OSS-36B-Instruct config.json", n_vocab, nl, md, ts, False)
+
+
+def minimax_m2(n_layers: int | None = None) -> SynthModel:
+    """MiniMax-M2: MiniMaxAI/MiniMax-M2 config.json: hidden 3072, 62 layers, 48 heads / 8 KV heads (head 128,
+    rotary 64), q/k RMSNorm over all heads, 256 experts (8 used, 1536 each), sigmoid router with a score bias,
+    vocab 200064, max_position_embeddings 196608, untied."""
+    arch, n_embd, n_head, n_kv, hd, n_vocab = "minimax-m2", 3072, 48, 8, 128, 200064
+    n_exp, n_used, n_ff_exp = 256, 8, 1536
+    nl = _layers(n_layers, 62)
+    md = _Meta(arch).base(ctx=196608, n_embd=n_embd, n_layers=nl, n_ff=n_ff_exp, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-6, rope_base=5000000.0, n_vocab=n_vocab)
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("rope.dimension_count", 64)
+    md.u32("expert_count", n_exp).u32("expert_used_count", n_used).u32("expert_feed_forward_length", n_ff_exp)
+    md.u32("expert_gating_func", 2)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    for i in range(nl):
+        ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd)
+        ts += [_blk(i, "attn_q_norm.weight", n_head * hd), _blk(i, "attn_k_norm.weight", n_kv * hd)]
+        ts += [_blk(i, "ffn_norm.weight", n_embd)] + _ffn_moe(i, n_embd, n_ff_exp, n_exp)
+        ts += [_blk(i, "exp_probs_b.bias", n_exp)]
+    return _model("minimax-m2", arch, "MiniMaxAI/MiniMax-M2 config.json", n_vocab, nl, md, ts, False)
+
+
+def hunyuan_a13b(n_layers: int | None = None) -> SynthModel:
+    """Hunyuan-A13B: tencent/Hunyuan-A13B-Instruct config.json: hidden 4096, 32 layers, 32 heads / 8 KV heads
+    (head 128), q/k norm, 64 experts (8 used, 3072 each), 1 shared expert (3072), vocab 128167, tied."""
+    arch, n_embd, n_head, n_kv, hd, n_vocab = "hunyuan-moe", 4096, 32, 8, 128, 128167
+    n_exp, n_used, n_ff_exp = 64, 8, 3072
+    nl = _layers(n_layers, 32)
+    md = _Meta(arch).base(ctx=262144, n_embd=n_embd, n_layers=nl, n_ff=n_ff_exp, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-5, rope_base=11158840.0, n_vocab=n_vocab)
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("rope.dimension_count", hd)
+    md.u32("expert_count", n_exp).u32("expert_used_count", n_used).u32("expert_feed_forward_length", n_ff_exp)
+    md.u32("expert_shared_feed_forward_length", n_ff_exp)
+    ts = _embeddings(n_embd, n_vocab, tied=True)
+    for i in range(nl):
+        ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd, qk_norm_dim=hd)
+        ts += [_blk(i, "ffn_norm.weight", n_embd)] + _ffn_moe(i, n_embd, n_ff_exp, n_exp)
+        ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, n_ff_exp), _blk(i, "ffn_down_shexp.weight", n_ff_exp, n_embd),
+               _blk(i, "ffn_up_shexp.weight", n_embd, n_ff_exp)]
+    return _model("hunyuan-a13b", arch, "tencent/Hunyuan-A13B-Instruct config.json", n_vocab, nl, md, ts, True)
+
+
+def hunyuan_7b(n_layers: int | None = None) -> SynthModel:
+    """Hunyuan-7B: tencent/Hunyuan-7B-Instruct config.json: hidden 4096, 32 layers, 32 heads / 8 KV heads
+    (head 128), q/k norm, intermediate 14336, vocab 128256, tied."""
+    arch, n_embd, n_head, n_kv, hd, n_ff, n_vocab = "hunyuan-dense", 4096, 32, 8, 128, 14336, 128256
+    nl = _layers(n_layers, 32)
+    md = _Meta(arch).base(ctx=262144, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-5, rope_base=10000.0, n_vocab=n_vocab)
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("rope.dimension_count", hd)
+    ts = _embeddings(n_embd, n_vocab, tied=True)
+    for i in range(nl):
+        ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd, qk_norm_dim=hd) + _ffn_dense(i, n_embd, n_ff)
+    return _model("hunyuan-7b", arch, "tencent/Hunyuan-7B-Instruct config.json", n_vocab, nl, md, ts, True)

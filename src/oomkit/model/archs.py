@@ -4,24 +4,40 @@ src/llama-arch.cpp and src/models/<arch>.cpp; shared by the GGUF reader and the 
 """
 
 # Architectures with sliding-window layers in llama.cpp, with the pattern each uses when the GGUF gives none
-# (load_swa_pattern(ml, n) in src/models/gemma2.cpp, gemma3.cpp, openai-moe.cpp, cohere2.cpp) and the
-# window gemma2 assumes when absent (n_swa = 4096).
-SWA_PATTERN_DEFAULT = {"gemma2": 2, "gemma3": 6, "gpt-oss": 2, "cohere2": 4}
-SWA_WINDOW_DEFAULT = {"gemma2": 4096}
+# (load_swa_pattern(ml, n) / set_swa_pattern(n) in src/models/gemma2.cpp, gemma3.cpp, gemma3n.cpp,
+# openai-moe.cpp, cohere2.cpp, llama4.cpp) and the window each assumes when the GGUF has none (gemma2: 4096;
+# llama4: its chunk, 8192, whatever the GGUF says unless it says 0).
+SWA_PATTERN_DEFAULT = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "gpt-oss": 2, "cohere2": 4, "llama4": 4}
+SWA_WINDOW_DEFAULT = {"gemma2": 4096, "llama4": 8192}
+# Windowed layers that attend within fixed chunks (LLAMA_SWA_TYPE_CHUNKED, src/models/llama4.cpp); their cache
+# is sized like a sliding window's (llama_kv_cache_iswa: min(n_ctx_seq, n_swa + n_ubatch) cells).
+CHUNKED_ARCHS = {"llama4"}
+# Layers from this index on reuse an earlier layer's KV and own no cache (hparams.n_layer_kv_from_start, set to
+# 20 in src/models/gemma3n.cpp load_arch_hparams: Gemma 3n E2B / E4B both keep 20 KV layers).
+KV_FROM_START = {"gemma3n": 20}
+# Architectures whose next-n (MTP) blocks llama.cpp does not load (TENSOR_SKIP in load_arch_tensors,
+# src/models/glm4-moe.cpp): the file holds them, the model buffer does not.
+NEXTN_SKIPPED = {"glm4moe"}
 # Architectures llama.cpp runs as pure recurrent (src/llama-arch.cpp llm_arch_is_recurrent).
 RECURRENT_ARCHS = {"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"}
 # Hybrids whose recurrent layers follow full_attention_interval (src/models/qwen3next.cpp, qwen35*.cpp).
 INTERVAL_HYBRIDS = {"qwen3next", "qwen35", "qwen35moe", "minimax-01"}
 # Hybrids whose recurrent layers are those with head_count_kv == 0 (granite-hybrid.cpp, jamba.cpp, lfm2.cpp...).
 KV_ZERO_HYBRIDS = {"granitehybrid", "jamba", "lfm2", "lfm2moe", "plamo2", "nemotron_h", "nemotron_h_moe"}
+# Hybrids whose recurrent layers are short convolutions (src/models/lfm2.cpp): the state is the last
+# shortconv.l_cache - 1 inputs of width n_embd (llama_hparams::n_embd_r), no SSM state.
+SHORTCONV_ARCHS = {"lfm2", "lfm2moe"}
 # Encoder-only models get no KV cache at all (llama_model::create_memory returns nullptr).
 NO_CACHE_ARCHS = {"bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-bert-moe", "neo-bert", "eurobert",
                   "modern-bert", "gemma-embedding", "t5encoder"}
+# Plain decoders whose cache and weights follow the shared rules (standard GQA attention, one cache, weights
+# from the tensors), each loaded by llama.cpp@0c1e57098 and checked against it (tests/test_llamacpp_archs.py).
+PLAIN_DECODERS = {"ernie4_5", "ernie4_5-moe", "seed_oss", "minimax-m2", "hunyuan-moe", "hunyuan-dense"}
 KNOWN_ARCHS = (
     {"llama", "llama4", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe", "qwen3vl", "qwen3vlmoe", "gemma",
      "gemma3n", "deepseek2", "phi2", "phi3", "phimoe", "granite", "granitemoe", "falcon-h1", "command-r", "olmo2",
      "olmoe", "glm4", "glm4moe", "starcoder2", "internlm2", "mistral3", "smollm3", "exaone4", "deepseek", "minicpm",
      "stablelm", "gpt2", "falcon", "starcoder", "baichuan", "orion", "chatglm", "dbrx", "arctic", "bitnet"}
     | SWA_PATTERN_DEFAULT.keys() | RECURRENT_ARCHS | INTERVAL_HYBRIDS | KV_ZERO_HYBRIDS | NO_CACHE_ARCHS
+    | PLAIN_DECODERS
 )
-

@@ -17,11 +17,14 @@ from ..errors import OomkitError
 from ..quant import ggml
 from ..quant.gguf_recipes import ftype_name
 from .archs import (
+    CHUNKED_ARCHS,
     INTERVAL_HYBRIDS,
     KNOWN_ARCHS,
+    KV_FROM_START,
     KV_ZERO_HYBRIDS,
     NO_CACHE_ARCHS,
     RECURRENT_ARCHS,
+    SHORTCONV_ARCHS,
     SWA_PATTERN_DEFAULT,
     SWA_WINDOW_DEFAULT,
 )
@@ -87,6 +90,7 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "") -> ModelSpec
     attention = _attention_dims(m, n_embd, n_head, n_head_kv, kinds, n_all)
     recurrent = _recurrent_state(m) if any(k is LayerKind.RECURRENT for k in kinds) or arch == "falcon-h1" else None
     n_expert_used = m.int("expert_used_count", 0)
+    kv_source = _kv_sources(arch, kinds, n_all - n_nextn)
 
     layers = []
     for i in range(n_all):
@@ -96,7 +100,7 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "") -> ModelSpec
             attention=attention[i] if kind not in (LayerKind.RECURRENT, LayerKind.NONE) else None,
             recurrent=recurrent if kind is LayerKind.RECURRENT or arch == "falcon-h1" else None,
             ffn=_ffn_from_tensors(by_layer.get(i, {}), n_expert_used),
-            parallel_recurrent=arch == "falcon-h1",
+            parallel_recurrent=arch == "falcon-h1", kv_source=kv_source.get(i),
         ))
     fmt = _file_type_name(md.get("general.file_type"))
     return ModelSpec(
@@ -179,6 +183,8 @@ def _layer_kinds(m: _Meta, n_all: int, n_nextn: int, n_head_kv: list[int],
     if m.get("attention.kv_lora_rank") is not None:
         return [LayerKind.LATENT] * n_all
     window = m.get("attention.sliding_window")
+    if arch in CHUNKED_ARCHS and window == 0:
+        return [LayerKind.FULL] * n_all  # llama4.cpp: a GGUF that says sliding_window 0 turns chunking off
     if arch in SWA_PATTERN_DEFAULT and (window or arch in SWA_WINDOW_DEFAULT):
         pattern = m.get("attention.sliding_window_pattern")
         if isinstance(pattern, (tuple, list)):
@@ -189,8 +195,23 @@ def _layer_kinds(m: _Meta, n_all: int, n_nextn: int, n_head_kv: list[int],
             # llama_hparams::set_swa_pattern(n, dense_first=false): il % n < n - 1 slides; n == 0: all slide
             n = pattern if isinstance(pattern, int) else SWA_PATTERN_DEFAULT[arch]
             flags = [i < n_trunk and (n == 0 or i % n < n - 1) for i in range(n_all)]
-        return [LayerKind.SLIDING if f else LayerKind.FULL for f in flags]
+        windowed = LayerKind.CHUNKED if arch in CHUNKED_ARCHS else LayerKind.SLIDING
+        return [windowed if f else LayerKind.FULL for f in flags]
     return [LayerKind.FULL] * n_all
+
+
+def _kv_sources(arch: str, kinds: list[LayerKind], n_trunk: int) -> dict[int, int]:
+    """Layers that reuse an earlier layer's KV cache: from hparams.n_layer_kv_from_start on, each reads the last
+    cache-owning layer of its own kind (src/models/gemma3n.cpp: n_layer_kv_from_start = 20; the graph's
+    `hparams.has_kv(il)` branch and llama_kv_cache's layer reuse: n_layer_kv_from_start - 1 for full layers,
+    - 2 for sliding ones)."""
+    start = KV_FROM_START.get(arch)
+    if start is None or start >= n_trunk:
+        return {}
+    last: dict[LayerKind, int] = {}
+    for i in range(start):
+        last[kinds[i]] = i
+    return {i: last[kinds[i]] for i in range(start, n_trunk) if kinds[i] in last}
 
 
 def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[int], kinds: list[LayerKind],
@@ -204,6 +225,8 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
     key_swa = m.int("attention.key_length_swa", key_len)
     val_swa = m.int("attention.value_length_swa", val_len)
     window = m.int("attention.sliding_window", SWA_WINDOW_DEFAULT.get(m.arch, 0))
+    if m.arch in CHUNKED_ARCHS:
+        window = SWA_WINDOW_DEFAULT[m.arch]  # llama4.cpp sets n_swa = 8192 (the chunk) over the GGUF's value
     kv_lora = m.int("attention.kv_lora_rank", 0)
     for i in range(n_all):
         kind = kinds[i]
@@ -225,7 +248,7 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
                 q_lora_rank=m.int("attention.q_lora_rank", 0), latent_cache=latent_layout,
             ))
             continue
-        sliding = kind is LayerKind.SLIDING
+        sliding = kind in (LayerKind.SLIDING, LayerKind.CHUNKED)
         hk, hv = (key_swa, val_swa) if sliding else (key_len, val_len)
         out.append(Attention(n_heads=n_head[i], n_kv_heads=n_head_kv[i], head_dim_k=hk, head_dim_v=hv,
                              window=window if sliding else None))
@@ -233,6 +256,12 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
 
 
 def _recurrent_state(m: _Meta) -> RecurrentState:
+    if m.arch in SHORTCONV_ARCHS:
+        # llama_hparams::n_embd_r: n_embd * (n_shortconv_l_cache - 1); n_embd_s: 0. LFM2's converter writes
+        # shortconv.l_cache and no ssm.* keys (src/models/lfm2.cpp load_arch_hparams reads only that).
+        n_embd, l_cache = m.int("embedding_length"), m.int("shortconv.l_cache")
+        return RecurrentState("short_conv", d_inner=n_embd, d_state=0, d_conv=l_cache,
+                              conv_override=max(l_cache - 1, 0) * n_embd, ssm_override=0)
     if m.arch.startswith("rwkv") or m.arch.endswith("rwkv7"):
         # llama_hparams::n_embd_r/n_embd_s for RWKV: token_shift_count * n_embd and n_embd * wkv head size
         n_embd = m.int("embedding_length")

@@ -182,9 +182,10 @@ def swa_honoured(spec: ModelSpec, build: int) -> bool:
 
 def attention_layers(spec: ModelSpec) -> list[LayerSpec]:
     """Layers that own a KV cache in the main context: not recurrent, not cache-less, not next-n/MTP layers
-    (llama_model::create_memory filters il < n_layer() when n_layer_nextn > 0)."""
+    (llama_model::create_memory filters il < n_layer() when n_layer_nextn > 0), not layers that read an earlier
+    layer's cache (Gemma 3n's shared-KV layers: llama_kv_cache skips il >= n_layer_kv_from_start)."""
     return [layer for layer in spec.trunk_layers
-            if layer.attention is not None and layer.kind is not LayerKind.NONE]
+            if layer.attention is not None and layer.kind is not LayerKind.NONE and layer.kv_source is None]
 
 
 def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:

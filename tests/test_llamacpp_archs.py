@@ -1,0 +1,86 @@
+"""Every architecture oomkit reads for llama.cpp, held to llama.cpp itself: a synthetic GGUF with the published
+checkpoint's per-layer shapes (tests/ggufs.py; full header, the tensor data a sparse hole) is loaded by the
+llama.cpp that llama-cpp-python 0.3.36 wraps (ggml-org/llama.cpp@0c1e57098), on the CPU with extra buffer types
+off, and its own log lines are the expected figures (tests/groundtruth/llamacpp_run.py). KV caches (cells,
+layers, K, V per cache), recurrent state, model and output buffers must equal llama.cpp's to the 0.01 MiB it
+prints; the compute buffer within 10%, or within the measured gap named in ARCHS where oomkit's compute model
+does not reach yet (lfm2, ernie4_5-moe, hunyuan-moe).
+
+Per architecture, what the file exercises:
+- llama4: chunked-attention layers (3 of 4) get min(n_ctx_seq, 8192 + n_ubatch) cells, padded to 256
+  (src/models/llama4.cpp: n_swa = 8192, LLAMA_SWA_TYPE_CHUNKED; llama_kv_cache_iswa);
+- gemma3n: 4 sliding : 1 full, and layers from 20 on own no cache (n_layer_kv_from_start = 20);
+- glm4moe: the MTP block (nextn_predict_layers 1) is neither cached nor loaded (TENSOR_SKIP);
+- lfm2: short-convolution state (shortconv.l_cache - 1) x n_embd per layer, no ssm.* keys in the file;
+- ernie4_5-moe, seed_oss, minimax-m2, hunyuan-moe, hunyuan-dense: plain GQA caches, weights from the tensors.
+"""
+
+import pytest
+
+from oomkit.errors import OomkitError
+from oomkit.model.gguf_file import read_gguf_spec
+from tests import ggufs
+from tests import gt_compare as g
+from tests.groundtruth import synth
+
+llama_cpp = pytest.importorskip("llama_cpp")
+
+BASE = next(g.settings_grid())  # -c 4096, f16 K/V, FA on, 1 sequence, -ub 512
+
+GRID = [
+    dict(BASE, n_ctx=32768),
+    dict(BASE, n_ctx=32768, flash_attn="off"),
+    dict(BASE, n_ctx=16384, n_seq_max=4),  # 4 streams of 4096 cells
+    dict(BASE, n_ctx=16384, n_seq_max=4, kv_unified=True),
+    dict(BASE, n_ctx=8192, type_k="q8_0", type_v="q8_0"),
+    dict(BASE, n_ctx=8192, type_k="q4_0", type_v="q4_0", n_ubatch=1024, n_batch=1024),
+    dict(BASE, n_ctx=8192, type_k="q8_0", type_v="f16", flash_attn="off"),
+    dict(BASE, n_ctx=8192, type_v="q8_0", flash_attn="off"),  # refused by llama.cpp and oomkit alike
+    dict(BASE, n_ctx=8192, swa_full=True, n_seq_max=2),
+]
+
+# (builder, layers written, compute ratios oomkit reaches today when not within 10%: (low, high))
+ARCHS = {
+    "llama4": (ggufs.llama4_scout, 4, None),
+    "gemma3n": (ggufs.gemma3n_e2b, 25, None),  # > 20 layers: 5 of them share KV
+    "glm4moe": (ggufs.glm45_air, 3, None),  # 3 trunk layers + the MTP block
+    # compute: the short-conv layers' graph is not modelled; oomkit is high by up to 27% with FA at n_ctx 32768
+    "lfm2": (ggufs.lfm2_1_2b, 16, (0.99, 1.27)),
+    # compute: with shared experts and one KV stream llama.cpp keeps the experts' output rows (n_used x n_embd
+    # x n_ubatch floats) beside the logits; oomkit does not model it yet (low by up to 16% / 23%)
+    "ernie4_5-moe": (ggufs.ernie45_21b_a3b, 3, (0.83, 1.0)),
+    "seed_oss": (ggufs.seed_oss_36b, 2, None),
+    "minimax-m2": (ggufs.minimax_m2, 2, None),
+    "hunyuan-moe": (ggufs.hunyuan_a13b, 2, (0.76, 1.0)),
+    "hunyuan-dense": (ggufs.hunyuan_7b, 2, None),
+}
+
+
+@pytest.fixture(scope="module", params=list(ARCHS), ids=list(ARCHS))
+def measured(request):
+    build, n_layers, compute_gap = ARCHS[request.param]
+    path = synth.synth_path(build(n_layers=n_layers), "q4_0")
+    spec = read_gguf_spec(path)
+    assert spec.architecture == request.param
+    return request.param, spec, g.llamacpp_run.measure_many(path, GRID), compute_gap
+
+
+def test_figures_equal_llama_cpp(measured):
+    arch, spec, results, compute_gap = measured
+    compared = 0
+    low, high = compute_gap or (0.9, 1.1)
+    for s, m in zip(GRID, results, strict=True):
+        label = f"{arch} {s}"
+        if not m["ok"]:
+            assert m["stage"] == "context", f"{label}: llama.cpp failed at {m['stage']}: {m['error']}"
+            with pytest.raises(OomkitError):
+                g.oomkit_figures(spec, s)
+            continue
+        expected, got = g.engine_figures(m), g.oomkit_figures(spec, s)
+        for field in ("n_ctx", "model_mib", "caches", "kv_mib", "r_mib", "s_mib", "output_mib"):
+            assert got[field] == expected[field], f"{label}: {field} oomkit {got[field]} llama.cpp {expected[field]}"
+        ratio = got["compute_mib"] / expected["compute_mib"]
+        assert low <= ratio <= high, f"{label}: compute oomkit {got['compute_mib']:.2f} llama.cpp " \
+                                     f"{expected['compute_mib']:.2f} MiB"
+        compared += 1
+    assert compared >= len(GRID) - 1  # only the quantized-V-without-FA row is refused
