@@ -27,6 +27,7 @@ from oomkit.engines.vllm import (
     ENGINE,
     VllmSettings,
     kv_plan,
+    parse_version,
     pp_partition,
     resolve,
 )
@@ -456,7 +457,7 @@ def _infer_version(fx: dict[str, Any]) -> tuple[str, str]:
     if (fx.get("settings") or {}).get("engine") == "V0" or "Loading model weights took" in quoted:
         if "Memory profiling results: total_gpu_memory" in quoted:
             return "0.6.4", "V0 0.6.4 (the 'Memory profiling results' line of that release)"
-        if notes_version and notes_version.group(1) < "0.8":
+        if notes_version and parse_version(notes_version.group(1)) < (0, 8, 0):
             return notes_version.group(1), f"V0 {notes_version.group(1)} as the fixture's notes place it"
         return "0.7.3", "V0 (0.6.5-0.7.x profile line)"
     m = re.search(r"vLLM ~?v?(\d+\.\d+(?:\.\d+)?)", fx.get("notes", ""))
@@ -588,7 +589,7 @@ def predict(case: Case) -> None:
     fx, printed, spec = case.fx, case.fx.get("printed") or {}, case.spec
     if spec is None:
         return
-    v0 = case.settings.use_v1 is False or _infer_version(fx)[0] < "0.8"
+    v0 = case.settings.use_v1 is False or parse_version(_infer_version(fx)[0]) < (0, 8, 0)
     avail_printed = printed.get("available_kv_cache_bytes", printed.get("kv_cache_size_bytes"))
     tokens_printed = printed.get("kv_cache_tokens")
     if tokens_printed is None and printed.get("num_gpu_blocks") and v0:
