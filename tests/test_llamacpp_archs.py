@@ -17,13 +17,14 @@ Per architecture, what the file exercises:
 
 import pytest
 
+import oomkit
 from oomkit.errors import OomkitError
 from oomkit.model.gguf_file import read_gguf_spec
 from tests import ggufs
 from tests import gt_compare as g
 from tests.groundtruth import synth
 
-llama_cpp = pytest.importorskip("llama_cpp")
+needs_llama_cpp = pytest.mark.skipif(not g.llamacpp_run.available(), reason="llama-cpp-python not installed")
 
 BASE = next(g.settings_grid())  # -c 4096, f16 K/V, FA on, 1 sequence, -ub 512
 
@@ -58,6 +59,8 @@ ARCHS = {
 
 @pytest.fixture(scope="module", params=list(ARCHS), ids=list(ARCHS))
 def measured(request):
+    if not g.llamacpp_run.available():
+        pytest.skip("llama-cpp-python not installed")
     build, n_layers, compute_gap = ARCHS[request.param]
     path = synth.synth_path(build(n_layers=n_layers), "q4_0")
     spec = read_gguf_spec(path)
@@ -65,6 +68,7 @@ def measured(request):
     return request.param, spec, g.llamacpp_run.measure_many(path, GRID), compute_gap
 
 
+@needs_llama_cpp
 def test_figures_equal_llama_cpp(measured):
     arch, spec, results, compute_gap = measured
     compared = 0
@@ -84,3 +88,28 @@ def test_figures_equal_llama_cpp(measured):
                                      f"{expected['compute_mib']:.2f} MiB"
         compared += 1
     assert compared >= len(GRID) - 1  # only the quantized-V-without-FA row is refused
+
+
+def test_output_layer_on_cpu_in_older_builds_maps_its_own_bytes():
+    """gpt-oss-20b from the catalog (tensor offsets laid out by oomkit, output.weight last) with -ngl 10 and
+    --n-cpu-moe 12. Builds before PR #18148 keep the output layer on the CPU when -ngl <= n_layer
+    (llama_model::load_tensors: i_gpu_start = n_layer - ngl); its mapping then holds token_embd, the CPU
+    layers and the output tensors, not the whole 11.3 GiB file that a range from the first tensor to a
+    guessed-last output.weight spanned."""
+    base = dict(vram="8GiB", n_ctx=8192, n_parallel=1, n_gpu_layers=10, n_cpu_moe=12, find_max_context=False)
+    old = oomkit.estimate("gpt-oss-20b", "llama.cpp", engine_version="b6100", **base)
+    new = oomkit.estimate("gpt-oss-20b", "llama.cpp", **base)
+    ts = old.model.weights.tensors
+
+    def padded(pick) -> int:
+        return sum((t.nbytes + 31) // 32 * 32 for t in ts if pick(t))
+
+    loose = {"token_embd.weight"}
+    # b6100: i_gpu_start = 24 - 10 = 14, so blocks 0..13 and the output layer on the CPU
+    want_old = padded(lambda t: t.name in loose | {"output.weight", "output_norm.weight"}
+                      or (t.layer is not None and t.layer < 14))
+    # newest: i_gpu_start = 25 - 10 = 15, the output layer first on the GPU, blocks 0..14 on the CPU
+    want_new = padded(lambda t: t.name in loose or (t.layer is not None and t.layer < 15))
+    assert old.engine_view["model_buffer_bytes"]["CPU_Mapped"] == want_old
+    assert new.engine_view["model_buffer_bytes"]["CPU_Mapped"] == want_new
+    assert want_old < 0.7 * old.model.weights.nbytes

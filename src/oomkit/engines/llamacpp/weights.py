@@ -10,6 +10,7 @@ from typing import Any
 
 from ...errors import OomkitError
 from ...memory import Device
+from ...model.archs import NEXTN_SKIPPED
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant import ggml
 from ...units import round_up
@@ -127,6 +128,15 @@ def tensor_device(t: TensorSpec, placement: Placement, overrides, n_devices: int
     return placement.output_device  # output_norm, output
 
 
+def loaded_tensors(spec: ModelSpec) -> tuple[TensorSpec, ...]:
+    """The tensors llama.cpp loads: all but the next-n (MTP) blocks of architectures that mark them TENSOR_SKIP
+    (src/models/glm4-moe.cpp load_arch_tensors: the block stays in the file, out of every buffer)."""
+    if spec.architecture not in NEXTN_SKIPPED or not spec.n_nextn_layers:
+        return spec.weights.tensors
+    first = spec.n_trunk_layers
+    return tuple(t for t in spec.weights.tensors if t.layer is None or t.layer < first)
+
+
 def gpu_alloc_size(t: TensorSpec) -> int:
     return _gpu_alloc_size(t.dtype, t.shape[0] if t.shape else 0, t.nbytes)
 
@@ -140,14 +150,25 @@ def _gpu_alloc_size(dtype: str, row: int, nbytes: int) -> int:
     return round_up(size, CUDA_ALIGNMENT)
 
 
-def mapped_range(tensors: list[TensorSpec]) -> int:
+def mapped_range(tensors: list[TensorSpec], file_order: bool = True) -> int:
     """An mmap'd CPU buffer spans the file range from its first to its last tensor
-    (llama_model_loader::get_mapping_range), holes included."""
+    (llama_model_loader::get_mapping_range), holes included. `file_order` False: the offsets are oomkit's own
+    layout of a computed inventory: token_embd first, the blocks in order, as converters write them, so the
+    range over those stands; the tensors laid out after the blocks (output_norm, output) sit wherever the
+    converter put them, often before the blocks, so they count their own padded bytes (output.weight guessed
+    last, then kept on the CPU by an older build's -ngl rule, stretched the range over the whole file)."""
     if not tensors:
         return 0
-    if all(t.offset is not None for t in tensors):
-        return max(t.offset + t.nbytes for t in tensors) - min(t.offset for t in tensors)
-    return sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in tensors)
+    if not all(t.offset is not None for t in tensors):
+        return sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in tensors)
+    if not file_order:
+        first_block = min((t.offset for t in tensors if t.layer is not None), default=None)
+        trailing = [t for t in tensors if t.layer is None and first_block is not None and t.offset > first_block]
+        if trailing:
+            names = {t.name for t in trailing}
+            return (sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in trailing)
+                    + mapped_range([t for t in tensors if t.name not in names]))
+    return max(t.offset + t.nbytes for t in tensors) - min(t.offset for t in tensors)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -188,7 +209,7 @@ def _model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSett
                    placement: Placement) -> ModelBuffers:
     overrides = override_patterns(s, spec)
     dev_tensors: dict[int, list[TensorSpec]] = {}
-    for t in spec.weights.tensors:
+    for t in loaded_tensors(spec):
         dev_tensors.setdefault(tensor_device(t, placement, overrides, len(devices)), []).append(t)
     if spec.tied_embeddings and placement.output_device >= 0:
         # tied output: token_embd is loaded a second time on the output device (TENSOR_DUPLICATED)
@@ -199,7 +220,7 @@ def _model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSett
     cpu_tensors = dev_tensors.get(-1, [])
     if s.mmap:
         host_buft = "CPU_Mapped"
-        host_buffer = mapped_range(cpu_tensors)
+        host_buffer = mapped_range(cpu_tensors, file_order=spec.weights.exact)
     else:
         host_buft = "CUDA_Host" if devices else "CPU"
         host_buffer = sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in cpu_tensors)
