@@ -3,6 +3,7 @@ state, model buffers, output and compute buffers), and the figures it prints at 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ...memory import Device, LayerUse, MemoryEstimate, Usage
@@ -20,7 +21,7 @@ from .fit import (
     state_by_device,
 )
 from .kv import Cache, Context, kv_bytes_per_token, kv_caches, recurrent_bytes_by_layer, resolve_context
-from .settings import LlamaCppSettings
+from .settings import LlamaCppSettings, version_warning
 from .split import model_devices
 from .weights import ModelBuffers, Placement, model_buffers, place_layers
 
@@ -30,10 +31,31 @@ GPU_RUNTIME_RESERVE = 457 * MiB
 
 
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> MemoryEstimate:
+    """The command as typed. With --fit (on by default since its build) llama.cpp first fits the command to the
+    free memory: what it would change, and the layout it then loads, are in engine_view under fit_*, the
+    estimate itself stays the typed command's (fitted_settings gives the fitted command to estimate)."""
     devices = metal_devices(model_devices(devices, s))  # an Apple GPU offers its working set, not the RAM
     fitted = params_fit(spec, devices, s) if applies(s, devices) else None
-    if fitted is not None:
-        s = fitted.settings
+    est = _estimate(spec, devices, s, fitted)
+    if fitted is not None and fitted.status == "fitted":
+        run = _estimate(spec, devices, replace(fitted.settings, fit=False), None).engine_view
+        est.engine_view.update({f"fit_{k}": run[k] for k in (
+            "n_ctx", "offloaded_layers", "model_buffer_bytes", "kv_buffer_bytes", "compute_buffer_bytes",
+            "pipeline_parallel", "memory_breakdown")})
+    return est
+
+
+def fitted_settings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> LlamaCppSettings:
+    """The settings llama.cpp runs with after --fit (the typed ones when the fit does not apply or changes
+    nothing); --fit off so that estimating them again does not fit a second time."""
+    devices = metal_devices(model_devices(devices, s))
+    if not applies(s, devices):
+        return s
+    return replace(params_fit(spec, devices, s).settings, fit=False)
+
+
+def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
+              fitted: FitResult | None) -> MemoryEstimate:
     ctx = resolve_context(spec, s)
     caches = kv_caches(spec, ctx, s.swa_full)
     rs = recurrent_bytes_by_layer(spec, ctx, s)
@@ -149,8 +171,9 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
             what.append(f"-ngl {fitted.n_gpu_layers}")
         if fitted.overrides:
             what.append(f"{len(fitted.overrides)} tensor overrides to the CPU")
-        warnings.append("--fit (on by default) changes the command to fit free memory less "
-                        f"{'/'.join(str(m // MiB) for m in fitted.margins)} MiB: " + ", ".join(what))
+        warnings.append("llama.cpp's --fit (on by default) will change this command to leave "
+                        f"{'/'.join(str(m // MiB) for m in fitted.margins)} MiB free per device: "
+                        + ", ".join(what) + " (engine_view fit_*; -fit off keeps it as typed)")
     elif fitted is not None and fitted.status == "failed":
         warnings.append(f"--fit could not fit the command ({fitted.lines[-1]}); llama.cpp loads it as typed")
     if s.n_ctx and spec.n_ctx_train and ctx.n_ctx_seq > spec.n_ctx_train:
@@ -158,6 +181,8 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
                         "trained for this context; quality may drop unless RoPE scaling is set")
     if not devices:
         warnings.append("no GPU: every buffer is on the CPU")
+    if (note := version_warning(s.engine_version)) is not None:
+        warnings.append(note)
     return warnings
 
 
