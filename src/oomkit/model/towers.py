@@ -98,10 +98,113 @@ def _qwen2_5_vl(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int)
                  "transformers Qwen2_5_VisionTransformerPretrainedModel (patch_embed, blocks, merger)")
 
 
+def _llama4(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> Tower:
+    # transformers models/llama4/modeling_llama4.py Llama4VisionModel: Llama4UnfoldConvolution (a Linear over the
+    # unfolded patch, no bias), class_embedding, positional_embedding_vlm (patches + 1 rows), layernorm_pre/post,
+    # encoder layers (q/k/v/o with bias, fc1/fc2 with bias, two LayerNorms), the vision_adapter
+    # Llama4VisionPixelShuffleMLP (fc1 intermediate -> projector_input_dim, fc2 projector_output_dim square, no
+    # biases); Llama4MultiModalProjector linear_1 vision_output_dim -> text hidden, no bias
+    h, ff, n = int(vc["hidden_size"]), int(vc["intermediate_size"]), int(vc["num_hidden_layers"])
+    p, image, ch = int(vc["patch_size"]), int(vc["image_size"]), int(vc.get("num_channels", 3))
+    pin, pout = int(vc["projector_input_dim"]), int(vc["projector_output_dim"])
+    embeddings = ch * p * p * h + h + ((image // p) ** 2 + 1) * h
+    layer = 4 * _linear(h, h) + _linear(h, ff) + _linear(ff, h) + 2 * _layernorm(h)
+    adapter = ff * pin + pout * pout
+    enc = embeddings + 2 * _layernorm(h) + n * layer + adapter
+    proj = int(vc["vision_output_dim"]) * text_hidden
+    return Tower("vision", "llama4_vision_model", enc + proj, enc, proj,
+                 "transformers Llama4VisionModel (with its pixel-shuffle adapter) + Llama4MultiModalProjector")
+
+
+def _pixtral(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> Tower:
+    # transformers models/pixtral/modeling_pixtral.py PixtralVisionModel: patch_conv without bias, ln_pre RMSNorm,
+    # layers of attention_norm + q/k/v/o (no bias) + ffn_norm + gated MLP (no bias); rotary positions, no table.
+    # models/mistral3/modeling_mistral3.py Mistral3MultiModalProjector: RMSNorm, Mistral3PatchMerger (merging_layer
+    # h*s^2 -> h, no bias), linear_1 h -> text, linear_2 text -> text (bias = multimodal_projector_bias)
+    h, ff, n = int(vc["hidden_size"]), int(vc["intermediate_size"]), int(vc["num_hidden_layers"])
+    p, ch = int(vc["patch_size"]), int(vc.get("num_channels", 3))
+    layer = 2 * _rmsnorm(h) + 4 * h * h + 3 * h * ff
+    enc = ch * p * p * h + _rmsnorm(h) + n * layer
+    merge = int(cfg.get("spatial_merge_size", 2))
+    bias = bool(cfg.get("multimodal_projector_bias", False))
+    proj = _rmsnorm(h) + h * merge * merge * h + _linear(h, text_hidden, bias) + _linear(text_hidden, text_hidden, bias)
+    return Tower("vision", "pixtral", enc + proj, enc, proj,
+                 "transformers PixtralVisionModel + Mistral3MultiModalProjector (patch merger)")
+
+
+def _clip(vc: Mapping[str, Any]) -> int:
+    # transformers models/clip/modeling_clip.py CLIPVisionTransformer: class_embedding, patch Conv2d without bias,
+    # position_embedding (patches + 1), pre_layrnorm, layers (q/k/v/out_proj, fc1/fc2 with bias, two LayerNorms),
+    # post_layernorm
+    h, ff, n = int(vc["hidden_size"]), int(vc["intermediate_size"]), int(vc["num_hidden_layers"])
+    p, image, ch = int(vc["patch_size"]), int(vc["image_size"]), int(vc.get("num_channels", 3))
+    embeddings = h + ch * p * p * h + ((image // p) ** 2 + 1) * h
+    layer = 4 * _linear(h, h) + _linear(h, ff) + _linear(ff, h) + 2 * _layernorm(h)
+    return embeddings + 2 * _layernorm(h) + n * layer
+
+
+def _llava(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> Tower:
+    # transformers models/llava/modeling_llava.py: the whole CLIP vision tower is built (vision_feature_layer only
+    # picks which hidden state feeds the projector); LlavaMultiModalProjector linear_1 vision -> text, GELU,
+    # linear_2 text -> text (bias = multimodal_projector_bias, default true)
+    enc = _clip(vc)
+    h = int(vc["hidden_size"])
+    n_feat = len(cfg["vision_feature_layer"]) if isinstance(cfg.get("vision_feature_layer"), list) else 1
+    bias = bool(cfg.get("multimodal_projector_bias", True))
+    proj = _linear(h * n_feat, text_hidden, bias) + _linear(text_hidden, text_hidden, bias)
+    return Tower("vision", "clip_vision_model", enc + proj, enc, proj,
+                 "transformers CLIPVisionModel + LlavaMultiModalProjector")
+
+
+def _internvl(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> Tower:
+    # InternViT as transformers models/internvl/modeling_internvl.py InternVLVisionModel builds it (the remote-code
+    # InternVisionModel of OpenGVLab/InternVL2-* holds the same tensors: fused qkv = q/k/v): cls token, patch Conv2d
+    # with bias, position table (patches + 1), layers of q/k/v (bias = qkv_bias / attention_bias), projection with
+    # bias, optional q/k RMSNorm over the full width, fc1/fc2 with bias, two norms, two layer-scale vectors; no
+    # final norm (use_mean_pooling). InternVLMultiModalProjector (the remote code's mlp1): LayerNorm over the pixel-
+    # shuffled width, linear_1 -> text, linear_2 text -> text
+    h, ff, n = int(vc["hidden_size"]), int(vc["intermediate_size"]), int(vc["num_hidden_layers"])
+    p = vc["patch_size"][0] if isinstance(vc["patch_size"], list) else vc["patch_size"]
+    image = vc["image_size"][0] if isinstance(vc["image_size"], list) else vc["image_size"]
+    p, image, ch = int(p), int(image), int(vc.get("num_channels", 3))
+    bias = bool(vc.get("qkv_bias", vc.get("attention_bias", True)))
+    qk_norm = bool(vc.get("qk_normalization", vc.get("use_qk_norm", False)))
+    norm = _rmsnorm(h) if vc.get("norm_type") == "rms_norm" else _layernorm(h)
+    layer = 3 * _linear(h, h, bias) + _linear(h, h) + (2 * h if qk_norm else 0) + _linear(h, ff) + _linear(ff, h)
+    layer += 2 * norm + 2 * h
+    enc = h + ch * p * p * h + h + ((image // p) ** 2 + 1) * h + n * layer
+    m = h * round(1 / float(cfg.get("downsample_ratio", 0.5))) ** 2
+    proj = _layernorm(m) + _linear(m, text_hidden) + _linear(text_hidden, text_hidden)
+    return Tower("vision", "internvl_vision", enc + proj, enc, proj,
+                 "transformers InternVLVisionModel (= remote-code InternVisionModel) + InternVLMultiModalProjector")
+
+
+def _moonvit(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> Tower:
+    # MoonViT, as transformers models/kimi_k25/modeling_kimi_k25.py builds it (Kimi-VL's remote-code
+    # MoonVitPretrainedModel holds the same tensors, wqkv fused): patch Conv2d with bias, a learned pos_h x pos_w
+    # position grid, layers of q/k/v/proj and fc1/fc2 with bias and two LayerNorms, final_layernorm; the projector
+    # (Kimi_K25MultimodalProjection, Kimi-VL's KimiVLMultiModalProjector): LayerNorm(h), a square Linear over the
+    # merged width, a Linear to the text width, both with bias. Kimi-K2.5 writes the fields as vt_*.
+    h = int(vc.get("vt_hidden_size", vc.get("hidden_size")))
+    ff = int(vc.get("vt_intermediate_size", vc.get("intermediate_size")))
+    n = int(vc.get("vt_num_hidden_layers", vc.get("num_hidden_layers")))
+    p = int(vc["patch_size"])
+    grid = int(vc.get("init_pos_emb_height", 64)) * int(vc.get("init_pos_emb_width", 64))
+    layer = 4 * _linear(h, h) + _linear(h, ff) + _linear(ff, h) + 2 * _layernorm(h)
+    enc = 3 * p * p * h + h + grid * h + n * layer + _layernorm(h)
+    kh, kw = vc.get("merge_kernel_size", [2, 2])
+    m = h * int(kh) * int(kw)
+    proj = _layernorm(int(vc.get("mm_hidden_size", h))) + _linear(m, m) + _linear(m, text_hidden)
+    return Tower("vision", "moonvit", enc + proj, enc, proj,
+                 "transformers Kimi_K25VisionModel + Kimi_K25MultimodalProjection (MoonViT, as Kimi-VL's)")
+
+
 _FAMILIES = {"siglip_vision_model": _gemma3, "qwen3_vl": _qwen3_vl, "qwen3_5": _qwen3_vl, "qwen3_5_moe": _qwen3_vl,
-             "qwen3_vl_moe": _qwen3_vl}
-# vision_configs that name no model_type of their own (Qwen2.5-VL's), by the checkpoint's model_type
-_BY_MODEL_TYPE = {"qwen2_5_vl": _qwen2_5_vl}
+             "qwen3_vl_moe": _qwen3_vl, "llama4_vision_model": _llama4, "pixtral": _pixtral,
+             "clip_vision_model": _llava, "intern_vit_6b": _internvl, "internvl_vision": _internvl,
+             "moonvit": _moonvit}
+# vision_configs that name no model_type of their own (Qwen2.5-VL's, Kimi-K2.5's), by the checkpoint's model_type
+_BY_MODEL_TYPE = {"qwen2_5_vl": _qwen2_5_vl, "kimi_k25": _moonvit}
 
 
 def vision_tower(config: Mapping[str, Any]) -> Tower | None:
@@ -112,7 +215,7 @@ def vision_tower(config: Mapping[str, Any]) -> Tower | None:
     fn = _FAMILIES.get(str(vc.get("model_type", ""))) or _BY_MODEL_TYPE.get(str(config.get("model_type", "")))
     if fn is None:
         return None
-    tc = config.get("text_config") if isinstance(config.get("text_config"), Mapping) else config
+    tc = next((config[k] for k in ("text_config", "llm_config") if isinstance(config.get(k), Mapping)), config)
     try:
         return fn(config, vc, int(tc["hidden_size"]))
     except (KeyError, TypeError, ValueError):

@@ -16,7 +16,7 @@ from ..versions import version_str
 from .kv import LayerCache, cache_tensors, layer_caches
 from .settings import DEPRECATED_STATIC, Resolved, TransformersSettings, is_gguf, resolve
 from .transients import CUDA_CONTEXT, K_ROUND_LARGE, Transients, allocation_size, reserved_for, transients
-from .weights import tensor_bytes
+from .weights import TOWER_PREFIX, tensor_bytes
 
 # ---------------------------------------------------------------------------------------------------------
 # device_map placement (integrations/accelerate.py _get_device_map, get_balanced_memory, infer_auto_device_map)
@@ -37,7 +37,7 @@ def _module_sizes(n: int, weights: list[tuple[TensorSpec, int]]) -> tuple[int, l
     for t, b in weights:
         if t.layer is not None:
             layer_bytes[t.layer] += b
-        elif t.name.startswith("token_embd"):
+        elif t.name.startswith(("token_embd", TOWER_PREFIX)):  # the tower precedes the decoder's modules
             embed += b
         else:
             head += b
@@ -148,7 +148,7 @@ def _weights_on(weights: list[tuple[TensorSpec, int]], placement: Placement
     for t, b in weights:
         if t.layer is not None:
             d = placement.layer_device[t.layer]
-        elif t.name.startswith("token_embd"):
+        elif t.name.startswith(("token_embd", TOWER_PREFIX)):
             d = placement.embed_device
         else:
             d = placement.head_device
@@ -247,6 +247,10 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSetti
     warnings: list[str] = list(r.labels)
     if not devices:
         warnings.append("no GPU: transformers runs on the CPU (torch's CPU allocator, no caching)")
+    for t in spec.towers if not is_gguf(spec) else ():
+        warnings.append(f"{t.kind} tower ({t.family}, {t.params / 1e9:.2f} B parameters) loaded with the checkpoint "
+                        f"in {r.dtype}" + ("; load_in_4bit/8bit would quantize its nn.Linear layers too, not modelled"
+                                           if s.load_in_4bit or s.load_in_8bit else ""))
     if is_gguf(spec):
         warnings.append(f"{spec.weights.format} GGUF weights: transformers dequantizes a GGUF on load "
                         f"(to {r.dtype}); name the Hugging Face model for its own checkpoint")

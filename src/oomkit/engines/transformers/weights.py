@@ -45,4 +45,22 @@ def tensor_bytes(spec: ModelSpec, s: TransformersSettings, r: Resolved) -> list[
         else:
             nbytes = t.nbytes
         out.append((t, nbytes))
+    out += tower_bytes(spec, r)
     return out
+
+
+# A multimodal tower's pseudo-tensor name; layout.py places it with the embeddings (the first modules loaded).
+TOWER_PREFIX = "mm."
+
+
+def tower_bytes(spec: ModelSpec, r: Resolved) -> list[tuple[TensorSpec, int]]:
+    """The vision encoder and projector of a VLM checkpoint (model/towers.py), in the resolved dtype.
+
+    from_pretrained builds the whole *ForConditionalGeneration model, tower included (models/<vlm>/modeling_*.py:
+    vision_tower / vision_model + multi_modal_projector), and casts it to `dtype` like the decoder; quantized
+    checkpoints leave it unquantized (their ignore / modules_to_not_convert lists name it). A GGUF has none.
+    """
+    if is_gguf(spec):
+        return []
+    return [(TensorSpec(name=f"{TOWER_PREFIX}{t.kind}.{t.family}", shape=(t.params,), dtype=r.dtype,
+                        nbytes=t.params * r.dtype_bytes), t.params * r.dtype_bytes) for t in spec.towers]
