@@ -54,3 +54,41 @@ class Eras(Mapping[str, "Version | int"]):
         if isinstance(first, int):
             return version >= first
         return tuple(version)[: len(first)] >= first
+
+
+# ---------------------------------------------------------------------------------------------------------
+# llama.cpp names builds (b5913), not releases. A date reads as the build released that day, placed between
+# these anchors (the release tag a dated record names; about eight builds a day between them).
+LLAMACPP_BUILD_DATES = (
+    (5150, "2025-04-15"),  # PR #12801 merged; settings.ERAS mla_latent
+    (5450, "2025-05-20"),  # PR #13194 merged; ERAS iswa
+    (7079, "2025-11-16"),  # issue #17300: "llama-b7079-bin-win-cpu-x64", filed 2025-11-16
+    (7215, "2025-12-17"),  # PR #18148 merged; ERAS ngl_output_first
+    (7510, "2026-01-24"),  # PR #19067 merged; ERAS mla_k_only
+    (9272, "2026-05-22"),  # issue #23527: "version: 9272 (1d7ab2b94)", filed 2026-05-22
+)
+_BUILDS_PER_DAY = 8
+
+
+def _days(date: str) -> int:
+    import datetime as _dt  # lazy: only a dated --engine-version needs it
+
+    try:
+        return _dt.date.fromisoformat(date).toordinal()
+    except ValueError:
+        raise OomkitError(f"cannot read llama.cpp version {date!r}: expected a build tag such as b6500 or a date "
+                          "such as 2025-06-01") from None
+
+
+def llamacpp_build_on(date: str) -> int:
+    """The llama.cpp build released on `date` (YYYY-MM-DD), interpolated between LLAMACPP_BUILD_DATES and
+    extrapolated at eight builds a day beyond them; a build within a few days of an era boundary may follow the
+    other rule."""
+    d = _days(date)
+    pts = [(_days(day), b) for b, day in LLAMACPP_BUILD_DATES]
+    if d <= pts[0][0]:
+        return max(1, pts[0][1] - (pts[0][0] - d) * _BUILDS_PER_DAY)
+    for (d0, b0), (d1, b1) in zip(pts, pts[1:], strict=False):
+        if d <= d1:
+            return b0 + round((b1 - b0) * (d - d0) / (d1 - d0))
+    return pts[-1][1] + (d - pts[-1][0]) * _BUILDS_PER_DAY

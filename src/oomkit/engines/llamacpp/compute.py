@@ -31,7 +31,20 @@ class ComputePhases:
     inputs: int  # what the CPU side keeps for a fully offloaded graph: the input rows and the masks
 
 
-def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> ComputePhases:
+def reserved_outputs(ctx: Context, s: LlamaCppSettings) -> int:
+    """The logits rows the worst-case graph reserves. Before PR #23861 ("llama: limit max outputs of
+    llama_context", merged 2026-06-01) every token of the ubatch; since, at most n_outputs_max, which
+    llama-server and llama-cli (built on the server context since late 2025) set to n_seq_max, the logs printing
+    `llama_context: n_outputs_max = 1`; the library default (0 = n_batch) keeps every token for the other
+    programs and the Python binding."""
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    if ERAS.reached(ctx.build, "outputs_max") and s.program in ("llama-server", "llama-cli") and not s.embeddings:
+        return min(T, max(1, ctx.n_seq_max))
+    return T
+
+
+def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None
+                   ) -> ComputePhases:
     """Peak of the worst-case ubatch graph: llama_context::graph_reserve builds it with
     n_tokens = min(n_ctx, n_ubatch) and every token an output, and ggml-alloc sizes each backend's buffer to the
     most tensors alive at once. The live set is modelled at its two candidate peaks, fitted to llama.cpp's own
@@ -46,7 +59,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> Comput
     T = min(ctx.n_ctx, ctx.n_ubatch)
     f32 = 4
     resid = spec.n_embd * T * f32
-    out_phase = spec.n_vocab * T * f32 + 2 * resid
+    # the logits rows (reserved_outputs: every token of the ubatch unless the build reserves fewer)
+    out_phase = spec.n_vocab * (T if n_outputs is None else n_outputs) * f32 + 2 * resid
     cells = {il: c.cells for c in caches for il in c.layers}
     masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)  # one KQ mask per cache
     attn_phase = 0
@@ -70,6 +84,14 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> Comput
             # hybrids: the recurrent layers' inputs are allocated after the masks and live to the end, so the
             # freed mask block cannot merge with the free tail and the logits go above it
             out_phase += masks + resid
+    if n_outputs is not None and n_outputs < T:
+        # with few logits rows the feed-forward block's live set can be the peak: the gate and up projections
+        # (every used expert's for MoE, the router's scores) and two hidden-state rows. Where every token is an
+        # output the logits always exceed it (the CPU ground truth), so it is only weighed here.
+        for layer in spec.trunk_layers:
+            f = layer.ffn
+            width = 2 * f.n_ff_expert * f.n_experts_used + f.n_experts + 2 * f.n_ff_shared if f.is_moe else 2 * f.n_ff
+            attn_phase = max(attn_phase, width * T * f32 + 2 * resid)
     # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks
     return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=resid + masks)
 
@@ -110,7 +132,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     and output so that ggml-alloc never reuses it (ggml_backend_sched_split_graph): on the CPU the graph inputs
     (the KQ masks, token ids, positions), on each device its split inputs (the masks, the positions and the
     hidden state handed over from the device before, or the token embeddings on the first)."""
-    p = compute_phases(spec, ctx, caches)
+    p = compute_phases(spec, ctx, caches, reserved_outputs(ctx, s))
     if not devices:
         return {-1: max(p.output, p.attention)}
     out: dict[int, int] = {}

@@ -90,9 +90,11 @@ def resolve_context(spec: ModelSpec, s: LlamaCppSettings) -> Context:
 
 def _sequences(s: LlamaCppSettings, build: int) -> tuple[int, bool]:
     """(n_seq_max, unified KV) from -np and -kvu."""
-    # tools/server/server.cpp: -np -1 (auto) becomes 4 slots with a unified KV cache; llama-cli defaults to 1
+    # tools/server/server.cpp: -np -1 (auto) becomes 4 slots with a unified KV cache (ERAS np_auto; before it
+    # llama-server's default was one slot); llama-cli and the other programs default to 1
     if s.n_parallel < 0:
-        n_seq, unified = (4, True) if s.program == "llama-server" else (1, s.kv_unified)
+        auto = s.program == "llama-server" and ERAS.reached(build, "np_auto")
+        n_seq, unified = (4, True) if auto else (1, s.kv_unified)
     elif s.n_parallel == 0:
         raise OomkitError("-np must be at least 1")
     else:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...errors import OomkitError
 from ...flags import INT32_MAX, Limit
-from ..versions import NEWEST_WORDS, Eras
+from ..versions import NEWEST_WORDS, Eras, llamacpp_build_on
 
 # Build tags at which behaviour changed: the first release build after each PR's merge. The merge dates are
 # the PRs'; the build numbers are placed by those dates (llama.cpp tags about eight builds a day), so a build
@@ -32,6 +32,12 @@ ERAS = Eras({
     "ngl_output_first": 7215,
     # PR #19067 (merged 2026-01-24): MLA caches K only ("V-less"), V = 0
     "mla_k_only": 7510,
+    # llama-server's -np auto: 4 slots sharing one unified cache (before: 1 slot). Issue #17300 shows b7079
+    # (2025-11-16) starting 4 slots unasked; the first build with it is placed at the end of October 2025
+    "np_auto": 6850,
+    # PR #23861 (merged 2026-06-01, issue #23527 at b9272 on 2026-05-22): the worst-case graph reserves
+    # n_outputs_max logits rows (llama-server / llama-cli: n_seq_max) instead of the whole ubatch
+    "outputs_max": 9350,
     # PR #16653 (merged 2025-12-15; b7437 of 2025-12-16 runs llama-fit-params, issue #18097): --fit, on by default
     # in llama-server and llama-cli (common_fit_params); before it the command's -c / -ngl are taken as given
     "params_fit": 7400,
@@ -113,7 +119,19 @@ def build_number(version: str | None) -> int:
     versions.parse_release; "newest" and "latest" (as typed, lower case) mean NEWEST."""
     if not version or version in NEWEST_WORDS:
         return int(NEWEST[1:])
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", version.strip()):
+        return llamacpp_build_on(version.strip())  # a date: the build released that day
     m = re.fullmatch(r"b?(\d{3,5})", version.strip())
     if not m:
-        raise OomkitError(f"cannot read llama.cpp version {version!r}: expected a build tag such as b6500")
+        raise OomkitError(f"cannot read llama.cpp version {version!r}: expected a build tag such as b6500 or a "
+                          "date such as 2025-06-01")
     return int(m.group(1))
+
+
+def version_warning(version: str | None) -> str | None:
+    """A build newer than the newest whose rules are modelled runs under the newest rules, and says so."""
+    n = build_number(version)
+    if n > int(NEWEST[1:]):
+        return (f"llama.cpp build b{n} is newer than the newest build oomkit models (up to {NEWEST}): its newest "
+                "rules apply")
+    return None

@@ -1,0 +1,73 @@
+"""llama.cpp's rules by build (--engine-version: a build tag or a date), one test per era switch.
+
+Each switch is held to what the builds on either side print: the public logs and PRs cited in settings.ERAS,
+and llama.cpp's own lines on this machine where the binding's build (b0c1e57098, between the switches below)
+shows one side."""
+
+import pytest
+
+import oomkit
+from oomkit.engines.llamacpp import compute, kv
+from oomkit.engines.llamacpp.settings import ERAS, LlamaCppSettings, build_number, version_warning
+from oomkit.model.resolve import resolve
+
+MiB = 1 << 20
+
+
+def _view(version, **kw):
+    opts = dict(quant="Q4_K_M", vram="24GiB", find_max_context=False, n_ctx=8192, fit=False)
+    opts.update(kw)
+    return oomkit.estimate("Qwen/Qwen3-8B", "llama.cpp", engine_version=version, **opts).engine_view
+
+
+def test_np_auto_four_unified_slots_only_from_its_build():
+    # issue #17300 (b7079, 2025-11-16): llama-server starts 4 slots unasked; older builds one
+    new = _view(f"b{ERAS['np_auto']}")
+    old = _view(f"b{ERAS['np_auto'] - 1}")
+    assert (new["n_seq_max"], new["kv_unified"]) == (4, True)
+    assert old["n_seq_max"] == 1
+    # llama-cli never had it
+    assert _view("newest", program="llama-cli")["n_seq_max"] == 1
+
+
+def test_reserved_outputs_since_pr_23861():
+    spec = resolve("Qwen/Qwen3-8B:Q4_K_M")
+    s = LlamaCppSettings(n_ctx=8192, engine_version=f"b{ERAS['outputs_max']}")
+    ctx = kv.resolve_context(spec, s)
+    assert compute.reserved_outputs(ctx, s) == 4  # n_seq_max of -np auto
+    before = LlamaCppSettings(n_ctx=8192, engine_version=f"b{ERAS['outputs_max'] - 1}")
+    assert compute.reserved_outputs(kv.resolve_context(spec, before), before) == 512  # the whole ubatch
+    # the library default (n_outputs_max 0 = n_batch) keeps every token: the Python binding, llama-perplexity
+    py = LlamaCppSettings(n_ctx=8192, program="llama-cpp-python")
+    assert compute.reserved_outputs(kv.resolve_context(spec, py), py) == 512
+    # the logits term goes: 151936 x 512 x 4 bytes = 296.75 MiB before, a few rows after
+    new = _view(f"b{ERAS['outputs_max']}")["compute_buffer_bytes"]["CUDA0"]
+    old = _view(f"b{ERAS['outputs_max'] - 1}")["compute_buffer_bytes"]["CUDA0"]
+    assert old - new > 200 * MiB
+
+
+def test_mla_eras_decompressed_latent_and_k_only():
+    # DeepSeek-V3 f16 KV per token and layer: decompressed 128 heads x (192 + 128); latent 576 + 512; K only 576
+    per_layer = {}
+    for version in (f"b{ERAS['mla_latent'] - 1}", f"b{ERAS['mla_latent']}", f"b{ERAS['mla_k_only']}"):
+        v = oomkit.estimate("deepseek-ai/DeepSeek-V3", "llama.cpp", quant="Q4_K_M", cpu_only=True, n_ctx=4096,
+                            n_parallel=1, find_max_context=False, engine_version=version, flash_attn="on").engine_view
+        per_layer[version] = (v["k_bytes"] + v["v_bytes"]) // (61 * 4096 * 2)
+    assert list(per_layer.values()) == [128 * (192 + 128), 576 + 512, 576]
+
+
+def test_dates_read_as_builds():
+    assert build_number("2025-11-16") == 7079  # issue #17300's build on its day
+    assert build_number("2026-05-22") == 9272  # issue #23527's
+    assert ERAS.reached(build_number("2026-07-01"), "outputs_max")
+    assert not ERAS.reached(build_number("2025-06-01"), "np_auto")
+    with pytest.raises(oomkit.errors.OomkitError):
+        build_number("June 2025")
+
+
+def test_newer_builds_use_the_newest_rules_with_a_warning():
+    assert version_warning("b10662") is not None and version_warning("b7000") is None
+    est = oomkit.estimate("Qwen/Qwen3-8B", "llama.cpp", quant="Q4_K_M", vram="24GiB", n_ctx=8192, fit=False,
+                          find_max_context=False, engine_version="b10662")
+    assert any("newer than the newest" in w for w in est.warnings)
+    assert est.engine_view["n_seq_max"] == 4
