@@ -108,6 +108,10 @@ def _view_value(key: str, value: Any) -> str:
                          for k, v in value.items()) or "-"
     if isinstance(value, list):
         return "; ".join(_view_value(key, v) for v in value) or "-"
+    if value is None or value == "":
+        return "-"
+    if isinstance(value, str) and "\n" in value:
+        return f'<pre class="view">{e(value)}</pre>'
     if isinstance(value, bool) or not isinstance(value, int):
         return e(value)
     return b(value, mib) if key.endswith("bytes") else e(f"{value:,}" if abs(value) >= 10000 else value)
@@ -185,12 +189,13 @@ def estimate_body(est: MemoryEstimate, req: Any) -> str:
                f'{m.params_total / 1e9:.2f}B params · weights {e(m.weights.format)}'
                f'{"" if m.weights.exact else " (computed)"} · engine {e(est.engine)}</p>')
     out.append('<h2>Memory per device</h2>' + svg.legend())
+    largest = max((u.memory_bytes or u.total_bytes for u in est.devices), default=0)
     for u in (*est.devices, est.host):
         parts = {k: getattr(u, k) for k, _, _ in svg.PARTS}
         mem = u.memory_bytes
         right = f"{b(u.total_bytes)} of {b(mem)}" if mem else b(u.total_bytes)
         out.append(f'<div class="bar" data-device="{e(u.id)}"><div class="lab"><span><b>{e(u.id)}</b> '
-                   f'{e(u.name)}</span><span>{right}</span></div>{svg.stacked_bar(parts, mem)}</div>')
+                   f'{e(u.name)}</span><span>{right}</span></div>{svg.stacked_bar(parts, mem, largest)}</div>')
     out.append('<div class="scroll"><table id="devices"><tr><th class="l">device</th><th>memory</th><th>weights</th>'
                '<th>KV cache</th><th>state</th><th>compute</th><th>overhead</th><th>total</th><th>free</th></tr>')
     for u in (*est.devices, est.host):
@@ -339,7 +344,7 @@ def plan_body(p: Any) -> str:
     devs = ", ".join(f"{x.id} {x.name} ({svg.gib(x.memory_bytes)})" for x in p.devices)
     out.append(f'<p class="note">{e(p.model.name)} with {e(p.engine)} on {e(devs)}</p>')
     if p.options:
-        out.append('<h2>Decision matrix</h2><div class="scroll"><table id="matrix"><tr>'
+        out.append('<h2>Decision matrix</h2><div class="scroll wide-only"><table id="matrix"><tr>'
                    + "".join(f'<th class="{"l" if h in ("tier", "option", "quality (published)") else ""}">{e(h)}</th>'
                              for h in PLAN_HEADERS) + "</tr>")
         for row, o in zip(matrix_rows(p), d["options"], strict=True):
@@ -348,6 +353,12 @@ def plan_body(p: Any) -> str:
             out.append(f'<tr data-tier="{o["tier"]}">{cells}</tr><tr><td></td><td colspan="{len(PLAN_HEADERS) - 1}" '
                        f'class="l wrap">{cmd}</td></tr>')
         out.append("</table></div>")
+        out.append('<div class="narrow-only">')  # a phone: one card per option, its command wrapping
+        for row, o in zip(matrix_rows(p), d["options"], strict=True):
+            items = [(h, e(c)) for h, c in zip(PLAN_HEADERS[3:], row[3:], strict=True)]
+            cmd = command_block(f"plan-cmd-n{o['rank']}", o["command"])
+            out.append(f'<div class="option"><b>#{e(row[0])} · {e(row[1])}</b> {e(row[2])}{dl(items)}{cmd}</div>')
+        out.append("</div>")
         out.append('<p class="note">Tiers: ' + " · ".join(f"{k}: {v}" for k, v in TIERS.items()) + "</p>")
     else:
         out.append('<div class="verdict bad">Nothing fits on these GPUs.</div>')
@@ -438,12 +449,17 @@ def errors_page(q: str | None, rows: list[dict]) -> str:
             f'<div class="wide"><label for="errfilter">search (program, words of the message, stage)</label>'
             f'<input id="errfilter" name="q" value="{e(q or "")}" placeholder="vllm kv, cudaMalloc, not_oom" '
             f'autocomplete="off"></div></form>')
-    items = "".join(f'<li><a href="/errors/{quote(r["id"], safe="")}"><b>{e(r["id"])}</b></a> '
+    items = "".join(f'<li data-search="{e(_haystack(r))}"><a href="/errors/{quote(r["id"], safe="")}"><b>{e(r["id"])}</b></a> '
                     f'<span class="tag">{e(r["program"])}</span> <span class="tag">{e(r["stage"])}</span><br>'
                     f'<code>{e(r["message"] or "")}</code></li>' for r in rows)
     body = form + f'<p class="note">{len(rows)} known message{"s" if len(rows) != 1 else ""}</p><div class="card">' \
                   f'<ul class="errs">{items}</ul></div>'
     return layout("Error index", "errors", body)
+
+
+def _haystack(r: dict) -> str:
+    """Every field of an index entry, as `oomkit errors QUERY` searches them (diagnose.errors_index)."""
+    return " ".join(str(v) for v in r.values()).lower()
 
 
 def error_entry_page(r: dict) -> str:

@@ -14,7 +14,7 @@ header nav{display:flex;flex-wrap:wrap;gap:.2rem .9rem}
 header nav a{color:#c9d4f2;text-decoration:none;font-size:.93rem;padding:.1rem 0}
 header nav a.on,header nav a:hover{color:#fff;border-bottom:2px solid #7fa2ff}
 main{max-width:1120px;margin:0 auto;padding:1rem}
-h1{font-size:1.45rem;margin:.4rem 0 .8rem}
+h1{font-size:1.45rem;margin:.4rem 0 .8rem;overflow-wrap:anywhere}
 h2{font-size:1.15rem;margin:1.4rem 0 .6rem}
 h3{font-size:1rem;margin:1rem 0 .4rem}
 p.lead{color:var(--mut);margin-top:-.4rem}
@@ -34,6 +34,7 @@ button.small{padding:.2rem .6rem;font-size:.82rem;background:#5b6475}
 .error{background:#fbe9e7;color:var(--bad);border:1px solid #f0c2bc;border-radius:8px;padding:.7rem .9rem;
 margin-bottom:1rem;overflow-wrap:anywhere}
 .note{color:var(--mut);font-size:.88rem}
+li,p,dd,h3{overflow-wrap:anywhere}
 .notes li{color:var(--mut);font-size:.88rem}
 .scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
 table{border-collapse:collapse;width:100%;font-size:.9rem}
@@ -44,30 +45,36 @@ td.wrap{white-space:normal}
 tr.no td{color:#9aa1ae}
 td.yes{color:var(--ok)}td.nofit{color:#9aa1ae}
 pre,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}
+pre.view{font-size:.75rem;margin:0}
 pre{background:#f1f3f8;border:1px solid var(--line);border-radius:6px;padding:.6rem .7rem;overflow-x:auto;
 white-space:pre-wrap;overflow-wrap:anywhere;margin:.3rem 0}
 .cmd{display:flex;gap:.5rem;align-items:flex-start}.cmd pre{flex:1;margin:0}
 .kv{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem;font-size:.9rem}
-.kv dt{color:var(--mut)}.kv dd{margin:0;overflow-wrap:anywhere}
+.kv dt{color:var(--mut)}.kv dd{margin:0;overflow-wrap:anywhere;min-width:0}
 .bar{margin:.2rem 0 .8rem}.bar .lab{display:flex;justify-content:space-between;font-size:.85rem;flex-wrap:wrap;
 gap:.2rem 1rem}
 .legend{display:flex;flex-wrap:wrap;gap:.3rem 1rem;font-size:.82rem;color:var(--mut);margin:.3rem 0 .6rem}
 .legend i{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;vertical-align:-1px;margin-right:.3rem}
 .stats{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:.6rem;margin:.6rem 0}
-.stat{background:#f1f3f8;border-radius:8px;padding:.5rem .7rem}.stat b{display:block;font-size:1.1rem}
-.stat span{font-size:.78rem;color:var(--mut)}
+.stat{background:#f1f3f8;border-radius:8px;padding:.5rem .7rem}.stat>b{display:block;font-size:1.2rem}
+.stat>span{font-size:.78rem;color:var(--mut)}
 .tag{display:inline-block;background:#eef1f7;border-radius:4px;padding:0 .4rem;font-size:.8rem;color:var(--mut)}
 ul.errs{list-style:none;padding:0;margin:0}ul.errs li{padding:.5rem 0;border-bottom:1px solid var(--line)}
 ul.errs code{overflow-wrap:anywhere;white-space:normal}
 svg text{font-family:system-ui,sans-serif}
 details summary{cursor:pointer;color:var(--acc)}
+.card>h2:first-child,.card>div>h2:first-child{margin-top:0}
+.narrow-only{display:none}
+.option{border-top:1px solid var(--line);padding:.6rem 0}.option .kv{margin:.3rem 0}
 footer{max-width:1120px;margin:1.5rem auto;padding:0 1rem;color:var(--mut);font-size:.8rem}
 @media (max-width:640px){
  body{font-size:14px}main{padding:.6rem}.card{padding:.75rem .7rem}
  header{padding:.5rem .6rem}header nav{gap:.1rem .7rem}header nav a{font-size:.86rem}
  form.grid{grid-template-columns:1fr 1fr;gap:.5rem .6rem}
- h1{font-size:1.2rem}.kv{grid-template-columns:1fr}.kv dt{margin-top:.3rem}
+ h1{font-size:1.2rem}.kv{grid-template-columns:minmax(0,38%) minmax(0,1fr);gap:.2rem .6rem}
+ .kv dt{overflow-wrap:anywhere}.stats{grid-template-columns:1fr 1fr}
  .cmd{flex-direction:column}
+ .wide-only{display:none}.narrow-only{display:block}
 }
 """
 
@@ -84,7 +91,7 @@ JS = """
   });
   var f=document.getElementById('errfilter');
   if(f){f.addEventListener('input',function(){var q=f.value.toLowerCase().split(/\\s+/).filter(Boolean);
-    document.querySelectorAll('ul.errs li').forEach(function(li){var h=li.textContent.toLowerCase();
+    document.querySelectorAll('ul.errs li').forEach(function(li){var h=li.getAttribute('data-search')||'';
       li.style.display=q.every(function(w){return h.indexOf(w)>=0;})?'':'none';});});}
   var m=document.getElementById('machine');
   if(m){

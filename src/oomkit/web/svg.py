@@ -25,10 +25,11 @@ def legend(free: bool = True) -> str:
     return f'<div class="legend">{"".join(items)}</div>'
 
 
-def stacked_bar(parts: dict[str, int], memory: int | None) -> str:
-    """One device: its parts side by side, the rest of its memory as free; past its memory, a red end mark."""
+def stacked_bar(parts: dict[str, int], memory: int | None, scale_to: int = 0) -> str:
+    """One device: its parts side by side, the rest of its memory as free; past its memory, a red end mark.
+    scale_to: a device of no known size (the host) is drawn to the GPUs' scale, so the bars compare."""
     used = sum(parts.get(k, 0) for k, _, _ in PARTS)
-    scale = max(memory or 0, used) or 1
+    scale = max(memory or scale_to, used) or 1
     x = 0.0
     rects = []
     for key, label, colour in PARTS:
