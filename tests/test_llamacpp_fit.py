@@ -1,0 +1,181 @@
+"""llama.cpp's --fit (common/fit.cpp common_params_fit_impl), held against the rules of its source and the
+public logs that print its decisions.
+
+The expected figures come from outside the fit code: oomkit's own estimate of the same command with -fit off
+(whose buffers are checked against llama.cpp in test_groundtruth_llamacpp.py and test_llamacpp_logs.py) plays
+llama.cpp's dry runs, and the decision rules are the source's (each test names the step); the logs are cited.
+"""
+
+import re
+
+import pytest
+
+import oomkit
+from oomkit.engines.base import get_engine
+from oomkit.engines.llamacpp.fit import MOE_ALL, params_fit
+from oomkit.engines.llamacpp.settings import LlamaCppSettings
+from oomkit.memory import Device
+from oomkit.request import resolve_model
+
+MiB = 1 << 20
+GiB = 1 << 30
+LLAMA8 = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def gpu(i: int, free_mib: int, total_mib: int | None = None) -> Device:
+    return Device(id=f"CUDA{i}", name="RTX 3090", memory_bytes=(total_mib or free_mib) * MiB, free_bytes=free_mib * MiB)
+
+
+def spec_of(model: str, quant: str = "Q4_K_M"):
+    return resolve_model(get_engine("llama.cpp"), model, quant)
+
+
+def self_bytes(model, devices, **kw) -> list[int]:
+    """What llama.cpp's dry run reports per device (model + context + compute) for the command as given."""
+    est = oomkit.estimate(model, "llama.cpp", quant="Q4_K_M", devices=devices, find_max_context=False, fit=False,
+                          **kw)
+    return [u.weights_bytes + u.kv_cache_bytes + u.recurrent_state_bytes + u.compute_bytes for u in est.devices]
+
+
+def test_no_change_when_every_device_keeps_its_margin():
+    """Step 1: "will leave N >= 1024 MiB of free device memory, no changes needed" (llama.cpp PR #21489's demo
+    log prints the same pair of lines for a model that fits)."""
+    devs = (gpu(0, 40000),)
+    r = params_fit(spec_of(LLAMA8), devs, LlamaCppSettings(n_ctx=8192))
+    assert r.status == "unchanged" and r.settings == LlamaCppSettings(n_ctx=8192)
+    used = self_bytes(LLAMA8, devs, n_ctx=8192)[0]
+    assert r.lines == (f"projected to use {used // MiB} MiB of device memory vs. 40000 MiB of free device memory",
+                       f"will leave {(40000 * MiB - used) // MiB} >= 1024 MiB of free device memory, no changes needed")
+
+
+def test_context_is_the_straight_line_between_the_trained_and_the_least_context():
+    """Step 2 (no -c): a dry run at the trained context and one at -fitc (4096); the context where the straight
+    line between them meets free - margin, rounded down to a multiple of 256; one device: done."""
+    devs = (gpu(0, 12000),)
+    spec = spec_of(LLAMA8)
+    full, low = self_bytes(LLAMA8, devs)[0], self_bytes(LLAMA8, devs, n_ctx=4096)[0]
+    target = 12000 * MiB - 1024 * MiB
+    expect = 4096 + (131072 - 4096) * (target - low) // (full - low)
+    expect -= expect % 256
+    r = params_fit(spec, devs, LlamaCppSettings())
+    assert r.status == "fitted" and r.n_ctx == r.settings.n_ctx == expect
+    assert r.lines[-2].startswith(f"context size reduced from 131072 to {expect} -> need ")
+    assert r.lines[-1] == "entire model can be fit by reducing context"
+    assert r.settings.n_gpu_layers == -1  # layers untouched
+    # the fitted command leaves at least the margin (the KV cache is linear in the context)
+    assert self_bytes(LLAMA8, devs, n_ctx=expect)[0] <= target
+
+
+def test_fit_target_and_fit_ctx_are_honoured():
+    devs = (gpu(0, 12000),)
+    spec = spec_of(LLAMA8)
+    a = params_fit(spec, devs, LlamaCppSettings(fit_target=(4096,)))
+    b = params_fit(spec, devs, LlamaCppSettings())
+    assert a.n_ctx < b.n_ctx and a.n_ctx % 256 == 0
+    assert self_bytes(LLAMA8, devs, n_ctx=a.n_ctx)[0] <= (12000 - 4096) * MiB
+    # a minimum above the trained context: "default model context size is ... <= the min. context size"
+    c = params_fit(spec, devs, LlamaCppSettings(fit_ctx=200000))
+    assert "default model context size is 131072 which is <= the min. context size of 200000 -> no change" in c.lines
+
+
+def test_typed_context_is_kept_and_layers_move_instead():
+    """-c typed: "context size set by user to N -> no change"; the dense layers are then filled back to front:
+    the most layers whose dry run stays within free - margin (false position ends one layer short of the
+    first count that does not fit)."""
+    devs = (gpu(0, 8000),)
+    spec = spec_of(LLAMA8)
+    r = params_fit(spec, devs, LlamaCppSettings(n_ctx=65536))
+    assert "context size set by user to 65536 -> no change" in r.lines
+    assert r.status == "fitted" and r.settings.n_ctx == 65536
+    ngl = r.n_gpu_layers
+    assert 0 < ngl < 33 and r.layers_per_device == (ngl,) and r.overrides == ()
+    target = (8000 - 1024) * MiB
+    assert self_bytes(LLAMA8, devs, n_ctx=65536, n_gpu_layers=ngl)[0] <= target
+    assert self_bytes(LLAMA8, devs, n_ctx=65536, n_gpu_layers=ngl + 1)[0] > target
+
+
+def test_typed_gpu_layers_stop_the_fit_after_the_context():
+    """-ngl typed: the context step still runs, then "n_gpu_layers already set by user to N, abort" and the
+    load goes on with what was changed (common_fit_params returns FAILURE; the context stays reduced)."""
+    r = params_fit(spec_of(LLAMA8), (gpu(0, 6000),), LlamaCppSettings(n_gpu_layers=99))
+    assert r.status == "failed" and r.lines[-1].endswith("n_gpu_layers already set by user to 99, abort")
+    assert r.settings.n_ctx == 4096 and r.settings.n_gpu_layers == 99
+
+
+@pytest.mark.parametrize("kw,why", [
+    (dict(tensor_split=(1.0, 1.0)), "model_params::tensor_split already set by user, abort"),
+    (dict(split_mode="row"), "changing weight allocation for LLAMA_SPLIT_MODE_ROW not implemented, abort"),
+    (dict(override_tensor=(("exps", "CPU"),)), "model_params::tensor_buft_overrides already set by user, abort"),
+])
+def test_refusals(kw, why):
+    r = params_fit(spec_of(LLAMA8), (gpu(0, 3000), gpu(1, 3000)), LlamaCppSettings(n_ctx=8192, **kw))
+    assert r.status == "failed" and r.lines[-1].endswith(why)
+
+
+def test_two_devices_back_to_front():
+    """Several devices: the last (with the output layer) is filled first, then the one before; -ts is written in
+    layers per device and -ngl is their sum."""
+    devs = (gpu(0, 4000), gpu(1, 4000))
+    r = params_fit(spec_of(LLAMA8), devs, LlamaCppSettings(n_ctx=32768))
+    assert r.status == "fitted"
+    n0, n1 = r.layers_per_device
+    assert r.settings.tensor_split == (float(n0), float(n1)) and r.n_gpu_layers == n0 + n1 < 33
+    target = (4000 - 1024) * MiB
+    used = self_bytes(LLAMA8, devs, n_ctx=32768, n_gpu_layers=n0 + n1, tensor_split=(n0, n1))
+    assert all(u <= target for u in used)
+    # the last device (it holds the output layer) was filled first: one more layer there does not fit
+    assert self_bytes(LLAMA8, devs, n_ctx=32768, n_gpu_layers=n0 + n1 + 1, tensor_split=(n0, n1 + 1))[1] > target
+
+
+def test_moe_experts_go_to_the_cpu_first():
+    """A MoE model: first a dry run with every expert tensor on the CPU (pattern_moe_all), then dense-only layers
+    that become full layers front to back; the overrides are the source's patterns, one per overflowing layer."""
+    spec = spec_of("openai/gpt-oss-20b", "MXFP4_MOE")
+    r = params_fit(spec, (gpu(0, 9000),), LlamaCppSettings(n_ctx=32768))
+    assert any(line.startswith("with only dense weights in device memory there is a total surplus of")
+               for line in r.lines)
+    assert r.status == "fitted" and r.overrides
+    pats = [p for p, _ in r.overrides]
+    layers = [int(re.match(r"blk\\\.(\d+)\\\.", p).group(1)) for p in pats]
+    assert layers == sorted(layers) and len(set(layers)) == len(layers)
+    # all but possibly the first overflowing layer move their experts to the CPU with pattern_moe_all's form
+    for p, b in r.overrides[1:]:
+        assert re.fullmatch(r"blk\\\.\d+\\\.ffn_\(up\|down\|gate_up\|gate\)_\(ch\|\)exps", p) and b == "CPU"
+    est = oomkit.estimate("openai/gpt-oss-20b", "llama.cpp", quant="MXFP4_MOE", devices=(gpu(0, 9000),),
+                          find_max_context=False, n_ctx=32768, fit=False, override_tensor=r.overrides)
+    u = est.devices[0]
+    assert u.weights_bytes + u.kv_cache_bytes + u.compute_bytes <= (9000 - 1024) * MiB
+    assert MOE_ALL == r"blk\.\d+\.ffn_(up|down|gate_up|gate)_(ch|)exps"
+
+
+def test_engine_view_and_eras():
+    """The estimate is the typed command; what --fit changes and the layout it loads are under fit_*. Builds
+    before --fit (PR #16653) and -fit off load as typed."""
+    est = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 12000),), find_max_context=False)
+    v = est.engine_view
+    assert v["fit"] == "fitted" and v["n_ctx"] == 131072 and v["fit_n_ctx"] < 131072
+    assert v["fit_log"].splitlines()[-1] == "entire model can be fit by reducing context"
+    assert v["fit_target_bytes"] == {"CUDA0": 1024 * MiB}
+    assert "--fit" in " ".join(est.warnings)
+    for kw in (dict(engine_version="b6000"), dict(fit=False), dict(program="llama-cpp-python")):
+        v = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 12000),), find_max_context=False,
+                            **kw).engine_view
+        assert v["fit"].startswith("off") and "fit_n_ctx" not in v
+
+
+def test_memory_breakdown_table_form():
+    """common_memory_breakdown_print: total = free + (self = model + context + compute) + unaccounted per device,
+    the host's self = model + context + compute; sizes in whole MiB (the form of llama.cpp PR #25465's log)."""
+    est = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 23000, 24576),),
+                          find_max_context=False, n_ctx=8192, fit=False)
+    rows = est.engine_view["memory_breakdown"].splitlines()
+    assert re.fullmatch(r"\| memory breakdown \[MiB\] \| total +free +self +model +context +compute +unaccounted \|",
+                        rows[0])
+    m = re.fullmatch(r"\|   - CUDA0 \(RTX 3090\) +\| (\d+) = +(\d+) \+ \( *(\d+) = +(\d+) \+ +(\d+) \+ +(\d+)\) \+ +(-?\d+) \|",
+                     rows[1])
+    total, free, self_, model, ctx, comp, unacc = map(int, m.groups())
+    u = est.devices[0]
+    assert (total, model, ctx, comp) == (24576, u.weights_bytes // MiB, (u.kv_cache_bytes + u.recurrent_state_bytes)
+                                         // MiB, u.compute_bytes // MiB)
+    assert abs(total - free - self_ - unacc) <= 1 and abs(self_ - model - ctx - comp) <= 2
+    assert rows[2].startswith("|   - Host")
