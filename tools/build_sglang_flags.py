@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "oomkit" / "engines" / "data" / "sglang_flags.json"
 
 # kind: "value" (one value), "flag" (no value), "optional" (nargs "?"), "multi" (nargs "*"/"+")
+VALUE_OVERRIDES = {"--cuda-graph-max-bs": "value"}
 NO_VALUE_ACTIONS = {"store_true", "store_false", "store_const", "count", "help", "version"}
 
 
@@ -141,6 +142,9 @@ def main(argv: list[str]) -> int:
             return 1
         for k, v in found.items():  # newer directories come later and win
             flags[k] = v
+    # a deprecated alias kept as a Deprecated* action still takes its value (SGLang's own tests pass
+    # "--cuda-graph-max-bs 8"); the action-name rule above reads it as a switch
+    flags.update(VALUE_OVERRIDES)
         read.append(Path(d).name)
     data = {
         "source": "sgl-project/sglang wheels " + ", ".join(read) + ": sglang/srt/server_args.py add_argument calls "

@@ -146,9 +146,7 @@ def flag_takes_value(name: str, following: str | None) -> bool:
 # The command line as typed: SGLangSettings -> `python -m sglang.launch_server --model-path MODEL` with the flags
 # that differ from SGLang's defaults. Not on the command line: engine_version (which release runs) and
 # kv_cache_memory_bytes (oomkit's --kv-memory, a budget to size the pool from; SGLang has no such flag, the
-# planner expresses a pool size with --mem-fraction-static or --max-total-tokens). cuda_graph_max_bs is left
-# out too: the flag table (engines/data/sglang_flags.json) lists --cuda-graph-max-bs as a switch, so a value
-# after it would not parse back.
+# planner expresses a pool size with --mem-fraction-static or --max-total-tokens).
 _ENV_LONGER_CONTEXT = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 
 OPTIONS = (
@@ -169,6 +167,7 @@ OPTIONS = (
     Opt("attention_backend", "--attention-backend"),
     Opt("dtype", "--dtype"),
     Opt("quantization", "--quantization"),
+    Opt("cuda_graph_max_bs", "--cuda-graph-max-bs"),
     Opt("disable_cuda_graph", "--disable-cuda-graph", switch=("--disable-cuda-graph", None)),
     Opt("disable_piecewise_cuda_graph", "--disable-piecewise-cuda-graph",
         switch=("--disable-piecewise-cuda-graph", None)),
