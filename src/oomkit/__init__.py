@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .errors import OomkitError
+from .errors import HardwareError, HubError, ModelError, OomkitError, SettingsError
 from .estimate import estimate  # the function shadows the submodule of the same name
 from .memory import MemoryEstimate
 
-__all__ = ["MemoryEstimate", "OomkitError", "estimate"]
+__all__ = ["HardwareError", "HubError", "MemoryEstimate", "ModelError", "OomkitError", "SettingsError", "estimate"]

@@ -4,9 +4,10 @@ the devices, and find the largest context that fits. The result types live in `m
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
+from .errors import SettingsError
 from .memory import Device, LayerUse, MemoryEstimate, Usage
 from .model.spec import ModelSpec
 
@@ -33,16 +34,35 @@ def estimate(
     """How much memory `model` takes with `engine` and its options (the engine's own option names, e.g.
     n_ctx=32768, cache_type_k="q8_0", flash_attn="on", n_parallel=1 for llama.cpp).
 
-    vram: one size per GPU ("24GiB", "24GiB,24GiB", or bytes); devices: explicit oomkit.memory.Device
-    tuple; cpu_only: no GPU at all. With no memory given, one GPU of unknown size is assumed.
+    vram: one size per GPU ("24GiB", "24GiB,24GiB", an int of bytes, or a list of these; "24GB" is 24 x 10^9
+    bytes, "24GiB" 24 x 2^30; a float or a bare number under 1 MiB is refused); gpu: catalog names ("2x H100");
+    devices: explicit oomkit.memory.Device tuple; cpu_only: no GPU at all (True or False). Give one of these;
+    with none, one GPU of unknown size is assumed.
     settings: a ready engine Settings object (as parsed from a command line); options then override it.
+
+    Raises oomkit.SettingsError (an option or argument of the wrong type, out of range, or contradicting
+    another), oomkit.HardwareError (a GPU name, memory size or device count that cannot be), oomkit.ModelError
+    (the model), oomkit.HubError (the hub); all are oomkit.OomkitError. See docs/api.md.
     """
     # lazy: `import oomkit`, which every command runs (--help too), stays as light as the types above
     from .engines.base import get_engine
+    from .flags import check_settings
     from .request import devices_from, resolve_model
 
+    if not isinstance(engine, str):
+        raise SettingsError(f"engine: {engine!r} is no engine name; give a string such as 'llama.cpp' or 'vllm'")
+    if not isinstance(find_max_context, bool):
+        raise SettingsError(f"find_max_context: {find_max_context!r} is not True or False")
     eng = get_engine(engine)
+    if settings is not None and not isinstance(settings, eng.Settings):
+        raise SettingsError(f"settings: a {type(settings).__name__} is not the {eng.name} engine's "
+                            f"{eng.Settings.__name__}")
+    unknown = sorted(set(options) - set(eng.Settings.__dataclass_fields__))
+    if unknown:
+        raise SettingsError(f"{', '.join(unknown)}: no option of the {eng.name} engine; its options: "
+                            f"{', '.join(f.name for f in fields(eng.Settings))}")
     settings = replace(settings, **options) if settings is not None else eng.settings(**options)
+    check_settings(settings)  # every option's type and range, as the engine takes them
     spec = resolve_model(eng, model, quant)
     devs = devices_from(vram, gpu, devices, cpu_only)
     est = eng.estimate(spec, devs, settings)

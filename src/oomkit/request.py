@@ -1,6 +1,9 @@
 """The request step: what the user typed (a model reference, hardware words) -> the ModelSpec and the devices.
 
-Shared by every command and the Python API, so a model and a machine are read the same way everywhere.
+Shared by every command and the Python API, so a model and a machine are read the same way everywhere, and
+checked once here: the types of API arguments (a bool is no byte count, a float no device list), options that
+contradict each other (--gpu with --vram, --cpu-only with either, a :QUANT suffix with another --quant), and the
+sizes and counts of the devices (1 MiB to 1 EiB each, at most hardware.catalog.MAX_DEVICES).
 """
 
 from __future__ import annotations
@@ -8,12 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from .engines.base import EngineModule
+from .errors import HardwareError, SettingsError
 from .memory import Device
-from .model.resolve import resolve
+from .model.resolve import resolve, split_quant
 from .model.spec import ModelSpec
-from .units import parse_sizes
+from .units import GiB, MiB, parse_size, parse_sizes
 
 UNKNOWN_GPU = Device(id="CUDA0", name="GPU (size unknown)")
+LARGEST_DEVICE = 1 << 60  # 1 EiB: oomkit's ceiling on one device's memory
+_SAME_FORMAT = {"fp16": "f16", "fp32": "f32", "float16": "f16", "float32": "f32", "bfloat16": "bf16"}
 
 
 def resolve_model(eng: EngineModule, ref: str | ModelSpec, quant: str | None = None) -> ModelSpec:
@@ -21,22 +27,98 @@ def resolve_model(eng: EngineModule, ref: str | ModelSpec, quant: str | None = N
     default (llama.cpp: the GGUF people download), labelled in the result when it is a guess."""
     if isinstance(ref, ModelSpec):
         return ref
+    if not isinstance(ref, str) or not ref.strip():
+        raise SettingsError(f"model: {ref!r} is no model reference; give a name, an HF id, a path or a ModelSpec")
+    if quant is not None and not isinstance(quant, str):
+        raise SettingsError(f"quant: {quant!r} is no weight format; give a string such as 'Q4_K_M'")
+    check_quant_agrees(ref, quant)
     return resolve(ref, quant, default_format=eng.default_weight_format, tag_formats=eng.loads_gguf)
+
+
+def check_quant_agrees(ref: str, quant: str | None) -> None:
+    """A :QUANT suffix and a --quant that name different formats: refused, naming both (the same format
+    twice is fine)."""
+    if not quant:
+        return
+    _, suffix = split_quant(ref)
+    if suffix is not None and _format_key(suffix) != _format_key(quant):
+        raise SettingsError(f"the model {ref!r} names the weight format {suffix} and --quant names {quant}: "
+                            "give one of them")
+
+
+def _format_key(name: str) -> str:
+    low = name.strip().lower()
+    return _SAME_FORMAT.get(low, low)
 
 
 def devices_from(vram: Any = None, gpu: str | None = None, devices: tuple[Device, ...] | None = None,
                  cpu_only: bool = False) -> tuple[Device, ...]:
-    """The devices to lay the model out on: explicit `devices`, one per `vram` size ("24GiB,24GiB", bytes, or a
-    list), the catalog GPUs named in `gpu` ("2x H100"), none for `cpu_only`; with nothing given, one GPU of
-    unknown size."""
+    """The devices to lay the model out on: explicit `devices`, one per `vram` size ("24GiB,24GiB", bytes as an
+    int, or a list of either), the catalog GPUs named in `gpu` ("2x H100"), none for `cpu_only`; with nothing
+    given, one GPU of unknown size. Two ways of saying the hardware at once is an error that names both."""
+    if not isinstance(cpu_only, bool):
+        raise SettingsError(f"cpu_only: {cpu_only!r} is not True or False")
+    given = [(n, v) for n, v in (("--vram", vram), ("--gpu", gpu), ("devices", devices)) if v is not None]
+    if cpu_only and given:
+        raise SettingsError(f"--cpu-only and {given[0][0]} {_shown(given[0][1])} contradict each other: give one")
+    if len(given) > 1:
+        (a, va), (b, vb) = given[:2]
+        raise SettingsError(f"{a} {_shown(va)} and {b} {_shown(vb)} both say the hardware: give one")
     if cpu_only:
         return ()
-    if devices is None and vram is not None:
-        sizes = (vram,) if isinstance(vram, int) else tuple(vram) if isinstance(vram, (tuple, list)) \
-            else parse_sizes(vram)
-        return tuple(Device(id=f"CUDA{i}", name="GPU", memory_bytes=int(s)) for i, s in enumerate(sizes))
-    if devices is None and gpu is None:
-        return (UNKNOWN_GPU,)
-    from .hardware.catalog import devices_for_names, with_facts  # lazy: only named GPUs need the catalog
+    from .hardware.catalog import MAX_DEVICES  # lazy: the catalog module is only needed for counts and names
 
-    return tuple(with_facts(d) for d in devices) if devices is not None else devices_for_names(gpu)
+    if vram is not None:
+        sizes = _vram_sizes(vram, MAX_DEVICES)
+        return tuple(Device(id=f"CUDA{i}", name="GPU", memory_bytes=s) for i, s in enumerate(sizes))
+    if devices is not None:
+        if not isinstance(devices, (tuple, list)) or not all(isinstance(d, Device) for d in devices):
+            raise SettingsError("devices: give a tuple of oomkit.memory.Device")
+        if len(devices) > MAX_DEVICES:
+            raise HardwareError(f"devices: {len(devices):,} devices; oomkit takes 1 to {MAX_DEVICES:,}")
+        from .hardware.catalog import with_facts  # lazy: only named GPUs need the catalog
+
+        return tuple(with_facts(d) for d in devices)
+    if gpu is None:
+        return (UNKNOWN_GPU,)
+    if not isinstance(gpu, str):
+        raise SettingsError(f"gpu: {gpu!r} is no GPU name; give a string such as '2x H100'")
+    from .hardware.catalog import devices_for_names  # lazy: only named GPUs need the catalog
+
+    return devices_for_names(gpu)
+
+
+def _vram_sizes(vram: Any, most: int) -> tuple[int, ...]:
+    """vram -> bytes per device: a size string ("24GiB,24GiB"), an int of bytes, or a list or tuple of either.
+    A float is refused (24.5 was read as 24 bytes): write "24.5GiB", or an int of bytes."""
+    if isinstance(vram, str):
+        sizes = parse_sizes(vram, "--vram", most)
+    elif isinstance(vram, (tuple, list)):
+        if not vram:
+            raise SettingsError("vram: an empty list names no device")
+        if len(vram) > most:
+            raise HardwareError(f"vram: {len(vram):,} sizes; oomkit takes at most {most:,} devices")
+        sizes = tuple(_one_size(v) for v in vram)
+    else:
+        sizes = (_one_size(vram),)
+    for s in sizes:
+        if s <= 0:
+            raise HardwareError(f"--vram: GPU memory must be positive, got {s} bytes")
+        if s > LARGEST_DEVICE:
+            raise HardwareError(f"--vram: {s / GiB:,.0f} GiB on one device; oomkit takes up to 1 EiB")
+    return sizes
+
+
+def _one_size(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        kind = "a bool" if isinstance(v, bool) else f"a {type(v).__name__}"
+        raise SettingsError(f"vram: {v!r} is {kind}; give bytes as an int or a size string such as '24GiB' or "
+                            "'24GB'")
+    if isinstance(v, int) and 0 < v < MiB:
+        raise SettingsError(f"vram={v}: {v} bytes; {v} what? give '{v}GiB' or '{v}GB' (an int is bytes)")
+    return parse_size(v, "--vram")
+
+
+def _shown(v: Any) -> str:
+    text = v if isinstance(v, str) else repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,13 +1,17 @@
-"""Sizes: parse "24GB", "23.5 GiB", "4096 MiB", "24G"; format bytes. GB (10^9) and GiB (2^30) are kept apart.
+"""Sizes: parse "24GB", "23.5 GiB", "4096 MiB", "24G"; format bytes. GB (10^9) and GiB (2^30) are kept apart,
+everywhere: `--vram 24GB`, `table --sizes 24GB` and `oomkit.estimate(vram="24GB")` are all 24 x 10^9 bytes.
 
 A bare "G"/"M" suffix follows llama.cpp/nvidia-smi practice and means GiB/MiB, as users type it there.
+A bare number is bytes, and one from 1 to 1 MiB - 1 is refused: no memory size is that small, so "--vram 24" is
+a forgotten unit, and guessing GB or GiB would be wrong half the time (0 stays: --reserve 0).
 """
 
 from __future__ import annotations
 
+import math
 import re
 
-from .errors import OomkitError
+from .errors import SettingsError
 
 KiB, MiB, GiB, TiB = 1 << 10, 1 << 20, 1 << 30, 1 << 40
 
@@ -21,24 +25,41 @@ _UNITS = {
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-zA-Z]*)\s*$")
 
 
-def parse_size(text: str | int | float) -> int:
-    """Bytes in `text`. A bare number is bytes; "24GB" is 24e9; "24GiB" and "24G" are 24·2^30."""
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
+SMALLEST_BARE = MiB  # a bare number below this (and above 0) is a forgotten unit
+
+
+def parse_size(text: str | int | float, name: str = "size") -> int:
+    """Bytes in `text`. A bare number is bytes; "24GB" is 24e9; "24GiB" and "24G" are 24·2^30. `name`: the
+    option or argument, for the error ("--vram")."""
+    if isinstance(text, bool):
+        raise SettingsError(f"{name}: {text!r} is no size; give bytes or a size such as 24GiB")
+    if isinstance(text, (int, float)):
+        if isinstance(text, float) and not math.isfinite(text):
+            raise SettingsError(f"{name}: {text} is no size")
         if text < 0:
-            raise OomkitError(f"size must not be negative: {text}")
+            raise SettingsError(f"{name} must not be negative: {text}")
         return int(text)
-    m = _SIZE.match(str(text))
+    m = _SIZE.match(str(text)) if len(str(text)) <= 64 else None
     if not m or m.group(2).lower() not in _UNITS:
-        raise OomkitError(f"cannot read size {text!r}: expected e.g. 24GiB, 24GB, 23.5 GiB or 4096MiB")
-    return int(round(float(m.group(1)) * _UNITS[m.group(2).lower()]))
+        shown = repr(text) if len(str(text)) <= 40 else repr(str(text)[:36]) + "..."
+        raise SettingsError(f"{name}: cannot read size {shown}: expected e.g. 24GiB, 24GB, 23.5 GiB or 4096MiB")
+    number, unit = float(m.group(1)), m.group(2).lower()
+    if unit in ("", "b") and 0 < number < SMALLEST_BARE:
+        n = m.group(1)
+        raise SettingsError(f"{name} {str(text).strip()}: {n} what? write {n}GiB (2^30 bytes) or {n}GB (10^9 bytes); "
+                            "a number without a unit is bytes")
+    return int(round(number * _UNITS[unit]))
 
 
-def parse_sizes(text: str) -> tuple[int, ...]:
-    """A comma list of sizes, one per device: "24GiB,24GiB"."""
+def parse_sizes(text: str, name: str = "size", most: int | None = None) -> tuple[int, ...]:
+    """A comma list of sizes, one per device: "24GiB,24GiB". most: the longest list taken (counted before any
+    is read)."""
     parts = [p for p in str(text).split(",") if p.strip()]
     if not parts:
-        raise OomkitError(f"cannot read sizes {text!r}")
-    return tuple(parse_size(p) for p in parts)
+        raise SettingsError(f"{name}: cannot read sizes {str(text)[:40]!r}")
+    if most is not None and len(parts) > most:
+        raise SettingsError(f"{name}: {len(parts):,} sizes; oomkit takes at most {most:,} devices")
+    return tuple(parse_size(p, name) for p in parts)
 
 
 def cdiv(a: int, b: int) -> int:

@@ -5,15 +5,17 @@ MODEL [oomkit options] [engine flags]  or  [oomkit options] -- ENGINE-COMMAND ..
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..engines.base import EngineModule, get_engine
 from ..engines.cmdline import parse_command
-from ..errors import OomkitError
+from ..errors import OomkitError, SettingsError
 from ..estimate import estimate
-from ..flags import flag_value
+from ..flags import check_settings, flag_value
 from ..memory import MemoryEstimate
+from ..request import check_quant_agrees
 from ..units import parse_size
 
 # oomkit's own estimate options: name -> takes a value
@@ -57,6 +59,8 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         if parsed.model is None and model is None:  # `ollama serve` names none: MODEL may come before --
             raise OomkitError(f"the {command[0]} command names no model")
         engine_name, model, settings = parsed.engine, parsed.model or model, parsed.settings
+        if quant and parsed.quant:
+            check_quant_agrees(f"{parsed.model or model}:{parsed.quant}", quant)
         quant = quant or parsed.quant
     else:
         model = model or default_model
@@ -65,8 +69,20 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         engine_name = get_engine(opts.get("--engine", "llama.cpp")).name
         _, _, settings = get_engine(engine_name).parse_args(engine_args, env)
     eng = get_engine(engine_name)
-    settings = replace(settings, **neutral_options(opts, eng, settings))
+    settings = check_settings(replace(settings, **neutral_options(opts, eng, settings)))
+    _check_agreement(opts, model, quant)
     return ModelRequest(model=model, engine=engine_name, settings=settings, quant=quant, opts=opts)
+
+
+def _check_agreement(opts: dict[str, Any], model: str, quant: str | None) -> None:
+    """Options that say the same thing two ways and disagree: refused, naming both (exit 2)."""
+    if opts.get("--cpu-only"):
+        for other in ("--vram", "--gpu"):
+            if opts.get(other) is not None:
+                raise SettingsError(f"--cpu-only and {other} {opts[other]} contradict each other: give one")
+    if opts.get("--vram") is not None and opts.get("--gpu") is not None:
+        raise SettingsError(f"--vram {opts['--vram']} and --gpu {opts['--gpu']} both say the hardware: give one")
+    check_quant_agrees(model, quant)
 
 
 def engine_env(pairs: list[str] | None) -> dict[str, str] | None:
@@ -172,12 +188,14 @@ def neutral_options(opts: dict[str, Any], eng: EngineModule, settings: Any) -> d
         if not eng.neutral_fields("kv_memory"):
             raise OomkitError("--kv-memory applies to engines that size their KV cache from a memory budget "
                               "(vLLM, SGLang)")
-        put("kv_memory", parse_size(opts["--kv-memory"]))
+        put("kv_memory", parse_size(opts["--kv-memory"], "--kv-memory"))
     return {k: v for k, v in out.items() if k in fields}
 
 
 def _int_opt(name: str, value: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise OomkitError(f"{name} takes an integer, got {value!r}") from None
+    """oomkit's own integer options: an optional sign and ASCII digits (no `1_024`, no other scripts' digits,
+    which Python's int() would take and no engine's parser does), at most 18 of them."""
+    text = str(value).strip()
+    if not re.fullmatch(r"[+-]?[0-9]{1,18}", text):
+        raise SettingsError(f"{name} takes an integer, got {value!r}")
+    return int(text)

@@ -3,12 +3,13 @@ card), --nodes, --reserve, --headroom, --min-ctx, --concurrency, --ram-bandwidth
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import replace
 from typing import Any
 
 from ..check import hardware_target
-from ..errors import OomkitError
+from ..errors import HardwareError, OomkitError, SettingsError
 from ..memory import Device
 from ..plan.options import Goals
 from ..units import parse_size
@@ -36,6 +37,11 @@ def devices(opts: dict[str, Any]) -> tuple[Device, ...]:
                           f"{small[0].memory_bytes / (1 << 30):.2f} GiB")
     if nodes == 1:
         return devs
+    from ..hardware.catalog import MAX_DEVICES  # lazy: only a multi-node plan counts against the ceiling
+
+    if nodes * len(devs) > MAX_DEVICES:
+        raise HardwareError(f"--nodes {nodes} x {len(devs)} GPUs is {nodes * len(devs):,} devices; oomkit takes at "
+                            f"most {MAX_DEVICES:,}")
     prefix = devs[0].id.rstrip("0123456789") or "CUDA"
     every = [d for _ in range(nodes) for d in devs]
     return tuple(replace(d, id=f"{prefix}{i}") for i, d in enumerate(every))
@@ -43,10 +49,12 @@ def devices(opts: dict[str, Any]) -> tuple[Device, ...]:
 
 def goals(opts: dict[str, Any]) -> Goals:
     bw = opts.get("--ram-bandwidth")
-    try:
-        bandwidth = None if bw is None else float(str(bw).lower().removesuffix("gb/s").strip())
-    except ValueError:
-        raise OomkitError(f"--ram-bandwidth takes GB/s, e.g. 89.6, got {bw!r}") from None
+    text = None if bw is None else str(bw).lower().removesuffix("gb/s").strip()
+    if text is not None and not re.fullmatch(r"[0-9]{1,9}(?:\.[0-9]{0,9})?|\.[0-9]{1,9}", text):
+        raise SettingsError(f"--ram-bandwidth takes GB/s, e.g. 89.6, got {bw!r}")
+    bandwidth = None if text is None else float(text)
+    if bandwidth is not None and bandwidth <= 0:
+        raise SettingsError(f"--ram-bandwidth must be positive, got {bw!r}")
     return Goals(min_ctx=_positive(opts, "--min-ctx", None), concurrency=_positive(opts, "--concurrency", 1),
                  reserve_bytes=_size(opts, "--reserve"), headroom_bytes=_size(opts, "--headroom"),
                  nodes=_positive(opts, "--nodes", 1), ram_bandwidth_gbs=bandwidth, ram_bytes=_ram(opts))
@@ -69,10 +77,7 @@ def _size(opts: dict[str, Any], name: str) -> int:
     v = opts.get(name)
     if v is None:
         return 0
-    n = int(v) if str(v).isdigit() else parse_size(v)
-    if n < 0:
-        raise OomkitError(f"{name} must not be negative")
-    return n
+    return parse_size(v, name)  # bytes, or a size with its unit (units.py: "2GiB"; a bare 2 is refused)
 
 
 def _positive(opts: dict[str, Any], name: str, default: int | None) -> int | None:
@@ -81,12 +86,12 @@ def _positive(opts: dict[str, Any], name: str, default: int | None) -> int | Non
         return default
     text = str(v).strip().lower()
     mult = 1024 if text.endswith("k") else 1
-    try:
-        n = int(text.removesuffix("k")) * mult
-    except ValueError:
-        raise OomkitError(f"{name} takes a positive integer, got {v!r}") from None
+    digits = text.removesuffix("k")
+    if not re.fullmatch(r"\+?[0-9]{1,12}", digits):  # ASCII digits: no `1_024`, no other scripts' digits
+        raise SettingsError(f"{name} takes a positive integer, got {v!r}")
+    n = int(digits) * mult
     if n < 1:
-        raise OomkitError(f"{name} takes a positive integer, got {v!r}")
+        raise SettingsError(f"{name} takes a positive integer, got {v!r}")
     return n
 
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import replace
+from pathlib import Path
 
 from .. import limits
 from ..engines.base import get_engine
-from ..errors import OomkitError
+from ..errors import OomkitError, SettingsError
 from ..hardware.detect import detect
+from ..memory import Device
 from ..report import tables as report
 from ..report.plot import check_plot_target, plot
 from ..request import devices_from, resolve_model
+from ..units import GiB, parse_size
 from ._model_args import parse_model_request
 
 HELP = """\
@@ -28,7 +33,9 @@ options:
   --json | --markdown | --csv
                         output format (default: a terminal table); CSV numbers in tokens and bytes
   --plot FILE           also write the context-impact chart (.png or .svg; needs `pip install 'oomkit[plot]'`)
-  --sizes GB[,GB...]    the VRAM sizes to list (default 8,12,16,24,32,48,80,96,141,192)
+  --sizes S[,S...]      the VRAM sizes to list (default 8,12,16,24,32,48,80,96,141,192: cards as sold, a
+                        bare 24 = a "24 GB" card of 24 GiB); with a unit as --vram reads it: 24GB = 24 x 10^9
+                        bytes, 24GiB = 24 x 2^30
   --kv-types T[,T...]   the KV cache types (default the engine's: llama.cpp f16,q8_0,q4_0)
   --vram SIZE[,SIZE]    add planned GPUs (one row for the set) instead of the detected ones
   --gpu NAME[,NAME]     add planned GPUs from the catalog instead of the detected ones
@@ -58,14 +65,12 @@ def run(argv: list[str]) -> int:
         raise OomkitError(f"give one output format, not {' and '.join(formats)}")
 
     if o.get("--plot"):
+        _check_plot_path(o["--plot"])
         check_plot_target(o["--plot"])
 
-    sizes = limits.VRAM_SIZES_GB
+    targets = limits.size_targets()
     if "--sizes" in o:
-        sizes = tuple(_size_gb(x) for x in str(o["--sizes"]).split(",") if x.strip())
-        if not sizes:
-            raise OomkitError("--sizes takes a comma list of GB, e.g. 16,24,48")
-    targets = limits.size_targets(sizes)
+        targets = _size_targets(str(o["--sizes"]))
     notes = []
     if o.get("--vram") is not None or o.get("--gpu") is not None:
         devs = devices_from(o.get("--vram"), o.get("--gpu"))
@@ -112,12 +117,43 @@ def _group(names: list[str]) -> str:
     return ", ".join(n if c == 1 else f"{c}× {n}" for n, c in counts.items())
 
 
-def _size_gb(text: str) -> float:
-    t = text.strip().lower().removesuffix("gb").removesuffix("gib").strip()
-    try:
-        v = float(t)
-    except ValueError:
-        raise OomkitError(f"--sizes: cannot read {text.strip()!r} as GB (e.g. 24 or 24GB)") from None
-    if v <= 0:
-        raise OomkitError(f"--sizes: {text.strip()!r} must be positive")
-    return v
+def _size_targets(text: str) -> tuple[limits.Target, ...]:
+    """--sizes: a bare number is a card as sold (24 = a "24 GB" card, 24 GiB, as the default list); a size with
+    a unit is read as --vram reads it (units.py: 24GB = 24 x 10^9 bytes, 24GiB = 24 x 2^30)."""
+    from ..hardware.catalog import MAX_DEVICES  # lazy: only a typed list is counted
+
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise SettingsError("--sizes takes a comma list of sizes, e.g. 16,24,48 or 24GB,24GiB")
+    if len(parts) > MAX_DEVICES:
+        raise SettingsError(f"--sizes: {len(parts):,} sizes; oomkit lists at most {MAX_DEVICES:,}")
+    out: list[limits.Target] = []
+    for p in parts:
+        if re.fullmatch(r"[0-9]{1,7}(?:\.[0-9]{1,6})?", p):
+            gb = float(p)
+            if not 0 < gb <= 1 << 20:
+                raise SettingsError(f"--sizes {p}: out of range; a card from more than 0 to 1,048,576 GB")
+            out += limits.size_targets((gb,))
+            continue
+        if not re.fullmatch(r"[0-9.]+\s*[a-zA-Z]+", p):
+            raise SettingsError(f"--sizes: cannot read {p[:40]!r} as a size (e.g. 24, 24GB or 24GiB)")
+        n = parse_size(p, "--sizes")
+        if not 0 < n <= 1 << 60:
+            raise SettingsError(f"--sizes {p}: out of range; more than 0 bytes and up to 1 EiB")
+        label = f"{p} ({n / GiB:.2f} GiB)" if p.lower().endswith(("gb", "tb", "mb", "kb")) else p
+        out.append(limits.Target(label, (Device(id="CUDA0", name=f"{p} GPU", memory_bytes=n),)))
+    return tuple(out)
+
+
+def _check_plot_path(path: str) -> None:
+    """--plot FILE is written after the tables: refuse at once a file name that cannot be written there."""
+    p = Path(path)
+    if any(len(part.encode("utf-8", "surrogateescape")) > 255 for part in p.parts):
+        raise SettingsError(f"--plot {str(path)[:60]}...: a part of the path is over 255 bytes")
+    folder = p.parent
+    if not folder.is_dir():
+        raise SettingsError(f"--plot {path}: there is no folder {folder}")
+    if not os.access(folder, os.W_OK):
+        raise SettingsError(f"--plot {path}: the folder {folder} is not writable")
+    if p.exists() and not p.is_file():
+        raise SettingsError(f"--plot {path}: exists and is not a regular file")

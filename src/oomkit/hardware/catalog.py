@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import OomkitError
+from ..errors import HardwareError, OomkitError
 from ..memory import Device
 from ..units import MiB
 
@@ -192,6 +192,11 @@ def _short_name(g: GpuSpec) -> str:
     return g.aliases[0] if g.aliases else g.name
 
 
+# oomkit's ceiling on the devices of one estimate: llama.cpp takes 16 (LLAMA_MAX_DEVICES), a vLLM or SGLang
+# deployment a few hundred; per-device work is linear, so 1,024 stays well under a second
+MAX_DEVICES = 1024
+
+
 def devices_for_names(text: str) -> tuple[Device, ...]:
     """Devices for a comma list of catalog names: "RTX 4090,RTX 4090", "2x H100 SXM", "M3 Max 128GB".
 
@@ -205,13 +210,17 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
         count, name = 1, part
         m = _COUNT.match(part)
         if m:
-            count, name = int(m.group("n")), m.group("name").strip()
+            digits, name = m.group("n"), m.group("name").strip()
+            count = int(digits) if len(digits) <= 9 else MAX_DEVICES + 1  # counted before any list is built
             if count < 1:
-                raise OomkitError(f"GPU count must be at least 1: {part!r}")
+                raise HardwareError(f"GPU count must be at least 1: {part!r}")
         spec = lookup(name)
         if spec is None:
             hint = suggest(name)
-            raise OomkitError(f"unknown GPU {name!r}" + (f": did you mean {', '.join(hint)}?" if hint else ""))
+            raise HardwareError(f"unknown GPU {name!r}" + (f": did you mean {', '.join(hint)}?" if hint else ""))
+        if len(specs) + count * spec.devices_per_board > MAX_DEVICES:
+            raise HardwareError(f"--gpu {str(text)[:60]!r}: more than {MAX_DEVICES:,} devices; oomkit takes 1 to "
+                                f"{MAX_DEVICES:,}")
         specs += [spec] * (count * spec.devices_per_board)
     if not specs:
         raise OomkitError(f"no GPU named in {text!r}")
