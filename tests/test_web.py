@@ -211,6 +211,21 @@ def test_bad_input_answers(client):
     _error(client.get("/api/nothing-here"), 404)
 
 
+def test_oomkit_options_are_not_engine_flags(client, tmp_path):
+    """`--plot FILE` would write a file of the server, `--env` set its environment: only fields set oomkit's options."""
+    target = tmp_path / "x.svg"
+    for flags in (f"--plot {target}", f"--plot={target}", "--json", "--env OLLAMA_NUM_PARALLEL=4", "-- vllm"):
+        r = client.get("/api/table", params={"model": "llama3.1:8b", "flags": flags})
+        assert "not an engine flag" in _error(r, 400), flags
+    assert not target.exists()
+    assert client.get("/api/estimate", params={"model": "llama3.1:8b", "flags": "-fa on -ngl 99"}).status_code == 200
+
+
+def test_models_query_is_text(client, capsys):
+    assert client.get("/api/models", params={"q": "--json"}).json() == []
+    _error(client.get("/api/models", params={"kind": "nope"}), 400)
+
+
 def test_body_over_the_limit_is_413_before_it_is_read(client):
     r = client.post("/api/diagnose", content=b"x" * (22 * 1000 * 1000), headers={"content-type": "application/json"})
     assert r.status_code == 413 and "20 MB" in r.json()["error"]

@@ -9,20 +9,22 @@ server open a file of its own (a request names models, never paths).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shlex
+import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from .. import limits
 from ..check import CheckResult, check
 from ..commands import _plan_args
+from ..commands import models as models_command
+from ..commands import table as table_command
+from ..commands._model_args import OPTIONS as MODEL_OPTIONS
 from ..commands._model_args import ModelRequest, parse_model_request
-from ..commands.models import _rows as catalog_rows
-from ..commands.table import EXTRA as TABLE_OPTIONS
-from ..commands.table import _group, _size_gb
 from ..diagnose import diagnose, errors_index
 from ..diagnose.result import Diagnosis
 from ..engines.base import get_engine
@@ -30,7 +32,6 @@ from ..engines.cmdline import parse_command
 from ..errors import OomkitError
 from ..estimate import estimate as estimate_model
 from ..hardware.detect import Hardware, detect
-from ..limits import Tables
 from ..memory import MemoryEstimate
 from ..plan.fit import Fit, fit
 from ..plan.search import Plan, plan
@@ -38,8 +39,6 @@ from ..report import check as check_report
 from ..report import hardware as hardware_report
 from ..report import plan as plan_report
 from ..report import render
-from ..report import tables as tables_report
-from ..request import devices_from, resolve_model
 from ..units import parse_size
 
 # Limits on what a request may carry (the issue's: a pasted log <= 20 MB, an upload <= 1 MB, numbers in sane ranges).
@@ -60,6 +59,10 @@ ESTIMATE_FIELDS = ("model", "engine", "ctx", "quant", "kv_type", "parallel", "vr
 PLAN_FIELDS = ESTIMATE_FIELDS + ("min_ctx", "concurrency", "reserve", "headroom", "nodes", "ram", "limit")
 FIT_FIELDS = ("command", "vram", "gpu", "reserve", "headroom", "min_ctx")
 TABLE_FIELDS = ESTIMATE_FIELDS + ("kind", "sizes", "kv_types")
+# `oomkit table`'s own options (commands/table.py) and `oomkit models --kind`'s choices
+TABLE_OPTIONS = {"--kind": True, "--markdown": False, "--csv": False, "--plot": True, "--sizes": True,
+                 "--kv-types": True}
+MODEL_KINDS = ("full", "sliding", "chunked", "latent", "recurrent", "moe")
 
 
 class InputError(OomkitError):
@@ -146,6 +149,40 @@ def refuse_path(ref: str | None) -> None:
                          "name, an Ollama tag or a Hugging Face id (or upload a config.json)", 400)
 
 
+_STDOUT = threading.Lock()
+
+
+def run_json(module: Any, argv: list[str]) -> str:
+    """A command's --json output, run in process on argv (for the commands whose steps live in their run():
+    table, models). One at a time: the command prints to sys.stdout, which is redirected for the call."""
+    if "--json" not in argv:
+        k = argv.index("--") if "--" in argv else len(argv)
+        argv = [*argv[:k], "--json", *argv[k:]]
+    buf = io.StringIO()
+    with _STDOUT, contextlib.redirect_stdout(buf):
+        try:
+            module.run(argv)
+        except SystemExit as e:  # argparse's own refusal (its message went to stderr)
+            raise InputError(f"{module.__name__.rsplit('.', 1)[-1]}: the arguments were refused", 400) from e
+    return buf.getvalue()
+
+
+def _own_options() -> set[str]:
+    return {*MODEL_OPTIONS, *TABLE_OPTIONS, *_plan_args.OPTIONS, "--all", "--debug"}
+
+
+def _engine_flags(text: str) -> list[str]:
+    """Engine flags as typed; an oomkit option among them (--json, --plot FILE, --env ...) is refused: the fields
+    are the only way to set those, and some would write or read files of the server."""
+    argv = _split(text, "flags")
+    own = _own_options()
+    for a in argv:
+        if a == "--" or a.partition("=")[0] in own:
+            raise InputError(f"flags: {a.partition('=')[0]!r} is not an engine flag (oomkit's own options are "
+                             "fields of the request)", 400)
+    return argv
+
+
 def model_argv(p: Mapping[str, Any], extra: tuple[str, ...] = ()) -> list[str]:
     """The estimate fields as the CLI's arguments: MODEL --engine=E --ctx=N ... [engine flags] [-- COMMAND]."""
     argv: list[str] = []
@@ -172,7 +209,7 @@ def model_argv(p: Mapping[str, Any], extra: tuple[str, ...] = ()) -> list[str]:
         argv.append(f"--gpu={gpu}")
     flags = _field(p, "flags")
     if flags is not None:
-        argv += _split(flags, "flags")
+        argv += _engine_flags(flags)
     command = _field(p, "command", MAX_COMMAND_CHARS)
     if command is not None:
         argv += ["--", *_split(command, "command")]
@@ -229,48 +266,15 @@ def check_fit(p: Mapping[str, Any], local: bool = False) -> Answer:
 
 
 def table(p: Mapping[str, Any]) -> Answer:
-    """`oomkit table ... --json`: the same steps as commands/table.py, with its own helpers."""
-    req = _request(p, extra_options=TABLE_OPTIONS, extra=("kind",))
-    o = req.opts
-    kind = o.get("--kind")
-    if kind is not None and kind not in ("limits", "context"):
-        raise OomkitError(f"--kind takes limits or context, not {kind!r}")
-    kinds = (kind,) if kind else ("limits", "context")
-    sizes = limits.VRAM_SIZES_GB
-    text = _field(p, "sizes")
-    if text is not None:
-        sizes = tuple(_size_gb(x) for x in text.split(",") if x.strip())
-        if not sizes:
-            raise OomkitError("--sizes takes a comma list of GB, e.g. 16,24,48")
-        if len(sizes) > 64 or max(sizes) > MAX_DEVICE_BYTES / 1e9:
-            raise InputError("sizes: at most 64 sizes, each up to 64 TiB")
-    targets = limits.size_targets(sizes)
-    notes: list[str] = []
-    if o.get("--vram") is not None or o.get("--gpu") is not None:
-        devs = devices_from(o.get("--vram"), o.get("--gpu"))
-        label = _group([d.name if d.name != "GPU" else "GPU" for d in devs])
-        targets += (limits.Target(f"planned: {label}", devs, kind="planned"),)
-    else:
-        hw = detect()
-        notes += [f"GPU detection: {e}" for e in hw.errors]
-        devs = hw.devices()
-        if devs:
-            label = _group([g.name for g in hw.gpus if g.budget_bytes is not None])
-            targets += (limits.Target(f"this machine: {label}", devs, kind="detected"),)
-    eng = get_engine(req.engine)
-    spec = resolve_model(eng, req.model, req.quant)
-    kv_types = None
-    text = _field(p, "kv_types")
-    if text is not None:
-        kv_types = tuple(x.strip() for x in text.split(",") if x.strip())
-        if not kv_types:
-            raise OomkitError("--kv-types takes a comma list, e.g. f16,q8_0")
-    tables: Tables = limits.build_tables(eng, spec, req.settings, targets, kv_types=kv_types)
-    if notes:
-        tables = replace(tables, notes=(*tables.notes, *notes))
-    if not tables.kv_types:
-        raise OomkitError("no KV cache type could be estimated: " + "; ".join(c.error for c in tables.kv if c.error))
-    return Answer(tables, tables_report.to_json(tables, kinds), req)
+    """`oomkit table ... --json`: the command itself, run on the argv the fields make (its steps are its own)."""
+    fields = {**p}
+    sizes = _field(p, "sizes")
+    if sizes is not None and sizes.count(",") >= 64:
+        raise InputError("sizes: at most 64 sizes")
+    _request(fields, extra_options=TABLE_OPTIONS, extra=("kind", "sizes", "kv_types"))  # checks and path refusal
+    argv = model_argv(fields, ("kind", "sizes", "kv_types"))
+    text = run_json(table_command, argv)
+    return Answer(json.loads(text), text)
 
 
 _PLAN_OPTIONS = {**_plan_args.OPTIONS}
@@ -332,9 +336,16 @@ def diagnose_text(p: Mapping[str, Any]) -> Answer:
 
 
 def models(p: Mapping[str, Any]) -> Answer:
-    """`oomkit models [QUERY] [--family F] [--kind K] --json`."""
-    rows = catalog_rows(_field(p, "q", 200), _field(p, "family", 100), _field(p, "kind", 20))
-    return Answer(rows, json.dumps(rows, indent=1))
+    """`oomkit models [QUERY] [--family F] [--kind K] --json`: the command itself (its search is its own)."""
+    argv = ["--json"]
+    family, kind, q = _field(p, "family", 100), _field(p, "kind", 20), _field(p, "q", 200)
+    if kind is not None and kind not in MODEL_KINDS:
+        raise InputError(f"kind takes one of {', '.join(MODEL_KINDS)}, not {kind!r}", 400)
+    argv += [f"--family={family}"] if family else []
+    argv += [f"--kind={kind}"] if kind else []
+    argv += ["--", q] if q else []
+    text = run_json(models_command, argv)
+    return Answer(json.loads(text), text)
 
 
 def gpus(processes: bool = False) -> Answer:
