@@ -50,6 +50,7 @@ from .kv import (
     swa_window,
     token_charge_swa,
 )
+from .phases import capture_bs, cuda_graph_bytes, gb, startup_phases
 from .settings import Defaults, SGLangSettings, default_mem_fraction_static, parse_version
 from .weights import layer_rank_bytes, rank_weights, stage_tensors
 
@@ -293,6 +294,46 @@ def _engine_view(s: SGLangSettings, run: _Run, running: int | None, req_bytes: i
     return view
 
 
+def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | None, running: int | None
+                ) -> dict[str, Any]:
+    """The start-up phases of the first GPU (phases.py) and the lines SGLang prints for them, in its order:
+    model_runner.py load_model ("Load weight begin/end"), init_memory_pool ("KV Cache is allocated", "Memory pool
+    end"), cuda_graph_runner.py ("Capture cuda graph begin/end"), scheduler.py ("max_total_num_tokens=...")."""
+    pool, pre_free = run.pool, run.pre_free
+    w0 = run.stages[0].weights_bytes
+    max_bs = run.defaults.cuda_graph_max_bs
+    cg = cuda_graph_bytes(max_bs, s, run.v)
+    kv = (pool.kv_bytes + pool.state_bytes) if pool is not None else 0
+    total = run.devs[0].memory_bytes
+    phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg)
+    lines = []
+    if pre_free is not None:
+        lines.append(f"Load weight begin. avail mem={gb(pre_free)} GB")
+        lines.append(f"Load weight end. type={spec.architecture} (GGUF name), dtype=torch.{run.lay_all.model_dtype}, "
+                     f"avail mem={gb(pre_free - w0)} GB, mem usage={gb(w0)} GB.")
+    if pool is not None:
+        if run.lay_all.mla:
+            lines.append(f"KV Cache is allocated. #tokens: {pool.max_total_num_tokens}, KV size: {gb(pool.k_bytes)} GB")
+        else:
+            lines.append(f"KV Cache is allocated. #tokens: {pool.max_total_num_tokens}, K size: {gb(pool.k_bytes)} "
+                         f"GB, V size: {gb(pool.v_bytes)} GB")
+    short = 0
+    if pool is not None and pre_free is not None and s.kv_cache_memory_bytes is None:
+        end = pre_free - w0 - kv - (req_bytes or 0)
+        lines.append(f"Memory pool end. avail mem={gb(end)} GB")
+        if cg:
+            lines.append(f"Capture cuda graph begin. This can take up to several minutes. avail mem={gb(end)} GB")
+            lines.append(f"Capture cuda graph bs {list(capture_bs(max_bs, run.v))}")
+            lines.append(f"Capture cuda graph end. Time elapsed: N s. mem usage={gb(cg)} GB. avail mem={gb(end - cg)} GB.")
+        short = max(0, cg - end)
+        lines.append(f"max_total_num_tokens={pool.max_total_num_tokens}, chunked_prefill_size="
+                     f"{run.defaults.chunked_prefill_size}, max_prefill_tokens={s.max_prefill_tokens}, "
+                     f"max_running_requests={running}, context_len={run.context_len}, available_gpu_mem="
+                     f"{gb(end - cg)} GB")
+    return {"phases": [p.to_dict() for p in phases], "cuda_graph_bs": list(capture_bs(max_bs, run.v)) if cg else [],
+            "cuda_graph_bytes": cg, "cuda_graph_short_bytes": short, "log": "\n".join(lines)}
+
+
 def _layer_uses(spec: ModelSpec, s: SGLangSettings, run: _Run) -> tuple[LayerUse, ...]:
     """Each trunk layer's weights and KV on one rank; stage k's layers are shown on device k."""
     pool, lay_all, devs = run.pool, run.lay_all, run.devs
@@ -368,6 +409,12 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
             warnings.append(f"req_to_token table ({req_bytes / GiB:.2f} GiB) exceeds the {(1 - mfs):.3f} headroom "
                             f"({run.headroom / GiB:.2f} GiB): lower --context-length or --max-running-requests")
     view = _engine_view(s, run, running, req_bytes)
+    view.update(_phase_view(spec, s, run, req_bytes, running))
+    if view.get("cuda_graph_short_bytes"):
+        warnings.append(f"after the KV pool and the req_to_token table, CUDA-graph capture (about "
+                        f"{gb(view['cuda_graph_bytes'])} GiB, an estimate) may not fit the "
+                        f"{gb(run.headroom)} GiB (1 - mem_fraction_static) slice: lower --mem-fraction-static or "
+                        "--cuda-graph-max-bs")
     return MemoryEstimate(model=spec, engine="sglang", settings=_effective_settings(s, run, running),
                           devices=tuple(usages), host=Usage(id="CPU", name="host"), engine_view=view,
                           kv_bytes_per_token=_kv_bytes_per_token(s, run),
@@ -387,7 +434,7 @@ def _kv_bytes_per_token(s: SGLangSettings, run: _Run) -> int:
             total += token_charge_swa(lay, s, run.v)
         else:
             total += cell_size(lay, s, run.v, lay.full_layers)
-    return int(total * run.lay_all.attn_tp)
+    return round(total * run.lay_all.attn_tp)
 
 
 def _kv_bytes_per_token_marginal(s: SGLangSettings, run: _Run) -> int:

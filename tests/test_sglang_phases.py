@@ -1,0 +1,89 @@
+"""SGLang's start-up phases, the lines it prints for them, and its per-token figures, against the published logs in
+tests/fixtures/engine_logs/sglang/ (each cites its URL) and hand-worked pool arithmetic."""
+
+from __future__ import annotations
+
+import re
+
+from oomkit.engines import sglang as sg
+from oomkit.engines.sglang.phases import capture_bs
+from oomkit.hardware.catalog import with_facts
+from oomkit.memory import Device
+from oomkit.model.catalog import lookup
+from oomkit.model.hf_config import spec_from_config
+from oomkit.units import GiB, MiB
+from tests.sglang_cases import load, qwen3_14b
+
+H100 = with_facts(Device("CUDA0", "NVIDIA H100 80GB HBM3", 81559 * MiB))
+
+
+def _lines(fixture: str, pattern: str) -> list[str]:
+    return [line for line in load(fixture)["quoted"].split("\n") if re.search(pattern, line)]
+
+
+def test_capture_batch_sizes_are_the_logged_lists():
+    # qwen3-14b-single-48gb (0.4.6, cuda_graph_max_bs 160) and qwen3-30b-a3b-ktransformers-3090 (0.5.x, 24)
+    for fixture, version, max_bs in (("qwen3-14b-single-48gb", (0, 4, 6), 160),
+                                     ("qwen3-30b-a3b-ktransformers-3090", (0, 5, 8), 24)):
+        logged = _lines(fixture, r"Capture cuda graph bs \[")[0]
+        sizes = [int(x) for x in re.search(r"bs \[([^\]]*)\]", logged).group(1).split(",")]
+        assert list(capture_bs(max_bs, version)) == sizes
+
+
+def test_printed_lines_have_sglangs_shape():
+    est = sg.ENGINE.estimate(qwen3_14b(), (H100,), sg.SGLangSettings(engine_version="0.4.6.post5"))
+    log = est.engine_view["log"].split("\n")
+    shapes = {
+        r"Load weight begin\. avail mem=\d+\.\d\d GB": None,
+        r"Load weight end\. type=.*, dtype=torch\.bfloat16, avail mem=\d+\.\d\d GB, mem usage=\d+\.\d\d GB\.":
+            ("qwen3-14b-single-48gb", r"Load weight end"),
+        r"KV Cache is allocated\. #tokens: \d+, K size: \d+\.\d\d GB, V size: \d+\.\d\d GB":
+            ("qwen3-14b-single-48gb", r"KV Cache is allocated"),
+        r"Memory pool end\. avail mem=\d+\.\d\d GB": ("qwen3-14b-single-48gb", r"Memory pool end"),
+        r"Capture cuda graph begin\. This can take up to several minutes\. avail mem=\d+\.\d\d GB":
+            ("qwen3-14b-single-48gb", r"Capture cuda graph begin"),
+        r"Capture cuda graph end\. Time elapsed: N s\. mem usage=\d+\.\d\d GB\. avail mem=\d+\.\d\d GB\.": None,
+        r"max_total_num_tokens=\d+, chunked_prefill_size=\d+, max_prefill_tokens=\d+, max_running_requests=\d+, "
+        r"context_len=\d+, available_gpu_mem=\d+\.\d\d GB": ("qwen3.5-moe-ktransformers-2x4090-tp2-hybrid",
+                                                            r"max_total_num_tokens="),
+    }
+    for shape, real in shapes.items():
+        assert any(re.fullmatch(shape, line) for line in log), shape
+        if real is not None:  # the same shape matches the engine's own line in a published log
+            assert any(re.search(shape, line) for line in _lines(*real)), (shape, real)
+
+
+def test_phases_and_the_budget():
+    est = sg.ENGINE.estimate(qwen3_14b(), (H100,), sg.SGLangSettings(engine_version="0.5.23"))
+    by = {p["phase"]: p for p in est.engine_view["phases"]}
+    assert by["weights"]["in_budget"] and by["KV cache pool"]["in_budget"]
+    assert not by["req_to_token pool"]["in_budget"] and not by["CUDA graph capture"]["in_budget"]
+    assert by["CUDA graph capture"]["free_after_bytes"] > 0
+    eager = sg.ENGINE.estimate(qwen3_14b(), (H100,), sg.SGLangSettings(engine_version="0.5.23",
+                                                                        disable_cuda_graph=True))
+    assert {p["phase"]: p for p in eager.engine_view["phases"]}["CUDA graph capture"]["bytes"] == 0
+
+
+def test_kv_bytes_per_token_gives_max_total_num_tokens():
+    # gpt-oss-20b (hybrid SWA in SGLang): one token of max_total_num_tokens takes the 12 full layers plus
+    # swa_full_tokens_ratio (0.8) x the 12 sliding ones: 8 KV heads x 64 x (K, V) x 2 B per layer
+    entry = lookup("gpt-oss-20b")
+    spec = spec_from_config(entry.config, name=entry.name)
+    est = sg.ENGINE.estimate(spec, (H100,), sg.SGLangSettings(kv_cache_memory_bytes=10 * GiB, context_length=8192))
+    per_layer = 8 * 64 * 2 * 2
+    assert est.kv_bytes_per_token == round(12 * per_layer + 0.8 * 12 * per_layer)
+    assert est.kv_bytes_per_token_marginal == 12 * per_layer
+    tokens = est.engine_view["max_total_num_tokens"]
+    assert abs(10 * GiB / est.kv_bytes_per_token - tokens) <= 1
+    # Gemma 3 is no hybrid-SWA architecture to SGLang: every layer in the full pool, charge = marginal
+    g = lookup("gemma-3-27b-it")
+    gest = sg.ENGINE.estimate(spec_from_config(g.config, name=g.name), (H100,),
+                              sg.SGLangSettings(kv_cache_memory_bytes=10 * GiB, context_length=8192))
+    assert gest.kv_bytes_per_token == gest.kv_bytes_per_token_marginal == 62 * 16 * 128 * 2 * 2
+
+
+def test_pipeline_stages_charge_their_own_layers():
+    # PP2: each stage holds half the layers, so a token costs the whole model once (not once per stage)
+    one = sg.ENGINE.estimate(qwen3_14b(), (H100,), sg.SGLangSettings(kv_cache_memory_bytes=10 * GiB))
+    pp2 = sg.ENGINE.estimate(qwen3_14b(), (H100, H100), sg.SGLangSettings(kv_cache_memory_bytes=10 * GiB, pp_size=2))
+    assert one.kv_bytes_per_token == pp2.kv_bytes_per_token == 40 * 8 * 128 * 2 * 2
