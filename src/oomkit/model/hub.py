@@ -39,9 +39,8 @@ from urllib.parse import quote
 
 from ..errors import OomkitError
 from ._bytes import NeedMoreBytes, printable
-from .gguf_file import spec_from_gguf
+from .checks import spec_from_config_checked, spec_from_gguf_checked
 from .gguf_header import GGUFHeader, parse_gguf_header
-from .hf_config import spec_from_config
 from .hub_cache import cache_root, is_offline, repo_dir, site
 from .hub_cache import endpoint as hub_endpoint
 from .safetensors_header import INDEX_NAME, SafetensorsModel, parse_safetensors_header
@@ -660,7 +659,7 @@ def spec_from_hub(ref: str, weight_format: str | None = None, default_format: Ca
     if ggufs and (not has_safetensors or (fmt is not None and _has_quant(ggufs, fmt))):
         g = client.gguf(repo_id, fmt, revision, info=info)
         parts = f" ({len(g.file.paths)} parts)" if g.file.is_split else ""
-        return spec_from_gguf(g.header, name=f"{repo_id}:{g.file.quant}",
+        return spec_from_gguf_checked(g.header, name=f"{repo_id}:{g.file.quant}",
                               source=f"hub: {repo_id}@{short} {g.file.paths[0]}{parts}")
     if not has_config:
         raise OomkitError(f"{repo_id} on the hub has neither a config.json nor a .gguf model file")
@@ -670,7 +669,7 @@ def spec_from_hub(ref: str, weight_format: str | None = None, default_format: Ca
         fmt = default_format(cfg)
         if fmt is not None:
             labels = (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)
-    spec = spec_from_config(cfg, name=repo_id, source=f"hub: {repo_id}@{short} config.json", weight_format=fmt)
+    spec = spec_from_config_checked(cfg, name=repo_id, source=f"hub: {repo_id}@{short} config.json", weight_format=fmt)
     if fmt is None:
         st = client.safetensors(repo_id, revision, info=info)
         if st is not None:

@@ -6,15 +6,22 @@ colon ("llama3.1:8b"), so the suffix is only a format when it names one.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import stat
+import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ..errors import OomkitError
+from ..errors import ModelError, OomkitError
 from ..quant import gguf_recipes
 from . import catalog, hub_cache, names
-from .hf_config import load_config, spec_from_config
+from ._bytes import check_path, open_regular
+from .checks import spec_from_config_checked
+from .hf_config import load_config
+from .jsonfile import MAX_CONFIG_BYTES, loads_object
 from .spec import ModelSpec
 
 
@@ -89,8 +96,12 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
     if not ref or not str(ref).strip():
         raise OomkitError("no model given")
     ref = str(ref).strip()
+    if ref in _STDIN:
+        stdin = _stdin_kind()
+        if stdin is not None:
+            return _from_stdin(stdin, weight_format, default_format)
     path = Path(ref).expanduser()
-    if path.exists():
+    if _exists(path):
         return _from_path(path, weight_format, default_format)
     ref = names.canonical_ref(ref)
     name, suffix = split_quant(ref)
@@ -127,7 +138,7 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         fmt = default_format(entry.config)
         if fmt is not None:
             labels += (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)
-    spec = spec_from_config(entry.config, name=entry.name, source=f"catalog: {entry.hf_id} ({entry.source})",
+    spec = spec_from_config_checked(entry.config, name=entry.name, source=f"catalog: {entry.hf_id} ({entry.source})",
                             weight_format=fmt)
     return replace(spec, labels=spec.labels + labels) if labels else spec
 
@@ -170,9 +181,81 @@ def _from_derivation(d: names.Derivation, fmt: str | None, default_format, why: 
         if fmt is not None:
             labels += (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)
     labels += (f"hub not read: {why}",)
-    spec = spec_from_config(config, name=d.ref, source=f"catalog: {entry.hf_id} ({entry.source}); format from the "
+    spec = spec_from_config_checked(config, name=d.ref, source=f"catalog: {entry.hf_id} ({entry.source}); format from the "
                             f"name ({d.convention})", weight_format=fmt)
     return replace(spec, labels=spec.labels + labels)
+
+
+def _exists(path: Path) -> bool:
+    """Path.exists, with a path part too long for any file system said in one line (ENAMETOOLONG)."""
+    try:
+        return path.exists()
+    except OSError as e:
+        if e.errno == errno.ENAMETOOLONG:
+            check_path(path)
+        raise ModelError(f"{path}: cannot look it up ({e.strerror or e})") from None
+
+
+# Names of the standard input: `cat model.gguf | oomkit estimate /dev/stdin` (or "-").
+_STDIN = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
+def _stdin_kind() -> str | None:
+    """"pipe" when stdin is a pipe or socket to read the model from; None when it is a regular file (read by
+    its name like any file); a terminal or nothing is refused."""
+    try:
+        st = os.fstat(0)
+    except OSError:
+        raise ModelError("standard input is closed: pipe a GGUF or a config.json into it") from None
+    if stat.S_ISREG(st.st_mode):
+        return None
+    if os.isatty(0):
+        raise ModelError("standard input is a terminal: pipe a GGUF or a config.json into it "
+                         "(cat model.gguf | oomkit estimate -)")
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+        return "pipe"
+    raise ModelError("standard input is a device, not a model file: pipe a GGUF or a config.json into it")
+
+
+class _Prefixed:
+    """A read-only stream: bytes already read, then the rest of `raw` (the GGUF reader reads forward only)."""
+
+    name = "stdin"
+
+    def __init__(self, head: bytes, raw) -> None:
+        self.head, self.raw = head, raw
+
+    def read(self, n: int = -1) -> bytes:
+        if self.head:
+            out, self.head = self.head[:n] if n >= 0 else self.head, self.head[n:] if n >= 0 else b""
+            return out
+        return self.raw.read(n)
+
+
+def _from_stdin(kind: str, weight_format: str | None, default_format) -> ModelSpec:
+    """A GGUF (header only: the tensor data is never read) or a config.json from a pipe."""
+    raw = sys.stdin.buffer
+    head = raw.read(4)
+    if head == b"GGUF":
+        from .checks import spec_from_gguf_checked  # lazy: as for a local GGUF
+        from .gguf_header import read_gguf_header  # lazy: as above
+
+        spec = spec_from_gguf_checked(read_gguf_header(_Prefixed(head, raw)), name="stdin", source="stdin")
+        _same_format(spec, weight_format, "stdin")
+        return spec
+    if head.lstrip()[:1] == b"{" or (not head.strip() and head):
+        text = head + raw.read(MAX_CONFIG_BYTES + 1 - len(head))
+        if len(text) > MAX_CONFIG_BYTES:
+            raise ModelError(f"stdin: config.json is larger than the {MAX_CONFIG_BYTES >> 20} MiB oomkit reads")
+        return _config_spec(loads_object(text, "stdin", "config.json"), "stdin", "stdin", None, weight_format,
+                            default_format)
+    shown = head.decode("ascii", "backslashreplace")
+    raise ModelError(f"stdin holds neither a GGUF nor a config.json (it starts with {shown!r})")
+
+
+def _same_format(spec: ModelSpec, weight_format: str | None, shown: str) -> None:
+    if weight_format and weight_format.lower() != spec.weights.format.lower():
+        raise OomkitError(f"{shown} is a {spec.weights.format} GGUF: its weights cannot be read as {weight_format}")
 
 
 def _from_path(path: Path, weight_format: str | None, default_format=None) -> ModelSpec:
@@ -186,12 +269,11 @@ def _from_path(path: Path, weight_format: str | None, default_format=None) -> Mo
             raise OomkitError(f"{path} holds {len(ggufs)} GGUF files: name one ({', '.join(p.name for p in ggufs[:4])})")
         raise OomkitError(f"{path}: no config.json and no .gguf file")
     if path.suffix.lower() == ".gguf" or _looks_like_gguf(path):
-        from .gguf_file import read_gguf_spec  # lazy: only a local GGUF needs the header reader
+        from .checks import spec_from_gguf_checked  # lazy: only a local GGUF needs the header reader
+        from .gguf_header import read_gguf_header  # lazy: as above
 
-        spec = read_gguf_spec(path)
-        if weight_format and weight_format.lower() != spec.weights.format.lower():
-            raise OomkitError(f"{path.name} is a {spec.weights.format} GGUF: its weights cannot be read as "
-                              f"{weight_format}")
+        spec = spec_from_gguf_checked(read_gguf_header(path), name=path.name, source=str(path))
+        _same_format(spec, weight_format, path.name)
         return spec
     if path.name.endswith(".json"):
         return _from_config_dir(path, weight_format, default_format)
@@ -199,39 +281,52 @@ def _from_path(path: Path, weight_format: str | None, default_format=None) -> Mo
 
 
 def _looks_like_gguf(path: Path) -> bool:
-    try:
-        with path.open("rb") as f:
+    with open_regular(path) as f:  # a FIFO or device is refused here, not read
+        try:
             return f.read(4) == b"GGUF"
-    except OSError:
-        return False
+        except OSError:
+            return False
 
 
 def _from_config_dir(path: Path, weight_format: str | None, default_format=None) -> ModelSpec:
     cfg = load_config(path)
     directory = path if path.is_dir() else path.parent
     name = directory.name if path.is_dir() or path.name == "config.json" else path.stem
+    return _config_spec(cfg, name, str(path), directory if path.is_dir() else None, weight_format, default_format)
+
+
+def _config_spec(cfg: dict, name: str, source: str, directory: Path | None, weight_format: str | None,
+                 default_format) -> ModelSpec:
     labels: tuple[str, ...] = ()
     if weight_format is None and default_format is not None:
         weight_format = default_format(cfg)
         if weight_format is not None:
             labels = (f"no quant given: assuming {weight_format} weights (name one with :QUANT or --quant)",)
-    spec = spec_from_config(cfg, name=name, source=str(path), weight_format=weight_format)
-    if labels:
-        spec = replace(spec, labels=spec.labels + labels)
-    if weight_format is None and path.is_dir():
-        exact = _safetensors_weights(directory)
+    spec = spec_from_config_checked(cfg, name=name, source=source, weight_format=weight_format)
+    if weight_format is None and directory is not None:
+        exact, why = _safetensors_weights(directory)
         if exact is not None:
             spec = replace(spec, weights=exact)
+        elif why:
+            labels += (why,)
+    if labels:
+        spec = replace(spec, labels=spec.labels + labels)
     return spec
 
 
 def _safetensors_weights(directory: Path):
-    """Exact bytes from the safetensors headers next to config.json, when they are there."""
+    """(exact bytes from the safetensors headers next to config.json, None) when they are all there; (None, why)
+    when shards are missing (an interrupted download: the weights of one shard of 30 are not the model's)."""
     if not (any(directory.glob("*.safetensors")) or (directory / "model.safetensors.index.json").exists()):
-        return None
-    from .safetensors_weights import inventory_from_safetensors  # lazy: only a local checkpoint
+        return None, ""
+    from .safetensors_header import missing_shards, missing_text  # lazy: only a local checkpoint
+    from .safetensors_weights import inventory_from_safetensors  # lazy: as above
 
-    return inventory_from_safetensors(directory)
+    missing = missing_shards(directory)
+    if missing:
+        return None, (f"{missing_text(missing)} from {directory}: weights computed from config.json instead of read "
+                      "from the files")
+    return inventory_from_safetensors(directory), ""
 
 
 def explain(ref: str) -> list[tuple[str, str]]:
