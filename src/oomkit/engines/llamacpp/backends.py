@@ -219,8 +219,11 @@ def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict
     if not devices:
         view["backend"] = "cpu"
         return view
-    names = {d.id: (device_buffer_name(b, i, build) if not d.id.startswith("RPC") else d.id)
-             for i, d in enumerate(devices)}
+    # RPC devices keep their RPC[host:port] names and come first (split.model_devices): the local devices are
+    # numbered among themselves
+    local = [d for d in devices if not d.id.startswith("RPC")]
+    names = {d.id: d.id for d in devices if d.id.startswith("RPC")}
+    names.update({d.id: device_buffer_name(b, i, build) for i, d in enumerate(local)})
     host = host_buffer_name(b)
 
     def rename(table: dict) -> dict:
