@@ -3,7 +3,7 @@ mix) or a Hugging Face dtype / quantization_config."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import OomkitError
@@ -163,3 +163,13 @@ def hf_quantized_inventory(tensors: Sequence[TensorShape], *, config: Mapping[st
             nbytes, dt = stacks * hf_formats.linear_weight_bytes(sub, n_out, n_in), sub.name
         out.append(TensorSpec(name=t.name, shape=t.shape, dtype=dt, nbytes=nbytes, layer=t.layer))
     return WeightInventory(tensors=tuple(out), exact=False, format=fmt.name)
+
+
+def per_layer_sum(pairs: Iterable[tuple[int | None, int]]) -> dict[int, int]:
+    """Bytes per block from (layer, bytes) pairs in one pass (tensors outside the blocks, layer None, left out):
+    a per-layer table for thousands of layers without summing every tensor once per layer."""
+    out: dict[int, int] = {}
+    for layer, n in pairs:
+        if layer is not None:
+            out[layer] = out.get(layer, 0) + n
+    return out
