@@ -121,12 +121,17 @@ def free_memory(d: Device) -> int | None:
     return max(d.memory_bytes - RUNTIME_RESERVE, 0)
 
 
+# programs that load without common_init_from_params: the Python binding (llama_model_load_from_file), llama-bench
+# (its own loop over test rows) and LM Studio's runtime (its own estimate)
+NO_FIT_PROGRAMS = ("llama-cpp-python", "llama-bench", "lms")
+
+
 def applies(s: LlamaCppSettings, devices: tuple[Device, ...]) -> bool:
-    """common_init_from_params runs the fit for the common programs when -fit is on (the default); the Python
-    binding loads through llama_model_load_from_file and never fits. Devices of unknown size are not fitted
-    ("did not report memory; --fit will not use it"); without devices the host fit needs the host's size,
-    which the estimate is not given."""
-    return (s.fit and s.program in ("llama-server", "llama-cli")
+    """common_init_from_params runs the fit when -fit is on (the default) for every program built on common
+    (llama-server, llama-cli, llama-mtmd-cli, llama-perplexity, llama-imatrix, llama-embedding, llama-fit-params).
+    Devices of unknown size are not fitted ("did not report memory; --fit will not use it"); without devices the
+    host fit needs the host's size, which the estimate is not given."""
+    return (s.fit and s.program not in NO_FIT_PROGRAMS
             and ERAS.reached(build_number(s.engine_version), "params_fit")
             and bool(devices) and all(free_memory(d) is not None for d in devices))
 

@@ -12,6 +12,7 @@ from ...units import MiB
 from .backends import backend_view, cpu_repack, metal_devices
 from .compute import SCHED_MAX_COPIES, compute_by_device, output_buffer_bytes, pipeline_parallel
 from .fit import (
+    NO_FIT_PROGRAMS,
     FitResult,
     StateByDevice,
     applies,
@@ -96,7 +97,7 @@ def _fit_view(fitted: FitResult | None, s: LlamaCppSettings, devices: tuple[Devi
     if fitted is None:
         if not s.fit:
             why = "-fit off"
-        elif s.program not in ("llama-server", "llama-cli"):
+        elif s.program in NO_FIT_PROGRAMS:
             why = f"{s.program} does not fit"
         elif not devices:
             why = "no device (the host fit needs the host's memory)"
