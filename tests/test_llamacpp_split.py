@@ -91,13 +91,18 @@ def test_rpc_devices_come_first_under_their_buffer_names():
     _, _, s = parse_args(["-m", "x.gguf", "--rpc", "192.168.1.2:50052", "-c", "8192", "-fit", "off"])
     e = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=gpus(24000, 12000), settings=s,
                         find_max_context=False)
-    assert [u.id for u in e.devices] == ["RPC[192.168.1.2:50052]", "CUDA0"]
+    assert [u.id for u in e.devices] == ["RPC0[192.168.1.2:50052]", "CUDA0"]
     assert layer_counts(e) == [11, 21]  # 12000 MiB of the remote card first: il/33 < 1/3
     v = e.engine_view
-    assert set(v["model_buffer_bytes"]) >= {"RPC[192.168.1.2:50052]", "CUDA0"}
-    assert "RPC[192.168.1.2:50052]" in v["kv_buffer_bytes"] and not v["pipeline_parallel"]
+    assert set(v["model_buffer_bytes"]) >= {"RPC0[192.168.1.2:50052]", "CUDA0"}
+    assert "RPC0[192.168.1.2:50052]" in v["kv_buffer_bytes"] and not v["pipeline_parallel"]
+    # builds before multi-device rpc-servers (PR #16276) name the buffer without the device index
+    _, _, old = parse_args(["-m", "x.gguf", "--rpc", "192.168.1.2:50052", "-c", "8192"])
+    e_old = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=gpus(24000, 12000), settings=old,
+                            find_max_context=False, engine_version="b6000")
+    assert [u.id for u in e_old.devices] == ["RPC[192.168.1.2:50052]", "CUDA0"]
     # the last layers and the output layer stay local
-    assert e.layers[-1].device == "CUDA0" and e.layers[0].device == "RPC[192.168.1.2:50052]"
+    assert e.layers[-1].device == "CUDA0" and e.layers[0].device == "RPC0[192.168.1.2:50052]"
 
 
 def test_device_flag_orders_the_devices():
@@ -105,7 +110,7 @@ def test_device_flag_orders_the_devices():
     _, _, s = parse_args(["-m", "x.gguf", "--rpc", "10.0.0.2:50052", "-dev", "CUDA0,RPC0", "-c", "8192"])
     e = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=gpus(12000, 12000), settings=s,
                         find_max_context=False)
-    assert [u.id for u in e.devices] == ["CUDA0", "RPC[10.0.0.2:50052]"]
+    assert [u.id for u in e.devices] == ["CUDA0", "RPC0[10.0.0.2:50052]"]
     with pytest.raises(OomkitError):
         _, _, s = parse_args(["-m", "x.gguf", "-dev", "CUDA5"])
         oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=gpus(12000), settings=s,
