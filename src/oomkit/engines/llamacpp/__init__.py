@@ -13,6 +13,7 @@ layout.py    the estimate per device and the start-up figures llama.cpp prints (
 from __future__ import annotations
 
 from ..base import EngineModule
+from . import programs
 from .args import flag_takes_value, flags_table, format_command, parse_args, rewrite_command
 from .cluster import node_commands
 from .compute import (
@@ -59,11 +60,16 @@ from .weights import (
 
 
 def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None):
-    return parse_args(argv, program=program or "llama-server")
+    return programs.parse(argv, program or "llama-server")
+
+
+def _extras(model: str, s: LlamaCppSettings) -> dict[str, str]:
+    """The Python binding's Llama(...) call for the same settings."""
+    return {"snippet": programs.binding_snippet(model, s)}
 
 
 ENGINE = EngineModule(
-    "llama.cpp", LlamaCppSettings, estimate, _parse_args, flag_takes_value,
+    "llama.cpp", LlamaCppSettings, programs.estimate, _parse_args, flag_takes_value,
     headline=("n_ctx", "n_parallel", "cache_type_k", "cache_type_v", "flash_attn", "n_gpu_layers"),
     context_field="n_ctx",
     neutral={"ctx": "n_ctx", "parallel": "n_parallel", "kv_type": ("cache_type_k", "cache_type_v"),
@@ -71,9 +77,8 @@ ENGINE = EngineModule(
     # -ctk/-ctv: the types llama.cpp's docs name for the KV cache (tools/server/README.md)
     kv_types=("f16", "q8_0", "q4_0"), kv_fields=("cache_type_k", "cache_type_v"),
     aliases=("llamacpp", "llama-cpp", "llama_cpp", "llama-server", "llama-cli", "lmstudio", "lm-studio"),
-    # the programs' own names; llama-cli's defaults differ from llama-server's (tools/main, tools/server)
-    programs={"llama-server": "llama-server", "llama-cli": "llama-cli", "llama-completion": "llama-cli",
-              "llama-run": "llama-cli", "server": "llama-server", "main": "llama-cli"},
+    # the programs' own names, each read with its own defaults (programs.py)
+    programs=programs.PROGRAMS, extras_fn=_extras,
     newest=NEWEST, eras=ERAS, default_format_fn=default_weight_format, loads_gguf=True,
     effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
     knobs_fn=knobs, relief_fn=relief, cluster_fn=node_commands, format_command_fn=format_command, rewrite_command_fn=rewrite_command,

@@ -74,10 +74,12 @@ _SWITCHES = _by_flag({
 })
 
 
-def parse_args(args: list[str], program: str = "llama-server") -> tuple[str | None, str | None, Any]:
-    """llama.cpp flags -> (model path or HF repo, quant from -hf repo:QUANT, LlamaCppSettings)."""
+def parse_args(args: list[str], program: str = "llama-server", defaults: dict[str, Any] | None = None
+               ) -> tuple[str | None, str | None, Any]:
+    """llama.cpp flags -> (model path or HF repo, quant from -hf repo:QUANT, LlamaCppSettings).
+    defaults: the program's own defaults where they differ from llama-server's (programs.py), under the flags."""
     flags = flags_table()
-    opts: dict[str, Any] = {"program": program}
+    opts: dict[str, Any] = {"program": program, **(defaults or {})}
     model: str | None = None
     quant: str | None = None
     overrides: list[tuple[str, str]] = []

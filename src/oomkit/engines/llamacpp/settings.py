@@ -99,6 +99,7 @@ class LlamaCppSettings:
     cpu_isa: str = "avx2"  # the CPU's vector ISA, which decides the repacked types (backends.REPACK_TYPES)
     mmproj: str | None = None  # --mmproj FILE: the multimodal projector (vision tower) llama-server loads
     no_mmproj: bool = False  # --no-mmproj: no projector even when -hf names a repo that has one
+    bench_tests: tuple[tuple[str, int], ...] = ()  # llama-bench: (test name, n_ctx) per row (programs.py)
     fit: bool = True  # -fit on|off (common/common.h fit_params)
     fit_target: tuple[int, ...] = (1024,)  # -fitt MiB kept free per device, one value or one per device
     fit_ctx: int = 4096  # -fitc: the least context fit reduces to (a typed -c 0 means never reduce: not modelled)

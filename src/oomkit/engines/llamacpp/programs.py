@@ -1,0 +1,310 @@
+"""Every program that runs llama.cpp, each read with its own defaults.
+
+The programs share common/arg.cpp's flags and common_params' defaults (common/common.h), as llama-server does,
+but each sets a few of its own before or after parsing. Cited against ggml-org/llama.cpp@0c1e57098 as
+`file:function`:
+
+| program | what differs from llama-server |
+|---|---|
+| llama-server | -np auto = 4 slots in one unified cache (ERAS np_auto); n_outputs_max = n_seq_max (ERAS outputs_max) |
+| llama-cli, llama-completion, llama-run | one sequence; built on the server context since late 2025 |
+| llama-mtmd-cli | one sequence, the projector from --mmproj (tools/mtmd/mtmd-cli.cpp) |
+| llama-fit-params | the dry run --fit makes for llama-server's command (tools/fit-params), one sequence |
+| llama-perplexity | n_seq = max(1, n_batch / n_ctx) chunks side by side in one unified cache of n_seq x n_ctx cells, every token's logits (tools/perplexity/perplexity.cpp main) |
+| llama-imatrix | n_batch capped at n_ctx, every token's logits (tools/imatrix/imatrix.cpp) |
+| llama-embedding | --embeddings, n_ubatch = n_batch (a non-causal model must see its input in one ubatch: tools/embedding/embedding.cpp) |
+| llama-bench | its own parser and defaults (tools/llama-bench/llama-bench.cpp cmd_params_defaults): -p 512 -n 128 -b 2048 -ub 512 -ngl 99 -fa 0 -mmp 1, one context per test row of n_prompt + n_gen + depth cells, one sequence |
+| main, server | the names of llama-cli and llama-server before the llama- prefix (June 2024); their -c defaulted to 512 |
+| lms load (LM Studio) | LM Studio's llama.cpp runtime: --context-length (LM Studio's default 4096), --gpu max / off (lmstudio.ai/docs/cli/load) |
+| Llama(...) (llama-cpp-python) | the binding's keyword defaults: n_ctx 512, n_batch 512, n_ubatch 512, n_gpu_layers 0, flash_attn False, use_mmap True (llama_cpp/llama.py Llama.__init__), plus its host-side logits array |
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ...errors import SettingsError
+from ...flags import flag_value
+from .args import parse_args
+from .layout import estimate as layout_estimate
+from .settings import LlamaCppSettings
+
+# executable name -> the program whose defaults apply (the variant the engine record tells its parser)
+PROGRAMS = {
+    "llama-server": "llama-server", "server": "server", "llama-cli": "llama-cli", "llama-completion": "llama-cli",
+    "llama-run": "llama-cli", "main": "main", "llama-mtmd-cli": "llama-mtmd-cli",
+    "llama-llava-cli": "llama-mtmd-cli", "llama-gemma3-cli": "llama-mtmd-cli", "llama-qwen2vl-cli": "llama-mtmd-cli",
+    "llama-perplexity": "llama-perplexity", "perplexity": "llama-perplexity", "llama-imatrix": "llama-imatrix",
+    "imatrix": "llama-imatrix", "llama-embedding": "llama-embedding", "embedding": "llama-embedding",
+    "llama-fit-params": "llama-fit-params", "llama-bench": "llama-bench", "lms": "lms",
+}
+
+# per program: (the LlamaCppSettings.program its rules follow, defaults that differ from llama-server's)
+_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "llama-server": ("llama-server", {}),
+    "llama-cli": ("llama-cli", {}),
+    # examples/main/README.md and examples/server/README.md before the rename: "-c N ... (default: 512)"
+    "main": ("llama-cli", {"n_ctx": 512}),
+    "server": ("llama-server", {"n_ctx": 512}),
+    "llama-mtmd-cli": ("llama-mtmd-cli", {}),
+    "llama-fit-params": ("llama-cli", {}),
+    "llama-perplexity": ("llama-perplexity", {"kv_unified": True}),
+    "llama-imatrix": ("llama-imatrix", {}),
+    "llama-embedding": ("llama-embedding", {"embeddings": True, "kv_unified": True}),
+    # LM Studio's load defaults: a 4096-token context, one sequence
+    "lms": ("lmstudio", {"n_ctx": 4096, "n_parallel": 1}),
+}
+
+
+def parse(argv: list[str], program: str) -> tuple[str | None, str | None, LlamaCppSettings]:
+    """A program's arguments (after its name) -> (model, quant, settings), with that program's defaults."""
+    if program == "llama-bench":
+        return parse_bench(argv)
+    if program == "lms":
+        return parse_lms(argv)
+    rules, defaults = _DEFAULTS.get(program, (program, {}))
+    model, quant, s = parse_args(argv, program=rules, defaults=defaults)
+    return model, quant, _after_parse(program, s)
+
+
+def _after_parse(program: str, s: LlamaCppSettings) -> LlamaCppSettings:
+    if program == "llama-perplexity" and s.n_ctx > 0:
+        # perplexity.cpp: n_seq = max(1, n_batch / n_ctx) chunks at once, one unified cache of n_seq x n_ctx cells,
+        # n_batch capped at it
+        n_seq = max(1, s.n_batch // s.n_ctx)
+        return replace(s, n_parallel=n_seq, n_ctx=n_seq * s.n_ctx, n_batch=min(s.n_batch, n_seq * s.n_ctx),
+                       kv_unified=True)
+    if program == "llama-imatrix" and s.n_ctx > 0:
+        return replace(s, n_batch=min(s.n_batch, s.n_ctx))
+    if program == "llama-embedding":
+        return replace(s, n_ubatch=s.n_batch)  # embedding.cpp: non-causal models need ubatch == batch
+    return s
+
+
+# ---------------------------------------------------------------------------------------------------------
+# llama-bench: its own flags, comma lists, one context per test row
+
+
+_BENCH_VALUED = {"-m", "--model", "-p", "--n-prompt", "-n", "--n-gen", "-pg", "-d", "--n-depth", "-b", "--batch-size",
+                 "-ub", "--ubatch-size", "-ctk", "--cache-type-k", "-ctv", "--cache-type-v", "-t", "--threads",
+                 "-C", "--cpu-mask", "--cpu-strict", "--poll", "-ngl", "--n-gpu-layers", "-ncmoe", "--n-cpu-moe",
+                 "-sm", "--split-mode", "-mg", "--main-gpu", "-nkvo", "--no-kv-offload", "-fa", "--flash-attn",
+                 "-mmp", "--mmap", "-embd", "--embeddings", "-ts", "--tensor-split", "-ot", "--override-tensors",
+                 "-r", "--repetitions", "--prio", "--delay", "-o", "--output", "-oe", "--output-err", "--numa",
+                 "-dev", "--device", "-nopo", "--no-op-offload", "--rpc", "-hf", "-hfr", "-hff", "-dio",
+                 "--direct-io", "-nr", "--no-repack", "--list-devices"}
+_BENCH_SWITCHES = {"-v", "--verbose", "--progress", "-h", "--help", "--list-devices"}
+
+
+def _ints(flag: str, text: str) -> list[int]:
+    out = []
+    for part in text.split(","):
+        try:
+            out.append(int(part))
+        except ValueError:
+            raise SettingsError(f"llama-bench {flag} takes integers (a comma list), got {text!r}") from None
+    return out
+
+
+def parse_bench(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettings]:
+    """llama-bench's command line (llama-bench.cpp parse_cmd_params) -> the settings of its largest test row, every
+    row in bench_tests. Its defaults (cmd_params_defaults): -p 512, -n 128, -pg none, -d 0, -b 2048, -ub 512,
+    -ngl 99, -fa 0, -ctk/-ctv f16, -mmp 1, -sm layer. Each -p value is a test `ppN` (n_prompt N), each -n value
+    `tgN`, each -pg `ppN+tgM`, each at every -d depth, with a context of n_prompt + n_gen + depth cells. Where a
+    flag lists several values (-ngl 0,99) the largest memory is the last value of -ub / -b and every value of
+    -p / -n / -pg / -d; other lists take their last value."""
+    vals: dict[str, list[str]] = {}
+    model = None
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        name, eq, inline = a.partition("=") if a.startswith("--") else (a, "", "")
+        if name in _BENCH_SWITCHES:
+            i += 1
+            continue
+        if name not in _BENCH_VALUED:
+            raise SettingsError(f"error: invalid parameter for argument: {a} (not a llama-bench flag)")
+        value, i = flag_value(argv, i, inline if eq else None, f"error: {name} expects a value")
+        i += 1
+        vals.setdefault(_canon(name), []).append(value)
+    if "-m" in vals:
+        model = vals["-m"][-1].split(",")[-1]
+    elif "-hf" in vals:
+        model = vals["-hf"][-1]
+    quant = None
+    if model and "-hf" in vals:
+        model, _, q = model.partition(":")
+        quant = q or None
+
+    def last(flag: str, default: str) -> str:
+        return vals[flag][-1].split(",")[-1] if flag in vals else default
+
+    prompts = _ints("-p", ",".join(vals["-p"])) if "-p" in vals else [512]
+    gens = _ints("-n", ",".join(vals["-n"])) if "-n" in vals else [128]
+    depths = _ints("-d", ",".join(vals["-d"])) if "-d" in vals else [0]
+    pgs = []
+    for text in vals.get("-pg", []):
+        for pair in text.split(";") if ";" in text else [text]:
+            pp, _, tg = pair.partition(",")
+            pgs.append((_ints("-pg", pp)[0], _ints("-pg", tg)[0]))
+    rows: list[tuple[str, int]] = []
+    for d in depths:
+        at = f" @ d{d}" if d else ""
+        rows += [(f"pp{p}{at}", p + d) for p in prompts if p > 0]
+        rows += [(f"tg{g}{at}", g + d) for g in gens if g > 0]
+        rows += [(f"pp{p}+tg{g}{at}", p + g + d) for p, g in pgs]
+    if not rows:
+        raise SettingsError("llama-bench: no test to run (-p 0 -n 0 and no -pg)")
+    fa = last("-fa", "0")
+    s = LlamaCppSettings(
+        program="llama-bench", n_batch=_ints("-b", last("-b", "2048"))[0],
+        n_ubatch=_ints("-ub", last("-ub", "512"))[0], n_gpu_layers=_ints("-ngl", last("-ngl", "99"))[0],
+        n_parallel=1, flash_attn={"1": "on", "0": "off"}.get(fa, fa), cache_type_k=last("-ctk", "f16"),
+        cache_type_v=last("-ctv", "f16"), mmap=last("-mmp", "1") != "0", split_mode=last("-sm", "layer"),
+        main_gpu=_ints("-mg", last("-mg", "0"))[0], no_kv_offload=last("-nkvo", "0") == "1",
+        embeddings=last("-embd", "0") == "1", n_cpu_moe=_ints("-ncmoe", last("-ncmoe", "0"))[0],
+        repack=last("-nr", "0") != "1", fit=False,
+        n_ctx=max(c for _, c in rows), bench_tests=tuple(rows),
+    )
+    if "-ts" in vals:
+        s = replace(s, tensor_split=tuple(float(x) for x in last("-ts", "").replace("/", ",").split(",") if x))
+    return model, quant, s
+
+
+_BENCH_ALIASES = {"--model": "-m", "--n-prompt": "-p", "--n-gen": "-n", "--n-depth": "-d", "--batch-size": "-b",
+                  "--ubatch-size": "-ub", "--cache-type-k": "-ctk", "--cache-type-v": "-ctv", "--n-gpu-layers": "-ngl",
+                  "--n-cpu-moe": "-ncmoe", "--split-mode": "-sm", "--main-gpu": "-mg", "--no-kv-offload": "-nkvo",
+                  "--flash-attn": "-fa", "--mmap": "-mmp", "--embeddings": "-embd", "--tensor-split": "-ts",
+                  "--override-tensors": "-ot", "--no-repack": "-nr", "-hfr": "-hf"}
+
+
+def _canon(name: str) -> str:
+    return _BENCH_ALIASES.get(name, name)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# LM Studio: lms load MODEL [--context-length N] [--gpu max|off|0-1]
+
+
+def parse_lms(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettings]:
+    args = list(argv)
+    if args and args[0] == "load":
+        args = args[1:]
+    rules, opts = _DEFAULTS["lms"]
+    model = None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        name, eq, inline = a.partition("=") if a.startswith("--") else (a, "", "")
+        if name in ("--context-length", "--gpu", "--ttl", "--identifier"):
+            value, i = flag_value(args, i, inline if eq else None, f"lms load: {name} expects a value")
+            if name == "--context-length":
+                opts = {**opts, "n_ctx": _ints(name, value)[0]}
+            elif name == "--gpu":
+                if value not in ("max", "off"):
+                    raise SettingsError(f"lms load --gpu {value}: oomkit reads max and off (a fraction offloads "
+                                        "that share of the layers: give -ngl N through llama-server instead)")
+                opts = {**opts, "n_gpu_layers": -1 if value == "max" else 0}
+        elif name in ("--estimate-only", "-y", "--yes", "--exact"):
+            pass
+        elif a.startswith("-"):
+            raise SettingsError(f"lms load: unknown option {a}")
+        elif model is None:
+            model = a
+        else:
+            raise SettingsError(f"lms load: unexpected argument {a!r}")
+        i += 1
+    return model, None, LlamaCppSettings(program=rules, **opts)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The Python binding: Llama(...) keyword arguments, both ways
+
+# llama_cpp/llama.py Llama.__init__ defaults (llama-cpp-python 0.3.36)
+BINDING_DEFAULTS = {"n_ctx": 512, "n_batch": 512, "n_ubatch": 512, "n_gpu_layers": 0, "flash_attn": False,
+                    "use_mmap": True, "offload_kqv": True, "embedding": False, "type_k": None, "type_v": None}
+# ggml.h enum ggml_type: the cache types the binding's type_k / type_v take as integers
+_GGML_TYPE_IDS = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8, "iq4_nl": 20, "bf16": 30}
+
+
+def binding_settings(**kwargs: Any) -> LlamaCppSettings:
+    """Llama(...) keyword arguments -> the settings llama.cpp runs with. The binding caps n_batch at n_ctx and
+    n_ubatch at n_batch, and n_ctx=0 means the trained context (Llama.__init__)."""
+    k = {**BINDING_DEFAULTS, **kwargs}
+    unknown = set(kwargs) - set(BINDING_DEFAULTS) - {"model_path", "tensor_split", "main_gpu", "split_mode",
+                                                     "swa_full", "use_mlock", "n_threads", "n_threads_batch",
+                                                     "verbose", "seed"}
+    if unknown:
+        raise SettingsError(f"Llama(...): oomkit does not read {', '.join(sorted(unknown))}")
+    names = {v: n for n, v in _GGML_TYPE_IDS.items()}
+    n_ctx = int(k["n_ctx"])
+    n_batch = min(n_ctx, int(k["n_batch"])) if n_ctx else int(k["n_batch"])
+    s = LlamaCppSettings(
+        program="llama-cpp-python", n_ctx=n_ctx, n_batch=n_batch, n_ubatch=min(n_batch, int(k["n_ubatch"])),
+        n_parallel=1, n_gpu_layers=int(k["n_gpu_layers"]), flash_attn="on" if k["flash_attn"] else "off",
+        cache_type_k=names.get(k["type_k"], "f16") if k["type_k"] is not None else "f16",
+        cache_type_v=names.get(k["type_v"], "f16") if k["type_v"] is not None else "f16",
+        mmap=bool(k["use_mmap"]), no_kv_offload=not k["offload_kqv"], embeddings=bool(k["embedding"]),
+        swa_full=bool(kwargs.get("swa_full") or False), fit=False,
+    )
+    if kwargs.get("tensor_split"):
+        s = replace(s, tensor_split=tuple(float(x) for x in kwargs["tensor_split"]))
+    if kwargs.get("main_gpu") is not None:
+        s = replace(s, main_gpu=int(kwargs["main_gpu"]))
+    return s
+
+
+def binding_snippet(model: str, s: LlamaCppSettings) -> str:
+    """The Llama(...) call that loads `model` with `s`: only the keywords that differ from the binding's own
+    defaults (n_gpu_layers=-1 offloads every layer)."""
+    want: dict[str, Any] = {
+        "n_ctx": s.n_ctx, "n_batch": s.n_batch, "n_ubatch": s.n_ubatch,
+        "n_gpu_layers": -1 if s.n_gpu_layers < 0 or s.n_gpu_layers >= 10**6 else s.n_gpu_layers,
+        "flash_attn": s.flash_attn == "on", "use_mmap": s.mmap, "offload_kqv": not s.no_kv_offload,
+        "embedding": s.embeddings,
+        "type_k": None if s.cache_type_k == "f16" else _GGML_TYPE_IDS.get(s.cache_type_k.lower()),
+        "type_v": None if s.cache_type_v == "f16" else _GGML_TYPE_IDS.get(s.cache_type_v.lower()),
+    }
+    args = [f"model_path={model!r}"]
+    args += [f"{k}={v!r}" for k, v in want.items() if v != BINDING_DEFAULTS[k]]
+    if s.tensor_split:
+        args.append(f"tensor_split={list(s.tensor_split)!r}")
+    return "from llama_cpp import Llama\n\nllm = Llama(" + ", ".join(args) + ")\n"
+
+
+def binding_host_bytes(s: LlamaCppSettings, n_vocab: int) -> int:
+    """The binding's own host copy of the logits (Llama.__init__: self.scores, n_batch x n_vocab float32; n_ctx
+    rows with logits_all), beside llama.cpp's output buffer."""
+    return s.n_batch * n_vocab * 4
+
+
+def bench_rows(s: LlamaCppSettings) -> list[tuple[str, LlamaCppSettings]]:
+    """llama-bench's test rows, each as the settings of its own context."""
+    return [(name, replace(s, n_ctx=n_ctx, bench_tests=())) for name, n_ctx in s.bench_tests]
+
+
+def estimate(spec, devices, s: LlamaCppSettings):
+    """layout.estimate for the program: llama-bench estimates each test row and answers with the largest (every
+    row under engine_view bench_rows); the Python binding adds its host copy of the logits."""
+    if s.bench_tests:
+        runs = [(name, layout_estimate(spec, devices, rs)) for name, rs in bench_rows(s)]
+        name, est = max(runs, key=lambda r: r[1].total_bytes)
+        view = dict(est.engine_view)
+        view["bench_test"] = name
+        view["bench_rows"] = [{"test": n, "n_ctx": e.engine_view["n_ctx"], "total_bytes": e.total_bytes,
+                               "kv_cache_bytes": e.kv_cache_bytes, "compute_bytes": e.compute_bytes}
+                              for n, e in runs]
+        note = (f"llama-bench runs {len(runs)} tests, each in its own context; this is the largest ({name}); "
+                "engine_view bench_rows has each") if len(runs) > 1 else f"llama-bench test {name}"
+        return replace(est, engine_view=view, warnings=(*est.warnings, note))
+    est = layout_estimate(spec, devices, s)
+    if s.program == "llama-cpp-python":
+        extra = binding_host_bytes(s, spec.n_vocab)
+        view = {**est.engine_view, "binding_logits_bytes": extra}
+        return replace(est, engine_view=view, host=replace(est.host, overhead_bytes=est.host.overhead_bytes + extra))
+    return est
+
+
+__all__ = ["BINDING_DEFAULTS", "PROGRAMS", "bench_rows", "binding_host_bytes", "binding_settings",
+           "binding_snippet", "estimate", "parse", "parse_bench", "parse_lms"]

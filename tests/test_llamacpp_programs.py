@@ -1,0 +1,91 @@
+"""Every program that runs llama.cpp reads with its own defaults (engines/llamacpp/programs.py)."""
+
+import pytest
+
+import oomkit
+from oomkit.engines.cmdline import parse_command
+from oomkit.engines.llamacpp import programs
+from oomkit.errors import OomkitError
+
+MiB = 1 << 20
+
+
+def _settings(*argv):
+    return parse_command(list(argv)).settings
+
+
+def test_llama_bench_one_context_per_test_row_the_largest_answers():
+    # llama-bench.cpp: each -p value a ppN test, each -n a tgN test, each with n_prompt + n_gen + depth cells
+    s = _settings("llama-bench", "-m", "x.gguf", "-p", "512", "-n", "128", "-ngl", "99")
+    assert s.bench_tests == (("pp512", 512), ("tg128", 128))
+    assert (s.n_gpu_layers, s.flash_attn, s.n_batch, s.n_ubatch, s.n_parallel) == (99, "off", 2048, 512, 1)
+    s = _settings("llama-bench", "-m", "x.gguf", "-p", "512,2048", "-n", "0", "-pg", "1024,256", "-d", "0,4096")
+    assert [t for t, _ in s.bench_tests] == ["pp512", "pp2048", "pp1024+tg256", "pp512 @ d4096", "pp2048 @ d4096",
+                                            "pp1024+tg256 @ d4096"]
+    assert s.n_ctx == 2048 + 4096
+    est = oomkit.estimate("Qwen/Qwen3-8B", "llama.cpp", quant="Q4_K_M", vram="24GiB", find_max_context=False,
+                          settings=_settings("llama-bench", "-m", "x.gguf", "-p", "512", "-n", "128"))
+    rows = est.engine_view["bench_rows"]
+    assert [r["test"] for r in rows] == ["pp512", "tg128"]
+    assert est.engine_view["bench_test"] == "pp512" and est.total_bytes == max(r["total_bytes"] for r in rows)
+    # tg128: 128 cells padded to 256 (llama_context: GGML_PAD(n_ctx, 256)); Qwen3-8B f16 KV 144 KiB a token
+    assert rows[1]["n_ctx"] == 256 and rows[1]["kv_cache_bytes"] == 256 * 36 * 8 * 128 * 2 * 2
+    with pytest.raises(OomkitError):
+        _settings("llama-bench", "-m", "x.gguf", "--ctx-size", "4096")  # not a llama-bench flag
+
+
+def test_llama_bench_command_line(capsys):
+    from oomkit.cli import main
+
+    rc = main(["estimate", "--vram", "24GiB", "--json", "--", "llama-bench", "-m", "Qwen/Qwen3-8B:Q4_K_M", "-p", "512",
+               "-n", "128", "-ngl", "99"])
+    assert rc in (0, None)
+    assert '"bench_test": "pp512"' in capsys.readouterr().out
+
+
+def test_program_defaults():
+    # perplexity.cpp: n_seq = n_batch / n_ctx chunks in one unified cache of n_seq x n_ctx cells
+    s = _settings("llama-perplexity", "-m", "x.gguf", "-c", "512", "-f", "wiki.test.raw")
+    assert (s.n_parallel, s.n_ctx, s.kv_unified, s.n_batch) == (4, 2048, True, 2048)
+    s = _settings("llama-embedding", "-m", "x.gguf", "-b", "4096")
+    assert s.embeddings and s.n_ubatch == 4096
+    assert _settings("main", "-m", "x.gguf").n_ctx == 512  # the old name's -c default
+    assert _settings("llama-cli", "-m", "x.gguf").n_ctx == 0  # today's: the trained context
+    s = _settings("llama-imatrix", "-m", "x.gguf", "-c", "512", "-f", "calib.txt")
+    assert s.n_batch == 512
+    assert _settings("llama-mtmd-cli", "-m", "x.gguf", "--mmproj", "mmproj.gguf").mmproj == "mmproj.gguf"
+    s = _settings("lms", "load", "qwen3-8b", "--context-length", "16384", "--gpu", "max")
+    assert (s.n_ctx, s.n_gpu_layers, s.program) == (16384, -1, "lmstudio")
+    assert _settings("lms", "load", "qwen3-8b").n_ctx == 4096
+    with pytest.raises(OomkitError):
+        _settings("lms", "load", "qwen3-8b", "--gpu", "0.5")
+
+
+def test_binding_snippet_round_trip():
+    s = programs.binding_settings(n_ctx=8192, n_gpu_layers=-1, flash_attn=True, type_k=8, type_v=8)
+    assert (s.cache_type_k, s.cache_type_v, s.flash_attn, s.n_batch) == ("q8_0", "q8_0", "on", 512)
+    text = programs.binding_snippet("model.gguf", s)
+    assert text.startswith("from llama_cpp import Llama")
+    call = text.split("Llama(", 1)[1].rsplit(")", 1)[0]
+    kwargs = eval(f"dict({call})")  # noqa: S307 - our own snippet
+    kwargs.pop("model_path")
+    assert programs.binding_settings(**kwargs) == s
+    with pytest.raises(OomkitError):
+        programs.binding_settings(n_ctx=512, rope_freq_base=1e6)
+
+
+def test_binding_defaults_are_llama_cpp_pythons(tmp_path):
+    """The binding's own defaults, read back from a real Llama(...) on this machine."""
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from tests import ggufs
+
+    path = ggufs.write_llama_gguf(tmp_path / "m.gguf", n_layers=1)
+    llm = llama_cpp.Llama(model_path=str(path), verbose=False)
+    try:
+        s = programs.binding_settings()
+        est = oomkit.estimate(str(path), "llama.cpp", cpu_only=True, find_max_context=False, settings=s)
+        assert est.engine_view["n_ctx"] == llm.n_ctx() == 512
+        assert (s.n_batch, s.n_ubatch) == (llm.context_params.n_batch, llm.context_params.n_ubatch)
+        assert est.engine_view["binding_logits_bytes"] == llm.scores.nbytes  # its host copy of the logits
+    finally:
+        llm.close()
