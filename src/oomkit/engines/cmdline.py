@@ -42,7 +42,7 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
     if found is None:
         if module is not None:
             raise OomkitError(f"unknown engine module 'python -m {module}'")
-        raise OomkitError(f"unknown engine command {argv[0]!r}: oomkit reads llama-server, llama-cli, vllm "
+        raise OomkitError(f"unknown engine command {argv[0]!r}: oomkit reads llama-server, llama-cli, llama-bench and the other llama.cpp tools, lms load, vllm "
                           "serve, python -m sglang.launch_server, ollama run and mlx_lm command lines")
     eng, program = found
     model, quant, settings = eng.parse_args(args, env, program)
