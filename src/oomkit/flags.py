@@ -90,10 +90,10 @@ def stof(name: str, text: str, program: str = "llama.cpp") -> float:
         x = float.fromhex(body)
     elif dec is not None:
         x = float(dec)
-    elif inf is not None:
-        return sign * math.inf
     else:
-        return math.nan
+        x = math.inf if inf is not None else math.nan
+        _whole(name, text, m.end(), sign * x, program, "std::stof")
+        return sign * x
     if x > FLT_MAX or (0 < x < FLT_MIN):
         raise SettingsError(f"{name} {_shown(text)}: out of range for a 32-bit float ({program} reads it with "
                             "std::stof)")
@@ -193,8 +193,11 @@ class Limit:
 
 
 def _num(x: Any) -> str:
-    if isinstance(x, (int, float)) and abs(x) >= 1e18:
-        return f"{float(x):.3g}"
+    if isinstance(x, int) and abs(x) >= 10**18:
+        digits = str(abs(x)) if abs(x) < 10**4000 else "9" * 4000
+        return f"{'-' if x < 0 else ''}{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
+    if isinstance(x, float) and abs(x) >= 1e18:
+        return f"{x:.3g}"
     if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
         return str(int(x))
     return f"{x:,}" if isinstance(x, int) and abs(x) >= 100_000 else str(x)

@@ -11,20 +11,24 @@ and every other token stays as it was.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
-from ..errors import OomkitError
+from ..errors import OomkitError, SettingsError
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 
 
 def number(x: Any) -> str:
-    """A number as typed: 0.9 -> "0.9", 4.0 -> "4", 32768 -> "32768" (repr: exact, so it parses back equal)."""
+    """A number as typed: 0.9 -> "0.9", 4.0 -> "4", 32768 -> "32768" (repr: exact, so it parses back equal).
+    NaN and infinity have no spelling an engine would take as meant (flags.check_settings refuses them first)."""
     if isinstance(x, float):
-        return str(int(x)) if x.is_integer() else repr(x)
+        if not math.isfinite(x):
+            raise SettingsError(f"{x} is not a finite number: no command line can carry it")
+        return str(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
     return str(x)
 
 

@@ -48,7 +48,7 @@ class MlxSettings:
         "kv_group_size": Limit(1, 1 << 16, "--kv-group-size"),
         "quantized_kv_start": Limit(0, INT32_MAX, "--quantized-kv-start"),
         "prefill_step_size": Limit(1, INT32_MAX, "--prefill-step-size"),
-        "batch": Limit(1, 1 << 16, "--decode-concurrency"),
+        "batch": Limit(1, 1 << 16, "--batch"),
         "q_group_size": Limit(1, 1 << 16, "--q-group-size"),
         "wired_limit_mb": Limit(0, 1 << 30, ""),
         "max_buffer_length": Limit(1, 1 << 60, ""),
