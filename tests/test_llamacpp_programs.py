@@ -89,3 +89,23 @@ def test_binding_defaults_are_llama_cpp_pythons(tmp_path):
         assert est.engine_view["binding_logits_bytes"] == llm.scores.nbytes  # its host copy of the logits
     finally:
         llm.close()
+
+
+def test_mmproj_on_the_first_gpu(tmp_path):
+    argv = ["llama-server", "-m", "google/gemma-3-4b-it:Q4_K_M", "-c", "8192", "-fit", "off"]
+    base = oomkit.estimate("google/gemma-3-4b-it", quant="Q4_K_M", vram="24GiB", find_max_context=False,
+                           settings=_settings(*argv))
+    assert base.engine_view["mmproj"] == "not loaded (no --mmproj)"
+    est = oomkit.estimate("google/gemma-3-4b-it", quant="Q4_K_M", vram="24GiB", find_max_context=False,
+                          settings=_settings(*argv, "--mmproj", "mmproj-model-f16.gguf"))
+    # the SigLIP tower + Gemma 3 projector (model/towers.py), F16 as the converter writes the mmproj
+    assert est.engine_view["mmproj_bytes"] == 419_816_304 * 2
+    assert est.devices[0].weights_bytes - base.devices[0].weights_bytes == 419_816_304 * 2
+    f = tmp_path / "mmproj.gguf"
+    f.write_bytes(b"\0" * 4096)
+    est = oomkit.estimate("google/gemma-3-4b-it", quant="Q4_K_M", vram="24GiB", find_max_context=False,
+                          settings=_settings(*argv, "--mmproj", str(f)))
+    assert est.engine_view["mmproj_bytes"] == 4096
+    s = _settings(*argv, "--mmproj", str(f), "--no-mmproj")
+    assert "mmproj_bytes" not in oomkit.estimate("google/gemma-3-4b-it", quant="Q4_K_M", vram="24GiB",
+                                                 find_max_context=False, settings=s).engine_view

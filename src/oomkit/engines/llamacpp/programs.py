@@ -298,7 +298,7 @@ def estimate(spec, devices, s: LlamaCppSettings):
         note = (f"llama-bench runs {len(runs)} tests, each in its own context; this is the largest ({name}); "
                 "engine_view bench_rows has each") if len(runs) > 1 else f"llama-bench test {name}"
         return replace(est, engine_view=view, warnings=(*est.warnings, note))
-    est = layout_estimate(spec, devices, s)
+    est = with_projector(spec, s, layout_estimate(spec, devices, s))
     if s.program == "llama-cpp-python":
         extra = binding_host_bytes(s, spec.n_vocab)
         view = {**est.engine_view, "binding_logits_bytes": extra}
@@ -306,5 +306,47 @@ def estimate(spec, devices, s: LlamaCppSettings):
     return est
 
 
+# ---------------------------------------------------------------------------------------------------------
+# The multimodal projector (--mmproj): tools/mtmd/clip.cpp loads the mmproj GGUF on the first GPU backend
+# (--no-mmproj-offload: the CPU), beside the model
+
+
+def projector_bytes(spec, s: LlamaCppSettings) -> tuple[int, str] | None:
+    """(bytes, where the figure comes from) of the --mmproj file llama.cpp loads; None without one. A file that
+    exists counts its size; a name oomkit cannot open counts the model's vision tower (model/towers.py) in F16,
+    the type convert_hf_to_gguf.py --mmproj writes by default."""
+    import os  # lazy: only a --mmproj needs the file system
+
+    if not s.mmproj or s.no_mmproj:
+        return None
+    if os.path.isfile(s.mmproj):
+        return os.path.getsize(s.mmproj), f"the size of {s.mmproj}"
+    towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
+    if not towers:
+        raise SettingsError(f"--mmproj {s.mmproj}: no such file, and {spec.name} has no vision tower oomkit counts")
+    t = towers[0]
+    return t.nbytes(2), f"{spec.name}'s {t.family} tower in F16 ({t.params:,} parameters)"
+
+
+def with_projector(spec, s: LlamaCppSettings, est):
+    got = projector_bytes(spec, s)
+    view = dict(est.engine_view)
+    if got is None:
+        if getattr(spec, "towers", ()) and not s.mmproj:
+            view["mmproj"] = "not loaded (no --mmproj)"
+            return replace(est, engine_view=view)
+        return est
+    nbytes, source = got
+    view["mmproj_bytes"] = nbytes
+    view["mmproj"] = source
+    note = ("the projector's own compute buffer (clip.cpp alloc_compute_meta, sized by its largest image) is not "
+            "counted")
+    if est.devices:
+        d0 = replace(est.devices[0], weights_bytes=est.devices[0].weights_bytes + nbytes)
+        return replace(est, devices=(d0, *est.devices[1:]), engine_view=view, warnings=(*est.warnings, note))
+    host = replace(est.host, weights_bytes=est.host.weights_bytes + nbytes)
+    return replace(est, host=host, engine_view=view, warnings=(*est.warnings, note))
+
+
 __all__ = ["BINDING_DEFAULTS", "PROGRAMS", "bench_rows", "binding_host_bytes", "binding_settings",
-           "binding_snippet", "estimate", "parse", "parse_bench", "parse_lms"]
+           "binding_snippet", "estimate", "parse", "projector_bytes", "with_projector", "parse_bench", "parse_lms"]
