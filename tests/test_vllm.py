@@ -541,6 +541,9 @@ def load_case(path: Path) -> Case:
     if method and not cfg_quant and method != "fp8":
         # a quantized checkpoint (awq, modelopt, ...) whose config in the fixture lacks quantization_config
         case.weights_checkable = False
+    if fx.get("weights_not_predictable"):  # a known miss, said in the fixture (e.g. a tower the catalog lacks)
+        case.weights_checkable = False
+        case.skip["weights"] = case.skip["available"] = case.skip["refusal"] = fx["weights_not_predictable"]
     if "cut in the stored copy" in str(fx.get("command", "")) and "kv_cache_dtype" not in st:
         for fig in ("tokens", "available", "refusal"):
             case.skip[fig] = "the command is cut in the stored copy: KV cache dtype and other settings unknown"

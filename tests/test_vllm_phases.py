@@ -2,9 +2,10 @@
 figures, held against public start-up logs (tests/fixtures/engine_logs/vllm/, each with its URL).
 
 Fitted constants and the logs they were fitted on (engines/vllm/phases.py):
-  CG_GRAPH_BYTES (11 MiB per captured graph): gpt-oss-20b TP1 (1.84 GiB, 166 graphs);
+  CG_BYTES_PER_GRAPH_HIDDEN (2.75 KiB x hidden per graph, x sqrt(largest size / 512)): the v0.19.0 single-GPU runs
+  (gemma-2-2b/9b/27b, gemma-3-4b/12b/27b, gpt-oss-20b TP1); gpt-oss-20b TP2 held out;
   SAMPLER_WARMUP_FACTOR (1.62): bounded by gpt-oss-20b TP1 (died with 4.48 GiB free) and gemma-2-9b (started with
-  6.00 GiB free). Every other log here is held out.
+  6.00 GiB free); the other verdicts are held out.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ import pytest
 
 from oomkit.engines.vllm import CUDA_DRIVER_RESERVED, ENGINE, VllmSettings
 from oomkit.engines.vllm.config import resolve
-from oomkit.engines.vllm.phases import CG_GRAPH_BYTES, SAMPLER_WARMUP_FACTOR, capture_sizes, graph_count
+from oomkit.engines.vllm.phases import (
+    CG_BYTES_PER_GRAPH_HIDDEN,
+    SAMPLER_WARMUP_FACTOR,
+    capture_sizes,
+    graph_count,
+)
 from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
 from oomkit.model.catalog import lookup
@@ -33,6 +39,10 @@ PHASE_LOGS = {
     "llmd-gpt-oss-20b-h100-v0.19-tp2-util090": "gpt-oss-20b",
     "llmd-gemma-3-27b-it-h100-v0.19-multimodal-swa": "gemma-3-27b-it",
     "vllm-eng-gemma-2-9b-h100-v0.19-swa": "gemma-2-9b-it",
+    "llmd-gemma-3-12b-it-h100-v0.19-multimodal-swa": "gemma-3-12b-it",
+    "llmd-gemma-3-4b-it-h100-v0.19-multimodal-swa": "gemma-3-4b-it",
+    "llmd-gemma-2-27b-it-h100-v0.19-swa": "gemma-2-27b-it",
+    "llmd-gemma-2-2b-it-h100-v0.19-swa": "gemma-2-2b-it",
 }
 
 
@@ -165,7 +175,8 @@ def test_cuda_graph_pool_against_the_log(stem):
         pytest.skip("the fixture does not carry the 'Graph capturing finished' line")
     v = ENGINE.estimate(spec_of(PHASE_LOGS[stem]), devices_of(fx), settings_of(fx)).engine_view
     err = (v["cudagraph_actual_bytes"] - took) / took
-    assert abs(err) < 0.16, f"{stem}: {err:+.1%}"  # fitted on gpt-oss TP1; TP2 held out at +15 %
+    # one constant for every model: -13 % (gemma-2-2b) .. +26 % (gemma-3-27b); gpt-oss TP2 held out at +14 %
+    assert abs(err) < 0.30, f"{stem}: {err:+.1%}"
 
 
 @pytest.mark.parametrize("stem", sorted(PHASE_LOGS))
@@ -207,4 +218,4 @@ def test_free_memory_before_the_warm_up_against_the_log():
 
 
 def test_constants_are_the_documented_ones():
-    assert CG_GRAPH_BYTES == 11 * MiB and SAMPLER_WARMUP_FACTOR == 1.62
+    assert CG_BYTES_PER_GRAPH_HIDDEN == 2.75 * 1024 and SAMPLER_WARMUP_FACTOR == 1.62

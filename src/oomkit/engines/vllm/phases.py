@@ -21,18 +21,20 @@ what the fitted warm-up factor below absorbs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ...model.spec import ModelSpec
-from ...units import MiB
 from .config import Resolved
 from .profile import RankMemory, cudagraphs_in_budget, sampler_bytes
 from .settings import VllmSettings
 
-# CUDA-graph pool per captured graph ("Graph capturing finished in N secs, took X GiB"), fitted on the llm-d
-# v0.19.0 H100 logs: gpt-oss-20b TP1 1.84 GiB for 166 graphs (83 PIECEWISE + 83 FULL); held out: gemma-2-9b
-# 1.09, gemma-3-27b 1.14 (102 graphs each; 1.10 predicted), gpt-oss-20b TP2 1.55 (1.78 predicted).
-CG_GRAPH_BYTES = 11 * MiB
+# CUDA-graph pool per captured graph ("Graph capturing finished in N secs, took X GiB"): about 2.75 KiB per unit of
+# hidden size per graph, times sqrt(largest captured size / 512). Fitted on the llm-d v0.19.0 H100 logs with 51 + 51
+# graphs to 512 (gemma-2-2b 0.71, gemma-3-4b 0.67, gemma-3-12b 0.94, gemma-2-9b 1.09, gemma-2-27b 1.23,
+# gemma-3-27b 1.14 GiB) and gpt-oss-20b TP1 (83 + 83 to 1024: 1.84 GiB); within -13 % .. +26 % of each, and
+# +15 % on the held-out gpt-oss-20b TP2 run (1.55 GiB).
+CG_BYTES_PER_GRAPH_HIDDEN = 2.75 * 1024
 # The sampler warm-up needs this many times the sampler's own tensors (sampler_bytes) once the caching
 # allocator's fragments are counted: at the failure of gpt-oss-20b TP1 (0.19.0, util 0.95) 2.19 GiB were
 # allocated, 786 MiB requested, 1.78 GiB reserved but unusable, with 4.48 GiB free before the warm-up
@@ -76,7 +78,10 @@ def graph_count(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, int
 def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     """What capture_model takes (the "took X GiB" of "Graph capturing finished")."""
     pw, full = graph_count(spec, s, r)
-    return CG_GRAPH_BYTES * (pw + full)
+    sizes = capture_sizes(spec, s, r)
+    if not sizes:
+        return 0
+    return int(CG_BYTES_PER_GRAPH_HIDDEN * spec.n_embd * (pw + full) * math.sqrt(max(sizes) / 512))
 
 
 def sampler_warmup_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:

@@ -53,8 +53,18 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> list[int]:
                 nbytes = _tensor_bytes(t, r, plain, online_fp8 and _linear_weight(t))
                 total += copies * rank_bytes(t, spec, r, nbytes, ep)
         total += _rope_cache_bytes(spec, r)
+        if first:
+            total += _tower_bytes(spec, r)
         out.append(int(total))
     return out
+
+
+def _tower_bytes(spec: ModelSpec, r: Resolved) -> int:
+    """Multimodal encoders (model/towers.py) load with the checkpoint on the first pipeline stage, in the model
+    dtype (model_executor/models/gemma3_mm.py, qwen2_5_vl.py: the vision tower and projector are built beside the
+    language model); their linear layers are tensor-parallel (vision/siglip.py QKVParallelLinear, RowParallelLinear),
+    so each rank holds its share."""
+    return sum(cdiv(t.nbytes(r.dtype_bytes), r.tp) for t in spec.towers)
 
 
 def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, to_fp8: bool) -> int:
