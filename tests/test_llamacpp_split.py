@@ -48,6 +48,10 @@ def test_eight_gpus_split_by_free_memory_context_per_device():
     context = [(u.kv_cache_bytes + u.recurrent_state_bytes) // MiB for u in e.devices]
     assert context == fx["printed"]["context_mib"]
     assert e.engine_view["pipeline_parallel"] and e.engine_view["n_copies"] == 4
+    # the host side of the graph: 4 copies of the graph inputs (the KQ mask above all) with pipeline parallelism;
+    # the printed Host row is self 2087 = model 1030 + context 0 + compute
+    host_compute = fx["printed"]["host_self_mib"] - fx["printed"]["host_model_mib"]
+    assert 0.9 <= e.host.compute_bytes / MiB / host_compute <= 1.1
     # the table prints the same columns
     rows = e.engine_view["memory_breakdown"].splitlines()[1:9]
     assert [int(re.search(r"\+ +(\d+) \+ +\d+\) \+", r).group(1)) for r in rows] == fx["printed"]["context_mib"]
