@@ -161,6 +161,25 @@ def test_calculator_shows_the_api_numbers(server, browser):
         ctx.close()
 
 
+def test_an_uploaded_config(server, browser, tmp_path):
+    from oomkit.model import catalog
+
+    config = catalog.lookup("gemma-3-27b-it").config
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    api = httpx.post(f"{server}/api/estimate", json={"config": config, "ctx": "16384", "vram": "24GiB"},
+                     timeout=60).json()
+    ctx, page, problems = _open(browser, 390)
+    try:
+        page.goto(server + "/?ctx=16384&vram=24GiB", wait_until="load")
+        with page.expect_navigation():
+            page.set_input_files("#f-config", str(path))
+        assert int(page.get_attribute("#stat-total [data-bytes]", "data-bytes")) == api["total_bytes"]
+        assert not problems, problems
+    finally:
+        ctx.close()
+
+
 def test_a_real_error_pasted_into_diagnose(server, browser):
     rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
     row = next(r for r in rows if r["id"] == "vllm-10517-v0-kv-29k")

@@ -353,6 +353,45 @@ def test_script_in_a_log_is_text(client):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text and 'id="stage"' in r.text
 
 
+def test_the_machine_page_with_gpus(client, monkeypatch):
+    """Two GPUs as NVML reports them (an RTX 4090 shows 24,564 MiB of its 24,576), one holding a process whose
+    name would be markup."""
+    from oomkit.hardware.detect import Gpu, GpuProcess, Hardware, HostMemory
+    from oomkit.web import api
+
+    MiB = 1 << 20
+    proc = GpuProcess(pid=4242, name="<script>alert(1)</script>", used_bytes=3000 * MiB, gpu_index=0)
+    gpus = (Gpu(0, "NVIDIA GeForce RTX 4090", "nvidia", 24564 * MiB, 21000 * MiB, 3000 * MiB, "nvml",
+                processes=(proc,)),
+            Gpu(1, "NVIDIA GeForce RTX 4090", "nvidia", 24564 * MiB, 24000 * MiB, 0, "nvml"))
+    hw = Hardware(gpus=gpus, host=HostMemory(total_bytes=64 << 30, available_bytes=50 << 30))
+    monkeypatch.setattr(api, "detect", lambda processes=False: hw)
+    html = client.get("/machine").text
+    assert f'<td id="free-0"><span data-bytes="{21000 * MiB}"' in html
+    assert f'data-bytes="{(24564 - 21000 - 3000) * MiB}"' in html  # the driver's reserve: total - used - free
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html
+    assert client.get("/api/gpus", params={"processes": "1"}).json()["gpus"][0]["processes"][0]["pid"] == 4242
+    assert client.get("/api/gpus").json() == json.loads(json.dumps(hw.to_dict()))
+
+
+def test_the_calculator_checks_this_machine(client):
+    html = client.get("/", params={"model": "qwen3:8b", "ctx": "32768", "here": "1"}).text
+    assert '<pre id="check">' in html and "verdict:" in html
+
+
+def test_the_calculator_takes_an_uploaded_config(client):
+    from oomkit.model import catalog
+
+    config = catalog.lookup("qwen3:8b").config
+    want = client.post("/api/estimate", json={"config": config, "ctx": 8192, "vram": "24GiB"}).json()
+    html = client.post("/", data={"config": json.dumps(config), "ctx": "8192", "vram": "24GiB"}).text
+    assert f'<div class="stat" id="stat-total"><b><span data-bytes="{want["total_bytes"]}"' in html
+    r = client.post("/", data={"config": "{not json", "ctx": "8192"})
+    assert r.status_code == 400 and "not JSON" in r.text
+    r = client.post("/", data={"config": "x" * 1_000_001})
+    assert r.status_code == 400 and "larger than 1 MB" in r.text
+
+
 def test_the_kv_page_worked_example_uses_the_estimate(client):
     """Llama 3.1 8B at 32768: the textbook 2 x 32 x 4096 x 32768 x 2 bytes against the real 32 x 8 x 128 x 2 x 2."""
     html = client.get("/kv", params={"model": "llama3.1:8b", "ctx": "32768", "parallel": "1"}).text

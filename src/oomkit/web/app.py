@@ -8,6 +8,7 @@ cache only, and a request never names a file of the server (api.refuse_path).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from ..errors import OomkitError
+from ..report import check as check_report
 from . import api, kvpage, pages
 from .static import JS
 
@@ -255,9 +257,38 @@ def create_app(hub: bool = False) -> FastAPI:
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     @app.get("/calculator", response_class=HTMLResponse, include_in_schema=False)
     def calculator(request: Request) -> HTMLResponse:
-        p = _params(request)
+        return calculate(_params(request))
+
+    @app.post("/", response_class=HTMLResponse, include_in_schema=False)
+    async def calculator_upload(request: Request) -> HTMLResponse:
+        """The calculator's form with an uploaded config.json (too large for a URL), as a urlencoded body."""
+        raw = await request.body()
+        form = parse_qs(raw.decode("utf-8", errors="replace"), max_num_fields=40)
+        p = {k: v[-1] for k, v in form.items() if v and v[-1].strip()}
+        return await run_in_threadpool(calculate, p)
+
+    def calculate(p: dict[str, Any]) -> HTMLResponse:
+        config_text = p.pop("config", None)
+        if config_text is not None:
+            def uploaded() -> api.Answer:
+                if len(config_text) > api.MAX_UPLOAD_BYTES:
+                    raise api.InputError("the config is larger than 1 MB", 413)
+                try:
+                    config = json.loads(config_text)
+                except ValueError as exc:
+                    raise api.InputError(f"the uploaded file is not JSON ({exc})", 400) from None
+                return api.estimate({**{k: v for k, v in p.items() if k not in ("model", "command")},
+                                     "config": config})
+
+            answer, err = attempt(uploaded)
+            return page(lambda: pages.calculator_page(p, answer and answer.obj, None, err), 400 if err else 200)
         if not (p.get("model") or p.get("command")):
             return page(lambda: pages.calculator_page(p, None, None, None))
+        if p.get("here") and not (p.get("vram") or p.get("gpu")):
+            answer, err = attempt(lambda: api.check_fit(p))
+            return page(lambda: pages.calculator_page(p, answer and answer.obj.estimate, answer and answer.request,
+                                                      err, answer and check_report.text(answer.obj)),
+                        400 if err else 200)
         answer, err = attempt(lambda: api.estimate(p))
         return page(lambda: pages.calculator_page(p, answer and answer.obj, answer and answer.request, err),
                     400 if err else 200)

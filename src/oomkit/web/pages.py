@@ -136,10 +136,17 @@ def calculator_form(params: Mapping[str, Any], action: str = "/", button: str = 
             + field("vram", "VRAM per GPU", params, "24GiB or 24GiB,24GiB")
             + field("gpu", "or GPUs from the catalog", params, "RTX 4090, 2x H100")
             + field("engine_version", "engine version", params, "newest")
+            + '<div><label class="check"><input type="checkbox" name="here" value="1"'
+            + (" checked" if params.get("here") else "")
+            + '> or check against this machine\'s free GPU memory</label></div>'
             + field("flags", "engine flags (e.g. flash attention)", params, "-fa on -ngl 99", wide=True)
             + textarea("command", "…or paste a whole engine command (it fills the form)", params.get("command"),
                        "llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M -c 32768 -fa on", 2)
-            + f'<div><button type="submit">{e(button)}</button></div></form>' + model_datalist())
+            + f'<div><button type="submit">{e(button)}</button></div>'
+            + ('<div class="wide upload"><label for="f-config">…or upload a config.json (up to 1 MB; not part of the '
+               'shareable URL)</label><input id="f-config" type="file" accept=".json,application/json">'
+               '<textarea name="config" id="f-config-text" hidden disabled></textarea></div>' if action == "/" else "")
+            + '</form>' + model_datalist())
 
 
 def form_from_request(params: Mapping[str, Any], req: Any) -> dict[str, Any]:
@@ -231,9 +238,12 @@ def _small(n: int | float) -> str:
     return f"{n / 1024:,.1f} KiB" if n >= 1024 else f"{n} B"
 
 
-def calculator_page(params: Mapping[str, Any], est: MemoryEstimate | None, req: Any, error: str | None) -> str:
+def calculator_page(params: Mapping[str, Any], est: MemoryEstimate | None, req: Any, error: str | None,
+                    check_text: str | None = None) -> str:
     shown = form_from_request(params, req)
     body = [calculator_form(shown), error_box(error)]
+    if check_text:
+        body.append(f'<div class="card"><h2>On this machine</h2><pre id="check">{e(check_text)}</pre></div>')
     if est is not None:
         keys = [k for k in CALC_KEYS if k != "command"] if req is not None and params.get("command") else CALC_KEYS
         src = shown if params.get("command") else params
@@ -490,10 +500,9 @@ def machine_page(hw: Any, error: str | None) -> str:
                         '<th class="l">name</th><th>total</th><th>free</th><th>used by processes</th>'
                         '<th>driver reserve</th></tr>')
             for i, g in enumerate(d["gpus"]):
-                used = sum(p.get("used_bytes") or 0 for p in g.get("processes") or [])
                 body.append(f'<tr><td class="l">{e(g["id"])}</td><td class="l">{e(g["name"])}</td>'
                             f'<td>{b(g.get("total_bytes"), mib)}</td><td id="free-{i}">{b(g.get("free_bytes"), mib)}'
-                            f'</td><td>{b(used, mib)}</td><td>{b(g.get("reserved_bytes"), mib)}</td></tr>')
+                            f'</td><td>{b(g.get("used_bytes"), mib)}</td><td>{b(g.get("reserved_bytes"), mib)}</td></tr>')
             body.append("</table></div>")
             for g in d["gpus"]:
                 procs = g.get("processes") or []

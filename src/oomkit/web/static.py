@@ -21,6 +21,8 @@ p.lead{color:var(--mut);margin-top:-.4rem}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:1rem 1.1rem;margin:0 0 1rem}
 form.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:.6rem .9rem;align-items:end}
 form.grid .wide{grid-column:1/-1}
+label.check{display:flex;gap:.4rem;align-items:center;font-size:.85rem;color:var(--fg)}
+label.check input{width:auto}
 label{display:block;font-size:.82rem;color:var(--mut);margin-bottom:.15rem}
 input,select,textarea{width:100%;font:inherit;font-size:.95rem;padding:.42rem .5rem;border:1px solid #c5cbd8;
 border-radius:6px;background:#fff;color:var(--fg)}
@@ -89,6 +91,14 @@ JS = """
         try{document.execCommand('copy');done();}catch(e){}document.body.removeChild(a);}
     });
   });
+  var up=document.getElementById('f-config');
+  if(up){up.addEventListener('change',function(){var file=up.files&&up.files[0];if(!file){return;}
+    if(file.size>1000000){alert('the config is larger than 1 MB');up.value='';return;}
+    var r=new FileReader();r.onload=function(){var form=up.form;
+      var t=document.getElementById('f-config-text');t.disabled=false;t.value=r.result;form.method='post';
+      var m=document.getElementById('f-model');if(m){m.value='';}
+      var c=document.getElementById('f-command');if(c){c.value='';}
+      form.submit();};r.readAsText(file);});}
   var f=document.getElementById('errfilter');
   if(f){f.addEventListener('input',function(){var q=f.value.toLowerCase().split(/\\s+/).filter(Boolean);
     document.querySelectorAll('ul.errs li').forEach(function(li){var h=li.getAttribute('data-search')||'';
