@@ -130,7 +130,7 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
             opts["tensor_split"] = tuple(stof(name, x) for x in parts)
         elif name in ("-ot", "--override-tensor"):
             for part in value.split(","):
-                pat, sep, buft = part.rpartition("=")
+                pat, sep, buft = part.partition("=")  # common/arg.cpp: split at the first '='
                 if not sep or not pat:
                     raise OomkitError(f"error: invalid --override-tensor {part!r}: expected PATTERN=BUFFER_TYPE")
                 overrides.append((pat, buft))
