@@ -217,5 +217,20 @@ def test_free_memory_before_the_warm_up_against_the_log():
         assert abs(ours["free_after_bytes"] - logged) < 1 * GiB, (stem, ours["free_after_bytes"] / GiB, logged / GiB)
 
 
+def test_llm_d_787_qwen3_32b_tp2_dies_in_the_warm_up():
+    # llm-d/llm-d#787 (vLLM 0.11.0, TP2, util 0.95): "KV cache allocated: 41.87 GiB per worker", then the sampler
+    # warm-up with 1024 dummy requests runs out. The GPU (an 80 GB part) and the FlashInfer sampler are inferred
+    # from that figure (fixture notes)
+    fx = fixture("llmd-issue787-qwen3-32b-tp2-v0.11-util095-sampler-fail")
+    s = VllmSettings(engine_version="0.11.0", tensor_parallel_size=2, gpu_memory_utilization=0.95,
+                     use_flashinfer_sampler=True)
+    est = ENGINE.estimate(spec_of("qwen3-32b"), (H100, H100), s)
+    v = est.engine_view
+    assert abs(v["available_kv_cache_bytes"]["CUDA0"] - fx["printed"]["available_kv_cache_bytes"]) < 0.03 * H100.memory_bytes
+    assert v["cudagraph_piecewise_graphs"] + v["cudagraph_full_graphs"] == fx["printed"]["cudagraph_graphs"]
+    assert est.fits is False and v["failed_phase"]["phase"] == "sampler warm-up"
+    assert "lower --max-num-seqs to " in v["error"]
+
+
 def test_constants_are_the_documented_ones():
     assert CG_BYTES_PER_GRAPH_HIDDEN == 2.75 * 1024 and SAMPLER_WARMUP_FACTOR == 1.62
