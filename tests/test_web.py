@@ -290,6 +290,24 @@ def test_diagnose_and_check_never_500(client, text, model, ctx):
     assert client.get("/api/check", params={**q, "vram": "24GiB"}).status_code < 500
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(model=_text, engine=_text, gpu=_text, vram=_text, min_ctx=_ints, concurrency=_ints, limit=_ints, quant=_text)
+def test_plan_never_500(client, model, engine, gpu, vram, min_ctx, concurrency, limit, quant):
+    body = {k: v for k, v in dict(model=model or "qwen3:0.6b", engine=engine, gpu=gpu, vram=vram, min_ctx=min_ctx,
+                                  concurrency=concurrency, limit=limit, quant=quant).items() if v is not None}
+    r = client.post("/api/plan", json=body)
+    assert r.status_code < 500, (body, r.text)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(model=_text, kind=_text, sizes=_text, kv_types=_text, vram=_text, flags=_text)
+def test_table_never_500(client, model, kind, sizes, kv_types, vram, flags):
+    q = {k: str(v) for k, v in dict(model=model or "qwen3:0.6b", kind=kind, sizes=sizes, kv_types=kv_types,
+                                     vram=vram, flags=flags).items() if v is not None and "\x00" not in str(v)}
+    r = client.get("/api/table", params=q)
+    assert r.status_code < 500, (q, r.text)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Pages: every one renders; everything shown is escaped; the inputs live in the URL
 

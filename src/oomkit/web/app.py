@@ -147,7 +147,7 @@ def create_app(hub: bool = False) -> FastAPI:
     if not hub:
         os.environ["HF_HUB_OFFLINE"] = "1"
     app = FastAPI(title="oomkit", summary="GPU memory of LLMs per engine: estimate, check, plan, fit, diagnose",
-                  version=_version())
+                  version=_version(), docs_url=None, redoc_url=None)  # their pages load scripts from a CDN
     app.add_middleware(_BodyLimit)
 
     def error_text(exc: BaseException) -> str:

@@ -39,7 +39,8 @@ def layout(title: str, active: str, body: str, status_note: str = "") -> str:
             f'<title>{e(title)} · oomkit</title><link rel="icon" href="data:,"><style>{CSS}</style></head><body>'
             f'<header><a class="brand" href="/">oomkit</a><nav>{nav}</nav></header>'
             f'<main><h1>{e(title)}</h1>{body}</main>'
-            f'<footer>oomkit: the memory each engine really allocates. JSON API: <a href="/docs">/docs</a> · '
+            f'<footer>oomkit: the memory each engine really allocates. JSON API: /api/estimate, /api/check, '
+            f'/api/table, /api/plan, /api/fit, /api/diagnose, /api/models, /api/gpus; schema: '
             f'<a href="/openapi.json">/openapi.json</a>{status_note}</footer>'
             f'<script src="/static/app.js"></script></body></html>')
 
