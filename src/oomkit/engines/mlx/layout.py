@@ -10,6 +10,7 @@ from typing import Any
 from ...errors import OomkitError
 from ...memory import Device, LayerUse, MemoryEstimate, Usage
 from ...model.spec import LayerKind, ModelSpec, TensorSpec
+from ...model.weights import per_layer_sum
 from ...units import GiB, KiB, MiB
 from .kv import LayerCache, kv_dims, layer_caches
 from .settings import MlxSettings, Resolved, resolve
@@ -197,9 +198,10 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: MlxSettings) -> Me
         warnings.append("no Mac given: give --gpu \"M3 Max 128GB\" (or --vram with the RAM size) to check the fit")
     warnings += _buffer_warnings(metal, weights, caches, w_total)
 
+    w_by_layer = per_layer_sum((t.layer, b) for t, b in weights)
     layer_uses = tuple(
         LayerUse(index=c.index, kind=c.kind, device=usage[0].id if usage else "CPU",
-                 weights_bytes=sum(b for t, b in weights if t.layer == c.index), kv_bytes=c.k_bytes + c.v_bytes,
+                 weights_bytes=w_by_layer.get(c.index, 0), kv_bytes=c.k_bytes + c.v_bytes,
                  recurrent_bytes=c.state_bytes, cells=c.tokens or None)
         for c in caches
     )

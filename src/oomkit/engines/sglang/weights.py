@@ -4,6 +4,7 @@ split over tensor parallelism (engines/_tp.py), converted to --dtype, optionally
 from __future__ import annotations
 
 from ...model.spec import LayerSpec, ModelSpec, TensorSpec
+from ...model.weights import per_layer_sum
 from ...quant.dtypes import FLOAT_BYTES, float_bytes
 from .. import _tp
 from .kv import CacheLayout
@@ -64,5 +65,13 @@ def _online_quantized(t: TensorSpec) -> bool:
 
 
 def layer_rank_bytes(spec: ModelSpec, index: int, tp: int) -> int:
-    """Bytes of layer `index`'s tensors on one TP rank."""
-    return sum(_tp.tensor_bytes_per_rank(t, spec, tp) for t in spec.weights.tensors if t.layer == index)
+    """Bytes of layer `index`'s tensors on one TP rank (the table of every layer built once per spec and tp,
+    not a pass over all tensors per layer)."""
+    key = (id(spec), tp)
+    if _LAST_TABLE[0] != key or _LAST_TABLE[1] is not spec:
+        table = per_layer_sum((t.layer, _tp.tensor_bytes_per_rank(t, spec, tp)) for t in spec.weights.tensors)
+        _LAST_TABLE[:] = [key, spec, table]
+    return _LAST_TABLE[2].get(index, 0)
+
+
+_LAST_TABLE: list = [None, None, {}]  # (id(spec), tp), the spec itself (so its id is not reused), the table

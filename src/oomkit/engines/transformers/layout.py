@@ -11,6 +11,7 @@ from typing import Any
 from ...errors import OomkitError
 from ...memory import Device, LayerUse, MemoryEstimate, Usage
 from ...model.spec import ModelSpec, TensorSpec
+from ...model.weights import per_layer_sum
 from ...units import round_up
 from ..versions import version_str
 from .kv import LayerCache, cache_tensors, layer_caches
@@ -372,9 +373,10 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettin
         return "cpu" if d < 0 else devices[d].id
 
     view = _engine_view(devices, r, caches, tr, placement, w_by, peak_phase, allocated, reserved, dn)
+    w_by_layer = per_layer_sum((t.layer, b) for t, b in weights)
     layer_uses = tuple(
         LayerUse(index=c.index, kind=c.kind, device=dn(placement.layer_device[c.index]),
-                 weights_bytes=sum(b for t, b in weights if t.layer == c.index),
+                 weights_bytes=w_by_layer.get(c.index, 0),
                  kv_bytes=c.storage_end - c.conv_bytes - c.ssm_bytes, recurrent_bytes=c.conv_bytes + c.ssm_bytes,
                  cells=c.tokens_end or None)
         for c in caches

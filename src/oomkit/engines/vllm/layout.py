@@ -9,6 +9,7 @@ from typing import Any
 from ...errors import OomkitError
 from ...memory import Device, LayerUse, MemoryEstimate, Usage
 from ...model.spec import ModelSpec
+from ...model.weights import per_layer_sum
 from ...units import GiB, MiB
 from ..versions import version_str
 from .config import CUDA_DRIVER_RESERVED, Resolved, pp_partition, resolve
@@ -485,6 +486,7 @@ def _layer_uses(spec: ModelSpec, ranks: list[_Rank], num_blocks: int | None) -> 
     for rk in ranks:
         first_by_stage.setdefault(rk.stage, rk)
     out = []
+    w_by_layer = per_layer_sum((t.layer, t.nbytes) for t in spec.weights.tensors)
     for layer in spec.layers:
         rk = next((x for x in first_by_stage.values() if x.layers[0] <= layer.index < x.layers[1]), None)
         if rk is None:
@@ -493,7 +495,7 @@ def _layer_uses(spec: ModelSpec, ranks: list[_Rank], num_blocks: int | None) -> 
             continue
         sp = rk.plan.layers.get(layer.index)
         kv = sp.page_bytes * num_blocks if sp is not None and num_blocks is not None else 0
-        w = sum(t.nbytes for t in spec.weights.tensors if t.layer == layer.index)
+        w = w_by_layer.get(layer.index, 0)
         is_state = sp is not None and sp.kind == "mamba"
         out.append(LayerUse(index=layer.index, kind=layer.kind.value, device=rk.device.id, weights_bytes=w,
                             kv_bytes=0 if is_state else kv, recurrent_bytes=kv if is_state else 0,
