@@ -146,10 +146,18 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         elif name in ("-fitt", "--fit-target"):
             # common/arg.cpp --fit-target: MiB per device, comma-separated; one value serves every device
             opts["fit_target"] = tuple(_int(name, x) for x in value.split(","))
+            if any(t < 0 for t in opts["fit_target"]):
+                raise OomkitError(f"error: {name} takes MiB of free memory per device (0 or more), got {value!r}")
         elif name in ("-fitc", "--fit-ctx"):
             opts["fit_ctx"] = _int(name, value)
+            if opts["fit_ctx"] < 0:
+                raise OomkitError(f"error: {name} takes a context size (0 or more), got {value!r}")
         elif name in ("--rpc",):
             opts["rpc"] = tuple(x.strip() for x in value.split(",") if x.strip())
+            for ep in opts["rpc"]:  # ggml-rpc.cpp parse_endpoint: host:port
+                host, colon, port = ep.rpartition(":")
+                if not colon or not host or not port.isdigit():
+                    raise OomkitError(f"error: --rpc {ep!r}: expected host:port")
         elif name in ("-dev", "--device"):
             opts["device"] = tuple(x.strip() for x in value.split(",") if x.strip())
     if overrides:
