@@ -164,6 +164,11 @@ def engine_view(spec: ModelSpec, devices: tuple[Device, ...], ctx: Context, cach
 def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings, ctx: Context,
               fitted: FitResult | None = None) -> list[str]:
     warnings = []
+    if s.split_mode == "row" and len(devices) > 1:
+        # llama_model::load_tensors with LLAMA_SPLIT_MODE_ROW: every layer on -mg, its matrices in a CUDA_Split
+        # buffer cut by rows over the devices; not modelled here
+        warnings.append("-sm row splits each weight matrix by rows (a CUDA_Split buffer) with the KV cache and "
+                        "compute on -mg; oomkit shows the layer split instead")
     if fitted is not None and fitted.status == "fitted":
         what = []
         if fitted.n_ctx is not None:
