@@ -34,6 +34,7 @@ MiB, GiB = 1 << 20, 1 << 30
 # pulled (a few tensors may differ in type): 3%. The required.* totals add the weights of the offloaded layers
 # and depend on where the last layer falls: 5%.
 TOLERANCE = {"memory.required.kv": 0.005, "memory.graph.full": 0.005, "memory.graph.partial": 0.005,
+             "projector.graph": 0.005, "projector.weights": 0.03,
              "memory.weights.total": 0.03, "memory.weights.repeating": 0.03, "memory.weights.nonrepeating": 0.03,
              "memory.required.full": 0.05, "memory.required.partial": 0.05}
 
@@ -76,7 +77,10 @@ CONTENT_VERSIONS = {"gpt-oss-20b-4060ti-16gb-partial": "0.11.2"}
 # Figures that depend on a file Ollama quantized differently from llama-quantize's recipe (not comparable):
 FILE_DIFFERENCES = {
     # blob 1fa8532d: output.weight stored as Q4_K (131072 x 5120 x 144/256 B = 360.0 MiB); the Q4_K_M recipe has Q6_K
-    "mistral-small3.1-24b-3090-ctx4096-fa": {"memory.weights.nonrepeating"},
+    "mistral-small3.1-24b-3090-ctx4096-fa": {"memory.weights.nonrepeating",
+                                             # its v.* tensors: 769.3 MiB; the Pixtral tower + projector in F16
+                                             # (model/towers.py) is 837.2 MiB: the file stores part of it smaller
+                                             "projector.weights"},
 }
 
 
@@ -145,8 +149,10 @@ def _errors(fx: dict, est) -> dict[str, float]:
         if field not in fx["printed"] or field in FILE_DIFFERENCES.get(fx.get("_stem"), ()):
             continue
         if field.startswith("memory.required.") and field != "memory.required.kv" and any(
-                k.startswith("projector.") for k in fx["printed"]):
-            continue  # the vision projector is part of required.* and not modelled
+                k.startswith("projector.") for k in fx["printed"]) and "projector.weights" not in mine:
+            continue  # the vision projector is part of required.*: comparable where oomkit counts it
+        if field not in mine:
+            continue
         printed, want = fx["printed"][field], fx["printed"][field + "_bytes"]
         if isinstance(printed, list):  # one GPU's figure per entry: compare the sum
             printed, want = printed[0], sum(want)
@@ -178,7 +184,10 @@ def test_real_logs(path):
     est, err = _best_run(fx)
     for field, e in err.items():
         assert e <= TOLERANCE[field], f"{field}: {e:.2%} beyond rounding ({est.engine_view['ollama_log']})"
-    if "layers.offload" in fx["printed"] and not any(k.startswith("projector.") for k in fx["printed"]):
+    projector_known = ("projector.weights" in est.engine_view["ollama_memory"]
+                       and "projector.weights" not in FILE_DIFFERENCES.get(fx["_stem"], ()))
+    if "layers.offload" in fx["printed"] and (not any(k.startswith("projector.") for k in fx["printed"])
+                                              or projector_known):
         assert _logged_offload(est) == fx["printed"]["layers.offload"]
 
 
@@ -218,7 +227,7 @@ def test_exact_reproduction_of_a_log_line():
     fx = json.loads((FIXTURES / "ollama-eng-qwen2-14b-f16-4080s-2k.json").read_text())
     est = _run_fixture(fx)
     line = fx["quoted"].splitlines()[0]
-    for field in TOLERANCE:
+    for field in (f for f in TOLERANCE if not f.startswith("projector.")):  # a text model: no projector
         printed = re.search(rf'{re.escape(field)}="([^"]+)"', line).group(1)
         assert ol.human_bytes2(est.engine_view["ollama_memory"][field]) == printed, field
     assert est.engine_view["ollama_layers"] == "24/49"

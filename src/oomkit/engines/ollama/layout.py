@@ -28,7 +28,16 @@ from .memory import (
     layout_era_c,
     predict_server_vram,
 )
-from .settings import V_GO_RUNNER, V_PARALLEL_AUTO_2, V_WEIGHTS_NO_KV, OllamaSettings, runner_build
+from .projector import Projector
+from .projector import projector as vision_projector
+from .settings import (
+    V_GO_RUNNER,
+    V_PARALLEL_AUTO_2,
+    V_VISION_GRAPH,
+    V_WEIGHTS_NO_KV,
+    OllamaSettings,
+    runner_build,
+)
 from .weights import GgufView, gguf_view, ollama_gguf, per_layer_weights
 
 FIT_TARGET = 1024 * MiB  # llama.cpp --fit default margin per device (common/fit.cpp); Ollama leaves it unless mmproj
@@ -226,7 +235,7 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         if launch.era == "B":
             # the scheduler still sizes the load with llm/memory.go (server/sched.go PredictServerFit) and logs
             # its msg=offload line next to the runner's measured figures
-            old = _era_a_result(g, launch, gpus, num_parallel, num_gpu)
+            old = _era_a_result(g, launch, gpus, num_parallel, num_gpu, _projector(spec, v))
             out["fields"] = {**old["fields"], **out["fields"]}
             out["log"] = old["log"] + "\n" + out["log"]
         return out
@@ -243,16 +252,26 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         lay = layout_era_c(layer_w, layer_c, gpus, partial, full, launch.gpu_overhead, num_gpu, buffer=buffer)
         lay.gr = gr
         return _era_c_result(lay, gpus, g, measured=False)
-    return _era_a_result(g, launch, gpus, num_parallel, num_gpu)
+    return _era_a_result(g, launch, gpus, num_parallel, num_gpu, _projector(spec, v))
+
+
+def _projector(spec: ModelSpec, v) -> Projector | None:
+    """fs/ggml/ggml.go VisionGraphSize (v0.6.0+) for a model whose GGUF carries its vision encoder."""
+    return vision_projector(spec) if v >= V_VISION_GRAPH else None
 
 
 def _era_a_result(g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: int,
-                  num_gpu: int) -> dict[str, Any]:
+                  num_gpu: int, proj: Projector | None = None) -> dict[str, Any]:
     v = launch.version
+    # llm/memory.go: gpuZeroOverhead = projectorWeights + projectorGraph, on the first GPU with space
+    zero = proj.weights + proj.graph if proj else 0
     est = estimate_gpu_layers(g, v, gpus, launch.num_ctx, launch.num_batch, num_parallel, launch.kv_cache_type,
-                                 launch.flash_attention, num_gpu, launch.gpu_overhead)
+                                 launch.flash_attention, num_gpu, launch.gpu_overhead, projector_weights=zero)
     logged = est.log_fields(num_gpu, launch.gpu_overhead, g.block_count)
     fields = {k: v for k, v in logged.items() if k.startswith("memory.")}
+    if proj is not None:
+        fields["projector.weights"] = logged["projector.weights"] = proj.weights
+        fields["projector.graph"] = logged["projector.graph"] = proj.graph
     fields["memory.available"] = {gp.id: gp.free for gp in gpus if gp.free != _UNKNOWN_FREE}
     fields["memory.required.allocations"] = {gp.id: a for gp, a in zip(gpus, est.gpu_sizes, strict=True)}
     return {"layers": est.layers, "split": list(est.tensor_split), "fields": fields, "vram": est.vram,
@@ -295,7 +314,9 @@ def _offload_line(est: LayerEstimate, f: dict[str, Any]) -> str:
             f'memory.required.allocations="[{alloc}]" memory.weights.total="{hb(f["memory.weights.total"])}" '
             f'memory.weights.repeating="{hb(f["memory.weights.repeating"])}" '
             f'memory.weights.nonrepeating="{hb(f["memory.weights.nonrepeating"])}" '
-            f'memory.graph.full="{hb(f["memory.graph.full"])}" memory.graph.partial="{hb(f["memory.graph.partial"])}"')
+            f'memory.graph.full="{hb(f["memory.graph.full"])}" memory.graph.partial="{hb(f["memory.graph.partial"])}"'
+            + (f' projector.weights="{hb(f["projector.weights"])}" projector.graph="{hb(f["projector.graph"])}"'
+               if "projector.weights" in f else ""))
 
 
 def _estimate_llama_server(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], s: OllamaSettings,
@@ -399,9 +420,9 @@ def _finish(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], used_idx:
     devs = _on_all_gpus(devices, runner, launch.minimum + launch.gpu_overhead)
     warnings = list(runner.warnings) + launch.warnings
     labels = list(launch.labels) + list(g.labels) + own.get("labels", [])
-    if spec.architecture in _VISION_ARCHS and launch.era != "D":
+    if spec.architecture in _VISION_ARCHS and launch.era != "D" and "projector.weights" not in own["fields"]:
         labels.append("Ollama also counts the vision projector (projector.weights/graph) of this model family; "
-                      "oomkit does not model the projector")
+                      "oomkit has no vision tower for this model to count it with")
     compare = _ollama_vs_runner(devices, devs, runner, own, launch, warnings)
     full_offload = _full_offload(spec, devices, launch, own, ls, warnings)
     view = dict(runner.engine_view)

@@ -45,6 +45,7 @@ V_LLAMA_VOCAB_GRAPH = (0, 3, 10)  # 2003d6015 "llama3.1 memory": llama full grap
 V_GPU_OVERHEAD = (0, 3, 10)  # b05c9e83d: OLLAMA_GPU_OVERHEAD
 V_KV_REFACTOR = (0, 4, 0)  # d07cf41a9: GraphSize returns kv (with mllama cross-attention)
 V_KV_QUANT = (0, 5, 0)  # 1bdab9fdb: OLLAMA_KV_CACHE_TYPE, kvCacheBytesPerElement
+V_VISION_GRAPH = (0, 6, 0)  # gemma3 support: fs/ggml VisionGraphSize, the projector inside the model GGUF
 V_WEIGHTS_NO_KV = (0, 6, 1)  # 033cec232: memory.weights.* stop counting each layer's KV
 V_PER_LAYER_KV = (0, 6, 3)  # f66216e39: per-layer KV (gemma3 sliding window), weights.total gains the output
 V_MAX_LAYER_BUFFER = (0, 7, 0)  # 0478d440f: buffer = largest layer, layers placed last to first

@@ -1,0 +1,85 @@
+"""Ollama's vision projector estimate: the `projector.weights` and `projector.graph` of its msg=offload line.
+
+fs/ggml/ggml.go VisionGraphSize (v0.6.0+, the models whose vision encoder ships inside the model GGUF: gemma3,
+mistral3, mllama, qwen25vl): weights = every `v.*` tensor; graph by architecture:
+
+    gemma3, mistral3: 4 x (image_size^2 x channels + embedding_length x patch_size + patches^2 x heads)
+    qwen25vl:         4 x (max_pixels x channels + embedding_length x patch_size + (max_pixels / patch^2)^2 x heads)
+    mllama:           4 x (8 + image_size^2 x channels x tiles + embedding x patches x tiles
+                           + 9 x embedding x padded x tiles + (padded x tiles)^2 x heads)
+
+with patches = (image_size / patch_size)^2 (+1 with a class embedding). llm/memory.go estimateGPULayers puts both on
+the first GPU (gpuZeroOverhead = projectorWeights + projectorGraph). The encoder's dimensions come from the
+model's vision_config (the catalog's verbatim config.json); the weights from model/towers.py's tower in F16, the
+type Ollama's converter writes the vision tensors in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...model.spec import ModelSpec
+
+# VisionGraphSize's architectures and the vision_config families they come from
+_GRAPH_ARCHS = {"gemma3": "gemma3", "mistral3": "mistral3", "qwen25vl": "qwen25vl", "qwen2_5_vl": "qwen25vl",
+                "mllama": "mllama"}
+
+
+@dataclass(frozen=True)
+class Projector:
+    weights: int
+    graph: int
+    source: str
+
+
+def _catalog_config(spec: ModelSpec) -> Mapping[str, Any] | None:
+    """The catalog's verbatim config.json of a catalog model ("catalog: <hf id> (...)" in its source)."""
+    from ...model import catalog  # lazy: only vision models need the catalog here
+
+    src = spec.source or ""
+    if not src.startswith("catalog: "):
+        return None
+    entry = catalog.lookup(src[len("catalog: "):].split(" ", 1)[0])
+    return entry.config if entry else None
+
+
+def vision_graph(arch: str, vc: Mapping[str, Any]) -> int:
+    """VisionGraphSize's graph term for one architecture (0 for those it does not size)."""
+    kind = _GRAPH_ARCHS.get(arch)
+    if kind is None:
+        return 0
+    image, patch = int(vc.get("image_size", 0)), int(vc.get("patch_size", 0))
+    if not patch:
+        return 0  # "unknown patch size for vision model"
+    channels = int(vc.get("num_channels", 3))
+    heads = int(vc.get("num_attention_heads", 0))
+    embd = int(vc.get("hidden_size", 0))
+    patches = (image // patch) ** 2
+    if kind == "qwen25vl":
+        max_pixels = 28 * 28 * 1280  # vision.max_pixels default
+        n = max_pixels // (patch * patch)
+        return 4 * (max_pixels * channels + embd * patch + n * n * heads)
+    if kind == "mllama":
+        tiles = int(vc.get("max_num_tiles", 4))
+        patches += 1  # class_embd
+        padded = patches + 8 - (patches % 8) % 8
+        return 4 * (8 + image * image * channels * tiles + embd * patches * tiles + 9 * embd * padded * tiles
+                    + padded * tiles * padded * tiles * heads)
+    return 4 * (image * image * channels + embd * patch + patches * patches * heads)
+
+
+def projector(spec: ModelSpec) -> Projector | None:
+    """Ollama's projector figures for a model whose GGUF carries its vision encoder, or None. The architecture
+    Ollama converts it as follows the config's model_type (Mistral Small 3.1 is `mistral3` to Ollama)."""
+    towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
+    if not towers:
+        return None
+    cfg = _catalog_config(spec)
+    vc = cfg.get("vision_config") if cfg else None
+    arch = str(cfg.get("model_type", "")) if cfg else ""
+    if arch not in _GRAPH_ARCHS:
+        return None
+    graph = vision_graph(arch, vc) if isinstance(vc, Mapping) else 0
+    return Projector(towers[0].nbytes(2), graph, f"{towers[0].family} tower in F16 ({towers[0].params:,} parameters)")
