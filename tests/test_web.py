@@ -327,6 +327,17 @@ def test_pages_render(client, url):
         assert r.text.startswith("<!doctype html>") and "Cannot answer" not in r.text
 
 
+def test_plan_page_tiers(client):
+    """Nothing fits an 8 GB card entirely: the offloaded tier with its commands, and the smallest hardware."""
+    q = {"model": "deepseek-r1:671b", "gpu": "RTX 4060", "min_ctx": "8192"}
+    d = client.post("/api/plan", json=q).json()["plan"]
+    html = client.get("/plan", params=q).text
+    assert d["smallest_hardware"] and 'id="tier3"' in html
+    assert f'data-bytes="{d["smallest_hardware"]["needed_bytes"]}"' in html
+    for o in d["options"]:
+        assert f'>{o["command"].replace("&", "&amp;")}</pre>' in html
+
+
 def test_every_error_has_a_page(client):
     rows = client.get("/api/errors").json()
     assert len(rows) > 20

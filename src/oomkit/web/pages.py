@@ -375,8 +375,11 @@ def plan_body(p: Any) -> str:
         out.append('<div class="verdict bad">Nothing fits on these GPUs.</div>')
     sh = d.get("smallest_hardware")
     if sh:
-        out.append("<h2>Tier 3: the smallest hardware that runs it</h2>"
-                   + dl((k, e(v)) for k, v in sh.items() if k != "command"))
+        items = [("GPUs", e(f"{sh.get('count', 1)}× {sh.get('gpu')}")), ("their memory", b(sh.get("memory_bytes"))),
+                 ("needed", b(sh.get("needed_bytes")))]
+        if sh.get("context"):
+            items.append(("context", e(f"{sh['context']:,}")))
+        out.append('<h2>Tier 3: the smallest hardware that runs it</h2><div id="tier3">' + dl(items) + "</div>")
         if sh.get("command"):
             out.append(command_block("tier3-cmd", sh["command"]))
     if d.get("notes"):
