@@ -329,7 +329,7 @@ def test_pages_render(client, url):
 
 def test_plan_page_tiers(client):
     """Nothing fits an 8 GB card entirely: the offloaded tier with its commands, and the smallest hardware."""
-    q = {"model": "deepseek-r1:671b", "gpu": "RTX 4060", "min_ctx": "8192"}
+    q = {"model": "qwen3:32b", "gpu": "RTX 4060", "min_ctx": "8192"}
     d = client.post("/api/plan", json=q).json()["plan"]
     html = client.get("/plan", params=q).text
     assert d["smallest_hardware"] and 'id="tier3"' in html
