@@ -68,6 +68,23 @@ def test_eight_gpus_compute_within_ten_percent():
         assert 0.9 <= u.compute_bytes / MiB / printed <= 1.1
 
 
+def test_two_gpus_pipeline_parallel_log():
+    """PR #6122 (Command-R 35B on an RTX 4070 Ti + RTX 3090 Ti, "pipeline parallelism enabled (n_copies=4)"): the
+    KV cache per device exact, the model buffers within a MiB (2024 padding), CUDA0's compute within 10%."""
+    fx = json.loads((FIXTURES / "command-r-35b-4070ti-3090ti-pp.json").read_text())
+    devs = tuple(Device(id=f"CUDA{i}", name=g["name"], memory_bytes=g["memory_mib"] * MiB)
+                 for i, g in enumerate(fx["gpus"]))
+    settings = dict(fx["settings"], tensor_split=tuple(fx["settings"]["tensor_split"]))
+    e = est(fx["catalog_model"], devs, fx["weight_format"], engine_version=fx["engine_version"], **settings)
+    v = e.engine_view
+    assert v["pipeline_parallel"] and v["offloaded_layers"] == "41/41"
+    assert [round(v["kv_buffer_bytes"][d] / MiB, 2) for d in ("CUDA0", "CUDA1")] == fx["printed"]["kv_mib"]
+    for d, printed in zip(("CUDA0", "CUDA1"), fx["printed"]["model_mib"], strict=True):
+        assert abs(v["model_buffer_bytes"][d] / MiB - printed) < 1.0
+    assert round(v["model_buffer_bytes"]["CPU_Mapped"] / MiB, 2) == fx["printed"]["cpu_model_mib"]
+    assert 0.9 <= v["compute_buffer_bytes"]["CUDA0"] / MiB / fx["printed"]["cuda0_compute_mib"] <= 1.1
+
+
 def test_split_by_free_memory_and_by_tensor_split():
     """load_tensors: without -ts the split points are the devices' free memory, cumulative; layer il goes to
     the first device whose split point is above (il - i_gpu_start) / n_act (std::upper_bound)."""
