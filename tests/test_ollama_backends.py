@@ -57,3 +57,29 @@ def test_projector_on_the_first_gpu_and_in_the_log():
     old = ol.ENGINE.estimate(resolve("mistral-small3.1"), (Device("CUDA0", memory_bytes=24 * GiB),),
                              ol.OllamaSettings(num_ctx=4096, engine_version="0.5.13"))
     assert "projector.graph" not in old.engine_view["ollama_memory"]
+
+
+def test_library_from_the_devices_and_metals_minimum():
+    # an Apple chip runs Metal: 512 MiB minimum (ollama PR #4068 "metal: add 512MiB to minimum memory, no partial
+    # offloading overhead"), the memory Metal's working set (16 GiB Mac: 11453.25 MB in #12912's log)
+    est = ol.ENGINE.estimate(resolve("qwen3:8b"), (Device("MTL0", name="Apple M1", memory_bytes=16 * GiB),),
+                             ol.OllamaSettings(num_ctx=4096, engine_version="0.9.0"))
+    assert est.settings["library"] == "metal"
+    assert est.devices[0].overhead_bytes == 512 * MiB
+    assert est.devices[0].memory_bytes == 16 * GiB * 2 // 3
+    assert 'memory.available="[10.7 GiB]"' in est.engine_view["ollama_log"]  # 11453.25 MB = 10.67 GiB
+    mem = est.engine_view["ollama_memory"]
+    assert mem["memory.graph.partial"] == mem["memory.graph.full"]  # "no partial offloading overhead" on Metal
+    rocm = ol.ENGINE.estimate(resolve("qwen3:8b"), (Device("ROCm0", memory_bytes=16 * GiB),),
+                              ol.OllamaSettings(num_ctx=4096, engine_version="0.9.0"))
+    assert (rocm.settings["library"], rocm.devices[0].overhead_bytes) == ("rocm", 457 * MiB)
+    sycl = ol.ENGINE.estimate(resolve("qwen3:8b"), (Device("CUDA0", memory_bytes=16 * GiB),),
+                              ol.OllamaSettings(num_ctx=4096, engine_version="0.9.0", library="sycl"))
+    assert sycl.settings["library"] == "oneapi"
+
+
+def test_backend_option_for_ollama():
+    from oomkit.commands._model_args import parse_model_request
+
+    req = parse_model_request(["qwen3:8b", "--engine", "ollama", "--vram", "16GiB", "--backend", "vulkan"])
+    assert req.settings.library == "vulkan"

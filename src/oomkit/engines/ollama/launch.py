@@ -180,10 +180,20 @@ def resolve_launch(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], s:
                   new_estimates=new_estimates, sched_spread=sched_spread, warnings=warnings, labels=labels)
 
 
+# --backend's names (llama.cpp's) and the device ids oomkit gives (hardware/catalog.py) -> Ollama's library names
+_BACKEND_LIBRARY = {"cuda": "cuda", "rocm": "rocm", "metal": "metal", "vulkan": "vulkan", "sycl": "oneapi",
+                    "oneapi": "oneapi", "cpu": "cpu"}
+_ID_LIBRARY = {"CUDA": "cuda", "ROCm": "rocm", "MTL": "metal", "Metal": "metal", "Vulkan": "vulkan", "SYCL": "oneapi"}
+
+
 def _library(s: OllamaSettings, devices: tuple[Device, ...]) -> str:
-    library = (s.library or ("cuda" if devices else "cpu")).lower()
-    if library not in ("cuda", "rocm", "metal", "vulkan", "cpu", "oneapi"):
-        raise OomkitError(f"unknown GPU library {s.library!r}: cuda, rocm, metal, vulkan or cpu")
+    """The GPU library Ollama runs on: the one named (--backend), else the devices' own (an Apple chip is Metal,
+    with its 512 MiB minimum; an AMD GPU ROCm), else CUDA; cpu without GPUs."""
+    named = s.library.lower()
+    if named and named not in _BACKEND_LIBRARY:
+        raise OomkitError(f"unknown GPU library {s.library!r}: cuda, rocm, metal, vulkan, oneapi or cpu")
+    head = devices[0].id.rstrip("0123456789") if devices else ""
+    library = _BACKEND_LIBRARY.get(named) or _ID_LIBRARY.get(head, "cuda")
     return library if devices else "cpu"
 
 

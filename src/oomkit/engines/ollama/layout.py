@@ -13,6 +13,7 @@ from ...model.spec import ModelSpec
 from ...units import GiB, MiB
 from ..llamacpp import ERAS, LlamaCppSettings, compute_phases, kv_caches, resolve_context
 from ..llamacpp import estimate as llamacpp_estimate
+from ..llamacpp.backends import metal_devices
 from ..versions import version_str
 from .kv import CausalCache, causal_cache
 from .launch import Launch, resolve_launch
@@ -152,6 +153,8 @@ def _fit_llama_server(spec: ModelSpec, devs: tuple[Device, ...], ls: LlamaCppSet
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings) -> MemoryEstimate:
     spec = ollama_gguf(spec)
     g = gguf_view(spec)
+    # discover/gpu_darwin.go: an Apple GPU's memory is Metal's recommendedMaxWorkingSetSize, not the RAM
+    devices = metal_devices(devices)
     launch = resolve_launch(spec, g, devices, s)
     if launch.era == "D":
         return _estimate_llama_server(spec, g, devices, s, launch)

@@ -136,7 +136,8 @@ def era(v: Version) -> str:
 
 # oomkit's engine-neutral options (--ctx, --parallel, --kv-type, --engine-version) -> OllamaSettings fields
 # (read by commands/_model_args.py)
-NEUTRAL = {"ctx": "num_ctx", "parallel": "num_parallel", "kv_type": "kv_cache_type", "engine_version": "engine_version"}
+NEUTRAL = {"ctx": "num_ctx", "parallel": "num_parallel", "kv_type": "kv_cache_type", "engine_version": "engine_version",
+           "backend": "library"}
 
 
 @dataclass(frozen=True)
