@@ -179,3 +179,16 @@ def test_memory_breakdown_table_form():
                                          // MiB, u.compute_bytes // MiB)
     assert abs(total - free - self_ - unacc) <= 1 and abs(self_ - model - ctx - comp) <= 2
     assert rows[2].startswith("|   - Host")
+
+
+def test_false_position_step_follows_the_sources_integer_types():
+    """common_params_fit_impl: `uint32_t step_size = int64_t(delta) * (target - mem) / (mem_high - mem)`, then
+    max(step, 1) and min(step, delta - 1): C++ truncates the division toward zero, and a negative quotient (the
+    lower bound already over its target) wraps to a huge uint32, so the step becomes delta - 1, not 1."""
+    from oomkit.engines.llamacpp.fit import _step
+
+    assert _step(41, 945, 19112) == 2  # 41 * 945 / 19112 = 2.03
+    assert _step(10, 5, 10) == 5
+    assert _step(10, 0, 10) == 1  # at least one layer
+    assert _step(10, -5, 10) == 9  # wrapped: delta - 1
+    assert _step(10, 100, 10) == 9  # at most delta - 1

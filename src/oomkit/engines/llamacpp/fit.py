@@ -338,8 +338,7 @@ def _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, name
             if mem_high[i] > targets[i]:
                 delta = high[i].n_layer - ngl[i].n_layer
                 while delta > 1:
-                    step = delta * (targets[i] - mem[i]) // (mem_high[i] - mem[i])
-                    step = min(max(step, 1), delta - 1)
+                    step = _step(delta, targets[i] - mem[i], mem_high[i] - mem[i])
                     test = _copy(ngl)
                     test[i].n_layer += step
                     if n_expert:
@@ -380,8 +379,7 @@ def _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, name
         if mem_high[i] > targets[i]:
             delta = high[i].n_full - ngl[i].n_full
             while delta > 1:
-                step = delta * (targets[i] - mem[i]) // (mem_high[i] - mem[i])
-                step = min(max(step, 1), delta - 1)
+                step = _step(delta, targets[i] - mem[i], mem_high[i] - mem[i])
                 test = _copy(ngl)
                 ds_test = dense_start
                 converted = 0
@@ -442,6 +440,15 @@ def _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, name
         log(f"  - {names[j]}: {ngl[j].n_layer:2d} layers ({ngl[j].n_part:2d} overflowing), {mem[j] // MiB:6d} MiB "
             f"used, {(free[j] - mem[j]) // MiB:6d} MiB free")
     return _done(settings_for(ngl, overflow_to), ngl, result)
+
+
+def _step(delta: int, room: int, span: int) -> int:
+    """The false-position step as the source computes it: `uint32_t step_size = int64_t(delta) * room / span`
+    (C++ division truncates toward zero; a negative result wraps as uint32), then clamped to [1, delta - 1]."""
+    num = delta * room
+    q = abs(num) // abs(span) if span else 0
+    q = q if (num >= 0) == (span > 0) else -q
+    return min(max(q % 2**32, 1), delta - 1)
 
 
 def _done(st: LlamaCppSettings, ngl: list[_Ngl], result) -> FitResult:
