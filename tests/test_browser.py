@@ -161,6 +161,21 @@ def test_calculator_shows_the_api_numbers(server, browser):
         ctx.close()
 
 
+def test_the_model_field_suggests_catalog_names(server, browser):
+    """Typing part of a name offers the catalog's names, HF ids, aliases and Ollama tags (from /api/models)."""
+    ctx, page, problems = _open(browser, 1280)
+    try:
+        page.goto(server + "/", wait_until="load")
+        page.fill("#f-model", "llama3.1")
+        page.wait_for_function("Array.from(document.querySelectorAll('#models option'))"
+                               ".some(o => o.value === 'llama3.1:8b')", timeout=10000)
+        values = page.eval_on_selector_all("#models option", "os => os.map(o => o.value)")
+        assert "meta-llama/Llama-3.1-8B-Instruct" in values and len(values) < 200
+        assert not problems, problems
+    finally:
+        ctx.close()
+
+
 def test_an_uploaded_config(server, browser, tmp_path):
     from oomkit.model import catalog
 

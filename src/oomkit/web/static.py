@@ -91,6 +91,13 @@ JS = """
         try{document.execCommand('copy');done();}catch(e){}document.body.removeChild(a);}
     });
   });
+  var mi=document.getElementById('f-model'),dl=document.getElementById('models'),timer=null;
+  if(mi&&dl){mi.addEventListener('input',function(){clearTimeout(timer);var q=mi.value.trim();if(q.length<2){return;}
+    timer=setTimeout(function(){fetch('/api/models?q='+encodeURIComponent(q)).then(function(r){return r.ok?r.json():[];})
+      .then(function(rows){var seen={},opts=[];rows.slice(0,40).forEach(function(r){
+        [r.name,r.hf_id].concat(r.aliases||[]).forEach(function(n){if(n&&!seen[n]&&opts.length<200){seen[n]=1;
+          var o=document.createElement('option');o.value=n;opts.push(o);}});});
+        if(opts.length){dl.replaceChildren.apply(dl,opts);}}).catch(function(){});},150);});}
   var up=document.getElementById('f-config');
   if(up){up.addEventListener('change',function(){var file=up.files&&up.files[0];if(!file){return;}
     if(file.size>1000000){alert('the config is larger than 1 MB');up.value='';return;}
