@@ -470,9 +470,10 @@ def breakdown_table(devices: tuple[Device, ...], bd: tuple[Breakdown, ...],
         f = f or 0
         # llama.cpp prints the free memory after the load (its own buffers taken); oomkit's free is before it
         after = max(f - b.total, 0)
-        rows.append([f"  - {d.id} ({d.name})", str(total // MiB), str(after // MiB), str(b.total // MiB),
-                     str(b.model // MiB), str(b.context // MiB), str(b.compute // MiB),
-                     str((total - after - b.total) // MiB)])
+        known = d.memory_bytes is not None
+        rows.append([f"  - {d.id} ({d.name})", str(total // MiB) if known else "?", str(after // MiB) if known else "?",
+                     str(b.total // MiB), str(b.model // MiB), str(b.context // MiB), str(b.compute // MiB),
+                     str((total - after - b.total) // MiB) if known else "?"])
     h = bd[-1]
     rows.append(["  - Host", "", "", str(h.total // MiB), str(h.model // MiB), str(h.context // MiB),
                  str(h.compute // MiB), ""])
