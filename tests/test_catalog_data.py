@@ -359,3 +359,21 @@ def test_import_is_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_derived_entries_are_what_their_rows_give():
+    # tools/catalog_rows.py: each derived entry (a sibling's verified config with its stated differences) written by
+    # tools/catalog_derive.py; a hand edit of a derived data file, or a row edited without rerunning it, fails here
+    spec = importlib.util.spec_from_file_location("catalog_derive", ROOT / "tools" / "catalog_derive.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["catalog_derive"] = mod
+    spec.loader.exec_module(mod)
+    assert mod.main(["--check"]) == 0
+
+
+def test_derived_entries_say_so():
+    derived = [s for s, d in DATA.items() if d["source"].startswith("derived")]
+    assert len(derived) >= 200
+    for slug in derived:
+        d = DATA[slug]
+        assert d["verified"] is False and "not read from a verbatim copy" in d["source"], slug

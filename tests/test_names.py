@@ -356,7 +356,7 @@ def test_explain_walks_the_steps():
     assert rows["derivative of"].startswith("meta-llama/Llama-3.1-8B-Instruct")
     assert "w4a16" in rows["convention"] and "pack-quantized" in rows["quantization_config"]
     rows = dict(explain("qwen3:30b-a3b-thinking-2507-q4_K_M"))  # a catalog alias of its own (the 2507 release)
-    assert rows["quant tag"] == "q4_K_M" and rows["catalog"].startswith("qwen3-30b-a3b-instruct-2507")
+    assert rows["quant tag"] == "q4_K_M" and rows["catalog"].startswith("qwen3-30b-a3b-thinking-2507")
     rows = dict(explain("qwen3:32b-instruct-q8_0"))
     assert rows["quant tag"] == "q8_0" and rows["Ollama tag"].startswith("qwen3:32b (qualifiers instruct")
     assert dict(explain("llama3.1:8b"))["catalog"].startswith("llama-3.1-8b-instruct (Ollama tag")

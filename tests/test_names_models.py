@@ -38,7 +38,7 @@ def test_names_flag_lists_them_under_each_entry(capsys):
     assert "    Ollama tags: gpt-oss, gpt-oss:20b" in out
     assert "    derivatives: */gpt-oss-20b-{GGUF," in out
     lines = out.strip().splitlines()
-    assert lines[0].split()[-2:] == ["OLLAMA", "TAGS"] and lines[-1] == "2 models"
+    assert lines[0].split()[-2:] == ["OLLAMA", "TAGS"] and lines[-1] == "4 models"  # with the two safeguard models
 
 
 def test_a_derivative_name_finds_its_base_in_the_listing(capsys):

@@ -1,0 +1,588 @@
+"""The derived catalog entries tools/catalog_derive.py writes: one Row per published model, built from a sibling
+whose config was read. ``why`` says what the model is relative to that sibling and where that statement comes from
+(the model card of the repo, the family's table); every changed value is listed in the entry it produces.
+
+Values marked "model card" come from the repo's README (architecture tables: layers, heads, KV heads, context,
+parameter counts); values marked "family" are those every member of the family shares (tokenizer size, head_dim,
+norms) and are taken from the sibling. None of them was read from the repo's own config.json.
+"""
+
+from __future__ import annotations
+
+from catalog_derive import Row
+
+_SAME_BASE = "The pretrained (base) checkpoint of the same model; the instruct release is fine-tuned from it with the " \
+             "same architecture (model card)."
+_SAME_INSTRUCT = "The instruction-tuned release of the same model; fine-tuned from the base with the same architecture " \
+                 "(model card)."
+
+
+def _base(slug: str, base: str, hf: str, *aliases: str, **kw) -> Row:
+    return Row(slug, base, hf, kw.pop("why", _SAME_BASE), aliases, **kw)
+
+
+def _inst(slug: str, base: str, hf: str, *aliases: str, **kw) -> Row:
+    return Row(slug, base, hf, kw.pop("why", _SAME_INSTRUCT), aliases, **kw)
+
+
+def _tune(slug: str, base: str, hf: str, of: str, *aliases: str, **kw) -> Row:
+    why = kw.pop("why", f"A fine-tune of {of} with its architecture unchanged (model card: 'fine-tuned from {of}').")
+    return Row(slug, base, hf, why, aliases, **kw)
+
+
+ROWS: list[Row] = [
+    # ---- Llama -------------------------------------------------------------------------------------------------
+    _base("llama-2-7b", "llama-2-7b-chat", "meta-llama/Llama-2-7b-hf", "llama2:7b-text", name="Llama 2 7B"),
+    _base("llama-2-13b", "llama-2-13b-chat", "meta-llama/Llama-2-13b-hf", "llama2:13b-text", name="Llama 2 13B"),
+    _inst("llama-2-70b-chat", "llama-2-70b", "meta-llama/Llama-2-70b-chat-hf", "llama2:70b-chat",
+          name="Llama 2 70B Chat"),
+    _base("llama-3-8b", "llama-3-8b-instruct", "meta-llama/Meta-Llama-3-8B", "llama3:8b-text", name="Llama 3 8B"),
+    Row("llama-3-70b-instruct", "llama-3.1-70b-instruct", "meta-llama/Meta-Llama-3-70B-Instruct",
+        "Llama 3 70B: the Llama 3.1 70B architecture at the first release's 8,192-token context without the llama3 "
+        "RoPE scaling (model card: 70B, GQA, 8K context; Llama 3.1 kept the shapes and extended the context).",
+        ("llama3:70b", "llama3:70b-instruct"), name="Llama 3 70B Instruct",
+        text={"max_position_embeddings": 8192, "rope_scaling": None}),
+    _base("llama-3-70b", "llama-3-70b-instruct", "meta-llama/Meta-Llama-3-70B", "llama3:70b-text",
+          name="Llama 3 70B"),
+    _base("llama-3.1-8b", "llama-3.1-8b-instruct", "meta-llama/Llama-3.1-8B", "meta-llama/meta-llama-3.1-8b",
+          "llama3.1:8b-text", name="Llama 3.1 8B"),
+    _base("llama-3.1-70b", "llama-3.1-70b-instruct", "meta-llama/Llama-3.1-70B", "meta-llama/meta-llama-3.1-70b",
+          name="Llama 3.1 70B"),
+    _base("llama-3.1-405b", "llama-3.1-405b-instruct", "meta-llama/Llama-3.1-405B", "meta-llama/meta-llama-3.1-405b",
+          name="Llama 3.1 405B"),
+    _base("llama-3.2-1b", "llama-3.2-1b-instruct", "meta-llama/Llama-3.2-1B", "llama3.2:1b-text",
+          name="Llama 3.2 1B"),
+    _base("llama-3.2-3b", "llama-3.2-3b-instruct", "meta-llama/Llama-3.2-3B", "llama3.2:3b-text",
+          name="Llama 3.2 3B"),
+    _base("llama-4-scout-17b-16e", "llama-4-scout-17b-16e-instruct", "meta-llama/Llama-4-Scout-17B-16E",
+          name="Llama 4 Scout 17B-16E"),
+    _base("llama-4-maverick-17b-128e", "llama-4-maverick-17b-128e-instruct", "meta-llama/Llama-4-Maverick-17B-128E",
+          name="Llama 4 Maverick 17B-128E"),
+    _tune("llama-guard-3-8b", "llama-3.1-8b", "meta-llama/Llama-Guard-3-8B", "Llama-3.1-8B", "llama-guard3:8b"),
+    _tune("llama-3.1-nemotron-70b-instruct", "llama-3.1-70b-instruct", "nvidia/Llama-3.1-Nemotron-70B-Instruct-HF",
+          "Llama-3.1-70B-Instruct", "nemotron:70b", family="nemotron"),
+    _tune("llama-3.1-nemotron-nano-8b-v1", "llama-3.1-8b-instruct", "nvidia/Llama-3.1-Nemotron-Nano-8B-v1",
+          "Llama-3.1-8B-Instruct", family="nemotron"),
+    _tune("hermes-3-llama-3.1-8b", "llama-3.1-8b", "NousResearch/Hermes-3-Llama-3.1-8B", "Llama-3.1-8B",
+          "hermes3:8b", family="llama"),
+    _tune("hermes-3-llama-3.1-70b", "llama-3.1-70b", "NousResearch/Hermes-3-Llama-3.1-70B", "Llama-3.1-70B",
+          "hermes3:70b", family="llama"),
+    _tune("hermes-3-llama-3.1-405b", "llama-3.1-405b", "NousResearch/Hermes-3-Llama-3.1-405B", "Llama-3.1-405B",
+          "hermes3:405b", family="llama"),
+    _tune("llama-3.1-tulu-3-8b", "llama-3.1-8b", "allenai/Llama-3.1-Tulu-3-8B", "Llama-3.1-8B", "tulu3:8b"),
+    _tune("llama-3.1-tulu-3-70b", "llama-3.1-70b", "allenai/Llama-3.1-Tulu-3-70B", "Llama-3.1-70B", "tulu3:70b"),
+    _tune("cogito-v1-preview-llama-3b", "llama-3.2-3b", "deepcogito/cogito-v1-preview-llama-3B", "Llama-3.2-3B",
+          "cogito:3b"),
+    _tune("cogito-v1-preview-llama-8b", "llama-3.1-8b", "deepcogito/cogito-v1-preview-llama-8B", "Llama-3.1-8B",
+          "cogito:8b"),
+    _tune("cogito-v1-preview-llama-70b", "llama-3.1-70b", "deepcogito/cogito-v1-preview-llama-70B",
+          "Llama-3.3-70B (Llama 3.1 70B shapes)", "cogito:70b"),
+    _tune("vicuna-7b-v1.5", "llama-2-7b", "lmsys/vicuna-7b-v1.5", "Llama-2-7b", "vicuna:7b"),
+    _tune("vicuna-13b-v1.5", "llama-2-13b", "lmsys/vicuna-13b-v1.5", "Llama-2-13b", "vicuna:13b"),
+    # Code Llama
+    _inst("codellama-7b-instruct", "codellama-7b", "codellama/CodeLlama-7b-Instruct-hf", "codellama:7b-instruct",
+          name="Code Llama 7B Instruct"),
+    _inst("codellama-13b-instruct", "codellama-13b", "codellama/CodeLlama-13b-Instruct-hf", name="Code Llama 13B Instruct"),
+    _inst("codellama-34b-instruct", "codellama-34b", "codellama/CodeLlama-34b-Instruct-hf", name="Code Llama 34B Instruct"),
+    Row("codellama-7b-python", "codellama-7b", "codellama/CodeLlama-7b-Python-hf",
+        "The Python specialisation of Code Llama 7B; the Python models drop the 16 infilling tokens (vocabulary "
+        "32,000 instead of 32,016; model card / paper, Table 'Code Llama - Python').", ("codellama:7b-python",),
+        text={"vocab_size": 32000}, name="Code Llama 7B Python"),
+    Row("codellama-13b-python", "codellama-13b", "codellama/CodeLlama-13b-Python-hf",
+        "The Python specialisation of Code Llama 13B (vocabulary 32,000: no infilling tokens).", ("codellama:13b-python",),
+        text={"vocab_size": 32000}, name="Code Llama 13B Python"),
+    Row("codellama-34b-python", "codellama-34b", "codellama/CodeLlama-34b-Python-hf",
+        "The Python specialisation of Code Llama 34B (its vocabulary is 32,000 like every 34B Code Llama).",
+        ("codellama:34b-python",), name="Code Llama 34B Python"),
+    Row("codellama-70b", "llama-2-70b", "codellama/CodeLlama-70b-hf",
+        "Code Llama 70B: Llama 2 70B shapes trained from Llama 2 70B, 16,384-token context with rope_theta 1e6, "
+        "vocabulary 32,016 (model card; Code Llama paper).", ("codellama:70b",),
+        text={"max_position_embeddings": 16384, "rope_theta": 1000000, "vocab_size": 32016}, name="Code Llama 70B"),
+    _inst("codellama-70b-instruct", "codellama-70b", "codellama/CodeLlama-70b-Instruct-hf", "codellama:70b-instruct",
+          name="Code Llama 70B Instruct"),
+    # ---- Qwen 1.5 / 2 / 2.5 --------------------------------------------------------------------------------------
+    Row("qwen1.5-14b-chat", "qwen1.5-7b-chat", "Qwen/Qwen1.5-14B-Chat",
+        "Qwen1.5 14B: 40 layers, hidden 5120, 40 heads (no GQA), FFN 13,696, vocabulary 152,064, 32K context (Qwen1.5 "
+        "model cards and blog table).", ("qwen/qwen1.5-14b", "qwen:14b"),
+        text={"hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 40,
+              "intermediate_size": 13696, "vocab_size": 152064}, name="Qwen1.5 14B Chat"),
+    Row("qwen1.5-32b-chat", "qwen1.5-7b-chat", "Qwen/Qwen1.5-32B-Chat",
+        "Qwen1.5 32B: 64 layers, hidden 5120, 40 query / 8 KV heads (the first Qwen1.5 with GQA), FFN 27,392, "
+        "vocabulary 152,064 (model card).", ("qwen/qwen1.5-32b", "qwen:32b"),
+        text={"hidden_size": 5120, "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
+              "intermediate_size": 27392, "vocab_size": 152064}, name="Qwen1.5 32B Chat"),
+    Row("qwen1.5-72b-chat", "qwen1.5-7b-chat", "Qwen/Qwen1.5-72B-Chat",
+        "Qwen1.5 72B: 80 layers, hidden 8192, 64 heads (no GQA), FFN 24,576, vocabulary 152,064 (model card).",
+        ("qwen/qwen1.5-72b", "qwen:72b"),
+        text={"hidden_size": 8192, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 64,
+              "intermediate_size": 24576, "vocab_size": 152064}, name="Qwen1.5 72B Chat"),
+    Row("qwen1.5-110b-chat", "qwen1.5-7b-chat", "Qwen/Qwen1.5-110B-Chat",
+        "Qwen1.5 110B: 80 layers, hidden 8192, 64 query / 8 KV heads, FFN 49,152, vocabulary 152,064 (model card).",
+        ("qwen/qwen1.5-110b", "qwen:110b"),
+        text={"hidden_size": 8192, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+              "intermediate_size": 49152, "vocab_size": 152064}, name="Qwen1.5 110B Chat"),
+    _base("qwen2-0.5b", "qwen2-0.5b-instruct", "Qwen/Qwen2-0.5B", name="Qwen2 0.5B"),
+    _base("qwen2-1.5b", "qwen2-1.5b-instruct", "Qwen/Qwen2-1.5B", name="Qwen2 1.5B"),
+    _base("qwen2-7b", "qwen2-7b-instruct", "Qwen/Qwen2-7B", name="Qwen2 7B"),
+    _base("qwen2-72b", "qwen2-72b-instruct", "Qwen/Qwen2-72B", name="Qwen2 72B"),
+    _base("qwen2.5-0.5b", "qwen2.5-0.5b-instruct", "Qwen/Qwen2.5-0.5B", name="Qwen2.5 0.5B"),
+    _base("qwen2.5-1.5b", "qwen2.5-1.5b-instruct", "Qwen/Qwen2.5-1.5B", name="Qwen2.5 1.5B"),
+    _base("qwen2.5-3b", "qwen2.5-3b-instruct", "Qwen/Qwen2.5-3B", name="Qwen2.5 3B"),
+    _base("qwen2.5-7b", "qwen2.5-7b-instruct", "Qwen/Qwen2.5-7B", name="Qwen2.5 7B"),
+    _base("qwen2.5-14b", "qwen2.5-14b-instruct", "Qwen/Qwen2.5-14B", name="Qwen2.5 14B"),
+    _base("qwen2.5-32b", "qwen2.5-32b-instruct", "Qwen/Qwen2.5-32B", name="Qwen2.5 32B"),
+    _base("qwen2.5-72b", "qwen2.5-72b-instruct", "Qwen/Qwen2.5-72B", name="Qwen2.5 72B"),
+    Row("qwen2.5-coder-0.5b-instruct", "qwen2.5-0.5b-instruct", "Qwen/Qwen2.5-Coder-0.5B-Instruct",
+        "Qwen2.5-Coder 0.5B: the Qwen2.5 0.5B architecture (model card: 0.49B, 24 layers, 14/2 heads, tied "
+        "embeddings, 32,768 context).", ("qwen2.5-coder:0.5b",), name="Qwen2.5 Coder 0.5B Instruct"),
+    Row("qwen2.5-coder-1.5b-instruct", "qwen2.5-1.5b-instruct", "Qwen/Qwen2.5-Coder-1.5B-Instruct",
+        "Qwen2.5-Coder 1.5B: the Qwen2.5 1.5B architecture (model card: 1.54B, 28 layers, 12/2 heads, tied "
+        "embeddings); 32,768 context (131,072 with YaRN).", ("qwen2.5-coder:1.5b",),
+        name="Qwen2.5 Coder 1.5B Instruct"),
+    Row("qwen2.5-coder-3b-instruct", "qwen2.5-3b-instruct", "Qwen/Qwen2.5-Coder-3B-Instruct",
+        "Qwen2.5-Coder 3B: the Qwen2.5 3B architecture (model card: 3.09B, 36 layers, 16/2 heads, tied embeddings).",
+        ("qwen2.5-coder:3b",), name="Qwen2.5 Coder 3B Instruct"),
+    Row("qwen2.5-coder-14b-instruct", "qwen2.5-14b-instruct", "Qwen/Qwen2.5-Coder-14B-Instruct",
+        "Qwen2.5-Coder 14B: the Qwen2.5 14B architecture (model card: 14.7B, 48 layers, 40/8 heads).",
+        ("qwen2.5-coder:14b",), name="Qwen2.5 Coder 14B Instruct"),
+    _base("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct", "Qwen/Qwen2.5-Coder-0.5B", name="Qwen2.5 Coder 0.5B"),
+    _base("qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct", "Qwen/Qwen2.5-Coder-1.5B", name="Qwen2.5 Coder 1.5B"),
+    _base("qwen2.5-coder-3b", "qwen2.5-coder-3b-instruct", "Qwen/Qwen2.5-Coder-3B", name="Qwen2.5 Coder 3B"),
+    _base("qwen2.5-coder-7b", "qwen2.5-coder-7b-instruct", "Qwen/Qwen2.5-Coder-7B", name="Qwen2.5 Coder 7B"),
+    _base("qwen2.5-coder-14b", "qwen2.5-coder-14b-instruct", "Qwen/Qwen2.5-Coder-14B", name="Qwen2.5 Coder 14B"),
+    _base("qwen2.5-coder-32b", "qwen2.5-coder-32b-instruct", "Qwen/Qwen2.5-Coder-32B", name="Qwen2.5 Coder 32B"),
+    Row("qwen2.5-math-1.5b-instruct", "qwen2.5-1.5b-instruct", "Qwen/Qwen2.5-Math-1.5B-Instruct",
+        "Qwen2.5-Math 1.5B: the Qwen2.5 1.5B architecture with a 4,096-token context (model card: 'supports 4K').",
+        ("qwen2-math:1.5b",), text={"max_position_embeddings": 4096}, name="Qwen2.5 Math 1.5B Instruct"),
+    Row("qwen2.5-math-7b-instruct", "qwen2.5-7b-instruct", "Qwen/Qwen2.5-Math-7B-Instruct",
+        "Qwen2.5-Math 7B: the Qwen2.5 7B architecture with a 4,096-token context (model card).", ("qwen2-math:7b",),
+        text={"max_position_embeddings": 4096}, name="Qwen2.5 Math 7B Instruct"),
+    Row("qwen2.5-math-72b-instruct", "qwen2.5-72b-instruct", "Qwen/Qwen2.5-Math-72B-Instruct",
+        "Qwen2.5-Math 72B: the Qwen2.5 72B architecture with a 4,096-token context (model card).", ("qwen2-math:72b",),
+        text={"max_position_embeddings": 4096}, name="Qwen2.5 Math 72B Instruct"),
+    Row("qwen2.5-7b-instruct-1m", "qwen2.5-7b-instruct", "Qwen/Qwen2.5-7B-Instruct-1M",
+        "The 1M-context Qwen2.5 7B: same shapes, 1,010,000 positions (model card: context length 1,010,000 tokens).",
+        ("qwen2.5:7b-instruct-1m",), text={"max_position_embeddings": 1010000}, name="Qwen2.5 7B Instruct 1M"),
+    Row("qwen2.5-14b-instruct-1m", "qwen2.5-14b-instruct", "Qwen/Qwen2.5-14B-Instruct-1M",
+        "The 1M-context Qwen2.5 14B: same shapes, 1,010,000 positions (model card).", ("qwen2.5:14b-instruct-1m",),
+        text={"max_position_embeddings": 1010000}, name="Qwen2.5 14B Instruct 1M"),
+    _tune("qwq-32b-preview", "qwen2.5-32b-instruct", "Qwen/QwQ-32B-Preview", "Qwen2.5-32B-Instruct",
+          name="QwQ 32B Preview"),
+    _tune("openreasoning-nemotron-7b", "qwen2.5-7b-instruct", "nvidia/OpenReasoning-Nemotron-7B", "Qwen2.5-7B-Instruct",
+          family="nemotron"),
+    _tune("openreasoning-nemotron-14b", "qwen2.5-14b-instruct", "nvidia/OpenReasoning-Nemotron-14B",
+          "Qwen2.5-14B-Instruct", family="nemotron"),
+    _tune("openreasoning-nemotron-32b", "qwen2.5-32b-instruct", "nvidia/OpenReasoning-Nemotron-32B",
+          "Qwen2.5-32B-Instruct", family="nemotron"),
+    # ---- Qwen 3 ---------------------------------------------------------------------------------------------------
+    Row("qwen3-0.6b-base", "qwen3-0.6b", "Qwen/Qwen3-0.6B-Base",
+        "The pretrained Qwen3 0.6B; the base releases keep the post-trained model's shapes with 32,768 positions "
+        "(model card: 'Context Length: 32,768').", name="Qwen3 0.6B Base", text={"max_position_embeddings": 32768}),
+    Row("qwen3-1.7b-base", "qwen3-1.7b", "Qwen/Qwen3-1.7B-Base", "The pretrained Qwen3 1.7B (model card: 32,768 "
+        "context).", name="Qwen3 1.7B Base", text={"max_position_embeddings": 32768}),
+    Row("qwen3-4b-base", "qwen3-4b", "Qwen/Qwen3-4B-Base", "The pretrained Qwen3 4B (model card: 32,768 context).",
+        name="Qwen3 4B Base", text={"max_position_embeddings": 32768}),
+    Row("qwen3-8b-base", "qwen3-8b", "Qwen/Qwen3-8B-Base", "The pretrained Qwen3 8B (model card: 32,768 context).",
+        name="Qwen3 8B Base", text={"max_position_embeddings": 32768}),
+    Row("qwen3-14b-base", "qwen3-14b", "Qwen/Qwen3-14B-Base", "The pretrained Qwen3 14B (model card: 32,768 "
+        "context).", name="Qwen3 14B Base", text={"max_position_embeddings": 32768}),
+    Row("qwen3-32b-base", "qwen3-32b", "Qwen/Qwen3-32B-Base", "The pretrained Qwen3 32B (model card: 32,768 "
+        "context).", name="Qwen3 32B Base", text={"max_position_embeddings": 32768}),
+    Row("qwen3-30b-a3b-base", "qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B-Base", "The pretrained Qwen3 30B-A3B (model card: "
+        "32,768 context).", name="Qwen3 30B-A3B Base", text={"max_position_embeddings": 32768}),
+    Row("qwen3-4b-thinking-2507", "qwen3-4b-instruct-2507", "Qwen/Qwen3-4B-Thinking-2507",
+        "The thinking-mode 2507 release of Qwen3 4B, the same architecture as the Instruct-2507 release (model card).",
+        ("qwen3:4b-thinking-2507",), name="Qwen3 4B Thinking 2507"),
+    Row("qwen3-30b-a3b-thinking-2507", "qwen3-30b-a3b-instruct-2507", "Qwen/Qwen3-30B-A3B-Thinking-2507",
+        "The thinking-mode 2507 release of Qwen3 30B-A3B, the same architecture as the Instruct-2507 release (model "
+        "card).", ("qwen3:30b-a3b-thinking-2507",), name="Qwen3 30B-A3B Thinking 2507"),
+    Row("qwen3-235b-a22b-thinking-2507", "qwen3-235b-a22b-instruct-2507", "Qwen/Qwen3-235B-A22B-Thinking-2507",
+        "The thinking-mode 2507 release of Qwen3 235B-A22B, the same architecture as the Instruct-2507 release (model "
+        "card).", ("qwen3:235b-a22b-thinking-2507",), name="Qwen3 235B-A22B Thinking 2507"),
+    Row("qwen3-next-80b-a3b-thinking", "qwen3-next-80b-a3b-instruct", "Qwen/Qwen3-Next-80B-A3B-Thinking",
+        "The thinking release of Qwen3-Next 80B-A3B, the same architecture as the Instruct release (model card).",
+        name="Qwen3-Next 80B-A3B Thinking"),
+    Row("qwen3-coder-next", "qwen3-next-80b-a3b-instruct", "Qwen/Qwen3-Coder-Next",
+        "Qwen3-Coder-Next: the coding model built on Qwen3-Next 80B-A3B (hybrid Gated DeltaNet / gated attention, "
+        "512 experts, 3B active), 262,144-token native context (model card).", ("qwen3-coder-next",),
+        name="Qwen3 Coder Next"),
+    Row("qwen3-vl-2b-thinking", "qwen3-vl-2b-instruct", "Qwen/Qwen3-VL-2B-Thinking",
+        "The thinking release of Qwen3-VL 2B, the same architecture as the Instruct release (model card).",
+        name="Qwen3-VL 2B Thinking"),
+    Row("qwen3-vl-4b-thinking", "qwen3-vl-4b-instruct", "Qwen/Qwen3-VL-4B-Thinking",
+        "The thinking release of Qwen3-VL 4B, the same architecture as the Instruct release (model card).",
+        name="Qwen3-VL 4B Thinking"),
+    Row("qwen3-vl-8b-thinking", "qwen3-vl-8b-instruct", "Qwen/Qwen3-VL-8B-Thinking",
+        "The thinking release of Qwen3-VL 8B, the same architecture as the Instruct release (model card).",
+        name="Qwen3-VL 8B Thinking"),
+    Row("qwen3-vl-30b-a3b-thinking", "qwen3-vl-30b-a3b-instruct", "Qwen/Qwen3-VL-30B-A3B-Thinking",
+        "The thinking release of Qwen3-VL 30B-A3B, the same architecture as the Instruct release (model card).",
+        name="Qwen3-VL 30B-A3B Thinking"),
+    Row("qwen3-vl-32b-thinking", "qwen3-vl-32b-instruct", "Qwen/Qwen3-VL-32B-Thinking",
+        "The thinking release of Qwen3-VL 32B; its config.json is byte-identical to the Instruct release's "
+        "(ai-dynamo/aiconfigurator@095f58a51c4c model_configs/Qwen--Qwen3-VL-32B-Thinking_config.json).",
+        name="Qwen3-VL 32B Thinking"),
+    Row("qwen3-vl-235b-a22b-thinking", "qwen3-vl-235b-a22b-instruct", "Qwen/Qwen3-VL-235B-A22B-Thinking",
+        "The thinking release of Qwen3-VL 235B-A22B, the same architecture as the Instruct release (model card).",
+        name="Qwen3-VL 235B-A22B Thinking"),
+    Row("qwen3-embedding-0.6b", "qwen3-0.6b-base", "Qwen/Qwen3-Embedding-0.6B",
+        "Qwen3 Embedding 0.6B: built on Qwen3-0.6B-Base (model card: 28 layers, 32K context, 1024-dim embeddings); "
+        "tied embeddings, so the missing LM head changes no count.", ("qwen3-embedding:0.6b",), family="embedding",
+        name="Qwen3 Embedding 0.6B"),
+    Row("qwen3-embedding-4b", "qwen3-4b-base", "Qwen/Qwen3-Embedding-4B",
+        "Qwen3 Embedding 4B: built on Qwen3-4B-Base (model card: 36 layers, 32K context, 2560-dim embeddings); tied "
+        "embeddings.", ("qwen3-embedding:4b",), family="embedding", name="Qwen3 Embedding 4B"),
+    Row("qwen3-reranker-0.6b", "qwen3-0.6b-base", "Qwen/Qwen3-Reranker-0.6B",
+        "Qwen3 Reranker 0.6B: Qwen3-0.6B-Base scored through its LM head (model card: 28 layers, 32K context).",
+        family="embedding", name="Qwen3 Reranker 0.6B"),
+    Row("qwen3-reranker-4b", "qwen3-4b-base", "Qwen/Qwen3-Reranker-4B",
+        "Qwen3 Reranker 4B: Qwen3-4B-Base scored through its LM head (model card: 36 layers, 32K context).",
+        family="embedding", name="Qwen3 Reranker 4B"),
+    Row("qwen3-reranker-8b", "qwen3-8b-base", "Qwen/Qwen3-Reranker-8B",
+        "Qwen3 Reranker 8B: Qwen3-8B-Base scored through its LM head (model card: 36 layers, 32K context).",
+        family="embedding", name="Qwen3 Reranker 8B"),
+    Row("gte-qwen2-1.5b-instruct", "qwen2-1.5b-instruct", "Alibaba-NLP/gte-Qwen2-1.5B-instruct",
+        "gte-Qwen2 1.5B: an embedding model trained from Qwen2-1.5B (model card: 28 layers, 1536-dim embeddings, "
+        "32K context); tied embeddings, so the missing LM head changes no count.", family="embedding",
+        name="gte-Qwen2 1.5B Instruct"),
+    # ---- DeepSeek -------------------------------------------------------------------------------------------------
+    Row("deepseek-v2", "deepseek-v2.5-1210", "deepseek-ai/DeepSeek-V2",
+        "DeepSeek-V2 (236B, 21B active): the architecture V2.5 kept (model card; DeepSeek-V2.5 merges V2-Chat and "
+        "Coder-V2 with the same shapes).", ("deepseek-v2:236b",), name="DeepSeek V2"),
+    _inst("deepseek-v2-chat", "deepseek-v2", "deepseek-ai/DeepSeek-V2-Chat", name="DeepSeek V2 Chat"),
+    _inst("deepseek-v2-chat-0628", "deepseek-v2", "deepseek-ai/DeepSeek-V2-Chat-0628", name="DeepSeek V2 Chat 0628"),
+    Row("deepseek-v2.5", "deepseek-v2.5-1210", "deepseek-ai/DeepSeek-V2.5", "The first DeepSeek-V2.5 release; "
+        "V2.5-1210 updated its weights with the same architecture (model card).", ("deepseek-v2.5",),
+        name="DeepSeek V2.5"),
+    Row("deepseek-coder-v2-instruct", "deepseek-v2", "deepseek-ai/DeepSeek-Coder-V2-Instruct",
+        "DeepSeek-Coder-V2 (236B, 21B active): continued pretraining of DeepSeek-V2 with the same architecture, "
+        "128K context (model card).", ("deepseek-coder-v2:236b",), name="DeepSeek Coder V2 Instruct"),
+    _base("deepseek-coder-v2-base", "deepseek-coder-v2-instruct", "deepseek-ai/DeepSeek-Coder-V2-Base",
+          name="DeepSeek Coder V2 Base"),
+    _inst("deepseek-v2-lite-chat", "deepseek-v2-lite", "deepseek-ai/DeepSeek-V2-Lite-Chat",
+          name="DeepSeek V2 Lite Chat"),
+    _inst("deepseek-coder-v2-lite-instruct", "deepseek-coder-v2-lite", "deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct",
+          name="DeepSeek Coder V2 Lite Instruct"),
+    Row("deepseek-v3-0324", "deepseek-v3", "deepseek-ai/DeepSeek-V3-0324", "An updated DeepSeek-V3 checkpoint with "
+        "the V3 architecture unchanged (model card).", ("deepseek-v3:671b-0324",), name="DeepSeek V3 0324"),
+    _base("deepseek-v3-base", "deepseek-v3", "deepseek-ai/DeepSeek-V3-Base", name="DeepSeek V3 Base"),
+    Row("deepseek-r1-0528", "deepseek-r1", "deepseek-ai/DeepSeek-R1-0528", "The May 2025 update of DeepSeek-R1, "
+        "same architecture (model card).", ("deepseek-r1:671b-0528",), name="DeepSeek R1 0528"),
+    Row("deepseek-r1-zero", "deepseek-r1", "deepseek-ai/DeepSeek-R1-Zero", "DeepSeek-R1-Zero: RL from "
+        "DeepSeek-V3-Base without SFT, the same architecture as R1 (model card).", name="DeepSeek R1 Zero"),
+    Row("deepseek-v3.1-terminus", "deepseek-v3.1", "deepseek-ai/DeepSeek-V3.1-Terminus", "An update of DeepSeek-V3.1 "
+        "with the same architecture (model card).", ("deepseek-v3.1:671b-terminus",), name="DeepSeek V3.1 Terminus"),
+    _base("deepseek-v3.1-base", "deepseek-v3.1", "deepseek-ai/DeepSeek-V3.1-Base", name="DeepSeek V3.1 Base"),
+    Row("deepseek-v3.2-exp", "deepseek-v3.2", "deepseek-ai/DeepSeek-V3.2-Exp", "The experimental release that "
+        "introduced DeepSeek Sparse Attention, the architecture V3.2 kept (model card).", name="DeepSeek V3.2 Exp"),
+    Row("deepseek-v3.2-speciale", "deepseek-v3.2", "deepseek-ai/DeepSeek-V3.2-Speciale", "The high-compute "
+        "reasoning variant of DeepSeek-V3.2, same architecture (model card).", name="DeepSeek V3.2 Speciale"),
+    Row("deepseek-prover-v2-671b", "deepseek-v3", "deepseek-ai/DeepSeek-Prover-V2-671B", "DeepSeek-Prover-V2 671B: "
+        "built on DeepSeek-V3-Base with its architecture (model card).", name="DeepSeek Prover V2 671B"),
+    _base("deepseek-coder-6.7b-base", "deepseek-coder-6.7b-instruct", "deepseek-ai/deepseek-coder-6.7b-base",
+          name="DeepSeek Coder 6.7B Base"),
+    Row("deepseek-coder-1.3b-instruct", "deepseek-coder-6.7b-instruct", "deepseek-ai/deepseek-coder-1.3b-instruct",
+        "DeepSeek-Coder 1.3B: 24 layers, hidden 2048, 16 heads, FFN 5,504, the family's 32,256-token vocabulary and "
+        "16K context (model card / paper Table 2).", ("deepseek-coder:1.3b",),
+        text={"hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 16,
+              "intermediate_size": 5504}, name="DeepSeek Coder 1.3B Instruct"),
+    Row("deepseek-coder-33b-instruct", "deepseek-coder-6.7b-instruct", "deepseek-ai/deepseek-coder-33b-instruct",
+        "DeepSeek-Coder 33B: 62 layers, hidden 7168, 56 query / 8 KV heads, FFN 19,200, vocabulary 32,256 (paper "
+        "Table 2).", ("deepseek-coder:33b",),
+        text={"hidden_size": 7168, "num_hidden_layers": 62, "num_attention_heads": 56, "num_key_value_heads": 8,
+              "intermediate_size": 19200}, name="DeepSeek Coder 33B Instruct"),
+    Row("deepseek-llm-7b-chat", "llama-2-7b-chat", "deepseek-ai/deepseek-llm-7b-chat",
+        "DeepSeek LLM 7B: a Llama-architecture model, 30 layers, hidden 4096, 32 heads, FFN 11,008, vocabulary "
+        "102,400, 4K context (DeepSeek LLM paper Table 2).", ("deepseek-llm:7b",),
+        text={"num_hidden_layers": 30, "vocab_size": 102400, "torch_dtype": "bfloat16"},
+        family="deepseek", name="DeepSeek LLM 7B Chat"),
+    Row("deepseek-llm-67b-chat", "llama-2-70b", "deepseek-ai/deepseek-llm-67b-chat",
+        "DeepSeek LLM 67B: a Llama-architecture model, 95 layers, hidden 8192, 64 query / 8 KV heads, FFN 22,016, "
+        "vocabulary 102,400, 4K context (DeepSeek LLM paper Table 2).", ("deepseek-llm:67b",),
+        text={"num_hidden_layers": 95, "intermediate_size": 22016, "vocab_size": 102400,
+              "max_position_embeddings": 4096, "torch_dtype": "bfloat16"},
+        family="deepseek", name="DeepSeek LLM 67B Chat"),
+    Row("deepseek-math-7b-instruct", "deepseek-llm-7b-chat", "deepseek-ai/deepseek-math-7b-instruct",
+        "DeepSeekMath 7B: initialised from DeepSeek-Coder-v1.5 7B, the DeepSeek LLM 7B architecture (paper).",
+        name="DeepSeek Math 7B Instruct"),
+    # ---- Kimi / Moonshot ------------------------------------------------------------------------------------------
+    _base("kimi-k2-base", "kimi-k2-instruct", "moonshotai/Kimi-K2-Base", name="Kimi K2 Base"),
+    Row("kimi-k2-instruct-0905", "kimi-k2-instruct", "moonshotai/Kimi-K2-Instruct-0905",
+        "The September 2025 Kimi K2 Instruct: same architecture, context extended to 256K (model card: 'context "
+        "length 256K').", text={"max_position_embeddings": 262144}, name="Kimi K2 Instruct 0905"),
+    Row("kimi-k2-thinking", "kimi-k2-instruct-0905", "moonshotai/Kimi-K2-Thinking",
+        "Kimi K2 Thinking: the K2 architecture with 256K context, released natively INT4 (QAT) on the routed "
+        "experts (model card); its quantization_config is taken as Kimi-K2.5's verbatim one (INT4 group 32; "
+        "attention, shared experts, dense MLP and lm_head unquantized), which the two releases share by their model "
+        "cards' description.", ("kimi-k2-thinking",),
+        top={"quantization_config": {"config_groups": {"group_0": {"input_activations": None, "output_activations": None,
+             "targets": ["Linear"], "weights": {"actorder": None, "block_structure": None, "dynamic": False,
+             "group_size": 32, "num_bits": 4, "observer": "minmax", "observer_kwargs": {}, "strategy": "group",
+             "symmetric": True, "type": "int"}}}, "format": "pack-quantized", "ignore": ["lm_head",
+             "re:.*self_attn.*", "re:.*shared_experts.*", "re:.*mlp\\.(gate|up|gate_up|down)_proj.*"],
+             "kv_cache_scheme": None, "quant_method": "compressed-tensors", "quantization_status": "compressed"}},
+        params=1026408232448, params_source="Kimi K2's published total (the architecture is K2's; the INT4 "
+        "packing does not change the parameter count): 1,026,408,232,448", name="Kimi K2 Thinking"),
+    Row("kimi-k2.6", "kimi-k2.5", "moonshotai/Kimi-K2.6",
+        "Kimi K2.6: nvidia/Kimi-K2.6-NVFP4's config.json (ai-dynamo/aiconfigurator@095f58a51c4c "
+        "model_configs/nvidia--Kimi-K2.6-NVFP4_config.json) carries the K2.5 architecture (kimi_k25, 61 layers, "
+        "384 experts, MoonViT), so the original is taken as K2.5's.", ("kimi-k2.6",), name="Kimi K2.6"),
+    # ---- GLM -----------------------------------------------------------------------------------------------------
+    Row("glm-4.5", "glm-4.7", "zai-org/GLM-4.5", "GLM-4.5 (355B, 32B active): the architecture GLM-4.6 and 4.7 kept; "
+        "128K context (model card).", ("glm-4.5",), text={"max_position_embeddings": 131072}, name="GLM 4.5"),
+    Row("glm-4.6", "glm-4.7", "zai-org/GLM-4.6", "GLM-4.6: the GLM-4.5 architecture with the context extended to "
+        "200K (model card).", ("glm-4.6", "glm-4.6:355b"), name="GLM 4.6"),
+    _base("glm-4.5-air-base", "glm-4.5-air", "zai-org/GLM-4.5-Air-Base", name="GLM 4.5 Air Base"),
+    _base("glm-4-9b", "glm-4-9b-chat", "THUDM/glm-4-9b", name="GLM-4 9B"),
+    Row("glm-4-9b-chat-1m", "glm-4-9b-chat", "THUDM/glm-4-9b-chat-1m", "GLM-4-9B-Chat-1M: the GLM-4-9B-Chat "
+        "architecture with a 1M-token context (model card).", text={"seq_length": 1048576},
+        name="GLM-4 9B Chat 1M"),
+    # ---- MiniMax -------------------------------------------------------------------------------------------------
+    Row("minimax-m2", "minimax-m2.5", "MiniMaxAI/MiniMax-M2", "MiniMax-M2 (230B, 10B active): the architecture M2.1 "
+        "and M2.5 kept (model cards).", ("minimax-m2",), name="MiniMax M2"),
+    Row("minimax-m2.1", "minimax-m2.5", "MiniMaxAI/MiniMax-M2.1", "MiniMax-M2.1: the M2 architecture (model card).",
+        name="MiniMax M2.1"),
+    # ---- Mistral -------------------------------------------------------------------------------------------------
+    _inst("mistral-7b-instruct-v0.1", "mistral-7b-v0.1", "mistralai/Mistral-7B-Instruct-v0.1",
+          name="Mistral 7B Instruct v0.1"),
+    _base("mistral-7b-v0.3", "mistral-7b-instruct-v0.3", "mistralai/Mistral-7B-v0.3", "mistral:7b-text-v0.3",
+          name="Mistral 7B v0.3"),
+    _tune("zephyr-7b-beta", "mistral-7b-v0.1", "HuggingFaceH4/zephyr-7b-beta", "Mistral-7B-v0.1", "zephyr:7b"),
+    _tune("openhermes-2.5-mistral-7b", "mistral-7b-v0.1", "teknium/OpenHermes-2.5-Mistral-7B", "Mistral-7B-v0.1",
+          "openhermes:7b", why="A fine-tune of Mistral-7B-v0.1 (model card); the ChatML tokens extend the "
+          "vocabulary to 32,002.", text={"vocab_size": 32002}),
+    Row("mathstral-7b-v0.1", "mistral-7b-instruct-v0.3", "mistralai/Mathstral-7B-v0.1",
+        "Mathstral 7B: built on Mistral 7B with the v0.3 tokenizer (32,768) and 32K context (model card).",
+        ("mathstral:7b",), name="Mathstral 7B v0.1"),
+    Row("codestral-22b-v0.1", "mistral-small-instruct-2409", "mistralai/Codestral-22B-v0.1",
+        "Codestral 22B: 56 layers, hidden 6144, 48/8 heads, vocabulary 32,768, 32K context: the shapes Mistral Small "
+        "2409 (22B) shares (model cards).", ("codestral:22b",), name="Codestral 22B v0.1"),
+    Row("mistral-small-24b-instruct-2501", "mistral-small-3.1-24b-instruct-2503",
+        "mistralai/Mistral-Small-24B-Instruct-2501", "Mistral Small 3 (2501): the text-only model whose decoder "
+        "Mistral Small 3.1 kept (same 23,572,403,200 decoder; model card: 24B, 32K context, Tekken 131K vocabulary).",
+        ("mistral-small:24b",), flat=True, text={"architectures": ["MistralForCausalLM"], "max_position_embeddings": 32768},
+        name="Mistral Small 24B Instruct 2501"),
+    _base("mistral-small-24b-base-2501", "mistral-small-24b-instruct-2501", "mistralai/Mistral-Small-24B-Base-2501",
+          name="Mistral Small 24B Base 2501"),
+    _base("mistral-small-3.1-24b-base-2503", "mistral-small-3.1-24b-instruct-2503",
+          "mistralai/Mistral-Small-3.1-24B-Base-2503", name="Mistral Small 3.1 24B Base 2503"),
+    Row("mistral-small-3.2-24b-instruct-2506", "mistral-small-3.1-24b-instruct-2503",
+        "mistralai/Mistral-Small-3.2-24B-Instruct-2506", "Mistral Small 3.2: a minor update of Small 3.1 with the same "
+        "architecture, vision encoder included (model card).", ("mistral-small3.2:24b", "mistral-small3.2"),
+        name="Mistral Small 3.2 24B Instruct 2506"),
+    Row("magistral-small-2506", "mistral-small-24b-instruct-2501", "mistralai/Magistral-Small-2506",
+        "Magistral Small 2506: a reasoning model built on Mistral Small 3.1 (text only), 128K context window, "
+        "recommended up to 40K (model card); max_position_embeddings as the card's 40K recommendation.",
+        ("magistral:24b", "magistral"), text={"max_position_embeddings": 40960}, name="Magistral Small 2506"),
+    Row("magistral-small-2507", "magistral-small-2506", "mistralai/Magistral-Small-2507", "The July 2025 update of "
+        "Magistral Small, same architecture (model card).", name="Magistral Small 2507"),
+    Row("magistral-small-2509", "mistral-small-3.2-24b-instruct-2506", "mistralai/Magistral-Small-2509",
+        "Magistral Small 1.2 (2509): built on Mistral Small 3.2 with its vision encoder (model card: 'now with a "
+        "vision encoder').", name="Magistral Small 2509"),
+    Row("devstral-small-2505", "mistral-small-24b-instruct-2501", "mistralai/Devstral-Small-2505",
+        "Devstral Small 2505: fine-tuned from Mistral-Small-3.1 with the vision encoder removed, 128K context "
+        "(model card).", ("devstral:24b", "devstral"), text={"max_position_embeddings": 131072},
+        name="Devstral Small 2505"),
+    Row("devstral-small-2507", "devstral-small-2505", "mistralai/Devstral-Small-2507", "The July 2025 update of "
+        "Devstral Small, same architecture (model card).", name="Devstral Small 2507"),
+    _inst("mistral-large-instruct-2411", "mistral-large-instruct-2407", "mistralai/Mistral-Large-Instruct-2411",
+          why="The November 2024 update of Mistral Large 2 (123B), same architecture (model card).",
+          name="Mistral Large Instruct 2411"),
+    _base("mistral-nemo-base-2407", "mistral-nemo-instruct-2407", "mistralai/Mistral-Nemo-Base-2407",
+          name="Mistral Nemo Base 2407"),
+    _base("mixtral-8x7b-v0.1", "mixtral-8x7b-instruct-v0.1", "mistralai/Mixtral-8x7B-v0.1", name="Mixtral 8x7B v0.1"),
+    _inst("mixtral-8x22b-instruct-v0.1", "mixtral-8x22b-v0.1", "mistralai/Mixtral-8x22B-Instruct-v0.1",
+          "mixtral:8x22b-instruct", why="The instruction-tuned Mixtral 8x22B; the v3 tokenizer's vocabulary is "
+          "32,768 (model card).", text={"vocab_size": 32768}, name="Mixtral 8x22B Instruct v0.1"),
+    _tune("nous-hermes-2-mixtral-8x7b-dpo", "mixtral-8x7b-v0.1", "NousResearch/Nous-Hermes-2-Mixtral-8x7B-DPO",
+          "Mixtral-8x7B-v0.1", "nous-hermes2-mixtral:8x7b", why="A fine-tune of Mixtral-8x7B-v0.1 (model card); the "
+          "ChatML tokens extend the vocabulary to 32,002.", text={"vocab_size": 32002}),
+    _tune("wizardlm-2-8x22b", "mixtral-8x22b-v0.1", "alpindale/WizardLM-2-8x22B", "Mixtral-8x22B-v0.1",
+          "wizardlm2:8x22b", family="mistral"),
+    # ---- Gemma ---------------------------------------------------------------------------------------------------
+    _base("gemma-2-2b", "gemma-2-2b-it", "google/gemma-2-2b", "gemma2:2b-text", name="Gemma 2 2B"),
+    _base("gemma-2-9b", "gemma-2-9b-it", "google/gemma-2-9b", "gemma2:9b-text", name="Gemma 2 9B"),
+    _base("gemma-2-27b", "gemma-2-27b-it", "google/gemma-2-27b", "gemma2:27b-text", name="Gemma 2 27B"),
+    _base("gemma-3-1b-pt", "gemma-3-1b-it", "google/gemma-3-1b-pt", name="Gemma 3 1B PT"),
+    _base("gemma-3-4b-pt", "gemma-3-4b-it", "google/gemma-3-4b-pt", name="Gemma 3 4B PT"),
+    _base("gemma-3-12b-pt", "gemma-3-12b-it", "google/gemma-3-12b-pt", name="Gemma 3 12B PT"),
+    _base("gemma-3-27b-pt", "gemma-3-27b-it", "google/gemma-3-27b-pt", name="Gemma 3 27B PT"),
+    _inst("gemma-2b-it", "gemma-2b", "google/gemma-2b-it", name="Gemma 2B IT"),
+    _inst("gemma-7b-it", "gemma-7b", "google/gemma-7b-it", name="Gemma 7B IT"),
+    _inst("gemma-1.1-2b-it", "gemma-2b", "google/gemma-1.1-2b-it", why="Gemma 1.1: an RLHF update of Gemma 2B IT "
+          "with the same architecture (model card).", name="Gemma 1.1 2B IT"),
+    _inst("gemma-1.1-7b-it", "gemma-7b", "google/gemma-1.1-7b-it", why="Gemma 1.1: an RLHF update of Gemma 7B IT "
+          "with the same architecture (model card).", name="Gemma 1.1 7B IT"),
+    _tune("codegemma-7b", "gemma-7b", "google/codegemma-7b", "Gemma 7B", "codegemma:7b-code"),
+    _tune("codegemma-7b-it", "gemma-7b", "google/codegemma-7b-it", "Gemma 7B", "codegemma:7b", "codegemma"),
+    _tune("codegemma-2b", "gemma-2b", "google/codegemma-2b", "Gemma 2B", "codegemma:2b"),
+    _tune("shieldgemma-2b", "gemma-2-2b", "google/shieldgemma-2b", "Gemma 2 2B", "shieldgemma:2b"),
+    _tune("shieldgemma-9b", "gemma-2-9b", "google/shieldgemma-9b", "Gemma 2 9B", "shieldgemma:9b"),
+    _tune("shieldgemma-27b", "gemma-2-27b", "google/shieldgemma-27b", "Gemma 2 27B", "shieldgemma:27b"),
+    _tune("medgemma-4b-it", "gemma-3-4b-it", "google/medgemma-4b-it", "Gemma 3 4B (with its SigLIP encoder)"),
+    _tune("medgemma-27b-it", "gemma-3-27b-it", "google/medgemma-27b-it", "Gemma 3 27B (multimodal)"),
+    # ---- Phi -----------------------------------------------------------------------------------------------------
+    Row("phi-3-medium-4k-instruct", "phi-3-mini-4k-instruct", "microsoft/Phi-3-medium-4k-instruct",
+        "Phi-3 medium (14B): 40 layers, hidden 5120, 40 query / 10 KV heads, FFN 17,920, the family's 32,064 "
+        "vocabulary, 4K context (Phi-3 technical report, model card).", ("phi3:14b", "phi3:medium"),
+        text={"hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 10,
+              "intermediate_size": 17920}, name="Phi-3 Medium 4K Instruct"),
+    Row("phi-3-medium-128k-instruct", "phi-3-mini-128k-instruct", "microsoft/Phi-3-medium-128k-instruct",
+        "Phi-3 medium (14B) with the 128K LongRoPE context: the medium shapes (40 layers, hidden 5120, 40/10 heads, "
+        "FFN 17,920) on the mini-128k's context settings (model card).", ("phi3:14b-medium-128k-instruct",),
+        text={"hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 10,
+              "intermediate_size": 17920}, name="Phi-3 Medium 128K Instruct"),
+    _tune("phi-4-reasoning", "phi-4", "microsoft/Phi-4-reasoning", "Phi-4", "phi4-reasoning:14b", "phi4-reasoning",
+          why="Phi-4-reasoning: Phi-4 fine-tuned for reasoning, 32K context (model card).",
+          text={"max_position_embeddings": 32768}),
+    _tune("phi-4-reasoning-plus", "phi-4-reasoning", "microsoft/Phi-4-reasoning-plus", "Phi-4 (via Phi-4-reasoning)",
+          "phi4-reasoning:plus"),
+    _tune("phi-4-mini-reasoning", "phi-4-mini-instruct", "microsoft/Phi-4-mini-reasoning", "Phi-4-mini",
+          "phi4-mini-reasoning:3.8b", "phi4-mini-reasoning"),
+    # ---- gpt-oss -------------------------------------------------------------------------------------------------
+    _tune("gpt-oss-safeguard-20b", "gpt-oss-20b", "openai/gpt-oss-safeguard-20b", "gpt-oss-20b",
+          "gpt-oss-safeguard:20b"),
+    _tune("gpt-oss-safeguard-120b", "gpt-oss-120b", "openai/gpt-oss-safeguard-120b", "gpt-oss-120b",
+          "gpt-oss-safeguard:120b"),
+    # ---- Granite -------------------------------------------------------------------------------------------------
+    _base("granite-3.1-8b-base", "granite-3.1-8b-instruct", "ibm-granite/granite-3.1-8b-base",
+          name="Granite 3.1 8B Base"),
+    _base("granite-3.3-2b-base", "granite-3.3-2b-instruct", "ibm-granite/granite-3.3-2b-base",
+          name="Granite 3.3 2B Base"),
+    _base("granite-3.3-8b-base", "granite-3.3-8b-instruct", "ibm-granite/granite-3.3-8b-base",
+          name="Granite 3.3 8B Base"),
+    Row("granite-3.1-2b-instruct", "granite-3.3-2b-instruct", "ibm-granite/granite-3.1-2b-instruct",
+        "Granite 3.1 2B: the dense 2B architecture Granite 3.3 kept (40 layers, hidden 2048, 32/8 heads, 128K "
+        "context; model card); its vocabulary is 49,155 (3.3 added 4 tokens).", ("granite3.1-dense:2b",),
+        text={"vocab_size": 49155}, name="Granite 3.1 2B Instruct"),
+    _base("granite-3.1-2b-base", "granite-3.1-2b-instruct", "ibm-granite/granite-3.1-2b-base",
+          name="Granite 3.1 2B Base"),
+    Row("granite-3.0-2b-instruct", "granite-3.1-2b-instruct", "ibm-granite/granite-3.0-2b-instruct",
+        "Granite 3.0 2B: the dense 2B architecture with a 4,096-token context (model card: 'context length 4K'; "
+        "3.1 extended it to 128K).", ("granite3-dense:2b",), text={"max_position_embeddings": 4096},
+        name="Granite 3.0 2B Instruct"),
+    Row("granite-3.0-8b-instruct", "granite-3.1-8b-instruct", "ibm-granite/granite-3.0-8b-instruct",
+        "Granite 3.0 8B: the dense 8B architecture with a 4,096-token context (model card).", ("granite3-dense:8b",),
+        text={"max_position_embeddings": 4096}, name="Granite 3.0 8B Instruct"),
+    _base("granite-3.0-2b-base", "granite-3.0-2b-instruct", "ibm-granite/granite-3.0-2b-base",
+          name="Granite 3.0 2B Base"),
+    _base("granite-3.0-8b-base", "granite-3.0-8b-instruct", "ibm-granite/granite-3.0-8b-base",
+          name="Granite 3.0 8B Base"),
+    Row("granite-3.2-2b-instruct", "granite-3.1-2b-instruct", "ibm-granite/granite-3.2-2b-instruct",
+        "Granite 3.2 2B: fine-tuned from Granite 3.1 2B with its architecture (model card).", ("granite3.2:2b",),
+        name="Granite 3.2 2B Instruct"),
+    Row("granite-3.2-8b-instruct", "granite-3.1-8b-instruct", "ibm-granite/granite-3.2-8b-instruct",
+        "Granite 3.2 8B: fine-tuned from Granite 3.1 8B with its architecture (model card).", ("granite3.2:8b",),
+        name="Granite 3.2 8B Instruct"),
+    _base("granite-4.0-h-tiny-base", "granite-4.0-h-tiny", "ibm-granite/granite-4.0-h-tiny-base",
+          name="Granite 4.0 H Tiny Base"),
+    # ---- OLMo ----------------------------------------------------------------------------------------------------
+    _inst("olmo-2-1124-7b-instruct", "olmo-2-1124-7b", "allenai/OLMo-2-1124-7B-Instruct", "olmo2:7b-instruct",
+          name="OLMo 2 7B Instruct"),
+    _inst("olmo-2-1124-13b-instruct", "olmo-2-1124-13b", "allenai/OLMo-2-1124-13B-Instruct", "olmo2:13b-instruct",
+          name="OLMo 2 13B Instruct"),
+    _inst("olmo-2-0325-32b-instruct", "olmo-2-0325-32b", "allenai/OLMo-2-0325-32B-Instruct", name="OLMo 2 32B Instruct"),
+    _inst("olmoe-1b-7b-0924-instruct", "olmoe-1b-7b-0924", "allenai/OLMoE-1B-7B-0924-Instruct",
+          name="OLMoE 1B-7B 0924 Instruct"),
+    Row("olmoe-1b-7b-0125", "olmoe-1b-7b-0924", "allenai/OLMoE-1B-7B-0125", "The January 2025 OLMoE: the same "
+        "1B-active / 7B MoE architecture retrained (model card).", name="OLMoE 1B-7B 0125"),
+    _inst("olmoe-1b-7b-0125-instruct", "olmoe-1b-7b-0125", "allenai/OLMoE-1B-7B-0125-Instruct",
+          name="OLMoE 1B-7B 0125 Instruct"),
+    # ---- Falcon --------------------------------------------------------------------------------------------------
+    _base("falcon-h1-0.5b-base", "falcon-h1-0.5b-instruct", "tiiuae/Falcon-H1-0.5B-Base", name="Falcon-H1 0.5B Base"),
+    _base("falcon-h1-1.5b-base", "falcon-h1-1.5b-instruct", "tiiuae/Falcon-H1-1.5B-Base", name="Falcon-H1 1.5B Base"),
+    _base("falcon-h1-3b-base", "falcon-h1-3b-instruct", "tiiuae/Falcon-H1-3B-Base", name="Falcon-H1 3B Base"),
+    _base("falcon-h1-7b-base", "falcon-h1-7b-instruct", "tiiuae/Falcon-H1-7B-Base", name="Falcon-H1 7B Base"),
+    _base("falcon-h1-34b-base", "falcon-h1-34b-instruct", "tiiuae/Falcon-H1-34B-Base", name="Falcon-H1 34B Base"),
+    # ---- Jamba ---------------------------------------------------------------------------------------------------
+    Row("ai21-jamba-mini-1.5", "jamba-v0.1", "ai21labs/AI21-Jamba-Mini-1.5",
+        "Jamba 1.5 Mini (52B, 12B active): the Jamba v0.1 architecture (32 layers, attention every 8th, MoE every "
+        "2nd, 16 experts, 2 active), 256K context (model card; Jamba-1.5 paper Table 1).", ("jamba-mini-1.5",),
+        name="Jamba 1.5 Mini", family="jamba"),
+    Row("ai21-jamba-mini-1.6", "ai21-jamba-mini-1.5", "ai21labs/AI21-Jamba-Mini-1.6", "Jamba Mini 1.6: the Jamba 1.5 "
+        "Mini architecture (model card).", name="Jamba Mini 1.6"),
+    Row("ai21-jamba-mini-1.7", "ai21-jamba-mini-1.5", "ai21labs/AI21-Jamba-Mini-1.7", "Jamba Mini 1.7: the Jamba 1.5 "
+        "Mini architecture (model card).", name="Jamba Mini 1.7"),
+    # ---- Nemotron ------------------------------------------------------------------------------------------------
+    _inst("nemotron-h-56b-instruct-8k", "nemotron-h-56b-base-8k", "nvidia/Nemotron-H-56B-Instruct-8K",
+          name="Nemotron-H 56B Instruct 8K"),
+    _base("nemotron-3-nano-30b-a3b-base", "nemotron-3-nano-30b-a3b", "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-Base-BF16",
+          name="Nemotron 3 Nano 30B-A3B Base"),
+    # ---- Cohere --------------------------------------------------------------------------------------------------
+    Row("c4ai-command-r-08-2024", "c4ai-command-r-v01", "CohereForAI/c4ai-command-r-08-2024",
+        "Command R 08-2024 (32B): 40 layers, hidden 8192, 64 query / 8 KV heads (GQA replaced v01's full MHA), FFN "
+        "24,576, vocabulary 256,000, 128K context (model card).", ("command-r:35b-08-2024",),
+        text={"num_key_value_heads": 8, "intermediate_size": 24576}, name="Command R 08-2024"),
+    Row("aya-expanse-32b", "c4ai-command-r-08-2024", "CohereForAI/aya-expanse-32b",
+        "Aya Expanse 32B: built on Command R 08-2024's 32B architecture, 128K context (model card).",
+        ("aya-expanse:32b", "coherelabs/aya-expanse-32b"), name="Aya Expanse 32B"),
+    Row("aya-expanse-8b", "aya-23-8b", "CohereForAI/aya-expanse-8b", "Aya Expanse 8B: the Aya 23 8B architecture "
+        "(Command R family, 8K context; model card).", ("aya-expanse:8b", "aya-expanse", "coherelabs/aya-expanse-8b"),
+        name="Aya Expanse 8B"),
+    # ---- SmolLM --------------------------------------------------------------------------------------------------
+    _base("smollm-135m", "smollm-135m-instruct", "HuggingFaceTB/SmolLM-135M", name="SmolLM 135M"),
+    _base("smollm-360m", "smollm-360m-instruct", "HuggingFaceTB/SmolLM-360M", name="SmolLM 360M"),
+    _base("smollm-1.7b", "smollm-1.7b-instruct", "HuggingFaceTB/SmolLM-1.7B", name="SmolLM 1.7B"),
+    _base("smollm2-135m", "smollm2-135m-instruct", "HuggingFaceTB/SmolLM2-135M", name="SmolLM2 135M"),
+    _base("smollm2-360m", "smollm2-360m-instruct", "HuggingFaceTB/SmolLM2-360M", name="SmolLM2 360M"),
+    _base("smollm2-1.7b", "smollm2-1.7b-instruct", "HuggingFaceTB/SmolLM2-1.7B", name="SmolLM2 1.7B"),
+    # ---- embeddings and rerankers --------------------------------------------------------------------------------
+    Row("mxbai-embed-large-v1", "bge-large-en-v1.5", "mixedbread-ai/mxbai-embed-large-v1",
+        "mxbai-embed-large-v1: a BERT-large encoder (24 layers, 1024 wide, 335M parameters, 512 tokens; model card), "
+        "the shapes of bge-large-en-v1.5.", ("mxbai-embed-large", "mxbai-embed-large:335m"), family="embedding",
+        name="mxbai-embed-large v1"),
+    Row("snowflake-arctic-embed-l", "bge-large-en-v1.5", "Snowflake/snowflake-arctic-embed-l",
+        "snowflake-arctic-embed-l: a BERT-large encoder (335M, 1024-dim; model card), the shapes of bge-large.",
+        ("snowflake-arctic-embed:335m",), family="embedding", name="snowflake-arctic-embed-l"),
+    Row("e5-large-v2", "bge-large-en-v1.5", "intfloat/e5-large-v2", "e5-large-v2: a BERT-large encoder (24 layers, "
+        "1024 wide, 335M; model card).", family="embedding", name="E5 large v2"),
+    Row("gte-large", "bge-large-en-v1.5", "thenlper/gte-large", "gte-large: a BERT-large encoder (335M, 1024-dim, "
+        "512 tokens; model card).", family="embedding", name="GTE large"),
+    Row("bge-base-en-v1.5", "bge-large-en-v1.5", "BAAI/bge-base-en-v1.5", "bge-base-en-v1.5: a BERT-base encoder (12 "
+        "layers, 768 wide, 12 heads, FFN 3072; 109M; model card).", family="embedding", name="BGE base en v1.5",
+        text={"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}),
+    Row("e5-base-v2", "bge-base-en-v1.5", "intfloat/e5-base-v2", "e5-base-v2: a BERT-base encoder (109M; model "
+        "card).", family="embedding", name="E5 base v2"),
+    Row("gte-base", "bge-base-en-v1.5", "thenlper/gte-base", "gte-base: a BERT-base encoder (109M; model card).",
+        family="embedding", name="GTE base"),
+    Row("snowflake-arctic-embed-m-v1.5", "snowflake-arctic-embed-m", "Snowflake/snowflake-arctic-embed-m-v1.5",
+        "snowflake-arctic-embed-m v1.5: the arctic-embed-m encoder retrained (model card).", family="embedding",
+        name="snowflake-arctic-embed-m v1.5"),
+    Row("nomic-embed-text-v1", "nomic-embed-text-v1.5", "nomic-ai/nomic-embed-text-v1", "nomic-embed-text v1: the "
+        "nomic-bert encoder v1.5 was trained from (model card).", family="embedding", name="nomic-embed-text v1"),
+    Row("multilingual-e5-large-instruct", "multilingual-e5-large", "intfloat/multilingual-e5-large-instruct",
+        "multilingual-e5-large-instruct: the XLM-RoBERTa-large encoder of multilingual-e5-large (model card).",
+        family="embedding", name="multilingual E5 large instruct"),
+    Row("multilingual-e5-base", "multilingual-e5-large", "intfloat/multilingual-e5-base", "multilingual-e5-base: an "
+        "XLM-RoBERTa-base encoder (12 layers, 768 wide, 278M; model card).", family="embedding",
+        name="multilingual E5 base",
+        text={"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}),
+    Row("granite-embedding-278m-multilingual", "multilingual-e5-base", "ibm-granite/granite-embedding-278m-multilingual",
+        "Granite Embedding 278M multilingual: an XLM-RoBERTa-base encoder (278M, 768-dim; model card).",
+        ("granite-embedding:278m",), family="embedding", name="Granite Embedding 278M multilingual"),
+    Row("bge-reranker-v2-m3", "bge-m3", "BAAI/bge-reranker-v2-m3", "bge-reranker-v2-m3: a cross-encoder "
+        "initialised from bge-m3 (XLM-RoBERTa-large, 568M; model card); the one-logit classifier head is not counted.",
+        family="embedding", name="BGE reranker v2 m3"),
+    Row("bge-reranker-large", "multilingual-e5-large", "BAAI/bge-reranker-large", "bge-reranker-large: an "
+        "XLM-RoBERTa-large cross-encoder (560M; model card); the classifier head is not counted.",
+        family="embedding", name="BGE reranker large"),
+    Row("bge-reranker-base", "multilingual-e5-base", "BAAI/bge-reranker-base", "bge-reranker-base: an XLM-RoBERTa-base "
+        "cross-encoder (278M; model card); the classifier head is not counted.", family="embedding",
+        name="BGE reranker base"),
+    # ---- others --------------------------------------------------------------------------------------------------
+    _base("yi-6b", "yi-6b-chat", "01-ai/Yi-6B", name="Yi 6B"),
+    _inst("yi-34b-chat", "yi-34b", "01-ai/Yi-34B-Chat", name="Yi 34B Chat"),
+    Row("yi-1.5-6b-chat", "yi-6b-chat", "01-ai/Yi-1.5-6B-Chat", "Yi-1.5 6B: continued pretraining of Yi 6B with its "
+        "architecture (model card).", ("yi:6b-v1.5",), name="Yi 1.5 6B Chat"),
+    Row("yi-1.5-34b-chat", "yi-34b", "01-ai/Yi-1.5-34B-Chat", "Yi-1.5 34B: continued pretraining of Yi 34B with its "
+        "architecture (model card).", ("yi:34b-v1.5",), name="Yi 1.5 34B Chat"),
+    _base("internlm2-7b", "internlm2-chat-7b", "internlm/internlm2-7b", name="InternLM2 7B"),
+    _base("internlm2.5-7b", "internlm2.5-7b-chat", "internlm/internlm2_5-7b", name="InternLM2.5 7B"),
+    _base("baichuan2-7b-base", "baichuan2-7b-chat", "baichuan-inc/Baichuan2-7B-Base", name="Baichuan2 7B Base"),
+    _base("orion-14b-base", "orion-14b-chat", "OrionStarAI/Orion-14B-Base", name="Orion 14B Base"),
+    Row("mimo-7b-rl", "mimo-7b-base", "XiaomiMiMo/MiMo-7B-RL", "MiMo-7B-RL: RL-tuned from MiMo-7B-SFT, the "
+        "MiMo-7B-Base architecture (model card).", name="MiMo 7B RL"),
+    Row("mimo-7b-sft", "mimo-7b-base", "XiaomiMiMo/MiMo-7B-SFT", "MiMo-7B-SFT: supervised fine-tune of "
+        "MiMo-7B-Base (model card).", name="MiMo 7B SFT"),
+    _base("stablelm-2-1.6b", "stablelm-2-zephyr-1.6b", "stabilityai/stablelm-2-1_6b", name="StableLM 2 1.6B"),
+]
