@@ -308,6 +308,18 @@ def test_table_never_500(client, model, kind, sizes, kv_types, vram, flags):
     assert r.status_code < 500, (q, r.text)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(path=st.sampled_from(["/", "/kv", "/limits"]), model=_text, engine=_text, ctx=_ints, kv_type=_text,
+       vram=_text, gpu=_text, command=_commands, flags=_text, here=st.sampled_from([None, "1"]))
+def test_pages_never_500(client, path, model, engine, ctx, kv_type, vram, gpu, command, flags, here):
+    q = {k: str(v) for k, v in dict(model=model, engine=engine, ctx=ctx, kv_type=kv_type, vram=vram, gpu=gpu,
+                                     command=command, flags=flags, here=here).items()
+         if v is not None and "\x00" not in str(v)}
+    r = client.get(path, params=q)
+    assert r.status_code in (200, 400), (path, q, r.text[:300])
+    assert r.text.startswith("<!doctype html>")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Pages: every one renders; everything shown is escaped; the inputs live in the URL
 
