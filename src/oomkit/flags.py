@@ -225,6 +225,29 @@ def _expected(annotation: Any) -> tuple[tuple[type, ...], bool] | None:
     return _TYPES[parts[0]], optional
 
 
+_TUPLE = re.compile(r"tuple\[(?:(\w+)|tuple\[([\w, ]+)\]), \.\.\.\]")
+
+
+def _check_tuple(name: str, annotation: str, value: Any) -> None:
+    """A tuple field ("tuple[float, ...]", "tuple[tuple[str, str], ...]"): a tuple of those, each part typed."""
+    m = _TUPLE.fullmatch(annotation.replace(" | None", ""))
+    if m is None:
+        return
+    if value is None and "None" in annotation:
+        return
+    if not isinstance(value, tuple):
+        raise SettingsError(f"{name}: {_shown(value)} is a {type(value).__name__}; give a tuple")
+    shape = [m.group(1)] if m.group(1) else [p.strip() for p in m.group(2).split(",")]
+    for item in value:
+        parts = (item,) if m.group(1) else item
+        if m.group(2) and (not isinstance(item, tuple) or len(item) != len(shape)):
+            raise SettingsError(f"{name}: each entry is a tuple of {', '.join(shape)}; got {_shown(item)}")
+        for part, want in zip(parts, shape, strict=True):
+            types = _TYPES.get(want)
+            if types is not None and (not isinstance(part, types) or (isinstance(part, bool) and bool not in types)):
+                raise SettingsError(f"{name}: {_shown(part)} is a {type(part).__name__}; give {_type_words(types)}")
+
+
 def check_settings(settings: Any, program: str = "") -> Any:
     """`settings` (an engine's frozen dataclass) if each field has its annotated type (a bool is no int; a float
     field takes an int; NaN and infinity are no setting) and its LIMITS range, else a SettingsError for the first
@@ -235,6 +258,8 @@ def check_settings(settings: Any, program: str = "") -> Any:
         value = getattr(settings, f.name)
         limit = limits.get(f.name)
         name = f"{f.name} ({limit.flag})" if limit is not None and limit.flag else f.name
+        if isinstance(f.type, str) and f.type.startswith("tuple["):
+            _check_tuple(name, f.type, value)
         want = _expected(f.type)
         if want is not None:
             types, optional = want

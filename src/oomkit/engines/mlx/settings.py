@@ -41,7 +41,7 @@ class MlxSettings:
     # What mlx_lm accepts, held by flags.check_settings (flags and API arguments alike); the model calls of a run
     # have oomkit's ceiling, MAX_CALLS (resolve).
     LIMITS = {
-        "max_tokens": Limit(0, INT32_MAX, "--max-tokens"),
+        "max_tokens": Limit(None, INT32_MAX, "--max-tokens"),  # argparse type=int; negative (no limit): resolve refuses
         "prompt_tokens": Limit(1, INT32_MAX, ""),
         "context_length": Limit(1, INT32_MAX, "--ctx"),
         "max_kv_size": Limit(1, INT32_MAX, "--max-kv-size"),
