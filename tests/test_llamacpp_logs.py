@@ -30,3 +30,52 @@ def test_gpu_log(path):
     for key, dev in (("cuda0_compute_mib", "CUDA0"), ("cuda_host_compute_mib", "CUDA_Host")):
         ratio = v["compute_buffer_bytes"][dev] / MiB / p[key]
         assert 0.9 <= ratio <= 1.1, (dev, v["compute_buffer_bytes"][dev] / MiB, p[key])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Other backends (tests/fixtures/engine_logs/llamacpp/backends/): the buffer names each backend prints, the KV and
+# output buffers to the 0.01 MiB, compute within 10% (where the log's graph is the single-device workspace)
+
+BACKEND_FIXTURES = sorted((Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp" / "backends").glob("*.json"))
+
+
+def backend_estimate(fx):
+    gpus = fx.get("gpus") or []
+    where = {"gpu": gpus[0]["name"]} if fx["backend"] == "metal" else {"vram": "256GiB"}
+    return oomkit.estimate(fx["catalog_model"], "llama.cpp", quant=fx.get("weight_format") or "Q4_K_M",
+                           find_max_context=False, engine_version=fx["engine_version"], backend=fx["backend"],
+                           fit=False, **where, **fx["settings"])
+
+
+def compute_ratios(fx, v):
+    return {dev: v["compute_buffer_bytes"][dev] / MiB / mib for dev, mib in fx["printed"]["compute_mib"].items()}
+
+
+@pytest.mark.parametrize("path", BACKEND_FIXTURES, ids=[p.stem for p in BACKEND_FIXTURES])
+def test_backend_log(path):
+    fx = json.loads(path.read_text())
+    p = fx["printed"]
+    est = backend_estimate(fx)
+    v = est.engine_view
+    mib = lambda b: round(b / MiB, 2)  # noqa: E731
+    assert v["backend"] == fx["backend"]
+    assert {k: mib(b) for k, b in v["kv_buffer_bytes"].items()} == p["kv_buffer_mib"]
+    if "caches" in p:
+        assert [[c["cells"], c["layers"], mib(c["k_bytes"]), mib(c["v_bytes"])] for c in v["kv_caches"]] == p["caches"]
+    else:
+        assert v["kv_caches"][0]["cells"] == p["kv_size"]
+        assert (mib(v["k_bytes"]), mib(v["v_bytes"])) == (p["k_mib"], p["v_mib"])
+    if "output_mib" in p:
+        assert mib(v["output_buffer_bytes"]) == p["output_mib"]
+        assert v["output_buffer_name"] == p["output_buffer_name"]
+    assert set(v["compute_buffer_bytes"]) == set(p["compute_mib"])  # the backend's own buffer names
+    if fx.get("compute_comparable", True):
+        for dev, ratio in compute_ratios(fx, v).items():
+            assert 0.9 <= ratio <= 1.1, (dev, ratio)
+    if "recommended_max_working_set_mb" in p:
+        assert round(est.devices[0].memory_bytes / 1e6, 2) == p["recommended_max_working_set_mb"]
+
+
+def test_backend_logs_cover_every_gpu_backend():
+    seen = {json.loads(p.read_text())["backend"] for p in BACKEND_FIXTURES}
+    assert {"metal", "vulkan", "rocm", "sycl"} <= seen

@@ -92,8 +92,11 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
             f = layer.ffn
             width = 2 * f.n_ff_expert * f.n_experts_used + f.n_experts + 2 * f.n_ff_shared if f.is_moe else 2 * f.n_ff
             attn_phase = max(attn_phase, width * T * f32 + 2 * resid)
-    # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks
-    return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=resid + masks)
+    # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks. The masks
+    # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
+    # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
+    mask_in = masks if not ctx.flash_attn or ERAS.reached(ctx.build, "kq_mask_f16") else 2 * masks
+    return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=resid + mask_in)
 
 
 def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:

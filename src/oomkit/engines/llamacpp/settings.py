@@ -38,6 +38,9 @@ ERAS = Eras({
     # PR #23861 (merged 2026-06-01, issue #23527 at b9272 on 2026-05-22): the worst-case graph reserves
     # n_outputs_max logits rows (llama-server / llama-cli: n_seq_max) instead of the whole ubatch
     "outputs_max": 9350,
+    # PR #23764 (merged 2026-05-28): with flash attention the KQ mask input is F16 (before: F32 on the host, cast
+    # to F16 for the device)
+    "kq_mask_f16": 9320,
     # PR #16653 (merged 2025-12-15; b7437 of 2025-12-16 runs llama-fit-params, issue #18097): --fit, on by default
     # in llama-server and llama-cli (common_fit_params); before it the command's -c / -ngl are taken as given
     "params_fit": 7400,
