@@ -29,18 +29,23 @@ from .config import Resolved
 from .profile import RankMemory, cudagraphs_in_budget, sampler_bytes
 from .settings import VllmSettings
 
-# CUDA-graph pool per captured graph ("Graph capturing finished in N secs, took X GiB"): about 2.75 KiB per unit of
-# hidden size per graph, times sqrt(largest captured size / 512). Fitted on the llm-d v0.19.0 H100 logs with 51 + 51
-# graphs to 512 (gemma-2-2b 0.71, gemma-3-4b 0.67, gemma-3-12b 0.94, gemma-2-9b 1.09, gemma-2-27b 1.23,
-# gemma-3-27b 1.14 GiB) and gpt-oss-20b TP1 (83 + 83 to 1024: 1.84 GiB); within -13 % .. +26 % of each, and
-# +15 % on the held-out gpt-oss-20b TP2 run (1.55 GiB).
-CG_BYTES_PER_GRAPH_HIDDEN = 2.75 * 1024
+# CUDA-graph pool ("Graph capturing finished in N secs, took X GiB"): per captured graph about 2.9 MiB plus
+# 1.84 KiB per unit of hidden size, times sqrt(largest captured size / 512). Fitted on the llm-d v0.19.0 H100 logs
+# with 51 + 51 graphs to 512 (gemma-2-2b 0.71, gemma-3-4b 0.67, gemma-2-9b 1.09, gemma-3-12b 0.94, gemma-2-27b
+# 1.23, gemma-3-27b 1.14, Llama-3.3-70B FP8 TP2 1.79 GiB) and gpt-oss-20b TP1 (83 + 83 to 1024: 1.84 GiB): within
+# -13 % .. +13 % of each; gpt-oss-20b TP2 (1.55 GiB) held out at +22 %.
+CG_GRAPH_BASE = 2.91 * 1024 * 1024
+CG_GRAPH_PER_HIDDEN = 1.84 * 1024
 # The sampler warm-up needs this many times the sampler's own tensors (sampler_bytes) once the caching
-# allocator's fragments are counted: at the failure of gpt-oss-20b TP1 (0.19.0, util 0.95) 2.19 GiB were
-# allocated, 786 MiB requested, 1.78 GiB reserved but unusable, with 4.48 GiB free before the warm-up
-# (lower bound 1.57); gemma-2-9b at util 0.95 survived with 6.00 GiB free before it (upper bound 1.66).
-# 1.62 sits between; held out: gpt-oss-20b TP2 at 0.95 (dies) and 0.90 (starts), gemma-3-27b at 0.95 (starts).
+# allocator's fragments are counted, more after a MoE model's dummy forward than after a dense one's:
+# - MoE: gpt-oss-20b TP1 (0.19.0, util 0.95) died with 4.48 GiB free before the warm-up (2.19 GiB allocated, 786
+#   MiB requested, 1.78 GiB reserved but unusable): at least 1.57; Qwen3-30B-A3B started with about 4.7 GiB
+#   (at most 2.2). 1.62.
+# - dense: Llama-3.3-70B FP8 TP2 (0.19.0, util 0.95) started with 2.61 GiB free: at most 1.43; the Gemma 2 / 3
+#   runs started with 5.88-6.67 GiB (at most 1.62). 1.35.
+# Held out: gpt-oss-20b TP2 at 0.95 (dies) and 0.90 (starts), llm-d#787 Qwen3-32B TP2 on 0.11 (dies).
 SAMPLER_WARMUP_FACTOR = 1.62
+SAMPLER_WARMUP_FACTOR_DENSE = 1.35
 
 
 def capture_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, ...]:
@@ -81,14 +86,16 @@ def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int
     sizes = capture_sizes(spec, s, r)
     if not sizes:
         return 0
-    return int(CG_BYTES_PER_GRAPH_HIDDEN * spec.n_embd * (pw + full) * math.sqrt(max(sizes) / 512))
+    per_graph = CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN * spec.n_embd
+    return int(per_graph * (pw + full) * math.sqrt(max(sizes) / 512))
 
 
 def sampler_warmup_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     """The peak the post-capture sampler warm-up needs (V1 only; the last pipeline stage only)."""
     if not r.v1:
         return 0
-    return int(SAMPLER_WARMUP_FACTOR * sampler_bytes(spec, s, r))
+    moe = any(layer.ffn.is_moe for layer in spec.trunk_layers)
+    return int((SAMPLER_WARMUP_FACTOR if moe else SAMPLER_WARMUP_FACTOR_DENSE) * sampler_bytes(spec, s, r, warmup=True))
 
 
 @dataclass(frozen=True)

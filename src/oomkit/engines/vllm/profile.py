@@ -37,6 +37,7 @@ NON_TORCH_V0_ABS = int(0.35 * GiB)
 SAMPLER_BYTES = 12.85
 SAMPLER_BYTES_SORT = 36.4
 SAMPLER_BYTES_V0 = 6.0
+SAMPLER_BYTES_FLASHINFER = 4.0
 FORWARD_HIDDEN = 4.25
 FORWARD_HIDDEN_V0 = 3.0
 # CUDA graph memory (estimate printed by 0.19+, "Estimated CUDA graph memory"): about 0.30 GiB plus
@@ -86,16 +87,23 @@ def _triton_mxfp4_moe(spec: ModelSpec, r: Resolved) -> bool:
         t.dtype.lower() == "mxfp4" and "_exps" in t.name for t in spec.weights.tensors)
 
 
-def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
+def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = False) -> int:
     """What the sampler holds on min(max_num_seqs, max_num_batched_tokens) rows of full-vocabulary logits
     (v1/worker/gpu_model_runner.py _dummy_sampler_run; v1/sample/ops/topk_topp_sampler.py): the logits in the
     model dtype, their float32 copy, the top-k/top-p temporaries, the probabilities and the exponential noise
-    of random_sample, per (row x vocabulary) element."""
+    of random_sample, per (row x vocabulary) element. warmup: the post-capture warm-up's own pass."""
     S = min(r.max_num_seqs, r.max_num_batched_tokens)
     b = r.dtype_bytes
     if not r.v1:
         per_elem = SAMPLER_BYTES_V0
+    elif s.use_flashinfer_sampler and not warmup:
+        # VLLM_USE_FLASHINFER_SAMPLER=1: FlashInfer's top-k/top-p sampling kernels work on the float32 logits
+        # without sort buffers: the logits and their float32 copy (llm-d#787: 0.77 GiB profiled for 1024 x
+        # 151,936 on 0.11, i.e. about 5.3 B per element)
+        per_elem = SAMPLER_BYTES_FLASHINFER + b
     elif r.at_least("sampler_triton") or s.use_flashinfer_sampler:
+        # the post-capture warm-up samples with top-k / top-p in force (the profile "may skip top_k, top_p, and
+        # logprobs", gpu_model_runner.py _dummy_sampler_run): held to the Triton path's figure
         per_elem = SAMPLER_BYTES + b
     else:
         # the PyTorch sort path; before 0.12 FlashInfer's sampler replaced it when FlashInfer was installed
