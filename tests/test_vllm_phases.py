@@ -4,8 +4,9 @@ figures, held against public start-up logs (tests/fixtures/engine_logs/vllm/, ea
 Fitted constants and the logs they were fitted on (engines/vllm/phases.py):
   CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN x hidden per graph (x sqrt(largest size / 512)): the v0.19.0 runs
   (gemma-2-2b/9b/27b, gemma-3-4b/12b/27b, Llama-3.3-70B FP8 TP2, gpt-oss-20b TP1); gpt-oss-20b TP2 held out;
-  SAMPLER_WARMUP_FACTOR (MoE, 1.62): bounded below by gpt-oss-20b TP1 (died with 4.48 GiB free);
-  SAMPLER_WARMUP_FACTOR_DENSE (1.35): bounded above by Llama-3.3-70B FP8 TP2 (started with 2.61 GiB free);
+  SAMPLER_WARMUP_FACTOR (MXFP4 Triton MoE, 1.62): bounded below by gpt-oss-20b TP1 (died with 4.48 GiB free);
+  SAMPLER_WARMUP_FACTOR_DENSE (every other model, 1.35): bounded above by Llama-4-Scout TP4 (started with 3.95 GiB
+  free) and Llama-3.3-70B FP8 TP2 (2.61 GiB);
   the other verdicts are held out.
 """
 
@@ -47,6 +48,8 @@ PHASE_LOGS = {
     "llmd-gemma-2-27b-it-h100-v0.19-swa": "gemma-2-27b-it",
     "llmd-gemma-2-2b-it-h100-v0.19-swa": "gemma-2-2b-it",
     "llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp2": "llama-3.3-70b-instruct",
+    "llmd-gemma-7b-h100-v0.19": "gemma-7b",
+    "llmd-llama-4-scout-h100-v0.19-tp4": "llama-4-scout-17b-16e-instruct",
 }
 # what the checkpoint's quantization_config amounts to in vLLM (fixture notes)
 EXTRA = {"llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp2": {"quantization": "fp8"}}
@@ -144,7 +147,7 @@ def test_sampler_warm_up_is_logits_rows_by_vocabulary():
     spec = spec_of("gpt-oss-20b")
     v = ENGINE.estimate(spec, (H100,), VllmSettings(engine_version="0.19.0", max_model_len=8192)).engine_view
     assert v["sampler_warmup_requests"] == 1024
-    assert v["sampler_warmup_bytes"] == int(SAMPLER_WARMUP_FACTOR * int(1024 * 201088 * 14.85))  # MoE
+    assert v["sampler_warmup_bytes"] == int(SAMPLER_WARMUP_FACTOR * int(1024 * 201088 * 14.85))  # MXFP4 MoE
     half = ENGINE.estimate(spec, (H100,), VllmSettings(engine_version="0.19.0", max_model_len=8192,
                                                        max_num_seqs=512)).engine_view
     assert abs(half["sampler_warmup_bytes"] * 2 - v["sampler_warmup_bytes"]) <= 2

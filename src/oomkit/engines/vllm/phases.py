@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ...model.spec import ModelSpec
 from .config import Resolved
-from .profile import RankMemory, cudagraphs_in_budget, sampler_bytes
+from .profile import RankMemory, cudagraphs_in_budget, sampler_bytes, triton_mxfp4_moe
 from .settings import VllmSettings
 
 # CUDA-graph pool ("Graph capturing finished in N secs, took X GiB"): per captured graph about 2.9 MiB plus
@@ -37,12 +37,12 @@ from .settings import VllmSettings
 CG_GRAPH_BASE = 2.91 * 1024 * 1024
 CG_GRAPH_PER_HIDDEN = 1.84 * 1024
 # The sampler warm-up needs this many times the sampler's own tensors (sampler_bytes) once the caching
-# allocator's fragments are counted, more after a MoE model's dummy forward than after a dense one's:
-# - MoE: gpt-oss-20b TP1 (0.19.0, util 0.95) died with 4.48 GiB free before the warm-up (2.19 GiB allocated, 786
-#   MiB requested, 1.78 GiB reserved but unusable): at least 1.57; Qwen3-30B-A3B started with about 4.7 GiB
-#   (at most 2.2). 1.62.
-# - dense: Llama-3.3-70B FP8 TP2 (0.19.0, util 0.95) started with 2.61 GiB free: at most 1.43; the Gemma 2 / 3
-#   runs started with 5.88-6.67 GiB (at most 1.62). 1.35.
+# allocator's fragments are counted; more after a dummy forward through the MXFP4 Triton MoE kernels (gpt-oss on
+# Hopper, profile.py triton_mxfp4_moe) than after any other model's:
+# - MXFP4 MoE: gpt-oss-20b TP1 (0.19.0, util 0.95) died with 4.48 GiB free before the warm-up (2.19 GiB
+#   allocated, 786 MiB requested, 1.78 GiB reserved but unusable): at least 1.57. 1.62.
+# - others: Llama-4-Scout TP4 (MoE) started with 3.95 GiB free (at most 1.38), Llama-3.3-70B FP8 TP2 with 2.61
+#   GiB (at most 1.43), the Gemma 2 / 3 runs with 5.88-6.67 GiB (at most 1.62). 1.35.
 # Held out: gpt-oss-20b TP2 at 0.95 (dies) and 0.90 (starts), llm-d#787 Qwen3-32B TP2 on 0.11 (dies).
 SAMPLER_WARMUP_FACTOR = 1.62
 SAMPLER_WARMUP_FACTOR_DENSE = 1.35
@@ -94,8 +94,8 @@ def sampler_warmup_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     """The peak the post-capture sampler warm-up needs (V1 only; the last pipeline stage only)."""
     if not r.v1:
         return 0
-    moe = any(layer.ffn.is_moe for layer in spec.trunk_layers)
-    return int((SAMPLER_WARMUP_FACTOR if moe else SAMPLER_WARMUP_FACTOR_DENSE) * sampler_bytes(spec, s, r, warmup=True))
+    factor = SAMPLER_WARMUP_FACTOR if triton_mxfp4_moe(spec, r) else SAMPLER_WARMUP_FACTOR_DENSE
+    return int(factor * sampler_bytes(spec, s, r, warmup=True))
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,7 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     forward = T * b * (3 * ff_rank + k_hidden * h)
     moe = [layer.ffn for layer in trunk if layer.ffn.is_moe]
     ws = 0.0
-    if moe and not _triton_mxfp4_moe(spec, r):
+    if moe and not triton_mxfp4_moe(spec, r):
         f = max(moe, key=lambda x: x.n_ff_expert * x.n_experts_used)
         n_rank = f.n_ff_expert if s.enable_expert_parallel else f.n_ff_expert / r.tp
         ws = T * f.n_experts_used * (max(2 * n_rank, h) + n_rank) * b
@@ -78,7 +78,7 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     return int(max(forward, sampler) + ws + encoder)
 
 
-def _triton_mxfp4_moe(spec: ModelSpec, r: Resolved) -> bool:
+def triton_mxfp4_moe(spec: ModelSpec, r: Resolved) -> bool:
     """MXFP4 experts on Hopper from 0.10.2 run through triton_kernels' matmul_ogs (fused_moe/oracle/mxfp4.py),
     which keeps no fused-MoE workspace beside the sampler: the profiled peak of gpt-oss-20b is the sampler's alone
     (2.87 GiB at TP1 and TP2, llm-d v0.19.0 H100 logs)."""
