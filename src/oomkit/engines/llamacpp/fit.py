@@ -30,10 +30,11 @@ from .kv import Cache, kv_caches, recurrent_bytes_by_layer, resolve_context
 from .settings import ERAS, LlamaCppSettings, build_number
 from .weights import ModelBuffers, Placement, model_buffers, place_layers
 
-# llama.cpp's own CUDA context and cuBLAS workspace are already taken when it reads the free memory
-# (ggml_backend_dev_memory after the backend's init); a device of known size but no free figure is read as its
-# size less the runtime oomkit counts for it (layout.GPU_RUNTIME_RESERVE).
-RUNTIME_RESERVE = 457 * MiB
+# Not printed by llama.cpp: the CUDA context and cuBLAS workspace each GPU carries. Ollama reserves 457 MiB per
+# CUDA/ROCm GPU for it (ollama discover/types.go MinimumMemory); oomkit counts the same so totals are comparable.
+# It is already taken when llama.cpp reads the free memory (ggml_backend_dev_memory after the backend's init), so
+# a device of known size but no free figure is read as its size less this.
+GPU_RUNTIME_RESERVE = 457 * MiB
 UINT32_MAX = 2**32 - 1
 
 # common_layer_fraction_t: which part of a layer stays on its device when the rest overflows
@@ -118,7 +119,7 @@ def free_memory(d: Device) -> int | None:
         return d.free_bytes
     if d.memory_bytes is None:
         return None
-    return max(d.memory_bytes - RUNTIME_RESERVE, 0)
+    return max(d.memory_bytes - GPU_RUNTIME_RESERVE, 0)
 
 
 # programs that load without common_init_from_params: the Python binding (llama_model_load_from_file), llama-bench

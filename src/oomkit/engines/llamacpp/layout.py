@@ -12,6 +12,7 @@ from ...units import MiB
 from .backends import backend_view, cpu_repack, metal_devices
 from .compute import SCHED_MAX_COPIES, compute_by_device, output_buffer_bytes, pipeline_parallel
 from .fit import (
+    GPU_RUNTIME_RESERVE,
     NO_FIT_PROGRAMS,
     FitResult,
     StateByDevice,
@@ -25,10 +26,6 @@ from .kv import Cache, Context, kv_bytes_per_token, kv_caches, recurrent_bytes_b
 from .settings import LlamaCppSettings, version_warning
 from .split import model_devices
 from .weights import ModelBuffers, Placement, model_buffers, place_layers
-
-# Not printed by llama.cpp: the CUDA context and cuBLAS workspace each GPU carries. Ollama reserves 457 MiB per
-# CUDA/ROCm GPU for it (ollama discover/types.go MinimumMemory); we count the same so totals are comparable.
-GPU_RUNTIME_RESERVE = 457 * MiB
 
 
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> MemoryEstimate:
