@@ -192,3 +192,19 @@ def test_false_position_step_follows_the_sources_integer_types():
     assert _step(10, 0, 10) == 1  # at least one layer
     assert _step(10, -5, 10) == 9  # wrapped: delta - 1
     assert _step(10, 100, 10) == 9  # at most delta - 1
+
+
+def test_fitted_settings_estimate_the_layout_fit_loads():
+    """layout.fitted_settings: the command --fit runs (with -fit off, so it is not fitted twice); estimating it
+    gives the fit_* figures of the typed command's estimate."""
+    from oomkit.engines.llamacpp.layout import estimate, fitted_settings
+
+    spec, devs = spec_of(LLAMA8), (gpu(0, 12000),)
+    typed = estimate(spec, devs, LlamaCppSettings())
+    fitted = fitted_settings(spec, devs, LlamaCppSettings())
+    assert not fitted.fit and fitted.n_ctx == typed.engine_view["fit_n_ctx"]
+    run = estimate(spec, devs, fitted).engine_view
+    assert run["n_ctx"] == typed.engine_view["fit_n_ctx"]
+    assert run["kv_buffer_bytes"] == typed.engine_view["fit_kv_buffer_bytes"]
+    assert run["memory_breakdown"] == typed.engine_view["fit_memory_breakdown"]
+    assert fitted_settings(spec, devs, LlamaCppSettings(fit=False)) == LlamaCppSettings(fit=False)
