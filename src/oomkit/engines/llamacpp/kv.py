@@ -179,6 +179,9 @@ def swa_honoured(spec: ModelSpec, build: int) -> bool:
     """llama.cpp gives windowed layers their own small cache only for architectures whose loader sets a
     swa_type (src/models/*.cpp load_arch_hparams); others, e.g. Mistral v0.1 ("llama"), Qwen2 and Phi-3
     (SWA disabled in phi3.cpp), cache every layer in full."""
+    if spec.architecture == "phi3":
+        # phi3 had a sliding-window cache from PR #13194 until PR #13676 ("model : disable SWA for Phi models")
+        return ERAS.reached(build, "iswa") and not ERAS.reached(build, "phi3_swa_off")
     return ERAS.reached(build, "iswa") and spec.architecture in SWA_ARCHS
 
 

@@ -26,6 +26,9 @@ ERAS = Eras({
     "kv_streams": 5913,
     # PR #13194 (merged 2025-05-20): sliding-window layers get their own small cache (before: n_ctx everywhere)
     "iswa": 5450,
+    # PR #13676 (opened and merged 2025-05-21, "model : disable SWA for Phi models"): Phi-3 caches every layer in
+    # full again; its windowed cache lived only in the builds between #13194 and it (placed by date)
+    "phi3_swa_off": 5458,
     # PR #17046 (merged 2025-11-07): n_ctx always padded to 256 (before: 256 with flash attention, 32 without)
     "pad_256_always": 6900,
     # PR #18148 (merged 2025-12-17): -ngl counts the output layer first (before: the last ngl repeating layers)
