@@ -50,9 +50,21 @@ PHASE_LOGS = {
     "llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp2": "llama-3.3-70b-instruct",
     "llmd-gemma-7b-h100-v0.19": "gemma-7b",
     "llmd-llama-4-scout-h100-v0.19-tp4": "llama-4-scout-17b-16e-instruct",
+    "llmd-qwen2.5-7b-fp8-dynamic-h100-v0.19": "qwen2.5-7b-instruct",
+    "llmd-phi-2-h100-v0.19-2048": "phi-2",
 }
 # what the checkpoint's quantization_config amounts to in vLLM (fixture notes)
-EXTRA = {"llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp2": {"quantization": "fp8"}}
+EXTRA = {"llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp2": {"quantization": "fp8"},
+         "llmd-qwen2.5-7b-fp8-dynamic-h100-v0.19": {"quantization": "fp8"}}
+
+
+@pytest.mark.parametrize("stem", sorted(EXTRA))
+def test_fp8_dynamic_checkpoints_load_as_online_fp8(stem):
+    # compressed-tensors FP8-dynamic: FP8 linear weights, bf16 embeddings / lm_head / norms ("Model loading took")
+    fx = fixture(stem)
+    v = ENGINE.estimate(spec_of(PHASE_LOGS[stem]), devices_of(fx), settings_of(fx)).engine_view
+    got, logged = v["model_loading_bytes"]["CUDA0"], fx["printed"]["model_loading_bytes"]
+    assert abs(got - logged) / logged < 0.03, (got / GiB, logged / GiB)
 
 
 def spec_of(name: str):
