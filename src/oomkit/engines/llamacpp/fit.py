@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ...errors import SettingsError
 from ...memory import Device
 from ...model.spec import ModelSpec
 from ...units import MiB
@@ -184,10 +185,10 @@ def _copy(ngl: list[_Ngl]) -> list[_Ngl]:
 def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> FitResult:
     """The settings llama.cpp runs with after --fit, and what it logged deciding them."""
     nd = len(devices)
+    if not nd:  # the host fit (no device) needs the host's free memory, which the estimate is not given
+        return FitResult(s, "off", ("no device: the host fit is not modelled",))
     free = [free_memory(d) or 0 for d in devices]
     if len(s.fit_target) not in (1, nd):
-        from ...errors import SettingsError  # lazy: only a bad -fitt list needs it
-
         raise SettingsError(f"--fit-target has {len(s.fit_target)} values for {nd} devices")
     margins = [(s.fit_target[0] if len(s.fit_target) == 1 else s.fit_target[i]) * MiB for i in range(nd)]
     lines: list[str] = []
