@@ -73,6 +73,10 @@ def test_no_repack_with_a_gpu_unless_no_host():
     assert backends.repack_applies(gpu, no_host=True, use_extra_bufts=True)
     assert backends.repack_applies((), no_host=False, use_extra_bufts=True)
     assert not backends.repack_applies((), no_host=False, use_extra_bufts=False)
+    # no host buffer type: RPC devices only, Metal
+    assert backends.repack_applies((Device("RPC[127.0.0.1:50052]"),), no_host=False, use_extra_bufts=True)
+    assert backends.repack_applies((Device("MTL0"),), no_host=False, use_extra_bufts=True)
+    assert not backends.repack_applies((Device("RPC[h:1]"), Device("CUDA0")), no_host=False, use_extra_bufts=True)
 
 
 def test_backend_from_devices():

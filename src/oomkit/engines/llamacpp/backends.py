@@ -165,12 +165,19 @@ def repackable(t: TensorSpec, isa: str) -> bool:
     return dims in (2, 3) and len(t.shape) >= 2 and t.shape[1] % rows == 0
 
 
-def repack_applies(devices: tuple[Device, ...], no_host: bool, use_extra_bufts: bool) -> bool:
-    """llama-model.cpp make_cpu_buft_list: the CPU layers try, in order, the first GPU's host buffer type, then
-    the CPU's extra buffer types (CPU_REPACK), then plain CPU. A GPU's host buffer type supports every matmul,
-    so CPU_REPACK is chosen only without a GPU (a CPU build, or -dev none) or with --no-host; --no-repack turns
-    the extra buffer types off (common/arg.cpp, llama_model_params.use_extra_bufts)."""
-    return use_extra_bufts and (not devices or no_host)
+def repack_applies(devices: tuple[Device, ...], no_host: bool, use_extra_bufts: bool, backend: str = "") -> bool:
+    """llama-model.cpp make_cpu_buft_list: the CPU layers try, in order, the first device's host buffer type that
+    exists, then the CPU's extra buffer types (CPU_REPACK), then plain CPU. A host buffer type supports every
+    matmul, so CPU_REPACK is chosen only when no device has one: no GPU (a CPU build, or -dev none), only RPC
+    devices (an RPC-only build: `CPU_REPACK` beside `RPC0[...]` buffers), backends without a host buffer type
+    (Metal, OpenCL), or --no-host; --no-repack (PR #14990, July 2025) turns the extra buffer types off
+    (common/arg.cpp, llama_model_params.use_extra_bufts)."""
+    if not use_extra_bufts:
+        return False
+    if not devices or no_host:
+        return True
+    local = [d for d in devices if not d.id.startswith("RPC")]
+    return not local or infer_backend(tuple(local), backend).host is None
 
 
 def with_cpu_repack(spec: ModelSpec, weights: ModelBuffers, mmap: bool, isa: str) -> tuple[ModelBuffers, int]:
@@ -195,8 +202,11 @@ def with_cpu_repack(spec: ModelSpec, weights: ModelBuffers, mmap: bool, isa: str
 def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBuffers) -> tuple[ModelBuffers, int]:
     """The model buffers of one load after the CPU backend repacks what it can (see with_cpu_repack); the
     weights as loaded when it does not (a GPU's host buffer comes first, or --no-repack)."""
-    if not repack_applies(devices, s.no_host, s.repack):
+    if not repack_applies(devices, s.no_host, s.repack, s.backend):
         return weights, 0
+    isa = s.cpu_isa
+    if devices and infer_backend(devices, s.backend).name == "metal" and isa == "avx2":
+        isa = "neon"  # an Apple chip's CPU: the ARM table (the avx2 default is for x86 machines)
     tensors = weights.cpu_tensors
     if spec.tied_embeddings and not any(t.name == "output.weight" for t in tensors):
         # the output layer of a tied model is token_embd again (TENSOR_DUPLICATED): a MUL_MAT weight, so the CPU
@@ -204,10 +214,10 @@ def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBu
         emb = next((t for t in tensors if t.name == "token_embd.weight"), None)
         if emb is not None:
             dup = replace(emb, name="output.weight", offset=None)
-            if repackable(dup, s.cpu_isa):
-                rest, extra = with_cpu_repack(spec, weights, s.mmap, s.cpu_isa)
+            if repackable(dup, isa):
+                rest, extra = with_cpu_repack(spec, weights, s.mmap, isa)
                 return rest, extra + round_up(dup.nbytes, CPU_ALIGNMENT)
-    return with_cpu_repack(spec, weights, s.mmap, s.cpu_isa)
+    return with_cpu_repack(spec, weights, s.mmap, isa)
 
 
 def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict:
