@@ -62,12 +62,12 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server():
-    from oomkit.web.app import create_app
+    from oomkit.web.app import LOOPBACK_NAMES, create_app
 
     mp = pytest.MonkeyPatch()
     mp.setenv("HF_HUB_OFFLINE", "1")
     port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
+    srv = uvicorn.Server(uvicorn.Config(create_app(hosts=LOOPBACK_NAMES), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     deadline = time.time() + 30

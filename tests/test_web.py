@@ -445,6 +445,18 @@ def test_the_kv_page_worked_example_uses_the_estimate(client):
 # The command: the extra missing, a non-loopback host, the core not importing fastapi
 
 
+def test_loopback_answers_only_its_own_names(monkeypatch):
+    """A page on another site that rebinds its name to 127.0.0.1 reaches the server with its own Host header."""
+    from oomkit.web.app import LOOPBACK_NAMES
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    app = create_app(hosts=LOOPBACK_NAMES)
+    for base in ("http://127.0.0.1:8000", "http://localhost:8000", "http://[::1]:8000"):
+        assert TestClient(app, base_url=base).get("/api/gpus").status_code == 200, base
+    r = TestClient(app, base_url="http://evil.example:8000").get("/api/gpus")
+    assert r.status_code == 421 and set(r.json()) == {"error"}
+
+
 def test_serve_without_the_extra(monkeypatch, capsys):
     from oomkit.commands import serve
 
@@ -459,9 +471,9 @@ def test_serve_warns_off_loopback(monkeypatch, capsys):
     from oomkit.commands import serve
 
     seen = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw))
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw, app=app))
     assert serve.run(["--host", "0.0.0.0", "--port", "8123"]) == 0
-    assert seen == {"host": "0.0.0.0", "port": 8123, "log_level": "warning"}
+    assert {k: v for k, v in seen.items() if k != "app"} == {"host": "0.0.0.0", "port": 8123, "log_level": "warning"}
     assert "warning: listening on 0.0.0.0" in capsys.readouterr().err
     assert serve.run(["--port", "8124"]) == 0
     assert "warning" not in capsys.readouterr().err

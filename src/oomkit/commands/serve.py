@@ -57,7 +57,7 @@ def run(argv: list[str]) -> int:
     try:
         import uvicorn  # lazy: the web extra, only for serve
 
-        from ..web.app import create_app  # lazy: fastapi, only for serve
+        from ..web.app import LOOPBACK_NAMES, create_app  # lazy: fastapi, only for serve
     except ImportError:
         print(MISSING, file=sys.stderr)
         return 2
@@ -71,5 +71,6 @@ def run(argv: list[str]) -> int:
         import webbrowser  # lazy: only with --open
 
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
-    uvicorn.run(create_app(hub=hub), host=host, port=port, log_level="warning")
+    hosts = LOOPBACK_NAMES if host in LOOPBACK else None  # loopback: answer only requests addressed to it
+    uvicorn.run(create_app(hub=hub, hosts=hosts), host=host, port=port, log_level="warning")
     return 0

@@ -121,6 +121,31 @@ class _BodyLimit:
             await _too_large(send)
 
 
+class _HostCheck:
+    """Answer only requests addressed to one of `hosts` (the Host header, port aside): a server on loopback is then
+    out of reach of a web page that rebinds its own domain name to 127.0.0.1 (DNS rebinding)."""
+
+    def __init__(self, app: Any, hosts: tuple[str, ...]) -> None:
+        self.app = app
+        self.hosts = {h.lower() for h in hosts}
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] == "http":
+            host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1").lower()
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if name not in self.hosts:
+                body = b'{"error":"this server answers only requests addressed to it by its own name"}'
+                await send({"type": "http.response.start", "status": 421,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+
+
 class _TooLarge(Exception):
     pass
 
@@ -141,14 +166,17 @@ def _params(request: Request) -> dict[str, str]:
     return {k: v for k, v in request.query_params.items() if v.strip()}
 
 
-def create_app(hub: bool = False) -> FastAPI:
+def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastAPI:
     """The hub. hub=False (the default) keeps the server off the Hugging Face hub: names resolve from the catalog
-    and oomkit's hub cache (HF_HUB_OFFLINE=1 for this process)."""
+    and oomkit's hub cache (HF_HUB_OFFLINE=1 for this process). hosts: the names requests must be addressed to
+    (`oomkit serve` on loopback: LOOPBACK_NAMES); None answers any."""
     if not hub:
         os.environ["HF_HUB_OFFLINE"] = "1"
     app = FastAPI(title="oomkit", summary="GPU memory of LLMs per engine: estimate, check, plan, fit, diagnose",
                   version=_version(), docs_url=None, redoc_url=None)  # their pages load scripts from a CDN
     app.add_middleware(_BodyLimit)
+    if hosts is not None:
+        app.add_middleware(_HostCheck, hosts=tuple(hosts))
 
     def error_text(exc: BaseException) -> str:
         text = _one_line(str(exc))
