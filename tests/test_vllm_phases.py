@@ -153,6 +153,25 @@ def test_capture_sizes_by_release():
     assert capture_sizes(spec, VllmSettings(enforce_eager=True), r19) == ()
 
 
+def test_graph_flags():
+    # -O0 captures nothing (0.11+); --compilation-config cudagraph_mode / cudagraph_capture_sizes and
+    # --cudagraph-capture-sizes choose the graphs (config/compilation.py CompilationConfig)
+    from oomkit.engines.cmdline import parse_command
+
+    spec = spec_of("qwen3-8b")
+
+    def graphs(*flags):
+        s = parse_command(["vllm", "serve", "Qwen/Qwen3-8B", *flags], env={}).settings
+        v = ENGINE.estimate(spec, (H100,), s).engine_view
+        return v["cudagraph_piecewise_graphs"], v["cudagraph_full_graphs"], v["cudagraph_bytes"]["CUDA0"]
+
+    assert graphs()[:2] == (51, 51)
+    assert graphs("-O0") == (0, 0, 0)
+    assert graphs("--compilation-config", '{"cudagraph_mode": "FULL_DECODE_ONLY", "cudagraph_capture_sizes": [1, 2, 4, 8]}')[:2] == (0, 4)
+    assert graphs("--cudagraph-capture-sizes", "1", "2", "4", "8", "16")[:2] == (5, 5)
+    assert graphs("--compilation-config", '{"cudagraph_mode": "PIECEWISE"}')[:2] == (51, 0)
+
+
 def test_sampler_warm_up_is_logits_rows_by_vocabulary():
     # 1024 requests x 201,088 vocabulary: bf16 logits, float32 copy and the top-k/top-p temporaries (12.85 + 2 B
     # per element, the profile-run fit), times the warm-up factor

@@ -145,6 +145,9 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
                 i += 1
             continue
         if kind == "attached":
+            m = re.fullmatch(r"-O(\d)", name)
+            if m:  # -O0 .. -O3: the compilation / optimization level
+                opts["optimization_level"] = int(m.group(1))
             continue
         value, i = _take_value(args, i, flag, kind, negated, inline if eq else None)
         _apply(flag, value, opts)
@@ -209,6 +212,31 @@ def _apply_env(env: dict[str, str], opts: dict[str, Any]) -> None:
         opts["attention_backend"] = env["VLLM_ATTENTION_BACKEND"].strip().upper()
 
 
+def _apply_compilation_config(flag: str, value: Any, opts: dict[str, Any]) -> None:
+    """--compilation-config '{...}' (config/compilation.py CompilationConfig): the fields that change CUDA-graph
+    memory; a bare number is the level (-O)."""
+    text = str(value).strip()
+    if re.fullmatch(r"\d", text):
+        opts["optimization_level"] = int(text)
+        return
+    try:
+        cfg = json.loads(text)
+    except ValueError as e:
+        raise OomkitError(f"{PROG}: error: argument {flag}: invalid loads value: {text!r}") from e
+    if not isinstance(cfg, dict):
+        raise OomkitError(f"{PROG}: error: argument {flag}: expected a JSON object, got {text!r}")
+    if cfg.get("cudagraph_mode") is not None:
+        opts["cudagraph_mode"] = str(cfg["cudagraph_mode"]).upper()
+    sizes = cfg.get("cudagraph_capture_sizes")
+    if isinstance(sizes, list) and sizes:
+        opts["cudagraph_capture_sizes"] = tuple(sorted({_int(flag, v) for v in sizes}))
+    if cfg.get("max_cudagraph_capture_size") is not None:
+        opts["max_cudagraph_capture_size"] = _int(flag, cfg["max_cudagraph_capture_size"])
+    level = cfg.get("level", cfg.get("mode"))
+    if isinstance(level, int):
+        opts["optimization_level"] = level
+
+
 def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
     """The flags that change memory, by vLLM's own names (engine/arg_utils.py EngineArgs)."""
     if flag == "--max-model-len":
@@ -251,6 +279,10 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["quantization"] = str(value)
     elif flag == "--max-cudagraph-capture-size":
         opts["max_cudagraph_capture_size"] = _int(flag, value)
+    elif flag in ("--cudagraph-capture-sizes", "--cuda-graph-sizes"):
+        opts["cudagraph_capture_sizes"] = tuple(sorted({_int(flag, v) for v in value}))
+    elif flag == "--compilation-config":
+        _apply_compilation_config(flag, value, opts)
     elif flag == "--disable-hybrid-kv-cache-manager":
         opts["disable_hybrid_kv_cache_manager"] = bool(value)
     elif flag == "--attention-backend":

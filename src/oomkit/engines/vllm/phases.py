@@ -51,8 +51,10 @@ SAMPLER_WARMUP_FACTOR_DENSE = 1.35
 def capture_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, ...]:
     """The batch sizes vLLM captures CUDA graphs for (config/vllm.py _set_cudagraph_sizes; V0
     worker/model_runner.py _BATCH_SIZES_TO_CAPTURE). None with --enforce-eager."""
-    if s.enforce_eager:
+    if s.enforce_eager or _graph_mode(s, r) == "NONE":
         return ()
+    if s.cudagraph_capture_sizes:  # --cudagraph-capture-sizes: as given, within max_num_batched_tokens
+        return tuple(x for x in s.cudagraph_capture_sizes if x <= r.max_num_batched_tokens)
     if not r.v1:  # V0: [1, 2, 4] + multiples of 8 up to 256, no larger than max_num_seqs
         sizes = [1, 2, 4] + list(range(8, 257, 8))
         return tuple(x for x in sizes if x <= max(r.max_num_seqs, 1))
@@ -76,8 +78,23 @@ def graph_count(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, int
     sizes = capture_sizes(spec, s, r)
     if not r.v1:
         return 0, len(sizes)
-    full = sum(1 for x in sizes if x <= r.max_num_seqs) if r.version >= (0, 11, 0) else 0
-    return len(sizes), full
+    mode = _graph_mode(s, r)
+    decode = sum(1 for x in sizes if x <= r.max_num_seqs)
+    if mode == "PIECEWISE":
+        return len(sizes), 0
+    if mode in ("FULL_DECODE_ONLY", "FULL"):
+        return 0, decode if mode == "FULL_DECODE_ONLY" else len(sizes)
+    return len(sizes), decode  # FULL_AND_PIECEWISE
+
+
+def _graph_mode(s: VllmSettings, r: Resolved) -> str:
+    """config/compilation.py cudagraph_mode: as given; -O0 compiles nothing and captures nothing (0.11+:
+    optimization level 0 sets cudagraph_mode NONE); otherwise PIECEWISE up to 0.10, FULL_AND_PIECEWISE from 0.11."""
+    if s.cudagraph_mode:
+        return s.cudagraph_mode.upper()
+    if s.optimization_level == 0 and r.version >= (0, 11, 0):
+        return "NONE"
+    return "FULL_AND_PIECEWISE" if r.version >= (0, 11, 0) else "PIECEWISE"
 
 
 def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:

@@ -129,7 +129,8 @@ def non_torch_bytes(r: Resolved) -> int:
 
 
 def cudagraph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers_rank: int) -> int:
-    if s.enforce_eager:
+    if s.enforce_eager or (s.cudagraph_mode or "").upper() == "NONE" or (
+            s.optimization_level == 0 and r.version >= (0, 11, 0)):
         return 0
     return CUDAGRAPH_BASE + CUDAGRAPH_PER_LAYER * n_layers_rank
 

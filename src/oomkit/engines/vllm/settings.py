@@ -110,6 +110,9 @@ class VllmSettings:
     num_gpu_blocks_override: int | None = None
     quantization: str | None = None  # -q: online quantization (fp8) or the checkpoint's method
     max_cudagraph_capture_size: int | None = None
+    cudagraph_capture_sizes: tuple[int, ...] | None = None  # --cudagraph-capture-sizes / --cuda-graph-sizes
+    cudagraph_mode: str | None = None  # compilation_config cudagraph_mode (NONE, PIECEWISE, FULL, ...)
+    optimization_level: int | None = None  # -O0 .. -O3
     disable_hybrid_kv_cache_manager: bool = False
     attention_backend: str | None = None  # --attention-backend / VLLM_ATTENTION_BACKEND
     mamba_cache_dtype: str = "auto"
