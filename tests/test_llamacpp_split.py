@@ -203,3 +203,24 @@ def test_cpu_moe_patterns_are_the_sources():
     assert {n for n in moved if not n.startswith("token_embd")} == {
         t.name for t in spec.weights.tensors
         if re.match(r"blk\.[0-2]\.ffn_(up|down|gate|gate_up)_(ch|)exps", t.name)}
+
+
+def test_override_buffer_names_with_rpc_devices_first():
+    """-ot BUFT names a buffer type: CUDA0 is the first local GPU even when RPC devices come first in the model's
+    device list, and an RPC device is named by its buffer type (RPC0[host:port])."""
+    _, _, s = parse_args(["-m", "x.gguf", "--rpc", "10.0.0.2:50052", "-c", "8192", "-fit", "off",
+                          "-ot", r"blk\.0\.=CUDA0,blk\.31\.=RPC0[10.0.0.2:50052]"])
+    e = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=gpus(12000, 12000), settings=s,
+                        find_max_context=False)
+    plain = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=gpus(12000, 12000),
+                            settings=parse_args(["-m", "x.gguf", "--rpc", "10.0.0.2:50052", "-c", "8192",
+                                                 "-fit", "off"])[2], find_max_context=False)
+    rpc, local = "RPC0[10.0.0.2:50052]", "CUDA0"
+    a, b = e.engine_view["model_buffer_bytes"], plain.engine_view["model_buffer_bytes"]
+    # layer 0 (on the RPC device by the split) moves to CUDA0, layer 31 (on CUDA0) to the RPC device: equal sizes
+    assert layer_counts(plain)[0] > 0 and a[rpc] == b[rpc] and a[local] == b[local]
+    assert not e.engine_view["pipeline_parallel"]
+    _, _, bad = parse_args(["-m", "x.gguf", "-ot", "ffn_down=CUDA3"])
+    with pytest.raises(OomkitError):
+        oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=gpus(12000, 12000), settings=bad,
+                        find_max_context=False)

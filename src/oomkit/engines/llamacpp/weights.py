@@ -109,18 +109,23 @@ def override_patterns(s: LlamaCppSettings, spec: ModelSpec) -> list[tuple[re.Pat
     return pats
 
 
-def tensor_device(t: TensorSpec, placement: Placement, overrides, n_devices: int) -> int:
+def tensor_device(t: TensorSpec, placement: Placement, overrides, n_devices: int,
+                  device_ids: tuple[str, ...] = ()) -> int:
     for pat, buft in overrides:
         if pat.search(t.name):
             if buft.upper().startswith("CPU"):
                 return -1
+            if buft in device_ids and buft.startswith("RPC"):  # an RPC device's buffer: RPC0[host:port]
+                return device_ids.index(buft)
             m = re.fullmatch(r"(?:CUDA|ROCm|Vulkan|Metal|SYCL|GPU)(\d*)", buft, re.IGNORECASE)
             if not m:
                 raise OomkitError(f"-ot: unknown buffer type {buft!r}")
+            # the local devices are numbered among themselves; RPC devices come first (split.model_devices)
+            local = [i for i, d in enumerate(device_ids) if not d.startswith("RPC")] or list(range(n_devices))
             idx = int(m.group(1) or 0)
-            if idx >= n_devices:
+            if idx >= len(local):
                 raise OomkitError(f"-ot: buffer type {buft} names a GPU that is not there")
-            return idx
+            return local[idx]
     if t.name.startswith("token_embd"):
         return -1  # load_tensors: "very little benefit to offloading the input layer"
     if t.layer is not None and t.layer < len(placement.layer_device):
@@ -193,8 +198,8 @@ def model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSetti
                   placement: Placement) -> ModelBuffers:
     """The weights of one load; the same load (the same tensors, devices, placement and tensor overrides) at
     another context is served from a small cache: the context changes no weight."""
-    key = (id(spec.weights), spec.tied_embeddings, len(devices), placement, s.override_tensor, s.n_cpu_moe,
-           s.cpu_moe, s.mmap, bool(devices))
+    key = (id(spec.weights), spec.tied_embeddings, tuple(d.id for d in devices), placement, s.override_tensor,
+           s.n_cpu_moe, s.cpu_moe, s.mmap, bool(devices))
     hit = _BUFFERS.get(key)
     if hit is not None and hit[0] is spec.weights:
         return hit[1]
@@ -208,9 +213,10 @@ def model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSetti
 def _model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
                    placement: Placement) -> ModelBuffers:
     overrides = override_patterns(s, spec)
+    ids = tuple(d.id for d in devices)
     dev_tensors: dict[int, list[TensorSpec]] = {}
     for t in loaded_tensors(spec):
-        dev_tensors.setdefault(tensor_device(t, placement, overrides, len(devices)), []).append(t)
+        dev_tensors.setdefault(tensor_device(t, placement, overrides, len(devices), ids), []).append(t)
     if spec.tied_embeddings and placement.output_device >= 0:
         # tied output: token_embd is loaded a second time on the output device (TENSOR_DUPLICATED)
         emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
