@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..base import EngineModule
 from . import programs
-from .args import flag_takes_value, flags_table, format_command, parse_args, rewrite_command
+from .args import env_flags, flag_takes_value, flags_table, format_command, parse_args, rewrite_command
 from .cluster import node_commands
 from .compute import (
     ComputePhases,
@@ -60,7 +60,10 @@ from .weights import (
 
 
 def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None):
-    return programs.parse(argv, program or "llama-server")
+    program = program or "llama-server"
+    # common/arg.cpp common_params_parse_ex: the LLAMA_ARG_* variables first, the arguments over them
+    # (llama-bench and lms have parsers of their own that read none)
+    return programs.parse(argv if program in ("llama-bench", "lms") else [*env_flags(env), *argv], program)
 
 
 def _extras(model: str, s: LlamaCppSettings) -> dict[str, str]:

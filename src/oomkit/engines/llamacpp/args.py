@@ -9,6 +9,7 @@ itself would say.
 from __future__ import annotations
 
 import json
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -163,6 +164,61 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
     if overrides:
         opts["override_tensor"] = tuple(overrides)
     return model, quant, check_settings(LlamaCppSettings(**opts))
+
+
+# common/arg.cpp: the LLAMA_ARG_* variables of the options that change memory (set_env), read before the command
+# line, which overrides them. (variable, flag, kind): "int" through std::stoi, "text" as given, "void" a switch
+# on when is_truthy, "bool" a pair (flag on, flag off) read with parse_bool_value, LLAMA_ARG_NO_* meaning off.
+ENV_FLAGS: tuple[tuple[str, Any, str], ...] = (
+    ("LLAMA_ARG_MODEL", "-m", "text"), ("LLAMA_ARG_HF_REPO", "-hf", "text"),
+    ("LLAMA_ARG_CTX_SIZE", "-c", "int"), ("LLAMA_ARG_BATCH", "-b", "int"), ("LLAMA_ARG_UBATCH", "-ub", "int"),
+    ("LLAMA_ARG_N_PARALLEL", "-np", "int"), ("LLAMA_ARG_N_GPU_LAYERS", "-ngl", "text"),
+    ("LLAMA_ARG_CACHE_TYPE_K", "-ctk", "text"), ("LLAMA_ARG_CACHE_TYPE_V", "-ctv", "text"),
+    ("LLAMA_ARG_FLASH_ATTN", "-fa", "text"), ("LLAMA_ARG_N_CPU_MOE", "-ncmoe", "int"),
+    ("LLAMA_ARG_CPU_MOE", "-cmoe", "void"), ("LLAMA_ARG_TENSOR_SPLIT", "-ts", "text"),
+    ("LLAMA_ARG_MAIN_GPU", "-mg", "int"), ("LLAMA_ARG_SPLIT_MODE", "-sm", "text"),
+    ("LLAMA_ARG_OVERRIDE_TENSOR", "-ot", "text"), ("LLAMA_ARG_SWA_FULL", "--swa-full", "void"),
+    ("LLAMA_ARG_EMBEDDINGS", "--embeddings", "void"), ("LLAMA_ARG_FIT", "-fit", "text"),
+    ("LLAMA_ARG_FIT_TARGET", "-fitt", "text"), ("LLAMA_ARG_FIT_CTX", "-fitc", "int"),
+    ("LLAMA_ARG_KV_OFFLOAD", ("-kvo", "-nkvo"), "bool"), ("LLAMA_ARG_KV_UNIFIED", ("-kvu", "-no-kvu"), "bool"),
+    ("LLAMA_ARG_MMAP", ("--mmap", "--no-mmap"), "bool"),
+)
+_TRUTHY, _FALSEY = ("on", "enabled", "true", "1"), ("off", "disabled", "false", "0")  # common.cpp is_truthy/falsey
+
+
+def env_flags(env: dict[str, str] | None) -> list[str]:
+    """The LLAMA_ARG_* variables of `env` (None: os.environ) as the flags llama.cpp takes them for, to go before
+    the command's own (common_params_parse_ex: variables first, then the arguments). A value llama.cpp cannot
+    read stops it ("error while handling environment variable"): refused here, naming the variable."""
+    src = os.environ if env is None else env
+    if not any(k.startswith("LLAMA_ARG_") for k in src):
+        return []
+    known = flags_table()
+    out: list[str] = []
+    for var, flag, kind in ENV_FLAGS:
+        if (flag if isinstance(flag, str) else flag[0]) not in known:
+            continue
+        neg = var.replace("LLAMA_ARG_", "LLAMA_ARG_NO_")
+        if kind == "bool" and neg in src:
+            out.append(flag[1])
+            continue
+        if var not in src:
+            continue
+        value = src[var]
+        if kind == "int":
+            stoi(var, value, "llama-server")
+            out += [flag, value.strip()]
+        elif kind == "text":
+            out += [flag, value]
+        elif kind == "void":
+            if value in _TRUTHY:
+                out.append(flag)
+        elif value in _TRUTHY + _FALSEY:
+            out.append(flag[0] if value in _TRUTHY else flag[1])
+        else:
+            raise SettingsError(f"{var}={value[:30]!r}: llama-server takes one of {', '.join(_TRUTHY + _FALSEY)} "
+                                "(parse_bool_value)")
+    return out
 
 
 def flag_takes_value(name: str, following: str | None) -> bool:
