@@ -270,6 +270,13 @@ def _era_a_result(g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: i
     zero = proj.weights + proj.graph if proj else 0
     est = estimate_gpu_layers(g, v, gpus, launch.num_ctx, launch.num_batch, num_parallel, launch.kv_cache_type,
                                  launch.flash_attention, num_gpu, launch.gpu_overhead, projector_weights=zero)
+    if not gpus:
+        # CPU only (library=cpu): Ollama counts the system RAM as one device that holds the one-layer buffer
+        # (blk.0 and its KV) and the full graph beside everything that overflows, as both CPU logs show to the
+        # printed digit: gemma2:9b at 0.3.11 (ollama/ollama#1495: 7.7 + 0.2 + 0.5 = 8.4 GiB) and gemma3:12b
+        # (atineiatte/deep-research-at-home#14, June 2025: 10.5 GiB with its projector)
+        buffer = (g.blk_sizes[0] if g.blk_sizes else 0) + (est.graph.kv[0] if est.graph.kv else 0)
+        est = replace(est, total=est.total + buffer + est.graph_full)
     logged = est.log_fields(num_gpu, launch.gpu_overhead, g.block_count)
     fields = {k: v for k, v in logged.items() if k.startswith("memory.")}
     if proj is not None:
