@@ -91,8 +91,8 @@ def _kv_elems_from_config(cfg: dict, kind: LayerKind) -> int:
     if kind is LayerKind.LATENT:
         return tc["kv_lora_rank"] + tc["qk_rope_head_dim"]  # MLA latent row (K-only in llama.cpp)
     heads = tc["num_attention_heads"]
-    kv = tc.get("num_key_value_heads") or heads
-    head_dim = tc.get("head_dim") or tc["hidden_size"] // heads
+    kv = tc.get("num_key_value_heads") or tc.get("multi_query_group_num") or heads  # ChatGLM: multi_query_group_num
+    head_dim = tc.get("head_dim") or tc.get("kv_channels") or tc["hidden_size"] // heads
     return 2 * kv * head_dim
 
 

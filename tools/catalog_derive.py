@@ -43,6 +43,7 @@ class Row:
     top: dict[str, Any] = field(default_factory=dict)  # keys set at the top level
     drop: tuple[str, ...] = ()  # top-level keys removed (a text-only release of a VLM drops vision_config)
     flat: bool = False  # a text-only release of a VLM: the decoder's config becomes the whole config
+    config: dict[str, Any] | None = None  # a whole config assembled from the model card (no sibling architecture)
     family: str = ""
     params: int | None = None  # a published total, with params_source
     params_source: str = ""
@@ -75,6 +76,8 @@ def _fmt(v: Any) -> str:
 
 def build(row: Row, data: dict[str, dict]) -> dict:
     base = data[row.base]
+    if row.config is not None:
+        return _assembled(row, base)
     cfg = copy.deepcopy(base["config"])
     if row.flat:
         dtype = {k: cfg[k] for k in ("torch_dtype", "dtype") if k in cfg}
@@ -119,6 +122,31 @@ def build(row: Row, data: dict[str, dict]) -> dict:
                   for f in base["filled"]]
         d["filled"], d["filled_source"] = filled, base["filled_source"]
     return d
+
+
+def _assembled(row: Row, family_of: dict) -> dict:
+    """An entry whose config was assembled from the model card's architecture table: no sibling to derive from."""
+    if row.params is not None:
+        params, psrc, decoder = row.params, row.params_source, None
+    else:
+        params, decoder = _count(row.config, row.hf_id)
+        psrc = ("computed from this config (decoder tensors as model/tensors.py lists them, plus any vision tower); "
+                "no published exact total was read")
+        decoder = decoder if decoder != params else None
+    return {
+        "name": row.name or _name(row.hf_id),
+        "hf_id": row.hf_id,
+        "family": row.family or family_of["family"],
+        "aliases": sorted({row.hf_id.lower(), *row.aliases}),
+        "config": copy.deepcopy(row.config),
+        "params_published": params,
+        **({"params_decoder": decoder} if decoder else {}),
+        "params_source": psrc,
+        "source": "derived, not read from a verbatim copy of this repo's config.json: assembled from the model "
+                  "card's architecture figures and the family's published config conventions (see notes)",
+        "verified": False,
+        "notes": row.why,
+    }
 
 
 def render(d: dict) -> str:

@@ -586,3 +586,152 @@ ROWS: list[Row] = [
         "MiMo-7B-Base (model card).", name="MiMo 7B SFT"),
     _base("stablelm-2-1.6b", "stablelm-2-zephyr-1.6b", "stabilityai/stablelm-2-1_6b", name="StableLM 2 1.6B"),
 ]
+
+# ---- batch 2: other sizes and families, values from the model cards ------------------------------------------------
+
+_FALCON3 = "Falcon3 (TII): a Llama-architecture family with a 131,072-token vocabulary and head_dim 256 (model card " \
+           "architecture table: layers, heads, GQA groups, context); rope_theta 1,000,042 as the family uses."
+
+
+def _falcon3(size: str, layers: int, hidden: int, heads: int, ff: int, ctx: int) -> list[Row]:
+    hf = f"tiiuae/Falcon3-{size}-Instruct"
+    text = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": hidden,
+            "num_hidden_layers": layers, "num_attention_heads": heads, "num_key_value_heads": 4, "head_dim": 256,
+            "intermediate_size": ff, "vocab_size": 131072, "max_position_embeddings": ctx, "rope_scaling": None,
+            "rope_theta": 1000042.0, "tie_word_embeddings": False}
+    slug = f"falcon3-{size.lower()}-instruct"
+    return [Row(slug, "llama-3.1-8b-instruct", hf, f"{_FALCON3} {size}: {layers} layers, hidden {hidden}, {heads} "
+                f"query / 4 KV heads, FFN {ff}, {ctx:,} context.", (f"falcon3:{size.lower()}",), text=text,
+                family="falcon", name=f"Falcon3 {size} Instruct"),
+            _base(f"falcon3-{size.lower()}-base", slug, f"tiiuae/Falcon3-{size}-Base", name=f"Falcon3 {size} Base")]
+
+
+ROWS += [
+    *_falcon3("1B", 18, 2048, 8, 8192, 8192),
+    *_falcon3("3B", 22, 3072, 12, 9216, 32768),
+    *_falcon3("7B", 28, 3072, 12, 23040, 32768),
+    *_falcon3("10B", 40, 3072, 12, 23040, 32768),
+    Row("solar-10.7b-v1.0", "llama-2-7b", "upstage/SOLAR-10.7B-v1.0",
+        "SOLAR 10.7B: depth up-scaling of a Mistral-7B-shaped Llama (48 layers, hidden 4096, 32 query / 8 KV heads, "
+        "FFN 14,336, vocabulary 32,000, 4K context; model card and paper).",
+        text={"num_hidden_layers": 48, "num_key_value_heads": 8, "intermediate_size": 14336,
+              "torch_dtype": "float16"}, family="solar", name="SOLAR 10.7B v1.0"),
+    _inst("solar-10.7b-instruct-v1.0", "solar-10.7b-v1.0", "upstage/SOLAR-10.7B-Instruct-v1.0", "solar:10.7b",
+          name="SOLAR 10.7B Instruct v1.0"),
+    Row("starcoder2-3b", "starcoder2-7b", "bigcode/starcoder2-3b", "StarCoder2 3B: 30 layers, hidden 3072, 24 query "
+        "/ 2 KV heads, FFN 12,288, sliding window 4,096, 16K context, tied embeddings (model card, StarCoder2 paper "
+        "Table 9).", ("starcoder2:3b",), text={"hidden_size": 3072, "num_hidden_layers": 30, "num_attention_heads": 24,
+        "num_key_value_heads": 2, "intermediate_size": 12288}, name="StarCoder2 3B"),
+    Row("starcoder2-15b", "starcoder2-7b", "bigcode/starcoder2-15b", "StarCoder2 15B: 40 layers, hidden 6144, 48 "
+        "query / 4 KV heads, FFN 24,576, sliding window 4,096, 16K context, untied output (model card, paper Table "
+        "9).", ("starcoder2:15b",), text={"hidden_size": 6144, "num_hidden_layers": 40, "num_attention_heads": 48,
+        "num_key_value_heads": 4, "intermediate_size": 24576, "tie_word_embeddings": False}, name="StarCoder2 15B"),
+    Row("yi-1.5-9b-chat", "yi-6b-chat", "01-ai/Yi-1.5-9B-Chat", "Yi-1.5 9B: 48 layers, hidden 4096, 32 query / 4 KV "
+        "heads, FFN 11,008, vocabulary 64,000, 4K context (model card; Yi-9B is Yi-6B depth-upscaled).",
+        ("yi:9b-v1.5",), text={"num_hidden_layers": 48}, name="Yi 1.5 9B Chat"),
+    _base("yi-1.5-9b", "yi-1.5-9b-chat", "01-ai/Yi-1.5-9B", name="Yi 1.5 9B"),
+    Row("internlm2.5-20b-chat", "internlm2.5-7b-chat", "internlm/internlm2_5-20b-chat",
+        "InternLM2.5 20B: 48 layers, hidden 6144, 48 query / 8 KV heads, FFN 16,384, vocabulary 92,544, 32K context "
+        "(model card).", ("internlm2:20b",), text={"hidden_size": 6144, "num_hidden_layers": 48,
+        "num_attention_heads": 48, "intermediate_size": 16384}, name="InternLM2.5 20B Chat"),
+    _base("internlm2.5-20b", "internlm2.5-20b-chat", "internlm/internlm2_5-20b", name="InternLM2.5 20B"),
+    Row("qwen2-57b-a14b-instruct", "qwen1.5-moe-a2.7b-chat", "Qwen/Qwen2-57B-A14B-Instruct",
+        "Qwen2 57B-A14B: 28 layers, hidden 3584, 28 query / 4 KV heads, 64 routed experts (8 active) of width 2,560 "
+        "plus a 20,480-wide shared expert, vocabulary 151,936 (Qwen2 technical report Table 1, model card).",
+        ("qwen2:57b",), text={"hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
+        "num_key_value_heads": 4, "intermediate_size": 18944, "moe_intermediate_size": 2560,
+        "shared_expert_intermediate_size": 20480, "num_experts": 64, "num_experts_per_tok": 8,
+        "max_window_layers": 28}, name="Qwen2 57B-A14B Instruct"),
+    _base("qwen2-57b-a14b", "qwen2-57b-a14b-instruct", "Qwen/Qwen2-57B-A14B", name="Qwen2 57B-A14B"),
+    Row("qwen2.5-vl-32b-instruct", "qwen2.5-vl-72b-instruct", "Qwen/Qwen2.5-VL-32B-Instruct",
+        "Qwen2.5-VL 32B: the Qwen2.5-32B decoder (64 layers, hidden 5120, 40/8 heads, FFN 27,648) with the Qwen2.5-VL "
+        "vision encoder merged to the 5,120-wide text (model card); no vision_config is recorded (as for the 72B "
+        "sibling), so the tower is not counted.", ("qwen2.5vl:32b",),
+        text={"hidden_size": 5120, "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
+              "intermediate_size": 27648}, name="Qwen2.5-VL 32B Instruct"),
+    Row("olmo-2-0425-1b", "olmo-2-1124-7b", "allenai/OLMo-2-0425-1B", "OLMo 2 1B: 16 layers, hidden 2048, 16 heads, "
+        "FFN 8,192, vocabulary 100,352, 4K context (model card table).", ("olmo2:1b",),
+        text={"hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 16, "num_key_value_heads": 16,
+              "intermediate_size": 8192}, name="OLMo 2 1B"),
+    _inst("olmo-2-0425-1b-instruct", "olmo-2-0425-1b", "allenai/OLMo-2-0425-1B-Instruct", name="OLMo 2 1B Instruct"),
+    Row("phi-1.5", "phi-2", "microsoft/phi-1_5", "phi-1.5: 24 layers, hidden 2048, 32 heads, FFN 8,192, rotary on "
+        "32 of 64 head dims, vocabulary 51,200, 2K context: the values of its phi-msft config.json as "
+        "mlc-ai/mlc-llm@79d603f085f5 python/mlc_llm/model/model_preset.py (MODEL_PRESETS['phi-1_5']) copies it "
+        "(n_embd, n_layer, n_head, rotary_dim, n_positions), mapped to the HF phi keys phi-2 uses.",
+        ("phi:1.5b",), text={"hidden_size": 2048, "num_hidden_layers": 24, "intermediate_size": 8192,
+                             "partial_rotary_factor": 0.5}, name="phi-1.5"),
+    Row("phi-1", "phi-1.5", "microsoft/phi-1", "phi-1: the phi-1.5 architecture (1.3B; model card).",
+        name="phi-1"),
+    Row("c4ai-command-r-plus", "c4ai-command-r-v01", "CohereForAI/c4ai-command-r-plus",
+        "Command R+ (104B): 64 layers, hidden 12,288, 96 query / 8 KV heads, FFN 33,792, vocabulary 256,000, 128K "
+        "context, QK layer norm (model card).", ("command-r-plus:104b", "command-r-plus"),
+        text={"hidden_size": 12288, "num_hidden_layers": 64, "num_attention_heads": 96, "num_key_value_heads": 8,
+              "intermediate_size": 33792, "use_qk_norm": True}, name="Command R+"),
+    Row("c4ai-command-r-plus-08-2024", "c4ai-command-r-plus", "CohereForAI/c4ai-command-r-plus-08-2024",
+        "The August 2024 Command R+ update, same architecture (model card).", ("command-r-plus:104b-08-2024",),
+        name="Command R+ 08-2024"),
+    Row("aya-23-35b", "c4ai-command-r-v01", "CohereForAI/aya-23-35B", "Aya 23 35B: built on Command R (35B, 40 "
+        "layers, hidden 8192, 64 heads), 8K context (model card).", ("aya:35b", "coherelabs/aya-23-35b"),
+        text={"max_position_embeddings": 8192}, name="Aya 23 35B"),
+    Row("gemma-3-270m-it", "gemma-3-1b-it", "google/gemma-3-270m-it",
+        "Gemma 3 270M: 18 layers, hidden 640, 4 query / 1 KV heads of 256, FFN 2,048, the 262,144-token vocabulary, "
+        "sliding window 512 with every 6th layer global, 32K context (model card; 170M embedding + 100M transformer "
+        "parameters).", ("gemma3:270m",),
+        text={"hidden_size": 640, "num_hidden_layers": 18, "intermediate_size": 2048,
+              "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 3}, name="Gemma 3 270M IT"),
+    _base("gemma-3-270m", "gemma-3-270m-it", "google/gemma-3-270m", name="Gemma 3 270M"),
+    Row("smollm3-3b", "smollm2-1.7b-instruct", "HuggingFaceTB/SmolLM3-3B", "SmolLM3 3B (model card): 36 layers, "
+        "hidden 2048, 16 query / 4 KV heads, FFN 11,008, the Llama 3 vocabulary (128,256), 64K context, tied "
+        "embeddings; NoPE on every 4th layer (no effect on memory).",
+        config={"architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3", "hidden_size": 2048,
+                "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
+                "intermediate_size": 11008, "vocab_size": 128256, "max_position_embeddings": 65536,
+                "tie_word_embeddings": True, "torch_dtype": "bfloat16", "no_rope_layer_interval": 4},
+        name="SmolLM3 3B"),
+    _base("smollm3-3b-base", "smollm3-3b", "HuggingFaceTB/SmolLM3-3B-Base", name="SmolLM3 3B Base"),
+    Row("seed-oss-36b-instruct", "yi-34b", "ByteDance-Seed/Seed-OSS-36B-Instruct", "Seed-OSS 36B (model card "
+        "architecture table): 64 layers, hidden 5120, 80 query / 8 KV heads of 128, FFN 27,648, vocabulary 155,136, "
+        "512K native context, QKV bias, untied output. seed_oss is read as a generic Llama-style decoder.",
+        ("seed-oss:36b",),
+        config={"architectures": ["SeedOssForCausalLM"], "model_type": "seed_oss", "hidden_size": 5120,
+                "num_hidden_layers": 64, "num_attention_heads": 80, "num_key_value_heads": 8, "head_dim": 128,
+                "intermediate_size": 27648, "vocab_size": 155136, "max_position_embeddings": 524288,
+                "attention_bias": True, "tie_word_embeddings": False, "torch_dtype": "bfloat16"},
+        family="seed", name="Seed-OSS 36B Instruct"),
+    _base("seed-oss-36b-base", "seed-oss-36b-instruct", "ByteDance-Seed/Seed-OSS-36B-Base", name="Seed-OSS 36B Base"),
+    Row("hunyuan-7b-instruct", "yi-34b", "tencent/Hunyuan-7B-Instruct", "Hunyuan 7B (model card): 32 layers, hidden "
+        "4096, 32 query / 8 KV heads of 128, FFN 14,336, vocabulary 128,167, 256K context, tied embeddings; "
+        "hunyuan_v1_dense is read as a generic Llama-style decoder (its QK norm weights are not counted).",
+        config={"architectures": ["HunYuanDenseV1ForCausalLM"], "model_type": "hunyuan_v1_dense", "hidden_size": 4096,
+                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                "intermediate_size": 14336, "vocab_size": 128167, "max_position_embeddings": 262144,
+                "tie_word_embeddings": True, "torch_dtype": "bfloat16"}, family="hunyuan", name="Hunyuan 7B Instruct"),
+    _base("hunyuan-7b-pretrain", "hunyuan-7b-instruct", "tencent/Hunyuan-7B-Pretrain", name="Hunyuan 7B Pretrain"),
+    Row("mamba-codestral-7b-v0.1", "mamba-2.8b-hf", "mistralai/Mamba-Codestral-7B-v0.1", "Mamba-Codestral 7B: a "
+        "Mamba-2 model (model card): 64 layers, hidden 4096, state 128, 8 groups, 128 heads of 64 (expand 2), conv "
+        "4, vocabulary 32,768, untied output; HF-format config as transformers' Mamba2Config names the keys.",
+        config={"architectures": ["Mamba2ForCausalLM"], "model_type": "mamba2", "hidden_size": 4096,
+                "num_hidden_layers": 64, "state_size": 128, "n_groups": 8, "num_heads": 128, "head_dim": 64,
+                "expand": 2, "conv_kernel": 4, "vocab_size": 32768, "tie_word_embeddings": False,
+                "torch_dtype": "bfloat16"}, family="mamba", name="Mamba-Codestral 7B v0.1"),
+    Row("granite-3.1-1b-a400m-instruct", "granite-3.1-8b-instruct", "ibm-granite/granite-3.1-1b-a400m-instruct",
+        "Granite 3.1 1B-A400M (model card): a GraniteMoE with 24 layers, hidden 1024, 16 query / 8 KV heads, 32 "
+        "experts of width 512 (8 active), vocabulary 49,155, 128K context, tied embeddings.", ("granite3.1-moe:1b",),
+        config={"architectures": ["GraniteMoeForCausalLM"], "model_type": "granitemoe", "hidden_size": 1024,
+                "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 8,
+                "intermediate_size": 512, "num_local_experts": 32, "num_experts_per_tok": 8, "vocab_size": 49155,
+                "max_position_embeddings": 131072, "tie_word_embeddings": True, "torch_dtype": "bfloat16"},
+        name="Granite 3.1 1B-A400M Instruct"),
+    _base("granite-3.1-1b-a400m-base", "granite-3.1-1b-a400m-instruct", "ibm-granite/granite-3.1-1b-a400m-base",
+          name="Granite 3.1 1B-A400M Base"),
+    Row("granite-3.1-3b-a800m-instruct", "granite-3.1-8b-instruct", "ibm-granite/granite-3.1-3b-a800m-instruct",
+        "Granite 3.1 3B-A800M (model card): a GraniteMoE with 32 layers, hidden 1536, 24 query / 8 KV heads, 40 "
+        "experts of width 512 (8 active), vocabulary 49,155, 128K context, tied embeddings.", ("granite3.1-moe:3b",),
+        config={"architectures": ["GraniteMoeForCausalLM"], "model_type": "granitemoe", "hidden_size": 1536,
+                "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8,
+                "intermediate_size": 512, "num_local_experts": 40, "num_experts_per_tok": 8, "vocab_size": 49155,
+                "max_position_embeddings": 131072, "tie_word_embeddings": True, "torch_dtype": "bfloat16"},
+        name="Granite 3.1 3B-A800M Instruct"),
+    _base("granite-3.1-3b-a800m-base", "granite-3.1-3b-a800m-instruct", "ibm-granite/granite-3.1-3b-a800m-base",
+          name="Granite 3.1 3B-A800M Base"),
+]
