@@ -439,6 +439,18 @@ def test_the_kv_page_worked_example_uses_the_estimate(client):
     assert f'data-bytes="{2 * 32 * 4096 * 32768 * 2}"' in html
     assert f'data-bytes="{32 * 8 * 128 * 2 * 2 * 32768}"' in html
     assert '<b id="ratio">4.0×</b>' in html
+    assert f'id="textbook-token" data-bytes="{2 * 32 * 4096 * 2}"' in html
+    assert f'id="real-token" data-bytes="{32 * 8 * 128 * 2 * 2}"' in html
+
+
+def test_the_kv_page_on_mla_and_hybrid(client):
+    """DeepSeek R1 (config: 61 layers, hidden 7168, kv_lora_rank 512 + rope 64; llama.cpp keeps K only, f16):
+    1,748,992 textbook bytes per token against 61 x 576 x 2 = 70,272. Granite 4.0 H-Tiny: only its 4 attention
+    layers of 40 grow with the context (4 KV heads of 128, K and V, f16: 8,192 bytes per token)."""
+    html = client.get("/kv", params={"model": "deepseek-r1:671b", "ctx": "32768"}).text
+    assert f'id="real-token" data-bytes="{61 * 576 * 2}"' in html and '<b id="ratio">24.9×</b>' in html
+    html = client.get("/kv", params={"model": "granite4:tiny-h", "ctx": "32768"}).text
+    assert f'id="real-token" data-bytes="{4 * 4 * 128 * 2 * 2}"' in html and '<b id="ratio">30.0×</b>' in html
 
 
 # ---------------------------------------------------------------------------------------------------------

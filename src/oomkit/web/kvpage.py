@@ -64,7 +64,8 @@ ENGINES = (
 
 def worked_example(est: MemoryEstimate) -> str:
     """Per group of same-shaped layers: the declared heads and sizes, the engine's cells and bytes, and the bytes
-    per element that follow; then the textbook figure for the same context against the real one."""
+    per element that follow; then the textbook figure per token against the engine's marginal bytes per token
+    (est.kv_bytes_per_token), and for the whole context against what the engine allocates."""
     m = est.model
     spec_by_index = {layer.index: layer for layer in m.layers}
     groups: dict[tuple, list[Any]] = {}
@@ -91,21 +92,26 @@ def worked_example(est: MemoryEstimate) -> str:
            '<div class="scroll"><table id="kv-groups"><tr><th class="l">kind</th><th>layers</th>'
            '<th>KV heads × (K + V dims)</th><th>window</th><th>cells</th><th>bytes per cell and layer</th>'
            '<th>bytes per element</th><th>KV total</th><th>state total</th></tr>' + "".join(rows) + "</table></div>"]
+    per_token = 2 * m.n_layers * m.n_embd * 2
+    out.append('<h3>Against the textbook formula</h3><p>The textbook gives every token '
+               f'<code>2 × layers × hidden × 2 bytes</code> = 2 × {m.n_layers} × {m.n_embd:,} × 2 = '
+               f'<b id="textbook-token" data-bytes="{per_token}">{per_token:,} bytes</b> (f16). ')
+    real = est.kv_bytes_per_token
+    if real:
+        out.append(f'{e(est.engine)} adds <b id="real-token" data-bytes="{real}">{real:,} bytes</b> per extra token '
+                   f'of one sequence with these settings: the textbook figure is <b id="ratio">{per_token / real:.1f}×'
+                   "</b> the real one.")
+    else:
+        out.append(f"The cache {e(est.engine)} keeps does not grow token by token with these settings (a fixed state, "
+                   "or a pool sized from memory).")
+    out.append(" The textbook assumes one KV head per query head (no GQA), every layer attending to the whole "
+               "context (no sliding window, no recurrent layers) and full K and V per head (no latent).</p>")
     if ctx:
-        textbook = 2 * m.n_layers * m.n_embd * ctx * 2
-        real = est.kv_cache_bytes
-        ratio = textbook / real if real else None
-        out.append('<h3>Against the textbook formula</h3>'
-                   f'<p><code>2 × layers × hidden × ctx × 2 bytes</code> = 2 × {m.n_layers} × {m.n_embd:,} × '
-                   f'{ctx:,} × 2 = <b id="textbook" data-bytes="{textbook}">{e(gib(textbook))}</b>. '
-                   f'{e(est.engine)} allocates <b id="real-kv">{b(real)}</b>'
-                   + (f' for the KV cache: the textbook figure is <b id="ratio">{ratio:.1f}×</b> the real one.'
-                      if ratio else " (no KV cache: the state is fixed).")
-                   + ' It assumes one KV head per query head (no GQA), every layer attending to the whole context '
-                   '(no sliding window, no recurrent layers) and full K and V per head (no latent).</p>')
-    if est.kv_bytes_per_token:
-        out.append(f'<p>Each extra token of context costs {b(est.kv_bytes_per_token, lambda n: f"{n:,} bytes")} '
-                   "with these settings.</p>")
+        textbook = per_token * ctx
+        out.append(f'<p>For {ctx:,} tokens the textbook says <b id="textbook" data-bytes="{textbook}">'
+                   f'{e(gib(textbook))}</b>; {e(est.engine)} allocates <b id="real-kv">{b(est.kv_cache_bytes)}</b> '
+                   f'for its KV cache and {b(est.recurrent_state_bytes)} of recurrent state (an engine that sizes a '
+                   "pool from the memory left, as vLLM and SGLang do, allocates the pool, not the context).</p>")
     return "".join(out)
 
 
