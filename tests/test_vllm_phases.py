@@ -258,6 +258,16 @@ def test_free_memory_before_the_warm_up_against_the_log():
         assert abs(ours["free_after_bytes"] - logged) < 1 * GiB, (stem, ours["free_after_bytes"] / GiB, logged / GiB)
 
 
+@pytest.mark.parametrize("stem", [k for k in sorted(PHASE_LOGS) if "gpt-oss" in k])
+def test_mxfp4_weights_per_rank(stem):
+    # "Model loading took" of gpt-oss-20b on 0.19.0: 13.64 GiB at TP1, 7.01 GiB per rank at TP2 (MXFP4 experts as
+    # the Triton kernels lay them out, each rank's slice padded)
+    fx = fixture(stem)
+    v = ENGINE.estimate(spec_of(PHASE_LOGS[stem]), devices_of(fx), settings_of(fx)).engine_view
+    got, logged = v["model_loading_bytes"]["CUDA0"], fx["printed"]["model_loading_bytes"]
+    assert abs(got - logged) / logged < 0.01, (got / GiB, logged / GiB)
+
+
 def test_llm_d_787_qwen3_32b_tp2_dies_in_the_warm_up():
     # llm-d/llm-d#787 (vLLM 0.11.0, TP2, util 0.95): "KV cache allocated: 41.87 GiB per worker", then the sampler
     # warm-up with 1024 dummy requests runs out. The GPU (an 80 GB part) and the FlashInfer sampler are inferred

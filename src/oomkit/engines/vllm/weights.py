@@ -94,6 +94,10 @@ def _mxfp4_expert_bytes(t: TensorSpec, r: Resolved) -> int:
             inter = round_up(inter, 256)
         else:
             hidden = round_up(hidden, 256)
+            if r.version >= (0, 19, 0):
+                # each rank's gate/up intermediate slice padded to 128 (fitted: gpt-oss-20b on 0.19.0 loads
+                # 13.64 GiB at TP1 and 7.01 GiB per rank at TP2, llm-d sweep; 0.14.1's gpt-oss-120b shows none)
+                inter = round_up(cdiv(inter, r.tp), 128) * r.tp
     else:
         hidden, inter = round_up(hidden, 256), round_up(inter, 128)
     return t.nbytes * (hidden * inter) // (k * n)
