@@ -44,9 +44,10 @@ ENGINES = (
                   "SWA layers <code>min(n_ctx, PAD(n_swa × n_seq + n_ubatch, 256))</code> "
                   "(<code>src/llama-kv-cache-iswa.cpp</code>); MLA: K only, <code>has_v = !is_mla</code> "
                   "(since PR #19067)."),
-    ("Ollama", "the runner is llama.cpp with <code>n_ctx = num_ctx × OLLAMA_NUM_PARALLEL</code> "
-               "(<code>llm/server.go</code>; its own estimate in <code>llm/memory.go</code>); the new engine pads "
-               "cache sizes to 256 (<code>kvcache/causal.go</code>)."),
+    ("Ollama", "<code>context = num_ctx × numParallel</code> (<code>llm/memory.go</code>, to v0.12.10); its own "
+               "engine pads each cache to 256 cells, <code>PAD(numParallel × num_ctx, 256)</code>, sliding layers "
+               "<code>PAD(numParallel × window + batch, 256)</code> (<code>kvcache/causal.go</code>, from v0.11.5); "
+               "from v0.30 GGUF models run on upstream <code>llama-server</code>, as above."),
     ("vLLM", "pages of <code>block_size</code> (16) tokens; per layer <code>page_size_bytes = 2 × block_size × "
              "num_kv_heads × head_size × dtype_size</code> (<code>vllm/v1/kv_cache_interface.py</code>, "
              "<code>FullAttentionSpec</code>; <code>MLAAttentionSpec</code> one latent tensor); all the memory "
