@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ...memory import Device
 from ...model.spec import ModelSpec
 from .kv import Cache, Context, attention_layers
-from .settings import ERAS, LlamaCppSettings
+from .settings import ERAS, LlamaCppSettings, build_number
 from .weights import Placement
 
 
@@ -108,6 +108,8 @@ def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> 
 # ggml-backend.cpp: GGML_SCHED_MAX_COPIES (default 4, a compile-time define) copies of every graph input and every
 # split input when the scheduler runs pipeline-parallel (sched->n_copies = parallel ? GGML_SCHED_MAX_COPIES : 1)
 SCHED_MAX_COPIES = 4
+# PR #6017 "llama : add pipeline parallelism support" (merged 2024-03-13, about b2410)
+PIPELINE_PARALLEL_BUILD = 2410
 # backends whose devices report async compute and events (ggml_backend_dev_props caps): CUDA, its HIP build, and
 # Vulkan / SYCL; the RPC backend reports neither (ggml-rpc.cpp ggml_backend_rpc_device_get_props)
 _ASYNC_EVENTS = ("CUDA", "ROCm", "HIP", "Vulkan", "SYCL")
@@ -119,6 +121,8 @@ def pipeline_parallel(spec: ModelSpec, placement: Placement, devices: tuple[Devi
     spans more than one device, every layer and the output layer are offloaded, -sm layer, the KV cache is
     offloaded, no tensor is overridden (-ot, --cpu-moe, --n-cpu-moe, and the overrides --fit writes), and every
     device supports async compute and events."""
+    if build_number(s.engine_version) < PIPELINE_PARALLEL_BUILD:
+        return False
     if len(devices) < 2 or placement.n_gpu_layers <= spec.n_layers or s.split_mode != "layer" or s.no_kv_offload:
         return False
     if s.override_tensor or s.cpu_moe or s.n_cpu_moe:
