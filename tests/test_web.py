@@ -483,6 +483,7 @@ def test_serve_warns_off_loopback(monkeypatch, capsys):
     from oomkit.commands import serve
 
     seen = {}
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # create_app sets it for the process; the patch restores it after
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw, app=app))
     assert serve.run(["--host", "0.0.0.0", "--port", "8123"]) == 0
     assert {k: v for k, v in seen.items() if k != "app"} == {"host": "0.0.0.0", "port": 8123, "log_level": "warning"}
