@@ -52,10 +52,12 @@ PHASE_LOGS = {
     "llmd-llama-4-scout-h100-v0.19-tp4": "llama-4-scout-17b-16e-instruct",
     "llmd-qwen2.5-7b-fp8-dynamic-h100-v0.19": "qwen2.5-7b-instruct",
     "llmd-phi-2-h100-v0.19-2048": "phi-2",
+    "llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp4": "llama-3.3-70b-instruct",
 }
 # what the checkpoint's quantization_config amounts to in vLLM (fixture notes)
 EXTRA = {"llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp2": {"quantization": "fp8"},
-         "llmd-qwen2.5-7b-fp8-dynamic-h100-v0.19": {"quantization": "fp8"}}
+         "llmd-qwen2.5-7b-fp8-dynamic-h100-v0.19": {"quantization": "fp8"},
+         "llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp4": {"quantization": "fp8"}}
 
 
 @pytest.mark.parametrize("stem", sorted(EXTRA))
