@@ -390,7 +390,8 @@ def _llama_server_settings(spec: ModelSpec, g: GgufView, used: tuple[Device, ...
         ngl = -1
     ls = LlamaCppSettings(program="llama-server", n_ctx=ctx_total, n_batch=batch, n_ubatch=batch, n_parallel=np_,
                           kv_unified=False, cache_type_k=kv, cache_type_v=kv, flash_attn=launch.fa_mode,
-                          n_gpu_layers=ngl, embeddings=g.is_embedding, engine_version=f"b{build}")
+                          n_gpu_layers=ngl, embeddings=g.is_embedding, engine_version=f"b{build}",
+                          fit=False)  # the layout below plays --fit (_fit_llama_server); estimated as decided
     if ngl != -1:
         return ls
     env = dict(s.env)
