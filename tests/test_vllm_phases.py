@@ -53,16 +53,18 @@ PHASE_LOGS = {
     "llmd-qwen2.5-7b-fp8-dynamic-h100-v0.19": "qwen2.5-7b-instruct",
     "llmd-phi-2-h100-v0.19-2048": "phi-2",
     "llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp4": "llama-3.3-70b-instruct",
+    "llmd-qwen2.5-7b-w8a8-h100-v0.19": "qwen2.5-7b-instruct",
 }
 # what the checkpoint's quantization_config amounts to in vLLM (fixture notes)
 EXTRA = {"llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp2": {"quantization": "fp8"},
          "llmd-qwen2.5-7b-fp8-dynamic-h100-v0.19": {"quantization": "fp8"},
-         "llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp4": {"quantization": "fp8"}}
+         "llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp4": {"quantization": "fp8"},
+         "llmd-qwen2.5-7b-w8a8-h100-v0.19": {"quantization": "fp8"}}  # int8 W8A8: the same bytes
 
 
 @pytest.mark.parametrize("stem", sorted(EXTRA))
 def test_fp8_dynamic_checkpoints_load_as_online_fp8(stem):
-    # compressed-tensors FP8-dynamic: FP8 linear weights, bf16 embeddings / lm_head / norms ("Model loading took")
+    # compressed-tensors FP8-dynamic (and INT8 W8A8): 1-byte linear weights, bf16 embeddings / lm_head / norms
     fx = fixture(stem)
     v = ENGINE.estimate(spec_of(PHASE_LOGS[stem]), devices_of(fx), settings_of(fx)).engine_view
     got, logged = v["model_loading_bytes"]["CUDA0"], fx["printed"]["model_loading_bytes"]
