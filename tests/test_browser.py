@@ -195,7 +195,7 @@ def test_an_uploaded_config(server, browser, tmp_path):
         ctx.close()
 
 
-def test_a_real_error_pasted_into_diagnose(server, browser):
+def test_a_real_error_pasted_into_diagnose(server, browser, shots):
     rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
     row = next(r for r in rows if r["id"] == "vllm-10517-v0-kv-29k")
     ctx, page, problems = _open(browser, 390)
@@ -207,6 +207,7 @@ def test_a_real_error_pasted_into_diagnose(server, browser):
         assert page.locator("#stage").inner_text() == row["expected"]["stage"] == "kv_cache"
         assert "vllm" in page.locator("dl.kv").first.inner_text().lower()
         assert page.locator("#fixes li").count() >= 1
+        page.screenshot(path=str(shots / "diagnose-result-390.png"), full_page=True)
         assert not problems, problems
     finally:
         ctx.close()

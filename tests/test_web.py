@@ -144,6 +144,15 @@ def test_diagnose_is_the_cli_json(client, capsys, monkeypatch):
         assert got.json()["stage"] == row["expected"]["stage"], row["id"]
 
 
+def test_diagnose_page_for_every_corpus_log(client):
+    """Every public log of the diagnose corpus renders on the page with the stage the API gives it."""
+    rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for row in rows:
+        stage = client.post("/api/diagnose", json={"text": row["text"]}).json()["stage"]
+        page = client.post("/diagnose", data={"text": row["text"]})
+        assert page.status_code == 200 and f'<b id="stage">{stage}</b>' in page.text, row["id"]
+
+
 def test_openapi_lists_every_endpoint(client):
     paths = client.get("/openapi.json").json()["paths"]
     for p in ("/api/estimate", "/api/check", "/api/table", "/api/models", "/api/gpus", "/api/plan", "/api/fit",

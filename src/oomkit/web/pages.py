@@ -433,12 +433,14 @@ def diagnose_page(text: str | None, d: dict | None, error: str | None) -> str:
         if d.get("signature"):
             items.append(("message", f'<a href="/errors/{quote(str(d["signature"]), safe="")}">{e(d["signature"])}</a>'))
         if d.get("line"):
-            items.append(("the line", f"<code>{e(d['line'])}</code>"))
+            items.append(("at line", e(d["line"])))
+        if d.get("evidence"):
+            items.append(("evidence", f"<code>{e(d['evidence'])}</code>"))
         body.append('<div class="card">' + dl(items))
         if d.get("numbers"):
             body.append("<h3>Numbers</h3>" + dl((k, _view_value(k, v)) for k, v in d["numbers"].items()))
         if d.get("settings"):
-            body.append("<h3>Settings in force</h3>" + dl((k, e(v)) for k, v in d["settings"].items()))
+            body.append("<h3>Settings in force</h3>" + dl((k, _view_value(k, v)) for k, v in d["settings"].items()))
         if d.get("causes"):
             body.append("<h3>Causes</h3><ul>" + "".join(f"<li>{e(c)}</li>" for c in d["causes"]) + "</ul>")
         if d.get("fixes"):
