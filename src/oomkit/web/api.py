@@ -2,7 +2,8 @@
 
 Each operation turns its fields into the command line the CLI would have been given and hands it to the CLI's own
 parsers (commands/_model_args.py, commands/_plan_args.py), then calls the same functions the command calls and the
-same report/ JSON writer: the API's answer is the CLI's output, byte for byte. What is added here is only what a
+same report/ JSON writer; `table` and `models`, whose steps live in their run(), are run as the commands themselves.
+The API's answer is the CLI's output, byte for byte. What is added here is only what a
 server needs and a terminal does not: range checks on every field, and the refusal of anything that would make the
 server open a file of its own (a request names models, never paths).
 """
@@ -56,9 +57,6 @@ MAX_LIMIT = 200
 # the engine's own options (-fa on -ngl 99) as typed.
 ESTIMATE_FIELDS = ("model", "engine", "ctx", "quant", "kv_type", "parallel", "vram", "gpu", "engine_version",
                    "command", "flags")
-PLAN_FIELDS = ESTIMATE_FIELDS + ("min_ctx", "concurrency", "reserve", "headroom", "nodes", "ram", "limit")
-FIT_FIELDS = ("command", "vram", "gpu", "reserve", "headroom", "min_ctx")
-TABLE_FIELDS = ESTIMATE_FIELDS + ("kind", "sizes", "kv_types")
 # `oomkit table`'s own options (commands/table.py) and `oomkit models --kind`'s choices
 TABLE_OPTIONS = {"--kind": True, "--markdown": False, "--csv": False, "--plot": True, "--sizes": True,
                  "--kv-types": True}
