@@ -55,6 +55,8 @@ PHASE_LOGS = {
     "llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp4": "llama-3.3-70b-instruct",
     "llmd-qwen2.5-7b-w8a8-h100-v0.19": "qwen2.5-7b-instruct",
     "llmd-qwen1.5-moe-a2.7b-h100-v0.19": "Qwen/Qwen1.5-MoE-A2.7B",
+    "llmd-codellama-7b-h100-v0.19": "codellama/CodeLlama-7b-hf",
+    "llmd-granite-3.1-2b-h100-v0.19": "ibm-granite/granite-3.1-2b-instruct",
 }
 # what the checkpoint's quantization_config amounts to in vLLM (fixture notes)
 EXTRA = {"llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp2": {"quantization": "fp8"},
