@@ -294,7 +294,8 @@ def test_models_planned_together_leave_room_for_each_other():
         assert o.estimate.devices[0].total_bytes + held <= 24 * GiB
     f16 = {o.kv_type: o.context for o in alone.options if o.tier == 1}
     f16_both = {o.kv_type: o.context for o in both.options if o.tier == 1}
-    assert all(f16_both[k] < f16[k] for k in f16_both)  # the draft's memory costs context
+    shared = f16_both.keys() & f16.keys()  # a type the planner drops alone (dominated at the model's maximum) may
+    assert shared and all(f16_both[k] < f16[k] for k in shared)  # show beside the draft: the draft costs context
 
 
 def test_other_forms_of_the_launch():
