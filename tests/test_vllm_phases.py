@@ -58,13 +58,15 @@ PHASE_LOGS = {
     "llmd-codellama-7b-h100-v0.19": "codellama/CodeLlama-7b-hf",
     "llmd-granite-3.1-2b-h100-v0.19": "ibm-granite/granite-3.1-2b-instruct",
     "llmd-mistral-small-3.1-24b-w8a8-h100-v0.19": "mistral-small-3.1-24b-instruct-2503",
+    "llmd-mistral-small-3.1-24b-w8a8-h100-v0.19-tp2": "mistral-small-3.1-24b-instruct-2503",
 }
 # what the checkpoint's quantization_config amounts to in vLLM (fixture notes)
 EXTRA = {"llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp2": {"quantization": "fp8"},
          "llmd-qwen2.5-7b-fp8-dynamic-h100-v0.19": {"quantization": "fp8"},
          "llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp4": {"quantization": "fp8"},
          "llmd-qwen2.5-7b-w8a8-h100-v0.19": {"quantization": "fp8"},  # int8 W8A8: the same bytes
-         "llmd-mistral-small-3.1-24b-w8a8-h100-v0.19": {"quantization": "fp8"}}
+         "llmd-mistral-small-3.1-24b-w8a8-h100-v0.19": {"quantization": "fp8"},
+         "llmd-mistral-small-3.1-24b-w8a8-h100-v0.19-tp2": {"quantization": "fp8"}}
 
 
 @pytest.mark.parametrize("stem", sorted(EXTRA))
