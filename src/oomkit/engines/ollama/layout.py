@@ -396,7 +396,7 @@ def _llama_server_settings(spec: ModelSpec, g: GgufView, used: tuple[Device, ...
         return ls
     env = dict(s.env)
     margin = FIT_TARGET
-    if env.get("LLAMA_ARG_FIT_TARGET", "").strip():
+    if "LLAMA_ARG_FIT_TARGET" in env:  # set, even empty: std::stoi("") stops llama-server as well
         # llama-server reads its LLAMA_ARG_* variables with std::stoi and will not start on one it cannot read
         # (common/arg.cpp: "error while handling environment variable"); -fitt is MiB per device, comma-separated
         parts = [stoi("LLAMA_ARG_FIT_TARGET", x, "llama-server") for x in env["LLAMA_ARG_FIT_TARGET"].split(",")]
