@@ -13,6 +13,7 @@ Which figure of which log is valid ground truth, and why:
 | hybrid-gdn-27b-nvfp4-2x5090-tp2-fp8kv-mtp | no avail printed | no (model inferred, NVFP4) | target pool (Qwen3.5-27B layout) | no | draft pool not modelled |
 | mimo-v2-flash-tp4-swa-pool-mfs07 | no avail printed; pre-#18039 build | no | SWA sub-pool | no | swa = 0.8 x full |
 | deepseek-v4-pro-fp8-8xh200-tp8-mfs088-fail | the refusal and its minimum fraction | no (DeepSeek-V4 not modelled) | - | - | |
+| qwen3-32b-tp4-b200-pr22537 | yes (0.5.10+, default mfs on a B200) | yes (4x B200) | yes | yes (3%) | model inferred from the K size |
 """
 
 from __future__ import annotations
@@ -268,6 +269,27 @@ def case_deepseek_v4_fail() -> list[Row]:
                 "issue: 'Recent SGLang builds emit a precise minimum-viable fraction: 0.9113'")]
 
 
+def case_qwen3_32b_b200() -> list[Row]:
+    name = "qwen3-32b-tp4-b200-pr22537"
+    d = load(name)
+    spec = resolve("Qwen/Qwen3-32B")
+    s = sg.SGLangSettings(tp_size=4, engine_version="0.5.10")  # April 2026, the default mem_fraction_static
+    after = _gib(d, "weights_avail_after_gb") * GiB
+    pre = after + _gib(d, "weights_mem_gb") * GiB
+    pool = sg.size_pool(spec, s, avail_after_load=after, pre_load_free=pre, gpu_mib=183359)
+    rows = [_tokens_row(name, "tokens (printed avail)", pool.max_total_num_tokens, d["printed"]["kv_cache_tokens"],
+                        PRINTED_AVAIL_TOLERANCE, "B200 (> 160 GiB): mem_fraction_static default 0.852")]
+    rows += _kv_rows(name, spec, s, d)
+    lay = sg.cache_layout(spec, s)
+    w, _ = sg.rank_weights(spec, s, lay)
+    wp = _gib(d, "weights_mem_gb")
+    rows.append(Row(name, "weights", w / GiB, wp, "GiB", "3%", abs(w / GiB - wp) / wp <= 0.03, "bf16, TP4 per rank"))
+    est = sg.estimate(spec, devices_for_names("B200") * 4, s)
+    rows.append(_tokens_row(name, "tokens (end to end)", est.engine_view["max_total_num_tokens"],
+                            d["printed"]["kv_cache_tokens"], END_TO_END_TOLERANCE, "4x B200"))
+    return rows
+
+
 CASES = {
     "qwen3-14b-single-48gb": case_qwen3_14b,
     "qwen3-235b-a22b-fp8-tp4-h100-mfs093": case_qwen3_235b,
@@ -276,6 +298,7 @@ CASES = {
     "hybrid-gdn-27b-nvfp4-2x5090-tp2-fp8kv-mtp": case_hybrid_gdn_27b,
     "mimo-v2-flash-tp4-swa-pool-mfs07": case_mimo,
     "deepseek-v4-pro-fp8-8xh200-tp8-mfs088-fail": case_deepseek_v4_fail,
+    "qwen3-32b-tp4-b200-pr22537": case_qwen3_32b_b200,
 }
 
 
