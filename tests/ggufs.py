@@ -246,3 +246,141 @@ def hunyuan_7b(n_layers: int | None = None) -> SynthModel:
     for i in range(nl):
         ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd, qk_norm_dim=hd) + _ffn_dense(i, n_embd, n_ff)
     return _model("hunyuan-7b", arch, "tencent/Hunyuan-7B-Instruct config.json", n_vocab, nl, md, ts, True)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The sweep: architectures of llama.cpp's list that share an existing family's cache rules (plain GQA caches,
+# or none for the diffusion decoders). Each file carries one generic Llama-2-7B-like shape (hidden 4096, 32 heads
+# / 8 KV heads of 128, FFN 11008, vocab 32000, 2 layers), not the architecture's own checkpoint: the tensor set is
+# what llama.cpp@0c1e57098's loader asks for (found by loading and reading its "tensor not found" / "wrong
+# shape; expected" / "key not found" lines), shapes as it expects them for those dimensions.
+# ----------------------------------------------------------------------------------------------------------
+
+SWEEP_DIMS = dict(n_embd=4096, n_head=32, n_kv=8, n_ff=11008, n_vocab=32000, n_layers=2)
+# arch -> (extra metadata (key, value, GGUFValueType id), tensor name pattern -> shape in ggml order)
+SWEEP = {
+    'ernie4_5': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'xverse': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'exaone': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'qwen': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 5504), 'blk.{i}.ffn_down.weight': (5504, 4096), 'blk.{i}.ffn_gate.weight': (4096, 5504), 'blk.{i}.attn_qkv.weight': (4096, 12288), 'blk.{i}.attn_qkv.bias': (12288,)},
+    ),
+    'mpt': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.attn_qkv.weight': (4096, 6144)},
+    ),
+    'bloom': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'token_embd_norm.weight': (4096,), 'token_embd_norm.bias': (4096,), 'output_norm.bias': (4096,), 'blk.{i}.attn_norm.bias': (4096,), 'blk.{i}.attn_qkv.weight': (4096, 6144), 'blk.{i}.attn_qkv.bias': (6144,), 'blk.{i}.attn_output.bias': (4096,), 'blk.{i}.ffn_norm.bias': (4096,), 'blk.{i}.ffn_down.bias': (4096,), 'blk.{i}.ffn_up.bias': (11008,)},
+    ),
+    'refact': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'codeshell': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'output_norm.bias': (4096,), 'blk.{i}.attn_norm.bias': (4096,), 'blk.{i}.attn_output.bias': (4096,), 'blk.{i}.ffn_norm.bias': (4096,), 'blk.{i}.ffn_down.bias': (4096,), 'blk.{i}.ffn_up.bias': (11008,)},
+    ),
+    'olmo': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'nemotron': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'output_norm.bias': (4096,), 'blk.{i}.attn_norm.bias': (4096,), 'blk.{i}.ffn_norm.bias': (4096,)},
+    ),
+    'arcee': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096)},
+    ),
+    'jais': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'output_norm.bias': (4096,), 'blk.{i}.attn_norm.bias': (4096,), 'blk.{i}.attn_qkv.weight': (4096, 6144), 'blk.{i}.attn_qkv.bias': (6144,), 'blk.{i}.attn_output.bias': (4096,), 'blk.{i}.ffn_norm.bias': (4096,), 'blk.{i}.ffn_down.bias': (4096,), 'blk.{i}.ffn_gate.bias': (11008,), 'blk.{i}.ffn_up.bias': (11008,)},
+    ),
+    'maincoder': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.attn_q_norm.weight': (128,)},
+    ),
+    'nanbeige': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'pangu-embedded': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.attn_output.bias': (4096,)},
+    ),
+    'gptneox': (
+        [('gptneox.use_parallel_residual', False, 7)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'output_norm.bias': (4096,), 'blk.{i}.attn_norm.bias': (4096,), 'blk.{i}.attn_qkv.weight': (4096, 6144), 'blk.{i}.attn_qkv.bias': (6144,), 'blk.{i}.attn_output.bias': (4096,), 'blk.{i}.ffn_norm.bias': (4096,), 'blk.{i}.ffn_down.bias': (4096,), 'blk.{i}.ffn_up.bias': (11008,)},
+    ),
+    'apertus': (
+        [('xielu.alpha_n', 1.0, 6), ('xielu.alpha_p', 1.0, 6), ('xielu.beta', 1.0, 6), ('xielu.eps', 1.0, 6)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,)},
+    ),
+    'talkie': (
+        [('talkie.logit_scale', 1.0, 6)],
+        {'token_embd.weight': (4096, 32000), 'output.weight': (4096, 32000), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.attn_q_norm.weight': (1, 32), 'blk.{i}.layer_output_scale.weight': (1,)},
+    ),
+    'chameleon': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.attn_q_norm.weight': (128, 32), 'blk.{i}.attn_k_norm.weight': (128, 8)},
+    ),
+    'cogvlm': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.attn_qkv.weight': (4096, 12288), 'blk.{i}.vis_attn_qkv.weight': (4096, 12288), 'blk.{i}.vis_attn_output.weight': (4096, 4096), 'blk.{i}.vis_gate.weight': (4096, 11008), 'blk.{i}.vis_down.weight': (11008, 4096), 'blk.{i}.vis_up.weight': (4096, 11008)},
+    ),
+    'hrm_text': (
+        [('hrm_text.hrm.layers_per_stack', 1, 4), ('hrm_text.hrm.h_cycles', 1, 4), ('hrm_text.hrm.l_cycles', 1, 4)],
+        {'token_embd.weight': (4096, 32000), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'hrm.z_l_init': (4096,), 'blk.{i}.attn_gate.weight': (4096, 4096)},
+    ),
+    'jais2': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'output_norm.bias': (4096,), 'blk.{i}.attn_norm.bias': (4096,), 'blk.{i}.attn_output.bias': (4096,), 'blk.{i}.ffn_norm.bias': (4096,), 'blk.{i}.ffn_up.bias': (11008,), 'blk.{i}.ffn_down.bias': (4096,)},
+    ),
+    'openelm': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.attn_qkv.weight': (4096, 6144), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,)},
+    ),
+    'plamo': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'plamo3': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 22016), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.attn_qkv.weight': (4096, 6144), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.post_attention_norm': (4096,), 'blk.{i}.post_ffw_norm': (4096,)},
+    ),
+    'dream': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'llada': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+}
+
+
+def sweep_model(arch: str) -> SynthModel:
+    extra, patterns = SWEEP[arch]
+    d = SWEEP_DIMS
+    nl = d["n_layers"]
+    md = _Meta(arch).base(ctx=8192, n_embd=d["n_embd"], n_layers=nl, n_ff=d["n_ff"], n_head=d["n_head"],
+                          n_head_kv=d["n_kv"], rms_eps=1e-5, rope_base=10000.0, n_vocab=d["n_vocab"])
+    md.f32("attention.layer_norm_epsilon", 1e-5)
+    md.items.extend((k, v, VT(t)) for k, v, t in extra)
+    ts = []
+    for pattern, shape in patterns.items():
+        names = [pattern.format(i=i) for i in range(nl)] if "{i}" in pattern else [pattern]
+        ts += [Tensor(n, tuple(shape)) for n in names]
+    tied = "output.weight" not in patterns
+    return _model(f"sweep-{arch}", arch, "generic Llama-2-7B-like shape (SWEEP_DIMS)", d["n_vocab"], nl, md, ts, tied)

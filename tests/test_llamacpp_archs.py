@@ -113,3 +113,26 @@ def test_output_layer_on_cpu_in_older_builds_maps_its_own_bytes():
     assert old.engine_view["model_buffer_bytes"]["CPU_Mapped"] == want_old
     assert new.engine_view["model_buffer_bytes"]["CPU_Mapped"] == want_new
     assert want_old < 0.7 * old.model.weights.nbytes
+
+
+# The sweep (tests/ggufs.py SWEEP): one generic shape per architecture, two settings each. KV, model and output
+# buffers exact. The compute buffer is held to the band measured today: with a 32000-token vocabulary the
+# logits no longer dominate, and oomkit does not model the dense FFN's live set yet (llama.cpp's CPU figure is
+# 3 x n_ff + 5 x n_embd floats per ubatch token there), so it is low by up to 25% with flash attention on.
+SWEEP_GRID = [dict(BASE, n_ctx=8192), dict(BASE, n_ctx=8192, flash_attn="off", n_seq_max=2)]
+SWEEP_COMPUTE = {"chameleon": (0.5, 1.05), "dream": (0.78, 3.2), "llada": (0.78, 3.2)}
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("arch", sorted(ggufs.SWEEP))
+def test_sweep_architectures_equal_llama_cpp(arch):
+    path = synth.synth_path(ggufs.sweep_model(arch), "f16")
+    spec = read_gguf_spec(path)
+    low, high = SWEEP_COMPUTE.get(arch, (0.73, 1.06))
+    for s, m in zip(SWEEP_GRID, g.llamacpp_run.measure_many(path, SWEEP_GRID), strict=True):
+        assert m["ok"], f"{arch} {s}: {m['error']}"
+        expected, got = g.engine_figures(m), g.oomkit_figures(spec, s)
+        for field in ("n_ctx", "model_mib", "caches", "kv_mib", "r_mib", "s_mib", "output_mib"):
+            assert got[field] == expected[field], f"{arch} {s}: {field} oomkit {got[field]} llama.cpp {expected[field]}"
+        assert low <= got["compute_mib"] / expected["compute_mib"] <= high, (arch, got["compute_mib"],
+                                                                            expected["compute_mib"])
