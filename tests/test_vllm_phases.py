@@ -59,6 +59,7 @@ PHASE_LOGS = {
     "llmd-granite-3.1-2b-h100-v0.19": "ibm-granite/granite-3.1-2b-instruct",
     "llmd-mistral-small-3.1-24b-w8a8-h100-v0.19": "mistral-small-3.1-24b-instruct-2503",
     "llmd-mistral-small-3.1-24b-w8a8-h100-v0.19-tp2": "mistral-small-3.1-24b-instruct-2503",
+    "llmd-llama-3.1-8b-h100-v0.19-16384": "llama-3.1-8b-instruct",
 }
 # what the checkpoint's quantization_config amounts to in vLLM (fixture notes)
 EXTRA = {"llmd-llama-3.3-70b-fp8-dynamic-h100-v0.19-tp2": {"quantization": "fp8"},
