@@ -138,7 +138,11 @@ def build_index(data: dict[str, dict]) -> dict:
 
 
 def render(index: dict) -> str:
-    return json.dumps(index, indent=1, ensure_ascii=False, sort_keys=False) + "\n"
+    """Two lines: the names a lookup reads (with slug -> HF id), then the listing rows `oomkit models` reads."""
+    names = {k: v for k, v in index.items() if k != "models"}
+    names["slugs"] = {slug: row["hf_id"] for slug, row in index["models"].items()}
+    return (json.dumps(names, ensure_ascii=False, separators=(",", ":")) + "\n"
+            + json.dumps({"models": index["models"]}, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,9 +11,10 @@ Layout (package data, json only):
 - ``data/<slug>.json`` may list ``variants``: quantized official repos of the same model (FP8, NVFP4, ...),
   each with its verbatim ``quantization_config``; looking a variant up returns the base config with that
   ``quantization_config`` merged in (``CatalogEntry.variant_of`` names the base repo).
-- ``index.json``: aliases (lowercase) -> slug, variant repos -> slug, Ollama tags -> their default quant
-  (``formats``), and one small row per model (what ``oomkit models`` lists). Generated from the data files by
-  ``tools/build_catalog_index.py``; ``tests/test_catalog_data.py`` fails when it drifts.
+- ``index.json``, two lines: first the names (aliases (lowercase) -> slug, variant repos -> slug, Ollama tags -> their
+  default quant (``formats``), slug -> HF id), then one small row per model (what ``oomkit models`` lists), so a
+  lookup parses only the names. Generated from the data files by ``tools/build_catalog_index.py``;
+  ``tests/test_catalog_data.py`` fails when it drifts.
 - GGUF repos (``unsloth/Qwen3-30B-A3B-GGUF``, ``bartowski/Qwen_Qwen3-30B-A3B-GGUF``, ...) resolve to the base
   model; their weight format is left to the ``:QUANT`` suffix.
 
@@ -23,6 +24,7 @@ A lookup reads the index and one data file, never the whole catalog: start-up ti
 from __future__ import annotations
 
 import functools
+import gc
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -91,10 +93,36 @@ def normalize(name: str) -> str:
     return key
 
 
+_ROWS_TEXT: list[str] = []  # index.json's second line (the listing rows), kept by _index() for _rows()
+
+
+def _parse(text: str) -> dict[str, Any]:
+    # json builds ~10^4 small objects: with the collector on, allocation-triggered collections walk everything
+    # imported so far; nothing parsed here can form a cycle
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return json.loads(text)
+    finally:
+        if enabled:
+            gc.enable()
+
+
 @functools.lru_cache(maxsize=1)
 def _index() -> dict[str, Any]:
+    """index.json's first line: aliases, variants, formats (Ollama tags' default quant) and slugs (slug -> HF id).
+    The second line, the listing rows `oomkit models` shows, is kept unparsed until _rows() asks for it."""
     with INDEX_PATH.open(encoding="utf-8") as f:
-        return json.load(f)
+        names, _, rows = f.read().partition("\n")
+    _ROWS_TEXT[:] = [rows]
+    return _parse(names)
+
+
+@functools.lru_cache(maxsize=1)
+def _rows() -> dict[str, dict[str, Any]]:
+    if not _ROWS_TEXT:
+        _index()
+    return _parse(_ROWS_TEXT[0])["models"]
 
 
 def resolve_slug(name: str) -> str | None:
@@ -110,7 +138,7 @@ _GGUF_SUFFIXES = ("-gguf", "_gguf", ".gguf")
 def _resolve(key: str) -> tuple[str | None, str | None]:
     """normalized name -> (slug, variant HF id or None)."""
     idx = _index()
-    if key in idx["models"]:
+    if key in idx["slugs"]:
         return key, None
     if key in idx["aliases"]:
         return idx["aliases"][key], None
@@ -133,7 +161,7 @@ def _tails() -> dict[str, str]:
     """Every catalog name and the part after its "org/" (also as bartowski's "org_name") -> slug."""
     idx = _index()
     tails: dict[str, str] = {}
-    for cand, slug in [*((s, s) for s in idx["models"]), *idx["aliases"].items()]:
+    for cand, slug in [*((s, s) for s in idx["slugs"]), *idx["aliases"].items()]:
         tails.setdefault(cand, slug)
         if "/" in cand:
             org, rest = cand.split("/", 1)
@@ -158,11 +186,11 @@ def name_kind(name: str) -> str:
     """What a catalog name is: "slug", "HF id", "alias", "Ollama tag", "quantized variant", "GGUF repo"; "" if none."""
     key = normalize(name)
     idx = _index()
-    if key in idx["models"]:
+    if key in idx["slugs"]:
         return "slug"
     if key in idx["aliases"]:
         slug = idx["aliases"][key]
-        if key == idx["models"][slug]["hf_id"].lower():
+        if key == idx["slugs"][slug].lower():
             return "HF id"
         return "Ollama tag" if key in idx.get("formats", {}) or ("/" not in key and ":" in key) else "alias"
     if key in idx.get("variants", {}):
@@ -230,7 +258,7 @@ def _variant_entry(entry: CatalogEntry, variants: tuple[dict[str, Any], ...], hf
 
 def entries() -> list[dict[str, Any]]:
     """One small row per model (slug, name, hf_id, family, params, active, context, kinds), sorted by slug."""
-    return [{"slug": slug, **row} for slug, row in sorted(_index()["models"].items())]
+    return [{"slug": slug, **row} for slug, row in sorted(_rows().items())]
 
 
 def suggest(name: str, n: int = 3) -> list[str]:
@@ -245,10 +273,10 @@ def suggest(name: str, n: int = 3) -> list[str]:
     if not key:
         return []
     idx = _index()
-    models, aliases = idx["models"], idx["aliases"]
+    slugs, aliases = idx["slugs"], idx["aliases"]
     key_tail = key.split("/", 1)[-1]
     scored: list[tuple[float, str, str]] = []
-    for cand, slug in [*((s, s) for s in models), *aliases.items()]:
+    for cand, slug in [*((s, s) for s in slugs), *aliases.items()]:
         tail = cand.split("/", 1)[-1]
         score = max(
             difflib.SequenceMatcher(None, key, cand).ratio(),
@@ -263,7 +291,7 @@ def suggest(name: str, n: int = 3) -> list[str]:
         if slug in seen:
             continue
         seen.add(slug)
-        hf_id = models[slug]["hf_id"]
+        hf_id = slugs[slug]
         out.append(hf_id if cand == hf_id.lower() else cand)
         if len(out) == n:
             break
