@@ -218,10 +218,6 @@ ROWS: list[Row] = [
     Row("qwen3-vl-30b-a3b-thinking", "qwen3-vl-30b-a3b-instruct", "Qwen/Qwen3-VL-30B-A3B-Thinking",
         "The thinking release of Qwen3-VL 30B-A3B, the same architecture as the Instruct release (model card).",
         name="Qwen3-VL 30B-A3B Thinking"),
-    Row("qwen3-vl-32b-thinking", "qwen3-vl-32b-instruct", "Qwen/Qwen3-VL-32B-Thinking",
-        "The thinking release of Qwen3-VL 32B; its config.json is byte-identical to the Instruct release's "
-        "(ai-dynamo/aiconfigurator@095f58a51c4c model_configs/Qwen--Qwen3-VL-32B-Thinking_config.json).",
-        name="Qwen3-VL 32B Thinking"),
     Row("qwen3-vl-235b-a22b-thinking", "qwen3-vl-235b-a22b-instruct", "Qwen/Qwen3-VL-235B-A22B-Thinking",
         "The thinking release of Qwen3-VL 235B-A22B, the same architecture as the Instruct release (model card).",
         name="Qwen3-VL 235B-A22B Thinking"),
