@@ -14,6 +14,7 @@ Which figure of which log is valid ground truth, and why:
 | mimo-v2-flash-tp4-swa-pool-mfs07 | no avail printed; pre-#18039 build | no | SWA sub-pool | no | swa = 0.8 x full |
 | deepseek-v4-pro-fp8-8xh200-tp8-mfs088-fail | the refusal and its minimum fraction | no (DeepSeek-V4 not modelled) | - | - | |
 | qwen3-32b-tp4-b200-pr22537 | yes (0.5.10+, default mfs on a B200) | yes (4x B200) | yes | yes (3%) | model inferred from the K size |
+| unnamed-qwen2-7b-b200-capture-pr11830 | no avail printed | no | yes (layout from the K size) | - | CUDA-graph mem usage (fitted) |
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from oomkit.engines import sglang as sg
+from oomkit.engines.sglang.phases import cuda_graph_bytes
 from oomkit.hardware.catalog import devices_for_names
 from oomkit.model.hf_config import spec_from_config
 from oomkit.model.resolve import resolve
@@ -290,6 +292,21 @@ def case_qwen3_32b_b200() -> list[Row]:
     return rows
 
 
+def _capture_row(name: str, max_bs: int, printed_gb: float, note: str) -> Row:
+    pred = cuda_graph_bytes(max_bs, sg.SGLangSettings(), (0, 5, 5)) / GiB
+    return Row(name, "CUDA graph mem usage", pred, printed_gb, "GiB", "20%", abs(pred - printed_gb) / printed_gb <= 0.2,
+               note)
+
+
+def case_unnamed_qwen2_7b_b200() -> list[Row]:
+    name = "unnamed-qwen2-7b-b200-capture-pr11830"
+    d = load(name)
+    spec = resolve("Qwen/Qwen2.5-7B-Instruct")  # the KV layout the K size fixes (28 x 4 x 128)
+    rows = _kv_rows(name, spec, sg.SGLangSettings(), d)
+    rows.append(_capture_row(name, 512, _gib(d, "capture_end_mem_usage_gb"), "52 sizes to 512; fitted on this log"))
+    return rows
+
+
 CASES = {
     "qwen3-14b-single-48gb": case_qwen3_14b,
     "qwen3-235b-a22b-fp8-tp4-h100-mfs093": case_qwen3_235b,
@@ -299,6 +316,7 @@ CASES = {
     "mimo-v2-flash-tp4-swa-pool-mfs07": case_mimo,
     "deepseek-v4-pro-fp8-8xh200-tp8-mfs088-fail": case_deepseek_v4_fail,
     "qwen3-32b-tp4-b200-pr22537": case_qwen3_32b_b200,
+    "unnamed-qwen2-7b-b200-capture-pr11830": case_unnamed_qwen2_7b_b200,
 }
 
 

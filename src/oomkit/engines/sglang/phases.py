@@ -16,7 +16,8 @@ from ..versions import Version
 from .settings import SGLangSettings
 
 # CUDA-graph capture ("Capture cuda graph end. ... mem usage=X GB"), labelled estimate fitted on two logs:
-# sglang#11830 (B200, 52 sizes to bs 512: 1.44 GB) and QwQ-32B on 4x L4 TP4 (sizes to 80: 0.93 GB); a fixed part
+# sglang#11830 (B200, 52 sizes to bs 512: 1.44 GB; tests/fixtures/engine_logs/sglang/unnamed-qwen2-7b-b200-capture-pr11830.json)
+# and QwQ-32B on 4x L4 TP4 (sizes to 80: 0.93 GB); a fixed part
 # (custom all-reduce / graph buffers) and a part per captured batch size.
 CG_BASE = int(0.84 * GiB)
 CG_PER_BS = int(1.2 * MiB)
