@@ -301,6 +301,17 @@ def test_llm_d_787_qwen3_32b_tp2_dies_in_the_warm_up():
     assert "lower --max-num-seqs to " in v["error"]
 
 
+def test_a_run_refused_before_any_memory():
+    # llm-d v0.19.0 phi-2 at --max-model-len 8192: ModelConfig refuses it (max_position_embeddings 2048)
+    from oomkit.errors import OomkitError
+
+    fx = fixture("llmd-phi-2-h100-v0.19-8192-refused-max-model-len")
+    with pytest.raises(OomkitError, match=r"User-specified max_model_len \(8192\) is greater than the derived "
+                                          r"max_model_len \(max_position_embeddings=2048"):
+        ENGINE.estimate(spec_of("phi-2"), (H100,), VllmSettings(engine_version=fx["engine_version"],
+                                                              max_model_len=fx["settings"]["requested_max_model_len"]))
+
+
 def test_constants_are_the_documented_ones():
     assert (CG_GRAPH_BASE, CG_GRAPH_PER_HIDDEN) == (2.91 * MiB, 1.84 * 1024)
     assert (SAMPLER_WARMUP_FACTOR, SAMPLER_WARMUP_FACTOR_DENSE) == (1.62, 1.35)
