@@ -106,7 +106,10 @@ def test_backend_option_names_the_buffers():
     assert set(v["model_buffer_bytes"]) == {"ROCm0", "CPU_Mapped"}
     assert set(v["compute_buffer_bytes"]) == {"ROCm0", "ROCm_Host"}
     # an Apple chip runs Metal: its weights are mapped from the file, the graph's CPU side in a plain CPU buffer
-    v = oomkit.estimate("Qwen/Qwen3-8B", quant="Q4_K_M", gpu="M3 Max", find_max_context=False, n_ctx=8192).engine_view
+    est = oomkit.estimate("Qwen/Qwen3-8B", quant="Q4_K_M", gpu="M3 Max", find_max_context=False, n_ctx=8192)
+    v = est.engine_view
     assert v["backend"] == "metal" and "MTL0_Mapped" in v["model_buffer_bytes"] and "CPU" in v["compute_buffer_bytes"]
+    assert est.devices[0].overhead_bytes == 512 * MiB  # Metal's runtime reserve (Ollama's MinimumMemory there)
+    assert est.devices[0].memory_bytes == 36 * (1 << 30) * 3 // 4  # recommendedMaxWorkingSetSize of 36 GiB
     with pytest.raises(oomkit.errors.OomkitError):
         parse_model_request(["Qwen/Qwen3-8B", "--engine", "vllm", "--backend", "rocm"])

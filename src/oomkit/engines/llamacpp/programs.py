@@ -27,6 +27,7 @@ from typing import Any
 from ...errors import SettingsError
 from ...flags import flag_value
 from .args import parse_args
+from .backends import infer_backend
 from .layout import estimate as layout_estimate
 from .settings import LlamaCppSettings
 
@@ -298,12 +299,25 @@ def estimate(spec, devices, s: LlamaCppSettings):
         note = (f"llama-bench runs {len(runs)} tests, each in its own context; this is the largest ({name}); "
                 "engine_view bench_rows has each") if len(runs) > 1 else f"llama-bench test {name}"
         return replace(est, engine_view=view, warnings=(*est.warnings, note))
-    est = with_projector(spec, s, layout_estimate(spec, devices, s))
+    est = with_projector(spec, s, with_runtime_reserve(devices, s, layout_estimate(spec, devices, s)))
     if s.program == "llama-cpp-python":
         extra = binding_host_bytes(s, spec.n_vocab)
         view = {**est.engine_view, "binding_logits_bytes": extra}
         return replace(est, engine_view=view, host=replace(est.host, overhead_bytes=est.host.overhead_bytes + extra))
     return est
+
+
+def with_runtime_reserve(devices, s: LlamaCppSettings, est):
+    """Each GPU's driver context by its backend (backends.BACKENDS runtime_reserve: 512 MiB on Metal, as Ollama
+    reserves there; 457 MiB elsewhere); RPC devices keep the default (their host runs the driver)."""
+    if not est.devices:
+        return est
+    b = infer_backend(tuple(devices), s.backend) if devices else None
+    if b is None or b.runtime_reserve == est.devices[0].overhead_bytes:
+        return est
+    devs = tuple(replace(u, overhead_bytes=b.runtime_reserve) if not u.id.startswith("RPC") else u
+                 for u in est.devices)
+    return replace(est, devices=devs)
 
 
 # ---------------------------------------------------------------------------------------------------------
