@@ -142,10 +142,10 @@ def main(argv: list[str]) -> int:
             return 1
         for k, v in found.items():  # newer directories come later and win
             flags[k] = v
+        read.append(Path(d).name)
     # a deprecated alias kept as a Deprecated* action still takes its value (SGLang's own tests pass
     # "--cuda-graph-max-bs 8"); the action-name rule above reads it as a switch
     flags.update(VALUE_OVERRIDES)
-        read.append(Path(d).name)
     data = {
         "source": "sgl-project/sglang wheels " + ", ".join(read) + ": sglang/srt/server_args.py add_argument calls "
                   "and sglang/srt/arg_groups/fields/*.py annotated fields (tools/build_sglang_flags.py); "
