@@ -108,7 +108,7 @@ class Llama:
                   f"{a}.rope.dimension_count": (U32, self.n_embd // self.n_head),
                   f"{a}.attention.layer_norm_rms_epsilon": (F32, 1e-5), "general.file_type": (U32, 2)}
         for k, v in override.items():
-            key = k if "." in k and k.split(".")[0] in ("general", "tokenizer", a) else f"{a}.{k}"
+            key = k if "." in k and k.split(".")[0] in ("general", "tokenizer", "split", a) else f"{a}.{k}"
             if v is None:
                 fields.pop(key, None)
             else:
@@ -169,6 +169,31 @@ def safetensors_bytes(tensors: Iterable[tuple[str, list[int]]], dtype: str = "BF
     raw = json.dumps(doc if header is None else header).encode()
     raw += b" " * (-len(raw) % 8)
     return struct.pack("<Q", len(raw)) + raw + bytes(off)
+
+
+def write_safetensors(path: Path, tensors: Iterable[tuple[str, list[int]]], dtype: str = "BF16", size: int = 2,
+                      header: dict | None = None) -> Path:
+    """A safetensors file with its data as a sparse hole (a 70B shard costs no disk)."""
+    doc, off = {"__metadata__": {"format": "pt"}}, 0
+    for name, shape in tensors:
+        n = size
+        for d in shape:
+            n *= d
+        doc[name] = {"dtype": dtype, "shape": shape, "data_offsets": [off, off + n]}
+        off += n
+    raw = json.dumps(doc if header is None else header).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)) + raw)
+        f.truncate(8 + len(raw) + off)
+    return path
+
+
+LLAMA_70B = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192,
+             "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+             "vocab_size": 128256, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
+             "tie_word_embeddings": False, "rope_theta": 500000.0, "rms_norm_eps": 1e-05}
+"""Llama 3.1 70B's config.json fields (meta-llama/Llama-3.1-70B-Instruct, as the catalog holds it)."""
 
 
 def llama_safetensors(cfg: dict, layers: Iterable[int] | None = None) -> list[tuple[str, list[int]]]:

@@ -16,12 +16,14 @@ experts, 256k vocabularies), and are said in the error.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ModelError
+from ..errors import ModelError, OomkitError
 from .archs import INTERVAL_HYBRIDS, KV_ZERO_HYBRIDS, NO_CACHE_ARCHS, RECURRENT_ARCHS
 from .hf_config import spec_from_config, text_config
 from .spec import LayerKind, ModelSpec
@@ -29,7 +31,7 @@ from .spec import LayerKind, ModelSpec
 if TYPE_CHECKING:
     from .gguf_header import GGUFHeader
 
-MAX_LAYERS = 4096
+MAX_LAYERS = 4096  # also gguf_header.MAX_BLOCKS, checked while the header is read
 MAX_WIDTH = 1 << 22  # hidden size, feed-forward size, head dims
 MAX_HEADS = 1 << 14
 MAX_EXPERTS = 1 << 14
@@ -38,6 +40,17 @@ MAX_CONTEXT = (1 << 32) - 1  # llama.cpp keeps n_ctx_train in a uint32 (llama_hp
 _LARGE_CONTEXT = 1 << 24  # past this a trained context is more likely a typo than a model
 
 _BLK = re.compile(r"^blk\.(\d+)\.")
+
+
+@contextmanager
+def _as_model_error():
+    """The spec builders' one-line errors are about the model: typed as ModelError for the library's callers."""
+    try:
+        yield
+    except OomkitError as e:
+        if type(e) is OomkitError:
+            raise ModelError(str(e)) from None
+        raise
 
 
 def _is_num(v: Any) -> bool:
@@ -87,6 +100,9 @@ def check_config(config: Mapping[str, Any], name: str) -> None:
     if not isinstance(config, Mapping):
         raise ModelError(f"{name}: config must be a JSON object")
     cfg = text_config(config)
+    for k, v in cfg.items():
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ModelError(f"{name}: config field {k} = {v}, not a finite number")
     mt = cfg.get("model_type")
     if mt is not None and not isinstance(mt, str):
         raise ModelError(f"{name}: config field model_type must be a string, not {type(mt).__name__}")
@@ -116,7 +132,9 @@ def spec_from_config_checked(config: Mapping[str, Any], name: str = "model", sou
                              weight_format: str | None = None) -> ModelSpec:
     """hf_config.spec_from_config behind check_config and check_spec."""
     check_config(config, name)
-    return check_spec(spec_from_config(config, name=name, source=source, weight_format=weight_format))
+    with _as_model_error():
+        spec = spec_from_config(config, name=name, source=source, weight_format=weight_format)
+    return check_spec(spec)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -235,7 +253,9 @@ def spec_from_gguf_checked(header: GGUFHeader, name: str, source: str = "") -> M
     from .gguf_file import spec_from_gguf  # lazy: a catalog estimate never reads a GGUF
 
     check_gguf(header, name)
-    return check_spec(spec_from_gguf(header, name=name, source=source))
+    with _as_model_error():
+        spec = spec_from_gguf(header, name=name, source=source)
+    return check_spec(spec)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -52,6 +52,9 @@ MAX_HEADER_BYTES = 256 << 20
 # tensor per layer), so a count past these is refused before a loop runs that many times.
 MAX_KV = 1 << 16
 MAX_TENSORS = 1 << 18
+# Layers oomkit models (model/checks.py MAX_LAYERS): checked as soon as the metadata is read, so a header
+# declaring 60,000 blocks is refused before its tensor table is walked.
+MAX_BLOCKS = 4096
 _INT64_MAX = (1 << 63) - 1
 _TOKENIZER_PREFIX = "tokenizer.ggml."  # huge vocab arrays: keep only their length
 _FIRST_READ = 1 << 20  # read_gguf_header: first read, then at least this much per further read
@@ -343,6 +346,12 @@ def _parse(r: _Reader) -> GGUFHeader:
             metadata[key] = _read_value(r, vtype, shown)
         if key == "general.alignment":
             alignment_type = vtype
+
+    arch = metadata.get("general.architecture")
+    blocks = metadata.get(f"{arch}.block_count") if isinstance(arch, str) else None
+    if isinstance(blocks, (int, float)) and not isinstance(blocks, bool) and blocks > MAX_BLOCKS:
+        raise r.fail(f"{arch}.block_count = {blocks:,} is more than the {MAX_BLOCKS:,} layers oomkit models; the file "
+                     "is damaged or not a real model")
 
     alignment = GGUF_DEFAULT_ALIGNMENT
     if alignment_type is not None:

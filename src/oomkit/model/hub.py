@@ -1,9 +1,10 @@
 """Remote reads from the Hugging Face hub: config.json, safetensors headers and GGUF headers, never weights.
 
-Everything goes through `huggingface_hub` (imported lazily, so a catalog estimate never loads it): `HfApi.model_info`
-lists a repo's files with their sizes and the commit they belong to, `hf_hub_url` + `build_hf_headers` +
-the library's shared HTTP session fetch config.json and read the first bytes of weight files with HTTP range
-requests. Header bytes are handed to oomkit's own parsers (`parse_gguf_header`, `parse_safetensors_header`),
+Everything goes through `huggingface_hub`'s HTTP session (imported lazily, so a catalog estimate never loads it),
+with its `hf_hub_url` and `build_hf_headers`: the request `HfApi.model_info` makes lists a repo's files with
+their sizes and the commit they belong to, then config.json is fetched and the first bytes of weight files read
+with HTTP range requests. Every answer is read under the lookup's deadline and a size cap, and its JSON's shape
+is checked (a list or a number where an object belongs is a HubError, not a TypeError). Header bytes are handed to oomkit's own parsers (`parse_gguf_header`, `parse_safetensors_header`),
 which say through `NeedMoreBytes` how many more bytes they need; a GGUF header is read from a first 2 MiB range,
 a safetensors header (8 + N bytes) from a first 128 KiB. Split GGUFs (`-00001-of-00003.gguf`) are read part by
 part, headers only, and merged into one header.
@@ -14,6 +15,8 @@ The environment is read on every call (not at import, as huggingface_hub does):
 - ``HF_TOKEN``: sent as ``Authorization: Bearer`` (without it, huggingface_hub's saved login is used);
 - ``HF_HUB_OFFLINE=1`` (or ``TRANSFORMERS_OFFLINE=1``): no network at all; only oomkit's cache answers;
 - ``OOMKIT_HUB_TIMEOUT``: seconds to wait to connect and for each read, default 5;
+- ``OOMKIT_HUB_DEADLINE``: seconds one lookup may take in all, default 30 (a server trickling a byte at a time
+  never trips the per-read timeout);
 - ``OOMKIT_CACHE``: oomkit's cache directory (the hub's part is ``$OOMKIT_CACHE/hub``), default
   ``~/.cache/oomkit/hub``.
 
@@ -27,9 +30,11 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -37,7 +42,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from ..errors import OomkitError
+from ..errors import HubError, ModelError, OomkitError
+from . import jsonfile
 from ._bytes import NeedMoreBytes, printable
 from .checks import spec_from_config_checked, spec_from_gguf_checked
 from .gguf_header import GGUFHeader, parse_gguf_header
@@ -62,11 +68,14 @@ __all__ = [
 
 DEFAULT_REVISION = "main"
 DEFAULT_TIMEOUT = 5.0  # seconds, to connect and for each read
+DEFAULT_DEADLINE = 30.0  # seconds for a whole lookup (listing, config, every header), however the bytes trickle
 GGUF_FIRST_READ = 2 << 20  # a GGUF header with a 150k-token vocabulary is ~3-4 MB; most fit in 2 MiB
 GGUF_LATER_PART_FIRST_READ = 512 << 10  # parts 2..N of a split GGUF carry only their tensor table
 SAFETENSORS_FIRST_READ = 128 << 10  # huggingface_hub reads 100 kB: 97% of headers fit (its PR #1855)
 MAX_HEADER_READ = 256 << 20  # gguf_header.MAX_HEADER_BYTES; safetensors caps its header at 100 MB
-MAX_JSON_BYTES = 32 << 20  # config.json / safetensors index
+MAX_JSON_BYTES = 16 << 20  # the repo listing (siblings with sizes: thousands of files in the largest repos)
+MAX_CONFIG_BYTES = jsonfile.MAX_CONFIG_BYTES  # config.json, as for a local file
+MAX_INDEX_BYTES = jsonfile.MAX_INDEX_BYTES  # model.safetensors.index.json, as for a local file
 _WORKERS = 8  # parallel header reads of the shards / split parts of one model
 
 # HF repo ids: huggingface_hub.utils._validators.REPO_ID_REGEX, plus its "no '--' or '..'" rule.
@@ -82,7 +91,7 @@ _QUANT = re.compile(r"(?:^|[-_.])((?:UD-)?(?:I?Q\d(?:_[A-Z0-9]+)*|TQ\d_\d|BF16|F
 T = TypeVar("T")
 
 
-class _Miss(OomkitError):
+class _Miss(HubError):
     """The model could not be looked up (not on the hub, hub unreachable or failing, offline and uncached):
     resolve() adds its "did you mean" to these."""
 
@@ -193,7 +202,7 @@ def gguf_quants(paths: Iterable[str]) -> list[GGUFFile]:
         (count, *more) = sorted(counts[key])
         if more or sorted(parts) != list(range(1, count + 1)):
             missing = sorted(set(range(1, count + 1)) - set(parts))
-            raise OomkitError(f"split GGUF '{key[1]}' is incomplete on the hub: part(s) {missing or sorted(parts)} "
+            raise HubError(f"split GGUF '{key[1]}' is incomplete on the hub: part(s) {missing or sorted(parts)} "
                               f"of {count} missing or inconsistent")
         paths_ = tuple(parts[i] for i in sorted(parts))
         out.append(GGUFFile(_quant_of(paths_[0]), paths_))
@@ -210,19 +219,19 @@ def _quant_order(q: str) -> tuple:
 def pick_gguf(repo_id: str, files: list[GGUFFile], quant: str | None) -> GGUFFile:
     """The GGUF named by `quant` (case-insensitive; "Q4_K_XL" also finds "UD-Q4_K_XL"), or the only one."""
     if not files:
-        raise OomkitError(f"{repo_id} has no .gguf model file on the hub")
+        raise HubError(f"{repo_id} has no .gguf model file on the hub")
     names = ", ".join(f.quant for f in files)
     if quant is None:
         if len(files) == 1:
             return files[0]
         example = next((f.quant for f in files if f.quant == "Q4_K_M"), files[0].quant)
-        raise OomkitError(f"{repo_id} has {names}: add :QUANT, e.g. {repo_id}:{example}")
+        raise HubError(f"{repo_id} has {names}: add :QUANT, e.g. {repo_id}:{example}")
     q = quant.upper()
     found = [f for f in files if f.quant == q] or [f for f in files if f.quant.removeprefix("UD-") == q]
     if not found:
-        raise OomkitError(f"{repo_id} has no {quant} GGUF: it has {names}")
+        raise HubError(f"{repo_id} has no {quant} GGUF: it has {names}")
     if len(found) > 1:
-        raise OomkitError(f"{repo_id} has several {quant} GGUFs ({', '.join(f.paths[0] for f in found)}); "
+        raise HubError(f"{repo_id} has several {quant} GGUFs ({', '.join(f.paths[0] for f in found)}); "
                           "name the file: download it, or pass a local path")
     return found[0]
 
@@ -234,15 +243,15 @@ def _merge_split(repo_id: str, file: GGUFFile, headers: list[Any], sizes: list[i
     name = f"{repo_id}/{file.paths[0]}"
     n = first.metadata.get("split.count")
     if n is not None and n != len(headers):
-        raise OomkitError(f"{name}: split.count is {n} but the hub has {len(headers)} parts")
+        raise HubError(f"{name}: split.count is {n} but the hub has {len(headers)} parts")
     tensors = tuple(t for h in headers for t in h.tensors)
     total = first.metadata.get("split.tensors.count")
     if total is not None and total != len(tensors):
-        raise OomkitError(f"{name}: split.tensors.count is {total} but the parts hold {len(tensors)} tensors")
+        raise HubError(f"{name}: split.tensors.count is {total} but the parts hold {len(tensors)} tensors")
     seen: set[str] = set()
     for t in tensors:
         if t.name in seen:
-            raise OomkitError(f"{name}: tensor '{printable(t.name)}' appears in two split parts")
+            raise HubError(f"{name}: tensor '{printable(t.name)}' appears in two split parts")
         seen.add(t.name)
     size = None if any(s is None for s in sizes) else sum(s for s in sizes if s is not None)
     return GGUFHeader(first.version, dict(first.metadata), tensors, first.alignment, first.data_offset,
@@ -266,16 +275,16 @@ class HubClient:
     """Reads from one hub endpoint, with the settings of the environment when created (see module doc)."""
 
     def __init__(self, endpoint: str | None = None, token: str | None = None, timeout: float | None = None,
-                 cache: Path | None = None, offline: bool | None = None) -> None:
+                 cache: Path | None = None, offline: bool | None = None, deadline: float | None = None) -> None:
         self.endpoint = (endpoint or hub_endpoint()).rstrip("/")
         self.token = token if token is not None else (os.environ.get("HF_TOKEN") or None)
         if timeout is None:
-            raw = os.environ.get("OOMKIT_HUB_TIMEOUT")
-            try:
-                timeout = float(raw) if raw else DEFAULT_TIMEOUT
-            except ValueError:
-                raise OomkitError(f"OOMKIT_HUB_TIMEOUT={raw!r} is not a number of seconds") from None
+            timeout = _seconds("OOMKIT_HUB_TIMEOUT", DEFAULT_TIMEOUT)
         self.timeout = timeout
+        if deadline is None:
+            deadline = _seconds("OOMKIT_HUB_DEADLINE", DEFAULT_DEADLINE)
+        self.deadline = deadline
+        self._t_end: float | None = None  # set by the first request: the deadline covers the whole lookup
         self.cache = cache if cache is not None else cache_root()
         self.offline = is_offline() if offline is None else offline
         self.site = site(self.endpoint)
@@ -319,7 +328,7 @@ class HubClient:
         return _Miss(f"the Hugging Face hub is unreachable ({why}); use a catalog name, a local config.json or .gguf, "
                      "or set HF_HUB_OFFLINE=1")
 
-    def _transport_error(self, e: BaseException) -> OomkitError:
+    def _transport_error(self, e: BaseException) -> HubError:
         http = _http_module()
         if isinstance(e, http.TimeoutException):
             return self._unreachable(f"no answer from {self.endpoint} within {self.timeout:g} s")
@@ -330,25 +339,25 @@ class HubClient:
             return self._unreachable(f"cannot connect to {self.endpoint}: {_short(e)}")
         return self._unreachable(f"{type(e).__name__} talking to {self.endpoint}: {_short(e)}")
 
-    def _status_error(self, status: int, headers: Mapping[str, str], repo_id: str, what: str) -> OomkitError:
+    def _status_error(self, status: int, headers: Mapping[str, str], repo_id: str, what: str) -> HubError:
         code = headers.get("x-error-code") or ""
         message = headers.get("x-error-message") or ""
         if status == 401 and "Invalid credentials" in message:  # huggingface_hub's hf_raise_for_status tells it so
-            return OomkitError(f"the Hugging Face hub refused the token (invalid credentials) for {repo_id}: check "
+            return HubError(f"the Hugging Face hub refused the token (invalid credentials) for {repo_id}: check "
                                "HF_TOKEN or your saved login, or unset HF_TOKEN for public repos")
         if message == "Access to this resource is disabled.":
-            return OomkitError(f"{repo_id} is disabled on the Hugging Face hub")
+            return HubError(f"{repo_id} is disabled on the Hugging Face hub")
         if code == "RepoNotFound" or (status == 404 and what == "repo"):
             private = "" if self.token else "; if it is private, set HF_TOKEN"
             return _Miss(f"no such repo {repo_id!r} on the Hugging Face hub ({self.site}), and it is not a file or "
                          f"a catalog name{private}")
         if code == "RevisionNotFound":
-            return OomkitError(f"{repo_id} has no such revision on the hub")
+            return HubError(f"{repo_id} has no such revision on the hub")
         if code == "GatedRepo" or status in (401, 403):
             refused = " (the HF_TOKEN given has no access yet)" if self.token else ""
-            return OomkitError(f"{repo_id} is gated: accept its license on {self.site} and set HF_TOKEN{refused}")
+            return HubError(f"{repo_id} is gated: accept its license on {self.site} and set HF_TOKEN{refused}")
         if code == "EntryNotFound" or status == 404:
-            return OomkitError(f"{repo_id} has no file {what} on the hub (it was listed: the repo may have changed; "
+            return HubError(f"{repo_id} has no file {what} on the hub (it was listed: the repo may have changed; "
                                f"delete {self._dir(repo_id, DEFAULT_REVISION).parent} and retry)")
         if status == 429:
             return _Miss(f"the Hugging Face hub is rate-limiting requests (HTTP 429 for {repo_id}); set HF_TOKEN "
@@ -356,7 +365,7 @@ class HubClient:
         if status >= 500:
             return _Miss(f"the Hugging Face hub failed (HTTP {status} for {repo_id}); try again later, or use a "
                          "catalog name, a local config.json or .gguf")
-        return OomkitError(f"the Hugging Face hub answered HTTP {status} for {repo_id} {what}")
+        return HubError(f"the Hugging Face hub answered HTTP {status} for {repo_id} {what}")
 
     def _call(self, fn: Callable[[], T], repo_id: str, what: str) -> T:
         """Run a request, turning every failure into a one-line OomkitError."""
@@ -364,7 +373,7 @@ class HubClient:
             http = _http_module()
             import huggingface_hub  # noqa: F401
         except ImportError:
-            raise OomkitError("reading from the Hugging Face hub needs huggingface_hub (pip install "
+            raise HubError("reading from the Hugging Face hub needs huggingface_hub (pip install "
                               "huggingface_hub); or use a catalog name, a local config.json or .gguf") from None
         try:
             return fn()
@@ -372,8 +381,8 @@ class HubClient:
             raise
         except ValueError as e:
             if type(e).__name__ == "HFValidationError":  # a repo id huggingface_hub refuses
-                raise OomkitError(f"{repo_id!r} is not a valid Hugging Face repo id ({_short(e)})") from None
-            raise OomkitError(f"the Hugging Face hub's answer about {repo_id} is malformed ({_short(e)})") from None
+                raise HubError(f"{repo_id!r} is not a valid Hugging Face repo id ({_short(e)})") from None
+            raise HubError(f"the Hugging Face hub's answer about {repo_id} is malformed ({_short(e)})") from None
         except http.HTTPStatusError as e:
             raise self._status_error(e.response.status_code, e.response.headers, repo_id, what) from None
         except (http.HTTPError, OSError) as e:
@@ -401,6 +410,17 @@ class HubClient:
 
         return hf_hub_url(repo_id, path, revision=commit, endpoint=self.endpoint)
 
+    def _time_left(self) -> float:
+        """Seconds left of the lookup's deadline (started by the first request); past it, a _Miss."""
+        now = time.monotonic()
+        if self._t_end is None:
+            self._t_end = now + self.deadline
+        left = self._t_end - now
+        if left <= 0:
+            raise self._unreachable(f"no complete answer from {self.endpoint} within {self.deadline:g} s "
+                                    "(OOMKIT_HUB_DEADLINE)")
+        return left
+
     def _get(self, url: str, repo_id: str, what: str, start: int = 0, end: int | None = None,
              cap: int = MAX_JSON_BYTES) -> tuple[bytes, int | None]:
         """GET bytes [start, end) (all of it when end is None, at most `cap`); returns (body, file size if
@@ -409,7 +429,8 @@ class HubClient:
         headers = self._headers({"Range": f"bytes={start}-{end - 1}"} if end is not None else None)
 
         def run() -> tuple[bytes, int | None]:
-            with self._session().stream("GET", url, headers=headers, timeout=self.timeout) as r:
+            timeout = min(self.timeout, self._time_left())
+            with self._session().stream("GET", url, headers=headers, timeout=timeout) as r:
                 if r.status_code >= 400:
                     if r.status_code == 416:
                         return b"", _total_from_range(r.headers.get("content-range"))
@@ -417,7 +438,7 @@ class HubClient:
                 if r.status_code == 206:
                     total = _total_from_range(r.headers.get("content-range"))
                 elif start:
-                    raise OomkitError(f"{self.site} ignored a range request for {repo_id}/{what}: cannot read only "
+                    raise HubError(f"{self.site} ignored a range request for {repo_id}/{what}: cannot read only "
                                       "the header")
                 else:
                     total = _int(r.headers.get("x-linked-size")) or _int(r.headers.get("content-length"))
@@ -426,8 +447,9 @@ class HubClient:
                     body += chunk
                     if len(body) >= want:
                         break
+                    self._time_left()  # a server sending a byte at a time stops here, not minutes later
                 if end is None and len(body) >= cap:
-                    raise OomkitError(f"{repo_id}/{what} on the hub is larger than {cap >> 20} MiB")
+                    raise HubError(f"{repo_id}/{what} on the hub is larger than {cap >> 20} MiB")
                 return bytes(body[:want]), total
 
         return self._call(run, repo_id, what)
@@ -440,53 +462,49 @@ class HubClient:
         raw = self._cached(path)
         if raw is not None:
             try:
-                d = json.loads(raw)
-                return RepoInfo(d["repo_id"], d["revision"], d["commit"], dict(d["files"]), d.get("gated", False))
+                return _info_from_cache(json.loads(raw))
             except (ValueError, KeyError, TypeError):
-                pass
+                pass  # a damaged cache entry: ask again
         if self.offline:
             raise self._offline_error(repo_id)
-
-        def run() -> RepoInfo:
-            from huggingface_hub import HfApi  # lazy (see _session)
-
-            api = HfApi(endpoint=self.endpoint, token=self.token, library_name="oomkit", library_version=_version())
-            m = api.model_info(repo_id, revision=revision, files_metadata=True, timeout=self.timeout)
-            files = {s.rfilename: (s.lfs.size if s.lfs is not None else s.size) for s in (m.siblings or [])}
-            return RepoInfo(repo_id, revision, m.sha or revision, files, m.gated or False)
-
-        info = self._call(run, repo_id, "repo")
+        if not _REPO_ID.match(repo_id) or "--" in repo_id or ".." in repo_id:
+            raise HubError(f"{repo_id!r} is not a valid Hugging Face repo id")
+        # huggingface_hub HfApi.model_info(files_metadata=True) asks the same: GET /api/models/{repo}/revision/{rev}
+        # ?blobs=true; read here under the lookup's deadline and a size cap, and its shape checked
+        url = f"{self.endpoint}/api/models/{repo_id}/revision/{quote(revision, safe='')}?blobs=true"
+        body, _ = self._get(url, repo_id, "repo")
+        info = _info_from_answer(body, repo_id, revision)
         self._store(path, json.dumps({"repo_id": info.repo_id, "revision": info.revision, "commit": info.commit,
                                       "files": info.files, "gated": info.gated}).encode())
         return info
 
-    def _small_file(self, info: RepoInfo, name: str) -> bytes:
+    def _small_file(self, info: RepoInfo, name: str, cap: int = MAX_CONFIG_BYTES) -> bytes:
         path = self._dir(info.repo_id, info.revision) / "files" / quote(name, safe="")
         raw = self._cached(path)
         if raw is not None:
             return raw
         if self.offline:
             raise self._offline_error(info.repo_id, name)
-        body, _ = self._get(self._url(info.repo_id, info.commit, name), info.repo_id, name)
+        body, _ = self._get(self._url(info.repo_id, info.commit, name), info.repo_id, name, cap=cap)
         self._store(path, body)
         return body
 
-    def _json_file(self, info: RepoInfo, name: str) -> Any:
-        raw = self._small_file(info, name)
+    def _json_file(self, info: RepoInfo, name: str, cap: int = MAX_CONFIG_BYTES) -> Any:
+        raw = self._small_file(info, name, cap)
         try:
-            return json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as e:
-            why = e.msg if isinstance(e, json.JSONDecodeError) else "not UTF-8"
-            raise OomkitError(f"{info.repo_id}: {name} on the hub is malformed ({why})") from None
+            return jsonfile.loads(raw, f"{info.repo_id}", f"{name} on the hub")
+        except ModelError as e:
+            raise HubError(f"{info.repo_id}: {name} on the hub is malformed ({str(e).split(' on the hub ', 1)[-1]})") \
+                from None
 
     def config(self, repo_id: str, revision: str = DEFAULT_REVISION, info: RepoInfo | None = None) -> dict[str, Any]:
         """The repo's config.json."""
         info = info or self.repo_info(repo_id, revision)
         if "config.json" not in info.files:
-            raise OomkitError(f"{repo_id} has no config.json on the hub")
+            raise HubError(f"{repo_id} has no config.json on the hub")
         cfg = self._json_file(info, "config.json")
         if not isinstance(cfg, dict):
-            raise OomkitError(f"{repo_id}: config.json on the hub is malformed (not a JSON object)")
+            raise HubError(f"{repo_id}: config.json on the hub is malformed (not a JSON object)")
         return cfg
 
     def _header(self, info: RepoInfo, name: str, parse: Callable[[bytes, int | None], T], first: int,
@@ -512,12 +530,12 @@ class HubClient:
             if size is not None:
                 want = min(want, size)
             if want <= len(buf):  # the parser wants bytes the file does not have
-                raise OomkitError(f"{info.repo_id}/{name}: the header does not end within {len(buf)} bytes")
+                raise HubError(f"{info.repo_id}/{name}: the header does not end within {len(buf)} bytes")
             chunk, total = self._get(url, info.repo_id, name, start=len(buf), end=want)
             if total is not None:
                 size = total  # the server's word (Content-Range) over the listing's
             if not chunk:
-                raise OomkitError(f"{info.repo_id}/{name}: the file ends at {len(buf)} bytes, inside its header")
+                raise HubError(f"{info.repo_id}/{name}: the file ends at {len(buf)} bytes, inside its header")
             buf += chunk
             if size is None and len(buf) < want:
                 size = len(buf)  # the file ended early and no size was given
@@ -525,7 +543,7 @@ class HubClient:
                 result = parse(buf, size)
             except NeedMoreBytes as e:
                 if len(buf) >= MAX_HEADER_READ:
-                    raise OomkitError(f"{info.repo_id}/{name}: the header does not end within {len(buf)} bytes") from None
+                    raise HubError(f"{info.repo_id}/{name}: the header does not end within {len(buf)} bytes") from None
                 want = e.needed if exact_need else max(e.needed, len(buf) + len(buf) // 2)
                 want = min(want, MAX_HEADER_READ)
                 continue
@@ -538,14 +556,14 @@ class HubClient:
         info = info or self.repo_info(repo_id, revision)
         index_meta: dict[str, Any] = {}
         if INDEX_NAME in info.files:
-            index = self._json_file(info, INDEX_NAME)
+            index = self._json_file(info, INDEX_NAME, MAX_INDEX_BYTES)
             wm = index.get("weight_map") if isinstance(index, dict) else None
             if not isinstance(wm, dict) or not wm or not all(isinstance(v, str) for v in wm.values()):
-                raise OomkitError(f"{repo_id}: {INDEX_NAME} on the hub is malformed (no 'weight_map')")
+                raise HubError(f"{repo_id}: {INDEX_NAME} on the hub is malformed (no 'weight_map')")
             shards = sorted(set(wm.values()))
             missing = [s for s in shards if s not in info.files]
             if missing:
-                raise OomkitError(f"{repo_id}: {INDEX_NAME} names shard {missing[0]} that the repo lacks")
+                raise HubError(f"{repo_id}: {INDEX_NAME} names shard {missing[0]} that the repo lacks")
             index_meta = index.get("metadata") if isinstance(index.get("metadata"), dict) else {}
         else:
             # One model.safetensors; else the top-level files, less Mistral's consolidated.safetensors (the same
@@ -567,7 +585,7 @@ class HubClient:
         for shard, h in headers:
             for t in h.tensors:
                 if t.name in seen:
-                    raise OomkitError(f"{repo_id}: tensor '{printable(t.name)}' is in both {seen[t.name]} and {shard}")
+                    raise HubError(f"{repo_id}: tensor '{printable(t.name)}' is in both {seen[t.name]} and {shard}")
                 seen[t.name] = shard
         return SafetensorsModel(tuple(headers), dict(index_meta))
 
@@ -590,6 +608,76 @@ class HubClient:
                       for p, h in zip(file.paths, headers, strict=True))
         header = headers[0] if len(headers) == 1 else _merge_split(repo_id, file, headers, list(sizes))
         return HubGGUF(repo_id, info.commit, file, header, sizes)
+
+
+def _seconds(var: str, default: float) -> float:
+    raw = os.environ.get(var)
+    if not raw:
+        return default
+    try:
+        v = float(raw)
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or v <= 0:
+        raise HubError(f"{var}={raw[:40]!r} is not a positive number of seconds")
+    return v
+
+
+def _malformed(repo_id: str, why: str) -> HubError:
+    return HubError(f"the Hugging Face hub's answer about {repo_id} is malformed ({why})")
+
+
+def _size(v: Any) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise TypeError(f"size {str(v)[:40]!r}")
+    return v
+
+
+def _info_from_answer(body: bytes, repo_id: str, revision: str) -> RepoInfo:
+    """/api/models/{repo}/revision/{rev}?blobs=true, its shape checked: {"sha": str, "gated": bool | str,
+    "siblings": [{"rfilename": str, "size": int, "lfs": {"size": int}}]}."""
+    try:
+        d = jsonfile.loads(body, repo_id, "answer")
+    except ModelError as e:
+        raise _malformed(repo_id, str(e).split(": ", 1)[-1]) from None
+    if not isinstance(d, dict):
+        raise _malformed(repo_id, f"{jsonfile.kind_of(d)} where an object belongs")
+    siblings = d.get("siblings") or []
+    if not isinstance(siblings, list):
+        raise _malformed(repo_id, f"'siblings' is {jsonfile.kind_of(siblings)}, not a list")
+    files: dict[str, int | None] = {}
+    for s in siblings:
+        name = s.get("rfilename") if isinstance(s, dict) else None
+        if not isinstance(name, str) or not name:
+            raise _malformed(repo_id, f"a file entry {str(s)[:60]} has no 'rfilename' string")
+        lfs = s.get("lfs")
+        try:
+            files[name] = _size(lfs.get("size") if isinstance(lfs, dict) and lfs.get("size") is not None
+                                else s.get("size"))
+        except TypeError as e:
+            raise _malformed(repo_id, f"{printable(name)} has {e}") from None
+    sha, gated = d.get("sha"), d.get("gated", False)
+    if sha is not None and not isinstance(sha, str):
+        raise _malformed(repo_id, f"'sha' is {jsonfile.kind_of(sha)}, not a string")
+    if not isinstance(gated, (bool, str)):
+        raise _malformed(repo_id, f"'gated' is {jsonfile.kind_of(gated)}")
+    return RepoInfo(repo_id, revision, sha or revision, files, gated)
+
+
+def _info_from_cache(d: Any) -> RepoInfo:
+    """A cached listing, refused (TypeError / KeyError) when damaged, so that the hub is asked again."""
+    files = d["files"]
+    if not isinstance(files, dict) or not all(isinstance(k, str) for k in files):
+        raise TypeError("files")
+    info = RepoInfo(d["repo_id"], d["revision"], d["commit"], {k: _size(v) for k, v in files.items()},
+                    d.get("gated", False))
+    if not all(isinstance(x, str) for x in (info.repo_id, info.revision, info.commit)):
+        raise TypeError("names")
+    if not isinstance(info.gated, (bool, str)):
+        raise TypeError("gated")
+    return info
 
 
 def _parallel(fn: Callable[[Any], T], items: list[Any]) -> list[T]:
@@ -643,13 +731,13 @@ def spec_from_hub(ref: str, weight_format: str | None = None, default_format: Ca
     cannot be looked up."""
     repo_id, tag = parse_ref(ref)
     if tag and weight_format and tag.lower() != weight_format.lower():
-        raise OomkitError(f"{ref}: two formats given ({tag} and {weight_format}); give one")
+        raise HubError(f"{ref}: two formats given ({tag} and {weight_format}); give one")
     fmt = weight_format or tag
     client = client or HubClient()
     try:
         info = client.repo_info(repo_id, revision)
     except _Miss as e:
-        raise OomkitError(f"{e}{hint}") from None
+        raise HubError(f"{e}{hint}") from None
     short = info.commit[:12]
     ggufs = gguf_quants(info.files)
     has_config = "config.json" in info.files
@@ -662,7 +750,7 @@ def spec_from_hub(ref: str, weight_format: str | None = None, default_format: Ca
         return spec_from_gguf_checked(g.header, name=f"{repo_id}:{g.file.quant}",
                               source=f"hub: {repo_id}@{short} {g.file.paths[0]}{parts}")
     if not has_config:
-        raise OomkitError(f"{repo_id} on the hub has neither a config.json nor a .gguf model file")
+        raise HubError(f"{repo_id} on the hub has neither a config.json nor a .gguf model file")
     cfg = client.config(repo_id, revision, info=info)
     labels: tuple[str, ...] = ()
     if fmt is None and default_format is not None:

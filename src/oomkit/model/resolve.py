@@ -46,8 +46,8 @@ def known_quant_tags() -> tuple[str, ...]:
     return (*gguf_recipes.known_quant_names(), *sorted(_HF_FORMATS))
 
 
-def _unknown_quant(tag: str) -> OomkitError:
-    return OomkitError(f"unknown quant tag {tag!r}; known: {', '.join(known_quant_tags())}")
+def _unknown_quant(tag: str) -> ModelError:
+    return ModelError(f"unknown quant tag {tag!r}; known: {', '.join(known_quant_tags())}")
 
 
 def split_quant(ref: str) -> tuple[str, str | None]:
@@ -94,7 +94,7 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
     a hub repo (config.json / GGUF headers), and, when the hub cannot answer, as a derivative of a catalog model
     whose name says its quantization ("Qwen/Qwen3-8B-AWQ"; model/names.py), labelled as inferred."""
     if not ref or not str(ref).strip():
-        raise OomkitError("no model given")
+        raise ModelError("no model given")
     ref = str(ref).strip()
     if ref in _STDIN:
         stdin = _stdin_kind()
@@ -161,8 +161,8 @@ def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | N
     if hub.is_hf_id(ref):
         return hub.spec_from_hub(ref, weight_format, default_format, hint=more)
     if ref.lower().endswith((".gguf", ".json")) or "/" in ref and Path(ref).suffix:
-        raise OomkitError(f"no such file: {ref}")
-    raise OomkitError(f"unknown model {name!r}: not a file and not in the built-in catalog{more}")
+        raise ModelError(f"no such file: {ref}")
+    raise ModelError(f"unknown model {name!r}: not a file and not in the built-in catalog{more}")
 
 
 def _from_derivation(d: names.Derivation, fmt: str | None, default_format, why: str) -> ModelSpec:
@@ -255,7 +255,7 @@ def _from_stdin(kind: str, weight_format: str | None, default_format) -> ModelSp
 
 def _same_format(spec: ModelSpec, weight_format: str | None, shown: str) -> None:
     if weight_format and weight_format.lower() != spec.weights.format.lower():
-        raise OomkitError(f"{shown} is a {spec.weights.format} GGUF: its weights cannot be read as {weight_format}")
+        raise ModelError(f"{shown} is a {spec.weights.format} GGUF: its weights cannot be read as {weight_format}")
 
 
 def _from_path(path: Path, weight_format: str | None, default_format=None) -> ModelSpec:
@@ -266,8 +266,8 @@ def _from_path(path: Path, weight_format: str | None, default_format=None) -> Mo
         if len(ggufs) == 1:
             return _from_path(ggufs[0], weight_format)
         if ggufs:
-            raise OomkitError(f"{path} holds {len(ggufs)} GGUF files: name one ({', '.join(p.name for p in ggufs[:4])})")
-        raise OomkitError(f"{path}: no config.json and no .gguf file")
+            raise ModelError(f"{path} holds {len(ggufs)} GGUF files: name one ({', '.join(p.name for p in ggufs[:4])})")
+        raise ModelError(f"{path}: no config.json and no .gguf file")
     if path.suffix.lower() == ".gguf" or _looks_like_gguf(path):
         from .checks import spec_from_gguf_checked  # lazy: only a local GGUF needs the header reader
         from .gguf_header import read_gguf_header  # lazy: as above
@@ -277,7 +277,7 @@ def _from_path(path: Path, weight_format: str | None, default_format=None) -> Mo
         return spec
     if path.name.endswith(".json"):
         return _from_config_dir(path, weight_format, default_format)
-    raise OomkitError(f"{path}: not a .gguf file, a config.json or a model directory")
+    raise ModelError(f"{path}: not a .gguf file, a config.json or a model directory")
 
 
 def _looks_like_gguf(path: Path) -> bool:
