@@ -209,6 +209,8 @@ def test_bad_input_answers(client):
     _error(client.get("/api/estimate", params={"model": "llama3.1:8b", "parallel": "abc"}), 422)
     _error(client.get("/api/estimate", params={"model": "llama3.1:8b", "vram": "999TiB"}), 422)
     _error(client.get("/api/estimate", params={"model": "llama3.1:8b", "vram": "lots"}), 400)
+    _error(client.get("/api/table", params={"model": "llama3.1:8b", "vram": "²"}), 400)  # a digit to isdigit()
+    _error(client.post("/api/plan", json={"model": "llama3.1:8b", "reserve": "²"}), 400)
     _error(client.get("/api/estimate", params={"command": "llama-server -m 'qwen3:8b"}), 400)
     _error(client.get("/api/estimate", params={"model": "x" * 5000}), 413)
     _error(client.get("/api/estimate"), 400)

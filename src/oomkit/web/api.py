@@ -113,7 +113,8 @@ def _size_field(p: Mapping[str, Any], name: str, many: bool = False) -> str | No
     if len(parts) > MAX_DEVICES:
         raise InputError(f"{name}: at most {MAX_DEVICES} devices")
     for x in parts:
-        n = int(x) if x.strip().isdigit() else parse_size(x)
+        t = x.strip()
+        n = int(t) if t.isascii() and t.isdigit() else parse_size(t)  # '²'.isdigit() is True, int('²') fails
         if not 0 <= n <= MAX_DEVICE_BYTES:
             raise InputError(f"{name}: {x.strip()!r} is out of range (0 to 64 TiB)")
     return text
