@@ -23,7 +23,10 @@ options:
   --vram SIZE[,SIZE]    memory of each GPU (24GiB, 24GB, 24576MiB)
   --gpu NAME[,NAME]     GPUs from the catalog ("RTX 4090")
   --cpu-only            no GPU: everything on the CPU
-  --engine-version V    engine release whose rules to apply (llama.cpp build tag, e.g. b6500; Ollama 0.12.10)
+  --engine-version V    engine release whose rules to apply (llama.cpp build tag b6500 or a date 2025-06-01;
+                        Ollama 0.12.10)
+  --backend B           llama.cpp / Ollama GPU backend: cuda, rocm, metal, vulkan, sycl, opencl, cpu (default:
+                        from the GPUs: an Apple chip is Metal, AMD ROCm, Intel SYCL)
   --env KEY=VALUE       the engine's environment, repeatable (OLLAMA_CONTEXT_LENGTH=8192); default os.environ
   --kv-memory SIZE      vLLM/SGLang: the memory the KV cache has; report its token capacity
   --json                JSON output (bytes as integers)
@@ -34,6 +37,7 @@ examples:
   oomkit estimate llama3.1:8b -c 32768 -ctk q8_0 -ctv q8_0 -fa on --vram 24GiB
   oomkit estimate --gpu "RTX 4090" -- llama-server -m ./model.gguf -c 16384 -ngl 99 -fa on
   oomkit estimate --vram 24GiB --env OLLAMA_CONTEXT_LENGTH=8192 -- ollama run qwen2.5:32b
+  oomkit estimate --gpu "M3 Max" -- llama-bench -m Qwen/Qwen3-8B:Q4_K_M -p 512 -n 128
 """
 
 
