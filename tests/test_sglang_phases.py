@@ -87,3 +87,22 @@ def test_pipeline_stages_charge_their_own_layers():
     one = sg.ENGINE.estimate(qwen3_14b(), (H100,), sg.SGLangSettings(kv_cache_memory_bytes=10 * GiB))
     pp2 = sg.ENGINE.estimate(qwen3_14b(), (H100, H100), sg.SGLangSettings(kv_cache_memory_bytes=10 * GiB, pp_size=2))
     assert one.kv_bytes_per_token == pp2.kv_bytes_per_token == 40 * 8 * 128 * 2 * 2
+
+
+def test_capture_past_the_pool_is_a_death_after_the_kv_cache():
+    # --mem-fraction-static 0.99 on a 24 GB card leaves about 0.23 GiB after the pool: the capture of 36 sizes (about
+    # 1.14 GiB) cannot fit, so the run starts, allocates its pool and dies; 0.88 leaves room
+    gpu = with_facts(Device("CUDA0", "NVIDIA GeForce RTX 4090", 24564 * MiB))
+    spec = spec_from_config(lookup("qwen3-8b").config, name="Qwen3-8B")
+    tight = sg.ENGINE.estimate(spec, (gpu,), sg.SGLangSettings(mem_fraction_static=0.99, context_length=8192,
+                                                               cuda_graph_max_bs=256))
+    assert tight.fits is False
+    v = tight.engine_view
+    assert v["failed_phase"]["phase"] == "CUDA graph capture"
+    assert v["error"].startswith("KV pool allocated, then CUDA-graph capture needs ")
+    fix = float(v["error"].split("lower --mem-fraction-static to ")[1].split(",")[0])
+    fixed = sg.ENGINE.estimate(spec, (gpu,), sg.SGLangSettings(mem_fraction_static=fix, context_length=8192,
+                                                               cuda_graph_max_bs=256))
+    assert fixed.fits is True  # the fraction it names does start
+    ok = sg.ENGINE.estimate(spec, (gpu,), sg.SGLangSettings(mem_fraction_static=0.88, context_length=8192))
+    assert ok.fits is True and "failed_phase" not in ok.engine_view

@@ -410,11 +410,20 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
                             f"({run.headroom / GiB:.2f} GiB): lower --context-length or --max-running-requests")
     view = _engine_view(s, run, running, req_bytes)
     view.update(_phase_view(spec, s, run, req_bytes, running))
-    if view.get("cuda_graph_short_bytes"):
-        warnings.append(f"after the KV pool and the req_to_token table, CUDA-graph capture (about "
-                        f"{gb(view['cuda_graph_bytes'])} GiB, an estimate) may not fit the "
-                        f"{gb(run.headroom)} GiB (1 - mem_fraction_static) slice: lower --mem-fraction-static or "
-                        "--cuda-graph-max-bs")
+    short = view.get("cuda_graph_short_bytes") or 0
+    if short:
+        # cuda_graph_runner.py capture runs on what the pool left: past it, SGLang stops with a CUDA OOM. The GPUs
+        # then hold the capture's bytes beyond their memory (fits is false)
+        left = view["cuda_graph_bytes"] - short
+        fix = round(mfs - short / pre_free - 0.005, 2) if pre_free else None
+        what = (f"KV pool allocated, then CUDA-graph capture needs {view['cuda_graph_bytes'] / MiB:,.0f} MiB with "
+                f"{left / MiB:,.0f} MiB left (an estimate): lower --mem-fraction-static to {fix:.2f}, lower "
+                "--cuda-graph-max-bs, or add --disable-cuda-graph")
+        view["error"] = view.get("error") or what
+        view["failed_phase"] = {"phase": "CUDA graph capture", "needed_bytes": view["cuda_graph_bytes"],
+                                "left_bytes": left, "short_bytes": short, "after_kv": True}
+        warnings.append(f"SGLang starts, then dies: {what}")
+        usages = [replace(u, overhead_bytes=u.overhead_bytes + short) for u in usages]
     return MemoryEstimate(model=spec, engine="sglang", settings=_effective_settings(s, run, running),
                           devices=tuple(usages), host=Usage(id="CPU", name="host"), engine_view=view,
                           kv_bytes_per_token=_kv_bytes_per_token(s, run),
