@@ -369,6 +369,29 @@ SWEEP = {
     ),
 }
 
+# MoE decoders of the same kind: 8 experts of 2048, 2 used per token
+SWEEP.update({
+    'bailingmoe': (
+        [('bailingmoe.expert_count', 8, 4), ('bailingmoe.expert_used_count', 2, 4), ('bailingmoe.expert_feed_forward_length', 2048, 4), ('bailingmoe.expert_shared_count', 1, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_gate_shexp.weight': (4096, 2048), 'blk.{i}.ffn_down_shexp.weight': (2048, 4096), 'blk.{i}.ffn_up_shexp.weight': (4096, 2048)},
+    ),
+    'mellum': (
+        [('mellum.expert_count', 8, 4), ('mellum.expert_used_count', 2, 4), ('mellum.expert_feed_forward_length', 2048, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.attn_q_norm.weight': (128,)},
+    ),
+    'grovemoe': (
+        [('grovemoe.expert_count', 8, 4), ('grovemoe.expert_used_count', 2, 4), ('grovemoe.expert_feed_forward_length', 2048, 4), ('grovemoe.expert_group_scale', 1.0, 6), ('grovemoe.experts_per_group', 1, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.ffn_gate_chexps.weight': (4096, 128, 8), 'blk.{i}.ffn_down_chexps.weight': (128, 4096, 8), 'blk.{i}.ffn_up_chexps.weight': (4096, 128, 8)},
+    ),
+    'rnd1': (
+        [('rnd1.expert_count', 8, 4), ('rnd1.expert_used_count', 2, 4), ('rnd1.expert_feed_forward_length', 2048, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.attn_q_norm.weight': (128,)},
+    ),
+    'llada-moe': (
+        [('llada-moe.expert_count', 8, 4), ('llada-moe.expert_used_count', 2, 4), ('llada-moe.expert_feed_forward_length', 2048, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,)},
+    ),
+})
 
 def sweep_model(arch: str) -> SynthModel:
     extra, patterns = SWEEP[arch]

@@ -28,15 +28,15 @@ KV_ZERO_HYBRIDS = {"granitehybrid", "jamba", "lfm2", "lfm2moe", "plamo2", "nemot
 # shortconv.l_cache - 1 inputs of width n_embd (llama_hparams::n_embd_r), no SSM state.
 SHORTCONV_ARCHS = {"lfm2", "lfm2moe"}
 # Encoder-only models get no KV cache at all (llama_model::create_memory returns nullptr).
-# The diffusion decoders (LLaDA, Dream) attend without a causal cache: llama_model::create_memory gives them none.
+# The diffusion decoders (LLaDA, LLaDA-MoE, Dream, RND1) attend without a causal cache: llama_model::create_memory gives them none.
 NO_CACHE_ARCHS = {"bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-bert-moe", "neo-bert", "eurobert",
-                  "modern-bert", "gemma-embedding", "t5encoder", "dream", "llada"}
+                  "modern-bert", "gemma-embedding", "t5encoder", "dream", "llada", "llada-moe", "rnd1"}
 # Plain decoders whose cache and weights follow the shared rules (standard GQA attention, one cache, weights
 # from the tensors), each loaded by llama.cpp@0c1e57098 and checked against it (tests/test_llamacpp_archs.py).
 PLAIN_DECODERS = {"ernie4_5", "ernie4_5-moe", "seed_oss", "minimax-m2", "hunyuan-moe", "hunyuan-dense",
                   "xverse", "exaone", "qwen", "mpt", "bloom", "refact", "codeshell", "olmo", "nemotron", "arcee", "jais",
                   "jais2", "maincoder", "nanbeige", "pangu-embedded", "gptneox", "apertus", "talkie", "chameleon",
-                  "cogvlm", "hrm_text", "openelm", "plamo", "plamo3"}
+                  "cogvlm", "hrm_text", "openelm", "plamo", "plamo3", "bailingmoe", "mellum", "grovemoe"}
 KNOWN_ARCHS = (
     {"llama", "llama4", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe", "qwen3vl", "qwen3vlmoe", "gemma",
      "gemma3n", "deepseek2", "phi2", "phi3", "phimoe", "granite", "granitemoe", "falcon-h1", "command-r", "olmo2",
