@@ -203,6 +203,17 @@ def test_impossible_config_is_refused(case, tmp_path):
         refused(lambda e=engine: oomkit.estimate(str(d), e, vram="24GiB"), pattern)
 
 
+@pytest.mark.parametrize("cfg,words", [
+    (H.llama_config(sliding_window=100_000), "attention window (100,000 tokens) is longer than the trained context"),
+    (H.llama_config(max_position_embeddings=2**30), "trained context of 1,073,741,824 tokens is larger than any"),
+])
+def test_suspicious_config_is_a_warning(cfg, words, tmp_path):
+    d = tmp_path / "m"
+    H.write_config(d, cfg)
+    warnings = oomkit.estimate(str(d), vram="24GiB", n_ctx=4096).to_dict()["warnings"]
+    assert any(words in w for w in warnings), warnings
+
+
 # ----------------------------------------------------------------------------------------------------------
 # MODEL-METADATA: safetensors checkpoints
 
@@ -522,6 +533,22 @@ def test_trickling_hub_through_the_cli(hub):
     _Hub.routes = _repo("acme/trickle", _trickle)
     r = run_oomkit("estimate", "acme/trickle", timeout=15, env={**hub, "HF_HUB_OFFLINE": ""})
     assert_refused(r, r"within 2 s", seconds=6)
+
+
+def test_hostile_cache_entries_are_ignored(hub, tmp_path):
+    """A FIFO or a link to /dev/zero where oomkit keeps a listing is not read: the hub is asked instead."""
+    import os
+
+    from oomkit.model.hub_cache import cache_root, repo_dir, site
+
+    _Hub.routes = _repo("acme/cached", _json([1]))
+    d = repo_dir(cache_root(), site(hub["HF_ENDPOINT"]), "acme/cached", "main")
+    d.mkdir(parents=True)
+    os.mkfifo(d / "info.json")
+    refused(lambda: spec_from_hub("acme/cached"), r"malformed", kind=HubError)
+    (d / "info.json").unlink()
+    (d / "info.json").symlink_to("/dev/zero")
+    refused(lambda: spec_from_hub("acme/cached"), r"malformed", kind=HubError)
 
 
 def test_deadline_variable_is_checked(hub, monkeypatch):

@@ -44,7 +44,7 @@ from urllib.parse import quote
 
 from ..errors import HubError, ModelError, OomkitError
 from . import jsonfile
-from ._bytes import NeedMoreBytes, printable
+from ._bytes import NeedMoreBytes, printable, read_capped
 from .checks import spec_from_config_checked, spec_from_gguf_checked
 from .gguf_header import GGUFHeader, parse_gguf_header
 from .hub_cache import cache_root, is_offline, repo_dir, site
@@ -295,9 +295,13 @@ class HubClient:
         return repo_dir(self.cache, self.site, repo_id, revision)
 
     def _cached(self, path: Path) -> bytes | None:
+        """A cache entry, or None when absent or not a plain file of sane size (a FIFO or a link to /dev/zero
+        planted in the cache is ignored, not read): the hub is then asked again."""
+        if not path.is_file():
+            return None
         try:
-            return path.read_bytes()
-        except OSError:
+            return read_capped(path, MAX_HEADER_READ, "cache entry")
+        except ModelError:
             return None
 
     def _store(self, path: Path, data: bytes) -> None:
