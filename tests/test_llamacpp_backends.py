@@ -113,3 +113,18 @@ def test_backend_option_names_the_buffers():
     assert est.devices[0].memory_bytes == 36 * (1 << 30) * 3 // 4  # recommendedMaxWorkingSetSize of 36 GiB
     with pytest.raises(oomkit.errors.OomkitError):
         parse_model_request(["Qwen/Qwen3-8B", "--engine", "vllm", "--backend", "rocm"])
+
+
+def test_metal_maps_the_file_range_of_its_tensors():
+    # llama-model.cpp load_tensors: with mmap, Metal wraps the file from the device's first to its last tensor; the
+    # experts --cpu-moe leaves to the CPU lie between offloaded layers and stay in that range, while a CUDA buffer
+    # holds only the tensors it is given
+    def mb(**kw):
+        return oomkit.estimate("openai/gpt-oss-20b", find_max_context=False, n_ctx=4096, n_parallel=1, fit=False,
+                               **kw).engine_view["model_buffer_bytes"]
+    metal, metal_moe = mb(gpu="M1 Max"), mb(gpu="M1 Max", cpu_moe=True)
+    assert metal["MTL0_Mapped"] == metal_moe["MTL0_Mapped"]
+    cuda, cuda_moe = mb(vram="24GiB"), mb(vram="24GiB", cpu_moe=True)
+    assert cuda_moe["CUDA0"] < cuda["CUDA0"] // 2
+    # without mmap Metal allocates (no mapping): the experts leave its buffer as they leave CUDA's
+    assert mb(gpu="M1 Max", cpu_moe=True, mmap=False)["MTL0"] < metal["MTL0_Mapped"] // 2

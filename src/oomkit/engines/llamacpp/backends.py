@@ -32,7 +32,15 @@ from ...memory import Device
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant import ggml
 from ...units import GiB, MiB, round_up
-from .weights import CPU_ALIGNMENT, ModelBuffers, mapped_range
+from .weights import (
+    CPU_ALIGNMENT,
+    ModelBuffers,
+    Placement,
+    loaded_tensors,
+    mapped_range,
+    override_patterns,
+    tensor_device,
+)
 
 
 @dataclass(frozen=True)
@@ -199,16 +207,41 @@ def with_cpu_repack(spec: ModelSpec, weights: ModelBuffers, mmap: bool, isa: str
     return replace(weights, host_buffer_bytes=host, host_weight_bytes=sum(t.nbytes for t in rest)), repack
 
 
-def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBuffers) -> tuple[ModelBuffers, int]:
+def metal_mapped(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBuffers,
+                 placement: Placement) -> ModelBuffers:
+    """Metal with mmap wraps the file itself (llama-model.cpp load_tensors: ggml_backend_dev_buffer_from_host_ptr
+    over the mapping range of the device's tensors, no copy): MTL0_Mapped spans the file from the first to the
+    last tensor on the device, holes included (a tied output maps token_embd's own bytes; experts left to the
+    CPU by -ot between two offloaded layers are mapped all the same), and has no row padding."""
+    if not s.mmap or not devices or infer_backend(devices, s.backend).name != "metal":
+        return weights
+    overrides = override_patterns(s, spec)
+    per: dict[int, list[TensorSpec]] = {}
+    for t in loaded_tensors(spec):
+        d = tensor_device(t, placement, overrides, len(devices))
+        if d >= 0:
+            per.setdefault(d, []).append(t)
+    emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
+    if spec.tied_embeddings and placement.output_device >= 0 and emb is not None:
+        per.setdefault(placement.output_device, []).append(emb)
+    return replace(weights, by_device={d: mapped_range(ts) for d, ts in per.items()})
+
+
+def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBuffers,
+               placement: Placement | None = None) -> tuple[ModelBuffers, int]:
     """The model buffers of one load after the CPU backend repacks what it can (see with_cpu_repack); the
-    weights as loaded when it does not (a GPU's host buffer comes first, or --no-repack)."""
+    weights as loaded when it does not (a GPU's host buffer comes first, or --no-repack). Metal's mapped weights
+    are laid out here too (metal_mapped)."""
+    if placement is not None:
+        weights = metal_mapped(spec, devices, s, weights, placement)
     if not repack_applies(devices, s.no_host, s.repack, s.backend):
         return weights, 0
     isa = s.cpu_isa
     if devices and infer_backend(devices, s.backend).name == "metal" and isa == "avx2":
         isa = "neon"  # an Apple chip's CPU: the ARM table (the avx2 default is for x86 machines)
     tensors = weights.cpu_tensors
-    if spec.tied_embeddings and not any(t.name == "output.weight" for t in tensors):
+    output_on_cpu = not devices or (placement is not None and placement.output_device < 0)
+    if spec.tied_embeddings and output_on_cpu and not any(t.name == "output.weight" for t in tensors):
         # the output layer of a tied model is token_embd again (TENSOR_DUPLICATED): a MUL_MAT weight, so the CPU
         # buffer list gives it a repacked copy of its own while token_embd itself stays mapped
         emb = next((t for t in tensors if t.name == "token_embd.weight"), None)

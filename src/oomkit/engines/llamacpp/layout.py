@@ -58,7 +58,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     caches = kv_caches(spec, ctx, s.swa_full)
     rs = recurrent_bytes_by_layer(spec, ctx, s)
     placement = place_layers(spec, devices, s)
-    weights, repack = cpu_repack(spec, devices, s, model_buffers(spec, devices, s, placement))
+    weights, repack = cpu_repack(spec, devices, s, model_buffers(spec, devices, s, placement), placement)
     state = state_by_device(caches, rs, placement, s)
     out_bytes = output_buffer_bytes(spec, ctx, s)
     compute = compute_by_device(spec, ctx, caches, placement, devices, s)
