@@ -94,7 +94,8 @@ _BENCH_VALUED = {"-m", "--model", "-p", "--n-prompt", "-n", "--n-gen", "-pg", "-
                  "-mmp", "--mmap", "-embd", "--embeddings", "-ts", "--tensor-split", "-ot", "--override-tensors",
                  "-r", "--repetitions", "--prio", "--delay", "-o", "--output", "-oe", "--output-err", "--numa",
                  "-dev", "--device", "-nopo", "--no-op-offload", "--rpc", "-hf", "-hfr", "-hff", "-dio",
-                 "--direct-io", "-nr", "--no-repack", "--list-devices"}
+                 "--direct-io", "-nr", "--no-repack", "-lm", "--load-mode", "-dt", "--defrag-thold", "-fitt",
+                 "--fit-target", "-fitc", "--fit-ctx", "-fit", "--fit"}
 _BENCH_SWITCHES = {"-v", "--verbose", "--progress", "-h", "--help", "--list-devices"}
 
 
@@ -158,14 +159,15 @@ def parse_bench(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettin
     if not rows:
         raise SettingsError("llama-bench: no test to run (-p 0 -n 0 and no -pg)")
     fa = last("-fa", "0")
+    mmap = last("-mmp", "1") != "0" and last("-lm", "mmap") in ("mmap", "auto")
     s = LlamaCppSettings(
         program="llama-bench", n_batch=_ints("-b", last("-b", "2048"))[0],
         n_ubatch=_ints("-ub", last("-ub", "512"))[0], n_gpu_layers=_ints("-ngl", last("-ngl", "99"))[0],
         n_parallel=1, flash_attn={"1": "on", "0": "off"}.get(fa, fa), cache_type_k=last("-ctk", "f16"),
-        cache_type_v=last("-ctv", "f16"), mmap=last("-mmp", "1") != "0", split_mode=last("-sm", "layer"),
+        cache_type_v=last("-ctv", "f16"), mmap=mmap, split_mode=last("-sm", "layer"),
         main_gpu=_ints("-mg", last("-mg", "0"))[0], no_kv_offload=last("-nkvo", "0") == "1",
         embeddings=last("-embd", "0") == "1", n_cpu_moe=_ints("-ncmoe", last("-ncmoe", "0"))[0],
-        repack=last("-nr", "0") != "1", fit=False,
+        repack=last("-nr", "0") != "1", fit=False,  # llama-bench does not fit (no common_fit_params)
         n_ctx=max(c for _, c in rows), bench_tests=tuple(rows),
     )
     if "-ts" in vals:
@@ -173,7 +175,7 @@ def parse_bench(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettin
     return model, quant, s
 
 
-_BENCH_ALIASES = {"--model": "-m", "--n-prompt": "-p", "--n-gen": "-n", "--n-depth": "-d", "--batch-size": "-b",
+_BENCH_ALIASES = {"--load-mode": "-lm", "--model": "-m", "--n-prompt": "-p", "--n-gen": "-n", "--n-depth": "-d", "--batch-size": "-b",
                   "--ubatch-size": "-ub", "--cache-type-k": "-ctk", "--cache-type-v": "-ctv", "--n-gpu-layers": "-ngl",
                   "--n-cpu-moe": "-ncmoe", "--split-mode": "-sm", "--main-gpu": "-mg", "--no-kv-offload": "-nkvo",
                   "--flash-attn": "-fa", "--mmap": "-mmp", "--embeddings": "-embd", "--tensor-split": "-ts",
