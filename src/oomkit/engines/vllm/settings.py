@@ -88,6 +88,7 @@ class VllmSettings:
         "num_gpu_blocks_override": Limit(1, INT32_MAX, "--num-gpu-blocks-override"),
         "max_cudagraph_capture_size": Limit(0, 1 << 20, "--max-cudagraph-capture-size"),
         "num_speculative_tokens": Limit(0, 1024, "--speculative-config num_speculative_tokens"),
+        "optimization_level": Limit(0, 3, "-O"),  # config/vllm.py OptimizationLevel O0..O3
     }
 
     max_model_len: int | None = None  # --max-model-len; None: the model's; -1: auto-fit (0.19+)
