@@ -731,3 +731,29 @@ ROWS += [
     _base("granite-3.1-3b-a800m-base", "granite-3.1-3b-a800m-instruct", "ibm-granite/granite-3.1-3b-a800m-base",
           name="Granite 3.1 3B-A800M Base"),
 ]
+
+_GLM4_0414 = ("GLM-4-0414 (THUDM): the Glm4ForCausalLM decoder (model_type glm4; post-attention and post-MLP norms, half "
+              "the head dims rotary, QKV bias), vocabulary 151,552, 32K context (model card).")
+
+
+def _glm4(slug: str, hf: str, name: str, layers: int, hidden: int, heads: int, ff: int, *aliases: str) -> Row:
+    return Row(slug, "glm-4-9b-chat", hf, f"{_GLM4_0414} {name}: {layers} layers, hidden {hidden}, {heads} query / 2 "
+               f"KV heads of 128, FFN {ff:,}.", aliases,
+               config={"architectures": ["Glm4ForCausalLM"], "model_type": "glm4", "hidden_size": hidden,
+                       "num_hidden_layers": layers, "num_attention_heads": heads, "num_key_value_heads": 2,
+                       "head_dim": 128, "intermediate_size": ff, "vocab_size": 151552,
+                       "max_position_embeddings": 32768, "partial_rotary_factor": 0.5, "attention_bias": True,
+                       "tie_word_embeddings": False, "torch_dtype": "bfloat16"}, name=name)
+
+
+ROWS += [
+    _glm4("glm-4-32b-0414", "THUDM/GLM-4-32B-0414", "GLM-4 32B 0414", 61, 6144, 48, 23040, "zai-org/glm-4-32b-0414"),
+    _glm4("glm-4-9b-0414", "THUDM/GLM-4-9B-0414", "GLM-4 9B 0414", 40, 4096, 32, 13696, "zai-org/glm-4-9b-0414"),
+    Row("glm-z1-32b-0414", "glm-4-32b-0414", "THUDM/GLM-Z1-32B-0414", "GLM-Z1 32B: the reasoning model trained from "
+        "GLM-4-32B-0414 with its architecture (model card).", ("zai-org/glm-z1-32b-0414",), name="GLM-Z1 32B 0414"),
+    Row("glm-z1-9b-0414", "glm-4-9b-0414", "THUDM/GLM-Z1-9B-0414", "GLM-Z1 9B: the reasoning model trained from "
+        "GLM-4-9B-0414 with its architecture (model card).", ("zai-org/glm-z1-9b-0414",), name="GLM-Z1 9B 0414"),
+    Row("glm-z1-rumination-32b-0414", "glm-4-32b-0414", "THUDM/GLM-Z1-Rumination-32B-0414", "GLM-Z1-Rumination 32B: "
+        "the deep-research model built on GLM-4-32B-0414 (model card).", name="GLM-Z1 Rumination 32B 0414"),
+    _base("glm-4-32b-base-0414", "glm-4-32b-0414", "THUDM/GLM-4-32B-Base-0414", name="GLM-4 32B Base 0414"),
+]
