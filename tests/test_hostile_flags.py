@@ -315,6 +315,7 @@ def test_vllm_takes_python_integers_as_argparse_does():
     (["plan", "llama3.1:8b", "--gpu", "H100", "--reserve", "²"], "--reserve"),
     (["plan", "llama3.1:8b", "--gpu", "H100", "--ram-bandwidth", "nan"], "--ram-bandwidth"),
     (["plan", "llama3.1:8b", "--gpu", "H100", "--min-ctx", "1_024"], "--min-ctx"),
+    (["models", "--limit", "5"], "unrecognized arguments"), (["models", "--kind", "nan"], "invalid choice"),
 ])
 def test_hardware_and_contradictions_are_one_line_errors(argv, words):
     rc, _, err = assert_promise(argv, "flags:hardware")

@@ -33,7 +33,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", metavar="NAME", help="how NAME is read: URL, quant tag, catalog entry, Ollama tag "
                                                      "qualifiers or the derivative convention, and what it resolves to")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.error = _refuse  # type: ignore[method-assign]  # argparse's usage block + exit: one line and exit 2 instead
     return p
+
+
+def _refuse(message: str) -> None:
+    raise OomkitError(f"oomkit models: {message} (see oomkit models --help)")
 
 
 def _resolves_from(row: dict, names_of: list[str], variants: list[str], ollama: dict) -> dict:
