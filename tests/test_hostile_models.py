@@ -266,6 +266,19 @@ def test_index_naming_absent_shards(tmp_path):
     refused(lambda: oomkit.estimate(str(d), "vllm"), r"weight_map")
 
 
+def test_truncated_safetensors_is_refused(tmp_path):
+    d = tmp_path / "m"
+    cfg = H.llama_config()
+    H.write_config(d, cfg)
+    p = H.write_safetensors(d / "model.safetensors", H.llama_safetensors(cfg))
+    full = p.stat().st_size
+    import os
+
+    os.truncate(p, full - 1000)
+    refused(lambda: oomkit.estimate(str(d), "vllm"), rf"truncated safetensors file model.safetensors: "
+                                                   rf"{full - 1000:,} bytes, header says at least {full:,}")
+
+
 def test_complete_checkpoint_reads_exact_weights(tmp_path):
     d = tmp_path / "m"
     cfg = H.llama_config()
@@ -527,6 +540,16 @@ def test_hostile_hub_is_one_hub_error(case, hub):
     kind = HubError if "10^12" not in cid else ModelError  # an impossible config is the model's fault
     # the 2 s deadline, plus what tracemalloc costs while reading a capped body
     refused(lambda: spec_from_hub("/".join(repo)), pattern, kind=kind, seconds=5)
+
+
+def test_hub_repo_with_shards_missing(hub):
+    """One shard of three listed and no index: the missing ones named, the weights computed from config.json."""
+    _Hub.routes = _repo("acme/partial", _json(_info({"config.json": 300, "model-00001-of-00003.safetensors": 10**9})),
+                        _json(CONFIG))
+    spec = spec_from_hub("acme/partial")
+    assert not spec.weights.exact
+    assert any("2 safetensors shards are missing (model-00002-of-00003.safetensors, model-00003-of-00003.safetensors)"
+               in x for x in spec.labels), spec.labels
 
 
 def test_trickling_hub_through_the_cli(hub):

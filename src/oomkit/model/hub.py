@@ -49,7 +49,14 @@ from .checks import spec_from_config_checked, spec_from_gguf_checked
 from .gguf_header import GGUFHeader, parse_gguf_header
 from .hub_cache import cache_root, is_offline, repo_dir, site
 from .hub_cache import endpoint as hub_endpoint
-from .safetensors_header import INDEX_NAME, SafetensorsModel, parse_safetensors_header
+from .safetensors_header import (
+    INDEX_NAME,
+    SafetensorsModel,
+    check_complete,
+    missing_in_series,
+    missing_text,
+    parse_safetensors_header,
+)
 from .safetensors_weights import inventory_from_safetensors_model, layer_index
 
 __all__ = [
@@ -762,9 +769,13 @@ def spec_from_hub(ref: str, weight_format: str | None = None, default_format: Ca
         if fmt is not None:
             labels = (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)
     spec = spec_from_config_checked(cfg, name=repo_id, source=f"hub: {repo_id}@{short} config.json", weight_format=fmt)
-    if fmt is None:
+    missing = [] if INDEX_NAME in info.files else missing_in_series(p for p in info.files if "/" not in p)
+    if fmt is None and missing:
+        labels += (f"{missing_text(missing)} from {repo_id} on the hub: weights computed from config.json",)
+    elif fmt is None:
         st = client.safetensors(repo_id, revision, info=info)
         if st is not None:
+            check_complete(st, repo_id)
             spec = replace(spec, weights=inventory_from_safetensors_model(st),
                            source=spec.source + " + safetensors headers")
         else:

@@ -14,7 +14,7 @@ import json
 import os
 import re
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -244,7 +244,16 @@ def read_safetensors_model(path: str | os.PathLike[str]) -> SafetensorsModel:
     model = _read_model(Path(path))
     if model.nbytes == 0:
         raise _fail(str(path), "the safetensors headers declare no tensor data (0 bytes of weights)")
+    check_complete(model, str(path))
     return model
+
+
+def check_complete(model: SafetensorsModel, name: str) -> None:
+    """Refuse a shard shorter than its header says (an interrupted download), when its size is known."""
+    for shard, h in model.files:
+        if h.is_truncated:
+            raise _fail(name, f"truncated safetensors file {printable(shard)}: {h.file_size:,} bytes, header says at "
+                              f"least {h.header_bytes + h.data_bytes:,} (an interrupted download?)")
 
 
 def _read_model(p: Path) -> SafetensorsModel:
@@ -281,9 +290,14 @@ def missing_shards(directory: str | os.PathLike[str]) -> list[str]:
     if index.is_file():
         weight_map, _ = _read_index(index)
         return sorted(s for s in set(weight_map.values()) if not (d / s).is_file())
+    return missing_in_series(f.name for f in d.glob("*.safetensors"))
+
+
+def missing_in_series(names: Iterable[str]) -> list[str]:
+    """The numbers absent from each "<stem>-0000k-of-0000N.safetensors" series among `names` (file names)."""
     series: dict[tuple[str, int], set[int]] = {}
-    for f in d.glob("*.safetensors"):
-        m = _SHARD.match(f.name)
+    for name in names:
+        m = _SHARD.match(name)
         if m:
             series.setdefault((m.group("stem"), int(m.group("count"))), set()).add(int(m.group("no")))
     out = []
