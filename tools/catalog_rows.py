@@ -757,3 +757,24 @@ ROWS += [
         "the deep-research model built on GLM-4-32B-0414 (model card).", name="GLM-Z1 Rumination 32B 0414"),
     _base("glm-4-32b-base-0414", "glm-4-32b-0414", "THUDM/GLM-4-32B-Base-0414", name="GLM-4 32B Base 0414"),
 ]
+
+
+def _cohere2(slug: str, hf: str, name: str, layers: int, hidden: int, heads: int, ff: int, ctx: int, *aliases: str,
+             why: str) -> Row:
+    return Row(slug, "c4ai-command-r-v01", hf, f"{why} Cohere2 (model card): three sliding-window layers (4,096) to one "
+               f"global layer, {layers} layers, hidden {hidden}, {heads} query / 8 KV heads, FFN {ff:,}, vocabulary "
+               f"256,000, {ctx:,} context, tied embeddings.", aliases,
+               config={"architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "hidden_size": hidden,
+                       "num_hidden_layers": layers, "num_attention_heads": heads, "num_key_value_heads": 8,
+                       "intermediate_size": ff, "vocab_size": 256000, "max_position_embeddings": ctx,
+                       "sliding_window": 4096, "sliding_window_pattern": 4, "tie_word_embeddings": True,
+                       "torch_dtype": "bfloat16"}, name=name)
+
+
+ROWS += [
+    _cohere2("c4ai-command-r7b-12-2024", "CohereForAI/c4ai-command-r7b-12-2024", "Command R7B 12-2024", 32, 4096, 32,
+             14336, 131072, "command-r7b:7b", "command-r7b", "coherelabs/c4ai-command-r7b-12-2024",
+             why="Command R7B (8B)."),
+    _cohere2("command-a-03-2025", "CohereForAI/c4ai-command-a-03-2025", "Command A 03-2025", 64, 12288, 96, 36864,
+             262144, "command-a:111b", "command-a", "coherelabs/c4ai-command-a-03-2025", why="Command A (111B)."),
+]
