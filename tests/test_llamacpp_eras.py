@@ -95,3 +95,16 @@ def test_phi3_sliding_window_cache_only_between_13194_and_13676():
     # every layer windowed at n_swa 2047 (PR #8931's default for Phi-3-mini-4k): PAD(2047 + 512, 32) cells
     assert caches(f"b{ERAS['iswa']}") == [("SWA", 2560)]
     assert caches(f"b{ERAS['iswa'] - 1}") == caches(f"b{ERAS['phi3_swa_off']}") == [("", 4096)]
+
+
+def test_encoders_had_a_kv_cache_before_pr_13108():
+    # ollama/ollama#10114 (April 2025, Ollama's vendored llama.cpp): an embedding model (24 layers, n_ctx_train 8192,
+    # n_embd_k_gqa 1024: bge-m3's shape) run at 32768 prints "llama_kv_cache_init: kv_size = 32768, ... n_layer =
+    # 24" and a KV cache for every layer; from PR #13108 an encoder gets none
+    def caches(version):
+        return oomkit.estimate("BAAI/bge-m3", "llama.cpp", quant="F16", vram="24GiB", find_max_context=False,
+                               n_ctx=32768, n_parallel=1, embeddings=True, fit=False,
+                               engine_version=version).engine_view["kv_caches"]
+    old = caches(f"b{ERAS['encoder_no_kv'] - 1}")
+    assert [(c["cells"], c["layers"], c["k_bytes"]) for c in old] == [(32768, 24, 32768 * 24 * 1024 * 2)]
+    assert caches(f"b{ERAS['encoder_no_kv']}") == []

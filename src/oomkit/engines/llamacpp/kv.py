@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...errors import OomkitError
-from ...model.archs import SWA_PATTERN_DEFAULT
+from ...model.archs import NO_CACHE_ARCHS, SWA_PATTERN_DEFAULT
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant import ggml
 from ...units import round_up
@@ -193,9 +193,20 @@ def attention_layers(spec: ModelSpec) -> list[LayerSpec]:
             if layer.attention is not None and layer.kind is not LayerKind.NONE and layer.kv_source is None]
 
 
+def cached_layers(spec: ModelSpec, build: int) -> list[LayerSpec]:
+    """The layers a context gives a KV cache: attention_layers, and before PR #13108 ("context : allow
+    cache-less context for embeddings", merged May 2025) an encoder's too: llama_context built its KV cache for
+    every model, BERT-like embedding models included (PR #12825: "We still allocate the KV cache for embeddings
+    models, even though it is not used by the computation graph")."""
+    layers = attention_layers(spec)
+    if spec.architecture in NO_CACHE_ARCHS and not ERAS.reached(build, "encoder_no_kv"):
+        layers = [layer for layer in spec.trunk_layers if layer.attention is not None]
+    return layers
+
+
 def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
     """llama_kv_cache / llama_kv_cache_iswa constructors (src/llama-kv-cache.cpp, llama-kv-cache-iswa.cpp)."""
-    layers = attention_layers(spec)
+    layers = cached_layers(spec, ctx.build)
     if not layers:
         return []
     # [TAG_V_CACHE_VARIABLE]: without flash attention V is stored transposed, each row padded to the widest
@@ -246,7 +257,7 @@ def kv_bytes_per_token(spec: ModelSpec, ctx: Context) -> int:
     return sum(ggml.row_bytes(ctx.type_k, k_row(layer))
                + (0 if layer.kind is LayerKind.LATENT and ERAS.reached(ctx.build, "mla_k_only")
                   else ggml.row_bytes(ctx.type_v, v_row(layer)))
-               for layer in attention_layers(spec)
+               for layer in cached_layers(spec, ctx.build)
                if layer.kind not in _WINDOWED or not swa_honoured(spec, ctx.build))
 
 

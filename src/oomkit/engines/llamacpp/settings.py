@@ -21,6 +21,9 @@ from ..versions import NEWEST_WORDS, Eras, llamacpp_build_on
 ERAS = Eras({
     # PR #12801 (merged 2025-04-15): MLA GGUFs cache the latent (K = kv_lora_rank + rope, V = kv_lora_rank)
     "mla_latent": 5150,
+    # PR #13108 ("context : allow cache-less context for embeddings", rebased for merging 2025-05-02): encoders
+    # (BERT-like embedding models) get no KV cache; before it every layer had one of n_ctx cells
+    "encoder_no_kv": 5270,
     # PR #14363 (first in b5913, 2025-07; issue #14847 bisects to b5912 -> b5913): per-sequence KV streams.
     # Before it every sequence shared one unified cache of n_ctx cells.
     "kv_streams": 5913,
