@@ -153,7 +153,8 @@ def gguf_view(spec: ModelSpec) -> GgufView:
         k_len = v_len = kv_w // 2
         if is_embedding:
             labels.append("Ollama estimates a KV cache for this embedding model from its attention weights "
-                          "(llama.cpp allocates none)")
+                          "(llama.cpp allocates none since PR #13108, May 2025; runners vendoring an older "
+                          "llama.cpp do allocate it, as the runner figures show)")
     blk = [0] * n
     groups: dict[str, int] = {}
     for t in spec.weights.tensors:
