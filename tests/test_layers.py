@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "oomkit"
 # Floors, bottom first. A module may import its own floor's modules (without a cycle) and those below.
 FLOORS = (
     {"errors", "units", "flags"},
-    {"memory", "quant"},
+    {"memory", "quant", "accuracy"},
     {"model"},
     {"hardware"},
     {"engines"},

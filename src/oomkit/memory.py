@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from .accuracy import error_band
+
 if TYPE_CHECKING:  # for annotations only: the model floor sits above this one
     from .model.spec import ModelSpec
 
@@ -163,4 +165,5 @@ class MemoryEstimate:
             "fits": self.fits,
             "max_context": self.max_context,
             "warnings": list(self.warnings) + list(m.labels),
+            "error_band": error_band(self),
         }

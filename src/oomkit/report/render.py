@@ -6,6 +6,7 @@ import io
 import json
 from typing import Any
 
+from ..accuracy import error_band
 from ..engines.base import get_engine
 from ..memory import MemoryEstimate
 from ..units import fmt_bytes, fmt_mib
@@ -62,6 +63,12 @@ def table(est: MemoryEstimate, explain: bool = False) -> str:
     _engine_view(console, est)
     if explain:
         _explain(console, est)
+    band = error_band(est)
+    console.print(f"error band: {band['summary']}")
+    for g in band["guesses"]:
+        if g.removeprefix("model: ") in m.labels:
+            continue  # printed below as a note
+        console.print(f"  resting on a guess: {g}")
     for w in (*est.warnings, *m.labels):
         console.print(f"note: {w}")
     return buf.getvalue().rstrip()

@@ -1,0 +1,151 @@
+"""The error band's figures (src/oomkit/data/band.json), regenerated from the project's own accuracy evidence:
+llama.cpp run on the CPU over the ground-truth grid (tests/test_groundtruth_llamacpp.py, as
+bench/accuracy_llamacpp.py), the real start-up logs of vLLM, SGLang and Ollama kept as fixtures
+(tests/test_vllm.py, tests/sglang_cases.py, tests/test_ollama.py) and the llama.cpp GPU logs per backend.
+
+    PYTHONPATH=. python bench/band.py            # print the figures
+    PYTHONPATH=. python bench/band.py --write    # rewrite src/oomkit/data/band.json
+
+tests/test_error_band.py recomputes the log-based figures and one llama.cpp model's grid and checks them against
+the file, so the band cannot drift from the evidence. Errors are absolute relative errors (0.0105 = 1.05%).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+from pathlib import Path
+from typing import Any
+
+from oomkit.accuracy import kind_group
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "src" / "oomkit" / "data" / "band.json"
+LOGS = ROOT / "tests" / "fixtures" / "engine_logs"
+EXACT = ("n_ctx", "model_mib", "caches", "kv_mib", "r_mib", "s_mib", "output_mib")
+
+
+def _r(x: float) -> float:
+    return round(x, 5)
+
+
+def llamacpp_model(key: str, n_layers: int) -> dict[str, Any]:
+    """One model's grid: cases llama.cpp ran, how many matched every exact figure, compute ratio median / worst."""
+    from oomkit.errors import OomkitError
+    from tests import gt_compare as g
+    from tests.test_groundtruth_llamacpp import GRID
+
+    _, spec, results = g.measure_grid(key, n_layers, GRID)
+    ratios, cases, exact, refused = [], 0, 0, 0
+    for s, m in zip(GRID, results, strict=True):
+        if not m["ok"]:
+            try:
+                g.oomkit_figures(spec, s)
+            except OomkitError:
+                refused += 1
+            continue
+        e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
+        cases += 1
+        exact += all(o[f] == e[f] for f in EXACT)
+        ratios.append(o["compute_mib"] / e["compute_mib"])
+    return {"architecture": spec.architecture, "kind": kind_group(spec.kinds()), "cases": cases, "exact": exact,
+            "refused_too": refused, "compute_median": _r(abs(statistics.median(ratios) - 1)),
+            "compute_worst": _r(max(abs(r - 1) for r in ratios))}
+
+
+def llamacpp() -> dict[str, Any]:
+    from tests import gt_compare as g
+
+    models = {key: llamacpp_model(key, n) for key, n in g.MODELS}
+    by_kind: dict[str, dict[str, Any]] = {}
+    for key, m in models.items():
+        k = by_kind.setdefault(m["kind"], {"models": [], "cases": 0, "exact": 0, "compute_worst": 0.0})
+        k["models"].append(key)
+        k["cases"] += m["cases"]
+        k["exact"] += m["exact"]
+        k["compute_worst"] = max(k["compute_worst"], m["compute_worst"])
+    backends: dict[str, int] = {"cpu": sum(m["cases"] for m in models.values())}
+    for p in sorted((LOGS / "llamacpp").rglob("*.json")):
+        b = json.loads(p.read_text()).get("backend") or "cuda"
+        backends[b] = backends.get(b, 0) + 1
+    return {"evidence": "llama.cpp@0c1e57098 (llama-cpp-python 0.3.36) run on the CPU over synthetic GGUFs "
+                        "carrying real models' layer shapes; GPU logs per backend in tests/fixtures/engine_logs",
+            "cases": sum(m["cases"] for m in models.values()),
+            "exact": sum(m["exact"] for m in models.values()),
+            "compute_worst": max(m["compute_worst"] for m in models.values()),
+            "by_kind": dict(sorted(by_kind.items())), "models": models, "backend_cases": backends}
+
+
+def _fig(errs: list[float]) -> dict[str, Any]:
+    errs = [abs(e) for e in errs]
+    return {"cases": len(errs), "median": _r(statistics.median(errs)), "worst": _r(max(errs))}
+
+
+def _versions(vs: list[str]) -> list[str]:
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in "".join(c if c.isdigit() else " " for c in v).split()[:3])
+
+    vs = sorted({v for v in vs if v and any(c.isdigit() for c in v)}, key=key)
+    return [vs[0], vs[-1]] if vs else []
+
+
+def vllm() -> dict[str, Any]:
+    from tests.test_vllm import all_cases
+
+    cases = all_cases()
+    figs = {f: _fig([c.errors[f] for c in cases if f in c.errors]) for f in ("tokens", "weights", "available")}
+    refusal = [c.errors["refusal"] for c in cases if "refusal" in c.errors]
+    figs["refusal"] = {"cases": len(refusal), "agree": sum(e == 0 for e in refusal)}
+    return {"evidence": "vLLM start-up logs from public issues (tests/fixtures/engine_logs/vllm)",
+            "logs": len(cases), "checkable": sum(1 for c in cases if c.errors),
+            "versions": _versions([c.settings.engine_version for c in cases if c.settings and c.errors]),
+            "figures": figs}
+
+
+def sglang() -> dict[str, Any]:
+    from tests import sglang_cases
+
+    rows = sglang_cases.all_rows()
+    groups = {"tokens_end_to_end": ("tokens (end to end)",), "tokens_from_free": ("tokens (printed avail)",),
+              "kv_size": ("K size", "V size"), "weights": ("weights",), "state": ("conv state", "ssm state")}
+    figs = {name: _fig([r.error for r in rows if r.figure in figures])
+            for name, figures in groups.items() if any(r.figure in figures for r in rows)}
+    # the fixtures carry no version field; each case names the release its log ran (SGLangSettings(engine_version=))
+    versions = re.findall(r'engine_version="([^"]+)"', Path(sglang_cases.__file__).read_text())
+    return {"evidence": "SGLang start-up logs from public issues (tests/fixtures/engine_logs/sglang)",
+            "logs": len(sglang_cases.fixture_names()), "versions": _versions(versions), "figures": figs}
+
+
+def ollama() -> dict[str, Any]:
+    from tests.test_ollama import summary_rows
+
+    used, rows = summary_rows()
+    versions = [str(json.loads((LOGS / "ollama" / f"{u}.json").read_text()).get("engine_version") or "")
+                for u in used if (LOGS / "ollama" / f"{u}.json").exists()]
+    return {"evidence": "Ollama logs from public issues (tests/fixtures/engine_logs/ollama): its memory.* estimate",
+            "logs": len(used), "versions": _versions(versions),
+            "figures": {f: _fig(e) for f, e in rows.items()}}
+
+
+def build() -> dict[str, Any]:
+    return {"generated_by": "PYTHONPATH=. python bench/band.py --write",
+            "llama.cpp": llamacpp(), "vllm": vllm(), "sglang": sglang(), "ollama": ollama()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--write", action="store_true", help=f"rewrite {OUT.relative_to(ROOT)}")
+    data = build()
+    text = json.dumps(data, indent=1, sort_keys=False) + "\n"
+    if ap.parse_args().write:
+        OUT.parent.mkdir(parents=True, exist_ok=True)
+        OUT.write_text(text)
+        print(f"wrote {OUT.relative_to(ROOT)}")
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()

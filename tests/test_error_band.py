@@ -1,0 +1,124 @@
+"""The error band on every estimate (`error_band` in the JSON, a line in the table) and its data file.
+
+src/oomkit/data/band.json is written by bench/band.py from the accuracy evidence. Here the log-based figures
+(vLLM, SGLang, Ollama: every fixture) and one llama.cpp model's grid (llama.cpp run on the CPU) are recomputed
+from the ground truth and must equal the file, so the band cannot drift from the evidence.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+import oomkit
+from oomkit import accuracy
+from oomkit.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench_band():
+    spec = importlib.util.spec_from_file_location("bench_band", ROOT / "bench" / "band.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+DATA = json.loads((ROOT / "src" / "oomkit" / "data" / "band.json").read_text())
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "ollama"])
+def test_log_figures_equal_the_evidence(engine):
+    """Every vLLM / SGLang / Ollama figure of the band recomputed from all start-up log fixtures."""
+    band = _bench_band()
+    assert getattr(band, engine)() == DATA[engine]
+
+
+def test_one_llamacpp_model_recomputed_from_llamacpp():
+    pytest.importorskip("llama_cpp")
+    band = _bench_band()
+    assert band.llamacpp_model("llama-3.1-8b", 4) == DATA["llama.cpp"]["models"]["llama-3.1-8b"]
+
+
+def test_llamacpp_groups_add_up():
+    """The per-kind groups and the totals are the per-model rows summed (the rows are what llama.cpp measured)."""
+    d = DATA["llama.cpp"]
+    models = d["models"]
+    assert sum(g["cases"] for g in d["by_kind"].values()) == d["cases"] == sum(m["cases"] for m in models.values())
+    for kind, g in d["by_kind"].items():
+        assert all(models[k]["kind"] == kind for k in g["models"])
+        assert g["compute_worst"] == max(models[k]["compute_worst"] for k in g["models"])
+    # the published claim: every KV / state / model / output figure exact, the compute buffer within 7%
+    assert d["exact"] == d["cases"] >= 200
+    assert d["compute_worst"] < 0.07
+    assert {"full", "sliding", "latent", "recurrent", "hybrid"} <= set(d["by_kind"])
+
+
+@pytest.mark.parametrize("engine", ["llama.cpp", "vllm", "sglang", "ollama", "transformers", "mlx"])
+def test_every_engine_estimate_carries_a_band(engine):
+    d = oomkit.estimate("qwen3-8b", engine, vram="24GiB", find_max_context=False).to_dict()
+    band = d["error_band"]
+    assert band["summary"]
+    assert {"weights_bytes", "kv_cache_bytes", "compute_bytes"} <= set(band["figures"])
+    # the contract's keys are still there: the band is an addition
+    assert {"weights_bytes", "kv_cache_bytes", "total_bytes", "warnings", "engine_view"} <= set(d)
+
+
+def test_band_follows_the_architecture_kind():
+    full = oomkit.estimate("qwen3-8b", "llama.cpp", find_max_context=False).to_dict()["error_band"]
+    mla = oomkit.estimate("deepseek-v3", "llama.cpp", find_max_context=False).to_dict()["error_band"]
+    assert full["figures"]["compute_bytes"]["relative"] == DATA["llama.cpp"]["by_kind"]["full"]["compute_worst"]
+    assert mla["figures"]["compute_bytes"]["relative"] == DATA["llama.cpp"]["by_kind"]["latent"]["compute_worst"]
+    assert "MLA" in mla["summary"] and "full-attention" in full["summary"]
+    assert full["figures"]["kv_cache_bytes"]["band"] == "exact"
+
+
+def test_vllm_band_is_the_logs_worst_case():
+    band = oomkit.estimate("qwen3-8b", "vllm", vram="80GiB", find_max_context=False).to_dict()["error_band"]
+    f = DATA["vllm"]["figures"]
+    assert band["figures"]["kv_cache_bytes"]["relative"] == f["available"]["worst"]
+    assert band["figures"]["kv_cache_bytes"]["of"] == "gpu_memory"
+    assert band["figures"]["weights_bytes"]["relative"] == f["weights"]["worst"]
+    # a bound is rounded up, never down: 1.048% is "within 1.1%"
+    assert accuracy._pct(0.01048) == "1.1%"
+
+
+def test_guesses_are_said():
+    """An assumed quant, a derived catalog entry, a backend without a log, a release newer than every log."""
+    g = oomkit.estimate("qwen2.5-0.5b", "llama.cpp", backend="opencl",
+                        find_max_context=False).to_dict()["error_band"]["guesses"]
+    text = " | ".join(g)
+    assert "assuming Q4_K_M" in text
+    assert "catalog entry derived" in text
+    assert "no llama.cpp opencl log" in text
+    v = oomkit.estimate("qwen3-8b", "vllm", vram="80GiB", engine_version="0.33.0",
+                        find_max_context=False).to_dict()["error_band"]["guesses"]
+    assert any("newer than every log" in x for x in v)
+    old = oomkit.estimate("qwen3-8b", "vllm", vram="80GiB", engine_version=DATA["vllm"]["versions"][1],
+                          find_max_context=False).to_dict()["error_band"]["guesses"]
+    assert not any("every log" in x for x in old)
+
+
+def test_gguf_header_weights_are_exact(tmp_path):
+    from tests.ggufs import write_llama_gguf
+
+    path = write_llama_gguf(tmp_path / "m.gguf")
+    band = oomkit.estimate(str(path), "llama.cpp", find_max_context=False).to_dict()["error_band"]
+    assert band["figures"]["weights_bytes"]["band"] == "exact"
+    assert not any("weights computed" in x for x in band["guesses"])
+
+
+def test_cli_table_and_json_show_the_band():
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["estimate", "deepseek-v3", "--vram", "80GiB,80GiB,80GiB,80GiB"]) in (0, None)
+    assert "error band: KV exact; compute buffer within" in out.getvalue()
+    out = io.StringIO()
+    with redirect_stdout(out):
+        main(["estimate", "qwen3-8b", "--engine", "vllm", "--vram", "80GiB", "--json"])
+    assert "within" in json.loads(out.getvalue())["error_band"]["summary"]
