@@ -67,6 +67,22 @@ OLLAMA_LIBRARY = {
     "gpt-oss": "MXFP4",  # ollama.com/library/gpt-oss: MXFP4 weights as OpenAI ships them
     "bge-m3": "F16",
     "nomic-embed-text": "F16",
+    # More library names, by the same rule (their pages not read one by one): published from mid-2024 on -> Q4_K_M,
+    # before -> Q4_0, embedding models -> F16, gpt-oss derivatives -> MXFP4.
+    **dict.fromkeys(
+        ["aya-expanse", "codestral", "cogito", "command-a", "command-r7b", "devstral", "falcon3", "glm-4.6",
+         "granite3-dense", "granite3.1-moe", "granite3.2", "granite3.3", "granite4", "hermes3", "llama-guard3",
+         "magistral", "ministral-3", "mistral-small3.2", "nemotron", "phi4-mini-reasoning", "phi4-reasoning",
+         "qwen2-math", "qwen2.5vl", "qwen3-embedding", "seed-oss", "shieldgemma", "tulu3"],
+        "Q4_K_M",
+    ),
+    **dict.fromkeys(
+        ["baichuan2", "codegemma", "command-r-plus", "deepseek-llm", "llava", "mathstral", "nous-hermes2-mixtral",
+         "openhermes", "qwen", "solar", "starcoder2", "vicuna", "wizardlm2", "zephyr"],
+        "Q4_0",
+    ),
+    **dict.fromkeys(["bge-large", "granite-embedding", "mxbai-embed-large", "snowflake-arctic-embed"], "F16"),
+    "gpt-oss-safeguard": "MXFP4",
 }
 
 
