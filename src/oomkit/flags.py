@@ -236,7 +236,7 @@ def _check_tuple(name: str, annotation: str, value: Any) -> None:
     if value is None and "None" in annotation:
         return
     if not isinstance(value, tuple):
-        raise SettingsError(f"{name}: {_shown(value)} is a {type(value).__name__}; give a tuple")
+        raise SettingsError(f"{name}: {_shown(value)} is {_a(value)}; give a tuple")
     shape = [m.group(1)] if m.group(1) else [p.strip() for p in m.group(2).split(",")]
     for item in value:
         parts = (item,) if m.group(1) else item
@@ -245,7 +245,7 @@ def _check_tuple(name: str, annotation: str, value: Any) -> None:
         for part, want in zip(parts, shape, strict=True):
             types = _TYPES.get(want)
             if types is not None and (not isinstance(part, types) or (isinstance(part, bool) and bool not in types)):
-                raise SettingsError(f"{name}: {_shown(part)} is a {type(part).__name__}; give {_type_words(types)}")
+                raise SettingsError(f"{name}: {_shown(part)} is {_a(part)}; give {_type_words(types)}")
 
 
 def check_settings(settings: Any, program: str = "") -> Any:
@@ -270,7 +270,7 @@ def check_settings(settings: Any, program: str = "") -> Any:
             if isinstance(value, bool) and bool not in types:
                 raise SettingsError(f"{name}: {value!r} is a boolean; give {_type_words(types)}")
             if not isinstance(value, types):
-                raise SettingsError(f"{name}: {_shown(value)} is a {type(value).__name__}; give "
+                raise SettingsError(f"{name}: {_shown(value)} is {_a(value)}; give "
                                     f"{_type_words(types)}")
             if isinstance(value, float) and not math.isfinite(value):
                 raise SettingsError(f"{name}: {value} is not a finite number")
@@ -279,13 +279,19 @@ def check_settings(settings: Any, program: str = "") -> Any:
         for item in (value if isinstance(value, (tuple, list)) else (value,)):  # a tuple: each part (-ts 3,1)
             if isinstance(item, bool) or not isinstance(item, (int, float)):
                 if isinstance(value, (tuple, list)):
-                    raise SettingsError(f"{name}: {_shown(item)} is a {type(item).__name__}; give numbers")
+                    raise SettingsError(f"{name}: {_shown(item)} is {_a(item)}; give numbers")
                 continue
             if isinstance(item, float) and not math.isfinite(item):
                 raise SettingsError(f"{name} {item}: not a finite number; {program or 'the engine'} takes "
                                     f"{limit.words()}")
             in_range(name, item, limit, program)
     return settings
+
+
+def _a(value: Any) -> str:
+    """"a float", "an int": the type of `value` with its article."""
+    kind = type(value).__name__
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
 def _type_words(types: tuple[type, ...]) -> str:
