@@ -13,6 +13,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..accuracy import error_band
 from ..engines.base import all_engines, get_engine
 from ..errors import OomkitError
 from ..memory import MemoryEstimate
@@ -229,6 +230,10 @@ def estimate_body(est: MemoryEstimate, req: Any) -> str:
                    f'state</summary><div class="scroll"><table id="layers"><tr><th>#</th><th class="l">kind</th>'
                    f'<th class="l">device</th><th>weights</th><th>KV</th><th>state</th><th>cells</th></tr>{rows}'
                    f"</table></div></details>")
+    band = error_band(est)
+    out.append(f'<h2>How far to trust it</h2><p id="error-band">{e(band["summary"])}</p>'
+               + "".join(f'<p class="note">resting on a guess: {e(g)}</p>' for g in band["guesses"]
+                         if g.removeprefix("model: ") not in m.labels))
     notes = [*est.warnings, *m.labels, *est.notes]
     if notes:
         out.append('<h2>Notes</h2><ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
