@@ -378,3 +378,13 @@ def test_derived_entries_say_so():
     for slug in derived:
         d = DATA[slug]
         assert d["verified"] is False and "not read from a verbatim copy" in d["source"], slug
+
+
+def test_a_lookup_leaves_the_listing_rows_unparsed():
+    # index.json's first line holds the names; the listing rows (most of its bytes) are parsed for `oomkit models` only
+    code = ("import oomkit.model.catalog as c; c.lookup('qwen3:8b'); c.lookup('unsloth/Qwen3-8B-GGUF'); "
+            "c.name_kind('Qwen/Qwen3-8B'); print(c._rows.cache_info().currsize, len(c.entries()) > 400)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["0", "True"]
+    names_line, rows_line = catalog.INDEX_PATH.read_text(encoding="utf-8").splitlines()
+    assert len(names_line) < len(rows_line)
