@@ -392,15 +392,39 @@ SWEEP.update({
         {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,)},
     ),
 })
+# Sliding-window decoders whose GGUF carries the per-layer pattern (4 layers: 3 sliding of 4096, 1 full)
+SWEEP.update({
+    'granite_swa': (
+        [('granite_swa.attention.sliding_window', 4096, 4), ('granite_swa.attention.sliding_window_pattern', [True, True, True, False], 'BOOL'), ('granite_swa.logit_scale', 1.0, 6)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.attn_sinks.weight': (32,)},
+    ),
+    'spark2_5': (
+        [('spark2_5.attention.sliding_window', 4096, 4), ('spark2_5.attention.sliding_window_pattern', [True, True, True, False], 'BOOL')],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.attn_gate.weight': (4096, 32)},
+    ),
+    'step35': (
+        [('step35.attention.sliding_window', 4096, 4), ('step35.attention.sliding_window_pattern', [True, True, True, False], 'BOOL'), ('step35.expert_feed_forward_length', 64, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'muse-glimmer': (
+        [('muse-glimmer.attention.sliding_window', 4096, 4), ('muse-glimmer.attention.sliding_window_pattern', [True, True, True, False], 'BOOL'), ('muse-glimmer.logit_scale', 1.0, 6)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.post_attention_norm.weight': (4096,), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.attn_gate.weight': (4096, 4096), 'blk.{i}.post_ffw_norm.weight': (4096,)},
+    ),
+    'exaone-moe': (
+        [('exaone-moe.expert_count', 8, 4), ('exaone-moe.expert_used_count', 2, 4), ('exaone-moe.expert_feed_forward_length', 2048, 4), ('exaone-moe.attention.sliding_window', 4096, 4), ('exaone-moe.attention.sliding_window_pattern', [True, True, True, False], 'BOOL'), ('exaone-moe.expert_gating_func', 1, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.ffn_gate_shexp.weight': (4096, 2048), 'blk.{i}.ffn_down_shexp.weight': (2048, 4096), 'blk.{i}.ffn_up_shexp.weight': (4096, 2048)},
+    ),
+})
+SWEEP_LAYERS = {"granite_swa": 4, "spark2_5": 4, "step35": 4, "muse-glimmer": 4, "exaone-moe": 4}
 
 def sweep_model(arch: str) -> SynthModel:
     extra, patterns = SWEEP[arch]
     d = SWEEP_DIMS
-    nl = d["n_layers"]
+    nl = SWEEP_LAYERS.get(arch, d["n_layers"])
     md = _Meta(arch).base(ctx=8192, n_embd=d["n_embd"], n_layers=nl, n_ff=d["n_ff"], n_head=d["n_head"],
                           n_head_kv=d["n_kv"], rms_eps=1e-5, rope_base=10000.0, n_vocab=d["n_vocab"])
     md.f32("attention.layer_norm_epsilon", 1e-5)
-    md.items.extend((k, v, VT(t)) for k, v, t in extra)
+    md.items.extend((k, v, (VT.ARRAY, VT.BOOL) if isinstance(v, list) else VT(t)) for k, v, t in extra)
     ts = []
     for pattern, shape in patterns.items():
         names = [pattern.format(i=i) for i in range(nl)] if "{i}" in pattern else [pattern]

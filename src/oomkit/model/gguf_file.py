@@ -26,6 +26,7 @@ from .archs import (
     RECURRENT_ARCHS,
     SHORTCONV_ARCHS,
     SWA_PATTERN_DEFAULT,
+    SWA_PATTERN_FROM_GGUF,
     SWA_WINDOW_DEFAULT,
 )
 from .gguf_header import GGUFHeader, read_gguf_header
@@ -185,7 +186,12 @@ def _layer_kinds(m: _Meta, n_all: int, n_nextn: int, n_head_kv: list[int],
     window = m.get("attention.sliding_window")
     if arch in CHUNKED_ARCHS and window == 0:
         return [LayerKind.FULL] * n_all  # llama4.cpp: a GGUF that says sliding_window 0 turns chunking off
-    if arch in SWA_PATTERN_DEFAULT and (window or arch in SWA_WINDOW_DEFAULT):
+    if arch in SWA_PATTERN_FROM_GGUF and window:
+        pattern = m.get("attention.sliding_window_pattern")
+        if not isinstance(pattern, (tuple, list)):
+            raise OomkitError(f"{m.name}: {arch} needs {arch}.attention.sliding_window_pattern (a per-layer array), "
+                              "which llama.cpp reads to place its sliding-window layers")
+    if (arch in SWA_PATTERN_DEFAULT or arch in SWA_PATTERN_FROM_GGUF) and (window or arch in SWA_WINDOW_DEFAULT):
         pattern = m.get("attention.sliding_window_pattern")
         if isinstance(pattern, (tuple, list)):
             if len(pattern) != n_all:

@@ -8,15 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...errors import OomkitError
-from ...model.archs import NO_CACHE_ARCHS, SWA_PATTERN_DEFAULT
+from ...model.archs import NO_CACHE_ARCHS, SWA_PATTERN_DEFAULT, SWA_PATTERN_FROM_GGUF
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant import ggml
 from ...units import round_up
 from .settings import ERAS, LlamaCppSettings, build_number
 
 # Architectures with sliding-window or chunked caches (swa_type != NONE in src/models/<arch>.cpp).
-SWA_ARCHS = frozenset(SWA_PATTERN_DEFAULT) | {"llama4", "gemma3n", "gemma4", "exaone4", "olmo2", "mimo2", "step35",
-                                              "afmoe", "cohere2moe", "granite_swa", "exaone-moe", "smallthinker"}
+SWA_ARCHS = frozenset(SWA_PATTERN_DEFAULT) | SWA_PATTERN_FROM_GGUF | {
+    "llama4", "gemma3n", "gemma4", "exaone4", "olmo2", "mimo2", "step35", "afmoe", "cohere2moe", "granite_swa",
+    "exaone-moe", "smallthinker"}
 _WINDOWED = (LayerKind.SLIDING, LayerKind.CHUNKED)
 
 
