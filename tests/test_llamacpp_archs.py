@@ -138,3 +138,28 @@ def test_sweep_architectures_equal_llama_cpp(arch):
             assert got[field] == expected[field], f"{arch} {s}: {field} oomkit {got[field]} llama.cpp {expected[field]}"
         assert low <= got["compute_mib"] / expected["compute_mib"] <= high, (arch, got["compute_mib"],
                                                                             expected["compute_mib"])
+
+
+# Whole models at their published depth and long contexts, sized by llama.cpp's dry run (no_alloc: buffers are
+# sized, not allocated; the model / KV buffer lines read 0 in that mode, the cache, state, output and compute
+# figures are real).
+FULL_DEPTH = [
+    ("llama4", ggufs.llama4_scout, dict(n_ctx=131072, n_seq_max=4, kv_unified=True)),
+    ("gemma3n", ggufs.gemma3n_e2b, dict(n_ctx=32768)),
+    ("glm4moe", ggufs.glm45_air, dict(n_ctx=131072)),
+    ("lfm2", ggufs.lfm2_1_2b, dict(n_ctx=128000, n_seq_max=4)),
+]
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("arch,build,over", FULL_DEPTH, ids=[a for a, _, _ in FULL_DEPTH])
+def test_full_depth_long_context_dry_run(arch, build, over):
+    s = dict(BASE, no_alloc=True, use_mmap=False, **over)
+    path = synth.synth_path(build(), "q4_0")
+    spec = read_gguf_spec(path)
+    m = g.llamacpp_run.measure(path, **s)
+    assert m["ok"], m["error"]
+    e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
+    for field in ("n_ctx", "caches", "r_mib", "s_mib", "output_mib"):
+        assert o[field] == e[field], f"{arch}: {field} oomkit {o[field]} llama.cpp {e[field]}"
+    assert 0.75 <= o["compute_mib"] / e["compute_mib"] <= 1.3, (o["compute_mib"], e["compute_mib"])
