@@ -77,7 +77,8 @@ class SGLangSettings:
         "pp_size": Limit(1, 1024, "--pp-size"),
         "mem_fraction_static": Limit(0, 1, "--mem-fraction-static", open_lo=True),
         "context_length": Limit(1, INT32_MAX, "--context-length"),
-        "chunked_prefill_size": Limit(1, INT32_MAX, "--chunked-prefill-size", special=(-1,)),
+        # oomkit's ceiling: SGLang captures a prefill CUDA graph every 512 tokens up to it (prefill_graph_sizes)
+        "chunked_prefill_size": Limit(1, 1 << 20, "--chunked-prefill-size", special=(-1,)),
         "max_prefill_tokens": Limit(1, INT32_MAX, "--max-prefill-tokens"),
         "max_running_requests": Limit(1, 1 << 20, "--max-running-requests"),
         "max_total_tokens": Limit(1, INT32_MAX, "--max-total-tokens"),
