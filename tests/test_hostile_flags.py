@@ -355,6 +355,21 @@ def test_vram_sizes_hold_the_promise(text):
         assert rc == 2 and "what?" in err
 
 
+@pytest.mark.parametrize("engine,flag,value", [
+    ("llama.cpp", "-c", "2147483647"), ("llama.cpp", "-ncmoe", "2147483647"), ("llama.cpp", "-ub", "2147483647"),
+    ("vllm", "--max-model-len", "2147483647"), ("vllm", "--num-gpu-blocks-override", "2147483647"),
+    ("vllm", "--max-cudagraph-capture-size", "1048576"), ("vllm", "--max-num-seqs", "1048576"),
+    ("sglang", "--chunked-prefill-size", "1048576"), ("sglang", "--context-length", "2147483647"),
+    ("ollama", "--num-ctx", "2147483647"), ("mlx", "--max-kv-size", "2147483647"),
+    ("transformers", "--max-length", "2147483647"),
+])
+def test_largest_accepted_values_answer_quickly(engine, flag, value):
+    """The top of each range is accepted and answers like any other value (2^31 contexts, 2^20 chunks)."""
+    rc, _, err = assert_promise(["estimate", "llama3.1:8b", "--engine", engine, "--vram", "80GiB", flag, value],
+                                f"flags:{engine}")
+    assert rc in (0, 2), err
+
+
 def test_plot_path_checked_before_the_tables(tmp_path):
     t = time.perf_counter()
     rc, out, err = assert_promise(["table", "llama3.1:8b", "--plot", str(tmp_path / "no" / "x.svg")], "flags:output")
