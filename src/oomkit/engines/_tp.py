@@ -107,3 +107,50 @@ def tensor_bytes_per_rank(t: TensorSpec, spec: ModelSpec, tp: int) -> int:
 def weights_per_rank(spec: ModelSpec, tp: int, tensors: tuple[TensorSpec, ...] | None = None) -> int:
     """Weight bytes one rank of a TP group loads (all of `spec`'s tensors, or `tensors`)."""
     return sum(tensor_bytes_per_rank(t, spec, tp) for t in (spec.weights.tensors if tensors is None else tensors))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Beyond one TP group: data-parallel attention and expert parallelism
+
+
+def module_group(t: TensorSpec) -> str:
+    """Which parallel group a tensor's module is sharded over: "embed", "head", "attn" (attention and
+    linear-attention projections), "experts" (routed experts, FusedMoE), "mlp" (dense and shared-expert FFN) or
+    "other" (norms and the rest, whole or split by the TP rules above)."""
+    if t.name.startswith("token_embd"):
+        return "embed"
+    if t.name == "output" or t.name.startswith("output."):
+        return "head"
+    m = _NAME.match(t.name)
+    if m is None:
+        return "other"
+    module = m.group("module")
+    if "_exps" in module:
+        return "experts"
+    if module.startswith(("attn_", "ssm_", "indexer")):
+        return "attn"
+    if module.startswith("ffn_"):
+        return "mlp"
+    return "other"
+
+
+def local_experts(n_experts: int, ep_size: int, ep_rank: int) -> int:
+    """vLLM fused_moe/layer.py determine_expert_map (linear placement, 0.9 -> current): base = E // ep_size, the
+    first E % ep_size ranks take one more (before 0.10 the remainder went to the last rank; the total is the
+    same). SGLang's EP MoE (layers/moe/ep_moe, num_local_experts = E // ep_size) divides evenly."""
+    base, rem = divmod(n_experts, ep_size)
+    return base + 1 if ep_rank < rem else base
+
+
+def expert_bytes_per_rank(t: TensorSpec, spec: ModelSpec, ep_size: int, ep_rank: int, moe_tp: int) -> int:
+    """Bytes of a routed-expert tensor on one rank: its local experts whole over the EP group, each expert's
+    intermediate dimension split by the MoE TP size left (SGLang moe_tp_size = tp // ep; vLLM's EP is pure EP,
+    moe_tp 1)."""
+    n = t.shape[-1] if len(t.shape) == 3 else _layer_experts(spec, t)  # GGUF order: ne2 is the expert count
+    held = t.nbytes * local_experts(n, ep_size, ep_rank) // n if ep_size > 1 else t.nbytes
+    return held if moe_tp == 1 else -(-held // moe_tp)
+
+
+def _layer_experts(spec: ModelSpec, t: TensorSpec) -> int:
+    layer = spec.layers[t.layer] if t.layer is not None and t.layer < spec.n_layers else None
+    return (layer.ffn.n_experts if layer is not None and layer.ffn is not None else 0) or 1

@@ -249,6 +249,8 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["pipeline_parallel_size"] = _int(flag, value)
     elif flag in ("--data-parallel-size", "-dp"):
         opts["data_parallel_size"] = _int(flag, value)
+    elif flag == "--nnodes":
+        opts["nnodes"] = _int(flag, value)
     elif flag in ("--enable-expert-parallel", "-ep"):
         opts["enable_expert_parallel"] = bool(value)
     elif flag == "--dtype":
@@ -362,6 +364,7 @@ OPTIONS = (
     Opt("tensor_parallel_size", "--tensor-parallel-size", aliases=("-tp",)),
     Opt("pipeline_parallel_size", "--pipeline-parallel-size", aliases=("-pp",)),
     Opt("data_parallel_size", "--data-parallel-size", aliases=("-dp",)),
+    Opt("nnodes", "--nnodes"),
     Opt("enable_expert_parallel", "--enable-expert-parallel", switch=("--enable-expert-parallel", None),
         aliases=("-ep", "--no-enable-expert-parallel")),
     Opt("dtype", "--dtype"),

@@ -4,6 +4,8 @@ across nodes over the Ray executor (`--distributed-executor-backend ray`)."""
 
 from __future__ import annotations
 
+from ...errors import SettingsError
+
 RAY_PORT = 6379  # ray start's default GCS port
 
 
@@ -14,3 +16,13 @@ def node_commands(argv: list[str], nodes: int) -> tuple[tuple[str, tuple[str, ..
     for i in range(1, nodes):
         out.append((f"node {i}", (f"ray start --address=HEAD_IP:{RAY_PORT}",)))
     return tuple(out)
+
+
+def rank_name(g: int, world: int, nnodes: int) -> str:
+    """A global rank named by its machine and local GPU, "node1/GPU3 (rank 11)": ranks fill the nodes in order
+    (Ray's placement group and `--nnodes` with the mp executor both put world / nnodes consecutive ranks on each
+    node, TP innermost: distributed/parallel_state.py initialize_model_parallel orders ranks (dp, pp, tp))."""
+    if nnodes < 1 or world % nnodes:
+        raise SettingsError(f"--nnodes {nnodes} does not divide the {world} GPUs (TP x PP x DP) evenly")
+    per = world // nnodes
+    return f"node{g // per}/GPU{g % per} (rank {g})"

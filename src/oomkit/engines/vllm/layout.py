@@ -12,6 +12,7 @@ from ...model.spec import ModelSpec
 from ...model.weights import per_layer_sum
 from ...units import GiB, MiB
 from ..versions import version_str
+from .cluster import rank_name
 from .config import CUDA_DRIVER_RESERVED, Resolved, pp_partition, resolve
 from .kv import (
     KvCheck,
@@ -39,7 +40,7 @@ from .profile import (
     non_torch_bytes,
 )
 from .settings import VllmSettings, format_gib, gib_str
-from .weights import weights_by_rank
+from .weights import weights_by_global_rank
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ class _Rank:
 # The ranks
 
 
-def _rank_devices(devices: tuple[Device, ...], r: Resolved, warnings: list[str]) -> list[Device]:
+def _rank_devices(devices: tuple[Device, ...], r: Resolved, warnings: list[str], nnodes: int = 1) -> list[Device]:
     """One device per rank (world = TP x PP x DP); one size given stands for every GPU."""
     world = r.tp * r.pp * r.dp
     if len(devices) < world and any(d.memory_bytes is not None for d in devices):
@@ -90,6 +91,7 @@ def _rank_devices(devices: tuple[Device, ...], r: Resolved, warnings: list[str])
     devs = [devices[i] if i < len(devices) else replace(devices[0], id=f"CUDA{i}") for i in range(world)]
     if len({d.id for d in devs}) < len(devs):  # one GPU listed several times: one id per rank
         devs = [replace(d, id=f"CUDA{i}") for i, d in enumerate(devs)]
+    devs = [replace(d, id=rank_name(i, world, nnodes)) for i, d in enumerate(devs)] if nnodes > 1 else devs
     if r.cc_guessed:
         warnings.append(f"GPU model {devices[0].name!r} is not in the GPU catalog: its attention backend (MLA block "
                         "size, bfloat16 support) is taken to be a Hopper's")
@@ -100,13 +102,13 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
     """Each rank's stage, layers (get_pp_indices), KV plan and the memory it holds outside the KV cache;
     --cpu-offload-gb moves that much of each rank's weights to the host."""
     parts = pp_partition(spec.n_trunk_layers, r.pp)
-    weights_stage = weights_by_rank(spec, s, r)
+    weights_rank = weights_by_global_rank(spec, s, r)
     offload = int(s.cpu_offload_gb * GiB)
     ranks = []
     for g, dev in enumerate(devs):
         stage = (g // r.tp) % r.pp
-        moved = min(offload, weights_stage[stage]) if offload else 0
-        memory = RankMemory(weights=weights_stage[stage] - moved,
+        moved = min(offload, weights_rank[g]) if offload else 0
+        memory = RankMemory(weights=weights_rank[g] - moved,
                             activation=activation_bytes(spec, s, r, last_stage=stage == r.pp - 1),
                             non_torch=non_torch_bytes(r),
                             cudagraph=cudagraph_bytes(spec, s, r, parts[stage][1] - parts[stage][0]),
@@ -180,7 +182,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> 
         raise OomkitError("vLLM needs a GPU: give --vram or --gpu (vLLM's CPU backend is not modelled)")
     r = resolve(spec, devices, s)
     warnings: list[str] = list(r.warnings)
-    ranks = _ranks(spec, s, r, _rank_devices(devices, r, warnings))
+    ranks = _ranks(spec, s, r, _rank_devices(devices, r, warnings, s.nnodes))
     known = all(rk.device.memory_bytes is not None for rk in ranks)
     error: str | None = None
     budgeted = []

@@ -79,6 +79,7 @@ class VllmSettings:
         "tensor_parallel_size": Limit(1, 1024, "-tp"),
         "pipeline_parallel_size": Limit(1, 1024, "-pp"),
         "data_parallel_size": Limit(1, 1024, "-dp"),
+        "nnodes": Limit(1, 1024, "--nnodes"),
         "block_size": Limit(1, 1 << 16, "--block-size"),
         "max_num_seqs": Limit(1, 1 << 20, "--max-num-seqs"),
         "max_num_batched_tokens": Limit(1, INT32_MAX, "--max-num-batched-tokens"),
@@ -97,6 +98,7 @@ class VllmSettings:
     pipeline_parallel_size: int = 1  # -pp
     data_parallel_size: int = 1  # -dp
     enable_expert_parallel: bool = False  # -ep
+    nnodes: int = 1  # --nnodes (mp executor, 0.11+) or the Ray cluster's machines: names each rank's node
     dtype: str = "auto"  # --dtype
     kv_cache_dtype: str = "auto"  # --kv-cache-dtype
     block_size: int | None = None  # --block-size; None: 16 or the attention backend's

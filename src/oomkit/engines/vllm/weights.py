@@ -19,19 +19,52 @@ def _linear_weight(t: TensorSpec) -> bool:
             and not t.name.endswith(("norm.weight", "ffn_gate_inp.weight", "ssm_conv1d.weight")))
 
 
-def rank_bytes(t: TensorSpec, spec: ModelSpec, r: Resolved, nbytes: int, ep: int) -> int:
+def rank_bytes(t: TensorSpec, spec: ModelSpec, r: Resolved, nbytes: int, ep: int, ep_rank: int = 0) -> int:
     """Bytes of tensor t one rank holds: FusedMoE experts placed whole over the EP group when expert parallelism
-    is on, everything else by vLLM's tensor-parallel layer classes (engines/_tp.py)."""
+    is on (determine_expert_map, engines/_tp.py local_experts), everything else by vLLM's tensor-parallel layer
+    classes (engines/_tp.py): with -dp every DP rank holds the whole attention / dense part of its TP group."""
     if ep > 1 and "_exps." in t.name:
-        return cdiv(nbytes, ep)
+        return _tp.expert_bytes_per_rank(replace(t, nbytes=nbytes), spec, ep, ep_rank, 1)
     return _tp.tensor_bytes_per_rank(replace(t, nbytes=nbytes), spec, r.tp)
 
 
-def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> list[int]:
-    """Bytes of weights each pipeline stage's ranks load (TP ranks of a stage hold the same amount)."""
+def ep_size(s: VllmSettings, r: Resolved) -> int:
+    """config/parallel.py: with --enable-expert-parallel the MoE layers' EP group is every DP x TP rank of a
+    pipeline stage (FusedMoEParallelConfig.make: ep_size = dp_size x tp_size, tp_size 1 for the experts)."""
+    return r.tp * r.dp if s.enable_expert_parallel else 1
+
+
+def ep_rank_of(g: int, r: Resolved) -> int:
+    """A global rank's place in its stage's EP group: ranks are ordered (dp, pp, tp) (distributed/parallel_state.py
+    initialize_model_parallel), the EP group of a stage is its dp x tp ranks, ep_rank = dp_rank x tp + tp_rank."""
+    return (g // (r.pp * r.tp)) * r.tp + g % r.tp
+
+
+def weights_by_global_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> list[int]:
+    """Bytes of weights each global rank (dp x pp x tp) loads: its stage's, with its own share of the experts
+    under expert parallelism (the first E % ep ranks hold one expert more)."""
+    cache: dict[tuple[int, int], int] = {}
+    ep = ep_size(s, r)
+    out = []
+    for g in range(r.tp * r.pp * r.dp):
+        stage = (g // r.tp) % r.pp
+        key = (stage, _tp.local_experts(_max_experts(spec), ep, ep_rank_of(g, r)) if ep > 1 else 0)
+        if key not in cache:
+            cache[key] = weights_by_rank(spec, s, r, ep_rank_of(g, r))[stage]
+        out.append(cache[key])
+    return out
+
+
+def _max_experts(spec: ModelSpec) -> int:
+    return max((la.ffn.n_experts for la in spec.layers if la.ffn is not None), default=0) or 1
+
+
+def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int = 0) -> list[int]:
+    """Bytes of weights each pipeline stage's ranks load (TP ranks of a stage hold the same amount; under expert
+    parallelism, the rank `ep_rank` of the EP group)."""
     trunk_n = spec.n_trunk_layers
     parts = pp_partition(trunk_n, r.pp)
-    ep = r.tp * r.dp if s.enable_expert_parallel else 1
+    ep = ep_size(s, r)
     plain = spec.weights.format.lower() in FLOAT_BYTES or spec.weights.format.lower() in DTYPE_ALIASES
     online_fp8 = (s.quantization or "").lower() in ("fp8", "ptpc_fp8", "fbgemm_fp8") and plain
     out = []
@@ -51,7 +84,7 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> list[int]:
                 copies = 1 if last else 0  # output_norm, output: last stage
             if copies:
                 nbytes = _tensor_bytes(t, r, plain, online_fp8 and _linear_weight(t))
-                total += copies * rank_bytes(t, spec, r, nbytes, ep)
+                total += copies * rank_bytes(t, spec, r, nbytes, ep, ep_rank)
         total += _rope_cache_bytes(spec, r)
         if first:
             total += _tower_bytes(spec, r)

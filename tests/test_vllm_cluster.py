@@ -1,0 +1,79 @@
+"""vLLM beyond one TP group: data parallelism, expert parallelism for MoE, pipeline stages across nodes, each rank
+named by its node. The expected figures are worked by hand from vLLM's source (cited on each test), not from
+oomkit's code: the Qwen3-30B-A3B checkpoint's tensor shapes (config.json: 48 layers, 128 experts of
+moe_intermediate_size 768, hidden 2048) give the expert bytes."""
+
+from __future__ import annotations
+
+import pytest
+
+from oomkit.engines.vllm import VllmSettings
+from oomkit.engines.vllm.args import parse_args
+from oomkit.engines.vllm.layout import estimate
+from oomkit.errors import OomkitError
+from oomkit.hardware.catalog import with_facts
+from oomkit.memory import Device
+from oomkit.model.catalog import lookup
+from oomkit.model.hf_config import spec_from_config
+from oomkit.units import MiB
+
+H100 = with_facts(Device("CUDA0", "NVIDIA H100 80GB HBM3", 81559 * MiB))
+# Qwen3-30B-A3B routed experts in bf16: 48 layers x 128 experts x 3 matrices x 2048 x 768 x 2 bytes
+EXPERT_BYTES = 48 * 128 * 3 * 2048 * 768 * 2
+PER_EXPERT = EXPERT_BYTES // 128
+
+
+@pytest.fixture(scope="module")
+def qwen3_moe():
+    e = lookup("qwen3-30b-a3b")
+    return spec_from_config(e.config, name=e.name)
+
+
+def _weights(spec, **kw) -> list[int]:
+    est = estimate(spec, (H100,), VllmSettings(max_model_len=8192, **kw))
+    return [u.weights_bytes for u in est.devices]
+
+
+def test_expert_parallel_splits_experts_over_dp_x_tp(qwen3_moe):
+    """fused_moe/config.py FusedMoEParallelConfig.make: with --enable-expert-parallel the EP group is dp x tp and
+    the experts' TP size is 1; attention stays TP-sharded. TP2 x DP2: 32 experts each instead of half of 128."""
+    tp2 = _weights(qwen3_moe, tensor_parallel_size=2)
+    ep4 = _weights(qwen3_moe, tensor_parallel_size=2, data_parallel_size=2, enable_expert_parallel=True)
+    assert len(ep4) == 4 and len(set(ep4)) == 1
+    # TP2 holds 64 experts' worth per rank (each expert's intermediate halved); EP4 holds 32 whole experts
+    assert tp2[0] - ep4[0] == pytest.approx(EXPERT_BYTES // 2 - EXPERT_BYTES // 4, rel=1e-6)
+
+
+def test_expert_remainder_goes_to_the_first_ranks(qwen3_moe):
+    """fused_moe/layer.py determine_expert_map: base = 128 // 3 = 42, the first 128 % 3 = 2 ranks hold 43."""
+    w = _weights(qwen3_moe, data_parallel_size=3, enable_expert_parallel=True)
+    assert w[0] == w[1]
+    assert w[0] - w[2] == PER_EXPERT  # one expert more in each of the 48 layers
+
+
+def test_data_parallel_without_ep_replicates_the_model(qwen3_moe):
+    assert _weights(qwen3_moe, data_parallel_size=2) == _weights(qwen3_moe) * 2
+
+
+def test_ranks_named_by_node():
+    """-tp 4 -pp 2 over two nodes with Ray: TP inside a node, one stage per node (docs/serving/
+    parallelism_scaling.md); ranks ordered (dp, pp, tp) by initialize_model_parallel."""
+    e = lookup("qwen3-30b-a3b")
+    spec = spec_from_config(e.config, name=e.name)
+    est = estimate(spec, (H100,), VllmSettings(max_model_len=8192, tensor_parallel_size=4,
+                                               pipeline_parallel_size=2, nnodes=2))
+    ids = [u.id for u in est.devices]
+    assert ids[0] == "node0/GPU0 (rank 0)" and ids[7] == "node1/GPU3 (rank 7)"
+    # get_pp_indices: 48 layers, 24 per stage; the embedding on stage 0, norm + lm_head on stage 1 (same size)
+    assert len({u.weights_bytes for u in est.devices[:4]}) == 1
+
+
+def test_nnodes_must_divide_the_world(qwen3_moe):
+    with pytest.raises(OomkitError, match="--nnodes 3"):
+        estimate(qwen3_moe, (H100,), VllmSettings(max_model_len=8192, tensor_parallel_size=4, nnodes=3))
+
+
+def test_nnodes_flag_parsed():
+    _, _, s = parse_args(["serve", "Qwen/Qwen3-30B-A3B", "-tp", "8", "-dp", "2", "--enable-expert-parallel",
+                    "--nnodes", "2"])
+    assert (s.tensor_parallel_size, s.data_parallel_size, s.enable_expert_parallel, s.nnodes) == (8, 2, True, 2)
