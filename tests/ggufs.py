@@ -416,6 +416,26 @@ SWEEP.update({
     ),
 })
 SWEEP_LAYERS = {"granite_swa": 4, "spark2_5": 4, "step35": 4, "muse-glimmer": 4, "exaone-moe": 4}
+# more of the same kinds (mimo2: MoE with a GGUF sliding-window pattern)
+SWEEP.update({
+    'hunyuan_vl': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.attn_q_norm.weight': (128,)},
+    ),
+    'bailingmoe2': (
+        [('bailingmoe2.expert_count', 8, 4), ('bailingmoe2.expert_used_count', 2, 4), ('bailingmoe2.expert_feed_forward_length', 2048, 4), ('bailingmoe2.expert_shared_count', 1, 4), ('bailingmoe2.expert_gating_func', 1, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_qkv.weight': (4096, 6144), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.ffn_gate_shexp.weight': (4096, 2048), 'blk.{i}.ffn_down_shexp.weight': (2048, 4096), 'blk.{i}.ffn_up_shexp.weight': (4096, 2048)},
+    ),
+    'llama-embed': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'mimo2': (
+        [('mimo2.expert_count', 8, 4), ('mimo2.expert_used_count', 2, 4), ('mimo2.expert_feed_forward_length', 2048, 4), ('mimo2.attention.sliding_window', 4096, 4), ('mimo2.attention.sliding_window_pattern', [True, True, True, False], 'BOOL')],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8)},
+    ),
+})
+SWEEP_LAYERS["mimo2"] = 4
 
 def sweep_model(arch: str) -> SynthModel:
     extra, patterns = SWEEP[arch]

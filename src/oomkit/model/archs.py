@@ -12,7 +12,7 @@ SWA_WINDOW_DEFAULT = {"gemma2": 4096, "llama4": 8192}
 # Sliding-window architectures that take the per-layer pattern from the GGUF's sliding_window_pattern array
 # (get_key_or_arr(LLM_KV_ATTENTION_SLIDING_WINDOW_PATTERN, ...) in src/models/granite-swa.cpp, step35.cpp,
 # exaone-moe.cpp...); oomkit reads them only when the file carries the array.
-SWA_PATTERN_FROM_GGUF = {"granite_swa", "spark2_5", "step35", "muse-glimmer", "exaone-moe"}
+SWA_PATTERN_FROM_GGUF = {"granite_swa", "spark2_5", "step35", "muse-glimmer", "exaone-moe", "mimo2"}
 # Windowed layers that attend within fixed chunks (LLAMA_SWA_TYPE_CHUNKED, src/models/llama4.cpp); their cache
 # is sized like a sliding window's (llama_kv_cache_iswa: min(n_ctx_seq, n_swa + n_ubatch) cells).
 CHUNKED_ARCHS = {"llama4"}
@@ -40,7 +40,8 @@ NO_CACHE_ARCHS = {"bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-b
 PLAIN_DECODERS = {"ernie4_5", "ernie4_5-moe", "seed_oss", "minimax-m2", "hunyuan-moe", "hunyuan-dense",
                   "xverse", "exaone", "qwen", "mpt", "bloom", "refact", "codeshell", "olmo", "nemotron", "arcee", "jais",
                   "jais2", "maincoder", "nanbeige", "pangu-embedded", "gptneox", "apertus", "talkie", "chameleon",
-                  "cogvlm", "hrm_text", "openelm", "plamo", "plamo3", "bailingmoe", "mellum", "grovemoe"}
+                  "cogvlm", "hrm_text", "openelm", "plamo", "plamo3", "bailingmoe", "mellum", "grovemoe", "bailingmoe2", "hunyuan_vl",
+                  "llama-embed"}
 KNOWN_ARCHS = (
     {"llama", "llama4", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe", "qwen3vl", "qwen3vlmoe", "gemma",
      "gemma3n", "deepseek2", "phi2", "phi3", "phimoe", "granite", "granitemoe", "falcon-h1", "command-r", "olmo2",
