@@ -48,11 +48,12 @@ def test_fits_with_margin_on_the_free_memory_of_a_detected_gpu():
 
 
 def test_kv_cache_is_the_stage_that_fails_and_the_largest_context_is_exact():
-    r = check(LLAMA8, hardware=detected(gpu(free_mib=12000)), n_ctx=131072, n_parallel=1)
+    # the layout as typed (-fit off): with the fit on, llama.cpp would move layers to the CPU instead
+    r = check(LLAMA8, hardware=detected(gpu(free_mib=12000)), n_ctx=131072, n_parallel=1, fit=False)
     assert not r.fits and r.stage == "kv_cache" and r.failing.usage.id == "CUDA0"
     assert r.verdict == f"does not fit by {-r.margin_bytes / MiB:,.0f} MiB"
     eng = get_engine("llama.cpp")
-    s = eng.settings(n_ctx=131072, n_parallel=1)
+    s = eng.settings(n_ctx=131072, n_parallel=1, fit=False)
     devs = (Device("CUDA0", "x", 12000 * MiB, 12000 * MiB),)
     assert r.max_context == bisect_max_context(eng, LLAMA8, devs, s)
     # by hand: weights + runtime + compute + n x 128 KiB within the 12000 MiB free
@@ -65,7 +66,7 @@ def test_kv_cache_is_the_stage_that_fails_and_the_largest_context_is_exact():
 
 
 def test_weights_stage_and_no_setting_can_fit():
-    r = check(resolve("llama3.1:70b"), vram="24GiB", n_ctx=8192)
+    r = check(resolve("llama3.1:70b"), vram="24GiB", n_ctx=8192, fit=False)
     assert not r.fits and r.stage == "weights" and r.max_context is None
     assert r.impossible and r.min_required_kv == "q4_0"
     assert r.min_required_bytes > 24 * GiB  # the requirement, against the physical memory
@@ -73,7 +74,7 @@ def test_weights_stage_and_no_setting_can_fit():
 
 def test_compute_stage():
     eng = get_engine("llama.cpp")
-    s = eng.settings(n_ctx=8192, n_parallel=1)
+    s = eng.settings(n_ctx=8192, n_parallel=1, fit=False)
     u = eng.estimate(LLAMA8, (Device("CUDA0", "GPU"),), s).devices[0]
     budget = u.total_bytes - u.compute_bytes // 2  # weights and KV fit, the compute buffer does not
     r = check(LLAMA8, vram=str(budget), settings=s)
@@ -82,7 +83,7 @@ def test_compute_stage():
 
 def test_would_fit_on_an_idle_card():
     # 2 GiB free on a 24 GB card: nothing fits now, the smallest setting would fit if the others let go
-    r = check(LLAMA8, hardware=detected(gpu(free_mib=2048)), n_ctx=8192, n_parallel=1)
+    r = check(LLAMA8, hardware=detected(gpu(free_mib=2048)), n_ctx=8192, n_parallel=1, fit=False)
     assert r.stage == "weights" and r.max_context is None and not r.impossible
     assert r.min_required_bytes < 24564 * MiB
 
@@ -139,7 +140,7 @@ def test_exit_0_when_it_fits_and_json():
 
 
 def test_exit_1_when_it_does_not_fit_with_the_stage():
-    r = run_oomkit("check", "llama3.1:8b", "--ctx", "131072", "-np", "1", "--vram", "8GiB")
+    r = run_oomkit("check", "llama3.1:8b", "--ctx", "131072", "-np", "1", "--vram", "8GiB", "-fit", "off")
     assert r.returncode == 1
     assert "DOES NOT FIT" in r.stdout and "fails first at the KV cache" in r.stdout
     # 25856 since llama-server reserves n_seq_max logits rows in its worst-case graph (PR #23861); 24320 before it
@@ -147,8 +148,62 @@ def test_exit_1_when_it_does_not_fit_with_the_stage():
 
 
 def test_exit_1_and_honest_when_nothing_fits():
-    r = run_oomkit("check", "llama3.1:70b", "--gpu", "RTX 4060")
+    r = run_oomkit("check", "llama3.1:70b", "--gpu", "RTX 4060", "-fit", "off")
     assert r.returncode == 1 and "no setting fits" in r.stdout and "of physical memory" in r.stdout
+
+
+def test_fit_on_by_default_moves_layers_to_the_cpu_when_the_context_is_typed():
+    """-c typed, -ngl not: llama.cpp's --fit keeps the context and moves whole layers to the CPU, back to front,
+    until the GPU keeps its 1024 MiB target free (common_params_fit_impl); the check then fits, says what moved,
+    and the typed layout's figures stay under engine_view typed_*. The rule checked with -fit off estimates:
+    -ngl N leaves the target free, -ngl N + 1 does not."""
+    r = run_oomkit("check", "llama3.1:8b", "--ctx", "131072", "-np", "1", "--vram", "8GiB", "--json")
+    assert r.returncode == 0, r.stdout
+    d = json.loads(r.stdout)
+    view = d["estimate"]["engine_view"]
+    ngl = view["fit_n_gpu_layers"]
+    assert d["n_ctx"] == 131072 and view["typed_offloaded_layers"] == "33/33" and view["typed_fits"] is False
+    assert view["offloaded_layers"] == f"{ngl}/33" and 0 < ngl < 33
+    eng = get_engine("llama.cpp")
+    free = 8 * GiB - 457 * MiB  # what ggml_backend_dev_memory reports once the CUDA context is up
+    for n, ok in ((ngl, True), (ngl + 1, False)):
+        s = eng.settings(n_ctx=131072, n_parallel=1, n_gpu_layers=n, fit=False)
+        u = eng.estimate(LLAMA8, (Device("CUDA0", "GPU", 8 * GiB),), s).devices[0]
+        assert (u.total_bytes - u.overhead_bytes <= free - 1024 * MiB) is ok, n
+    assert f"moves {33 - ngl} layers to the CPU (-ngl {ngl})" in d["estimate"]["warnings"][0]
+    assert "add -fit off to keep every layer on the GPU" in d["estimate"]["warnings"][0]
+
+
+def test_fit_reduces_an_untyped_context_and_old_builds_do_not():
+    """No -c: --fit lowers the trained context to what leaves 1024 MiB free (a multiple of 256, at least
+    -fitc 4096); the estimate is that context's, the typed one under typed_n_ctx. Builds before --fit
+    (PR #16653, b6900 here) and -fit off keep the trained context and do not fit."""
+    r = run_oomkit("check", "llama3.1:8b", "-np", "1", "--vram", "8GiB", "--json")
+    d = json.loads(r.stdout)
+    view = d["estimate"]["engine_view"]
+    assert r.returncode == 0 and view["typed_n_ctx"] == 131072 and 4096 <= d["n_ctx"] < 131072
+    assert d["n_ctx"] % 256 == 0 and view["offloaded_layers"] == "33/33"
+    dev = d["devices"][0]
+    assert dev["needed_bytes"] - dev["overhead_bytes"] <= 8 * GiB - 457 * MiB - 1024 * MiB
+    assert (f"reduces the context from 131072 to {d['n_ctx']} to leave 1024 MiB free per device; add -fit off "
+            "to keep the context of 131072") in d["estimate"]["warnings"][0]
+    for extra in (["-fit", "off"], ["--engine-version", "b6900"]):
+        r = run_oomkit("check", "llama3.1:8b", "-np", "1", "--vram", "8GiB", "--json", *extra)
+        d = json.loads(r.stdout)
+        assert r.returncode == 1 and d["n_ctx"] == 131072 and "typed_n_ctx" not in d["estimate"]["engine_view"]
+
+
+def test_fit_that_cannot_fit_says_so():
+    """A 70B model on an 8 GB card with -ngl typed: the fit may only shrink an untyped context (to -fitc 4096 at
+    the least) and then refuses ("n_gpu_layers already set by user"); llama.cpp loads the rest as typed and the
+    load fails: fits is false and the note says both."""
+    r = run_oomkit("check", "llama3.1:70b", "--gpu", "RTX 4060", "-ngl", "99", "--json")
+    d = json.loads(r.stdout)
+    assert r.returncode == 1 and d["fits"] is False
+    note = d["estimate"]["warnings"][0]
+    assert note.startswith("llama.cpp's --fit (on by default) cannot fit this command (n_gpu_layers already set "
+                           "by user to 99, abort); it still reduces the context from 131072 to 4096")
+    assert "even so it does not fit" in note and d["n_ctx"] == 4096
 
 
 @pytest.mark.parametrize("args,words", [
@@ -184,12 +239,21 @@ def test_check_alone_runs_the_example_on_the_reference_card(tmp_path):
 def test_check_alone_on_a_detected_gpu_uses_free_memory(tmp_path):
     env = oomkit_env(tmp_path, {"gpus": [rtx4090(free=12000 * MiB, used=12000 * MiB)]})
     r = run_oomkit("check", "--json", env=env)
-    assert r.returncode == 1
+    # the example types no -c: llama-server's --fit (on by default) shrinks the trained 131072 to what the 12000
+    # MiB free leave room for, keeping its 1024 MiB target free (common_params_fit_impl), a multiple of 256
+    assert r.returncode == 0, r.stdout
     d = json.loads(r.stdout)
     (dev,) = d["devices"]
     assert d["hardware"] == "detected" and dev["budget_bytes"] == 12000 * MiB
     assert dev["used_by_others_bytes"] == 12000 * MiB and dev["total_bytes"] == 24564 * MiB
-    assert d["stage"] == "kv_cache" and d["failing_device"] == "CUDA0"
+    assert 4096 <= d["n_ctx"] < 131072 and d["n_ctx"] % 256 == 0
+    assert dev["needed_bytes"] - dev["overhead_bytes"] <= (12000 - 1024) * MiB
+    view = d["estimate"]["engine_view"]
+    assert view["typed_n_ctx"] == 131072 and view["fit_n_ctx"] == d["n_ctx"] == view["n_ctx"]
+    # as typed (-fit off) the KV cache is the stage that fails
+    r = run_oomkit("check", "--json", "llama3.1:8b", "-fit", "off", env=env)
+    d = json.loads(r.stdout)
+    assert r.returncode == 1 and d["stage"] == "kv_cache" and d["failing_device"] == "CUDA0"
     text = run_oomkit("check", env=env).stdout
     assert "12,000 MiB free · 12,000 MiB used by other processes" in text
 
@@ -207,7 +271,9 @@ def test_context_above_maximum_warns_on_stderr():
 def test_watch_polls_the_fake_nvml(tmp_path):
     nvml = {"gpus": [rtx4090(free=[20000 * MiB, 9000 * MiB], used=[4000 * MiB, 15000 * MiB],
                              processes=[{"pid": 999999, "used": 3800 * MiB}])]}
-    r = run_oomkit("watch", "llama3.1:8b", "-c", "32768", "-np", "1", "--iterations", "2", "--interval", "0",
+    # -fit off: the KV headroom of the layout as typed (with the fit, llama.cpp would move layers to the CPU)
+    r = run_oomkit("watch", "llama3.1:8b", "-c", "32768", "-np", "1", "-fit", "off", "--iterations", "2",
+                   "--interval", "0",
                    env=oomkit_env(tmp_path, nvml))
     assert r.returncode == 0, r.stderr
     first, second = r.stdout.split("\n\n")

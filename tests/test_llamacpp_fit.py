@@ -149,18 +149,32 @@ def test_moe_experts_go_to_the_cpu_first():
 
 
 def test_engine_view_and_eras():
-    """The estimate is the typed command; what --fit changes and the layout it loads are under fit_*. Builds
-    before --fit (PR #16653) and -fit off load as typed."""
+    """The estimate is the layout --fit loads: its n_ctx and buffers are the main keys, the command as typed is
+    under typed_*, the decision under fit_*. Builds before --fit (PR #16653), -fit off and programs not built on
+    common load as typed."""
     est = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 12000),), find_max_context=False)
     v = est.engine_view
-    assert v["fit"] == "fitted" and v["n_ctx"] == 131072 and v["fit_n_ctx"] < 131072
+    assert v["fit"] == "fitted" and v["typed_n_ctx"] == 131072 and v["n_ctx"] == v["fit_n_ctx"] < 131072
     assert v["fit_log"].splitlines()[-1] == "entire model can be fit by reducing context"
     assert v["fit_target_bytes"] == {"CUDA0": 1024 * MiB}
-    assert "--fit" in " ".join(est.warnings)
+    assert est.settings["n_ctx"] == v["n_ctx"] and est.fits and v["typed_fits"] is False
+    assert f"reduces the context from 131072 to {v['n_ctx']}" in " ".join(est.warnings)
     for kw in (dict(engine_version="b6000"), dict(fit=False), dict(program="llama-cpp-python")):
-        v = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 12000),), find_max_context=False,
-                            **kw).engine_view
-        assert v["fit"].startswith("off") and "fit_n_ctx" not in v
+        e = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 12000),), find_max_context=False,
+                            **kw)
+        v = e.engine_view
+        assert v["fit"].startswith("off") and "fit_n_ctx" not in v and "typed_n_ctx" not in v
+        assert v["n_ctx"] == 131072 and not e.fits
+
+
+def test_fit_that_changes_nothing_changes_nothing():
+    """Where the command already leaves the target free, the estimate is the command's, with no typed_* keys."""
+    on = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 23000),), find_max_context=False,
+                         n_ctx=8192)
+    off = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 23000),), find_max_context=False,
+                          n_ctx=8192, fit=False)
+    assert on.engine_view["fit"] == "unchanged" and "typed_n_ctx" not in on.engine_view
+    assert on.devices == off.devices and on.engine_view["memory_breakdown"] == off.engine_view["memory_breakdown"]
 
 
 def test_memory_breakdown_table_form():
@@ -196,15 +210,16 @@ def test_false_position_step_follows_the_sources_integer_types():
 
 def test_fitted_settings_estimate_the_layout_fit_loads():
     """layout.fitted_settings: the command --fit runs (with -fit off, so it is not fitted twice); estimating it
-    gives the fit_* figures of the typed command's estimate."""
+    gives the typed command's estimate, whose figures are the fitted layout's."""
     from oomkit.engines.llamacpp.layout import estimate, fitted_settings
 
     spec, devs = spec_of(LLAMA8), (gpu(0, 12000),)
     typed = estimate(spec, devs, LlamaCppSettings())
     fitted = fitted_settings(spec, devs, LlamaCppSettings())
     assert not fitted.fit and fitted.n_ctx == typed.engine_view["fit_n_ctx"]
-    run = estimate(spec, devs, fitted).engine_view
-    assert run["n_ctx"] == typed.engine_view["fit_n_ctx"]
-    assert run["kv_buffer_bytes"] == typed.engine_view["fit_kv_buffer_bytes"]
-    assert run["memory_breakdown"] == typed.engine_view["fit_memory_breakdown"]
+    run = estimate(spec, devs, fitted)
+    assert run.devices == typed.devices and run.host == typed.host
+    for k in ("n_ctx", "kv_buffer_bytes", "model_buffer_bytes", "compute_buffer_bytes", "memory_breakdown"):
+        assert run.engine_view[k] == typed.engine_view[k], k
+    assert typed.engine_view["typed_n_ctx"] == 131072
     assert fitted_settings(spec, devs, LlamaCppSettings(fit=False)) == LlamaCppSettings(fit=False)

@@ -169,9 +169,14 @@ def test_fit_keeps_the_users_flags_and_changes_only_what_it_reports():
 
 
 def test_fit_shortens_a_context_nobody_asked_for_first():
-    """No -c: llama.cpp takes the trained context (40K for Qwen3-8B). Like llama.cpp's own --fit, the answer is a
+    """No -c: llama.cpp takes the trained context (40K for Qwen3-8B). Builds with --fit (on by default) shorten
+    it themselves, so the command fits as typed; without the engine's fit (-fit off) the answer is the same: a
     shorter context, not a different cache type."""
-    f = fit(shlex.split("llama-server -hf unsloth/Qwen3-8B-GGUF:Q8_0"), devices_from("10GiB"))
+    argv = shlex.split("llama-server -hf unsloth/Qwen3-8B-GGUF:Q8_0")
+    f = fit(argv, devices_from("10GiB"))
+    assert f.command == tuple(argv) and f.changes == () and f.tier == 1
+    assert f.after.engine_view["typed_n_ctx"] == 40960 and f.after.engine_view["n_ctx"] < 40960
+    f = fit([*argv, "-fit", "off"], devices_from("10GiB"))
     assert f.knobs == ("context",)
     assert [c.flag for c in f.changes] == ["n_ctx"]
 
@@ -309,7 +314,8 @@ def test_other_forms_of_the_launch():
 def test_fit_keeps_the_context_the_user_typed_and_drops_swa_full_first():
     """Gemma 3 12B with --swa-full at 32K on 10 GiB: the sliding-window layers' full-size cache is the cost; the fix
     keeps -c 32768 and gives the windows back (with a q8_0 cache), rather than cutting the context."""
-    argv = shlex.split("llama-server -hf unsloth/gemma-3-12b-it-GGUF:Q4_K_M -c 32768 -np 1 --swa-full")
+    # -ngl 99: every layer on the GPU, so llama.cpp's --fit may not move layers to the CPU instead
+    argv = shlex.split("llama-server -hf unsloth/gemma-3-12b-it-GGUF:Q4_K_M -c 32768 -np 1 --swa-full -ngl 99")
     f = fit(argv, devices_from("10GiB"))
     after = parse_command(list(f.command)).settings
     assert after.n_ctx == 32768 and after.swa_full is False

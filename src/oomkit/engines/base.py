@@ -78,6 +78,9 @@ class EngineModule:
     default_format_fn: Callable[[dict[str, Any]], str | None] = _as_published  # None: the checkpoint as published
     loads_gguf: bool = False  # a model named by an Ollama tag or GGUF repo runs as that GGUF
     with_context_fn: Callable[[Any, int], Any] | None = None  # None: set context_field
+    # (spec, devices, settings) -> the settings whose context the largest-context search turns (llama.cpp: the
+    # layout its --fit loads, with the fit off); None: the settings as given
+    search_settings_fn: Callable[[Any, tuple[Device, ...], Any], Any] | None = None
     # the context the engine settled on, from its estimate (None: the estimate's settings[context_field])
     effective_context_fn: Callable[[MemoryEstimate], int | None] | None = None
     # (model argument, settings, quant or None) -> the command line as typed (argv, leading VAR=value for the
@@ -107,6 +110,10 @@ class EngineModule:
         if self.with_context_fn is not None:
             return self.with_context_fn(settings, n_ctx)
         return replace(settings, **{self.context_field: n_ctx})
+
+    def search_settings(self, spec: Any, devices: tuple[Device, ...], settings: Any) -> Any:
+        """The settings the largest-context search starts from (the layout the engine really loads)."""
+        return settings if self.search_settings_fn is None else self.search_settings_fn(spec, devices, settings)
 
     def with_kv_type(self, settings: Any, kv: str) -> Any:
         """The same settings with KV cache type `kv` (one of kv_types, or another the engine accepts)."""

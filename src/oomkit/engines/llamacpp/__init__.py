@@ -41,7 +41,7 @@ from .kv import (
     swa_honoured,
     v_row,
 )
-from .layout import GPU_RUNTIME_RESERVE, engine_view, estimate
+from .layout import GPU_RUNTIME_RESERVE, engine_view, estimate, fitted_settings
 from .settings import DEFAULT_GGUF_TYPE, ERAS, NEWEST, LlamaCppSettings, build_number
 from .weights import (
     CPU_ALIGNMENT,
@@ -84,13 +84,14 @@ ENGINE = EngineModule(
     programs=programs.PROGRAMS, extras_fn=_extras,
     newest=NEWEST, eras=ERAS, default_format_fn=default_weight_format, loads_gguf=True,
     effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
+    search_settings_fn=fitted_settings,  # the largest context of the layout --fit loads, not of moving layers off
     knobs_fn=knobs, relief_fn=relief, cluster_fn=node_commands, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )
 
 __all__ = ["CPU_ALIGNMENT", "CUDA_ALIGNMENT", "CUDA_MATRIX_ROW_PADDING", "DEFAULT_GGUF_TYPE", "ENGINE", "ERAS",
            "GPU_RUNTIME_RESERVE", "NEWEST", "SWA_ARCHS", "Cache", "ComputePhases", "Context", "LlamaCppSettings",
            "ModelBuffers", "Placement", "attention_layers", "cache_head_k", "cache_head_v", "cache_kv_heads", "build_number", "compute_buffer_bytes",
-           "compute_by_device", "compute_phases", "default_weight_format", "engine_view", "estimate",
+           "compute_by_device", "compute_phases", "default_weight_format", "engine_view", "estimate", "fitted_settings",
            "flag_takes_value", "flags_table", "format_command", "gpu_alloc_size", "k_row", "kv_bytes_per_token", "kv_caches",
            "mapped_range", "model_buffers", "output_buffer_bytes", "override_patterns", "parse_args",
            "place_layers", "recurrent_bytes_by_layer", "recurrent_rows", "resolve_context", "rewrite_command",

@@ -56,6 +56,10 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: LlamaC
                 s = replace(s, flash_attn="on")
             if split and not base.tensor_split:
                 s = replace(s, tensor_split=split)
+            if base.n_gpu_layers == -1 and devices:
+                # every layer on the GPUs, typed: with -c typed too, --fit (on by default) changes nothing
+                # (common_params_fit_impl: "n_gpu_layers already set by user"), so the command loads as planned
+                s = replace(s, n_gpu_layers=spec.n_trunk_layers + 1)
             label = f"{fmt} weights, {kv} KV" + (", flash attention on" if s.flash_attn == "on" else "")
             yield Choice(s, label, quant=None if local else fmt, model=repo, offload=offload,
                          context_factor=concurrency)

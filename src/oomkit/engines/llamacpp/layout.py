@@ -29,18 +29,31 @@ from .weights import ModelBuffers, Placement, model_buffers, place_layers
 
 
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> MemoryEstimate:
-    """The command as typed. With --fit (on by default since its build) llama.cpp first fits the command to the
-    free memory: what it would change, and the layout it then loads, are in engine_view under fit_*, the
-    estimate itself stays the typed command's (fitted_settings gives the fitted command to estimate)."""
+    """What llama.cpp loads. With --fit (on by default since its build) it first fits the command to the free
+    memory (common_params_fit_impl, fit.py); the estimate is then the fitted layout's, the command as typed is
+    kept under engine_view typed_*, and fit_* record what the fit decided. A failed fit keeps what it changed
+    before it gave up (the context: the source sets cparams.n_ctx before it throws)."""
     devices = metal_devices(model_devices(devices, s))  # an Apple GPU offers its working set, not the RAM
     fitted = params_fit(spec, devices, s) if applies(s, devices) else None
-    est = _estimate(spec, devices, s, fitted)
-    if fitted is not None and fitted.status == "fitted":
-        run = _estimate(spec, devices, replace(fitted.settings, fit=False), None).engine_view
-        est.engine_view.update({f"fit_{k}": run[k] for k in (
-            "n_ctx", "offloaded_layers", "model_buffer_bytes", "kv_buffer_bytes", "compute_buffer_bytes",
-            "pipeline_parallel", "memory_breakdown")})
+    if fitted is None or _same_layout(fitted.settings, s):
+        return _estimate(spec, devices, s, fitted)
+    typed = _estimate(spec, devices, s, None)
+    est = _estimate(spec, devices, fitted.settings, fitted, typed)
+    view = est.engine_view
+    view.update({f"typed_{k}": typed.engine_view[k] for k in TYPED_KEYS})
+    view["typed_total_bytes"] = {u.id: u.total_bytes for u in typed.devices}
+    view["typed_fits"] = typed.fits
     return est
+
+
+# the figures of the command as typed, kept beside the fitted layout's (engine_view typed_*)
+TYPED_KEYS = ("n_ctx", "offloaded_layers", "model_buffer_bytes", "kv_buffer_bytes", "compute_buffer_bytes",
+              "pipeline_parallel", "memory_breakdown")
+
+
+def _same_layout(a: LlamaCppSettings, b: LlamaCppSettings) -> bool:
+    return (a.n_ctx, a.n_gpu_layers, a.tensor_split, a.override_tensor, a.cpu_moe, a.n_cpu_moe) == (
+        b.n_ctx, b.n_gpu_layers, b.tensor_split, b.override_tensor, b.cpu_moe, b.n_cpu_moe)
 
 
 def fitted_settings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> LlamaCppSettings:
@@ -53,7 +66,7 @@ def fitted_settings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSet
 
 
 def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
-              fitted: FitResult | None) -> MemoryEstimate:
+              fitted: FitResult | None, typed: MemoryEstimate | None = None) -> MemoryEstimate:
     ctx = resolve_context(spec, s)
     caches = kv_caches(spec, ctx, s.swa_full)
     rs = recurrent_bytes_by_layer(spec, ctx, s)
@@ -85,7 +98,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     return MemoryEstimate(model=spec, engine="llama.cpp", settings=_effective_settings(s, ctx, placement),
                           devices=usages, host=host, engine_view=view, kv_bytes_per_token=kv_bytes_per_token(spec, ctx),
                           layers=_layer_uses(spec, devices, rs, placement, state),
-                          warnings=tuple(_warnings(spec, devices, s, ctx, fitted)))
+                          warnings=tuple(_warnings(spec, devices, s, ctx, fitted, typed, usages)))
 
 
 def _fit_view(fitted: FitResult | None, s: LlamaCppSettings, devices: tuple[Device, ...]) -> dict[str, Any]:
@@ -159,26 +172,16 @@ def engine_view(spec: ModelSpec, devices: tuple[Device, ...], ctx: Context, cach
 
 
 def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings, ctx: Context,
-              fitted: FitResult | None = None) -> list[str]:
+              fitted: FitResult | None = None, typed: MemoryEstimate | None = None,
+              usages: tuple[Usage, ...] = ()) -> list[str]:
     warnings = []
     if s.split_mode == "row" and len(devices) > 1:
         # llama_model::load_tensors with LLAMA_SPLIT_MODE_ROW: every layer on -mg, its matrices in a CUDA_Split
         # buffer cut by rows over the devices; not modelled here
         warnings.append("-sm row splits each weight matrix by rows (a CUDA_Split buffer) with the KV cache and "
                         "compute on -mg; oomkit shows the layer split instead")
-    if fitted is not None and fitted.status == "fitted":
-        what = []
-        if fitted.n_ctx is not None:
-            what.append(f"context {fitted.n_ctx}")
-        if fitted.n_gpu_layers is not None:
-            what.append(f"-ngl {fitted.n_gpu_layers}")
-        if fitted.overrides:
-            what.append(f"{len(fitted.overrides)} tensor overrides to the CPU")
-        warnings.append("llama.cpp's --fit (on by default) will change this command to leave "
-                        f"{'/'.join(str(m // MiB) for m in fitted.margins)} MiB free per device: "
-                        + ", ".join(what) + " (engine_view fit_*; -fit off keeps it as typed)")
-    elif fitted is not None and fitted.status == "failed":
-        warnings.append(f"--fit could not fit the command ({fitted.lines[-1]}); llama.cpp loads it as typed")
+    if fitted is not None and typed is not None:
+        warnings.append(_fit_note(spec, fitted, typed, ctx, usages))
     if s.n_ctx and spec.n_ctx_train and ctx.n_ctx_seq > spec.n_ctx_train:
         warnings.append(f"n_ctx_seq ({ctx.n_ctx_seq}) > n_ctx_train ({spec.n_ctx_train}): the model was not "
                         "trained for this context; quality may drop unless RoPE scaling is set")
@@ -187,6 +190,39 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     if (note := version_warning(s.engine_version)) is not None:
         warnings.append(note)
     return warnings
+
+
+def _fit_note(spec: ModelSpec, fitted: FitResult, typed: MemoryEstimate, ctx: Context,
+              usages: tuple[Usage, ...]) -> str:
+    """What --fit changed against the typed command, in one line: the context it reduced, the layers and expert
+    tensors it moved to the CPU, the margin it keeps; and whether the result fits."""
+    tv = typed.engine_view
+    what, keep = [], []
+    if ctx.n_ctx != tv["n_ctx"]:
+        what.append(f"reduces the context from {tv['n_ctx']} to {ctx.n_ctx}")
+        keep.append(f"the context of {tv['n_ctx']}")
+    typed_ngl = int(tv["offloaded_layers"].split("/")[0])
+    if fitted.n_gpu_layers is not None and fitted.n_gpu_layers < typed_ngl:
+        n = typed_ngl - fitted.n_gpu_layers
+        what.append(f"moves {n} layer{'s' * (n != 1)} to the CPU (-ngl {fitted.n_gpu_layers})")
+        keep.append("every layer on the GPU")
+    if fitted.overrides:
+        n = len(fitted.overrides)
+        what.append(f"moves the {'expert' if any(lay.ffn and lay.ffn.n_experts for lay in spec.layers) else 'FFN'} tensors of {n} layer{'s' * (n != 1)} "
+                    f"to the CPU (-ot)")
+    if len(fitted.layers_per_device) > 1:
+        what.append(f"splits the layers {':'.join(map(str, fitted.layers_per_device))} over the devices (-ts)")
+    margins = "/".join(str(m // MiB) for m in fitted.margins)
+    fits = all(u.total_bytes <= u.memory_bytes for u in usages if u.memory_bytes is not None)
+    if fitted.status == "failed":
+        line = (f"llama.cpp's --fit (on by default) cannot fit this command ({fitted.lines[-1].split(': ', 1)[-1]})"
+                + (f"; it still {' and '.join(what)}" if what else "") + " and loads the rest as typed")
+    else:
+        line = (f"llama.cpp's --fit (on by default) {', '.join(what) or 'changes the layout'} to leave "
+                f"{margins} MiB free per device" + (f"; add -fit off to keep {' and '.join(keep)}" if keep else ""))
+    if not fits:
+        line += "; even so it does not fit: llama.cpp fails to allocate"
+    return line + " (engine_view fit_*, typed_*)"
 
 
 def _layer_uses(spec: ModelSpec, devices: tuple[Device, ...], rs: dict[int, tuple[int, int]],
