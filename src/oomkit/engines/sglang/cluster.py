@@ -3,6 +3,8 @@ with `--nnodes N --node-rank R --dist-init-addr HEAD_IP:PORT`; --tp spans all th
 
 from __future__ import annotations
 
+from ...errors import SettingsError
+
 INIT_PORT = 5000  # the port the docs' examples use for --dist-init-addr
 
 
@@ -11,3 +13,13 @@ def node_commands(argv: list[str], nodes: int) -> tuple[tuple[str, tuple[str, ..
                   (" ".join((*argv, "--nnodes", str(nodes), "--node-rank", str(r), "--dist-init-addr",
                              f"HEAD_IP:{INIT_PORT}")),))
                  for r in range(nodes))
+
+
+def rank_name(g: int, world: int, nnodes: int) -> str:
+    """A rank named by its machine and local GPU, "node1/GPU3 (rank 11)": each node runs world / nnodes
+    consecutive ranks (scheduler processes: entrypoints/engine.py _launch_subprocesses starts tp_size_per_node =
+    tp_size // nnodes ranks from tp_rank_range(node_rank))."""
+    if nnodes < 1 or world % nnodes:
+        raise SettingsError(f"--nnodes {nnodes} does not divide the {world} GPUs (TP x PP) evenly")
+    per = world // nnodes
+    return f"node{g // per}/GPU{g % per} (rank {g})"

@@ -34,6 +34,7 @@ from ...model.spec import LayerSpec, ModelSpec
 from ...units import GiB, MiB
 from .. import _tp
 from ..versions import Version
+from .cluster import rank_name
 from .kv import (
     CacheLayout,
     NotEnoughMemory,
@@ -344,7 +345,7 @@ def _layer_uses(spec: ModelSpec, s: SGLangSettings, run: _Run) -> tuple[LayerUse
         layer_kv[la.index] = int(elem_bytes((n + lay_all.page_size) * (ke + ve), lay_all, s)) if pool else 0
     return tuple(
         LayerUse(index=la.index, kind=la.kind.value, device=devs[min(k, len(devs) - 1)].id,
-                 weights_bytes=layer_rank_bytes(spec, la.index, lay_all.attn_tp),
+                 weights_bytes=layer_rank_bytes(spec, la.index, s, lay_all.attn_tp),
                  kv_bytes=layer_kv.get(la.index, 0), recurrent_bytes=0,
                  cells=(pool.swa_tokens if la in lay_all.swa_layers else pool.max_total_num_tokens) if pool else None)
         for k, stage in enumerate(run.layer_stages) for la in stage
@@ -370,6 +371,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
     warnings: list[str] = list(lay_all.labels)
     n_gpus = s.tp_size * s.pp_size * (1 if s.enable_dp_attention else s.dp_size)
     devs = _expand_devices(devices, n_gpus)
+    if s.nnodes > 1:
+        devs = tuple(replace(d, id=rank_name(i, n_gpus, s.nnodes)) for i, d in enumerate(devs))
     if len(devices) == 1 and n_gpus > 1:
         warnings.append(f"one memory size given: used for each of the {n_gpus} GPUs")
     layer_stages = get_pp_indices(spec, s.pp_size)

@@ -75,6 +75,9 @@ class SGLangSettings:
         "tp_size": Limit(1, 1024, "--tp-size"),
         "dp_size": Limit(1, 1024, "--dp-size"),
         "pp_size": Limit(1, 1024, "--pp-size"),
+        "ep_size": Limit(1, 1024, "--ep-size"),
+        "nnodes": Limit(1, 1024, "--nnodes"),
+        "ep_num_redundant_experts": Limit(0, 1 << 16, "--ep-num-redundant-experts"),
         "mem_fraction_static": Limit(0, 1, "--mem-fraction-static", open_lo=True),
         "context_length": Limit(1, INT32_MAX, "--context-length"),
         # oomkit's ceiling: SGLang captures a prefill CUDA graph every 512 tokens up to it (prefill_graph_sizes)
@@ -95,6 +98,13 @@ class SGLangSettings:
     dp_size: int = 1  # --dp-size
     pp_size: int = 1  # --pp-size
     enable_dp_attention: bool = False  # --enable-dp-attention
+    enable_dp_lm_head: bool = False  # --enable-dp-lm-head: the lm_head split over the attention-TP group
+    ep_size: int = 1  # --ep-size / --expert-parallel-size
+    enable_ep_moe: bool = False  # --enable-ep-moe / --enable-deepep-moe (0.4.x): ep_size = tp_size
+    moe_a2a_backend: str | None = None  # --moe-a2a-backend: deepep / mooncake / flashinfer set ep_size = tp_size
+    ep_num_redundant_experts: int = 0  # --ep-num-redundant-experts: extra physical expert slots over the EP group
+    moe_dense_tp_size: int | None = None  # --moe-dense-tp-size: TP of the dense MLP layers (None: tp_size)
+    nnodes: int = 1  # --nnodes: names each rank's node
     mem_fraction_static: float | None = None  # None: by GPU memory and TP (see default_mem_fraction_static)
     context_length: int | None = None  # None: the model's derived context length
     kv_cache_dtype: str = "auto"

@@ -1,8 +1,11 @@
 """Which weight bytes each SGLang rank loads ("Load weight end. ... mem usage"): the tensors of its pipeline stage,
-split over tensor parallelism (engines/_tp.py), converted to --dtype, optionally quantized online."""
+split over tensor parallelism (engines/_tp.py) by each module's own group (attention over the attention-TP group
+under --enable-dp-attention, the MLP and MoE over the whole TP group, experts over --ep-size), converted to
+--dtype, optionally quantized online."""
 
 from __future__ import annotations
 
+from ...errors import SettingsError
 from ...model.spec import LayerSpec, ModelSpec, TensorSpec
 from ...model.weights import per_layer_sum
 from ...quant.dtypes import FLOAT_BYTES, float_bytes
@@ -44,7 +47,7 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
     quant = (s.quantization or "").lower() or None
     total = 0
     for t in tensors:
-        b = _tp.tensor_bytes_per_rank(t, spec, lay.attn_tp)
+        b = tensor_rank_bytes(t, spec, s, lay.attn_tp)
         if src is not None and src != dst:
             b = b * dst // src  # loaded in --dtype (float32 checkpoints load as float16 with auto)
         if src is not None and quant in _ONLINE_QUANT and _online_quantized(t):
@@ -57,6 +60,53 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
     return total, labels
 
 
+def moe_ep_size(s: SGLangSettings) -> int:
+    """server_args.py: --ep-size, or tp_size when an all-to-all MoE backend is chosen (`if self.moe_a2a_backend
+    == "deepep"` / "mooncake" / "flashinfer": self.ep_size = self.tp_size; 0.4.x --enable-ep-moe /
+    --enable-deepep-moe did the same)."""
+    if s.enable_ep_moe or (s.moe_a2a_backend or "").lower() in ("deepep", "mooncake", "flashinfer"):
+        return s.tp_size
+    return s.ep_size
+
+
+def tensor_rank_bytes(t: TensorSpec, spec: ModelSpec, s: SGLangSettings, attn_tp: int) -> int:
+    """Bytes of tensor t on one rank, by the group its module is sharded over (layers/dp_attention.py:
+    attn_tp_size = tp_size // dp_size under --enable-dp-attention):
+    - attention projections: the attention-TP group (each DP-attention rank holds its group's share);
+    - the embedding: whole on every rank under DP attention (models/deepseek_v2.py, llama.py, qwen2_moe.py ...
+      VocabParallelEmbedding(enable_tp=not is_dp_attention_enabled())), else split by tp;
+    - lm_head: ParallelLMHead over the whole TP group, the attention-TP group with --enable-dp-lm-head
+      (use_attn_tp_group);
+    - dense MLP and shared experts: the whole TP group (--moe-dense-tp-size overrides);
+    - routed experts: num_experts // ep_size whole experts, each split by moe_tp_size = tp_size // ep_size
+      (distributed/parallel_state.py initialize_model_parallel)."""
+    group = _tp.module_group(t)
+    tp = s.tp_size
+    if group == "attn" or group == "other":
+        return _tp.tensor_bytes_per_rank(t, spec, attn_tp if group == "attn" else tp)
+    if group == "embed":
+        return t.nbytes if s.enable_dp_attention else _tp.tensor_bytes_per_rank(t, spec, tp)
+    if group == "head":
+        return _tp.tensor_bytes_per_rank(t, spec, attn_tp if s.enable_dp_lm_head else tp)
+    if group == "mlp":
+        return _tp.tensor_bytes_per_rank(t, spec, s.moe_dense_tp_size or tp)
+    ep = moe_ep_size(s)
+    if ep <= 1:
+        return _tp.tensor_bytes_per_rank(t, spec, tp)
+    if tp % ep:
+        raise SettingsError(f"--ep-size {ep} must divide --tp-size {tp}")
+    if s.ep_num_redundant_experts:
+        # eplb/expert_location.py: num_physical_experts = num_logical + ep_num_redundant_experts, spread evenly
+        n = t.shape[-1] if len(t.shape) == 3 else 0
+        if n:
+            physical = n + s.ep_num_redundant_experts
+            if physical % ep:
+                raise SettingsError(f"{n} experts + --ep-num-redundant-experts {s.ep_num_redundant_experts} do not "
+                                    f"divide over --ep-size {ep}")
+            return -(-t.nbytes * (physical // ep) // n // (tp // ep))
+    return _tp.expert_bytes_per_rank(t, spec, ep, 0, tp // ep)
+
+
 def _online_quantized(t: TensorSpec) -> bool:
     """Linear layers inside the blocks (not norms, routers, embeddings or the lm_head) get online fp8."""
     if t.layer is None or len(t.shape) < 2:
@@ -64,12 +114,13 @@ def _online_quantized(t: TensorSpec) -> bool:
     return not any(x in t.name for x in ("norm", "ffn_gate_inp", "ssm_conv1d", "attn_sinks"))
 
 
-def layer_rank_bytes(spec: ModelSpec, index: int, tp: int) -> int:
-    """Bytes of layer `index`'s tensors on one TP rank (the table of every layer built once per spec and tp,
-    not a pass over all tensors per layer)."""
-    key = (id(spec), tp)
+def layer_rank_bytes(spec: ModelSpec, index: int, s: SGLangSettings, attn_tp: int) -> int:
+    """Bytes of layer `index`'s tensors on one rank (the table of every layer built once per spec and parallel
+    layout, not a pass over all tensors per layer)."""
+    key = (id(spec), attn_tp, s.tp_size, s.enable_dp_attention, moe_ep_size(s), s.moe_dense_tp_size,
+           s.ep_num_redundant_experts, s.enable_dp_lm_head)
     if _LAST_TABLE[0] != key or _LAST_TABLE[1] is not spec:
-        table = per_layer_sum((t.layer, _tp.tensor_bytes_per_rank(t, spec, tp)) for t in spec.weights.tensors)
+        table = per_layer_sum((t.layer, tensor_rank_bytes(t, spec, s, attn_tp)) for t in spec.weights.tensors)
         _LAST_TABLE[:] = [key, spec, table]
     return _LAST_TABLE[2].get(index, 0)
 

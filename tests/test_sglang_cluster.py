@@ -1,0 +1,98 @@
+"""SGLang beyond one TP group: data-parallel attention (--enable-dp-attention), expert parallelism (--ep-size,
+--moe-a2a-backend deepep, --ep-num-redundant-experts), --moe-dense-tp-size and ranks named by node (--nnodes).
+
+The expected figures are worked by hand from DeepSeek-V3's config.json (61 layers, the first 3 dense; hidden 7168;
+128 heads; q_lora_rank 1536, qk 128 + 64, v 128, kv_lora_rank 512; 256 experts of 2048; vocab 129280; FP8 weights
+in 128 x 128 blocks, bf16 embedding) and SGLang's sharding rules (cited on each test), not from oomkit's code."""
+
+from __future__ import annotations
+
+import pytest
+
+from oomkit.engines.sglang import SGLangSettings
+from oomkit.engines.sglang.args import parse_args
+from oomkit.engines.sglang.layout import estimate
+from oomkit.errors import OomkitError
+from oomkit.hardware.catalog import with_facts
+from oomkit.memory import Device
+from oomkit.model.catalog import lookup
+from oomkit.model.hf_config import spec_from_config
+from oomkit.units import MiB
+
+H200 = with_facts(Device("CUDA0", "NVIDIA H200", 143771 * MiB))
+# per layer, FP8 (1 byte a weight; the block scales are 0.02 % and left out of the hand figures)
+Q_B = 1536 * 128 * (128 + 64)
+KV_B = 512 * 128 * (128 + 128)
+O_PROJ = 128 * 128 * 7168
+EMBED = 129280 * 7168 * 2  # bf16
+EXPERT = 3 * 7168 * 2048  # gate, up, down of one routed expert
+MOE_LAYERS = 61 - 3
+
+
+@pytest.fixture(scope="module")
+def dsv3():
+    e = lookup("deepseek-v3")
+    return spec_from_config(e.config, name=e.name)
+
+
+def _w(spec, **kw) -> list[int]:
+    est = estimate(spec, (H200,), SGLangSettings(context_length=8192, **kw))
+    return [u.weights_bytes for u in est.devices]
+
+
+def test_dp_attention_replicates_attention_and_embedding(dsv3):
+    """layers/dp_attention.py: attn_tp_size = tp_size // dp_size (8 // 8 = 1), so every rank holds all 128 heads'
+    q_b / kv_b / o_proj (the MLA q_a / kv_a are ReplicatedLinear in both layouts); models/deepseek_v2.py builds
+    the embedding with VocabParallelEmbedding(enable_tp=not is_dp_attention_enabled()): whole on every rank. The
+    MoE and lm_head stay split over the 8 ranks."""
+    tp8 = _w(dsv3, tp_size=8)
+    dp8 = _w(dsv3, tp_size=8, dp_size=8, enable_dp_attention=True)
+    assert len(dp8) == 8  # DP attention runs inside the TP group: 8 GPUs, not 64
+    expected = 7 / 8 * (61 * (Q_B + KV_B + O_PROJ) + EMBED)
+    assert dp8[0] - tp8[0] == pytest.approx(expected, rel=2e-3)
+
+
+def test_dp_attention_with_attention_tp(dsv3):
+    """--tp 8 --dp 2: attn_tp_size 4, the attention split over 4 ranks instead of 8."""
+    tp8 = _w(dsv3, tp_size=8)
+    dp2 = _w(dsv3, tp_size=8, dp_size=2, enable_dp_attention=True)
+    expected = (1 / 4 - 1 / 8) * 61 * (Q_B + KV_B + O_PROJ) + 7 / 8 * EMBED
+    assert dp2[0] - tp8[0] == pytest.approx(expected, rel=2e-3)
+
+
+def test_redundant_experts_add_physical_slots(dsv3):
+    """eplb: num_physical_experts = 256 + 32 redundant = 288, 36 whole experts per rank over EP 8 (deepep sets
+    ep_size = tp_size) instead of 32: 4 more experts in each of the 58 MoE layers."""
+    base = _w(dsv3, tp_size=8, dp_size=8, enable_dp_attention=True, moe_a2a_backend="deepep")
+    red = _w(dsv3, tp_size=8, dp_size=8, enable_dp_attention=True, moe_a2a_backend="deepep",
+             ep_num_redundant_experts=32)
+    assert red[0] - base[0] == pytest.approx(4 * MOE_LAYERS * EXPERT, rel=2e-3)
+
+
+def test_moe_dense_tp_size_one_keeps_dense_mlp_whole(dsv3):
+    """--moe-dense-tp-size 1: the 3 dense layers' MLP (intermediate 18432) and the shared experts (2048) whole."""
+    tp8 = _w(dsv3, tp_size=8, dp_size=8, enable_dp_attention=True)
+    dense1 = _w(dsv3, tp_size=8, dp_size=8, enable_dp_attention=True, moe_dense_tp_size=1)
+    mlp = 3 * 3 * 7168 * 18432 + MOE_LAYERS * 3 * 7168 * 2048
+    # the router (ffn_gate_inp, 256 x 7168) is replicated either way
+    assert dense1[0] - tp8[0] == pytest.approx(7 / 8 * mlp, rel=2e-3)
+
+
+def test_ranks_named_by_node(dsv3):
+    est = estimate(dsv3, (H200,), SGLangSettings(context_length=8192, tp_size=16, dp_size=16,
+                                                 enable_dp_attention=True, moe_a2a_backend="deepep", nnodes=2))
+    ids = [u.id for u in est.devices]
+    assert len(ids) == 16 and ids[0] == "node0/GPU0 (rank 0)" and ids[11] == "node1/GPU3 (rank 11)"
+
+
+def test_ep_size_must_divide_tp(dsv3):
+    with pytest.raises(OomkitError, match="--ep-size 3"):
+        estimate(dsv3, (H200,), SGLangSettings(context_length=8192, tp_size=8, ep_size=3))
+
+
+def test_flags_parsed():
+    _, _, s = parse_args(["--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "16", "--dp-size", "16",
+                          "--enable-dp-attention", "--moe-a2a-backend", "deepep", "--ep-num-redundant-experts", "32",
+                          "--moe-dense-tp-size", "1", "--nnodes", "2", "--node-rank", "0"])
+    assert (s.tp_size, s.dp_size, s.enable_dp_attention, s.moe_a2a_backend, s.ep_num_redundant_experts,
+            s.moe_dense_tp_size, s.nnodes) == (16, 16, True, "deepep", 32, 1, 2)
