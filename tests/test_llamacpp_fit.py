@@ -223,3 +223,17 @@ def test_fitted_settings_estimate_the_layout_fit_loads():
         assert run.engine_view[k] == typed.engine_view[k], k
     assert typed.engine_view["typed_n_ctx"] == 131072
     assert fitted_settings(spec, devs, LlamaCppSettings(fit=False)) == LlamaCppSettings(fit=False)
+
+
+def test_the_table_prints_the_engines_blocks_as_its_log_does():
+    """The memory breakdown table and the --fit lines are printed under their key, one indented row per log line,
+    never wrapped, whatever their width."""
+    from oomkit.report.render import table
+
+    est = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 12000),), find_max_context=False)
+    out = table(est).splitlines()
+    for key in ("memory_breakdown", "typed_memory_breakdown", "fit_log"):
+        i = out.index(f"  {key}:")
+        rows = est.engine_view[key].splitlines()
+        assert out[i + 1:i + 1 + len(rows)] == [f"    {r}" for r in rows]
+    assert any(line.startswith("    |   - CUDA0 (") for line in out)

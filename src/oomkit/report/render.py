@@ -87,8 +87,16 @@ def _engine_view(console: Any, est: MemoryEstimate) -> None:
                               for d in value) or "-"
         elif key.endswith("bytes"):
             value = fmt_mib(value)
+        elif isinstance(value, str) and "\n" in value:
+            # a block the engine logs line by line (llama.cpp's memory breakdown table, its --fit lines):
+            # indented under its key as in the log, never wrapped
+            lines.append(f"  {key}:")
+            lines += [f"    {row}" for row in value.splitlines()]
+            continue
         lines.append(f"  {key}: {value}")
-    console.print(f"what {est.engine} will print:\n" + "\n".join(lines))
+    # soft_wrap: a long table row stays one line; no markup: log text such as "[MiB]" is printed as it is
+    console.print(f"what {est.engine} will print:\n" + "\n".join(lines), soft_wrap=True, markup=False,
+                  highlight=False)
 
 
 def _nested(b: Any) -> str:
