@@ -266,7 +266,8 @@ def _attention(r: _Reader, kind: LayerKind, model_type: str, n_embd: int) -> Att
         return Attention(
             n_heads=n_heads, n_kv_heads=n_heads, head_dim_k=nope + rope, head_dim_v=v,
             kv_lora_rank=r.int("kv_lora_rank"), qk_rope_head_dim=rope, qk_nope_head_dim=nope, v_head_dim=v,
-            q_lora_rank=r.int("q_lora_rank", default=0),
+            q_lora_rank=r.int("q_lora_rank", default=0), index_head_dim=r.int("index_head_dim", default=0),
+            index_n_heads=r.int("index_n_heads", default=0), index_topk=r.int("index_topk", default=0),
         )
     n_kv = r.int("num_key_value_heads", "multi_query_group_num", "num_kv_heads", default=n_heads)
     if n_kv == 0 or n_heads % n_kv:

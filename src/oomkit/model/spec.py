@@ -36,6 +36,11 @@ class Attention:
     qk_nope_head_dim: int = 0
     v_head_dim: int = 0
     q_lora_rank: int = 0
+    # DeepSeek V3.2 sparse attention: the lightning indexer keeps one key of index_head_dim per token beside the
+    # latent (config.json index_head_dim / index_n_heads / index_topk; 0: no indexer)
+    index_head_dim: int = 0
+    index_n_heads: int = 0
+    index_topk: int = 0
     # False for GGUFs converted before llama.cpp PR #12801 (no *_mla keys): llama.cpp then caches the
     # decompressed per-head K and V instead of the latent.
     latent_cache: bool = True
