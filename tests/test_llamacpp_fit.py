@@ -237,3 +237,19 @@ def test_the_table_prints_the_engines_blocks_as_its_log_does():
         rows = est.engine_view[key].splitlines()
         assert out[i + 1:i + 1 + len(rows)] == [f"    {r}" for r in rows]
     assert any(line.startswith("    |   - CUDA0 (") for line in out)
+
+
+def test_the_vram_tables_hold_the_layout_as_typed():
+    """The hard-limits table asks what fits on a card of each size with every layer on it: llama.cpp's --fit,
+    which would move layers to the CPU to make any context "fit", is off there."""
+    from oomkit.limits import Target, build_tables
+
+    eng = get_engine("llama.cpp")
+    spec = spec_of(LLAMA8)
+    t = build_tables(eng, spec, eng.settings(n_parallel=1), (Target("6 GB", (gpu(0, 6144, 6144),)),),
+                     kv_types=("f16",), contexts=(2048,))
+    n = t.limits["6 GB"]["f16"]
+    assert n is not None and n < 131072
+    s = eng.settings(n_parallel=1, fit=False)
+    assert eng.estimate(spec, (gpu(0, 6144, 6144),), eng.with_context(s, n)).fits
+    assert not eng.estimate(spec, (gpu(0, 6144, 6144),), eng.with_context(s, n + 256)).fits

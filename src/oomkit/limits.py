@@ -204,6 +204,7 @@ def build_tables(eng: EngineModule, spec: ModelSpec, settings: Any, targets: tup
                  kv_types: tuple[str, ...] | None = None, contexts: tuple[int, ...] | None = None) -> Tables:
     kv_types = kv_types or eng.kv_types
     contexts = contexts or contexts_for(spec.n_ctx_train)
+    settings = eng.typed_layout(settings)  # what each context needs as typed, not llama.cpp's --fit moving layers
     probe_dev = (Device(id="CUDA0", name="GPU"),)  # one GPU of unknown size: what the model needs on one GPU
     columns: list[KvColumn] = []
     limits: dict[str, dict[str, int | None]] = {t.label: {} for t in targets}

@@ -35,6 +35,7 @@ def headroom(eng: EngineModule, spec: ModelSpec, settings: Any, hw: Hardware) ->
     devs = hw.devices()
     if not devs:
         return []
+    settings = eng.typed_layout(settings)  # the KV headroom of the layout as typed (not refitted by the engine)
     est = eng.estimate(spec, devs, settings)
     best = max_context(eng, spec, devs, settings)
     out = []

@@ -81,6 +81,9 @@ class EngineModule:
     # (spec, devices, settings) -> the settings whose context the largest-context search turns (llama.cpp: the
     # layout its --fit loads, with the fit off); None: the settings as given
     search_settings_fn: Callable[[Any, tuple[Device, ...], Any], Any] | None = None
+    # settings -> the same with the engine's own fitting to memory off (llama.cpp -fit off): the layout as typed,
+    # for the questions asked of it (the VRAM tables, the KV headroom); None: the engine does not refit
+    typed_layout_fn: Callable[[Any], Any] | None = None
     # the context the engine settled on, from its estimate (None: the estimate's settings[context_field])
     effective_context_fn: Callable[[MemoryEstimate], int | None] | None = None
     # (model argument, settings, quant or None) -> the command line as typed (argv, leading VAR=value for the
@@ -114,6 +117,10 @@ class EngineModule:
     def search_settings(self, spec: Any, devices: tuple[Device, ...], settings: Any) -> Any:
         """The settings the largest-context search starts from (the layout the engine really loads)."""
         return settings if self.search_settings_fn is None else self.search_settings_fn(spec, devices, settings)
+
+    def typed_layout(self, settings: Any) -> Any:
+        """The settings loaded as typed, without the engine fitting them to the memory first."""
+        return settings if self.typed_layout_fn is None else self.typed_layout_fn(settings)
 
     def with_kv_type(self, settings: Any, kv: str) -> Any:
         """The same settings with KV cache type `kv` (one of kv_types, or another the engine accepts)."""
