@@ -96,3 +96,36 @@ def test_flags_parsed():
                           "--moe-dense-tp-size", "1", "--nnodes", "2", "--node-rank", "0"])
     assert (s.tp_size, s.dp_size, s.enable_dp_attention, s.moe_a2a_backend, s.ep_num_redundant_experts,
             s.moe_dense_tp_size, s.nnodes) == (16, 16, True, "deepep", 32, 1, 2)
+
+
+# DeepSeek V3.2 (NSA): the index keys beside the latent. config.json: 61 layers, 512 + 64 latent, index_head_dim 128.
+INDEXER = 128 + 128 // 128 * 4  # memory_pool.py NSATokenToKVPool index_k_with_scale_buffer (uint8)
+
+
+@pytest.fixture(scope="module")
+def dsv32():
+    e = lookup("deepseek-v3.2")
+    return spec_from_config(e.config, name=e.name)
+
+
+def test_v32_cell_size_counts_the_index_keys(dsv32):
+    """profile_max_num_token: "Add indexer KV cache overhead for NSA models (DeepSeek V3.2)": cell_size +=
+    (index_head_dim + index_head_dim // 128 * 4) * num_layers; server_args.py: page size 64 for DeepSeek NSA."""
+    est = estimate(dsv32, (H200,), SGLangSettings(context_length=32768, tp_size=8, dp_size=8,
+                                                  enable_dp_attention=True, mem_fraction_static=0.85))
+    v = est.engine_view
+    assert v["cell_size_bytes"] == 61 * (576 * 2 + INDEXER)
+    assert v["page_size"] == 64
+    # the pool: (tokens + page) rows of latent + index key in each layer, logged together as the KV size
+    assert v["k_bytes"] == (v["max_total_num_tokens"] + 64) * 61 * (576 * 2 + INDEXER)
+
+
+def test_v32_fp8_pool_is_packed(dsv32):
+    """An fp8 NSA latent is allocated as 656 bytes a row (layers/attention/nsa/utils.py: kv_lora_rank +
+    kv_lora_rank // 128 * 4 + rope in bf16), while cell_size prices it at 576: the pool takes more than priced."""
+    est = estimate(dsv32, (H200,), SGLangSettings(context_length=32768, tp_size=8, dp_size=8,
+                                                  enable_dp_attention=True, mem_fraction_static=0.85,
+                                                  kv_cache_dtype="fp8_e4m3"))
+    v = est.engine_view
+    assert v["cell_size_bytes"] == 61 * (576 + INDEXER)
+    assert v["k_bytes"] == (v["max_total_num_tokens"] + 64) * 61 * (656 + INDEXER)

@@ -77,3 +77,34 @@ def test_nnodes_flag_parsed():
     _, _, s = parse_args(["serve", "Qwen/Qwen3-30B-A3B", "-tp", "8", "-dp", "2", "--enable-expert-parallel",
                     "--nnodes", "2"])
     assert (s.tensor_parallel_size, s.data_parallel_size, s.enable_expert_parallel, s.nnodes) == (8, 2, True, 2)
+
+
+# DeepSeek V3.2 sparse attention: the lightning indexer's key cache beside the latent. config.json: 61 layers,
+# kv_lora_rank 512 + qk_rope_head_dim 64, index_head_dim 128.
+INDEXER = 128 + 128 // 128 * 4  # models/deepseek_v2.py DeepseekV32IndexerCache: fp8 key + a float32 scale per 128
+
+
+@pytest.fixture(scope="module")
+def dsv32():
+    e = lookup("deepseek-v3.2")
+    return spec_from_config(e.config, name=e.name)
+
+
+@pytest.mark.parametrize(("kv", "latent"), [("auto", 576 * 2), ("fp8", 656)])
+def test_v32_indexer_cache_beside_the_latent(dsv32, kv, latent):
+    """UniformTypeKVCacheSpecs: the MLA layer and its indexer cache share one block table, the page is the sum,
+    so each token costs latent + indexer in every layer on every rank (MLA is not split by TP). An fp8 cache
+    becomes fp8_ds_mla (656 bytes: 512 fp8 + 4 float32 scales + 64 bf16 rope)."""
+    H200 = with_facts(Device("CUDA0", "NVIDIA H200", 143771 * MiB))
+    est = estimate(dsv32, (H200,), VllmSettings(max_model_len=32768, tensor_parallel_size=8, kv_cache_dtype=kv))
+    assert est.kv_bytes_per_token == 8 * 61 * (latent + INDEXER)
+    assert est.engine_view["block_size"] == 64  # "Forcing kv cache block size to 64 for FlashMLASparse backend."
+    assert est.engine_view["kv_block_bytes"] == 64 * 61 * (latent + INDEXER)
+
+
+def test_models_without_indexer_unchanged():
+    e = lookup("deepseek-v3.1")
+    spec = spec_from_config(e.config, name=e.name)
+    H200 = with_facts(Device("CUDA0", "NVIDIA H200", 143771 * MiB))
+    est = estimate(spec, (H200,), VllmSettings(max_model_len=32768, tensor_parallel_size=8))
+    assert est.kv_bytes_per_token == 8 * 61 * 576 * 2

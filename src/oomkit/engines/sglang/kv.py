@@ -82,6 +82,10 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
         if s.page_size < 1:
             raise OomkitError(f"--page-size must be at least 1, got {s.page_size}")
         page = s.page_size
+    elif any(la.attention.index_head_dim for la in attn if la.attention is not None):
+        # server_args.py _handle_model_specific_adjustments, DeepseekV32ForCausalLM on CUDA: "Setting page size to
+        # 64 for DeepSeek NSA." (the indexer's DeepGEMM kernels read 64-token pages)
+        page = 64
     else:
         page = _BACKEND_PAGE_SIZE.get(s.attention_backend or "", 1)
     attn_tp = s.tp_size // s.dp_size if s.enable_dp_attention else s.tp_size
@@ -122,8 +126,33 @@ def elem_bytes(n_elements: int, lay: CacheLayout, s: SGLangSettings) -> float:
 
 
 def cell_size(lay: CacheLayout, s: SGLangSettings, v: Version, layers: tuple[LayerSpec, ...]) -> float:
-    """profile_max_num_token's cell_size (pool_configurator.py _compute_cell_size): KV bytes per token of `layers`."""
-    return sum(elem_bytes(cell_row(la, lay, v), lay, s) for la in layers)
+    """profile_max_num_token's cell_size (pool_configurator.py _compute_cell_size): KV bytes per token of `layers`,
+    with DeepSeek V3.2's indexer keys ("Add indexer KV cache overhead for NSA models")."""
+    return sum(elem_bytes(cell_row(la, lay, v), lay, s) + indexer_bytes(la) for la in layers)
+
+
+NSA_QUANT_BLOCK = 128  # mem_cache/memory_pool.py NSATokenToKVPool.quant_block_size
+
+
+def indexer_bytes(la: LayerSpec) -> int:
+    """DeepSeek V3.2 (NSA) index-key bytes per token and layer: memory_pool.py NSATokenToKVPool
+    index_k_with_scale_buffer, uint8, index_head_dim fp8 values + one float32 scale per 128 (128 + 4 = 132);
+    every rank of the attention group keeps the whole key, like the latent."""
+    d = la.attention.index_head_dim if la.attention is not None else 0
+    return d + d // NSA_QUANT_BLOCK * 4 if d else 0
+
+
+def row_bytes(la: LayerSpec, lay: CacheLayout, s: SGLangSettings) -> float:
+    """Bytes one token physically takes in one layer's pool: K and V (or the latent) as allocated, and the NSA
+    index key. An fp8 NSA latent is stored as 512 fp8 + 4 float32 scales + the 64 rope values in bf16 = 656 bytes
+    (layers/attention/nsa/utils.py override kv_cache_dim), though cell_size prices it at 576."""
+    ke, ve = kv_row(la, lay)
+    if indexer_bytes(la) and lay.mla and lay.kv_bytes == 1:
+        a = la.attention
+        main = a.kv_lora_rank + a.kv_lora_rank // NSA_QUANT_BLOCK * 4 + a.qk_rope_head_dim * 2
+    else:
+        main = elem_bytes(ke + ve, lay, s)
+    return main + indexer_bytes(la)
 
 
 def swa_window(lay: CacheLayout) -> int:
@@ -206,6 +235,10 @@ def kv_pools(lay: CacheLayout, s: SGLangSettings, tokens: int, swa_tokens: int |
         k = vb = 0.0
         for la in layers:
             ke, ve = kv_row(la, lay)
+            if indexer_bytes(la):
+                # NSATokenToKVPool: the latent (packed when fp8) and the index keys, logged together as "KV size"
+                k += (n + lay.page_size) * row_bytes(la, lay, s)
+                continue
             k += elem_bytes((n + lay.page_size) * ke, lay, s)
             vb += elem_bytes((n + lay.page_size) * ve, lay, s)
         return SubPool(name, n, len(layers), int(k), int(vb))

@@ -47,6 +47,7 @@ from .kv import (
     mamba_cache_per_req,
     max_running_requests,
     resize_pool,
+    row_bytes,
     size_pool,
     swa_window,
     token_charge_swa,
@@ -452,5 +453,5 @@ def _kv_bytes_per_token(s: SGLangSettings, run: _Run) -> int:
 def _kv_bytes_per_token_marginal(s: SGLangSettings, run: _Run) -> int:
     """Bytes one more token of one sequence physically adds: the full pool's layers (K and V as allocated;
     sliding-window pools are bounded), over the ranks that hold it."""
-    total = sum(elem_bytes(sum(kv_row(la, st.lay)), st.lay, s) for st in run.stages for la in st.lay.full_layers)
+    total = sum(row_bytes(la, st.lay, s) for st in run.stages for la in st.lay.full_layers)
     return int(total) * run.lay_all.attn_tp

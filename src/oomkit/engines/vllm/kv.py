@@ -94,12 +94,31 @@ def _attention_bytes_per_token(layer: LayerSpec, r: Resolved) -> tuple[str, int]
     if layer.kind is LayerKind.LATENT:
         # MLAAttentionSpec: one latent row (kv_lora_rank + qk_rope_head_dim), no V, 1 head, never TP-split
         if r.kv_dtype in MLA_PACKED_BYTES:
-            return "mla", MLA_PACKED_BYTES[r.kv_dtype]
-        return "mla", (a.kv_lora_rank + a.qk_rope_head_dim) * _kv_bytes(r)
+            latent = MLA_PACKED_BYTES[r.kv_dtype]
+        elif a.index_head_dim and r.kv_dtype.startswith("fp8"):
+            # models/config.py DeepseekV32ForCausalLM.verify_and_update_config: an fp8 cache becomes fp8_ds_mla
+            # ("Using custom fp8 kv-cache format for DeepSeekV3.2"), FlashMLA-sparse's packed row
+            latent = MLA_PACKED_BYTES["fp8_ds_mla"]
+        else:
+            latent = (a.kv_lora_rank + a.qk_rope_head_dim) * _kv_bytes(r)
+        return "mla", latent + indexer_bytes_per_token(a.index_head_dim)
     # ModelConfig.get_num_kv_heads: max(1, total // tp): heads are replicated when fewer than the ranks
     heads = max(1, a.n_kv_heads // r.tp)
     kind = {LayerKind.SLIDING: "sliding", LayerKind.CHUNKED: "chunked"}.get(layer.kind, "full")
     return kind, heads * (a.head_dim_k + a.head_dim_v) * _kv_bytes(r)
+
+
+INDEXER_QUANT_BLOCK = 128  # models/deepseek_v2.py Indexer.quant_block_size
+
+
+def indexer_bytes_per_token(index_head_dim: int) -> int:
+    """DeepSeek V3.2's lightning-indexer key cache per token and layer (models/deepseek_v2.py Indexer:
+    DeepseekV32IndexerCache(head_dim=head_dim + head_dim // quant_block_size * 4, dtype=torch.uint8), an
+    MLAAttentionSpec of 1 head: the fp8 key and one float32 scale per 128 values, whatever --kv-cache-dtype says;
+    0.11+). The indexer layer shares the MLA layer's block table: v1/kv_cache_interface.py UniformTypeKVCacheSpecs
+    puts both specs in one group whose page is the sum of theirs, so a token costs latent + indexer in every
+    layer."""
+    return index_head_dim + index_head_dim // INDEXER_QUANT_BLOCK * 4 if index_head_dim else 0
 
 
 # Qwen3.5 / 3.6 configs declare mamba_ssm_dtype "float32", which vLLM applies to the temporal state
@@ -139,6 +158,11 @@ def block_size_for(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, 
     """The KV block size in tokens and why (platforms/cuda.py, v1/attention/backends/*)."""
     mla = any(layer.kind is LayerKind.LATENT for layer in spec.trunk_layers)
     backend = (s.attention_backend or "").upper()
+    sparse = any(layer.attention is not None and layer.attention.index_head_dim for layer in spec.trunk_layers)
+    if sparse and (not r.cc or r.cc[0] >= 9) and backend in ("", "FLASHMLA_SPARSE"):
+        # platforms/cuda.py check_and_update_config (0.11+): "Forcing kv cache block size to 64 for
+        # FlashMLASparse backend." (DeepSeek V3.2's sparse MLA on Hopper and Blackwell)
+        return 64, "FlashMLA-sparse forces 64-token blocks (DeepSeek V3.2)"
     if mla and r.version >= (0, 7, 3):
         if r.version < ERAS["mla_preferred_block"]:
             # platforms/cuda.py check_and_update_config (<= 0.11): the MLA backend forces its block size
