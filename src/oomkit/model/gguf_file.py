@@ -30,7 +30,17 @@ from .archs import (
     SWA_WINDOW_DEFAULT,
 )
 from .gguf_header import GGUFHeader, read_gguf_header
-from .spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, RecurrentState, TensorSpec, WeightInventory
+from .spec import (
+    Attention,
+    Ffn,
+    LayerKind,
+    LayerSpec,
+    ModelSpec,
+    RecurrentState,
+    TensorSpec,
+    WeightInventory,
+    shared_kv_sources,
+)
 
 _BLK = re.compile(r"^blk\.(\d+)\.")
 
@@ -207,17 +217,11 @@ def _layer_kinds(m: _Meta, n_all: int, n_nextn: int, n_head_kv: list[int],
 
 
 def _kv_sources(arch: str, kinds: list[LayerKind], n_trunk: int) -> dict[int, int]:
-    """Layers that reuse an earlier layer's KV cache: from hparams.n_layer_kv_from_start on, each reads the last
-    cache-owning layer of its own kind (src/models/gemma3n.cpp: n_layer_kv_from_start = 20; the graph's
-    `hparams.has_kv(il)` branch and llama_kv_cache's layer reuse: n_layer_kv_from_start - 1 for full layers,
-    - 2 for sliding ones)."""
+    """Layers that reuse an earlier layer's KV cache: from hparams.n_layer_kv_from_start on (20 in
+    src/models/gemma3n.cpp load_arch_hparams), each reads the last cache-owning layer of its own kind (the graph's
+    `hparams.has_kv(il)` branch; llama_kv_cache skips them)."""
     start = KV_FROM_START.get(arch)
-    if start is None or start >= n_trunk:
-        return {}
-    last: dict[LayerKind, int] = {}
-    for i in range(start):
-        last[kinds[i]] = i
-    return {i: last[kinds[i]] for i in range(start, n_trunk) if kinds[i] in last}
+    return shared_kv_sources(kinds, start, n_trunk) if start is not None else {}
 
 
 def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[int], kinds: list[LayerKind],

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import OomkitError
 from ..quant import gguf_recipes
 from .jsonfile import read_object
-from .spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, RecurrentState
+from .spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, RecurrentState, shared_kv_sources
 from .tensors import architecture_tensors
 from .towers import vision_tower
 from .weights import inventory_for_format, is_gguf_format
@@ -125,6 +125,8 @@ def spec_from_config(
     kinds = _layer_kinds(r, model_type, n_layers)
     # Next-n / MTP blocks follow the trunk (layer index n_layers...), shaped like its last layer.
     kinds += [kinds[-1]] * n_nextn
+    # Gemma 3n / Gemma 4: the last num_kv_shared_layers layers read the KV of the last earlier layer of their kind
+    kv_source = shared_kv_sources(kinds, n_layers - r.int("num_kv_shared_layers", default=0), n_layers)
     layers = tuple(
         LayerSpec(
             index=i,
@@ -134,7 +136,7 @@ def spec_from_config(
             recurrent=_recurrent(r, model_type, n_embd) if (kind is LayerKind.RECURRENT or model_type == "falcon_h1")
             else None,
             ffn=_ffn(r, model_type, min(i, n_layers - 1), n_layers, kind),
-            parallel_recurrent=model_type == "falcon_h1",
+            parallel_recurrent=model_type == "falcon_h1", kv_source=kv_source.get(i),
         )
         for i, kind in enumerate(kinds)
     )

@@ -206,3 +206,15 @@ class ModelSpec:
         for layer in self.layers:
             counts[layer.kind.value] = counts.get(layer.kind.value, 0) + 1
         return counts
+
+
+def shared_kv_sources(kinds: list[LayerKind] | tuple[LayerKind, ...], start: int, n_trunk: int) -> dict[int, int]:
+    """Layers from `start` on reuse an earlier layer's KV cache and own none: each reads the last layer before
+    `start` of its own kind (llama.cpp hparams.n_layer_kv_from_start, src/models/gemma3n.cpp / gemma4.cpp;
+    transformers' Gemma3n num_kv_shared_layers: the same rule). Returns layer -> the layer whose cache it reads."""
+    if not 0 < start < n_trunk:
+        return {}
+    last: dict[LayerKind, int] = {}
+    for i in range(start):
+        last[kinds[i]] = i
+    return {i: last[kinds[i]] for i in range(start, n_trunk) if kinds[i] in last}
