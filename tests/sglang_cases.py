@@ -15,6 +15,7 @@ Which figure of which log is valid ground truth, and why:
 | deepseek-v4-pro-fp8-8xh200-tp8-mfs088-fail | the refusal and its minimum fraction | no (DeepSeek-V4 not modelled) | - | - | |
 | qwen3-32b-tp4-b200-pr22537 | yes (0.5.10+, default mfs on a B200) | yes (4x B200) | yes | yes (3%) | model inferred from the K size |
 | unnamed-qwen2-7b-b200-capture-pr11830 | no avail printed | no | yes (layout from the K size) | - | CUDA-graph mem usage (fitted) |
+| deepseek-v3-dp-attention-kv-issue6017 | no: mfs and flags not in the comment | no | yes (MLA latent per DP-attention rank) | no (flags unknown) | |
 """
 
 from __future__ import annotations
@@ -307,6 +308,13 @@ def case_unnamed_qwen2_7b_b200() -> list[Row]:
     return rows
 
 
+def case_deepseek_v3_dp_attention() -> list[Row]:
+    name = "deepseek-v3-dp-attention-kv-issue6017"
+    d = load(name)
+    spec = resolve("deepseek-ai/DeepSeek-V3")
+    return _kv_rows(name, spec, sg.SGLangSettings(tp_size=8, dp_size=8, enable_dp_attention=True), d)
+
+
 CASES = {
     "qwen3-14b-single-48gb": case_qwen3_14b,
     "qwen3-235b-a22b-fp8-tp4-h100-mfs093": case_qwen3_235b,
@@ -317,6 +325,7 @@ CASES = {
     "deepseek-v4-pro-fp8-8xh200-tp8-mfs088-fail": case_deepseek_v4_fail,
     "qwen3-32b-tp4-b200-pr22537": case_qwen3_32b_b200,
     "unnamed-qwen2-7b-b200-capture-pr11830": case_unnamed_qwen2_7b_b200,
+    "deepseek-v3-dp-attention-kv-issue6017": case_deepseek_v3_dp_attention,
 }
 
 

@@ -129,3 +129,17 @@ def test_v32_fp8_pool_is_packed(dsv32):
     v = est.engine_view
     assert v["cell_size_bytes"] == 61 * (576 + INDEXER)
     assert v["k_bytes"] == (v["max_total_num_tokens"] + 64) * 61 * (656 + INDEXER)
+
+
+def test_dp_attention_kv_pool_matches_log(dsv3):
+    """sglang#6017: a DP-attention rank's MLA pool, "#tokens: 161488, KV size: 10.57 GB"."""
+    import json
+    from pathlib import Path
+
+    from oomkit.engines.sglang.kv import cache_layout, kv_pools
+
+    fx = json.loads((Path(__file__).parent / "fixtures" / "engine_logs" / "sglang" /
+                     "deepseek-v3-dp-attention-kv-issue6017.json").read_text())
+    s = SGLangSettings(tp_size=8, dp_size=8, enable_dp_attention=True)
+    (pool,) = kv_pools(cache_layout(dsv3, s), s, fx["printed"]["kv_cache_tokens"])
+    assert f"{pool.k_bytes / 2**30:.2f}" == fx["printed"]["k_size_gb"]

@@ -5,6 +5,8 @@ moe_intermediate_size 768, hidden 2048) give the expert bytes."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from oomkit.engines.vllm import VllmSettings
@@ -108,3 +110,24 @@ def test_models_without_indexer_unchanged():
     H200 = with_facts(Device("CUDA0", "NVIDIA H200", 143771 * MiB))
     est = estimate(spec, (H200,), VllmSettings(max_model_len=32768, tensor_parallel_size=8))
     assert est.kv_bytes_per_token == 8 * 61 * 576 * 2
+
+
+def test_expert_placement_matches_a_dp_ep_log():
+    """vllm#28037: DP2 x TP2 with --enable-expert-parallel prints each rank's EP rank and its 16 of 64 experts."""
+    import json
+    from pathlib import Path
+
+    from oomkit.engines import _tp
+    from oomkit.engines.vllm.weights import ep_rank_of
+
+    fx = json.loads((Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" /
+                     "moe-64e-dp2-tp2-ep4-placement-pr28037.json").read_text())
+    tp, dp = fx["settings"]["tensor_parallel_size"], fx["settings"]["data_parallel_size"]
+    r = SimpleNamespace(tp=tp, pp=1, dp=dp)  # the three sizes ep_rank_of reads off a Resolved
+    for rank in fx["printed"]["ranks"]:
+        g = rank["dp"] * tp + rank["tp"]  # global rank, ordered (dp, pp, tp)
+        e = ep_rank_of(g, r)
+        assert e == rank["ep"]
+        n = _tp.local_experts(fx["printed"]["global_experts"], fx["printed"]["ep_size"], e)
+        assert n == rank["local_experts"]
+        assert sum(_tp.local_experts(64, 4, i) for i in range(e)) == rank["first_global_expert"]  # linear placement
