@@ -451,3 +451,26 @@ def sweep_model(arch: str) -> SynthModel:
         ts += [Tensor(n, tuple(shape)) for n in names]
     tied = "output.weight" not in patterns
     return _model(f"sweep-{arch}", arch, "generic Llama-2-7B-like shape (SWEEP_DIMS)", d["n_vocab"], nl, md, ts, tied)
+
+
+def deci_variable(n_layers: int | None = None) -> SynthModel:
+    """deci (DeciLM / Llama-3.1-Nemotron-51B style): per-layer head counts and FFN sizes, a layer without
+    attention (head_count 0) and one without FFN (feed_forward_length 0), on the generic SWEEP_DIMS shape:
+    hidden 4096, heads 32 / KV 8, 0 / 0, 32 / 4, 32 / 8 (head 128), FFN 11008, 11008, 0, 14336."""
+    arch, n_embd, hd, n_vocab = "deci", 4096, 128, 32000
+    heads, kvh, ffs = [32, 0, 32, 32], [8, 0, 4, 8], [11008, 11008, 0, 14336]
+    nl = 4
+    md = _Meta(arch)
+    md.u32("context_length", 8192).u32("embedding_length", n_embd).u32("block_count", nl).u32("vocab_size", n_vocab)
+    md.items += [(f"{arch}.attention.head_count", heads, (VT.ARRAY, VT.INT32)),
+                 (f"{arch}.attention.head_count_kv", kvh, (VT.ARRAY, VT.INT32)),
+                 (f"{arch}.feed_forward_length", ffs, (VT.ARRAY, VT.INT32))]
+    md.f32("attention.layer_norm_rms_epsilon", 1e-5).f32("rope.freq_base", 500000.0).u32("rope.dimension_count", hd)
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    for i in range(nl):
+        if heads[i]:
+            ts += _attn_gqa(i, n_embd, heads[i] * hd, kvh[i] * hd)
+        if ffs[i]:
+            ts += _ffn_dense(i, n_embd, ffs[i])
+    return _model("deci-variable", arch, "generic shape with DeciLM's per-layer variation", n_vocab, nl, md, ts, False)

@@ -12,7 +12,8 @@ Per architecture, what the file exercises:
 - gemma3n: 4 sliding : 1 full, and layers from 20 on own no cache (n_layer_kv_from_start = 20);
 - glm4moe: the MTP block (nextn_predict_layers 1) is neither cached nor loaded (TENSOR_SKIP);
 - lfm2: short-convolution state (shortconv.l_cache - 1) x n_embd per layer, no ssm.* keys in the file;
-- ernie4_5-moe, seed_oss, minimax-m2, hunyuan-moe, hunyuan-dense: plain GQA caches, weights from the tensors.
+- ernie4_5-moe, seed_oss, minimax-m2, hunyuan-moe, hunyuan-dense: plain GQA caches, weights from the tensors;
+- deci: per-layer heads, a layer without attention (still counted in the cache, at 0 bytes) and one without FFN.
 """
 
 import pytest
@@ -54,6 +55,9 @@ ARCHS = {
     "minimax-m2": (ggufs.minimax_m2, 2, None),
     "hunyuan-moe": (ggufs.hunyuan_a13b, 2, (0.76, 1.0)),
     "hunyuan-dense": (ggufs.hunyuan_7b, 2, None),
+    # compute: the dense FFN's live set (3 x n_ff + 5 x n_embd floats per ubatch token, 116-135 MiB here) is above
+    # the logits of a 32000-token vocabulary and not modelled yet
+    "deci": (ggufs.deci_variable, 4, (0.55, 1.05)),
 }
 
 

@@ -35,13 +35,16 @@ SHORTCONV_ARCHS = {"lfm2", "lfm2moe"}
 # The diffusion decoders (LLaDA, LLaDA-MoE, Dream, RND1) attend without a causal cache: llama_model::create_memory gives them none.
 NO_CACHE_ARCHS = {"bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-bert-moe", "neo-bert", "eurobert",
                   "modern-bert", "gemma-embedding", "t5encoder", "dream", "llada", "llada-moe", "rnd1"}
+# Decoders whose per-layer head_count may be 0 for a layer without attention (src/models/deci.cpp): the layer
+# stays in the KV cache's layer count with 0-byte rows.
+NO_ATTENTION_LAYERS_OK = {"deci"}
 # Plain decoders whose cache and weights follow the shared rules (standard GQA attention, one cache, weights
 # from the tensors), each loaded by llama.cpp@0c1e57098 and checked against it (tests/test_llamacpp_archs.py).
 PLAIN_DECODERS = {"ernie4_5", "ernie4_5-moe", "seed_oss", "minimax-m2", "hunyuan-moe", "hunyuan-dense",
                   "xverse", "exaone", "qwen", "mpt", "bloom", "refact", "codeshell", "olmo", "nemotron", "arcee", "jais",
                   "jais2", "maincoder", "nanbeige", "pangu-embedded", "gptneox", "apertus", "talkie", "chameleon",
                   "cogvlm", "hrm_text", "openelm", "plamo", "plamo3", "bailingmoe", "mellum", "grovemoe", "bailingmoe2", "hunyuan_vl",
-                  "llama-embed"}
+                  "llama-embed", "deci"}
 KNOWN_ARCHS = (
     {"llama", "llama4", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe", "qwen3vl", "qwen3vlmoe", "gemma",
      "gemma3n", "deepseek2", "phi2", "phi3", "phimoe", "granite", "granitemoe", "falcon-h1", "command-r", "olmo2",

@@ -22,6 +22,7 @@ from .archs import (
     KNOWN_ARCHS,
     KV_FROM_START,
     KV_ZERO_HYBRIDS,
+    NO_ATTENTION_LAYERS_OK,
     NO_CACHE_ARCHS,
     RECURRENT_ARCHS,
     SHORTCONV_ARCHS,
@@ -242,6 +243,11 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
         kind = kinds[i]
         if kind in (LayerKind.RECURRENT, LayerKind.NONE):
             out.append(None)
+            continue
+        if n_head[i] == 0 and m.arch in NO_ATTENTION_LAYERS_OK:
+            # deci (Nemotron-51B style): a layer without attention keeps its row in the cache at 0 bytes
+            # (src/models/deci.cpp: n_head(il) == 0 skips attention; llama_kv_cache counts the layer)
+            out.append(Attention(n_heads=0, n_kv_heads=0, head_dim_k=key_len, head_dim_v=val_len))
             continue
         if n_head[i] == 0:
             raise OomkitError(f"{m.name}: layer {i} has attention but head_count is 0")
