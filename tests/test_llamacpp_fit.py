@@ -253,3 +253,21 @@ def test_the_vram_tables_hold_the_layout_as_typed():
     s = eng.settings(n_parallel=1, fit=False)
     assert eng.estimate(spec, (gpu(0, 6144, 6144),), eng.with_context(s, n)).fits
     assert not eng.estimate(spec, (gpu(0, 6144, 6144),), eng.with_context(s, n + 256)).fits
+
+
+def test_ollamas_llama_server_is_fitted_by_the_same_rule():
+    """Ollama's llama-server runner gets no -ngl and llama-server's --fit places the layers (common_params_fit_impl,
+    the one implementation in llamacpp/fit.py): -ngl N leaves the 1024 MiB target free on the card, N + 1 would
+    not. Checked on llama.cpp estimates of the command Ollama builds, -fit off."""
+    est = oomkit.estimate("llama3.1:70b", "ollama", vram="16GiB", find_max_context=False)
+    view = est.engine_view
+    assert view["ollama_era"] == "D" and est.fits is False
+    ngl = int(view["offloaded_layers"].split("/")[0])
+    assert 0 < ngl < 81 and view["ollama_launch"].endswith(f"-ngl {ngl}")
+    assert f"llama-server --fit offloads {ngl} of 81 layers to the GPU" in est.warnings
+    spec = resolve_model(get_engine("ollama"), "llama3.1:70b")
+    for n, ok in ((ngl, True), (ngl + 1, False)):
+        s = LlamaCppSettings(n_ctx=4096, n_parallel=1, kv_unified=False, flash_attn="auto", n_batch=512,
+                             n_ubatch=512, n_gpu_layers=n, fit=False)
+        u = oomkit.estimate(spec, "llama.cpp", vram="16GiB", settings=s, find_max_context=False).devices[0]
+        assert (u.total_bytes - u.overhead_bytes <= 16 * 1024 * MiB - 457 * MiB - 1024 * MiB) is ok, n

@@ -219,7 +219,8 @@ def _fit_note(spec: ModelSpec, fitted: FitResult, typed: MemoryEstimate, ctx: Co
                 + (f"; it still {' and '.join(what)}" if what else "") + " and loads the rest as typed")
     else:
         line = (f"llama.cpp's --fit (on by default) {', '.join(what) or 'changes the layout'} to leave "
-                f"{margins} MiB free per device" + (f"; add -fit off to keep {' and '.join(keep)}" if keep else ""))
+                f"{margins} MiB free per device" + (f"; add -fit off to keep {' and '.join(keep)}" if keep else "")
+                + (" (which does not fit)" if keep and typed.fits is False else ""))
     if not fits:
         line += "; even so it does not fit: llama.cpp fails to allocate"
     return line + " (engine_view fit_*, typed_*)"

@@ -14,6 +14,7 @@ from ...units import GiB, MiB
 from ..llamacpp import ERAS, LlamaCppSettings, compute_phases, kv_caches, resolve_context
 from ..llamacpp import estimate as llamacpp_estimate
 from ..llamacpp.backends import metal_devices
+from ..llamacpp.fit import params_fit
 from ..versions import version_str
 from .kv import CausalCache, causal_cache
 from .launch import Launch, resolve_launch
@@ -126,28 +127,16 @@ def _replace_kv(est: MemoryEstimate, cache: CausalCache, devices: tuple[Device, 
 
 def _fit_llama_server(spec: ModelSpec, devs: tuple[Device, ...], ls: LlamaCppSettings,
                       margin: int) -> tuple[LlamaCppSettings, bool]:
-    """llama-server --fit with no -ngl (common/fit.cpp): the most layers that leave `margin` free on every
-    device. Simplified: layers only (fit also moves MoE expert tensors to the CPU first)."""
+    """llama-server --fit with no -ngl: llama.cpp's own fit (llamacpp/fit.py params_fit, common/fit.cpp
+    common_params_fit_impl) on the command startLlamaServer builds. -c is typed, so the fit keeps the context
+    and moves MoE expert tensors, then whole layers, to the CPU until every device keeps `margin` free.
+    -> (the settings it loads, with the fit off; whether everything stayed on the GPUs)."""
     if not devs or any(d.memory_bytes is None for d in devs):
         return ls, True
-
-    def ok(ngl: int) -> bool:
-        est = llamacpp_estimate(spec, devs, replace(ls, n_gpu_layers=ngl))
-        return all(u.total_bytes - u.overhead_bytes <= (_free(d) or 0) - margin for u, d in zip(est.devices, devs, strict=True))
-
-    n_all = spec.n_layers + 1
-    if ok(-1):
+    r = params_fit(spec, devs, replace(ls, fit=True, fit_target=(margin // MiB,)))
+    if r.status != "fitted":  # unchanged, or refused: loaded as built
         return ls, True
-    lo, hi = 0, n_all
-    if not ok(0):
-        return replace(ls, n_gpu_layers=0), False
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return replace(ls, n_gpu_layers=lo), False
+    return replace(r.settings, fit=False), False
 
 
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings) -> MemoryEstimate:
@@ -403,9 +392,10 @@ def _llama_server_settings(spec: ModelSpec, g: GgufView, used: tuple[Device, ...
         margin = max(in_range("LLAMA_ARG_FIT_TARGET", p, Limit(0, None), "llama-server") for p in parts) * MiB
     ls, full = _fit_llama_server(spec, used, ls, margin)
     if not full:
-        launch.warnings.append(f"llama-server --fit offloads {ls.n_gpu_layers} of {spec.n_layers + 1} layers "
-                               "(layers only: --fit also moves MoE expert tensors to the CPU first, not "
-                               "modelled)")
+        moved = (f"; the expert tensors of {len(ls.override_tensor)} of them stay on the CPU (-ot)"
+                 if ls.override_tensor else "")
+        launch.warnings.append(f"llama-server --fit offloads {ls.n_gpu_layers} of {spec.n_layers + 1} layers to "
+                               "the GPU" + moved)
     return ls
 
 
@@ -511,7 +501,8 @@ def _full_offload(spec: ModelSpec, devices: tuple[Device, ...], launch: Launch, 
     if not devices:
         return None
     if launch.era == "D":
-        return ls.n_gpu_layers < 0 or ls.n_gpu_layers > spec.n_layers
+        # every layer, and no expert tensor the fit moved to the CPU (-ot)
+        return (ls.n_gpu_layers < 0 or ls.n_gpu_layers > spec.n_layers) and not ls.override_tensor
     full_offload = bool(own["layers"] and own["layers"] >= spec.n_layers + 1)
     if not full_offload:
         warnings.append(f"Ollama offloads {own['layers']}/{spec.n_layers + 1} layers to the GPU; the rest run "
