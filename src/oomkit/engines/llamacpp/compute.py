@@ -80,9 +80,10 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         attn_phase = max(attn_phase, kq + inner)
     if attn_phase:
         attn_phase += masks
-        if any(layer.recurrent is not None for layer in spec.layers):
+        if any(layer.recurrent is not None and layer.recurrent.kind != "short_conv" for layer in spec.layers):
             # hybrids: the recurrent layers' inputs are allocated after the masks and live to the end, so the
-            # freed mask block cannot merge with the free tail and the logits go above it
+            # freed mask block cannot merge with the free tail and the logits go above it. Not LFM2's short
+            # convolutions: its CPU figure is the plain logits phase at every context (tests/test_llamacpp_archs.py)
             out_phase += masks + resid
     if n_outputs is not None and n_outputs < T:
         # with few logits rows the feed-forward block's live set can be the peak: the gate and up projections
