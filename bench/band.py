@@ -67,15 +67,18 @@ def llamacpp() -> dict[str, Any]:
         k["exact"] += m["exact"]
         k["compute_worst"] = max(k["compute_worst"], m["compute_worst"])
     backends: dict[str, int] = {"cpu": sum(m["cases"] for m in models.values())}
+    versions = []
     for p in sorted((LOGS / "llamacpp").rglob("*.json")):
-        b = json.loads(p.read_text()).get("backend") or "cuda"
-        backends[b] = backends.get(b, 0) + 1
+        fx = json.loads(p.read_text())
+        backends[fx.get("backend") or "cuda"] = backends.get(fx.get("backend") or "cuda", 0) + 1
+        versions.append(str(fx.get("engine_version") or ""))
     return {"evidence": "llama.cpp@0c1e57098 (llama-cpp-python 0.3.36) run on the CPU over synthetic GGUFs "
                         "carrying real models' layer shapes; GPU logs per backend in tests/fixtures/engine_logs",
             "cases": sum(m["cases"] for m in models.values()),
             "exact": sum(m["exact"] for m in models.values()),
             "compute_worst": max(m["compute_worst"] for m in models.values()),
-            "by_kind": dict(sorted(by_kind.items())), "models": models, "backend_cases": backends}
+            "by_kind": dict(sorted(by_kind.items())), "models": models, "backend_cases": backends,
+            "log_versions": _versions(versions)}
 
 
 def _fig(errs: list[float]) -> dict[str, Any]:

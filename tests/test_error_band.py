@@ -36,7 +36,8 @@ DATA = json.loads((ROOT / "src" / "oomkit" / "data" / "band.json").read_text())
 def test_log_figures_equal_the_evidence(engine):
     """Every vLLM / SGLang / Ollama figure of the band recomputed from all start-up log fixtures."""
     band = _bench_band()
-    assert getattr(band, engine)() == DATA[engine]
+    assert getattr(band, engine)() == DATA[engine], \
+        "the evidence changed (a fixture added?): PYTHONPATH=. python bench/band.py --write"
 
 
 def test_one_llamacpp_model_recomputed_from_llamacpp():
@@ -99,6 +100,9 @@ def test_guesses_are_said():
     v = oomkit.estimate("qwen3-8b", "vllm", vram="80GiB", engine_version="0.33.0",
                         find_max_context=False).to_dict()["error_band"]["guesses"]
     assert any("newer than every log" in x for x in v)
+    ancient = oomkit.estimate("qwen3-8b", "llama.cpp", engine_version="b3000",
+                              find_max_context=False).to_dict()["error_band"]["guesses"]
+    assert any("older than every llama.cpp log" in x for x in ancient)
     old = oomkit.estimate("qwen3-8b", "vllm", vram="80GiB", engine_version=DATA["vllm"]["versions"][1],
                           find_max_context=False).to_dict()["error_band"]["guesses"]
     assert not any("every log" in x for x in old)

@@ -111,6 +111,10 @@ def _llamacpp(est: MemoryEstimate, d: dict[str, Any], guesses: list[str]) -> tup
     elif backend and backend != "cpu":
         compute["basis"] += f"; {logs} real {backend} log(s) agree"
     figs["overhead_bytes"] = _unverified("the GPU runtime's fixed reserve per backend, not measured by the grid")
+    version, oldest = str(est.settings.get("engine_version") or ""), d["log_versions"][0]
+    if _version_key(version) and _version_key(version) < _version_key(oldest):
+        guesses.append(f"llama.cpp {version} is older than every llama.cpp log in the evidence (the oldest {oldest}; "
+                       "the CPU grid runs a recent build): its era's rules are followed unverified")
     if any("newer than the newest build oomkit models" in w for w in est.warnings):
         guesses.append("llama.cpp build newer than the newest modelled: its newest rules are assumed")
     summary = [f"KV {figs['kv_cache_bytes']['band']}", f"compute buffer {compute['band']} on {compute['cases']} "
