@@ -210,7 +210,8 @@ def test_impossible_config_is_refused(case, tmp_path):
 def test_suspicious_config_is_a_warning(cfg, words, tmp_path):
     d = tmp_path / "m"
     H.write_config(d, cfg)
-    warnings = oomkit.estimate(str(d), vram="24GiB", n_ctx=4096).to_dict()["warnings"]
+    e = oomkit.estimate(str(d), vram="24GiB", n_ctx=4096)
+    warnings = [*e.warnings, *e.model.labels]
     assert any(words in w for w in warnings), warnings
 
 
@@ -229,8 +230,7 @@ def test_empty_safetensors_header_is_refused(tmp_path):
 
 def _weights(ref: str, engine: str = "vllm") -> tuple[int, list[str], bool | None]:
     e = oomkit.estimate(ref, engine, vram="24GB")
-    d = e.to_dict()
-    return d["weights_bytes"], d["warnings"], d["fits"]
+    return e.weights_bytes, [*e.warnings, *e.model.labels], e.fits
 
 
 def test_one_shard_of_30_does_not_fit_a_70b(tmp_path):
@@ -245,10 +245,9 @@ def test_one_shard_of_30_does_not_fit_a_70b(tmp_path):
     assert w == computed and fits is False
     note = next(x for x in warnings if "shards are missing" in x)
     assert "29 safetensors shards" in note and "model-00002-of-00030.safetensors" in note
-    r = run_oomkit("estimate", str(d), "--engine", "vllm", "--vram", "24GB", "--json")
-    assert r.rc == 0, r.describe()
-    out = json.loads(r.stdout)
-    assert out["fits"] is False and any("29 safetensors shards are missing" in w for w in out["warnings"])
+    r = run_oomkit("check", str(d), "--engine", "vllm", "--vram", "24GB")
+    assert r.rc == 1, r.describe()  # check's "does not fit"
+    assert "29 safetensors shards are missing" in " ".join(r.stdout.split()), r.stdout
 
 
 def test_index_naming_absent_shards(tmp_path):
