@@ -131,3 +131,27 @@ def test_expert_placement_matches_a_dp_ep_log():
         n = _tp.local_experts(fx["printed"]["global_experts"], fx["printed"]["ep_size"], e)
         assert n == rank["local_experts"]
         assert sum(_tp.local_experts(64, 4, i) for i in range(e)) == rank["first_global_expert"]  # linear placement
+
+
+def test_v32_indexer_weights_close_the_published_count():
+    """The HF safetensors totals (catalog params_published): DeepSeek-V3.2 = V3 + the indexer. With the indexer's
+    wq_b (1536 x 64 x 128), wk (7168 x 128), k_norm and weights_proj (7168 x 64) in every layer, V3.2 falls short
+    of its published count by what V3 falls short of its own (the fp8 scales and the MTP block's extras)."""
+    gaps = []
+    for name in ("deepseek-v3", "deepseek-v3.2"):
+        e = lookup(name)
+        spec = spec_from_config(e.config, name=e.name)
+        gaps.append(e.params_published - sum(t.n_elements for t in spec.weights.tensors))
+    assert abs(gaps[1] - gaps[0]) < 0.001 * 685e9
+
+
+def test_v32_indexer_replicated_on_every_rank(dsv32):
+    """models/deepseek_v2.py Indexer: wq_b, wk, weights_proj are ReplicatedLinear: whole on each TP rank."""
+    H200 = with_facts(Device("CUDA0", "NVIDIA H200", 143771 * MiB))
+    e = lookup("deepseek-v3.1")
+    v31 = spec_from_config(e.config, name=e.name)
+    w = [estimate(sp, (H200,), VllmSettings(max_model_len=8192, tensor_parallel_size=8)).devices[0].weights_bytes
+         for sp in (v31, dsv32)]
+    # fp8 wq_b + wk with their 128x128 block scales, bf16 weights_proj and k_norm, in 61 layers
+    per_layer = (1536 * 8192 + 12 * 64 * 4) + (7168 * 128 + 56 * 4) + 7168 * 64 * 2 + 2 * 128 * 2
+    assert w[1] - w[0] == pytest.approx(61 * per_layer, rel=0.01)

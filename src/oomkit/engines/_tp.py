@@ -36,6 +36,7 @@ _REPLICATED = {
     "attn_q_a", "attn_q_a_norm", "attn_kv_a_mqa", "attn_kv_a_norm",  # MLA low-rank projections (ReplicatedLinear)
     "ffn_gate_inp", "ffn_gate_inp_shexp", "exp_probs_b",  # MoE routers and their correction bias
     "ssm_norm",  # gated RMSNorm over one head's width
+    "indexer",  # DeepSeek V3.2's lightning indexer: ReplicatedLinear wq_b / wk / weights_proj and its LayerNorm
 }
 _KV = {"attn_k", "attn_v"}
 _ROW_PARALLEL = {"attn_output", "ffn_down", "ffn_down_exps", "ffn_down_shexp", "ssm_out"}

@@ -83,6 +83,14 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
         t("attn_k_b.weight", a.qk_nope_head_dim, a.kv_lora_rank, a.n_heads)
         t("attn_v_b.weight", a.kv_lora_rank, a.v_head_dim, a.n_heads)
         t("attn_output.weight", a.n_heads * a.v_head_dim, n_embd)
+        if a.index_head_dim:
+            # DeepSeek V3.2's lightning indexer (transformers / vLLM models/deepseek_v2.py Indexer: wq_b from the
+            # q latent, wk and weights_proj from the hidden state, a LayerNorm on the key); llama.cpp's names
+            t("indexer.attn_q_b.weight", a.q_lora_rank, a.index_n_heads * a.index_head_dim)
+            t("indexer.attn_k.weight", n_embd, a.index_head_dim)
+            t("indexer.k_norm.weight", a.index_head_dim)
+            t("indexer.k_norm.bias", a.index_head_dim)
+            t("indexer.proj.weight", n_embd, a.index_n_heads)
     elif a is not None:
         q_dim, k_dim, v_dim = a.n_heads * a.head_dim_k, a.n_kv_heads * a.head_dim_k, a.n_kv_heads * a.head_dim_v
         t("attn_q.weight", n_embd, q_dim * (2 if arch in _GATED_Q else 1))
@@ -203,7 +211,16 @@ def hf_module_name(gguf_name: str) -> str | None:
     parts = gguf_name.split(".")
     if len(parts) == 4 and parts[0] == "blk" and parts[3] == "weight" and parts[2] in _HF_MODULE:
         return f"model.layers.{parts[1]}.{_HF_MODULE[parts[2]]}"
+    if len(parts) == 5 and parts[0] == "blk" and parts[2] == "indexer" and parts[4] == "weight" \
+            and parts[3] in _HF_INDEXER:
+        return f"model.layers.{parts[1]}.self_attn.indexer.{_HF_INDEXER[parts[3]]}"
     return None
+
+
+# DeepSeek V3.2's indexer linears that a checkpoint's quantization covers (wq_b, wk are fp8 in the FP8 release);
+# weights_proj is built without a quant_config (vLLM Indexer: ReplicatedLinear(..., quant_config=None)), so it is
+# left out and stays in the model dtype
+_HF_INDEXER = {"attn_q_b": "wq_b", "attn_k": "wk"}
 
 
 # The same tensor under another model's module name: Qwen3.5 / 3.6 split Qwen3-Next's fused in_proj_qkvz into
