@@ -28,6 +28,7 @@ from tests.groundtruth.synth import (  # noqa: E402  (the shared helpers, after 
     _layers,
     _Meta,
 )
+from tests.groundtruth.synth import deepseek_v3 as synth_deepseek_v3  # noqa: E402
 
 
 def _model(key: str, arch: str, source: str, n_vocab: int, nl: int, md: _Meta, ts: list[Tensor], tied: bool,
@@ -474,3 +475,15 @@ def deci_variable(n_layers: int | None = None) -> SynthModel:
         if ffs[i]:
             ts += _ffn_dense(i, n_embd, ffs[i])
     return _model("deci-variable", arch, "generic shape with DeciLM's per-layer variation", n_vocab, nl, md, ts, False)
+
+
+def mistral4_mla(n_layers: int | None = None) -> SynthModel:
+    """mistral4: llama.cpp loads it with deepseek2's tensors and MLA cache (kv_lora_rank, the *_mla lengths); the
+    file carries DeepSeek-V3's per-layer dims (tests/groundtruth/synth.py deepseek_v3) with 16 experts, under the
+    mistral4 key prefix."""
+    import dataclasses  # lazy: only this builder renames a model
+
+    base = synth_deepseek_v3(n_layers=n_layers, n_experts=16)
+    md = tuple((k.replace("deepseek2.", "mistral4.", 1), v, t) for k, v, t in base.metadata)
+    return dataclasses.replace(base, key="mistral4-mla", arch="mistral4", metadata=md,
+                               source="DeepSeek-V3 config.json dims under mistral4")

@@ -57,6 +57,7 @@ ARCHS = {
     # compute: the dense FFN's live set (3 x n_ff + 5 x n_embd floats per ubatch token, 116-135 MiB here) is above
     # the logits of a 32000-token vocabulary and not modelled yet
     "deci": (ggufs.deci_variable, 4, (0.55, 1.05)),
+    "mistral4": (ggufs.mistral4_mla, 4, None),  # MLA: the latent K-only cache, as deepseek2's
 }
 
 
@@ -90,7 +91,7 @@ def test_figures_equal_llama_cpp(measured):
         assert low <= ratio <= high, f"{label}: compute oomkit {got['compute_mib']:.2f} llama.cpp " \
                                      f"{expected['compute_mib']:.2f} MiB"
         compared += 1
-    assert compared >= len(GRID) - 1  # only the quantized-V-without-FA row is refused
+    assert compared >= len(GRID) - 2  # the quantized-V-without-FA row; MLA also refuses K and V types apart
 
 
 def test_output_layer_on_cpu_in_older_builds_maps_its_own_bytes():
