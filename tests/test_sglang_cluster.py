@@ -143,3 +143,10 @@ def test_dp_attention_kv_pool_matches_log(dsv3):
     s = SGLangSettings(tp_size=8, dp_size=8, enable_dp_attention=True)
     (pool,) = kv_pools(cache_layout(dsv3, s), s, fx["printed"]["kv_cache_tokens"])
     assert f"{pool.k_bytes / 2**30:.2f}" == fx["printed"]["k_size_gb"]
+
+
+def test_node_totals(dsv3):
+    est = estimate(dsv3, (H200,), SGLangSettings(context_length=8192, tp_size=16, nnodes=2))
+    nodes = est.engine_view["node_memory_bytes"]
+    assert nodes == {"node0": sum(u.total_bytes for u in est.devices[:8]),
+                     "node1": sum(u.total_bytes for u in est.devices[8:])}

@@ -155,3 +155,12 @@ def test_v32_indexer_replicated_on_every_rank(dsv32):
     # fp8 wq_b + wk with their 128x128 block scales, bf16 weights_proj and k_norm, in 61 layers
     per_layer = (1536 * 8192 + 12 * 64 * 4) + (7168 * 128 + 56 * 4) + 7168 * 64 * 2 + 2 * 128 * 2
     assert w[1] - w[0] == pytest.approx(61 * per_layer, rel=0.01)
+
+
+def test_node_totals(qwen3_moe):
+    """-tp 4 -pp 2 on two nodes: each node's four GPUs summed under engine_view node_memory_bytes."""
+    est = estimate(qwen3_moe, (H100,), VllmSettings(max_model_len=8192, tensor_parallel_size=4,
+                                                    pipeline_parallel_size=2, nnodes=2))
+    nodes = est.engine_view["node_memory_bytes"]
+    assert list(nodes) == ["node0", "node1"]
+    assert nodes["node0"] == sum(u.total_bytes for u in est.devices[:4])

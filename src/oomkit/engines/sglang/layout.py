@@ -34,7 +34,7 @@ from ...model.spec import LayerSpec, ModelSpec
 from ...units import GiB, MiB
 from .. import _tp
 from ..versions import Version
-from .cluster import rank_name
+from .cluster import node_totals, rank_name
 from .kv import (
     CacheLayout,
     NotEnoughMemory,
@@ -428,6 +428,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
                                 "left_bytes": left, "short_bytes": short, "after_kv": True}
         warnings.append(f"SGLang starts, then dies: {what}")
         usages = [replace(u, overhead_bytes=u.overhead_bytes + short) for u in usages]
+    if s.nnodes > 1:
+        view["node_memory_bytes"] = node_totals(usages, s.nnodes)  # per machine: each node's GPUs together
     return MemoryEstimate(model=spec, engine="sglang", settings=_effective_settings(s, run, running),
                           devices=tuple(usages), host=Usage(id="CPU", name="host"), engine_view=view,
                           kv_bytes_per_token=_kv_bytes_per_token(s, run),

@@ -26,3 +26,9 @@ def rank_name(g: int, world: int, nnodes: int) -> str:
         raise SettingsError(f"--nnodes {nnodes} does not divide the {world} GPUs (TP x PP x DP) evenly")
     per = world // nnodes
     return f"node{g // per}/GPU{g % per} (rank {g})"
+
+
+def node_totals(usages: list, nnodes: int) -> dict[str, int]:
+    """Bytes each machine's GPUs hold (its world / nnodes consecutive ranks, as rank_name places them)."""
+    per = len(usages) // nnodes
+    return {f"node{k}": sum(u.total_bytes for u in usages[k * per:(k + 1) * per]) for k in range(nnodes)}

@@ -12,7 +12,7 @@ from ...model.spec import ModelSpec
 from ...model.weights import per_layer_sum
 from ...units import GiB, MiB
 from ..versions import version_str
-from .cluster import rank_name
+from .cluster import node_totals, rank_name
 from .config import CUDA_DRIVER_RESERVED, Resolved, pp_partition, resolve
 from .kv import (
     KvCheck,
@@ -408,6 +408,8 @@ def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank],
                         "the cache from gpu_memory_utilization x the GPU's memory")
     usages, cg_warnings = _usages(s, r, ranks, num_blocks, error, need_one)
     warnings.extend(cg_warnings)
+    if s.nnodes > 1:
+        view["node_memory_bytes"] = node_totals(usages, s.nnodes)  # per machine: each node's GPUs together
     host = Usage(id="CPU", name="host", weights_bytes=sum(rk.host_weights for rk in ranks),
                  kv_cache_bytes=int(s.swap_space * GiB) * len(ranks) if not r.v1 else 0)
     view["log"] = "\n".join(lines)  # the start-up lines as this release prints them
