@@ -86,6 +86,8 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
         # server_args.py _handle_model_specific_adjustments, DeepseekV32ForCausalLM on CUDA: "Setting page size to
         # 64 for DeepSeek NSA." (the indexer's DeepGEMM kernels read 64-token pages)
         page = 64
+    else:
+        page = _BACKEND_PAGE_SIZE.get(s.attention_backend or "", 1)
     if not s.enable_dp_attention and any(la.attention.index_head_dim for la in attn if la.attention is not None):
         # the same function, in the releases that added DeepSeek V3.2 (autumn 2025, sglang#11358), also forces DP
         # attention: "DP attention is enabled for DeepSeek NSA." (enable_dp_attention = True, dp_size = tp_size);
@@ -93,8 +95,6 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
         labels.append("DeepSeek NSA: the SGLang releases that added DeepSeek V3.2 turn on --enable-dp-attention with "
                       "--dp equal to --tp (attention weights whole on every rank); add both flags to estimate that "
                       "layout")
-    else:
-        page = _BACKEND_PAGE_SIZE.get(s.attention_backend or "", 1)
     attn_tp = s.tp_size // s.dp_size if s.enable_dp_attention else s.tp_size
     if attn_tp < 1:
         raise OomkitError(f"--dp-size {s.dp_size} must not exceed --tp-size {s.tp_size} with --enable-dp-attention")
