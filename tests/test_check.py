@@ -154,12 +154,15 @@ def test_exit_1_and_honest_when_nothing_fits():
 
 def test_fit_on_by_default_moves_layers_to_the_cpu_when_the_context_is_typed():
     """-c typed, -ngl not: llama.cpp's --fit keeps the context and moves whole layers to the CPU, back to front,
-    until the GPU keeps its 1024 MiB target free (common_params_fit_impl); the check then fits, says what moved,
-    and the typed layout's figures stay under engine_view typed_*. The rule checked with -fit off estimates:
-    -ngl N leaves the target free, -ngl N + 1 does not."""
+    until the GPU keeps its 1024 MiB target free (common_params_fit_impl). It runs, split with the CPU: not a fit
+    (as an Ollama split is not), and the note says what moved; the estimate is that layout, the typed one under
+    engine_view typed_*. The rule checked with -fit off estimates: -ngl N leaves the target free, N + 1 does not.
+    The largest context that fits is the largest that llama.cpp loads without moving anything."""
     r = run_oomkit("check", "llama3.1:8b", "--ctx", "131072", "-np", "1", "--vram", "8GiB", "--json")
-    assert r.returncode == 0, r.stdout
+    assert r.returncode == 1, r.stdout
     d = json.loads(r.stdout)
+    assert d["fits"] is False and d["stage"] == "engine" and d["estimate"]["fits"] is False
+    assert all(dev["left_bytes"] >= 0 for dev in d["devices"])
     view = d["estimate"]["engine_view"]
     ngl = view["fit_n_gpu_layers"]
     assert d["n_ctx"] == 131072 and view["typed_offloaded_layers"] == "33/33" and view["typed_fits"] is False
@@ -170,8 +173,14 @@ def test_fit_on_by_default_moves_layers_to_the_cpu_when_the_context_is_typed():
         s = eng.settings(n_ctx=131072, n_parallel=1, n_gpu_layers=n, fit=False)
         u = eng.estimate(LLAMA8, (Device("CUDA0", "GPU", 8 * GiB),), s).devices[0]
         assert (u.total_bytes - u.overhead_bytes <= free - 1024 * MiB) is ok, n
-    assert f"moves {33 - ngl} layers to the CPU (-ngl {ngl})" in d["estimate"]["warnings"][0]
-    assert "add -fit off to keep every layer on the GPU" in d["estimate"]["warnings"][0]
+    note = d["estimate"]["warnings"][0]
+    assert f"moves {33 - ngl} layers to the CPU (-ngl {ngl})" in note and "split with the CPU" in note
+    assert "add -fit off to keep every layer on the GPU (which does not fit)" in note
+    n = d["max_context"]
+    for c, ok in ((n, True), (n + 256, False)):  # as typed, every layer on the GPU with 1024 MiB free
+        s = eng.settings(n_ctx=c, n_parallel=1, fit=False)
+        u = eng.estimate(LLAMA8, (Device("CUDA0", "GPU", 8 * GiB),), s).devices[0]
+        assert (u.total_bytes - u.overhead_bytes <= free - 1024 * MiB) is ok, c
 
 
 def test_fit_reduces_an_untyped_context_and_old_builds_do_not():

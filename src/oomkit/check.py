@@ -172,8 +172,7 @@ def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | Non
     if target.kind == "cpu":
         est = replace(est, host=replace(est.host, memory_bytes=target.host_budget))
     checks = _device_checks(est, target.kind, target.physical, target.others)
-    search = eng.search_settings(spec, target.devices, settings)  # the layout the engine loads (llama.cpp --fit)
-    best, by_kv = _largest_contexts(eng, spec, search, target)
+    best, by_kv = _largest_contexts(eng, spec, settings, target)
 
     n_ctx = eng.effective_context(est)
     notes: list[str] = []
@@ -188,7 +187,7 @@ def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | Non
                          max_context_by_kv=by_kv, n_ctx=n_ctx, rope_scaling_factor=rope, reference=target.reference,
                          hardware_notes=target.notes, notes=tuple(notes))
     if best is None and not any(by_kv.values()):
-        result = _smallest_requirement(result, eng, spec, target.devices, search, target.kind, target.host_budget)
+        result = _smallest_requirement(result, eng, spec, target.devices, settings, target.kind, target.host_budget)
     return result
 
 

@@ -69,5 +69,5 @@ def estimate(
     if find_max_context and est.fits is not None:
         from .limits import max_context  # lazy: only a known memory size has a largest context
 
-        est = est.with_max_context(max_context(eng, spec, devs, eng.search_settings(spec, devs, settings)))
+        est = est.with_max_context(max_context(eng, spec, devs, settings))
     return est

@@ -78,9 +78,6 @@ class EngineModule:
     default_format_fn: Callable[[dict[str, Any]], str | None] = _as_published  # None: the checkpoint as published
     loads_gguf: bool = False  # a model named by an Ollama tag or GGUF repo runs as that GGUF
     with_context_fn: Callable[[Any, int], Any] | None = None  # None: set context_field
-    # (spec, devices, settings) -> the settings whose context the largest-context search turns (llama.cpp: the
-    # layout its --fit loads, with the fit off); None: the settings as given
-    search_settings_fn: Callable[[Any, tuple[Device, ...], Any], Any] | None = None
     # settings -> the same with the engine's own fitting to memory off (llama.cpp -fit off): the layout as typed,
     # for the questions asked of it (the VRAM tables, the KV headroom); None: the engine does not refit
     typed_layout_fn: Callable[[Any], Any] | None = None
@@ -113,10 +110,6 @@ class EngineModule:
         if self.with_context_fn is not None:
             return self.with_context_fn(settings, n_ctx)
         return replace(settings, **{self.context_field: n_ctx})
-
-    def search_settings(self, spec: Any, devices: tuple[Device, ...], settings: Any) -> Any:
-        """The settings the largest-context search starts from (the layout the engine really loads)."""
-        return settings if self.search_settings_fn is None else self.search_settings_fn(spec, devices, settings)
 
     def typed_layout(self, settings: Any) -> Any:
         """The settings loaded as typed, without the engine fitting them to the memory first."""

@@ -86,7 +86,6 @@ ENGINE = EngineModule(
     programs=programs.PROGRAMS, extras_fn=_extras,
     newest=NEWEST, eras=ERAS, default_format_fn=default_weight_format, loads_gguf=True,
     effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
-    search_settings_fn=fitted_settings,  # the largest context of the layout --fit loads, not of moving layers off
     typed_layout_fn=lambda s: replace(s, fit=False),  # -fit off
     knobs_fn=knobs, relief_fn=relief, cluster_fn=node_commands, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )

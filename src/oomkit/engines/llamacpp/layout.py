@@ -3,7 +3,7 @@ state, model buffers, output and compute buffers), and the figures it prints at 
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ...memory import Device, LayerUse, MemoryEstimate, Usage
@@ -43,7 +43,26 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
     view.update({f"typed_{k}": typed.engine_view[k] for k in TYPED_KEYS})
     view["typed_total_bytes"] = {u.id: u.total_bytes for u in typed.devices}
     view["typed_fits"] = typed.fits
-    return est
+    return FittedEstimate(**{f.name: getattr(est, f.name) for f in fields(MemoryEstimate)},
+                          split=_moves_weights(fitted))
+
+
+@dataclass(frozen=True)
+class FittedEstimate(MemoryEstimate):
+    """The layout --fit loads. When the fit had to put weights in system RAM (fewer layers on the GPUs, expert or
+    FFN tensors to the CPU) the command runs, split with the CPU: not a fit, as Ollama's split is not (the
+    planner's second tier). A fit that only shrank the context is a fit."""
+
+    split: bool = False
+
+    @property
+    def fits(self) -> bool | None:
+        base = MemoryEstimate.fits.fget(self)
+        return None if base is None else base and not self.split
+
+
+def _moves_weights(fitted: FitResult) -> bool:
+    return fitted.n_gpu_layers is not None or bool(fitted.overrides)
 
 
 # the figures of the command as typed, kept beside the fitted layout's (engine_view typed_*)
@@ -219,8 +238,11 @@ def _fit_note(spec: ModelSpec, fitted: FitResult, typed: MemoryEstimate, ctx: Co
                 + (f"; it still {' and '.join(what)}" if what else "") + " and loads the rest as typed")
     else:
         line = (f"llama.cpp's --fit (on by default) {', '.join(what) or 'changes the layout'} to leave "
-                f"{margins} MiB free per device" + (f"; add -fit off to keep {' and '.join(keep)}" if keep else "")
-                + (" (which does not fit)" if keep and typed.fits is False else ""))
+                f"{margins} MiB free per device")
+        if fits and _moves_weights(fitted):
+            line += ": it runs, split with the CPU (slower), not a fit on the GPU"
+        line += ((f"; add -fit off to keep {' and '.join(keep)}" if keep else "")
+                 + (" (which does not fit)" if keep and typed.fits is False else ""))
     if not fits:
         line += "; even so it does not fit: llama.cpp fails to allocate"
     return line + " (engine_view fit_*, typed_*)"
