@@ -437,6 +437,14 @@ SWEEP.update({
     ),
 })
 SWEEP_LAYERS["mimo2"] = 4
+# cohere2moe: layer 0 dense (leading_dense_block_count 1), MoE after; GGUF sliding-window pattern
+SWEEP.update({
+    'cohere2moe': (
+        [('cohere2moe.expert_count', 8, 4), ('cohere2moe.expert_used_count', 2, 4), ('cohere2moe.expert_feed_forward_length', 2048, 4), ('cohere2moe.attention.sliding_window', 4096, 4), ('cohere2moe.attention.sliding_window_pattern', [True, True, True, False], 'BOOL'), ('cohere2moe.logit_scale', 1.0, 6), ('cohere2moe.leading_dense_block_count', 1, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.1.ffn_gate_inp.weight': (4096, 8), 'blk.2.ffn_gate_inp.weight': (4096, 8), 'blk.3.ffn_gate_inp.weight': (4096, 8), 'blk.1.ffn_up_exps.weight': (4096, 2048, 8), 'blk.2.ffn_up_exps.weight': (4096, 2048, 8), 'blk.3.ffn_up_exps.weight': (4096, 2048, 8), 'blk.1.ffn_down_exps.weight': (2048, 4096, 8), 'blk.2.ffn_down_exps.weight': (2048, 4096, 8), 'blk.3.ffn_down_exps.weight': (2048, 4096, 8), 'blk.1.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.2.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.3.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.0.ffn_gate.weight': (4096, 11008), 'blk.0.ffn_down.weight': (11008, 4096), 'blk.0.ffn_up.weight': (4096, 11008)},
+    ),
+})
+SWEEP_LAYERS["cohere2moe"] = 4
 
 def sweep_model(arch: str) -> SynthModel:
     extra, patterns = SWEEP[arch]

@@ -126,7 +126,8 @@ def test_output_layer_on_cpu_in_older_builds_maps_its_own_bytes():
 SWEEP_GRID = [dict(BASE, n_ctx=8192), dict(BASE, n_ctx=8192, flash_attn="off", n_seq_max=2)]
 SWEEP_COMPUTE = {"chameleon": (0.5, 1.05), "dream": (0.78, 3.2), "llada": (0.78, 3.2), "llada-moe": (0.98, 4.0),
                  "rnd1": (0.98, 4.0), "bailingmoe": (0.69, 1.0), "exaone-moe": (0.66, 1.0), "granite_swa": (0.7, 1.0),
-                 "spark2_5": (0.7, 1.0), "step35": (0.7, 1.0), "bailingmoe2": (0.69, 1.0), "llama-embed": (0.78, 3.2)}
+                 "spark2_5": (0.7, 1.0), "step35": (0.7, 1.0), "bailingmoe2": (0.69, 1.0), "llama-embed": (0.78, 3.2),
+                 "cohere2moe": (0.68, 1.0)}
 
 
 @needs_llama_cpp
