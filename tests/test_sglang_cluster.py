@@ -150,3 +150,13 @@ def test_node_totals(dsv3):
     nodes = est.engine_view["node_memory_bytes"]
     assert nodes == {"node0": sum(u.total_bytes for u in est.devices[:8]),
                      "node1": sum(u.total_bytes for u in est.devices[8:])}
+
+
+@pytest.mark.parametrize(("version", "sizes"), [("0.5.5", [7] * 7 + [12]), ("0.5.6", [7, 7, 7] + [8] * 5)])
+def test_pp_remainder_by_release(dsv3, version, sizes):
+    """sglang#13282 (review, 2025-11-17): DeepSeek's 61 layers at --pp-size 8 were 7 x 7 + 12 before the fix;
+    after it distributed/utils.py get_pp_indices gives the last 61 % 8 = 5 stages one layer more."""
+    from oomkit.engines.sglang.layout import get_pp_indices
+    from oomkit.engines.sglang.settings import parse_version
+
+    assert [len(st) for st in get_pp_indices(dsv3, 8, parse_version(version))] == sizes

@@ -164,3 +164,14 @@ def test_node_totals(qwen3_moe):
     nodes = est.engine_view["node_memory_bytes"]
     assert list(nodes) == ["node0", "node1"]
     assert nodes["node0"] == sum(u.total_bytes for u in est.devices[:4])
+
+
+@pytest.mark.parametrize(("version", "sizes"), [("0.7.2", [20, 20, 21]), ("0.8.0", [20, 21, 20])])
+def test_pp_remainder_by_release(version, sizes):
+    """get_pp_indices for 61 layers at -pp 3: up to 0.7.x (PR #6115) the last stage takes the leftover layer,
+    the last node fullest (vllm#12895, DeepSeek-R1 -pp 3 -tp 8 on 0.7.2); PR #13839 (0.8.0) gives it to the
+    stage before the last."""
+    from oomkit.engines.vllm.config import pp_partition
+    from oomkit.engines.vllm.settings import parse_version
+
+    assert [hi - lo for lo, hi in pp_partition(61, 3, parse_version(version))] == sizes

@@ -53,7 +53,7 @@ from .kv import (
     token_charge_swa,
 )
 from .phases import capture_bs, cuda_graph_bytes, gb, startup_phases
-from .settings import Defaults, SGLangSettings, default_mem_fraction_static, parse_version
+from .settings import Defaults, SGLangSettings, default_mem_fraction_static, parse_version, reached
 from .weights import layer_rank_bytes, rank_weights, stage_tensors
 
 # Not printed by SGLang: memory already in use when it measures "free before the weights" (the "Load weight begin.
@@ -109,14 +109,18 @@ def derive_context_length(spec: ModelSpec, s: SGLangSettings) -> int:
     return s.context_length
 
 
-def get_pp_indices(spec: ModelSpec, pp: int) -> list[tuple[LayerSpec, ...]]:
-    """distributed/utils.py get_pp_indices: layers split evenly, the last stages taking the remainder."""
+def get_pp_indices(spec: ModelSpec, pp: int, v: Version | None = None) -> list[tuple[LayerSpec, ...]]:
+    """distributed/utils.py get_pp_indices: layers split evenly, the last `remainder` stages one layer more (the
+    last stage all of the remainder before PR #13282, ERAS pp_remainder_spread)."""
     trunk = spec.trunk_layers
     n = len(trunk)
     if pp < 1 or pp > n:
         raise OomkitError(f"--pp-size {pp}: must be between 1 and the {n} layers")
     base, rem = divmod(n, pp)
-    sizes = [base + (1 if i >= pp - rem else 0) for i in range(pp)]
+    if v is not None and not reached(v, "pp_remainder_spread"):
+        sizes = [base] * (pp - 1) + [base + rem]
+    else:
+        sizes = [base + (1 if i >= pp - rem else 0) for i in range(pp)]
     out, start = [], 0
     for k in sizes:
         out.append(trunk[start:start + k])
@@ -376,7 +380,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
         devs = tuple(replace(d, id=rank_name(i, n_gpus, s.nnodes)) for i, d in enumerate(devs))
     if len(devices) == 1 and n_gpus > 1:
         warnings.append(f"one memory size given: used for each of the {n_gpus} GPUs")
-    layer_stages = get_pp_indices(spec, s.pp_size)
+    layer_stages = get_pp_indices(spec, s.pp_size, v)
     sizes = [d.memory_bytes for d in devs]
     known = all(x is not None for x in sizes)
     gpu_mib = min(sizes) // MiB if known else None

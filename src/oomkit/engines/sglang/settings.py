@@ -20,6 +20,10 @@ ERAS = Eras({
     # server_args.py __post_init__: mem_fraction_static = (gpu_mem - reserved_mem) / gpu_mem, reserved by GPU
     # class (2.8/9.5/12 GiB + tp*pp/10 or /2, 32 GiB above 160 GiB). Before: 0.88/0.87/0.85/0.81/0.79 by tp*pp.
     "reserve_by_gpu_class": (0, 4, 8),
+    # distributed/utils.py get_pp_indices: PR #13282 (merged 2025-11-17; 0.5.6 is the first release after it,
+    # approximate) gives the last `remainder` stages one layer more; before, the last stage took every leftover
+    # layer (DeepSeek's 61 layers at --pp-size 8: 7 x 7 + 12)
+    "pp_remainder_spread": (0, 5, 6),
     # _handle_gpu_memory_settings: reserved_mem = 512 MiB + max(chunked_prefill_size, 2048) * 1.5 MiB
     # + cuda_graph_max_bs * 2 MiB + tp*pp/8 GiB, at least 10 GiB above 60 GiB; six GPU classes pick
     # chunked_prefill_size and cuda_graph_max_bs.

@@ -73,10 +73,15 @@ def cuda_total(dev: Device) -> int | None:
     return max(dev.memory_bytes - CUDA_DRIVER_RESERVED, 0)
 
 
-def pp_partition(n_layers: int, pp: int) -> list[tuple[int, int]]:
-    """distributed/utils.py get_pp_indices: even split, the remainder to the stages before the last."""
+def pp_partition(n_layers: int, pp: int, version: Version | None = None) -> list[tuple[int, int]]:
+    """distributed/utils.py get_pp_indices: even split, the remainder to the stages before the last (the
+    second-to-last first; 0.8+), or all of it to the last stage (0.5.1-0.7.x: DeepSeek-R1's 61 layers at -pp 3
+    are 20/20/21 there, the last node fullest, vllm#12895)."""
     per = [n_layers // pp] * pp
     rem = n_layers % pp
+    if version is not None and not ERAS.reached(version, "pp_remainder_spread"):
+        per[-1] += rem
+        rem = 0
     for i in range(2, rem + 2):
         per[-i] += 1
     out, start = [], 0

@@ -101,7 +101,7 @@ def _rank_devices(devices: tuple[Device, ...], r: Resolved, warnings: list[str],
 def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) -> list[_Rank]:
     """Each rank's stage, layers (get_pp_indices), KV plan and the memory it holds outside the KV cache;
     --cpu-offload-gb moves that much of each rank's weights to the host."""
-    parts = pp_partition(spec.n_trunk_layers, r.pp)
+    parts = pp_partition(spec.n_trunk_layers, r.pp, r.version)
     weights_rank = weights_by_global_rank(spec, s, r)
     offload = int(s.cpu_offload_gb * GiB)
     ranks = []

@@ -19,6 +19,9 @@ ERAS = Eras({
     # worker/worker.py determine_num_available_blocks: PR #10511 (v0.6.5) subtracts only what the profile run
     # added; before it, the absolute torch peak (weights included) plus all non-torch memory (CUDA context too).
     "profile_increase": (0, 6, 5),
+    # distributed/utils.py get_pp_indices: PR #13839 (merged 2025-02-26, first in 0.8.0) spreads the layers left
+    # over by pp across the stages before the last; from PR #6115 (0.5.1) to 0.7.x the last stage took them all
+    "pp_remainder_spread": (0, 8, 0),
     "v1_default": (0, 8, 0),  # VLLM_USE_V1 defaults to 1
     "v1_only": (0, 11, 0),  # the V0 engine is gone
     # engine/arg_utils.py get_batch_defaults: >= 70 GiB and not A100 -> 16384/8192 tokens, 1024 seqs

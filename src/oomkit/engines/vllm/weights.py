@@ -63,7 +63,7 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
     """Bytes of weights each pipeline stage's ranks load (TP ranks of a stage hold the same amount; under expert
     parallelism, the rank `ep_rank` of the EP group)."""
     trunk_n = spec.n_trunk_layers
-    parts = pp_partition(trunk_n, r.pp)
+    parts = pp_partition(trunk_n, r.pp, r.version)
     ep = ep_size(s, r)
     plain = spec.weights.format.lower() in FLOAT_BYTES or spec.weights.format.lower() in DTYPE_ALIASES
     online_fp8 = (s.quantization or "").lower() in ("fp8", "ptpc_fp8", "fbgemm_fp8") and plain
