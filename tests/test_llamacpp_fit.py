@@ -271,3 +271,17 @@ def test_ollamas_llama_server_is_fitted_by_the_same_rule():
                              n_ubatch=512, n_gpu_layers=n, fit=False)
         u = oomkit.estimate(spec, "llama.cpp", vram="16GiB", settings=s, find_max_context=False).devices[0]
         assert (u.total_bytes - u.overhead_bytes <= 16 * 1024 * MiB - 457 * MiB - 1024 * MiB) is ok, n
+
+
+def test_experts_moved_to_the_cpu_are_a_split_not_a_fit():
+    """gpt-oss-20b at 32K on 9000 MiB: the fit keeps every layer but moves expert tensors to the CPU
+    (pattern_moe_all's form); the estimate is that layout, the devices within memory, yet not a fit on the GPU."""
+    est = oomkit.estimate("openai/gpt-oss-20b", "llama.cpp", quant="MXFP4_MOE", devices=(gpu(0, 9000),),
+                          find_max_context=False, n_ctx=32768)
+    v = est.engine_view
+    n = sum(1 for o in v["fit_override_tensor"].split(",") if o.endswith("=CPU"))
+    assert v["fit"] == "fitted" and n > 0 and v["offloaded_layers"] == v["typed_offloaded_layers"]
+    assert all(u.fits for u in est.devices) and est.fits is False and v["typed_fits"] is False
+    note = est.warnings[0]
+    assert f"moves the expert tensors of {n} layers to the CPU (-ot)" in note and "split with the CPU" in note
+    assert "add -fit off to keep every tensor on the GPU (which does not fit)" in note

@@ -44,7 +44,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
     view["typed_total_bytes"] = {u.id: u.total_bytes for u in typed.devices}
     view["typed_fits"] = typed.fits
     return FittedEstimate(**{f.name: getattr(est, f.name) for f in fields(MemoryEstimate)},
-                          split=_moves_weights(fitted))
+                          split=_moves_weights(fitted, spec))
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,11 @@ class FittedEstimate(MemoryEstimate):
         return None if base is None else base and not self.split
 
 
-def _moves_weights(fitted: FitResult) -> bool:
-    return fitted.n_gpu_layers is not None or bool(fitted.overrides)
+def _moves_weights(fitted: FitResult, spec: ModelSpec) -> bool:
+    """Whether the fit left weights in system RAM: fewer than every layer (the output layer counts as one) on the
+    GPUs, or tensors overridden to the CPU (an overflow to the next GPU is not)."""
+    return ((fitted.n_gpu_layers is not None and fitted.n_gpu_layers < spec.n_layers + 1)
+            or any(b == "CPU" for _, b in fitted.overrides))
 
 
 # the figures of the command as typed, kept beside the fitted layout's (engine_view typed_*)
@@ -225,10 +228,11 @@ def _fit_note(spec: ModelSpec, fitted: FitResult, typed: MemoryEstimate, ctx: Co
         n = typed_ngl - fitted.n_gpu_layers
         what.append(f"moves {n} layer{'s' * (n != 1)} to the CPU (-ngl {fitted.n_gpu_layers})")
         keep.append("every layer on the GPU")
-    if fitted.overrides:
-        n = len(fitted.overrides)
-        what.append(f"moves the {'expert' if any(lay.ffn and lay.ffn.n_experts for lay in spec.layers) else 'FFN'} tensors of {n} layer{'s' * (n != 1)} "
-                    f"to the CPU (-ot)")
+    if cpu := [p for p, b in fitted.overrides if b == "CPU"]:
+        n, kind = len(cpu), "expert" if any(lay.ffn and lay.ffn.n_experts for lay in spec.layers) else "FFN"
+        what.append(f"moves the {kind} tensors of {n} layer{'s' * (n != 1)} to the CPU (-ot)")
+        if not keep or keep[-1] != "every layer on the GPU":
+            keep.append("every tensor on the GPU")
     if len(fitted.layers_per_device) > 1:
         what.append(f"splits the layers {':'.join(map(str, fitted.layers_per_device))} over the devices (-ts)")
     margins = "/".join(str(m // MiB) for m in fitted.margins)
@@ -239,7 +243,7 @@ def _fit_note(spec: ModelSpec, fitted: FitResult, typed: MemoryEstimate, ctx: Co
     else:
         line = (f"llama.cpp's --fit (on by default) {', '.join(what) or 'changes the layout'} to leave "
                 f"{margins} MiB free per device")
-        if fits and _moves_weights(fitted):
+        if fits and _moves_weights(fitted, spec):
             line += ": it runs, split with the CPU (slower), not a fit on the GPU"
         line += ((f"; add -fit off to keep {' and '.join(keep)}" if keep else "")
                  + (" (which does not fit)" if keep and typed.fits is False else ""))
