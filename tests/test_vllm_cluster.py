@@ -175,3 +175,15 @@ def test_pp_remainder_by_release(version, sizes):
     from oomkit.engines.vllm.settings import parse_version
 
     assert [hi - lo for lo, hi in pp_partition(61, 3, parse_version(version))] == sizes
+
+
+def test_expert_remainder_before_balanced_sharding(qwen3_moe):
+    """vllm#21497 ("More balanced expert sharding", July 2025): before it "all remaining experts are assigned to
+    the last rank" (30 experts over 8 ranks: 3 x 7 + 9). 128 experts over EP 3: 42, 42, 44 on 0.10.0."""
+    w = _weights(qwen3_moe, data_parallel_size=3, enable_expert_parallel=True, engine_version="0.10.0")
+    assert w[0] == w[1]
+    assert w[2] - w[0] == 2 * PER_EXPERT
+    from oomkit.engines import _tp
+
+    assert [_tp.local_experts(30, 8, r, balanced=False) for r in range(8)] == [3] * 7 + [9]
+    assert [_tp.local_experts(30, 8, r) for r in range(8)] == [4] * 6 + [3] * 2

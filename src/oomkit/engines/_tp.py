@@ -135,20 +135,24 @@ def module_group(t: TensorSpec) -> str:
     return "other"
 
 
-def local_experts(n_experts: int, ep_size: int, ep_rank: int) -> int:
-    """vLLM fused_moe/layer.py determine_expert_map (linear placement, 0.9 -> current): base = E // ep_size, the
-    first E % ep_size ranks take one more (before 0.10 the remainder went to the last rank; the total is the
-    same). SGLang's EP MoE (layers/moe/ep_moe, num_local_experts = E // ep_size) divides evenly."""
+def local_experts(n_experts: int, ep_size: int, ep_rank: int, balanced: bool = True) -> int:
+    """vLLM fused_moe/layer.py determine_expert_map (linear placement): base = E // ep_size, the first
+    E % ep_size ranks take one more (vLLM PR #21497, "More balanced expert sharding"); before it the last rank
+    took the whole remainder (balanced=False: 30 experts over 8 ranks were 3 x 7 + 9). SGLang's EP MoE
+    (num_local_experts = E // ep_size) divides evenly."""
     base, rem = divmod(n_experts, ep_size)
+    if not balanced:
+        return base + rem if ep_rank == ep_size - 1 else base
     return base + 1 if ep_rank < rem else base
 
 
-def expert_bytes_per_rank(t: TensorSpec, spec: ModelSpec, ep_size: int, ep_rank: int, moe_tp: int) -> int:
+def expert_bytes_per_rank(t: TensorSpec, spec: ModelSpec, ep_size: int, ep_rank: int, moe_tp: int,
+                          balanced: bool = True) -> int:
     """Bytes of a routed-expert tensor on one rank: its local experts whole over the EP group, each expert's
     intermediate dimension split by the MoE TP size left (SGLang moe_tp_size = tp // ep; vLLM's EP is pure EP,
     moe_tp 1)."""
     n = t.shape[-1] if len(t.shape) == 3 else _layer_experts(spec, t)  # GGUF order: ne2 is the expert count
-    held = t.nbytes * local_experts(n, ep_size, ep_rank) // n if ep_size > 1 else t.nbytes
+    held = t.nbytes * local_experts(n, ep_size, ep_rank, balanced) // n if ep_size > 1 else t.nbytes
     return held if moe_tp == 1 else -(-held // moe_tp)
 
 

@@ -22,6 +22,9 @@ ERAS = Eras({
     # distributed/utils.py get_pp_indices: PR #13839 (merged 2025-02-26, first in 0.8.0) spreads the layers left
     # over by pp across the stages before the last; from PR #6115 (0.5.1) to 0.7.x the last stage took them all
     "pp_remainder_spread": (0, 8, 0),
+    # fused_moe/layer.py determine_expert_map: PR #21497 (merged 2025-07-24; 0.10.1 is the first release after
+    # it, approximate) spreads the experts left over by ep_size over the first ranks; before, the last rank
+    "ep_balanced": (0, 10, 1),
     "v1_default": (0, 8, 0),  # VLLM_USE_V1 defaults to 1
     "v1_only": (0, 11, 0),  # the V0 engine is gone
     # engine/arg_utils.py get_batch_defaults: >= 70 GiB and not A100 -> 16384/8192 tokens, 1024 seqs

@@ -24,7 +24,8 @@ def rank_bytes(t: TensorSpec, spec: ModelSpec, r: Resolved, nbytes: int, ep: int
     is on (determine_expert_map, engines/_tp.py local_experts), everything else by vLLM's tensor-parallel layer
     classes (engines/_tp.py): with -dp every DP rank holds the whole attention / dense part of its TP group."""
     if ep > 1 and "_exps." in t.name:
-        return _tp.expert_bytes_per_rank(replace(t, nbytes=nbytes), spec, ep, ep_rank, 1)
+        return _tp.expert_bytes_per_rank(replace(t, nbytes=nbytes), spec, ep, ep_rank, 1,
+                                         r.at_least("ep_balanced"))
     return _tp.tensor_bytes_per_rank(replace(t, nbytes=nbytes), spec, r.tp)
 
 
@@ -42,13 +43,15 @@ def ep_rank_of(g: int, r: Resolved) -> int:
 
 def weights_by_global_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> list[int]:
     """Bytes of weights each global rank (dp x pp x tp) loads: its stage's, with its own share of the experts
-    under expert parallelism (the first E % ep ranks hold one expert more)."""
+    under expert parallelism (the first E % ep ranks hold one expert more; before 0.10.1 the last rank holds
+    the whole remainder)."""
     cache: dict[tuple[int, int], int] = {}
     ep = ep_size(s, r)
     out = []
     for g in range(r.tp * r.pp * r.dp):
         stage = (g // r.tp) % r.pp
-        key = (stage, _tp.local_experts(_max_experts(spec), ep, ep_rank_of(g, r)) if ep > 1 else 0)
+        key = (stage, _tp.local_experts(_max_experts(spec), ep, ep_rank_of(g, r), r.at_least("ep_balanced"))
+               if ep > 1 else 0)
         if key not in cache:
             cache[key] = weights_by_rank(spec, s, r, ep_rank_of(g, r))[stage]
         out.append(cache[key])
