@@ -177,6 +177,27 @@ def test_pp_remainder_by_release(version, sizes):
     assert [hi - lo for lo, hi in pp_partition(61, 3, parse_version(version))] == sizes
 
 
+def test_last_node_fullest_on_0_7_2():
+    """vllm#12895 (fixture): DeepSeek-R1 BF16, -pp 3 -tp 8 over three Ray nodes on 0.7.2, "the last node in the
+    Ray cluster consistently consumes more GPU memory for model preloading than other nodes"."""
+    import json
+    from pathlib import Path
+
+    fx = json.loads((Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" /
+                     "deepseek-r1-bf16-3x8xa100-pp3-tp8-ray-v0.7.2-issue12895.json").read_text())
+    st = fx["settings"]
+    e = lookup("deepseek-r1")
+    spec = spec_from_config(e.config, name=e.name)
+    a100 = with_facts(Device("CUDA0", "NVIDIA A100-SXM4-80GB", 81920 * MiB))
+    est = estimate(spec, (a100,), VllmSettings(
+        max_model_len=st["max_model_len"], tensor_parallel_size=st["tensor_parallel_size"],
+        pipeline_parallel_size=st["pipeline_parallel_size"], nnodes=st["nnodes"], dtype="bfloat16",
+        engine_version=fx["engine_version"]))
+    per_node = {n: sum(u.weights_bytes for u in est.devices if u.id.startswith(n + "/")) for n in
+                ("node0", "node1", "node2")}
+    assert max(per_node, key=per_node.get) == "node2"  # the last stage: 21 layers and the lm_head
+
+
 def test_expert_remainder_before_balanced_sharding(qwen3_moe):
     """vllm#21497 ("More balanced expert sharding", July 2025): before it "all remaining experts are assigned to
     the last rank" (30 experts over 8 ranks: 3 x 7 + 9). 128 experts over EP 3: 42, 42, 44 on 0.10.0."""
