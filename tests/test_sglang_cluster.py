@@ -160,3 +160,13 @@ def test_pp_remainder_by_release(dsv3, version, sizes):
     from oomkit.engines.sglang.settings import parse_version
 
     assert [len(st) for st in get_pp_indices(dsv3, 8, parse_version(version))] == sizes
+
+
+def test_deepep_keeps_shared_experts_whole(dsv3):
+    """models/deepseek_v2.py DeepseekV2MoE: shared_experts get tp_size=1 under DeepEP (and mooncake / flashinfer
+    all-to-all): each rank holds the whole shared expert (2048 wide) of the 58 MoE layers instead of 1/8."""
+    tp = _w(dsv3, tp_size=8, dp_size=8, enable_dp_attention=True, ep_size=8)
+    a2a = _w(dsv3, tp_size=8, dp_size=8, enable_dp_attention=True, moe_a2a_backend="deepep")
+    old = _w(dsv3, tp_size=8, dp_size=8, enable_dp_attention=True, enable_deepep_moe=True)
+    assert a2a == old
+    assert a2a[0] - tp[0] == pytest.approx(7 / 8 * MOE_LAYERS * 3 * 7168 * 2048, rel=2e-3)

@@ -104,7 +104,8 @@ class SGLangSettings:
     enable_dp_attention: bool = False  # --enable-dp-attention
     enable_dp_lm_head: bool = False  # --enable-dp-lm-head: the lm_head split over the attention-TP group
     ep_size: int = 1  # --ep-size / --expert-parallel-size
-    enable_ep_moe: bool = False  # --enable-ep-moe / --enable-deepep-moe (0.4.x): ep_size = tp_size
+    enable_ep_moe: bool = False  # --enable-ep-moe (0.4.x): ep_size = tp_size
+    enable_deepep_moe: bool = False  # --enable-deepep-moe (0.4.x): moe_a2a_backend deepep before that flag existed
     moe_a2a_backend: str | None = None  # --moe-a2a-backend: deepep / mooncake / flashinfer set ep_size = tp_size
     ep_num_redundant_experts: int = 0  # --ep-num-redundant-experts: extra physical expert slots over the EP group
     moe_dense_tp_size: int | None = None  # --moe-dense-tp-size: TP of the dense MLP layers (None: tp_size)

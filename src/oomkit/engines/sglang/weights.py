@@ -60,11 +60,15 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
     return total, labels
 
 
+def all_to_all_moe(s: SGLangSettings) -> bool:
+    """An all-to-all MoE dispatcher: --moe-a2a-backend deepep / mooncake / flashinfer (0.4.x --enable-deepep-moe)."""
+    return s.enable_deepep_moe or (s.moe_a2a_backend or "").lower() in ("deepep", "mooncake", "flashinfer")
+
+
 def moe_ep_size(s: SGLangSettings) -> int:
     """server_args.py: --ep-size, or tp_size when an all-to-all MoE backend is chosen (`if self.moe_a2a_backend
-    == "deepep"` / "mooncake" / "flashinfer": self.ep_size = self.tp_size; 0.4.x --enable-ep-moe /
-    --enable-deepep-moe did the same)."""
-    if s.enable_ep_moe or (s.moe_a2a_backend or "").lower() in ("deepep", "mooncake", "flashinfer"):
+    == "deepep"` / "mooncake" / "flashinfer": self.ep_size = self.tp_size; 0.4.x --enable-ep-moe did the same)."""
+    if s.enable_ep_moe or all_to_all_moe(s):
         return s.tp_size
     return s.ep_size
 
@@ -89,6 +93,10 @@ def tensor_rank_bytes(t: TensorSpec, spec: ModelSpec, s: SGLangSettings, attn_tp
     if group == "head":
         return _tp.tensor_bytes_per_rank(t, spec, attn_tp if s.enable_dp_lm_head else tp)
     if group == "mlp":
+        if "_shexp" in t.name and all_to_all_moe(s):
+            # models/deepseek_v2.py DeepseekV2MoE: shared_experts built with tp_rank=0, tp_size=1 "when enable
+            # deepep moe" (and mooncake / flashinfer a2a): DeepEP all-gathers, so the shared MLP is whole
+            return t.nbytes
         return _tp.tensor_bytes_per_rank(t, spec, s.moe_dense_tp_size or tp)
     ep = moe_ep_size(s)
     if ep <= 1:
@@ -118,7 +126,7 @@ def layer_rank_bytes(spec: ModelSpec, index: int, s: SGLangSettings, attn_tp: in
     """Bytes of layer `index`'s tensors on one rank (the table of every layer built once per spec and parallel
     layout, not a pass over all tensors per layer)."""
     key = (id(spec), attn_tp, s.tp_size, s.enable_dp_attention, moe_ep_size(s), s.moe_dense_tp_size,
-           s.ep_num_redundant_experts, s.enable_dp_lm_head)
+           s.ep_num_redundant_experts, s.enable_dp_lm_head, all_to_all_moe(s))
     if _LAST_TABLE[0] != key or _LAST_TABLE[1] is not spec:
         table = per_layer_sum((t.layer, tensor_rank_bytes(t, spec, s, attn_tp)) for t in spec.weights.tensors)
         _LAST_TABLE[:] = [key, spec, table]
