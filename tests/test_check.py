@@ -176,6 +176,8 @@ def test_fit_on_by_default_moves_layers_to_the_cpu_when_the_context_is_typed():
     note = d["estimate"]["warnings"][0]
     assert f"moves {33 - ngl} layers to the CPU (-ngl {ngl})" in note and "split with the CPU" in note
     assert "add -fit off to keep every layer on the GPU (which does not fit)" in note
+    text = run_oomkit("check", "llama3.1:8b", "--ctx", "131072", "-np", "1", "--vram", "8GiB").stdout
+    assert "verdict: DOES NOT FIT — llama.cpp runs these settings only split with the CPU although" in text
     n = d["max_context"]
     for c, ok in ((n, True), (n + 256, False)):  # as typed, every layer on the GPU with 1024 MiB free
         s = eng.settings(n_ctx=c, n_parallel=1, fit=False)

@@ -73,8 +73,10 @@ def text(r: CheckResult) -> str:
     elif r.engine_refuses:
         est = r.estimate
         why = refusal(est, "see its notes below")
-        lines.append(f"verdict: DOES NOT FIT — {est.engine} refuses these settings although "
-                     f"{mib(r.margin_bytes)} is left: {why}")
+        # an engine that splits the model with the CPU by itself (llama.cpp's --fit, Ollama) runs it, slower
+        split = getattr(est, "split", False) or getattr(est, "full_offload", None) is False
+        verb = "runs these settings only split with the CPU" if split else "refuses these settings"
+        lines.append(f"verdict: DOES NOT FIT — {est.engine} {verb} although {mib(r.margin_bytes)} is left: {why}")
     else:
         where = f" on {f.usage.id}" if len(r.devices) > 1 or r.hardware != "cpu" else ""
         lines.append(f"verdict: DOES NOT FIT — short by {mib(-r.margin_bytes)}{where}")
