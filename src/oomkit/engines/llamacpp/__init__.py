@@ -7,7 +7,9 @@ args.py      the command line, read with llama.cpp's own flag table
 kv.py        the context llama.cpp settles on, its KV caches (iSWA pairs, MLA) and recurrent state
 weights.py   the layer split over devices, -ot / --cpu-moe, the model buffer of each backend
 compute.py   the compute buffers (worst-case graph peak per backend) and the output buffer
-layout.py    the estimate per device and the start-up figures llama.cpp prints (engine_view)
+fit.py       --fit (on by default): the context, layers and expert tensors llama.cpp fits to the free memory
+layout.py    the estimate per device (the layout --fit loads; typed_* the command as typed) and the start-up
+             figures llama.cpp prints (engine_view)
 """
 
 from __future__ import annotations
