@@ -1,7 +1,8 @@
 """The error band's figures (src/oomkit/data/band.json), regenerated from the project's own accuracy evidence:
 llama.cpp run on the CPU over the ground-truth grid (tests/test_groundtruth_llamacpp.py, as
 bench/accuracy_llamacpp.py), the real start-up logs of vLLM, SGLang and Ollama kept as fixtures
-(tests/test_vllm.py, tests/sglang_cases.py, tests/test_ollama.py) and the llama.cpp GPU logs per backend.
+(tests/test_vllm.py, tests/sglang_cases.py, tests/test_ollama.py), the llama.cpp GPU logs per backend, and
+transformers' own cache tensors on the CPU (tests/test_transformers_engine.py).
 
     PYTHONPATH=. python bench/band.py            # print the figures
     PYTHONPATH=. python bench/band.py --write    # rewrite src/oomkit/data/band.json
@@ -132,9 +133,33 @@ def ollama() -> dict[str, Any]:
             "figures": {f: _fig(e) for f, e in rows.items()}}
 
 
+def transformers() -> dict[str, Any]:
+    """The KV cache transformers really allocates in a CPU `generate` (tests/test_transformers_engine.py: tiny
+    random-weight models with real models' attention shapes), byte for byte per layer, against oomkit."""
+    from oomkit.model.hf_config import spec_from_config
+    from tests import test_transformers_engine as t
+
+    by_kind: dict[str, dict[str, Any]] = {}
+    for case, (slug, n_layers, over) in sorted(t.CASES.items()):
+        for batch, prompt, new, dtype in ((1, 37, 4, "float32"), (2, 40, 9, "bfloat16")):
+            cfg = t.real_config(slug, n_layers, dtype, **over)
+            nbytes, storage = t.measure(t._hf_model(cfg), batch, prompt, new)
+            pred = t.predict(cfg, batch, prompt, new)
+            k = by_kind.setdefault(kind_group(spec_from_config(cfg, name="tiny").kinds()),
+                                   {"models": [], "cases": 0, "exact": 0})
+            k["models"] = sorted({*k["models"], case})
+            k["cases"] += 1
+            k["exact"] += [c.nbytes_end for c in pred] == nbytes and [c.storage_end for c in pred] == storage
+    return {"evidence": "transformers run on the CPU: generate with tiny models carrying real attention shapes, "
+                        "every cache tensor's bytes (tests/test_transformers_engine.py)",
+            "version": t.installed_version(), "cases": sum(k["cases"] for k in by_kind.values()),
+            "exact": sum(k["exact"] for k in by_kind.values()), "by_kind": dict(sorted(by_kind.items()))}
+
+
 def build() -> dict[str, Any]:
     return {"generated_by": "PYTHONPATH=. python bench/band.py --write",
-            "llama.cpp": llamacpp(), "vllm": vllm(), "sglang": sglang(), "ollama": ollama()}
+            "llama.cpp": llamacpp(), "vllm": vllm(), "sglang": sglang(), "ollama": ollama(),
+            "transformers": transformers()}
 
 
 def main() -> None:

@@ -46,6 +46,12 @@ def test_one_llamacpp_model_recomputed_from_llamacpp():
     assert band.llamacpp_model("llama-3.1-8b", 4) == DATA["llama.cpp"]["models"]["llama-3.1-8b"]
 
 
+def test_transformers_cache_recomputed_from_transformers():
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    assert _bench_band().transformers() == DATA["transformers"]
+
+
 def test_llamacpp_groups_add_up():
     """The per-kind groups and the totals are the per-model rows summed (the rows are what llama.cpp measured)."""
     d = DATA["llama.cpp"]
@@ -68,6 +74,14 @@ def test_every_engine_estimate_carries_a_band(engine):
     assert {"weights_bytes", "kv_cache_bytes", "compute_bytes"} <= set(band["figures"])
     # the contract's keys are still there: the band is an addition
     assert {"weights_bytes", "kv_cache_bytes", "total_bytes", "warnings", "engine_view"} <= set(d)
+
+
+def test_transformers_band():
+    band = oomkit.estimate("gemma3:4b", "transformers", find_max_context=False).to_dict()["error_band"]
+    assert band["figures"]["kv_cache_bytes"]["band"] == "exact"
+    assert band["figures"]["weights_bytes"]["band"] == "unverified"
+    mlx = oomkit.estimate("gemma3:4b", "mlx", find_max_context=False).to_dict()["error_band"]
+    assert all(f["band"] == "unverified" for f in mlx["figures"].values())
 
 
 def test_band_follows_the_architecture_kind():

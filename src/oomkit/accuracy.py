@@ -4,7 +4,7 @@ bench/band.py from the ground truth (llama.cpp run on the CPU over the test grid
 start-up logs kept as fixtures); tests/test_error_band.py checks the file against the evidence.
 
 Pure lookups over an estimate's plain fields (engine, settings, engine_view, model kinds, weights, labels): no
-engine rule lives here. Figures that rest on a guess (an assumed or inferred weight format, an engine release
+engine rule lives here. MLX has no evidence yet: its figures all say "unverified". Figures that rest on a guess (an assumed or inferred weight format, an engine release
 newer or older than every log, a backend without a log, a catalog entry not read from the model's own config)
 are listed under `guesses`.
 """
@@ -184,6 +184,27 @@ def _ollama(est: MemoryEstimate, data: dict[str, Any], guesses: list[str]) -> tu
     return figs, [*summary, f"Ollama's own estimate {figs['ollama_estimate']['band']} on {req['cases']} logs"]
 
 
+def _transformers(est: MemoryEstimate, d: dict[str, Any], guesses: list[str]) -> tuple[dict[str, Any], list[str]]:
+    group = kind_group(est.model.kinds())
+    g = d["by_kind"].get(group)
+    words = GROUP_WORDS[group]
+    if g and g["exact"] == g["cases"]:
+        kv = _fig("exact", 0.0, g["cases"], f"every cache tensor's bytes equal to transformers {d['version']}'s on "
+                  f"{g['cases']} CPU generate runs of {words} models ({', '.join(g['models'])})")
+    else:
+        kv = _unverified(f"no {words} model among transformers' CPU runs")
+    figs = {"kv_cache_bytes": kv,
+            "weights_bytes": _unverified("weights are not among transformers' measured figures"),
+            "compute_bytes": _unverified("activations are not among transformers' measured figures"),
+            "overhead_bytes": _unverified("the CUDA context is not among transformers' measured figures")}
+    version = str(est.settings.get("engine_version") or "")
+    if version and version != d["version"]:
+        guesses.append(f"transformers {version}: the cache evidence ran {d['version']}; the rules of {version} are "
+                       "followed unverified")
+    return figs, [f"KV {kv['band']}" + (f" on {g['cases']} transformers runs of {words} models" if g else ""),
+                  "weights, activations and overhead unverified"]
+
+
 def error_band(est: MemoryEstimate) -> dict[str, Any]:
     """The `error_band` JSON key: per figure a band ("exact", "within 1.1%", "within 1.0% of GPU memory",
     "unverified"), its relative size, the number of ground-truth cases and the basis; `guesses` for figures
@@ -197,6 +218,9 @@ def error_band(est: MemoryEstimate) -> dict[str, Any]:
     elif est.engine == "ollama":
         figs, summary = _ollama(est, data, guesses)
         evidence = data["ollama"]["evidence"] + "; its runner's allocation as llama.cpp's"
+    elif est.engine == "transformers":
+        figs, summary = _transformers(est, data["transformers"], guesses)
+        evidence = data["transformers"]["evidence"]
     elif est.engine in ("vllm", "sglang"):
         figs, summary = (_vllm if est.engine == "vllm" else _sglang)(est, data[est.engine], guesses)
         evidence = data[est.engine]["evidence"]
