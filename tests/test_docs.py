@@ -5,7 +5,8 @@
   collapsed. An output line `...` stands for any number of lines (what depends on the machine or the day).
   A `$` line that is not oomkit (a shell step such as `pip install oomkit`) is shown, not run.
 - ```python blocks run top to bottom, each page's blocks in one namespace.
-- docs/errors.md is the index tools/build_errors_doc.py writes from oomkit/diagnose/signatures.py.
+- docs/errors.md is the index tools/build_errors_doc.py writes from oomkit/diagnose/signatures.py; the chart in
+  docs/engines.md is what tools/build_memory_chart.py draws.
 
 After a change that alters an output on purpose: `PYTHONPATH=. python tests/test_docs.py --refresh` rewrites the
 outputs of the console blocks (blocks holding a `...` line are left as they are).
@@ -125,6 +126,17 @@ def test_error_index_is_current():
         sys.path.pop(0)
     assert (DOCS / "errors.md").read_text(encoding="utf-8") == build_errors_doc.render(), \
         "docs/errors.md is stale: python tools/build_errors_doc.py"
+
+
+def test_memory_chart_is_current(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import build_memory_chart
+    finally:
+        sys.path.pop(0)
+    text = (DOCS / "engines.md").read_text(encoding="utf-8")
+    assert build_memory_chart.updated(text) == text, "docs/engines.md's chart is stale: python tools/build_memory_chart.py"
 
 
 def test_every_command_has_a_page():
