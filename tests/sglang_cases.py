@@ -16,6 +16,7 @@ Which figure of which log is valid ground truth, and why:
 | qwen3-32b-tp4-b200-pr22537 | yes (0.5.10+, default mfs on a B200) | yes (4x B200) | yes | yes (3%) | model inferred from the K size |
 | unnamed-qwen2-7b-b200-capture-pr11830 | no avail printed | no | yes (layout from the K size) | - | CUDA-graph mem usage (fitted) |
 | deepseek-v3-dp-attention-kv-issue6017 | no: mfs and flags not in the comment | no | yes (MLA latent per DP-attention rank) | no (flags unknown) | |
+| deepseek-v3.2-exp-8xb200-dp8-nsa-pr11309 | no avail printed | no | yes (packed fp8 latent + NSA index keys) | - | |
 """
 
 from __future__ import annotations
@@ -315,6 +316,14 @@ def case_deepseek_v3_dp_attention() -> list[Row]:
     return _kv_rows(name, spec, sg.SGLangSettings(tp_size=8, dp_size=8, enable_dp_attention=True), d)
 
 
+def case_deepseek_v32_nsa() -> list[Row]:
+    name = "deepseek-v3.2-exp-8xb200-dp8-nsa-pr11309"
+    d = load(name)
+    spec = resolve("deepseek-ai/DeepSeek-V3.2-Exp")
+    s = sg.SGLangSettings(tp_size=8, dp_size=8, enable_dp_attention=True, kv_cache_dtype="fp8_e4m3")
+    return _kv_rows(name, spec, s, d)
+
+
 CASES = {
     "qwen3-14b-single-48gb": case_qwen3_14b,
     "qwen3-235b-a22b-fp8-tp4-h100-mfs093": case_qwen3_235b,
@@ -326,6 +335,7 @@ CASES = {
     "qwen3-32b-tp4-b200-pr22537": case_qwen3_32b_b200,
     "unnamed-qwen2-7b-b200-capture-pr11830": case_unnamed_qwen2_7b_b200,
     "deepseek-v3-dp-attention-kv-issue6017": case_deepseek_v3_dp_attention,
+    "deepseek-v3.2-exp-8xb200-dp8-nsa-pr11309": case_deepseek_v32_nsa,
 }
 
 

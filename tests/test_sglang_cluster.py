@@ -170,3 +170,28 @@ def test_deepep_keeps_shared_experts_whole(dsv3):
     old = _w(dsv3, tp_size=8, dp_size=8, enable_dp_attention=True, enable_deepep_moe=True)
     assert a2a == old
     assert a2a[0] - tp[0] == pytest.approx(7 / 8 * MOE_LAYERS * 3 * 7168 * 2048, rel=2e-3)
+
+
+def test_v32_pool_matches_log():
+    """sglang#11309 on 8x B200 (fixture): "KV Cache is allocated. #tokens: 975424, KV size: 43.67 GB" with the
+    index keys counted; the same day's main logged the latent alone, "#tokens: 1462784, KV size: 54.52 GB"
+    (65.49 GB with the index, as the author says)."""
+    import json
+    from pathlib import Path
+
+    from oomkit.engines.sglang.kv import cache_layout, kv_pools, row_bytes
+
+    fx = json.loads((Path(__file__).parent / "fixtures" / "engine_logs" / "sglang" /
+                     "deepseek-v3.2-exp-8xb200-dp8-nsa-pr11309.json").read_text())
+    e = lookup("deepseek-v3.2-exp")
+    spec = spec_from_config(e.config, name=e.name)
+    s = SGLangSettings(tp_size=8, dp_size=8, enable_dp_attention=True, kv_cache_dtype="fp8_e4m3")
+    lay = cache_layout(spec, s)
+    p = fx["printed"]
+    (pool,) = kv_pools(lay, s, p["kv_cache_tokens"])
+    assert f"{pool.k_bytes / 2**30:.2f}" == p["k_size_gb"]
+    (before,) = kv_pools(lay, s, p["before_pr_kv_cache_tokens"])
+    latent_only = before.k_bytes * 656 // (656 + INDEXER)
+    assert f"{latent_only / 2**30:.2f}" == p["before_pr_k_size_gb"]
+    assert f"{before.k_bytes / 2**30:.2f}" == p["before_pr_k_size_with_index_gb"]
+    assert row_bytes(lay.full_layers[0], lay, s) == 656 + INDEXER
