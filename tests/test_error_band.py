@@ -140,3 +140,12 @@ def test_cli_table_and_json_show_the_band():
     with redirect_stdout(out):
         main(["estimate", "qwen3-8b", "--engine", "vllm", "--vram", "80GiB", "--json"])
     assert "within" in json.loads(out.getvalue())["error_band"]["summary"]
+
+
+def test_web_calculator_shows_the_band():
+    from oomkit.web.pages import calculator_page
+
+    est = oomkit.estimate("qwen3-8b", "vllm", vram="24GiB")
+    html = calculator_page({"model": "qwen3-8b", "engine": "vllm"}, est, None, None)
+    assert 'id="error-band"' in html and "available KV within 1.1% of GPU memory" in html
+    assert "resting on a guess: vLLM 0.33.0 is newer than every log" in html
