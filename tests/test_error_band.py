@@ -149,3 +149,14 @@ def test_web_calculator_shows_the_band():
     html = calculator_page({"model": "qwen3-8b", "engine": "vllm"}, est, None, None)
     assert 'id="error-band"' in html and "available KV within 1.1% of GPU memory" in html
     assert "resting on a guess: vLLM 0.33.0 is newer than every log" in html
+
+
+def test_a_missing_data_file_leaves_the_estimate_standing(monkeypatch, tmp_path):
+    accuracy.band_data.cache_clear()
+    monkeypatch.setattr(accuracy, "DATA", tmp_path / "absent.json")
+    try:
+        d = oomkit.estimate("qwen3-8b", "vllm", vram="24GiB", find_max_context=False).to_dict()
+        assert d["error_band"]["figures"]["kv_cache_bytes"]["band"] == "unverified"
+        assert d["kv_cache_bytes"] > 0
+    finally:
+        accuracy.band_data.cache_clear()

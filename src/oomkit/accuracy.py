@@ -26,7 +26,10 @@ SOURCE = "docs/accuracy.md (figures: bench/band.py)"
 
 @lru_cache(maxsize=1)
 def band_data() -> dict[str, Any]:
-    return json.loads(DATA.read_text(encoding="utf-8"))
+    try:
+        return json.loads(DATA.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # a broken install: the estimate stands, every figure then says "unverified"
+        return {}
 
 
 def kind_group(kinds: dict[str, int]) -> str:
@@ -212,16 +215,18 @@ def error_band(est: MemoryEstimate) -> dict[str, Any]:
     data = band_data()
     guesses: list[str] = []
     m = est.model
-    if est.engine == "llama.cpp":
+    # the engine's figures (Ollama's runner is llama.cpp's); none for an engine without evidence or a broken install
+    known = all(k in data for k in {"ollama": ("ollama", "llama.cpp")}.get(est.engine, (est.engine,)))
+    if known and est.engine == "llama.cpp":
         figs, summary = _llamacpp(est, data["llama.cpp"], guesses)
         evidence = data["llama.cpp"]["evidence"]
-    elif est.engine == "ollama":
+    elif known and est.engine == "ollama":
         figs, summary = _ollama(est, data, guesses)
         evidence = data["ollama"]["evidence"] + "; its runner's allocation as llama.cpp's"
-    elif est.engine == "transformers":
+    elif known and est.engine == "transformers":
         figs, summary = _transformers(est, data["transformers"], guesses)
         evidence = data["transformers"]["evidence"]
-    elif est.engine in ("vllm", "sglang"):
+    elif known and est.engine in ("vllm", "sglang"):
         figs, summary = (_vllm if est.engine == "vllm" else _sglang)(est, data[est.engine], guesses)
         evidence = data[est.engine]["evidence"]
     else:
