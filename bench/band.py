@@ -5,7 +5,7 @@ bench/accuracy_llamacpp.py), the real start-up logs of vLLM, SGLang and Ollama k
 transformers' own cache tensors on the CPU (tests/test_transformers_engine.py).
 
     PYTHONPATH=. python bench/band.py            # print the figures
-    PYTHONPATH=. python bench/band.py --write    # rewrite src/oomkit/data/band.json
+    PYTHONPATH=. python bench/band.py --write    # rewrite src/oomkit/data/band.json and docs/accuracy.md's table
 
 tests/test_error_band.py recomputes the log-based figures and one llama.cpp model's grid and checks them against
 the file, so the band cannot drift from the evidence. Errors are absolute relative errors (0.0105 = 1.05%).
@@ -162,6 +162,54 @@ def build() -> dict[str, Any]:
             "transformers": transformers()}
 
 
+DOC = ROOT / "docs" / "accuracy.md"
+BEGIN, END = "<!-- band: bench/band.py -->", "<!-- /band -->"
+
+
+def _p(x: float) -> str:
+    from oomkit.accuracy import _pct
+
+    return _pct(x)
+
+
+def markdown(d: dict[str, Any]) -> str:
+    """The band per engine for docs/accuracy.md (rounded up, as the estimates print it)."""
+    from oomkit.accuracy import GROUP_WORDS
+
+    ll, v, sg, ol, tf = d["llama.cpp"], d["vllm"], d["sglang"], d["ollama"], d["transformers"]
+    kinds = ", ".join(f"{_p(k['compute_worst'])} ({GROUP_WORDS[name]}, {k['cases']} cases)"
+                      for name, k in ll["by_kind"].items())
+    vf, sf, of = v["figures"], sg["figures"], ol["figures"]
+    req = max(of["memory.required.full"]["worst"], of["memory.required.partial"]["worst"])
+    tkinds = ", ".join(f"{GROUP_WORDS[n]} {k['exact']}/{k['cases']}" for n, k in tf["by_kind"].items())
+    rows = [
+        ("llama.cpp, Ollama's runner", f"KV and recurrent state exact ({ll['exact']}/{ll['cases']}); compute buffer "
+         f"within {kinds}; model buffer exact when read from a GGUF header",
+         f"{ll['cases']} CPU cases of the grid above; GPU logs {ll['log_versions'][0]} to {ll['log_versions'][1]}"),
+        ("vLLM", f"weights within {_p(vf['weights']['worst'])} ({vf['weights']['cases']} logs); available KV within "
+         f"{_p(vf['available']['worst'])} of GPU memory ({vf['available']['cases']}); refusal agrees "
+         f"{vf['refusal']['agree']}/{vf['refusal']['cases']}",
+         f"{v['logs']} logs, {v['checkable']} checkable ({v['versions'][0]} to {v['versions'][1]})"),
+        ("SGLang", f"token pool within {_p(sf['tokens_end_to_end']['worst'])} from the GPU's memory "
+         f"({sf['tokens_end_to_end']['cases']} logs); K/V sizes within {_p(sf['kv_size']['worst'])} "
+         f"({sf['kv_size']['cases']}); weights within {_p(sf['weights']['worst'])} ({sf['weights']['cases']})",
+         f"{sg['logs']} logs ({sg['versions'][0]} to {sg['versions'][1]})"),
+        ("Ollama's own estimate", f"memory.required within {_p(req)}; KV "
+         + ("exact" if of["memory.required.kv"]["worst"] == 0 else f"within {_p(of['memory.required.kv']['worst'])}"),
+         f"{ol['logs']} logs ({ol['versions'][0]} to {ol['versions'][1]})"),
+        ("transformers", f"KV cache exact ({tkinds}); weights, activations and overhead unverified",
+         f"{tf['cases']} CPU `generate` runs of transformers {tf['version']}"),
+        ("MLX", 'no band figures: every figure says "unverified"', ""),
+    ]
+    return "\n".join([BEGIN, "", "| engine | band | from |", "|---|---|---|",
+                      *(f"| {a} | {b} | {c} |" for a, b, c in rows), "", END])
+
+
+def doc_updated(text: str, d: dict[str, Any]) -> str:
+    a, b = text.index(BEGIN), text.index(END) + len(END)
+    return text[:a] + markdown(d) + text[b:]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", action="store_true", help=f"rewrite {OUT.relative_to(ROOT)}")
@@ -170,7 +218,8 @@ def main() -> None:
     if ap.parse_args().write:
         OUT.parent.mkdir(parents=True, exist_ok=True)
         OUT.write_text(text)
-        print(f"wrote {OUT.relative_to(ROOT)}")
+        DOC.write_text(doc_updated(DOC.read_text(encoding="utf-8"), data), encoding="utf-8")
+        print(f"wrote {OUT.relative_to(ROOT)} and the band table of {DOC.relative_to(ROOT)}")
     else:
         print(text)
 

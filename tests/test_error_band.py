@@ -52,6 +52,11 @@ def test_transformers_cache_recomputed_from_transformers():
     assert _bench_band().transformers() == DATA["transformers"]
 
 
+def test_accuracy_page_shows_the_band_of_the_file():
+    text = (ROOT / "docs" / "accuracy.md").read_text(encoding="utf-8")
+    assert _bench_band().doc_updated(text, DATA) == text, "PYTHONPATH=. python bench/band.py --write"
+
+
 def test_llamacpp_groups_add_up():
     """The per-kind groups and the totals are the per-model rows summed (the rows are what llama.cpp measured)."""
     d = DATA["llama.cpp"]
