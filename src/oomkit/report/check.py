@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ..accuracy import error_band
 from ..check import CheckResult
 from ..engines.base import get_engine
 from ..memory import MemoryEstimate
@@ -120,6 +121,7 @@ def text(r: CheckResult) -> str:
         else:
             lines.append(f"it would fit on an idle card: the smallest setting needs {mib(r.min_required_bytes)} on "
                          f"{d.usage.id} ({mib(phys)} physical), but only {mib(d.budget_bytes)} is free now")
+    lines.append(f"error band: {error_band(est)['summary']}")
     for n in (*r.notes, *est.warnings, *m.labels):
         lines.append(f"note: {n}")
     return "\n".join(lines)
