@@ -25,6 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "bench"))
+from peers import HFMEM_DRIVER  # noqa: E402
+
 OOMKIT = [sys.executable, "-m", "oomkit"]
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"HF_HUB_OFFLINE": "1"}
 V1_KV = ("ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is "
@@ -77,8 +80,13 @@ def cases(gguf: Path, log: Path, peers: Path | None) -> dict[str, tuple[list[str
                 [str(llmfit), "plan", "Qwen/Qwen3-8B", "--context", "32768", "--quant", "Q4_K_M", "--json"], None,
                 False)
             c["llmfit list (peer: its whole catalog)"] = ([str(llmfit), "list"], None, False)
-        if hfmem.exists():  # every estimate of hf-mem reads the hub (config and safetensors headers): --help only
+        if hfmem.exists():
             c["hf-mem --help (peer)"] = ([str(hfmem), "--help"], None, False)
+            # hf-mem reads https://huggingface.co only: the same GGUF through bench/peers.py's local stand-in
+            driver = gguf.parent / "hfmem_driver.py"
+            driver.write_text(HFMEM_DRIVER, encoding="utf-8")
+            c["hf-mem --gguf-file Llama-3.1-8B.gguf --experimental (peer, local hub stand-in)"] = (
+                [str(peers / "bin" / "python"), str(driver), str(gguf), "131072", "1", "F16"], None, False)
     return c
 
 
