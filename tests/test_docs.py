@@ -139,6 +139,13 @@ def test_memory_chart_is_current(monkeypatch):
     assert build_memory_chart.updated(text) == text, "docs/engines.md's chart is stale: python tools/build_memory_chart.py"
 
 
+def test_links_between_pages_resolve():
+    broken = [f"{p.relative_to(DOCS)} -> {target}" for p in PAGES
+              for target in re.findall(r"\]\(([^)#:]+\.md)(?:#[^)]*)?\)", p.read_text(encoding="utf-8"))
+              if not (p.parent / target).exists()]
+    assert not broken, broken
+
+
 def test_every_command_has_a_page():
     from oomkit.cli import main
 
