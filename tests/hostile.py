@@ -234,16 +234,18 @@ class Run:
 
 
 def run_oomkit(*args: str, timeout: float = 10.0, stdin=None, env: dict | None = None, cwd=None) -> Run:
-    """`python -m oomkit ARGS` in a child process, with its wall time and peak memory (ru_maxrss, read from a
-    wrapper so each run's figure is its own). A run past `timeout` is killed and reported as rc -9."""
+    """`python -m oomkit ARGS` in a child process, with its wall time and peak memory (VmHWM of its own
+    address space, read by a wrapper: ru_maxrss would carry the parent's peak across a vfork + exec). A run past `timeout` is killed and reported as rc -9."""
     wrapper = ("import resource, runpy, sys\n"
                "sys.argv = ['oomkit', *sys.argv[1:]]\n"
                "try:\n"
                "    runpy.run_module('oomkit', run_name='__main__')\n"
                "finally:\n"
                "    sys.stderr.flush()\n"
-               "    import os; os.write(2, b'\\n@@maxrss ' + str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
-               ".encode() + b'\\n')\n")
+               "    import os\n"
+               "    hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
+               "    os.write(2, b'\\n@@maxrss ' + (hwm[0] if hwm else str(resource.getrusage(resource.RUSAGE_SELF)"
+               ".ru_maxrss)).encode() + b'\\n')\n")
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
     t0 = time.monotonic()
     try:
