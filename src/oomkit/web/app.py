@@ -35,8 +35,8 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-class EstimateBody(BaseModel):
-    """POST /api/estimate: the GET fields as a JSON body, or `config` (an uploaded config.json's object)."""
+class _ModelFields(BaseModel):
+    """The fields every model request shares: the model, the engine and its settings, the hardware."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
     model: Scalar = None
@@ -50,23 +50,16 @@ class EstimateBody(BaseModel):
     engine_version: Scalar = None
     command: Scalar = None
     flags: Scalar = None
+
+
+class EstimateBody(_ModelFields):
+    """POST /api/estimate: the GET fields as a JSON body, or `config` (an uploaded config.json's object)."""
+
     config: dict[str, Any] | None = None
     name: Scalar = None
 
 
-class PlanBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())
-    model: Scalar = None
-    engine: Scalar = None
-    ctx: Scalar = None
-    quant: Scalar = None
-    kv_type: Scalar = None
-    parallel: Scalar = None
-    vram: Scalar = None
-    gpu: Scalar = None
-    engine_version: Scalar = None
-    command: Scalar = None
-    flags: Scalar = None
+class PlanBody(_ModelFields):
     min_ctx: Scalar = None
     concurrency: Scalar = None
     reserve: Scalar = None
