@@ -371,8 +371,7 @@ ENGINE_LOGS = sorted((Path(__file__).parent / "fixtures" / "engine_logs").glob("
 
 # Known misses, kept visible: a llama-fit-params dry run prints no line diagnose reads as llama.cpp's; the
 # gpt-oss-120b v0.14.1 weights are predicted with the MXFP4 padding vLLM applies from 0.19 (+1.65%).
-KNOWN_MISSES = {"qwen3.5-397b-8x3090-fit-dry-run": "a --fit dry run is not recognised as llama.cpp's log",
-                "gpt-oss-120b-h100-v0.14.1-weights": "the 0.19 MXFP4 padding applied to a 0.14.1 log (+1.65%)"}
+KNOWN_MISSES = {"qwen3.5-397b-8x3090-fit-dry-run": "a --fit dry run is not recognised as llama.cpp's log"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[p.stem]))

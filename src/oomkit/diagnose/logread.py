@@ -42,6 +42,8 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("LLM engine (v", r"LLM engine \(v([0-9][\w.+-]{0,40})\)", "vllm_version", "str"),
     ("vLLM API server version", r"vLLM API server version ([0-9][\w.+-]{0,40})", "vllm_version", "str"),
     ("Initializing a V1 LLM engine", r"Initializing a (V1) LLM engine", "vllm_engine", "str"),
+    # the source line of "Model loading took" (gpu_model_runner.py): it moves with each release (predict.py)
+    ("Model loading took", r"gpu_model_runner\.py:([0-9]{1,6})\] Model loading took", "vllm_loading_line", "int"),
     ("with config:", r"with config: model='([^']{1,300})'", "model", "str"),
     ("Starting to load model", r"Starting to load model (\S{1,300}?)\.{3}", "model", "str"),
     ("max_seq_len=", r"\bmax_seq_len=([0-9]{1,20})", "max_model_len", "int"),

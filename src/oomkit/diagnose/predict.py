@@ -60,6 +60,24 @@ def _known(name: str | None) -> str | None:
     return None
 
 
+# Where vLLM's "Model loading took" line sits in v1/worker/gpu_model_runner.py, by release, as logs that print
+# their release show it (vllm#23278 0.10.1: 2007; vllm PR #24577, main between 0.10.1 and 0.10.2: 2235;
+# vllm#33155 0.14.1: 3905; llm-d's v0.19.0 sweep: 4820). A log that does not print its release is estimated as
+# the release whose line is the nearest at or below its own (the file only grows), so an older log is not given a
+# newer release's weight layout (gpt-oss's MXFP4 padding changed in 0.19).
+_LOADING_LINE = ((2007, "0.10.1"), (2235, "0.10.2"), (3905, "0.14.1"), (4820, "0.19.0"))
+
+
+def _vllm_version(d: Diagnosis) -> str | None:
+    """The release the log is from: as printed, else placed by its "Model loading took" source line."""
+    if d.engine_version:
+        return d.engine_version
+    line = d.settings.get("vllm_loading_line")
+    if not isinstance(line, int) or line < _LOADING_LINE[0][0] or line > _LOADING_LINE[-1][0] + 500:
+        return None  # not placeable: the engine's default release
+    return [v for n, v in _LOADING_LINE if n <= line][-1]
+
+
 def _vllm(d: Diagnosis) -> dict[str, Any] | None:
     model = _known(d.settings.get("model"))
     total = d.settings.get("total_gpu_memory_bytes") or d.numbers.get("total_bytes")
@@ -74,8 +92,8 @@ def _vllm(d: Diagnosis) -> dict[str, Any] | None:
     eng = get_engine("vllm")
     fields = {f.name for f in dc_fields(eng.Settings)}
     opts = {k: v for k, v in d.settings.items() if k in fields and v is not None}
-    if d.engine_version:
-        opts["engine_version"] = d.engine_version
+    if _vllm_version(d):
+        opts["engine_version"] = _vllm_version(d)
     est = estimate(model, "vllm", vram=int(total), find_max_context=False, **opts)
     return _compare(model, "vllm", opts, d.buffers, est.engine_view, names, est.fits)
 
@@ -177,8 +195,8 @@ def _vllm_opts(d: Diagnosis) -> dict[str, Any]:
 
     fields = {f.name for f in dc_fields(get_engine("vllm").Settings)}
     opts = {k: v for k, v in d.settings.items() if k in fields and v is not None}
-    if d.engine_version:
-        opts["engine_version"] = d.engine_version
+    if _vllm_version(d):
+        opts["engine_version"] = _vllm_version(d)
     return opts
 
 
