@@ -369,9 +369,8 @@ def test_estimate_gives_the_largest_context_for_a_known_model():
 ENGINE_LOGS = sorted((Path(__file__).parent / "fixtures" / "engine_logs").glob("*/*.json"))
 
 
-# Known misses, kept visible: a llama-fit-params dry run prints no line diagnose reads as llama.cpp's; the
-# gpt-oss-120b v0.14.1 weights are predicted with the MXFP4 padding vLLM applies from 0.19 (+1.65%).
-KNOWN_MISSES = {"qwen3.5-397b-8x3090-fit-dry-run": "a --fit dry run is not recognised as llama.cpp's log"}
+# Known misses, kept visible (none at present).
+KNOWN_MISSES: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[p.stem]))

@@ -323,6 +323,11 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("llama-server", "llama.cpp"), ("llama_model_load", "llama.cpp"), ("llama_init_from_model", "llama.cpp"),
     ("llama_new_context_with_model", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("ggml_", "llama.cpp"),
     ("llama_cpp", "llama.cpp"),
+    # --fit (common/fit.cpp): its decisions and the breakdown table each dry run prints, alone in a
+    # llama-fit-params run or a log cut to them (llama_params_fit_impl before the move to common)
+    ("llama_params_fit", "llama.cpp"), ("common_params_fit", "llama.cpp"), ("common_fit_params", "llama.cpp"),
+    ("common_memory_breakdown_print", "llama.cpp"), ("llama_memory_breakdown_print", "llama.cpp"),
+    ("llama-fit-params", "llama.cpp"),
     ("bitsandbytes", "transformers"), ("transformers", "transformers"), ("accelerate", "transformers"),
 )
 
