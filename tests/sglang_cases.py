@@ -15,7 +15,7 @@ Which figure of which log is valid ground truth, and why:
 | deepseek-v4-pro-fp8-8xh200-tp8-mfs088-fail | the refusal and its minimum fraction | no (DeepSeek-V4 not modelled) | - | - | |
 | qwen3-32b-tp4-b200-pr22537 | yes (0.5.10+, default mfs on a B200) | yes (4x B200) | yes | yes (3%) | model inferred from the K size |
 | unnamed-qwen2-7b-b200-capture-pr11830 | no avail printed | no | yes (layout from the K size) | - | CUDA-graph mem usage (fitted) |
-| deepseek-v3-dp-attention-kv-issue6017 | no: mfs and flags not in the comment | no | yes (MLA latent per DP-attention rank) | no (flags unknown) | |
+| deepseek-v3-dp-attention-kv-issue6017 | no: mfs and flags not in the comment | no | yes (MLA latent per DP-attention rank) | yes, the thread's recipe assumed (3%) | w_kc / w_vc |
 | deepseek-v3.2-exp-8xb200-dp8-nsa-pr11309 | no avail printed | no | yes (packed fp8 latent + NSA index keys) | - | |
 """
 
@@ -313,7 +313,22 @@ def case_deepseek_v3_dp_attention() -> list[Row]:
     name = "deepseek-v3-dp-attention-kv-issue6017"
     d = load(name)
     spec = resolve("deepseek-ai/DeepSeek-V3")
-    return _kv_rows(name, spec, sg.SGLangSettings(tp_size=8, dp_size=8, enable_dp_attention=True), d)
+    rows = _kv_rows(name, spec, sg.SGLangSettings(tp_size=8, dp_size=8, enable_dp_attention=True), d)
+    # the weights under the thread's own recipe (--enable-deepep-moe --ep-num-redundant-experts 32
+    # --moe-dense-tp-size 1; the comment's command is not in the excerpt), SGLang of May 2025
+    s = sg.SGLangSettings(tp_size=8, dp_size=8, enable_dp_attention=True, enable_deepep_moe=True,
+                          ep_num_redundant_experts=32, moe_dense_tp_size=1, engine_version="0.4.6.post5")
+    rows.append(_weights_row(name, spec, s, d, "the thread's recipe assumed; attention and embedding whole per "
+                                               "DP rank, 288 physical experts over 8, w_kc/w_vc in bf16"))
+    return rows
+
+
+def _weights_row(name: str, spec: ModelSpec, s: sg.SGLangSettings, d: dict[str, Any], note: str,
+                 tol: float = 0.03) -> Row:
+    """One rank's "Load weight end. ... mem usage" against rank_weights."""
+    w, _ = sg.rank_weights(spec, s, sg.cache_layout(spec, s))
+    wp = _gib(d, "weights_mem_gb")
+    return Row(name, "weights", w / GiB, wp, "GiB", f"{tol:.0%}", abs(w / GiB - wp) / wp <= tol, note)
 
 
 def case_deepseek_v32_nsa() -> list[Row]:

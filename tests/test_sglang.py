@@ -376,3 +376,20 @@ def test_cuda_graph_max_bs_takes_a_value():
     argv = format_command("Qwen/Qwen3-8B", cmd.settings)
     assert argv[argv.index("--cuda-graph-max-bs") + 1] == "64"
     assert parse_command(argv, env={}).settings == cmd.settings
+
+
+def test_mla_w_kc_w_vc_copies():
+    # post_load_weights: kv_b_proj (128 heads x (128 + 128) rows x 512) stays, and w_kc + w_vc hold it again,
+    # dequantized from the fp8 128x128 blocks to bf16: 128 x 256 x 512 x 2 B = 32 MiB a layer, 61 layers
+    from oomkit.engines.sglang.weights import mla_absorbed_bytes
+    spec = resolve("deepseek-ai/DeepSeek-V3")
+
+    def copies(s):
+        lay = sg.cache_layout(spec, s)
+        return sum(mla_absorbed_bytes(t, spec, s, lay, True, None) for t in spec.weights.tensors
+                   if t.layer is not None and t.layer < spec.n_trunk_layers)  # not the next-n layer
+
+    assert copies(sg.SGLangSettings()) == 61 * 128 * 256 * 512 * 2
+    assert copies(sg.SGLangSettings(tp_size=8)) == 61 * 16 * 256 * 512 * 2  # the rank's 16 heads
+    # DP attention: the attention-TP group is one GPU, every rank holds all 128 heads
+    assert copies(sg.SGLangSettings(tp_size=8, dp_size=8, enable_dp_attention=True)) == 61 * 128 * 256 * 512 * 2

@@ -25,6 +25,8 @@ Q_B = 1536 * 128 * (128 + 64)
 KV_B = 512 * 128 * (128 + 128)
 O_PROJ = 128 * 128 * 7168
 EMBED = 129280 * 7168 * 2  # bf16
+# deepseek_v2.py post_load_weights: kv_b_proj dequantized to bf16 and kept again as w_kc + w_vc, per attention head
+W_KC_VC = KV_B * 2
 EXPERT = 3 * 7168 * 2048  # gate, up, down of one routed expert
 MOE_LAYERS = 61 - 3
 
@@ -48,7 +50,7 @@ def test_dp_attention_replicates_attention_and_embedding(dsv3):
     tp8 = _w(dsv3, tp_size=8)
     dp8 = _w(dsv3, tp_size=8, dp_size=8, enable_dp_attention=True)
     assert len(dp8) == 8  # DP attention runs inside the TP group: 8 GPUs, not 64
-    expected = 7 / 8 * (61 * (Q_B + KV_B + O_PROJ) + EMBED)
+    expected = 7 / 8 * (61 * (Q_B + KV_B + O_PROJ + W_KC_VC) + EMBED)
     assert dp8[0] - tp8[0] == pytest.approx(expected, rel=2e-3)
 
 
@@ -56,7 +58,7 @@ def test_dp_attention_with_attention_tp(dsv3):
     """--tp 8 --dp 2: attn_tp_size 4, the attention split over 4 ranks instead of 8."""
     tp8 = _w(dsv3, tp_size=8)
     dp2 = _w(dsv3, tp_size=8, dp_size=2, enable_dp_attention=True)
-    expected = (1 / 4 - 1 / 8) * 61 * (Q_B + KV_B + O_PROJ) + 7 / 8 * EMBED
+    expected = (1 / 4 - 1 / 8) * 61 * (Q_B + KV_B + O_PROJ + W_KC_VC) + 7 / 8 * EMBED
     assert dp2[0] - tp8[0] == pytest.approx(expected, rel=2e-3)
 
 

@@ -350,7 +350,7 @@ def _layer_uses(spec: ModelSpec, s: SGLangSettings, run: _Run) -> tuple[LayerUse
         layer_kv[la.index] = int(elem_bytes((n + lay_all.page_size) * (ke + ve), lay_all, s)) if pool else 0
     return tuple(
         LayerUse(index=la.index, kind=la.kind.value, device=devs[min(k, len(devs) - 1)].id,
-                 weights_bytes=layer_rank_bytes(spec, la.index, s, lay_all.attn_tp),
+                 weights_bytes=layer_rank_bytes(spec, la.index, s, lay_all.attn_tp, lay_all),
                  kv_bytes=layer_kv.get(la.index, 0), recurrent_bytes=0,
                  cells=(pool.swa_tokens if la in lay_all.swa_layers else pool.max_total_num_tokens) if pool else None)
         for k, stage in enumerate(run.layer_stages) for la in stage

@@ -5,6 +5,8 @@ under --enable-dp-attention, the MLP and MoE over the whole TP group, experts ov
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...errors import SettingsError
 from ...model.spec import LayerSpec, ModelSpec, TensorSpec
 from ...model.weights import per_layer_sum
@@ -52,12 +54,37 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
             b = b * dst // src  # loaded in --dtype (float32 checkpoints load as float16 with auto)
         if src is not None and quant in _ONLINE_QUANT and _online_quantized(t):
             b = b * _ONLINE_QUANT[quant] // dst
-        total += b
+        total += b + mla_absorbed_bytes(t, spec, s, lay, src is None, quant)
     if quant and src is not None and quant not in _ONLINE_QUANT:
         labels.append(f"--quantization {quant} on an unquantized checkpoint: weights counted as stored")
     elif quant in _ONLINE_QUANT and src is not None:
         labels.append(f"--quantization {quant}: linear weights quantized online to 1 byte (scales not counted)")
     return total, labels
+
+
+# The MLA up-projection (kv_b_proj; the inventory's attn_k_b / attn_v_b halves, or attn_kv_b whole)
+_KV_B = ("attn_k_b", "attn_v_b", "attn_kv_b")
+
+
+def mla_absorbed_bytes(t: TensorSpec, spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, quantized: bool,
+                       quant: str | None) -> int:
+    """The absorbed-MLA copies SGLang keeps beside kv_b_proj (models/deepseek_v2.py DeepseekV2ForCausalLM
+    .post_load_weights, 0.4.x-0.5.2; models/deepseek_common/deepseek_weight_loader.py from 0.5.x to 0.5.23): the
+    weight is split into w_kc [heads, qk_nope, kv_lora] and w_vc [heads, kv_lora, v_head], each made contiguous
+    (two new tensors, as large as kv_b_proj together), while kv_b_proj itself stays for the MHA prefill path. An FP8
+    128x128 block checkpoint is first dequantized to bfloat16 (block_quant_dequant; SGL_USE_DEEPGEMM_BMM, off by
+    default, keeps fp8), int8 and AWQ likewise; per-tensor / per-channel fp8 and other block sizes are requantized
+    per tensor and stay 1 byte. The heads are those of the rank's attention-TP group."""
+    if not any(f".{k}." in t.name for k in _KV_B) or t.layer is None:
+        return 0
+    la = spec.layers[t.layer] if t.layer < spec.n_layers else None
+    if la is None or la.attention is None or not la.attention.kv_lora_rank:
+        return 0
+    fmt = spec.weights.format.lower()
+    # "fp8-block": the inventory keeps no block size; every MLA checkpoint published in it uses [128, 128]
+    one_byte = (quantized and fmt.startswith("fp8") and fmt != "fp8-block") or (not quantized and quant in _ONLINE_QUANT)
+    dst = 1 if one_byte else FLOAT_BYTES[lay.model_dtype]
+    return _tp.tensor_bytes_per_rank(replace(t, nbytes=t.n_elements * dst), spec, lay.attn_tp)
 
 
 def all_to_all_moe(s: SGLangSettings) -> bool:
@@ -122,13 +149,17 @@ def _online_quantized(t: TensorSpec) -> bool:
     return not any(x in t.name for x in ("norm", "ffn_gate_inp", "ssm_conv1d", "attn_sinks"))
 
 
-def layer_rank_bytes(spec: ModelSpec, index: int, s: SGLangSettings, attn_tp: int) -> int:
+def layer_rank_bytes(spec: ModelSpec, index: int, s: SGLangSettings, attn_tp: int, lay: CacheLayout | None = None
+                     ) -> int:
     """Bytes of layer `index`'s tensors on one rank (the table of every layer built once per spec and parallel
-    layout, not a pass over all tensors per layer)."""
+    layout, not a pass over all tensors per layer); with `lay`, the absorbed-MLA copies too."""
+    quant = (s.quantization or "").lower() or None
     key = (id(spec), attn_tp, s.tp_size, s.enable_dp_attention, moe_ep_size(s), s.moe_dense_tp_size,
-           s.ep_num_redundant_experts, s.enable_dp_lm_head, all_to_all_moe(s))
+           s.ep_num_redundant_experts, s.enable_dp_lm_head, all_to_all_moe(s), lay is None, quant)
     if _LAST_TABLE[0] != key or _LAST_TABLE[1] is not spec:
-        table = per_layer_sum((t.layer, tensor_rank_bytes(t, spec, s, attn_tp)) for t in spec.weights.tensors)
+        quantized = float_bytes(spec.weights.format) is None
+        table = per_layer_sum((t.layer, tensor_rank_bytes(t, spec, s, attn_tp) + (
+            0 if lay is None else mla_absorbed_bytes(t, spec, s, lay, quantized, quant))) for t in spec.weights.tensors)
         _LAST_TABLE[:] = [key, spec, table]
     return _LAST_TABLE[2].get(index, 0)
 
