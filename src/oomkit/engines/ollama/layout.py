@@ -263,9 +263,17 @@ def _era_a_result(g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: i
         # CPU only (library=cpu): Ollama counts the system RAM as one device that holds the one-layer buffer
         # (blk.0 and its KV) and the full graph beside everything that overflows, as both CPU logs show to the
         # printed digit: gemma2:9b at 0.3.11 (ollama/ollama#1495: 7.7 + 0.2 + 0.5 = 8.4 GiB) and gemma3:12b
-        # (atineiatte/deep-research-at-home#14, June 2025: 10.5 GiB with its projector)
+        # (atineiatte/deep-research-at-home#14, June 2025: 10.5 GiB with its projector). The graph is added only
+        # when that device got layers (llm/memory.go: layerCounts[i] > 0), full when all of them: num_gpu 0
+        # sends every layer to the overflow and adds no graph (ollama/ollama#10986, 0.9.0: 4.4 GiB, no graph)
         buffer = (g.blk_sizes[0] if g.blk_sizes else 0) + (est.graph.kv[0] if est.graph.kv else 0)
-        est = replace(est, total=est.total + buffer + est.graph_full)
+        if num_gpu == 0:
+            graph = 0
+        elif 0 < num_gpu < g.block_count + 1:
+            graph = est.graph_partial
+        else:
+            graph = est.graph_full
+        est = replace(est, total=est.total + buffer + graph)
     logged = est.log_fields(num_gpu, launch.gpu_overhead, g.block_count)
     fields = {k: v for k, v in logged.items() if k.startswith("memory.")}
     if proj is not None:
