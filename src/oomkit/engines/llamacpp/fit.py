@@ -16,6 +16,15 @@ command: model, context (KV cache + recurrent state) and compute per device, as 
    The result is -ngl, -ts (layers per device) and -ot PATTERN=CPU overrides.
 A refusal (-ngl typed, -sm row, too many layers) keeps what was changed before it (the context) and llama.cpp
 loads the rest as typed; the engine logs the reason.
+
+Later rules, by build (FIT_ERAS; the newest read is common/fit.cpp at ggml-org/llama.cpp@08033df0):
+- the --mmproj projector's memory is added to the target of the device it loads on (PR #21489);
+- with no device (a CPU build) the host buffers are held against the host's total memory and only the context is
+  reduced (PR #21568, common_params_fit_impl's nd == 0 branches);
+- with a KV cache that is not unified (-np N without -kvu) the context is per stream: the trained and the least
+  context are taken N times and the fitted context is a multiple of 256 x N (PR #27496);
+- a false-position step whose upper bound uses no more memory than the lower one is delta - 1 (the `headroom > 0`
+  guard of the same file).
 """
 
 from __future__ import annotations
@@ -26,10 +35,28 @@ from ...errors import SettingsError
 from ...memory import Device
 from ...model.spec import ModelSpec
 from ...units import MiB
+from ..versions import Eras
+from .backends import cpu_repack
 from .compute import compute_by_device
 from .kv import Cache, kv_caches, recurrent_bytes_by_layer, resolve_context
+from .projector import projector_bytes
 from .settings import ERAS, LlamaCppSettings, build_number
 from .weights import ModelBuffers, Placement, model_buffers, place_layers
+
+# Builds at which the fit's own rules changed, placed by the PRs' dates between tagged builds seen in public logs
+# (b8763 on 2026-04-12, issue #21801; b9430 on 2026-06-01, unsloth PR #5849; b9849 on 2026-09-07); a build within
+# a few days of a boundary may follow the other rule.
+FIT_ERAS = Eras({
+    # PR #21489 "mtmd: fit_params now take into account mmproj" (opened 2026-04-05): llama-server and llama-cli add
+    # mtmd_get_memory_usage (the projector's weights and compute buffer) to fit_params_target of its device
+    # (tools/server/server-context.cpp load_model)
+    "mmproj_margin": 8720,
+    # PR #21568 "llama: fit ctx size for CPU only" (opened 2026-04-07, approved 2026-04-13): no device -> the host
+    # buffer types against the total system memory; before it a CPU build kept the trained context (issue #19646)
+    "host_fit": 8780,
+    # PR #27496 "fit: also take into account n_streams" (merged 2026-08-21)
+    "fit_streams": 9780,
+})
 
 # Not printed by llama.cpp: the CUDA context and cuBLAS workspace each GPU carries. Ollama reserves 457 MiB per
 # CUDA/ROCm GPU for it (ollama discover/types.go MinimumMemory); oomkit counts the same so totals are comparable.
@@ -103,12 +130,21 @@ def memory_breakdown(weights: ModelBuffers, state: StateByDevice, compute: dict[
 
 
 def dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[Breakdown, ...]:
-    """common_get_device_memory_data: the breakdown a no_alloc load and context would report."""
+    """common_get_device_memory_data: the breakdown a no_alloc load and context would report.
+
+    Without a device the host row is what the host fit weighs: the dry run loads without a mapping
+    (LLAMA_LOAD_MODE_NONE, before it use_mmap = false), so the CPU weights are one allocated buffer; repacked
+    weights are left out, since CPU_REPACK is not a host buffer type (repack.cpp: is_host = nullptr) and the CPU is
+    none of the model's devices, so common_get_device_memory_data_impl adds them to no row."""
     ctx = resolve_context(spec, s)
     caches = kv_caches(spec, ctx, s.swa_full)
     rs = recurrent_bytes_by_layer(spec, ctx, s)
     placement = place_layers(spec, devices, s)
-    weights = model_buffers(spec, devices, s, placement)
+    if devices:
+        weights = model_buffers(spec, devices, s, placement)
+    else:
+        unmapped = replace(s, mmap=False)
+        weights, _ = cpu_repack(spec, devices, unmapped, model_buffers(spec, devices, unmapped, placement), placement)
     state = state_by_device(caches, rs, placement, s)
     compute = compute_by_device(spec, ctx, caches, placement, devices, s)
     return memory_breakdown(weights, state, compute, len(devices))
@@ -182,15 +218,23 @@ def _copy(ngl: list[_Ngl]) -> list[_Ngl]:
     return [_Ngl(n.n_layer, n.n_part, n.overflow) for n in ngl]
 
 
-def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> FitResult:
-    """The settings llama.cpp runs with after --fit, and what it logged deciding them."""
+def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
+               host_total: int | None = None) -> FitResult:
+    """The settings llama.cpp runs with after --fit, and what it logged deciding them. host_total: the host's
+    total memory (ggml_backend_dev_memory of the CPU device), which the host fit weighs when there is no device."""
     nd = len(devices)
-    if not nd:  # the host fit (no device) needs the host's free memory, which the estimate is not given
-        return FitResult(s, "off", ("no device: the host fit is not modelled",))
-    free = [free_memory(d) or 0 for d in devices]
-    if len(s.fit_target) not in (1, nd):
+    build = build_number(s.engine_version)
+    if not nd:
+        if host_total is None:
+            return FitResult(s, "off", ("no device: the host fit needs the host's total memory",))
+        if not FIT_ERAS.reached(build, "host_fit"):
+            return FitResult(s, "off", (f"no device: builds before b{FIT_ERAS['host_fit']} (PR #21568) keep the "
+                                        "command as typed on the host",))
+    free = [free_memory(d) or 0 for d in devices] if nd else [host_total or 0]
+    if len(s.fit_target) not in (1, max(nd, 1)):
         raise SettingsError(f"--fit-target has {len(s.fit_target)} values for {nd} devices")
-    margins = [(s.fit_target[0] if len(s.fit_target) == 1 else s.fit_target[i]) * MiB for i in range(nd)]
+    margins = [(s.fit_target[0] if len(s.fit_target) == 1 else s.fit_target[i]) * MiB for i in range(max(nd, 1))]
+    margins[0] += mmproj_margin(spec, s)
     lines: list[str] = []
     runs = [0]
     cur = s
@@ -202,45 +246,67 @@ def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings
         runs[0] += 1
         return dry_run(spec, devices, st)
 
+    def used_of(b: tuple[Breakdown, ...]) -> list[int]:
+        return [b[i].total for i in range(nd)] if nd else [b[-1].total]
+
     names = [f"{d.id} ({d.name})" for d in devices]
-    width = max(len(n) for n in names)
+    width = max((len(n) for n in names), default=0)
     names = [n.ljust(width) for n in names]
 
     def result(status: str, st: LlamaCppSettings, **kw) -> FitResult:
         return FitResult(st, status, tuple(lines), margins=tuple(margins), free=tuple(free), dry_runs=runs[0],
                          n_ctx=(st.n_ctx if st.n_ctx != s.n_ctx else None), **kw)
 
-    # step 1: the command as given
-    full = measure(cur)
-    used = [full[i].total for i in range(nd)]
-    proj_free = [free[i] - used[i] for i in range(nd)]
-    if nd > 1:
-        log("projected memory use with initial parameters [MiB]:")
-        for i in range(nd):
-            log(f"  - {names[i]}: {(devices[i].memory_bytes or free[i]) // MiB:6d} total, {used[i] // MiB:6d} used, "
-                f"{proj_free[i] // MiB:6d} free vs. target of {margins[i] // MiB:6d}")
-    log(f"projected to use {sum(used) // MiB} MiB of device memory vs. {sum(free) // MiB} MiB of free device memory")
-    if all(proj_free[i] >= margins[i] for i in range(nd)):
-        if nd == 1:
-            log(f"will leave {proj_free[0] // MiB} >= {margins[0] // MiB} MiB of free device memory, no changes needed")
-        else:
-            log("targets for free memory can be met on all devices, no changes needed")
-        return result("unchanged", cur)
-
     n_layer = spec.n_layers
     n_ctx_train = spec.n_ctx_train
     n_expert = max((lay.ffn.n_experts for lay in spec.layers if lay.ffn is not None), default=0)
+    # PR #27496: with a KV cache per sequence (-np N, no -kvu) the context is N streams; an unset context becomes
+    # N x the trained one before anything is measured, and the least context is N x -fitc
+    streams = 1
+    if FIT_ERAS.reached(build, "fit_streams"):
+        ctx0 = resolve_context(spec, s)
+        streams = 1 if ctx0.kv_unified else max(1, ctx0.n_seq_max)
+    n_ctx_max = min(n_ctx_train * streams, UINT32_MAX)
+    n_ctx_min = min(s.fit_ctx * streams, UINT32_MAX)
+    if s.n_ctx == 0 and streams > 1:
+        log(f"context size unset and KV cache not unified -> using {n_ctx_max} for {streams} sequences:")
+        cur = replace(cur, n_ctx=n_ctx_max)
+
+    # step 1: the command as given
+    full = measure(cur)
+    used = used_of(full)
+    proj_free = [free[i] - used[i] for i in range(len(free))]
+    if not nd:
+        log(f"projected to use {used[0] // MiB} MiB of host memory vs. {free[0] // MiB} MiB of total host memory")
+        if proj_free[0] >= margins[0]:
+            log(f"will leave {proj_free[0] // MiB} >= {margins[0] // MiB} MiB of system memory, no changes needed")
+            return result("unchanged", cur)
+    else:
+        if nd > 1:
+            log("projected memory use with initial parameters [MiB]:")
+            for i in range(nd):
+                log(f"  - {names[i]}: {(devices[i].memory_bytes or free[i]) // MiB:6d} total, "
+                    f"{used[i] // MiB:6d} used, {proj_free[i] // MiB:6d} free vs. target of {margins[i] // MiB:6d}")
+        log(f"projected to use {sum(used) // MiB} MiB of device memory vs. {sum(free) // MiB} MiB of free device "
+            "memory")
+        if all(proj_free[i] >= margins[i] for i in range(nd)):
+            if nd == 1:
+                log(f"will leave {proj_free[0] // MiB} >= {margins[0] // MiB} MiB of free device memory, no changes "
+                    "needed")
+            else:
+                log("targets for free memory can be met on all devices, no changes needed")
+            return result("unchanged", cur)
 
     # step 2: the context
     surplus = sum(proj_free) - sum(margins)
     if surplus < 0:
-        if nd == 1:
+        if nd <= 1:
             log(f"cannot meet free memory target of {margins[0] // MiB} MiB, need to reduce device memory by "
                 f"{-surplus // MiB} MiB")
         else:
             log(f"cannot meet free memory targets on all devices, need to use {-surplus // MiB} MiB less in total")
         if s.n_ctx == 0:
-            if n_ctx_train > s.fit_ctx:
+            if n_ctx_max > n_ctx_min:
                 target = sum(free) - sum(margins)
                 if nd > 1:
                     # whole layers (dense) or whole tensors (MoE, <= 1/3 of a layer) per device: about half a
@@ -248,37 +314,54 @@ def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings
                     ngl = n_layer + 1 if s.n_gpu_layers < 0 else s.n_gpu_layers
                     per_layer = sum(full[i].model for i in range(nd)) // max(1, min(ngl, n_layer))
                     target -= (nd + 1) * per_layer // (2 if n_expert == 0 else 6)
-                at_min = replace(cur, n_ctx=s.fit_ctx)
-                mins = measure(at_min)
-                used_min = sum(mins[i].total for i in range(nd))
-                if target > used_min:
-                    n_ctx = s.fit_ctx + (n_ctx_train - s.fit_ctx) * (target - used_min) // (sum(used) - used_min)
-                    n_ctx = max(n_ctx - n_ctx % 256, s.fit_ctx)  # round down (CUDA)
-                    per_ctx = (sum(used) - used_min) // (n_ctx_train - s.fit_ctx)
-                    log(f"context size reduced from {n_ctx_train} to {n_ctx} -> need "
-                        f"{(n_ctx_train - n_ctx) * per_ctx // MiB} MiB less memory in total")
+                at_min = replace(cur, n_ctx=n_ctx_min)
+                used_min = sum(used_of(measure(at_min)))
+                span = sum(used) - used_min
+                if target > used_min and span > 0:
+                    n_ctx = n_ctx_min + (n_ctx_max - n_ctx_min) * (target - used_min) // span
+                    align = 256 * streams  # round down (CUDA), a multiple of the streams
+                    n_ctx = max(n_ctx - n_ctx % align, n_ctx_min)
+                    per_ctx = span // (n_ctx_max - n_ctx_min)
+                    log(f"context size reduced from {n_ctx_max} to {n_ctx} -> need "
+                        f"{(n_ctx_max - n_ctx) * per_ctx // MiB} MiB less memory in total")
                     cur = replace(cur, n_ctx=n_ctx)
-                    if nd == 1:
+                    if nd <= 1:
                         log("entire model can be fit by reducing context")
                         return result("fitted", cur)
                     log("entire model should be fit across devices by reducing context")
                 else:
-                    log(f"context size reduced from {n_ctx_train} to {s.fit_ctx} -> need "
-                        f"{(sum(used) - used_min) // MiB} MiB less memory in total")
+                    log(f"context size reduced from {n_ctx_max} to {n_ctx_min} -> need {span // MiB} MiB less "
+                        "memory in total")
                     cur = at_min
             elif s.fit_ctx == UINT32_MAX:
-                log(f"user has requested full context size of {n_ctx_train} -> no change")
+                log(f"user has requested full context size of {n_ctx_max} -> no change")
             else:
-                log(f"default model context size is {n_ctx_train} which is <= the min. context size of "
-                    f"{s.fit_ctx} -> no change")
+                log(f"default model context size is {n_ctx_max} which is <= the min. context size of "
+                    f"{n_ctx_min} -> no change")
         else:
             log(f"context size set by user to {s.n_ctx} -> no change")
+    if not nd:
+        log("failed to fit params to free device memory: was unable to fit model into system memory by reducing "
+            "context, abort")
+        return result("failed", cur)
 
     try:
         return _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, names, log, measure, result)
     except _Refused as e:
         log(f"failed to fit params to free device memory: {e}")
         return result("failed", cur)
+
+
+def mmproj_margin(spec: ModelSpec, s: LlamaCppSettings) -> int:
+    """PR #21489: llama-server (and llama-cli, built on it) adds the projector's memory to the fit target of the
+    device it loads on: the first GPU (mmproj_use_gpu), the host without one. mtmd_get_memory_usage counts the
+    projector's weights and its compute buffer; oomkit counts the weights (projector.projector_bytes), so the
+    margin is short by the projector's compute buffer."""
+    if (s.program not in ("llama-server", "llama-cli") or not s.mmproj or s.no_mmproj
+            or not FIT_ERAS.reached(build_number(s.engine_version), "mmproj_margin")):
+        return 0
+    got = projector_bytes(spec, s)
+    return got[0] if got else 0
 
 
 def _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, names, log, measure, result):
@@ -446,7 +529,11 @@ def _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, name
 
 def _step(delta: int, room: int, span: int) -> int:
     """The false-position step as the source computes it: `uint32_t step_size = int64_t(delta) * room / span`
-    (C++ division truncates toward zero; a negative result wraps as uint32), then clamped to [1, delta - 1]."""
+    (C++ division truncates toward zero; a negative result wraps as uint32), then clamped to [1, delta - 1]. An
+    upper bound that uses no more memory than the lower one (an already-full device) steps delta - 1
+    (common/fit.cpp@08033df0: `headroom > 0 ? ... : delta - 1`)."""
+    if span <= 0:
+        return max(delta - 1, 1)
     num = delta * room
     q = abs(num) // abs(span) if span else 0
     q = q if (num >= 0) == (span > 0) else -q

@@ -29,6 +29,7 @@ from ...flags import flag_value
 from .args import parse_args
 from .backends import infer_backend
 from .layout import estimate as layout_estimate
+from .projector import projector_bytes
 from .settings import LlamaCppSettings
 
 # executable name -> the program whose defaults apply (the variant the engine record tells its parser)
@@ -325,23 +326,6 @@ def with_runtime_reserve(devices, s: LlamaCppSettings, est):
 # ---------------------------------------------------------------------------------------------------------
 # The multimodal projector (--mmproj): tools/mtmd/clip.cpp loads the mmproj GGUF on the first GPU backend
 # (--no-mmproj-offload: the CPU), beside the model
-
-
-def projector_bytes(spec, s: LlamaCppSettings) -> tuple[int, str] | None:
-    """(bytes, where the figure comes from) of the --mmproj file llama.cpp loads; None without one. A file that
-    exists counts its size; a name oomkit cannot open counts the model's vision tower (model/towers.py) in F16,
-    the type convert_hf_to_gguf.py --mmproj writes by default."""
-    import os  # lazy: only a --mmproj needs the file system
-
-    if not s.mmproj or s.no_mmproj:
-        return None
-    if os.path.isfile(s.mmproj):
-        return os.path.getsize(s.mmproj), f"the size of {s.mmproj}"
-    towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
-    if not towers:
-        raise SettingsError(f"--mmproj {s.mmproj}: no such file, and {spec.name} has no vision tower oomkit counts")
-    t = towers[0]
-    return t.nbytes(2), f"{spec.name}'s {t.family} tower in F16 ({t.params:,} parameters)"
 
 
 def with_projector(spec, s: LlamaCppSettings, est):
