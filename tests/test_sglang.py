@@ -393,3 +393,39 @@ def test_mla_w_kc_w_vc_copies():
     assert copies(sg.SGLangSettings(tp_size=8)) == 61 * 16 * 256 * 512 * 2  # the rank's 16 heads
     # DP attention: the attention-TP group is one GPU, every rank holds all 128 heads
     assert copies(sg.SGLangSettings(tp_size=8, dp_size=8, enable_dp_attention=True)) == 61 * 128 * 256 * 512 * 2
+
+
+def test_vision_tower_in_the_weights():
+    # Gemma 3 27B: SigLIP (27 layers x 1152) + projector, 423,060,336 parameters in bf16, split over the TP group
+    spec = resolve("gemma-3-27b-it")
+    (tower,) = spec.towers
+    assert tower.params == 423_060_336
+
+    def w(**kw):
+        s = sg.SGLangSettings(**kw)
+        return sg.rank_weights(spec, s, sg.cache_layout(spec, s))[0]
+
+    assert w() - w(language_only=True) == 423_060_336 * 2
+    assert w(tp_size=2) - w(tp_size=2, language_only=True) == 423_060_336  # half on each rank
+    # --mm-enable-dp-encoder: the encoder whole on each of the 2 ranks, not half
+    assert w(tp_size=2, mm_enable_dp_encoder=True) - w(tp_size=2) == 423_060_336 * 2 - 423_060_336
+    _, _, parsed = sg.parse_args(["--model-path", "google/gemma-3-27b-it", "--mm-enable-dp-encoder", "--language-only"])
+    assert parsed.mm_enable_dp_encoder and parsed.language_only
+
+
+@pytest.mark.parametrize("version, expected", [
+    ("0.4.8", 0.874),  # reserve_by_gpu_class, no VLM rule yet: (81559 - 10240) / 81559
+    ("0.4.9", 0.874 * 0.90),
+    # adjust_mem_fraction_for_vlm: 27 x 1152^2 / (24 x 1024^2) = 1.42383, factor 1 - 0.1 x 0.42383 = 0.957617
+    ("0.5.2", 0.874 * 0.95 * (1 - 0.1 * (27 * 1152**2 / (24 * 1024**2) - 1))),
+])
+def test_vlm_default_fraction(version, expected):
+    spec = resolve("gemma-3-27b-it")
+    s = sg.SGLangSettings(engine_version=version)
+    lay = sg.cache_layout(spec, s)
+    assert lay.vit == (27, 1152)
+    assert sg.default_mem_fraction_static(H100, s, vit=lay.vit).mem_fraction_static == pytest.approx(expected,
+                                                                                                    abs=1e-9)
+    # a text-only launch keeps the plain default
+    s2 = sg.SGLangSettings(engine_version=version, language_only=True)
+    assert sg.default_mem_fraction_static(H100, s2, vit=lay.vit).mem_fraction_static == pytest.approx(0.874)

@@ -9,7 +9,7 @@ tabled here gives None: the caller says the tower is not counted, never a guess.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 
@@ -23,6 +23,10 @@ class Tower:
     encoder_params: int
     projector_params: int
     source: str  # the transformers modules it mirrors
+    # vision_config's num_hidden_layers (transformers maps Qwen's `depth` to it) and hidden_size, None where absent:
+    # what SGLang's adjust_mem_fraction_for_vlm reads
+    config_layers: int | None = None
+    config_hidden: int | None = None
 
     def nbytes(self, dtype_bytes: int = 2) -> int:
         return self.params * dtype_bytes
@@ -217,6 +221,10 @@ def vision_tower(config: Mapping[str, Any]) -> Tower | None:
         return None
     tc = next((config[k] for k in ("text_config", "llm_config") if isinstance(config.get(k), Mapping)), config)
     try:
-        return fn(config, vc, int(tc["hidden_size"]))
+        tower = fn(config, vc, int(tc["hidden_size"]))
     except (KeyError, TypeError, ValueError):
         return None  # a vision_config without the fields its family needs: not counted
+    layers = vc.get("num_hidden_layers", vc.get("depth", vc.get("vt_num_hidden_layers")))
+    hidden = vc.get("hidden_size", vc.get("vt_hidden_size"))
+    return replace(tower, config_layers=int(layers) if isinstance(layers, int) else None,
+                   config_hidden=int(hidden) if isinstance(hidden, int) else None)

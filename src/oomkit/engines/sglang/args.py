@@ -57,6 +57,8 @@ _APPLY: dict[str, tuple[str, Any]] = {
     "--max-mamba-cache-size": ("max_mamba_cache_size", int),
     "--mamba-ssm-dtype": ("mamba_ssm_dtype", str),
     "--speculative-algorithm": ("speculative_algorithm", str),
+    "--mm-enable-dp-encoder": ("mm_enable_dp_encoder", bool),
+    "--language-only": ("language_only", bool),
 }
 _TYPE_NAMES = {int: "int", float: "float", str: "str"}
 
@@ -191,6 +193,8 @@ OPTIONS = (
     Opt("max_mamba_cache_size", "--max-mamba-cache-size"),
     Opt("mamba_ssm_dtype", "--mamba-ssm-dtype"),
     Opt("speculative_algorithm", "--speculative-algorithm"),
+    Opt("mm_enable_dp_encoder", "--mm-enable-dp-encoder", switch=("--mm-enable-dp-encoder", None)),
+    Opt("language_only", "--language-only", switch=("--language-only", None)),
 )
 _DEFAULTS = defaults(SGLangSettings)
 _NOT_FORMATTED = {"model_path": None}  # the model comes from the model argument

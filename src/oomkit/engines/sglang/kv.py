@@ -49,6 +49,8 @@ class CacheLayout:
     attn_tp: int
     page_size: int
     labels: tuple[str, ...] = ()
+    # a multimodal checkpoint's vision_config (num_hidden_layers, hidden_size): the default fraction is lowered
+    vit: tuple[int | None, int | None] | None = None
 
 
 def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ...] | None = None) -> CacheLayout:
@@ -98,8 +100,11 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
     attn_tp = s.tp_size // s.dp_size if s.enable_dp_attention else s.tp_size
     if attn_tp < 1:
         raise OomkitError(f"--dp-size {s.dp_size} must not exceed --tp-size {s.tp_size} with --enable-dp-attention")
+    tower = next((t for t in spec.towers if t.kind == "vision"), None)
+    vit = (tower.config_layers, tower.config_hidden) if tower is not None else None
     return CacheLayout(mla=mla, full_layers=full, swa_layers=swa, mamba_layers=mamba, kv_bytes=kv_bytes,
-                       kv_dtype=kv_dtype, model_dtype=dtype, attn_tp=attn_tp, page_size=page, labels=tuple(labels))
+                       kv_dtype=kv_dtype, model_dtype=dtype, attn_tp=attn_tp, page_size=page, labels=tuple(labels),
+                       vit=vit)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -269,7 +274,7 @@ def profile_available_bytes(s: SGLangSettings, lay: CacheLayout, avail_after_loa
         raise OomkitError("SGLang sizes its KV pool from free GPU memory: give the GPU memory or --kv-memory")
     mfs = s.mem_fraction_static
     if mfs is None:
-        mfs = default_mem_fraction_static(gpu_mib, s, mla=lay.mla).mem_fraction_static
+        mfs = default_mem_fraction_static(gpu_mib, s, mla=lay.mla, vit=lay.vit).mem_fraction_static
         if not 0 < mfs <= 1:  # the default SGLang derives: what it keeps back is more than the GPU has
             raise OomkitError(f"SGLang's default --mem-fraction-static for these settings is {mfs:.3g}: what it keeps "
                               "back for activations and CUDA graphs (by --chunked-prefill-size, --cuda-graph-max-bs, "

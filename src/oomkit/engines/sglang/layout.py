@@ -160,7 +160,7 @@ def load_model(spec: ModelSpec, s: SGLangSettings, stages: list[tuple[LayerSpec,
     out = []
     for i, layers in enumerate(stages):
         lay = cache_layout(spec, s, layers)
-        w, labels = rank_weights(spec, s, lay, stage_tensors(spec, layers, i == 0, i == len(stages) - 1))
+        w, labels = rank_weights(spec, s, lay, stage_tensors(spec, layers, i == 0, i == len(stages) - 1), towers=i == 0)
         out.append(Stage(layers, lay, w, tuple(labels)))
     return tuple(out)
 
@@ -384,7 +384,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
     sizes = [d.memory_bytes for d in devs]
     known = all(x is not None for x in sizes)
     gpu_mib = min(sizes) // MiB if known else None
-    defaults = default_mem_fraction_static(gpu_mib, s, mla=lay_all.mla)
+    defaults = default_mem_fraction_static(gpu_mib, s, mla=lay_all.mla, vit=lay_all.vit)
     mfs = s.mem_fraction_static if s.mem_fraction_static is not None else defaults.mem_fraction_static
     world = s.tp_size * s.pp_size
     overhead = pre_load_overhead(devs, world)

@@ -4,7 +4,7 @@ models, and the defaults SGLang picks by GPU (server_args.py `_handle_gpu_memory
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ...errors import OomkitError
@@ -51,6 +51,10 @@ ERAS = Eras({
     "small_gpu_4096": (0, 5, 20),
     # A default decode cuda_graph_max_bs is capped at --max-running-requests.
     "decode_bs_capped": (0, 5, 23),
+    # A multimodal model's default mem_fraction_static is lowered: x 0.90 (0.4.9), then by the ViT's size (0.4.10+;
+    # 0.4.8 and before: unchanged)
+    "vlm_fraction": (0, 4, 9),
+    "vlm_by_vit": (0, 4, 10),
 })
 
 # --kv-cache-dtype choices (0.5.23 arg_groups/fields/model.py) -> bytes per element. SGLang's own names (fp8 spelled
@@ -129,6 +133,8 @@ class SGLangSettings:
     max_mamba_cache_size: int | None = None
     mamba_ssm_dtype: str = "float32"
     speculative_algorithm: str | None = None
+    mm_enable_dp_encoder: bool = False  # --mm-enable-dp-encoder: the vision encoder whole on every rank
+    language_only: bool = False  # --language-only: the language model without its multimodal encoder
     allow_overwrite_longer_context_len: bool = False  # env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1
     engine_version: str = NEWEST
     kv_cache_memory_bytes: int | None = None  # oomkit --kv-memory: size the pool from this budget
@@ -282,10 +288,33 @@ def _reserved_by_activation(gpu_mib: int, s: SGLangSettings, v: Version, cps: in
 
 
 def default_mem_fraction_static(gpu_mib: int | None, s: SGLangSettings, *, mla: bool = False,
-                                version: str | None = None) -> Defaults:
+                                version: str | None = None, vit: tuple[int | None, int | None] | None = None
+                                ) -> Defaults:
     """mem_fraction_static SGLang picks when it is not given, with the chunked prefill and CUDA graph sizes it
     is derived from. gpu_mib: the smallest GPU's memory.total as nvidia-smi prints it (utils
-    get_nvgpu_memory_capacity), None when unknown."""
+    get_nvgpu_memory_capacity), None when unknown. vit: a multimodal model's vision_config (num_hidden_layers,
+    hidden_size), None for a text model."""
+    d = _default_mfs(gpu_mib, s, mla, version)
+    v = parse_version(version or s.engine_version)
+    if vit is None or s.language_only or not reached(v, "vlm_fraction"):
+        return d
+    return replace(d, mem_fraction_static=vlm_fraction(d.mem_fraction_static, vit, v))
+
+
+def vlm_fraction(mfs: float, vit: tuple[int | None, int | None], v: Version) -> float:
+    """A multimodal model's default fraction, lowered "for the image processing": server_args.py 0.4.9
+    `mem_fraction_static *= 0.90`; 0.4.10+ adjust_mem_fraction_for_vlm (0.5.20+ arg_groups/memory_hook.py): 0.95 x
+    a factor of the ViT's size against ViT-L/14 (24 layers x 1024^2), 10 % less per 100 % more, within [0.8, 1.05];
+    getattr defaults 24 layers and hidden 1024 where the vision_config lacks them."""
+    if not reached(v, "vlm_by_vit"):
+        return mfs * 0.90
+    layers, hidden = vit[0] or 24, vit[1] or 1024
+    ratio = layers * hidden ** 2 / (24 * 1024 ** 2)
+    factor = max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
+    return mfs * 0.95 * factor
+
+
+def _default_mfs(gpu_mib: int | None, s: SGLangSettings, mla: bool, version: str | None) -> Defaults:
     v = parse_version(version or s.engine_version)
     cps, bs = capacity_defaults(gpu_mib, s, v)
     tp_pp = s.tp_size * s.pp_size

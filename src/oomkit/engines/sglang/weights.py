@@ -39,9 +39,10 @@ def stage_tensors(spec: ModelSpec, stage: tuple[LayerSpec, ...], first: bool, la
     return tuple(out)
 
 
-def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: tuple[TensorSpec, ...] | None = None
-                 ) -> tuple[int, list[str]]:
-    """Bytes one TP rank loads ("Load weight end. ... mem usage"), and labels."""
+def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: tuple[TensorSpec, ...] | None = None,
+                 towers: bool = True) -> tuple[int, list[str]]:
+    """Bytes one TP rank loads ("Load weight end. ... mem usage"), and labels; `towers`: this rank holds the
+    multimodal encoders (the first pipeline stage)."""
     labels: list[str] = []
     tensors = spec.weights.tensors if tensors is None else tensors
     src = float_bytes(spec.weights.format)  # None: a quantized checkpoint, loaded as stored
@@ -55,11 +56,26 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
         if src is not None and quant in _ONLINE_QUANT and _online_quantized(t):
             b = b * _ONLINE_QUANT[quant] // dst
         total += b + mla_absorbed_bytes(t, spec, s, lay, src is None, quant)
+    if towers:
+        total += tower_rank_bytes(spec, s, lay)
     if quant and src is not None and quant not in _ONLINE_QUANT:
         labels.append(f"--quantization {quant} on an unquantized checkpoint: weights counted as stored")
     elif quant in _ONLINE_QUANT and src is not None:
         labels.append(f"--quantization {quant}: linear weights quantized online to 1 byte (scales not counted)")
     return total, labels
+
+
+def tower_rank_bytes(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout) -> int:
+    """The multimodal encoders one rank loads (model/towers.py), in the model dtype: SGLang builds the vision tower
+    beside the language model and shards its linear layers over the TP group (models/qwen2_5_vl.py
+    Qwen2_5_VisionBlock, gemma3_mm.py SiglipVisionModel, mllama4.py: ColumnParallelLinear / RowParallelLinear /
+    QKVParallelLinear), whole on every rank with --mm-enable-dp-encoder (use_data_parallel: parallel_group
+    "replicated"); --language-only loads no encoder."""
+    if s.language_only or not spec.towers:
+        return 0
+    dtype_bytes = FLOAT_BYTES[lay.model_dtype]
+    tp = 1 if s.mm_enable_dp_encoder else s.tp_size
+    return sum(-(-t.nbytes(dtype_bytes) // tp) for t in spec.towers)
 
 
 # The MLA up-projection (kv_b_proj; the inventory's attn_k_b / attn_v_b halves, or attn_kv_b whole)
