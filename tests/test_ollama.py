@@ -13,7 +13,6 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,6 @@ from oomkit.estimate import estimate
 from oomkit.memory import Device
 from oomkit.model.hf_config import spec_from_config
 from oomkit.model.resolve import resolve
-from oomkit.model.spec import LayerKind
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "ollama"
 MiB, GiB = 1 << 20, 1 << 30
@@ -282,17 +280,16 @@ def test_ollama_counts_q8_0_as_one_byte_the_runner_does_not():
 
 
 def test_embedding_model_estimated_with_kv():
-    cfg = {"architectures": ["NomicBertModel"], "model_type": "nomic_bert", "n_embd": 768, "n_layer": 12,
-           "n_head": 12, "vocab_size": 30528, "n_positions": 8192, "n_inner": 3072}
-    spec = spec_from_config(cfg, name="nomic-embed-text", weight_format="F16")
-    # as the GGUF reader gives an encoder-only model: no cache of its own
-    spec = replace(spec, architecture="nomic-bert",
-                   layers=tuple(replace(la, kind=LayerKind.NONE, attention=None) for la in spec.layers))
+    # a BERT GGUF carries no head_count_kv nor key_length: Ollama's reader defaults them to 1 and n_embd / heads
+    # (fs/ggml KV.HeadCountKV), so it charges one 64-wide head of K and V per layer and token -- the figure behind
+    # nomic-embed-text's 1.0 GiB in ollama/ollama#6448 (fixture nomic-embed-text-4070-parallel4-0.3)
+    spec = resolve("nomic-embed-text", "F16")
     est = ol.ENGINE.estimate(spec, (gpu(8),), ol.OllamaSettings(engine_version="0.9.0", num_ctx=2048))
-    assert est.kv_cache_bytes == 0
+    assert est.kv_cache_bytes == 0  # the runner allocates no cache for an encoder
     kv = est.engine_view["ollama_memory"]["memory.required.kv"]
     np_ = est.settings["num_parallel"]
-    assert kv == 12 * 2048 * np_ * (768 + 768) * 2  # Ollama: K and V of n_embd each, f16, every layer
+    assert kv == 12 * 2048 * np_ * (64 + 64) * 1 * 2
+    assert est.engine_view["ollama_memory"]["memory.graph.full"] == 12 * kv // 6  # heads / kv heads = 12
     assert any("embedding model" in w for w in est.warnings)
 
 

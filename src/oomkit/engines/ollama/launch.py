@@ -14,6 +14,7 @@ from ..versions import Version, version_str
 from .settings import (
     V_CONTEXT_LENGTH_ENV,
     V_CTX_4096,
+    V_CTX_CLAMP_TRAIN,
     V_CTX_VRAM_TIER,
     V_EMBED_PARALLEL_ONE,
     V_GPTOSS_FA_BACK,
@@ -220,8 +221,9 @@ def _num_ctx(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings, v:
             num_ctx = 8192
     num_ctx = max(num_ctx, 4)  # server/sched.go GetRunner: NumCtx < 4 -> 4
     train = spec.n_ctx_train
-    if train and num_ctx > train:
-        # llm/server.go NewLlamaServer: "requested context size too large for model" -> n_ctx_train
+    if train and num_ctx > train and v >= V_CTX_CLAMP_TRAIN:
+        # llm/server.go NewLlamaServer: "requested context size too large for model" -> n_ctx_train (v0.9.3+;
+        # before, the runner got the context asked for: ollama/ollama#6448, nomic-embed-text at 8192 x 4, 0.3.6)
         warnings.append(f"num_ctx {num_ctx} > the model's trained context {train}: Ollama uses {train}")
         num_ctx = train
     return num_ctx

@@ -35,6 +35,7 @@ V_NEW_ESTIMATES_OPTIN = (0, 11, 5)  # d5a0d8d90 "New memory management": OLLAMA_
 V_NEW_ESTIMATES = (0, 12, 0)  # default for Ollama-engine models
 V_ERA_C = (0, 12, 11)  # f560bd077: llm/memory.go removed
 V_ERA_D = (0, 30, 0)  # 9db4bdbad: CGO runners removed, llama-server for every GGUF model
+V_CTX_CLAMP_TRAIN = (0, 9, 3)  # 10a8e04a8 "avoid context overflow": num_ctx above n_ctx_train -> n_ctx_train
 V_EMBED_PARALLEL_ONE = (0, 12, 0)  # server/sched.go load: embedding models always parallel 1
 V_GO_RUNNER = (0, 5, 8)  # dcfb7a105 "next build": runner/llamarunner, n_batch = num_batch * parallel
 V_GPTOSS_MIN_CTX = (0, 11, 0)  # fa7776fd2: gpt-oss num_ctx at least 8192 ...

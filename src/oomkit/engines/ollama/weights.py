@@ -17,6 +17,9 @@ from ..llamacpp import cache_head_k, cache_head_v, cache_kv_heads
 # `-fp16` / `-bf16` tags carry: a name mapping, not bytes, so not quant.dtypes' tables
 _PLAIN_DTYPES = {"float16": "F16", "bfloat16": "BF16", "float32": "F32"}
 
+# Encoder archs converted by convert_hf_to_gguf.py's BertModel family (no head_count_kv / key_length keys)
+_NO_HEAD_COUNT_KV = {"bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3"}
+
 
 def ollama_gguf(spec: ModelSpec) -> ModelSpec:
     """The GGUF Ollama runs for a computed (not read) inventory.
@@ -155,6 +158,16 @@ def gguf_view(spec: ModelSpec) -> GgufView:
             labels.append("Ollama estimates a KV cache for this embedding model from its attention weights "
                           "(llama.cpp allocates none since PR #13108, May 2025; runners vendoring an older "
                           "llama.cpp do allocate it, as the runner figures show)")
+    if spec.architecture in _NO_HEAD_COUNT_KV and att:
+        # BERT-family GGUFs carry no head_count_kv nor key_length (convert_hf_to_gguf.py BertModel writes only
+        # what the HF config has: no num_key_value_heads): fs/ggml KV.HeadCountKV() defaults to 1 and
+        # EmbeddingHeadCountK() to embedding / head_count, so Ollama charges one head of K and V per token and
+        # a graph of head_count x that KV / 6 (ollama/ollama#6448 nomic-embed-text 1.0 GiB at 0.3.6;
+        # #12938 bge-m3 "kv cache" 48.0 MiB at 8192 tokens, 0.13)
+        heads_kv = [1 if h else 0 for h in heads]
+        k_len = v_len = spec.n_embd // max(h_scalar, 1)
+        labels.append("Ollama estimates a KV cache for this embedding model (one head of K and V per layer, its "
+                      "GGUF having no head_count_kv) that llama.cpp does not allocate (PR #13108, May 2025)")
     blk = [0] * n
     groups: dict[str, int] = {}
     for t in spec.weights.tensors:
