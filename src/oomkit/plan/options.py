@@ -111,10 +111,18 @@ def engine_devices(devices: tuple[Device, ...], goals: Goals) -> tuple[Device, .
                  for d in devices)
 
 
+def device_limits(est: MemoryEstimate, limits: dict[str, int | None]) -> list[tuple[Any, int | None]]:
+    """Each GPU of the estimate with its budget: by id, or by position where the engine renamed its ranks (SGLang
+    and vLLM name them "node1/GPU3 (rank 11)" under --nnodes; the estimate keeps the devices' order)."""
+    by_position = [v for k, v in limits.items() if k != HOST]
+    return [(u, limits[u.id] if u.id in limits else (by_position[i] if i < len(by_position) else None))
+            for i, u in enumerate(est.devices)]
+
+
 def slack(est: MemoryEstimate, limits: dict[str, int | None], split_ok: bool = False) -> int:
     """Bytes left on the tightest GPU (negative: short). An engine that refuses to start counts as just short; one
     that splits layers off the GPU by itself (Ollama) counts as short unless `split_ok`."""
-    left = [limits[u.id] - u.total_bytes for u in est.devices if limits.get(u.id) is not None]
+    left = [lim - u.total_bytes for u, lim in device_limits(est, limits) if lim is not None]
     if not left:
         return -1
     worst = min(left)
@@ -210,7 +218,7 @@ def _option(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devs: 
     tier = 2 if offload is not None or split else 1
     kv = kv_type_of(eng, est)
     fmt = choice.weight_format or spec.weights.format
-    headroom = min(limits[u.id] - u.total_bytes for u in est.devices if limits.get(u.id) is not None)
+    headroom = min(lim - u.total_bytes for u, lim in device_limits(est, limits) if lim is not None)
     r = rating.rate(est, fmt, kv, want, goals.ram_bandwidth_gbs)  # every option's speed at the asked context
     return Option(tier=tier, label=choice.label, model=model_arg, quant=choice.quant, settings=parsed.settings,
                   estimate=est, context=context, weight_format=fmt, kv_type=kv, argv=tuple(argv),

@@ -9,9 +9,11 @@ INIT_PORT = 5000  # the port the docs' examples use for --dist-init-addr
 
 
 def node_commands(argv: list[str], nodes: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The launch on each machine: the command (with --nnodes, added when it lacks it) plus this node's
+    --node-rank and the head's --dist-init-addr (server_args.py: node 0 hosts the torch.distributed store)."""
+    base = list(argv) if "--nnodes" in argv else [*argv, "--nnodes", str(nodes)]
     return tuple((f"node {r}" + (" (head)" if r == 0 else ""),
-                  (" ".join((*argv, "--nnodes", str(nodes), "--node-rank", str(r), "--dist-init-addr",
-                             f"HEAD_IP:{INIT_PORT}")),))
+                  (" ".join((*base, "--node-rank", str(r), "--dist-init-addr", f"HEAD_IP:{INIT_PORT}")),))
                  for r in range(nodes))
 
 

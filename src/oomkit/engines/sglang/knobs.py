@@ -24,6 +24,8 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: SGLang
     for arg, quantization, wlabel in hf_weight_choices(model, spec, fixed_format):
         for kv in KV_TYPES:
             s = replace(base, kv_cache_dtype=kv, tp_size=n if n > 1 else base.tp_size)
+            if nodes > 1 and n % nodes == 0:
+                s = replace(s, nnodes=nodes)  # --tp spans the machines: the command names how many
             if quantization:
                 s = replace(s, quantization=quantization)
             if concurrency > 1:
