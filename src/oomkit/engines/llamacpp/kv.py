@@ -70,7 +70,7 @@ def resolve_context(spec: ModelSpec, s: LlamaCppSettings) -> Context:
     n_seq, unified = _sequences(s, build)
     type_k = _cache_type(s.cache_type_k, "-ctk")
     type_v = _cache_type(s.cache_type_v, "-ctv")
-    fa = _flash_attention(spec, s, type_k, type_v)
+    fa = _flash_attention(spec, s, type_k, type_v, build)
     n_ubatch = min(s.n_batch, s.n_ubatch)  # llama_context: n_ubatch = min(n_batch, n_ubatch)
     # llama_context::llama_context: n_ctx = GGML_PAD(n_ctx, 256); per-sequence size padded too when not unified
     if ERAS.reached(build, "pad_256_always"):
@@ -105,7 +105,8 @@ def _sequences(s: LlamaCppSettings, build: int) -> tuple[int, bool]:
     return n_seq, unified
 
 
-def _flash_attention(spec: ModelSpec, s: LlamaCppSettings, type_k: ggml.GgmlType, type_v: ggml.GgmlType) -> bool:
+def _flash_attention(spec: ModelSpec, s: LlamaCppSettings, type_k: ggml.GgmlType, type_v: ggml.GgmlType,
+                     build: int) -> bool:
     """-fa, and the cache types it allows."""
     # llama-context.cpp llama_init_from_model: a quantized V cache needs flash attention; "auto" turns it on.
     fa_mode = s.flash_attn.lower()
@@ -115,8 +116,10 @@ def _flash_attention(spec: ModelSpec, s: LlamaCppSettings, type_k: ggml.GgmlType
     if type_v.quantized and not fa:
         raise OomkitError("quantized V cache requires flash_attn to be enabled (llama.cpp refuses -ctv "
                           f"{type_v.name} with -fa off)")
+    # the latent cache (ERAS mla_latent) holds one tensor for K and V; before it the decompressed per-head K and V
+    # were two caches of their own types (issue #12728: -ctk q8_0 with an f16 V on DeepSeek-V2.5, April 2025)
     if any(layer.kind is LayerKind.LATENT and layer.attention and layer.attention.latent_cache
-           for layer in spec.layers) and type_k.name != type_v.name:
+           for layer in spec.layers) and type_k.name != type_v.name and ERAS.reached(build, "mla_latent"):
         raise OomkitError(f"model does not support different K ({type_k.name}) and V ({type_v.name}) cache types "
                           "(llama.cpp: MLA models)")
     if fa:
