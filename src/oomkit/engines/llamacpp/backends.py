@@ -12,7 +12,7 @@ Buffer names (ggml_backend_buft_name, as the load_tensors / llama_kv_cache / sch
 | Vulkan  | Vulkan0 ...          | Vulkan_Host | CPU_Mapped |
 | SYCL    | SYCL0 ...            | SYCL_Host   | CPU_Mapped |
 | OpenCL  | OpenCL               | (none)      | CPU_Mapped |
-| Metal   | MTL0 (before late 2025: Metal) | (none: unified memory) | MTL0_Mapped / Metal_Mapped: every offloaded weight |
+| Metal   | MTL0 (before January 2026: Metal) | (none: unified memory) | MTL0_Mapped / Metal_Mapped: every offloaded weight |
 | CPU     | CPU                  | -           | CPU_Mapped; CPU_REPACK for the repacked matrices |
 
 The compute buffer of the graph's CPU side (the inputs of an offloaded graph, and the CPU layers) is allocated
@@ -90,8 +90,8 @@ def infer_backend(devices: tuple[Device, ...], asked: str = "") -> Backend:
 
 
 def device_buffer_name(backend: Backend, index: int, build: int) -> str:
-    """The device's buffer name in the log: CUDA0, ROCm0, Vulkan0, SYCL0, MTL0 (Metal before the device rename
-    in ggml-metal, PR #16186, merged 2025-09-29: `Metal`)."""
+    """The device's buffer name in the log: CUDA0, ROCm0, Vulkan0, SYCL0, MTL0 (`Metal` before ggml-metal numbered
+    its devices, PR #18919, merged 2026-01-18)."""
     if backend.name == "metal":
         return f"MTL{index}" if build >= METAL_DEVICE_RENAME else "Metal"
     return f"{backend.prefix}{index}" if backend.indexed else backend.prefix
@@ -107,9 +107,12 @@ def mapped_buffer_name(backend: Backend, build: int) -> str:
     return device_buffer_name(backend, 0, build) + "_Mapped"
 
 
-# b6600 is the first release build after ggml-metal's device rename (PR #16186, 2025-09-29): logs before it
-# print `Metal KV buffer size`, `Metal_Mapped model buffer size`; after it `MTL0 ...`.
-METAL_DEVICE_RENAME = 6600
+# PR #18919 ("metal : support virtual devices", merged 2026-01-18) names the devices GGML_METAL_NAME "MTL" + index
+# (ggml-metal.cpp); before it the one device and its buffer types are `Metal`: logs print `Metal KV buffer size`,
+# `Metal_Mapped model buffer size` up to then (PR #17609's log of late November 2025, issue #19224's --fit-era
+# log, ollama 0.12's runner) and `MTL0 ...` after (issue #22800 at b9049). The build is placed by date: b7446 was
+# built on 2025-12-18 (issue #18160's log) and b9049 by 2026-05-07, about eleven builds a day between them.
+METAL_DEVICE_RENAME = 7780
 
 
 # ---------------------------------------------------------------------------------------------------------
