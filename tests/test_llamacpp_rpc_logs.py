@@ -1,0 +1,117 @@
+"""llama.cpp over several devices, as public logs print it: multi-GPU ROCm and SYCL, and --rpc hosts
+(tests/fixtures/engine_logs/llamacpp/backends_multi/, each fixture with its URL and the arithmetic that
+identifies the model).
+
+Each fixture gives the devices in oomkit's order (the local GPUs, then one per --rpc endpoint: split.model_devices
+puts the RPC servers first, as src/llama.cpp llama_model_load_from_splits does), the flags as typed, and the
+figures as printed under the backend's own buffer names. Checked: the KV buffer of every device and the KV totals
+to the 0.01 MiB (the layer split by free memory decides them), the output buffer, the model buffers where printed
+(to the 0.01 MiB, or the split alone where the file's own layout differs), the compute buffers within 10%.
+A figure oomkit cannot reproduce is a strict xfail with the measured figures (the fixture's known_misses).
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import oomkit
+from oomkit.engines.llamacpp.args import parse_args
+from oomkit.memory import Device
+
+MiB = 1 << 20
+FIXTURES = sorted((Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp" / "backends_multi").glob("*.json"))
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def devices(fx: dict) -> tuple[Device, ...]:
+    out = []
+    for d in fx["devices"]:
+        total = d.get("memory_bytes") or d["memory_mib"] * MiB
+        free = d.get("free_bytes") or (d["free_mib"] * MiB if "free_mib" in d else None)
+        out.append(Device(id=d["id"], name=d["name"], memory_bytes=total, free_bytes=free))
+    return tuple(out)
+
+
+_CACHE: dict[str, object] = {}
+
+
+def estimate(path: Path):
+    if path.name not in _CACHE:
+        fx = load(path)
+        _, _, s = parse_args(["-m", "x.gguf", *fx["args"]])
+        _CACHE[path.name] = oomkit.estimate(fx["catalog_model"], "llama.cpp", quant=fx["weight_format"],
+                                            devices=devices(fx), settings=s, find_max_context=False,
+                                            engine_version=fx["engine_version"], backend=fx["backend"])
+    return _CACHE[path.name]
+
+
+def checks() -> list:
+    """One case per printed figure: (fixture, kind, buffer name); a known miss is a strict xfail."""
+    params = []
+    for path in FIXTURES:
+        fx = load(path)
+        p, misses = fx["printed"], fx.get("known_misses", {})
+        cases = [("kv", name) for name in p.get("kv_mib", {})]
+        cases += [("kv_total", "K+V")] if "k_mib" in p else []
+        cases += [("output", p["output_buffer_name"])] if "output_mib" in p else []
+        cases += [("model", name) for name in p.get("model_mib", {})]
+        cases += [("split", "layers")] if "split_within_mib" in p or "layers" in p else []
+        cases += [("compute", name) for name in p.get("compute_mib", {})]
+        cases += [("pipeline", "n_copies")] if "pipeline_parallel" in p else []
+        for kind, name in cases:
+            reason = misses.get(f"{kind}:{name}")
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            params.append(pytest.param(path, kind, name, marks=marks, id=f"{path.stem}-{kind}-{name}"))
+    return params
+
+
+@pytest.mark.parametrize("path,kind,name", checks())
+def test_multi_device_log(path, kind, name):
+    fx = load(path)
+    p = fx["printed"]
+    est = estimate(path)
+    v = est.engine_view
+    mib = lambda b: round(b / MiB, 2)  # noqa: E731
+    if kind == "kv":
+        assert mib(v["kv_buffer_bytes"].get(name, 0)) == p["kv_mib"][name]
+    elif kind == "kv_total":
+        assert v["kv_caches"][0]["cells"] == p["kv_size"]
+        assert (mib(v["k_bytes"]), mib(v["v_bytes"])) == (p["k_mib"], p["v_mib"])
+    elif kind == "output":
+        assert v["output_buffer_name"] == name
+        assert mib(v["output_buffer_bytes"]) == p["output_mib"]
+    elif kind == "model":
+        assert mib(v["model_buffer_bytes"].get(name, 0)) == p["model_mib"][name]
+    elif kind == "split":
+        # every device holds the layers oomkit gives it: the printed buffers differ from oomkit's by less than a
+        # fraction of one layer (the fixture says how close), and the printed per-device layer counts match
+        if "layers" in p:
+            counts = {u.id: sum(1 for lay in est.layers if lay.device == u.id) for u in est.devices}
+            assert {k: counts.get(k, 0) for k in p["layers"]} == p["layers"]
+        if "offloaded_layers" in p:
+            assert v["offloaded_layers"] == p["offloaded_layers"]
+        if "split_within_mib" in p:
+            for dev, printed in p["model_mib"].items():
+                got = v["model_buffer_bytes"].get(dev)
+                if got is None:  # the host buffer, under another name (see the fixture's notes)
+                    continue
+                assert abs(got / MiB - printed) < p["split_within_mib"], (dev, got / MiB, printed)
+    elif kind == "compute":
+        ratio = v["compute_buffer_bytes"].get(name, 0) / MiB / p["compute_mib"][name]
+        assert 0.9 <= ratio <= 1.1, (name, ratio)
+    elif kind == "pipeline":
+        assert v["pipeline_parallel"] == p["pipeline_parallel"]
+
+
+def test_fixtures_cover_rocm_sycl_and_rpc():
+    seen = {path.name.split("-")[0] for path in FIXTURES}
+    assert {"rocm", "sycl", "rpc"} <= seen
+    for path in FIXTURES:
+        fx = load(path)
+        assert fx["source"].startswith("https://github.com/") and fx["quoted"]
+        rpc = [d for d in fx["devices"] if d.get("rpc")]
+        assert ("--rpc" in fx["args"]) == bool(rpc)
