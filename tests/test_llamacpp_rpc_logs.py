@@ -115,3 +115,32 @@ def test_fixtures_cover_rocm_sycl_and_rpc():
         assert fx["source"].startswith("https://github.com/") and fx["quoted"]
         rpc = [d for d in fx["devices"] if d.get("rpc")]
         assert ("--rpc" in fx["args"]) == bool(rpc)
+
+
+def test_host_side_names_with_rpc_devices():
+    """llama-context.cpp gives the CPU side of the graph the host buffer type of the model's first device only,
+    and llama_context::output_reserve the output buffer that of the output layer's device; ggml-rpc.cpp's device
+    has no host buffer type. So: RPC servers first (the default order), the CPU compute buffer is plain CPU while
+    the output buffer follows the local GPU that holds the output layer (ggml-org/llama.cpp#15463, an RPC server
+    plus a local CUDA GPU: 'CUDA_Host  output buffer size =     2.90 MiB'); an RPC-only client (a CPU build) has
+    no pinned host buffer at all."""
+    _, _, s = parse_args(["-m", "x.gguf", "--rpc", "10.0.0.2:50052", "-c", "4096", "-fit", "off"])
+    gpu = lambda i: Device(id=f"CUDA{i}", name="RTX 3090", memory_bytes=24 << 30, free_bytes=24 << 30)  # noqa: E731
+    e = oomkit.estimate("meta-llama/Llama-3.1-8B-Instruct", "llama.cpp", quant="Q4_K_M", devices=(gpu(0), gpu(1)),
+                        settings=s, find_max_context=False)
+    v = e.engine_view
+    assert [u.id for u in e.devices] == ["RPC0[10.0.0.2:50052]", "CUDA0"]
+    assert "CPU" in v["compute_buffer_bytes"] and "CUDA_Host" not in v["compute_buffer_bytes"]
+    assert v["output_buffer_name"] == "CUDA_Host"
+    # an RPC-only client, no --backend given: nothing local names a host buffer type
+    e = oomkit.estimate("meta-llama/Llama-3.1-8B-Instruct", "llama.cpp", quant="Q4_K_M", devices=(gpu(0),),
+                        settings=s, find_max_context=False)
+    v = e.engine_view
+    assert set(v["compute_buffer_bytes"]) == {"RPC0[10.0.0.2:50052]", "CPU"}
+    assert v["output_buffer_name"] == "CPU" and v["backend"] == "cpu"
+    # -dev with the local GPU first: its pinned buffer serves the graph's CPU side again
+    _, _, s = parse_args(["-m", "x.gguf", "--rpc", "10.0.0.2:50052", "-dev", "CUDA0,RPC0", "-c", "4096",
+                          "-fit", "off"])
+    v = oomkit.estimate("meta-llama/Llama-3.1-8B-Instruct", "llama.cpp", quant="Q4_K_M", devices=(gpu(0), gpu(1)),
+                        settings=s, find_max_context=False).engine_view
+    assert "CUDA_Host" in v["compute_buffer_bytes"] and v["output_buffer_name"] == "CPU"

@@ -80,12 +80,15 @@ def backend_named(name: str) -> Backend:
 def infer_backend(devices: tuple[Device, ...], asked: str = "") -> Backend:
     """The backend a run uses: the one asked for (--backend), else the devices' own (an Apple chip is Metal, an
     AMD GPU ROCm, an Intel GPU SYCL: the device ids hardware/catalog.py and detection give), else CUDA; none
-    without a GPU."""
+    without a GPU. RPC devices (RPC0[host:port], first in the list) say nothing of the local build: the first local
+    device decides, and with RPC devices alone the client's host side is the plain CPU (ggml-rpc.cpp
+    ggml_backend_rpc_device_i has no host buffer type)."""
     if asked:
         return backend_named(asked)
-    if not devices:
+    local = [d for d in devices if not d.id.startswith("RPC")]
+    if not local:
         return BACKENDS["cpu"]
-    head = devices[0].id.rstrip("0123456789")
+    head = local[0].id.rstrip("0123456789")
     return BACKENDS[_BY_PREFIX.get(head, "cuda")]
 
 
@@ -290,6 +293,14 @@ def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict
     if "CUDA_Host" in view.get("model_buffer_bytes", {}) and host != "CUDA_Host":
         mb = view["model_buffer_bytes"]
         mb[host] = mb.pop("CUDA_Host")
+    # the CPU side of the graph takes the host buffer type of the model's first device only
+    # (llama-context.cpp: "use the host buffer of the first device CPU"), the output buffer that of the output
+    # layer's device (llama_context::output_reserve: model.dev_output()); an RPC device has none, so with the RPC
+    # servers first the CPU compute buffer is plain CPU, and so is the output buffer when the last device (the
+    # output layer's in the default split) is an RPC server
+    if devices[0].id.startswith("RPC") and host in view.get("compute_buffer_bytes", {}):
+        cb = view["compute_buffer_bytes"]
+        cb["CPU"] = cb.get("CPU", 0) + cb.pop(host)
     view["backend"] = b.name
-    view["output_buffer_name"] = host
+    view["output_buffer_name"] = "CPU" if devices[-1].id.startswith("RPC") else host
     return view
