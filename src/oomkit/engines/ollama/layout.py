@@ -35,6 +35,7 @@ from .projector import projector as vision_projector
 from .settings import (
     V_GO_RUNNER,
     V_PARALLEL_AUTO_2,
+    V_PROJECTOR_LAST_LAYER,
     V_VISION_GRAPH,
     V_WEIGHTS_NO_KV,
     OllamaSettings,
@@ -255,10 +256,13 @@ def _projector(spec: ModelSpec, v) -> Projector | None:
 def _era_a_result(g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: int,
                   num_gpu: int, proj: Projector | None = None) -> dict[str, Any]:
     v = launch.version
-    # llm/memory.go: gpuZeroOverhead = projectorWeights + projectorGraph, on the first GPU with space
-    zero = proj.weights + proj.graph if proj else 0
+    # llm/memory.go: gpuZeroOverhead = projectorWeights + projectorGraph, on the first GPU with space; from
+    # v0.7.1 (d75557747) the Ollama engine's projector (VisionGraphSize) goes with the output layer instead
+    vision = proj.weights + proj.graph if proj else 0
+    zero, last = (0, vision) if v >= V_PROJECTOR_LAST_LAYER else (vision, 0)
     est = estimate_gpu_layers(g, v, gpus, launch.num_ctx, launch.num_batch, num_parallel, launch.kv_cache_type,
-                                 launch.flash_attention, num_gpu, launch.gpu_overhead, projector_weights=zero)
+                                 launch.flash_attention, num_gpu, launch.gpu_overhead, projector_weights=zero,
+                                 projector_last=last)
     if not gpus:
         # CPU only (library=cpu): Ollama counts the system RAM as one device that holds the one-layer buffer
         # (blk.0 and its KV) and the full graph beside everything that overflows, as both CPU logs show to the

@@ -34,6 +34,7 @@ from .settings import (
     V_MAX_LAYER_BUFFER,
     V_PER_LAYER_KV,
     V_RECURRENT,
+    V_UNASSIGNED_TRACKED,
     V_WEIGHTS_NO_KV,
 )
 from .weights import GgufView
@@ -262,8 +263,10 @@ class LayerEstimate:
 
 def estimate_gpu_layers(g: GgufView, version: Version, gpus: list[OGpu], num_ctx: int, num_batch: int,
                         num_parallel: int, kvct: str, flash_attention: bool, num_gpu: int, gpu_overhead: int,
-                        projector_weights: int = 0) -> LayerEstimate:
-    """llm/memory.go estimateGPULayers@f560bd077^, with the older forms where the version asks for them."""
+                        projector_weights: int = 0, projector_last: int = 0) -> LayerEstimate:
+    """llm/memory.go estimateGPULayers@f560bd077^, with the older forms where the version asks for them.
+    `projector_weights` is gpuZeroOverhead (on the first GPU with space), `projector_last` the Ollama-engine
+    projector that v0.7.1+ places with the output layer (memoryLastLayer, d75557747)."""
     gr = graph_size(g, version, num_ctx, num_batch, num_parallel, kvct, flash_attention)
     kv = list(gr.kv)
     n = g.block_count
@@ -296,7 +299,9 @@ def estimate_gpu_layers(g: GgufView, version: Version, gpus: list[OGpu], num_ctx
     overflow = 0
     if with_space:
         allocations[with_space[0]] += gpu_zero_overhead
-    else:
+    elif version >= V_UNASSIGNED_TRACKED or not gpus:
+        # before a2cc8571c (v0.7.1) a projector no GPU could hold fell out of the total (ollama/ollama#10765,
+        # 0.7.0: 2.6 GiB without gemma3's 1.8 GiB projector); CPU-only, the CPU device always holds it
         overflow += gpu_zero_overhead
 
     layer_count = 0
@@ -326,18 +331,19 @@ def estimate_gpu_layers(g: GgufView, version: Version, gpus: list[OGpu], num_ctx
     if not reverse and not fully_loaded:
         overflow += (n - layer_count) * layer_size  # old form: the last layer's size for every missing layer
 
-    if output > 0 and (num_gpu < 0 or layer_count < num_gpu):
+    last = output + projector_last  # memoryLastLayer
+    if last > 0 and (num_gpu < 0 or layer_count < num_gpu):
         for j in range(len(with_space), 0, -1):
             gi = with_space[layer_count % j]
             used = allocations[gi] + max(partial, full)
-            if gpus[gi].free > overhead + used + output:
-                allocations[gi] += output
+            if gpus[gi].free > overhead + used + last:
+                allocations[gi] += last
                 tensor_split[gi] += 1
                 layer_count += 1
                 break
-    if output > 0 and layer_count < n + 1:
+    if last > 0 and layer_count < n + 1:
         fully_loaded = False
-        overflow += output
+        overflow += last
 
     for i in range(len(gpus)):
         if tensor_split[i] > 0:

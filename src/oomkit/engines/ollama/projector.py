@@ -9,7 +9,8 @@ mistral3, mllama, qwen25vl): weights = every `v.*` tensor; graph by architecture
                            + 9 x embedding x padded x tiles + (padded x tiles)^2 x heads)
 
 with patches = (image_size / patch_size)^2 (+1 with a class embedding). llm/memory.go estimateGPULayers puts both on
-the first GPU (gpuZeroOverhead = projectorWeights + projectorGraph). The encoder's dimensions come from the
+the first GPU (gpuZeroOverhead = projectorWeights + projectorGraph) before v0.7.1, with the output layer
+(memoryLastLayer, d75557747) from then on. The encoder's dimensions come from the
 model's vision_config (the catalog's verbatim config.json); the weights from model/towers.py's tower in F16, the
 type Ollama's converter writes the vision tensors in.
 """

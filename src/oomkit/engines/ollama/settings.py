@@ -50,6 +50,8 @@ V_VISION_GRAPH = (0, 6, 0)  # gemma3 support: fs/ggml VisionGraphSize, the proje
 V_WEIGHTS_NO_KV = (0, 6, 1)  # 033cec232: memory.weights.* stop counting each layer's KV
 V_PER_LAYER_KV = (0, 6, 3)  # f66216e39: per-layer KV (gemma3 sliding window), weights.total gains the output
 V_MAX_LAYER_BUFFER = (0, 7, 0)  # 0478d440f: buffer = largest layer, layers placed last to first
+V_UNASSIGNED_TRACKED = (0, 7, 1)  # a2cc8571c: a projector no GPU holds counts in the total (overflow)
+V_PROJECTOR_LAST_LAYER = (0, 7, 1)  # d75557747: the Ollama-engine projector goes with the output layer
 V_BLK0_BUFFER_AGAIN = (0, 7, 1)  # 3fe74fba4: buffer back to blk.0 (placement order stays reversed)
 V_GEMMA3N_X4 = (0, 9, 3)  # ba0490267: gemma3n graph x4
 V_GPTOSS = (0, 11, 0)  # fa7776fd2 gpt-oss: its own KV (4096-token SWA memory) and graph
