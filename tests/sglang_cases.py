@@ -17,6 +17,9 @@ Which figure of which log is valid ground truth, and why:
 | unnamed-qwen2-7b-b200-capture-pr11830 | no avail printed | no | yes (layout from the K size) | - | CUDA-graph mem usage (fitted) |
 | deepseek-v3-dp-attention-kv-issue6017 | no: mfs and flags not in the comment | no | yes (MLA latent per DP-attention rank) | yes, the thread's recipe assumed (3%) | w_kc / w_vc |
 | deepseek-v3.2-exp-8xb200-dp8-nsa-pr11309 | no avail printed | no | yes (packed fp8 latent + NSA index keys) | - | |
+| gpt-oss-20b-mxfp4-b200-kvcached198 | no: kvcached replaces the pool | no | - | yes (3%; B200 inferred) | MXFP4 expert padding |
+| llama-3.1-70b-tp8-h200-pr11716 | yes: "Load weight begin" printed, weights predicted | yes (8x H200 inferred) | yes (model inferred from the K size) | - | KV pool as a share of the GPU |
+| mimo-v2-flash-tp4-swa-pools-pr15464 | no avail printed | no | yes, both pools | - | SWAKVPool total |
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from oomkit.model.resolve import resolve
 from oomkit.model.spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, TensorSpec, WeightInventory
 
 GiB = 1 << 30
+MiB = 1 << 20
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "engine_logs" / "sglang"
 PRINTED_AVAIL_TOLERANCE = 0.03  # max_total_num_tokens from the printed free memory
 END_TO_END_TOLERANCE = 0.05  # from the GPU's memory: weights + pre-load overhead are predicted too
@@ -339,6 +343,67 @@ def case_deepseek_v32_nsa() -> list[Row]:
     return _kv_rows(name, spec, s, d)
 
 
+def _kv_pool_row(name: str, pred_bytes: int, printed_gib: float, gpu_bytes: int, note: str) -> Row:
+    """The KV pool (K + V) against the printed one, judged as a share of the GPU's memory (3 %)."""
+    pred = pred_bytes / GiB
+    ok = abs(pred_bytes - printed_gib * GiB) / gpu_bytes <= 0.03
+    return Row(name, "KV pool (share of GPU memory)", pred, printed_gib, "GiB", "3% of GPU", ok, note)
+
+
+def case_gpt_oss_20b_b200() -> list[Row]:
+    name = "gpt-oss-20b-mxfp4-b200-kvcached198"
+    d = load(name)
+    spec = resolve("openai/gpt-oss-20b")
+    s = sg.SGLangSettings(engine_version="0.5.3")  # October 2025
+    est = sg.estimate(spec, devices_for_names("B200"), s)
+    wp = _gib(d, "weights_mem_gb")
+    w = est.engine_view["weights_bytes"] / GiB
+    return [Row(name, "weights", w, wp, "GiB", "3%", abs(w - wp) / wp <= 0.03,
+                "MXFP4 experts padded 2880 -> 3072 for FlashInfer on SM100 (B200 inferred)")]
+
+
+def case_llama31_70b_h200() -> list[Row]:
+    name = "llama-3.1-70b-tp8-h200-pr11716"
+    d = load(name)
+    spec = resolve("meta-llama/Llama-3.1-70B-Instruct")
+    s = sg.SGLangSettings(tp_size=8, engine_version="0.5.3")  # main of 2025-10-16
+    rows = _kv_rows(name, spec, s, d)
+    h200 = 143771
+    pre = _gib(d, "weights_avail_before_gb") * GiB
+    lay = sg.cache_layout(spec, s)
+    w, _ = sg.rank_weights(spec, s, lay)
+    pool = sg.size_pool(spec, s, avail_after_load=pre - w, pre_load_free=pre, gpu_mib=h200, lay=lay)
+    printed = d["printed"]["kv_cache_tokens"]
+    rows.append(_tokens_row(name, "tokens (printed avail)", pool.max_total_num_tokens, printed,
+                            PRINTED_AVAIL_TOLERANCE, "printed 'Load weight begin' free memory, predicted bf16 "
+                                                     "weights (16.43 GiB a rank), default mfs 0.897 (H200, TP8)"))
+    est = sg.estimate(spec, devices_for_names("H200") * 8, s)
+    rows.append(_tokens_row(name, "tokens (end to end)", est.engine_view["max_total_num_tokens"], printed,
+                            END_TO_END_TOLERANCE, "8x H200 (inferred), the pre-load overhead predicted"))
+    kv_printed = _gib(d, "k_size_gb") + _gib(d, "v_size_gb")
+    rows.append(_kv_pool_row(name, est.engine_view["k_bytes"] + est.engine_view["v_bytes"], kv_printed, h200 * MiB,
+                             "end to end on 8x H200"))
+    return rows
+
+
+def case_mimo_pr15464() -> list[Row]:
+    name = "mimo-v2-flash-tp4-swa-pools-pr15464"
+    d = load(name)
+    spec = mimo_v2_flash(load("mimo-v2-flash-tp4-swa-pool-mfs07")["config"])  # the same checkpoint's config.json
+    s = sg.SGLangSettings(tp_size=4)
+    pr = d["printed"]
+    lay = sg.cache_layout(spec, s)
+    pools = {p.name: p for p in sg.kv_pools(lay, s, pr["full_layer_tokens"], pr["swa_layer_tokens"])}
+    rows = []
+    for pool, key in (("swa", "swa"), ("full", "full")):
+        p = pools[pool]
+        rows.append(_size_row(name, "K size", p.k_bytes, _gib(d, f"{key}_k_size_gb"), f"{pool} pool, {p.tokens} tokens"))
+        rows.append(_size_row(name, "V size", p.v_bytes, _gib(d, f"{key}_v_size_gb"), f"{pool} pool"))
+    total = sum(p.k_bytes + p.v_bytes for p in pools.values())
+    rows.append(_size_row(name, "SWAKVPool mem usage", total, _gib(d, "swa_pool_mem_usage_gb"), "both pools"))
+    return rows
+
+
 CASES = {
     "qwen3-14b-single-48gb": case_qwen3_14b,
     "qwen3-235b-a22b-fp8-tp4-h100-mfs093": case_qwen3_235b,
@@ -351,6 +416,9 @@ CASES = {
     "unnamed-qwen2-7b-b200-capture-pr11830": case_unnamed_qwen2_7b_b200,
     "deepseek-v3-dp-attention-kv-issue6017": case_deepseek_v3_dp_attention,
     "deepseek-v3.2-exp-8xb200-dp8-nsa-pr11309": case_deepseek_v32_nsa,
+    "gpt-oss-20b-mxfp4-b200-kvcached198": case_gpt_oss_20b_b200,
+    "llama-3.1-70b-tp8-h200-pr11716": case_llama31_70b_h200,
+    "mimo-v2-flash-tp4-swa-pools-pr15464": case_mimo_pr15464,
 }
 
 

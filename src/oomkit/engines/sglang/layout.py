@@ -155,12 +155,14 @@ class Stage:
     labels: tuple[str, ...]
 
 
-def load_model(spec: ModelSpec, s: SGLangSettings, stages: list[tuple[LayerSpec, ...]]) -> tuple[Stage, ...]:
+def load_model(spec: ModelSpec, s: SGLangSettings, stages: list[tuple[LayerSpec, ...]],
+               cc: tuple[int, int] | None = None) -> tuple[Stage, ...]:
     """model_runner.py load_model, per pipeline stage: what one rank of the stage loads."""
     out = []
     for i, layers in enumerate(stages):
         lay = cache_layout(spec, s, layers)
-        w, labels = rank_weights(spec, s, lay, stage_tensors(spec, layers, i == 0, i == len(stages) - 1), towers=i == 0)
+        w, labels = rank_weights(spec, s, lay, stage_tensors(spec, layers, i == 0, i == len(stages) - 1),
+                                 towers=i == 0, cc=cc)
         out.append(Stage(layers, lay, w, tuple(labels)))
     return tuple(out)
 
@@ -390,7 +392,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
     overhead = pre_load_overhead(devs, world)
     pre_free = min(sizes) - overhead if known else None
 
-    stages = load_model(spec, s, layer_stages)
+    ccs = [d.compute_capability for d in devs]
+    stages = load_model(spec, s, layer_stages, min(ccs) if ccs and None not in ccs else None)
     for st in stages:
         warnings += [x for x in st.labels if x not in warnings]
     pools, error = init_memory_pool(spec, s, stages, pre_free, gpu_mib)

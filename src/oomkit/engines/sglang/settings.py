@@ -55,6 +55,9 @@ ERAS = Eras({
     # 0.4.8 and before: unchanged)
     "vlm_fraction": (0, 4, 9),
     "vlm_by_vit": (0, 4, 10),
+    # layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights on SM100 with FlashInfer's MXFP4 MoE (the default
+    # for gpt-oss there): intermediate and hidden padded to 256 (0.5.2-0.5.10 read), to 128 in 0.5.18 (first read)
+    "mxfp4_sm100_pad_128": (0, 5, 18),
 })
 
 # --kv-cache-dtype choices (0.5.23 arg_groups/fields/model.py) -> bytes per element. SGLang's own names (fp8 spelled

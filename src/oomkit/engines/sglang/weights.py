@@ -11,9 +11,10 @@ from ...errors import SettingsError
 from ...model.spec import LayerSpec, ModelSpec, TensorSpec
 from ...model.weights import per_layer_sum
 from ...quant.dtypes import FLOAT_BYTES, float_bytes
+from ...units import cdiv, round_up
 from .. import _tp
 from .kv import CacheLayout
-from .settings import SGLangSettings
+from .settings import SGLangSettings, parse_version, reached
 
 # --quantization methods that quantize an unquantized checkpoint's linear weights at load -> bytes per weight
 _ONLINE_QUANT = {"fp8": 1, "w8a8_fp8": 1, "w8a8_int8": 1}
@@ -40,9 +41,9 @@ def stage_tensors(spec: ModelSpec, stage: tuple[LayerSpec, ...], first: bool, la
 
 
 def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: tuple[TensorSpec, ...] | None = None,
-                 towers: bool = True) -> tuple[int, list[str]]:
+                 towers: bool = True, cc: tuple[int, int] | None = None) -> tuple[int, list[str]]:
     """Bytes one TP rank loads ("Load weight end. ... mem usage"), and labels; `towers`: this rank holds the
-    multimodal encoders (the first pipeline stage)."""
+    multimodal encoders (the first pipeline stage); `cc`: the GPUs' compute capability (MXFP4 expert padding)."""
     labels: list[str] = []
     tensors = spec.weights.tensors if tensors is None else tensors
     src = float_bytes(spec.weights.format)  # None: a quantized checkpoint, loaded as stored
@@ -51,6 +52,8 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
     total = 0
     for t in tensors:
         b = tensor_rank_bytes(t, spec, s, lay.attn_tp)
+        if t.dtype.lower() == "mxfp4" and "_exps" in t.name and len(t.shape) == 3:
+            b = b * mxfp4_padded(t, s, cc) // (t.shape[0] * t.shape[1])
         if src is not None and src != dst:
             b = b * dst // src  # loaded in --dtype (float32 checkpoints load as float16 with auto)
         if src is not None and quant in _ONLINE_QUANT and _online_quantized(t):
@@ -63,6 +66,23 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
     elif quant in _ONLINE_QUANT and src is not None:
         labels.append(f"--quantization {quant}: linear weights quantized online to 1 byte (scales not counted)")
     return total, labels
+
+
+def mxfp4_padded(t: TensorSpec, s: SGLangSettings, cc: tuple[int, int] | None) -> int:
+    """The (row x column) area one MXFP4 expert matrix takes as SGLang lays it out for its MoE kernel
+    (layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights): on SM100 (B200) FlashInfer's kernel, the default
+    for gpt-oss there (server_args.py: "Detected SM100 and MXFP4 quantization format ... enabling FlashInfer MXFP4
+    MOE kernel"), pads the per-rank intermediate size and the hidden size to 256 (128 from 0.5.18); Hopper's
+    triton_kernels pad the intermediate size to 32 only (gpt-oss's 2880 is a multiple). Unknown GPUs: unpadded."""
+    k, n, _ = t.shape  # GGUF order: the row (reduction) dimension first
+    down = "ffn_down_exps" in t.name
+    hidden, inter = (n, k) if down else (k, n)
+    if cc is not None and cc[0] == 10:
+        align = 128 if reached(parse_version(s.engine_version), "mxfp4_sm100_pad_128") else 256
+        moe_tp = max(1, s.tp_size // max(1, moe_ep_size(s)))
+        hidden = round_up(hidden, align)
+        inter = round_up(cdiv(inter, moe_tp), align) * moe_tp
+    return hidden * inter
 
 
 def tower_rank_bytes(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout) -> int:
