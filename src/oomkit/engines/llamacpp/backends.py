@@ -32,6 +32,7 @@ from ...memory import Device
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant import ggml
 from ...units import GiB, MiB, round_up
+from .settings import build_number
 from .weights import (
     CPU_ALIGNMENT,
     ModelBuffers,
@@ -154,8 +155,8 @@ def metal_devices(devices: tuple[Device, ...]) -> tuple[Device, ...]:
 # the row-count multiple each layout needs (ne[1] % N). x86 with AVX2 (also AVX512): Q4_0 (8x8), Q4_K (8x8),
 # IQ4_NL (8x8), MXFP4 (8x8) -- measured on this project's AVX2 test machine: Q4_0, Q4_K, IQ4_NL and MXFP4 repack,
 # Q8_0, Q6_K, Q5_K, Q4_1, Q5_0, Q3_K, Q2_K, IQ4_XS do not (tests/test_llamacpp_backends.py); later builds add Q2_K
-# on AVX512. ARM (NEON with dotprod; i8mm): Q4_0 (4x4 / 4x8), Q4_K (8x4 / 8x8), IQ4_NL (4x4), MXFP4 (4x4), and in
-# 2026 builds Q5_K, Q6_K and Q8_0 as well.
+# on AVX512. ARM (NEON with dotprod; i8mm): Q4_0 (4x4 / 4x8), Q4_K (8x4 / 8x8), IQ4_NL (4x4), MXFP4 (4x4), Q5_K,
+# Q6_K and Q8_0. Several came late (REPACK_SINCE): MXFP4 not before 2026 on any ISA.
 REPACK_TYPES: dict[str, dict[str, int]] = {
     "avx2": {"q4_0": 8, "q4_K": 8, "iq4_nl": 8, "mxfp4": 8},
     "avx512": {"q4_0": 8, "q4_K": 8, "iq4_nl": 8, "mxfp4": 8, "q2_K": 8},
@@ -164,14 +165,35 @@ REPACK_TYPES: dict[str, dict[str, int]] = {
 }
 CPU_ISAS = tuple(REPACK_TYPES)
 
+# The builds that brought a type's repacking on an ISA (older builds map the type plainly). Placed by the PRs'
+# dates: b7446 was built on 2025-12-18 (issue #18160) and b9049 by 2026-05-07, about eleven builds a day.
+#   ARM Q4_K: PR #16739 (i8mm, its measurements at b7070, mid-November 2025) and #17494 (dotprod).
+#   ARM Q8_0: PR #18096 (opened 2025-12-16): issue #19224's Metal log of early 2026 repacks a q8_0 block's four
+#     attention matrices (CPU_REPACK 26.89 MiB) but not its MXFP4 experts.
+#   ARM Q5_K, Q6_K: PRs #18860 / #18888 (i8mm, January 2026), #19356 / #19360 (dotprod, February 2026).
+#   MXFP4 on every ISA: PR #19738 ("ggml-cpu: add repack for mxfp4", opened 2026-02-19, reviewed 2026-02-26).
+REPACK_SINCE: dict[tuple[str, str], int] = {
+    ("neon", "q4_K"): 7080,
+    ("neon", "q8_0"): 7500,
+    ("neon", "q5_K"): 7870,
+    ("neon", "q6_K"): 7870,
+    ("avx2", "mxfp4"): 8270,
+    ("avx512", "mxfp4"): 8270,
+    ("neon", "mxfp4"): 8270,
+}
+
 # tensors read with GGML_OP_GET_ROWS (llama-arch.cpp LLM_TENSOR_INFOS), which the repack buffer type does not
 # support (extra_buffer_type::supports_op: MUL_MAT on a 2-D weight, MUL_MAT_ID on a 3-D expert stack)
 _GET_ROWS = ("token_embd.", "per_layer_token_embd.", "pos_embd.", "token_types.")
 
 
-def repackable(t: TensorSpec, isa: str) -> bool:
-    rows = REPACK_TYPES.get(isa, {}).get(ggml.type_by_name(t.dtype).name)
+def repackable(t: TensorSpec, isa: str, build: int | None = None) -> bool:
+    """Whether the CPU backend repacks this weight (`build`: the llama.cpp build, None for the newest)."""
+    kind = ggml.type_by_name(t.dtype).name
+    rows = REPACK_TYPES.get(isa, {}).get(kind)
     if rows is None or t.name.startswith(_GET_ROWS):
+        return False
+    if build is not None and build < REPACK_SINCE.get((isa, kind), 0):
         return False
     dims = len([n for n in t.shape if n > 1]) if len(t.shape) > 2 else len(t.shape)
     if dims == 3 and "_exps" not in t.name:
@@ -194,7 +216,8 @@ def repack_applies(devices: tuple[Device, ...], no_host: bool, use_extra_bufts: 
     return not local or infer_backend(tuple(local), backend).host is None
 
 
-def with_cpu_repack(spec: ModelSpec, weights: ModelBuffers, mmap: bool, isa: str) -> tuple[ModelBuffers, int]:
+def with_cpu_repack(spec: ModelSpec, weights: ModelBuffers, mmap: bool, isa: str,
+                    build: int | None = None) -> tuple[ModelBuffers, int]:
     """The model buffers with the repacked matrices moved from the host buffer into CPU_REPACK, and its size.
 
     CPU_REPACK is allocated (ggml_backend_cpu_repack_buffer_type_alloc_buffer: a plain CPU buffer, each tensor
@@ -203,7 +226,7 @@ def with_cpu_repack(spec: ModelSpec, weights: ModelBuffers, mmap: bool, isa: str
     so a repacked tensor between two mapped ones is held twice; without mmap the CPU buffer holds the rest."""
     if isa not in REPACK_TYPES:
         raise OomkitError(f"unknown CPU instruction set {isa!r}: one of {', '.join(CPU_ISAS)}")
-    moved = [t for t in weights.cpu_tensors if repackable(t, isa)]
+    moved = [t for t in weights.cpu_tensors if repackable(t, isa, build)]
     if not moved:
         return weights, 0
     names = {t.name for t in moved}
@@ -230,7 +253,22 @@ def metal_mapped(spec: ModelSpec, devices: tuple[Device, ...], s, weights: Model
     emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
     if spec.tied_embeddings and placement.output_device >= 0 and emb is not None:
         per.setdefault(placement.output_device, []).append(emb)
-    return replace(weights, by_device={d: mapped_range(ts) for d, ts in per.items()})
+    return replace(weights, by_device={d: _device_range(spec, ts) for d, ts in per.items()})
+
+
+def _device_range(spec: ModelSpec, tensors: list[TensorSpec]) -> int:
+    """The mapping range of one device's tensors. A computed inventory (offsets of oomkit's own layout: token_embd,
+    the blocks, then output_norm and output) puts output.weight last; the converters write it first, before
+    token_embd and the blocks (issue #19224: gpt-oss-20b with the output layer and blocks 1-23 on Metal maps
+    11536.18 MiB, the whole file, beside a CPU_Mapped token_embd + block 0 of 1018.60 MiB), so the device holding
+    the output layer maps from the start of the file."""
+    out = next((t for t in tensors if t.name == "output.weight"), None)
+    rest = [t for t in tensors if t is not out]
+    if out is None or spec.weights.exact or not rest or any(t.offset is None for t in tensors):
+        return mapped_range(tensors)
+    start = min((t.offset for t in spec.weights.tensors if t.offset is not None and t.name != out.name),
+                default=0)
+    return out.nbytes + max(t.offset + t.nbytes for t in rest) - start
 
 
 def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBuffers,
@@ -242,7 +280,7 @@ def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBu
         weights = metal_mapped(spec, devices, s, weights, placement)
     if not repack_applies(devices, s.no_host, s.repack, s.backend):
         return weights, 0
-    isa = s.cpu_isa
+    isa, build = s.cpu_isa, build_number(s.engine_version)
     if devices and infer_backend(devices, s.backend).name == "metal" and isa == "avx2":
         isa = "neon"  # an Apple chip's CPU: the ARM table (the avx2 default is for x86 machines)
     tensors = weights.cpu_tensors
@@ -253,10 +291,10 @@ def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBu
         emb = next((t for t in tensors if t.name == "token_embd.weight"), None)
         if emb is not None:
             dup = replace(emb, name="output.weight", offset=None)
-            if repackable(dup, isa):
-                rest, extra = with_cpu_repack(spec, weights, s.mmap, isa)
+            if repackable(dup, isa, build):
+                rest, extra = with_cpu_repack(spec, weights, s.mmap, isa, build)
                 return rest, extra + round_up(dup.nbytes, CPU_ALIGNMENT)
-    return with_cpu_repack(spec, weights, s.mmap, isa)
+    return with_cpu_repack(spec, weights, s.mmap, isa, build)
 
 
 def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict:
