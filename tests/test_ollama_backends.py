@@ -5,6 +5,7 @@ Expected figures are Ollama's own log lines in the cited fixtures (tests/fixture
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,44 @@ def test_backend_option_for_ollama():
 
     req = parse_model_request(["qwen3:8b", "--engine", "ollama", "--vram", "16GiB", "--backend", "vulkan"])
     assert req.settings.library == "vulkan"
+
+
+@pytest.mark.parametrize("version,num_ctx,parallel", [
+    ("0.1.46", 2048, 1),  # before 17b7186cd (v0.2.0) one slot
+    ("0.3.11", 2048, 4),  # gemma2-9b-q4_0-cpu-parallel4-0.3.11: --ctx-size 8192 --parallel 4 on a CPU
+    ("0.9.0", 4096, 2),  # gemma3-12b-cpu-parallel2-ctx8192: --ctx-size 8192 --parallel 2 (defaultParallel 2)
+    ("0.9.7", 4096, 1),  # 20c3266e9 "Reduce default parallelism to 1"
+    ("0.15.5", 4096, 1),  # the VRAM tier counts GPUs only (discover.GPUDevices): a CPU gets 4096
+])
+def test_cpu_only_defaults(version, num_ctx, parallel):
+    """server/sched.go on a CPU-only machine: "simplifying assumption of defaultParallel when in CPU mode" (the
+    automatic slots are not tried down to 1), and the default num_ctx of the release."""
+    est = ol.ENGINE.estimate(resolve("llama3.1:8b", "Q4_K_M"), (), ol.OllamaSettings(engine_version=version))
+    assert est.settings["library"] == "cpu"
+    assert (est.settings["num_ctx"], est.settings["num_parallel"]) == (num_ctx, parallel)
+    assert est.engine_view["n_ctx"] == num_ctx * parallel
+
+
+def test_cpu_only_graph_only_when_layers_are_placed():
+    """llm/memory.go: the CPU device gets the graph only when it holds layers (layerCounts > 0): num_gpu 0 adds
+    none (ollama/ollama#10986, 0.9.0: memory.required.full 4.4 GiB, no graph); the default adds the full one."""
+    spec = resolve("gemma3:4b", "Q4_K_M")
+    env = (("OLLAMA_FLASH_ATTENTION", "1"), ("OLLAMA_KV_CACHE_TYPE", "q8_0"))  # as in the log's warnings
+    s = ol.OllamaSettings(engine_version="0.9.0", num_ctx=4096, num_parallel=2, env=env)
+    none = ol.ENGINE.estimate(spec, (), replace(s, num_gpu=0)).engine_view["ollama_memory"]
+    full = ol.ENGINE.estimate(spec, (), s).engine_view["ollama_memory"]
+    assert full["memory.required.full"] - none["memory.required.full"] == full["memory.graph.full"]
+    assert _rounds_to(none["memory.required.full"], _printed("gemma3-4b-macos-num-gpu-0-cpu-0.9.0")["memory.required.full"])
+
+
+def test_embedding_kv_one_head_per_layer():
+    """A BERT GGUF has no head_count_kv: Ollama charges 1 head of n_embd / heads per layer (fs/ggml HeadCountKV
+    default 1); bge-m3 at 8192 tokens: 24 x 8192 x 128 x 2 B = 48.0 MiB, graph 16 x 48 / 6 = 128.0 MiB, the
+    figures of ollama/ollama#12938 (fixture bge-m3-metal-m3-ultra-0.13-layout)."""
+    g = ol.gguf_view(resolve("bge-m3", "F16"))
+    assert (g.heads_kv_max, g.key_length, g.value_length) == (1, 64, 64)
+    gr = ol.graph_size(g, (0, 13, 0), num_ctx=8192, num_batch=512, num_parallel=1, kvct="", flash_attention=False)
+    assert gr.kv_total == 48 * MiB and gr.full == gr.partial == 128 * MiB
+    # a decoder-based embedding model keeps its GQA heads (qwen3-embedding: 8 KV heads x 128)
+    q = ol.gguf_view(resolve("qwen3-embedding:4b", "Q4_K_M"))
+    assert (q.heads_kv_max, q.key_length) == (8, 128)
