@@ -414,7 +414,8 @@ def test_vision_tower_in_the_weights():
 
 
 @pytest.mark.parametrize("version, expected", [
-    ("0.4.8", 0.874),  # reserve_by_gpu_class, no VLM rule yet: (81559 - 10240) / 81559
+    # up to 0.4.8 ModelRunner lowers any fraction of a multimodal model by 0.90: (81559 - 10240) / 81559 x 0.90
+    ("0.4.8", 0.874 * 0.90),
     ("0.4.9", 0.874 * 0.90),
     # adjust_mem_fraction_for_vlm: 27 x 1152^2 / (24 x 1024^2) = 1.42383, factor 1 - 0.1 x 0.42383 = 0.957617
     ("0.5.2", 0.874 * 0.95 * (1 - 0.1 * (27 * 1152**2 / (24 * 1024**2) - 1))),
@@ -429,3 +430,13 @@ def test_vlm_default_fraction(version, expected):
     # a text-only launch keeps the plain default
     s2 = sg.SGLangSettings(engine_version=version, language_only=True)
     assert sg.default_mem_fraction_static(H100, s2, vit=lay.vit).mem_fraction_static == pytest.approx(0.874)
+
+
+def test_vlm_given_fraction_lowered_only_up_to_0_4_8():
+    # model_runner.py (0.4.x to 0.4.8): "Automatically reduce --mem-fraction-static to 0.720 because this is a
+    # multimodal model" for --mem-fraction-static 0.8; from 0.4.9 the given fraction stands
+    spec = resolve("gemma-3-27b-it")
+    for version, expected in (("0.4.8", 0.8 * 0.90), ("0.4.9", 0.8), ("0.5.23", 0.8)):
+        est = sg.estimate(spec, (named_gpu("CUDA0", "NVIDIA H100 80GB HBM3", H100 * MiB),),
+                          sg.SGLangSettings(mem_fraction_static=0.8, engine_version=version, context_length=8192))
+        assert est.engine_view["mem_fraction_static"] == pytest.approx(expected)

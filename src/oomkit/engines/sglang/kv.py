@@ -24,6 +24,7 @@ from .settings import (
     model_dtype,
     parse_version,
     reached,
+    runner_fraction,
 )
 
 # model_config.py is_hybrid_swa_model: only these architectures get the two-pool sliding-window cache; other
@@ -273,6 +274,8 @@ def profile_available_bytes(s: SGLangSettings, lay: CacheLayout, avail_after_loa
     if avail_after_load is None or pre_load_free is None:
         raise OomkitError("SGLang sizes its KV pool from free GPU memory: give the GPU memory or --kv-memory")
     mfs = s.mem_fraction_static
+    if mfs is not None:
+        mfs = runner_fraction(mfs, lay.vit, parse_version(s.engine_version))
     if mfs is None:
         mfs = default_mem_fraction_static(gpu_mib, s, mla=lay.mla, vit=lay.vit).mem_fraction_static
         if not 0 < mfs <= 1:  # the default SGLang derives: what it keeps back is more than the GPU has

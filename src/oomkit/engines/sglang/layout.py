@@ -53,7 +53,14 @@ from .kv import (
     token_charge_swa,
 )
 from .phases import capture_bs, cuda_graph_bytes, gb, startup_phases
-from .settings import Defaults, SGLangSettings, default_mem_fraction_static, parse_version, reached
+from .settings import (
+    Defaults,
+    SGLangSettings,
+    default_mem_fraction_static,
+    parse_version,
+    reached,
+    runner_fraction,
+)
 from .weights import layer_rank_bytes, rank_weights, stage_tensors
 
 # Not printed by SGLang: memory already in use when it measures "free before the weights" (the "Load weight begin.
@@ -387,7 +394,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
     known = all(x is not None for x in sizes)
     gpu_mib = min(sizes) // MiB if known else None
     defaults = default_mem_fraction_static(gpu_mib, s, mla=lay_all.mla, vit=lay_all.vit)
-    mfs = s.mem_fraction_static if s.mem_fraction_static is not None else defaults.mem_fraction_static
+    mfs = (runner_fraction(s.mem_fraction_static, lay_all.vit, v) if s.mem_fraction_static is not None
+           else defaults.mem_fraction_static)
     world = s.tp_size * s.pp_size
     overhead = pre_load_overhead(devs, world)
     pre_free = min(sizes) - overhead if known else None

@@ -51,8 +51,8 @@ ERAS = Eras({
     "small_gpu_4096": (0, 5, 20),
     # A default decode cuda_graph_max_bs is capped at --max-running-requests.
     "decode_bs_capped": (0, 5, 23),
-    # A multimodal model's default mem_fraction_static is lowered: x 0.90 (0.4.9), then by the ViT's size (0.4.10+;
-    # 0.4.8 and before: unchanged)
+    # A multimodal model's default mem_fraction_static is lowered in server_args.py: x 0.90 (0.4.9), then by the ViT's
+    # size (0.4.10+); up to 0.4.8 ModelRunner lowered any fraction, given or default, by 0.90
     "vlm_fraction": (0, 4, 9),
     "vlm_by_vit": (0, 4, 10),
     # layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights on SM100 with FlashInfer's MXFP4 MoE (the default
@@ -299,9 +299,18 @@ def default_mem_fraction_static(gpu_mib: int | None, s: SGLangSettings, *, mla: 
     hidden_size), None for a text model."""
     d = _default_mfs(gpu_mib, s, mla, version)
     v = parse_version(version or s.engine_version)
-    if vit is None or s.language_only or not reached(v, "vlm_fraction"):
+    if vit is None or s.language_only:
         return d
+    if not reached(v, "vlm_fraction"):
+        return replace(d, mem_fraction_static=runner_fraction(d.mem_fraction_static, vit, v))
     return replace(d, mem_fraction_static=vlm_fraction(d.mem_fraction_static, vit, v))
+
+
+def runner_fraction(mfs: float, vit: tuple[int | None, int | None] | None, v: Version) -> float:
+    """Up to 0.4.8 ModelRunner.__init__ lowers whatever fraction is in force, given or default, for a multimodal model:
+    `if self.is_multimodal: self.mem_fraction_static *= 0.90` ("Automatically reduce --mem-fraction-static to ...
+    because this is a multimodal model."); from 0.4.9 only the default is lowered (server_args.py)."""
+    return mfs * 0.90 if vit is not None and not reached(v, "vlm_fraction") else mfs
 
 
 def vlm_fraction(mfs: float, vit: tuple[int | None, int | None], v: Version) -> float:
