@@ -6,7 +6,10 @@ The expected figures come from outside the fit code: oomkit's own estimate of th
 llama.cpp's dry runs, and the decision rules are the source's (each test names the step); the logs are cited.
 """
 
+import json
 import re
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +23,7 @@ from oomkit.request import resolve_model
 MiB = 1 << 20
 GiB = 1 << 30
 LLAMA8 = "meta-llama/Llama-3.1-8B-Instruct"
+FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp_fit"
 
 
 def gpu(i: int, free_mib: int, total_mib: int | None = None) -> Device:
@@ -285,3 +289,165 @@ def test_experts_moved_to_the_cpu_are_a_split_not_a_fit():
     note = est.warnings[0]
     assert f"moves the expert tensors of {n} layers to the CPU (-ot)" in note and "split with the CPU" in note
     assert "add -fit off to keep every tensor on the GPU (which does not fit)" in note
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The newest rules (common/fit.cpp@08033df0), by build (fit.FIT_ERAS)
+
+
+def _measured_host(path, n_ctx):
+    """llama.cpp's own host figures (MiB as printed) on this CPU through the binding: the dry run the host fit
+    weighs loads without a mapping (LLAMA_LOAD_MODE_NONE) and with the CPU's extra buffer types; the buffers are
+    sized without being allocated (no_alloc), the model buffers read from an allocated load at a small context."""
+    from tests import gt_compare as g
+
+    kw = dict(n_seq_max=1, kv_unified=True, use_mmap=False, use_extra_bufts=True, flash_attn="on", type_k="f16",
+              type_v="f16", n_batch=2048, n_ubatch=512, swa_full=False)
+    loaded = g.llamacpp_run.measure(path, n_ctx=4096, no_alloc=False, **kw)
+    sized = g.llamacpp_run.measure(path, n_ctx=n_ctx, no_alloc=True, **kw)
+    assert loaded["ok"] and sized["ok"], (loaded["error"], sized["error"])
+    kv = sum(c["k_mib"] + c["v_mib"] for c in sized["kv_caches"])
+    return loaded["model_buffer_mib"], kv, sum(sized["compute_buffer_mib"].values())
+
+
+def test_host_fit_against_llama_cpp_on_this_cpu():
+    """No device (a CPU build), PR #21568: the host buffer types are held against the host's total memory and only
+    the context is reduced. llama.cpp on this CPU (the binding's build; it has no fit routine to call: llama_params_fit
+    is in libcommon, which the binding does not ship) gives the dry runs' figures for a 4-layer Llama-3.1-8B-shaped
+    Q4_0 file: CPU 692.93 MiB of weights beside CPU_REPACK 468.00 MiB (not a host buffer type, so the fit does not
+    count it), K + V 64 MiB at 4096 cells and 2048 MiB at 131072, compute 266.50 MiB. The context the fit picks on
+    a fake 3000 MiB host is then the source's straight line through those two measured points."""
+    pytest.importorskip("llama_cpp")
+    from oomkit.engines.llamacpp.fit import dry_run
+    from oomkit.model.gguf_file import read_gguf_spec
+    from tests import gt_compare as g
+
+    path = g.synth_file("llama-3.1-8b", 4)
+    spec = read_gguf_spec(path)
+    s = LlamaCppSettings(program="llama-server", n_parallel=1, flash_attn="on", engine_version="b9000")
+    model_lo, kv_lo, comp_lo = _measured_host(path, 4096)
+    _, kv_hi, comp_hi = _measured_host(path, 131072)
+    assert model_lo == {"CPU": 692.93, "CPU_REPACK": 468.0} and (kv_lo, kv_hi) == (64.0, 2048.0)
+    for n_ctx, kv, comp in ((4096, kv_lo, comp_lo), (131072, kv_hi, comp_hi)):
+        host = dry_run(spec, (), replace(s, n_ctx=n_ctx))[-1]
+        assert (round(host.model / MiB, 2), host.context / MiB) == (model_lo["CPU"], kv)
+        assert abs(host.compute / MiB - comp) <= 0.1 * comp
+    used_hi = model_lo["CPU"] + kv_hi + comp_hi
+    used_lo = model_lo["CPU"] + kv_lo + comp_lo
+    total, margin = 3000, 1024
+    expect = 4096 + int((131072 - 4096) * (total - margin - used_lo) / (used_hi - used_lo))
+    expect -= expect % 256
+    r = params_fit(spec, (), s, host_total=total * MiB)
+    assert r.status == "fitted" and r.settings.n_ctx == expect == 65024
+    assert r.lines[0] == f"projected to use {int(used_hi)} MiB of host memory vs. {total} MiB of total host memory"
+    assert r.lines[1] == f"cannot meet free memory target of {margin} MiB, need to reduce device memory by " \
+                         f"{int(used_hi - (total - margin))} MiB"
+    assert r.lines[-1] == "entire model can be fit by reducing context"
+    # the result leaves the margin on the host, by llama.cpp's own figures (the KV cache is linear in the cells)
+    assert model_lo["CPU"] + kv_lo * expect / 4096 + comp_hi <= total - margin
+
+
+def test_host_fit_branches():
+    """The host fit's other ends: a host that holds the command ("no changes needed" in system memory), a typed
+    context (only the context may change, so the fit gives up: "was unable to fit model into system memory by
+    reducing context"), builds before PR #21568 and an estimate without the host's size (not fitted)."""
+    spec = spec_of(LLAMA8)
+    big = params_fit(spec, (), LlamaCppSettings(n_ctx=8192), host_total=64 * GiB)
+    assert big.status == "unchanged" and big.lines[-1].endswith("MiB of system memory, no changes needed")
+    assert big.lines[-1].startswith("will leave ") and " >= 1024 MiB" in big.lines[-1]
+    typed = params_fit(spec, (), LlamaCppSettings(n_ctx=131072), host_total=8 * GiB)
+    assert typed.status == "failed" and "context size set by user to 131072 -> no change" in typed.lines
+    assert typed.lines[-1].endswith("was unable to fit model into system memory by reducing context, abort")
+    assert typed.settings.n_ctx == 131072
+    # 4.6 GiB of Q4_K_M weights on a 4 GiB host: reduced to -fitc, then given up
+    tiny = params_fit(spec, (), LlamaCppSettings(repack=False), host_total=4 * GiB)
+    assert tiny.status == "failed" and tiny.settings.n_ctx == 4096
+    assert "context size reduced from 131072 to 4096 -> need " in tiny.lines[-2]
+    # with the CPU's repacked weights (Q4_K on x86) the host fit counts only what stays in the CPU buffer: the
+    # source adds a buffer to the host row only when its type is a host type, and CPU_REPACK is not
+    repacked = params_fit(spec, (), LlamaCppSettings(), host_total=4 * GiB)
+    assert repacked.status == "fitted" and repacked.settings.n_ctx > 4096
+    est = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", cpu_only=True, find_max_context=False, n_ctx=4096,
+                          mmap=False, fit=False)
+    assert est.engine_view["model_buffer_bytes"]["CPU_REPACK"] > 3 * GiB  # the weights the host fit leaves out
+    assert params_fit(spec, (), LlamaCppSettings(engine_version="b8000"), host_total=8 * GiB).status == "off"
+    assert params_fit(spec, (), LlamaCppSettings()).status == "off"
+
+
+def test_per_stream_context_without_a_unified_cache():
+    """PR #27496 ("fit: also take into account n_streams", merged 2026-08-21): `--fit -no-kvu -np 4` with room for
+    it sets n_ctx = 131072 * 4 = 524288 so that each slot gets the trained 131072 (the PR's tinygemma3 example);
+    before it n_ctx stayed 131072 and each slot got 32768. Short of memory, the least context is 4 x -fitc and the
+    context a multiple of 256 x 4."""
+    spec = spec_of(LLAMA8)
+    s = LlamaCppSettings(n_parallel=4, kv_unified=False)
+    roomy = params_fit(spec, (gpu(0, 139000),), s)
+    assert roomy.lines[0] == "context size unset and KV cache not unified -> using 524288 for 4 sequences:"
+    assert roomy.status == "unchanged" and roomy.settings.n_ctx == 524288
+    est = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 139000),), find_max_context=False,
+                          n_parallel=4, kv_unified=False)
+    assert (est.engine_view["n_ctx"], est.engine_view["n_ctx_seq"]) == (524288, 131072)
+    old = params_fit(spec, (gpu(0, 139000),), replace(s, engine_version="b9500"))
+    assert old.status == "unchanged" and old.settings.n_ctx == 0  # the trained context in total
+    tight = params_fit(spec, (gpu(0, 24000),), s)
+    assert tight.status == "fitted" and tight.n_ctx % 1024 == 0 and 4 * 4096 <= tight.n_ctx < 524288
+    assert f"context size reduced from 524288 to {tight.n_ctx} -> need " in tight.lines[-2]
+    # a unified cache (llama-server's -np auto: 4 slots, one cache) is one stream, as before
+    assert params_fit(spec, (gpu(0, 24000),), LlamaCppSettings()).lines[0].startswith("projected to use")
+
+
+def test_mmproj_is_added_to_the_target_of_its_device(tmp_path):
+    """PR #21489 ("mtmd: fit_params now take into account mmproj"): llama-server adds the projector's memory to
+    --fit-target of the device it loads on. Its demo log (Qwen2.5-Omni-3B, fixture
+    llamacpp_fit/qwen2.5-omni-3b-mmproj-margin.json) prints "estimated memory usage of mmproj is 2447.80 MiB" and
+    then "will leave 106812 >= 3471 MiB": 1024 + 2447.80, in whole MiB. oomkit takes the --mmproj file's size (the
+    projector's compute buffer, which mtmd_get_memory_usage adds, is not counted)."""
+    fx = json.loads((FIXTURES / "qwen2.5-omni-3b-mmproj-margin.json").read_text())
+    mm = tmp_path / "mmproj.gguf"
+    with open(mm, "wb") as f:
+        f.truncate(round(fx["printed"]["mmproj_mib"] * MiB))
+    s = LlamaCppSettings(n_ctx=8192, mmproj=str(mm))
+    r = params_fit(spec_of(LLAMA8), (gpu(0, fx["printed"]["free_mib"]),), s)
+    assert r.margins[0] // MiB == fx["printed"]["target_mib"] == 3471
+    assert r.lines[-1].endswith(f" >= {fx['printed']['target_mib']} MiB of free device memory, no changes needed")
+    assert params_fit(spec_of(LLAMA8), (gpu(0, 9000),), replace(s, engine_version="b8000")).margins[0] == 1024 * MiB
+    assert params_fit(spec_of(LLAMA8), (gpu(0, 9000),), replace(s, no_mmproj=True)).margins[0] == 1024 * MiB
+
+
+def test_degenerate_step_is_delta_minus_one():
+    """common/fit.cpp@08033df0: `headroom > 0 ? delta * (target - mem) / headroom : delta - 1` (a device already
+    full: its upper bound uses no more memory than its lower one)."""
+    from oomkit.engines.llamacpp.fit import _step
+
+    assert _step(10, 5, 0) == 9 and _step(10, 5, -3) == 9 and _step(2, 5, 0) == 1
+
+
+def test_breakdown_table_prints_as_the_2026_builds_do():
+    """common_memory_breakdown_print in the 2026 format (llama.cpp PR #25465's log, fixture
+    llamacpp_fit/rtx5090-breakdown-table-2026.json): the same figures give the same text after the function name,
+    the free memory of a dry run as reported and a negative unaccounted truncated toward zero (-17552, not -17553)."""
+    from oomkit.engines.llamacpp.fit import Breakdown, breakdown_table
+
+    fx = json.loads((FIXTURES / "rtx5090-breakdown-table-2026.json").read_text())
+    dev, host = fx["printed"]["rows"]
+    d = Device(id="CUDA0", name="RTX 5090", memory_bytes=dev["total"] * MiB + MiB // 4)
+    bd = (Breakdown(dev["model"] * MiB, dev["context"] * MiB, dev["compute"] * MiB),
+          Breakdown(host["model"] * MiB, host["context"] * MiB, host["compute"] * MiB))
+    got = breakdown_table((d,), bd, [dev["free"] * MiB + MiB // 2], as_reported=True)
+    want = [line.split("common_memory_breakdown_print: ", 1)[1] for line in fx["quoted"].splitlines()[:3]]
+    assert got == want
+
+
+def test_engine_view_holds_the_fit_lines_and_the_dry_run_table():
+    """engine_view fit_log is llama_params_fit's lines (without the function name the log puts first); the table
+    its first dry run prints (the command as typed, the free memory as reported) is FitResult.table, in the form
+    the breakdown test above holds to the 2026 log."""
+    est = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 12000, 24576),),
+                          find_max_context=False)
+    r = params_fit(spec_of(LLAMA8), (gpu(0, 12000, 24576),), LlamaCppSettings())
+    assert est.engine_view["fit_log"].splitlines() == list(r.lines)
+    rows = list(r.table)
+    assert rows[0].startswith("| memory breakdown [MiB] | total ") and rows[2].startswith("|   - Host ")
+    used = self_bytes(LLAMA8, (gpu(0, 12000, 24576),))[0]
+    assert re.fullmatch(rf"\|   - CUDA0 \(RTX 3090\) +\| 24576 = 12000 \+ \( *{used // MiB} = .*\) \+ +-?\d+ \|", rows[1])
+    assert r.to_dict()["table"] == rows

@@ -189,6 +189,7 @@ class FitResult:
     margins: tuple[int, ...] = ()
     free: tuple[int, ...] = ()
     dry_runs: int = 0
+    table: tuple[str, ...] = ()  # common_memory_breakdown_print of the first dry run (the command as given)
 
     def to_dict(self) -> dict:
         return {"status": self.status, "n_ctx": self.n_ctx, "n_gpu_layers": self.n_gpu_layers,
@@ -196,7 +197,7 @@ class FitResult:
                 "overflowing_per_device": list(self.overflowing_per_device),
                 "override_tensor": [f"{p}={b}" for p, b in self.overrides],
                 "target_mib": [m // MiB for m in self.margins], "free_mib": [f // MiB for f in self.free],
-                "dry_runs": self.dry_runs, "lines": list(self.lines)}
+                "dry_runs": self.dry_runs, "lines": list(self.lines), "table": list(self.table)}
 
 
 class _Refused(Exception):
@@ -255,7 +256,7 @@ def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings
 
     def result(status: str, st: LlamaCppSettings, **kw) -> FitResult:
         return FitResult(st, status, tuple(lines), margins=tuple(margins), free=tuple(free), dry_runs=runs[0],
-                         n_ctx=(st.n_ctx if st.n_ctx != s.n_ctx else None), **kw)
+                         n_ctx=(st.n_ctx if st.n_ctx != s.n_ctx else None), table=tuple(table), **kw)
 
     n_layer = spec.n_layers
     n_ctx_train = spec.n_ctx_train
@@ -274,6 +275,7 @@ def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings
 
     # step 1: the command as given
     full = measure(cur)
+    table = breakdown_table(devices, full, list(free) if nd else None, as_reported=True)
     used = used_of(full)
     proj_free = [free[i] - used[i] for i in range(len(free))]
     if not nd:
@@ -545,11 +547,17 @@ def _done(st: LlamaCppSettings, ngl: list[_Ngl], result) -> FitResult:
                   overflowing_per_device=tuple(n.n_part for n in ngl), overrides=st.override_tensor)
 
 
+def _mib(x: int) -> int:
+    """std::to_string(bytes / MiB) on int64: the quotient truncated toward zero (a negative unaccounted too)."""
+    return -(-x // MiB) if x < 0 else x // MiB
+
+
 def breakdown_table(devices: tuple[Device, ...], bd: tuple[Breakdown, ...],
-                    free: list[int | None] | None = None) -> list[str]:
+                    free: list[int | None] | None = None, as_reported: bool = False) -> list[str]:
     """common_memory_breakdown_print: | name | total = free + (self = model + context + compute) + unaccounted |
     per device, then the host. total and free are the device's; unaccounted is what neither llama.cpp's buffers
-    nor the free memory explain (the CUDA context, other processes)."""
+    nor the free memory explain (the CUDA context, other processes). After a load the free memory is what the
+    buffers left; as_reported: the free memory as given (the table of a --fit dry run, which allocates nothing)."""
     rows = [["memory breakdown [MiB]", "total", "free", "self", "model", "context", "compute", "unaccounted"]]
     for i, d in enumerate(devices):
         b = bd[i]
@@ -558,11 +566,11 @@ def breakdown_table(devices: tuple[Device, ...], bd: tuple[Breakdown, ...],
         f = free_memory(d) if f is None else f
         f = f or 0
         # llama.cpp prints the free memory after the load (its own buffers taken); oomkit's free is before it
-        after = max(f - b.total, 0)
+        after = f if as_reported else max(f - b.total, 0)
         known = d.memory_bytes is not None
         rows.append([f"  - {d.id} ({d.name})", str(total // MiB) if known else "?", str(after // MiB) if known else "?",
                      str(b.total // MiB), str(b.model // MiB), str(b.context // MiB), str(b.compute // MiB),
-                     str((total - after - b.total) // MiB) if known else "?"])
+                     str(_mib(total - after - b.total)) if known else "?"])
     h = bd[-1]
     rows.append(["  - Host", "", "", str(h.total // MiB), str(h.model // MiB), str(h.context // MiB),
                  str(h.compute // MiB), ""])
