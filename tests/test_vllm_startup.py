@@ -54,6 +54,10 @@ LOGS = {
         "deepseek-r1", "NVIDIA L40S",
         VllmSettings(engine_version="0.7.3", tensor_parallel_size=8, pipeline_parallel_size=4, nnodes=4,
                      max_model_len=16384, gpu_memory_utilization=0.98)),
+    # vllm#15815: Qwen2.5-32B-Instruct, TP 2 on two L40S, V0 0.7.x (the release is not printed) at 0.90: starts
+    "qwen2.5-32b-2xl40s-tp2-v0-issue15815": (
+        "qwen2.5-32b-instruct", "NVIDIA L40S",
+        VllmSettings(engine_version="0.7.3", tensor_parallel_size=2, max_model_len=10000, gpu_memory_utilization=0.9)),
     # vllm#18446: Qwen3-235B-A22B bf16, TP 8 on 80 GB GPUs, V0 of 0.8.5.post1 at 0.90: starts
     "qwen3-235b-a22b-8x80gb-tp8-v0-0.8.5-issue18446": (
         "qwen3-235b-a22b", "unknown 80 GB GPU",
