@@ -387,6 +387,7 @@ def test_per_stream_context_without_a_unified_cache():
     est = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 139000),), find_max_context=False,
                           n_parallel=4, kv_unified=False)
     assert (est.engine_view["n_ctx"], est.engine_view["n_ctx_seq"]) == (524288, 131072)
+    assert "raises the context from 131072 to 524288" in est.warnings[0]
     old = params_fit(spec, (gpu(0, 139000),), replace(s, engine_version="b9500"))
     assert old.status == "unchanged" and old.settings.n_ctx == 0  # the trained context in total
     tight = params_fit(spec, (gpu(0, 24000),), s)

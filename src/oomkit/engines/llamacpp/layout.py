@@ -220,8 +220,9 @@ def _fit_note(spec: ModelSpec, fitted: FitResult, typed: MemoryEstimate, ctx: Co
     tensors it moved to the CPU, the margin it keeps; and whether the result fits."""
     tv = typed.engine_view
     what, keep = [], []
-    if ctx.n_ctx != tv["n_ctx"]:
-        what.append(f"reduces the context from {tv['n_ctx']} to {ctx.n_ctx}")
+    if ctx.n_ctx != tv["n_ctx"]:  # raised: one trained context per stream without a unified cache (PR #27496)
+        what.append(f"{'reduces' if ctx.n_ctx < tv['n_ctx'] else 'raises'} the context from {tv['n_ctx']} to "
+                    f"{ctx.n_ctx}")
         keep.append(f"the context of {tv['n_ctx']}")
     typed_ngl = int(tv["offloaded_layers"].split("/")[0])
     if fitted.n_gpu_layers is not None and fitted.n_gpu_layers < typed_ngl:
