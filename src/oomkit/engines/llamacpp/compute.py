@@ -85,19 +85,93 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
             # freed mask block cannot merge with the free tail and the logits go above it. Not LFM2's short
             # convolutions: its CPU figure is the plain logits phase at every context (tests/test_llamacpp_archs.py)
             out_phase += masks + resid
-    if n_outputs is not None and n_outputs < T:
-        # with few logits rows the feed-forward block's live set can be the peak: the gate and up projections
-        # (every used expert's for MoE, the router's scores) and two hidden-state rows. Where every token is an
-        # output the logits always exceed it (the CPU ground truth), so it is only weighed here.
-        for layer in spec.trunk_layers:
-            f = layer.ffn
-            width = 2 * f.n_ff_expert * f.n_experts_used + f.n_experts + 2 * f.n_ff_shared if f.is_moe else 2 * f.n_ff
-            attn_phase = max(attn_phase, width * T * f32 + 2 * resid)
+    ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build)
+    attn_phase = max(attn_phase, ffn_phase)
+    out_phase = max(out_phase, moe_out)
     # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks. The masks
     # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
     # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
     mask_in = masks if not ctx.flash_attn or ERAS.reached(ctx.build, "kq_mask_f16") else 2 * masks
     return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=resid + mask_in)
+
+
+def _ungated_layers(spec: ModelSpec) -> set[int]:
+    """Layers whose dense FFN has an up projection and no gate (GELU MLPs: llm_graph_context::build_ffn with
+    LLM_FFN_SEQ): their activation runs in place on the up projection."""
+    up, gate = set(), set()
+    for t in spec.weights.tensors:
+        if t.layer is None:
+            continue
+        if ".ffn_up." in t.name:
+            up.add(t.layer)
+        elif ".ffn_gate." in t.name or ".ffn_gate_up." in t.name:
+            gate.add(t.layer)
+    return up - gate
+
+
+# PR #14158 ("ggml : implement REGLU/GEGLU/SWIGLU ops", opened 2025-06-12; the OpenCL port #14456 followed it on
+# 2025-06-30): build_ffn's gated activation became one SWIGLU node beside gate and up. Before it SiLU ran in place
+# on the gate and the product in place on it, so two n_ff-wide tensors were alive, not three. Placed at the end
+# of June 2025 by date (about eight builds a day after b5450 of 2025-05-20).
+SWIGLU_OP_BUILD = 5750
+
+
+def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, build: int) -> tuple[int, int]:
+    """The feed-forward block's peaks in the worst-case graph, read off ggml-alloc's placement of the graph
+    llama.cpp@0c1e57098 builds (each node's offset in the CPU compute buffer, dumped through the scheduler's
+    eval callback; tests/test_llamacpp_compute.py holds the measured buffers). Returns (workspace, output).
+
+    Workspace (every layer): ggml_gallocr places the FFN's wide tensors above what the layer keeps alive: the
+    graph's embedding input row block, the KQ masks while a later layer still reads them, the FFN input and its
+    norm and one freed row block between them (masks + 4 hidden-state rows; 5 rows once no attention layer
+    follows). Above that a gated dense FFN (build_ffn, LLM_FFN_PAR) holds gate, up and the SwiGLU product at
+    once (3 x n_ff floats a token); an MoE block (build_moe_ffn) the same for the used experts (ffn_moe_gate,
+    ffn_moe_up, ffn_moe_swiglu: 3 x n_used x n_ff_exp), then ffn_moe_down / ffn_moe_weighted (n_used x n_embd
+    floats a token) in the freed gate and up block, or above the SwiGLU product where it does not fit there.
+    Builds before the SWIGLU op (SWIGLU_OP_BUILD) hold two wide tensors, not three.
+
+    Output (the last layer is MoE with shared experts and every token is an output): the shared experts read
+    the FFN norm after the routed experts, so it stays alive, and the expert sum (ffn_moe_out) finds no free
+    row block below ffn_moe_weighted: it and the final norm sit above the n_used weighted rows, and the logits
+    above them (ernie4_5-moe, hunyuan-moe, llama4). Only when the KQ masks are at least one row block (the freed
+    mask block takes the last layer's FFN input); smaller masks (short contexts, several streams of few cells)
+    leave a hole the sum fits in, and the logits sit three rows up."""
+    f32 = 4
+    resid = spec.n_embd * T * f32
+    attn_at = [layer.index for layer in attention_layers(spec)]
+    last_attn = max(attn_at, default=-1)
+    ungated = _ungated_layers(spec)
+    wide_alive = 3 if build >= SWIGLU_OP_BUILD else 2  # gate, up (and the SWIGLU product)
+    work = 0
+    for layer in spec.trunk_layers:
+        f = layer.ffn
+        base = masks + 4 * resid if layer.index < last_attn else 5 * resid
+        if f.is_moe:
+            wide = f.n_experts_used * f.n_ff_expert * T * f32
+            weighted = f.n_experts_used * resid
+            work = max(work, base + wide_alive * wide + (weighted if weighted > 2 * wide else 0))
+        elif f.n_ff and layer.index not in ungated:
+            work = max(work, base + wide_alive * f.n_ff * T * f32)
+    out = 0
+    trunk = spec.trunk_layers
+    last = trunk[-1] if trunk else None
+    f = last.ffn if last is not None else None
+    if f is not None and f.is_moe and (f.n_ff_shared or f.n_shared_experts) and n_outputs >= T:
+        logits = spec.n_vocab * n_outputs * f32
+        if masks < resid:
+            # the sum in a hole below: the logits three rows up
+            out = logits + 3 * resid
+        elif f.n_experts_used * resid <= 2 * f.n_experts_used * f.n_ff_expert * T * f32:
+            # the embedding input, FFN input and FFN norm below the router's scores (the logits in place, the
+            # top-k sort, and the biased scores where the layer has exp_probs_b); the weighted experts, their sum
+            # and the logits above
+            biased = any(t.layer == last.index and ".exp_probs_b" in t.name for t in spec.weights.tensors)
+            router = (3 if biased else 2) * f.n_experts * T * f32
+            out = logits + (4 + f.n_experts_used) * resid + router
+        else:
+            # the weighted experts above the SwiGLU product: the sum in the freed gate block, four rows up
+            out = logits + 4 * resid
+    return work, out
 
 
 def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
