@@ -51,7 +51,14 @@ def compute_ratios(fx, v):
     return {dev: v["compute_buffer_bytes"][dev] / MiB / mib for dev, mib in fx["printed"].get("compute_mib", {}).items()}
 
 
-@pytest.mark.parametrize("path", BACKEND_FIXTURES, ids=[p.stem for p in BACKEND_FIXTURES])
+def _backend_param(path):
+    """A log oomkit misses for a reason outside the backend rules is kept as a strict xfail (`known_miss`)."""
+    miss = json.loads(path.read_text()).get("known_miss")
+    marks = [pytest.mark.xfail(strict=True, reason=miss)] if miss else []
+    return pytest.param(path, marks=marks, id=path.stem)
+
+
+@pytest.mark.parametrize("path", [_backend_param(p) for p in BACKEND_FIXTURES])
 def test_backend_log(path):
     fx = json.loads(path.read_text())
     p = fx["printed"]
