@@ -57,6 +57,7 @@ def checks() -> list:
         p, misses = fx["printed"], fx.get("known_misses", {})
         cases = [("kv", name) for name in p.get("kv_mib", {})]
         cases += [("kv_total", "K+V")] if "k_mib" in p else []
+        cases += [("cache", name) for name in p.get("cache_bytes", {})]
         cases += [("output", p["output_buffer_name"])] if "output_mib" in p else []
         cases += [("model", name) for name in p.get("model_mib", {})]
         cases += [("split", "layers")] if "split_within_mib" in p or "layers" in p else []
@@ -81,6 +82,9 @@ def test_multi_device_log(path, kind, name):
     elif kind == "kv_total":
         assert v["kv_caches"][0]["cells"] == p["kv_size"]
         assert (mib(v["k_bytes"]), mib(v["v_bytes"])) == (p["k_mib"], p["v_mib"])
+    elif kind == "cache":  # a cache whose buffer is printed in bytes (a failed allocation): cells and K+V exact
+        cache = next(c for c in v["kv_caches"] if c["name"] == name)
+        assert [cache["cells"], cache["k_bytes"] + cache["v_bytes"]] == p["cache_bytes"][name]
     elif kind == "output":
         assert v["output_buffer_name"] == name
         assert mib(v["output_buffer_bytes"]) == p["output_mib"]
