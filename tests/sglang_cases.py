@@ -20,6 +20,7 @@ Which figure of which log is valid ground truth, and why:
 | gpt-oss-20b-mxfp4-b200-kvcached198 | no: kvcached replaces the pool | no | - | yes (3%; B200 inferred) | MXFP4 expert padding |
 | llama-3.1-70b-tp8-h200-pr11716 | yes: "Load weight begin" printed, weights predicted | yes (8x H200 inferred) | yes (model inferred from the K size) | - | KV pool as a share of the GPU |
 | mimo-v2-flash-tp4-swa-pools-pr15464 | no avail printed | no | yes, both pools | - | SWAKVPool total |
+| olmo-3-32b-think-b200-mfs08-pr13666 | yes (mfs 0.8 given, page 64) | yes (B200 inferred) | yes | yes (3%; OLMo 2 32B shapes) | CUDA-graph capture 8.60 GiB: a known miss (tests/test_sglang_phases.py) |
 """
 
 from __future__ import annotations
@@ -404,6 +405,34 @@ def case_mimo_pr15464() -> list[Row]:
     return rows
 
 
+def olmo3_32b() -> ModelSpec:
+    """Olmo-3-32B's layer shapes (64 layers, 40 heads, 8 KV heads x 128, hidden 5120, ffn 27648): the catalog has no
+    Olmo 3 entry, so OLMo-2-0325-32B's config.json, whose shapes Olmo 3 32B keeps (it adds sliding windows, which
+    SGLang disables for it), stands in."""
+    return resolve("olmo-2-0325-32b")
+
+
+def case_olmo3_32b_b200() -> list[Row]:
+    name = "olmo-3-32b-think-b200-mfs08-pr13666"
+    d = load(name)
+    spec = olmo3_32b()
+    s = sg.SGLangSettings(mem_fraction_static=0.8, attention_backend="trtllm_mha", engine_version="0.5.5")
+    rows = _kv_rows(name, spec, s, d)
+    after = _gib(d, "weights_avail_after_gb") * GiB
+    pre = after + _gib(d, "weights_mem_gb") * GiB
+    pool = sg.size_pool(spec, s, avail_after_load=after, pre_load_free=pre, gpu_mib=183359)
+    rows.append(_tokens_row(name, "tokens (printed avail)", pool.max_total_num_tokens, d["printed"]["kv_cache_tokens"],
+                            PRINTED_AVAIL_TOLERANCE, "rest = 117.54 - 177.74 x 0.2, pages of 64"))
+    rows.append(_weights_row(name, spec, s, d, "bf16, OLMo-2-0325-32B's shapes"))
+    est = sg.estimate(spec, devices_for_names("B200"), s)
+    rows.append(_tokens_row(name, "tokens (end to end)", est.engine_view["max_total_num_tokens"],
+                            d["printed"]["kv_cache_tokens"], END_TO_END_TOLERANCE, "B200 (inferred)"))
+    kv_printed = _gib(d, "k_size_gb") + _gib(d, "v_size_gb")
+    rows.append(_kv_pool_row(name, est.engine_view["k_bytes"] + est.engine_view["v_bytes"], kv_printed, 183359 * MiB,
+                             "end to end on a B200"))
+    return rows
+
+
 CASES = {
     "qwen3-14b-single-48gb": case_qwen3_14b,
     "qwen3-235b-a22b-fp8-tp4-h100-mfs093": case_qwen3_235b,
@@ -419,6 +448,7 @@ CASES = {
     "gpt-oss-20b-mxfp4-b200-kvcached198": case_gpt_oss_20b_b200,
     "llama-3.1-70b-tp8-h200-pr11716": case_llama31_70b_h200,
     "mimo-v2-flash-tp4-swa-pools-pr15464": case_mimo_pr15464,
+    "olmo-3-32b-think-b200-mfs08-pr13666": case_olmo3_32b_b200,
 }
 
 

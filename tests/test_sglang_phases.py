@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from oomkit.engines import sglang as sg
 from oomkit.engines.sglang.phases import capture_bs
 from oomkit.hardware.catalog import with_facts
@@ -106,3 +108,27 @@ def test_capture_past_the_pool_is_a_death_after_the_kv_cache():
     assert fixed.fits is True  # the fraction it names does start
     ok = sg.ENGINE.estimate(spec, (gpu,), sg.SGLangSettings(mem_fraction_static=0.88, context_length=8192))
     assert ok.fits is True and "failed_phase" not in ok.engine_view
+
+
+def _olmo3_estimate():
+    from oomkit.hardware.catalog import devices_for_names
+    from tests.sglang_cases import olmo3_32b
+
+    s = sg.SGLangSettings(mem_fraction_static=0.8, attention_backend="trtllm_mha", engine_version="0.5.5")
+    return sg.ENGINE.estimate(olmo3_32b(), devices_for_names("B200"), s)
+
+
+def test_olmo3_on_a_b200_starts_as_its_log_does():
+    # sglang#13666: the pool is allocated and "Capture cuda graph end ... avail mem=25.09 GB" is printed: it started
+    est = _olmo3_estimate()
+    assert est.fits is True and "failed_phase" not in est.engine_view
+
+
+@pytest.mark.xfail(strict=True, reason="CUDA-graph capture of Olmo-3-32B on a B200 (sglang#13666): 8.60 GiB printed "
+                                       "for 52 sizes to 512, the two-log fit (CG_BASE + CG_PER_BS x 512) gives "
+                                       "1.44 GiB, -83%; the capture grows with the model, not only with the sizes")
+def test_olmo3_capture_memory():
+    est = _olmo3_estimate()
+    by = {p["phase"]: p for p in est.engine_view["phases"]}
+    printed = float(load("olmo-3-32b-think-b200-mfs08-pr13666")["printed"]["capture_end_mem_usage_gb"]) * GiB
+    assert abs(by["CUDA graph capture"]["bytes"] - printed) / printed <= 0.2
