@@ -71,7 +71,10 @@ def _unit(printed: str) -> int:
 # Releases a log's own figures pin down where the fixture states none (its date alone points elsewhere):
 # graph.partial = 2 x graph.full and "flash attention enabled but not supported by model" exist only in
 # 0.11.2 (8253ad4d2 added the warning, fcec04bf4 in 0.11.3 made partial = full); released the day before.
-CONTENT_VERSIONS = {"gpt-oss-20b-4060ti-16gb-partial": "0.11.2"}
+CONTENT_VERSIONS = {"gpt-oss-20b-4060ti-16gb-partial": "0.11.2",
+                    # layers.split="" on one GPU: the string of v0.11.4 and before (v0.11.5, d5a0d8d90, prints
+                    # a Go slice, "[19]"); the macOS app was not yet updated to the 0.11.5 of the log's date
+                    "gemma3-270m-f16-metal-16gib-ctx4096": "0.11.4"}
 # Figures that depend on a file Ollama quantized differently from llama-quantize's recipe (not comparable):
 FILE_DIFFERENCES = {
     # blob 1fa8532d: output.weight stored as Q4_K (131072 x 5120 x 144/256 B = 360.0 MiB); the Q4_K_M recipe has Q6_K

@@ -34,6 +34,7 @@ from .projector import Projector
 from .projector import projector as vision_projector
 from .settings import (
     V_GO_RUNNER,
+    V_NEW_ESTIMATES_OPTIN,
     V_PARALLEL_AUTO_2,
     V_PROJECTOR_LAST_LAYER,
     V_VISION_GRAPH,
@@ -317,9 +318,14 @@ def _offload_line(est: LayerEstimate, f: dict[str, Any]) -> str:
     lib = est.gpus[0].library if est.gpus else "cpu"
     avail = " ".join(hb(gp.free) for gp in est.gpus if gp.free != _UNKNOWN_FREE)
     alloc = " ".join(hb(a) for a in est.gpu_sizes)
-    split = ",".join(map(str, f["layers.split"]))
+    if est.version >= V_NEW_ESTIMATES_OPTIN:
+        # d5a0d8d90 (v0.11.5): TensorSplit []int, printed by slog as a Go slice whatever the GPU count
+        split = "[" + " ".join(map(str, est.tensor_split)) + "]"
+    else:
+        # a string, set only with several GPUs; slog quotes it only when empty
+        split = ",".join(map(str, f["layers.split"])) or '""'
     return (f'msg=offload library={lib} layers.requested={f["layers.requested"]} layers.model={f["layers.model"]} '
-            f'layers.offload={f["layers.offload"]} layers.split="{split}" memory.available="[{avail}]" '
+            f'layers.offload={f["layers.offload"]} layers.split={split} memory.available="[{avail}]" '
             f'memory.gpu_overhead="{hb(f["memory.gpu_overhead"])}" memory.required.full="{hb(est.total)}" '
             f'memory.required.partial="{hb(est.vram)}" memory.required.kv="{hb(f["memory.required.kv"])}" '
             f'memory.required.allocations="[{alloc}]" memory.weights.total="{hb(f["memory.weights.total"])}" '
