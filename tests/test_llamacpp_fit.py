@@ -452,3 +452,15 @@ def test_engine_view_holds_the_fit_lines_and_the_dry_run_table():
     used = self_bytes(LLAMA8, (gpu(0, 12000, 24576),))[0]
     assert re.fullmatch(rf"\|   - CUDA0 \(RTX 3090\) +\| 24576 = 12000 \+ \( *{used // MiB} = .*\) \+ +-?\d+ \|", rows[1])
     assert r.to_dict()["table"] == rows
+
+
+def test_log_names_by_build():
+    """The prefix of the fit's lines: "llama_params_fit_impl:" in b8763 (issue #21801's log) and PR #21489's demo,
+    "common_params_fit_impl:" from b9036 (PR #22546's log, "build_info: b9036-b863d41c7")."""
+    from oomkit.engines.llamacpp.fit import log_names
+
+    assert log_names(LlamaCppSettings(engine_version="b8763")) == ("llama_params_fit_impl", "llama_params_fit")
+    assert log_names(LlamaCppSettings(engine_version="b9036")) == ("common_params_fit_impl", "common_fit_params")
+    assert log_names(LlamaCppSettings())[0] == "common_params_fit_impl"
+    fx = json.loads((FIXTURES / "qwen2.5-omni-3b-mmproj-margin.json").read_text())
+    assert "\nllama_params_fit_impl: projected to use" in fx["quoted"]

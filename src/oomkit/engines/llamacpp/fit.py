@@ -1,7 +1,8 @@
 """`--fit` (on by default since PR #16653): llama.cpp fits the command to the free memory before it loads.
 
-Mirrors common/fit.cpp common_params_fit_impl (ggml-org/llama.cpp@6d0892ba; before the move to common it was
-src/llama.cpp llama_params_fit_impl with the same steps). Every "dry run" of the source (a no_alloc load and
+Mirrors common/fit.cpp common_params_fit_impl (ggml-org/llama.cpp@08033df0, the newest read, with load_mode and
+n_streams; @6d0892ba, an earlier version with the same steps; before the move to common it was src/llama.cpp
+llama_params_fit_impl). Every "dry run" of the source (a no_alloc load and
 context whose buffers llama_get_memory_breakdown reports per device) is oomkit's own figure for the same
 command: model, context (KV cache + recurrent state) and compute per device, as memory_breakdown() gives them.
 
@@ -56,7 +57,18 @@ FIT_ERAS = Eras({
     "host_fit": 8780,
     # PR #27496 "fit: also take into account n_streams" (merged 2026-08-21)
     "fit_streams": 9780,
+    # the fit moved from src/llama.cpp (llama_params_fit_impl, llama_params_fit) to common/fit.cpp
+    # (common_params_fit_impl, common_fit_params): b8763 (issue #21801) still prints the former, b9036 (PR #22546's
+    # log) the latter; placed at the first build seen with it
+    "fit_in_common": 9036,
 })
+
+
+def log_names(s: LlamaCppSettings) -> tuple[str, str]:
+    """The function names the fit's lines start with in the build's log: (the decisions, the closing line)."""
+    if FIT_ERAS.reached(build_number(s.engine_version), "fit_in_common"):
+        return "common_params_fit_impl", "common_fit_params"
+    return "llama_params_fit_impl", "llama_params_fit"
 
 # Not printed by llama.cpp: the CUDA context and cuBLAS workspace each GPU carries. Ollama reserves 457 MiB per
 # CUDA/ROCm GPU for it (ollama discover/types.go MinimumMemory); oomkit counts the same so totals are comparable.
