@@ -20,6 +20,7 @@ Which figure of which log is valid ground truth, and why:
 | gpt-oss-20b-mxfp4-b200-kvcached198 | no: kvcached replaces the pool | no | - | yes (3%; B200 inferred) | MXFP4 expert padding |
 | llama-3.1-70b-tp8-h200-pr11716 | yes: "Load weight begin" printed, weights predicted | yes (8x H200 inferred) | yes (model inferred from the K size) | - | KV pool as a share of the GPU |
 | mimo-v2-flash-tp4-swa-pools-pr15464 | no avail printed | no | yes, both pools | - | SWAKVPool total |
+| olmocr-qwen2-vl-7b-vlm-fraction-olmocr159 | no | no | - | - | the multimodal cut of the default fraction (0.836) |
 | olmo-3-32b-think-b200-mfs08-pr13666 | yes (mfs 0.8 given, page 64) | yes (B200 inferred) | yes | yes (3%; OLMo 2 32B shapes) | CUDA-graph capture 8.60 GiB: a known miss (tests/test_sglang_phases.py) |
 """
 
@@ -433,6 +434,18 @@ def case_olmo3_32b_b200() -> list[Row]:
     return rows
 
 
+def case_olmocr_vlm_fraction() -> list[Row]:
+    name = "olmocr-qwen2-vl-7b-vlm-fraction-olmocr159"
+    d = load(name)
+    spec = resolve("qwen2.5-vl-3b-instruct")  # a Qwen-VL with its vision_config: the rule only asks "multimodal?"
+    s = sg.SGLangSettings(engine_version="0.4.4.post1")
+    lay = sg.cache_layout(spec, s)
+    got = sg.default_mem_fraction_static(81559, s, vit=lay.vit).mem_fraction_static
+    printed = float(d["printed"]["mem_fraction_static_reduced"])
+    return [Row(name, "VLM mem_fraction_static", got, printed, "fraction", "printed digits",
+                f"{got:.3f}" == d["printed"]["mem_fraction_static_reduced"], "0.88 x 0.95 (ModelRunner, 0.4.4)")]
+
+
 CASES = {
     "qwen3-14b-single-48gb": case_qwen3_14b,
     "qwen3-235b-a22b-fp8-tp4-h100-mfs093": case_qwen3_235b,
@@ -449,6 +462,7 @@ CASES = {
     "llama-3.1-70b-tp8-h200-pr11716": case_llama31_70b_h200,
     "mimo-v2-flash-tp4-swa-pools-pr15464": case_mimo_pr15464,
     "olmo-3-32b-think-b200-mfs08-pr13666": case_olmo3_32b_b200,
+    "olmocr-qwen2-vl-7b-vlm-fraction-olmocr159": case_olmocr_vlm_fraction,
 }
 
 

@@ -54,6 +54,8 @@ ERAS = Eras({
     # A multimodal model's default mem_fraction_static is lowered in server_args.py: x 0.90 (0.4.9), then by the ViT's
     # size (0.4.10+); up to 0.4.8 ModelRunner lowered any fraction, given or default, by 0.90
     "vlm_fraction": (0, 4, 9),
+    # ModelRunner's multimodal cut: x 0.95 (0.4.3.post4, 0.4.4.post1 read), x 0.90 from 0.4.5
+    "vlm_runner_090": (0, 4, 5),
     "vlm_by_vit": (0, 4, 10),
     # layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights on SM100 with FlashInfer's MXFP4 MoE (the default
     # for gpt-oss there): intermediate and hidden padded to 256 (0.5.2-0.5.10 read), to 128 in 0.5.18 (first read)
@@ -308,9 +310,12 @@ def default_mem_fraction_static(gpu_mib: int | None, s: SGLangSettings, *, mla: 
 
 def runner_fraction(mfs: float, vit: tuple[int | None, int | None] | None, v: Version) -> float:
     """Up to 0.4.8 ModelRunner.__init__ lowers whatever fraction is in force, given or default, for a multimodal model:
-    `if self.is_multimodal: self.mem_fraction_static *= 0.90` ("Automatically reduce --mem-fraction-static to ...
-    because this is a multimodal model."); from 0.4.9 only the default is lowered (server_args.py)."""
-    return mfs * 0.90 if vit is not None and not reached(v, "vlm_fraction") else mfs
+    `if self.is_multimodal: self.mem_fraction_static *= 0.90` (0.95 before 0.4.5; "Automatically reduce
+    --mem-fraction-static to ... because this is a multimodal model."); from 0.4.9 only the default is lowered
+    (server_args.py)."""
+    if vit is None or reached(v, "vlm_fraction"):
+        return mfs
+    return mfs * (0.90 if reached(v, "vlm_runner_090") else 0.95)  # 0.4.3-0.4.4 read: x 0.95
 
 
 def vlm_fraction(mfs: float, vit: tuple[int | None, int | None], v: Version) -> float:
