@@ -20,6 +20,7 @@ Which figure of which log is valid ground truth, and why:
 | gpt-oss-20b-mxfp4-b200-kvcached198 | no: kvcached replaces the pool | no | - | yes (3%; B200 inferred) | MXFP4 expert padding |
 | llama-3.1-70b-tp8-h200-pr11716 | yes: "Load weight begin" printed, weights predicted | yes (8x H200 inferred) | yes (model inferred from the K size) | - | KV pool as a share of the GPU |
 | mimo-v2-flash-tp4-swa-pools-pr15464 | no avail printed | no | yes, both pools | - | SWAKVPool total |
+| gemma-3-4b-it-vlm-h200-pr4826 | yes (0.4.4, the multimodal cut) | yes (H200 inferred) | yes (model inferred from the K size) | yes (3%; vision tower included) | |
 | olmocr-qwen2-vl-7b-vlm-fraction-olmocr159 | no | no | - | - | the multimodal cut of the default fraction (0.836) |
 | olmo-3-32b-think-b200-mfs08-pr13666 | yes (mfs 0.8 given, page 64) | yes (B200 inferred) | yes | yes (3%; OLMo 2 32B shapes) | CUDA-graph capture 8.60 GiB: a known miss (tests/test_sglang_phases.py) |
 """
@@ -446,6 +447,28 @@ def case_olmocr_vlm_fraction() -> list[Row]:
                 f"{got:.3f}" == d["printed"]["mem_fraction_static_reduced"], "0.88 x 0.95 (ModelRunner, 0.4.4)")]
 
 
+def case_gemma3_4b_vlm_h200() -> list[Row]:
+    name = "gemma-3-4b-it-vlm-h200-pr4826"
+    d = load(name)
+    spec = resolve("gemma-3-4b-it")  # the decoder and the SigLIP tower (model/towers.py)
+    s = sg.SGLangSettings(engine_version="0.4.4.post1")  # main of 2025-03-27
+    rows = _kv_rows(name, spec, s, d)
+    rows.append(_weights_row(name, spec, s, d, "bf16 decoder + vision tower and projector (0.78 GiB)"))
+    after = _gib(d, "weights_avail_after_gb") * GiB
+    pre = after + _gib(d, "weights_mem_gb") * GiB
+    h200 = 143771
+    pool = sg.size_pool(spec, s, avail_after_load=after, pre_load_free=pre, gpu_mib=h200)
+    rows.append(_tokens_row(name, "tokens (printed avail)", pool.max_total_num_tokens, d["printed"]["kv_cache_tokens"],
+                            PRINTED_AVAIL_TOLERANCE, "default 0.88 x 0.95 (multimodal, ModelRunner 0.4.4) = 0.836"))
+    est = sg.estimate(spec, devices_for_names("H200"), s)
+    rows.append(_tokens_row(name, "tokens (end to end)", est.engine_view["max_total_num_tokens"],
+                            d["printed"]["kv_cache_tokens"], END_TO_END_TOLERANCE, "H200 (inferred)"))
+    kv_printed = _gib(d, "k_size_gb") + _gib(d, "v_size_gb")
+    rows.append(_kv_pool_row(name, est.engine_view["k_bytes"] + est.engine_view["v_bytes"], kv_printed, h200 * MiB,
+                             "end to end on an H200"))
+    return rows
+
+
 CASES = {
     "qwen3-14b-single-48gb": case_qwen3_14b,
     "qwen3-235b-a22b-fp8-tp4-h100-mfs093": case_qwen3_235b,
@@ -463,6 +486,7 @@ CASES = {
     "mimo-v2-flash-tp4-swa-pools-pr15464": case_mimo_pr15464,
     "olmo-3-32b-think-b200-mfs08-pr13666": case_olmo3_32b_b200,
     "olmocr-qwen2-vl-7b-vlm-fraction-olmocr159": case_olmocr_vlm_fraction,
+    "gemma-3-4b-it-vlm-h200-pr4826": case_gemma3_4b_vlm_h200,
 }
 
 

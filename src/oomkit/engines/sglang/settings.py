@@ -17,6 +17,9 @@ NEWEST = "0.5.23"
 OLDEST = (0, 4, 0)
 
 ERAS = Eras({
+    # 0.4.x: on GPUs above 96 GiB the by-tp fraction is raised, min(mfs + 48 GiB x (1 - mfs) / gpu, (gpu - 18 GiB) /
+    # gpu): absent from 0.4.6.post1 and before, present in 0.4.6.post2 (both wheels read)
+    "big_gpu_raise": (0, 4, 6, 2),
     # server_args.py __post_init__: mem_fraction_static = (gpu_mem - reserved_mem) / gpu_mem, reserved by GPU
     # class (2.8/9.5/12 GiB + tp*pp/10 or /2, 32 GiB above 160 GiB). Before: 0.88/0.87/0.85/0.81/0.79 by tp*pp.
     "reserve_by_gpu_class": (0, 4, 8),
@@ -235,13 +238,13 @@ def prefill_graph_sizes(max_tokens: int) -> list[int]:
     return [x for x in sizes if x <= max_tokens]
 
 
-def _mfs_by_tp(gpu_mib: int | None, tp_pp: int) -> float:
-    """0.4.6.post5 server_args.py __post_init__: a fixed fraction by tp*pp, raised on GPUs above 96 GiB."""
+def _mfs_by_tp(gpu_mib: int | None, tp_pp: int, v: Version = (0, 4, 6, 5)) -> float:
+    """0.4.x server_args.py __post_init__: a fixed fraction by tp*pp, raised on GPUs above 96 GiB from 0.4.6.post2."""
     if gpu_mib is not None and gpu_mib <= 81920:
         mfs = 0.79 if tp_pp >= 16 else 0.81 if tp_pp >= 8 else 0.85 if tp_pp >= 4 else 0.87 if tp_pp >= 2 else 0.88
     else:
         mfs = 0.88
-    if gpu_mib is not None and gpu_mib > 96 * 1024:
+    if gpu_mib is not None and gpu_mib > 96 * 1024 and reached(v, "big_gpu_raise"):
         mfs = min(mfs + 48 * 1024 * (1 - mfs) / gpu_mib, (gpu_mib - 1024 * 18) / gpu_mib)
     return mfs
 
@@ -336,7 +339,7 @@ def _default_mfs(gpu_mib: int | None, s: SGLangSettings, mla: bool, version: str
     cps, bs = capacity_defaults(gpu_mib, s, v)
     tp_pp = s.tp_size * s.pp_size
     if not reached(v, "reserve_by_gpu_class"):
-        return Defaults(_mfs_by_tp(gpu_mib, tp_pp), cps, bs, None, 0)
+        return Defaults(_mfs_by_tp(gpu_mib, tp_pp, v), cps, bs, None, 0)
     if gpu_mib is None:
         return Defaults(0.95 if reached(v, "small_gpu_4096") else 0.88, cps, bs, None, 0)
     spec = (s.speculative_algorithm or "").upper() or None
