@@ -446,9 +446,38 @@ SWEEP.update({
 })
 SWEEP_LAYERS["cohere2moe"] = 4
 
+# grok (flash attention forced off), dots1 (its graph reshapes K and V with n_head: the file needs n_head_kv ==
+# n_head, as dots.llm1 has), afmoe (GGUF sliding-window pattern, a leading dense layer), smallthinker (window
+# 4096 and a dense-first pattern of 4 set by the loader: 6 layers give 2 full), minicpm3 (low-rank attention with
+# a decompressed cache: MiniCPM3-4B's hidden 2560, 40 heads, q/kv lora 768/256, key 96 = 64 + 32 rope, value 64)
+SWEEP.update({
+    'grok': (
+        [('grok.expert_count', 8, 4), ('grok.expert_used_count', 2, 4), ('grok.expert_feed_forward_length', 2048, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_output_norm.weight': (4096,), 'blk.{i}.post_ffw_norm.weight': (4096,)},
+    ),
+    'dots1': (
+        [('dots1.expert_count', 8, 4), ('dots1.expert_used_count', 2, 4), ('dots1.expert_feed_forward_length', 2048, 4), ('dots1.expert_gating_func', 2, 4), ('dots1.expert_shared_count', 1, 4), ('dots1.leading_dense_block_count', 1, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 4096), 'blk.{i}.attn_v.weight': (4096, 4096), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.0.ffn_up.weight': (4096, 11008), 'blk.0.ffn_down.weight': (11008, 4096), 'blk.0.ffn_gate.weight': (4096, 11008), 'blk.1.ffn_gate_inp.weight': (4096, 8), 'blk.1.ffn_up_exps.weight': (4096, 2048, 8), 'blk.1.ffn_down_exps.weight': (2048, 4096, 8), 'blk.1.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.1.ffn_gate_shexp.weight': (4096, 2048), 'blk.1.ffn_down_shexp.weight': (2048, 4096), 'blk.1.ffn_up_shexp.weight': (4096, 2048)},
+    ),
+    'afmoe': (
+        [('afmoe.expert_count', 8, 4), ('afmoe.expert_used_count', 2, 4), ('afmoe.expert_feed_forward_length', 2048, 4), ('afmoe.expert_gating_func', 2, 4), ('afmoe.expert_shared_count', 1, 4), ('afmoe.leading_dense_block_count', 1, 4), ('afmoe.attention.sliding_window', 2048, 4), ('afmoe.attention.sliding_window_pattern', [True, True, True, False], 'BOOL')],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.0.ffn_up.weight': (4096, 11008), 'blk.0.ffn_down.weight': (11008, 4096), 'blk.0.ffn_gate.weight': (4096, 11008), 'blk.1.ffn_gate_inp.weight': (4096, 8), 'blk.1.ffn_up_exps.weight': (4096, 2048, 8), 'blk.1.ffn_down_exps.weight': (2048, 4096, 8), 'blk.1.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.2.ffn_gate_inp.weight': (4096, 8), 'blk.2.ffn_up_exps.weight': (4096, 2048, 8), 'blk.2.ffn_down_exps.weight': (2048, 4096, 8), 'blk.2.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.3.ffn_gate_inp.weight': (4096, 8), 'blk.3.ffn_up_exps.weight': (4096, 2048, 8), 'blk.3.ffn_down_exps.weight': (2048, 4096, 8), 'blk.3.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.post_attention_norm.weight': (4096,), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.attn_gate.weight': (4096, 4096), 'blk.{i}.post_ffw_norm.weight': (4096,), 'blk.1.exp_probs_b.bias': (8,), 'blk.1.ffn_gate_shexp.weight': (4096, 2048), 'blk.1.ffn_down_shexp.weight': (2048, 4096), 'blk.1.ffn_up_shexp.weight': (4096, 2048), 'blk.2.exp_probs_b.bias': (8,), 'blk.2.ffn_gate_shexp.weight': (4096, 2048), 'blk.2.ffn_down_shexp.weight': (2048, 4096), 'blk.2.ffn_up_shexp.weight': (4096, 2048), 'blk.3.exp_probs_b.bias': (8,), 'blk.3.ffn_gate_shexp.weight': (4096, 2048), 'blk.3.ffn_down_shexp.weight': (2048, 4096), 'blk.3.ffn_up_shexp.weight': (4096, 2048)},
+    ),
+    'smallthinker': (
+        [('smallthinker.expert_count', 8, 4), ('smallthinker.expert_used_count', 2, 4), ('smallthinker.expert_feed_forward_length', 2048, 4), ('smallthinker.expert_gating_func', 1, 4), ('smallthinker.attention.sliding_window', 4096, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8)},
+    ),
+    'minicpm3': (
+        [('minicpm3.attention.key_length', 96, 4), ('minicpm3.attention.value_length', 64, 4), ('minicpm3.rope.dimension_count', 32, 4), ('minicpm3.attention.q_lora_rank', 768, 4), ('minicpm3.attention.kv_lora_rank', 256, 4)],
+        {'token_embd.weight': (2560, 32000), 'output_norm.weight': (2560,), 'output.weight': (2560, 32000), 'blk.{i}.attn_norm.weight': (2560,), 'blk.{i}.attn_output.weight': (2560, 2560), 'blk.{i}.ffn_norm.weight': (2560,), 'blk.{i}.ffn_up.weight': (2560, 6400), 'blk.{i}.ffn_down.weight': (6400, 2560), 'blk.{i}.ffn_gate.weight': (2560, 6400), 'blk.{i}.attn_q_a_norm.weight': (768,), 'blk.{i}.attn_kv_a_norm.weight': (256,), 'blk.{i}.attn_q_a.weight': (2560, 768), 'blk.{i}.attn_q_b.weight': (768, 3840), 'blk.{i}.attn_kv_a_mqa.weight': (2560, 288), 'blk.{i}.attn_kv_b.weight': (256, 5120)},
+    ),
+})
+SWEEP_LAYERS.update({"afmoe": 4, "smallthinker": 6})
+SWEEP_DIMS_BY_ARCH = {"dots1": dict(n_kv=32), "minicpm3": dict(n_embd=2560, n_head=40, n_kv=40, n_ff=6400)}
+
 def sweep_model(arch: str) -> SynthModel:
     extra, patterns = SWEEP[arch]
-    d = SWEEP_DIMS
+    d = dict(SWEEP_DIMS, **SWEEP_DIMS_BY_ARCH.get(arch, {}))
     nl = SWEEP_LAYERS.get(arch, d["n_layers"])
     md = _Meta(arch).base(ctx=8192, n_embd=d["n_embd"], n_layers=nl, n_ff=d["n_ff"], n_head=d["n_head"],
                           n_head_kv=d["n_kv"], rms_eps=1e-5, rope_base=10000.0, n_vocab=d["n_vocab"])

@@ -7,12 +7,20 @@ src/llama-arch.cpp and src/models/<arch>.cpp; shared by the GGUF reader and the 
 # (load_swa_pattern(ml, n) / set_swa_pattern(n) in src/models/gemma2.cpp, gemma3.cpp, gemma3n.cpp,
 # openai-moe.cpp, cohere2.cpp, llama4.cpp) and the window each assumes when the GGUF has none (gemma2: 4096;
 # llama4: its chunk, 8192, whatever the GGUF says unless it says 0).
-SWA_PATTERN_DEFAULT = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "gpt-oss": 2, "cohere2": 4, "llama4": 4}
+SWA_PATTERN_DEFAULT = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "gpt-oss": 2, "cohere2": 4, "llama4": 4,
+                       "smallthinker": 4}
 SWA_WINDOW_DEFAULT = {"gemma2": 4096, "llama4": 8192}
+# Patterns whose first layer of each group is the full one (set_swa_pattern(n, dense_first=true)), and windows
+# the loader sets over the GGUF's value once the GGUF names any window (llama-model.cpp load_hparams,
+# LLM_ARCH_SMALLTHINKER: n_swa = 4096, set_swa_pattern(4, true); measured: 6 layers give 2 full caches, and a
+# GGUF window of 2048 still gets 4096 + n_ubatch cells)
+SWA_DENSE_FIRST = {"smallthinker"}
+SWA_WINDOW_FORCED = {"smallthinker": 4096}
 # Sliding-window architectures that take the per-layer pattern from the GGUF's sliding_window_pattern array
 # (get_key_or_arr(LLM_KV_ATTENTION_SLIDING_WINDOW_PATTERN, ...) in src/models/granite-swa.cpp, step35.cpp,
 # exaone-moe.cpp...); oomkit reads them only when the file carries the array.
-SWA_PATTERN_FROM_GGUF = {"granite_swa", "spark2_5", "step35", "muse-glimmer", "exaone-moe", "mimo2", "cohere2moe"}
+SWA_PATTERN_FROM_GGUF = {"granite_swa", "spark2_5", "step35", "muse-glimmer", "exaone-moe", "mimo2", "cohere2moe",
+                         "afmoe"}
 # Windowed layers that attend within fixed chunks (LLAMA_SWA_TYPE_CHUNKED, src/models/llama4.cpp); their cache
 # is sized like a sliding window's (llama_kv_cache_iswa: min(n_ctx_seq, n_swa + n_ubatch) cells).
 CHUNKED_ARCHS = {"llama4"}
@@ -38,20 +46,27 @@ NO_CACHE_ARCHS = {"bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-b
 # Decoders whose per-layer head_count may be 0 for a layer without attention (src/models/deci.cpp): the layer
 # stays in the KV cache's layer count with 0-byte rows.
 NO_ATTENTION_LAYERS_OK = {"deci"}
+# Architectures llama.cpp runs without flash attention whatever -fa says (llama_init_from_model in
+# src/llama-context.cpp: "flash_attn is not compatible with Grok - forcing off"); a quantized V cache is then refused
+FLASH_ATTN_FORCED_OFF = {"grok"}
 # Plain decoders whose cache and weights follow the shared rules (standard GQA attention, one cache, weights
 # from the tensors), each loaded by llama.cpp@0c1e57098 and checked against it (tests/test_llamacpp_archs.py).
 PLAIN_DECODERS = {"ernie4_5", "ernie4_5-moe", "seed_oss", "minimax-m2", "hunyuan-moe", "hunyuan-dense",
                   "xverse", "exaone", "qwen", "mpt", "bloom", "refact", "codeshell", "olmo", "nemotron", "arcee", "jais",
                   "jais2", "maincoder", "nanbeige", "pangu-embedded", "gptneox", "apertus", "talkie", "chameleon",
                   "cogvlm", "hrm_text", "openelm", "plamo", "plamo3", "bailingmoe", "mellum", "grovemoe", "bailingmoe2", "hunyuan_vl",
-                  "llama-embed", "deci"}
+                  "llama-embed", "deci", "grok", "dots1"}
 # MLA decoders loaded with deepseek2's tensors (kv_lora_rank in the GGUF makes their layers latent)
 MLA_DECODERS = {"mistral4"}
+# Low-rank attention whose cache holds the decompressed per-head K and V (src/models/minicpm3.cpp: build_attn
+# gets k_states = [k_nope, k_pe] of key_length and v_states of value_length per head; no latent cache), so
+# kv_lora_rank in the GGUF does not make their layers latent
+MLA_DECOMPRESSED = {"minicpm3"}
 KNOWN_ARCHS = (
     {"llama", "llama4", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe", "qwen3vl", "qwen3vlmoe", "gemma",
      "gemma3n", "deepseek2", "phi2", "phi3", "phimoe", "granite", "granitemoe", "falcon-h1", "command-r", "olmo2",
      "olmoe", "glm4", "glm4moe", "starcoder2", "internlm2", "mistral3", "smollm3", "exaone4", "deepseek", "minicpm",
      "stablelm", "gpt2", "falcon", "starcoder", "baichuan", "orion", "chatglm", "dbrx", "arctic", "bitnet"}
     | SWA_PATTERN_DEFAULT.keys() | SWA_PATTERN_FROM_GGUF | RECURRENT_ARCHS | INTERVAL_HYBRIDS | KV_ZERO_HYBRIDS | NO_CACHE_ARCHS
-    | PLAIN_DECODERS | MLA_DECODERS
+    | PLAIN_DECODERS | MLA_DECODERS | MLA_DECOMPRESSED
 )

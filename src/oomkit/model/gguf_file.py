@@ -22,13 +22,16 @@ from .archs import (
     KNOWN_ARCHS,
     KV_FROM_START,
     KV_ZERO_HYBRIDS,
+    MLA_DECOMPRESSED,
     NO_ATTENTION_LAYERS_OK,
     NO_CACHE_ARCHS,
     RECURRENT_ARCHS,
     SHORTCONV_ARCHS,
+    SWA_DENSE_FIRST,
     SWA_PATTERN_DEFAULT,
     SWA_PATTERN_FROM_GGUF,
     SWA_WINDOW_DEFAULT,
+    SWA_WINDOW_FORCED,
 )
 from .gguf_header import GGUFHeader, read_gguf_header
 from .spec import (
@@ -192,7 +195,7 @@ def _layer_kinds(m: _Meta, n_all: int, n_nextn: int, n_head_kv: list[int],
             else:
                 kinds.append(LayerKind.RECURRENT)
         return kinds
-    if m.get("attention.kv_lora_rank") is not None:
+    if m.get("attention.kv_lora_rank") is not None and arch not in MLA_DECOMPRESSED:
         return [LayerKind.LATENT] * n_all
     window = m.get("attention.sliding_window")
     if arch in CHUNKED_ARCHS and window == 0:
@@ -211,7 +214,10 @@ def _layer_kinds(m: _Meta, n_all: int, n_nextn: int, n_head_kv: list[int],
         else:
             # llama_hparams::set_swa_pattern(n, dense_first=false): il % n < n - 1 slides; n == 0: all slide
             n = pattern if isinstance(pattern, int) else SWA_PATTERN_DEFAULT[arch]
-            flags = [i < n_trunk and (n == 0 or i % n < n - 1) for i in range(n_all)]
+            if arch in SWA_DENSE_FIRST:  # set_swa_pattern(n, dense_first=true): il % n != 0 slides
+                flags = [i < n_trunk and (n == 0 or i % n != 0) for i in range(n_all)]
+            else:
+                flags = [i < n_trunk and (n == 0 or i % n < n - 1) for i in range(n_all)]
         windowed = LayerKind.CHUNKED if arch in CHUNKED_ARCHS else LayerKind.SLIDING
         return [windowed if f else LayerKind.FULL for f in flags]
     return [LayerKind.FULL] * n_all
@@ -236,6 +242,8 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
     key_swa = m.int("attention.key_length_swa", key_len)
     val_swa = m.int("attention.value_length_swa", val_len)
     window = m.int("attention.sliding_window", SWA_WINDOW_DEFAULT.get(m.arch, 0))
+    if m.arch in SWA_WINDOW_FORCED and window:
+        window = SWA_WINDOW_FORCED[m.arch]
     if m.arch in CHUNKED_ARCHS:
         window = SWA_WINDOW_DEFAULT[m.arch]  # llama4.cpp sets n_swa = 8192 (the chunk) over the GGUF's value
     kv_lora = m.int("attention.kv_lora_rank", 0)

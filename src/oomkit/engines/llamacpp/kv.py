@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...errors import OomkitError
-from ...model.archs import NO_CACHE_ARCHS, SWA_PATTERN_DEFAULT, SWA_PATTERN_FROM_GGUF
+from ...model.archs import FLASH_ATTN_FORCED_OFF, NO_CACHE_ARCHS, SWA_PATTERN_DEFAULT, SWA_PATTERN_FROM_GGUF
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant import ggml
 from ...units import round_up
@@ -112,7 +112,7 @@ def _flash_attention(spec: ModelSpec, s: LlamaCppSettings, type_k: ggml.GgmlType
     fa_mode = s.flash_attn.lower()
     if fa_mode not in ("on", "off", "auto", "1", "0", "true", "false", "enabled", "disabled"):
         raise OomkitError(f"-fa takes on, off or auto, not {s.flash_attn!r}")
-    fa = fa_mode not in ("off", "0", "false", "disabled")
+    fa = fa_mode not in ("off", "0", "false", "disabled") and spec.architecture not in FLASH_ATTN_FORCED_OFF
     if type_v.quantized and not fa:
         raise OomkitError("quantized V cache requires flash_attn to be enabled (llama.cpp refuses -ctv "
                           f"{type_v.name} with -fa off)")
