@@ -125,3 +125,20 @@ def test_embedding_kv_one_head_per_layer():
     # a decoder-based embedding model keeps its GQA heads (qwen3-embedding: 8 KV heads x 128)
     q = ol.gguf_view(resolve("qwen3-embedding:4b", "Q4_K_M"))
     assert (q.heads_kv_max, q.key_length) == (8, 128)
+
+
+def test_metal_minimum_is_in_the_printed_total():
+    """ggml-org/llama.cpp#8886 (Ollama 0.3 on Metal, llama3.1:8b Q4_0, num_ctx 2048 x 4 slots): the printed
+    memory.required.full "6.3 GiB" holds Metal's 512 MiB minimum (discover/gpu_darwin.go); with the 457 MiB of
+    the other libraries the same estimate prints "6.2 GiB"."""
+    spec = resolve("llama3.1:8b", "Q4_0")
+    dev = (Device("GPU0", memory_bytes=16 * GiB, free_bytes=16 * GiB),)
+    s = ol.OllamaSettings(engine_version="0.3.4", num_ctx=2048, num_parallel=4)
+    metal = ol.ENGINE.estimate(spec, dev, replace(s, library="metal")).engine_view["ollama_memory"]
+    cuda = ol.ENGINE.estimate(spec, dev, replace(s, library="cuda")).engine_view["ollama_memory"]
+    printed = _printed("llama3.1-8b-q4_0-metal-16gib-0.3")
+    assert _rounds_to(metal["memory.required.full"], printed["memory.required.full"])  # 6.3 GiB
+    assert not _rounds_to(cuda["memory.required.full"], printed["memory.required.full"])  # 6.2 GiB
+    assert metal["memory.required.full"] - cuda["memory.required.full"] == (512 - 457) * MiB
+    assert metal["memory.graph.partial"] == metal["memory.graph.full"]  # no partial-offload graph on Metal
+    assert _rounds_to(metal["memory.graph.full"], printed["memory.graph.partial"])  # "560.0 MiB"
