@@ -164,3 +164,32 @@ def test_machines_and_models_covered():
     assert sum(_library(fx) == "cpu" for _, fx, _ in checked) >= 2
     assert sum(_is_embedding(fx) for _, fx, _ in checked) >= 3
     assert sum("projector.weights" in fx["printed"] for _, fx, _ in checked) >= 2
+
+
+def test_projector_goes_with_the_output_layer_from_0_7_1(monkeypatch):
+    """ollama/ollama#12000 (gemma3:12b, 0.11.7, 11.1 GiB free): 48 of 49 layers, memory.required.partial 8.9 GiB
+    and full 11.4 GiB = 8.9 + the last layer that did not fit (output 787.5 MiB + projector 795.9 MiB + its
+    graph 1.0 GiB): from v0.7.1 (d75557747) the Ollama engine's projector rides with the output layer instead of
+    being reserved on the first GPU. The catalog's gemma3:12b carries no vision tower; gemma3 ships the same
+    SigLIP encoder at every size (projector.weights 795.9 MiB in the 4b and the 12b logs alike), so gemma3:4b's
+    projector stands in for it."""
+    from oomkit.engines.ollama import layout
+    from oomkit.engines.ollama.projector import projector
+
+    siglip = projector(resolve("gemma3:4b", "Q4_K_M"))
+    monkeypatch.setattr(layout, "_projector", lambda spec, v: siglip if v >= (0, 6, 0) else None)
+    fx = _load("gemma3-12b-11gib-gpu-ctx8192-partial")
+    p = fx["printed"]
+    est = tl._run_fixture(fx)
+    mine = est.engine_view["ollama_memory"]
+    assert tl._logged_offload(est) == p["layers.offload"] == 48
+    for field in ("memory.required.full", "memory.required.partial", "memory.required.kv", "memory.graph.full",
+                  "memory.graph.partial"):
+        assert ol.human_bytes2(mine[field]) == p[field], field
+    # the pre-v0.7.1 rule (projector reserved on the first GPU) puts the same 48 layers there but charges the GPU
+    # the projector too: 10.7 GiB, not the printed 8.9
+    old = ol.estimate_gpu_layers(ol.gguf_view(ol.ollama_gguf(tl._spec(fx))), (0, 11, 7),
+                                 [ol.OGpu(id="GPU0", free=p["memory.available_bytes"][0], minimum=457 * MiB,
+                                          library="cuda")], 8192, 512, 1, "", False, -1, 0,
+                                 projector_weights=siglip.weights + siglip.graph)
+    assert old.layers == 48 and ol.human_bytes2(old.vram) == "10.7 GiB" != p["memory.required.partial"]
