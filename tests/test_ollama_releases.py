@@ -193,3 +193,7 @@ def test_projector_goes_with_the_output_layer_from_0_7_1(monkeypatch):
                                           library="cuda")], 8192, 512, 1, "", False, -1, 0,
                                  projector_weights=siglip.weights + siglip.graph)
     assert old.layers == 48 and ol.human_bytes2(old.vram) == "10.7 GiB" != p["memory.required.partial"]
+    # the same blob CPU-only at 0.9.0 (atineiatte/deep-research-at-home#14, 2 slots): 10.5 GiB with the projector
+    cpu = _load("gemma3-12b-cpu-parallel2-ctx8192")
+    got = tl._run_fixture(cpu).engine_view["ollama_memory"]["memory.required.full"]
+    assert ol.human_bytes2(got) == cpu["printed"]["memory.required.full"] == "10.5 GiB"
