@@ -142,3 +142,13 @@ def test_metal_minimum_is_in_the_printed_total():
     assert metal["memory.required.full"] - cuda["memory.required.full"] == (512 - 457) * MiB
     assert metal["memory.graph.partial"] == metal["memory.graph.full"]  # no partial-offload graph on Metal
     assert _rounds_to(metal["memory.graph.full"], printed["memory.graph.partial"])  # "560.0 MiB"
+
+
+def test_num_ctx_clamped_to_the_trained_context_from_0_9_3():
+    """10a8e04a8 "avoid context overflow" (v0.9.3) caps num_ctx at the model's trained context; before, the runner
+    got what was asked: nomic-embed-text (trained 2048) at num_ctx 8192 x 4 slots in 0.3.6 is what makes its
+    printed 1.0 GiB (fixture nomic-embed-text-4070-parallel4-0.3)."""
+    spec = resolve("nomic-embed-text", "F16")
+    old = ol.ENGINE.estimate(spec, (), ol.OllamaSettings(engine_version="0.9.2", num_ctx=8192, num_parallel=1))
+    new = ol.ENGINE.estimate(spec, (), ol.OllamaSettings(engine_version="0.9.3", num_ctx=8192, num_parallel=1))
+    assert (old.settings["num_ctx"], new.settings["num_ctx"]) == (8192, spec.n_ctx_train) == (8192, 2048)
