@@ -440,3 +440,14 @@ def test_vlm_given_fraction_lowered_only_up_to_0_4_8():
         est = sg.estimate(spec, (named_gpu("CUDA0", "NVIDIA H100 80GB HBM3", H100 * MiB),),
                           sg.SGLangSettings(mem_fraction_static=0.8, engine_version=version, context_length=8192))
         assert est.engine_view["mem_fraction_static"] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("version, backend, hybrid", [
+    ("0.5.2", None, False), ("0.5.7", None, False),  # disable_hybrid_swa_memory = True for GptOssForCausalLM
+    ("0.5.9", None, True), ("0.5.9", "trtllm_mha", False),  # only with trtllm_mha (or speculative decoding)
+    ("0.5.10", "trtllm_mha", True), ("0.5.23", None, True),
+])
+def test_gpt_oss_swa_pool_by_release(version, backend, hybrid):
+    spec = resolve("openai/gpt-oss-20b")  # 24 layers, every other one a 128-token window
+    lay = sg.cache_layout(spec, sg.SGLangSettings(engine_version=version, attention_backend=backend))
+    assert (len(lay.full_layers), len(lay.swa_layers)) == ((12, 12) if hybrid else (24, 0))

@@ -54,6 +54,21 @@ class CacheLayout:
     vit: tuple[int | None, int | None] | None = None
 
 
+def _hybrid_swa_disabled(spec: ModelSpec, s: SGLangSettings) -> str | None:
+    """server_args.py _handle_model_specific_adjustments, GptOssForCausalLM: `self.disable_hybrid_swa_memory = True`
+    always up to 0.5.7 (0.5.2, 0.5.6, 0.5.7 read), in 0.5.8-0.5.9 only with the trtllm_mha backend or speculative
+    decoding, not from 0.5.10: every layer then sits in the full pool. -> the label saying so, or None."""
+    if spec.architecture != "gpt-oss":
+        return None
+    v = parse_version(s.engine_version)
+    if not reached(v, "gpt_oss_swa_pool"):
+        return "gpt-oss on SGLang before 0.5.8: hybrid SWA memory disabled, every layer in the full pool"
+    if not reached(v, "gpt_oss_swa_always") and ((s.attention_backend or "") == "trtllm_mha" or s.speculative_algorithm):
+        return ("gpt-oss on SGLang 0.5.8-0.5.9 with trtllm_mha or speculative decoding: hybrid SWA memory disabled, "
+                "every layer in the full pool")
+    return None
+
+
 def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ...] | None = None) -> CacheLayout:
     """The pools `layers` (default: the trunk; next-n / MTP layers belong to the draft worker) go into."""
     if s.kv_cache_dtype not in KV_CACHE_DTYPES:
@@ -73,7 +88,10 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
     mla = any(la.kind is LayerKind.LATENT for la in attn)
     labels: list[str] = []
     windowed = [la for la in attn if la.kind in (LayerKind.SLIDING, LayerKind.CHUNKED)]
-    if windowed and spec.architecture in HYBRID_SWA_ARCHS:
+    swa_off = _hybrid_swa_disabled(spec, s)
+    if swa_off:
+        labels.append(swa_off)
+    if windowed and spec.architecture in HYBRID_SWA_ARCHS and not swa_off:
         full = tuple(la for la in attn if la not in windowed)
         swa = tuple(windowed)
     else:

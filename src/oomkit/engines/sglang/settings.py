@@ -63,6 +63,10 @@ ERAS = Eras({
     # layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights on SM100 with FlashInfer's MXFP4 MoE (the default
     # for gpt-oss there): intermediate and hidden padded to 256 (0.5.2-0.5.10 read), to 128 in 0.5.18 (first read)
     "mxfp4_sm100_pad_128": (0, 5, 18),
+    # gpt-oss's sliding layers get their own pool: not before 0.5.8 (disable_hybrid_swa_memory = True), 0.5.8-0.5.9
+    # unless trtllm_mha or speculative decoding, always from 0.5.10
+    "gpt_oss_swa_pool": (0, 5, 8),
+    "gpt_oss_swa_always": (0, 5, 10),
 })
 
 # --kv-cache-dtype choices (0.5.23 arg_groups/fields/model.py) -> bytes per element. SGLang's own names (fp8 spelled
