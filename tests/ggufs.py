@@ -475,6 +475,16 @@ SWEEP.update({
 SWEEP_LAYERS.update({"afmoe": 4, "smallthinker": 6})
 SWEEP_DIMS_BY_ARCH = {"dots1": dict(n_kv=32), "minicpm3": dict(n_embd=2560, n_head=40, n_kv=40, n_ff=6400)}
 
+# gemma4: 6 layers, GGUF pattern S S S F + 2 layers sharing KV (attention.shared_kv_layers 2: one sliding, one
+# full), sliding heads of 64 and full heads of 128, per-layer input embeddings of 64
+SWEEP.update({
+    'gemma4': (
+        [('gemma4.attention.sliding_window', 1024, 4), ('gemma4.attention.sliding_window_pattern', [True, True, True, False, True, False], 'BOOL'), ('gemma4.embedding_length_per_layer_input', 64, 4), ('gemma4.attention.key_length', 128, 4), ('gemma4.attention.value_length', 128, 4), ('gemma4.attention.key_length_swa', 64, 4), ('gemma4.attention.value_length_swa', 64, 4), ('gemma4.attention.shared_kv_layers', 2, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.0.attn_q.weight': (4096, 2048), 'blk.1.attn_q.weight': (4096, 2048), 'blk.2.attn_q.weight': (4096, 2048), 'blk.3.attn_q.weight': (4096, 4096), 'blk.4.attn_q.weight': (4096, 2048), 'blk.5.attn_q.weight': (4096, 4096), 'blk.0.attn_k.weight': (4096, 512), 'blk.1.attn_k.weight': (4096, 512), 'blk.2.attn_k.weight': (4096, 512), 'blk.3.attn_k.weight': (4096, 1024), 'blk.4.attn_k.weight': (4096, 512), 'blk.5.attn_k.weight': (4096, 1024), 'blk.0.attn_v.weight': (4096, 512), 'blk.1.attn_v.weight': (4096, 512), 'blk.2.attn_v.weight': (4096, 512), 'blk.3.attn_v.weight': (4096, 1024), 'blk.4.attn_v.weight': (4096, 512), 'blk.5.attn_v.weight': (4096, 1024), 'blk.0.attn_output.weight': (2048, 4096), 'blk.1.attn_output.weight': (2048, 4096), 'blk.2.attn_output.weight': (2048, 4096), 'blk.3.attn_output.weight': (4096, 4096), 'blk.4.attn_output.weight': (2048, 4096), 'blk.5.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.0.attn_q_norm.weight': (64,), 'blk.1.attn_q_norm.weight': (64,), 'blk.2.attn_q_norm.weight': (64,), 'blk.3.attn_q_norm.weight': (128,), 'blk.4.attn_q_norm.weight': (64,), 'blk.5.attn_q_norm.weight': (128,), 'blk.0.attn_k_norm.weight': (64,), 'blk.1.attn_k_norm.weight': (64,), 'blk.2.attn_k_norm.weight': (64,), 'blk.3.attn_k_norm.weight': (128,), 'blk.4.attn_k_norm.weight': (64,), 'blk.5.attn_k_norm.weight': (128,), 'blk.{i}.post_attention_norm.weight': (4096,), 'blk.{i}.post_ffw_norm.weight': (4096,), 'blk.{i}.inp_gate.weight': (4096, 64), 'blk.{i}.proj.weight': (64, 4096), 'blk.{i}.post_norm.weight': (4096,), 'per_layer_token_embd.weight': (384, 32000), 'per_layer_model_proj.weight': (4096, 384), 'per_layer_proj_norm.weight': (64,), 'rope_freqs.weight': (64,)},
+    ),
+})
+SWEEP_LAYERS["gemma4"] = 6
+
 def sweep_model(arch: str) -> SynthModel:
     extra, patterns = SWEEP[arch]
     d = dict(SWEEP_DIMS, **SWEEP_DIMS_BY_ARCH.get(arch, {}))

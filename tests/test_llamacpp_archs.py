@@ -179,7 +179,7 @@ ADDED_GRID = [
     dict(BASE, n_ctx=16384, n_seq_max=4, kv_unified=True),
 ]
 # grok: llama.cpp turns flash attention off for it (llama_init_from_model), so the q8_0 V row is refused
-ADDED = ["grok", "dots1", "afmoe", "smallthinker", "minicpm3"]
+ADDED = ["grok", "dots1", "afmoe", "smallthinker", "minicpm3", "gemma4"]
 # compute misses not modelled yet (compute.py), measured on ADDED_GRID: minicpm3's decompressed low-rank
 # attention (kv_b output of n_head x (nope + v) floats per token) with flash attention on: 72.50 vs 90.51 MiB
 # at 8K (0.80), 73.50 vs 77.50 at 16K x 4 unified (0.95); 1.00-1.06 elsewhere

@@ -20,13 +20,16 @@ SWA_WINDOW_FORCED = {"smallthinker": 4096}
 # (get_key_or_arr(LLM_KV_ATTENTION_SLIDING_WINDOW_PATTERN, ...) in src/models/granite-swa.cpp, step35.cpp,
 # exaone-moe.cpp...); oomkit reads them only when the file carries the array.
 SWA_PATTERN_FROM_GGUF = {"granite_swa", "spark2_5", "step35", "muse-glimmer", "exaone-moe", "mimo2", "cohere2moe",
-                         "afmoe"}
+                         "afmoe", "gemma4"}
 # Windowed layers that attend within fixed chunks (LLAMA_SWA_TYPE_CHUNKED, src/models/llama4.cpp); their cache
 # is sized like a sliding window's (llama_kv_cache_iswa: min(n_ctx_seq, n_swa + n_ubatch) cells).
 CHUNKED_ARCHS = {"llama4"}
 # Layers from this index on reuse an earlier layer's KV and own no cache (hparams.n_layer_kv_from_start, set to
 # 20 in src/models/gemma3n.cpp load_arch_hparams: Gemma 3n E2B / E4B both keep 20 KV layers).
 KV_FROM_START = {"gemma3n": 20}
+# ... or n_layer - attention.shared_kv_layers, read from the GGUF (src/models/gemma4.cpp load_arch_hparams:
+# n_layer_kv_from_start = n_layer_all - n_kv_shared_layers)
+KV_SHARED_FROM_GGUF = {"gemma4"}
 # Architectures whose next-n (MTP) blocks llama.cpp does not load (TENSOR_SKIP in load_arch_tensors,
 # src/models/glm4-moe.cpp): the file holds them, the model buffer does not.
 NEXTN_SKIPPED = {"glm4moe"}

@@ -21,6 +21,7 @@ from .archs import (
     INTERVAL_HYBRIDS,
     KNOWN_ARCHS,
     KV_FROM_START,
+    KV_SHARED_FROM_GGUF,
     KV_ZERO_HYBRIDS,
     MLA_DECOMPRESSED,
     NO_ATTENTION_LAYERS_OK,
@@ -105,7 +106,7 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "") -> ModelSpec
     attention = _attention_dims(m, n_embd, n_head, n_head_kv, kinds, n_all)
     recurrent = _recurrent_state(m) if any(k is LayerKind.RECURRENT for k in kinds) or arch == "falcon-h1" else None
     n_expert_used = m.int("expert_used_count", 0)
-    kv_source = _kv_sources(arch, kinds, n_all - n_nextn)
+    kv_source = _kv_sources(m, kinds, n_all - n_nextn)
 
     layers = []
     for i in range(n_all):
@@ -223,11 +224,13 @@ def _layer_kinds(m: _Meta, n_all: int, n_nextn: int, n_head_kv: list[int],
     return [LayerKind.FULL] * n_all
 
 
-def _kv_sources(arch: str, kinds: list[LayerKind], n_trunk: int) -> dict[int, int]:
+def _kv_sources(m: _Meta, kinds: list[LayerKind], n_trunk: int) -> dict[int, int]:
     """Layers that reuse an earlier layer's KV cache: from hparams.n_layer_kv_from_start on (20 in
     src/models/gemma3n.cpp load_arch_hparams), each reads the last cache-owning layer of its own kind (the graph's
     `hparams.has_kv(il)` branch; llama_kv_cache skips them)."""
-    start = KV_FROM_START.get(arch)
+    start = KV_FROM_START.get(m.arch)
+    if m.arch in KV_SHARED_FROM_GGUF:
+        start = len(kinds) - m.int("attention.shared_kv_layers", 0)  # gemma4.cpp: n_layer_all - shared
     return shared_kv_sources(kinds, start, n_trunk) if start is not None else {}
 
 
