@@ -64,6 +64,7 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     cells = {il: c.cells for c in caches for il in c.layers}
     masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)  # one KQ mask per cache
     attn_phase = 0
+    hybrid = any(layer.recurrent is not None and layer.recurrent.kind != "short_conv" for layer in spec.layers)
     for layer in attention_layers(spec):
         a = layer.attention
         n_kv = cells.get(layer.index, 0)
@@ -80,14 +81,25 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         attn_phase = max(attn_phase, kq + inner)
     if attn_phase:
         attn_phase += masks
-        if any(layer.recurrent is not None and layer.recurrent.kind != "short_conv" for layer in spec.layers):
+        if hybrid:
             # hybrids: the recurrent layers' inputs are allocated after the masks and live to the end, so the
-            # freed mask block cannot merge with the free tail and the logits go above it. Not LFM2's short
+            # freed mask block cannot merge with the free tail. With masks of at most one hidden-state row the
+            # logits sit three rows and the masks up; with more, a dense last FFN leaves one row in the freed
+            # block (two rows and the masks), an MoE one fills it with its expert rows and the logits sit three
+            # rows up. Measured on the CPU (Qwen3.5 27B at 4, 8, 16 and 64 layers, -c 4096 to 262144; Qwen3.5
+            # 397B at 4 and 60 layers: tests/test_groundtruth_llamacpp.py, tests/test_llamacpp_compute.py); the
+            # dense case is 2 rows high at -c 32768 -ub 512 (515.00 MiB printed, 537 here). Not LFM2's short
             # convolutions: its CPU figure is the plain logits phase at every context (tests/test_llamacpp_archs.py)
-            out_phase += masks + resid
+            last = spec.trunk_layers[-1].ffn if spec.trunk_layers else None
+            if masks <= resid:
+                out_phase += resid + masks
+            elif last is not None and last.is_moe:
+                out_phase += resid
+            else:
+                out_phase += masks
     ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build)
     attn_phase = max(attn_phase, ffn_phase)
-    out_phase = max(out_phase, moe_out)
+    out_phase = max(out_phase, 0 if hybrid else moe_out)  # the hybrids' own placement above
     # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks. The masks
     # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
     # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
