@@ -1,13 +1,15 @@
 """llama.cpp's compute buffer where the feed-forward block, not the logits or the attention scores, sets the peak:
 dense gated FFNs wider than the logits (deci's per-layer sizes), MoE blocks whose used experts' rows outweigh the
 logits (Qwen3.5-397B's gated-delta-net + MoE layers at -ub 1024), and MoE blocks with shared experts that lift the
-logits above the weighted experts' rows (ernie4_5-moe, hunyuan-moe).
+logits above the weighted experts' rows (ernie4_5-moe, hunyuan-moe); and hybrids (Qwen3.5) whose logits sit above
+the freed KQ-mask block or not (compute_phases).
 
 Ground truth: synthetic GGUFs with the published checkpoints' per-layer shapes (tests/ggufs.py, and the
 qwen35moe builder below), loaded by the llama.cpp llama-cpp-python 0.3.36 wraps (ggml-org/llama.cpp@0c1e57098)
 on the CPU; its own "CPU compute buffer size" line is the expected figure (tests/groundtruth/llamacpp_run.py).
-The rule oomkit mirrors is src/oomkit/engines/llamacpp/compute.py feed_forward_phases, read off ggml-alloc's
-placement of each node of those graphs. Compute within 10% of llama.cpp's at every setting below.
+The rules oomkit mirrors are in src/oomkit/engines/llamacpp/compute.py (feed_forward_phases, compute_phases),
+read off ggml-alloc's placement of each node of those graphs (node offsets in the CPU compute buffer, dumped
+through the scheduler's eval callback on a real ubatch). Compute within 10% of llama.cpp's at every setting below.
 """
 
 import pytest
