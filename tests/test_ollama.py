@@ -79,9 +79,9 @@ CONTENT_VERSIONS = {"gpt-oss-20b-4060ti-16gb-partial": "0.11.2",
 FILE_DIFFERENCES = {
     # blob 1fa8532d: output.weight stored as Q4_K (131072 x 5120 x 144/256 B = 360.0 MiB); the Q4_K_M recipe has Q6_K
     "mistral-small3.1-24b-3090-ctx4096-fa": {"memory.weights.nonrepeating",
-                                             # its v.* tensors: 769.3 MiB; the Pixtral tower + projector in F16
-                                             # (model/towers.py) is 837.2 MiB: the file stores part of it smaller
-                                             "projector.weights"},
+                                             # the blocks 1.4% heavier than the recipe's (12.7 against 12.5 GiB):
+                                             # one more block fits in oomkit's count (38/37)
+                                             "layers.offload"},
 }
 
 
@@ -187,8 +187,8 @@ def test_real_logs(path):
         assert e <= TOLERANCE[field], f"{field}: {e:.2%} beyond rounding ({est.engine_view['ollama_log']})"
     projector_known = ("projector.weights" in est.engine_view["ollama_memory"]
                        and "projector.weights" not in FILE_DIFFERENCES.get(fx["_stem"], ()))
-    if "layers.offload" in fx["printed"] and (not any(k.startswith("projector.") for k in fx["printed"])
-                                              or projector_known):
+    if "layers.offload" in fx["printed"] and "layers.offload" not in FILE_DIFFERENCES.get(fx["_stem"], ()) \
+            and (not any(k.startswith("projector.") for k in fx["printed"]) or projector_known):
         assert _logged_offload(est) == fx["printed"]["layers.offload"]
 
 

@@ -189,12 +189,12 @@ def test_projector_goes_with_the_output_layer_from_0_7_1(monkeypatch, stem):
     for field in ("memory.required.full", "memory.required.partial", "memory.required.kv", "memory.graph.full",
                   "memory.graph.partial", "projector.graph"):
         assert ol.human_bytes2(mine[field]) == p[field], field
-    assert abs(mine["projector.weights"] - p["projector.weights_bytes"]) / p["projector.weights_bytes"] < 0.007
+    assert ol.human_bytes2(mine["projector.weights"]) == p["projector.weights"]  # the SigLIP encoder's v.* tensors
     if stem == "gemma3-12b-11gib-gpu-ctx8192-partial":
         # the pre-v0.7.1 rule (projector reserved on the first GPU) puts the same 48 layers there but charges
-        # the GPU the projector too: 10.7 GiB, not the printed 8.9
+        # the GPU the projector too: 10.6 GiB, not the printed 8.9
         old = ol.estimate_gpu_layers(ol.gguf_view(ol.ollama_gguf(tl._spec(fx))), (0, 11, 7),
                                      [ol.OGpu(id="GPU0", free=p["memory.available_bytes"][0], minimum=457 * MiB,
                                               library="cuda")], 8192, 512, 1, "", False, -1, 0,
                                      projector_weights=siglip.weights + siglip.graph)
-        assert old.layers == 48 and ol.human_bytes2(old.vram) == "10.7 GiB" != p["memory.required.partial"]
+        assert old.layers == 48 and ol.human_bytes2(old.vram) == "10.6 GiB" != p["memory.required.partial"]

@@ -11,8 +11,10 @@ mistral3, mllama, qwen25vl): weights = every `v.*` tensor; graph by architecture
 with patches = (image_size / patch_size)^2 (+1 with a class embedding). llm/memory.go estimateGPULayers puts both on
 the first GPU (gpuZeroOverhead = projectorWeights + projectorGraph) before v0.7.1, with the output layer
 (memoryLastLayer, d75557747) from then on. The encoder's dimensions come from the
-model's vision_config (the catalog's verbatim config.json); the weights from model/towers.py's tower in F16, the
-type Ollama's converter writes the vision tensors in.
+model's vision_config (the catalog's verbatim config.json); the weights are the "v" tensors of model/towers.py's
+tower as Ollama's converter writes them: the encoder's matrices F16, its norms and biases F32, and not the
+multimodal projector (mm.*) -- worked out for SigLIP (gemma3) and Pixtral (mistral3); other families count the
+whole tower in F16.
 """
 
 from __future__ import annotations
@@ -83,4 +85,28 @@ def projector(spec: ModelSpec) -> Projector | None:
     if arch not in _GRAPH_ARCHS:
         return None
     graph = vision_graph(arch, vc) if isinstance(vc, Mapping) else 0
-    return Projector(towers[0].nbytes(2), graph, f"{towers[0].family} tower in F16 ({towers[0].params:,} parameters)")
+    tower = towers[0]
+    vectors = _vector_params(tower.family, vc) if isinstance(vc, Mapping) else None
+    if vectors is None:
+        return Projector(tower.nbytes(2), graph, f"{tower.family} tower in F16 ({tower.params:,} parameters)")
+    # VisionGraphSize sums the "v" layer group only: the encoder, its matrices F16 and its norms and biases F32
+    # as Ollama's converter writes them; the multimodal projector (mm.*) is not in it
+    weights = 2 * tower.encoder_params + 2 * vectors
+    return Projector(weights, graph, f"{tower.family} encoder: {tower.encoder_params - vectors:,} F16 + {vectors:,} "
+                                     "F32 parameters (the v.* tensors)")
+
+
+def _vector_params(family: str, vc: Mapping[str, Any]) -> int | None:
+    """The encoder's 1-D parameters (norms, biases), which the GGUF keeps in F32; None for a family not worked
+    out (its whole tower is then counted in F16). Checked against the printed projector.weights: gemma3's SigLIP
+    795.9 MiB (ollama/ollama#10765, #12000, #11819), mistral3's Pixtral 769.3 MiB (#10417, #10553)."""
+    h, layers = int(vc.get("hidden_size", 0)), int(vc.get("num_hidden_layers", 0))
+    if family == "siglip_vision_model":
+        # per layer: 2 LayerNorms (weight + bias), q/k/v/out biases, fc1 and fc2 biases; then the post
+        # LayerNorm and the patch embedding's bias
+        inter = int(vc.get("intermediate_size", 0))
+        return layers * (2 * 2 * h + 4 * h + inter + h) + 2 * h + h
+    if family == "pixtral":
+        # RMSNorms only (attention_norm, ffn_norm per layer; ln_pre), no biases
+        return layers * 2 * h + h
+    return None
