@@ -92,7 +92,7 @@ def test_backend_option_for_ollama():
     ("0.1.46", 2048, 1),  # before 17b7186cd (v0.2.0) one slot
     ("0.3.11", 2048, 4),  # gemma2-9b-q4_0-cpu-parallel4-0.3.11: --ctx-size 8192 --parallel 4 on a CPU
     ("0.9.0", 4096, 2),  # gemma3-12b-cpu-parallel2-ctx8192: --ctx-size 8192 --parallel 2 (defaultParallel 2)
-    ("0.9.7", 4096, 1),  # 20c3266e9 "Reduce default parallelism to 1"
+    ("0.10.0", 4096, 1),  # 20c3266e9 "Reduce default parallelism to 1" (v0.9.7-rc0; first release 0.10.0)
     ("0.15.5", 4096, 1),  # the VRAM tier counts GPUs only (discover.GPUDevices): a CPU gets 4096
 ])
 def test_cpu_only_defaults(version, num_ctx, parallel):
