@@ -33,6 +33,7 @@ from .memory import (
 from .projector import Projector
 from .projector import projector as vision_projector
 from .settings import (
+    V_BACKEND_LIBRARY_NAMES,
     V_GO_RUNNER,
     V_NEW_ESTIMATES_OPTIN,
     V_PARALLEL_AUTO_2,
@@ -69,6 +70,8 @@ def _free(d: Device) -> int | None:
 
 
 _UNKNOWN_FREE = 1 << 50
+# the library a device reports from v0.12.4: its ggml backend's registered name
+_BACKEND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "metal": "Metal", "vulkan": "Vulkan", "oneapi": "SYCL"}
 
 
 def _ogpus(devices: tuple[Device, ...], launch: Launch) -> list[OGpu]:
@@ -316,6 +319,8 @@ def _offload_line(est: LayerEstimate, f: dict[str, Any]) -> str:
     """The `msg=offload` (`msg="offload to cuda"` before v0.5.12) line as llm/memory.go LogValue prints it."""
     hb = human_bytes2
     lib = est.gpus[0].library if est.gpus else "cpu"
+    if est.version >= V_BACKEND_LIBRARY_NAMES:
+        lib = _BACKEND_NAMES.get(lib, lib)  # the ggml backend's own name (ollama/ollama#12912: library=Metal)
     avail = " ".join(hb(gp.free) for gp in est.gpus if gp.free != _UNKNOWN_FREE)
     alloc = " ".join(hb(a) for a in est.gpu_sizes)
     if est.version >= V_NEW_ESTIMATES_OPTIN:

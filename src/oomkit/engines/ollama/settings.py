@@ -33,6 +33,7 @@ V_GPTOSS_NO_QKV = (0, 11, 5)  # df335aac0 "gpt-oss: disable quantized kv cache" 
 V_GPTOSS_QKV_BACK = (0, 12, 4)  # ... until 19e6796ea "Support KV cache quantization with gpt-oss" (#12494)
 V_NEW_ESTIMATES_OPTIN = (0, 11, 5)  # d5a0d8d90 "New memory management": OLLAMA_NEW_ESTIMATES=1
 V_NEW_ESTIMATES = (0, 12, 0)  # default for Ollama-engine models
+V_BACKEND_LIBRARY_NAMES = (0, 12, 4)  # bc8909fb3 "Use runners for GPU discovery": library=CUDA/ROCm/Metal
 V_ERA_C = (0, 12, 11)  # f560bd077: llm/memory.go removed
 V_ERA_D = (0, 30, 0)  # 9db4bdbad: CGO runners removed, llama-server for every GGUF model
 V_CTX_CLAMP_TRAIN = (0, 9, 3)  # 10a8e04a8 "avoid context overflow": num_ctx above n_ctx_train -> n_ctx_train
