@@ -534,3 +534,29 @@ def mistral4_mla(n_layers: int | None = None) -> SynthModel:
     md = tuple((k.replace("deepseek2.", "mistral4.", 1), v, t) for k, v, t in base.metadata)
     return dataclasses.replace(base, key="mistral4-mla", arch="mistral4", metadata=md,
                                source="DeepSeek-V3 config.json dims under mistral4")
+
+
+def deepseek32_dsa(n_layers: int | None = None) -> SynthModel:
+    """deepseek32 (DeepSeek-V3.2): DeepSeek-V3's MLA dims (tests/groundtruth/synth.py deepseek_v3, 16 experts) and
+    the lightning indexer of deepseek-ai/DeepSeek-V3.2-Exp config.json (index_n_heads 64, index_head_dim 128,
+    index_topk 2048): per layer indexer.attn_q_b {q_lora_rank, 64 x 128}, indexer.attn_k {n_embd, 128},
+    indexer.k_norm weight and bias {128}, indexer.proj {n_embd, 64} (what llama.cpp@0c1e57098's loader asks for)."""
+    import dataclasses  # lazy: only the renaming builders use it
+
+    base = synth_deepseek_v3(n_layers=n_layers if n_layers is not None else 2, n_experts=16)
+    md = tuple((k.replace("deepseek2.", "deepseek32.", 1), v, t) for k, v, t in base.metadata)
+    md += (("deepseek32.attention.indexer.head_count", 64, VT.UINT32),
+           ("deepseek32.attention.indexer.key_length", 128, VT.UINT32),
+           ("deepseek32.attention.indexer.top_k", 2048, VT.UINT32))
+    n_embd, q_lora, n_ih, ihd = 7168, 1536, 64, 128
+    ts = list(base.tensors)
+    for i in range(base.n_layers):
+        ts += [_blk(i, "indexer.attn_q_b.weight", q_lora, n_ih * ihd), _blk(i, "indexer.attn_k.weight", n_embd, ihd),
+               _blk(i, "indexer.k_norm.weight", ihd), _blk(i, "indexer.k_norm.bias", ihd),
+               _blk(i, "indexer.proj.weight", n_embd, n_ih)]
+    return dataclasses.replace(base, key="deepseek32-dsa", arch="deepseek32", metadata=md, tensors=tuple(ts),
+                               source="DeepSeek-V3 config.json dims with DeepSeek-V3.2-Exp's indexer")
+
+
+# builders for tests/test_llamacpp_archs.py ADDED where the generic sweep shape does not serve
+ADDED_BUILDERS = {"deepseek32": deepseek32_dsa}

@@ -179,7 +179,7 @@ ADDED_GRID = [
     dict(BASE, n_ctx=16384, n_seq_max=4, kv_unified=True),
 ]
 # grok: llama.cpp turns flash attention off for it (llama_init_from_model), so the q8_0 V row is refused
-ADDED = ["grok", "dots1", "afmoe", "smallthinker", "minicpm3", "gemma4"]
+ADDED = ["grok", "dots1", "afmoe", "smallthinker", "minicpm3", "gemma4", "deepseek32"]
 # compute misses not modelled yet (compute.py), measured on ADDED_GRID: minicpm3's decompressed low-rank
 # attention (kv_b output of n_head x (nope + v) floats per token) with flash attention on: 72.50 vs 90.51 MiB
 # at 8K (0.80), 73.50 vs 77.50 at 16K x 4 unified (0.95); 1.00-1.06 elsewhere
@@ -187,7 +187,8 @@ ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.80 of llama.cpp's at 8K with flash
 
 
 def _added(arch: str):
-    path = synth.synth_path(ggufs.sweep_model(arch), "f16")
+    build = ggufs.ADDED_BUILDERS.get(arch)
+    path = synth.synth_path(build() if build else ggufs.sweep_model(arch), "q4_0" if build else "f16")
     spec = read_gguf_spec(path)
     assert spec.architecture == arch
     return spec, g.llamacpp_run.measure_many(path, ADDED_GRID)

@@ -18,6 +18,7 @@ from ..quant import ggml
 from ..quant.gguf_recipes import ftype_name
 from .archs import (
     CHUNKED_ARCHS,
+    DSA_INDEXER_ARCHS,
     INTERVAL_HYBRIDS,
     KNOWN_ARCHS,
     KV_FROM_START,
@@ -273,6 +274,9 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
                 n_heads=n_head[i], n_kv_heads=n_head[i], head_dim_k=hk, head_dim_v=hv, kv_lora_rank=kv_lora,
                 qk_rope_head_dim=rope, qk_nope_head_dim=hk - rope, v_head_dim=hv,
                 q_lora_rank=m.int("attention.q_lora_rank", 0), latent_cache=latent_layout,
+                **({"index_head_dim": m.int("attention.indexer.key_length"),
+                    "index_n_heads": m.int("attention.indexer.head_count", 0),
+                    "index_topk": m.int("attention.indexer.top_k", 0)} if m.arch in DSA_INDEXER_ARCHS else {}),
             ))
             continue
         sliding = kind in (LayerKind.SLIDING, LayerKind.CHUNKED)

@@ -108,7 +108,7 @@ def state_by_device(caches: list[Cache], rs: dict[int, tuple[int, int]], placeme
             b = c.k_bytes_by_layer[il] + c.v_bytes_by_layer[il]
             d = -1 if s.no_kv_offload else placement.layer_device[il]
             kv_by_dev[d] = kv_by_dev.get(d, 0) + b
-            layer_kv[il] = b
+            layer_kv[il] = layer_kv.get(il, 0) + b  # a layer may sit in two caches (DSA: latent + indexer)
             layer_cells[il] = c.cells
     rs_by_dev: dict[int, int] = {}
     for il, (r, st) in rs.items():

@@ -219,7 +219,7 @@ def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
     size_base = ctx.n_ctx if ctx.kv_unified else ctx.n_ctx_seq
     windowed = [layer for layer in layers if layer.kind in _WINDOWED]
     if not windowed or not swa_honoured(spec, ctx.build):
-        return [_build_cache("", layers, size_base, ctx, v_max)]
+        return [_build_cache("", layers, size_base, ctx, v_max)] + _indexer_caches(layers, size_base, ctx)
     full = [layer for layer in layers if layer.kind not in _WINDOWED]
     n_swa = max(layer.attention.window or 0 for layer in windowed)
     if swa_full:
@@ -235,6 +235,17 @@ def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
         caches.append(_build_cache("non-SWA", full, size_base, ctx, v_max))
     caches.append(_build_cache("SWA", windowed, size_swa, ctx, v_max))
     return caches
+
+
+def _indexer_caches(layers: list[LayerSpec], cells: int, ctx: Context) -> list[Cache]:
+    """llama_kv_cache_dsa's indexer cache (src/llama-kv-cache-dsa.cpp, "creating indexer KV cache"): one key of
+    index_head_dim per cell and layer in -ctk's type, no V, as many cells and streams as the main cache."""
+    members = [layer for layer in layers if layer.attention is not None and layer.attention.index_head_dim]
+    if not members:
+        return []
+    kb = {layer.index: ggml.row_bytes(ctx.type_k, layer.attention.index_head_dim) * cells * ctx.n_stream
+          for layer in members}
+    return [Cache("indexer", cells, tuple(sorted(kb)), sum(kb.values()), 0, kb, {il: 0 for il in kb})]
 
 
 def _build_cache(name: str, members: list[LayerSpec], cells: int, ctx: Context, v_max: int) -> Cache:
@@ -259,6 +270,7 @@ def _build_cache(name: str, members: list[LayerSpec], cells: int, ctx: Context, 
 def kv_bytes_per_token(spec: ModelSpec, ctx: Context) -> int:
     """Marginal KV bytes of one more context token, one sequence: the layers whose cache grows with n_ctx."""
     return sum(ggml.row_bytes(ctx.type_k, k_row(layer))
+               + ggml.row_bytes(ctx.type_k, layer.attention.index_head_dim)  # the DSA indexer key (0: none)
                + (0 if layer.kind is LayerKind.LATENT and ERAS.reached(ctx.build, "mla_k_only")
                   else ggml.row_bytes(ctx.type_v, v_row(layer)))
                for layer in cached_layers(spec, ctx.build)
