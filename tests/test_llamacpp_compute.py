@@ -147,8 +147,10 @@ model = L.llama_model_load_from_file(path.encode(), mp)
 for s in grid:
     lines.clear()
     cp = L.llama_context_default_params()
-    cp.n_ctx, cp.n_ubatch, cp.n_batch, cp.n_seq_max, cp.kv_unified = s["n_ctx"], s["n_ubatch"], 2048, 1, True
-    cp.flash_attn_type, cp.type_k, cp.type_v, cp.n_outputs_max, cp.n_threads = 1, 8, 8, s["n_outputs_max"], 1
+    cp.n_ctx, cp.n_ubatch, cp.n_batch, cp.n_seq_max, cp.kv_unified = s["n_ctx"], s["n_ubatch"], 2048, s["np"], True
+    cp.flash_attn_type, cp.type_k, cp.type_v = s["fa"], s["type"], s["type"]
+    cp.n_outputs_max, cp.n_threads = s["n_outputs_max"], 1
+    cp.swa_full = False  # common_params' default (the C API's is true)
     ctx = L.llama_init_from_model(model, cp)
     m = re.search(r"CPU compute buffer size = *([0-9.]+) MiB", "".join(lines))
     print("@@" + json.dumps(float(m.group(1)) if m else None), flush=True)
@@ -167,6 +169,33 @@ def _dry_compute_mib(path, grid) -> list[float | None]:
     return [json.loads(ln[2:]) for ln in out.stdout.splitlines() if ln.startswith("@@")]
 
 
+# llama-server's few logits rows (n_outputs_max = n_seq_max): the feed-forward workspace is the peak for dense,
+# MoE and sliding-window models alike. llama.cpp's dry runs (f16 cache, -ub 512, unified KV) print e.g. 148.01 MiB
+# for Llama 3.1 8B at -c 32768 -np 4 (oomkit 148; the model before the feed-forward phases: 76), 250.02 for Gemma 3
+# 12B and 221.14 for gpt-oss-20b at -c 131072 (oomkit 249.50 / 218.75); worst 0.958 (Qwen3-30B-A3B at -c 8192).
+FEW_OUTPUTS = [dict(n_ctx=32768, n_outputs_max=4, fa=1, np=4), dict(n_ctx=8192, n_outputs_max=1, fa=1, np=1),
+               dict(n_ctx=32768, n_outputs_max=4, fa=0, np=4), dict(n_ctx=131072, n_outputs_max=1, fa=1, np=1)]
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("key,n_layers", [("llama-3.1-8b", 4), ("qwen3-8b", 4), ("gemma-3-12b", 12),
+                                          ("qwen3-30b-a3b", 4), ("gpt-oss-20b", 4)])
+def test_few_logits_rows_leave_the_feed_forward_workspace(key, n_layers):
+    import oomkit
+
+    path = g.synth_file(key, n_layers)
+    spec = read_gguf_spec(path)
+    grid = [dict(s, n_ubatch=512, type=1) for s in FEW_OUTPUTS]
+    real = _dry_compute_mib(path, grid)
+    assert len(real) == len(grid) and all(real), real
+    for s, r in zip(FEW_OUTPUTS, real, strict=True):
+        e = oomkit.estimate(spec, "llama.cpp", cpu_only=True, find_max_context=False, program="llama-server",
+                            n_ctx=s["n_ctx"], n_batch=2048, n_ubatch=512, n_parallel=s["np"], kv_unified=True,
+                            flash_attn="on" if s["fa"] else "off", mmap=False, repack=False, fit=False)
+        got = e.engine_view["compute_buffer_bytes"]["CPU"] / (1 << 20)
+        assert 0.9 <= got / r <= 1.1, (s, got, r)
+
+
 QWEN35_SERVER = [  # (n_ctx, n_ubatch, n_outputs_max): 0 = the library default, every token an output
     (131072, 1024, 1), (32768, 1024, 1), (8192, 512, 1), (32768, 512, 1),
     (131072, 1024, 0), (32768, 512, 0), (8192, 512, 0),
@@ -183,7 +212,7 @@ def test_qwen35moe_gdn_moe_workspace(n_layers):
 
     path = synth.synth_path(qwen35moe_397b(n_layers=n_layers), "q4_0")  # 3 GDN : 1 full attention
     spec = read_gguf_spec(path)
-    grid = [dict(n_ctx=c, n_ubatch=ub, n_outputs_max=o) for c, ub, o in QWEN35_SERVER]
+    grid = [dict(n_ctx=c, n_ubatch=ub, n_outputs_max=o, fa=1, np=1, type=8) for c, ub, o in QWEN35_SERVER]  # q8_0
     real = _dry_compute_mib(path, grid)
     assert len(real) == len(grid) and all(real), real
     for (c, ub, o), r in zip(QWEN35_SERVER, real, strict=True):
