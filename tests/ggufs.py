@@ -485,6 +485,18 @@ SWEEP.update({
 })
 SWEEP_LAYERS["gemma4"] = 6
 
+# paddleocr (PaddleOCR-VL's language model) and hy_v3: plain GQA caches on the generic shape
+SWEEP.update({
+    'paddleocr': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'hy_v3': (
+        [('hy_v3.expert_count', 8, 4), ('hy_v3.expert_used_count', 2, 4), ('hy_v3.expert_feed_forward_length', 2048, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,)},
+    ),
+})
+
 def sweep_model(arch: str) -> SynthModel:
     extra, patterns = SWEEP[arch]
     d = dict(SWEEP_DIMS, **SWEEP_DIMS_BY_ARCH.get(arch, {}))
@@ -536,7 +548,7 @@ def mistral4_mla(n_layers: int | None = None) -> SynthModel:
                                source="DeepSeek-V3 config.json dims under mistral4")
 
 
-def deepseek32_dsa(n_layers: int | None = None) -> SynthModel:
+def deepseek32_dsa(n_layers: int | None = None, arch: str = "deepseek32") -> SynthModel:
     """deepseek32 (DeepSeek-V3.2): DeepSeek-V3's MLA dims (tests/groundtruth/synth.py deepseek_v3, 16 experts) and
     the lightning indexer of deepseek-ai/DeepSeek-V3.2-Exp config.json (index_n_heads 64, index_head_dim 128,
     index_topk 2048): per layer indexer.attn_q_b {q_lora_rank, 64 x 128}, indexer.attn_k {n_embd, 128},
@@ -544,19 +556,23 @@ def deepseek32_dsa(n_layers: int | None = None) -> SynthModel:
     import dataclasses  # lazy: only the renaming builders use it
 
     base = synth_deepseek_v3(n_layers=n_layers if n_layers is not None else 2, n_experts=16)
-    md = tuple((k.replace("deepseek2.", "deepseek32.", 1), v, t) for k, v, t in base.metadata)
-    md += (("deepseek32.attention.indexer.head_count", 64, VT.UINT32),
-           ("deepseek32.attention.indexer.key_length", 128, VT.UINT32),
-           ("deepseek32.attention.indexer.top_k", 2048, VT.UINT32))
+    md = tuple((k.replace("deepseek2.", f"{arch}.", 1), v, t) for k, v, t in base.metadata)
+    md += ((f"{arch}.attention.indexer.head_count", 64, VT.UINT32),
+           (f"{arch}.attention.indexer.key_length", 128, VT.UINT32),
+           (f"{arch}.attention.indexer.top_k", 2048, VT.UINT32))
     n_embd, q_lora, n_ih, ihd = 7168, 1536, 64, 128
     ts = list(base.tensors)
     for i in range(base.n_layers):
         ts += [_blk(i, "indexer.attn_q_b.weight", q_lora, n_ih * ihd), _blk(i, "indexer.attn_k.weight", n_embd, ihd),
                _blk(i, "indexer.k_norm.weight", ihd), _blk(i, "indexer.k_norm.bias", ihd),
                _blk(i, "indexer.proj.weight", n_embd, n_ih)]
-    return dataclasses.replace(base, key="deepseek32-dsa", arch="deepseek32", metadata=md, tensors=tuple(ts),
+    return dataclasses.replace(base, key=f"{arch}-dsa", arch=arch, metadata=md, tensors=tuple(ts),
                                source="DeepSeek-V3 config.json dims with DeepSeek-V3.2-Exp's indexer")
 
 
+# architectures tests/test_llamacpp_archs.py holds to llama.cpp on its richer ADDED_GRID (not the sweep's two rows)
+ADDED_ON_GRID = ["grok", "dots1", "afmoe", "smallthinker", "minicpm3", "gemma4", "deepseek32", "paddleocr", "hy_v3"]
 # builders for tests/test_llamacpp_archs.py ADDED where the generic sweep shape does not serve
 ADDED_BUILDERS = {"deepseek32": deepseek32_dsa}
+# glm-dsa (GLM-5): the same MLA + indexer layout under its own prefix, 4 layers (3 dense, 1 MoE)
+CRASHING_BUILDERS = {"glm-dsa": lambda: deepseek32_dsa(4, "glm-dsa")}
