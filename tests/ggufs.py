@@ -497,6 +497,16 @@ SWEEP.update({
     ),
 })
 
+# plm (PLM-1.8B: hidden 2048, 16 heads, kv_lora_rank 512, rope 64, squared-ReLU FFN 8192): low-rank attention
+# with a decompressed cache (head 128 = n_embd / n_head, as the file gives no key_length)
+SWEEP.update({
+    'plm': (
+        [('plm.rope.dimension_count', 64, 4), ('plm.attention.kv_lora_rank', 512, 4)],
+        {'token_embd.weight': (2048, 32000), 'output_norm.weight': (2048,), 'blk.{i}.attn_norm.weight': (2048,), 'blk.{i}.attn_q.weight': (2048, 2048), 'blk.{i}.attn_output.weight': (2048, 2048), 'blk.{i}.ffn_norm.weight': (2048,), 'blk.{i}.ffn_up.weight': (2048, 8192), 'blk.{i}.ffn_down.weight': (8192, 2048), 'blk.{i}.attn_kv_a_mqa.weight': (2048, 576), 'blk.{i}.attn_kv_a_norm.weight': (512,), 'blk.{i}.attn_kv_b.weight': (512, 3072)},
+    ),
+})
+SWEEP_DIMS_BY_ARCH["plm"] = dict(n_embd=2048, n_head=16, n_kv=16, n_ff=8192)
+
 def sweep_model(arch: str) -> SynthModel:
     extra, patterns = SWEEP[arch]
     d = dict(SWEEP_DIMS, **SWEEP_DIMS_BY_ARCH.get(arch, {}))
@@ -575,4 +585,4 @@ ADDED_ON_GRID = ["grok", "dots1", "afmoe", "smallthinker", "minicpm3", "gemma4",
 # builders for tests/test_llamacpp_archs.py ADDED where the generic sweep shape does not serve
 ADDED_BUILDERS = {"deepseek32": deepseek32_dsa}
 # glm-dsa (GLM-5): the same MLA + indexer layout under its own prefix, 4 layers (3 dense, 1 MoE)
-CRASHING_BUILDERS = {"glm-dsa": lambda: deepseek32_dsa(4, "glm-dsa")}
+CRASHING_BUILDERS = {"glm-dsa": lambda: deepseek32_dsa(4, "glm-dsa"), "plm": lambda: sweep_model("plm")}

@@ -129,7 +129,7 @@ SWEEP_COMPUTE = {"chameleon": (0.5, 1.05), "dream": (0.78, 3.2), "llada": (0.78,
 
 
 @needs_llama_cpp
-@pytest.mark.parametrize("arch", sorted(set(ggufs.SWEEP) - set(ggufs.ADDED_ON_GRID)))
+@pytest.mark.parametrize("arch", sorted(set(ggufs.SWEEP) - set(ggufs.ADDED_ON_GRID) - set(ggufs.CRASHING_BUILDERS)))
 def test_sweep_architectures_equal_llama_cpp(arch):
     path = synth.synth_path(ggufs.sweep_model(arch), "f16")
     spec = read_gguf_spec(path)
@@ -232,7 +232,8 @@ def test_added_architectures_compute_within_10_percent(arch):
 # Architectures this build loads and sizes but then aborts on while reserving the worst-case graph (a GGML_ASSERT
 # or a crash inside sched_reserve, after the KV cache lines are printed): the model, output and KV buffers are
 # compared from the log up to the abort; the compute buffer is never printed, so it is not checked.
-# glm-dsa: segfaults in its graph on this synthetic file (DeepSeek-V3 dims, 4 layers) after both caches are made.
+# glm-dsa: segfaults in its graph on this synthetic file (DeepSeek-V3 dims, 4 layers) after both caches are made;
+# plm: GGML_ASSERT(a->ne[0] == b->ne[0]) in ggml.c while reserving.
 CRASH_GRID = ADDED_GRID[:3]
 
 

@@ -66,9 +66,10 @@ MLA_DECODERS = {"mistral4", "deepseek32", "glm-dsa"}
 # mctx_lid->cpy_k of indexer_k; measured: 8192 cells x 2 layers x 128 in q8_0 = 2.12 MiB)
 DSA_INDEXER_ARCHS = {"deepseek32", "glm-dsa"}
 # Low-rank attention whose cache holds the decompressed per-head K and V (src/models/minicpm3.cpp: build_attn
-# gets k_states = [k_nope, k_pe] of key_length and v_states of value_length per head; no latent cache), so
+# gets k_states = [k_nope, k_pe] of key_length and v_states of value_length per head; no latent cache; plm.cpp
+# the same), so
 # kv_lora_rank in the GGUF does not make their layers latent
-MLA_DECOMPRESSED = {"minicpm3"}
+MLA_DECOMPRESSED = {"minicpm3", "plm"}
 KNOWN_ARCHS = (
     {"llama", "llama4", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe", "qwen3vl", "qwen3vlmoe", "gemma",
      "gemma3n", "deepseek2", "phi2", "phi3", "phimoe", "granite", "granitemoe", "falcon-h1", "command-r", "olmo2",
