@@ -54,7 +54,9 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     - attention: without flash attention the KQ scores (n_kv x T x n_head floats, softmax in place) and the
       f32 masks; with it, f16 masks only; plus Q, K, V, the attention output and three hidden-state rows.
       The reserve sizes n_kv to the whole cache (llama_kv_cache::init_full), so this grows with n_ctx.
-      MLA (absorbed, src/models/deepseek2.cpp) holds the absorbed query and the latent output per head.
+      MLA (absorbed, src/models/deepseek2.cpp) holds the absorbed query and the latent output per head;
+    - the feed-forward workspace and, for a last MoE layer with shared experts, the logits above the weighted
+      experts' rows (feed_forward_phases); hybrids place the logits by the freed mask block (below).
     """
     T = min(ctx.n_ctx, ctx.n_ubatch)
     f32 = 4
@@ -147,7 +149,10 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
     row block below ffn_moe_weighted: it and the final norm sit above the n_used weighted rows, and the logits
     above them (ernie4_5-moe, hunyuan-moe, llama4). Only when the KQ masks are at least one row block (the freed
     mask block takes the last layer's FFN input); smaller masks (short contexts, several streams of few cells)
-    leave a hole the sum fits in, and the logits sit three rows up."""
+    leave a hole the sum fits in, and the logits sit three rows up. Where the weighted rows went above the
+    SwiGLU product, the sum takes the freed gate block and the logits sit four rows up (glm4moe). Without shared
+    experts the FFN norm is freed early and the output phase of compute_phases holds (qwen3moe, minimax-m2;
+    Hunyuan V3's graph is an exception not modelled: tests/test_llamacpp_archs.py)."""
     f32 = 4
     resid = spec.n_embd * T * f32
     attn_at = [layer.index for layer in attention_layers(spec)]
