@@ -169,7 +169,7 @@ def ernie45_21b_a3b(n_layers: int | None = None) -> SynthModel:
     for i in range(nl):
         ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd)
         if i == 0:
-            ts += _ffn_dense(i, n_embd, n_ff)
+            ts += _ffn_dense(i, n_embd, n_ff, norm=False)
         else:
             ts += [_blk(i, "ffn_norm.weight", n_embd)] + _ffn_moe(i, n_embd, n_ff_exp, n_exp)
             ts += [_blk(i, "exp_probs_b.bias", n_exp)]
@@ -586,3 +586,52 @@ ADDED_ON_GRID = ["grok", "dots1", "afmoe", "smallthinker", "minicpm3", "gemma4",
 ADDED_BUILDERS = {"deepseek32": deepseek32_dsa}
 # glm-dsa (GLM-5): the same MLA + indexer layout under its own prefix, 4 layers (3 dense, 1 MoE)
 CRASHING_BUILDERS = {"glm-dsa": lambda: deepseek32_dsa(4, "glm-dsa"), "plm": lambda: sweep_model("plm")}
+
+
+def kimi_linear(n_layers: int | None = None) -> SynthModel:
+    """kimi-linear (moonshotai/Kimi-Linear-48B-A3B-Instruct config.json: hidden 2304, 32 heads, KDA head_dim 128 with
+    short_conv_kernel_size 4, MLA layers with kv_lora_rank 512, qk_nope 128 + qk_rope 64, v_head_dim 128, no q
+    lora; MoE 1024 per expert with one shared expert, first_k_dense_replace 1, dense FFN 9216) on 4 layers:
+    3 KDA (head_count_kv 0, recurrent) and 1 MLA (head_count_kv 1, the latent K-only cache); 8 experts, vocab 32000.
+    Tensor names and shapes as llama.cpp@0c1e57098's loader asks for them."""
+    arch, n_embd, n_head, hd, kvl, rope, n_exp, ff_exp, n_ff, n_vocab = "kimi-linear", 2304, 32, 128, 512, 64, 8, 1024, 9216, 32000
+    kinds = ["kda", "kda", "kda", "mla"]
+    nl = 4
+    md = _Meta(arch)
+    md.u32("context_length", 8192).u32("embedding_length", n_embd).u32("block_count", nl).u32("feed_forward_length", n_ff)
+    md.u32("attention.head_count", n_head)
+    md.items.append((f"{arch}.attention.head_count_kv", [0 if k == "kda" else 1 for k in kinds], (VT.ARRAY, VT.INT32)))
+    md.f32("attention.layer_norm_rms_epsilon", 1e-5).f32("rope.freq_base", 10000.0).u32("vocab_size", n_vocab)
+    md.u32("attention.key_length", kvl + rope).u32("attention.value_length", kvl)
+    md.u32("attention.key_length_mla", 128 + rope).u32("attention.value_length_mla", 128)
+    md.u32("rope.dimension_count", rope).u32("attention.kv_lora_rank", kvl).u32("ssm.conv_kernel", 4)
+    md.u32("kda.head_dim", hd).u32("expert_count", n_exp).u32("expert_used_count", 2)
+    md.u32("expert_feed_forward_length", ff_exp).u32("expert_shared_count", 1).u32("leading_dense_block_count", 1)
+    md.u32("expert_gating_func", 2)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    p = n_head * hd
+    for i, kind in enumerate(kinds):
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "ffn_norm.weight", n_embd)]
+        if kind == "kda":
+            ts += [_blk(i, f"ssm_conv1d_{x}.weight", 4, 1, p) for x in "qkv"]
+            ts += [_blk(i, f"attn_{x}.weight", n_embd, p) for x in "qkv"]
+            ts += [_blk(i, "ssm_f_a.weight", n_embd, hd), _blk(i, "ssm_f_b.weight", hd, p),
+                   _blk(i, "ssm_beta.weight", n_embd, n_head), _blk(i, "ssm_a", 1, n_head), _blk(i, "ssm_dt.bias", p),
+                   _blk(i, "ssm_g_a.weight", n_embd, hd), _blk(i, "ssm_g_b.weight", hd, p), _blk(i, "ssm_norm.weight", hd)]
+        else:
+            ts += [_blk(i, "attn_kv_a_norm.weight", kvl), _blk(i, "attn_q.weight", n_embd, n_head * (128 + rope)),
+                   _blk(i, "attn_kv_a_mqa.weight", n_embd, kvl + rope), _blk(i, "attn_k_b.weight", 128, kvl, n_head),
+                   _blk(i, "attn_v_b.weight", kvl, 128, n_head)]
+        ts.append(_blk(i, "attn_output.weight", p, n_embd))
+        if i == 0:
+            ts += _ffn_dense(i, n_embd, n_ff, norm=False)
+        else:
+            ts += _ffn_moe(i, n_embd, ff_exp, n_exp) + [_blk(i, "exp_probs_b.bias", n_exp)]
+            ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, ff_exp), _blk(i, "ffn_down_shexp.weight", ff_exp, n_embd),
+                   _blk(i, "ffn_up_shexp.weight", n_embd, ff_exp)]
+    return _model("kimi-linear-4l", arch, "moonshotai/Kimi-Linear-48B-A3B-Instruct config.json dims", n_vocab, nl, md, ts,
+                  False)
+
+
+ADDED_BUILDERS["kimi-linear"] = kimi_linear
+ADDED_ON_GRID.append("kimi-linear")

@@ -38,7 +38,13 @@ RECURRENT_ARCHS = {"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"}
 # Hybrids whose recurrent layers follow full_attention_interval (src/models/qwen3next.cpp, qwen35*.cpp).
 INTERVAL_HYBRIDS = {"qwen3next", "qwen35", "qwen35moe", "minimax-01"}
 # Hybrids whose recurrent layers are those with head_count_kv == 0 (granite-hybrid.cpp, jamba.cpp, lfm2.cpp...).
-KV_ZERO_HYBRIDS = {"granitehybrid", "jamba", "lfm2", "lfm2moe", "plamo2", "nemotron_h", "nemotron_h_moe"}
+KV_ZERO_HYBRIDS = {"granitehybrid", "jamba", "lfm2", "lfm2moe", "plamo2", "nemotron_h", "nemotron_h_moe",
+                   "kimi-linear"}
+# Kimi Delta Attention layers (src/models/kimi-linear.cpp: recurrent where head_count_kv is 0, MLA elsewhere):
+# per layer and sequence, the last ssm.conv_kernel - 1 inputs of the q, k and v short convolutions
+# (3 x kda.head_dim x n_head each) and one kda.head_dim^2 state per head; measured: 2 cells x 3 KDA layers of
+# 32 heads of 128 with a kernel of 4 hold R 0.84 MiB and S 12.00 MiB
+KDA_ARCHS = {"kimi-linear"}
 # Hybrids whose recurrent layers are short convolutions (src/models/lfm2.cpp): the state is the last
 # shortconv.l_cache - 1 inputs of width n_embd (llama_hparams::n_embd_r), no SSM state.
 SHORTCONV_ARCHS = {"lfm2", "lfm2moe"}

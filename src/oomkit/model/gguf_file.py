@@ -20,6 +20,7 @@ from .archs import (
     CHUNKED_ARCHS,
     DSA_INDEXER_ARCHS,
     INTERVAL_HYBRIDS,
+    KDA_ARCHS,
     KNOWN_ARCHS,
     KV_FROM_START,
     KV_SHARED_FROM_GGUF,
@@ -189,9 +190,10 @@ def _layer_kinds(m: _Meta, n_all: int, n_nextn: int, n_head_kv: list[int],
         return [LayerKind.RECURRENT if f else LayerKind.FULL for f in flags]
     if arch in KV_ZERO_HYBRIDS:
         kinds = []
+        attn = LayerKind.LATENT if m.get("attention.kv_lora_rank") is not None else LayerKind.FULL
         for i in range(n_all):
             if n_head_kv[i]:
-                kinds.append(LayerKind.FULL)
+                kinds.append(attn)  # kimi-linear: its attention layers are MLA
             elif arch.startswith("nemotron_h") and any(k.startswith("ffn_") for k in by_layer.get(i, {})):
                 kinds.append(LayerKind.NONE)  # nemotron-h.cpp: MLP-only layers have neither KV nor state
             else:
@@ -287,6 +289,13 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
 
 
 def _recurrent_state(m: _Meta) -> RecurrentState:
+    if m.arch in KDA_ARCHS:
+        # kimi-linear.cpp: conv states of q, k and v ((d_conv - 1) x head_dim x n_head each), a head_dim^2 state
+        # per head (llama_hparams::n_embd_r / n_embd_s for KDA)
+        hd, d_conv = m.int("kda.head_dim"), m.int("ssm.conv_kernel")
+        n_head = m.per_layer("attention.head_count", m.int("block_count"), 0)[0]
+        return RecurrentState("gated_delta_net", d_inner=hd * n_head, d_state=hd, d_conv=d_conv, n_heads=n_head,
+                              conv_override=max(d_conv - 1, 0) * 3 * hd * n_head, ssm_override=hd * hd * n_head)
     if m.arch in SHORTCONV_ARCHS:
         # llama_hparams::n_embd_r: n_embd * (n_shortconv_l_cache - 1); n_embd_s: 0. LFM2's converter writes
         # shortconv.l_cache and no ssm.* keys (src/models/lfm2.cpp load_arch_hparams reads only that).
