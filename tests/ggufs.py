@@ -169,7 +169,7 @@ def ernie45_21b_a3b(n_layers: int | None = None) -> SynthModel:
     for i in range(nl):
         ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd)
         if i == 0:
-            ts += _ffn_dense(i, n_embd, n_ff, norm=False)
+            ts += _ffn_dense(i, n_embd, n_ff)
         else:
             ts += [_blk(i, "ffn_norm.weight", n_embd)] + _ffn_moe(i, n_embd, n_ff_exp, n_exp)
             ts += [_blk(i, "exp_probs_b.bias", n_exp)]
