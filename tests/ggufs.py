@@ -507,6 +507,136 @@ SWEEP.update({
 })
 SWEEP_DIMS_BY_ARCH["plm"] = dict(n_embd=2048, n_head=16, n_kv=16, n_ff=8192)
 
+# Architectures oomkit already read, now held to llama.cpp: each on the generic shape (tensor set as the loader asks;
+# cohere2 with a 4-layer GGUF sliding-window pattern, exaone4 and olmo2 without a window)
+SWEEP.update({
+    'baichuan': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'chatglm': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 22016), 'blk.{i}.ffn_down.weight': (11008, 4096)},
+    ),
+    'command-r': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'falcon': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'output_norm.bias': (4096,), 'blk.{i}.attn_norm.bias': (4096,), 'blk.{i}.attn_qkv.weight': (4096, 6144)},
+    ),
+    'gemma': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'glm4': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 22016), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.post_attention_norm.weight': (4096,), 'blk.{i}.post_ffw_norm.weight': (4096,)},
+    ),
+    'gpt2': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'position_embd.weight': (4096, 8192), 'output_norm.bias': (4096,), 'blk.{i}.attn_norm.bias': (4096,), 'blk.{i}.attn_qkv.weight': (4096, 6144), 'blk.{i}.attn_qkv.bias': (6144,), 'blk.{i}.attn_output.bias': (4096,), 'blk.{i}.ffn_norm.bias': (4096,), 'blk.{i}.ffn_down.bias': (4096,), 'blk.{i}.ffn_up.bias': (11008,)},
+    ),
+    'granite': (
+        [('granite.logit_scale', 1.0, 6)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'internlm2': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'minicpm': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'mistral3': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'orion': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'output_norm.bias': (4096,), 'blk.{i}.attn_norm.bias': (4096,), 'blk.{i}.ffn_norm.bias': (4096,)},
+    ),
+    'phi2': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'output_norm.bias': (4096,), 'output.bias': (32000,), 'blk.{i}.attn_norm.bias': (4096,), 'blk.{i}.attn_output.bias': (4096,), 'blk.{i}.ffn_down.bias': (4096,), 'blk.{i}.ffn_up.bias': (11008,)},
+    ),
+    'qwen2': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'qwen2vl': (
+        [('qwen2vl.rope.dimension_sections', 1, 5)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'qwen3vl': (
+        [('qwen3vl.rope.dimension_sections', 1, 5)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.attn_q_norm.weight': (128,)},
+    ),
+    'smollm3': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'stablelm': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'output_norm.bias': (4096,), 'blk.{i}.attn_norm.bias': (4096,)},
+    ),
+    'starcoder': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'position_embd.weight': (4096, 8192), 'output_norm.bias': (4096,), 'blk.{i}.attn_norm.bias': (4096,), 'blk.{i}.attn_qkv.weight': (4096, 6144), 'blk.{i}.attn_qkv.bias': (6144,), 'blk.{i}.attn_output.bias': (4096,), 'blk.{i}.ffn_norm.bias': (4096,), 'blk.{i}.ffn_down.bias': (4096,), 'blk.{i}.ffn_up.bias': (11008,)},
+    ),
+    'starcoder2': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'output_norm.bias': (4096,), 'blk.{i}.attn_norm.bias': (4096,), 'blk.{i}.attn_output.bias': (4096,), 'blk.{i}.ffn_norm.bias': (4096,), 'blk.{i}.ffn_down.bias': (4096,), 'blk.{i}.ffn_up.bias': (11008,)},
+    ),
+    'bitnet': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.attn_sub_norm.weight': (4096,), 'blk.{i}.ffn_sub_norm.weight': (11008,)},
+    ),
+    'exaone4': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.post_attention_norm.weight': (4096,), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.post_ffw_norm.weight': (4096,)},
+    ),
+    'olmo2': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.attn_q_norm.weight': (4096,), 'blk.{i}.attn_k_norm.weight': (1024,), 'blk.{i}.post_attention_norm.weight': (4096,), 'blk.{i}.post_ffw_norm.weight': (4096,)},
+    ),
+    'cohere2': (
+        [('cohere2.attention.sliding_window', 4096, 4), ('cohere2.attention.sliding_window_pattern', [True, True, True, False], 'BOOL'), ('cohere2.logit_scale', 1.0, 6)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'arctic': (
+        [('arctic.expert_count', 8, 4), ('arctic.expert_used_count', 2, 4), ('arctic.expert_feed_forward_length', 2048, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 11008, 8), 'blk.{i}.ffn_down_exps.weight': (11008, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 11008, 8), 'blk.{i}.ffn_gate.weight': (4096, 4096), 'blk.{i}.ffn_down.weight': (4096, 4096), 'blk.{i}.ffn_up.weight': (4096, 4096), 'blk.{i}.ffn_norm_exps.weight': (4096,)},
+    ),
+    'dbrx': (
+        [('dbrx.expert_count', 8, 4), ('dbrx.expert_used_count', 2, 4), ('dbrx.expert_feed_forward_length', 2048, 4), ('dbrx.attention.clamp_kqv', 1.0, 6)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 11008, 8), 'blk.{i}.ffn_down_exps.weight': (11008, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 11008, 8), 'blk.{i}.attn_qkv.weight': (4096, 6144), 'blk.{i}.attn_output_norm.weight': (4096,)},
+    ),
+    'deepseek': (
+        [('deepseek.expert_count', 8, 4), ('deepseek.expert_used_count', 2, 4), ('deepseek.expert_feed_forward_length', 2048, 4), ('deepseek.expert_shared_count', 1, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_gate_shexp.weight': (4096, 2048), 'blk.{i}.ffn_down_shexp.weight': (2048, 4096), 'blk.{i}.ffn_up_shexp.weight': (4096, 2048)},
+    ),
+    'granitemoe': (
+        [('granitemoe.expert_count', 8, 4), ('granitemoe.expert_used_count', 2, 4), ('granitemoe.expert_feed_forward_length', 2048, 4), ('granitemoe.logit_scale', 1.0, 6)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 11008, 8), 'blk.{i}.ffn_down_exps.weight': (11008, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 11008, 8)},
+    ),
+    'phimoe': (
+        [('phimoe.expert_count', 8, 4), ('phimoe.expert_used_count', 2, 4), ('phimoe.expert_feed_forward_length', 2048, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 11008, 8), 'blk.{i}.ffn_down_exps.weight': (11008, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 11008, 8), 'output_norm.bias': (4096,), 'output.bias': (32000,), 'blk.{i}.attn_norm.bias': (4096,), 'blk.{i}.attn_output.bias': (4096,), 'blk.{i}.ffn_norm.bias': (4096,)},
+    ),
+    'qwen2moe': (
+        [('qwen2moe.expert_count', 8, 4), ('qwen2moe.expert_used_count', 2, 4), ('qwen2moe.expert_feed_forward_length', 2048, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_gate_inp_shexp.weight': (4096,), 'blk.{i}.ffn_gate_shexp.weight': (4096, 11008), 'blk.{i}.ffn_down_shexp.weight': (11008, 4096), 'blk.{i}.ffn_up_shexp.weight': (4096, 11008)},
+    ),
+    'qwen3vlmoe': (
+        [('qwen3vlmoe.expert_count', 8, 4), ('qwen3vlmoe.expert_used_count', 2, 4), ('qwen3vlmoe.expert_feed_forward_length', 2048, 4), ('qwen3vlmoe.rope.dimension_sections', 1, 5)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.attn_q_norm.weight': (128,)},
+    ),
+})
+SWEEP_LAYERS["cohere2"] = 4
+
 def sweep_model(arch: str) -> SynthModel:
     extra, patterns = SWEEP[arch]
     d = dict(SWEEP_DIMS, **SWEEP_DIMS_BY_ARCH.get(arch, {}))
@@ -635,3 +765,5 @@ def kimi_linear(n_layers: int | None = None) -> SynthModel:
 
 ADDED_BUILDERS["kimi-linear"] = kimi_linear
 ADDED_ON_GRID.append("kimi-linear")
+
+ADDED_ON_GRID += ['baichuan', 'chatglm', 'command-r', 'falcon', 'gemma', 'glm4', 'gpt2', 'granite', 'internlm2', 'minicpm', 'mistral3', 'orion', 'phi2', 'qwen2', 'qwen2vl', 'qwen3vl', 'smollm3', 'stablelm', 'starcoder', 'starcoder2', 'bitnet', 'exaone4', 'olmo2', 'cohere2', 'arctic', 'dbrx', 'deepseek', 'granitemoe', 'phimoe', 'qwen2moe', 'qwen3vlmoe']

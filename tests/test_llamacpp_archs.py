@@ -185,7 +185,12 @@ ADDED = ggufs.ADDED_ON_GRID
 # at 8K (0.80), 73.50 vs 77.50 at 16K x 4 unified (0.95); 1.00-1.06 elsewhere. hy_v3 (MoE with Q/K norms, as
 # hunyuan-moe): with flash attention on, 78.50 vs 110.54 MiB at 8K (0.71), 88.00 vs 102.54 at 32K q8_0 (0.86)
 ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.80 of llama.cpp's at 8K with flash attention (72.50 vs 90.51 MiB)",
-                       "hy_v3": "compute 0.71 of llama.cpp's at 8K with flash attention (78.50 vs 110.54 MiB)"}
+                       "hy_v3": "compute 0.71 of llama.cpp's at 8K with flash attention (78.50 vs 110.54 MiB)",
+                       # the fused QKV + dense FFN live set with flash attention (not modelled in compute.py yet)
+                       "chatglm": "compute 0.65 of llama.cpp's at 32K q8_0 with flash attention (78.50 vs 120.59 MiB)",
+                       "glm4": "compute 0.65 of llama.cpp's at 32K q8_0 with flash attention (78.50 vs 120.59 MiB)",
+                       "phi2": "compute 0.84 of llama.cpp's at 32K q8_0 with flash attention (78.50 vs 93.59 MiB)",
+                       "qwen2moe": "compute 0.76 of llama.cpp's at 32K q8_0 with flash attention (110.53 vs 144.63 MiB)"}
 
 
 def _added(arch: str):
