@@ -767,3 +767,38 @@ ADDED_BUILDERS["kimi-linear"] = kimi_linear
 ADDED_ON_GRID.append("kimi-linear")
 
 ADDED_ON_GRID += ['baichuan', 'chatglm', 'command-r', 'falcon', 'gemma', 'glm4', 'gpt2', 'granite', 'internlm2', 'minicpm', 'mistral3', 'orion', 'phi2', 'qwen2', 'qwen2vl', 'qwen3vl', 'smollm3', 'stablelm', 'starcoder', 'starcoder2', 'bitnet', 'exaone4', 'olmo2', 'cohere2', 'arctic', 'dbrx', 'deepseek', 'granitemoe', 'phimoe', 'qwen2moe', 'qwen3vlmoe']
+
+
+def qwen_hybrid_moe(arch: str, n_layers: int = 4) -> SynthModel:
+    """qwen3next / qwen35moe: Qwen3.5-27B's per-layer hybrid dims (tests/groundtruth/synth.py qwen35_27b: 3 gated
+    delta-net layers, 1 full attention layer of 24 heads / 4 KV heads of 256) with a MoE FFN in every layer (8
+    experts of 512, 2 used, a gated shared expert of 512). qwen3next's delta-net layers hold one ssm_ba
+    {n_embd, 2 x value heads} where qwen35moe's hold ssm_beta and ssm_alpha (what llama.cpp@0c1e57098 loads)."""
+    import dataclasses  # lazy: only the renaming builders use it
+
+    base = synth.qwen35_27b(n_layers=n_layers)
+    md = tuple((k.replace("qwen35.", f"{arch}.", 1), v, t) for k, v, t in base.metadata)
+    md += tuple((f"{arch}.{k}", v, VT.UINT32) for k, v in (
+        ("expert_count", 8), ("expert_used_count", 2), ("expert_feed_forward_length", 512),
+        ("expert_shared_feed_forward_length", 512)))
+    n_embd, ff, n_exp, v_heads = 5120, 512, 8, 48
+    ts = []
+    for t in base.tensors:
+        kind = t.name.split(".", 2)[-1]
+        if kind in ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight"):
+            continue
+        if arch == "qwen3next" and kind in ("ssm_beta.weight", "ssm_alpha.weight"):
+            if kind == "ssm_beta.weight":
+                ts.append(Tensor(t.name.replace("ssm_beta", "ssm_ba"), (n_embd, 2 * v_heads)))
+            continue
+        ts.append(t)
+    for i in range(base.n_layers):
+        ts += _ffn_moe(i, n_embd, ff, n_exp) + [
+            _blk(i, "ffn_gate_inp_shexp.weight", n_embd), _blk(i, "ffn_gate_shexp.weight", n_embd, ff),
+            _blk(i, "ffn_up_shexp.weight", n_embd, ff), _blk(i, "ffn_down_shexp.weight", ff, n_embd)]
+    return dataclasses.replace(base, key=f"{arch}-hybrid-moe", arch=arch, metadata=md, tensors=tuple(ts),
+                               source="Qwen3.5-27B text_config dims with a small MoE FFN")
+
+
+ADDED_BUILDERS.update({"qwen3next": lambda: qwen_hybrid_moe("qwen3next"), "qwen35moe": lambda: qwen_hybrid_moe("qwen35moe")})
+ADDED_ON_GRID += ["qwen3next", "qwen35moe"]
