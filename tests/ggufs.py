@@ -637,6 +637,48 @@ SWEEP.update({
 })
 SWEEP_LAYERS["cohere2"] = 4
 
+# Encoders (no KV cache; the output and compute buffers only) on the generic shape; the BERT family's files carry
+# tokenizer.ggml.token_type_count (llama.cpp refuses them without it) and 32 KV heads
+SWEEP.update({
+    'modern-bert': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 22016), 'blk.{i}.ffn_down.weight': (11008, 4096), 'token_embd_norm.weight': (4096,), 'blk.{i}.attn_qkv.weight': (4096, 12288)},
+    ),
+    'neo-bert': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 22016), 'blk.{i}.ffn_down.weight': (11008, 4096), 'enc.output_norm.weight': (4096,), 'blk.{i}.attn_qkv.weight': (4096, 6144)},
+    ),
+    'eurobert': (
+        [],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008)},
+    ),
+    'gemma-embedding': (
+        [('gemma-embedding.attention.sliding_window', 1, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.post_attention_norm.weight': (4096,), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.post_ffw_norm.weight': (4096,)},
+    ),
+    'bert': (
+        [('tokenizer.ggml.token_type_count', 2, 4)],
+        {'token_embd.weight': (4096, 32000), 'position_embd.weight': (4096, 8192), 'token_embd_norm.weight': (4096,), 'token_embd_norm.bias': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 4096), 'blk.{i}.attn_v.weight': (4096, 4096), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.attn_output_norm.weight': (4096,), 'blk.{i}.attn_output_norm.bias': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.layer_output_norm.weight': (4096,), 'blk.{i}.layer_output_norm.bias': (4096,)},
+    ),
+    'nomic-bert': (
+        [('tokenizer.ggml.token_type_count', 2, 4)],
+        {'token_embd.weight': (4096, 32000), 'token_embd_norm.weight': (4096,), 'token_embd_norm.bias': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 4096), 'blk.{i}.attn_v.weight': (4096, 4096), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.attn_output_norm.weight': (4096,), 'blk.{i}.attn_output_norm.bias': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.layer_output_norm.weight': (4096,), 'blk.{i}.layer_output_norm.bias': (4096,)},
+    ),
+    'nomic-bert-moe': (
+        [('tokenizer.ggml.token_type_count', 2, 4), ('nomic-bert-moe.expert_count', 8, 4), ('nomic-bert-moe.expert_used_count', 2, 4), ('nomic-bert-moe.moe_every_n_layers', 2, 4)],
+        {'token_embd.weight': (4096, 32000), 'token_embd_norm.weight': (4096,), 'token_embd_norm.bias': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 4096), 'blk.{i}.attn_v.weight': (4096, 4096), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.attn_output_norm.weight': (4096,), 'blk.{i}.attn_output_norm.bias': (4096,), 'blk.0.ffn_up.weight': (4096, 11008), 'blk.0.ffn_down.weight': (11008, 4096), 'blk.{i}.layer_output_norm.weight': (4096,), 'blk.{i}.layer_output_norm.bias': (4096,), 'blk.1.ffn_up_exps.weight': (4096, 11008, 8), 'blk.1.ffn_down_exps.weight': (11008, 4096, 8), 'blk.1.ffn_gate_inp.weight': (4096, 8)},
+    ),
+    'jina-bert-v3': (
+        [('tokenizer.ggml.token_type_count', 2, 4)],
+        {'token_embd.weight': (4096, 32000), 'token_embd_norm.weight': (4096,), 'token_embd_norm.bias': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 4096), 'blk.{i}.attn_v.weight': (4096, 4096), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.attn_output_norm.weight': (4096,), 'blk.{i}.attn_output_norm.bias': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.layer_output_norm.weight': (4096,), 'blk.{i}.layer_output_norm.bias': (4096,)},
+    ),
+    'jina-bert-v2': (
+        [('tokenizer.ggml.token_type_count', 2, 4)],
+        {'token_embd.weight': (4096, 32000), 'token_types.weight': (4096, 2), 'token_embd_norm.weight': (4096,), 'token_embd_norm.bias': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 4096), 'blk.{i}.attn_v.weight': (4096, 4096), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.attn_output.bias': (4096,), 'blk.{i}.attn_output_norm.weight': (4096,), 'blk.{i}.attn_output_norm.bias': (4096,), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_down.bias': (4096,), 'blk.{i}.layer_output_norm.weight': (4096,), 'blk.{i}.layer_output_norm.bias': (4096,)},
+    ),
+})
+SWEEP_DIMS_BY_ARCH.update({a: dict(n_kv=32) for a in ("bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v3", "jina-bert-v2")})
+
 def sweep_model(arch: str) -> SynthModel:
     extra, patterns = SWEEP[arch]
     d = dict(SWEEP_DIMS, **SWEEP_DIMS_BY_ARCH.get(arch, {}))
@@ -802,3 +844,4 @@ def qwen_hybrid_moe(arch: str, n_layers: int = 4) -> SynthModel:
 
 ADDED_BUILDERS.update({"qwen3next": lambda: qwen_hybrid_moe("qwen3next"), "qwen35moe": lambda: qwen_hybrid_moe("qwen35moe")})
 ADDED_ON_GRID += ["qwen3next", "qwen35moe"]
+ADDED_ON_GRID += ['modern-bert', 'neo-bert', 'eurobert', 'gemma-embedding', 'bert', 'nomic-bert', 'nomic-bert-moe', 'jina-bert-v3', 'jina-bert-v2']
