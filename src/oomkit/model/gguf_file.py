@@ -309,10 +309,13 @@ def _recurrent_state(m: _Meta) -> RecurrentState:
         shift = m.int("token_shift_count", 2)
         return RecurrentState("rwkv", d_inner=n_embd, d_state=head, d_conv=0,
                               conv_override=shift * n_embd, ssm_override=n_embd * head)
+    mamba1 = m.arch in ("mamba", "jamba")
     return RecurrentState(
-        "gated_delta_net" if m.arch in INTERVAL_HYBRIDS else ("mamba" if m.arch in ("mamba", "jamba") else "mamba2"),
+        "gated_delta_net" if m.arch in INTERVAL_HYBRIDS else ("mamba" if mamba1 else "mamba2"),
         d_inner=m.int("ssm.inner_size"), d_state=m.int("ssm.state_size"), d_conv=m.int("ssm.conv_kernel"),
-        n_group=m.int("ssm.group_count", 0), n_heads=m.int("ssm.time_step_rank", 0),
+        # Mamba-1 loaders (src/models/mamba.cpp, jamba.cpp) do not read ssm.group_count: n_embd_r has no B/C rows
+        # (measured: a jamba file with group_count 1 keeps R at 3 x d_inner floats a cell and layer)
+        n_group=0 if mamba1 else m.int("ssm.group_count", 0), n_heads=m.int("ssm.time_step_rank", 0),
     )
 
 
