@@ -888,3 +888,18 @@ for _k in RECORDED:
     ADDED_BUILDERS[_k] = lambda _k=_k: recorded_model(_k)
 ADDED_ON_GRID += list(RECORDED)
 ADDED_QUANT = {k: "f16" for k in RECORDED}
+
+# olmoe and deepseek2-ocr: their graphs take n_head_kv == n_head (as OLMoE and DeepSeek-OCR's language model have:
+# OLMoE's Q/K norms span the whole n_embd), so these files carry 32 KV heads
+RECORDED.update({
+    'olmoe': ('olmoe', 2,
+        [('olmoe.context_length', 8192, 4), ('olmoe.embedding_length', 4096, 4), ('olmoe.block_count', 2, 4), ('olmoe.feed_forward_length', 11008, 4), ('olmoe.attention.head_count', 32, 4), ('olmoe.attention.head_count_kv', 32, 4), ('olmoe.attention.layer_norm_rms_epsilon', 1e-05, 6), ('olmoe.rope.freq_base', 10000.0, 6), ('olmoe.vocab_size', 32000, 4), ('olmoe.attention.layer_norm_epsilon', 1e-05, 6), ('olmoe.expert_count', 8, 4), ('olmoe.expert_used_count', 2, 4), ('olmoe.expert_feed_forward_length', 2048, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 4096), 'blk.{i}.attn_v.weight': (4096, 4096), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 11008, 8), 'blk.{i}.ffn_down_exps.weight': (11008, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 11008, 8), 'blk.{i}.attn_q_norm.weight': (4096,), 'blk.{i}.attn_k_norm.weight': (4096,)}),
+    'deepseek2-ocr': ('deepseek2-ocr', 2,
+        [('deepseek2-ocr.context_length', 8192, 4), ('deepseek2-ocr.embedding_length', 4096, 4), ('deepseek2-ocr.block_count', 2, 4), ('deepseek2-ocr.feed_forward_length', 11008, 4), ('deepseek2-ocr.attention.head_count', 32, 4), ('deepseek2-ocr.attention.head_count_kv', 32, 4), ('deepseek2-ocr.attention.layer_norm_rms_epsilon', 1e-05, 6), ('deepseek2-ocr.rope.freq_base', 10000.0, 6), ('deepseek2-ocr.vocab_size', 32000, 4), ('deepseek2-ocr.attention.layer_norm_epsilon', 1e-05, 6), ('deepseek2-ocr.expert_count', 8, 4), ('deepseek2-ocr.expert_used_count', 2, 4), ('deepseek2-ocr.expert_feed_forward_length', 2048, 4), ('deepseek2-ocr.expert_shared_count', 1, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 4096), 'blk.{i}.attn_v.weight': (4096, 4096), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_gate_shexp.weight': (4096, 2048), 'blk.{i}.ffn_down_shexp.weight': (2048, 4096), 'blk.{i}.ffn_up_shexp.weight': (4096, 2048)}),
+})
+for _k in ("olmoe", "deepseek2-ocr"):
+    ADDED_BUILDERS[_k] = lambda _k=_k: recorded_model(_k)
+    ADDED_ON_GRID.append(_k)
+    ADDED_QUANT[_k] = "f16"
