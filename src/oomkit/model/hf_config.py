@@ -30,7 +30,7 @@ ARCH_BY_MODEL_TYPE = {
     "qwen3_vl": "qwen3vl", "qwen3_vl_moe": "qwen3vlmoe",
     "qwen3_5": "qwen35", "qwen3_5_text": "qwen35", "qwen3_5_moe": "qwen35moe", "qwen3_5_moe_text": "qwen35moe",
     "gemma": "gemma", "gemma2": "gemma2", "gemma3": "gemma3", "gemma3_text": "gemma3",
-    "gemma3n": "gemma3n", "gemma3n_text": "gemma3n",
+    "gemma3n": "gemma3n", "gemma3n_text": "gemma3n", "gemma4": "gemma4", "gemma4_text": "gemma4",
     "gpt_oss": "gpt-oss", "deepseek_v2": "deepseek2", "deepseek_v3": "deepseek2", "kimi_k2": "deepseek2",
     "phi": "phi2", "phi3": "phi3", "phimoe": "phimoe",
     "granite": "granite", "granitemoe": "granitemoe", "granitemoehybrid": "granitehybrid",
@@ -174,8 +174,9 @@ _GGUF_DROPS_MTP = {"deepseek2"}
 # Gemma ties its embeddings even where the config omits the key (transformers GemmaConfig default True).
 # Encoders have no LM head: nothing to untie (BertConfig/XLMRobertaConfig default tie_word_embeddings=True).
 # Mamba ties them too (transformers MambaConfig tie_word_embeddings=True; Mamba2Config False).
-_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "mamba",
+_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "mamba",
                     *_ENCODERS}
+_GEMMA4 = {"gemma4", "gemma4_text"}
 _UNGATED_FFN = {"phi", "starcoder2", "gpt2", "falcon", "nemotron_h", "bert", "xlm-roberta"}  # up + down only
 
 
@@ -275,12 +276,22 @@ def _attention(r: _Reader, kind: LayerKind, model_type: str, n_embd: int) -> Att
     if n_kv == 0 or n_heads % n_kv:
         raise OomkitError(f"{r.name}: num_key_value_heads={n_kv} does not divide num_attention_heads={n_heads}")
     head_dim = r.int("head_dim", "kv_channels", default=0) or n_embd // n_heads
+    if model_type in _GEMMA4 and kind is LayerKind.FULL:
+        # Gemma 4's full layers have their own head size, and with attention_k_eq_v their own KV head count
+        # (transformers modeling_gemma4.py Gemma4TextAttention: head_dim = global_head_dim if not is_sliding;
+        # num_global_key_value_heads if attention_k_eq_v and not is_sliding); llama.cpp reads the same as
+        # attention.key_length / a per-layer head_count_kv (src/models/gemma4.cpp, key_length_swa for the rest)
+        head_dim = r.int("global_head_dim", default=0) or head_dim
+        if r.get("attention_k_eq_v", False):
+            n_kv = r.int("num_global_key_value_heads", default=0) or n_kv
     window = None
     if kind is LayerKind.SLIDING:
         window = r.int("sliding_window")
     elif kind is LayerKind.CHUNKED:
         window = r.int("attention_chunk_size")
-    return Attention(n_heads=n_heads, n_kv_heads=n_kv, head_dim_k=head_dim, head_dim_v=head_dim, window=window)
+    v_from_k = model_type in _GEMMA4 and kind is LayerKind.FULL and bool(r.get("attention_k_eq_v", False))
+    return Attention(n_heads=n_heads, n_kv_heads=n_kv, head_dim_k=head_dim, head_dim_v=head_dim, window=window,
+                     v_from_k=v_from_k)
 
 
 def _recurrent(r: _Reader, model_type: str, n_embd: int) -> RecurrentState:
@@ -347,6 +358,17 @@ def _is_moe_layer(r: _Reader, model_type: str, i: int, n_layers: int, kind: Laye
 
 def _ffn(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) -> Ffn:
     n_experts = r.int("num_experts", "n_routed_experts", "num_local_experts", default=0)
+    if model_type in _GEMMA4:
+        # Gemma4TextDecoderLayer (transformers modeling_gemma4.py): every layer keeps its dense MLP, twice as wide
+        # in the KV-shared layers with use_double_wide_mlp; enable_moe_block adds routed experts beside it
+        # (llama.cpp src/models/gemma4.cpp: ffn_gate/up/down of n_ff(il) plus the *_exps tensors)
+        shared = i >= n_layers - r.int("num_kv_shared_layers", default=0) > 0
+        n_ff = r.int("intermediate_size") * (2 if shared and r.get("use_double_wide_mlp", False) else 1)
+        if not (n_experts and r.get("enable_moe_block", False)):
+            return Ffn(n_ff=n_ff)
+        return Ffn(n_experts=n_experts, n_experts_used=r.int("top_k_experts", "num_experts_per_tok"),
+                   n_ff_expert=r.int("moe_intermediate_size", "expert_intermediate_size"),
+                   n_shared_experts=1, n_ff_shared=n_ff)
     if model_type == "nemotron_h" and kind is not LayerKind.NONE:
         return Ffn()  # Nemotron-H: Mamba and attention layers carry no MLP of their own
     if n_experts and _is_moe_layer(r, model_type, i, n_layers, kind):

@@ -44,6 +44,9 @@ class Attention:
     # False for GGUFs converted before llama.cpp PR #12801 (no *_mla keys): llama.cpp then caches the
     # decompressed per-head K and V instead of the latent.
     latent_cache: bool = True
+    # Gemma 4's full layers with attention_k_eq_v: V is projected by the K weights (no v_proj / attn_v tensor;
+    # transformers modeling_gemma4.py use_alternative_attention); engines still cache V beside K.
+    v_from_k: bool = False
 
     @property
     def k_per_token(self) -> int:

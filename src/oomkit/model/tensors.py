@@ -95,7 +95,8 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
         q_dim, k_dim, v_dim = a.n_heads * a.head_dim_k, a.n_kv_heads * a.head_dim_k, a.n_kv_heads * a.head_dim_v
         t("attn_q.weight", n_embd, q_dim * (2 if arch in _GATED_Q else 1))
         t("attn_k.weight", n_embd, k_dim)
-        t("attn_v.weight", n_embd, v_dim)
+        if not a.v_from_k:
+            t("attn_v.weight", n_embd, v_dim)
         t("attn_output.weight", a.n_heads * a.head_dim_v, n_embd)
         if bias:
             t("attn_q.bias", q_dim)
