@@ -133,7 +133,7 @@ SWEEP_COMPUTE = {"chameleon": (0.5, 1.05), "dream": (0.78, 3.2), "llada": (0.78,
 def test_sweep_architectures_equal_llama_cpp(arch):
     path = synth.synth_path(ggufs.sweep_model(arch), "f16")
     spec = read_gguf_spec(path)
-    low, high = SWEEP_COMPUTE.get(arch, (0.73, 1.06))
+    low, high = SWEEP_COMPUTE.get(arch, (0.73, 1.1))  # above: the 10% the issue sets
     for s, m in zip(SWEEP_GRID, g.llamacpp_run.measure_many(path, SWEEP_GRID), strict=True):
         assert m["ok"], f"{arch} {s}: {m['error']}"
         expected, got = g.engine_figures(m), g.oomkit_figures(spec, s)
@@ -236,17 +236,23 @@ def test_added_architectures_buffers_equal_llama_cpp(arch):
 
 
 @needs_llama_cpp
-@pytest.mark.parametrize("arch", [
-    pytest.param(a, marks=pytest.mark.xfail(strict=True, reason=ADDED_COMPUTE_XFAIL[a])) if a in ADDED_COMPUTE_XFAIL
-    else a for a in ADDED])
+@pytest.mark.parametrize("arch", ADDED)
 def test_added_architectures_compute_within_10_percent(arch):
+    """Compute within 10% on every row. compute.py is being reworked beside this file, so an architecture named in
+    ADDED_COMPUTE_XFAIL that misses is an expected failure with the measured ratio in its message (and passes once
+    the model reaches llama.cpp's figure); any other miss fails."""
     spec, results = _added(arch)
+    misses = []
     for s, m in zip(ADDED_GRID, results, strict=True):
         if m["ok"]:
             expected, got = g.engine_figures(m), g.oomkit_figures(spec, s)
             ratio = got["compute_mib"] / expected["compute_mib"]
-            assert 0.9 <= ratio <= 1.1, f"{arch} {s}: compute oomkit {got['compute_mib']:.2f} llama.cpp " \
-                                        f"{expected['compute_mib']:.2f} MiB"
+            if not 0.9 <= ratio <= 1.1:
+                misses.append(f"{s['n_ctx']} {s['type_k']} fa {s['flash_attn']} x{s['n_seq_max']}: oomkit "
+                              f"{got['compute_mib']:.2f} llama.cpp {expected['compute_mib']:.2f} MiB ({ratio:.2f})")
+    if misses and arch in ADDED_COMPUTE_XFAIL:
+        pytest.xfail(f"{ADDED_COMPUTE_XFAIL[arch]}; now: {'; '.join(misses)}")
+    assert not misses, f"{arch}: compute off by more than 10%: {'; '.join(misses)}"
 
 
 # Architectures this build loads and sizes but then aborts on while reserving the worst-case graph (a GGML_ASSERT
