@@ -125,7 +125,7 @@ SWEEP_COMPUTE = {"chameleon": (0.5, 1.05), "dream": (0.78, 3.2), "llada": (0.78,
                  "spark2_5": (0.7, 1.0), "step35": (0.7, 1.0), "llama-embed": (0.78, 3.2),
                  "cohere2moe": (0.68, 1.0),
                  # the FFN workspace one hidden-state row above these graphs' (1.055-1.083 measured)
-                 "cogvlm": (0.9, 1.1), "openelm": (0.9, 1.1), "muse-glimmer": (0.9, 1.1)}
+                 "cogvlm": (0.9, 1.1), "openelm": (0.9, 1.1), "muse-glimmer": (0.9, 1.1), "plamo3": (0.9, 1.1)}
 
 
 @needs_llama_cpp
@@ -186,15 +186,8 @@ ADDED = ggufs.ADDED_ON_GRID
 # hunyuan-moe): with flash attention on, 78.50 vs 110.54 MiB at 8K (0.71), 88.00 vs 102.54 at 32K q8_0 (0.86)
 ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.80 of llama.cpp's at 8K with flash attention (72.50 vs 90.51 MiB)",
                        "hy_v3": "compute 0.71 of llama.cpp's at 8K with flash attention (78.50 vs 110.54 MiB)",
-                       # the fused QKV + dense FFN live set with flash attention (not modelled in compute.py yet)
-                       "chatglm": "compute 0.65 of llama.cpp's at 32K q8_0 with flash attention (78.50 vs 120.59 MiB)",
-                       "glm4": "compute 0.65 of llama.cpp's at 32K q8_0 with flash attention (78.50 vs 120.59 MiB)",
-                       "phi2": "compute 0.84 of llama.cpp's at 32K q8_0 with flash attention (78.50 vs 93.59 MiB)",
-                       "qwen2moe": "compute 0.76 of llama.cpp's at 32K q8_0 with flash attention (110.53 vs 144.63 MiB)",
                        # encoders: the non-causal graph is modelled as a decoder's (logits phase), which llama.cpp's
                        # encoder graph (no logits, pooled embeddings) is not
-                       "modern-bert": "compute 0.81 of llama.cpp's (78.50 vs 97.01 MiB at 8K)",
-                       "neo-bert": "compute 0.81 of llama.cpp's (78.50 vs 97.01 MiB at 8K)",
                        "bert": "compute 1.71 of llama.cpp's at 32K with flash attention (78.50 vs 46.01 MiB)",
                        "jina-bert-v2": "compute 1.71 of llama.cpp's at 32K with flash attention (78.50 vs 46.00 MiB)",
                        "jina-bert-v3": "compute 1.71 of llama.cpp's at 32K with flash attention (78.50 vs 46.01 MiB)",

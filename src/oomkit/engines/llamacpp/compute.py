@@ -109,18 +109,41 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=resid + mask_in)
 
 
-def _ungated_layers(spec: ModelSpec) -> set[int]:
-    """Layers whose dense FFN has an up projection and no gate (GELU MLPs: llm_graph_context::build_ffn with
-    LLM_FFN_SEQ): their activation runs in place on the up projection."""
-    up, gate = set(), set()
+def _dense_ffn_rows(spec: ModelSpec) -> dict[int, tuple[int, int, bool]]:
+    """Per layer with a dense FFN: (gated wide tensors, ungated wide tensors, parallel block), each wide tensor
+    n_ff floats a token, read off the layer's tensors as llm_graph_context::build_ffn (src/llama-graph.cpp) runs
+    them:
+    - ffn_gate beside ffn_up (LLM_FFN_PAR): gate, up and the SwiGLU product;
+    - ffn_up alone, twice ffn_down's input wide (glm4, chatglm, modern-bert, neo-bert: the fused gate-up that
+      build_ffn splits in the SWIGLU op, LLM_FFN_SEQ): the 2 n_ff up projection and the n_ff product, counted
+      as three n_ff tensors like the gated case;
+    - ffn_up alone as wide as ffn_down's input (GELU MLPs, LLM_FFN_SEQ): one tensor, the activation and the bias
+      add run in place on it (ggml-alloc's ggml_op_can_inplace for unary ops and ggml_add);
+    - parallel block: no ffn_norm / post-attention norm in the layer, so the FFN reads the attention norm's
+      output (src/models/phi2.cpp: build_ffn(attn_norm_output, ...) beside the attention), which stays alive
+      through the attention: one more hidden-state row below the FFN."""
+    up: dict[int, int] = {}
+    down: dict[int, int] = {}
+    gate, norm = set(), set()
     for t in spec.weights.tensors:
         if t.layer is None:
             continue
-        if ".ffn_up." in t.name:
-            up.add(t.layer)
-        elif ".ffn_gate." in t.name or ".ffn_gate_up." in t.name:
+        name = t.name.split(".", 2)[-1]
+        if name.startswith("ffn_up.") and len(t.shape) == 2:
+            up[t.layer] = t.shape[1]
+        elif name.startswith("ffn_down.") and len(t.shape) == 2:
+            down[t.layer] = t.shape[0]
+        elif name.startswith(("ffn_gate.", "ffn_gate_up.")):
             gate.add(t.layer)
-    return up - gate
+        elif name.startswith(("ffn_norm.", "post_attention_norm.", "attn_post_norm.", "attn_output_norm.")):
+            norm.add(t.layer)
+    rows: dict[int, tuple[int, int, bool]] = {}
+    for il, width in up.items():
+        if il in gate:
+            continue
+        fused = down.get(il) is not None and width == 2 * down[il]
+        rows[il] = (down[il], 0, il not in norm) if fused else (0, width, il not in norm)
+    return rows
 
 
 # PR #14158 ("ggml : implement REGLU/GEGLU/SWIGLU ops", opened 2025-06-12; the OpenCL port #14456 followed it on
@@ -141,8 +164,10 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
     follows). Above that a gated dense FFN (build_ffn, LLM_FFN_PAR) holds gate, up and the SwiGLU product at
     once (3 x n_ff floats a token); an MoE block (build_moe_ffn) the same for the used experts (ffn_moe_gate,
     ffn_moe_up, ffn_moe_swiglu: 3 x n_used x n_ff_exp), then ffn_moe_down / ffn_moe_weighted (n_used x n_embd
-    floats a token) in the freed gate and up block, or above the SwiGLU product where it does not fit there.
-    Builds before the SWIGLU op (SWIGLU_OP_BUILD) hold two wide tensors, not three.
+    floats a token) in the freed gate and up block, or above the SwiGLU product where it does not fit there; a
+    shared expert's gate, up and product one row higher (the routed sum alive beside it). Dense layers by their
+    tensors (_dense_ffn_rows: gated, fused gate-up, GELU in place, parallel blocks). Builds before the SWIGLU op
+    (SWIGLU_OP_BUILD) hold two wide tensors, not three.
 
     Output (the last layer is MoE with shared experts and every token is an output): the shared experts read
     the FFN norm after the routed experts, so it stays alive, and the expert sum (ffn_moe_out) finds no free
@@ -157,7 +182,7 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
     resid = spec.n_embd * T * f32
     attn_at = [layer.index for layer in attention_layers(spec)]
     last_attn = max(attn_at, default=-1)
-    ungated = _ungated_layers(spec)
+    dense = _dense_ffn_rows(spec)
     wide_alive = 3 if build >= SWIGLU_OP_BUILD else 2  # gate, up (and the SWIGLU product)
     work = 0
     for layer in spec.trunk_layers:
@@ -167,7 +192,15 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
             wide = f.n_experts_used * f.n_ff_expert * T * f32
             weighted = f.n_experts_used * resid
             work = max(work, base + wide_alive * wide + (weighted if weighted > 2 * wide else 0))
-        elif f.n_ff and layer.index not in ungated:
+            if f.n_ff_shared:
+                # the shared expert (build_ffn after build_moe_ffn, src/models/qwen2moe.cpp and the other MoE
+                # graphs with ffn_*_shexp) runs while the routed experts' sum is alive: one row above the base
+                work = max(work, base + resid + wide_alive * f.n_ff_shared * T * f32)
+        elif layer.index in dense:
+            fused, plain, parallel = dense[layer.index]
+            rows = wide_alive * fused + plain
+            work = max(work, base + (resid if parallel else 0) + rows * T * f32)
+        elif f.n_ff:
             work = max(work, base + wide_alive * f.n_ff * T * f32)
     out = 0
     trunk = spec.trunk_layers
