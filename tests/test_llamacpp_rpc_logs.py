@@ -16,8 +16,11 @@ from pathlib import Path
 import pytest
 
 import oomkit
+from oomkit.engines.base import get_engine
 from oomkit.engines.llamacpp.args import parse_args
+from oomkit.engines.llamacpp.weights import pre_mla_file
 from oomkit.memory import Device
+from oomkit.request import resolve_model
 
 MiB = 1 << 20
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp" / "backends_multi").glob("*.json"))
@@ -43,7 +46,10 @@ def estimate(path: Path):
     if path.name not in _CACHE:
         fx = load(path)
         _, _, s = parse_args(["-m", "x.gguf", *fx["args"]])
-        _CACHE[path.name] = oomkit.estimate(fx["catalog_model"], "llama.cpp", quant=fx["weight_format"],
+        model, quant = fx["catalog_model"], fx["weight_format"]
+        if fx.get("gguf_layout") == "pre-mla":  # a DeepSeek file converted before llama.cpp PR #12801
+            model, quant = pre_mla_file(resolve_model(get_engine("llama.cpp"), model, quant)), None
+        _CACHE[path.name] = oomkit.estimate(model, "llama.cpp", quant=quant,
                                             devices=devices(fx), settings=s, find_max_context=False,
                                             engine_version=fx["engine_version"], backend=fx["backend"])
     return _CACHE[path.name]
@@ -148,3 +154,20 @@ def test_host_side_names_with_rpc_devices():
     v = oomkit.estimate("meta-llama/Llama-3.1-8B-Instruct", "llama.cpp", quant="Q4_K_M", devices=(gpu(0), gpu(1)),
                         settings=s, find_max_context=False).engine_view
     assert "CUDA_Host" in v["compute_buffer_bytes"] and v["output_buffer_name"] == "CPU"
+
+
+def test_pre_mla_file_layout():
+    """weights.pre_mla_file: a DeepSeek GGUF of before llama.cpp PR #12801 holds attn_kv_b whole at the file type's
+    default type and caches K and V per head; the two DeepSeek-R1 fixtures above hold it to the printed buffers.
+    A model without MLA is left as it is."""
+    eng = get_engine("llama.cpp")
+    spec = resolve_model(eng, "deepseek-ai/DeepSeek-R1", "Q4_K_M")
+    old = pre_mla_file(spec)
+    names = {t.name for t in old.weights.tensors}
+    assert "blk.5.attn_kv_b.weight" in names and "blk.5.attn_k_b.weight" not in names
+    assert "blk.5.attn_v_b.weight" not in names
+    kv_b = next(t for t in old.weights.tensors if t.name == "blk.5.attn_kv_b.weight")
+    assert (kv_b.shape, kv_b.dtype) == ((512, 32768), "q4_K")
+    assert not any(la.attention.latent_cache for la in old.layers if la.attention is not None)
+    dense = resolve_model(eng, "meta-llama/Llama-3.1-8B-Instruct", "Q4_K_M")
+    assert pre_mla_file(dense) == dense

@@ -12,7 +12,7 @@ from ...errors import OomkitError
 from ...memory import Device
 from ...model.archs import NEXTN_SKIPPED
 from ...model.spec import ModelSpec, TensorSpec
-from ...quant import ggml
+from ...quant import ggml, gguf_recipes
 from ...units import round_up
 from .settings import DEFAULT_GGUF_TYPE, ERAS, LlamaCppSettings, build_number
 
@@ -28,6 +28,39 @@ def default_weight_format(config: dict[str, Any]) -> str:
     in mxfp4 (gpt-oss), otherwise Q4_K_M."""
     q = config.get("quantization_config") or {}
     return "MXFP4_MOE" if isinstance(q, dict) and q.get("quant_method") == "mxfp4" else DEFAULT_GGUF_TYPE
+
+
+def pre_mla_file(spec: ModelSpec) -> ModelSpec:
+    """The DeepSeek-V2/V3/R1 GGUF as converted before llama.cpp PR #12801 (merged 2025-04-15), for a
+    catalog-computed spec: convert_hf_to_gguf.py DeepseekV2Model then wrote kv_b_proj whole (blk.N.attn_kv_b,
+    kv_lora_rank x n_head * (qk_nope + v_head), where today's files split it into attn_k_b + attn_v_b), at the
+    file type's default type (the llama-quant.cpp of that time gave attn_kv_b no rule of its own; a Q4_K_M file
+    holds it at q4_K in every layer: 9 MiB on DeepSeek-R1 against 10 MiB for k_b + v_b, beowulf-ai-cluster#2),
+    and wrote no *_mla keys, so llama.cpp caches the decompressed per-head K and V (latent_cache False).
+    A spec read from a file is returned as it is."""
+    if spec.weights.exact:
+        return spec
+    mla = {la.index: la.attention for la in spec.layers if la.attention is not None and la.attention.kv_lora_rank}
+    if not mla:
+        return spec
+    ft = gguf_recipes.ftype_by_name(spec.weights.format)
+    kv_type = ft.default_type or "f16"
+    tensors, offset = [], 0
+    for t in spec.weights.tensors:
+        if t.name.endswith(".attn_v_b.weight") and t.layer in mla:
+            continue
+        if t.name.endswith(".attn_k_b.weight") and t.layer in mla:
+            a = mla[t.layer]
+            shape = (a.kv_lora_rank, a.n_heads * (a.qk_nope_head_dim + a.v_head_dim))
+            t = replace(t, name=f"blk.{t.layer}.attn_kv_b.weight", shape=shape, dtype=kv_type,
+                        nbytes=ggml.tensor_bytes(ggml.type_by_name(kv_type), shape))
+        tensors.append(replace(t, offset=offset))
+        offset += round_up(t.nbytes, CPU_ALIGNMENT)  # gguf.h GGUF_DEFAULT_ALIGNMENT (32), as the writer pads
+    layers = tuple(replace(la, attention=replace(la.attention, latent_cache=False)) if la.index in mla else la
+                   for la in spec.layers)
+    return replace(spec, layers=layers, weights=replace(spec.weights, tensors=tuple(tensors)),
+                   labels=spec.labels + ("GGUF converted before llama.cpp's MLA layout (PR #12801): attn_kv_b "
+                                         "whole, K and V cached per head",))
 
 
 # ---------------------------------------------------------------------------------------------------------
