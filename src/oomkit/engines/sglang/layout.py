@@ -52,7 +52,7 @@ from .kv import (
     swa_window,
     token_charge_swa,
 )
-from .phases import capture_bs, cuda_graph_bytes, gb, startup_phases
+from .phases import capture_bs, cuda_graph_parts, gb, startup_phases
 from .settings import (
     Defaults,
     SGLangSettings,
@@ -317,7 +317,8 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
     pool, pre_free = run.pool, run.pre_free
     w0 = run.stages[0].weights_bytes
     max_bs = run.defaults.cuda_graph_max_bs
-    cg = cuda_graph_bytes(max_bs, s, run.v)
+    parts = cuda_graph_parts(max_bs, s, run.v, spec.n_vocab, run.context_len, run.lay_all.page_size)
+    cg = parts.total
     kv = (pool.kv_bytes + pool.state_bytes) if pool is not None else 0
     total = run.devs[0].memory_bytes
     phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg)
@@ -346,7 +347,9 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
                      f"max_running_requests={running}, context_len={run.context_len}, available_gpu_mem="
                      f"{gb(end - cg)} GB")
     return {"phases": [p.to_dict() for p in phases], "cuda_graph_bs": list(capture_bs(max_bs, run.v)) if cg else [],
-            "cuda_graph_bytes": cg, "cuda_graph_short_bytes": short, "log": "\n".join(lines)}
+            "cuda_graph_bytes": cg, "cuda_graph_parts_bytes": {"logits": parts.logits, "index_tables":
+                                                                 parts.index_tables, "rest": parts.rest},
+            "cuda_graph_short_bytes": short, "log": "\n".join(lines)}
 
 
 def _layer_uses(spec: ModelSpec, s: SGLangSettings, run: _Run) -> tuple[LayerUse, ...]:

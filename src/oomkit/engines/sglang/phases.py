@@ -13,14 +13,28 @@ from dataclasses import dataclass
 
 from ...units import GiB, MiB
 from ..versions import Version
-from .settings import SGLangSettings
+from .settings import SGLangSettings, reached
 
-# CUDA-graph capture ("Capture cuda graph end. ... mem usage=X GB"), labelled estimate fitted on two logs:
-# sglang#11830 (B200, 52 sizes to bs 512: 1.44 GB; tests/fixtures/engine_logs/sglang/unnamed-qwen2-7b-b200-capture-pr11830.json)
-# and QwQ-32B on 4x L4 TP4 (sizes to 80: 0.93 GB); a fixed part
-# (custom all-reduce / graph buffers) and a part per captured batch size.
-CG_BASE = int(0.84 * GiB)
-CG_PER_BS = int(1.2 * MiB)
+# CUDA-graph capture ("Capture cuda graph end. ... mem usage=X GB": free memory before CudaGraphRunner minus free
+# memory after it, model_runner.py init_device_graphs), in three parts.
+#
+# 1. The logits the decode graphs return. logits_processor.py _get_logits ends in logits[:, :vocab_size].float(): a
+#    float32 row of the full vocabulary per request (all-gathered under TP). Up to PR #8579 (merged 2025-07-30; 0.4.10
+#    is the first release after it, approximate) every captured graph kept its own output in the shared graph pool,
+#    so the capture held sum(capture_bs) rows; from then cuda_graph_runner.py allocates one next_token_logits_buffer
+#    (max_bs, vocab_size) float32 that every graph writes into (the PR: GLM-4.5-Air TP4, 5.16 -> 2.89 GB).
+# 2. The attention backend's CUDA-graph state, init_cuda_graph_state: an int32 index table of max_bs x
+#    ceil(context_len / page_size) (flashinfer and triton cuda_graph_kv_indices, fa3 and trtllm_mha
+#    decode_cuda_graph_metadata["page_table"]). FA3 up to PR #8567 (merged 2025-07-30, same release) also kept
+#    page_table[req_pool_indices, :], a copy, for every captured size (the PR: 5.16 -> 3.22 GB on the same run).
+# 3. The rest (the largest graph's activations, which the smaller graphs reuse in the shared pool, cuBLAS
+#    workspaces, the graphs themselves): a fixed part and a part per request of the largest size, fitted on two logs
+#    of builds with both fixes: sglang#11830 (Qwen2-7B layout on a B200, sizes to 512, 1.44 GB;
+#    tests/fixtures/engine_logs/sglang/unnamed-qwen2-7b-b200-capture-pr11830.json) and GLM-4.5-Air TP4 with both PRs
+#    (sizes to 256, 0.95 GB; glm-4.5-air-tp4-capture-prs8579-8567.json).
+CG_BASE = int(0.2735 * GiB)
+CG_PER_BS = int(1.63 * MiB)
+LOGITS_BYTES = 4  # float32
 
 
 def capture_bs(max_bs: int, v: Version) -> tuple[int, ...]:
@@ -32,10 +46,34 @@ def capture_bs(max_bs: int, v: Version) -> tuple[int, ...]:
     return tuple(x for x in sizes if x <= max_bs)
 
 
-def cuda_graph_bytes(max_bs: int, s: SGLangSettings, v: Version) -> int:
-    if s.disable_cuda_graph or max_bs <= 0:
-        return 0
-    return CG_BASE + CG_PER_BS * max(capture_bs(max_bs, v))
+@dataclass(frozen=True)
+class GraphMemory:
+    logits: int
+    index_tables: int
+    rest: int
+
+    @property
+    def total(self) -> int:
+        return self.logits + self.index_tables + self.rest
+
+
+def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int
+                     ) -> GraphMemory:
+    sizes = capture_bs(max_bs, v)
+    if s.disable_cuda_graph or not sizes:
+        return GraphMemory(0, 0, 0)
+    top = max(sizes)
+    shared_logits = reached(v, "graph_logits_buffer")
+    logits = LOGITS_BYTES * vocab * (top if shared_logits else sum(sizes))
+    pages = -(-max(context_len, 1) // max(page_size, 1))
+    fa3_copies = (s.attention_backend or "") == "fa3" and not shared_logits
+    tables = 4 * pages * (top + (sum(sizes) if fa3_copies else 0))
+    return GraphMemory(logits, tables, CG_BASE + CG_PER_BS * top)
+
+
+def cuda_graph_bytes(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int = 1
+                     ) -> int:
+    return cuda_graph_parts(max_bs, s, v, vocab, context_len, page_size).total
 
 
 @dataclass(frozen=True)
