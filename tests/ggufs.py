@@ -903,3 +903,13 @@ for _k in ("olmoe", "deepseek2-ocr"):
     ADDED_BUILDERS[_k] = lambda _k=_k: recorded_model(_k)
     ADDED_ON_GRID.append(_k)
     ADDED_QUANT[_k] = "f16"
+
+# nemotron_h_moe: nemotron_h's layer kinds with a MoE FFN layer (8 experts of 2048 and a shared one of 2048)
+RECORDED.update({
+    'nemotron_h_moe': ('nemotron_h_moe', 4,
+        [('nemotron_h_moe.context_length', 8192, 4), ('nemotron_h_moe.embedding_length', 4096, 4), ('nemotron_h_moe.block_count', 4, 4), ('nemotron_h_moe.attention.head_count', 32, 4), ('nemotron_h_moe.attention.layer_norm_rms_epsilon', 1e-05, 6), ('nemotron_h_moe.rope.freq_base', 10000.0, 6), ('nemotron_h_moe.vocab_size', 32000, 4), ('nemotron_h_moe.attention.head_count_kv', [0, 8, 0, 0], 'INT32'), ('nemotron_h_moe.ssm.conv_kernel', 4, 4), ('nemotron_h_moe.ssm.inner_size', 8192, 4), ('nemotron_h_moe.ssm.state_size', 128, 4), ('nemotron_h_moe.ssm.time_step_rank', 128, 4), ('nemotron_h_moe.ssm.group_count', 1, 4), ('nemotron_h_moe.expert_count', 8, 4), ('nemotron_h_moe.expert_used_count', 2, 4), ('nemotron_h_moe.expert_feed_forward_length', 2048, 4), ('nemotron_h_moe.expert_shared_feed_forward_length', 2048, 4), ('nemotron_h_moe.feed_forward_length', [0, 0, 0, 11008], 'INT32'), ('nemotron_h_moe.attention.layer_norm_epsilon', 1e-05, 6)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.0.ssm_in.weight': (4096, 16768), 'blk.0.ssm_conv1d.weight': (4, 8448), 'blk.0.ssm_dt.bias': (128,), 'blk.0.ssm_a': (1, 128), 'blk.0.ssm_d': (1, 128), 'blk.0.ssm_norm.weight': (8192, 1), 'blk.0.ssm_out.weight': (8192, 4096), 'blk.1.attn_q.weight': (4096, 4096), 'blk.1.attn_k.weight': (4096, 1024), 'blk.1.attn_v.weight': (4096, 1024), 'blk.1.attn_output.weight': (4096, 4096), 'blk.2.ssm_in.weight': (4096, 16768), 'blk.2.ssm_conv1d.weight': (4, 8448), 'blk.2.ssm_dt.bias': (128,), 'blk.2.ssm_a': (1, 128), 'blk.2.ssm_d': (1, 128), 'blk.2.ssm_norm.weight': (8192, 1), 'blk.2.ssm_out.weight': (8192, 4096), 'blk.3.ffn_gate_inp.weight': (4096, 8), 'blk.3.exp_probs_b.bias': (8,), 'blk.3.ffn_down_exps.weight': (2048, 4096, 8), 'blk.3.ffn_up_exps.weight': (4096, 2048, 8), 'blk.3.ffn_down_shexp.weight': (2048, 4096), 'blk.3.ffn_up_shexp.weight': (4096, 2048), 'blk.0.ssm_conv1d.bias': (8448,), 'blk.2.ssm_conv1d.bias': (8448,)}),
+})
+ADDED_BUILDERS["nemotron_h_moe"] = lambda: recorded_model("nemotron_h_moe")
+ADDED_ON_GRID.append("nemotron_h_moe")
+ADDED_QUANT["nemotron_h_moe"] = "f16"
