@@ -913,3 +913,13 @@ RECORDED.update({
 ADDED_BUILDERS["nemotron_h_moe"] = lambda: recorded_model("nemotron_h_moe")
 ADDED_ON_GRID.append("nemotron_h_moe")
 ADDED_QUANT["nemotron_h_moe"] = "f16"
+
+# lfm2moe: LFM2-1.2B's first 3 layers (2 short convolutions, 1 attention) with MoE FFNs after a dense first layer
+RECORDED.update({
+    'lfm2moe': ('lfm2moe', 3,
+        [('lfm2moe.context_length', 128000, 4), ('lfm2moe.embedding_length', 2048, 4), ('lfm2moe.block_count', 3, 4), ('lfm2moe.feed_forward_length', 8192, 4), ('lfm2moe.attention.head_count', 32, 4), ('lfm2moe.vocab_size', 65536, 4), ('lfm2moe.attention.head_count_kv', [0, 0, 8], 'INT32'), ('lfm2moe.attention.layer_norm_rms_epsilon', 1e-05, 6), ('lfm2moe.rope.freq_base', 1000000.0, 6), ('lfm2moe.shortconv.l_cache', 3, 4), ('lfm2moe.expert_count', 8, 4), ('lfm2moe.expert_used_count', 2, 4), ('lfm2moe.expert_feed_forward_length', 1024, 4), ('lfm2moe.leading_dense_block_count', 1, 4), ('lfm2moe.expert_gating_func', 2, 4)],
+        {'token_embd.weight': (2048, 65536), 'token_embd_norm.weight': (2048,), 'blk.{i}.attn_norm.weight': (2048,), 'blk.0.shortconv.conv.weight': (3, 2048), 'blk.0.shortconv.in_proj.weight': (2048, 6144), 'blk.0.shortconv.out_proj.weight': (2048, 2048), 'blk.{i}.ffn_norm.weight': (2048,), 'blk.0.ffn_gate.weight': (2048, 8192), 'blk.0.ffn_down.weight': (8192, 2048), 'blk.0.ffn_up.weight': (2048, 8192), 'blk.1.shortconv.conv.weight': (3, 2048), 'blk.1.shortconv.in_proj.weight': (2048, 6144), 'blk.1.shortconv.out_proj.weight': (2048, 2048), 'blk.2.attn_q.weight': (2048, 2048), 'blk.2.attn_k.weight': (2048, 512), 'blk.2.attn_v.weight': (2048, 512), 'blk.2.attn_output.weight': (2048, 2048), 'blk.2.attn_q_norm.weight': (64,), 'blk.2.attn_k_norm.weight': (64,), 'blk.1.ffn_gate_inp.weight': (2048, 8), 'blk.1.ffn_gate_exps.weight': (2048, 1024, 8), 'blk.1.ffn_up_exps.weight': (2048, 1024, 8), 'blk.1.ffn_down_exps.weight': (1024, 2048, 8), 'blk.2.ffn_gate_inp.weight': (2048, 8), 'blk.2.ffn_gate_exps.weight': (2048, 1024, 8), 'blk.2.ffn_up_exps.weight': (2048, 1024, 8), 'blk.2.ffn_down_exps.weight': (1024, 2048, 8), 'blk.1.exp_probs_b.bias': (8,), 'blk.2.exp_probs_b.bias': (8,)}),
+})
+ADDED_BUILDERS["lfm2moe"] = lambda: recorded_model("lfm2moe")
+ADDED_ON_GRID.append("lfm2moe")
+ADDED_QUANT["lfm2moe"] = "f16"
