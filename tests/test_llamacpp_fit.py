@@ -310,6 +310,21 @@ def _measured_host(path, n_ctx):
     return loaded["model_buffer_mib"], kv, sum(sized["compute_buffer_mib"].values())
 
 
+HOST_S = LlamaCppSettings(program="llama-server", n_parallel=1, flash_attn="on", engine_version="b9000")
+
+
+def _host_fit_expected(path, total_mib, margin_mib=1024):
+    """The context common_params_fit_impl picks on a host of total_mib with no device, from llama.cpp's own
+    figures on this CPU at -fitc (4096) and at the trained 131072: model (the CPU buffer; CPU_REPACK is no host
+    buffer type), K + V, compute; the straight line between them, rounded down to a multiple of 256."""
+    model_lo, kv_lo, comp_lo = _measured_host(path, 4096)
+    _, kv_hi, comp_hi = _measured_host(path, 131072)
+    used_hi = model_lo["CPU"] + kv_hi + comp_hi
+    used_lo = model_lo["CPU"] + kv_lo + comp_lo
+    n = 4096 + int((131072 - 4096) * (total_mib - margin_mib - used_lo) / (used_hi - used_lo))
+    return n - n % 256, used_lo, used_hi
+
+
 def test_host_fit_against_llama_cpp_on_this_cpu():
     """No device (a CPU build), PR #21568: the host buffer types are held against the host's total memory and only
     the context is reduced. llama.cpp on this CPU (the binding's build; it has no fit routine to call: llama_params_fit
@@ -464,3 +479,107 @@ def test_log_names_by_build():
     assert log_names(LlamaCppSettings())[0] == "common_params_fit_impl"
     fx = json.loads((FIXTURES / "qwen2.5-omni-3b-mmproj-margin.json").read_text())
     assert "\nllama_params_fit_impl: projected to use" in fx["quoted"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The host fit wired into the estimate: --ram / ram= (else, with --cpu-only on the command line, this machine's
+# total memory), through the CLI, the API and check
+
+
+def test_host_fit_through_the_api_and_the_cli_on_a_fake_host(capsys):
+    """A CPU-only llama-server of a build with the host fit (b9000): the estimate is the context the fit picks on a
+    fake 3000 MiB host (ram=, --ram), the one the source's rule gives from llama.cpp's own dry-run figures on this
+    CPU; its buffers are that context's, the command as typed under typed_*."""
+    pytest.importorskip("llama_cpp")
+    from oomkit.cli import main
+    from tests import gt_compare as g
+
+    path = g.synth_file("llama-3.1-8b", 4)
+    expect, _, _ = _host_fit_expected(path, 3000)
+    assert expect == 65024
+    est = oomkit.estimate(str(path), "llama.cpp", cpu_only=True, ram="3000MiB", settings=HOST_S,
+                          find_max_context=False)
+    v = est.engine_view
+    assert (v["fit"], v["n_ctx"], v["fit_n_ctx"], v["typed_n_ctx"]) == ("fitted", expect, expect, 131072)
+    assert v["fit_target_bytes"] == {"CPU": 1024 * MiB} and v["fit_host_memory_bytes"] == 3000 * MiB
+    assert v["fit_log"].splitlines()[0].endswith("MiB of host memory vs. 3000 MiB of total host memory")
+    # the fitted layout's figures: K + V of the chosen context (64 MiB per 4096 cells as llama.cpp prints)
+    assert v["kv_buffer_bytes"] == {"CPU": 64 * MiB * expect // 4096}
+    assert v["memory_breakdown"].splitlines()[1].startswith("|   - Host ")
+    assert est.warnings[0].startswith(f"llama.cpp's --fit (on by default) reduces the context from 131072 to {expect} "
+                                      "to leave 1024 MiB of the host's 3000 MiB free")
+    # the same through the command line
+    rc = main(["estimate", str(path), "--cpu-only", "--ram", "3000MiB", "-np", "1", "-fa", "on", "--engine-version",
+               "b9000", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["engine_view"]["n_ctx"] == expect and out["engine_view"]["fit"] == "fitted"
+    # the size as an int of bytes
+    assert oomkit.estimate(str(path), "llama.cpp", cpu_only=True, ram=3000 * MiB, settings=HOST_S,
+                           find_max_context=False).engine_view["n_ctx"] == expect
+
+
+def test_host_fit_eras_and_failures_through_the_api():
+    """Builds before PR #21568 (b8780) keep the trained context on the host ("fit: off", said why); without the
+    host's size the fit is off and asks for --ram; a host that cannot hold the weights fails with llama.cpp's own
+    message, the context reduced to -fitc first; a typed context that does not fit fails the same way."""
+    kw = dict(quant="Q4_K_M", cpu_only=True, find_max_context=False, n_parallel=1)
+    old = oomkit.estimate(LLAMA8, "llama.cpp", ram="8GiB", engine_version="b8700", **kw).engine_view
+    assert old["fit"].startswith("off (no device: builds before b8780 (PR #21568)") and old["n_ctx"] == 131072
+    unknown = oomkit.estimate(LLAMA8, "llama.cpp", **kw).engine_view
+    assert unknown["fit"] == "off (no device, and the host's memory is not known: give --ram SIZE)"
+    tiny = oomkit.estimate(LLAMA8, "llama.cpp", ram="4GiB", repack=False, **kw)
+    v = tiny.engine_view
+    assert v["fit"] == "failed" and v["n_ctx"] == 4096 and v["typed_n_ctx"] == 131072
+    assert v["fit_log"].splitlines()[-1] == ("failed to fit params to free device memory: was unable to fit model "
+                                             "into system memory by reducing context, abort")
+    note = tiny.warnings[0]
+    assert note.startswith("llama.cpp's --fit (on by default) fails on this host: \"failed to fit params to free "
+                           "device memory: was unable to fit model into system memory by reducing context, abort\"")
+    assert f"cannot hold the weights ({tiny.host.weights_bytes // MiB} MiB)" in note
+    typed = oomkit.estimate(LLAMA8, "llama.cpp", ram="8GiB", n_ctx=131072, **kw)
+    assert typed.engine_view["fit"] == "failed" and typed.engine_view["n_ctx"] == 131072
+    assert "fails on this host" in typed.warnings[0]
+    roomy = oomkit.estimate(LLAMA8, "llama.cpp", ram="64GiB", **kw).engine_view
+    assert roomy["fit"] == "unchanged" and roomy["n_ctx"] == 131072 and "typed_n_ctx" not in roomy
+    # with a GPU the host's size changes nothing (the fit weighs the devices)
+    a = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 12000),), find_max_context=False)
+    b = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 12000),), find_max_context=False,
+                        ram="8GiB")
+    assert a.engine_view["fit_log"] == b.engine_view["fit_log"] and a.devices == b.devices
+
+
+def test_check_cpu_only_fits_the_context_to_the_hosts_total():
+    """check --cpu-only hands the detected host's total memory to the fit (ggml_backend_dev_memory of the CPU
+    device reports the total), and checks what it loads against the memory a new process can have."""
+    from oomkit.check import check
+    from oomkit.hardware.detect import Hardware, HostMemory
+
+    hw = Hardware(gpus=(), host=HostMemory(total_bytes=16 * GiB, available_bytes=12 * GiB))
+    r = check(LLAMA8, cpu_only=True, hardware=hw, n_parallel=1, repack=False)
+    v = r.estimate.engine_view
+    want = params_fit(spec_of(LLAMA8), (), LlamaCppSettings(n_parallel=1, repack=False), host_total=16 * GiB)
+    assert v["fit"] == "fitted" and v["n_ctx"] == want.settings.n_ctx < 131072
+    assert r.hardware == "cpu" and r.devices[0].budget_bytes == 12 * GiB
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["--ram", "24"], "24 what? write 24GiB"),
+    (["--ram", "0"], "must be positive"),
+    (["--ram", "8GiB,8GiB"], "one size, the host's memory"),
+    (["--ram", "lots"], "cannot read size"),
+    (["--ram", "8GiB", "--engine", "vllm"], "does not size anything by the host's memory"),
+])
+def test_ram_is_read_as_vram_is(argv, words, capsys):
+    from oomkit.cli import main
+
+    assert main(["estimate", "llama3.1:8b", "--cpu-only", *argv]) == 2
+    assert words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("ram,words", [(1.5, "is a float"), (True, "is a bool"), (512, "512 what?"),
+                                       ("2000000TiB", "up to 1 EiB"), ([8 * GiB], "is a list")])
+def test_ram_api_argument_types(ram, words):
+    from oomkit.errors import OomkitError
+
+    with pytest.raises(OomkitError, match=re.escape(words)):
+        oomkit.estimate(LLAMA8, "llama.cpp", cpu_only=True, ram=ram, find_max_context=False)

@@ -167,6 +167,8 @@ def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | Non
     settings = replace(settings, **options) if settings is not None else eng.settings(**options)
     spec = resolve_model(eng, model, quant)
     target = hardware_target(vram, gpu, cpu_only, hardware)
+    for name in eng.neutral_fields("ram") if target.kind == "cpu" else ():  # the total llama.cpp's --fit weighs
+        settings = replace(settings, **{name: getattr(settings, name) or target.physical["CPU"]})
 
     est = eng.estimate(spec, target.devices, settings)
     if target.kind == "cpu":

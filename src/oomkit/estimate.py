@@ -27,6 +27,7 @@ def estimate(
     gpu: str | None = None,
     devices: tuple[Device, ...] | None = None,
     cpu_only: bool = False,
+    ram: str | int | None = None,
     settings: Any = None,
     find_max_context: bool = True,
     **options: Any,
@@ -37,7 +38,8 @@ def estimate(
     vram: one size per GPU ("24GiB", "24GiB,24GiB", an int of bytes, or a list of these; "24GB" is 24 x 10^9
     bytes, "24GiB" 24 x 2^30; a float or a bare number under 1 MiB is refused); gpu: catalog names ("2x H100");
     devices: explicit oomkit.memory.Device tuple; cpu_only: no GPU at all (True or False). Give one of these;
-    with none, one GPU of unknown size is assumed.
+    with none, one GPU of unknown size is assumed. ram: the host's total memory, by vram's rules for one size
+    ("64GiB", or an int of bytes): llama.cpp's --fit fits the context to it when there is no GPU (cpu_only).
     settings: a ready engine Settings object (as parsed from a command line); options then override it.
 
     Raises oomkit.SettingsError (an option or argument of the wrong type, out of range, or contradicting
@@ -47,7 +49,7 @@ def estimate(
     # lazy: `import oomkit`, which every command runs (--help too), stays as light as the types above
     from .engines.base import get_engine
     from .flags import check_settings
-    from .request import devices_from, resolve_model
+    from .request import devices_from, resolve_model, with_ram
 
     if not isinstance(engine, str):
         raise SettingsError(f"engine: {engine!r} is no engine name; give a string such as 'llama.cpp' or 'vllm'")
@@ -62,6 +64,8 @@ def estimate(
         raise SettingsError(f"{', '.join(unknown)}: no option of the {eng.name} engine; its options: "
                             f"{', '.join(f.name for f in fields(eng.Settings))}")
     settings = replace(settings, **options) if settings is not None else eng.settings(**options)
+    if ram is not None:
+        settings = with_ram(eng, settings, ram)
     check_settings(settings)  # every option's type and range, as the engine takes them
     spec = resolve_model(eng, model, quant)
     devs = devices_from(vram, gpu, devices, cpu_only)

@@ -8,6 +8,7 @@ sizes and counts of the devices (1 MiB to 1 EiB each, at most hardware.catalog.M
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from .engines.base import EngineModule
@@ -109,14 +110,38 @@ def _vram_sizes(vram: Any, most: int) -> tuple[int, ...]:
     return sizes
 
 
-def _one_size(v: Any) -> int:
+def with_ram(eng: EngineModule, settings: Any, ram: Any) -> Any:
+    """The settings with the host's memory (`ram`, see ram_size) in the engine's field for it: llama.cpp's --fit
+    weighs it when there is no GPU. An engine without such a field refuses it."""
+    names = eng.neutral_fields("ram")
+    if not names:
+        raise SettingsError(f"--ram: the {eng.name} engine does not size anything by the host's memory (llama.cpp's "
+                            "--fit does, without a GPU)")
+    size = ram_size(ram)
+    return replace(settings, **{n: size for n in names})
+
+
+def ram_size(ram: Any) -> int:
+    """--ram / ram=: the host's memory in bytes, read by --vram's rules for one device (a size string such as
+    "64GiB" or "64GB", or an int of bytes; a float, a bool, a list or a bare number under 1 MiB refused)."""
+    if isinstance(ram, str) and "," in ram:
+        raise SettingsError(f"--ram {_shown(ram)}: one size, the host's memory (e.g. 64GiB)")
+    size = _one_size(ram, "ram", "--ram")
+    if size <= 0:
+        raise HardwareError(f"--ram: the host's memory must be positive, got {size} bytes")
+    if size > LARGEST_DEVICE:
+        raise HardwareError(f"--ram: {size / GiB:,.0f} GiB of host memory; oomkit takes up to 1 EiB")
+    return size
+
+
+def _one_size(v: Any, key: str = "vram", flag: str = "--vram") -> int:
     if isinstance(v, bool) or not isinstance(v, (int, str)):
         kind = "a bool" if isinstance(v, bool) else f"a {type(v).__name__}"
-        raise SettingsError(f"vram: {v!r} is {kind}; give bytes as an int or a size string such as '24GiB' or "
+        raise SettingsError(f"{key}: {v!r} is {kind}; give bytes as an int or a size string such as '24GiB' or "
                             "'24GB'")
     if isinstance(v, int) and 0 < v < MiB:
-        raise SettingsError(f"vram={v}: {v} bytes; {v} what? give '{v}GiB' or '{v}GB' (an int is bytes)")
-    return parse_size(v, "--vram")
+        raise SettingsError(f"{key}={v}: {v} bytes; {v} what? give '{v}GiB' or '{v}GB' (an int is bytes)")
+    return parse_size(v, flag)
 
 
 def _shown(v: Any) -> str:

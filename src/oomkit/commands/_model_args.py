@@ -15,12 +15,13 @@ from ..errors import OomkitError, SettingsError
 from ..estimate import estimate
 from ..flags import check_settings, flag_value
 from ..memory import MemoryEstimate
-from ..request import check_quant_agrees
+from ..request import check_quant_agrees, with_ram
 from ..units import parse_size
 
 # oomkit's own estimate options: name -> takes a value
 OPTIONS = {"--engine": True, "--ctx": True, "--quant": True, "--kv-type": True, "--parallel": True,
-            "--vram": True, "--gpu": True, "--cpu-only": False, "--engine-version": True, "--json": False,
+            "--vram": True, "--gpu": True, "--cpu-only": False, "--ram": True, "--engine-version": True,
+            "--json": False,
             "--explain": False, "--kv-memory": True, "--backend": True, "--env": True, "-h": False, "--help": False}
 # options that may be given more than once (collected into a list)
 REPEATABLE = {"--env", "--also"}
@@ -69,9 +70,26 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         engine_name = get_engine(opts.get("--engine", "llama.cpp")).name
         _, _, settings = get_engine(engine_name).parse_args(engine_args, env)
     eng = get_engine(engine_name)
-    settings = check_settings(replace(settings, **neutral_options(opts, eng, settings)))
+    settings = replace(settings, **neutral_options(opts, eng, settings))
+    if "--ram" not in (extra_options or {}) or eng.neutral_fields("ram"):  # plan's own --ram: any engine
+        settings = host_ram(opts, eng, settings)
+    settings = check_settings(settings)
     _check_agreement(opts, model, quant)
     return ModelRequest(model=model, engine=engine_name, settings=settings, quant=quant, opts=opts)
+
+
+def host_ram(opts: dict[str, Any], eng: EngineModule, settings: Any) -> Any:
+    """--ram SIZE: the host's memory, which llama.cpp's --fit weighs without a GPU; with --cpu-only and no --ram,
+    this machine's total memory (psutil), for an engine that has a use for it. An engine with none refuses --ram
+    (plan and fit read their own --ram, the RAM a split may use, before this)."""
+    if opts.get("--ram") is not None:
+        return with_ram(eng, settings, opts["--ram"])
+    if not opts.get("--cpu-only") or not eng.neutral_fields("ram"):
+        return settings
+    from ..hardware.detect import host_memory  # lazy: psutil only when the host is this machine
+
+    host = host_memory()
+    return settings if host is None else with_ram(eng, settings, host.total_bytes)
 
 
 def _check_agreement(opts: dict[str, Any], model: str, quant: str | None) -> None:

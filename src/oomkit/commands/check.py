@@ -32,6 +32,7 @@ options:
   --vram SIZE[,SIZE]    plan for GPUs of these sizes instead of the detected ones
   --gpu NAME[,NAME]     plan for GPUs from the catalog ("RTX 4090", "2x H100 SXM")
   --cpu-only            check against this machine's RAM (no GPU)
+  --ram SIZE            with --cpu-only: the host's total memory llama.cpp's --fit weighs (default: this machine's)
   --engine-version V    engine release whose rules to apply
   --json                JSON output (bytes as integers)
   engine flags          the engine's own options, e.g. -c 32768 -ctk q8_0 -ctv q8_0 -fa on -np 1

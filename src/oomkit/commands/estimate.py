@@ -23,6 +23,8 @@ options:
   --vram SIZE[,SIZE]    memory of each GPU (24GiB, 24GB, 24576MiB)
   --gpu NAME[,NAME]     GPUs from the catalog ("RTX 4090")
   --cpu-only            no GPU: everything on the CPU
+  --ram SIZE            the host's memory (64GiB, 64GB); llama.cpp's --fit fits the context to it without a GPU
+                        (default with --cpu-only: this machine's total memory)
   --engine-version V    engine release whose rules to apply (llama.cpp build tag b6500 or a date 2025-06-01;
                         Ollama 0.12.10)
   --backend B           llama.cpp / Ollama GPU backend: cuda, rocm, metal, vulkan, sycl, opencl, cpu (default:

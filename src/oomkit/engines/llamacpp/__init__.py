@@ -80,7 +80,8 @@ ENGINE = EngineModule(
     headline=("n_ctx", "n_parallel", "cache_type_k", "cache_type_v", "flash_attn", "n_gpu_layers"),
     context_field="n_ctx",
     neutral={"ctx": "n_ctx", "parallel": "n_parallel", "kv_type": ("cache_type_k", "cache_type_v"),
-             "engine_version": "engine_version", "backend": "backend"},
+             "engine_version": "engine_version", "backend": "backend",
+             "ram": "host_memory"},
     # -ctk/-ctv: the types llama.cpp's docs name for the KV cache (tools/server/README.md)
     kv_types=("f16", "q8_0", "q4_0"), kv_fields=("cache_type_k", "cache_type_v"),
     aliases=("llamacpp", "llama-cpp", "llama_cpp", "llama-server", "llama-cli", "lmstudio", "lm-studio"),

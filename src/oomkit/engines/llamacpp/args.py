@@ -233,7 +233,8 @@ def flag_takes_value(name: str, following: str | None) -> bool:
 # Each field by its short spelling (tools/server/README.md); the long ones are the aliases a user may have typed.
 # Not flags: program (the program name), engine_version (which build runs, not an option), n_rs_seq (oomkit's
 # count of recurrent-state snapshots per sequence; llama.cpp decides it from the model), backend and cpu_isa (the
-# hardware the build runs on: oomkit's --backend and the CPU's ISA, no llama.cpp flag).
+# hardware the build runs on: oomkit's --backend and the CPU's ISA, no llama.cpp flag), host_memory (oomkit's --ram:
+# the host's memory, which --fit reads from the machine).
 
 
 def _tensor_split(value: tuple[float, ...]) -> str | None:

@@ -180,10 +180,12 @@ def applies(s: LlamaCppSettings, devices: tuple[Device, ...]) -> bool:
     """common_init_from_params runs the fit when -fit is on (the default) for every program built on common
     (llama-server, llama-cli, llama-mtmd-cli, llama-perplexity, llama-imatrix, llama-embedding, llama-fit-params).
     Devices of unknown size are not fitted ("did not report memory; --fit will not use it"); without devices the
-    host fit needs the host's size, which the estimate is not given."""
-    return (s.fit and s.program not in NO_FIT_PROGRAMS
-            and ERAS.reached(build_number(s.engine_version), "params_fit")
-            and bool(devices) and all(free_memory(d) is not None for d in devices))
+    host fit (PR #21568) weighs the host's total memory (settings.host_memory: oomkit's --ram, or the machine's)."""
+    if not (s.fit and s.program not in NO_FIT_PROGRAMS and ERAS.reached(build_number(s.engine_version), "params_fit")):
+        return False
+    if not devices:
+        return s.host_memory is not None and FIT_ERAS.reached(build_number(s.engine_version), "host_fit")
+    return all(free_memory(d) is not None for d in devices)
 
 
 @dataclass(frozen=True)
@@ -234,9 +236,11 @@ def _copy(ngl: list[_Ngl]) -> list[_Ngl]:
 def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
                host_total: int | None = None) -> FitResult:
     """The settings llama.cpp runs with after --fit, and what it logged deciding them. host_total: the host's
-    total memory (ggml_backend_dev_memory of the CPU device), which the host fit weighs when there is no device."""
+    total memory (ggml_backend_dev_memory of the CPU device), which the host fit weighs when there is no device;
+    by default the settings' host_memory."""
     nd = len(devices)
     build = build_number(s.engine_version)
+    host_total = s.host_memory if host_total is None else host_total
     if not nd:
         if host_total is None:
             return FitResult(s, "off", ("no device: the host fit needs the host's total memory",))

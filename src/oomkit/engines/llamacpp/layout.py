@@ -12,6 +12,7 @@ from ...units import MiB
 from .backends import backend_view, cpu_repack, metal_devices
 from .compute import SCHED_MAX_COPIES, compute_by_device, output_buffer_bytes, pipeline_parallel
 from .fit import (
+    FIT_ERAS,
     GPU_RUNTIME_RESERVE,
     NO_FIT_PROGRAMS,
     FitResult,
@@ -23,7 +24,7 @@ from .fit import (
     state_by_device,
 )
 from .kv import Cache, Context, kv_bytes_per_token, kv_caches, recurrent_bytes_by_layer, resolve_context
-from .settings import LlamaCppSettings, version_warning
+from .settings import ERAS, LlamaCppSettings, build_number, version_warning
 from .split import model_devices
 from .weights import ModelBuffers, Placement, model_buffers, place_layers
 
@@ -35,7 +36,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
     before it gave up (the context: the source sets cparams.n_ctx before it throws)."""
     devices = metal_devices(model_devices(devices, s))  # an Apple GPU offers its working set, not the RAM
     fitted = params_fit(spec, devices, s) if applies(s, devices) else None
-    if fitted is None or _same_layout(fitted.settings, s):
+    # a host fit that fails with nothing changed (-c typed) still says so: llama.cpp logs it and loads as typed
+    if fitted is None or (_same_layout(fitted.settings, s) and (devices or fitted.status != "failed")):
         return _estimate(spec, devices, s, fitted)
     typed = _estimate(spec, devices, s, None)
     est = _estimate(spec, devices, fitted.settings, fitted, typed)
@@ -120,7 +122,8 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     return MemoryEstimate(model=spec, engine="llama.cpp", settings=_effective_settings(s, ctx, placement),
                           devices=usages, host=host, engine_view=view, kv_bytes_per_token=kv_bytes_per_token(spec, ctx),
                           layers=_layer_uses(spec, devices, rs, placement, state),
-                          warnings=tuple(_warnings(spec, devices, s, ctx, fitted, typed, usages)))
+                          warnings=tuple(_warnings(spec, devices, s, ctx, fitted, typed, usages,
+                                                     (host.total_bytes, repack, host.weights_bytes))))
 
 
 def _fit_view(fitted: FitResult | None, s: LlamaCppSettings, devices: tuple[Device, ...]) -> dict[str, Any]:
@@ -131,8 +134,13 @@ def _fit_view(fitted: FitResult | None, s: LlamaCppSettings, devices: tuple[Devi
             why = "-fit off"
         elif s.program in NO_FIT_PROGRAMS:
             why = f"{s.program} does not fit"
+        elif not devices and not ERAS.reached(build_number(s.engine_version), "params_fit"):
+            why = f"build {s.engine_version} predates --fit"
+        elif not devices and s.host_memory is None:
+            why = "no device, and the host's memory is not known: give --ram SIZE"
         elif not devices:
-            why = "no device (the host fit needs the host's memory)"
+            why = (f"no device: builds before b{FIT_ERAS['host_fit']} (PR #21568) do not fit the context to the "
+                   "host's memory")
         elif any(d.memory_bytes is None and d.free_bytes is None for d in devices):
             why = "a device of unknown size"
         else:
@@ -144,7 +152,9 @@ def _fit_view(fitted: FitResult | None, s: LlamaCppSettings, devices: tuple[Devi
         "fit_n_gpu_layers": fitted.n_gpu_layers,
         "fit_tensor_split": ",".join(map(str, fitted.layers_per_device)) if len(devices) > 1 else "",
         "fit_override_tensor": ",".join(f"{p}={b}" for p, b in fitted.overrides),
-        "fit_target_bytes": {d.id: m for d, m in zip(devices, fitted.margins, strict=True)},
+        "fit_target_bytes": ({d.id: m for d, m in zip(devices, fitted.margins, strict=True)} if devices
+                             else {"CPU": fitted.margins[0]}),
+        "fit_host_memory_bytes": s.host_memory if not devices else None,
         "fit_dry_runs": fitted.dry_runs,
         "fit_log": "\n".join(fitted.lines),
     }
@@ -195,7 +205,7 @@ def engine_view(spec: ModelSpec, devices: tuple[Device, ...], ctx: Context, cach
 
 def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings, ctx: Context,
               fitted: FitResult | None = None, typed: MemoryEstimate | None = None,
-              usages: tuple[Usage, ...] = ()) -> list[str]:
+              usages: tuple[Usage, ...] = (), host_bytes: tuple[int, int, int] = (0, 0, 0)) -> list[str]:
     warnings = []
     if s.split_mode == "row" and len(devices) > 1:
         # llama_model::load_tensors with LLAMA_SPLIT_MODE_ROW: every layer on -mg, its matrices in a CUDA_Split
@@ -203,7 +213,7 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
         warnings.append("-sm row splits each weight matrix by rows (a CUDA_Split buffer) with the KV cache and "
                         "compute on -mg; oomkit shows the layer split instead")
     if fitted is not None and typed is not None:
-        warnings.append(_fit_note(spec, fitted, typed, ctx, usages))
+        warnings.append(_fit_note(spec, fitted, typed, ctx, usages, host_bytes))
     if s.n_ctx and spec.n_ctx_train and ctx.n_ctx_seq > spec.n_ctx_train:
         warnings.append(f"n_ctx_seq ({ctx.n_ctx_seq}) > n_ctx_train ({spec.n_ctx_train}): the model was not "
                         "trained for this context; quality may drop unless RoPE scaling is set")
@@ -215,7 +225,7 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
 
 
 def _fit_note(spec: ModelSpec, fitted: FitResult, typed: MemoryEstimate, ctx: Context,
-              usages: tuple[Usage, ...]) -> str:
+              usages: tuple[Usage, ...], host_bytes: tuple[int, int, int] = (0, 0, 0)) -> str:
     """What --fit changed against the typed command, in one line: the context it reduced, the layers and expert
     tensors it moved to the CPU, the margin it keeps; and whether the result fits."""
     tv = typed.engine_view
@@ -238,6 +248,25 @@ def _fit_note(spec: ModelSpec, fitted: FitResult, typed: MemoryEstimate, ctx: Co
         what.append(f"splits the layers {':'.join(map(str, fitted.layers_per_device))} over the devices (-ts)")
     margins = "/".join(str(m // MiB) for m in fitted.margins)
     fits = all(u.total_bytes <= u.memory_bytes for u in usages if u.memory_bytes is not None)
+    host = fitted.settings.host_memory if not usages else None
+    if host is not None:  # the host fit: llama.cpp's own words, and whether the host holds what it loads
+        left = host - host_bytes[0]
+        end = (f"it leaves {left // MiB} MiB of the host's {host // MiB} MiB" if left >= 0 else
+               f"it needs {-left // MiB} MiB more than the host's {host // MiB} MiB")
+        if left < 0 and host_bytes[2] > host:
+            end += f", whose memory cannot hold the weights ({host_bytes[2] // MiB} MiB)"
+        elif left < 0 and host_bytes[1] and fitted.status != "failed":
+            # common_get_device_memory_data_impl adds no row for CPU_REPACK (not a host buffer type, and the CPU is
+            # none of the model's devices): the fit leaves the repacked weights out
+            end += f" (the fit does not count the {host_bytes[1] // MiB} MiB of repacked weights, CPU_REPACK)"
+        if fitted.status == "failed":
+            return (f"llama.cpp's --fit (on by default) fails on this host: \"failed to fit params to free device "
+                    f"memory: {fitted.lines[-1].split(': ', 1)[-1]}\""
+                    + (f"; it still {' and '.join(what)} and loads the rest as typed" if what else "")
+                    + f"; {end} (engine_view fit_*, typed_*)")
+        return (f"llama.cpp's --fit (on by default) {', '.join(what) or 'changes the layout'} to leave {margins} MiB "
+                f"of the host's {host // MiB} MiB free; {end}"
+                + (f"; add -fit off to keep {' and '.join(keep)}" if keep else "") + " (engine_view fit_*, typed_*)")
     if fitted.status == "failed":
         line = (f"llama.cpp's --fit (on by default) cannot fit this command ({fitted.lines[-1].split(': ', 1)[-1]})"
                 + (f"; it still {' and '.join(what)}" if what else "") + " and loads the rest as typed")

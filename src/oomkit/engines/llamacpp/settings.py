@@ -79,6 +79,7 @@ class LlamaCppSettings:
         "fit_target": Limit(0, INT32_MAX, "-fitt"),
         "fit_ctx": Limit(0, 2**32 - 1, "-fitc"),
         "n_rs_seq": Limit(0, 256, ""),
+        "host_memory": Limit(1 << 20, 1 << 60, "--ram", allowed="1 MiB to 1 EiB"),
     }
 
     program: str = "llama-server"  # llama-server | llama-cli | llama-cpp-python
@@ -114,6 +115,9 @@ class LlamaCppSettings:
     fit_ctx: int = 4096  # -fitc: the least context fit reduces to (a typed -c 0 means never reduce: not modelled)
     rpc: tuple[str, ...] = ()  # --rpc host:port,...: devices of rpc-server hosts, after the local ones
     device: tuple[str, ...] = ()  # -dev: the devices used, by name (none = all)
+    # oomkit --ram: the host's total memory (ggml_backend_dev_memory of the CPU device), which --fit holds the host
+    # buffers against when there is no GPU (common/fit.cpp, PR #21568); None: not known, no host fit
+    host_memory: int | None = None
     engine_version: str = NEWEST
 
     def to_dict(self) -> dict[str, Any]:
