@@ -923,3 +923,13 @@ RECORDED.update({
 ADDED_BUILDERS["lfm2moe"] = lambda: recorded_model("lfm2moe")
 ADDED_ON_GRID.append("lfm2moe")
 ADDED_QUANT["lfm2moe"] = "f16"
+
+# plamo2: a Mamba layer (ssm.group_count 0: plamo2.cpp asserts it) and an attention layer with fused QKV
+RECORDED.update({
+    'plamo2': ('plamo2', 2,
+        [('plamo2.context_length', 8192, 4), ('plamo2.embedding_length', 4096, 4), ('plamo2.block_count', 2, 4), ('plamo2.feed_forward_length', 11008, 4), ('plamo2.attention.head_count', 32, 4), ('plamo2.attention.layer_norm_rms_epsilon', 1e-05, 6), ('plamo2.rope.freq_base', 10000.0, 6), ('plamo2.vocab_size', 32000, 4), ('plamo2.attention.head_count_kv', [0, 8], 'INT32'), ('plamo2.ssm.conv_kernel', 4, 4), ('plamo2.ssm.inner_size', 8192, 4), ('plamo2.ssm.state_size', 128, 4), ('plamo2.ssm.time_step_rank', 128, 4), ('plamo2.ssm.group_count', 0, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.0.ssm_in.weight': (4096, 16384), 'blk.0.ssm_conv1d.weight': (4, 8192), 'blk.0.ssm_x.weight': (8192, 512), 'blk.0.ssm_dt.weight': (256, 128), 'blk.0.ssm_dt.bias': (128,), 'blk.0.ssm_a': (128,), 'blk.0.ssm_d': (128,), 'blk.0.ssm_out.weight': (8192, 4096), 'blk.0.ssm_dt_norm': (256,), 'blk.0.ssm_b_norm': (128,), 'blk.0.ssm_c_norm': (128,), 'blk.{i}.post_attention_norm': (4096,), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_up.weight': (4096, 22016), 'blk.{i}.post_ffw_norm': (4096,), 'blk.1.attn_qkv.weight': (4096, 6144), 'blk.1.attn_q_norm.weight': (128, 32), 'blk.1.attn_k_norm.weight': (128, 8), 'blk.1.attn_output.weight': (4096, 4096)}),
+})
+ADDED_BUILDERS["plamo2"] = lambda: recorded_model("plamo2")
+ADDED_ON_GRID.append("plamo2")
+ADDED_QUANT["plamo2"] = "f16"
