@@ -51,7 +51,8 @@ def estimate(path: Path):
             model, quant = pre_mla_file(resolve_model(get_engine("llama.cpp"), model, quant)), None
         _CACHE[path.name] = oomkit.estimate(model, "llama.cpp", quant=quant,
                                             devices=devices(fx), settings=s, find_max_context=False,
-                                            engine_version=fx["engine_version"], backend=fx["backend"])
+                                            engine_version=fx["engine_version"], backend=fx["backend"],
+                                            **fx.get("options", {}))
     return _CACHE[path.name]
 
 

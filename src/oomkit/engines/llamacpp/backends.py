@@ -182,6 +182,11 @@ REPACK_SINCE: dict[tuple[str, str], int] = {
     ("neon", "mxfp4"): 8270,
 }
 
+# The repack buffer type's name: "CPU_AARCH64" (ggml-cpu-aarch64.cpp, on every ISA) until PR #13892 ("ggml-cpu :
+# split arch-specific implementations", opened 2025-05-29, reviewed 2025-06-04, placed at 2025-06-09) renamed the
+# aarch64 identifiers to repack; issue #11807's log (b4202, an aarch64 build) prints "CPU_AARCH64 model buffer size".
+REPACK_NAME_BUILD = 5631
+
 # tensors read with GGML_OP_GET_ROWS (llama-arch.cpp LLM_TENSOR_INFOS), which the repack buffer type does not
 # support (extra_buffer_type::supports_op: MUL_MAT on a 2-D weight, MUL_MAT_ID on a 3-D expert stack)
 _GET_ROWS = ("token_embd.", "per_layer_token_embd.", "pos_embd.", "token_types.")
@@ -303,6 +308,9 @@ def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict
     host buffer type (CUDA_Host, ROCm_Host, Vulkan_Host, SYCL_Host; CPU on Metal and OpenCL), Metal's weights as
     MTL0_Mapped (mmap'd from the file); the backend named too."""
     b = infer_backend(devices, s.backend)
+    mb = view.get("model_buffer_bytes")
+    if build < REPACK_NAME_BUILD and isinstance(mb, dict) and "CPU_REPACK" in mb:
+        mb["CPU_AARCH64"] = mb.pop("CPU_REPACK")
     if not devices:
         view["backend"] = "cpu"
         return view
@@ -338,7 +346,8 @@ def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict
     # output layer's in the default split) is an RPC server
     if devices[0].id.startswith("RPC") and host in view.get("compute_buffer_bytes", {}):
         cb = view["compute_buffer_bytes"]
-        cb["CPU"] = cb.get("CPU", 0) + cb.pop(host)
+        moved = cb.pop(host)  # popped first: with a CPU client the host buffer is CPU itself, counted once
+        cb["CPU"] = cb.get("CPU", 0) + moved
     view["backend"] = b.name
     view["output_buffer_name"] = "CPU" if devices[-1].id.startswith("RPC") else host
     return view
