@@ -369,8 +369,12 @@ def test_estimate_gives_the_largest_context_for_a_known_model():
 ENGINE_LOGS = sorted((Path(__file__).parent / "fixtures" / "engine_logs").glob("*/*.json"))
 
 
-# Known misses, kept visible (none at present).
-KNOWN_MISSES: dict[str, str] = {}
+# Known misses, kept visible.
+KNOWN_MISSES: dict[str, str] = {
+    "olmocr-qwen2-vl-7b-vlm-fraction-olmocr159": "the stored excerpt (olmocr#159) holds four SGLang server lines "
+    "wrapped in olmOCR's own logger ('Automatically reduce --mem-fraction-static to 0.836 ...'), no launch, "
+    "'Load weight' or 'KV Cache is allocated' line: diagnose names no engine from it",
+}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[p.stem]))
