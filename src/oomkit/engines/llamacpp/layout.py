@@ -146,7 +146,9 @@ def _fit_view(fitted: FitResult | None, s: LlamaCppSettings, devices: tuple[Devi
         else:
             why = f"build {s.engine_version} predates --fit"
         return {"fit": f"off ({why})"}
+    host = {} if devices else {"fit_host_memory_bytes": s.host_memory}  # the total the host fit weighs
     return {
+        **host,
         "fit": fitted.status,
         "fit_n_ctx": fitted.n_ctx,
         "fit_n_gpu_layers": fitted.n_gpu_layers,
@@ -154,7 +156,6 @@ def _fit_view(fitted: FitResult | None, s: LlamaCppSettings, devices: tuple[Devi
         "fit_override_tensor": ",".join(f"{p}={b}" for p, b in fitted.overrides),
         "fit_target_bytes": ({d.id: m for d, m in zip(devices, fitted.margins, strict=True)} if devices
                              else {"CPU": fitted.margins[0]}),
-        "fit_host_memory_bytes": s.host_memory if not devices else None,
         "fit_dry_runs": fitted.dry_runs,
         "fit_log": "\n".join(fitted.lines),
     }
