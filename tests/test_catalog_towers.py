@@ -111,7 +111,8 @@ def test_tower_equals_transformers_modules(slug):
     assert tower.params == _transformers_count(config)
 
 
-@pytest.mark.parametrize("slug", ["qwen2.5-vl-3b-instruct", "gemma-3-4b-it", "qwen3-vl-2b-instruct", "qwen3-vl-4b-instruct",
+@pytest.mark.parametrize("slug", ["qwen2.5-vl-3b-instruct", "gemma-3-4b-it", "gemma-3-12b-it", "qwen3-vl-2b-instruct",
+                                  "qwen3-vl-4b-instruct",
                                   "qwen3-vl-8b-instruct", "qwen3-vl-30b-a3b-instruct",
                                   # HF safetensors totals, exact: 108,641,793,536 / 401,583,781,376 / 24,011,361,280
                                   "llama-4-scout-17b-16e-instruct", "llama-4-maverick-17b-128e-instruct",

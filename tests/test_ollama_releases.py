@@ -168,19 +168,16 @@ def test_machines_and_models_covered():
 
 @pytest.mark.parametrize("stem", ["gemma3-12b-11gib-gpu-ctx8192-partial", "gemma3-12b-num-gpu-49-11gib-ctx2048-0.11",
                                   "gemma3-12b-cpu-parallel2-ctx8192"])
-def test_projector_goes_with_the_output_layer_from_0_7_1(monkeypatch, stem):
+def test_projector_goes_with_the_output_layer_from_0_7_1(stem):
     """gemma3:12b, three logs of one blob: ollama/ollama#12000 (0.11.7, 11.1 GiB free: 48 of 49 layers,
     memory.required.partial 8.9 GiB, full 11.4 GiB = 8.9 + the last layer that did not fit: output 787.5 MiB +
     projector 795.9 MiB + its graph 1.0 GiB), #11819 (0.11.4, num_gpu 49 on 10.9 GiB: 8.5 / 11.0 GiB) and
     atineiatte/deep-research-at-home#14 (0.9.0, CPU only, 2 slots: 10.5 GiB). From v0.7.1 (d75557747) the Ollama
     engine's projector rides with the output layer instead of being reserved on the first GPU. The catalog's
-    gemma3:12b carries no vision tower; gemma3 ships the same SigLIP encoder at every size (projector.weights
-    795.9 MiB in the 4b and the 12b logs alike), so gemma3:4b's projector stands in for it."""
-    from oomkit.engines.ollama import layout
+    gemma3:12b carries its own SigLIP tower (projector.weights 795.9 MiB, as in the 4b logs)."""
     from oomkit.engines.ollama.projector import projector
 
-    siglip = projector(resolve("gemma3:4b", "Q4_K_M"))
-    monkeypatch.setattr(layout, "_projector", lambda spec, v: siglip if v >= (0, 6, 0) else None)
+    siglip = projector(resolve("gemma3:12b", "Q4_K_M"))
     fx = _load(stem)
     p = fx["printed"]
     est = tl._run_fixture(fx)
