@@ -75,15 +75,10 @@ CONTENT_VERSIONS = {"gpt-oss-20b-4060ti-16gb-partial": "0.11.2",
                     # layers.split="" on one GPU: the string of v0.11.4 and before (v0.11.5, d5a0d8d90, prints
                     # a Go slice, "[19]"); the macOS app was not yet updated to the 0.11.5 of the log's date
                     "gemma3-270m-f16-metal-16gib-ctx4096": "0.11.4"}
-# Figures that depend on a file Ollama quantized differently from llama-quantize's recipe (not comparable):
-FILE_DIFFERENCES = {
-    # blob 1fa8532d: output.weight stored as Q4_K (131072 x 5120 x 144/256 B = 360.0 MiB); the Q4_K_M recipe has Q6_K
-    "mistral-small3.1-24b-3090-ctx4096-fa": {"memory.weights.nonrepeating",
-                                             # the blocks 1.4% heavier than the recipe's (12.7 against 12.5 GiB):
-                                             # one more block fits in oomkit's count (38/37)
-                                             "layers.offload"},
-    "mistral-small3.1-24b-2gpu-split-0.7": {"memory.weights.nonrepeating"},  # the same blob
-}
+# Figures that depend on a file Ollama quantized differently from what oomkit computes (not comparable). None
+# left: mistral-small3.1's blob 1fa8532d (attn_v F16, output.weight Q4_K) is Ollama v0.6.2-v0.6.8's quantizer,
+# mirrored in engines/ollama/weights.py.
+FILE_DIFFERENCES: dict[str, set[str]] = {}
 
 
 def _log_version(fx: dict) -> str:

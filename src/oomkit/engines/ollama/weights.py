@@ -33,6 +33,8 @@ def ollama_gguf(spec: ModelSpec) -> ModelSpec:
         # Ollama-engine model with no GraphSize formula of its own; llama.cpp's converter writes the text as "llama"
         spec = replace(spec, architecture="mistral3", labels=spec.labels + (
             "architecture as Ollama's library GGUF names it: mistral3 (llama.cpp: llama)",))
+    if not spec.weights.exact and _quantized_in_spring_2025(spec):
+        spec = _spring_2025_quantizer(spec)
     if not spec.weights.exact and spec.weights.format.lower() in _PLAIN_DTYPES:
         shapes = [TensorShape(t.name, t.shape, t.layer) for t in spec.weights.tensors]
         w = gguf_inventory(shapes, arch=spec.architecture, ftype=_PLAIN_DTYPES[spec.weights.format.lower()])
@@ -66,6 +68,57 @@ def ollama_gguf(spec: ModelSpec) -> ModelSpec:
             "weights as in Ollama's gpt-oss GGUF: MXFP4 experts, 16-bit elsewhere, norms and router F32 "
             "(convert/convert_gptoss.go, convert/reader.go)",))
     return spec
+
+
+# Library tags Ollama quantized with the llama.cpp it vendored from v0.6.2 to v0.6.8 (2025-03-14 6bd0a983c to
+# 2025-05-06 424810450, when quantization moved to Go): the original Qwen3 dense tags (2025-04-28; 4b, 30b and
+# 235b were re-pointed to the 2507 releases later) and mistral-small3.1 (its mistral3 GGUF is Ollama's own).
+_SPRING_2025 = (re.compile(r"^qwen3[:\s-]*(0\.6|1\.7|8|14|32)b\b(?!.*(2507|embed|coder|instruct|thinking|vl))",
+                           re.IGNORECASE),
+                re.compile(r"mistral[-_ ]?small[-_ ]?3\.1", re.IGNORECASE))
+
+
+def _quantized_in_spring_2025(spec: ModelSpec) -> bool:
+    fmt = spec.weights.format.upper()
+    return (fmt not in ("F32", "F16", "BF16", "FLOAT16", "BFLOAT16", "FLOAT32")
+            and any(r.search(spec.name) for r in _SPRING_2025))
+
+
+def _spring_2025_quantizer(spec: ModelSpec) -> ModelSpec:
+    """The tensor types of a library GGUF quantized by Ollama's vendored llama.cpp of v0.6.2-v0.6.8.
+
+    - llama-quant.cpp llama_model_quantize_impl (Ollama's patch 0021-add-model-quantizations, 6bd0a983c):
+      `quantize &= name.find("v.") == npos` was meant for the vision tower but also matches "attn_v.weight":
+      every attn_v stays at the converter's F16 (qwen3:32b: 64 f16 tensors, ollama/ollama#14774; per-layer
+      bytes 315,638,784 / 281,846,784, ollama/ollama#13372). The Go quantizer of v0.7.0 excepts "_v." again.
+    - the same patch's mistral3 tensor map has no LLM_TENSOR_OUTPUT, so llama_tensor_get_type never sees
+      output.weight as the output (it keeps the file type's default, Q4_K: memory.weights.nonrepeating
+      360.0 MiB, ollama/ollama#10417) and has_output stays false, so token_embd takes the output rule (Q6_K
+      unless the default is Q8_0 or rows are not whole K-blocks)."""
+    from ...quant.gguf_recipes import ftype_by_name  # lazy: only this quirk needs the file-type table
+
+    ft = ftype_by_name(spec.weights.format)
+    default = ft.default_type or "q4_K"
+    mistral3 = spec.architecture == "mistral3"
+    ts = []
+    for t in spec.weights.tensors:
+        dtype = t.dtype
+        if "v." in t.name and t.name.endswith("weight") and len(t.shape) >= 2:
+            dtype = "f16"
+        elif mistral3 and t.name == "output.weight":
+            dtype = default
+        elif mistral3 and t.name == "token_embd.weight":
+            block = ggml.type_by_name(default).block_size
+            dtype = "q8_0" if t.shape[0] % block else default if default == "q8_0" else "q6_K"
+        if dtype != t.dtype:
+            t = replace(t, dtype=dtype, nbytes=ggml.tensor_bytes(dtype, t.shape))
+        ts.append(t)
+    w = WeightInventory(tensors=tuple(ts), exact=False, format=spec.weights.format)
+    return replace(spec, weights=w, labels=spec.labels + (
+        "weights as in Ollama's library GGUF, quantized by Ollama v0.6.2-v0.6.8: attn_v left F16 (its quantizer "
+        "skipped every name containing \"v.\")" + (", output.weight at the default type and token_embd as the "
+                                                     "output (no output tensor in its mistral3 map)" if mistral3
+                                                     else ""),))
 
 
 # ---------------------------------------------------------------------------------------------------------
