@@ -115,7 +115,9 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "") -> ModelSpec
         kind = kinds[i]
         layers.append(LayerSpec(
             index=i, kind=kind,
-            attention=attention[i] if kind not in (LayerKind.RECURRENT, LayerKind.NONE) else None,
+            # encoders keep their attention dims (no cache, but the graph's heads), as hf_config reads them
+            attention=attention[i] if kind not in (LayerKind.RECURRENT, LayerKind.NONE) or arch in NO_CACHE_ARCHS
+            else None,
             recurrent=recurrent if kind is LayerKind.RECURRENT or arch == "falcon-h1" else None,
             ffn=_ffn_from_tensors(by_layer.get(i, {}), n_expert_used),
             parallel_recurrent=arch == "falcon-h1", kv_source=kv_source.get(i),
@@ -255,7 +257,7 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
     kv_lora = m.int("attention.kv_lora_rank", 0)
     for i in range(n_all):
         kind = kinds[i]
-        if kind in (LayerKind.RECURRENT, LayerKind.NONE):
+        if kind is LayerKind.RECURRENT or kind is LayerKind.NONE and m.arch not in NO_CACHE_ARCHS:
             out.append(None)
             continue
         if n_head[i] == 0 and m.arch in NO_ATTENTION_LAYERS_OK:

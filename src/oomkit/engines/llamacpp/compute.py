@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...memory import Device
+from ...model.archs import NO_CACHE_ARCHS
 from ...model.spec import ModelSpec
 from .kv import Cache, Context, attention_layers
 from .settings import ERAS, LlamaCppSettings, build_number
@@ -43,6 +44,19 @@ def reserved_outputs(ctx: Context, s: LlamaCppSettings) -> int:
     return T
 
 
+# Graphs whose attention reads the ubatch's own K and V through build_attn_inp_no_cache (llm_graph_input_attn_no_cache
+# in src/llama-graph.cpp: n_kv = n_tokens, one n_tokens x n_tokens KQ mask): the encoders and diffusion models
+# llama.cpp gives no cache (NO_CACHE_ARCHS), and llama-embed, which keeps a KV cache its graph never reads
+# (src/models/llama.cpp: llm_build_llama<embed = true> builds build_attn_inp_no_cache).
+NO_CACHE_GRAPHS = NO_CACHE_ARCHS | {"llama-embed"}
+# Graphs that end at the embeddings (res->t_embd) with no output projection: no logits rows (src/models/bert.cpp,
+# modern-bert.cpp, neo-bert.cpp, eurobert.cpp, gemma-embedding.cpp, t5-enc, llama.cpp with embed = true)
+EMBEDDING_GRAPHS = NO_CACHE_GRAPHS - {"dream", "llada", "llada-moe", "rnd1"}
+# src/models/bert.cpp (bert, jina-bert-v2/v3, nomic-bert, nomic-bert-moe): post-norm, the FFN reads the attention
+# norm's output and the layer input is freed by the residual add before it, one hidden-state row fewer below the FFN
+POST_NORM_ENCODERS = frozenset({"bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-bert-moe"})
+
+
 def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None
                    ) -> ComputePhases:
     """Peak of the worst-case ubatch graph: llama_context::graph_reserve builds it with
@@ -61,13 +75,23 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     T = min(ctx.n_ctx, ctx.n_ubatch)
     f32 = 4
     resid = spec.n_embd * T * f32
-    # the logits rows (reserved_outputs: every token of the ubatch unless the build reserves fewer)
-    out_phase = spec.n_vocab * (T if n_outputs is None else n_outputs) * f32 + 2 * resid
-    cells = {il: c.cells for c in caches for il in c.layers}
-    masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)  # one KQ mask per cache
+    no_cache = spec.architecture in NO_CACHE_GRAPHS
+    # the logits rows (reserved_outputs: every token of the ubatch unless the build reserves fewer); an embedding
+    # graph has none, its output the t_embd rows
+    rows_out = 0 if spec.architecture in EMBEDDING_GRAPHS else (T if n_outputs is None else n_outputs)
+    out_phase = spec.n_vocab * rows_out * f32 + 2 * resid
+    if no_cache:
+        # the ubatch attends to itself: n_kv = T for every attention layer, one T x T mask
+        run = [layer for layer in spec.trunk_layers if layer.attention is not None]
+        cells = {layer.index: T for layer in run}
+        masks = T * T * (2 if ctx.flash_attn else 4)
+    else:
+        run = attention_layers(spec)
+        cells = {il: c.cells for c in caches for il in c.layers}
+        masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)  # one KQ mask per cache
     attn_phase = 0
     hybrid = any(layer.recurrent is not None and layer.recurrent.kind != "short_conv" for layer in spec.layers)
-    for layer in attention_layers(spec):
+    for layer in run:
         a = layer.attention
         n_kv = cells.get(layer.index, 0)
         kq = 0 if ctx.flash_attn else n_kv * T * a.n_heads * f32
@@ -75,7 +99,10 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
             inner = a.n_heads * T * f32 * (3 * a.kv_lora_rank + a.qk_rope_head_dim) + resid
         else:
             q = a.n_heads * a.head_dim_k
-            inner = T * f32 * (q + 2 * a.n_kv_heads * a.head_dim_k + a.n_heads * a.head_dim_v) + 3 * resid
+            # Q, K, V, the attention output and three hidden-state rows (the layer input, its norm and one more);
+            # two in the post-norm BERT graphs, whose attention reads the layer input itself (src/models/bert.cpp)
+            rows = 2 if spec.architecture in POST_NORM_ENCODERS else 3
+            inner = T * f32 * (q + 2 * a.n_kv_heads * a.head_dim_k + a.n_heads * a.head_dim_v) + rows * resid
             if a.kv_lora_rank and ctx.flash_attn:
                 # MLA without the latent cache: wkv_b's decompressed K_nope and V per head are still alive when
                 # flash attention runs (fitted to the legacy-GGUF ground truth; without FA they are not)
@@ -182,13 +209,27 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
     resid = spec.n_embd * T * f32
     attn_at = [layer.index for layer in attention_layers(spec)]
     last_attn = max(attn_at, default=-1)
+    post_norm = spec.architecture in POST_NORM_ENCODERS
+    if spec.architecture in NO_CACHE_GRAPHS:
+        # every layer reads the one T x T mask (NO_CACHE_GRAPHS): below the FFN the masks and four hidden-state
+        # rows as in a decoder; two in the post-norm BERT graphs (POST_NORM_ENCODERS), plus the down projection's
+        # rows where it cannot take the block of the up projection it reads (GELU in place on it)
+        last_attn = len(spec.layers)
+        if post_norm:
+            masks -= 2 * resid
+    gated_experts = {t.layer for t in spec.weights.tensors
+                     if t.layer is not None and (".ffn_gate_exps." in t.name or ".ffn_gate_up_exps." in t.name)}
     dense = _dense_ffn_rows(spec)
     wide_alive = 3 if build >= SWIGLU_OP_BUILD else 2  # gate, up (and the SWIGLU product)
     work = 0
     for layer in spec.trunk_layers:
         f = layer.ffn
         base = masks + 4 * resid if layer.index < last_attn else 5 * resid
-        if f.is_moe:
+        if f.is_moe and layer.index not in gated_experts:
+            # GELU experts (build_moe_ffn with up only, nomic-bert-moe): the activation in place on the used
+            # experts' up rows, their down projection above them
+            work = max(work, base + f.n_experts_used * (f.n_ff_expert * T * f32 + resid))
+        elif f.is_moe:
             wide = f.n_experts_used * f.n_ff_expert * T * f32
             weighted = f.n_experts_used * resid
             work = max(work, base + wide_alive * wide + (weighted if weighted > 2 * wide else 0))
@@ -199,7 +240,7 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
         elif layer.index in dense:
             fused, plain, parallel = dense[layer.index]
             rows = wide_alive * fused + plain
-            work = max(work, base + (resid if parallel else 0) + rows * T * f32)
+            work = max(work, base + (resid if parallel or plain and post_norm else 0) + rows * T * f32)
         elif f.n_ff:
             work = max(work, base + wide_alive * f.n_ff * T * f32)
     out = 0
