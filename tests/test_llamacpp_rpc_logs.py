@@ -1,4 +1,4 @@
-"""llama.cpp over several devices, as public logs print it: multi-GPU ROCm and SYCL, and --rpc hosts
+"""llama.cpp over several devices, as public logs print it: multi-GPU ROCm and SYCL, --rpc hosts and Hexagon NPU sessions
 (tests/fixtures/engine_logs/llamacpp/backends_multi/, each fixture with its URL and the arithmetic that
 identifies the model).
 
@@ -45,7 +45,7 @@ _CACHE: dict[str, object] = {}
 def estimate(path: Path):
     if path.name not in _CACHE:
         fx = load(path)
-        _, _, s = parse_args(["-m", "x.gguf", *fx["args"]])
+        _, _, s = parse_args(["-m", "x.gguf", *fx["args"]], program=fx.get("program", "llama-server"))
         model, quant = fx["catalog_model"], fx["weight_format"]
         if fx.get("gguf_layout") == "pre-mla":  # a DeepSeek file converted before llama.cpp PR #12801
             model, quant = pre_mla_file(resolve_model(get_engine("llama.cpp"), model, quant)), None
@@ -64,6 +64,7 @@ def checks() -> list:
         p, misses = fx["printed"], fx.get("known_misses", {})
         cases = [("kv", name) for name in p.get("kv_mib", {})]
         cases += [("kv_total", "K+V")] if "k_mib" in p else []
+        cases += [("caches", "cells/layers/K/V")] if "caches" in p else []
         cases += [("cache", name) for name in p.get("cache_bytes", {})]
         cases += [("output", p["output_buffer_name"])] if "output_mib" in p else []
         cases += [("model", name) for name in p.get("model_mib", {})]
@@ -89,6 +90,9 @@ def test_multi_device_log(path, kind, name):
     elif kind == "kv_total":
         assert v["kv_caches"][0]["cells"] == p["kv_size"]
         assert (mib(v["k_bytes"]), mib(v["v_bytes"])) == (p["k_mib"], p["v_mib"])
+    elif kind == "caches":  # each cache (an iSWA pair: the full and the sliding one): cells, layers, K, V
+        got = [[c["cells"], c["layers"], mib(c["k_bytes"]), mib(c["v_bytes"])] for c in v["kv_caches"]]
+        assert got == p["caches"]
     elif kind == "cache":  # a cache whose buffer is printed in bytes (a failed allocation): cells and K+V exact
         cache = next(c for c in v["kv_caches"] if c["name"] == name)
         assert [cache["cells"], cache["k_bytes"] + cache["v_bytes"]] == p["cache_bytes"][name]

@@ -65,10 +65,14 @@ BACKENDS = {
     "opencl": Backend("opencl", "OpenCL", None, indexed=False, runtime_reserve=457 * MiB),
     "metal": Backend("metal", "MTL", None, unified=True, runtime_reserve=512 * MiB),
     "cpu": Backend("cpu", "CPU", None),
+    # Qualcomm Hexagon NPU sessions (ggml-hexagon.cpp): HTP0, HTP1 ... as devices, no host buffer type (the CPU
+    # side and the logits print as CPU buffers); Q4_0 / Q8_0 / MXFP4 weights go to an HTPn-REPACK buffer type
+    # beside the device's own (docs/backend/hexagon/developer.md), which oomkit does not split out
+    "hexagon": Backend("hexagon", "HTP", None),
 }
 # device ids oomkit gives (hardware/catalog.py: llama.cpp's backend device names) -> backend
 _BY_PREFIX = {"CUDA": "cuda", "ROCm": "rocm", "MTL": "metal", "Metal": "metal", "Vulkan": "vulkan",
-              "SYCL": "sycl", "OpenCL": "opencl", "GPU": "cuda"}
+              "SYCL": "sycl", "OpenCL": "opencl", "HTP": "hexagon", "GPU": "cuda"}
 
 
 def backend_named(name: str) -> Backend:
