@@ -683,13 +683,13 @@ class KnownMiss(AssertionError):
 
 # fixture -> {figure: the measured miss and its cause}; the other figures of these fixtures are still held
 FIXTURE_KNOWN_MISSES = {
-    "llama-3.1-8b-2x16gb-tp2-v0.6.5-util095-issue11251": {
-        "refusal": "the run starts; oomkit's fits is False because its serving total (17.79 GiB: a 1.51 GiB TP "
-                   "context fitted on H100 / 0.19, 14.98 GiB budget, 0.25 GiB graphs, the driver's reserve) is over "
-                   "the 16.23 GiB part; its start-up phases pass (1.55 GiB left after the graphs)"},
     "qwen3-235b-a22b-8x80gb-tp8-v0-0.8.5-issue18446": {
-        "available": "+6.2 % of the GPU: V0's non-torch memory at TP 8 on 80 GB parts is 1.82-2.10 GiB (0.25 "
-                     "modelled) and the activation peak 3.44 GiB (0.36 modelled)"},
+        "available": "+3.6 % of the GPU: non-torch 2.28 GiB by the NVLink rule (1.82-2.10 in the log); the activation "
+                     "peak is 0.36 GiB for V0's chunked 2048-token profile at the assumed max_model_len 40960, 3.44 in "
+                     "the log (an unchunked profile: 2.84 GiB at 32768, 3.56 at 40960; the command is cut)"},
+    "qwen3-30b-a3b-4xa10-tp4-v0.8.5-cudagraph-fail-issue17469": {
+        "refusal": "the run dies in capture_model; oomkit has it start (3.67 GiB free after the KV cache, 0.43 GiB of "
+                   "graphs, then the 1.88 GiB sampler warm-up): what the capture took over PCIe is not modelled"},
 }
 
 

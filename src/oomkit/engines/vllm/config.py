@@ -50,6 +50,7 @@ class Resolved:
     prefix_caching: bool
     cc: tuple[int, int] | None  # compute capability of the first GPU
     cc_guessed: bool
+    nvlink: bool = False  # the GPUs talk over NVLink (NCCL's NVLink buffers), else over PCIe
     mamba_cache_mode: str = "none"
     num_spec: int = 0
     warnings: tuple[str, ...] = ()
@@ -168,6 +169,10 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     cc_guessed = False
     if cc is None and first is not None:
         cc, cc_guessed = (9, 0), True  # an unnamed GPU: assume a current datacenter part (Hopper)
+    # NVLink between the GPUs: as the catalog says for a named part; an unnamed part of 70 GiB or more is taken to
+    # be the NVLink data-centre part the capability guess above assumes (as engines/sglang/layout.py does)
+    nvlink = bool(first is not None and (first.nvlink or (
+        cc_guessed and first.nvlink is None and (first.memory_bytes or 0) >= 70 * GiB)))
     _check_parallel(spec, tp)
     dtype = _model_dtype(spec, s, version, cc)
     kv_dtype = _kv_dtype(spec, s, version, dtype)
@@ -189,7 +194,7 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     return Resolved(version=version, v1=v1, tp=tp, pp=pp, dp=dp, max_model_len=max_len, derived_max_len=derived,
                     util=util, dtype=dtype, dtype_bytes=FLOAT_BYTES[dtype], kv_dtype=kv_dtype,
                     max_num_seqs=seqs, max_num_batched_tokens=tokens, chunked_prefill=chunked,
-                    prefix_caching=prefix, cc=cc, cc_guessed=cc_guessed, mamba_cache_mode=mode,
+                    prefix_caching=prefix, cc=cc, cc_guessed=cc_guessed, nvlink=nvlink, mamba_cache_mode=mode,
                     num_spec=max(s.num_speculative_tokens, 0), warnings=tuple(warnings))
 
 

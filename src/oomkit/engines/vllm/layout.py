@@ -111,11 +111,20 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
         memory = RankMemory(weights=weights_rank[g] - moved,
                             activation=activation_bytes(spec, s, r, last_stage=stage == r.pp - 1),
                             non_torch=non_torch_bytes(r),
-                            cudagraph=cudagraph_bytes(spec, s, r, parts[stage][1] - parts[stage][0]),
+                            cudagraph=_graph_pool(spec, s, r, parts[stage][1] - parts[stage][0]),
                             context=context_bytes(r))
         ranks.append(_Rank(index=g, device=dev, stage=stage, layers=parts[stage],
                            plan=kv_plan(spec, s, r, parts[stage]), memory=memory, host_weights=moved))
     return ranks
+
+
+def _graph_pool(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int) -> int:
+    """The CUDA-graph memory a rank holds: V1's estimate (profile.py cudagraph_bytes, what 0.21+ budgets); V0
+    prints no estimate and captures whole-model graphs (worker/model_runner.py capture_model): the pool the
+    phases use (phases.py cudagraph_actual_bytes)."""
+    if r.v1:
+        return cudagraph_bytes(spec, s, r, n_layers)
+    return 0 if s.enforce_eager else cudagraph_actual_bytes(spec, s, r)
 
 
 def _with_blocks(ranks: list[_Rank], s: VllmSettings, r: Resolved) -> list[_Rank]:

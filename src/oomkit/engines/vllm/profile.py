@@ -27,8 +27,18 @@ NON_TORCH_PP = int(0.07 * GiB)
 # V0 from 0.6.5: non_torch_increase of 0.03 GiB at TP=1 (vllm#13882); before 0.6.5 the whole non-torch
 # memory, CUDA context included: 0.35 GiB on an RTX 3090 (vllm#10517).
 NON_TORCH_V0 = int(0.03 * GiB)
-NON_TORCH_V0_TP = int(0.25 * GiB)  # TP=2 on two RTX 4090s, V0 0.7.x (vllm#13061)
 NON_TORCH_V0_ABS = int(0.35 * GiB)
+# Communicator memory at TP/PP > 1 where the profile counts it (V0 throughout: worker/worker.py init_device reads
+# init_gpu_memory before init_worker_distributed_environment, so the NCCL communicators, their buffers and the
+# custom all-reduce IPC buffers all fall in non_torch; V1 up to 0.8.x: non-torch is absolute). Its size is
+# NCCL's, not vLLM's: NCCL sizes its buffers by the channels its topology search picks (few over PCIe, many over
+# NVLink / NVSwitch); custom all-reduce adds only its 8 MiB IPC buffer (distributed/device_communicators/
+# custom_all_reduce.py max_size), and only with P2P (it is off across PCIe beyond two GPUs).
+# - PCIe: 0.25 GiB, fitted on 2 x RTX 4090, TP2, V0 0.7.x (vllm#13061). Held out: 2 x L40S TP2 0.30 GiB
+#   (vllm#15815), 32 x L40S TP8 x PP4 0.28 (vllm#15598), two 16 GB parts TP2 0.39 (vllm#11251).
+# - NVLink: not fitted; the V1 H100 figure below (NON_TORCH_TP, 2.28 GiB at TP8). Held out: TP8 on 80 GB parts,
+#   V0 0.8.5, 1.82 and 2.10 GiB on two workers (vllm#18446).
+COMM_PCIE = int(0.25 * GiB)
 # Activation peak of the profile run, fitted to the "torch peak memory increase" of the v0.19.0 H100 logs:
 # the sampler warm-up holds about (12.85 + logits dtype) bytes per (request x vocab) element with the
 # Triton/FlashInfer top-k/top-p and about 36.4 + 2 with the PyTorch sort path (Qwen3-14B 5.64 GiB on
@@ -114,11 +124,17 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
 
 
 def non_torch_bytes(r: Resolved) -> int:
-    """The non-torch memory the profile counts against the budget (NCCL / custom all-reduce buffers, cuBLAS)."""
+    """The non-torch memory the profile counts against the budget: communicator buffers (comm_bytes), cuBLAS
+    workspaces, and where vLLM takes it absolute (V0 before 0.6.5, V1 before 0.9) the CUDA context too."""
+    multi = r.tp * r.pp > 1
     if not r.v1:
         if not r.at_least("profile_increase"):
-            return NON_TORCH_V0_ABS + (CONTEXT_MULTI - CONTEXT_TP1 if r.tp * r.pp > 1 else 0)
-        return NON_TORCH_V0_TP if r.tp * r.pp > 1 else NON_TORCH_V0
+            # not re-derived: the one TP log of that era (2 x T4, 0.4, vllm#10517's sibling fixture) is refused
+            # only with the H100 communicator figure (CONTEXT_MULTI - CONTEXT_TP1) added
+            return NON_TORCH_V0_ABS + (CONTEXT_MULTI - CONTEXT_TP1 if multi else 0)
+        return comm_bytes(r) if multi else NON_TORCH_V0
+    if not r.at_least("v1_profile_increase"):
+        return CONTEXT_TP1 + (comm_bytes(r) if multi else NON_TORCH_V0)
     if r.tp > 1:
         return NON_TORCH_TP + int(0.035 * GiB) * (min(r.tp, 8) - 2)
     if r.pp > 1:
@@ -126,6 +142,17 @@ def non_torch_bytes(r: Resolved) -> int:
     if r.at_least("sampler_flashinfer_opt_in") and not r.at_least("non_torch_025"):
         return NON_TORCH_TP1_OLD
     return NON_TORCH_TP1
+
+
+def comm_bytes(r: Resolved) -> int:
+    """NCCL's (and custom all-reduce's) memory at TP/PP > 1 where the profile sees all of it: over PCIe the
+    fitted COMM_PCIE, over NVLink the V1 H100 increase (NON_TORCH_TP); pipeline stages alone (point-to-point
+    sends) NON_TORCH_PP."""
+    if r.tp == 1:
+        return NON_TORCH_PP
+    if not r.nvlink:
+        return COMM_PCIE
+    return NON_TORCH_TP + int(0.035 * GiB) * (min(r.tp, 8) - 2)
 
 
 def cudagraph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers_rank: int) -> int:
@@ -136,6 +163,17 @@ def cudagraph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers_rank
 
 
 def context_bytes(r: Resolved) -> int:
+    """Memory in use before the budget's baseline, outside it. V0 (worker.py init_device) and V1 before 0.9 read
+    their baseline before init_worker_distributed_environment: the CUDA context alone (the communicators are in
+    non_torch); where non-torch is absolute (V1 before 0.9) the context is in it, nothing is outside. V1 from 0.9 (llm-d 0.19 logs): CONTEXT_MULTI at TP/PP > 1, NCCL initialised before the snapshot."""
+    if r.v1 and not r.at_least("v1_profile_increase"):
+        return 0
+    if not r.at_least("profile_increase"):
+        # kept as fitted before (not re-derived; the context is also in NON_TORCH_V0_ABS): the one TP log of
+        # that era (2 x T4 on 0.4) is refused only with it
+        return CONTEXT_MULTI if r.tp * r.pp > 1 else CONTEXT_TP1
+    if not r.v1:
+        return CONTEXT_TP1
     return CONTEXT_MULTI if r.tp * r.pp > 1 else CONTEXT_TP1
 
 

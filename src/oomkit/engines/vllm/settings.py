@@ -26,6 +26,11 @@ ERAS = Eras({
     # it, approximate) spreads the experts left over by ep_size over the first ranks; before, the last rank
     "ep_balanced": (0, 10, 1),
     "v1_default": (0, 8, 0),  # VLLM_USE_V1 defaults to 1
+    # v1/worker/gpu_worker.py determine_available_memory: up to 0.8.x the budget subtracts the torch peak
+    # (allocated_bytes.all.peak, weights included) plus all non-torch memory left after the profile run
+    # (mem_get_info used - torch allocated: CUDA context, NCCL, cuBLAS); from 0.9 the memory_profiling
+    # increases over the worker-init snapshot, as V0 from 0.6.5 (approximate: the switch is placed at 0.9.0)
+    "v1_profile_increase": (0, 9, 0),
     "v1_only": (0, 11, 0),  # the V0 engine is gone
     # engine/arg_utils.py get_batch_defaults: >= 70 GiB and not A100 -> 16384/8192 tokens, 1024 seqs
     "batch_by_memory": (0, 8, 5),
