@@ -58,16 +58,39 @@ class Eras(Mapping[str, "Version | int"]):
 
 # ---------------------------------------------------------------------------------------------------------
 # llama.cpp names builds (b5913), not releases. A date reads as the build released that day, placed between
-# these anchors (the release tag a dated record names; about eight builds a day between them).
+# these anchors: the release workflow's own winget submission (microsoft/winget-pkgs "New version:
+# ggml.llamacpp version bNNNN", opened by ggml-bot-2 the day the tag is released) and issue logs that print
+# their build on the day they were filed. The two 2025 spring anchors are placed by their PRs' merge dates.
+# Releases ran about eight builds a day in 2025 and about seventeen a day by August-September 2026.
 LLAMACPP_BUILD_DATES = (
-    (5150, "2025-04-15"),  # PR #12801 merged; settings.ERAS mla_latent
-    (5450, "2025-05-20"),  # PR #13194 merged; ERAS iswa
-    (7079, "2025-11-16"),  # issue #17300: "llama-b7079-bin-win-cpu-x64", filed 2025-11-16
-    (7215, "2025-12-17"),  # PR #18148 merged; ERAS ngl_output_first
-    (7510, "2026-01-24"),  # PR #19067 merged; ERAS mla_k_only
+    (5150, "2025-04-15"),  # PR #12801 merged (settings.ERAS mla_latent), placed by its date
+    (5450, "2025-05-20"),  # PR #13194 merged (ERAS iswa), placed by its date
+    (5501, "2025-05-27"),  # microsoft/winget-pkgs#260091
+    (5753, "2025-06-25"),  # winget-pkgs#268359
+    (6027, "2025-07-30"),  # winget-pkgs#278887
+    (6337, "2025-09-01"),  # winget-pkgs#288898
+    (6700, "2025-10-07"),  # winget-pkgs#301645
+    (7045, "2025-11-13"),  # winget-pkgs#312837
+    (7079, "2025-11-16"),  # issue #17300: "llama-b7079-bin-win-cpu-x64", filed 2025-11-16 (winget-pkgs#313881: b7077)
+    (7211, "2025-12-01"),  # winget-pkgs#318624
+    (7502, "2025-12-22"),  # winget-pkgs#325466 (issue #18160's log: b7446 on 2025-12-18)
+    (7814, "2026-01-23"),  # winget-pkgs#333170
+    (7941, "2026-02-05"),  # winget-pkgs#336760
+    (8184, "2026-03-02"),  # winget-pkgs#344338
+    (8508, "2026-03-25"),  # winget-pkgs#352083
+    (8808, "2026-04-16"),  # winget-pkgs#361350
+    (9026, "2026-05-05"),  # winget-pkgs#368771 (issue #22800 at b9049 on 2026-05-07)
+    (9264, "2026-05-21"),  # winget-pkgs#377534
     (9272, "2026-05-22"),  # issue #23527: "version: 9272 (1d7ab2b94)", filed 2026-05-22
+    (9500, "2026-06-04"),  # winget-pkgs#383535
+    (9859, "2026-07-02"),  # winget-pkgs#396740
+    (10144, "2026-07-27"),  # winget-pkgs#408206
+    (10453, "2026-08-17"),  # winget-pkgs#418701
+    (10711, "2026-08-31"),  # winget-pkgs#426640
+    (11015, "2026-09-17"),  # winget-pkgs#436442
 )
-_BUILDS_PER_DAY = 8
+_BUILDS_PER_DAY = 8  # before the first anchor
+_BUILDS_PER_DAY_NOW = 17  # past the last: (11015 - 10144) / 52 days
 
 
 def _days(date: str) -> int:
@@ -82,8 +105,8 @@ def _days(date: str) -> int:
 
 def llamacpp_build_on(date: str) -> int:
     """The llama.cpp build released on `date` (YYYY-MM-DD), interpolated between LLAMACPP_BUILD_DATES and
-    extrapolated at eight builds a day beyond them; a build within a few days of an era boundary may follow the
-    other rule."""
+    extrapolated beyond them (eight builds a day before, seventeen after); a build within a few days of an era
+    boundary may follow the other rule."""
     d = _days(date)
     pts = [(_days(day), b) for b, day in LLAMACPP_BUILD_DATES]
     if d <= pts[0][0]:
@@ -91,4 +114,4 @@ def llamacpp_build_on(date: str) -> int:
     for (d0, b0), (d1, b1) in zip(pts, pts[1:], strict=False):
         if d <= d1:
             return b0 + round((b1 - b0) * (d - d0) / (d1 - d0))
-    return pts[-1][1] + (d - pts[-1][0]) * _BUILDS_PER_DAY
+    return pts[-1][1] + (d - pts[-1][0]) * _BUILDS_PER_DAY_NOW
