@@ -583,3 +583,23 @@ def test_ram_api_argument_types(ram, words):
 
     with pytest.raises(OomkitError, match=re.escape(words)):
         oomkit.estimate(LLAMA8, "llama.cpp", cpu_only=True, ram=ram, find_max_context=False)
+
+
+def test_mmproj_margin_on_the_host_and_what_it_leaves_out(tmp_path):
+    """PR #21489 on a CPU build: the projector loads on the CPU, index 0 of the registry there, so its memory goes to
+    fit_params_target[0], the margin the host fit keeps. llama.cpp adds mtmd_get_memory_usage: the weights and the
+    compute buffer (clip_model_loader::alloc_compute_meta, the PR's description); oomkit adds the file's size and
+    says the compute buffer is left out."""
+    mm = tmp_path / "mmproj.gguf"
+    with open(mm, "wb") as f:
+        f.truncate(800 * MiB)
+    est = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", cpu_only=True, ram="8GiB", find_max_context=False,
+                          n_parallel=1, mmproj=str(mm))
+    v = est.engine_view
+    assert v["fit_target_bytes"] == {"CPU": 1024 * MiB + 800 * MiB} and v["fit"] == "fitted"
+    assert "to leave 1824 MiB of the host's 8192 MiB free" in est.warnings[0]
+    assert est.warnings[0].endswith("its target holds the --mmproj file but not the projector's compute buffer, "
+                                    "which llama.cpp adds too (engine_view fit_*, typed_*)")
+    plain = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", cpu_only=True, ram="8GiB", find_max_context=False,
+                            n_parallel=1)
+    assert v["n_ctx"] < plain.engine_view["n_ctx"]

@@ -372,9 +372,15 @@ def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings
 
 def mmproj_margin(spec: ModelSpec, s: LlamaCppSettings) -> int:
     """PR #21489: llama-server (and llama-cli, built on it) adds the projector's memory to the fit target of the
-    device it loads on: the first GPU (mmproj_use_gpu), the host without one. mtmd_get_memory_usage counts the
-    projector's weights and its compute buffer; oomkit counts the weights (projector.projector_bytes), so the
-    margin is short by the projector's compute buffer."""
+    device it loads on (tools/server/server-context.cpp load_model: fit_params_target[i] of the device's index in
+    the registry, where the GPUs come before the CPU): the first GPU (mmproj_use_gpu), the host (index 0 of a CPU
+    build) without one. What it adds is mtmd_get_memory_usage, "the sum of: memory needed by mmproj weight, ref:
+    clip_model_loader::load_tensors; compute buffer, ref: clip_model_loader::alloc_compute_meta" (the PR's
+    description; clip.cpp clip_get_mem_usage = mem_usage + mem_compute, the latter what reserve_compute_meta
+    reserves for the warmup image on each backend). oomkit counts the weights (projector.projector_bytes: the
+    file's size) and not the compute buffer, whose graph it does not model: the margin is short by it (public
+    measurements put it at 121 MiB for gemma3 with flash attention on and 1132 MiB off, 705 / 4872 MiB for
+    Qwen2.5-VL: gpustack/gguf-parser-go#44), which the estimate's note says (layout._fit_note)."""
     if (s.program not in ("llama-server", "llama-cli") or not s.mmproj or s.no_mmproj
             or not FIT_ERAS.reached(build_number(s.engine_version), "mmproj_margin")):
         return 0

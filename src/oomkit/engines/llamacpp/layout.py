@@ -20,6 +20,7 @@ from .fit import (
     applies,
     breakdown_table,
     memory_breakdown,
+    mmproj_margin,
     params_fit,
     state_by_device,
 )
@@ -214,7 +215,11 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
         warnings.append("-sm row splits each weight matrix by rows (a CUDA_Split buffer) with the KV cache and "
                         "compute on -mg; oomkit shows the layer split instead")
     if fitted is not None and typed is not None:
-        warnings.append(_fit_note(spec, fitted, typed, ctx, usages, host_bytes))
+        note = _fit_note(spec, fitted, typed, ctx, usages, host_bytes)
+        if mmproj_margin(spec, fitted.settings):  # PR #21489 adds the projector's weights and compute buffer
+            note = note.replace(" (engine_view fit_*", "; its target holds the --mmproj file but not the projector's "
+                                "compute buffer, which llama.cpp adds too (engine_view fit_*", 1)
+        warnings.append(note)
     if s.n_ctx and spec.n_ctx_train and ctx.n_ctx_seq > spec.n_ctx_train:
         warnings.append(f"n_ctx_seq ({ctx.n_ctx_seq}) > n_ctx_train ({spec.n_ctx_train}): the model was not "
                         "trained for this context; quality may drop unless RoPE scaling is set")
