@@ -34,10 +34,12 @@ ERAS = Eras({
     "phi3_swa_off": 5458,
     # PR #17046 (merged 2025-11-07): n_ctx always padded to 256 (before: 256 with flash attention, 32 without)
     "pad_256_always": 6900,
-    # PR #18148 (merged 2025-12-17): -ngl counts the output layer first (before: the last ngl repeating layers)
-    "ngl_output_first": 7215,
-    # PR #19067 (merged 2026-01-24): MLA caches K only ("V-less"), V = 0
-    "mla_k_only": 7510,
+    # PR #18148 (merged 2025-12-17): -ngl counts the output layer first (before: the last ngl repeating layers);
+    # placed by its date (versions.LLAMACPP_BUILD_DATES: b7211 on 2025-12-01, b7446 on 2025-12-18)
+    "ngl_output_first": 7433,
+    # PR #19067 (opened and reviewed 2026-01-24): MLA caches K only ("V-less"), V = 0; placed by its date
+    # (b7814 on 2026-01-23)
+    "mla_k_only": 7824,
     # llama-server's -np auto: 4 slots sharing one unified cache (before: 1 slot). Issue #17300 shows b7079
     # (2025-11-16) starting 4 slots unasked; the first build with it is placed at the end of October 2025
     "np_auto": 6850,
