@@ -153,3 +153,17 @@ def test_capture_logits_and_index_tables_by_release():
     assert cuda_graph_parts(160, sg.SGLangSettings(), (0, 5, 5), vocab, ctx, 64).index_tables == 160 * 640 * 4
     off = cuda_graph_parts(160, sg.SGLangSettings(disable_cuda_graph=True), (0, 5, 5), vocab, ctx, 1)
     assert off.total == 0
+
+
+@pytest.mark.xfail(strict=True, reason="CUDA-graph capture of Qwen3-0.6B on an MI300X under ROCm (gpustack#4424, SGLang 0.5.8, "
+                                       "held out): 0.96 GiB printed for 52 sizes to 512; oomkit gives 1.46 GiB (+52%): "
+                                       "the logits buffer (0.29) and index table (0.08) are the source's, the residual "
+                                       "fitted on a 7B (sglang#11830) and GLM-4.5-Air TP4 (1.09 at 512) does not shrink "
+                                       "with a 0.6B model")
+def test_qwen3_06b_rocm_capture_memory():
+    from oomkit.engines.sglang.phases import cuda_graph_bytes
+
+    d = load("qwen3-0.6b-mi300x-rocm-capture-gpustack4424")
+    pred = cuda_graph_bytes(512, sg.SGLangSettings(), (0, 5, 8), 151936, 40960, 1)
+    printed = d["printed"]["capture_end_mem_usage_bytes"]
+    assert abs(pred - printed) / printed <= 0.2
