@@ -128,6 +128,21 @@ def test_rpc_devices_come_first_under_their_buffer_names():
     assert e.layers[-1].device == "CUDA0" and e.layers[0].device == "RPC0[192.168.1.2:50052]"
 
 
+def test_rpc_devices_pipeline_parallel_from_their_events():
+    """PR #18626 ("rpc : implement event and async backend APIs", merged 2026-08-26): the RPC backend reports async
+    compute and events, so an RPC device no longer stops pipeline parallelism (src/llama-context.cpp requires both
+    of every device). Builds from before it: no pipeline; builds after it: four copies of the inputs."""
+    _, _, s = parse_args(["-m", "x.gguf", "--rpc", "192.168.1.2:50052", "-c", "8192", "-fit", "off"])
+    run = lambda version: oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=gpus(24000, 12000),  # noqa: E731
+                                          settings=s, find_max_context=False, engine_version=version).engine_view
+    before, after = run("2026-08-10"), run("2026-09-10")
+    assert not before["pipeline_parallel"]
+    assert after["pipeline_parallel"] and after["n_copies"] == 4
+    # the copies of the graph inputs raise each device's compute buffer
+    for dev in ("RPC0[192.168.1.2:50052]", "CUDA0"):
+        assert after["compute_buffer_bytes"][dev] > before["compute_buffer_bytes"][dev]
+
+
 def test_device_flag_orders_the_devices():
     """-dev is honoured verbatim: the named devices, in that order (RPC devices also as RPC0, RPC1...)."""
     _, _, s = parse_args(["-m", "x.gguf", "--rpc", "10.0.0.2:50052", "-dev", "CUDA0,RPC0", "-c", "8192"])

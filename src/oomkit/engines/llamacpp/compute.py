@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ...memory import Device
 from ...model.archs import NO_CACHE_ARCHS
 from ...model.spec import ModelSpec
+from ..versions import llamacpp_build_on
 from .kv import Cache, Context, attention_layers
 from .settings import ERAS, LlamaCppSettings, build_number
 from .weights import Placement
@@ -277,8 +278,11 @@ SCHED_MAX_COPIES = 4
 # PR #6017 "llama : add pipeline parallelism support" (merged 2024-03-13, about b2410)
 PIPELINE_PARALLEL_BUILD = 2410
 # backends whose devices report async compute and events (ggml_backend_dev_props caps): CUDA, its HIP build, and
-# Vulkan / SYCL; the RPC backend reports neither (ggml-rpc.cpp ggml_backend_rpc_device_get_props)
+# Vulkan / SYCL; the RPC backend reports neither (ggml-rpc.cpp ggml_backend_rpc_device_get_props) until PR #18626
+# ("rpc : implement event and async backend APIs", merged 2026-08-26: one dispatcher thread per endpoint, async
+# and events reported true), placed by its date
 _ASYNC_EVENTS = ("CUDA", "ROCm", "HIP", "Vulkan", "SYCL")
+RPC_EVENTS_BUILD = llamacpp_build_on("2026-08-26")
 
 
 def pipeline_parallel(spec: ModelSpec, placement: Placement, devices: tuple[Device, ...],
@@ -286,14 +290,16 @@ def pipeline_parallel(spec: ModelSpec, placement: Placement, devices: tuple[Devi
     """llama_context::llama_context (llama-context.cpp, since PR #6017): pipeline parallelism when the model
     spans more than one device, every layer and the output layer are offloaded, -sm layer, the KV cache is
     offloaded, no tensor is overridden (-ot, --cpu-moe, --n-cpu-moe, and the overrides --fit writes), and every
-    device supports async compute and events."""
-    if build_number(s.engine_version) < PIPELINE_PARALLEL_BUILD:
+    device supports async compute and events (RPC devices from RPC_EVENTS_BUILD)."""
+    build = build_number(s.engine_version)
+    if build < PIPELINE_PARALLEL_BUILD:
         return False
     if len(devices) < 2 or placement.n_gpu_layers <= spec.n_layers or s.split_mode != "layer" or s.no_kv_offload:
         return False
     if s.override_tensor or s.cpu_moe or s.n_cpu_moe:
         return False
-    return all(d.id.startswith(_ASYNC_EVENTS) for d in devices)
+    capable = _ASYNC_EVENTS + (("RPC",) if build >= RPC_EVENTS_BUILD else ())
+    return all(d.id.startswith(capable) for d in devices)
 
 
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
