@@ -14,6 +14,15 @@ Per architecture, what the file exercises:
 - lfm2: short-convolution state (shortconv.l_cache - 1) x n_embd per layer, no ssm.* keys in the file;
 - ernie4_5-moe, seed_oss, minimax-m2, hunyuan-moe, hunyuan-dense: plain GQA caches, weights from the tensors;
 - deci: per-layer heads, a layer without attention (still counted in the cache, at 0 bytes) and one without FFN.
+
+Added from llama.cpp@0c1e57098's architecture list (ADDED_GRID, five settings each):
+- grok: flash attention forced off by llama.cpp, so a quantized V cache is refused;
+- smallthinker: window 4096 and a dense-first pattern of 4 set by the loader; afmoe, gemma4: GGUF patterns;
+  gemma4: sliding heads of their own width, the last attention.shared_kv_layers layers own no cache;
+- minicpm3, plm: low-rank attention with a decompressed per-head cache; deepseek32, glm-dsa: the latent K-only cache
+  beside the DSA indexer cache; kimi-linear: KDA recurrent layers beside MLA layers;
+- dots1, deepseek2-ocr, olmoe: graphs that take n_head_kv == n_head; paddleocr, hy_v3: plain GQA caches;
+- the architectures oomkit read before without a llama.cpp check (plain, MoE, encoders, Mamba hybrids, LFM2-MoE).
 """
 
 import pytest
