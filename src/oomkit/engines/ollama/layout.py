@@ -228,6 +228,7 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         phases = compute_phases(spec, ctx, kv_caches(spec, ctx, False))
         graph = max(phases.attention, phases.output)
         lay = layout_era_c(layer_w, layer_c, gpus, graph, graph, launch.gpu_overhead, num_gpu)
+        _add_input_layer(lay, g, launch.num_batch)
         out = _era_c_result(lay, gpus, g, measured=True)
         if launch.era == "B":
             # the scheduler still sizes the load with llm/memory.go (server/sched.go PredictServerFit) and logs
@@ -297,12 +298,31 @@ def _era_a_result(g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: i
             "labels": list(est.graph.labels), "fully_loaded": est.fully_loaded}
 
 
+# ml/backend/ggml/ggml.go New (v0.12.x): the groups the Ollama engine creates in the input buffer type, always the
+# CPU's (requiredMemory.InputWeights); a tied token_embd is created a second time as output.weight on the output
+# layer's device, which per_layer_weights already counts
+_INPUT_GROUPS = ("token_embd", "position_embd", "token_types", "per_layer_token_embd")
+
+
+def _add_input_layer(lay: EraCLayout, g: GgufView, num_batch: int) -> None:
+    """The Ollama engine's CPU share beside the layers: the input weights and the CPU compute buffer that holds
+    their get_rows output (num_batch x n_embd F32). ollama/ollama#13372 (qwen3:32b, OLLAMA_DEBUG):
+    required.InputWeights=437575680 (the Q4_K token_embd) and required.CPU.Graph=10485760 = 512 x 5120 x 4,
+    both inside its "total memory" of 23.1 GiB."""
+    emb = sum(g.groups.get(k, 0) for k in _INPUT_GROUPS)
+    cpu_graph = num_batch * g.embedding * 4
+    if emb:
+        lay.weights["CPU"] = lay.weights.get("CPU", 0) + emb
+    lay.graphs["CPU"] = lay.graphs.get("CPU", 0) + cpu_graph
+    lay.total += emb + cpu_graph
+
+
 def _era_c_result(lay: EraCLayout, gpus: list[OGpu], g: GgufView, measured: bool) -> dict[str, Any]:
     split = [len(x) for x in lay.per_gpu]
     fields = {"model weights": dict(lay.weights), "kv cache": dict(lay.cache), "compute graph": dict(lay.graphs),
               "total memory": lay.total}
     vram = sum(v for k, v in lay.weights.items() if k != "CPU") + sum(v for k, v in lay.cache.items() if k != "CPU") \
-        + sum(lay.graphs.values())
+        + sum(v for k, v in lay.graphs.items() if k != "CPU")
     n_used = sum(1 for x in lay.per_gpu if x)
     lines = [f'msg="{k}" device={dev} size="{human_bytes2(b)}"'
              for k in ("model weights", "kv cache", "compute graph") for dev, b in fields[k].items()]
