@@ -65,6 +65,7 @@ def checks() -> list:
         cases = [("kv", name) for name in p.get("kv_mib", {})]
         cases += [("kv_total", "K+V")] if "k_mib" in p else []
         cases += [("caches", "cells/layers/K/V")] if "caches" in p else []
+        cases += [("kv_cells", f"{cells} cells") for cells in p.get("kv_mib_by_cells", {})]
         cases += [("cache", name) for name in p.get("cache_bytes", {})]
         cases += [("output", p["output_buffer_name"])] if "output_mib" in p else []
         cases += [("model", name) for name in p.get("model_mib", {})]
@@ -90,6 +91,13 @@ def test_multi_device_log(path, kind, name):
     elif kind == "kv_total":
         assert v["kv_caches"][0]["cells"] == p["kv_size"]
         assert (mib(v["k_bytes"]), mib(v["v_bytes"])) == (p["k_mib"], p["v_mib"])
+    elif kind == "kv_cells":  # one cache's KV buffer per device (an iSWA pair prints each cache's lines apart)
+        cells = int(name.split()[0])
+        by_dev: dict[str, int] = {}
+        for lay in est.layers:
+            if lay.cells == cells and lay.kv_bytes:
+                by_dev[lay.device] = by_dev.get(lay.device, 0) + lay.kv_bytes
+        assert {d: mib(b) for d, b in by_dev.items()} == p["kv_mib_by_cells"][str(cells)]
     elif kind == "caches":  # each cache (an iSWA pair: the full and the sliding one): cells, layers, K, V
         got = [[c["cells"], c["layers"], mib(c["k_bytes"]), mib(c["v_bytes"])] for c in v["kv_caches"]]
         assert got == p["caches"]
