@@ -603,3 +603,19 @@ def test_mmproj_margin_on_the_host_and_what_it_leaves_out(tmp_path):
     plain = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", cpu_only=True, ram="8GiB", find_max_context=False,
                             n_parallel=1)
     assert v["n_ctx"] < plain.engine_view["n_ctx"]
+
+
+def test_check_cpu_only_with_ram_is_a_planned_host(capsys):
+    """check --cpu-only --ram SIZE: the verdict against a host of that size, all of it free, and the host fit
+    weighing the same total; the context is the one the fit rule picks for it."""
+    from oomkit.check import check
+    from oomkit.cli import main
+
+    r = check(LLAMA8, cpu_only=True, ram="16GiB", n_parallel=1, repack=False)
+    want = params_fit(spec_of(LLAMA8), (), LlamaCppSettings(n_parallel=1, repack=False), host_total=16 * GiB)
+    assert r.estimate.engine_view["n_ctx"] == want.settings.n_ctx < 131072
+    assert r.devices[0].budget_bytes == r.devices[0].total_bytes == 16 * GiB
+    assert r.fits and "--ram: a host of 16,384 MiB, all of it free" in r.hardware_notes
+    main(["check", "llama3.1:8b", "--cpu-only", "--ram", "16GiB", "-np", "1", "--no-repack"])
+    out = capsys.readouterr().out
+    assert "hardware: CPU only: a planned host (--ram)" in out and f"context {want.settings.n_ctx}" in out

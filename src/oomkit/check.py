@@ -18,11 +18,11 @@ from typing import Any
 from .engines.base import EngineModule, get_engine
 from .errors import OomkitError
 from .hardware.catalog import devices_for_names, lookup
-from .hardware.detect import Hardware, detect, host_memory
+from .hardware.detect import Hardware, HostMemory, detect, host_memory
 from .limits import STEP, context_limit, context_slack, device_slack, largest_context
 from .memory import Device, MemoryEstimate, Usage
 from .model.spec import ModelSpec
-from .request import devices_from, resolve_model
+from .request import devices_from, ram_size, resolve_model, with_ram
 
 # A reference card for a machine without a GPU: the most common 24 GB card people run local LLMs on.
 REFERENCE_GPU = "RTX 4090"
@@ -160,13 +160,20 @@ class CheckResult:
 
 def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | None = None, settings: Any = None,
           vram: str | None = None, gpu: str | None = None, cpu_only: bool = False, hardware: Hardware | None = None,
-          **options: Any) -> CheckResult:
+          ram: str | int | None = None, **options: Any) -> CheckResult:
     """Check `model` with `engine` and its settings against this machine (detected, or `hardware`, an
     oomkit.hardware.detect.Hardware), or the hardware planned with `vram` / `gpu`, or the host RAM (`cpu_only`)."""
     eng = get_engine(engine)
     settings = replace(settings, **options) if settings is not None else eng.settings(**options)
     spec = resolve_model(eng, model, quant)
+    if ram is not None:  # the host's memory (--ram): the total llama.cpp's --fit weighs; with cpu_only, the host
+        settings = with_ram(eng, settings, ram)
+        if cpu_only:  # checked against a host of that size, all of it free
+            size = ram_size(ram)
+            hardware = Hardware(gpus=(), host=HostMemory(total_bytes=size, available_bytes=size, source="--ram"))
     target = hardware_target(vram, gpu, cpu_only, hardware)
+    if ram is not None and cpu_only:
+        target = replace(target, notes=(*target.notes, f"--ram: a host of {ram_size(ram) >> 20:,} MiB, all of it free"))
     for name in eng.neutral_fields("ram") if target.kind == "cpu" else ():  # the total llama.cpp's --fit weighs
         settings = replace(settings, **{name: getattr(settings, name) or target.physical["CPU"]})
 

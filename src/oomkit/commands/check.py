@@ -32,7 +32,8 @@ options:
   --vram SIZE[,SIZE]    plan for GPUs of these sizes instead of the detected ones
   --gpu NAME[,NAME]     plan for GPUs from the catalog ("RTX 4090", "2x H100 SXM")
   --cpu-only            check against this machine's RAM (no GPU)
-  --ram SIZE            with --cpu-only: the host's total memory llama.cpp's --fit weighs (default: this machine's)
+  --ram SIZE            with --cpu-only: check against a host of this much memory, all of it free (the total
+                        llama.cpp's --fit weighs; default: this machine's)
   --engine-version V    engine release whose rules to apply
   --json                JSON output (bytes as integers)
   engine flags          the engine's own options, e.g. -c 32768 -ctk q8_0 -ctv q8_0 -fa on -np 1
@@ -53,7 +54,7 @@ def run(argv: list[str]) -> int:
         return 0
     req = parse_model_request(argv, default_model=EXAMPLE_MODEL)
     result = check(req.model, req.engine, quant=req.quant, settings=req.settings, vram=req.opts.get("--vram"),
-                   gpu=req.opts.get("--gpu"), cpu_only=bool(req.opts.get("--cpu-only")))
+                   gpu=req.opts.get("--gpu"), cpu_only=bool(req.opts.get("--cpu-only")), ram=req.opts.get("--ram"))
     if result.rope_scaling_factor is not None:
         print(f"oomkit: warning: {result.notes[0]}", file=sys.stderr)
     if req.opts.get("--json"):

@@ -52,7 +52,8 @@ def text(r: CheckResult) -> str:
         lines.append(f"no GPU found on this machine: checking against the reference card {r.reference}; "
                      "give --gpu NAME or --vram SIZE for yours, or --cpu-only for this machine's RAM")
     else:
-        lines.append(f"hardware: {_HARDWARE[r.hardware]}")
+        planned_host = r.hardware == "cpu" and any(n.startswith("--ram:") for n in r.hardware_notes)
+        lines.append(f"hardware: {'CPU only: a planned host (--ram)' if planned_host else _HARDWARE[r.hardware]}")
     for d in r.devices:
         u = d.usage
         parts = [f"  {u.id:6s} {u.name}"]
