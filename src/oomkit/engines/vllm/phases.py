@@ -8,7 +8,8 @@ run can allocate its KV cache and then die ("CUDA out of memory occurred when wa
 requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization`").
 
 Budget membership by release (gpu_worker.py determine_available_memory, utils/mem_utils.py memory_profiling):
-  CUDA context (and NCCL's communicator at TP/PP > 1): allocated before the worker-init snapshot, outside;
+  CUDA context: before the baseline, outside (V1 before 0.9 counts all non-torch memory, the context too,
+    inside); NCCL's communicators at TP/PP > 1: outside in V1 from 0.9, inside (non_torch) in V0 and V1 before 0.9;
   weights, profile-run peak, non-torch increase (custom all-reduce / NCCL buffers, cuBLAS workspaces): inside;
   KV cache: the budget's remainder;
   CUDA graphs: outside up to 0.20 (0.19 prints "Estimated CUDA graph memory" but does not subtract it, unless
