@@ -516,6 +516,19 @@ def test_host_fit_through_the_api_and_the_cli_on_a_fake_host(capsys):
     # the size as an int of bytes
     assert oomkit.estimate(str(path), "llama.cpp", cpu_only=True, ram=3000 * MiB, settings=HOST_S,
                            find_max_context=False).engine_view["n_ctx"] == expect
+    # other hosts: the same straight line through llama.cpp's two dry runs; below what -fitc needs plus the margin
+    # (llama.cpp: 692.93 + 64 + 266.50 MiB at 4096 cells, + 1024) the fit reduces to 4096 and gives up
+    for total in (2300, 4000):
+        n, used_lo, _ = _host_fit_expected(path, total)
+        assert total - 1024 > used_lo
+        got = oomkit.estimate(str(path), "llama.cpp", cpu_only=True, ram=f"{total}MiB", settings=HOST_S,
+                              find_max_context=False).engine_view
+        assert (got["fit"], got["n_ctx"]) == ("fitted", n), total
+    _, used_lo, _ = _host_fit_expected(path, 1800)
+    assert 1800 - 1024 < used_lo
+    low = oomkit.estimate(str(path), "llama.cpp", cpu_only=True, ram="1800MiB", settings=HOST_S,
+                          find_max_context=False).engine_view
+    assert (low["fit"], low["n_ctx"]) == ("failed", 4096)
 
 
 def test_host_fit_eras_and_failures_through_the_api():
