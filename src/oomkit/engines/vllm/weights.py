@@ -110,7 +110,13 @@ def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, to_fp8: bool) -> int:
         return t.n_elements * r.dtype_bytes  # loaded (and cast) to the model dtype
     if t.dtype.lower() == "mxfp4" and "_exps" in t.name and len(t.shape) == 3:
         return _mxfp4_expert_bytes(t, r)
-    return t.nbytes  # a quantized format: as stored
+    # a quantized format: as stored. Marlin's repack (quantization/kernels/mixed_precision/marlin.py
+    # MarlinLinearKernel.process_weights_after_loading) keeps the packed weight and scales at their size and
+    # AWQ's zero points too (marlin_zero_points: [groups, out x bits / 32] int32); GPTQ-Marlin (symmetric only)
+    # swaps qzeros for an empty tensor, and g_idx too without act-order (with act-order it adds
+    # g_idx_sort_indices, int32 [in]). Not modelled: about 1 % of a GPTQ checkpoint (4-bit, group 128, 3584 x
+    # 3584: qzeros + g_idx 64,512 of 6,687,744 bytes); no public GPTQ start-up log with its config is at hand.
+    return t.nbytes
 
 
 def _mxfp4_expert_bytes(t: TensorSpec, r: Resolved) -> int:
