@@ -167,3 +167,15 @@ def test_qwen3_06b_rocm_capture_memory():
     pred = cuda_graph_bytes(512, sg.SGLangSettings(), (0, 5, 8), 151936, 40960, 1)
     printed = d["printed"]["capture_end_mem_usage_bytes"]
     assert abs(pred - printed) / printed <= 0.2
+
+
+def test_flashinfer_builds_decode_wrappers_per_captured_size():
+    # 0.5.x sizes to 160: 1, 2, 4, 8, 12 and 16..160 step 8 = 24 graphs, each with a new decode wrapper holding an
+    # 8 MiB int workspace; sliding-window models use two wrappers, each with its own index table
+    from oomkit.engines.sglang.phases import cuda_graph_parts
+
+    s = sg.SGLangSettings(attention_backend="flashinfer")
+    one = cuda_graph_parts(160, s, (0, 5, 5), 151936, 40960, 1)
+    assert one.index_tables == 160 * 40960 * 4 + 24 * 8 * MiB
+    two = cuda_graph_parts(160, s, (0, 5, 5), 151936, 40960, 1, sliding=True)
+    assert two.index_tables == 2 * one.index_tables

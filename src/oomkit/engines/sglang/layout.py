@@ -317,7 +317,8 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
     pool, pre_free = run.pool, run.pre_free
     w0 = run.stages[0].weights_bytes
     max_bs = run.defaults.cuda_graph_max_bs
-    parts = cuda_graph_parts(max_bs, s, run.v, spec.n_vocab, run.context_len, run.lay_all.page_size)
+    sliding = any(la.attention is not None and la.attention.window for la in spec.layers)
+    parts = cuda_graph_parts(max_bs, s, run.v, spec.n_vocab, run.context_len, run.lay_all.page_size, sliding)
     cg = parts.total
     kv = (pool.kv_bytes + pool.state_bytes) if pool is not None else 0
     total = run.devs[0].memory_bytes

@@ -27,6 +27,10 @@ from .settings import SGLangSettings, reached
 #    ceil(context_len / page_size) (flashinfer and triton cuda_graph_kv_indices, fa3 and trtllm_mha
 #    decode_cuda_graph_metadata["page_table"]). FA3 up to PR #8567 (merged 2025-07-30, same release) also kept
 #    page_table[req_pool_indices, :], a copy, for every captured size (the PR: 5.16 -> 3.22 GB on the same run).
+#    FlashInfer also builds num_wrappers new BatchDecodeWithPagedKVCacheWrapper(use_cuda_graph=True) for every captured
+#    size (flashinfer_backend.py init_forward_metadata_capture_cuda_graph, decode_cuda_graph_metadata[bs]); each
+#    allocates an 8 MiB int workspace on the GPU (flashinfer decode.py __init__). num_wrappers is 2 for sliding-window
+#    models (and cross attention), else 1; its index table is kept once per wrapper.
 # 3. The rest (the largest graph's activations, which the smaller graphs reuse in the shared pool, cuBLAS
 #    workspaces, the graphs themselves): a fixed part and a part per request of the largest size, fitted on two logs
 #    of builds with both fixes: sglang#11830 (Qwen2-7B layout on a B200, sizes to 512, 1.44 GB;
@@ -35,6 +39,7 @@ from .settings import SGLangSettings, reached
 CG_BASE = int(0.2735 * GiB)
 CG_PER_BS = int(1.63 * MiB)
 LOGITS_BYTES = 4  # float32
+FLASHINFER_INT_WORKSPACE = 8 * MiB
 
 
 def capture_bs(max_bs: int, v: Version) -> tuple[int, ...]:
@@ -57,8 +62,8 @@ class GraphMemory:
         return self.logits + self.index_tables + self.rest
 
 
-def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int
-                     ) -> GraphMemory:
+def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int,
+                     sliding: bool = False) -> GraphMemory:
     sizes = capture_bs(max_bs, v)
     if s.disable_cuda_graph or not sizes:
         return GraphMemory(0, 0, 0)
@@ -68,12 +73,15 @@ def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
     pages = -(-max(context_len, 1) // max(page_size, 1))
     fa3_copies = (s.attention_backend or "") == "fa3" and not shared_logits
     tables = 4 * pages * (top + (sum(sizes) if fa3_copies else 0))
+    if (s.attention_backend or "") == "flashinfer":
+        wrappers = 2 if sliding else 1
+        tables = wrappers * (tables + FLASHINFER_INT_WORKSPACE * len(sizes))
     return GraphMemory(logits, tables, CG_BASE + CG_PER_BS * top)
 
 
-def cuda_graph_bytes(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int = 1
-                     ) -> int:
-    return cuda_graph_parts(max_bs, s, v, vocab, context_len, page_size).total
+def cuda_graph_bytes(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int = 1,
+                     sliding: bool = False) -> int:
+    return cuda_graph_parts(max_bs, s, v, vocab, context_len, page_size, sliding).total
 
 
 @dataclass(frozen=True)
