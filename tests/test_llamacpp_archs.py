@@ -200,6 +200,8 @@ ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.80 of llama.cpp's at 8K with flash
                        "nemotron_h": "compute 0.68 of llama.cpp's at 16K x 4 unified (94.50 vs 138.54 MiB)",
                        "nemotron_h_moe": "compute 0.61 of llama.cpp's at 32K q8_0 (86.50 vs 142.03 MiB)",
                        "plamo2": "compute 0.82 of llama.cpp's at 16K x 4 unified (112.50 vs 136.39 MiB)",
+                       "rwkv7": "compute 0.54 of llama.cpp's at 8K (78.50 vs 146.16 MiB): the WKV7 graph's live set",
+                       "rwkv6": "compute 0.65 of llama.cpp's at 16K x 4 unified (78.50 vs 120.13 MiB)",
                        "granitehybrid": "compute 0.81 of llama.cpp's at 16K x 4 unified (112.50 vs 138.54 MiB)",
                        "falcon-h1": "compute 0.77 of llama.cpp's at 16K x 4 unified (112.50 vs 146.54 MiB)"}
 
