@@ -236,8 +236,10 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
             work = max(work, base + wide_alive * wide + (weighted if weighted > 2 * wide else 0))
             if f.n_ff_shared:
                 # the shared expert (build_ffn after build_moe_ffn, src/models/qwen2moe.cpp and the other MoE
-                # graphs with ffn_*_shexp) runs while the routed experts' sum is alive: one row above the base
-                work = max(work, base + resid + wide_alive * f.n_ff_shared * T * f32)
+                # graphs with ffn_*_shexp) runs while the routed experts' sum is alive: its gate, up and product
+                # above the masks and five hidden-state rows in every layer (qwen2moe on the CPU: 0.94 to 1.08 of
+                # llama.cpp's at -ub 256 to 1024, 4K to 32K)
+                work = max(work, masks + 5 * resid + wide_alive * f.n_ff_shared * T * f32)
         elif layer.index in dense:
             fused, plain, parallel = dense[layer.index]
             rows = wide_alive * fused + plain
