@@ -14,7 +14,7 @@ from oomkit.model.towers import vision_tower
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-COUNTED = ["qwen2.5-vl-3b-instruct", "gemma-3-27b-it", "gemma-3-4b-it", "qwen3-vl-2b-instruct", "qwen3-vl-8b-instruct", "qwen3.5-0.8b",
+COUNTED = ["qwen2.5-vl-3b-instruct", "qwen2.5-vl-7b-instruct", "gemma-3-12b-it", "gemma-3-27b-it", "gemma-3-4b-it", "qwen3-vl-2b-instruct", "qwen3-vl-8b-instruct", "qwen3.5-0.8b",
            "qwen3-vl-32b-instruct",
            "qwen3-vl-30b-a3b-instruct", "qwen3.5-27b", "qwen3.5-35b-a3b", "llama-4-scout-17b-16e-instruct",
            "mistral-small-3.1-24b-instruct-2503", "llava-1.5-7b-hf", "internvl2-2b", "internvl2-4b", "kimi-k2.5",
