@@ -632,3 +632,24 @@ def test_check_cpu_only_with_ram_is_a_planned_host(capsys):
     main(["check", "llama3.1:8b", "--cpu-only", "--ram", "16GiB", "-np", "1", "--no-repack"])
     out = capsys.readouterr().out
     assert "hardware: CPU only: a planned host (--ram)" in out and f"context {want.settings.n_ctx}" in out
+
+
+def test_breakdown_table_prints_repacked_weights_as_their_own_row():
+    """common_memory_breakdown_print ends with "all remaining buffer types": a buffer type that is neither a host
+    type nor on one of the model's devices gets its own row after the host, as CPU_REPACK does (is_host unset).
+    llama.cpp's own buffers for the 4-layer Llama-3.1-8B Q4_0 file on this CPU without a mapping: CPU 692.93 MiB
+    and CPU_REPACK 468.00 MiB, so the rows read 692 and 468 (whole MiB, truncated)."""
+    pytest.importorskip("llama_cpp")
+    from tests import gt_compare as g
+
+    path = g.synth_file("llama-3.1-8b", 4)
+    model, _, _ = _measured_host(path, 4096)
+    assert model == {"CPU": 692.93, "CPU_REPACK": 468.0}
+    est = oomkit.estimate(str(path), "llama.cpp", cpu_only=True, settings=replace(HOST_S, n_ctx=4096, mmap=False),
+                          find_max_context=False)
+    rows = est.engine_view["memory_breakdown"].splitlines()
+    host = re.fullmatch(r"\|   - Host +\| +(\d+) = +(\d+) \+ +(\d+) \+ +(\d+) +\|", rows[1])
+    repack = re.fullmatch(r"\|   - CPU_REPACK +\| +(\d+) = +(\d+) \+ +(\d+) \+ +(\d+) +\|", rows[2])
+    assert host and repack and len(rows) == 3
+    assert int(host.group(2)) == int(model["CPU"]) and int(host.group(3)) == 64
+    assert tuple(map(int, repack.groups())) == (468, 468, 0, 0)

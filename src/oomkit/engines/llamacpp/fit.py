@@ -575,11 +575,15 @@ def _mib(x: int) -> int:
 
 
 def breakdown_table(devices: tuple[Device, ...], bd: tuple[Breakdown, ...],
-                    free: list[int | None] | None = None, as_reported: bool = False) -> list[str]:
+                    free: list[int | None] | None = None, as_reported: bool = False,
+                    others: tuple[tuple[str, Breakdown], ...] = ()) -> list[str]:
     """common_memory_breakdown_print: | name | total = free + (self = model + context + compute) + unaccounted |
     per device, then the host. total and free are the device's; unaccounted is what neither llama.cpp's buffers
     nor the free memory explain (the CUDA context, other processes). After a load the free memory is what the
-    buffers left; as_reported: the free memory as given (the table of a --fit dry run, which allocates nothing)."""
+    buffers left; as_reported: the free memory as given (the table of a --fit dry run, which allocates nothing).
+    others: the buffer types that are neither a host type nor one of the model's devices, printed after the host
+    in the form of its row ("print memory breakdown for all remaining buffer types": CPU_REPACK, whose is_host is
+    unset and whose CPU device is none of the model's)."""
     rows = [["memory breakdown [MiB]", "total", "free", "self", "model", "context", "compute", "unaccounted"]]
     for i, d in enumerate(devices):
         b = bd[i]
@@ -593,16 +597,17 @@ def breakdown_table(devices: tuple[Device, ...], bd: tuple[Breakdown, ...],
         rows.append([f"  - {d.id} ({d.name})", str(total // MiB) if known else "?", str(after // MiB) if known else "?",
                      str(b.total // MiB), str(b.model // MiB), str(b.context // MiB), str(b.compute // MiB),
                      str(_mib(total - after - b.total)) if known else "?"])
-    h = bd[-1]
-    rows.append(["  - Host", "", "", str(h.total // MiB), str(h.model // MiB), str(h.context // MiB),
-                 str(h.compute // MiB), ""])
+    for name, h in (("Host", bd[-1]), *others):
+        rows.append([f"  - {name}", "", "", str(h.total // MiB), str(h.model // MiB), str(h.context // MiB),
+                     str(h.compute // MiB), ""])
+    n_dev = len(devices)
     widths = [max(len(r[j]) for r in rows) for j in range(8)]
     out = []
     for k, r in enumerate(rows):
         c = [r[0].ljust(widths[0])] + [r[j].rjust(widths[j]) for j in range(1, 8)]
         if k == 0:
             out.append(f"| {c[0]} | {c[1]}   {c[2]}    {c[3]}   {c[4]}   {c[5]}   {c[6]}    {c[7]} |")
-        elif k < len(rows) - 1:
+        elif k <= n_dev:
             out.append(f"| {c[0]} | {c[1]} = {c[2]} + ({c[3]} = {c[4]} + {c[5]} + {c[6]}) + {c[7]} |")
         else:
             out.append(f"| {c[0]} | {c[1]}   {c[2]}    {c[3]} = {c[4]} + {c[5]} + {c[6]}    {c[7]} |")

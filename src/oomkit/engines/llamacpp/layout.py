@@ -15,6 +15,7 @@ from .fit import (
     FIT_ERAS,
     GPU_RUNTIME_RESERVE,
     NO_FIT_PROGRAMS,
+    Breakdown,
     FitResult,
     StateByDevice,
     applies,
@@ -114,8 +115,9 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     view["pipeline_parallel"] = pipeline_parallel(spec, placement, devices, s)
     view["n_copies"] = SCHED_MAX_COPIES if view["pipeline_parallel"] else 1
     # common_memory_breakdown_print's table, as text
-    view["memory_breakdown"] = "\n".join(breakdown_table(devices, memory_breakdown(weights, state, compute,
-                                                                                   len(devices))))
+    view["memory_breakdown"] = "\n".join(breakdown_table(
+        devices, memory_breakdown(weights, state, compute, len(devices)),
+        others=(("CPU_REPACK", Breakdown(model=repack)),) if repack else ()))
     view.update(_fit_view(fitted, s, devices))
     if repack:
         view["model_buffer_bytes"]["CPU_REPACK"] = repack
