@@ -220,3 +220,21 @@ def test_projector_goes_with_the_output_layer_from_0_7_1(stem):
                                               library="cuda")], 8192, 512, 1, "", False, -1, 0,
                                      projector_weights=siglip.weights + siglip.graph)
         assert old.layers == 48 and ol.human_bytes2(old.vram) == "10.6 GiB" != p["memory.required.partial"]
+
+
+def test_pooled_estimator_of_0_1_33_to_0_1_44():
+    """v0.1.39 (ollama/ollama#4636, aya:35b-23-q8_0 on 7.8 GiB): llm/memory.go EstimateGPULayers before v0.1.45
+    pools the GPUs' free memory and prints msg="offload to gpu" with layers.real; every printed figure is
+    reproduced to the digit (5 layers, full 38.9 GiB, partial 7.7 GiB). The v0.1.45 per-GPU estimator would
+    print 4 layers and 40.5 GiB for the same load."""
+    fx = _load("aya-35b-q8-cuda-7.8gib-0.1.39-offload-to-gpu")
+    p = fx["printed"]
+    est = tl._run_fixture(fx)
+    line = est.engine_view["ollama_log"]
+    assert line.startswith('msg="offload to gpu" layers.requested=-1 layers.real=5 ')
+    for field, printed in p.items():
+        if field.startswith("memory.") and isinstance(printed, str):
+            assert f'{field}="{printed}"' in line, field
+    assert 'memory.available="7.8 GiB"' in line
+    newer = tl._run_fixture({**fx, "engine_version": "0.1.45"})
+    assert tl._logged_offload(newer) == 4 and 'memory.required.full="40.5 GiB"' in newer.engine_view["ollama_log"]

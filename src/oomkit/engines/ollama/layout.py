@@ -37,6 +37,7 @@ from .settings import (
     V_GO_RUNNER,
     V_NEW_ESTIMATES_OPTIN,
     V_PARALLEL_AUTO_2,
+    V_PER_GPU_ESTIMATE,
     V_PROJECTOR_LAST_LAYER,
     V_VISION_GRAPH,
     V_WEIGHTS_NO_KV,
@@ -268,7 +269,7 @@ def _era_a_result(g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: i
     est = estimate_gpu_layers(g, v, gpus, launch.num_ctx, launch.num_batch, num_parallel, launch.kv_cache_type,
                                  launch.flash_attention, num_gpu, launch.gpu_overhead, projector_weights=zero,
                                  projector_last=last)
-    if not gpus:
+    if not gpus and v >= V_PER_GPU_ESTIMATE:
         # CPU only (library=cpu): Ollama counts the system RAM as one device that holds the one-layer buffer
         # (blk.0 and its KV) and the full graph beside everything that overflows, as both CPU logs show to the
         # printed digit: gemma2:9b at 0.3.11 (ollama/ollama#1495: 7.7 + 0.2 + 0.5 = 8.4 GiB) and gemma3:12b
@@ -338,6 +339,16 @@ def _era_c_result(lay: EraCLayout, gpus: list[OGpu], g: GgufView, measured: bool
 def _offload_line(est: LayerEstimate, f: dict[str, Any]) -> str:
     """The `msg=offload` (`msg="offload to cuda"` before v0.5.12) line as llm/memory.go LogValue prints it."""
     hb = human_bytes2
+    if est.version < V_PER_GPU_ESTIMATE:
+        # v0.1.33-v0.1.44: msg="offload to gpu", the pooled free memory, layers.real
+        return (f'msg="offload to gpu" layers.requested={f["layers.requested"]} layers.real={f["layers.offload"]} '
+                f'memory.available="{hb(sum(gp.free for gp in est.gpus))}" '
+                f'memory.required.full="{hb(est.total)}" memory.required.partial="{hb(est.vram)}" '
+                f'memory.required.kv="{hb(f["memory.required.kv"])}" '
+                f'memory.weights.total="{hb(f["memory.weights.total"])}" '
+                f'memory.weights.repeating="{hb(f["memory.weights.repeating"])}" '
+                f'memory.weights.nonrepeating="{hb(f["memory.weights.nonrepeating"])}" '
+                f'memory.graph.full="{hb(f["memory.graph.full"])}" memory.graph.partial="{hb(f["memory.graph.partial"])}"')
     lib = est.gpus[0].library if est.gpus else "cpu"
     if est.version >= V_BACKEND_LIBRARY_NAMES:
         lib = _BACKEND_NAMES.get(lib, lib)  # the ggml backend's own name (ollama/ollama#12912: library=Metal)

@@ -32,7 +32,9 @@ from .settings import (
     V_KV_REFACTOR,
     V_LLAMA_VOCAB_GRAPH,
     V_MAX_LAYER_BUFFER,
+    V_PER_GPU_ESTIMATE,
     V_PER_LAYER_KV,
+    V_POOLED_ESTIMATE_BUFFER,
     V_RECURRENT,
     V_UNASSIGNED_TRACKED,
     V_WEIGHTS_NO_KV,
@@ -268,6 +270,8 @@ def estimate_gpu_layers(g: GgufView, version: Version, gpus: list[OGpu], num_ctx
     `projector_weights` is gpuZeroOverhead (on the first GPU with space), `projector_last` the Ollama-engine
     projector that v0.7.1+ places with the output layer (memoryLastLayer, d75557747)."""
     gr = graph_size(g, version, num_ctx, num_batch, num_parallel, kvct, flash_attention)
+    if version < V_PER_GPU_ESTIMATE:
+        return _pooled_estimate(g, version, gpus, gr, num_gpu, projector_weights)
     kv = list(gr.kv)
     n = g.block_count
     overhead = gpu_overhead if version >= V_GPU_OVERHEAD else 0
@@ -430,6 +434,46 @@ class EraCLayout:
     @property
     def n_layers(self) -> int:
         return sum(map(len, self.per_gpu))
+
+
+def _pooled_estimate(g: GgufView, version: Version, gpus: list[OGpu], gr: Graph, num_gpu: int,
+                     projector_weights: int) -> LayerEstimate:
+    """llm/memory.go EstimateGPULayers of v0.1.33-v0.1.44: the GPUs' free memory pooled, the graph once per GPU,
+    layers counted in file order against the pool (ollama/ollama#4636, 0.1.39: command-r Q8_0, 5 layers on
+    7.8 GiB, full 38.9 GiB, partial 7.7 GiB). From v0.1.38 blk.0 is added as a buffer and num_gpu is honoured;
+    the CPU (library cpu) is one device with no minimum."""
+    n = g.block_count
+    n_dev = max(len(gpus), 1)
+    available = sum(gp.free for gp in gpus)
+    minimum = (gpus[0].minimum if gpus else 0) + projector_weights
+    if version >= V_POOLED_ESTIMATE_BUFFER:
+        minimum += g.blk_sizes[0] if g.blk_sizes else 0
+    honour = version >= V_POOLED_ESTIMATE_BUFFER and num_gpu >= 0
+    kv_total = gr.kv_total
+    partial, full = gr.partial * n_dev, gr.full * n_dev
+    if gpus and gpus[0].library == "metal":
+        partial = full  # "on metal there's no partial offload overhead"
+    # the mmap'd Metal output preallocation (use_mmap on Metal) is not modelled: the output goes at the end
+    total, vram = minimum + full, minimum + partial
+    layer_count = 0
+    for i in range(n):
+        layer = g.blk_sizes[i] + kv_total // n  # "KV is proportional to the number of layers"
+        total += layer
+        if (honour and layer_count + 1 <= num_gpu) or (not honour and available > vram + layer):
+            vram += layer
+            layer_count += 1
+    output = g.output_bytes
+    total += output
+    if (honour and layer_count + 1 <= num_gpu) or (not honour and available > total):
+        layer_count, vram = n + 1, total
+    weights = total - minimum - full - kv_total  # memoryWeights: the blocks and the output layer
+    fully = layer_count >= n + 1
+    if not gpus or vram > available:
+        layer_count, vram = 0, 0  # CPU, or "insufficient VRAM to load any model layers"
+    return LayerEstimate(layers=layer_count, gpu_sizes=[vram] if gpus else [], tensor_split=[],
+                         vram=vram, total=total, graph=gr, memory_weights=weights, output_bytes=output,
+                         graph_full=full, graph_partial=partial, fully_loaded=fully, version=version,
+                         gpus=list(gpus), projector_weights=projector_weights)
 
 
 def layout_era_c(layer_weights: list[int], layer_cache: list[int], gpus: list[OGpu], graph_partial: int,

@@ -21,6 +21,8 @@ MAX_PARALLEL = 1024  # oomkit's ceiling on parallel sequences (llama.cpp's runne
 _RELEASES_JSON = Path(__file__).parent.parent / "data" / "ollama_releases.json"
 
 # --- versions at which Ollama's defaults and launch rules changed (first release carrying the change) ---
+V_POOLED_ESTIMATE_BUFFER = (0, 1, 38)  # llm/memory.go EstimateGPULayers: blk.0 as a buffer, num_gpu honoured
+V_PER_GPU_ESTIMATE = (0, 1, 45)  # 6f351bf58..8e0641a9b: estimateGPULayers places layers GPU by GPU
 V_PARALLEL_AUTO = (0, 2, 0)  # 17b7186cd "Enable concurrency by default": try 4 slots, fall back to 1
 V_PARALLEL_AUTO_2 = (0, 6, 7)  # server/sched.go defaultParallel = 2
 V_PARALLEL_ONE = (0, 9, 7)  # 20c3266e9 "Reduce default parallelism to 1" (#11330)
