@@ -56,6 +56,9 @@ EMBEDDING_GRAPHS = NO_CACHE_GRAPHS - {"dream", "llada", "llada-moe", "rnd1"}
 # src/models/bert.cpp (bert, jina-bert-v2/v3, nomic-bert, nomic-bert-moe): post-norm, the FFN reads the attention
 # norm's output and the layer input is freed by the residual add before it, one hidden-state row fewer below the FFN
 POST_NORM_ENCODERS = frozenset({"bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-bert-moe"})
+# src/models/minicpm3.cpp: the final norm is kept as res->t_embd and ggml_scale(cur, n_embd_base / n_embd) makes a
+# new row block for the lm head: the logits sit one row higher (measured: 77.50 MiB at 4K, 12K and 16K x 4)
+LM_HEAD_SCALED = frozenset({"minicpm3"})
 
 
 def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None
@@ -81,6 +84,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     # graph has none, its output the t_embd rows
     rows_out = 0 if spec.architecture in EMBEDDING_GRAPHS else (T if n_outputs is None else n_outputs)
     out_phase = spec.n_vocab * rows_out * f32 + 2 * resid
+    if spec.architecture in LM_HEAD_SCALED and rows_out:
+        out_phase += resid
     if no_cache:
         # the ubatch attends to itself: n_kv = T for every attention layer, one T x T mask
         run = [layer for layer in spec.trunk_layers if layer.attention is not None]
