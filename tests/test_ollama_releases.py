@@ -238,3 +238,25 @@ def test_pooled_estimator_of_0_1_33_to_0_1_44():
     assert 'memory.available="7.8 GiB"' in line
     newer = tl._run_fixture({**fx, "engine_version": "0.1.45"})
     assert tl._logged_offload(newer) == 4 and 'memory.required.full="40.5 GiB"' in newer.engine_view["ollama_log"]
+
+
+def test_ollama_engine_weights_by_device_with_the_vision_encoder():
+    """ollama/ollama#11090 (a build of "New Memory Management", July 2025; mistral3 Q8_0, 41/41 layers on two GPUs):
+    "model weights" CPU 680.0 MiB is the input layer (token_embd Q8_0), exactly; the GPUs' 11.5 + 11.9 GiB hold
+    the text layers and the vision encoder (v.* tensors ride with the output layer): oomkit's measured layout puts
+    23.41 GiB there. Mistral Small 3.1's library Q8_0 (attn_v F16) would be 23.60 GiB, outside the printed sum."""
+    fx = _load("mistral-small3.2-24b-q8-2gpu-new-memory-pr11090")
+    p = fx["printed"]
+    dev = Device(id="CUDA0", name="GPU", memory_bytes=48 * GiB, free_bytes=48 * GiB)
+    est = ol.ENGINE.estimate(resolve("mistral-small3.2", "Q8_0"), (dev,),
+                             ol.OllamaSettings(num_ctx=4096, engine_version="0.11.5",
+                                               env=(("OLLAMA_NEW_ESTIMATES", "1"),)))
+    mine = est.engine_view["ollama_memory"]["model weights"]
+    assert ol.human_bytes2(mine["CPU"]) == p["model_weights_CPU"] and mine["CPU"] == p["model_weights_CPU_bytes"]
+    gpus = sum(v for k, v in mine.items() if k != "CPU")
+    printed = p["model_weights_CUDA0_bytes"] + p["model_weights_CUDA1_bytes"]
+    assert abs(gpus - printed) <= 2 * tl._unit(p["model_weights_CUDA0"])
+    old = ol.ollama_gguf(resolve("mistral-small3.1", "Q8_0"))
+    old_gpus = sum(ol.per_layer_weights(ol.gguf_view(old))) + (gpus - sum(ol.per_layer_weights(
+        ol.gguf_view(ol.ollama_gguf(resolve("mistral-small3.2", "Q8_0"))))))
+    assert abs(old_gpus - printed) > 2 * tl._unit(p["model_weights_CUDA0"])

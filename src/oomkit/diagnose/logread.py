@@ -320,6 +320,7 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("mlx_lm", "mlx"), ("mlx-lm", "mlx"), ("[metal::malloc]", "mlx"),
     ("LM Studio", "lmstudio"), ("Failed to send message", "lmstudio"), ("lmstudio", "lmstudio"), ("LM-Studio", "lmstudio"),
     ("ollama", "ollama"), ("Ollama", "ollama"), ("llama runner", "ollama"), ('source=server.go', "ollama"),
+    ('source=ggml.go', "ollama"),  # the Ollama engine's Go backend (ml/backend/ggml/ggml.go slog lines)
     ("llama-server", "llama.cpp"), ("llama_model_load", "llama.cpp"), ("llama_init_from_model", "llama.cpp"),
     ("llama_new_context_with_model", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("ggml_", "llama.cpp"),
     ("llama_cpp", "llama.cpp"),
