@@ -129,7 +129,7 @@ def test_output_layer_on_cpu_in_older_builds_maps_its_own_bytes():
 # logits no longer dominate and the FFN workspace sets the peak (compute.py feed_forward_phases); the ungated
 # MLPs and a few other graphs are not modelled in it and stay low by up to 25% with flash attention on.
 SWEEP_GRID = [dict(BASE, n_ctx=8192), dict(BASE, n_ctx=8192, flash_attn="off", n_seq_max=2)]
-SWEEP_COMPUTE = {"chameleon": (0.5, 1.05), "llada-moe": (0.98, 4.0),
+SWEEP_COMPUTE = {"llada-moe": (0.98, 4.0),
                  "rnd1": (0.98, 4.0), "exaone-moe": (0.66, 1.0), "granite_swa": (0.7, 1.0),
                  "spark2_5": (0.7, 1.0), "step35": (0.7, 1.0),
                  "cohere2moe": (0.68, 1.0),
@@ -202,6 +202,7 @@ ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.86 of llama.cpp's at 8K with flash
                        "plamo2": "compute 0.82 of llama.cpp's at 16K x 4 unified (112.50 vs 136.39 MiB)",
                        "rwkv7": "compute 0.54 of llama.cpp's at 8K (78.50 vs 146.16 MiB): the WKV7 graph's live set",
                        "rwkv6": "compute 0.65 of llama.cpp's at 16K x 4 unified (78.50 vs 120.13 MiB)",
+                       "arwkv7": "compute 0.79 of llama.cpp's at 16K x 4 unified (104.50 vs 132.19 MiB)",
                        "granitehybrid": "compute 0.81 of llama.cpp's at 16K x 4 unified (112.50 vs 138.54 MiB)",
                        "falcon-h1": "compute 0.77 of llama.cpp's at 16K x 4 unified (112.50 vs 146.54 MiB)"}
 

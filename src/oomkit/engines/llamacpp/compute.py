@@ -95,6 +95,11 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         run = attention_layers(spec)
         cells = {il: c.cells for c in caches for il in c.layers}
         masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)  # one KQ mask per cache
+    if spec.architecture == "chameleon" and rows_out:
+        # src/models/chameleon.cpp masks the image tokens with ggml_set_1d(cur, img_logits, ...), a new tensor:
+        # two copies of the logits, above the masks and one hidden-state row (two when the masks are at most one
+        # row). Measured: 145.04 / 149.04 / 149.04 / 165.04 MiB at 4K / 8K / 16K / 32K, -ub 512, FA on
+        out_phase = 2 * spec.n_vocab * rows_out * f32 + masks + (2 if masks <= resid else 1) * resid
     attn_phase = 0
     hybrid = any(layer.recurrent is not None and layer.recurrent.kind != "short_conv" for layer in spec.layers)
     for layer in run:
