@@ -730,7 +730,7 @@ def mistral4_mla(n_layers: int | None = None) -> SynthModel:
                                source="DeepSeek-V3 config.json dims under mistral4")
 
 
-def deepseek32_dsa(n_layers: int | None = None, arch: str = "deepseek32") -> SynthModel:
+def deepseek32_dsa(n_layers: int | None = None, arch: str = "deepseek32", nextn: int = 0) -> SynthModel:
     """deepseek32 (DeepSeek-V3.2): DeepSeek-V3's MLA dims (tests/groundtruth/synth.py deepseek_v3, 16 experts) and
     the lightning indexer of deepseek-ai/DeepSeek-V3.2-Exp config.json (index_n_heads 64, index_head_dim 128,
     index_topk 2048): per layer indexer.attn_q_b {q_lora_rank, 64 x 128}, indexer.attn_k {n_embd, 128},
@@ -748,7 +748,12 @@ def deepseek32_dsa(n_layers: int | None = None, arch: str = "deepseek32") -> Syn
         ts += [_blk(i, "indexer.attn_q_b.weight", q_lora, n_ih * ihd), _blk(i, "indexer.attn_k.weight", n_embd, ihd),
                _blk(i, "indexer.k_norm.weight", ihd), _blk(i, "indexer.k_norm.bias", ihd),
                _blk(i, "indexer.proj.weight", n_embd, n_ih)]
-    return dataclasses.replace(base, key=f"{arch}-dsa", arch=arch, metadata=md, tensors=tuple(ts),
+    if nextn:  # the last `nextn` blocks are MTP blocks (nextn_predict_layers), as GLM-5's converter writes them
+        md += ((f"{arch}.nextn_predict_layers", nextn, VT.UINT32),)
+        for i in range(base.n_layers - nextn, base.n_layers):
+            ts += [_blk(i, "nextn.eh_proj.weight", 2 * n_embd, n_embd), _blk(i, "nextn.enorm.weight", n_embd),
+                   _blk(i, "nextn.hnorm.weight", n_embd), _blk(i, "nextn.shared_head_norm.weight", n_embd)]
+    return dataclasses.replace(base, key=f"{arch}-dsa{'-mtp' if nextn else ''}", arch=arch, metadata=md, tensors=tuple(ts),
                                source="DeepSeek-V3 config.json dims with DeepSeek-V3.2-Exp's indexer")
 
 
@@ -756,8 +761,9 @@ def deepseek32_dsa(n_layers: int | None = None, arch: str = "deepseek32") -> Syn
 ADDED_ON_GRID = ["grok", "dots1", "afmoe", "smallthinker", "minicpm3", "gemma4", "deepseek32", "paddleocr", "hy_v3"]
 # builders for tests/test_llamacpp_archs.py ADDED where the generic sweep shape does not serve
 ADDED_BUILDERS = {"deepseek32": deepseek32_dsa}
-# glm-dsa (GLM-5): the same MLA + indexer layout under its own prefix, 4 layers (3 dense, 1 MoE)
-CRASHING_BUILDERS = {"glm-dsa": lambda: deepseek32_dsa(4, "glm-dsa"), "plm": lambda: sweep_model("plm")}
+# glm-dsa (GLM-5): the same MLA + indexer layout under its own prefix, 4 trunk layers (3 dense, 1 MoE) and one MTP
+# block that llama.cpp neither caches nor loads (glm-dsa.cpp: TENSOR_SKIP for il >= n_layer)
+CRASHING_BUILDERS = {"glm-dsa": lambda: deepseek32_dsa(5, "glm-dsa", nextn=1), "plm": lambda: sweep_model("plm")}
 
 
 def kimi_linear(n_layers: int | None = None) -> SynthModel:
@@ -945,6 +951,20 @@ RECORDED.update({
         {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'token_embd_norm.weight': (4096,), 'token_embd_norm.bias': (4096,), 'output_norm.bias': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_norm.bias': (4096,), 'blk.{i}.attn_norm_2.weight': (4096,), 'blk.{i}.attn_norm_2.bias': (4096,), 'blk.{i}.time_mix_w1.weight': (4096, 160), 'blk.{i}.time_mix_w2.weight': (32, 4096, 5), 'blk.{i}.time_mix_lerp_fused.weight': (4096, 1, 1, 5), 'blk.{i}.time_mix_lerp_x.weight': (4096,), 'blk.{i}.time_mix_first.weight': (64, 64), 'blk.{i}.time_mix_decay.weight': (4096,), 'blk.{i}.time_mix_decay_w1.weight': (4096, 64), 'blk.{i}.time_mix_decay_w2.weight': (64, 4096), 'blk.{i}.time_mix_key.weight': (4096, 4096), 'blk.{i}.time_mix_value.weight': (4096, 4096), 'blk.{i}.time_mix_receptance.weight': (4096, 4096), 'blk.{i}.time_mix_gate.weight': (4096, 4096), 'blk.{i}.time_mix_ln.weight': (4096,), 'blk.{i}.time_mix_ln.bias': (4096,), 'blk.{i}.time_mix_output.weight': (4096, 4096), 'blk.{i}.channel_mix_lerp_k.weight': (4096,), 'blk.{i}.channel_mix_lerp_r.weight': (4096,), 'blk.{i}.channel_mix_key.weight': (4096, 11008), 'blk.{i}.channel_mix_value.weight': (11008, 4096), 'blk.{i}.channel_mix_receptance.weight': (4096, 4096)}),
 })
 for _k in ("rwkv7", "rwkv6"):
+    ADDED_BUILDERS[_k] = lambda _k=_k: recorded_model(_k)
+    ADDED_ON_GRID.append(_k)
+    ADDED_QUANT[_k] = "f16"
+
+# arwkv7 and rwkv6qwen2: RWKV time mixing with a Qwen2-style FFN and 32 / 8 heads, token_shift_count 1
+RECORDED.update({
+    'arwkv7': ('arwkv7', 2,
+        [('arwkv7.context_length', 8192, 4), ('arwkv7.embedding_length', 4096, 4), ('arwkv7.block_count', 2, 4), ('arwkv7.feed_forward_length', 11008, 4), ('arwkv7.attention.layer_norm_rms_epsilon', 1e-05, 6), ('arwkv7.rope.freq_base', 10000.0, 6), ('arwkv7.vocab_size', 32000, 4), ('arwkv7.attention.layer_norm_epsilon', 1e-05, 6), ('arwkv7.wkv.head_size', 64, 4), ('arwkv7.attention.decay_lora_rank', 64, 4), ('arwkv7.attention.iclr_lora_rank', 64, 4), ('arwkv7.attention.value_residual_mix_lora_rank', 32, 4), ('arwkv7.attention.gate_lora_rank', 128, 4), ('arwkv7.token_shift_count', 1, 4), ('arwkv7.attention.head_count', 32, 4), ('arwkv7.attention.head_count_kv', 8, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.time_mix_w0.weight': (4096,), 'blk.{i}.time_mix_w1.weight': (4096, 64), 'blk.{i}.time_mix_w2.weight': (64, 4096), 'blk.{i}.time_mix_a0.weight': (4096,), 'blk.{i}.time_mix_a1.weight': (4096, 64), 'blk.{i}.time_mix_a2.weight': (64, 4096), 'blk.{i}.time_mix_v0.weight': (4096,), 'blk.0.time_mix_v1.weight': (4096, 64), 'blk.0.time_mix_v2.weight': (64, 4096), 'blk.{i}.time_mix_lerp_fused.weight': (4096, 1, 1, 5), 'blk.{i}.time_mix_k_k.weight': (4096,), 'blk.{i}.time_mix_k_a.weight': (4096,), 'blk.{i}.time_mix_r_k.weight': (4096,), 'blk.{i}.time_mix_key.weight': (4096, 4096), 'blk.{i}.time_mix_value.weight': (4096, 4096), 'blk.{i}.time_mix_receptance.weight': (4096, 4096), 'blk.{i}.time_mix_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_up.weight': (4096, 11008), 'blk.1.time_mix_v1.weight': (4096, 32), 'blk.1.time_mix_v2.weight': (32, 4096)}),
+    'rwkv6qwen2': ('rwkv6qwen2', 2,
+        [('rwkv6qwen2.context_length', 8192, 4), ('rwkv6qwen2.embedding_length', 4096, 4), ('rwkv6qwen2.block_count', 2, 4), ('rwkv6qwen2.feed_forward_length', 11008, 4), ('rwkv6qwen2.attention.layer_norm_rms_epsilon', 1e-05, 6), ('rwkv6qwen2.rope.freq_base', 10000.0, 6), ('rwkv6qwen2.vocab_size', 32000, 4), ('rwkv6qwen2.attention.layer_norm_epsilon', 1e-05, 6), ('rwkv6qwen2.wkv.head_size', 64, 4), ('rwkv6qwen2.time_mix_extra_dim', 32, 4), ('rwkv6qwen2.time_decay_extra_dim', 64, 4), ('rwkv6qwen2.rescale_every_n_layers', 6, 4), ('rwkv6qwen2.token_shift_count', 1, 4), ('rwkv6qwen2.attention.head_count', 32, 4), ('rwkv6qwen2.attention.head_count_kv', 8, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.time_mix_w1.weight': (4096, 160), 'blk.{i}.time_mix_w2.weight': (32, 4096, 5), 'blk.{i}.time_mix_lerp_x.weight': (4096,), 'blk.{i}.time_mix_lerp_fused.weight': (4096, 1, 1, 5), 'blk.{i}.time_mix_decay.weight': (4096,), 'blk.{i}.time_mix_decay_w1.weight': (4096, 64), 'blk.{i}.time_mix_decay_w2.weight': (64, 4096), 'blk.{i}.time_mix_key.weight': (4096, 512), 'blk.{i}.time_mix_value.weight': (4096, 512), 'blk.{i}.time_mix_receptance.weight': (4096, 4096), 'blk.{i}.time_mix_gate.weight': (4096, 4096), 'blk.{i}.time_mix_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate.weight': (4096, 11008), 'blk.{i}.ffn_down.weight': (11008, 4096), 'blk.{i}.ffn_up.weight': (4096, 11008)}),
+})
+for _k in ("arwkv7", "rwkv6qwen2"):
     ADDED_BUILDERS[_k] = lambda _k=_k: recorded_model(_k)
     ADDED_ON_GRID.append(_k)
     ADDED_QUANT[_k] = "f16"

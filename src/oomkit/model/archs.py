@@ -31,8 +31,8 @@ KV_FROM_START = {"gemma3n": 20}
 # n_layer_kv_from_start = n_layer_all - n_kv_shared_layers)
 KV_SHARED_FROM_GGUF = {"gemma4"}
 # Architectures whose next-n (MTP) blocks llama.cpp does not load (TENSOR_SKIP in load_arch_tensors,
-# src/models/glm4-moe.cpp): the file holds them, the model buffer does not.
-NEXTN_SKIPPED = {"glm4moe"}
+# src/models/glm4-moe.cpp, glm-dsa.cpp): the file holds them, the model buffer does not.
+NEXTN_SKIPPED = {"glm4moe", "glm-dsa"}
 # Architectures llama.cpp runs as pure recurrent (src/llama-arch.cpp llm_arch_is_recurrent).
 RECURRENT_ARCHS = {"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"}
 # Hybrids whose recurrent layers follow full_attention_interval (src/models/qwen3next.cpp, qwen35*.cpp).
