@@ -260,3 +260,26 @@ def test_ollama_engine_weights_by_device_with_the_vision_encoder():
     old_gpus = sum(ol.per_layer_weights(ol.gguf_view(old))) + (gpus - sum(ol.per_layer_weights(
         ol.gguf_view(ol.ollama_gguf(resolve("mistral-small3.2", "Q8_0"))))))
     assert abs(old_gpus - printed) > 2 * tl._unit(p["model_weights_CUDA0"])
+
+
+def test_llama_server_runner_of_0_30():
+    """Ollama 0.30 (ollama/ollama#16031, a release candidate; llama-server runner): qwen3:4b-thinking-2507 Q4_K_M
+    on two GPUs gets llama-server's n_ctx 262144 (the trained context: Ollama's default with >= 47 GiB of VRAM) and
+    n_batch = n_ubatch 2048; the GPUs' model buffers hold the whole file (974.88 + 1401.03 MiB, the tied
+    token_embd duplicated as the output) and the CPU the input copy (304.28 MiB). The free memory per GPU is not
+    in the excerpt (32 + 24 GiB assumed), so the split between them is not compared."""
+    fx = _load("qwen3-4b-2507-llama-server-0.30-2gpu-262k")
+    p = fx["printed"]
+    devs = (Device(id="CUDA0", name="GPU", memory_bytes=32 * GiB, free_bytes=30 * GiB),
+            Device(id="CUDA1", name="GPU", memory_bytes=24 * GiB, free_bytes=22 * GiB))
+    est = ol.ENGINE.estimate(resolve("Qwen/Qwen3-4B-Thinking-2507", "Q4_K_M"), devs,
+                             ol.OllamaSettings(engine_version="0.30.0"))
+    v = est.engine_view
+    assert v["ollama_era"] == "D"
+    assert (v["n_ctx"], v["n_ubatch"]) == (p["n_ctx"], p["n_ubatch"])
+    assert v["offloaded_layers"] == p["offloaded"]
+    buf = v["model_buffer_bytes"]
+    gpus = sum(b for k, b in buf.items() if k.startswith("CUDA"))
+    cpu = sum(b for k, b in buf.items() if k.startswith("CPU"))
+    assert abs(gpus - p["model_buffer_CUDA0_bytes"] - p["model_buffer_CUDA1_bytes"]) <= 0.01 * MiB
+    assert abs(cpu - p["model_buffer_CPU_bytes"]) <= 0.005 * MiB
