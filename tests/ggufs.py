@@ -968,3 +968,14 @@ for _k in ("arwkv7", "rwkv6qwen2"):
     ADDED_BUILDERS[_k] = lambda _k=_k: recorded_model(_k)
     ADDED_ON_GRID.append(_k)
     ADDED_QUANT[_k] = "f16"
+
+# t5encoder: an encoder that llama.cpp@0c1e57098 still gives a full KV cache; its loader sizes Q and O with
+# n_embd_k_gqa, so the file is MHA (32 KV heads); 32 relative-position buckets in layer 0
+RECORDED.update({
+    't5encoder': ('t5encoder', 2,
+        [('t5encoder.context_length', 8192, 4), ('t5encoder.embedding_length', 4096, 4), ('t5encoder.block_count', 2, 4), ('t5encoder.feed_forward_length', 11008, 4), ('t5encoder.attention.head_count', 32, 4), ('t5encoder.attention.head_count_kv', 32, 4), ('t5encoder.attention.layer_norm_rms_epsilon', 1e-05, 6), ('t5encoder.rope.freq_base', 10000.0, 6), ('t5encoder.vocab_size', 32000, 4), ('t5encoder.attention.layer_norm_epsilon', 1e-05, 6), ('t5encoder.attention.relative_buckets_count', 32, 4)],
+        {'token_embd.weight': (4096, 32000), 'enc.output_norm.weight': (4096,), 'enc.blk.{i}.attn_norm.weight': (4096,), 'enc.blk.{i}.attn_q.weight': (4096, 4096), 'enc.blk.{i}.attn_k.weight': (4096, 4096), 'enc.blk.{i}.attn_v.weight': (4096, 4096), 'enc.blk.{i}.attn_o.weight': (4096, 4096), 'enc.blk.{i}.ffn_norm.weight': (4096,), 'enc.blk.{i}.ffn_down.weight': (11008, 4096), 'enc.blk.{i}.ffn_up.weight': (4096, 11008), 'enc.blk.0.attn_rel_b.weight': (32, 32)}),
+})
+ADDED_BUILDERS["t5encoder"] = lambda: recorded_model("t5encoder")
+ADDED_ON_GRID.append("t5encoder")
+ADDED_QUANT["t5encoder"] = "f16"

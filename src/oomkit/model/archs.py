@@ -50,8 +50,10 @@ KDA_ARCHS = {"kimi-linear"}
 SHORTCONV_ARCHS = {"lfm2", "lfm2moe"}
 # Encoder-only models get no KV cache at all (llama_model::create_memory returns nullptr).
 # The diffusion decoders (LLaDA, LLaDA-MoE, Dream, RND1) attend without a causal cache: llama_model::create_memory gives them none.
+# t5encoder is not among them: llama.cpp@0c1e57098 gives it a full KV cache of every layer (measured: 8192 cells x 2
+# layers of 32 x 128 in f16 = 128 + 128 MiB)
 NO_CACHE_ARCHS = {"bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-bert-moe", "neo-bert", "eurobert",
-                  "modern-bert", "gemma-embedding", "t5encoder", "dream", "llada", "llada-moe", "rnd1"}
+                  "modern-bert", "gemma-embedding", "dream", "llada", "llada-moe", "rnd1"}
 # Decoders whose per-layer head_count may be 0 for a layer without attention (src/models/deci.cpp): the layer
 # stays in the KV cache's layer count with 0-byte rows.
 NO_ATTENTION_LAYERS_OK = {"deci"}
@@ -81,7 +83,7 @@ KNOWN_ARCHS = (
     {"llama", "llama4", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe", "qwen3vl", "qwen3vlmoe", "gemma",
      "gemma3n", "deepseek2", "phi2", "phi3", "phimoe", "granite", "granitemoe", "falcon-h1", "command-r", "olmo2",
      "olmoe", "glm4", "glm4moe", "starcoder2", "internlm2", "mistral3", "smollm3", "exaone4", "deepseek", "minicpm",
-     "stablelm", "gpt2", "falcon", "starcoder", "baichuan", "orion", "chatglm", "dbrx", "arctic", "bitnet"}
+     "stablelm", "gpt2", "falcon", "starcoder", "baichuan", "orion", "chatglm", "dbrx", "arctic", "bitnet", "t5encoder"}
     | SWA_PATTERN_DEFAULT.keys() | SWA_PATTERN_FROM_GGUF | RECURRENT_ARCHS | INTERVAL_HYBRIDS | KV_ZERO_HYBRIDS | NO_CACHE_ARCHS
     | PLAIN_DECODERS | MLA_DECODERS | MLA_DECOMPRESSED
 )
