@@ -283,3 +283,27 @@ def test_llama_server_runner_of_0_30():
     cpu = sum(b for k, b in buf.items() if k.startswith("CPU"))
     assert abs(gpus - p["model_buffer_CUDA0_bytes"] - p["model_buffer_CUDA1_bytes"]) <= 0.01 * MiB
     assert abs(cpu - p["model_buffer_CPU_bytes"]) <= 0.005 * MiB
+
+
+@pytest.mark.parametrize("stem", ["gemma3-12b-cpu-parallel2-ctx8192", "gemma3-4b-macos-num-gpu-0-cpu-0.9.0",
+                                  "gemma2-9b-q4_0-cpu-parallel4-0.3.11", "llama3-8b-q4_0-intel-mac-cpu-parallel4-0.2"])
+def test_cpu_only_allocation(stem):
+    """CPU only, Ollama counts the system RAM as one device: its memory.required.allocations is the whole load
+    (10.5 / 8.4 / 5.8 GiB, = memory.required.full) or, with num_gpu 0, only the one-layer buffer (62.8 MiB,
+    ollama/ollama#10986); layers.split is the empty string before v0.11.5."""
+    fx = _load(stem)
+    est = tl._run_fixture(fx)
+    line = est.engine_view["ollama_log"]
+    assert f'memory.required.allocations="[{fx["printed"]["memory.required.allocations"][0]}]"' in line
+    assert 'layers.split="" ' in line
+
+
+def test_cpu_only_split_from_0_11_5():
+    """From v0.11.5 (d5a0d8d90) layers.split is a Go slice; CPU only it stays nil, so Ollama prints
+    `layers.split=[]` with layers.offload=0 (llm/memory.go v0.11.5-v0.12.10: estimateGPULayers returns before
+    TensorSplit is set when gpus[0].Library == "cpu" / there are no GPUs), not a layer count."""
+    fx = _load("gemma3-12b-cpu-parallel2-ctx8192")
+    est = tl._run_fixture({**fx, "engine_version": "0.12.3"})
+    line = est.engine_view["ollama_log"]
+    assert "library=cpu" in line and "layers.offload=0 layers.split=[] " in line
+    assert 'memory.required.allocations="[' + fx["printed"]["memory.required.allocations"][0] + ']"' in line

@@ -289,14 +289,18 @@ def _era_a_result(g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: i
             graph = est.graph_partial
         else:
             graph = est.graph_full
-        est = replace(est, total=est.total + buffer + graph)
+        # its allocation is the one device's: everything when layers go to it (RAM is not checked here), only the
+        # one-layer buffer with num_gpu 0 (#10986: memory.required.allocations="[62.8 MiB]", full 4.4 GiB)
+        total = est.total + buffer + graph
+        est = replace(est, total=total, gpu_sizes=[buffer if num_gpu == 0 else total])
     logged = est.log_fields(num_gpu, launch.gpu_overhead, g.block_count)
     fields = {k: v for k, v in logged.items() if k.startswith("memory.")}
     if proj is not None:
         fields["projector.weights"] = logged["projector.weights"] = proj.weights
         fields["projector.graph"] = logged["projector.graph"] = proj.graph
     fields["memory.available"] = {gp.id: gp.free for gp in gpus if gp.free != _UNKNOWN_FREE}
-    fields["memory.required.allocations"] = {gp.id: a for gp, a in zip(gpus, est.gpu_sizes, strict=True)}
+    fields["memory.required.allocations"] = ({gp.id: a for gp, a in zip(gpus, est.gpu_sizes, strict=True)} if gpus
+                                             else dict(zip(["CPU"], est.gpu_sizes, strict=False)))
     return {"layers": est.layers, "split": list(est.tensor_split), "fields": fields, "vram": est.vram,
             "requested": num_gpu,
             "total": est.total, "kv": est.graph.kv_total, "weights": est.memory_weights + est.output_bytes
