@@ -252,8 +252,13 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
                 work = max(work, masks + 5 * resid + wide_alive * f.n_ff_shared * T * f32)
         elif layer.index in dense:
             fused, plain, parallel = dense[layer.index]
-            rows = wide_alive * fused + plain
-            work = max(work, base + (resid if parallel or plain and post_norm else 0) + rows * T * f32)
+            if plain:
+                # a GELU MLP keeps one row fewer below its up rows than a gated FFN (gpt2, starcoder, gptneox:
+                # masks + 3 rows), a parallel block one more (falcon), BERT's post-norm graph three rows
+                below = base + (resid if post_norm else 0 if parallel else -resid)
+            else:
+                below = base + (resid if parallel else 0)
+            work = max(work, below + (wide_alive * fused + plain) * T * f32)
         elif f.n_ff:
             work = max(work, base + wide_alive * f.n_ff * T * f32)
     out = 0
