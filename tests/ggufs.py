@@ -979,3 +979,13 @@ RECORDED.update({
 ADDED_BUILDERS["t5encoder"] = lambda: recorded_model("t5encoder")
 ADDED_ON_GRID.append("t5encoder")
 ADDED_QUANT["t5encoder"] = "f16"
+
+# minimax-01: a lightning-attention layer and a softmax-attention layer (full_attention_interval 2), MoE FFNs
+RECORDED.update({
+    'minimax-01': ('minimax-01', 2,
+        [('minimax-01.context_length', 8192, 4), ('minimax-01.embedding_length', 4096, 4), ('minimax-01.block_count', 2, 4), ('minimax-01.feed_forward_length', 11008, 4), ('minimax-01.attention.head_count', 32, 4), ('minimax-01.attention.head_count_kv', 8, 4), ('minimax-01.attention.layer_norm_rms_epsilon', 1e-05, 6), ('minimax-01.rope.freq_base', 10000.0, 6), ('minimax-01.vocab_size', 32000, 4), ('minimax-01.attention.layer_norm_epsilon', 1e-05, 6), ('minimax-01.expert_count', 8, 4), ('minimax-01.expert_used_count', 2, 4), ('minimax-01.expert_feed_forward_length', 2048, 4), ('minimax-01.residual_scale', 1.0, 6), ('minimax-01.full_attention_interval', 2, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 11008, 8), 'blk.{i}.ffn_down_exps.weight': (11008, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 11008, 8), 'blk.0.attn_norm_2.weight': (4096,), 'blk.0.attn_qkv.weight': (4096, 12288), 'blk.0.attn_gate.weight': (4096, 4096), 'blk.1.attn_qkv.weight': (4096, 6144)}),
+})
+ADDED_BUILDERS["minimax-01"] = lambda: recorded_model("minimax-01")
+ADDED_ON_GRID.append("minimax-01")
+ADDED_QUANT["minimax-01"] = "f16"

@@ -45,6 +45,9 @@ KV_ZERO_HYBRIDS = {"granitehybrid", "jamba", "lfm2", "lfm2moe", "plamo2", "nemot
 # (3 x kda.head_dim x n_head each) and one kda.head_dim^2 state per head; measured: 2 cells x 3 KDA layers of
 # 32 heads of 128 with a kernel of 4 hold R 0.84 MiB and S 12.00 MiB
 KDA_ARCHS = {"kimi-linear"}
+# Lightning-attention layers (src/models/minimax-01.cpp): no convolution state, one head_dim^2 state per head
+# (measured: 2 cells x 1 layer of 32 heads of 128 = S 4.00 MiB, R 0)
+LIGHTNING_ARCHS = {"minimax-01"}
 # Hybrids whose recurrent layers are short convolutions (src/models/lfm2.cpp): the state is the last
 # shortconv.l_cache - 1 inputs of width n_embd (llama_hparams::n_embd_r), no SSM state.
 SHORTCONV_ARCHS = {"lfm2", "lfm2moe"}

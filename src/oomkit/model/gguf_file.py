@@ -25,6 +25,7 @@ from .archs import (
     KV_FROM_START,
     KV_SHARED_FROM_GGUF,
     KV_ZERO_HYBRIDS,
+    LIGHTNING_ARCHS,
     MLA_DECOMPRESSED,
     NO_ATTENTION_LAYERS_OK,
     NO_CACHE_ARCHS,
@@ -291,6 +292,11 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
 
 
 def _recurrent_state(m: _Meta) -> RecurrentState:
+    if m.arch in LIGHTNING_ARCHS:
+        n_head = m.per_layer("attention.head_count", m.int("block_count"), 0)[0]
+        hd = m.int("attention.key_length", m.int("embedding_length") // n_head if n_head else 0)
+        return RecurrentState("lightning", d_inner=hd * n_head, d_state=hd, d_conv=0, n_heads=n_head,
+                              conv_override=0, ssm_override=hd * hd * n_head)
     if m.arch in KDA_ARCHS:
         # kimi-linear.cpp: conv states of q, k and v ((d_conv - 1) x head_dim x n_head each), a head_dim^2 state
         # per head (llama_hparams::n_embd_r / n_embd_s for KDA)
