@@ -243,8 +243,9 @@ def test_pooled_estimator_of_0_1_33_to_0_1_44():
 def test_ollama_engine_weights_by_device_with_the_vision_encoder():
     """ollama/ollama#11090 (a build of "New Memory Management", July 2025; mistral3 Q8_0, 41/41 layers on two GPUs):
     "model weights" CPU 680.0 MiB is the input layer (token_embd Q8_0), exactly; the GPUs' 11.5 + 11.9 GiB hold
-    the text layers and the vision encoder (v.* tensors ride with the output layer): oomkit's measured layout puts
-    23.41 GiB there. Mistral Small 3.1's library Q8_0 (attn_v F16) would be 23.60 GiB, outside the printed sum."""
+    the text layers and the vision tower (v.* encoder and mm.* projector ride with the output layer): oomkit's
+    measured layout puts 23.48 GiB there. Mistral Small 3.1's library Q8_0 (attn_v F16) would be 23.66 GiB,
+    outside the printed sum."""
     fx = _load("mistral-small3.2-24b-q8-2gpu-new-memory-pr11090")
     p = fx["printed"]
     dev = Device(id="CUDA0", name="GPU", memory_bytes=48 * GiB, free_bytes=48 * GiB)
@@ -307,3 +308,17 @@ def test_cpu_only_split_from_0_11_5():
     line = est.engine_view["ollama_log"]
     assert "library=cpu" in line and "layers.offload=0 layers.split=[] " in line
     assert 'memory.required.allocations="[' + fx["printed"]["memory.required.allocations"][0] + ']"' in line
+
+
+def test_ollama_engine_runner_weights_of_mistral_small_3_1():
+    """The 0.6.6 log of mistral-small3.1 (ollama/ollama#10417): the Ollama engine's "model weights" buffer=CUDA0
+    13.9 GiB with all 41 layers there = the library file's blocks (attn_v F16: 12.73 GiB) + output.weight Q4_K
+    (360.0 MiB) + the vision encoder (769.3 MiB) + its mm.* projector (68.0 MiB) = 13.90 GiB; the token
+    embeddings stay on the CPU. With the recipe's attn_v Q6_K/Q4_K it would be 13.65 GiB ("13.6 GiB")."""
+    from oomkit.engines.ollama.projector import projector
+
+    fx = _load("mistral-small3.1-24b-3090-ctx4096-fa")
+    p = fx["printed"]
+    spec = ol.ollama_gguf(resolve("mistral-small3.1", "Q4_K_M"))
+    on_gpu = sum(ol.per_layer_weights(ol.gguf_view(spec))) + projector(spec).allocated
+    assert ol.human_bytes2(on_gpu) == p["model_weights_CUDA0"]

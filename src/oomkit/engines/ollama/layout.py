@@ -225,10 +225,10 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         layer_w = per_layer_weights(g)
         proj = _projector(spec, v)
         if proj is not None:
-            # ml/backend/ggml/ggml.go New: the vision tower's v.* / mm.* tensors are created on the output layer's
+            # ml/backend/ggml/ggml.go New: the vision tower's v.* and mm.* tensors are created on the output layer's
             # device (ollama/ollama#11090: mistral3 Q8_0 "model weights" 11.5 + 11.9 GiB on the GPUs = the text
-            # layers' 22.7 GiB + the 769.3 MiB encoder)
-            layer_w[-1] += proj.weights
+            # layers' 22.7 GiB + the 769.3 MiB encoder + the 68.0 MiB projector)
+            layer_w[-1] += proj.allocated
         layer_c = [cache.bytes_by_layer.get(i, 0) for i in range(g.block_count)] + [0]
         ls = _runner_settings(spec, launch, num_parallel, -1, ())
         ctx = resolve_context(spec, ls)

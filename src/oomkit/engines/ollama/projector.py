@@ -32,9 +32,14 @@ _GRAPH_ARCHS = {"gemma3": "gemma3", "mistral3": "mistral3", "qwen25vl": "qwen25v
 
 @dataclass(frozen=True)
 class Projector:
-    weights: int
+    weights: int  # projector.weights as the msg=offload line prints it (the v.* group)
     graph: int
     source: str
+    runner_weights: int = 0  # what the Ollama engine allocates: v.* and the multimodal projector mm.* (F16)
+
+    @property
+    def allocated(self) -> int:
+        return self.runner_weights or self.weights
 
 
 def _catalog_config(spec: ModelSpec) -> Mapping[str, Any] | None:
@@ -92,8 +97,9 @@ def projector(spec: ModelSpec) -> Projector | None:
     # VisionGraphSize sums the "v" layer group only: the encoder, its matrices F16 and its norms and biases F32
     # as Ollama's converter writes them; the multimodal projector (mm.*) is not in it
     weights = 2 * tower.encoder_params + 2 * vectors
+    mm = 2 * (tower.params - tower.encoder_params)  # mm.* as the converter writes them: F16
     return Projector(weights, graph, f"{tower.family} encoder: {tower.encoder_params - vectors:,} F16 + {vectors:,} "
-                                     "F32 parameters (the v.* tensors)")
+                                     "F32 parameters (the v.* tensors)", runner_weights=weights + mm)
 
 
 def _vector_params(family: str, vc: Mapping[str, Any]) -> int | None:
