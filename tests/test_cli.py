@@ -75,6 +75,28 @@ def test_table_and_explain():
     assert "sliding" in r.stdout and "full" in r.stdout and "verdict" in r.stdout
 
 
+def test_cpu_only_verdict_against_the_host_memory():
+    """Without a GPU, estimate's verdict weighs the host's memory (--ram) as check --cpu-only does. On a 16 GiB host
+    llama.cpp's fit picks 109056 cells (docs/commands/estimate.md's fit log); their f16 KV cache alone is
+    32 layers x 2 x 1024 x 2 bytes = 128 KiB a cell, 13632 MiB, so with the 4.6 GiB of Q4_K_M weights the host is
+    short by the margin check reports; on a 32 GiB host (the untouched 131072 cells) it fits."""
+    args = ("llama3.1:8b", "--cpu-only", "-np", "1")
+    short = run("estimate", *args, "--ram", "16GiB")
+    assert short.returncode == 0, short.stderr
+    est = json.loads(run("estimate", *args, "--ram", "16GiB", "--json").stdout)
+    assert est["engine_view"]["n_ctx"] == 109056 and est["kv_cache_bytes"] == 109056 * 32 * 2 * 1024 * 2
+    chk = json.loads(run("check", *args, "--ram", "16GiB", "--json").stdout)
+    assert chk["fits"] is False and -chk["margin_bytes"] == est["total_bytes"] - (16 << 30)
+    gib = (est["total_bytes"] - (16 << 30)) / (1 << 30)
+    assert f"verdict: does NOT fit in the host's 16.00 GiB of memory (short by {gib:.2f} GiB)" in short.stdout
+    assert est["fits"] is None and est["devices"] == []  # the JSON contract: no GPU, no device verdict
+    roomy = run("estimate", *args, "--ram", "32GiB")
+    assert "verdict: fits in the host's 32.00 GiB of memory" in roomy.stdout
+    assert json.loads(run("check", *args, "--ram", "32GiB", "--json").stdout)["fits"] is True
+    # an engine with no use for the host's memory keeps the verdict open
+    assert "verdict: fit unknown" in run("estimate", "llama3.1:8b", "--cpu-only", "--engine", "ollama").stdout
+
+
 @pytest.mark.parametrize("args,needle", [
     (["estimate", "llama3.1:8b", "--ctx", "0"], "positive"),
     (["estimate", "llama3.1:8b", "-c", "-4"], "positive"),

@@ -56,7 +56,7 @@ def table(est: MemoryEstimate, explain: bool = False) -> str:
     if est.kv_bytes_per_token and est.kv_bytes_per_token != marginal:
         console.print(f"KV budget per token of the engine's capacity: {fmt_bytes(est.kv_bytes_per_token)}")
     verdict = {True: "fits", False: "does NOT fit", None: "fit unknown (no GPU memory given: use --vram or --gpu)"}
-    line = f"verdict: {verdict[est.fits]}"
+    line = f"verdict: {_host_verdict(est) or verdict[est.fits]}"
     if est.max_context is not None:
         line += f" · largest context that fits: {est.max_context}"
     console.print(line)
@@ -72,6 +72,21 @@ def table(est: MemoryEstimate, explain: bool = False) -> str:
     for w in (*est.warnings, *m.labels):
         console.print(f"note: {w}")
     return buf.getvalue().rstrip()
+
+
+def _host_verdict(est: MemoryEstimate) -> str | None:
+    """Without a GPU, the verdict against the host's memory where the estimate knows it (--ram, or this machine's
+    total with --cpu-only: the total llama.cpp's --fit weighs), as `check --cpu-only` judges it; else None."""
+    if est.devices:
+        return None
+    sizes = [est.settings.get(n) for n in get_engine(est.engine).neutral_fields("ram")]
+    memory = next((x for x in sizes if isinstance(x, int) and x > 0), None)
+    if memory is None:
+        return None
+    short = est.total_bytes - memory
+    if short <= 0:
+        return f"fits in the host's {fmt_bytes(memory)} of memory ({fmt_bytes(-short)} left)"
+    return f"does NOT fit in the host's {fmt_bytes(memory)} of memory (short by {fmt_bytes(short)})"
 
 
 def _engine_view(console: Any, est: MemoryEstimate) -> None:
