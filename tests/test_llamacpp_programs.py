@@ -1,5 +1,7 @@
 """Every program that runs llama.cpp reads with its own defaults (engines/llamacpp/programs.py)."""
 
+from dataclasses import replace
+
 import pytest
 
 import oomkit
@@ -109,3 +111,27 @@ def test_mmproj_on_the_first_gpu(tmp_path):
     s = _settings(*argv, "--mmproj", str(f), "--no-mmproj")
     assert "mmproj_bytes" not in oomkit.estimate("google/gemma-3-4b-it", quant="Q4_K_M", vram="24GiB",
                                                  find_max_context=False, settings=s).engine_view
+
+
+def test_context_default_by_build():
+    # common_params n_ctx: 512 before PR #10136 (2024-11-02), 4096 until PR #16653 (--fit), then 0 = trained
+    assert [programs.common_default_ctx(b) for b in (3579, 4075, 4076, 7057, 7399, 7400, 9999)] == [
+        512, 512, 4096, 4096, 4096, 0, 0]
+    # perplexity.cpp / imatrix.cpp main set -c 512 before parsing (every build)
+    s = _settings("llama-perplexity", "-m", "x.gguf", "-f", "wiki.test.raw")
+    assert (s.n_parallel, s.n_ctx, s.n_batch) == (4, 2048, 2048)
+    assert _settings("llama-imatrix", "-m", "x.gguf", "-f", "calib.txt").n_ctx == 512
+    # a llama-cli log at b7057 (OpenCL, Adreno) runs a 4096 context unasked; today's llama-cli the trained context
+    base = _settings("llama-cli", "-m", "x.gguf", "-fit", "off")
+    old = oomkit.estimate("Qwen/Qwen3-8B", "llama.cpp", quant="Q4_K_M", vram="24GiB", find_max_context=False,
+                          settings=replace(base, engine_version="b7057"))
+    new = oomkit.estimate("Qwen/Qwen3-8B", "llama.cpp", quant="Q4_K_M", vram="24GiB", find_max_context=False,
+                          settings=base)
+    assert old.engine_view["n_ctx"] == 4096 and new.engine_view["n_ctx"] == 40960  # Qwen3-8B trained 40960
+    assert any("-c 4096" in w for w in old.warnings)
+    # Qwen3-8B f16 KV: 36 layers x 8 heads x 128 x 2 (K, V) x 2 bytes a token
+    assert old.kv_cache_bytes == 4096 * 36 * 8 * 128 * 2 * 2
+    # the Python binding and explicit contexts keep their own
+    assert programs.with_build_ctx(replace(base, n_ctx=8192, engine_version="b7057"))[0].n_ctx == 8192
+    old_server = replace(_settings("llama-server", "-m", "x.gguf"), engine_version="b4000")
+    assert programs.with_build_ctx(old_server)[0].n_ctx == 512

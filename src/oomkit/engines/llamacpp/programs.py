@@ -10,12 +10,13 @@ but each sets a few of its own before or after parsing. Cited against ggml-org/l
 | llama-cli, llama-completion, llama-run | one sequence; built on the server context since late 2025 |
 | llama-mtmd-cli | one sequence, the projector from --mmproj (tools/mtmd/mtmd-cli.cpp) |
 | llama-fit-params | the dry run --fit makes for llama-server's command (tools/fit-params), one sequence |
-| llama-perplexity | n_seq = max(1, n_batch / n_ctx) chunks side by side in one unified cache of n_seq x n_ctx cells, every token's logits (tools/perplexity/perplexity.cpp main) |
-| llama-imatrix | n_batch capped at n_ctx, every token's logits (tools/imatrix/imatrix.cpp) |
+| llama-perplexity | -c 512 unless given (set before parsing, every build); n_seq = max(1, n_batch / n_ctx) chunks side by side in one unified cache of n_seq x n_ctx cells, every token's logits (tools/perplexity/perplexity.cpp main) |
+| llama-imatrix | -c 512 unless given (set before parsing, every build); n_batch capped at n_ctx, every token's logits (tools/imatrix/imatrix.cpp) |
 | llama-embedding | --embeddings, n_ubatch = n_batch (a non-causal model must see its input in one ubatch: tools/embedding/embedding.cpp) |
 | llama-bench | its own parser and defaults (tools/llama-bench/llama-bench.cpp cmd_params_defaults): -p 512 -n 128 -b 2048 -ub 512 -ngl 99 -fa 0 -mmp 1, one context per test row of n_prompt + n_gen + depth cells, one sequence |
 | main, server | the names of llama-cli and llama-server before the llama- prefix (June 2024); their -c defaulted to 512 |
 | lms load (LM Studio) | LM Studio's llama.cpp runtime: --context-length (LM Studio's default 4096), --gpu max / off (lmstudio.ai/docs/cli/load) |
+| -c by build | llama-server, llama-cli, llama-mtmd-cli, llama-embedding take common_params' n_ctx: 512 until PR #10136, 4096 from it until PR #16653 (--fit), 0 (the trained context, fitted to memory) since (COMMON_CTX_ERAS) |
 | Llama(...) (llama-cpp-python) | the binding's keyword defaults: n_ctx 512, n_batch 512, n_ubatch 512, n_gpu_layers 0, flash_attn False, use_mmap True (llama_cpp/llama.py Llama.__init__), plus its host-side logits array |
 """
 
@@ -30,7 +31,7 @@ from .args import parse_args
 from .backends import infer_backend
 from .layout import estimate as layout_estimate
 from .projector import projector_bytes
-from .settings import LlamaCppSettings
+from .settings import ERAS, LlamaCppSettings, build_number
 
 # executable name -> the program whose defaults apply (the variant the engine record tells its parser)
 PROGRAMS = {
@@ -51,12 +52,48 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "server": ("llama-server", {"n_ctx": 512}),
     "llama-mtmd-cli": ("llama-mtmd-cli", {}),
     "llama-fit-params": ("llama-cli", {}),
-    "llama-perplexity": ("llama-perplexity", {"kv_unified": True}),
-    "llama-imatrix": ("llama-imatrix", {}),
+    # perplexity.cpp main / imatrix.cpp main: "params.n_ctx = 512;" before common_params_parse, in every build
+    "llama-perplexity": ("llama-perplexity", {"kv_unified": True, "n_ctx": 512}),
+    "llama-imatrix": ("llama-imatrix", {"n_ctx": 512}),
     "llama-embedding": ("llama-embedding", {"embeddings": True, "kv_unified": True}),
     # LM Studio's load defaults: a 4096-token context, one sequence
     "lms": ("lmstudio", {"n_ctx": 4096, "n_parallel": 1}),
 }
+
+
+# common/common.h common_params::n_ctx, the -c default of every program that leaves it alone (llama-server, llama-cli,
+# llama-mtmd-cli, llama-embedding), by build:
+# - 512 before PR #10136 ("llama : adjust default context size + print warnings", merged 2024-11-02: "the examples
+#   will use a context size of 4096, instead of the training context"); its build placed by that date between
+#   b3579 (issue #9016, filed 2024-08-13) and b4879 (packaged 2025-03-13, AOSC-Dev/aosc-os-abbs#10063): ~b4076
+# - 4096 from it until PR #16653 (--fit, ERAS params_fit): Ollama's vendored common.h reads "n_ctx = 4096" at
+#   llama.cpp 17f7f4b (ollama b95693056, 2025-12-10) and "n_ctx = 0; // context size, 0 == context the model was
+#   trained with" beside fit_params_min_ctx = 4096 at ec98e2002 (ollama 49a9c9ba6, 2025-12-17); a public OpenCL
+#   log of llama-cli at b7057 runs a 4096 context unasked
+# - 0 (the trained context, which --fit may reduce) since
+COMMON_CTX_ERAS = ((4076, 512), (ERAS["params_fit"], 4096))
+COMMON_CTX_PROGRAMS = ("llama-server", "llama-cli", "llama-mtmd-cli", "llama-embedding")
+
+
+def common_default_ctx(build: int) -> int:
+    """common_params::n_ctx at a build: 512, 4096, then 0 (the trained context)."""
+    for first_after, n_ctx in COMMON_CTX_ERAS:
+        if build < first_after:
+            return n_ctx
+    return 0
+
+
+def with_build_ctx(s: LlamaCppSettings) -> tuple[LlamaCppSettings, str | None]:
+    """-c left at 0 on a build whose default was not the trained context -> that build's default, and a note. A
+    typed -c 0 (the trained context in every build) reads the same as none here: the note says so."""
+    if s.n_ctx != 0 or s.program not in COMMON_CTX_PROGRAMS:
+        return s, None
+    n_ctx = common_default_ctx(build_number(s.engine_version))
+    if not n_ctx:
+        return s, None
+    return replace(s, n_ctx=n_ctx), (f"{s.program} at build {s.engine_version} defaults to -c {n_ctx} "
+                                     "(common_params n_ctx before --fit); a typed -c 0 means the trained context "
+                                     "there: give it as -c N")
 
 
 def parse(argv: list[str], program: str) -> tuple[str | None, str | None, LlamaCppSettings]:
@@ -290,7 +327,12 @@ def bench_rows(s: LlamaCppSettings) -> list[tuple[str, LlamaCppSettings]]:
 
 def estimate(spec, devices, s: LlamaCppSettings):
     """layout.estimate for the program: llama-bench estimates each test row and answers with the largest (every
-    row under engine_view bench_rows); the Python binding adds its host copy of the logits."""
+    row under engine_view bench_rows); the Python binding adds its host copy of the logits. A -c left unset takes
+    the build's common default (with_build_ctx)."""
+    s, ctx_note = with_build_ctx(s)
+    if ctx_note is not None:
+        est = estimate(spec, devices, s)
+        return replace(est, warnings=(*est.warnings, ctx_note))
     if s.bench_tests:
         runs = [(name, layout_estimate(spec, devices, rs)) for name, rs in bench_rows(s)]
         name, est = max(runs, key=lambda r: r[1].total_bytes)
