@@ -1000,3 +1000,14 @@ RECORDED.update({
 ADDED_BUILDERS["kimi-k3"] = lambda: recorded_model("kimi-k3")
 ADDED_ON_GRID.append("kimi-k3")
 ADDED_QUANT["kimi-k3"] = "f16"
+
+# hy_v4: DeepSeek-V3's MLA dims (the latent K-only cache) with what its loader adds: attention sinks, a gate, and
+# hyper-connection weights per block (vocab 32000, as the synthetic tokenizer holds)
+RECORDED.update({
+    'hy_v4': ('hy_v4', 2,
+        [('hy_v4.context_length', 163840, 4), ('hy_v4.embedding_length', 7168, 4), ('hy_v4.block_count', 2, 4), ('hy_v4.feed_forward_length', 18432, 4), ('hy_v4.attention.head_count', 128, 4), ('hy_v4.attention.head_count_kv', 1, 4), ('hy_v4.attention.layer_norm_rms_epsilon', 1e-06, 6), ('hy_v4.rope.freq_base', 10000.0, 6), ('hy_v4.vocab_size', 32000, 4), ('hy_v4.attention.key_length', 576, 4), ('hy_v4.attention.value_length', 512, 4), ('hy_v4.attention.key_length_mla', 192, 4), ('hy_v4.attention.value_length_mla', 128, 4), ('hy_v4.attention.q_lora_rank', 1536, 4), ('hy_v4.attention.kv_lora_rank', 512, 4), ('hy_v4.rope.dimension_count', 64, 4), ('hy_v4.leading_dense_block_count', 3, 4), ('hy_v4.expert_count', 16, 4), ('hy_v4.expert_used_count', 8, 4), ('hy_v4.expert_feed_forward_length', 2048, 4), ('hy_v4.expert_shared_count', 1, 4), ('hy_v4.expert_weights_scale', 2.5, 6), ('hy_v4.expert_weights_norm', True, 7), ('hy_v4.expert_gating_func', 2, 4), ('hy_v4.rope.scaling.type', 'yarn', 8), ('hy_v4.rope.scaling.factor', 40.0, 6), ('hy_v4.rope.scaling.original_context_length', 4096, 4), ('hy_v4.rope.scaling.yarn_log_multiplier', 0.1, 6), ('hy_v4.hyper_connection.count', 1, 4), ('hy_v4.hyper_connection.epsilon', 1e-05, 6), ('hy_v4.hyper_connection.magnitude', 1.0, 6)],
+        {'token_embd.weight': (7168, 32000), 'output_norm.weight': (7168,), 'output.weight': (7168, 32000), 'blk.{i}.attn_norm.weight': (7168,), 'blk.{i}.attn_q_a_norm.weight': (1536,), 'blk.{i}.attn_kv_a_norm.weight': (512,), 'blk.{i}.attn_q_a.weight': (7168, 1536), 'blk.{i}.attn_q_b.weight': (1536, 24576), 'blk.{i}.attn_kv_a_mqa.weight': (7168, 576), 'blk.{i}.attn_k_b.weight': (128, 512, 128), 'blk.{i}.attn_v_b.weight': (512, 128, 128), 'blk.{i}.attn_output.weight': (16384, 7168), 'blk.{i}.ffn_norm.weight': (7168,), 'blk.{i}.ffn_gate.weight': (7168, 18432), 'blk.{i}.ffn_down.weight': (18432, 7168), 'blk.{i}.ffn_up.weight': (7168, 18432), 'output_hc_fn.weight': (7168,), 'output_hc_base.weight': (1,), 'output_hc_scale.weight': (1,), 'blk.{i}.attn_sinks.weight': (128,), 'blk.{i}.attn_gate.weight': (7168, 16384), 'blk.{i}.hc_attn_fn.weight': (7168, 2), 'blk.{i}.hc_attn_base.weight': (2,), 'blk.{i}.hc_attn_scale.weight': (2,), 'blk.{i}.hc_ffn_fn.weight': (7168, 2), 'blk.{i}.hc_ffn_base.weight': (2,), 'blk.{i}.hc_ffn_scale.weight': (2,)}),
+})
+ADDED_BUILDERS["hy_v4"] = lambda: recorded_model("hy_v4")
+ADDED_ON_GRID.append("hy_v4")
+ADDED_QUANT["hy_v4"] = "f16"

@@ -72,7 +72,7 @@ PLAIN_DECODERS = {"ernie4_5", "ernie4_5-moe", "seed_oss", "minimax-m2", "hunyuan
                   "llama-embed", "deci", "grok", "dots1", "paddleocr", "hy_v3",
                   "deepseek2-ocr"}
 # MLA decoders loaded with deepseek2's tensors (kv_lora_rank in the GGUF makes their layers latent)
-MLA_DECODERS = {"mistral4", "deepseek32", "glm-dsa"}
+MLA_DECODERS = {"mistral4", "deepseek32", "glm-dsa", "hy_v4"}
 # DeepSeek sparse attention (DSA): beside the latent cache, llama_kv_cache_dsa keeps a second cache of one
 # indexer key (attention.indexer.key_length, of -ctk's type) per token and layer (src/models/deepseek32.cpp:
 # mctx_lid->cpy_k of indexer_k; measured: 8192 cells x 2 layers x 128 in q8_0 = 2.12 MiB)
