@@ -16,7 +16,7 @@ Which figure of which log is valid ground truth, and why:
 | qwen3-32b-tp4-b200-pr22537 | yes (0.5.10+, default mfs on a B200) | yes (4x B200) | yes | yes (3%) | model inferred from the K size |
 | unnamed-qwen2-7b-b200-capture-pr11830 | no avail printed | no | yes (layout from the K size) | - | CUDA-graph mem usage (fitted) |
 | glm-4.5-air-tp4-capture-prs8579-8567 | no | no | - | - | CUDA-graph mem usage in four builds (both PRs: fitted; three held out) |
-| qwen3-0.6b-mi300x-rocm-capture-gpustack4424 | no: mem_fraction_static not shown | no | yes | no (1.21 printed, 1.11 of parameters) | CUDA-graph capture 0.96 GiB on ROCm: a known miss, held out (tests/test_sglang_phases.py) |
+| qwen3-0.6b-mi300x-rocm-capture-gpustack4424 | no: mem_fraction_static not shown | no | yes | no (1.21 printed, 1.11 of parameters) | CUDA-graph mem usage on ROCm (held out) |
 | deepseek-v3-dp-attention-kv-issue6017 | no: mfs and flags not in the comment | no | yes (MLA latent per DP-attention rank) | yes, the thread's recipe assumed (3%) | w_kc / w_vc |
 | deepseek-v3.2-exp-8xb200-dp8-nsa-pr11309 | no avail printed | no | yes (packed fp8 latent + NSA index keys) | - | |
 | gpt-oss-20b-mxfp4-b200-kvcached198 | no: kvcached replaces the pool | no | - | yes (3%; B200 inferred) | MXFP4 expert padding |
@@ -317,9 +317,11 @@ def case_unnamed_qwen2_7b_b200() -> list[Row]:
     d = load(name)
     spec = resolve("Qwen/Qwen2.5-7B-Instruct")  # the KV layout the K size fixes (28 x 4 x 128)
     rows = _kv_rows(name, spec, sg.SGLangSettings(), d)
-    pred = cuda_graph_bytes(512, sg.SGLangSettings(), (0, 5, 5), spec.n_vocab, 32768, 1)
+    # pages of 1 rule out trtllm_mha on this B200 and FA3 is Hopper-only: FlashInfer, the default's else branch
+    fi = sg.SGLangSettings(attention_backend="flashinfer")
+    pred = cuda_graph_bytes(512, fi, (0, 5, 5), spec.n_vocab, 32768, 1)
     rows.append(_capture_row(name, "CUDA graph mem usage", pred, _gib(d, "capture_end_mem_usage_gb"),
-                             "52 sizes to 512, page 1, context 32,768 (Qwen2.5-7B); fitted on this log"))
+                             "52 sizes to 512, page 1, context 32,768 (Qwen2.5-7B), FlashInfer; fitted on this log"))
     return rows
 
 
@@ -343,7 +345,12 @@ def case_glm45_air_capture_prs() -> list[Row]:
 def case_qwen3_06b_mi300x() -> list[Row]:
     name = "qwen3-0.6b-mi300x-rocm-capture-gpustack4424"
     d = load(name)
-    return _kv_rows(name, resolve("Qwen/Qwen3-0.6B"), sg.SGLangSettings(engine_version="0.5.8"), d)
+    spec = resolve("Qwen/Qwen3-0.6B")
+    rows = _kv_rows(name, spec, sg.SGLangSettings(engine_version="0.5.8"), d)
+    pred = cuda_graph_bytes(512, sg.SGLangSettings(), (0, 5, 8), spec.n_vocab, d["settings"]["context_length"], 1)
+    rows.append(_capture_row(name, "CUDA graph mem usage", pred, _gib(d, "capture_end_mem_usage_gb"),
+                             "52 sizes to 512, context 40,960, ROCm; held out"))
+    return rows
 
 
 def case_deepseek_v3_dp_attention() -> list[Row]:

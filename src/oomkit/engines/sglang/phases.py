@@ -31,13 +31,15 @@ from .settings import SGLangSettings, reached
 #    size (flashinfer_backend.py init_forward_metadata_capture_cuda_graph, decode_cuda_graph_metadata[bs]); each
 #    allocates an 8 MiB int workspace on the GPU (flashinfer decode.py __init__). num_wrappers is 2 for sliding-window
 #    models (and cross attention), else 1; its index table is kept once per wrapper.
-# 3. The rest (the largest graph's activations, which the smaller graphs reuse in the shared pool, cuBLAS
-#    workspaces, the graphs themselves): a fixed part and a part per request of the largest size, fitted on two logs
-#    of builds with both fixes: sglang#11830 (Qwen2-7B layout on a B200, sizes to 512, 1.44 GB;
-#    tests/fixtures/engine_logs/sglang/unnamed-qwen2-7b-b200-capture-pr11830.json) and GLM-4.5-Air TP4 with both PRs
-#    (sizes to 256, 0.95 GB; glm-4.5-air-tp4-capture-prs8579-8567.json).
-CG_BASE = int(0.2735 * GiB)
-CG_PER_BS = int(1.63 * MiB)
+# 3. The rest (cuBLAS workspaces, the graphs themselves, the largest graph's activations, which the smaller graphs reuse
+#    in the shared pool): one constant, fitted on two logs of builds with both fixes. sglang#11830 (a Qwen2-7B layout
+#    on a B200, sizes to 512, 1.44 GB; tests/fixtures/engine_logs/sglang/unnamed-qwen2-7b-b200-capture-pr11830.json)
+#    ran FlashInfer: its pool has pages of 1, so not trtllm_mha (server_args.py forces 16/32/64), FA3 is Hopper-only,
+#    and FlashInfer is the else branch of _get_default_attn_backend for an MHA model; so its 52 decode wrappers' 8 MiB
+#    workspaces are the backend's, not the rest. That leaves 0.681 GiB; GLM-4.5-Air TP4 with both PRs (FA3, sizes to
+#    256, 0.95 GB; glm-4.5-air-tp4-capture-prs8579-8567.json) leaves 0.680 GiB: the rest does not grow with max_bs.
+#    Held out: Qwen3-0.6B on an MI300X (gpustack#4424, 0.5.8, sizes to 512, 0.96 GB) comes within +10%.
+CG_BASE = int(0.681 * GiB)
 LOGITS_BYTES = 4  # float32
 FLASHINFER_INT_WORKSPACE = 8 * MiB
 
@@ -76,7 +78,7 @@ def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
     if (s.attention_backend or "") == "flashinfer":
         wrappers = 2 if sliding else 1
         tables = wrappers * (tables + FLASHINFER_INT_WORKSPACE * len(sizes))
-    return GraphMemory(logits, tables, CG_BASE + CG_PER_BS * top)
+    return GraphMemory(logits, tables, CG_BASE)
 
 
 def cuda_graph_bytes(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int = 1,
