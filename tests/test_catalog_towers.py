@@ -1,6 +1,6 @@
 """Vision towers counted from vision_config (model/towers.py), held against transformers' own modules built on the
 meta device, and against the published totals of the catalog's VLMs (decoder + tower): Gemma 3 (SigLIP), Qwen2.5-VL,
-Qwen3-VL, Qwen3.5, Llama 4, Mistral Small 3.1 (Pixtral), LLaVA (CLIP), InternVL2 (InternViT), Kimi-VL / Kimi-K2.5
+Qwen2-VL, Qwen3-VL, Qwen3.5, Llama 4, Mistral Small 3.1 (Pixtral), LLaVA (CLIP), InternVL2 (InternViT), Kimi-VL / Kimi-K2.5
 (MoonViT); and the transformers engine loading them with the checkpoint."""
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ COUNTED = ["qwen2.5-vl-3b-instruct", "qwen2.5-vl-7b-instruct", "gemma-3-12b-it",
            "qwen3-vl-32b-instruct",
            "qwen3-vl-30b-a3b-instruct", "qwen3.5-27b", "qwen3.5-35b-a3b", "llama-4-scout-17b-16e-instruct",
            "mistral-small-3.1-24b-instruct-2503", "llava-1.5-7b-hf", "internvl2-2b", "internvl2-4b", "kimi-k2.5",
-           "kimi-vl-a3b-instruct", "ministral-3-3b-instruct-2512"]
+           "kimi-vl-a3b-instruct", "ministral-3-3b-instruct-2512", "qwen2.5-vl-72b-instruct", "qwen2.5-vl-32b-instruct",
+           "qwen2-vl-2b-instruct"]
 
 
 def _n(module) -> int:
@@ -92,6 +93,11 @@ def _transformers_count(config: dict) -> int:
 
             kw["in_channels"] = kw.pop("in_chans")
             return _n(Qwen2_5_VisionTransformerPretrainedModel(Qwen2_5_VLVisionConfig(**kw)))
+        if config.get("model_type") == "qwen2_vl":
+            from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLVisionConfig
+            from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VisionTransformerPretrainedModel
+
+            return _n(Qwen2VisionTransformerPretrainedModel(Qwen2VLVisionConfig(**kw)))
         if vc["model_type"] in ("qwen3_vl", "qwen3_vl_moe"):
             from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLVisionConfig
             from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLVisionModel
@@ -116,7 +122,9 @@ def test_tower_equals_transformers_modules(slug):
                                   "qwen3-vl-8b-instruct", "qwen3-vl-30b-a3b-instruct",
                                   # HF safetensors totals, exact: 108,641,793,536 / 401,583,781,376 / 24,011,361,280
                                   "llama-4-scout-17b-16e-instruct", "llama-4-maverick-17b-128e-instruct",
-                                  "mistral-small-3.1-24b-instruct-2503"])
+                                  "mistral-small-3.1-24b-instruct-2503",
+                                  # HF safetensors total 2,208,985,600 (Qwen2-VL's LayerNorm / QuickGELU-MLP tower)
+                                  "qwen2-vl-2b-instruct"])
 def test_published_total_is_decoder_plus_tower(slug):
     e = catalog.lookup(slug)
     assert e.params_published == e.params_decoder + vision_tower(e.config).params

@@ -641,10 +641,17 @@ ROWS += [
     _base("qwen2-57b-a14b", "qwen2-57b-a14b-instruct", "Qwen/Qwen2-57B-A14B", name="Qwen2 57B-A14B"),
     Row("qwen2.5-vl-32b-instruct", "qwen2.5-vl-72b-instruct", "Qwen/Qwen2.5-VL-32B-Instruct",
         "Qwen2.5-VL 32B: the Qwen2.5-32B decoder (64 layers, hidden 5120, 40/8 heads, FFN 27,648) with the Qwen2.5-VL "
-        "vision encoder merged to the 5,120-wide text (model card); no vision_config is recorded (as for the 72B "
-        "sibling), so the tower is not counted.", ("qwen2.5vl:32b",),
+        "vision encoder merged to the 5,120-wide text (model card); the tower is the 72B sibling's (SwiGLU width "
+        "3456) with its merger's output at 5120, as pytorch/torchtune@49698b248e5a "
+        "torchtune/models/qwen2_5_vision/_model_builders.py qwen2_5_vl_32b builds it (out_hidden_size 5120).",
+        ("qwen2.5vl:32b",),
         text={"hidden_size": 5120, "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
-              "intermediate_size": 27648}, name="Qwen2.5-VL 32B Instruct"),
+              "intermediate_size": 27648,
+              "vision_config": {"depth": 32, "hidden_size": 1280, "intermediate_size": 3456, "num_heads": 16,
+                                "in_chans": 3, "out_hidden_size": 5120, "patch_size": 14, "spatial_merge_size": 2,
+                                "temporal_patch_size": 2, "window_size": 112,
+                                "fullatt_block_indexes": [7, 15, 23, 31]}},
+        name="Qwen2.5-VL 32B Instruct"),
     Row("olmo-2-0425-1b", "olmo-2-1124-7b", "allenai/OLMo-2-0425-1B", "OLMo 2 1B: 16 layers, hidden 2048, 16 heads, "
         "FFN 8,192, vocabulary 100,352, 4K context (model card table).", ("olmo2:1b",),
         text={"hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 16, "num_key_value_heads": 16,

@@ -102,6 +102,26 @@ def _qwen2_5_vl(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int)
                  "transformers Qwen2_5_VisionTransformerPretrainedModel (patch_embed, blocks, merger)")
 
 
+def _qwen2_vl(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> Tower:
+    # transformers models/qwen2_vl/modeling_qwen2_vl.py Qwen2VisionTransformerPretrainedModel: PatchEmbed Conv3d
+    # without bias, Qwen2VLVisionBlock of two LayerNorms + qkv/proj with bias + VisionMlp fc1/fc2 with bias (width
+    # embed_dim x mlp_ratio, QuickGELU), PatchMerger (LayerNorm over embed_dim, Linear m -> m, Linear m -> hidden_size);
+    # no position table (rotary), no window attention. A key the config leaves out takes configuration_qwen2_vl.py
+    # Qwen2VLVisionConfig's default (depth 32, embed_dim 1280, mlp_ratio 4, patch 14, temporal 2, merge 2, 3
+    # channels), as transformers builds it; vision_config's hidden_size is the merger's output width (the LM's)
+    e, depth = int(vc.get("embed_dim", 1280)), int(vc.get("depth", 32))
+    ff = int(e * float(vc.get("mlp_ratio", 4)))
+    # (the older in_chans / spatial_patch_size keys are not read by transformers: its defaults stand)
+    p, tp, ch = int(vc.get("patch_size", 14)), int(vc.get("temporal_patch_size", 2)), int(vc.get("in_channels", 3))
+    merge, out = int(vc.get("spatial_merge_size", 2)), int(vc.get("hidden_size", 3584))
+    block = 2 * _layernorm(e) + _linear(e, 3 * e) + _linear(e, e) + _linear(e, ff) + _linear(ff, e)
+    enc = ch * tp * p * p * e + depth * block
+    m = e * merge * merge
+    proj = _layernorm(e) + _linear(m, m) + _linear(m, out)
+    return Tower("vision", "qwen2_vl", enc + proj, enc, proj,
+                 "transformers Qwen2VisionTransformerPretrainedModel (patch_embed, blocks, merger)", config_layers=depth)
+
+
 def _llama4(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> Tower:
     # transformers models/llama4/modeling_llama4.py Llama4VisionModel: Llama4UnfoldConvolution (a Linear over the
     # unfolded patch, no bias), class_embedding, positional_embedding_vlm (patches + 1 rows), layernorm_pre/post,
@@ -207,8 +227,9 @@ _FAMILIES = {"siglip_vision_model": _gemma3, "qwen3_vl": _qwen3_vl, "qwen3_5": _
              "qwen3_vl_moe": _qwen3_vl, "llama4_vision_model": _llama4, "pixtral": _pixtral,
              "clip_vision_model": _llava, "intern_vit_6b": _internvl, "internvl_vision": _internvl,
              "moonvit": _moonvit}
-# vision_configs that name no model_type of their own (Qwen2.5-VL's, Kimi-K2.5's), by the checkpoint's model_type
-_BY_MODEL_TYPE = {"qwen2_5_vl": _qwen2_5_vl, "kimi_k25": _moonvit}
+# vision_configs that name no model_type of their own (Qwen2.5-VL's, Kimi-K2.5's) or the checkpoint's (Qwen2-VL's),
+# by the checkpoint's model_type
+_BY_MODEL_TYPE = {"qwen2_5_vl": _qwen2_5_vl, "qwen2_vl": _qwen2_vl, "kimi_k25": _moonvit}
 
 
 def vision_tower(config: Mapping[str, Any]) -> Tower | None:
@@ -226,5 +247,6 @@ def vision_tower(config: Mapping[str, Any]) -> Tower | None:
         return None  # a vision_config without the fields its family needs: not counted
     layers = vc.get("num_hidden_layers", vc.get("depth", vc.get("vt_num_hidden_layers")))
     hidden = vc.get("hidden_size", vc.get("vt_hidden_size"))
-    return replace(tower, config_layers=int(layers) if isinstance(layers, int) else None,
+    # a depth the config leaves to its family's default (Qwen2-VL's) stays as the family function read it
+    return replace(tower, config_layers=int(layers) if isinstance(layers, int) else tower.config_layers,
                    config_hidden=int(hidden) if isinstance(hidden, int) else None)
