@@ -73,6 +73,12 @@ ESTIMATES = [
       "gpu": "8x H100"},
      ["deepseek-r1:671b", "--quant", "Q2_K", "--ctx", "32768", "--parallel", "1", "--engine-version", "b6500",
       "--gpu", "8x H100"]),
+    # no GPU: llama.cpp's --fit fits the context to the host's memory (a planned 16 GiB; this machine's total)
+    ({"model": "llama3.1:8b", "cpu_only": "1", "ram": "16GiB", "parallel": "1"},
+     ["llama3.1:8b", "--cpu-only", "--ram", "16GiB", "--parallel", "1"]),
+    ({"model": "qwen3:8b", "cpu_only": "true"}, ["qwen3:8b", "--cpu-only"]),
+    ({"command": "llama-server -m llama3.1:8b -c 65536", "cpu_only": "on", "ram": "12GB"},
+     ["--cpu-only", "--ram", "12GB", "--", "llama-server", "-m", "llama3.1:8b", "-c", "65536"]),
 ]
 
 
@@ -98,6 +104,25 @@ def test_check_is_the_cli_json(client, capsys):
     want = cli_json(capsys, check_cmd, ["qwen3:8b", "--ctx", "40960", "--gpu", "RTX 4060", "--json"])
     got = client.get("/api/check", params={"model": "qwen3:8b", "ctx": "40960", "gpu": "RTX 4060"})
     assert got.status_code == 200 and got.json() == want
+
+
+def test_cpu_only_check_and_estimate_are_the_cli_json(client, capsys):
+    """cpu_only and ram in the API are --cpu-only and --ram: on a planned 16 GiB host, llama.cpp's fit picks 109056
+    cells for llama3.1:8b (docs/commands/estimate.md), 128 KiB of f16 KV each (32 layers x 2 x 1024 x 2 bytes)."""
+    argv = ["llama3.1:8b", "--cpu-only", "--ram", "16GiB", "-np", "1", "--json"]
+    q = {"model": "llama3.1:8b", "cpu_only": "1", "ram": "16GiB", "flags": "-np 1"}
+    want = cli_json(capsys, check_cmd, argv)
+    got = client.get("/api/check", params=q)
+    assert got.status_code == 200 and got.json() == want and want["fits"] is False
+    est = client.post("/api/estimate", json={**q, "cpu_only": True})
+    assert est.status_code == 200 and est.json() == cli_json(capsys, estimate_cmd, argv)
+    d = est.json()
+    assert d["engine_view"]["n_ctx"] == 109056 and d["kv_cache_bytes"] == 109056 * 32 * 2 * 1024 * 2
+    assert -want["margin_bytes"] == d["total_bytes"] - (16 << 30)
+    # the calculator says the same against the host's memory
+    page = client.get("/", params=q)
+    assert page.status_code == 200 and "Does not fit in the host" in page.text
+    assert f'data-bytes="{d["total_bytes"] - (16 << 30)}"' in page.text and 'name="cpu_only" value="1" checked' in page.text
 
 
 def test_table_is_the_cli_json(client, capsys):
@@ -209,6 +234,13 @@ def test_bad_input_answers(client):
     _error(client.get("/api/estimate", params={"model": "llama3.1:8b", "parallel": "abc"}), 422)
     _error(client.get("/api/estimate", params={"model": "llama3.1:8b", "vram": "999TiB"}), 422)
     _error(client.get("/api/estimate", params={"model": "llama3.1:8b", "vram": "lots"}), 400)
+    for bad in ({"cpu_only": "maybe"}, {"cpu_only": "1", "vram": "24GiB"}, {"cpu_only": "1", "ram": "lots"},
+                {"cpu_only": "1", "ram": "16"}, {"cpu_only": "1", "ram": "16GiB,16GiB"},
+                {"cpu_only": "1", "engine": "ollama", "ram": "16GiB"}):
+        for path in ("/api/estimate", "/api/check"):
+            _error(client.get(path, params={"model": "llama3.1:8b", **bad}), 400)
+    _error(client.post("/api/estimate", json={"model": "llama3.1:8b", "cpu_only": 2}), 400)
+    _error(client.get("/api/estimate", params={"model": "llama3.1:8b", "cpu_only": "1", "ram": "999TiB"}), 422)
     _error(client.get("/api/table", params={"model": "llama3.1:8b", "vram": "²"}), 400)  # a digit to isdigit()
     _error(client.post("/api/plan", json={"model": "llama3.1:8b", "reserve": "²"}), 400)
     _error(client.get("/api/estimate", params={"command": "llama-server -m 'qwen3:8b"}), 400)
@@ -271,12 +303,13 @@ _commands = st.one_of(st.none(), st.sampled_from([
 
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 @given(model=_text, engine=_text, ctx=_ints, quant=_text, kv_type=_text, parallel=_ints, vram=_text, gpu=_text,
-       command=_commands, flags=_text, engine_version=_text)
+       command=_commands, flags=_text, engine_version=_text,
+       cpu_only=st.one_of(st.none(), st.booleans(), _ints), ram=st.one_of(_ints, st.sampled_from(["16GiB", "1MiB"])))
 def test_estimate_never_500(client, model, engine, ctx, quant, kv_type, parallel, vram, gpu, command, flags,
-                            engine_version):
+                            engine_version, cpu_only, ram):
     body = {k: v for k, v in dict(model=model, engine=engine, ctx=ctx, quant=quant, kv_type=kv_type,
                                   parallel=parallel, vram=vram, gpu=gpu, command=command, flags=flags,
-                                  engine_version=engine_version).items() if v is not None}
+                                  engine_version=engine_version, cpu_only=cpu_only, ram=ram).items() if v is not None}
     r = client.post("/api/estimate", json=body)
     assert r.status_code < 500, (body, r.text)
     if r.status_code >= 400:

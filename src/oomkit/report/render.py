@@ -74,19 +74,25 @@ def table(est: MemoryEstimate, explain: bool = False) -> str:
     return buf.getvalue().rstrip()
 
 
-def _host_verdict(est: MemoryEstimate) -> str | None:
-    """Without a GPU, the verdict against the host's memory where the estimate knows it (--ram, or this machine's
-    total with --cpu-only: the total llama.cpp's --fit weighs), as `check --cpu-only` judges it; else None."""
+def host_fit(est: MemoryEstimate) -> tuple[int, int] | None:
+    """Without a GPU, (the host's memory, what is left of it; negative: short) where the estimate knows that memory
+    (--ram, or this machine's total with --cpu-only: the total llama.cpp's --fit weighs), as `check --cpu-only`
+    weighs it; else None."""
     if est.devices:
         return None
     sizes = [est.settings.get(n) for n in get_engine(est.engine).neutral_fields("ram")]
     memory = next((x for x in sizes if isinstance(x, int) and x > 0), None)
-    if memory is None:
+    return None if memory is None else (memory, memory - est.total_bytes)
+
+
+def _host_verdict(est: MemoryEstimate) -> str | None:
+    host = host_fit(est)
+    if host is None:
         return None
-    short = est.total_bytes - memory
-    if short <= 0:
-        return f"fits in the host's {fmt_bytes(memory)} of memory ({fmt_bytes(-short)} left)"
-    return f"does NOT fit in the host's {fmt_bytes(memory)} of memory (short by {fmt_bytes(short)})"
+    memory, left = host
+    if left >= 0:
+        return f"fits in the host's {fmt_bytes(memory)} of memory ({fmt_bytes(left)} left)"
+    return f"does NOT fit in the host's {fmt_bytes(memory)} of memory (short by {fmt_bytes(-left)})"
 
 
 def _engine_view(console: Any, est: MemoryEstimate) -> None:

@@ -56,7 +56,8 @@ MAX_LIMIT = 200
 # The fields of an estimate request (GET query or POST body), as DESIGN.md's "Web API" names them; `flags` adds
 # the engine's own options (-fa on -ngl 99) as typed.
 ESTIMATE_FIELDS = ("model", "engine", "ctx", "quant", "kv_type", "parallel", "vram", "gpu", "engine_version",
-                   "command", "flags")
+                   "command", "flags", "cpu_only", "ram")
+_YES, _NO = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
 # `oomkit table`'s own options (commands/table.py) and `oomkit models --kind`'s choices
 TABLE_OPTIONS = {"--kind": True, "--markdown": False, "--csv": False, "--plot": True, "--sizes": True,
                  "--kv-types": True}
@@ -118,6 +119,17 @@ def _size_field(p: Mapping[str, Any], name: str, many: bool = False) -> str | No
         if not 0 <= n <= MAX_DEVICE_BYTES:
             raise InputError(f"{name}: {x.strip()!r} is out of range (0 to 64 TiB)")
     return text
+
+
+def _bool_field(p: Mapping[str, Any], name: str) -> bool:
+    """A yes/no field: JSON true/false, or a query or form value (1/0, true/false, on/off, yes/no); absent: no."""
+    v = p.get(name)
+    if v is None or isinstance(v, bool):
+        return bool(v)
+    text = str(v).strip().lower() if isinstance(v, (str, int)) else None
+    if text in _YES or text in _NO:
+        return text in _YES
+    raise InputError(f"{name} takes true or false, got {str(v)[:40]!r}", 400)
 
 
 def _gpu_field(p: Mapping[str, Any]) -> str | None:
@@ -182,8 +194,9 @@ def _engine_flags(text: str) -> list[str]:
     return argv
 
 
-def model_argv(p: Mapping[str, Any], extra: tuple[str, ...] = ()) -> list[str]:
-    """The estimate fields as the CLI's arguments: MODEL --engine=E --ctx=N ... [engine flags] [-- COMMAND]."""
+def model_argv(p: Mapping[str, Any], extra: tuple[str, ...] = (), host: bool = False) -> list[str]:
+    """The estimate fields as the CLI's arguments: MODEL --engine=E --ctx=N ... [engine flags] [-- COMMAND].
+    host: the request may say the host (cpu_only -> --cpu-only, ram -> --ram, as estimate and check take them)."""
     argv: list[str] = []
     model = _field(p, "model")
     if model is not None:
@@ -206,6 +219,11 @@ def model_argv(p: Mapping[str, Any], extra: tuple[str, ...] = ()) -> list[str]:
     gpu = _gpu_field(p)
     if gpu is not None:
         argv.append(f"--gpu={gpu}")
+    if host and _bool_field(p, "cpu_only"):
+        argv.append("--cpu-only")
+    ram = _size_field(p, "ram") if host else None
+    if ram is not None:
+        argv.append(f"--ram={ram}")
     flags = _field(p, "flags")
     if flags is not None:
         argv += _engine_flags(flags)
@@ -216,11 +234,12 @@ def model_argv(p: Mapping[str, Any], extra: tuple[str, ...] = ()) -> list[str]:
 
 
 def _request(p: Mapping[str, Any], extra_options: dict[str, bool] | None = None, extra: tuple[str, ...] = (),
-             default_model: str | None = None, local: bool = False) -> ModelRequest:
-    """local: the caller is the machine's own user (the MCP server over stdio), who may name files as on the CLI."""
+             default_model: str | None = None, local: bool = False, host: bool = False) -> ModelRequest:
+    """local: the caller is the machine's own user (the MCP server over stdio), who may name files as on the CLI.
+    host: the request may say the host (model_argv)."""
     if not local:
         refuse_path(_field(p, "model"))
-    req = parse_model_request(model_argv(p, extra), extra_options=extra_options, default_model=default_model)
+    req = parse_model_request(model_argv(p, extra, host), extra_options=extra_options, default_model=default_model)
     if not local:
         refuse_path(req.model)
     return req
@@ -246,21 +265,22 @@ def estimate(p: Mapping[str, Any], local: bool = False) -> Answer:
     if p.get("config") is not None:
         if p.get("command") or p.get("model"):
             raise InputError("give either config or a model (or command), not both", 400)
-        req = parse_model_request(model_argv({**p, "model": "uploaded"}))
+        req = parse_model_request(model_argv({**p, "model": "uploaded"}, host=True))
         spec = config_spec(p["config"], _field(p, "name", 200), req.engine, req.quant)
         est = estimate_model(spec, req.engine, settings=req.settings, vram=req.opts.get("--vram"),
-                             gpu=req.opts.get("--gpu"))
+                             gpu=req.opts.get("--gpu"), cpu_only=bool(req.opts.get("--cpu-only")))
         return Answer(est, render.to_json(est), None)
-    req = _request(p, local=local)
+    req = _request(p, local=local, host=True)
     est: MemoryEstimate = req.estimate()
     return Answer(est, render.to_json(est), req)
 
 
 def check_fit(p: Mapping[str, Any], local: bool = False) -> Answer:
     """`oomkit check ... --json` (against the given hardware, else this machine's GPUs, else the reference card)."""
-    req = _request(p, default_model="llama3.1:8b", local=local)
+    req = _request(p, default_model="llama3.1:8b", local=local, host=True)
     result: CheckResult = check(req.model, req.engine, quant=req.quant, settings=req.settings,
-                                vram=req.opts.get("--vram"), gpu=req.opts.get("--gpu"))
+                                vram=req.opts.get("--vram"), gpu=req.opts.get("--gpu"),
+                                cpu_only=bool(req.opts.get("--cpu-only")), ram=req.opts.get("--ram"))
     return Answer(result, check_report.to_json(result), req)
 
 

@@ -57,6 +57,8 @@ class EstimateBody(_ModelFields):
 
     config: dict[str, Any] | None = None
     name: Scalar = None
+    cpu_only: bool | Scalar = None  # no GPU (--cpu-only)
+    ram: Scalar = None  # the host's memory (--ram), which llama.cpp's --fit weighs without a GPU
 
 
 class PlanBody(_ModelFields):
@@ -209,10 +211,11 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
     def get_estimate(model: str | None = None, engine: str | None = None, ctx: str | None = None,
                      quant: str | None = None, kv_type: str | None = None, parallel: str | None = None,
                      vram: str | None = None, gpu: str | None = None, engine_version: str | None = None,
-                     command: str | None = None, flags: str | None = None) -> Response:
+                     command: str | None = None, flags: str | None = None, cpu_only: str | None = None,
+                     ram: str | None = None) -> Response:
         return _json(api.estimate(dict(model=model, engine=engine, ctx=ctx, quant=quant, kv_type=kv_type,
                                        parallel=parallel, vram=vram, gpu=gpu, engine_version=engine_version,
-                                       command=command, flags=flags)))
+                                       command=command, flags=flags, cpu_only=cpu_only, ram=ram)))
 
     @app.post("/api/estimate", tags=["api"], summary="oomkit estimate --json (fields as a JSON body)")
     def post_estimate(body: EstimateBody) -> Response:
@@ -222,10 +225,11 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
     def get_check(model: str | None = None, engine: str | None = None, ctx: str | None = None,
                   quant: str | None = None, kv_type: str | None = None, parallel: str | None = None,
                   vram: str | None = None, gpu: str | None = None, engine_version: str | None = None,
-                  command: str | None = None, flags: str | None = None) -> Response:
+                  command: str | None = None, flags: str | None = None, cpu_only: str | None = None,
+                  ram: str | None = None) -> Response:
         return _json(api.check_fit(dict(model=model, engine=engine, ctx=ctx, quant=quant, kv_type=kv_type,
                                         parallel=parallel, vram=vram, gpu=gpu, engine_version=engine_version,
-                                        command=command, flags=flags)))
+                                        command=command, flags=flags, cpu_only=cpu_only, ram=ram)))
 
     @app.get("/api/table", tags=["api"], summary="oomkit table --json")
     def get_table(model: str | None = None, engine: str | None = None, quant: str | None = None,
@@ -305,7 +309,7 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
             return page(lambda: pages.calculator_page(p, answer and answer.obj, None, err), 400 if err else 200)
         if not (p.get("model") or p.get("command")):
             return page(lambda: pages.calculator_page(p, None, None, None))
-        if p.get("here") and not (p.get("vram") or p.get("gpu")):
+        if p.get("here") and not (p.get("vram") or p.get("gpu")):  # with cpu_only: this machine's RAM
             answer, err = attempt(lambda: api.check_fit(p))
             return page(lambda: pages.calculator_page(p, answer and answer.obj.estimate, answer and answer.request,
                                                       err, answer and check_report.text(answer.obj)),

@@ -20,6 +20,7 @@ from ..memory import MemoryEstimate
 from ..model import catalog
 from ..report.plan import HEADERS as PLAN_HEADERS
 from ..report.plan import matrix_rows
+from ..report.render import host_fit
 from ..units import GiB, MiB
 from . import svg
 from .static import CSS
@@ -124,7 +125,7 @@ def _view_value(key: str, value: Any) -> str:
 
 
 CALC_KEYS = ("model", "engine", "ctx", "quant", "kv_type", "parallel", "flags", "vram", "gpu", "engine_version",
-             "command")
+             "command", "cpu_only", "ram")
 
 
 def calculator_form(params: Mapping[str, Any], action: str = "/", button: str = "Estimate") -> str:
@@ -138,9 +139,13 @@ def calculator_form(params: Mapping[str, Any], action: str = "/", button: str = 
             + field("vram", "VRAM per GPU", params, "24GiB or 24GiB,24GiB")
             + field("gpu", "or GPUs from the catalog", params, "RTX 4090, 2x H100")
             + field("engine_version", "engine version", params, "newest")
+            + '<div><label class="check"><input type="checkbox" name="cpu_only" value="1"'
+            + (" checked" if str(params.get("cpu_only", "")).strip().lower() in ("1", "true", "on", "yes") else "")
+            + '> or no GPU: everything on the CPU</label></div>'
+            + field("ram", "host memory (CPU only)", params, "64GiB; default: this server's")
             + '<div><label class="check"><input type="checkbox" name="here" value="1"'
             + (" checked" if params.get("here") else "")
-            + '> or check against this machine\'s free GPU memory</label></div>'
+            + '> or check against this machine\'s free GPU memory (with no GPU: its RAM)</label></div>'
             + field("flags", "engine flags (e.g. flash attention)", params, "-fa on -ngl 99", wide=True)
             + textarea("command", "…or paste a whole engine command (it fills the form)", params.get("command"),
                        "llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M -c 32768 -fa on", 2)
@@ -173,6 +178,13 @@ def form_from_request(params: Mapping[str, Any], req: Any) -> dict[str, Any]:
 
 
 def verdict(est: MemoryEstimate) -> str:
+    host = host_fit(est) if est.fits is None else None
+    if host is not None:  # no GPU, the host's memory known (ram, or the server's with cpu_only)
+        memory, left = host
+        if left >= 0:
+            return f'<div class="verdict ok" id="verdict">Fits in the host\'s {b(memory)}, with {b(left)} left</div>'
+        return (f'<div class="verdict bad" id="verdict">Does not fit in the host\'s {b(memory)}: {b(-left)} short'
+                '</div>')
     if est.fits is None:
         return '<div class="verdict unknown" id="verdict">Fit unknown: give the VRAM or the GPUs</div>'
     worst = min((u.memory_bytes - u.total_bytes for u in est.devices if u.memory_bytes is not None), default=0)
