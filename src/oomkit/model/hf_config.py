@@ -17,7 +17,7 @@ from ..errors import OomkitError
 from ..quant import gguf_recipes
 from .jsonfile import read_object
 from .spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, RecurrentState, shared_kv_sources
-from .tensors import architecture_tensors
+from .tensors import PerLayerInputs, architecture_tensors
 from .towers import vision_tower
 from .weights import inventory_for_format, is_gguf_format
 
@@ -149,7 +149,7 @@ def spec_from_config(
         arch=arch, n_embd=n_embd, n_vocab=n_vocab, layers=layers, tied=tied,
         attention_bias=_attention_bias(cfg, model_type), gated_ffn=model_type not in _UNGATED_FFN,
         n_nextn=n_nextn, n_positions=_learned_positions(r, model_type), n_token_types=r.int("type_vocab_size", default=0)
-        if model_type in _ENCODERS else 0,
+        if model_type in _ENCODERS else 0, ple=_per_layer_inputs(r, model_type),
     )
     weights = inventory_for_format(tensors, arch=arch, config=cfg, weight_format=weight_format, name=name)
     mix = gguf_recipes.named_mix(weight_format) if weight_format else None
@@ -178,6 +178,22 @@ _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemm
                     *_ENCODERS}
 _GEMMA4 = {"gemma4", "gemma4_text"}
 _UNGATED_FFN = {"phi", "starcoder2", "gpt2", "falcon", "nemotron_h", "bert", "xlm-roberta"}  # up + down only
+
+
+def _per_layer_inputs(r: _Reader, model_type: str) -> PerLayerInputs | None:
+    """Gemma 3n / Gemma 4's per-layer embeddings, with transformers' defaults where the config is silent
+    (configuration_gemma3n.py Gemma3nTextConfig: hidden_size_per_layer_input 256, vocab_size_per_layer_input
+    262144, altup_num_inputs 4, laurel_rank 64; configuration_gemma4.py Gemma4TextConfig: the same two sizes,
+    no AltUp or LAuReL; Gemma 4's large sizes declare hidden_size_per_layer_input 0)."""
+    gemma3n = model_type in ("gemma3n", "gemma3n_text")
+    if not gemma3n and model_type not in _GEMMA4:
+        return None
+    width = r.int("hidden_size_per_layer_input", default=256)
+    if not width:
+        return None
+    return PerLayerInputs(n_embd_per_layer=width, n_vocab=r.int("vocab_size_per_layer_input", default=262144),
+                          n_altup=r.int("altup_num_inputs", default=4) if gemma3n else 0,
+                          laurel_rank=r.int("laurel_rank", default=64) if gemma3n else 0)
 
 
 def _learned_positions(r: _Reader, model_type: str) -> int:

@@ -25,10 +25,10 @@ class TensorShape:
 
 
 # Architectures whose attention layers carry per-head q/k RMS norms (Qwen3, Gemma 3, OLMo 2, ...).
-_QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "gemma3n", "olmo2", "olmoe",
+_QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "gemma3n", "gemma4", "olmo2", "olmoe",
             "qwen3vl", "qwen3vlmoe", "cohere2", "glm4moe", "exaone4"}
-# Gemma 2/3 normalise after attention and after the FFN too.
-_POST_NORMS = {"gemma2", "gemma3", "gemma3n"}
+# Gemma 2/3/4 normalise after attention and after the FFN too.
+_POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4"}
 # Gated attention (Qwen3-Next / Qwen3.5): Q projection carries a gate of the same width.
 _GATED_Q = {"qwen3next", "qwen35", "qwen35moe"}
 # BERT-style encoders (src/models/bert.cpp): post-LayerNorms with biases, biased linears, no output head.
@@ -38,9 +38,11 @@ _ENCODER_ARCHS = {"bert", "nomic-bert"}
 def architecture_tensors(
     *, arch: str, n_embd: int, n_vocab: int, layers: tuple[LayerSpec, ...], tied: bool,
     attention_bias: bool = False, gated_ffn: bool = True, n_nextn: int = 0, n_positions: int = 0,
-    n_token_types: int = 0,
+    n_token_types: int = 0, ple: PerLayerInputs | None = None,
 ) -> tuple[TensorShape, ...]:
     out = [TensorShape("token_embd.weight", (n_embd, n_vocab))]
+    if ple is not None:
+        out.extend(_ple_globals(n_embd, len(layers), ple))
     if n_positions:
         out.append(TensorShape("position_embd.weight", (n_embd, n_positions)))
     if n_token_types:
@@ -49,6 +51,8 @@ def architecture_tensors(
         out += [TensorShape("token_embd_norm.weight", (n_embd,)), TensorShape("token_embd_norm.bias", (n_embd,))]
     for layer in layers:
         out.extend(_layer_tensors(arch, n_embd, layer, attention_bias, gated_ffn))
+        if ple is not None:
+            out.extend(_ple_layer(n_embd, layer.index, ple))
         if arch in _ENCODER_ARCHS:
             out.extend(_encoder_extras(arch, n_embd, layer))
     if arch in _ENCODER_ARCHS:
@@ -57,6 +61,49 @@ def architecture_tensors(
     if not tied:
         out.append(TensorShape("output.weight", (n_embd, n_vocab)))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class PerLayerInputs:
+    """Gemma 3n / Gemma 4 "effective-size" extras (transformers modeling_gemma3n.py Gemma3nTextModel,
+    modeling_gemma4.py Gemma4TextModel): a second token embedding of n_embd_per_layer values per layer
+    (embed_tokens_per_layer, vocab_size_per_layer_input rows), its projection and norm, and per layer an input
+    gate, projection and norm; Gemma 3n adds AltUp (altup_num_inputs streams) and LAuReL (laurel_rank)."""
+    n_embd_per_layer: int  # hidden_size_per_layer_input
+    n_vocab: int  # vocab_size_per_layer_input
+    n_altup: int = 0  # altup_num_inputs (Gemma 3n only)
+    laurel_rank: int = 0  # Gemma 3n only
+
+
+def _ple_globals(n_embd: int, n_layers: int, p: PerLayerInputs) -> list[TensorShape]:
+    # llama.cpp src/models/gemma3n.cpp load_arch_tensors (llama.cpp@0c1e57098): per_layer_tok_embd,
+    # per_layer_model_proj, per_layer_proj_norm, and AltUp's n_altup - 1 stream projections stacked in one tensor
+    wide = p.n_embd_per_layer * n_layers
+    out = [TensorShape("per_layer_token_embd.weight", (wide, p.n_vocab)),
+           TensorShape("per_layer_model_proj.weight", (n_embd, wide)),
+           TensorShape("per_layer_proj_norm.weight", (p.n_embd_per_layer,))]
+    if p.n_altup:
+        out += [TensorShape("altup_proj.weight", (n_embd, n_embd, p.n_altup - 1)),
+                TensorShape("altup_unembd_proj.weight", (n_embd, n_embd, p.n_altup - 1))]
+    return out
+
+
+def _ple_layer(n_embd: int, i: int, p: PerLayerInputs) -> list[TensorShape]:
+    def t(name: str, *shape: int) -> TensorShape:
+        return TensorShape(f"blk.{i}.{name}", tuple(shape), i)
+
+    # per_layer_input_gate, per_layer_projection, post_per_layer_input_norm (Gemma3nTextDecoderLayer)
+    out = [t("inp_gate.weight", n_embd, p.n_embd_per_layer), t("proj.weight", p.n_embd_per_layer, n_embd),
+           t("post_norm.weight", n_embd)]
+    if p.n_altup:  # Gemma3nTextAltUp: correction_coefs, correct_output_scale, prediction_coefs, router + norm
+        a = p.n_altup
+        out += [t("altup_correct_coef.weight", a, a), t("altup_correct_scale.weight", n_embd),
+                t("altup_predict_coef.weight", a, a * a), t("altup_router.weight", n_embd, a),
+                t("altup_router_norm.weight", n_embd)]
+    if p.laurel_rank:  # Gemma3nTextLaurelBlock: linear_left, linear_right, post_laurel_norm
+        out += [t("laurel_l.weight", n_embd, p.laurel_rank), t("laurel_r.weight", p.laurel_rank, n_embd),
+                t("laurel_post_norm.weight", n_embd)]
+    return out
 
 
 def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_ffn: bool) -> list[TensorShape]:

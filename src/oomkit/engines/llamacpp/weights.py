@@ -159,8 +159,10 @@ def tensor_device(t: TensorSpec, placement: Placement, overrides, n_devices: int
             if idx >= len(local):
                 raise OomkitError(f"-ot: buffer type {buft} names a GPU that is not there")
             return local[idx]
-    if t.name.startswith("token_embd"):
-        return -1  # load_tensors: "very little benefit to offloading the input layer"
+    if t.name.startswith(("token_embd", "per_layer_token_embd")):
+        # load_tensors: "very little benefit to offloading the input layer"; Gemma 3n / 4's per-layer token
+        # embedding is an input tensor too (src/llama-arch.cpp: PER_LAYER_TOKEN_EMBD, LLM_TENSOR_LAYER_INPUT)
+        return -1
     if t.layer is not None and t.layer < len(placement.layer_device):
         return placement.layer_device[t.layer]
     return placement.output_device  # output_norm, output
