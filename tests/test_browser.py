@@ -161,6 +161,32 @@ def test_calculator_shows_the_api_numbers(server, browser):
         ctx.close()
 
 
+def test_the_calculator_without_a_gpu(server, browser):
+    """No GPU and a 16 GiB host, ticked and typed by hand: llama.cpp's fit picks the context, the page shows the
+    API's numbers and weighs them against the host's memory."""
+    ctx, page, problems = _open(browser, 1280)
+    try:
+        page.goto(server + "/", wait_until="load")
+        page.fill("#f-model", "llama3.1:8b")
+        page.fill("#f-flags", "-np 1")
+        page.check("input[name=cpu_only]")
+        page.fill("#f-ram", "16GiB")
+        with page.expect_navigation():
+            page.click("form.card button[type=submit]")
+        assert "cpu_only=1" in page.url and "ram=16GiB" in page.url
+        api = httpx.get(f"{server}/api/estimate", params={"model": "llama3.1:8b", "flags": "-np 1", "cpu_only": "1",
+                                                          "ram": "16GiB"}, timeout=60).json()
+        assert api["engine_view"]["n_ctx"] == 109056  # llama.cpp's fit on a 16 GiB host (docs/commands/estimate.md)
+        assert int(page.get_attribute("#stat-total [data-bytes]", "data-bytes")) == api["total_bytes"]
+        verdict = page.locator("#verdict")
+        assert verdict.inner_text().startswith("Does not fit in the host")
+        short = int(verdict.locator("[data-bytes]").nth(1).get_attribute("data-bytes"))
+        assert short == api["total_bytes"] - (16 << 30)
+        assert page.is_checked("input[name=cpu_only]") and not problems, problems
+    finally:
+        ctx.close()
+
+
 def test_the_model_field_suggests_catalog_names(server, browser):
     """Typing part of a name offers the catalog's names, HF ids, aliases and Ollama tags (from /api/models)."""
     ctx, page, problems = _open(browser, 1280)
