@@ -189,8 +189,9 @@ def test_fit_on_by_default_moves_layers_to_the_cpu_when_the_context_is_typed():
 
 def test_fit_reduces_an_untyped_context_and_old_builds_do_not():
     """No -c: --fit lowers the trained context to what leaves 1024 MiB free (a multiple of 256, at least
-    -fitc 4096); the estimate is that context's, the typed one under typed_n_ctx. Builds before --fit
-    (PR #16653, b6900 here) and -fit off keep the trained context and do not fit."""
+    -fitc 4096); the estimate is that context's, the typed one under typed_n_ctx. -fit off keeps the trained
+    context and does not fit; builds before --fit (PR #16653, b6900 here) do not fit either, and their -c default
+    was common_params' 4096 (programs.COMMON_CTX_ERAS)."""
     r = run_oomkit("check", "llama3.1:8b", "-np", "1", "--vram", "8GiB", "--json")
     d = json.loads(r.stdout)
     view = d["estimate"]["engine_view"]
@@ -200,10 +201,12 @@ def test_fit_reduces_an_untyped_context_and_old_builds_do_not():
     assert dev["needed_bytes"] - dev["overhead_bytes"] <= 8 * GiB - 457 * MiB - 1024 * MiB
     assert (f"reduces the context from 131072 to {d['n_ctx']} to leave 1024 MiB free per device; add -fit off "
             "to keep the context of 131072") in d["estimate"]["warnings"][0]
-    for extra in (["-fit", "off"], ["--engine-version", "b6900"]):
-        r = run_oomkit("check", "llama3.1:8b", "-np", "1", "--vram", "8GiB", "--json", *extra)
-        d = json.loads(r.stdout)
-        assert r.returncode == 1 and d["n_ctx"] == 131072 and "typed_n_ctx" not in d["estimate"]["engine_view"]
+    r = run_oomkit("check", "llama3.1:8b", "-np", "1", "--vram", "8GiB", "--json", "-fit", "off")
+    d = json.loads(r.stdout)
+    assert r.returncode == 1 and d["n_ctx"] == 131072 and "typed_n_ctx" not in d["estimate"]["engine_view"]
+    r = run_oomkit("check", "llama3.1:8b", "-np", "1", "--vram", "8GiB", "--json", "--engine-version", "b6900")
+    d = json.loads(r.stdout)
+    assert r.returncode == 0 and d["n_ctx"] == 4096 and "typed_n_ctx" not in d["estimate"]["engine_view"]
 
 
 def test_fit_that_cannot_fit_says_so():

@@ -163,12 +163,14 @@ def test_engine_view_and_eras():
     assert v["fit_target_bytes"] == {"CUDA0": 1024 * MiB}
     assert est.settings["n_ctx"] == v["n_ctx"] and est.fits and v["typed_fits"] is False
     assert f"reduces the context from 131072 to {v['n_ctx']}" in " ".join(est.warnings)
-    for kw in (dict(engine_version="b6000"), dict(fit=False), dict(program="llama-cpp-python")):
+    # b6000 predates --fit and took common_params' -c 4096 when none was given (programs.COMMON_CTX_ERAS)
+    for kw, n_ctx in ((dict(engine_version="b6000"), 4096), (dict(fit=False), 131072),
+                      (dict(program="llama-cpp-python"), 131072)):
         e = oomkit.estimate(LLAMA8, "llama.cpp", quant="Q4_K_M", devices=(gpu(0, 12000),), find_max_context=False,
                             **kw)
         v = e.engine_view
         assert v["fit"].startswith("off") and "fit_n_ctx" not in v and "typed_n_ctx" not in v
-        assert v["n_ctx"] == 131072 and not e.fits
+        assert v["n_ctx"] == n_ctx and e.fits == (n_ctx == 4096)
 
 
 def test_fit_that_changes_nothing_changes_nothing():

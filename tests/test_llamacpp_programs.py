@@ -114,9 +114,9 @@ def test_mmproj_on_the_first_gpu(tmp_path):
 
 
 def test_context_default_by_build():
-    # common_params n_ctx: 512 before PR #10136 (2024-11-02), 4096 until PR #16653 (--fit), then 0 = trained
+    # common_params n_ctx: 0 = trained before PR #10136 (2024-11-02), 4096 until PR #16653 (--fit), then 0 again
     assert [programs.common_default_ctx(b) for b in (3579, 4075, 4076, 7057, 7399, 7400, 9999)] == [
-        512, 512, 4096, 4096, 4096, 0, 0]
+        0, 0, 4096, 4096, 4096, 0, 0]
     # perplexity.cpp / imatrix.cpp main set -c 512 before parsing (every build)
     s = _settings("llama-perplexity", "-m", "x.gguf", "-f", "wiki.test.raw")
     assert (s.n_parallel, s.n_ctx, s.n_batch) == (4, 2048, 2048)
@@ -133,5 +133,6 @@ def test_context_default_by_build():
     assert old.kv_cache_bytes == 4096 * 36 * 8 * 128 * 2 * 2
     # the Python binding and explicit contexts keep their own
     assert programs.with_build_ctx(replace(base, n_ctx=8192, engine_version="b7057"))[0].n_ctx == 8192
-    old_server = replace(_settings("llama-server", "-m", "x.gguf"), engine_version="b4000")
-    assert programs.with_build_ctx(old_server)[0].n_ctx == 512
+    server = _settings("llama-server", "-m", "x.gguf")
+    assert programs.with_build_ctx(replace(server, engine_version="b3600"))[0].n_ctx == 0  # issue #9112's build
+    assert programs.with_build_ctx(replace(server, engine_version="b6900"))[0].n_ctx == 4096

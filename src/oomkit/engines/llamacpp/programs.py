@@ -16,7 +16,7 @@ but each sets a few of its own before or after parsing. Cited against ggml-org/l
 | llama-bench | its own parser and defaults (tools/llama-bench/llama-bench.cpp cmd_params_defaults): -p 512 -n 128 -b 2048 -ub 512 -ngl 99 -fa 0 -mmp 1, one context per test row of n_prompt + n_gen + depth cells, one sequence |
 | main, server | the names of llama-cli and llama-server before the llama- prefix (June 2024); their -c defaulted to 512 |
 | lms load (LM Studio) | LM Studio's llama.cpp runtime: --context-length (LM Studio's default 4096), --gpu max / off (lmstudio.ai/docs/cli/load) |
-| -c by build | llama-server, llama-cli, llama-mtmd-cli, llama-embedding take common_params' n_ctx: 512 until PR #10136, 4096 from it until PR #16653 (--fit), 0 (the trained context, fitted to memory) since (COMMON_CTX_ERAS) |
+| -c by build | llama-server, llama-cli, llama-mtmd-cli, llama-embedding take common_params' n_ctx: 0 (the trained context) until PR #10136, 4096 from it until PR #16653 (--fit), 0 (the trained context, fitted to memory) since (COMMON_CTX_ERAS) |
 | Llama(...) (llama-cpp-python) | the binding's keyword defaults: n_ctx 512, n_batch 512, n_ubatch 512, n_gpu_layers 0, flash_attn False, use_mmap True (llama_cpp/llama.py Llama.__init__), plus its host-side logits array |
 """
 
@@ -63,20 +63,24 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
 
 # common/common.h common_params::n_ctx, the -c default of every program that leaves it alone (llama-server, llama-cli,
 # llama-mtmd-cli, llama-embedding), by build:
-# - 512 before PR #10136 ("llama : adjust default context size + print warnings", merged 2024-11-02: "the examples
-#   will use a context size of 4096, instead of the training context"); its build placed by that date between
-#   b3579 (issue #9016, filed 2024-08-13) and b4879 (packaged 2025-03-13, AOSC-Dev/aosc-os-abbs#10063): ~b4076
-# - 4096 from it until PR #16653 (--fit, ERAS params_fit): Ollama's vendored common.h reads "n_ctx = 4096" at
-#   llama.cpp 17f7f4b (ollama b95693056, 2025-12-10) and "n_ctx = 0; // context size, 0 == context the model was
-#   trained with" beside fit_params_min_ctx = 4096 at ec98e2002 (ollama 49a9c9ba6, 2025-12-17); a public OpenCL
-#   log of llama-cli at b7057 runs a 4096 context unasked
+# - 0 (the trained context) before PR #10136: Ollama's vendored common.h reads "n_ctx = 0; // context size" at
+#   llama.cpp 8962422 (ollama 96efd9052, 2024-10-08), and the logs of issues #9016 (b3579, 2024-08-13) and #9112
+#   (August 2024) run the trained context unasked. (The older main / server names defaulted to 512: _DEFAULTS.)
+# - 4096 from PR #10136 ("llama : adjust default context size + print warnings", merged 2024-11-02: "the examples
+#   will use a context size of 4096, instead of the training context"; ollama 527cc9789 of 2024-12-10 vendors
+#   "n_ctx = 4096"); its build placed by that date between b3579 (issue #9016, 2024-08-13) and b4879 (packaged
+#   2025-03-13, AOSC-Dev/aosc-os-abbs#10063): ~b4076
+# - until PR #16653 (--fit, ERAS params_fit): Ollama's vendored common.h still reads "n_ctx = 4096" at llama.cpp
+#   17f7f4b (ollama b95693056, 2025-12-10) and "n_ctx = 0; // context size, 0 == context the model was trained
+#   with" beside fit_params_min_ctx = 4096 at ec98e2002 (ollama 49a9c9ba6, 2025-12-17); a public OpenCL log of
+#   llama-cli at b7057 runs a 4096 context unasked
 # - 0 (the trained context, which --fit may reduce) since
-COMMON_CTX_ERAS = ((4076, 512), (ERAS["params_fit"], 4096))
+COMMON_CTX_ERAS = ((4076, 0), (ERAS["params_fit"], 4096))
 COMMON_CTX_PROGRAMS = ("llama-server", "llama-cli", "llama-mtmd-cli", "llama-embedding")
 
 
 def common_default_ctx(build: int) -> int:
-    """common_params::n_ctx at a build: 512, 4096, then 0 (the trained context)."""
+    """common_params::n_ctx at a build: 0 (the trained context), 4096 from PR #10136, 0 again from PR #16653."""
     for first_after, n_ctx in COMMON_CTX_ERAS:
         if build < first_after:
             return n_ctx
