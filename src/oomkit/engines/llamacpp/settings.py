@@ -32,23 +32,27 @@ ERAS = Eras({
     # PR #13676 (opened and merged 2025-05-21, "model : disable SWA for Phi models"): Phi-3 caches every layer in
     # full again; its windowed cache lived only in the builds between #13194 and it (placed by date)
     "phi3_swa_off": 5458,
-    # PR #17046 (merged 2025-11-07): n_ctx always padded to 256 (before: 256 with flash attention, 32 without)
-    "pad_256_always": 6900,
+    # PR #17046 (merged 2025-11-07): n_ctx always padded to 256 (before: 256 with flash attention, 32 without);
+    # placed by its date (versions.LLAMACPP_BUILD_DATES: b6700 on 2025-10-07, b7045 on 2025-11-13 -> b6989)
+    "pad_256_always": 6989,
     # PR #18148 (merged 2025-12-17): -ngl counts the output layer first (before: the last ngl repeating layers);
     # placed by its date (versions.LLAMACPP_BUILD_DATES: b7211 on 2025-12-01, b7446 on 2025-12-18)
     "ngl_output_first": 7433,
     # PR #19067 (opened and reviewed 2026-01-24): MLA caches K only ("V-less"), V = 0; placed by its date
     # (b7814 on 2026-01-23)
     "mla_k_only": 7824,
-    # llama-server's -np auto: 4 slots sharing one unified cache (before: 1 slot). Issue #17300 shows b7079
-    # (2025-11-16) starting 4 slots unasked; the first build with it is placed at the end of October 2025
-    "np_auto": 6850,
+    # PR #16736 ("server : support unified cache across slots", opened 2025-10-23, its last review discussion
+    # r2483744206 of 2025-10-31): llama-server's -np auto, 4 slots sharing one unified cache (before: 1 slot).
+    # Issue #17300 shows b7079 (2025-11-16) starting 4 slots unasked. Placed at 2025-10-31 on
+    # versions.LLAMACPP_BUILD_DATES (b6924; a merge on 2025-11-02 would be b6942)
+    "np_auto": 6924,
     # PR #23861 (merged 2026-06-01, issue #23527 at b9272 on 2026-05-22): the worst-case graph reserves
-    # n_outputs_max logits rows (llama-server / llama-cli: n_seq_max) instead of the whole ubatch
-    "outputs_max": 9350,
+    # n_outputs_max logits rows (llama-server / llama-cli: n_seq_max) instead of the whole ubatch; placed by its
+    # date (versions.LLAMACPP_BUILD_DATES: b9272 on 2026-05-22, b9500 on 2026-06-04 -> b9447)
+    "outputs_max": 9447,
     # PR #23764 (merged 2026-05-28): with flash attention the KQ mask input is F16 (before: F32 on the host, cast
-    # to F16 for the device)
-    "kq_mask_f16": 9320,
+    # to F16 for the device); placed by its date (b9272 on 2026-05-22, b9500 on 2026-06-04 -> b9377)
+    "kq_mask_f16": 9377,
     # PR #16653 (merged 2025-12-15; b7437 of 2025-12-16 runs llama-fit-params, issue #18097): --fit, on by default
     # in llama-server and llama-cli (common_fit_params); before it the command's -c / -ngl are taken as given
     "params_fit": 7400,
