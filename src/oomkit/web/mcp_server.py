@@ -48,26 +48,32 @@ def build_server() -> Any:
     def estimate(model: str | None = None, engine: str | None = None, ctx: int | None = None,
                  quant: str | None = None, kv_type: str | None = None, parallel: int | None = None,
                  vram: str | None = None, gpu: str | None = None, engine_version: str | None = None,
-                 command: str | None = None, flags: str | None = None) -> str:
+                 command: str | None = None, flags: str | None = None, cpu_only: bool | None = None,
+                 ram: str | None = None) -> str:
         """Memory of a model with an engine and settings, per device (`oomkit estimate --json`). Give `model`
         (catalog name, Ollama tag, HF id or a local .gguf / config.json) with options, or `command`: a whole engine
         command line ("llama-server -m model.gguf -c 32768 -fa on", "vllm serve Qwen/Qwen3-8B --max-model-len
-        32768"). vram: "24GiB" or "24GiB,24GiB" per GPU; gpu: catalog names ("RTX 4090", "2x H100"); flags: the
-        engine's own options as typed."""
+        32768"). vram: "24GiB" or "24GiB,24GiB" per GPU; gpu: catalog names ("RTX 4090", "2x H100"); cpu_only: no
+        GPU, with ram the host's memory ("64GiB"; default this machine's), which llama.cpp's --fit fits the context
+        to; flags: the engine's own options as typed."""
         return _answer(lambda: api.estimate(_fields(model=model, engine=engine, ctx=ctx, quant=quant, kv_type=kv_type,
                                                     parallel=parallel, vram=vram, gpu=gpu,
-                                                    engine_version=engine_version, command=command, flags=flags),
+                                                    engine_version=engine_version, command=command, flags=flags,
+                                                    cpu_only=cpu_only, ram=ram),
                                             local=True))
 
     @server.tool(structured_output=False)
     def check(model: str | None = None, engine: str | None = None, ctx: int | None = None, quant: str | None = None,
               kv_type: str | None = None, parallel: int | None = None, vram: str | None = None,
-              gpu: str | None = None, command: str | None = None, flags: str | None = None) -> str:
-        """Will it fit on this machine's GPUs (free memory), or on `vram` / `gpu`? The verdict, the headroom and
-        the largest context (`oomkit check --json`)."""
+              gpu: str | None = None, command: str | None = None, flags: str | None = None,
+              cpu_only: bool | None = None, ram: str | None = None) -> str:
+        """Will it fit on this machine's GPUs (free memory), or on `vram` / `gpu`, or with `cpu_only` in this
+        machine's RAM (or a host of `ram`, all of it free)? The verdict, the headroom and the largest context
+        (`oomkit check --json`)."""
         return _answer(lambda: api.check_fit(_fields(model=model, engine=engine, ctx=ctx, quant=quant,
                                                      kv_type=kv_type, parallel=parallel, vram=vram, gpu=gpu,
-                                                     command=command, flags=flags), local=True))
+                                                     command=command, flags=flags, cpu_only=cpu_only, ram=ram),
+                                             local=True))
 
     @server.tool(structured_output=False)
     def fit(command: str, vram: str | None = None, gpu: str | None = None, reserve: str | None = None,
