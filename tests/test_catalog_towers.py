@@ -19,7 +19,7 @@ COUNTED = ["qwen2.5-vl-3b-instruct", "qwen2.5-vl-7b-instruct", "gemma-3-12b-it",
            "qwen3-vl-30b-a3b-instruct", "qwen3.5-27b", "qwen3.5-35b-a3b", "llama-4-scout-17b-16e-instruct",
            "mistral-small-3.1-24b-instruct-2503", "llava-1.5-7b-hf", "internvl2-2b", "internvl2-4b", "kimi-k2.5",
            "kimi-vl-a3b-instruct", "ministral-3-3b-instruct-2512", "qwen2.5-vl-72b-instruct", "qwen2.5-vl-32b-instruct",
-           "qwen2-vl-2b-instruct"]
+           "qwen2-vl-2b-instruct", "qwen2-vl-7b-instruct"]
 
 
 def _n(module) -> int:
@@ -128,6 +128,15 @@ def test_tower_equals_transformers_modules(slug):
 def test_published_total_is_decoder_plus_tower(slug):
     e = catalog.lookup(slug)
     assert e.params_published == e.params_decoder + vision_tower(e.config).params
+
+
+@pytest.mark.parametrize("slug,published", [("qwen2.5-vl-72b-instruct", "73.4"), ("qwen2.5-vl-7b-instruct", "8.29"),
+                                            ("qwen2-vl-7b-instruct", "8.29")])
+def test_rounded_published_total_is_decoder_plus_tower(slug, published):
+    # totals published only rounded (the HF model page's "73.4B" / "8.29B"): decoder + tower rounds to them
+    e = catalog.lookup(slug)
+    digits = len(published.split(".")[1])
+    assert f"{(e.params_decoder + vision_tower(e.config).params) / 1e9:.{digits}f}" == published
 
 
 def test_spec_carries_the_tower_outside_its_weights():

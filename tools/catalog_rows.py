@@ -652,6 +652,17 @@ ROWS += [
                                 "temporal_patch_size": 2, "window_size": 112,
                                 "fullatt_block_indexes": [7, 15, 23, 31]}},
         name="Qwen2.5-VL 32B Instruct"),
+    Row("qwen2-vl-7b-instruct", "qwen2-vl-2b-instruct", "Qwen/Qwen2-VL-7B-Instruct",
+        "Qwen2-VL 7B: the Qwen2-7B decoder (28 layers, hidden 3584, 28 query / 4 KV heads, FFN 18,944, vocabulary "
+        "152,064) with the 2B's Qwen2-VL vision tower merged to the 3,584-wide text, as the printed "
+        "Qwen2VLForConditionalGeneration module tree of zhenhua32/Qwen2-VL@bec99eb7106e READ.md shows it "
+        "(Embedding(152064, 3584), 28 decoder layers, k/v_proj 3584->512, MLP 3584->18944; merger 5120->5120->3584); "
+        "untied output as Qwen2-7B's (this catalog's qwen2-7b-instruct). Published 8.29B (HF page, rounded).",
+        text={"hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+              "intermediate_size": 18944, "vocab_size": 152064, "tie_word_embeddings": False,
+              "vision_config": {"hidden_size": 3584, "in_chans": 3, "model_type": "qwen2_vl",
+                                "spatial_patch_size": 14}},
+        name="Qwen2-VL 7B Instruct"),
     Row("olmo-2-0425-1b", "olmo-2-1124-7b", "allenai/OLMo-2-0425-1B", "OLMo 2 1B: 16 layers, hidden 2048, 16 heads, "
         "FFN 8,192, vocabulary 100,352, 4K context (model card table).", ("olmo2:1b",),
         text={"hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 16, "num_key_value_heads": 16,
