@@ -1011,3 +1011,14 @@ RECORDED.update({
 ADDED_BUILDERS["hy_v4"] = lambda: recorded_model("hy_v4")
 ADDED_ON_GRID.append("hy_v4")
 ADDED_QUANT["hy_v4"] = "f16"
+
+# minimax-m3: GQA layers with MiniMax sparse attention's indexer (8 heads = the KV heads, key 64, top-k 2048): the
+# indexer cache's key is 64 wide and its value one 128-wide head
+RECORDED.update({
+    'minimax-m3': ('minimax-m3', 2,
+        [('minimax-m3.context_length', 8192, 4), ('minimax-m3.embedding_length', 4096, 4), ('minimax-m3.block_count', 2, 4), ('minimax-m3.feed_forward_length', 11008, 4), ('minimax-m3.attention.head_count', 32, 4), ('minimax-m3.attention.head_count_kv', 8, 4), ('minimax-m3.attention.layer_norm_rms_epsilon', 1e-05, 6), ('minimax-m3.rope.freq_base', 10000.0, 6), ('minimax-m3.vocab_size', 32000, 4), ('minimax-m3.attention.layer_norm_epsilon', 1e-05, 6), ('minimax-m3.expert_count', 8, 4), ('minimax-m3.expert_used_count', 2, 4), ('minimax-m3.expert_feed_forward_length', 2048, 4), ('minimax-m3.attention.indexer.head_count', 8, 4), ('minimax-m3.attention.indexer.key_length', 64, 4), ('minimax-m3.attention.indexer.top_k', 2048, 4), ('minimax-m3.expert_shared_count', 1, 4), ('minimax-m3.expert_gating_func', 1, 4), ('minimax-m3.attention.indexer.block_size', 64, 4), ('minimax-m3.attention.indexer.local_blocks', 1, 4)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.exp_probs_b.bias': (8,), 'blk.{i}.ffn_gate_shexp.weight': (4096, 2048), 'blk.{i}.ffn_down_shexp.weight': (2048, 4096), 'blk.{i}.ffn_up_shexp.weight': (4096, 2048), 'blk.{i}.indexer.q_proj.weight': (4096, 512), 'blk.{i}.indexer.k_proj.weight': (4096, 64), 'blk.{i}.indexer.q_norm.weight': (64,), 'blk.{i}.indexer.k_norm.weight': (64,)}),
+})
+ADDED_BUILDERS["minimax-m3"] = lambda: recorded_model("minimax-m3")
+ADDED_ON_GRID.append("minimax-m3")
+ADDED_QUANT["minimax-m3"] = "f16"

@@ -70,13 +70,17 @@ PLAIN_DECODERS = {"ernie4_5", "ernie4_5-moe", "seed_oss", "minimax-m2", "hunyuan
                   "jais2", "maincoder", "nanbeige", "pangu-embedded", "gptneox", "apertus", "talkie", "chameleon",
                   "cogvlm", "hrm_text", "openelm", "plamo", "plamo3", "bailingmoe", "mellum", "grovemoe", "bailingmoe2", "hunyuan_vl",
                   "llama-embed", "deci", "grok", "dots1", "paddleocr", "hy_v3",
-                  "deepseek2-ocr"}
+                  "deepseek2-ocr", "minimax-m3"}
 # MLA decoders loaded with deepseek2's tensors (kv_lora_rank in the GGUF makes their layers latent)
 MLA_DECODERS = {"mistral4", "deepseek32", "glm-dsa", "hy_v4"}
 # DeepSeek sparse attention (DSA): beside the latent cache, llama_kv_cache_dsa keeps a second cache of one
 # indexer key (attention.indexer.key_length, of -ctk's type) per token and layer (src/models/deepseek32.cpp:
 # mctx_lid->cpy_k of indexer_k; measured: 8192 cells x 2 layers x 128 in q8_0 = 2.12 MiB)
 DSA_INDEXER_ARCHS = {"deepseek32", "glm-dsa"}
+# MiniMax sparse attention (llama_kv_cache_msa, src/models/minimax-m3.cpp): GQA layers with an indexer cache that
+# holds a key of attention.indexer.key_length (-ctk's type) and a value of one head (-ctv's type) per cell and
+# layer (measured: 8192 cells x 2 layers, indexer key 64 -> K 2.00 MiB, V 4.00 MiB of 128-wide f16 rows)
+MSA_INDEXER_ARCHS = {"minimax-m3"}
 # Low-rank attention whose cache holds the decompressed per-head K and V (src/models/minicpm3.cpp: build_attn
 # gets k_states = [k_nope, k_pe] of key_length and v_states of value_length per head; no latent cache; plm.cpp
 # the same), so

@@ -27,6 +27,7 @@ from .archs import (
     KV_ZERO_HYBRIDS,
     LIGHTNING_ARCHS,
     MLA_DECOMPRESSED,
+    MSA_INDEXER_ARCHS,
     NO_ATTENTION_LAYERS_OK,
     NO_CACHE_ARCHS,
     RECURRENT_ARCHS,
@@ -287,7 +288,11 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
         sliding = kind in (LayerKind.SLIDING, LayerKind.CHUNKED)
         hk, hv = (key_swa, val_swa) if sliding else (key_len, val_len)
         out.append(Attention(n_heads=n_head[i], n_kv_heads=n_head_kv[i], head_dim_k=hk, head_dim_v=hv,
-                             window=window if sliding else None))
+                             window=window if sliding else None,
+                             **({"index_head_dim": m.int("attention.indexer.key_length"),
+                                 "index_n_heads": m.int("attention.indexer.head_count", 0),
+                                 "index_topk": m.int("attention.indexer.top_k", 0)}
+                                if m.arch in MSA_INDEXER_ARCHS else {})))
     return out
 
 

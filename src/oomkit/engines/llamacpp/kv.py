@@ -8,7 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...errors import OomkitError
-from ...model.archs import FLASH_ATTN_FORCED_OFF, NO_CACHE_ARCHS, SWA_PATTERN_DEFAULT, SWA_PATTERN_FROM_GGUF
+from ...model.archs import (
+    FLASH_ATTN_FORCED_OFF,
+    MSA_INDEXER_ARCHS,
+    NO_CACHE_ARCHS,
+    SWA_PATTERN_DEFAULT,
+    SWA_PATTERN_FROM_GGUF,
+)
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant import ggml
 from ...units import round_up
@@ -219,7 +225,8 @@ def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
     size_base = ctx.n_ctx if ctx.kv_unified else ctx.n_ctx_seq
     windowed = [layer for layer in layers if layer.kind in _WINDOWED]
     if not windowed or not swa_honoured(spec, ctx.build):
-        return [_build_cache("", layers, size_base, ctx, v_max)] + _indexer_caches(layers, size_base, ctx)
+        return [_build_cache("", layers, size_base, ctx, v_max)] + _indexer_caches(
+            layers, size_base, ctx, spec.architecture in MSA_INDEXER_ARCHS)
     full = [layer for layer in layers if layer.kind not in _WINDOWED]
     n_swa = max(layer.attention.window or 0 for layer in windowed)
     if swa_full:
@@ -237,15 +244,17 @@ def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
     return caches
 
 
-def _indexer_caches(layers: list[LayerSpec], cells: int, ctx: Context) -> list[Cache]:
+def _indexer_caches(layers: list[LayerSpec], cells: int, ctx: Context, with_v: bool = False) -> list[Cache]:
     """llama_kv_cache_dsa's indexer cache (src/llama-kv-cache-dsa.cpp, "creating indexer KV cache"): one key of
-    index_head_dim per cell and layer in -ctk's type, no V, as many cells and streams as the main cache."""
+    index_head_dim per cell and layer in -ctk's type, no V, as many cells and streams as the main cache.
+    llama_kv_cache_msa's (MiniMax-M3) also holds one head's value per cell and layer in -ctv's type."""
     members = [layer for layer in layers if layer.attention is not None and layer.attention.index_head_dim]
     if not members:
         return []
-    kb = {layer.index: ggml.row_bytes(ctx.type_k, layer.attention.index_head_dim) * cells * ctx.n_stream
-          for layer in members}
-    return [Cache("indexer", cells, tuple(sorted(kb)), sum(kb.values()), 0, kb, {il: 0 for il in kb})]
+    rows = cells * ctx.n_stream
+    kb = {la.index: ggml.row_bytes(ctx.type_k, la.attention.index_head_dim) * rows for la in members}
+    vb = {la.index: ggml.row_bytes(ctx.type_v, la.attention.head_dim_v) * rows if with_v else 0 for la in members}
+    return [Cache("indexer", cells, tuple(sorted(kb)), sum(kb.values()), sum(vb.values()), kb, vb)]
 
 
 def _build_cache(name: str, members: list[LayerSpec], cells: int, ctx: Context, v_max: int) -> Cache:
@@ -270,7 +279,9 @@ def _build_cache(name: str, members: list[LayerSpec], cells: int, ctx: Context, 
 def kv_bytes_per_token(spec: ModelSpec, ctx: Context) -> int:
     """Marginal KV bytes of one more context token, one sequence: the layers whose cache grows with n_ctx."""
     return sum(ggml.row_bytes(ctx.type_k, k_row(layer))
-               + ggml.row_bytes(ctx.type_k, layer.attention.index_head_dim)  # the DSA indexer key (0: none)
+               + ggml.row_bytes(ctx.type_k, layer.attention.index_head_dim)  # the DSA / MSA indexer key (0: none)
+               + (ggml.row_bytes(ctx.type_v, layer.attention.head_dim_v)  # MSA's indexer value
+                  if layer.attention.index_head_dim and spec.architecture in MSA_INDEXER_ARCHS else 0)
                + (0 if layer.kind is LayerKind.LATENT and ERAS.reached(ctx.build, "mla_k_only")
                   else ggml.row_bytes(ctx.type_v, v_row(layer)))
                for layer in cached_layers(spec, ctx.build)
