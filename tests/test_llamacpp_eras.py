@@ -108,3 +108,25 @@ def test_encoders_had_a_kv_cache_before_pr_13108():
     old = caches(f"b{ERAS['encoder_no_kv'] - 1}")
     assert [(c["cells"], c["layers"], c["k_bytes"]) for c in old] == [(32768, 24, 32768 * 24 * 1024 * 2)]
     assert caches(f"b{ERAS['encoder_no_kv']}") == []
+
+
+def test_builds_before_mla_latent_load_the_pre_mla_file():
+    """Before PR #12801 llama.cpp loaded only DeepSeek GGUFs converted before it (attn_kv_b whole): a catalog spec
+    run with such an --engine-version is that file (weights.pre_mla_file), as the explicit fixture key makes it.
+    geerlingguy's DeepSeek-R1 Q4_K_M log (beowulf-ai-cluster#2, backends_multi/rpc-deepseek-r1-*) prints 9 MiB of
+    attn_kv_b per layer where a re-converted file has 10 MiB of attn_k_b + attn_v_b: 61 x 1.00 MiB."""
+    from oomkit.engines.base import get_engine
+    from oomkit.engines.llamacpp.weights import pre_mla_file
+    from oomkit.request import resolve_model
+
+    def run(model, version):
+        return oomkit.estimate(model, "llama.cpp", quant=None if not isinstance(model, str) else "Q4_K_M",
+                               cpu_only=True, n_ctx=4096, n_parallel=1, find_max_context=False, fit=False,
+                               engine_version=version)
+
+    old, new = (run("deepseek-ai/DeepSeek-R1", f"b{ERAS['mla_latent'] + d}") for d in (-1, 0))
+    assert new.host.weights_bytes - old.host.weights_bytes == 61 * MiB
+    assert "GGUF converted before llama.cpp's MLA layout" in " ".join(old.model.labels)
+    spec = resolve_model(get_engine("llama.cpp"), "deepseek-ai/DeepSeek-R1", "Q4_K_M")
+    explicit = run(pre_mla_file(spec), f"b{ERAS['mla_latent'] - 1}")
+    assert (explicit.host.weights_bytes, explicit.kv_cache_bytes) == (old.host.weights_bytes, old.kv_cache_bytes)

@@ -28,7 +28,7 @@ from .fit import (
 from .kv import Cache, Context, kv_bytes_per_token, kv_caches, recurrent_bytes_by_layer, resolve_context
 from .settings import ERAS, LlamaCppSettings, build_number, version_warning
 from .split import model_devices
-from .weights import ModelBuffers, Placement, model_buffers, place_layers
+from .weights import ModelBuffers, Placement, model_buffers, place_layers, pre_mla_file
 
 
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> MemoryEstimate:
@@ -36,6 +36,10 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
     memory (common_params_fit_impl, fit.py); the estimate is then the fitted layout's, the command as typed is
     kept under engine_view typed_*, and fit_* record what the fit decided. A failed fit keeps what it changed
     before it gave up (the context: the source sets cparams.n_ctx before it throws)."""
+    if not ERAS.reached(build_number(s.engine_version), "mla_latent"):
+        # builds before PR #12801 load only GGUFs converted before it (attn_kv_b whole, no *_mla keys): a
+        # catalog-computed DeepSeek / Kimi spec is that file there (a spec read from a file stays as it is)
+        spec = pre_mla_file(spec)
     devices = metal_devices(model_devices(devices, s))  # an Apple GPU offers its working set, not the RAM
     fitted = params_fit(spec, devices, s) if applies(s, devices) else None
     # a host fit that fails with nothing changed (-c typed) still says so: llama.cpp logs it and loads as typed
