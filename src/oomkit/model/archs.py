@@ -39,12 +39,12 @@ RECURRENT_ARCHS = {"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"}
 INTERVAL_HYBRIDS = {"qwen3next", "qwen35", "qwen35moe", "minimax-01"}
 # Hybrids whose recurrent layers are those with head_count_kv == 0 (granite-hybrid.cpp, jamba.cpp, lfm2.cpp...).
 KV_ZERO_HYBRIDS = {"granitehybrid", "jamba", "lfm2", "lfm2moe", "plamo2", "nemotron_h", "nemotron_h_moe",
-                   "kimi-linear", "kimi-k3"}
+                   "kimi-linear", "kimi-k3", "bailingmoe3"}
 # Kimi Delta Attention layers (src/models/kimi-linear.cpp: recurrent where head_count_kv is 0, MLA elsewhere):
 # per layer and sequence, the last ssm.conv_kernel - 1 inputs of the q, k and v short convolutions
 # (3 x kda.head_dim x n_head each) and one kda.head_dim^2 state per head; measured: 2 cells x 3 KDA layers of
 # 32 heads of 128 with a kernel of 4 hold R 0.84 MiB and S 12.00 MiB
-KDA_ARCHS = {"kimi-linear", "kimi-k3"}  # kimi-k3: the same layer kinds (measured alike)
+KDA_ARCHS = {"kimi-linear", "kimi-k3", "bailingmoe3"}  # kimi-k3, bailingmoe3: the same layer kinds (measured alike)
 # Lightning-attention layers (src/models/minimax-01.cpp): no convolution state, one head_dim^2 state per head
 # (measured: 2 cells x 1 layer of 32 heads of 128 = S 4.00 MiB, R 0)
 LIGHTNING_ARCHS = {"minimax-01"}
