@@ -679,6 +679,15 @@ SWEEP.update({
 })
 SWEEP_DIMS_BY_ARCH.update({a: dict(n_kv=32) for a in ("bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v3", "jina-bert-v2")})
 
+# maple: MoE with Q/K norms and a GGUF sliding-window pattern (3 sliding of 4096, 1 full)
+SWEEP.update({
+    'maple': (
+        [('maple.expert_count', 8, 4), ('maple.expert_used_count', 2, 4), ('maple.expert_feed_forward_length', 2048, 4), ('maple.attention.sliding_window', 4096, 4), ('maple.attention.sliding_window_pattern', [True, True, True, False], 'BOOL'), ('maple.swiglu_clamp_exp', 1.0, 6)],
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,)},
+    ),
+})
+SWEEP_LAYERS["maple"] = 4
+
 def sweep_model(arch: str) -> SynthModel:
     extra, patterns = SWEEP[arch]
     d = dict(SWEEP_DIMS, **SWEEP_DIMS_BY_ARCH.get(arch, {}))
@@ -1033,3 +1042,4 @@ RECORDED.update({
 ADDED_BUILDERS["bailingmoe3"] = lambda: recorded_model("bailingmoe3")
 ADDED_ON_GRID.append("bailingmoe3")
 ADDED_QUANT["bailingmoe3"] = "f16"
+ADDED_ON_GRID.append("maple")

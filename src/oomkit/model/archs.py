@@ -20,7 +20,7 @@ SWA_WINDOW_FORCED = {"smallthinker": 4096}
 # (get_key_or_arr(LLM_KV_ATTENTION_SLIDING_WINDOW_PATTERN, ...) in src/models/granite-swa.cpp, step35.cpp,
 # exaone-moe.cpp...); oomkit reads them only when the file carries the array.
 SWA_PATTERN_FROM_GGUF = {"granite_swa", "spark2_5", "step35", "muse-glimmer", "exaone-moe", "mimo2", "cohere2moe",
-                         "afmoe", "gemma4"}
+                         "afmoe", "gemma4", "maple"}
 # Windowed layers that attend within fixed chunks (LLAMA_SWA_TYPE_CHUNKED, src/models/llama4.cpp); their cache
 # is sized like a sliding window's (llama_kv_cache_iswa: min(n_ctx_seq, n_swa + n_ubatch) cells).
 CHUNKED_ARCHS = {"llama4"}
