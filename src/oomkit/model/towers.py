@@ -226,7 +226,9 @@ def _moonvit(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) ->
 _FAMILIES = {"siglip_vision_model": _gemma3, "qwen3_vl": _qwen3_vl, "qwen3_5": _qwen3_vl, "qwen3_5_moe": _qwen3_vl,
              "qwen3_vl_moe": _qwen3_vl, "llama4_vision_model": _llama4, "pixtral": _pixtral,
              "clip_vision_model": _llava, "intern_vit_6b": _internvl, "internvl_vision": _internvl,
-             "moonvit": _moonvit}
+             "moonvit": _moonvit,
+             # transformers 5.x's names for the Qwen3.5 towers' configs (Qwen3_5VisionConfig, Qwen3_5MoeVisionConfig)
+             "qwen3_5_vision": _qwen3_vl, "qwen3_5_moe_vision": _qwen3_vl}
 # vision_configs that name no model_type of their own (Qwen2.5-VL's, Kimi-K2.5's) or the checkpoint's (Qwen2-VL's),
 # by the checkpoint's model_type
 _BY_MODEL_TYPE = {"qwen2_5_vl": _qwen2_5_vl, "qwen2_vl": _qwen2_vl, "kimi_k25": _moonvit}
