@@ -663,6 +663,18 @@ ROWS += [
               "vision_config": {"hidden_size": 3584, "in_chans": 3, "model_type": "qwen2_vl",
                                 "spatial_patch_size": 14}},
         name="Qwen2-VL 7B Instruct"),
+    Row("qwen2-vl-72b-instruct", "qwen2-vl-2b-instruct", "Qwen/Qwen2-VL-72B-Instruct",
+        "Qwen2-VL 72B: the Qwen2-72B decoder (this catalog's qwen2-72b-instruct, read from its config.json: 80 "
+        "layers, hidden 8192, 64 query / 8 KV heads, FFN 29,568, vocabulary 152,064, untied) with the one 675M "
+        "Qwen2-VL ViT every size shares (Qwen2-VL report, arXiv 2409.12191, Table 1), its merger out to the 8,192-wide "
+        "text; the BF16 FFN stays 29,568 (the AWQ / GPTQ repos were re-packed to 29,696 for tensor parallelism, "
+        "QwenLM/Qwen3-VL#230). Published 73.4B (HF page, rounded).",
+        text={"hidden_size": 8192, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+              "intermediate_size": 29568, "vocab_size": 152064, "tie_word_embeddings": False,
+              "max_window_layers": 80,
+              "vision_config": {"hidden_size": 8192, "in_chans": 3, "model_type": "qwen2_vl",
+                                "spatial_patch_size": 14}},
+        name="Qwen2-VL 72B Instruct"),
     Row("olmo-2-0425-1b", "olmo-2-1124-7b", "allenai/OLMo-2-0425-1B", "OLMo 2 1B: 16 layers, hidden 2048, 16 heads, "
         "FFN 8,192, vocabulary 100,352, 4K context (model card table).", ("olmo2:1b",),
         text={"hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 16, "num_key_value_heads": 16,
