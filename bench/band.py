@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from oomkit.accuracy import kind_group
+from oomkit.engines.versions import llamacpp_build_on
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "oomkit" / "data" / "band.json"
@@ -72,7 +73,7 @@ def llamacpp() -> dict[str, Any]:
     for p in sorted((LOGS / "llamacpp").rglob("*.json")):
         fx = json.loads(p.read_text())
         backends[fx.get("backend") or "cuda"] = backends.get(fx.get("backend") or "cuda", 0) + 1
-        versions.append(str(fx.get("engine_version") or ""))
+        versions.append(_llamacpp_build(str(fx.get("engine_version") or "")))
     return {"evidence": "llama.cpp@0c1e57098 (llama-cpp-python 0.3.36) run on the CPU over synthetic GGUFs "
                         "carrying real models' layer shapes; GPU logs per backend in tests/fixtures/engine_logs",
             "cases": sum(m["cases"] for m in models.values()),
@@ -85,6 +86,13 @@ def llamacpp() -> dict[str, Any]:
 def _fig(errs: list[float]) -> dict[str, Any]:
     errs = [abs(e) for e in errs]
     return {"cases": len(errs), "median": _r(statistics.median(errs)), "worst": _r(max(errs))}
+
+
+def _llamacpp_build(version: str) -> str:
+    """A fixture's llama.cpp release as a build number: a log known only by its date stands for the build of that day."""
+    if len(version) == 10 and version[4] == "-" and version[7] == "-":
+        return f"b{llamacpp_build_on(version)}"
+    return version
 
 
 def _versions(vs: list[str]) -> list[str]:
