@@ -50,23 +50,17 @@ def ollama_gguf(spec: ModelSpec) -> ModelSpec:
             "per head (128 x 192 / 128), not as the 576-wide latent",))
     if (spec.architecture in ("gpt-oss", "gptoss") and not spec.weights.exact
             and spec.weights.format.upper() in ("MXFP4_MOE", "MXFP4")):
-        ts = []
-        for t in spec.weights.tensors:
+        def gptoss_type(t):
             # convert/reader.go tensorBase.Kind: ffn_gate_inp.weight and 1-D tensors F32, the rest 16-bit;
             # the expert blocks/scales become one MXFP4 tensor (convert_gptoss.go Tensors)
             if t.name.endswith("_exps.weight") and len(t.shape) == 3:
-                dtype = "mxfp4"
-            elif t.name.endswith(".ffn_gate_inp.weight") or len(t.shape) < 2:
-                dtype = "f32"
-            else:
-                dtype = "bf16"
-            if dtype != t.dtype:
-                t = replace(t, dtype=dtype, nbytes=ggml.tensor_bytes(dtype, t.shape))
-            ts.append(t)
-        w = WeightInventory(tensors=tuple(ts), exact=False, format=spec.weights.format)
-        return replace(spec, weights=w, labels=spec.labels + (
-            "weights as in Ollama's gpt-oss GGUF: MXFP4 experts, 16-bit elsewhere, norms and router F32 "
-            "(convert/convert_gptoss.go, convert/reader.go)",))
+                return "mxfp4"
+            if t.name.endswith(".ffn_gate_inp.weight") or len(t.shape) < 2:
+                return "f32"
+            return "bf16"
+
+        return _retyped(spec, gptoss_type, "weights as in Ollama's gpt-oss GGUF: MXFP4 experts, 16-bit elsewhere, "
+                        "norms and router F32 (convert/convert_gptoss.go, convert/reader.go)")
     return spec
 
 
@@ -100,8 +94,8 @@ def _spring_2025_quantizer(spec: ModelSpec) -> ModelSpec:
     ft = ftype_by_name(spec.weights.format)
     default = ft.default_type or "q4_K"
     mistral3 = spec.architecture == "mistral3"
-    ts = []
-    for t in spec.weights.tensors:
+
+    def spring_2025_type(t):
         dtype = t.dtype
         if "v." in t.name and t.name.endswith("weight") and len(t.shape) >= 2:
             dtype = "f16"
@@ -110,15 +104,20 @@ def _spring_2025_quantizer(spec: ModelSpec) -> ModelSpec:
         elif mistral3 and t.name == "token_embd.weight":
             block = ggml.type_by_name(default).block_size
             dtype = "q8_0" if t.shape[0] % block else default if default == "q8_0" else "q6_K"
-        if dtype != t.dtype:
-            t = replace(t, dtype=dtype, nbytes=ggml.tensor_bytes(dtype, t.shape))
-        ts.append(t)
-    w = WeightInventory(tensors=tuple(ts), exact=False, format=spec.weights.format)
-    return replace(spec, weights=w, labels=spec.labels + (
-        "weights as in Ollama's library GGUF, quantized by Ollama v0.6.2-v0.6.8: attn_v left F16 (its quantizer "
-        "skipped every name containing \"v.\")" + (", output.weight at the default type and token_embd as the "
-                                                     "output (no output tensor in its mistral3 map)" if mistral3
-                                                     else ""),))
+        return dtype
+
+    mistral3_note = (", output.weight at the default type and token_embd as the output (no output tensor in its "
+                     "mistral3 map)" if mistral3 else "")
+    return _retyped(spec, spring_2025_type, "weights as in Ollama's library GGUF, quantized by Ollama v0.6.2-v0.6.8: "
+                    "attn_v left F16 (its quantizer skipped every name containing \"v.\")" + mistral3_note)
+
+
+def _retyped(spec: ModelSpec, type_of, label: str) -> ModelSpec:
+    """The spec with each tensor at the type `type_of` names, sized as ggml sizes that type, and `label` said."""
+    ts = tuple(t if (d := type_of(t)) == t.dtype else replace(t, dtype=d, nbytes=ggml.tensor_bytes(d, t.shape))
+               for t in spec.weights.tensors)
+    return replace(spec, weights=WeightInventory(tensors=ts, exact=False, format=spec.weights.format),
+                   labels=spec.labels + (label,))
 
 
 # ---------------------------------------------------------------------------------------------------------
