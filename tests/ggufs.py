@@ -1043,3 +1043,31 @@ ADDED_BUILDERS["bailingmoe3"] = lambda: recorded_model("bailingmoe3")
 ADDED_ON_GRID.append("bailingmoe3")
 ADDED_QUANT["bailingmoe3"] = "f16"
 ADDED_ON_GRID.append("maple")
+
+
+def phi3_mini_4k(n_layers: int | None = None) -> SynthModel:
+    """Phi-3-mini-4k-instruct: microsoft/Phi-3-mini-4k-instruct config.json: hidden 3072, 32 layers, 32 heads = KV
+    heads (head 96), intermediate 8192 (gate and up fused into one ffn_up of 2 x 8192), fused QKV, vocab 32064,
+    sliding_window 2047, untied. Its tokenizer adds "<|endoftext|>" (id 32000, a control token) after the SPM
+    pieces: llama_vocab::impl::load sets per-token attributes on "<unk>", "<s>", "</s>" and "<|endoftext|>" with
+    token_to_id.at() when general.name says phi-3 / phi3, so a vocabulary without it fails with
+    "unordered_map::at"."""
+    import dataclasses  # lazy: only the renaming builders use it
+
+    arch, n_embd, n_head, hd, n_ff, n_vocab = "phi3", 3072, 32, 96, 8192, 32064
+    nl = _layers(n_layers, 32)
+    md = _Meta(arch).base(ctx=4096, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_head,
+                          rms_eps=1e-5, rope_base=10000.0, n_vocab=n_vocab)
+    md.u32("rope.dimension_count", hd).u32("attention.sliding_window", 2047)
+    md.u32("rope.scaling.original_context_length", 4096)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    for i in range(nl):
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "attn_qkv.weight", n_embd, 3 * n_embd),
+               _blk(i, "attn_output.weight", n_embd, n_embd), _blk(i, "ffn_norm.weight", n_embd),
+               _blk(i, "ffn_up.weight", n_embd, 2 * n_ff), _blk(i, "ffn_down.weight", n_ff, n_embd)]
+    m = _model("phi-3-mini-4k", arch, "microsoft/Phi-3-mini-4k-instruct config.json", n_vocab, nl, md, ts, False)
+    return dataclasses.replace(m, added_tokens=("<|endoftext|>",))
+
+
+ADDED_BUILDERS["phi3"] = lambda: phi3_mini_4k(2)
+ADDED_ON_GRID.append("phi3")

@@ -69,6 +69,9 @@ class SynthModel:
     tied_embeddings: bool
     expert_type: int | None = None  # force this ggml type on 3-D expert stacks (gpt-oss: MXFP4)
     dims: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)  # published dims, for tests
+    # control tokens the checkpoint's tokenizer adds after the byte tokens (e.g. Phi-3's "<|endoftext|>", which
+    # llama_vocab::impl::load looks up for a model whose general.name says phi-3)
+    added_tokens: tuple[str, ...] = ()
 
     def tensor_types(self, recipe: str) -> dict[str, int]:
         return {t.name: tensor_type(self, t, recipe) for t in self.tensors}
@@ -86,6 +89,7 @@ class SynthModel:
                 "md": [(k, _jsonable(v), str(t)) for k, v, t in self.metadata],
                 "t": [(t.name, t.ne, tensor_type(self, t, recipe)) for t in self.tensors],
                 "recipe": recipe,
+                **({"added": list(self.added_tokens)} if self.added_tokens else {}),
             },
             sort_keys=True,
         )
@@ -152,13 +156,15 @@ def tensor_type(model: SynthModel, t: Tensor, recipe: str) -> int:
 # ----------------------------------------------------------------------------------------------------------
 
 
-def _spm_vocab(n_vocab: int) -> tuple[list[bytes], list[float], list[int]]:
+def _spm_vocab(n_vocab: int, added: tuple[str, ...] = ()) -> tuple[list[bytes], list[float], list[int]]:
     """A minimal SentencePiece-style vocabulary: <unk> <s> </s>, the 256 byte tokens, then filler tokens.
 
     llama.cpp's SPM loader wants unique token texts, scores and token types for every id, and looks up
     "<0x0A>" for the newline token (`llama_vocab::impl::load`)."""
     toks = [b"<unk>", b"<s>", b"</s>"] + [f"<0x{i:02X}>".encode() for i in range(256)]
     types = [2, 3, 3] + [6] * 256  # UNKNOWN, CONTROL, CONTROL, BYTE...
+    toks += [t.encode() for t in added]
+    types += [3] * len(added)  # CONTROL
     n_fill = n_vocab - len(toks)
     if n_fill < 0:
         raise ValueError(f"n_vocab {n_vocab} too small")
@@ -179,7 +185,7 @@ def write_gguf(model: SynthModel, path: str | os.PathLike[str], recipe: str = "q
             w.add_key_value(key, list(value), vtype[0], sub_type=vtype[1])
         else:
             w.add_key_value(key, value, vtype)
-    toks, scores, types = _spm_vocab(model.n_vocab)
+    toks, scores, types = _spm_vocab(model.n_vocab, model.added_tokens)
     w.add_key_value("tokenizer.ggml.model", "llama", VT.STRING)
     w.add_key_value("tokenizer.ggml.tokens", toks, VT.ARRAY, sub_type=VT.STRING)
     w.add_key_value("tokenizer.ggml.scores", scores, VT.ARRAY, sub_type=VT.FLOAT32)
