@@ -356,3 +356,13 @@ def test_engine_refusal_is_not_a_fit():
     assert r.max_context == est.max_context
     proc = run_oomkit("check", model, "--engine", "vllm", "--gpu", "RTX 4090", "--ctx", "40960")
     assert proc.returncode == 1 and "vllm refuses these settings" in proc.stdout
+
+
+def test_cpu_only_check_json_carries_the_host_verdict():
+    """check --cpu-only: the estimate inside the JSON weighs the same host budget as the check (host.memory_bytes),
+    so its fits is the check's verdict, not null."""
+    hw = detected(host=HostMemory(total_bytes=16 * GiB, available_bytes=6 * GiB))
+    for n_ctx, fits in ((8192, True), (131072, False)):
+        d = check(LLAMA8, cpu_only=True, hardware=hw, n_ctx=n_ctx, n_parallel=1).to_dict()
+        assert d["fits"] is fits and d["estimate"]["fits"] is fits
+        assert d["estimate"]["host"]["memory_bytes"] == 6 * GiB

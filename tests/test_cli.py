@@ -89,12 +89,19 @@ def test_cpu_only_verdict_against_the_host_memory():
     assert chk["fits"] is False and -chk["margin_bytes"] == est["total_bytes"] - (16 << 30)
     gib = (est["total_bytes"] - (16 << 30)) / (1 << 30)
     assert f"verdict: does NOT fit in the host's 16.00 GiB of memory (short by {gib:.2f} GiB)" in short.stdout
-    assert est["fits"] is None and est["devices"] == []  # the JSON contract: no GPU, no device verdict
+    assert est["devices"] == []
+    roomy_json = json.loads(run("estimate", *args, "--ram", "32GiB", "--json").stdout)
+    # the JSON says what the text says: fits weighs the host's memory, given under host.memory_bytes
+    assert est["fits"] is False and est["host"]["memory_bytes"] == 16 << 30
+    assert roomy_json["fits"] is True and roomy_json["host"]["memory_bytes"] == 32 << 30
+    assert chk["estimate"]["fits"] is chk["fits"] is False and chk["estimate"]["host"]["memory_bytes"] == 16 << 30
     roomy = run("estimate", *args, "--ram", "32GiB")
     assert "verdict: fits in the host's 32.00 GiB of memory" in roomy.stdout
     assert json.loads(run("check", *args, "--ram", "32GiB", "--json").stdout)["fits"] is True
     # an engine with no use for the host's memory keeps the verdict open
     assert "verdict: fit unknown" in run("estimate", "llama3.1:8b", "--cpu-only", "--engine", "ollama").stdout
+    opened = json.loads(run("estimate", "llama3.1:8b", "--cpu-only", "--engine", "ollama", "--json").stdout)
+    assert opened["fits"] is None and opened["host"]["memory_bytes"] is None
 
 
 @pytest.mark.parametrize("args,needle", [

@@ -70,6 +70,9 @@ def estimate(
     spec = resolve_model(eng, model, quant)
     devs = devices_from(vram, gpu, devices, cpu_only)
     est = eng.estimate(spec, devs, settings)
+    if not devs:  # no GPU: the verdict weighs the host's memory where the settings know it (--ram, --cpu-only)
+        ram = next((getattr(settings, n) for n in eng.neutral_fields("ram") if getattr(settings, n, None)), None)
+        est = replace(est, host=replace(est.host, memory_bytes=ram)) if ram else est
     if find_max_context and est.fits is not None:
         from .limits import max_context  # lazy: only a known memory size has a largest context
 

@@ -135,6 +135,12 @@ class MemoryEstimate:
             return None
         return all(verdicts)
 
+    @property
+    def verdict(self) -> bool | None:
+        """The JSON's fits: the devices' verdict, or without a device the host's (host.memory_bytes: --ram, this
+        machine's memory with --cpu-only, check's budget); None when no memory being checked is known."""
+        return self.host.fits if not self.devices else self.fits
+
     def with_max_context(self, n: int | None) -> MemoryEstimate:
         return replace(self, max_context=n)
 
@@ -160,9 +166,9 @@ class MemoryEstimate:
                                             if self.kv_bytes_per_token_marginal is not None
                                             else self.kv_bytes_per_token),
             "devices": [u.to_dict() for u in self.devices],
-            "host": {k: v for k, v in self.host.to_dict().items() if k not in ("memory_bytes",)},
+            "host": self.host.to_dict(),  # memory_bytes: the host memory the verdict weighs (null: unknown)
             "engine_view": self.engine_view,
-            "fits": self.fits,
+            "fits": self.verdict,
             "max_context": self.max_context,
             "warnings": list(self.warnings) + list(m.labels),
             "error_band": error_band(self),
