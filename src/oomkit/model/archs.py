@@ -8,13 +8,15 @@ src/llama-arch.cpp and src/models/<arch>.cpp; shared by the GGUF reader and the 
 # openai-moe.cpp, cohere2.cpp, llama4.cpp) and the window each assumes when the GGUF has none (gemma2: 4096;
 # llama4: its chunk, 8192, whatever the GGUF says unless it says 0).
 SWA_PATTERN_DEFAULT = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "gpt-oss": 2, "cohere2": 4, "llama4": 4,
-                       "smallthinker": 4}
+                       "smallthinker": 4, "laguna": 4}
 SWA_WINDOW_DEFAULT = {"gemma2": 4096, "llama4": 8192}
 # Patterns whose first layer of each group is the full one (set_swa_pattern(n, dense_first=true)), and windows
 # the loader sets over the GGUF's value once the GGUF names any window (llama-model.cpp load_hparams,
 # LLM_ARCH_SMALLTHINKER: n_swa = 4096, set_swa_pattern(4, true); measured: 6 layers give 2 full caches, and a
 # GGUF window of 2048 still gets 4096 + n_ubatch cells)
-SWA_DENSE_FIRST = {"smallthinker"}
+# laguna (src/models/laguna.cpp load_arch_hparams): sliding only when the GGUF names a window, then
+# set_swa_pattern(4, dense_first=true) (Laguna-XS.2: full, SWA, SWA, SWA); per-layer head counts from the GGUF
+SWA_DENSE_FIRST = {"smallthinker", "laguna"}
 SWA_WINDOW_FORCED = {"smallthinker": 4096}
 # Sliding-window architectures that take the per-layer pattern from the GGUF's sliding_window_pattern array
 # (get_key_or_arr(LLM_KV_ATTENTION_SLIDING_WINDOW_PATTERN, ...) in src/models/granite-swa.cpp, step35.cpp,
