@@ -62,6 +62,20 @@ def _max_experts(spec: ModelSpec) -> int:
     return max((la.ffn.n_experts for la in spec.layers if la.ffn is not None), default=0) or 1
 
 
+# vLLM model classes that build the embedding and / or the lm_head on every pipeline stage: no is_first_rank /
+# is_last_rank guard with PPMissingLayer, so each stage's ranks hold their TP share of both whatever their layers.
+# architecture -> (embed_tokens on every stage, lm_head on every stage).
+#   qwen3moe: models/qwen3_moe.py Qwen3MoeModel.__init__ builds VocabParallelEmbedding and Qwen3MoeForCausalLM
+#     ParallelLMHead unconditionally (read at vLLM commits 002456df, mid-2025, and 2e0831b0, late 2025). The
+#     Qwen3-30B-A3B-2507 -pp 2 -tp 4 Ray log on 0.10.1 (rwood-97/multi_node_inference) loads 7.3272 GiB on both
+#     stages: the layers' share plus one embedding and one lm_head each (151,936 x 2048 x 2 B / 4).
+#   qwen3next, qwen35 / qwen35moe: vllm#36861 (Qwen3.5 -pp on A10s: "No available memory for the cache blocks")
+#     and PR #36904 (closed unmerged, March 2026): Qwen3NextModel / Qwen3_5Model build embed_tokens on all ranks,
+#     Qwen3NextForCausalLM its lm_head too; Qwen3_5ForCausalLMBase.lm_head is guarded.
+_UNGUARDED_UNDER_PP = {"qwen3moe": (True, True), "qwen3next": (True, True), "qwen35": (True, False),
+                       "qwen35moe": (True, False)}
+
+
 def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int = 0) -> list[int]:
     """Bytes of weights each pipeline stage's ranks load (TP ranks of a stage hold the same amount; under expert
     parallelism, the rank `ep_rank` of the EP group)."""
@@ -70,6 +84,7 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
     ep = ep_size(s, r)
     plain = spec.weights.format.lower() in FLOAT_BYTES or spec.weights.format.lower() in DTYPE_ALIASES
     online_fp8 = (s.quantization or "").lower() in ("fp8", "ptpc_fp8", "fbgemm_fp8") and plain
+    embed_everywhere, head_everywhere = _UNGUARDED_UNDER_PP.get(spec.architecture, (False, False))
     out = []
     for stage, (lo, hi) in enumerate(parts):
         first, last = stage == 0, stage == r.pp - 1
@@ -83,8 +98,12 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
                 # the embedding lives on the first stage; with tied embeddings the last stage builds its own
                 # lm_head from it when PP > 1 (PPMissingLayer elsewhere)
                 copies = (1 if first else 0) + (1 if spec.tied_embeddings and last and not first else 0)
+                if embed_everywhere:
+                    copies = 1
             else:
                 copies = 1 if last else 0  # output_norm, output: last stage
+                if t.name == "output.weight" and head_everywhere:
+                    copies = 1
             if copies:
                 nbytes = _tensor_bytes(t, r, plain, online_fp8 and _linear_weight(t))
                 total += copies * rank_bytes(t, spec, r, nbytes, ep, ep_rank)
