@@ -1109,3 +1109,33 @@ def laguna(n_layers: int | None = None) -> SynthModel:
 
 ADDED_BUILDERS["laguna"] = laguna
 ADDED_ON_GRID.append("laguna")
+
+
+def granite_switch(n_layers: int | None = None) -> SynthModel:
+    """graniteswitch on the generic shape (2 blocks, 32 heads / 8 KV heads of 128, fused QKV, tied embeddings) with
+    2 adapters of LoRA rank 16: every block holds per-slot LoRA stacks (adapters + 1 slots, tensors named
+    blk.N.<proj>.lora_a / lora_b without a .weight suffix) and the loader adds a single-head router attention layer
+    at index n_layer (src/models/granite-switch.cpp load_arch_hparams), which the KV cache holds as a third layer.
+    Tensor set and keys as llama.cpp@0c1e57098's loader asks for them."""
+    arch, n_embd, hd, n_head, n_kv, n_ff, n_vocab = "graniteswitch", 4096, 128, 32, 8, 11008, 32000
+    nl, n_ad, rank = 2, 2, 16
+    slots, nq, nkv = n_ad + 1, n_head * hd, n_kv * hd
+    md = _Meta(arch).base(ctx=8192, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-5, rope_base=10000.0, n_vocab=n_vocab)
+    md.f32("logit_scale", 8.0).f32("residual_scale", 0.22).f32("embedding_scale", 12.0).f32("attention.scale", 0.0078125)
+    md.u32("adapters.count", n_ad).u32("adapters.lora_rank", rank).f32("adapters.router_gain", 10.0)
+    md.i32s("adapters.token_ids_activate", [31998, 31999]).i32s("adapters.token_ids_substitute", [3, 4])
+    lora = {"attn_q": (n_embd, nq), "attn_k": (n_embd, nkv), "attn_v": (n_embd, nkv), "attn_output": (nq, n_embd),
+            "ffn_gate": (n_embd, n_ff), "ffn_up": (n_embd, n_ff), "ffn_down": (n_ff, n_embd)}
+    ts = _embeddings(n_embd, n_vocab, tied=True)
+    for i in range(nl):
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "attn_qkv.weight", n_embd, nq + 2 * nkv),
+               _blk(i, "attn_output.weight", nq, n_embd)] + _ffn_dense(i, n_embd, n_ff)
+        for proj, (n_in, n_out) in lora.items():
+            ts += [_blk(i, f"{proj}.lora_a", n_in, rank, slots), _blk(i, f"{proj}.lora_b", rank, n_out, slots)]
+    return _model("granite-switch-2l", arch, "generic shape with Granite Switch's adapter stacks", n_vocab, nl, md, ts,
+                  True)
+
+
+ADDED_BUILDERS["graniteswitch"] = granite_switch
+ADDED_ON_GRID.append("graniteswitch")

@@ -5,13 +5,14 @@ Cited against ggml-org/llama.cpp@0c1e57098 as `file:function`; rules that change
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...errors import OomkitError
 from ...model.archs import (
     FLASH_ATTN_FORCED_OFF,
     MSA_INDEXER_ARCHS,
     NO_CACHE_ARCHS,
+    ROUTER_LAYER_ARCHS,
     SWA_PATTERN_DEFAULT,
     SWA_PATTERN_FROM_GGUF,
 )
@@ -211,7 +212,18 @@ def cached_layers(spec: ModelSpec, build: int) -> list[LayerSpec]:
     layers = attention_layers(spec)
     if spec.architecture in NO_CACHE_ARCHS and not ERAS.reached(build, "encoder_no_kv"):
         layers = [layer for layer in spec.trunk_layers if layer.attention is not None]
+    if spec.architecture in ROUTER_LAYER_ARCHS and layers:
+        layers = layers + [router_layer(spec)]
     return layers
+
+
+def router_layer(spec: ModelSpec) -> LayerSpec:
+    """Granite Switch's adapter router (src/models/granite-switch.cpp load_arch_hparams): one more attention layer
+    past the GGUF's blocks (index n_layer, n_head = n_head_kv = 1, the model's head dims) that the KV cache holds
+    beside the others; the file has no tensors for it."""
+    last = next(layer for layer in reversed(spec.trunk_layers) if layer.attention is not None)
+    a = replace(last.attention, n_heads=1, n_kv_heads=1, window=None)
+    return LayerSpec(index=len(spec.layers), kind=LayerKind.FULL, attention=a)
 
 
 def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...errors import OomkitError
 from ...memory import Device
-from ...model.archs import NEXTN_SKIPPED
+from ...model.archs import NEXTN_SKIPPED, ROUTER_LAYER_ARCHS
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant import ggml, gguf_recipes
 from ...units import round_up
@@ -76,8 +76,11 @@ class Placement:
 
 def place_layers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> Placement:
     n_all = spec.n_layers
+    # Granite Switch's router layer (index n_layer, kv.router_layer) sits where the output layer does:
+    # get_layer_buft_list(n_layer) is dev_output
+    n_placed = n_all + (spec.architecture in ROUTER_LAYER_ARCHS)
     if not devices:
-        return Placement(tuple([-1] * n_all), -1, 0)
+        return Placement(tuple([-1] * n_placed), -1, 0)
     # llama_model::n_gpu_layers: -1 (default) means all layers plus the output layer
     ngl = n_all + 1 if s.n_gpu_layers < 0 else s.n_gpu_layers
     splits = _split_points(devices, s)
@@ -98,7 +101,7 @@ def place_layers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettin
                 return i
         return len(splits) - 1
 
-    return Placement(tuple(dev(il) for il in range(n_all)), dev(n_all), min(ngl, n_all + 1))
+    return Placement(tuple(dev(il) for il in range(n_placed)), dev(n_all), min(ngl, n_all + 1))
 
 
 def _split_points(devices: tuple[Device, ...], s: LlamaCppSettings) -> list[float]:
