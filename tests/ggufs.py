@@ -1139,3 +1139,26 @@ def granite_switch(n_layers: int | None = None) -> SynthModel:
 
 ADDED_BUILDERS["graniteswitch"] = granite_switch
 ADDED_ON_GRID.append("graniteswitch")
+
+
+def eagle3_draft(n_layers: int | None = None) -> SynthModel:
+    """eagle3: an EAGLE-3 draft head for Llama 3.1 8B (yuhuili/EAGLE3-LLaMA3.1-Instruct-8B config.json: hidden 4096,
+    1 decoder layer, 32 heads / 8 KV heads of 128, intermediate 14336) with its own token_embd and output over a
+    32000-token vocabulary, so llama.cpp loads and sizes it standalone (src/models/eagle3.cpp borrows them from the
+    target context only when the file lacks them): fc {3 x 4096, 4096} fuses the target's 3 extracted layers
+    (target_layers, target_hidden_size), the layer's Q/K/V read the 2 x n_embd concatenation."""
+    arch, n_embd, hd, n_head, n_kv, n_ff, n_vocab = "eagle3", 4096, 128, 32, 8, 14336, 32000
+    md = _Meta(arch).base(ctx=2048, n_embd=n_embd, n_layers=1, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-5, rope_base=500000.0, n_vocab=n_vocab)
+    md.i32s("target_layers", [2, 16, 29]).u32("target_hidden_size", 4096)
+    ts = _embeddings(n_embd, n_vocab, tied=False) + [Tensor("fc.weight", (3 * 4096, n_embd))]
+    ts += [_blk(0, "attn_norm.weight", n_embd), _blk(0, "attn_norm_2.weight", n_embd),
+           _blk(0, "attn_q.weight", 2 * n_embd, n_head * hd), _blk(0, "attn_k.weight", 2 * n_embd, n_kv * hd),
+           _blk(0, "attn_v.weight", 2 * n_embd, n_kv * hd), _blk(0, "attn_output.weight", n_head * hd, n_embd)]
+    ts += _ffn_dense(0, n_embd, n_ff)
+    return _model("eagle3-llama3.1-8b", arch, "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B config.json", n_vocab, 1, md, ts,
+                  False)
+
+
+ADDED_BUILDERS["eagle3"] = eagle3_draft
+ADDED_ON_GRID.append("eagle3")
