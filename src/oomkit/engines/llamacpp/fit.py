@@ -19,7 +19,8 @@ A refusal (-ngl typed, -sm row, too many layers) keeps what was changed before i
 loads the rest as typed; the engine logs the reason.
 
 Later rules, by build (FIT_ERAS; the newest read is common/fit.cpp at ggml-org/llama.cpp@08033df0):
-- the --mmproj projector's memory is added to the target of the device it loads on (PR #21489);
+- the --mmproj projector's memory (weights + its warmup compute buffer) is added to the target of the device it
+  loads on (PR #21489);
 - with no device (a CPU build) the host buffers are held against the host's total memory and only the context is
   reduced (PR #21568, common_params_fit_impl's nd == 0 branches);
 - with a KV cache that is not unified (-np N without -kvu) the context is per stream: the trained and the least
@@ -40,7 +41,7 @@ from ..versions import Eras
 from .backends import cpu_repack
 from .compute import compute_by_device
 from .kv import Cache, kv_caches, recurrent_bytes_by_layer, resolve_context
-from .projector import projector_bytes
+from .projector import projector_memory
 from .settings import ERAS, LlamaCppSettings, build_number
 from .weights import ModelBuffers, Placement, model_buffers, place_layers
 
@@ -371,21 +372,27 @@ def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings
 
 
 def mmproj_margin(spec: ModelSpec, s: LlamaCppSettings) -> int:
-    """PR #21489: llama-server (and llama-cli, built on it) adds the projector's memory to the fit target of the
-    device it loads on (tools/server/server-context.cpp load_model: fit_params_target[i] of the device's index in
-    the registry, where the GPUs come before the CPU): the first GPU (mmproj_use_gpu), the host (index 0 of a CPU
-    build) without one. What it adds is mtmd_get_memory_usage, "the sum of: memory needed by mmproj weight, ref:
-    clip_model_loader::load_tensors; compute buffer, ref: clip_model_loader::alloc_compute_meta" (the PR's
-    description; clip.cpp clip_get_mem_usage = mem_usage + mem_compute, the latter what reserve_compute_meta
-    reserves for the warmup image on each backend). oomkit counts the weights (projector.projector_bytes: the
-    file's size) and not the compute buffer, whose graph it does not model: the margin is short by it (public
-    measurements put it at 121 MiB for gemma3 with flash attention on and 1132 MiB off, 705 / 4872 MiB for
-    Qwen2.5-VL: gpustack/gguf-parser-go#44), which the estimate's note says (layout._fit_note)."""
+    """PR #21489 (b8720 on): llama-server (and llama-cli, built on it) adds the projector's memory to the fit target
+    of the device it loads on (tools/server/server-context.cpp load_model: fit_params_target[i] of the device's
+    index in the registry, where the GPUs come before the CPU): the first GPU (mmproj_use_gpu), the host (index 0 of
+    a CPU build) without one. What it adds is mtmd_get_memory_usage, "the sum of: memory needed by mmproj weight,
+    ref: clip_model_loader::load_tensors; compute buffer, ref: clip_model_loader::alloc_compute_meta" (the PR's
+    description; clip.cpp clip_get_mem_usage = the weight buffer + the scheduler's buffer reserved for the warmup
+    image, with -fa handed to the projector). projector.projector_memory gives both: the compute buffer for the
+    graphs it models (gemma3, held to mtmd_get_memory_usage on this CPU), else the weights alone, which the
+    estimate's note then says (layout._fit_note). Since PR #24867 (2026-06-21) the weights are not read for it;
+    the figure is the same."""
     if (s.program not in ("llama-server", "llama-cli") or not s.mmproj or s.no_mmproj
             or not FIT_ERAS.reached(build_number(s.engine_version), "mmproj_margin")):
         return 0
-    got = projector_bytes(spec, s)
-    return got[0] if got else 0
+    got = projector_memory(spec, s)
+    return got.total if got else 0
+
+
+def mmproj_compute_known(spec: ModelSpec, s: LlamaCppSettings) -> bool:
+    """Whether the projector's compute buffer is in the margin (a graph projector.py models)."""
+    got = projector_memory(spec, s)
+    return got is not None and got.compute is not None
 
 
 def _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, names, log, measure, result):

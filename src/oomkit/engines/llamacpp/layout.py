@@ -21,6 +21,7 @@ from .fit import (
     applies,
     breakdown_table,
     memory_breakdown,
+    mmproj_compute_known,
     mmproj_margin,
     params_fit,
     state_by_device,
@@ -222,7 +223,8 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
                         "compute on -mg; oomkit shows the layer split instead")
     if fitted is not None and typed is not None:
         note = _fit_note(spec, fitted, typed, ctx, usages, host_bytes)
-        if mmproj_margin(spec, fitted.settings):  # PR #21489 adds the projector's weights and compute buffer
+        if mmproj_margin(spec, fitted.settings) and not mmproj_compute_known(spec, fitted.settings):
+            # PR #21489 adds the projector's weights and compute buffer; the latter is modelled for some graphs
             note = note.replace(" (engine_view fit_*", "; its target holds the --mmproj file but not the projector's "
                                 "compute buffer, which llama.cpp adds too (engine_view fit_*", 1)
         warnings.append(note)

@@ -30,7 +30,7 @@ from ...flags import flag_value
 from .args import parse_args
 from .backends import infer_backend
 from .layout import estimate as layout_estimate
-from .projector import projector_bytes
+from .projector import projector_bytes, projector_memory
 from .settings import ERAS, LlamaCppSettings, build_number
 
 # executable name -> the program whose defaults apply (the variant the engine record tells its parser)
@@ -375,23 +375,26 @@ def with_runtime_reserve(devices, s: LlamaCppSettings, est):
 
 
 def with_projector(spec, s: LlamaCppSettings, est):
-    got = projector_bytes(spec, s)
+    got = projector_memory(spec, s)
     view = dict(est.engine_view)
     if got is None:
         if getattr(spec, "towers", ()) and not s.mmproj:
             view["mmproj"] = "not loaded (no --mmproj)"
             return replace(est, engine_view=view)
         return est
-    nbytes, source = got
+    nbytes, source = got.total, got.source  # weights + the warmup compute buffer clip keeps (projector.py)
     view["mmproj_bytes"] = nbytes
     view["mmproj"] = source
-    note = ("the projector's own compute buffer (clip.cpp alloc_compute_meta, sized by its largest image) is not "
-            "counted")
+    notes = () if got.compute is not None else (
+        "the projector's own compute buffer (clip.cpp alloc_compute_meta, sized by its largest image) is not "
+        "counted",)
     if est.devices:
-        d0 = replace(est.devices[0], weights_bytes=est.devices[0].weights_bytes + nbytes)
-        return replace(est, devices=(d0, *est.devices[1:]), engine_view=view, warnings=(*est.warnings, note))
-    host = replace(est.host, weights_bytes=est.host.weights_bytes + nbytes)
-    return replace(est, host=host, engine_view=view, warnings=(*est.warnings, note))
+        u = est.devices[0]
+        d0 = replace(u, weights_bytes=u.weights_bytes + got.weights, compute_bytes=u.compute_bytes + (got.compute or 0))
+        return replace(est, devices=(d0, *est.devices[1:]), engine_view=view, warnings=(*est.warnings, *notes))
+    host = replace(est.host, weights_bytes=est.host.weights_bytes + got.weights,
+                   compute_bytes=est.host.compute_bytes + (got.compute or 0))
+    return replace(est, host=host, engine_view=view, warnings=(*est.warnings, *notes))
 
 
 __all__ = ["BINDING_DEFAULTS", "PROGRAMS", "bench_rows", "binding_host_bytes", "binding_settings",
