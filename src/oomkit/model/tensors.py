@@ -151,7 +151,12 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             t("attn_v.bias", v_dim)
             if arch == "gpt-oss":
                 t("attn_output.bias", n_embd)
-        if arch in _QK_NORM:
+        if arch in ("olmo2", "olmoe"):
+            # llama-model.cpp: OLMo2 and OLMoE normalise the whole projections ({n_embd_head_k * n_head},
+            # {n_embd_k_gqa}), not one head
+            t("attn_q_norm.weight", q_dim)
+            t("attn_k_norm.weight", k_dim)
+        elif arch in _QK_NORM:
             t("attn_q_norm.weight", a.head_dim_k)
             t("attn_k_norm.weight", a.head_dim_k)
         if arch == "gpt-oss":
