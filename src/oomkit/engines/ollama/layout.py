@@ -15,6 +15,7 @@ from ..llamacpp import ERAS, LlamaCppSettings, compute_phases, kv_caches, resolv
 from ..llamacpp import estimate as llamacpp_estimate
 from ..llamacpp.backends import metal_devices
 from ..llamacpp.fit import params_fit
+from ..llamacpp.kv import Cache
 from ..versions import version_str
 from .kv import CausalCache, causal_cache
 from .launch import Launch, resolve_launch
@@ -232,10 +233,14 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         layer_c = [cache.bytes_by_layer.get(i, 0) for i in range(g.block_count)] + [0]
         ls = _runner_settings(spec, launch, num_parallel, -1, ())
         ctx = resolve_context(spec, ls)
-        phases = compute_phases(spec, ctx, kv_caches(spec, ctx, False))
+        # runner/ollamarunner/runner.go reserveWorstCaseGraph (v0.7.0+): a full batch of num_batch tokens with
+        # batch.Outputs = `parallel` rows, so the logits are parallel x n_vocab, not one row a token; the masks
+        # span the engine's own cache cells (kvcache/causal.go: the SWA layers keep their SWA memory size)
+        phases = compute_phases(spec, ctx, _engine_caches(kv_caches(spec, ctx, False), cache),
+                                n_outputs=num_parallel)
         graph = max(phases.attention, phases.output)
         lay = layout_era_c(layer_w, layer_c, gpus, graph, graph, launch.gpu_overhead, num_gpu)
-        _add_input_layer(lay, g, launch.num_batch)
+        _add_input_layer(lay, g, launch.num_batch, graph)
         out = _era_c_result(lay, gpus, g, measured=True)
         if launch.era == "B":
             # the scheduler still sizes the load with llm/memory.go (server/sched.go PredictServerFit) and logs
@@ -315,13 +320,25 @@ def _era_a_result(g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: i
 _INPUT_GROUPS = ("token_embd", "position_embd", "token_types", "per_layer_token_embd")
 
 
-def _add_input_layer(lay: EraCLayout, g: GgufView, num_batch: int) -> None:
-    """The Ollama engine's CPU share beside the layers: the input weights and the CPU compute buffer that holds
-    their get_rows output (num_batch x n_embd F32). ollama/ollama#13372 (qwen3:32b, OLLAMA_DEBUG):
-    required.InputWeights=437575680 (the Q4_K token_embd) and required.CPU.Graph=10485760 = 512 x 5120 x 4,
-    both inside its "total memory" of 23.1 GiB."""
+def _engine_caches(caches: list[Cache], cache: CausalCache) -> list[Cache]:
+    """llama.cpp's caches with the Ollama engine's cell counts (its SWA layers hold np x SWA memory + batch
+    cells, llama.cpp's np x window + ubatch): the masks of the worst-case graph span these."""
+    return [replace(c, cells=max(cache.cells_by_layer.get(il, c.cells) for il in c.layers)) if c.layers else c
+            for c in caches]
+
+
+def _add_input_layer(lay: EraCLayout, g: GgufView, num_batch: int, graph: int) -> None:
+    """The Ollama engine's CPU share beside the layers: the input weights and the CPU compute buffer. With every
+    layer on a GPU that buffer holds only the get_rows output of the input layer (num_batch x n_embd F32):
+    ollama/ollama#13372 (qwen3:32b, OLLAMA_DEBUG) required.InputWeights=437575680 (the Q4_K token_embd) and
+    required.CPU.Graph=10485760 = 512 x 5120 x 4, both inside its "total memory" of 23.1 GiB; ollama/ollama#12027
+    (v0.11.x, 33/33 layers on a 2080 Ti) "compute graph" device=CPU "8.0 MiB" = 512 x 4096 x 4. With layers left
+    on the CPU the scheduler computes them there and ml/backend/ggml Context.Reserve sizes the CPU buffer to
+    their share of the worst-case graph (ggml_backend_sched_get_attempted_buffer_size): with none offloaded, the
+    whole graph (ollama/ollama#13320, gpt-oss:20b 0/25 layers: "compute graph" device=CPU "139.5 MiB")."""
     emb = sum(g.groups.get(k, 0) for k in _INPUT_GROUPS)
-    cpu_graph = num_batch * g.embedding * 4
+    on_cpu = lay.n_layers < g.block_count + 1
+    cpu_graph = max(graph, num_batch * g.embedding * 4) if on_cpu else num_batch * g.embedding * 4
     if emb:
         lay.weights["CPU"] = lay.weights.get("CPU", 0) + emb
     lay.graphs["CPU"] = lay.graphs.get("CPU", 0) + cpu_graph

@@ -1,0 +1,119 @@
+"""The Ollama engine (runner/ollamarunner, ml/backend/ggml) laid out from its own allocations, v0.11.5+: the
+per-device "model weights" / "kv cache" / "compute graph" / "total memory" lines (ml/backend.go, from v0.12.4
+ml/device.go BackendMemory.Log) held against public logs.
+
+What the engine allocates, per the source (ollama/ollama, tags cited):
+- weights: each block's tensors on the device its layer is assigned to, the output layer (output_norm, output
+  or the tied token_embd) with the last; token_embd itself in the input buffer type, always the CPU
+  (ml/backend/ggml/ggml.go New: requiredMemory.InputWeights);
+- KV cache: kvcache/causal.go, per layer on the layer's device, PAD(np x num_ctx, 256) cells for full layers
+  and PAD(np x SWA memory + batch, 256) for sliding-window ones (engines/ollama/kv.py);
+- compute graph: runner/ollamarunner/runner.go reserveWorstCaseGraph (v0.7.0+): one batch of num_batch tokens
+  whose batch.Outputs has `parallel` rows, so the logits are parallel x n_vocab; ml/backend/ggml Context.Reserve
+  records ggml_backend_sched_get_attempted_buffer_size per backend. With every layer on a GPU the CPU keeps only
+  the input layer's get_rows output (num_batch x n_embd F32); with layers left on the CPU it computes them.
+
+Ground truth: tests/fixtures/engine_logs/ollama/*.json with settings.engine == "ollama-engine" (source in each).
+KV and weights must land on the printed figure (HumanBytes2: one decimal); compute within 10%, else a strict
+xfail carrying the measured error."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from oomkit.engines import ollama as ol
+from oomkit.memory import Device
+from oomkit.model.resolve import resolve
+from tests import test_ollama as tl
+from tests.test_ollama_releases import _load
+
+MiB, GiB = 1 << 20, 1 << 30
+COMPUTE_TOLERANCE = 0.10
+
+
+@pytest.fixture(autouse=True)
+def _no_ollama_env(monkeypatch):
+    for k in list(os.environ):
+        if k.startswith("OLLAMA_") or k.startswith("LLAMA_ARG_FIT"):
+            monkeypatch.delenv(k, raising=False)
+
+
+def _within(got: int, printed: str, want: int) -> bool:
+    """Equal to the printed figure within its rounding (half of the last printed digit)."""
+    return abs(got - want) <= tl._unit(printed)
+
+
+def _gpt_oss_cpu():
+    fx = _load("gpt-oss-20b-cpu-only-0.13-ctx16000")
+    s = fx["settings"]
+    est = ol.ENGINE.estimate(resolve("gpt-oss:20b", "MXFP4_MOE"), (),
+                             ol.OllamaSettings(num_ctx=s["num_ctx"], num_parallel=s["num_parallel"],
+                                               num_batch=s["num_batch"], engine_version=tl._log_version(fx)))
+    return fx, est
+
+
+def test_gpt_oss_20b_cpu_only_weights_kv_and_layers():
+    """ollama/ollama#13320 (0.12.11-0.13.2, gpt-oss:20b, KvSize 16000, no GPU): "offloaded 0/25 layers",
+    "model weights" CPU 12.8 GiB (the MXFP4 blob, token_embd included), "kv cache" CPU 486.0 MiB = 12 full
+    layers x 16128 cells + 12 sliding-window layers x 4608 cells (4096 SWA memory + 512 batch) x 2048 B, and
+    "total memory" 13.4 GiB."""
+    fx, est = _gpt_oss_cpu()
+    p = fx["printed"]
+    mine = est.engine_view["ollama_memory"]
+    assert est.engine_view["ollama_runner"] == "Ollama engine"
+    assert est.engine_view["ollama_layers"] == f"{p['layers.offload']}/{p['layers.model']}"
+    for line in ("model weights", "kv cache"):
+        assert set(mine[line]) == set(p[line]) == {"CPU"}
+        assert _within(mine[line]["CPU"], p[line]["CPU"], p[line + "_bytes"]["CPU"]), (line, mine[line])
+    assert mine["kv cache"]["CPU"] == 486 * MiB  # no rounding left: 12 x 16128 x 2048 + 12 x 4608 x 2048
+    assert ol.human_bytes2(mine["total memory"]) == p["total memory"]
+
+
+def test_gpt_oss_20b_cpu_only_graph_on_the_cpu():
+    """With no layer on a GPU the CPU buffer holds the whole worst-case graph, not the input rows alone
+    (512 x 2880 x 4 = 5.6 MiB); the printed 139.5 MiB is far from both."""
+    fx, est = _gpt_oss_cpu()
+    got = est.engine_view["ollama_memory"]["compute graph"]["CPU"]
+    assert got > 512 * 2880 * 4 * 10
+    assert set(fx["printed"]["compute graph"]) == {"CPU"}
+
+
+@pytest.mark.xfail(strict=True, reason="compute graph CPU: 110.2 MiB predicted vs 139.5 MiB printed (-21.0%): "
+                   "the llama.cpp graph model with Ollama's parallel-row logits and its cache cells misses about "
+                   "29 MiB of Ollama's own gpt-oss graph (model/models/gptoss), not derived from the source")
+def test_gpt_oss_20b_cpu_only_graph_within_10_percent():
+    fx, est = _gpt_oss_cpu()
+    got = est.engine_view["ollama_memory"]["compute graph"]["CPU"]
+    want = fx["printed"]["compute graph_bytes"]["CPU"]
+    assert abs(got - want) / want <= COMPUTE_TOLERANCE, (got / MiB, want / MiB)
+
+
+def _qwen3_32b(version: str):
+    dev = Device(id="CUDA2", name="GPU", memory_bytes=48 * GiB, free_bytes=48 * GiB)
+    return ol.ENGINE.estimate(resolve("qwen3:32b", "Q4_K_M"), (dev,),
+                              ol.OllamaSettings(num_ctx=16384, num_parallel=1, engine_version=version))
+
+
+@pytest.mark.parametrize("version", ["0.12.4", "0.13.2"])
+def test_qwen3_32b_all_layers_on_one_gpu(version):
+    """ollama/ollama#13372 (qwen3:32b, OLLAMA_DEBUG, one of 0.12.4-0.13.2): every block and the output layer on
+    CUDA2 (the 65 Weights entries), the token embeddings and the get_rows rows on the CPU."""
+    p = _load("qwen3-32b-multi-gpu-0.13-debug-memory")["printed"]
+    est = _qwen3_32b(version)
+    mine = est.engine_view["ollama_memory"]
+    assert est.engine_view["ollama_layers"] == f"{len(p['required.CUDA2.Weights'])}/65"
+    assert mine["model weights"] == {"CUDA2": p["required.CUDA2.Weights_sum_bytes"], "CPU": p["required.InputWeights"]}
+    assert mine["kv cache"] == {"CUDA2": 64 * p["required.CUDA2.Cache_per_layer"]}
+    assert mine["compute graph"]["CPU"] == p["required.CPU.Graph"]
+
+
+@pytest.mark.xfail(strict=True, reason="compute graph CUDA2: 206.0 MiB predicted; the printed total (23.1 GiB, "
+                   "the rest exact) leaves 249-352 MiB, so -17% to -41%; total 23.0 GiB printed 23.1 GiB")
+def test_qwen3_32b_graph_from_the_total():
+    p = _load("qwen3-32b-multi-gpu-0.13-debug-memory")["printed"]
+    mine = _qwen3_32b("0.13.2").engine_view["ollama_memory"]
+    rest = p["total_memory_bytes"] - (mine["total memory"] - mine["compute graph"]["CUDA2"])
+    assert abs(mine["compute graph"]["CUDA2"] - rest) <= tl._unit(p["total_memory"])
+    assert ol.human_bytes2(mine["total memory"]) == p["total_memory"]
