@@ -1162,3 +1162,25 @@ def eagle3_draft(n_layers: int | None = None) -> SynthModel:
 
 ADDED_BUILDERS["eagle3"] = eagle3_draft
 ADDED_ON_GRID.append("eagle3")
+
+
+def dflash_draft(n_layers: int | None = None) -> SynthModel:
+    """dflash: a DFlash block-diffusion draft with Qwen3-8B-shaped layers (hidden 4096, 32 heads / 8 KV heads of 128
+    with Q/K norms, FFN 12288) on 2 layers, fusing 5 target layers (target_layers; fc {5 x 4096, 4096}, its norm
+    enc.output_norm) and carrying its own token_embd and output over a 32000-token vocabulary, so llama.cpp loads
+    and sizes it standalone (src/models/dflash.cpp: both optional, taken from the target context otherwise)."""
+    arch, n_embd, hd, n_head, n_kv, n_ff, n_vocab = "dflash", 4096, 128, 32, 8, 12288, 32000
+    nl = _layers(n_layers, 2)
+    md = _Meta(arch).base(ctx=8192, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-6, rope_base=1000000.0, n_vocab=n_vocab)
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd)
+    md.i32s("target_layers", [1, 9, 17, 25, 33]).u32("block_size", 16)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    ts += [Tensor("fc.weight", (5 * n_embd, n_embd)), Tensor("enc.output_norm.weight", (n_embd,))]
+    for i in range(nl):
+        ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd, qk_norm_dim=hd) + _ffn_dense(i, n_embd, n_ff)
+    return _model("dflash-2l", arch, "Qwen3-8B-shaped DFlash draft layers", n_vocab, nl, md, ts, False)
+
+
+ADDED_BUILDERS["dflash"] = dflash_draft
+ADDED_ON_GRID.append("dflash")
