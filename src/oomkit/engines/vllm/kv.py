@@ -190,9 +190,12 @@ def block_size_for(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, 
 
 def get_kv_cache_spec(spec: ModelSpec, s: VllmSettings, r: Resolved, block: int) -> dict[int, KvSpec]:
     """v1/worker/gpu_model_runner.py get_kv_cache_spec: each layer's spec (layer index -> spec); MTP / next-n
-    layers are loaded only for speculative decoding."""
+    layers are loaded only for speculative decoding, and then their attention layers take KV cache beside the
+    target's (the drafter's layers are in the same forward context). nvidia/Qwen3.6-35B-A3B-NVFP4 with MTP 2 on
+    0.22.1: 10 full-attention layers + the MTP layer's, "Add 3 padding layers", 74.76 GiB -> 6,455,296 tokens
+    (99sono/DockerBuildFiles log)."""
     specs: dict[int, KvSpec] = {}
-    for layer in spec.trunk_layers:
+    for layer in (spec.layers if r.num_spec else spec.trunk_layers):
         if layer.kind is LayerKind.NONE:
             continue
         if layer.attention is not None and layer.kind is not LayerKind.RECURRENT:
@@ -310,7 +313,8 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
     block, why = block_size_for(spec, s, r)
     lo, hi = layer_range or (0, spec.n_trunk_layers)
     specs, block, label = verify_and_update_config(spec.name, get_kv_cache_spec(spec, s, r, block), block, why, r)
-    own = {k: v for k, v in specs.items() if lo <= k < hi}
+    # the MTP drafter's layers (index >= n_trunk_layers) run beside the last stage
+    own = {k: v for k, v in specs.items() if lo <= k < hi or (hi == spec.n_trunk_layers and k >= hi)}
     if not own:
         return KvPlan(layers={}, groups=(), group_size=1, page_bytes=0, block_size=block, label="no KV cache")
     own = unify_hybrid_kv_cache_specs(own, s, r)

@@ -78,7 +78,12 @@ _UNGUARDED_UNDER_PP = {"qwen3moe": (True, True), "qwen3next": (True, True), "qwe
 
 def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int = 0) -> list[int]:
     """Bytes of weights each pipeline stage's ranks load (TP ranks of a stage hold the same amount; under expert
-    parallelism, the rank `ep_rank` of the EP group)."""
+    parallelism, the rank `ep_rank` of the EP group). With --speculative-config the checkpoint's own MTP (next-n)
+    layers load as the drafter (v1/spec_decode/llm_base_proposer.py load_model: "Loading drafter model...", the
+    target's embedding and lm_head shared, "Detected MTP model. Sharing target model embedding weights"), in the
+    format the checkpoint stores them (ModelOpt's NVFP4 Qwen3.6 leaves mtp* unquantized); the drafter runs beside
+    the last stage. nvidia/Qwen3.6-35B-A3B-NVFP4 with MTP 2 on a DGX Spark (99sono/DockerBuildFiles, vLLM
+    0.22.1rc1): 21.93 GiB, of which the bf16 MTP layer is 1.56 GiB."""
     trunk_n = spec.n_trunk_layers
     parts = pp_partition(trunk_n, r.pp, r.version)
     ep = ep_size(s, r)
@@ -91,8 +96,11 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
         total = 0
         for t in spec.weights.tensors:
             if t.layer is not None:
-                if t.layer >= trunk_n or not lo <= t.layer < hi:
-                    continue  # another stage's layer, or an MTP layer (loaded only for speculative decoding)
+                if t.layer >= trunk_n:
+                    if not (r.num_spec and last):
+                        continue  # an MTP layer: loaded only as the drafter of speculative decoding
+                elif not lo <= t.layer < hi:
+                    continue  # another stage's layer
                 copies = 1
             elif t.name == "token_embd.weight":
                 # the embedding lives on the first stage; with tied embeddings the last stage builds its own
