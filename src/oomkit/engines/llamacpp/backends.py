@@ -32,6 +32,9 @@ from ...memory import Device
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant import ggml
 from ...units import GiB, MiB, round_up
+from ..versions import llamacpp_build_on
+from .compute import compute_phases, reserved_outputs
+from .kv import Cache, Context
 from .settings import build_number
 from .weights import (
     CPU_ALIGNMENT,
@@ -290,8 +293,8 @@ def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBu
     if not repack_applies(devices, s.no_host, s.repack, s.backend):
         return weights, 0
     isa, build = s.cpu_isa, build_number(s.engine_version)
-    if devices and infer_backend(devices, s.backend).name == "metal" and isa == "avx2":
-        isa = "neon"  # an Apple chip's CPU: the ARM table (the avx2 default is for x86 machines)
+    if devices and infer_backend(devices, s.backend).name in ("metal", "hexagon") and isa == "avx2":
+        isa = "neon"  # an Apple chip's or a Snapdragon's CPU: the ARM table (the avx2 default is for x86 machines)
     tensors = weights.cpu_tensors
     output_on_cpu = not devices or (placement is not None and placement.output_device < 0)
     if spec.tied_embeddings and output_on_cpu and not any(t.name == "output.weight" for t in tensors):
@@ -304,6 +307,134 @@ def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBu
                 rest, extra = with_cpu_repack(spec, weights, s.mmap, isa, build)
                 return rest, extra + round_up(dup.nbytes, CPU_ALIGNMENT)
     return with_cpu_repack(spec, weights, s.mmap, isa, build)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Hexagon: the weights and the matmuls an HTP session refuses stay on the CPU
+
+# ggml-hexagon.cpp (the backend as the Snapdragon guides of October-December 2025 run it):
+# ggml_hexagon_supported_mul_mat takes Q4_0, Q8_0 and MXFP4 weights held in the session's repack buffer type (and
+# F16 weights in its plain one), but not one of more than 16 x 1024 rows ("typically the lm-head which would be too
+# large for VTCM"); ggml_hexagon_supported_mul_mat_id takes the same three types for the expert stacks, without the
+# row limit; every other weight type (F32 routers, Q6_K output layers, K-quants) is refused. llama-model.cpp
+# select_weight_buft asks the device's supports_op for each weight's own op, tries the session's REPACK then its
+# plain buffer type, and falls back to the CPU buffer types after them: so a refused weight loads into the CPU
+# buffer and its matmul runs on the CPU. Two OLMoE sessions print it: CPU model buffer 143.86 MiB = token_embd
+# (q4_0) + output (q6_K) + the 16 layers' f32 routers (8 MiB); gpt-oss-20b's 1182.09 MiB = its two q8_0 tables of
+# 201088 rows + 24 f32 routers (8.44 MiB).
+HTP_REPACK_TYPES = ("q4_0", "q8_0", "mxfp4")
+HTP_MAX_ROWS = 16 * 1024
+HTP_ALIGNMENT = 128  # ggml_backend_hexagon_buffer_type_get_alignment: "HVX alignment"
+# PR #18611 ("Hexagon add support for f16/f32 flash attention, scale, set-rows ...", merged 2026-01-06): SCALE,
+# SET_ROWS and FLASH_ATTN_EXT (the last only with GGML_HEXAGON_EXPERIMENTAL set). Before it the SCALE test of
+# gpt-oss's attention sinks (llama-model.cpp weight_buft_supported: ggml_scale(w)) is refused and they load on
+# the CPU: the guide's gpt-oss-20b sessions print 7.75 / 6.64 / 6.64 / 5.55 MiB of HTPn buffers, its layers'
+# norms and biases without the sinks' 256 bytes a layer
+HTP_SCALE_BUILD = llamacpp_build_on("2026-01-06")
+
+
+def _matmul_weight(t: TensorSpec) -> bool:
+    """A weight read by MUL_MAT (2-D) or MUL_MAT_ID (an expert stack): not the GET_ROWS tables, not the norms and
+    biases (1-D, or an expert stack's [n_ff, n_expert] bias: they feed MUL / ADD / ADD_ID, which the HTP runs on
+    F32)."""
+    dims = [n for n in t.shape if n > 1]
+    return len(dims) >= 2 and t.name.endswith(".weight") and not t.name.startswith(_GET_ROWS)
+
+
+def htp_takes(t: TensorSpec, build: int | None = None) -> str | None:
+    """The Hexagon buffer type a weight loads into: "REPACK" (a quantized matmul weight the HTP multiplies),
+    "plain" (F16 matmul weights, norms, biases), None when the session refuses it (it stays on the CPU).
+    `build`: the llama.cpp build, None for the newest."""
+    if not _matmul_weight(t):
+        sinks = ".attn_sinks." in t.name
+        return None if sinks and build is not None and build < HTP_SCALE_BUILD else "plain"
+    kind = ggml.type_by_name(t.dtype).name.lower()
+    if "_exps" in t.name:
+        return "REPACK" if kind in HTP_REPACK_TYPES else None
+    if kind == "f16":
+        return "plain"
+    rows = t.shape[1] if len(t.shape) > 1 else 1
+    return "REPACK" if kind in HTP_REPACK_TYPES and rows <= HTP_MAX_ROWS else None
+
+
+def _is_hexagon(devices: tuple[Device, ...], s) -> bool:
+    return bool(devices) and infer_backend(devices, s.backend).name == "hexagon"
+
+
+def hexagon_output_on_cpu(spec: ModelSpec, devices: tuple[Device, ...], s) -> bool:
+    """Whether the logits matmul runs on the CPU: the HTP refuses the output weight (see htp_takes)."""
+    if not _is_hexagon(devices, s):
+        return False
+    out = next((t for t in spec.weights.tensors if t.name == "output.weight"), None)
+    if out is None and spec.tied_embeddings:
+        emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
+        out = replace(emb, name="output.weight") if emb is not None else None
+    return out is not None and htp_takes(out, build_number(s.engine_version)) is None
+
+
+def hexagon_buffers(spec: ModelSpec, devices: tuple[Device, ...], s, placement: Placement,
+                    weights: ModelBuffers) -> tuple[ModelBuffers, dict[int, int]]:
+    """The model buffers of a Hexagon load (see HTP_REPACK_TYPES): the refused weights in the CPU buffer, each
+    session's weights at their own size (ggml_nbytes, 128-byte aligned: no CUDA row padding), and per session the
+    part in its HTPn-REPACK buffer type (returned apart: the log prints `HTP0` and `HTP0-REPACK` lines). Other
+    backends' buffers are returned as they are."""
+    if not _is_hexagon(devices, s):
+        return weights, {}
+    overrides = override_patterns(s, spec)
+    ids = tuple(d.id for d in devices)
+    plain: dict[int, int] = {}
+    repack: dict[int, int] = {}
+    cpu: list[TensorSpec] = []
+    tensors = list(loaded_tensors(spec))
+    emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
+    if spec.tied_embeddings and emb is not None and not any(t.name == "output.weight" for t in tensors):
+        tensors.append(replace(emb, name="output.weight", offset=None))  # TENSOR_DUPLICATED
+    build = build_number(s.engine_version)
+    for t in tensors:
+        d = tensor_device(t, placement, overrides, len(devices), ids)
+        kind = htp_takes(t, build) if d >= 0 else None
+        if kind is None:
+            cpu.append(t)
+            continue
+        into = repack if kind == "REPACK" else plain
+        into[d] = into.get(d, 0) + round_up(t.nbytes, HTP_ALIGNMENT)
+    by_device = {d: plain.get(d, 0) + repack.get(d, 0) for d in set(plain) | set(repack)}
+    host = (mapped_range(cpu, file_order=spec.weights.exact) if s.mmap
+            else sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in cpu))
+    return replace(weights, by_device=by_device, cpu_tensors=tuple(cpu), host_buffer_bytes=host,
+                   host_weight_bytes=sum(t.nbytes for t in cpu)), repack
+
+
+def hexagon_compute(compute: dict[int, int], spec: ModelSpec, ctx: Context, caches: list[Cache],
+                    placement: Placement, devices: tuple[Device, ...], s) -> dict[int, int]:
+    """Hexagon's compute buffers. The sessions run no FLASH_ATTN_EXT (refused before PR #18611, and after it
+    unless GGML_HEXAGON_EXPERIMENTAL is set), so with -fa on the attention and the KQ masks it reads stay on the
+    CPU: each session's workspace is the layer's without the masks. When the HTP refuses the output weight
+    (hexagon_output_on_cpu) the logits matmul runs on the CPU too: the session holding the output layer keeps only
+    its layers' workspace and the CPU's buffer holds the logits (n_vocab x reserved rows, f32); the final norm it
+    reads stays in the session's buffer, which the CPU reads in place (ggml_backend_hexagon_buffer_type_is_host:
+    host memory unless GGML_HEXAGON_HOSTBUF=0). The guide's logs print the CPU compute buffer as the logits alone
+    (OLMoE 24.56 MiB = 50304 x 128 x 4 bytes; gpt-oss-20b 98.19 MiB = 201088 x 128 x 4)."""
+    if not _is_hexagon(devices, s):
+        return compute
+    p = compute_phases(spec, ctx, caches, reserved_outputs(ctx, s))
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    masks = sum(c.cells * T * 2 for c in caches) if ctx.flash_attn else 0
+    layer = max(p.attention - masks, 3 * spec.n_embd * T * 4)
+    out = dict(compute)
+    for d in set(placement.layer_device) - {-1}:
+        out[d] = layer if d != placement.output_device else max(layer, p.output)
+    if not hexagon_output_on_cpu(spec, devices, s):
+        return out
+    d = placement.output_device
+    if d >= 0:
+        if d in placement.layer_device:
+            out[d] = layer
+        else:
+            out.pop(d, None)
+    logits = spec.n_vocab * reserved_outputs(ctx, s) * 4
+    out[-1] = max(p.inputs, logits)
+    return out
 
 
 def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict:
@@ -354,4 +485,17 @@ def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict
         cb["CPU"] = cb.get("CPU", 0) + moved
     view["backend"] = b.name
     view["output_buffer_name"] = "CPU" if devices[-1].id.startswith("RPC") else host
+    return view
+
+
+def split_repack(view: dict, devices: tuple[Device, ...], repack: dict[int, int]) -> dict:
+    """Hexagon's model buffers as printed: each session's `HTPn` line and its `HTPn-REPACK` line apart."""
+    mb = view.get("model_buffer_bytes")
+    if not repack or not isinstance(mb, dict):
+        return view
+    for d, b in repack.items():
+        name = devices[d].id
+        if name in mb:
+            mb[name] -= b
+            mb[f"{name}-REPACK"] = b
     return view

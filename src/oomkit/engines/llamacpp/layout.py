@@ -9,7 +9,7 @@ from typing import Any
 from ...memory import Device, LayerUse, MemoryEstimate, Usage
 from ...model.spec import ModelSpec
 from ...units import MiB
-from .backends import backend_view, cpu_repack, metal_devices
+from .backends import backend_view, cpu_repack, hexagon_buffers, hexagon_compute, metal_devices, split_repack
 from .compute import SCHED_MAX_COPIES, compute_by_device, output_buffer_bytes, pipeline_parallel
 from .fit import (
     FIT_ERAS,
@@ -102,10 +102,13 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     caches = kv_caches(spec, ctx, s.swa_full)
     rs = recurrent_bytes_by_layer(spec, ctx, s)
     placement = place_layers(spec, devices, s)
-    weights, repack = cpu_repack(spec, devices, s, model_buffers(spec, devices, s, placement), placement)
+    # Hexagon: the weights an HTP session refuses stay in the CPU buffer (backends.hexagon_buffers)
+    weights, htp_repack = hexagon_buffers(spec, devices, s, placement, model_buffers(spec, devices, s, placement))
+    weights, repack = cpu_repack(spec, devices, s, weights, placement)
     state = state_by_device(caches, rs, placement, s)
     out_bytes = output_buffer_bytes(spec, ctx, s)
-    compute = compute_by_device(spec, ctx, caches, placement, devices, s)
+    compute = hexagon_compute(compute_by_device(spec, ctx, caches, placement, devices, s), spec, ctx, caches,
+                              placement, devices, s)
 
     usages = tuple(Usage(
         id=dev.id, name=dev.name, memory_bytes=dev.memory_bytes, weights_bytes=weights.by_device.get(i, 0),
@@ -127,6 +130,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     if repack:
         view["model_buffer_bytes"]["CPU_REPACK"] = repack
     view = backend_view(view, devices, s, ctx.build)  # the buffer names the backend prints
+    view = split_repack(view, devices, htp_repack)
     return MemoryEstimate(model=spec, engine="llama.cpp", settings=_effective_settings(s, ctx, placement),
                           devices=usages, host=host, engine_view=view, kv_bytes_per_token=kv_bytes_per_token(spec, ctx),
                           layers=_layer_uses(spec, devices, rs, placement, state),
