@@ -687,9 +687,6 @@ FIXTURE_KNOWN_MISSES = {
         "available": "+3.6 % of the GPU: non-torch 2.28 GiB by the NVLink rule (1.82-2.10 in the log); the activation "
                      "peak is 0.36 GiB for V0's chunked 2048-token profile at the assumed max_model_len 40960, 3.44 in "
                      "the log (an unchunked profile: 2.84 GiB at 32768, 3.56 at 40960; the command is cut)"},
-    "qwen3-30b-a3b-4xa10-tp4-v0.8.5-cudagraph-fail-issue17469": {
-        "refusal": "the run dies in capture_model; oomkit has it start (3.67 GiB free after the KV cache, 0.43 GiB of "
-                   "graphs, then the 1.88 GiB sampler warm-up): what the capture took over PCIe is not modelled"},
 }
 
 

@@ -7,6 +7,8 @@ Fitted constants and the logs they were fitted on (engines/vllm/phases.py):
   SAMPLER_WARMUP_FACTOR (MXFP4 Triton MoE, 1.62): bounded below by gpt-oss-20b TP1 (died with 4.48 GiB free);
   SAMPLER_WARMUP_FACTOR_DENSE (every other model, 1.35): bounded above by Llama-4-Scout TP4 (started with 3.95 GiB
   free) and Llama-3.3-70B FP8 TP2 (2.61 GiB);
+  NCCL_GRAPH_PER_ALLREDUCE (0.49 MiB per all-reduce captured through NCCL, TP > 2 without NVLink): vllm#7553
+  (4 x RTX 4090, TP 4, V0 0.5.4, 2464 MiB of graphs); vllm#17469 and vllm#15598 held out (test_vllm_startup.py);
   the other verdicts are held out.
 """
 
@@ -26,6 +28,7 @@ from oomkit.engines.vllm.phases import (
     SAMPLER_WARMUP_FACTOR_DENSE,
     capture_sizes,
     graph_count,
+    nccl_graph_bytes,
 )
 from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
@@ -310,6 +313,36 @@ def test_a_run_refused_before_any_memory():
                                           r"max_model_len \(max_position_embeddings=2048"):
         ENGINE.estimate(spec_of("phi-2"), (H100,), VllmSettings(engine_version=fx["engine_version"],
                                                               max_model_len=fx["settings"]["requested_max_model_len"]))
+
+
+def test_nccl_inside_the_graphs_fitted_on_vllm_7553():
+    # vllm#7553 (ChuanhongLi, 2024-08-15): 4 x RTX 4090 (24564MiB, driver 535.54.03), vLLM 0.5.4,
+    # `--served-model-name Yi-1.5-34B-Chat ... --gpu-memory-utilization 0.9 --swap-space 0 --tensor-parallel-size 4`:
+    # "23859 - 21395 = 2464 MiB is consumed by the cuda grapy" (nvidia-smi with CUDA graphs vs --enforce-eager).
+    # The fit of NCCL_GRAPH_PER_ALLREDUCE: V0's 35 graphs x 121 all-reduces through NCCL, plus the dense pool
+    from oomkit.hardware.catalog import lookup as gpu_lookup
+
+    g = gpu_lookup("NVIDIA GeForce RTX 4090")
+    devs = tuple(with_facts(Device(f"CUDA{i}", g.name, 24564 * MiB)) for i in range(4))
+    s = VllmSettings(engine_version="0.5.4", tensor_parallel_size=4, gpu_memory_utilization=0.9, swap_space=0)
+    v = ENGINE.estimate(spec_of("yi-1.5-34b-chat"), devs, s).engine_view
+    capture = next(p for p in v["phases"] if p["device"] == "CUDA0" and p["phase"] == "CUDA graph capture")
+    assert len(v["cudagraph_capture_sizes"]) == 35
+    assert abs(capture["bytes"] - 2464 * MiB) < 0.01 * 2464 * MiB, capture["bytes"] / MiB
+
+
+def test_nccl_inside_the_graphs_only_without_custom_all_reduce():
+    # custom_all_reduce.py: on at TP 2 over PCIe (P2P) and on NVLink at any size; NCCL carries the graphs' all-reduces
+    # beyond two PCIe GPUs only
+    spec = spec_of("llama-3.1-8b-instruct")
+    l40s = with_facts(Device("CUDA0", "NVIDIA L40S", 46068 * MiB))
+    for dev, tp, expect in ((l40s, 2, False), (l40s, 4, True), (H100, 4, False), (H100, 8, False)):
+        s = VllmSettings(engine_version="0.19.0", tensor_parallel_size=tp, max_model_len=8192)
+        r = resolve(spec, (dev,) * tp, s)
+        got = nccl_graph_bytes(spec, s, r, spec.n_trunk_layers)
+        assert (got > 0) is expect, (dev.name, tp, got)
+    s = VllmSettings(engine_version="0.19.0", tensor_parallel_size=4, max_model_len=8192, enforce_eager=True)
+    assert nccl_graph_bytes(spec, s, resolve(spec, (l40s,) * 4, s), 32) == 0
 
 
 def test_constants_are_the_documented_ones():

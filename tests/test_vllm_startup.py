@@ -66,10 +66,14 @@ LOGS = {
         "qwen2.5-32b-instruct", "NVIDIA L40S",
         VllmSettings(engine_version="0.7.3", tensor_parallel_size=2, max_model_len=10000, gpu_memory_utilization=0.9)),
     # vllm#17469: Qwen3-30B-A3B bf16, TP 4 on four A10, V1 0.8.5 (util not shown: the default 0.9): dies in
-    # capture_model; "Works with enforce-eager"
+    # capture_model; "Works with enforce-eager". The run is the vllm/vllm-openai image (docker compose, vLLM under
+    # /usr/local/lib/python3.12/dist-packages), whose Dockerfile installs FlashInfer 0.2.1.post2 on x86_64; 0.8.x's
+    # v1/sample/ops/topk_topp_sampler.py TopKTopPSampler takes FlashInfer's top-k/top-p sampling when it is
+    # installed, older than 0.2.3 and VLLM_USE_FLASHINFER_SAMPLER is unset ("In V1, None means True")
     "qwen3-30b-a3b-4xa10-tp4-v0.8.5-cudagraph-fail-issue17469": (
         "qwen3-30b-a3b", "NVIDIA A10",
-        VllmSettings(engine_version="0.8.5", tensor_parallel_size=4, max_model_len=8192)),
+        VllmSettings(engine_version="0.8.5", tensor_parallel_size=4, max_model_len=8192,
+                     use_flashinfer_sampler=True)),
     # vllm#18446: Qwen3-235B-A22B bf16, TP 8 on 80 GB GPUs, V0 of 0.8.5.post1 at 0.90: starts
     "qwen3-235b-a22b-8x80gb-tp8-v0-0.8.5-issue18446": (
         "qwen3-235b-a22b", "unknown 80 GB GPU",
@@ -106,21 +110,14 @@ KNOWN = {
         "chunked 2048-token profile (chunked prefill is V0's default above 32K at the assumed max_model_len 40960), "
         "3.44 GiB in the log. An unchunked profile gives 2.84 GiB at max_model_len 32768 (+0.53 %) and 3.56 GiB at "
         "40960 with chunked prefill off (-0.36 %); the command is cut in the stored copy, so neither is assumed",
-    ("qwen3-30b-a3b-4xa10-tp4-v0.8.5-cudagraph-fail-issue17469", "verdict"):
-        "the run dies in capture_model; oomkit has it start. V1 0.8.x counts the non-torch memory whole (CUDA context "
-        "+ PCIe communicators, 0.76 GiB) and the profile's activation (1.47 GiB with the sort sampler assumed before "
-        "0.12) in its budget, leaving 3.35 GiB of KV (146,528 tokens; the log's 198,784 tokens are 4.55 GiB, so its "
-        "profile held about 0.3 GiB: a FlashInfer sampler rather than the 1.39 GiB sort path); after the KV cache "
-        "3.67 GiB are free for the graphs (0.43 GiB modelled) and the sampler warm-up (1.88 GiB). The capture took "
-        "more than the about 2.4 GiB the log leaves (the reporter: out of memory even at --max-num-seqs 1): NCCL "
-        "inside the captured graphs over PCIe (no custom all-reduce at TP 4 without NVLink) is not modelled",
     ("deepseek-r1-fp8-4x8xl40s-pp4-tp8-ray-v0.7.3-cudagraph-fail-issue15598", "verdict"):
-        "the run dies capturing CUDA graphs; oomkit's graph pool for V0 (35 graphs, 0.38 GiB per rank, the rule "
-        "fitted on dense v0.19 graphs) leaves 2.68 GiB on the last stage, whose KV cache fills its budget (the "
-        "profile's activation, 2.68 GiB modelled, 1.52 GiB in the log, is free again at capture). DeepSeek-R1's V0 "
-        "capture is far larger (open-r1#43 review: 'R1 graph capture needs 10 out of 79GB on H100' at -tp 8 -pp 4); "
-        "not modelled. oomkit still calls the run unfit, by a hair: its serving total on the last stage is 44.990 "
-        "GiB of 44.989",
+        "the run dies capturing CUDA graphs; oomkit names no phase. Its capture on the last stage is 0.92 GiB (the "
+        "dense pool rule's 0.38 GiB for V0's 35 graphs, plus 0.54 GiB of NCCL inside the graphs: TP 8 over PCIe, "
+        "phases.py nccl_graph_bytes) and leaves 2.14 GiB; the profile's activation is 2.68 GiB modelled, 1.52 GiB in "
+        "the log, which would leave about 1.0 GiB. DeepSeek-R1's V0 capture is far larger (open-r1#43 review: 'R1 "
+        "graph capture needs 10 out of 79GB on H100' at -tp 8 -pp 4); what V0's MLA path holds per captured graph "
+        "is not modelled. oomkit still calls the run unfit, by a hair: its serving total on the last stage is "
+        "44.990 GiB of 44.989",
 }
 
 
@@ -213,3 +210,27 @@ def test_eager_mode_starts_where_the_logs_say_it_does():
                               eager)
         v = est.engine_view
         assert v.get("error") is None and v.get("failed_phase") is None, (stem, v.get("failed_phase"))
+
+
+def test_17469_profile_with_the_flashinfer_sampler_gives_the_logged_kv_cache():
+    # the profile run of the docker image's V1 0.8.5 samples with FlashInfer (LOGS): the KV cache it leaves is the
+    # log's "GPU KV cache size: 198,784 tokens" within 0.5 % (with the PyTorch sort path: 146,528 tokens, -26 %)
+    stem = "qwen3-30b-a3b-4xa10-tp4-v0.8.5-cudagraph-fail-issue17469"
+    fx, est = estimate(stem)
+    logged = fx["printed"]["kv_cache_tokens"]
+    got = est.engine_view["kv_cache_tokens"]
+    assert abs(got - logged) / logged < 0.005, (got, logged)
+
+
+def test_17469_dies_in_capture_at_one_sequence_too():
+    # the reporter: "Gives OOM, even i set max-model-len to 1024, with max-num-seq =1" (0.8.x captures
+    # [1, 2, 4] + range(8, 513, 8) whatever --max-num-seqs is; the KV cache fills the budget either way)
+    stem = "qwen3-30b-a3b-4xa10-tp4-v0.8.5-cudagraph-fail-issue17469"
+    model, gpu, s = LOGS[stem]
+    fx = fixture(stem)
+    one = replace(s, max_num_seqs=1, max_model_len=1024)
+    est = ENGINE.estimate(spec_of(model), devices(fx, gpu, 4), one)
+    v = est.engine_view
+    assert len(v["cudagraph_capture_sizes"]) == 67
+    assert est.fits is False and v["failed_phase"]["phase"] == "CUDA graph capture"
+    assert "add --enforce-eager" in v["error"] and "--max-num-seqs" not in v["error"]

@@ -27,6 +27,7 @@ from .phases import (
     capture_sizes,
     cudagraph_actual_bytes,
     graph_count,
+    nccl_graph_bytes,
     sampler_warmup_bytes,
     startup_phases,
 )
@@ -111,20 +112,22 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
         memory = RankMemory(weights=weights_rank[g] - moved,
                             activation=activation_bytes(spec, s, r, last_stage=stage == r.pp - 1),
                             non_torch=non_torch_bytes(r),
-                            cudagraph=_graph_pool(spec, s, r, parts[stage][1] - parts[stage][0]),
+                            cudagraph=_graph_pool(spec, s, r, parts[stage][1] - parts[stage][0], stage == 0),
                             context=context_bytes(r))
         ranks.append(_Rank(index=g, device=dev, stage=stage, layers=parts[stage],
                            plan=kv_plan(spec, s, r, parts[stage]), memory=memory, host_weights=moved))
     return ranks
 
 
-def _graph_pool(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int) -> int:
+def _graph_pool(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int, first_stage: bool = True) -> int:
     """The CUDA-graph memory a rank holds: V1's estimate (profile.py cudagraph_bytes, what 0.21+ budgets); V0
-    prints no estimate and captures whole-model graphs (worker/model_runner.py capture_model): the pool the
-    phases use (phases.py cudagraph_actual_bytes)."""
+    prints no estimate and captures whole-model graphs (worker/model_runner.py capture_model): what the phases
+    charge the capture (phases.py cudagraph_actual_bytes and nccl_graph_bytes)."""
     if r.v1:
         return cudagraph_bytes(spec, s, r, n_layers)
-    return 0 if s.enforce_eager else cudagraph_actual_bytes(spec, s, r)
+    if s.enforce_eager:
+        return 0
+    return cudagraph_actual_bytes(spec, s, r) + nccl_graph_bytes(spec, s, r, n_layers, first_stage)
 
 
 def _with_blocks(ranks: list[_Rank], s: VllmSettings, r: Resolved) -> list[_Rank]:
@@ -282,11 +285,17 @@ def _phases(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank], n
     failure = None
     for rk in ranks:
         kv = _kv_allocated(rk, num_blocks, r) if error is None else 0
-        ph, f = startup_phases(spec, s, r, rk.total, rk.memory, kv, last_stage=rk.stage == r.pp - 1)
+        ph, f = startup_phases(spec, s, r, rk.total, rk.memory, kv, last_stage=rk.stage == r.pp - 1,
+                               n_layers=rk.layers[1] - rk.layers[0], first_stage=rk.stage == 0)
         out[rk.device.id] = ph
         if f is not None and failure is None and error is None:
             failure = (rk, f)
     return out, failure
+
+
+def _stage_layers(spec: ModelSpec, r: Resolved, stage: int) -> int:
+    first, last = pp_partition(spec.n_trunk_layers, r.pp, r.version)[stage]
+    return last - first
 
 
 def _phase_view(spec: ModelSpec, s: VllmSettings, r: Resolved, phases: dict[str, tuple],
@@ -297,7 +306,9 @@ def _phase_view(spec: ModelSpec, s: VllmSettings, r: Resolved, phases: dict[str,
         "cudagraph_capture_sizes": list(capture_sizes(spec, s, r)),
         "cudagraph_piecewise_graphs": pw,
         "cudagraph_full_graphs": full,
-        "cudagraph_actual_bytes": 0 if s.enforce_eager else cudagraph_actual_bytes(spec, s, r),
+        # the first stage's capture: the pool and, beyond two PCIe GPUs, NCCL's share (phases.py nccl_graph_bytes)
+        "cudagraph_actual_bytes": 0 if s.enforce_eager else cudagraph_actual_bytes(spec, s, r) + nccl_graph_bytes(
+            spec, s, r, _stage_layers(spec, r, 0)),
         "sampler_warmup_requests": min(r.max_num_seqs, r.max_num_batched_tokens) if r.v1 else None,
         "sampler_warmup_bytes": sampler_warmup_bytes(spec, s, r),
         "failed_phase": None,

@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 
 from ...model.spec import ModelSpec
+from ...units import MiB
 from .config import Resolved
 from .profile import RankMemory, cudagraphs_in_budget, sampler_bytes, triton_mxfp4_moe
 from .settings import VllmSettings
@@ -48,6 +49,22 @@ CG_GRAPH_PER_HIDDEN = 1.84 * 1024
 # Held out: gpt-oss-20b TP2 at 0.95 (dies) and 0.90 (starts), llm-d#787 Qwen3-32B TP2 on 0.11 (dies).
 SAMPLER_WARMUP_FACTOR = 1.62
 SAMPLER_WARMUP_FACTOR_DENSE = 1.35
+# NCCL inside the captured graphs. Beyond two GPUs without NVLink vLLM's custom all-reduce is off
+# (distributed/device_communicators/custom_all_reduce.py CustomAllreduce.__init__: "Custom allreduce is disabled
+# because it's not supported on more than two PCIe-only GPUs", world_size > 2 and not fully_connected, 0.4 ->
+# current), so every tensor-parallel all-reduce the graphs capture is a pynccl ncclAllReduce (parallel_state.py
+# GroupCoordinator.all_reduce: custom all-reduce first, then pynccl; graph_capture enables pynccl on the capture
+# stream). Each captured NCCL collective keeps device memory of NCCL's own for as long as the graph lives (the
+# memory NVIDIA/nccl#1234 traces; vLLM sets NCCL_CUMEM_ENABLE=0 against the worst of it, vllm/__init__.py then
+# env_override.py), outside PyTorch's pool. Per captured all-reduce, fitted on vllm#7553 (4 x RTX 4090, TP 4,
+# V0 0.5.4, Yi-1.5-34B, driver 535.54.03 / CUDA 12.2): "23859 - 21395 = 2464 MiB is consumed by the cuda grapy"
+# (nvidia-smi with graphs vs --enforce-eager: the same KV cache), less the pool cudagraph_actual_bytes gives for
+# its 35 graphs (390.8 MiB), over 35 graphs x (2 x 60 layers + 1) all-reduces: 0.49 MiB each. Driver-dependent:
+# vllm#5517 measured 3.81 GiB of graphs on A10G with CUDA 12.2 / 12.3 drivers and 1.14 GiB with 12.4 (the
+# model and sizes of that run are not in the stored thread); the 12.2-era figure is the one held here. Held out:
+# vllm#17469 (4 x A10, TP 4, V1 0.8.5: dies in capture_model) and vllm#15598 (L40S, TP 8 x PP 4, V0 0.7.3: dies
+# capturing), which the dense rule alone had starting / failing in no phase.
+NCCL_GRAPH_PER_ALLREDUCE = int(0.49 * MiB)
 
 
 def capture_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, ...]:
@@ -61,6 +78,11 @@ def capture_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, .
         sizes = [1, 2, 4] + list(range(8, 257, 8))
         return tuple(x for x in sizes if x <= max(r.max_num_seqs, 1))
     top = s.max_cudagraph_capture_size
+    if top is None and r.version < (0, 9, 0):
+        # 0.8.x config.py VllmConfig._set_cudagraph_sizes (V1): [1, 2, 4] + range(8, 513, 8), cut at
+        # max_num_batched_tokens only; --max-num-seqs does not shorten the list (vllm#17469: out of memory in
+        # capture_model "even i set ... max-num-seq =1"). From 0.9 the list is cuda_graph_sizes' (boundary approximate)
+        top = 512
     if top is None:
         top = min(r.max_num_seqs * 2, 512)  # max_cudagraph_capture_size default (cuda_graph_sizes before 0.12)
         if spec.architecture == "gpt-oss" and r.version >= (0, 12, 0):
@@ -109,6 +131,24 @@ def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int
     return int(per_graph * (pw + full) * math.sqrt(max(sizes) / 512))
 
 
+def nccl_in_graphs(r: Resolved) -> bool:
+    """The TP all-reduces inside the graphs run through NCCL: more than two GPUs without NVLink (custom_all_reduce.py
+    CustomAllreduce.__init__). Two PCIe GPUs keep the custom all-reduce where P2P works, which the GPU's name does
+    not say: not counted there."""
+    return r.tp > 2 and not r.nvlink
+
+
+def nccl_graph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int, first_stage: bool = True) -> int:
+    """NCCL's memory for the all-reduces the graphs of one rank capture (NCCL_GRAPH_PER_ALLREDUCE each): per layer the
+    attention output (RowParallelLinear o_proj) and the MLP / MoE output (down_proj, or the MoE block's one
+    tensor_model_parallel_all_reduce), plus VocabParallelEmbedding's on the first stage; per captured graph (FULL
+    graphs capture them again beside the PIECEWISE ones)."""
+    if s.enforce_eager or not nccl_in_graphs(r):
+        return 0
+    pw, full = graph_count(spec, s, r)
+    return NCCL_GRAPH_PER_ALLREDUCE * (pw + full) * (2 * n_layers + (1 if first_stage else 0))
+
+
 def sampler_warmup_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     """The peak the post-capture sampler warm-up needs (V1 only; the last pipeline stage only)."""
     if not r.v1:
@@ -145,10 +185,15 @@ class Failure:
 
 
 def startup_phases(spec: ModelSpec, s: VllmSettings, r: Resolved, total: int | None, m: RankMemory, kv: int,
-                   last_stage: bool) -> tuple[tuple[Phase, ...], Failure | None]:
-    """The phases of one rank in vLLM's order, with the free memory after each, and the first that fails."""
+                   last_stage: bool, n_layers: int | None = None, first_stage: bool = True
+                   ) -> tuple[tuple[Phase, ...], Failure | None]:
+    """The phases of one rank in vLLM's order, with the free memory after each, and the first that fails. n_layers:
+    the rank's decoder layers (its pipeline stage), for NCCL's share of the capture (nccl_graph_bytes)."""
     budget_cg = cudagraphs_in_budget(s, r)
     cg_actual = 0 if s.enforce_eager else cudagraph_actual_bytes(spec, s, r)
+    if cg_actual:
+        layers = spec.n_trunk_layers if n_layers is None else n_layers
+        cg_actual += nccl_graph_bytes(spec, s, r, layers, first_stage)
     if budget_cg:
         cg_actual = max(cg_actual, m.cudagraph)
     warmup = sampler_warmup_bytes(spec, s, r) if last_stage else 0
