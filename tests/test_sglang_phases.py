@@ -180,3 +180,113 @@ def test_flashinfer_builds_decode_wrappers_per_captured_size():
     assert one.index_tables == 160 * 40960 * 4 + 24 * 8 * MiB
     two = cuda_graph_parts(160, s, (0, 5, 5), 151936, 40960, 1, sliding=True)
     assert two.index_tables == 2 * one.index_tables
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The attention backend SGLang picks when --attention-backend is not given (settings.py default_attention_backend)
+
+
+def _backend(model: str, gpu: str, version: str, **kw) -> dict:
+    from oomkit.hardware.catalog import devices_for_names
+
+    entry = lookup(model)
+    spec = spec_from_config(entry.config, name=entry.name)
+    s = sg.SGLangSettings(engine_version=version, kv_cache_memory_bytes=4 * GiB, context_length=4096, **kw)
+    return sg.ENGINE.estimate(spec, devices_for_names(gpu), s).engine_view
+
+
+def test_default_backend_as_sglang_printed_it():
+    # sglang#13666 (olmo-3-32b-think-b200-mfs08-pr13666, main of 2025-11-20, 0.5.5 rules, a B200): "Using trtllm_mha
+    # as attention backend for Olmo2ForCausalLM." and the page size it forces, "changing page_size from None to 64"
+    printed = _lines("olmo-3-32b-think-b200-mfs08-pr13666", r"as attention backend for Olmo2ForCausalLM")[0]
+    assert "Using trtllm_mha as attention backend" in printed
+    from oomkit.hardware.catalog import devices_for_names
+    from tests.sglang_cases import olmo3_32b
+
+    est = sg.ENGINE.estimate(olmo3_32b(), devices_for_names("B200"),
+                             sg.SGLangSettings(mem_fraction_static=0.8, engine_version="0.5.5"))
+    assert est.engine_view["attention_backend"] == "trtllm_mha" and est.engine_view["page_size"] == 64
+    assert "Olmo2ForCausalLM" in est.engine_view["attention_backend_reason"]
+    # sglang#6001 (DeepSeek-R1 on 8x AMD MI308, sglang 0.4.6): "[TP1] Attention backend not set. Use triton backend by
+    # default." (MLA on ROCm: aiter only from 0.4.7)
+    r1 = resolve_r1()
+    mi300 = Device("ROCm0", "AMD Instinct MI308X", 196592 * MiB)
+    est = sg.ENGINE.estimate(r1, (mi300,) * 8, sg.SGLangSettings(tp_size=8, engine_version="0.4.6",
+                                                                 kv_cache_memory_bytes=8 * GiB, context_length=4096))
+    assert est.engine_view["attention_backend"] == "triton"
+
+
+def resolve_r1():
+    from oomkit.model.resolve import resolve
+
+    return resolve("deepseek-ai/DeepSeek-R1")
+
+
+@pytest.mark.parametrize(("model", "gpu", "version", "backend"), [
+    # model_runner.py model_specific_adjustment 0.4.5: flashinfer for MHA on CUDA, FA3 not yet a default
+    ("qwen3-8b", "H100", "0.4.5", "flashinfer"),
+    # 0.4.6.post5: FA3 on Hopper for is_fa3_default_architecture (Qwen3ForCausalLM listed), flashinfer elsewhere
+    ("qwen3-8b", "H100", "0.4.6.post5", "fa3"),
+    ("qwen3-8b", "RTX 4090", "0.4.6.post5", "flashinfer"),
+    ("qwen3-8b", "MI300X", "0.4.6.post5", "aiter"),
+    # 0.5.6: B200 still flashinfer for MHA; 0.5.7 (PR #14291, 2025-12-02): trtllm_mha on SM100, not on SM120
+    ("qwen3-8b", "B200", "0.5.6", "flashinfer"),
+    ("qwen3-8b", "B200", "0.5.7", "trtllm_mha"),
+    ("qwen3-8b", "RTX 5090", "0.5.23", "flashinfer"),
+    # MLA: FA3 on Hopper, flashinfer on SM100 (0.4.7+), trtllm_mla for DeepseekV3ForCausalLM on SM100 (0.5.4+)
+    ("deepseek-v2-lite-chat", "H100", "0.5.5", "fa3"),
+    ("deepseek-v2-lite-chat", "B200", "0.5.5", "flashinfer"),
+    ("deepseek-v2-lite-chat", "RTX 4090", "0.5.5", "triton"),
+    # gpt-oss (server_args.py GptOssForCausalLM): trtllm_mha on SM100, fa3 on Hopper, triton elsewhere
+    ("gpt-oss-20b", "B200", "0.5.3", "trtllm_mha"),
+    ("gpt-oss-20b", "H100", "0.5.3", "fa3"),
+    ("gpt-oss-20b", "RTX 4090", "0.5.3", "triton"),
+])
+def test_default_backend_by_release_and_gpu(model, gpu, version, backend):
+    assert _backend(model, gpu, version)["attention_backend"] == backend
+
+
+def test_fa3_default_list_before_0_5_8():
+    # 0.5.7 asks is_fa3_default_architecture (Gemma3ForConditionalGeneration listed, the text-only Gemma3ForCausalLM not;
+    # Gemma 3 1B has no vision tower); 0.5.8 drops the list: FA3 for every MHA model on Hopper
+    assert _backend("gemma-3-1b-it", "H100", "0.5.7")["attention_backend"] == "flashinfer"
+    assert _backend("gemma-3-4b-it", "H100", "0.5.7")["attention_backend"] == "fa3"
+    assert _backend("gemma-3-1b-it", "H100", "0.5.8")["attention_backend"] == "fa3"
+
+
+def test_given_backend_and_fp8_e5m2_fallback():
+    view = _backend("qwen3-8b", "B200", "0.5.23", attention_backend="triton")
+    assert view["attention_backend"] == "triton" and view["attention_backend_reason"].startswith("given")
+    # "FlashAttention3 only supports fp8_e4m3 if using FP8; Setting attention backend to triton."
+    assert _backend("qwen3-8b", "H100", "0.5.23", kv_cache_dtype="fp8_e5m2")["attention_backend"] == "triton"
+
+
+def test_capture_uses_the_chosen_backend():
+    # no --attention-backend on an RTX 4090: flashinfer, whose decode wrappers (8 MiB each, per captured size) the
+    # capture then counts; the same run with --attention-backend triton has only the index table
+    from oomkit.engines.sglang.phases import capture_bs
+
+    gpu = with_facts(Device("CUDA0", "NVIDIA GeForce RTX 4090", 24564 * MiB))
+    spec = spec_from_config(lookup("qwen3-8b").config, name="Qwen3-8B")
+    s = sg.SGLangSettings(context_length=8192, engine_version="0.5.23")
+    fi = sg.ENGINE.estimate(spec, (gpu,), s).engine_view
+    tr = sg.ENGINE.estimate(spec, (gpu,), sg.SGLangSettings(context_length=8192, engine_version="0.5.23",
+                                                            attention_backend="triton")).engine_view
+    n = len(capture_bs(fi["cuda_graph_max_bs"], (0, 5, 23)))
+    assert fi["attention_backend"] == "flashinfer"
+    wrappers = fi["cuda_graph_parts_bytes"]["index_tables"] - tr["cuda_graph_parts_bytes"]["index_tables"]
+    assert wrappers == n * 8 * MiB
+
+
+def test_b200_default_pages_match_the_printed_pool():
+    # qwen3-32b-tp4-b200-pr22537 (0.5.10, no --attention-backend): SGLang's default on SM100 is trtllm_mha, which forces
+    # pages of 64; the printed #tokens 2,206,208 is a multiple of 64, and so is oomkit's
+    from oomkit.hardware.catalog import devices_for_names
+    from oomkit.model.resolve import resolve
+
+    d = load("qwen3-32b-tp4-b200-pr22537")
+    assert d["printed"]["kv_cache_tokens"] % 64 == 0
+    est = sg.ENGINE.estimate(resolve("Qwen/Qwen3-32B"), devices_for_names("B200") * 4,
+                             sg.SGLangSettings(tp_size=4, engine_version="0.5.10"))
+    assert est.engine_view["attention_backend"] == "trtllm_mha"
+    assert est.engine_view["page_size"] == 64 and est.engine_view["max_total_num_tokens"] % 64 == 0

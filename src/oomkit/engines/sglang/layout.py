@@ -54,8 +54,11 @@ from .kv import (
 )
 from .phases import capture_bs, cuda_graph_parts, gb, startup_phases
 from .settings import (
+    BackendChoice,
+    BackendModel,
     Defaults,
     SGLangSettings,
+    default_attention_backend,
     default_mem_fraction_static,
     parse_version,
     reached,
@@ -146,6 +149,31 @@ def _expand_devices(devices: tuple[Device, ...], n_gpus: int) -> tuple[Device, .
     if len(devices) < n_gpus:
         raise OomkitError(f"SGLang needs {n_gpus} GPUs for this --tp-size/--dp-size/--pp-size; {len(devices)} given")
     return devices[:n_gpus]
+
+
+def backend_model(spec: ModelSpec, s: SGLangSettings) -> BackendModel:
+    """What SGLang's default attention backend depends on in this model (settings.py default_attention_backend)."""
+    attn = [la.attention for la in spec.trunk_layers if la.attention is not None]
+    latent = [a for a in attn if a.kv_lora_rank]
+    experts = max((la.ffn.n_experts for la in spec.trunk_layers if la.ffn is not None), default=0)
+    heads = latent[0].n_heads // s.tp_size if latent else 0
+    return BackendModel(
+        architecture=spec.architecture, mla=bool(latent), nsa=any(a.index_head_dim for a in attn),
+        # DeepseekV3ForCausalLM (V3, R1, Kimi K2: 256+ routed experts) against DeepseekV2ForCausalLM (160 or 64)
+        deepseek_v3=spec.architecture == "deepseek2" and experts >= 256,
+        mla_heads_per_rank=max(1, heads) if latent else 0,
+        multimodal=any(t.kind == "vision" for t in spec.towers),
+        asymmetric_kv=not latent and any(a.head_dim_k != a.head_dim_v for a in attn),
+        sinks=spec.architecture == "gpt-oss")
+
+
+def attention_backend(spec: ModelSpec, s: SGLangSettings, devs: tuple[Device, ...], v: Version) -> BackendChoice:
+    """The backend in force: --attention-backend as given, else SGLang's default for the first GPU."""
+    if s.attention_backend:
+        return BackendChoice(s.attention_backend, "given (--attention-backend)")
+    d = devs[0]
+    hip = d.id.startswith("ROCm") or any(w in (d.name or "") for w in ("AMD", "Instinct", "Radeon"))
+    return default_attention_backend(v, d.compute_capability, hip, backend_model(spec, s), s)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -384,11 +412,14 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
     v = parse_version(s.engine_version)
     _check_settings(s)
     context_len = derive_context_length(spec, s)
+    n_gpus = s.tp_size * s.pp_size * (1 if s.enable_dp_attention else s.dp_size)
+    devs = _expand_devices(devices, n_gpus)
+    # server_args.py picks the backend before the page size and the pools: the settings carry it from here on
+    backend = attention_backend(spec, s, devs, v)
+    s = replace(s, attention_backend=backend.backend)
     lay_all = cache_layout(spec, s)
     _tp.check_tp(spec, lay_all.attn_tp)
     warnings: list[str] = list(lay_all.labels)
-    n_gpus = s.tp_size * s.pp_size * (1 if s.enable_dp_attention else s.dp_size)
-    devs = _expand_devices(devices, n_gpus)
     if s.nnodes > 1:
         devs = tuple(replace(d, id=rank_name(i, n_gpus, s.nnodes)) for i, d in enumerate(devs))
     if len(devices) == 1 and n_gpus > 1:
@@ -432,6 +463,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
             warnings.append(f"req_to_token table ({req_bytes / GiB:.2f} GiB) exceeds the {(1 - mfs):.3f} headroom "
                             f"({run.headroom / GiB:.2f} GiB): lower --context-length or --max-running-requests")
     view = _engine_view(s, run, running, req_bytes)
+    # "Attention backend not specified. Use X backend by default." (or the model override's line)
+    view["attention_backend"], view["attention_backend_reason"] = backend.backend, backend.reason
     view.update(_phase_view(spec, s, run, req_bytes, running))
     short = view.get("cuda_graph_short_bytes") or 0
     if short:

@@ -66,6 +66,32 @@ ERAS = Eras({
     # layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights on SM100 with FlashInfer's MXFP4 MoE (the default
     # for gpt-oss there): intermediate and hidden padded to 256 (0.5.2-0.5.10 read), to 128 in 0.5.18 (first read)
     "mxfp4_sm100_pad_128": (0, 5, 18),
+    # The default attention backend (see default_attention_backend): FA3 on Hopper for the architectures of
+    # utils.py is_fa3_default_architecture (0.4.6 read, 0.4.5 has no FA3; Qwen3 listed from 0.4.6.post5, GLM-4.5 from
+    # 0.4.10, Olmo 2/3 from 0.5.4), for every MHA model from 0.5.8 (0.5.7 still asks the list); MLA: FA3 on Hopper
+    # (0.4.6), FlashInfer on SM100 (0.4.7), aiter on ROCm (0.4.7; MHA from 0.4.6.post5, 0.4.6 has none); TRT-LLM MHA on
+    # SM100 (0.5.7; 0.5.6 none); FlashInfer refused for attention sinks (0.5.14; 0.5.10 none), FA4 for unequal K/V
+    # head dims on SM100 (0.5.18; 0.5.14 none). Model overrides (server_args.py _handle_model_specific_adjustments):
+    # gpt-oss (0.5.1 read), DeepSeek V3/R1 on SM100 trtllm_mla (0.5.4; 0.5.3 none), DeepSeek V3.2 nsa (0.5.3), Llama 4
+    # on SM100 trtllm_mha (0.5.4 read; 0.5.3 asserts fa3/aiter/triton) and by platform (0.5.6), Olmo 2/3 (0.5.4),
+    # Qwen3-Next / Qwen3.5 on SM100 triton (0.5.6)
+    "fa3_default": (0, 4, 6),
+    "fa3_qwen3": (0, 4, 6, 5),
+    "aiter_mha": (0, 4, 6, 5),
+    "mla_sm100_flashinfer": (0, 4, 7),
+    "fa3_glm4moe": (0, 4, 10),
+    "gpt_oss_backend": (0, 5, 1),
+    "nsa_backend": (0, 5, 3),
+    "olmo2_backend": (0, 5, 4),
+    "deepseek_trtllm_mla": (0, 5, 4),
+    "llama4_sm100_trtllm": (0, 5, 4),
+    "llama4_by_platform": (0, 5, 6),
+    "qwen3next_sm100_triton": (0, 5, 6),
+    "trtllm_mha_default": (0, 5, 7),
+    "fa3_every_mha": (0, 5, 8),
+    "gpt_oss_aiter": (0, 5, 10),
+    "sinks_not_flashinfer": (0, 5, 14),
+    "fa4_asymmetric_kv": (0, 5, 18),
     # gpt-oss's sliding layers get their own pool: not before 0.5.8 (disable_hybrid_swa_memory = True), 0.5.8-0.5.9
     # unless trtllm_mha or speculative decoding, always from 0.5.10
     "gpt_oss_swa_pool": (0, 5, 8),
@@ -355,3 +381,123 @@ def _default_mfs(gpu_mib: int | None, s: SGLangSettings, mla: bool, version: str
         return Defaults(round((gpu_mib - reserved) / gpu_mib, 3), cps, bs, reserved, 0)
     reserved, n_graphs = _reserved_by_activation(gpu_mib, s, v, cps, bs, tp_pp, spec, mla)
     return Defaults(round((gpu_mib - reserved) / gpu_mib, 3), cps, bs, reserved, n_graphs)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The attention backend SGLang picks when --attention-backend is not given
+
+
+# utils.py is_fa3_default_architecture: the HF classes FA3 is the Hopper default for (0.4.6-0.5.7), by oomkit's
+# architecture name -> the release that listed it. "llama" stands for LlamaForCausalLM (MistralForCausalLM, which
+# oomkit also reads as "llama", was listed in 0.4.6 only); Gemma 3 only as Gemma3ForConditionalGeneration (the
+# multimodal checkpoints), not the text-only Gemma3ForCausalLM.
+FA3_DEFAULT_ARCHS = {"qwen2": "fa3_default", "llama4": "fa3_default", "llama": "fa3_default",
+                     "gemma2": "fa3_default", "gemma3": "fa3_default", "qwen3": "fa3_qwen3",
+                     "qwen3moe": "fa3_qwen3", "glm4moe": "fa3_glm4moe", "olmo2": "olmo2_backend"}
+
+
+@dataclass(frozen=True)
+class BackendModel:
+    """What of the model SGLang's backend choice reads (configs/model_config.py, server_args.py)."""
+
+    architecture: str  # oomkit's (llama.cpp) architecture name
+    mla: bool  # model_config.attention_arch == MLA (use_mla_backend)
+    nsa: bool = False  # DeepSeek V3.2 sparse attention (is_deepseek_nsa)
+    deepseek_v3: bool = False  # DeepseekV3ForCausalLM (V3, R1, Kimi K2), not V2
+    mla_heads_per_rank: int = 0  # model_config.get_num_kv_heads(tp) of an MLA model (aiter takes 16 or 128)
+    multimodal: bool = False  # Gemma 3's ConditionalGeneration class (listed) vs the text-only CausalLM
+    asymmetric_kv: bool = False  # model_config.has_asymmetric_kv: K and V heads of different widths (non-MLA)
+    sinks: bool = False  # model_config.has_attention_sinks (gpt-oss)
+
+
+@dataclass(frozen=True)
+class BackendChoice:
+    backend: str
+    reason: str  # the rule, with the GPU it was read for
+
+
+def gpu_platform(cc: tuple[int, int] | None, hip: bool) -> str:
+    """hip | sm90 (Hopper) | sm100 (B200/B300/GB200: major 10) | sm<major><minor> | unknown."""
+    if hip:
+        return "hip"
+    if cc is None:
+        return "unknown"
+    return "sm90" if cc[0] == 9 else "sm100" if cc[0] == 10 else f"sm{cc[0]}{cc[1]}"
+
+
+def default_attention_backend(v: Version, cc: tuple[int, int] | None, hip: bool, m: BackendModel,
+                              s: SGLangSettings) -> BackendChoice:
+    """The backend SGLang runs when --attention-backend is not given: the model overrides of server_args.py
+    _handle_model_specific_adjustments (0.5.20+: arg_groups/model_overrides/*.py), then the default of
+    model_runner.py model_specific_adjustment (0.4.x-0.5.2), server_args.py _handle_attention_backend_compatibility
+    (0.5.3-0.5.7), _get_default_attn_backend (0.5.8-0.5.18), arg_groups/model_override_base.py
+    get_default_attn_backend (0.5.20+); FA3 falls back to triton with an fp8_e5m2 KV cache (0.4.6+). cc: the GPU's
+    compute capability (None: unknown, taken as a CUDA GPU that is neither Hopper nor Blackwell); the CUDA toolkit is
+    taken to be new enough (12.3 for Hopper, 12.8 for SM100)."""
+    plat = gpu_platform(cc, hip)
+    sm90, sm100 = plat == "sm90", plat == "sm100"
+    spec = bool(s.speculative_algorithm)
+    arch = m.architecture
+    on = f"on {plat}" if plat != "unknown" else "(GPU unknown: taken as neither Hopper nor Blackwell)"
+
+    def pick(backend: str, rule: str) -> BackendChoice:
+        if backend == "fa3" and s.kv_cache_dtype == "fp8_e5m2" and reached(v, "fa3_default"):
+            return BackendChoice("triton", f"{rule} {on}; FA3 takes no fp8_e5m2 KV cache -> triton")
+        return BackendChoice(backend, f"{rule} {on}")
+
+    # model overrides
+    if m.nsa and reached(v, "nsa_backend"):
+        return pick("nsa", "DeepSeek V3.2 (sparse attention): nsa")
+    if m.deepseek_v3 and not m.nsa and sm100 and reached(v, "deepseek_trtllm_mla"):
+        return pick("trtllm_mla", "DeepseekV3ForCausalLM: trtllm_mla on SM100")
+    if arch == "gpt-oss" and reached(v, "gpt_oss_backend"):
+        if sm100:
+            return pick("trtllm_mha", "GptOssForCausalLM: trtllm_mha on SM100")
+        if sm90:
+            return pick("fa3", "GptOssForCausalLM: fa3 on Hopper")
+        if hip and reached(v, "gpt_oss_aiter"):
+            return pick("aiter", "GptOssForCausalLM: aiter on ROCm")
+        return pick("triton", "GptOssForCausalLM: triton off Hopper and SM100")
+    if arch == "llama4":
+        if sm100 and reached(v, "llama4_sm100_trtllm"):
+            return pick("trtllm_mha", "Llama 4: trtllm_mha on SM100")
+        if reached(v, "llama4_by_platform"):
+            return pick("fa3" if sm90 else "aiter" if hip else "triton", "Llama 4: by platform")
+    if arch == "olmo2" and reached(v, "olmo2_backend"):
+        if sm100:
+            return pick("trtllm_mha", "Olmo2ForCausalLM: trtllm_mha on SM100")
+        if not hip and (cc is None or cc >= (8, 0)):
+            return pick("fa3", "Olmo2ForCausalLM: fa3 from SM80")
+        return pick("triton", "Olmo2ForCausalLM: triton below SM80")
+    if arch in ("qwen3next", "qwen35", "qwen35moe") and sm100 and reached(v, "qwen3next_sm100_triton"):
+        return pick("triton", "Qwen3-Next / Qwen3.5 hybrid: triton on SM100")
+    # the default
+    if not reached(v, "fa3_default"):
+        if m.mla:
+            return pick("triton", "MLA before 0.4.6: triton")
+        return pick("triton" if hip else "flashinfer", "MHA before 0.4.6: flashinfer where available (CUDA)")
+    if m.mla:
+        if sm90:
+            return pick("fa3", "MLA: fa3 on Hopper")
+        if sm100 and reached(v, "mla_sm100_flashinfer"):
+            return pick("flashinfer", "MLA: flashinfer on SM100")
+        if hip and reached(v, "mla_sm100_flashinfer"):
+            aiter = m.mla_heads_per_rank in (16, 128)
+            return pick("aiter" if aiter else "triton", f"MLA on ROCm: aiter for 16 or 128 heads a rank "
+                                                        f"({m.mla_heads_per_rank})")
+        return pick("triton", "MLA: triton off Hopper and SM100")
+    listed = FA3_DEFAULT_ARCHS.get(arch)
+    if arch == "gemma3" and not m.multimodal:
+        listed = None  # Gemma3ForCausalLM
+    if sm90 and (reached(v, "fa3_every_mha") or (listed is not None and reached(v, listed))):
+        return pick("fa3", "MHA: fa3 on Hopper" + ("" if reached(v, "fa3_every_mha") else
+                                                   " (is_fa3_default_architecture)"))
+    if sm100 and reached(v, "trtllm_mha_default") and not spec:
+        if m.asymmetric_kv and reached(v, "fa4_asymmetric_kv"):
+            return pick("fa4", "MHA with unequal K/V head dims: fa4 on SM100")
+        return pick("trtllm_mha", "MHA: trtllm_mha on SM100")
+    if hip:
+        return pick("aiter" if reached(v, "aiter_mha") else "triton", "MHA on ROCm")
+    if m.sinks and reached(v, "sinks_not_flashinfer"):
+        return pick("triton", "MHA with attention sinks: triton (FlashInfer takes none)")
+    return pick("flashinfer", "MHA: flashinfer")
