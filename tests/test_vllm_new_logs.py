@@ -189,3 +189,20 @@ def test_spark_available_kv(spark):
     fx, _, _, est = spark
     got = est.engine_view["available_kv_cache_bytes"]["CUDA0"]
     assert abs(got - fx["printed"]["available_kv_cache_bytes"]) / est.devices[0].memory_bytes < LIMIT
+
+
+@pytest.mark.parametrize("stem", [SPARK, "qwen3.6-27b-nvfp4-mixed-dgx-spark-v0.23"])
+def test_mixed_precision_weights(stem):
+    """ModelOpt MIXED_PRECISION checkpoints, each module in the format quantized_layers names (quant/hf_formats.py):
+    Qwen3.6-35B-A3B with its MTP drafter 21.93 GiB; Qwen3.6-27B without speculative decoding 19.78 GiB."""
+    fx = fixture(stem)
+    st = fx["settings"]
+    n_spec = (st.get("speculative_config") or {}).get("num_speculative_tokens", 0)
+    s = VllmSettings(engine_version=fx["engine_version"], max_model_len=st["max_model_len"],
+                     gpu_memory_utilization=st["gpu_memory_utilization"], kv_cache_dtype=st["kv_cache_dtype"],
+                     max_num_seqs=st["max_num_seqs"], max_num_batched_tokens=st["max_num_batched_tokens"],
+                     num_speculative_tokens=n_spec, enable_prefix_caching=st["enable_prefix_caching"])
+    est = ENGINE.estimate(spec_of(fx["model"]), gpus(fx["gpus"][0]["name"], 1), s)
+    logged = fx["printed"]["model_loading_bytes"]
+    got = est.engine_view["model_loading_bytes"]["CUDA0"]
+    assert abs(got - logged) / logged < LIMIT, (stem, got / GIB)
