@@ -290,3 +290,17 @@ def test_b200_default_pages_match_the_printed_pool():
                              sg.SGLangSettings(tp_size=4, engine_version="0.5.10"))
     assert est.engine_view["attention_backend"] == "trtllm_mha"
     assert est.engine_view["page_size"] == 64 and est.engine_view["max_total_num_tokens"] % 64 == 0
+
+
+def test_unequal_kv_heads_take_fa4_on_sm100():
+    # MiMo-V2-Flash (K 192, V 128 wide): model_override_base.py get_default_attn_backend 0.5.18+ returns fa4 for
+    # has_asymmetric_kv on SM100 (0.5.23 model_overrides/mimo_v2.py sets fa4 on SM100 too), and _fa4_page_constraint
+    # forces pages of 128; 0.5.14 still picks trtllm_mha (pages of 64)
+    from oomkit.hardware.catalog import devices_for_names
+    from tests.sglang_cases import mimo_v2_flash
+
+    spec = mimo_v2_flash(load("mimo-v2-flash-tp4-swa-pool-mfs07")["config"])
+    for version, backend, page in (("0.5.23", "fa4", 128), ("0.5.14", "trtllm_mha", 64)):
+        s = sg.SGLangSettings(tp_size=4, engine_version=version, kv_cache_memory_bytes=8 * GiB, context_length=4096)
+        view = sg.ENGINE.estimate(spec, devices_for_names("B200") * 4, s).engine_view
+        assert (view["attention_backend"], view["page_size"]) == (backend, page)

@@ -32,8 +32,11 @@ from .settings import (
 # (llama.cpp) spells them.
 HYBRID_SWA_ARCHS = frozenset({"llama4", "gpt-oss", "gemma4", "mimo2", "mimo_v2_flash", "step35", "granite_swa"})
 
-# server_args.py: FlashMLA forces page_size 64, CUTLASS MLA 128, TRT-LLM MLA/MHA 64, Ascend 128; otherwise 1
-_BACKEND_PAGE_SIZE = {"flashmla": 64, "cutlass_mla": 128, "trtllm_mla": 64, "trtllm_mha": 64, "ascend": 128}
+# server_args.py: FlashMLA forces page_size 64, CUTLASS MLA 128, TRT-LLM MLA/MHA 64, Ascend 128; otherwise 1. FA4 for a
+# non-MLA model on SM100: 128 (_fa4_page_constraint, 0.5.18 read; 0.5.10-0.5.14 only for --prefill-attention-backend
+# fa4); oomkit's default picks fa4 only on SM100, a given fa4 is taken to run there too
+_BACKEND_PAGE_SIZE = {"flashmla": 64, "cutlass_mla": 128, "trtllm_mla": 64, "trtllm_mha": 64, "ascend": 128,
+                      "fa4": 128}
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,8 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
         page = 64
     else:
         page = _BACKEND_PAGE_SIZE.get(s.attention_backend or "", 1)
+        if s.attention_backend == "fa4" and any(la.kind is LayerKind.LATENT for la in attn):
+            page = 1  # the 128 rule is for non-MLA models
     if not s.enable_dp_attention and any(la.attention.index_head_dim for la in attn if la.attention is not None):
         # the same function, in the releases that added DeepSeek V3.2 (autumn 2025, sglang#11358), also forces DP
         # attention: "DP attention is enabled for DeepSeek NSA." (enable_dp_attention = True, dp_size = tp_size);
