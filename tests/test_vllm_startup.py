@@ -109,7 +109,10 @@ KNOWN = {
         "2.10 GiB in the log; profile.py comm_bytes); the rest is the activation peak: 0.36 GiB modelled for V0's "
         "chunked 2048-token profile (chunked prefill is V0's default above 32K at the assumed max_model_len 40960), "
         "3.44 GiB in the log. An unchunked profile gives 2.84 GiB at max_model_len 32768 (+0.53 %) and 3.56 GiB at "
-        "40960 with chunked prefill off (-0.36 %); the command is cut in the stored copy, so neither is assumed",
+        "40960 with chunked prefill off (-0.36 %). The stored thread, read again, does not settle it: the args "
+        "Namespace of the V1 run is cut after 'config' (before max_model_len and enable_chunked_prefill), and the V0 "
+        "run's excerpt holds only the loading and profiling lines (no 'Initializing a V0 LLM engine' config line), "
+        "so neither is assumed",
     ("deepseek-r1-fp8-4x8xl40s-pp4-tp8-ray-v0.7.3-cudagraph-fail-issue15598", "verdict"):
         "the run dies capturing CUDA graphs; oomkit names no phase. Its capture on the last stage is 0.92 GiB (the "
         "dense pool rule's 0.38 GiB for V0's 35 graphs, plus 0.54 GiB of NCCL inside the graphs: TP 8 over PCIe, "

@@ -14,7 +14,8 @@ Budget membership by release (gpu_worker.py determine_available_memory, utils/me
   KV cache: the budget's remainder;
   CUDA graphs: outside up to 0.20 (0.19 prints "Estimated CUDA graph memory" but does not subtract it, unless
     VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1); from 0.21 the estimate is inside and what capture takes beyond
-    the estimate is outside;
+    the estimate is outside; beyond two GPUs without NVLink NCCL keeps memory for every all-reduce the graphs
+    capture (nccl_graph_bytes), charged to the capture phase;
   sampler warm-up (V1): outside, transient. V0 has no separate warm-up (its profile run samples).
 PyTorch's caching allocator rounds large blocks to 2 MiB and keeps freed blocks reserved; that fragmentation is
 what the fitted warm-up factor below absorbs.
