@@ -386,10 +386,15 @@ def hexagon_buffers(spec: ModelSpec, devices: tuple[Device, ...], s, placement: 
     repack: dict[int, int] = {}
     cpu: list[TensorSpec] = []
     tensors = list(loaded_tensors(spec))
+    build = build_number(s.engine_version)
     emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
     if spec.tied_embeddings and emb is not None and not any(t.name == "output.weight" for t in tensors):
-        tensors.append(replace(emb, name="output.weight", offset=None))  # TENSOR_DUPLICATED
-    build = build_number(s.engine_version)
+        # a tied output is token_embd again (TENSOR_DUPLICATED): a copy on the session that takes it; refused, it
+        # falls back to the CPU buffer type that already holds token_embd, and create_tensor hands back that very
+        # tensor (no second copy: Llama-3.2-1B's CPU buffer of 225.49 MiB holds its q6_K table once)
+        dup = replace(emb, name="output.weight", offset=None)
+        if placement.output_device >= 0 and htp_takes(dup, build) is not None:
+            tensors.append(dup)
     for t in tensors:
         d = tensor_device(t, placement, overrides, len(devices), ids)
         kind = htp_takes(t, build) if d >= 0 else None
