@@ -117,3 +117,83 @@ def test_qwen3_32b_graph_from_the_total():
     rest = p["total_memory_bytes"] - (mine["total memory"] - mine["compute graph"]["CUDA2"])
     assert abs(mine["compute graph"]["CUDA2"] - rest) <= tl._unit(p["total_memory"])
     assert ol.human_bytes2(mine["total memory"]) == p["total_memory"]
+
+
+def _gpt_oss_vulkan():
+    """ollama/ollama#12913 (0.12.8-0.12.9, Vulkan0, DEBUG): the free memory is not in the excerpt, so the split is
+    the one the KV lines give (10 blocks on Vulkan0: 5 full x 256 MiB + 5 sliding-window x 9 MiB = 1.3 GiB),
+    passed as num_gpu; flash attention off, as the 16.6 GiB graph shows."""
+    fx = _load("gpt-oss-20b-vulkan-partial-ctx131072-no-fa-0.12.9")
+    s = fx["settings"]
+    dev = Device(id="Vulkan0", name="GPU", memory_bytes=24 * GiB, free_bytes=24 * GiB)
+    est = ol.ENGINE.estimate(resolve("gpt-oss:20b", "MXFP4_MOE"), (dev,),
+                             ol.OllamaSettings(num_ctx=s["num_ctx"], num_parallel=s["num_parallel"],
+                                               num_gpu=s["gpu_layers_inferred"], flash_attention="0",
+                                               library="vulkan", engine_version=tl._log_version(fx)))
+    return fx, est
+
+
+def test_gpt_oss_20b_vulkan_split_weights_and_kv_per_device():
+    """Blocks 14-23 and their caches on Vulkan0, the rest and the input layer on the CPU: "model weights" 4.4 /
+    8.4 GiB and "kv cache" 1.3 / 1.8 GiB, each device on its printed figure."""
+    fx, est = _gpt_oss_vulkan()
+    p = fx["printed"]
+    mine = est.engine_view["ollama_memory"]
+    assert est.engine_view["ollama_era"] == "B" and est.settings["flash_attention"] == "off"
+    for line in ("model weights", "kv cache"):
+        assert set(mine[line]) == set(p[line]), line
+        for d in p[line]:
+            assert _within(mine[line][d], p[line][d], p[line + "_bytes"][d]), (line, d, mine[line][d] / MiB)
+
+
+def test_gpt_oss_20b_vulkan_graph_on_the_gpu():
+    """Vulkan0 "compute graph" 16.6 GiB: the F32 KQ scores of 64 heads x 512 tokens x 131072 cells (16 GiB) and
+    the rest of the worst-case batch, within 10% (16.29 GiB here, -1.8%)."""
+    fx, est = _gpt_oss_vulkan()
+    got = est.engine_view["ollama_memory"]["compute graph"]["Vulkan0"]
+    want = fx["printed"]["compute graph_bytes"]["Vulkan0"]
+    assert abs(got - want) / want <= COMPUTE_TOLERANCE, (got / GiB, want / GiB)
+
+
+@pytest.mark.xfail(strict=True, reason="compute graph CPU: 5.6 MiB predicted (the input rows) vs 45.1 MiB printed "
+                   "with 14 blocks left on the CPU: what the CPU keeps beside the op-offloaded layers (the cache "
+                   "writes of its layers?) is not modelled; total 32.2 GiB vs 32.6 GiB printed")
+def test_gpt_oss_20b_vulkan_graph_on_the_cpu():
+    fx, est = _gpt_oss_vulkan()
+    mine = est.engine_view["ollama_memory"]
+    want = fx["printed"]["compute graph_bytes"]["CPU"]
+    assert abs(mine["compute graph"]["CPU"] - want) / want <= COMPUTE_TOLERANCE, mine["compute graph"]["CPU"] / MiB
+    assert ol.human_bytes2(mine["total memory"]) == fx["printed"]["total memory"]
+
+
+def _gemma3_cpu():
+    fx = _load("gemma3-4b-cpu-only-ctx8192-0.12.3")
+    s = fx["settings"]
+    est = ol.ENGINE.estimate(resolve("gemma3:4b", "Q4_K_M"), (),
+                             ol.OllamaSettings(num_ctx=s["num_ctx"], num_parallel=s["num_parallel"],
+                                               engine_version=tl._log_version(fx)))
+    return fx, est
+
+
+def test_gemma3_4b_cpu_only_weights_kv_and_layers():
+    """ollama/ollama#12303 (0.12.3, gemma3:4b, nothing offloaded): "model weights" CPU 3.6 GiB (the tied
+    token_embd a second time as the output), "kv cache" 334.0 MiB (5 global layers x 8192 cells + 29
+    sliding-window layers x 1536 cells), 0/35 layers."""
+    fx, est = _gemma3_cpu()
+    p = fx["printed"]
+    mine = est.engine_view["ollama_memory"]
+    assert est.engine_view["ollama_layers"] == f"{p['layers.offload']}/{p['layers.model']}"
+    for line in ("model weights", "kv cache"):
+        assert set(mine[line]) == {"CPU"}
+        assert _within(mine[line]["CPU"], p[line]["CPU"], p[line + "_bytes"]["CPU"]), (line, mine[line])
+    assert mine["kv cache"]["CPU"] == 334 * MiB
+
+
+def test_gemma3_4b_cpu_only_graph_is_the_vision_encoders():
+    """The CPU "compute graph" 1.1 GiB is the vision encoder's worst case (a 2048 x 2048 image, reserved before the
+    text batch: runner/ollamarunner multimodal.go getTensor), not the 8192-token text batch (about 174 MiB):
+    VisionGraphSize's 1.0 GiB (1033.2 MiB) is within 10% of it (-8.3%)."""
+    fx, est = _gemma3_cpu()
+    got = est.engine_view["ollama_memory"]["compute graph"]["CPU"]
+    want = fx["printed"]["compute graph_bytes"]["CPU"]
+    assert abs(got - want) / want <= COMPUTE_TOLERANCE, (got / MiB, want / MiB)

@@ -239,6 +239,11 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         phases = compute_phases(spec, ctx, _engine_caches(kv_caches(spec, ctx, False), cache),
                                 n_outputs=num_parallel)
         graph = max(phases.attention, phases.output)
+        if proj is not None:
+            # runner/ollamarunner multimodal.go getTensor: the vision encoder's graph for a 2048 x 2048 image is
+            # reserved on the same scheduler (computeCtx.Reserve) before the text batch, and ggml-alloc keeps the
+            # larger buffer; VisionGraphSize (fs/ggml) is Ollama's own size for that graph
+            graph = max(graph, proj.graph)
         lay = layout_era_c(layer_w, layer_c, gpus, graph, graph, launch.gpu_overhead, num_gpu)
         _add_input_layer(lay, g, launch.num_batch, graph)
         out = _era_c_result(lay, gpus, g, measured=True)
@@ -333,12 +338,15 @@ def _add_input_layer(lay: EraCLayout, g: GgufView, num_batch: int, graph: int) -
     ollama/ollama#13372 (qwen3:32b, OLLAMA_DEBUG) required.InputWeights=437575680 (the Q4_K token_embd) and
     required.CPU.Graph=10485760 = 512 x 5120 x 4, both inside its "total memory" of 23.1 GiB; ollama/ollama#12027
     (v0.11.x, 33/33 layers on a 2080 Ti) "compute graph" device=CPU "8.0 MiB" = 512 x 4096 x 4. With layers left
-    on the CPU the scheduler computes them there and ml/backend/ggml Context.Reserve sizes the CPU buffer to
-    their share of the worst-case graph (ggml_backend_sched_get_attempted_buffer_size): with none offloaded, the
-    whole graph (ollama/ollama#13320, gpt-oss:20b 0/25 layers: "compute graph" device=CPU "139.5 MiB")."""
+    on the CPU the GPU still runs them: ml/backend/ggml New creates the scheduler with op_offload
+    (ggml_backend_sched_new_ext(..., parallel false, op_offload true, ...)), so every op of a CPU layer whose
+    batch is large is offloaded to the GPU and the CPU buffer stays small (ollama/ollama#12913, v0.12.10,
+    gpt-oss:20b with 10 of 24 blocks on Vulkan0: CPU "45.1 MiB" beside Vulkan0 "16.6 GiB"; the 45.1 MiB are not
+    modelled beyond the input rows). With no GPU at all the CPU computes the whole worst-case graph
+    (ollama/ollama#13320, gpt-oss:20b 0/25 layers: "compute graph" device=CPU "139.5 MiB")."""
     emb = sum(g.groups.get(k, 0) for k in _INPUT_GROUPS)
-    on_cpu = lay.n_layers < g.block_count + 1
-    cpu_graph = max(graph, num_batch * g.embedding * 4) if on_cpu else num_batch * g.embedding * 4
+    rows = num_batch * g.embedding * 4
+    cpu_graph = rows if lay.per_gpu else max(graph, rows)  # per_gpu: one entry per GPU, used or not
     if emb:
         lay.weights["CPU"] = lay.weights.get("CPU", 0) + emb
     lay.graphs["CPU"] = lay.graphs.get("CPU", 0) + cpu_graph
