@@ -208,3 +208,31 @@ def test_expert_remainder_before_balanced_sharding(qwen3_moe):
 
     assert [_tp.local_experts(30, 8, r, balanced=False) for r in range(8)] == [3] * 7 + [9]
     assert [_tp.local_experts(30, 8, r) for r in range(8)] == [4] * 6 + [3] * 2
+
+
+def test_head_node_gpus_hold_no_more_than_their_workers():
+    """Qwen3-30B-A3B-2507 -pp 2 -tp 4 over two GH200 Ray nodes (vLLM 0.10.1, rwood-97/multi_node_inference): the
+    head node's four GPUs, GPU 0 beside the Ray head, the API server and the EngineCore, print the same KV cache
+    (6,654,432 tokens each); oomkit gives GPU 0 of the head the same budget as the other GPUs of its stage, and
+    the head node the first stage (the placement group's first bundle is pinned to the node running vllm serve)."""
+    import json
+    from pathlib import Path
+
+    from oomkit.engines.vllm.cluster import HEAD_NODE_PROCESSES
+
+    fx = json.loads((Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" /
+                     "qwen3-30b-a3b-2507-2x4xgh200-pp2-tp4-ray-v0.10.1.json").read_text())
+    printed = fx["printed"]["kv_cache_tokens_printed"]
+    assert printed[:4] == [fx["printed"]["kv_cache_tokens_per_stage"]["0"]] * 4
+    e = lookup(fx["model"])
+    spec = spec_from_config(e.config, name=e.name)
+    gh200 = with_facts(Device("CUDA0", "NVIDIA GH200 120GB", 97871 * MiB))
+    st = fx["settings"]
+    est = estimate(spec, (gh200,), VllmSettings(
+        max_model_len=st["max_model_len"], tensor_parallel_size=4, pipeline_parallel_size=2, nnodes=2,
+        engine_version=fx["engine_version"]))
+    ids = [u.id for u in est.devices]
+    avail = est.engine_view["available_kv_cache_bytes"]
+    assert all(i.startswith("node0/") for i in ids[:4])
+    assert len({avail[i] for i in ids[:4]}) == 1
+    assert any("EngineCore" in p for p in HEAD_NODE_PROCESSES)
