@@ -113,14 +113,6 @@ KNOWN = {
         "Namespace of the V1 run is cut after 'config' (before max_model_len and enable_chunked_prefill), and the V0 "
         "run's excerpt holds only the loading and profiling lines (no 'Initializing a V0 LLM engine' config line), "
         "so neither is assumed",
-    ("deepseek-r1-fp8-4x8xl40s-pp4-tp8-ray-v0.7.3-cudagraph-fail-issue15598", "verdict"):
-        "the run dies capturing CUDA graphs; oomkit names no phase. Its capture on the last stage is 0.92 GiB (the "
-        "dense pool rule's 0.38 GiB for V0's 35 graphs, plus 0.54 GiB of NCCL inside the graphs: TP 8 over PCIe, "
-        "phases.py nccl_graph_bytes) and leaves 2.14 GiB; the profile's activation is 2.68 GiB modelled, 1.52 GiB in "
-        "the log, which would leave about 1.0 GiB. DeepSeek-R1's V0 capture is far larger (open-r1#43 review: 'R1 "
-        "graph capture needs 10 out of 79GB on H100' at -tp 8 -pp 4); what V0's MLA path holds per captured graph "
-        "is not modelled. oomkit still calls the run unfit, by a hair: its serving total on the last stage is "
-        "44.990 GiB of 44.989",
 }
 
 
@@ -237,3 +229,20 @@ def test_17469_dies_in_capture_at_one_sequence_too():
     assert len(v["cudagraph_capture_sizes"]) == 67
     assert est.fits is False and v["failed_phase"]["phase"] == "CUDA graph capture"
     assert "add --enforce-eager" in v["error"] and "--max-num-seqs" not in v["error"]
+
+
+def test_15598_dies_capturing_on_the_last_stage():
+    # V0 captures one set of graphs per virtual engine (worker/model_runner.py capture_model: 4 x 35 at -pp 4), and
+    # at TP 8 over PCIe every all-reduce in them is NCCL's (phases.py nccl_graph_bytes); the last stage (16 layers
+    # and the lm_head) has the least left once its KV cache fills the budget. The maintainer's two ways out
+    # (DarkLight1337: --enforce-eager, or a lower --max-num-seqs, which V0 captures up to) both start
+    stem = "deepseek-r1-fp8-4x8xl40s-pp4-tp8-ray-v0.7.3-cudagraph-fail-issue15598"
+    fx, est = estimate(stem)
+    v = est.engine_view
+    assert v["cudagraph_full_graphs"] == 4 * 35
+    assert v["failed_phase"]["device"].startswith("node3/") and v["failed_phase"]["phase"] == "CUDA graph capture"
+    assert "add --enforce-eager" in v["error"] and "lower --max-num-seqs to " in v["error"]
+    model, gpu, s = LOGS[stem]
+    n = int(v["error"].split("lower --max-num-seqs to ")[1].split()[0])
+    fewer = ENGINE.estimate(spec_of(model), devices(fx, gpu, 32), replace(s, max_num_seqs=n)).engine_view
+    assert fewer.get("failed_phase") is None, fewer.get("failed_phase")

@@ -99,10 +99,12 @@ def capture_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, .
 def graph_count(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, int]:
     """(PIECEWISE graphs, FULL graphs). config/compilation.py cudagraph_mode: PIECEWISE up to 0.10,
     FULL_AND_PIECEWISE from 0.11 (FULL graphs for uniform decode batches, at most max_num_seqs); V0 captures
-    whole-model graphs (counted as FULL)."""
+    whole-model graphs (counted as FULL), one set per virtual engine: worker/model_runner.py capture_model loops
+    `for virtual_engine in range(self.parallel_config.pipeline_parallel_size)` around the batch sizes, each graph
+    reading that engine's KV cache (graph_runners[virtual_engine][batch_size])."""
     sizes = capture_sizes(spec, s, r)
     if not r.v1:
-        return 0, len(sizes)
+        return 0, len(sizes) * r.pp
     mode = _graph_mode(s, r)
     decode = sum(1 for x in sizes if x <= r.max_num_seqs)
     if mode == "PIECEWISE":
