@@ -795,3 +795,98 @@ def test_mmproj_compute_buffer_in_the_estimate(tmp_path):
     fitted = oomkit.estimate(LLAMA8, "llama.cpp", mmproj=str(mm), **kw)
     assert fitted.engine_view["fit_target_bytes"] == {"CUDA0": 1024 * MiB + usage}
     assert not any("compute buffer" in w for w in fitted.warnings)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The draft model (-md): a margin from b9305 (PR #23485), a second model in every dry run from the extra-model fit.
+# llama.cpp's dry runs are played by oomkit's own estimate of the draft file with -fit off (held to llama.cpp
+# elsewhere); the rules are server-context.cpp load_model (PR #23485) and common/fit.cpp add_extra_memory.
+
+
+def _draft(tmp_path: Path, n_layers: int = 2) -> Path:
+    """A small draft: a Llama-3-8B-shaped GGUF cut to a few layers (the same vocabulary as the main model)."""
+    from tests.ggufs import write_llama_gguf
+
+    return write_llama_gguf(tmp_path / "draft.gguf", n_layers=n_layers)
+
+
+def _draft_self(path: Path, devices, **kw) -> list[int]:
+    """The draft's dry run per device: model + context + compute, the command's context parameters and the draft's
+    own -ngld / -ctkd / -ctvd (params_dft = params_base with the draft's fields)."""
+    est = oomkit.estimate(str(path), "llama.cpp", devices=devices, find_max_context=False, fit=False, **kw)
+    return [u.weights_bytes + u.kv_cache_bytes + u.recurrent_state_bytes + u.compute_bytes for u in est.devices]
+
+
+def test_draft_flags_are_read():
+    from oomkit.engines.llamacpp.args import format_command, parse_args
+
+    _, _, s = parse_args(["-m", "x.gguf", "-md", "d.gguf", "-ngld", "99", "-ctkd", "q8_0", "-ctvd", "q8_0",
+                          "--spec-type", "draft-mtp,ngram-mod"])
+    assert (s.model_draft, s.n_gpu_layers_draft, s.cache_type_k_draft, s.cache_type_v_draft, s.spec_type) == \
+        ("d.gguf", 99, "q8_0", "q8_0", ("draft-mtp", "ngram-mod"))
+    _, _, t = parse_args(["-m", "x.gguf", "--spec-draft-model", "d.gguf", "--spec-draft-ngl", "all",
+                          "--spec-draft-type-k", "q4_0"])
+    assert (t.model_draft, t.n_gpu_layers_draft, t.cache_type_k_draft) == ("d.gguf", 10**6, "q4_0")
+    assert format_command("x.gguf", s)[3:] == ["-md", "d.gguf", "-ngld", "99", "-ctkd", "q8_0", "-ctvd", "q8_0",
+                                               "--spec-type", "draft-mtp,ngram-mod"]
+
+
+def test_draft_margin_from_b9305(tmp_path):
+    """PR #23485 (b9305; b9297 has no such step): the draft's dry run at the command's context, with its own -ctkd /
+    -ctvd, is added to the target of its device before the fit; the log line "[spec] estimated memory usage of draft
+    model is X MiB" comes first."""
+    md = _draft(tmp_path)
+    devs = (gpu(0, 24000),)
+    s = LlamaCppSettings(n_ctx=8192, n_parallel=1, model_draft=str(md), cache_type_k_draft="q8_0",
+                         cache_type_v_draft="q8_0", flash_attn="on", engine_version="b9400")
+    (draft,) = _draft_self(md, devs, n_ctx=8192, n_parallel=1, cache_type_k="q8_0", cache_type_v="q8_0",
+                           flash_attn="on", engine_version="b9400")
+    r = params_fit(spec_of(LLAMA8), devs, s)
+    assert r.margins[0] == 1024 * MiB + draft and r.draft[0] == draft
+    assert r.lines[0] == f"[spec] estimated memory usage of draft model is {draft / MiB:.2f} MiB"
+    used = self_bytes(LLAMA8, devs, n_ctx=8192, n_parallel=1, flash_attn="on", engine_version="b9400")[0]
+    assert r.lines[-1] == (f"will leave {(24000 * MiB - used) // MiB} >= {(1024 * MiB + draft) // MiB} MiB of free "
+                           "device memory, no changes needed")
+    assert params_fit(spec_of(LLAMA8), devs, replace(s, engine_version="b9297")).margins[0] == 1024 * MiB
+    # llama-cli shares the server context; the other programs load no draft in the fit
+    assert params_fit(spec_of(LLAMA8), devs, replace(s, program="llama-perplexity")).margins[0] == 1024 * MiB
+
+
+def test_draft_margin_at_the_trained_context_when_none_is_given(tmp_path):
+    """Issue #25408 (b9893): with no -c the draft's dry run runs at n_ctx 0, its trained context, while the main
+    context is then fitted below it: the margin holds the draft's full-context KV cache."""
+    md = _draft(tmp_path)
+    devs = (gpu(0, 22000),)
+    s = LlamaCppSettings(n_parallel=1, model_draft=str(md), engine_version="b9893")
+    (draft_full,) = _draft_self(md, devs, n_ctx=131072, n_parallel=1, engine_version="b9893")
+    r = params_fit(spec_of(LLAMA8), devs, s)
+    assert r.margins[0] == 1024 * MiB + draft_full
+    plain = params_fit(spec_of(LLAMA8), devs, replace(s, model_draft=None))
+    assert r.n_ctx < plain.n_ctx  # the main context gives way to the draft's reservation
+
+
+def test_draft_fitted_beside_the_main_model(tmp_path):
+    """common_fit_extra_model (placed at b10636): no margin; every dry run adds the draft's own at the same context,
+    so the context where the straight line meets free - margin counts both models, and the draft shrinks with it."""
+    md = _draft(tmp_path)
+    devs = (gpu(0, 16000),)
+    s = LlamaCppSettings(n_parallel=1, model_draft=str(md), engine_version="b10700")
+    r = params_fit(spec_of(LLAMA8), devs, s)
+    assert r.margins[0] == 1024 * MiB and not any(x.startswith("[spec]") for x in r.lines)
+
+    def both(n_ctx: int) -> int:
+        return self_bytes(LLAMA8, devs, n_ctx=n_ctx, n_parallel=1)[0] + _draft_self(md, devs, n_ctx=n_ctx,
+                                                                                        n_parallel=1)[0]
+
+    full, low = both(131072), both(4096)
+    target = 16000 * MiB - 1024 * MiB
+    expect = 4096 + (131072 - 4096) * (target - low) // (full - low)
+    expect -= expect % 256
+    assert r.status == "fitted" and r.n_ctx == expect
+    assert r.lines[0] == f"projected to use {full // MiB} MiB of device memory vs. 16000 MiB of free device memory"
+    assert r.draft[0] == _draft_self(md, devs, n_ctx=expect, n_parallel=1)[0]
+    assert both(expect) <= target
+    alone = params_fit(spec_of(LLAMA8), devs, replace(s, model_draft=None))
+    assert alone.n_ctx > r.n_ctx
+    # a draft oomkit cannot read is left out, as the source fits without a draft it fails to measure
+    assert params_fit(spec_of(LLAMA8), devs, replace(s, model_draft=str(tmp_path / "none.gguf"))).n_ctx == alone.n_ctx

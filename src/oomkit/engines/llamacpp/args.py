@@ -64,6 +64,10 @@ _VALUED = _by_flag({
     ("-mg", "--main-gpu"): ("main_gpu", _int), ("-ncmoe", "--n-cpu-moe"): ("n_cpu_moe", _int),
     ("-ctk", "--cache-type-k"): ("cache_type_k", _text), ("-ctv", "--cache-type-v"): ("cache_type_v", _text),
     ("-sm", "--split-mode"): ("split_mode", _text),
+    # the draft model (common/arg.cpp; the --spec-draft-* names of 2026 builds alias the older ones)
+    ("-md", "--model-draft", "--spec-draft-model"): ("model_draft", _text),
+    ("-ctkd", "--cache-type-k-draft", "--spec-draft-type-k"): ("cache_type_k_draft", _text),
+    ("-ctvd", "--cache-type-v-draft", "--spec-draft-type-v"): ("cache_type_v_draft", _text),
 })
 _SWITCHES = _by_flag({
     ("-kvu", "--kv-unified"): ("kv_unified", True), ("-no-kvu", "--no-kv-unified"): ("kv_unified", False),
@@ -121,6 +125,10 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
             opts["flash_attn"] = mode
         elif name in ("-ngl", "--gpu-layers", "--n-gpu-layers"):
             opts["n_gpu_layers"] = {"auto": -1, "all": 10**6}.get(value) or _int(name, value)
+        elif name in ("-ngld", "--gpu-layers-draft", "--n-gpu-layers-draft", "--spec-draft-ngl"):
+            opts["n_gpu_layers_draft"] = {"auto": -1, "all": 10**6}.get(value) or _int(name, value)
+        elif name == "--spec-type":
+            opts["spec_type"] = tuple(x.strip() for x in value.split(",") if x.strip())
         elif name in ("-ts", "--tensor-split"):
             # common/arg.cpp --tensor-split: split on [,/], each part std::stof; more parts than devices is an
             # error (llama_max_devices(), 16 in CUDA builds)
@@ -277,6 +285,12 @@ OPTIONS = (
     Opt("no_host", "--no-host", switch=("--no-host", None)),
     Opt("mmproj", "--mmproj", _text_or_none, aliases=("-mm",)),
     Opt("no_mmproj", "--no-mmproj", switch=("--no-mmproj", None)),
+    Opt("model_draft", "-md", _text_or_none, aliases=("--model-draft", "--spec-draft-model")),
+    Opt("n_gpu_layers_draft", "-ngld", _layers, aliases=("--gpu-layers-draft", "--n-gpu-layers-draft",
+                                                         "--spec-draft-ngl")),
+    Opt("cache_type_k_draft", "-ctkd", aliases=("--cache-type-k-draft", "--spec-draft-type-k")),
+    Opt("cache_type_v_draft", "-ctvd", aliases=("--cache-type-v-draft", "--spec-draft-type-v")),
+    Opt("spec_type", "--spec-type", lambda v: ",".join(v) or None),
     Opt("fit", "-fit", lambda v: "on" if v else "off", aliases=("--fit",)),
     Opt("fit_target", "-fitt", lambda v: ",".join(map(str, v)), aliases=("--fit-target",)),
     Opt("fit_ctx", "-fitc", aliases=("--fit-ctx",)),

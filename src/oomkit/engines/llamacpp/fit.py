@@ -19,6 +19,8 @@ A refusal (-ngl typed, -sm row, too many layers) keeps what was changed before i
 loads the rest as typed; the engine logs the reason.
 
 Later rules, by build (FIT_ERAS; the newest read is common/fit.cpp at ggml-org/llama.cpp@08033df0):
+- a -md draft model: its dry-run memory added to each device's target (PR #23485, b9305), then measured beside the
+  main model in every dry run at the same context (common_fit_extra_model; placed at b10636);
 - the --mmproj projector's memory (weights + its warmup compute buffer) is added to the target of the device it
   loads on (PR #21489);
 - with no device (a CPU build) the host buffers are held against the host's total memory and only the context is
@@ -58,6 +60,21 @@ FIT_ERAS = Eras({
     "host_fit": 8780,
     # PR #27496 "fit: also take into account n_streams" (merged 2026-08-21)
     "fit_streams": 9780,
+    # PR #23485 "server: add margin for draft model for `fit`" (opened 2026-05-21, issue #23472): before the fit,
+    # llama-server dry-runs the draft model (common_get_device_memory_data with -md, -devd, -ngld, -ctkd / -ctvd and
+    # the main command's context parameters, its -c included) and adds its model + context + compute per device to
+    # fit_params_target (tools/server/server-context.cpp load_model, "[spec] estimated memory usage of draft
+    # model"). b9297 lacks it, b9305 has it (PR #23801's table; issue #23872: "all new builds since and including
+    # release b9305")
+    "draft_margin": 9305,
+    # common_fit_extra_model (common/fit.h): the draft is no margin any more but a second model measured beside the
+    # main one in every dry run at the candidate context ("its memory is measured again whenever that context
+    # changes"; server-context.cpp: "the draft / MTP context is fitted together with the target model"). After PR
+    # #27496 (2026-08-21, whose thread still finds "the draft memory ... folded into fit_params_target"); a fork's
+    # patch list rebasing onto b10636 drops the margin block as "master's common_fit_extra_model already accounts for
+    # it": placed at b10636, the merge itself not pinned more closely. Issue #25408 (b9893: the draft's context
+    # sized at its trained one beside a fitted main context) is the margin era's known flaw, mirrored before it.
+    "draft_joint": 10636,
     # the fit moved from src/llama.cpp (llama_params_fit_impl, llama_params_fit) to common/fit.cpp
     # (common_params_fit_impl, common_fit_params): b8763 (issue #21801) still prints the former, b9036 (PR #22546's
     # log) the latter; placed at the first build seen with it
@@ -205,6 +222,7 @@ class FitResult:
     free: tuple[int, ...] = ()
     dry_runs: int = 0
     table: tuple[str, ...] = ()  # common_memory_breakdown_print of the first dry run (the command as given)
+    draft: tuple[int, ...] = ()  # the -md draft's dry-run bytes per device (then the host) counted in the fit
 
     def to_dict(self) -> dict:
         return {"status": self.status, "n_ctx": self.n_ctx, "n_gpu_layers": self.n_gpu_layers,
@@ -212,7 +230,8 @@ class FitResult:
                 "overflowing_per_device": list(self.overflowing_per_device),
                 "override_tensor": [f"{p}={b}" for p, b in self.overrides],
                 "target_mib": [m // MiB for m in self.margins], "free_mib": [f // MiB for f in self.free],
-                "dry_runs": self.dry_runs, "lines": list(self.lines), "table": list(self.table)}
+                "dry_runs": self.dry_runs, "lines": list(self.lines), "table": list(self.table),
+                **({"draft_mib": [b // MiB for b in self.draft]} if self.draft else {})}
 
 
 class _Refused(Exception):
@@ -260,9 +279,31 @@ def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings
     def log(text: str) -> None:
         lines.append(text)
 
+    draft = draft_model(s)
+    joint = draft is not None and FIT_ERAS.reached(build, "draft_joint")
+    drafts: dict[int, tuple[Breakdown, ...]] = {}
+
+    def draft_at(n_ctx: int) -> tuple[Breakdown, ...]:
+        """The draft's own dry run at a context (the extra model's context follows the main one's)."""
+        if n_ctx not in drafts:
+            drafts[n_ctx] = dry_run(draft[0], devices, replace(draft[1], n_ctx=n_ctx))
+        return drafts[n_ctx]
+
+    if draft is not None and not joint and nd:
+        # PR #23485: the draft's model + context + compute on each of its devices, added to that device's target
+        extra = draft_at(s.n_ctx)
+        for i in range(nd):
+            margins[i] += extra[i].total
+        log(f"[spec] estimated memory usage of draft model is {sum(extra[i].total for i in range(nd)) / MiB:.2f} MiB")
+
     def measure(st: LlamaCppSettings) -> tuple[Breakdown, ...]:
         runs[0] += 1
-        return dry_run(spec, devices, st)
+        b = dry_run(spec, devices, st)
+        if not joint:
+            return b
+        # common_fit_params_impl add_extra_memory: the extra model's rows (the host's too) added to every measurement
+        e = draft_at(st.n_ctx)
+        return tuple(Breakdown(x.model + y.model, x.context + y.context, x.compute + y.compute) for x, y in zip(b, e, strict=True))
 
     def used_of(b: tuple[Breakdown, ...]) -> list[int]:
         return [b[i].total for i in range(nd)] if nd else [b[-1].total]
@@ -272,8 +313,10 @@ def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings
     names = [n.ljust(width) for n in names]
 
     def result(status: str, st: LlamaCppSettings, **kw) -> FitResult:
+        counted = () if draft is None or not (joint or nd) else tuple(
+            b.total for b in draft_at(st.n_ctx if joint else s.n_ctx))
         return FitResult(st, status, tuple(lines), margins=tuple(margins), free=tuple(free), dry_runs=runs[0],
-                         n_ctx=(st.n_ctx if st.n_ctx != s.n_ctx else None), table=tuple(table), **kw)
+                         n_ctx=(st.n_ctx if st.n_ctx != s.n_ctx else None), table=tuple(table), draft=counted, **kw)
 
     n_layer = spec.n_layers
     n_ctx_train = spec.n_ctx_train
@@ -387,6 +430,29 @@ def mmproj_margin(spec: ModelSpec, s: LlamaCppSettings) -> int:
         return 0
     got = projector_memory(spec, s)
     return got.total if got else 0
+
+
+def draft_model(s: LlamaCppSettings) -> tuple[ModelSpec, LlamaCppSettings] | None:
+    """The draft model llama-server fits beside the main one (-md FILE, PR #23485 on), with the settings its dry run
+    takes: the main command's (params_dft = params_base) with the draft's devices, -ngld, -ctkd / -ctvd and no
+    overrides of its own. None before b9305, for other programs, and for a draft oomkit cannot read (a GGUF file is
+    needed); the MTP context of --spec-type draft-mtp without -md (context and compute on the target's weights) is
+    not modelled."""
+    import os  # lazy: only a -md needs the file system
+
+    from ...errors import OomkitError  # lazy: only a -md is read
+    from ...model.gguf_file import read_gguf_spec  # lazy: only a -md is read
+
+    if (not s.model_draft or s.program not in ("llama-server", "llama-cli")
+            or not FIT_ERAS.reached(build_number(s.engine_version), "draft_margin") or not os.path.isfile(s.model_draft)):
+        return None
+    try:
+        spec = read_gguf_spec(s.model_draft)
+    except (OomkitError, OSError, ValueError):
+        return None  # common/fit.cpp: "failed to measure the memory of the extra model, fitting without it"
+    return spec, replace(s, n_gpu_layers=s.n_gpu_layers_draft, cache_type_k=s.cache_type_k_draft,
+                         cache_type_v=s.cache_type_v_draft, override_tensor=(), cpu_moe=False, n_cpu_moe=0,
+                         tensor_split=(), mmproj=None, model_draft=None, spec_type=(), fit=False)
 
 
 def mmproj_compute_known(spec: ModelSpec, s: LlamaCppSettings) -> bool:

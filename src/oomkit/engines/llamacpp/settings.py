@@ -80,6 +80,7 @@ class LlamaCppSettings:
         # common/arg.cpp --n-cpu-moe: "if (value < 0) throw std::invalid_argument"
         "n_cpu_moe": Limit(0, INT32_MAX, "-ncmoe"),
         "n_gpu_layers": Limit(0, 10**6, "-ngl", special=(-1,), allowed="-1 (auto), 'all', or 0 and up"),
+        "n_gpu_layers_draft": Limit(0, 10**6, "-ngld", special=(-1,), allowed="-1 (auto), 'all', or 0 and up"),
         # -ts: proportions; std::stof takes nan, inf and negatives, which load_tensors turns into nonsense splits
         "tensor_split": Limit(0, FLT_PROPORTION, "-ts", allowed="proportions from 0 up (all 0: the default split)"),
         "fit_target": Limit(0, INT32_MAX, "-fitt"),
@@ -115,6 +116,14 @@ class LlamaCppSettings:
     cpu_isa: str = "avx2"  # the CPU's vector ISA, which decides the repacked types (backends.REPACK_TYPES)
     mmproj: str | None = None  # --mmproj FILE: the multimodal projector (vision tower) llama-server loads
     no_mmproj: bool = False  # --no-mmproj: no projector even when -hf names a repo that has one
+    # speculative decoding (common/common.h common_params_speculative): -md FILE, the draft model's -ngld and
+    # -ctkd / -ctvd (F16 by default); --spec-type, e.g. draft-mtp (the target's own MTP layers). --fit counts them
+    # from b9305 (fit.DRAFT_ERAS).
+    model_draft: str | None = None  # -md / --model-draft / --spec-draft-model
+    n_gpu_layers_draft: int = -1  # -ngld / --spec-draft-ngl; -1 = default (all)
+    cache_type_k_draft: str = "f16"  # -ctkd / --spec-draft-type-k
+    cache_type_v_draft: str = "f16"  # -ctvd / --spec-draft-type-v
+    spec_type: tuple[str, ...] = ()  # --spec-type, comma-separated
     bench_tests: tuple[tuple[str, int], ...] = ()  # llama-bench: (test name, n_ctx) per row (programs.py)
     fit: bool = True  # -fit on|off (common/common.h fit_params)
     fit_target: tuple[int, ...] = (1024,)  # -fitt MiB kept free per device, one value or one per device
@@ -131,6 +140,7 @@ class LlamaCppSettings:
         d["tensor_split"] = list(self.tensor_split)
         d["override_tensor"] = [f"{p}={b}" for p, b in self.override_tensor]
         d["fit_target"], d["rpc"], d["device"] = list(self.fit_target), list(self.rpc), list(self.device)
+        d["spec_type"] = list(self.spec_type)
         return d
 
 
