@@ -197,3 +197,44 @@ def test_gemma3_4b_cpu_only_graph_is_the_vision_encoders():
     got = est.engine_view["ollama_memory"]["compute graph"]["CPU"]
     want = fx["printed"]["compute graph_bytes"]["CPU"]
     assert abs(got - want) / want <= COMPUTE_TOLERANCE, (got / MiB, want / MiB)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Per log, per printed line: the figure and oomkit's (bench/accuracy_ollama.py prints them)
+
+CASES = {"gpt-oss-20b-cpu-only-0.13-ctx16000": _gpt_oss_cpu,
+         "gpt-oss-20b-vulkan-partial-ctx131072-no-fa-0.12.9": _gpt_oss_vulkan,
+         "gemma3-4b-cpu-only-ctx8192-0.12.3": _gemma3_cpu}
+
+
+def device_rows() -> list[tuple[str, str, str, str, int, int]]:
+    """(log, line, device, printed, printed bytes, oomkit bytes) for every per-device line of the Ollama-engine
+    logs, the qwen3:32b OLLAMA_DEBUG log's exact requirements included."""
+    rows = []
+    for stem, case in CASES.items():
+        fx, est = case()
+        p, mine = fx["printed"], est.engine_view["ollama_memory"]
+        for line in ("model weights", "kv cache", "compute graph"):
+            for d, printed in p[line].items():
+                rows.append((stem, line, d, printed, p[line + "_bytes"][d], mine[line].get(d, 0)))
+        rows.append((stem, "total memory", "", p["total memory"], p["total memory_bytes"], mine["total memory"]))
+    stem = "qwen3-32b-multi-gpu-0.13-debug-memory"
+    p = _load(stem)["printed"]
+    mine = _qwen3_32b("0.13.2").engine_view["ollama_memory"]
+    rows += [(stem, "model weights", "CUDA2", "(exact bytes)", p["required.CUDA2.Weights_sum_bytes"],
+              mine["model weights"]["CUDA2"]),
+             (stem, "model weights", "CPU", "(exact bytes)", p["required.InputWeights"], mine["model weights"]["CPU"]),
+             (stem, "kv cache", "CUDA2", "(exact bytes)", 64 * p["required.CUDA2.Cache_per_layer"],
+              mine["kv cache"]["CUDA2"]),
+             (stem, "compute graph", "CPU", p["compute_graph_CPU"], p["compute_graph_CPU_bytes"],
+              mine["compute graph"]["CPU"]),
+             (stem, "total memory", "", p["total_memory"], p["total_memory_bytes"], mine["total memory"])]
+    return rows
+
+
+def test_device_rows_cover_the_logs():
+    rows = device_rows()
+    assert {r[0] for r in rows} == set(CASES) | {"qwen3-32b-multi-gpu-0.13-debug-memory"}
+    exact = [r for r in rows if r[1] in ("model weights", "kv cache")]
+    assert all(abs(got - want) <= (tl._unit(printed) if printed != "(exact bytes)" else 0)
+               for _, _, _, printed, want, got in exact)
