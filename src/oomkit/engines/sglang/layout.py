@@ -52,7 +52,7 @@ from .kv import (
     swa_window,
     token_charge_swa,
 )
-from .phases import capture_bs, cuda_graph_parts, gb, startup_phases
+from .phases import backend_init_bytes, capture_bs, cuda_graph_parts, gb, startup_phases
 from .settings import (
     BackendChoice,
     BackendModel,
@@ -324,8 +324,7 @@ def _engine_view(s: SGLangSettings, run: _Run, running: int | None, req_bytes: i
         end_avail = pre_free - w0 - pool.kv_bytes - pool.state_bytes - (req_bytes or 0)
     view.update({
         "memory_pool_end_avail_bytes": end_avail,
-        # the scheduler's line prints free memory after CUDA graph capture; oomkit does not model the graphs, so
-        # this is the "Memory pool end" figure, an upper bound
+        # the scheduler's line prints free memory after CUDA graph capture: set from the phases (estimate) where known
         "available_gpu_mem_bytes": end_avail,
         "req_to_token_bytes": req_bytes,
         "max_prefill_tokens": s.max_prefill_tokens,
@@ -350,7 +349,12 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
     cg = parts.total
     kv = (pool.kv_bytes + pool.state_bytes) if pool is not None else 0
     total = run.devs[0].memory_bytes
-    phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg)
+    attn = next((la.attention for la in spec.trunk_layers if la.attention is not None), None)
+    init = backend_init_bytes(
+        s.attention_backend, run.v, architecture=spec.architecture, sliding=sliding, mla=run.lay_all.mla,
+        max_running=running or 0, heads_per_rank=(attn.n_heads // run.lay_all.attn_tp) if attn else 0,
+        head_dim=attn.head_dim_k if attn else 0, context_len=run.context_len)
+    phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg, init)
     lines = []
     if pre_free is not None:
         lines.append(f"Load weight begin. avail mem={gb(pre_free)} GB")
@@ -362,20 +366,23 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
         else:
             lines.append(f"KV Cache is allocated. #tokens: {pool.max_total_num_tokens}, K size: {gb(pool.k_bytes)} "
                          f"GB, V size: {gb(pool.v_bytes)} GB")
-    short = 0
+    short, begin = 0, None
     if pool is not None and pre_free is not None and s.kv_cache_memory_bytes is None:
         end = pre_free - w0 - kv - (req_bytes or 0)
+        begin = end - init  # "Capture cuda graph begin. ... avail mem": after init_attention_backend
         lines.append(f"Memory pool end. avail mem={gb(end)} GB")
         if cg:
-            lines.append(f"Capture cuda graph begin. This can take up to several minutes. avail mem={gb(end)} GB")
+            lines.append(f"Capture cuda graph begin. This can take up to several minutes. avail mem={gb(begin)} GB")
             lines.append(f"Capture cuda graph bs {list(capture_bs(max_bs, run.v))}")
-            lines.append(f"Capture cuda graph end. Time elapsed: N s. mem usage={gb(cg)} GB. avail mem={gb(end - cg)} GB.")
-        short = max(0, cg - end)
+            lines.append(f"Capture cuda graph end. Time elapsed: N s. mem usage={gb(cg)} GB. avail mem="
+                         f"{gb(begin - cg)} GB.")
+        short = max(0, init + cg - end)
         lines.append(f"max_total_num_tokens={pool.max_total_num_tokens}, chunked_prefill_size="
                      f"{run.defaults.chunked_prefill_size}, max_prefill_tokens={s.max_prefill_tokens}, "
                      f"max_running_requests={running}, context_len={run.context_len}, available_gpu_mem="
-                     f"{gb(end - cg)} GB")
+                     f"{gb(begin - cg)} GB")
     return {"phases": [p.to_dict() for p in phases], "cuda_graph_bs": list(capture_bs(max_bs, run.v)) if cg else [],
+            "attention_backend_init_bytes": init, "capture_begin_avail_bytes": begin,
             "cuda_graph_bytes": cg, "cuda_graph_parts_bytes": {"logits": parts.logits, "index_tables":
                                                                  parts.index_tables, "rest": parts.rest},
             "cuda_graph_short_bytes": short, "log": "\n".join(lines)}
@@ -466,18 +473,25 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
     # "Attention backend not specified. Use X backend by default." (or the model override's line)
     view["attention_backend"], view["attention_backend_reason"] = backend.backend, backend.reason
     view.update(_phase_view(spec, s, run, req_bytes, running))
+    if view["capture_begin_avail_bytes"] is not None:
+        view["available_gpu_mem_bytes"] = view["capture_begin_avail_bytes"] - view["cuda_graph_bytes"]
     short = view.get("cuda_graph_short_bytes") or 0
     if short:
-        # cuda_graph_runner.py capture runs on what the pool left: past it, SGLang stops with a CUDA OOM. The GPUs
-        # then hold the capture's bytes beyond their memory (fits is false)
-        left = view["cuda_graph_bytes"] - short
+        # init_attention_backend, then cuda_graph_runner.py's capture, run on what the pool left: past it, SGLang stops
+        # with a CUDA OOM ("Capture cuda graph failed: CUDA out of memory"). The GPUs then hold the missing bytes beyond
+        # their memory (fits is false)
+        init, cg = view["attention_backend_init_bytes"], view["cuda_graph_bytes"]
+        in_init = short > cg  # init_attention_backend alone runs past what the pool left
+        phase, needed = ("attention backend init", init) if in_init else ("CUDA graph capture", cg)
+        left = needed - short
         fix = round(mfs - short / pre_free - 0.005, 2) if pre_free else None
-        what = (f"KV pool allocated, then CUDA-graph capture needs {view['cuda_graph_bytes'] / MiB:,.0f} MiB with "
-                f"{left / MiB:,.0f} MiB left (an estimate): lower --mem-fraction-static to {fix:.2f}, lower "
-                "--cuda-graph-max-bs, or add --disable-cuda-graph")
+        what = (f"KV pool allocated, then {phase} needs {needed / MiB:,.0f} MiB with {max(left, 0) / MiB:,.0f} MiB "
+                f"left (an estimate): lower --mem-fraction-static to {fix:.2f}"
+                + (", lower --cuda-graph-max-bs, or add --disable-cuda-graph" if phase == "CUDA graph capture" else
+                   " or --max-running-requests"))
         view["error"] = view.get("error") or what
-        view["failed_phase"] = {"phase": "CUDA graph capture", "needed_bytes": view["cuda_graph_bytes"],
-                                "left_bytes": left, "short_bytes": short, "after_kv": True}
+        view["failed_phase"] = {"phase": phase, "needed_bytes": needed, "left_bytes": left, "short_bytes": short,
+                                "after_kv": True}
         warnings.append(f"SGLang starts, then dies: {what}")
         usages = [replace(u, overhead_bytes=u.overhead_bytes + short) for u in usages]
     if s.nnodes > 1:

@@ -86,6 +86,41 @@ def cuda_graph_bytes(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
     return cuda_graph_parts(max_bs, s, v, vocab, context_len, page_size, sliding).total
 
 
+# The attention backend's own buffers, allocated by model_runner.py init_attention_backend after "Memory pool end" and
+# before "Capture cuda graph begin" (the two free-memory figures SGLang prints around it), outside mem_fraction_static:
+# - FlashInfer (flashinfer_backend.py FlashInferAttnBackend.__init__; trtllm_mha's backend subclasses it): one global
+#   workspace of SGLANG_FLASHINFER_WORKSPACE_SIZE (environ.py, 384 MiB; 0.4.x global_config.py
+#   flashinfer_workspace_size, the same), 512 MiB for Qwen2ForCausalLM (0.4.5 read) and Qwen3ForCausalLM /
+#   MiMoForCausalLM (0.4.6.post5 read); and one 8 MiB int workspace in each wrapper it builds: the ragged prefill wrapper
+#   and, per num_wrappers (2 with sliding windows), a paged prefill, a verify prefill and a decode wrapper.
+# - trtllm_mha (trtllm_mha_backend.py): a zero-filled DEFAULT_WORKSPACE_SIZE_MB = 512 MiB workspace besides.
+# - aiter (aiter_backend.py AiterAttnBackend.__init__, not for MLA): a float32 split-K workspace of
+#   max_bs x heads x ceil(context_len / 256) x (head_dim + 2) values, max_bs the req_to_token pool's size.
+# Not modelled: cuBLAS workspaces (init_cublas), FA3's and triton's small buffers, the MLA backends. Against the logs
+# that print both figures (none fitted): Qwen2-7B flashinfer on a B200 0.531 GiB vs 0.55 printed (sglang#11830),
+# Olmo 3 32B trtllm_mha on a B200 0.93 vs 1.14 (sglang#13666; Olmo 3's sliding windows make 2 wrappers), Qwen3-0.6B
+# aiter on an MI300X with 4,096 requests 5.08 vs 5.36 (gpustack#4424).
+FLASHINFER_WORKSPACE = 384 * MiB
+FLASHINFER_WORKSPACE_QWEN = 512 * MiB
+TRTLLM_MHA_WORKSPACE = 512 * MiB
+AITER_PARTITION = 256
+
+
+def backend_init_bytes(backend: str | None, v: Version, *, architecture: str, sliding: bool, mla: bool,
+                       max_running: int, heads_per_rank: int, head_dim: int, context_len: int) -> int:
+    """Bytes init_attention_backend allocates on each GPU (see above); 0 for a backend not modelled."""
+    if backend in ("flashinfer", "trtllm_mha"):
+        qwen = {"qwen2"} | ({"qwen3"} if reached(v, "flashinfer_ws_qwen3") else set())
+        workspace = FLASHINFER_WORKSPACE_QWEN if architecture in qwen else FLASHINFER_WORKSPACE
+        wrappers = 0 if mla else 1 + 3 * (2 if sliding else 1)
+        return workspace + wrappers * FLASHINFER_INT_WORKSPACE + (TRTLLM_MHA_WORKSPACE if backend == "trtllm_mha"
+                                                                   else 0)
+    if backend == "aiter" and not mla:
+        parts = -(-max(context_len, 1) // AITER_PARTITION)
+        return max_running * heads_per_rank * parts * (head_dim + 2) * 4
+    return 0
+
+
 @dataclass(frozen=True)
 class Phase:
     name: str
@@ -98,11 +133,11 @@ class Phase:
                 "free_after_bytes": self.free_after}
 
 
-def startup_phases(total: int | None, overhead: int, weights: int, pool: int, req_to_token: int, cuda_graphs: int
-                   ) -> tuple[Phase, ...]:
+def startup_phases(total: int | None, overhead: int, weights: int, pool: int, req_to_token: int, cuda_graphs: int,
+                   backend_init: int = 0) -> tuple[Phase, ...]:
     steps = [("CUDA context and distributed init", overhead, False), ("weights", weights, True),
              ("KV cache pool", pool, True), ("req_to_token pool", req_to_token, False),
-             ("CUDA graph capture", cuda_graphs, False)]
+             ("attention backend init", backend_init, False), ("CUDA graph capture", cuda_graphs, False)]
     out, free = [], total
     for name, n, inside in steps:
         free = None if free is None else free - n

@@ -76,6 +76,9 @@ ERAS = Eras({
     # on SM100 trtllm_mha (0.5.4 read; 0.5.3 asserts fa3/aiter/triton) and by platform (0.5.6), Olmo 2/3 (0.5.4),
     # Qwen3-Next / Qwen3.5 on SM100 triton (0.5.6)
     "fa3_default": (0, 4, 6),
+    # flashinfer_backend.py: Qwen3ForCausalLM and MiMoForCausalLM join Qwen2's 512 MiB workspace (0.4.6.post5 read;
+    # 0.4.5 Qwen2 only)
+    "flashinfer_ws_qwen3": (0, 4, 6, 5),
     "fa3_qwen3": (0, 4, 6, 5),
     "aiter_mha": (0, 4, 6, 5),
     "mla_sm100_flashinfer": (0, 4, 7),
