@@ -63,8 +63,8 @@ SAMPLER_WARMUP_FACTOR_DENSE = 1.35
 # its 35 graphs (390.8 MiB), over 35 graphs x (2 x 60 layers + 1) all-reduces: 0.49 MiB each. Driver-dependent:
 # vllm#5517 measured 3.81 GiB of graphs on A10G with CUDA 12.2 / 12.3 drivers and 1.14 GiB with 12.4 (the
 # model and sizes of that run are not in the stored thread); the 12.2-era figure is the one held here. Held out:
-# vllm#17469 (4 x A10, TP 4, V1 0.8.5: dies in capture_model) and vllm#15598 (L40S, TP 8 x PP 4, V0 0.7.3: dies
-# capturing), which the dense rule alone had starting / failing in no phase.
+# vllm#17469 (4 x A10, TP 4, V1 0.8.5: dies in capture_model, which the dense rule alone had start) and vllm#15598
+# (L40S, TP 8 x PP 4, V0 0.7.3: dies capturing; it needs V0's graphs per virtual engine as well, graph_count).
 NCCL_GRAPH_PER_ALLREDUCE = int(0.49 * MiB)
 
 
