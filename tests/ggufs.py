@@ -1184,3 +1184,38 @@ def dflash_draft(n_layers: int | None = None) -> SynthModel:
 
 ADDED_BUILDERS["dflash"] = dflash_draft
 ADDED_ON_GRID.append("dflash")
+
+
+def flan_t5_base(n_layers: int | None = None) -> SynthModel:
+    """t5 (encoder-decoder): google/flan-t5-base config.json: d_model 768, 12 heads of d_kv 64, gated-GELU FFN d_ff
+    2048, vocab 32128, relative_attention_num_buckets 32, untied lm_head; here 3 encoder blocks (block_count) and
+    2 decoder blocks (decoder_block_count), so the cache's layer count tells which one llama.cpp sizes it by
+    (measured: block_count, the encoder's). Tensor names as src/models/t5.cpp loads them (enc.blk.N.*, dec.blk.N.*,
+    the relative-position bias on the first block only)."""
+    arch, n_embd, hd, n_head, n_ff, n_vocab, n_enc, n_dec = "t5", 768, 64, 12, 2048, 32128, 3, 2
+    md = _Meta(arch).base(ctx=512, n_embd=n_embd, n_layers=n_enc, n_ff=n_ff, n_head=n_head, n_head_kv=n_head,
+                          rms_eps=1e-6, rope_base=10000.0, n_vocab=n_vocab)
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("attention.relative_buckets_count", 32)
+    md.u32("decoder_block_count", n_dec).u32("decoder_start_token_id", 0)
+    e, a = n_embd, n_head * hd
+
+    def block(p: str, cross: bool) -> list[Tensor]:
+        ts = [Tensor(p + "attn_norm.weight", (e,)), Tensor(p + "attn_q.weight", (e, a)),
+              Tensor(p + "attn_k.weight", (e, a)), Tensor(p + "attn_v.weight", (e, a)), Tensor(p + "attn_o.weight", (a, e))]
+        if cross:
+            ts += [Tensor(p + "cross_attn_norm.weight", (e,))]
+            ts += [Tensor(p + f"cross_attn_{x}.weight", (e, a)) for x in "qkv"] + [Tensor(p + "cross_attn_o.weight", (a, e))]
+        return ts + [Tensor(p + "ffn_norm.weight", (e,)), Tensor(p + "ffn_gate.weight", (e, n_ff)),
+                     Tensor(p + "ffn_down.weight", (n_ff, e)), Tensor(p + "ffn_up.weight", (e, n_ff))]
+
+    ts = [Tensor("token_embd.weight", (e, n_vocab)), Tensor("enc.output_norm.weight", (e,)),
+          Tensor("dec.output_norm.weight", (e,)), Tensor("output.weight", (e, n_vocab))]
+    for i in range(n_enc):
+        ts += block(f"enc.blk.{i}.", False) + ([Tensor("enc.blk.0.attn_rel_b.weight", (n_head, 32))] if i == 0 else [])
+    for i in range(n_dec):
+        ts += block(f"dec.blk.{i}.", True) + ([Tensor("dec.blk.0.attn_rel_b.weight", (n_head, 32))] if i == 0 else [])
+    return _model("flan-t5-base-3e2d", arch, "google/flan-t5-base config.json", n_vocab, n_enc, md, ts, False)
+
+
+ADDED_BUILDERS["t5"] = flan_t5_base
+ADDED_ON_GRID.append("t5")

@@ -212,7 +212,20 @@ ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.86 of llama.cpp's at 8K with flash
                        "graniteswitch": "compute 1.14 of llama.cpp's at 32K q8_0 (128.50 vs 112.85 MiB)",
                        "eagle3": "compute 1.24 of llama.cpp's at 8K and 16K x 4 unified (124.00 vs 100.00 MiB), 1.15 at "
                                  "32K q8_0 (124.00 vs 108.08 MiB)",
-                       "dflash": "compute 1.13 of llama.cpp's at 32K q8_0 (136.00 vs 120.09 MiB)"}
+                       "dflash": "compute 1.13 of llama.cpp's at 32K q8_0 (136.00 vs 120.09 MiB)",
+                       # the decoder's worst-case graph cross-attends to n_ctx encoder outputs (build_inp_cross_embd)
+                       "t5": "compute 0.11 of llama.cpp's at 8K (65.75 vs 620.01 MiB): the cross-attention over n_ctx "
+                             "encoder outputs is not modelled"}
+
+
+# buffers llama.cpp sizes in code this file's owner does not hold (compute.py output_buffer_bytes): strict xfails with
+# the measured miss, which pass the day the rule is mirrored
+ADDED_BUFFER_XFAIL = {
+    "t5": "output buffer 0.12 vs llama.cpp's 0.13 MiB at 8K (0.49 vs 0.50 at 16K x 4): llama_context::output_reserve "
+          "reserves n_embd embedding floats per output beside the logits for LLM_ARCH_T5 (has_embd = true), which "
+          "compute.py output_buffer_bytes does not mirror (KV, model exact); at 8K x 2 without flash attention "
+          "llama.cpp itself aborts reserving the graph (GGML_ASSERT(ggml_can_repeat(b, a)) in ggml.c)",
+}
 
 
 def _added(arch: str):
@@ -225,7 +238,8 @@ def _added(arch: str):
 
 
 @needs_llama_cpp
-@pytest.mark.parametrize("arch", ADDED)
+@pytest.mark.parametrize("arch", [pytest.param(a, marks=pytest.mark.xfail(strict=True, reason=ADDED_BUFFER_XFAIL[a]))
+                                  if a in ADDED_BUFFER_XFAIL else a for a in ADDED])
 def test_added_architectures_buffers_equal_llama_cpp(arch):
     spec, results = _added(arch)
     compared = 0
