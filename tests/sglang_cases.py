@@ -14,17 +14,17 @@ Which figure of which log is valid ground truth, and why:
 | mimo-v2-flash-tp4-swa-pool-mfs07 | no avail printed; pre-#18039 build | no | SWA sub-pool | no | swa = 0.8 x full |
 | deepseek-v4-pro-fp8-8xh200-tp8-mfs088-fail | the refusal and its minimum fraction | no (DeepSeek-V4 not modelled) | - | - | |
 | qwen3-32b-tp4-b200-pr22537 | yes (0.5.10+, default mfs on a B200) | yes (4x B200) | yes | yes (3%) | model inferred from the K size |
-| unnamed-qwen2-7b-b200-capture-pr11830 | no avail printed | no | yes (layout from the K size) | - | CUDA-graph mem usage (fitted) |
+| unnamed-qwen2-7b-b200-capture-pr11830 | no avail printed | no | yes (layout from the K size) | - | CUDA-graph mem usage (fitted); attention backend init (FlashInfer, held out) |
 | glm-4.5-air-tp4-capture-prs8579-8567 | no | no | - | - | CUDA-graph mem usage in four builds (both PRs: fitted; three held out) |
-| qwen3-0.6b-mi300x-rocm-capture-gpustack4424 | no: mem_fraction_static not shown | no | yes | no (1.21 printed, 1.11 of parameters) | CUDA-graph mem usage on ROCm (held out) |
+| qwen3-0.6b-mi300x-rocm-capture-gpustack4424 | no: mem_fraction_static not shown | no | yes | no (1.21 printed, 1.11 of parameters) | CUDA-graph mem usage on ROCm (held out); attention backend init (aiter, held out) |
 | deepseek-v3-dp-attention-kv-issue6017 | no: mfs and flags not in the comment | no | yes (MLA latent per DP-attention rank) | yes, the thread's recipe assumed (3%) | w_kc / w_vc |
 | deepseek-v3.2-exp-8xb200-dp8-nsa-pr11309 | no avail printed | no | yes (packed fp8 latent + NSA index keys) | - | |
 | gpt-oss-20b-mxfp4-b200-kvcached198 | no: kvcached replaces the pool | no | - | yes (3%; B200 inferred) | MXFP4 expert padding |
 | llama-3.1-70b-tp8-h200-pr11716 | yes: "Load weight begin" printed, weights predicted | yes (8x H200 inferred) | yes (model inferred from the K size) | - | KV pool as a share of the GPU |
 | mimo-v2-flash-tp4-swa-pools-pr15464 | no avail printed | no | yes, both pools | - | SWAKVPool total |
-| gemma-3-4b-it-vlm-h200-pr4826 | yes (0.4.4, the multimodal cut) | yes (H200 inferred) | yes (model inferred from the K size) | yes (3%; vision tower included) | |
+| gemma-3-4b-it-vlm-h200-pr4826 | yes (0.4.4, the multimodal cut) | yes (H200 inferred) | yes (model inferred from the K size) | yes (3%; vision tower included) | attention backend init (FlashInfer, two wrappers, held out) |
 | olmocr-qwen2-vl-7b-vlm-fraction-olmocr159 | no | no | - | - | the multimodal cut of the default fraction (0.836) |
-| olmo-3-32b-think-b200-mfs08-pr13666 | yes (mfs 0.8 given, page 64) | yes (B200 inferred) | yes | yes (3%; OLMo 2 32B shapes) | CUDA-graph capture 8.60 GiB: a known miss, held out (tests/test_sglang_phases.py) |
+| olmo-3-32b-think-b200-mfs08-pr13666 | yes (mfs 0.8 given, page 64) | yes (B200 inferred) | yes | yes (3%; OLMo 2 32B shapes) | CUDA-graph capture 8.60 GiB: a known miss, held out (tests/test_sglang_phases.py); attention backend init (trtllm_mha, held out) |
 """
 
 from __future__ import annotations
