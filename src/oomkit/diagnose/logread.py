@@ -227,6 +227,9 @@ def _vllm_args(text: str) -> dict[str, Any]:
         name = _VLLM_ARG_NAMES.get(str(k))
         if name and isinstance(v, (int, float, str, bool)):
             out[name] = v
+    spec = d.get("speculative_config")  # --speculative-config '{"method": "mtp", "num_speculative_tokens": 2}'
+    if isinstance(spec, dict) and isinstance(spec.get("num_speculative_tokens"), int):
+        out["num_speculative_tokens"] = spec["num_speculative_tokens"]
     return out
 
 
