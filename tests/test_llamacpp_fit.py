@@ -866,11 +866,11 @@ def test_draft_margin_at_the_trained_context_when_none_is_given(tmp_path):
 
 
 def test_draft_fitted_beside_the_main_model(tmp_path):
-    """common_fit_extra_model (placed at b10636): no margin; every dry run adds the draft's own at the same context,
+    """common_fit_extra_model (the newest source; after b10636 by a fork's rebase notes): no margin; every dry run adds the draft's own at the same context,
     so the context where the straight line meets free - margin counts both models, and the draft shrinks with it."""
     md = _draft(tmp_path)
     devs = (gpu(0, 16000),)
-    s = LlamaCppSettings(n_parallel=1, model_draft=str(md), engine_version="b10700")
+    s = LlamaCppSettings(n_parallel=1, model_draft=str(md))
     r = params_fit(spec_of(LLAMA8), devs, s)
     assert r.margins[0] == 1024 * MiB and not any(x.startswith("[spec]") for x in r.lines)
 

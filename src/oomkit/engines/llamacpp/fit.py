@@ -20,7 +20,7 @@ loads the rest as typed; the engine logs the reason.
 
 Later rules, by build (FIT_ERAS; the newest read is common/fit.cpp at ggml-org/llama.cpp@08033df0):
 - a -md draft model: its dry-run memory added to each device's target (PR #23485, b9305), then measured beside the
-  main model in every dry run at the same context (common_fit_extra_model; placed at b10636);
+  main model in every dry run at the same context (common_fit_extra_model, the newest source: NEWEST);
 - the --mmproj projector's memory (weights + its warmup compute buffer) is added to the target of the device it
   loads on (PR #21489);
 - with no device (a CPU build) the host buffers are held against the host's total memory and only the context is
@@ -72,9 +72,11 @@ FIT_ERAS = Eras({
     # changes"; server-context.cpp: "the draft / MTP context is fitted together with the target model"). After PR
     # #27496 (2026-08-21, whose thread still finds "the draft memory ... folded into fit_params_target"); a fork's
     # patch list rebasing onto b10636 drops the margin block as "master's common_fit_extra_model already accounts for
-    # it": placed at b10636, the merge itself not pinned more closely. Issue #25408 (b9893: the draft's context
-    # sized at its trained one beside a fitted main context) is the margin era's known flaw, mirrored before it.
-    "draft_joint": 10636,
+    # it". That is past the builds oomkit dates by number (settings.NEWEST, b9999, stands for the newest source and
+    # every later build runs its rules, version_warning): the rule of the newest source, placed at NEWEST. Issue
+    # #25408 (b9893: the draft's context sized at its trained one beside a fitted main context) is the margin era's
+    # known flaw, mirrored before it.
+    "draft_joint": 9999,
     # the fit moved from src/llama.cpp (llama_params_fit_impl, llama_params_fit) to common/fit.cpp
     # (common_params_fit_impl, common_fit_params): b8763 (issue #21801) still prints the former, b9036 (PR #22546's
     # log) the latter; placed at the first build seen with it
