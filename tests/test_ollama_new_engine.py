@@ -148,7 +148,8 @@ def test_gpt_oss_20b_vulkan_split_weights_and_kv_per_device():
 
 def test_gpt_oss_20b_vulkan_graph_on_the_gpu():
     """Vulkan0 "compute graph" 16.6 GiB: the F32 KQ scores of 64 heads x 512 tokens x 131072 cells (16 GiB) and
-    the rest of the worst-case batch, within 10% (16.29 GiB here, -1.8%)."""
+    the rest of the worst-case batch and the copies of one CPU layer's K and V views the offloaded attention
+    reads (2 x 128 MiB), within 10% (16.54 GiB here, -0.3%)."""
     fx, est = _gpt_oss_vulkan()
     got = est.engine_view["ollama_memory"]["compute graph"]["Vulkan0"]
     want = fx["printed"]["compute graph_bytes"]["Vulkan0"]
@@ -157,7 +158,7 @@ def test_gpt_oss_20b_vulkan_graph_on_the_gpu():
 
 @pytest.mark.xfail(strict=True, reason="compute graph CPU: 5.6 MiB predicted (the input rows) vs 45.1 MiB printed "
                    "with 14 blocks left on the CPU: what the CPU keeps beside the op-offloaded layers (the cache "
-                   "writes of its layers?) is not modelled; total 32.2 GiB vs 32.6 GiB printed")
+                   "writes of its layers?) is not modelled; total 32.5 GiB vs 32.6 GiB printed")
 def test_gpt_oss_20b_vulkan_graph_on_the_cpu():
     fx, est = _gpt_oss_vulkan()
     mine = est.engine_view["ollama_memory"]

@@ -239,12 +239,19 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         phases = compute_phases(spec, ctx, _engine_caches(kv_caches(spec, ctx, False), cache),
                                 n_outputs=num_parallel)
         graph = max(phases.attention, phases.output)
+        # With layers left on the CPU the scheduler offloads their ops to the GPU (op_offload, _add_input_layer)
+        # and copies what they read from CPU buffers into the GPU's compute buffer: beside the worst layer's
+        # attention that is its K and V cache views (ggml_backend_sched split inputs; the cache buffers are not
+        # weights, so the attention itself is not pinned to the CPU). ollama/ollama#12913 (gpt-oss:20b, 14 of 24
+        # blocks on the CPU, 131072 cells): Vulkan0 "16.6 GiB" = the 16 GiB of KQ scores and the rest of the batch
+        # + 2 x 128 MiB of one full layer's K and V
+        partial = graph + max(layer_c, default=0)
         if proj is not None:
             # runner/ollamarunner multimodal.go getTensor: the vision encoder's graph for a 2048 x 2048 image is
             # reserved on the same scheduler (computeCtx.Reserve) before the text batch, and ggml-alloc keeps the
             # larger buffer; VisionGraphSize (fs/ggml) is Ollama's own size for that graph
-            graph = max(graph, proj.graph)
-        lay = layout_era_c(layer_w, layer_c, gpus, graph, graph, launch.gpu_overhead, num_gpu)
+            graph, partial = max(graph, proj.graph), max(partial, proj.graph)
+        lay = layout_era_c(layer_w, layer_c, gpus, partial, graph, launch.gpu_overhead, num_gpu)
         _add_input_layer(lay, g, launch.num_batch, graph)
         out = _era_c_result(lay, gpus, g, measured=True)
         if launch.era == "B":
