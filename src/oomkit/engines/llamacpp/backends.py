@@ -493,6 +493,55 @@ def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict
     return view
 
 
+# ---------------------------------------------------------------------------------------------------------
+# The token embeddings under --no-mmap: the host buffer type only where the GPU reads their type with GET_ROWS
+
+# llama-model.cpp make_cpu_buft_list puts the first device's host buffer type (CUDA_Host, ROCm_Host, Vulkan_Host)
+# before the CPU's, and select_weight_buft asks that device's supports_op for each weight's own op: token_embd is
+# read with GET_ROWS, so a type the GPU backend cannot gather falls back to the plain CPU buffer type ("tensor
+# 'token_embd.weight' (q4_K) (and 0 others) cannot be used with preferred buffer type ROCm_Host, using CPU
+# instead", ROCm/TheRock#2595). The types each backend's supports_op gathers:
+#   CUDA / HIP (ggml-cuda.cu): F32, F16, BF16, I32 and the legacy quants Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, until
+#     PR #25962 ("cuda: GET_ROWS quants", merged 2026-07-21) added the k-quants, i-quants and MXFP4;
+#   Vulkan (ggml-vulkan.cpp): the same and IQ4_NL, until PR #16235 ("vulkan: support GET_ROWS for k-quants",
+#     opened 2025-09-24, placed at the end of that month) added the k-quants, i-quants and MXFP4.
+# With mmap the CPU weights are mapped from the file whatever the list says (CPU_Mapped), so only --no-mmap shows it.
+_LEGACY_GET_ROWS = frozenset({"f32", "f16", "bf16", "i32", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0"})
+GET_ROWS_TYPES = {"cuda": _LEGACY_GET_ROWS, "rocm": _LEGACY_GET_ROWS, "vulkan": _LEGACY_GET_ROWS | {"iq4_nl"}}
+GET_ROWS_ALL_SINCE = {"cuda": llamacpp_build_on("2026-07-21"), "rocm": llamacpp_build_on("2026-07-21"),
+                      "vulkan": llamacpp_build_on("2025-09-30")}
+
+
+def gathered_on_host(t: TensorSpec, backend: Backend, build: int) -> bool:
+    """Whether the host buffer type takes a GET_ROWS weight (the backend's device gathers its type)."""
+    kinds = GET_ROWS_TYPES.get(backend.name)
+    if kinds is None or build >= GET_ROWS_ALL_SINCE.get(backend.name, 0):
+        return True
+    return ggml.type_by_name(t.dtype).name.lower() in kinds
+
+
+def split_host_embeddings(view: dict, devices: tuple[Device, ...], s, weights: ModelBuffers, build: int) -> dict:
+    """engine_view's host model buffer with the token embeddings the GPU cannot gather moved under `CPU` (see
+    GET_ROWS_TYPES); the bytes stay on the host, only the buffer they print under changes."""
+    mb = view.get("model_buffer_bytes")
+    local = tuple(d for d in devices if not d.id.startswith("RPC"))
+    if s.mmap or not local or not isinstance(mb, dict):
+        return view
+    b = infer_backend(local, s.backend)
+    host = b.host
+    if host is None or host not in mb:
+        return view
+    moved = sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in weights.cpu_tensors
+                if t.name.startswith(_GET_ROWS) and not gathered_on_host(t, b, build))
+    if not moved:
+        return view
+    mb[host] -= moved
+    if not mb[host]:
+        del mb[host]
+    mb["CPU"] = mb.get("CPU", 0) + moved
+    return view
+
+
 def split_repack(view: dict, devices: tuple[Device, ...], repack: dict[int, int]) -> dict:
     """Hexagon's model buffers as printed: each session's `HTPn` line and its `HTPn-REPACK` line apart."""
     mb = view.get("model_buffer_bytes")

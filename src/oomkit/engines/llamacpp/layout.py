@@ -9,7 +9,15 @@ from typing import Any
 from ...memory import Device, LayerUse, MemoryEstimate, Usage
 from ...model.spec import ModelSpec
 from ...units import MiB
-from .backends import backend_view, cpu_repack, hexagon_buffers, hexagon_compute, metal_devices, split_repack
+from .backends import (
+    backend_view,
+    cpu_repack,
+    hexagon_buffers,
+    hexagon_compute,
+    metal_devices,
+    split_host_embeddings,
+    split_repack,
+)
 from .compute import SCHED_MAX_COPIES, compute_by_device, output_buffer_bytes, pipeline_parallel
 from .fit import (
     FIT_ERAS,
@@ -131,6 +139,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
         view["model_buffer_bytes"]["CPU_REPACK"] = repack
     view = backend_view(view, devices, s, ctx.build)  # the buffer names the backend prints
     view = split_repack(view, devices, htp_repack)
+    view = split_host_embeddings(view, devices, s, weights, ctx.build)
     return MemoryEstimate(model=spec, engine="llama.cpp", settings=_effective_settings(s, ctx, placement),
                           devices=usages, host=host, engine_view=view, kv_bytes_per_token=kv_bytes_per_token(spec, ctx),
                           layers=_layer_uses(spec, devices, rs, placement, state),
