@@ -220,8 +220,12 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
     v = launch.version
     kvct = launch.kv_cache_type
     if launch.runner == "ollama" and launch.new_estimates:
-        # eras B/C, Ollama engine: laid out from the runner's real allocations (ml/backend/ggml Reserve ...);
-        # the per-layer sizes are the runner's (weights + its KV cache), the graph its compute buffer
+        # eras B/C, Ollama engine: laid out from the runner's real allocations. llm/server.go ollamaServer.Load
+        # (v0.11.5+, opt-in OLLAMA_NEW_ESTIMATES until v0.12.0) sends a fit request, reads back the runner's
+        # BackendMemory (per-layer weights and cache, the graph per device: ml/backend/ggml Context.Reserve) and
+        # reruns createLayout on it, retrying with fewer layers (and a growing backoff after a failed alloc)
+        # until the layout stops changing; the layout here is that fixed point, computed once from the sizes
+        # the runner would report: per-layer weights + its KV cache (kvcache/causal.go), the graph below
         cache = _ollama_engine_kv(spec, launch, num_parallel)
         layer_w = per_layer_weights(g)
         proj = _projector(spec, v)
@@ -344,10 +348,10 @@ def _add_input_layer(lay: EraCLayout, g: GgufView, num_batch: int, graph: int) -
     layer on a GPU that buffer holds only the get_rows output of the input layer (num_batch x n_embd F32):
     ollama/ollama#13372 (qwen3:32b, OLLAMA_DEBUG) required.InputWeights=437575680 (the Q4_K token_embd) and
     required.CPU.Graph=10485760 = 512 x 5120 x 4, both inside its "total memory" of 23.1 GiB; ollama/ollama#12027
-    (v0.11.x, 33/33 layers on a 2080 Ti) "compute graph" device=CPU "8.0 MiB" = 512 x 4096 x 4. With layers left
+    (v0.11.x, every layer's cache on a 2080 Ti) "compute graph" device=CPU "8.0 MiB" = 512 x 4096 x 4. With layers left
     on the CPU the GPU still runs them: ml/backend/ggml New creates the scheduler with op_offload
     (ggml_backend_sched_new_ext(..., parallel false, op_offload true, ...)), so every op of a CPU layer whose
-    batch is large is offloaded to the GPU and the CPU buffer stays small (ollama/ollama#12913, v0.12.10,
+    batch is large is offloaded to the GPU and the CPU buffer stays small (ollama/ollama#12913, v0.12.8-v0.12.9,
     gpt-oss:20b with 10 of 24 blocks on Vulkan0: CPU "45.1 MiB" beside Vulkan0 "16.6 GiB"; the 45.1 MiB are not
     modelled beyond the input rows). With no GPU at all the CPU computes the whole worst-case graph
     (ollama/ollama#13320, gpt-oss:20b 0/25 layers: "compute graph" device=CPU "139.5 MiB")."""
