@@ -890,3 +890,31 @@ def test_draft_fitted_beside_the_main_model(tmp_path):
     assert alone.n_ctx > r.n_ctx
     # a draft oomkit cannot read is left out, as the source fits without a draft it fails to measure
     assert params_fit(spec_of(LLAMA8), devs, replace(s, model_draft=str(tmp_path / "none.gguf"))).n_ctx == alone.n_ctx
+
+
+def test_draft_in_the_estimate(tmp_path):
+    """At run time llama-server loads the draft and its context beside the main model on the same devices: the
+    estimate adds the draft's own buffers (its -fit off estimate less the driver context, counted once). Its context
+    is the main one's where the draft is fitted beside it; in the margin era with no -c it is the draft's trained
+    context (issue #25408: "the speculative context is initialized with n_ctx_train") beside a fitted main one."""
+    md = _draft(tmp_path)
+    devs = (gpu(0, 16000),)
+    kw = dict(quant="Q4_K_M", devices=devs, find_max_context=False, n_parallel=1)
+    base = oomkit.estimate(LLAMA8, "llama.cpp", fit=False, n_ctx=8192, **kw)
+    est = oomkit.estimate(LLAMA8, "llama.cpp", fit=False, n_ctx=8192, model_draft=str(md), **kw)
+    d = oomkit.estimate(str(md), "llama.cpp", devices=devs, find_max_context=False, fit=False, n_ctx=8192,
+                        n_parallel=1)
+    assert est.devices[0].total_bytes - base.devices[0].total_bytes == d.devices[0].total_bytes - \
+        d.devices[0].overhead_bytes == est.engine_view["draft_bytes"]["CUDA0"]
+    assert est.host.total_bytes - base.host.total_bytes == d.host.total_bytes - d.host.overhead_bytes
+    assert est.engine_view["draft_n_ctx"] == 8192
+    old = oomkit.estimate(LLAMA8, "llama.cpp", model_draft=str(md), engine_version="b9400", **kw)
+    assert old.engine_view["draft_n_ctx"] == 131072 and old.engine_view["n_ctx"] < 131072
+    new = oomkit.estimate(LLAMA8, "llama.cpp", model_draft=str(md), **kw)
+    assert new.engine_view["draft_n_ctx"] == new.engine_view["n_ctx"] < 131072
+    # what the fit left: the margin on the device once both models are in
+    for e in (old, new):
+        assert 16000 * MiB - (e.devices[0].total_bytes - e.devices[0].overhead_bytes) >= 1024 * MiB
+    missing = oomkit.estimate(LLAMA8, "llama.cpp", fit=False, n_ctx=8192, model_draft=str(tmp_path / "no.gguf"), **kw)
+    assert missing.devices[0].total_bytes == base.devices[0].total_bytes
+    assert any("the draft model is not counted" in w for w in missing.warnings)

@@ -434,27 +434,42 @@ def mmproj_margin(spec: ModelSpec, s: LlamaCppSettings) -> int:
     return got.total if got else 0
 
 
-def draft_model(s: LlamaCppSettings) -> tuple[ModelSpec, LlamaCppSettings] | None:
-    """The draft model llama-server fits beside the main one (-md FILE, PR #23485 on), with the settings its dry run
-    takes: the main command's (params_dft = params_base) with the draft's devices, -ngld, -ctkd / -ctvd and no
-    overrides of its own. None before b9305, for other programs, and for a draft oomkit cannot read (a GGUF file is
-    needed); the MTP context of --spec-type draft-mtp without -md (context and compute on the target's weights) is
-    not modelled."""
+def read_draft(s: LlamaCppSettings) -> tuple[ModelSpec, LlamaCppSettings] | None:
+    """The -md draft model and the settings it loads with: the main command's (params_dft = params_base) with the
+    draft's -ngld and -ctkd / -ctvd and no overrides of its own (tools/server/server-context.cpp load_model). None
+    without -md or for a draft oomkit cannot read (a GGUF file is needed)."""
     import os  # lazy: only a -md needs the file system
 
     from ...errors import OomkitError  # lazy: only a -md is read
     from ...model.gguf_file import read_gguf_spec  # lazy: only a -md is read
 
-    if (not s.model_draft or s.program not in ("llama-server", "llama-cli")
-            or not FIT_ERAS.reached(build_number(s.engine_version), "draft_margin") or not os.path.isfile(s.model_draft)):
+    if not s.model_draft or not os.path.isfile(s.model_draft):
         return None
     try:
         spec = read_gguf_spec(s.model_draft)
     except (OomkitError, OSError, ValueError):
-        return None  # common/fit.cpp: "failed to measure the memory of the extra model, fitting without it"
+        return None
     return spec, replace(s, n_gpu_layers=s.n_gpu_layers_draft, cache_type_k=s.cache_type_k_draft,
                          cache_type_v=s.cache_type_v_draft, override_tensor=(), cpu_moe=False, n_cpu_moe=0,
                          tensor_split=(), mmproj=None, model_draft=None, spec_type=(), fit=False)
+
+
+def draft_model(s: LlamaCppSettings) -> tuple[ModelSpec, LlamaCppSettings] | None:
+    """The draft llama-server fits beside the main model (PR #23485 on; llama-cli shares the server context), or
+    None: before b9305, other programs, no -md, or a draft oomkit cannot read (common/fit.cpp likewise fits without
+    an extra model it fails to measure). The MTP context of --spec-type draft-mtp without -md (context and compute
+    on the target's weights) is not modelled."""
+    if s.program not in ("llama-server", "llama-cli") or not FIT_ERAS.reached(build_number(s.engine_version),
+                                                                            "draft_margin"):
+        return None
+    return read_draft(s)
+
+
+def draft_context(s: LlamaCppSettings, n_ctx_main: int) -> int:
+    """The context the draft is created with at run time: the main one's once the draft is fitted beside it
+    (common_fit_extra_model); before that params_dft kept the command's -c, so with none the draft took its own
+    trained context beside a fitted main one (issue #25408, b9893)."""
+    return n_ctx_main if FIT_ERAS.reached(build_number(s.engine_version), "draft_joint") else s.n_ctx
 
 
 def mmproj_compute_known(spec: ModelSpec, s: LlamaCppSettings) -> bool:

@@ -29,6 +29,7 @@ from ...errors import SettingsError
 from ...flags import flag_value
 from .args import parse_args
 from .backends import infer_backend
+from .fit import draft_context, read_draft
 from .layout import estimate as layout_estimate
 from .projector import projector_bytes, projector_memory
 from .settings import ERAS, LlamaCppSettings, build_number
@@ -349,6 +350,7 @@ def estimate(spec, devices, s: LlamaCppSettings):
                 "engine_view bench_rows has each") if len(runs) > 1 else f"llama-bench test {name}"
         return replace(est, engine_view=view, warnings=(*est.warnings, note))
     est = with_projector(spec, s, with_runtime_reserve(devices, s, layout_estimate(spec, devices, s)))
+    est = with_draft(devices, s, est)
     if s.program == "llama-cpp-python":
         extra = binding_host_bytes(s, spec.n_vocab)
         view = {**est.engine_view, "binding_logits_bytes": extra}
@@ -395,6 +397,33 @@ def with_projector(spec, s: LlamaCppSettings, est):
     host = replace(est.host, weights_bytes=est.host.weights_bytes + got.weights,
                    compute_bytes=est.host.compute_bytes + (got.compute or 0))
     return replace(est, host=host, engine_view=view, warnings=(*est.warnings, *notes))
+
+
+def with_draft(devices, s: LlamaCppSettings, est):
+    """-md: llama-server (and llama-cli, on the server context) loads the draft model and its context after the main
+    one (tools/server/server-context.cpp load_model), on the same devices with its own -ngld / -ctkd / -ctvd, at the
+    context fit.draft_context gives; its weights, cache and compute buffers join each device (the driver context is
+    the main one's)."""
+    if not s.model_draft or s.program not in ("llama-server", "llama-cli"):
+        return est
+    got = read_draft(s)
+    view = dict(est.engine_view)
+    if got is None:
+        note = f"-md {s.model_draft}: not a GGUF file oomkit can read; the draft model is not counted"
+        return replace(est, warnings=(*est.warnings, note))
+    dspec, ds = got
+    d = layout_estimate(dspec, devices, replace(ds, n_ctx=draft_context(s, est.engine_view["n_ctx"])))
+
+    def add(u, e):
+        return replace(u, weights_bytes=u.weights_bytes + e.weights_bytes, kv_cache_bytes=u.kv_cache_bytes +
+                       e.kv_cache_bytes, recurrent_state_bytes=u.recurrent_state_bytes + e.recurrent_state_bytes,
+                       compute_bytes=u.compute_bytes + e.compute_bytes)
+
+    view["draft_model"] = s.model_draft
+    view["draft_n_ctx"] = d.engine_view["n_ctx"]
+    view["draft_bytes"] = {u.id: u.total_bytes - u.overhead_bytes for u in (*d.devices, d.host)}
+    return replace(est, devices=tuple(add(u, e) for u, e in zip(est.devices, d.devices, strict=True)),
+                   host=add(est.host, d.host), engine_view=view)
 
 
 __all__ = ["BINDING_DEFAULTS", "PROGRAMS", "bench_rows", "binding_host_bytes", "binding_settings",
