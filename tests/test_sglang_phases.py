@@ -315,3 +315,41 @@ def test_unequal_kv_heads_take_fa4_on_sm100():
         s = sg.SGLangSettings(tp_size=4, engine_version=version, kv_cache_memory_bytes=8 * GiB, context_length=4096)
         view = sg.ENGINE.estimate(spec, devices_for_names("B200") * 4, s).engine_view
         assert (view["attention_backend"], view["page_size"]) == (backend, page)
+
+
+def _two_nodes_estimate():
+    from oomkit.hardware.catalog import devices_for_names
+    from oomkit.model.resolve import resolve
+
+    s = sg.SGLangSettings(tp_size=8, nnodes=2, mem_fraction_static=0.85, context_length=32768,
+                          max_running_requests=256, chunked_prefill_size=8192, cuda_graph_max_bs=512)
+    return sg.ENGINE.estimate(resolve("meta-llama/Llama-3.1-70B-Instruct"), devices_for_names("GH200") * 8, s)
+
+
+def test_two_nodes_worker_starts_as_its_log_does():
+    # llama-3.1-70b-tp8-2nodes-gh200-worker-servekit: node 1 (ranks 4-7) of a --nnodes 2 TP8 run allocates its pool,
+    # captures both graph sets and starts its health-check server; the resolved server_args print attention_backend
+    # 'fa3' (SGLang's default on Hopper)
+    d = load("llama-3.1-70b-tp8-2nodes-gh200-worker-servekit")
+    assert "attention_backend='fa3'" in d["quoted"] and "Dummy health check server started" in d["quoted"]
+    est = _two_nodes_estimate()
+    assert est.fits is True and "failed_phase" not in est.engine_view
+    assert est.engine_view["attention_backend"] == "fa3"
+    # ranks 4-7 are node 1's four GPUs, each with the same weights as the printed "mem usage=16.52 GB" (3%)
+    node1 = [u for u in est.devices if u.id.startswith("node1/")]
+    assert [u.id for u in node1] == [f"node1/GPU{g} (rank {4 + g})" for g in range(4)]
+    printed = d["printed"]["weights_mem_bytes"]
+    assert all(abs(u.weights_bytes - printed) / printed <= 0.03 for u in node1)
+
+
+@pytest.mark.xfail(strict=True, reason="decode CUDA-graph capture of Llama-3.1-70B at TP8 across two nodes "
+                                       "(llama-3.1-70b-tp8-2nodes-gh200-worker-servekit, held out): 1.32 GiB printed "
+                                       "for 52 sizes to 512 with fa3; oomkit gives 0.99 GiB (-25%): one (512, 128,256) "
+                                       "float32 logits buffer (0.24), fa3's (512, 32,768) int32 page table (0.06) and "
+                                       "the constant rest (0.68, fitted on one-node logs). Across nodes SGLang turns "
+                                       "custom all-reduce off ('process group spans across nodes'), so each graph "
+                                       "captures 161 NCCL all-reduces; their graph memory is not modelled")
+def test_two_nodes_capture_memory():
+    est = _two_nodes_estimate()
+    printed = load("llama-3.1-70b-tp8-2nodes-gh200-worker-servekit")["printed"]["capture_end_mem_usage_bytes"]
+    assert abs(est.engine_view["cuda_graph_bytes"] - printed) / printed <= 0.10
