@@ -1219,3 +1219,53 @@ def flan_t5_base(n_layers: int | None = None) -> SynthModel:
 
 ADDED_BUILDERS["t5"] = flan_t5_base
 ADDED_ON_GRID.append("t5")
+
+
+def dots3note(n_layers: int | None = None) -> SynthModel:
+    """dots3note: MLA on every layer (DeepSeek-V3's latent dims: q_lora 1536, kv_lora 512, rope 64, K 192 / V 128 per
+    head, 32 heads on a 4096-wide model), layers 1-3 sliding (sliding_window_pattern, window 4096) with the same
+    latent geometry (kv_lora_rank_swa 512: a smaller one is sized at key_length in the cache and aborts the graph in
+    this build), the DSA indexer (32 heads of 128, top-k 2048) on layer 0 only (attention.indexer.types), a
+    head-wise sigmoid output gate, one dense leading layer and sigmoid-routed MoE layers (8 experts of 1024, 2 used,
+    one shared). Tensor set as llama.cpp@0c1e57098's loader asks for it (src/models/dots3note.cpp)."""
+    arch, n_embd, n_head, n_ff, n_vocab, nl = "dots3note", 4096, 32, 11008, 32000, 4
+    ql, kvl, rope, kmla, vmla = 1536, 512, 64, 192, 128
+    n_exp, ffe, ih, ik = 8, 1024, 32, 128
+    swa, idx = [False, True, True, True], [1, 0, 0, 0]
+    md = _Meta(arch).base(ctx=8192, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=1, rms_eps=1e-6,
+                          rope_base=10000.0, n_vocab=n_vocab)
+    md.u32("attention.key_length", kvl + rope).u32("attention.value_length", kvl).u32("rope.dimension_count", rope)
+    md.u32("attention.q_lora_rank", ql).u32("attention.kv_lora_rank", kvl)
+    md.u32("attention.key_length_mla", kmla).u32("attention.value_length_mla", vmla)
+    md.u32("attention.kv_lora_rank_swa", kvl).u32("attention.key_length_mla_swa", kmla)
+    md.u32("attention.value_length_mla_swa", vmla).u32("attention.sliding_window", 4096).f32("rope.freq_base_swa", 10000.0)
+    md.items.append((f"{arch}.attention.sliding_window_pattern", swa, (VT.ARRAY, VT.BOOL)))
+    md.u32("attention.indexer.head_count", ih).u32("attention.indexer.key_length", ik).u32("attention.indexer.top_k", 2048)
+    md.i32s("attention.indexer.types", idx)
+    md.u32("expert_count", n_exp).u32("expert_used_count", 2).u32("expert_feed_forward_length", ffe)
+    md.u32("expert_shared_count", 1).u32("leading_dense_block_count", 1).u32("expert_gating_func", 2)
+    md.f32("expert_weights_scale", 2.5).bool("expert_weights_norm", True)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    for i in range(nl):
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "attn_q_a_norm.weight", ql), _blk(i, "attn_kv_a_norm.weight", kvl),
+               _blk(i, "attn_k_norm.weight", rope), _blk(i, "attn_q_a.weight", n_embd, ql),
+               _blk(i, "attn_q_b.weight", ql, n_head * kmla), _blk(i, "attn_kv_a_mqa.weight", n_embd, kvl + rope),
+               _blk(i, "attn_k_b.weight", kmla - rope, kvl, n_head), _blk(i, "attn_v_b.weight", kvl, vmla, n_head),
+               _blk(i, "attn_output.weight", n_head * vmla, n_embd), _blk(i, "attn_gate.weight", n_embd, n_head),
+               _blk(i, "ffn_norm.weight", n_embd)]
+        if idx[i]:
+            ts += [_blk(i, "indexer.k_norm.weight", ik), _blk(i, "indexer.k_norm.bias", ik),
+                   _blk(i, "indexer.proj.weight", n_embd, ih), _blk(i, "indexer.attn_k.weight", n_embd, ik),
+                   _blk(i, "indexer.attn_q_b.weight", ql, ih * ik)]
+        if i == 0:
+            ts += _ffn_dense(i, n_embd, n_ff, norm=False)
+        else:
+            ts += _ffn_moe(i, n_embd, ffe, n_exp) + [_blk(i, "exp_probs_b.bias", n_exp)]
+            ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, ffe), _blk(i, "ffn_down_shexp.weight", ffe, n_embd),
+                   _blk(i, "ffn_up_shexp.weight", n_embd, ffe)]
+    return _model("dots3note-4l", arch, "DeepSeek-V3 MLA dims with dots3note's sliding layers and indexer", n_vocab, nl,
+                  md, ts, False)
+
+
+ADDED_BUILDERS["dots3note"] = dots3note
+ADDED_ON_GRID.append("dots3note")

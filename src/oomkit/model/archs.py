@@ -82,7 +82,12 @@ MLA_DECODERS = {"mistral4", "deepseek32", "glm-dsa", "hy_v4"}
 # DeepSeek sparse attention (DSA): beside the latent cache, llama_kv_cache_dsa keeps a second cache of one
 # indexer key (attention.indexer.key_length, of -ctk's type) per token and layer (src/models/deepseek32.cpp:
 # mctx_lid->cpy_k of indexer_k; measured: 8192 cells x 2 layers x 128 in q8_0 = 2.12 MiB)
-DSA_INDEXER_ARCHS = {"deepseek32", "glm-dsa"}
+DSA_INDEXER_ARCHS = {"deepseek32", "glm-dsa", "dots3note"}
+# MLA layers beside sliding MLA layers (src/models/dots3note.cpp: build_attn_inp_k_dsa_iswa; the window and the
+# per-layer pattern from the GGUF, the indexer on the layers attention.indexer.types marks): a latent K-only
+# cache for the full layers, the DSA indexer cache beside it, and a latent K-only SWA cache (measured: 8192
+# cells x 1 full layer of 576 f16 = 9.00 MiB, indexer 2.00 MiB, 4608 cells x 3 sliding layers = 15.19 MiB)
+LATENT_SWA_ARCHS = {"dots3note"}
 # MiniMax sparse attention (llama_kv_cache_msa, src/models/minimax-m3.cpp): GQA layers with an indexer cache that
 # holds a key of attention.indexer.key_length (-ctk's type) and a value of one head (-ctv's type) per cell and
 # layer (measured: 8192 cells x 2 layers, indexer key 64 -> K 2.00 MiB, V 4.00 MiB of 128-wide f16 rows)
@@ -98,5 +103,5 @@ KNOWN_ARCHS = (
      "olmoe", "glm4", "glm4moe", "starcoder2", "internlm2", "mistral3", "smollm3", "exaone4", "deepseek", "minicpm",
      "stablelm", "gpt2", "falcon", "starcoder", "baichuan", "orion", "chatglm", "dbrx", "arctic", "bitnet", "t5encoder"}
     | SWA_PATTERN_DEFAULT.keys() | SWA_PATTERN_FROM_GGUF | RECURRENT_ARCHS | INTERVAL_HYBRIDS | KV_ZERO_HYBRIDS | NO_CACHE_ARCHS
-    | PLAIN_DECODERS | MLA_DECODERS | MLA_DECOMPRESSED | ROUTER_LAYER_ARCHS
+    | PLAIN_DECODERS | MLA_DECODERS | MLA_DECOMPRESSED | ROUTER_LAYER_ARCHS | LATENT_SWA_ARCHS
 )

@@ -25,6 +25,7 @@ from .archs import (
     KV_FROM_START,
     KV_SHARED_FROM_GGUF,
     KV_ZERO_HYBRIDS,
+    LATENT_SWA_ARCHS,
     LIGHTNING_ARCHS,
     MLA_DECOMPRESSED,
     MSA_INDEXER_ARCHS,
@@ -203,6 +204,12 @@ def _layer_kinds(m: _Meta, n_all: int, n_nextn: int, n_head_kv: list[int],
             else:
                 kinds.append(LayerKind.RECURRENT)
         return kinds
+    if arch in LATENT_SWA_ARCHS:
+        # dots3note.cpp: MLA everywhere, the sliding layers from the GGUF's sliding_window_pattern array
+        pattern = m.get("attention.sliding_window_pattern")
+        if not isinstance(pattern, (tuple, list)) or len(pattern) != n_all:
+            raise OomkitError(f"{m.name}: {arch} needs {arch}.attention.sliding_window_pattern with one entry per layer")
+        return [LayerKind.SLIDING if i < n_trunk and pattern[i] else LayerKind.LATENT for i in range(n_all)]
     if m.get("attention.kv_lora_rank") is not None and arch not in MLA_DECOMPRESSED:
         return [LayerKind.LATENT] * n_all
     window = m.get("attention.sliding_window")
@@ -257,6 +264,8 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
     if m.arch in CHUNKED_ARCHS:
         window = SWA_WINDOW_DEFAULT[m.arch]  # llama4.cpp sets n_swa = 8192 (the chunk) over the GGUF's value
     kv_lora = m.int("attention.kv_lora_rank", 0)
+    # dots3note.cpp: the DSA indexer only on the layers attention.indexer.types marks 1
+    idx_types = m.get("attention.indexer.types") if m.arch in LATENT_SWA_ARCHS else None
     for i in range(n_all):
         kind = kinds[i]
         if kind is LayerKind.RECURRENT or kind is LayerKind.NONE and m.arch not in NO_CACHE_ARCHS:
@@ -269,7 +278,7 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
             continue
         if n_head[i] == 0:
             raise OomkitError(f"{m.name}: layer {i} has attention but head_count is 0")
-        if kind is LayerKind.LATENT:
+        if kind is LayerKind.LATENT or m.arch in LATENT_SWA_ARCHS:
             rope = m.int("rope.dimension_count")
             k_mla, v_mla = m.int("attention.key_length_mla", 0), m.int("attention.value_length_mla", 0)
             latent_layout = bool(k_mla and v_mla)
@@ -280,9 +289,13 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
                 n_heads=n_head[i], n_kv_heads=n_head[i], head_dim_k=hk, head_dim_v=hv, kv_lora_rank=kv_lora,
                 qk_rope_head_dim=rope, qk_nope_head_dim=hk - rope, v_head_dim=hv,
                 q_lora_rank=m.int("attention.q_lora_rank", 0), latent_cache=latent_layout,
+                # dots3note's sliding MLA layers: the same latent row (measured: their cache rows are
+                # key_length wide even where kv_lora_rank_swa is smaller), within the window
+                window=window if kind is LayerKind.SLIDING else None,
                 **({"index_head_dim": m.int("attention.indexer.key_length"),
                     "index_n_heads": m.int("attention.indexer.head_count", 0),
-                    "index_topk": m.int("attention.indexer.top_k", 0)} if m.arch in DSA_INDEXER_ARCHS else {}),
+                    "index_topk": m.int("attention.indexer.top_k", 0)} if m.arch in DSA_INDEXER_ARCHS
+                   and (idx_types is None or (i < len(idx_types) and idx_types[i])) else {}),
             ))
             continue
         sliding = kind in (LayerKind.SLIDING, LayerKind.CHUNKED)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from ...errors import OomkitError
 from ...model.archs import (
     FLASH_ATTN_FORCED_OFF,
+    LATENT_SWA_ARCHS,
     MSA_INDEXER_ARCHS,
     NO_CACHE_ARCHS,
     ROUTER_LAYER_ARCHS,
@@ -24,7 +25,7 @@ from .settings import ERAS, LlamaCppSettings, build_number
 # Architectures with sliding-window or chunked caches (swa_type != NONE in src/models/<arch>.cpp).
 SWA_ARCHS = frozenset(SWA_PATTERN_DEFAULT) | SWA_PATTERN_FROM_GGUF | {
     "llama4", "gemma3n", "gemma4", "exaone4", "olmo2", "mimo2", "step35", "afmoe", "cohere2moe", "granite_swa",
-    "exaone-moe", "smallthinker"}
+    "exaone-moe", "smallthinker"} | LATENT_SWA_ARCHS
 _WINDOWED = (LayerKind.SLIDING, LayerKind.CHUNKED)
 
 
@@ -252,6 +253,8 @@ def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
     caches = []
     if full:
         caches.append(_build_cache("non-SWA", full, size_base, ctx, v_max))
+        # llama_kv_cache_dsa_iswa (dots3note): the full layers' DSA indexer cache follows the main one
+        caches += _indexer_caches(full, size_base, ctx)
     caches.append(_build_cache("SWA", windowed, size_swa, ctx, v_max))
     return caches
 
