@@ -26,7 +26,7 @@ Later rules, by build (FIT_ERAS; the newest read is common/fit.cpp at ggml-org/l
 - with no device (a CPU build) the host buffers are held against the host's total memory and only the context is
   reduced (PR #21568, common_params_fit_impl's nd == 0 branches);
 - with a KV cache that is not unified (-np N without -kvu) the context is per stream: the trained and the least
-  context are taken N times and the fitted context is a multiple of 256 x N (PR #27496);
+  context are taken N times and the fitted context is a multiple of 256 x N (PR #27496, the newest source: NEWEST);
 - a false-position step whose upper bound uses no more memory than the lower one is delta - 1 (the `headroom > 0`
   guard of the same file).
 """
@@ -58,8 +58,10 @@ FIT_ERAS = Eras({
     # PR #21568 "llama: fit ctx size for CPU only" (opened 2026-04-07, approved 2026-04-13): no device -> the host
     # buffer types against the total system memory; before it a CPU build kept the trained context (issue #19646)
     "host_fit": 8780,
-    # PR #27496 "fit: also take into account n_streams" (merged 2026-08-21)
-    "fit_streams": 9780,
+    # PR #27496 "fit: also take into account n_streams" (merged 2026-08-21, about b10527 by the dated build
+    # table): past the builds oomkit dates by number, so the newest source's rule at settings.NEWEST (b9999); issue
+    # #25408's b9893 (2026-07-07) still fits without it
+    "fit_streams": 9999,
     # PR #23485 "server: add margin for draft model for `fit`" (opened 2026-05-21, issue #23472): before the fit,
     # llama-server dry-runs the draft model (common_get_device_memory_data with -md, -devd, -ngld, -ctkd / -ctvd and
     # the main command's context parameters, its -c included) and adds its model + context + compute per device to
