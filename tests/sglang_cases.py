@@ -6,9 +6,9 @@ Which figure of which log is valid ground truth, and why:
 
 | fixture | tokens from printed avail | tokens end to end | K/V | weights | other |
 |---|---|---|---|---|---|
-| qwen3-14b-single-48gb | yes (May 2025, 0.4.6 rules, default mfs) | yes, GPU inferred (48 GB class: RTX A6000) | yes | yes | |
+| qwen3-14b-single-48gb | yes (May 2025, 0.4.6 rules, default mfs) | yes, GPU inferred (48 GB class: RTX A6000) | yes | yes | attention backend init (held out) |
 | qwen3-235b-a22b-fp8-tp4-h100-mfs093 | no avail printed | yes (4x H100, mfs 0.93) | yes | - | |
-| qwen3-30b-a3b-ktransformers-3090 | no: ktransformers fork, mfs not shown | no (experts on the CPU) | yes | no | |
+| qwen3-30b-a3b-ktransformers-3090 | no: ktransformers fork, mfs not shown | no (experts on the CPU) | yes | no | attention backend init (held out) |
 | qwen3.5-moe-ktransformers-2x4090-tp2-hybrid | no: ktransformers, mfs not shown | no | yes | no | Mamba state sizes; the Mamba/KV split |
 | hybrid-gdn-27b-nvfp4-2x5090-tp2-fp8kv-mtp | no avail printed | no (model inferred, NVFP4) | target pool (Qwen3.5-27B layout) | no | draft pool not modelled |
 | mimo-v2-flash-tp4-swa-pool-mfs07 | no avail printed; pre-#18039 build | no | SWA sub-pool | no | swa = 0.8 x full |
@@ -175,6 +175,9 @@ def case_qwen3_14b() -> list[Row]:
     rows.append(_tokens_row(name, "tokens (end to end)", est.engine_view["max_total_num_tokens"],
                             d["printed"]["kv_cache_tokens"], END_TO_END_TOLERANCE,
                             "GPU inferred: a 48 GB card (RTX A6000, 49,140 MiB)"))
+    rows.append(_init_row(name, d, est.engine_view["attention_backend_init_bytes"],
+                          f"{est.engine_view['attention_backend']}: Qwen3's 512 MiB + 4 wrappers x 8 MiB",
+                          ("memory_pool_end_avail_gb", "cuda_graph_begin_avail_gb")))
     return rows
 
 
@@ -201,7 +204,13 @@ def case_qwen3_30b_ktransformers() -> list[Row]:
     name = "qwen3-30b-a3b-ktransformers-3090"
     d = load(name)
     spec = spec_from_config(_config(d), name="Qwen3-30B-A3B")
-    return _kv_rows(name, spec, sg.SGLangSettings(), d)
+    rows = _kv_rows(name, spec, sg.SGLangSettings(), d)
+    # Qwen3MoeForCausalLM is not on FlashInfer's 512 MiB list: 384 MiB + 4 wrappers x 8 MiB (a 0.5.x ktransformers build)
+    init = backend_init_bytes("flashinfer", (0, 5, 8), architecture="qwen3moe", sliding=False, mla=False,
+                              max_running=0, heads_per_rank=32, head_dim=128, context_len=40960)
+    rows.append(_init_row(name, d, init, "FlashInfer: 384 MiB + 4 wrappers x 8 MiB",
+                          ("memory_pool_end_avail_gb", "cuda_graph_begin_avail_gb")))
+    return rows
 
 
 def qwen35_moe_spec(d: dict[str, Any]) -> ModelSpec:
@@ -313,11 +322,12 @@ def _capture_row(name: str, figure: str, pred_bytes: int, printed_gb: float, not
                abs(pred - printed_gb) / printed_gb <= CAPTURE_TOLERANCE, note)
 
 
-def _init_row(name: str, d: dict[str, Any], pred_bytes: int, note: str) -> Row:
+def _init_row(name: str, d: dict[str, Any], pred_bytes: int, note: str,
+              keys: tuple[str, str] = ("pool_end_avail_gb", "capture_begin_avail_gb")) -> Row:
     """init_attention_backend's buffers against the printed drop from "Memory pool end" to "Capture cuda graph begin"
     (phases.py backend_init_bytes; fitted on none of these). A lower bound: cuBLAS workspaces and kernel modules loaded
     then are not modelled, so the row holds when oomkit is not above the drop (two printed figures: 0.01 GiB)."""
-    printed = _gib(d, "pool_end_avail_gb") - _gib(d, "capture_begin_avail_gb")
+    printed = _gib(d, keys[0]) - _gib(d, keys[1])
     pred = pred_bytes / GiB
     return Row(name, "attention backend init", pred, round(printed, 2), "GiB", "lower bound",
                pred <= printed + 2 * GB_ROUNDING, note)
