@@ -128,3 +128,47 @@ def test_metal_maps_the_file_range_of_its_tensors():
     assert cuda_moe["CUDA0"] < cuda["CUDA0"] // 2
     # without mmap Metal allocates (no mapping): the experts leave its buffer as they leave CUDA's
     assert mb(gpu="M1 Max", cpu_moe=True, mmap=False)["MTL0"] < metal["MTL0_Mapped"] // 2
+
+
+def test_token_embeddings_leave_the_host_buffer_when_the_gpu_cannot_gather_them():
+    """llama-model.cpp select_weight_buft asks the first GPU's supports_op for token_embd's GET_ROWS on its host
+    buffer type (ROCm/TheRock#2595: "tensor 'token_embd.weight' (q4_K) (and 0 others) cannot be used with preferred
+    buffer type ROCm_Host, using CPU instead"). ggml-cuda gathers floats and the legacy quants only until PR #25962
+    (2026-07-21); with --no-mmap the q4_K / q6_K table of a Q4_K_M file then prints as a CPU buffer of its own size,
+    a Q4_0 file's q4_0 table stays in the host buffer, and later builds keep both there."""
+    def mb(quant, version="2026-07-10"):
+        est = oomkit.estimate("meta-llama/Llama-3.1-8B-Instruct", "llama.cpp", quant=quant, vram="8GiB", fit=False,
+                              find_max_context=False, n_ctx=4096, n_gpu_layers=20, mmap=False,
+                              engine_version=version)
+        emb = next(t for t in est.model.weights.tensors if t.name == "token_embd.weight")
+        return est.engine_view["model_buffer_bytes"], emb
+
+    k_quant, emb = mb("Q4_K_M")
+    assert emb.dtype in ("q4_K", "q6_K") and k_quant["CPU"] == emb.nbytes  # 32-byte rows, no padding
+    assert k_quant["CUDA_Host"] > 0  # the CPU layers' matrices stay pinned
+    legacy, emb0 = mb("Q4_0")
+    assert emb0.dtype == "q4_0" and "CPU" not in legacy
+    newer, _ = mb("Q4_K_M", "2026-08-01")
+    assert "CPU" not in newer and newer["CUDA_Host"] == k_quant["CUDA_Host"] + k_quant["CPU"]
+
+
+def test_hexagon_takes_only_the_matmuls_it_runs():
+    """ggml-hexagon.cpp ggml_hexagon_supported_mul_mat(_id) of the 2025 guides' builds: Q4_0, Q8_0 and MXFP4 weights
+    (repacked) and F16 ones; none of more than 16 x 1024 rows (the lm-head); F32 routers, K-quants refused. Norms and
+    biases feed MUL / ADD, which it runs: they stay on the session. Before PR #18611 (SCALE) the attention sinks do
+    not."""
+    from oomkit.model.spec import TensorSpec
+
+    def t(name, dtype, *shape):
+        return TensorSpec(name=name, dtype=dtype, shape=shape, nbytes=0, layer=0)
+
+    assert backends.htp_takes(t("blk.0.attn_q.weight", "q4_0", 2048, 2048)) == "REPACK"
+    assert backends.htp_takes(t("blk.0.ffn_up_exps.weight", "mxfp4", 2880, 2880, 32)) == "REPACK"
+    assert backends.htp_takes(t("blk.0.attn_q.weight", "f16", 2048, 2048)) == "plain"
+    assert backends.htp_takes(t("blk.0.attn_q.weight", "q4_K", 2048, 2048)) is None
+    assert backends.htp_takes(t("blk.0.ffn_gate_inp.weight", "f32", 2048, 64)) is None
+    assert backends.htp_takes(t("output.weight", "q8_0", 2880, 201088)) is None
+    assert backends.htp_takes(t("blk.0.ffn_up_exps.bias", "f32", 2880, 32)) == "plain"
+    assert backends.htp_takes(t("blk.0.attn_norm.weight", "f32", 2048)) == "plain"
+    sinks = t("blk.0.attn_sinks.weight", "f32", 64)
+    assert backends.htp_takes(sinks, 6733) is None and backends.htp_takes(sinks) == "plain"
