@@ -918,3 +918,19 @@ def test_draft_in_the_estimate(tmp_path):
     missing = oomkit.estimate(LLAMA8, "llama.cpp", fit=False, n_ctx=8192, model_draft=str(tmp_path / "no.gguf"), **kw)
     assert missing.devices[0].total_bytes == base.devices[0].total_bytes
     assert any("the draft model is not counted" in w for w in missing.warnings)
+
+
+def test_draft_in_the_host_fit(tmp_path):
+    """No device (a CPU build): the margin era adds the draft to no target (its dry run reports no device, and only
+    devices are matched), while the extra-model fit adds its host row to every measurement, so the host's context
+    gives way to it."""
+    md = _draft(tmp_path)
+    spec = spec_of(LLAMA8)
+    s = LlamaCppSettings(n_parallel=1, model_draft=str(md))
+    margin_era = params_fit(spec, (), replace(s, engine_version="b9400"), host_total=12 * GiB)
+    plain = params_fit(spec, (), replace(s, model_draft=None, engine_version="b9400"), host_total=12 * GiB)
+    assert margin_era.margins == plain.margins and margin_era.n_ctx == plain.n_ctx
+    joint = params_fit(spec, (), s, host_total=12 * GiB)
+    alone = params_fit(spec, (), replace(s, model_draft=None), host_total=12 * GiB)
+    assert joint.status == alone.status == "fitted" and joint.n_ctx < alone.n_ctx
+    assert len(joint.draft) == 1 and joint.draft[0] > 0 and not margin_era.draft  # the host row: the draft's buffers
