@@ -353,3 +353,12 @@ def test_two_nodes_capture_memory():
     est = _two_nodes_estimate()
     printed = load("llama-3.1-70b-tp8-2nodes-gh200-worker-servekit")["printed"]["capture_end_mem_usage_bytes"]
     assert abs(est.engine_view["cuda_graph_bytes"] - printed) / printed <= 0.10
+
+
+def test_unknown_gpu_says_which_backend_was_assumed():
+    # a bare --vram size has no compute capability: the generic CUDA branch (flashinfer for MHA) is assumed and said
+    spec = spec_from_config(lookup("qwen3-8b").config, name="Qwen3-8B")
+    est = sg.ENGINE.estimate(spec, (Device("CUDA0", "GPU", 80 * GiB),), sg.SGLangSettings(context_length=8192))
+    assert est.engine_view["attention_backend"] == "flashinfer"
+    assert "GPU unknown" in est.engine_view["attention_backend_reason"]
+    assert any(w.startswith("attention backend assumed flashinfer") for w in est.warnings)

@@ -427,6 +427,9 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
     lay_all = cache_layout(spec, s)
     _tp.check_tp(spec, lay_all.attn_tp)
     warnings: list[str] = list(lay_all.labels)
+    if "GPU unknown" in backend.reason:
+        warnings.append(f"attention backend assumed {backend.backend}: SGLang picks it by GPU (give --gpu, or "
+                        "--attention-backend); the page size and the CUDA-graph buffers follow it")
     if s.nnodes > 1:
         devs = tuple(replace(d, id=rank_name(i, n_gpus, s.nnodes)) for i, d in enumerate(devs))
     if len(devices) == 1 and n_gpus > 1:
