@@ -1269,3 +1269,63 @@ def dots3note(n_layers: int | None = None) -> SynthModel:
 
 ADDED_BUILDERS["dots3note"] = dots3note
 ADDED_ON_GRID.append("dots3note")
+
+
+def glm5_next(n_layers: int | None = None) -> SynthModel:
+    """glm5-next (GLM-5.3-Flash's layer kinds on kimi-linear's 2304-wide shape): 3 KDA layers (head_count_kv 0: 32
+    heads of kda.head_dim 128, short convolutions of 4) and 1 nope-only MLA layer (rope.dimension_count 0, the
+    assertion in glm5-next.cpp's graph; q_lora 1536, kv_lora 512, K 192 / V 128 per head) with the k-pool DSA
+    indexer (32 heads of 128, top-k 2048, kpool 4: indexer_compressor_gate / _ape), mHC weights (hc 4) on every
+    block, one dense leading layer, then sigmoid-routed MoE (8 experts of 1024, 2 used, one shared). Tensor set as
+    llama.cpp@0c1e57098's loader asks for it."""
+    arch, n_embd, n_head, hd, n_ff, n_vocab = "glm5-next", 2304, 32, 128, 9216, 32000
+    ql, kvl, kmla, vmla = 1536, 512, 192, 128
+    n_exp, ffe, ih, ik, kpool, hc = 8, 1024, 32, 128, 4, 4
+    kinds = ["kda", "kda", "kda", "mla"]
+    nl = len(kinds)
+    md = _Meta(arch)
+    md.u32("context_length", 8192).u32("embedding_length", n_embd).u32("block_count", nl).u32("feed_forward_length", n_ff)
+    md.u32("attention.head_count", n_head).i32s("attention.head_count_kv", [0 if k == "kda" else 1 for k in kinds])
+    md.f32("attention.layer_norm_rms_epsilon", 1e-5).f32("rope.freq_base", 10000.0).u32("vocab_size", n_vocab)
+    md.u32("attention.key_length", kvl).u32("attention.value_length", kvl).u32("rope.dimension_count", 0)
+    md.u32("attention.key_length_mla", kmla).u32("attention.value_length_mla", vmla)
+    md.u32("attention.q_lora_rank", ql).u32("attention.kv_lora_rank", kvl).u32("ssm.conv_kernel", 4).u32("kda.head_dim", hd)
+    md.u32("expert_count", n_exp).u32("expert_used_count", 2).u32("expert_feed_forward_length", ffe)
+    md.u32("expert_shared_count", 1).u32("leading_dense_block_count", 1)
+    md.u32("attention.indexer.head_count", ih).u32("attention.indexer.key_length", ik)
+    md.u32("attention.indexer.top_k", 2048).u32("attention.indexer.kpool", kpool)
+    md.u32("hyper_connection.count", hc).u32("hyper_connection.sinkhorn_iterations", 20).f32("hyper_connection.epsilon", 1e-6)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    p, mix = n_head * hd, (2 + hc) * hc
+    for i, kind in enumerate(kinds):
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "ffn_norm.weight", n_embd)]
+        for x in ("attn", "ffn"):
+            ts += [_blk(i, f"hc_{x}_fn.weight", hc * n_embd, mix), _blk(i, f"hc_{x}_base.weight", mix),
+                   _blk(i, f"hc_{x}_scale.weight", 3)]
+        if kind == "kda":
+            ts += [_blk(i, f"ssm_conv1d_{x}.weight", 4, 1, p) for x in "qkv"]
+            ts += [_blk(i, f"attn_{x}.weight", n_embd, p) for x in "qkv"]
+            ts += [_blk(i, "ssm_f_a.weight", n_embd, hd), _blk(i, "ssm_f_b.weight", hd, p),
+                   _blk(i, "ssm_beta.weight", n_embd, n_head), _blk(i, "ssm_a", n_head), _blk(i, "ssm_dt.bias", p),
+                   _blk(i, "ssm_g_a.weight", n_embd, hd), _blk(i, "ssm_g_b.weight", hd, p), _blk(i, "ssm_norm.weight", hd),
+                   _blk(i, "attn_output.weight", p, n_embd)]
+        else:
+            ts += [_blk(i, "attn_q_a_norm.weight", ql), _blk(i, "attn_kv_a_norm.weight", kvl),
+                   _blk(i, "attn_q_a.weight", n_embd, ql), _blk(i, "attn_q_b.weight", ql, n_head * kmla),
+                   _blk(i, "attn_kv_a_mqa.weight", n_embd, kvl), _blk(i, "attn_k_b.weight", kmla, kvl, n_head),
+                   _blk(i, "attn_v_b.weight", kvl, vmla, n_head), _blk(i, "attn_output.weight", n_head * vmla, n_embd),
+                   _blk(i, "indexer.k_norm.weight", ik), _blk(i, "indexer.k_norm.bias", ik),
+                   _blk(i, "indexer.proj.weight", n_embd, ih), _blk(i, "indexer.attn_k.weight", n_embd, ik),
+                   _blk(i, "indexer.attn_q_b.weight", ql, ih * ik), _blk(i, "indexer_compressor_gate.weight", n_embd, ik),
+                   _blk(i, "indexer_compressor_ape.weight", ik, kpool)]
+        if i == 0:
+            ts += _ffn_dense(i, n_embd, n_ff, norm=False)
+        else:
+            ts += _ffn_moe(i, n_embd, ffe, n_exp) + [_blk(i, "exp_probs_b.bias", n_exp)]
+            ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, ffe), _blk(i, "ffn_down_shexp.weight", ffe, n_embd),
+                   _blk(i, "ffn_up_shexp.weight", n_embd, ffe)]
+    return _model("glm5-next-4l", arch, "GLM-5.3-Flash's layer kinds on kimi-linear's shape", n_vocab, nl, md, ts, False)
+
+
+ADDED_BUILDERS["glm5-next"] = glm5_next
+ADDED_ON_GRID.append("glm5-next")

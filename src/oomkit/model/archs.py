@@ -41,12 +41,12 @@ RECURRENT_ARCHS = {"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"}
 INTERVAL_HYBRIDS = {"qwen3next", "qwen35", "qwen35moe", "minimax-01"}
 # Hybrids whose recurrent layers are those with head_count_kv == 0 (granite-hybrid.cpp, jamba.cpp, lfm2.cpp...).
 KV_ZERO_HYBRIDS = {"granitehybrid", "jamba", "lfm2", "lfm2moe", "plamo2", "nemotron_h", "nemotron_h_moe",
-                   "kimi-linear", "kimi-k3", "bailingmoe3"}
+                   "kimi-linear", "kimi-k3", "bailingmoe3", "glm5-next"}
 # Kimi Delta Attention layers (src/models/kimi-linear.cpp: recurrent where head_count_kv is 0, MLA elsewhere):
 # per layer and sequence, the last ssm.conv_kernel - 1 inputs of the q, k and v short convolutions
 # (3 x kda.head_dim x n_head each) and one kda.head_dim^2 state per head; measured: 2 cells x 3 KDA layers of
 # 32 heads of 128 with a kernel of 4 hold R 0.84 MiB and S 12.00 MiB
-KDA_ARCHS = {"kimi-linear", "kimi-k3", "bailingmoe3"}  # kimi-k3, bailingmoe3: the same layer kinds (measured alike)
+KDA_ARCHS = {"kimi-linear", "kimi-k3", "bailingmoe3", "glm5-next"}  # kimi-k3, bailingmoe3: the same layer kinds (measured alike)
 # Lightning-attention layers (src/models/minimax-01.cpp): no convolution state, one head_dim^2 state per head
 # (measured: 2 cells x 1 layer of 32 heads of 128 = S 4.00 MiB, R 0)
 LIGHTNING_ARCHS = {"minimax-01"}
@@ -82,7 +82,13 @@ MLA_DECODERS = {"mistral4", "deepseek32", "glm-dsa", "hy_v4"}
 # DeepSeek sparse attention (DSA): beside the latent cache, llama_kv_cache_dsa keeps a second cache of one
 # indexer key (attention.indexer.key_length, of -ctk's type) per token and layer (src/models/deepseek32.cpp:
 # mctx_lid->cpy_k of indexer_k; measured: 8192 cells x 2 layers x 128 in q8_0 = 2.12 MiB)
-DSA_INDEXER_ARCHS = {"deepseek32", "glm-dsa", "dots3note"}
+DSA_INDEXER_ARCHS = {"deepseek32", "glm-dsa", "dots3note", "glm5-next"}
+# k-pool indexers (llama_memory_hybrid_idx, src/llama-memory-hybrid-idx.cpp): the indexer cache's row holds the
+# per-token key and the pooled key side by side, indexer_head_size x indexer_kpool_row elements (glm5-next: key |
+# gate | pooled; measured: 8192 cells x 1 layer, key 128 -> 6.00 MiB of f16, key 64 -> 3.00 MiB). GLM5-Next
+# (src/models/glm5-next.cpp): KDA recurrent layers where head_count_kv is 0 (as kimi-linear), nope-only MLA layers
+# (rope.dimension_count 0: the latent row is kv_lora_rank) with that indexer, hyper-connection weights per block
+INDEXER_KPOOL_ROW = {"glm5-next": 3}
 # MLA layers beside sliding MLA layers (src/models/dots3note.cpp: build_attn_inp_k_dsa_iswa; the window and the
 # per-layer pattern from the GGUF, the indexer on the layers attention.indexer.types marks): a latent K-only
 # cache for the full layers, the DSA indexer cache beside it, and a latent K-only SWA cache (measured: 8192

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from ...errors import OomkitError
 from ...model.archs import (
     FLASH_ATTN_FORCED_OFF,
+    INDEXER_KPOOL_ROW,
     LATENT_SWA_ARCHS,
     MSA_INDEXER_ARCHS,
     NO_CACHE_ARCHS,
@@ -239,7 +240,7 @@ def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
     windowed = [layer for layer in layers if layer.kind in _WINDOWED]
     if not windowed or not swa_honoured(spec, ctx.build):
         return [_build_cache("", layers, size_base, ctx, v_max)] + _indexer_caches(
-            layers, size_base, ctx, spec.architecture in MSA_INDEXER_ARCHS)
+            layers, size_base, ctx, spec.architecture in MSA_INDEXER_ARCHS, INDEXER_KPOOL_ROW.get(spec.architecture, 1))
     full = [layer for layer in layers if layer.kind not in _WINDOWED]
     n_swa = max(layer.attention.window or 0 for layer in windowed)
     if swa_full:
@@ -259,15 +260,17 @@ def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
     return caches
 
 
-def _indexer_caches(layers: list[LayerSpec], cells: int, ctx: Context, with_v: bool = False) -> list[Cache]:
+def _indexer_caches(layers: list[LayerSpec], cells: int, ctx: Context, with_v: bool = False,
+                    row_mult: int = 1) -> list[Cache]:
     """llama_kv_cache_dsa's indexer cache (src/llama-kv-cache-dsa.cpp, "creating indexer KV cache"): one key of
     index_head_dim per cell and layer in -ctk's type, no V, as many cells and streams as the main cache.
-    llama_kv_cache_msa's (MiniMax-M3) also holds one head's value per cell and layer in -ctv's type."""
+    llama_kv_cache_msa's (MiniMax-M3) also holds one head's value per cell and layer in -ctv's type; a k-pool
+    indexer's (llama_memory_hybrid_idx) row is row_mult keys wide (archs.INDEXER_KPOOL_ROW)."""
     members = [layer for layer in layers if layer.attention is not None and layer.attention.index_head_dim]
     if not members:
         return []
     rows = cells * ctx.n_stream
-    kb = {la.index: ggml.row_bytes(ctx.type_k, la.attention.index_head_dim) * rows for la in members}
+    kb = {la.index: ggml.row_bytes(ctx.type_k, la.attention.index_head_dim * row_mult) * rows for la in members}
     vb = {la.index: ggml.row_bytes(ctx.type_v, la.attention.head_dim_v) * rows if with_v else 0 for la in members}
     return [Cache("indexer", cells, tuple(sorted(kb)), sum(kb.values()), sum(vb.values()), kb, vb)]
 
@@ -294,7 +297,8 @@ def _build_cache(name: str, members: list[LayerSpec], cells: int, ctx: Context, 
 def kv_bytes_per_token(spec: ModelSpec, ctx: Context) -> int:
     """Marginal KV bytes of one more context token, one sequence: the layers whose cache grows with n_ctx."""
     return sum(ggml.row_bytes(ctx.type_k, k_row(layer))
-               + ggml.row_bytes(ctx.type_k, layer.attention.index_head_dim)  # the DSA / MSA indexer key (0: none)
+               # the DSA / MSA indexer key (0: none), k-pool rows wider
+               + ggml.row_bytes(ctx.type_k, layer.attention.index_head_dim * INDEXER_KPOOL_ROW.get(spec.architecture, 1))
                + (ggml.row_bytes(ctx.type_v, layer.attention.head_dim_v)  # MSA's indexer value
                   if layer.attention.index_head_dim and spec.architecture in MSA_INDEXER_ARCHS else 0)
                + (0 if layer.kind is LayerKind.LATENT and ERAS.reached(ctx.build, "mla_k_only")
