@@ -934,3 +934,21 @@ def test_draft_in_the_host_fit(tmp_path):
     alone = params_fit(spec, (), replace(s, model_draft=None), host_total=12 * GiB)
     assert joint.status == alone.status == "fitted" and joint.n_ctx < alone.n_ctx
     assert len(joint.draft) == 1 and joint.draft[0] > 0 and not margin_era.draft  # the host row: the draft's buffers
+
+
+def test_mmproj_on_the_cpu(tmp_path):
+    """--no-mmproj-offload (mparams.use_gpu = false): clip loads on the CPU, whose registry index comes after the
+    GPUs', so the server adds its memory to a fit_params_target entry no device of the fit reads; the estimate puts
+    the projector's weights and compute buffer in system memory. On a build without a GPU the CPU is index 0: the host
+    fit keeps it, as before."""
+    mm = write_gemma3_mmproj(tmp_path / "mmproj.gguf")
+    (usage,) = mtmd_memory_usage(mm, 1)
+    s = LlamaCppSettings(n_ctx=8192, n_parallel=1, mmproj=str(mm), flash_attn="on", mmproj_offload=False)
+    assert params_fit(spec_of(LLAMA8), (gpu(0, 24000),), s).margins[0] == 1024 * MiB
+    assert params_fit(spec_of(LLAMA8), (), s, host_total=64 * GiB).margins[0] == 1024 * MiB + usage
+    kw = dict(quant="Q4_K_M", vram="24GiB", find_max_context=False, fit=False, n_ctx=8192, n_parallel=1,
+              flash_attn="on")
+    on_gpu = oomkit.estimate(LLAMA8, "llama.cpp", mmproj=str(mm), **kw)
+    on_cpu = oomkit.estimate(LLAMA8, "llama.cpp", mmproj=str(mm), mmproj_offload=False, **kw)
+    assert on_gpu.devices[0].total_bytes - on_cpu.devices[0].total_bytes == usage
+    assert on_cpu.host.total_bytes - on_gpu.host.total_bytes == usage

@@ -75,7 +75,8 @@ _SWITCHES = _by_flag({
     ("-kvo", "--kv-offload"): ("no_kv_offload", False), ("-cmoe", "--cpu-moe"): ("cpu_moe", True),
     ("--no-mmap",): ("mmap", False), ("--embedding", "--embeddings"): ("embeddings", True),
     ("-nr", "--no-repack"): ("repack", False), ("--repack",): ("repack", True), ("--no-host",): ("no_host", True),
-    ("--no-mmproj",): ("no_mmproj", True),
+    ("--no-mmproj",): ("no_mmproj", True), ("--no-mmproj-offload",): ("mmproj_offload", False),
+    ("--mmproj-offload",): ("mmproj_offload", True),
 })
 
 
@@ -285,6 +286,7 @@ OPTIONS = (
     Opt("no_host", "--no-host", switch=("--no-host", None)),
     Opt("mmproj", "--mmproj", _text_or_none, aliases=("-mm",)),
     Opt("no_mmproj", "--no-mmproj", switch=("--no-mmproj", None)),
+    Opt("mmproj_offload", "--no-mmproj-offload", switch=("--mmproj-offload", "--no-mmproj-offload")),
     Opt("model_draft", "-md", _text_or_none, aliases=("--model-draft", "--spec-draft-model")),
     Opt("n_gpu_layers_draft", "-ngld", _layers, aliases=("--gpu-layers-draft", "--n-gpu-layers-draft",
                                                          "--spec-draft-ngl")),

@@ -275,7 +275,9 @@ def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings
     if len(s.fit_target) not in (1, max(nd, 1)):
         raise SettingsError(f"--fit-target has {len(s.fit_target)} values for {nd} devices")
     margins = [(s.fit_target[0] if len(s.fit_target) == 1 else s.fit_target[i]) * MiB for i in range(max(nd, 1))]
-    margins[0] += mmproj_margin(spec, s)
+    # the projector's device index: the first GPU, or with --no-mmproj-offload the CPU, whose registry index comes
+    # after the GPUs (no target of the fit's devices) and is 0 only on a build without any
+    margins[0] += mmproj_margin(spec, s) if (s.mmproj_offload or not nd) else 0
     lines: list[str] = []
     runs = [0]
     cur = s

@@ -390,7 +390,7 @@ def with_projector(spec, s: LlamaCppSettings, est):
     notes = () if got.compute is not None else (
         "the projector's own compute buffer (clip.cpp alloc_compute_meta, sized by its largest image) is not "
         "counted",)
-    if est.devices:
+    if est.devices and s.mmproj_offload:  # --no-mmproj-offload: clip's backend is the CPU
         u = est.devices[0]
         d0 = replace(u, weights_bytes=u.weights_bytes + got.weights, compute_bytes=u.compute_bytes + (got.compute or 0))
         return replace(est, devices=(d0, *est.devices[1:]), engine_view=view, warnings=(*est.warnings, *notes))

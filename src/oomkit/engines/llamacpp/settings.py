@@ -116,6 +116,7 @@ class LlamaCppSettings:
     cpu_isa: str = "avx2"  # the CPU's vector ISA, which decides the repacked types (backends.REPACK_TYPES)
     mmproj: str | None = None  # --mmproj FILE: the multimodal projector (vision tower) llama-server loads
     no_mmproj: bool = False  # --no-mmproj: no projector even when -hf names a repo that has one
+    mmproj_offload: bool = True  # --no-mmproj-offload: the projector on the CPU (mtmd_context_params.use_gpu false)
     # speculative decoding (common/common.h common_params_speculative): -md FILE, the draft model's -ngld and
     # -ctkd / -ctvd (F16 by default); --spec-type, e.g. draft-mtp (the target's own MTP layers). --fit counts them
     # from b9305 (fit.DRAFT_ERAS).
