@@ -208,3 +208,20 @@ def test_mixed_precision_weights(stem):
     logged = fx["printed"]["model_loading_bytes"]
     got = est.engine_view["model_loading_bytes"]["CUDA0"]
     assert abs(got - logged) / logged < LIMIT, (stem, got / GIB)
+
+
+@pytest.mark.parametrize("name", ["qwen3-30b-a3b", "qwen2-57b-a14b"])
+def test_qwen_moe_stages_hold_embedding_and_head(name):
+    """models/qwen3_moe.py and qwen2_moe.py build VocabParallelEmbedding and ParallelLMHead on every pipeline
+    stage: at -pp 2 each stage holds its layers plus one embedding and one lm_head (vocab x hidden x 2 B each,
+    untied), so the two stages differ by their layers only."""
+    e = lookup(name)
+    spec = spec_from_config(e.config, name=e.name)
+    h100 = gpus("NVIDIA H100 80GB HBM3", 1)
+    pp2 = ENGINE.estimate(spec, h100, VllmSettings(max_model_len=4096, pipeline_parallel_size=2))
+    pp1 = ENGINE.estimate(spec, h100, VllmSettings(max_model_len=4096))
+    w2 = [pp2.engine_view["model_loading_bytes"][d.id] for d in pp2.devices]
+    w1 = pp1.engine_view["model_loading_bytes"][pp1.devices[0].id]
+    table = spec.n_vocab * spec.n_embd * 2
+    # both stages together: the whole model plus one extra embedding and one extra lm_head
+    assert sum(w2) - w1 == pytest.approx(2 * table, rel=0.01)

@@ -69,11 +69,13 @@ def _max_experts(spec: ModelSpec) -> int:
 #     ParallelLMHead unconditionally (read at vLLM commits 002456df, mid-2025, and 2e0831b0, late 2025). The
 #     Qwen3-30B-A3B-2507 -pp 2 -tp 4 Ray log on 0.10.1 (rwood-97/multi_node_inference) loads 7.3272 GiB on both
 #     stages: the layers' share plus one embedding and one lm_head each (151,936 x 2048 x 2 B / 4).
+#   qwen2moe: models/qwen2_moe.py the same (read at vLLM commit 002fb907: Qwen2MoeModel.embed_tokens and
+#     Qwen2MoeForCausalLM.lm_head unconditional).
 #   qwen3next, qwen35 / qwen35moe: vllm#36861 (Qwen3.5 -pp on A10s: "No available memory for the cache blocks")
 #     and PR #36904 (closed unmerged, March 2026): Qwen3NextModel / Qwen3_5Model build embed_tokens on all ranks,
 #     Qwen3NextForCausalLM its lm_head too; Qwen3_5ForCausalLMBase.lm_head is guarded.
-_UNGUARDED_UNDER_PP = {"qwen3moe": (True, True), "qwen3next": (True, True), "qwen35": (True, False),
-                       "qwen35moe": (True, False)}
+_UNGUARDED_UNDER_PP = {"qwen3moe": (True, True), "qwen2moe": (True, True), "qwen3next": (True, True),
+                       "qwen35": (True, False), "qwen35moe": (True, False)}
 
 
 def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int = 0) -> list[int]:
