@@ -1329,3 +1329,55 @@ def glm5_next(n_layers: int | None = None) -> SynthModel:
 
 ADDED_BUILDERS["glm5-next"] = glm5_next
 ADDED_ON_GRID.append("glm5-next")
+
+
+def qwen4exp(n_layers: int | None = None) -> SynthModel:
+    """qwen4exp on a 2048-wide Qwen3.5-style shape: 3 gated delta-net layers (d_state 128, 16 key groups, 32 value
+    heads, conv 4) and every 4th layer full attention (16 heads / 2 KV heads of 256, Q projected with its gate,
+    Q/K norms) with the DSA indexer (16 heads of 128, top-k 2048; no kpool key, so one key per cell), hyper-connections
+    (count 4, low rank 64: hc_{attn,ffn}_{norm,down,up,inject} per block, output_hc_* in place of output_norm), MoE
+    in every block (8 experts of 512, 2 used, a gated shared expert of 512); no PLE, no MTP block. Tensor set and
+    keys as llama.cpp@0c1e57098's loader asks for them (src/models/qwen4exp.cpp)."""
+    arch, n_embd, n_head, n_kv, hd, n_vocab, nl = "qwen4exp", 2048, 16, 2, 256, 32000, 4
+    ds, ng, dtr, dconv = 128, 16, 32, 4
+    kd, vd = ds * ng, ds * dtr
+    conv = 2 * kd + vd
+    hc, lr, ih, ik, n_exp, ffe = 4, 64, 16, 128, 8, 512
+    md = _Meta(arch).base(ctx=8192, n_embd=n_embd, n_layers=nl, n_ff=ffe, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-6, rope_base=10000000.0, n_vocab=n_vocab)
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("rope.dimension_count", 64)
+    md.i32s("rope.dimension_sections", [11, 11, 10, 0])
+    md.u32("ssm.conv_kernel", dconv).u32("ssm.inner_size", vd).u32("ssm.state_size", ds)
+    md.u32("ssm.time_step_rank", dtr).u32("ssm.group_count", ng).u32("full_attention_interval", 4)
+    md.u32("hyper_connection.count", hc).u32("hyper_connection.low_rank", lr)
+    md.u32("attention.indexer.head_count", ih).u32("attention.indexer.key_length", ik).u32("attention.indexer.top_k", 2048)
+    md.u32("expert_count", n_exp).u32("expert_used_count", 2).u32("expert_feed_forward_length", ffe)
+    md.u32("expert_shared_feed_forward_length", ffe)
+    wide = hc * n_embd
+    ts = [Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("output.weight", (n_embd, n_vocab)),
+          Tensor("output_hc_norm.weight", (wide,)), Tensor("output_hc_down.weight", (wide, lr)),
+          Tensor("output_hc_up.weight", (lr, wide))]
+    for i in range(nl):
+        for x in ("attn", "ffn"):
+            ts += [_blk(i, f"hc_{x}_norm.weight", wide), _blk(i, f"hc_{x}_down.weight", wide, lr),
+                   _blk(i, f"hc_{x}_up.weight", lr, wide), _blk(i, f"hc_{x}_inject.weight", wide, hc)]
+        if (i + 1) % 4 == 0:
+            ts += [_blk(i, "attn_q.weight", n_embd, 2 * n_head * hd), _blk(i, "attn_k.weight", n_embd, n_kv * hd),
+                   _blk(i, "attn_v.weight", n_embd, n_kv * hd), _blk(i, "attn_output.weight", n_head * hd, n_embd),
+                   _blk(i, "attn_q_norm.weight", hd), _blk(i, "attn_k_norm.weight", hd),
+                   _blk(i, "indexer.q_proj.weight", n_embd, ih * ik), _blk(i, "indexer.k_proj.weight", n_embd, ik),
+                   _blk(i, "indexer.q_norm.weight", ik), _blk(i, "indexer.k_norm.weight", ik)]
+        else:
+            ts += [_blk(i, "attn_qkv.weight", n_embd, conv), _blk(i, "attn_gate.weight", n_embd, vd),
+                   _blk(i, "ssm_conv1d.weight", dconv, conv), _blk(i, "ssm_dt.bias", dtr), _blk(i, "ssm_a", dtr),
+                   _blk(i, "ssm_beta.weight", n_embd, dtr), _blk(i, "ssm_alpha.weight", n_embd, dtr),
+                   _blk(i, "ssm_norm.weight", ds), _blk(i, "ssm_out.weight", vd, n_embd)]
+        ts += _ffn_moe(i, n_embd, ffe, n_exp)
+        ts += [_blk(i, "ffn_gate_inp_shexp.weight", n_embd), _blk(i, "ffn_gate_shexp.weight", n_embd, ffe),
+               _blk(i, "ffn_up_shexp.weight", n_embd, ffe), _blk(i, "ffn_down_shexp.weight", ffe, n_embd)]
+    return _model("qwen4exp-4l", arch, "a 2048-wide Qwen3.5-style shape with qwen4exp's layer kinds", n_vocab, nl, md,
+                  ts, False)
+
+
+ADDED_BUILDERS["qwen4exp"] = qwen4exp
+ADDED_ON_GRID.append("qwen4exp")

@@ -38,7 +38,7 @@ NEXTN_SKIPPED = {"glm4moe", "glm-dsa"}
 # Architectures llama.cpp runs as pure recurrent (src/llama-arch.cpp llm_arch_is_recurrent).
 RECURRENT_ARCHS = {"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"}
 # Hybrids whose recurrent layers follow full_attention_interval (src/models/qwen3next.cpp, qwen35*.cpp).
-INTERVAL_HYBRIDS = {"qwen3next", "qwen35", "qwen35moe", "minimax-01"}
+INTERVAL_HYBRIDS = {"qwen3next", "qwen35", "qwen35moe", "minimax-01", "qwen4exp"}
 # Hybrids whose recurrent layers are those with head_count_kv == 0 (granite-hybrid.cpp, jamba.cpp, lfm2.cpp...).
 KV_ZERO_HYBRIDS = {"granitehybrid", "jamba", "lfm2", "lfm2moe", "plamo2", "nemotron_h", "nemotron_h_moe",
                    "kimi-linear", "kimi-k3", "bailingmoe3", "glm5-next"}
@@ -98,6 +98,11 @@ LATENT_SWA_ARCHS = {"dots3note"}
 # holds a key of attention.indexer.key_length (-ctk's type) and a value of one head (-ctv's type) per cell and
 # layer (measured: 8192 cells x 2 layers, indexer key 64 -> K 2.00 MiB, V 4.00 MiB of 128-wide f16 rows)
 MSA_INDEXER_ARCHS = {"minimax-m3"}
+# GQA layers with a K-only DSA indexer cache beside them (src/models/qwen4exp.cpp: gated delta-net layers by
+# full_attention_interval, full layers of q|gate GQA with indexer.q_proj / k_proj; llama_memory_hybrid_idx's
+# indexer row is the indexer key_length when the GGUF names no kpool; measured: 8192 cells x 1 layer, key 128 ->
+# 2.00 MiB of f16); hyper-connection and PLE weights come from the tensors
+GQA_DSA_INDEXER_ARCHS = {"qwen4exp"}
 # Low-rank attention whose cache holds the decompressed per-head K and V (src/models/minicpm3.cpp: build_attn
 # gets k_states = [k_nope, k_pe] of key_length and v_states of value_length per head; no latent cache; plm.cpp
 # the same), so

@@ -19,6 +19,7 @@ from ..quant.gguf_recipes import ftype_name
 from .archs import (
     CHUNKED_ARCHS,
     DSA_INDEXER_ARCHS,
+    GQA_DSA_INDEXER_ARCHS,
     INTERVAL_HYBRIDS,
     KDA_ARCHS,
     KNOWN_ARCHS,
@@ -305,7 +306,7 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
                              **({"index_head_dim": m.int("attention.indexer.key_length"),
                                  "index_n_heads": m.int("attention.indexer.head_count", 0),
                                  "index_topk": m.int("attention.indexer.top_k", 0)}
-                                if m.arch in MSA_INDEXER_ARCHS else {})))
+                                if m.arch in MSA_INDEXER_ARCHS or m.arch in GQA_DSA_INDEXER_ARCHS else {})))
     return out
 
 
