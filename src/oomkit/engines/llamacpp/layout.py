@@ -230,10 +230,12 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
               usages: tuple[Usage, ...] = (), host_bytes: tuple[int, int, int] = (0, 0, 0)) -> list[str]:
     warnings = []
     if s.split_mode == "row" and len(devices) > 1:
-        # llama_model::load_tensors with LLAMA_SPLIT_MODE_ROW: every layer on -mg, its matrices in a CUDA_Split
-        # buffer cut by rows over the devices; not modelled here
-        warnings.append("-sm row splits each weight matrix by rows (a CUDA_Split buffer) with the KV cache and "
-                        "compute on -mg; oomkit shows the layer split instead")
+        # llama-model.cpp make_gpu_buft_list with LLAMA_SPLIT_MODE_ROW: layers, KV cache and compute follow the layer
+        # split, but each device's list starts with a split buffer type (CUDA0_Split, ...) that cuts the layer's
+        # matrices by rows over all devices (-ts); the model buffers per device are not modelled here
+        warnings.append("-sm row keeps the layer split for layers, KV cache and compute but cuts each layer's weight "
+                        "matrices by rows over all devices (CUDA0_Split ... buffers); oomkit shows each layer's "
+                        "weights on its own device")
     if fitted is not None and typed is not None:
         note = _fit_note(spec, fitted, typed, ctx, usages, host_bytes)
         if mmproj_margin(spec, fitted.settings) and not mmproj_compute_known(spec, fitted.settings):
