@@ -2,7 +2,8 @@
 load_model / init_memory_pool, cuda_graph_runner.py CudaGraphRunner, managers/scheduler.py).
 
 mem_fraction_static is a fraction of the memory free before the weights ("Load weight begin. avail mem"): the
-weights and the KV (and state) pool live inside it; the req_to_token table, CUDA-graph capture and the run-time
+weights and the KV (and state) pool live inside it; the req_to_token table, the attention backend's own buffers
+(init_attention_backend, between "Memory pool end" and "Capture cuda graph begin"), CUDA-graph capture and the run-time
 activations (one --chunked-prefill-size chunk) come out of the (1 - mem_fraction_static) rest. The CUDA context
 and the distributed init are in use before the first measurement (outside). SGLang prints "GB" for GiB.
 """
@@ -38,7 +39,10 @@ from .settings import SGLangSettings, reached
 #    and FlashInfer is the else branch of _get_default_attn_backend for an MHA model; so its 52 decode wrappers' 8 MiB
 #    workspaces are the backend's, not the rest. That leaves 0.681 GiB; GLM-4.5-Air TP4 with both PRs (FA3, sizes to
 #    256, 0.95 GB; glm-4.5-air-tp4-capture-prs8579-8567.json) leaves 0.680 GiB: the rest does not grow with max_bs.
-#    Held out: Qwen3-0.6B on an MI300X (gpustack#4424, 0.5.8, sizes to 512, 0.96 GB) comes within +10%.
+#    Held out: Qwen3-0.6B on an MI300X (gpustack#4424, 0.5.8, sizes to 512, 0.96 GB) comes within +10%; Llama-3.1-70B
+#    at TP8 across two nodes (fa3, sizes to 512, 1.32 GB, NCCL all-reduce captured in the graphs) at -25% and Olmo 3 on
+#    a B200 (8.60 GB) at -90% are known misses (strict xfails). Every log behind it captured sizes to 256 or 512; below
+#    that (the 8-48 of small GPUs) the constant is not verified.
 CG_BASE = int(0.681 * GiB)
 LOGITS_BYTES = 4  # float32
 FLASHINFER_INT_WORKSPACE = 8 * MiB
