@@ -182,11 +182,26 @@ def test_mtp_attention_layer_takes_kv(spark):
     assert abs(got - p["kv_cache_tokens"]) / p["kv_cache_tokens"] < 0.005, got
 
 
-@pytest.mark.xfail(strict=True, reason="+7.5 % of the GPU (84.35 GiB vs 74.76 GiB): the GB10's 128 GiB pool is "
-                   "the catalog's nominal size; vLLM's total_memory on a DGX Spark (cudaMemGetInfo of the unified "
-                   "pool, not printed in this log) is smaller, and 0.85 of it is the budget")
-def test_spark_available_kv(spark):
-    fx, _, _, est = spark
+SPARK_AVAILABLE_MISS = {
+    SPARK: "+7.49 % (84.35 GiB vs 74.76 GiB at 0.85)",
+    "qwen3.6-27b-nvfp4-mixed-dgx-spark-v0.23": "+8.39 % (58.58 GiB vs 47.84 GiB at 0.70)",
+    "qwen3.6-27b-nvfp4-mixed-dgx-spark-mtp2-v0.23": "+7.25 % (57.89 GiB vs 48.6 GiB at 0.70)",
+}
+
+
+@pytest.mark.parametrize("stem", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=(
+    f"{v} of the GPU: the GB10's 128 GiB pool is the catalog's nominal size; vLLM's total_memory on a DGX Spark "
+    "(cudaMemGetInfo of the unified pool, not printed in these logs; vllm#46329 quotes 121.7 GiB) is smaller, and "
+    "the utilisation fraction applies to it"))) for k, v in SPARK_AVAILABLE_MISS.items()])
+def test_spark_available_kv(stem):
+    fx = fixture(stem)
+    st = fx["settings"]
+    n_spec = (st.get("speculative_config") or {}).get("num_speculative_tokens", 0)
+    s = VllmSettings(engine_version=fx["engine_version"], max_model_len=st["max_model_len"],
+                     gpu_memory_utilization=st["gpu_memory_utilization"], kv_cache_dtype=st["kv_cache_dtype"],
+                     max_num_seqs=st["max_num_seqs"], max_num_batched_tokens=st["max_num_batched_tokens"],
+                     num_speculative_tokens=n_spec, enable_prefix_caching=st["enable_prefix_caching"])
+    est = ENGINE.estimate(spec_of(fx["model"]), gpus("NVIDIA GB10", 1), s)
     got = est.engine_view["available_kv_cache_bytes"]["CUDA0"]
     assert abs(got - fx["printed"]["available_kv_cache_bytes"]) / est.devices[0].memory_bytes < LIMIT
 
