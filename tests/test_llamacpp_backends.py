@@ -172,3 +172,27 @@ def test_hexagon_takes_only_the_matmuls_it_runs():
     assert backends.htp_takes(t("blk.0.attn_norm.weight", "f32", 2048)) == "plain"
     sinks = t("blk.0.attn_sinks.weight", "f32", 64)
     assert backends.htp_takes(sinks, 6733) is None and backends.htp_takes(sinks) == "plain"
+
+
+def test_hexagon_leaves_k_quants_on_the_cpu_and_says_so():
+    """A Q4_K_M file on a Hexagon session: the HTP multiplies none of its q4_K / q6_K matrices
+    (ggml_hexagon_supported_mul_mat), so select_weight_buft falls back to the CPU buffer for every one; only the f32
+    norms stay on the session. A Q4_0 file keeps its matrices in HTP0-REPACK, and no warning is given."""
+    from oomkit.engines.llamacpp.args import parse_args
+
+    _, _, s = parse_args(["-m", "x.gguf", "--no-mmap", "-c", "8192", "-ngl", "99", "--device", "HTP0", "-fit", "off"],
+                         program="llama-cli")
+    dev = (Device(id="HTP0", name="Hexagon", memory_bytes=2048 * MiB),)
+
+    def run(quant):
+        return oomkit.estimate("meta-llama/Llama-3.2-1B-Instruct", "llama.cpp", quant=quant, devices=dev, settings=s,
+                               find_max_context=False, engine_version="b6733", backend="hexagon")
+
+    k = run("Q4_K_M")
+    mats = [t for t in k.model.weights.tensors if t.layer is not None and len(t.shape) == 2]
+    assert set(k.engine_view["model_buffer_bytes"]) == {"HTP0", "CPU"}
+    assert k.engine_view["model_buffer_bytes"]["CPU"] >= sum(t.nbytes for t in mats)
+    assert any(f"{len(mats)} of the offloaded layers' matrices" in w for w in k.warnings)
+    q = run("Q4_0")
+    assert "HTP0-REPACK" in q.engine_view["model_buffer_bytes"]
+    assert not any("Hexagon NPU multiplies" in w for w in q.warnings)

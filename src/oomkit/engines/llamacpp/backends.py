@@ -410,6 +410,19 @@ def hexagon_buffers(spec: ModelSpec, devices: tuple[Device, ...], s, placement: 
                    host_weight_bytes=sum(t.nbytes for t in cpu)), repack
 
 
+def hexagon_refused(spec: ModelSpec, devices: tuple[Device, ...], s, placement: Placement) -> tuple[int, int]:
+    """The offloaded layers' matrices an HTP session refuses for their type (not the output layer, which it refuses
+    for its rows, nor the F32 routers): their count and bytes. A Q4_K_M file on Hexagon leaves nearly every weight
+    on the CPU while the log still says every layer is offloaded."""
+    if not _is_hexagon(devices, s):
+        return 0, 0
+    overrides, ids, build = override_patterns(s, spec), tuple(d.id for d in devices), build_number(s.engine_version)
+    refused = [t for t in loaded_tensors(spec)
+               if t.layer is not None and _matmul_weight(t) and ggml.type_by_name(t.dtype).name.lower() != "f32"
+               and tensor_device(t, placement, overrides, len(devices), ids) >= 0 and htp_takes(t, build) is None]
+    return len(refused), sum(t.nbytes for t in refused)
+
+
 def hexagon_compute(compute: dict[int, int], spec: ModelSpec, ctx: Context, caches: list[Cache],
                     placement: Placement, devices: tuple[Device, ...], s) -> dict[int, int]:
     """Hexagon's compute buffers. The sessions run no FLASH_ATTN_EXT (refused before PR #18611, and after it

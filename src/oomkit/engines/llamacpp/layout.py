@@ -8,12 +8,13 @@ from typing import Any
 
 from ...memory import Device, LayerUse, MemoryEstimate, Usage
 from ...model.spec import ModelSpec
-from ...units import MiB
+from ...units import GiB, MiB
 from .backends import (
     backend_view,
     cpu_repack,
     hexagon_buffers,
     hexagon_compute,
+    hexagon_refused,
     metal_devices,
     split_host_embeddings,
     split_repack,
@@ -236,6 +237,12 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
         warnings.append("-sm row keeps the layer split for layers, KV cache and compute but cuts each layer's weight "
                         "matrices by rows over all devices (CUDA0_Split ... buffers); oomkit shows each layer's "
                         "weights on its own device")
+    n_refused, refused_bytes = hexagon_refused(spec, devices, s, place_layers(spec, devices, s))
+    if n_refused:
+        # ggml-hexagon.cpp supports_op: select_weight_buft falls back to the CPU buffer for these (backends.htp_takes)
+        warnings.append(f"the Hexagon NPU multiplies only Q4_0, Q8_0 and MXFP4 (and F16) weights: {n_refused} of the "
+                        f"offloaded layers' matrices ({refused_bytes / GiB:.2f} GiB) are of other types and stay in the "
+                        "CPU buffer, their matmuls on the CPU (a Q4_0 file keeps them on the NPU)")
     if fitted is not None and typed is not None:
         note = _fit_note(spec, fitted, typed, ctx, usages, host_bytes)
         if mmproj_margin(spec, fitted.settings) and not mmproj_compute_known(spec, fitted.settings):
