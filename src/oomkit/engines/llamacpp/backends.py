@@ -12,6 +12,7 @@ Buffer names (ggml_backend_buft_name, as the load_tensors / llama_kv_cache / sch
 | Vulkan  | Vulkan0 ...          | Vulkan_Host | CPU_Mapped |
 | SYCL    | SYCL0 ...            | SYCL_Host   | CPU_Mapped |
 | OpenCL  | OpenCL               | (none)      | CPU_Mapped |
+| Hexagon | HTP0, HTP1 ... and HTP0-REPACK ... | (none) | CPU (the weights the NPU refuses) |
 | Metal   | MTL0 (before January 2026: Metal) | (none: unified memory) | MTL0_Mapped / Metal_Mapped: every offloaded weight |
 | CPU     | CPU                  | -           | CPU_Mapped; CPU_REPACK for the repacked matrices |
 
@@ -70,7 +71,7 @@ BACKENDS = {
     "cpu": Backend("cpu", "CPU", None),
     # Qualcomm Hexagon NPU sessions (ggml-hexagon.cpp): HTP0, HTP1 ... as devices, no host buffer type (the CPU
     # side and the logits print as CPU buffers); Q4_0 / Q8_0 / MXFP4 weights go to an HTPn-REPACK buffer type
-    # beside the device's own (docs/backend/hexagon/developer.md), which oomkit does not split out
+    # beside the session's own, the weights it refuses to the CPU (hexagon_buffers below)
     "hexagon": Backend("hexagon", "HTP", None),
 }
 # device ids oomkit gives (hardware/catalog.py: llama.cpp's backend device names) -> backend
