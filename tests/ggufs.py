@@ -1381,3 +1381,56 @@ def qwen4exp(n_layers: int | None = None) -> SynthModel:
 
 ADDED_BUILDERS["qwen4exp"] = qwen4exp
 ADDED_ON_GRID.append("qwen4exp")
+
+
+def deepseek4(n_layers: int | None = None) -> SynthModel:
+    """deepseek4 (DeepSeek-V4's layer kinds on a 4096-wide shape): 32 heads of one shared 512-wide K row (the value
+    too), q_lora 1024, grouped low-rank output (8 groups of rank 512), attention sinks, a 128-token window on every
+    layer, attention.compress_ratios [0, 4, 128, 0] (the ratio-4 layer with the lightning indexer: 32 heads of 128,
+    top-k 512), hyper-connections (count 4) on every block and the head, sqrt-softplus-routed MoE in every block (8
+    experts of 1024, 2 used, one shared) with no hash-routed layers (hash_layer_count 0: their tid2eid table must be
+    I32, which the synthetic writer does not emit). Tensor set as llama.cpp@0c1e57098's loader asks for it."""
+    arch, n_embd, n_head, hd, n_vocab, nl = "deepseek4", 4096, 32, 512, 32000, 4
+    ql, og, olr, ih, ik, hc, n_exp, ffe = 1024, 8, 512, 32, 128, 4, 8, 1024
+    ratios = [0, 4, 128, 0]
+    md = _Meta(arch).base(ctx=8192, n_embd=n_embd, n_layers=nl, n_ff=ffe, n_head=n_head, n_head_kv=1, rms_eps=1e-6,
+                          rope_base=10000.0, n_vocab=n_vocab)
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("rope.dimension_count", 64)
+    md.u32("attention.q_lora_rank", ql).u32("attention.sliding_window", 128)
+    md.u32("expert_count", n_exp).u32("expert_used_count", 2).u32("expert_feed_forward_length", ffe)
+    md.u32("expert_shared_count", 1).f32("expert_weights_scale", 1.5).bool("expert_weights_norm", True)
+    md.f32("swiglu_clamp_exp", 10.0).u32("expert_gating_func", 4)  # LLAMA_EXPERT_GATING_FUNC_TYPE_SQRT_SOFTPLUS
+    md.u32("attention.indexer.head_count", ih).u32("attention.indexer.key_length", ik).u32("attention.indexer.top_k", 512)
+    md.u32("attention.output_group_count", og).u32("attention.output_lora_rank", olr)
+    md.f32("attention.compress_rope_freq_base", 160000.0)
+    md.u32("hyper_connection.count", hc).u32("hyper_connection.sinkhorn_iterations", 20).f32("hyper_connection.epsilon", 1e-6)
+    md.u32("hash_layer_count", 0).i32s("attention.compress_ratios", ratios)
+    wide, mix = hc * n_embd, (2 + hc) * hc
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    ts += [Tensor("output_hc_fn.weight", (wide, hc)), Tensor("output_hc_base.weight", (hc,)),
+           Tensor("output_hc_scale.weight", (1,))]
+    for i in range(nl):
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "attn_sinks.weight", n_head), _blk(i, "attn_q_a.weight", n_embd, ql),
+               _blk(i, "attn_q_a_norm.weight", ql), _blk(i, "attn_q_b.weight", ql, n_head * hd),
+               _blk(i, "attn_kv.weight", n_embd, hd), _blk(i, "attn_kv_a_norm.weight", hd),
+               _blk(i, "attn_output_a.weight", n_head * hd // og, olr * og), _blk(i, "attn_output_b.weight", og * olr, n_embd)]
+        for x in ("attn", "ffn"):
+            ts += [_blk(i, f"hc_{x}_fn.weight", wide, mix), _blk(i, f"hc_{x}_base.weight", mix), _blk(i, f"hc_{x}_scale.weight", 3)]
+        r = ratios[i]
+        if r:
+            c = 2 if r == 4 else 1
+            ts += [_blk(i, "attn_compressor_kv.weight", n_embd, c * hd), _blk(i, "attn_compressor_gate.weight", n_embd, c * hd),
+                   _blk(i, "attn_compressor_ape.weight", c * hd, r), _blk(i, "attn_compressor_norm.weight", hd)]
+            if r == 4:
+                ts += [_blk(i, "indexer.proj.weight", n_embd, ih), _blk(i, "indexer.attn_q_b.weight", ql, ih * ik),
+                       _blk(i, "indexer_compressor_kv.weight", n_embd, 2 * ik),
+                       _blk(i, "indexer_compressor_gate.weight", n_embd, 2 * ik),
+                       _blk(i, "indexer_compressor_ape.weight", 2 * ik, r), _blk(i, "indexer_compressor_norm.weight", ik)]
+        ts += [_blk(i, "ffn_norm.weight", n_embd), _blk(i, "exp_probs_b.bias", n_exp)] + _ffn_moe(i, n_embd, ffe, n_exp)
+        ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, ffe), _blk(i, "ffn_down_shexp.weight", ffe, n_embd),
+               _blk(i, "ffn_up_shexp.weight", n_embd, ffe)]
+    return _model("deepseek4-4l", arch, "DeepSeek-V4's layer kinds on a 4096-wide shape", n_vocab, nl, md, ts, False)
+
+
+ADDED_BUILDERS["deepseek4"] = deepseek4
+ADDED_ON_GRID.append("deepseek4")

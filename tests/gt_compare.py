@@ -41,7 +41,9 @@ def oomkit_figures(spec, s: dict[str, Any]) -> dict[str, Any]:
         "model_mib": round(v["model_buffer_bytes"].get("CPU_Mapped", 0) / MiB, 2),
         "caches": [(c["cells"], c["layers"], round(c["k_bytes"] / MiB, 2), round(c["v_bytes"] / MiB, 2))
                    for c in v["kv_caches"]],
-        "kv_mib": round(sum(v["kv_buffer_bytes"].values()) / MiB, 2),
+        # llama.cpp prints one KV buffer line per cache, each rounded to 0.01 MiB, and engine_figures sums those
+        "kv_mib": round(sum(round((c["k_bytes"] + c["v_bytes"]) / MiB, 2) for c in v["kv_caches"]), 2)
+        if v["kv_caches"] else round(sum(v["kv_buffer_bytes"].values()) / MiB, 2),
         "r_mib": round(v["r_bytes"] / MiB, 2), "s_mib": round(v["s_bytes"] / MiB, 2),
         "output_mib": round(v["output_buffer_bytes"] / MiB, 2),
         "compute_mib": v["compute_buffer_bytes"]["CPU"] / MiB,

@@ -62,6 +62,10 @@ NO_CACHE_ARCHS = {"bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-b
 # Decoders whose per-layer head_count may be 0 for a layer without attention (src/models/deci.cpp): the layer
 # stays in the KV cache's layer count with 0-byte rows.
 NO_ATTENTION_LAYERS_OK = {"deci"}
+# DeepSeek-V4 (src/models/deepseek4.cpp, llama_kv_cache_dsv4): every trunk layer slides (set_swa_pattern(0)) over
+# one shared K-only head of key_length; layers with attention.compress_ratios 4 / 128 also sit in a compressed
+# cache (CSA / HCA) of one row per 4 / 128 cells, the ratio-4 layers with a lightning-indexer cache beside it
+DSV4_ARCHS = {"deepseek4"}
 # Architectures whose loader adds a single-head attention layer past the GGUF's blocks that the KV cache holds
 # (src/models/granite-switch.cpp: the adapter router at index n_layer, n_layer_all = n_layer + 1); otherwise
 # plain GQA decoders with per-slot LoRA stacks in every block (weights from the tensors)
@@ -114,5 +118,5 @@ KNOWN_ARCHS = (
      "olmoe", "glm4", "glm4moe", "starcoder2", "internlm2", "mistral3", "smollm3", "exaone4", "deepseek", "minicpm",
      "stablelm", "gpt2", "falcon", "starcoder", "baichuan", "orion", "chatglm", "dbrx", "arctic", "bitnet", "t5encoder"}
     | SWA_PATTERN_DEFAULT.keys() | SWA_PATTERN_FROM_GGUF | RECURRENT_ARCHS | INTERVAL_HYBRIDS | KV_ZERO_HYBRIDS | NO_CACHE_ARCHS
-    | PLAIN_DECODERS | MLA_DECODERS | MLA_DECOMPRESSED | ROUTER_LAYER_ARCHS | LATENT_SWA_ARCHS
+    | PLAIN_DECODERS | MLA_DECODERS | MLA_DECOMPRESSED | ROUTER_LAYER_ARCHS | LATENT_SWA_ARCHS | DSV4_ARCHS
 )

@@ -19,6 +19,7 @@ from ..quant.gguf_recipes import ftype_name
 from .archs import (
     CHUNKED_ARCHS,
     DSA_INDEXER_ARCHS,
+    DSV4_ARCHS,
     GQA_DSA_INDEXER_ARCHS,
     INTERVAL_HYBRIDS,
     KDA_ARCHS,
@@ -205,6 +206,8 @@ def _layer_kinds(m: _Meta, n_all: int, n_nextn: int, n_head_kv: list[int],
             else:
                 kinds.append(LayerKind.RECURRENT)
         return kinds
+    if arch in DSV4_ARCHS:
+        return [LayerKind.SLIDING] * n_all  # deepseek4.cpp: set_swa_pattern(0), the MTP blocks slide too
     if arch in LATENT_SWA_ARCHS:
         # dots3note.cpp: MLA everywhere, the sliding layers from the GGUF's sliding_window_pattern array
         pattern = m.get("attention.sliding_window_pattern")
@@ -298,6 +301,18 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
                     "index_topk": m.int("attention.indexer.top_k", 0)} if m.arch in DSA_INDEXER_ARCHS
                    and (idx_types is None or (i < len(idx_types) and idx_types[i])) else {}),
             ))
+            continue
+        if m.arch in DSV4_ARCHS:
+            ratios = m.get("attention.compress_ratios")
+            if not isinstance(ratios, (tuple, list)) or len(ratios) < n_all:
+                raise OomkitError(f"{m.name}: {m.arch} needs {m.arch}.attention.compress_ratios, one per block")
+            ratio = int(ratios[i])
+            out.append(Attention(
+                n_heads=n_head[i], n_kv_heads=n_head_kv[i], head_dim_k=key_len, head_dim_v=val_len, window=window,
+                k_only=True, compress_ratio=ratio,
+                **({"index_head_dim": m.int("attention.indexer.key_length"),
+                    "index_n_heads": m.int("attention.indexer.head_count", 0),
+                    "index_topk": m.int("attention.indexer.top_k", 0)} if ratio == 4 else {})))
             continue
         sliding = kind in (LayerKind.SLIDING, LayerKind.CHUNKED)
         hk, hv = (key_swa, val_swa) if sliding else (key_len, val_len)

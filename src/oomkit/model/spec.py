@@ -47,6 +47,11 @@ class Attention:
     # Gemma 4's full layers with attention_k_eq_v: V is projected by the K weights (no v_proj / attn_v tensor;
     # transformers modeling_gemma4.py use_alternative_attention); engines still cache V beside K.
     v_from_k: bool = False
+    # DeepSeek-V4 (llama.cpp src/models/deepseek4.cpp): one shared head whose K row is also the value, so engines
+    # cache K alone; compress_ratio > 0 adds the layer to a compressed cache of one row per `ratio` tokens
+    # (config.json compress_ratios: 4 with the lightning indexer, 128 without)
+    k_only: bool = False
+    compress_ratio: int = 0
 
     @property
     def k_per_token(self) -> int:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from ...errors import OomkitError
 from ...model.archs import (
+    DSV4_ARCHS,
     FLASH_ATTN_FORCED_OFF,
     INDEXER_KPOOL_ROW,
     LATENT_SWA_ARCHS,
@@ -26,7 +27,7 @@ from .settings import ERAS, LlamaCppSettings, build_number
 # Architectures with sliding-window or chunked caches (swa_type != NONE in src/models/<arch>.cpp).
 SWA_ARCHS = frozenset(SWA_PATTERN_DEFAULT) | SWA_PATTERN_FROM_GGUF | {
     "llama4", "gemma3n", "gemma4", "exaone4", "olmo2", "mimo2", "step35", "afmoe", "cohere2moe", "granite_swa",
-    "exaone-moe", "smallthinker"} | LATENT_SWA_ARCHS
+    "exaone-moe", "smallthinker"} | LATENT_SWA_ARCHS | DSV4_ARCHS
 _WINDOWED = (LayerKind.SLIDING, LayerKind.CHUNKED)
 
 
@@ -127,7 +128,9 @@ def _flash_attention(spec: ModelSpec, s: LlamaCppSettings, type_k: ggml.GgmlType
                           f"{type_v.name} with -fa off)")
     # the latent cache (ERAS mla_latent) holds one tensor for K and V; before it the decompressed per-head K and V
     # were two caches of their own types (issue #12728: -ctk q8_0 with an f16 V on DeepSeek-V2.5, April 2025)
-    if any(layer.kind is LayerKind.LATENT and layer.attention and layer.attention.latent_cache
+    # DeepSeek-V4's K-only caches are refused the same way (measured: -ctk q4_0 with an f16 V)
+    if any((layer.kind is LayerKind.LATENT and layer.attention and layer.attention.latent_cache)
+           or (layer.attention and layer.attention.k_only)
            for layer in spec.layers) and type_k.name != type_v.name and ERAS.reached(build, "mla_latent"):
         raise OomkitError(f"model does not support different K ({type_k.name}) and V ({type_v.name}) cache types "
                           "(llama.cpp: MLA models)")
@@ -236,6 +239,8 @@ def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
     # [TAG_V_CACHE_VARIABLE]: without flash attention V is stored transposed, each row padded to the widest
     # layer's n_embd_v_gqa (max over all layers of the model, llama_hparams::n_embd_v_gqa_max).
     v_max = max(v_row(layer) for layer in spec.layers)
+    if spec.architecture in DSV4_ARCHS:
+        return _dsv4_caches(layers, ctx, swa_full)
     size_base = ctx.n_ctx if ctx.kv_unified else ctx.n_ctx_seq
     windowed = [layer for layer in layers if layer.kind in _WINDOWED]
     if not windowed or not swa_honoured(spec, ctx.build):
@@ -258,6 +263,26 @@ def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
         caches += _indexer_caches(full, size_base, ctx)
     caches.append(_build_cache("SWA", windowed, size_swa, ctx, v_max))
     return caches
+
+
+def _dsv4_caches(layers: list[LayerSpec], ctx: Context, swa_full: bool) -> list[Cache]:
+    """llama_kv_cache_dsv4 (src/models/deepseek4.cpp; measured on llama.cpp@0c1e57098): one stream per sequence
+    whatever -kvu says, each of n_ctx_seq cells; a raw iSWA pair whose non-SWA cache holds no layer and whose SWA
+    cache holds every layer's K row (GGML_PAD(min(n_ctx_seq, n_swa + n_ubatch), 256) cells), then the CSA cache
+    (ratio-4 layers), the HCA cache (ratio-128 layers), each of GGML_PAD(n_ctx_seq / ratio, 256) cells, and the
+    lightning indexer's key per CSA cell. The compressors' own f32 state buffers (a few KiB to MiB per layer,
+    "DSV4 csa/hca/lid state buffer") are not counted here."""
+    c = replace(ctx, kv_unified=False)
+    base = ctx.n_ctx_seq
+    n_swa = max(la.attention.window or 0 for la in layers)
+    size_swa = base if swa_full else round_up(min(base, n_swa + ctx.n_ubatch), 256)
+    caches = [Cache("non-SWA", base, (), 0, 0), _build_cache("SWA", layers, size_swa, c, 0)]
+    for ratio in (4, 128):
+        members = [la for la in layers if la.attention.compress_ratio == ratio]
+        if members:
+            caches.append(_build_cache(f"ratio {ratio}", members, round_up(-(-base // ratio), 256), c, 0))
+    csa = [la for la in layers if la.attention.compress_ratio == 4]
+    return caches + _indexer_caches(csa, round_up(-(-base // 4), 256), c)
 
 
 def _indexer_caches(layers: list[LayerSpec], cells: int, ctx: Context, with_v: bool = False,
@@ -289,7 +314,7 @@ def _build_cache(name: str, members: list[LayerSpec], cells: int, ctx: Context, 
             v_el = v_row(layer) if ctx.flash_attn else v_max
         kb[layer.index] = ggml.row_bytes(ctx.type_k, k_el) * cells * ctx.n_stream
         # PR #19067: an MLA cache keeps only K ("V-less"); V reads the latent out of K
-        has_v = not (latent and mla_k_only and ERAS.reached(ctx.build, "mla_latent"))
+        has_v = not (latent and mla_k_only and ERAS.reached(ctx.build, "mla_latent")) and not a.k_only
         vb[layer.index] = ggml.row_bytes(ctx.type_v, v_el) * cells * ctx.n_stream if has_v else 0
     return Cache(name, cells, tuple(sorted(kb)), sum(kb.values()), sum(vb.values()), kb, vb)
 
