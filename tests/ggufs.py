@@ -1434,3 +1434,25 @@ def deepseek4(n_layers: int | None = None) -> SynthModel:
 
 ADDED_BUILDERS["deepseek4"] = deepseek4
 ADDED_ON_GRID.append("deepseek4")
+
+
+def qwen3tts_talker(n_layers: int | None = None) -> SynthModel:
+    """qwen3tts: a Qwen3-TTS talker-shaped decoder (hidden 2048, 16 heads / 8 KV heads of 128 with Q/K norms and
+    M-RoPE sections, FFN 6144) on 2 layers, its output.weight the 3072-entry codec head that llama.cpp@0c1e57098's
+    loader expects (a 32000-token output is refused "wrong shape; expected 2048, 3072"), token_embd over the
+    32000-token vocabulary. llama.cpp loads and sizes it standalone: one plain GQA cache."""
+    arch, n_embd, hd, n_head, n_kv, n_ff, n_vocab, n_codec = "qwen3tts", 2048, 128, 16, 8, 6144, 32000, 3072
+    nl = _layers(n_layers, 2)
+    md = _Meta(arch).base(ctx=8192, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-6, rope_base=1000000.0, n_vocab=n_vocab)
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("rope.dimension_count", hd)
+    md.i32s("rope.dimension_sections", [24, 20, 20, 0])
+    ts = [Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("output_norm.weight", (n_embd,)),
+          Tensor("output.weight", (n_embd, n_codec))]
+    for i in range(nl):
+        ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd, qk_norm_dim=hd) + _ffn_dense(i, n_embd, n_ff)
+    return _model("qwen3tts-talker-2l", arch, "a Qwen3-TTS talker-shaped decoder", n_vocab, nl, md, ts, False)
+
+
+ADDED_BUILDERS["qwen3tts"] = qwen3tts_talker
+ADDED_ON_GRID.append("qwen3tts")
