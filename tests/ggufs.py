@@ -1456,3 +1456,26 @@ def qwen3tts_talker(n_layers: int | None = None) -> SynthModel:
 
 ADDED_BUILDERS["qwen3tts"] = qwen3tts_talker
 ADDED_ON_GRID.append("qwen3tts")
+
+
+def pockettts(n_layers: int | None = None) -> SynthModel:
+    """pockettts: a 1024-wide transformer of 16 heads (= KV heads, head 64) with LayerNorm weights and biases, an
+    ungated FFN of 4096 and tied embeddings over 32000 tokens, on 2 layers: the tensor set and keys llama.cpp@0c1e57098's
+    loader asks for (found by loading: attention.layer_norm_epsilon, output_norm / attn_norm / ffn_norm biases), so
+    it loads and sizes standalone with one plain cache."""
+    arch, n_embd, n_head, n_ff, n_vocab = "pockettts", 1024, 16, 4096, 32000
+    nl = _layers(n_layers, 2)
+    md = _Meta(arch).base(ctx=8192, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_head,
+                          rms_eps=1e-5, rope_base=10000.0, n_vocab=n_vocab)
+    md.f32("attention.layer_norm_epsilon", 1e-5)
+    ts = [Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("output_norm.weight", (n_embd,)),
+          Tensor("output_norm.bias", (n_embd,))]
+    for i in range(nl):
+        ts += _attn_gqa(i, n_embd, n_embd, n_embd) + [_blk(i, "attn_norm.bias", n_embd)]
+        ts += [_blk(i, "ffn_norm.weight", n_embd), _blk(i, "ffn_norm.bias", n_embd),
+               _blk(i, "ffn_up.weight", n_embd, n_ff), _blk(i, "ffn_down.weight", n_ff, n_embd)]
+    return _model("pockettts-2l", arch, "generic 1024-wide shape, the loader's tensor set", n_vocab, nl, md, ts, True)
+
+
+ADDED_BUILDERS["pockettts"] = pockettts
+ADDED_ON_GRID.append("pockettts")

@@ -80,7 +80,7 @@ PLAIN_DECODERS = {"ernie4_5", "ernie4_5-moe", "seed_oss", "minimax-m2", "hunyuan
                   "jais2", "maincoder", "nanbeige", "pangu-embedded", "gptneox", "apertus", "talkie", "chameleon",
                   "cogvlm", "hrm_text", "openelm", "plamo", "plamo3", "bailingmoe", "mellum", "grovemoe", "bailingmoe2", "hunyuan_vl",
                   "llama-embed", "deci", "grok", "dots1", "paddleocr", "hy_v3",
-                  "deepseek2-ocr", "minimax-m3", "eagle3", "dflash", "t5", "qwen3tts"}
+                  "deepseek2-ocr", "minimax-m3", "eagle3", "dflash", "t5", "qwen3tts", "pockettts"}
 # MLA decoders loaded with deepseek2's tensors (kv_lora_rank in the GGUF makes their layers latent)
 MLA_DECODERS = {"mistral4", "deepseek32", "glm-dsa", "hy_v4"}
 # DeepSeek sparse attention (DSA): beside the latent cache, llama_kv_cache_dsa keeps a second cache of one
