@@ -195,18 +195,8 @@ ADDED = ggufs.ADDED_ON_GRID
 # at 8K (0.71), 88.00 vs 102.54 at 32K q8_0 (0.86)
 ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.86 of llama.cpp's at 8K with flash attention (77.50 vs 90.51 MiB)",
                        "hy_v3": "compute 0.71 of llama.cpp's at 8K with flash attention (78.50 vs 110.54 MiB)",
-                       # Mamba scans: the SSM's own live set (state copies, conv rows) is not modelled beside the logits
-                       "mamba": "compute 0.74 of llama.cpp's at 8K x 2 without flash attention (78.50 vs 105.38 MiB)",
-                       "nemotron_h": "compute 0.68 of llama.cpp's at 16K x 4 unified (94.50 vs 138.54 MiB)",
-                       "nemotron_h_moe": "compute 0.61 of llama.cpp's at 32K q8_0 (86.50 vs 142.03 MiB)",
-                       "plamo2": "compute 0.82 of llama.cpp's at 16K x 4 unified (112.50 vs 136.39 MiB)",
-                       "rwkv7": "compute 0.54 of llama.cpp's at 8K (78.50 vs 146.16 MiB): the WKV7 graph's live set",
-                       "rwkv6": "compute 0.65 of llama.cpp's at 16K x 4 unified (78.50 vs 120.13 MiB)",
-                       "arwkv7": "compute 0.79 of llama.cpp's at 16K x 4 unified (104.50 vs 132.19 MiB)",
                        "t5encoder": "compute 0.57 of llama.cpp's at 8K (78.50 vs 137.50 MiB), 2.32 without flash attention",
                        "minimax-m3": "compute 0.10 of llama.cpp's at 32K with flash attention (the indexer's scores)",
-                       "granitehybrid": "compute 0.81 of llama.cpp's at 16K x 4 unified (112.50 vs 138.54 MiB)",
-                       "falcon-h1": "compute 0.77 of llama.cpp's at 16K x 4 unified (112.50 vs 146.54 MiB)",
                        "laguna": "compute 1.23 of llama.cpp's at 16K x 4 unified (128.50 vs 104.52 MiB), 1.20 at 32K "
                                  "q8_0 (133.00 vs 110.55 MiB)",
                        "graniteswitch": "compute 1.14 of llama.cpp's at 32K q8_0 (128.50 vs 112.85 MiB)",

@@ -138,13 +138,86 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
             else:
                 out_phase += masks
     ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build)
-    attn_phase = max(attn_phase, ffn_phase)
+    attn_phase = max(attn_phase, ffn_phase, recurrent_phase(spec, T, ctx.n_seq_max, masks))
     out_phase = max(out_phase, 0 if hybrid else moe_out)  # the hybrids' own placement above
     # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks. The masks
     # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
     # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
     mask_in = masks if not ctx.flash_attn or ERAS.reached(ctx.build, "kq_mask_f16") else 2 * masks
     return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=resid + mask_in)
+
+
+# src/models/plamo2.cpp build_plamo2_mamba_layer: the in-projection is copied whole (ggml_cont of its reshape,
+# "mamba_in_proj_out") before the split, and the conv reads a copy of x ("mamba_x_split"), not a view of it
+PLAMO2_MAMBA = frozenset({"plamo2"})
+# Hidden-state rows alive beside the WKV op's output at the peak of an RWKV layer, read off ggml-alloc's placement
+# of llama.cpp@0c1e57098's graphs (node offsets in the CPU compute buffer, dumped through the scheduler's eval
+# callback on a real 512-token ubatch whose buffer equals the reserved one; n_embd 4096, 2 and 4 layers: the
+# second layer on is the steady state). The time-mix blocks keep the layer input, its norm, the token-shifted
+# input, the fused lerp of every branch (one n_embd x T x 5 tensor in rwkv6-base.cpp build_rwkv6_time_mix, x 6 in
+# rwkv7-base.cpp build_rwkv7_time_mix, x 5 in arwkv7.cpp) and the r, k, v, w, g (rwkv7: a, kk, and the first
+# layer's v for the value residual) projections; the WKV output (n_embd x (T + head_size x n_seqs) floats,
+# ggml.c ggml_rwkv_wkv6 / ggml_rwkv_wkv7, and ggml_gated_linear_attn for rwkv6qwen2, whose time mix takes the
+# is_qrwkv branch) adds one row block, counted here. arwkv7 peaks on a projection after the WKV op: 16 row blocks,
+# no WKV output rows above them.
+RWKV_LIVE_ROWS = {"rwkv6": 14, "rwkv6qwen2": 13, "rwkv7": 18, "arwkv7": 16}
+
+
+def recurrent_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
+    """The largest live set of a recurrent layer in the worst-case graph (llama_context::graph_reserve builds it
+    with n_seqs = n_seq_max sequences of T / n_seqs tokens each). Measured against ggml-alloc's placement of each
+    node (see RWKV_LIVE_ROWS), the peak is the layer's state op:
+
+    - Mamba-1 and Mamba-2 layers (src/models/graph-context-mamba.cpp build_mamba_layer / build_mamba2_layer), at
+      ggml_ssm_scan: below it the graph's embedding input row block, the layer input, its norm, the conv states
+      gathered per sequence (llm_graph_context::build_rs: n_embd_r floats x n_seqs), and the KQ masks while a later
+      layer still attends (a layer with attention beside the SSM, falcon-h1.cpp, also keeps the attention output);
+      above, the in-projection (2 d_inner, plus 2 n_group d_state + n_head for Mamba-2), the conv input
+      (ggml_concat of the states and x^T: (d_conv - 1 + T / n_seqs) x conv_dim x n_seqs), the conv output
+      (conv_dim x T; bias and SiLU in place), and the scan output (ggml_ssm_scan: d_inner x T + d_state x d_inner
+      x n_seqs, the last states after the outputs). Mamba-1's dt (d_inner x T) takes the freed conv input block.
+      PLaMo-2 keeps the copied in-projection instead of the conv input and output, and the scan output goes
+      above it only when it does not fit the hole the in-projection leaves (else z's copy, d_inner x T, is the top);
+    - RWKV layers: RWKV_LIVE_ROWS hidden-state row blocks, plus per sequence the token-shift rows (n_embd_r) and
+      the WKV state gathered by build_rs and carried out by the WKV op (n_embd_s each; arwkv7's peak is past
+      the WKV op: only the gathered state).
+    Gated delta nets (qwen3next, qwen35, kimi-linear) and LFM2's short convolutions are not modelled here: their
+    peaks are the logits and feed-forward phases (tests/test_llamacpp_compute.py, tests/test_llamacpp_archs.py)."""
+    f32 = 4
+    resid = spec.n_embd * T * f32
+    n_seqs = max(1, min(n_seqs, T))
+    attn_at = [layer.index for layer in attention_layers(spec)]
+    last_attn = max(attn_at, default=-1)
+    if spec.architecture in RWKV_LIVE_ROWS:
+        r = next((layer.recurrent for layer in spec.layers if layer.recurrent is not None), None)
+        if r is None:
+            return 0
+        states = 1 if spec.architecture == "arwkv7" else 2
+        return RWKV_LIVE_ROWS[spec.architecture] * resid + n_seqs * (r.conv + states * r.ssm) * f32
+    peak = 0
+    for layer in spec.trunk_layers:
+        r = layer.recurrent
+        if r is None or r.kind not in ("mamba", "mamba2"):
+            continue
+        tokens = -(-T // n_seqs) * n_seqs  # graph_reserve rounds n_tokens up to a multiple of n_seqs
+        conv_dim = r.d_inner + 2 * r.n_group * r.d_state
+        in_proj = 2 * r.d_inner + (2 * r.n_group * r.d_state + r.n_heads if r.kind == "mamba2" else 0)
+        if spec.architecture in PLAMO2_MAMBA:
+            in_proj = 2 * r.d_inner
+        below = 3 * resid + r.conv * n_seqs * f32
+        if layer.index < last_attn:
+            below += masks
+        if layer.attention is not None:
+            below += resid
+        scan = (r.d_inner * tokens + r.ssm * n_seqs) * f32
+        if spec.architecture in PLAMO2_MAMBA:
+            hole = in_proj * tokens * f32 + resid - conv_dim * tokens * f32
+            top = 2 * in_proj * tokens * f32 + (scan if scan > hole else r.d_inner * tokens * f32)
+        else:
+            concat = (r.d_conv - 1 + tokens // n_seqs) * conv_dim * n_seqs * f32
+            top = in_proj * tokens * f32 + concat + conv_dim * tokens * f32 + scan
+        peak = max(peak, below + top)
+    return peak
 
 
 def _dense_ffn_rows(spec: ModelSpec) -> dict[int, tuple[int, int, bool]]:
