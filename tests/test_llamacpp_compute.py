@@ -267,3 +267,42 @@ def test_graph_families_within_ten_percent_at_other_ubatch_sizes(arch):
         e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
         ratio = o["compute_mib"] / e["compute_mib"]
         assert 0.9 <= ratio <= 1.1, f"{arch} {s}: compute oomkit {o['compute_mib']:.2f} llama.cpp {e['compute_mib']:.2f}"
+
+
+# Recurrent layers (compute.py recurrent_phase), beyond the five-row grid of tests/test_llamacpp_archs.py: ubatch
+# sizes 256 to 2048 and 1 to 8 sequences (the reserve graph splits the ubatch into n_seq_max sequences, each with its
+# gathered conv and SSM / WKV states). Measured today: 0.999-1.000 everywhere except rwkv7 at -ub 256 x 2 (76.06 vs
+# 72.13 MiB, 1.055) and plamo2 at -ub 2048 x 8 (480.75 vs 512.80 MiB, 0.938: its scan output's placement beside
+# the copied in-projection is modelled by size only).
+RECURRENT_GRID = [dict(BASE, n_ctx=8192, n_ubatch=1024, n_batch=1024),
+                  dict(BASE, n_ctx=8192, n_ubatch=256, n_batch=256, n_seq_max=2),
+                  dict(BASE, n_ctx=16384, n_ubatch=2048, n_batch=2048, n_seq_max=8, kv_unified=True)]
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("arch", ["mamba", "jamba", "nemotron_h", "falcon-h1", "plamo2", "rwkv6", "rwkv6qwen2", "rwkv7",
+                                  "arwkv7"])
+def test_recurrent_layers_within_ten_percent_at_other_ubatch_sizes(arch):
+    path = synth.synth_path(ggufs.ADDED_BUILDERS[arch](), "f16")
+    spec = read_gguf_spec(path)
+    assert spec.architecture == arch
+    for s, m in zip(RECURRENT_GRID, g.llamacpp_run.measure_many(path, RECURRENT_GRID), strict=True):
+        assert m["ok"], f"{arch} {s}: {m['error']}"
+        e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
+        ratio = o["compute_mib"] / e["compute_mib"]
+        assert 0.9 <= ratio <= 1.1, f"{arch} {s}: compute oomkit {o['compute_mib']:.2f} llama.cpp {e['compute_mib']:.2f}"
+
+
+def test_mamba_scan_live_set_as_ggml_alloc_places_it():
+    """The Mamba-1 layer's peak, node by node as ggml-alloc placed it in llama.cpp's CPU buffer (the generic
+    mamba file: n_embd 4096, d_inner 8192, d_state 16, d_conv 4; -c 8192, -ub 512, one sequence; llama.cpp prints
+    104.69 MiB): three 8 MiB hidden-state row blocks and the gathered conv state (3 x 8192 floats), then the
+    in-projection xz (32 MiB), the conv input concat (515 x 8192 floats, 16.09 MiB), the conv output (16 MiB) and
+    the scan output (8192 x 512 + 16 x 8192 floats, 16.50 MiB) at the top."""
+    from oomkit.engines.llamacpp.compute import recurrent_phase
+
+    spec = read_gguf_spec(synth.synth_path(ggufs.ADDED_BUILDERS["mamba"](), "f16"))
+    mib = 1 << 20
+    assert round(recurrent_phase(spec, 512, 1, 0) / mib, 2) == 104.69
+    # four sequences of 128 tokens: four gathered conv and SSM states, a 131-column concat per sequence (106.75 printed)
+    assert round(recurrent_phase(spec, 512, 4, 0) / mib, 2) == 106.75
