@@ -214,7 +214,9 @@ ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.86 of llama.cpp's at 8K with flash
                        "deepseek4": "compute 0.65 of llama.cpp's at 8K (103.00 vs 157.59 MiB), 0.66 at 8K x 2 without "
                                     "flash attention (168.00 vs 254.14 MiB): the compressors and hyper-connections",
                        "qwen3tts": "compute 0.47 of llama.cpp's at 16K x 4 unified (70.50 vs 151.02 MiB), 0.49 at 8K "
-                                   "(70.50 vs 143.02 MiB)"}
+                                   "(70.50 vs 143.02 MiB)",
+                       "wavtokenizer-dec": "compute 0.70 of llama.cpp's at 8K (7.50 vs 10.75 MiB): the convolution "
+                                           "stacks are not modelled"}
 
 
 # buffers llama.cpp sizes in code this file's owner does not hold (compute.py output_buffer_bytes): strict xfails with

@@ -57,7 +57,7 @@ SHORTCONV_ARCHS = {"lfm2", "lfm2moe"}
 # The diffusion decoders (LLaDA, LLaDA-MoE, Dream, RND1) attend without a causal cache: llama_model::create_memory gives them none.
 # t5encoder is not among them: llama.cpp@0c1e57098 gives it a full KV cache of every layer (measured: 8192 cells x 2
 # layers of 32 x 128 in f16 = 128 + 128 MiB)
-NO_CACHE_ARCHS = {"bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-bert-moe", "neo-bert", "eurobert",
+NO_CACHE_ARCHS = {"wavtokenizer-dec", "bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-bert-moe", "neo-bert", "eurobert",
                   "modern-bert", "gemma-embedding", "dream", "llada", "llada-moe", "rnd1"}
 # Decoders whose per-layer head_count may be 0 for a layer without attention (src/models/deci.cpp): the layer
 # stays in the KV cache's layer count with 0-byte rows.
