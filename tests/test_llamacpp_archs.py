@@ -195,7 +195,6 @@ ADDED = ggufs.ADDED_ON_GRID
 # at 8K (0.71), 88.00 vs 102.54 at 32K q8_0 (0.86)
 ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.86 of llama.cpp's at 8K with flash attention (77.50 vs 90.51 MiB)",
                        "hy_v3": "compute 0.71 of llama.cpp's at 8K with flash attention (78.50 vs 110.54 MiB)",
-                       "t5encoder": "compute 0.57 of llama.cpp's at 8K (78.50 vs 137.50 MiB), 2.32 without flash attention",
                        "minimax-m3": "compute 0.10 of llama.cpp's at 32K with flash attention (the indexer's scores)",
                        "laguna": "compute 1.23 of llama.cpp's at 16K x 4 unified (128.50 vs 104.52 MiB), 1.20 at 32K "
                                  "q8_0 (133.00 vs 110.55 MiB)",

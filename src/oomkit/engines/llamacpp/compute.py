@@ -49,7 +49,15 @@ def reserved_outputs(ctx: Context, s: LlamaCppSettings) -> int:
 # in src/llama-graph.cpp: n_kv = n_tokens, one n_tokens x n_tokens KQ mask): the encoders and diffusion models
 # llama.cpp gives no cache (NO_CACHE_ARCHS), and llama-embed, which keeps a KV cache its graph never reads
 # (src/models/llama.cpp: llm_build_llama<embed = true> builds build_attn_inp_no_cache).
-NO_CACHE_GRAPHS = NO_CACHE_ARCHS | {"llama-embed"}
+# t5encoder too: llama.cpp@0c1e57098 still gives it a KV cache, but src/models/t5-enc.cpp attends through
+# build_attn_inp_no_cache
+NO_CACHE_GRAPHS = NO_CACHE_ARCHS | {"llama-embed", "t5encoder"}
+# Graphs whose attention adds a relative position bias (src/models/t5-enc.cpp: kq_b from build_pos_bias, the
+# attn_rel_b rows gathered by the T x T int32 bucket input, build_inp_pos_bucket_enc). build_attn_mha takes the
+# flash-attention path only without kq_b, so the KQ scores are always materialised, and beside them the gathered
+# bias rows (n_head x T x T floats) and their permuted copy (pos_bias, ggml_cont). Measured: 137.50 MiB at every
+# context with -fa on (138.00 off: the f32 mask), n_embd 4096, 32 heads, -ub 512
+REL_POS_BIAS_GRAPHS = frozenset({"t5encoder"})
 # Graphs that end at the embeddings (res->t_embd) with no output projection: no logits rows (src/models/bert.cpp,
 # modern-bert.cpp, neo-bert.cpp, eurobert.cpp, gemma-embedding.cpp, t5-enc, llama.cpp with embed = true)
 EMBEDDING_GRAPHS = NO_CACHE_GRAPHS - {"dream", "llada", "llada-moe", "rnd1"}
@@ -106,7 +114,13 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         a = layer.attention
         n_kv = cells.get(layer.index, 0)
         kq = 0 if ctx.flash_attn else n_kv * T * a.n_heads * f32
-        if a.kv_lora_rank and a.latent_cache and ERAS.reached(ctx.build, "mla_latent"):
+        if spec.architecture in REL_POS_BIAS_GRAPHS:
+            # the KQ scores, the bias rows and their copy above Q, K, the copied V, the layer input and the
+            # embedding input row block, and the bucket input (T x T int32) beside the mask
+            kq = n_kv * T * a.n_heads * f32
+            inner = (2 * a.n_heads * T * T + T * T + T * (a.n_heads * a.head_dim_k + a.n_kv_heads * a.head_dim_k
+                                                          + a.n_kv_heads * a.head_dim_v)) * f32 + 2 * resid
+        elif a.kv_lora_rank and a.latent_cache and ERAS.reached(ctx.build, "mla_latent"):
             inner = a.n_heads * T * f32 * (3 * a.kv_lora_rank + a.qk_rope_head_dim) + resid
         else:
             q = a.n_heads * a.head_dim_k
