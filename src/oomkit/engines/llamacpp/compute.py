@@ -15,8 +15,9 @@ from .weights import Placement
 
 
 def output_buffer_bytes(spec: ModelSpec, ctx: Context, s: LlamaCppSettings) -> int:
-    # llama_context::output_reserve(n_seq_max): (n_vocab [+ n_embd with embeddings]) * n_seq_max floats
-    per_output = spec.n_vocab + (spec.n_embd if s.embeddings else 0)
+    # llama_context::output_reserve(n_seq_max): (n_vocab [+ n_embd with embeddings]) * n_seq_max floats; the
+    # encoder-decoder T5 always reserves the embeddings too ("hacky enc-dec support": has_embd = true for LLM_ARCH_T5)
+    per_output = spec.n_vocab + (spec.n_embd if s.embeddings or spec.architecture == "t5" else 0)
     return per_output * max(1, ctx.n_seq_max) * 4
 
 
