@@ -7,8 +7,8 @@ Where llama.cpp refuses the settings (a quantized V cache without flash attentio
 
 import pytest
 
-from oomkit.errors import OomkitError
 from tests import gt_compare as g
+from tests import llamacpp_harness as h
 
 llama_cpp = pytest.importorskip("llama_cpp")
 
@@ -39,22 +39,9 @@ def measured(request):
 
 def test_figures_equal_llama_cpp(measured):
     key, spec, results = measured
-    compared = 0
-    for s, m in zip(GRID, results, strict=True):
-        label = f"{key} {s}"
-        if not m["ok"]:
-            assert m["stage"] == "context", f"{label}: llama.cpp failed at {m['stage']}: {m['error']}"
-            with pytest.raises(OomkitError):
-                g.oomkit_figures(spec, s)
-            continue
-        expected, got = g.engine_figures(m), g.oomkit_figures(spec, s)
-        for field in ("n_ctx", "model_mib", "caches", "kv_mib", "r_mib", "s_mib", "output_mib"):
-            assert got[field] == expected[field], f"{label}: {field} oomkit {got[field]} llama.cpp {expected[field]}"
-        ratio = got["compute_mib"] / expected["compute_mib"]
-        assert 0.9 <= ratio <= 1.1, f"{label}: compute oomkit {got['compute_mib']:.2f} llama.cpp " \
-                                    f"{expected['compute_mib']:.2f} MiB"
-        compared += 1
-    assert compared >= len(GRID) // 2  # most settings are valid; an engine-side breakage must not pass silently
+    rows = h.compare(key, spec, GRID, results)
+    h.assert_compute(key, rows)
+    assert len(rows) >= len(GRID) // 2  # most settings are valid; an engine-side breakage must not pass silently
 
 
 # Whole models at their full depth and long contexts, sized by llama.cpp's own dry run (no_alloc: the buffers
@@ -78,9 +65,5 @@ def test_full_depth_long_context_dry_run(key, over):
     from oomkit.model.gguf_file import read_gguf_spec
 
     spec = read_gguf_spec(path)
-    m = g.llamacpp_run.measure(path, **s)
-    assert m["ok"], m["error"]
-    e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
-    for field in ("n_ctx", "caches", "r_mib", "s_mib", "output_mib"):
-        assert o[field] == e[field], f"{key}: {field} oomkit {o[field]} llama.cpp {e[field]}"
-    assert 0.9 <= o["compute_mib"] / e["compute_mib"] <= 1.1, (o["compute_mib"], e["compute_mib"])
+    rows = h.compare(key, spec, [s], [g.llamacpp_run.measure(path, **s)], fields=h.DRY_RUN_FIELDS, failures="error")
+    h.assert_compute(key, rows)

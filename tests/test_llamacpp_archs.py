@@ -22,16 +22,25 @@ Added from llama.cpp@0c1e57098's architecture list (ADDED_GRID, five settings ea
 - minicpm3, plm: low-rank attention with a decompressed per-head cache; deepseek32, glm-dsa: the latent K-only cache
   beside the DSA indexer cache; kimi-linear: KDA recurrent layers beside MLA layers;
 - dots1, deepseek2-ocr, olmoe: graphs that take n_head_kv == n_head; paddleocr, hy_v3: plain GQA caches;
-- the architectures oomkit read before without a llama.cpp check (plain, MoE, encoders, Mamba hybrids, LFM2-MoE).
+- the architectures oomkit read before without a llama.cpp check (plain, MoE, encoders, Mamba hybrids, LFM2-MoE);
+- phi3 (a vocabulary with Phi-3's <|endoftext|>), laguna (dense-first sliding pattern), graniteswitch (the router
+  layer's cache), dots3note (MLA + sliding MLA + indexer), glm5-next (KDA + MLA + k-pool indexer), qwen4exp (gated
+  delta-net + GQA + indexer), deepseek4 (SWA, CSA, HCA and indexer caches), t5 (the encoder-decoder), the drafts
+  that carry their own embeddings (eagle3, dflash) and the audio models (qwen3tts, pockettts, wavtokenizer-dec).
+Of the 152 architectures this build loads, two are not read: gptj (llama_model has no class for it in this build:
+"unsupported model architecture: 'gptj'") and gemma4-assistant (a draft whose context refuses to start without its
+target: "Gemma4Assistant requires ctx_other to be set").
+
+Every test runs through one harness, tests/llamacpp_harness.py (tests/test_groundtruth_llamacpp.py too).
 """
 
 import pytest
 
 import oomkit
-from oomkit.errors import OomkitError
 from oomkit.model.gguf_file import read_gguf_spec
 from tests import ggufs
 from tests import gt_compare as g
+from tests import llamacpp_harness as h
 from tests.groundtruth import synth
 
 needs_llama_cpp = pytest.mark.skipif(not g.llamacpp_run.available(), reason="llama-cpp-python not installed")
@@ -80,23 +89,9 @@ def measured(request):
 @needs_llama_cpp
 def test_figures_equal_llama_cpp(measured):
     arch, spec, results, compute_gap = measured
-    compared = 0
-    low, high = compute_gap or (0.9, 1.1)
-    for s, m in zip(GRID, results, strict=True):
-        label = f"{arch} {s}"
-        if not m["ok"]:
-            assert m["stage"] == "context", f"{label}: llama.cpp failed at {m['stage']}: {m['error']}"
-            with pytest.raises(OomkitError):
-                g.oomkit_figures(spec, s)
-            continue
-        expected, got = g.engine_figures(m), g.oomkit_figures(spec, s)
-        for field in ("n_ctx", "model_mib", "caches", "kv_mib", "r_mib", "s_mib", "output_mib"):
-            assert got[field] == expected[field], f"{label}: {field} oomkit {got[field]} llama.cpp {expected[field]}"
-        ratio = got["compute_mib"] / expected["compute_mib"]
-        assert low <= ratio <= high, f"{label}: compute oomkit {got['compute_mib']:.2f} llama.cpp " \
-                                     f"{expected['compute_mib']:.2f} MiB"
-        compared += 1
-    assert compared >= len(GRID) - 2  # the quantized-V-without-FA row; MLA also refuses K and V types apart
+    rows = h.compare(arch, spec, GRID, results)
+    h.assert_compute(arch, rows, *(compute_gap or (0.9, 1.1)))
+    assert len(rows) >= len(GRID) - 2  # the quantized-V-without-FA row; MLA also refuses K and V types apart
 
 
 def test_output_layer_on_cpu_in_older_builds_maps_its_own_bytes():
@@ -142,14 +137,8 @@ SWEEP_COMPUTE = {"llada-moe": (0.98, 4.0),
 def test_sweep_architectures_equal_llama_cpp(arch):
     path = synth.synth_path(ggufs.sweep_model(arch), "f16")
     spec = read_gguf_spec(path)
-    low, high = SWEEP_COMPUTE.get(arch, (0.73, 1.1))  # above: the 10% the issue sets
-    for s, m in zip(SWEEP_GRID, g.llamacpp_run.measure_many(path, SWEEP_GRID), strict=True):
-        assert m["ok"], f"{arch} {s}: {m['error']}"
-        expected, got = g.engine_figures(m), g.oomkit_figures(spec, s)
-        for field in ("n_ctx", "model_mib", "caches", "kv_mib", "r_mib", "s_mib", "output_mib"):
-            assert got[field] == expected[field], f"{arch} {s}: {field} oomkit {got[field]} llama.cpp {expected[field]}"
-        assert low <= got["compute_mib"] / expected["compute_mib"] <= high, (arch, got["compute_mib"],
-                                                                            expected["compute_mib"])
+    rows = h.compare(arch, spec, SWEEP_GRID, g.llamacpp_run.measure_many(path, SWEEP_GRID), failures="error")
+    h.assert_compute(arch, rows, *SWEEP_COMPUTE.get(arch, (0.73, 1.1)))  # above: the 10% the issue sets
 
 
 # Whole models at their published depth and long contexts, sized by llama.cpp's dry run (no_alloc: buffers are
@@ -169,12 +158,8 @@ def test_full_depth_long_context_dry_run(arch, build, over):
     s = dict(BASE, no_alloc=True, use_mmap=False, **over)
     path = synth.synth_path(build(), "q4_0")
     spec = read_gguf_spec(path)
-    m = g.llamacpp_run.measure(path, **s)
-    assert m["ok"], m["error"]
-    e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
-    for field in ("n_ctx", "caches", "r_mib", "s_mib", "output_mib"):
-        assert o[field] == e[field], f"{arch}: {field} oomkit {o[field]} llama.cpp {e[field]}"
-    assert 0.75 <= o["compute_mib"] / e["compute_mib"] <= 1.3, (o["compute_mib"], e["compute_mib"])
+    rows = h.compare(arch, spec, [s], [g.llamacpp_run.measure(path, **s)], fields=h.DRY_RUN_FIELDS, failures="error")
+    h.assert_compute(arch, rows, 0.75, 1.3)
 
 
 # Architectures added from llama.cpp@0c1e57098's list, each on a richer grid than the sweep's two rows: contexts
@@ -242,19 +227,7 @@ def _added(arch: str):
                                   if a in ADDED_BUFFER_XFAIL else a for a in ADDED])
 def test_added_architectures_buffers_equal_llama_cpp(arch):
     spec, results = _added(arch)
-    compared = 0
-    for s, m in zip(ADDED_GRID, results, strict=True):
-        label = f"{arch} {s}"
-        if not m["ok"]:
-            assert m["stage"] == "context", f"{label}: llama.cpp failed at {m['stage']}: {m['error']}"
-            with pytest.raises(OomkitError):
-                g.oomkit_figures(spec, s)
-            continue
-        expected, got = g.engine_figures(m), g.oomkit_figures(spec, s)
-        for field in ("n_ctx", "model_mib", "caches", "kv_mib", "r_mib", "s_mib", "output_mib"):
-            assert got[field] == expected[field], f"{label}: {field} oomkit {got[field]} llama.cpp {expected[field]}"
-        compared += 1
-    assert compared >= len(ADDED_GRID) - 1
+    assert len(h.compare(arch, spec, ADDED_GRID, results)) >= len(ADDED_GRID) - 1
 
 
 @needs_llama_cpp
@@ -264,14 +237,7 @@ def test_added_architectures_compute_within_10_percent(arch):
     ADDED_COMPUTE_XFAIL that misses is an expected failure with the measured ratio in its message (and passes once
     the model reaches llama.cpp's figure); any other miss fails."""
     spec, results = _added(arch)
-    misses = []
-    for s, m in zip(ADDED_GRID, results, strict=True):
-        if m["ok"]:
-            expected, got = g.engine_figures(m), g.oomkit_figures(spec, s)
-            ratio = got["compute_mib"] / expected["compute_mib"]
-            if not 0.9 <= ratio <= 1.1:
-                misses.append(f"{s['n_ctx']} {s['type_k']} fa {s['flash_attn']} x{s['n_seq_max']}: oomkit "
-                              f"{got['compute_mib']:.2f} llama.cpp {expected['compute_mib']:.2f} MiB ({ratio:.2f})")
+    misses = h.compute_misses(h.compare(arch, spec, ADDED_GRID, results, fields=(), failures="skip"))
     if misses and arch in ADDED_COMPUTE_XFAIL:
         pytest.xfail(f"{ADDED_COMPUTE_XFAIL[arch]}; now: {'; '.join(misses)}")
     assert not misses, f"{arch}: compute off by more than 10%: {'; '.join(misses)}"
@@ -291,10 +257,4 @@ def test_buffers_before_graph_abort_equal_llama_cpp(arch):
     path = synth.synth_path(ggufs.CRASHING_BUILDERS[arch](), "q4_0")
     spec = read_gguf_spec(path)
     assert spec.architecture == arch
-    for s, m in zip(CRASH_GRID, g.llamacpp_run.measure_many(path, CRASH_GRID), strict=True):
-        label = f"{arch} {s}"
-        parsed = g.llamacpp_run.parse_log(m.get("log") or "")
-        assert parsed["kv_caches"], f"{label}: llama.cpp printed no KV cache ({m['stage']}: {m['error']})"
-        expected, got = g.engine_figures(parsed), g.oomkit_figures(spec, s)
-        for field in ("n_ctx", "model_mib", "caches", "kv_mib", "r_mib", "s_mib", "output_mib"):
-            assert got[field] == expected[field], f"{label}: {field} oomkit {got[field]} llama.cpp {expected[field]}"
+    h.compare(arch, spec, CRASH_GRID, g.llamacpp_run.measure_many(path, CRASH_GRID), from_log=True)
