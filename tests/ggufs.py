@@ -1493,3 +1493,48 @@ RECORDED.update({
 ADDED_BUILDERS["wavtokenizer-dec"] = lambda: recorded_model("wavtokenizer-dec")
 ADDED_ON_GRID.append("wavtokenizer-dec")
 ADDED_QUANT["wavtokenizer-dec"] = "f16"
+
+
+def gptj(n_layers: int | None = None) -> SynthModel:
+    """gptj (GPT-J-6B's tensor set on a 4096-wide shape, 16 heads, rotary 64, FFN 16384, 2 layers): llama-arch.cpp
+    still names the architecture, but llama.cpp@0c1e57098 has no llama_model class for it, so loading stops with
+    "unsupported model architecture: 'gptj'"."""
+    arch, n_embd, n_ff, n_vocab, nl = "gptj", 4096, 16384, 32000, 2
+    md = _Meta(arch).base(ctx=2048, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=16, n_head_kv=16, rms_eps=1e-5,
+                          rope_base=10000.0, n_vocab=n_vocab)
+    md.f32("attention.layer_norm_epsilon", 1e-5).u32("rope.dimension_count", 64)
+    ts = _embeddings(n_embd, n_vocab, tied=False) + [Tensor("output_norm.bias", (n_embd,)), Tensor("output.bias", (n_vocab,))]
+    for i in range(nl):
+        ts += _attn_gqa(i, n_embd, n_embd, n_embd) + [_blk(i, "attn_norm.bias", n_embd)]
+        ts += [_blk(i, "ffn_up.weight", n_embd, n_ff), _blk(i, "ffn_up.bias", n_ff),
+               _blk(i, "ffn_down.weight", n_ff, n_embd), _blk(i, "ffn_down.bias", n_embd)]
+    return _model("gptj-2l", arch, "GPT-J-6B's tensor set", n_vocab, nl, md, ts, False)
+
+
+def gemma4_assistant(n_layers: int | None = None) -> SynthModel:
+    """gemma4-assistant (a Gemma 4 MTP draft: 2 Q-only layers, one sliding and one full, reading the target's KV,
+    nextn pre/post projections to a 2560-wide target): llama.cpp@0c1e57098 loads the file but refuses a context
+    without its target ("Gemma4Assistant requires ctx_other to be set"), so it has no standalone figures."""
+    arch, n_embd, hd, n_head, n_ff, n_vocab, n_target, nl = "gemma4-assistant", 1024, 256, 4, 4096, 32000, 2560, 2
+    md = _Meta(arch).base(ctx=8192, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=1, rms_eps=1e-6,
+                          rope_base=1000000.0, n_vocab=n_vocab)
+    md.u32("embedding_length_out", n_target).u32("nextn_predict_layers", nl).u32("attention.sliding_window", 512)
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd)
+    md.u32("attention.key_length_swa", hd).u32("attention.value_length_swa", hd)
+    md.items.append((f"{arch}.attention.sliding_window_pattern", [True, False], (VT.ARRAY, VT.BOOL)))
+    ts = [Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("output_norm.weight", (n_embd,)),
+          Tensor("nextn.post_projection.weight", (n_embd, n_target)),
+          Tensor("nextn.pre_projection.weight", (2 * n_target, n_embd)), Tensor("rope_freqs.weight", (hd // 2,))]
+    for i in range(nl):
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "attn_q.weight", n_embd, n_head * hd),
+               _blk(i, "attn_output.weight", n_head * hd, n_embd), _blk(i, "attn_q_norm.weight", hd),
+               _blk(i, "post_attention_norm.weight", n_embd), _blk(i, "layer_output_scale.weight", 1),
+               _blk(i, "post_ffw_norm.weight", n_embd)] + _ffn_dense(i, n_embd, n_ff)
+    return _model("gemma4-assistant-2l", arch, "a Gemma 4 MTP draft's tensor set", n_vocab, nl, md, ts, True)
+
+
+# architectures this build names but does not run standalone: (builder, the stage llama.cpp stops at, its message)
+NOT_STANDALONE = {
+    "gptj": (gptj, "model", "unsupported model architecture: 'gptj'"),
+    "gemma4-assistant": (gemma4_assistant, "context", "Gemma4Assistant requires ctx_other to be set"),
+}

@@ -37,6 +37,7 @@ Every test runs through one harness, tests/llamacpp_harness.py (tests/test_groun
 import pytest
 
 import oomkit
+from oomkit.errors import OomkitError
 from oomkit.model.gguf_file import read_gguf_spec
 from tests import ggufs
 from tests import gt_compare as g
@@ -258,3 +259,17 @@ def test_buffers_before_graph_abort_equal_llama_cpp(arch):
     spec = read_gguf_spec(path)
     assert spec.architecture == arch
     h.compare(arch, spec, CRASH_GRID, g.llamacpp_run.measure_many(path, CRASH_GRID), from_log=True)
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("arch", sorted(ggufs.NOT_STANDALONE))
+def test_architectures_llama_cpp_does_not_run_standalone_are_refused(arch):
+    """The two names of this build's list oomkit does not read: llama.cpp itself stops on them (gptj while loading,
+    gemma4-assistant while creating a context without its target), and oomkit refuses the file with a one-line
+    error rather than predicting buffers llama.cpp never makes."""
+    build, stage, message = ggufs.NOT_STANDALONE[arch]
+    path = synth.synth_path(build(), "f16")
+    m = g.llamacpp_run.measure(path, **dict(BASE, n_ctx=8192))
+    assert not m["ok"] and m["stage"] == stage and message in (m["error"] or ""), (m["stage"], m["error"])
+    with pytest.raises(OomkitError, match="not supported"):
+        read_gguf_spec(path)
