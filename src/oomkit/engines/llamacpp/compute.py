@@ -83,7 +83,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
       The reserve sizes n_kv to the whole cache (llama_kv_cache::init_full), so this grows with n_ctx.
       MLA (absorbed, src/models/deepseek2.cpp) holds the absorbed query and the latent output per head;
     - the feed-forward workspace and, for a last MoE layer with shared experts, the logits above the weighted
-      experts' rows (feed_forward_phases); hybrids place the logits by the freed mask block (below).
+      experts' rows (feed_forward_phases); hybrids place the logits by the freed mask block (below);
+    - a Mamba or RWKV layer's state op with its inputs (recurrent_phase), part of the layer workspace.
     """
     T = min(ctx.n_ctx, ctx.n_ubatch)
     f32 = 4
@@ -229,7 +230,7 @@ def recurrent_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
             hole = in_proj * tokens * f32 + resid - conv_dim * tokens * f32
             top = 2 * in_proj * tokens * f32 + (scan if scan > hole else r.d_inner * tokens * f32)
         else:
-            concat = (r.d_conv - 1 + tokens // n_seqs) * conv_dim * n_seqs * f32
+            concat = (max(r.d_conv - 1, 0) + tokens // n_seqs) * conv_dim * n_seqs * f32
             top = in_proj * tokens * f32 + concat + conv_dim * tokens * f32 + scan
         peak = max(peak, below + top)
     return peak
