@@ -304,9 +304,11 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
             continue
         if m.arch in DSV4_ARCHS:
             ratios = m.get("attention.compress_ratios")
-            if not isinstance(ratios, (tuple, list)) or len(ratios) < n_all:
-                raise OomkitError(f"{m.name}: {m.arch} needs {m.arch}.attention.compress_ratios, one per block")
-            ratio = int(ratios[i])
+            if not isinstance(ratios, (tuple, list)) or len(ratios) < n_all or not all(
+                    isinstance(r, int) and r in (0, 4, 128) for r in ratios[:n_all]):
+                raise OomkitError(f"{m.name}: {m.arch} needs {m.arch}.attention.compress_ratios, one of 0, 4, 128 "
+                                  "per block (deepseek4.cpp load_arch_tensors)")
+            ratio = ratios[i]
             out.append(Attention(
                 n_heads=n_head[i], n_kv_heads=n_head_kv[i], head_dim_k=key_len, head_dim_v=val_len, window=window,
                 k_only=True, compress_ratio=ratio,
