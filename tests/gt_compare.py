@@ -36,7 +36,11 @@ def oomkit_figures(spec, s: dict[str, Any]) -> dict[str, Any]:
         repack=s.get("use_extra_bufts", False),  # the harness loads without CPU_REPACK unless asked
     )
     v = est.engine_view
+    # llama.cpp prints DeepSeek-V4's compressor state ("... state") apart from its KV cache lines
+    states = [c for c in v["kv_caches"] if c["name"].endswith(" state")]
+    v = dict(v, kv_caches=[c for c in v["kv_caches"] if not c["name"].endswith(" state")])
     return {
+        "states": [(c["name"], c["cells"], c["layers"], round((c["k_bytes"] + c["v_bytes"]) / MiB, 2)) for c in states],
         "n_ctx": v["n_ctx"],
         "model_mib": round(v["model_buffer_bytes"].get("CPU_Mapped", 0) / MiB, 2),
         "caches": [(c["cells"], c["layers"], round(c["k_bytes"] / MiB, 2), round(c["v_bytes"] / MiB, 2))

@@ -25,7 +25,7 @@ Added from llama.cpp@0c1e57098's architecture list (ADDED_GRID, five settings ea
 - the architectures oomkit read before without a llama.cpp check (plain, MoE, encoders, Mamba hybrids, LFM2-MoE);
 - phi3 (a vocabulary with Phi-3's <|endoftext|>), laguna (dense-first sliding pattern), graniteswitch (the router
   layer's cache), dots3note (MLA + sliding MLA + indexer), glm5-next (KDA + MLA + k-pool indexer), qwen4exp (gated
-  delta-net + GQA + indexer), deepseek4 (SWA, CSA, HCA and indexer caches), t5 (the encoder-decoder), the drafts
+  delta-net + GQA + indexer), deepseek4 (SWA, CSA, HCA, indexer caches, compressor state), t5, the drafts
   that carry their own embeddings (eagle3, dflash) and the audio models (qwen3tts, pockettts, wavtokenizer-dec).
 Of the 152 architectures this build loads, two are not read: gptj (llama_model has no class for it in this build:
 "unsupported model architecture: 'gptj'") and gemma4-assistant (a draft whose context refuses to start without its
@@ -33,6 +33,8 @@ target: "Gemma4Assistant requires ctx_other to be set").
 
 Every test runs through one harness, tests/llamacpp_harness.py (tests/test_groundtruth_llamacpp.py too).
 """
+
+import re
 
 import pytest
 
@@ -277,3 +279,23 @@ def test_architectures_llama_cpp_does_not_run_standalone_are_refused(arch):
     assert not m["ok"] and m["stage"] == stage and message in (m["error"] or ""), (m["stage"], m["error"])
     with pytest.raises(OomkitError, match="not supported"):
         read_gguf_spec(path)
+
+
+# llama_kv_cache_dsv4's compressor state, printed apart from the KV caches:
+# "llama_dsv4_comp_state: hca ratio = 128, state = 128 x 512, streams = 1, rs_seq = 0, layers = 1, size =    0.50 MiB"
+DSV4_STATE = re.compile(r"llama_dsv4_comp_state: (\w+) ratio = \d+, state = (\d+) x \d+, streams = \d+, "
+                        r"rs_seq = \d+, layers = (\d+), size =\s*([\d.]+) MiB")
+
+
+@needs_llama_cpp
+def test_deepseek4_compressor_state_equals_llama_cpp():
+    spec, results = _added("deepseek4")
+    compared = 0
+    for s, m in zip(ADDED_GRID, results, strict=True):
+        if not m["ok"]:
+            continue
+        want = [(f"{kind} state", int(rows), int(layers), float(mib)) for kind, rows, layers, mib in DSV4_STATE.findall(m["log"])]
+        assert want, f"{s}: llama.cpp printed no compressor state"
+        assert g.oomkit_figures(spec, s)["states"] == want, s
+        compared += 1
+    assert compared >= len(ADDED_GRID) - 1

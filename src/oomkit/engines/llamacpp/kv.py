@@ -270,8 +270,10 @@ def _dsv4_caches(layers: list[LayerSpec], ctx: Context, swa_full: bool) -> list[
     whatever -kvu says, each of n_ctx_seq cells; a raw iSWA pair whose non-SWA cache holds no layer and whose SWA
     cache holds every layer's K row (GGML_PAD(min(n_ctx_seq, n_swa + n_ubatch), 256) cells), then the CSA cache
     (ratio-4 layers), the HCA cache (ratio-128 layers), each of GGML_PAD(n_ctx_seq / ratio, 256) cells, and the
-    lightning indexer's key per CSA cell. The compressors' own f32 state buffers (a few KiB to MiB per layer,
-    "DSV4 csa/hca/lid state buffer") are not counted here."""
+    lightning indexer's key per CSA cell. Then the compressors' f32 state ("llama_dsv4_comp_state: csa / hca / lid
+    ... state = rows x width"), a kv and a score tensor of coff x ratio rows of coff x width per layer and stream
+    (coff 2 for ratio 4, whose windows overlap, 1 for 128), one row set per stream (rs_seq 0), named "... state" so
+    that they count in the context memory beside the caches."""
     c = replace(ctx, kv_unified=False)
     base = ctx.n_ctx_seq
     n_swa = max(la.attention.window or 0 for la in layers)
@@ -282,7 +284,17 @@ def _dsv4_caches(layers: list[LayerSpec], ctx: Context, swa_full: bool) -> list[
         if members:
             caches.append(_build_cache(f"ratio {ratio}", members, round_up(-(-base // ratio), 256), c, 0))
     csa = [la for la in layers if la.attention.compress_ratio == 4]
-    return caches + _indexer_caches(csa, round_up(-(-base // 4), 256), c)
+    caches += _indexer_caches(csa, round_up(-(-base // 4), 256), c)
+    f32 = ggml.type_by_name("f32")
+    for name, ratio, width in (("csa state", 4, None), ("hca state", 128, None), ("lid state", 4, "index")):
+        members = [la for la in layers if la.attention.compress_ratio == ratio]
+        if not members:
+            continue
+        coff = 2 if ratio == 4 else 1
+        per = {la.index: ggml.row_bytes(f32, coff * (la.attention.index_head_dim if width else la.attention.head_dim_k))
+               * coff * ratio * ctx.n_seq_max for la in members}
+        caches.append(Cache(name, coff * ratio, tuple(sorted(per)), sum(per.values()), sum(per.values()), per, per))
+    return caches
 
 
 def _indexer_caches(layers: list[LayerSpec], cells: int, ctx: Context, with_v: bool = False,
