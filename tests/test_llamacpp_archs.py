@@ -186,8 +186,6 @@ ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.86 of llama.cpp's at 8K with flash
                                 "32K q8_0 (88.00 vs 102.54), 0.91 at 16K x 4 unified (78.50 vs 86.50): the file has no "
                                 "shared-expert tensors, yet hy-v3.cpp always runs the shared build_ffn on the FFN norm, "
                                 "which lifts the logits above the expert rows by an amount that follows the freed mask block",
-                       "minimax-m3": "compute 0.10 of llama.cpp's at 32K q8_0 with flash attention (120.00 vs 1152.73 "
-                                     "MiB), 0.34 at 8K (110.55 vs 320.60): the MSA indexer's block scores over the cache",
                        "laguna": "compute 1.23 of llama.cpp's at 16K x 4 unified (128.50 vs 104.52 MiB), 1.20 at 32K "
                                  "q8_0 (133.00 vs 110.55 MiB)",
                        "graniteswitch": "compute 1.14 of llama.cpp's at 32K q8_0 (128.50 vs 112.85 MiB)",

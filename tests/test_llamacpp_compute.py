@@ -306,3 +306,30 @@ def test_mamba_scan_live_set_as_ggml_alloc_places_it():
     assert round(recurrent_phase(spec, 512, 1, 0) / mib, 2) == 104.69
     # four sequences of 128 tokens: four gathered conv and SSM states, a 131-column concat per sequence (106.75 printed)
     assert round(recurrent_phase(spec, 512, 4, 0) / mib, 2) == 106.75
+
+
+# MiniMax-M3's sparse attention with flash attention and one sequence (compute.py msa_phase): the generic file
+# (tests/ggufs.py RECORDED["minimax-m3"], 8 KV heads = 8 index heads) and the same file with 4 and 16, from 4K to
+# 32K cells, -ub 256 and 512, f16 and q8_0 caches. Measured today: 0.931 / 0.955 / 0.973 at 4K (4 / 8 / 16 heads: 116.00
+# vs 124.54, 180.00 vs 188.54, 308.00 vs 316.54 MiB), 0.997-1.000 elsewhere. Not held: two separate sequences (the graph leaves the one-stream path: 110.55 vs 124.56 MiB, 0.89).
+MSA_GRID = [dict(BASE, n_ctx=4096), dict(BASE, n_ctx=8192), dict(BASE, n_ctx=32768),
+            dict(BASE, n_ctx=8192, type_k="q8_0", type_v="q8_0"), dict(BASE, n_ctx=8192, n_ubatch=256, n_batch=256),
+            dict(BASE, n_ctx=16384, n_seq_max=4, kv_unified=True)]
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("heads", [4, 8, 16])
+def test_minimax_m3_sparse_attention_masks(heads, monkeypatch):
+    arch, nl, md, patterns = ggufs.RECORDED["minimax-m3"]
+    md = [(k, heads if k.endswith(("indexer.head_count", "attention.head_count_kv")) else v, t) for k, v, t in md]
+    patterns = dict(patterns, **{"blk.{i}.indexer.q_proj.weight": (4096, heads * 64),
+                                 "blk.{i}.attn_k.weight": (4096, heads * 128), "blk.{i}.attn_v.weight": (4096, heads * 128)})
+    monkeypatch.setitem(ggufs.RECORDED, f"minimax-m3-{heads}kv", (arch, nl, md, patterns))
+    path = synth.synth_path(ggufs.recorded_model(f"minimax-m3-{heads}kv"), "f16")
+    spec = read_gguf_spec(path)
+    assert spec.layers[0].attention.index_n_heads == heads
+    for s, m in zip(MSA_GRID, g.llamacpp_run.measure_many(path, MSA_GRID), strict=True):
+        assert m["ok"], f"{heads} {s}: {m['error']}"
+        e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
+        ratio = o["compute_mib"] / e["compute_mib"]
+        assert 0.9 <= ratio <= 1.1, f"{heads} {s}: compute oomkit {o['compute_mib']:.2f} llama.cpp {e['compute_mib']:.2f}"

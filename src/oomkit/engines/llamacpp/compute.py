@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...memory import Device
-from ...model.archs import NO_CACHE_ARCHS
+from ...model.archs import MSA_INDEXER_ARCHS, NO_CACHE_ARCHS
 from ...model.spec import ModelSpec
 from ..versions import llamacpp_build_on
 from .kv import Cache, Context, attention_layers
@@ -137,6 +137,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         attn_phase = max(attn_phase, kq + inner)
     if attn_phase:
         attn_phase += masks
+    if spec.architecture in MSA_INDEXER_ARCHS and ctx.flash_attn and ctx.n_seq_max == 1 and not no_cache:
+        attn_phase = max(attn_phase, msa_phase(spec, T, cells))
         if hybrid:
             # hybrids: the recurrent layers' inputs are allocated after the masks and live to the end, so the
             # freed mask block cannot merge with the free tail. With masks of at most one hidden-state row the
@@ -233,6 +235,23 @@ def recurrent_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
             concat = (max(r.d_conv - 1, 0) + tokens // n_seqs) * conv_dim * n_seqs * f32
             top = in_proj * tokens * f32 + concat + conv_dim * tokens * f32 + scan
         peak = max(peak, below + top)
+    return peak
+
+
+def msa_phase(spec: ModelSpec, T: int, cells: dict[int, int]) -> int:
+    """MiniMax sparse attention with flash attention and one sequence (src/models/minimax-m3.cpp: the block
+    selection builds one attention mask per index head, dst [n_kv, T, n_index_heads], from the indexer's f32 block
+    scores over the whole cache; the op asserts a single stream, -np 1). Measured on llama.cpp@0c1e57098's CPU
+    buffer with 4, 8 and 16 index heads (= KV heads) at 4K to 32K cells and -ub 256 / 512: 8 bytes per index head
+    and 6 more per cell and token, above five hidden-state row blocks (8K: 192.60 / 320.60 / 576.60 MiB, each
+    doubling of the cells adding 152 / 280 / 536 MiB; the key length does not enter). With more sequences the
+    graph takes the plain masked path (the feed-forward and logits phases hold)."""
+    resid = spec.n_embd * T * 4
+    peak = 0
+    for layer in attention_layers(spec):
+        a = layer.attention
+        if a.index_n_heads:
+            peak = max(peak, cells.get(layer.index, 0) * T * (8 * a.index_n_heads + 6) + 5 * resid)
     return peak
 
 
