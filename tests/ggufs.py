@@ -1538,3 +1538,36 @@ NOT_STANDALONE = {
     "gptj": (gptj, "model", "unsupported model architecture: 'gptj'"),
     "gemma4-assistant": (gemma4_assistant, "context", "Gemma4Assistant requires ctx_other to be set"),
 }
+
+
+def with_nextn(m: SynthModel, src_layer: int, n_embd: int, drop: tuple[str, ...] = ()) -> SynthModel:
+    """`m` with one next-n (MTP) block appended as the converters write it (block_count + 1, nextn_predict_layers 1):
+    a copy of block `src_layer`'s tensors (less those whose name holds a `drop` part, which the loader does not ask
+    of an MTP block) and nextn.eh_proj / enorm / hnorm; per-layer arrays grow by the source layer's entry."""
+    import dataclasses  # lazy: only the renaming builders use it
+
+    nl, arch = m.n_layers, m.arch
+    md = []
+    for k, v, t in m.metadata:
+        if k == f"{arch}.block_count":
+            v = nl + 1
+        elif isinstance(v, list) and len(v) == nl and "sections" not in k:
+            v = v + [v[src_layer]]
+        md.append((k, v, t))
+    md.append((f"{arch}.nextn_predict_layers", 1, VT.UINT32))
+    ts = list(m.tensors)
+    ts += [Tensor(t.name.replace(f"blk.{src_layer}.", f"blk.{nl}.", 1), t.ne) for t in m.tensors
+           if t.name.startswith(f"blk.{src_layer}.") and not any(d in t.name for d in drop)]
+    ts += [_blk(nl, "nextn.eh_proj.weight", 2 * n_embd, n_embd), _blk(nl, "nextn.enorm.weight", n_embd),
+           _blk(nl, "nextn.hnorm.weight", n_embd)]
+    return dataclasses.replace(m, key=f"{m.key}-mtp", n_layers=nl + 1, metadata=tuple(md), tensors=tuple(ts))
+
+
+# MTP variants: llama.cpp neither loads the block (model buffer as without it) nor caches it, except deepseek4, whose
+# SWA cache holds the MTP block's K row (measured: 5 SWA layers for a 4-layer trunk). qwen4exp with an MTP block does
+# not load in this build ("done_getting_tensors: wrong number of tensors"), so it has no variant here.
+NEXTN_VARIANTS = {
+    "glm5-next": lambda: with_nextn(glm5_next(), 3, 2304, drop=("hc_",)),
+    "dots3note": lambda: with_nextn(dots3note(), 0, 4096, drop=("indexer",)),
+    "deepseek4": lambda: with_nextn(deepseek4(), 0, 4096),
+}

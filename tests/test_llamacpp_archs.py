@@ -297,3 +297,14 @@ def test_deepseek4_compressor_state_equals_llama_cpp():
         assert g.oomkit_figures(spec, s)["states"] == want, s
         compared += 1
     assert compared >= len(ADDED_GRID) - 1
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("arch", sorted(ggufs.NEXTN_VARIANTS))
+def test_mtp_blocks_equal_llama_cpp(arch):
+    """The same files with one next-n (MTP) block appended: buffers equal llama.cpp's on ADDED_GRID."""
+    path = synth.synth_path(ggufs.NEXTN_VARIANTS[arch](), "q4_0")
+    spec = read_gguf_spec(path)
+    assert spec.architecture == arch and spec.n_nextn_layers == 1
+    rows = h.compare(f"{arch}+mtp", spec, ADDED_GRID, g.llamacpp_run.measure_many(path, ADDED_GRID))
+    assert len(rows) >= len(ADDED_GRID) - 1

@@ -240,7 +240,10 @@ def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
     # layer's n_embd_v_gqa (max over all layers of the model, llama_hparams::n_embd_v_gqa_max).
     v_max = max(v_row(layer) for layer in spec.layers)
     if spec.architecture in DSV4_ARCHS:
-        return _dsv4_caches(layers, ctx, swa_full)
+        # measured: the next-n (MTP) block's weights go unused in this build, yet its K row sits in the SWA cache
+        # (a 4-layer trunk + 1 MTP block prints 5 SWA layers)
+        mtp = [la for la in spec.layers[spec.n_trunk_layers:] if la.attention is not None]
+        return _dsv4_caches(layers, ctx, swa_full, mtp)
     size_base = ctx.n_ctx if ctx.kv_unified else ctx.n_ctx_seq
     windowed = [layer for layer in layers if layer.kind in _WINDOWED]
     if not windowed or not swa_honoured(spec, ctx.build):
@@ -265,7 +268,7 @@ def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
     return caches
 
 
-def _dsv4_caches(layers: list[LayerSpec], ctx: Context, swa_full: bool) -> list[Cache]:
+def _dsv4_caches(layers: list[LayerSpec], ctx: Context, swa_full: bool, mtp: list[LayerSpec]) -> list[Cache]:
     """llama_kv_cache_dsv4 (src/models/deepseek4.cpp; measured on llama.cpp@0c1e57098): one stream per sequence
     whatever -kvu says, each of n_ctx_seq cells; a raw iSWA pair whose non-SWA cache holds no layer and whose SWA
     cache holds every layer's K row (GGML_PAD(min(n_ctx_seq, n_swa + n_ubatch), 256) cells), then the CSA cache
@@ -278,7 +281,7 @@ def _dsv4_caches(layers: list[LayerSpec], ctx: Context, swa_full: bool) -> list[
     base = ctx.n_ctx_seq
     n_swa = max(la.attention.window or 0 for la in layers)
     size_swa = base if swa_full else round_up(min(base, n_swa + ctx.n_ubatch), 256)
-    caches = [Cache("non-SWA", base, (), 0, 0), _build_cache("SWA", layers, size_swa, c, 0)]
+    caches = [Cache("non-SWA", base, (), 0, 0), _build_cache("SWA", layers + mtp, size_swa, c, 0)]
     for ratio in (4, 128):
         members = [la for la in layers if la.attention.compress_ratio == ratio]
         if members:
