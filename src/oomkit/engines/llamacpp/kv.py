@@ -344,7 +344,17 @@ def kv_bytes_per_token(spec: ModelSpec, ctx: Context) -> int:
                + (0 if layer.kind is LayerKind.LATENT and ERAS.reached(ctx.build, "mla_k_only")
                   else ggml.row_bytes(ctx.type_v, v_row(layer)))
                for layer in cached_layers(spec, ctx.build)
-               if layer.kind not in _WINDOWED or not swa_honoured(spec, ctx.build))
+               if layer.kind not in _WINDOWED or not swa_honoured(spec, ctx.build)) + _dsv4_bytes_per_token(spec, ctx)
+
+
+def _dsv4_bytes_per_token(spec: ModelSpec, ctx: Context) -> int:
+    """DeepSeek-V4's compressed caches grow by one K row per `ratio` tokens (and the indexer's key per 4), rounded
+    down to whole bytes per token (_dsv4_caches)."""
+    if spec.architecture not in DSV4_ARCHS:
+        return 0
+    return sum((ggml.row_bytes(ctx.type_k, k_row(la)) + ggml.row_bytes(ctx.type_k, la.attention.index_head_dim))
+               // la.attention.compress_ratio
+               for la in spec.trunk_layers if la.attention is not None and la.attention.compress_ratio)
 
 
 # ---------------------------------------------------------------------------------------------------------
