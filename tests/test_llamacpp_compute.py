@@ -340,8 +340,12 @@ def test_minimax_m3_sparse_attention_masks(heads, monkeypatch):
 # the mamba file and 69.78 for Mamba-2 2.7B's real dims (4 layers) at -c 8192 -np 1; oomkit 104.69 and 69.28.
 # Measured today: 0.993-1.007 for every file but rwkv7 at -np 4 (152.12 vs 144.25 MiB, 1.055); before
 # recurrent_phase 0.16-0.23 for the pure recurrent files (the two hidden-state rows of a one-row logits phase).
+# The gated delta nets (Qwen3.5-27B's GDN dims with a small MoE, tests/ggufs.py qwen_hybrid_moe): 98.25 / 113.25 MiB
+# printed for qwen35moe / qwen3next at -c 8192 -np 1 (oomkit 98.23 / 113.23; 76.00 before), 0.963 at -np 4, where
+# the delta-net output goes on top of the conv (152.52 printed, 146.94).
 @needs_llama_cpp
-@pytest.mark.parametrize("arch", ["mamba", "nemotron_h", "falcon-h1", "plamo2", "rwkv6", "rwkv7", "mamba2-2.7b"])
+@pytest.mark.parametrize("arch", ["mamba", "nemotron_h", "falcon-h1", "plamo2", "rwkv6", "rwkv7", "mamba2-2.7b",
+                                  "qwen3next", "qwen35moe"])
 def test_recurrent_layers_with_few_logits_rows(arch):
     import oomkit
 

@@ -137,8 +137,6 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         attn_phase = max(attn_phase, kq + inner)
     if attn_phase:
         attn_phase += masks
-    if spec.architecture in MSA_INDEXER_ARCHS and ctx.flash_attn and ctx.n_seq_max == 1 and not no_cache:
-        attn_phase = max(attn_phase, msa_phase(spec, T, cells))
         if hybrid:
             # hybrids: the recurrent layers' inputs are allocated after the masks and live to the end, so the
             # freed mask block cannot merge with the free tail. With masks of at most one hidden-state row the
@@ -155,6 +153,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
                 out_phase += resid
             else:
                 out_phase += masks
+    if spec.architecture in MSA_INDEXER_ARCHS and ctx.flash_attn and ctx.n_seq_max == 1 and not no_cache:
+        attn_phase = max(attn_phase, msa_phase(spec, T, cells))
     ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build)
     attn_phase = max(attn_phase, ffn_phase, recurrent_phase(spec, T, ctx.n_seq_max, masks))
     out_phase = max(out_phase, 0 if hybrid else moe_out)  # the hybrids' own placement above
@@ -178,6 +178,11 @@ PLAMO2_MAMBA = frozenset({"plamo2"})
 # ggml.c ggml_rwkv_wkv6 / ggml_rwkv_wkv7, and ggml_gated_linear_attn for rwkv6qwen2, whose time mix takes the
 # is_qrwkv branch) adds one row block, counted here. arwkv7 peaks on a projection after the WKV op: 16 row blocks,
 # no WKV output rows above them.
+# Gated delta nets whose conv stage recurrent_phase models, read off ggml-alloc's placement of the qwen3next and
+# qwen35moe files (tests/test_llamacpp_compute.py); qwen4exp's hyper-connection streams and KDA's three convs
+# (kimi-linear) are not
+GDN_CONV_ARCHS = frozenset({"qwen3next", "qwen35", "qwen35moe"})
+GDN_REPEATS_QK = frozenset({"qwen3next"})
 RWKV_LIVE_ROWS = {"rwkv6": 14, "rwkv6qwen2": 13, "rwkv7": 18, "arwkv7": 16}
 
 
@@ -199,8 +204,9 @@ def recurrent_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
     - RWKV layers: RWKV_LIVE_ROWS hidden-state row blocks, plus per sequence the token-shift rows (n_embd_r) and
       the WKV state gathered by build_rs and carried out by the WKV op (n_embd_s each; arwkv7's peak is past
       the WKV op: only the gathered state).
-    Gated delta nets (qwen3next, qwen35, kimi-linear) and LFM2's short convolutions are not modelled here: their
-    peaks are the logits and feed-forward phases (tests/test_llamacpp_compute.py, tests/test_llamacpp_archs.py)."""
+    - gated delta nets (GDN_CONV_ARCHS), at the conv: see the branch below.
+    KDA (kimi-linear) and LFM2's short convolutions are not modelled here: their peaks are the logits and
+    feed-forward phases (tests/test_llamacpp_compute.py, tests/test_llamacpp_archs.py)."""
     f32 = 4
     resid = spec.n_embd * T * f32
     n_seqs = max(1, min(n_seqs, T))
@@ -215,10 +221,26 @@ def recurrent_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
     peak = 0
     for layer in spec.trunk_layers:
         r = layer.recurrent
-        if r is None or r.kind not in ("mamba", "mamba2"):
+        gdn = r is not None and r.kind == "gated_delta_net" and spec.architecture in GDN_CONV_ARCHS
+        if r is None or (r.kind not in ("mamba", "mamba2") and not gdn):
             continue
         tokens = -(-T // n_seqs) * n_seqs  # graph_reserve rounds n_tokens up to a multiple of n_seqs
         conv_dim = r.d_inner + 2 * r.n_group * r.d_state
+        if gdn:
+            # a gated delta net's conv (src/models/delta-net-base.cpp build_conv_state): the fused q, k, v
+            # projection (conv_dim wide), the conv input and output above the masks, three row blocks and the
+            # gathered conv states. The delta-net output (ggml_gated_delta_net: d_inner x T plus the states) goes on
+            # top only where the hole the projection and the conv input leave is too small for it: they hold the
+            # gathered SSM states and the normalised q and k by then (n_group x d_state x T each; qwen3next.cpp
+            # repeats them to the value heads first, n_heads x d_state x T each)
+            below = 3 * resid + (masks if layer.index < last_attn else 0)
+            qkv = conv_dim * tokens * f32
+            concat = (max(r.d_conv - 1, 0) + tokens // n_seqs) * conv_dim * n_seqs * f32
+            out = (r.d_inner * tokens + r.ssm * n_seqs) * f32
+            qk_heads = r.n_heads if spec.architecture in GDN_REPEATS_QK and r.n_heads > r.n_group else r.n_group
+            hole = r.conv * n_seqs * f32 + qkv + concat - r.ssm * n_seqs * f32 - 2 * qk_heads * r.d_state * tokens * f32
+            peak = max(peak, below + r.conv * n_seqs * f32 + qkv + concat + qkv + (out if out > hole else 0))
+            continue
         in_proj = 2 * r.d_inner + (2 * r.n_group * r.d_state + r.n_heads if r.kind == "mamba2" else 0)
         if spec.architecture in PLAMO2_MAMBA:
             in_proj = 2 * r.d_inner
