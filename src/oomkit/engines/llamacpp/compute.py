@@ -170,11 +170,12 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
 PLAMO2_MAMBA = frozenset({"plamo2"})
 # Hidden-state rows alive beside the WKV op's output at the peak of an RWKV layer, read off ggml-alloc's placement
 # of llama.cpp@0c1e57098's graphs (node offsets in the CPU compute buffer, dumped through the scheduler's eval
-# callback on a real 512-token ubatch whose buffer equals the reserved one; n_embd 4096, 2 and 4 layers: the
-# second layer on is the steady state). The time-mix blocks keep the layer input, its norm, the token-shifted
-# input, the fused lerp of every branch (one n_embd x T x 5 tensor in rwkv6-base.cpp build_rwkv6_time_mix, x 6 in
-# rwkv7-base.cpp build_rwkv7_time_mix, x 5 in arwkv7.cpp) and the r, k, v, w, g (rwkv7: a, kk, and the first
-# layer's v for the value residual) projections; the WKV output (n_embd x (T + head_size x n_seqs) floats,
+# callback on a real 512-token ubatch whose buffer equals the reserved one; n_embd 4096, 2 layers, rwkv6 also 4:
+# the second layer on is the steady state). The counts are read off the dumps, not derived tensor by tensor: the
+# time-mix blocks keep the layer input, its norm, the token-shifted input, the fused lerp of every branch (one
+# n_embd x T x 5 tensor in rwkv6-base.cpp build_rwkv6_time_mix, x 6 in rwkv7-base.cpp build_rwkv7_time_mix, x 5 in
+# arwkv7.cpp) and the r, k, v, w, g projections (rwkv7 more: a, kk, and the first layer's v for the value
+# residual), with the fragmentation between them; the WKV output (n_embd x (T + head_size x n_seqs) floats,
 # ggml.c ggml_rwkv_wkv6 / ggml_rwkv_wkv7, and ggml_gated_linear_attn for rwkv6qwen2, whose time mix takes the
 # is_qrwkv branch) adds one row block, counted here. arwkv7 peaks on a projection after the WKV op: 16 row blocks,
 # no WKV output rows above them.
@@ -234,12 +235,12 @@ def recurrent_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
             # gathered SSM states and the normalised q and k by then (n_group x d_state x T each; qwen3next.cpp
             # repeats them to the value heads first, n_heads x d_state x T each)
             below = 3 * resid + (masks if layer.index < last_attn else 0)
-            qkv = conv_dim * tokens * f32
+            qkv = conv_out = conv_dim * tokens * f32
             concat = (max(r.d_conv - 1, 0) + tokens // n_seqs) * conv_dim * n_seqs * f32
             out = (r.d_inner * tokens + r.ssm * n_seqs) * f32
             qk_heads = r.n_heads if spec.architecture in GDN_REPEATS_QK and r.n_heads > r.n_group else r.n_group
             hole = r.conv * n_seqs * f32 + qkv + concat - r.ssm * n_seqs * f32 - 2 * qk_heads * r.d_state * tokens * f32
-            peak = max(peak, below + r.conv * n_seqs * f32 + qkv + concat + qkv + (out if out > hole else 0))
+            peak = max(peak, below + r.conv * n_seqs * f32 + qkv + concat + conv_out + (out if out > hole else 0))
             continue
         in_proj = 2 * r.d_inner + (2 * r.n_group * r.d_state + r.n_heads if r.kind == "mamba2" else 0)
         if spec.architecture in PLAMO2_MAMBA:
@@ -261,9 +262,10 @@ def recurrent_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
 
 
 def msa_phase(spec: ModelSpec, T: int, cells: dict[int, int]) -> int:
-    """MiniMax sparse attention with flash attention and one sequence (src/models/minimax-m3.cpp: the block
-    selection builds one attention mask per index head, dst [n_kv, T, n_index_heads], from the indexer's f32 block
-    scores over the whole cache; the op asserts a single stream, -np 1). Measured on llama.cpp@0c1e57098's CPU
+    """MiniMax sparse attention with flash attention and one sequence (src/models/minimax-m3.cpp; in the stored
+    source the block selection builds one attention mask per index head, dst [n_kv, T, n_index_heads], from the
+    indexer's f32 scores over the whole cache, and asserts a single stream, -np 1; the binding's own graph was not
+    read, and the split of the bytes below among its tensors is not verified). Measured on llama.cpp@0c1e57098's CPU
     buffer with 4, 8 and 16 index heads (= KV heads) at 4K to 32K cells and -ub 256 / 512: 8 bytes per index head
     and 6 more per cell and token, above five hidden-state row blocks (8K: 192.60 / 320.60 / 576.60 MiB, each
     doubling of the cells adding 152 / 280 / 536 MiB; the key length does not enter). With more sequences the
