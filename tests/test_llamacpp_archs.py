@@ -192,9 +192,6 @@ ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.86 of llama.cpp's at 8K with flash
                        "eagle3": "compute 1.24 of llama.cpp's at 8K and 16K x 4 unified (124.00 vs 100.00 MiB), 1.15 at "
                                  "32K q8_0 (124.00 vs 108.08 MiB)",
                        "dflash": "compute 1.13 of llama.cpp's at 32K q8_0 (136.00 vs 120.09 MiB)",
-                       # the decoder's worst-case graph cross-attends to n_ctx encoder outputs (build_inp_cross_embd)
-                       "t5": "compute 0.03 of llama.cpp's at 32K q8_0 (65.75 vs 2435.04 MiB), 0.11 at 8K: the "
-                             "cross-attention over n_ctx encoder outputs is not modelled",
                        "dots3note": "compute 0.71 of llama.cpp's at 32K q8_0 (176.50 vs 247.58 MiB): the indexer's scores",
                        "glm5-next": "compute 0.64 of llama.cpp's at 16K x 4 unified (132.50 vs 205.57 MiB), 0.84 at 32K "
                                     "q8_0 (164.50 vs 195.23 MiB)",

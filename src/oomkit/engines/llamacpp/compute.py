@@ -58,7 +58,11 @@ NO_CACHE_GRAPHS = NO_CACHE_ARCHS | {"llama-embed", "t5encoder"}
 # flash-attention path only without kq_b, so the KQ scores are always materialised, and beside them the gathered
 # bias rows (n_head x T x T floats) and their permuted copy (pos_bias, ggml_cont). Measured: 137.50 MiB at every
 # context with -fa on (138.00 off: the f32 mask), n_embd 4096, 32 heads, -ub 512
-REL_POS_BIAS_GRAPHS = frozenset({"t5encoder"})
+# The T5 decoder's self-attention the same over the n_kv cache cells (src/models/t5-dec.cpp: kq_b from build_pos_bias
+# of build_inp_pos_bucket_dec, n_kv x T buckets): the scores, the bias rows, their copy and the buckets grow with the
+# cache; its cross-attention reads n_ctx_train encoder rows at reserve (build_inp_cross_embd without an encoder
+# output), small beside them
+REL_POS_BIAS_GRAPHS = frozenset({"t5encoder", "t5"})
 # Graphs that end at the embeddings (res->t_embd) with no output projection: no logits rows (src/models/bert.cpp,
 # modern-bert.cpp, neo-bert.cpp, eurobert.cpp, gemma-embedding.cpp, t5-enc, llama.cpp with embed = true)
 EMBEDDING_GRAPHS = NO_CACHE_GRAPHS - {"dream", "llada", "llada-moe", "rnd1"}
@@ -118,10 +122,11 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         kq = 0 if ctx.flash_attn else n_kv * T * a.n_heads * f32
         if spec.architecture in REL_POS_BIAS_GRAPHS:
             # the KQ scores, the bias rows and their copy above Q, K, the copied V, the layer input and the
-            # embedding input row block, and the bucket input (T x T int32) beside the mask
+            # embedding input row block, and the bucket input (n_kv x T int32) beside the mask. t5 on the CPU:
+            # 0.98-1.00 of llama.cpp's at 8K to 32K (tests/test_llamacpp_archs.py ADDED_GRID)
             kq = n_kv * T * a.n_heads * f32
-            inner = (2 * a.n_heads * T * T + T * T + T * (a.n_heads * a.head_dim_k + a.n_kv_heads * a.head_dim_k
-                                                          + a.n_kv_heads * a.head_dim_v)) * f32 + 2 * resid
+            qkv = a.n_heads * a.head_dim_k + a.n_kv_heads * a.head_dim_k + a.n_kv_heads * a.head_dim_v
+            inner = (2 * a.n_heads * n_kv * T + n_kv * T + T * qkv) * f32 + 2 * resid
         elif a.kv_lora_rank and a.latent_cache and ERAS.reached(ctx.build, "mla_latent"):
             inner = a.n_heads * T * f32 * (3 * a.kv_lora_rank + a.qk_rope_head_dim) + resid
         else:
