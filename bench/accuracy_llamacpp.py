@@ -9,12 +9,42 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from dataclasses import dataclass
 
 from oomkit.errors import OomkitError
+from oomkit.model.spec import ModelSpec
 from tests import gt_compare as g
 from tests.test_groundtruth_llamacpp import FULL_DEPTH, GRID
 
 EXACT = ("n_ctx", "model_mib", "caches", "kv_mib", "r_mib", "s_mib", "output_mib")
+
+
+@dataclass(frozen=True)
+class ModelGrid:
+    """One model's grid against llama.cpp: the cases it ran, how many matched every EXACT figure, oomkit's
+    compute buffer over llama.cpp's per case, and the settings llama.cpp refused that oomkit refused too."""
+    spec: ModelSpec
+    cases: int
+    exact: int
+    ratios: tuple[float, ...]
+    refused_too: int
+
+
+def model_grid(key: str, n_layers: int) -> ModelGrid:
+    _, spec, results = g.measure_grid(key, n_layers, GRID)
+    ratios, cases, exact, refused = [], 0, 0, 0
+    for s, m in zip(GRID, results, strict=True):
+        if not m["ok"]:
+            try:
+                g.oomkit_figures(spec, s)
+            except OomkitError:
+                refused += 1
+            continue
+        e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
+        cases += 1
+        exact += all(o[f] == e[f] for f in EXACT)
+        ratios.append(o["compute_mib"] / e["compute_mib"])
+    return ModelGrid(spec, cases, exact, tuple(ratios), refused)
 
 
 def main() -> None:
@@ -24,25 +54,14 @@ def main() -> None:
     rows, all_ratios, total, exact_ok, refused = [], [], 0, 0, 0
     t0 = time.perf_counter()
     for key, n_layers in g.MODELS:
-        _, spec, results = g.measure_grid(key, n_layers, GRID)
-        ratios, cases, matched = [], 0, 0
-        for s, m in zip(GRID, results, strict=True):
-            if not m["ok"]:
-                try:
-                    g.oomkit_figures(spec, s)
-                except OomkitError:
-                    refused += 1
-                continue
-            e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
-            cases += 1
-            matched += all(o[f] == e[f] for f in EXACT)
-            ratios.append(o["compute_mib"] / e["compute_mib"])
-        total += cases
-        exact_ok += matched
-        all_ratios += ratios
-        worst = max(ratios, key=lambda r: abs(r - 1))
-        rows.append((f"{key} ({spec.architecture}, {n_layers} layers)", cases, matched,
-                     statistics.median(ratios), worst))
+        grid = model_grid(key, n_layers)
+        total += grid.cases
+        exact_ok += grid.exact
+        refused += grid.refused_too
+        all_ratios += grid.ratios
+        worst = max(grid.ratios, key=lambda r: abs(r - 1))
+        rows.append((f"{key} ({grid.spec.architecture}, {n_layers} layers)", grid.cases, grid.exact,
+                     statistics.median(grid.ratios), worst))
     sep = " | " if md else "  "
     head = ["model", "cases", "KV/RS/model/output exact", "compute median", "compute worst"]
     if md:

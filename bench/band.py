@@ -26,7 +26,6 @@ from oomkit.engines.versions import llamacpp_build_on
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "oomkit" / "data" / "band.json"
 LOGS = ROOT / "tests" / "fixtures" / "engine_logs"
-EXACT = ("n_ctx", "model_mib", "caches", "kv_mib", "r_mib", "s_mib", "output_mib")
 
 
 def _r(x: float) -> float:
@@ -35,26 +34,13 @@ def _r(x: float) -> float:
 
 def llamacpp_model(key: str, n_layers: int) -> dict[str, Any]:
     """One model's grid: cases llama.cpp ran, how many matched every exact figure, compute ratio median / worst."""
-    from oomkit.errors import OomkitError
-    from tests import gt_compare as g
-    from tests.test_groundtruth_llamacpp import GRID
+    from bench.accuracy_llamacpp import model_grid
 
-    _, spec, results = g.measure_grid(key, n_layers, GRID)
-    ratios, cases, exact, refused = [], 0, 0, 0
-    for s, m in zip(GRID, results, strict=True):
-        if not m["ok"]:
-            try:
-                g.oomkit_figures(spec, s)
-            except OomkitError:
-                refused += 1
-            continue
-        e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
-        cases += 1
-        exact += all(o[f] == e[f] for f in EXACT)
-        ratios.append(o["compute_mib"] / e["compute_mib"])
-    return {"architecture": spec.architecture, "kind": kind_group(spec.kinds()), "cases": cases, "exact": exact,
-            "refused_too": refused, "compute_median": _r(abs(statistics.median(ratios) - 1)),
-            "compute_worst": _r(max(abs(r - 1) for r in ratios))}
+    m = model_grid(key, n_layers)
+    return {"architecture": m.spec.architecture, "kind": kind_group(m.spec.kinds()), "cases": m.cases,
+            "exact": m.exact, "refused_too": m.refused_too,
+            "compute_median": _r(abs(statistics.median(m.ratios) - 1)),
+            "compute_worst": _r(max(abs(r - 1) for r in m.ratios))}
 
 
 def llamacpp() -> dict[str, Any]:
