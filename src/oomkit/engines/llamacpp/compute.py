@@ -160,6 +160,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
                 out_phase += masks
     if spec.architecture in MSA_INDEXER_ARCHS and ctx.flash_attn and ctx.n_seq_max == 1 and not no_cache:
         attn_phase = max(attn_phase, msa_phase(spec, T, cells))
+    if spec.architecture in DSA_SCORE_ARCHS and not no_cache:
+        attn_phase = max(attn_phase, dsa_score_phase(spec, T, caches, masks))
     ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build)
     attn_phase = max(attn_phase, ffn_phase, recurrent_phase(spec, T, ctx.n_seq_max, masks))
     out_phase = max(out_phase, 0 if hybrid else moe_out)  # the hybrids' own placement above
@@ -266,6 +268,36 @@ def recurrent_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
     return peak
 
 
+# Absorbed-MLA graphs whose lightning indexer scores every cell of the indexer cache before the top-k
+# (src/models/dots3note.cpp: ggml_lightning_indexer, or the relu / weighted sum / mask add path, then ggml_top_k)
+DSA_SCORE_ARCHS = frozenset({"dots3note"})
+
+
+def dsa_score_phase(spec: ModelSpec, T: int, caches: list[Cache], masks: int) -> int:
+    """The indexer's scores (indexer_score: n_kv x T floats, n_kv the indexer cache's cells per stream) above the
+    masks and the layer's query path: the embedding input and attention-norm rows, the q_lora row, the q projection
+    (twice), the absorbed query, q_pe and Qcur (n_heads x (kv_lora + rope)), which src/models/dots3note.cpp builds
+    before the indexer's score is placed. Fitted to llama.cpp@0c1e57098's CPU buffer on the dots3note file
+    (tests/ggufs.py; the split among the query tensors read off a decode-graph dump, not the reserve itself): 247.58
+    / 375.58 / 631.58 MiB at 32K / 64K / 128K, 123.70 / 187.70 at -ub 256, 387.58 at 64K x 4 unified, each
+    masks + 4 n_kv T + 115.08 MiB at -ub 512 (this formula: 115.00). Where the scores fit the block the absorbed
+    query and q_pe leave once Qcur is made (n_heads x (kv_lora + rope) floats a token: 18432 cells on that file),
+    they go there and the other phases hold (4K to 16K: 127.08 to 151.58 MiB printed)."""
+    cells = max((c.cells for c in caches if c.name == "indexer"), default=0)
+    peak = 0
+    for layer in attention_layers(spec):
+        a = layer.attention
+        if not a.index_n_heads or not cells:
+            continue
+        q = a.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)
+        hole = a.n_heads * (a.kv_lora_rank + a.qk_rope_head_dim)  # the absorbed query and q_pe, freed by Qcur
+        if cells <= hole:
+            continue  # the scores take that block: no new peak (16K: 151.58 MiB, the other phases' figure)
+        rows = 2 * spec.n_embd + a.q_lora_rank + 2 * q + 2 * hole
+        peak = max(peak, masks + (cells + rows) * T * 4)
+    return peak
+
+
 def msa_phase(spec: ModelSpec, T: int, cells: dict[int, int]) -> int:
     """MiniMax sparse attention with flash attention and one sequence (src/models/minimax-m3.cpp; in the stored
     source the block selection builds one attention mask per index head, dst [n_kv, T, n_index_heads], from the
@@ -326,6 +358,12 @@ def _dense_ffn_rows(spec: ModelSpec) -> dict[int, tuple[int, int, bool]]:
 # on the gate and the product in place on it, so two n_ff-wide tensors were alive, not three. Placed at the end
 # of June 2025 by date (about eight builds a day after b5450 of 2025-05-20).
 SWIGLU_OP_BUILD = 5750
+# The speculative drafts that carry their own embeddings (src/models/eagle3.cpp, dflash.cpp): their layer input is
+# the normed token embeddings beside the target's features, freed once the attention has read them, so below the
+# FFN only the FFN input and its norm stay (plus the masks and one more row block while a later layer attends).
+# Read off ggml-alloc's placement of llama.cpp@0c1e57098's CPU graphs (eagle3 1 layer: 100.00 MiB at 8K = 2 rows +
+# 3 x n_ff; dflash 2 layers: 104.01 = masks + 3 rows + 3 x n_ff in the first layer, its last layer 2 rows)
+DRAFT_FFN_ROWS = {"eagle3": (3, 2), "dflash": (3, 2)}
 
 
 def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, build: int) -> tuple[int, int]:
@@ -373,6 +411,9 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
     for layer in spec.trunk_layers:
         f = layer.ffn
         base = masks + 4 * resid if layer.index < last_attn else 5 * resid
+        if spec.architecture in DRAFT_FFN_ROWS:
+            attending, last = DRAFT_FFN_ROWS[spec.architecture]
+            base = masks + attending * resid if layer.index < last_attn else last * resid
         if f.is_moe and layer.index not in gated_experts:
             # GELU experts (build_moe_ffn with up only, nomic-bert-moe): the activation in place on the used
             # experts' up rows, their down projection above them
