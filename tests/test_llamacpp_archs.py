@@ -189,7 +189,6 @@ ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.86 of llama.cpp's at 8K with flash
                        "laguna": "compute 1.23 of llama.cpp's at 16K x 4 unified (128.50 vs 104.52 MiB), 1.20 at 32K "
                                  "q8_0 (133.00 vs 110.55 MiB)",
                        "graniteswitch": "compute 1.14 of llama.cpp's at 32K q8_0 (128.50 vs 112.85 MiB)",
-                       "dots3note": "compute 0.71 of llama.cpp's at 32K q8_0 (176.50 vs 247.58 MiB): the indexer's scores",
                        "glm5-next": "compute 0.64 of llama.cpp's at 16K x 4 unified (132.50 vs 205.57 MiB), 0.84 at 32K "
                                     "q8_0 (164.50 vs 195.23 MiB)",
                        "qwen4exp": "compute 0.79 of llama.cpp's at 8K (76.19 vs 96.24 MiB), 0.86 at 8K x 2 without "

@@ -280,9 +280,9 @@ def dsa_score_phase(spec: ModelSpec, T: int, caches: list[Cache], masks: int) ->
     before the indexer's score is placed. Fitted to llama.cpp@0c1e57098's CPU buffer on the dots3note file
     (tests/ggufs.py; the split among the query tensors read off a decode-graph dump, not the reserve itself): 247.58
     / 375.58 / 631.58 MiB at 32K / 64K / 128K, 123.70 / 187.70 at -ub 256, 387.58 at 64K x 4 unified, each
-    masks + 4 n_kv T + 115.08 MiB at -ub 512 (this formula: 115.00). Where the scores fit the block the absorbed
-    query and q_pe leave once Qcur is made (n_heads x (kv_lora + rope) floats a token: 18432 cells on that file),
-    they go there and the other phases hold (4K to 16K: 127.08 to 151.58 MiB printed)."""
+    masks + 4 n_kv T + 115.08 MiB at -ub 512 (this formula: 115.00). Where the scores fit the block freed below
+    Qcur (21984 cells on that file; llama.cpp: 21760 fit, 22016 do not), they go there and the other phases hold
+    (4K to 21760 cells: 127.08 to 162.08 MiB printed)."""
     cells = max((c.cells for c in caches if c.name == "indexer"), default=0)
     peak = 0
     for layer in attention_layers(spec):
@@ -290,10 +290,13 @@ def dsa_score_phase(spec: ModelSpec, T: int, caches: list[Cache], masks: int) ->
         if not a.index_n_heads or not cells:
             continue
         q = a.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)
-        hole = a.n_heads * (a.kv_lora_rank + a.qk_rope_head_dim)  # the absorbed query and q_pe, freed by Qcur
+        qcur = a.n_heads * (a.kv_lora_rank + a.qk_rope_head_dim)
+        # the block qr, q, the absorbed query and q_pe leave below Qcur, less the rotated indexer query and the
+        # scaled head weights still alive in it
+        hole = a.q_lora_rank + q + qcur - a.index_n_heads * (a.index_head_dim + 1)
         if cells <= hole:
-            continue  # the scores take that block: no new peak (16K: 151.58 MiB, the other phases' figure)
-        rows = 2 * spec.n_embd + a.q_lora_rank + 2 * q + 2 * hole
+            continue  # the scores take that block: no new peak
+        rows = 2 * spec.n_embd + a.q_lora_rank + 2 * q + 2 * qcur
         peak = max(peak, masks + (cells + rows) * T * 4)
     return peak
 
