@@ -24,7 +24,7 @@ Which figure of which log is valid ground truth, and why:
 | mimo-v2-flash-tp4-swa-pools-pr15464 | no avail printed | no | yes, both pools | - | SWAKVPool total |
 | gemma-3-4b-it-vlm-h200-pr4826 | yes (0.4.4, the multimodal cut) | yes (H200 inferred) | yes (model inferred from the K size) | yes (3%; vision tower included) | attention backend init (FlashInfer, two wrappers, held out) |
 | olmocr-qwen2-vl-7b-vlm-fraction-olmocr159 | no | no | - | - | the multimodal cut of the default fraction (0.836) |
-| llama-3.1-70b-tp8-2nodes-gh200-worker-servekit | yes (0.85 given; node 1's ranks) | yes (2 nodes x 4 GH200, inferred) | yes | yes (3%) | backend init; starts; capture a known miss (tests/test_sglang_phases.py) |
+| llama-3.1-70b-tp8-2nodes-gh200-worker-servekit | yes (0.85 given; node 1's ranks) | yes (2 nodes x 4 GH200, inferred) | yes | yes (3%) | backend init; prefill (piecewise) capture, held out; starts; decode capture a known miss (tests/test_sglang_phases.py) |
 | olmo-3-32b-think-b200-mfs08-pr13666 | yes (mfs 0.8 given, page 64) | yes (B200 inferred) | yes | yes (3%; OLMo 2 32B shapes) | CUDA-graph capture 8.60 GiB: a known miss, held out (tests/test_sglang_phases.py); attention backend init (trtllm_mha, held out) |
 """
 
@@ -564,6 +564,9 @@ def case_llama31_70b_two_nodes() -> list[Row]:
                              97871 * MiB, "end to end on 2 nodes x 4 GH200"))
     # the decode capture (1.32 GiB printed) is a known miss, a strict xfail in tests/test_sglang_phases.py
     rows.append(_init_row(name, d, view["attention_backend_init_bytes"], "fa3: no workspace modelled"))
+    rows.append(_capture_row(name, "prefill CUDA graph mem usage", view["prefill_cuda_graph_bytes"],
+                             _gib(d, "piecewise_capture_end_mem_usage_gb"),
+                             "58 token sizes to 8,192, hidden 8,192; vLLM's piecewise rule, held out"))
     return rows
 
 

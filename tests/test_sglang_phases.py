@@ -95,13 +95,14 @@ def test_capture_past_the_pool_is_a_death_after_the_kv_cache():
     # Qwen3-8B on a 24 GB card, 8,192 context, sizes to 256, FlashInfer (the default on SM89): --mem-fraction-static
     # 0.96 leaves about 0.9 GiB after the pool; FlashInfer's buffers (0.53 GiB: Qwen3's 512 MiB workspace and four
     # 8 MiB wrapper workspaces) fit, the capture of 36 sizes (about 1.1 GiB with a decode wrapper per size) does not,
-    # so the run starts, allocates its pool and dies in the capture
+    # so the run starts, allocates its pool and dies in the capture. 0.5.9: the last release without prefill
+    # (piecewise) graphs by default, so the decode capture is the last phase
     gpu = with_facts(Device("CUDA0", "NVIDIA GeForce RTX 4090", 24564 * MiB))
     spec = spec_from_config(lookup("qwen3-8b").config, name="Qwen3-8B")
 
     def run(mfs: float):
         return sg.ENGINE.estimate(spec, (gpu,), sg.SGLangSettings(mem_fraction_static=mfs, context_length=8192,
-                                                                  cuda_graph_max_bs=256))
+                                                                  cuda_graph_max_bs=256, engine_version="0.5.9"))
 
     tight = run(0.96)
     assert tight.fits is False
@@ -113,7 +114,8 @@ def test_capture_past_the_pool_is_a_death_after_the_kv_cache():
     assert run(fix).fits is True  # the fraction it names does start
     # 0.99 leaves about 0.23 GiB: the backend's own buffers, before the capture, do not fit
     assert run(0.99).engine_view["failed_phase"]["phase"] == "attention backend init"
-    ok = sg.ENGINE.estimate(spec, (gpu,), sg.SGLangSettings(mem_fraction_static=0.88, context_length=8192))
+    ok = sg.ENGINE.estimate(spec, (gpu,), sg.SGLangSettings(mem_fraction_static=0.88, context_length=8192,
+                                                            engine_version="0.5.9"))
     assert ok.fits is True and "failed_phase" not in ok.engine_view
 
 
@@ -353,6 +355,73 @@ def test_two_nodes_capture_memory():
     est = _two_nodes_estimate()
     printed = load("llama-3.1-70b-tp8-2nodes-gh200-worker-servekit")["printed"]["capture_end_mem_usage_bytes"]
     assert abs(est.engine_view["cuda_graph_bytes"] - printed) / printed <= 0.10
+
+
+def test_two_nodes_prefill_capture_memory():
+    # llama-3.1-70b-tp8-2nodes-gh200-worker-servekit (held out): after the decode capture, "Capture piecewise CUDA graph
+    # end ... mem usage=3.94 GB" on rank TP4, for piecewise_cuda_graph_max_tokens=8192 (the resolved server_args)
+    d = load("llama-3.1-70b-tp8-2nodes-gh200-worker-servekit")
+    assert "piecewise_cuda_graph_max_tokens=8192" in d["quoted"]
+    assert "[2026-07-31 15:55:34 TP4] Capture piecewise CUDA graph end. Time elapsed: 39.87 s. mem usage=3.94 GB." in \
+        d["quoted"]
+    view = _two_nodes_estimate().engine_view
+    tokens = view["prefill_cuda_graph_tokens"]
+    assert max(tokens) == 8192 and len(tokens) == 58 and tokens[:8] == [4, 8, 12, 16, 20, 24, 28, 32]
+    printed = d["printed"]["piecewise_capture_end_mem_usage_bytes"]
+    assert abs(view["prefill_cuda_graph_bytes"] - printed) / printed <= 0.10
+    phases = [p["phase"] for p in view["phases"]]
+    assert phases[-2:] == ["CUDA graph capture", "prefill CUDA graph capture"]
+    assert re.search(r"Capture piecewise CUDA graph end\. Time elapsed: N s\. mem usage=\d+\.\d\d GB\. avail mem=", view["log"])
+
+
+def test_prefill_graphs_only_where_sglang_captures_them():
+    # server_args.py 0.5.10: on by default (disable_piecewise_cuda_graph = False); 0.5.9 has it opt-in
+    # (enable_piecewise_cuda_graph = False); _handle_piecewise_cuda_graph turns it off under pp > 1, DP attention,
+    # speculative decoding and for the listed architectures
+    from oomkit.hardware.catalog import devices_for_names
+    from oomkit.model.resolve import resolve
+
+    spec = resolve("meta-llama/Llama-3.1-70B-Instruct")
+    base = dict(tp_size=8, context_length=32768, chunked_prefill_size=8192)
+
+    def pcg(**kw):
+        s = sg.SGLangSettings(**{**base, **kw})
+        return sg.ENGINE.estimate(spec, devices_for_names("H200") * (8 * s.pp_size), s).engine_view
+
+    assert pcg(engine_version="0.5.10")["prefill_cuda_graph_bytes"] > 0
+    for kw in ({"engine_version": "0.5.9"}, {"disable_piecewise_cuda_graph": True}, {"pp_size": 2},
+               {"enable_dp_attention": True, "dp_size": 8}):
+        view = pcg(**kw)
+        assert view["prefill_cuda_graph_bytes"] == 0 and view["prefill_cuda_graph_tokens"] == []
+        assert "piecewise" not in view["log"]
+    # --chunked-prefill-size sets the largest captured size: 4,096 drops the eight sizes above it
+    assert max(pcg(chunked_prefill_size=4096)["prefill_cuda_graph_tokens"]) == 4096
+    assert len(pcg(chunked_prefill_size=4096)["prefill_cuda_graph_tokens"]) == 50
+
+
+def test_prefill_capture_is_the_phase_that_dies_when_only_it_is_short():
+    # the prefill capture runs last (model_runner.py: init_device_graphs, then init_piecewise_cuda_graphs): with what
+    # the pool leaves between the decode capture and both captures, the estimate starts, then dies in the prefill one
+    from oomkit.hardware.catalog import devices_for_names
+    from oomkit.model.resolve import resolve
+
+    spec = resolve("meta-llama/Llama-3.1-70B-Instruct")
+    devs = devices_for_names("H200") * 8
+
+    def run(mfs):
+        s = sg.SGLangSettings(tp_size=8, context_length=32768, chunked_prefill_size=8192, mem_fraction_static=mfs)
+        return sg.ENGINE.estimate(spec, devs, s)
+
+    view = run(0.85).engine_view
+    pre = view["phases"][0]["free_after_bytes"] + 0  # free before the weights
+    after_init = view["capture_begin_avail_bytes"]
+    cg, pcg_ = view["cuda_graph_bytes"], view["prefill_cuda_graph_bytes"]
+    # raise the fraction until the pool leaves room for the decode capture but not the prefill one
+    mfs = 0.85 + (after_init - cg - pcg_ / 2) / pre
+    est = run(round(mfs, 3))
+    failed = est.engine_view.get("failed_phase")
+    assert est.fits is False and failed["phase"] == "prefill CUDA graph capture" and failed["after_kv"]
+    assert "--disable-piecewise-cuda-graph" in est.engine_view["error"]
 
 
 def test_unknown_gpu_says_which_backend_was_assumed():

@@ -52,7 +52,16 @@ from .kv import (
     swa_window,
     token_charge_swa,
 )
-from .phases import backend_init_bytes, capture_bs, cuda_graph_parts, gb, startup_phases
+from .phases import (
+    PREFILL_GRAPH_OFF_ARCHS,
+    backend_init_bytes,
+    capture_bs,
+    cuda_graph_parts,
+    gb,
+    prefill_graph_bytes,
+    prefill_graph_tokens,
+    startup_phases,
+)
 from .settings import (
     BackendChoice,
     BackendModel,
@@ -171,9 +180,11 @@ def attention_backend(spec: ModelSpec, s: SGLangSettings, devs: tuple[Device, ..
     """The backend in force: --attention-backend as given, else SGLang's default for the first GPU."""
     if s.attention_backend:
         return BackendChoice(s.attention_backend, "given (--attention-backend)")
-    d = devs[0]
-    hip = d.id.startswith("ROCm") or any(w in (d.name or "") for w in ("AMD", "Instinct", "Radeon"))
-    return default_attention_backend(v, d.compute_capability, hip, backend_model(spec, s), s)
+    return default_attention_backend(v, devs[0].compute_capability, _is_hip(devs[0]), backend_model(spec, s), s)
+
+
+def _is_hip(d: Device) -> bool:
+    return d.id.startswith("ROCm") or any(w in (d.name or "") for w in ("AMD", "Instinct", "Radeon"))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -354,7 +365,13 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
         s.attention_backend, run.v, architecture=spec.architecture, sliding=sliding, mla=run.lay_all.mla,
         max_running=running or 0, heads_per_rank=(attn.n_heads // run.lay_all.attn_tp) if attn else 0,
         head_dim=attn.head_dim_k if attn else 0, context_len=run.context_len)
-    phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg, init)
+    pcg_sizes = prefill_graph_tokens(
+        s, run.v, chunked_prefill_size=run.defaults.chunked_prefill_size, mla=run.lay_all.mla,
+        multimodal=any(t.kind == "vision" for t in spec.towers), hip=_is_hip(run.devs[0]),
+        disabled_arch=spec.architecture in PREFILL_GRAPH_OFF_ARCHS
+        or any(la.attention is not None and la.attention.index_head_dim for la in spec.trunk_layers))
+    pcg = prefill_graph_bytes(pcg_sizes, spec.n_embd)
+    phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg, init, pcg)
     lines = []
     if pre_free is not None:
         lines.append(f"Load weight begin. avail mem={gb(pre_free)} GB")
@@ -376,15 +393,21 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
             lines.append(f"Capture cuda graph bs {list(capture_bs(max_bs, run.v))}")
             lines.append(f"Capture cuda graph end. Time elapsed: N s. mem usage={gb(cg)} GB. avail mem="
                          f"{gb(begin - cg)} GB.")
-        short = max(0, init + cg - end)
+        if pcg:
+            lines.append(f"Capture piecewise CUDA graph begin. avail mem={gb(begin - cg)} GB")
+            lines.append(f"Capture cuda graph num tokens {list(pcg_sizes)}")
+            lines.append(f"Capture piecewise CUDA graph end. Time elapsed: N s. mem usage={gb(pcg)} GB. avail mem="
+                         f"{gb(begin - cg - pcg)} GB.")
+        short = max(0, init + cg + pcg - end)
         lines.append(f"max_total_num_tokens={pool.max_total_num_tokens}, chunked_prefill_size="
                      f"{run.defaults.chunked_prefill_size}, max_prefill_tokens={s.max_prefill_tokens}, "
                      f"max_running_requests={running}, context_len={run.context_len}, available_gpu_mem="
-                     f"{gb(begin - cg)} GB")
+                     f"{gb(begin - cg - pcg)} GB")
     return {"phases": [p.to_dict() for p in phases], "cuda_graph_bs": list(capture_bs(max_bs, run.v)) if cg else [],
             "attention_backend_init_bytes": init, "capture_begin_avail_bytes": begin,
             "cuda_graph_bytes": cg, "cuda_graph_parts_bytes": {"logits": parts.logits, "index_tables":
                                                                  parts.index_tables, "rest": parts.rest},
+            "prefill_cuda_graph_tokens": list(pcg_sizes), "prefill_cuda_graph_bytes": pcg,
             "cuda_graph_short_bytes": short, "log": "\n".join(lines)}
 
 
@@ -477,21 +500,30 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
     view["attention_backend"], view["attention_backend_reason"] = backend.backend, backend.reason
     view.update(_phase_view(spec, s, run, req_bytes, running))
     if view["capture_begin_avail_bytes"] is not None:
-        view["available_gpu_mem_bytes"] = view["capture_begin_avail_bytes"] - view["cuda_graph_bytes"]
+        view["available_gpu_mem_bytes"] = (view["capture_begin_avail_bytes"] - view["cuda_graph_bytes"]
+                                           - view["prefill_cuda_graph_bytes"])
     short = view.get("cuda_graph_short_bytes") or 0
     if short:
         # init_attention_backend, then cuda_graph_runner.py's capture, run on what the pool left: past it, SGLang stops
         # with a CUDA OOM ("Capture cuda graph failed: CUDA out of memory"). The GPUs then hold the missing bytes beyond
         # their memory (fits is false)
-        init, cg = view["attention_backend_init_bytes"], view["cuda_graph_bytes"]
-        in_init = short > cg  # init_attention_backend alone runs past what the pool left
-        phase, needed = ("attention backend init", init) if in_init else ("CUDA graph capture", cg)
+        init, cg, pcg = view["attention_backend_init_bytes"], view["cuda_graph_bytes"], view["prefill_cuda_graph_bytes"]
+        # the phase that runs past what the pool left: init_attention_backend, the decode capture, then the prefill
+        # (piecewise) capture (model_runner.py init_piecewise_cuda_graphs, after init_device_graphs)
+        if short > cg + pcg:
+            phase, needed = "attention backend init", init
+        elif short > pcg:
+            phase, needed = "CUDA graph capture", cg
+        else:
+            phase, needed = "prefill CUDA graph capture", pcg
         left = needed - short
         fix = round(mfs - short / pre_free - 0.005, 2) if pre_free else None
         what = (f"KV pool allocated, then {phase} needs {needed / MiB:,.0f} MiB with {max(left, 0) / MiB:,.0f} MiB "
                 f"left (an estimate): lower --mem-fraction-static to {fix:.2f}"
-                + (", lower --cuda-graph-max-bs, or add --disable-cuda-graph" if phase == "CUDA graph capture" else
-                   " or --max-running-requests"))
+                + {"CUDA graph capture": ", lower --cuda-graph-max-bs, or add --disable-cuda-graph",
+                   "prefill CUDA graph capture": ", lower --chunked-prefill-size (the largest prefill graph), or add "
+                                                 "--disable-piecewise-cuda-graph"}.get(phase,
+                                                                                       " or --max-running-requests"))
         view["error"] = view.get("error") or what
         view["failed_phase"] = {"phase": phase, "needed_bytes": needed, "left_bytes": left, "short_bytes": short,
                                 "after_kv": True}

@@ -10,11 +10,13 @@ and the distributed init are in use before the first measurement (outside). SGLa
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ...units import GiB, MiB
 from ..versions import Version
-from .settings import SGLangSettings, reached
+from ..vllm.phases import CG_GRAPH_BASE, CG_GRAPH_PER_HIDDEN
+from .settings import SGLangSettings, prefill_graph_sizes, reached
 
 # CUDA-graph capture ("Capture cuda graph end. ... mem usage=X GB": free memory before CudaGraphRunner minus free
 # memory after it, model_runner.py init_device_graphs), in three parts.
@@ -125,6 +127,50 @@ def backend_init_bytes(backend: str | None, v: Version, *, architecture: str, sl
     return 0
 
 
+# Prefill ("piecewise") CUDA graphs: model_runner.py init_piecewise_cuda_graphs runs after the decode capture
+# ("Capture piecewise CUDA graph begin/end ... mem usage=X GB", free memory before minus after
+# PiecewiseCudaGraphRunner, model_runner.py 0.5.10), outside mem_fraction_static. On by default from 0.5.10
+# (server_args.py disable_piecewise_cuda_graph = False; up to 0.5.9 opt-in with --enable-piecewise-cuda-graph, which
+# oomkit does not take). _handle_piecewise_cuda_graph (0.5.10) turns it off for speculative decoding, DP attention,
+# --enable-torch-compile, pp > 1, non-CUDA platforms (ROCm), multimodal models, GGUF, LoRA, PD disaggregation and
+# the architectures of configs/model_config.py piecewise_cuda_graph_disabled_model_archs (DeepseekV32, Qwen3Next,
+# GlmMoeDsa, BailingMoeV2_5, LLaDA) and DeepSeek sparse attention (is_deepseek_nsa); --disable-cuda-graph does not
+# (0.5.10 model_runner.py init_piecewise_cuda_graphs checks only the piecewise switch). The sizes are
+# _generate_piecewise_cuda_graph_tokens (4 .. piecewise_cuda_graph_max_tokens, 58 to 8,192), the largest
+# chunked_prefill_size (2,048 for MLA backends, capped by --max-total-tokens).
+# What it holds: the static input buffers (input_ids, out_cache_loc, positions: 24 B a token, negligible), the
+# private graph pool of the pieces (the largest size first, the smaller reuse it; every piece's output is a weak
+# reference, compilation/cuda_piecewise_backend.py), and each graph's own memory outside PyTorch (the "non-Torch"
+# memory sglang#15927 measured; its reserve counts 8 MiB per size). SGLang's piecewise backend is vLLM's
+# (cuda_piecewise_backend.py: "Adapted from vllm v0.10.0 compilation/cuda_piecewise_backend.py"), so the graph set
+# is costed with vLLM's piecewise rule, not refitted: (CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN x hidden) per captured size
+# x sqrt(largest size / 512) (engines/vllm/phases.py cudagraph_actual_bytes, fitted on vLLM 0.19 logs). Held out:
+# Llama-3.1-70B TP8 across two nodes (58 sizes to 8,192, 3.94 GB printed, NCCL all-reduces in the graphs) gives 3.99
+# GiB (+1%). The sqrt factor was fitted on sizes to 512-1,024 and reaches 8,192 here; one log checks it.
+PREFILL_GRAPH_REF_TOKENS = 512
+PREFILL_GRAPH_OFF_ARCHS = frozenset({"deepseek32", "qwen3next", "glm-dsa", "bailingmoe2.5", "llada"})
+
+
+def prefill_graph_tokens(s: SGLangSettings, v: Version, *, chunked_prefill_size: int, mla: bool, multimodal: bool,
+                         hip: bool, disabled_arch: bool) -> tuple[int, ...]:
+    """The token counts PiecewiseCudaGraphRunner captures; () when SGLang captures none (see above)."""
+    off = (not reached(v, "prefill_graph_default") or s.disable_piecewise_cuda_graph or s.speculative_algorithm
+           or s.enable_dp_attention or s.pp_size > 1 or hip or multimodal or disabled_arch)
+    if off:
+        return ()
+    top = 2048 if mla else chunked_prefill_size
+    if s.max_total_tokens is not None:
+        top = min(top, s.max_total_tokens)
+    return tuple(prefill_graph_sizes(top))
+
+
+def prefill_graph_bytes(sizes: tuple[int, ...], hidden: int) -> int:
+    if not sizes:
+        return 0
+    per_graph = CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN * hidden
+    return int(per_graph * len(sizes) * math.sqrt(max(sizes) / PREFILL_GRAPH_REF_TOKENS))
+
+
 @dataclass(frozen=True)
 class Phase:
     name: str
@@ -138,10 +184,12 @@ class Phase:
 
 
 def startup_phases(total: int | None, overhead: int, weights: int, pool: int, req_to_token: int, cuda_graphs: int,
-                   backend_init: int = 0) -> tuple[Phase, ...]:
+                   backend_init: int = 0, prefill_graphs: int = 0) -> tuple[Phase, ...]:
     steps = [("CUDA context and distributed init", overhead, False), ("weights", weights, True),
              ("KV cache pool", pool, True), ("req_to_token pool", req_to_token, False),
              ("attention backend init", backend_init, False), ("CUDA graph capture", cuda_graphs, False)]
+    if prefill_graphs:
+        steps.append(("prefill CUDA graph capture", prefill_graphs, False))
     out, free = [], total
     for name, n, inside in steps:
         free = None if free is None else free - n
