@@ -350,7 +350,9 @@ def test_two_nodes_worker_starts_as_its_log_does():
                                        "float32 logits buffer (0.24), fa3's (512, 32,768) int32 page table (0.06) and "
                                        "the constant rest (0.68, fitted on one-node logs). Across nodes SGLang turns "
                                        "custom all-reduce off ('process group spans across nodes'), so each graph "
-                                       "captures 161 NCCL all-reduces; their graph memory is not modelled")
+                                       "captures 161 NCCL all-reduces; their graph memory is not modelled: vLLM's "
+                                       "NCCL_GRAPH_PER_ALLREDUCE (0.49 MiB, vllm#7553, CUDA 12.2 era) would add 4.01 "
+                                       "GiB for 52 x 161 of them (5.00 GiB, +279%); the 0.33 GiB gap is 41 KiB each")
 def test_two_nodes_capture_memory():
     est = _two_nodes_estimate()
     printed = load("llama-3.1-70b-tp8-2nodes-gh200-worker-servekit")["printed"]["capture_end_mem_usage_bytes"]

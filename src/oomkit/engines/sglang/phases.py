@@ -43,7 +43,12 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    256, 0.95 GB; glm-4.5-air-tp4-capture-prs8579-8567.json) leaves 0.680 GiB: the rest does not grow with max_bs.
 #    Held out: Qwen3-0.6B on an MI300X (gpustack#4424, 0.5.8, sizes to 512, 0.96 GB) comes within +10%; Llama-3.1-70B
 #    at TP8 across two nodes (fa3, sizes to 512, 1.32 GB, NCCL all-reduce captured in the graphs) at -25% and Olmo 3 on
-#    a B200 (8.60 GB) at -90% are known misses (strict xfails). Every log behind it captured sizes to 256 or 512; below
+#    a B200 (8.60 GB) at -90% are known misses (strict xfails). The two-node run has custom all-reduce off
+#    (distributed/device_communicators/custom_all_reduce_utils.py 0.5.10: "disabled because this process group spans
+#    across nodes", and for world_size > 2 without full NVLink, as vLLM), so its graphs capture 161 NCCL all-reduces
+#    each; vLLM's per-all-reduce figure (engines/vllm/phases.py NCCL_GRAPH_PER_ALLREDUCE, 0.49 MiB, fitted on a CUDA
+#    12.2-era PCIe run) would add 4.01 GiB there (5.00 vs 1.32 printed): it does not carry over, so NCCL's share is
+#    left out here (the 0.33 GiB gap is 41 KiB per all-reduce; SGLang also sets NCCL_CUMEM_ENABLE=0, engine.py). Every log behind it captured sizes to 256 or 512; below
 #    that (the 8-48 of small GPUs) the constant is not verified.
 CG_BASE = int(0.681 * GiB)
 LOGITS_BYTES = 4  # float32
