@@ -30,6 +30,39 @@ def _tune(slug: str, base: str, hf: str, of: str, *aliases: str, **kw) -> Row:
     return Row(slug, base, hf, why, aliases, **kw)
 
 
+def _decoder(hidden: int, layers: int, heads: int, kv_heads: int, ff: int, **more) -> dict:
+    """A decoder's shape as a model card's table gives it, with the keys in the order HF configs list them
+    (the derived entry names its changed values in this order)."""
+    return {"hidden_size": hidden, "num_hidden_layers": layers, "num_attention_heads": heads,
+            "num_key_value_heads": kv_heads, "intermediate_size": ff, **more}
+
+
+def _qwen3_base(size: str, why: str = "") -> Row:
+    """A pretrained Qwen3: the post-trained model's shapes at 32,768 positions (model card)."""
+    return Row(f"qwen3-{size.lower()}-base", f"qwen3-{size.lower()}", f"Qwen/Qwen3-{size}-Base",
+               why or f"The pretrained Qwen3 {size} (model card: 32,768 context).", name=f"Qwen3 {size} Base",
+               text={"max_position_embeddings": 32768})
+
+
+def _qwen2_vl(size: str, hidden: int, layers: int, heads: int, kv_heads: int, ff: int, why: str, **more) -> Row:
+    """A Qwen2-VL size: the Qwen2 decoder of that size (vocabulary 152,064, untied output) under the 2B's vision
+    tower, its merger out to the decoder's width."""
+    return Row(f"qwen2-vl-{size.lower()}-instruct", "qwen2-vl-2b-instruct", f"Qwen/Qwen2-VL-{size}-Instruct", why,
+               text=_decoder(hidden, layers, heads, kv_heads, ff, vocab_size=152064, tie_word_embeddings=False, **more,
+                             vision_config={"hidden_size": hidden, "in_chans": 3, "model_type": "qwen2_vl",
+                                            "spatial_patch_size": 14}),
+               name=f"Qwen2-VL {size} Instruct")
+
+
+def _thinking(family: str, size: str, *aliases: str, tag: str = "") -> Row:
+    """A Qwen thinking release: the Instruct release's architecture (model card)."""
+    slug, suffix = f"{family}-{size}".lower(), f"-{tag}" if tag else ""
+    return Row(f"{slug}-thinking{suffix}", f"{slug}-instruct{suffix}", f"Qwen/{family}-{size}-Thinking{suffix}",
+               f"The thinking{f'-mode {tag}' if tag else ''} release of {family} {size}, the same architecture as "
+               f"the Instruct{suffix} release (model card).", aliases,
+               name=f"{family} {size} Thinking{f' {tag}' if tag else ''}")
+
+
 ROWS: list[Row] = [
     # ---- Llama -------------------------------------------------------------------------------------------------
     _base("llama-2-7b", "llama-2-7b-chat", "meta-llama/Llama-2-7b-hf", "llama2:7b-text", name="Llama 2 7B"),
@@ -104,23 +137,19 @@ ROWS: list[Row] = [
     Row("qwen1.5-14b-chat", "qwen1.5-7b-chat", "Qwen/Qwen1.5-14B-Chat",
         "Qwen1.5 14B: 40 layers, hidden 5120, 40 heads (no GQA), FFN 13,696, vocabulary 152,064, 32K context (Qwen1.5 "
         "model cards and blog table).", ("qwen/qwen1.5-14b", "qwen:14b"),
-        text={"hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 40,
-              "intermediate_size": 13696, "vocab_size": 152064}, name="Qwen1.5 14B Chat"),
+        text=_decoder(5120, 40, 40, 40, 13696, vocab_size=152064), name="Qwen1.5 14B Chat"),
     Row("qwen1.5-32b-chat", "qwen1.5-7b-chat", "Qwen/Qwen1.5-32B-Chat",
         "Qwen1.5 32B: 64 layers, hidden 5120, 40 query / 8 KV heads (the first Qwen1.5 with GQA), FFN 27,392, "
         "vocabulary 152,064 (model card).", ("qwen/qwen1.5-32b", "qwen:32b"),
-        text={"hidden_size": 5120, "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
-              "intermediate_size": 27392, "vocab_size": 152064}, name="Qwen1.5 32B Chat"),
+        text=_decoder(5120, 64, 40, 8, 27392, vocab_size=152064), name="Qwen1.5 32B Chat"),
     Row("qwen1.5-72b-chat", "qwen1.5-7b-chat", "Qwen/Qwen1.5-72B-Chat",
         "Qwen1.5 72B: 80 layers, hidden 8192, 64 heads (no GQA), FFN 24,576, vocabulary 152,064 (model card).",
         ("qwen/qwen1.5-72b", "qwen:72b"),
-        text={"hidden_size": 8192, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 64,
-              "intermediate_size": 24576, "vocab_size": 152064}, name="Qwen1.5 72B Chat"),
+        text=_decoder(8192, 80, 64, 64, 24576, vocab_size=152064), name="Qwen1.5 72B Chat"),
     Row("qwen1.5-110b-chat", "qwen1.5-7b-chat", "Qwen/Qwen1.5-110B-Chat",
         "Qwen1.5 110B: 80 layers, hidden 8192, 64 query / 8 KV heads, FFN 49,152, vocabulary 152,064 (model card).",
         ("qwen/qwen1.5-110b", "qwen:110b"),
-        text={"hidden_size": 8192, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
-              "intermediate_size": 49152, "vocab_size": 152064}, name="Qwen1.5 110B Chat"),
+        text=_decoder(8192, 80, 64, 8, 49152, vocab_size=152064), name="Qwen1.5 110B Chat"),
     _base("qwen2-0.5b", "qwen2-0.5b-instruct", "Qwen/Qwen2-0.5B", name="Qwen2 0.5B"),
     _base("qwen2-1.5b", "qwen2-1.5b-instruct", "Qwen/Qwen2-1.5B", name="Qwen2 1.5B"),
     _base("qwen2-7b", "qwen2-7b-instruct", "Qwen/Qwen2-7B", name="Qwen2 7B"),
@@ -175,52 +204,18 @@ ROWS: list[Row] = [
     _tune("openreasoning-nemotron-32b", "qwen2.5-32b-instruct", "nvidia/OpenReasoning-Nemotron-32B",
           "Qwen2.5-32B-Instruct", family="nemotron"),
     # ---- Qwen 3 ---------------------------------------------------------------------------------------------------
-    Row("qwen3-0.6b-base", "qwen3-0.6b", "Qwen/Qwen3-0.6B-Base",
-        "The pretrained Qwen3 0.6B; the base releases keep the post-trained model's shapes with 32,768 positions "
-        "(model card: 'Context Length: 32,768').", name="Qwen3 0.6B Base", text={"max_position_embeddings": 32768}),
-    Row("qwen3-1.7b-base", "qwen3-1.7b", "Qwen/Qwen3-1.7B-Base", "The pretrained Qwen3 1.7B (model card: 32,768 "
-        "context).", name="Qwen3 1.7B Base", text={"max_position_embeddings": 32768}),
-    Row("qwen3-4b-base", "qwen3-4b", "Qwen/Qwen3-4B-Base", "The pretrained Qwen3 4B (model card: 32,768 context).",
-        name="Qwen3 4B Base", text={"max_position_embeddings": 32768}),
-    Row("qwen3-8b-base", "qwen3-8b", "Qwen/Qwen3-8B-Base", "The pretrained Qwen3 8B (model card: 32,768 context).",
-        name="Qwen3 8B Base", text={"max_position_embeddings": 32768}),
-    Row("qwen3-14b-base", "qwen3-14b", "Qwen/Qwen3-14B-Base", "The pretrained Qwen3 14B (model card: 32,768 "
-        "context).", name="Qwen3 14B Base", text={"max_position_embeddings": 32768}),
-    Row("qwen3-32b-base", "qwen3-32b", "Qwen/Qwen3-32B-Base", "The pretrained Qwen3 32B (model card: 32,768 "
-        "context).", name="Qwen3 32B Base", text={"max_position_embeddings": 32768}),
-    Row("qwen3-30b-a3b-base", "qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B-Base", "The pretrained Qwen3 30B-A3B (model card: "
-        "32,768 context).", name="Qwen3 30B-A3B Base", text={"max_position_embeddings": 32768}),
-    Row("qwen3-4b-thinking-2507", "qwen3-4b-instruct-2507", "Qwen/Qwen3-4B-Thinking-2507",
-        "The thinking-mode 2507 release of Qwen3 4B, the same architecture as the Instruct-2507 release (model card).",
-        ("qwen3:4b-thinking-2507",), name="Qwen3 4B Thinking 2507"),
-    Row("qwen3-30b-a3b-thinking-2507", "qwen3-30b-a3b-instruct-2507", "Qwen/Qwen3-30B-A3B-Thinking-2507",
-        "The thinking-mode 2507 release of Qwen3 30B-A3B, the same architecture as the Instruct-2507 release (model "
-        "card).", ("qwen3:30b-a3b-thinking-2507",), name="Qwen3 30B-A3B Thinking 2507"),
-    Row("qwen3-235b-a22b-thinking-2507", "qwen3-235b-a22b-instruct-2507", "Qwen/Qwen3-235B-A22B-Thinking-2507",
-        "The thinking-mode 2507 release of Qwen3 235B-A22B, the same architecture as the Instruct-2507 release (model "
-        "card).", ("qwen3:235b-a22b-thinking-2507",), name="Qwen3 235B-A22B Thinking 2507"),
-    Row("qwen3-next-80b-a3b-thinking", "qwen3-next-80b-a3b-instruct", "Qwen/Qwen3-Next-80B-A3B-Thinking",
-        "The thinking release of Qwen3-Next 80B-A3B, the same architecture as the Instruct release (model card).",
-        name="Qwen3-Next 80B-A3B Thinking"),
+    _qwen3_base("0.6B", "The pretrained Qwen3 0.6B; the base releases keep the post-trained model's shapes with "
+                "32,768 positions (model card: 'Context Length: 32,768')."),
+    *(_qwen3_base(size) for size in ("1.7B", "4B", "8B", "14B", "32B", "30B-A3B")),
+    _thinking("Qwen3", "4B", "qwen3:4b-thinking-2507", tag="2507"),
+    _thinking("Qwen3", "30B-A3B", "qwen3:30b-a3b-thinking-2507", tag="2507"),
+    _thinking("Qwen3", "235B-A22B", "qwen3:235b-a22b-thinking-2507", tag="2507"),
+    _thinking("Qwen3-Next", "80B-A3B"),
     Row("qwen3-coder-next", "qwen3-next-80b-a3b-instruct", "Qwen/Qwen3-Coder-Next",
         "Qwen3-Coder-Next: the coding model built on Qwen3-Next 80B-A3B (hybrid Gated DeltaNet / gated attention, "
         "512 experts, 3B active), 262,144-token native context (model card).", ("qwen3-coder-next",),
         name="Qwen3 Coder Next"),
-    Row("qwen3-vl-2b-thinking", "qwen3-vl-2b-instruct", "Qwen/Qwen3-VL-2B-Thinking",
-        "The thinking release of Qwen3-VL 2B, the same architecture as the Instruct release (model card).",
-        name="Qwen3-VL 2B Thinking"),
-    Row("qwen3-vl-4b-thinking", "qwen3-vl-4b-instruct", "Qwen/Qwen3-VL-4B-Thinking",
-        "The thinking release of Qwen3-VL 4B, the same architecture as the Instruct release (model card).",
-        name="Qwen3-VL 4B Thinking"),
-    Row("qwen3-vl-8b-thinking", "qwen3-vl-8b-instruct", "Qwen/Qwen3-VL-8B-Thinking",
-        "The thinking release of Qwen3-VL 8B, the same architecture as the Instruct release (model card).",
-        name="Qwen3-VL 8B Thinking"),
-    Row("qwen3-vl-30b-a3b-thinking", "qwen3-vl-30b-a3b-instruct", "Qwen/Qwen3-VL-30B-A3B-Thinking",
-        "The thinking release of Qwen3-VL 30B-A3B, the same architecture as the Instruct release (model card).",
-        name="Qwen3-VL 30B-A3B Thinking"),
-    Row("qwen3-vl-235b-a22b-thinking", "qwen3-vl-235b-a22b-instruct", "Qwen/Qwen3-VL-235B-A22B-Thinking",
-        "The thinking release of Qwen3-VL 235B-A22B, the same architecture as the Instruct release (model card).",
-        name="Qwen3-VL 235B-A22B Thinking"),
+    *(_thinking("Qwen3-VL", size) for size in ("2B", "4B", "8B", "30B-A3B", "235B-A22B")),
     Row("qwen3-embedding-0.6b", "qwen3-0.6b-base", "Qwen/Qwen3-Embedding-0.6B",
         "Qwen3 Embedding 0.6B: built on Qwen3-0.6B-Base (model card: 28 layers, 32K context, 1024-dim embeddings); "
         "tied embeddings, so the missing LM head changes no count.", ("qwen3-embedding:0.6b",), family="embedding",
@@ -280,13 +275,11 @@ ROWS: list[Row] = [
     Row("deepseek-coder-1.3b-instruct", "deepseek-coder-6.7b-instruct", "deepseek-ai/deepseek-coder-1.3b-instruct",
         "DeepSeek-Coder 1.3B: 24 layers, hidden 2048, 16 heads, FFN 5,504, the family's 32,256-token vocabulary and "
         "16K context (model card / paper Table 2).", ("deepseek-coder:1.3b",),
-        text={"hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 16,
-              "intermediate_size": 5504}, name="DeepSeek Coder 1.3B Instruct"),
+        text=_decoder(2048, 24, 16, 16, 5504), name="DeepSeek Coder 1.3B Instruct"),
     Row("deepseek-coder-33b-instruct", "deepseek-coder-6.7b-instruct", "deepseek-ai/deepseek-coder-33b-instruct",
         "DeepSeek-Coder 33B: 62 layers, hidden 7168, 56 query / 8 KV heads, FFN 19,200, vocabulary 32,256 (paper "
         "Table 2).", ("deepseek-coder:33b",),
-        text={"hidden_size": 7168, "num_hidden_layers": 62, "num_attention_heads": 56, "num_key_value_heads": 8,
-              "intermediate_size": 19200}, name="DeepSeek Coder 33B Instruct"),
+        text=_decoder(7168, 62, 56, 8, 19200), name="DeepSeek Coder 33B Instruct"),
     Row("deepseek-llm-7b-chat", "llama-2-7b-chat", "deepseek-ai/deepseek-llm-7b-chat",
         "DeepSeek LLM 7B: a Llama-architecture model, 30 layers, hidden 4096, 32 heads, FFN 11,008, vocabulary "
         "102,400, 4K context (DeepSeek LLM paper Table 2).", ("deepseek-llm:7b",),
@@ -421,13 +414,11 @@ ROWS: list[Row] = [
     Row("phi-3-medium-4k-instruct", "phi-3-mini-4k-instruct", "microsoft/Phi-3-medium-4k-instruct",
         "Phi-3 medium (14B): 40 layers, hidden 5120, 40 query / 10 KV heads, FFN 17,920, the family's 32,064 "
         "vocabulary, 4K context (Phi-3 technical report, model card).", ("phi3:14b", "phi3:medium"),
-        text={"hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 10,
-              "intermediate_size": 17920}, name="Phi-3 Medium 4K Instruct"),
+        text=_decoder(5120, 40, 40, 10, 17920), name="Phi-3 Medium 4K Instruct"),
     Row("phi-3-medium-128k-instruct", "phi-3-mini-128k-instruct", "microsoft/Phi-3-medium-128k-instruct",
         "Phi-3 medium (14B) with the 128K LongRoPE context: the medium shapes (40 layers, hidden 5120, 40/10 heads, "
         "FFN 17,920) on the mini-128k's context settings (model card).", ("phi3:14b-medium-128k-instruct",),
-        text={"hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 10,
-              "intermediate_size": 17920}, name="Phi-3 Medium 128K Instruct"),
+        text=_decoder(5120, 40, 40, 10, 17920), name="Phi-3 Medium 128K Instruct"),
     _tune("phi-4-reasoning", "phi-4", "microsoft/Phi-4-reasoning", "Phi-4", "phi4-reasoning:14b", "phi4-reasoning",
           why="Phi-4-reasoning: Phi-4 fine-tuned for reasoning, 32K context (model card).",
           text={"max_position_embeddings": 32768}),
@@ -616,12 +607,11 @@ ROWS += [
           name="SOLAR 10.7B Instruct v1.0"),
     Row("starcoder2-3b", "starcoder2-7b", "bigcode/starcoder2-3b", "StarCoder2 3B: 30 layers, hidden 3072, 24 query "
         "/ 2 KV heads, FFN 12,288, sliding window 4,096, 16K context, tied embeddings (model card, StarCoder2 paper "
-        "Table 9).", ("starcoder2:3b",), text={"hidden_size": 3072, "num_hidden_layers": 30, "num_attention_heads": 24,
-        "num_key_value_heads": 2, "intermediate_size": 12288}, name="StarCoder2 3B"),
+        "Table 9).", ("starcoder2:3b",), text=_decoder(3072, 30, 24, 2, 12288), name="StarCoder2 3B"),
     Row("starcoder2-15b", "starcoder2-7b", "bigcode/starcoder2-15b", "StarCoder2 15B: 40 layers, hidden 6144, 48 "
         "query / 4 KV heads, FFN 24,576, sliding window 4,096, 16K context, untied output (model card, paper Table "
-        "9).", ("starcoder2:15b",), text={"hidden_size": 6144, "num_hidden_layers": 40, "num_attention_heads": 48,
-        "num_key_value_heads": 4, "intermediate_size": 24576, "tie_word_embeddings": False}, name="StarCoder2 15B"),
+        "9).", ("starcoder2:15b",), text=_decoder(6144, 40, 48, 4, 24576, tie_word_embeddings=False),
+        name="StarCoder2 15B"),
     Row("yi-1.5-9b-chat", "yi-6b-chat", "01-ai/Yi-1.5-9B-Chat", "Yi-1.5 9B: 48 layers, hidden 4096, 32 query / 4 KV "
         "heads, FFN 11,008, vocabulary 64,000, 4K context (model card; Yi-9B is Yi-6B depth-upscaled).",
         ("yi:9b-v1.5",), text={"num_hidden_layers": 48}, name="Yi 1.5 9B Chat"),
@@ -634,10 +624,9 @@ ROWS += [
     Row("qwen2-57b-a14b-instruct", "qwen1.5-moe-a2.7b-chat", "Qwen/Qwen2-57B-A14B-Instruct",
         "Qwen2 57B-A14B: 28 layers, hidden 3584, 28 query / 4 KV heads, 64 routed experts (8 active) of width 2,560 "
         "plus a 20,480-wide shared expert, vocabulary 151,936 (Qwen2 technical report Table 1, model card).",
-        ("qwen2:57b",), text={"hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
-        "num_key_value_heads": 4, "intermediate_size": 18944, "moe_intermediate_size": 2560,
-        "shared_expert_intermediate_size": 20480, "num_experts": 64, "num_experts_per_tok": 8,
-        "max_window_layers": 28}, name="Qwen2 57B-A14B Instruct"),
+        ("qwen2:57b",), text=_decoder(3584, 28, 28, 4, 18944, moe_intermediate_size=2560,
+                                      shared_expert_intermediate_size=20480, num_experts=64, num_experts_per_tok=8,
+                                      max_window_layers=28), name="Qwen2 57B-A14B Instruct"),
     _base("qwen2-57b-a14b", "qwen2-57b-a14b-instruct", "Qwen/Qwen2-57B-A14B", name="Qwen2 57B-A14B"),
     Row("qwen2.5-vl-32b-instruct", "qwen2.5-vl-72b-instruct", "Qwen/Qwen2.5-VL-32B-Instruct",
         "Qwen2.5-VL 32B: the Qwen2.5-32B decoder (64 layers, hidden 5120, 40/8 heads, FFN 27,648) with the Qwen2.5-VL "
@@ -645,40 +634,28 @@ ROWS += [
         "3456) with its merger's output at 5120, as pytorch/torchtune@49698b248e5a "
         "torchtune/models/qwen2_5_vision/_model_builders.py qwen2_5_vl_32b builds it (out_hidden_size 5120).",
         ("qwen2.5vl:32b",),
-        text={"hidden_size": 5120, "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
-              "intermediate_size": 27648,
-              "vision_config": {"depth": 32, "hidden_size": 1280, "intermediate_size": 3456, "num_heads": 16,
-                                "in_chans": 3, "out_hidden_size": 5120, "patch_size": 14, "spatial_merge_size": 2,
-                                "temporal_patch_size": 2, "window_size": 112,
-                                "fullatt_block_indexes": [7, 15, 23, 31]}},
+        text=_decoder(5120, 64, 40, 8, 27648,
+                      vision_config={"depth": 32, "hidden_size": 1280, "intermediate_size": 3456, "num_heads": 16,
+                                     "in_chans": 3, "out_hidden_size": 5120, "patch_size": 14,
+                                     "spatial_merge_size": 2, "temporal_patch_size": 2, "window_size": 112,
+                                     "fullatt_block_indexes": [7, 15, 23, 31]}),
         name="Qwen2.5-VL 32B Instruct"),
-    Row("qwen2-vl-7b-instruct", "qwen2-vl-2b-instruct", "Qwen/Qwen2-VL-7B-Instruct",
-        "Qwen2-VL 7B: the Qwen2-7B decoder (28 layers, hidden 3584, 28 query / 4 KV heads, FFN 18,944, vocabulary "
-        "152,064) with the 2B's Qwen2-VL vision tower merged to the 3,584-wide text, as the printed "
-        "Qwen2VLForConditionalGeneration module tree of zhenhua32/Qwen2-VL@bec99eb7106e READ.md shows it "
-        "(Embedding(152064, 3584), 28 decoder layers, k/v_proj 3584->512, MLP 3584->18944; merger 5120->5120->3584); "
-        "untied output as Qwen2-7B's (this catalog's qwen2-7b-instruct). Published 8.29B (HF page, rounded).",
-        text={"hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
-              "intermediate_size": 18944, "vocab_size": 152064, "tie_word_embeddings": False,
-              "vision_config": {"hidden_size": 3584, "in_chans": 3, "model_type": "qwen2_vl",
-                                "spatial_patch_size": 14}},
-        name="Qwen2-VL 7B Instruct"),
-    Row("qwen2-vl-72b-instruct", "qwen2-vl-2b-instruct", "Qwen/Qwen2-VL-72B-Instruct",
-        "Qwen2-VL 72B: the Qwen2-72B decoder (this catalog's qwen2-72b-instruct, read from its config.json: 80 "
-        "layers, hidden 8192, 64 query / 8 KV heads, FFN 29,568, vocabulary 152,064, untied) with the one 675M "
-        "Qwen2-VL ViT every size shares (Qwen2-VL report, arXiv 2409.12191, Table 1), its merger out to the 8,192-wide "
-        "text; the BF16 FFN stays 29,568 (the AWQ / GPTQ repos were re-packed to 29,696 for tensor parallelism, "
-        "QwenLM/Qwen3-VL#230). Published 73.4B (HF page, rounded).",
-        text={"hidden_size": 8192, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
-              "intermediate_size": 29568, "vocab_size": 152064, "tie_word_embeddings": False,
-              "max_window_layers": 80,
-              "vision_config": {"hidden_size": 8192, "in_chans": 3, "model_type": "qwen2_vl",
-                                "spatial_patch_size": 14}},
-        name="Qwen2-VL 72B Instruct"),
+    _qwen2_vl("7B", 3584, 28, 28, 4, 18944,
+              "Qwen2-VL 7B: the Qwen2-7B decoder (28 layers, hidden 3584, 28 query / 4 KV heads, FFN 18,944, "
+              "vocabulary 152,064) with the 2B's Qwen2-VL vision tower merged to the 3,584-wide text, as the printed "
+              "Qwen2VLForConditionalGeneration module tree of zhenhua32/Qwen2-VL@bec99eb7106e READ.md shows it "
+              "(Embedding(152064, 3584), 28 decoder layers, k/v_proj 3584->512, MLP 3584->18944; merger "
+              "5120->5120->3584); untied output as Qwen2-7B's (this catalog's qwen2-7b-instruct). Published 8.29B "
+              "(HF page, rounded)."),
+    _qwen2_vl("72B", 8192, 80, 64, 8, 29568,
+              "Qwen2-VL 72B: the Qwen2-72B decoder (this catalog's qwen2-72b-instruct, read from its config.json: 80 "
+              "layers, hidden 8192, 64 query / 8 KV heads, FFN 29,568, vocabulary 152,064, untied) with the one 675M "
+              "Qwen2-VL ViT every size shares (Qwen2-VL report, arXiv 2409.12191, Table 1), its merger out to the "
+              "8,192-wide text; the BF16 FFN stays 29,568 (the AWQ / GPTQ repos were re-packed to 29,696 for tensor "
+              "parallelism, QwenLM/Qwen3-VL#230). Published 73.4B (HF page, rounded).", max_window_layers=80),
     Row("olmo-2-0425-1b", "olmo-2-1124-7b", "allenai/OLMo-2-0425-1B", "OLMo 2 1B: 16 layers, hidden 2048, 16 heads, "
         "FFN 8,192, vocabulary 100,352, 4K context (model card table).", ("olmo2:1b",),
-        text={"hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 16, "num_key_value_heads": 16,
-              "intermediate_size": 8192}, name="OLMo 2 1B"),
+        text=_decoder(2048, 16, 16, 16, 8192), name="OLMo 2 1B"),
     _inst("olmo-2-0425-1b-instruct", "olmo-2-0425-1b", "allenai/OLMo-2-0425-1B-Instruct", name="OLMo 2 1B Instruct"),
     Row("phi-1.5", "phi-2", "microsoft/phi-1_5", "phi-1.5: 24 layers, hidden 2048, 32 heads, FFN 8,192, rotary on "
         "32 of 64 head dims, vocabulary 51,200, 2K context: the values of its phi-msft config.json as "
@@ -691,8 +668,7 @@ ROWS += [
     Row("c4ai-command-r-plus", "c4ai-command-r-v01", "CohereForAI/c4ai-command-r-plus",
         "Command R+ (104B): 64 layers, hidden 12,288, 96 query / 8 KV heads, FFN 33,792, vocabulary 256,000, 128K "
         "context, QK layer norm (model card).", ("command-r-plus:104b", "command-r-plus"),
-        text={"hidden_size": 12288, "num_hidden_layers": 64, "num_attention_heads": 96, "num_key_value_heads": 8,
-              "intermediate_size": 33792, "use_qk_norm": True}, name="Command R+"),
+        text=_decoder(12288, 64, 96, 8, 33792, use_qk_norm=True), name="Command R+"),
     Row("c4ai-command-r-plus-08-2024", "c4ai-command-r-plus", "CohereForAI/c4ai-command-r-plus-08-2024",
         "The August 2024 Command R+ update, same architecture (model card).", ("command-r-plus:104b-08-2024",),
         name="Command R+ 08-2024"),
