@@ -223,10 +223,32 @@ def _moonvit(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) ->
                  "transformers Kimi_K25VisionModel + Kimi_K25MultimodalProjection (MoonViT, as Kimi-VL's)")
 
 
+def _gemma4(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> Tower:
+    # transformers models/gemma4/modeling_gemma4.py Gemma4VisionModel: Gemma4VisionPatchEmbedder (input_proj
+    # Linear(3 p^2 -> h) without bias, position_embedding_table [2, position_embedding_size, h]); per layer q/k/v/o
+    # without bias, q_norm/k_norm over head_dim (v_norm has no weight), four RMSNorms and a gated MLP (gate, up,
+    # down) without bias; with use_clipped_linears each of the seven linears keeps input/output min/max scalars;
+    # with standardize the std_bias / std_scale vectors. The 27-layer, 1152-wide tower of the 26B-A4B and 31B counts
+    # 569,550,384 this way (rnagabh/gemma4-vision-encoder config.json: "_verified_total_params": 569550384).
+    # Projector: Gemma4MultimodalEmbedder, embedding_projection Linear(h -> text hidden) without bias after a
+    # weightless RMSNorm (Ollama's gemma4:26b projector: mm.input_projection.weight [1152, 2816]).
+    h, ff, n = int(vc["hidden_size"]), int(vc["intermediate_size"]), int(vc["num_hidden_layers"])
+    heads, hd = int(vc["num_attention_heads"]), int(vc["head_dim"])
+    kv = int(vc.get("num_key_value_heads", heads))
+    p, pos = int(vc["patch_size"]), int(vc["position_embedding_size"])
+    layer = 2 * h * heads * hd + 2 * h * kv * hd + 2 * hd + 4 * h + 3 * h * ff
+    if vc.get("use_clipped_linears"):
+        layer += 7 * 4
+    enc = 3 * p * p * h + 2 * pos * h + n * layer + (2 * h if vc.get("standardize") else 0)
+    proj = h * text_hidden
+    return Tower("vision", "gemma4_vision", enc + proj, enc, proj,
+                 "transformers Gemma4VisionModel + Gemma4MultimodalEmbedder")
+
+
 _FAMILIES = {"siglip_vision_model": _gemma3, "qwen3_vl": _qwen3_vl, "qwen3_5": _qwen3_vl, "qwen3_5_moe": _qwen3_vl,
              "qwen3_vl_moe": _qwen3_vl, "llama4_vision_model": _llama4, "pixtral": _pixtral,
              "clip_vision_model": _llava, "intern_vit_6b": _internvl, "internvl_vision": _internvl,
-             "moonvit": _moonvit,
+             "moonvit": _moonvit, "gemma4_vision": _gemma4,
              # transformers 5.x's names for the Qwen3.5 towers' configs (Qwen3_5VisionConfig, Qwen3_5MoeVisionConfig)
              "qwen3_5_vision": _qwen3_vl, "qwen3_5_moe_vision": _qwen3_vl}
 # vision_configs that name no model_type of their own (Qwen2.5-VL's, Kimi-K2.5's) or the checkpoint's (Qwen2-VL's),

@@ -327,7 +327,7 @@ def _report_kv_cache_config(s: VllmSettings, r: Resolved, plan0: KvPlan, num_blo
     bpr = plan0.blocks_per_request(max_len, r.max_num_batched_tokens)
     if r.v1:
         concurrency = num_blocks / bpr if bpr else None
-        if r.at_least("cudagraph_budget"):  # _report_kv_cache_config: int(max_concurrency * max_model_len)
+        if r.at_least("tokens_from_concurrency"):  # int(max_concurrency * max_model_len)
             tokens = int((concurrency or 0) * max_len)
         else:  # num_blocks // number of groups * block size
             tokens = num_blocks // plan0.n_groups * plan0.block_size

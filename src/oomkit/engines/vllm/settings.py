@@ -52,9 +52,13 @@ ERAS = Eras({
     # non-torch increase at TP=1: 0.13 GiB measured on 0.15-0.17, 0.25 GiB from 0.18 (llm-d version sweep)
     "non_torch_025": (0, 18, 0),
     # v1/worker/gpu_worker.py: CUDA graph memory estimated before the KV cache is sized and subtracted
-    # (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 "default since v0.21.0"); default utilization 0.92;
-    # "GPU KV cache size" = int(max_concurrency * max_model_len) (_report_kv_cache_config)
+    # (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 "default since v0.21.0"); default utilization 0.92
     "cudagraph_budget": (0, 21, 0),
+    # kv_cache_utils.py _report_kv_cache_config: "GPU KV cache size" = int(max_concurrency * max_model_len)
+    # instead of num_blocks // groups * min block size (vllm#40691, vllm#38364). The old figure: llm-d v0.19.0
+    # gpt-oss TP2 logs, and gemma-4-31B AWQ on 0.20.0 ~55k tokens of ~50 GB vs ~525k on 0.21.0 (vllm#43308); the
+    # new: the 0.20.2 Gemma 4 26B log (99sono/DockerBuildFiles, 286,007 tokens). Placed at 0.20.2 (0.20.1 not seen)
+    "tokens_from_concurrency": (0, 20, 2),
     # v1/core/kv_cache_planning.py get_kv_cache_configs: one block held back (null block) in the checks;
     # "GPU KV cache size: N tokens, Maximum concurrency ..." on one line (in 0.33.0, not in 0.21.0; approximate)
     "null_block": (0, 30, 0),
