@@ -131,6 +131,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     view = engine_view(spec, devices, ctx, caches, rs, placement, weights, state, compute, out_bytes)
     view["pipeline_parallel"] = pipeline_parallel(spec, placement, devices, s)
     view["n_copies"] = SCHED_MAX_COPIES if view["pipeline_parallel"] else 1
+    view.update(_pipeline_parallel_view(view["pipeline_parallel"], devices))
     # common_memory_breakdown_print's table, as text
     view["memory_breakdown"] = "\n".join(breakdown_table(
         devices, memory_breakdown(weights, state, compute, len(devices)),
@@ -146,6 +147,22 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
                           layers=_layer_uses(spec, devices, rs, placement, state),
                           warnings=tuple(_warnings(spec, devices, s, ctx, fitted, typed, usages,
                                                      (host.total_bytes, repack, host.weights_bytes))))
+
+
+def _pipeline_parallel_view(on: bool, devices: tuple[Device, ...]) -> dict[str, str]:
+    """The line llama.cpp prints when it runs pipeline-parallel (llama_init_from_model, later llama_context:
+    "pipeline parallelism enabled (n_copies=%d)", after the output buffer and before the compute buffers), so a log
+    shows whether oomkit's assumption held. On CUDA / ROCm it rests on the build: ggml-cuda reports no events when
+    compiled with GGML_CUDA_NO_PEER_COPY (an option, OFF by default for CUDA and HIP alike: ggml/CMakeLists.txt,
+    ggml/src/ggml-hip/CMakeLists.txt), and such a build prints no line and keeps one copy of the inputs."""
+    if not on:
+        return {"pipeline_parallel_line": "", "pipeline_parallel_note": ""}
+    note = ""
+    if any(d.id.startswith(("CUDA", "ROCm", "HIP")) for d in devices):
+        note = (f"oomkit assumes pipeline parallelism ({SCHED_MAX_COPIES} copies of the graph inputs); a build with "
+                "-DGGML_CUDA_NO_PEER_COPY=ON reports no events, prints no such line and keeps one copy")
+    return {"pipeline_parallel_line": f"pipeline parallelism enabled (n_copies={SCHED_MAX_COPIES})",
+            "pipeline_parallel_note": note}
 
 
 def _fit_view(fitted: FitResult | None, s: LlamaCppSettings, devices: tuple[Device, ...]) -> dict[str, Any]:
