@@ -108,7 +108,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     else:
         run = attention_layers(spec)
         cells = {il: c.cells for c in caches for il in c.layers}
-        masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)  # one KQ mask per cache
+        masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches  # one KQ mask per cache
+                    if not (c.name == "indexer" and spec.architecture in HC_GDN_ARCHS))
     if spec.architecture == "chameleon" and rows_out:
         # src/models/chameleon.cpp masks the image tokens with ggml_set_1d(cur, img_logits, ...), a new tensor:
         # two copies of the logits, above the masks and one hidden-state row (two when the masks are at most one
@@ -164,6 +165,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         attn_phase = max(attn_phase, dsa_score_phase(spec, T, caches, masks))
     ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build)
     attn_phase = max(attn_phase, ffn_phase, recurrent_phase(spec, T, ctx.n_seq_max, masks))
+    if spec.architecture in HC_GDN_ARCHS:
+        attn_phase = max(attn_phase, hc_gdn_conv_phase(spec, T, ctx.n_seq_max, masks))
     out_phase = max(out_phase, 0 if hybrid else moe_out)  # the hybrids' own placement above
     # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks. The masks
     # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
@@ -191,6 +194,10 @@ PLAMO2_MAMBA = frozenset({"plamo2"})
 # (kimi-linear) are not
 GDN_CONV_ARCHS = frozenset({"qwen3next", "qwen35", "qwen35moe"})
 GDN_REPEATS_QK = frozenset({"qwen3next"})
+# Gated delta nets under hyper-connections (src/models/qwen4exp.cpp): hc residual streams in place of the layer
+# norms, and an indexer cache that tracks the attention cache cell for cell (the graph asserts equal n_kv) and adds
+# no mask of its own (measured: 2 bytes per cell and token with flash attention, one f16 mask)
+HC_GDN_ARCHS = frozenset({"qwen4exp"})
 RWKV_LIVE_ROWS = {"rwkv6": 14, "rwkv6qwen2": 13, "rwkv7": 18, "arwkv7": 16}
 
 
@@ -298,6 +305,37 @@ def dsa_score_phase(spec: ModelSpec, T: int, caches: list[Cache], masks: int) ->
             continue  # the scores take that block: no new peak
         rows = 2 * spec.n_embd + a.q_lora_rank + 2 * q + 2 * qcur
         peak = max(peak, masks + (cells + rows) * T * 4)
+    return peak
+
+
+def hc_gdn_conv_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
+    """A gated delta-net layer's conv under hyper-connections (src/models/qwen4exp.cpp build_hc_mix, then
+    build_layer_attn_linear): below the conv input and output, the masks while a later layer attends, one
+    hidden-state row block beside them, the hc residual streams (hc x n_embd x T), their grouped norm (xn, kept for
+    hc_inject), the block the hc gate (hc x n_embd) leaves and the fused q, k, v projection (conv_dim) takes, the
+    mixed stream (one row block) and the low-rank gate input; above, the conv input (ggml_concat of the states and
+    x^T) and the conv output. Read off ggml-alloc's placement of llama.cpp@0c1e57098's graph on the qwen4exp file
+    (tests/ggufs.py: n_embd 2048, hc 4, conv_dim 8192): 96.24 MiB at 8K, 2 x 4 MiB more per doubling of the cells
+    to 152.24 at 64K, 76.20 at 64K -ub 256."""
+    f32 = 4
+    resid = spec.n_embd * T * f32
+    n_seqs = max(1, min(n_seqs, T))
+    tokens = -(-T // n_seqs) * n_seqs
+    last_attn = max((layer.index for layer in attention_layers(spec)), default=-1)
+    shapes = {t.name: t.shape for t in spec.weights.tensors}
+    peak = 0
+    for layer in spec.trunk_layers:
+        r = layer.recurrent
+        norm = shapes.get(f"blk.{layer.index}.hc_attn_norm.weight")
+        if r is None or r.kind != "gated_delta_net" or not norm:
+            continue
+        hc = norm[0] // spec.n_embd
+        low_rank = shapes.get(f"blk.{layer.index}.hc_attn_down.weight", (0, 0))[-1]
+        conv_dim = r.d_inner + 2 * r.n_group * r.d_state
+        concat = (max(r.d_conv - 1, 0) + tokens // n_seqs) * conv_dim * n_seqs * f32
+        below = (masks if layer.index < last_attn else 0) + (2 + 2 * hc) * resid + low_rank * T * f32
+        below += max(hc * spec.n_embd, conv_dim) * tokens * f32 + r.conv * n_seqs * f32
+        peak = max(peak, below + concat + conv_dim * tokens * f32)
     return peak
 
 
