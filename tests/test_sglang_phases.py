@@ -8,7 +8,7 @@ import re
 import pytest
 
 from oomkit.engines import sglang as sg
-from oomkit.engines.sglang.phases import capture_bs
+from oomkit.engines.sglang.phases import capture_bs, cuda_graph_bytes
 from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
 from oomkit.model.catalog import lookup
@@ -424,6 +424,50 @@ def test_prefill_capture_is_the_phase_that_dies_when_only_it_is_short():
     failed = est.engine_view.get("failed_phase")
     assert est.fits is False and failed["phase"] == "prefill CUDA graph capture" and failed["after_kv"]
     assert "--disable-piecewise-cuda-graph" in est.engine_view["error"]
+
+
+def _apertus_sizes(pattern: str) -> list[int]:
+    line = _lines("apertus-8b-tp4-gh200-servekit", pattern)[0]
+    return [int(x) for x in re.search(r"(?:bs|tokens) \[([^\]]*)\]", line).group(1).split(",")]
+
+
+def test_apertus_capture_lists_are_sglangs():
+    # apertus-8b-tp4-gh200-servekit: the decode sizes (36 to 256: cuda_graph_max_bs 512 capped at
+    # max_running_requests 256) and the 58 prefill token counts to piecewise_cuda_graph_max_tokens 8192
+    from oomkit.engines.sglang.phases import prefill_graph_tokens
+
+    assert list(capture_bs(256, (0, 5, 23))) == _apertus_sizes(r"Capture cuda graph bs \[")
+    s = sg.SGLangSettings(tp_size=4, chunked_prefill_size=8192)
+    tokens = prefill_graph_tokens(s, (0, 5, 23), chunked_prefill_size=8192, mla=False, multimodal=False, hip=False,
+                                  disabled_arch=False)
+    assert list(tokens) == _apertus_sizes(r"Capture cuda graph num tokens \[")
+
+
+@pytest.mark.xfail(strict=True, reason="prefill (piecewise) capture of Apertus-8B at TP4 on one GH200 node "
+                                       "(apertus-8b-tp4-gh200-servekit, held out): 1.96 GiB printed for 58 token "
+                                       "sizes to 8,192; vLLM's piecewise rule at hidden 4,096 gives 2.33 GiB (+19%), "
+                                       "where Llama-3.1-70B across two nodes (hidden 8,192) comes within +1.4%")
+def test_apertus_prefill_capture_memory():
+    from oomkit.engines.sglang.phases import prefill_graph_bytes
+
+    d = load("apertus-8b-tp4-gh200-servekit")
+    tokens = tuple(_apertus_sizes(r"Capture cuda graph num tokens \["))
+    printed = d["printed"]["piecewise_capture_end_mem_usage_bytes"]
+    assert abs(prefill_graph_bytes(tokens, 4096) - printed) / printed <= 0.10
+
+
+@pytest.mark.xfail(strict=True, reason="decode CUDA-graph capture of Apertus-8B at TP4 on one GH200 node "
+                                       "(apertus-8b-tp4-gh200-servekit, held out): 0.53 GiB printed for 36 sizes to "
+                                       "256 with fa3; oomkit gives 0.84 GiB (+58%): a (256, 131,072) float32 logits "
+                                       "buffer (0.125), fa3's (256, 32,768) int32 page table (0.031) and the constant "
+                                       "rest (0.681). The log leaves 0.374 GiB for the rest: it is not a constant "
+                                       "across models and TP sizes (fitted: Qwen2-7B TP1 and GLM-4.5-Air TP4, 0.68)")
+def test_apertus_decode_capture_memory():
+    d = load("apertus-8b-tp4-gh200-servekit")
+    s = sg.SGLangSettings(attention_backend="fa3")
+    pred = cuda_graph_bytes(256, s, (0, 5, 23), 131072, 32768, 1)
+    printed = d["printed"]["capture_end_mem_usage_bytes"]
+    assert abs(pred - printed) / printed <= 0.10
 
 
 def test_unknown_gpu_says_which_backend_was_assumed():
