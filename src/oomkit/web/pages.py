@@ -90,6 +90,13 @@ def model_datalist() -> str:
     return '<datalist id="models">' + "".join(f'<option value="{e(n)}">' for n in sorted(set(names))) + "</datalist>"
 
 
+def model_form(action: str, params: Mapping[str, Any], example: str, button: str, *fields: str) -> str:
+    """A GET form over a model (with the catalog's names to pick from) and an engine, then the page's own fields."""
+    return (f'<form class="card grid" method="get" action="{action}">'
+            + field("model", "model", params, example, datalist="models") + engine_select(params) + "".join(fields)
+            + f'<div><button type="submit">{button}</button></div></form>' + model_datalist())
+
+
 def link(path: str, params: Mapping[str, Any], keys: Iterable[str]) -> str:
     q = {k: params[k] for k in keys if params.get(k)}
     return path + ("?" + urlencode(q) if q else "")
@@ -281,15 +288,13 @@ def calculator_page(params: Mapping[str, Any], est: MemoryEstimate | None, req: 
 
 
 def limits_page(params: Mapping[str, Any], data: dict | None, error: str | None) -> str:
-    form = ('<form class="card grid" method="get" action="/limits">'
-            + field("model", "model", params, "llama3.1:8b", datalist="models") + engine_select(params)
-            + field("quant", "weights (quant)", params, "engine default")
-            + field("parallel", "parallel sequences", params, "1")
-            + field("kv_types", "KV types", params, "engine's: f16,q8_0,q4_0")
-            + field("sizes", "VRAM sizes (GB)", params, "8,12,16,24,32,48,80,96,141,192")
-            + field("vram", "plus a planned GPU set", params, "24GiB,24GiB")
-            + field("flags", "engine flags", params, "-fa on")
-            + '<div><button type="submit">Show tables</button></div></form>' + model_datalist())
+    form = model_form("/limits", params, "llama3.1:8b", "Show tables",
+                      field("quant", "weights (quant)", params, "engine default"),
+                      field("parallel", "parallel sequences", params, "1"),
+                      field("kv_types", "KV types", params, "engine's: f16,q8_0,q4_0"),
+                      field("sizes", "VRAM sizes (GB)", params, "8,12,16,24,32,48,80,96,141,192"),
+                      field("vram", "plus a planned GPU set", params, "24GiB,24GiB"),
+                      field("flags", "engine flags", params, "-fa on"))
     body = [form, error_box(error)]
     if data is not None:
         kvs = [k for k in data["kv_types"] if k not in data["kv_errors"]]
@@ -297,26 +302,18 @@ def limits_page(params: Mapping[str, Any], data: dict | None, error: str | None)
         trained = f"{m['n_ctx_train']:,}" if m.get("n_ctx_train") else "-"
         body.append(f'<p class="note">{e(m["name"])} · weights {e(m["weights_format"])} {b(data["weights_bytes"])} · '
                     f'engine {e(data["engine"])} · trained context {e(trained)}</p>')
-        body.append('<div class="card"><h2>Hard limits: the largest context that fits</h2><div class="scroll">'
-                    '<table id="limits"><tr><th class="l">VRAM</th>'
-                    + "".join(f"<th>KV {e(k)}</th>" for k in kvs) + "</tr>")
-        for row in data["limits"]:
-            cells = "".join(_limit_cell(row["max_context"].get(k)) for k in kvs)
-            body.append(f'<tr><td class="l">{e(row["target"])}</td>{cells}</tr>')
-        body.append("</table></div></div>")
-        body.append('<div class="card"><h2>Context impact: memory by context length</h2><div class="scroll">'
-                    '<table id="context"><tr><th class="l">context</th>'
-                    + "".join(f"<th>KV {e(k)}</th><th>GPU total</th><th>smallest VRAM</th>" for k in kvs) + "</tr>")
+        body.append(_kv_table("limits", "Hard limits: the largest context that fits", "VRAM",
+                              "".join(f"<th>KV {e(k)}</th>" for k in kvs),
+                              ((row["target"], "".join(_limit_cell(row["max_context"].get(k)) for k in kvs))
+                               for row in data["limits"])) + "</div>")
         series: dict[str, list[tuple[int, int]]] = {k: [] for k in kvs}
         for row in data["context"]:
-            cells = ""
             for k in kvs:
-                c = row["kv"][k]
-                series[k].append((row["n_ctx"], c["total_bytes"]))
-                cells += (f'<td>{b(c["kv_cache_bytes"])}</td><td>{b(c["total_bytes"])}</td>'
-                          f'<td class="{"yes" if c["smallest_size"] else "nofit"}">{e(c["smallest_size"] or "-")}</td>')
-            body.append(f'<tr><td class="l">{e(svg._ctx(row["n_ctx"]))}</td>{cells}</tr>')
-        body.append("</table></div>")
+                series[k].append((row["n_ctx"], row["kv"][k]["total_bytes"]))
+        body.append(_kv_table("context", "Context impact: memory by context length", "context",
+                              "".join(f"<th>KV {e(k)}</th><th>GPU total</th><th>smallest VRAM</th>" for k in kvs),
+                              ((svg._ctx(row["n_ctx"]), "".join(_context_cells(row["kv"][k]) for k in kvs))
+                               for row in data["context"])))
         lines = [(t["label"], t["memory_bytes"]) for t in data["targets"]
                  if t["kind"] == "size" and t["memory_bytes"]]
         body.append("<h3>Memory against context</h3>"
@@ -329,6 +326,19 @@ def limits_page(params: Mapping[str, Any], data: dict | None, error: str | None)
     return layout("Hard limits and context impact", "limits", "".join(body))
 
 
+def _kv_table(ident: str, title: str, first: str, heads: str, rows: Iterable[tuple[str, str]]) -> str:
+    """A card's table with a column per KV type: the row's label on the left, then its cells (the card left open
+    for what follows the table)."""
+    return (f'<div class="card"><h2>{title}</h2><div class="scroll"><table id="{ident}"><tr><th class="l">{first}</th>'
+            + heads + "</tr>" + "".join(f'<tr><td class="l">{e(label)}</td>{cells}</tr>' for label, cells in rows)
+            + "</table></div>")
+
+
+def _context_cells(c: dict) -> str:
+    return (f'<td>{b(c["kv_cache_bytes"])}</td><td>{b(c["total_bytes"])}</td>'
+            f'<td class="{"yes" if c["smallest_size"] else "nofit"}">{e(c["smallest_size"] or "-")}</td>')
+
+
 def _limit_cell(n: int | None) -> str:
     return f'<td data-value="{n}">{n:,}</td>' if n else '<td data-value="" class="nofit">does not fit</td>'
 
@@ -339,14 +349,12 @@ def _limit_cell(n: int | None) -> str:
 
 def plan_page(params: Mapping[str, Any], plan_obj: Any, fit_obj: Any, error: str | None,
               fit_error: str | None) -> str:
-    form = ('<form class="card grid" method="get" action="/plan">'
-            + field("model", "model", params, "qwen3:8b", datalist="models") + engine_select(params)
-            + field("gpu", "GPUs from the catalog", params, "RTX 4090, 2x RTX 3090")
-            + field("vram", "or VRAM per GPU", params, "24GiB")
-            + field("min_ctx", "context each sequence needs", params, "8192")
-            + field("concurrency", "sequences at once", params, "1")
-            + field("quant", "keep this weight format", params, "any")
-            + '<div><button type="submit">Plan</button></div></form>' + model_datalist())
+    form = model_form("/plan", params, "qwen3:8b", "Plan",
+                      field("gpu", "GPUs from the catalog", params, "RTX 4090, 2x RTX 3090"),
+                      field("vram", "or VRAM per GPU", params, "24GiB"),
+                      field("min_ctx", "context each sequence needs", params, "8192"),
+                      field("concurrency", "sequences at once", params, "1"),
+                      field("quant", "keep this weight format", params, "any"))
     body = [form, error_box(error)]
     if plan_obj is not None:
         body.append(plan_body(plan_obj))
