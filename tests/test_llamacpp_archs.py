@@ -191,8 +191,6 @@ ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.86 of llama.cpp's at 8K with flash
                        "graniteswitch": "compute 1.14 of llama.cpp's at 32K q8_0 (128.50 vs 112.85 MiB)",
                        "glm5-next": "compute 0.64 of llama.cpp's at 16K x 4 unified (132.50 vs 205.57 MiB), 0.84 at 32K "
                                     "q8_0 (164.50 vs 195.23 MiB)",
-                       "qwen4exp": "compute 0.79 of llama.cpp's at 8K (76.19 vs 96.24 MiB), 0.86 at 8K x 2 without "
-                                   "flash attention: the hyper-connection streams and the indexer",
                        "deepseek4": "compute 0.60 of llama.cpp's at 8K x 2 without flash attention (152.28 vs 254.14 "
                                     "MiB), 0.65 at 8K: the compressors and hyper-connections",
                        "qwen3tts": "compute 0.47 of llama.cpp's at 16K x 4 unified (70.50 vs 151.02 MiB), 0.49 at 8K "

@@ -135,6 +135,10 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
             # Q, K, V, the attention output and three hidden-state rows (the layer input, its norm and one more);
             # two in the post-norm BERT graphs, whose attention reads the layer input itself (src/models/bert.cpp)
             rows = 2 if spec.architecture in POST_NORM_ENCODERS else 3
+            if spec.architecture in HC_GDN_ARCHS:
+                # the hc residual streams and their norm (kept for hc_inject) beside the mixed row: 2 hc + 1 rows
+                # more (measured: 202.14 MiB at 8K x 2 without flash attention, 618.39 at 16K with a q4_0 K)
+                rows += 2 * _hc_streams(spec) + 1
             inner = T * f32 * (q + 2 * a.n_kv_heads * a.head_dim_k + a.n_heads * a.head_dim_v) + rows * resid
             if a.kv_lora_rank and ctx.flash_attn:
                 # MLA without the latent cache: wkv_b's decompressed K_nope and V per head are still alive when
@@ -306,6 +310,12 @@ def dsa_score_phase(spec: ModelSpec, T: int, caches: list[Cache], masks: int) ->
         rows = 2 * spec.n_embd + a.q_lora_rank + 2 * q + 2 * qcur
         peak = max(peak, masks + (cells + rows) * T * 4)
     return peak
+
+
+def _hc_streams(spec: ModelSpec) -> int:
+    """The hyper-connection count, read off the first block's grouped-norm weight (hc x n_embd)."""
+    norm = next((t.shape for t in spec.weights.tensors if t.name.endswith(".hc_attn_norm.weight")), None)
+    return norm[0] // spec.n_embd if norm else 0
 
 
 def hc_gdn_conv_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
