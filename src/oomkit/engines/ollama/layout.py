@@ -17,6 +17,7 @@ from ..llamacpp.backends import metal_devices
 from ..llamacpp.fit import params_fit
 from ..llamacpp.kv import Cache
 from ..versions import version_str
+from .graph import gptoss_cpu_graph
 from .kv import CausalCache, causal_cache
 from .launch import Launch, resolve_launch
 from .memory import (
@@ -47,6 +48,8 @@ from .settings import (
 )
 from .weights import GgufView, gguf_view, ollama_gguf, per_layer_weights
 
+V_GPTOSS_GRAPH = (0, 12, 10)  # model/models/gptoss/model.go as graph.py mirrors it (v0.12.9 has another MLP)
+V_MASK_PAD_LAST = (0, 13, 4)  # the last release whose vendored ggml pads the mask batch to 64
 FIT_TARGET = 1024 * MiB  # llama.cpp --fit default margin per device (common/fit.cpp); Ollama leaves it unless mmproj
 # Architectures Ollama ships with a vision projector it adds to its estimate (projector.weights/graph)
 _VISION_ARCHS = {"gemma3", "mistral3", "llama4", "mllama", "qwen25vl", "qwen2vl", "qwen3vl", "qwen3vlmoe", "gemma4"}
@@ -243,6 +246,9 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         phases = compute_phases(spec, ctx, _engine_caches(kv_caches(spec, ctx, False), cache),
                                 n_outputs=num_parallel)
         graph = max(phases.attention, phases.output)
+        own = _own_graph(spec, launch, cache, gpus)
+        if own is not None:
+            graph = own
         # With layers left on the CPU the scheduler offloads their ops to the GPU (op_offload, _add_input_layer)
         # and copies what they read from CPU buffers into the GPU's compute buffer: beside the worst layer's
         # attention that is its K and V cache views (ggml_backend_sched split inputs; the cache buffers are not
@@ -279,6 +285,18 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         lay.gr = gr
         return _era_c_result(lay, gpus, g, measured=False)
     return _era_a_result(g, launch, gpus, num_parallel, num_gpu, _projector(spec, v))
+
+
+def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[OGpu]) -> int | None:
+    """The Ollama engine's own graph (graph.py) where it is mirrored: gpt-oss with flash attention, the whole
+    graph on the CPU (no GPU), v0.12.10-v0.13.4 (the model code of v0.12.10-v0.13.2 and the 64-row mask padding);
+    None elsewhere (the llama.cpp graph with Ollama's output rows and cells stands in)."""
+    if gpus or not launch.flash_attention or not (V_GPTOSS_GRAPH <= launch.version <= V_MASK_PAD_LAST):
+        return None
+    cells = cache.cells_by_layer
+    full = max(cells.values(), default=0)
+    swa = min(cells.values(), default=0)
+    return gptoss_cpu_graph(spec, min(launch.num_batch, launch.num_ctx), full, swa if swa != full else 0)
 
 
 def _projector(spec: ModelSpec, v) -> Projector | None:

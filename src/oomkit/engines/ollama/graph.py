@@ -1,0 +1,52 @@
+"""The Ollama engine's own worst-case graph where its Go model code is mirrored (model/models/*), sized the way
+ml/backend/ggml Context.Reserve reads it (ggml_backend_sched_get_attempted_buffer_size: ggml-alloc's high-water
+mark over the graph runner/ollamarunner reserveWorstCaseGraph builds).
+
+The Ollama engine does not run llama.cpp's graph: its inputs (token ids, positions, the f32 causal masks, the
+output rows) are created with ctx.Input(), each in a buffer of its own outside the compute buffer
+(ml/backend/ggml/ggml.go Context.newTensor), and its blocks are Go code with their own intermediate tensors.
+
+gpt-oss (model/models/gptoss/model.go, v0.12.11-v0.13.2), the library GGUF (convert/convert_gptoss.go from the
+original checkpoint: fused attn_qkv and ffn_gate_up_exps, 13 tensors a block; ollama/ollama#12147 prints
+num_tensors=315 = 24 x 13 + 3), flash attention on, the whole graph on one CPU backend:
+- the masks: kvcache/causal.go buildMask makes each cache's f32 mask an input (outside the buffer) and casts it
+  to F16 in the graph (CacheConfig with flash attention: MaskDType F16, MaskBatchPadding GGML_KQ_MASK_PAD = 64);
+  both casts (full cache and SWA cache) stay alive from the first block to the last;
+- the MoE block holds the fused gate_up rows (mul_mat_id + add_id: 2 x n_ff x k per token), the contiguous gate
+  and up halves (n_ff x k each: View + Contiguous, from v0.13.0 Slice, which is the same copy), the residual,
+  the attention output (n_head x head_dim) and one more hidden row;
+- when the full-cache mask (2 B a cell and token) does not fit the hole the freed qkv and hidden rows leave
+  (4 B x (qkv width + n_embd) a token), ggml-alloc places it above and the qkv rows add to the peak.
+
+Derived by building this graph node for node with the ggml of the pinned llama-cpp-python binding and sizing it
+with ggml_gallocr_reserve (tests/test_ollama_graph_ggml.py), equal to the byte at every (tokens, cells) tried, and
+to ollama/ollama#13320's CPU "compute graph" 139.5 MiB (146276352 B) at 16128 / 4608 cells and 512 tokens."""
+
+from __future__ import annotations
+
+from ...model.spec import ModelSpec
+
+MASK_BATCH_PAD = 64  # ggml.h GGML_KQ_MASK_PAD in the ggml Ollama vendors, v0.12.x-v0.13.4 (gone from v0.13.5)
+_GPT_OSS = ("gptoss", "gpt-oss")
+
+
+def _pad(n: int, p: int) -> int:
+    return (n + p - 1) // p * p
+
+
+def gptoss_cpu_graph(spec: ModelSpec, n_tokens: int, full_cells: int, swa_cells: int) -> int | None:
+    """Bytes of the CPU compute buffer for Ollama's gpt-oss graph with flash attention (None for other models)."""
+    if spec.architecture not in _GPT_OSS:
+        return None
+    layer = next((la for la in spec.layers if la.attention is not None and la.ffn.is_moe), None)
+    if layer is None:
+        return None
+    at, ffn = layer.attention, layer.ffn
+    T, E = n_tokens, spec.n_embd
+    n_ff, k = ffn.n_ff_expert or ffn.n_ff, ffn.n_experts_used
+    qkv = at.n_heads * at.head_dim_k + at.n_kv_heads * (at.head_dim_k + at.head_dim_v)
+    masks = 2 * _pad(T, MASK_BATCH_PAD) * (full_cells + swa_cells)
+    moe = 4 * T * (2 * n_ff * k + 2 * n_ff * k + 2 * E + at.n_heads * at.head_dim_v)
+    # the full mask placed above the freed qkv + hidden rows when it is larger than they are
+    above = 4 * T * qkv if 2 * _pad(T, MASK_BATCH_PAD) * full_cells > 4 * T * (qkv + E) else 0
+    return masks + moe + above

@@ -1,0 +1,172 @@
+"""Ground truth for engines/ollama/graph.py: Ollama's gpt-oss worst-case graph (model/models/gptoss/model.go
+v0.12.10-v0.13.2, runner/ollamarunner reserveWorstCaseGraph, kvcache/causal.go masks) built node for node with the
+real ggml of the pinned llama-cpp-python binding and sized by ggml_gallocr_reserve, the allocator Ollama's
+Context.Reserve reads back (ggml_backend_sched on one CPU backend allocates through it).
+
+What the Go code creates, in its order (ctx.Forward calls expand the graph the way ggml_build_forward_expand does):
+token_embd get_rows; per block attn_norm (rms_norm x w), attn_qkv (+bias), q/k/v views of it, RoPE (NeoX) of q and
+k, Forward(q), Forward(k, v), the cache copies (Put), the cache views (Get), flash_attn_ext with the sinks on the
+F16 cast of the layer type's mask, attn_out (+bias) + residual; on the last block Rows(outputs); ffn_norm, the
+router (+bias), TopK (argsort + view), Rows of the routing weights, softmax, gate_up mul_mat_id + add_id, the
+gate and up halves made contiguous, swiglu_oai, down mul_mat_id + add_id, x routing weights, the k expert views
+summed, + residual; output_norm and the output rows. Inputs (ids, positions, outputs, the f32 masks) have buffers
+of their own (ml/backend/ggml Context.newTensor), so they are leaves outside the compute buffer.
+
+Check against a public log: ollama/ollama#13320 (CPU only, 16128 / 4608 cells, 512 tokens) printed 139.5 MiB;
+this graph sizes to 146276352 B = 139.50 MiB (tests/test_ollama_new_engine.py holds oomkit to it)."""
+
+from __future__ import annotations
+
+import ctypes as C
+import importlib.util
+import pathlib
+
+import pytest
+
+from oomkit.engines.ollama.graph import gptoss_cpu_graph
+from oomkit.model.resolve import resolve
+
+_spec = importlib.util.find_spec("llama_cpp")
+_LIB = pathlib.Path(_spec.origin).parent / "lib" if _spec and _spec.origin else None
+pytestmark = pytest.mark.skipif(_LIB is None or not (_LIB / "libggml-base.so").exists(),
+                                reason="llama-cpp-python's ggml libraries not installed")
+
+P, I64, F, INT = C.c_void_p, C.c_int64, C.c_float, C.c_int
+T_F32, T_F16, T_I32, T_BF16, T_MXFP4 = 0, 1, 26, 30, 39
+
+
+class _Params(C.Structure):
+    _fields_ = [("mem_size", C.c_size_t), ("mem_buffer", P), ("no_alloc", C.c_bool)]
+
+
+class _Ggml:
+    def __init__(self):
+        self.base = C.CDLL(str(_LIB / "libggml-base.so"), mode=C.RTLD_GLOBAL)
+        C.CDLL(str(_LIB / "libggml-cpu.so"), mode=C.RTLD_GLOBAL)
+        sig = {"ggml_init": (P, _Params), "ggml_new_tensor_1d": (P, P, INT, I64), "ggml_new_tensor_2d": (P, P, INT, I64, I64),
+               "ggml_new_tensor_3d": (P, P, INT, I64, I64, I64), "ggml_get_rows": (P, P, P, P),
+               "ggml_rms_norm": (P, P, P, F), "ggml_mul": (P, P, P, P), "ggml_add": (P, P, P, P),
+               "ggml_mul_mat": (P, P, P, P), "ggml_mul_mat_id": (P, P, P, P, P), "ggml_add_id": (P, P, P, P, P),
+               "ggml_reshape_2d": (P, P, P, I64, I64), "ggml_reshape_3d": (P, P, P, I64, I64, I64),
+               "ggml_reshape_4d": (P, P, P, I64, I64, I64, I64),
+               "ggml_view_1d": (P, P, P, I64, C.c_size_t), "ggml_view_2d": (P, P, P, I64, I64, C.c_size_t, C.c_size_t),
+               "ggml_view_3d": (P, P, P, I64, I64, I64, C.c_size_t, C.c_size_t, C.c_size_t),
+               "ggml_view_4d": (P, P, P, I64, I64, I64, I64, C.c_size_t, C.c_size_t, C.c_size_t, C.c_size_t),
+               "ggml_cont_3d": (P, P, P, I64, I64, I64), "ggml_permute": (P, P, P, INT, INT, INT, INT),
+               "ggml_rope_ext": (P, P, P, P, P, INT, INT, INT, F, F, F, F, F, F), "ggml_cpy": (P, P, P, P),
+               "ggml_flash_attn_ext": (P, P, P, P, P, P, F, F, F), "ggml_flash_attn_ext_add_sinks": (None, P, P),
+               "ggml_flash_attn_ext_set_prec": (None, P, INT), "ggml_soft_max": (P, P, P), "ggml_cast": (P, P, P, INT),
+               "ggml_argsort": (P, P, P, INT), "ggml_swiglu_oai": (P, P, P, P, F, F),
+               "ggml_new_graph_custom": (P, P, C.c_size_t, C.c_bool), "ggml_build_forward_expand": (None, P, P),
+               "ggml_backend_cpu_buffer_type": (P,), "ggml_backend_alloc_ctx_tensors_from_buft": (P, P, P),
+               "ggml_gallocr_new": (P, P), "ggml_gallocr_reserve": (C.c_bool, P, P),
+               "ggml_gallocr_get_buffer_size": (C.c_size_t, P, INT), "ggml_gallocr_free": (None, P),
+               "ggml_free": (None, P)}
+        for name, (res, *args) in sig.items():
+            f = getattr(self.base, name)
+            f.restype, f.argtypes = res, args
+            setattr(self, name[5:], f)
+
+    @staticmethod
+    def ne(t: int, i: int) -> int:  # struct ggml_tensor: type, buffer, ne[4] at 16, nb[4] at 48
+        return C.cast(t + 16 + 8 * i, C.POINTER(C.c_int64))[0]
+
+    @staticmethod
+    def nb(t: int, i: int) -> int:
+        return C.cast(t + 48 + 8 * i, C.POINTER(C.c_size_t))[0]
+
+
+def gptoss_graph_bytes(T: int, full: int, swa: int, n_out: int = 1, n_layer: int = 24, E: int = 2880,
+                       H: int = 64, KV: int = 8, D: int = 64, NE: int = 32, K: int = 4, V: int = 201088) -> int:
+    g = _Ggml()
+    W, IN, G = (g.init(_Params(n * C.sizeof(C.c_void_p) * 64, None, True)) for n in (4000, 400, 200000))
+    w: dict = {}
+
+    def wt(name, typ, *shape):
+        if name not in w:
+            w[name] = (g.new_tensor_1d, g.new_tensor_2d, g.new_tensor_3d)[len(shape) - 1](W, typ, *shape)
+        return w[name]
+
+    cache = {kind: (g.new_tensor_3d(W, T_F16, D, KV, cells), g.new_tensor_3d(W, T_F16, D, KV, cells))
+             for kind, cells in (("full", full), ("swa", swa))}
+    pad = (T + 63) // 64 * 64  # GGML_KQ_MASK_PAD
+    inp, pos, outs = g.new_tensor_1d(IN, T_I32, T), g.new_tensor_1d(IN, T_I32, T), g.new_tensor_1d(IN, T_I32, n_out)
+    masks = {kind: g.cast(G, g.new_tensor_2d(IN, T_F32, cells, pad), T_F16) for kind, cells in (("swa", swa), ("full", full))}
+    gf = g.new_graph_custom(G, 65536, False)
+    fwd = lambda *ts: [g.build_forward_expand(gf, t) for t in ts]  # noqa: E731
+    x = g.get_rows(G, wt("tok", T_BF16, E, V), inp)
+    for il in range(n_layer):
+        kind = "swa" if il % 2 == 0 else "full"  # gptoss Forward: even layers slide
+        res = x
+        n = g.mul(G, g.rms_norm(G, x, 1e-5), wt("an", T_F32, E))
+        qkv = g.add(G, g.mul_mat(G, wt("qkv", T_BF16, E, (H + 2 * KV) * D), n), wt("qkvb", T_F32, (H + 2 * KV) * D))
+        s0, s1 = g.nb(qkv, 0), g.nb(qkv, 1)
+        q = g.view_3d(G, qkv, D, H, T, s0 * D, s1, 0)
+        k = g.view_3d(G, qkv, D, KV, T, s0 * D, s1, s0 * D * H)
+        v = g.view_3d(G, qkv, D, KV, T, s0 * D, s1, s0 * D * (H + KV))
+        q = g.rope_ext(G, q, pos, None, D, 2, 4096, 150000., 1 / 32., 1., 1., 32., 1.)
+        k = g.rope_ext(G, k, pos, None, D, 2, 4096, 150000., 1 / 32., 1., 1., 32., 1.)
+        fwd(q)
+        fwd(k, v)
+        ck, cv = cache[kind]
+        fwd(g.cpy(G, k, g.view_1d(G, ck, D * KV * T, 0)))
+        fwd(g.cpy(G, v, g.view_1d(G, cv, D * KV * T, 0)))
+        cells = g.ne(ck, 2)
+        kk = g.view_3d(G, ck, D, KV, cells, g.nb(ck, 1), g.nb(ck, 2), 0)
+        vv = g.view_3d(G, cv, D, KV, cells, g.nb(cv, 1), g.nb(cv, 2), 0)
+        o = g.flash_attn_ext(G, g.permute(G, q, 0, 2, 1, 3), g.permute(G, kk, 0, 2, 1, 3),
+                             g.permute(G, vv, 0, 2, 1, 3), masks[kind], 0.125, 0., 0.)
+        g.flash_attn_ext_add_sinks(o, wt("sinks", T_F32, H))
+        g.flash_attn_ext_set_prec(o, 10)
+        o = g.reshape_2d(G, o, H * D, T)
+        x = g.add(G, g.add(G, g.mul_mat(G, wt("ao", T_BF16, H * D, E), o), wt("aob", T_F32, E)), res)
+        if il == n_layer - 1:
+            x = g.get_rows(G, x, outs)
+        t = g.ne(x, 1)
+        res = x
+        n = g.reshape_2d(G, g.mul(G, g.rms_norm(G, x, 1e-5), wt("fn", T_F32, E)), E, t)
+        rw = g.add(G, g.mul_mat(G, wt("r", T_F32, E, NE), n), wt("rb", T_F32, NE))
+        srt = g.argsort(G, rw, 1)
+        sel = g.view_2d(G, srt, K, t, g.nb(srt, 1), 0)
+        rw = g.get_rows(G, g.reshape_3d(G, rw, 1, NE, t), sel)
+        rw = g.reshape_3d(G, g.soft_max(G, g.reshape_2d(G, rw, K, t)), 1, K, t)
+        n = g.reshape_3d(G, n, E, 1, t)
+        gu = g.add_id(G, g.mul_mat_id(G, wt("gu", T_MXFP4, E, 2 * E, NE), n, sel), wt("gub", T_F32, 2 * E, NE), sel)
+        gu = g.reshape_4d(G, gu, 2, g.ne(gu, 0) // 2, g.ne(gu, 1), g.ne(gu, 2))
+        d = (1, g.ne(gu, 1), g.ne(gu, 2), g.ne(gu, 3))
+        halves = [g.cont_3d(G, g.view_4d(G, gu, *d, g.nb(gu, 1), g.nb(gu, 2), g.nb(gu, 3), off), d[1], d[2], d[3])
+                  for off in (0, g.nb(gu, 0))]
+        a = g.swiglu_oai(G, halves[0], halves[1], 1.702, 7.)
+        ex = g.add_id(G, g.mul_mat_id(G, wt("dn", T_MXFP4, E, E, NE), a, sel), wt("db", T_F32, E, NE), sel)
+        ex = g.mul(G, ex, rw)
+        nxt = g.view_2d(G, ex, E, g.ne(ex, 2), g.nb(ex, 2), 0)
+        for i in range(1, K):
+            nxt = g.add(G, nxt, g.view_2d(G, ex, E, g.ne(ex, 2), g.nb(ex, 2), i * g.nb(ex, 1)))
+        x = g.add(G, nxt, res)
+    x = g.mul(G, g.rms_norm(G, x, 1e-5), wt("on", T_F32, E))
+    logits = g.mul_mat(G, wt("out", T_BF16, E, V), x)
+    buft = g.backend_cpu_buffer_type()
+    bufs = [g.backend_alloc_ctx_tensors_from_buft(ctx, buft) for ctx in (W, IN)]  # leaves: their own buffers
+    assert all(bufs)
+    fwd(logits)
+    ga = g.gallocr_new(buft)
+    try:
+        assert g.gallocr_reserve(ga, gf)
+        return g.gallocr_get_buffer_size(ga, 0)
+    finally:
+        g.gallocr_free(ga)
+        for ctx in (W, IN, G):
+            g.free(ctx)
+
+
+def test_the_graph_sizes_to_the_printed_figure():
+    """ollama/ollama#13320: "compute graph" device=CPU size="139.5 MiB" (16128 / 4608 cells, 512 tokens)."""
+    assert gptoss_graph_bytes(512, 16128, 4608) == 146276352
+
+
+@pytest.mark.parametrize("T,full,swa", [(512, 16128, 4608), (512, 8192, 4608), (512, 15872, 4608),
+                                        (512, 131072, 4608), (1024, 16128, 5120), (100, 4096, 4196),
+                                        (300, 20000, 4396), (2048, 32768, 6144)])
+def test_graph_formula_equals_ggml_alloc(T, full, swa):
+    spec = resolve("gpt-oss:20b", "MXFP4_MOE")
+    assert gptoss_cpu_graph(spec, T, full, swa) == gptoss_graph_bytes(T, full, swa)
