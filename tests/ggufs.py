@@ -1236,6 +1236,33 @@ def _hc_mix(i: int, wide: int, hc: int) -> list[Tensor]:
                                                   _blk(i, f"hc_{x}_base.weight", mix), _blk(i, f"hc_{x}_scale.weight", 3))]
 
 
+# Metadata and tensors the newer MoE / sparse-attention builders share, written in the order those builders list
+# them (a GGUF's keys and tensors keep their order, so the files stay as they were)
+
+
+def _moe_meta(md: _Meta, n_exp: int, ff_exp: int, used: int = 2) -> _Meta:
+    return md.u32("expert_count", n_exp).u32("expert_used_count", used).u32("expert_feed_forward_length", ff_exp)
+
+
+def _indexer_meta(md: _Meta, heads: int, key: int, top_k: int) -> _Meta:
+    """The DSA / lightning indexer's keys (LLM_KV_ATTENTION_INDEXER_*)."""
+    md.u32("attention.indexer.head_count", heads).u32("attention.indexer.key_length", key)
+    return md.u32("attention.indexer.top_k", top_k)
+
+
+def _shexp(i: int, n_embd: int, ff: int) -> list[Tensor]:
+    """One shared expert: gate, down, up."""
+    return [_blk(i, "ffn_gate_shexp.weight", n_embd, ff), _blk(i, "ffn_down_shexp.weight", ff, n_embd),
+            _blk(i, "ffn_up_shexp.weight", n_embd, ff)]
+
+
+def _ffn_dense_then_moe(i: int, n_embd: int, n_ff: int, ff_exp: int, n_exp: int) -> list[Tensor]:
+    """One dense leading layer (block 0), then sigmoid-routed MoE with the score bias and one shared expert."""
+    if i == 0:
+        return _ffn_dense(i, n_embd, n_ff, norm=False)
+    return _ffn_moe(i, n_embd, ff_exp, n_exp) + [_blk(i, "exp_probs_b.bias", n_exp)] + _shexp(i, n_embd, ff_exp)
+
+
 def dots3note(n_layers: int | None = None) -> SynthModel:
     """dots3note: MLA on every layer (DeepSeek-V3's latent dims: q_lora 1536, kv_lora 512, rope 64, K 192 / V 128 per
     head, 32 heads on a 4096-wide model), layers 1-3 sliding (sliding_window_pattern, window 4096) with the same
@@ -1255,10 +1282,9 @@ def dots3note(n_layers: int | None = None) -> SynthModel:
     md.u32("attention.kv_lora_rank_swa", kvl).u32("attention.key_length_mla_swa", kmla)
     md.u32("attention.value_length_mla_swa", vmla).u32("attention.sliding_window", 4096).f32("rope.freq_base_swa", 10000.0)
     md.items.append((f"{arch}.attention.sliding_window_pattern", swa, (VT.ARRAY, VT.BOOL)))
-    md.u32("attention.indexer.head_count", ih).u32("attention.indexer.key_length", ik).u32("attention.indexer.top_k", 2048)
-    md.i32s("attention.indexer.types", idx)
-    md.u32("expert_count", n_exp).u32("expert_used_count", 2).u32("expert_feed_forward_length", ffe)
-    md.u32("expert_shared_count", 1).u32("leading_dense_block_count", 1).u32("expert_gating_func", 2)
+    _indexer_meta(md, ih, ik, 2048).i32s("attention.indexer.types", idx)
+    _moe_meta(md, n_exp, ffe).u32("expert_shared_count", 1).u32("leading_dense_block_count", 1)
+    md.u32("expert_gating_func", 2)
     md.f32("expert_weights_scale", 2.5).bool("expert_weights_norm", True)
     ts = _embeddings(n_embd, n_vocab, tied=False)
     for i in range(nl):
@@ -1272,12 +1298,7 @@ def dots3note(n_layers: int | None = None) -> SynthModel:
             ts += [_blk(i, "indexer.k_norm.weight", ik), _blk(i, "indexer.k_norm.bias", ik),
                    _blk(i, "indexer.proj.weight", n_embd, ih), _blk(i, "indexer.attn_k.weight", n_embd, ik),
                    _blk(i, "indexer.attn_q_b.weight", ql, ih * ik)]
-        if i == 0:
-            ts += _ffn_dense(i, n_embd, n_ff, norm=False)
-        else:
-            ts += _ffn_moe(i, n_embd, ffe, n_exp) + [_blk(i, "exp_probs_b.bias", n_exp)]
-            ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, ffe), _blk(i, "ffn_down_shexp.weight", ffe, n_embd),
-                   _blk(i, "ffn_up_shexp.weight", n_embd, ffe)]
+        ts += _ffn_dense_then_moe(i, n_embd, n_ff, ffe, n_exp)
     return _model("dots3note-4l", arch, "DeepSeek-V3 MLA dims with dots3note's sliding layers and indexer", n_vocab, nl,
                   md, ts, False)
 
