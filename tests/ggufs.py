@@ -1028,7 +1028,7 @@ ADDED_QUANT["hy_v4"] = "f16"
 RECORDED.update({
     'minimax-m3': ('minimax-m3', 2,
         [('minimax-m3.context_length', 8192, 4), ('minimax-m3.embedding_length', 4096, 4), ('minimax-m3.block_count', 2, 4), ('minimax-m3.feed_forward_length', 11008, 4), ('minimax-m3.attention.head_count', 32, 4), ('minimax-m3.attention.head_count_kv', 8, 4), ('minimax-m3.attention.layer_norm_rms_epsilon', 1e-05, 6), ('minimax-m3.rope.freq_base', 10000.0, 6), ('minimax-m3.vocab_size', 32000, 4), ('minimax-m3.attention.layer_norm_epsilon', 1e-05, 6), ('minimax-m3.expert_count', 8, 4), ('minimax-m3.expert_used_count', 2, 4), ('minimax-m3.expert_feed_forward_length', 2048, 4), ('minimax-m3.attention.indexer.head_count', 8, 4), ('minimax-m3.attention.indexer.key_length', 64, 4), ('minimax-m3.attention.indexer.top_k', 2048, 4), ('minimax-m3.expert_shared_count', 1, 4), ('minimax-m3.expert_gating_func', 1, 4), ('minimax-m3.attention.indexer.block_size', 64, 4), ('minimax-m3.attention.indexer.local_blocks', 1, 4)],
-        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.exp_probs_b': (8,), 'blk.{i}.ffn_gate_shexp.weight': (4096, 2048), 'blk.{i}.ffn_down_shexp.weight': (2048, 4096), 'blk.{i}.ffn_up_shexp.weight': (4096, 2048), 'blk.{i}.indexer.q_proj.weight': (4096, 512), 'blk.{i}.indexer.k_proj.weight': (4096, 64), 'blk.{i}.indexer.q_norm.weight': (64,), 'blk.{i}.indexer.k_norm.weight': (64,)}),
+        {'token_embd.weight': (4096, 32000), 'output_norm.weight': (4096,), 'output.weight': (4096, 32000), 'blk.{i}.attn_norm.weight': (4096,), 'blk.{i}.attn_q.weight': (4096, 4096), 'blk.{i}.attn_k.weight': (4096, 1024), 'blk.{i}.attn_v.weight': (4096, 1024), 'blk.{i}.attn_output.weight': (4096, 4096), 'blk.{i}.ffn_norm.weight': (4096,), 'blk.{i}.ffn_gate_inp.weight': (4096, 8), 'blk.{i}.ffn_up_exps.weight': (4096, 2048, 8), 'blk.{i}.ffn_down_exps.weight': (2048, 4096, 8), 'blk.{i}.ffn_gate_exps.weight': (4096, 2048, 8), 'blk.{i}.attn_q_norm.weight': (128,), 'blk.{i}.attn_k_norm.weight': (128,), 'blk.{i}.exp_probs_b.bias': (8,), 'blk.{i}.ffn_gate_shexp.weight': (4096, 2048), 'blk.{i}.ffn_down_shexp.weight': (2048, 4096), 'blk.{i}.ffn_up_shexp.weight': (4096, 2048), 'blk.{i}.indexer.q_proj.weight': (4096, 512), 'blk.{i}.indexer.k_proj.weight': (4096, 64), 'blk.{i}.indexer.q_norm.weight': (64,), 'blk.{i}.indexer.k_norm.weight': (64,)}),
 })
 ADDED_BUILDERS["minimax-m3"] = lambda: recorded_model("minimax-m3")
 ADDED_ON_GRID.append("minimax-m3")
@@ -1223,19 +1223,6 @@ ADDED_BUILDERS["t5"] = flan_t5_base
 ADDED_ON_GRID.append("t5")
 
 
-def _hc_meta(md: _Meta, hc: int) -> _Meta:
-    """Sinkhorn-normalised hyper-connections (mHC): hc streams, 20 iterations, epsilon 1e-6."""
-    return md.u32("hyper_connection.count", hc).u32("hyper_connection.sinkhorn_iterations", 20).f32(
-        "hyper_connection.epsilon", 1e-6)
-
-
-def _hc_mix(i: int, wide: int, hc: int) -> list[Tensor]:
-    """A block's mHC weights for its attention and FFN branches (fn over the hc x n_embd streams, base, scale)."""
-    mix = (2 + hc) * hc
-    return [t for x in ("attn", "ffn") for t in (_blk(i, f"hc_{x}_fn.weight", wide, mix),
-                                                  _blk(i, f"hc_{x}_base.weight", mix), _blk(i, f"hc_{x}_scale.weight", 3))]
-
-
 # Metadata and tensors the newer MoE / sparse-attention builders share, written in the order those builders list
 # them (a GGUF's keys and tensors keep their order, so the files stay as they were)
 
@@ -1326,13 +1313,18 @@ def glm5_next(n_layers: int | None = None) -> SynthModel:
     md.u32("attention.key_length", kvl).u32("attention.value_length", kvl).u32("rope.dimension_count", 0)
     md.u32("attention.key_length_mla", kmla).u32("attention.value_length_mla", vmla)
     md.u32("attention.q_lora_rank", ql).u32("attention.kv_lora_rank", kvl).u32("ssm.conv_kernel", 4).u32("kda.head_dim", hd)
-    _moe_meta(md, n_exp, ffe).u32("expert_shared_count", 1).u32("leading_dense_block_count", 1)
-    _indexer_meta(md, ih, ik, 2048).u32("attention.indexer.kpool", kpool)
-    _hc_meta(md, hc)
+    md.u32("expert_count", n_exp).u32("expert_used_count", 2).u32("expert_feed_forward_length", ffe)
+    md.u32("expert_shared_count", 1).u32("leading_dense_block_count", 1)
+    md.u32("attention.indexer.head_count", ih).u32("attention.indexer.key_length", ik)
+    md.u32("attention.indexer.top_k", 2048).u32("attention.indexer.kpool", kpool)
+    md.u32("hyper_connection.count", hc).u32("hyper_connection.sinkhorn_iterations", 20).f32("hyper_connection.epsilon", 1e-6)
     ts = _embeddings(n_embd, n_vocab, tied=False)
-    p = n_head * hd
+    p, mix = n_head * hd, (2 + hc) * hc
     for i, kind in enumerate(kinds):
-        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "ffn_norm.weight", n_embd)] + _hc_mix(i, hc * n_embd, hc)
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "ffn_norm.weight", n_embd)]
+        for x in ("attn", "ffn"):
+            ts += [_blk(i, f"hc_{x}_fn.weight", hc * n_embd, mix), _blk(i, f"hc_{x}_base.weight", mix),
+                   _blk(i, f"hc_{x}_scale.weight", 3)]
         if kind == "kda":
             ts += [_blk(i, f"ssm_conv1d_{x}.weight", 4, 1, p) for x in "qkv"]
             ts += [_blk(i, f"attn_{x}.weight", n_embd, p) for x in "qkv"]
@@ -1349,7 +1341,12 @@ def glm5_next(n_layers: int | None = None) -> SynthModel:
                    _blk(i, "indexer.proj.weight", n_embd, ih), _blk(i, "indexer.attn_k.weight", n_embd, ik),
                    _blk(i, "indexer.attn_q_b.weight", ql, ih * ik), _blk(i, "indexer_compressor_gate.weight", n_embd, ik),
                    _blk(i, "indexer_compressor_ape.weight", ik, kpool)]
-        ts += _ffn_dense_then_moe(i, n_embd, n_ff, ffe, n_exp)
+        if i == 0:
+            ts += _ffn_dense(i, n_embd, n_ff, norm=False)
+        else:
+            ts += _ffn_moe(i, n_embd, ffe, n_exp) + [_blk(i, "exp_probs_b.bias", n_exp)]
+            ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, ffe), _blk(i, "ffn_down_shexp.weight", ffe, n_embd),
+                   _blk(i, "ffn_up_shexp.weight", n_embd, ffe)]
     return _model("glm5-next-4l", arch, "GLM-5.3-Flash's layer kinds on kimi-linear's shape", n_vocab, nl, md, ts, False)
 
 
@@ -1376,8 +1373,9 @@ def qwen4exp(n_layers: int | None = None) -> SynthModel:
     md.u32("ssm.conv_kernel", dconv).u32("ssm.inner_size", vd).u32("ssm.state_size", ds)
     md.u32("ssm.time_step_rank", dtr).u32("ssm.group_count", ng).u32("full_attention_interval", 4)
     md.u32("hyper_connection.count", hc).u32("hyper_connection.low_rank", lr)
-    _indexer_meta(md, ih, ik, 2048)
-    _moe_meta(md, n_exp, ffe).u32("expert_shared_feed_forward_length", ffe)
+    md.u32("attention.indexer.head_count", ih).u32("attention.indexer.key_length", ik).u32("attention.indexer.top_k", 2048)
+    md.u32("expert_count", n_exp).u32("expert_used_count", 2).u32("expert_feed_forward_length", ffe)
+    md.u32("expert_shared_feed_forward_length", ffe)
     wide = hc * n_embd
     ts = [Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("output.weight", (n_embd, n_vocab)),
           Tensor("output_hc_norm.weight", (wide,)), Tensor("output_hc_down.weight", (wide, lr)),
@@ -1422,14 +1420,15 @@ def deepseek4(n_layers: int | None = None) -> SynthModel:
                           rope_base=10000.0, n_vocab=n_vocab)
     md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("rope.dimension_count", 64)
     md.u32("attention.q_lora_rank", ql).u32("attention.sliding_window", 128)
-    _moe_meta(md, n_exp, ffe).u32("expert_shared_count", 1)
-    md.f32("expert_weights_scale", 1.5).bool("expert_weights_norm", True)
+    md.u32("expert_count", n_exp).u32("expert_used_count", 2).u32("expert_feed_forward_length", ffe)
+    md.u32("expert_shared_count", 1).f32("expert_weights_scale", 1.5).bool("expert_weights_norm", True)
     md.f32("swiglu_clamp_exp", 10.0).u32("expert_gating_func", 4)  # LLAMA_EXPERT_GATING_FUNC_TYPE_SQRT_SOFTPLUS
-    _indexer_meta(md, ih, ik, 512)
+    md.u32("attention.indexer.head_count", ih).u32("attention.indexer.key_length", ik).u32("attention.indexer.top_k", 512)
     md.u32("attention.output_group_count", og).u32("attention.output_lora_rank", olr)
     md.f32("attention.compress_rope_freq_base", 160000.0)
-    _hc_meta(md, hc).u32("hash_layer_count", 0).i32s("attention.compress_ratios", ratios)
-    wide = hc * n_embd
+    md.u32("hyper_connection.count", hc).u32("hyper_connection.sinkhorn_iterations", 20).f32("hyper_connection.epsilon", 1e-6)
+    md.u32("hash_layer_count", 0).i32s("attention.compress_ratios", ratios)
+    wide, mix = hc * n_embd, (2 + hc) * hc
     ts = _embeddings(n_embd, n_vocab, tied=False)
     ts += [Tensor("output_hc_fn.weight", (wide, hc)), Tensor("output_hc_base.weight", (hc,)),
            Tensor("output_hc_scale.weight", (1,))]
@@ -1438,7 +1437,8 @@ def deepseek4(n_layers: int | None = None) -> SynthModel:
                _blk(i, "attn_q_a_norm.weight", ql), _blk(i, "attn_q_b.weight", ql, n_head * hd),
                _blk(i, "attn_kv.weight", n_embd, hd), _blk(i, "attn_kv_a_norm.weight", hd),
                _blk(i, "attn_output_a.weight", n_head * hd // og, olr * og), _blk(i, "attn_output_b.weight", og * olr, n_embd)]
-        ts += _hc_mix(i, wide, hc)
+        for x in ("attn", "ffn"):
+            ts += [_blk(i, f"hc_{x}_fn.weight", wide, mix), _blk(i, f"hc_{x}_base.weight", mix), _blk(i, f"hc_{x}_scale.weight", 3)]
         r = ratios[i]
         if r:
             c = 2 if r == 4 else 1
@@ -1450,7 +1450,8 @@ def deepseek4(n_layers: int | None = None) -> SynthModel:
                        _blk(i, "indexer_compressor_gate.weight", n_embd, 2 * ik),
                        _blk(i, "indexer_compressor_ape.weight", 2 * ik, r), _blk(i, "indexer_compressor_norm.weight", ik)]
         ts += [_blk(i, "ffn_norm.weight", n_embd), _blk(i, "exp_probs_b.bias", n_exp)] + _ffn_moe(i, n_embd, ffe, n_exp)
-        ts += _shexp(i, n_embd, ffe)
+        ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, ffe), _blk(i, "ffn_down_shexp.weight", ffe, n_embd),
+               _blk(i, "ffn_up_shexp.weight", n_embd, ffe)]
     return _model("deepseek4-4l", arch, "DeepSeek-V4's layer kinds on a 4096-wide shape", n_vocab, nl, md, ts, False)
 
 
