@@ -1250,6 +1250,19 @@ def _ffn_dense_then_moe(i: int, n_embd: int, n_ff: int, ff_exp: int, n_exp: int)
     return _ffn_moe(i, n_embd, ff_exp, n_exp) + [_blk(i, "exp_probs_b.bias", n_exp)] + _shexp(i, n_embd, ff_exp)
 
 
+def _hc_meta(md: _Meta, hc: int) -> _Meta:
+    """Sinkhorn-normalised hyper-connections (mHC): hc streams, 20 iterations, epsilon 1e-6."""
+    return md.u32("hyper_connection.count", hc).u32("hyper_connection.sinkhorn_iterations", 20).f32(
+        "hyper_connection.epsilon", 1e-6)
+
+
+def _hc_mix(i: int, wide: int, hc: int) -> list[Tensor]:
+    """A block's mHC weights for its attention and FFN branches (fn over the hc x n_embd streams, base, scale)."""
+    mix = (2 + hc) * hc
+    return [t for x in ("attn", "ffn") for t in (_blk(i, f"hc_{x}_fn.weight", wide, mix),
+                                                  _blk(i, f"hc_{x}_base.weight", mix), _blk(i, f"hc_{x}_scale.weight", 3))]
+
+
 def dots3note(n_layers: int | None = None) -> SynthModel:
     """dots3note: MLA on every layer (DeepSeek-V3's latent dims: q_lora 1536, kv_lora 512, rope 64, K 192 / V 128 per
     head, 32 heads on a 4096-wide model), layers 1-3 sliding (sliding_window_pattern, window 4096) with the same
@@ -1313,18 +1326,13 @@ def glm5_next(n_layers: int | None = None) -> SynthModel:
     md.u32("attention.key_length", kvl).u32("attention.value_length", kvl).u32("rope.dimension_count", 0)
     md.u32("attention.key_length_mla", kmla).u32("attention.value_length_mla", vmla)
     md.u32("attention.q_lora_rank", ql).u32("attention.kv_lora_rank", kvl).u32("ssm.conv_kernel", 4).u32("kda.head_dim", hd)
-    md.u32("expert_count", n_exp).u32("expert_used_count", 2).u32("expert_feed_forward_length", ffe)
-    md.u32("expert_shared_count", 1).u32("leading_dense_block_count", 1)
-    md.u32("attention.indexer.head_count", ih).u32("attention.indexer.key_length", ik)
-    md.u32("attention.indexer.top_k", 2048).u32("attention.indexer.kpool", kpool)
-    md.u32("hyper_connection.count", hc).u32("hyper_connection.sinkhorn_iterations", 20).f32("hyper_connection.epsilon", 1e-6)
+    _moe_meta(md, n_exp, ffe).u32("expert_shared_count", 1).u32("leading_dense_block_count", 1)
+    _indexer_meta(md, ih, ik, 2048).u32("attention.indexer.kpool", kpool)
+    _hc_meta(md, hc)
     ts = _embeddings(n_embd, n_vocab, tied=False)
-    p, mix = n_head * hd, (2 + hc) * hc
+    p = n_head * hd
     for i, kind in enumerate(kinds):
-        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "ffn_norm.weight", n_embd)]
-        for x in ("attn", "ffn"):
-            ts += [_blk(i, f"hc_{x}_fn.weight", hc * n_embd, mix), _blk(i, f"hc_{x}_base.weight", mix),
-                   _blk(i, f"hc_{x}_scale.weight", 3)]
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "ffn_norm.weight", n_embd)] + _hc_mix(i, hc * n_embd, hc)
         if kind == "kda":
             ts += [_blk(i, f"ssm_conv1d_{x}.weight", 4, 1, p) for x in "qkv"]
             ts += [_blk(i, f"attn_{x}.weight", n_embd, p) for x in "qkv"]
@@ -1341,12 +1349,7 @@ def glm5_next(n_layers: int | None = None) -> SynthModel:
                    _blk(i, "indexer.proj.weight", n_embd, ih), _blk(i, "indexer.attn_k.weight", n_embd, ik),
                    _blk(i, "indexer.attn_q_b.weight", ql, ih * ik), _blk(i, "indexer_compressor_gate.weight", n_embd, ik),
                    _blk(i, "indexer_compressor_ape.weight", ik, kpool)]
-        if i == 0:
-            ts += _ffn_dense(i, n_embd, n_ff, norm=False)
-        else:
-            ts += _ffn_moe(i, n_embd, ffe, n_exp) + [_blk(i, "exp_probs_b.bias", n_exp)]
-            ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, ffe), _blk(i, "ffn_down_shexp.weight", ffe, n_embd),
-                   _blk(i, "ffn_up_shexp.weight", n_embd, ffe)]
+        ts += _ffn_dense_then_moe(i, n_embd, n_ff, ffe, n_exp)
     return _model("glm5-next-4l", arch, "GLM-5.3-Flash's layer kinds on kimi-linear's shape", n_vocab, nl, md, ts, False)
 
 
