@@ -1376,9 +1376,8 @@ def qwen4exp(n_layers: int | None = None) -> SynthModel:
     md.u32("ssm.conv_kernel", dconv).u32("ssm.inner_size", vd).u32("ssm.state_size", ds)
     md.u32("ssm.time_step_rank", dtr).u32("ssm.group_count", ng).u32("full_attention_interval", 4)
     md.u32("hyper_connection.count", hc).u32("hyper_connection.low_rank", lr)
-    md.u32("attention.indexer.head_count", ih).u32("attention.indexer.key_length", ik).u32("attention.indexer.top_k", 2048)
-    md.u32("expert_count", n_exp).u32("expert_used_count", 2).u32("expert_feed_forward_length", ffe)
-    md.u32("expert_shared_feed_forward_length", ffe)
+    _indexer_meta(md, ih, ik, 2048)
+    _moe_meta(md, n_exp, ffe).u32("expert_shared_feed_forward_length", ffe)
     wide = hc * n_embd
     ts = [Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("output.weight", (n_embd, n_vocab)),
           Tensor("output_hc_norm.weight", (wide,)), Tensor("output_hc_down.weight", (wide, lr)),
