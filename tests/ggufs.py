@@ -1422,15 +1422,14 @@ def deepseek4(n_layers: int | None = None) -> SynthModel:
                           rope_base=10000.0, n_vocab=n_vocab)
     md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("rope.dimension_count", 64)
     md.u32("attention.q_lora_rank", ql).u32("attention.sliding_window", 128)
-    md.u32("expert_count", n_exp).u32("expert_used_count", 2).u32("expert_feed_forward_length", ffe)
-    md.u32("expert_shared_count", 1).f32("expert_weights_scale", 1.5).bool("expert_weights_norm", True)
+    _moe_meta(md, n_exp, ffe).u32("expert_shared_count", 1)
+    md.f32("expert_weights_scale", 1.5).bool("expert_weights_norm", True)
     md.f32("swiglu_clamp_exp", 10.0).u32("expert_gating_func", 4)  # LLAMA_EXPERT_GATING_FUNC_TYPE_SQRT_SOFTPLUS
-    md.u32("attention.indexer.head_count", ih).u32("attention.indexer.key_length", ik).u32("attention.indexer.top_k", 512)
+    _indexer_meta(md, ih, ik, 512)
     md.u32("attention.output_group_count", og).u32("attention.output_lora_rank", olr)
     md.f32("attention.compress_rope_freq_base", 160000.0)
-    md.u32("hyper_connection.count", hc).u32("hyper_connection.sinkhorn_iterations", 20).f32("hyper_connection.epsilon", 1e-6)
-    md.u32("hash_layer_count", 0).i32s("attention.compress_ratios", ratios)
-    wide, mix = hc * n_embd, (2 + hc) * hc
+    _hc_meta(md, hc).u32("hash_layer_count", 0).i32s("attention.compress_ratios", ratios)
+    wide = hc * n_embd
     ts = _embeddings(n_embd, n_vocab, tied=False)
     ts += [Tensor("output_hc_fn.weight", (wide, hc)), Tensor("output_hc_base.weight", (hc,)),
            Tensor("output_hc_scale.weight", (1,))]
@@ -1439,8 +1438,7 @@ def deepseek4(n_layers: int | None = None) -> SynthModel:
                _blk(i, "attn_q_a_norm.weight", ql), _blk(i, "attn_q_b.weight", ql, n_head * hd),
                _blk(i, "attn_kv.weight", n_embd, hd), _blk(i, "attn_kv_a_norm.weight", hd),
                _blk(i, "attn_output_a.weight", n_head * hd // og, olr * og), _blk(i, "attn_output_b.weight", og * olr, n_embd)]
-        for x in ("attn", "ffn"):
-            ts += [_blk(i, f"hc_{x}_fn.weight", wide, mix), _blk(i, f"hc_{x}_base.weight", mix), _blk(i, f"hc_{x}_scale.weight", 3)]
+        ts += _hc_mix(i, wide, hc)
         r = ratios[i]
         if r:
             c = 2 if r == 4 else 1
@@ -1452,8 +1450,7 @@ def deepseek4(n_layers: int | None = None) -> SynthModel:
                        _blk(i, "indexer_compressor_gate.weight", n_embd, 2 * ik),
                        _blk(i, "indexer_compressor_ape.weight", 2 * ik, r), _blk(i, "indexer_compressor_norm.weight", ik)]
         ts += [_blk(i, "ffn_norm.weight", n_embd), _blk(i, "exp_probs_b.bias", n_exp)] + _ffn_moe(i, n_embd, ffe, n_exp)
-        ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, ffe), _blk(i, "ffn_down_shexp.weight", ffe, n_embd),
-               _blk(i, "ffn_up_shexp.weight", n_embd, ffe)]
+        ts += _shexp(i, n_embd, ffe)
     return _model("deepseek4-4l", arch, "DeepSeek-V4's layer kinds on a 4096-wide shape", n_vocab, nl, md, ts, False)
 
 
