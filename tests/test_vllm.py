@@ -689,13 +689,19 @@ class KnownMiss(AssertionError):
 
 # fixture -> {figure: the measured miss and its cause}; the other figures of these fixtures are still held
 FIXTURE_KNOWN_MISSES = {
+    "deepseek-coder-6.7b-2xT4-tp2-v0-fp16": {
+        "refusal": "vLLM refused (507 blocks = 8,112 tokens < 16,384); oomkit predicts 5.68 GiB = 1,453 blocks per rank "
+                   "and a start. V0 before 0.6.4 counts the CUDA context outside the budget only (worker.py init_device "
+                   "reads init_gpu_memory after it); the log's 1.98 GiB leaves 4.82 GiB for the profile's activation "
+                   "peak and non-torch memory against 1.13 predicted (0.88 + 0.25): the V0 0.4 profile peak is not "
+                   "modelled (vllm#7553 on 0.5.4 shows the same shortfall)"},
     **{k: {"available": f"{v} of the GPU (DGX Spark: see tests/test_vllm_new_logs.py SPARK_AVAILABLE_MISS)"} for k, v in (
         ("qwen3.6-35b-a3b-nvfp4-mixed-dgx-spark-mtp2-v0.22", "+3.78 %"),
         ("qwen3.6-27b-nvfp4-mixed-dgx-spark-v0.23", "+5.44 %"),
         ("qwen3.6-27b-nvfp4-mixed-dgx-spark-mtp2-v0.23", "+4.25 %"))},
     "gemma-4-26b-a4b-nvfp4-5090-v0.20.2": {
-        "available": "+7.9 % of the GPU: 7.11 GiB predicted, 4.58 GiB printed; with the weights at -1.5 % the profile "
-                     "run's activation peak and non-torch memory take about 4.2 GiB in the log against 1.95 predicted "
+        "available": "+7.2 % of the GPU: 6.86 GiB predicted, 4.58 GiB printed; with the weights at -0.1 % the profile "
+                     "run's activation peak and non-torch memory take 4.21 GiB in the log against 1.95 predicted "
                      "(not broken down in the log; candidates: Gemma 4's encoder dummy pass over max_num_batched_tokens "
                      "x 9 patches, the 512-wide global attention heads, the CUTLASS NVFP4 MoE workspace)"},
     "qwen3-235b-a22b-8x80gb-tp8-v0-0.8.5-issue18446": {

@@ -335,6 +335,22 @@ def test_nccl_inside_the_graphs_fitted_on_vllm_7553():
     assert abs(capture["bytes"] - 2464 * MiB) < 0.01 * 2464 * MiB, capture["bytes"] / MiB
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "vllm#7553 started (nvidia-smi 23859 of 24564 MiB with CUDA graphs, 21395 with --enforce-eager); oomkit predicts "
+    "the capture short by 290 MiB (2,466 MiB needed, 2,176 left). In 0.5.4 the KV cache is 0.9 x total less the "
+    "profile's init_gpu_memory - free (weights, activation peak, communicators; the context is outside): the eager "
+    "run's 21395 MiB puts the profile's activation peak at 0.8-1.3 GiB (by whether nvidia-smi's used counts the "
+    "470 MiB driver reserve), 288 MiB predicted; with 0.58 GiB or more the capture fits"))
+def test_vllm_7553_starts():
+    from oomkit.hardware.catalog import lookup as gpu_lookup
+
+    g = gpu_lookup("NVIDIA GeForce RTX 4090")
+    devs = tuple(with_facts(Device(f"CUDA{i}", g.name, 24564 * MiB)) for i in range(4))
+    s = VllmSettings(engine_version="0.5.4", tensor_parallel_size=4, gpu_memory_utilization=0.9, swap_space=0)
+    est = ENGINE.estimate(spec_of("yi-1.5-34b-chat"), devs, s)
+    assert est.fits is not False, est.engine_view.get("failed_phase")
+
+
 def test_nccl_inside_the_graphs_only_without_custom_all_reduce():
     # custom_all_reduce.py: on at TP 2 over PCIe (P2P) and on NVLink at any size; NCCL carries the graphs' all-reduces
     # beyond two PCIe GPUs only

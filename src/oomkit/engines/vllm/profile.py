@@ -24,8 +24,9 @@ NON_TORCH_TP1 = int(0.25 * GiB)
 NON_TORCH_TP1_OLD = int(0.13 * GiB)
 NON_TORCH_TP = int(2.07 * GiB)
 NON_TORCH_PP = int(0.07 * GiB)
-# V0 from 0.6.5: non_torch_increase of 0.03 GiB at TP=1 (vllm#13882); before 0.6.5 the whole non-torch
-# memory, CUDA context included: 0.35 GiB on an RTX 3090 (vllm#10517).
+# V0 from 0.6.5: non_torch_increase of 0.03 GiB at TP=1 (vllm#13882), taken for what appears after the baseline up
+# to 0.6.3 as well (not fitted there); 0.6.4 alone the whole non-torch memory, CUDA context included: 0.35 GiB on
+# an RTX 3090 (vllm#10517).
 NON_TORCH_V0 = int(0.03 * GiB)
 NON_TORCH_V0_ABS = int(0.35 * GiB)
 # Communicator memory at TP/PP > 1 where the profile counts it (V0 throughout: worker/worker.py init_device reads
@@ -128,10 +129,10 @@ def non_torch_bytes(r: Resolved) -> int:
     workspaces, and where vLLM takes it absolute (V0 before 0.6.5, V1 before 0.9) the CUDA context too."""
     multi = r.tp * r.pp > 1
     if not r.v1:
-        if not r.at_least("profile_increase"):
-            # not re-derived: the one TP log of that era (2 x T4, 0.4, vllm#10517's sibling fixture) is refused
-            # only with the H100 communicator figure (CONTEXT_MULTI - CONTEXT_TP1) added
-            return NON_TORCH_V0_ABS + (CONTEXT_MULTI - CONTEXT_TP1 if multi else 0)
+        if r.at_least("profile_absolute") and not r.at_least("profile_increase"):
+            # 0.6.4: every byte in use that torch did not allocate, the CUDA context included (vllm#10517)
+            return NON_TORCH_V0_ABS + (comm_bytes(r) if multi else 0)
+        # up to 0.6.3 and from 0.6.5: what appeared after the baseline (the communicators, cuBLAS)
         return comm_bytes(r) if multi else NON_TORCH_V0
     if not r.at_least("v1_profile_increase"):
         return CONTEXT_TP1 + (comm_bytes(r) if multi else NON_TORCH_V0)
@@ -165,15 +166,13 @@ def cudagraph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers_rank
 def context_bytes(r: Resolved) -> int:
     """Memory in use before the budget's baseline, outside it. V0 (worker.py init_device) and V1 before 0.9 read
     their baseline before init_worker_distributed_environment: the CUDA context alone (the communicators are in
-    non_torch); where non-torch is absolute (V1 before 0.9) the context is in it, nothing is outside. V1 from 0.9 (llm-d 0.19 logs): CONTEXT_MULTI at TP/PP > 1, NCCL initialised before the snapshot."""
+    non_torch); where non-torch is absolute (V0 0.6.4, V1 before 0.9) the context is in it, nothing is outside. V1 from 0.9 (llm-d 0.19 logs): CONTEXT_MULTI at TP/PP > 1, NCCL initialised before the snapshot."""
     if r.v1 and not r.at_least("v1_profile_increase"):
         return 0
-    if not r.at_least("profile_increase"):
-        # kept as fitted before (not re-derived; the context is also in NON_TORCH_V0_ABS): the one TP log of
-        # that era (2 x T4 on 0.4) is refused only with it
-        return CONTEXT_MULTI if r.tp * r.pp > 1 else CONTEXT_TP1
     if not r.v1:
-        return CONTEXT_TP1
+        # V0 0.6.4 counts the context in its absolute non-torch figure (NON_TORCH_V0_ABS); before and after, the
+        # baseline is read after the context and before the communicators (worker.py init_device)
+        return 0 if r.at_least("profile_absolute") and not r.at_least("profile_increase") else CONTEXT_TP1
     return CONTEXT_MULTI if r.tp * r.pp > 1 else CONTEXT_TP1
 
 
@@ -233,9 +232,10 @@ def determine_available_memory(device: Device, m: RankMemory, s: VllmSettings, r
                               f"GiB) on startup is less than desired GPU memory utilization ({r.util}, "
                               f"{format_gib(requested, r.version)} GiB). Decrease GPU memory utilization or reduce "
                               "GPU memory used by other processes.")
-    # one formula for every generation; what the terms hold differs: before 0.6.5 the profile's absolute
-    # peak, here weights + activation, plus all non-torch memory (CUDA context too: NON_TORCH_V0_ABS); from
-    # 0.6.5 only what the profile added; from 0.21 the CUDA graph estimate as well
+    # one formula for every generation; what the terms hold differs: up to 0.6.3 everything in use after the
+    # baseline (weights, the activation peak, the communicators); 0.6.4 the absolute torch peak plus all non-torch
+    # memory (CUDA context too: NON_TORCH_V0_ABS); from 0.6.5 only what the profile added; from 0.21 the CUDA
+    # graph estimate as well
     avail = requested - m.weights - m.activation - m.non_torch
     if cudagraphs_in_budget(s, r):
         avail -= m.cudagraph

@@ -16,8 +16,12 @@ NEWEST = "0.33.0"
 # Release boundaries (the first release with the new rule). Placed by reading the wheels listed in __init__.py;
 # where a change landed between two wheels read, the later one is named and the rule is labelled approximate.
 ERAS = Eras({
-    # worker/worker.py determine_num_available_blocks: PR #10511 (v0.6.5) subtracts only what the profile run
-    # added; before it, the absolute torch peak (weights included) plus all non-torch memory (CUDA context too).
+    # worker/worker.py determine_num_available_blocks. Up to 0.6.3: peak_memory = init_gpu_memory (free memory read
+    # in init_device after the CUDA context, before init_worker_distributed_environment) - free memory after the
+    # profile run: weights, activation peak and the communicators, the context outside. 0.6.4 (PR #9352,
+    # vllm#10451): the absolute torch peak plus all non-torch memory, CUDA context included. PR #10511 (0.6.5):
+    # only what the profile run added.
+    "profile_absolute": (0, 6, 4),
     "profile_increase": (0, 6, 5),
     # distributed/utils.py get_pp_indices: PR #13839 (merged 2025-02-26, first in 0.8.0) spreads the layers left
     # over by pp across the stages before the last; from PR #6115 (0.5.1) to 0.7.x the last stage took them all

@@ -175,9 +175,12 @@ def _mxfp4_expert_bytes(t: TensorSpec, r: Resolved) -> int:
 
 
 def _rope_cache_bytes(spec: ModelSpec, r: Resolved) -> int:
-    """model_executor/layers/rotary_embedding: cos_sin_cache of max_position x rotary_dim in the model dtype."""
-    a = next((layer.attention for layer in spec.layers if layer.attention is not None), None)
-    if a is None or not spec.n_ctx_train:
+    """model_executor/layers/rotary_embedding: cos_sin_cache of max_position x rotary_dim in the model dtype, one
+    per distinct rope (get_rope caches them by head size and parameters): Gemma 4's sliding layers (head_dim 256)
+    and its full layers (global_head_dim 512, Gemma4RotaryEmbedding: the non-rotated dims get zero frequencies,
+    so the cache spans the whole head) hold one each."""
+    dims = {(a.qk_rope_head_dim if a.kv_lora_rank else a.head_dim_k) for layer in spec.layers
+            if (a := layer.attention) is not None}
+    if not dims or not spec.n_ctx_train:
         return 0
-    rot = a.qk_rope_head_dim if a.kv_lora_rank else a.head_dim_k
-    return spec.n_ctx_train * rot * r.dtype_bytes
+    return spec.n_ctx_train * sum(dims) * r.dtype_bytes
