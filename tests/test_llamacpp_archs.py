@@ -193,8 +193,6 @@ ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.86 of llama.cpp's at 8K with flash
                                     "q8_0 (164.50 vs 195.23 MiB)",
                        "deepseek4": "compute 0.60 of llama.cpp's at 8K x 2 without flash attention (152.28 vs 254.14 "
                                     "MiB), 0.65 at 8K: the compressors and hyper-connections",
-                       "qwen3tts": "compute 0.47 of llama.cpp's at 16K x 4 unified (70.50 vs 151.02 MiB), 0.49 at 8K "
-                                   "(70.50 vs 143.02 MiB)",
                        "wavtokenizer-dec": "compute 0.70 of llama.cpp's at 8K (7.50 vs 10.75 MiB): the convolution "
                                            "stacks are not modelled"}
 

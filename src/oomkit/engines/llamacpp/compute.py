@@ -72,6 +72,8 @@ POST_NORM_ENCODERS = frozenset({"bert", "jina-bert-v2", "jina-bert-v3", "nomic-b
 # src/models/minicpm3.cpp: the final norm is kept as res->t_embd and ggml_scale(cur, n_embd_base / n_embd) makes a
 # new row block for the lm head: the logits sit one row higher (measured: 77.50 MiB at 4K, 12K and 16K x 4)
 LM_HEAD_SCALED = frozenset({"minicpm3"})
+# Qwen3-TTS's talker: a codec head narrower than the vocabulary, widened to n_vocab logits in the graph (compute_phases)
+CODEC_HEAD_GRAPHS = frozenset({"qwen3tts"})
 
 
 def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None
@@ -115,6 +117,15 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         # two copies of the logits, above the masks and one hidden-state row (two when the masks are at most one
         # row). Measured: 145.04 / 149.04 / 149.04 / 165.04 MiB at 4K / 8K / 16K / 32K, -ub 512, FA on
         out_phase = 2 * spec.n_vocab * rows_out * f32 + masks + (2 if masks <= resid else 1) * resid
+    if spec.architecture in CODEC_HEAD_GRAPHS and rows_out:
+        # the codec head's logits (output.weight: n_codec rows) are concatenated with a filler for the rest of the
+        # vocabulary (REPEAT, n_vocab - n_codec floats a row, made after the first layer's attention and alive to the
+        # end) into result_output (CONCAT, n_vocab floats a row): the filler sits above the masks and three rows, the
+        # full logits above it and the final norm. Read off ggml-alloc's placement of llama.cpp@0c1e57098's CPU graph
+        # (qwen3tts file: 20.02 + 56.50 + 4.00 + 62.50 = 143.02 MiB at 8K, -ub 512, FA on)
+        n_codec = next((t.shape[1] for t in spec.weights.tensors if t.name == "output.weight"), spec.n_vocab)
+        filler = (spec.n_vocab - n_codec) * rows_out * f32
+        out_phase = max(out_phase, masks + 4 * resid + filler + spec.n_vocab * rows_out * f32)
     attn_phase = 0
     hybrid = any(layer.recurrent is not None and layer.recurrent.kind != "short_conv" for layer in spec.layers)
     for layer in run:
