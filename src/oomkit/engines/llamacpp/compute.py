@@ -179,9 +179,11 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     if spec.architecture in DSA_SCORE_ARCHS and not no_cache:
         attn_phase = max(attn_phase, dsa_score_phase(spec, T, caches, masks))
     ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build)
-    attn_phase = max(attn_phase, ffn_phase, recurrent_phase(spec, T, ctx.n_seq_max, masks))
+    attn_phase = max(attn_phase, ffn_phase, recurrent_phase(spec, T, ctx.n_seq_max, masks), convnext_phase(spec, T))
     if spec.architecture in HC_GDN_ARCHS:
         attn_phase = max(attn_phase, hc_gdn_conv_phase(spec, T, ctx.n_seq_max, masks))
+    if spec.architecture in HC_ATTN_ARCHS and not no_cache:
+        attn_phase = max(attn_phase, hc_attention_phase(spec, T, caches, cells, ctx.flash_attn))
     out_phase = max(out_phase, 0 if hybrid else moe_out)  # the hybrids' own placement above
     # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks. The masks
     # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
@@ -325,8 +327,36 @@ def dsa_score_phase(spec: ModelSpec, T: int, caches: list[Cache], masks: int) ->
 
 def _hc_streams(spec: ModelSpec) -> int:
     """The hyper-connection count, read off the first block's grouped-norm weight (hc x n_embd)."""
-    norm = next((t.shape for t in spec.weights.tensors if t.name.endswith(".hc_attn_norm.weight")), None)
+    norm = next((t.shape for t in spec.weights.tensors
+                 if t.name.endswith((".hc_attn_norm.weight", ".hc_attn_fn.weight"))), None)
     return norm[0] // spec.n_embd if norm else 0
+
+
+# DeepSeek-V4's blocks under hyper-connections (src/models/deepseek4.cpp)
+HC_ATTN_ARCHS = frozenset({"deepseek4"})
+
+
+def hc_attention_phase(spec: ModelSpec, T: int, caches: list[Cache], cells: dict[int, int], flash_attn: bool) -> int:
+    """A DeepSeek-V4 attention layer at its per-head query (q_norm, then RoPE in place): below it the masks and
+    two row blocks of graph inputs, the hc residual streams (hc x n_embd x T) and their flattened norm, the mixed
+    row and the attention norm, and the q projection (n_heads x head_dim); without flash attention the KQ scores
+    over the layer's cells on top. Read off ggml-alloc's placement of llama.cpp@0c1e57098's graph on the deepseek4
+    file (tests/ggufs.py: n_embd 4096, hc 4, 32 heads of 512): 164.84 MiB at 8K, layer 1 (20.84 MiB of inputs,
+    then 32 + 32 + 16 + 32 MiB, the query 32). That dump runs the graph unfused (an eval callback is set); the
+    fused one the reserve builds holds about one row block less (157.59 MiB printed at 8K, 161.59 at 16K, 185.84 at
+    64K, masks + 152.5-152.8 MiB), so one inputs row is counted here. The masks: one per cache that holds layers
+    (llama_kv_cache_dsv4: the SWA, ratio-4, ratio-128 and indexer caches; not the empty non-SWA one nor the
+    compressor states), 2 bytes a cell and token with flash attention (4 without)."""
+    resid = spec.n_embd * T * 4
+    hc = _hc_streams(spec)
+    masks = sum(c.cells * T * (2 if flash_attn else 4) for c in caches if c.layers and not c.name.endswith("state"))
+    peak = 0
+    for layer in attention_layers(spec):
+        a = layer.attention
+        q = a.n_heads * a.head_dim_k * T * 4
+        kq = 0 if flash_attn else cells.get(layer.index, 0) * T * a.n_heads * 4
+        peak = max(peak, masks + (3 + 2 * hc) * resid + 2 * q + kq)
+    return peak
 
 
 def hc_gdn_conv_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
@@ -358,6 +388,21 @@ def hc_gdn_conv_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
         below += max(hc * spec.n_embd, conv_dim) * tokens * f32 + r.conv * n_seqs * f32
         peak = max(peak, below + concat + conv_dim * tokens * f32)
     return peak
+
+
+def convnext_phase(spec: ModelSpec, T: int) -> int:
+    """WavTokenizer's decoder (src/models/wavtokenizer-dec.cpp): each ConvNeXt block's depthwise convolution
+    (ggml_conv_1d_dw) unfolds its input with IM2COL into an F16 tensor of kernel x T x channels, above three f32
+    row blocks of the block's width (the block input, its transposed copy and the residual) and one token-embedding
+    row block. Read off ggml-alloc's placement of llama.cpp@0c1e57098's CPU graph and checked at three ubatches on
+    the wavtokenizer-dec file (width 768, kernel 7, n_embd 512): 5.38 / 10.75 / 21.50 MiB at -ub 256 / 512 / 1024,
+    equal to this formula at every context (no KV cache)."""
+    dw = next((t.shape for t in spec.weights.tensors if t.name.startswith("convnext.") and t.name.endswith(".dw.weight")),
+              None)
+    if dw is None:
+        return 0
+    kernel, width = dw[0], dw[-1]
+    return (3 * width * 4 + kernel * width * 2 + spec.n_embd * 4) * T
 
 
 def msa_phase(spec: ModelSpec, T: int, cells: dict[int, int]) -> int:
