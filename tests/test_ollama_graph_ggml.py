@@ -1,5 +1,5 @@
 """Ground truth for engines/ollama/graph.py: Ollama's gpt-oss worst-case graph (model/models/gptoss/model.go
-v0.12.10-v0.13.2, runner/ollamarunner reserveWorstCaseGraph, kvcache/causal.go masks) built node for node with the
+v0.12.0-v0.13.2, runner/ollamarunner reserveWorstCaseGraph, kvcache/causal.go masks) built node for node with the
 real ggml of the pinned llama-cpp-python binding and sized by ggml_gallocr_reserve, the allocator Ollama's
 Context.Reserve reads back (ggml_backend_sched on one CPU backend allocates through it).
 

@@ -94,9 +94,9 @@ def test_gpt_oss_20b_cpu_only_graph_is_ollamas_own():
     assert ol.human_bytes2(mine["total memory"]) == fx["printed"]["total memory"]
 
 
-@pytest.mark.parametrize("version", ["0.12.9", "0.13.5"])
+@pytest.mark.parametrize("version", ["0.13.5", "0.14.0"])
 def test_gpt_oss_cpu_graph_only_in_the_mirrored_releases(version):
-    """Outside v0.12.10-v0.13.4 (another gpt-oss MLP before, no mask padding after) the llama.cpp stand-in stays."""
+    """After v0.13.4 (no mask padding, the graph not checked) the llama.cpp stand-in stays."""
     fx = _load("gpt-oss-20b-cpu-only-0.13-ctx16000")
     s = fx["settings"]
     est = ol.ENGINE.estimate(resolve("gpt-oss:20b", "MXFP4_MOE"), (),
@@ -171,15 +171,23 @@ def test_gpt_oss_20b_vulkan_graph_on_the_gpu():
     assert abs(got - want) / want <= COMPUTE_TOLERANCE, (got / GiB, want / GiB)
 
 
-@pytest.mark.xfail(strict=True, reason="compute graph CPU: 5.6 MiB predicted (the input rows) vs 45.1 MiB printed "
-                   "with 14 blocks left on the CPU: what the CPU keeps beside the op-offloaded layers (the cache "
-                   "writes of its layers?) is not modelled; total 32.5 GiB vs 32.6 GiB printed")
 def test_gpt_oss_20b_vulkan_graph_on_the_cpu():
+    """CPU "compute graph" 45.1 MiB with 14 blocks left on the CPU: Vulkan's offload_op takes every op of those
+    blocks but the expert biases' add_id (ne[1] = 4 experts < 32), so the CPU holds the gate_up rows copied in for
+    it (512 x 5760 x 4 x 4 B = 45 MiB, written in place) and the selected-expert ids view (64 KiB): 45.06 MiB
+    (5.6 MiB, the input rows alone, before)."""
     fx, est = _gpt_oss_vulkan()
     mine = est.engine_view["ollama_memory"]
-    want = fx["printed"]["compute graph_bytes"]["CPU"]
-    assert abs(mine["compute graph"]["CPU"] - want) / want <= COMPUTE_TOLERANCE, mine["compute graph"]["CPU"] / MiB
-    assert ol.human_bytes2(mine["total memory"]) == fx["printed"]["total memory"]
+    got = mine["compute graph"]["CPU"]
+    assert got == 512 * 5760 * 4 * 4 + 65440
+    assert ol.human_bytes2(got) == fx["printed"]["compute graph"]["CPU"]
+
+
+@pytest.mark.xfail(strict=True, reason="total memory 32.5 GiB vs 32.6 GiB printed: Vulkan0's graph is 16.54 GiB "
+                   "against the printed 16.6 GiB (-0.3%, the llama.cpp stand-in for the no-flash-attention graph)")
+def test_gpt_oss_20b_vulkan_total():
+    fx, est = _gpt_oss_vulkan()
+    assert ol.human_bytes2(est.engine_view["ollama_memory"]["total memory"]) == fx["printed"]["total memory"]
 
 
 def _gemma3_cpu():

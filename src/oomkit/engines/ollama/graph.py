@@ -6,7 +6,7 @@ The Ollama engine does not run llama.cpp's graph: its inputs (token ids, positio
 output rows) are created with ctx.Input(), each in a buffer of its own outside the compute buffer
 (ml/backend/ggml/ggml.go Context.newTensor), and its blocks are Go code with their own intermediate tensors.
 
-gpt-oss (model/models/gptoss/model.go, v0.12.11-v0.13.2), the library GGUF (convert/convert_gptoss.go from the
+gpt-oss (model/models/gptoss/model.go: the same block code v0.12.0-v0.13.2), the library GGUF (convert/convert_gptoss.go from the
 original checkpoint: fused attn_qkv and ffn_gate_up_exps, 13 tensors a block; ollama/ollama#12147 prints
 num_tensors=315 = 24 x 13 + 3), flash attention on, the whole graph on one CPU backend:
 - the masks: kvcache/causal.go buildMask makes each cache's f32 mask an input (outside the buffer) and casts it
@@ -50,3 +50,25 @@ def gptoss_cpu_graph(spec: ModelSpec, n_tokens: int, full_cells: int, swa_cells:
     # the full mask placed above the freed qkv + hidden rows when it is larger than they are
     above = 4 * T * qkv if 2 * _pad(T, MASK_BATCH_PAD) * full_cells > 4 * T * (qkv + E) else 0
     return masks + moe + above
+
+
+def gptoss_vulkan_cpu_split(spec: ModelSpec, n_tokens: int) -> int | None:
+    """The CPU compute buffer of gpt-oss with blocks left on the CPU beside a Vulkan GPU (None for other models).
+
+    ml/backend/ggml New builds the scheduler with op_offload, so the ops of a CPU block whose weights sit in host
+    memory run on the GPU when its offload_op says so; ggml-vulkan's asks for ne[1] >= 32 (or ne[2] for
+    MUL_MAT_ID), and the expert biases' add_id outputs ([2 x n_ff, k, T]: ne[1] = k) fail it. That add_id stays on
+    the CPU as a split of its own: the scheduler copies in the gate_up rows (add_id then writes them in place,
+    ggml_op_can_inplace) and the selected-expert ids, a view of the argsort rows copied with its layout
+    (ggml_dup_tensor_layout: 4 B x (k + n_expert x (T - 1))); the down add_id, the cache writes' k and v and the
+    input rows come and go in smaller splits. ollama/ollama#12913 (v0.12.8-v0.12.9, gpt-oss:20b, 14 of 24 blocks
+    on the CPU): "compute graph" device=CPU "45.1 MiB" = 45 MiB + 64 KiB."""
+    if spec.architecture not in _GPT_OSS:
+        return None
+    layer = next((la for la in spec.layers if la.ffn.is_moe), None)
+    if layer is None:
+        return None
+    ffn, T = layer.ffn, n_tokens
+    n_ff, k = ffn.n_ff_expert or ffn.n_ff, ffn.n_experts_used
+    ids = 4 * (k + ffn.n_experts * (T - 1))
+    return 4 * T * 2 * n_ff * k + _pad(ids, 32)  # the CPU buffer's TENSOR_ALIGNMENT

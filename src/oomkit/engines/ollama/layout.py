@@ -17,7 +17,7 @@ from ..llamacpp.backends import metal_devices
 from ..llamacpp.fit import params_fit
 from ..llamacpp.kv import Cache
 from ..versions import version_str
-from .graph import gptoss_cpu_graph
+from .graph import gptoss_cpu_graph, gptoss_vulkan_cpu_split
 from .kv import CausalCache, causal_cache
 from .launch import Launch, resolve_launch
 from .memory import (
@@ -48,7 +48,7 @@ from .settings import (
 )
 from .weights import GgufView, gguf_view, ollama_gguf, per_layer_weights
 
-V_GPTOSS_GRAPH = (0, 12, 10)  # model/models/gptoss/model.go as graph.py mirrors it (v0.12.9 has another MLP)
+V_GPTOSS_GRAPH = (0, 12, 0)  # model/models/gptoss/model.go's blocks as graph.py mirrors them (v0.11.x: others)
 V_MASK_PAD_LAST = (0, 13, 4)  # the last release whose vendored ggml pads the mask batch to 64
 FIT_TARGET = 1024 * MiB  # llama.cpp --fit default margin per device (common/fit.cpp); Ollama leaves it unless mmproj
 # Architectures Ollama ships with a vision projector it adds to its estimate (projector.weights/graph)
@@ -262,7 +262,7 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
             # larger buffer; VisionGraphSize (fs/ggml) is Ollama's own size for that graph
             graph, partial = max(graph, proj.graph), max(partial, proj.graph)
         lay = layout_era_c(layer_w, layer_c, gpus, partial, graph, launch.gpu_overhead, num_gpu)
-        _add_input_layer(lay, g, launch.num_batch, graph)
+        _add_input_layer(lay, g, launch.num_batch, graph, _cpu_split(spec, launch, lay, gpus, g.block_count))
         out = _era_c_result(lay, gpus, g, measured=True)
         if launch.era == "B":
             # the scheduler still sizes the load with llm/memory.go (server/sched.go PredictServerFit) and logs
@@ -289,7 +289,7 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
 
 def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[OGpu]) -> int | None:
     """The Ollama engine's own graph (graph.py) where it is mirrored: gpt-oss with flash attention, the whole
-    graph on the CPU (no GPU), v0.12.10-v0.13.4 (the model code of v0.12.10-v0.13.2 and the 64-row mask padding);
+    graph on the CPU (no GPU), v0.12.0-v0.13.4 (the block code of v0.12.0-v0.13.2 and the 64-row mask padding);
     None elsewhere (the llama.cpp graph with Ollama's output rows and cells stands in)."""
     if gpus or not launch.flash_attention or not (V_GPTOSS_GRAPH <= launch.version <= V_MASK_PAD_LAST):
         return None
@@ -361,7 +361,17 @@ def _engine_caches(caches: list[Cache], cache: CausalCache) -> list[Cache]:
             for c in caches]
 
 
-def _add_input_layer(lay: EraCLayout, g: GgufView, num_batch: int, graph: int) -> None:
+def _cpu_split(spec: ModelSpec, launch: Launch, lay: EraCLayout, gpus: list[OGpu], n_blocks: int) -> int:
+    """What the CPU computes of the blocks left on it beside a GPU that takes the rest by op_offload (graph.py):
+    gpt-oss's expert-bias add_id beside a Vulkan GPU, v0.12.0-v0.13.4; 0 where not mirrored."""
+    on_gpu = {i for layers in lay.per_gpu for i in layers}
+    if (not gpus or all(i in on_gpu for i in range(n_blocks)) or gpus[0].library != "vulkan"
+            or not (V_GPTOSS_GRAPH <= launch.version <= V_MASK_PAD_LAST)):
+        return 0
+    return gptoss_vulkan_cpu_split(spec, min(launch.num_batch, launch.num_ctx)) or 0
+
+
+def _add_input_layer(lay: EraCLayout, g: GgufView, num_batch: int, graph: int, cpu_split: int = 0) -> None:
     """The Ollama engine's CPU share beside the layers: the input weights and the CPU compute buffer. With every
     layer on a GPU that buffer holds only the get_rows output of the input layer (num_batch x n_embd F32):
     ollama/ollama#13372 (qwen3:32b, OLLAMA_DEBUG) required.InputWeights=437575680 (the Q4_K token_embd) and
@@ -370,12 +380,12 @@ def _add_input_layer(lay: EraCLayout, g: GgufView, num_batch: int, graph: int) -
     on the CPU the GPU still runs them: ml/backend/ggml New creates the scheduler with op_offload
     (ggml_backend_sched_new_ext(..., parallel false, op_offload true, ...)), so every op of a CPU layer whose
     batch is large is offloaded to the GPU and the CPU buffer stays small (ollama/ollama#12913, v0.12.8-v0.12.9,
-    gpt-oss:20b with 10 of 24 blocks on Vulkan0: CPU "45.1 MiB" beside Vulkan0 "16.6 GiB"; the 45.1 MiB are not
-    modelled beyond the input rows). With no GPU at all the CPU computes the whole worst-case graph
+    gpt-oss:20b with 10 of 24 blocks on Vulkan0: CPU "45.1 MiB" beside Vulkan0 "16.6 GiB", the expert-bias add_id
+    that Vulkan's offload_op leaves on the CPU: cpu_split, graph.py). With no GPU at all the CPU computes the whole worst-case graph
     (ollama/ollama#13320, gpt-oss:20b 0/25 layers: "compute graph" device=CPU "139.5 MiB")."""
     emb = sum(g.groups.get(k, 0) for k in _INPUT_GROUPS)
     rows = num_batch * g.embedding * 4
-    cpu_graph = rows if lay.per_gpu else max(graph, rows)  # per_gpu: one entry per GPU, used or not
+    cpu_graph = max(rows, cpu_split) if lay.per_gpu else max(graph, rows)  # per_gpu: one entry per GPU
     if emb:
         lay.weights["CPU"] = lay.weights.get("CPU", 0) + emb
     lay.graphs["CPU"] = lay.graphs.get("CPU", 0) + cpu_graph
