@@ -26,6 +26,7 @@ Which figure of which log is valid ground truth, and why:
 | olmocr-qwen2-vl-7b-vlm-fraction-olmocr159 | no | no | - | - | the multimodal cut of the default fraction (0.836) |
 | llama-3.1-70b-tp8-2nodes-gh200-worker-servekit | yes (0.85 given; node 1's ranks) | yes (2 nodes x 4 GH200, inferred) | yes | yes (3%) | backend init; prefill (piecewise) capture, held out; starts; decode capture a known miss (tests/test_sglang_phases.py) |
 | apertus-8b-tp4-gh200-servekit | yes (0.85 given, one node) | no (GPU inferred; oomkit's Apertus weights not checked) | yes | - | backend init; decode and prefill (piecewise) captures: known misses, held out (tests/test_sglang_phases.py) |
+| qwq-32b-tp4-4xl4-capture-bs80 | yes (0.85 default, 0.4.3.post4) | no | yes | yes (3%; Qwen2.5-32B layout) | backend init (FlashInfer, held out); decode capture at sizes to 80: a known miss, held out (tests/test_sglang_phases.py) |
 | olmo-3-32b-think-b200-mfs08-pr13666 | yes (mfs 0.8 given, page 64) | yes (B200 inferred) | yes | yes (3%; OLMo 2 32B shapes) | CUDA-graph capture 8.60 GiB: a known miss, held out (tests/test_sglang_phases.py); attention backend init (trtllm_mha, held out) |
 """
 
@@ -600,7 +601,39 @@ def case_apertus_8b_tp4() -> list[Row]:
     return rows
 
 
+def qwq_32b() -> ModelSpec:
+    """QwQ-32B: the Qwen2.5-32B layout (hidden 5,120, 64 layers, 40 heads, 8 KV heads, vocabulary 152,064, intermediate
+    27,648); the log's K size checks the KV part of it."""
+    return spec_from_config({
+        "model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "hidden_size": 5120, "num_hidden_layers": 64,
+        "num_attention_heads": 40, "num_key_value_heads": 8, "vocab_size": 152064, "intermediate_size": 27648,
+        "max_position_embeddings": 131072, "torch_dtype": "bfloat16", "tie_word_embeddings": False,
+    }, name="QwQ-32B")
+
+
+def case_qwq_32b_4xl4() -> list[Row]:
+    """4x L4 at TP4 (0.4.3.post4, flashinfer): weights, pool and backend init; its decode capture (13 sizes to 80) is a
+    held-out miss, a strict xfail in tests/test_sglang_phases.py."""
+    name = "qwq-32b-tp4-4xl4-capture-bs80"
+    d = load(name)
+    spec = qwq_32b()
+    s = sg.SGLangSettings(tp_size=4, mem_fraction_static=0.85, chunked_prefill_size=2048, context_length=131072,
+                          attention_backend="flashinfer", engine_version="0.4.3.post4")
+    rows = _kv_rows(name, spec, s, d)
+    rows.append(_weights_row(name, spec, s, d, "bf16, TP4 per rank (Qwen2.5-32B layout)"))
+    after = _gib(d, "weights_avail_after_gb") * GiB
+    pre = _gib(d, "weights_avail_before_gb") * GiB
+    pool = sg.size_pool(spec, s, avail_after_load=after, pre_load_free=pre, gpu_mib=None)
+    rows.append(_tokens_row(name, "tokens (printed avail)", pool.max_total_num_tokens, d["printed"]["kv_cache_tokens"],
+                            PRINTED_AVAIL_TOLERANCE, "rest = 6.09 - 21.63 x (1 - 0.85)"))
+    init = backend_init_bytes("flashinfer", (0, 4, 3, 4), architecture="qwen2", sliding=False, mla=False,
+                              max_running=0, heads_per_rank=10, head_dim=128, context_len=131072)
+    rows.append(_init_row(name, d, init, "flashinfer: Qwen2's 512 MiB workspace + 4 wrappers x 8 MiB"))
+    return rows
+
+
 CASES = {
+    "qwq-32b-tp4-4xl4-capture-bs80": case_qwq_32b_4xl4,
     "apertus-8b-tp4-gh200-servekit": case_apertus_8b_tp4,
     "qwen3-14b-single-48gb": case_qwen3_14b,
     "qwen3-235b-a22b-fp8-tp4-h100-mfs093": case_qwen3_235b,
