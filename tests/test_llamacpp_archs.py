@@ -190,9 +190,7 @@ ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.86 of llama.cpp's at 8K with flash
                                  "q8_0 (133.00 vs 110.55 MiB)",
                        "graniteswitch": "compute 1.14 of llama.cpp's at 32K q8_0 (128.50 vs 112.85 MiB)",
                        "glm5-next": "compute 0.64 of llama.cpp's at 16K x 4 unified (132.50 vs 205.57 MiB), 0.84 at 32K "
-                                    "q8_0 (164.50 vs 195.23 MiB)",
-                       "deepseek4": "compute 0.60 of llama.cpp's at 8K x 2 without flash attention (152.28 vs 254.14 "
-                                    "MiB), 0.65 at 8K: the compressors and hyper-connections"}
+                                    "q8_0 (164.50 vs 195.23 MiB)"}
 
 
 # buffers llama.cpp sizes in code this file's owner does not hold (compute.py output_buffer_bytes): strict xfails with

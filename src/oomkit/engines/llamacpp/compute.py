@@ -349,13 +349,24 @@ def hc_attention_phase(spec: ModelSpec, T: int, caches: list[Cache], cells: dict
     compressor states), 2 bytes a cell and token with flash attention (4 without)."""
     resid = spec.n_embd * T * 4
     hc = _hc_streams(spec)
-    masks = sum(c.cells * T * (2 if flash_attn else 4) for c in caches if c.layers and not c.name.endswith("state"))
+    held = [c for c in caches if c.layers and not c.name.endswith("state")]
+    if flash_attn:
+        masks = sum(c.cells * T * 2 for c in held)
+    else:
+        # f32 masks, the indexer's f16 (fitted: 2 bytes a cell and token fit 8K to 32K, 4 do not)
+        masks = sum(c.cells * T * (2 if c.name == "indexer" else 4) for c in held)
     peak = 0
     for layer in attention_layers(spec):
         a = layer.attention
         q = a.n_heads * a.head_dim_k * T * 4
-        kq = 0 if flash_attn else cells.get(layer.index, 0) * T * a.n_heads * 4
-        peak = max(peak, masks + (3 + 2 * hc) * resid + 2 * q + kq)
+        if flash_attn:
+            peak = max(peak, masks + (3 + 2 * hc) * resid + 2 * q)
+            continue
+        # without flash attention the KQ scores over the window's cells and the layer's compressed rows (n_kv =
+        # SWA cells + the ratio cache's cells), above the masks, 5 + 2 hc row blocks and the query. Fitted: 321.14
+        # / 455.14 / 723.14 MiB at 8K / 16K / 32K (masks + KQ + 137.14 to 137.39 MiB; this formula 136)
+        n_kv = sum(c.cells for c in held if layer.index in c.layers and c.name != "indexer")
+        peak = max(peak, masks + n_kv * T * a.n_heads * 4 + (5 + 2 * hc) * resid + q)
     return peak
 
 
@@ -392,7 +403,7 @@ def hc_gdn_conv_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
 
 def convnext_phase(spec: ModelSpec, T: int) -> int:
     """WavTokenizer's decoder (src/models/wavtokenizer-dec.cpp): each ConvNeXt block's depthwise convolution
-    (ggml_conv_1d_dw) unfolds its input with IM2COL into an F16 tensor of kernel x T x channels, above three f32
+    unfolds its input with IM2COL into an F16 tensor of kernel x T x channels, above three f32
     row blocks of the block's width (the block input, its transposed copy and the residual) and one token-embedding
     row block. Read off ggml-alloc's placement of llama.cpp@0c1e57098's CPU graph and checked at three ubatches on
     the wavtokenizer-dec file (width 768, kernel 7, n_embd 512): 5.38 / 10.75 / 21.50 MiB at -ub 256 / 512 / 1024,
