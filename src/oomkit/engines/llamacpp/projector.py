@@ -21,6 +21,24 @@ leaves it out (said so) for the others:
   (each tensor padded to the GGUF's alignment), the header not counted. Below P = 4096 (images under 896 px,
   which no Gemma 3 mmproj has) the peak moves to the graph's end and these formulas fall short (P = 1024:
   44.9-57.3 MiB measured against 30.3).
+- qwen2vl_merger, qwen2.5vl_merger, qwen3vl_merger (tools/mtmd/models/qwen2vl.cpp, qwen3vl.cpp): the warmup image
+  is set_warmup_n_tokens(46*46) (clip.cpp load_hparams, "avoid OOM on warmup"; --image-max-tokens does not move
+  it), so W = 46 m p pixels (m = clip.vision.spatial_merge_size, default 2) and P = (46 m)^2 patches: 8464 for every
+  Qwen tower. Graph inputs: the F32 image (12 W^2), the M-RoPE positions (4 P int32) and, with window attention
+  (qwen2.5, clip.vision.n_wa_pattern > 0), the two window indexes (P/4 int32 each) and the P x P F32 window mask,
+  cast to F16 once when flash attention is on. Held against mtmd_get_memory_usage (tests/test_llamacpp_projector.py):
+    qwen2vl    on:  in + P max(20E, 4F + 8E)         off: in + 4 P^2 H + 20 P E
+    qwen2.5vl  on:  in + 6 P^2 + 16 P E              off: in + 4 P^2 (H + 1) + 20 P E
+    qwen3vl    on:  in + P max(24E, 4F + 8E)         off: in + 4 P^2 H + 28 P E
+  (the flash-off peak is the attention: the P x P x H F32 scores beside Q, K, V and the residual rows). Exact on
+  the released towers (Qwen2-VL E 1280 F 5120; Qwen2.5-VL E 1280 F 3420, 594.37 / 4871.57 MiB; Qwen3-VL E 1152 F
+  4304 and E 1024 F 4096); where the FFN is wide for its width (qwen2.5's gated FFN with F > ~2.7 E, qwen2vl at E
+  1024 F 4096) ggml-alloc's reuse of freed blocks sets the flash-on peak and these fall short (the tests name each
+  miss).
+- mlp / mlp_norm (LLaVA 1.5/1.6, tools/mtmd/models/llava.cpp): warmup at image_size, P = (image_size / patch)^2
+  patches plus the class token (n = P + 1 positions), T = the projector's output width (mm.2.weight):
+    on:  12 W^2 + max(8 P T + 4 n E, 4 n F + 16 n E)     off: max(on, 12 W^2 + 4 n^2 H + 20 n E)
+  within 2 KiB of the engine (the position and patch index inputs and their alignment are not itemised).
 """
 
 from __future__ import annotations
@@ -46,10 +64,15 @@ class ProjectorMemory:
         return self.weights + (self.compute or 0)
 
 
-def clip_compute_bytes(meta: dict, flash_attn: bool) -> int | None:
+# the Qwen-VL towers' warmup: set_warmup_n_tokens(46*46) in clip.cpp load_hparams (merged tokens per side)
+QWEN_WARMUP_TOKENS_PER_SIDE = 46
+
+
+def clip_compute_bytes(meta: dict, flash_attn: bool, shapes: dict | None = None) -> int | None:
     """The compute buffer clip reserves for its warmup image (see the module's note); None for a projector type
-    whose graph is not modelled."""
-    if _kind(meta) != "gemma3" or not meta.get("clip.has_vision_encoder", True):
+    whose graph is not modelled. shapes: tensor name -> ne (ne0 first), for the projector's output width."""
+    kind = _kind(meta)
+    if not meta.get("clip.has_vision_encoder", True):
         return None
     try:
         image, patch = int(meta["clip.vision.image_size"]), int(meta["clip.vision.patch_size"])
@@ -57,9 +80,38 @@ def clip_compute_bytes(meta: dict, flash_attn: bool) -> int | None:
         h = int(meta["clip.vision.attention.head_count"])
     except (KeyError, TypeError, ValueError):
         return None
-    p = (image // patch) ** 2
-    ffn = 4 * p * (f + 3 * e)
-    return ffn if flash_attn else max(ffn, 4 * p * (p * h + 6 * e))
+    if patch <= 0:
+        return None
+    if kind == "gemma3":
+        p = (image // patch) ** 2
+        ffn = 4 * p * (f + 3 * e)
+        return ffn if flash_attn else max(ffn, 4 * p * (p * h + 6 * e))
+    if kind in ("qwen2vl_merger", "qwen2.5vl_merger", "qwen3vl_merger"):
+        return _qwen_vl(kind, meta, patch, e, f, h, flash_attn)
+    if kind in ("mlp", "mlp_norm"):
+        out = (shapes or {}).get("mm.2.weight")
+        if not out or len(out) < 2:
+            return None
+        p = (image // patch) ** 2
+        n = p + (1 if "v.class_embd" in (shapes or {}) else 0)
+        img = 12 * image * image
+        on = img + max(8 * p * int(out[1]) + 4 * n * e, 4 * n * f + 16 * n * e)
+        return on if flash_attn else max(on, img + 4 * n * n * h + 20 * n * e)
+    return None
+
+
+def _qwen_vl(kind: str, meta: dict, patch: int, e: int, f: int, h: int, flash_attn: bool) -> int:
+    """Qwen2-VL / Qwen2.5-VL / Qwen3-VL towers at their warmup image (the module's note)."""
+    m = int(meta.get("clip.vision.spatial_merge_size", 2) or 2)
+    side = QWEN_WARMUP_TOKENS_PER_SIDE * m  # patches per side
+    w, p = side * patch, side * side
+    window = kind == "qwen2.5vl_merger" and int(meta.get("clip.vision.n_wa_pattern", 0) or 0) > 0
+    inputs = 12 * w * w + 16 * p + (2 * p if window else 0)  # image F32, 4 P positions, 2 x P/4 window indexes
+    if window:
+        return inputs + (6 * p * p + 16 * p * e if flash_attn else 4 * p * p * (h + 1) + 20 * p * e)
+    rows = 28 if kind == "qwen3vl_merger" else 20
+    on = inputs + p * max((rows - 4) * e if kind == "qwen3vl_merger" else 20 * e, 4 * f + 8 * e)
+    return on if flash_attn else inputs + 4 * p * p * h + rows * p * e
 
 
 def _kind(meta: dict) -> str | None:
@@ -93,7 +145,7 @@ def projector_memory(spec, s: LlamaCppSettings) -> ProjectorMemory | None:
         except (OomkitError, OSError, ValueError):
             return ProjectorMemory(os.path.getsize(s.mmproj), None, f"the size of {s.mmproj}")
         meta = dict(header.metadata)
-        compute = clip_compute_bytes(meta, clip_flash_attn(s))
+        compute = clip_compute_bytes(meta, clip_flash_attn(s), {t.name: t.shape for t in header.tensors})
         kind = _kind(meta) or "?"
         if compute is None:
             return ProjectorMemory(header.data_size, None, f"the tensor data of {s.mmproj} ({kind} projector)")

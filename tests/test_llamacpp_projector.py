@@ -1,0 +1,187 @@
+"""The --mmproj projector's compute buffer (engines/llamacpp/projector.py) for the Qwen-VL and LLaVA towers, held
+to llama.cpp's own mtmd_get_memory_usage (PR #21489; the function llama-server adds to its fit target) of the
+binding's libmtmd on this CPU, through the harness of test_llamacpp_fit.py. Each file is a tiny real-shaped mmproj
+as convert_hf_to_gguf.py --mmproj writes it: the real width, heads, FFN and patch size with two layers (the
+compute buffer does not depend on the layer count). The expected figure is the engine's, less the file's tensor
+data (each tensor padded to 32 bytes, the weight buffer clip loads)."""
+
+from pathlib import Path
+
+import pytest
+
+from oomkit.engines.llamacpp.projector import clip_compute_bytes
+from oomkit.model.gguf_header import read_gguf_header
+from tests.test_llamacpp_fit import mtmd_memory_usage
+
+MiB = 1 << 20
+
+
+def _write(path: Path, kind: str, image: int, patch: int, e: int, f: int, h: int, t: int, tensors, keys=None,
+           gelu: bool = True, n_layer: int = 2) -> Path:
+    import gguf
+    import numpy as np
+
+    w = gguf.GGUFWriter(str(path), "clip")
+    w.add_string("clip.projector_type", kind)
+    w.add_bool("clip.has_vision_encoder", True)
+    for k, v in (("image_size", image), ("patch_size", patch), ("embedding_length", e), ("feed_forward_length", f),
+                 ("projection_dim", t), ("attention.head_count", h), ("block_count", n_layer)):
+        w.add_uint32(f"clip.vision.{k}", v)
+    w.add_float32("clip.vision.attention.layer_norm_epsilon", 1e-6)
+    w.add_array("clip.vision.image_mean", [0.5, 0.5, 0.5])
+    w.add_array("clip.vision.image_std", [0.5, 0.5, 0.5])
+    w.add_bool("clip.use_gelu", gelu)
+    for k, v in (keys or {}).items():
+        w.add_array(k, v) if isinstance(v, list) else w.add_uint32(k, v)
+    for name, shape, f32 in tensors:  # numpy order: the reverse of ggml's ne; matrices F16, norms and biases F32
+        w.add_tensor(name, np.zeros(shape, dtype=np.float32 if f32 else np.float16))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+def _blocks(e: int, f: int, n_layer: int, gate: bool = False, ln_bias: bool = True, fused_qkv: bool = False):
+    out = []
+    for i in range(n_layer):
+        b = f"v.blk.{i}"
+        if fused_qkv:
+            out += [(f"{b}.attn_qkv.weight", (3 * e, e), False), (f"{b}.attn_qkv.bias", (3 * e,), True)]
+        for n in ("attn_out",) if fused_qkv else ("attn_q", "attn_k", "attn_v", "attn_out"):
+            out += [(f"{b}.{n}.weight", (e, e), False), (f"{b}.{n}.bias", (e,), True)]
+        for n in ("ln1", "ln2"):
+            out += [(f"{b}.{n}.weight", (e,), True)] + ([(f"{b}.{n}.bias", (e,), True)] if ln_bias else [])
+        for n in ("ffn_up", "ffn_gate") if gate else ("ffn_up",):
+            out += [(f"{b}.{n}.weight", (f, e), False), (f"{b}.{n}.bias", (f,), True)]
+        out += [(f"{b}.ffn_down.weight", (e, f), False), (f"{b}.ffn_down.bias", (e,), True)]
+    return out
+
+
+def write_qwen_vl_mmproj(path: Path, kind: str, e: int = 1280, f: int = 3420, h: int = 16, t: int = 3584,
+                         patch: int = 14, n_layer: int = 2) -> Path:
+    """Qwen2VLVisionModel / Qwen3VLVisionModel as convert_hf_to_gguf.py writes them: the temporal patch conv split in
+    two (v.patch_embd.weight, .weight.1), the merger mm.0 (4E -> 4E) and mm.2 (4E -> T); qwen2.5 with RMS norms and
+    a gated FFN and clip.vision.n_wa_pattern 8 (fullatt_block_indexes 7, 15, 23, 31); qwen3 with a fused QKV, learned
+    position embeddings (48 x 48) and a deepstack merger on its last layer."""
+    v25, v3 = kind == "qwen2.5vl_merger", kind == "qwen3vl_merger"
+    ts = [("v.patch_embd.weight", (e, 3, patch, patch), False), ("v.patch_embd.weight.1", (e, 3, patch, patch), False)]
+    keys = {}
+    if v3:
+        ts += [("v.patch_embd.bias", (e,), True), ("v.position_embd.weight", (2304, e), True)]
+        keys = {"clip.vision.spatial_merge_size": 2,
+                "clip.vision.is_deepstack_layers": [i == n_layer - 1 for i in range(n_layer)]}
+    ts += _blocks(e, f, n_layer, gate=v25, ln_bias=not v25, fused_qkv=v3)
+    if v3:
+        i = n_layer - 1
+        ts += [(f"v.deepstack.{i}.norm.weight", (4 * e,), True), (f"v.deepstack.{i}.norm.bias", (4 * e,), True),
+               (f"v.deepstack.{i}.fc1.weight", (4 * e, 4 * e), False), (f"v.deepstack.{i}.fc1.bias", (4 * e,), True),
+               (f"v.deepstack.{i}.fc2.weight", (t, 4 * e), False), (f"v.deepstack.{i}.fc2.bias", (t,), True)]
+    ts += [("v.post_ln.weight", (e,), True)] + ([] if v25 else [("v.post_ln.bias", (e,), True)])
+    ts += [("mm.0.weight", (4 * e, 4 * e), False), ("mm.0.bias", (4 * e,), True),
+           ("mm.2.weight", (t, 4 * e), False), ("mm.2.bias", (t,), True)]
+    if v25:
+        keys = {"clip.vision.n_wa_pattern": 8}
+    return _write(path, kind, 560, patch, e, f, h, t, ts, keys, gelu=not v25, n_layer=n_layer)
+
+
+def write_llava_mmproj(path: Path, image: int = 336, patch: int = 14, e: int = 1024, f: int = 4096, h: int = 16,
+                       t: int = 4096) -> Path:
+    """LLaVA 1.5's CLIP ViT-L/14-336 as llava_surgery + convert_image_encoder_to_gguf.py write it: class token,
+    learned positions (P + 1), pre-layernorm, no post-layernorm (the last layer is dropped), quick-GELU, and the
+    two-layer MLP projector mm.0 (E -> T), mm.2 (T -> T)."""
+    n = (image // patch) ** 2 + 1
+    ts = [("v.class_embd", (e,), True), ("v.patch_embd.weight", (e, 3, patch, patch), False),
+          ("v.position_embd.weight", (n, e), True), ("v.pre_ln.weight", (e,), True), ("v.pre_ln.bias", (e,), True)]
+    ts += _blocks(e, f, 2)
+    ts += [("mm.0.weight", (t, e), False), ("mm.0.bias", (t,), True),
+           ("mm.2.weight", (t, t), False), ("mm.2.bias", (t,), True)]
+    return _write(path, "mlp", image, patch, e, f, h, 768, ts, gelu=False)
+
+
+def measured_compute(path: Path, flash_attn: int) -> int:
+    """mtmd_get_memory_usage less the weight buffer: the compute buffer clip reserved for its warmup image."""
+    header = read_gguf_header(str(path))
+    weights = header.data_size
+    (usage,) = mtmd_memory_usage(path, flash_attn)
+    return usage - weights
+
+
+def predicted(path: Path, flash_attn: bool) -> int:
+    header = read_gguf_header(str(path))
+    return clip_compute_bytes(dict(header.metadata), flash_attn, {t.name: t.shape for t in header.tensors})
+
+
+# the weight buffer clip allocates can differ from the file's padded tensor data by the last tensor's padding (clip
+# loads in its own order): up to 32 bytes, seen at F = 3420 (an F32 bias of 13,680 bytes is not 32-byte aligned)
+PADDING = 32
+
+QWEN_EXACT = [
+    ("qwen2vl_merger", {"f": 5120}),  # Qwen2-VL 2B/7B/72B: 267.08 MiB on, 4598.27 off
+    ("qwen2vl_merger", {"f": 3420}),
+    ("qwen2vl_merger", {"f": 8000}),
+    ("qwen2vl_merger", {"f": 5120, "h": 8}),
+    ("qwen2vl_merger", {"e": 1536, "f": 6144, "h": 12}),
+    ("qwen2.5vl_merger", {}),  # Qwen2.5-VL 3B/7B/32B/72B: 594.37 MiB on, 4871.57 off
+    ("qwen2.5vl_merger", {"t": 8192}),
+    ("qwen2.5vl_merger", {"h": 8}),
+    ("qwen2.5vl_merger", {"e": 1920}),
+    ("qwen3vl_merger", {"e": 1152, "f": 4304, "t": 4096, "patch": 16}),  # Qwen3-VL 8B/30B-A3B: 248.10 / 4657.81
+    ("qwen3vl_merger", {"e": 1024, "f": 4096, "t": 2560, "patch": 16}),  # Qwen3-VL 2B/4B: 223.30 / 4628.88
+    ("qwen3vl_merger", {"e": 1152, "f": 9000, "t": 4096, "patch": 16}),
+    ("qwen3vl_merger", {"e": 1152, "f": 4304, "h": 8, "t": 4096, "patch": 16}),
+    ("qwen3vl_merger", {"e": 1152, "f": 4304, "t": 5120, "patch": 14}),
+    ("qwen3vl_merger", {"e": 1536, "f": 6144, "h": 12, "t": 4096, "patch": 16}),
+]
+
+
+@pytest.mark.parametrize("kind,shape", QWEN_EXACT)
+def test_qwen_vl_compute_is_mtmd_get_memory_usage(tmp_path, kind, shape):
+    mm = write_qwen_vl_mmproj(tmp_path / "mmproj.gguf", kind, **shape)
+    for fa in (1, 0):
+        assert abs(predicted(mm, bool(fa)) - measured_compute(mm, fa)) <= PADDING, (kind, shape, fa)
+
+
+def test_qwen25_vl_7b_tower_figures(tmp_path):
+    """Qwen2.5-VL-7B's tower (E 1280, F 3420, 16 heads, patch 14) at its 1288 px warmup image: 594.37 MiB with flash
+    attention and 4871.57 MiB without, as measured on this CPU; a public ROCm log prints 705 / 4872 MiB (the
+    off figure agrees; the flash-on figure differs by backend)."""
+    mm = write_qwen_vl_mmproj(tmp_path / "mmproj.gguf", "qwen2.5vl_merger")
+    assert round(predicted(mm, True) / MiB, 2) == 594.37
+    assert round(predicted(mm, False) / MiB, 2) == 4871.57
+
+
+@pytest.mark.parametrize("kind,shape,why", [
+    ("qwen2vl_merger", {"e": 1024, "f": 4096}, "measured 267.08 MiB, predicted 217.49 (-18.6%)"),
+    ("qwen2.5vl_merger", {"e": 640}, "measured 622.13 MiB, predicted 511.71 (-17.8%)"),
+    ("qwen2.5vl_merger", {"f": 6840}, "measured 1036.06 MiB, predicted 594.37 (-42.6%)"),
+])
+def test_qwen_vl_flash_on_with_a_wide_ffn(tmp_path, kind, shape, why):
+    """Where the FFN is wide for the tower's width, ggml-alloc's reuse of freed blocks sets the flash-on peak and
+    the row count above falls short (no released Qwen tower has these shapes); flash off stays exact."""
+    mm = write_qwen_vl_mmproj(tmp_path / "mmproj.gguf", kind, **shape)
+    assert abs(predicted(mm, False) - measured_compute(mm, 0)) <= PADDING
+    if abs(predicted(mm, True) - measured_compute(mm, 1)) > PADDING:
+        pytest.xfail(why)
+    raise AssertionError(f"now exact: {why}")
+
+
+# the LLaVA graph's small inputs (577 position ids, 576 patch ids, int32) and their alignment are not itemised:
+# the residual measured here is -544 to +2016 bytes
+LLAVA_SLACK = 2048
+
+
+@pytest.mark.parametrize("shape", [
+    {},  # LLaVA 1.5 7B (CLIP ViT-L/14-336, Vicuna 4096): 21.55 MiB on, 32.88 off
+    {"t": 5120},  # LLaVA 1.5 13B
+    {"image": 224},
+    {"e": 768, "f": 3072, "h": 12},
+    {"f": 8192},
+    {"f": 16384},
+    {"h": 8},
+    {"e": 1280, "f": 5120, "t": 2048},
+])
+def test_llava_compute_is_mtmd_get_memory_usage(tmp_path, shape):
+    mm = write_llava_mmproj(tmp_path / "mmproj.gguf", **shape)
+    for fa in (1, 0):
+        assert abs(predicted(mm, bool(fa)) - measured_compute(mm, fa)) <= LLAVA_SLACK, (shape, fa)
