@@ -131,6 +131,32 @@ def test_gpt_oss_sliding_and_full_groups():
     assert est.kv_bytes_per_token_marginal == 12 * 4 * 128 * 2 * 2
 
 
+def test_gemma4_sliding_and_global_groups():
+    # nvidia/Gemma-4-26B-A4B-NVFP4, fp8 KV cache: 25 sliding layers of 8 KV heads x 256 (window 1024) and 5 full
+    # layers of 2 KV heads x 512 (K = V in the weights, both cached: models/gemma4.py builds Attention with
+    # num_kv_heads and head_dim per layer type). Sliding page 16 x 8 x (256 + 256) x 1 B = 65,536; the full layers'
+    # 16-token page is half that, so their block doubles to 32 tokens; 6 groups of 5 layers. One 256,000-token
+    # request: 5 x (cdiv(1023 + 16384, 16) + 1) + cdiv(256000, 32) = 13,445 blocks. The 0.20.2 log (99sono
+    # DockerBuildFiles, RTX 5090) prints 4.58 GiB, "GPU KV cache size: 286,007 tokens" and 1.12x: 15,021 blocks of
+    # 327,680 B (4.584 GiB), int(15021 / 13445 x 256000) = 286,007.
+    spec = catalog_spec("nvidia/Gemma-4-26B-A4B-NVFP4")
+    est = run(spec, kv_cache_memory_bytes=15021 * 327680, max_model_len=256000, max_num_batched_tokens=16384,
+              max_num_seqs=2, kv_cache_dtype="fp8_e4m3", engine_version="0.20.2")
+    v = est.engine_view
+    assert [(g["kind"], g["layers"], g["block_size"]) for g in v["kv_cache_groups"]] == \
+        [("sliding", 5, 16)] * 5 + [("full", 5, 32)]
+    assert v["kv_block_bytes"] == 5 * 16 * 8 * 512
+    assert v["kv_cache_tokens"] == 286007 and v["max_concurrency"] == 1.12
+    # 0.19 printed num_blocks // groups x block size instead
+    old = run(spec, kv_cache_memory_bytes=15021 * 327680, max_model_len=256000, max_num_batched_tokens=16384,
+              max_num_seqs=2, kv_cache_dtype="fp8_e4m3", engine_version="0.19.1").engine_view
+    assert old["kv_cache_tokens"] == 15021 // 6 * 16
+    # the vision tower the checkpoint keeps in bf16: 569,550,384 encoder parameters (rnagabh/gemma4-vision-encoder
+    # "_verified_total_params") and the 1152 x 2816 projection (Ollama's mm.input_projection.weight)
+    assert spec.towers[0].encoder_params == 569550384
+    assert spec.towers[0].params - spec.towers[0].encoder_params == 1152 * 2816
+
+
 def test_gpt_oss_before_the_hybrid_allocator_every_layer_is_full():
     spec = config_spec(lookup("gpt-oss-20b").config)
     v = run(spec, kv_cache_memory_bytes=10 * GiB, max_model_len=8192, engine_version="0.8.5").engine_view
