@@ -188,7 +188,6 @@ ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.86 of llama.cpp's at 8K with flash
                                 "copy (result_norm); oomkit keeps the 6 rows of the shared-expert MoE output phase",
                        "laguna": "compute 1.23 of llama.cpp's at 16K x 4 unified (128.50 vs 104.52 MiB), 1.20 at 32K "
                                  "q8_0 (133.00 vs 110.55 MiB)",
-                       "graniteswitch": "compute 1.14 of llama.cpp's at 32K q8_0 (128.50 vs 112.85 MiB)",
                        "glm5-next": "compute 0.64 of llama.cpp's at 16K x 4 unified (132.50 vs 205.57 MiB), 0.84 at 32K "
                                     "q8_0 (164.50 vs 195.23 MiB)"}
 

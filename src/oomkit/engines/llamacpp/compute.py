@@ -480,8 +480,13 @@ SWIGLU_OP_BUILD = 5750
 # the normed token embeddings beside the target's features, freed once the attention has read them, so below the
 # FFN only the FFN input and its norm stay (plus the masks and one more row block while a later layer attends).
 # Read off ggml-alloc's placement of llama.cpp@0c1e57098's CPU graphs (eagle3 1 layer: 100.00 MiB at 8K = 2 rows +
-# 3 x n_ff; dflash 2 layers: 104.01 = masks + 3 rows + 3 x n_ff in the first layer, its last layer 2 rows)
-DRAFT_FFN_ROWS = {"eagle3": (3, 2), "dflash": (3, 2)}
+# 3 x n_ff; dflash 2 layers: 104.01 = masks + 3 rows + 3 x n_ff in the first layer, its last layer 2 rows).
+# Granite Switch (src/models/granite-switch.cpp) adds each projection's per-token adapter delta (MUL_MAT_ID on the
+# lora_b stacks) to it, so its FFN runs gate + delta, SiLU in place, up + delta, product in place: still three
+# n_ff-wide tensors at the up delta, above the masks and three rows (the scaled input, the FFN input and its norm).
+# Read off the same dumps: 97.02 / 105.02 MiB at 8K / 16K x 4 (masks + 3 rows + 3 x n_ff exactly), 112.85 at 32K
+# q8_0 where the quantized cache's rotation leaves two rows; its last layer's FFN sits four rows up
+DRAFT_FFN_ROWS = {"eagle3": (3, 2), "dflash": (3, 2), "graniteswitch": (3, 4)}
 
 
 def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, build: int) -> tuple[int, int]:
