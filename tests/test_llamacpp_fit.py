@@ -952,3 +952,19 @@ def test_mmproj_on_the_cpu(tmp_path):
     on_cpu = oomkit.estimate(LLAMA8, "llama.cpp", mmproj=str(mm), mmproj_offload=False, **kw)
     assert on_gpu.devices[0].total_bytes - on_cpu.devices[0].total_bytes == usage
     assert on_cpu.host.total_bytes - on_gpu.host.total_bytes == usage
+
+
+def test_a_build_past_the_dated_ones_is_told_which_newest_rules_it_gets():
+    """The joint draft fit (common_fit_extra_model; a fork rebasing onto b10636 finds it in master) and the fit over
+    the parallel streams (PR #27496, merged 2026-08-21, about b10527) sit at b9999, the newest source: a build
+    between b10000 and those gets them, and the warning names each rule it may predate."""
+    from oomkit.engines.llamacpp.fit import FIT_ERAS
+    from oomkit.engines.llamacpp.settings import version_warning
+
+    assert FIT_ERAS.reached(10100, "draft_joint") and FIT_ERAS.reached(10100, "fit_streams")
+    w = version_warning("b10100")
+    assert "common_fit_extra_model" in w and "PR #27496" in w and "may predate" in w
+    w = version_warning("b10600")
+    assert "common_fit_extra_model" in w and "PR #27496" not in w
+    assert version_warning("b10700").endswith("its newest rules apply")
+    assert version_warning("b9999") is None

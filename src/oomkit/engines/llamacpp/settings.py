@@ -159,10 +159,23 @@ def build_number(version: str | None) -> int:
     return int(m.group(1))
 
 
+# Rules of the newest source that are placed at NEWEST because they came after the builds oomkit dates by number
+# (fit.FIT_ERAS "fit_streams", "draft_joint"): the build each is first known in, and what it does. A build between
+# NEWEST and that one gets the rule though it may predate it, so the warning names them.
+NEWEST_PLACED = (
+    (10527, "the fit counts every parallel stream's context (PR #27496, merged 2026-08-21, about b10527)"),
+    (10636, "a draft model is fitted together with the main model at the same context (common_fit_extra_model, "
+            "present by b10636)"),
+)
+
+
 def version_warning(version: str | None) -> str | None:
-    """A build newer than the newest whose rules are modelled runs under the newest rules, and says so."""
+    """A build newer than the newest whose rules are modelled runs under the newest rules, and says which of them
+    it may predate."""
     n = build_number(version)
     if n > int(NEWEST[1:]):
+        early = [what for first, what in NEWEST_PLACED if n < first]
+        tail = (f"; assumed though b{n} may predate them: " + "; ".join(early)) if early else ""
         return (f"llama.cpp build b{n} is newer than the newest build oomkit models (up to {NEWEST}): its newest "
-                "rules apply")
+                f"rules apply{tail}")
     return None
