@@ -38,23 +38,13 @@ def qwen35moe_397b(n_layers: int | None = None) -> synth.SynthModel:
     nl = _layers(n_layers, 60)
     md = _Meta(arch).base(ctx=262144, n_embd=n_embd, n_layers=nl, n_ff=0, n_head=n_head, n_head_kv=n_kv,
                           rms_eps=1e-6, rope_base=10000000.0, n_vocab=n_vocab)
-    md.u32("attention.key_length", hd).u32("attention.value_length", hd)
-    md.u32("rope.dimension_count", hd // 4).i32s("rope.dimension_sections", [11, 11, 10, 0])
-    md.u32("ssm.conv_kernel", d_conv).u32("ssm.state_size", k_dim).u32("ssm.group_count", k_heads)
-    md.u32("ssm.time_step_rank", v_heads).u32("ssm.inner_size", v_heads * v_dim)
-    md.u32("full_attention_interval", interval)
+    synth._qwen35_meta(md, hd, d_conv, k_heads, v_heads, k_dim, v_dim, interval)
     md.u32("expert_count", n_exp).u32("expert_used_count", n_used).u32("expert_feed_forward_length", n_ff_exp)
     md.u32("expert_shared_feed_forward_length", n_ff_sh)
-    key_dim, value_dim = k_dim * k_heads, v_dim * v_heads
-    conv_dim = 2 * key_dim + value_dim
     ts = _embeddings(n_embd, n_vocab, tied=False)
     for i in range(nl):
         if (i + 1) % interval != 0:
-            ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "attn_qkv.weight", n_embd, conv_dim),
-                   _blk(i, "attn_gate.weight", n_embd, value_dim), _blk(i, "ssm_conv1d.weight", d_conv, conv_dim),
-                   _blk(i, "ssm_dt.bias", v_heads), _blk(i, "ssm_a", v_heads),
-                   _blk(i, "ssm_beta.weight", n_embd, v_heads), _blk(i, "ssm_alpha.weight", n_embd, v_heads),
-                   _blk(i, "ssm_norm.weight", v_dim), _blk(i, "ssm_out.weight", value_dim, n_embd)]
+            ts += synth._gdn_layer(i, n_embd, d_conv, k_heads, v_heads, k_dim, v_dim)
         else:
             ts += synth._attn_gqa(i, n_embd, 2 * n_head * hd, n_kv * hd, qk_norm_dim=hd, out_in=n_head * hd)
         ts += [_blk(i, "post_attention_norm.weight", n_embd)] + synth._ffn_moe(i, n_embd, n_ff_exp, n_exp)

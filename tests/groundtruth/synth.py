@@ -600,6 +600,30 @@ def mamba2_2_7b(n_layers: int | None = None) -> SynthModel:
                                 n_layer_real=64))
 
 
+def _qwen35_meta(md: _Meta, hd: int, d_conv: int, k_heads: int, v_heads: int, k_dim: int, v_dim: int,
+                 interval: int) -> _Meta:
+    """A Qwen3.5 hybrid's attention and gated-delta-net keys as llama.cpp's src/models/qwen35.cpp (and
+    qwen35moe.cpp) read them: ssm.state_size = key head dim, ssm.group_count = key heads, ssm.time_step_rank =
+    value heads, ssm.inner_size = value heads x value dim; rope on a quarter of the head, M-RoPE sections."""
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd)
+    md.u32("rope.dimension_count", hd // 4).i32s("rope.dimension_sections", [11, 11, 10, 0])
+    md.u32("ssm.conv_kernel", d_conv).u32("ssm.state_size", k_dim).u32("ssm.group_count", k_heads)
+    md.u32("ssm.time_step_rank", v_heads).u32("ssm.inner_size", v_heads * v_dim)
+    return md.u32("full_attention_interval", interval)
+
+
+def _gdn_layer(i: int, n_embd: int, d_conv: int, k_heads: int, v_heads: int, k_dim: int, v_dim: int) -> list[Tensor]:
+    """A gated delta-net layer's tensors (qwen35, qwen35moe): the fused q/k/v projection the conv runs over, the
+    output gate, conv, dt / A / beta / alpha, the per-head norm and the output projection."""
+    value_dim = v_dim * v_heads
+    conv_dim = 2 * k_dim * k_heads + value_dim
+    return [_blk(i, "attn_norm.weight", n_embd), _blk(i, "attn_qkv.weight", n_embd, conv_dim),
+            _blk(i, "attn_gate.weight", n_embd, value_dim), _blk(i, "ssm_conv1d.weight", d_conv, conv_dim),
+            _blk(i, "ssm_dt.bias", v_heads), _blk(i, "ssm_a", v_heads), _blk(i, "ssm_beta.weight", n_embd, v_heads),
+            _blk(i, "ssm_alpha.weight", n_embd, v_heads), _blk(i, "ssm_norm.weight", v_dim),
+            _blk(i, "ssm_out.weight", value_dim, n_embd)]
+
+
 def qwen35_27b(n_layers: int | None = None) -> SynthModel:
     """Qwen3.5-27B (hybrid: gated delta net + full attention): Qwen/Qwen3.5-27B text_config
     (model_configs.jsonl, source ai-dynamo/aiconfigurator Qwen--Qwen3.5-27B_config.json): hidden 5120,
@@ -615,29 +639,13 @@ def qwen35_27b(n_layers: int | None = None) -> SynthModel:
     nl = _layers(n_layers, 64)
     md = _Meta(arch).base(ctx=262144, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
                           rms_eps=1e-6, rope_base=10000000.0, n_vocab=n_vocab)
-    md.u32("attention.key_length", hd).u32("attention.value_length", hd)
-    md.u32("rope.dimension_count", hd // 4).i32s("rope.dimension_sections", [11, 11, 10, 0])
-    md.u32("ssm.conv_kernel", d_conv).u32("ssm.state_size", k_dim).u32("ssm.group_count", k_heads)
-    md.u32("ssm.time_step_rank", v_heads).u32("ssm.inner_size", v_heads * v_dim)
-    md.u32("full_attention_interval", interval)
-    key_dim, value_dim = k_dim * k_heads, v_dim * v_heads
-    conv_dim = 2 * key_dim + value_dim
+    _qwen35_meta(md, hd, d_conv, k_heads, v_heads, k_dim, v_dim, interval)
+    value_dim = v_dim * v_heads
     ts = _embeddings(n_embd, n_vocab, tied=False)
     is_recr = [(il + 1) % interval != 0 for il in range(nl)]
     for i in range(nl):
         if is_recr[i]:
-            ts += [
-                _blk(i, "attn_norm.weight", n_embd),
-                _blk(i, "attn_qkv.weight", n_embd, conv_dim),
-                _blk(i, "attn_gate.weight", n_embd, value_dim),
-                _blk(i, "ssm_conv1d.weight", d_conv, conv_dim),
-                _blk(i, "ssm_dt.bias", v_heads),
-                _blk(i, "ssm_a", v_heads),
-                _blk(i, "ssm_beta.weight", n_embd, v_heads),
-                _blk(i, "ssm_alpha.weight", n_embd, v_heads),
-                _blk(i, "ssm_norm.weight", v_dim),
-                _blk(i, "ssm_out.weight", value_dim, n_embd),
-            ]
+            ts += _gdn_layer(i, n_embd, d_conv, k_heads, v_heads, k_dim, v_dim)
         else:
             ts += _attn_gqa(i, n_embd, 2 * n_head * hd, n_kv * hd, qk_norm_dim=hd, out_in=n_head * hd)
         ts += [_blk(i, "post_attention_norm.weight", n_embd)]
