@@ -186,8 +186,6 @@ ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.86 of llama.cpp's at 8K with flash
                                 "is the logits plus 6 / 5 / 3 hidden-state rows at 8K / 32K q8_0 / 16K x 4, following "
                                 "where ggml-alloc leaves the final norm (h_nextn, kept for the MTP head) and its out_ids "
                                 "copy (result_norm); oomkit keeps the 6 rows of the shared-expert MoE output phase",
-                       "laguna": "compute 1.23 of llama.cpp's at 16K x 4 unified (128.50 vs 104.52 MiB), 1.20 at 32K "
-                                 "q8_0 (133.00 vs 110.55 MiB)",
                        "glm5-next": "compute 0.64 of llama.cpp's at 16K x 4 unified (132.50 vs 205.57 MiB), 0.84 at 32K "
                                     "q8_0 (164.50 vs 195.23 MiB)"}
 

@@ -487,6 +487,10 @@ SWIGLU_OP_BUILD = 5750
 # Read off the same dumps: 97.02 / 105.02 MiB at 8K / 16K x 4 (masks + 3 rows + 3 x n_ff exactly), 112.85 at 32K
 # q8_0 where the quantized cache's rotation leaves two rows; its last layer's FFN sits four rows up
 DRAFT_FFN_ROWS = {"eagle3": (3, 2), "dflash": (3, 2), "graniteswitch": (3, 4)}
+# Read off ggml-alloc's placement of laguna's dense first layer (src/models/laguna.cpp; 32K, q8_0 cache): ffn_gate and
+# ffn_up above the masks and the FFN input rows, ffn_swiglu in the freed FFN-norm block below them. Measured 110.55 /
+# 104.52 MiB at 32K q8_0 / 16K x 4 unified (gate and up: 111.50 / 107.00 here; three wide tensors: 133.00 / 128.50)
+SWIGLU_IN_HOLE = frozenset({"laguna"})
 
 
 def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, build: int) -> tuple[int, int]:
@@ -561,7 +565,10 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
                 below = base + (resid if parallel else 0)
             work = max(work, below + (wide_alive * fused + plain) * T * f32)
         elif f.n_ff:
-            work = max(work, base + wide_alive * f.n_ff * T * f32)
+            # Laguna's leading dense layer: the SwiGLU product takes the block its FFN norm frees (with the attention
+            # temporaries freed beside it), so only gate and up sit above the rest (SWIGLU_IN_HOLE)
+            alive = 2 if spec.architecture in SWIGLU_IN_HOLE else wide_alive
+            work = max(work, base + alive * f.n_ff * T * f32)
     out = 0
     trunk = spec.trunk_layers
     last = trunk[-1] if trunk else None
