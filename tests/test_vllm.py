@@ -147,6 +147,8 @@ def test_gemma4_sliding_and_global_groups():
         [("sliding", 5, 16)] * 5 + [("full", 5, 32)]
     assert v["kv_block_bytes"] == 5 * 16 * 8 * 512
     assert v["kv_cache_tokens"] == 286007 and v["max_concurrency"] == 1.12
+    # the budget over the per-token charge gives the printed count (to the block)
+    assert abs(15021 * 327680 / est.kv_bytes_per_token - 286007) < 16
     # 0.19 printed num_blocks // groups x block size instead
     old = run(spec, kv_cache_memory_bytes=15021 * 327680, max_model_len=256000, max_num_batched_tokens=16384,
               max_num_seqs=2, kv_cache_dtype="fp8_e4m3", engine_version="0.19.1").engine_view

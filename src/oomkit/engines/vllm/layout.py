@@ -468,18 +468,19 @@ def _charge_per_token(plan: KvPlan, r: Resolved, max_len: int) -> float:
     """Bytes of this rank's KV budget one token of the engine's printed capacity ("GPU KV cache size") takes.
 
     V0 (worker/cache_engine.py get_cache_block_size): every layer, block_size x per-token bytes per block.
-    V1 up to 0.20 (v1/core/kv_cache_utils.py _report_kv_cache_config): tokens = num_blocks // n_groups x
+    V1 up to 0.20.1 (v1/core/kv_cache_utils.py _report_kv_cache_config): tokens = num_blocks // n_groups x
     block_size, num_blocks = available // (page x layers per group) (get_num_blocks), so a token costs
     page x layers per group x groups / block_size: on a hybrid model every group pays, sliding ones included
     (gemma-3-27b: 7 groups of 10 layers, i.e. 70 layers' worth for 62 layers, 10 of them full attention).
-    0.21+: tokens = int(max_concurrency x max_model_len) with max_concurrency = num_blocks / the blocks one
+    0.20.2+ (settings.ERAS tokens_from_concurrency): tokens = int(max_concurrency x max_model_len) with
+    max_concurrency = num_blocks / the blocks one
     max_model_len request draws (get_max_concurrency_for_kv_cache_config), so the charge depends on
     max_model_len (sliding groups stop growing past window + max_num_batched_tokens)."""
     if not plan.layers:
         return 0.0
     if not r.v1:
         return float(sum(sp.bytes_per_token for sp in plan.layers.values()))
-    if r.at_least("cudagraph_budget"):
+    if r.at_least("tokens_from_concurrency"):
         bpr = plan.blocks_per_request(max_len, r.max_num_batched_tokens)
         return plan.bytes_per_block * bpr / max_len if max_len else 0.0
     return plan.bytes_per_block * plan.n_groups / plan.block_size
