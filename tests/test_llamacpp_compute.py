@@ -350,3 +350,32 @@ def test_recurrent_layers_with_few_logits_rows(arch):
                             flash_attn="on" if s["fa"] else "off", mmap=False, repack=False, fit=False)
         got = e.engine_view["compute_buffer_bytes"]["CPU"] / (1 << 20)
         assert 0.9 <= got / r <= 1.1, (s, got, r)
+
+
+# The newer layouts' own phases (compute.py dsa_score_phase, hc_gdn_conv_phase, hc_attention_phase) away from the
+# -ub 512 grid of tests/test_llamacpp_archs.py: llama.cpp prints (MiB) for dots3note 162.08 at 21760 cells (the
+# indexer's scores still in the block freed below Qcur), 205.58 at 22016 (above it), 375.58 at 64K, 631.58 at 128K,
+# 123.70 at 32K -ub 256; qwen4exp 344.24 at 256K, 76.20 at 64K -ub 256, 1154.14 at 32K without flash attention;
+# deepseek4 723.14 at 32K without flash attention, 160.33 at 8K -ub 256 without it, 185.84 at 64K. oomkit 0.95-1.01
+# on every row (before these phases: dots3note 0.58-0.96, qwen4exp 1.02-1.57, deepseek4 0.33-1.01).
+NEW_LAYOUT_ROWS = [
+    ("dots3note", dict(n_ctx=21760)), ("dots3note", dict(n_ctx=22016)), ("dots3note", dict(n_ctx=65536)),
+    ("dots3note", dict(n_ctx=131072)), ("dots3note", dict(n_ctx=32768, n_ubatch=256)),
+    ("qwen4exp", dict(n_ctx=262144)), ("qwen4exp", dict(n_ctx=65536, n_ubatch=256)),
+    ("qwen4exp", dict(n_ctx=32768, flash_attn="off")),
+    ("deepseek4", dict(n_ctx=32768, flash_attn="off")), ("deepseek4", dict(n_ctx=8192, n_ubatch=256, flash_attn="off")),
+    ("deepseek4", dict(n_ctx=65536)),
+]
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("arch", ["dots3note", "qwen4exp", "deepseek4"])
+def test_indexer_and_hyper_connection_layouts_within_ten_percent(arch):
+    path = synth.synth_path(ggufs.ADDED_BUILDERS[arch](), ggufs.ADDED_QUANT.get(arch, "q4_0"))
+    spec = read_gguf_spec(path)
+    grid = [dict(BASE, **over) for a, over in NEW_LAYOUT_ROWS if a == arch]
+    for s, m in zip(grid, g.llamacpp_run.measure_many(path, grid), strict=True):
+        assert m["ok"], f"{arch} {s}: {m['error']}"
+        e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
+        ratio = o["compute_mib"] / e["compute_mib"]
+        assert 0.9 <= ratio <= 1.1, f"{arch} {s}: compute oomkit {o['compute_mib']:.2f} llama.cpp {e['compute_mib']:.2f}"
