@@ -15,6 +15,8 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -97,14 +99,22 @@ def shots(tmp_path_factory) -> Path:
     return path
 
 
-def _open(browser, width: int):
+@contextmanager
+def _page(browser, width: int, url: str | None = None) -> Iterator:
+    """A fresh page `width` px wide, opened on `url` when given; it must end with no console or page error."""
     ctx = browser.new_context(viewport={"width": width, "height": 900 if width > 600 else 844},
                               device_scale_factor=1)
     page = ctx.new_page()
     problems: list[str] = []
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    return ctx, page, problems
+    try:
+        if url is not None:
+            page.goto(url, wait_until="load")
+        yield page
+        assert not problems, problems
+    finally:
+        ctx.close()
 
 
 @pytest.mark.parametrize("width", [1280, 390])
@@ -114,8 +124,7 @@ def test_page_loads_cleanly(server, browser, shots, name, width):
     if url is None:
         first = httpx.get(f"{server}/api/errors", timeout=30).json()[0]["id"]
         url = f"/errors/{first}"
-    ctx, page, problems = _open(browser, width)
-    try:
+    with _page(browser, width) as page:
         resp = page.goto(server + url, wait_until="load", timeout=60000)
         assert resp is not None and resp.status == 200, (resp and resp.status)
         assert page.locator("h1").count() == 1
@@ -124,15 +133,10 @@ def test_page_loads_cleanly(server, browser, shots, name, width):
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 1, f"{name} at {width}px is {overflow}px wider than the window"
         page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=True)
-        assert not problems, problems
-    finally:
-        ctx.close()
 
 
 def test_calculator_shows_the_api_numbers(server, browser):
-    ctx, page, problems = _open(browser, 1280)
-    try:
-        page.goto(server + "/", wait_until="load")
+    with _page(browser, 1280, server + "/") as page:
         page.fill("#f-model", "qwen3:14b")
         page.select_option("#f-engine", "llama.cpp")
         page.fill("#f-ctx", "32768")
@@ -156,17 +160,12 @@ def test_calculator_shows_the_api_numbers(server, browser):
                                                                                     dev["weights_bytes"]]
         assert page.locator("#verdict").inner_text().startswith("Fits" if api["fits"] else "Does not fit")
         assert "llama-server" in page.locator("#engine-cmd").inner_text()
-        assert not problems, problems
-    finally:
-        ctx.close()
 
 
 def test_the_calculator_without_a_gpu(server, browser):
     """No GPU and a 16 GiB host, ticked and typed by hand: llama.cpp's fit picks the context, the page shows the
     API's numbers and weighs them against the host's memory."""
-    ctx, page, problems = _open(browser, 1280)
-    try:
-        page.goto(server + "/", wait_until="load")
+    with _page(browser, 1280, server + "/") as page:
         page.fill("#f-model", "llama3.1:8b")
         page.fill("#f-flags", "-np 1")
         page.check("input[name=cpu_only]")
@@ -182,24 +181,17 @@ def test_the_calculator_without_a_gpu(server, browser):
         assert verdict.inner_text().startswith("Does not fit in the host")
         short = int(verdict.locator("[data-bytes]").nth(1).get_attribute("data-bytes"))
         assert short == api["total_bytes"] - (16 << 30)
-        assert page.is_checked("input[name=cpu_only]") and not problems, problems
-    finally:
-        ctx.close()
+        assert page.is_checked("input[name=cpu_only]")
 
 
 def test_the_model_field_suggests_catalog_names(server, browser):
     """Typing part of a name offers the catalog's names, HF ids, aliases and Ollama tags (from /api/models)."""
-    ctx, page, problems = _open(browser, 1280)
-    try:
-        page.goto(server + "/", wait_until="load")
+    with _page(browser, 1280, server + "/") as page:
         page.fill("#f-model", "llama3.1")
         page.wait_for_function("Array.from(document.querySelectorAll('#models option'))"
                                ".some(o => o.value === 'llama3.1:8b')", timeout=10000)
         values = page.eval_on_selector_all("#models option", "os => os.map(o => o.value)")
         assert "meta-llama/Llama-3.1-8B-Instruct" in values and len(values) < 200
-        assert not problems, problems
-    finally:
-        ctx.close()
 
 
 def test_an_uploaded_config(server, browser, tmp_path):
@@ -210,23 +202,16 @@ def test_an_uploaded_config(server, browser, tmp_path):
     path.write_text(json.dumps(config))
     api = httpx.post(f"{server}/api/estimate", json={"config": config, "ctx": "16384", "vram": "24GiB"},
                      timeout=60).json()
-    ctx, page, problems = _open(browser, 390)
-    try:
-        page.goto(server + "/?ctx=16384&vram=24GiB", wait_until="load")
+    with _page(browser, 390, server + "/?ctx=16384&vram=24GiB") as page:
         with page.expect_navigation():
             page.set_input_files("#f-config", str(path))
         assert int(page.get_attribute("#stat-total [data-bytes]", "data-bytes")) == api["total_bytes"]
-        assert not problems, problems
-    finally:
-        ctx.close()
 
 
 def test_a_real_error_pasted_into_diagnose(server, browser, shots):
     rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
     row = next(r for r in rows if r["id"] == "vllm-10517-v0-kv-29k")
-    ctx, page, problems = _open(browser, 390)
-    try:
-        page.goto(server + "/diagnose", wait_until="load")
+    with _page(browser, 390, server + "/diagnose") as page:
         page.fill("#f-text", row["text"])
         with page.expect_navigation():
             page.click("form.card button[type=submit]")
@@ -234,50 +219,27 @@ def test_a_real_error_pasted_into_diagnose(server, browser, shots):
         assert "vllm" in page.locator("dl.kv").first.inner_text().lower()
         assert page.locator("#fixes li").count() >= 1
         page.screenshot(path=str(shots / "diagnose-result-390.png"), full_page=True)
-        assert not problems, problems
-    finally:
-        ctx.close()
 
 
 def test_a_shared_url_reproduces_the_page(server, browser):
     url = server + "/?command=llama-server+-m+gemma-3-27b-it%3AQ4_K_M+-c+65536+-np+2+-fa+on&vram=24GiB%2C24GiB"
-    ctx, page, problems = _open(browser, 1280)
-    try:
-        page.goto(url, wait_until="load")
+    with _page(browser, 1280, url) as page:
         first = page.get_attribute("#stat-total [data-bytes]", "data-bytes")
         assert page.input_value("#f-model") == "gemma-3-27b-it:Q4_K_M"  # the pasted command filled the form
         assert page.input_value("#f-ctx") == "65536"
-        other, page2, problems2 = _open(browser, 390)
-        try:
-            page2.goto(url, wait_until="load")
+        with _page(browser, 390, url) as page2:
             assert page2.get_attribute("#stat-total [data-bytes]", "data-bytes") == first
-            assert not problems2, problems2
-        finally:
-            other.close()
-        assert not problems, problems
-    finally:
-        ctx.close()
 
 
 def test_the_error_index_filters_as_you_type(server, browser):
-    ctx, page, problems = _open(browser, 1280)
-    try:
-        page.goto(server + "/errors", wait_until="load")
+    with _page(browser, 1280, server + "/errors") as page:
         total = page.locator("ul.errs li").count()
         page.fill("#errfilter", "vllm kv")
         visible = page.locator("ul.errs li:visible").count()
         want = len(httpx.get(f"{server}/api/errors", params={"q": "vllm kv"}, timeout=30).json())
         assert 0 < visible == want < total
-        assert not problems, problems
-    finally:
-        ctx.close()
 
 
 def test_the_machine_page_refreshes(server, browser):
-    ctx, page, problems = _open(browser, 390)
-    try:
-        page.goto(server + "/machine", wait_until="load")
+    with _page(browser, 390, server + "/machine") as page:
         page.wait_for_function("document.getElementById('updated').textContent !== 'on load'", timeout=10000)
-        assert not problems, problems
-    finally:
-        ctx.close()
