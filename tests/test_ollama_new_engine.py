@@ -24,6 +24,7 @@ import os
 import pytest
 
 from oomkit.engines import ollama as ol
+from oomkit.errors import OomkitError
 from oomkit.memory import Device
 from oomkit.model.resolve import resolve
 from tests import test_ollama as tl
@@ -262,3 +263,52 @@ def test_device_rows_cover_the_logs():
     exact = [r for r in rows if r[1] in ("model weights", "kv cache")]
     assert all(abs(got - want) <= (tl._unit(printed) if printed != "(exact bytes)" else 0)
                for _, _, _, printed, want, got in exact)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Which runner a model gets, by release (fs/ggml OllamaEngineRequired, model/models' model.Register)
+
+def _runner(name: str, quant: str, version: str, env: tuple = ()) -> str:
+    est = ol.ENGINE.estimate(resolve(name, quant), (), ol.OllamaSettings(num_ctx=4096, engine_version=version, env=env))
+    return est.engine_view["ollama_runner"]
+
+
+@pytest.mark.parametrize("name,quant,version,want", [
+    ("qwen2.5vl:7b", "Q4_K_M", "0.7.0", "Ollama engine"),   # qwen25vl required from v0.7.0
+    ("qwen2.5vl:7b", "Q4_K_M", "0.13.2", "Ollama engine"),
+    ("gemma3:4b", "Q4_K_M", "0.6.0", "Ollama engine"),
+    ("qwen3:8b", "Q4_K_M", "0.11.10", "llama.cpp runner"),  # qwen3 required from v0.12.0
+    ("qwen3:8b", "Q4_K_M", "0.12.0", "Ollama engine"),
+    ("gpt-oss:20b", "MXFP4_MOE", "0.11.0", "Ollama engine"),
+    ("llama3.1:8b", "Q4_K_M", "0.13.2", "llama.cpp runner"),
+])
+def test_runner_by_release(name, quant, version, want):
+    assert _runner(name, quant, version) == want
+
+
+@pytest.mark.parametrize("name,version,want", [
+    ("llama3.1:8b", "0.6.0", "Ollama engine"),     # llama registered from v0.5.12
+    ("qwen2.5:7b", "0.7.0", "llama.cpp runner"),   # qwen2 registered from v0.7.1: NewTextProcessor fails, fallback
+    ("qwen2.5:7b", "0.7.1", "Ollama engine"),
+    ("phi3:mini", "0.13.2", "llama.cpp runner"),   # never registered
+])
+def test_new_engine_env_falls_back_for_unregistered_architectures(name, version, want):
+    """llm/server.go NewLlamaServer with OLLAMA_NEW_ENGINE=1 (off by default in every release): the Ollama engine
+    where model.NewTextProcessor knows the architecture, else "switching to compatibility mode"."""
+    assert _runner(name, "Q4_K_M", version, (("OLLAMA_NEW_ENGINE", "1"),)) == want
+
+
+def test_qwen25vl_needs_the_ollama_engine():
+    """Ollama's qwen2.5vl GGUF (architecture qwen25vl, its own converter's name): no runner before v0.7.0 loads it."""
+    with pytest.raises(OomkitError, match="0.7.0"):
+        _runner("qwen2.5vl:7b", "Q4_K_M", "0.6.8")
+
+
+def test_qwen25vl_cpu_weights_include_the_vision_tower():
+    """qwen2.5vl:7b on the CPU with the new engine: "model weights" device=CPU "5.6 GiB" (the text weights 4.1 GiB
+    and the vision tower's v.* and mm.* tensors; Ollama 0.19.0, "offloaded 0/29 layers to GPU", quoted in
+    https://github.com/akitaonrails/FrankSherlock/issues/6, 2026-04-15). The llama.cpp-runner reading gave 4.1 GiB."""
+    est = ol.ENGINE.estimate(resolve("qwen2.5vl:7b", "Q4_K_M"), (), ol.OllamaSettings(engine_version="0.19.0"))
+    mine = est.engine_view["ollama_memory"]
+    assert est.engine_view["ollama_layers"] == "0/29"
+    assert ol.human_bytes2(mine["model weights"]["CPU"]) == "5.6 GiB"

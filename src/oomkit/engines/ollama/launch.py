@@ -58,26 +58,55 @@ _FA_DEFAULT = (
     ((0, 20, 4), {"gemma4"}),
     ((0, 23, 0), {"nemotron_h_omni"}),
 )
-# fs/ggml/ggml.go KV.OllamaEngineRequired(): architectures that run on the Ollama engine (eras A-C)
+# fs/ggml/ggml.go KV.OllamaEngineRequired(): architectures that run on the Ollama engine (eras A-C), as the list
+# stood at each tag (llama4 joined it in v0.6.7, qwen3vl/qwen3vlmoe in v0.12.7, with their model code)
 _OLLAMA_ENGINE = (
     ((0, 6, 0), {"gemma3"}),
     ((0, 6, 5), {"mistral3"}),
-    ((0, 7, 0), {"llama4", "mllama", "qwen25vl"}),
+    ((0, 6, 7), {"llama4"}),
+    ((0, 7, 0), {"mllama", "qwen25vl"}),
     ((0, 9, 3), {"gemma3n"}),
     ((0, 11, 0), {"gptoss", "gpt-oss"}),
     ((0, 12, 0), {"qwen3"}),
     ((0, 12, 6), {"qwen3moe"}),
-    ((0, 12, 8), {"qwen3vl", "qwen3vlmoe"}),
+    ((0, 12, 7), {"qwen3vl", "qwen3vlmoe"}),
     ((0, 13, 0), {"deepseekocr", "deepseek2"}),
     ((0, 14, 0), {"bert", "nomic-bert", "olmo3"}),
     ((0, 16, 0), {"qwen3next", "glm4moelite", "glmocr", "lfm2"}),
     ((0, 20, 0), {"gemma4", "nemotron_h", "nemotron_h_moe", "qwen35", "qwen35moe", "lfm2moe"}),
     ((0, 23, 0), {"laguna", "nemotron_h_omni"}),
 )
+# model/models/*: the architectures model.Register knows at each tag. With OLLAMA_NEW_ENGINE set (off by default in
+# every release, envconfig.NewEngine) llm/server.go NewLlamaServer tries model.NewTextProcessor and falls back to
+# the llama.cpp runner for any other architecture ("model not yet supported by Ollama engine")
+_REGISTERED = (
+    ((0, 5, 12), {"llama", "mllama"}),
+    ((0, 6, 0), {"gemma2", "gemma3"}),
+    ((0, 6, 5), {"mistral3"}),
+    ((0, 6, 7), {"llama4"}),
+    ((0, 7, 0), {"qwen25vl"}),
+    ((0, 7, 1), {"qwen2", "qwen3", "qwen3moe"}),
+    ((0, 9, 3), {"gemma3n"}),
+    ((0, 11, 0), {"gptoss"}),
+    ((0, 11, 5), {"gpt-oss"}),
+    ((0, 12, 0), {"bert"}),
+    ((0, 12, 3), {"deepseek2"}),
+    ((0, 12, 7), {"qwen3vl", "qwen3vlmoe"}),
+    ((0, 13, 0), {"deepseekocr", "nomic-bert"}),
+    ((0, 13, 3), {"nomic-bert-moe"}),
+    ((0, 13, 4), {"olmo3"}),
+    ((0, 14, 3), {"glm4moelite", "lfm2"}),
+    ((0, 15, 5), {"glmocr", "qwen3next"}),
+    ((0, 17, 1), {"lfm2moe", "nemotron_h", "nemotron_h_moe", "qwen35", "qwen35moe"}),
+    ((0, 20, 0), {"gemma4"}),
+    ((0, 22, 0), {"laguna", "nemotron_h_omni"}),
+)
 # server/sched.go load: architectures forced to one parallel slot ("not safe with num_parallel > 1", #4165)
 _PARALLEL_ONE_ARCHS = {"mllama", "qwen3vl", "qwen3vlmoe", "qwen35", "qwen35moe", "qwen3next", "lfm2", "lfm2moe",
                        "nemotron_h", "nemotron_h_moe", "nemotron_h_omni"}
 _GPT_OSS = ("gptoss", "gpt-oss")
+# architecture names only Ollama's converters write (llama.cpp names Qwen2.5-VL qwen2vl), with the first release
+_OLLAMA_ONLY = {"qwen25vl": (0, 7, 0)}
 
 
 @dataclass
@@ -254,8 +283,14 @@ def _num_parallel(spec: ModelSpec, g: GgufView, s: OllamaSettings, v: Version, e
 def _runner(spec: ModelSpec, v: Version, the_era: str, env: dict[str, str]) -> str:
     if the_era == "D":
         return "llama-server"
-    if spec.architecture in union_until(_OLLAMA_ENGINE, v) or (env_bool(env, "OLLAMA_NEW_ENGINE") and v >= (0, 5, 12)):
+    if spec.architecture in union_until(_OLLAMA_ENGINE, v):
         return "ollama"
+    if env_bool(env, "OLLAMA_NEW_ENGINE") and spec.architecture in union_until(_REGISTERED, v):
+        return "ollama"
+    if spec.architecture in _OLLAMA_ONLY:
+        # the library GGUF of an architecture only Ollama's converter writes: llama.cpp cannot load it
+        raise OomkitError(f"{spec.architecture} (Ollama's own conversion) runs on the Ollama engine only, from "
+                          f"Ollama {version_str(_OLLAMA_ONLY[spec.architecture])}; {version_str(v)} cannot load it")
     return "llama"
 
 

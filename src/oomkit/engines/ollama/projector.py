@@ -4,7 +4,8 @@ fs/ggml/ggml.go VisionGraphSize (v0.6.0+, the models whose vision encoder ships 
 mistral3, mllama, qwen25vl): weights = every `v.*` tensor; graph by architecture:
 
     gemma3, mistral3: 4 x (image_size^2 x channels + embedding_length x patch_size + patches^2 x heads)
-    qwen25vl:         4 x (max_pixels x channels + embedding_length x patch_size + (max_pixels / patch^2)^2 x heads)
+    qwen25vl:         4 x (2 x max_pixels x channels + n x channels x patch^2 + n^2 x heads + embedding_length x n),
+                      n = max_pixels / patch^2, max_pixels = 28 x 28 x 1280 (v0.7.0-v0.12.10)
     mllama:           4 x (8 + image_size^2 x channels x tiles + embedding x patches x tiles
                            + 9 x embedding x padded x tiles + (padded x tiles)^2 x heads)
 
@@ -62,13 +63,15 @@ def vision_graph(arch: str, vc: Mapping[str, Any]) -> int:
     if not patch:
         return 0  # "unknown patch size for vision model"
     channels = int(vc.get("num_channels", 3))
-    heads = int(vc.get("num_attention_heads", 0))
+    heads = int(vc.get("num_attention_heads", vc.get("num_heads", 0)))  # Qwen2.5-VL's config says num_heads
     embd = int(vc.get("hidden_size", 0))
     patches = (image // patch) ** 2
     if kind == "qwen25vl":
-        max_pixels = 28 * 28 * 1280  # vision.max_pixels default
+        # v0.7.0-v0.12.10 (0aa8b371d; gone with f560bd077): the image and its normalized copy, the patches, the
+        # attention scores and the embeddings; convert_qwen25vl.go writes no vision.max_pixels, so the default
+        max_pixels = 28 * 28 * 1280
         n = max_pixels // (patch * patch)
-        return 4 * (max_pixels * channels + embd * patch + n * n * heads)
+        return 4 * (2 * max_pixels * channels + n * channels * patch * patch + n * n * heads + embd * n)
     if kind == "mllama":
         tiles = int(vc.get("max_num_tiles", 4))
         patches += 1  # class_embd

@@ -33,6 +33,13 @@ def ollama_gguf(spec: ModelSpec) -> ModelSpec:
         # Ollama-engine model with no GraphSize formula of its own; llama.cpp's converter writes the text as "llama"
         spec = replace(spec, architecture="mistral3", labels=spec.labels + (
             "architecture as Ollama's library GGUF names it: mistral3 (llama.cpp: llama)",))
+    if spec.architecture == "qwen2vl" and re.search(r"qwen[-_ ]?2\.5[-_ ]?vl", spec.name, re.IGNORECASE):
+        # Ollama converts Qwen2_5_VLForConditionalGeneration itself (convert/convert_qwen25vl.go) as "qwen25vl",
+        # text and vision tower in one GGUF, an Ollama-engine model from v0.7.0 (fs/ggml OllamaEngineRequired);
+        # llama.cpp's converter writes the text as "qwen2vl" and the tower as a separate mmproj
+        spec = replace(spec, architecture="qwen25vl", labels=spec.labels + (
+            "architecture as Ollama's library GGUF names it: qwen25vl, vision tower included (llama.cpp: qwen2vl "
+            "+ mmproj)",))
     if not spec.weights.exact and _quantized_in_spring_2025(spec):
         spec = _spring_2025_quantizer(spec)
     if not spec.weights.exact and spec.weights.format.lower() in _PLAIN_DTYPES:
