@@ -493,6 +493,25 @@ def test_qwq_small_capture_memory():
     assert abs(pred - printed) / printed <= 0.10
 
 
+def test_apertus_and_qwq_start_as_their_logs_do():
+    # both logs end with the server up ("The server is fired up and ready to roll!"): no phase after the KV pool runs
+    # out of memory. Apertus-8B (GH200 x4 inferred) captures both graph sets, the prefill one included; QwQ-32B on
+    # 4x L4 (0.4.3.post4) has no prefill graphs and 0.53 GiB left after its decode capture
+    from oomkit.hardware.catalog import devices_for_names
+    from tests.sglang_cases import apertus_8b, qwq_32b
+
+    for fixture in ("apertus-8b-tp4-gh200-servekit", "qwq-32b-tp4-4xl4-capture-bs80"):
+        assert "The server is fired up and ready to roll!" in load(fixture)["quoted"]
+    s = sg.SGLangSettings(tp_size=4, mem_fraction_static=0.85, context_length=32768, max_running_requests=256,
+                          chunked_prefill_size=8192)
+    est = sg.ENGINE.estimate(apertus_8b(), devices_for_names("GH200") * 4, s)
+    assert est.fits is True and "failed_phase" not in est.engine_view
+    assert est.engine_view["prefill_cuda_graph_bytes"] > 0 and est.engine_view["attention_backend"] == "fa3"
+    s = sg.SGLangSettings(tp_size=4, chunked_prefill_size=2048, engine_version="0.4.3.post4")
+    view = sg.ENGINE.estimate(qwq_32b(), devices_for_names("L4") * 4, s).engine_view
+    assert "failed_phase" not in view and view["prefill_cuda_graph_bytes"] == 0
+
+
 def test_unknown_gpu_says_which_backend_was_assumed():
     # a bare --vram size has no compute capability: the generic CUDA branch (flashinfer for MHA) is assumed and said
     spec = spec_from_config(lookup("qwen3-8b").config, name="Qwen3-8B")
