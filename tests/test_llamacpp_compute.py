@@ -54,6 +54,15 @@ def qwen35moe_397b(n_layers: int | None = None) -> synth.SynthModel:
                             tuple(ts), tied_embeddings=False)
 
 
+def _within_ten_percent(label, path, spec, grid: list[dict]) -> None:
+    """Every row of `grid` loads in llama.cpp, and oomkit's compute buffer is within 10% of the one it prints."""
+    for s, m in zip(grid, g.llamacpp_run.measure_many(path, grid), strict=True):
+        assert m["ok"], f"{label} {s}: {m['error']}"
+        e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
+        ratio = o["compute_mib"] / e["compute_mib"]
+        assert 0.9 <= ratio <= 1.1, f"{label} {s}: compute oomkit {o['compute_mib']:.2f} llama.cpp {e['compute_mib']:.2f}"
+
+
 # dry runs (no_alloc: buffers sized, not allocated; the compute figure is the allocated one, tests/groundtruth)
 DRY = dict(BASE, no_alloc=True, use_mmap=False)
 GRID = [
@@ -87,11 +96,7 @@ def test_compute_within_ten_percent(arch):
     path = synth.synth_path(build(n_layers=n_layers), "q4_0")
     spec = read_gguf_spec(path)
     assert spec.architecture == arch
-    for s, m in zip(GRID, g.llamacpp_run.measure_many(path, GRID), strict=True):
-        assert m["ok"], f"{arch} {s}: {m['error']}"
-        e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
-        ratio = o["compute_mib"] / e["compute_mib"]
-        assert 0.9 <= ratio <= 1.1, f"{arch} {s}: compute oomkit {o['compute_mib']:.2f} llama.cpp {e['compute_mib']:.2f}"
+    _within_ten_percent(arch, path, spec, GRID)
 
 
 def test_feed_forward_rows_as_ggml_alloc_places_them():
@@ -252,11 +257,7 @@ def test_graph_families_within_ten_percent_at_other_ubatch_sizes(arch):
     path = synth.synth_path(ggufs.sweep_model(arch), "f16")
     spec = read_gguf_spec(path)
     assert spec.architecture == arch
-    for s, m in zip(UBATCH_GRID, g.llamacpp_run.measure_many(path, UBATCH_GRID), strict=True):
-        assert m["ok"], f"{arch} {s}: {m['error']}"
-        e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
-        ratio = o["compute_mib"] / e["compute_mib"]
-        assert 0.9 <= ratio <= 1.1, f"{arch} {s}: compute oomkit {o['compute_mib']:.2f} llama.cpp {e['compute_mib']:.2f}"
+    _within_ten_percent(arch, path, spec, UBATCH_GRID)
 
 
 # Recurrent layers (compute.py recurrent_phase), beyond the five-row grid of tests/test_llamacpp_archs.py: ubatch
@@ -276,11 +277,7 @@ def test_recurrent_layers_within_ten_percent_at_other_ubatch_sizes(arch):
     path = synth.synth_path(ggufs.ADDED_BUILDERS[arch](), "f16")
     spec = read_gguf_spec(path)
     assert spec.architecture == arch
-    for s, m in zip(RECURRENT_GRID, g.llamacpp_run.measure_many(path, RECURRENT_GRID), strict=True):
-        assert m["ok"], f"{arch} {s}: {m['error']}"
-        e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
-        ratio = o["compute_mib"] / e["compute_mib"]
-        assert 0.9 <= ratio <= 1.1, f"{arch} {s}: compute oomkit {o['compute_mib']:.2f} llama.cpp {e['compute_mib']:.2f}"
+    _within_ten_percent(arch, path, spec, RECURRENT_GRID)
 
 
 def test_mamba_scan_live_set_as_ggml_alloc_places_it():
@@ -318,11 +315,7 @@ def test_minimax_m3_sparse_attention_masks(heads, monkeypatch):
     path = synth.synth_path(ggufs.recorded_model(f"minimax-m3-{heads}kv"), "f16")
     spec = read_gguf_spec(path)
     assert spec.layers[0].attention.index_n_heads == heads
-    for s, m in zip(MSA_GRID, g.llamacpp_run.measure_many(path, MSA_GRID), strict=True):
-        assert m["ok"], f"{heads} {s}: {m['error']}"
-        e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
-        ratio = o["compute_mib"] / e["compute_mib"]
-        assert 0.9 <= ratio <= 1.1, f"{heads} {s}: compute oomkit {o['compute_mib']:.2f} llama.cpp {e['compute_mib']:.2f}"
+    _within_ten_percent(heads, path, spec, MSA_GRID)
 
 
 # The recurrent layers as llama-server reserves them (n_outputs_max = n_seq_max: one to four logits rows), where
@@ -374,8 +367,4 @@ def test_indexer_and_hyper_connection_layouts_within_ten_percent(arch):
     path = synth.synth_path(ggufs.ADDED_BUILDERS[arch](), ggufs.ADDED_QUANT.get(arch, "q4_0"))
     spec = read_gguf_spec(path)
     grid = [dict(BASE, **over) for a, over in NEW_LAYOUT_ROWS if a == arch]
-    for s, m in zip(grid, g.llamacpp_run.measure_many(path, grid), strict=True):
-        assert m["ok"], f"{arch} {s}: {m['error']}"
-        e, o = g.engine_figures(m), g.oomkit_figures(spec, s)
-        ratio = o["compute_mib"] / e["compute_mib"]
-        assert 0.9 <= ratio <= 1.1, f"{arch} {s}: compute oomkit {o['compute_mib']:.2f} llama.cpp {e['compute_mib']:.2f}"
+    _within_ten_percent(arch, path, spec, grid)
