@@ -185,3 +185,55 @@ def test_llava_compute_is_mtmd_get_memory_usage(tmp_path, shape):
     mm = write_llava_mmproj(tmp_path / "mmproj.gguf", **shape)
     for fa in (1, 0):
         assert abs(predicted(mm, bool(fa)) - measured_compute(mm, fa)) <= LLAVA_SLACK, (shape, fa)
+
+
+def write_vit_mmproj(path: Path, kind: str, image: int, patch: int, e: int, f: int, h: int, t: int,
+                     scale: int = 2) -> Path:
+    """The towers that build_vit with a pooler after it: idefics3 (SmolVLM's SigLIP, pixel shuffle by `scale`, one
+    mm.model.fc), internvl (InternViT: class token, layer scales, pixel shuffle 2, the mlp.0/1/3 projector), lfm2
+    (LFM2-VL's SigLIP2 NaFlex tower, pixel unshuffle, layer-normed two-layer projector)."""
+    n = (image // patch) ** 2
+    ts = [("v.patch_embd.weight", (e, 3, patch, patch), False), ("v.patch_embd.bias", (e,), True)]
+    keys = {"clip.vision.projector.scale_factor": scale}
+    if kind == "internvl":
+        ts += [("v.class_embd", (1, 1, e), True)]
+        n += 1
+    ts += [("v.position_embd.weight", (n, e), True)] + _blocks(e, f, 2)
+    if kind == "internvl":
+        ts += [(f"v.blk.{i}.{ls}.weight", (e,), True) for i in range(2) for ls in ("ls1", "ls2")]
+        ts += [("mm.model.mlp.0.weight", (4 * e,), True), ("mm.model.mlp.0.bias", (4 * e,), True),
+               ("mm.model.mlp.1.weight", (t, 4 * e), False), ("mm.model.mlp.1.bias", (t,), True),
+               ("mm.model.mlp.3.weight", (t, t), False), ("mm.model.mlp.3.bias", (t,), True)]
+    else:
+        ts += [("v.post_ln.weight", (e,), True), ("v.post_ln.bias", (e,), True)]
+    if kind == "idefics3":
+        ts += [("mm.model.fc.weight", (t, scale * scale * e), False)]
+    if kind == "lfm2":
+        ss = scale * scale
+        ts += [("mm.input_norm.weight", (ss * e,), True), ("mm.input_norm.bias", (ss * e,), True),
+               ("mm.1.weight", (t, ss * e), False), ("mm.1.bias", (t,), True),
+               ("mm.2.weight", (t, t), False), ("mm.2.bias", (t,), True)]
+    return _write(path, kind, image, patch, e, f, h, t, ts, keys, gelu=kind != "internvl")
+
+
+VIT_SHAPES = [
+    ("idefics3", dict(image=512, patch=16, e=768, f=3072, h=12, t=576, scale=4)),  # SmolVLM-256M: 21.00 / 60.00 MiB
+    ("idefics3", dict(image=384, patch=14, e=1152, f=4304, h=16, t=2048, scale=3)),  # SmolVLM2-2.2B: 21.58 / 45.25
+    ("idefics3", dict(image=512, patch=16, e=768, f=6144, h=12, t=960, scale=4)),
+    ("idefics3", dict(image=512, patch=16, e=768, f=3072, h=6, t=576, scale=4)),
+    ("internvl", dict(image=448, patch=14, e=1024, f=4096, h=16, t=2048)),  # InternVL3-2B's InternViT-300M: 28.03 / 80.14
+    ("internvl", dict(image=448, patch=14, e=1024, f=4096, h=16, t=5120)),
+    ("internvl", dict(image=448, patch=14, e=1024, f=16384, h=16, t=2048)),
+    ("internvl", dict(image=224, patch=14, e=1024, f=4096, h=8, t=2048)),
+    ("lfm2", dict(image=512, patch=16, e=1152, f=4304, h=16, t=2048)),  # LFM2-VL-1.6B: 30.31 / 82.00
+    ("lfm2", dict(image=512, patch=16, e=768, f=3072, h=12, t=1024)),  # LFM2-VL-450M
+    ("lfm2", dict(image=256, patch=14, e=1152, f=4304, h=16, t=2048)),
+    ("lfm2", dict(image=512, patch=16, e=1152, f=4304, h=16, t=2048, scale=3)),
+]
+
+
+@pytest.mark.parametrize("kind,shape", VIT_SHAPES)
+def test_vit_tower_compute_is_mtmd_get_memory_usage(tmp_path, kind, shape):
+    mm = write_vit_mmproj(tmp_path / "mmproj.gguf", kind, **shape)
+    for fa in (1, 0):
+        assert predicted(mm, bool(fa)) == measured_compute(mm, fa), (kind, shape, fa)

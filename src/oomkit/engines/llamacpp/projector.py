@@ -21,6 +21,12 @@ leaves it out (said so) for the others:
   (each tensor padded to the GGUF's alignment), the header not counted. Below P = 4096 (images under 896 px,
   which no Gemma 3 mmproj has) the peak moves to the graph's end and these formulas fall short (P = 1024:
   44.9-57.3 MiB measured against 30.3).
+- idefics3 (SmolVLM), internvl, lfm2 (build_vit with their own poolers, tools/mtmd/models/idefics3.cpp,
+  internvl.cpp, lfm2.cpp): the same two peaks with four rows of E beside the scores, over n positions (P patches,
+  plus the class token where v.class_embd exists, as InternViT has):
+    flash attention on:  4 n (F + 3E)          off: max(that, 4 n (n H + 4E))
+  byte for byte at every shape tested. The warmup image is image_size, except lfm2: set_limit_image_tokens(64, 256)
+  puts it at sqrt(256 (p m)^2) = 16 p m pixels (m = clip.vision.projector.scale_factor).
 - qwen2vl_merger, qwen2.5vl_merger, qwen3vl_merger (tools/mtmd/models/qwen2vl.cpp, qwen3vl.cpp): the warmup image
   is set_warmup_n_tokens(46*46) (clip.cpp load_hparams, "avoid OOM on warmup"; --image-max-tokens does not move
   it), so W = 46 m p pixels (m = clip.vision.spatial_merge_size, default 2) and P = (46 m)^2 patches: 8464 for every
@@ -86,6 +92,12 @@ def clip_compute_bytes(meta: dict, flash_attn: bool, shapes: dict | None = None)
         p = (image // patch) ** 2
         ffn = 4 * p * (f + 3 * e)
         return ffn if flash_attn else max(ffn, 4 * p * (p * h + 6 * e))
+    if kind in ("idefics3", "internvl", "lfm2"):
+        if kind == "lfm2":  # set_limit_image_tokens(64, 256): warmup_image_size = sqrt(256 (p m)^2)
+            image = 16 * patch * int(meta.get("clip.vision.projector.scale_factor", 1) or 1)
+        n = (image // patch) ** 2 + (1 if "v.class_embd" in (shapes or {}) else 0)
+        ffn = 4 * n * (f + 3 * e)
+        return ffn if flash_attn else max(ffn, 4 * n * (n * h + 4 * e))
     if kind in ("qwen2vl_merger", "qwen2.5vl_merger", "qwen3vl_merger"):
         return _qwen_vl(kind, meta, patch, e, f, h, flash_attn)
     if kind in ("mlp", "mlp_norm"):
