@@ -126,7 +126,10 @@ def test_qwen3_32b_all_layers_on_one_gpu(version):
 
 
 @pytest.mark.xfail(strict=True, reason="compute graph CUDA2: 206.0 MiB predicted; the printed total (23.1 GiB, "
-                   "the rest exact) leaves 249-352 MiB, so -17% to -41%; total 23.0 GiB printed 23.1 GiB")
+                   "the rest exact) leaves 237.5-339.9 MiB, so -13% to -39%; total 23.0 GiB printed 23.1 GiB. Not "
+                   "explained by the source: Ollama's qwen3 graph (model/models/qwen3 v0.12.4-v0.13.2, flash "
+                   "attention, 16384 cells, 512 tokens) built node for node and sized by ggml-alloc, with the "
+                   "scheduler's copies of the CPU's hidden rows and f32 mask in the GPU buffer, is 208.0 MiB")
 def test_qwen3_32b_graph_from_the_total():
     p = _load("qwen3-32b-multi-gpu-0.13-debug-memory")["printed"]
     mine = _qwen3_32b("0.13.2").engine_view["ollama_memory"]
