@@ -34,7 +34,7 @@ def _r(x: float) -> float:
 
 def llamacpp_model(key: str, n_layers: int) -> dict[str, Any]:
     """One model's grid: cases llama.cpp ran, how many matched every exact figure, compute ratio median / worst."""
-    from bench.accuracy_llamacpp import model_grid
+    from bench.accuracy_llamacpp import model_grid  # lazy: it loads the llama.cpp ground-truth grid's modules
 
     m = model_grid(key, n_layers)
     return {"architecture": m.spec.architecture, "kind": kind_group(m.spec.kinds()), "cases": m.cases,
