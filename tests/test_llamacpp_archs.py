@@ -304,8 +304,8 @@ def test_mtp_blocks_equal_llama_cpp(arch):
 # The newer layouts at long contexts, sized by llama.cpp's dry run (no_alloc): caches, state and output exact. Their
 # compute is held on ADDED_GRID; measured here: deepseek4 0.82 at 256K x 2 and 0.73 at 100K x 3 unified (its
 # multi-sequence graphs not modelled), glm5-next 0.27 at 128K x 4 unified, dots3note and qwen4exp 1.00, graniteswitch 1.00
-# and laguna 1.19 at 128K x 4 unified (219.50 vs 184.52 MiB: there its dense layer's gate and up do not sit above the
-# masks and the FFN rows; not modelled).
+# and laguna 1.19 at 128K x 4 unified (219.50 vs 184.52 MiB: the masks and five rows in llama.cpp's figure, where
+# oomkit puts the dense layer's gate and up above the masks and four rows; where they go there was not read).
 LONG_DRY_RUN = [
     ("deepseek4", ggufs.deepseek4, dict(n_ctx=262144, n_seq_max=2)),
     ("deepseek4", ggufs.deepseek4, dict(n_ctx=100000, n_seq_max=3, kv_unified=True)),
