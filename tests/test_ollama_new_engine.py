@@ -187,8 +187,11 @@ def test_gpt_oss_20b_vulkan_graph_on_the_cpu():
     assert ol.human_bytes2(got) == fx["printed"]["compute graph"]["CPU"]
 
 
-@pytest.mark.xfail(strict=True, reason="total memory 32.5 GiB vs 32.6 GiB printed: Vulkan0's graph is 16.54 GiB "
-                   "against the printed 16.6 GiB (-0.3%, the llama.cpp stand-in for the no-flash-attention graph)")
+@pytest.mark.xfail(strict=True, reason="total memory 32.5 GiB vs 32.6 GiB printed: Vulkan0's graph is 16939.9 MiB "
+                   "(16.54 GiB) against the printed 16.6 GiB (at least 16947.2 MiB: -0.04% to -0.65%). Ollama's "
+                   "own graph for this split (CPU blocks' ops offloaded, their cache views, masks and add_id rows "
+                   "copied in), built node for node and sized by ggml-alloc, gives 16939.75 MiB too: the source "
+                   "leaves 7-110 MiB unexplained (Vulkan's buffer alignment and sizes not modelled)")
 def test_gpt_oss_20b_vulkan_total():
     fx, est = _gpt_oss_vulkan()
     assert ol.human_bytes2(est.engine_view["ollama_memory"]["total memory"]) == fx["printed"]["total memory"]
