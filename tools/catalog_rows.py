@@ -25,6 +25,13 @@ def _inst(slug: str, base: str, hf: str, *aliases: str, **kw) -> Row:
     return Row(slug, base, hf, kw.pop("why", _SAME_INSTRUCT), aliases, **kw)
 
 
+def _bases(slug: str, base: str, hf: str, name: str, sizes: str) -> list[Row]:
+    """A family's base releases, one per size: the patterns take {s}, the size as the repo writes it, and {l}, the
+    same lower-cased."""
+    return [_base(slug.format(s=s, l=s.lower()), base.format(s=s, l=s.lower()), hf.format(s=s, l=s.lower()),
+                  name=name.format(s=s, l=s.lower())) for s in sizes.split()]
+
+
 def _tune(slug: str, base: str, hf: str, of: str, *aliases: str, **kw) -> Row:
     why = kw.pop("why", f"A fine-tune of {of} with its architecture unchanged (model card: 'fine-tuned from {of}').")
     return Row(slug, base, hf, why, aliases, **kw)
@@ -150,17 +157,8 @@ ROWS: list[Row] = [
         "Qwen1.5 110B: 80 layers, hidden 8192, 64 query / 8 KV heads, FFN 49,152, vocabulary 152,064 (model card).",
         ("qwen/qwen1.5-110b", "qwen:110b"),
         text=_decoder(8192, 80, 64, 8, 49152, vocab_size=152064), name="Qwen1.5 110B Chat"),
-    _base("qwen2-0.5b", "qwen2-0.5b-instruct", "Qwen/Qwen2-0.5B", name="Qwen2 0.5B"),
-    _base("qwen2-1.5b", "qwen2-1.5b-instruct", "Qwen/Qwen2-1.5B", name="Qwen2 1.5B"),
-    _base("qwen2-7b", "qwen2-7b-instruct", "Qwen/Qwen2-7B", name="Qwen2 7B"),
-    _base("qwen2-72b", "qwen2-72b-instruct", "Qwen/Qwen2-72B", name="Qwen2 72B"),
-    _base("qwen2.5-0.5b", "qwen2.5-0.5b-instruct", "Qwen/Qwen2.5-0.5B", name="Qwen2.5 0.5B"),
-    _base("qwen2.5-1.5b", "qwen2.5-1.5b-instruct", "Qwen/Qwen2.5-1.5B", name="Qwen2.5 1.5B"),
-    _base("qwen2.5-3b", "qwen2.5-3b-instruct", "Qwen/Qwen2.5-3B", name="Qwen2.5 3B"),
-    _base("qwen2.5-7b", "qwen2.5-7b-instruct", "Qwen/Qwen2.5-7B", name="Qwen2.5 7B"),
-    _base("qwen2.5-14b", "qwen2.5-14b-instruct", "Qwen/Qwen2.5-14B", name="Qwen2.5 14B"),
-    _base("qwen2.5-32b", "qwen2.5-32b-instruct", "Qwen/Qwen2.5-32B", name="Qwen2.5 32B"),
-    _base("qwen2.5-72b", "qwen2.5-72b-instruct", "Qwen/Qwen2.5-72B", name="Qwen2.5 72B"),
+    *_bases("qwen2-{l}", "qwen2-{l}-instruct", "Qwen/Qwen2-{s}", "Qwen2 {s}", "0.5B 1.5B 7B 72B"),
+    *_bases("qwen2.5-{l}", "qwen2.5-{l}-instruct", "Qwen/Qwen2.5-{s}", "Qwen2.5 {s}", "0.5B 1.5B 3B 7B 14B 32B 72B"),
     Row("qwen2.5-coder-0.5b-instruct", "qwen2.5-0.5b-instruct", "Qwen/Qwen2.5-Coder-0.5B-Instruct",
         "Qwen2.5-Coder 0.5B: the Qwen2.5 0.5B architecture (model card: 0.49B, 24 layers, 14/2 heads, tied "
         "embeddings, 32,768 context).", ("qwen2.5-coder:0.5b",), name="Qwen2.5 Coder 0.5B Instruct"),
@@ -174,12 +172,8 @@ ROWS: list[Row] = [
     Row("qwen2.5-coder-14b-instruct", "qwen2.5-14b-instruct", "Qwen/Qwen2.5-Coder-14B-Instruct",
         "Qwen2.5-Coder 14B: the Qwen2.5 14B architecture (model card: 14.7B, 48 layers, 40/8 heads).",
         ("qwen2.5-coder:14b",), name="Qwen2.5 Coder 14B Instruct"),
-    _base("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct", "Qwen/Qwen2.5-Coder-0.5B", name="Qwen2.5 Coder 0.5B"),
-    _base("qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct", "Qwen/Qwen2.5-Coder-1.5B", name="Qwen2.5 Coder 1.5B"),
-    _base("qwen2.5-coder-3b", "qwen2.5-coder-3b-instruct", "Qwen/Qwen2.5-Coder-3B", name="Qwen2.5 Coder 3B"),
-    _base("qwen2.5-coder-7b", "qwen2.5-coder-7b-instruct", "Qwen/Qwen2.5-Coder-7B", name="Qwen2.5 Coder 7B"),
-    _base("qwen2.5-coder-14b", "qwen2.5-coder-14b-instruct", "Qwen/Qwen2.5-Coder-14B", name="Qwen2.5 Coder 14B"),
-    _base("qwen2.5-coder-32b", "qwen2.5-coder-32b-instruct", "Qwen/Qwen2.5-Coder-32B", name="Qwen2.5 Coder 32B"),
+    *_bases("qwen2.5-coder-{l}", "qwen2.5-coder-{l}-instruct", "Qwen/Qwen2.5-Coder-{s}", "Qwen2.5 Coder {s}",
+            "0.5B 1.5B 3B 7B 14B 32B"),
     Row("qwen2.5-math-1.5b-instruct", "qwen2.5-1.5b-instruct", "Qwen/Qwen2.5-Math-1.5B-Instruct",
         "Qwen2.5-Math 1.5B: the Qwen2.5 1.5B architecture with a 4,096-token context (model card: 'supports 4K').",
         ("qwen2-math:1.5b",), text={"max_position_embeddings": 4096}, name="Qwen2.5 Math 1.5B Instruct"),
@@ -392,10 +386,7 @@ ROWS: list[Row] = [
     _base("gemma-2-2b", "gemma-2-2b-it", "google/gemma-2-2b", "gemma2:2b-text", name="Gemma 2 2B"),
     _base("gemma-2-9b", "gemma-2-9b-it", "google/gemma-2-9b", "gemma2:9b-text", name="Gemma 2 9B"),
     _base("gemma-2-27b", "gemma-2-27b-it", "google/gemma-2-27b", "gemma2:27b-text", name="Gemma 2 27B"),
-    _base("gemma-3-1b-pt", "gemma-3-1b-it", "google/gemma-3-1b-pt", name="Gemma 3 1B PT"),
-    _base("gemma-3-4b-pt", "gemma-3-4b-it", "google/gemma-3-4b-pt", name="Gemma 3 4B PT"),
-    _base("gemma-3-12b-pt", "gemma-3-12b-it", "google/gemma-3-12b-pt", name="Gemma 3 12B PT"),
-    _base("gemma-3-27b-pt", "gemma-3-27b-it", "google/gemma-3-27b-pt", name="Gemma 3 27B PT"),
+    *_bases("gemma-3-{l}-pt", "gemma-3-{l}-it", "google/gemma-3-{l}-pt", "Gemma 3 {s} PT", "1B 4B 12B 27B"),
     _inst("gemma-2b-it", "gemma-2b", "google/gemma-2b-it", name="Gemma 2B IT"),
     _inst("gemma-7b-it", "gemma-7b", "google/gemma-7b-it", name="Gemma 7B IT"),
     _inst("gemma-1.1-2b-it", "gemma-2b", "google/gemma-1.1-2b-it", why="Gemma 1.1: an RLHF update of Gemma 2B IT "
@@ -476,11 +467,8 @@ ROWS: list[Row] = [
     _inst("olmoe-1b-7b-0125-instruct", "olmoe-1b-7b-0125", "allenai/OLMoE-1B-7B-0125-Instruct",
           name="OLMoE 1B-7B 0125 Instruct"),
     # ---- Falcon --------------------------------------------------------------------------------------------------
-    _base("falcon-h1-0.5b-base", "falcon-h1-0.5b-instruct", "tiiuae/Falcon-H1-0.5B-Base", name="Falcon-H1 0.5B Base"),
-    _base("falcon-h1-1.5b-base", "falcon-h1-1.5b-instruct", "tiiuae/Falcon-H1-1.5B-Base", name="Falcon-H1 1.5B Base"),
-    _base("falcon-h1-3b-base", "falcon-h1-3b-instruct", "tiiuae/Falcon-H1-3B-Base", name="Falcon-H1 3B Base"),
-    _base("falcon-h1-7b-base", "falcon-h1-7b-instruct", "tiiuae/Falcon-H1-7B-Base", name="Falcon-H1 7B Base"),
-    _base("falcon-h1-34b-base", "falcon-h1-34b-instruct", "tiiuae/Falcon-H1-34B-Base", name="Falcon-H1 34B Base"),
+    *_bases("falcon-h1-{l}-base", "falcon-h1-{l}-instruct", "tiiuae/Falcon-H1-{s}-Base", "Falcon-H1 {s} Base",
+            "0.5B 1.5B 3B 7B 34B"),
     # ---- Jamba ---------------------------------------------------------------------------------------------------
     Row("ai21-jamba-mini-1.5", "jamba-v0.1", "ai21labs/AI21-Jamba-Mini-1.5",
         "Jamba 1.5 Mini (52B, 12B active): the Jamba v0.1 architecture (32 layers, attention every 8th, MoE every "
@@ -507,12 +495,8 @@ ROWS: list[Row] = [
         "(Command R family, 8K context; model card).", ("aya-expanse:8b", "aya-expanse", "coherelabs/aya-expanse-8b"),
         name="Aya Expanse 8B"),
     # ---- SmolLM --------------------------------------------------------------------------------------------------
-    _base("smollm-135m", "smollm-135m-instruct", "HuggingFaceTB/SmolLM-135M", name="SmolLM 135M"),
-    _base("smollm-360m", "smollm-360m-instruct", "HuggingFaceTB/SmolLM-360M", name="SmolLM 360M"),
-    _base("smollm-1.7b", "smollm-1.7b-instruct", "HuggingFaceTB/SmolLM-1.7B", name="SmolLM 1.7B"),
-    _base("smollm2-135m", "smollm2-135m-instruct", "HuggingFaceTB/SmolLM2-135M", name="SmolLM2 135M"),
-    _base("smollm2-360m", "smollm2-360m-instruct", "HuggingFaceTB/SmolLM2-360M", name="SmolLM2 360M"),
-    _base("smollm2-1.7b", "smollm2-1.7b-instruct", "HuggingFaceTB/SmolLM2-1.7B", name="SmolLM2 1.7B"),
+    *_bases("smollm-{l}", "smollm-{l}-instruct", "HuggingFaceTB/SmolLM-{s}", "SmolLM {s}", "135M 360M 1.7B"),
+    *_bases("smollm2-{l}", "smollm2-{l}-instruct", "HuggingFaceTB/SmolLM2-{s}", "SmolLM2 {s}", "135M 360M 1.7B"),
     # ---- embeddings and rerankers --------------------------------------------------------------------------------
     Row("mxbai-embed-large-v1", "bge-large-en-v1.5", "mixedbread-ai/mxbai-embed-large-v1",
         "mxbai-embed-large-v1: a BERT-large encoder (24 layers, 1024 wide, 335M parameters, 512 tokens; model card), "
