@@ -170,6 +170,11 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
                     raise OomkitError(f"error: --rpc {ep!r}: expected host:port")
         elif name in ("-dev", "--device"):
             opts["device"] = tuple(x.strip() for x in value.split(",") if x.strip())
+        elif name in ("-hfd", "-hfrd", "--hf-repo-draft", "--spec-draft-hf"):
+            opts["hf_repo_draft"] = value  # "Same as --hf-repo, but for the draft model": REPO[:QUANT]
+        elif name in ("-devd", "--device-draft", "--spec-draft-device"):
+            # common/arg.cpp: parse_device_list, as -dev, into params.speculative.devices
+            opts["device_draft"] = tuple(x.strip() for x in value.split(",") if x.strip())
     if overrides:
         opts["override_tensor"] = tuple(overrides)
     return model, quant, check_settings(LlamaCppSettings(**opts))
@@ -288,6 +293,8 @@ OPTIONS = (
     Opt("no_mmproj", "--no-mmproj", switch=("--no-mmproj", None)),
     Opt("mmproj_offload", "--no-mmproj-offload", switch=("--mmproj-offload", "--no-mmproj-offload")),
     Opt("model_draft", "-md", _text_or_none, aliases=("--model-draft", "--spec-draft-model")),
+    Opt("hf_repo_draft", "-hfd", _text_or_none, aliases=("-hfrd", "--hf-repo-draft", "--spec-draft-hf")),
+    Opt("device_draft", "-devd", lambda v: ",".join(v) or None, aliases=("--device-draft", "--spec-draft-device")),
     Opt("n_gpu_layers_draft", "-ngld", _layers, aliases=("--gpu-layers-draft", "--n-gpu-layers-draft",
                                                          "--spec-draft-ngl")),
     Opt("cache_type_k_draft", "-ctkd", aliases=("--cache-type-k-draft", "--spec-draft-type-k")),

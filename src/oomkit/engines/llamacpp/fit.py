@@ -45,7 +45,7 @@ from .compute import compute_by_device
 from .kv import Cache, kv_caches, recurrent_bytes_by_layer, resolve_context
 from .projector import projector_memory
 from .settings import ERAS, LlamaCppSettings, build_number
-from .weights import ModelBuffers, Placement, model_buffers, place_layers
+from .weights import ModelBuffers, Placement, default_weight_format, model_buffers, place_layers
 
 # Builds at which the fit's own rules changed, placed by the PRs' dates between tagged builds seen in public logs
 # (b8763 on 2026-04-12, issue #21801; b9430 on 2026-06-01, unsloth PR #5849; b9849 on 2026-09-07); a build within
@@ -447,15 +447,29 @@ def read_draft(s: LlamaCppSettings) -> tuple[ModelSpec, LlamaCppSettings] | None
     from ...errors import OomkitError  # lazy: only a -md is read
     from ...model.gguf_file import read_gguf_spec  # lazy: only a -md is read
 
-    if not s.model_draft or not os.path.isfile(s.model_draft):
-        return None
     try:
-        spec = read_gguf_spec(s.model_draft)
+        if s.model_draft and os.path.isfile(s.model_draft):
+            spec = read_gguf_spec(s.model_draft)
+        elif s.hf_repo_draft and not s.model_draft:
+            # -hfd REPO[:QUANT]: common_params_handle_models resolves the draft's repo as -hf does the model's
+            from ...model.resolve import resolve  # lazy: only a -hfd draft is resolved
+
+            spec = resolve(s.hf_repo_draft, None, default_format=default_weight_format, tag_formats=True)
+        else:
+            return None
     except (OomkitError, OSError, ValueError):
         return None
+    # server-context.cpp load_model: params_dft.devices = params_base.speculative.devices (-devd). oomkit lays the
+    # draft on the main model's devices (their rows are summed device by device); a -devd naming others is refused
+    # rather than counted on the wrong device. Without -devd llama.cpp offers the draft every device, which is the
+    # main model's list unless -dev narrows it (then oomkit keeps the draft on the narrowed list).
+    if s.device_draft and tuple(s.device_draft) != tuple(s.device):
+        raise SettingsError(f"-devd {','.join(s.device_draft)}: a draft model on other devices than the main "
+                            f"model's ({','.join(s.device) or 'all'}) is not modelled")
     return spec, replace(s, n_gpu_layers=s.n_gpu_layers_draft, cache_type_k=s.cache_type_k_draft,
                          cache_type_v=s.cache_type_v_draft, override_tensor=(), cpu_moe=False, n_cpu_moe=0,
-                         tensor_split=(), mmproj=None, model_draft=None, spec_type=(), fit=False)
+                         tensor_split=(), mmproj=None, model_draft=None, hf_repo_draft=None, spec_type=(),
+                         fit=False, device_draft=())
 
 
 def draft_model(s: LlamaCppSettings) -> tuple[ModelSpec, LlamaCppSettings] | None:

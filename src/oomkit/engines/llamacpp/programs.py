@@ -404,12 +404,13 @@ def with_draft(devices, s: LlamaCppSettings, est):
     one (tools/server/server-context.cpp load_model), on the same devices with its own -ngld / -ctkd / -ctvd, at the
     context fit.draft_context gives; its weights, cache and compute buffers join each device (the driver context is
     the main one's)."""
-    if not s.model_draft or s.program not in ("llama-server", "llama-cli"):
+    if not (s.model_draft or s.hf_repo_draft) or s.program not in ("llama-server", "llama-cli"):
         return est
     got = read_draft(s)
     view = dict(est.engine_view)
     if got is None:
-        note = f"-md {s.model_draft}: not a GGUF file oomkit can read; the draft model is not counted"
+        note = (f"-md {s.model_draft}: not a GGUF file oomkit can read" if s.model_draft else
+                f"-hfd {s.hf_repo_draft}: not a model oomkit can resolve") + "; the draft model is not counted"
         return replace(est, warnings=(*est.warnings, note))
     dspec, ds = got
     d = layout_estimate(dspec, devices, replace(ds, n_ctx=draft_context(s, est.engine_view["n_ctx"])))
@@ -419,7 +420,7 @@ def with_draft(devices, s: LlamaCppSettings, est):
                        e.kv_cache_bytes, recurrent_state_bytes=u.recurrent_state_bytes + e.recurrent_state_bytes,
                        compute_bytes=u.compute_bytes + e.compute_bytes)
 
-    view["draft_model"] = s.model_draft
+    view["draft_model"] = s.model_draft or s.hf_repo_draft
     view["draft_n_ctx"] = d.engine_view["n_ctx"]
     view["draft_bytes"] = {u.id: u.total_bytes - u.overhead_bytes for u in (*d.devices, d.host)}
     return replace(est, devices=tuple(add(u, e) for u, e in zip(est.devices, d.devices, strict=True)),

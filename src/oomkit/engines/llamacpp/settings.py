@@ -121,6 +121,8 @@ class LlamaCppSettings:
     # -ctkd / -ctvd (F16 by default); --spec-type, e.g. draft-mtp (the target's own MTP layers). --fit counts them
     # from b9305 (fit.DRAFT_ERAS).
     model_draft: str | None = None  # -md / --model-draft / --spec-draft-model
+    hf_repo_draft: str | None = None  # -hfd / -hfrd / --hf-repo-draft / --spec-draft-hf REPO[:QUANT], like -hf
+    device_draft: tuple[str, ...] = ()  # -devd / --device-draft / --spec-draft-device: the draft's devices (none = all)
     n_gpu_layers_draft: int = -1  # -ngld / --spec-draft-ngl; -1 = default (all)
     cache_type_k_draft: str = "f16"  # -ctkd / --spec-draft-type-k
     cache_type_v_draft: str = "f16"  # -ctvd / --spec-draft-type-v
@@ -141,6 +143,7 @@ class LlamaCppSettings:
         d["tensor_split"] = list(self.tensor_split)
         d["override_tensor"] = [f"{p}={b}" for p, b in self.override_tensor]
         d["fit_target"], d["rpc"], d["device"] = list(self.fit_target), list(self.rpc), list(self.device)
+        d["device_draft"] = list(self.device_draft)
         d["spec_type"] = list(self.spec_type)
         return d
 
