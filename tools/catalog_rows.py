@@ -70,6 +70,23 @@ def _thinking(family: str, size: str, *aliases: str, tag: str = "") -> Row:
                name=f"{family} {size} Thinking{f' {tag}' if tag else ''}")
 
 
+def _granitemoe(size: str, layers: int, hidden: int, heads: int, experts: int) -> list[Row]:
+    """A Granite 3.1 MoE size from its model card (8 KV heads, experts of width 512 with 8 active, vocabulary 49,155,
+    128K context, tied embeddings) and its base twin."""
+    slug = f"granite-3.1-{size.lower()}"
+    inst = Row(f"{slug}-instruct", "granite-3.1-8b-instruct", f"ibm-granite/{slug}-instruct",
+               f"Granite 3.1 {size} (model card): a GraniteMoE with {layers} layers, hidden {hidden}, {heads} query / 8 "
+               f"KV heads, {experts} experts of width 512 (8 active), vocabulary 49,155, 128K context, tied embeddings.",
+               (f"granite3.1-moe:{size.split('-')[0].lower()}",),
+               config={"architectures": ["GraniteMoeForCausalLM"], "model_type": "granitemoe", "hidden_size": hidden,
+                       "num_hidden_layers": layers, "num_attention_heads": heads, "num_key_value_heads": 8,
+                       "intermediate_size": 512, "num_local_experts": experts, "num_experts_per_tok": 8,
+                       "vocab_size": 49155, "max_position_embeddings": 131072, "tie_word_embeddings": True,
+                       "torch_dtype": "bfloat16"},
+               name=f"Granite 3.1 {size} Instruct")
+    return [inst, _base(f"{slug}-base", f"{slug}-instruct", f"ibm-granite/{slug}-base", name=f"Granite 3.1 {size} Base")]
+
+
 ROWS: list[Row] = [
     # ---- Llama -------------------------------------------------------------------------------------------------
     _base("llama-2-7b", "llama-2-7b-chat", "meta-llama/Llama-2-7b-hf", "llama2:7b-text", name="Llama 2 7B"),
@@ -700,27 +717,10 @@ ROWS += [
                 "num_hidden_layers": 64, "state_size": 128, "n_groups": 8, "num_heads": 128, "head_dim": 64,
                 "expand": 2, "conv_kernel": 4, "vocab_size": 32768, "tie_word_embeddings": False,
                 "torch_dtype": "bfloat16"}, family="mamba", name="Mamba-Codestral 7B v0.1"),
-    Row("granite-3.1-1b-a400m-instruct", "granite-3.1-8b-instruct", "ibm-granite/granite-3.1-1b-a400m-instruct",
-        "Granite 3.1 1B-A400M (model card): a GraniteMoE with 24 layers, hidden 1024, 16 query / 8 KV heads, 32 "
-        "experts of width 512 (8 active), vocabulary 49,155, 128K context, tied embeddings.", ("granite3.1-moe:1b",),
-        config={"architectures": ["GraniteMoeForCausalLM"], "model_type": "granitemoe", "hidden_size": 1024,
-                "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 8,
-                "intermediate_size": 512, "num_local_experts": 32, "num_experts_per_tok": 8, "vocab_size": 49155,
-                "max_position_embeddings": 131072, "tie_word_embeddings": True, "torch_dtype": "bfloat16"},
-        name="Granite 3.1 1B-A400M Instruct"),
-    _base("granite-3.1-1b-a400m-base", "granite-3.1-1b-a400m-instruct", "ibm-granite/granite-3.1-1b-a400m-base",
-          name="Granite 3.1 1B-A400M Base"),
-    Row("granite-3.1-3b-a800m-instruct", "granite-3.1-8b-instruct", "ibm-granite/granite-3.1-3b-a800m-instruct",
-        "Granite 3.1 3B-A800M (model card): a GraniteMoE with 32 layers, hidden 1536, 24 query / 8 KV heads, 40 "
-        "experts of width 512 (8 active), vocabulary 49,155, 128K context, tied embeddings.", ("granite3.1-moe:3b",),
-        config={"architectures": ["GraniteMoeForCausalLM"], "model_type": "granitemoe", "hidden_size": 1536,
-                "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8,
-                "intermediate_size": 512, "num_local_experts": 40, "num_experts_per_tok": 8, "vocab_size": 49155,
-                "max_position_embeddings": 131072, "tie_word_embeddings": True, "torch_dtype": "bfloat16"},
-        name="Granite 3.1 3B-A800M Instruct"),
-    _base("granite-3.1-3b-a800m-base", "granite-3.1-3b-a800m-instruct", "ibm-granite/granite-3.1-3b-a800m-base",
-          name="Granite 3.1 3B-A800M Base"),
+    *_granitemoe("1B-A400M", 24, 1024, 16, 32),
+    *_granitemoe("3B-A800M", 32, 1536, 24, 40),
 ]
+
 
 _GLM4_0414 = ("GLM-4-0414 (THUDM): the Glm4ForCausalLM decoder (model_type glm4; post-attention and post-MLP norms, half "
               "the head dims rotary, QKV bias), vocabulary 151,552, 32K context (model card).")
