@@ -1,5 +1,5 @@
 """Ground truth for engines/ollama/graph.py: Ollama's gpt-oss worst-case graph (model/models/gptoss/model.go
-v0.12.0-v0.13.2, runner/ollamarunner reserveWorstCaseGraph, kvcache/causal.go masks) built node for node with the
+v0.11.5-v0.13.2, runner/ollamarunner reserveWorstCaseGraph, kvcache/causal.go masks) built node for node with the
 real ggml of the pinned llama-cpp-python binding and sized by ggml_gallocr_reserve, the allocator Ollama's
 Context.Reserve reads back (ggml_backend_sched on one CPU backend allocates through it).
 
@@ -77,7 +77,10 @@ class _Ggml:
 
 
 def gptoss_graph_bytes(T: int, full: int, swa: int, n_out: int = 1, n_layer: int = 24, E: int = 2880,
-                       H: int = 64, KV: int = 8, D: int = 64, NE: int = 32, K: int = 4, V: int = 201088) -> int:
+                       H: int = 64, KV: int = 8, D: int = 64, NE: int = 32, K: int = 4, V: int = 201088,
+                       mask_cast: bool = True) -> int:
+    """mask_cast: v0.12.7+ builds the reserve mask as an f32 input cast to F16 in the graph; v0.8.0-v0.12.6
+    (kvcache/causal.go buildMask, curReserve) made it an F16 input of its own (no graph tensor)."""
     g = _Ggml()
     W, IN, G = (g.init(_Params(n * C.sizeof(C.c_void_p) * 64, None, True)) for n in (4000, 400, 200000))
     w: dict = {}
@@ -91,7 +94,8 @@ def gptoss_graph_bytes(T: int, full: int, swa: int, n_out: int = 1, n_layer: int
              for kind, cells in (("full", full), ("swa", swa))}
     pad = (T + 63) // 64 * 64  # GGML_KQ_MASK_PAD
     inp, pos, outs = g.new_tensor_1d(IN, T_I32, T), g.new_tensor_1d(IN, T_I32, T), g.new_tensor_1d(IN, T_I32, n_out)
-    masks = {kind: g.cast(G, g.new_tensor_2d(IN, T_F32, cells, pad), T_F16) for kind, cells in (("swa", swa), ("full", full))}
+    masks = {kind: g.cast(G, g.new_tensor_2d(IN, T_F32, cells, pad), T_F16) if mask_cast
+             else g.new_tensor_2d(IN, T_F16, cells, pad) for kind, cells in (("swa", swa), ("full", full))}
     gf = g.new_graph_custom(G, 65536, False)
     fwd = lambda *ts: [g.build_forward_expand(gf, t) for t in ts]  # noqa: E731
     x = g.get_rows(G, wt("tok", T_BF16, E, V), inp)
@@ -170,3 +174,12 @@ def test_the_graph_sizes_to_the_printed_figure():
 def test_graph_formula_equals_ggml_alloc(T, full, swa):
     spec = resolve("gpt-oss:20b", "MXFP4_MOE")
     assert gptoss_cpu_graph(spec, T, full, swa) == gptoss_graph_bytes(T, full, swa)
+
+
+def test_before_the_mask_cast_the_graph_is_the_moe_rows():
+    """v0.11.5-v0.12.6: no mask in the buffer. ollama/ollama#12147 (gpt-oss:20b CPU only, 8192 / 4608 cells,
+    512 tokens) printed "compute graph" device=CPU size="109.2 MiB": 512 x 55936 x 4 B = 109.25 MiB."""
+    assert gptoss_graph_bytes(512, 8192, 4608, mask_cast=False) == 512 * 55936 * 4
+    assert gptoss_graph_bytes(512, 131072, 4608, mask_cast=False) == 512 * 55936 * 4
+    spec = resolve("gpt-oss:20b", "MXFP4_MOE")
+    assert gptoss_cpu_graph(spec, 512, 8192, 4608, masks=False) == 512 * 55936 * 4

@@ -95,6 +95,23 @@ def test_gpt_oss_20b_cpu_only_graph_is_ollamas_own():
     assert ol.human_bytes2(mine["total memory"]) == fx["printed"]["total memory"]
 
 
+def test_gpt_oss_20b_cpu_only_0_11_graph_without_masks():
+    """ollama/ollama#12147 (2025-09-02: 0.11.8-0.11.9, gpt-oss:20b, 0/25 layers, 8192 cells): "kv cache" 300.0 MiB
+    and "compute graph" device=CPU 109.2 MiB. Before v0.12.7 the reserve mask was an F16 input of its own
+    (kvcache/causal.go buildMask), so the buffer holds the MoE rows alone: 512 x 55936 x 4 B = 109.25 MiB. The
+    runner's allocations do not depend on the estimator; OLLAMA_NEW_ESTIMATES makes oomkit lay them out."""
+    fx = _load("gpt-oss-20b-cpu-only-0.11-ctx8192")
+    s, p = fx["settings"], fx["printed"]
+    est = ol.ENGINE.estimate(resolve("gpt-oss:20b", "MXFP4_MOE"), (),
+                             ol.OllamaSettings(num_ctx=s["num_ctx"], num_parallel=s["num_parallel"],
+                                               num_batch=s["num_batch"], engine_version=tl._log_version(fx),
+                                               env=(("OLLAMA_NEW_ESTIMATES", "1"),)))
+    mine = est.engine_view["ollama_memory"]
+    assert mine["compute graph"]["CPU"] == 512 * 55936 * 4
+    for line in ("model weights", "kv cache", "compute graph"):
+        assert ol.human_bytes2(mine[line]["CPU"]) == p[line]["CPU"], line
+
+
 @pytest.mark.parametrize("version", ["0.13.5", "0.14.0"])
 def test_gpt_oss_cpu_graph_only_in_the_mirrored_releases(version):
     """After v0.13.4 (no mask padding, the graph not checked) the llama.cpp stand-in stays."""

@@ -6,7 +6,7 @@ The Ollama engine does not run llama.cpp's graph: its inputs (token ids, positio
 output rows) are created with ctx.Input(), each in a buffer of its own outside the compute buffer
 (ml/backend/ggml/ggml.go Context.newTensor), and its blocks are Go code with their own intermediate tensors.
 
-gpt-oss (model/models/gptoss/model.go: the same block code v0.12.0-v0.13.2), the library GGUF (convert/convert_gptoss.go from the
+gpt-oss (model/models/gptoss/model.go: the same block code v0.11.5-v0.13.2), the library GGUF (convert/convert_gptoss.go from the
 original checkpoint: fused attn_qkv and ffn_gate_up_exps, 13 tensors a block; ollama/ollama#12147 prints
 num_tensors=315 = 24 x 13 + 3), flash attention on, the whole graph on one CPU backend:
 - the masks: kvcache/causal.go buildMask makes each cache's f32 mask an input (outside the buffer) and casts it
@@ -34,8 +34,11 @@ def _pad(n: int, p: int) -> int:
     return (n + p - 1) // p * p
 
 
-def gptoss_cpu_graph(spec: ModelSpec, n_tokens: int, full_cells: int, swa_cells: int) -> int | None:
-    """Bytes of the CPU compute buffer for Ollama's gpt-oss graph with flash attention (None for other models)."""
+def gptoss_cpu_graph(spec: ModelSpec, n_tokens: int, full_cells: int, swa_cells: int, masks: bool = True
+                     ) -> int | None:
+    """Bytes of the CPU compute buffer for Ollama's gpt-oss graph with flash attention (None for other models).
+    masks=False: v0.8.0-v0.12.6, whose buildMask returned an F16 input of its own while reserving (ea7900318,
+    until 1c093e97a in v0.12.7), so no mask is in the buffer and nothing is placed above the freed rows."""
     if spec.architecture not in _GPT_OSS:
         return None
     layer = next((la for la in spec.layers if la.attention is not None and la.ffn.is_moe), None)
@@ -45,11 +48,13 @@ def gptoss_cpu_graph(spec: ModelSpec, n_tokens: int, full_cells: int, swa_cells:
     T, E = n_tokens, spec.n_embd
     n_ff, k = ffn.n_ff_expert or ffn.n_ff, ffn.n_experts_used
     qkv = at.n_heads * at.head_dim_k + at.n_kv_heads * (at.head_dim_k + at.head_dim_v)
-    masks = 2 * _pad(T, MASK_BATCH_PAD) * (full_cells + swa_cells)
     moe = 4 * T * (2 * n_ff * k + 2 * n_ff * k + 2 * E + at.n_heads * at.head_dim_v)
+    if not masks:
+        return moe
+    mask_bytes = 2 * _pad(T, MASK_BATCH_PAD) * (full_cells + swa_cells)
     # the full mask placed above the freed qkv + hidden rows when it is larger than they are
     above = 4 * T * qkv if 2 * _pad(T, MASK_BATCH_PAD) * full_cells > 4 * T * (qkv + E) else 0
-    return masks + moe + above
+    return mask_bytes + moe + above
 
 
 def gptoss_vulkan_cpu_split(spec: ModelSpec, n_tokens: int) -> int | None:

@@ -48,7 +48,8 @@ from .settings import (
 )
 from .weights import GgufView, gguf_view, ollama_gguf, per_layer_weights
 
-V_GPTOSS_GRAPH = (0, 12, 0)  # model/models/gptoss/model.go's blocks as graph.py mirrors them (v0.11.x: others)
+V_GPTOSS_GRAPH = (0, 11, 5)  # model/models/gptoss/model.go's blocks as graph.py mirrors them (v0.11.0-4: others)
+V_MASK_IN_GRAPH = (0, 12, 7)  # 1c093e97a: the reserve mask cast in the graph again (an F16 input from v0.8.0)
 V_MASK_PAD_LAST = (0, 13, 4)  # the last release whose vendored ggml pads the mask batch to 64
 FIT_TARGET = 1024 * MiB  # llama.cpp --fit default margin per device (common/fit.cpp); Ollama leaves it unless mmproj
 # Architectures Ollama ships with a vision projector it adds to its estimate (projector.weights/graph)
@@ -289,14 +290,15 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
 
 def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[OGpu]) -> int | None:
     """The Ollama engine's own graph (graph.py) where it is mirrored: gpt-oss with flash attention, the whole
-    graph on the CPU (no GPU), v0.12.0-v0.13.4 (the block code of v0.12.0-v0.13.2 and the 64-row mask padding);
+    graph on the CPU (no GPU), v0.11.5-v0.13.4 (the block code of v0.11.5-v0.13.2 and the 64-row mask padding);
     None elsewhere (the llama.cpp graph with Ollama's output rows and cells stands in)."""
     if gpus or not launch.flash_attention or not (V_GPTOSS_GRAPH <= launch.version <= V_MASK_PAD_LAST):
         return None
     cells = cache.cells_by_layer
     full = max(cells.values(), default=0)
     swa = min(cells.values(), default=0)
-    return gptoss_cpu_graph(spec, min(launch.num_batch, launch.num_ctx), full, swa if swa != full else 0)
+    return gptoss_cpu_graph(spec, min(launch.num_batch, launch.num_ctx), full, swa if swa != full else 0,
+                            masks=launch.version >= V_MASK_IN_GRAPH)
 
 
 def _projector(spec: ModelSpec, v) -> Projector | None:
@@ -363,7 +365,7 @@ def _engine_caches(caches: list[Cache], cache: CausalCache) -> list[Cache]:
 
 def _cpu_split(spec: ModelSpec, launch: Launch, lay: EraCLayout, gpus: list[OGpu], n_blocks: int) -> int:
     """What the CPU computes of the blocks left on it beside a GPU that takes the rest by op_offload (graph.py):
-    gpt-oss's expert-bias add_id beside a Vulkan GPU, v0.12.0-v0.13.4; 0 where not mirrored."""
+    gpt-oss's expert-bias add_id beside a Vulkan GPU, v0.11.5-v0.13.4; 0 where not mirrored."""
     on_gpu = {i for layers in lay.per_gpu for i in layers}
     if (not gpus or all(i in on_gpu for i in range(n_blocks)) or gpus[0].library != "vulkan"
             or not (V_GPTOSS_GRAPH <= launch.version <= V_MASK_PAD_LAST)):
