@@ -45,6 +45,10 @@ leaves it out (said so) for the others:
   patches plus the class token (n = P + 1 positions), T = the projector's output width (mm.2.weight):
     on:  12 W^2 + max(8 P T + 4 n E, 4 n F + 16 n E)     off: max(on, 12 W^2 + 4 n^2 H + 20 n E)
   within 2 KiB of the engine (the position and patch index inputs and their alignment are not itemised).
+Not modelled (weights only, and a note says the compute buffer is missing): pixtral / Mistral Small 3.x (warmup
+set_warmup_n_tokens(256): 256 x 256 px for Pixtral 12B, where the buffer is small (16.56 MiB on, 16.06 off at E 1024,
+F 4096, T 5120) but its peak moves with the projector width T by ggml-alloc's placement, not by a row count), llama4,
+minicpmv (resampler), gemma3n / gemma4v and the audio towers.
 """
 
 from __future__ import annotations
