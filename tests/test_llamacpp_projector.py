@@ -237,3 +237,23 @@ def test_vit_tower_compute_is_mtmd_get_memory_usage(tmp_path, kind, shape):
     mm = write_vit_mmproj(tmp_path / "mmproj.gguf", kind, **shape)
     for fa in (1, 0):
         assert predicted(mm, bool(fa)) == measured_compute(mm, fa), (kind, shape, fa)
+
+
+@pytest.mark.parametrize("writer", [
+    lambda p: write_qwen_vl_mmproj(p, "qwen2.5vl_merger"),
+    lambda p: write_llava_mmproj(p),
+    lambda p: write_vit_mmproj(p, "internvl", 448, 14, 1024, 4096, 16, 2048),
+])
+def test_the_fit_margin_holds_the_projector(tmp_path, writer):
+    """PR #21489: llama-server adds mtmd_get_memory_usage to the fit target of the projector's device; oomkit's margin
+    for these towers is the engine's figure (to the slack named above) with -fa on and off."""
+    from oomkit.engines.llamacpp.fit import params_fit
+    from oomkit.engines.llamacpp.settings import LlamaCppSettings
+    from tests.test_llamacpp_fit import LLAMA8, gpu, spec_of
+
+    mm = writer(tmp_path / "mmproj.gguf")
+    for fa, ggml_fa in (("on", 1), ("off", 0)):
+        s = LlamaCppSettings(n_ctx=8192, mmproj=str(mm), flash_attn=fa)
+        margin = params_fit(spec_of(LLAMA8), (gpu(0, 24000),), s).margins[0] - 1024 * MiB
+        (usage,) = mtmd_memory_usage(mm, ggml_fa)
+        assert abs(margin - usage) <= LLAVA_SLACK, fa
