@@ -56,7 +56,7 @@ class _Ggml:
                "ggml_rope_ext": (P, P, P, P, P, INT, INT, INT, F, F, F, F, F, F), "ggml_cpy": (P, P, P, P),
                "ggml_flash_attn_ext": (P, P, P, P, P, P, F, F, F), "ggml_flash_attn_ext_add_sinks": (None, P, P),
                "ggml_flash_attn_ext_set_prec": (None, P, INT), "ggml_soft_max": (P, P, P), "ggml_cast": (P, P, P, INT),
-               "ggml_argsort": (P, P, P, INT), "ggml_swiglu_oai": (P, P, P, P, F, F),
+               "ggml_argsort": (P, P, P, INT), "ggml_swiglu_oai": (P, P, P, P, F, F), "ggml_swiglu_split": (P, P, P, P),
                "ggml_new_graph_custom": (P, P, C.c_size_t, C.c_bool), "ggml_build_forward_expand": (None, P, P),
                "ggml_backend_cpu_buffer_type": (P,), "ggml_backend_alloc_ctx_tensors_from_buft": (P, P, P),
                "ggml_gallocr_new": (P, P), "ggml_gallocr_reserve": (C.c_bool, P, P),
@@ -183,3 +183,73 @@ def test_before_the_mask_cast_the_graph_is_the_moe_rows():
     assert gptoss_graph_bytes(512, 131072, 4608, mask_cast=False) == 512 * 55936 * 4
     spec = resolve("gpt-oss:20b", "MXFP4_MOE")
     assert gptoss_cpu_graph(spec, 512, 8192, 4608, masks=False) == 512 * 55936 * 4
+
+
+def qwen3_gpu_graph_bytes(T: int = 512, cells: int = 16384, n_layer: int = 64, E: int = 5120, H: int = 64,
+                          KV: int = 8, D: int = 128, FF: int = 25600, V: int = 151936) -> int:
+    """Ollama's qwen3 dense graph (model/models/qwen3 v0.12.4-v0.13.2, flash attention) with every block on one GPU:
+    the token rows come from the CPU (token_embd stays there, ml/backend/ggml New InputWeights) and, with the f32
+    mask (v0.12.7+) and the positions, are copied into the GPU's buffer by the scheduler (split inputs, allocated at
+    the split's start: plain leaves here)."""
+    g = _Ggml()
+    W, G = (g.init(_Params(n * C.sizeof(C.c_void_p) * 64, None, True)) for n in (400, 300000))
+    w: dict = {}
+
+    def wt(name, typ, *shape):
+        if name not in w:
+            w[name] = (g.new_tensor_1d, g.new_tensor_2d, g.new_tensor_3d)[len(shape) - 1](W, typ, *shape)
+        return w[name]
+
+    ck, cv = g.new_tensor_3d(W, T_F16, D, KV, cells), g.new_tensor_3d(W, T_F16, D, KV, cells)
+    x = g.new_tensor_2d(G, T_F32, E, T)
+    pos, outs = g.new_tensor_1d(G, T_I32, T), g.new_tensor_1d(G, T_I32, 1)
+    mask = g.cast(G, g.new_tensor_2d(G, T_F32, cells, (T + 63) // 64 * 64), T_F16)
+    gf = g.new_graph_custom(G, 65536, False)
+    fwd = lambda *ts: [g.build_forward_expand(gf, t) for t in ts]  # noqa: E731
+    for il in range(n_layer):
+        res = x
+        n = g.mul(G, g.rms_norm(G, x, 1e-6), wt("an", T_F32, E))
+        q = g.reshape_3d(G, g.mul_mat(G, wt("q", T_F16, E, H * D), n), D, H, T)
+        k = g.reshape_3d(G, g.mul_mat(G, wt("k", T_F16, E, KV * D), n), D, KV, T)
+        v = g.reshape_3d(G, g.mul_mat(G, wt("v", T_F16, E, KV * D), n), D, KV, T)
+        q = g.mul(G, g.rms_norm(G, q, 1e-6), wt("qn", T_F32, D))
+        k = g.mul(G, g.rms_norm(G, k, 1e-6), wt("kn", T_F32, D))
+        q = g.rope_ext(G, q, pos, None, D, 2, 131072, 1e6, 1., 0., 1., 32., 1.)
+        k = g.rope_ext(G, k, pos, None, D, 2, 131072, 1e6, 1., 0., 1., 32., 1.)
+        fwd(q)
+        fwd(k, v)
+        fwd(g.cpy(G, k, g.view_1d(G, ck, D * KV * T, 0)))
+        fwd(g.cpy(G, v, g.view_1d(G, cv, D * KV * T, 0)))
+        kk = g.view_3d(G, ck, D, KV, cells, g.nb(ck, 1), g.nb(ck, 2), 0)
+        vv = g.view_3d(G, cv, D, KV, cells, g.nb(cv, 1), g.nb(cv, 2), 0)
+        o = g.flash_attn_ext(G, g.permute(G, q, 0, 2, 1, 3), g.permute(G, kk, 0, 2, 1, 3),
+                             g.permute(G, vv, 0, 2, 1, 3), mask, D ** -0.5, 0., 0.)
+        g.flash_attn_ext_set_prec(o, 10)
+        x = g.mul_mat(G, wt("ao", T_F16, H * D, E), g.reshape_2d(G, o, H * D, T))
+        if il == n_layer - 1:
+            x, res = g.get_rows(G, x, outs), g.get_rows(G, res, outs)
+        x = g.add(G, x, res)
+        res = x
+        n = g.mul(G, g.rms_norm(G, x, 1e-6), wt("fn", T_F32, E))
+        a = g.swiglu_split(G, g.mul_mat(G, wt("g", T_F16, E, FF), n), g.mul_mat(G, wt("u", T_F16, E, FF), n))
+        x = g.add(G, g.mul_mat(G, wt("d", T_F16, FF, E), a), res)
+    logits = g.mul_mat(G, wt("out", T_F16, E, V), g.mul(G, g.rms_norm(G, x, 1e-6), wt("on", T_F32, E)))
+    buft = g.backend_cpu_buffer_type()
+    assert g.backend_alloc_ctx_tensors_from_buft(W, buft)
+    fwd(logits)
+    ga = g.gallocr_new(buft)
+    try:
+        assert g.gallocr_reserve(ga, gf)
+        return g.gallocr_get_buffer_size(ga, 0)
+    finally:
+        g.gallocr_free(ga)
+        for ctx in (W, G):
+            g.free(ctx)
+
+
+def test_qwen3_32b_graph_stays_below_what_the_total_implies():
+    """ollama/ollama#13372's total leaves 237.5-339.9 MiB for CUDA2's graph; Ollama's own qwen3:32b graph sizes to
+    208.0 MiB under ggml-alloc (the strict xfail in test_ollama_new_engine.py keeps the miss)."""
+    got = qwen3_gpu_graph_bytes()
+    assert got == 218105888
+    assert got < 237.4 * 2**20
