@@ -45,9 +45,14 @@ leaves it out (said so) for the others:
   patches plus the class token (n = P + 1 positions), T = the projector's output width (mm.2.weight):
     on:  12 W^2 + max(8 P T + 4 n E, 4 n F + 16 n E)     off: max(on, 12 W^2 + 4 n^2 H + 20 n E)
   within 2 KiB of the engine (the position and patch index inputs and their alignment are not itemised).
+- llama4 (tools/mtmd/models/llama4.cpp: build_vit with 2D RoPE, then pixel shuffle and the adapter MLP): warmup at
+  image_size, n = P + 1 positions; inputs the F32 image and the two position rows (n int32 each, padded to 32 bytes):
+    on:  in + n max(24E, 4F + 8E)          off: max(on, in + 4 n^2 H + 20 n E)
+  exact on Llama 4's tower (E 1408, F 5632, H 16, d_head 88: 19.89 MiB on, 37.11 off at 336 px); with d_head 64
+  (E 1024 / 768 at 16 / 12 heads) the flash-on peak sits elsewhere (30 E rows measured) and this falls short.
 Not modelled (weights only, and a note says the compute buffer is missing): pixtral / Mistral Small 3.x (warmup
 set_warmup_n_tokens(256): 256 x 256 px for Pixtral 12B, where the buffer is small (16.56 MiB on, 16.06 off at E 1024,
-F 4096, T 5120) but its peak moves with the projector width T by ggml-alloc's placement, not by a row count), llama4,
+F 4096, T 5120) but its peak moves with the projector width T by ggml-alloc's placement, not by a row count),
 minicpmv (resampler), gemma3n / gemma4v and the audio towers.
 """
 
@@ -102,6 +107,11 @@ def clip_compute_bytes(meta: dict, flash_attn: bool, shapes: dict | None = None)
         n = (image // patch) ** 2 + (1 if "v.class_embd" in (shapes or {}) else 0)
         ffn = 4 * n * (f + 3 * e)
         return ffn if flash_attn else max(ffn, 4 * n * (n * h + 4 * e))
+    if kind == "llama4":
+        n = (image // patch) ** 2 + 1  # the class token
+        inputs = 12 * image * image + 2 * _align(4 * n)  # the F32 image, pos_h and pos_w (n int32 each)
+        on = inputs + n * max(24 * e, 4 * f + 8 * e)
+        return on if flash_attn else max(on, inputs + 4 * n * n * h + 20 * n * e)
     if kind in ("qwen2vl_merger", "qwen2.5vl_merger", "qwen3vl_merger"):
         return _qwen_vl(kind, meta, patch, e, f, h, flash_attn)
     if kind in ("mlp", "mlp_norm"):
@@ -114,6 +124,11 @@ def clip_compute_bytes(meta: dict, flash_attn: bool, shapes: dict | None = None)
         on = img + max(8 * p * int(out[1]) + 4 * n * e, 4 * n * f + 16 * n * e)
         return on if flash_attn else max(on, img + 4 * n * n * h + 20 * n * e)
     return None
+
+
+def _align(nbytes: int, alignment: int = 32) -> int:
+    """A tensor's size in the scheduler's buffer (ggml-alloc pads each to the backend's alignment, 32 on the CPU)."""
+    return -(-nbytes // alignment) * alignment
 
 
 def _qwen_vl(kind: str, meta: dict, patch: int, e: int, f: int, h: int, flash_attn: bool) -> int:
