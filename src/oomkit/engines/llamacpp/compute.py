@@ -548,7 +548,9 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
         elif f.is_moe:
             wide = f.n_experts_used * f.n_ff_expert * T * f32
             weighted = f.n_experts_used * resid
-            work = max(work, base + wide_alive * wide + (weighted if weighted > 2 * wide else 0))
+            # three wide blocks in every era: llama.cpp 8733e0c (May 2025, before the SWIGLU op) gives a 2-layer
+            # Qwen3-30B-A3B-shaped file the same CPU buffer as 0c1e57098 (120.01 MiB at 32K, FA, -ub 512)
+            work = max(work, base + 3 * wide + (weighted if weighted > 2 * wide else 0))
             if f.n_ff_shared:
                 # the shared expert (build_ffn after build_moe_ffn, src/models/qwen2moe.cpp and the other MoE
                 # graphs with ffn_*_shexp) runs while the routed experts' sum is alive: its gate, up and product
