@@ -50,10 +50,15 @@ leaves it out (said so) for the others:
     on:  in + n max(24E, 4F + 8E)          off: max(on, in + 4 n^2 H + 20 n E)
   exact on Llama 4's tower (E 1408, F 5632, H 16, d_head 88: 19.89 MiB on, 37.11 off at 336 px); with d_head 64
   (E 1024 / 768 at 16 / 12 heads) the flash-on peak sits elsewhere (30 E rows measured) and this falls short.
-Not modelled (weights only, and a note says the compute buffer is missing): pixtral / Mistral Small 3.x (warmup
-set_warmup_n_tokens(256): 256 x 256 px for Pixtral 12B, where the buffer is small (16.56 MiB on, 16.06 off at E 1024,
-F 4096, T 5120) but its peak moves with the projector width T by ggml-alloc's placement, not by a row count),
-minicpmv (resampler), gemma3n / gemma4v and the audio towers.
+- pixtral (Pixtral 12B, and with clip.vision.spatial_merge_size m = 2 Mistral Small 3.x; tools/mtmd/models/
+  pixtral.cpp): set_warmup_n_tokens(256) puts the warmup at 16 m p pixels, P = (16 m)^2 patches, P / m^2 tokens of
+  width T (mm.2.weight); inputs the F32 image and two RoPE rows; 64 T bytes for the 16 [IMG_BREAK] rows:
+    on:  in + max(P (12F + 14E) + 64T, 8 (P / m^2) T + 16 P E)
+    off: in + max(P (12F + 12E) + 64T, 4 P^2 H + 20 P E + 64T, 8 (P / m^2) T + 10 P E)
+  (the gated FFN's three F rows; the attention; the projector). Exact on the released 1024-wide towers at both
+  merges; away from E 1024 / F 4096 the placement moves the peak by a few rows (the tests name each miss).
+Not modelled (weights only, and a note says the compute buffer is missing): minicpmv (resampler), gemma3n / gemma4v,
+the other vision towers and the audio towers.
 """
 
 from __future__ import annotations
@@ -79,6 +84,8 @@ class ProjectorMemory:
         return self.weights + (self.compute or 0)
 
 
+# pixtral's warmup: set_warmup_n_tokens(256) in clip.cpp load_hparams ("avoid OOM on warmup"): 16 x 16 merged tokens
+PIXTRAL_WARMUP_TOKENS_PER_SIDE = 16
 # the Qwen-VL towers' warmup: set_warmup_n_tokens(46*46) in clip.cpp load_hparams (merged tokens per side)
 QWEN_WARMUP_TOKENS_PER_SIDE = 46
 
@@ -107,6 +114,8 @@ def clip_compute_bytes(meta: dict, flash_attn: bool, shapes: dict | None = None)
         n = (image // patch) ** 2 + (1 if "v.class_embd" in (shapes or {}) else 0)
         ffn = 4 * n * (f + 3 * e)
         return ffn if flash_attn else max(ffn, 4 * n * (n * h + 4 * e))
+    if kind == "pixtral":
+        return _pixtral(meta, patch, e, f, h, flash_attn, shapes or {})
     if kind == "llama4":
         n = (image // patch) ** 2 + 1  # the class token
         inputs = 12 * image * image + 2 * _align(4 * n)  # the F32 image, pos_h and pos_w (n int32 each)
@@ -124,6 +133,22 @@ def clip_compute_bytes(meta: dict, flash_attn: bool, shapes: dict | None = None)
         on = img + max(8 * p * int(out[1]) + 4 * n * e, 4 * n * f + 16 * n * e)
         return on if flash_attn else max(on, img + 4 * n * n * h + 20 * n * e)
     return None
+
+
+def _pixtral(meta: dict, patch: int, e: int, f: int, h: int, flash_attn: bool, shapes: dict) -> int | None:
+    """Pixtral / Mistral Small 3.x at the warmup image (the module's note)."""
+    out = shapes.get("mm.2.weight")
+    if not out or len(out) < 2:
+        return None
+    t, m = int(out[1]), int(meta.get("clip.vision.spatial_merge_size", 1) or 1)
+    side = PIXTRAL_WARMUP_TOKENS_PER_SIDE * m
+    p = side * side
+    inputs = 12 * (side * patch) ** 2 + 2 * _align(4 * p)  # the F32 image, the 2D RoPE rows (P int32 each)
+    brk = 4 * t * PIXTRAL_WARMUP_TOKENS_PER_SIDE  # the [IMG_BREAK] rows, one per row of merged tokens
+    tokens = p // (m * m)
+    if flash_attn:
+        return inputs + max(p * (12 * f + 14 * e) + brk, 8 * tokens * t + 16 * p * e)
+    return inputs + max(p * (12 * f + 12 * e) + brk, 4 * p * p * h + 20 * p * e + brk, 8 * tokens * t + 10 * p * e)
 
 
 def _align(nbytes: int, alignment: int = 32) -> int:
