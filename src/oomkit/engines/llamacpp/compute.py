@@ -76,6 +76,14 @@ LM_HEAD_SCALED = frozenset({"minicpm3"})
 CODEC_HEAD_GRAPHS = frozenset({"qwen3tts"})
 
 
+# The last build shown to run the older graph: llama.cpp b228aba (2024-05-12) and 8733e0c (spring 2025), run on
+# the CPU with a 2-layer CodeLlama-7B-shaped file without flash attention, print 70.53 / 164.01 / 296.01 MiB at
+# -c 512 / 2048 / 4096 (KQ + mask + Q + KQV + two rows; logits + one row), 0c1e57098 105.51 at 512; the b4880
+# MI50 log (2664.00 per card) and the b5380 -sm row log (logits + one row) fit it. Where it changed after b5380
+# is not located, so later builds keep the 2026 graph. Flash-attention graphs were not measured and keep it too
+OLD_GRAPH_LAST_BUILD = 5380
+
+
 def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None
                    ) -> ComputePhases:
     """Peak of the worst-case ubatch graph: llama_context::graph_reserve builds it with
@@ -99,7 +107,9 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     # the logits rows (reserved_outputs: every token of the ubatch unless the build reserves fewer); an embedding
     # graph has none, its output the t_embd rows
     rows_out = 0 if spec.architecture in EMBEDDING_GRAPHS else (T if n_outputs is None else n_outputs)
-    out_phase = spec.n_vocab * rows_out * f32 + 2 * resid
+    # graphs of builds up to OLD_GRAPH_LAST_BUILD keep one hidden-state row beside the logits (the final norm)
+    old = ctx.build <= OLD_GRAPH_LAST_BUILD and not ctx.flash_attn
+    out_phase = spec.n_vocab * rows_out * f32 + (1 if old else 2) * resid
     if spec.architecture in LM_HEAD_SCALED and rows_out:
         out_phase += resid
     if no_cache:
@@ -151,6 +161,10 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
                 # more (measured: 202.14 MiB at 8K x 2 without flash attention, 618.39 at 16K with a q4_0 K)
                 rows += 2 * _hc_streams(spec) + 1
             inner = T * f32 * (q + 2 * a.n_kv_heads * a.head_dim_k + a.n_heads * a.head_dim_v) + rows * resid
+            if old and spec.architecture not in POST_NORM_ENCODERS and spec.architecture not in HC_GDN_ARCHS:
+                # K and V are copied into the cache before KQ (llm_build_kv: ggml_cpy, then views of the cache):
+                # Q, the KQV output and two hidden-state rows beside the scores
+                inner = T * f32 * (q + a.n_heads * a.head_dim_v) + 2 * resid
             if a.kv_lora_rank and ctx.flash_attn:
                 # MLA without the latent cache: wkv_b's decompressed K_nope and V per head are still alive when
                 # flash attention runs (fitted to the legacy-GGUF ground truth; without FA they are not)
