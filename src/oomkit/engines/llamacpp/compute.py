@@ -192,7 +192,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         attn_phase = max(attn_phase, msa_phase(spec, T, cells))
     if spec.architecture in DSA_SCORE_ARCHS and not no_cache:
         attn_phase = max(attn_phase, dsa_score_phase(spec, T, caches, masks))
-    ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build)
+    ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build,
+                                             old_graph=old)
     attn_phase = max(attn_phase, ffn_phase, recurrent_phase(spec, T, ctx.n_seq_max, masks), convnext_phase(spec, T))
     if spec.architecture in HC_GDN_ARCHS:
         attn_phase = max(attn_phase, hc_gdn_conv_phase(spec, T, ctx.n_seq_max, masks))
@@ -507,7 +508,8 @@ DRAFT_FFN_ROWS = {"eagle3": (3, 2), "dflash": (3, 2), "graniteswitch": (3, 4)}
 SWIGLU_IN_HOLE = frozenset({"laguna"})
 
 
-def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, build: int) -> tuple[int, int]:
+def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, build: int,
+                        old_graph: bool = False) -> tuple[int, int]:
     """The feed-forward block's peaks in the worst-case graph, read off ggml-alloc's placement of the graph
     llama.cpp@0c1e57098 builds (each node's offset in the CPU compute buffer, dumped through the scheduler's
     eval callback; tests/test_llamacpp_compute.py holds the measured buffers). Returns (workspace, output).
@@ -552,6 +554,11 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
     for layer in spec.trunk_layers:
         f = layer.ffn
         base = masks + 4 * resid if layer.index < last_attn else 5 * resid
+        if old_graph:
+            # the older graph (OLD_GRAPH_LAST_BUILD, no flash attention): the masks and three rows below gate and
+            # up in every layer (b228aba on the CPU, 2 layers, -c 512, vocab 4096: 68.01 MiB at n_ff 11008,
+            # 153.01 at 32768 = 1 + 24 + 2 x n_ff x 512 x 4 B)
+            base = masks + 3 * resid
         if spec.architecture in DRAFT_FFN_ROWS:
             attending, last = DRAFT_FFN_ROWS[spec.architecture]
             base = masks + attending * resid if layer.index < last_attn else last * resid
