@@ -16,6 +16,7 @@ import pytest
 import oomkit
 from oomkit.engines.llamacpp import backends
 from oomkit.memory import Device
+from tests.groundtruth.synth import SynthModel, _attn_gqa, _embeddings, _ffn_dense, _Meta, write_gguf
 
 MiB = 1 << 20
 
@@ -196,3 +197,41 @@ def test_hexagon_leaves_k_quants_on_the_cpu_and_says_so():
     q = run("Q4_0")
     assert "HTP0-REPACK" in q.engine_view["model_buffer_bytes"]
     assert not any("Hexagon NPU multiplies" in w for w in q.warnings)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The older graph (compute.py OLD_GRAPH_LAST_BUILD): CPU compute buffers printed by pinned older llama.cpp builds,
+# run on this machine (their `main` / `llama-cli` built from the copies vendored by llama-cpp-python 0.2.74 =
+# llama.cpp b228aba of 2024-05-12 and 0.3.9 = 8733e0c of spring 2025) on 2-layer synthetic Q4_0 files written with
+# tests/groundtruth/synth.py's helpers, -b 512 -ub 512 -t 1; the builds are not kept, so the figures are recorded.
+# The same CodeLlama-shaped file in the binding's build (0c1e57098) prints 105.51 MiB at -c 512.
+
+OLDER_GRAPH = [
+    # (n_ff, n_vocab, n_ctx, engine_version, printed CPU compute MiB)
+    (11008, 32016, 512, "b2850", 70.53),  # b228aba; 8733e0c prints the same
+    (11008, 32016, 2048, "b2850", 164.01),  # b228aba; 8733e0c the same
+    (11008, 32016, 4096, "b2850", 296.01),  # b228aba
+    (11008, 4096, 512, "b2850", 68.01),  # b228aba: the feed-forward phase above the attention one
+    (32768, 4096, 512, "b2850", 153.01),  # b228aba
+]
+
+
+def _llama_file(tmp_path, n_ff, n_vocab):
+    md = _Meta("llama").base(ctx=16384, n_embd=4096, n_layers=2, n_ff=n_ff, n_head=32, n_head_kv=32,
+                             rms_eps=1e-5, rope_base=1000000.0, n_vocab=n_vocab)
+    md.u32("rope.dimension_count", 128)
+    ts = _embeddings(4096, n_vocab, tied=False)
+    for i in range(2):
+        ts += _attn_gqa(i, 4096, 4096, 4096) + _ffn_dense(i, 4096, n_ff)
+    m = SynthModel(f"llama-ff{n_ff}-v{n_vocab}", "llama", "CodeLlama-7B shapes (codellama/CodeLlama-7b-hf)", n_vocab,
+                   2, tuple(md.items), tuple(ts), tied_embeddings=False)
+    return str(write_gguf(m, tmp_path / f"llama-ff{n_ff}-v{n_vocab}.gguf", "q4_0"))
+
+
+@pytest.mark.parametrize("n_ff, n_vocab, n_ctx, version, printed", OLDER_GRAPH)
+def test_older_graph_against_pinned_builds(tmp_path, n_ff, n_vocab, n_ctx, version, printed):
+    e = oomkit.estimate(_llama_file(tmp_path, n_ff, n_vocab), "llama.cpp", find_max_context=False, fit=False,
+                        backend="cpu", n_ctx=n_ctx, n_parallel=1, flash_attn="off", n_gpu_layers=0,
+                        program="python", engine_version=version)
+    # within the 0.01 MiB of small inputs (the positions) that oomkit's phases leave out where they stay alive
+    assert abs(e.engine_view["compute_buffer_bytes"]["CPU"] / MiB - printed) <= 0.011
