@@ -11,31 +11,15 @@ per-format figures the sweep does not. Known misses are strict xfails with the m
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from oomkit.engines.vllm import ENGINE, VllmSettings
 from oomkit.hardware.catalog import lookup as gpu_lookup
 from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
-from oomkit.model.catalog import lookup
-from oomkit.model.hf_config import spec_from_config
+from tests.test_vllm_startup import LIMIT, fixture, spec_of
 
-FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm"
-LIMIT = 0.03
 GIB = 2**30
-
-
-def fixture(stem: str) -> dict:
-    return json.loads((FIXTURES / f"{stem}.json").read_text(encoding="utf-8"))
-
-
-def spec_of(name: str):
-    entry = lookup(name)
-    assert entry is not None, name
-    return spec_from_config(entry.config, name=entry.name)
 
 
 def gpus(name: str, n: int) -> tuple[Device, ...]:
@@ -232,8 +216,7 @@ def test_qwen_moe_stages_hold_embedding_and_head(name):
     """models/qwen3_moe.py and qwen2_moe.py build VocabParallelEmbedding and ParallelLMHead on every pipeline
     stage: at -pp 2 each stage holds its layers plus one embedding and one lm_head (vocab x hidden x 2 B each,
     untied), so the two stages differ by their layers only."""
-    e = lookup(name)
-    spec = spec_from_config(e.config, name=e.name)
+    spec = spec_of(name)
     h100 = gpus("NVIDIA H100 80GB HBM3", 1)
     pp2 = ENGINE.estimate(spec, h100, VllmSettings(max_model_len=4096, pipeline_parallel_size=2))
     pp1 = ENGINE.estimate(spec, h100, VllmSettings(max_model_len=4096))
