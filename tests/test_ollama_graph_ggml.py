@@ -76,6 +76,18 @@ class _Ggml:
         return C.cast(t + 48 + 8 * i, C.POINTER(C.c_size_t))[0]
 
 
+def _reserved_bytes(g, gf, buft, contexts) -> int:
+    """What ggml-alloc reserves for the graph in one buffer of this type; the contexts are freed after."""
+    ga = g.gallocr_new(buft)
+    try:
+        assert g.gallocr_reserve(ga, gf)
+        return g.gallocr_get_buffer_size(ga, 0)
+    finally:
+        g.gallocr_free(ga)
+        for ctx in contexts:
+            g.free(ctx)
+
+
 def gptoss_graph_bytes(T: int, full: int, swa: int, n_out: int = 1, n_layer: int = 24, E: int = 2880,
                        H: int = 64, KV: int = 8, D: int = 64, NE: int = 32, K: int = 4, V: int = 201088,
                        mask_cast: bool = True) -> int:
@@ -153,14 +165,7 @@ def gptoss_graph_bytes(T: int, full: int, swa: int, n_out: int = 1, n_layer: int
     bufs = [g.backend_alloc_ctx_tensors_from_buft(ctx, buft) for ctx in (W, IN)]  # leaves: their own buffers
     assert all(bufs)
     fwd(logits)
-    ga = g.gallocr_new(buft)
-    try:
-        assert g.gallocr_reserve(ga, gf)
-        return g.gallocr_get_buffer_size(ga, 0)
-    finally:
-        g.gallocr_free(ga)
-        for ctx in (W, IN, G):
-            g.free(ctx)
+    return _reserved_bytes(g, gf, buft, (W, IN, G))
 
 
 def test_the_graph_sizes_to_the_printed_figure():
@@ -237,14 +242,7 @@ def qwen3_gpu_graph_bytes(T: int = 512, cells: int = 16384, n_layer: int = 64, E
     buft = g.backend_cpu_buffer_type()
     assert g.backend_alloc_ctx_tensors_from_buft(W, buft)
     fwd(logits)
-    ga = g.gallocr_new(buft)
-    try:
-        assert g.gallocr_reserve(ga, gf)
-        return g.gallocr_get_buffer_size(ga, 0)
-    finally:
-        g.gallocr_free(ga)
-        for ctx in (W, G):
-            g.free(ctx)
+    return _reserved_bytes(g, gf, buft, (W, G))
 
 
 def test_qwen3_32b_graph_stays_below_what_the_total_implies():
