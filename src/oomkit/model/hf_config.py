@@ -158,8 +158,8 @@ def spec_from_config(
     tower = vision_tower(outer)
     if tower is not None:
         labels.append(f"vision tower: {tower.params / 1e9:.2f} B parameters ({tower.nbytes(2) / 2**30:.2f} GiB at 16 bits) "
-                      "beside these weights and not in them; vLLM, SGLang and transformers load it with the checkpoint, "
-                      "llama.cpp and Ollama from the mmproj file")
+                      "apart from the language model; vLLM, SGLang and transformers load it with the checkpoint and count "
+                      "it in their weights, llama.cpp and Ollama load it from the mmproj file")
     elif isinstance(outer.get("vision_config"), Mapping):
         labels.append("the config declares a vision tower (vision_config) that is not counted in these weights")
     return ModelSpec(
