@@ -366,3 +366,34 @@ def test_cpu_only_check_json_carries_the_host_verdict():
         d = check(LLAMA8, cpu_only=True, hardware=hw, n_ctx=n_ctx, n_parallel=1).to_dict()
         assert d["fits"] is fits and d["estimate"]["fits"] is fits
         assert d["estimate"]["host"]["memory_bytes"] == 6 * GiB
+
+
+def test_vllm_death_after_the_kv_cache_is_named_as_the_engine_prints_it():
+    """llm-d-planner's gpt-oss-20b log on one H100 at vLLM 0.19.0 with --gpu-memory-utilization 0.95 and 1024
+    sequences (tests/fixtures/engine_logs/vllm/llmd-gpt-oss-20b-h100-v0.19-tp1-util095-sampler-fail.json) allocates
+    its KV cache, then dies warming up the sampler. check says the run starts, then dies in that phase, and that a
+    shorter context is no fix (the warm-up is max_num_seqs rows of logits, whatever the context)."""
+    args = ("check", "--gpu", "H100", "--engine-version", "0.19.0", "--", "vllm", "serve", "openai/gpt-oss-20b",
+            "--gpu-memory-utilization", "0.95", "--max-model-len", "8192", "--max-num-seqs", "1024")
+    proc = run_oomkit(*args)
+    assert proc.returncode == 1, proc.stderr
+    verdict = next(line for line in proc.stdout.splitlines() if line.startswith("verdict:"))
+    assert "vllm starts, then dies: KV cache allocated, then the sampler warm-up needs" in verdict
+    assert "lower --max-num-seqs" in verdict
+    assert "a shorter context does not help" in proc.stdout and "idle card" not in proc.stdout
+
+
+def test_vllm_refusal_past_the_physical_memory_is_the_kv_cache_stage():
+    """Qwen3-30B-A3B FP8 (29.1 GiB of weights) on a 32 GB RTX 5090 at 0.95: the weights load, the profile run's peak
+    and non-torch memory leave nothing in the budget, and vLLM raises "No available memory for the cache blocks"
+    (kv_cache_utils.py check_enough_kv_cache_memory). The stage is the KV cache, in vLLM's words, not the compute
+    buffer that the generic weights / KV / compute order would name."""
+    proc = run_oomkit("check", "--gpu", "RTX 5090", "--json", "--", "vllm", "serve",
+                      "Qwen/Qwen3-30B-A3B-Instruct-2507-FP8", "--max-model-len", "65536",
+                      "--gpu-memory-utilization", "0.95")
+    assert proc.returncode == 1, proc.stderr
+    d = json.loads(proc.stdout)
+    assert d["fits"] is False and d["stage"] == "kv_cache"
+    text = run_oomkit("check", "--gpu", "RTX 5090", "--", "vllm", "serve", "Qwen/Qwen3-30B-A3B-Instruct-2507-FP8",
+                      "--max-model-len", "65536", "--gpu-memory-utilization", "0.95").stdout
+    assert "fails first at the KV cache: vllm refuses to start: No available memory for the cache blocks" in text

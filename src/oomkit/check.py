@@ -29,6 +29,21 @@ REFERENCE_GPU = "RTX 4090"
 STAGES = ("weights", "kv_cache", "compute")
 
 
+# vLLM and SGLang allocate in their own order (weights, the profile run, then the KV cache from what is left, then
+# CUDA graphs and warm-ups): where their start-up model names the phase that runs out, that phase is the stage
+_PHASE_STAGE = {"weights": "weights", "KV cache": "kv_cache", "KV cache pool": "kv_cache"}
+
+
+def engine_stage(view: dict[str, Any]) -> str | None:
+    """The stage an engine's own start-up model says fails: the phase that runs out (vllm/layout.py and
+    sglang/layout.py failed_phase), else its refusal at start, which for both engines is the KV cache check
+    (vLLM kv_cache_utils.py check_enough_kv_cache_memory, SGLang model_runner.py init_memory_pool)."""
+    failed = view.get("failed_phase")
+    if failed:
+        return _PHASE_STAGE.get(failed.get("phase"), "compute")
+    return "kv_cache" if view.get("error") else None
+
+
 @dataclass(frozen=True)
 class DeviceCheck:
     usage: Usage  # the estimate's figures on this device; usage.memory_bytes is the budget
@@ -118,7 +133,17 @@ class CheckResult:
         if self.engine_refuses:
             return "engine"
         f = self.failing
-        return None if f is None else f.stage
+        if f is None:
+            return None
+        return engine_stage(self.estimate.engine_view) or f.stage
+
+    @property
+    def engine_failure(self) -> str | None:
+        """The engine's own words for the failure (its refusal, or the start-up phase that runs out), when the
+        devices are short and the engine's start-up model names one."""
+        if self.fits or self.engine_refuses:
+            return None
+        return self.estimate.engine_view.get("error")
 
     @property
     def verdict(self) -> str:

@@ -77,12 +77,23 @@ def text(r: CheckResult) -> str:
         why = refusal(est, "see its notes below")
         # an engine that splits the model with the CPU by itself (llama.cpp's --fit, Ollama) runs it, slower
         split = getattr(est, "split", False) or getattr(est, "full_offload", None) is False
-        verb = "runs these settings only split with the CPU" if split else "refuses these settings"
-        lines.append(f"verdict: DOES NOT FIT — {est.engine} {verb} although {mib(r.margin_bytes)} is left: {why}")
+        failed = est.engine_view.get("failed_phase")
+        if failed:  # vLLM, SGLang: a start-up phase past the KV cache needs more than is left (transient buffers)
+            verb = "starts, then dies" if failed.get("after_kv") else "runs out of memory during start-up"
+            lines.append(f"verdict: DOES NOT FIT — {est.engine} {verb}: {why}")
+        else:
+            verb = "runs these settings only split with the CPU" if split else "refuses these settings"
+            lines.append(f"verdict: DOES NOT FIT — {est.engine} {verb} although {mib(r.margin_bytes)} is left: {why}")
     else:
         where = f" on {f.usage.id}" if len(r.devices) > 1 or r.hardware != "cpu" else ""
         lines.append(f"verdict: DOES NOT FIT — short by {mib(-r.margin_bytes)}{where}")
-        lines.append(f"  fails first at {_STAGE_TEXT[f.stage]}")
+        why = r.engine_failure
+        if why and r.estimate.engine_view.get("failed_phase"):  # vLLM, SGLang: the start-up phase that runs out
+            lines.append(f"  fails first during {r.estimate.engine}'s start-up: {why}")
+        elif why:  # their refusal at start: the KV cache check
+            lines.append(f"  fails first at the KV cache: {r.estimate.engine} refuses to start: {why}")
+        else:
+            lines.append(f"  fails first at {_STAGE_TEXT[f.stage]}")
     w = sum(d.usage.weights_bytes for d in r.devices)
     rt = sum(d.usage.overhead_bytes for d in r.devices)
     budget = sum(d.budget_bytes for d in r.devices)
@@ -119,6 +130,9 @@ def text(r: CheckResult) -> str:
             lines.append(f"no setting fits: even 256 tokens with a {r.min_required_kv} KV cache need "
                          f"{mib(r.min_required_bytes)} on {d.usage.id}, which has {mib(phys)} of physical memory "
                          f"— a smaller quant, more GPUs or offloading layers to the CPU is needed")
+        elif r.min_required_bytes <= d.budget_bytes:
+            lines.append(f"a shorter context does not help: {est.engine} fails at every context with these settings "
+                         "(the verdict says what to change)")
         else:
             lines.append(f"it would fit on an idle card: the smallest setting needs {mib(r.min_required_bytes)} on "
                          f"{d.usage.id} ({mib(phys)} physical), but only {mib(d.budget_bytes)} is free now")
