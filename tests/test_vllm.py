@@ -596,6 +596,8 @@ def load_case(path: Path) -> Case:
         opts["dtype"] = st["dtype"]
     if st.get("quantization") == "fp8" and not cfg_quant:
         opts["quantization"] = "fp8"  # online fp8 of an unquantized checkpoint
+    if isinstance(st.get("moe_backend"), str):
+        opts["moe_backend"] = st["moe_backend"]
     for key in ("enforce_eager", "enable_prefix_caching", "use_v1"):
         if isinstance(st.get(key), bool):
             opts[key] = st[key]
@@ -727,11 +729,6 @@ FIXTURE_KNOWN_MISSES = {
         ("qwen3.6-35b-a3b-nvfp4-mixed-dgx-spark-mtp2-v0.22", "+3.78 %"),
         ("qwen3.6-27b-nvfp4-mixed-dgx-spark-v0.23", "+5.44 %"),
         ("qwen3.6-27b-nvfp4-mixed-dgx-spark-mtp2-v0.23", "+4.25 %"))},
-    "gemma-4-26b-a4b-nvfp4-5090-v0.20.2": {
-        "available": "+7.2 % of the GPU: 6.86 GiB predicted, 4.58 GiB printed; with the weights at -0.1 % the profile "
-                     "run's activation peak and non-torch memory take 4.21 GiB in the log against 1.95 predicted "
-                     "(not broken down in the log; candidates: Gemma 4's encoder dummy pass over max_num_batched_tokens "
-                     "x 9 patches, the 512-wide global attention heads, the CUTLASS NVFP4 MoE workspace)"},
     "qwen3-235b-a22b-8x80gb-tp8-v0-0.8.5-issue18446": {
         "available": "+3.6 % of the GPU: non-torch 2.28 GiB by the NVLink rule (1.82-2.10 in the log); the activation "
                      "peak is 0.36 GiB for V0's chunked 2048-token profile at the assumed max_model_len 40960, 3.44 in "

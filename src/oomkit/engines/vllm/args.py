@@ -386,6 +386,7 @@ OPTIONS = (
     Opt("disable_hybrid_kv_cache_manager", "--disable-hybrid-kv-cache-manager",
         switch=("--disable-hybrid-kv-cache-manager", None), aliases=("--no-disable-hybrid-kv-cache-manager",)),
     Opt("attention_backend", "--attention-backend", env_aliases=("VLLM_ATTENTION_BACKEND",)),
+    Opt("moe_backend", "--moe-backend"),
     Opt("mamba_cache_dtype", "--mamba-cache-dtype"),
     Opt("mamba_ssm_cache_dtype", "--mamba-ssm-cache-dtype"),
     Opt("mamba_cache_mode", "--mamba-cache-mode"),

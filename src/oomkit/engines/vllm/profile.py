@@ -82,11 +82,25 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
         f = max(moe, key=lambda x: x.n_ff_expert * x.n_experts_used)
         n_rank = f.n_ff_expert if s.enable_expert_parallel else f.n_ff_expert / r.tp
         ws = T * f.n_experts_used * (max(2 * n_rank, h) + n_rank) * b
+        if vllm_cutlass_fp4_moe(spec, s):
+            # beside workspace13 and workspace2, run_cutlass_moe_fp4 holds three (T x top_k, hidden) tensors at its
+            # end: the rows shuffled in (ops.shuffle_rows(a, a_map)), the rows shuffled out (shuffle_rows(c3, c_map))
+            # and the router-weighted product summed into the output
+            ws += 3 * T * f.n_experts_used * h * b
     encoder = ENCODER_PROFILE_BYTES if spec.towers and r.v1 else 0
     if not last_stage:
         return int(forward + ws + encoder)
     sampler = sampler_bytes(spec, s, r) + T * h * b
     return int(max(forward, sampler) + ws + encoder)
+
+
+def vllm_cutlass_fp4_moe(spec: ModelSpec, s: VllmSettings) -> bool:
+    """NVFP4 experts on vLLM's own CUTLASS kernel: --moe-backend cutlass maps to NvFp4MoeBackend.VLLM_CUTLASS
+    (fused_moe/oracle/nvfp4.py map_nvfp4_backend, 0.20+), which runs fused_moe/cutlass_moe.py run_cutlass_moe_fp4
+    (the same allocations from 0.10 to 0.2x). vLLM's own pick without the flag depends on the FlashInfer build
+    and the GPU (select_nvfp4_moe_backend) and is not modelled."""
+    return (s.moe_backend or "").lower() == "cutlass" and any(
+        "nvfp4" in t.dtype.lower() and "_exps" in t.name for t in spec.weights.tensors)
 
 
 def triton_mxfp4_moe(spec: ModelSpec, r: Resolved) -> bool:

@@ -137,6 +137,7 @@ class VllmSettings:
     optimization_level: int | None = None  # -O0 .. -O3
     disable_hybrid_kv_cache_manager: bool = False
     attention_backend: str | None = None  # --attention-backend / VLLM_ATTENTION_BACKEND
+    moe_backend: str | None = None  # --moe-backend (cutlass, marlin, flashinfer_cutlass, ...); None: vLLM's pick
     mamba_cache_dtype: str = "auto"
     mamba_ssm_cache_dtype: str = "auto"
     mamba_cache_mode: str | None = None  # None: "align" with prefix caching on a hybrid model (0.15+), else "none"
