@@ -725,10 +725,6 @@ FIXTURE_KNOWN_MISSES = {
                    "reads init_gpu_memory after it); the log's 1.98 GiB leaves 4.82 GiB for the profile's activation "
                    "peak and non-torch memory against 1.13 predicted (0.88 + 0.25): the V0 0.4 profile peak is not "
                    "modelled (vllm#7553 on 0.5.4 shows the same shortfall)"},
-    **{k: {"available": f"{v} of the GPU (DGX Spark: see tests/test_vllm_new_logs.py SPARK_AVAILABLE_MISS)"} for k, v in (
-        ("qwen3.6-35b-a3b-nvfp4-mixed-dgx-spark-mtp2-v0.22", "+3.78 %"),
-        ("qwen3.6-27b-nvfp4-mixed-dgx-spark-v0.23", "+5.44 %"),
-        ("qwen3.6-27b-nvfp4-mixed-dgx-spark-mtp2-v0.23", "+4.25 %"))},
     "qwen3-235b-a22b-8x80gb-tp8-v0-0.8.5-issue18446": {
         "available": "+3.6 % of the GPU: non-torch 2.28 GiB by the NVLink rule (1.82-2.10 in the log); the activation "
                      "peak is 0.36 GiB for V0's chunked 2048-token profile at the assumed max_model_len 40960, 3.44 in "

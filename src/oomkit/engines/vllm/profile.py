@@ -40,6 +40,16 @@ NON_TORCH_V0_ABS = int(0.35 * GiB)
 # - NVLink: not fitted; the V1 H100 figure below (NON_TORCH_TP, 2.28 GiB at TP8). Held out: TP8 on 80 GB parts,
 #   V0 0.8.5, 1.82 and 2.10 GiB on two workers (vllm#18446).
 COMM_PCIE = int(0.25 * GiB)
+# Unified-memory parts (Orin 8.7, Thor 11.0, GB10 12.1): utils/mem_utils.py MemorySnapshot.measure takes free
+# memory there from psutil.virtual_memory().available, so the "non-torch increase" between the worker-init snapshot
+# and the end of the profile run is whatever the whole host took meanwhile (the engine's CPU heap after loading,
+# torch.compile / Triton compilation, other processes), not a GPU figure. Environment-dependent (vllm#46307,
+# eugr/spark-vllm-docker#286: compiler heaps up to tens of GiB; a warm compile cache takes less). Fitted on one
+# DGX Spark log, Qwen3.6-35B-A3B NVFP4 on 0.22 at 8,192 batched tokens (all it loses beside the weights and the
+# discrete-GPU terms: 4.62 GiB, its CUDA-graph estimate 0.79 GiB above the printed one included); held out: the
+# two Qwen3.6-27B NVFP4 logs on 0.23 at 65,536 tokens (without and with MTP), +1.66 % and +0.47 % of the GPU.
+UMA_CC = ((8, 7), (11, 0), (12, 1))
+NON_TORCH_UMA = int(4.62 * GiB)
 # Activation peak of the profile run, fitted to the "torch peak memory increase" of the v0.19.0 H100 logs:
 # the sampler warm-up holds about (12.85 + logits dtype) bytes per (request x vocab) element with the
 # Triton/FlashInfer top-k/top-p and about 36.4 + 2 with the PyTorch sort path (Qwen3-14B 5.64 GiB on
@@ -150,13 +160,14 @@ def non_torch_bytes(r: Resolved) -> int:
         return comm_bytes(r) if multi else NON_TORCH_V0
     if not r.at_least("v1_profile_increase"):
         return CONTEXT_TP1 + (comm_bytes(r) if multi else NON_TORCH_V0)
+    host = NON_TORCH_UMA if r.cc in UMA_CC else 0
     if r.tp > 1:
-        return NON_TORCH_TP + int(0.035 * GiB) * (min(r.tp, 8) - 2)
+        return host + NON_TORCH_TP + int(0.035 * GiB) * (min(r.tp, 8) - 2)
     if r.pp > 1:
-        return NON_TORCH_PP
+        return host + NON_TORCH_PP
     if r.at_least("sampler_flashinfer_opt_in") and not r.at_least("non_torch_025"):
-        return NON_TORCH_TP1_OLD
-    return NON_TORCH_TP1
+        return host + NON_TORCH_TP1_OLD
+    return host + NON_TORCH_TP1
 
 
 def comm_bytes(r: Resolved) -> int:
