@@ -41,7 +41,8 @@ BACKEND_FIXTURES = sorted((Path(__file__).parent / "fixtures" / "engine_logs" / 
 
 def backend_estimate(fx):
     gpus = fx.get("gpus") or []
-    where = {"gpu": gpus[0]["name"]} if fx["backend"] == "metal" else {"vram": "256GiB"}
+    where = ({"gpu": gpus[0]["name"]} if fx["backend"] == "metal" else {"cpu_only": True} if fx["backend"] == "cpu"
+             else {"vram": "256GiB"})
     return oomkit.estimate(fx["catalog_model"], "llama.cpp", quant=fx.get("weight_format") or "Q4_K_M",
                            find_max_context=False, engine_version=fx["engine_version"], backend=fx["backend"],
                            fit=False, **where, **fx["settings"])

@@ -180,7 +180,13 @@ CPU_ISAS = tuple(REPACK_TYPES)
 #     attention matrices (CPU_REPACK 26.89 MiB) but not its MXFP4 experts.
 #   ARM Q5_K, Q6_K: PRs #18860 / #18888 (i8mm, January 2026), #19356 / #19360 (dotprod, February 2026).
 #   MXFP4 on every ISA: PR #19738 ("ggml-cpu: add repack for mxfp4", opened 2026-02-19, reviewed 2026-02-26).
+#   x86 Q4_K: PR #12332 ("Block interleaving support for Q4_K quantization for x86 AVX2", opened 2025-03-11,
+#     last revised 2025-03-19; placed at b4920, b4880 being mid-March 2025): ggml-org/ci's x86 runs at b4329
+#     (2024-12-14) and b4730 (2025-02-16) load a Q4_K_M file into CPU_Mapped alone, no CPU_AARCH64 buffer
+#     (tests/fixtures/engine_logs/llamacpp_more/).
 REPACK_SINCE: dict[tuple[str, str], int] = {
+    ("avx2", "q4_K"): 4920,
+    ("avx512", "q4_K"): 4920,
     ("neon", "q4_K"): 7080,
     ("neon", "q8_0"): 7500,
     ("neon", "q5_K"): 7870,
@@ -467,6 +473,7 @@ def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict
         mb["CPU_AARCH64"] = mb.pop("CPU_REPACK")
     if not devices:
         view["backend"] = "cpu"
+        view["output_buffer_name"] = "CPU"  # llama_context::output_reserve: the CPU buffer type, no device
         return view
     # RPC devices keep their RPC[host:port] names and come first (split.model_devices): the local devices are
     # numbered among themselves
