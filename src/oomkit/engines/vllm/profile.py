@@ -150,7 +150,8 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
 
 def non_torch_bytes(r: Resolved) -> int:
     """The non-torch memory the profile counts against the budget: communicator buffers (comm_bytes), cuBLAS
-    workspaces, and where vLLM takes it absolute (V0 before 0.6.5, V1 before 0.9) the CUDA context too."""
+    workspaces, and where vLLM takes it absolute (V0 before 0.6.5, V1 before 0.9) the CUDA context too. On
+    unified-memory parts (V1 from 0.9) the host's growth as well (NON_TORCH_UMA)."""
     multi = r.tp * r.pp > 1
     if not r.v1:
         if r.at_least("profile_absolute") and not r.at_least("profile_increase"):
