@@ -177,16 +177,8 @@ ADDED_GRID = [
 ]
 # grok: llama.cpp turns flash attention off for it (llama_init_from_model), so the q8_0 V row is refused
 ADDED = ggufs.ADDED_ON_GRID
-# compute misses not modelled yet (compute.py), measured on ADDED_GRID: minicpm3 at 8K with an f16 cache and flash
-# attention only: 77.50 vs 90.51 MiB (0.86), where 4K, 12K, 16K and 8K with q8_0 print 77.50 (oomkit exact there);
-# 1.00-1.06 elsewhere
-ADDED_COMPUTE_XFAIL = {"minicpm3": "compute 0.86 of llama.cpp's at 8K with flash attention (77.50 vs 90.51 MiB)",
-                       "hy_v3": "compute 1.28 of llama.cpp's at 16K x 4 unified (110.55 vs 86.50 MiB); 0.97-1.08 "
-                                "elsewhere (the file now carries the shared expert and router bias): llama.cpp's buffer "
-                                "is the logits plus 6 / 5 / 3 hidden-state rows at 8K / 32K q8_0 / 16K x 4, following "
-                                "where ggml-alloc leaves the final norm (h_nextn, kept for the MTP head) and its out_ids "
-                                "copy (result_norm); oomkit keeps the 6 rows of the shared-expert MoE output phase",
-                       "glm5-next": "compute 0.64 of llama.cpp's at 16K x 4 unified (132.50 vs 205.57 MiB), 0.84 at 32K "
+# compute misses not modelled yet (compute.py), measured on ADDED_GRID
+ADDED_COMPUTE_XFAIL = {"glm5-next": "compute 0.64 of llama.cpp's at 16K x 4 unified (132.50 vs 205.57 MiB), 0.84 at 32K "
                                     "q8_0 (164.50 vs 195.23 MiB), 0.89 at 8K, 1.05 at 8K x 2 without flash attention "
                                     "(0.27 at 128K x 4 unified): above about 16K cells llama.cpp grows 2 bytes a cell "
                                     "and token plus, per sequence, about 2 KiB a cell (n_kv x kv_lora f32) and 0.5 "

@@ -70,7 +70,8 @@ EMBEDDING_GRAPHS = NO_CACHE_GRAPHS - {"dream", "llada", "llada-moe", "rnd1"}
 # norm's output and the layer input is freed by the residual add before it, one hidden-state row fewer below the FFN
 POST_NORM_ENCODERS = frozenset({"bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-bert-moe"})
 # src/models/minicpm3.cpp: the final norm is kept as res->t_embd and ggml_scale(cur, n_embd_base / n_embd) makes a
-# new row block for the lm head: the logits sit one row higher (measured: 77.50 MiB at 4K, 12K and 16K x 4)
+# new row block for the lm head: the logits sit one row higher (measured: 77.50 MiB at 4K, 12K and 16K x 4; at 8K
+# scaled_head_swiglu_in_hole)
 LM_HEAD_SCALED = frozenset({"minicpm3"})
 # Qwen3-TTS's talker: a codec head narrower than the vocabulary, widened to n_vocab logits in the graph (compute_phases)
 CODEC_HEAD_GRAPHS = frozenset({"qwen3tts"})
@@ -199,12 +200,106 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         attn_phase = max(attn_phase, hc_gdn_conv_phase(spec, T, ctx.n_seq_max, masks))
     if spec.architecture in HC_ATTN_ARCHS and not no_cache:
         attn_phase = max(attn_phase, hc_attention_phase(spec, T, caches, cells, ctx.flash_attn))
+    if spec.architecture in FINAL_NORM_KEPT and rows_out >= T and not no_cache:
+        moe_out = final_norm_kept_output(spec, T, rows_out, input_block(spec, ctx, masks, T)) or moe_out
+    if spec.architecture in LM_HEAD_SCALED and rows_out >= T and ctx.flash_attn and not no_cache:
+        out_phase = max(out_phase, scaled_head_swiglu_in_hole(spec, ctx, T, rows_out, input_block(spec, ctx, masks, T)))
     out_phase = max(out_phase, 0 if hybrid else moe_out)  # the hybrids' own placement above
     # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks. The masks
     # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
     # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
     mask_in = masks if not ctx.flash_attn or ERAS.reached(ctx.build, "kq_mask_f16") else 2 * masks
     return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=resid + mask_in)
+
+
+
+def _rotations(spec: ModelSpec, ctx: Context) -> tuple[int, int]:
+    """The Hadamard rotation inputs of a quantized cache (llama_kv_cache::build_input_k_rot / build_input_v_rot,
+    llama.cpp@0c1e57098: attn_rot_k / attn_rot_v set for a quantized type whose head size is a multiple of 64;
+    K's matrix the largest power of two from 64 dividing the head, V's 64 x 64 f32), in bytes."""
+    a = next((layer.attention for layer in attention_layers(spec)), None)
+    if a is None:
+        return 0, 0
+    k = v = 0
+    if ctx.type_k.quantized and a.head_dim_k % 64 == 0:
+        nrot = 64
+        while a.head_dim_k % (2 * nrot) == 0:
+            nrot *= 2
+        k = nrot * nrot * 4
+    if ctx.type_v.quantized and a.head_dim_v % 64 == 0:
+        v = 64 * 64 * 4
+    return k, v
+
+
+def input_block(spec: ModelSpec, ctx: Context, masks: int, T: int) -> int:
+    """The graph inputs ggml-alloc places first, between the embedding input rows and the first node: the positions
+    (T int32), the K and V cache indices (T int64 each; flash attention, V not transposed), the rotation matrices of a
+    quantized cache and the KQ masks. Freed together once the last layer has attended, they make one hole whose size
+    decides where the last layer's tensors go (read off ggml-alloc's placement of llama.cpp@0c1e57098's reserve:
+    [8.00, 24.01) MiB on the hy_v3 file at 16K, [8.00, 40.09) at 32K with a q8_0 cache)."""
+    k_rot, v_rot = _rotations(spec, ctx)
+    return masks + T * 4 + 2 * T * 8 + k_rot + v_rot
+
+
+# Graphs that keep the final norm for a next-token (MTP) head and copy the out_ids rows into the lm head's input
+# (src/models/hy-v3.cpp: h_nextn kept as a graph output, result_norm = ggml_get_rows(h_nextn, inp_out_ids))
+FINAL_NORM_KEPT = frozenset({"hy_v3"})
+
+
+def final_norm_kept_output(spec: ModelSpec, T: int, n_outputs: int, block: int) -> int:
+    """The logits phase of a last MoE layer with a shared expert whose final norm stays alive (FINAL_NORM_KEPT), read
+    off ggml-alloc's placement of llama.cpp@0c1e57098's reserve on the hy_v3 file (n_embd 4096: r = 8 MiB a row
+    block; 8 experts, 2 used of 2048: W = 8 MiB; router R = 3 x 8 floats a token) at 4K to 40K. Once the last layer
+    has attended, the freed input block (input_block: B) takes the FFN norm at its bottom when B >= r, then the
+    router's scores, then as many of the experts' gate, up and SwiGLU blocks as fit; what is left above decides the
+    top before the logits, which sit above the final norm (h_nextn) and its copy (result_norm):
+    - B < r: the norm above the layer input (4K: 52.01 MiB = inp_embd + B + 2 r + 3 W);
+    - the router does not fit the rest (B - r < R): 2 r + B + R + 3 W (8K: 48.06);
+    - the three expert blocks fit it: 2 r + R + 3 W, the expert sum in the SwiGLU block (32K q8_0, 40K: 40.05);
+    - one of them fits: 3 r + B (24K, 32K f16: 48.01, 56.01);
+    - none, but the expert sum does once the router is freed: r + B (16K, 16K x 4 unified: 24.00);
+    - neither: 2 r + B + 3 W (12K: 52.01).
+    Only where the weighted experts fit the gate and up blocks (n_embd <= 2 n_ff_exp, as on that file); else None
+    (feed_forward_phases' figure holds)."""
+    f32 = 4
+    r = spec.n_embd * T * f32
+    last = spec.trunk_layers[-1] if spec.trunk_layers else None
+    f = last.ffn if last is not None else None
+    if f is None or not f.is_moe or not f.n_ff_shared or spec.n_embd > 2 * f.n_ff_expert:
+        return 0
+    W = f.n_experts_used * f.n_ff_expert * T * f32
+    biased = any(t.layer == last.index and ".exp_probs_b" in t.name for t in spec.weights.tensors)
+    R = (3 if biased else 2) * f.n_experts * T * f32
+    if block < r:
+        top = 3 * r + block + 3 * W
+    elif block - r < R:
+        top = 2 * r + block + R + 3 * W
+    elif block - r - R >= 3 * W:
+        top = 2 * r + R + 3 * W
+    elif block - r - R >= W:
+        top = 3 * r + block
+    elif block - r >= r:
+        top = r + block
+    else:
+        top = 2 * r + block + 3 * W
+    return spec.n_vocab * n_outputs * f32 + top
+
+
+def scaled_head_swiglu_in_hole(spec: ModelSpec, ctx: Context, T: int, n_outputs: int, block: int) -> int:
+    """MiniCPM3's last layer (LM_HEAD_SCALED) where the freed input block (input_block: B) holds one hidden-state row
+    but not two: the attention output takes its bottom, the residual's out_ids copy goes above the layer, and the
+    SwiGLU product (n_ff floats a token) then fits the block and the freed row beside it, so the FFN output, the
+    final norm (kept as t_embd) and the logits sit higher: logits + B + 4 rows. Read off ggml-alloc's placement of
+    llama.cpp@0c1e57098's reserve on the minicpm3 file (n_embd 2560, n_ff 6400, -ub 512, flash attention): 90.51
+    MiB at 8K (B = 8.01 MiB), 77.50 (logits + 3 rows) at 4K and 12K, where B is under one row or holds two. A
+    quantized cache's rotation output (V heads of 64) takes the hole first (77.50 at 8K with q8_0): not this case."""
+    f32 = 4
+    resid = spec.n_embd * T * f32
+    last = spec.trunk_layers[-1] if spec.trunk_layers else None
+    n_ff = last.ffn.n_ff if last is not None and last.ffn is not None and not last.ffn.is_moe else 0
+    if any(_rotations(spec, ctx)) or not n_ff or not resid <= block < 2 * resid or block + resid < n_ff * T * f32:
+        return 0
+    return spec.n_vocab * n_outputs * f32 + block + 4 * resid
 
 
 # src/models/plamo2.cpp build_plamo2_mamba_layer: the in-projection is copied whole (ggml_cont of its reshape,
@@ -533,7 +628,7 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
     leave a hole the sum fits in, and the logits sit three rows up. Where the weighted rows went above the
     SwiGLU product, the sum takes the freed gate block and the logits sit four rows up (glm4moe). Without shared
     experts the FFN norm is freed early and the output phase of compute_phases holds (qwen3moe, minimax-m2;
-    Hunyuan V3's graph is an exception not modelled: tests/test_llamacpp_archs.py)."""
+    Hunyuan V3's graph, whose final norm stays alive, in final_norm_kept_output)."""
     f32 = 4
     resid = spec.n_embd * T * f32
     attn_at = [layer.index for layer in attention_layers(spec)]
@@ -658,7 +753,11 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     Pipeline parallelism (see pipeline_parallel) keeps SCHED_MAX_COPIES copies of each input, each marked input
     and output so that ggml-alloc never reuses it (ggml_backend_sched_split_graph): on the CPU the graph inputs
     (the KQ masks, token ids, positions), on each device its split inputs (the masks, the positions and the
-    hidden state handed over from the device before, or the token embeddings on the first)."""
+    hidden state handed over from the device before, or the token embeddings on the first). A device whose first
+    layer follows another device's also takes that layer's input norm: ggml_backend_sched_split_graph's "expand gpu
+    down" pass gives the weightless ggml_rms_norm that opens the layer to the device before (the node after its
+    last one), and only the multiply by attn_norm's weight to the device holding it, so the layer input (for the
+    residual add) and its norm are two split inputs there, each kept SCHED_MAX_COPIES times."""
     p = compute_phases(spec, ctx, caches, reserved_outputs(ctx, s))
     if not devices:
         return {-1: max(p.output, p.attention)}
@@ -671,10 +770,14 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     out[-1] = max(out.get(-1, 0), p.inputs)
     if pipeline_parallel(spec, placement, devices, s):
         T = min(ctx.n_ctx, ctx.n_ubatch)
-        masks = p.inputs - spec.n_embd * T * 4
+        resid = spec.n_embd * T * 4
+        masks = p.inputs - resid
         extra = SCHED_MAX_COPIES - 1
+        first = placement.layer_device[0] if placement.layer_device else -1
         for d in out:
             if d >= 0:
-                out[d] += extra * (masks + spec.n_embd * T * 4 + T * 4)
+                out[d] += extra * (masks + resid + T * 4)
+                if d != first and d in placement.layer_device:
+                    out[d] += SCHED_MAX_COPIES * resid  # the layer input's norm, computed on the device before
         out[-1] += extra * (masks + 2 * T * 4)
     return out
