@@ -411,3 +411,31 @@ def test_a_pasted_hub_url_plans_with_the_repo_name():
     assert p.best.command.startswith("llama-server -hf unsloth/Qwen3-30B-A3B-GGUF:")
     est = reestimate(p.best, devices_from("24GiB"), p.goals)
     assert est.total_bytes == p.best.estimate.total_bytes
+
+
+def test_fit_a_vllm_run_that_dies_after_its_kv_cache():
+    """llm-d-planner's gpt-oss-20b log on one H100 at vLLM 0.19.0 and 0.95 (fixture
+    llmd-gpt-oss-20b-h100-v0.19-tp1-util095-sampler-fail.json) dies warming up the sampler with vLLM's default 1024
+    sequences. fit, at that release, says the run starts then dies, keeps the utilization the user typed, and lowers
+    --max-num-seqs to the value the estimate's own fix names (the largest halving with which every phase fits);
+    the rewritten command then starts. With --max-num-seqs typed too, a flag the user did not type is turned."""
+    from oomkit.report import plan as report
+
+    cmd = "vllm serve openai/gpt-oss-20b --gpu-memory-utilization 0.95 --max-model-len 8192"
+    f = fit(shlex.split(cmd), devices_from(gpu="H100"), engine_version="0.19.0")
+    assert "vllm starts, then dies: KV cache allocated, then the sampler warm-up" in report.fit_text(f).splitlines()[1]
+    named = f.before.engine_view["fixes"][0]  # "lower --max-num-seqs to N"
+    assert [(c.flag, c.after) for c in f.changes] == [("max_num_seqs", int(named.rsplit(" ", 1)[1]))]
+    assert f.after.engine_view["failed_phase"] is None and f.fits
+    typed = fit(shlex.split(cmd + " --max-num-seqs 1024"), devices_from(gpu="H100"), engine_version="0.19.0")
+    assert typed.fits and [c.flag for c in typed.changes] == ["enforce_eager"]
+
+
+def test_cli_fit_takes_the_engine_version(capsys):
+    argv = ["fit", "--gpu", "H100", "--engine-version", "0.19.0", "--", "vllm", "serve", "openai/gpt-oss-20b",
+            "--gpu-memory-utilization", "0.95", "--max-model-len", "8192"]
+    assert main(argv) == 0
+    assert "--max-num-seqs 512" in capsys.readouterr().out
+    assert main(["fit", "--gpu", "H100", "--engine-version", "banana", "--", "vllm", "serve",
+                 "openai/gpt-oss-20b"]) == 2
+    assert "cannot read vLLM version 'banana'" in capsys.readouterr().err

@@ -23,6 +23,7 @@ options:
   --headroom SIZE       memory to keep free on each GPU
   --min-ctx N           do not shorten the context below N
   --env KEY=VALUE       the engine's environment (repeatable)
+  --engine-version V    engine release whose rules to apply (vLLM/SGLang release, llama.cpp build b6500 or date)
   --json                JSON output
 
 exit status: 0 a command that fits (unchanged when it already does), 1 nothing fits (the next tier shown),
@@ -33,7 +34,7 @@ examples:
   oomkit fit --vram 24GiB -- vllm serve Qwen/Qwen3-14B --max-model-len 40960
 """
 
-_OPTIONS = {**_plan_args.OPTIONS, "--env": True, "-h": False, "--help": False}
+_OPTIONS = {**_plan_args.OPTIONS, "--env": True, "--engine-version": True, "-h": False, "--help": False}
 
 
 def run(argv: list[str]) -> int:
@@ -47,6 +48,7 @@ def run(argv: list[str]) -> int:
                           "model.gguf -c 32768")
     if model is not None or engine_args:
         raise OomkitError(f"unexpected argument before --: {(model or engine_args[0])!r}")
-    result = fit(command, _plan_args.devices(opts), _plan_args.goals(opts), env=engine_env(opts.get("--env")))
+    result = fit(command, _plan_args.devices(opts), _plan_args.goals(opts), env=engine_env(opts.get("--env")),
+                 engine_version=opts.get("--engine-version"))
     print(report.to_json(result) if opts.get("--json") else report.fit_text(result))
     return 0 if result.fits else 1

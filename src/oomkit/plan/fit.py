@@ -87,10 +87,22 @@ class _Candidate:
     relief_rank: int = 0  # the engine's order of those moves: the first costs least
 
 
-def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None,
-        env: dict[str, str] | None = None) -> Fit:
-    goals = goals or Goals()
+def _read_command(argv: list[str], env: dict[str, str] | None, engine_version: str | None) -> Any:
+    """The engine command's settings, at the engine release whose rules apply (--engine-version: a vLLM or SGLang
+    release, a llama.cpp build; no engine takes it on its own command line)."""
     parsed = parse_command(list(argv), env)
+    if engine_version is None:
+        return parsed
+    names = get_engine(parsed.engine).neutral_fields("engine_version")
+    if not names:
+        raise OomkitError(f"--engine-version does not apply to {parsed.engine}")
+    return replace(parsed, settings=replace(parsed.settings, **{n: engine_version for n in names}))
+
+
+def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None,
+        env: dict[str, str] | None = None, engine_version: str | None = None) -> Fit:
+    goals = goals or Goals()
+    parsed = _read_command(argv, env, engine_version)
     if parsed.model is None:
         raise OomkitError(f"the {argv[0]} command names no model")
     eng = get_engine(parsed.engine)
@@ -114,7 +126,7 @@ def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None
                    notes=("nothing fits on these GPUs with any knob of this command",))
     new_argv = eng.rewrite_command(list(argv), user, best.settings)
     new_argv = _rename_model(new_argv, parsed.model, best.model, parsed.quant, best.quant)
-    reparsed = parse_command(new_argv, env)
+    reparsed = _read_command(new_argv, env, engine_version)
     after = eng.estimate(best.spec, devs, reparsed.settings)
     changes = _changes(eng, user, best.settings, before, after, parsed.model, parsed.quant, best)
     return Fit(tuple(argv), tuple(new_argv), changes, before, after, best.tier, knobs=tuple(sorted(best.knobs)),

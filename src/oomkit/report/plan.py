@@ -148,6 +148,8 @@ def fit_text(f: Fit) -> str:
         # (vLLM: no KV room for one max-length request): say which
         if b.host.weights_bytes:
             lines.append(f"        the engine keeps {gib(b.host.weights_bytes)} of weights in system RAM (slower)")
+        elif (b.engine_view.get("failed_phase") or {}).get("after_kv"):  # vLLM, SGLang: dies in a later phase
+            lines.append(f"        {b.engine} starts, then dies: {refusal(b, 'see its notes')}")
         else:
             lines.append(f"        {b.engine} refuses these settings: {refusal(b, 'see its notes')}")
     if f.command is None:

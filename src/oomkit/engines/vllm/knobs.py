@@ -50,13 +50,26 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
 
 
 def relief(s: VllmSettings) -> Iterator[tuple[str, Any, str]]:
-    """Moves that cost no context: without CUDA graphs vLLM keeps no graph memory (--enforce-eager; from 0.21 the
-    estimate is taken from the KV budget: gpu_worker.py); fewer concurrent sequences shrink the sampler and
-    activation profile (--max-num-seqs); a utilization up to 0.95 gives the KV cache more of the GPU. In
-    that order: the first costs least."""
-    if s.gpu_memory_utilization is None or s.gpu_memory_utilization < 0.95:
+    """Moves that cost no context, the cheapest first: a utilization up to 0.95 gives the KV cache more of the GPU;
+    a utilization a little lower leaves the phases after the KV cache (CUDA graph capture, the sampler warm-up,
+    both outside the budget) the room they need, for a few per cent of the KV cache, the fix vLLM's own warm-up
+    error names (gpu_model_runner.py _dummy_sampler_run: "try lowering `max_num_seqs` or `gpu_memory_utilization`");
+    fewer concurrent sequences shrink the sampler and activation profile (--max-num-seqs, halved); without CUDA
+    graphs vLLM keeps no graph memory (--enforce-eager, slower decode; from 0.21 the estimate is taken from the KV
+    budget: gpu_worker.py)."""
+    util = s.gpu_memory_utilization
+    if util is None or util < 0.95:
         yield "gpu_memory_utilization", 0.95, "vLLM may use 95 % of the GPU (nothing else runs on it)"
-    if s.max_num_seqs is None or s.max_num_seqs > 32:
-        yield "max_num_seqs", 32, "fewer concurrent sequences: a smaller sampler and activation profile"
+    for lower in (0.01, 0.02, 0.03, 0.05):
+        if util is not None and util - lower >= 0.5:
+            yield ("gpu_memory_utilization", round(util - lower, 2),
+                   "a little less of the GPU for the KV cache leaves the CUDA graphs and the sampler warm-up, which "
+                   "vLLM allocates after it, the room they need")
+    # halved from the user's value; without one from 512, the largest default below 1024 (arg_utils.py
+    # _set_default_args: 1024 on large GPUs from 0.10, 256 before): a value above the default only adds memory
+    n = s.max_num_seqs // 2 if s.max_num_seqs else 512
+    while n >= 32:
+        yield "max_num_seqs", n, "fewer concurrent sequences: a smaller sampler and activation profile"
+        n //= 2
     if not s.enforce_eager:
         yield "enforce_eager", True, "no CUDA graphs: their memory goes to the KV cache (slower decode)"
