@@ -78,7 +78,9 @@ def text(r: CheckResult) -> str:
         # an engine that splits the model with the CPU by itself (llama.cpp's --fit, Ollama) runs it, slower
         split = getattr(est, "split", False) or getattr(est, "full_offload", None) is False
         failed = est.engine_view.get("failed_phase")
-        if failed:  # vLLM, SGLang: a start-up phase past the KV cache needs more than is left (transient buffers)
+        if getattr(est, "request_limit", None) is not None:  # SGLang: its pool is short of one full-length request
+            lines.append(f"verdict: DOES NOT FIT — {est.engine} starts, but {why}")
+        elif failed:  # vLLM, SGLang: a start-up phase past the KV cache needs more than is left (transient buffers)
             verb = "starts, then dies" if failed.get("after_kv") else "runs out of memory during start-up"
             lines.append(f"verdict: DOES NOT FIT — {est.engine} {verb}: {why}")
         else:
@@ -105,7 +107,8 @@ def text(r: CheckResult) -> str:
         ("weights", mib(w), ""),
         ("runtime", mib(rt), "CUDA context and workspace" if r.hardware != "cpu" else "output buffer"),
         ("memory after weights", mib(budget - w - rt), "what is left for the KV cache and compute"),
-        (f"KV cache for {r.n_ctx} tokens", mib(kv_total),
+        (f"KV cache for {r.n_ctx} tokens" if getattr(est, "request_limit", None) is None
+         else f"KV cache pool ({est.engine_view['max_total_num_tokens']} tokens)", mib(kv_total),
          f"{est.kv_bytes_per_token / 1024:,.0f} KiB per token" if est.kv_bytes_per_token else ""),
     ]
     if rs:

@@ -59,6 +59,7 @@ _APPLY: dict[str, tuple[str, Any]] = {
     "--speculative-algorithm": ("speculative_algorithm", str),
     "--mm-enable-dp-encoder": ("mm_enable_dp_encoder", bool),
     "--language-only": ("language_only", bool),
+    "--allow-auto-truncate": ("allow_auto_truncate", bool),
 }
 _TYPE_NAMES = {int: "int", float: "float", str: "str"}
 
@@ -195,6 +196,7 @@ OPTIONS = (
     Opt("speculative_algorithm", "--speculative-algorithm"),
     Opt("mm_enable_dp_encoder", "--mm-enable-dp-encoder", switch=("--mm-enable-dp-encoder", None)),
     Opt("language_only", "--language-only", switch=("--language-only", None)),
+    Opt("allow_auto_truncate", "--allow-auto-truncate", switch=("--allow-auto-truncate", None)),
 )
 _DEFAULTS = defaults(SGLangSettings)
 _NOT_FORMATTED = {"model_path": None}  # the model comes from the model argument

@@ -25,6 +25,7 @@ SGLang prints (engine_view) and the settings in force.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -257,6 +258,136 @@ def _one_request(s: SGLangSettings, spec: ModelSpec, stages: tuple[Stage, ...], 
 
 
 @dataclass(frozen=True)
+class SGLangEstimate(MemoryEstimate):
+    """A MemoryEstimate that also knows when SGLang starts but cannot serve one request of context_length: its KV
+    pool holds fewer tokens, so the scheduler turns long prompts away (request_limit: the prompt length from which
+    it does). Such settings do not fit that context, as vLLM's refusal at start-up when max_model_len is beyond its
+    KV capacity does not; the devices show what SGLang really allocates."""
+
+    request_limit: int | None = None
+
+    @property
+    def fits(self) -> bool | None:
+        if self.request_limit is not None:
+            return False
+        return super().fits
+
+
+def request_limits(pool_tokens: int, context_len: int) -> tuple[int, int]:
+    """(max_req_len, max_req_input_len): tp_worker.py TpModelWorker.__init__ (get_worker_info from 0.5.14),
+    min(context_len - 1, max_total_num_tokens - 1) and 5 fewer for the prompt, every release 0.4.0-0.5.23 read.
+    The scheduler caps max_new_tokens at max_req_len - prompt - 1 (init_req_max_new_tokens)."""
+    max_req_len = min(context_len - 1, pool_tokens - 1)
+    return max_req_len, max_req_len - 5
+
+
+@dataclass(frozen=True)
+class _PoolFixes:
+    """Settings that give one full-length request room, each checked by a new estimate."""
+
+    context_length: int | None = None
+    mem_fraction_static: float | None = None
+    kv_cache_dtype: str | None = None
+    kv_mem_fraction_static: float | None = None  # the fraction the FP8 cache needs with it (None: as in force)
+
+
+def _pool_fixes(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, run: _Run) -> _PoolFixes:
+    """The largest --context-length the pool holds, the --mem-fraction-static that sizes the pool for context_length
+    without leaving CUDA graph capture short, and an FP8 KV cache when it is enough on its own."""
+    def serves(trial: MemoryEstimate) -> bool:
+        v = trial.engine_view
+        return (getattr(trial, "request_limit", 1) is None and v.get("max_total_num_tokens") is not None
+                and not v.get("cuda_graph_short_bytes") and not v.get("error"))
+
+    def trial(**changes: Any) -> MemoryEstimate | None:
+        try:
+            return estimate(spec, devices, replace(s, **changes), fixes=False)
+        except OomkitError:
+            return None
+
+    ctx = None
+    tokens = run.pool.max_total_num_tokens
+    for _ in range(3):  # a shorter context shrinks the req_to_token table, the pool stays (or grows)
+        t = trial(context_length=tokens)
+        if t is None:
+            break
+        if serves(t):
+            ctx = tokens
+            break
+        tokens = t.engine_view["max_total_num_tokens"] or 0
+        if tokens <= 0:
+            break
+    def fraction(**changes: Any) -> float | None:
+        """The smallest --mem-fraction-static (in hundredths) whose pool holds context_length, or None when
+        that pool leaves CUDA graph capture short or the fraction passes 1."""
+        if not run.pre_free or s.kv_cache_memory_bytes is not None:
+            return None
+        if changes:
+            base = trial(**changes)
+            if base is None or base.engine_view.get("max_total_num_tokens") is None:
+                return None
+            tokens, cell = base.engine_view["max_total_num_tokens"], base.engine_view["cell_size_bytes"]
+        else:
+            tokens, cell = run.pool.max_total_num_tokens, run.pool.cell_bytes
+        given = s.mem_fraction_static if s.mem_fraction_static is not None else run.mfs
+        m = math.ceil((given + (run.context_len - tokens + run.lay_all.page_size) * cell / run.pre_free) * 100) / 100
+        for _ in range(5):  # the estimate is linear in the fraction: the first guess holds, or one step more
+            if m > 1:
+                return None
+            t = trial(mem_fraction_static=m, **changes)
+            if t is None or t.engine_view.get("cuda_graph_short_bytes"):
+                return None
+            if serves(t):
+                return m
+            m = round(m + 0.01, 2)
+        return None
+
+    mfs = fraction()
+    kvd = kv_mfs = None
+    if s.kv_cache_dtype in ("auto", "bf16", "bfloat16") and run.lay_all.kv_dtype in ("bfloat16", "float16"):
+        t = trial(kv_cache_dtype="fp8_e4m3")
+        if t is not None and serves(t):
+            kvd = "fp8_e4m3"
+        elif (m := fraction(kv_cache_dtype="fp8_e4m3")) is not None:
+            kvd, kv_mfs = "fp8_e4m3", m
+    return _PoolFixes(ctx, mfs, kvd, kv_mfs)
+
+
+def _pool_short_message(s: SGLangSettings, run: _Run, fixes: _PoolFixes | None) -> str:
+    """What SGLang does with a pool shorter than context_length: it starts, then its scheduler aborts (or with
+    --allow-auto-truncate, and in 0.4.0, truncates) a prompt of max_req_input_len tokens or more
+    (managers/utils.py validate_input_length, scheduler.py handle_generate_request)."""
+    tokens, ctx = run.pool.max_total_num_tokens, run.context_len
+    max_req_len, max_input = request_limits(tokens, ctx)
+    head = f"the KV pool holds {tokens:,} tokens, fewer than context_length {ctx:,}: "
+    if not reached(run.v, "abort_long_request"):
+        what = (f"a prompt longer than {max_input:,} tokens is cut to {max_input:,} (\"Request length is longer than "
+                "the KV cache pool size or the max context length. Truncated!!!\")")
+    elif s.allow_auto_truncate:
+        what = f"a prompt of {max_input:,} tokens or more is cut to {max_input:,} (--allow-auto-truncate)"
+    else:
+        what = (f"a prompt of {max_input:,} tokens or more is aborted (\"Input length (N tokens) exceeds the maximum "
+                f"allowed length ({max_input} tokens). Use a shorter input or enable --allow-auto-truncate.\")")
+    text = head + what + f", and prompt plus output stop at {max_req_len:,} tokens"
+    if fixes is None:
+        return text
+    ways = []
+    if fixes.context_length:
+        ways.append(f"lower --context-length to {fixes.context_length}")
+    if fixes.mem_fraction_static:
+        ways.append(f"raise --mem-fraction-static to {fixes.mem_fraction_static:.2f}")
+    if fixes.kv_cache_dtype:
+        ways.append(f"use --kv-cache-dtype {fixes.kv_cache_dtype}" + (
+            f" with --mem-fraction-static {fixes.kv_mem_fraction_static:.2f}" if fixes.kv_mem_fraction_static else ""))
+    if s.max_total_tokens is not None and tokens >= s.max_total_tokens:
+        ways.append(f"raise --max-total-tokens ({s.max_total_tokens} caps the pool)")
+    if ways:
+        text += "; to serve full-length requests " + (", ".join(ways[:-1]) + ", or " + ways[-1] if len(ways) > 1
+                                                       else ways[0])
+    return text
+
+
+@dataclass(frozen=True)
 class _Run:
     """What the steps after init_memory_pool share."""
 
@@ -289,13 +420,13 @@ def _device_usages(spec: ModelSpec, s: SGLangSettings, run: _Run) -> list[Usage]
         p = run.pools[stage_idx] if run.pools else None
         compute = run.headroom
         if p is not None:
+            # the pool as allocated, even when it holds fewer tokens than one full-length request: SGLang starts
+            # and turns long prompts away (request_limit), it never allocates more KV than the pool
             kv, state = p.kv_bytes, p.state_bytes
             if run.pre_free is not None and s.kv_cache_memory_bytes is None:
                 # what the pool leaves is the headroom activations and CUDA graphs get (the pool's page_size
                 # padding rows and the req_to_token table come out of the (1 - mem_fraction_static) slice)
                 compute = max(0, run.pre_free - w - kv - state)
-            if p.max_total_num_tokens < run.context_len:
-                kv = max(kv, need_one[stage_idx][0])  # one full-length request does not fit the pool
         else:
             kv, state = need_one[stage_idx]
             if run.error:
@@ -347,8 +478,8 @@ def _engine_view(s: SGLangSettings, run: _Run, running: int | None, req_bytes: i
     return view
 
 
-def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | None, running: int | None
-                ) -> dict[str, Any]:
+def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | None, running: int | None,
+                pool_short: bool = False) -> dict[str, Any]:
     """The start-up phases of the first GPU (phases.py) and the lines SGLang prints for them, in its order:
     model_runner.py load_model ("Load weight begin/end"), init_memory_pool ("KV Cache is allocated", "Memory pool
     end"), cuda_graph_runner.py ("Capture cuda graph begin/end"), scheduler.py ("max_total_num_tokens=...")."""
@@ -399,6 +530,11 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
             lines.append(f"Capture piecewise CUDA graph end. Time elapsed: N s. mem usage={gb(pcg)} GB. avail mem="
                          f"{gb(begin - cg - pcg)} GB.")
         short = max(0, init + cg + pcg - end)
+        if pool_short and reached(run.v, "pool_short_warning"):
+            lines.append(f"KV pool holds {pool.max_total_num_tokens} tokens, fewer than --context-length "
+                         f"{run.context_len}. One full-length request cannot fit, so long requests will be refused "
+                         "or truncated at serving time. Lower --context-length, raise --mem-fraction-static, or free "
+                         "memory taken before the pool is sized.")
         lines.append(f"max_total_num_tokens={pool.max_total_num_tokens}, chunked_prefill_size="
                      f"{run.defaults.chunked_prefill_size}, max_prefill_tokens={s.max_prefill_tokens}, "
                      f"max_running_requests={running}, context_len={run.context_len}, available_gpu_mem="
@@ -438,7 +574,9 @@ def _effective_settings(s: SGLangSettings, run: _Run, running: int | None) -> di
     return eff
 
 
-def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) -> MemoryEstimate:
+def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fixes: bool = True
+             ) -> MemoryEstimate:
+    """fixes: when the pool is shorter than context_length, try the settings that would serve it (new estimates)."""
     v = parse_version(s.engine_version)
     _check_settings(s)
     context_len = derive_context_length(spec, s)
@@ -484,10 +622,6 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
                error=error)
 
     usages = _device_usages(spec, s, run)
-    if pool is not None and pool.max_total_num_tokens < context_len:
-        warnings.append(f"the KV pool holds {pool.max_total_num_tokens} tokens, fewer than context_length "
-                        f"{context_len}: one full-length request cannot fit (SGLang warns and refuses or truncates "
-                        "long requests); the estimate counts what that request needs")
     running = req_bytes = None
     if pool is not None:
         running, rows = max_running_requests(pool, s, context_len, v)
@@ -498,7 +632,10 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
     view = _engine_view(s, run, running, req_bytes)
     # "Attention backend not specified. Use X backend by default." (or the model override's line)
     view["attention_backend"], view["attention_backend_reason"] = backend.backend, backend.reason
-    view.update(_phase_view(spec, s, run, req_bytes, running))
+    pool_short = pool is not None and pool.max_total_num_tokens < context_len
+    if pool is not None:
+        view["max_req_len"], view["max_req_input_len"] = request_limits(pool.max_total_num_tokens, context_len)
+    view.update(_phase_view(spec, s, run, req_bytes, running, pool_short))
     if view["capture_begin_avail_bytes"] is not None:
         view["available_gpu_mem_bytes"] = (view["capture_begin_avail_bytes"] - view["cuda_graph_bytes"]
                                            - view["prefill_cuda_graph_bytes"])
@@ -529,13 +666,24 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings) ->
                                 "after_kv": True}
         warnings.append(f"SGLang starts, then dies: {what}")
         usages = [replace(u, overhead_bytes=u.overhead_bytes + short) for u in usages]
+    limit = None
+    if pool_short:
+        # SGLang starts (it only warns, 0.5.23+) and serves prompts below max_req_input_len: past a CUDA graph
+        # capture that runs out, the start-up death is the verdict, the short pool a note
+        message = _pool_short_message(s, run, _pool_fixes(spec, devices, s, run) if fixes and not short else None)
+        if short:
+            warnings.append(f"were it to start: {message}")
+        else:
+            limit = view["max_req_input_len"]
+            view["error"] = view.get("error") or message
+            warnings.append(f"SGLang starts, but {message}")
     if s.nnodes > 1:
         view["node_memory_bytes"] = node_totals(usages, s.nnodes)  # per machine: each node's GPUs together
-    return MemoryEstimate(model=spec, engine="sglang", settings=_effective_settings(s, run, running),
+    return SGLangEstimate(model=spec, engine="sglang", settings=_effective_settings(s, run, running),
                           devices=tuple(usages), host=Usage(id="CPU", name="host"), engine_view=view,
                           kv_bytes_per_token=_kv_bytes_per_token(s, run),
                           kv_bytes_per_token_marginal=_kv_bytes_per_token_marginal(s, run),
-                          layers=_layer_uses(spec, s, run), warnings=tuple(warnings))
+                          layers=_layer_uses(spec, s, run), warnings=tuple(warnings), request_limit=limit)
 
 
 def _kv_bytes_per_token(s: SGLangSettings, run: _Run) -> int:

@@ -57,6 +57,14 @@ ERAS = Eras({
     "small_gpu_4096": (0, 5, 20),
     # A default decode cuda_graph_max_bs is capped at --max-running-requests.
     "decode_bs_capped": (0, 5, 23),
+    # A prompt as long as max_req_input_len = min(context_len - 1, max_total_num_tokens - 1) - 5 is aborted
+    # (managers/utils.py validate_input_length: "Input length (N tokens) exceeds the maximum allowed length (M tokens)",
+    # truncated instead with --allow-auto-truncate; 0.4.3.post4 is the first release read with it). 0.4.0's scheduler
+    # handle_generate_request truncates it with a warning.
+    "abort_long_request": (0, 4, 3, 4),
+    # tp_worker.py get_worker_info warns at start-up when the pool holds fewer tokens than --context-length
+    # ("KV pool holds %d tokens, fewer than --context-length %d. ..."): in 0.5.23, not in 0.5.18 (both read).
+    "pool_short_warning": (0, 5, 23),
     # A multimodal model's default mem_fraction_static is lowered in server_args.py: x 0.90 (0.4.9), then by the ViT's
     # size (0.4.10+); up to 0.4.8 ModelRunner lowered any fraction, given or default, by 0.90
     "vlm_fraction": (0, 4, 9),
@@ -180,6 +188,7 @@ class SGLangSettings:
     mm_enable_dp_encoder: bool = False  # --mm-enable-dp-encoder: the vision encoder whole on every rank
     language_only: bool = False  # --language-only: the language model without its multimodal encoder
     allow_overwrite_longer_context_len: bool = False  # env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1
+    allow_auto_truncate: bool = False  # --allow-auto-truncate: a prompt longer than the pool allows is cut, not aborted
     engine_version: str = NEWEST
     kv_cache_memory_bytes: int | None = None  # oomkit --kv-memory: size the pool from this budget
 
