@@ -19,7 +19,7 @@ from ...errors import OomkitError, SettingsError
 from ...flags import check_settings, flag_value, stof, stoi
 from ...model.resolve import split_quant
 from ..command import Opt, Syntax, defaults, format_flags, number, rewrite, values_of
-from .settings import LlamaCppSettings
+from .settings import SPEC_TYPES, LlamaCppSettings
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "llamacpp_flags.json"
 
@@ -130,6 +130,9 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
             opts["n_gpu_layers_draft"] = {"auto": -1, "all": 10**6}.get(value) or _int(name, value)
         elif name == "--spec-type":
             opts["spec_type"] = tuple(x.strip() for x in value.split(",") if x.strip())
+            # common/arg.cpp --spec-type: common_speculative_type_from_name for each name, an unknown one refused
+            if bad := [x for x in opts["spec_type"] if x not in SPEC_TYPES]:
+                raise OomkitError(f"error: unknown speculative decoding type: {bad[0]} (one of {', '.join(SPEC_TYPES)})")
         elif name in ("-ts", "--tensor-split"):
             # common/arg.cpp --tensor-split: split on [,/], each part std::stof; more parts than devices is an
             # error (llama_max_devices(), 16 in CUDA builds)

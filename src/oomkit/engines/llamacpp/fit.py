@@ -43,6 +43,7 @@ from ..versions import Eras
 from .backends import cpu_repack
 from .compute import compute_by_device
 from .kv import Cache, kv_caches, recurrent_bytes_by_layer, resolve_context
+from .mtp import mtp_context_on, mtp_dry_run
 from .projector import projector_memory
 from .settings import ERAS, LlamaCppSettings, build_number
 from .weights import ModelBuffers, Placement, default_weight_format, model_buffers, place_layers
@@ -286,21 +287,26 @@ def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings
         lines.append(text)
 
     draft = draft_model(s)
-    joint = draft is not None and FIT_ERAS.reached(build, "draft_joint")
+    # --spec-type draft-mtp without -md: the MTP context is the extra model, on the main model's weights (common.cpp:
+    # shares_model = !has_draft, its model rows zeroed; the next-n weights are in the main dry runs, load_mtp)
+    mtp = draft is None and mtp_context_on(s) and FIT_ERAS.reached(build, "draft_margin")
+    joint = (draft is not None or mtp) and FIT_ERAS.reached(build, "draft_joint")
     drafts: dict[int, tuple[Breakdown, ...]] = {}
 
     def draft_at(n_ctx: int) -> tuple[Breakdown, ...]:
         """The draft's own dry run at a context (the extra model's context follows the main one's)."""
         if n_ctx not in drafts:
-            drafts[n_ctx] = dry_run(draft[0], devices, replace(draft[1], n_ctx=n_ctx))
+            drafts[n_ctx] = (tuple(Breakdown(0, c, k) for c, k in mtp_dry_run(spec, devices, s, n_ctx)) if mtp
+                             else dry_run(draft[0], devices, replace(draft[1], n_ctx=n_ctx)))
         return drafts[n_ctx]
 
-    if draft is not None and not joint and nd:
+    if (draft is not None or mtp) and not joint and nd:
         # PR #23485: the draft's model + context + compute on each of its devices, added to that device's target
         extra = draft_at(s.n_ctx)
         for i in range(nd):
             margins[i] += extra[i].total
-        log(f"[spec] estimated memory usage of draft model is {sum(extra[i].total for i in range(nd)) / MiB:.2f} MiB")
+        log(f"[spec] estimated memory usage of {'MTP context' if mtp else 'draft model'} is "
+            f"{sum(extra[i].total for i in range(nd)) / MiB:.2f} MiB")
 
     def measure(st: LlamaCppSettings) -> tuple[Breakdown, ...]:
         runs[0] += 1
@@ -319,7 +325,7 @@ def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings
     names = [n.ljust(width) for n in names]
 
     def result(status: str, st: LlamaCppSettings, **kw) -> FitResult:
-        counted = () if draft is None or not (joint or nd) else tuple(
+        counted = () if (draft is None and not mtp) or not (joint or nd) else tuple(
             b.total for b in draft_at(st.n_ctx if joint else s.n_ctx))
         return FitResult(st, status, tuple(lines), margins=tuple(margins), free=tuple(free), dry_runs=runs[0],
                          n_ctx=(st.n_ctx if st.n_ctx != s.n_ctx else None), table=tuple(table), draft=counted, **kw)

@@ -36,6 +36,8 @@ from .fit import (
     state_by_device,
 )
 from .kv import Cache, Context, kv_bytes_per_token, kv_caches, recurrent_bytes_by_layer, resolve_context
+from .mtp import engine_view as mtp_engine_view
+from .mtp import mtp_context
 from .settings import ERAS, LlamaCppSettings, build_number, version_warning
 from .split import model_devices
 from .weights import ModelBuffers, Placement, model_buffers, place_layers, pre_mla_file
@@ -118,17 +120,20 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     out_bytes = output_buffer_bytes(spec, ctx, s)
     compute = hexagon_compute(compute_by_device(spec, ctx, caches, placement, devices, s), spec, ctx, caches,
                               placement, devices, s)
+    mtp = mtp_context(spec, devices, s, ctx.n_ctx, placement)  # --spec-type draft-mtp: a second context (mtp.py)
+    mkv, mcomp = (mtp.kv, mtp.compute) if mtp else ({}, {})
 
     usages = tuple(Usage(
         id=dev.id, name=dev.name, memory_bytes=dev.memory_bytes, weights_bytes=weights.by_device.get(i, 0),
-        kv_cache_bytes=state.kv.get(i, 0), recurrent_state_bytes=state.rs.get(i, 0),
-        compute_bytes=compute.get(i, 0), overhead_bytes=GPU_RUNTIME_RESERVE,
+        kv_cache_bytes=state.kv.get(i, 0) + mkv.get(i, 0), recurrent_state_bytes=state.rs.get(i, 0),
+        compute_bytes=compute.get(i, 0) + mcomp.get(i, 0), overhead_bytes=GPU_RUNTIME_RESERVE,
     ) for i, dev in enumerate(devices))
     host = Usage(id="CPU", name="host", weights_bytes=weights.host_weight_bytes + repack,
-                 kv_cache_bytes=state.kv.get(-1, 0),
-                 recurrent_state_bytes=state.rs.get(-1, 0), compute_bytes=compute.get(-1, 0),
-                 overhead_bytes=out_bytes)
+                 kv_cache_bytes=state.kv.get(-1, 0) + mkv.get(-1, 0),
+                 recurrent_state_bytes=state.rs.get(-1, 0), compute_bytes=compute.get(-1, 0) + mcomp.get(-1, 0),
+                 overhead_bytes=out_bytes + (mtp.output if mtp else 0))
     view = engine_view(spec, devices, ctx, caches, rs, placement, weights, state, compute, out_bytes)
+    view.update(mtp_engine_view(mtp, devices) if mtp else {})
     view["pipeline_parallel"] = pipeline_parallel(spec, placement, devices, s)
     view["n_copies"] = SCHED_MAX_COPIES if view["pipeline_parallel"] else 1
     view.update(_pipeline_parallel_view(view["pipeline_parallel"], devices))

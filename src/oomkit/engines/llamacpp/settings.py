@@ -56,6 +56,10 @@ ERAS = Eras({
     # PR #16653 (merged 2025-12-15; b7437 of 2025-12-16 runs llama-fit-params, issue #18097): --fit, on by default
     # in llama-server and llama-cli (common_fit_params); before it the command's -c / -ngl are taken as given
     "params_fit": 7400,
+    # PR #22673 "llama + spec: MTP Support" (review 2026-05-13; "mainlined ... releases/tag/b9180", Anbeeld/beellama.cpp
+    # issue #20, 2026-05-19): --spec-type draft-mtp runs the model's own next-n block as the draft; before it the
+    # speculative type is unknown and the command is refused (common/arg.cpp common_speculative_type_from_name)
+    "spec_mtp": 9180,
 })
 NEWEST = "b9999"
 DEFAULT_GGUF_TYPE = "Q4_K_M"
@@ -146,6 +150,20 @@ class LlamaCppSettings:
         d["device_draft"] = list(self.device_draft)
         d["spec_type"] = list(self.spec_type)
         return d
+
+
+# common/speculative.cpp common_speculative_type_from_name_map: the types that draft with the model's own next-n
+# (MTP) layers; common_model_params_to_llama sets mparams.load_mtp when one is asked for (common/common.cpp)
+MTP_SPEC_TYPES = ("draft-mtp", "draft-mtp-adaptive")
+# every name that map takes (--spec-type, comma-separated); others are refused at parse
+SPEC_TYPES = ("none", "draft-simple", "draft-eagle3", *MTP_SPEC_TYPES, "draft-dflash", "draft-dspark", "ngram-simple",
+              "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
+
+
+def loads_mtp(s: LlamaCppSettings) -> bool:
+    """Whether the main model loads its next-n (MTP) block: --spec-type draft-mtp (llama_model_params.load_mtp; without
+    it the loaders mark the block TENSOR_SKIP). With -md too the block is loaded, though the draft model drafts."""
+    return any(t in MTP_SPEC_TYPES for t in s.spec_type)
 
 
 def build_number(version: str | None) -> int:

@@ -14,7 +14,7 @@ from ...model.archs import NEXTN_SKIPPED, ROUTER_LAYER_ARCHS
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant import ggml, gguf_recipes
 from ...units import round_up
-from .settings import DEFAULT_GGUF_TYPE, ERAS, LlamaCppSettings, build_number
+from .settings import DEFAULT_GGUF_TYPE, ERAS, LlamaCppSettings, build_number, loads_mtp
 
 # CUDA: ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment / _get_alloc_size, MATRIX_ROW_PADDING
 CUDA_ALIGNMENT = 128
@@ -171,10 +171,11 @@ def tensor_device(t: TensorSpec, placement: Placement, overrides, n_devices: int
     return placement.output_device  # output_norm, output
 
 
-def loaded_tensors(spec: ModelSpec) -> tuple[TensorSpec, ...]:
+def loaded_tensors(spec: ModelSpec, s: LlamaCppSettings | None = None) -> tuple[TensorSpec, ...]:
     """The tensors llama.cpp loads: all but the next-n (MTP) blocks of architectures that mark them TENSOR_SKIP
-    (src/models/glm4-moe.cpp load_arch_tensors: the block stays in the file, out of every buffer)."""
-    if spec.architecture not in NEXTN_SKIPPED or not spec.n_nextn_layers:
+    (src/models/glm4-moe.cpp load_arch_tensors: the block stays in the file, out of every buffer), unless
+    --spec-type draft-mtp has the loader take them (mtp_flags = !ml.load_mtp ? TENSOR_SKIP : 0)."""
+    if spec.architecture not in NEXTN_SKIPPED or not spec.n_nextn_layers or (s is not None and loads_mtp(s)):
         return spec.weights.tensors
     first = spec.n_trunk_layers
     return tuple(t for t in spec.weights.tensors if t.layer is None or t.layer < first)
@@ -237,7 +238,7 @@ def model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSetti
     """The weights of one load; the same load (the same tensors, devices, placement and tensor overrides) at
     another context is served from a small cache: the context changes no weight."""
     key = (id(spec.weights), spec.tied_embeddings, tuple(d.id for d in devices), placement, s.override_tensor,
-           s.n_cpu_moe, s.cpu_moe, s.mmap, bool(devices))
+           s.n_cpu_moe, s.cpu_moe, s.mmap, bool(devices), loads_mtp(s))
     hit = _BUFFERS.get(key)
     if hit is not None and hit[0] is spec.weights:
         return hit[1]
@@ -253,7 +254,7 @@ def _model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSett
     overrides = override_patterns(s, spec)
     ids = tuple(d.id for d in devices)
     dev_tensors: dict[int, list[TensorSpec]] = {}
-    for t in loaded_tensors(spec):
+    for t in loaded_tensors(spec, s):
         dev_tensors.setdefault(tensor_device(t, placement, overrides, len(devices), ids), []).append(t)
     if spec.tied_embeddings and placement.output_device >= 0:
         # tied output: token_embd is loaded a second time on the output device (TENSOR_DUPLICATED)
