@@ -177,12 +177,8 @@ ADDED_GRID = [
 ]
 # grok: llama.cpp turns flash attention off for it (llama_init_from_model), so the q8_0 V row is refused
 ADDED = ggufs.ADDED_ON_GRID
-# compute misses not modelled yet (compute.py), measured on ADDED_GRID
-ADDED_COMPUTE_XFAIL = {"glm5-next": "compute 0.64 of llama.cpp's at 16K x 4 unified (132.50 vs 205.57 MiB), 0.84 at 32K "
-                                    "q8_0 (164.50 vs 195.23 MiB), 0.89 at 8K, 1.05 at 8K x 2 without flash attention "
-                                    "(0.27 at 128K x 4 unified): above about 16K cells llama.cpp grows 2 bytes a cell "
-                                    "and token plus, per sequence, about 2 KiB a cell (n_kv x kv_lora f32) and 0.5 "
-                                    "bytes a cell and token, which the k-pool indexer's graph is not yet read for"}
+# compute misses not modelled yet (compute.py), measured on ADDED_GRID: none
+ADDED_COMPUTE_XFAIL: dict[str, str] = {}
 
 
 # buffers llama.cpp sizes in code this file's owner does not hold (compute.py output_buffer_bytes): strict xfails with
@@ -295,9 +291,10 @@ def test_mtp_blocks_equal_llama_cpp(arch):
 
 # The newer layouts at long contexts, sized by llama.cpp's dry run (no_alloc): caches, state and output exact. Their
 # compute is held on ADDED_GRID; measured here: deepseek4 0.82 at 256K x 2 and 0.73 at 100K x 3 unified (its
-# multi-sequence graphs not modelled), glm5-next 0.27 at 128K x 4 unified, dots3note and qwen4exp 1.00, graniteswitch 1.00
-# and laguna 1.19 at 128K x 4 unified (219.50 vs 184.52 MiB: the masks and five rows in llama.cpp's figure, where
-# oomkit puts the dense layer's gate and up above the masks and four rows; where they go there was not read).
+# multi-sequence graphs not modelled), glm5-next 1.00 at 128K x 4 unified (1330.38 MiB), dots3note and qwen4exp 1.00,
+# graniteswitch 1.00 and laguna 1.19 at 128K x 4 unified (219.50 vs 184.52 MiB: the masks and five rows in llama.cpp's
+# figure, where oomkit puts the dense layer's gate and up above the masks and four rows; where they go there was not
+# read).
 LONG_DRY_RUN = [
     ("deepseek4", ggufs.deepseek4, dict(n_ctx=262144, n_seq_max=2)),
     ("deepseek4", ggufs.deepseek4, dict(n_ctx=100000, n_seq_max=3, kv_unified=True)),

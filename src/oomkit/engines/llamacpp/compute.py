@@ -141,6 +141,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     hybrid = any(layer.recurrent is not None and layer.recurrent.kind != "short_conv" for layer in spec.layers)
     for layer in run:
         a = layer.attention
+        if spec.architecture in KPOOL_INDEXER_ARCHS:
+            continue  # kpool_indexer_phase
         n_kv = cells.get(layer.index, 0)
         kq = 0 if ctx.flash_attn else n_kv * T * a.n_heads * f32
         if spec.architecture in REL_POS_BIAS_GRAPHS:
@@ -191,6 +193,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
                 out_phase += masks
     if spec.architecture in MSA_INDEXER_ARCHS and ctx.flash_attn and ctx.n_seq_max == 1 and not no_cache:
         attn_phase = max(attn_phase, msa_phase(spec, T, cells))
+    if spec.architecture in KPOOL_INDEXER_ARCHS and not no_cache:
+        attn_phase = max(attn_phase, kpool_indexer_phase(spec, ctx, caches, T))
     if spec.architecture in DSA_SCORE_ARCHS and not no_cache:
         attn_phase = max(attn_phase, dsa_score_phase(spec, T, caches, masks))
     ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build,
@@ -432,6 +436,79 @@ def dsa_score_phase(spec: ModelSpec, T: int, caches: list[Cache], masks: int) ->
             continue  # the scores take that block: no new peak
         rows = 2 * spec.n_embd + a.q_lora_rank + 2 * q + 2 * qcur
         peak = max(peak, masks + (cells + rows) * T * 4)
+    return peak
+
+
+
+# Nope-only MLA layers whose DSA indexer scores pools of kpool tokens (src/models/glm5-next.cpp build_kpool_select
+# and build_dsa_layer), beside KDA layers under hyper-connections
+KPOOL_INDEXER_ARCHS = frozenset({"glm5-next"})
+
+
+def _align(n: int) -> int:
+    return -(-n // 32) * 32  # ggml-alloc's CPU buffer alignment (TENSOR_ALIGNMENT)
+
+
+def kpool_indexer_phase(spec: ModelSpec, ctx: Context, caches: list[Cache], T: int) -> int:
+    """The MLA layer of a k-pool indexer graph (KPOOL_INDEXER_ARCHS), read off ggml-alloc's placement of
+    llama.cpp@0c1e57098's reserve on the glm5-next file (tests/ggufs.py: n_embd 2304, hc 4, 32 heads, kv_lora 512,
+    K 192, indexer 32 x 128, top-k 2048, kpool 4).
+
+    Below every candidate (Z): the graph inputs (the embedding rows; the k-pool inputs build_inp_kpool makes: pool
+    cells, pool indices, an f16 pool mask of n_pool x T, the tail indices, the f32 gather mask of n_sel x T, the new
+    pools' indices and target cells; the indexer's zero key block, the cache indices and the KQ mask, f16 with flash
+    attention, f32 without), then the hc residual streams and their flattened norm (hc x n_embd x T each) and the
+    hc mixes ((2 + hc) hc floats a token). The reserve pools every cell: n_new = n_seq_max x cells / kpool new pools,
+    n_pool = n_new + 1 padded to 64. Above Z, the largest of:
+    - the pooling of the new pools: their gathered key and gate rows (2 x 128 x kpool floats a pool), the gate
+      logits plus the positional term and their permuted copy (128 x kpool each);
+    - the query (n_heads x K) and the absorbed query (n_heads x kv_lora), then with flash attention its output
+      (n_heads x kv_lora) or the selection mask (-inf over n_kv + n_sel slots a token) where it does not fit the
+      query's freed block plus the selection (n_kv x T) where it does not fit the freed norm block; without flash
+      attention the KQ scores (cells x T x n_heads f32), the latent's transposed copy and the selection.
+    Measured (llama.cpp's printed buffer = this): 130.97 MiB at 8K, 141.06 at 16K, 129.06 at 16K x 4, 195.23 at
+    32K q8_0, 205.57 at 16K x 4 unified, 354.97 at 8K x 2 without flash attention."""
+    f32 = 4
+    layers = [layer for layer in attention_layers(spec) if layer.attention.kv_lora_rank]
+    shapes = {t.name: t.shape for t in spec.weights.tensors}
+    idx = next((c for c in caches if c.name == "indexer"), None)
+    cells = idx.cells if idx is not None else max((c.cells for c in caches), default=0)
+    hc = _hc_streams(spec)
+    mtype = 2 if ctx.flash_attn else 4
+    peak = 0
+    for layer in layers:
+        a = layer.attention
+        ape = shapes.get(f"blk.{layer.index}.indexer_compressor_ape.weight")
+        if ape is None or not a.index_head_dim:
+            continue
+        kpool, ik = ape[-1], a.index_head_dim
+        n_new = max(1, ctx.n_seq_max * cells // kpool)
+        n_pool = -(-(n_new + 1) // 64) * 64
+        n_sel = kpool * min(n_pool, a.index_topk // kpool) + kpool - 1
+        inputs = sum(_align(n) for n in (
+            spec.n_embd * T * f32, n_pool * 4, kpool * n_pool * 4, n_pool * T * 2, (kpool - 1) * T * 4,
+            n_sel * T * f32, ctx.n_seq_max * 4, ik * T * f32, T * 8, kpool * n_new * 4, n_new * 8, T * 8,
+            cells * T * mtype))
+        hc_block = hc * spec.n_embd * T * f32
+        z = inputs + 2 * hc_block + (2 + hc) * hc * T * f32
+        pooling = (2 * ik * kpool + 2 * ik * kpool) * n_new * f32
+        q = a.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim) * T * f32
+        q_abs = a.n_heads * a.kv_lora_rank * T * f32
+        mask_all = (cells + n_sel) * T * mtype
+        sel = cells * T * mtype
+        if ctx.flash_attn:
+            attend = max(q_abs, (mask_all if mask_all > q else 0) + (sel if sel > hc_block else 0))
+        else:
+            # the KQ scores above the latent's transposed f16 copy (v_cont, cells x kv_lora) where the freed norm
+            # block (less the attention norm's row) is too small for it; the selection is built after KQ, its mask
+            # and then the selection itself in the block the query and absorbed query free, else above the scores
+            v_cont = ctx.n_stream * cells * a.kv_lora_rank * 2
+            attend = cells * T * a.n_heads * f32 + (v_cont if v_cont > hc_block - spec.n_embd * T * f32 else 0)
+            if mask_all <= q + q_abs:
+                attend += sel if sel > q + q_abs - mask_all else 0
+            else:
+                attend += mask_all + sel
+        peak = max(peak, z + pooling, z + q + q_abs + attend)
     return peak
 
 
