@@ -112,3 +112,14 @@ def test_allow_auto_truncate_round_trips():
     _, _, s = parse_args(["--model-path", "m", "--allow-auto-truncate"])
     assert s.allow_auto_truncate
     assert "--allow-auto-truncate" in format_command("m", s)
+
+
+def test_fit_says_the_server_starts_and_shortens_the_context():
+    from oomkit.hardware.catalog import devices_for_names as gpus
+    from oomkit.plan.fit import fit
+    from oomkit.report.plan import fit_text
+
+    f = fit(["python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B"], gpus("RTX 4090"))
+    before = fit_text(f).splitlines()[1].strip()
+    assert before.startswith("sglang starts, but the KV pool holds ") and "aborted" in before
+    assert f.after.fits and f.after.settings["context_length"] <= f.before.engine_view["max_total_num_tokens"]

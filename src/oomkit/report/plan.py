@@ -148,6 +148,8 @@ def fit_text(f: Fit) -> str:
         # (vLLM: no KV room for one max-length request): say which
         if b.host.weights_bytes:
             lines.append(f"        the engine keeps {gib(b.host.weights_bytes)} of weights in system RAM (slower)")
+        elif getattr(b, "request_limit", None) is not None:  # SGLang: its pool is short of one full-length request
+            lines.append(f"        {b.engine} starts, but {refusal(b, 'see its notes')}")
         elif (b.engine_view.get("failed_phase") or {}).get("after_kv"):  # vLLM, SGLang: dies in a later phase
             lines.append(f"        {b.engine} starts, then dies: {refusal(b, 'see its notes')}")
         else:
