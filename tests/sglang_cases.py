@@ -26,7 +26,7 @@ Which figure of which log is valid ground truth, and why:
 | olmocr-qwen2-vl-7b-vlm-fraction-olmocr159 | no | no | - | - | the multimodal cut of the default fraction (0.836) |
 | llama-3.1-70b-tp8-2nodes-gh200-worker-servekit | yes (0.85 given; node 1's ranks) | yes (2 nodes x 4 GH200, inferred) | yes | yes (3%) | backend init; prefill (piecewise) capture, held out; starts; decode capture a known miss (tests/test_sglang_phases.py) |
 | apertus-8b-tp4-gh200-servekit | yes (0.85 given, one node) | no (GPU inferred; oomkit's Apertus weights not checked) | yes | - | backend init; decode and prefill (piecewise) captures: known misses, held out (tests/test_sglang_phases.py) |
-| qwq-32b-tp4-4xl4-capture-bs80 | yes (0.85 default, 0.4.3.post4) | no | yes | yes (3%; Qwen2.5-32B layout) | backend init (FlashInfer, held out); decode capture at sizes to 80: a known miss, held out (tests/test_sglang_phases.py) |
+| qwq-32b-tp4-4xl4-capture-bs80 | yes (0.85 default, 0.4.3.post4) | no | yes | yes (3%; Qwen2.5-32B layout) | backend init (FlashInfer, held out); decode capture at sizes to 80: a known miss, held out (tests/test_sglang_phases.py); starts with a pool shorter than context_len (tests/test_sglang_requests.py) |
 | olmo-3-32b-think-b200-mfs08-pr13666 | yes (mfs 0.8 given, page 64) | yes (B200 inferred) | yes | yes (3%; OLMo 2 32B shapes) | CUDA-graph capture 8.60 GiB: a known miss, held out (tests/test_sglang_phases.py); attention backend init (trtllm_mha, held out) |
 """
 
