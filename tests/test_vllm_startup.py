@@ -21,6 +21,7 @@ from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
 from oomkit.model.catalog import lookup
 from oomkit.model.hf_config import spec_from_config
+from tests.test_vllm import PRINTED_BY_A_WORKER
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm"
 LIMIT = 0.03
@@ -90,12 +91,14 @@ def estimate(stem: str):
 
 
 def rank_of(est, stem: str) -> str:
-    """The rank whose figures the log prints: rank 0, except vllm#15598, whose one printed worker is not named
-    by stage (Ray folds the other workers' lines): the middle stages (15 MoE layers each) are the ones with
-    20.64 GiB of weights; the first stage (3 dense + 12 MoE layers and the embedding) and the last (16 MoE layers
+    """The rank whose figures the log prints: rank 0, except a V0 worker's line (PRINTED_BY_A_WORKER: rank 1) and
+    vllm#15598, whose one printed worker is not named by stage (Ray folds the other workers' lines): the middle
+    stages (15 MoE layers each) are the ones with 20.64 GiB of weights; the first stage (3 dense + 12 MoE layers and the embedding) and the last (16 MoE layers
     and the lm_head) are checked to differ from it by more than the tolerance."""
     if "issue15598" in stem:
         return est.devices[8].id  # stage 1 (node 1): the same as stage 2
+    if stem in PRINTED_BY_A_WORKER:
+        return est.devices[1].id  # a V0 worker's line, not the driver's (which also samples)
     return est.devices[0].id
 
 
@@ -105,14 +108,15 @@ class KnownMiss(AssertionError):
 
 KNOWN = {
     ("qwen3-235b-a22b-8x80gb-tp8-v0-0.8.5-issue18446", "available"):
-        "+3.6 % of the GPU (13.67 GiB vs 10.77 GiB). Non-torch is 2.28 GiB by the NVLink communicator rule (1.82 and "
-        "2.10 GiB in the log; profile.py comm_bytes); the rest is the activation peak: 0.36 GiB modelled for V0's "
-        "chunked 2048-token profile (chunked prefill is V0's default above 32K at the assumed max_model_len 40960), "
-        "3.44 GiB in the log. An unchunked profile gives 2.84 GiB at max_model_len 32768 (+0.53 %) and 3.56 GiB at "
-        "40960 with chunked prefill off (-0.36 %). The stored thread, read again, does not settle it: the args "
-        "Namespace of the V1 run is cut after 'config' (before max_model_len and enable_chunked_prefill), and the V0 "
-        "run's excerpt holds only the loading and profiling lines (no 'Initializing a V0 LLM engine' config line), "
-        "so neither is assumed",
+        "+3.9 % of the GPU on a worker (13.86 GiB vs 10.77 GiB; the quoted lines are VllmWorkerProcess ones). Non-torch "
+        "is 2.28 GiB by the NVLink communicator rule (1.82 and 2.10 GiB in the log; profile.py comm_bytes); the rest is "
+        "the activation peak: 3.44 GiB in the log on workers, which do not sample in V0 (profile.py v0_activation), so "
+        "it is the forward alone; V0's chunked 2048-token profile (chunked prefill is V0's default above 32K at the "
+        "assumed max_model_len 40960, engine/arg_utils.py _set_default_args_v0 in 0.8.5) gives 0.18 GiB there. An "
+        "unchunked profile gives 2.84 GiB at max_model_len 32768 (+0.53 %) and 3.55 GiB at 40960 with chunked prefill "
+        "off (-0.36 %). The stored thread, read again, does not settle it: the args Namespace of the V1 run is cut "
+        "after 'config' (before max_model_len and enable_chunked_prefill), and the V0 run's excerpt holds only the "
+        "loading and profiling lines (no 'Initializing a V0 LLM engine' config line), so neither is assumed",
 }
 
 

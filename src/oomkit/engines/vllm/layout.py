@@ -110,7 +110,8 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
         stage = (g // r.tp) % r.pp
         moved = min(offload, weights_rank[g]) if offload else 0
         memory = RankMemory(weights=weights_rank[g] - moved,
-                            activation=activation_bytes(spec, s, r, last_stage=stage == r.pp - 1),
+                            activation=activation_bytes(spec, s, r, last_stage=stage == r.pp - 1,
+                                                        driver=g % r.tp == 0),
                             non_torch=non_torch_bytes(r),
                             cudagraph=_graph_pool(spec, s, r, parts[stage][1] - parts[stage][0], stage == 0),
                             context=context_bytes(r))

@@ -57,7 +57,19 @@ NON_TORCH_UMA = int(4.62 * GiB)
 # CodeLlama-7b, Granite-3.1-8b) and T x dtype x (3 ff + 3 hidden) in V0 (vllm#10517: 2.07 GiB at 20000 tokens).
 SAMPLER_BYTES = 12.85
 SAMPLER_BYTES_SORT = 36.4
-SAMPLER_BYTES_V0 = 6.0
+# V0's sampler (model_executor/layers/sampler.py Sampler.forward and _apply_top_k_top_p, 0.4 -> 0.8.x) on profile_run's
+# SamplingParams(top_p=0.99, top_k=vocab - 1): its peak is the re-sort at the end of _apply_top_k_top_p, with alive,
+# per (row x vocabulary) element, the model-dtype logits the runner holds (b), the sorted logits, the int64 sort
+# indices (8), the top-k mask (1), probs_sort, probs_sum, the top-p mask (1) and the re-sorted logits; up to 0.6.1
+# the re-sort also makes int64 inverse indices (8) and gathers (logits_idx_inv), from 0.6.2 it scatters. Read from the
+# code, not fitted:
+# - up to 0.5.4 the top-k/top-p pass runs in the model dtype: 5 b + 18 (b = 2: 28 B);
+# - 0.5.5 -> 0.6.1 on float32 logits (logits.to(torch.float) before the temperature): b + 38;
+# - 0.6.2 -> 0.8.x: b + 30 (32 B in bf16). Held out: vllm#15815 (0.7.x, Qwen2.5-32B TP2, 256 x 152,064 at 10,000
+#   tokens) prints 1.26 GiB on the driver, which samples, as on the worker, which does not: this gives the driver
+#   1.26 GiB (sampler 1.16 + the runner's 10,000 x 5,120 hidden states); vllm#13061 (0.7.x, 2048 tokens) has the
+#   driver's KV budget 1.22 GiB below the worker's printed one (81,536 tokens = 7.47 GiB vs 8.69): 1.04 GiB here.
+SAMPLER_V0_SORT_BYTES = ((0, 5, 5), (0, 6, 2))
 SAMPLER_BYTES_FLASHINFER = 4.0
 FORWARD_HIDDEN = 4.25
 FORWARD_HIDDEN_V0 = 3.0
@@ -74,10 +86,12 @@ CUDAGRAPH_BASE = int(0.30 * GiB)
 CUDAGRAPH_PER_LAYER = int(0.017 * GiB)
 
 
-def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: bool = True) -> int:
+def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: bool = True,
+                     driver: bool = True) -> int:
     """torch peak increase of profile_run (v1/worker/gpu_model_runner.py): _dummy_run of max_num_batched_tokens
     tokens, then _dummy_sampler_run on min(max_num_seqs, tokens) rows of full-vocabulary logits with top-k and
-    top-p; MoE layers keep the fused-MoE workspace (T x top_k x (max(2N, H) + N)) alive."""
+    top-p; MoE layers keep the fused-MoE workspace (T x top_k x (max(2N, H) + N)) alive. driver: in V0 the rank
+    that samples (tensor-parallel rank 0 of the last stage; v0_activation)."""
     T = r.max_num_batched_tokens
     b = r.dtype_bytes
     h = spec.n_embd
@@ -97,11 +111,32 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
             # end: the rows shuffled in (ops.shuffle_rows(a, a_map)), the rows shuffled out (shuffle_rows(c3, c_map))
             # and the router-weighted product summed into the output
             ws += 3 * T * f.n_experts_used * h * b
+    if not r.v1:
+        return v0_activation(spec, s, r, forward + ws, last_stage and driver)
     encoder = ENCODER_PROFILE_BYTES if spec.towers and r.v1 else 0
     if not last_stage:
         return int(forward + ws + encoder)
     sampler = sampler_bytes(spec, s, r) + T * h * b
     return int(max(forward, sampler) + ws + encoder)
+
+
+def v0_activation(spec: ModelSpec, s: VllmSettings, r: Resolved, forward: float, samples: bool) -> int:
+    """V0's profile peak (worker/model_runner.py profile_run -> execute_model, 0.4 -> 0.8.x): the forward over
+    max_num_batched_tokens, then on the rank that samples only the sampler over max_num_seqs rows, beside the
+    hidden states the runner still holds. Only the driver samples: the logits are gathered to tensor-parallel rank 0
+    (logits_processor.py _get_logits, tensor_model_parallel_gather) and execute_model returns after compute_logits on
+    every other rank ("if not self.is_driver_worker: return []"); the executor then takes the smallest block count
+    over the workers, the driver's. Up to 0.6.3 the profile is what the caching allocator still holds afterwards
+    (worker.py determine_num_available_blocks: init_gpu_memory - mem_get_info() after profile_run, the cache not
+    emptied), so the sampler's tensors count beside the blocks the forward left cached: its int64 (row x vocabulary)
+    indices are larger than any of them in vllm#7553's run (0.5.4, 256 x 64,000 rows against 4096 tokens), and the
+    two are added; from 0.6.4 it is the allocated peak (torch.cuda.memory_stats), the larger of the two."""
+    if not samples:
+        return int(forward)
+    sampler = sampler_bytes(spec, s, r) + r.max_num_batched_tokens * spec.n_embd * r.dtype_bytes
+    if not r.at_least("profile_absolute"):
+        return int(forward + sampler)
+    return int(max(forward, sampler))
 
 
 def vllm_cutlass_fp4_moe(spec: ModelSpec, s: VllmSettings) -> bool:
@@ -130,7 +165,10 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
     S = min(r.max_num_seqs, r.max_num_batched_tokens)
     b = r.dtype_bytes
     if not r.v1:
-        per_elem = SAMPLER_BYTES_V0
+        if r.version < SAMPLER_V0_SORT_BYTES[0]:
+            per_elem = 5 * b + 18
+        else:
+            per_elem = b + (38 if r.version < SAMPLER_V0_SORT_BYTES[1] else 30)
     elif s.use_flashinfer_sampler and not warmup:
         # VLLM_USE_FLASHINFER_SAMPLER=1: FlashInfer's top-k/top-p sampling kernels work on the float32 logits
         # without sort buffers: the logits and their float32 copy (llm-d#787: 0.77 GiB profiled for 1024 x
