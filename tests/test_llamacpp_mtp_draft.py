@@ -254,3 +254,112 @@ def test_fit_margin_for_the_mtp_context_from_b9305():
     assert r.lines[0] == f"[spec] estimated memory usage of MTP context is {mtp / MiB:.2f} MiB"
     early = params_fit(spec, devs, replace(s, engine_version="b9200"))
     assert early.margins[0] == 1024 * MiB and not early.draft
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A draft model on devices of its own (-devd): common_base_params_to_speculative gives the draft -devd as its device
+# list (else the main command's -dev, else every device), its own -ngld, -sm layer when one device is named, and the
+# main command's -ts; the margin block (PR #23485) and add_extra_memory (the newest source) count each of its device
+# rows on the main model's device of the same name and no other. The draft's own figures are oomkit's -fit off
+# estimate of the draft file on its devices, as in tests/test_llamacpp_fit.py.
+
+LLAMA8 = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def _gpus(*free_mib: int) -> tuple[Device, ...]:
+    return tuple(Device(id=f"CUDA{i}", name="RTX 3090", memory_bytes=f * MiB, free_bytes=f * MiB)
+                 for i, f in enumerate(free_mib))
+
+
+def _draft_file(tmp_path):
+    return ggufs.write_llama_gguf(tmp_path / "draft.gguf", n_layers=2)
+
+
+def _own(path, devices, **kw) -> dict[str, int]:
+    """The draft's buffers per device (weights + KV + compute) and on the host, with -fit off on its devices."""
+    est = oomkit.estimate(str(path), "llama.cpp", devices=devices, find_max_context=False, fit=False, **kw)
+    return {u.id: u.total_bytes - u.overhead_bytes for u in (*est.devices, est.host)}
+
+
+def test_draft_device_list_and_split_follow_the_source():
+    from oomkit.engines.llamacpp.fit import read_draft
+
+    path = synth.synth_path(ggufs.glm45_air(2), "q4_0")
+    s = LlamaCppSettings(model_draft=str(path), tensor_split=(3.0, 1.0), split_mode="row")
+    _, ds = read_draft(s)
+    assert (ds.device, ds.tensor_split, ds.split_mode) == ((), (3.0, 1.0), "row")  # every device, the main -ts
+    _, ds = read_draft(replace(s, device=("CUDA0", "CUDA1")))
+    assert ds.device == ("CUDA0", "CUDA1")  # "default to global devices value"
+    _, ds = read_draft(replace(s, device_draft=("CUDA1",)))
+    assert (ds.device, ds.tensor_split, ds.split_mode) == (("CUDA1",), (3.0,), "layer")  # one device: -sm layer
+
+
+def test_draft_on_a_device_the_main_model_does_not_use(tmp_path):
+    """-dev CUDA0 -devd CUDA1: the main model's device keeps its own buffers, the draft's weights, cache and compute
+    land on CUDA1 with that device's driver context."""
+    md = _draft_file(tmp_path)
+    devs = _gpus(16000, 8000)
+    kw = dict(quant="Q4_K_M", devices=devs, find_max_context=False, n_parallel=1, fit=False, n_ctx=8192)
+    base = oomkit.estimate(LLAMA8, "llama.cpp", device=("CUDA0",), **kw)
+    est = oomkit.estimate(LLAMA8, "llama.cpp", device=("CUDA0",), model_draft=str(md), device_draft=("CUDA1",), **kw)
+    own = _own(md, devs[1:], n_ctx=8192, n_parallel=1)
+    assert [u.id for u in est.devices] == ["CUDA0", "CUDA1"] and est.engine_view["draft_devices"] == ["CUDA1"]
+    assert est.devices[0].total_bytes == base.devices[0].total_bytes
+    assert est.devices[1].total_bytes - est.devices[1].overhead_bytes == own["CUDA1"]
+    assert est.host.total_bytes - base.host.total_bytes == own["CPU"]
+
+
+def test_draft_split_over_its_own_devices(tmp_path):
+    """Two GPUs for the main model, -devd CUDA1: the draft lies on CUDA1 alone; -devd CUDA0,CUDA1 with -dev CUDA0:
+    the draft splits over both by free memory, CUDA1 joining the estimate."""
+    md = _draft_file(tmp_path)
+    devs = _gpus(16000, 8000)
+    kw = dict(quant="Q4_K_M", devices=devs, find_max_context=False, n_parallel=1, fit=False, n_ctx=8192)
+    base = oomkit.estimate(LLAMA8, "llama.cpp", **kw)
+    est = oomkit.estimate(LLAMA8, "llama.cpp", model_draft=str(md), device_draft=("CUDA1",), **kw)
+    own = _own(md, devs[1:], n_ctx=8192, n_parallel=1)
+    assert est.devices[0].total_bytes == base.devices[0].total_bytes
+    assert est.devices[1].total_bytes - base.devices[1].total_bytes == own["CUDA1"]
+    both = oomkit.estimate(LLAMA8, "llama.cpp", device=("CUDA0",), model_draft=str(md),
+                           device_draft=("CUDA0", "CUDA1"), **kw)
+    alone = oomkit.estimate(LLAMA8, "llama.cpp", device=("CUDA0",), **kw)
+    split = _own(md, devs, n_ctx=8192, n_parallel=1)
+    assert split["CUDA0"] > 0 and split["CUDA1"] > 0
+    assert both.devices[0].total_bytes - alone.devices[0].total_bytes == split["CUDA0"]
+    assert both.devices[1].total_bytes - both.devices[1].overhead_bytes == split["CUDA1"]
+    # -devd none: the draft on the CPU
+    cpu = oomkit.estimate(LLAMA8, "llama.cpp", model_draft=str(md), device_draft=("none",), **kw)
+    assert [u.total_bytes for u in cpu.devices] == [u.total_bytes for u in base.devices]
+    assert cpu.host.total_bytes - base.host.total_bytes == _own(md, (), n_ctx=8192, n_parallel=1)["CPU"]
+
+
+def test_fit_margin_counts_only_the_draft_rows_on_the_main_devices(tmp_path):
+    """The margin block (PR #23485, b9305): the draft's dry run on its own devices; each row adds to the target of
+    the main device of the same name (tgt_devices[i] == devs[j]), the logged total sums all of them."""
+    md = _draft_file(tmp_path)
+    devs = _gpus(24000, 24000)
+    spec = oomkit.request.resolve_model(oomkit.engines.base.get_engine("llama.cpp"), LLAMA8, "Q4_K_M")
+    s = LlamaCppSettings(n_ctx=8192, n_parallel=1, model_draft=str(md), device_draft=("CUDA1",),
+                         engine_version="b9400")
+    own = _own(md, devs[1:], n_ctx=8192, n_parallel=1, engine_version="b9400")["CUDA1"]
+    r = params_fit(spec, devs, s, given=devs)
+    assert r.margins == (1024 * MiB, 1024 * MiB + own)
+    assert r.lines[0] == f"[spec] estimated memory usage of draft model is {own / MiB:.2f} MiB"
+    # -dev CUDA0: the draft's CUDA1 row matches no main device; the total is still logged
+    r = params_fit(spec, devs[:1], replace(s, device=("CUDA0",)), given=devs)
+    assert r.margins == (1024 * MiB,) and r.lines[0].endswith(f"{own / MiB:.2f} MiB")
+
+
+def test_fit_beside_the_main_model_drops_rows_off_its_devices(tmp_path):
+    """add_extra_memory (the newest source): the extra model's rows on devices outside the main model's list are
+    dropped, so a draft on a GPU of its own changes nothing of the main fit; one sharing CUDA0 counts its part."""
+    md = _draft_file(tmp_path)
+    devs = _gpus(9000, 9000)
+    spec = oomkit.request.resolve_model(oomkit.engines.base.get_engine("llama.cpp"), LLAMA8, "Q4_K_M")
+    s = LlamaCppSettings(n_parallel=1, device=("CUDA0",))
+    alone = params_fit(spec, devs[:1], s, given=devs)
+    apart = params_fit(spec, devs[:1], replace(s, model_draft=str(md), device_draft=("CUDA1",)), given=devs)
+    assert alone.status == apart.status == "fitted" and apart.n_ctx == alone.n_ctx and apart.draft[0] == 0
+    shared = params_fit(spec, devs[:1], replace(s, model_draft=str(md), device_draft=("CUDA0", "CUDA1")), given=devs)
+    part = _own(md, devs, n_ctx=shared.settings.n_ctx, n_parallel=1)["CUDA0"]
+    assert shared.draft[0] == part > 0 and shared.n_ctx < alone.n_ctx

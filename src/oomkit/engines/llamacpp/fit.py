@@ -40,12 +40,13 @@ from ...memory import Device
 from ...model.spec import ModelSpec
 from ...units import MiB
 from ..versions import Eras
-from .backends import cpu_repack
+from .backends import cpu_repack, metal_devices
 from .compute import compute_by_device
 from .kv import Cache, kv_caches, recurrent_bytes_by_layer, resolve_context
 from .mtp import mtp_context_on, mtp_dry_run
 from .projector import projector_memory
 from .settings import ERAS, LlamaCppSettings, build_number
+from .split import model_devices
 from .weights import ModelBuffers, Placement, default_weight_format, model_buffers, place_layers
 
 # Builds at which the fit's own rules changed, placed by the PRs' dates between tagged builds seen in public logs
@@ -259,10 +260,11 @@ def _copy(ngl: list[_Ngl]) -> list[_Ngl]:
 
 
 def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
-               host_total: int | None = None) -> FitResult:
+               host_total: int | None = None, given: tuple[Device, ...] | None = None) -> FitResult:
     """The settings llama.cpp runs with after --fit, and what it logged deciding them. host_total: the host's
     total memory (ggml_backend_dev_memory of the CPU device), which the host fit weighs when there is no device;
-    by default the settings' host_memory."""
+    by default the settings' host_memory. given: every device before -dev narrows them (a -devd draft picks its
+    own from these; default `devices`)."""
     nd = len(devices)
     build = build_number(s.engine_version)
     host_total = s.host_memory if host_total is None else host_total
@@ -292,12 +294,22 @@ def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings
     mtp = draft is None and mtp_context_on(s) and FIT_ERAS.reached(build, "draft_margin")
     joint = (draft is not None or mtp) and FIT_ERAS.reached(build, "draft_joint")
     drafts: dict[int, tuple[Breakdown, ...]] = {}
+    draft_totals: dict[int, int] = {}
 
     def draft_at(n_ctx: int) -> tuple[Breakdown, ...]:
-        """The draft's own dry run at a context (the extra model's context follows the main one's)."""
+        """The draft's own dry run at a context (the extra model's context follows the main one's), its rows laid on
+        the main model's devices: a -devd device the main model does not use is measured but counted on none
+        (add_extra_memory and the margin block match the devices one by one; the host row is kept)."""
         if n_ctx not in drafts:
-            drafts[n_ctx] = (tuple(Breakdown(0, c, k) for c, k in mtp_dry_run(spec, devices, s, n_ctx)) if mtp
-                             else dry_run(draft[0], devices, replace(draft[1], n_ctx=n_ctx)))
+            if mtp:
+                drafts[n_ctx] = tuple(Breakdown(0, c, k) for c, k in mtp_dry_run(spec, devices, s, n_ctx))
+                draft_totals[n_ctx] = sum(b.total for b in drafts[n_ctx][:nd])
+            else:
+                ddevs = draft_devices(given if given is not None else devices, draft[1])
+                rows = dry_run(draft[0], ddevs, replace(draft[1], n_ctx=n_ctx))
+                at = {d.id: rows[j] for j, d in enumerate(ddevs)}
+                drafts[n_ctx] = (*(at.get(d.id, Breakdown()) for d in devices), rows[-1])
+                draft_totals[n_ctx] = sum(b.total for b in rows[:-1])
         return drafts[n_ctx]
 
     if (draft is not None or mtp) and not joint and nd:
@@ -306,7 +318,7 @@ def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings
         for i in range(nd):
             margins[i] += extra[i].total
         log(f"[spec] estimated memory usage of {'MTP context' if mtp else 'draft model'} is "
-            f"{sum(extra[i].total for i in range(nd)) / MiB:.2f} MiB")
+            f"{draft_totals[s.n_ctx] / MiB:.2f} MiB")
 
     def measure(st: LlamaCppSettings) -> tuple[Breakdown, ...]:
         runs[0] += 1
@@ -465,17 +477,23 @@ def read_draft(s: LlamaCppSettings) -> tuple[ModelSpec, LlamaCppSettings] | None
             return None
     except (OomkitError, OSError, ValueError):
         return None
-    # server-context.cpp load_model: params_dft.devices = params_base.speculative.devices (-devd). oomkit lays the
-    # draft on the main model's devices (their rows are summed device by device); a -devd naming others is refused
-    # rather than counted on the wrong device. Without -devd llama.cpp offers the draft every device, which is the
-    # main model's list unless -dev narrows it (then oomkit keeps the draft on the narrowed list).
-    if s.device_draft and tuple(s.device_draft) != tuple(s.device):
-        raise SettingsError(f"-devd {','.join(s.device_draft)}: a draft model on other devices than the main "
-                            f"model's ({','.join(s.device) or 'all'}) is not modelled")
+    # common/speculative.cpp common_base_params_to_speculative (params_dft = params_base with the draft's fields):
+    # the draft's devices are -devd ("default to global devices value": -dev, else every device), a single one
+    # loading with -sm layer; its own -ngld, -ctkd / -ctvd and tensor overrides (none from the main command); -ts is
+    # the main command's (result = params), its first entries for the draft's devices
+    devs = s.device_draft or s.device
+    named = [d for d in devs if d.lower() != "none"]
+    ts = s.tensor_split[:len(named)] if s.device_draft and named else s.tensor_split
     return spec, replace(s, n_gpu_layers=s.n_gpu_layers_draft, cache_type_k=s.cache_type_k_draft,
                          cache_type_v=s.cache_type_v_draft, override_tensor=(), cpu_moe=False, n_cpu_moe=0,
-                         tensor_split=(), mmproj=None, model_draft=None, hf_repo_draft=None, spec_type=(),
-                         fit=False, device_draft=())
+                         tensor_split=ts if any(ts) else (), mmproj=None, model_draft=None, hf_repo_draft=None,
+                         spec_type=(), fit=False, device=tuple(devs), device_draft=(),
+                         split_mode="layer" if len(named) == 1 else s.split_mode)
+
+
+def draft_devices(given: tuple[Device, ...], ds: LlamaCppSettings) -> tuple[Device, ...]:
+    """The devices the draft loads on, from every device given (split.model_devices with the draft's -devd)."""
+    return metal_devices(model_devices(given, ds))
 
 
 def draft_model(s: LlamaCppSettings) -> tuple[ModelSpec, LlamaCppSettings] | None:

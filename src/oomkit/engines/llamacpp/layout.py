@@ -52,8 +52,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
         # builds before PR #12801 load only GGUFs converted before it (attn_kv_b whole, no *_mla keys): a
         # catalog-computed DeepSeek / Kimi spec is that file there (a spec read from a file stays as it is)
         spec = pre_mla_file(spec)
-    devices = metal_devices(model_devices(devices, s))  # an Apple GPU offers its working set, not the RAM
-    fitted = params_fit(spec, devices, s) if applies(s, devices) else None
+    given, devices = devices, metal_devices(model_devices(devices, s))  # an Apple GPU offers its working set
+    fitted = params_fit(spec, devices, s, given=given) if applies(s, devices) else None
     # a host fit that fails with nothing changed (-c typed) still says so: llama.cpp logs it and loads as typed
     if fitted is None or (_same_layout(fitted.settings, s) and (devices or fitted.status != "failed")):
         return _estimate(spec, devices, s, fitted)
@@ -101,10 +101,10 @@ def _same_layout(a: LlamaCppSettings, b: LlamaCppSettings) -> bool:
 def fitted_settings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> LlamaCppSettings:
     """The settings llama.cpp runs with after --fit (the typed ones when the fit does not apply or changes
     nothing); --fit off so that estimating them again does not fit a second time."""
-    devices = metal_devices(model_devices(devices, s))
+    given, devices = devices, metal_devices(model_devices(devices, s))
     if not applies(s, devices):
         return s
-    return replace(params_fit(spec, devices, s).settings, fit=False)
+    return replace(params_fit(spec, devices, s, given=given).settings, fit=False)
 
 
 def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,

@@ -401,7 +401,7 @@ def with_projector(spec, s: LlamaCppSettings, est):
 
 def with_draft(devices, s: LlamaCppSettings, est):
     """-md: llama-server (and llama-cli, on the server context) loads the draft model and its context after the main
-    one (tools/server/server-context.cpp load_model), on the same devices with its own -ngld / -ctkd / -ctvd, at the
+    one (tools/server/server-context.cpp load_model), on its -devd devices with its own -ngld / -ctkd / -ctvd, at the
     context fit.draft_context gives; its weights, cache and compute buffers join each device (the driver context is
     the main one's)."""
     if not (s.model_draft or s.hf_repo_draft) or s.program not in ("llama-server", "llama-cli"):
@@ -423,8 +423,12 @@ def with_draft(devices, s: LlamaCppSettings, est):
     view["draft_model"] = s.model_draft or s.hf_repo_draft
     view["draft_n_ctx"] = d.engine_view["n_ctx"]
     view["draft_bytes"] = {u.id: u.total_bytes - u.overhead_bytes for u in (*d.devices, d.host)}
-    return replace(est, devices=tuple(add(u, e) for u, e in zip(est.devices, d.devices, strict=True)),
-                   host=add(est.host, d.host), engine_view=view)
+    view["draft_devices"] = [u.id for u in d.devices]
+    # the draft's devices are its -devd (fit.read_draft): its buffers join the main model's devices by name, and a
+    # device only the draft uses is one more, with its own driver context
+    by_id = {e.id: e for e in d.devices}
+    main = tuple(add(u, by_id.pop(u.id)) if u.id in by_id else u for u in est.devices)
+    return replace(est, devices=(*main, *by_id.values()), host=add(est.host, d.host), engine_view=view)
 
 
 __all__ = ["BINDING_DEFAULTS", "PROGRAMS", "bench_rows", "binding_host_bytes", "binding_settings",
