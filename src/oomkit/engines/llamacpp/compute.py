@@ -263,8 +263,10 @@ def final_norm_kept_output(spec: ModelSpec, T: int, n_outputs: int, block: int) 
     - one of them fits: 3 r + B (24K, 32K f16: 48.01, 56.01);
     - none, but the expert sum does once the router is freed: r + B (16K, 16K x 4 unified: 24.00);
     - neither: 2 r + B + 3 W (12K: 52.01).
-    Only where the weighted experts fit the gate and up blocks (n_embd <= 2 n_ff_exp, as on that file); else None
-    (feed_forward_phases' figure holds)."""
+    Only where the weighted experts fit the gate and up blocks (n_embd <= 2 n_ff_exp, as on that file); else 0
+    (feed_forward_phases' figure holds). A quantized cache's rotations un-rotate the attention output into one more
+    row block, placed in B or above by what other holes are free: with q8_0 K and V exact at 4K to 12K and 32K,
+    0.93 at 16K and 40K (102.59 vs 110.59, 102.55 vs 110.55 MiB), 1.28 at 24K (110.59 vs 86.50), 1.07 at 64K."""
     f32 = 4
     r = spec.n_embd * T * f32
     last = spec.trunk_layers[-1] if spec.trunk_layers else None
@@ -296,12 +298,19 @@ def scaled_head_swiglu_in_hole(spec: ModelSpec, ctx: Context, T: int, n_outputs:
     final norm (kept as t_embd) and the logits sit higher: logits + B + 4 rows. Read off ggml-alloc's placement of
     llama.cpp@0c1e57098's reserve on the minicpm3 file (n_embd 2560, n_ff 6400, -ub 512, flash attention): 90.51
     MiB at 8K (B = 8.01 MiB), 77.50 (logits + 3 rows) at 4K and 12K, where B is under one row or holds two. A
-    quantized cache's rotation output (V heads of 64) takes the hole first (77.50 at 8K with q8_0): not this case."""
+    quantized V cache's rotation (V heads of 64) un-rotates the attention output into a new block (n_heads x
+    head_dim_v floats a token) that takes the hole first, as if B were that much larger: with q8_0 90.53 / 91.53 MiB
+    at 3K / 4K (45.77 at -ub 256, 183.04 at -ub 1024), 77.50 at 2K, 6K, 8K, 12K and 16K. A rotated K (heads a
+    multiple of 64) was not measured: not this case."""
     f32 = 4
     resid = spec.n_embd * T * f32
     last = spec.trunk_layers[-1] if spec.trunk_layers else None
     n_ff = last.ffn.n_ff if last is not None and last.ffn is not None and not last.ffn.is_moe else 0
-    if any(_rotations(spec, ctx)) or not n_ff or not resid <= block < 2 * resid or block + resid < n_ff * T * f32:
+    k_rot, v_rot = _rotations(spec, ctx)
+    a = next((layer.attention for layer in attention_layers(spec)), None)
+    if v_rot and a is not None:
+        block += a.n_heads * a.head_dim_v * T * f32
+    if k_rot or not n_ff or not resid <= block < 2 * resid or block + resid < n_ff * T * f32:
         return 0
     return spec.n_vocab * n_outputs * f32 + block + 4 * resid
 
