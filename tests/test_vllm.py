@@ -738,6 +738,15 @@ FIXTURE_KNOWN_MISSES = {
                    "(0.88 GiB) plus its sampler (256 x 32,256 rows at 28 B, 0.22 GiB, and the 0.12 GiB of hidden "
                    "states, profile.py v0_activation). The other 3.35 GiB is not in the 0.4.2 code read (worker.py "
                    "determine_num_available_blocks, model_runner.py profile_run, sampler.py, xformers.py)"},
+    "llama-3.1-8b-3090-v0.17.1-util090-sampler-fail": {
+        "refusal": "the log allocates its KV cache and dies in the sampler warm-up; oomkit says it starts (0.84 GiB left "
+                   "after the warm-up). Other processes held 1.68 GiB of the card (its OOM line), which oomkit's phases do "
+                   "not read; the same settings started in April (tests/test_startup_deaths.py)"},
+    "qwen2.5-7b-3090-v0.17.1-util065": {
+        "tokens": "+0.88 %: the printed budget 0.49 GiB is rounded to 0.01 GiB (+-1 % at this size); 9,088 tokens are "
+                  "0.4853 GiB",
+        "refusal": "a boundary run: 0.49 GiB started, the same settings got 0.41 GiB four minutes later and were refused; "
+                   "oomkit's 0.43 GiB is under the 0.4375 GiB one request needs (tests/test_startup_deaths.py)"},
     "qwen3-235b-a22b-8x80gb-tp8-v0-0.8.5-issue18446": {
         "available": "+3.9 % of the GPU on a worker (the quoted lines are VllmWorkerProcess ones): non-torch 2.28 GiB by "
                      "the NVLink rule (1.82-2.10 in the log); the activation peak is 0.18 GiB for a worker's forward in "

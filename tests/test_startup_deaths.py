@@ -1,0 +1,156 @@
+"""Runs that start, then die: public start-up logs where the engine got past (or stopped at) its KV cache, each a
+fixture under tests/fixtures/engine_logs/ with its URL. The figures are the logs', never oomkit's.
+
+What is held against each log: the weights one rank loads (within 3 %), the KV budget one rank gets (within 3 % of
+the GPU's memory), and the start-up verdict (engine_view["failed_phase"] and the refusal): the run starts, is
+refused at the KV cache, or dies in the phase the log names (CUDA graph capture, sampler warm-up). None of these
+logs was used to fit a constant (engines/vllm/phases.py and profile.py name theirs): every figure here is held out.
+
+vLLM 0.17.1 on one RTX 3090 (TheBuccaneer/vllm-offload-profiles, curated excerpts of a study's server logs):
+Llama-3.1-8B-Instruct and Qwen2.5-7B-Instruct at --max-model-len 8192 and gpu_memory_utilization 0.6 to 0.9: five
+starts, three refusals at the KV cache, and one run that allocated its KV cache and died in the sampler warm-up
+(the same settings as a run that started three months earlier, with other processes on the card).
+
+Where oomkit misses, the case is a strict xfail with the measured error and the cause found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from oomkit.engines.vllm import ENGINE, VllmSettings
+from oomkit.units import GiB, MiB
+from tests.test_vllm_startup import LIMIT, devices, fixture, spec_of
+
+RTX3090 = "NVIDIA GeForce RTX 3090"
+
+
+def _v0171(util: float) -> VllmSettings:
+    # the logged non-default args: model and max_model_len 8192 (and the utilization where it is not 0.9)
+    return VllmSettings(engine_version="0.17.1", max_model_len=8192, gpu_memory_utilization=util)
+
+
+# stem -> (catalog model, GPU for the devices, the settings the log shows)
+VLLM_LOGS = {
+    "llama-3.1-8b-3090-v0.17.1-util090-sampler-fail": ("llama-3.1-8b-instruct", RTX3090, _v0171(0.9)),
+    "llama-3.1-8b-3090-v0.17.1-util090": ("llama-3.1-8b-instruct", RTX3090, _v0171(0.9)),
+    "llama-3.1-8b-3090-v0.17.1-util086": ("llama-3.1-8b-instruct", RTX3090, _v0171(0.86)),
+    "llama-3.1-8b-3090-v0.17.1-util075": ("llama-3.1-8b-instruct", RTX3090, _v0171(0.75)),
+    "llama-3.1-8b-3090-v0.17.1-util070-kv-refused": ("llama-3.1-8b-instruct", RTX3090, _v0171(0.7)),
+    "qwen2.5-7b-3090-v0.17.1-util090": ("qwen2.5-7b-instruct", RTX3090, _v0171(0.9)),
+    "qwen2.5-7b-3090-v0.17.1-util086": ("qwen2.5-7b-instruct", RTX3090, _v0171(0.86)),
+    "qwen2.5-7b-3090-v0.17.1-util065": ("qwen2.5-7b-instruct", RTX3090, _v0171(0.65)),
+    "qwen2.5-7b-3090-v0.17.1-util065-kv-refused": ("qwen2.5-7b-instruct", RTX3090, _v0171(0.65)),
+    "qwen2.5-7b-3090-v0.17.1-util060-kv-negative": ("qwen2.5-7b-instruct", RTX3090, _v0171(0.6)),
+}
+
+
+class KnownMiss(AssertionError):
+    """A figure oomkit is known to miss on this log (a strict xfail: it must keep missing until fixed)."""
+
+
+KNOWN: dict[tuple[str, str], str] = {
+    ("llama-3.1-8b-3090-v0.17.1-util090-sampler-fail", "verdict"):
+        "the log allocates 5.61 GiB of KV cache (oomkit 5.60) and dies in the sampler warm-up (256 x 128,256 float32 "
+        "logits, the 126 MiB it tried); oomkit: starts, with 0.84 GiB left after the warm-up. The same settings "
+        "started in April (llama-3.1-8b-3090-v0.17.1-util090): what differs is outside vLLM's budget. The OOM line "
+        "shows the card held by others: 139.75 MiB free with this process at 21.72 GiB, so 21.86 GiB was free before "
+        "it started, 1.68 GiB less than the card's 23.54 (two listed processes, 83.54 + 133.29 MiB, and 1.46 GiB not "
+        "attributed). oomkit's phases (engines/vllm/phases.py startup_phases) start from the card's total and never "
+        "read Device.free_bytes, which profile.py determine_available_memory already reads for its start-up check "
+        "(test_other_processes_leave_less_after_the_kv_cache). With that fixed, oomkit would still name the CUDA "
+        "graph capture, not the warm-up: it puts 0.51 (context) + 0.13 (non-torch) + 0.86 GiB (51 graphs) outside "
+        "PyTorch's weights and KV cache, while the process at its death held 0.72 GiB outside PyTorch (context "
+        "included) and 84 MiB in graph pools",
+    ("qwen2.5-7b-3090-v0.17.1-util065", "verdict"):
+        "a boundary case: one 8,192-token request needs 0.4375 GiB (57,344 B a token); this run got 0.49 GiB and "
+        "started, the same settings four minutes later got 0.41 GiB and were refused "
+        "(qwen2.5-7b-3090-v0.17.1-util065-kv-refused). oomkit gives 0.43 GiB (-0.27 % of the GPU against this run, "
+        "+0.07 % against the other): below the line, so it says refused. The 0.08 GiB between the two runs is the "
+        "engine's run-to-run variation in its profile, which no deterministic estimate reproduces",
+}
+
+
+def _check(stem: str, figure: str, ok: bool, message: str) -> None:
+    if (stem, figure) in KNOWN:
+        if not ok:
+            raise KnownMiss(message)
+        pytest.fail(f"known miss fixed, remove it from KNOWN: {message}")
+    assert ok, message
+
+
+def _params(logs: dict, figure: str) -> list:
+    return [pytest.param(stem, marks=pytest.mark.xfail(strict=True, raises=KnownMiss, reason=KNOWN[(stem, figure)]))
+            if (stem, figure) in KNOWN else stem for stem in sorted(logs)]
+
+
+def vllm_estimate(stem: str):
+    model, gpu, s = VLLM_LOGS[stem]
+    fx = fixture(stem)
+    return fx, ENGINE.estimate(spec_of(model), devices(fx, gpu, s.tensor_parallel_size * s.pipeline_parallel_size), s)
+
+
+@pytest.mark.parametrize("stem", _params(VLLM_LOGS, "weights"))
+def test_vllm_weights_per_rank(stem):
+    fx, est = vllm_estimate(stem)
+    logged = fx["printed"]["model_loading_bytes"]
+    got = est.engine_view["model_loading_bytes"][est.devices[0].id]
+    err = (got - logged) / logged
+    _check(stem, "weights", abs(err) < LIMIT, f"{stem}: weights {err:+.2%} ({got / GiB:.2f} vs {logged / GiB:.2f} GiB)")
+
+
+@pytest.mark.parametrize("stem", _params(VLLM_LOGS, "available"))
+def test_vllm_kv_budget_per_rank(stem):
+    fx, est = vllm_estimate(stem)
+    logged = fx["printed"]["available_kv_cache_bytes"]
+    got = est.engine_view["available_kv_cache_bytes"][est.devices[0].id]
+    err = (got - logged) / est.devices[0].memory_bytes
+    _check(stem, "available", abs(err) < LIMIT,
+           f"{stem}: available KV {err:+.2%} of the GPU ({got / GiB:.2f} vs {logged / GiB:.2f} GiB)")
+
+
+@pytest.mark.xfail(strict=True, raises=KnownMiss, reason=KNOWN[(
+    "llama-3.1-8b-3090-v0.17.1-util090-sampler-fail", "verdict")])
+def test_other_processes_leave_less_after_the_kv_cache():
+    # the July run with the card's free memory before vLLM started, read off its OOM line: 139.75 MiB free while this
+    # process held 21.72 GiB. vLLM's own check passes (21.86 GiB free >= 0.9 x 23.54 = 21.19 GiB requested) and the
+    # budget is the same as in April; the 1.68 GiB held by others comes off the headroom after the KV cache
+    stem = "llama-3.1-8b-3090-v0.17.1-util090-sampler-fail"
+    model, gpu, s = VLLM_LOGS[stem]
+    fx = fixture(stem)
+    free = round(139.75 * MiB + 21.72 * GiB)
+    dev = replace(devices(fx, gpu, 1)[0], free_bytes=free)
+    est = ENGINE.estimate(spec_of(model), (dev,), s)
+    assert est.engine_view.get("error") is None  # not refused: the free memory covers the requested budget
+    logged, got = _verdict(fx, est)
+    if got != logged:
+        raise KnownMiss(f"{stem} with {free / GiB:.2f} GiB free: the log {logged}, oomkit: {got}")
+
+
+def _verdict(fx: dict, est) -> tuple[str, str]:
+    """(the log's verdict, oomkit's): 'starts', 'refused at the KV cache' or 'dies in <phase>'."""
+    printed = fx["printed"]
+    if printed.get("failed_phase"):
+        logged = f"dies in {printed['failed_phase']}"
+    elif printed.get("refused_at"):
+        logged = f"refused at the {printed['refused_at']}"
+    else:
+        logged = "starts"
+    v = est.engine_view
+    phase = (v.get("failed_phase") or {}).get("phase")
+    if phase:
+        got = f"dies in {phase}"
+    elif v.get("error"):
+        got = "refused at the KV cache" if est.fits is False else f"error: {v['error']}"
+    else:
+        got = "starts" if est.fits is not False else "does not fit"
+    return logged, got
+
+
+@pytest.mark.parametrize("stem", _params(VLLM_LOGS, "verdict"))
+def test_vllm_start_up_verdict_agrees_with_the_log(stem):
+    fx, est = vllm_estimate(stem)
+    logged, got = _verdict(fx, est)
+    _check(stem, "verdict", got == logged, f"{stem}: the log {logged}, oomkit: {got}")
