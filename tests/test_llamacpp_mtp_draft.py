@@ -117,7 +117,8 @@ GRID = [dict(n_ctx=4096, n_seq=1, kvu=True, fa=1, type="f16"), dict(n_ctx=16384,
         dict(n_ctx=4096, n_seq=1, kvu=True, fa=0, type="f16"), dict(n_ctx=8192, n_seq=2, kvu=True, fa=1, type="q8_0"),
         dict(n_ctx=8192, n_seq=2, kvu=False, fa=1, type="f16")]
 MODELS = {"glm4moe": lambda: ggufs.glm45_air(2),
-          "qwen35moe": lambda: ggufs.with_nextn(ggufs.qwen_hybrid_moe("qwen35moe"), 3, 5120)}
+          "qwen35moe": lambda: ggufs.with_nextn(ggufs.qwen_hybrid_moe("qwen35moe"), 3, 5120),
+          "deepseek4": ggufs.NEXTN_VARIANTS["deepseek4"]}
 # (model, grid index): oomkit / llama.cpp compute, measured. The MTP graph is the main graph's layer phase on one
 # block; on GLM-4.5-Air's MoE block with flash attention and few output rows that phase itself is high (the main
 # context of the same file: 170.00 predicted against 94.76 printed at 4096 with 4 output rows).
@@ -135,14 +136,15 @@ def mtp_measured(request):
 
 def test_mtp_weights_and_context_buffers_equal_llama_cpps(mtp_measured):
     """load_mtp puts the whole next-n block in the model buffer; the MTP context caches the next-n layer alone (one
-    layer, the target's n_ctx cells, -ctkd / -ctvd), no recurrent state on the hybrid, and reserves the output
-    buffer of n_parallel rows."""
+    layer, the target's n_ctx cells, -ctkd / -ctvd; on DeepSeek-V4 its K and V rows at every cell, none of the main
+    context's windowed or compressed caches), no recurrent state on the hybrid, and reserves the output buffer of
+    n_parallel rows."""
     arch, path, (model, rows) = mtp_measured
     for c, m in zip(GRID, rows, strict=True):
         p = predicted(path, c)
         assert p["model"] == model, (arch, c)
         assert (p["kv"], p["output"], p["layers"]) == (m["kv"], m["output"], m["layers"]), (arch, c, p, m)
-        assert m["layers"] == [1]
+        assert m["layers"][-1] == 1 and sum(m["layers"]) == 1  # the next-n layer alone (DeepSeek-V4: an empty pair first)
 
 
 def test_mtp_compute_within_ten_percent(mtp_measured):

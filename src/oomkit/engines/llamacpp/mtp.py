@@ -21,7 +21,9 @@ from typing import Any
 
 from ...errors import SettingsError
 from ...memory import Device
+from ...model.archs import DSV4_ARCHS
 from ...model.spec import ModelSpec
+from ...quant import ggml
 from .compute import compute_by_device, output_buffer_bytes
 from .kv import Cache, Context, kv_caches, resolve_context
 from .settings import ERAS, LlamaCppSettings, build_number, loads_mtp
@@ -64,6 +66,19 @@ def nextn_view(spec: ModelSpec) -> ModelSpec:
     return replace(spec, layers=spec.layers[spec.n_trunk_layers:], n_nextn_layers=0)
 
 
+def _dsv4_caches(view: ModelSpec, ctx: Context) -> list[Cache]:
+    """DeepSeek-V4's MTP context (measured on llama-cpp-python 0.3.36's build: "0 layers" then "1 layers" at n_ctx
+    cells, K 4.00 / V 4.00 MiB at 4096 cells f16): an empty non-SWA cache and one holding the next-n layer's K and
+    V rows (head_dim each) at every cell of every stream, none of the main context's windows or compressed caches."""
+    cells = ctx.n_ctx if ctx.kv_unified else ctx.n_ctx_seq
+    kb = {la.index: ggml.row_bytes(ctx.type_k, la.attention.head_dim_k) * cells * ctx.n_stream
+          for la in view.layers if la.attention is not None}
+    vb = {la.index: ggml.row_bytes(ctx.type_v, la.attention.head_dim_v) * cells * ctx.n_stream
+          for la in view.layers if la.attention is not None}
+    return [Cache("non-SWA", cells, (), 0, 0), Cache("SWA", cells, tuple(sorted(kb)), sum(kb.values()),
+                                                     sum(vb.values()), kb, vb)]
+
+
 def mtp_settings(s: LlamaCppSettings, n_ctx_main: int) -> LlamaCppSettings:
     """common_base_params_to_speculative + common_speculative_init_result: the command's parameters with the draft's
     cache types, the target's n_ctx, n_rs_seq 0 (its n_outputs_max = n_parallel is compute.reserved_outputs)."""
@@ -95,7 +110,7 @@ def mtp_context(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSetting
     view = nextn_view(spec)
     ms = mtp_settings(s, n_ctx_main)
     ctx = resolve_context(view, ms)
-    caches = kv_caches(view, ctx, ms.swa_full)
+    caches = _dsv4_caches(view, ctx) if spec.architecture in DSV4_ARCHS else kv_caches(view, ctx, ms.swa_full)
     kv: dict[int, int] = {}
     for c in caches:
         for il in c.layers:
