@@ -784,6 +784,25 @@ def test_fixture(path: Path):
         raise KnownMiss(f"{case.name}: " + "; ".join(missed))
 
 
+def test_v0_driver_samples_alone():
+    # V0's profile runs the sampler on the driver only (profile.py v0_activation); neither log was used to fit it.
+    # vllm#15815 (0.7.x, Qwen2.5-32B TP2 at 10,000 tokens): the driver's unprefixed line prints a 1.26 GiB peak, the
+    # sampler over 256 x 152,064 rows at 32 B plus the runner's hidden states
+    case = next(c for c in cases() if c.name == "qwen2.5-32b-2xl40s-tp2-v0-issue15815")
+    act = ENGINE.estimate(case.spec, case.devices, case.settings).engine_view["activation_peak_bytes"]
+    logged = case.fx["printed"]["activation_peak_bytes"]
+    assert abs(act["CUDA0"] - logged) < 0.01 * GiB, act["CUDA0"] / GiB
+    # vllm#13061 (0.7.x, DeepSeek-R1-Distill-Qwen-14B TP2, chunked at 2048 tokens): the engine's count, 81,536 tokens
+    # (the minimum over ranks: the driver's), is 7.47 GiB at 48 layers x 4 KV heads x 128 x 2 x 2 B per token per
+    # rank, 1.22 GiB below the worker's printed 8.69 GiB
+    case = next(c for c in cases() if c.name == "deepseek-r1-distill-qwen-14b-2x4090-tp2-v0-util098")
+    view = ENGINE.estimate(case.spec, case.devices, case.settings).engine_view
+    driver_logged = case.fx["printed"]["kv_cache_max_tokens"] * 48 * 4 * 128 * 2 * 2
+    avail = view["available_kv_cache_bytes"]
+    assert abs(avail["CUDA0"] - driver_logged) < 0.03 * case.devices[0].memory_bytes, avail["CUDA0"] / GiB
+    assert avail["CUDA1"] - avail["CUDA0"] > 0.8 * GiB
+
+
 def test_enough_fixtures_are_checkable():
     # the accuracy table over these cases is printed by bench/accuracy_vllm.py
     checked = sum(1 for c in cases() if c.errors)

@@ -352,6 +352,20 @@ def test_vllm_7553_starts():
     assert est.fits is not False, est.engine_view.get("failed_phase")
 
 
+def test_vllm_7553_phases_let_it_start():
+    # the start-up verdict of tests/test_vllm_startup.py (no refusal, no phase past the GPU's memory) for vllm#7553,
+    # which started: the driver's profile peak (forward plus sampler, profile.py v0_activation) sets a KV cache that
+    # leaves room for the 2,464 MiB capture
+    from oomkit.hardware.catalog import lookup as gpu_lookup
+
+    g = gpu_lookup("NVIDIA GeForce RTX 4090")
+    devs = tuple(with_facts(Device(f"CUDA{i}", g.name, 24564 * MiB)) for i in range(4))
+    s = VllmSettings(engine_version="0.5.4", tensor_parallel_size=4, gpu_memory_utilization=0.9, swap_space=0)
+    v = ENGINE.estimate(spec_of("yi-1.5-34b-chat"), devs, s).engine_view
+    assert v.get("error") is None and v.get("failed_phase") is None, v.get("failed_phase")
+    assert v["activation_peak_bytes"]["CUDA0"] > v["activation_peak_bytes"]["CUDA1"]
+
+
 def test_nccl_inside_the_graphs_only_without_custom_all_reduce():
     # custom_all_reduce.py: on at TP 2 over PCIe (P2P) and on NVLink at any size; NCCL carries the graphs' all-reduces
     # beyond two PCIe GPUs only
