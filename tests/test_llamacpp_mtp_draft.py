@@ -169,6 +169,24 @@ def test_mtp_weights_stay_out_without_the_flag():
     assert on.kv_cache_bytes == off.kv_cache_bytes + sum(on.engine_view["mtp_kv_buffer_bytes"].values())
 
 
+def test_mtp_context_follows_the_next_n_layers_device():
+    """llama_kv_cache puts each layer's K and V on its layer's device (model.dev_layer(il)), the next-n layer's
+    included; -nkvo keeps them on the host. The next-n block is the last layer, so with two GPUs it is on the
+    second; with -ngl 2 (the output layer, then the last layer) it stays on the GPU while the trunk is on the CPU."""
+    path = _glm()
+    devs = (_gpu(24000), replace(_gpu(24000), id="CUDA1"))
+    kw = dict(devices=devs, find_max_context=False, fit=False, n_ctx=4096, n_parallel=1, spec_type=("draft-mtp",))
+    est = oomkit.estimate(path, "llama.cpp", **kw)
+    kv = 4096 * 8 * 128 * 2 * 2  # one layer of 8 KV heads of 128, K and V in f16
+    assert est.layers[-1].device == "CUDA1" and est.engine_view["mtp_kv_buffer_bytes"] == {"CUDA1": kv}
+    assert "CUDA1" in est.engine_view["mtp_compute_buffer_bytes"]
+    part = oomkit.estimate(path, "llama.cpp", n_gpu_layers=2, **kw)
+    assert [la.device for la in part.layers] == ["CPU", "CPU", "CUDA0"]
+    assert part.engine_view["mtp_kv_buffer_bytes"] == {"CUDA0": kv}
+    host = oomkit.estimate(path, "llama.cpp", no_kv_offload=True, **kw)
+    assert host.engine_view["mtp_kv_buffer_bytes"] == {"CPU": kv}
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Builds, programs and refusals
 

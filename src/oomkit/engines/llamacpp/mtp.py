@@ -116,9 +116,11 @@ def mtp_context(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSetting
         for il in c.layers:
             d = -1 if s.no_kv_offload else placement.layer_device[il]
             kv[d] = kv.get(d, 0) + c.k_bytes_by_layer[il] + c.v_bytes_by_layer[il]
-    # the graph runs where its layer is: the next-n layers' devices, the logits on the output layer's
+    # the graph runs where its layer is: the next-n layers' devices, the logits on the output layer's; pipeline
+    # parallelism as the main context's (the same model: every layer offloaded, llama_context's condition)
+    full = placement.n_gpu_layers > spec.n_layers
     here = Placement(tuple(placement.layer_device[la.index] for la in view.layers), placement.output_device,
-                     placement.n_gpu_layers)
+                     view.n_layers + 1 if full else 0)
     compute = compute_by_device(view, ctx, caches, here, devices, ms)
     return MtpContext(ctx, tuple(caches), kv, compute, output_buffer_bytes(spec, ctx, ms))
 
