@@ -33,18 +33,22 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    FlashInfer also builds num_wrappers new BatchDecodeWithPagedKVCacheWrapper(use_cuda_graph=True) for every captured
 #    size (flashinfer_backend.py init_forward_metadata_capture_cuda_graph, decode_cuda_graph_metadata[bs]); each
 #    allocates an 8 MiB int workspace on the GPU (flashinfer decode.py __init__). num_wrappers is 2 for sliding-window
-#    models (and cross attention), else 1; its index table is kept once per wrapper.
+#    models (and cross attention), else 1; its index table is kept once per wrapper. FlashInfer, triton and aiter
+#    (not fa3, not trtllm_mha, which overrides init_cuda_graph_state) also allocate, for the main model's backend
+#    (skip_prefill False), a uint8 cuda_graph_custom_mask of max_bs x context_len, once (flashinfer_backend.py,
+#    triton_backend.py, aiter_backend.py init_cuda_graph_state; 0.4.3.post4, 0.5.5, 0.5.10 and 0.5.23 read).
 # 3. The rest (cuBLAS workspaces, the graphs themselves, the largest graph's activations, which the smaller graphs reuse
 #    in the shared pool): one constant, fitted on two logs of builds with both fixes. sglang#11830 (a Qwen2-7B layout
 #    on a B200, sizes to 512, 1.44 GB; tests/fixtures/engine_logs/sglang/unnamed-qwen2-7b-b200-capture-pr11830.json)
 #    ran FlashInfer: its pool has pages of 1, so not trtllm_mha (server_args.py forces 16/32/64), FA3 is Hopper-only,
 #    and FlashInfer is the else branch of _get_default_attn_backend for an MHA model; so its 52 decode wrappers' 8 MiB
-#    workspaces are the backend's, not the rest. That leaves 0.681 GiB; GLM-4.5-Air TP4 with both PRs (FA3, sizes to
-#    256, 0.95 GB; glm-4.5-air-tp4-capture-prs8579-8567.json) leaves 0.680 GiB: the rest does not grow with max_bs.
+#    workspaces and its 16 MiB custom mask are the backend's, not the rest. That leaves 0.666 GiB; GLM-4.5-Air TP4
+#    with both PRs (FA3, sizes to 256, 0.95 GB; glm-4.5-air-tp4-capture-prs8579-8567.json) leaves 0.680 GiB: the rest
+#    does not grow with max_bs; their mean, 0.673.
 #    Held out: Qwen3-0.6B on an MI300X (gpustack#4424, 0.5.8, sizes to 512, 0.96 GB) comes within +10%; Llama-3.1-70B
-#    at TP8 across two nodes (fa3, sizes to 512, 1.32 GB, NCCL all-reduce captured in the graphs) at -25% and Olmo 3 on
+#    at TP8 across two nodes (fa3, sizes to 512, 1.32 GB, NCCL all-reduce captured in the graphs) at -26% and Olmo 3 on
 #    a B200 (8.60 GB) at -90% are known misses (strict xfails), and so is Apertus-8B at TP4 on one GH200 node (fa3,
-#    sizes to 256, 0.53 GB printed, 0.84 here: +58%; it leaves 0.374 GiB for the rest, so the rest is not one constant
+#    sizes to 256, 0.53 GB printed, 0.83 here: +57%; it leaves 0.374 GiB for the rest, so the rest is not one constant
 #    across models and TP sizes). Small captures: QwQ-32B at TP4 on 4x L4 (0.4.3.post4, flashinfer, 13 sizes to 80,
 #    0.93 GB, NCCL all-reduces in the graphs) comes to 1.07 (+16%, a strict xfail): its rest is 0.54 GiB. Per captured
 #    size the rest runs 11-42 MiB over these logs, per layer and size 0.25-0.66 MiB: neither a constant nor a per-size
@@ -56,9 +60,10 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    left out here (the 0.33 GiB gap is 41 KiB per all-reduce; SGLang also sets NCCL_CUMEM_ENABLE=0, engine.py). On
 #    the QwQ-32B run it would add 0.80 GiB for 13 x 129 all-reduces, more than the whole capture took. The fitted logs
 #    captured sizes to 256 or 512.
-CG_BASE = int(0.681 * GiB)
+CG_BASE = int(0.673 * GiB)
 LOGITS_BYTES = 4  # float32
 FLASHINFER_INT_WORKSPACE = 8 * MiB
+CUSTOM_MASK_BACKENDS = frozenset({"flashinfer", "triton", "aiter"})
 
 
 def capture_bs(max_bs: int, v: Version) -> tuple[int, ...]:
@@ -95,6 +100,8 @@ def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
     if (s.attention_backend or "") == "flashinfer":
         wrappers = 2 if sliding else 1
         tables = wrappers * (tables + FLASHINFER_INT_WORKSPACE * len(sizes))
+    if (s.attention_backend or "") in CUSTOM_MASK_BACKENDS:
+        tables += top * max(context_len, 1)  # cuda_graph_custom_mask, uint8, once
     return GraphMemory(logits, tables, CG_BASE)
 
 
