@@ -7,9 +7,10 @@ refused at the KV cache, or dies in the phase the log names (CUDA graph capture,
 logs was used to fit a constant (engines/vllm/phases.py and profile.py name theirs): every figure here is held out.
 
 vLLM 0.17.1 on one RTX 3090 (TheBuccaneer/vllm-offload-profiles, curated excerpts of a study's server logs):
-Llama-3.1-8B-Instruct and Qwen2.5-7B-Instruct at --max-model-len 8192 and gpu_memory_utilization 0.6 to 0.9: five
-starts, three refusals at the KV cache, and one run that allocated its KV cache and died in the sampler warm-up
-(the same settings as a run that started three months earlier, with other processes on the card).
+Llama-3.1-8B-Instruct and Qwen2.5-7B-Instruct at --max-model-len 8192 and gpu_memory_utilization 0.6 to 0.9: seven
+starts (two with --cpu-offload-gb 12), three refusals at the KV cache, and one run that allocated its KV cache and
+died in the sampler warm-up (the same settings as a run that started three months earlier, with other processes on
+the card).
 
 Where oomkit misses, the case is a strict xfail with the measured error and the cause found.
 """
@@ -27,9 +28,11 @@ from tests.test_vllm_startup import LIMIT, devices, fixture, spec_of
 RTX3090 = "NVIDIA GeForce RTX 3090"
 
 
-def _v0171(util: float) -> VllmSettings:
-    # the logged non-default args: model and max_model_len 8192 (and the utilization where it is not 0.9)
-    return VllmSettings(engine_version="0.17.1", max_model_len=8192, gpu_memory_utilization=util)
+def _v0171(util: float, offload: float = 0.0) -> VllmSettings:
+    # the logged non-default args: model and max_model_len 8192 (and the utilization where it is not 0.9, the
+    # weights kept in host memory where --cpu-offload-gb is given)
+    return VllmSettings(engine_version="0.17.1", max_model_len=8192, gpu_memory_utilization=util,
+                        cpu_offload_gb=offload)
 
 
 # stem -> (catalog model, GPU for the devices, the settings the log shows)
@@ -37,10 +40,12 @@ VLLM_LOGS = {
     "llama-3.1-8b-3090-v0.17.1-util090-sampler-fail": ("llama-3.1-8b-instruct", RTX3090, _v0171(0.9)),
     "llama-3.1-8b-3090-v0.17.1-util090": ("llama-3.1-8b-instruct", RTX3090, _v0171(0.9)),
     "llama-3.1-8b-3090-v0.17.1-util086": ("llama-3.1-8b-instruct", RTX3090, _v0171(0.86)),
+    "llama-3.1-8b-3090-v0.17.1-util086-offload12": ("llama-3.1-8b-instruct", RTX3090, _v0171(0.86, 12.0)),
     "llama-3.1-8b-3090-v0.17.1-util075": ("llama-3.1-8b-instruct", RTX3090, _v0171(0.75)),
     "llama-3.1-8b-3090-v0.17.1-util070-kv-refused": ("llama-3.1-8b-instruct", RTX3090, _v0171(0.7)),
     "qwen2.5-7b-3090-v0.17.1-util090": ("qwen2.5-7b-instruct", RTX3090, _v0171(0.9)),
     "qwen2.5-7b-3090-v0.17.1-util086": ("qwen2.5-7b-instruct", RTX3090, _v0171(0.86)),
+    "qwen2.5-7b-3090-v0.17.1-util086-offload12": ("qwen2.5-7b-instruct", RTX3090, _v0171(0.86, 12.0)),
     "qwen2.5-7b-3090-v0.17.1-util065": ("qwen2.5-7b-instruct", RTX3090, _v0171(0.65)),
     "qwen2.5-7b-3090-v0.17.1-util065-kv-refused": ("qwen2.5-7b-instruct", RTX3090, _v0171(0.65)),
     "qwen2.5-7b-3090-v0.17.1-util060-kv-negative": ("qwen2.5-7b-instruct", RTX3090, _v0171(0.6)),
