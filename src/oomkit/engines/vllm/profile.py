@@ -102,17 +102,19 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     forward = T * b * (3 * ff_rank + k_hidden * h)
     moe = [layer.ffn for layer in trunk if layer.ffn.is_moe]
     ws = 0.0
+    block = 2 * ff_rank  # the largest single tensor of the forward per token (gate_up), for V0's reserved profile
     if moe and not triton_mxfp4_moe(spec, r):
         f = max(moe, key=lambda x: x.n_ff_expert * x.n_experts_used)
         n_rank = f.n_ff_expert if s.enable_expert_parallel else f.n_ff_expert / r.tp
         ws = T * f.n_experts_used * (max(2 * n_rank, h) + n_rank) * b
+        block = max(block, f.n_experts_used * max(2 * n_rank, h))
         if vllm_cutlass_fp4_moe(spec, s):
             # beside workspace13 and workspace2, run_cutlass_moe_fp4 holds three (T x top_k, hidden) tensors at its
             # end: the rows shuffled in (ops.shuffle_rows(a, a_map)), the rows shuffled out (shuffle_rows(c3, c_map))
             # and the router-weighted product summed into the output
             ws += 3 * T * f.n_experts_used * h * b
     if not r.v1:
-        return v0_activation(spec, s, r, forward + ws, last_stage and driver)
+        return v0_activation(spec, s, r, forward + ws, T * b * block, last_stage and driver)
     encoder = ENCODER_PROFILE_BYTES if spec.towers and r.v1 else 0
     if not last_stage:
         return int(forward + ws + encoder)
@@ -120,7 +122,8 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     return int(max(forward, sampler) + ws + encoder)
 
 
-def v0_activation(spec: ModelSpec, s: VllmSettings, r: Resolved, forward: float, samples: bool) -> int:
+def v0_activation(spec: ModelSpec, s: VllmSettings, r: Resolved, forward: float, block: float, samples: bool
+                  ) -> int:
     """V0's profile peak (worker/model_runner.py profile_run -> execute_model, 0.4 -> 0.8.x): the forward over
     max_num_batched_tokens, then on the rank that samples only the sampler over max_num_seqs rows, beside the
     hidden states the runner still holds. Only the driver samples: the logits are gathered to tensor-parallel rank 0
@@ -128,13 +131,15 @@ def v0_activation(spec: ModelSpec, s: VllmSettings, r: Resolved, forward: float,
     every other rank ("if not self.is_driver_worker: return []"); the executor then takes the smallest block count
     over the workers, the driver's. Up to 0.6.3 the profile is what the caching allocator still holds afterwards
     (worker.py determine_num_available_blocks: init_gpu_memory - mem_get_info() after profile_run, the cache not
-    emptied), so the sampler's tensors count beside the blocks the forward left cached: its int64 (row x vocabulary)
-    indices are larger than any of them in vllm#7553's run (0.5.4, 256 x 64,000 rows against 4096 tokens), and the
-    two are added; from 0.6.4 it is the allocated peak (torch.cuda.memory_stats), the larger of the two."""
+    emptied): where the sampler's int64 (row x vocabulary) indices are larger than the largest block the forward
+    left cached (block: its gate_up or fused-MoE cache), they take segments of their own and the two are added
+    (vllm#7553, 0.5.4: 256 x 64,000 rows against 4096 tokens); otherwise they fit in the forward's blocks and the
+    larger counts. From 0.6.4 it is the allocated peak (torch.cuda.memory_stats): the larger of the two."""
     if not samples:
         return int(forward)
     sampler = sampler_bytes(spec, s, r) + r.max_num_batched_tokens * spec.n_embd * r.dtype_bytes
-    if not r.at_least("profile_absolute"):
+    rows = min(r.max_num_seqs, r.max_num_batched_tokens) * spec.n_vocab
+    if not r.at_least("profile_absolute") and 8 * rows > block:
         return int(forward + sampler)
     return int(max(forward, sampler))
 
