@@ -57,8 +57,17 @@ leaves it out (said so) for the others:
     off: in + max(P (12F + 12E) + 64T, 4 P^2 H + 20 P E + 64T, 8 (P / m^2) T + 10 P E)
   (the gated FFN's three F rows; the attention; the projector). Exact on the released 1024-wide towers at both
   merges; away from E 1024 / F 4096 the placement moves the peak by a few rows (the tests name each miss).
-Not modelled (weights only, and a note says the compute buffer is missing): minicpmv (resampler), gemma3n / gemma4v,
-the other vision towers and the audio towers.
+- gemma4v (Gemma 4), resampler (MiniCPM-V / MiniCPM-o), glm4v (GLM-4.1V / 4.5V), kimivl / kimik25 (Kimi-VL,
+  Kimi-K2.5): read from their graph builders (tools/mtmd/models/gemma4v.cpp, minicpmv.cpp, glm4v.cpp, kimivl.cpp,
+  kimik25.cpp) and the warmup sizes load_hparams sets; each function below names its peaks. Held against
+  mtmd_get_memory_usage (tests/test_llamacpp_mmproj_towers.py): exact with -fa on and off on the released towers,
+  except MiniCPM-Llama3-V 2.5's 96 queries without flash attention (-9.6%); Kimi-K2.5 without
+  clip.vision.image_max_pixels warms up at 1792 px: 16.4 GiB without flash attention.
+- gemma4a (Gemma 4 E2B / E4B's audio tower, _audio_compute_bytes): the convolutional subsampler's peak at the
+  3000-frame warmup clip; a file with both towers reserves both compute buffers and loads the unprefixed v.* tensors
+  twice (clip_weight_bytes).
+Not modelled (weights only, and a note says the compute buffer is missing): gemma3n (MobileNetV5, gemma3nv), the other
+vision towers and the other audio towers.
 """
 
 from __future__ import annotations
@@ -91,11 +100,73 @@ QWEN_WARMUP_TOKENS_PER_SIDE = 46
 
 
 def clip_compute_bytes(meta: dict, flash_attn: bool, shapes: dict | None = None) -> int | None:
-    """The compute buffer clip reserves for its warmup image (see the module's note); None for a projector type
-    whose graph is not modelled. shapes: tensor name -> ne (ne0 first), for the projector's output width."""
-    kind = _kind(meta)
-    if not meta.get("clip.has_vision_encoder", True):
+    """The compute buffers clip reserves at warmup (see the module's note): the vision tower's for its warmup image
+    plus, in a file with an audio encoder too (Gemma 4 E2B / E4B), the audio tower's for its warmup clip; clip_init
+    builds one context per modality and mtmd_get_memory_usage sums both. None where a tower the file has is not
+    modelled. shapes: tensor name -> ne (ne0 first), for the projector's widths."""
+    audio = bool(meta.get("clip.has_audio_encoder", False))
+    vision = bool(meta.get("clip.has_vision_encoder", not audio))
+    if not vision and not audio:
         return None
+    total = 0
+    if vision:
+        got = _vision_compute_bytes(meta, flash_attn, shapes or {})
+        if got is None:
+            return None
+        total += got
+    if audio:
+        got = _audio_compute_bytes(meta, shapes or {})
+        if got is None:
+            return None
+        total += got
+    return total
+
+
+# Gemma 4's audio front end (tools/mtmd/models/gemma4a.cpp): two 3 x 3 stride-2 convolutions with padding 1 over the
+# mel spectrogram, then 12-frame attention chunks with 12 frames of past context (S = 24 keys per chunk) and 13
+# relative positions
+GEMMA4A_CHUNK, GEMMA4A_CONTEXT, GEMMA4A_REL_POSITIONS = 12, 24, 13
+# the warmup clip: hparams.warmup_audio_size frames (clip-model.h: 3000), n_mel_bins rows
+WARMUP_AUDIO_FRAMES = 3000
+
+
+def _audio_compute_bytes(meta: dict, shapes: dict) -> int | None:
+    """The audio tower's compute buffer at warmup (a WARMUP_AUDIO_FRAMES x n_mel_bins F32 spectrogram); gemma4a only.
+
+    gemma4a (no flash attention path: the chunked attention is built by hand, so -fa does not move it): the peak is
+    the convolutional subsampler, whose ggml_conv_2d materialises an im2col matrix (F16, the kernel's type) and an F32
+    product before the permuted copy. With C0 channels after the first conv, f1 x t1 = ceil(mel/2) x ceil(frames/2)
+    after it and f2 x t2 after the second, and the spectrogram raw = 4 frames mel bytes (kept, an input):
+      first conv:  2 raw (the input and its transposed copy) + 2 * 9 f1 t1 (im2col) + 2 * 4 C0 f1 t1
+      second conv: raw + 4 C0 f1 t1 (the first conv's output) + 2 * 9 C0 f2 t2 (its im2col)
+    plus the two graph inputs, the relative position rows (E x 13 F32) and the chunk mask (24 x 12 x B F32,
+    B = ceil(t2 / 12) chunks). The conformer layers after it take less at every width tested (E 768-1536, F up to
+    8192, 4-16 heads: the 750 positions of the warmup clip are few)."""
+    # load_hparams reads clip.projector_type first, then the modality's own key
+    kind = meta.get("clip.projector_type") or meta.get("clip.audio.projector_type")
+    if kind != "gemma4a":
+        return None
+    conv0 = shapes.get("a.conv1d.0.weight")
+    try:
+        mel, e = int(meta["clip.audio.num_mel_bins"]), int(meta["clip.audio.embedding_length"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not conv0 or len(conv0) < 4 or mel <= 0:
+        return None
+    c0 = int(conv0[3])
+    raw = 4 * WARMUP_AUDIO_FRAMES * mel
+    f1, t1 = -(-mel // 2), -(-WARMUP_AUDIO_FRAMES // 2)
+    f2, t2 = -(-f1 // 2), -(-t1 // 2)
+    first = 2 * raw + 2 * 9 * f1 * t1 + 8 * c0 * f1 * t1
+    second = raw + 4 * c0 * f1 * t1 + 18 * c0 * f2 * t2
+    chunks = -(-t2 // GEMMA4A_CHUNK)
+    inputs = _align(4 * e * GEMMA4A_REL_POSITIONS) + _align(4 * GEMMA4A_CONTEXT * GEMMA4A_CHUNK * chunks)
+    return inputs + max(first, second)
+
+
+def _vision_compute_bytes(meta: dict, flash_attn: bool, shapes: dict) -> int | None:
+    """The vision tower's compute buffer for its warmup image (the module's note)."""
+    kind = _kind(meta)
     try:
         image, patch = int(meta["clip.vision.image_size"]), int(meta["clip.vision.patch_size"])
         e, f = int(meta["clip.vision.embedding_length"]), int(meta["clip.vision.feed_forward_length"])
@@ -123,6 +194,14 @@ def clip_compute_bytes(meta: dict, flash_attn: bool, shapes: dict | None = None)
         return on if flash_attn else max(on, inputs + 4 * n * n * h + 20 * n * e)
     if kind in ("qwen2vl_merger", "qwen2.5vl_merger", "qwen3vl_merger"):
         return _qwen_vl(kind, meta, patch, e, f, h, flash_attn)
+    if kind == "gemma4v":
+        return _gemma4v(meta, patch, e, f, h, flash_attn)
+    if kind == "resampler":
+        return _minicpmv(image, patch, e, f, h, flash_attn, shapes or {})
+    if kind == "glm4v":
+        return _glm4v(meta, patch, e, f, h, flash_attn)
+    if kind in ("kimivl", "kimik25"):
+        return _kimi(kind, meta, patch, e, f, h, flash_attn)
     if kind in ("mlp", "mlp_norm"):
         out = (shapes or {}).get("mm.2.weight")
         if not out or len(out) < 2:
@@ -149,6 +228,85 @@ def _pixtral(meta: dict, patch: int, e: int, f: int, h: int, flash_attn: bool, s
     if flash_attn:
         return inputs + max(p * (12 * f + 14 * e) + brk, 8 * tokens * t + 16 * p * e)
     return inputs + max(p * (12 * f + 12 * e) + brk, 4 * p * p * h + 20 * p * e + brk, 8 * tokens * t + 10 * p * e)
+
+
+def _gemma4v(meta: dict, patch: int, e: int, f: int, h: int, flash_attn: bool) -> int:
+    """Gemma 4's vision tower (tools/mtmd/models/gemma4v.cpp: build_vit with RMS norms, per-head q/k norms, post
+    norms and a gated GELU FFN, every matmul wrapped in Gemma4ClippableLinear's two clamps; then the k x k average
+    pool and mm.input_projection) at its warmup image: set_warmup_n_tokens(256) with n_merge = k (3 unless
+    clip.vision.projector.scale_factor says otherwise) puts it at W = 16 k p pixels, P = (16 k)^2 patches.
+    Inputs: the F32 image (12 W^2) and the two position rows pos_x, pos_y (P int32 each). The flash-on peak is the
+    FFN (gate, up and their GEGLU product: three rows of F) beside three rows of E; the flash-off peak the P x P x H
+    F32 scores beside five rows of E. When a row of E fits in the block the scaled copy of the image leaves free
+    (4 P E <= 12 W^2, i.e. E <= 3 p^2: the 768-wide towers of E2B / E4B) one row of E less is counted."""
+    k = int(meta.get("clip.vision.projector.scale_factor", 3) or 3)
+    side = PIXTRAL_WARMUP_TOKENS_PER_SIDE * k
+    w, p = side * patch, side * side
+    inputs = 12 * w * w + 2 * _align(4 * p)
+    reuse = 0 if 4 * p * e <= 12 * w * w else 1  # the image block takes one row of E when it is wide enough
+    on = inputs + 4 * p * (3 * f + (2 + reuse) * e)
+    return on if flash_attn else max(on, inputs + 4 * p * (p * h + (4 + reuse) * e))
+
+
+# MiniCPM-V's resampler queries (clip.minicpmv_query_num; 64 from version 3 on, 96 before): 64 query rows fit in a
+# block freed earlier in the graph, 96 or more add one row of Q x T
+MINICPMV_FREE_QUERIES = 64
+
+
+def _minicpmv(image: int, patch: int, e: int, f: int, h: int, flash_attn: bool, shapes: dict) -> int | None:
+    """MiniCPM-V / MiniCPM-o (projector type "resampler"; tools/mtmd/models/minicpmv.cpp): the SigLIP ViT at
+    image_size (P = (image / p)^2 patches, no class token), then the resampler, a cross-attention of Q learned
+    queries over the P patches in T = the language model's width (resampler.query is T x Q). Inputs: the F32
+    image, the positions (P int32), pos_h and pos_w (P F32 each) and omega (T/4 F32). With flash attention the
+    peak is either the resampler (kv projection, its norm and the sin/cos position rows: three rows of T, beside
+    two rows of E) or the ViT's FFN (a row of F and three of E); without, the ViT's P x P x H F32 scores beside four
+    rows of E where they are larger."""
+    query = shapes.get("resampler.query")
+    if not query or len(query) < 2:
+        return None
+    t, q = int(query[0]), int(query[1])
+    p = (image // patch) ** 2
+    inputs = 12 * image * image + 12 * p + t
+    on = inputs + 4 * p * max(3 * t + 2 * e, f + 3 * e) + (4 * q * t if q > MINICPMV_FREE_QUERIES else 0)
+    return on if flash_attn else max(on, inputs + 4 * p * p * h + 16 * p * e)
+
+
+def _glm4v(meta: dict, patch: int, e: int, f: int, h: int, flash_attn: bool) -> int:
+    """GLM-4.1V / GLM-4.5V (tools/mtmd/models/glm4v.cpp: the two temporal conv slices, RMS norms, M-RoPE and a gated
+    SiLU FFN, then the 2 x 2 downsample conv and the merger FFN): set_warmup_n_tokens(46*46) as the Qwen towers,
+    W = 46 m p pixels, P = (46 m)^2 patches. Inputs: the F32 image and the M-RoPE positions (4 P int32). Flash on:
+    the FFN's three rows of F beside two rows of E; off: the P x P x H F32 scores beside seven rows of E."""
+    m = int(meta.get("clip.vision.spatial_merge_size", 2) or 2)
+    side = QWEN_WARMUP_TOKENS_PER_SIDE * m
+    w, p = side * patch, side * side
+    inputs = 12 * w * w + 16 * p
+    on = inputs + 4 * p * (3 * f + 2 * e)
+    return on if flash_attn else max(on, inputs + 4 * p * (p * h + 7 * e))
+
+
+# Kimi-K2.5's warmup without clip.vision.image_max_pixels: set_limit_image_tokens(2, 4096), 64 merged tokens a side
+KIMIK25_WARMUP_TOKENS_PER_SIDE = 64
+
+
+def _kimi(kind: str, meta: dict, patch: int, e: int, f: int, h: int, flash_attn: bool) -> int:
+    """Kimi-VL (MoonViT) and Kimi-K2.5 (MoonViT3d) (tools/mtmd/models/kimivl.cpp, kimik25.cpp: build_vit with the
+    2D RoPE of build_rope_2d, whose half-width rotated rows add half a row of E, then the 2 x 2 patch merge and the
+    two-layer projector). Warmup: Kimi-VL set_warmup_n_tokens(256), W = 16 m p; Kimi-K2.5 sqrt of
+    clip.vision.image_max_pixels where the file has it, else set_limit_image_tokens(2, 4096), W = 64 m p
+    (m = clip.vision.projector.scale_factor, 2). Inputs: the F32 image and pos_h, pos_w (P int32 each). Flash on:
+    a row of F (up, bias and GELU in place) beside 3.5 rows of E; off: the P x P x H F32 scores beside five rows."""
+    m = int(meta.get("clip.vision.projector.scale_factor", 2) or 2)
+    if kind == "kimivl":
+        w = PIXTRAL_WARMUP_TOKENS_PER_SIDE * m * patch
+    elif int(meta.get("clip.vision.image_max_pixels", 0) or 0) > 0 and \
+            int(meta.get("clip.vision.image_min_pixels", 0) or 0) > 0:
+        w = int(int(meta["clip.vision.image_max_pixels"]) ** 0.5)
+    else:
+        w = KIMIK25_WARMUP_TOKENS_PER_SIDE * m * patch
+    p = (w // patch) ** 2
+    inputs = _align(12 * w * w) + 2 * _align(4 * p)
+    on = inputs + 4 * p * f + 14 * p * e
+    return on if flash_attn else max(on, inputs + 4 * p * (p * h + 5 * e))
 
 
 def _align(nbytes: int, alignment: int = 32) -> int:
@@ -183,6 +341,24 @@ def clip_flash_attn(s: LlamaCppSettings) -> bool:
     return s.flash_attn != "off"
 
 
+# tensors clip_model_loader::load_tensors names without the modality prefix (clip-impl.h TN_CLASS_EMBD,
+# TN_PATCH_EMBD, TN_PATCH_EMBD_1, TN_PATCH_BIAS, TN_NORM_EMBD): the audio context of a file with both encoders loads
+# them again into its own weight buffer
+_UNPREFIXED = ("v.class_embd", "v.patch_embd.weight", "v.patch_embd.weight.1", "v.patch_embd.bias",
+               "v.norm_embd.weight", "v.norm_embd.bias")
+
+
+def clip_weight_bytes(header) -> int:
+    """The weight buffers clip allocates for an mmproj: its tensor data (each tensor padded to the alignment), plus,
+    where the file has both a vision and an audio encoder, the unprefixed v.* tensors a second time (clip_init loads
+    each modality into its own context, and load_tensors asks both for them; Gemma 4 E2B / E4B's patch embedding)."""
+    meta = header.metadata
+    both = bool(meta.get("clip.has_vision_encoder", False)) and bool(meta.get("clip.has_audio_encoder", False))
+    if not both or _kind(dict(meta)) == "gemma3nv":  # clip_init skips Gemma 3n's audio encoder
+        return header.data_size
+    return header.data_size + sum(_align(t.nbytes, header.alignment) for t in header.tensors if t.name in _UNPREFIXED)
+
+
 def projector_memory(spec, s: LlamaCppSettings) -> ProjectorMemory | None:
     """What the --mmproj file llama.cpp loads takes; None without one. A GGUF that exists: its tensor data and, for
     a modelled graph, the compute buffer; a file oomkit cannot read as GGUF counts its size. A name oomkit cannot
@@ -204,9 +380,9 @@ def projector_memory(spec, s: LlamaCppSettings) -> ProjectorMemory | None:
         compute = clip_compute_bytes(meta, clip_flash_attn(s), {t.name: t.shape for t in header.tensors})
         kind = _kind(meta) or "?"
         if compute is None:
-            return ProjectorMemory(header.data_size, None, f"the tensor data of {s.mmproj} ({kind} projector)")
+            return ProjectorMemory(clip_weight_bytes(header), None, f"the tensor data of {s.mmproj} ({kind} projector)")
         fa = "on" if clip_flash_attn(s) else "off"
-        return ProjectorMemory(header.data_size, compute,
+        return ProjectorMemory(clip_weight_bytes(header), compute,
                                f"the tensor data of {s.mmproj} ({kind} projector) and its warmup compute buffer "
                                f"({compute / MiB:.2f} MiB, flash attention {fa})")
     towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
