@@ -834,36 +834,41 @@ def pipeline_parallel(spec: ModelSpec, placement: Placement, devices: tuple[Devi
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                       devices: tuple[Device, ...], s: LlamaCppSettings) -> dict[int, int]:
     """Per backend (-1 = the CPU side): a device that runs layers needs the layer workspace, the one that
-    holds the output layer the logits too; the CPU side of an offloaded graph keeps its input rows.
+    holds the output layer the logits too; the CPU side of an offloaded graph keeps its input rows. A device
+    whose layers have no attention (a hybrid's run of recurrent layers) takes no KQ mask: the scheduler copies
+    to a device only the inputs its own nodes read (ggml_backend_sched_split_graph, pass 5).
 
     Pipeline parallelism (see pipeline_parallel) keeps SCHED_MAX_COPIES copies of each input, each marked input
     and output so that ggml-alloc never reuses it (ggml_backend_sched_split_graph): on the CPU the graph inputs
     (the KQ masks, token ids, positions), on each device its split inputs (the masks, the positions and the
-    hidden state handed over from the device before, or the token embeddings on the first). A device whose first
-    layer follows another device's also takes that layer's input norm: ggml_backend_sched_split_graph's "expand gpu
-    down" pass gives the weightless ggml_rms_norm that opens the layer to the device before (the node after its
-    last one), and only the multiply by attn_norm's weight to the device holding it, so the layer input (for the
-    residual add) and its norm are two split inputs there, each kept SCHED_MAX_COPIES times."""
+    hidden state handed over from the device before, or the token embeddings on the first). Every device after
+    the first then needs SCHED_MAX_COPIES hidden-state rows more than the first: measured with the pinned
+    llama.cpp's own scheduler and ggml-alloc over several devices (tests/test_llamacpp_split.py: the split inputs
+    it prints are the same on every device, so the extra rows are the workspace's placement beside the copies,
+    not traced to a tensor): 64 MiB at -ub 1024 and 32 at 512 for n_embd 4096, at every context."""
     p = compute_phases(spec, ctx, caches, reserved_outputs(ctx, s))
     if not devices:
         return {-1: max(p.output, p.attention)}
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    resid = spec.n_embd * T * 4
+    mask_in = p.inputs - resid  # the masks as the graph input (F32 before PR #23764 with flash attention)
+    masks = mask_in // 2 if ctx.flash_attn and not ERAS.reached(ctx.build, "kq_mask_f16") else mask_in
+    attending = {placement.layer_device[layer.index] for layer in attention_layers(spec)
+                 if layer.index < len(placement.layer_device)}
     out: dict[int, int] = {}
     for d in sorted(set(placement.layer_device) | {placement.output_device}):
-        need = p.attention if d in placement.layer_device else 0
+        need = p.attention - (0 if d in attending else masks) if d in placement.layer_device else 0
         if d == placement.output_device:
             need = max(need, p.output)
         out[d] = need
     out[-1] = max(out.get(-1, 0), p.inputs)
     if pipeline_parallel(spec, placement, devices, s):
-        T = min(ctx.n_ctx, ctx.n_ubatch)
-        resid = spec.n_embd * T * 4
-        masks = p.inputs - resid
         extra = SCHED_MAX_COPIES - 1
         first = placement.layer_device[0] if placement.layer_device else -1
         for d in out:
             if d >= 0:
-                out[d] += extra * (masks + resid + T * 4)
+                out[d] += extra * ((mask_in if d in attending else 0) + resid + T * 4)
                 if d != first and d in placement.layer_device:
-                    out[d] += SCHED_MAX_COPIES * resid  # the layer input's norm, computed on the device before
-        out[-1] += extra * (masks + 2 * T * 4)
+                    out[d] += SCHED_MAX_COPIES * resid
+        out[-1] += extra * (mask_in + 2 * T * 4)
     return out
