@@ -145,7 +145,9 @@ def test_olmo3_on_a_b200_starts_as_its_log_does():
                                        "flashinfer#2046's 72 MB a wrapper does not apply), and its 512 MiB workspace and "
                                        "FlashInfer's 384 MiB one are allocated by init_attention_backend before 'Capture "
                                        "cuda graph begin' (the printed 34.83 -> 33.69 GiB drop; oomkit's backend-init "
-                                       "phase gives 0.93 GiB of it), not inside the capture")
+                                       "phase gives 0.93 GiB of it), not inside the capture; and logits_processor.py "
+                                       "_get_logits copies every model's logits (Olmo2ForCausalLM's too) into the one "
+                                       "next_token_logits_buffer, so no graph keeps its own")
 def test_olmo3_capture_memory():
     est = _olmo3_estimate()
     by = {p["phase"]: p for p in est.engine_view["phases"]}
