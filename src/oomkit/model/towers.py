@@ -9,7 +9,7 @@ tabled here gives None: the caller says the tower is not counted, never a guess.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -27,6 +27,9 @@ class Tower:
     # what SGLang's adjust_mem_fraction_for_vlm reads
     config_layers: int | None = None
     config_hidden: int | None = None
+    # the checkpoint's config.json it was read from (vision_config and the top-level multimodal keys): the geometry
+    # of the engines' dummy inputs (engines/vllm/encoder.py)
+    config: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def nbytes(self, dtype_bytes: int = 2) -> int:
         return self.params * dtype_bytes
@@ -273,4 +276,4 @@ def vision_tower(config: Mapping[str, Any]) -> Tower | None:
     hidden = vc.get("hidden_size", vc.get("vt_hidden_size"))
     # a depth the config leaves to its family's default (Qwen2-VL's) stays as the family function read it
     return replace(tower, config_layers=int(layers) if isinstance(layers, int) else tower.config_layers,
-                   config_hidden=int(hidden) if isinstance(hidden, int) else None)
+                   config_hidden=int(hidden) if isinstance(hidden, int) else None, config=config)

@@ -295,6 +295,10 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["mamba_ssm_cache_dtype"] = str(value)
     elif flag == "--mamba-cache-mode":
         opts["mamba_cache_mode"] = str(value)
+    elif flag == "--limit-mm-per-prompt":
+        opts["limit_mm_per_prompt"] = _mm_limits(flag, value)
+    elif flag == "--skip-mm-profiling":
+        opts["skip_mm_profiling"] = bool(value)
     elif flag in ("--speculative-config", "-sc"):
         try:
             cfg = json.loads(value)
@@ -302,6 +306,27 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
             raise OomkitError(f"{PROG}: error: argument {flag}: invalid loads value: {value!r}") from None
         if isinstance(cfg, dict) and cfg.get("num_speculative_tokens") is not None:
             opts["num_speculative_tokens"] = _speculative_count(flag, cfg["num_speculative_tokens"])
+
+
+def _mm_limits(flag: str, value: Any) -> tuple[tuple[str, int], ...]:
+    """--limit-mm-per-prompt's JSON: a count per modality, or {"count": N, ...} dummy options (0.11+); the older
+    image=2,video=1 spelling as well (engine/arg_utils.py nullable_kvs, up to 0.9)."""
+    try:
+        cfg = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        pairs = [p.partition("=") for p in str(value).split(",") if p.strip()]
+        if not pairs or any(not eq or not n.strip().isdigit() for _, eq, n in pairs):
+            raise OomkitError(f"{PROG}: error: argument {flag}: invalid loads value: {value!r}") from None
+        cfg = {k.strip(): int(n) for k, _, n in pairs}
+    if not isinstance(cfg, dict):
+        raise SettingsError(f"{PROG}: error: argument {flag}: expected a JSON object, got {str(value)[:40]!r}")
+    out = []
+    for k, v in cfg.items():
+        n = v.get("count", 999) if isinstance(v, dict) else v
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise SettingsError(f"{PROG}: error: argument {flag}: the limit for {k!r} must be a count, got {n!r}")
+        out.append((str(k), n))
+    return tuple(sorted(out))
 
 
 def _speculative_count(flag: str, n: Any) -> int:
@@ -390,6 +415,9 @@ OPTIONS = (
     Opt("mamba_cache_dtype", "--mamba-cache-dtype"),
     Opt("mamba_ssm_cache_dtype", "--mamba-ssm-cache-dtype"),
     Opt("mamba_cache_mode", "--mamba-cache-mode"),
+    Opt("limit_mm_per_prompt", "--limit-mm-per-prompt", lambda v: json.dumps(dict(v), separators=(",", ":"))),
+    Opt("skip_mm_profiling", "--skip-mm-profiling", switch=("--skip-mm-profiling", None),
+        aliases=("--no-skip-mm-profiling",)),
     Opt("num_speculative_tokens", "--speculative-config", _speculative, aliases=("-sc",), edit=_edit_speculative),
 )
 _DEFAULTS = defaults(VllmSettings)

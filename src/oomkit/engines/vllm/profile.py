@@ -11,6 +11,7 @@ from ...memory import Device
 from ...model.spec import ModelSpec
 from ...units import GiB
 from .config import Resolved, cuda_total
+from .encoder import encoder_profile
 from .settings import VllmSettings, format_gib, gib_str
 
 # Memory in use before vLLM's worker-init snapshot (outside its budget): CUDA context and cuBLAS 0.51 GiB at
@@ -69,20 +70,15 @@ SAMPLER_BYTES_SORT = 36.4
 #   tokens) prints 1.26 GiB on the driver, which samples, as on the worker, which does not: this gives the driver
 #   1.26 GiB (sampler 1.16 + the runner's 10,000 x 5,120 hidden states); vllm#13061 (0.7.x, 2048 tokens) has the
 #   driver's KV budget 1.22 GiB below the worker's printed one (81,536 tokens = 7.47 GiB vs 8.69): 1.04 GiB here.
-SAMPLER_V0_FLOAT32_FROM = (0, 5, 5)
-SAMPLER_V0_SCATTER_FROM = (0, 6, 2)
+SAMPLER_V0_SORT_BYTES = ((0, 5, 5), (0, 6, 2))
 SAMPLER_BYTES_FLASHINFER = 4.0
 FORWARD_HIDDEN = 4.25
 FORWARD_HIDDEN_V0 = 3.0
 # CUDA graph memory (estimate printed by 0.19+, "Estimated CUDA graph memory"): about 0.30 GiB plus
 # 0.017 GiB per layer for the default 51+51 graphs (0.84 GiB Llama-3.1-8B, 1.24 GiB Qwen3-30B-A3B, 0.52 GiB
 # gemma-2-2b in the v0.19.0 logs).
-# Multimodal models: profile_run first runs the encoder on the largest dummy batch of items its budget allows and
-# keeps the outputs in the encoder cache while the decoder and the sampler run (v1/worker/gpu_model_runner.py
-# profile_run, "Encoder cache will be initialized with a budget of ... tokens"). The llm-d v0.19.0 logs put the
-# torch peak of Gemma 3 (SigLIP tower) 0.27-0.33 GiB above Gemma 2's at the same vocabulary and batch (4b 3.89,
-# 12b 3.94, 27b 3.99 vs 2b 3.62, 9b 3.65, 27b 3.66 GiB): a labelled fit on those three logs.
-ENCODER_PROFILE_BYTES = int(0.28 * GiB)
+# Multimodal models: the encoder's dummy pass and what it leaves alive through the decoder's dummy run (pixel
+# inputs, encoder outputs) are encoder.py's, read from the source per tower (no fitted constant).
 CUDAGRAPH_BASE = int(0.30 * GiB)
 CUDAGRAPH_PER_LAYER = int(0.017 * GiB)
 
@@ -116,11 +112,12 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
             ws += 3 * T * f.n_experts_used * h * b
     if not r.v1:
         return v0_activation(spec, s, r, forward + ws, T * b * block, last_stage and driver)
-    encoder = ENCODER_PROFILE_BYTES if spec.towers and r.v1 else 0
+    # the encoder pass runs first (its own peak), then its inputs and outputs stay alive through the rest
+    encoder, encoder_pass = encoder_profile(spec, s, r)
     if not last_stage:
-        return int(forward + ws + encoder)
+        return int(max(forward + ws + encoder, encoder_pass))
     sampler = sampler_bytes(spec, s, r) + T * h * b
-    return int(max(forward, sampler) + ws + encoder)
+    return int(max(max(forward, sampler) + ws + encoder, encoder_pass))
 
 
 def v0_activation(spec: ModelSpec, s: VllmSettings, r: Resolved, forward: float, block: float, samples: bool
@@ -171,10 +168,10 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
     S = min(r.max_num_seqs, r.max_num_batched_tokens)
     b = r.dtype_bytes
     if not r.v1:
-        if r.version < SAMPLER_V0_FLOAT32_FROM:
+        if r.version < SAMPLER_V0_SORT_BYTES[0]:
             per_elem = 5 * b + 18
         else:
-            per_elem = b + (38 if r.version < SAMPLER_V0_SCATTER_FROM else 30)
+            per_elem = b + (38 if r.version < SAMPLER_V0_SORT_BYTES[1] else 30)
     elif s.use_flashinfer_sampler and not warmup:
         # VLLM_USE_FLASHINFER_SAMPLER=1: FlashInfer's top-k/top-p sampling kernels work on the float32 logits
         # without sort buffers: the logits and their float32 copy (llm-d#787: 0.77 GiB profiled for 1024 x

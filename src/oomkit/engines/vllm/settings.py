@@ -142,6 +142,9 @@ class VllmSettings:
     mamba_ssm_cache_dtype: str = "auto"
     mamba_cache_mode: str | None = None  # None: "align" with prefix caching on a hybrid model (0.15+), else "none"
     num_speculative_tokens: int = 0  # --speculative-config {"num_speculative_tokens": N}: extra Mamba state slots
+    # --limit-mm-per-prompt '{"image": 0, "video": 1}' as (modality, count) pairs; None: 999 each (encoder.py)
+    limit_mm_per_prompt: tuple[tuple[str, int], ...] | None = None
+    skip_mm_profiling: bool = False  # --skip-mm-profiling: no encoder dummy pass in the profile run
     usage_context: str = "serve"  # "serve" (OpenAI server) or "llm" (the LLM class): different batch defaults
     allow_long_max_model_len: bool = False  # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
     use_v1: bool | None = None  # VLLM_USE_V1

@@ -1,0 +1,170 @@
+"""The multimodal encoder's dummy pass in vLLM's profile run (V1), and what it leaves alive for the rest of it.
+
+v1/worker/gpu_model_runner.py profile_run (0.8 -> 0.2x; the same shape in every release read): unless
+--skip-mm-profiling, it asks MultiModalBudget (multimodal/encoder_budget.py, formerly v1/worker/utils.py) for the
+modality with the most tokens per item, builds `max_items_per_batch` dummy items of the largest size
+(_get_mm_dummy_batch: the processor's own dummy image / video, processed once and repeated), runs
+embed_multimodal on them and stores every output in self.encoder_cache. Then, with the dummy inputs still bound to
+a local of profile_run and the outputs in the cache, it runs the decoder's _dummy_run and the sampler; only at the
+end does it clear the cache. So the torch peak holds, beside the decoder's own, the pixel inputs (floating inputs
+cast to the model dtype by InputProcessingContext.call_hf_processor, "this mimics the behavior of
+transformers.BatchFeature") and the encoder outputs (items x tokens x the text hidden size, model dtype).
+
+How many items (MultiModalBudget._get_max_items, compute_mm_encoder_budget in v1/core/encoder_cache_manager.py):
+    budget = max(max_num_batched_tokens, tokens per item)  (encoder compute budget = encoder cache size)
+    items = max(1, min(budget // tokens per item, max_num_seqs x max(1, min(limit, max_model_len // tokens))))
+with the limit per prompt 999 unless --limit-mm-per-prompt says otherwise (config/multimodal.py
+get_limit_per_prompt), and the V1 scheduler's chunked prefill (so max_num_seqs is not cut by the batch).
+
+The dummy item, per tower (each the processor's get_image_size_with_most_features / get_mm_max_tokens_per_item):
+- Gemma 3 (gemma3_mm.py): one 896 x 896 crop (pan-and-scan off by default), mm_tokens_per_image (256) tokens.
+- Llama 4 (mllama4.py): an image of max_patches (16) tiles in a column plus the global tile, 17 chunks of
+  image_size^2; (image_size / patch)^2 x pixel_shuffle_ratio^2 (144) tokens per chunk.
+- Mistral 3 / Pixtral-HF (mistral3.py, pixtral.py PixtralHFEncoderInfo): one image_size^2 image (1540),
+  (image_size / (patch x spatial_merge_size))^2 tokens.
+- Gemma 4 (gemma4_mm.py): a video of 32 frames at 70 soft tokens (78 budgeted per frame with the separators and
+  timestamps) outweighs an image (default_output_length, 280); the 224 x 224 dummy frames give 64 soft tokens
+  each, padded to 70 x pooling_kernel^2 patches of 3 x patch^2 pixels, with int64 (x, y) position ids.
+- Qwen2-VL / Qwen2.5-VL / Qwen3-VL (qwen2_vl.py, qwen3_vl.py): the image of max_pixels (12,845,056 for the released
+  Qwen2 / 2.5-VL, 16,777,216 for Qwen3-VL: their preprocessor_config.json, not in config.json), one token per
+  merge^2 patches of in_channels x temporal_patch_size x patch^2. A video item is not modelled (per token it holds
+  the same; the item count differs).
+- LLaVA-1.5 (llava.py, CLIP): one image_size^2 image, (image_size / patch)^2 tokens.
+A tower not tabled here holds the outputs of one full budget (max_num_batched_tokens tokens) and no pixels.
+
+Not in the GPU profile: --mm-processor-cache-gb (the processor cache lives in host memory); --mm-encoder-tp-mode
+data splits the encoder's work across the TP ranks but all-gathers the outputs, so each rank still holds them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...model.spec import ModelSpec
+from .config import Resolved
+from .settings import VllmSettings
+
+# config/multimodal.py MultiModalConfig.get_limit_per_prompt: 999 per modality when --limit-mm-per-prompt is silent
+DEFAULT_LIMIT = 999
+# gemma4_mm.py: _VIDEO_MAX_FRAMES, _VIDEO_MAX_SOFT_TOKENS and the 2 + 6 separator / timestamp tokens per frame
+# budgeted in get_mm_max_tokens_per_item; Gemma4DummyInputsBuilder's 224 x 224 dummy frames (size None -> 224)
+GEMMA4_VIDEO_FRAMES = 32
+GEMMA4_VIDEO_SOFT = 70
+GEMMA4_FRAME_EXTRA = 8
+GEMMA4_DUMMY_SIDE = 224
+# Llama4ImageProcessor max_patches (tiles per image) of the released checkpoints' preprocessor_config.json
+LLAMA4_MAX_TILES = 16
+# Qwen2-VL / Qwen2.5-VL preprocessor_config.json max_pixels; Qwen3-VL size.longest_edge (pixels)
+QWEN2_MAX_PIXELS = 12845056
+QWEN3_MAX_PIXELS = 16777216
+
+
+@dataclass(frozen=True)
+class DummyItem:
+    """One dummy item of the profiled modality: the tokens the budget counts for it, the embeddings the encoder
+    returns for it, its floating pixel values (elements, cast to the model dtype) and its integer side inputs."""
+
+    modality: str
+    budget_tokens: int
+    output_tokens: int
+    pixel_elems: int
+    int_bytes: int = 0
+    patches: int = 0  # patches the tower runs over per item (its own forward), 0 where not modelled
+
+
+def _gemma4_soft_tokens(side: int, max_soft: int, patch: int, k: int) -> int:
+    """gemma4_mm.py Gemma4ProcessingInfo._compute_num_soft_tokens for a side x side image."""
+    unit = patch * k
+    scale = math.sqrt(max_soft * k * k / ((side / patch) ** 2))
+    target = max(unit, int(math.floor(side * scale / unit)) * unit)
+    return min((target // patch) ** 2 // (k * k), max_soft)
+
+
+def dummy_item(config: Mapping[str, Any], limits: Mapping[str, int]) -> DummyItem | None:
+    """The profiled dummy item of a checkpoint's vision tower (the module's table), or None where not tabled."""
+    vc = config.get("vision_config") or {}
+    mt, vt = str(config.get("model_type", "")), str(vc.get("model_type", ""))
+    try:
+        if mt == "gemma3" and vt == "siglip_vision_model":
+            n = int(config.get("mm_tokens_per_image", 256))
+            image, patch = int(vc["image_size"]), int(vc["patch_size"])
+            return DummyItem("image", n, n, 3 * image * image, patches=(image // patch) ** 2)
+        if vt == "llama4_vision_model":
+            image, patch = int(vc["image_size"]), int(vc["patch_size"])
+            chunks = LLAMA4_MAX_TILES + 1
+            n = chunks * round((image // patch) ** 2 * float(vc.get("pixel_shuffle_ratio", 0.5)) ** 2)
+            return DummyItem("image", n, n, chunks * 3 * image * image, patches=chunks * ((image // patch) ** 2 + 1))
+        if vt == "pixtral":
+            image, patch = int(vc["image_size"]), int(vc["patch_size"])
+            merge = int(config.get("spatial_merge_size", 1))
+            n = (image // (patch * merge)) ** 2
+            return DummyItem("image", n, n, 3 * image * image, patches=(image // patch) ** 2)
+        if vt == "gemma4_vision":
+            patch, k = int(vc["patch_size"]), int(vc.get("pooling_kernel_size", 3))
+            image_tokens = int(vc.get("default_output_length", 280))
+            video_tokens = GEMMA4_VIDEO_FRAMES * (GEMMA4_VIDEO_SOFT + GEMMA4_FRAME_EXTRA)
+            if limits.get("video", DEFAULT_LIMIT) > 0 and video_tokens >= image_tokens:
+                frames, soft, budget, modality = GEMMA4_VIDEO_FRAMES, GEMMA4_VIDEO_SOFT, video_tokens, "video"
+            else:
+                frames, soft, budget, modality = 1, image_tokens, image_tokens, "image"
+            max_patches = soft * k * k  # the processor pads every frame / image to this many patches
+            out = _gemma4_soft_tokens(GEMMA4_DUMMY_SIDE, soft, patch, k)
+            return DummyItem(modality, budget, frames * out, frames * max_patches * 3 * patch * patch,
+                             int_bytes=frames * max_patches * 2 * 8)
+        if mt in ("qwen2_vl", "qwen2_5_vl") or vt.startswith(("qwen3_vl", "qwen3_5")):
+            patch = int(vc.get("patch_size", 14))
+            merge, tp = int(vc.get("spatial_merge_size", 2)), int(vc.get("temporal_patch_size", 2))
+            ch = int(vc.get("in_channels", vc.get("in_chans", 3)))
+            max_pixels = QWEN3_MAX_PIXELS if vt.startswith(("qwen3_vl", "qwen3_5")) else QWEN2_MAX_PIXELS
+            n = max_pixels // (patch * merge) ** 2
+            return DummyItem("image", n, n, n * merge * merge * ch * tp * patch * patch, patches=n * merge * merge)
+        if mt == "llava" and vt == "clip_vision_model":
+            image, patch = int(vc["image_size"]), int(vc["patch_size"])
+            n = (image // patch) ** 2
+            return DummyItem("image", n, n, 3 * image * image, patches=n + 1)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return None
+
+
+def dummy_items(item: DummyItem, s: VllmSettings, r: Resolved, limit: int) -> int:
+    """MultiModalBudget._get_max_items: items per batch of the profiled modality."""
+    budget = max(r.max_num_batched_tokens, item.budget_tokens)  # compute_mm_encoder_budget
+    per_prompt = max(1, min(limit, r.max_model_len // item.budget_tokens))
+    reqs = r.max_num_seqs if r.chunked_prefill else min(r.max_num_seqs, r.max_num_batched_tokens // item.budget_tokens)
+    return max(1, min(budget // item.budget_tokens, reqs * per_prompt))
+
+
+def _limits(s: VllmSettings) -> dict[str, int]:
+    return dict(s.limit_mm_per_prompt or ())
+
+
+def encoder_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, int]:
+    """(held, pass): what the dummy pass leaves alive through the decoder's dummy run and the sampler (pixel
+    inputs and encoder outputs), and the peak of the pass itself (the pixel inputs and the tower's widest
+    activations: the MLP's input and output over every patch, beside the residual stream). (0, 0) where there is
+    no tower, in V0 (its profile_run differs), with --skip-mm-profiling, or when every modality is limited to 0."""
+    tower = next((t for t in spec.towers if t.kind == "vision"), None)
+    if tower is None or not r.v1 or s.skip_mm_profiling:
+        return 0, 0
+    limits = _limits(s)
+    item = dummy_item(tower.config, limits)
+    modality = item.modality if item else "image"
+    limit = limits.get(modality, DEFAULT_LIMIT)
+    if limit == 0 and not any(v > 0 for v in limits.values()):
+        return 0, 0  # "All non-text modalities ... explicitly disabled via limit_mm_per_prompt"
+    b = r.dtype_bytes
+    if item is None:
+        # a tower not tabled: one full budget of outputs, the pixels unknown
+        return r.max_num_batched_tokens * spec.n_embd * b, 0
+    n = dummy_items(item, s, r, limit)
+    pixels = n * (item.pixel_elems * b + item.int_bytes)
+    held = pixels + n * item.output_tokens * spec.n_embd * b
+    vc = tower.config.get("vision_config") or {}
+    # Qwen2-VL names the tower's width embed_dim (its hidden_size is the merger's output)
+    width, ff = int(vc.get("embed_dim") or tower.config_hidden or 0), int(vc.get("intermediate_size") or 0)
+    forward = n * item.patches * (2 * ff + 2 * width) * b
+    return held, pixels + forward

@@ -1,0 +1,120 @@
+"""vLLM's multimodal dummy pass in the profile run (engines/vllm/encoder.py) against the "torch peak memory increase"
+of published start-up logs (the llm-d v0.19.0 H100 sweep, kept as fixtures under tests/fixtures/engine_logs/vllm).
+
+Nothing here is fitted: the items, their pixels and their outputs are vLLM's own arithmetic. The decoder part of
+the same peak carries its own error, the same on the text-only Gemma 2 logs of the sweep (+0.04 GiB), so each
+check allows 0.06 GiB (0.08 % of the H100's memory); the constant this replaced (0.28 GiB for any tower) missed
+the Llama 4 Scout log by +0.14 GiB and the Gemma 3 4B one by +0.14 GiB.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from oomkit.engines.vllm import ENGINE
+from oomkit.engines.vllm.args import parse_args
+from oomkit.engines.vllm.config import resolve
+from oomkit.engines.vllm.encoder import dummy_item, dummy_items, encoder_profile
+from oomkit.engines.vllm.settings import VllmSettings
+from oomkit.model.catalog import lookup
+from oomkit.model.hf_config import spec_from_config
+from oomkit.units import GiB
+from tests.test_vllm import FIXTURES, load_case
+
+TOLERANCE = 0.06 * GiB
+
+
+def _peak(fixture: str, tmp: Path | None = None, model: str | None = None) -> tuple[int, int]:
+    """(oomkit's activation peak, the log's torch peak increase) for a fixture; model: a catalog entry to read
+    the architecture from where the fixture's checkpoint is not in the catalog (its activations are the same)."""
+    path = FIXTURES / f"{fixture}.json"
+    fx = json.loads(path.read_text(encoding="utf-8"))
+    if model is not None and tmp is not None:
+        fx = {**fx, "model": model, "settings": {**fx["settings"], "quantization": None}}
+        path = tmp / path.name
+        path.write_text(json.dumps(fx), encoding="utf-8")
+    case = load_case(path)
+    est = ENGINE.estimate(case.spec, case.devices, case.settings)
+    return est.engine_view["activation_peak_bytes"]["CUDA0"], fx["printed"]["torch_peak_increase_bytes"]
+
+
+@pytest.mark.parametrize("fixture", [
+    "llmd-gemma-3-4b-it-h100-v0.19-multimodal-swa",  # 3.89 GiB logged; 32 images of 896^2, 256 x 2560 outputs
+    "llmd-gemma-3-12b-it-h100-v0.19-multimodal-swa",  # 3.94 GiB
+    "llmd-gemma-3-27b-it-h100-v0.19-multimodal-swa",  # 3.99 GiB
+    "llmd-llama-4-scout-h100-v0.19-tp4",  # 3.19 GiB per rank; 3 images of 17 tiles, 2448 x 5120 outputs
+])
+def test_torch_peak_with_the_encoder_dummy_pass(fixture):
+    got, logged = _peak(fixture)
+    assert abs(got - logged) <= TOLERANCE, f"{(got - logged) / GiB:+.3f} GiB"
+
+
+def test_mistral_small_3_1_tp2_sampler_bound_peak(tmp_path):
+    """Mistral Small 3.1 (Pixtral tower) W8A8 at TP2: 2.03 GiB logged, the sampler's peak plus two 1540^2 dummy
+    images and their 3025 x 5120 outputs (0.08 GiB). The architecture is read from the unquantized checkpoint's
+    catalog entry: at TP2 the peak is the sampler's, which the weights' format does not change."""
+    got, logged = _peak("llmd-mistral-small-3.1-24b-w8a8-h100-v0.19-tp2", tmp_path,
+                        "mistralai/Mistral-Small-3.1-24B-Instruct-2503")
+    assert abs(got - logged) <= TOLERANCE, f"{(got - logged) / GiB:+.3f} GiB"
+
+
+def _gemma3():
+    return spec_from_config(lookup("google/gemma-3-4b-it").config, name="google/gemma-3-4b-it")
+
+
+def _h100():
+    return load_case(FIXTURES / "llmd-gemma-3-4b-it-h100-v0.19-multimodal-swa.json").devices
+
+
+def test_items_follow_the_encoder_budget():
+    """MultiModalBudget._get_max_items: 8192 // 256 = 32 Gemma 3 images at 8192 batched tokens, one at 256 (the
+    budget never falls below one item), and max_num_seqs x items per prompt caps it."""
+    spec = _gemma3()
+    item = dummy_item(spec.towers[0].config, {})
+    assert (item.budget_tokens, item.output_tokens, item.pixel_elems) == (256, 256, 3 * 896 * 896)
+    for tokens, seqs, want in ((8192, 1024, 32), (16384, 1024, 64), (256, 256, 1), (8192, 4, 32), (8192, 1, 32)):
+        s = VllmSettings(engine_version="0.19.0", max_model_len=8192, max_num_batched_tokens=tokens,
+                         max_num_seqs=seqs)
+        assert dummy_items(item, s, resolve(spec, _h100(), s), 999) == want
+    s = VllmSettings(engine_version="0.19.0", max_model_len=8192, max_num_batched_tokens=8192, max_num_seqs=1)
+    assert dummy_items(item, s, resolve(spec, _h100(), s), 2) == 2  # 1 request x 2 images per prompt
+
+
+def test_skip_and_zero_limits_leave_no_encoder_pass():
+    spec, devs = _gemma3(), _h100()
+    base = VllmSettings(engine_version="0.19.0", max_model_len=8192)
+    held, _ = encoder_profile(spec, base, resolve(spec, devs, base))
+    # 32 x (3 x 896^2 pixels + 256 x 2560 outputs) x 2 B
+    assert held == 32 * (3 * 896 * 896 + 256 * 2560) * 2
+    for s in (replace(base, skip_mm_profiling=True), replace(base, limit_mm_per_prompt=(("image", 0),))):
+        assert encoder_profile(spec, s, resolve(spec, devs, s)) == (0, 0)
+    one = replace(base, limit_mm_per_prompt=(("image", 1),))
+    held1, _ = encoder_profile(spec, one, resolve(spec, devs, one))
+    assert held1 == held  # 1 per prompt x 1024 requests: still 32 by the budget
+
+
+def test_gemma4_profiles_a_video_of_32_frames():
+    """gemma4_mm.py: 32 x 78 budgeted video tokens outweigh an image's 280; the 224^2 dummy frames give 64 soft
+    tokens each at 70 per frame, padded to 630 patches of 3 x 16^2 pixels; 16384 // 2496 = 6 videos."""
+    cfg = lookup("nvidia/Gemma-4-26B-A4B-NVFP4").config
+    item = dummy_item(cfg, {})
+    assert (item.modality, item.budget_tokens, item.output_tokens, item.pixel_elems) == (
+        "video", 2496, 32 * 64, 32 * 630 * 768)
+    image = dummy_item(cfg, {"video": 0})
+    assert (image.modality, image.budget_tokens, image.output_tokens) == ("image", 280, 256)
+
+
+def test_flags_parse():
+    s = parse_args(["serve", "google/gemma-3-4b-it", "--limit-mm-per-prompt", '{"image": 2, "video": 0}',
+                    "--skip-mm-profiling"])[2]
+    assert s.limit_mm_per_prompt == (("image", 2), ("video", 0)) and s.skip_mm_profiling
+    s = parse_args(["serve", "google/gemma-3-4b-it", "--limit-mm-per-prompt", "image=0"])[2]
+    assert s.limit_mm_per_prompt == (("image", 0),) and not s.skip_mm_profiling
+
+
+def test_fixtures_exist():
+    assert Path(FIXTURES / "llmd-gemma-3-4b-it-h100-v0.19-multimodal-swa.json").exists()
