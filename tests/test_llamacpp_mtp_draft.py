@@ -36,7 +36,7 @@ MiB = 1 << 20
 _WORKER = r'''
 import ctypes, json, os, sys
 import llama_cpp
-path, contexts = sys.argv[1], json.loads(sys.argv[2])
+path, contexts, load_mtp = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3] == "1"
 @llama_cpp.llama_log_callback
 def _log(level, text, ud):
     if level != 1:
@@ -48,7 +48,7 @@ mp.n_gpu_layers = 0
 mp.load_mode = 1
 mp.lazy_mode = 0
 mp.use_extra_bufts = False
-mp.load_mtp = True
+mp.load_mtp = load_mtp
 model = llama_cpp.llama_model_load_from_file(path.encode(), mp)
 assert model
 def cparams(c, mtp, other=None):
@@ -80,12 +80,12 @@ def _mib(pattern: str, text: str) -> float:
     return round(sum(float(x) for x in re.findall(pattern + r"\s*=\s*([0-9.]+) MiB", text)), 2)
 
 
-def measure_mtp(path, grid: list[dict]) -> tuple[float, list[dict]]:
-    """llama.cpp's model buffer (next-n block loaded) and, per setting, the MTP context's KV, compute and output
-    buffers (MiB as printed)."""
+def measure_mtp(path, grid: list[dict], load_mtp: bool = True) -> tuple[float, list[dict]]:
+    """llama.cpp's model buffer (the next-n block loaded unless load_mtp is False) and, per setting, the MTP
+    context's KV, compute and output buffers (MiB as printed)."""
     contexts = [{**c, "type_id": _TYPE_IDS[c["type"]]} for c in grid]
-    proc = subprocess.run([sys.executable, "-c", _WORKER, str(path), json.dumps(contexts)], capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run([sys.executable, "-c", _WORKER, str(path), json.dumps(contexts), "1" if load_mtp else "0"],
+                          capture_output=True, text=True, timeout=600)
     log = proc.stderr
     model = _mib(r"CPU_Mapped model buffer size", log)
     out = []
@@ -185,6 +185,27 @@ def test_mtp_context_follows_the_next_n_layers_device():
     assert part.engine_view["mtp_kv_buffer_bytes"] == {"CUDA0": kv}
     host = oomkit.estimate(path, "llama.cpp", no_kv_offload=True, **kw)
     assert host.engine_view["mtp_kv_buffer_bytes"] == {"CPU": kv}
+
+
+# Files with an appended next-n block whose loaders skip it unless load_mtp (model.archs.NEXTN_SKIPPED)
+SKIPPING = {"qwen35": lambda: ggufs.with_nextn(synth.qwen35_27b(n_layers=4), 3, 5120),
+            "qwen35moe": MODELS["qwen35moe"],
+            "qwen3next": lambda: ggufs.with_nextn(ggufs.qwen_hybrid_moe("qwen3next"), 3, 5120),
+            "deepseek32": lambda: ggufs.deepseek32_dsa(3, "deepseek32", nextn=1)}
+
+
+@pytest.mark.parametrize("arch", sorted(SKIPPING))
+def test_next_n_block_loaded_only_for_mtp(arch):
+    """Without draft-mtp these loaders mark the block TENSOR_SKIP ("model has unused tensor blk.N.nextn...
+    -- ignoring"); with it the block is in the model buffer. Both equal llama.cpp's CPU_Mapped buffer."""
+    if not llamacpp_run.available():
+        pytest.skip("llama-cpp-python is not installed")
+    path = synth.synth_path(SKIPPING[arch](), "q4_0")
+    kw = dict(devices=(), find_max_context=False, fit=False, n_ctx=4096, n_parallel=1, repack=False)
+    for load in (False, True):
+        got = oomkit.estimate(str(path), "llama.cpp", spec_type=("draft-mtp",) if load else (), **kw)
+        assert round(got.engine_view["model_buffer_bytes"]["CPU_Mapped"] / MiB, 2) == \
+            measure_mtp(path, [], load_mtp=load)[0], (arch, load)
 
 
 # ---------------------------------------------------------------------------------------------------------

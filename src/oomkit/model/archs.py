@@ -35,7 +35,10 @@ KV_SHARED_FROM_GGUF = {"gemma4"}
 # Architectures whose next-n (MTP) blocks llama.cpp does not load (TENSOR_SKIP in load_arch_tensors,
 # src/models/glm4-moe.cpp, glm-dsa.cpp, glm5-next.cpp, dots3note.cpp, qwen4exp.cpp unless a draft head is asked
 # for; deepseek4: measured, "model has unused tensor blk.N.nextn..."): the file holds them, the model buffer does not.
-NEXTN_SKIPPED = {"glm4moe", "glm-dsa", "glm5-next", "dots3note", "qwen4exp", "deepseek4"}
+# qwen35, qwen35moe, qwen3next, deepseek32: measured with llama-cpp-python 0.3.36 on files with an appended block
+# ("model has unused tensor blk.4.nextn.eh_proj.weight ... -- ignoring" unless llama_model_params.load_mtp)
+NEXTN_SKIPPED = {"glm4moe", "glm-dsa", "glm5-next", "dots3note", "qwen4exp", "deepseek4", "qwen35", "qwen35moe",
+                 "qwen3next", "deepseek32"}
 # Architectures llama.cpp runs as pure recurrent (src/llama-arch.cpp llm_arch_is_recurrent).
 RECURRENT_ARCHS = {"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"}
 # Hybrids whose recurrent layers follow full_attention_interval (src/models/qwen3next.cpp, qwen35*.cpp).
