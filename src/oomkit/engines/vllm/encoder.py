@@ -32,6 +32,13 @@ The dummy item, per tower (each the processor's get_image_size_with_most_feature
 - LLaVA-1.5 (llava.py, CLIP): one image_size^2 image, (image_size / patch)^2 tokens.
 A tower not tabled here holds the outputs of one full budget (max_num_batched_tokens tokens) and no pixels.
 
+By release: the V1 engine has profiled the encoder this way since vllm#11210 (0.7); V0 (profile_run through the
+input registry's dummy data) is not modelled here. Gemma 3 in 0.8.x counted an image's whole token sequence
+(its begin / end tokens too, about 260) where later releases count its 256 embeddings (one item fewer at 8192
+tokens: not modelled). Gemma 4 before vllm#43169 (after 0.20.2) ran the tower one image / frame at a time, and
+after it in chunks sized by free memory (_encoder_chunk); either way the tower's own pass stays below the
+decoder's peak, so its `patches` are left at 0.
+
 Not in the GPU profile: --mm-processor-cache-gb (the processor cache lives in host memory); --mm-encoder-tp-mode
 data splits the encoder's work across the TP ranks but all-gathers the outputs, so each rank still holds them.
 """
