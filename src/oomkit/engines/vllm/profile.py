@@ -70,7 +70,8 @@ SAMPLER_BYTES_SORT = 36.4
 #   tokens) prints 1.26 GiB on the driver, which samples, as on the worker, which does not: this gives the driver
 #   1.26 GiB (sampler 1.16 + the runner's 10,000 x 5,120 hidden states); vllm#13061 (0.7.x, 2048 tokens) has the
 #   driver's KV budget 1.22 GiB below the worker's printed one (81,536 tokens = 7.47 GiB vs 8.69): 1.04 GiB here.
-SAMPLER_V0_SORT_BYTES = ((0, 5, 5), (0, 6, 2))
+SAMPLER_V0_FLOAT32_FROM = (0, 5, 5)
+SAMPLER_V0_SCATTER_FROM = (0, 6, 2)
 SAMPLER_BYTES_FLASHINFER = 4.0
 FORWARD_HIDDEN = 4.25
 FORWARD_HIDDEN_V0 = 3.0
@@ -168,10 +169,10 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
     S = min(r.max_num_seqs, r.max_num_batched_tokens)
     b = r.dtype_bytes
     if not r.v1:
-        if r.version < SAMPLER_V0_SORT_BYTES[0]:
+        if r.version < SAMPLER_V0_FLOAT32_FROM:
             per_elem = 5 * b + 18
         else:
-            per_elem = b + (38 if r.version < SAMPLER_V0_SORT_BYTES[1] else 30)
+            per_elem = b + (38 if r.version < SAMPLER_V0_SCATTER_FROM else 30)
     elif s.use_flashinfer_sampler and not warmup:
         # VLLM_USE_FLASHINFER_SAMPLER=1: FlashInfer's top-k/top-p sampling kernels work on the float32 logits
         # without sort buffers: the logits and their float32 copy (llm-d#787: 0.77 GiB profiled for 1024 x
