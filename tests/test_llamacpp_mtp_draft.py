@@ -280,6 +280,11 @@ def test_fit_counts_the_mtp_context_beside_the_main_model():
     assert r.draft[0] == _mtp_rows(spec, devs, s, expect)
     # without the MTP context and the next-n block the trained context fits as it is
     assert params_fit(spec, devs, replace(s, spec_type=())).status == "unchanged"
+    # the estimate loads the fitted context, its MTP context at the same n_ctx, and shows what the fit counted
+    est = oomkit.estimate(_glm(), "llama.cpp", devices=devs, find_max_context=False, n_parallel=1,
+                          spec_type=("draft-mtp",))
+    v = est.engine_view
+    assert v["n_ctx"] == v["mtp_n_ctx"] == expect and v["fit_draft_bytes"]["CUDA0"] == r.draft[0]
 
 
 def test_fit_margin_for_the_mtp_context_from_b9305():

@@ -202,6 +202,9 @@ def _fit_view(fitted: FitResult | None, s: LlamaCppSettings, devices: tuple[Devi
                              else {"CPU": fitted.margins[0]}),
         "fit_dry_runs": fitted.dry_runs,
         "fit_log": "\n".join(fitted.lines),
+        # the draft model's or MTP context's rows the fit counted per device, then the host (fit.py draft_at)
+        **({"fit_draft_bytes": dict(zip([*(d.id for d in devices), "CPU"], fitted.draft, strict=False))}
+           if fitted.draft else {}),
     }
 
 
