@@ -62,7 +62,7 @@ KNOWN: dict[tuple[str, str], str] = {
         "logits, the 126 MiB it tried); oomkit: starts, with 0.84 GiB left after the warm-up. The same settings "
         "started in April (llama-3.1-8b-3090-v0.17.1-util090): what differs is outside vLLM's budget. The OOM line "
         "shows the card held by others: 139.75 MiB free with this process at 21.72 GiB, so 21.86 GiB was free before "
-        "it started, 1.68 GiB less than the card's 23.54 (two listed processes, 83.54 + 133.29 MiB, and 1.46 GiB not "
+        "it started, 1.68 GiB less than the card's 23.54 (two listed processes, 83.54 + 133.29 MiB, and 1.47 GiB not "
         "attributed). oomkit's phases (engines/vllm/phases.py startup_phases) start from the card's total and never "
         "read Device.free_bytes, which profile.py determine_available_memory already reads for its start-up check "
         "(test_other_processes_leave_less_after_the_kv_cache). With that fixed, oomkit would still name the CUDA "
@@ -75,6 +75,9 @@ KNOWN: dict[tuple[str, str], str] = {
         "(qwen2.5-7b-3090-v0.17.1-util065-kv-refused). oomkit gives 0.43 GiB (-0.27 % of the GPU against this run, "
         "+0.07 % against the other): below the line, so it says refused. The 0.08 GiB between the two runs is the "
         "engine's run-to-run variation in its profile, which no deterministic estimate reproduces",
+    ("qwen2.5-7b-3090-v0.17.1-util065", "lines"):
+        "follows from the verdict miss of this boundary run: oomkit refuses at the KV cache, so it prints no 'GPU KV "
+        "cache size' line where the log (0.49 GiB, started) does",
 }
 
 
@@ -159,3 +162,25 @@ def test_vllm_start_up_verdict_agrees_with_the_log(stem):
     fx, est = vllm_estimate(stem)
     logged, got = _verdict(fx, est)
     _check(stem, "verdict", got == logged, f"{stem}: the log {logged}, oomkit: {got}")
+
+
+# the lines vLLM 0.17.1 prints for these phases (gpu_model_runner.py load_model, gpu_worker.py
+# determine_available_memory, kv_cache_utils.py _report_kv_cache_config): oomkit's engine_view renders the same shapes
+LINE_SHAPES = (r"Model loading took \d+\.\d+ GiB memory", r"Available KV cache memory: -?\d+(\.\d+)? GiB",
+               r"GPU KV cache size: [\d,]+ tokens")
+
+
+@pytest.mark.parametrize("stem", _params(VLLM_LOGS, "lines"))
+def test_vllm_lines_have_the_logs_shape(stem):
+    import re
+
+    fx, est = vllm_estimate(stem)
+    ours = est.engine_view["log"].split("\n")
+    differ = [f"{shape!r}: in the log {bool(re.search(shape, fx['quoted']))}, oomkit {mine}" for shape in LINE_SHAPES
+              if bool(re.search(shape, fx["quoted"])) != bool(mine := [x for x in ours if re.fullmatch(shape, x)])]
+    _check(stem, "lines", not differ, f"{stem}: " + "; ".join(differ))
+    # a refusal names the same check as the engine's ValueError
+    logged_error = fx["printed"].get("error", "")
+    if logged_error.startswith("ValueError: "):
+        head = logged_error.removeprefix("ValueError: ").split(" (")[0].split(". ")[0]
+        assert est.engine_view["error"].startswith(head), (head, est.engine_view["error"])
