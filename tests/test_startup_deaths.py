@@ -184,3 +184,14 @@ def test_vllm_lines_have_the_logs_shape(stem):
     if logged_error.startswith("ValueError: "):
         head = logged_error.removeprefix("ValueError: ").split(" (")[0].split(". ")[0]
         assert est.engine_view["error"].startswith(head), (head, est.engine_view["error"])
+
+
+def test_sampler_warm_up_runs_the_logged_number_of_requests():
+    # "warming up sampler with 256 dummy requests": vllm serve's max_num_seqs default below 70 GiB of GPU memory
+    # (engine/arg_utils.py, UsageContext.OPENAI_API_SERVER), capped by max_num_batched_tokens
+    import re
+
+    stem = "llama-3.1-8b-3090-v0.17.1-util090-sampler-fail"
+    fx, est = vllm_estimate(stem)
+    logged = int(re.search(r"warming up sampler with (\d+) dummy requests", fx["printed"]["error"]).group(1))
+    assert est.engine_view["sampler_warmup_requests"] == logged == 256
