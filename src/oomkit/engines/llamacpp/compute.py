@@ -9,6 +9,7 @@ from ...memory import Device
 from ...model.archs import MSA_INDEXER_ARCHS, NO_CACHE_ARCHS
 from ...model.spec import ModelSpec
 from ..versions import llamacpp_build_on
+from . import galloc
 from .kv import Cache, Context, attention_layers
 from .settings import ERAS, LlamaCppSettings, build_number
 from .weights import Placement
@@ -209,6 +210,13 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     if spec.architecture in LM_HEAD_SCALED and rows_out >= T and ctx.flash_attn and not no_cache:
         out_phase = max(out_phase, scaled_head_swiglu_in_hole(spec, ctx, T, rows_out, input_block(spec, ctx, masks, T)))
     out_phase = max(out_phase, 0 if hybrid else moe_out)  # the hybrids' own placement above
+    if spec.architecture in FINAL_NORM_KEPT and ctx.flash_attn and not no_cache and ERAS.reached(ctx.build, "kq_mask_f16"):
+        # Hunyuan V3 with flash attention: the whole graph replayed through ggml-alloc (galloc.final_norm_kept_graph),
+        # one peak for both phases. Equal to llama.cpp@0c1e57098's CPU buffer where the closed forms miss where the
+        # last layer lands: with q8_0 K and V 110.59 / 86.50 / 110.55 / 112.14 MiB at 16K / 24K / 40K / 64K
+        # (final_norm_kept_output: 0.93, 1.28, 0.93, 1.07 of those)
+        k_rot, v_rot = _rotations(spec, ctx)
+        out_phase = attn_phase = galloc.peak_bytes(*galloc.final_norm_kept_graph(spec, T, rows_out, masks, k_rot, v_rot))
     # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks. The masks
     # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
     # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
@@ -266,7 +274,8 @@ def final_norm_kept_output(spec: ModelSpec, T: int, n_outputs: int, block: int) 
     Only where the weighted experts fit the gate and up blocks (n_embd <= 2 n_ff_exp, as on that file); else 0
     (feed_forward_phases' figure holds). A quantized cache's rotations un-rotate the attention output into one more
     row block, placed in B or above by what other holes are free: with q8_0 K and V exact at 4K to 12K and 32K,
-    0.93 at 16K and 40K (102.59 vs 110.59, 102.55 vs 110.55 MiB), 1.28 at 24K (110.59 vs 86.50), 1.07 at 64K."""
+    0.93 at 16K and 40K (102.59 vs 110.59, 102.55 vs 110.55 MiB), 1.28 at 24K (110.59 vs 86.50), 1.07 at 64K. With
+    flash attention compute_phases replays the whole graph instead (galloc.final_norm_kept_graph: exact there)."""
     f32 = 4
     r = spec.n_embd * T * f32
     last = spec.trunk_layers[-1] if spec.trunk_layers else None

@@ -1,0 +1,76 @@
+"""llama.cpp's compute buffer off the five-row architecture grid (tests/test_llamacpp_archs.py ADDED_GRID), held to
+llama.cpp itself: the synthetic GGUFs of tests/ggufs.py loaded by the llama.cpp llama-cpp-python 0.3.36 wraps
+(ggml-org/llama.cpp@0c1e57098) on the CPU, its printed "compute buffer size" the expected figure
+(tests/groundtruth/llamacpp_run.py), every other buffer compared too (tests/llamacpp_harness.py).
+
+EXACT rows must equal llama.cpp's figure to the 0.01 MiB it prints; the other rows are held within 10%.
+"""
+
+import pytest
+
+from oomkit.engines.llamacpp import galloc
+from oomkit.model.gguf_file import read_gguf_spec
+from tests import ggufs
+from tests import gt_compare as g
+from tests import llamacpp_harness as h
+from tests.groundtruth import synth
+
+needs_llama_cpp = pytest.mark.skipif(not g.llamacpp_run.available(), reason="llama-cpp-python not installed")
+
+BASE = next(g.settings_grid())  # -c 4096, f16 K/V, FA on, 1 sequence, -ub 512
+Q8 = dict(type_k="q8_0", type_v="q8_0")
+
+# hy_v3 with flash attention, replayed through ggml-alloc (compute.py: galloc.final_norm_kept_graph). Before, the
+# closed forms of final_norm_kept_output gave 102.59 / 110.59 / 102.55 / 120.00 / 102.59 MiB for the q8_0 rows at
+# 16K / 24K / 40K / 64K / 16K x 4 unified (0.93, 1.28, 0.93, 1.07, 0.93 of llama.cpp's 110.59 / 86.50 / 110.55 /
+# 112.14 / 110.59)
+EXACT = [
+    ("hy_v3", dict(BASE, n_ctx=16384, **Q8)),
+    ("hy_v3", dict(BASE, n_ctx=24576, **Q8)),
+    ("hy_v3", dict(BASE, n_ctx=40960, **Q8)),
+    ("hy_v3", dict(BASE, n_ctx=65536, **Q8)),
+    ("hy_v3", dict(BASE, n_ctx=16384, n_seq_max=4, kv_unified=True, **Q8)),
+    ("hy_v3", dict(BASE, n_ctx=16384, n_seq_max=4, **Q8)),
+    ("hy_v3", dict(BASE, n_ctx=32768, n_ubatch=256, **Q8)),
+    ("hy_v3", dict(BASE, n_ctx=32768, n_ubatch=1024, n_batch=2048)),
+]
+
+
+def _path(arch: str):
+    build = ggufs.ADDED_BUILDERS.get(arch)
+    quant = ggufs.ADDED_QUANT.get(arch, "q4_0" if build else "f16")
+    return synth.synth_path(build() if build else ggufs.sweep_model(arch), quant)
+
+
+def _ids(rows):
+    return [f"{a}-{s['n_ctx']}-{s['type_k']}-x{s['n_seq_max']}{'u' if s['kv_unified'] else ''}-ub{s['n_ubatch']}"
+            for a, s in rows]
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("arch,settings", EXACT, ids=_ids(EXACT))
+def test_compute_equals_llama_cpp(arch, settings):
+    path = _path(arch)
+    rows = h.compare(arch, read_gguf_spec(path), [settings], [g.llamacpp_run.measure(path, **settings)],
+                     failures="error")
+    row = rows[0]
+    assert round(row.got["compute_mib"], 2) == row.expected["compute_mib"], row.describe()
+
+
+def test_allocator_best_fit_and_in_place():
+    """ggml-alloc's rules on a small graph (sizes padded to 32 bytes): an in-place op takes its parent's block, a
+    freed block is reused by a tensor that fits it, an output is never freed, and what fits no hole goes to the
+    free tail."""
+    n = galloc.Node
+    nodes = [
+        n(100),                        # 0 input: [0, 128)
+        n(64, (0,)),                   # 1 at the tail, 128; frees the input once run: [0, 128) free
+        n(64, (1,), inplace=True),     # 2 in place on 1 (its only consumer)
+        n(32, (2,)),                   # 3 the freed input block: [0, 32)
+        n(96, (3, 2), output=True),    # 4 fits [32, 128) exactly; frees 3 ([0, 32)) and 2 (merged into the tail)
+        n(32, (4,)),                   # 5 best fit [0, 32); the output 4 stays
+        n(64, (5,)),                   # 6 no hole left below: the tail at 128
+    ]
+    top, addr = galloc.placement(1, nodes)
+    assert addr == [0, 128, 128, 0, 32, 0, 128]
+    assert top == 192
