@@ -286,7 +286,9 @@ def _phases(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank], n
     failure = None
     for rk in ranks:
         kv = _kv_allocated(rk, num_blocks, r) if error is None else 0
-        ph, f = startup_phases(spec, s, r, rk.total, rk.memory, kv, last_stage=rk.stage == r.pp - 1,
+        # the phases run on what other processes leave free (the device's free memory when it is known)
+        free = rk.total if rk.total is None or rk.device.free_bytes is None else min(rk.total, rk.device.free_bytes)
+        ph, f = startup_phases(spec, s, r, free, rk.memory, kv, last_stage=rk.stage == r.pp - 1,
                                n_layers=rk.layers[1] - rk.layers[0], first_stage=rk.stage == 0)
         out[rk.device.id] = ph
         if f is not None and failure is None and error is None:
