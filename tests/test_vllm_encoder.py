@@ -118,3 +118,17 @@ def test_flags_parse():
 
 def test_fixtures_exist():
     assert Path(FIXTURES / "llmd-gemma-3-4b-it-h100-v0.19-multimodal-swa.json").exists()
+
+
+def test_engine_view_prints_the_encoder_budget_line():
+    """Qwen3.6-35B-A3B NVFP4 on 0.22 (DGX Spark, 8192 batched tokens, 5 sequences): the same compose as the
+    fixture's run printed "Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 1
+    image items of the maximum feature size." (99sono/DockerBuildFiles, commit 94b88c0,
+    inference-containers/vllm/qwen-3.6-35b-dgx-spark/metadata/metadata_07_2026_06_01/
+    01_vllm_log_rust_frontend_crash.md, run of 2026-06-01): one 16,384-token image outweighs the 8192-token
+    budget, which grows to it."""
+    case = load_case(FIXTURES / "qwen3.6-35b-a3b-nvfp4-mixed-dgx-spark-mtp2-v0.22.json")
+    view = ENGINE.estimate(case.spec, case.devices, case.settings).engine_view
+    assert ("Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 1 image items of "
+            "the maximum feature size.") in view["log"].splitlines()
+    assert (view["encoder_budget_tokens"], view["encoder_profile_items"]) == (16384, 1)

@@ -175,3 +175,26 @@ def encoder_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int,
     width, ff = int(vc.get("embed_dim") or tower.config_hidden or 0), int(vc.get("intermediate_size") or 0)
     forward = n * item.patches * (2 * ff + 2 * width) * b
     return held, pixels + forward
+
+
+def encoder_view(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[dict[str, Any], str | None]:
+    """The encoder figures by vLLM's names and profile_run's log line ("Encoder cache will be initialized with a
+    budget of N tokens, and profiled with K image items of the maximum feature size."), where the tower's dummy
+    item is tabled; ({}, None) where the encoder is not profiled or its item is not known."""
+    tower = next((t for t in spec.towers if t.kind == "vision"), None)
+    if tower is None or not r.v1 or s.skip_mm_profiling:
+        return {}, None
+    limits = _limits(s)
+    item = dummy_item(tower.config, limits)
+    if item is None:
+        return {}, None
+    limit = limits.get(item.modality, DEFAULT_LIMIT)
+    if limit == 0 and not any(v > 0 for v in limits.values()):
+        return {}, None
+    budget = max(r.max_num_batched_tokens, item.budget_tokens)
+    n = dummy_items(item, s, r, limit)
+    held, _ = encoder_profile(spec, s, r)
+    figures = {"encoder_budget_tokens": budget, "encoder_profile_items": n, "encoder_profile_modality": item.modality,
+               "encoder_profile_held_bytes": held}
+    return figures, (f"Encoder cache will be initialized with a budget of {budget} tokens, and profiled with {n} "
+                     f"{item.modality} items of the maximum feature size.")

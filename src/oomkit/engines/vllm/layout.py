@@ -14,6 +14,7 @@ from ...units import GiB, MiB
 from ..versions import version_str
 from .cluster import node_totals, rank_name
 from .config import CUDA_DRIVER_RESERVED, Resolved, pp_partition, resolve
+from .encoder import encoder_view
 from .kv import (
     KvCheck,
     KvPlan,
@@ -399,6 +400,9 @@ def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank],
         error = what
         warnings.append(f"vLLM starts, then dies: {what}" if f.after_kv else f"vLLM runs out of memory: {what}")
     lines = [f"Model loading took {_loading_str(ranks[0].weights, r)}"]
+    mm_figures, mm_line = encoder_view(spec, s, r)  # profile_run's encoder dummy pass (encoder.py)
+    view.update(mm_figures)
+    lines += [mm_line] if mm_line else []
     if r.v1 and r.version >= (0, 19, 0) and not s.enforce_eager and ranks[0].memory.cudagraph:
         # gpu_model_runner.py profile_cudagraph_memory (0.19+): printed, subtracted from 0.21
         lines.append(f"Estimated CUDA graph memory: {format_gib(ranks[0].memory.cudagraph, r.version)} GiB total")

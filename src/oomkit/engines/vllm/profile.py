@@ -47,10 +47,12 @@ COMM_PCIE = int(0.25 * GiB)
 # torch.compile / Triton compilation, other processes), not a GPU figure. Environment-dependent (vllm#46307,
 # eugr/spark-vllm-docker#286: compiler heaps up to tens of GiB; a warm compile cache takes less). Fitted on one
 # DGX Spark log, Qwen3.6-35B-A3B NVFP4 on 0.22 at 8,192 batched tokens (all it loses beside the weights and the
-# discrete-GPU terms: 4.62 GiB, its CUDA-graph estimate 0.79 GiB above the printed one included); held out: the
-# two Qwen3.6-27B NVFP4 logs on 0.23 at 65,536 tokens (without and with MTP), +1.66 % and +0.47 % of the GPU.
+# discrete-GPU terms: 3.85 GiB, its CUDA-graph estimate 0.79 GiB above the printed one included; 4.62 when the
+# encoder's dummy pass was a 0.28 GiB constant, now encoder.py's 1.52 GiB pass over one 16,384-token image); held
+# out: the two Qwen3.6-27B NVFP4 logs on 0.23 at 65,536 tokens (without and with MTP), +1.39 % and +0.20 % of the
+# GPU (+1.66 % and +0.47 % with the former pair).
 UMA_CC = ((8, 7), (11, 0), (12, 1))
-NON_TORCH_UMA = int(4.62 * GiB)
+NON_TORCH_UMA = int(3.85 * GiB)
 # Activation peak of the profile run, fitted to the "torch peak memory increase" of the v0.19.0 H100 logs:
 # the sampler warm-up holds about (12.85 + logits dtype) bytes per (request x vocab) element with the
 # Triton/FlashInfer top-k/top-p and about 36.4 + 2 with the PyTorch sort path (Qwen3-14B 5.64 GiB on
