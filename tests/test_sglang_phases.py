@@ -331,8 +331,10 @@ def _two_nodes_estimate():
     from oomkit.hardware.catalog import devices_for_names
     from oomkit.model.resolve import resolve
 
+    # the log's capture lines are 0.5.10's (decode, then "Capture piecewise CUDA graph"): a 0.5.10-0.5.13 build
     s = sg.SGLangSettings(tp_size=8, nnodes=2, mem_fraction_static=0.85, context_length=32768,
-                          max_running_requests=256, chunked_prefill_size=8192, cuda_graph_max_bs=512)
+                          max_running_requests=256, chunked_prefill_size=8192, cuda_graph_max_bs=512,
+                          engine_version="0.5.10")
     return sg.ENGINE.estimate(resolve("meta-llama/Llama-3.1-70B-Instruct"), devices_for_names("GH200") * 8, s)
 
 
@@ -511,7 +513,7 @@ def test_apertus_and_qwq_start_as_their_logs_do():
     for fixture in ("apertus-8b-tp4-gh200-servekit", "qwq-32b-tp4-4xl4-capture-bs80"):
         assert "The server is fired up and ready to roll!" in load(fixture)["quoted"]
     s = sg.SGLangSettings(tp_size=4, mem_fraction_static=0.85, context_length=32768, max_running_requests=256,
-                          chunked_prefill_size=8192)
+                          chunked_prefill_size=8192, engine_version="0.5.10")
     est = sg.ENGINE.estimate(apertus_8b(), devices_for_names("GH200") * 4, s)
     assert est.fits is True and "failed_phase" not in est.engine_view
     assert est.engine_view["prefill_cuda_graph_bytes"] > 0 and est.engine_view["attention_backend"] == "fa3"
@@ -527,3 +529,31 @@ def test_unknown_gpu_says_which_backend_was_assumed():
     assert est.engine_view["attention_backend"] == "flashinfer"
     assert "GPU unknown" in est.engine_view["attention_backend_reason"]
     assert any(w.startswith("attention backend assumed flashinfer") for w in est.warnings)
+
+
+@pytest.mark.parametrize("version, lines", [
+    # model_runner.py 0.5.10: init_device_graphs, then init_piecewise_cuda_graphs (the two-node and Apertus logs)
+    ("0.5.10", ("Capture cuda graph begin. This can take up to several minutes. avail mem=",
+                "Capture cuda graph end. Time elapsed: N s. mem usage=", "Capture piecewise CUDA graph begin. avail mem=")),
+    # 0.5.14 model_runner.py init_cuda_graphs: EagerRunner, init_prefill_cuda_graph, then init_decode_cuda_graph
+    ("0.5.14", ("Capture target prefill CUDA graph begin. backend=tc_piecewise, num_tokens=[4, 8, ",
+                "Capture target prefill CUDA graph end. elapsed=N s, mem usage=",
+                "Capture target decode CUDA graph begin. backend=full, num_tokens_per_bs=1, bs=[1, 2, 4, ",
+                "Capture target decode CUDA graph end. elapsed=N s, mem usage=")),
+    # 0.5.18 cuda_graph_setup.py: breakable prefill graphs on CUDA (default_prefill_backend), num_tokens_per_req
+    ("0.5.18", ("Capture target prefill CUDA graph begin. backend=breakable, num_tokens=[4, 8, ",
+                "Capture target decode CUDA graph begin. backend=full, num_tokens_per_req=1, bs=[1, 2, 4, ")),
+    # 0.5.23: the decode bs list moves to the end line
+    ("0.5.23", ("Capture target decode CUDA graph begin. backend=full, num_tokens_per_req=1, avail mem=",
+                "Capture target decode CUDA graph end. bs=[1, 2, 4, ")),
+])
+def test_capture_order_and_lines_by_release(version, lines):
+    spec = spec_from_config(lookup("qwen3-8b").config, name="Qwen3-8B")
+    view = sg.ENGINE.estimate(spec, (H100,), sg.SGLangSettings(context_length=8192, engine_version=version)).engine_view
+    log = view["log"]
+    at = [log.index(x) for x in lines]
+    assert at == sorted(at)  # present, in SGLang's order
+    phases = [p["phase"] for p in view["phases"]]
+    prefill_first = version != "0.5.10"
+    assert phases[-2:] == (["prefill CUDA graph capture", "CUDA graph capture"] if prefill_first
+                           else ["CUDA graph capture", "prefill CUDA graph capture"])

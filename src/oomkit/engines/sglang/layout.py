@@ -502,7 +502,8 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
         disabled_arch=spec.architecture in PREFILL_GRAPH_OFF_ARCHS
         or any(la.attention is not None and la.attention.index_head_dim for la in spec.trunk_layers))
     pcg = prefill_graph_bytes(pcg_sizes, spec.n_embd)
-    phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg, init, pcg)
+    prefill_first = reached(run.v, "prefill_graph_first")
+    phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg, init, pcg, prefill_first)
     lines = []
     if pre_free is not None:
         lines.append(f"Load weight begin. avail mem={gb(pre_free)} GB")
@@ -519,16 +520,7 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
         end = pre_free - w0 - kv - (req_bytes or 0)
         begin = end - init  # "Capture cuda graph begin. ... avail mem": after init_attention_backend
         lines.append(f"Memory pool end. avail mem={gb(end)} GB")
-        if cg:
-            lines.append(f"Capture cuda graph begin. This can take up to several minutes. avail mem={gb(begin)} GB")
-            lines.append(f"Capture cuda graph bs {list(capture_bs(max_bs, run.v))}")
-            lines.append(f"Capture cuda graph end. Time elapsed: N s. mem usage={gb(cg)} GB. avail mem="
-                         f"{gb(begin - cg)} GB.")
-        if pcg:
-            lines.append(f"Capture piecewise CUDA graph begin. avail mem={gb(begin - cg)} GB")
-            lines.append(f"Capture cuda graph num tokens {list(pcg_sizes)}")
-            lines.append(f"Capture piecewise CUDA graph end. Time elapsed: N s. mem usage={gb(pcg)} GB. avail mem="
-                         f"{gb(begin - cg - pcg)} GB.")
+        lines += _capture_lines(run.v, begin, cg, pcg, list(capture_bs(max_bs, run.v)), list(pcg_sizes))
         short = max(0, init + cg + pcg - end)
         if pool_short and reached(run.v, "pool_short_warning"):
             lines.append(f"KV pool holds {pool.max_total_num_tokens} tokens, fewer than --context-length "
@@ -545,6 +537,40 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
                                                                  parts.index_tables, "rest": parts.rest},
             "prefill_cuda_graph_tokens": list(pcg_sizes), "prefill_cuda_graph_bytes": pcg,
             "cuda_graph_short_bytes": short, "log": "\n".join(lines)}
+
+
+def _capture_lines(v: Version, begin: int, cg: int, pcg: int, bs: list[int], tokens: list[int]) -> list[str]:
+    """The capture lines in the release's order and words (settings.py ERAS prefill_graph_first, graph_lines_per_req,
+    decode_bs_at_end): 0.5.10 model_runner.py init_device_graphs / init_piecewise_cuda_graphs; 0.5.14 model_runner.py
+    init_prefill_cuda_graph / init_decode_cuda_graph; 0.5.18+ cuda_graph_setup.py capture_prefill_graph /
+    capture_decode_graph."""
+    if not reached(v, "prefill_graph_first"):
+        out = []
+        if cg:
+            out += [f"Capture cuda graph begin. This can take up to several minutes. avail mem={gb(begin)} GB",
+                    f"Capture cuda graph bs {bs}",
+                    f"Capture cuda graph end. Time elapsed: N s. mem usage={gb(cg)} GB. avail mem={gb(begin - cg)} GB."]
+        if pcg:
+            out += [f"Capture piecewise CUDA graph begin. avail mem={gb(begin - cg)} GB",
+                    f"Capture cuda graph num tokens {tokens}",
+                    f"Capture piecewise CUDA graph end. Time elapsed: N s. mem usage={gb(pcg)} GB. avail mem="
+                    f"{gb(begin - cg - pcg)} GB."]
+        return out
+    out = []
+    if pcg:
+        backend = "breakable" if reached(v, "graph_lines_per_req") else "tc_piecewise"
+        out += [f"Capture target prefill CUDA graph begin. backend={backend}, num_tokens={tokens}, avail mem="
+                f"{gb(begin)} GB",
+                f"Capture target prefill CUDA graph end. elapsed=N s, mem usage={gb(pcg)} GB, avail mem="
+                f"{gb(begin - pcg)} GB."]
+    if cg:
+        per = "num_tokens_per_req" if reached(v, "graph_lines_per_req") else "num_tokens_per_bs"
+        at_end = reached(v, "decode_bs_at_end")
+        out += [f"Capture target decode CUDA graph begin. backend=full, {per}=1, " + ("" if at_end else f"bs={bs}, ")
+                + f"avail mem={gb(begin - pcg)} GB",
+                "Capture target decode CUDA graph end. " + (f"bs={bs}, " if at_end else "")
+                + f"elapsed=N s, mem usage={gb(cg)} GB, avail mem={gb(begin - pcg - cg)} GB."]
+    return out
 
 
 def _layer_uses(spec: ModelSpec, s: SGLangSettings, run: _Run) -> tuple[LayerUse, ...]:
@@ -645,14 +671,17 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
         # with a CUDA OOM ("Capture cuda graph failed: CUDA out of memory"). The GPUs then hold the missing bytes beyond
         # their memory (fits is false)
         init, cg, pcg = view["attention_backend_init_bytes"], view["cuda_graph_bytes"], view["prefill_cuda_graph_bytes"]
-        # the phase that runs past what the pool left: init_attention_backend, the decode capture, then the prefill
-        # (piecewise) capture (model_runner.py init_piecewise_cuda_graphs, after init_device_graphs)
+        # the phase that runs past what the pool left: init_attention_backend, then the two captures in the
+        # release's order (decode then prefill up to 0.5.10, prefill then decode from 0.5.14: ERAS prefill_graph_first)
+        first, last = (("prefill CUDA graph capture", pcg), ("CUDA graph capture", cg))
+        if not reached(v, "prefill_graph_first"):
+            first, last = last, first
         if short > cg + pcg:
             phase, needed = "attention backend init", init
-        elif short > pcg:
-            phase, needed = "CUDA graph capture", cg
+        elif short > last[1]:
+            phase, needed = first
         else:
-            phase, needed = "prefill CUDA graph capture", pcg
+            phase, needed = last
         left = needed - short
         fix = round(mfs - short / pre_free - 0.005, 2) if pre_free else None
         what = (f"KV pool allocated, then {phase} needs {needed / MiB:,.0f} MiB with {max(left, 0) / MiB:,.0f} MiB "

@@ -203,12 +203,15 @@ class Phase:
 
 
 def startup_phases(total: int | None, overhead: int, weights: int, pool: int, req_to_token: int, cuda_graphs: int,
-                   backend_init: int = 0, prefill_graphs: int = 0) -> tuple[Phase, ...]:
+                   backend_init: int = 0, prefill_graphs: int = 0, prefill_first: bool = False) -> tuple[Phase, ...]:
+    """The phases in SGLang's order: the prefill graphs after the decode graphs up to 0.5.10, before them from 0.5.14
+    (settings.py ERAS prefill_graph_first)."""
     steps = [("CUDA context and distributed init", overhead, False), ("weights", weights, True),
              ("KV cache pool", pool, True), ("req_to_token pool", req_to_token, False),
              ("attention backend init", backend_init, False), ("CUDA graph capture", cuda_graphs, False)]
     if prefill_graphs:
-        steps.append(("prefill CUDA graph capture", prefill_graphs, False))
+        steps.insert(len(steps) - 1 if prefill_first else len(steps),
+                     ("prefill CUDA graph capture", prefill_graphs, False))
     out, free = [], total
     for name, n, inside in steps:
         free = None if free is None else free - n

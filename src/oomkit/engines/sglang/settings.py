@@ -62,6 +62,16 @@ ERAS = Eras({
     # truncated instead with --allow-auto-truncate; 0.4.3.post4 is the first release read with it). 0.4.0's scheduler
     # handle_generate_request truncates it with a warning.
     "abort_long_request": (0, 4, 3, 4),
+    # model_runner.py init_cuda_graphs (0.5.14; model_runner_components/cuda_graph_setup.py capture_cuda_graphs from
+    # 0.5.18): an EagerRunner, then the prefill graphs, then the decode graphs ("prefill before decode, so both
+    # coalesce onto the eager buffer"); before (0.5.10 read), init_device_graphs then init_piecewise_cuda_graphs.
+    # Their lines became "Capture target prefill CUDA graph begin/end ..." and "Capture target decode CUDA graph
+    # begin/end ..."; the prefill backend printed is tc_piecewise (0.5.14), breakable on CUDA from 0.5.18
+    # (cuda_graph_config.py default_prefill_backend); the decode line says num_tokens_per_bs (0.5.14),
+    # num_tokens_per_req (0.5.18+), and from 0.5.23 prints its bs list in the end line, not the begin line
+    "prefill_graph_first": (0, 5, 14),
+    "graph_lines_per_req": (0, 5, 18),
+    "decode_bs_at_end": (0, 5, 23),
     # tp_worker.py get_worker_info warns at start-up when the pool holds fewer tokens than --context-length
     # ("KV pool holds %d tokens, fewer than --context-length %d. ..."): in 0.5.23, not in 0.5.18 (both read).
     "pool_short_warning": (0, 5, 23),
