@@ -966,7 +966,8 @@ def test_a_build_past_the_dated_ones_is_told_which_newest_rules_it_gets():
     assert "common_fit_extra_model" in w and "PR #27496" in w and "may predate" in w
     w = version_warning("b10600")
     assert "common_fit_extra_model" in w and "PR #27496" not in w
-    assert version_warning("b10700").endswith("its newest rules apply")
+    assert "PR #28630" in version_warning("b10700")
+    assert version_warning("b10900").endswith("its newest rules apply")
     assert version_warning("b9999") is None
 
 

@@ -187,6 +187,21 @@ def test_mtp_context_follows_the_next_n_layers_device():
     assert host.engine_view["mtp_kv_buffer_bytes"] == {"CPU": kv}
 
 
+def test_mtp_cache_held_every_layer_before_the_filter():
+    """PR #28630 (issue #28626, b10820: glm4moe "allocating KV cache space for all layers instead of only NextN
+    layers"; its table: 786432 B with a 2-layer trunk, 2359296 B with 8, 262144 B after the fix, i.e. trunk + 1
+    layers before and one after): before it the MTP context caches all three layers of this 2-layer-trunk file,
+    after it the next-n layer alone (measured above on the binding's build, which has the filter)."""
+    path = _glm()
+    kw = dict(devices=(), find_max_context=False, fit=False, n_ctx=4096, n_parallel=1, spec_type=("draft-mtp",))
+    old = oomkit.estimate(path, "llama.cpp", engine_version="b9500", **kw).engine_view
+    new = oomkit.estimate(path, "llama.cpp", **kw).engine_view
+    assert [c["layers"] for c in old["mtp_kv_caches"]] == [3] and [c["layers"] for c in new["mtp_kv_caches"]] == [1]
+    assert old["mtp_kv_buffer_bytes"]["CPU"] == 3 * new["mtp_kv_buffer_bytes"]["CPU"]
+    # the graph runs the next-n block alone either way: the same compute buffer
+    assert old["mtp_compute_buffer_bytes"] == new["mtp_compute_buffer_bytes"]
+
+
 # Files with an appended next-n block whose loaders skip it unless load_mtp (model.archs.NEXTN_SKIPPED)
 SKIPPING = {"qwen35": lambda: ggufs.with_nextn(synth.qwen35_27b(n_layers=4), 3, 5120),
             "qwen35moe": MODELS["qwen35moe"],

@@ -24,10 +24,21 @@ from ...memory import Device
 from ...model.archs import DSV4_ARCHS
 from ...model.spec import ModelSpec
 from ...quant import ggml
+from ..versions import Eras, llamacpp_build_on
 from .compute import compute_by_device, output_buffer_bytes
 from .kv import Cache, Context, kv_caches, resolve_context
 from .settings import ERAS, LlamaCppSettings, build_number, loads_mtp
 from .weights import Placement, place_layers
+
+# The MTP context's cache held every layer (trunk and next-n) on architectures create_memory did not filter yet:
+# PR #24125 "fix: step35 MTP does not allocate KV cache for all layers" (opened 2026-06-04, placed by that date;
+# its log: 12 + 36 layers before, 0 + 3 after); PR #28630 "model : fix MTP context kv cache allocation for
+# deepseek2, glm4moe, c..." (issue #28626 at b10820, 2026-09-09: "allocating 93x the space" on GLM-4.6; its table:
+# glm4moe 786432 B at a 2-layer trunk, 2359296 B at 8, 262144 B after) is past the builds oomkit dates by number,
+# so the newest source's rule at settings.NEWEST (settings.NEWEST_PLACED)
+MTP_ERAS = Eras({"step35_nextn_kv": llamacpp_build_on("2026-06-04"), "nextn_kv": 9999})
+_UNFILTERED_UNTIL = {"step35": "step35_nextn_kv", "deepseek2": "nextn_kv", "glm4moe": "nextn_kv",
+                     "cohere2moe": "nextn_kv"}
 
 # Architectures with an MTP graph (src/models/<arch>.cpp graph_mtp, llama-cpp-python 0.3.36's build: step35, qwen35,
 # qwen35moe, qwen3next, nemotron_h_moe, mimo2, hy_v3, glm_dsa, glm4_moe, cohere2moe, deepseek2, deepseek32, deepseek4,
@@ -111,8 +122,12 @@ def mtp_context(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSetting
     ms = mtp_settings(s, n_ctx_main)
     ctx = resolve_context(view, ms)
     caches = _dsv4_caches(view, ctx) if spec.architecture in DSV4_ARCHS else kv_caches(view, ctx, ms.swa_full)
+    era = _UNFILTERED_UNTIL.get(spec.architecture)
+    # the cache as allocated (every layer before the filter); the graph attends over the next-n layer's own
+    held = (kv_caches(replace(spec, n_nextn_layers=0), ctx, ms.swa_full)
+            if era and not MTP_ERAS.reached(ctx.build, era) else caches)
     kv: dict[int, int] = {}
-    for c in caches:
+    for c in held:
         for il in c.layers:
             d = -1 if s.no_kv_offload else placement.layer_device[il]
             kv[d] = kv.get(d, 0) + c.k_bytes_by_layer[il] + c.v_bytes_by_layer[il]
@@ -122,7 +137,7 @@ def mtp_context(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSetting
     here = Placement(tuple(placement.layer_device[la.index] for la in view.layers), placement.output_device,
                      view.n_layers + 1 if full else 0)
     compute = compute_by_device(view, ctx, caches, here, devices, ms)
-    return MtpContext(ctx, tuple(caches), kv, compute, output_buffer_bytes(spec, ctx, ms))
+    return MtpContext(ctx, tuple(held), kv, compute, output_buffer_bytes(spec, ctx, ms))
 
 
 def engine_view(m: MtpContext, devices: tuple[Device, ...]) -> dict[str, Any]:

@@ -187,6 +187,8 @@ NEWEST_PLACED = (
     (10527, "the fit counts every parallel stream's context (PR #27496, merged 2026-08-21, about b10527)"),
     (10636, "a draft model is fitted together with the main model at the same context (common_fit_extra_model, "
             "present by b10636)"),
+    (10830, "the draft-mtp context caches only the next-n layers on deepseek2 / glm4moe / cohere2moe (PR #28630, "
+            "opened 2026-09-09 against b10820)"),
 )
 
 
