@@ -37,7 +37,10 @@ input registry's dummy data) is not modelled here. Gemma 3 in 0.8.x counted an i
 (its begin / end tokens too, about 260) where later releases count its 256 embeddings (one item fewer at 8192
 tokens: not modelled). Gemma 4 before vllm#43169 (after 0.20.2) ran the tower one image / frame at a time, and
 after it in chunks sized by free memory (_encoder_chunk); either way the tower's own pass stays below the
-decoder's peak, so its `patches` are left at 0.
+decoder's peak, so its `patches` are left at 0. Model runner V2 (v1/worker/gpu/, the default for dense models from
+vllm#44443, July 2026) sizes the batch the same way (gpu/mm/encoder_profile.py) but builds it inside
+EncoderRunner.execute_mm_encoder, so only the outputs stay in its encoder cache; no log places that switch for
+multimodal models, and the V1 runner's figures are used throughout.
 
 Not in the GPU profile: --mm-processor-cache-gb (the processor cache lives in host memory); --mm-encoder-tp-mode
 data splits the encoder's work across the TP ranks but all-gathers the outputs, so each rank still holds them.
