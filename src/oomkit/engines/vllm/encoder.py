@@ -135,8 +135,8 @@ def dummy_item(config: Mapping[str, Any], limits: Mapping[str, int]) -> DummyIte
             image, patch = int(vc["image_size"]), int(vc["patch_size"])
             n = (image // patch) ** 2
             return DummyItem("image", n, n, 3 * image * image, patches=n + 1)
-    except (KeyError, TypeError, ValueError):
-        return None
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None  # a vision_config without the fields its family needs (or zero sizes): not tabled
     return None
 
 
@@ -162,6 +162,8 @@ def encoder_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int,
         return 0, 0
     limits = _limits(s)
     item = dummy_item(tower.config, limits)
+    if item is not None and item.budget_tokens <= 0:
+        item = None
     modality = item.modality if item else "image"
     limit = limits.get(modality, DEFAULT_LIMIT)
     if limit == 0 and not any(v > 0 for v in limits.values()):
@@ -189,7 +191,7 @@ def encoder_view(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[dict[st
         return {}, None
     limits = _limits(s)
     item = dummy_item(tower.config, limits)
-    if item is None:
+    if item is None or item.budget_tokens <= 0:
         return {}, None
     limit = limits.get(item.modality, DEFAULT_LIMIT)
     if limit == 0 and not any(v > 0 for v in limits.values()):
