@@ -153,6 +153,13 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
             kq = n_kv * T * a.n_heads * f32
             qkv = a.n_heads * a.head_dim_k + a.n_kv_heads * a.head_dim_k + a.n_kv_heads * a.head_dim_v
             inner = (2 * a.n_heads * n_kv * T + n_kv * T + T * qkv) * f32 + 2 * resid
+            if no_cache:
+                # the encoder's Q and K are freed once KQ is made, and the gathered bias rows, then their copy, take the
+                # block they leave where they fit it (ggml-alloc's best fit). Read off llama.cpp@0c1e57098's reserve on
+                # the t5encoder file (32 heads of 128): the rows there at -ub 256 (36.38 MiB; 44.38 with them above),
+                # the rows and the copy at -ub 64 and 128, neither at 512 (137.50)
+                fits = T * (a.n_heads + a.n_kv_heads) * a.head_dim_k // (a.n_heads * n_kv * T) if n_kv else 0
+                inner -= min(fits, 2) * a.n_heads * n_kv * T * f32
         elif a.kv_lora_rank and a.latent_cache and ERAS.reached(ctx.build, "mla_latent"):
             inner = a.n_heads * T * f32 * (3 * a.kv_lora_rank + a.qk_rope_head_dim) + resid
         else:
@@ -201,6 +208,15 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build,
                                              old_graph=old)
     attn_phase = max(attn_phase, ffn_phase, recurrent_phase(spec, T, ctx.n_seq_max, masks), convnext_phase(spec, T))
+    enc = [t for t in spec.weights.tensors if t.name.startswith("enc.blk.")] if spec.architecture in REL_POS_BIAS_GRAPHS else []
+    enc_up = [t.shape[-1] for t in enc if ".ffn_up." in t.name]
+    if no_cache and enc_up and not any(".ffn_gate." in t.name for t in enc):
+        # t5encoder's ReLU FFN (src/models/t5-enc.cpp build_ffn, LLM_FFN_RELU / LLM_FFN_SEQ; the enc.blk.N tensors
+        # carry its width, the spec's layers none): the up rows, ReLU in place, above the masks, the T x T bucket
+        # input and four rows, the attention's freed row block too small for them. Read off llama.cpp@0c1e57098's
+        # reserve on the t5encoder file (n_ff 11008): 6.71 / 13.47 MiB at -ub 64 / 128, the graph's peak there.
+        # A gated encoder FFN (LLM_FFN_GELU / LLM_FFN_PAR) was not measured: not this case
+        attn_phase = max(attn_phase, masks + T * T * f32 + 4 * resid + max(enc_up) * T * f32)
     if spec.architecture in HC_GDN_ARCHS:
         attn_phase = max(attn_phase, hc_gdn_conv_phase(spec, T, ctx.n_seq_max, masks))
     if spec.architecture in HC_ATTN_ARCHS and not no_cache:
