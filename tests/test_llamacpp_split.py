@@ -250,7 +250,9 @@ def test_override_buffer_names_with_rpc_devices_first():
 # buffer type of its own that no other device accepts (not host, supported by that device alone), so that
 # ggml_backend_sched splits the graph, copies each split's inputs and keeps GGML_SCHED_MAX_COPIES of them as it does
 # between GPUs. A device of type CPU is skipped by llama_context's async/events check, so pipeline parallelism is on
-# with two or more of them (FAKE_GPU=1 makes them GPUs without events: off). Dry run (no_alloc): the reserve sizes.
+# with two or more of them (FAKE_GPU=1 makes them GPUs without events: off; FAKE_HTP=1 gives them the op set of the
+# 2025 Hexagon sessions, ggml-hexagon.cpp supports_op of PR #16547, and host-memory buffers). Dry run (no_alloc):
+# the reserve sizes.
 # Struct layouts are those of ggml-backend-impl.h at the binding's llama.cpp: ggml_backend_device = 15 function
 # pointers (get_name 0, get_type 3, init_backend 5, get_buffer_type 6, buffer_from_host_ptr 8, supports_buft 10),
 # reg, context;
@@ -275,6 +277,26 @@ rd = C.cast(real, C.POINTER(VP))
 rbt = C.cast(G.ggml_backend_dev_buffer_type(real), C.POINTER(VP))
 NAME, INIT, SUPBT = C.CFUNCTYPE(VP, VP), C.CFUNCTYPE(VP, VP, VP), C.CFUNCTYPE(C.c_bool, VP, VP)
 ISHOST, TYPE = C.CFUNCTYPE(C.c_bool, VP), C.CFUNCTYPE(C.c_int, VP)
+SUPOP = C.CFUNCTYPE(C.c_bool, VP, VP)
+HTP = os.environ.get("FAKE_HTP")
+def i32(p, off):
+    return C.cast(p + off, C.POINTER(C.c_int))[0]
+def i64(p, off):
+    return C.cast(p + off, C.POINTER(C.c_int64))[0]
+def htp_op(d, op):  # struct ggml_tensor: type 0, ne 16, op 80, op_params 84, src 152
+    code, src = i32(op, 80), [C.cast(op + 152, C.POINTER(VP))[k] for k in range(3)]
+    if code in (0, 36, 37, 38, 39):  # NONE, RESHAPE, VIEW, PERMUTE, TRANSPOSE
+        return True
+    if code in (29, 30):  # MUL_MAT, MUL_MAT_ID: q4_0 / q8_0 / mxfp4 weights of at most 16384 rows, f32 rows
+        return (i32(src[0], 0) in (2, 8, 39) and i64(src[0], 16) % 32 == 0 and i64(src[0], 24) <= 16384
+                and i32(src[1], 0) == 0)
+    if code in (2, 3, 6, 7, 25, 48):  # ADD, ADD_ID, SUB, MUL, RMS_NORM, ROPE
+        return i32(op, 0) == 0 and i32(src[0], 0) == 0
+    if code == 46:  # SOFT_MAX without sinks
+        return src[2] is None and i32(src[0], 0) == 0
+    if code == 100:  # GLU: SWIGLU (2) only, and SWIGLU_OAI (3) when FAKE_HTP=oai
+        return i32(op, 84) in ((2, 3) if HTP == "oai" else (2,)) and i32(src[0], 0) == 0
+    return False
 orig_init, keep = INIT(rd[5]), []
 def fake(name):
     dev, bt = (VP * 17)(*[rd[k] for k in range(17)]), (VP * 8)(*[rbt[k] for k in range(8)])
@@ -288,12 +310,14 @@ def fake(name):
         bp[hits[0]] = devp  # the backend's device: the fake one
         return be
     fns = [NAME(lambda d: C.addressof(nm)), INIT(init), NAME(lambda b: btp), SUPBT(lambda d, b: b == btp),
-           ISHOST(lambda b: False), TYPE(lambda d: 1)]
+           ISHOST(lambda b: bool(HTP)), TYPE(lambda d: 1), SUPOP(htp_op)]
     keep.extend([dev, bt, nm, *fns])
     dev[0], dev[5], dev[6], dev[8], dev[10] = (C.cast(fns[0], VP), C.cast(fns[1], VP), C.cast(fns[2], VP), None,
                                                C.cast(fns[3], VP))
-    if os.environ.get("FAKE_GPU"):
+    if os.environ.get("FAKE_GPU") or HTP:
         dev[3] = C.cast(fns[5], VP)
+    if HTP:  # the Hexagon sessions of 2025: their op set, buffers in host memory (GGML_HEXAGON_HOSTBUF=1)
+        dev[9] = C.cast(fns[6], VP)
     bt[0], bt[5], bt[6] = C.cast(fns[0], VP), C.cast(fns[4], VP), devp  # its own name, not host, its device
     return devp
 devs = [fake(f"DEV{i}") for i in range(len(split))]
@@ -304,8 +328,9 @@ mp.n_gpu_layers, mp.use_extra_bufts, mp.no_alloc, mp.load_mode, mp.split_mode = 
 mp.devices, mp.tensor_split = C.addressof(arr), C.cast(ts, C.POINTER(C.c_float))
 model = L.llama_model_load_from_file(path.encode(), mp)
 cp = L.llama_context_default_params()
-cp.n_ctx, cp.n_ubatch, cp.n_batch, cp.n_seq_max, cp.kv_unified = s["n_ctx"], s["n_ubatch"], 4096, 1, True
-cp.flash_attn_type, cp.type_k, cp.type_v, cp.n_outputs_max, cp.n_threads = 1, s["type"], s["type"], 1, 1
+cp.n_ctx, cp.n_ubatch, cp.n_batch, cp.n_seq_max = s["n_ctx"], s["n_ubatch"], s.get("n_batch", 4096), 1
+cp.kv_unified, cp.flash_attn_type, cp.type_k, cp.type_v = True, 1, s["type"], s["type"]
+cp.n_outputs_max, cp.n_threads = s.get("n_outputs_max", 1), 1
 cp.swa_full = False
 lines.clear()
 ctx = L.llama_init_from_model(model, cp)
@@ -315,12 +340,12 @@ print("@@" + json.dumps({"compute_mib": sizes, "pipeline_parallel": "pipeline pa
 '''
 
 
-def _scheduled_compute(path, split, fake_gpu=False, **ctx) -> dict:
+def _scheduled_compute(path, split, fake_gpu=False, htp="", **ctx) -> dict:
     import os
     import subprocess
     import sys
 
-    env = dict(os.environ, **({"FAKE_GPU": "1"} if fake_gpu else {}))
+    env = dict(os.environ, **({"FAKE_GPU": "1"} if fake_gpu else {}), **({"FAKE_HTP": htp} if htp else {}))
     out = subprocess.run([sys.executable, "-c", _SPLIT_RUNNER, str(path), json.dumps(split), json.dumps(ctx)],
                          capture_output=True, timeout=600, stdin=subprocess.DEVNULL, text=True, env=env)
     rows = [json.loads(ln[2:]) for ln in out.stdout.splitlines() if ln.startswith("@@")]
@@ -358,3 +383,31 @@ def test_pipeline_parallel_devices_as_llama_cpp_schedules_them(split, n_ctx, n_u
     assert e.engine_view["pipeline_parallel"]
     for u, r in zip(e.devices, real["compute_mib"], strict=False):
         assert 0.98 <= u.compute_bytes / MiB / r <= 1.02, (u.id, u.compute_bytes / MiB, r)
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("n_batch,printed", [(128, 16.06), (256, 32.13)])
+def test_hexagon_sessions_of_2025_leave_swiglu_oai_to_the_cpu(n_batch, printed):
+    """gpt-oss-20b-shaped (24 layers, q8_0 attention, mxfp4 experts) over four sessions that run only the HTP's ops
+    of 2025 (_SPLIT_RUNNER with FAKE_HTP: no SWIGLU_OAI before PR #18114, no FLASH_ATTN_EXT, SET_ROWS, GET_ROWS,
+    SCALE), the guide's -c 8192 -b 128 -ctk q8_0 -fa on, every token an output (llama-cli of b6733): each session
+    prints 16.06 MiB, as the Hexagon developer guide's log does for HTP0-3 (tests/fixtures/engine_logs/llamacpp/
+    backends_multi/hexagon-gpt-oss-20b-q4_0-4htp-8192-q8kv.json), and 21.69 with SWIGLU_OAI on the session. oomkit's
+    b6733 Hexagon estimate: 16.0625 / 32.125 MiB (22.50 before the rule, 1.40 of the printed)."""
+    from oomkit.model.gguf_file import read_gguf_spec
+    from tests import gt_compare as g
+
+    path = g.synth_file("gpt-oss-20b", 24)
+    ctx = dict(n_ctx=8192, n_ubatch=512, n_batch=n_batch, type=8, n_outputs_max=0)
+    real = _scheduled_compute(path, [7, 6, 6, 6], htp="1", **ctx)
+    assert real["compute_mib"][:4] == [printed] * 4
+    if n_batch == 128:
+        assert _scheduled_compute(path, [7, 6, 6, 6], htp="oai", **ctx)["compute_mib"][:4] == [21.69] * 4
+    devs = tuple(Device(id=f"HTP{i}", name="Hexagon", memory_bytes=2048 * MiB, free_bytes=2048 * MiB)
+                 for i in range(4))
+    _, _, s = parse_args(["-m", "x.gguf", "-c", "8192", "-b", str(n_batch), "-ctk", "q8_0", "-ctv", "q8_0", "-fa",
+                          "on", "-ngl", "99", "--device", "HTP0,HTP1,HTP2,HTP3", "-fit", "off"], program="llama-cli")
+    e = oomkit.estimate(read_gguf_spec(path), "llama.cpp", devices=devs, settings=s, find_max_context=False,
+                        engine_version="b6733", backend="hexagon")
+    for u in e.devices:
+        assert abs(u.compute_bytes / MiB - printed) <= 0.01, (u.id, u.compute_bytes / MiB)  # alignment padding

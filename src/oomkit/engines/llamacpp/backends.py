@@ -338,6 +338,17 @@ HTP_ALIGNMENT = 128  # ggml_backend_hexagon_buffer_type_get_alignment: "HVX alig
 # the CPU: the guide's gpt-oss-20b sessions print 7.75 / 6.64 / 6.64 / 5.55 MiB of HTPn buffers, its layers'
 # norms and biases without the sinks' 256 bytes a layer
 HTP_SCALE_BUILD = llamacpp_build_on("2026-01-06")
+# PR #18114 ("ggml-hexagon: swiglu_oai operation", opened 2025-12-16, placed by that date): before it the HTP
+# refuses GGML_GLU_OP_SWIGLU_OAI, gpt-oss's expert activation, so the CPU computes it, reading the gate and up
+# rows in place in the session's buffer (host memory: ggml_backend_hexagon_buffer_type_is_host), and the session
+# takes the product back as a split input. Its workspace is then the gate and up rows above two hidden-state rows
+# and one attention-output row (n_head x head_dim): 4 T (2 k n_ff + 2 n_embd + n_head head_dim) bytes. Read off
+# the pinned llama.cpp's scheduler split over devices that run only the HTP's ops of that era (MUL_MAT /
+# MUL_MAT_ID of q4_0 / q8_0 / mxfp4 weights, ADD / SUB / MUL / ADD_ID, RMS_NORM, ROPE, SOFT_MAX without sinks,
+# SWIGLU; tests/test_llamacpp_split.py): 8.03 / 16.06 / 32.13 / 64.25 MiB at 64 / 128 / 256 / 512 tokens, the
+# context making no difference; with SWIGLU_OAI allowed the same run prints 21.69 MiB
+HTP_SWIGLU_OAI_BUILD = llamacpp_build_on("2025-12-16")
+SWIGLU_OAI_ARCHS = frozenset({"gpt-oss"})
 
 
 def _matmul_weight(t: TensorSpec) -> bool:
@@ -446,6 +457,10 @@ def hexagon_compute(compute: dict[int, int], spec: ModelSpec, ctx: Context, cach
     T = min(ctx.n_ctx, ctx.n_ubatch)
     masks = sum(c.cells * T * 2 for c in caches) if ctx.flash_attn else 0
     layer = max(p.attention - masks, 3 * spec.n_embd * T * 4)
+    moe = next((la for la in spec.trunk_layers if la.ffn.is_moe and la.attention is not None), None)
+    if spec.architecture in SWIGLU_OAI_ARCHS and build_number(s.engine_version) < HTP_SWIGLU_OAI_BUILD and moe:
+        f, a = moe.ffn, moe.attention
+        layer = 4 * T * (2 * f.n_experts_used * f.n_ff_expert + 2 * spec.n_embd + a.n_heads * a.head_dim_v)
     out = dict(compute)
     for d in set(placement.layer_device) - {-1}:
         out[d] = layer if d != placement.output_device else max(layer, p.output)
