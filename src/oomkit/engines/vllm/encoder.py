@@ -178,8 +178,11 @@ def encoder_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int,
     vc = tower.config.get("vision_config") or {}
     # Qwen2-VL names the tower's width embed_dim (its hidden_size is the merger's output)
     width, ff = int(vc.get("embed_dim") or tower.config_hidden or 0), int(vc.get("intermediate_size") or 0)
-    forward = n * item.patches * (2 * ff + 2 * width) * b
-    return held, pixels + forward
+    # the towers vLLM builds itself shard their MLPs over the tensor-parallel ranks (ColumnParallelLinear /
+    # RowParallelLinear in siglip.py, mllama4.py, pixtral.py, qwen2_5_vl.py ...; --mm-encoder-tp-mode data gives each
+    # rank whole weights and a share of the items instead: about the same per rank)
+    forward = n * item.patches * (2 * ff / r.tp + 2 * width) * b
+    return held, int(pixels + forward)
 
 
 def encoder_view(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[dict[str, Any], str | None]:
