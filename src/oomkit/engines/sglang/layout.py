@@ -479,7 +479,7 @@ def _engine_view(s: SGLangSettings, run: _Run, running: int | None, req_bytes: i
 
 
 def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | None, running: int | None,
-                pool_short: bool = False) -> dict[str, Any]:
+                pool_short: bool = False, rows: int | None = None) -> dict[str, Any]:
     """The start-up phases of the first GPU (phases.py) and the lines SGLang prints for them, in its order:
     model_runner.py load_model ("Load weight begin/end"), init_memory_pool ("KV Cache is allocated", "Memory pool
     end"), cuda_graph_runner.py ("Capture cuda graph begin/end"), scheduler.py ("max_total_num_tokens=...")."""
@@ -487,7 +487,9 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
     w0 = run.stages[0].weights_bytes
     max_bs = run.defaults.cuda_graph_max_bs
     sliding = any(la.attention is not None and la.attention.window for la in spec.layers)
-    parts = cuda_graph_parts(max_bs, s, run.v, spec.n_vocab, run.context_len, run.lay_all.page_size, sliding)
+    # the captured sizes stop at the req_to_token pool's rows (rows; None when the pool is not sized)
+    parts = cuda_graph_parts(max_bs, s, run.v, spec.n_vocab, run.context_len, run.lay_all.page_size, sliding, rows)
+    sizes = list(capture_bs(max_bs, run.v, rows))
     cg = parts.total
     kv = (pool.kv_bytes + pool.state_bytes) if pool is not None else 0
     total = run.devs[0].memory_bytes
@@ -520,7 +522,7 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
         end = pre_free - w0 - kv - (req_bytes or 0)
         begin = end - init  # "Capture cuda graph begin. ... avail mem": after init_attention_backend
         lines.append(f"Memory pool end. avail mem={gb(end)} GB")
-        lines += _capture_lines(run.v, begin, cg, pcg, list(capture_bs(max_bs, run.v)), list(pcg_sizes))
+        lines += _capture_lines(run.v, begin, cg, pcg, sizes, list(pcg_sizes))
         short = max(0, init + cg + pcg - end)
         if pool_short and reached(run.v, "pool_short_warning"):
             lines.append(f"KV pool holds {pool.max_total_num_tokens} tokens, fewer than --context-length "
@@ -531,7 +533,7 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
                      f"{run.defaults.chunked_prefill_size}, max_prefill_tokens={s.max_prefill_tokens}, "
                      f"max_running_requests={running}, context_len={run.context_len}, available_gpu_mem="
                      f"{gb(begin - cg - pcg)} GB")
-    return {"phases": [p.to_dict() for p in phases], "cuda_graph_bs": list(capture_bs(max_bs, run.v)) if cg else [],
+    return {"phases": [p.to_dict() for p in phases], "cuda_graph_bs": sizes if cg else [],
             "attention_backend_init_bytes": init, "capture_begin_avail_bytes": begin,
             "cuda_graph_bytes": cg, "cuda_graph_parts_bytes": {"logits": parts.logits, "index_tables":
                                                                  parts.index_tables, "rest": parts.rest},
@@ -648,7 +650,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
                error=error)
 
     usages = _device_usages(spec, s, run)
-    running = req_bytes = None
+    running = req_bytes = rows = None
     if pool is not None:
         running, rows = max_running_requests(pool, s, context_len, v)
         req_bytes = rows * (context_len + 4) * 4  # ReqToTokenPool: int32 (rows, context_len + 4)
@@ -661,7 +663,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     pool_short = pool is not None and pool.max_total_num_tokens < context_len
     if pool is not None:
         view["max_req_len"], view["max_req_input_len"] = request_limits(pool.max_total_num_tokens, context_len)
-    view.update(_phase_view(spec, s, run, req_bytes, running, pool_short))
+    view.update(_phase_view(spec, s, run, req_bytes, running, pool_short, rows))
     if view["capture_begin_avail_bytes"] is not None:
         view["available_gpu_mem_bytes"] = (view["capture_begin_avail_bytes"] - view["cuda_graph_bytes"]
                                            - view["prefill_cuda_graph_bytes"])

@@ -46,7 +46,7 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    with both PRs (FA3, sizes to 256, 0.95 GB; glm-4.5-air-tp4-capture-prs8579-8567.json) leaves 0.680 GiB: the rest
 #    does not grow with max_bs; their mean, 0.673.
 #    Held out: Qwen3-0.6B on an MI300X (gpustack#4424, 0.5.8, sizes to 512, 0.96 GB) comes within +10%; Llama-3.1-70B
-#    at TP8 across two nodes (fa3, sizes to 512, 1.32 GB, NCCL all-reduce captured in the graphs) at -26% and Olmo 3 on
+#    at TP8 across two nodes (fa3, sizes to 256, 1.32 GB, NCCL all-reduce captured in the graphs) at -37% and Olmo 3 on
 #    a B200 (8.60 GB) at -90% are known misses (strict xfails), and so is Apertus-8B at TP4 on one GH200 node (fa3,
 #    sizes to 256, 0.53 GB printed, 0.83 here: +57%; it leaves 0.374 GiB for the rest, so the rest is not one constant
 #    across models and TP sizes). Small captures: QwQ-32B at TP4 on 4x L4 (0.4.3.post4, flashinfer, 13 sizes to 80,
@@ -56,8 +56,8 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    (distributed/device_communicators/custom_all_reduce_utils.py 0.5.10: "disabled because this process group spans
 #    across nodes", and for world_size > 2 without full NVLink, as vLLM), so its graphs capture 161 NCCL all-reduces
 #    each; vLLM's per-all-reduce figure (engines/vllm/phases.py NCCL_GRAPH_PER_ALLREDUCE, 0.49 MiB, fitted on a CUDA
-#    12.2-era PCIe run) would add 4.01 GiB there (5.00 vs 1.32 printed): it does not carry over, so NCCL's share is
-#    left out here (the 0.33 GiB gap is 41 KiB per all-reduce; SGLang also sets NCCL_CUMEM_ENABLE=0, engine.py). On
+#    12.2-era PCIe run) would add 2.77 GiB there (3.60 vs 1.32 printed): it does not carry over, so NCCL's share is
+#    left out here (the 0.49 GiB gap is 89 KiB per all-reduce; SGLang also sets NCCL_CUMEM_ENABLE=0, engine.py). On
 #    the QwQ-32B run it would add 0.80 GiB for 13 x 129 all-reduces, more than the whole capture took. The fitted logs
 #    captured sizes to 256 or 512.
 CG_BASE = int(0.673 * GiB)
@@ -66,13 +66,20 @@ FLASHINFER_INT_WORKSPACE = 8 * MiB
 CUSTOM_MASK_BACKENDS = frozenset({"flashinfer", "triton", "aiter"})
 
 
-def capture_bs(max_bs: int, v: Version) -> tuple[int, ...]:
-    """cuda_graph_runner.py get_batch_sizes_to_capture: 1, 2, 4, 8, (12 from 0.5,) steps of 8 to 256, then 16."""
+def capture_bs(max_bs: int, v: Version, pool_size: int | None = None) -> tuple[int, ...]:
+    """cuda_graph_runner.py get_batch_sizes_to_capture: 1, 2, 4, 8, (12 from 0.5,) steps of 8 to 256, then 16, up to
+    cuda_graph_max_bs and to req_to_token_pool.size (pool_size; None: not known), which joins the list when the
+    list runs past it (with size - 1 in 0.4.3.post4-0.4.6.post5: settings.py ERAS capture_adds_pool_size)."""
     if v < (0, 5, 0):
         sizes = [1, 2, 4] + list(range(8, 257, 8)) + list(range(272, max_bs + 1, 16))
     else:
         sizes = [1, 2, 4, 8, 12] + list(range(16, 257, 8)) + list(range(272, max_bs + 1, 16))
-    return tuple(x for x in sizes if x <= max_bs)
+    sizes = [x for x in sizes if x <= max_bs]
+    if pool_size is not None and pool_size > 0:
+        if sizes and max(sizes) > pool_size and reached(v, "capture_adds_pool_size"):
+            sizes += [pool_size] if reached(v, "capture_adds_size_only") else [pool_size - 1, pool_size]
+        sizes = [x for x in sizes if 0 < x <= pool_size]
+    return tuple(sorted(set(sizes)))
 
 
 @dataclass(frozen=True)
@@ -87,8 +94,8 @@ class GraphMemory:
 
 
 def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int,
-                     sliding: bool = False) -> GraphMemory:
-    sizes = capture_bs(max_bs, v)
+                     sliding: bool = False, pool_size: int | None = None) -> GraphMemory:
+    sizes = capture_bs(max_bs, v, pool_size)
     if s.disable_cuda_graph or not sizes:
         return GraphMemory(0, 0, 0)
     top = max(sizes)

@@ -62,6 +62,11 @@ ERAS = Eras({
     # truncated instead with --allow-auto-truncate; 0.4.3.post4 is the first release read with it). 0.4.0's scheduler
     # handle_generate_request truncates it with a warning.
     "abort_long_request": (0, 4, 3, 4),
+    # cuda_graph_runner.py get_batch_sizes_to_capture keeps the sizes up to req_to_token_pool.size (every release
+    # read); when the list runs past it, it adds size - 1 and size (0.4.3.post4-0.4.6.post5 read; 0.4.0 adds none),
+    # from 0.4.7 size alone
+    "capture_adds_pool_size": (0, 4, 3, 4),
+    "capture_adds_size_only": (0, 4, 7),
     # model_runner.py init_cuda_graphs (0.5.14; model_runner_components/cuda_graph_setup.py capture_cuda_graphs from
     # 0.5.18): an EagerRunner, then the prefill graphs, then the decode graphs ("prefill before decode, so both
     # coalesce onto the eager buffer"); before (0.5.10 read), init_device_graphs then init_piecewise_cuda_graphs.
