@@ -424,3 +424,28 @@ def test_fit_beside_the_main_model_drops_rows_off_its_devices(tmp_path):
     shared = params_fit(spec, devs[:1], replace(s, model_draft=str(md), device_draft=("CUDA0", "CUDA1")), given=devs)
     part = _own(md, devs, n_ctx=shared.settings.n_ctx, n_parallel=1)["CUDA0"]
     assert shared.draft[0] == part > 0 and shared.n_ctx < alone.n_ctx
+
+
+def test_draft_expert_overrides_are_its_own(tmp_path):
+    """-otd / -cmoed / -ncmoed fill params.speculative.draft.tensor_buft_overrides, which the draft loads with
+    (result.tensor_buft_overrides = params_spec.tensor_buft_overrides); the main command's -cmoe is not the draft's."""
+    from oomkit.engines.llamacpp.args import format_command
+    from oomkit.engines.llamacpp.fit import read_draft
+
+    md = _glm()  # a MoE draft: GLM-4.5-Air's shape cut to two layers
+    _, _, s = parse_args(["-m", "x.gguf", "-md", md, "-cmoed", "--spec-draft-n-cpu-moe", "1", "-otd", "exps=CPU",
+                          "-cmoe"])
+    assert (s.cpu_moe_draft, s.n_cpu_moe_draft, s.override_tensor_draft, s.cpu_moe) == (True, 1, (("exps", "CPU"),),
+                                                                                       True)
+    cmd = format_command("x.gguf", s)
+    assert "-otd" in cmd and "--cpu-moe-draft" in cmd and parse_args(cmd[1:])[2] == s  # written back as read
+    _, ds = read_draft(s)
+    assert (ds.cpu_moe, ds.n_cpu_moe, ds.override_tensor) == (True, 1, (("exps", "CPU"),))
+    devs = _gpus(24000)
+    kw = dict(quant="Q4_K_M", devices=devs, find_max_context=False, n_parallel=1, fit=False, n_ctx=4096)
+    base = oomkit.estimate(LLAMA8, "llama.cpp", **kw)
+    est = oomkit.estimate(LLAMA8, "llama.cpp", model_draft=md, cpu_moe_draft=True, **kw)
+    own = _own(md, devs, n_ctx=4096, n_parallel=1, cpu_moe=True)
+    assert est.devices[0].total_bytes - base.devices[0].total_bytes == own["CUDA0"]
+    assert est.host.total_bytes - base.host.total_bytes == own["CPU"]
+    assert own["CPU"] > _own(md, devs, n_ctx=4096, n_parallel=1)["CPU"]  # the experts moved to the host

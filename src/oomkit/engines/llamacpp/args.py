@@ -62,6 +62,8 @@ _VALUED = _by_flag({
     ("-c", "--ctx-size"): ("n_ctx", _int), ("-b", "--batch-size"): ("n_batch", _int),
     ("-ub", "--ubatch-size"): ("n_ubatch", _int), ("-np", "--parallel"): ("n_parallel", _int),
     ("-mg", "--main-gpu"): ("main_gpu", _int), ("-ncmoe", "--n-cpu-moe"): ("n_cpu_moe", _int),
+    # the draft model's own expert placement (common/arg.cpp: into params.speculative.draft.tensor_buft_overrides)
+    ("-ncmoed", "--n-cpu-moe-draft", "--spec-draft-n-cpu-moe", "--spec-draft-ncmoe"): ("n_cpu_moe_draft", _int),
     ("-ctk", "--cache-type-k"): ("cache_type_k", _text), ("-ctv", "--cache-type-v"): ("cache_type_v", _text),
     ("-sm", "--split-mode"): ("split_mode", _text),
     # the draft model (common/arg.cpp; the --spec-draft-* names of 2026 builds alias the older ones)
@@ -73,6 +75,7 @@ _SWITCHES = _by_flag({
     ("-kvu", "--kv-unified"): ("kv_unified", True), ("-no-kvu", "--no-kv-unified"): ("kv_unified", False),
     ("--swa-full",): ("swa_full", True), ("-nkvo", "--no-kv-offload"): ("no_kv_offload", True),
     ("-kvo", "--kv-offload"): ("no_kv_offload", False), ("-cmoe", "--cpu-moe"): ("cpu_moe", True),
+    ("-cmoed", "--cpu-moe-draft", "--spec-draft-cpu-moe"): ("cpu_moe_draft", True),
     ("--no-mmap",): ("mmap", False), ("--embedding", "--embeddings"): ("embeddings", True),
     ("-nr", "--no-repack"): ("repack", False), ("--repack",): ("repack", True), ("--no-host",): ("no_host", True),
     ("--no-mmproj",): ("no_mmproj", True), ("--no-mmproj-offload",): ("mmproj_offload", False),
@@ -89,6 +92,7 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
     model: str | None = None
     quant: str | None = None
     overrides: list[tuple[str, str]] = []
+    overrides_draft: list[tuple[str, str]] = []
     i = 0
     while i < len(args):
         arg = args[i]
@@ -141,12 +145,12 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
                 raise SettingsError(f"{name} {value!r}: {len(parts)} parts; llama.cpp takes at most "
                                     f"{MAX_SPLIT_DEVICES} (one per device)")
             opts["tensor_split"] = tuple(stof(name, x) for x in parts)
-        elif name in ("-ot", "--override-tensor"):
+        elif name in ("-ot", "--override-tensor", "-otd", "--override-tensor-draft", "--spec-draft-override-tensor"):
             for part in value.split(","):
                 pat, sep, buft = part.partition("=")  # common/arg.cpp: split at the first '='
                 if not sep or not pat:
-                    raise OomkitError(f"error: invalid --override-tensor {part!r}: expected PATTERN=BUFFER_TYPE")
-                overrides.append((pat, buft))
+                    raise OomkitError(f"error: invalid {name} {part!r}: expected PATTERN=BUFFER_TYPE")
+                (overrides if name in ("-ot", "--override-tensor") else overrides_draft).append((pat, buft))
         elif name in ("-mm", "--mmproj"):
             opts["mmproj"] = value
         elif name in ("-lm", "--load-mode"):
@@ -180,6 +184,8 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
             opts["device_draft"] = tuple(x.strip() for x in value.split(",") if x.strip())
     if overrides:
         opts["override_tensor"] = tuple(overrides)
+    if overrides_draft:
+        opts["override_tensor_draft"] = tuple(overrides_draft)
     return model, quant, check_settings(LlamaCppSettings(**opts))
 
 
@@ -288,6 +294,10 @@ OPTIONS = (
     Opt("override_tensor", "-ot", _overrides, aliases=("--override-tensor",)),
     Opt("n_cpu_moe", "--n-cpu-moe", aliases=("-ncmoe",)),
     Opt("cpu_moe", "--cpu-moe", switch=("--cpu-moe", None), aliases=("-cmoe",)),
+    Opt("override_tensor_draft", "-otd", _overrides, aliases=("--override-tensor-draft", "--spec-draft-override-tensor")),
+    Opt("n_cpu_moe_draft", "--n-cpu-moe-draft", aliases=("-ncmoed", "--spec-draft-n-cpu-moe", "--spec-draft-ncmoe")),
+    Opt("cpu_moe_draft", "--cpu-moe-draft", switch=("--cpu-moe-draft", None),
+        aliases=("-cmoed", "--spec-draft-cpu-moe")),
     Opt("mmap", "--no-mmap", switch=("--mmap", "--no-mmap"), foreign=("-lm", "--load-mode")),
     Opt("embeddings", "--embeddings", switch=("--embeddings", None), aliases=("--embedding",)),
     Opt("repack", "--no-repack", switch=("--repack", "--no-repack"), aliases=("-nr",)),

@@ -479,13 +479,14 @@ def read_draft(s: LlamaCppSettings) -> tuple[ModelSpec, LlamaCppSettings] | None
         return None
     # common/speculative.cpp common_base_params_to_speculative (params_dft = params_base with the draft's fields):
     # the draft's devices are -devd ("default to global devices value": -dev, else every device), a single one
-    # loading with -sm layer; its own -ngld, -ctkd / -ctvd and tensor overrides (none from the main command); -ts is
-    # the main command's (result = params), its first entries for the draft's devices
+    # loading with -sm layer; its own -ngld, -ctkd / -ctvd and tensor overrides (-otd, -cmoed, -ncmoed; none of the
+    # main command's); -ts is the main command's (result = params), its first entries for the draft's devices
     devs = s.device_draft or s.device
     named = [d for d in devs if d.lower() != "none"]
     ts = s.tensor_split[:len(named)] if s.device_draft and named else s.tensor_split
     return spec, replace(s, n_gpu_layers=s.n_gpu_layers_draft, cache_type_k=s.cache_type_k_draft,
-                         cache_type_v=s.cache_type_v_draft, override_tensor=(), cpu_moe=False, n_cpu_moe=0,
+                         cache_type_v=s.cache_type_v_draft, override_tensor=s.override_tensor_draft,
+                         cpu_moe=s.cpu_moe_draft, n_cpu_moe=s.n_cpu_moe_draft,
                          tensor_split=ts if any(ts) else (), mmproj=None, model_draft=None, hf_repo_draft=None,
                          spec_type=(), fit=False, device=tuple(devs), device_draft=(),
                          split_mode="layer" if len(named) == 1 else s.split_mode)

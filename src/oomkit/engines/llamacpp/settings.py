@@ -83,6 +83,7 @@ class LlamaCppSettings:
         "main_gpu": Limit(0, 1023, "-mg"),
         # common/arg.cpp --n-cpu-moe: "if (value < 0) throw std::invalid_argument"
         "n_cpu_moe": Limit(0, INT32_MAX, "-ncmoe"),
+        "n_cpu_moe_draft": Limit(0, INT32_MAX, "-ncmoed"),
         "n_gpu_layers": Limit(0, 10**6, "-ngl", special=(-1,), allowed="-1 (auto), 'all', or 0 and up"),
         "n_gpu_layers_draft": Limit(0, 10**6, "-ngld", special=(-1,), allowed="-1 (auto), 'all', or 0 and up"),
         # -ts: proportions; std::stof takes nan, inf and negatives, which load_tensors turns into nonsense splits
@@ -131,6 +132,11 @@ class LlamaCppSettings:
     cache_type_k_draft: str = "f16"  # -ctkd / --spec-draft-type-k
     cache_type_v_draft: str = "f16"  # -ctvd / --spec-draft-type-v
     spec_type: tuple[str, ...] = ()  # --spec-type, comma-separated
+    # the draft's own tensor overrides (common_params_speculative_draft.tensor_buft_overrides): -otd PATTERN=BUFT,
+    # -cmoed / --cpu-moe-draft, -ncmoed N / --n-cpu-moe-draft N; the main command's -ot / -cmoe / -ncmoe are not its
+    override_tensor_draft: tuple[tuple[str, str], ...] = ()
+    cpu_moe_draft: bool = False
+    n_cpu_moe_draft: int = 0
     bench_tests: tuple[tuple[str, int], ...] = ()  # llama-bench: (test name, n_ctx) per row (programs.py)
     fit: bool = True  # -fit on|off (common/common.h fit_params)
     fit_target: tuple[int, ...] = (1024,)  # -fitt MiB kept free per device, one value or one per device
@@ -146,6 +152,7 @@ class LlamaCppSettings:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d["tensor_split"] = list(self.tensor_split)
         d["override_tensor"] = [f"{p}={b}" for p, b in self.override_tensor]
+        d["override_tensor_draft"] = [f"{p}={b}" for p, b in self.override_tensor_draft]
         d["fit_target"], d["rpc"], d["device"] = list(self.fit_target), list(self.rpc), list(self.device)
         d["device_draft"] = list(self.device_draft)
         d["spec_type"] = list(self.spec_type)
