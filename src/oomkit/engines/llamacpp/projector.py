@@ -38,9 +38,10 @@ leaves it out (said so) for the others:
     qwen3vl    on:  in + P max(24E, 4F + 8E)         off: in + 4 P^2 H + 28 P E
   (the flash-off peak is the attention: the P x P x H F32 scores beside Q, K, V and the residual rows). Exact on
   the released towers (Qwen2-VL E 1280 F 5120; Qwen2.5-VL E 1280 F 3420, 594.37 / 4871.57 MiB; Qwen3-VL E 1152 F
-  4304 and E 1024 F 4096); where the FFN is wide for its width (qwen2.5's gated FFN with F > ~2.7 E, qwen2vl at E
-  1024 F 4096) ggml-alloc's reuse of freed blocks sets the flash-on peak and these fall short (the tests name each
-  miss).
+  4304 and E 1024 F 4096). qwen2vl below E ~1186 (a row of E within twice the inputs' bytes) with F > 2E takes
+  4F + 14E rows with flash attention (_early_row: 267.08 MiB at E 1024 F 4096, as at E 1280 F 5120). Where
+  qwen2.5's gated FFN is wide for its width (F > ~2.7 E, or E under 1280 at F 3420) ggml-alloc's reuse of freed
+  blocks adds one or two rows of F to the flash-on peak and the formula falls short (the tests name each miss).
 - mlp / mlp_norm (LLaVA 1.5/1.6, tools/mtmd/models/llava.cpp): warmup at image_size, P = (image_size / patch)^2
   patches plus the class token (n = P + 1 positions), T = the projector's output width (mm.2.weight):
     on:  12 W^2 + max(8 P T + 4 n E, 4 n F + 16 n E)     off: max(on, 12 W^2 + 4 n^2 H + 20 n E)
@@ -48,8 +49,8 @@ leaves it out (said so) for the others:
 - llama4 (tools/mtmd/models/llama4.cpp: build_vit with 2D RoPE, then pixel shuffle and the adapter MLP): warmup at
   image_size, n = P + 1 positions; inputs the F32 image and the two position rows (n int32 each, padded to 32 bytes):
     on:  in + n max(24E, 4F + 8E)          off: max(on, in + 4 n^2 H + 20 n E)
-  exact on Llama 4's tower (E 1408, F 5632, H 16, d_head 88: 19.89 MiB on, 37.11 off at 336 px); with d_head 64
-  (E 1024 / 768 at 16 / 12 heads) the flash-on peak sits elsewhere (30 E rows measured) and this falls short.
+  exact on Llama 4's tower (E 1408, F 5632, H 16, d_head 88: 19.89 MiB on, 37.11 off at 336 px); below E 1280 the
+  flash-on FFN term gains the six early rows of E as qwen2vl's (_early_row: 18.20 MiB at E 1024 F 4096).
 - pixtral (Pixtral 12B, and with clip.vision.spatial_merge_size m = 2 Mistral Small 3.x; tools/mtmd/models/
   pixtral.cpp): set_warmup_n_tokens(256) puts the warmup at 16 m p pixels, P = (16 m)^2 patches, P / m^2 tokens of
   width T (mm.2.weight); inputs the F32 image and two RoPE rows; 64 T bytes for the 16 [IMG_BREAK] rows:
@@ -190,7 +191,7 @@ def _vision_compute_bytes(meta: dict, flash_attn: bool, shapes: dict) -> int | N
     if kind == "llama4":
         n = (image // patch) ** 2 + 1  # the class token
         inputs = 12 * image * image + 2 * _align(4 * n)  # the F32 image, pos_h and pos_w (n int32 each)
-        on = inputs + n * max(24 * e, 4 * f + 8 * e)
+        on = inputs + n * max(24 * e, 4 * f + (8 + _early_row(n, e, f, inputs)) * e)
         return on if flash_attn else max(on, inputs + 4 * n * n * h + 20 * n * e)
     if kind in ("qwen2vl_merger", "qwen2.5vl_merger", "qwen3vl_merger"):
         return _qwen_vl(kind, meta, patch, e, f, h, flash_attn)
@@ -309,6 +310,17 @@ def _kimi(kind: str, meta: dict, patch: int, e: int, f: int, h: int, flash_attn:
     return on if flash_attn else max(on, inputs + 4 * p * (p * h + 5 * e))
 
 
+def _early_row(n: int, e: int, f: int, inputs: int) -> int:
+    """Rows of E the flash-on FFN peak of build_vit gains when a row of E (n positions, F32) fits in twice the
+    graph inputs' bytes and the FFN is wider than 2E: ggml-alloc then places an early row in the blocks at the
+    front of the buffer, and the layers' later rows land past the FFN's, six rows further. Measured, not derived:
+    on qwen2vl with 8464 positions and 19.9 MiB of inputs the rows are there at E 1184 and absent at E 1188, there
+    at F = 2.6E and 2.9E and absent at F = 1.95E; llama4 agrees (there at E 768 and 1024 with F = 4E, absent at
+    E 1280 and 1408, absent at F = 1.95E). The qwen3vl graph, whose learned position rows change the order, does
+    not show it."""
+    return 6 if 4 * n * e <= 2 * inputs and f > 2 * e else 0
+
+
 def _align(nbytes: int, alignment: int = 32) -> int:
     """A tensor's size in the scheduler's buffer (ggml-alloc pads each to the backend's alignment, 32 on the CPU)."""
     return -(-nbytes // alignment) * alignment
@@ -324,7 +336,10 @@ def _qwen_vl(kind: str, meta: dict, patch: int, e: int, f: int, h: int, flash_at
     if window:
         return inputs + (6 * p * p + 16 * p * e if flash_attn else 4 * p * p * (h + 1) + 20 * p * e)
     rows = 28 if kind == "qwen3vl_merger" else 20
-    on = inputs + p * max((rows - 4) * e if kind == "qwen3vl_merger" else 20 * e, 4 * f + 8 * e)
+    if kind == "qwen3vl_merger":
+        on = inputs + p * max((rows - 4) * e, 4 * f + 8 * e)
+    else:
+        on = inputs + p * max(20 * e, 4 * f + (8 + _early_row(p, e, f, inputs)) * e)
     return on if flash_attn else inputs + 4 * p * p * h + rows * p * e
 
 
