@@ -48,7 +48,7 @@ def test_the_qwq_log_starts_with_a_pool_shorter_than_its_context():
     assert est.request_limit == view["max_req_input_len"] == tokens - 6 and view["max_req_len"] == tokens - 1
     assert est.fits is False  # ... but not at the context asked for
     note = next(w for w in est.warnings if w.startswith("SGLang starts, but "))
-    assert f"the KV pool holds {tokens:,} tokens, fewer than context_length 131,072" in note
+    assert f"the KV pool holds {tokens:,} tokens (max_total_num_tokens), fewer than context_length 131,072" in note
     assert f"the maximum allowed length ({tokens - 6} tokens)" in note and "aborted" in note
 
 
@@ -64,8 +64,8 @@ def test_qwen3_8b_on_a_4090_starts_and_says_how_to_serve_its_context():
     assert view["available_gpu_mem_bytes"] > 0 and "failed_phase" not in view
     out = text(r)
     verdict = next(line for line in out.splitlines() if line.startswith("verdict:"))
-    assert verdict.startswith(f"verdict: DOES NOT FIT — sglang starts, but the KV pool holds {tokens:,} tokens, "
-                              "fewer than context_length 40,960: ")
+    assert verdict.startswith(f"verdict: DOES NOT FIT — sglang starts, but the KV pool holds {tokens:,} tokens "
+                              "(max_total_num_tokens), fewer than context_length 40,960: ")
     assert f"a prompt of {tokens - 6:,} tokens or more is aborted" in verdict
     assert "fails first" not in out and "short by" not in out
     # every setting the verdict offers serves the full context when checked again

@@ -359,7 +359,7 @@ def _pool_short_message(s: SGLangSettings, run: _Run, fixes: _PoolFixes | None) 
     (managers/utils.py validate_input_length, scheduler.py handle_generate_request)."""
     tokens, ctx = run.pool.max_total_num_tokens, run.context_len
     max_req_len, max_input = request_limits(tokens, ctx)
-    head = f"the KV pool holds {tokens:,} tokens, fewer than context_length {ctx:,}: "
+    head = f"the KV pool holds {tokens:,} tokens (max_total_num_tokens), fewer than context_length {ctx:,}: "
     if not reached(run.v, "abort_long_request"):
         what = (f"a prompt longer than {max_input:,} tokens is cut to {max_input:,} (\"Request length is longer than "
                 "the KV cache pool size or the max context length. Truncated!!!\")")
