@@ -446,13 +446,14 @@ def _apertus_sizes(pattern: str) -> list[int]:
 
 
 def test_apertus_capture_lists_are_sglangs():
-    # apertus-8b-tp4-gh200-servekit: the decode sizes (36 to 256: cuda_graph_max_bs 512 capped at
-    # max_running_requests 256) and the 58 prefill token counts to piecewise_cuda_graph_max_tokens 8192
+    # apertus-8b-tp4-gh200-servekit (0.5.10's lines): the decode sizes (36 to 256: cuda_graph_max_bs 512, kept up to
+    # the req_to_token pool's 256 rows, --max-running-requests) and the 58 prefill token counts to
+    # piecewise_cuda_graph_max_tokens 8192
     from oomkit.engines.sglang.phases import prefill_graph_tokens
 
-    assert list(capture_bs(256, (0, 5, 23))) == _apertus_sizes(r"Capture cuda graph bs \[")
+    assert list(capture_bs(512, (0, 5, 10), 256)) == _apertus_sizes(r"Capture cuda graph bs \[")
     s = sg.SGLangSettings(tp_size=4, chunked_prefill_size=8192)
-    tokens = prefill_graph_tokens(s, (0, 5, 23), chunked_prefill_size=8192, mla=False, multimodal=False, hip=False,
+    tokens = prefill_graph_tokens(s, (0, 5, 10), chunked_prefill_size=8192, mla=False, multimodal=False, hip=False,
                                   disabled_arch=False)
     assert list(tokens) == _apertus_sizes(r"Capture cuda graph num tokens \[")
 
@@ -479,7 +480,7 @@ def test_apertus_prefill_capture_memory():
 def test_apertus_decode_capture_memory():
     d = load("apertus-8b-tp4-gh200-servekit")
     s = sg.SGLangSettings(attention_backend="fa3")
-    pred = cuda_graph_bytes(256, s, (0, 5, 23), 131072, 32768, 1)
+    pred = cuda_graph_bytes(256, s, (0, 5, 10), 131072, 32768, 1)
     printed = d["printed"]["capture_end_mem_usage_bytes"]
     assert abs(pred - printed) / printed <= 0.10
 
