@@ -549,7 +549,8 @@ def case_llama31_70b_two_nodes() -> list[Row]:
     d = load(name)
     spec = resolve("meta-llama/Llama-3.1-70B-Instruct")
     s = sg.SGLangSettings(tp_size=8, nnodes=2, mem_fraction_static=0.85, context_length=32768, max_running_requests=256,
-                          chunked_prefill_size=8192, cuda_graph_max_bs=512)  # main of 2026-07-31: the newest rules
+                          chunked_prefill_size=8192, cuda_graph_max_bs=512,
+                          engine_version="0.5.10")  # main of 2026-07-31 printing 0.5.10's capture lines
     rows = _kv_rows(name, spec, s, d)
     rows.append(_weights_row(name, spec, s, d, "bf16, TP8 per rank (node 1, rank 4)"))
     after = _gib(d, "weights_avail_after_gb") * GiB
@@ -590,7 +591,7 @@ def case_apertus_8b_tp4() -> list[Row]:
     d = load(name)
     spec = apertus_8b()
     s = sg.SGLangSettings(tp_size=4, mem_fraction_static=0.85, context_length=32768, max_running_requests=256,
-                          chunked_prefill_size=8192, attention_backend="fa3")
+                          chunked_prefill_size=8192, attention_backend="fa3", engine_version="0.5.10")
     rows = _kv_rows(name, spec, s, d)
     after = _gib(d, "weights_avail_after_gb") * GiB
     pre = _gib(d, "weights_avail_before_gb") * GiB
