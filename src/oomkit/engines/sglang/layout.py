@@ -293,7 +293,8 @@ class _PoolFixes:
 
 def _pool_fixes(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, run: _Run) -> _PoolFixes:
     """The largest --context-length the pool holds, the --mem-fraction-static that sizes the pool for context_length
-    without leaving CUDA graph capture short, and an FP8 KV cache when it is enough on its own."""
+    without leaving CUDA graph capture short, and an FP8 KV cache (with the fraction it needs). s: the settings as
+    given, so that SGLang picks the attention backend again for each."""
     def serves(trial: MemoryEstimate) -> bool:
         v = trial.engine_view
         return (getattr(trial, "request_limit", 1) is None and v.get("max_total_num_tokens") is not None
@@ -606,6 +607,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
              ) -> MemoryEstimate:
     """fixes: when the pool is shorter than context_length, try the settings that would serve it (new estimates)."""
     v = parse_version(s.engine_version)
+    given = s  # as given: the settings the fixes are tried on (SGLang picks the backend again for each)
     _check_settings(s)
     context_len = derive_context_length(spec, s)
     n_gpus = s.tp_size * s.pp_size * (1 if s.enable_dp_attention else s.dp_size)
@@ -701,7 +703,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     if pool_short:
         # SGLang starts (it only warns, 0.5.23+) and serves prompts below max_req_input_len: past a CUDA graph
         # capture that runs out, the start-up death is the verdict, the short pool a note
-        message = _pool_short_message(s, run, _pool_fixes(spec, devices, s, run) if fixes and not short else None)
+        message = _pool_short_message(s, run, _pool_fixes(spec, devices, given, run) if fixes and not short else None)
         if short:
             warnings.append(f"were it to start: {message}")
         else:
