@@ -321,8 +321,8 @@ def test_mtp_blocks_equal_llama_cpp(arch):
 
 
 # The newer layouts at long contexts, sized by llama.cpp's dry run (no_alloc): caches, state and output exact. Their
-# compute is held on ADDED_GRID; measured here: deepseek4 0.82 at 256K x 2 and 0.73 at 100K x 3 unified (its
-# multi-sequence graphs not modelled), glm5-next 1.00 at 128K x 4 unified (1330.38 MiB), dots3note and qwen4exp 1.00,
+# compute is held on ADDED_GRID; measured here: deepseek4 1.00 at 256K x 2 and 100K x 3 unified (held in
+# tests/test_llamacpp_compute_offgrid.py), glm5-next 1.00 at 128K x 4 unified (1330.38 MiB), dots3note and qwen4exp 1.00,
 # graniteswitch 1.00 and laguna 1.19 at 128K x 4 unified (219.50 vs 184.52 MiB: the masks and five rows in llama.cpp's
 # figure, where oomkit puts the dense layer's gate and up above the masks and four rows; where they go there was not
 # read).

@@ -42,6 +42,22 @@ EXACT = [
     ("t5encoder", dict(BASE, n_ctx=2048, n_ubatch=64)),
 ]
 
+# DeepSeek-V4 at long context (compute.py hc_attention_phase: the lightning indexer's scores and the keys gathered
+# per sequence). Run as llama.cpp's dry run (no_alloc: the compute buffer is sized, the KV cache not allocated).
+# Before: 283.89 MiB at 256K x 2 (0.82 of llama.cpp's 347.84), 238.64 at 100K x 3 unified (0.73 of 328.59)
+WITHIN_10 = [
+    ("deepseek4", dict(BASE, n_ctx=262144, n_seq_max=2)),
+    ("deepseek4", dict(BASE, n_ctx=100000, n_seq_max=3, kv_unified=True)),
+    ("deepseek4", dict(BASE, n_ctx=200000, n_seq_max=3)),
+    ("deepseek4", dict(BASE, n_ctx=163840, n_seq_max=5, kv_unified=True)),
+    ("deepseek4", dict(BASE, n_ctx=131072)),
+    ("deepseek4", dict(BASE, n_ctx=131072, n_seq_max=2)),
+    ("deepseek4", dict(BASE, n_ctx=100000)),
+    pytest.param("deepseek4", dict(BASE, n_ctx=131072, **Q8), marks=pytest.mark.xfail(
+        strict=True, reason="compute 1.12 of llama.cpp's at 128K q8_0 (283.89 vs 253.34 MiB): the rotated query takes "
+                            "the hole below the hc streams; not modelled")),
+]
+
 
 def _path(arch: str):
     build = ggufs.ADDED_BUILDERS.get(arch)
@@ -62,6 +78,17 @@ def test_compute_equals_llama_cpp(arch, settings):
                      failures="error")
     row = rows[0]
     assert round(row.got["compute_mib"], 2) == row.expected["compute_mib"], row.describe()
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("arch,settings", WITHIN_10, ids=_ids([p.values if hasattr(p, "values") else p
+                                                              for p in WITHIN_10]))
+def test_compute_within_10_percent_dry_run(arch, settings):
+    s = dict(settings, no_alloc=True, use_mmap=False)
+    path = _path(arch)
+    rows = h.compare(arch, read_gguf_spec(path), [s], [g.llamacpp_run.measure(path, **s)], fields=h.DRY_RUN_FIELDS,
+                     failures="error")
+    h.assert_compute(arch, rows)
 
 
 def test_allocator_best_fit_and_in_place():

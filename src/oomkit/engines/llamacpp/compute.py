@@ -220,7 +220,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     if spec.architecture in HC_GDN_ARCHS:
         attn_phase = max(attn_phase, hc_gdn_conv_phase(spec, T, ctx.n_seq_max, masks))
     if spec.architecture in HC_ATTN_ARCHS and not no_cache:
-        attn_phase = max(attn_phase, hc_attention_phase(spec, T, caches, cells, ctx.flash_attn))
+        attn_phase = max(attn_phase, hc_attention_phase(spec, T, caches, cells, ctx.flash_attn, ctx.n_seq_max,
+                                                           _rotations(spec, ctx)[0] > 0))
     if spec.architecture in FINAL_NORM_KEPT and rows_out >= T and not no_cache:
         moe_out = final_norm_kept_output(spec, T, rows_out, input_block(spec, ctx, masks, T)) or moe_out
     if spec.architecture in LM_HEAD_SCALED and rows_out >= T and ctx.flash_attn and not no_cache:
@@ -557,7 +558,8 @@ def _hc_streams(spec: ModelSpec) -> int:
 HC_ATTN_ARCHS = frozenset({"deepseek4"})
 
 
-def hc_attention_phase(spec: ModelSpec, T: int, caches: list[Cache], cells: dict[int, int], flash_attn: bool) -> int:
+def hc_attention_phase(spec: ModelSpec, T: int, caches: list[Cache], cells: dict[int, int], flash_attn: bool,
+                       n_seqs: int = 1, k_rotated: bool = False) -> int:
     """A DeepSeek-V4 attention layer at its per-head query (q_norm, then RoPE in place): below it the masks and
     two row blocks of graph inputs, the hc residual streams (hc x n_embd x T) and their flattened norm, the mixed
     row and the attention norm, and the q projection (n_heads x head_dim); without flash attention the KQ scores
@@ -567,7 +569,20 @@ def hc_attention_phase(spec: ModelSpec, T: int, caches: list[Cache], cells: dict
     fused one the reserve builds holds about one row block less (157.59 MiB printed at 8K, 161.59 at 16K, 185.84 at
     64K, masks + 152.5-152.8 MiB), so one inputs row is counted here. The masks: one per cache that holds layers
     (llama_kv_cache_dsv4: the SWA, ratio-4, ratio-128 and indexer caches; not the empty non-SWA one nor the
-    compressor states), 2 bytes a cell and token with flash attention (4 without)."""
+    compressor states), 2 bytes a cell and token with flash attention (4 without).
+
+    With flash attention a layer with the lightning indexer peaks later, at its scores (lid_score_masked: the
+    indexer's cells x T floats) above the query; below them the window's and the ratio cache's keys gathered for
+    each of the n_seqs sequences of the reserve (csa_k_all: n_seqs x (SWA + ratio cells) x head_dim f16, split
+    streams and a unified cache alike) where they do not fit the hole the q projection leaves below the hc streams
+    (the query and two row blocks: 47.95 MiB on that file); the scores go below too where they fit what the keys
+    leave of that hole, or a block of four rows beside it. Read off the same reserve (free blocks before each
+    allocation replayed with galloc.py's rules): 282.34 MiB at 128K and 252.34 at 100K (the keys in the hole, the
+    scores above the query), 347.84 at 256K x 2 (65.50 MiB of keys above the query, then the scores), 328.59 at 100K
+    x 3 unified (75.75), and the query's peak where both fit below (169.59 at 32K, 185.84 at 128K x 2). The hole and
+    the four-row block are read off this one file (n_embd 4096, 32 heads of 512, hc 4), not derived tensor by
+    tensor. Not with a rotated (quantized) K cache: the rotated query takes that hole and the keys are stored
+    quantized (253.34 MiB at 128K q8_0, 288.14 at 256K x 2; the query phase here gives 283.89, 1.12 and 0.99)."""
     resid = spec.n_embd * T * 4
     hc = _hc_streams(spec)
     held = [c for c in caches if c.layers and not c.name.endswith("state")]
@@ -582,6 +597,15 @@ def hc_attention_phase(spec: ModelSpec, T: int, caches: list[Cache], cells: dict
         q = a.n_heads * a.head_dim_k * T * 4
         if flash_attn:
             peak = max(peak, masks + (3 + 2 * hc) * resid + 2 * q)
+            idx = next((c.cells for c in held if c.name == "indexer" and layer.index in c.layers), 0)
+            if idx and not k_rotated:
+                k_all = n_seqs * sum(c.cells for c in held if layer.index in c.layers and c.name != "indexer") \
+                    * a.head_dim_k * 2
+                lid, hole = idx * T * 4, q + 2 * resid
+                k_top = k_all if k_all > hole else 0
+                # the scores take what the keys leave of that hole, or the block of four rows beside it
+                lid_in = lid < hole if k_top else lid <= max(hole - k_all, 4 * resid)
+                peak = max(peak, masks + (3 + 2 * hc) * resid + 2 * q + k_top + (0 if lid_in else lid))
             continue
         # without flash attention the KQ scores over the window's cells and the layer's compressed rows (n_kv =
         # SWA cells + the ratio cache's cells), above the masks, 5 + 2 hc row blocks and the query. Fitted: 321.14
