@@ -397,3 +397,12 @@ def test_vllm_refusal_past_the_physical_memory_is_the_kv_cache_stage():
     text = run_oomkit("check", "--gpu", "RTX 5090", "--", "vllm", "serve", "Qwen/Qwen3-30B-A3B-Instruct-2507-FP8",
                       "--max-model-len", "65536", "--gpu-memory-utilization", "0.95").stdout
     assert "fails first at the KV cache: vllm refuses to start: No available memory for the cache blocks" in text
+
+
+def test_json_verdict_of_an_engine_refusal_names_the_engine_not_a_zero_shortfall():
+    """Qwen3-32B AWQ at max_model_len 40960 on a 24 GiB card fits in memory, yet vLLM refuses to start (see
+    test_engine_refusal_is_not_a_fit): the verdict string says so instead of "does not fit by 0 MiB"."""
+    r = check("Qwen/Qwen3-32B:awq", engine="vllm", gpu="RTX 4090", max_model_len=40960)
+    assert r.engine_refuses and r.margin_bytes >= 0
+    assert r.verdict.startswith("does not fit: vllm refuses these settings with ")
+    assert r.to_dict()["verdict"] == r.verdict

@@ -150,6 +150,8 @@ class CheckResult:
         m = self.margin_bytes
         if self.fits:
             return f"fits with {m / (1 << 20):,.0f} MiB left"
+        if self.engine_refuses:  # the memory holds it; the engine's own rule stops it (its error says which)
+            return f"does not fit: {self.estimate.engine} refuses these settings with {m / (1 << 20):,.0f} MiB left"
         return f"does not fit by {-m / (1 << 20):,.0f} MiB"
 
     def to_dict(self) -> dict[str, Any]:
