@@ -61,9 +61,8 @@ leaves it out (said so) for the others:
 - gemma4v (Gemma 4), resampler (MiniCPM-V / MiniCPM-o), glm4v (GLM-4.1V / 4.5V), kimivl / kimik25 (Kimi-VL,
   Kimi-K2.5): read from their graph builders (tools/mtmd/models/gemma4v.cpp, minicpmv.cpp, glm4v.cpp, kimivl.cpp,
   kimik25.cpp) and the warmup sizes load_hparams sets; each function below names its peaks. Held against
-  mtmd_get_memory_usage (tests/test_llamacpp_mmproj_towers.py): exact with -fa on and off on the released towers,
-  except MiniCPM-Llama3-V 2.5's 96 queries without flash attention (-9.6%); Kimi-K2.5 without
-  clip.vision.image_max_pixels warms up at 1792 px: 16.4 GiB without flash attention.
+  mtmd_get_memory_usage (tests/test_llamacpp_mmproj_towers.py): exact with -fa on and off on the released towers;
+  Kimi-K2.5 without clip.vision.image_max_pixels warms up at 1792 px: 16.4 GiB without flash attention.
 - gemma4a (Gemma 4 E2B / E4B's audio tower, _audio_compute_bytes): the convolutional subsampler's peak at the
   3000-frame warmup clip; a file with both towers reserves both compute buffers and loads the unprefixed v.* tensors
   twice (clip_weight_bytes).
@@ -249,11 +248,6 @@ def _gemma4v(meta: dict, patch: int, e: int, f: int, h: int, flash_attn: bool) -
     return on if flash_attn else max(on, inputs + 4 * p * (p * h + (4 + reuse) * e))
 
 
-# MiniCPM-V's resampler queries (clip.minicpmv_query_num; 64 from version 3 on, 96 before): 64 query rows fit in a
-# block freed earlier in the graph, 96 or more add one row of Q x T
-MINICPMV_FREE_QUERIES = 64
-
-
 def _minicpmv(image: int, patch: int, e: int, f: int, h: int, flash_attn: bool, shapes: dict) -> int | None:
     """MiniCPM-V / MiniCPM-o (projector type "resampler"; tools/mtmd/models/minicpmv.cpp): the SigLIP ViT at
     image_size (P = (image / p)^2 patches, no class token), then the resampler, a cross-attention of Q learned
@@ -261,15 +255,20 @@ def _minicpmv(image: int, patch: int, e: int, f: int, h: int, flash_attn: bool, 
     image, the positions (P int32), pos_h and pos_w (P F32 each) and omega (T/4 F32). With flash attention the
     peak is either the resampler (kv projection, its norm and the sin/cos position rows: three rows of T, beside
     two rows of E) or the ViT's FFN (a row of F and three of E); without, the ViT's P x P x H F32 scores beside four
-    rows of E where they are larger."""
+    rows of E where they are larger.
+    The query branch (ln_q over resampler.query: Q x T F32) depends on no activation, so the scheduler places it
+    early: it lands in the block the patch convolution's im2col frees (3 p^2 x P F16) when it fits (64 queries at
+    T <= 4704); when it does not (MiniCPM-Llama3-V 2.5's 96 queries at T 4096) it adds its own row with flash
+    attention and shifts the flash-off peak by two rows of E (measured)."""
     query = shapes.get("resampler.query")
     if not query or len(query) < 2:
         return None
     t, q = int(query[0]), int(query[1])
     p = (image // patch) ** 2
     inputs = 12 * image * image + 12 * p + t
-    on = inputs + 4 * p * max(3 * t + 2 * e, f + 3 * e) + (4 * q * t if q > MINICPMV_FREE_QUERIES else 0)
-    return on if flash_attn else max(on, inputs + 4 * p * p * h + 16 * p * e)
+    early = 4 * q * t > 2 * 3 * patch * patch * p  # the query rows do not fit in the freed im2col block
+    on = inputs + 4 * p * max(3 * t + 2 * e, f + 3 * e) + (4 * q * t if early else 0)
+    return on if flash_attn else max(on, inputs + 4 * p * p * h + (24 if early else 16) * p * e)
 
 
 def _glm4v(meta: dict, patch: int, e: int, f: int, h: int, flash_attn: bool) -> int:
