@@ -302,7 +302,7 @@ def test_mamba_scan_live_set_as_ggml_alloc_places_it():
 # MiniMax-M3's sparse attention with flash attention and one sequence (compute.py msa_phase): the generic file
 # (tests/ggufs.py RECORDED["minimax-m3"], 8 KV heads = 8 index heads) and the same file with 4 and 16, from 4K to
 # 32K cells, -ub 256 and 512, f16 and q8_0 caches. Measured today: 0.931 / 0.955 / 0.973 at 4K (4 / 8 / 16 heads: 116.00
-# vs 124.54, 180.00 vs 188.54, 308.00 vs 316.54 MiB), 0.997-1.000 elsewhere. Not held: two separate sequences (the graph leaves the one-stream path: 110.55 vs 124.56 MiB, 0.89).
+# vs 124.54, 180.00 vs 188.54, 308.00 vs 316.54 MiB), 0.997-1.000 elsewhere. Split streams (-np 2, 4 without --kv-unified): tests/test_llamacpp_compute_offgrid.py.
 MSA_GRID = [dict(BASE, n_ctx=4096), dict(BASE, n_ctx=8192), dict(BASE, n_ctx=32768),
             dict(BASE, n_ctx=8192, type_k="q8_0", type_v="q8_0"), dict(BASE, n_ctx=8192, n_ubatch=256, n_batch=256),
             dict(BASE, n_ctx=16384, n_seq_max=4, kv_unified=True)]

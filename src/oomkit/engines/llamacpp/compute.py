@@ -199,8 +199,9 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
                 out_phase += resid
             else:
                 out_phase += masks
-    if spec.architecture in MSA_INDEXER_ARCHS and ctx.flash_attn and ctx.n_seq_max == 1 and not no_cache:
-        attn_phase = max(attn_phase, msa_phase(spec, T, cells))
+    if spec.architecture in MSA_INDEXER_ARCHS and ctx.flash_attn and (ctx.n_seq_max == 1 or ctx.n_stream > 1) \
+            and not no_cache:
+        attn_phase = max(attn_phase, msa_phase(spec, T, cells, ctx.n_stream))
     if spec.architecture in KPOOL_INDEXER_ARCHS and not no_cache:
         attn_phase = max(attn_phase, kpool_indexer_phase(spec, ctx, caches, T))
     if spec.architecture in DSA_SCORE_ARCHS and not no_cache:
@@ -661,21 +662,32 @@ def convnext_phase(spec: ModelSpec, T: int) -> int:
     return (3 * width * 4 + kernel * width * 2 + spec.n_embd * 4) * T
 
 
-def msa_phase(spec: ModelSpec, T: int, cells: dict[int, int]) -> int:
+def msa_phase(spec: ModelSpec, T: int, cells: dict[int, int], n_stream: int = 1) -> int:
     """MiniMax sparse attention with flash attention and one sequence (src/models/minimax-m3.cpp; in the stored
     source the block selection builds one attention mask per index head, dst [n_kv, T, n_index_heads], from the
     indexer's f32 scores over the whole cache, and asserts a single stream, -np 1; the binding's own graph was not
     read, and the split of the bytes below among its tensors is not verified). Measured on llama.cpp@0c1e57098's CPU
     buffer with 4, 8 and 16 index heads (= KV heads) at 4K to 32K cells and -ub 256 / 512: 8 bytes per index head
     and 6 more per cell and token, above five hidden-state row blocks (8K: 192.60 / 320.60 / 576.60 MiB, each
-    doubling of the cells adding 152 / 280 / 536 MiB; the key length does not enter). With more sequences the
-    graph takes the plain masked path (the feed-forward and logits phases hold)."""
+    doubling of the cells adding 152 / 280 / 536 MiB; the key length does not enter). Several sequences in a
+    unified cache take the plain masked path (the feed-forward and logits phases hold).
+
+    Split streams (-np N without --kv-unified) build the sparse mask stream by stream: the gathered index scores
+    (GET_ROWS, cells x T / N x index heads floats) and their transposed copy for one stream at a time, above the f16
+    mask input and its f32 copy for all streams (6 bytes a cell and token) and six row blocks. Read off ggml-alloc's
+    placement of the reserve on that file (8 index heads): 124.56 / 200.59 / 344.65 MiB at 8K / 16K / 32K x 2 (this
+    formula 124 / 200 / 352; before, the plain path: 110.55, 0.89 to 0.32 of those). At 4K x 2 the logits are the
+    peak and sit higher than the plain output phase puts them (113.04 MiB printed, 86.50 here): not modelled."""
     resid = spec.n_embd * T * 4
     peak = 0
     for layer in attention_layers(spec):
         a = layer.attention
         if a.index_n_heads:
-            peak = max(peak, cells.get(layer.index, 0) * T * (8 * a.index_n_heads + 6) + 5 * resid)
+            n_kv = cells.get(layer.index, 0)
+            if n_stream > 1:
+                peak = max(peak, n_kv * T * 6 + 2 * n_kv * (T // n_stream) * a.index_n_heads * 4 + 6 * resid)
+            else:
+                peak = max(peak, n_kv * T * (8 * a.index_n_heads + 6) + 5 * resid)
     return peak
 
 
