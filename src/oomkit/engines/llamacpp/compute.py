@@ -207,7 +207,7 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     if spec.architecture in DSA_SCORE_ARCHS and not no_cache:
         attn_phase = max(attn_phase, dsa_score_phase(spec, T, caches, masks))
     ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build,
-                                             old_graph=old)
+                                             old_graph=old, v_rotated=ctx.flash_attn and _rotations(spec, ctx)[1] > 0)
     attn_phase = max(attn_phase, ffn_phase, recurrent_phase(spec, T, ctx.n_seq_max, masks), convnext_phase(spec, T))
     enc = [t for t in spec.weights.tensors if t.name.startswith("enc.blk.")] if spec.architecture in REL_POS_BIAS_GRAPHS else []
     enc_up = [t.shape[-1] for t in enc if ".ffn_up." in t.name]
@@ -751,7 +751,7 @@ SWIGLU_IN_HOLE = frozenset({"laguna"})
 
 
 def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, build: int,
-                        old_graph: bool = False) -> tuple[int, int]:
+                        old_graph: bool = False, v_rotated: bool = False) -> tuple[int, int]:
     """The feed-forward block's peaks in the worst-case graph, read off ggml-alloc's placement of the graph
     llama.cpp@0c1e57098 builds (each node's offset in the CPU compute buffer, dumped through the scheduler's
     eval callback; tests/test_llamacpp_compute.py holds the measured buffers). Returns (workspace, output).
@@ -796,6 +796,12 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
     for layer in spec.trunk_layers:
         f = layer.ffn
         base = masks + 4 * resid if layer.index < last_attn else 5 * resid
+        if v_rotated and spec.architecture in LM_HEAD_SCALED:
+            # MiniCPM3 with a rotated V cache: the attention output is un-rotated into a new block, the output
+            # projection takes the freed one below it, and the FFN's input sits one row lower (llama.cpp@0c1e57098's
+            # reserve on the minicpm3 file with q8_0 K and V: 84.53 / 100.53 / 116.53 MiB at 32K / 48K / 64K, one
+            # row block under the f16 cache's 89.51 at 32K)
+            base -= resid
         if old_graph:
             # the older graph (OLD_GRAPH_LAST_BUILD, no flash attention): the masks and three rows below gate and
             # up in every layer (b228aba on the CPU, 2 layers, -c 512, vocab 4096: 68.01 MiB at n_ff 11008,
