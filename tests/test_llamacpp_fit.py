@@ -768,12 +768,12 @@ def test_mmproj_margin_is_mtmd_get_memory_usage(tmp_path, shape):
         assert r.margins[0] - 1024 * MiB == usage, (fa, shape)
 
 
-@pytest.mark.xfail(strict=True, reason="below 896 px (P = 1024 patches at 448 px) the compute peak moves to the "
-                   "graph's end (the transposed mm.input_projection beside the pooled rows): measured 48.31 MiB with "
-                   "flash attention against oomkit's 30.31 (-37%), 95.50 without against 91.00 (-5%); no Gemma 3 "
-                   "mmproj has such images")
-def test_mmproj_compute_of_small_images(tmp_path):
-    mm = write_gemma3_mmproj(tmp_path / "mmproj.gguf", image=448)
+@pytest.mark.parametrize("shape", [{"image": 448}, {"image": 448, "n_text": 2048}, {"image": 560, "n_text": 5376}])
+def test_mmproj_compute_of_small_images(tmp_path, shape):
+    """Below 896 px the F16 transposed copy of mm.input_projection (2 E T bytes, placed early) no longer fits in a
+    freed row of E once T > 2P: at 448 px (P = 1024, T 2560) it sets the peak with two more rows of E (projector.py);
+    at T = 2P it still fits."""
+    mm = write_gemma3_mmproj(tmp_path / "mmproj.gguf", **shape)
     for fa, ggml_fa in (("on", 1), ("off", 0)):
         s = LlamaCppSettings(n_ctx=8192, mmproj=str(mm), flash_attn=fa)
         assert params_fit(spec_of(LLAMA8), (gpu(0, 24000),), s).margins[0] - 1024 * MiB == \

@@ -18,9 +18,11 @@ leaves it out (said so) for the others:
     flash attention off: max(that, 4 P (P H + 6E))       (the P x P x H F32 attention scores beside six rows)
   Gemma 3's own tower (896 px, patch 14, E 1152, F 4304, H 16): 121.25 MiB on, 1132.00 MiB off, the figures
   gpustack/gguf-parser-go#44 quotes from CUDA logs (121 / 1132 MiB). The weight buffer is the file's tensor data
-  (each tensor padded to the GGUF's alignment), the header not counted. Below P = 4096 (images under 896 px,
-  which no Gemma 3 mmproj has) the peak moves to the graph's end and these formulas fall short (P = 1024:
-  44.9-57.3 MiB measured against 30.3).
+  (each tensor padded to the GGUF's alignment), the header not counted. siglip.cpp projects through
+  ggml_cont(ggml_transpose(mm.input_projection)), an F16 copy of the E x T weight (2 E T bytes) that depends on no
+  activation and is placed early; it fits in a freed row of E while T <= 2P (every Gemma 3 tower at 896 px). Past
+  that (448 px, P = 1024, T 2560) it adds itself and two rows of E to the flash-on peak and itself less a row of E
+  to the flash-off one (44.94 / 92.13 MiB measured and predicted at 448 px).
 - idefics3 (SmolVLM), internvl, lfm2 (build_vit with their own poolers, tools/mtmd/models/idefics3.cpp,
   internvl.cpp, lfm2.cpp): the same two peaks with four rows of E beside the scores, over n positions (P patches,
   plus the class token where v.class_embd exists, as InternViT has):
@@ -177,8 +179,12 @@ def _vision_compute_bytes(meta: dict, flash_attn: bool, shapes: dict) -> int | N
         return None
     if kind == "gemma3":
         p = (image // patch) ** 2
-        ffn = 4 * p * (f + 3 * e)
-        return ffn if flash_attn else max(ffn, 4 * p * (p * h + 6 * e))
+        ffn, attn = 4 * p * (f + 3 * e), 4 * p * (p * h + 6 * e)
+        proj = shapes.get("mm.input_projection.weight")
+        copy = 2 * e * int(proj[0]) if proj and len(proj) >= 2 else 0  # F16 transposed copy of the E x T weight
+        if copy > 4 * p * e:  # _gemma3_early_copy: it fits in no freed row of E
+            ffn, attn = ffn + copy + 8 * p * e, attn + copy - 4 * p * e
+        return ffn if flash_attn else max(ffn, attn)
     if kind in ("idefics3", "internvl", "lfm2"):
         if kind == "lfm2":  # set_limit_image_tokens(64, 256): warmup_image_size = sqrt(256 (p m)^2)
             image = 16 * patch * int(meta.get("clip.vision.projector.scale_factor", 1) or 1)
