@@ -199,6 +199,10 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
                 out_phase += resid
             else:
                 out_phase += masks
+    # MiniMax-M3's per-stream sparse masks (msa_phase) leave no hole below the last layer for the expert sum, small
+    # masks or not: its logits sit above the weighted experts as with large masks (feed_forward_phases; measured
+    # 113.04 MiB at 4K x 2, where the three-rows rule gives 86.50)
+    msa_streams = spec.architecture in MSA_INDEXER_ARCHS and ctx.flash_attn and ctx.n_stream > 1 and not no_cache
     if spec.architecture in MSA_INDEXER_ARCHS and ctx.flash_attn and (ctx.n_seq_max == 1 or ctx.n_stream > 1) \
             and not no_cache:
         attn_phase = max(attn_phase, msa_phase(spec, T, cells, ctx.n_stream))
@@ -207,7 +211,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     if spec.architecture in DSA_SCORE_ARCHS and not no_cache:
         attn_phase = max(attn_phase, dsa_score_phase(spec, T, caches, masks))
     ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build,
-                                             old_graph=old, v_rotated=ctx.flash_attn and _rotations(spec, ctx)[1] > 0)
+                                             old_graph=old, v_rotated=ctx.flash_attn and _rotations(spec, ctx)[1] > 0,
+                                             sum_hole=not msa_streams)
     attn_phase = max(attn_phase, ffn_phase, recurrent_phase(spec, T, ctx.n_seq_max, masks), convnext_phase(spec, T))
     enc = [t for t in spec.weights.tensors if t.name.startswith("enc.blk.")] if spec.architecture in REL_POS_BIAS_GRAPHS else []
     enc_up = [t.shape[-1] for t in enc if ".ffn_up." in t.name]
@@ -677,7 +682,7 @@ def msa_phase(spec: ModelSpec, T: int, cells: dict[int, int], n_stream: int = 1)
     mask input and its f32 copy for all streams (6 bytes a cell and token) and six row blocks. Read off ggml-alloc's
     placement of the reserve on that file (8 index heads): 124.56 / 200.59 / 344.65 MiB at 8K / 16K / 32K x 2 (this
     formula 124 / 200 / 352; before, the plain path: 110.55, 0.89 to 0.32 of those). At 4K x 2 the logits are the
-    peak and sit higher than the plain output phase puts them (113.04 MiB printed, 86.50 here): not modelled."""
+    peak, placed by compute_phases (msa_streams)."""
     resid = spec.n_embd * T * 4
     peak = 0
     for layer in attention_layers(spec):
@@ -751,7 +756,7 @@ SWIGLU_IN_HOLE = frozenset({"laguna"})
 
 
 def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, build: int,
-                        old_graph: bool = False, v_rotated: bool = False) -> tuple[int, int]:
+                        old_graph: bool = False, v_rotated: bool = False, sum_hole: bool = True) -> tuple[int, int]:
     """The feed-forward block's peaks in the worst-case graph, read off ggml-alloc's placement of the graph
     llama.cpp@0c1e57098 builds (each node's offset in the CPU compute buffer, dumped through the scheduler's
     eval callback; tests/test_llamacpp_compute.py holds the measured buffers). Returns (workspace, output).
@@ -846,7 +851,7 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
     f = last.ffn if last is not None else None
     if f is not None and f.is_moe and (f.n_ff_shared or f.n_shared_experts) and n_outputs >= T:
         logits = spec.n_vocab * n_outputs * f32
-        if masks < resid:
+        if masks < resid and sum_hole:
             # the sum in a hole below: the logits three rows up
             out = logits + 3 * resid
         elif f.n_experts_used * resid <= 2 * f.n_experts_used * f.n_ff_expert * T * f32:
