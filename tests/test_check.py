@@ -406,3 +406,15 @@ def test_json_verdict_of_an_engine_refusal_names_the_engine_not_a_zero_shortfall
     assert r.engine_refuses and r.margin_bytes >= 0
     assert r.verdict.startswith("does not fit: vllm refuses these settings with ")
     assert r.to_dict()["verdict"] == r.verdict
+
+
+def test_vllm_says_which_gpus_it_leaves_idle():
+    """vLLM's world size is TP x PP x DP: with two GPUs and no -tp it loads on one (the DeepSeek-V3 weights then do
+    not fit); the estimate says the second is idle, and says nothing once -tp 2 uses both."""
+    from oomkit.estimate import estimate
+
+    one = estimate("Qwen/Qwen3-8B", "vllm", gpu="H200,H200", max_model_len=8192)
+    assert [d.id for d in one.devices] == ["CUDA0"]
+    assert any(w.startswith("vLLM uses 1 of the 2 GPUs given") for w in one.warnings)
+    both = estimate("Qwen/Qwen3-8B", "vllm", gpu="H200,H200", max_model_len=8192, tensor_parallel_size=2)
+    assert not any("of the 2 GPUs given" in w for w in both.warnings)

@@ -90,6 +90,9 @@ def _rank_devices(devices: tuple[Device, ...], r: Resolved, warnings: list[str],
                             "for every GPU")
         else:
             raise OomkitError(f"tensor x pipeline x data parallel = {world} GPUs, but {len(devices)} were given")
+    if len(devices) > world and nnodes == 1:  # vLLM takes the first world_size GPUs it sees; the rest stay idle
+        warnings.append(f"vLLM uses {world} of the {len(devices)} GPUs given (TP {r.tp} x PP {r.pp} x DP {r.dp}); "
+                        "--tensor-parallel-size or --pipeline-parallel-size spreads the model over more")
     devs = [devices[i] if i < len(devices) else replace(devices[0], id=f"CUDA{i}") for i in range(world)]
     if len({d.id for d in devs}) < len(devs):  # one GPU listed several times: one id per rank
         devs = [replace(d, id=f"CUDA{i}") for i, d in enumerate(devs)]
