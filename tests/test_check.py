@@ -418,3 +418,15 @@ def test_vllm_says_which_gpus_it_leaves_idle():
     assert any(w.startswith("vLLM uses 1 of the 2 GPUs given") for w in one.warnings)
     both = estimate("Qwen/Qwen3-8B", "vllm", gpu="H200,H200", max_model_len=8192, tensor_parallel_size=2)
     assert not any("of the 2 GPUs given" in w for w in both.warnings)
+
+
+def test_runtime_row_names_the_backend_of_the_devices():
+    """The runtime row names the devices' own runtime: a Radeon through llama.cpp's ROCm backend is a HIP context,
+    an Apple chip is Metal, an NVIDIA card CUDA."""
+    from oomkit.report.check import text
+
+    for gpu_name, label in (("RX 7900 XTX", "HIP (ROCm) context"), ("M3 Max", "Metal runtime"),
+                            ("RTX 4090", "CUDA context")):
+        out = text(check(LLAMA8, gpu=gpu_name, n_ctx=8192))
+        row = next(line for line in out.splitlines() if line.strip().startswith("runtime"))
+        assert row.endswith(f"{label} and workspace"), row

@@ -27,6 +27,16 @@ _STAGE_TEXT = {
 _HARDWARE = {"detected": "detected", "planned": "planned (--vram/--gpu)", "cpu": "CPU only: this machine's RAM"}
 
 
+# the runtime each backend's device names stand for (llama.cpp's buffer names: CUDA0, ROCm0, MTL0, Vulkan0, SYCL0)
+_RUNTIME = {"CUDA": "CUDA context", "ROCm": "HIP (ROCm) context", "MTL": "Metal runtime", "Metal": "Metal runtime",
+            "Vulkan": "Vulkan driver", "SYCL": "SYCL context"}
+
+
+def _runtime_label(r: CheckResult) -> str:
+    kinds = {_RUNTIME.get(d.usage.id.rstrip("0123456789"), "driver context") for d in r.devices}
+    return f"{kinds.pop() if len(kinds) == 1 else 'driver context'} and workspace"
+
+
 def refusal(est: MemoryEstimate, otherwise: str) -> str:
     """Why an engine refuses settings that fit in memory: its own error, else its first warning."""
     return est.engine_view.get("error") or next(iter(est.warnings), otherwise)
@@ -105,7 +115,7 @@ def text(r: CheckResult) -> str:
     rows = [
         ("memory available", mib(budget), "free memory now" if r.hardware == "detected" else ""),
         ("weights", mib(w), ""),
-        ("runtime", mib(rt), "CUDA context and workspace" if r.hardware != "cpu" else "output buffer"),
+        ("runtime", mib(rt), _runtime_label(r) if r.hardware != "cpu" else "output buffer"),
         ("memory after weights", mib(budget - w - rt), "what is left for the KV cache and compute"),
         (f"KV cache for {r.n_ctx} tokens" if getattr(est, "request_limit", None) is None
          else f"KV cache pool ({est.engine_view['max_total_num_tokens']} tokens)", mib(kv_total),
