@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ...memory import Device
 from ...model.archs import MSA_INDEXER_ARCHS, NO_CACHE_ARCHS
 from ...model.spec import ModelSpec
+from ...quant.ggml import GgmlType
 from ..versions import llamacpp_build_on
 from . import galloc
 from .kv import Cache, Context, attention_layers
@@ -124,6 +125,10 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         cells = {il: c.cells for c in caches for il in c.layers}
         masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches  # one KQ mask per cache
                     if not (c.name == "indexer" and spec.architecture in HC_GDN_ARCHS))
+        if spec.architecture in HC_ATTN_ARCHS:
+            # DeepSeek-V4: no mask for the empty non-SWA cache nor the compressor states (hc_attention_phase; the
+            # feed-forward workspace counted 128 MiB too much at 128K with them)
+            masks = dsv4_masks(caches, T, ctx.flash_attn)
     if spec.architecture == "chameleon" and rows_out:
         # src/models/chameleon.cpp masks the image tokens with ggml_set_1d(cur, img_logits, ...), a new tensor:
         # two copies of the logits, above the masks and one hidden-state row (two when the masks are at most one
@@ -227,7 +232,7 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         attn_phase = max(attn_phase, hc_gdn_conv_phase(spec, T, ctx.n_seq_max, masks))
     if spec.architecture in HC_ATTN_ARCHS and not no_cache:
         attn_phase = max(attn_phase, hc_attention_phase(spec, T, caches, cells, ctx.flash_attn, ctx.n_seq_max,
-                                                           _rotations(spec, ctx)[0] > 0))
+                                                           ctx.type_k, _rotations(spec, ctx)[0]))
     if spec.architecture in FINAL_NORM_KEPT and rows_out >= T and not no_cache:
         moe_out = final_norm_kept_output(spec, T, rows_out, input_block(spec, ctx, masks, T)) or moe_out
     if spec.architecture in LM_HEAD_SCALED and rows_out >= T and ctx.flash_attn and not no_cache:
@@ -564,8 +569,16 @@ def _hc_streams(spec: ModelSpec) -> int:
 HC_ATTN_ARCHS = frozenset({"deepseek4"})
 
 
+def dsv4_masks(caches: list[Cache], T: int, flash_attn: bool) -> int:
+    """DeepSeek-V4's KQ masks: one per cache that holds layers (not the empty non-SWA cache nor the compressor
+    states), f16 with flash attention; without it f32, the indexer's f16 (fitted: 2 bytes a cell and token fit 8K to
+    32K, 4 do not)."""
+    held = [c for c in caches if c.layers and not c.name.endswith("state")]
+    return sum(c.cells * T * (2 if flash_attn or c.name == "indexer" else 4) for c in held)
+
+
 def hc_attention_phase(spec: ModelSpec, T: int, caches: list[Cache], cells: dict[int, int], flash_attn: bool,
-                       n_seqs: int = 1, k_rotated: bool = False) -> int:
+                       n_seqs: int = 1, type_k: GgmlType | None = None, k_rot: int = 0) -> int:
     """A DeepSeek-V4 attention layer at its per-head query (q_norm, then RoPE in place): below it the masks and
     two row blocks of graph inputs, the hc residual streams (hc x n_embd x T) and their flattened norm, the mixed
     row and the attention norm, and the q projection (n_heads x head_dim); without flash attention the KQ scores
@@ -587,16 +600,16 @@ def hc_attention_phase(spec: ModelSpec, T: int, caches: list[Cache], cells: dict
     scores above the query), 347.84 at 256K x 2 (65.50 MiB of keys above the query, then the scores), 328.59 at 100K
     x 3 unified (75.75), and the query's peak where both fit below (169.59 at 32K, 185.84 at 128K x 2). The hole and
     the four-row block are read off this one file (n_embd 4096, 32 heads of 512, hc 4), not derived tensor by
-    tensor. Not with a rotated (quantized) K cache: the rotated query takes that hole and the keys are stored
-    quantized (253.34 MiB at 128K q8_0, 288.14 at 256K x 2; the query phase here gives 283.89, 1.12 and 0.99)."""
+    tensor. A rotated (quantized) K cache (k_rot bytes a matrix, one per cache with layers and the indexer's of its
+    own key width) rotates the query into a new block that takes that hole: the query above the hc streams is gone
+    and the keys, gathered in the cache's type, go above the streams where they miss the part of the region the
+    rotated query leaves below it ((2 hc - 1) rows less the q_lora rows and the query: 21.99 MiB on that file); the
+    scores take it, or the two-row block above the rotated query, where they fit. With q8_0 K and V: 253.34 MiB at
+    128K (the keys below), 416.74 at 256K, 288.14 at 256K x 2 (34.40 / 34.80 MiB of keys above)."""
     resid = spec.n_embd * T * 4
     hc = _hc_streams(spec)
     held = [c for c in caches if c.layers and not c.name.endswith("state")]
-    if flash_attn:
-        masks = sum(c.cells * T * 2 for c in held)
-    else:
-        # f32 masks, the indexer's f16 (fitted: 2 bytes a cell and token fit 8K to 32K, 4 do not)
-        masks = sum(c.cells * T * (2 if c.name == "indexer" else 4) for c in held)
+    masks = dsv4_masks(caches, T, flash_attn)
     peak = 0
     for layer in attention_layers(spec):
         a = layer.attention
@@ -604,14 +617,22 @@ def hc_attention_phase(spec: ModelSpec, T: int, caches: list[Cache], cells: dict
         if flash_attn:
             peak = max(peak, masks + (3 + 2 * hc) * resid + 2 * q)
             idx = next((c.cells for c in held if c.name == "indexer" and layer.index in c.layers), 0)
-            if idx and not k_rotated:
-                k_all = n_seqs * sum(c.cells for c in held if layer.index in c.layers and c.name != "indexer") \
-                    * a.head_dim_k * 2
-                lid, hole = idx * T * 4, q + 2 * resid
+            k_rows = n_seqs * sum(c.cells for c in held if layer.index in c.layers and c.name != "indexer") \
+                * a.head_dim_k
+            lid = idx * T * 4
+            if idx and not k_rot:
+                k_all, hole = k_rows * 2, q + 2 * resid
                 k_top = k_all if k_all > hole else 0
                 # the scores take what the keys leave of that hole, or the block of four rows beside it
                 lid_in = lid < hole if k_top else lid <= max(hole - k_all, 4 * resid)
                 peak = max(peak, masks + (3 + 2 * hc) * resid + 2 * q + k_top + (0 if lid_in else lid))
+            elif idx:
+                k_all = k_rows * type_k.type_size // type_k.block_size if type_k is not None else k_rows * 2
+                hole = (2 * hc - 1) * resid - a.q_lora_rank * T * 4 - q
+                rots = (len(held) - 1) * k_rot + (a.index_head_dim ** 2 * 4 if a.index_head_dim % 64 == 0 else 0)
+                k_top = k_all if k_all > hole else 0
+                lid_in = lid <= max(hole - (k_all - k_top), 2 * resid)
+                peak = max(peak, masks + rots + (3 + 2 * hc) * resid + q + k_top + (0 if lid_in else lid))
             continue
         # without flash attention the KQ scores over the window's cells and the layer's compressed rows (n_kv =
         # SWA cells + the ratio cache's cells), above the masks, 5 + 2 hc row blocks and the query. Fitted: 321.14
@@ -798,8 +819,20 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
     dense = _dense_ffn_rows(spec)
     wide_alive = 3 if build >= SWIGLU_OP_BUILD else 2  # gate, up (and the SWIGLU product)
     work = 0
+    # the last layer's FFN reads only the output rows: its graph gathers them (ggml_get_rows of inp_out_ids) after the
+    # attention, before the FFN (src/models/glm4-moe.cpp and the other decoders: `il == n_layer - 1 && inp_out_ids`),
+    # so with fewer outputs than tokens (llama-server's n_outputs_max, reserved_outputs) its workspace is that of
+    # n_outputs rows (ggml-alloc's placement of llama.cpp@0c1e57098's reserve on the 2-layer glm4moe file at 4K with
+    # one output row: the MoE layer's rows within 0.3 MiB above the embedding input; the peak the dense first
+    # layer's FFN, 94.76 MiB). Not the MTP context's view (mtp.nextn_view: the next-n block at its own index, not
+    # n_layer - 1): the MTP graph runs its block on every token (GLM-4.5-Air's: 150.01 MiB at 4K with one output row)
+    trunk = spec.trunk_layers
+    gathered = trunk[-1].index if trunk and trunk[-1].index == len(trunk) - 1 and n_outputs < T else None
+    T_all, resid_all, masks_all = T, resid, masks
     for layer in spec.trunk_layers:
         f = layer.ffn
+        T, resid, masks = (n_outputs, spec.n_embd * n_outputs * f32, 0) if layer.index == gathered \
+            else (T_all, resid_all, masks_all)
         base = masks + 4 * resid if layer.index < last_attn else 5 * resid
         if v_rotated and spec.architecture in LM_HEAD_SCALED:
             # MiniCPM3 with a rotated V cache: the attention output is un-rotated into a new block, the output
@@ -845,6 +878,7 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
             # temporaries freed beside it), so only gate and up sit above the rest (SWIGLU_IN_HOLE)
             alive = 2 if spec.architecture in SWIGLU_IN_HOLE else wide_alive
             work = max(work, base + alive * f.n_ff * T * f32)
+    T, resid, masks = T_all, resid_all, masks_all
     out = 0
     trunk = spec.trunk_layers
     last = trunk[-1] if trunk else None
