@@ -430,3 +430,13 @@ def test_runtime_row_names_the_backend_of_the_devices():
         out = text(check(LLAMA8, gpu=gpu_name, n_ctx=8192))
         row = next(line for line in out.splitlines() if line.strip().startswith("runtime"))
         assert row.endswith(f"{label} and workspace"), row
+
+
+def test_weights_past_the_memory_come_before_the_engines_refusal():
+    """gpt-oss-120b's 60.8 GiB of MXFP4 experts on one 32 GB RTX 5090: the weights do not load, which is the first
+    stage whatever the engine's own refusal says (vLLM's estimate words it as the load's CUDA OOM)."""
+    proc = run_oomkit("check", "--gpu", "RTX 5090", "--json", "--", "vllm", "serve", "openai/gpt-oss-120b")
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["stage"] == "weights"
+    text = run_oomkit("check", "--gpu", "RTX 5090", "--", "vllm", "serve", "openai/gpt-oss-120b").stdout
+    assert "fails first at the weights: vllm refuses to start: CUDA out of memory while loading the model" in text

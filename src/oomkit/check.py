@@ -135,7 +135,8 @@ class CheckResult:
         f = self.failing
         if f is None:
             return None
-        return engine_stage(self.estimate.engine_view) or f.stage
+        # the earlier of the engine's own stage and the devices' (weights past the memory come before either refusal)
+        return min((st for st in (engine_stage(self.estimate.engine_view), f.stage) if st), key=STAGES.index)
 
     @property
     def engine_failure(self) -> str | None:

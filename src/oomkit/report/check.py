@@ -24,6 +24,7 @@ _STAGE_TEXT = {
     "kv_cache": "the KV cache: the weights fit, the KV cache for this context does not",
     "compute": "the compute buffer: weights and KV cache fit, the compute buffer does not",
 }
+_STAGE_NAME = {"weights": "the weights", "kv_cache": "the KV cache", "compute": "the compute buffer"}
 _HARDWARE = {"detected": "detected", "planned": "planned (--vram/--gpu)", "cpu": "CPU only: this machine's RAM"}
 
 
@@ -102,8 +103,8 @@ def text(r: CheckResult) -> str:
         why = r.engine_failure
         if why and r.estimate.engine_view.get("failed_phase"):  # vLLM, SGLang: the start-up phase that runs out
             lines.append(f"  fails first during {r.estimate.engine}'s start-up: {why}")
-        elif why:  # their refusal at start: the KV cache check
-            lines.append(f"  fails first at the KV cache: {r.estimate.engine} refuses to start: {why}")
+        elif why:  # their refusal at start: the weights past the memory, or the KV cache check
+            lines.append(f"  fails first at {_STAGE_NAME[r.stage]}: {r.estimate.engine} refuses to start: {why}")
         else:
             lines.append(f"  fails first at {_STAGE_TEXT[f.stage]}")
     w = sum(d.usage.weights_bytes for d in r.devices)
