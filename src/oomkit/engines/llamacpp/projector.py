@@ -231,6 +231,9 @@ def _pixtral(meta: dict, patch: int, e: int, f: int, h: int, flash_attn: bool, s
     inputs = 12 * (side * patch) ** 2 + 2 * _align(4 * p)  # the F32 image, the 2D RoPE rows (P int32 each)
     brk = 4 * t * PIXTRAL_WARMUP_TOKENS_PER_SIDE  # the [IMG_BREAK] rows, one per row of merged tokens
     tokens = p // (m * m)
+    # the [IMG_BREAK] rows depend on no activation and are built early; past the 2 P E bytes of a half-width 2D-RoPE
+    # row (T > 8192 at Pixtral 12B's 256 patches) the overflow adds to every peak (measured at T 9216, 10240, 12288)
+    inputs += max(0, brk - 2 * p * e)
     if flash_attn:
         return inputs + max(p * (12 * f + 14 * e) + brk, 8 * tokens * t + 16 * p * e)
     return inputs + max(p * (12 * f + 12 * e) + brk, 4 * p * p * h + 20 * p * e + brk, 8 * tokens * t + 10 * p * e)
