@@ -108,7 +108,11 @@ def test_chained_traceback_vllm_sampler():
     d = diagnose(log)
     assert (d.engine, d.stage, d.host) == ("pytorch", "compute", "vllm")
     assert d.numbers["requested_bytes"] == G(1.96)
-    assert any(f.flags == ("--max-num-seqs", "256") for f in d.fixes)
+    assert d.phase == "sampler warm-up"
+    # the sampler's tensors are one row per dummy request: 1.96 GiB x 512 / 1024 = 0.98 GiB fits the 1.20 GiB free
+    assert any(f.flags == ("--max-num-seqs", "512") for f in d.fixes)
+    # the default utilization 0.9 less 0.01: a KV cache 0.01 x 79.19 GiB smaller leaves the 0.76 GiB that was short
+    assert any(f.flags == ("--gpu-memory-utilization", "0.89") for f in d.fixes)
 
 
 def test_lookalikes_and_oom_beats_them():
@@ -374,6 +378,12 @@ KNOWN_MISSES: dict[str, str] = {
     "olmocr-qwen2-vl-7b-vlm-fraction-olmocr159": "the stored excerpt (olmocr#159) holds four SGLang server lines "
     "wrapped in olmOCR's own logger ('Automatically reduce --mem-fraction-static to 0.836 ...'), no launch, "
     "'Load weight' or 'KV Cache is allocated' line: diagnose names no engine from it",
+    # vLLM's --cpu-offload-gb 12 on an RTX 3090 (TheBuccaneer/vllm-offload-profiles): the weights left on the GPU are
+    # over 1 % above the printed "Model loading took" (the engine's offload rule, engines/vllm/weights.py)
+    "llama-3.1-8b-3090-v0.17.1-util086-offload12": "weights 3,209,175,040 B predicted vs 3,124,588,708 printed "
+    "(+2.71 %) with --cpu-offload-gb 12",
+    "qwen2.5-7b-3090-v0.17.1-util086-offload12": "weights 2,354,719,744 B predicted vs 2,330,019,758 printed "
+    "(+1.06 %) with --cpu-offload-gb 12",
 }
 
 

@@ -13,6 +13,7 @@ Rules used (each from the engine's own behaviour, see the error index):
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from .result import Diagnosis, Fix
@@ -36,6 +37,8 @@ def _m(n: float | int | None) -> str:
 def causes_for(d: Diagnosis, sig: Signature) -> tuple[str, ...]:
     if d.stage in ("fragmentation", "other_process", "buffer_limit") and sig.engine == "pytorch":
         return ()
+    if d.phase and sig.engine == "pytorch":  # the phase after the KV cache says more than PyTorch's general causes
+        return ()
     return sig.causes[:2]
 
 
@@ -45,7 +48,9 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         return ()  # not a memory failure (or nothing says it is one): no memory advice
     computed: list[Fix] = []
     fn = _BY_SIGNATURE.get(sig.id)
-    if fn is not None:
+    if d.phase and d.stage == "compute" and runner in _BY_PHASE:
+        computed += _BY_PHASE[runner](d, predict)
+    elif fn is not None:
         computed += fn(d)
     if not computed:
         fn = _BY_STAGE.get((runner, d.stage)) or _BY_STAGE.get((d.engine, d.stage))
@@ -356,6 +361,174 @@ def _vllm_compute(d: Diagnosis) -> list[Fix]:
     return out
 
 
+_EST_FIX = re.compile(r"(--[a-z][a-z0-9-]{0,60})(?: to ([0-9][0-9.]{0,12}))?")
+
+
+def _vllm_post_kv(d: Diagnosis, predict: bool = True) -> list[Fix]:
+    """A run that allocated its KV cache, then ran out capturing CUDA graphs or warming up the sampler. With the
+    model, release and GPU in the log: oomkit's estimate of that run, and the changes with which its every phase
+    fits (engines/vllm/layout.py _post_kv_fixes: --max-num-seqs halved, --gpu-memory-utilization in 0.01 steps,
+    --enforce-eager when the capture runs out). Else the changes the log's own numbers give."""
+    out: list[Fix] = []
+    if predict:
+        from .predict import post_kv_estimate  # lazy: the catalog and engines only when a log names a model
+
+        pk = post_kv_estimate(d)
+        if pk is not None:
+            fp = pk.get("failed_phase") or {}
+            on = f"{_g(pk['free_bytes'])} of the {_g(pk['total_bytes'])} GPU (the rest held by other processes)" \
+                if pk.get("free_bytes") and pk["free_bytes"] < pk["total_bytes"] else f"a {_g(pk['total_bytes'])} GPU"
+            if fp.get("after_kv") and pk["fixes"]:
+                rel = pk["engine_version"] if pk.get("version_printed") else \
+                    f"{pk['engine_version']} (the release its 'Model loading took' line places it at)"
+                why = (f"oomkit's estimate of {pk['model']} on vLLM {rel} with {on}: KV cache allocated, then the "
+                       f"{fp['phase']} needs {_m(fp['needed_bytes'])} with {_m(fp['left_bytes'])} left")
+                now = pk.get("settings") or {}
+                for text in pk["fixes"]:
+                    m = _EST_FIX.search(text)
+                    if not m:
+                        continue
+                    flag, value = m.group(1), m.group(2)
+                    was = now.get(flag.removeprefix("--").replace("-", "_"))
+                    frm = f" (from {was})" if value and was is not None else ""
+                    out.append(Fix(summary=f"{flag}{' ' + value if value else ''}{frm}: {why}; with it every phase "
+                                           "fits", flags=(flag, value) if value else (flag,)))
+                return out + _alloc_fix(d)
+            if pk.get("fits"):
+                out.append(Fix(summary=f"oomkit's estimate of {pk['model']} on vLLM {pk['engine_version']} has every "
+                                       f"phase fit with {on}: less was free than that (a display, another process, "
+                                       "driver memory), or this build needs more after the KV cache; the fixes "
+                                       "below come from the log's own numbers"))
+    nums = _vllm_post_kv_numbers(d)
+    if not nums:
+        nums = _vllm_sampler(d) if d.phase == "sampler warm-up" else _vllm_compute(d)
+    return out + nums + _alloc_fix(d)
+
+
+def _vllm_post_kv_numbers(d: Diagnosis) -> list[Fix]:
+    """From PyTorch's message alone: the allocation that failed (R) and what was free (F). The KV cache is the
+    budget's remainder, so each 0.01 of --gpu-memory-utilization taken off leaves 0.01 x total more for the phases
+    after it; the sampler's tensors are (dummy requests x vocabulary) each, so they shrink with --max-num-seqs. R
+    - F is the least the phase lacked (it may allocate more after the request that failed)."""
+    n = d.numbers
+    req, free = n.get("requested_bytes"), n.get("free_bytes")
+    total, u = _vllm_total(d), _vllm_util(d)
+    if req is None or free is None or not total or req <= free:
+        return []
+    short = req - free
+    step = max(0.01, math.ceil(short / total * 100) / 100)
+    new_u = round(u - step, 2)
+    out = []
+    seqs = n.get("max_num_seqs") or d.settings.get("max_num_seqs")
+    if d.phase == "sampler warm-up" and seqs:
+        k = int(seqs)
+        while k > 1 and req * k / int(seqs) > free:
+            k //= 2
+        if k < int(seqs):
+            out.append(Fix(summary=f"--max-num-seqs {k} (from {seqs}): the warm-up's tensors are one row per dummy "
+                                   f"request, so the {_m(req)} that failed becomes {_m(req * k / int(seqs))}, within "
+                                   f"the {_m(free)} that was free", flags=("--max-num-seqs", str(k)),
+                           saves_bytes=int(req - req * k / int(seqs))))
+    if new_u >= 0.3:
+        out.append(Fix(summary=f"--gpu-memory-utilization {new_u:.2f} (from {u:.2f}): a KV cache {_g(step * total)} "
+                               f"smaller leaves the {d.phase} the {_m(short)} it lacked at the allocation that failed "
+                               "(at least that; lower it more if it fails again)",
+                       flags=("--gpu-memory-utilization", f"{new_u:.2f}"), saves_bytes=int(step * total)))
+    if d.phase == "CUDA graph capture":
+        pool = d.buffers.get("cudagraph_bytes") or n.get("private_pool_bytes")
+        out.insert(0, Fix(summary="--enforce-eager: no CUDA graphs, so nothing is captured"
+                                  + (f" (their pool held {_g(pool)} when it failed)" if pool else "")
+                                  + "; decoding is slower", flags=("--enforce-eager",), saves_bytes=pool))
+        if seqs:
+            out.append(Fix(summary=f"--max-num-seqs {max(1, int(seqs) // 2)} (from {seqs}): fewer and smaller batch "
+                                   "sizes are captured", flags=("--max-num-seqs", str(max(1, int(seqs) // 2)))))
+        else:
+            out.append(Fix(summary="--max-num-seqs lower than the default (V0: 256; V1: 256, or 1024 on GPUs of 70 "
+                                   "GiB and more): fewer and smaller batch sizes are captured"))
+    return out
+
+
+def _alloc_fix(d: Diagnosis) -> list[Fix]:
+    """PyTorch held more reserved-but-unallocated memory than the request that failed: with expandable segments
+    the allocator maps it instead of asking for a new block."""
+    n = d.numbers
+    ru, req = n.get("reserved_unallocated_bytes"), n.get("requested_bytes")
+    if ru is None or req is None or ru < req:
+        return []
+    f = _fragmentation(d)
+    return [Fix(summary=f"{f.env[0][0]}=expandable_segments:True as well: {_g(ru)} was reserved by PyTorch but "
+                        f"unallocated, more than the {_m(req)} asked", env=f.env, saves_bytes=None)]
+
+
+def _sglang_post_kv(d: Diagnosis, predict: bool = True) -> list[Fix]:
+    """SGLang allocated its KV pool, then CUDA-graph capture ran out in what (1 - mem_fraction_static) left: a
+    smaller static fraction by what was short (the estimate's rule, engines/sglang/layout.py: mem_fraction_static
+    - short / memory - 0.005), a smaller largest captured batch, or no graphs."""
+    del predict
+    n = d.numbers
+    mfs = d.settings.get("mem_fraction_static")
+    req, free, total = n.get("requested_bytes"), n.get("free_bytes"), n.get("total_bytes")
+    out = []
+    if mfs and req is not None and free is not None and total and req > free:
+        short = req - free
+        new = math.floor((float(mfs) - short / total - 0.005) * 100) / 100
+        out.append(Fix(summary=f"--mem-fraction-static {new:.2f} (from {mfs}): a KV pool {_g((float(mfs) - new) * total)} "
+                               f"smaller leaves the capture the {_m(short)} it lacked at the allocation that failed "
+                               "(at least that)", flags=("--mem-fraction-static", f"{new:.2f}"),
+                       saves_bytes=int((float(mfs) - new) * total)))
+    elif mfs:
+        new = round(float(mfs) - 0.05, 2)
+        out.append(Fix(summary=f"--mem-fraction-static {new:.2f} (from {mfs}): a smaller KV pool leaves the capture "
+                               "more room", flags=("--mem-fraction-static", f"{new:.2f}")))
+    else:
+        out.append(Fix(summary="--mem-fraction-static lower than the default in force (the KV pool is that share of "
+                               "the GPU less the weights; the capture runs in the rest)"))
+    bs = d.settings.get("cuda_graph_max_bs")
+    out.append(Fix(summary=f"--cuda-graph-max-bs {max(1, int(bs) // 2) if bs else 16}"
+                           + (f" (from {bs})" if bs else "") + ": fewer and smaller batches captured",
+                   flags=("--cuda-graph-max-bs", str(max(1, int(bs) // 2) if bs else 16))))
+    out.append(Fix(summary="--disable-cuda-graph: nothing captured (slower decoding)", flags=("--disable-cuda-graph",)))
+    return out
+
+
+def _sglang_short_pool(d: Diagnosis) -> list[Fix]:
+    """SGLang aborted a prompt over max_req_input_len = min(context_length, max_total_num_tokens) - 6: a context
+    length the pool holds, a larger pool (mem_fraction_static), or an FP8 KV cache (twice the tokens)."""
+    n = d.numbers
+    limit, asked = n.get("request_limit_tokens"), n.get("input_tokens")
+    pool = n.get("kv_capacity_tokens")
+    out = []
+    if limit:
+        out.append(Fix(summary=f"--context-length {limit}: the length this SGLang can serve, so it states it at "
+                               f"start-up and clients keep to it (prompts up to {limit - 6:,} tokens)",
+                       flags=("--context-length", str(limit))))
+    mfs = d.settings.get("mem_fraction_static")
+    k, v = d.buffers.get("k_bytes"), d.buffers.get("v_bytes")
+    tokens = d.buffers.get("max_total_num_tokens") or pool
+    avail, weights = d.buffers.get("avail_mem_after_weights_bytes"), d.buffers.get("model_loading_bytes")
+    if mfs and k and v and tokens and asked and avail and weights:
+        cell = (k + v) / tokens
+        gpu = avail + weights  # as _sglang_not_enough: free after the weights plus the weights
+        need = (asked + 6 - tokens) * cell
+        new = math.ceil((float(mfs) + need / gpu) * 100) / 100
+        if new <= 0.95:
+            out.append(Fix(summary=f"--mem-fraction-static {new:.2f} (from {mfs}): {_g(need)} more KV pool "
+                                   f"({cell / 1024:.1f} KiB a token) holds a prompt of {asked:,} tokens",
+                           flags=("--mem-fraction-static", f"{new:.2f}")))
+    else:
+        out.append(Fix(summary="--mem-fraction-static higher: the KV pool is that share of the GPU less the weights"
+                               + (f"; a {asked:,}-token prompt needs {asked + 6:,} tokens of pool" if asked else "")))
+    kvd = str(d.settings.get("kv_cache_dtype", "auto"))
+    if not kvd.startswith("fp8"):
+        out.append(Fix(summary="--kv-cache-dtype fp8_e4m3: half the bytes a token, so the same pool holds twice the "
+                               "tokens" + (f" (about {2 * tokens:,})" if tokens else ""),
+                       flags=("--kv-cache-dtype", "fp8_e4m3")))
+    return out
+
+
+_BY_PHASE = {"vllm": _vllm_post_kv, "sglang": _sglang_post_kv}
+
+
 # ---------------------------------------------------------------------------------------------------------
 # SGLang, TGI, MLX
 
@@ -624,6 +797,7 @@ _BY_SIGNATURE = {
     "sglang_not_enough_memory": _sglang_not_enough,
     "sglang_profiled_negative": _sglang_not_enough,
     "sglang_no_kv_room": _sglang_not_enough,
+    "sglang_input_too_long": _sglang_short_pool,
     "vllm_negative_kv": _vllm_negative_kv,
     "tgi_prefill": _tgi_prefill,
     "mlx_max_buffer": _mlx_max_buffer,

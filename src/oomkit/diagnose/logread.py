@@ -51,13 +51,22 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("pipeline_parallel_size=", r"\bpipeline_parallel_size=([0-9]{1,20})", "pipeline_parallel_size", "int"),
     ("kv_cache_dtype=", r"\bkv_cache_dtype=(\w{1,64})", "kv_cache_dtype", "str"),
     ("quantization=", r"\bquantization=(\w{1,64})", "quantization", "str"),
-    ("enforce_eager=", r"\benforce_eager=(\w{1,64})", "enforce_eager", "str"),
+    # not the advice of V0's capture line ("set 'enforce_eager=True' or use '--enforce-eager'")
+    ("enforce_eager=", r"(?<!')\benforce_eager=(\w{1,64})", "enforce_eager", "str"),
     ("gpu_memory_utilization=", r"\bgpu_memory_utilization=([0-9.]{1,24})", "gpu_memory_utilization", "float"),
     ("total_gpu_memory=", r"total_gpu_memory=([0-9.]{1,24}) ?GiB", "total_gpu_memory_bytes", "gib"),
+    # V1 gpu_worker.py init_device (DEBUG): "worker init memory snapshot: ..., free_memory=78.68GiB,
+    # total_memory=79.19GiB, ..."
+    ("total_memory=", r"init memory snapshot:[^\n]{0,200}?\btotal_memory=([0-9.]{1,24}) ?GiB", "total_gpu_memory_bytes",
+     "gib"),
     # vLLM 0.7-0.8 worker.py: "the current vLLM instance can use total_gpu_memory (44.53GiB) x
     # gpu_memory_utilization (0.98) = 43.64GiB"
     ("total_gpu_memory (", r"total_gpu_memory \(([0-9.]{1,24}) ?GiB\)", "total_gpu_memory_bytes", "gib"),
     ("gpu_memory_utilization (", r"gpu_memory_utilization \(([0-9.]{1,24})\)", "gpu_memory_utilization", "float"),
+    # V1 gpu_worker.py: the DEBUG line after capture ("Desired GPU memory utilization is (0.95, 75.23 GiB)") and the
+    # start-up refusal ("less than desired GPU memory utilization (0.92, 21.67 GiB)")
+    ("esired GPU memory utilization", r"[Dd]esired GPU memory utilization(?: is)? \(([0-9.]{1,24}),",
+     "gpu_memory_utilization", "float"),
     # SGLang (ServerArgs repr)
     ("model_path=", r"\bmodel_path='([^']{1,300})'", "model", "str"),
     ("tp_size=", r"\btp_size=([0-9]{1,20})", "tp_size", "int"),
@@ -106,6 +115,12 @@ FIGURES: tuple[tuple[str, str, str, str], ...] = (
     ("model weights take", r"model weights take ([0-9.]{1,24}) ?GiB", "model_loading_bytes", "gib"),
     ("reserved for KV Cache is", r"reserved for KV Cache is ([-0-9.]{1,24}) ?GiB", "available_kv_cache_bytes", "gib"),
     ("GPU KV cache size", r"GPU KV cache size: ([0-9,]{1,24}) tokens", "kv_cache_tokens", "int"),
+    # V1 gpu_model_runner.py capture_model: "Graph capturing finished in 40 secs, took 1.84 GiB"; gpu_worker.py
+    # (DEBUG, after capture): "... Current kv cache memory in use is 58.47 GiB."
+    ("Graph capturing finished", r"Graph capturing finished in [0-9.]{1,12} secs?, took (-?[0-9.]{1,24}) ?GiB",
+     "cudagraph_bytes", "gib"),
+    ("Current kv cache memory in use", r"Current kv cache memory in use is ([0-9.]{1,24}) ?GiB",
+     "available_kv_cache_bytes", "gib"),
     ("# GPU blocks", r"# GPU blocks: ([0-9]{1,20})", "num_gpu_blocks", "int"),
     ("kv_cache_size=", r"\bkv_cache_size=([0-9.]{1,24}) ?GiB", "available_kv_cache_bytes", "gib"),
     ("Maximum concurrency for", r"Maximum concurrency for ([0-9,]{1,24}) tokens per request: ([0-9.]{1,24})x",

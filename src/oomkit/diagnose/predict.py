@@ -233,3 +233,37 @@ def _largest(d: Diagnosis, model: str, engine: str, vram: Any, quant: str | None
             except OomkitError:
                 pass
     return out
+
+
+def post_kv_estimate(d: Diagnosis) -> dict[str, Any] | None:
+    """oomkit's estimate of a vLLM run that allocated its KV cache and then ran out (CUDA-graph capture, sampler
+    warm-up), with the settings the log shows, on the GPU it shows. The memory the run had is the GPU's total, or,
+    where PyTorch's message says what this process held and what was still free, their sum (other processes
+    held the rest: the phases after the KV cache run on what is left of it, engines/vllm/layout.py). None when
+    the log does not name a model the catalog knows, its vLLM release (printed, or placed by its "Model loading
+    took" line) and the GPU's memory."""
+    if (d.host or d.engine) != "vllm":
+        return None
+    try:
+        model = _known(d.settings.get("model"))
+        version = _vllm_version(d)
+        total = d.settings.get("total_gpu_memory_bytes") or d.numbers.get("total_bytes")
+        if model is None or version is None or not total:
+            return None
+        n = d.numbers
+        free = None
+        if n.get("free_bytes") is not None and n.get("this_process_bytes") is not None:
+            free = min(int(total), int(n["free_bytes"] + n["this_process_bytes"]))
+        from ..estimate import estimate  # lazy: the catalog and the engines only when a log names a model
+        from ..memory import Device
+
+        dev = Device(id="CUDA0", memory_bytes=int(total), free_bytes=free)
+        est = estimate(model, "vllm", devices=(dev,), find_max_context=False, **_vllm_opts(d))
+    except (OomkitError, ValueError, TypeError, KeyError, ZeroDivisionError):
+        return None
+    view = est.engine_view
+    return {"model": model, "engine_version": version, "version_printed": bool(d.engine_version or
+                                                                              d.settings.get("vllm_version")),
+            "total_bytes": int(total), "free_bytes": free,
+            "failed_phase": view.get("failed_phase"), "fixes": list(view.get("fixes") or ()), "fits": est.fits,
+            "settings": dict(est.settings)}

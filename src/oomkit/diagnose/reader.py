@@ -124,7 +124,10 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
     engine = anchor.sig.engine
     if engine == "os":  # the kernel's OOM killer: the program it killed is the one to fix
         engine = host
-    stage, confidence, why = _stage(doc, anchor, incident, numbers, around)
+    stage, confidence, why = _stage(doc, anchor, incident, numbers, around, settings, buffers)
+    phase = _phase(doc, anchor, incident, around, host or engine)
+    if phase and stage == "compute":
+        why = [*why, *_post_kv_cause(phase, host or engine, buffers)]
     if settings.get("n_ctx") is not None and "n_ctx" not in numbers:
         numbers["n_ctx"] = settings["n_ctx"]
     version = _version(settings, engine)
@@ -132,7 +135,8 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
     d = Diagnosis(
         engine=engine, stage=stage, confidence=confidence, engine_version=version, numbers=numbers,
         settings=settings, host=host if host != engine else None, backend=backend, signature=anchor.sig.id,
-        line=anchor.line.no, evidence=anchor.line.text.strip()[:400], recognised=recognised, buffers=buffers)
+        line=anchor.line.no, evidence=anchor.line.text.strip()[:400], recognised=recognised, buffers=buffers,
+        phase=phase)
     advice = _advice(anchor, incident, stage)
     causes = tuple(why) + causes_for(d, advice)
     fixes = fixes_for(d, advice, predict=predict)
@@ -216,10 +220,13 @@ def _merge_numbers(anchor: Event, incident: list[Event]) -> dict[str, Any]:
     return numbers
 
 
-def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, Any], around: str
+def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, Any], around: str,
+           settings: dict[str, Any] | None = None, buffers: dict[str, Any] | None = None
            ) -> tuple[str, str, list[str]]:
     """(stage, confidence, reasons) for the failure at `anchor`."""
     sig = anchor.sig
+    if sig.id == "sglang_input_too_long":
+        return _sglang_limit(numbers, settings or {}, buffers or {})
     near = [e for e in incident if e is not anchor and e.line.no <= anchor.line.no + STAGE_WINDOW]
     # a context line right after names the stage (llama.cpp), and outranks the allocation line's own guess
     if sig.role == "stage" and str(anchor.numbers.get("buffer", "")).startswith("CPU"):
@@ -252,9 +259,13 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
     if sig.id == "ollama_runner_terminated":
         reason = str(numbers.get("reason", ""))
         return _ollama_reason(reason)
+    wrapper = next((e for e in incident if e is not anchor and e.sig.stage and e.role == "oom"
+                    and e.sig.engine not in ("pytorch", "cuda")), None)
     if sig.id == "torch_cuda_oom" or sig.id == "torch_mps_oom":
         placed = _torch_stage(numbers)
-        if placed:
+        # the engine's own wrapper (vLLM's sampler warm-up) names the step that ran out; reserved-but-unallocated
+        # memory at that moment is a fix beside it (fixes.py), not the stage
+        if placed and not (placed[0] == "fragmentation" and wrapper is not None):
             return placed
     if sig.stage:
         return sig.stage, "high", []
@@ -278,6 +289,92 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
     if st:
         return st, "low", ["placed by the step the engine names right after the failure"]
     return "unknown", "low", []
+
+
+# The phases that run after the KV cache is allocated (vLLM v1/worker/gpu_worker.py compile_or_warm_up_model:
+# capture_model, then _dummy_sampler_run "after capture_model on purpose"; SGLang model_runner.py init_cuda_graphs
+# after init_memory_pool): the frames and progress lines that show each
+_PHASE_FRAMES = (("_dummy_sampler_run", "sampler warm-up"), ("capture_model", "CUDA graph capture"),
+                 ("capture_one_batch_size", "CUDA graph capture"), ("init_cuda_graphs", "CUDA graph capture"),
+                 ("cuda_graph_runner", "CUDA graph capture"))
+_PHASE_MARKERS = (("Capturing CUDA graph", "CUDA graph capture"), ("Capturing cudagraphs", "CUDA graph capture"),
+                  ("Capturing the model for CUDA graphs", "CUDA graph capture"),
+                  ("Capture cuda graph begin", "CUDA graph capture"), ("Capturing batches", "CUDA graph capture"),
+                  ("Graph capturing finished", "sampler warm-up"))  # vLLM V1 warms the sampler up next
+
+
+def _phase(doc: Text, anchor: Event, incident: list[Event], around: str, runner: str | None) -> str | None:
+    """The start-up phase after the KV cache that ran out, where the text shows it: the engine's own message, the
+    traceback's frames, then the last progress line before the failure (vLLM and SGLang only)."""
+    if runner not in ("vllm", "sglang"):
+        return None
+    if anchor.sig.id == "vllm_sampler_warmup" or any(e.sig.id == "vllm_sampler_warmup" for e in incident):
+        return "sampler warm-up"
+    if anchor.sig.id == "sglang_capture_oom":
+        return "CUDA graph capture"
+    if anchor.sig.stage not in (None, "compute"):
+        return None
+    names = frames(around)
+    for key, phase in _PHASE_FRAMES:
+        if any(key in n for n in names):
+            return phase
+    before = doc.slice(anchor.line.start - 400_000, anchor.line.start)
+    best, at = None, -1
+    for key, phase in _PHASE_MARKERS:
+        p = before.rfind(key)
+        if p > at:
+            best, at = phase, p
+    if best is None:
+        return None
+    # (Ray folds and reorders the workers' lines: only a new start-up's first step puts the marker in the past)
+    later = max(before.rfind(k) for k in ("Starting to load model", "Load weight begin",
+                                            "Loading safetensors checkpoint shards"))
+    if later > at:  # a later start-up step: the marker belongs to an earlier start-up
+        return None
+    if best == "sampler warm-up" and runner != "vllm":
+        return None
+    return best
+
+
+def _post_kv_cause(phase: str, runner: str | None, buffers: dict[str, Any]) -> list[str]:
+    """What the log says the engine had done before the phase that ran out."""
+    who = {"vllm": "vLLM", "sglang": "SGLang"}.get(runner or "", runner or "the engine")
+    kv = buffers.get("available_kv_cache_bytes")
+    tokens = buffers.get("kv_cache_tokens") or buffers.get("max_total_num_tokens")
+    had = ""
+    if kv is not None and kv > 0 or tokens:
+        parts = [f"{kv / GiB:.2f} GiB" if kv else None, f"{tokens:,} tokens" if tokens else None]
+        had = " (" + ", ".join(p for p in parts if p) + ")"
+    what = {"sampler warm-up": "the sampler warm-up (its dummy batch of max_num_seqs requests)",
+            "CUDA graph capture": "CUDA-graph capture"}[phase]
+    budget = {"vllm": "gpu_memory_utilization", "sglang": "mem_fraction_static"}.get(runner or "", "memory")
+    return [f"{who} had allocated its KV cache{had}; then {what} ran out: it runs outside the {budget} budget "
+            "that sized the KV cache, in what that budget leaves"]
+
+
+def _sglang_limit(numbers: dict[str, Any], settings: dict[str, Any], buffers: dict[str, Any]
+                  ) -> tuple[str, str, list[str]]:
+    """Which limit SGLang's "Input length ... exceeds the maximum allowed length (M tokens)" is: M =
+    min(context_length, max_total_num_tokens) - 6 (tp_worker.py max_req_len, max_req_input_len)."""
+    m = numbers.get("max_req_input_len")
+    if m is None:
+        return "kv_cache", "low", []
+    limit = m + 6
+    numbers["request_limit_tokens"] = limit
+    ctx = settings.get("context_length")
+    pool = buffers.get("max_total_num_tokens") or settings.get("max_total_num_tokens")
+    if pool is not None and pool == limit and (ctx is None or ctx > pool):
+        numbers["kv_capacity_tokens"] = pool
+        return "kv_cache", "high", [f"not an out-of-memory: the KV pool holds {pool:,} tokens (max_total_num_tokens), "
+                                    f"fewer than the context{f' ({ctx:,})' if ctx else ''}, so SGLang aborts prompts "
+                                    f"of {m:,} tokens or more"]
+    if ctx is not None and ctx == limit and (pool is None or pool > ctx):
+        return "not_oom", "high", [f"the prompt is longer than the context length ({ctx:,} tokens): not a memory "
+                                   "limit; a shorter input, --allow-auto-truncate, or a model with a longer context"]
+    return "kv_cache", "medium", [f"not an out-of-memory: the limit is min(context_length, max_total_num_tokens) - 6 "
+                                  f"= {m:,}, so either --context-length is {limit:,} or the KV pool holds {limit:,} "
+                                  "tokens (max_total_num_tokens, printed at start-up); a pool shorter than the "
+                                  "model's context is the usual cause"]
 
 
 def _frame_hint(names: list[str], stage: str) -> str:

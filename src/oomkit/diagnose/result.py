@@ -48,6 +48,8 @@ class Diagnosis:
     recognised: tuple[str, ...] = ()  # every signature seen, in order of first appearance
     buffers: dict[str, Any] = field(default_factory=dict)  # the engine's start-up figures, bytes
     prediction: dict[str, Any] | None = None  # oomkit's own figures for the same model and settings
+    phase: str | None = None  # the start-up phase that ran out after the KV cache ("CUDA graph capture", "sampler
+    # warm-up"), where the text shows it
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,4 +69,5 @@ class Diagnosis:
             "recognised": list(self.recognised),
             "buffers": self.buffers,
             "prediction": self.prediction,
+            "phase": self.phase,
         }

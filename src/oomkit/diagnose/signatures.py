@@ -251,10 +251,11 @@ SIGNATURES: tuple[Signature, ...] = (
                 Field("total_bytes", r"\([0-9.]{1,24}/([0-9.]{1,24}) GiB\) on startup", "GiB"),
                 Field("gpu_memory_utilization", r"memory utilization \(([0-9.]{1,24}),", "float"),
                 Field("requested_bytes", r"memory utilization \([0-9.]{1,24}, ([0-9.]{1,24}) GiB\)", "GiB")),
-        message="ValueError: Free memory on device ({free}/{total} GiB) on startup is less than desired GPU memory "
-                "utilization ({util}, {util_x_total} GiB). Decrease GPU memory utilization or reduce GPU memory "
-                "used by other processes.",
-        versions="vLLM V1 (device name added in newer builds)",
+        message="ValueError: Free memory on device {device} ({free}/{total} GiB) on startup is less than desired GPU "
+                "memory utilization ({util}, {util_x_total} GiB). Decrease GPU memory utilization or reduce GPU "
+                "memory used by other processes.",
+        versions="vLLM V1 (the device name, e.g. 'cuda:0', in newer builds; their DEBUG line 'Free memory on device "
+                 "(X/Y GiB) on startup. Desired GPU memory utilization is ...' is not an error)",
         causes=("another process (or a stale vLLM / container) holds part of the GPU",
                 "two instances share one GPU with fractions summing over 1"),
         fixes=("free the GPU (nvidia-smi)", "--gpu-memory-utilization below free/total")),
@@ -312,6 +313,39 @@ SIGNATURES: tuple[Signature, ...] = (
         message="max_total_tokens={req} is larger than the profiled value {profiled}. Use the profiled value instead.",
         causes=("a negative profiled KV pool: the weights exceed the static memory budget",),
         fixes=("--mem-fraction-static higher", "--tp N", "a quantized model")),
+    Signature(
+        # model_executor/cuda_graph_runner.py CudaGraphRunner.__init__: `raise Exception(f"Capture cuda graph failed:
+        # {e}\n{CUDA_GRAPH_CAPTURE_FAILED_MSG}")`: PyTorch's message on the same line when the capture ran out
+        "sglang_capture_oom", "sglang", ("Capture cuda graph failed",),
+        r"Capture cuda graph failed: [^\n]{0,80}?(?:out of memory|Out of memory)", stage="compute", priority=9,
+        fields=TORCH_FIELDS,
+        message="Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate {REQ}. GPU {DEV} has a "
+                "total capacity of {TOTAL} of which {FREE} is free. ... / Possible solutions: 1. set "
+                "--mem-fraction-static to a smaller value (e.g., 0.8 or 0.7) 2. set --cuda-graph-max-bs to a smaller "
+                "value (e.g., 16) 3. disable torch compile by not using --enable-torch-compile 4. disable CUDA graph "
+                "by --disable-cuda-graph",
+        versions="SGLang 0.3-current (the KV pool is allocated first; the capture runs on the (1 - "
+                 "mem_fraction_static) share left)",
+        causes=("the KV pool was allocated, then CUDA-graph capture (its batch sizes up to --cuda-graph-max-bs) ran "
+                "out in the (1 - mem_fraction_static) share left outside the pool",),
+        fixes=("--mem-fraction-static lower (a smaller KV pool leaves the capture more room)",
+               "--cuda-graph-max-bs smaller", "--disable-cuda-graph (slower decoding)")),
+    Signature(
+        # managers/utils.py validate_input_length (scheduler.py handle_generate_request): a prompt of
+        # max_req_input_len tokens or more is aborted; max_req_input_len = min(context_len, max_total_num_tokens)
+        # - 6 (tp_worker.py: max_req_len = min(context_len - 1, max_total_num_tokens - 1), input 5 fewer)
+        "sglang_input_too_long", "sglang", ("exceeds the maximum allowed length",),
+        r"Input length \([0-9]{1,20} tokens\) exceeds the maximum allowed length \([0-9]{1,20} tokens\)", priority=6,
+        fields=(Field("input_tokens", r"Input length \(([0-9]{1,20}) tokens\)", "int"),
+                Field("max_req_input_len", r"maximum allowed length \(([0-9]{1,20}) tokens\)", "int")),
+        message="Input length ({N} tokens) exceeds the maximum allowed length ({M} tokens). Use a shorter input or "
+                "enable --allow-auto-truncate.",
+        versions="SGLang 0.4.1-current (0.4.0 truncated: 'Request length is longer than the KV cache pool size or "
+                 "the max context length. Truncated!!!')",
+        causes=("SGLang keeps running: it aborts (or with --allow-auto-truncate cuts) each prompt over the limit",),
+        fixes=("--context-length at most the KV pool's tokens (max_total_num_tokens), so the limit is stated",
+               "--mem-fraction-static higher (a larger KV pool)", "--kv-cache-dtype fp8_e4m3 (twice the tokens)",
+               "--allow-auto-truncate (cut long prompts instead of aborting)")),
     Signature(
         "sglang_retract", "sglang", ("KV cache pool is full. Retract requests",),
         r"KV cache pool is full\. Retract requests", role="not_oom", priority=3,

@@ -22,7 +22,8 @@ STAGE_WORDS = {
     "unknown": "not placed",
 }
 COUNTS = {"estimated_max_len", "max_model_len", "n_ctx", "kv_capacity_tokens", "device", "max_num_seqs",
-          "prefill_tokens", "total_tokens", "max_total_tokens", "num_gpu", "model_max_len", "resource_limit"}
+          "prefill_tokens", "total_tokens", "max_total_tokens", "num_gpu", "model_max_len", "resource_limit",
+          "input_tokens", "max_req_input_len", "request_limit_tokens"}
 
 
 def size(n: int | float | None) -> str:
@@ -57,6 +58,8 @@ def render(d: Diagnosis) -> str:
         prog += f", in a {d.host} log"
     out.append(f"program   {prog}")
     out.append(f"stage     {d.stage}: {STAGE_WORDS.get(d.stage, d.stage)} (confidence {d.confidence})")
+    if d.phase:
+        out.append(f"phase     {d.phase} (after the KV cache was allocated)")
     if d.line is not None and d.evidence:
         out.append(f"message   line {d.line}: {d.evidence[:200]}")
     if d.numbers:
