@@ -59,20 +59,21 @@ def _blocks(e: int, f: int, n_layer: int, gate: bool = False, ln_bias: bool = Tr
 
 
 def write_qwen_vl_mmproj(path: Path, kind: str, e: int = 1280, f: int = 3420, h: int = 16, t: int = 3584,
-                         patch: int = 14, n_layer: int = 2) -> Path:
+                         patch: int = 14, n_layer: int = 2, deepstack: bool = True) -> Path:
     """Qwen2VLVisionModel / Qwen3VLVisionModel as convert_hf_to_gguf.py writes them: the temporal patch conv split in
     two (v.patch_embd.weight, .weight.1), the merger mm.0 (4E -> 4E) and mm.2 (4E -> T); qwen2.5 with RMS norms and
     a gated FFN and clip.vision.n_wa_pattern 8 (fullatt_block_indexes 7, 15, 23, 31); qwen3 with a fused QKV, learned
-    position embeddings (48 x 48) and a deepstack merger on its last layer."""
+    position embeddings (48 x 48) and a deepstack merger on its last layer (none for Qwen3.5 / 3.6:
+    deepstack_visual_indexes is empty)."""
     v25, v3 = kind == "qwen2.5vl_merger", kind == "qwen3vl_merger"
     ts = [("v.patch_embd.weight", (e, 3, patch, patch), False), ("v.patch_embd.weight.1", (e, 3, patch, patch), False)]
     keys = {}
     if v3:
         ts += [("v.patch_embd.bias", (e,), True), ("v.position_embd.weight", (2304, e), True)]
         keys = {"clip.vision.spatial_merge_size": 2,
-                "clip.vision.is_deepstack_layers": [i == n_layer - 1 for i in range(n_layer)]}
+                "clip.vision.is_deepstack_layers": [deepstack and i == n_layer - 1 for i in range(n_layer)]}
     ts += _blocks(e, f, n_layer, gate=v25, ln_bias=not v25, fused_qkv=v3)
-    if v3:
+    if v3 and deepstack:
         i = n_layer - 1
         ts += [(f"v.deepstack.{i}.norm.weight", (4 * e,), True), (f"v.deepstack.{i}.norm.bias", (4 * e,), True),
                (f"v.deepstack.{i}.fc1.weight", (4 * e, 4 * e), False), (f"v.deepstack.{i}.fc1.bias", (4 * e,), True),
@@ -132,6 +133,16 @@ QWEN_EXACT = [
     ("qwen3vl_merger", {"e": 1152, "f": 4304, "h": 8, "t": 4096, "patch": 16}),
     ("qwen3vl_merger", {"e": 1152, "f": 4304, "t": 5120, "patch": 14}),
     ("qwen3vl_merger", {"e": 1536, "f": 6144, "h": 12, "t": 4096, "patch": 16}),
+    # Qwen3.5 / 3.6 (no deepstack): 27B and 35B-A3B (E 1152, 248.10 / 4657.81 MiB), 0.8B (E 768 at patch 16: a row
+    # of E fits in the image's block, 161.31 / 3453.09 MiB)
+    ("qwen3vl_merger", {"e": 1152, "f": 4304, "t": 5120, "patch": 16, "deepstack": False}),
+    ("qwen3vl_merger", {"e": 1152, "f": 4304, "t": 2048, "patch": 16, "deepstack": False}),
+    ("qwen3vl_merger", {"e": 768, "f": 3072, "h": 12, "t": 1024, "patch": 16, "deepstack": False}),
+    ("qwen3vl_merger", {"e": 768, "f": 4096, "h": 12, "t": 1024, "patch": 16, "deepstack": False}),
+    ("qwen3vl_merger", {"e": 768, "f": 2048, "h": 12, "t": 1024, "patch": 16, "deepstack": False}),
+    ("qwen3vl_merger", {"e": 640, "f": 2560, "h": 10, "t": 1024, "patch": 16, "deepstack": False}),
+    ("qwen3vl_merger", {"e": 768, "f": 3072, "h": 12, "t": 1024, "patch": 16}),
+    ("qwen3vl_merger", {"e": 768, "f": 3072, "h": 12, "t": 1024, "patch": 14, "deepstack": False}),
     # a row of E in twice the inputs' bytes and F > 2E: six rows of E more with flash attention (_early_row)
     ("qwen2vl_merger", {"e": 1024, "f": 4096}),  # 267.08 MiB on, as the 1280-wide tower
     ("qwen2vl_merger", {"e": 1024, "f": 3000}),

@@ -40,7 +40,9 @@ leaves it out (said so) for the others:
     qwen3vl    on:  in + P max(24E, 4F + 8E)         off: in + 4 P^2 H + 28 P E
   (the flash-off peak is the attention: the P x P x H F32 scores beside Q, K, V and the residual rows). Exact on
   the released towers (Qwen2-VL E 1280 F 5120; Qwen2.5-VL E 1280 F 3420, 594.37 / 4871.57 MiB; Qwen3-VL E 1152 F
-  4304 and E 1024 F 4096). qwen2vl below E ~1186 (a row of E within twice the inputs' bytes) with F > 2E takes
+  4304 and E 1024 F 4096; Qwen3.5 / 3.6 without deepstack alike). qwen3vl where a row of E fits in the image's
+  block (4 P E <= 12 W^2: Qwen3.5-0.8B's E 768 at patch 16) takes in + P max(22E, 4F + 4E) on and
+  in + 4 P^2 H + 24 P E off (161.31 / 3453.09 MiB). qwen2vl below E ~1186 (a row of E within twice the inputs' bytes) with F > 2E takes
   4F + 14E rows with flash attention (_early_row: 267.08 MiB at E 1024 F 4096, as at E 1280 F 5120). Where
   qwen2.5's gated FFN is wide for its width (F > ~2.7 E, or E under 1280 at F 3420) ggml-alloc's reuse of freed
   blocks adds one or two rows of F to the flash-on peak and the formula falls short (the tests name each miss).
@@ -344,6 +346,11 @@ def _qwen_vl(kind: str, meta: dict, patch: int, e: int, f: int, h: int, flash_at
     if window:
         return inputs + (6 * p * p + 16 * p * e if flash_attn else 4 * p * p * (h + 1) + 20 * p * e)
     rows = 28 if kind == "qwen3vl_merger" else 20
+    if kind == "qwen3vl_merger" and 4 * p * e <= 12 * w * w:
+        # a row of E fits in the image's block (E <= 3 p^2 m^2: Qwen3.5-0.8B's 768 at patch 16): it holds one row
+        # of each peak (measured at E 640 and 768: four bytes of E a position fewer, two on the 24E branch)
+        on = inputs + p * max((rows - 6) * e, 4 * f + 4 * e)
+        return on if flash_attn else inputs + 4 * p * p * h + (rows - 4) * p * e
     if kind == "qwen3vl_merger":
         on = inputs + p * max((rows - 4) * e, 4 * f + 8 * e)
     else:
