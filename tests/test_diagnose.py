@@ -482,3 +482,75 @@ def test_cudnn_cublas_sycl_and_xpu():
                  "and 1.20 GiB is reserved by PyTorch but unallocated.")
     assert (d.engine, d.backend, d.stage) == ("pytorch", "XPU", "fragmentation")
     assert d.numbers["total_bytes"] == G(15.11)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Runs that allocate their KV cache, then die (real texts of the corpus, each with its source there)
+
+_CORPUS = {c["id"]: c for c in (json.loads(x) for x in (Path(__file__).parent / "fixtures" / "diagnose" /
+                                                          "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+                                if x.strip())}
+
+
+def _flag(d, name):
+    """The value a fix gives flag `name`, or None."""
+    return next((f.flags[1] for f in d.fixes if len(f.flags) == 2 and f.flags[0] == name), None)
+
+
+def test_sampler_warmup_fix_from_the_estimate_on_the_memory_the_run_had():
+    """vLLM 0.17.1, Llama-3.1-8B on an RTX 3090 at utilization 0.9: KV cache allocated, then the sampler warm-up ran
+    out (other processes held part of the card). The log names model, GPU and (by its loading line) the release, so
+    the fix is oomkit's estimate on the 139.75 MiB + 21.72 GiB this process could use; the study's run at 0.86
+    started, so the utilization it gives must lie in [0.86, 0.90)."""
+    d = diagnose(_CORPUS["vllm-offload-profiles-3090-sampler-warmup"]["text"])
+    assert (d.stage, d.phase) == ("compute", "sampler warm-up")
+    u = float(_flag(d, "--gpu-memory-utilization"))
+    assert 0.86 <= u < 0.90
+    assert int(_flag(d, "--max-num-seqs")) < 256  # the 256 dummy requests the log names
+    assert "oomkit's estimate" in d.fixes[0].summary and "21.86 GiB of the 23.54 GiB" in d.fixes[0].summary
+    assert any("5.61 GiB, 45,968 tokens" in c for c in d.causes)  # the KV cache the log printed
+
+
+def test_sampler_warmup_fix_from_the_log_numbers_without_a_release():
+    """gpt-oss-20b on an H100 at 0.95 (vLLM 0.19, which the excerpt does not print): no estimate, the fix from
+    PyTorch's figures. The warm-up's tensors are one row per dummy request: 786 MiB x 512 / 1024 = 393 MiB fits the
+    552.50 MiB free; 786 - 552.5 = 233.5 MiB short is under 0.01 x 79.19 GiB. 1.78 GiB was reserved but
+    unallocated: expandable segments as well. The held-out TP2 run (the same figures, 298.50 MiB free) started at
+    0.90, so its utilization fix lies in [0.90, 0.95)."""
+    d = diagnose(_CORPUS["llm-d-planner-gpt-oss-20b-tp1-sampler-warmup"]["text"])
+    assert (d.stage, d.phase) == ("compute", "sampler warm-up")  # not "fragmentation": vLLM names the step
+    assert _flag(d, "--max-num-seqs") == "512" and _flag(d, "--gpu-memory-utilization") == "0.94"
+    assert any(dict(f.env).get("PYTORCH_CUDA_ALLOC_CONF") == "expandable_segments:True" for f in d.fixes)
+    d2 = diagnose(_CORPUS["llm-d-planner-gpt-oss-20b-tp2-sampler-warmup"]["text"])
+    assert 0.90 <= float(_flag(d2, "--gpu-memory-utilization")) < 0.95
+    assert _flag(d2, "--max-num-seqs") == "256"  # 786 x 256 / 1024 = 196.5 MiB <= 298.5 MiB free; 512 would not
+
+
+def test_capture_phase_from_the_progress_line_and_no_advice_read_as_a_setting():
+    """vllm#15598 (V0 0.7.3 over Ray): 'Capturing cudagraphs for decoding' is the last step before the OOM. Its advice
+    ("set 'enforce_eager=True'") is not the setting; --enforce-eager (what the reporter used to start it) comes
+    first."""
+    d = diagnose(_CORPUS["vllm-15598-v0-capture-ray-progress"]["text"])
+    assert d.phase == "CUDA graph capture" and "enforce_eager" not in d.settings
+    assert d.fixes[0].flags == ("--enforce-eager",)
+
+
+def test_sglang_capture_oom_and_its_fixes():
+    """sglang#5285: "Capture cuda graph failed: CUDA out of memory": SGLang's own message, the capture phase, and its
+    three ways out (the message's own list)."""
+    d = diagnose(_CORPUS["sglang-5285-capture-cuda-graph-oom"]["text"])
+    assert (d.engine, d.stage, d.phase, d.signature) == ("sglang", "compute", "CUDA graph capture",
+                                                         "sglang_capture_oom")
+    flags = [f.flags[0] for f in d.fixes if f.flags]
+    assert "--cuda-graph-max-bs" in flags and "--disable-cuda-graph" in flags
+    assert any("--mem-fraction-static" in f.summary for f in d.fixes)
+
+
+def test_sglang_input_longer_than_the_pool():
+    """sglang#4048: a prompt aborted over max_req_input_len = min(context_length, max_total_num_tokens) - 6: not an
+    out-of-memory, a KV pool shorter than the context; --context-length 59862 + 6 states the limit."""
+    d = diagnose(_CORPUS["sglang-4048-input-length-exceeds"]["text"])
+    assert (d.engine, d.stage) == ("sglang", "kv_cache")
+    assert any("not an out-of-memory" in c for c in d.causes)
+    assert _flag(d, "--context-length") == "59868"
+    assert _flag(d, "--kv-cache-dtype") == "fp8_e4m3"

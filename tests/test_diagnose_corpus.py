@@ -39,6 +39,8 @@ def test_corpus_case(case):
         assert d.numbers.get(key) == value, (key, d.numbers)
     if "host" in exp:
         assert d.host == exp["host"]
+    if "phase" in exp:  # the start-up phase after the KV cache that ran out
+        assert d.phase == exp["phase"]
     for key, value in exp.get("settings", {}).items():  # what a start-up log says was in force
         assert d.settings.get(key) == value, (key, d.settings)
     for key, value in exp.get("buffers", {}).items():  # the engine's own start-up figures

@@ -296,7 +296,8 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
 # after init_memory_pool): the frames and progress lines that show each
 _PHASE_FRAMES = (("_dummy_sampler_run", "sampler warm-up"), ("capture_model", "CUDA graph capture"),
                  ("capture_one_batch_size", "CUDA graph capture"), ("init_cuda_graphs", "CUDA graph capture"),
-                 ("cuda_graph_runner", "CUDA graph capture"))
+                 ("cuda_graph_runner", "CUDA graph capture"), ("capture_end", "CUDA graph capture"),
+                 ("capture_begin", "CUDA graph capture"))  # torch/cuda/graphs.py, under vLLM's compiled backends
 _PHASE_MARKERS = (("Capturing CUDA graph", "CUDA graph capture"), ("Capturing cudagraphs", "CUDA graph capture"),
                   ("Capturing the model for CUDA graphs", "CUDA graph capture"),
                   ("Capture cuda graph begin", "CUDA graph capture"), ("Capturing batches", "CUDA graph capture"),
