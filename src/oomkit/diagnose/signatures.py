@@ -323,9 +323,11 @@ SIGNATURES: tuple[Signature, ...] = (
                 "total capacity of {TOTAL} of which {FREE} is free. ... / Possible solutions: 1. set "
                 "--mem-fraction-static to a smaller value (e.g., 0.8 or 0.7) 2. set --cuda-graph-max-bs to a smaller "
                 "value (e.g., 16) 3. disable torch compile by not using --enable-torch-compile 4. disable CUDA graph "
-                "by --disable-cuda-graph",
+                "by --disable-cuda-graph. (Not recommended. Huge performance loss)",
         versions="SGLang 0.3-current (the KV pool is allocated first; the capture runs on the (1 - "
-                 "mem_fraction_static) share left)",
+                 "mem_fraction_static) share left); 2026 builds name the flags --cuda-graph-max-bs-decode and "
+                 "--cuda-graph-backend-decode=disabled, and the piecewise prefill capture has its own list "
+                 "(--piecewise-cuda-graph-max-tokens, --disable-piecewise-cuda-graph)",
         causes=("the KV pool was allocated, then CUDA-graph capture (its batch sizes up to --cuda-graph-max-bs) ran "
                 "out in the (1 - mem_fraction_static) share left outside the pool",),
         fixes=("--mem-fraction-static lower (a smaller KV pool leaves the capture more room)",
