@@ -199,7 +199,8 @@ def _take_value(args: list[str], i: int, flag: str, kind: str, negated: bool, in
 # VLLM_* switches -> the VllmSettings field each sets (vllm/envs.py)
 _ENV_SWITCHES = (("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "allow_long_max_model_len"), ("VLLM_USE_V1", "use_v1"),
                  ("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", "estimate_cudagraphs"),
-                 ("VLLM_USE_FLASHINFER_SAMPLER", "use_flashinfer_sampler"))
+                 ("VLLM_USE_FLASHINFER_SAMPLER", "use_flashinfer_sampler"),
+                 ("VLLM_USE_V2_MODEL_RUNNER", "use_v2_model_runner"))
 
 
 def _apply_env(env: dict[str, str], opts: dict[str, Any]) -> None:

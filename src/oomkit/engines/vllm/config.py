@@ -3,9 +3,10 @@ CacheConfig, SchedulerConfig, ParallelConfig): release, V0/V1, dtypes, context, 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from ...errors import OomkitError
+from ...errors import OomkitError, SettingsError
 from ...memory import Device
 from ...model.spec import LayerKind, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
@@ -53,6 +54,7 @@ class Resolved:
     nvlink: bool = False  # the GPUs talk over NVLink (NCCL's NVLink buffers), else over PCIe
     mamba_cache_mode: str = "none"
     num_spec: int = 0
+    runner_v2: bool = False  # model runner V2 (v1/worker/gpu/model_runner.py) instead of gpu_model_runner.py
     warnings: tuple[str, ...] = ()
 
     def at_least(self, era: str) -> bool:
@@ -195,7 +197,55 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
                     util=util, dtype=dtype, dtype_bytes=FLOAT_BYTES[dtype], kv_dtype=kv_dtype,
                     max_num_seqs=seqs, max_num_batched_tokens=tokens, chunked_prefill=chunked,
                     prefix_caching=prefix, cc=cc, cc_guessed=cc_guessed, nvlink=nvlink, mamba_cache_mode=mode,
-                    num_spec=max(s.num_speculative_tokens, 0), warnings=tuple(warnings))
+                    num_spec=max(s.num_speculative_tokens, 0),
+                    runner_v2=v1 and _runner_v2(spec, s, version, hybrid, warnings), warnings=tuple(warnings))
+
+
+# config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES by the llama.cpp names oomkit reads (hf_config.py
+# ARCH_BY_MODEL_TYPE): Qwen3ForCausalLM "qwen3"; LlamaForCausalLM / MistralForCausalLM "llama" without experts
+# (Mixtral converts to "llama" too); DeepseekV2ForCausalLM "deepseek2" named V2 (V3 and Kimi K2 share the name);
+# Qwen2MoeForCausalLM "qwen2moe"; GraniteMoeForCausalLM "granitemoe". 0.25 drops the dense names from the list (every
+# dense model is V2 there); 0.28 adds DeepseekV4ForCausalLM, not read by oomkit.
+_V2_LISTED_MOE = ("qwen2moe", "granitemoe")
+_ENCODER_ONLY = ("bert", "nomic-bert")
+
+
+def _runner_v2(spec: ModelSpec, s: VllmSettings, version: Version, hybrid: bool, warnings: list[str]) -> bool:
+    """config/vllm.py VllmConfig.use_v2_model_runner: VLLM_USE_V2_MODEL_RUNNER when set (opt-in from 0.21, an
+    error to turn off from 0.34: "Model Runner V1 has been removed", platforms/interface.py validate_environ),
+    else the release's default models (_is_default_v2_model_runner_model, settings.ERAS runner_v2_*). The features
+    that send a default model back to V1 (_get_v2_model_runner_unsupported_features: ngram / suffix speculation,
+    custom logits processors, prompt embeds, ... before 0.29 also prefill context parallelism and dual batch
+    overlap) are not among oomkit's settings; Triton is taken to be installed."""
+    if ERAS.reached(version, "runner_v1_removed"):
+        if s.use_v2_model_runner is False:
+            raise SettingsError("VLLM_USE_V2_MODEL_RUNNER=0 is no longer supported: Model Runner V1 has been "
+                                "removed. Unset this variable.")
+        return True
+    if s.use_v2_model_runner is not None:
+        if version < (0, 21, 0):
+            warnings.append("VLLM_USE_V2_MODEL_RUNNER is modelled from vLLM 0.21 on: the V1 runner's rules are used")
+            return False
+        return s.use_v2_model_runner
+    if not ERAS.reached(version, "runner_v2_qwen3") or spec.architecture in _ENCODER_ONLY:
+        return False  # runner_type "generate" only: pooling models stay on V1
+    if ERAS.reached(version, "runner_v2_all"):
+        return True
+    moe = any(layer.ffn.is_moe for layer in spec.trunk_layers)
+    arch = spec.architecture
+    # DeepSeek-V2 / -V2-Lite / -V2.5 / -Coder-V2 (DeepseekV2ForCausalLM); Prover-V2 is a V3
+    deepseek_v2 = arch == "deepseek2" and re.search(r"deepseek-(coder-)?v2", spec.name.lower()) is not None
+    listed_moe = ERAS.reached(version, "runner_v2_listed") and (arch in _V2_LISTED_MOE or deepseek_v2)
+    attention_free = all(layer.attention is None for layer in spec.trunk_layers)
+    if ERAS.reached(version, "runner_v2_dense"):
+        if attention_free or (hybrid and not (listed_moe and version >= (0, 27, 0))):
+            return False  # 0.25-0.26: no hybrid; 0.27-0.28: hybrids only where listed
+        return listed_moe or not moe
+    dense_listed = arch == "qwen3" or (ERAS.reached(version, "runner_v2_llama") and arch == "llama")
+    if ERAS.reached(version, "runner_v2_listed"):  # 0.24: the list alone, quantized checkpoints too
+        return (dense_listed and not moe) or listed_moe
+    quantized = bool(s.quantization) or spec.weights.format.lower() not in FLOAT_BYTES
+    return dense_listed and not moe and not quantized  # 0.22-0.23: "not is_moe and not is_quantized"
 
 
 def _check_parallel(spec: ModelSpec, tp: int) -> None:

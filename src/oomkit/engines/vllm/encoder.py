@@ -37,10 +37,15 @@ input registry's dummy data) is not modelled here. Gemma 3 in 0.8.x counted an i
 (its begin / end tokens too, about 260) where later releases count its 256 embeddings (one item fewer at 8192
 tokens: not modelled). Gemma 4 before vllm#43169 (after 0.20.2) ran the tower one image / frame at a time, and
 after it in chunks sized by free memory (_encoder_chunk); either way the tower's own pass stays below the
-decoder's peak, so its `patches` are left at 0. Model runner V2 (v1/worker/gpu/, the default for dense models from
-vllm#44443, July 2026) sizes the batch the same way (gpu/mm/encoder_profile.py) but builds it inside
-EncoderRunner.execute_mm_encoder, so only the outputs stay in its encoder cache; no log places that switch for
-multimodal models, and the V1 runner's figures are used throughout.
+decoder's peak, so its `patches` are left at 0.
+
+Model runner V2 (v1/worker/gpu/model_runner.py; which models run it by release: config.py _runner_v2): up to 0.26
+its profile_run has no encoder pass at all (0.22.0, 0.25.0, 0.26.0 read: nothing under v1/worker/gpu/ builds dummy
+multimodal inputs). From 0.27 profile_run sizes the batch the same way (MultiModalBudget,
+get_dummy_encoder_profile_inputs) and runs gpu/mm/encoder_runner.py EncoderRunner.profile_encoder_cache, which
+moves the items to the GPU inside execute_mm_encoder (group_mm_kwargs_by_modality(..., device=self.device)): the
+dummy inputs profile_run still holds are host tensors, so only the outputs stay (in its encoder cache, reset at the
+end of profile_run). The pass's own peak is the V1 runner's.
 
 Not in the GPU profile: --mm-processor-cache-gb (the processor cache lives in host memory); --mm-encoder-tp-mode
 data splits the encoder's work across the TP ranks but all-gathers the outputs, so each rank still holds them.
@@ -152,13 +157,21 @@ def _limits(s: VllmSettings) -> dict[str, int]:
     return dict(s.limit_mm_per_prompt or ())
 
 
+def _profiled(s: VllmSettings, r: Resolved) -> bool:
+    """profile_run runs the encoder's dummy pass: V1 engine, not --skip-mm-profiling, and with model runner V2 from
+    0.27 only (settings.ERAS v2_encoder_profile)."""
+    if not r.v1 or s.skip_mm_profiling:
+        return False
+    return not r.runner_v2 or r.at_least("v2_encoder_profile")
+
+
 def encoder_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, int]:
     """(held, pass): what the dummy pass leaves alive through the decoder's dummy run and the sampler (pixel
     inputs and encoder outputs), and the peak of the pass itself (the pixel inputs and the tower's widest
     activations: the MLP's input and output over every patch, beside the residual stream). (0, 0) where there is
     no tower, in V0 (its profile_run differs), with --skip-mm-profiling, or when every modality is limited to 0."""
     tower = next((t for t in spec.towers if t.kind == "vision"), None)
-    if tower is None or not r.v1 or s.skip_mm_profiling:
+    if tower is None or not _profiled(s, r):
         return 0, 0
     limits = _limits(s)
     item = dummy_item(tower.config, limits)
@@ -174,7 +187,8 @@ def encoder_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int,
         return r.max_num_batched_tokens * spec.n_embd * b, 0
     n = dummy_items(item, s, r, limit)
     pixels = n * (item.pixel_elems * b + item.int_bytes)
-    held = pixels + n * item.output_tokens * spec.n_embd * b
+    outputs = n * item.output_tokens * spec.n_embd * b
+    held = outputs if r.runner_v2 else pixels + outputs  # V2: the GPU copy of the inputs dies with the pass
     vc = tower.config.get("vision_config") or {}
     # Qwen2-VL names the tower's width embed_dim (its hidden_size is the merger's output)
     width, ff = int(vc.get("embed_dim") or tower.config_hidden or 0), int(vc.get("intermediate_size") or 0)
@@ -190,7 +204,7 @@ def encoder_view(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[dict[st
     budget of N tokens, and profiled with K image items of the maximum feature size."), where the tower's dummy
     item is tabled; ({}, None) where the encoder is not profiled or its item is not known."""
     tower = next((t for t in spec.towers if t.kind == "vision"), None)
-    if tower is None or not r.v1 or s.skip_mm_profiling:
+    if tower is None or not _profiled(s, r):
         return {}, None
     limits = _limits(s)
     item = dummy_item(tower.config, limits)

@@ -40,6 +40,8 @@ from .profile import (
     cudagraphs_in_budget,
     determine_available_memory,
     non_torch_bytes,
+    runner_state_bytes,
+    runner_state_in_budget,
 )
 from .settings import VllmSettings, format_gib, gib_str
 from .weights import weights_by_global_rank
@@ -113,12 +115,15 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
     for g, dev in enumerate(devs):
         stage = (g // r.tp) % r.pp
         moved = min(offload, weights_rank[g]) if offload else 0
+        # model runner V2's sampler state: in the budget from 0.27, before it outside, beside the CUDA context
+        state = runner_state_bytes(spec, r, last_stage=stage == r.pp - 1)
+        inside = state if runner_state_in_budget(r) else 0
         memory = RankMemory(weights=weights_rank[g] - moved,
                             activation=activation_bytes(spec, s, r, last_stage=stage == r.pp - 1,
                                                         driver=g % r.tp == 0),
-                            non_torch=non_torch_bytes(r),
+                            non_torch=non_torch_bytes(r) + inside,
                             cudagraph=_graph_pool(spec, s, r, parts[stage][1] - parts[stage][0], stage == 0),
-                            context=context_bytes(r))
+                            context=context_bytes(r) + state - inside)
         ranks.append(_Rank(index=g, device=dev, stage=stage, layers=parts[stage],
                            plan=kv_plan(spec, s, r, parts[stage]), memory=memory, host_weights=moved))
     return ranks

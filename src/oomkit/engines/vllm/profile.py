@@ -82,6 +82,9 @@ FORWARD_HIDDEN_V0 = 3.0
 # gemma-2-2b in the v0.19.0 logs).
 # Multimodal models: the encoder's dummy pass and what it leaves alive through the decoder's dummy run (pixel
 # inputs, encoder outputs) are encoder.py's, read from the source per tower (no fitted constant).
+# Model runner V2's float32 copy of the logits per (row x vocabulary) element (v2_sampler_bytes), read from
+# sample/sampler.py apply_sampling_params, not fitted (no V2 log is among the fixtures).
+V2_SAMPLER_FP32 = 4
 CUDAGRAPH_BASE = int(0.30 * GiB)
 CUDAGRAPH_PER_LAYER = int(0.017 * GiB)
 
@@ -168,6 +171,8 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
     (v1/worker/gpu_model_runner.py _dummy_sampler_run; v1/sample/ops/topk_topp_sampler.py): the logits in the
     model dtype, their float32 copy, the top-k/top-p temporaries, the probabilities and the exponential noise
     of random_sample, per (row x vocabulary) element. warmup: the post-capture warm-up's own pass."""
+    if r.runner_v2:
+        return v2_sampler_bytes(spec, r, warmup)
     S = min(r.max_num_seqs, r.max_num_batched_tokens)
     b = r.dtype_bytes
     if not r.v1:
@@ -190,6 +195,50 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
         # (gpt-oss-120b on 0.10.1 needs it to reproduce its -2.14 GiB; vllm#23278)
         per_elem = SAMPLER_BYTES_SORT + b
     return int(S * spec.n_vocab * per_elem)
+
+
+def v2_sampler_bytes(spec: ModelSpec, r: Resolved, warmup: bool = False) -> int:
+    """Model runner V2's sampler (v1/worker/gpu/sample/sampler.py Sampler, 0.21-0.34 read): the logits in the model
+    dtype (compute_logits) and, once any request asks for processing, their float32 copy (apply_sampling_params:
+    "Copy logits to a new FP32 tensor"), V2_SAMPLER_FP32 bytes per (row x vocabulary) element. Nothing else of
+    vocabulary width per row: top-k / top-p mask the copy in place (v1/sample/ops/topk_topp_triton.py
+    apply_top_k_top_p_triton: one scratch row per SM), gumbel_sample keeps per-block maxima (sample/gumbel.py), the
+    logprobs gather top-k columns (sample/logprob.py compute_topk_scores); no probabilities or exponential noise.
+    - profile (model_runner.py _dummy_sampler_run on min(max_num_seqs, max_num_batched_tokens) rows): up to 0.32 one
+      pass on the dummy batch's defaults, which process nothing (the logits alone); from 0.33 a second pass with
+      SamplingParams.for_sampler_warmup() ("the profiled peak must too"): the logits and the float32 copy;
+    - warm-up (gpu/warmup.py _warmup_kernels, after the KV cache, every V2 release): for_sampler_warmup() on
+      min(max_num_seqs, max_num_batched_tokens // (2 + speculative tokens)) requests of that many prompt tokens.
+    Not counted: the prompt-logprobs pass of the warm-up (prompt_logprobs=1) and the per-SM scratch rows."""
+    b = r.dtype_bytes
+    if warmup:
+        rows = min(r.max_num_seqs, r.max_num_batched_tokens // (2 + r.num_spec))
+        return int(rows * spec.n_vocab * (b + V2_SAMPLER_FP32))
+    rows = min(r.max_num_seqs, r.max_num_batched_tokens)
+    per_elem = b + (V2_SAMPLER_FP32 if r.at_least("v2_profile_warmup_params") else 0)
+    return int(rows * spec.n_vocab * per_elem)
+
+
+def runner_state_bytes(spec: ModelSpec, r: Resolved, last_stage: bool = True) -> int:
+    """What model runner V2 keeps for the sampler from load_model on (model_runner.py load_model builds the Sampler
+    after DeviceMemoryProfiler has measured the weights), on the last pipeline stage: sample/penalties.py
+    PenaltiesState output_bin_counts (max_num_reqs x vocabulary, int32; "can be very large, taking up GBs of GPU
+    memory") and prompt_bin_mask (max_num_reqs x vocabulary / 32 words), structured_outputs.py
+    StructuredOutputsWorker grammar_bitmask (max_num_reqs x (1 + speculative tokens) rows of vocabulary / 32 words).
+    Every V2 release read (0.21-0.34). The V1 runner keeps none of vocabulary width (0). In the budget from 0.27
+    (runner_state_in_budget), outside it before."""
+    if not r.runner_v2 or not last_stage:
+        return 0
+    words = -(-spec.n_vocab // 32)
+    return 4 * r.max_num_seqs * (spec.n_vocab + words * (2 + r.num_spec))
+
+
+def runner_state_in_budget(r: Resolved) -> bool:
+    """utils/mem_utils.py memory_profiling from 0.27 (settings.ERAS profile_total_consumed): the free memory lost since
+    the worker-init snapshot counts, tensors built after the weights were measured included; up to 0.26 only the
+    weights, the torch peak increase of the profile run and the non-torch increase: V2's sampler state
+    (runner_state_bytes) then lives outside the budget, in the (1 - gpu_memory_utilization) headroom."""
+    return r.at_least("profile_total_consumed")
 
 
 def non_torch_bytes(r: Resolved) -> int:

@@ -70,6 +70,27 @@ ERAS = Eras({
     "format_gib": (0, 15, 0),
     # "the model's max seq len" (typo "models's" fixed) and the CPU-backend note (in 0.33.0, not 0.21.0)
     "msg_fixed": (0, 30, 0),
+    # Model runner V2 (v1/worker/gpu/model_runner.py) by default: config/vllm.py VllmConfig.use_v2_model_runner and
+    # _is_default_v2_model_runner_model, read in every wheel 0.21.0-0.34.0 (0.21: opt-in, VLLM_USE_V2_MODEL_RUNNER=1).
+    # 0.22: Qwen3ForCausalLM, dense and unquantized; 0.23: + Llama / Mistral; 0.24: the list alone (DeepseekV2,
+    # Qwen2Moe, GraniteMoe join; quantized allowed); 0.25: every generate model that is neither MoE (unless listed),
+    # hybrid nor attention-free; 0.27: listed hybrids too; 0.29: every model; 0.34: the V1 runner is removed
+    "runner_v2_qwen3": (0, 22, 0),
+    "runner_v2_llama": (0, 23, 0),
+    "runner_v2_listed": (0, 24, 0),
+    "runner_v2_dense": (0, 25, 0),
+    "runner_v2_all": (0, 29, 0),
+    "runner_v1_removed": (0, 34, 0),
+    # utils/mem_utils.py memory_profiling: non_kv_cache_memory = total_consumed (mem_get_info's drop since the
+    # worker-init snapshot) + the transient peak headroom, so tensors a runner allocates after loading and before the
+    # profile run count against the budget; before (0.26 read), weights + torch peak increase + non-torch increase
+    "profile_total_consumed": (0, 27, 0),
+    # v1/worker/gpu/model_runner.py profile_run: the encoder's dummy pass (EncoderRunner.profile_encoder_cache);
+    # 0.26 has none under v1/worker/gpu/
+    "v2_encoder_profile": (0, 27, 0),
+    # v1/worker/gpu/model_runner.py _dummy_sampler_run: a second pass with SamplingParams.for_sampler_warmup()
+    # ("warmup_kernels ... pays for the fp32 logits pipeline, so the profiled peak must too"); 0.32 has one pass
+    "v2_profile_warmup_params": (0, 33, 0),
 })
 
 _VERSION_EXAMPLE = "a release such as 0.10.2"
@@ -150,6 +171,7 @@ class VllmSettings:
     use_v1: bool | None = None  # VLLM_USE_V1
     estimate_cudagraphs: bool | None = None  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
     use_flashinfer_sampler: bool | None = None  # VLLM_USE_FLASHINFER_SAMPLER
+    use_v2_model_runner: bool | None = None  # VLLM_USE_V2_MODEL_RUNNER (config.py runner_v2)
     engine_version: str = NEWEST
 
     def to_dict(self) -> dict[str, Any]:
