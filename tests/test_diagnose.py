@@ -554,3 +554,19 @@ def test_sglang_input_longer_than_the_pool():
     assert any("not an out-of-memory" in c for c in d.causes)
     assert _flag(d, "--context-length") == "59868"
     assert _flag(d, "--kv-cache-dtype") == "fp8_e4m3"
+
+
+@pytest.mark.parametrize("pool, ctx, stage", [(59868, 163840, "kv_cache"), (200000, 59868, "not_oom")])
+def test_sglang_input_limit_names_the_pool_or_the_context(pool, ctx, stage):
+    """Which limit SGLang's abort is, from its own start-up line (scheduler.py, in SGLang's format): the limit + 6 is
+    min(context_len, max_total_num_tokens) (tp_worker.py); the pool is a memory limit, the context is not."""
+    log = (f"[2025-03-03 10:00:00 TP0] max_total_num_tokens={pool}, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+           f"max_running_requests=2048, context_len={ctx}\n"
+           "[2025-03-03 10:05:00] Input length (160062 tokens) exceeds the maximum allowed length (59862 tokens). Use a "
+           "shorter input or enable --allow-auto-truncate.")
+    d = diagnose(log)
+    assert (d.engine, d.stage, d.confidence) == ("sglang", stage, "high")
+    if stage == "kv_cache":
+        assert d.numbers["kv_capacity_tokens"] == pool and _flag(d, "--context-length") == "59868"
+    else:
+        assert not d.fixes

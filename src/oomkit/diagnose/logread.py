@@ -72,6 +72,8 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("tp_size=", r"\btp_size=([0-9]{1,20})", "tp_size", "int"),
     ("mem_fraction_static=", r"\bmem_fraction_static=([0-9.]{1,24})", "mem_fraction_static", "float"),
     ("context_length=", r"\bcontext_length=([0-9]{1,20})", "context_length", "int"),
+    # scheduler.py's start-up line: "max_total_num_tokens=..., ..., max_running_requests=..., context_len=..."
+    ("context_len=", r"\bcontext_len=([0-9]{1,20})", "context_length", "int"),
     ("chunked_prefill_size=", r"\bchunked_prefill_size=([0-9]{1,20})", "chunked_prefill_size", "int"),
     ("max_running_requests=", r"\bmax_running_requests=([0-9]{1,20})", "max_running_requests", "int"),
     ("max_total_num_tokens=", r"\bmax_total_num_tokens=([0-9]{1,20})", "max_total_num_tokens", "int"),
