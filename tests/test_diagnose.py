@@ -500,12 +500,13 @@ def _flag(d, name):
 def test_sampler_warmup_fix_from_the_estimate_on_the_memory_the_run_had():
     """vLLM 0.17.1, Llama-3.1-8B on an RTX 3090 at utilization 0.9: KV cache allocated, then the sampler warm-up ran
     out (other processes held part of the card). The log names model, GPU and (by its loading line) the release, so
-    the fix is oomkit's estimate on the 139.75 MiB + 21.72 GiB this process could use; the study's run at 0.86
-    started, so the utilization it gives must lie in [0.86, 0.90)."""
+    the fix is oomkit's estimate on the 139.75 MiB + 21.72 GiB this process could use. The run at 0.90 died and the
+    study's next run at 0.86 started: the utilization it gives must be below 0.90 and not more than two steps below
+    the 0.86 that worked."""
     d = diagnose(_CORPUS["vllm-offload-profiles-3090-sampler-warmup"]["text"])
     assert (d.stage, d.phase) == ("compute", "sampler warm-up")
     u = float(_flag(d, "--gpu-memory-utilization"))
-    assert 0.86 <= u < 0.90
+    assert 0.84 <= u < 0.90
     assert int(_flag(d, "--max-num-seqs")) < 256  # the 256 dummy requests the log names
     assert "oomkit's estimate" in d.fixes[0].summary and "21.86 GiB of the 23.54 GiB" in d.fixes[0].summary
     assert any("5.61 GiB, 45,968 tokens" in c for c in d.causes)  # the KV cache the log printed
