@@ -571,3 +571,15 @@ def test_sglang_input_limit_names_the_pool_or_the_context(pool, ctx, stage):
         assert d.numbers["kv_capacity_tokens"] == pool and _flag(d, "--context-length") == "59868"
     else:
         assert not d.fixes
+
+
+def test_an_oom_while_serving_is_no_start_up_phase():
+    """Capture finished and the server came up (vLLM's own lines): a later OOM is not put in a start-up phase."""
+    log = "\n".join([
+        "INFO [gpu_model_runner.py:2000] Graph capturing finished in 20 secs, took 0.50 GiB",
+        "INFO [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 "
+        "GiB of which 1.00 GiB is free.",
+    ])
+    assert diagnose(log).phase is None
+    assert diagnose("\n".join([log.splitlines()[0], log.splitlines()[2]])).phase == "sampler warm-up"

@@ -304,6 +304,10 @@ _PHASE_MARKERS = (("Capturing CUDA graph", "CUDA graph capture"), ("Capturing cu
                   ("Graph capturing finished", "sampler warm-up"))  # vLLM V1 warms the sampler up next
 
 
+_SERVING = ("Application startup complete", "Starting vLLM API server", "Avg prompt throughput",
+            "The server is fired up", "Prefill batch", "Decode batch", "KV cache usage")
+
+
 def _phase(doc: Text, anchor: Event, incident: list[Event], around: str, runner: str | None) -> str | None:
     """The start-up phase after the KV cache that ran out, where the text shows it: the engine's own message, the
     traceback's frames, then the last progress line before the failure (vLLM and SGLang only)."""
@@ -331,6 +335,9 @@ def _phase(doc: Text, anchor: Event, incident: list[Event], around: str, runner:
     later = max(before.rfind(k) for k in ("Starting to load model", "Load weight begin",
                                             "Loading safetensors checkpoint shards"))
     if later > at:  # a later start-up step: the marker belongs to an earlier start-up
+        return None
+    # the server came up after it: the failure is at serving time, not in a start-up phase
+    if any(before.rfind(k) > at for k in _SERVING):
         return None
     if best == "sampler warm-up" and runner != "vllm":
         return None
