@@ -42,10 +42,11 @@ leaves it out (said so) for the others:
   the released towers (Qwen2-VL E 1280 F 5120; Qwen2.5-VL E 1280 F 3420, 594.37 / 4871.57 MiB; Qwen3-VL E 1152 F
   4304 and E 1024 F 4096; Qwen3.5 / 3.6 without deepstack alike). qwen3vl where a row of E fits in the image's
   block (4 P E <= 12 W^2: Qwen3.5-0.8B's E 768 at patch 16) takes in + P max(22E, 4F + 4E) on and
-  in + 4 P^2 H + 24 P E off (161.31 / 3453.09 MiB). qwen2vl below E ~1186 (a row of E within twice the inputs' bytes) with F > 2E takes
-  4F + 14E rows with flash attention (_early_row: 267.08 MiB at E 1024 F 4096, as at E 1280 F 5120). Where
-  qwen2.5's gated FFN is wide for its width (F > ~2.7 E, or E under 1280 at F 3420) ggml-alloc's reuse of freed
-  blocks adds one or two rows of F to the flash-on peak and the formula falls short (the tests name each miss).
+  in + 4 P^2 H + 24 P E off (161.31 / 3453.09 MiB). qwen2vl below E ~1186 (a row of E within twice the inputs'
+  bytes) with F > 2E takes 4F + 14E rows with flash attention (_early_row: 267.08 MiB at E 1024 F 4096, as at
+  E 1280 F 5120). Where
+  qwen2.5's gated FFN is wide for its width (F > 3E) ggml-alloc's reuse of freed blocks leaves one or two rows of F
+  in the flash-on peak (_qwen_vl: 622.13 MiB at E 640, 1036.06 at F 6840).
 - mlp / mlp_norm (LLaVA 1.5/1.6, tools/mtmd/models/llava.cpp): warmup at image_size, P = (image_size / patch)^2
   patches plus the class token (n = P + 1 positions), T = the projector's output width (mm.2.weight):
     on:  12 W^2 + max(8 P T + 4 n E, 4 n F + 16 n E)     off: max(on, 12 W^2 + 4 n^2 H + 20 n E)
@@ -344,7 +345,14 @@ def _qwen_vl(kind: str, meta: dict, patch: int, e: int, f: int, h: int, flash_at
     window = kind == "qwen2.5vl_merger" and int(meta.get("clip.vision.n_wa_pattern", 0) or 0) > 0
     inputs = 12 * w * w + 16 * p + (2 * p if window else 0)  # image F32, 4 P positions, 2 x P/4 window indexes
     if window:
-        return inputs + (6 * p * p + 16 * p * e if flash_attn else 4 * p * p * (h + 1) + 20 * p * e)
+        if not flash_attn:
+            return inputs + 4 * p * p * (h + 1) + 20 * p * e
+        # the gated FFN's gate and up rows (F each) sit in freed blocks while both fit in six rows of E (F <= 3E:
+        # the released towers); past that one still finds a block of 2 P^2 bytes while F <= P / 2, and beyond both
+        # add to the peak (measured at E 1280: F 3800 none, 4000-4200 one, 4240-6840 two; F 3420: E 1200 none,
+        # E 640-1120 one)
+        spill = 0 if f <= 3 * e else (1 if 2 * f <= p else 2)
+        return inputs + 6 * p * p + 16 * p * e + spill * 4 * p * f
     rows = 28 if kind == "qwen3vl_merger" else 20
     if kind == "qwen3vl_merger" and 4 * p * e <= 12 * w * w:
         # a row of E fits in the image's block (E <= 3 p^2 m^2: Qwen3.5-0.8B's 768 at patch 16): it holds one row
