@@ -576,8 +576,8 @@ def test_sglang_input_limit_names_the_pool_or_the_context(pool, ctx, stage):
 def test_an_oom_while_serving_is_no_start_up_phase():
     """Capture finished and the server came up (vLLM's own lines): a later OOM is not put in a start-up phase."""
     log = "\n".join([
-        "INFO [gpu_model_runner.py:2000] Graph capturing finished in 20 secs, took 0.50 GiB",
-        "INFO [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000",
+        "(EngineCore_DP0 pid=1) INFO [gpu_model_runner.py:2000] Graph capturing finished in 20 secs, took 0.50 GiB",
+        "(APIServer pid=1) INFO [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000",
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 "
         "GiB of which 1.00 GiB is free.",
     ])
