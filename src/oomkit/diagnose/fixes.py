@@ -471,7 +471,7 @@ def _sglang_post_kv(d: Diagnosis, predict: bool = True) -> list[Fix]:
     out = []
     if mfs and req is not None and free is not None and total and req > free:
         short = req - free
-        new = math.floor((float(mfs) - short / total - 0.005) * 100) / 100
+        new = round(float(mfs) - short / total - 0.005, 2)
         out.append(Fix(summary=f"--mem-fraction-static {new:.2f} (from {mfs}): a KV pool {_g((float(mfs) - new) * total)} "
                                f"smaller leaves the capture the {_m(short)} it lacked at the allocation that failed "
                                "(at least that)", flags=("--mem-fraction-static", f"{new:.2f}"),
