@@ -234,7 +234,7 @@ def _runner_v2(spec: ModelSpec, s: VllmSettings, version: Version, hybrid: bool,
     moe = any(layer.ffn.is_moe for layer in spec.trunk_layers)
     arch = spec.architecture
     # DeepSeek-V2 / -V2-Lite / -V2.5 / -Coder-V2 (DeepseekV2ForCausalLM); Prover-V2 is a V3
-    deepseek_v2 = arch == "deepseek2" and re.search(r"deepseek-(coder-)?v2", spec.name.lower()) is not None
+    deepseek_v2 = arch == "deepseek2" and re.search(r"deepseek[-_ ](coder[-_ ])?v2", spec.name.lower()) is not None
     listed_moe = ERAS.reached(version, "runner_v2_listed") and (arch in _V2_LISTED_MOE or deepseek_v2)
     attention_free = all(layer.attention is None for layer in spec.trunk_layers)
     if ERAS.reached(version, "runner_v2_dense"):

@@ -88,6 +88,10 @@ ERAS = Eras({
     # v1/worker/gpu/model_runner.py profile_run: the encoder's dummy pass (EncoderRunner.profile_encoder_cache);
     # 0.26 has none under v1/worker/gpu/
     "v2_encoder_profile": (0, 27, 0),
+    # v1/worker/gpu/model_runner.py profile_cudagraph_memory: "return 0" up to 0.28 ("It is TBD whether we keep this
+    # API or not"; vllm#49224), so V2's graphs stay outside the budget there; from 0.29 cudagraph_utils.py
+    # profile_cudagraph_memory captures into a throwaway pool and extrapolates the FULL graphs
+    "v2_cudagraph_estimate": (0, 29, 0),
     # v1/worker/gpu/model_runner.py _dummy_sampler_run: a second pass with SamplingParams.for_sampler_warmup()
     # ("warmup_kernels ... pays for the fp32 logits pipeline, so the profiled peak must too"); 0.32 has one pass
     "v2_profile_warmup_params": (0, 33, 0),
