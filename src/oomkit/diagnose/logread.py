@@ -122,7 +122,14 @@ FIGURES: tuple[tuple[str, str, str, str], ...] = (
     ("Graph capturing finished", r"Graph capturing finished in [0-9.]{1,12} secs?, took (-?[0-9.]{1,24}) ?GiB",
      "cudagraph_bytes", "gib"),
     ("Current kv cache memory in use", r"Current kv cache memory in use is ([0-9.]{1,24}) ?GiB",
-     "available_kv_cache_bytes", "gib"),
+     "kv_cache_in_use_bytes", "gib"),
+    # 0.19+ gpu_worker.py: "CUDA graph pool memory: 1.84 GiB (actual), 1.3 GiB (estimated), difference: ..." and
+    # gpu_model_runner.py profile_cudagraph_memory: "Estimated CUDA graph memory: 1.3 GiB total"
+    ("CUDA graph pool memory", r"CUDA graph pool memory: ([0-9.]{1,24}) ?GiB \(actual\)", "cudagraph_bytes", "gib"),
+    ("CUDA graph pool memory", r"GiB \(actual\), ([0-9.]{1,24}) ?GiB \(estimated\)", "cudagraph_estimate_bytes",
+     "gib"),
+    ("Estimated CUDA graph memory", r"Estimated CUDA graph memory: ([0-9.]{1,24}) ?GiB", "cudagraph_estimate_bytes",
+     "gib"),
     ("# GPU blocks", r"# GPU blocks: ([0-9]{1,20})", "num_gpu_blocks", "int"),
     ("kv_cache_size=", r"\bkv_cache_size=([0-9.]{1,24}) ?GiB", "available_kv_cache_bytes", "gib"),
     ("Maximum concurrency for", r"Maximum concurrency for ([0-9,]{1,24}) tokens per request: ([0-9.]{1,24})x",

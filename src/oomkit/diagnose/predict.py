@@ -13,7 +13,8 @@ from .result import Diagnosis
 
 # the log's figure name (logread) -> the engine_view key of the estimate
 _VLLM = {"model_loading_bytes": "model_loading_bytes", "available_kv_cache_bytes": "available_kv_cache_bytes",
-         "kv_cache_tokens": "kv_cache_tokens", "num_gpu_blocks": "num_gpu_blocks"}
+         "kv_cache_tokens": "kv_cache_tokens", "num_gpu_blocks": "num_gpu_blocks",
+         "cudagraph_bytes": "cudagraph_actual_bytes"}  # "Graph capturing finished ..., took X GiB"
 _LLAMA = {"model": "model_buffer_bytes", "kv": "kv_buffer_bytes", "compute": "compute_buffer_bytes"}
 # llama.cpp's "file type" line -> the GGUF file type name
 _FTYPE = re.compile(r"^(I?Q[0-9]_[0-9A-Z_]+|F16|BF16|F32|Q8_0)\s*(?:-\s*(Small|Medium|Large|XS|XXS|S|M|L))?",

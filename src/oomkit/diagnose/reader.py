@@ -347,7 +347,7 @@ def _phase(doc: Text, anchor: Event, incident: list[Event], around: str, runner:
 def _post_kv_cause(phase: str, runner: str | None, buffers: dict[str, Any]) -> list[str]:
     """What the log says the engine had done before the phase that ran out."""
     who = {"vllm": "vLLM", "sglang": "SGLang"}.get(runner or "", runner or "the engine")
-    kv = buffers.get("available_kv_cache_bytes")
+    kv = buffers.get("kv_cache_in_use_bytes") or buffers.get("available_kv_cache_bytes")
     tokens = buffers.get("kv_cache_tokens") or buffers.get("max_total_num_tokens")
     had = ""
     if kv is not None and kv > 0 or tokens:
