@@ -819,8 +819,20 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
     dense = _dense_ffn_rows(spec)
     wide_alive = 3 if build >= SWIGLU_OP_BUILD else 2  # gate, up (and the SWIGLU product)
     work = 0
+    # the last layer's FFN reads only the output rows: its graph gathers them (ggml_get_rows of inp_out_ids) after the
+    # attention, before the FFN (src/models/glm4-moe.cpp and the other decoders: `il == n_layer - 1 && inp_out_ids`),
+    # so with fewer outputs than tokens (llama-server's n_outputs_max, reserved_outputs) its workspace is that of
+    # n_outputs rows (ggml-alloc's placement of llama.cpp@0c1e57098's reserve on the 2-layer glm4moe file at 4K with
+    # one output row: the MoE layer's rows within 0.3 MiB above the embedding input; the peak the dense first
+    # layer's FFN, 94.76 MiB). Not the MTP context's view (mtp.nextn_view: the next-n block at its own index, not
+    # n_layer - 1): the MTP graph runs its block on every token (GLM-4.5-Air's: 150.01 MiB at 4K with one output row)
+    trunk = spec.trunk_layers
+    gathered = trunk[-1].index if trunk and trunk[-1].index == len(trunk) - 1 and n_outputs < T else None
+    T_all, resid_all, masks_all = T, resid, masks
     for layer in spec.trunk_layers:
         f = layer.ffn
+        T, resid, masks = (n_outputs, spec.n_embd * n_outputs * f32, 0) if layer.index == gathered \
+            else (T_all, resid_all, masks_all)
         base = masks + 4 * resid if layer.index < last_attn else 5 * resid
         if v_rotated and spec.architecture in LM_HEAD_SCALED:
             # MiniCPM3 with a rotated V cache: the attention output is un-rotated into a new block, the output
@@ -866,6 +878,7 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
             # temporaries freed beside it), so only gate and up sit above the rest (SWIGLU_IN_HOLE)
             alive = 2 if spec.architecture in SWIGLU_IN_HOLE else wide_alive
             work = max(work, base + alive * f.n_ff * T * f32)
+    T, resid, masks = T_all, resid_all, masks_all
     out = 0
     trunk = spec.trunk_layers
     last = trunk[-1] if trunk else None

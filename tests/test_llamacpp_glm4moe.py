@@ -1,0 +1,124 @@
+"""GLM-4.5-Air (glm4moe: a dense first layer, then MoE layers of 128 experts, 8 used, one shared expert, and a next-n
+block appended) held to llama.cpp itself: synthetic GGUFs with the published checkpoint's shapes (tests/ggufs.py
+glm45_air: 2 and 3 trunk layers and the full 46, each + the MTP block) loaded by the llama.cpp llama-cpp-python 0.3.36
+wraps (ggml-org/llama.cpp@0c1e57098) on the CPU.
+
+- Model buffers exact, with and without the next-n block (load_mtp, oomkit's --spec-type draft-mtp) and with and
+  without the repacked CPU buffer (use_extra_bufts, oomkit's repack): with repacking the mapped buffer is smaller
+  (2197.95 MiB against 2207.23 without on the 2-trunk file, the repacked expert and attention tensors leaving the
+  mapping's ends), so the two are compared under the same setting.
+- The compute buffer within 10% as llama-server reserves it (n_outputs_max = n_seq_max, one logits row per
+  slot) and with every token an output. The last layer's FFN runs on the output rows alone (the graph gathers
+  them before it, src/models/glm4-moe.cpp), so on the 2-trunk file the MoE block is no peak: llama.cpp prints
+  94.76 MiB at -c 4096 with one row (the dense first layer's FFN), where oomkit said 170.00 (1.79) before
+  compute.feed_forward_phases gave that layer n_outputs rows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+import oomkit
+from oomkit.model.gguf_file import read_gguf_spec
+from tests import ggufs
+from tests.groundtruth import llamacpp_run, synth
+from tests.test_llamacpp_compute import _dry_compute_mib
+
+MiB = 1 << 20
+
+needs_llama_cpp = pytest.mark.skipif(not llamacpp_run.available(), reason="llama-cpp-python not installed")
+
+_LOADER = r'''
+import ctypes, json, os, sys
+import llama_cpp
+path, runs = sys.argv[1], json.loads(sys.argv[2])
+@llama_cpp.llama_log_callback
+def _log(level, text, ud):
+    if b"model buffer size" in text:
+        os.write(2, text)
+llama_cpp.llama_log_set(_log, ctypes.c_void_p(0))
+llama_cpp.llama_backend_init()
+for i, (mtp, extra) in enumerate(runs):
+    os.write(2, f"@@RUN {i}\n".encode())
+    mp = llama_cpp.llama_model_default_params()
+    mp.n_gpu_layers, mp.use_extra_bufts, mp.load_mtp = 0, extra, mtp
+    model = llama_cpp.llama_model_load_from_file(path.encode(), mp)
+    assert model
+    llama_cpp.llama_model_free(model)
+'''
+RUNS = [(False, False), (True, False), (False, True), (True, True)]  # (load_mtp, use_extra_bufts)
+
+
+def _model_buffers(path) -> list[dict[str, float]]:
+    """llama.cpp's model buffer lines (MiB as printed) per RUNS entry."""
+    proc = subprocess.run([sys.executable, "-c", _LOADER, str(path), json.dumps(RUNS)], capture_output=True, text=True,
+                          timeout=600, stdin=subprocess.DEVNULL)
+    parts = proc.stderr.split("@@RUN ")[1:]
+    assert len(parts) == len(RUNS), proc.stderr[-2000:]
+    return [{name: float(v) for name, v in re.findall(r"(\S+) model buffer size\s*=\s*([0-9.]+) MiB", p)}
+            for p in parts]
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("trunk", [2, 3])
+def test_model_buffers_equal_llama_cpps(trunk):
+    path = synth.synth_path(ggufs.glm45_air(trunk), "q4_0")
+    kw = dict(devices=(), find_max_context=False, fit=False, n_ctx=4096, n_parallel=1)
+    for (mtp, extra), real in zip(RUNS, _model_buffers(path), strict=True):
+        est = oomkit.estimate(str(path), "llama.cpp", spec_type=("draft-mtp",) if mtp else (), repack=extra, **kw)
+        got = {k: round(v / MiB, 2) for k, v in est.engine_view["model_buffer_bytes"].items()}
+        assert got == real, (trunk, mtp, extra, got, real)
+
+
+# (n_ctx, n_parallel, flash attention, n_ubatch, K and V type, n_outputs_max): n_outputs_max = n_parallel is
+# llama-server's (reserved_outputs), 0 the library default (every token an output)
+GRID = [(4096, 1, 1, 512, "f16", 1), (8192, 1, 1, 512, "f16", 1), (32768, 1, 1, 512, "f16", 1),
+        (32768, 4, 1, 512, "f16", 4), (32768, 4, 0, 512, "f16", 4), (131072, 1, 1, 512, "f16", 1),
+        (16384, 2, 1, 512, "q8_0", 2), (32768, 1, 1, 1024, "f16", 1),
+        (8192, 1, 1, 512, "f16", 0), (32768, 1, 1, 512, "f16", 0)]
+_TYPE_IDS = {"f16": 1, "q8_0": 8}
+# (trunk, GRID row): measured misses, held in test_two_trunk_logits_above_the_dense_layers_output
+KNOWN_MISSES = {(2, (32768, 1, 1, 512, "f16", 0))}
+
+
+def _ratios(trunk, grid) -> list[tuple[float, float]]:
+    """(oomkit, llama.cpp) compute MiB per row of `grid`."""
+    path = synth.synth_path(ggufs.glm45_air(trunk), "q4_0")
+    spec = read_gguf_spec(path)
+    real = _dry_compute_mib(path, [dict(n_ctx=c, np=np_, fa=fa, n_ubatch=ub, type=_TYPE_IDS[t], n_outputs_max=o)
+                                   for c, np_, fa, ub, t, o in grid])
+    assert len(real) == len(grid) and all(real), real
+    out = []
+    for (c, np_, fa, ub, t, o), r in zip(grid, real, strict=True):
+        e = oomkit.estimate(spec, "llama.cpp", cpu_only=True, find_max_context=False,
+                            program="llama-server" if o else "llama-cpp-python", n_ctx=c, n_batch=2048, n_ubatch=ub,
+                            n_parallel=np_, kv_unified=True, cache_type_k=t, cache_type_v=t,
+                            flash_attn="on" if fa else "off", mmap=False, repack=False, fit=False)
+        out.append((e.engine_view["compute_buffer_bytes"]["CPU"] / MiB, r))
+    return out
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("trunk", [2, 3, None], ids=["2-trunk", "3-trunk", "full-depth"])
+def test_compute_within_ten_percent(trunk):
+    """llama.cpp's dry runs (unified cache). Measured with one logits row per slot on the 2-trunk file: 94.76 /
+    98.76 / 122.76 MiB at 4K / 8K / 32K (oomkit 100.12 / 104.12 / 128.12; 170.00 each before); on the 3-trunk and
+    the full-depth files the MoE layers set the peak, 174.01 / 178.01 / 202.01 MiB (oomkit 166 / 170 / 194, 0.95-0.96:
+    the expert rows sit five hidden-state rows above the masks, not four)."""
+    grid = [row for row in GRID if (trunk, row) not in KNOWN_MISSES]
+    for row, (got, r) in zip(grid, _ratios(trunk, grid), strict=True):
+        assert 0.9 <= got / r <= 1.1, (trunk, row, round(got, 2), r)
+
+
+@needs_llama_cpp
+@pytest.mark.xfail(strict=True, reason="328.00 vs 384.01 MiB (0.854) on the 2-trunk file at -c 32768, every token an "
+                   "output: the expert sum takes the block the dense layer's output leaves (masks + 6 rows up), the "
+                   "logits above it; the 3-trunk and full-depth files are within 10% (1.000, 1.025)")
+def test_two_trunk_logits_above_the_dense_layers_output():
+    ((got, r),) = _ratios(2, [row for t, row in KNOWN_MISSES if t == 2])
+    assert 0.9 <= got / r <= 1.1, (got, r)
