@@ -583,3 +583,10 @@ def test_an_oom_while_serving_is_no_start_up_phase():
     ])
     assert diagnose(log).phase is None
     assert diagnose("\n".join([log.splitlines()[0], log.splitlines()[2]])).phase == "sampler warm-up"
+
+
+def test_a_traceback_cut_in_capture_says_where_it_stopped():
+    """vllm#17469: the stored excerpt stops at the call of capture_model, before the exception's line: nothing to
+    place, but the reader is told where the traceback was."""
+    d = diagnose(_CORPUS["vllm-17469-capture-cut-before-message"]["text"])
+    assert d.stage == "unknown" and any("`capture_model` (CUDA graph capture" in c for c in d.causes)

@@ -467,6 +467,14 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...]) -> Di
     if not causes:
         causes.append("no out-of-memory message oomkit knows")
     host = host_of(doc.slice(0, 200_000))
+    if host in ("vllm", "sglang"):  # a traceback cut before its message, in a phase after the KV cache
+        tail = doc.slice(max(0, len(doc) - 60_000), len(doc))
+        # a frame's name, or the call on the last line of a cut traceback ("self.model_runner.capture_model()")
+        hit = next(((k, ph) for k, ph in _PHASE_FRAMES if k + "(" in tail or any(k in n for n in frames(tail))),
+                   None) if 'File "' in tail else None
+        if hit:
+            causes.append(f"the traceback runs through `{hit[0]}` ({hit[1]}, after the KV cache is allocated) but "
+                          "the exception's own line is not in the text: paste the lines that follow it")
     return Diagnosis(engine=warns[0].sig.engine if warns else host, stage="unknown", confidence="low",
                      settings=settings, causes=tuple(causes), recognised=recognised, host=None,
                      engine_version=_version(settings, warns[0].sig.engine if warns else host), buffers=buffers,
