@@ -127,6 +127,7 @@ def vllm_settings():
         mamba_ssm_cache_dtype=st.sampled_from(["auto", "float32"]),
         mamba_cache_mode=st.sampled_from([None, "align", "none"]), num_speculative_tokens=st.integers(0, 3),
         allow_long_max_model_len=st.booleans(), use_v1=tri, estimate_cudagraphs=tri, use_flashinfer_sampler=tri,
+        use_v2_model_runner=tri,
     )
 
 

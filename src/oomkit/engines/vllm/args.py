@@ -36,7 +36,7 @@ DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
 
 # Environment variables that change memory (vllm/envs.py).
 ENV_VARS = ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "VLLM_USE_V1", "VLLM_ATTENTION_BACKEND",
-            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", "VLLM_USE_FLASHINFER_SAMPLER")
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", "VLLM_USE_FLASHINFER_SAMPLER", "VLLM_USE_V2_MODEL_RUNNER")
 
 
 @lru_cache(maxsize=1)
