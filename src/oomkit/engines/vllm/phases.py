@@ -32,14 +32,39 @@ from .config import Resolved
 from .profile import RankMemory, cudagraphs_in_budget, sampler_bytes, triton_mxfp4_moe
 from .settings import VllmSettings
 
-# CUDA-graph pool ("Graph capturing finished in N secs, took X GiB"): per captured graph about 2.9 MiB plus
-# 1.84 KiB per unit of hidden size, times sqrt(largest captured size / 512). Fitted on the llm-d v0.19.0 H100 logs
-# with 51 + 51 graphs to 512 (gemma-2-2b 0.71, gemma-3-4b 0.67, gemma-2-9b 1.09, gemma-3-12b 0.94, gemma-2-27b
-# 1.23, gemma-3-27b 1.14, Llama-3.3-70B FP8 TP2 1.79 GiB) and gpt-oss-20b TP1 (83 + 83 to 1024: 1.84 GiB). On the
-# 22 v0.19.0 logs it is within -22 % .. +20 % (median 10 %), except Qwen1.5-MoE-A2.7B (1.10 GiB, -40 %: the graphs
-# of small-hidden MoE models are larger than this rule says).
+# CUDA-graph capture ("Graph capturing finished in N secs, took X GiB": gpu_model_runner.py capture_model, the drop
+# in torch.cuda.mem_get_info() free memory across the capture, so the graph pool and the driver's memory for every
+# instantiated graph alike). V0's rule (worker/model_runner.py capture_model, whole-model graphs): about 2.9 MiB
+# plus 1.84 KiB per unit of hidden size per captured graph, times sqrt(largest captured size / 512); fitted on the
+# llm-d v0.19.0 H100 logs below before V1's first-capture term was split off, kept for V0 (held out: vllm PR #11349,
+# Llama-3.2-1B, 35 V0 graphs "took 0.21 GiB", GPU not named: this rule 0.16, V1's below 0.40) and for SGLang's
+# piecewise prefill graphs (engines/sglang/phases.py).
 CG_GRAPH_BASE = 2.91 * 1024 * 1024
 CG_GRAPH_PER_HIDDEN = 1.84 * 1024
+# V1 (0.8 -> current) in vLLM's own shape (0.19+ gpu_model_runner.py profile_cudagraph_memory: the first capture,
+# "first_capture", then "per_graph * (len(descs) - 1)" for the others; FULL and PIECEWISE share the one global
+# graph pool, current_platform.get_global_graph_pool(), captured largest size first so the smaller reuse it): a
+# one-off first capture that does not depend on the number of graphs, plus per captured graph (PIECEWISE and FULL
+# alike) 1.61 KiB per unit of hidden size, times sqrt(largest captured size / 512). A run with five graphs takes
+# almost the first capture alone (gemma-4-26b-a4b NVFP4 on an RTX 5090, 0.20.2, --max-num-seqs 2: 3 + 2 graphs to
+# 4 tokens, 0.40 GiB), which a rule charging every graph alike put at 0.01 GiB. Fitted (least squares on the
+# relative error) on the llm-d v0.19.0 H100 logs gemma-2-2b/9b/27b, gemma-3-4b/12b/27b and Llama-3.3-70B FP8 TP2
+# (51 + 51 graphs to 512) and that RTX 5090 log: 386 MiB first, 1,645 B per hidden unit per graph. The sqrt is the
+# old rule's (fitted on gpt-oss, to 1024); on sizes to 8,192 the same form gives SGLang's piecewise graphs of
+# Llama-3.1-70B TP8 3.29 GiB against 3.94 printed (-17 %, NCCL's all-reduces in those graphs not counted), where a
+# linear factor would give 12. Held out (tests/test_vllm_phases.py, tests/test_vllm_cudagraph.py): the other 14
+# v0.19.0 H100 logs within -17 % .. +19 % but Qwen1.5-MoE-A2.7B (-37 %), the GH200 0.10.1 PIECEWISE-only run (67
+# graphs, 0.63 GiB: -7 %), the DGX Spark logs (unified memory, where free memory is the host's: 0.23-0.62 GiB for
+# the same 27B model), and the RTX 3090 0.17.1 run that died, where the context, non-torch memory and this capture
+# come to 1.56 GiB against the 1.12 GiB the dying process held beside its weights and KV cache, its warm-up's own
+# tensors included (tests/test_startup_deaths.py).
+CG_FIRST_CAPTURE = 386 * 1024 * 1024
+CG_PER_GRAPH_PER_HIDDEN = 1645
+# gpt-oss's graphs through the MXFP4 Triton MoE kernels (profile.py triton_mxfp4_moe) take more than the dense rule:
+# gpt-oss-20b TP1 (0.19.0, 83 + 83 graphs to 1024) took 1.84 GiB where it gives 1.41; fitted there, 80 KiB per graph
+# per MoE layer (times the same sqrt). Held out: gpt-oss-20b TP2 (1.55 GiB on either log: +19 %). Not a MoE rule:
+# charged to every MoE layer, Llama-4-Scout TP4 would go from +4 % to +37 %.
+CG_MXFP4_PER_GRAPH_PER_MOE_LAYER = 80 * 1024
 # The sampler warm-up needs this many times the sampler's own tensors (sampler_bytes) once the caching
 # allocator's fragments are counted; more after a dummy forward through the MXFP4 Triton MoE kernels (gpt-oss on
 # Hopper, profile.py triton_mxfp4_moe) than after any other model's:
@@ -84,8 +109,8 @@ def capture_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, .
         # max_num_batched_tokens only; --max-num-seqs does not shorten the list (vllm#17469: out of memory in
         # capture_model "even i set ... max-num-seq =1"). From 0.9 the list is cuda_graph_sizes' (boundary approximate)
         top = 512
-    if top is None:
-        top = min(r.max_num_seqs * 2, 512)  # max_cudagraph_capture_size default (cuda_graph_sizes before 0.12)
+    if top is None:  # max_cudagraph_capture_size default (cuda_graph_sizes before 0.12)
+        top = min(r.max_num_seqs * _decode_query_len(s, r) * 2, 512)
         if spec.architecture == "gpt-oss" and r.version >= (0, 12, 0):
             top = 1024  # model_executor/models/config.py: "Overriding max cuda graph capture size to 1024"
     top = min(top, r.max_num_batched_tokens)
@@ -106,12 +131,19 @@ def graph_count(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, int
     if not r.v1:
         return 0, len(sizes) * r.pp
     mode = _graph_mode(s, r)
-    decode = sum(1 for x in sizes if x <= r.max_num_seqs)
+    q = _decode_query_len(s, r)  # v1/cudagraph_dispatcher.py: FULL decode sizes from q to q x max_num_seqs
+    decode = sum(1 for x in sizes if q <= x <= q * r.max_num_seqs)
     if mode == "PIECEWISE":
         return len(sizes), 0
     if mode in ("FULL_DECODE_ONLY", "FULL"):
         return 0, decode if mode == "FULL_DECODE_ONLY" else len(sizes)
     return len(sizes), decode  # FULL_AND_PIECEWISE
+
+
+def _decode_query_len(s: VllmSettings, r: Resolved) -> int:
+    """Tokens a decoding request brings per step: 1 + num_speculative_tokens from 0.13 (config/vllm.py
+    _set_cudagraph_sizes decode_query_len; 0.12 sized the graphs by max_num_seqs alone)."""
+    return 1 + r.num_spec if r.version >= (0, 13, 0) else 1
 
 
 def _graph_mode(s: VllmSettings, r: Resolved) -> str:
@@ -121,17 +153,32 @@ def _graph_mode(s: VllmSettings, r: Resolved) -> str:
         return s.cudagraph_mode.upper()
     if s.optimization_level == 0 and r.version >= (0, 11, 0):
         return "NONE"
-    return "FULL_AND_PIECEWISE" if r.version >= (0, 11, 0) else "PIECEWISE"
+    if r.version < (0, 11, 0):
+        return "PIECEWISE"
+    if _decode_query_len(s, r) > 1 and (s.attention_backend or "").upper() == "FLASHINFER" and (
+            r.cc is None or r.cc[0] != 10):
+        # v1/worker/gpu_model_runner.py _check_and_update_cudagraph_mode: FULL decode graphs with spec-decode need
+        # UNIFORM_BATCH support, else "setting cudagraph_mode=PIECEWISE"; FlashInfer gives UNIFORM_BATCH only where
+        # TRTLLM attention runs (v1/attention/backends/flashinfer.py get_cudagraph_support, SM 10.x)
+        return "PIECEWISE"
+    return "FULL_AND_PIECEWISE"
 
 
 def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
-    """What capture_model takes (the "took X GiB" of "Graph capturing finished")."""
+    """What capture_model takes (the "took X GiB" of "Graph capturing finished"): V1 the first capture and a share
+    per graph, V0 a share per graph (see CG_FIRST_CAPTURE, CG_GRAPH_BASE)."""
     pw, full = graph_count(spec, s, r)
     sizes = capture_sizes(spec, s, r)
-    if not sizes:
+    if not sizes or pw + full == 0:
         return 0
-    per_graph = CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN * spec.n_embd
-    return int(per_graph * (pw + full) * math.sqrt(max(sizes) / 512))
+    scale = math.sqrt(max(sizes) / 512)
+    if not r.v1:
+        return int((CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN * spec.n_embd) * (pw + full) * scale)
+    per_graph = CG_PER_GRAPH_PER_HIDDEN * spec.n_embd
+    if triton_mxfp4_moe(spec, r):
+        moe_layers = sum(1 for layer in spec.trunk_layers if layer.ffn.is_moe) / max(r.pp, 1)
+        per_graph += CG_MXFP4_PER_GRAPH_PER_MOE_LAYER * moe_layers
+    return int(CG_FIRST_CAPTURE + per_graph * (pw + full) * scale)
 
 
 def nccl_in_graphs(r: Resolved) -> bool:
