@@ -237,8 +237,9 @@ def _pixtral(meta: dict, patch: int, e: int, f: int, h: int, flash_attn: bool, s
     # the [IMG_BREAK] rows depend on no activation and are built early; past the 2 P E bytes of a half-width 2D-RoPE
     # row (T > 8192 at Pixtral 12B's 256 patches) the overflow adds to every peak (measured at T 9216, 10240, 12288)
     inputs += max(0, brk - 2 * p * e)
-    if flash_attn:
-        return inputs + max(p * (12 * f + 14 * e) + brk, 8 * tokens * t + 16 * p * e)
+    if flash_attn:  # the FFN's 14 bytes of E a position hold _early_row's six; F <= 2E (merge 2, F 2048) drops them
+        ffn = p * (12 * f + (8 + _early_row(p, e, f, inputs)) * e)
+        return inputs + max(ffn + brk, 8 * tokens * t + 16 * p * e)
     return inputs + max(p * (12 * f + 12 * e) + brk, 4 * p * p * h + 20 * p * e + brk, 8 * tokens * t + 10 * p * e)
 
 
