@@ -57,6 +57,10 @@ _APPLY: dict[str, tuple[str, Any]] = {
     "--max-mamba-cache-size": ("max_mamba_cache_size", int),
     "--mamba-ssm-dtype": ("mamba_ssm_dtype", str),
     "--speculative-algorithm": ("speculative_algorithm", str),
+    "--speculative-num-draft-tokens": ("speculative_num_draft_tokens", int),
+    "--cuda-graph-bs": ("cuda_graph_bs", lambda vals: tuple(int(x) for x in vals)),  # nargs="+"
+    "--disable-cuda-graph-padding": ("disable_cuda_graph_padding", bool),
+    "--enable-two-batch-overlap": ("enable_two_batch_overlap", bool),
     "--mm-enable-dp-encoder": ("mm_enable_dp_encoder", bool),
     "--language-only": ("language_only", bool),
     "--allow-auto-truncate": ("allow_auto_truncate", bool),
@@ -129,7 +133,8 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
                 try:
                     opts[field_name] = typ(value)
                 except ValueError:
-                    raise OomkitError(f"launch_server.py: error: argument {flag}: invalid {_TYPE_NAMES[typ]} value: "
+                    kind_name = _TYPE_NAMES.get(typ, "int")  # --cuda-graph-bs: ints
+                    raise OomkitError(f"launch_server.py: error: argument {flag}: invalid {kind_name} value: "
                                       f"{value!r}") from None
     if unknown:
         raise OomkitError(f"launch_server.py: error: unrecognized arguments: {' '.join(unknown)}")
@@ -194,6 +199,9 @@ OPTIONS = (
     Opt("max_mamba_cache_size", "--max-mamba-cache-size"),
     Opt("mamba_ssm_dtype", "--mamba-ssm-dtype"),
     Opt("speculative_algorithm", "--speculative-algorithm"),
+    Opt("speculative_num_draft_tokens", "--speculative-num-draft-tokens"),
+    Opt("disable_cuda_graph_padding", "--disable-cuda-graph-padding", switch=("--disable-cuda-graph-padding", None)),
+    Opt("enable_two_batch_overlap", "--enable-two-batch-overlap", switch=("--enable-two-batch-overlap", None)),
     Opt("mm_enable_dp_encoder", "--mm-enable-dp-encoder", switch=("--mm-enable-dp-encoder", None)),
     Opt("language_only", "--language-only", switch=("--language-only", None)),
     Opt("allow_auto_truncate", "--allow-auto-truncate", switch=("--allow-auto-truncate", None)),

@@ -489,8 +489,12 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
     max_bs = run.defaults.cuda_graph_max_bs
     sliding = any(la.attention is not None and la.attention.window for la in spec.layers)
     # the captured sizes stop at the req_to_token pool's rows (rows; None when the pool is not sized)
-    parts = cuda_graph_parts(max_bs, s, run.v, spec.n_vocab, run.context_len, run.lay_all.page_size, sliding, rows)
-    sizes = list(capture_bs(max_bs, run.v, rows))
+    mems = [d.memory_bytes for d in run.devs]
+    gpu_mib = min(mems) // MiB if None not in mems else None  # get_device_memory_capacity: the smallest GPU
+    hip = _is_hip(run.devs[0])
+    parts = cuda_graph_parts(max_bs, s, run.v, spec.n_vocab, run.context_len, run.lay_all.page_size, sliding, rows,
+                             gpu_mib=gpu_mib, hip=hip)
+    sizes = list(capture_bs(max_bs, run.v, rows, s=s, gpu_mib=gpu_mib, hip=hip))
     cg = parts.total
     kv = (pool.kv_bytes + pool.state_bytes) if pool is not None else 0
     total = run.devs[0].memory_bytes

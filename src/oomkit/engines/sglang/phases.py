@@ -66,20 +66,118 @@ FLASHINFER_INT_WORKSPACE = 8 * MiB
 CUSTOM_MASK_BACKENDS = frozenset({"flashinfer", "triton", "aiter"})
 
 
-def capture_bs(max_bs: int, v: Version, pool_size: int | None = None) -> tuple[int, ...]:
-    """cuda_graph_runner.py get_batch_sizes_to_capture: 1, 2, 4, 8, (12 from 0.5,) steps of 8 to 256, then 16, up to
-    cuda_graph_max_bs and to req_to_token_pool.size (pool_size; None: not known), which joins the list when the
-    list runs past it (with size - 1 in 0.4.3.post4-0.4.6.post5: settings.py ERAS capture_adds_pool_size)."""
-    if v < (0, 5, 0):
-        sizes = [1, 2, 4] + list(range(8, 257, 8)) + list(range(272, max_bs + 1, 16))
+def _default_list(v: Version, s: SGLangSettings, max_bs: int, gpu_mib: int | None, hip: bool) -> list[int]:
+    """The list get_batch_sizes_to_capture starts from (0.5.3+: server_args.py _generate_cuda_graph_batch_sizes),
+    before the pool, the alignment and cuda_graph_max_bs (settings.py ERAS capture_*)."""
+    spec = bool(s.speculative_algorithm)
+    if reached(v, "capture_list_by_max_bs"):
+        if s.disable_cuda_graph_padding:
+            sizes = list(range(1, max_bs + 1))
+        elif not spec:
+            sizes = [1, 2, 4, 8, 12] + list(range(16, 257, 8)) + list(range(272, 512, 16)) + list(
+                range(512, max_bs + 1, 32))
+        else:  # 40..64 step 4 (0.5.5; 0.5.3-0.5.4 stop at 60)
+            sizes = (list(range(1, 9)) + list(range(10, 33, 2))
+                     + list(range(40, 65 if reached(v, "capture_spec_64") else 64, 4)) + list(range(72, 257, 8))
+                     + list(range(272, max_bs + 1, 16)))
+        sizes = [x for x in sizes if x <= max_bs]
+        if reached(v, "capture_adds_max_bs") and max_bs not in sizes:
+            sizes.append(max_bs)
+        return sizes
+    if spec and reached(v, "capture_spec_list"):
+        if reached(v, "capture_spec_list_0_4_7"):
+            sizes = list(range(1, 9)) + list(range(10, 33, 2)) + list(range(40, 64, 8)) + list(range(80, 161, 16))
+        elif reached(v, "capture_spec_list_0_4_5"):
+            sizes = list(range(1, 9)) + list(range(10, 33, 2)) + list(range(40, 161, 16))
+        else:
+            sizes = list(range(1, 33))
+    elif s.disable_cuda_graph_padding:
+        sizes = list(range(1, 32 if v < (0, 4, 1) else 33)) + (
+            list(range(48, 161, 16)) if reached(v, "capture_spec_list_0_4_7") else
+            list(range(40, 161, 16)) if reached(v, "capture_spec_list_0_4_5") else
+            [64, 96, 128, 160] if reached(v, "capture_spec_list") else [64, 128])
     else:
-        sizes = [1, 2, 4, 8, 12] + list(range(16, 257, 8)) + list(range(272, max_bs + 1, 16))
-    sizes = [x for x in sizes if x <= max_bs]
-    if pool_size is not None and pool_size > 0:
-        if sizes and max(sizes) > pool_size and reached(v, "capture_adds_pool_size"):
-            sizes += [pool_size] if reached(v, "capture_adds_size_only") else [pool_size - 1, pool_size]
-        sizes = [x for x in sizes if 0 < x <= pool_size]
-    return tuple(sorted(set(sizes)))
+        sizes = [1, 2, 4] + list(range(8, 161, 8))
+    if reached(v, "capture_by_gpu_mem"):
+        if gpu_mib is not None:
+            line = (90 * 1024 if reached(v, "capture_90gib") else 96 * 1024 if reached(v, "capture_96gib")
+                    else 81920)
+            dp_ok = s.dp_size == 1 or not reached(v, "capture_dp1_only") or reached(v, "capture_96gib")
+            if gpu_mib > line and dp_ok:
+                sizes += list(range(160, 257, 8))
+            if reached(v, "capture_512") and gpu_mib > (160_000 if reached(v, "capture_90gib") else 180_000):
+                sizes += list(range(256, 513, 16))
+    elif hip and reached(v, "capture_hip_256"):
+        sizes += list(range(168, 257, 8))
+    return sizes
+
+
+def _gathered_buffer(s: SGLangSettings) -> bool:
+    """utils.py require_gathered_buffer (0.4.10+): require_mlp_tp_gather or require_attn_tp_gather."""
+    a2a = s.enable_deepep_moe or (s.moe_a2a_backend or "none") != "none"
+    if s.enable_dp_attention and s.dp_size > 1:
+        mlp = (s.moe_dense_tp_size is None or not s.enable_dp_lm_head or not a2a
+               or s.moe_dense_tp_size > s.tp_size // s.dp_size)
+        if mlp:
+            return True
+    if a2a or s.moe_dense_tp_size == 1:
+        return s.dp_size < s.tp_size if s.enable_dp_attention else True
+    return False
+
+
+def capture_alignment(s: SGLangSettings, v: Version) -> int:
+    """mul_base (0.4.10+; get_cuda_graph_batch_size_alignment from 0.5.18): 2 with two-batch overlap, times the
+    attention-TP size (tp_size / dp_size under --enable-dp-attention) where a gathered buffer is needed."""
+    if not reached(v, "capture_align_attn_tp"):
+        return 1
+    base = 2 if s.enable_two_batch_overlap else 1
+    if _gathered_buffer(s):
+        base *= max(1, s.tp_size // (s.dp_size if s.enable_dp_attention else 1))
+    return base
+
+
+def capture_bs(max_bs: int, v: Version, pool_size: int | None = None, *, s: SGLangSettings | None = None,
+               gpu_mib: int | None = None, hip: bool = False) -> tuple[int, ...]:
+    """The decode batch sizes SGLang captures (cuda_graph_runner.py get_batch_sizes_to_capture; settings.py ERAS
+    capture_*, every rule with the release that brought it): the list (given with --cuda-graph-bs, else by release,
+    speculative decoding, --disable-cuda-graph-padding and GPU memory: gpu_mib, as get_device_memory_capacity reads
+    it, None: unknown; hip: ROCm), the req_to_token pool's size (pool_size; None: not known) joining it where the
+    list runs past it, the alignment (two-batch overlap, the attention-TP size under DP attention), cuda_graph_max_bs
+    (max_bs: a filter, and up to 0.5.2 an extension by 16 past the list's end; from 0.5.3 the list is built from it),
+    and the pool's size as the last cap. Up to 0.4.6.post3 a CUDA GPU's list ends at 160 (256 above 81,920 MiB from
+    0.4.5.post3) whatever max_bs says."""
+    s = s or SGLangSettings()
+    if max_bs <= 0:
+        return ()
+    given = list(s.cuda_graph_bs) if s.cuda_graph_bs and reached(v, "capture_bs_flag") else None
+    if given is not None:
+        sizes = given + (list(range(168, 257, 8)) if hip and reached(v, "capture_hip_256")
+                         and not reached(v, "capture_spec_list_0_4_5") else [])
+    else:
+        sizes = _default_list(v, s, max_bs, gpu_mib, hip)
+    mul = capture_alignment(s, v)
+    tokens = (s.speculative_num_draft_tokens or 1) if s.speculative_algorithm else 1
+    if s.enable_two_batch_overlap or not reached(v, "capture_align_tokens"):
+        tokens = 1  # "tbo not test, set num_tokens_per_bs to 1"
+    pool = pool_size if pool_size is not None and pool_size > 0 else None
+    if pool is not None:
+        if reached(v, "capture_pool_aligned"):
+            pool = -(-pool // mul) * mul  # "pad num_max_requests to avoid being filtered out"
+        if sizes and max(sizes) > pool and reached(v, "capture_adds_pool_size"):
+            sizes += [pool] if reached(v, "capture_adds_size_only") else [pool - 1, pool]
+    if s.enable_two_batch_overlap and not reached(v, "capture_align_attn_tp"):
+        if reached(v, "capture_tbo_even"):
+            sizes = [x for x in sizes if x % 2 == 0]
+        elif reached(v, "capture_tbo_ge2"):
+            sizes = [x for x in sizes if x >= 2]
+    sizes = [x for x in sizes if x * tokens % mul == 0]
+    if not reached(v, "capture_list_by_max_bs"):
+        sizes = [x for x in sizes if x <= max_bs]
+        if sizes and reached(v, "capture_extends_to_max_bs") and max(sizes) < max_bs:
+            sizes += list(range(max(sizes), max_bs + 1, 16))
+    if pool is not None:
+        sizes = [x for x in sizes if x <= pool]
+    return tuple(sorted({x for x in sizes if x > 0}))
 
 
 @dataclass(frozen=True)
@@ -94,8 +192,9 @@ class GraphMemory:
 
 
 def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int,
-                     sliding: bool = False, pool_size: int | None = None) -> GraphMemory:
-    sizes = capture_bs(max_bs, v, pool_size)
+                     sliding: bool = False, pool_size: int | None = None, *, gpu_mib: int | None = None,
+                     hip: bool = False) -> GraphMemory:
+    sizes = capture_bs(max_bs, v, pool_size, s=s, gpu_mib=gpu_mib, hip=hip)
     if s.disable_cuda_graph or not sizes:
         return GraphMemory(0, 0, 0)
     top = max(sizes)
@@ -113,8 +212,8 @@ def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
 
 
 def cuda_graph_bytes(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int = 1,
-                     sliding: bool = False) -> int:
-    return cuda_graph_parts(max_bs, s, v, vocab, context_len, page_size, sliding).total
+                     sliding: bool = False, *, gpu_mib: int | None = None, hip: bool = False) -> int:
+    return cuda_graph_parts(max_bs, s, v, vocab, context_len, page_size, sliding, gpu_mib=gpu_mib, hip=hip).total
 
 
 # The attention backend's own buffers, allocated by model_runner.py init_attention_backend after "Memory pool end" and

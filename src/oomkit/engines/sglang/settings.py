@@ -62,11 +62,57 @@ ERAS = Eras({
     # truncated instead with --allow-auto-truncate; 0.4.3.post4 is the first release read with it). 0.4.0's scheduler
     # handle_generate_request truncates it with a warning.
     "abort_long_request": (0, 4, 3, 4),
-    # cuda_graph_runner.py get_batch_sizes_to_capture keeps the sizes up to req_to_token_pool.size (every release
-    # read); when the list runs past it, it adds size - 1 and size (0.4.3.post4-0.4.6.post5 read; 0.4.0 adds none),
-    # from 0.4.7 size alone
-    "capture_adds_pool_size": (0, 4, 3, 4),
+    # The decode CUDA-graph sizes (phases.py capture_bs), cuda_graph_runner.py get_batch_sizes_to_capture (0.4.0:
+    # CudaGraphRunner.__init__; 0.5.14+ model_executor/runner/base_cuda_graph_runner.py) with the list built in
+    # server_args.py from 0.5.3. Every wheel from 0.4.0 to 0.5.10 read, and 0.5.14, 0.5.18, 0.5.23:
+    # - the sizes stop at req_to_token_pool.size; when the list runs past it, it adds size - 1 and size (0.4.1-0.4.6.post5;
+    #   0.4.0 adds none), from 0.4.7 size alone, from 0.5.10 size rounded up to the alignment below
+    "capture_adds_pool_size": (0, 4, 1),
     "capture_adds_size_only": (0, 4, 7),
+    "capture_pool_aligned": (0, 5, 10),
+    # - --cuda-graph-bs, an explicit list (0.4.2; 0.4.1 none); from 0.5.3 cuda_graph_max_bs = max(cuda_graph_bs)
+    "capture_bs_flag": (0, 4, 2),
+    # - speculative decoding's shorter list (0.4.3.post4: 1..32; 0.4.5: 1..8, 10..32 step 2, 40..152 step 16; 0.4.7:
+    #   40..56 step 8, 80..160 step 16; 0.4.2 none)
+    "capture_spec_list": (0, 4, 3, 4),
+    "capture_spec_list_0_4_5": (0, 4, 5),
+    "capture_spec_list_0_4_7": (0, 4, 7),
+    "capture_spec_64": (0, 5, 5),
+    # - past 160: ROCm adds 168..256 step 8 (0.4.3.post4-0.4.5, to an explicit list too up to 0.4.4.post1); then by GPU
+    #   memory (get_device_memory_capacity, MiB): above 81,920 MiB 160..256 step 8 (0.4.5.post3; 0.4.6-0.4.6.post1
+    #   only at dp_size 1), above 96 GiB (0.4.6.post2), above 90 GiB (0.4.8); and 256..512 step 16 above 180,000 MiB
+    #   (0.4.7), above 160,000 MiB (0.4.8). CUDA GPUs below those stop at 160 whatever --cuda-graph-max-bs says, up to
+    #   0.4.6.post3
+    "capture_hip_256": (0, 4, 3, 4),
+    "capture_by_gpu_mem": (0, 4, 5, 3),
+    "capture_dp1_only": (0, 4, 6),
+    "capture_96gib": (0, 4, 6, 2),
+    "capture_512": (0, 4, 7),
+    "capture_90gib": (0, 4, 8),
+    # - a --cuda-graph-max-bs past the list's end adds max(list)..max_bs step 16 (0.4.6.post5; 0.4.6.post3 none)
+    "capture_extends_to_max_bs": (0, 4, 6, 5),
+    # - the list built by server_args.py _generate_cuda_graph_batch_sizes from cuda_graph_max_bs (0.5.3; 0.5.2 in the
+    #   runner): 1, 2, 4, 8, 12, 16..256 step 8, 272..496 step 16, 512.. step 32; max_bs itself appended (0.5.10)
+    "capture_list_by_max_bs": (0, 5, 3),
+    "capture_adds_max_bs": (0, 5, 10),
+    # - --enable-two-batch-overlap keeps sizes >= 2 (0.4.7), even sizes (0.4.9); from 0.4.10 the sizes are multiples
+    #   of mul_base = 2 (two-batch overlap) x the attention-TP size where a gathered buffer is needed
+    #   (require_gathered_buffer: DP attention, or a DeepEP/a2a MoE); from 0.5.8 bs x num_tokens_per_bs (speculative
+    #   decoding's draft tokens in the target-verify graphs) must be the multiple
+    "capture_tbo_ge2": (0, 4, 7),
+    "capture_tbo_even": (0, 4, 9),
+    "capture_align_attn_tp": (0, 4, 10),
+    "capture_align_tokens": (0, 5, 8),
+    # server_args.py __post_init__ up to 0.5.2: cuda_graph_max_bs 160 on GPUs from 25,000 MiB (0.4.0-0.4.5); left None
+    # there from 0.4.5.post3 (the list then runs to its end, by GPU memory as above); the small-GPU line (8, 80 at tp
+    # >= 4; chunked_prefill_size 2,048) moves from 25,000 MiB to 35 GiB in 0.4.8; chunked_prefill_size 16,384 above
+    # 180,000 MiB (0.4.7), from 160 GiB (0.4.8). 0.4.0 caps cuda_graph_max_bs at 96 under --enable-dp-attention.
+    "max_bs_left_none": (0, 4, 5, 3),
+    "small_gpu_35gib": (0, 4, 8),
+    "chunked_16k_180000": (0, 4, 7),
+    "chunked_16k_160gib": (0, 4, 8),
+    "dp_attention_bs_96_gone": (0, 4, 1),
+    "tp4_small_80": (0, 4, 1),
     # model_runner.py init_cuda_graphs (0.5.14; model_runner_components/cuda_graph_setup.py capture_cuda_graphs from
     # 0.5.18): an EagerRunner, then the prefill graphs, then the decode graphs ("prefill before decode, so both
     # coalesce onto the eager buffer"); before (0.5.10 read), init_device_graphs then init_piecewise_cuda_graphs.
@@ -162,6 +208,8 @@ class SGLangSettings:
         "max_total_tokens": Limit(1, INT32_MAX, "--max-total-tokens"),
         "page_size": Limit(1, 1 << 16, "--page-size"),
         "cuda_graph_max_bs": Limit(0, 1 << 20, "--cuda-graph-max-bs"),
+        "cuda_graph_bs": Limit(1, 1 << 20, "--cuda-graph-bs"),
+        "speculative_num_draft_tokens": Limit(1, 1 << 16, "--speculative-num-draft-tokens"),
         "swa_full_tokens_ratio": Limit(0, 1e6, "--swa-full-tokens-ratio", open_lo=True),
         "mamba_full_memory_ratio": Limit(0, 1e6, "--mamba-full-memory-ratio", open_lo=True),
         "max_mamba_cache_size": Limit(1, INT32_MAX, "--max-mamba-cache-size"),
@@ -200,6 +248,10 @@ class SGLangSettings:
     max_mamba_cache_size: int | None = None
     mamba_ssm_dtype: str = "float32"
     speculative_algorithm: str | None = None
+    speculative_num_draft_tokens: int | None = None  # the target-verify graphs' tokens per request (None: 1 here)
+    cuda_graph_bs: tuple[int, ...] | None = None  # --cuda-graph-bs: the decode sizes to capture, given
+    disable_cuda_graph_padding: bool = False  # --disable-cuda-graph-padding: every size 1..max_bs (0.5.3+)
+    enable_two_batch_overlap: bool = False  # --enable-two-batch-overlap: sizes aligned to 2
     mm_enable_dp_encoder: bool = False  # --mm-enable-dp-encoder: the vision encoder whole on every rank
     language_only: bool = False  # --language-only: the language model without its multimodal encoder
     allow_overwrite_longer_context_len: bool = False  # env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1
@@ -263,11 +315,17 @@ def capacity_defaults(gpu_mib: int | None, s: SGLangSettings, v: Version) -> tup
     if gpu_mib is None:
         cps, bs = 4096, 160
     elif not reached(v, "reserve_by_activation"):
-        # 0.4.x: chunked 2048 below 25,000 MiB (0.5.0-0.5.2: below 35 GiB), else 8192 (16384 from 160 GiB in 0.5.x);
-        # cuda_graph_max_bs 8 (80 at tp >= 4) on small GPUs, else 160 (cuda_graph_runner default)
-        small = gpu_mib < (35 * 1024 if v[:2] >= (0, 5) else 25_000)
-        cps = 2048 if small else (16384 if v[:2] >= (0, 5) and gpu_mib >= 160 * 1024 else 8192)
-        bs = (8 if tp < 4 else 80) if small else 160
+        # 0.4.0-0.5.2 __post_init__ (ERAS small_gpu_35gib, chunked_16k_*, max_bs_left_none): chunked 2048 on small
+        # GPUs, 16384 on the largest, else 8192; cuda_graph_max_bs 8 (80 at tp >= 4 from 0.4.1) on small GPUs, else
+        # 160 up to 0.4.5, then left None: the capture list runs to its own end for this GPU (default_capture_top)
+        small = gpu_mib < (35 * 1024 if reached(v, "small_gpu_35gib") else 25_000)
+        big = (gpu_mib >= 160 * 1024 if reached(v, "chunked_16k_160gib") else
+               gpu_mib > 180_000 and reached(v, "chunked_16k_180000"))
+        cps = 2048 if small else 16384 if big else 8192
+        if small:
+            bs = 8 if tp < 4 or not reached(v, "tp4_small_80") else 80
+        else:
+            bs = default_capture_top(gpu_mib, s, v) if reached(v, "max_bs_left_none") else 160
     elif gpu_mib < 20 * 1024:  # T4, 4080
         cps, bs = 2048, 8
     elif gpu_mib < 35 * 1024:  # A10, 4090, 5090
@@ -287,7 +345,25 @@ def capacity_defaults(gpu_mib: int | None, s: SGLangSettings, v: Version) -> tup
         bs = s.cuda_graph_max_bs
     elif reached(v, "decode_bs_capped") and s.max_running_requests is not None:
         bs = min(bs, s.max_running_requests)
+    if s.cuda_graph_bs and reached(v, "capture_list_by_max_bs"):
+        bs = max(s.cuda_graph_bs)  # server_args.py: "else: self.cuda_graph_max_bs = max(self.cuda_graph_bs)"
+    if s.enable_dp_attention and not reached(v, "dp_attention_bs_96_gone"):
+        bs = min(bs, 96)  # 0.4.0 __post_init__: "The CUDA graph max batch size is adjusted to ..."
     return cps, bs
+
+
+def default_capture_top(gpu_mib: int, s: SGLangSettings, v: Version) -> int:
+    """0.4.5.post3-0.5.2: the end of get_batch_sizes_to_capture's default list on this GPU (cuda_graph_max_bs left
+    None: ERAS capture_by_gpu_mem .. capture_90gib), or of a --cuda-graph-bs list."""
+    if s.cuda_graph_bs:
+        return max(s.cuda_graph_bs)
+    top = 160
+    line = 90 * 1024 if reached(v, "capture_90gib") else 96 * 1024 if reached(v, "capture_96gib") else 81920
+    if gpu_mib > line and (s.dp_size == 1 or not reached(v, "capture_dp1_only") or reached(v, "capture_96gib")):
+        top = 256
+    if reached(v, "capture_512") and gpu_mib > (160_000 if reached(v, "capture_90gib") else 180_000):
+        top = 512
+    return top
 
 
 def prefill_graph_sizes(max_tokens: int) -> list[int]:
