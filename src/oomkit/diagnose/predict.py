@@ -63,10 +63,11 @@ def _known(name: str | None) -> str | None:
 
 # Where vLLM's "Model loading took" line sits in v1/worker/gpu_model_runner.py, by release, as logs that print
 # their release show it (vllm#23278 0.10.1: 2007; vllm PR #24577, main between 0.10.1 and 0.10.2: 2235;
-# vllm#33155 0.14.1: 3905; llm-d's v0.19.0 sweep: 4820). A log that does not print its release is estimated as
+# vllm#33155 0.14.1: 3905; TheBuccaneer/vllm-offload-profiles, whose README names vLLM 0.17.1: 4364; llm-d's v0.19.0
+# sweep: 4820). A log that does not print its release is estimated as
 # the release whose line is the nearest at or below its own (the file only grows), so an older log is not given a
 # newer release's weight layout (gpt-oss's MXFP4 padding changed in 0.19).
-_LOADING_LINE = ((2007, "0.10.1"), (2235, "0.10.2"), (3905, "0.14.1"), (4820, "0.19.0"))
+_LOADING_LINE = ((2007, "0.10.1"), (2235, "0.10.2"), (3905, "0.14.1"), (4364, "0.17.1"), (4820, "0.19.0"))
 
 
 def _vllm_version(d: Diagnosis) -> str | None:
