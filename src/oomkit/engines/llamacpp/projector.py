@@ -43,7 +43,7 @@ leaves it out (said so) for the others:
   4304 and E 1024 F 4096; Qwen3.5 / 3.6 without deepstack alike). qwen3vl where a row of E fits in the image's
   block (4 P E <= 12 W^2: Qwen3.5-0.8B's E 768 at patch 16) takes in + P max(22E, 4F + 4E) on and
   in + 4 P^2 H + 24 P E off (161.31 / 3453.09 MiB). qwen2vl below E ~1186 (a row of E within twice the inputs'
-  bytes) with F > 2E takes 4F + 14E rows with flash attention (_early_row: 267.08 MiB at E 1024 F 4096, as at
+  bytes) with F > 2E takes 4F + 14E bytes a position with flash attention (_early_row: 267.08 MiB at E 1024 F 4096, as at
   E 1280 F 5120). Where
   qwen2.5's gated FFN is wide for its width (F > 3E) ggml-alloc's reuse of freed blocks leaves one or two rows of F
   in the flash-on peak (_qwen_vl: 622.13 MiB at E 640, 1036.06 at F 6840).
@@ -55,7 +55,7 @@ leaves it out (said so) for the others:
   image_size, n = P + 1 positions; inputs the F32 image and the two position rows (n int32 each, padded to 32 bytes):
     on:  in + n max(24E, 4F + 8E)          off: max(on, in + 4 n^2 H + 20 n E)
   exact on Llama 4's tower (E 1408, F 5632, H 16, d_head 88: 19.89 MiB on, 37.11 off at 336 px); below E 1280 the
-  flash-on FFN term gains the six early rows of E as qwen2vl's (_early_row: 18.20 MiB at E 1024 F 4096).
+  flash-on FFN term gains the same 6E bytes a position as qwen2vl's (_early_row: 18.20 MiB at E 1024 F 4096).
 - pixtral (Pixtral 12B, and with clip.vision.spatial_merge_size m = 2 Mistral Small 3.x; tools/mtmd/models/
   pixtral.cpp): set_warmup_n_tokens(256) puts the warmup at 16 m p pixels, P = (16 m)^2 patches, P / m^2 tokens of
   width T (mm.2.weight); inputs the F32 image and two RoPE rows; 64 T bytes for the 16 [IMG_BREAK] rows:
@@ -326,13 +326,13 @@ def _kimi(kind: str, meta: dict, patch: int, e: int, f: int, h: int, flash_attn:
 
 
 def _early_row(n: int, e: int, f: int, inputs: int) -> int:
-    """Rows of E the flash-on FFN peak of build_vit gains when a row of E (n positions, F32) fits in twice the
-    graph inputs' bytes and the FFN is wider than 2E: ggml-alloc then places an early row in the blocks at the
-    front of the buffer, and the layers' later rows land past the FFN's, six rows further. Measured, not derived:
-    on qwen2vl with 8464 positions and 19.9 MiB of inputs the rows are there at E 1184 and absent at E 1188, there
-    at F = 2.6E and 2.9E and absent at F = 1.95E; llama4 agrees (there at E 768 and 1024 with F = 4E, absent at
-    E 1280 and 1408, absent at F = 1.95E). The qwen3vl graph, whose learned position rows change the order, does
-    not show it."""
+    """Bytes of E a position (6: one and a half F32 rows) the flash-on FFN peak of build_vit gains when a row of E
+    (n positions, F32) fits in twice the graph inputs' bytes and the FFN is wider than 2E: ggml-alloc then places
+    an early row in the blocks at the front of the buffer, and the layers' later rows land past the FFN's.
+    Measured, not derived: on qwen2vl with 8464 positions and 19.9 MiB of inputs the rows are there at E 1184 and
+    absent at E 1188, there at F = 2.6E and 2.9E and absent at F = 1.95E; llama4 agrees (there at E 768 and 1024
+    with F = 4E, absent at E 1280 and 1408, absent at F = 1.95E), and pixtral (absent at F = 1.5E and 2E, merge 2).
+    The qwen3vl graph, whose learned position rows change the order, does not show it."""
     return 6 if 4 * n * e <= 2 * inputs and f > 2 * e else 0
 
 
@@ -351,7 +351,7 @@ def _qwen_vl(kind: str, meta: dict, patch: int, e: int, f: int, h: int, flash_at
     if window:
         if not flash_attn:
             return inputs + 4 * p * p * (h + 1) + 20 * p * e
-        # the gated FFN's gate and up rows (F each) sit in freed blocks while both fit in six rows of E (F <= 3E:
+        # the gated FFN's gate and up rows (F each) sit in freed blocks while both fit in 6E floats (F <= 3E:
         # the released towers); past that one still finds a block of 2 P^2 bytes while F <= P / 2, and beyond both
         # add to the peak (measured at E 1280: F 3800 none, 4000-4200 one, 4240-6840 two; F 3420: E 1200 none,
         # E 640-1120 one)
