@@ -196,3 +196,21 @@ def test_the_estimate_costs_the_longer_list():
     parts = cuda_graph_parts(160, sg.SGLangSettings(), (0, 5, 2), spec.n_vocab, 8192, 1, gpu_mib=H100)
     assert parts.logits == 160 * spec.n_vocab * 4
     assert H200 == devices_for_names("H200")[0].memory_bytes // MiB
+
+
+def test_breakable_prefill_graphs_add_their_output_buffer():
+    # 0.5.18 breakable_cuda_graph_backend.py capture_one: one shared output buffer of the largest size's rows
+    # (num_tokens x hidden, bf16) beside the segments, allocated once; 0.5.14 (tc_piecewise) has none
+    from oomkit.model.catalog import lookup
+    from oomkit.model.hf_config import spec_from_config
+
+    spec = spec_from_config(lookup("qwen3-8b").config, name="Qwen3-8B")
+
+    def view(version):
+        s = sg.SGLangSettings(context_length=8192, chunked_prefill_size=8192, engine_version=version)
+        return sg.ENGINE.estimate(spec, devices_for_names("H100"), s).engine_view
+
+    old, new = view("0.5.14"), view("0.5.18")
+    assert old["prefill_cuda_graph_tokens"] == new["prefill_cuda_graph_tokens"]
+    assert max(new["prefill_cuda_graph_tokens"]) == 8192
+    assert new["prefill_cuda_graph_bytes"] - old["prefill_cuda_graph_bytes"] == 8192 * 4096 * 2

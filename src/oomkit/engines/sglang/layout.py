@@ -61,6 +61,7 @@ from .phases import (
     gb,
     prefill_graph_bytes,
     prefill_graph_tokens,
+    prefill_output_row_bytes,
     startup_phases,
 )
 from .settings import (
@@ -508,7 +509,8 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
         multimodal=any(t.kind == "vision" for t in spec.towers), hip=_is_hip(run.devs[0]),
         disabled_arch=spec.architecture in PREFILL_GRAPH_OFF_ARCHS
         or any(la.attention is not None and la.attention.index_head_dim for la in spec.trunk_layers))
-    pcg = prefill_graph_bytes(pcg_sizes, spec.n_embd)
+    pcg = prefill_graph_bytes(pcg_sizes, spec.n_embd,
+                              prefill_output_row_bytes(run.v, spec.n_embd, run.lay_all.model_dtype))
     prefill_first = reached(run.v, "prefill_graph_first")
     phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg, init, pcg, prefill_first)
     lines = []

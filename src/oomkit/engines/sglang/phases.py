@@ -272,6 +272,17 @@ def backend_init_bytes(backend: str | None, v: Version, *, architecture: str, sl
 # Llama-3.1-70B TP8 across two nodes (58 sizes to 8,192, 3.94 GB printed, NCCL all-reduces in the graphs) gives 3.99
 # GiB (+1.4%); Apertus-8B TP4 on one GH200 node (the same 58 sizes, hidden 4,096, custom all-reduce) 2.33 vs 1.96 GB
 # (+19%, a strict xfail). The sqrt factor was fitted on sizes to 512-1,024 and reaches 8,192 here.
+# From 0.5.18 the prefill graphs on CUDA are "breakable" (model_executor/cuda_graph_config.py default_prefill_backend;
+# runner_backend/breakable_cuda_graph_backend.py, read in the 0.5.18 wheel): no torch.compile; each size is captured
+# as a sequence of torch.cuda.CUDAGraph segments split at eager break points (the attention and Mamba layers'
+# eager_on_graph), so as many graph executables per size as the piecewise split (executable dedup,
+# SGLANG_ENABLE_CUDA_GRAPH_DEDUP, is off by default); the segments' activations live in the global graph pool the
+# decode graphs share (runner_utils/pool.py get_or_create_global_graph_memory_pool), and only the transformer body
+# is captured (prefill_cuda_graph_runner.py _run_forward: layer_model.forward; the logits tail runs eagerly). Besides,
+# capture_one allocates one shared output buffer of the largest size's rows (_alloc_full_buffer: num_tokens x hidden
+# in the model dtype) outside the pool, once. So the segments are costed with the piecewise rule and that buffer added
+# (prefill_output_row_bytes); no 0.5.18+ log prints a prefill capture figure to check either against. Not modelled:
+# the decode capture, run after the prefill one from 0.5.14, reusing the pool blocks the prefill graphs left.
 PREFILL_GRAPH_REF_TOKENS = 512
 PREFILL_GRAPH_OFF_ARCHS = frozenset({"deepseek32", "qwen3next", "glm-dsa", "bailingmoe2.5", "llada"})
 
@@ -289,11 +300,19 @@ def prefill_graph_tokens(s: SGLangSettings, v: Version, *, chunked_prefill_size:
     return tuple(prefill_graph_sizes(top))
 
 
-def prefill_graph_bytes(sizes: tuple[int, ...], hidden: int) -> int:
+def prefill_output_row_bytes(v: Version, hidden: int, model_dtype: str) -> int:
+    """A row of the breakable backend's shared output buffer (0.5.18+, see above); 0 before."""
+    if not reached(v, "prefill_breakable"):
+        return 0
+    return hidden * (4 if model_dtype == "float32" else 2)
+
+
+def prefill_graph_bytes(sizes: tuple[int, ...], hidden: int, output_row_bytes: int = 0) -> int:
     if not sizes:
         return 0
     per_graph = CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN * hidden
-    return int(per_graph * len(sizes) * math.sqrt(max(sizes) / PREFILL_GRAPH_REF_TOKENS))
+    graphs = int(per_graph * len(sizes) * math.sqrt(max(sizes) / PREFILL_GRAPH_REF_TOKENS))
+    return graphs + max(sizes) * output_row_bytes
 
 
 @dataclass(frozen=True)

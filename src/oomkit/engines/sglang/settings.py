@@ -122,6 +122,7 @@ ERAS = Eras({
     # num_tokens_per_req (0.5.18+), and from 0.5.23 prints its bs list in the end line, not the begin line
     "prefill_graph_first": (0, 5, 14),
     "graph_lines_per_req": (0, 5, 18),
+    "prefill_breakable": (0, 5, 18),
     "decode_bs_at_end": (0, 5, 23),
     # tp_worker.py get_worker_info warns at start-up when the pool holds fewer tokens than --context-length
     # ("KV pool holds %d tokens, fewer than --context-length %d. ..."): in 0.5.23, not in 0.5.18 (both read).
