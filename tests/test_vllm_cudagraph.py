@@ -1,0 +1,142 @@
+"""vLLM's CUDA-graph capture beyond the H100 / 0.19 sweep (tests/test_vllm_phases.py holds that one): what
+"Graph capturing finished in N secs, took X GiB" prints on other GPUs and releases, and the graph sets "Profiling
+CUDA graph memory: PIECEWISE=N (largest=M), FULL=N (largest=M)" names. Each log is a fixture under
+tests/fixtures/engine_logs/vllm/ with its URL; the figures are the logs', never oomkit's.
+
+Fitted (engines/vllm/phases.py): CG_FIRST_CAPTURE and CG_PER_GRAPH_PER_HIDDEN on seven llm-d v0.19.0 H100 logs and
+the RTX 5090 0.20.2 log (five graphs, held here to the band it was fitted to); everything else below is held out.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from oomkit.engines.vllm import ENGINE, VllmSettings
+from oomkit.engines.vllm.config import resolve
+from oomkit.engines.vllm.phases import capture_sizes, graph_count
+from oomkit.units import GiB, MiB
+from tests.test_startup_deaths import RTX3090, VLLM_LOGS
+from tests.test_startup_deaths import devices as devices_3090
+from tests.test_vllm_new_logs import gpus
+from tests.test_vllm_startup import fixture, spec_of
+
+BAND = 0.25  # the band tests/test_vllm_phases.py holds the H100 logs to
+
+
+def _settings(fx: dict) -> VllmSettings:
+    st = fx["settings"]
+    n_spec = (st.get("speculative_config") or {}).get("num_speculative_tokens", 0)
+    return VllmSettings(engine_version=fx["engine_version"], max_model_len=st["max_model_len"],
+                        gpu_memory_utilization=st["gpu_memory_utilization"], kv_cache_dtype=st["kv_cache_dtype"],
+                        max_num_seqs=st["max_num_seqs"], max_num_batched_tokens=st["max_num_batched_tokens"],
+                        num_speculative_tokens=n_spec, enable_prefix_caching=st["enable_prefix_caching"],
+                        attention_backend=st.get("attention_backend"))
+
+
+def _gh200(fx: dict) -> VllmSettings:
+    st = fx["settings"]
+    return VllmSettings(engine_version=fx["engine_version"], tensor_parallel_size=st["tensor_parallel_size"],
+                        pipeline_parallel_size=st["pipeline_parallel_size"], nnodes=st["nnodes"],
+                        max_model_len=st["max_model_len"], max_num_batched_tokens=st["max_num_batched_tokens"],
+                        gpu_memory_utilization=st["gpu_memory_utilization"], usage_context="llm")
+
+
+# stem -> (GPU, how the log's settings read, what the log's run is)
+LOGS = {
+    # vLLM 0.10.1 V1, PIECEWISE only (67 graphs to 512), Qwen3-30B-A3B-2507 -tp 4 -pp 2 on GH200 nodes: "took 0.63
+    # GiB" on the worker that printed it alone (0.70 on the seven others)
+    "qwen3-30b-a3b-2507-2x4xgh200-pp2-tp4-ray-v0.10.1": ("NVIDIA GH200 120GB", _gh200),
+    # vLLM 0.20.2, Gemma-4-26B-A4B NVFP4, --max-num-seqs 2: five graphs to 4 tokens, "took 0.40 GiB" (fitted)
+    "gemma-4-26b-a4b-nvfp4-5090-v0.20.2": ("NVIDIA GeForce RTX 5090", _settings),
+    # DGX Spark (GB10, unified memory), 0.22 / 0.23 nightlies
+    "qwen3.6-35b-a3b-nvfp4-mixed-dgx-spark-mtp2-v0.22": ("NVIDIA GB10", _settings),
+    "qwen3.6-27b-nvfp4-mixed-dgx-spark-v0.23": ("NVIDIA GB10", _settings),
+    "qwen3.6-27b-nvfp4-mixed-dgx-spark-mtp2-v0.23": ("NVIDIA GB10", _settings),
+}
+
+_SPARK = ("on the GB10's unified memory torch.cuda.mem_get_info reports the host's free memory, so 'took' counts "
+          "whatever else the host did meanwhile: the same 27B checkpoint took 0.62 GiB with 9 graphs and 0.23 GiB "
+          "with 9 + 4 (the MTP run, whose own estimate printed -0.81 GiB)")
+KNOWN = {
+    "qwen3.6-35b-a3b-nvfp4-mixed-dgx-spark-mtp2-v0.22":
+        f"+27 % (0.38 vs 0.30 GiB, 6 PIECEWISE graphs to 24 tokens: about the first capture alone): {_SPARK}",
+    "qwen3.6-27b-nvfp4-mixed-dgx-spark-v0.23": f"-37 % (0.39 vs 0.62 GiB): {_SPARK}",
+    "qwen3.6-27b-nvfp4-mixed-dgx-spark-mtp2-v0.23": f"+77 % (0.41 vs 0.23 GiB): {_SPARK}",
+}
+
+
+def _estimate(stem: str):
+    fx = fixture(stem)
+    gpu, how = LOGS[stem]
+    s = how(fx)
+    spec = spec_of(fx["model"])
+    return fx, spec, s, ENGINE.estimate(spec, gpus(gpu, 1), s)  # one worker's figures, as the log prints them
+
+
+@pytest.mark.parametrize("stem", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=KNOWN[k]))
+                                  if k in KNOWN else k for k in sorted(LOGS)])
+def test_capture_against_the_log(stem):
+    fx, _, _, est = _estimate(stem)
+    took = fx["printed"]["cudagraph_actual_bytes"]
+    got = est.engine_view["cudagraph_actual_bytes"]
+    err = (got - took) / took
+    assert abs(err) < BAND, f"{stem}: {got / GiB:.2f} vs {took / GiB:.2f} GiB ({err:+.0%})"
+
+
+@pytest.mark.parametrize("stem, piecewise, full, largest", [
+    # "Profiling CUDA graph memory: PIECEWISE=5 (largest=16), FULL=4 (largest=8)" (--max-num-seqs 8)
+    ("qwen3.6-27b-nvfp4-mixed-dgx-spark-v0.23", 5, 4, 16),
+    # "PIECEWISE=6 (largest=24)": --max-num-seqs 5 with two speculative tokens, 5 x 3 x 2 = 30 -> sizes to 24;
+    # --attention-backend flashinfer has no FULL decode graphs with spec-decode on this GPU
+    ("qwen3.6-35b-a3b-nvfp4-mixed-dgx-spark-mtp2-v0.22", 6, 0, 24),
+])
+def test_graph_sets_as_the_log_profiles_them(stem, piecewise, full, largest):
+    _, spec, s, est = _estimate(stem)
+    r = resolve(spec, gpus(LOGS[stem][0], 1), s)
+    assert graph_count(spec, s, r) == (piecewise, full)
+    assert max(capture_sizes(spec, s, r)) == largest
+
+
+def test_spec_decode_sizes_without_a_backend_named():
+    # "PIECEWISE=9 (largest=48)": --max-num-seqs 8 with two speculative tokens, 8 x 3 x 2 = 48. The log captures no
+    # FULL graphs (the backend vLLM picks on the GB10 is not printed); oomkit, given no backend, keeps 4 FULL decode
+    # graphs from 3 to 24 tokens
+    stem = "qwen3.6-27b-nvfp4-mixed-dgx-spark-mtp2-v0.23"
+    _, spec, s, _ = _estimate(stem)
+    r = resolve(spec, gpus("NVIDIA GB10", 1), s)
+    sizes = capture_sizes(spec, s, r)
+    assert (len(sizes), max(sizes)) == (9, 48)
+
+
+def test_few_graphs_cost_about_what_many_do_not():
+    # what the capture of Llama-3.1-8B costs on an H100 with the default 51 + 51 graphs ("took 0.91 GiB",
+    # llmd-llama-3.1-8b-h100-v0.19-16384) and with --max-num-seqs 2 (3 + 2 graphs): the first capture stays, most of
+    # the rest goes; the RTX 5090 log's five graphs took 0.40 GiB
+    from tests.test_vllm_phases import H100
+
+    spec = spec_of("llama-3.1-8b-instruct")
+    many = ENGINE.estimate(spec, (H100,), VllmSettings(engine_version="0.19.0", max_model_len=8192)).engine_view
+    few = ENGINE.estimate(spec, (H100,), VllmSettings(engine_version="0.19.0", max_model_len=8192,
+                                                      max_num_seqs=2)).engine_view
+    assert (few["cudagraph_piecewise_graphs"], few["cudagraph_full_graphs"]) == (3, 2)
+    assert 0.3 * GiB < few["cudagraph_actual_bytes"] < 0.5 * GiB
+    assert abs(many["cudagraph_actual_bytes"] - 0.91 * GiB) < BAND * 0.91 * GiB
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "held out: the RTX 3090 0.17.1 run that died in the sampler warm-up held 21.72 GiB at its death, 1.12 GiB beside "
+    "its 14.99 GiB of weights and 5.61 GiB of KV cache (the warm-up's own tensors included); oomkit's CUDA context "
+    "(0.51), non-torch memory (0.13) and capture (0.92: 51 + 35 graphs) come to 1.56 GiB, 0.44 GiB or more over. "
+    "The capture and the context are fitted on H100s; the OOM line does not say which of the three is high"))
+def test_rtx_3090_process_outside_weights_and_kv():
+    stem = "llama-3.1-8b-3090-v0.17.1-util090-sampler-fail"
+    model, gpu, s = VLLM_LOGS[stem]
+    assert gpu == RTX3090
+    fx = fixture(stem)
+    p = fx["printed"]
+    held = round(21.72 * GiB) - p["model_loading_bytes"] - p["available_kv_cache_bytes"]  # "this process has 21.72 GiB"
+    v = ENGINE.estimate(spec_of(model), devices_3090(fx, gpu, 1), s).engine_view
+    phases = {x["phase"]: x["bytes"] for x in v["phases"] if x["device"] == "CUDA0"}
+    ours = phases["CUDA context"] + phases["non-torch memory (NCCL / custom all-reduce buffers, cuBLAS)"] + \
+        phases["CUDA graph capture"]
+    assert ours <= held, f"{ours / GiB:.2f} vs {held / GiB:.2f} GiB ({(ours - held) / MiB:+.0f} MiB)"
