@@ -214,3 +214,19 @@ def test_breakable_prefill_graphs_add_their_output_buffer():
     assert old["prefill_cuda_graph_tokens"] == new["prefill_cuda_graph_tokens"]
     assert max(new["prefill_cuda_graph_tokens"]) == 8192
     assert new["prefill_cuda_graph_bytes"] - old["prefill_cuda_graph_bytes"] == 8192 * 4096 * 2
+
+
+def test_prefill_graph_sizes_follow_the_chunk():
+    # the largest prefill graph: --chunked-prefill-size; an MLA backend 2,048 (server_args.py 0.5.10-0.5.18), then
+    # min(8,192, chunk) (0.5.23 arg_groups/memory_hook.py); a model path naming llama-2 at most 4,096
+    from oomkit.engines.sglang.phases import prefill_graph_tokens
+
+    def top(version, mla=False, cps=16384, **kw):
+        s = sg.SGLangSettings(**kw)
+        return max(prefill_graph_tokens(s, parse_version(version), chunked_prefill_size=cps, mla=mla,
+                                        multimodal=False, hip=False, disabled_arch=False))
+
+    assert top("0.5.18", mla=True) == 2048 and top("0.5.23", mla=True) == 8192
+    assert top("0.5.23", mla=True, cps=4096) == 4096
+    assert top("0.5.10") == 16384 and top("0.5.10", max_total_tokens=6000) == 5632
+    assert top("0.5.10", model_path="meta-llama/Llama-2-7b-hf") == 4096

@@ -261,7 +261,7 @@ def backend_init_bytes(backend: str | None, v: Version, *, architecture: str, sl
 # GlmMoeDsa, BailingMoeV2_5, LLaDA) and DeepSeek sparse attention (is_deepseek_nsa); --disable-cuda-graph does not
 # (0.5.10 model_runner.py init_piecewise_cuda_graphs checks only the piecewise switch). The sizes are
 # _generate_piecewise_cuda_graph_tokens (4 .. piecewise_cuda_graph_max_tokens, 58 to 8,192), the largest
-# chunked_prefill_size (2,048 for MLA backends, capped by --max-total-tokens).
+# chunked_prefill_size (see prefill_graph_tokens for MLA, --max-total-tokens and Llama 2).
 # What it holds: the static input buffers (input_ids, out_cache_loc, positions: 24 B a token, negligible), the
 # private graph pool of the pieces (the largest size first, the smaller reuse it; every piece's output is a weak
 # reference, compilation/cuda_piecewise_backend.py), and each graph's own memory outside PyTorch (the "non-Torch"
@@ -294,9 +294,17 @@ def prefill_graph_tokens(s: SGLangSettings, v: Version, *, chunked_prefill_size:
            or s.enable_dp_attention or s.pp_size > 1 or hip or multimodal or disabled_arch)
     if off:
         return ()
-    top = 2048 if mla else chunked_prefill_size
+    # the largest size: chunked_prefill_size; with an MLA backend 2,048 (0.5.10-0.5.18), min(8,192, chunk) from 0.5.23
+    # (arg_groups/memory_hook.py: "cap MLA capture at 8192 tokens"); capped by --max-total-tokens, and at 4,096 for a
+    # model path naming llama-2 (server_args.py 0.5.10+: "For Llama2 series models, the max tokens is limited to 4096")
+    if mla:
+        top = min(8192, chunked_prefill_size) if reached(v, "prefill_mla_8192") else 2048
+    else:
+        top = chunked_prefill_size
     if s.max_total_tokens is not None:
         top = min(top, s.max_total_tokens)
+    if "llama-2" in (s.model_path or "").lower():
+        top = min(top, 4096)
     return tuple(prefill_graph_sizes(top))
 
 

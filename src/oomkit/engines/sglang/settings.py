@@ -123,6 +123,9 @@ ERAS = Eras({
     "prefill_graph_first": (0, 5, 14),
     "graph_lines_per_req": (0, 5, 18),
     "prefill_breakable": (0, 5, 18),
+    # the largest prefill graph with an MLA backend: 2,048 tokens (0.5.10-0.5.18 read), min(8,192, chunked_prefill_size)
+    # in 0.5.23 (0.5.19-0.5.22 not read)
+    "prefill_mla_8192": (0, 5, 23),
     "decode_bs_at_end": (0, 5, 23),
     # tp_worker.py get_worker_info warns at start-up when the pool holds fewer tokens than --context-length
     # ("KV pool holds %d tokens, fewer than --context-length %d. ..."): in 0.5.23, not in 0.5.18 (both read).
