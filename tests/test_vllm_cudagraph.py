@@ -140,3 +140,21 @@ def test_rtx_3090_process_outside_weights_and_kv():
     ours = phases["CUDA context"] + phases["non-torch memory (NCCL / custom all-reduce buffers, cuBLAS)"] + \
         phases["CUDA graph capture"]
     assert ours <= held, f"{ours / GiB:.2f} vs {held / GiB:.2f} GiB ({(ours - held) / MiB:+.0f} MiB)"
+
+
+def test_optimization_levels_choose_the_graphs():
+    # config/vllm.py OPTIMIZATION_LEVEL_00..03 (0.12 -> 0.19): -O0 captures nothing, -O1 PIECEWISE graphs only,
+    # -O2 (the default) and -O3 PIECEWISE and FULL decode graphs
+    from oomkit.engines.cmdline import parse_command
+    from tests.test_vllm_phases import H100
+
+    spec = spec_of("qwen3-8b")
+
+    def graphs(*flags):
+        s = parse_command(["vllm", "serve", "Qwen/Qwen3-8B", *flags], env={}).settings
+        v = ENGINE.estimate(spec, (H100,), s).engine_view
+        return v["cudagraph_piecewise_graphs"], v["cudagraph_full_graphs"]
+
+    assert graphs("-O0") == (0, 0)
+    assert graphs("-O1") == (51, 0)
+    assert graphs() == graphs("-O2") == graphs("-O3") == (51, 51)

@@ -148,12 +148,14 @@ def _decode_query_len(s: VllmSettings, r: Resolved) -> int:
 
 def _graph_mode(s: VllmSettings, r: Resolved) -> str:
     """config/compilation.py cudagraph_mode: as given; -O0 compiles nothing and captures nothing (0.11+:
-    optimization level 0 sets cudagraph_mode NONE); otherwise PIECEWISE up to 0.10, FULL_AND_PIECEWISE from 0.11."""
+    optimization level 0 sets cudagraph_mode NONE); -O1 captures PIECEWISE graphs only (0.12+: config/vllm.py
+    OPTIMIZATION_LEVEL_01, read in 0.12.0, 0.17.1 and 0.19.0); otherwise PIECEWISE up to 0.10, FULL_AND_PIECEWISE
+    from 0.11 (-O2, the default, and -O3)."""
     if s.cudagraph_mode:
         return s.cudagraph_mode.upper()
     if s.optimization_level == 0 and r.version >= (0, 11, 0):
         return "NONE"
-    if r.version < (0, 11, 0):
+    if r.version < (0, 11, 0) or (s.optimization_level == 1 and r.version >= (0, 12, 0)):
         return "PIECEWISE"
     if _decode_query_len(s, r) > 1 and (s.attention_backend or "").upper() == "FLASHINFER" and (
             r.cc is None or r.cc[0] != 10):
