@@ -230,3 +230,25 @@ def test_prefill_graph_sizes_follow_the_chunk():
     assert top("0.5.23", mla=True, cps=4096) == 4096
     assert top("0.5.10") == 16384 and top("0.5.10", max_total_tokens=6000) == 5632
     assert top("0.5.10", model_path="meta-llama/Llama-2-7b-hf") == 4096
+
+
+def test_capture_lines_in_the_releases_words():
+    # qwq-32b-tp4-4xl4-capture-bs80 (0.4.3.post4): "Capture cuda graph end. Time elapsed: 7.23 s. avail mem=0.53 GB.
+    # mem usage=0.93 GB." (avail first, no bs line); 0.4.6.post2+ print the bs list and mem usage first; 0.4.2 neither
+    from tests.sglang_cases import qwq_32b
+
+    quoted = load("qwq-32b-tp4-4xl4-capture-bs80")["quoted"]
+    assert re.search(r"Capture cuda graph end\. Time elapsed: [\d.]+ s\. avail mem=[\d.]+ GB\. mem usage=[\d.]+ GB\.",
+                     quoted) and "Capture cuda graph bs" not in quoted
+
+    def log(version):
+        s = sg.SGLangSettings(tp_size=4, chunked_prefill_size=2048, engine_version=version)
+        return sg.ENGINE.estimate(qwq_32b(), devices_for_names("L4") * 4, s).engine_view["log"]
+
+    old = log("0.4.3.post4")
+    assert re.search(r"Capture cuda graph end\. Time elapsed: N s\. avail mem=\d+\.\d\d GB\. mem usage=\d+\.\d\d GB\.",
+                     old) and "Capture cuda graph bs" not in old
+    new = log("0.4.6.post2")
+    assert "Capture cuda graph bs [1, 2, 4, 8, 16," in new and re.search(r"mem usage=\d+\.\d\d GB\. avail mem=", new)
+    assert re.search(r"Capture cuda graph begin\. This can take up to several minutes\.\nCapture cuda graph end\. "
+                     r"Time elapsed: N s\n", log("0.4.2"))

@@ -555,10 +555,14 @@ def _capture_lines(v: Version, begin: int, cg: int, pcg: int, bs: list[int], tok
     capture_decode_graph."""
     if not reached(v, "prefill_graph_first"):
         out = []
-        if cg:
-            out += [f"Capture cuda graph begin. This can take up to several minutes. avail mem={gb(begin)} GB",
-                    f"Capture cuda graph bs {bs}",
-                    f"Capture cuda graph end. Time elapsed: N s. mem usage={gb(cg)} GB. avail mem={gb(begin - cg)} GB."]
+        if cg:  # the memory figures from 0.4.3.post4, the bs line from 0.4.6.post2 (ERAS capture_*_line)
+            mem = reached(v, "capture_mem_line")
+            usage, avail = f"mem usage={gb(cg)} GB.", f"avail mem={gb(begin - cg)} GB."
+            out += ["Capture cuda graph begin. This can take up to several minutes."
+                    + (f" avail mem={gb(begin)} GB" if mem else "")]
+            out += [f"Capture cuda graph bs {bs}"] if reached(v, "capture_bs_line") else []
+            out += ["Capture cuda graph end. Time elapsed: N s" + (
+                "" if not mem else f". {usage} {avail}" if reached(v, "capture_usage_first") else f". {avail} {usage}")]
         if pcg:
             out += [f"Capture piecewise CUDA graph begin. avail mem={gb(begin - cg)} GB",
                     f"Capture cuda graph num tokens {tokens}",

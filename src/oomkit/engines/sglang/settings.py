@@ -121,6 +121,12 @@ ERAS = Eras({
     # (cuda_graph_config.py default_prefill_backend); the decode line says num_tokens_per_bs (0.5.14),
     # num_tokens_per_req (0.5.18+), and from 0.5.23 prints its bs list in the end line, not the begin line
     "prefill_graph_first": (0, 5, 14),
+    # model_runner.py init_cuda_graphs: "Capture cuda graph begin/end" print their free memory from 0.4.3.post4 (0.4.2
+    # none), "avail mem=X GB. mem usage=Y GB." up to 0.4.6, "mem usage=Y GB. avail mem=X GB." from 0.4.6.post1;
+    # cuda_graph_runner.py prints "Capture cuda graph bs [...]" from 0.4.6.post2 (0.4.6.post1 none)
+    "capture_mem_line": (0, 4, 3, 4),
+    "capture_usage_first": (0, 4, 6, 1),
+    "capture_bs_line": (0, 4, 6, 2),
     "graph_lines_per_req": (0, 5, 18),
     "prefill_breakable": (0, 5, 18),
     # the largest prefill graph with an MLA backend: 2,048 tokens (0.5.10-0.5.18 read), min(8,192, chunked_prefill_size)
