@@ -37,7 +37,7 @@ from .settings import VllmSettings
 # instantiated graph alike). V0's rule (worker/model_runner.py capture_model, whole-model graphs): about 2.9 MiB
 # plus 1.84 KiB per unit of hidden size per captured graph, times sqrt(largest captured size / 512); fitted on the
 # llm-d v0.19.0 H100 logs below before V1's first-capture term was split off, kept for V0 (held out: vllm PR #11349,
-# Llama-3.2-1B, 35 V0 graphs "took 0.21 GiB", GPU not named: this rule 0.16, V1's below 0.40) and for SGLang's
+# Llama-3.2-1B, 35 V0 graphs "took 0.21 GiB", GPU not named: this rule 0.16, V1's below 0.46) and for SGLang's
 # piecewise prefill graphs (engines/sglang/phases.py).
 CG_GRAPH_BASE = 2.91 * 1024 * 1024
 CG_GRAPH_PER_HIDDEN = 1.84 * 1024
