@@ -252,3 +252,14 @@ def test_capture_lines_in_the_releases_words():
     assert "Capture cuda graph bs [1, 2, 4, 8, 16," in new and re.search(r"mem usage=\d+\.\d\d GB\. avail mem=", new)
     assert re.search(r"Capture cuda graph begin\. This can take up to several minutes\.\nCapture cuda graph end\. "
                      r"Time elapsed: N s\n", log("0.4.2"))
+
+
+def test_reserve_counts_the_prefill_sizes_captured():
+    # server_args.py 0.5.10: reserved_mem += len(piecewise_cuda_graph_tokens) * 8, the list after its caps: 58 sizes to
+    # 8,192, 50 to Llama 2's 4,096
+    from oomkit.engines.sglang.settings import default_mem_fraction_static
+
+    def n(**kw):
+        return default_mem_fraction_static(H100, sg.SGLangSettings(engine_version="0.5.10", **kw)).prefill_graph_sizes
+
+    assert n() == 58 and n(model_path="meta-llama/Llama-2-13b-chat-hf") == 50

@@ -431,6 +431,8 @@ def _reserved_by_activation(gpu_mib: int, s: SGLangSettings, v: Version, cps: in
             reserved += 1.5 * 1024  # "MLA backend overhead is much higher than expected with fa3"
         else:
             max_tokens = cps if s.max_total_tokens is None else min(cps, s.max_total_tokens)
+            if "llama-2" in (s.model_path or "").lower():
+                max_tokens = min(max_tokens, 4096)  # phases.py prefill_graph_tokens: Llama 2's 4,096 cap
             n_graphs = len(prefill_graph_sizes(max_tokens))
             reserved += n_graphs * 8
     if gpu_mib > 60 * 1024:
