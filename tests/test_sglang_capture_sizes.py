@@ -263,3 +263,12 @@ def test_reserve_counts_the_prefill_sizes_captured():
         return default_mem_fraction_static(H100, sg.SGLangSettings(engine_version="0.5.10", **kw)).prefill_graph_sizes
 
     assert n() == 58 and n(model_path="meta-llama/Llama-2-13b-chat-hf") == 50
+
+
+def test_target_verify_graphs_hold_draft_token_rows_of_logits():
+    # cuda_graph_runner.py (0.4.10, 0.5.10): max_num_token = max_bs x speculative_num_draft_tokens rows of float32
+    # logits in next_token_logits_buffer; the speculative list to 48 ends 1..8, 10..32 step 2, 40, 44, 48
+    spec = sg.SGLangSettings(speculative_algorithm="EAGLE", speculative_num_draft_tokens=4)
+    parts = cuda_graph_parts(48, spec, (0, 5, 10), 151936, 8192, 1)
+    assert capture_bs(48, (0, 5, 10), s=spec)[-3:] == (40, 44, 48)
+    assert parts.logits == 48 * 4 * 151936 * 4

@@ -199,7 +199,11 @@ def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
         return GraphMemory(0, 0, 0)
     top = max(sizes)
     shared_logits = reached(v, "graph_logits_buffer")
-    logits = LOGITS_BYTES * vocab * (top if shared_logits else sum(sizes))
+    # speculative decoding captures target-verify graphs of num_tokens_per_bs (speculative_num_draft_tokens) rows a
+    # request: the shared buffer is (max_bs x num_tokens_per_bs, vocab) (cuda_graph_runner.py max_num_token, 0.4.10 /
+    # 0.5.10 read); None here: 1 (SGLang picks a default per model, not modelled)
+    rows = (s.speculative_num_draft_tokens or 1) if s.speculative_algorithm else 1
+    logits = LOGITS_BYTES * vocab * rows * (top if shared_logits else sum(sizes))
     pages = -(-max(context_len, 1) // max(page_size, 1))
     fa3_copies = (s.attention_backend or "") == "fa3" and not shared_logits
     tables = 4 * pages * (top + (sum(sizes) if fa3_copies else 0))
