@@ -158,3 +158,13 @@ def test_optimization_levels_choose_the_graphs():
     assert graphs("-O0") == (0, 0)
     assert graphs("-O1") == (51, 0)
     assert graphs() == graphs("-O2") == graphs("-O3") == (51, 51)
+
+
+@pytest.mark.parametrize("argv", [["-O", "1"], ["-O1"], ["-O.level=1"], ["-O.mode=1"], ["--compilation-config", "1"],
+                                  ["-O", '{"level": 1}']])
+def test_every_spelling_of_the_optimization_level(argv):
+    """vLLM's FlexibleArgumentParser takes -O3, -O 3, -O.level=3 (-O.mode=3 from 0.11) and -O as the short form of
+    --compilation-config with a number or JSON: each gives the level that picks the graph set (-O1: PIECEWISE only)."""
+    from oomkit.engines.cmdline import parse_command
+
+    assert parse_command(["vllm", "serve", "Qwen/Qwen3-8B", *argv]).settings.optimization_level == 1

@@ -145,8 +145,9 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
                 i += 1
             continue
         if kind == "attached":
-            m = re.fullmatch(r"-O(\d)", name)
-            if m:  # -O0 .. -O3: the compilation / optimization level
+            # -O0 .. -O3, -O.level=3 / -O.mode=3 (FlexibleArgumentParser: the level, or its dotted config key)
+            m = re.fullmatch(r"-O(\d)", name) or re.fullmatch(r"-O\.(?:level|mode)=(\d)", arg)
+            if m:
                 opts["optimization_level"] = int(m.group(1))
             continue
         value, i = _take_value(args, i, flag, kind, negated, inline if eq else None)
@@ -284,7 +285,7 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["max_cudagraph_capture_size"] = _int(flag, value)
     elif flag in ("--cudagraph-capture-sizes", "--cuda-graph-sizes"):
         opts["cudagraph_capture_sizes"] = tuple(sorted({_int(flag, v) for v in value}))
-    elif flag == "--compilation-config":
+    elif flag in ("--compilation-config", "-O"):  # -O 3 / -O '{...}': -O is the config's short form (arg_utils.py)
         _apply_compilation_config(flag, value, opts)
     elif flag == "--disable-hybrid-kv-cache-manager":
         opts["disable_hybrid_kv_cache_manager"] = bool(value)
