@@ -53,7 +53,7 @@ leaves it out (said so) for the others:
   within 2 KiB of the engine (the position and patch index inputs and their alignment are not itemised).
 - llama4 (tools/mtmd/models/llama4.cpp: build_vit with 2D RoPE, then pixel shuffle and the adapter MLP): warmup at
   image_size, n = P + 1 positions; inputs the F32 image and the two position rows (n int32 each, padded to 32 bytes):
-    on:  in + n max(24E, 4F + 8E)          off: max(on, in + 4 n^2 H + 20 n E)
+    on:  in + n max(20E, 4F + 8E)          off: max(on, in + 4 n^2 H + 20 n E)
   exact on Llama 4's tower (E 1408, F 5632, H 16, d_head 88: 19.89 MiB on, 37.11 off at 336 px); below E 1280 the
   flash-on FFN term gains the same 6E bytes a position as qwen2vl's (_early_row: 18.20 MiB at E 1024 F 4096).
 - pixtral (Pixtral 12B, and with clip.vision.spatial_merge_size m = 2 Mistral Small 3.x; tools/mtmd/models/
@@ -199,7 +199,10 @@ def _vision_compute_bytes(meta: dict, flash_attn: bool, shapes: dict) -> int | N
     if kind == "llama4":
         n = (image // patch) ** 2 + 1  # the class token
         inputs = 12 * image * image + 2 * _align(4 * n)  # the F32 image, pos_h and pos_w (n int32 each)
-        on = inputs + n * max(24 * e, 4 * f + (8 + _early_row(n, e, f, inputs)) * e)
+        # below the FFN: 20 bytes of E a position, 22 where a row of E fits in twice the inputs (measured at F
+        # 1000-2000: E 1024 22, E 1280 and 1408 20); the released F = 4E towers peak at the FFN
+        floor = (22 if 4 * n * e <= 2 * inputs else 20) * e
+        on = inputs + n * max(floor, 4 * f + (8 + _early_row(n, e, f, inputs)) * e)
         return on if flash_attn else max(on, inputs + 4 * n * n * h + 20 * n * e)
     if kind in ("qwen2vl_merger", "qwen2.5vl_merger", "qwen3vl_merger"):
         return _qwen_vl(kind, meta, patch, e, f, h, flash_attn)
