@@ -28,6 +28,7 @@ from oomkit.model.gguf_file import read_gguf_spec
 from tests import ggufs
 from tests.groundtruth import llamacpp_run, synth
 from tests.test_llamacpp_compute import _dry_compute_mib
+from tests.test_llamacpp_mtp_draft import measure_mtp, predicted
 
 MiB = 1 << 20
 
@@ -122,3 +123,22 @@ def test_compute_within_ten_percent(trunk):
 def test_two_trunk_logits_above_the_dense_layers_output():
     ((got, r),) = _ratios(2, [row for t, row in KNOWN_MISSES if t == 2])
     assert 0.9 <= got / r <= 1.1, (got, r)
+
+
+# The MTP context (--spec-type draft-mtp: the next-n block alone at the target's n_ctx, one output row per sequence,
+# as tests/test_llamacpp_mtp_draft.py creates it). Measured on the 2-trunk file: 148.01 / 146.76 / 148.01 / 158.01 /
+# 200.01 MiB at 2K / 8K / 32K / 64K / 128K (oomkit 148.00 / 146.75 / 148.00 / 158.00 / 204.00, the last the attention
+# phase); 170.00 / 170.00 / 170.00 / 202.00 / 204.00 before compute.mtp_moe_block
+MTP_GRID = [dict(n_ctx=2048, n_seq=1, kvu=True, fa=1, type="f16"), dict(n_ctx=8192, n_seq=1, kvu=True, fa=1, type="f16"),
+            dict(n_ctx=32768, n_seq=1, kvu=True, fa=1, type="f16"), dict(n_ctx=65536, n_seq=1, kvu=True, fa=1, type="f16"),
+            dict(n_ctx=131072, n_seq=1, kvu=True, fa=1, type="f16"),
+            dict(n_ctx=32768, n_seq=4, kvu=True, fa=1, type="q8_0"), dict(n_ctx=16384, n_seq=4, kvu=False, fa=1, type="f16")]
+
+
+@needs_llama_cpp
+def test_mtp_context_compute_within_ten_percent():
+    path = synth.synth_path(ggufs.glm45_air(2), "q4_0")
+    _, rows = measure_mtp(path, MTP_GRID)
+    for c, m in zip(MTP_GRID, rows, strict=True):
+        got = predicted(path, c)["compute"]
+        assert 0.9 <= got / m["compute"] <= 1.1, (c, round(got, 2), m["compute"])

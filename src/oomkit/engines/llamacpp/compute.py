@@ -774,6 +774,31 @@ DRAFT_FFN_ROWS = {"eagle3": (3, 2), "dflash": (3, 2), "graniteswitch": (3, 4)}
 # ffn_up above the masks and the FFN input rows, ffn_swiglu in the freed FFN-norm block below them. Measured 110.55 /
 # 104.52 MiB at 32K q8_0 / 16K x 4 unified (gate and up: 111.50 / 107.00 here; three wide tensors: 133.00 / 128.50)
 SWIGLU_IN_HOLE = frozenset({"laguna"})
+# GLM-4.5-Air's MTP graph (llama.cpp@0c1e57098, LLAMA_CONTEXT_TYPE_MTP): see mtp_moe_block
+MTP_BLOCK_ROWS = frozenset({"glm4moe"})
+
+
+def mtp_moe_block(resid: int, masks: int, router: int, wide: int, weighted: int) -> int:
+    """The MoE block of GLM-4.5-Air's MTP graph. Its FFN input sits in the target's hidden-state input block, and the
+    freed KQ mask block is a closed hole (out_ids, read at the graph's end, sits just above it): the post-attention
+    norm, the router's scores, then gate, up and the SwiGLU product each take it while they fit what is left of it,
+    the rest stacks on the free tail above; the down projection (the weighted rows) takes the block gate and up free
+    where it fits, else the tail. Read off ggml-alloc's placement: 150.01 / 146.76 / 154.01 / 148.01 / 158.01 MiB at
+    4K / 8K / 16K / 32K / 64K (the norm above the masks; in them; norm and router; gate too; up too)."""
+    room, tail, placed = masks, 0, []
+    for item in (resid, router, wide, wide, wide):
+        fits = item <= room
+        room -= item if fits else 0
+        tail += 0 if fits else item
+        placed.append(fits)
+    if placed[2] and placed[3]:
+        # gate and up in the hole: the block they free, and what the product (if in the hole too) leaves above it
+        free = 2 * wide + (0 if placed[4] else room)
+    elif not placed[2] and not placed[3]:
+        free = 2 * wide  # both on the tail, under the product
+    else:
+        free = max(wide + room, wide)  # gate in the hole (with what is left of it), up on the tail
+    return resid + masks + tail + (0 if weighted <= free else weighted)
 
 
 def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, build: int,
@@ -848,6 +873,12 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
         if spec.architecture in DRAFT_FFN_ROWS:
             attending, last = DRAFT_FFN_ROWS[spec.architecture]
             base = masks + attending * resid if layer.index < last_attn else last * resid
+        if spec.architecture in MTP_BLOCK_ROWS and trunk and trunk[-1].index != len(trunk) - 1 and f.is_moe:
+            # the MTP context's block (mtp.nextn_view)
+            biased = any(t.layer == layer.index and ".exp_probs_b" in t.name for t in spec.weights.tensors)
+            work = max(work, mtp_moe_block(resid, masks, (3 if biased else 2) * f.n_experts * T * f32,
+                                           f.n_experts_used * f.n_ff_expert * T * f32, f.n_experts_used * resid))
+            continue
         if f.is_moe and layer.index not in gated_experts:
             # GELU experts (build_moe_ffn with up only, nomic-bert-moe): the activation in place on the used
             # experts' up rows, their down projection above them
