@@ -271,9 +271,9 @@ def test_tower_compute_is_mtmd_get_memory_usage(tmp_path, writer, shape, on_mib,
 
 
 @pytest.mark.parametrize("writer,shape,why", [
-    ("minicpmv", {"t": 5120}, "T 5120 with flash attention: measured 82.56 MiB, predicted 72.56 (-12.1%): half a "
-     "row of T more (the sin/cos position rows) beside the early query rows"),
-    ("minicpmv", {"t": 8192}, "T 8192: measured 125.32 MiB on and off, predicted 107.32 (-14.4%)"),
+    ("minicpmv", {"t": 5120}, "T 5120 with flash attention: measured 82.56 MiB, predicted 72.56 (-12.1%; 2 P T "
+     "bytes short, half a row of T, from T 4736 on)"),
+    ("minicpmv", {"t": 8192}, "T 8192: measured 125.32 MiB on and off, predicted 109.32 (-12.8%)"),
     ("minicpmv", {"h": 8}, "8 heads without flash attention: measured 55.81 MiB, predicted 53.31 (-4.5%)"),
     ("minicpmv", {"e": 768, "h": 12, "f": 3072}, "E 768 with flash attention: measured 57.31 MiB, predicted 50.31 "
      "(-12.2%)"),
