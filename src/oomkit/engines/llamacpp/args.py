@@ -70,6 +70,9 @@ _VALUED = _by_flag({
     ("-md", "--model-draft", "--spec-draft-model"): ("model_draft", _text),
     ("-ctkd", "--cache-type-k-draft", "--spec-draft-type-k"): ("cache_type_k_draft", _text),
     ("-ctvd", "--cache-type-v-draft", "--spec-draft-type-v"): ("cache_type_v_draft", _text),
+    # the longest draft (common_params_speculative_draft.n_max); --draft-max / --draft / --draft-n before the
+    # --spec-draft-* names (the newest builds refuse them, pointing at --spec-draft-n-max)
+    ("--spec-draft-n-max", "--draft-max", "--draft", "--draft-n"): ("spec_draft_n_max", _int),
 })
 _SWITCHES = _by_flag({
     ("-kvu", "--kv-unified"): ("kv_unified", True), ("-no-kvu", "--no-kv-unified"): ("kv_unified", False),
@@ -313,6 +316,8 @@ OPTIONS = (
     Opt("cache_type_k_draft", "-ctkd", aliases=("--cache-type-k-draft", "--spec-draft-type-k")),
     Opt("cache_type_v_draft", "-ctvd", aliases=("--cache-type-v-draft", "--spec-draft-type-v")),
     Opt("spec_type", "--spec-type", lambda v: ",".join(v) or None),
+    Opt("spec_draft_n_max", "--spec-draft-n-max", lambda v: None if v is None else str(v),
+        aliases=("--draft-max", "--draft", "--draft-n")),
     Opt("fit", "-fit", lambda v: "on" if v else "off", aliases=("--fit",)),
     Opt("fit_target", "-fitt", lambda v: ",".join(map(str, v)), aliases=("--fit-target",)),
     Opt("fit_ctx", "-fitc", aliases=("--fit-ctx",)),

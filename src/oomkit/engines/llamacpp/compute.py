@@ -12,13 +12,15 @@ from ...quant.ggml import GgmlType
 from ..versions import llamacpp_build_on
 from . import galloc
 from .kv import Cache, Context, attention_layers
-from .settings import ERAS, LlamaCppSettings, build_number
+from .settings import ERAS, LlamaCppSettings, build_number, speculative_n_max
 from .weights import Placement
 
 
 def output_buffer_bytes(spec: ModelSpec, ctx: Context, s: LlamaCppSettings) -> int:
     # llama_context::output_reserve(n_seq_max): (n_vocab [+ n_embd with embeddings]) * n_seq_max floats; the
-    # encoder-decoder T5 always reserves the embeddings too ("hacky enc-dec support": has_embd = true for LLM_ARCH_T5)
+    # encoder-decoder T5 always reserves the embeddings too ("hacky enc-dec support": has_embd = true for LLM_ARCH_T5).
+    # n_outputs_max (speculation's 1 + n_max rows per slot) does not size it at load: it grows at the first batch
+    # with more outputs (measured: 1.96 MiB at 4 slots for n_outputs_max 4, 16, 68 and n_batch)
     per_output = spec.n_vocab + (spec.n_embd if s.embeddings or spec.architecture == "t5" else 0)
     return per_output * max(1, ctx.n_seq_max) * 4
 
@@ -38,13 +40,17 @@ class ComputePhases:
 
 def reserved_outputs(ctx: Context, s: LlamaCppSettings) -> int:
     """The logits rows the worst-case graph reserves. Before PR #23861 ("llama: limit max outputs of
-    llama_context", merged 2026-06-01) every token of the ubatch; since, at most n_outputs_max, which
-    llama-server and llama-cli (built on the server context since late 2025) set to n_seq_max, the logs printing
-    `llama_context: n_outputs_max = 1`; the library default (0 = n_batch) keeps every token for the other
-    programs and the Python binding."""
+    llama_context", merged 2026-06-01) every token of the ubatch; since, at most n_outputs_max
+    (src/llama-context.cpp sched_reserve: n_outputs_pp = min(n_tokens, n_outputs_max)), which llama-server and
+    llama-cli (built on the server context since late 2025) set to n_parallel x (1 + the longest draft), at most
+    n_batch and at least 1 (tools/server/server-context.cpp server_output_limits ->
+    common_speculative_get_output_limits, ggml-org/llama.cpp@001d906a6; PR #23861 / #23988, the same day): one row
+    per slot without speculation, the logs printing `llama_context: n_outputs_max = 1`. The library default
+    (0 = n_batch) keeps every token for the other programs and the Python binding. The output buffer does not
+    follow (output_buffer_bytes)."""
     T = min(ctx.n_ctx, ctx.n_ubatch)
     if ERAS.reached(ctx.build, "outputs_max") and s.program in ("llama-server", "llama-cli") and not s.embeddings:
-        return min(T, max(1, ctx.n_seq_max))
+        return min(T, max(1, min(ctx.n_batch, ctx.n_seq_max * (1 + speculative_n_max(s)))))
     return T
 
 

@@ -132,6 +132,9 @@ class LlamaCppSettings:
     cache_type_k_draft: str = "f16"  # -ctkd / --spec-draft-type-k
     cache_type_v_draft: str = "f16"  # -ctvd / --spec-draft-type-v
     spec_type: tuple[str, ...] = ()  # --spec-type, comma-separated
+    # --spec-draft-n-max (older: --draft-max / --draft / --draft-n): the draft types' longest draft; None = the
+    # build's default (SPEC_DRAFT_N_MAX). It sets the main context's logits rows (compute.reserved_outputs)
+    spec_draft_n_max: int | None = None
     # the draft's own tensor overrides (common_params_speculative_draft.tensor_buft_overrides): -otd PATTERN=BUFT,
     # -cmoed / --cpu-moe-draft, -ncmoed N / --n-cpu-moe-draft N; the main command's -ot / -cmoe / -ncmoe are not its
     override_tensor_draft: tuple[tuple[str, str], ...] = ()
@@ -165,6 +168,25 @@ MTP_SPEC_TYPES = ("draft-mtp", "draft-mtp-adaptive")
 # every name that map takes (--spec-type, comma-separated); others are refused at parse
 SPEC_TYPES = ("none", "draft-simple", "draft-eagle3", *MTP_SPEC_TYPES, "draft-dflash", "draft-dspark", "ngram-simple",
               "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
+
+
+# common/common.h common_params_speculative_draft.n_max: 3 in ggml-org/llama.cpp@001d906a6 and at 88a3927 (PR #24508,
+# 2026-06-12: "the default --spec-draft-n-max 3"); 16 at b9204 (unslothai/unsloth PR #5582, 2026-05-18: "--spec-draft-
+# n-max N (default: 16)"). Only builds from outputs_max (2026-06-01) read it for memory, so 3 stands for all of them
+# (the days between 06-01 and 06-12 are not placed)
+SPEC_DRAFT_N_MAX = 3
+# common_speculative_n_max's other terms (common/common.h defaults): ngram-simple / -map-k / -map-k4v size_m 48,
+# ngram-mod n_max 64, ngram-cache a fixed 8
+SPEC_NGRAM_N_MAX = {"ngram-simple": 48, "ngram-map-k": 48, "ngram-map-k4v": 48, "ngram-mod": 64, "ngram-cache": 8}
+
+
+def speculative_n_max(s: LlamaCppSettings) -> int:
+    """common/speculative.cpp common_speculative_n_max (ggml-org/llama.cpp@001d906a6; added by PR #23988, merged
+    2026-06-01): the longest draft over the --spec-type list, 0 without one. -md alone names no type since PR #23988
+    ("remove the auto-enable of draft-simple"); the newest builds infer one from the draft file's metadata
+    (common_speculative_types_from_gguf: a dflash file, or a next-n block = draft-mtp), which is not read here."""
+    draft = max(0, SPEC_DRAFT_N_MAX if s.spec_draft_n_max is None else s.spec_draft_n_max)
+    return max((draft if t.startswith("draft-") else SPEC_NGRAM_N_MAX.get(t, 0) for t in s.spec_type), default=0)
 
 
 def loads_mtp(s: LlamaCppSettings) -> bool:
