@@ -31,7 +31,7 @@ from ...quant import ggml
 from ..versions import Eras, llamacpp_build_on
 from .compute import compute_by_device, output_buffer_bytes
 from .kv import Cache, Context, kv_caches, resolve_context
-from .settings import ERAS, LlamaCppSettings, build_number, loads_mtp
+from .settings import ERAS, MTP_SPEC_TYPES, LlamaCppSettings, build_number, loads_mtp
 from .weights import Placement, place_layers
 
 # The MTP context's cache held every layer (trunk and next-n) on architectures create_memory did not filter yet:
@@ -96,9 +96,12 @@ def _dsv4_caches(view: ModelSpec, ctx: Context) -> list[Cache]:
 
 def mtp_settings(s: LlamaCppSettings, n_ctx_main: int) -> LlamaCppSettings:
     """common_base_params_to_speculative + common_speculative_init_result: the command's parameters with the draft's
-    cache types, the target's n_ctx, n_rs_seq 0 (its n_outputs_max = n_parallel is compute.reserved_outputs)."""
+    cache types, the target's n_ctx, n_rs_seq 0, and n_outputs_max = n_parallel (result.n_outputs_max =
+    params.n_parallel; compute.reserved_outputs reads it as a server context with no draft length: its MTP types
+    kept, n_max 0; chained MTP's n_parallel x n_max rows, LLAMA_SPEC_CHAIN, are not modelled)."""
     return replace(s, n_ctx=n_ctx_main, cache_type_k=s.cache_type_k_draft, cache_type_v=s.cache_type_v_draft,
-                   n_rs_seq=0, embeddings=False)
+                   n_rs_seq=0, embeddings=False, spec_type=tuple(t for t in s.spec_type if t in MTP_SPEC_TYPES),
+                   spec_draft_n_max=0)
 
 
 @dataclass(frozen=True)
