@@ -23,7 +23,7 @@ import pytest
 
 from oomkit.engines.vllm import ENGINE, VllmSettings
 from oomkit.units import GiB, MiB
-from tests.test_vllm_startup import LIMIT, devices, fixture, spec_of
+from tests.test_vllm_startup import LIMIT, KnownMiss, check_known, devices, fixture, known_params, spec_of
 
 RTX3090 = "NVIDIA GeForce RTX 3090"
 
@@ -50,10 +50,6 @@ VLLM_LOGS = {
     "qwen2.5-7b-3090-v0.17.1-util065-kv-refused": ("qwen2.5-7b-instruct", RTX3090, _v0171(0.65)),
     "qwen2.5-7b-3090-v0.17.1-util060-kv-negative": ("qwen2.5-7b-instruct", RTX3090, _v0171(0.6)),
 }
-
-
-class KnownMiss(AssertionError):
-    """A figure oomkit is known to miss on this log (a strict xfail: it must keep missing until fixed)."""
 
 
 KNOWN: dict[tuple[str, str], str] = {
@@ -86,16 +82,11 @@ KNOWN: dict[tuple[str, str], str] = {
 
 
 def _check(stem: str, figure: str, ok: bool, message: str) -> None:
-    if (stem, figure) in KNOWN:
-        if not ok:
-            raise KnownMiss(message)
-        pytest.fail(f"known miss fixed, remove it from KNOWN: {message}")
-    assert ok, message
+    check_known(KNOWN, stem, figure, ok, message)
 
 
 def _params(logs: dict, figure: str) -> list:
-    return [pytest.param(stem, marks=pytest.mark.xfail(strict=True, raises=KnownMiss, reason=KNOWN[(stem, figure)]))
-            if (stem, figure) in KNOWN else stem for stem in sorted(logs)]
+    return known_params(KNOWN, logs, figure)
 
 
 def vllm_estimate(stem: str):
