@@ -29,6 +29,7 @@ from oomkit.engines.llamacpp import LlamaCppSettings, parse_args
 from oomkit.engines.llamacpp.compute import reserved_outputs
 from oomkit.engines.llamacpp.kv import resolve_context
 from oomkit.model.gguf_file import read_gguf_spec
+from tests import ggufs
 from tests.groundtruth import llamacpp_run, synth
 
 MiB = 1 << 20
@@ -36,7 +37,7 @@ MiB = 1 << 20
 _WORKER = r'''
 import ctypes, json, os, sys
 import llama_cpp
-path, contexts = sys.argv[1], json.loads(sys.argv[2])
+path, contexts, load_mtp = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3] == "1"
 @llama_cpp.llama_log_callback
 def _log(level, text, ud):
     if level != 1:
@@ -49,6 +50,7 @@ mp.load_mode = 0
 mp.lazy_mode = 0
 mp.no_alloc = True
 mp.use_extra_bufts = False
+mp.load_mtp = load_mtp
 model = llama_cpp.llama_model_load_from_file(path.encode(), mp)
 assert model
 for i, c in enumerate(contexts):
@@ -93,9 +95,9 @@ COMPUTE_MISSES = {("gemma3-12b", i): r for i, r in ((16, 0.674), (17, 0.674), (1
                                                     (24, 0.671), (25, 0.671), (26, 0.828))}
 
 
-def measure(path, grid: list[dict]) -> list[dict]:
-    proc = subprocess.run([sys.executable, "-c", _WORKER, str(path), json.dumps(grid)], capture_output=True,
-                          text=True, timeout=600)
+def measure(path, grid: list[dict], load_mtp: bool = False) -> list[dict]:
+    proc = subprocess.run([sys.executable, "-c", _WORKER, str(path), json.dumps(grid), "1" if load_mtp else "0"],
+                          capture_output=True, text=True, timeout=600)
     log = proc.stderr
     out = []
     for i in range(len(grid)):
@@ -152,6 +154,29 @@ def test_compute_follows_the_reserved_logits_rows(spec_measured):
         assert by[1, 64, 4, None, None] == by[1, 64, 4, "draft-simple", 3] == 10.50
         assert by[1, 64, 4, "draft-simple", 16] == by[1, 64, 4, "ngram-mod", None] == 38.34
         assert by[1, 512, 4, "draft-simple", 16] == 84.01 and by[1, 512, 4, "ngram-mod", None] == 160.77
+
+
+# --spec-type draft-mtp on GLM-4.5-Air (2 trunk layers and its next-n block, loaded: load_mtp): the main context
+# reserves the same n_parallel x (1 + n_max) rows; 1 / 4 slots x n_max 3 / 16 at -ub 512 / 64, flash attention on
+# and off (the MTP context beside it: tests/test_llamacpp_mtp_draft.py)
+MTP_GRID = [_setting(fa, ub, np_, "draft-mtp", n_max) for fa in (1, 0) for ub in (512, 64) for np_ in (1, 4)
+            for n_max in (3, 16)]
+
+
+def test_mtp_main_context_outputs():
+    """Measured: output buffer 0.58 / 2.31 MiB at 1 / 4 slots whatever n_max; compute 94.76 MiB at -ub 512 with
+    flash attention (oomkit 100.12, +5.7 %, the same at every row count up to 68), 11.85 at -ub 64 up to 17 rows and
+    40.00 with 68 (the whole ubatch), 852.01 / 106.50 without flash attention."""
+    if not llamacpp_run.available():
+        pytest.skip("llama-cpp-python is not installed")
+    path = synth.synth_path(ggufs.glm45_air(2), "q4_0")
+    rows = measure(path, MTP_GRID, load_mtp=True)
+    for c, m in zip(MTP_GRID, rows, strict=True):
+        p = predicted(path, c)
+        assert m["n_outputs_max"] == c["total"] and p["output"] == m["output"], (c, p, m)
+        assert 0.9 <= p["compute"] / m["compute"] <= 1.1, (c, p, m)
+    by = {(c["fa"], c["n_ubatch"], c["n_seq"], c["n_max"]): m["compute"] for c, m in zip(MTP_GRID, rows, strict=True)}
+    assert by[1, 64, 4, 3] == 11.85 and by[1, 64, 4, 16] == 40.00
 
 
 def _rows(version: str = "b9999", program: str = "llama-server", **kw) -> int:
