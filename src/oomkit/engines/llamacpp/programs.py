@@ -6,7 +6,7 @@ but each sets a few of its own before or after parsing. Cited against ggml-org/l
 
 | program | what differs from llama-server |
 |---|---|
-| llama-server | -np auto = 4 slots in one unified cache (ERAS np_auto); n_outputs_max = n_seq_max (ERAS outputs_max) |
+| llama-server | -np auto = 4 slots in one unified cache (ERAS np_auto); n_outputs_max = n_parallel x (1 + the longest draft), 1 per slot without speculation (ERAS outputs_max) |
 | llama-cli, llama-completion, llama-run | one sequence; built on the server context since late 2025 |
 | llama-mtmd-cli | one sequence, the projector from --mmproj (tools/mtmd/mtmd-cli.cpp) |
 | llama-fit-params | the dry run --fit makes for llama-server's command (tools/fit-params), one sequence |
