@@ -55,20 +55,22 @@ VLLM_LOGS = {
 KNOWN: dict[tuple[str, str], str] = {
     ("llama-3.1-8b-3090-v0.17.1-util090-sampler-fail", "verdict"):
         "the log allocates 5.61 GiB of KV cache (oomkit 5.60) and dies in the sampler warm-up (256 x 128,256 float32 "
-        "logits, the 126 MiB it tried); oomkit: starts, with 0.78 GiB left after the warm-up. The same settings "
+        "logits, the 126 MiB it tried); oomkit: starts, with 0.92 GiB left after the warm-up. The same settings "
         "started in April (llama-3.1-8b-3090-v0.17.1-util090): what differs is outside vLLM's budget. The OOM line "
         "shows the card held by others: 139.75 MiB free with this process at 21.72 GiB, so 21.86 GiB was free before "
         "it started, 1.68 GiB less than the card's 23.54 (two listed processes, 83.54 + 133.29 MiB, and 1.47 GiB not "
         "attributed). Given that free memory (test_other_processes_leave_less_after_the_kv_cache), oomkit's phases "
         "start from it (layout.py _phases) and the run dies after its KV cache, as the log's does, but in the CUDA "
-        "graph capture (939 MiB needed, 645 MiB left), not the warm-up that follows it: oomkit puts 0.51 (context) + "
+        "graph capture (939 MiB needed, 786 MiB left), not the warm-up that follows it: oomkit puts 0.37 (context) + "
         "0.13 (non-torch) + 0.92 GiB (51 + 35 graphs: the 386 MiB first capture and 6.4 MiB a graph) = 1.56 GiB beside "
         "the weights and KV cache, while the process at its death held 1.12 GiB there (21.72 - 14.99 - 5.61 GiB, the "
         "warm-up's own tensors included; 0.72 GiB of it outside PyTorch, context included, and 84 MiB free in graph "
-        "pools): at least 0.44 GiB too much across the three terms, which the OOM line does not split. The capture "
-        "rule is fitted on H100 logs (0.67-1.84 GiB for 102-166 graphs), and so is the 0.51 GiB context; vllm#10517 "
-        "measured 0.35 GiB of non-torch memory, context included, on an RTX 3090 (0.6.4). With 17-645 MiB of capture "
-        "the run would die in the warm-up, as logged",
+        "pools): at least 0.30 GiB too much across the three terms, which the OOM line does not split. The capture "
+        "rule is fitted on H100 logs (0.67-1.84 GiB for 102-166 graphs); the context is the 3090's (82 SMs, "
+        "profile.py cuda_context: 0.37 GiB, where vllm#10517 measured 0.35 GiB of non-torch memory, context "
+        "included, under 0.6.4), and the 0.72 GiB outside PyTorch at the death leaves at most 0.35 GiB for the "
+        "non-torch increase and the graphs' own memory. With 159-786 MiB of capture the run would die in the "
+        "warm-up, as logged",
     ("qwen2.5-7b-3090-v0.17.1-util065", "verdict"):
         "a boundary case: one 8,192-token request needs 0.4375 GiB (57,344 B a token); this run got 0.49 GiB and "
         "started, the same settings four minutes later got 0.41 GiB and were refused "

@@ -56,6 +56,7 @@ class Resolved:
     num_spec: int = 0
     runner_v2: bool = False  # model runner V2 (v1/worker/gpu/model_runner.py) instead of gpu_model_runner.py
     warnings: tuple[str, ...] = ()
+    gpu_name: str = ""  # the first GPU's name (its SM count sizes the CUDA context: profile.py cuda_context)
 
     def at_least(self, era: str) -> bool:
         return ERAS.reached(self.version, era)
@@ -198,7 +199,8 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
                     max_num_seqs=seqs, max_num_batched_tokens=tokens, chunked_prefill=chunked,
                     prefix_caching=prefix, cc=cc, cc_guessed=cc_guessed, nvlink=nvlink, mamba_cache_mode=mode,
                     num_spec=max(s.num_speculative_tokens, 0),
-                    runner_v2=v1 and _runner_v2(spec, s, version, hybrid, warnings), warnings=tuple(warnings))
+                    runner_v2=v1 and _runner_v2(spec, s, version, hybrid, warnings), warnings=tuple(warnings),
+                    gpu_name=gpu_name)
 
 
 # config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES by the llama.cpp names oomkit reads (hf_config.py

@@ -15,10 +15,44 @@ from .encoder import encoder_profile
 from .settings import VllmSettings, format_gib, gib_str
 
 # Memory in use before vLLM's worker-init snapshot (outside its budget): CUDA context and cuBLAS 0.51 GiB at
-# TP=1; with TP/PP > 1 NCCL is initialised first (1.51 GiB TP, 1.43 GiB PP). llm-d v0.19.0 H100 logs
-# ("worker init memory snapshot").
+# TP=1 on an H100; with TP/PP > 1 NCCL is initialised first (1.51 GiB TP, 1.43 GiB PP, so NCCL's 1.00 GiB on top of
+# the context). llm-d v0.19.0 and vllm-eng v0.19.0 H100 logs ("worker init memory snapshot").
 CONTEXT_TP1 = int(0.51 * GiB)
 CONTEXT_MULTI = int(1.51 * GiB)
+# The CUDA context by GPU (cuda_context): the driver reserves local memory for every thread an SM can hold
+# (cudaLimitStackSize, 1 KiB a thread by default, x the resident threads per SM of the compute capability, CUDA C
+# Programming Guide "Technical Specifications per Compute Capability", x the SM count); the rest (the kernels loaded
+# lazily, CUDA_MODULE_LOADING=LAZY, PyTorch's default since 1.13 and so in every vLLM release; the printf and
+# malloc heaps; cuBLAS handles) does not depend on the GPU's size. That rest is fitted on the H100 SXM's 0.51 GiB
+# (132 SMs x 2048 threads = 264 MiB of stacks): 0.2522 GiB. Held out, the non-PyTorch memory of a TP=1 process
+# before anything else outside PyTorch is allocated:
+# - H20-3e (78 SMs), vLLM 0.13, PyTorch 2.9 (vllm#31273, OOM while loading weights: 139.65 GiB in use, 139.21 GiB
+#   allocated, 12.81 MiB reserved-unallocated): 0.43 GiB; here 0.40 (-0.02 GiB).
+# - RTX 3090 (82 SMs), vLLM 0.6.4 (vllm#10517, non_torch_memory=0.35GiB, context included): here 0.37 (+0.02 GiB).
+# - RTX 5090 (170 SMs), vLLM ~0.19, PyTorch 2.10 (vllm#40291, OOM in create_weights: 30.33 GiB in use, 29.39 GiB
+#   allocated, 309.08 MiB reserved-unallocated): 0.64 GiB; here 0.50 (-0.14 GiB, 0.44 % of its 31.35 GiB: Blackwell
+#   takes more than its stacks explain, not modelled).
+# Without lazy loading (CUDA < 11.7) the context was larger (pytorch#86509: 636 MiB eager vs 274 MiB lazy); no
+# vLLM release runs that way. A GPU without a known SM count keeps the H100 figure (CONTEXT_TP1).
+CONTEXT_FIXED = int(0.51 * GiB) - 132 * 2048 * 1024
+STACK_PER_THREAD = 1024
+# resident threads per SM by compute capability (CUDA C Programming Guide); 2048 where not listed
+THREADS_PER_SM = {(7, 5): 1024, (8, 6): 1536, (8, 9): 1536, (12, 0): 1536, (12, 1): 1536}
+# SM counts of the parts vLLM logs come from, by the name the driver reports (vendor spec sheets and whitepapers)
+GPU_SMS = {
+    "h100 80gb hbm3": 132, "h100 sxm": 132, "h100 nvl": 132, "h100 pcie": 114, "h200": 132, "h200 nvl": 132,
+    "h800": 132, "gh200 120gb": 132, "h20": 78, "h20-3e": 78, "b200": 148, "gb200": 148, "gb10": 48,
+    "a100-sxm4-80gb": 108, "a100-sxm4-40gb": 108, "a100 80gb pcie": 108, "a100-pcie-40gb": 108, "a800": 108,
+    "a30": 56, "a40": 84, "a10": 72, "a10g": 80, "l4": 58, "l40": 142, "l40s": 142, "l20": 92, "t4": 40,
+    "rtx a6000": 84, "rtx a5000": 64, "rtx a4000": 48, "rtx 6000 ada generation": 142,
+    "rtx pro 6000 blackwell workstation edition": 188,
+    "rtx 3060 12gb": 28, "rtx 3060 ti": 38, "rtx 3070": 46, "rtx 3070 ti": 48, "rtx 3080 10gb": 68,
+    "rtx 3080 12gb": 70, "rtx 3080 ti": 80, "rtx 3090": 82, "rtx 3090 ti": 84,
+    "rtx 4060": 24, "rtx 4060 ti 8gb": 34, "rtx 4060 ti 16gb": 34, "rtx 4070": 46, "rtx 4070 super": 56,
+    "rtx 4070 ti": 60, "rtx 4070 ti super": 66, "rtx 4080": 76, "rtx 4080 super": 80, "rtx 4090": 128,
+    "rtx 5060": 30, "rtx 5060 ti 8gb": 36, "rtx 5060 ti 16gb": 36, "rtx 5070": 48, "rtx 5070 ti": 70,
+    "rtx 5080": 84, "rtx 5090": 170,
+}
 # "non-torch forward increase memory" during the profile run: TP=1 0.25 GiB (0.13 in 0.15-0.17), TP>=2 about
 # 2.07 GiB (NCCL and custom all-reduce buffers), PP>=2 0.07 GiB (llm-d v0.19.0 and version-sweep logs).
 NON_TORCH_TP1 = int(0.25 * GiB)
@@ -26,10 +60,9 @@ NON_TORCH_TP1_OLD = int(0.13 * GiB)
 NON_TORCH_TP = int(2.07 * GiB)
 NON_TORCH_PP = int(0.07 * GiB)
 # V0 from 0.6.5: non_torch_increase of 0.03 GiB at TP=1 (vllm#13882), taken for what appears after the baseline up
-# to 0.6.3 as well (not fitted there); 0.6.4 alone the whole non-torch memory, CUDA context included: 0.35 GiB on
-# an RTX 3090 (vllm#10517).
+# to 0.6.3 as well (not fitted there); 0.6.4 alone the whole non-torch memory, CUDA context included: the context
+# by GPU (cuda_context; 0.35 GiB on an RTX 3090 in vllm#10517, 0.37 there).
 NON_TORCH_V0 = int(0.03 * GiB)
-NON_TORCH_V0_ABS = int(0.35 * GiB)
 # Communicator memory at TP/PP > 1 where the profile counts it (V0 throughout: worker/worker.py init_device reads
 # init_gpu_memory before init_worker_distributed_environment, so the NCCL communicators, their buffers and the
 # custom all-reduce IPC buffers all fall in non_torch; V1 up to 0.8.x: non-torch is absolute). Its size is
@@ -249,11 +282,15 @@ def non_torch_bytes(r: Resolved) -> int:
     if not r.v1:
         if r.at_least("profile_absolute") and not r.at_least("profile_increase"):
             # 0.6.4: every byte in use that torch did not allocate, the CUDA context included (vllm#10517)
-            return NON_TORCH_V0_ABS + (comm_bytes(r) if multi else 0)
+            return cuda_context(r) + (comm_bytes(r) if multi else 0)
         # up to 0.6.3 and from 0.6.5: what appeared after the baseline (the communicators, cuBLAS)
         return comm_bytes(r) if multi else NON_TORCH_V0
     if not r.at_least("v1_profile_increase"):
-        return CONTEXT_TP1 + (comm_bytes(r) if multi else NON_TORCH_V0)
+        # absolute: the context, what the profile's forward adds outside PyTorch (the kernels loaded lazily; V1's
+        # "non-torch forward increase" of 0.15-0.17, NON_TORCH_TP1_OLD) and the communicators. vllm#17469 (4 x A10,
+        # TP4, 0.8.5): 0.36 + 0.13 + 0.25 GiB gives the logged 198,784 tokens (the H100 context alone, 0.51 + 0.25:
+        # 197,808, -0.49 %)
+        return cuda_context(r) + NON_TORCH_TP1_OLD + (comm_bytes(r) if multi else 0)
     host = NON_TORCH_UMA if r.cc in UMA_CC else 0
     if r.tp > 1:
         return host + NON_TORCH_TP + int(0.035 * GiB) * (min(r.tp, 8) - 2)
@@ -282,6 +319,16 @@ def cudagraph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers_rank
     return CUDAGRAPH_BASE + CUDAGRAPH_PER_LAYER * n_layers_rank
 
 
+def cuda_context(r: Resolved) -> int:
+    """The CUDA context of one worker on its GPU: CONTEXT_FIXED plus the per-SM local-memory reserve; the H100
+    figure (CONTEXT_TP1) where the GPU's SM count is not known."""
+    name = r.gpu_name.lower().removeprefix("nvidia ").removeprefix("geforce ").strip()
+    sms = GPU_SMS.get(name)
+    if sms is None or r.cc is None or r.cc_guessed:
+        return CONTEXT_TP1
+    return CONTEXT_FIXED + STACK_PER_THREAD * THREADS_PER_SM.get(r.cc, 2048) * sms
+
+
 def context_bytes(r: Resolved) -> int:
     """Memory in use before the budget's baseline, outside it. V0 (worker.py init_device) and V1 before 0.9 read
     their baseline before init_worker_distributed_environment: the CUDA context alone (the communicators are in
@@ -289,10 +336,10 @@ def context_bytes(r: Resolved) -> int:
     if r.v1 and not r.at_least("v1_profile_increase"):
         return 0
     if not r.v1:
-        # V0 0.6.4 counts the context in its absolute non-torch figure (NON_TORCH_V0_ABS); before and after, the
+        # V0 0.6.4 counts the context in its absolute non-torch figure (non_torch_bytes); before and after, the
         # baseline is read after the context and before the communicators (worker.py init_device)
-        return 0 if r.at_least("profile_absolute") and not r.at_least("profile_increase") else CONTEXT_TP1
-    return CONTEXT_MULTI if r.tp * r.pp > 1 else CONTEXT_TP1
+        return 0 if r.at_least("profile_absolute") and not r.at_least("profile_increase") else cuda_context(r)
+    return cuda_context(r) + (CONTEXT_MULTI - CONTEXT_TP1 if r.tp * r.pp > 1 else 0)
 
 
 def cudagraphs_in_budget(s: VllmSettings, r: Resolved) -> bool:
@@ -356,7 +403,7 @@ def determine_available_memory(device: Device, m: RankMemory, s: VllmSettings, r
                               "GPU memory used by other processes.")
     # one formula for every generation; what the terms hold differs: up to 0.6.3 everything in use after the
     # baseline (weights, the activation peak, the communicators); 0.6.4 the absolute torch peak plus all non-torch
-    # memory (CUDA context too: NON_TORCH_V0_ABS); from 0.6.5 only what the profile added; from 0.21 the CUDA
+    # memory (CUDA context too: cuda_context); from 0.6.5 only what the profile added; from 0.21 the CUDA
     # graph estimate as well
     avail = requested - m.weights - m.activation - m.non_torch
     if cudagraphs_in_budget(s, r):
