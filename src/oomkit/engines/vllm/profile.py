@@ -324,7 +324,7 @@ def cuda_context(r: Resolved) -> int:
     figure (CONTEXT_TP1) where the GPU's SM count is not known."""
     name = r.gpu_name.lower().removeprefix("nvidia ").removeprefix("geforce ").strip()
     sms = GPU_SMS.get(name)
-    if sms is None or r.cc is None or r.cc_guessed:
+    if sms is None or r.cc is None:
         return CONTEXT_TP1
     return CONTEXT_FIXED + STACK_PER_THREAD * THREADS_PER_SM.get(r.cc, 2048) * sms
 
