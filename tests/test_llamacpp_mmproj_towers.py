@@ -13,6 +13,7 @@ import pytest
 from oomkit.engines.llamacpp.projector import clip_compute_bytes, clip_weight_bytes
 from oomkit.model.gguf_header import read_gguf_header
 from tests.test_llamacpp_fit import mtmd_memory_usage
+from tests.test_llamacpp_projector import finish_gguf
 
 MiB = 1 << 20
 
@@ -22,7 +23,6 @@ def _write(path: Path, keys: dict, tensors) -> Path:
     load_hparams reads with get_i32) and zero tensors (numpy order, the reverse of ggml's ne; F16 matrices, F32
     norms and biases)."""
     import gguf
-    import numpy as np
 
     w = gguf.GGUFWriter(str(path), "clip")
     for k, v in keys.items():
@@ -38,13 +38,7 @@ def _write(path: Path, keys: dict, tensors) -> Path:
             w.add_int32(k, v)
         else:
             w.add_uint32(k, v)
-    for name, shape, f32 in tensors:
-        w.add_tensor(name, np.zeros(shape, dtype=np.float32 if f32 else np.float16))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
-    return path
+    return finish_gguf(w, path, tensors)
 
 
 def _vision_keys(kind: str, image: int, patch: int, e: int, f: int, h: int, t: int, gelu: bool = True,

@@ -19,7 +19,6 @@ MiB = 1 << 20
 def _write(path: Path, kind: str, image: int, patch: int, e: int, f: int, h: int, t: int, tensors, keys=None,
            gelu: bool = True, n_layer: int = 2) -> Path:
     import gguf
-    import numpy as np
 
     w = gguf.GGUFWriter(str(path), "clip")
     w.add_string("clip.projector_type", kind)
@@ -33,7 +32,14 @@ def _write(path: Path, kind: str, image: int, patch: int, e: int, f: int, h: int
     w.add_bool("clip.use_gelu", gelu)
     for k, v in (keys or {}).items():
         w.add_array(k, v) if isinstance(v, list) else w.add_uint32(k, v)
-    for name, shape, f32 in tensors:  # numpy order: the reverse of ggml's ne; matrices F16, norms and biases F32
+    return finish_gguf(w, path, tensors)
+
+
+def finish_gguf(w, path: Path, tensors) -> Path:
+    """Add the zero tensors (numpy order: the reverse of ggml's ne; matrices F16, norms and biases F32) and write."""
+    import numpy as np
+
+    for name, shape, f32 in tensors:
         w.add_tensor(name, np.zeros(shape, dtype=np.float32 if f32 else np.float16))
     w.write_header_to_file()
     w.write_kv_data_to_file()
