@@ -1,7 +1,7 @@
-"""GLM-4.5-Air (glm4moe: a dense first layer, then MoE layers of 128 experts, 8 used, one shared expert, and a next-n
-block appended) held to llama.cpp itself: synthetic GGUFs with the published checkpoint's shapes (tests/ggufs.py
-glm45_air: 2 and 3 trunk layers and the full 46, each + the MTP block) loaded by the llama.cpp llama-cpp-python 0.3.36
-wraps (ggml-org/llama.cpp@0c1e57098) on the CPU.
+"""GLM-4.5-Air and GLM-4.5 (glm4moe: dense leading layers, then MoE layers with one shared expert, and a next-n
+block appended) held to llama.cpp itself: synthetic GGUFs with the published checkpoints' shapes (tests/ggufs.py
+glm45_air: 2 and 3 trunk layers and the full 46; glm45 below: 4 and 5 trunk layers, 3 of them dense; each + the MTP
+block) loaded by the llama.cpp llama-cpp-python 0.3.36 wraps (ggml-org/llama.cpp@0c1e57098) on the CPU.
 
 - Model buffers exact, with and without the next-n block (load_mtp, oomkit's --spec-type draft-mtp) and with and
   without the repacked CPU buffer (use_extra_bufts, oomkit's repack): with repacking the mapped buffer is smaller
@@ -10,8 +10,9 @@ wraps (ggml-org/llama.cpp@0c1e57098) on the CPU.
 - The compute buffer within 10% as llama-server reserves it (n_outputs_max = n_seq_max, one logits row per
   slot) and with every token an output. The last layer's FFN runs on the output rows alone (the graph gathers
   them before it, src/models/glm4-moe.cpp), so on the 2-trunk file the MoE block is no peak: llama.cpp prints
-  94.76 MiB at -c 4096 with one row (the dense first layer's FFN), where oomkit said 170.00 (1.79) before
-  compute.feed_forward_phases gave that layer n_outputs rows.
+  94.76 MiB at -c 4096 with one row (the dense first layer's FFN, its gate in the attention output's freed block:
+  compute.GATE_IN_ATTN_OUT), where oomkit said 170.00 (1.79) before.
+- The MTP context's compute buffer within 10% (compute.mtp_moe_block).
 """
 
 from __future__ import annotations
@@ -27,10 +28,51 @@ import oomkit
 from oomkit.model.gguf_file import read_gguf_spec
 from tests import ggufs
 from tests.groundtruth import llamacpp_run, synth
+from tests.groundtruth.synth import (
+    SynthModel,
+    _attn_gqa,
+    _blk,
+    _embeddings,
+    _ffn_dense,
+    _ffn_moe,
+    _layers,
+    _Meta,
+)
 from tests.test_llamacpp_compute import _dry_compute_mib
 from tests.test_llamacpp_mtp_draft import measure_mtp, predicted
 
 MiB = 1 << 20
+
+
+def glm45(n_layers: int | None = None) -> SynthModel:
+    """GLM-4.5 (355B-A32B): the catalog's zai-org/GLM-4.5 config (hidden 5120, 92 layers + 1 MTP layer, 96 heads / 8
+    KV heads of 128, intermediate 12288, 160 routed experts of 1536, 8 used, 1 shared, first_k_dense_replace 3, vocab
+    151552) with GLM-4.5's q/k norms (llama.cpp's optional attn_q_norm / attn_k_norm for the 355B variant); written as
+    tests/ggufs.py glm45_air writes GLM-4.5-Air. `n_layers` counts the trunk; the MTP block is appended."""
+    arch, n_embd, n_head, n_kv, hd, n_vocab = "glm4moe", 5120, 96, 8, 128, 151552
+    n_exp, n_used, n_ff_exp, n_ff, n_dense = 160, 8, 1536, 12288, 3
+    nl = _layers(n_layers, 92) + 1
+    md = _Meta(arch).base(ctx=131072, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-5, rope_base=1000000.0, n_vocab=n_vocab)
+    md.u32("rope.dimension_count", hd // 2).u32("attention.key_length", hd).u32("attention.value_length", hd)
+    md.u32("expert_count", n_exp).u32("expert_used_count", n_used).u32("expert_feed_forward_length", n_ff_exp)
+    md.u32("expert_shared_count", 1).u32("leading_dense_block_count", n_dense).f32("expert_weights_scale", 2.5)
+    md.bool("expert_weights_norm", True).u32("expert_gating_func", 2).u32("nextn_predict_layers", 1)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    for i in range(nl):
+        ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd, bias=True, qk_norm_dim=hd)
+        ts += [_blk(i, "post_attention_norm.weight", n_embd)]
+        if i < n_dense:
+            ts += _ffn_dense(i, n_embd, n_ff, norm=False)
+        else:
+            ts += _ffn_moe(i, n_embd, n_ff_exp, n_exp) + [_blk(i, "exp_probs_b.bias", n_exp)]
+            ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, n_ff_exp),
+                   _blk(i, "ffn_down_shexp.weight", n_ff_exp, n_embd), _blk(i, "ffn_up_shexp.weight", n_embd, n_ff_exp)]
+        if i == nl - 1:
+            ts += [_blk(i, "nextn.eh_proj.weight", 2 * n_embd, n_embd), _blk(i, "nextn.enorm.weight", n_embd),
+                   _blk(i, "nextn.hnorm.weight", n_embd), _blk(i, "nextn.shared_head_norm.weight", n_embd)]
+    return SynthModel("glm-4.5", arch, "catalog glm-4.5 (zai-org/GLM-4.5)", n_vocab, nl, tuple(md.items), tuple(ts),
+                      tied_embeddings=False)
 
 needs_llama_cpp = pytest.mark.skipif(not llamacpp_run.available(), reason="llama-cpp-python not installed")
 
@@ -84,12 +126,16 @@ GRID = [(4096, 1, 1, 512, "f16", 1), (8192, 1, 1, 512, "f16", 1), (32768, 1, 1, 
         (8192, 1, 1, 512, "f16", 0), (32768, 1, 1, 512, "f16", 0)]
 _TYPE_IDS = {"f16": 1, "q8_0": 8}
 # (trunk, GRID row): measured misses, held in test_two_trunk_logits_above_the_dense_layers_output
-KNOWN_MISSES = {(2, (32768, 1, 1, 512, "f16", 0))}
+KNOWN_MISSES = {("air-2", (32768, 1, 1, 512, "f16", 0))}
 
 
-def _ratios(trunk, grid) -> list[tuple[float, float]]:
-    """(oomkit, llama.cpp) compute MiB per row of `grid`."""
-    path = synth.synth_path(ggufs.glm45_air(trunk), "q4_0")
+FILES = {"air-2": lambda: ggufs.glm45_air(2), "air-3": lambda: ggufs.glm45_air(3), "air-full": ggufs.glm45_air,
+         "glm45-4": lambda: glm45(4), "glm45-5": lambda: glm45(5)}
+
+
+def _ratios(key, grid) -> list[tuple[float, float]]:
+    """(oomkit, llama.cpp) compute MiB per row of `grid` on FILES[key]."""
+    path = synth.synth_path(FILES[key](), "q4_0")
     spec = read_gguf_spec(path)
     real = _dry_compute_mib(path, [dict(n_ctx=c, np=np_, fa=fa, n_ubatch=ub, type=_TYPE_IDS[t], n_outputs_max=o)
                                    for c, np_, fa, ub, t, o in grid])
@@ -105,15 +151,18 @@ def _ratios(trunk, grid) -> list[tuple[float, float]]:
 
 
 @needs_llama_cpp
-@pytest.mark.parametrize("trunk", [2, 3, None], ids=["2-trunk", "3-trunk", "full-depth"])
-def test_compute_within_ten_percent(trunk):
-    """llama.cpp's dry runs (unified cache). Measured with one logits row per slot on the 2-trunk file: 94.76 /
-    98.76 / 122.76 MiB at 4K / 8K / 32K (oomkit 100.12 / 104.12 / 128.12; 170.00 each before); on the 3-trunk and
-    the full-depth files the MoE layers set the peak, 174.01 / 178.01 / 202.01 MiB (oomkit 166 / 170 / 194, 0.95-0.96:
-    the expert rows sit five hidden-state rows above the masks, not four)."""
-    grid = [row for row in GRID if (trunk, row) not in KNOWN_MISSES]
-    for row, (got, r) in zip(grid, _ratios(trunk, grid), strict=True):
-        assert 0.9 <= got / r <= 1.1, (trunk, row, round(got, 2), r)
+@pytest.mark.parametrize("key", sorted(FILES))
+def test_compute_within_ten_percent(key):
+    """llama.cpp's dry runs (unified cache). Measured with one logits row per slot on GLM-4.5-Air's 2-trunk file:
+    94.76 / 98.76 / 122.76 / 218.76 MiB at 4K / 8K / 32K / 128K (oomkit 94.75 / 98.75 / 122.75 / 218.75; 170.00 /
+    170.00 / 170.00 / 224.12 before); GLM-4.5's 4-trunk file (dense peak) 106.01 / 134.01 at 4K / 32K (oomkit 106 /
+    134; 116 / 144 before). Where MoE layers run on every token (GLM-4.5-Air 3-trunk and full depth, GLM-4.5 5-trunk)
+    the expert rows set the peak, 174.01 / 202.01 MiB at 4K / 32K on GLM-4.5-Air (oomkit 166 / 194, 0.95-0.96) and
+    200.01 / 228.01 on GLM-4.5 (196 / 224, 0.98): the first MoE layer after the dense ones holds its experts five
+    hidden-state rows above the masks, not four."""
+    grid = [row for row in GRID if (key, row) not in KNOWN_MISSES]
+    for row, (got, r) in zip(grid, _ratios(key, grid), strict=True):
+        assert 0.9 <= got / r <= 1.1, (key, row, round(got, 2), r)
 
 
 @needs_llama_cpp
@@ -121,7 +170,7 @@ def test_compute_within_ten_percent(trunk):
                    "output: the expert sum takes the block the dense layer's output leaves (masks + 6 rows up), the "
                    "logits above it; the 3-trunk and full-depth files are within 10% (1.000, 1.025)")
 def test_two_trunk_logits_above_the_dense_layers_output():
-    ((got, r),) = _ratios(2, [row for t, row in KNOWN_MISSES if t == 2])
+    ((got, r),) = _ratios("air-2", [row for k, row in KNOWN_MISSES if k == "air-2"])
     assert 0.9 <= got / r <= 1.1, (got, r)
 
 

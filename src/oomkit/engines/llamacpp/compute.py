@@ -780,6 +780,13 @@ DRAFT_FFN_ROWS = {"eagle3": (3, 2), "dflash": (3, 2), "graniteswitch": (3, 4)}
 # ffn_up above the masks and the FFN input rows, ffn_swiglu in the freed FFN-norm block below them. Measured 110.55 /
 # 104.52 MiB at 32K q8_0 / 16K x 4 unified (gate and up: 111.50 / 107.00 here; three wide tensors: 133.00 / 128.50)
 SWIGLU_IN_HOLE = frozenset({"laguna"})
+# GLM-4.5's dense leading layers (src/models/glm4-moe.cpp build_ffn, LLM_FFN_PAR): 96 heads of 128 make the attention
+# output (n_head x head_dim_v floats a token) as wide as the FFN or wider, so once the output projection has read it
+# the gate takes its block, and up and the SwiGLU product sit above the FFN input: the masks, three hidden-state rows
+# and the attention output below two n_ff-wide tensors. Read off ggml-alloc's placement of llama.cpp@0c1e57098's
+# reserve on GLM-4.5-Air's 2-trunk file with one output row (the dense layer the peak): 94.76 / 98.76 MiB at 4K / 8K
+# (masks + 4 rows + three wide tensors: 100.12 / 104.12); GLM-4.5's (n_embd 5120, n_ff 12288) 106.01 at 4K (116.00)
+GATE_IN_ATTN_OUT = frozenset({"glm4moe"})
 # GLM-4.5-Air's MTP graph (llama.cpp@0c1e57098, LLAMA_CONTEXT_TYPE_MTP): see mtp_moe_block
 MTP_BLOCK_ROWS = frozenset({"glm4moe"})
 
@@ -914,7 +921,13 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
             # Laguna's leading dense layer: the SwiGLU product takes the block its FFN norm frees (with the attention
             # temporaries freed beside it), so only gate and up sit above the rest (SWIGLU_IN_HOLE)
             alive = 2 if spec.architecture in SWIGLU_IN_HOLE else wide_alive
-            work = max(work, base + alive * f.n_ff * T * f32)
+            a = layer.attention
+            attn_out = a.n_heads * a.head_dim_v * T * f32 if a is not None else 0
+            if spec.architecture in GATE_IN_ATTN_OUT and wide_alive == 3 and f.n_ff * T * f32 <= attn_out:
+                # the gate takes the attention output's freed block (GATE_IN_ATTN_OUT)
+                work = max(work, masks + 3 * resid + attn_out + 2 * f.n_ff * T * f32)
+            else:
+                work = max(work, base + alive * f.n_ff * T * f32)
     T, resid, masks = T_all, resid_all, masks_all
     out = 0
     trunk = spec.trunk_layers
