@@ -785,7 +785,10 @@ SWIGLU_IN_HOLE = frozenset({"laguna"})
 # the gate takes its block, and up and the SwiGLU product sit above the FFN input: the masks, three hidden-state rows
 # and the attention output below two n_ff-wide tensors. Read off ggml-alloc's placement of llama.cpp@0c1e57098's
 # reserve on GLM-4.5-Air's 2-trunk file with one output row (the dense layer the peak): 94.76 / 98.76 MiB at 4K / 8K
-# (masks + 4 rows + three wide tensors: 100.12 / 104.12); GLM-4.5's (n_embd 5120, n_ff 12288) 106.01 at 4K (116.00)
+# (masks + 4 rows + three wide tensors: 100.12 / 104.12); GLM-4.5's (n_embd 5120, n_ff 12288) 106.01 at 4K (116.00).
+# The first MoE layer after them keeps its FFN input above that block, the experts above it: masks, two rows and the
+# attention output below (GLM-4.5-Air 174.01 MiB at 4K, GLM-4.5 200.01; masks + 4 rows: 166 / 196). The MoE layers
+# after an MoE layer sit lower (GLM-4.5-Air's third: 158.76)
 GATE_IN_ATTN_OUT = frozenset({"glm4moe"})
 # GLM-4.5-Air's MTP graph (llama.cpp@0c1e57098, LLAMA_CONTEXT_TYPE_MTP): see mtp_moe_block
 MTP_BLOCK_ROWS = frozenset({"glm4moe"})
@@ -899,6 +902,12 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
         elif f.is_moe:
             wide = f.n_experts_used * f.n_ff_expert * T * f32
             weighted = f.n_experts_used * resid
+            a = layer.attention
+            if spec.architecture in GATE_IN_ATTN_OUT and a is not None and layer.index > 0 \
+                    and not spec.layers[layer.index - 1].ffn.is_moe and a.n_heads * a.head_dim_v > 2 * spec.n_embd:
+                # the first MoE layer after the dense ones: its FFN input sits above the attention output's block
+                # (GATE_IN_ATTN_OUT), the experts above it
+                base = masks + 2 * resid + a.n_heads * a.head_dim_v * T * f32
             # three wide blocks in every era: llama.cpp 8733e0c (May 2025, before the SWIGLU op) gives a 2-layer
             # Qwen3-30B-A3B-shaped file the same CPU buffer as 0c1e57098 (120.01 MiB at 32K, FA, -ub 512)
             work = max(work, base + 3 * wide + (weighted if weighted > 2 * wide else 0))
