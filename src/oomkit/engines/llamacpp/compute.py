@@ -903,8 +903,9 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
             wide = f.n_experts_used * f.n_ff_expert * T * f32
             weighted = f.n_experts_used * resid
             a = layer.attention
-            if spec.architecture in GATE_IN_ATTN_OUT and a is not None and layer.index > 0 \
-                    and not spec.layers[layer.index - 1].ffn.is_moe and a.n_heads * a.head_dim_v > 2 * spec.n_embd:
+            prev = next((la for la in spec.layers if la.index == layer.index - 1), None)
+            if spec.architecture in GATE_IN_ATTN_OUT and a is not None and prev is not None and not prev.ffn.is_moe \
+                    and a.n_heads * a.head_dim_v > 2 * spec.n_embd:
                 # the first MoE layer after the dense ones: its FFN input sits above the attention output's block
                 # (GATE_IN_ATTN_OUT), the experts above it
                 base = masks + 2 * resid + a.n_heads * a.head_dim_v * T * f32
