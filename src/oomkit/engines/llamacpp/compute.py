@@ -223,7 +223,9 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         attn_phase = max(attn_phase, dsa_score_phase(spec, T, caches, masks))
     ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build,
                                              old_graph=old, v_rotated=ctx.flash_attn and _rotations(spec, ctx)[1] > 0,
-                                             sum_hole=not msa_streams)
+                                             sum_hole=not msa_streams,
+                                             freed_masks={} if no_cache or hybrid else _freed_iswa_masks(
+                                                 run, caches, T, ctx.flash_attn))
     attn_phase = max(attn_phase, ffn_phase, recurrent_phase(spec, T, ctx.n_seq_max, masks), convnext_phase(spec, T))
     enc = [t for t in spec.weights.tensors if t.name.startswith("enc.blk.")] if spec.architecture in REL_POS_BIAS_GRAPHS else []
     enc_up = [t.shape[-1] for t in enc if ".ffn_up." in t.name]
@@ -257,6 +259,17 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     mask_in = masks if not ctx.flash_attn or ERAS.reached(ctx.build, "kq_mask_f16") else 2 * masks
     return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=resid + mask_in)
 
+
+
+def _freed_iswa_masks(run: list, caches: list[Cache], T: int, flash_attn: bool) -> dict[int, int]:
+    """Per attention layer, the KQ mask bytes of the iSWA caches (llama_kv_cache_iswa: "SWA" / "non-SWA") that no
+    later layer reads: ggml-alloc frees a graph input once its last reader has run, so by that layer's FFN the mask
+    block is a hole (feed_forward_phases)."""
+    if sum(1 for c in caches if c.layers and c.name in ("SWA", "non-SWA")) < 2:
+        return {}
+    return {layer.index: sum(c.cells * T * (2 if flash_attn else 4) for c in caches
+                             if c.name in ("SWA", "non-SWA") and c.layers and max(c.layers) <= layer.index)
+            for layer in run}
 
 
 def _rotations(spec: ModelSpec, ctx: Context) -> tuple[int, int]:
@@ -818,7 +831,8 @@ def mtp_moe_block(resid: int, masks: int, router: int, wide: int, weighted: int)
 
 
 def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, build: int,
-                        old_graph: bool = False, v_rotated: bool = False, sum_hole: bool = True) -> tuple[int, int]:
+                        old_graph: bool = False, v_rotated: bool = False, sum_hole: bool = True,
+                        freed_masks: dict[int, int] | None = None) -> tuple[int, int]:
     """The feed-forward block's peaks in the worst-case graph, read off ggml-alloc's placement of the graph
     llama.cpp@0c1e57098 builds (each node's offset in the CPU compute buffer, dumped through the scheduler's
     eval callback; tests/test_llamacpp_compute.py holds the measured buffers). Returns (workspace, output).
@@ -875,6 +889,15 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
         T, resid, masks = (n_outputs, spec.n_embd * n_outputs * f32, 0) if layer.index == gathered \
             else (T_all, resid_all, masks_all)
         base = masks + 4 * resid if layer.index < last_attn else 5 * resid
+        freed = (freed_masks or {}).get(layer.index, 0)
+        if layer.index < last_attn and freed >= resid:
+            # the last layer of one iSWA cache (_freed_iswa_masks) while the other's layers follow: its freed mask block
+            # takes the attention output's residual (sa_out), and the FFN norm too where it holds two row blocks, so
+            # gate, up and the product sit above the masks and one row (the embedding input), or two (the norm in the
+            # freed layer-input block). Read off ggml-alloc's placement of llama.cpp@0c1e57098's reserve on the 2-layer
+            # gemma2 file (sliding, then full; n_embd 3584), 4 slots unified with flash attention: 139.52 MiB at 32K
+            # (16.50 MiB SWA mask, the norm there too), 114.02 / 122.02 at 8K / 12K (8 / 12 MiB: the residual only)
+            base = masks + (1 if freed >= 2 * resid else 2) * resid
         if v_rotated and spec.architecture in LM_HEAD_SCALED:
             # MiniCPM3 with a rotated V cache: the attention output is un-rotated into a new block, the output
             # projection takes the freed one below it, and the FFN's input sits one row lower (llama.cpp@0c1e57098's
