@@ -22,7 +22,7 @@ from ...model.archs import (
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant import ggml
 from ...units import round_up
-from .settings import ERAS, LlamaCppSettings, build_number
+from .settings import ERAS, LlamaCppSettings, build_number, n_rs_seq
 
 # Architectures with sliding-window or chunked caches (swa_type != NONE in src/models/<arch>.cpp).
 SWA_ARCHS = frozenset(SWA_PATTERN_DEFAULT) | SWA_PATTERN_FROM_GGUF | {
@@ -45,6 +45,7 @@ class Context:
     type_k: ggml.GgmlType
     type_v: ggml.GgmlType
     build: int
+    n_rs_seq: int = 0  # recurrent-state snapshots per sequence after the rollback clamp (settings.n_rs_seq)
 
     @property
     def n_stream(self) -> int:
@@ -96,7 +97,8 @@ def resolve_context(spec: ModelSpec, s: LlamaCppSettings) -> Context:
             raise OomkitError("n_ctx_seq == 0: context too small for -np")
         n_ctx = n_ctx_seq * n_seq
     return Context(n_ctx=n_ctx, n_ctx_seq=n_ctx_seq, n_seq_max=n_seq, kv_unified=unified, n_ubatch=n_ubatch,
-                   n_batch=s.n_batch, flash_attn=fa, type_k=type_k, type_v=type_v, build=build)
+                   n_batch=s.n_batch, flash_attn=fa, type_k=type_k, type_v=type_v, build=build,
+                   n_rs_seq=n_rs_seq(spec.architecture, s, build))
 
 
 def _sequences(s: LlamaCppSettings, build: int) -> tuple[int, bool]:
@@ -275,8 +277,9 @@ def _dsv4_caches(layers: list[LayerSpec], ctx: Context, swa_full: bool, mtp: lis
     (ratio-4 layers), the HCA cache (ratio-128 layers), each of GGML_PAD(n_ctx_seq / ratio, 256) cells, and the
     lightning indexer's key per CSA cell. Then the compressors' f32 state ("llama_dsv4_comp_state: csa / hca / lid
     ... state = rows x width"), a kv and a score tensor of coff x ratio rows of coff x width per layer and stream
-    (coff 2 for ratio 4, whose windows overlap, 1 for 128), one row set per stream (rs_seq 0), named "... state" so
-    that they count in the context memory beside the caches."""
+    (coff 2 for ratio 4, whose windows overlap, 1 for 128), 1 + n_rs_seq row sets per stream ("rs_seq = N": the
+    draft's rollback snapshots, measured at 0 / 3 / 16), named "... state" so that they count in the context
+    memory beside the caches."""
     c = replace(ctx, kv_unified=False)
     base = ctx.n_ctx_seq
     n_swa = max(la.attention.window or 0 for la in layers)
@@ -295,7 +298,7 @@ def _dsv4_caches(layers: list[LayerSpec], ctx: Context, swa_full: bool, mtp: lis
             continue
         coff = 2 if ratio == 4 else 1
         per = {la.index: ggml.row_bytes(f32, coff * (la.attention.index_head_dim if width else la.attention.head_dim_k))
-               * coff * ratio * ctx.n_seq_max for la in members}
+               * coff * ratio * ctx.n_seq_max * (1 + ctx.n_rs_seq) for la in members}
         caches.append(Cache(name, coff * ratio, tuple(sorted(per)), sum(per.values()), sum(per.values()), per, per))
     return caches
 
@@ -362,8 +365,9 @@ def _dsv4_bytes_per_token(spec: ModelSpec, ctx: Context) -> int:
 
 
 def recurrent_rows(ctx: Context, s: LlamaCppSettings) -> int:
-    # llama_memory_recurrent: mem_size = max(1, n_seq_max) cells, (1 + n_rs_seq) rows each
-    return max(1, ctx.n_seq_max) * (1 + s.n_rs_seq)
+    # llama_memory_recurrent: mem_size = max(1, n_seq_max) cells, (1 + n_rs_seq) rows each ("R (f32)" and "S (f32)"
+    # grow by the same factor); n_rs_seq is the context's, 0 on an architecture that cannot roll back
+    return max(1, ctx.n_seq_max) * (1 + ctx.n_rs_seq)
 
 
 def recurrent_bytes_by_layer(spec: ModelSpec, ctx: Context, s: LlamaCppSettings) -> dict[int, tuple[int, int]]:

@@ -239,6 +239,7 @@ def engine_view(spec: ModelSpec, devices: tuple[Device, ...], ctx: Context, cach
         "swa_kv_bytes": (swa.k_bytes + swa.v_bytes) if swa else 0,
         "kv_caches": [{"name": c.name, "cells": c.cells, "layers": len(c.layers), "k_bytes": c.k_bytes,
                        "v_bytes": c.v_bytes, "streams": ctx.n_stream} for c in caches],
+        "n_rs_seq": ctx.n_rs_seq,  # "llama_context: n_rs_seq = N" (the draft's rollback snapshots per sequence)
         "recurrent_state_bytes": sum(r + st for r, st in rs.values()),
         "r_bytes": sum(r for r, _ in rs.values()),
         "s_bytes": sum(st for _, st in rs.values()),

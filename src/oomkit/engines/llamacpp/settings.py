@@ -189,6 +189,47 @@ def speculative_n_max(s: LlamaCppSettings) -> int:
     return max((draft if t.startswith("draft-") else SPEC_NGRAM_N_MAX.get(t, 0) for t in s.spec_type), default=0)
 
 
+# common/common.h common_params_speculative::need_n_rs_seq (newest source): the draft types that verify by rolling the
+# target's recurrent state back, so common_context_params_to_llama (common/common.cpp) sets cparams.n_rs_seq to the
+# draft's n_max for them: the model's own MTP block, EAGLE-3, DFlash and DSpark. n-gram types and draft-simple: 0.
+# Forks show shorter lists (MTP alone, then MTP + EAGLE-3 + DFlash); the upstream builds between are not placed.
+RS_SEQ_SPEC_TYPES = (*MTP_SPEC_TYPES, "draft-eagle3", "draft-dflash", "draft-dspark")
+# src/llama-arch.cpp llm_arch_supports_rs_rollback: the architectures whose recurrent state keeps n_rs_seq snapshots
+# (llama_context::llama_context clamps any other's n_rs_seq to 0, "model does not support recurrent partial
+# rollback; clamping to 0"), by the build each is first known in. qwen35 / qwen35moe: PR #22673 "llama + spec: MTP
+# Support" (ERAS spec_mtp, which brought n_rs_seq and COMMON_CONTEXT_SEQ_RM_TYPE_RS); deepseek4's compressor state
+# (llama_dsv4_comp_state) is in the same list at ggml-org/llama.cpp@00395eb, placed with it. Later ones come after
+# the builds oomkit dates by number, so they sit at NEWEST (NEWEST_PLACED): nemotron_h / nemotron_h_moe PR #26623
+# (opened 2026-08-05), qwen4exp PR #28123 (2026-08-31), kimi-k3 PR #28466 (2026-09-06); lfm2 / lfm2moe are in the
+# list of llama-cpp-python 0.3.36's build (llama.cpp@0c1e57098; its PR not found). All measured there (n_rs_seq
+# kept); qwen3next, granitehybrid, falcon-h1, jamba, plamo2, kimi-linear and mamba are clamped to 0 there.
+RS_ROLLBACK_FIRST = {"qwen35": 9180, "qwen35moe": 9180, "deepseek4": 9180, "nemotron_h": 9999, "nemotron_h_moe": 9999,
+                     "qwen4exp": 9999, "kimi-k3": 9999, "lfm2": 9999, "lfm2moe": 9999}
+# --spec-draft-n-max's default (common_params_speculative_draft.n_max): 16 at b9204 (unslothai/unsloth PR #5582), 3
+# at 88a3927 (SPEC_DRAFT_N_MAX); the change is placed at PR #23988 (ERAS outputs_max), which reworked the draft
+# parameters, as the first build the newer default is assumed in
+SPEC_DRAFT_N_MAX_OLD = 16
+
+
+def need_n_rs_seq(s: LlamaCppSettings, build: int) -> int:
+    """What llama-server / llama-cli ask for as cparams.n_rs_seq (common_params_speculative::need_n_rs_seq): the
+    draft's n_max when a --spec-type rolls the recurrent state back, else 0; no such parameter before ERAS spec_mtp."""
+    if not ERAS.reached(build, "spec_mtp") or not any(t in RS_SEQ_SPEC_TYPES for t in s.spec_type):
+        return 0
+    if s.spec_draft_n_max is not None:
+        return max(0, s.spec_draft_n_max)
+    return SPEC_DRAFT_N_MAX if ERAS.reached(build, "outputs_max") else SPEC_DRAFT_N_MAX_OLD
+
+
+def n_rs_seq(architecture: str, s: LlamaCppSettings, build: int) -> int:
+    """cparams.n_rs_seq as the context settles it (src/llama-context.cpp llama_context::llama_context): the
+    binding's own n_rs_seq when given, else the server's need_n_rs_seq; 0 where the architecture cannot roll back."""
+    first = RS_ROLLBACK_FIRST.get(architecture)
+    if first is None or build < first:
+        return 0
+    return s.n_rs_seq or need_n_rs_seq(s, build)
+
+
 def loads_mtp(s: LlamaCppSettings) -> bool:
     """Whether the main model loads its next-n (MTP) block: --spec-type draft-mtp (llama_model_params.load_mtp; without
     it the loaders mark the block TENSOR_SKIP). With -md too the block is loaded, though the draft model drafts."""
@@ -218,6 +259,8 @@ NEWEST_PLACED = (
             "present by b10636)"),
     (10830, "the draft-mtp context caches only the next-n layers on deepseek2 / glm4moe / cohere2moe (PR #28630, "
             "opened 2026-09-09 against b10820)"),
+    (10830, "recurrent-state snapshots (n_rs_seq) on nemotron_h (PR #26623, about b10291), qwen4exp (PR #28123, "
+            "about b10711), kimi-k3 (PR #28466) and lfm2 (present in llama.cpp@0c1e57098)"),
 )
 
 

@@ -1,0 +1,233 @@
+"""Recurrent-state snapshots for speculative rollback (llama_context_params.n_rs_seq).
+
+Source (newest llama.cpp): common/common.h common_params_speculative::need_n_rs_seq returns the draft's n_max when
+--spec-type names draft-mtp, draft-eagle3, draft-dflash or draft-dspark (0 otherwise, n-gram types included), and
+common/common.cpp common_context_params_to_llama sets cparams.n_rs_seq to it. src/llama-context.cpp clamps it to 0
+unless src/llama-arch.cpp llm_arch_supports_rs_rollback lists the architecture ("model does not support recurrent
+partial rollback; clamping to 0"); src/llama-memory-recurrent.cpp then gives each of the max(1, n_seq_max) cells
+1 + n_rs_seq rows of R and S, and DeepSeek-V4's compressor state (llama_dsv4_comp_state) 1 + n_rs_seq row sets per
+stream. n_rs_seq and the rollback list came with PR #22673 "llama + spec: MTP Support" (ERAS spec_mtp, b9180; qwen35,
+qwen35moe); nemotron_h (PR #26623), qwen4exp (PR #28123), kimi-k3 (PR #28466) and lfm2 joined later.
+
+Ground truth: llama-cpp-python 0.3.36 exposes n_rs_seq in llama_context_params (llama_cpp.py: `("n_rs_seq",
+ctypes.c_uint32)`) and llama_n_rs_seq(ctx). The worker below creates contexts at n_rs_seq 0 / 3 / 16 with 1 and 4
+sequences on small synthetic GGUFs and reads what llama.cpp prints: "llama_context: n_rs_seq = N" (after the clamp),
+"RS buffer size", the "R (f32)" / "S (f32)" split and the "llama_dsv4_comp_state: ... size" lines. The server's own
+choice of n_rs_seq (need_n_rs_seq, the default n_max by build) is the source's arithmetic, tested without the engine.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+import oomkit
+from oomkit.engines.llamacpp import parse_args
+from oomkit.engines.llamacpp.kv import resolve_context
+from oomkit.engines.llamacpp.settings import (
+    RS_ROLLBACK_FIRST,
+    SPEC_TYPES,
+    LlamaCppSettings,
+    build_number,
+    need_n_rs_seq,
+    version_warning,
+)
+from oomkit.model.gguf_file import read_gguf_spec
+from tests import ggufs
+from tests.groundtruth import llamacpp_run, synth
+
+MiB = 1 << 20
+
+_WORKER = r'''
+import ctypes, json, os, sys
+import llama_cpp
+path, contexts = sys.argv[1], json.loads(sys.argv[2])
+@llama_cpp.llama_log_callback
+def _log(level, text, ud):
+    os.write(2, text)
+llama_cpp.llama_log_set(_log, ctypes.c_void_p(0))
+llama_cpp.llama_backend_init()
+mp = llama_cpp.llama_model_default_params()
+mp.n_gpu_layers = 0
+mp.use_extra_bufts = False
+model = llama_cpp.llama_model_load_from_file(path.encode(), mp)
+assert model
+for i, c in enumerate(contexts):
+    os.write(2, f"@@CTX {i}\n".encode())
+    cp = llama_cpp.llama_context_default_params()
+    cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = 4096, 512, 512, c["n_seq"]
+    cp.n_threads = cp.n_threads_batch = 1
+    cp.n_rs_seq = c["rs"]
+    ctx = llama_cpp.llama_init_from_model(model, cp)
+    os.write(2, f"@@END {i} {llama_cpp.llama_n_rs_seq(ctx) if ctx else -1}\n".encode())
+    llama_cpp.llama_free(ctx)
+'''
+
+GRID = [dict(rs=rs, n_seq=n) for rs in (0, 3, 16) for n in (1, 4)]
+# synthetic files: the Qwen3.5-27B-shaped hybrid (gated delta net) and the others llama.cpp loads with recurrent
+# state; granitehybrid, jamba and qwen3next stand for the architectures whose n_rs_seq is clamped to 0
+MODELS = {
+    "qwen35": lambda: synth.qwen35_27b(n_layers=4),
+    "qwen35moe": lambda: ggufs.qwen_hybrid_moe("qwen35moe"),
+    "qwen35moe+nextn": lambda: ggufs.with_nextn(ggufs.qwen_hybrid_moe("qwen35moe"), 3, 5120),
+    "qwen3next": lambda: ggufs.qwen_hybrid_moe("qwen3next"),
+    "qwen4exp": ggufs.ADDED_BUILDERS["qwen4exp"],
+    "nemotron_h": ggufs.ADDED_BUILDERS["nemotron_h"],
+    "kimi-k3": ggufs.ADDED_BUILDERS["kimi-k3"],
+    "lfm2": lambda: ggufs.lfm2_1_2b(2),
+    "granitehybrid": ggufs.ADDED_BUILDERS["granitehybrid"],
+    "jamba": ggufs.ADDED_BUILDERS["jamba"],
+    "deepseek4": ggufs.ADDED_BUILDERS["deepseek4"],
+}
+_QUANT = {"qwen35": "q4_0", "qwen35moe": "q4_0", "qwen35moe+nextn": "q4_0", "qwen3next": "q4_0", "lfm2": "q4_0"}
+
+
+def _path(key: str):
+    q = _QUANT.get(key) or ggufs.ADDED_QUANT.get(key, "q4_0")
+    return synth.synth_path(MODELS[key](), q)
+
+
+def _mib(pattern: str, text: str) -> float:
+    return round(sum(float(x) for x in re.findall(pattern + r"\s*=?\s*([0-9.]+) MiB", text)), 2)
+
+
+def measure(path) -> list[dict]:
+    proc = subprocess.run([sys.executable, "-c", _WORKER, str(path), json.dumps(GRID)], capture_output=True,
+                          text=True, timeout=600)
+    log = proc.stderr
+    out = []
+    for i in range(len(GRID)):
+        part = log.split(f"@@CTX {i}\n", 1)[1].split(f"@@END {i}", 1)[0]
+        got = int(log.split(f"@@END {i} ", 1)[1].split("\n", 1)[0])
+        printed = re.findall(r"llama_context: n_rs_seq\s+=\s*(\d+)", part)
+        out.append({"n_rs_seq": got, "printed": int(printed[0]) if printed else None,
+                    "rs": _mib(r"RS buffer size", part), "r": _mib(r"R \(f32\):", part),
+                    "s": _mib(r"S \(f32\):", part),
+                    "dsv4": [float(x) for x in re.findall(r"llama_dsv4_comp_state: .*layers = \d+, size =\s*([0-9.]+) MiB", part)]})
+    return out
+
+
+def predicted(path, c: dict) -> dict:
+    """oomkit's estimate of the same context: the binding's n_rs_seq given directly."""
+    v = oomkit.estimate(str(path), "llama.cpp", program="llama-cpp-python", devices=(), find_max_context=False,
+                        fit=False, n_ctx=4096, n_batch=512, n_ubatch=512, n_parallel=c["n_seq"],
+                        n_rs_seq=c["rs"]).engine_view
+    return {"n_rs_seq": v["n_rs_seq"], "rs": round(sum(v["rs_buffer_bytes"].values()) / MiB, 2),
+            "r": round(v["r_bytes"] / MiB, 2), "s": round(v["s_bytes"] / MiB, 2),
+            "dsv4": [round((c["k_bytes"] + c["v_bytes"]) / MiB, 2) for c in v["kv_caches"]
+                     if c["name"].endswith(" state")]}
+
+
+def _state(m: dict) -> float:
+    return m["rs"] + sum(m["dsv4"])
+
+
+@pytest.fixture(scope="module", params=sorted(MODELS))
+def measured(request):
+    if not llamacpp_run.available():
+        pytest.skip("llama-cpp-python is not installed")
+    path = _path(request.param)
+    return request.param, path, measure(path)
+
+
+def test_recurrent_state_with_snapshots_equals_llama_cpps(measured):
+    """R and S (and DeepSeek-V4's compressor state) at n_rs_seq 0 / 3 / 16 and 1 / 4 sequences, MiB as printed;
+    the clamped n_rs_seq as llama_n_rs_seq reports it."""
+    key, path, rows = measured
+    arch = read_gguf_spec(str(path)).architecture
+    for c, m in zip(GRID, rows, strict=True):
+        assert m["n_rs_seq"] == m["printed"]
+        assert m["n_rs_seq"] == (c["rs"] if arch in RS_ROLLBACK_FIRST else 0), (key, c, m)
+        p = predicted(path, c)
+        assert p == {k: m[k] for k in p}, (key, c, p, m)
+    # snapshots multiply the state: (1 + n_rs_seq) per sequence where kept, nothing where clamped (the base is
+    # printed to 0.005 MiB, so the product is held to factor x 0.005)
+    base, top = rows[0], rows[-1]
+    factor = 4 * 17 if arch in RS_ROLLBACK_FIRST else 4
+    assert _state(top) == pytest.approx(factor * _state(base), abs=factor * 0.005 * (1 + len(base["dsv4"]))), key
+
+
+# --- the server's n_rs_seq: need_n_rs_seq (source arithmetic) -------------------------------------------------
+
+
+def _server(*args: str, version: str | None = None) -> LlamaCppSettings:
+    s = parse_args(["-m", "x.gguf", *args])[2]
+    return s if version is None else LlamaCppSettings(**{**s.__dict__, "engine_version": version})
+
+
+NEWEST_N = build_number(None)
+
+
+@pytest.mark.parametrize("spec_type, want", [
+    ("draft-mtp", 3), ("draft-eagle3", 3), ("draft-dflash", 3), ("draft-dspark", 3), ("draft-mtp-adaptive", 3),
+    ("draft-simple", 0), ("ngram-simple", 0), ("ngram-mod", 0), ("ngram-map-k", 0), ("ngram-cache", 0),
+    ("none", 0), ("ngram-mod,draft-mtp", 3)])
+def test_need_n_rs_seq_by_spec_type(spec_type, want):
+    """need_n_rs_seq: the draft's n_max (default 3) for the types that roll the target's state back."""
+    assert need_n_rs_seq(_server("--spec-type", spec_type), NEWEST_N) == want
+    assert need_n_rs_seq(_server("--spec-type", spec_type, "--spec-draft-n-max", "16"), NEWEST_N) == (16 if want else 0)
+
+
+def test_every_rolling_type_is_a_spec_type():
+    from oomkit.engines.llamacpp.settings import RS_SEQ_SPEC_TYPES
+    assert set(RS_SEQ_SPEC_TYPES) <= set(SPEC_TYPES)
+
+
+def test_need_n_rs_seq_by_build():
+    """No n_rs_seq before PR #22673 (b9180); the old default n_max 16 (b9204) before PR #23988, 3 after."""
+    s = _server("--spec-type", "draft-mtp")
+    assert need_n_rs_seq(s, 9179) == 0
+    assert need_n_rs_seq(s, 9204) == 16
+    assert need_n_rs_seq(s, 9447) == 3
+    assert need_n_rs_seq(_server("--spec-type", "draft-mtp", "--spec-draft-n-max", "5"), 9204) == 5
+
+
+@pytest.fixture(scope="module")
+def server_paths():
+    return {k: str(_path(k)) for k in ("qwen35moe+nextn", "qwen3next", "nemotron_h")}
+
+
+def _view(path: str, version: str | None = None, **kw) -> dict:
+    return oomkit.estimate(path, "llama.cpp", devices=(), find_max_context=False, fit=False, n_ctx=4096,
+                           n_batch=512, n_ubatch=512, **({"engine_version": version} if version else {}),
+                           **kw).engine_view
+
+
+def test_server_draft_mtp_multiplies_the_hybrids_state(server_paths):
+    """llama-server --spec-type draft-mtp on a Qwen3.5-MoE hybrid with its next-n block: n_rs_seq = 3 by default,
+    16 with --spec-draft-n-max 16; the recurrent state is then the binding's measured figure at that n_rs_seq
+    (qwen35moe+nextn above: 9.35 MiB at 0 with one sequence, 37.41 at 3; 4 sequences at 16: 635.91)."""
+    p = server_paths["qwen35moe+nextn"]
+    off = _view(p, n_parallel=1)
+    on = _view(p, n_parallel=1, spec_type=("draft-mtp",))
+    deep = _view(p, n_parallel=4, spec_type=("draft-mtp",), spec_draft_n_max=16)
+    assert (off["n_rs_seq"], on["n_rs_seq"], deep["n_rs_seq"]) == (0, 3, 16)
+    got = [round(sum(v["rs_buffer_bytes"].values()) / MiB, 2) for v in (off, on, deep)]
+    assert got == [9.35, 37.41, 635.91]
+    # the MTP context itself keeps no snapshots (common_speculative_init_result: cparams_dft.n_rs_seq = 0)
+    assert on["recurrent_state_bytes"] == 4 * off["recurrent_state_bytes"]
+
+
+def test_server_rollback_by_architecture_and_build(server_paths):
+    """qwen3next is not in llm_arch_supports_rs_rollback (measured: clamped to 0); nemotron_h joined after the
+    builds oomkit dates (PR #26623), so b9500 keeps its state single and the newest multiplies it by 1 + 3; qwen35moe
+    before PR #22673 has no n_rs_seq at all (draft-mtp is refused there, so ngram-mod stands for the command)."""
+    assert _view(server_paths["qwen3next"], n_parallel=1, spec_type=("draft-eagle3",),
+                 model_draft=server_paths["qwen3next"])["n_rs_seq"] == 0
+    nem = server_paths["nemotron_h"]
+    old = _view(nem, "b9500", n_parallel=1, spec_type=("draft-eagle3",), model_draft=nem)
+    new = _view(nem, n_parallel=1, spec_type=("draft-eagle3",), model_draft=nem)
+    assert (old["n_rs_seq"], new["n_rs_seq"]) == (0, 3)
+    assert round(old["recurrent_state_bytes"] / MiB, 2) == 8.19 and round(new["recurrent_state_bytes"] / MiB, 2) == 32.77
+    assert "nemotron_h" in version_warning("b10100")
+
+
+def test_context_carries_the_clamped_value():
+    spec = read_gguf_spec(str(_path("qwen3next")))
+    assert resolve_context(spec, LlamaCppSettings(n_ctx=4096, n_rs_seq=7)).n_rs_seq == 0
+    spec = read_gguf_spec(str(_path("qwen35")))
+    assert resolve_context(spec, LlamaCppSettings(n_ctx=4096, n_rs_seq=7)).n_rs_seq == 7
