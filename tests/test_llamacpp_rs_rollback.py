@@ -106,7 +106,7 @@ def measure(path) -> list[dict]:
         printed = re.findall(r"llama_context: n_rs_seq\s+=\s*(\d+)", part)
         out.append({"n_rs_seq": got, "printed": int(printed[0]) if printed else None,
                     "rs": _mib(r"RS buffer size", part), "r": _mib(r"R \(f32\):", part),
-                    "s": _mib(r"S \(f32\):", part),
+                    "s": _mib(r"S \(f32\):", part), "compute": _mib(r"sched_reserve:\s+CPU compute buffer size", part),
                     "dsv4": [float(x) for x in re.findall(r"llama_dsv4_comp_state: .*layers = \d+, size =\s*([0-9.]+) MiB", part)]})
     return out
 
@@ -117,6 +117,7 @@ def predicted(path, c: dict) -> dict:
                         fit=False, n_ctx=4096, n_batch=512, n_ubatch=512, n_parallel=c["n_seq"],
                         n_rs_seq=c["rs"]).engine_view
     return {"n_rs_seq": v["n_rs_seq"], "rs": round(sum(v["rs_buffer_bytes"].values()) / MiB, 2),
+            "compute": sum(v["compute_buffer_bytes"].values()) / MiB,
             "r": round(v["r_bytes"] / MiB, 2), "s": round(v["s_bytes"] / MiB, 2),
             "dsv4": [round((c["k_bytes"] + c["v_bytes"]) / MiB, 2) for c in v["kv_caches"]
                      if c["name"].endswith(" state")]}
@@ -143,12 +144,33 @@ def test_recurrent_state_with_snapshots_equals_llama_cpps(measured):
         assert m["n_rs_seq"] == m["printed"]
         assert m["n_rs_seq"] == (c["rs"] if arch in RS_ROLLBACK_FIRST else 0), (key, c, m)
         p = predicted(path, c)
+        p.pop("compute")
         assert p == {k: m[k] for k in p}, (key, c, p, m)
     # snapshots multiply the state: (1 + n_rs_seq) per sequence where kept, nothing where clamped (the base is
     # printed to 0.005 MiB, so the product is held to factor x 0.005)
     base, top = rows[0], rows[-1]
     factor = 4 * 17 if arch in RS_ROLLBACK_FIRST else 4
     assert _state(top) == pytest.approx(factor * _state(base), abs=factor * 0.005 * (1 + len(base["dsv4"]))), key
+
+
+# (model, GRID index): compute outside 10% with snapshots, measured / oomkit MiB. qwen4exp's hyper-connected delta
+# net (compute.hc_gdn_conv_phase) and kimi-k3's KDA layers grow with n_rs_seq at a phase oomkit does not model
+# with snapshots: qwen4exp 129.77 / 89.88 (n_rs_seq 3, 4 seqs), 134.24 / 92.31 (16, 1), 233.77 / 89.88 (16, 4);
+# kimi-k3 215.07 / 105.50 (16, 4). Without snapshots both are within 10% (92.24 / 92.31, 105.51 / 108.50)
+COMPUTE_MISSES = {("qwen4exp", 3): "-31%", ("qwen4exp", 4): "-31%", ("qwen4exp", 5): "-62%", ("kimi-k3", 5): "-51%"}
+
+
+def test_compute_with_snapshots_within_ten_percent(measured):
+    """The state op writes 1 + n_rs_seq states per sequence (compute.recurrent_phase): nemotron_h's compute grows by
+    one layer's S per snapshot and sequence (113.96 -> 125.96 MiB at n_rs_seq 3, 123.54 -> 379.54 at 16 with 4
+    sequences); elsewhere the peak is another phase and stays put (qwen35: 519.02 / 516.02 at every n_rs_seq)."""
+    key, path, rows = measured
+    for i, (c, m) in enumerate(zip(GRID, rows, strict=True)):
+        ratio = predicted(path, c)["compute"] / m["compute"]
+        if (key, i) in COMPUTE_MISSES:
+            assert not 0.9 <= ratio <= 1.1, f"known miss now within 10%: {key} {c} {ratio:.3f}"
+            continue
+        assert 0.9 <= ratio <= 1.1, (key, c, ratio, m["compute"])
 
 
 # --- the server's n_rs_seq: need_n_rs_seq (source arithmetic) -------------------------------------------------

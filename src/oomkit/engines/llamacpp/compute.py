@@ -226,7 +226,8 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
                                              sum_hole=not msa_streams,
                                              freed_masks={} if no_cache or hybrid else _freed_iswa_masks(
                                                  run, caches, T, ctx.flash_attn))
-    attn_phase = max(attn_phase, ffn_phase, recurrent_phase(spec, T, ctx.n_seq_max, masks), convnext_phase(spec, T))
+    attn_phase = max(attn_phase, ffn_phase, recurrent_phase(spec, T, ctx.n_seq_max, masks, 1 + ctx.n_rs_seq),
+                     convnext_phase(spec, T))
     enc = [t for t in spec.weights.tensors if t.name.startswith("enc.blk.")] if spec.architecture in REL_POS_BIAS_GRAPHS else []
     enc_up = [t.shape[-1] for t in enc if ".ffn_up." in t.name]
     if no_cache and enc_up and not any(".ffn_gate." in t.name for t in enc):
@@ -397,7 +398,7 @@ HC_GDN_ARCHS = frozenset({"qwen4exp"})
 RWKV_LIVE_ROWS = {"rwkv6": 14, "rwkv6qwen2": 13, "rwkv7": 18, "arwkv7": 16}
 
 
-def recurrent_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
+def recurrent_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int, snapshots: int = 1) -> int:
     """The largest live set of a recurrent layer in the worst-case graph (llama_context::graph_reserve builds it
     with n_seqs = n_seq_max sequences of T / n_seqs tokens each). Measured against ggml-alloc's placement of each
     node (see RWKV_LIVE_ROWS), the peak is the layer's state op:
@@ -416,6 +417,9 @@ def recurrent_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
       the WKV state gathered by build_rs and carried out by the WKV op (n_embd_s each; arwkv7's peak is past
       the WKV op: only the gathered state).
     - gated delta nets (GDN_CONV_ARCHS), at the conv: see the branch below.
+    With n_rs_seq snapshots kept for rollback the state op writes 1 + n_rs_seq states per sequence (`snapshots`;
+    ggml_ssm_scan / ggml_gated_delta_net with K = n_rs_seq + 1, src/models/delta-net-base.cpp): measured on
+    nemotron_h, +4.00 MiB per snapshot and sequence, one layer's S (tests/test_llamacpp_rs_rollback.py).
     KDA (kimi-linear) and LFM2's short convolutions are not modelled here: their peaks are the logits and
     feed-forward phases (tests/test_llamacpp_compute.py, tests/test_llamacpp_archs.py)."""
     f32 = 4
@@ -447,7 +451,7 @@ def recurrent_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
             below = 3 * resid + (masks if layer.index < last_attn else 0)
             qkv = conv_out = conv_dim * tokens * f32
             concat = (max(r.d_conv - 1, 0) + tokens // n_seqs) * conv_dim * n_seqs * f32
-            out = (r.d_inner * tokens + r.ssm * n_seqs) * f32
+            out = (r.d_inner * tokens + r.ssm * n_seqs * snapshots) * f32
             qk_heads = r.n_heads if spec.architecture in GDN_REPEATS_QK and r.n_heads > r.n_group else r.n_group
             hole = r.conv * n_seqs * f32 + qkv + concat - r.ssm * n_seqs * f32 - 2 * qk_heads * r.d_state * tokens * f32
             peak = max(peak, below + r.conv * n_seqs * f32 + qkv + concat + conv_out + (out if out > hole else 0))
@@ -460,7 +464,7 @@ def recurrent_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
             below += masks
         if layer.attention is not None:
             below += resid
-        scan = (r.d_inner * tokens + r.ssm * n_seqs) * f32
+        scan = (r.d_inner * tokens + r.ssm * n_seqs * snapshots) * f32
         if spec.architecture in PLAMO2_MAMBA:
             hole = in_proj * tokens * f32 + resid - conv_dim * tokens * f32
             top = 2 * in_proj * tokens * f32 + (scan if scan > hole else r.d_inner * tokens * f32)
