@@ -22,6 +22,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -253,3 +254,30 @@ def test_context_carries_the_clamped_value():
     assert resolve_context(spec, LlamaCppSettings(n_ctx=4096, n_rs_seq=7)).n_rs_seq == 0
     spec = read_gguf_spec(str(_path("qwen35")))
     assert resolve_context(spec, LlamaCppSettings(n_ctx=4096, n_rs_seq=7)).n_rs_seq == 7
+
+
+# --- a public log ----------------------------------------------------------------------------------------------
+
+_LOG = Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp_rs" / "vulkan-qwen3.6-35b-a3b-mtp-n2.json"
+
+
+def test_public_log_qwen36_35b_a3b_draft_mtp_n_max_2():
+    """llama.cpp PR #23269 (engrtipusultan): Qwen3.6-35B-A3B on Vulkan with --spec-type draft-mtp,ngram-mod,
+    ngram-map-k4v and --spec-draft-n-max 2 prints n_rs_seq = 2 and an RS buffer of 188.44 MiB (R 8.44, S 180.00:
+    three row sets of the 30 delta-net layers' state), beside 1280.00 MiB of KV and a 0.95 MiB output buffer."""
+    fx = json.loads(_LOG.read_text())
+    st, pr = fx["settings"], fx["printed"]
+    v = oomkit.estimate(fx["catalog_model"], "llama.cpp", devices=(), find_max_context=False, fit=False,
+                        n_ctx=st["n_ctx"], n_parallel=st["n_parallel"], n_batch=st["n_batch"], n_ubatch=st["n_ubatch"],
+                        flash_attn=st["flash_attn"], spec_type=tuple(st["spec_type"]),
+                        spec_draft_n_max=st["spec_draft_n_max"], engine_version="2026-05-19").engine_view
+    assert v["n_rs_seq"] == pr["n_rs_seq"]
+    assert f'{sum(v["rs_buffer_bytes"].values()) / MiB:.2f}' == pr["rs_buffer_mib"]
+    assert (f'{v["r_bytes"] / MiB:.2f}', f'{v["s_bytes"] / MiB:.2f}') == (pr["r_mib"], pr["s_mib"])
+    assert f'{sum(v["kv_buffer_bytes"].values()) / MiB:.2f}' == pr["kv_buffer_mib"]
+    assert f'{v["output_buffer_bytes"] / MiB:.2f}' == pr["output_buffer_mib"]
+    # without the draft the same command keeps one row set: a third of it
+    off = oomkit.estimate(fx["catalog_model"], "llama.cpp", devices=(), find_max_context=False, fit=False,
+                          n_ctx=st["n_ctx"], n_parallel=1, n_ubatch=st["n_ubatch"], flash_attn="on",
+                          engine_version="2026-05-19").engine_view
+    assert 3 * off["recurrent_state_bytes"] == v["recurrent_state_bytes"]
