@@ -356,6 +356,8 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("llama_params_fit", "llama.cpp"), ("common_params_fit", "llama.cpp"), ("common_fit_params", "llama.cpp"),
     ("common_memory_breakdown_print", "llama.cpp"), ("llama_memory_breakdown_print", "llama.cpp"),
     ("llama-fit-params", "llama.cpp"),
+    # a llama-server log cut to its context lines (llama_context / llama_kv_cache / llama_memory_recurrent)
+    ("llama_context:", "llama.cpp"), ("llama_kv_cache:", "llama.cpp"), ("llama_memory_recurrent", "llama.cpp"),
     ("bitsandbytes", "transformers"), ("transformers", "transformers"), ("accelerate", "transformers"),
 )
 
