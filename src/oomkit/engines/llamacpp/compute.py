@@ -151,6 +151,15 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         out_phase = max(out_phase, masks + 4 * resid + filler + spec.n_vocab * rows_out * f32)
     attn_phase = 0
     hybrid = any(layer.recurrent is not None and layer.recurrent.kind != "short_conv" for layer in spec.layers)
+    # an iSWA pair without flash attention: each cache's V is transposed, so each has its own V-index input of
+    # n_embd_v_gqa x T int64 (llama_kv_cache::build_input_v_idxs), alive until its last layer has stored; the fitted
+    # rows below count one. Read off ggml-alloc's placement of llama.cpp@0c1e57098's reserve on the 6-layer gemma3
+    # file at 4K x 4 split: two 8 MiB blocks below the first layers' FFN (132.51 MiB; 124.00 predicted with one)
+    iswa = [c for c in caches if c.layers and c.name in ("SWA", "non-SWA")] if not no_cache and not hybrid else []
+    v_idxs = (0, -1)
+    if len(iswa) > 1 and not ctx.flash_attn:
+        n_embd_v = max(layer.attention.n_kv_heads * layer.attention.head_dim_v for layer in run)
+        v_idxs = ((len(iswa) - 1) * n_embd_v * T * 8, min(max(c.layers) for c in iswa))
     for layer in run:
         a = layer.attention
         if spec.architecture in KPOOL_INDEXER_ARCHS:
@@ -191,7 +200,7 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
                 # MLA without the latent cache: wkv_b's decompressed K_nope and V per head are still alive when
                 # flash attention runs (fitted to the legacy-GGUF ground truth; without FA they are not)
                 inner += a.n_heads * (a.qk_nope_head_dim + a.v_head_dim) * T * f32
-        attn_phase = max(attn_phase, kq + inner)
+        attn_phase = max(attn_phase, kq + inner + (v_idxs[0] if layer.index <= v_idxs[1] else 0))
     if attn_phase:
         attn_phase += masks
         if hybrid:
@@ -223,9 +232,9 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         attn_phase = max(attn_phase, dsa_score_phase(spec, T, caches, masks))
     ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build,
                                              old_graph=old, v_rotated=ctx.flash_attn and _rotations(spec, ctx)[1] > 0,
-                                             sum_hole=not msa_streams,
-                                             freed_masks={} if no_cache or hybrid else _freed_iswa_masks(
-                                                 run, caches, T, ctx.flash_attn))
+                                             sum_hole=not msa_streams, iswa_v_idxs=v_idxs,
+                                             freed_masks={} if no_cache or hybrid or not ctx.flash_attn
+                                             else _freed_iswa_masks(run, caches, T, ctx.flash_attn))
     attn_phase = max(attn_phase, ffn_phase, recurrent_phase(spec, T, ctx.n_seq_max, masks, 1 + ctx.n_rs_seq),
                      convnext_phase(spec, T))
     enc = [t for t in spec.weights.tensors if t.name.startswith("enc.blk.")] if spec.architecture in REL_POS_BIAS_GRAPHS else []
@@ -836,7 +845,8 @@ def mtp_moe_block(resid: int, masks: int, router: int, wide: int, weighted: int)
 
 def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, build: int,
                         old_graph: bool = False, v_rotated: bool = False, sum_hole: bool = True,
-                        freed_masks: dict[int, int] | None = None) -> tuple[int, int]:
+                        freed_masks: dict[int, int] | None = None, iswa_v_idxs: tuple[int, int] = (0, -1)
+                        ) -> tuple[int, int]:
     """The feed-forward block's peaks in the worst-case graph, read off ggml-alloc's placement of the graph
     llama.cpp@0c1e57098 builds (each node's offset in the CPU compute buffer, dumped through the scheduler's
     eval callback; tests/test_llamacpp_compute.py holds the measured buffers). Returns (workspace, output).
@@ -902,6 +912,8 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
             # gemma2 file (sliding, then full; n_embd 3584), 4 slots unified with flash attention: 139.52 MiB at 32K
             # (16.50 MiB SWA mask, the norm there too), 114.02 / 122.02 at 8K / 12K (8 / 12 MiB: the residual only)
             base = masks + (1 if freed >= 2 * resid else 2) * resid
+        if layer.index < iswa_v_idxs[1]:
+            base += iswa_v_idxs[0]  # the other iSWA cache's V indices (compute_phases), while both caches have layers to run
         if v_rotated and spec.architecture in LM_HEAD_SCALED:
             # MiniCPM3 with a rotated V cache: the attention output is un-rotated into a new block, the output
             # projection takes the freed one below it, and the FFN's input sits one row lower (llama.cpp@0c1e57098's
