@@ -6,9 +6,9 @@ gemma3.cpp: `il == n_layer - 1 && inp_out_ids`).
 Ground truth: llama-cpp-python 0.3.36 creates each context as llama-server would (swa_full false as
 common_params, n_outputs_max = n_parallel as server_output_limits without speculation; 0 = every token of the
 ubatch for the binding's own default) on the CPU, no_alloc dry run, and prints the compute buffer. The files: Gemma
-2 9B with 2 layers (sliding, full: the last layer full), Gemma 3 12B with 2 layers (both sliding: no full cache)
-and 6 layers (5 sliding, then a full one). 1 slot, 4 slots unified and 4 split streams; flash attention on and off;
--ub 512 and 64; 4K and 32K contexts.
+2 9B with 2 and 4 layers (sliding and full in turn: the last layer full), Gemma 3 12B with 2 layers (both sliding:
+no full cache) and 6 layers (5 sliding, then a full one). 1 slot, 4 slots unified and 4 split streams; flash
+attention on and off; -ub 512 and 64; 4K and 32K contexts.
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ for i, c in enumerate(contexts):
     llama_cpp.llama_free(ctx)
 '''
 
-MODELS = {"gemma2-9b-2L": lambda: synth.gemma2_9b(2), "gemma3-12b-2L": lambda: synth.gemma3_12b(2),
-          "gemma3-12b-6L": lambda: synth.gemma3_12b(6)}
+MODELS = {"gemma2-9b-2L": lambda: synth.gemma2_9b(2), "gemma2-9b-4L": lambda: synth.gemma2_9b(4),
+          "gemma3-12b-2L": lambda: synth.gemma3_12b(2), "gemma3-12b-6L": lambda: synth.gemma3_12b(6)}
 # llama-server's rows (outputs = n_parallel) at every setting; the binding's default (0: every token) at one slot
 GRID = [dict(n_ctx=n_ctx, n_ubatch=ub, n_seq=np_, unified=uni, fa=fa, outputs=np_ if server else 0)
         for n_ctx in (4096, 32768) for ub in (512, 64) for fa in (1, 0)
@@ -108,8 +108,8 @@ def test_freed_sliding_mask_holds_the_ffn_rows():
     """The last sliding layer's FFN while a full layer still attends (Gemma 2's 2-layer file, 4 slots unified, flash
     attention, -ub 512): the SWA cache's freed f16 mask (min(n_ctx, 4 x 4096 + 512) cells) takes the attention
     output's residual where it holds one row block (8 / 12 MiB at 8K / 12K: 114.02 / 122.02 MiB measured), the FFN
-    norm too where it holds two (16.50 MiB at 32K: 139.52); at 4K (4 MiB) neither (121.02; oomkit 120.00, the 1.02 MiB
-    of small inputs not modelled)."""
+    norm too where it holds two (16.50 MiB at 32K: 139.52); at 4K (4 MiB) neither (121.02, the
+    rows of feed_forward_phases' plain rule: within 1%)."""
     if not llamacpp_run.available():
         pytest.skip("llama-cpp-python is not installed")
     path = synth.synth_path(MODELS["gemma2-9b-2L"](), "q4_0")
@@ -118,4 +118,4 @@ def test_freed_sliding_mask_holds_the_ffn_rows():
     assert measured == [121.02, 114.02, 122.02, 139.52]
     for c, m in zip(grid[1:], measured[1:], strict=True):
         assert predicted(path, c) == pytest.approx(m, abs=0.05), c
-    assert predicted(path, grid[0]) == 120.00
+    assert predicted(path, grid[0]) / measured[0] == pytest.approx(1, abs=0.01)
