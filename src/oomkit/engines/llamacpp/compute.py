@@ -888,6 +888,7 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
     dense = _dense_ffn_rows(spec)
     wide_alive = 3 if build >= SWIGLU_OP_BUILD else 2  # gate, up (and the SWIGLU product)
     work = 0
+    recurrent = any(layer.recurrent is not None for layer in spec.layers)
     # the last layer's FFN reads only the output rows: its graph gathers them (ggml_get_rows of inp_out_ids) after the
     # attention, before the FFN (src/models/glm4-moe.cpp and the other decoders: `il == n_layer - 1 && inp_out_ids`),
     # so with fewer outputs than tokens (llama-server's n_outputs_max, reserved_outputs) its workspace is that of
@@ -902,7 +903,17 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
         f = layer.ffn
         T, resid, masks = (n_outputs, spec.n_embd * n_outputs * f32, 0) if layer.index == gathered \
             else (T_all, resid_all, masks_all)
-        base = masks + 4 * resid if layer.index < last_attn else 5 * resid
+        # below the FFN: the masks, the embedding input, the FFN norm in the layer input's freed block, the attention
+        # output's freed block (one row, or up to two where n_head x head_dim_v is wider than n_embd) and the FFN input
+        # above it. Wider still (glm4moe's three rows) the FFN input takes a lower block (GATE_IN_ATTN_OUT). Read off
+        # ggml-alloc's placement with one output row: Qwen3-30B-A3B (2 rows) 92.01 MiB at 4K, gpt-oss-20b (1.42)
+        # 97.14, Gemma 3 12B (1.07) 126.02, Seed-OSS and MiniMax-M2 (2 rows) 216.01 / 106.01 (one row: 0.94-0.98).
+        # Not in hybrids: Qwen3.5's gated attention keeps the one-row figure (325.13 MiB on a device of the
+        # pipeline-parallel split in tests/test_llamacpp_split.py)
+        a_out = layer.attention.n_heads * layer.attention.head_dim_v * T * f32 \
+            if layer.attention is not None and not layer.attention.kv_lora_rank and not recurrent else 0
+        base = masks + 3 * resid + (a_out if resid < a_out <= 2 * resid else resid) if layer.index < last_attn \
+            else 5 * resid
         freed = (freed_masks or {}).get(layer.index, 0)
         if layer.index < last_attn and freed >= resid:
             # the last layer of one iSWA cache (_freed_iswa_masks) while the other's layers follow: its freed mask block
