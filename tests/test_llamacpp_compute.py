@@ -167,7 +167,9 @@ def _dry_compute_mib(path, grid) -> list[float | None]:
 # llama-server's few logits rows (n_outputs_max = n_seq_max): the feed-forward workspace is the peak for dense,
 # MoE and sliding-window models alike. llama.cpp's dry runs (f16 cache, -ub 512, unified KV) print e.g. 148.01 MiB
 # for Llama 3.1 8B at -c 32768 -np 4 (oomkit 148; the model before the feed-forward phases: 76), 250.02 for Gemma 3
-# 12B and 221.14 for gpt-oss-20b at -c 131072 (oomkit 249.50 / 218.75); worst 0.958 (Qwen3-30B-A3B at -c 8192).
+# 12B and 221.14 for gpt-oss-20b at -c 131072 (oomkit 250.00 / 221.12: the attention output's block below the FFN
+# input as wide as n_head x head_dim_v; 249.50 / 218.75 with one row); every row within 0.02 MiB (Qwen3-30B-A3B at
+# -c 8192 was 0.958).
 FEW_OUTPUTS = [dict(n_ctx=32768, n_outputs_max=4, fa=1, np=4), dict(n_ctx=8192, n_outputs_max=1, fa=1, np=1),
                dict(n_ctx=32768, n_outputs_max=4, fa=0, np=4), dict(n_ctx=131072, n_outputs_max=1, fa=1, np=1)]
 
