@@ -162,6 +162,10 @@ def test_compute_within_ten_percent(key):
     grid = [row for row in GRID if (key, row) not in KNOWN_MISSES]
     for row, (got, r) in zip(grid, _ratios(key, grid), strict=True):
         assert 0.9 <= got / r <= 1.1, (key, row, round(got, 2), r)
+        if row[-1] and row[2]:
+            # llama-server's few rows with flash attention: to the printed MiB but a quantized cache's 0.09 MiB rotation
+            # input (without flash attention the KQ scores' phase, one row under: 6284 / 6292.01 on GLM-4.5-Air at 32K)
+            assert abs(got - r) <= 0.1, (key, row, round(got, 2), r)
 
 
 @needs_llama_cpp
