@@ -974,6 +974,14 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
                 # a GELU MLP keeps one row fewer below its up rows than a gated FFN (gpt2, starcoder, gptneox:
                 # masks + 3 rows), a parallel block one more (falcon), BERT's post-norm graph three rows
                 below = base + (resid if post_norm else 0 if parallel else -resid)
+                if not post_norm and not parallel and layer.index == spec.trunk_layers[0].index:
+                    # the first layer keeps the gated FFN's rows: the graph's inp_embd input and the token
+                    # embedding lookup (embd; gpt2 / starcoder add the learned position rows there, pos_embd,
+                    # bloom its tok_norm) stay below the FFN norm's block, so masks + 4 rows sit under ffn_up.
+                    # Read off ggml-alloc's placement of llama.cpp@0c1e57098's reserve on the 2-layer gpt2 sweep
+                    # file with one output row (-c 8192 -np 1, flash attention): ffn_up at 40.01 MiB, 61.51 in all
+                    # (57.51 at 4K; the same for starcoder, bloom and mpt)
+                    below = base
             else:
                 below = base + (resid if parallel else 0)
             work = max(work, below + (wide_alive * fused + plain) * T * f32)
