@@ -816,6 +816,11 @@ SWIGLU_IN_HOLE = frozenset({"laguna"})
 # attention output below (GLM-4.5-Air 174.01 MiB at 4K, GLM-4.5 200.01; masks + 4 rows: 166 / 196). The MoE layers
 # after an MoE layer sit lower (GLM-4.5-Air's third: 158.76)
 GATE_IN_ATTN_OUT = frozenset({"glm4moe"})
+# plain GELU MLPs whose first layer stays at masks + 3 rows (the plain MLP's first-layer rule skips them): gptneox's
+# RoPE'd Q (from the fused QKV) takes the attention norm's block, the output projection goes back there and
+# ffn_up takes the freed flash-attention output's block (ggml-alloc's placement of llama.cpp@0c1e57098's reserve on
+# the 2-layer sweep file, -c 8192 -np 1, one output row: 53.51 MiB, ffn_up at 32.01)
+PLAIN_FFN_THREE_ROWS = frozenset({"gptneox"})
 # GLM-4.5-Air's MTP graph (llama.cpp@0c1e57098, LLAMA_CONTEXT_TYPE_MTP): see mtp_moe_block
 MTP_BLOCK_ROWS = frozenset({"glm4moe"})
 
@@ -974,10 +979,12 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
                 # a GELU MLP keeps one row fewer below its up rows than a gated FFN (gpt2, starcoder, gptneox:
                 # masks + 3 rows), a parallel block one more (falcon), BERT's post-norm graph three rows
                 below = base + (resid if post_norm else 0 if parallel else -resid)
-                if not post_norm and not parallel and layer.index == spec.trunk_layers[0].index:
-                    # the first layer keeps the gated FFN's rows: the graph's inp_embd input and the token
-                    # embedding lookup (embd; gpt2 / starcoder add the learned position rows there, pos_embd,
-                    # bloom its tok_norm) stay below the FFN norm's block, so masks + 4 rows sit under ffn_up.
+                if not post_norm and not parallel and layer.index == spec.trunk_layers[0].index \
+                        and spec.architecture not in PLAIN_FFN_THREE_ROWS:
+                    # the first layer keeps the gated FFN's rows: below the inp_embd input, the masks and the
+                    # embedding lookup (gpt2 / starcoder's learned pos_embd added there) the flash-attention
+                    # output takes the attention norm's block and the output projection / ffn_inp the freed QKV
+                    # block above it, so masks + 4 rows sit under ffn_up (not gptneox: PLAIN_FFN_THREE_ROWS).
                     # Read off ggml-alloc's placement of llama.cpp@0c1e57098's reserve on the 2-layer gpt2 sweep
                     # file with one output row (-c 8192 -np 1, flash attention): ffn_up at 40.01 MiB, 61.51 in all
                     # (57.51 at 4K; the same for starcoder, bloom and mpt)
