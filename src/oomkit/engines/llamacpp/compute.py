@@ -821,6 +821,13 @@ GATE_IN_ATTN_OUT = frozenset({"glm4moe"})
 # ffn_up takes the freed flash-attention output's block (ggml-alloc's placement of llama.cpp@0c1e57098's reserve on
 # the 2-layer sweep file, -c 8192 -np 1, one output row: 53.51 MiB, ffn_up at 32.01)
 PLAIN_FFN_THREE_ROWS = frozenset({"gptneox"})
+# parallel blocks whose attention output projection (build_attn's wo and its bias) runs before the FFN in the first
+# layer: the flash-attention output's block is freed under it, too narrow for ffn_up, so the first layer's FFN sits
+# above masks + 5 rows (inp_embd, embd, attn_norm, the freed FA block, the projected output), one row over falcon's
+# (whose wo runs after its FFN). ggml-alloc's placement of llama.cpp@0c1e57098's reserve on the 2-layer phi2 sweep
+# file (src/models/phi2.cpp), -c 8192 -np 1, one output row, flash attention: ffn_up at 48.01 MiB, 69.51 in all
+# (65.51 at 4K); later layers reuse the embedding lookup's block and stay at masks + 4 rows
+PARALLEL_ATTN_OUT_FIRST = frozenset({"phi2"})
 # GLM-4.5-Air's MTP graph (llama.cpp@0c1e57098, LLAMA_CONTEXT_TYPE_MTP): see mtp_moe_block
 MTP_BLOCK_ROWS = frozenset({"glm4moe"})
 
@@ -989,6 +996,9 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
                     # file with one output row (-c 8192 -np 1, flash attention): ffn_up at 40.01 MiB, 61.51 in all
                     # (57.51 at 4K; the same for starcoder, bloom and mpt)
                     below = base
+                if parallel and layer.index == spec.trunk_layers[0].index \
+                        and spec.architecture in PARALLEL_ATTN_OUT_FIRST:
+                    below = base + resid
             else:
                 below = base + (resid if parallel else 0)
             work = max(work, below + (wide_alive * fused + plain) * T * f32)
