@@ -13,10 +13,7 @@ attention on and off; -ub 512 and 64; 4K and 32K contexts.
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -25,24 +22,7 @@ from tests.groundtruth import llamacpp_run, synth
 
 MiB = 1 << 20
 
-_WORKER = r'''
-import ctypes, json, os, sys
-import llama_cpp
-path, contexts = sys.argv[1], json.loads(sys.argv[2])
-@llama_cpp.llama_log_callback
-def _log(level, text, ud):
-    if level != 1:
-        os.write(2, text)
-llama_cpp.llama_log_set(_log, ctypes.c_void_p(0))
-llama_cpp.llama_backend_init()
-mp = llama_cpp.llama_model_default_params()
-mp.n_gpu_layers = 0
-mp.no_alloc = True
-mp.load_mode = 0
-mp.lazy_mode = 0
-mp.use_extra_bufts = False
-model = llama_cpp.llama_model_load_from_file(path.encode(), mp)
-assert model
+_WORKER = llamacpp_run.binding_script(r'''
 for i, c in enumerate(contexts):
     os.write(2, f"@@CTX {i}\n".encode())
     cp = llama_cpp.llama_context_default_params()
@@ -55,7 +35,7 @@ for i, c in enumerate(contexts):
     ctx = llama_cpp.llama_init_from_model(model, cp)
     os.write(2, f"@@END {i} {bool(ctx)}\n".encode())
     llama_cpp.llama_free(ctx)
-'''
+''', {'no_alloc': 'True', 'load_mode': '0', 'lazy_mode': '0'})
 
 MODELS = {"gemma2-9b-2L": lambda: synth.gemma2_9b(2), "gemma2-9b-4L": lambda: synth.gemma2_9b(4),
           "gemma3-12b-2L": lambda: synth.gemma3_12b(2), "gemma3-12b-6L": lambda: synth.gemma3_12b(6)}
@@ -68,11 +48,10 @@ COMPUTE_MISSES: dict[tuple[str, int], float] = {}
 
 
 def measure(path, grid: list[dict]) -> list[float]:
-    proc = subprocess.run([sys.executable, "-c", _WORKER, str(path), json.dumps(grid)],
-                          capture_output=True, text=True, timeout=900)
+    log = llamacpp_run.run_binding_script(_WORKER, path, grid, timeout=900)
     out = []
     for i in range(len(grid)):
-        part = proc.stderr.split(f"@@CTX {i}\n", 1)[1].split(f"@@END {i}", 1)[0]
+        part = llamacpp_run.context_log(log, i)
         out.append(float(re.findall(r"compute buffer size =\s*([0-9.]+) MiB", part)[0]))
     return out
 

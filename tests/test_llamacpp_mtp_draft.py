@@ -12,10 +12,7 @@ tests/test_llamacpp_fit.py.
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from dataclasses import replace
 
 import pytest
@@ -33,24 +30,7 @@ from tests.groundtruth import llamacpp_run, synth
 
 MiB = 1 << 20
 
-_WORKER = r'''
-import ctypes, json, os, sys
-import llama_cpp
-path, contexts, load_mtp = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3] == "1"
-@llama_cpp.llama_log_callback
-def _log(level, text, ud):
-    if level != 1:
-        os.write(2, text)
-llama_cpp.llama_log_set(_log, ctypes.c_void_p(0))
-llama_cpp.llama_backend_init()
-mp = llama_cpp.llama_model_default_params()
-mp.n_gpu_layers = 0
-mp.load_mode = 1
-mp.lazy_mode = 0
-mp.use_extra_bufts = False
-mp.load_mtp = load_mtp
-model = llama_cpp.llama_model_load_from_file(path.encode(), mp)
-assert model
+_WORKER = llamacpp_run.binding_script(r'''
 def cparams(c, mtp, other=None):
     cp = llama_cpp.llama_context_default_params()
     cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = c["n_ctx"], 2048, 512, c["n_seq"]
@@ -72,7 +52,7 @@ for i, c in enumerate(contexts):
     os.write(2, f"@@END {i} {bool(d)}\n".encode())
     llama_cpp.llama_free(d)
     llama_cpp.llama_free(ctx)
-'''
+''', {'load_mode': '1', 'lazy_mode': '0', 'load_mtp': 'load_mtp'})
 _TYPE_IDS = {"f16": 1, "q8_0": 8}
 
 
@@ -84,13 +64,11 @@ def measure_mtp(path, grid: list[dict], load_mtp: bool = True) -> tuple[float, l
     """llama.cpp's model buffer (the next-n block loaded unless load_mtp is False) and, per setting, the MTP
     context's KV, compute and output buffers (MiB as printed)."""
     contexts = [{**c, "type_id": _TYPE_IDS[c["type"]]} for c in grid]
-    proc = subprocess.run([sys.executable, "-c", _WORKER, str(path), json.dumps(contexts), "1" if load_mtp else "0"],
-                          capture_output=True, text=True, timeout=600)
-    log = proc.stderr
+    log = llamacpp_run.run_binding_script(_WORKER, path, contexts, load_mtp)
     model = _mib(r"CPU_Mapped model buffer size", log)
     out = []
     for i in range(len(grid)):
-        part = log.split(f"@@MTP {i}\n", 1)[1].split(f"@@END {i}", 1)[0]
+        part = llamacpp_run.context_log(log, i, start="@@MTP")
         out.append({"kv": _mib(r"KV buffer size", part), "compute": _mib(r"compute buffer size", part),
                     "output": _mib(r"output buffer size", part),
                     "layers": [int(x) for x in re.findall(r"cells,\s*(\d+) layers", part)]})

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -43,20 +41,7 @@ from tests.groundtruth import llamacpp_run, synth
 
 MiB = 1 << 20
 
-_WORKER = r'''
-import ctypes, json, os, sys
-import llama_cpp
-path, contexts = sys.argv[1], json.loads(sys.argv[2])
-@llama_cpp.llama_log_callback
-def _log(level, text, ud):
-    os.write(2, text)
-llama_cpp.llama_log_set(_log, ctypes.c_void_p(0))
-llama_cpp.llama_backend_init()
-mp = llama_cpp.llama_model_default_params()
-mp.n_gpu_layers = 0
-mp.use_extra_bufts = False
-model = llama_cpp.llama_model_load_from_file(path.encode(), mp)
-assert model
+_WORKER = llamacpp_run.binding_script(r'''
 for i, c in enumerate(contexts):
     os.write(2, f"@@CTX {i}\n".encode())
     cp = llama_cpp.llama_context_default_params()
@@ -66,7 +51,7 @@ for i, c in enumerate(contexts):
     ctx = llama_cpp.llama_init_from_model(model, cp)
     os.write(2, f"@@END {i} {llama_cpp.llama_n_rs_seq(ctx) if ctx else -1}\n".encode())
     llama_cpp.llama_free(ctx)
-'''
+''', {}, debug_log=True)
 
 GRID = [dict(rs=rs, n_seq=n) for rs in (0, 3, 16) for n in (1, 4)]
 # synthetic files: the Qwen3.5-27B-shaped hybrid (gated delta net) and the others llama.cpp loads with recurrent
@@ -97,12 +82,10 @@ def _mib(pattern: str, text: str) -> float:
 
 
 def measure(path) -> list[dict]:
-    proc = subprocess.run([sys.executable, "-c", _WORKER, str(path), json.dumps(GRID)], capture_output=True,
-                          text=True, timeout=600)
-    log = proc.stderr
+    log = llamacpp_run.run_binding_script(_WORKER, path, GRID)
     out = []
     for i in range(len(GRID)):
-        part = log.split(f"@@CTX {i}\n", 1)[1].split(f"@@END {i}", 1)[0]
+        part = llamacpp_run.context_log(log, i)
         got = int(log.split(f"@@END {i} ", 1)[1].split("\n", 1)[0])
         printed = re.findall(r"llama_context: n_rs_seq\s+=\s*(\d+)", part)
         out.append({"n_rs_seq": got, "printed": int(printed[0]) if printed else None,

@@ -17,10 +17,7 @@ no_alloc dry run: the same output / compute lines as a real allocation, tests/gr
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -34,25 +31,7 @@ from tests.groundtruth import llamacpp_run, synth
 
 MiB = 1 << 20
 
-_WORKER = r'''
-import ctypes, json, os, sys
-import llama_cpp
-path, contexts, load_mtp = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3] == "1"
-@llama_cpp.llama_log_callback
-def _log(level, text, ud):
-    if level != 1:
-        os.write(2, text)
-llama_cpp.llama_log_set(_log, ctypes.c_void_p(0))
-llama_cpp.llama_backend_init()
-mp = llama_cpp.llama_model_default_params()
-mp.n_gpu_layers = 0
-mp.load_mode = 0
-mp.lazy_mode = 0
-mp.no_alloc = True
-mp.use_extra_bufts = False
-mp.load_mtp = load_mtp
-model = llama_cpp.llama_model_load_from_file(path.encode(), mp)
-assert model
+_WORKER = llamacpp_run.binding_script(r'''
 for i, c in enumerate(contexts):
     os.write(2, f"@@CTX {i}\n".encode())
     cp = llama_cpp.llama_context_default_params()
@@ -65,7 +44,7 @@ for i, c in enumerate(contexts):
     ctx = llama_cpp.llama_init_from_model(model, cp)
     os.write(2, f"@@END {i} {bool(ctx)}\n".encode())
     llama_cpp.llama_free(ctx)
-'''
+''', {'load_mode': '0', 'lazy_mode': '0', 'no_alloc': 'True', 'load_mtp': 'load_mtp'})
 
 N_BATCH = 2048
 # common_speculative_n_max per --spec-type at the defaults (common/common.h), read off the source by hand
@@ -97,12 +76,10 @@ COMPUTE_MISSES: dict[tuple[str, int], float] = {}
 
 
 def measure(path, grid: list[dict], load_mtp: bool = False) -> list[dict]:
-    proc = subprocess.run([sys.executable, "-c", _WORKER, str(path), json.dumps(grid), "1" if load_mtp else "0"],
-                          capture_output=True, text=True, timeout=600)
-    log = proc.stderr
+    log = llamacpp_run.run_binding_script(_WORKER, path, grid, load_mtp)
     out = []
     for i in range(len(grid)):
-        part = log.split(f"@@CTX {i}\n", 1)[1].split(f"@@END {i}", 1)[0]
+        part = llamacpp_run.context_log(log, i)
         mib = {k: float(re.findall(k + r" buffer size =\s*([0-9.]+) MiB", part)[0]) for k in ("output", "compute")}
         n_out = int(re.findall(r"n_outputs_max\s*=\s*(\d+)", part)[0])
         out.append({**mib, "n_outputs_max": n_out})

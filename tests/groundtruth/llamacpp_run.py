@@ -448,6 +448,47 @@ def available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
+# A `python -c` script for settings the harness above does not take (n_rs_seq, n_outputs_max, an MTP context): argv[1]
+# the GGUF, argv[2] the contexts as JSON, argv[3] "1" to load the next-n block; llama.cpp's log on stderr (debug lines
+# left out unless asked); the model loaded on the CPU with the given fields set, then the caller's body, which makes
+# its contexts from `model` and `contexts` and marks each one's lines with "@@CTX i" ... "@@END i".
+_SCRIPT_HEAD = r'''
+import ctypes, json, os, sys
+import llama_cpp
+path, contexts = sys.argv[1], json.loads(sys.argv[2])
+load_mtp = len(sys.argv) > 3 and sys.argv[3] == "1"
+@llama_cpp.llama_log_callback
+def _log(level, text, ud):
+    if level != 1 or DEBUG_LOG:
+        os.write(2, text)
+llama_cpp.llama_log_set(_log, ctypes.c_void_p(0))
+llama_cpp.llama_backend_init()
+mp = llama_cpp.llama_model_default_params()
+mp.n_gpu_layers = 0
+mp.use_extra_bufts = False
+'''
+
+
+def binding_script(body: str, model_fields: dict[str, str] | None = None, *, debug_log: bool = False) -> str:
+    """The script: its head, `mp.<name> = <expression>` for each model field, the model load, then body."""
+    fields = "".join(f"mp.{k} = {v}\n" for k, v in (model_fields or {}).items())
+    load = "model = llama_cpp.llama_model_load_from_file(path.encode(), mp)\nassert model\n"
+    return f"DEBUG_LOG = {debug_log}\n" + _SCRIPT_HEAD + fields + load + body
+
+
+def run_binding_script(script: str, path: Any, contexts: list[dict[str, Any]], load_mtp: bool | None = None,
+                       timeout: int = 600) -> str:
+    """Run the script on one GGUF and return llama.cpp's log (stderr)."""
+    extra = [] if load_mtp is None else ["1" if load_mtp else "0"]
+    return subprocess.run([sys.executable, "-c", script, str(path), json.dumps(contexts), *extra],
+                          capture_output=True, text=True, timeout=timeout).stderr
+
+
+def context_log(log: str, i: int, start: str = "@@CTX") -> str:
+    """The lines llama.cpp printed for context i (between the script's start mark and "@@END i")."""
+    return log.split(f"{start} {i}\n", 1)[1].split(f"@@END {i}", 1)[0]
+
+
 def cache_dir() -> Path:
     d = Path(os.environ.get("OOMKIT_GT_CACHE", Path(tempfile.gettempdir()) / "oomkit-groundtruth")) / "measure"
     d.mkdir(parents=True, exist_ok=True)
