@@ -39,8 +39,12 @@ class Node:
     output: bool = False
 
 
-def _pad(n: int) -> int:
-    return -(-n // ALIGN) * ALIGN
+def _pad(n: int, align: int = ALIGN) -> int:
+    return -(-n // align) * align
+
+
+MAX_CHUNKS = 16  # ggml-alloc.c GGML_VBUFFER_MAX_CHUNKS (llama.cpp PR #15815; in ggml b6646, Ollama v0.12.4 on)
+_ENDLESS = (1 << 63) - 1  # SIZE_MAX / 2: the last chunk's free space, and a buffer type without a maximum
 
 
 def peak_bytes(n_inputs: int, nodes: list[Node]) -> int:
@@ -51,27 +55,72 @@ def peak_bytes(n_inputs: int, nodes: list[Node]) -> int:
 
 def placement(n_inputs: int, nodes: list[Node]) -> tuple[int, list[int | None]]:
     """peak_bytes and each node's offset in the buffer (None: a view, or not in this buffer)."""
-    free: list[list[int]] = [[0, 1 << 62]]  # [offset, size], address order; the last is the free tail
-    top = 0
+    sizes, addr = _replay(n_inputs, nodes, None, True, ALIGN)
+    return sum(sizes), [a[1] if a else None for a in addr]
 
-    def alloc(size: int) -> int:
-        nonlocal top
-        size = _pad(size)
-        best = -1
-        for i, (_, n) in enumerate(free[:-1]):
-            if n >= size and (best < 0 or n <= free[best][1]):
-                best = i
-        block = free[best]
+
+def chunk_sizes(n_inputs: int, nodes: list[Node], max_size: int | None, prefer_reuse: bool = True,
+                align: int = ALIGN) -> tuple[int, ...]:
+    """The backend buffers ggml-alloc reserves for the graph when the buffer type has a maximum size
+    (ggml_backend_buft_get_max_size: Vulkan's suballocation block, 1 GiB by default; None: no maximum, one buffer).
+    Their sum is the compute buffer the log prints (ggml_gallocr_get_buffer_size / ggml_vbuffer_size).
+
+    ggml-alloc.c (ggml_dyn_tallocr with chunks, llama.cpp PR #15815 "split graph allocations according to backend
+    max buffer size", September 2025: in ggml b6646, which Ollama v0.12.4 vendors; before it one buffer):
+    - a tensor goes to the best-fitting free block other than a chunk's last one; the chunks are scanned in order
+      and the best size is tracked within one chunk only, so the last chunk with any fitting block wins;
+    - failing that, a chunk's last block (its free tail, bounded by the maximum): the first chunk whose tail fits
+      (prefer_reuse=False: PR #15815 until PR #16788, Ollama v0.12.4-v0.13.1); from PR #16788 ("make gallocr
+      prefer chunks that allow memory reuse", opened 2025-10-26: not in ggml b6840, in b7108; Ollama v0.13.2 on)
+      with reuse = the chunk's high-water mark - the tail's offset - the tensor: a tail inside its chunk's
+      high-water mark (reuse >= 0) before any that grows its chunk, the tightest of those, else the least growth;
+    - failing that, a new chunk of max(the tensor, the maximum): a tensor larger than the maximum gets a chunk of
+      its own, exactly its size; the 16th chunk is endless.
+    The chunks are sized by their own high-water marks and allocated one by one (ggml_vbuffer_alloc)."""
+    return _replay(n_inputs, nodes, max_size, prefer_reuse, align)[0]
+
+
+def _replay(n_inputs: int, nodes: list[Node], max_size: int | None, prefer_reuse: bool, align: int
+            ) -> tuple[tuple[int, ...], list[tuple[int, int] | None]]:
+    limit = min(max_size, _ENDLESS) if max_size else _ENDLESS
+    chunks: list[list[list[int]]] = []  # per chunk its free blocks [offset, size], address order; last: the tail
+    tops: list[int] = []  # per chunk its high-water mark (tallocr_chunk.max_size)
+
+    def alloc(size: int) -> tuple[int, int]:
+        size = _pad(size, align)
+        best_c = best_b = -1
+        for c, free in enumerate(chunks):  # ggml_dyn_tallocr_alloc, the blocks besides the last
+            best_size = None
+            for b, (_, n) in enumerate(free[:-1]):
+                if n >= size and (best_size is None or n <= best_size):
+                    best_c, best_b, best_size = c, b, n
+        if best_b < 0:  # the last blocks
+            best_reuse = None
+            for c, free in enumerate(chunks):
+                if not free or free[-1][1] < size:
+                    continue
+                if not prefer_reuse:
+                    best_c, best_b = c, len(free) - 1
+                    break
+                reuse = tops[c] - free[-1][0] - size
+                if best_reuse is None or (best_reuse < 0 and reuse > best_reuse) or 0 <= reuse < best_reuse:
+                    best_c, best_b, best_reuse = c, len(free) - 1, reuse
+        if best_b < 0:  # ggml_dyn_tallocr_new_chunk
+            chunks.append([[0, _ENDLESS if len(chunks) == MAX_CHUNKS - 1 else max(size, limit)]])
+            tops.append(0)
+            best_c, best_b = len(chunks) - 1, 0
+        block = chunks[best_c][best_b]
         at = block[0]
         block[0] += size
         block[1] -= size
         if not block[1]:
-            del free[best]
-        top = max(top, at + size)
-        return at
+            del chunks[best_c][best_b]
+        tops[best_c] = max(tops[best_c], at + size)
+        return best_c, at
 
-    def release(at: int, size: int) -> None:
-        size = _pad(size)
+    def release(where: tuple[int, int], size: int) -> None:  # ggml_dyn_tallocr_free_bytes
+        free, at = chunks[where[0]], where[1]
+        size = _pad(size, align)
         for i, block in enumerate(free):
             if block[0] + block[1] == at:
                 block[1] += size
@@ -95,7 +144,7 @@ def placement(n_inputs: int, nodes: list[Node]) -> tuple[int, list[int | None]]:
             views[node.view] += 1
         for s in node.srcs:
             children[s] += 1
-    addr: list[int | None] = [None] * len(nodes)
+    addr: list[tuple[int, int] | None] = [None] * len(nodes)
     held = [False] * len(nodes)  # allocated and not yet freed
 
     def place(i: int) -> None:
@@ -129,7 +178,7 @@ def placement(n_inputs: int, nodes: list[Node]) -> tuple[int, list[int | None]]:
             elif held[s] and not src.output:
                 release(addr[s], src.size)
                 held[s] = False
-    return top, addr
+    return tuple(tops), addr
 
 
 def final_norm_kept_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot: int, v_rot: int
