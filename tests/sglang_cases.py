@@ -342,7 +342,7 @@ def case_unnamed_qwen2_7b_b200() -> list[Row]:
     rows = _kv_rows(name, spec, sg.SGLangSettings(), d)
     # pages of 1 rule out trtllm_mha on this B200 and FA3 is Hopper-only: FlashInfer, the default's else branch
     fi = sg.SGLangSettings(attention_backend="flashinfer")
-    pred = cuda_graph_bytes(512, fi, (0, 5, 5), spec.n_vocab, 32768, 1)
+    pred = cuda_graph_bytes(512, fi, (0, 5, 5), spec.n_vocab, 32768, 1, layers=spec.n_layers)
     rows.append(_capture_row(name, "CUDA graph mem usage", pred, _gib(d, "capture_end_mem_usage_gb"),
                              "52 sizes to 512, page 1, context 32,768 (Qwen2.5-7B), FlashInfer; fitted on this log"))
     init = backend_init_bytes("flashinfer", (0, 5, 5), architecture="qwen2", sliding=False, mla=False,
@@ -356,11 +356,12 @@ def case_glm45_air_capture_prs() -> list[Row]:
     name = "glm-4.5-air-tp4-capture-prs8579-8567"
     d = load(name)
     vocab, ctx = d["config"]["vocab_size"], d["config"]["max_position_embeddings"]
+    layers = d["config"]["num_hidden_layers"]
     s = sg.SGLangSettings(attention_backend="fa3", tp_size=4)
     # sizes to 256 step 8: that build's list past 160 on a GPU above 90 GiB (the notes; an H200's 143,771 MiB here)
     gpu = 143771
-    old = cuda_graph_parts(256, s, (0, 4, 9), vocab, ctx, 1, gpu_mib=gpu)  # neither PR
-    new = cuda_graph_parts(256, s, (0, 4, 10), vocab, ctx, 1, gpu_mib=gpu)  # both
+    old = cuda_graph_parts(256, s, (0, 4, 9), vocab, ctx, 1, layers=layers, gpu_mib=gpu)  # neither PR
+    new = cuda_graph_parts(256, s, (0, 4, 10), vocab, ctx, 1, layers=layers, gpu_mib=gpu)  # both
     builds = (("neither_pr", old.total, "held out: per-graph logits and FA3 page-table copies"),
               ("pr8567_only", old.logits + new.index_tables + new.rest, "held out: per-graph logits"),
               ("pr8579_only", new.logits + old.index_tables + new.rest, "held out: FA3 page-table copies"),
@@ -375,7 +376,8 @@ def case_qwen3_06b_mi300x() -> list[Row]:
     d = load(name)
     spec = resolve("Qwen/Qwen3-0.6B")
     rows = _kv_rows(name, spec, sg.SGLangSettings(engine_version="0.5.8"), d)
-    pred = cuda_graph_bytes(512, sg.SGLangSettings(), (0, 5, 8), spec.n_vocab, d["settings"]["context_length"], 1)
+    pred = cuda_graph_bytes(512, sg.SGLangSettings(), (0, 5, 8), spec.n_vocab, d["settings"]["context_length"], 1,
+                            layers=spec.n_layers)
     rows.append(_capture_row(name, "CUDA graph mem usage", pred, _gib(d, "capture_end_mem_usage_gb"),
                              "52 sizes to 512, context 40,960, ROCm; held out"))
     init = backend_init_bytes("aiter", (0, 5, 8), architecture="qwen3", sliding=False, mla=False,
@@ -567,7 +569,8 @@ def case_llama31_70b_two_nodes() -> list[Row]:
                             "8x GH200 96 GB (inferred), the pre-load overhead predicted"))
     rows.append(_kv_pool_row(name, view["k_bytes"] + view["v_bytes"], _gib(d, "k_size_gb") + _gib(d, "v_size_gb"),
                              97871 * MiB, "end to end on 2 nodes x 4 GH200"))
-    # the decode capture (1.32 GiB printed) is a known miss, a strict xfail in tests/test_sglang_phases.py
+    rows.append(_capture_row(name, "CUDA graph mem usage", view["cuda_graph_bytes"], _gib(d, "capture_end_mem_usage_gb"),
+                             "36 sizes to 256 (the pool's 256 rows), 80 layers, fa3, NCCL all-reduces; held out"))
     rows.append(_init_row(name, d, view["attention_backend_init_bytes"], "fa3: no workspace modelled"))
     rows.append(_capture_row(name, "prefill CUDA graph mem usage", view["prefill_cuda_graph_bytes"],
                              _gib(d, "piecewise_capture_end_mem_usage_gb"),

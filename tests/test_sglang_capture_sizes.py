@@ -193,7 +193,7 @@ def test_the_estimate_costs_the_longer_list():
                               sg.SGLangSettings(context_length=8192, engine_version="0.5.2")).engine_view
     assert view["cuda_graph_bs"] == TO_160 + list(range(168, 257, 8))
     assert view["cuda_graph_parts_bytes"]["logits"] == 256 * spec.n_vocab * 4
-    parts = cuda_graph_parts(160, sg.SGLangSettings(), (0, 5, 2), spec.n_vocab, 8192, 1, gpu_mib=H100)
+    parts = cuda_graph_parts(160, sg.SGLangSettings(), (0, 5, 2), spec.n_vocab, 8192, 1, layers=36, gpu_mib=H100)
     assert parts.logits == 160 * spec.n_vocab * 4
     assert H200 == devices_for_names("H200")[0].memory_bytes // MiB
 
@@ -269,6 +269,6 @@ def test_target_verify_graphs_hold_draft_token_rows_of_logits():
     # cuda_graph_runner.py (0.4.10, 0.5.10): max_num_token = max_bs x speculative_num_draft_tokens rows of float32
     # logits in next_token_logits_buffer; the speculative list to 48 ends 1..8, 10..32 step 2, 40, 44, 48
     spec = sg.SGLangSettings(speculative_algorithm="EAGLE", speculative_num_draft_tokens=4)
-    parts = cuda_graph_parts(48, spec, (0, 5, 10), 151936, 8192, 1)
+    parts = cuda_graph_parts(48, spec, (0, 5, 10), 151936, 8192, 1, layers=28)
     assert capture_bs(48, (0, 5, 10), s=spec)[-3:] == (40, 44, 48)
     assert parts.logits == 48 * 4 * 151936 * 4

@@ -135,19 +135,20 @@ def test_olmo3_on_a_b200_starts_as_its_log_does():
 
 
 @pytest.mark.xfail(strict=True, reason="CUDA-graph capture of Olmo-3-32B on a B200 (sglang#13666, held out): 8.60 GiB "
-                                       "printed for 52 sizes to 512; oomkit gives 0.87 GiB (-90%) with the backend SGLang "
-                                       "picks there (trtllm_mha, now chosen by default): one shared 512 x 100,278 float32 "
-                                       "logits buffer (0.19), trtllm_mha's (512, pages) int32 page table and the constant "
-                                       "rest (0.673). The 7.7 GiB left is about 2 x sum(sizes) x vocab x 4 B, as if that "
-                                       "build kept per-graph logits. Not from the source read (0.5.5 wheel): "
+                                       "printed for 52 sizes to 512; oomkit gives 1.66 GiB (-81%) with the backend SGLang "
+                                       "picks there (trtllm_mha): one shared 512 x 100,278 float32 logits buffer (0.19), "
+                                       "trtllm_mha's (512, pages) int32 page table and 0.4505 MiB per graph and layer "
+                                       "(52 x 64: 1.46). The log leaves 2.6 MiB a graph and layer, against 0.33-0.65 on "
+                                       "every other log. Not from the source read (0.5.5 and 0.5.6 wheels): "
                                        "trtllm_mha_backend.py init_cuda_graph_state holds one (max_bs, pages) table whose "
                                        "per-size capture metadata are slices (no per-size FlashInfer wrapper, so "
                                        "flashinfer#2046's 72 MB a wrapper does not apply), and its 512 MiB workspace and "
                                        "FlashInfer's 384 MiB one are allocated by init_attention_backend before 'Capture "
-                                       "cuda graph begin' (the printed 34.83 -> 33.69 GiB drop; oomkit's backend-init "
-                                       "phase gives 0.93 GiB of it), not inside the capture; and logits_processor.py "
-                                       "_get_logits copies every model's logits (Olmo2ForCausalLM's too) into the one "
-                                       "next_token_logits_buffer, so no graph keeps its own")
+                                       "cuda graph begin' (the printed 34.83 -> 33.69 GiB drop), not inside the capture; "
+                                       "logits_processor.py _get_logits copies every model's logits (Olmo2ForCausalLM's "
+                                       "too) into the one next_token_logits_buffer, so no graph keeps its own; both "
+                                       "free-memory readings empty PyTorch's cache first (get_available_gpu_memory "
+                                       "empty_cache=True), so the eager warm-up runs leave nothing cached")
 def test_olmo3_capture_memory():
     est = _olmo3_estimate()
     by = {p["phase"]: p for p in est.engine_view["phases"]}
@@ -161,16 +162,16 @@ def test_capture_logits_and_index_tables_by_release():
     from oomkit.engines.sglang.phases import cuda_graph_parts
 
     vocab, ctx = 151936, 40960
-    old = cuda_graph_parts(160, sg.SGLangSettings(), (0, 4, 6), vocab, ctx, 1)
-    new = cuda_graph_parts(160, sg.SGLangSettings(), (0, 4, 10), vocab, ctx, 1)
+    old = cuda_graph_parts(160, sg.SGLangSettings(), (0, 4, 6), vocab, ctx, 1, layers=40)
+    new = cuda_graph_parts(160, sg.SGLangSettings(), (0, 4, 10), vocab, ctx, 1, layers=40)
     assert old.logits == 1687 * vocab * 4 and new.logits == 160 * vocab * 4
     # the backend's int32 index table, 160 rows x 40,960 slots; FA3 before #8567 adds a copy per captured size
     assert old.index_tables == new.index_tables == 160 * 40960 * 4
-    fa3 = cuda_graph_parts(160, sg.SGLangSettings(attention_backend="fa3"), (0, 4, 6), vocab, ctx, 1)
+    fa3 = cuda_graph_parts(160, sg.SGLangSettings(attention_backend="fa3"), (0, 4, 6), vocab, ctx, 1, layers=40)
     assert fa3.index_tables == (160 + 1687) * 40960 * 4
     # trtllm_mha's pages of 64
-    assert cuda_graph_parts(160, sg.SGLangSettings(), (0, 5, 5), vocab, ctx, 64).index_tables == 160 * 640 * 4
-    off = cuda_graph_parts(160, sg.SGLangSettings(disable_cuda_graph=True), (0, 5, 5), vocab, ctx, 1)
+    assert cuda_graph_parts(160, sg.SGLangSettings(), (0, 5, 5), vocab, ctx, 64, layers=40).index_tables == 160 * 640 * 4
+    off = cuda_graph_parts(160, sg.SGLangSettings(disable_cuda_graph=True), (0, 5, 5), vocab, ctx, 1, layers=40)
     assert off.total == 0
 
 
@@ -179,8 +180,9 @@ def test_qwen3_06b_rocm_capture_memory():
 
     d = load("qwen3-0.6b-mi300x-rocm-capture-gpustack4424")
     # held out: the 52 sizes to 512 on ROCm take 0.96 GiB; one (512, 151,936) float32 logits buffer, a 512 x 40,960
-    # int32 index table and the constant rest (fitted on a 7B and GLM-4.5-Air TP4) give 1.05 GiB, +9%
-    pred = cuda_graph_bytes(512, sg.SGLangSettings(), (0, 5, 8), 151936, 40960, 1)
+    # int32 index table and 0.4505 MiB per graph and layer (fitted on a 7B and GLM-4.5-Air TP4), 52 x 28, give
+    # 1.01 GiB, +5%
+    pred = cuda_graph_bytes(512, sg.SGLangSettings(), (0, 5, 8), 151936, 40960, 1, layers=28)
     printed = d["printed"]["capture_end_mem_usage_bytes"]
     assert abs(pred - printed) / printed <= 0.10
 
@@ -192,14 +194,14 @@ def test_flashinfer_builds_decode_wrappers_per_captured_size():
     from oomkit.engines.sglang.phases import cuda_graph_parts
 
     s = sg.SGLangSettings(attention_backend="flashinfer")
-    one = cuda_graph_parts(160, s, (0, 5, 5), 151936, 40960, 1)
+    one = cuda_graph_parts(160, s, (0, 5, 5), 151936, 40960, 1, layers=36)
     mask = 160 * 40960
     assert one.index_tables == 160 * 40960 * 4 + 24 * 8 * MiB + mask
-    two = cuda_graph_parts(160, s, (0, 5, 5), 151936, 40960, 1, sliding=True)
+    two = cuda_graph_parts(160, s, (0, 5, 5), 151936, 40960, 1, sliding=True, layers=36)
     assert two.index_tables == 2 * (one.index_tables - mask) + mask
     # triton keeps the mask too, fa3 and trtllm_mha do not
-    tr = cuda_graph_parts(160, sg.SGLangSettings(attention_backend="triton"), (0, 5, 5), 151936, 40960, 1)
-    fa3 = cuda_graph_parts(160, sg.SGLangSettings(attention_backend="fa3"), (0, 5, 5), 151936, 40960, 1)
+    tr = cuda_graph_parts(160, sg.SGLangSettings(attention_backend="triton"), (0, 5, 5), 151936, 40960, 1, layers=36)
+    fa3 = cuda_graph_parts(160, sg.SGLangSettings(attention_backend="fa3"), (0, 5, 5), 151936, 40960, 1, layers=36)
     assert tr.index_tables - fa3.index_tables == mask
 
 
@@ -354,20 +356,13 @@ def test_two_nodes_worker_starts_as_its_log_does():
     assert all(abs(u.weights_bytes - printed) / printed <= 0.03 for u in node1)
 
 
-@pytest.mark.xfail(strict=True, reason="decode CUDA-graph capture of Llama-3.1-70B at TP8 across two nodes "
-                                       "(llama-3.1-70b-tp8-2nodes-gh200-worker-servekit, held out): 1.32 GiB printed "
-                                       "with fa3, for 36 sizes to 256: cuda_graph_runner.py get_batch_sizes_to_capture "
-                                       "keeps the sizes up to req_to_token_pool.size, --max-running-requests 256 (the "
-                                       "log does not print its list; the Apertus log of the same harness and flags "
-                                       "prints those 36). oomkit gives 0.83 GiB (-37%; -25% when 52 sizes to 512 were "
-                                       "assumed): one (256, 128,256) float32 logits buffer (0.12), fa3's (256, 32,768) "
-                                       "int32 page table (0.03) and the constant rest (0.673, fitted on one-node logs). "
-                                       "Across nodes SGLang turns custom all-reduce off ('process group spans across "
-                                       "nodes'), so each graph captures 161 NCCL all-reduces; their graph memory is not "
-                                       "modelled: vLLM's NCCL_GRAPH_PER_ALLREDUCE (0.49 MiB, vllm#7553, CUDA 12.2 era) "
-                                       "would add 2.77 GiB for 36 x 161 of them (3.60 GiB, +173%); the 0.49 GiB gap is "
-                                       "89 KiB each")
 def test_two_nodes_capture_memory():
+    # llama-3.1-70b-tp8-2nodes-gh200-worker-servekit (held out): 1.32 GiB printed with fa3 for 36 sizes to 256
+    # (cuda_graph_runner.py get_batch_sizes_to_capture keeps the sizes up to req_to_token_pool.size, --max-running-requests
+    # 256; the Apertus log of the same harness and flags prints those 36). oomkit: one (256, 128,256) float32 logits
+    # buffer (0.12), fa3's (256, 32,768) int32 page table (0.03) and 0.4505 MiB per graph and layer, 36 x 80 (1.27):
+    # 1.42 GiB, +8%. Custom all-reduce is off across nodes, so each graph captures 161 NCCL all-reduces; the log's
+    # 0.415 MiB a graph and layer is the one-node runs' (0.42-0.47): no NCCL share shows
     est = _two_nodes_estimate()
     printed = load("llama-3.1-70b-tp8-2nodes-gh200-worker-servekit")["printed"]["capture_end_mem_usage_bytes"]
     assert abs(est.engine_view["cuda_graph_bytes"] - printed) / printed <= 0.10
@@ -416,8 +411,9 @@ def test_prefill_graphs_only_where_sglang_captures_them():
 
 
 def test_prefill_capture_is_the_phase_that_dies_when_only_it_is_short():
-    # the prefill capture runs last (model_runner.py: init_device_graphs, then init_piecewise_cuda_graphs): with what
-    # the pool leaves between the decode capture and both captures, the estimate starts, then dies in the prefill one
+    # 0.5.10: the prefill capture runs last (model_runner.py: init_device_graphs, then init_piecewise_cuda_graphs; from
+    # 0.5.14 it runs first): with what the pool leaves between the decode capture and both captures, the estimate
+    # starts, then dies in the prefill one
     from oomkit.hardware.catalog import devices_for_names
     from oomkit.model.resolve import resolve
 
@@ -425,7 +421,8 @@ def test_prefill_capture_is_the_phase_that_dies_when_only_it_is_short():
     devs = devices_for_names("H200") * 8
 
     def run(mfs):
-        s = sg.SGLangSettings(tp_size=8, context_length=32768, chunked_prefill_size=8192, mem_fraction_static=mfs)
+        s = sg.SGLangSettings(tp_size=8, context_length=32768, chunked_prefill_size=8192, mem_fraction_static=mfs,
+                              engine_version="0.5.10")
         return sg.ENGINE.estimate(spec, devs, s)
 
     view = run(0.85).engine_view
@@ -473,14 +470,15 @@ def test_apertus_prefill_capture_memory():
 
 @pytest.mark.xfail(strict=True, reason="decode CUDA-graph capture of Apertus-8B at TP4 on one GH200 node "
                                        "(apertus-8b-tp4-gh200-servekit, held out): 0.53 GiB printed for 36 sizes to "
-                                       "256 with fa3; oomkit gives 0.83 GiB (+57%): a (256, 131,072) float32 logits "
-                                       "buffer (0.125), fa3's (256, 32,768) int32 page table (0.031) and the constant "
-                                       "rest (0.673). The log leaves 0.374 GiB for the rest: it is not a constant "
-                                       "across models and TP sizes (fitted: Qwen2-7B TP1 and GLM-4.5-Air TP4, 0.666 and 0.680)")
+                                       "256 with fa3; oomkit gives 0.66 GiB (+25%, was +57% with a constant rest): a "
+                                       "(256, 131,072) float32 logits buffer (0.125), fa3's (256, 32,768) int32 page "
+                                       "table (0.031) and 0.4505 MiB per graph and layer, 36 x 32 (0.51). The log leaves "
+                                       "0.33 MiB a graph and layer (fitted: 0.47 on Qwen2-7B TP1, 0.43 on GLM-4.5-Air "
+                                       "TP4; the two-node Llama-3.1-70B of the same harness 0.415)")
 def test_apertus_decode_capture_memory():
     d = load("apertus-8b-tp4-gh200-servekit")
     s = sg.SGLangSettings(attention_backend="fa3")
-    pred = cuda_graph_bytes(256, s, (0, 5, 10), 131072, 32768, 1)
+    pred = cuda_graph_bytes(256, s, (0, 5, 10), 131072, 32768, 1, layers=32)
     printed = d["printed"]["capture_end_mem_usage_bytes"]
     assert abs(pred - printed) / printed <= 0.10
 
@@ -494,16 +492,17 @@ def test_qwq_capture_sizes_are_the_0_4_list():
 
 @pytest.mark.xfail(strict=True, reason="decode CUDA-graph capture of QwQ-32B at TP4 on 4x L4 (qwq-32b-tp4-4xl4-capture-bs80, "
                                        "0.4.3.post4, held out): 0.93 GiB printed for 13 sizes to 80 with flashinfer; "
-                                       "oomkit gives 1.07 GiB (+16%): 447 float32 logits rows of 152,064 (0.25; "
-                                       "before PR #8579 every graph keeps its own), an (80, 131,072) int32 index table "
-                                       "and 13 decode wrappers' 8 MiB workspaces (0.14), its uint8 custom mask (0.01) "
-                                       "and the constant rest (0.673). The log leaves 0.54 GiB for the rest (NCCL all-reduces included: custom "
-                                       "all-reduce is off on 4 PCIe GPUs); the rest is not a per-size constant either "
-                                       "(0.37 for Apertus-8B at 36 sizes, 0.67 for Qwen2-7B at 52)")
+                                       "oomkit gives 0.77 GiB (-17%, was +16% with a constant rest): 447 float32 logits "
+                                       "rows of 152,064 (0.25; before PR #8579 every graph keeps its own: 0.4.3.post4 "
+                                       "run_once returns next_token_logits), an (80, 131,072) int32 index table and 13 "
+                                       "decode wrappers' 8 MiB workspaces (0.14), its uint8 custom mask (0.01) and "
+                                       "0.4505 MiB per graph and layer, 13 x 64 (0.37). The log leaves 0.65 MiB a graph "
+                                       "and layer (NCCL all-reduces included: custom all-reduce is off on 4 PCIe GPUs; "
+                                       "the two-node NCCL run leaves 0.415, so NCCL does not explain it)")
 def test_qwq_small_capture_memory():
     d = load("qwq-32b-tp4-4xl4-capture-bs80")
     s = sg.SGLangSettings(attention_backend="flashinfer")
-    pred = cuda_graph_bytes(80, s, (0, 4, 3, 4), 152064, 131072, 1)
+    pred = cuda_graph_bytes(80, s, (0, 4, 3, 4), 152064, 131072, 1, layers=64)
     printed = d["printed"]["capture_end_mem_usage_bytes"]
     assert abs(pred - printed) / printed <= 0.10
 

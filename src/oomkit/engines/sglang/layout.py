@@ -494,7 +494,7 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
     gpu_mib = min(mems) // MiB if None not in mems else None  # get_device_memory_capacity: the smallest GPU
     hip = _is_hip(run.devs[0])
     parts = cuda_graph_parts(max_bs, s, run.v, spec.n_vocab, run.context_len, run.lay_all.page_size, sliding, rows,
-                             gpu_mib=gpu_mib, hip=hip)
+                             layers=len(run.layer_stages[0]), gpu_mib=gpu_mib, hip=hip)
     sizes = list(capture_bs(max_bs, run.v, rows, s=s, gpu_mib=gpu_mib, hip=hip))
     cg = parts.total
     kv = (pool.kv_bytes + pool.state_bytes) if pool is not None else 0

@@ -37,30 +37,38 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    (not fa3, not trtllm_mha, which overrides init_cuda_graph_state) also allocate, for the main model's backend
 #    (skip_prefill False), a uint8 cuda_graph_custom_mask of max_bs x context_len, once (flashinfer_backend.py,
 #    triton_backend.py, aiter_backend.py init_cuda_graph_state; 0.4.3.post4, 0.5.5, 0.5.10 and 0.5.23 read).
-# 3. The rest (cuBLAS workspaces, the graphs themselves, the largest graph's activations, which the smaller graphs reuse
-#    in the shared pool): one constant, fitted on two logs of builds with both fixes. sglang#11830 (a Qwen2-7B layout
-#    on a B200, sizes to 512, 1.44 GB; tests/fixtures/engine_logs/sglang/unnamed-qwen2-7b-b200-capture-pr11830.json)
-#    ran FlashInfer: its pool has pages of 1, so not trtllm_mha (server_args.py forces 16/32/64), FA3 is Hopper-only,
-#    and FlashInfer is the else branch of _get_default_attn_backend for an MHA model; so its 52 decode wrappers' 8 MiB
-#    workspaces and its 16 MiB custom mask are the backend's, not the rest. That leaves 0.666 GiB; GLM-4.5-Air TP4
-#    with both PRs (FA3, sizes to 256, 0.95 GB; glm-4.5-air-tp4-capture-prs8579-8567.json) leaves 0.680 GiB: the rest
-#    does not grow with max_bs; their mean, 0.673.
-#    Held out: Qwen3-0.6B on an MI300X (gpustack#4424, 0.5.8, sizes to 512, 0.96 GB) comes within +10%; Llama-3.1-70B
-#    at TP8 across two nodes (fa3, sizes to 256, 1.32 GB, NCCL all-reduce captured in the graphs) at -37% and Olmo 3 on
-#    a B200 (8.60 GB) at -90% are known misses (strict xfails), and so is Apertus-8B at TP4 on one GH200 node (fa3,
-#    sizes to 256, 0.53 GB printed, 0.83 here: +57%; it leaves 0.374 GiB for the rest, so the rest is not one constant
-#    across models and TP sizes). Small captures: QwQ-32B at TP4 on 4x L4 (0.4.3.post4, flashinfer, 13 sizes to 80,
-#    0.93 GB, NCCL all-reduces in the graphs) comes to 1.07 (+16%, a strict xfail): its rest is 0.54 GiB. Per captured
-#    size the rest runs 11-42 MiB over these logs, per layer and size 0.25-0.66 MiB: neither a constant nor a per-size
-#    rule fits them, so the constant stays, with these misses recorded. The two-node run has custom all-reduce off
-#    (distributed/device_communicators/custom_all_reduce_utils.py 0.5.10: "disabled because this process group spans
-#    across nodes", and for world_size > 2 without full NVLink, as vLLM), so its graphs capture 161 NCCL all-reduces
-#    each; vLLM's per-all-reduce figure (engines/vllm/phases.py NCCL_GRAPH_PER_ALLREDUCE, 0.49 MiB, fitted on a CUDA
-#    12.2-era PCIe run) would add 2.77 GiB there (3.60 vs 1.32 printed): it does not carry over, so NCCL's share is
-#    left out here (the 0.49 GiB gap is 89 KiB per all-reduce; SGLang also sets NCCL_CUMEM_ENABLE=0, engine.py). On
-#    the QwQ-32B run it would add 0.80 GiB for 13 x 129 all-reduces, more than the whole capture took. The fitted logs
-#    captured sizes to 256 or 512.
-CG_BASE = int(0.673 * GiB)
+# 3. The rest: per captured graph and decoder layer on the rank. "mem usage" is the free memory before CudaGraphRunner
+#    minus the free memory after it, both read by utils get_available_gpu_memory with empty_cache=True (0.4.3.post4,
+#    0.5.5, 0.5.10 read), so the eager warm-up runs before each capture (capture_one_batch_size: two run_once calls
+#    outside the graph) leave nothing behind in PyTorch's cache: what stays is the shared graph pool (the largest
+#    graph's activations, captured first, reversed(capture_bs); the smaller graphs reuse it), the tensors above, and
+#    what lives outside PyTorch's allocator: each instantiated graph's executable, whose kernel nodes grow with the
+#    layers it runs. Over the logs the rest per graph and layer runs 0.33-0.65 MiB (per graph alone 11-42 MiB, as a
+#    constant 0.37-1.17 GiB), so it is costed per graph and layer: CG_PER_GRAPH_LAYER, the mean of the two fitted logs
+#    with builds after both PRs: sglang#11830 (a Qwen2-7B layout on a B200, 52 sizes to 512, 28 layers, 1.44 GB;
+#    tests/fixtures/engine_logs/sglang/unnamed-qwen2-7b-b200-capture-pr11830.json; FlashInfer: its pool has pages of 1,
+#    so not trtllm_mha, FA3 is Hopper-only, and FlashInfer is the else branch of _get_default_attn_backend for an MHA
+#    model, so its 52 decode wrappers' 8 MiB workspaces and its 16 MiB custom mask are the backend's), 0.468 MiB, and
+#    GLM-4.5-Air TP4 with both PRs (FA3, 35 sizes to 256, 46 layers, 0.95 GB; glm-4.5-air-tp4-capture-prs8579-8567.json),
+#    0.433 MiB.
+#    Held out (printed -> oomkit): Qwen3-0.6B on an MI300X (gpustack#4424, 0.5.8, 52 sizes, 28 layers) 0.96 -> 1.01
+#    (+5%); Llama-3.1-70B at TP8 across two nodes (fa3, 36 sizes, 80 layers) 1.32 -> 1.42 (+8%); GLM-4.5-Air with
+#    neither PR 5.16 -> 5.29 (+2%); Apertus-8B at TP4 on one GH200 node (fa3, 36 sizes, 32 layers) 0.53 -> 0.66 (+25%,
+#    a strict xfail: 0.33 MiB a graph and layer); QwQ-32B at TP4 on 4x L4 (0.4.3.post4, flashinfer, 13 sizes to 80, 64
+#    layers) 0.93 -> 0.77 (-17%, a strict xfail: 0.65 MiB); Olmo 3 32B on a B200 (trtllm_mha, 52 sizes, 64 layers)
+#    8.60 -> 1.66 (-81%, a strict xfail: 2.6 MiB, not explained by the source read). The fitted logs come to
+#    1.42 (-2%) and 0.98 (+3%).
+#    NCCL: the two-node run has custom all-reduce off (distributed/device_communicators/custom_all_reduce_utils.py
+#    0.5.10: "disabled because this process group spans across nodes"), so its graphs capture 161 NCCL all-reduces
+#    each, and QwQ-32B's (4 PCIe GPUs, "not supported on more than two PCIe-only GPUs") 129; yet the two-node run's
+#    rest per graph and layer (0.415 MiB) is the one-node TP1 runs' (0.42-0.47), so no NCCL share is added (vLLM's
+#    NCCL_GRAPH_PER_ALLREDUCE, 0.49 MiB each, fitted on a CUDA 12.2-era PCIe run, would add 2.77 GiB there: 3.60 vs 1.32
+#    printed; SGLang sets NCCL_CUMEM_ENABLE=0, engine.py). Custom all-reduce registers each graph's all-reduce inputs
+#    after the capture ("Registering 2340 cuda graph addresses" on the Apertus run: 36 graphs x 65), no share modelled
+#    either. None of these runs set --enable-torch-compile (graphs of torch_compile_max_bs and below run compiled
+#    code; not modelled) or the memory saver (_capture_graph takes torch_memory_saver's cuda_graph only with
+#    --enable-memory-saver and SGLANG_MEMORY_SAVER_CUDA_GRAPH).
+CG_PER_GRAPH_LAYER = int(0.4505 * MiB)
 LOGITS_BYTES = 4  # float32
 FLASHINFER_INT_WORKSPACE = 8 * MiB
 CUSTOM_MASK_BACKENDS = frozenset({"flashinfer", "triton", "aiter"})
@@ -192,8 +200,9 @@ class GraphMemory:
 
 
 def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int,
-                     sliding: bool = False, pool_size: int | None = None, *, gpu_mib: int | None = None,
+                     sliding: bool = False, pool_size: int | None = None, *, layers: int, gpu_mib: int | None = None,
                      hip: bool = False) -> GraphMemory:
+    """The decode capture's memory on one rank; layers: the decoder layers that rank runs (its pipeline stage's)."""
     sizes = capture_bs(max_bs, v, pool_size, s=s, gpu_mib=gpu_mib, hip=hip)
     if s.disable_cuda_graph or not sizes:
         return GraphMemory(0, 0, 0)
@@ -212,12 +221,14 @@ def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
         tables = wrappers * (tables + FLASHINFER_INT_WORKSPACE * len(sizes))
     if (s.attention_backend or "") in CUSTOM_MASK_BACKENDS:
         tables += top * max(context_len, 1)  # cuda_graph_custom_mask, uint8, once
-    return GraphMemory(logits, tables, CG_BASE)
+    return GraphMemory(logits, tables, CG_PER_GRAPH_LAYER * len(sizes) * max(layers, 1))
 
 
 def cuda_graph_bytes(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int = 1,
-                     sliding: bool = False, *, gpu_mib: int | None = None, hip: bool = False) -> int:
-    return cuda_graph_parts(max_bs, s, v, vocab, context_len, page_size, sliding, gpu_mib=gpu_mib, hip=hip).total
+                     sliding: bool = False, pool_size: int | None = None, *, layers: int, gpu_mib: int | None = None,
+                     hip: bool = False) -> int:
+    return cuda_graph_parts(max_bs, s, v, vocab, context_len, page_size, sliding, pool_size, layers=layers,
+                            gpu_mib=gpu_mib, hip=hip).total
 
 
 # The attention backend's own buffers, allocated by model_runner.py init_attention_backend after "Memory pool end" and
