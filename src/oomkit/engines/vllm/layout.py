@@ -469,6 +469,9 @@ def _needed_many(plan: KvPlan, max_len: int, batched: int, r: Resolved) -> int:
 def _loading_str(weights: int, r: Resolved) -> str:
     if not r.v1:
         return f"{weights / GiB:.4f} GB"  # V0 model_runner.py: "Loading model weights took %.4f GB"
+    if r.runner_v2 and r.version < (0, 28):
+        # model runner V2 up to 0.27 (v1/worker/gpu/model_runner.py load_model): "Model loading took %s GiB and"
+        return f"{round(weights / GiB, 2)} GiB"
     if r.at_least("format_gib"):
         return f"{round(weights / GiB, 2)} GiB memory"
     return f"{weights / GiB:.4f} GiB"
