@@ -55,10 +55,13 @@ KNOWN: dict[tuple[str, str], str] = {
         "sglang/qwen3-0.6b-mi300x-rocm-capture-gpustack4424); what it is was not found",
     ("qwen3-0.6b-h100-prefill-capture-oom-pr39713", "pool"):
         "from the log's 77.24 GB free before the weights and mem_fraction_static 0.83: oomkit's pool 589,814 tokens "
-        "(K + V 63.00 GiB) vs 556,202 (59.40 GB): +3.59 GiB, +4.5 % of the GPU. The log loses 76.06 - 12.14 - 59.40 = "
-        "4.52 GB between 'Load weight end' and 'Memory pool end' to more than the pool (oomkit: the 0.62 GiB "
-        "req_to_token pool), so this build (SGLang main of September 2026, mem_cache/kv_cache_configurator.py) "
-        "holds about 3.6 GiB more out of the KV budget than oomkit's 0.5.23 rules; not identified",
+        "(K + V 63.00 GiB) vs 556,202 (59.40 GB): +3.59 GiB, +4.5 % of the GPU. This build sizes the pool as the free "
+        "memory at the profile less the slack (mem_cache/kv_cache_configurator.py _profile_available_bytes: "
+        "available - pre_model_load_memory x (1 - mem_fraction_static), 77.24 x 0.17 = 13.13 GB), so the log had "
+        "59.40 + 13.13 = 72.53 GB free at the profile, 3.53 GB less than after the weights (77.24 - 1.18 = 76.06): "
+        "something holds 3.5 GB between 'Load weight end' and the KV profile that oomkit's 0.5.23 rules do not "
+        "charge (not identified); after the pool, 0.99 GB more down to 'Memory pool end' (oomkit: the 0.62 GiB "
+        "req_to_token pool)",
     ("qwen3-0.6b-h100-prefill-capture-oom-pr39713", "pool end to end"):
         "on an H100 (81,559 MiB) at mem_fraction_static 0.83: oomkit 602,305 tokens (K + V 64.33 GiB, 78.85 GB free "
         "before the weights) vs 556,202 (59.40 GB, 77.24 GB free): +4.94 GiB, +6.2 % of the GPU; 1.61 GB of the "
