@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from ...units import GiB, MiB
 from ..versions import Version
-from ..vllm.phases import CG_GRAPH_BASE, CG_GRAPH_PER_HIDDEN
 from .settings import SGLangSettings, prefill_graph_sizes, reached
 
 # CUDA-graph capture ("Capture cuda graph end. ... mem usage=X GB": free memory before CudaGraphRunner minus free
@@ -280,13 +279,19 @@ def backend_init_bytes(backend: str | None, v: Version, *, architecture: str, sl
 # What it holds: the static input buffers (input_ids, out_cache_loc, positions: 24 B a token, negligible), the
 # private graph pool of the pieces (the largest size first, the smaller reuse it; every piece's output is a weak
 # reference, compilation/cuda_piecewise_backend.py), and each graph's own memory outside PyTorch (the "non-Torch"
-# memory sglang#15927 measured; its reserve counts 8 MiB per size). SGLang's piecewise backend is vLLM's
+# memory sglang#15927 measured; its reserve counts 8 MiB per size). Both readings empty PyTorch's cache first
+# (get_available_gpu_memory, empty_cache=True), and the pieces run without inductor (piecewise_cuda_graph_compiler
+# 'eager', the 0.5.10 default, printed by both logs below). SGLang's piecewise backend is vLLM's
 # (cuda_piecewise_backend.py: "Adapted from vllm v0.10.0 compilation/cuda_piecewise_backend.py"), so the graph set
-# is costed with vLLM's piecewise rule, not refitted: (CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN x hidden) per captured size
-# x sqrt(largest size / 512) (engines/vllm/phases.py cudagraph_actual_bytes, fitted on vLLM 0.19 logs). Held out:
-# Llama-3.1-70B TP8 across two nodes (58 sizes to 8,192, 3.94 GB printed, NCCL all-reduces in the graphs) gives 3.99
-# GiB (+1.4%); Apertus-8B TP4 on one GH200 node (the same 58 sizes, hidden 4,096, custom all-reduce) 2.33 vs 1.96 GB
-# (+19%, a strict xfail). The sqrt factor was fitted on sizes to 512-1,024 and reaches 8,192 here.
+# keeps the shape of vLLM's piecewise rule (engines/vllm/phases.py cudagraph_actual_bytes: per captured size, a share
+# of the hidden size, x sqrt(largest size / 512)), but not its coefficients: vLLM's (CG_GRAPH_BASE 2.91 MiB +
+# CG_GRAPH_PER_HIDDEN 1.84 KiB x hidden, fitted on vLLM 0.19 logs to 512-1,024 tokens) put Apertus-8B at +19%. The two
+# SGLang logs take 8.70 and 8.65 KiB per hidden unit and captured size at 8,192 tokens (69.6 and 34.6 MiB a size at
+# hidden 8,192 and 4,096), so no per-size base: PREFILL_GRAPH_PER_HIDDEN is fitted on Llama-3.1-70B TP8 across two
+# nodes (58 sizes to 8,192, 80 layers, NCCL all-reduces in the graphs, 3.94 GB printed) and holds Apertus-8B TP4 on one
+# GH200 node (the same 58 sizes, 32 layers, custom all-reduce, 1.96 GB printed) to 1.97 GiB (+0.5%; vLLM's
+# coefficients: 3.99, +1.4%, and 2.33, +19%). Per size and layer the two differ (0.87 and 1.08 MiB), per hidden unit
+# they do not. Both logs reach 8,192 tokens: the sqrt scaling to other largest sizes is vLLM's, not checked on SGLang.
 # From 0.5.18 the prefill graphs on CUDA are "breakable" (model_executor/cuda_graph_config.py default_prefill_backend;
 # runner_backend/breakable_cuda_graph_backend.py, read in the 0.5.18 wheel): no torch.compile; each size is captured
 # as a sequence of torch.cuda.CUDAGraph segments split at eager break points (the attention and Mamba layers'
@@ -299,6 +304,7 @@ def backend_init_bytes(backend: str | None, v: Version, *, architecture: str, sl
 # (prefill_output_row_bytes); no 0.5.18+ log prints a prefill capture figure to check either against. Not modelled:
 # the decode capture, run after the prefill one from 0.5.14, reusing the pool blocks the prefill graphs left.
 PREFILL_GRAPH_REF_TOKENS = 512
+PREFILL_GRAPH_PER_HIDDEN = 2226  # bytes per hidden unit and captured size at 512 tokens (x sqrt(largest / 512))
 PREFILL_GRAPH_OFF_ARCHS = frozenset({"deepseek32", "qwen3next", "glm-dsa", "bailingmoe2.5", "llada"})
 
 
@@ -333,7 +339,7 @@ def prefill_output_row_bytes(v: Version, hidden: int, model_dtype: str) -> int:
 def prefill_graph_bytes(sizes: tuple[int, ...], hidden: int, output_row_bytes: int = 0) -> int:
     if not sizes:
         return 0
-    per_graph = CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN * hidden
+    per_graph = PREFILL_GRAPH_PER_HIDDEN * hidden
     graphs = int(per_graph * len(sizes) * math.sqrt(max(sizes) / PREFILL_GRAPH_REF_TOKENS))
     return graphs + max(sizes) * output_row_bytes
 
