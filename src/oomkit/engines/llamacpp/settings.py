@@ -60,6 +60,17 @@ ERAS = Eras({
     # issue #20, 2026-05-19): --spec-type draft-mtp runs the model's own next-n block as the draft; before it the
     # speculative type is unknown and the command is refused (common/arg.cpp common_speculative_type_from_name)
     "spec_mtp": 9180,
+    # PR #23269 "llama : MTP clean-up" (ggml-org/llama.cpp@d14ce3dab, merged 2026-05-19; b9235 = its commit count,
+    # the build number): --spec-draft-n-max's default 16 -> 3, and common_init_result no longer zeroes n_rs_seq on
+    # a recurrent / hybrid model when --spec-type lists anything but draft-mtp ([TAG_RS_STATE_ROLLBACK_SUPPORT],
+    # "recurrent state rollback is not compatible with '...' - disabling rollback support", PR #22673)
+    "spec_mtp_cleanup": 9235,
+    # PR #24593 "spec: support eagle3 for qwen3.5 & 3.6" (b14e3fb90, 2026-06-19, b9723): need_n_rs_seq counts
+    # draft-eagle3 beside draft-mtp
+    "rs_seq_eagle3": 9723,
+    # PR #22105 "spec : add DFlash support" (d1b34251b, 2026-06-28, b9831): brings draft-dflash, counted by
+    # need_n_rs_seq from the start
+    "rs_seq_dflash": 9831,
 })
 NEWEST = "b9999"
 DEFAULT_GGUF_TYPE = "Q4_K_M"
@@ -172,8 +183,8 @@ SPEC_TYPES = ("none", "draft-simple", "draft-eagle3", *MTP_SPEC_TYPES, "draft-df
 
 # common/common.h common_params_speculative_draft.n_max: 3 in ggml-org/llama.cpp@001d906a6 and at 88a3927 (PR #24508,
 # 2026-06-12: "the default --spec-draft-n-max 3"); 16 at b9204 (unslothai/unsloth PR #5582, 2026-05-18: "--spec-draft-
-# n-max N (default: 16)"). Only builds from outputs_max (2026-06-01) read it for memory, so 3 stands for all of them
-# (the days between 06-01 and 06-12 are not placed)
+# n-max N (default: 16)"). The change is PR #23269 (ERAS spec_mtp_cleanup, b9235: "args : update draft.n_max == 3"),
+# before outputs_max, the first build that reads it for memory, so 3 stands for all of those
 SPEC_DRAFT_N_MAX = 3
 # common_speculative_n_max's other terms (common/common.h defaults): ngram-simple / -map-k / -map-k4v size_m 48,
 # ngram-mod n_max 64, ngram-cache a fixed 8
@@ -189,36 +200,46 @@ def speculative_n_max(s: LlamaCppSettings) -> int:
     return max((draft if t.startswith("draft-") else SPEC_NGRAM_N_MAX.get(t, 0) for t in s.spec_type), default=0)
 
 
-# common/common.h common_params_speculative::need_n_rs_seq (newest source): the draft types that verify by rolling the
-# target's recurrent state back, so common_context_params_to_llama (common/common.cpp) sets cparams.n_rs_seq to the
-# draft's n_max for them: the model's own MTP block, EAGLE-3, DFlash and DSpark. n-gram types and draft-simple: 0.
-# Forks show shorter lists (MTP alone, then MTP + EAGLE-3 + DFlash); the upstream builds between are not placed.
-RS_SEQ_SPEC_TYPES = (*MTP_SPEC_TYPES, "draft-eagle3", "draft-dflash", "draft-dspark")
+# common/common.h common_params_speculative::need_n_rs_seq: the draft types that verify by rolling the target's
+# recurrent state back, so common_context_params_to_llama (common/common.cpp) sets cparams.n_rs_seq to the draft's
+# n_max for them, by the build each joined (git log -L need_n_rs_seq of ggml-org/llama.cpp's master; the build
+# number is the commit's count, e.g. 255582687 -> b9180): draft-mtp with the function itself (PR #22673, b9180),
+# draft-eagle3 (PR #24593, b9723), draft-dflash (PR #22105, b9831), draft-dspark (PR #25173, 84075273c, merged
+# 2026-07-28, b10163: after NEWEST, so placed there, NEWEST_PLACED). draft-mtp-adaptive is in the newest source's
+# list but in no upstream build to b10587 (2026-08-22): placed at NEWEST. n-gram types and draft-simple: never.
+RS_SEQ_SPEC_FIRST = {"draft-mtp": 9180, "draft-eagle3": 9723, "draft-dflash": 9831, "draft-dspark": int(NEWEST[1:]),
+                     "draft-mtp-adaptive": int(NEWEST[1:])}
+RS_SEQ_SPEC_TYPES = tuple(RS_SEQ_SPEC_FIRST)
 # src/llama-arch.cpp llm_arch_supports_rs_rollback: the architectures whose recurrent state keeps n_rs_seq snapshots
 # (llama_context::llama_context clamps any other's n_rs_seq to 0, "model does not support recurrent partial
-# rollback; clamping to 0"), by the build each is first known in. qwen35 / qwen35moe: PR #22673 "llama + spec: MTP
-# Support" (ERAS spec_mtp, which brought n_rs_seq and COMMON_CONTEXT_SEQ_RM_TYPE_RS); deepseek4's compressor state
-# (llama_dsv4_comp_state) is in the same list at ggml-org/llama.cpp@00395eb, placed with it. Later ones come after
-# the builds oomkit dates by number, so they sit at NEWEST (NEWEST_PLACED): nemotron_h / nemotron_h_moe PR #26623
-# (opened 2026-08-05), qwen4exp PR #28123 (2026-08-31), kimi-k3 PR #28466 (2026-09-06); lfm2 / lfm2moe are in the
-# list of llama-cpp-python 0.3.36's build (llama.cpp@0c1e57098; its PR not found). All measured there (n_rs_seq
-# kept); qwen3next, granitehybrid, falcon-h1, jamba, plamo2, kimi-linear and mamba are clamped to 0 there.
-RS_ROLLBACK_FIRST = {"qwen35": 9180, "qwen35moe": 9180, "deepseek4": 9180, "nemotron_h": 9999, "nemotron_h_moe": 9999,
-                     "qwen4exp": 9999, "kimi-k3": 9999, "lfm2": 9999, "lfm2moe": 9999}
-# --spec-draft-n-max's default (common_params_speculative_draft.n_max): 16 at b9204 (unslothai/unsloth PR #5582), 3
-# at 88a3927 (SPEC_DRAFT_N_MAX); the change is placed at PR #23988 (ERAS outputs_max), which reworked the draft
-# parameters, as the first build the newer default is assumed in
+# rollback; clamping to 0"), by the build each joined (git log -L of the function on master): qwen35 / qwen35moe with
+# it (PR #22673, b9180). The others came after the builds oomkit dates by number and sit at NEWEST
+# (NEWEST_PLACED): deepseek4 PR #25784 "DeepseekV4 MTP + DSpark" (596a5795b, 2026-08-02, b10228), nemotron_h /
+# nemotron_h_moe PR #26623 (1692f9e50, 2026-08-14, b10431), lfm2 / lfm2moe PR #27383 (07822bddf, 2026-08-20,
+# b10540), bailingmoe3 PR #27508 (2115b73d8, 2026-08-22, b10581), qwen4exp PR #28123 (0eadefeb, 2026-09-01, per
+# issue #28019), kimi-k3 PR #28466 (opened 2026-09-06). All measured in llama-cpp-python 0.3.36's build
+# (llama.cpp@0c1e57098: n_rs_seq kept); qwen3next, granitehybrid, falcon-h1, jamba, plamo2, kimi-linear and mamba
+# are clamped to 0 there.
+RS_ROLLBACK_FIRST = {"qwen35": 9180, "qwen35moe": 9180, "deepseek4": 9999, "nemotron_h": 9999, "nemotron_h_moe": 9999,
+                     "qwen4exp": 9999, "kimi-k3": 9999, "lfm2": 9999, "lfm2moe": 9999, "bailingmoe3": 9999}
+# --spec-draft-n-max's default (common_params_speculative_draft.n_max): 16 when PR #22673 brought n_rs_seq, 3 from
+# PR #23269 (ERAS spec_mtp_cleanup, b9235; unslothai/unsloth PR #5582 shows 16 at b9204)
 SPEC_DRAFT_N_MAX_OLD = 16
 
 
 def need_n_rs_seq(s: LlamaCppSettings, build: int) -> int:
     """What llama-server / llama-cli ask for as cparams.n_rs_seq (common_params_speculative::need_n_rs_seq): the
-    draft's n_max when a --spec-type rolls the recurrent state back, else 0; no such parameter before ERAS spec_mtp."""
-    if not ERAS.reached(build, "spec_mtp") or not any(t in RS_SEQ_SPEC_TYPES for t in s.spec_type):
+    draft's n_max when a --spec-type rolls the recurrent state back in that build (RS_SEQ_SPEC_FIRST), else 0; no
+    such parameter before ERAS spec_mtp. Until ERAS spec_mtp_cleanup common_init_result zeroed it again when the
+    list held any type but draft-mtp (on a recurrent or hybrid model, the only ones that keep snapshots)."""
+    if not ERAS.reached(build, "spec_mtp") or not any(build >= RS_SEQ_SPEC_FIRST.get(t, build + 1)
+                                                     for t in s.spec_type):
+        return 0
+    if not ERAS.reached(build, "spec_mtp_cleanup") and any(t not in ("none", "draft-mtp") for t in s.spec_type):
         return 0
     if s.spec_draft_n_max is not None:
         return max(0, s.spec_draft_n_max)
-    return SPEC_DRAFT_N_MAX if ERAS.reached(build, "outputs_max") else SPEC_DRAFT_N_MAX_OLD
+    return SPEC_DRAFT_N_MAX if ERAS.reached(build, "spec_mtp_cleanup") else SPEC_DRAFT_N_MAX_OLD
 
 
 def n_rs_seq(architecture: str, s: LlamaCppSettings, build: int) -> int:
@@ -259,8 +280,13 @@ NEWEST_PLACED = (
             "present by b10636)"),
     (10830, "the draft-mtp context caches only the next-n layers on deepseek2 / glm4moe / cohere2moe (PR #28630, "
             "opened 2026-09-09 against b10820)"),
-    (10830, "recurrent-state snapshots (n_rs_seq) on nemotron_h (PR #26623, about b10291), qwen4exp (PR #28123, "
-            "about b10711), kimi-k3 (PR #28466) and lfm2 (present in llama.cpp@0c1e57098)"),
+    (10163, "--spec-type draft-dspark and its recurrent-state snapshots (PR #25173, b10163)"),
+    (10228, "recurrent-state snapshots (n_rs_seq) on deepseek4 (PR #25784, b10228)"),
+    (10431, "recurrent-state snapshots on nemotron_h (PR #26623, b10431)"),
+    (10540, "recurrent-state snapshots on lfm2 (PR #27383, b10540)"),
+    (10581, "recurrent-state snapshots on bailingmoe3 (PR #27508, b10581)"),
+    (10830, "recurrent-state snapshots on qwen4exp (PR #28123, 2026-09-01, about b10729) and kimi-k3 (PR #28466, "
+            "opened 2026-09-06)"),
 )
 
 
