@@ -338,14 +338,12 @@ def test_nccl_inside_the_graphs_fitted_on_vllm_7553():
     assert abs(capture["bytes"] - 2464 * MiB) < 0.01 * 2464 * MiB, capture["bytes"] / MiB
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "vllm#7553 started (nvidia-smi 23859 of 24564 MiB with CUDA graphs, 21395 with --enforce-eager). The phases now "
-    "agree: the driver's profile peak is 782 MiB (its 288 MiB forward plus the sampler's 256 x 64,000 rows at 28 B "
-    "and the hidden states, added up to 0.6.3: profile.py v0_activation; the eager run's figures put it at 0.8-1.3 "
-    "GiB), so the KV cache is 4,247 MiB and the capture fits with 203 MiB left. fits is still False: each GPU's "
-    "total counts the profile's activation peak as held beside the KV cache and the graphs, 25,143 MiB on the "
-    "driver and 24,649 MiB on the others against 24,564"))
 def test_vllm_7553_starts():
+    # vllm#7553 started (nvidia-smi 23859 of 24564 MiB with CUDA graphs, 21395 with --enforce-eager). The driver's
+    # profile peak (its forward plus the sampler's 256 x 64,000 rows: profile.py v0_activation) is freed before the
+    # KV cache is allocated (0.5.4 worker.py determine_num_available_blocks: gc.collect(); torch.cuda.empty_cache()),
+    # so no GPU holds it beside the KV cache and the graphs: each holds its weights, non-torch memory, KV cache and
+    # graphs, 24,289 MiB of 24,564 (CUDA context and the driver's reserve included)
     from oomkit.hardware.catalog import lookup as gpu_lookup
 
     g = gpu_lookup("NVIDIA GeForce RTX 4090")

@@ -379,8 +379,18 @@ def _usages(s: VllmSettings, r: Resolved, ranks: list[_Rank], num_blocks: int | 
         else:
             kv = 0
         overhead = m.context + m.non_torch + m.cudagraph
+        # The profile run's peak is freed before the KV cache is allocated (0.4-0.6.3 worker.py
+        # determine_num_available_blocks ends in gc.collect(); torch.cuda.empty_cache(); from 0.6.4 utils.py
+        # memory_profiling does so on exit, V1's gpu_worker.py determine_available_memory alike): the KV cache and
+        # the CUDA graphs are then allocated into that memory, so the peak adds to what start-up holds only where it
+        # is larger than both (vllm#7553: 0.5.4's driver starts with its 782 MiB peak beside 4.1 GiB of KV cache
+        # and 2.4 GiB of graphs, which a sum puts 0.5 GiB past the 24,564 MiB card). Where vLLM refuses, or the
+        # GPU's memory is not known, the KV cache shown is what one request needs: beside the peak, as the budget
+        # counts it
+        allocated = error is None and rk.available is not None and rk.num_blocks is not None
+        compute = max(m.activation - kv - m.cudagraph, 0) if allocated else m.activation
         usages.append(Usage(id=rk.device.id, name=rk.device.name, memory_bytes=rk.device.memory_bytes,
-                            weights_bytes=rk.weights, kv_cache_bytes=kv, compute_bytes=m.activation,
+                            weights_bytes=rk.weights, kv_cache_bytes=kv, compute_bytes=compute,
                             overhead_bytes=overhead + (CUDA_DRIVER_RESERVED if rk.device.memory_bytes else 0)))
         if rk.total is not None and rk.requested is not None and not budget_cudagraphs and m.cudagraph and r.v1:
             headroom = rk.total - rk.requested - m.context
