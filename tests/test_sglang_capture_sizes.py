@@ -10,7 +10,7 @@ import re
 import pytest
 
 from oomkit.engines import sglang as sg
-from oomkit.engines.sglang.phases import capture_alignment, capture_bs, cuda_graph_parts
+from oomkit.engines.sglang.phases import capture_alignment, capture_bs, cuda_graph_parts, prefill_graph_bytes
 from oomkit.engines.sglang.settings import capacity_defaults, parse_version
 from oomkit.hardware.catalog import devices_for_names
 from oomkit.units import MiB
@@ -213,7 +213,10 @@ def test_breakable_prefill_graphs_add_their_output_buffer():
     old, new = view("0.5.14"), view("0.5.18")
     assert old["prefill_cuda_graph_tokens"] == new["prefill_cuda_graph_tokens"]
     assert max(new["prefill_cuda_graph_tokens"]) == 8192
-    assert new["prefill_cuda_graph_bytes"] - old["prefill_cuda_graph_bytes"] == 8192 * 4096 * 2
+    sizes = tuple(new["prefill_cuda_graph_tokens"])
+    segments = prefill_graph_bytes(sizes, 4096, breakable=True)  # the segments keep vLLM's coefficients
+    assert new["prefill_cuda_graph_bytes"] - segments == 8192 * 4096 * 2
+    assert old["prefill_cuda_graph_bytes"] == prefill_graph_bytes(sizes, 4096)  # the 0.5.10 pieces' refit
 
 
 def test_prefill_graph_sizes_follow_the_chunk():

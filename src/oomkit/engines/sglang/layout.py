@@ -510,7 +510,8 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
         disabled_arch=spec.architecture in PREFILL_GRAPH_OFF_ARCHS
         or any(la.attention is not None and la.attention.index_head_dim for la in spec.trunk_layers))
     pcg = prefill_graph_bytes(pcg_sizes, spec.n_embd,
-                              prefill_output_row_bytes(run.v, spec.n_embd, run.lay_all.model_dtype))
+                              prefill_output_row_bytes(run.v, spec.n_embd, run.lay_all.model_dtype),
+                              breakable=reached(run.v, "prefill_breakable"))
     prefill_first = reached(run.v, "prefill_graph_first")
     phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg, init, pcg, prefill_first)
     lines = []
