@@ -71,8 +71,17 @@ leaves it out (said so) for the others:
 - gemma4a (Gemma 4 E2B / E4B's audio tower, _audio_compute_bytes): the convolutional subsampler's peak at the
   3000-frame warmup clip; a file with both towers reserves both compute buffers and loads the unprefixed v.* tensors
   twice (clip_weight_bytes).
-Not modelled (weights only, and a note says the compute buffer is missing): gemma3n (MobileNetV5, gemma3nv), the other
-vision towers and the other audio towers.
+- gemma3nv (Gemma 3n E2B / E4B's MobileNetV5, _mobilenetv5; tools/mtmd/models/mobilenetv5.cpp
+  clip_graph_mobilenetv5::build): warmup at image_size (768 px). Convolutions are ggml_conv_2d_direct (no im2col)
+  except the depthwise ones (ggml_conv_2d_dw: an F16 im2col of k^2 C OH OW); the peak is the downsampling depthwise
+  conv that opens a stage (dw_mid, stride 2, after pad_same_2d): the GELU output of the expansion (4 m H^2), its
+  SAME-padded copy (4 m Hp^2) and the im2col (2 k^2 m OH^2), held to mtmd_get_memory_usage byte for byte (556.90 MiB
+  on the released tower, -fa on and off alike: the MQA attention is built by hand). The same file's audio tower
+  (gemma3na) is skipped by clip_init (skip_audio, "we don't support audio for Gemma 3N", in the llama.cpp of
+  llama-cpp-python 0.3.36): neither loaded nor reserved (clip_weight_bytes, _audio_compute_bytes); clip loads only
+  the v.* tensors and the embedder's projection and soft norm.
+Not modelled (weights only, and a note says the compute buffer is missing): the other vision towers and the other
+audio towers.
 """
 
 from __future__ import annotations
@@ -147,6 +156,8 @@ def _audio_compute_bytes(meta: dict, shapes: dict) -> int | None:
     plus the two graph inputs, the relative position rows (E x 13 F32) and the chunk mask (24 x 12 x B F32,
     B = ceil(t2 / 12) chunks). The conformer layers after it take less at every width tested (E 768-1536, F up to
     8192, 4-16 heads: the 750 positions of the warmup clip are few)."""
+    if _kind(meta) == "gemma3nv":  # clip_init sets skip_audio for a gemma3nv vision tower: no audio context
+        return 0
     # load_hparams reads clip.projector_type first, then the modality's own key
     kind = meta.get("clip.projector_type") or meta.get("clip.audio.projector_type")
     if kind != "gemma4a":
@@ -172,6 +183,8 @@ def _audio_compute_bytes(meta: dict, shapes: dict) -> int | None:
 def _vision_compute_bytes(meta: dict, flash_attn: bool, shapes: dict) -> int | None:
     """The vision tower's compute buffer for its warmup image (the module's note)."""
     kind = _kind(meta)
+    if kind == "gemma3nv":
+        return _mobilenetv5(meta, shapes)
     try:
         image, patch = int(meta["clip.vision.image_size"]), int(meta["clip.vision.patch_size"])
         e, f = int(meta["clip.vision.embedding_length"]), int(meta["clip.vision.feed_forward_length"])
@@ -328,6 +341,32 @@ def _kimi(kind: str, meta: dict, patch: int, e: int, f: int, h: int, flash_attn:
     return on if flash_attn else max(on, inputs + 4 * p * (p * h + 5 * e))
 
 
+def _mobilenetv5(meta: dict, shapes: dict) -> int | None:
+    """Gemma 3n's MobileNetV5 (gemma3nv; tools/mtmd/models/mobilenetv5.cpp clip_graph_mobilenetv5::build) at its
+    warmup image, W = image_size (768). The stem and stage 0's first edge residual halve the side twice, so stage 1
+    opens at H = ceil(W / 4); stages 1-3 open with a universal inverted residual whose middle depthwise conv
+    (v.blk.{s}.0.dw_mid, k x k over m channels) takes the stride 2 (build_inverted_residual). Each such opening is
+    a candidate peak: the expansion's GELU output (4 m H^2, F32), pad_same_2d's copy of it (4 m Hp^2, with
+    Hp = H + max(0, 2 (OH - 1) + k - H)) and ggml_conv_2d_dw's F16 im2col (2 k^2 m OH^2, OH = ceil(H / 2)), with
+    nothing else live beneath them. The largest is the buffer: stage 1 on the released tower (m 768, k 5, H 192:
+    556.90 MiB), stage 2 where stage 1 expands less (measured both, and at 512 and 1024 px). Flash attention does
+    not enter: the MQA blocks build their attention by hand. None where a stage opens otherwise."""
+    try:
+        side = -(-int(meta["clip.vision.image_size"]) // 4)
+    except (KeyError, TypeError, ValueError):
+        return None
+    peak = 0
+    for stage in (1, 2, 3):
+        dw = shapes.get(f"v.blk.{stage}.0.dw_mid.conv.weight")
+        if not dw or len(dw) < 4:
+            return None
+        k, m, out = int(dw[0]), int(dw[3]), -(-side // 2)
+        padded = side + max(0, 2 * (out - 1) + k - side)
+        peak = max(peak, 4 * m * side * side + 4 * m * padded * padded + 2 * k * k * m * out * out)
+        side = out
+    return peak
+
+
 def _early_row(n: int, e: int, f: int, inputs: int) -> int:
     """Bytes of E a position (6: one and a half F32 rows) the flash-on FFN peak of build_vit gains when a row of E
     (n positions, F32) fits in twice the graph inputs' bytes and the FFN is wider than 2E: ggml-alloc then places
@@ -398,10 +437,23 @@ def clip_weight_bytes(header) -> int:
     where the file has both a vision and an audio encoder, the unprefixed v.* tensors a second time (clip_init loads
     each modality into its own context, and load_tensors asks both for them; Gemma 4 E2B / E4B's patch embedding)."""
     meta = header.metadata
+    if _kind(dict(meta)) == "gemma3nv":
+        return _gemma3nv_weight_bytes(header)
     both = bool(meta.get("clip.has_vision_encoder", False)) and bool(meta.get("clip.has_audio_encoder", False))
-    if not both or _kind(dict(meta)) == "gemma3nv":  # clip_init skips Gemma 3n's audio encoder
+    if not both:
         return header.data_size
     return header.data_size + sum(_align(t.nbytes, header.alignment) for t in header.tensors if t.name in _UNPREFIXED)
+
+
+# the embedder tensors clip's gemma3nv loader asks for (clip.cpp load_tensors: TN_MM_INP_PROJ, TN_MM_SOFT_EMB_N); it
+# leaves mm.embedding and mm.hard_emb_norm (the text side's) and every a.* tensor in the file
+_GEMMA3NV_MM = ("mm.input_projection.weight", "mm.soft_emb_norm.weight")
+
+
+def _gemma3nv_weight_bytes(header) -> int:
+    """Gemma 3n's weight buffer as mtmd_get_memory_usage counts it: ggml_nbytes of each tensor load_tensors asks for
+    (the v.* MobileNetV5 and MSFA tensors and _GEMMA3NV_MM), none of the audio encoder's, which clip_init skips."""
+    return sum(t.nbytes for t in header.tensors if t.name.startswith("v.") or t.name in _GEMMA3NV_MM)
 
 
 def projector_memory(spec, s: LlamaCppSettings) -> ProjectorMemory | None:
