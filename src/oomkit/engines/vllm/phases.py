@@ -64,7 +64,9 @@ CG_PER_GRAPH_PER_HIDDEN = 1645
 # 45.61 MiB reserved-unallocated, 0.72 GiB outside PyTorch), 0.34 GiB once the 0.37 GiB context and 0.13 GiB
 # non-torch memory are taken off, where the per-graph share makes it 0.92 (tests/test_vllm_cudagraph.py). Held out:
 # an RTX 4090 on 0.24 (Qwen2.5-0.5B, 51 + 35 graphs to 512) "took 0.38 GiB": 0.377 here, 0.49 with the per-graph
-# share (+30 %). No constant is fitted to these. What the H100's per-graph memory is (driver memory per instantiated
+# share (+30 %). No constant is fitted to these. The first capture itself varies on GeForce parts: club-3090#178
+# (2 x RTX 3090, TP 2, five PIECEWISE graphs, model not in the stored excerpt) "took 0.10 GiB", 0.38 here; not a
+# fixture, not modelled. What the H100's per-graph memory is (driver memory per instantiated
 # graph, or FlashAttention 3's 32-split buffers in FULL graphs, v1/attention/backends/flash_attn.py max_num_splits:
 # fitted beside the rule's terms they come out at 0.19 of their size, not the whole) is not found in the source.
 # gpt-oss's graphs through the MXFP4 Triton MoE kernels (profile.py triton_mxfp4_moe) take more than the dense rule:
