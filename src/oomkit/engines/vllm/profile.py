@@ -292,6 +292,11 @@ def non_torch_bytes(r: Resolved) -> int:
         # 197,808, -0.49 %)
         return cuda_context(r) + NON_TORCH_TP1_OLD + (comm_bytes(r) if multi else 0)
     host = NON_TORCH_UMA if r.cc in UMA_CC else 0
+    if r.tp > 1 and not r.nvlink:
+        # NON_TORCH_TP is the H100 (NVLink) forward increase; across PCIe the communicators hold COMM_PCIE
+        # (comm_bytes), as before 0.9: 4 x L4 at TP4 on 0.22 / 0.23 (djl-serving#3055, 15.41 / 16.19 GiB of KV
+        # from a 20.28 GiB budget, tests/test_vllm_more_logs.py) leave 0.2-0.3 GiB for it, not 2 GiB
+        return host + comm_bytes(r)
     if r.tp > 1:
         return host + NON_TORCH_TP + int(0.035 * GiB) * (min(r.tp, 8) - 2)
     if r.pp > 1:
