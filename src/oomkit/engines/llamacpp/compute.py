@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...memory import Device
-from ...model.archs import MSA_INDEXER_ARCHS, NO_CACHE_ARCHS
+from ...model.archs import KDA_ARCHS, MSA_INDEXER_ARCHS, NO_CACHE_ARCHS
 from ...model.spec import ModelSpec
 from ...quant.ggml import GgmlType
 from ..versions import llamacpp_build_on
-from . import galloc
+from . import compute_graphs, galloc
 from .kv import Cache, Context, attention_layers
 from .settings import ERAS, LlamaCppSettings, build_number, speculative_n_max
 from .weights import Placement
@@ -247,7 +247,9 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         # A gated encoder FFN (LLM_FFN_GELU / LLM_FFN_PAR) was not measured: not this case
         attn_phase = max(attn_phase, masks + T * T * f32 + 4 * resid + max(enc_up) * T * f32)
     if spec.architecture in HC_GDN_ARCHS:
-        attn_phase = max(attn_phase, hc_gdn_conv_phase(spec, T, ctx.n_seq_max, masks))
+        attn_phase = max(attn_phase, hc_gdn_conv_phase(spec, T, ctx.n_seq_max, masks, 1 + ctx.n_rs_seq))
+    if spec.architecture in KDA_ARCHS and ctx.n_rs_seq:
+        attn_phase = max(attn_phase, kda_delta_net_phase(spec, T, ctx.n_seq_max, masks, 1 + ctx.n_rs_seq))
     if spec.architecture in HC_ATTN_ARCHS and not no_cache:
         attn_phase = max(attn_phase, hc_attention_phase(spec, T, caches, cells, ctx.flash_attn, ctx.n_seq_max,
                                                            ctx.type_k, _rotations(spec, ctx)[0]))
@@ -263,6 +265,17 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         # (final_norm_kept_output: 0.93, 1.28, 0.93, 1.07 of those)
         k_rot, v_rot = _rotations(spec, ctx)
         out_phase = attn_phase = galloc.peak_bytes(*galloc.final_norm_kept_graph(spec, T, rows_out, masks, k_rot, v_rot))
+    trunk = spec.trunk_layers
+    if spec.architecture in GATE_IN_ATTN_OUT and ctx.flash_attn and not no_cache and ERAS.reached(ctx.build, "kq_mask_f16") \
+            and trunk and trunk[-1].index == len(trunk) - 1:
+        # GLM-4.5 with flash attention (not the MTP context's view, mtp.nextn_view): the whole graph replayed through
+        # ggml-alloc (compute_graphs.glm4moe_graph), one peak for both phases. Where every token is an output the
+        # logits sit above wherever the last layer's residual lands, which the closed forms miss: llama.cpp@0c1e57098's
+        # CPU buffer on GLM-4.5-Air's 2-trunk file 384.01 / 450.75 MiB at 32K / 128K (logits + 4 rows: 328.00), on
+        # GLM-4.5's 4-trunk file 344.01 at 8K (326.00); equal to the printed MiB on 80 flash-attention settings of
+        # five files, llama-server's few rows included (tests/test_llamacpp_glm4moe.py)
+        k_rot, v_rot = _rotations(spec, ctx)
+        out_phase = attn_phase = galloc.peak_bytes(*compute_graphs.glm4moe_graph(spec, T, rows_out, masks, k_rot, v_rot))
     # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks. The masks
     # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
     # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
@@ -674,7 +687,7 @@ def hc_attention_phase(spec: ModelSpec, T: int, caches: list[Cache], cells: dict
     return peak
 
 
-def hc_gdn_conv_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
+def hc_gdn_conv_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int, snapshots: int = 1) -> int:
     """A gated delta-net layer's conv under hyper-connections (src/models/qwen4exp.cpp build_hc_mix, then
     build_layer_attn_linear): below the conv input and output, the masks while a later layer attends, one
     hidden-state row block beside them, the hc residual streams (hc x n_embd x T), their grouped norm (xn, kept for
@@ -682,7 +695,15 @@ def hc_gdn_conv_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
     mixed stream (one row block) and the low-rank gate input; above, the conv input (ggml_concat of the states and
     x^T) and the conv output. Read off ggml-alloc's placement of llama.cpp@0c1e57098's graph on the qwen4exp file
     (tests/ggufs.py: n_embd 2048, hc 4, conv_dim 8192): 96.24 MiB at 8K, 2 x 4 MiB more per doubling of the cells
-    to 152.24 at 64K, 76.20 at 64K -ub 256."""
+    to 152.24 at 64K, 76.20 at 64K -ub 256.
+
+    Then the delta-net output (ggml_gated_delta_net: d_inner x T floats plus the last states, d_state x d_inner per
+    sequence and per kept row set: 1 + n_rs_seq with recurrent-state snapshots, src/models/delta-net-base.cpp) takes
+    the hole the fused projection, the gathered conv states and the conv input leave, less the gathered SSM states
+    and the normalised q and k (n_group x d_state x T each), where it fits; else it goes above the conv output, which
+    its value view keeps alive. Read off the same reserve at -c 4096 x 4 (split streams): the output at 89.77 MiB,
+    40.00 MiB with n_rs_seq 3, 129.77 printed (the conv phase's 89.88 before), 233.77 with 16 (144.00 MiB of output),
+    134.24 with 16 and one sequence; without snapshots it fits the hole (16.00 of 16.56 MiB)."""
     f32 = 4
     resid = spec.n_embd * T * f32
     n_seqs = max(1, min(n_seqs, T))
@@ -701,7 +722,40 @@ def hc_gdn_conv_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int) -> int:
         concat = (max(r.d_conv - 1, 0) + tokens // n_seqs) * conv_dim * n_seqs * f32
         below = (masks if layer.index < last_attn else 0) + (2 + 2 * hc) * resid + low_rank * T * f32
         below += max(hc * spec.n_embd, conv_dim) * tokens * f32 + r.conv * n_seqs * f32
-        peak = max(peak, below + concat + conv_dim * tokens * f32)
+        out = (r.d_inner * tokens + r.ssm * n_seqs * snapshots) * f32
+        hole = (r.conv * n_seqs + conv_dim * tokens - r.ssm * n_seqs - 2 * r.n_group * r.d_state * tokens) * f32 + concat
+        peak = max(peak, below + concat + conv_dim * tokens * f32 + (out if out > hole else 0))
+    return peak
+
+
+def kda_delta_net_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int, snapshots: int) -> int:
+    """A KDA layer's delta net with recurrent-state snapshots (KDA_ARCHS: q, k and v each through its own short conv,
+    n_group 0, then ggml_gated_delta_net, src/models/delta-net-base.cpp). Its output (d_inner x T floats plus the last
+    states, d_state x d_inner per sequence and per kept row set, 1 + n_rs_seq) goes above the layer's conv stage:
+    below, the masks while a later layer attends, three hidden-state row blocks (the embedding input, the embedded
+    tokens, the attention norm) and the gathered conv states; above them the projection block (d_inner x T, each of
+    q, k and v projected in it in turn), the three conv inputs (ggml_concat of the states and x^T), the first conv's
+    output and the KDA gate (d_inner x T each). Read off ggml-alloc's placement of llama.cpp@0c1e57098's reserve on the
+    kimi-k3 file (n_embd 2304, 32 heads of 128, -c 4096): with 16 snapshots the first KDA layer's output at 65.79 MiB
+    with one sequence (107.79 printed, this formula exact) and at 63.63 with four (207.63); later layers there sit
+    7.44 MiB higher (the previous layer's output kept for the attention residuals, and the fragmentation around it:
+    215.07 printed, this formula 0.965 of it; 103.63 vs 111.07 at 3 snapshots, 0.933). Without snapshots the output
+    (16 MiB there) is no peak (the attention phase holds), so the phase is only counted with them."""
+    f32 = 4
+    resid = spec.n_embd * T * f32
+    n_seqs = max(1, min(n_seqs, T))
+    tokens = -(-T // n_seqs) * n_seqs
+    last_attn = max((layer.index for layer in attention_layers(spec)), default=-1)
+    peak = 0
+    for layer in spec.trunk_layers:
+        r = layer.recurrent
+        if r is None or r.kind != "gated_delta_net" or r.n_group:
+            continue
+        below = (masks if layer.index < last_attn else 0) + 3 * resid + r.conv * n_seqs * f32
+        block = r.d_inner * tokens * f32
+        concat = (max(r.d_conv - 1, 0) + tokens // n_seqs) * r.d_inner * n_seqs * f32
+        out = (r.d_inner * tokens + r.ssm * n_seqs * snapshots) * f32
+        peak = max(peak, below + 3 * block + 3 * concat + out)
     return peak
 
 
