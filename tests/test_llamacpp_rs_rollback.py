@@ -64,6 +64,7 @@ MODELS = {
     "qwen4exp": ggufs.ADDED_BUILDERS["qwen4exp"],
     "nemotron_h": ggufs.ADDED_BUILDERS["nemotron_h"],
     "kimi-k3": ggufs.ADDED_BUILDERS["kimi-k3"],
+    "bailingmoe3": ggufs.ADDED_BUILDERS["bailingmoe3"],
     "lfm2": lambda: ggufs.lfm2_1_2b(2),
     "granitehybrid": ggufs.ADDED_BUILDERS["granitehybrid"],
     "jamba": ggufs.ADDED_BUILDERS["jamba"],
@@ -151,7 +152,8 @@ def test_compute_with_snapshots_within_ten_percent(measured):
     delta net's output (d_inner x T plus 1 + n_rs_seq states per sequence) goes above the conv stage where no hole
     holds it: qwen4exp 129.77 / 134.24 / 233.77 MiB at (3, 4 seqs) / (16, 1) / (16, 4) (oomkit 129.88 / 134.31 /
     233.88), kimi-k3 215.07 at (16, 4) (207.62: its first KDA layer's placement; later layers sit 7.44 MiB higher)
-    and 111.07 at (3, 4) (105.50, the attention phase: 0.950)."""
+    and 111.07 at (3, 4) (105.50, the attention phase: 0.950); bailingmoe3 (the same KDA layers) 211.57 / 107.57
+    (207.62 / 105.50, 0.981 each; 105.50 at (16, 4) without the rule, 0.50)."""
     key, path, rows = measured
     for i, (c, m) in enumerate(zip(GRID, rows, strict=True)):
         ratio = predicted(path, c)["compute"] / m["compute"]
