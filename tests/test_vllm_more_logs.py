@@ -13,10 +13,11 @@ import pytest
 
 from oomkit.engines.vllm import ENGINE, VllmSettings
 from oomkit.engines.vllm.config import resolve as resolve_settings
+from oomkit.engines.vllm.phases import graph_count
 from oomkit.model.resolve import resolve
 from oomkit.units import GiB
 from tests.test_startup_deaths import _verdict
-from tests.test_vllm_startup import LIMIT, check_known, devices, fixture, known_params
+from tests.test_vllm_startup import LIMIT, KnownMiss, check_known, devices, fixture, known_params
 
 H100 = "NVIDIA H100 80GB HBM3"
 RTX4090 = "NVIDIA GeForce RTX 4090"
@@ -143,3 +144,76 @@ def test_v2_budget_leaves_out_the_cuda_graphs():
     held = (v["model_loading_bytes"]["CUDA0"] + v["non_torch_bytes"]["CUDA0"] + v["activation_peak_bytes"]["CUDA0"]
             + v["available_kv_cache_bytes"]["CUDA0"])
     assert abs(held - 0.92 * p["total_gpu_memory_bytes"]) <= 0.01 * GiB
+
+
+# djl-serving#3055: Meta-Llama-3-8B-Instruct at TP4 on four L4 (22.04 GiB each), gpu_memory_utilization 0.92, chunked
+# prefill, max_num_seqs 256 or 128. 0.22 runs V1 (the CUDA-graph estimate inside the budget), 0.23 model runner V2
+# (LlamaForCausalLM joins its default list; no estimate before 0.29): 0.78 GiB more KV cache, then the capture dies.
+DJL = "deaths/llama-3-8b-4xl4-tp4-v0.22-v0.23-runner-v2-capture-oom-djl3055"
+DJL_KNOWN = {
+    "raw vLLM 0.22.0, batch 256":
+        "the log starts (0.60 GiB of capture); oomkit dies in the CUDA-graph capture, 1.85 GiB short: it charges 3.59 "
+        "GiB, 2.68 of them NCCL's memory for the 86 graphs x 65 all-reduces at NCCL_GRAPH_PER_ALLREDUCE (0.49 MiB, "
+        "engines/vllm/phases.py, fitted on V0 0.5.4 with a CUDA 12.2 driver). The logged 0.60 GiB holds at most 0.11 MiB "
+        "an all-reduce on this stack; with NCCL's share at 0 oomkit starts it (0.21 GiB left after the sampler warm-up) and "
+        "the two 0.23 batch-256 runs still die (0.51 GiB short), but the batch-128 run too (0.15 GiB short: the 0.62 GiB "
+        "pool rule against 0.44 logged), so the rule is not changed on this one source",
+    "LMI v27 (0.23.1), batch 128":
+        "the log starts (19 FULL graphs, 0.44 GiB of capture); oomkit dies in the capture, 1.83 GiB short (2.30 GiB "
+        "charged, 1.68 of them NCCL_GRAPH_PER_ALLREDUCE's; see the 0.22 run)",
+}
+
+
+def _djl_runs() -> list:
+    runs = fixture(DJL)["printed"]["runs"]
+    return [pytest.param(run, id=run["config"], marks=pytest.mark.xfail(strict=True, raises=KnownMiss,
+                                                                          reason=DJL_KNOWN[run["config"]]))
+            if run["config"] in DJL_KNOWN else pytest.param(run, id=run["config"]) for run in runs]
+
+
+def _djl_estimate(run: dict):
+    fx = fixture(DJL)
+    s = VllmSettings(engine_version=run["engine_version"], tensor_parallel_size=4, max_num_seqs=run["max_num_seqs"],
+                     enable_chunked_prefill=True)
+    return fx, ENGINE.estimate(resolve("meta-llama/Meta-Llama-3-8B-Instruct"), devices(fx, "NVIDIA L4", 4), s)
+
+
+@pytest.mark.parametrize("run", [r for r in fixture(DJL)["printed"]["runs"] if "available_kv_cache_bytes" in r],
+                         ids=lambda r: r["config"])
+def test_djl_l4_kv_per_worker(run):
+    """0.22 (V1, graph estimate in the budget) 15.41 GiB, 0.23 (V2) 16.19 GiB per worker: oomkit 14.97 / 16.18."""
+    fx, est = _djl_estimate(run)
+    got = est.engine_view["available_kv_cache_bytes"]["CUDA0"]
+    err = (got - run["available_kv_cache_bytes"]) / est.devices[0].memory_bytes
+    assert abs(err) < LIMIT, f"{run['config']}: available KV {err:+.2%} of the GPU ({got / GiB:.2f} GiB)"
+
+
+def test_djl_l4_v2_adds_the_graph_estimate_to_the_kv_cache():
+    # the 0.78 GiB the PR measures between 0.22 and 0.23 is what V1 holds back for its graphs (and its larger
+    # sampler profile); oomkit's difference is held to 3 % of the GPU as well
+    runs = {r["engine_version"]: r for r in fixture(DJL)["printed"]["runs"] if "available_kv_cache_bytes" in r}
+    got = {v: _djl_estimate(r)[1].engine_view["available_kv_cache_bytes"]["CUDA0"] for v, r in runs.items()}
+    logged = runs["0.23.0"]["available_kv_cache_bytes"] - runs["0.22.0"]["available_kv_cache_bytes"]
+    assert abs((got["0.23.0"] - got["0.22.0"]) - logged) < LIMIT * round(22.04 * GiB)
+
+
+@pytest.mark.parametrize("run", _djl_runs())
+def test_djl_l4_verdicts(run):
+    fx, est = _djl_estimate(run)
+    full = graph_count(resolve("meta-llama/Meta-Llama-3-8B-Instruct"), *_djl_settings_and_resolved(run))[1]
+    assert full == run["full_graphs"]  # 35 FULL graphs at batch 256, 19 at 128: the capture sizes to max_num_seqs
+    logged = f"dies in {run['failed_phase']}" if run.get("failed_phase") else "starts"
+    phase = (est.engine_view.get("failed_phase") or {}).get("phase")
+    got = f"dies in {phase}" if phase else ("starts" if est.fits is not False else "refused")
+    if got != logged:
+        if run["config"] in DJL_KNOWN:
+            raise KnownMiss(f"{run['config']}: the log {logged}, oomkit: {got}")
+        pytest.fail(f"{run['config']}: the log {logged}, oomkit: {got}")
+    assert run["config"] not in DJL_KNOWN, "known miss fixed: remove it from DJL_KNOWN"
+
+
+def _djl_settings_and_resolved(run: dict):
+    fx = fixture(DJL)
+    s = VllmSettings(engine_version=run["engine_version"], tensor_parallel_size=4, max_num_seqs=run["max_num_seqs"],
+                     enable_chunked_prefill=True)
+    return s, resolve_settings(resolve("meta-llama/Meta-Llama-3-8B-Instruct"), devices(fx, "NVIDIA L4", 4), s)
