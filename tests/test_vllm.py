@@ -558,6 +558,16 @@ def _catalog_config(fx: dict[str, Any]) -> dict[str, Any]:
     return dict(entry.config) if entry is not None else {}
 
 
+# max_model_len as vLLM derives it where the command gives none and the catalog's config lacks what it reads:
+# config.py _get_and_verify_max_len (0.4 -> 0.5.x) multiplies max_position_embeddings by rope_scaling["factor"]
+# (every type but "su"; yarn from original_max_position_embeddings). oomkit's ModelSpec carries no rope_scaling, so
+# it derives max_position_embeddings alone (test_rope_scaled_max_model_len_is_not_derived).
+DERIVED_MAX_MODEL_LEN = {
+    # deepseek-coder-6.7b-instruct: max_position_embeddings 16384, rope_scaling {"type": "linear", "factor": 4.0}
+    "deepseek-coder-6.7b-2xT4-tp2-v0-fp16": 65536,
+}
+
+
 def load_case(path: Path) -> Case:
     fx = json.loads(path.read_text(encoding="utf-8"))
     case = Case(name=path.stem, fx=fx)
@@ -588,6 +598,8 @@ def load_case(path: Path) -> Case:
         v = _int(st.get(key))
         if v:
             opts[key] = v
+    if "max_model_len" not in opts and path.stem in DERIVED_MAX_MODEL_LEN:
+        opts["max_model_len"] = DERIVED_MAX_MODEL_LEN[path.stem]
     if isinstance(st.get("gpu_memory_utilization"), (int, float)):
         opts["gpu_memory_utilization"] = float(st["gpu_memory_utilization"])
     if isinstance(st.get("kv_cache_dtype"), str) and st["kv_cache_dtype"] != "auto":
@@ -729,15 +741,6 @@ class KnownMiss(AssertionError):
 
 # fixture -> {figure: the measured miss and its cause}; the other figures of these fixtures are still held
 FIXTURE_KNOWN_MISSES = {
-    "deepseek-coder-6.7b-2xT4-tp2-v0-fp16": {
-        "refusal": "vLLM refused (507 blocks = 8,112 tokens < 16,384); oomkit predicts 5.68 GiB = 1,453 blocks per rank "
-                   "and a start. The log's line numbers (distributed_gpu_executor.py:45, worker_base.py:145) are 0.4.2's. "
-                   "V0 before 0.6.4 counts the CUDA context outside the budget only (worker.py init_device reads "
-                   "init_gpu_memory after it); the log's 1.98 GiB leaves 4.82 GiB for the profile's activation peak and "
-                   "non-torch memory against 1.13 predicted (0.88 + 0.25): the driver's forward over 16,384 tokens; its "
-                   "sampler (256 x 32,256 rows at 28 B, 0.22 GiB, and 0.12 GiB of hidden states) fits in the blocks the "
-                   "forward left cached (profile.py v0_activation). The other 3.7 GiB is not in the 0.4.2 code read "
-                   "(worker.py determine_num_available_blocks, model_runner.py profile_run, sampler.py, xformers.py)"},
     "llama-3.1-8b-3090-v0.17.1-util090-sampler-fail": {
         "refusal": "the log allocates its KV cache and dies in the sampler warm-up; oomkit says it starts (0.84 GiB left "
                    "after the warm-up). Other processes held 1.68 GiB of the card (its OOM line), which oomkit's phases do "
@@ -786,6 +789,63 @@ def test_fixture(path: Path):
               if fig in case.errors and abs(case.errors[fig]) > LIMITS[fig]]
     if missed:
         raise KnownMiss(f"{case.name}: " + "; ".join(missed))
+
+
+def _t4_case() -> Case:
+    return next(c for c in cases() if c.name == "deepseek-coder-6.7b-2xT4-tp2-v0-fp16")
+
+
+def test_t4_0_4_2_refuses_at_the_rope_scaled_length():
+    # vllm#5248 (CatYing, 2024-06-12; line numbers of 0.4.2): deepseek-coder-6.7b on 2 x T4 without --max-model-len,
+    # "# GPU blocks: 507", then an error. 0.4.2 derives max_model_len 16384 x 4 = 65,536 (config.py
+    # _get_and_verify_max_len, rope_scaling linear x 4) and, chunked prefill being off by default before 0.5.3, profiles
+    # 65,536 tokens in one forward (max_num_batched_tokens = max(max_model_len, 2048)); the cache then cannot hold one
+    # request (worker.py raise_if_cache_size_invalid)
+    case = _t4_case()
+    est = ENGINE.estimate(case.spec, case.devices, case.settings)
+    v = est.engine_view
+    assert v["max_model_len"] == 65536 and v["max_num_batched_tokens"] == 65536
+    assert est.fits is False and "The model's max seq len (65536) is larger than the maximum number of tokens" in v[
+        "error"]
+    assert v["num_gpu_blocks"] * 16 < 65536
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "+7.1 % of the GPU: 778 blocks of 4 MiB per rank against the log's 507 (1.06 GiB more KV cache). The weights "
+    "(6.28 GiB a rank) and the non-torch memory (0.25 GiB, PCIe TP2) are as for the other V0 logs; the rest is the "
+    "profile's activation peak over 65,536 tokens: 3.52 GiB by the V0 forward rule (T x 2 B x (3 x 5,504 + 3 x "
+    "4,096), fitted on vllm#10517 with FlashAttention), 4.58 GiB if the log's blocks are right. A T4 (SM 7.5) runs "
+    "0.4.2's XFormers backend (attention/selector.py: FlashAttention needs SM 8.0); what its prefill holds beyond "
+    "FlashAttention's at 256 sequences of 256 tokens is not found in the code read (xformers.py "
+    "_run_memory_efficient_xformers_forward, model_runner.py profile_run)"))
+def test_t4_0_4_2_blocks():
+    case = _t4_case()
+    v = ENGINE.estimate(case.spec, case.devices, case.settings).engine_view
+    logged = case.fx["printed"]["num_gpu_blocks"]
+    block = 32 * 16 * 128 * 2 * 2 * 16  # layers x KV heads per rank x head_dim x (K, V) x fp16 x 16 tokens
+    err = (v["num_gpu_blocks"] - logged) * block / case.devices[0].memory_bytes
+    assert abs(err) <= LIMITS["available"], f"{err:+.2%} of the GPU ({v['num_gpu_blocks']} blocks vs {logged})"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "oomkit derives max_model_len 16,384 for deepseek-coder-6.7b (max_position_embeddings), vLLM 65,536: the "
+    "ModelSpec carries no rope_scaling (model/spec.py, model/hf_config.py) and the catalog's config for the model "
+    "lacks it; the fixture sweep gives vLLM's figure (DERIVED_MAX_MODEL_LEN)"))
+def test_rope_scaled_max_model_len_is_not_derived():
+    case = _t4_case()
+    est = ENGINE.estimate(case.spec, case.devices, replace(case.settings, max_model_len=None,
+                                                          allow_long_max_model_len=False))
+    assert est.engine_view["max_model_len"] == 65536
+
+
+def test_v0_long_context_chunked_prefill_from_0_5_3():
+    # engine/arg_utils.py create_engine_config: chunked prefill on by default above 32K from 0.5.3 (PR #6666; read in
+    # the 0.5.3 and 0.5.4 wheels, absent from 0.5.0.post1), 512 batched tokens (config.py SchedulerConfig); before,
+    # one forward over max_model_len tokens
+    case = _t4_case()
+    for version, tokens in (("0.5.2", 65536), ("0.5.3", 512), ("0.5.4", 512)):
+        est = ENGINE.estimate(case.spec, case.devices, replace(case.settings, engine_version=version))
+        assert est.engine_view["max_num_batched_tokens"] == tokens, version
 
 
 def test_v0_driver_samples_alone():

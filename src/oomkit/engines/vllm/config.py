@@ -296,8 +296,8 @@ def _batch_defaults(s: VllmSettings, version: Version, v1: bool, max_len: int, d
     name = gpu_name.lower()
     if not v1:
         chunked = s.enable_chunked_prefill
-        if chunked is None:  # V0: on by default only for max_model_len > 32K
-            chunked = max_len > 32768
+        if chunked is None:  # V0: off, then from 0.5.3 on by default for max_model_len > 32K
+            chunked = max_len > 32768 and version >= ERAS["v0_long_context_chunked"]
         seqs = s.max_num_seqs or 256
         if s.max_num_batched_tokens is not None:
             tokens = s.max_num_batched_tokens

@@ -22,6 +22,9 @@ ERAS = Eras({
     # vllm#10451): the absolute torch peak plus all non-torch memory, CUDA context included. PR #10511 (0.6.5):
     # only what the profile run added.
     "profile_absolute": (0, 6, 4),
+    # engine/arg_utils.py create_engine_config (V0): chunked prefill on by default above a 32K max_model_len, PR
+    # #6666 (merged 2024-07-23): in the 0.5.3 wheel, not in 0.5.0.post1 (nor 0.5.2, released before the merge)
+    "v0_long_context_chunked": (0, 5, 3),
     "profile_increase": (0, 6, 5),
     # distributed/utils.py get_pp_indices: PR #13839 (merged 2025-02-26, first in 0.8.0) spreads the layers left
     # over by pp across the stages before the last; from PR #6115 (0.5.1) to 0.7.x the last stage took them all
