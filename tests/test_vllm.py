@@ -755,10 +755,16 @@ FIXTURE_KNOWN_MISSES = {
         "refusal": "a boundary run: 0.49 GiB started, the same settings got 0.41 GiB four minutes later and were refused; "
                    "oomkit's 0.43 GiB is under the 0.4375 GiB one request needs (tests/test_startup_deaths.py)"},
     "qwen3-235b-a22b-8x80gb-tp8-v0-0.8.5-issue18446": {
-        "available": "+3.9 % of the GPU on a worker (the quoted lines are VllmWorkerProcess ones): non-torch 2.28 GiB by "
-                     "the NVLink rule (1.82-2.10 in the log); the activation peak is 0.18 GiB for a worker's forward in "
-                     "V0's chunked 2048-token profile at the assumed max_model_len 40960 (workers do not sample in V0), "
-                     "3.44 in the log (an unchunked profile: 2.84 GiB at 32768, 3.55 at 40960; the command is cut)"},
+        "available": "+3.88 % of the GPU on a worker (13.86 GiB vs 10.77 GiB; the quoted lines are VllmWorkerProcess "
+                     "ones). Weights exact (54.92 GiB); non-torch 2.28 GiB by the NVLink rule (1.82-2.10 in the log); the "
+                     "rest is the activation peak, 3.44 GiB in the log, 0.18 GiB here. No default of 0.8.5.post1 gives "
+                     "3.44: without --max-model-len the model's 40960 turns V0's chunked prefill on "
+                     "(engine/arg_utils.py _set_default_args_v0: max_model_len > 32768, no sliding window, CUDA) at "
+                     "2048 tokens (config.py SchedulerConfig, _DEFAULT_MAX_NUM_BATCHED_TOKENS), whose forward on a "
+                     "worker (which does not sample in V0) holds 0.18 GiB. A profile near 40K tokens does give it: "
+                     "unchunked at 40960 3.55 GiB (-0.36 %), at 32768 2.84 GiB (+0.53 %), chunked at 8192 still +3.21 %; "
+                     "so a setting in the cut part of the command (--max-num-batched-tokens, --enable-chunked-prefill "
+                     "false or --max-model-len), which the stored thread does not show"},
 }
 
 
