@@ -122,3 +122,21 @@ def test_later_architectures_sit_at_newest_and_are_warned(arch, first, name):
     assert n_rs_seq(arch, s, NEWEST_N) == 3
     assert f"on {name} " in version_warning(f"b{first - 1}")
     assert f"on {name} " not in (version_warning(f"b{first}") or "")
+
+
+def test_eagle3_snapshots_end_to_end_by_build():
+    """Through the estimate: llama-server with an EAGLE-3 draft on a Qwen3.5-MoE-shaped hybrid keeps one row set of
+    recurrent state per sequence at b9722 and 1 + 3 (the default n_max) from PR #24593 (b9723)."""
+    import oomkit  # lazy: the end-to-end path only here
+    from tests.test_llamacpp_rs_rollback import _path  # lazy: the synthetic files of the snapshot grid
+
+    path = str(_path("qwen35moe+nextn"))
+
+    def view(version):
+        return oomkit.estimate(path, "llama.cpp", devices=(), find_max_context=False, fit=False, n_ctx=4096,
+                               n_parallel=1, spec_type=("draft-eagle3",), model_draft=path,
+                               engine_version=version).engine_view
+
+    old, new = view("b9722"), view("b9723")
+    assert (old["n_rs_seq"], new["n_rs_seq"]) == (0, 3)
+    assert new["recurrent_state_bytes"] == 4 * old["recurrent_state_bytes"]
