@@ -269,13 +269,14 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     if spec.architecture in GATE_IN_ATTN_OUT and ctx.flash_attn and not no_cache and ERAS.reached(ctx.build, "kq_mask_f16") \
             and trunk and trunk[-1].index == len(trunk) - 1:
         # GLM-4.5 with flash attention (not the MTP context's view, mtp.nextn_view): the whole graph replayed through
-        # ggml-alloc (compute_graphs.glm4moe_graph), one peak for both phases. Where every token is an output the
-        # logits sit above wherever the last layer's residual lands, which the closed forms miss: llama.cpp@0c1e57098's
-        # CPU buffer on GLM-4.5-Air's 2-trunk file 384.01 / 450.75 MiB at 32K / 128K (logits + 4 rows: 328.00), on
-        # GLM-4.5's 4-trunk file 344.01 at 8K (326.00); equal to the printed MiB on 80 flash-attention settings of
-        # five files, llama-server's few rows included (tests/test_llamacpp_glm4moe.py)
+        # ggml-alloc (compute_graphs.glm4moe_graph) as the output phase, the peak of the device that holds the output
+        # layer; the closed-form workspace stays for the others (never above the replay on the CPU grid). Where every
+        # token is an output the logits sit above wherever the last layer's residual lands, which the closed forms
+        # miss: llama.cpp@0c1e57098's CPU buffer on GLM-4.5-Air's 2-trunk file 384.01 / 450.75 MiB at 32K / 128K
+        # (logits + 4 rows: 328.00), on GLM-4.5's 4-trunk file 344.01 at 8K (326.00); equal to the printed MiB on 80
+        # flash-attention settings of five files, llama-server's few rows included (tests/test_llamacpp_glm4moe.py)
         k_rot, v_rot = _rotations(spec, ctx)
-        out_phase = attn_phase = galloc.peak_bytes(*compute_graphs.glm4moe_graph(spec, T, rows_out, masks, k_rot, v_rot))
+        out_phase = galloc.peak_bytes(*compute_graphs.glm4moe_graph(spec, T, rows_out, masks, k_rot, v_rot))
     # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks. The masks
     # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
     # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
