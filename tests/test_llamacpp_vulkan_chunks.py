@@ -15,6 +15,11 @@ Two allocators:
   prefer_reuse=False: OLLAMA_0129 holds the totals ggml-alloc reserves for the same graphs when ggml-base is built
   from Ollama v0.12.9's vendored source (ml/backend/ggml/ggml/src: ggml.c, ggml-alloc.c, ggml-backend.cpp, ...,
   gcc -O1) and the graphs are reserved through ggml_gallocr_reserve with the same max-size buffer type.
+
+The Ollama engine's gpt-oss graph on Vulkan (graph.py gptoss_vulkan_gpu_graph) is held to Ollama's own scheduler
+and ggml-alloc (OLLAMA_GPTOSS_PARTIAL, OLLAMA_GPTOSS_FULL: ggml-base of v0.12.9 and v0.13.2 built from source, the
+graph rebuilt node for node beside a stand-in Vulkan0), and through it to ollama/ollama#12913's printed total
+(tests/test_ollama_new_engine.py).
 """
 
 from __future__ import annotations
@@ -23,10 +28,14 @@ import ctypes as C
 
 import pytest
 
+from oomkit.engines import ollama as ol
 from oomkit.engines.llamacpp import galloc
+from oomkit.engines.ollama.graph import gptoss_vulkan_gpu_graph
+from oomkit.memory import Device
+from oomkit.model.resolve import resolve
 from tests.test_ollama_graph_ggml import _LIB, T_F16, T_F32, T_I32, _Ggml, _Params
 
-pytestmark = pytest.mark.skipif(_LIB is None or not (_LIB / "libggml-base.so").exists(),
+needs_ggml = pytest.mark.skipif(_LIB is None or not (_LIB / "libggml-base.so").exists(),
                                 reason="llama-cpp-python's ggml libraries not installed")
 
 P, I64, F = C.c_void_p, C.c_int64, C.c_float
@@ -190,6 +199,7 @@ def graphs():
 
 
 @pytest.mark.parametrize("name", list(GRAPHS))
+@needs_ggml
 def test_one_buffer_without_a_maximum(graphs, name):
     """No maximum: one chunk, the flat replay (peak_bytes) and the binding agree to the byte."""
     g, built = graphs
@@ -201,6 +211,7 @@ def test_one_buffer_without_a_maximum(graphs, name):
 
 @pytest.mark.parametrize("max_size", MAXES[1:])
 @pytest.mark.parametrize("name", list(GRAPHS))
+@needs_ggml
 def test_chunks_as_the_binding_reserves_them(graphs, name, max_size):
     """PR #16788's allocator (the binding's ggml): the chunks' total equals ggml_gallocr_reserve_n_size's."""
     g, built = graphs
@@ -210,6 +221,7 @@ def test_chunks_as_the_binding_reserves_them(graphs, name, max_size):
 
 @pytest.mark.parametrize("max_size", MAXES[1:])
 @pytest.mark.parametrize("name", list(GRAPHS))
+@needs_ggml
 def test_chunks_as_ollama_0_12_9_reserves_them(graphs, name, max_size):
     """PR #15815's allocator before #16788 (Ollama v0.12.4-v0.13.1): the first chunk whose free tail fits."""
     _, built = graphs
@@ -217,6 +229,7 @@ def test_chunks_as_ollama_0_12_9_reserves_them(graphs, name, max_size):
     assert sum(galloc.chunk_sizes(n_in, nodes, max_size, prefer_reuse=False)) == OLLAMA_0129[(name, max_size)]
 
 
+@needs_ggml
 def test_scores_above_the_maximum_get_a_chunk_of_their_own(graphs):
     """The 64 MiB KQ scores of the "kq" graph exceed every maximum tried: ggml_dyn_tallocr_new_chunk gives them a
     chunk of exactly their size, reused by the next layer's scores once freed. In one buffer the rest of the graph
@@ -232,3 +245,69 @@ def test_scores_above_the_maximum_get_a_chunk_of_their_own(graphs):
     flat = OLLAMA_0129[("kq", None)]
     assert OLLAMA_0129[("kq", 4 * MiB)] - flat == 262144
     assert OLLAMA_0129[("kq", 32 * MiB)] - flat == 5439232
+
+
+# Ollama's gpt-oss worst-case graph without flash attention (model/models/gptoss/model.go with separate q/k/v and
+# gate/up experts, as oomkit's gpt-oss:20b and the 1445 nodes ollama/ollama#12913 prints; kvcache/causal.go with
+# PermutedV and the f32 masks as inputs; 24 blocks, the last ones on the GPU) reserved by Ollama's own
+# ggml_backend_sched and ggml-alloc, ggml-base built from Ollama v0.12.9's and v0.13.2's vendored source (the same
+# bytes with both), beside a stand-in Vulkan0 device (ggml-vulkan's offload_op: ne[1] >= 32, or ne[2] for
+# MUL_MAT_ID; its buffer type's max size 1 GiB or none) and a CPU device; ggml_backend_sched_get_attempted_buffer_size
+# of Vulkan0, bytes. (tokens, full cells, sliding-window cells) -> bytes with blocks 0-13 on the CPU (the same
+# with 1, 12, 20 or 23 blocks there, in one buffer or in chunks); the CPU buffer is 47251360 B (45.06 MiB) with
+# v0.12.9, as ollama/ollama#12913 prints.
+OLLAMA_GPTOSS_PARTIAL = {
+    (512, 131072, 4608): 17813489664, (512, 65536, 4608): 9223555072, (512, 32768, 4608): 4928587776,
+    (512, 8192, 4608): 1707362304, (512, 16384, 4608): 2781104128, (512, 131072, 4352): 17779410944,
+    (512, 16384, 4352): 2747025408, (1024, 131072, 4608): 35626962944, (1024, 16384, 4608): 5562191872,
+    (1024, 131072, 4352): 35558805504, (1024, 16384, 4352): 5494034432,
+}
+# every block on Vulkan0, 512 tokens, 4608 sliding-window cells: full cells -> (one buffer, 1 GiB chunks)
+OLLAMA_GPTOSS_FULL = {131072: (17486317600, 18090297376), 32768: (4400089120, 5004068896),
+                      8192: (1128532000, 1732511776)}
+
+
+@pytest.mark.parametrize("key", list(OLLAMA_GPTOSS_PARTIAL))
+def test_gptoss_blocks_on_the_cpu_put_block_0s_scores_below(key):
+    """Block 0 runs on Vulkan0 by op_offload: its sliding-window KQ scores, then its copied mask above them, so each
+    full layer's scores sit above both; the same in chunks (Ollama's scheduler, measured above)."""
+    T, full, swa = key
+    spec = resolve("gpt-oss:20b", "MXFP4_MOE")
+    partial, _ = gptoss_vulkan_gpu_graph(spec, T, full, swa, 0, 0, chunked=True)
+    assert partial == OLLAMA_GPTOSS_PARTIAL[key]
+
+
+@pytest.mark.parametrize("full", list(OLLAMA_GPTOSS_FULL))
+def test_gptoss_every_block_on_vulkan_in_chunks(full):
+    """Every block on Vulkan0: the full layers' scores (1 GiB or more) take a chunk of their own and the
+    sliding-window layers' 576 MiB of scores, which reused their space in one buffer, add to the first chunk:
+    + 603979776 B at 131072, 32768 and 8192 cells."""
+    spec = resolve("gpt-oss:20b", "MXFP4_MOE")
+    flat, chunks = OLLAMA_GPTOSS_FULL[full]
+    assert gptoss_vulkan_gpu_graph(spec, 512, full, 4608, 0, flat, chunked=True)[1] == chunks
+    assert gptoss_vulkan_gpu_graph(spec, 512, full, 4608, 0, flat, chunked=False)[1] == flat
+
+
+def test_gptoss_fewer_tokens_keep_the_closed_forms():
+    """At 256 tokens Ollama's scheduler gives 8873198592 B (131072 / 4608 cells), 32 MiB below the rule: the freed
+    blocks take the mask; below 512 tokens the rule is not applied."""
+    spec = resolve("gpt-oss:20b", "MXFP4_MOE")
+    assert gptoss_vulkan_gpu_graph(spec, 256, 131072, 4608, 0, 0, chunked=True) is None
+
+
+@pytest.mark.parametrize("num_gpu,full", [(10, 131072), (10, 32768), (25, 131072), (25, 32768)])
+def test_ollama_engine_gptoss_on_vulkan(num_gpu, full):
+    """The Ollama engine at v0.12.9 (gpt-oss:20b, flash attention off, Vulkan): blocks left on the CPU give the
+    measured figure exactly; with every block on the GPU the closed forms' one-buffer graph plus the chunked
+    sliding-window scores: 9.63 MiB above the measured chunks (the closed forms' one-buffer excess: 16685.88 MiB for
+    the measured 16676.25 at 131072 cells), +0.06% at 131072 and +0.20% at 32768 cells; held within 1%."""
+    dev = Device(id="Vulkan0", name="GPU", memory_bytes=80 * 2**30, free_bytes=80 * 2**30)
+    est = ol.ENGINE.estimate(resolve("gpt-oss:20b", "MXFP4_MOE"), (dev,),
+                             ol.OllamaSettings(num_ctx=full, num_parallel=1, num_gpu=num_gpu, flash_attention="0",
+                                               library="vulkan", engine_version="0.12.9"))
+    got = est.engine_view["ollama_memory"]["compute graph"]["Vulkan0"]
+    if num_gpu < 25:
+        assert got == OLLAMA_GPTOSS_PARTIAL[(512, full, 4608)]
+    else:
+        want = OLLAMA_GPTOSS_FULL[full][1]
+        assert abs(got - want) / want < 0.01, (got, want)

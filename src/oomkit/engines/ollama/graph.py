@@ -77,3 +77,42 @@ def gptoss_vulkan_cpu_split(spec: ModelSpec, n_tokens: int) -> int | None:
     n_ff, k = ffn.n_ff_expert or ffn.n_ff, ffn.n_experts_used
     ids = 4 * (k + ffn.n_experts * (T - 1))
     return 4 * T * 2 * n_ff * k + _pad(ids, 32)  # the CPU buffer's TENSOR_ALIGNMENT
+
+
+VULKAN_MAX_BUFFER = 1 << 30  # ggml-vulkan.cpp suballocation_block_size (1 GiB unless GGML_VK_SUBALLOCATION_BLOCK_SIZE)
+
+
+def gptoss_vulkan_gpu_graph(spec: ModelSpec, n_tokens: int, full_cells: int, swa_cells: int, partial: int,
+                            full: int, chunked: bool) -> tuple[int, int] | None:
+    """Vulkan0's compute buffer for gpt-oss without flash attention, with blocks left on the CPU and with every
+    block on the GPU: (partial, full), from the closed forms' (partial, full) (None for other models).
+
+    Blocks left on the CPU: Ollama offloads the last blocks, so block 0 (sliding-window) runs on the GPU by
+    op_offload with its weights, its cache views and the inputs copied in split by split (a weight on another
+    backend starts a new split, ggml_backend_sched_split_graph). Its KQ scores (swa_cells x T x n_head F32) sit above
+    the copied token rows, the freed norm rows, the q-bias copy's hole, the positions and Q; the sliding-window mask
+    is copied in after them (the softmax's sinks weight starts its split) and stays to the last block, so the freed
+    scores stay a hole and every full layer's scores (full_cells x T x n_head F32) go above the mask.
+
+    Every block on the GPU: one split, the inputs copied in first, so the full layers' scores reuse the sliding-window
+    layers' freed ones in one buffer. Vulkan's buffers are at most 1 GiB (ggml_backend_vk_buffer_type_get_max_size)
+    and ggml-alloc splits the graph into chunks (galloc.chunk_sizes; Ollama v0.12.4 on): scores of 1 GiB or more
+    take a chunk of their own, and the sliding-window scores, which fit the first chunk's tail, add to it.
+
+    Measured with Ollama's own ggml-base built from source (scheduler and ggml-alloc of v0.12.9 and v0.13.2, the
+    same figures with either allocator) on this graph rebuilt node for node (1445 nodes, as ollama/ollama#12913
+    prints) beside a stand-in Vulkan0 with ggml-vulkan's offload_op: exact at 512 and 1024 tokens
+    (tests/test_llamacpp_vulkan_chunks.py); at 128 and 256 tokens the freed blocks take the mask and it is not this
+    rule, so fewer tokens keep the closed forms."""
+    if spec.architecture not in _GPT_OSS or n_tokens < 512:
+        return None
+    layer = next((la for la in spec.layers if la.attention is not None), None)
+    if layer is None:
+        return None
+    at, T = layer.attention, n_tokens
+    q = 4 * at.n_heads * at.head_dim_k
+    full_kq, swa_kq = 4 * full_cells * T * at.n_heads, 4 * swa_cells * T * at.n_heads
+    first = 2 * 4 * spec.n_embd * T + q + 4 * T + q * T + swa_kq + 4 * swa_cells * T
+    if chunked and full_kq >= VULKAN_MAX_BUFFER and full - full_kq + swa_kq <= VULKAN_MAX_BUFFER:
+        full += swa_kq
+    return max(partial, first + full_kq), full

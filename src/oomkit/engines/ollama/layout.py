@@ -17,7 +17,7 @@ from ..llamacpp.backends import metal_devices
 from ..llamacpp.fit import params_fit
 from ..llamacpp.kv import Cache
 from ..versions import version_str
-from .graph import gptoss_cpu_graph, gptoss_vulkan_cpu_split
+from .graph import gptoss_cpu_graph, gptoss_vulkan_cpu_split, gptoss_vulkan_gpu_graph
 from .kv import CausalCache, causal_cache
 from .launch import Launch, resolve_launch
 from .memory import (
@@ -255,8 +255,12 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         # attention that is its K and V cache views (ggml_backend_sched split inputs; the cache buffers are not
         # weights, so the attention itself is not pinned to the CPU). ollama/ollama#12913 (gpt-oss:20b, 14 of 24
         # blocks on the CPU, 131072 cells): Vulkan0 "16.6 GiB" = the 16 GiB of KQ scores and the rest of the batch
-        # + 2 x 128 MiB of one full layer's K and V
+        # + 2 x 128 MiB of one full layer's K and V (16941.88 MiB); gpt-oss on Vulkan is sized as Ollama's own
+        # scheduler places it (_vulkan_gptoss: block 0's scores under the full layers', 16988.27 MiB)
         partial = graph + max(layer_c, default=0)
+        vk = _vulkan_gptoss(spec, launch, cache, gpus, partial, graph)
+        if vk is not None:
+            partial, graph = vk
         if proj is not None:
             # runner/ollamarunner multimodal.go getTensor: the vision encoder's graph for a 2048 x 2048 image is
             # reserved on the same scheduler (computeCtx.Reserve) before the text batch, and ggml-alloc keeps the
@@ -361,6 +365,20 @@ def _engine_caches(caches: list[Cache], cache: CausalCache) -> list[Cache]:
     cells, llama.cpp's np x window + ubatch): the masks of the worst-case graph span these."""
     return [replace(c, cells=max(cache.cells_by_layer.get(il, c.cells) for il in c.layers)) if c.layers else c
             for c in caches]
+
+
+def _vulkan_gptoss(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[OGpu], partial: int,
+                   full: int) -> tuple[int, int] | None:
+    """graph.gptoss_vulkan_gpu_graph where it was measured: gpt-oss without flash attention on Vulkan, the f32 masks
+    copied in (v0.12.7) to the last release with the 64-row mask padding (v0.13.4); ggml-alloc's chunks are in every
+    one of them (from v0.12.4)."""
+    if not gpus or gpus[0].library != "vulkan" or launch.flash_attention \
+            or not (V_MASK_IN_GRAPH <= launch.version <= V_MASK_PAD_LAST):
+        return None
+    cells = cache.cells_by_layer
+    full_cells, swa_cells = max(cells.values(), default=0), min(cells.values(), default=0)
+    return gptoss_vulkan_gpu_graph(spec, min(launch.num_batch, launch.num_ctx), full_cells, swa_cells, partial, full,
+                                   chunked=True)
 
 
 def _cpu_split(spec: ModelSpec, launch: Launch, lay: EraCLayout, gpus: list[OGpu], n_blocks: int) -> int:
