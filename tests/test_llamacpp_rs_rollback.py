@@ -163,6 +163,46 @@ def test_compute_with_snapshots_within_ten_percent(measured):
         assert 0.9 <= ratio <= 1.1, (key, c, ratio, m["compute"])
 
 
+_SWEEP_WORKER = llamacpp_run.binding_script(r'''
+for i, c in enumerate(contexts):
+    os.write(2, f"@@CTX {i}\n".encode())
+    cp = llama_cpp.llama_context_default_params()
+    cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = c["n_ctx"], max(512, c["ub"]), c["ub"], c["n_seq"]
+    cp.n_threads = cp.n_threads_batch = 1
+    cp.n_rs_seq = c["rs"]
+    ctx = llama_cpp.llama_init_from_model(model, cp)
+    os.write(2, f"@@END {i}\n".encode())
+    llama_cpp.llama_free(ctx)
+''', {}, debug_log=True)
+
+# (n_ctx, n_ubatch, sequences, n_rs_seq) away from GRID's 4K x 512
+SWEEP = [dict(n_ctx=c, ub=ub, n_seq=n, rs=rs) for c, ub, n, rs in
+         [(16384, 512, 2, 3), (16384, 256, 4, 16), (8192, 1024, 1, 16), (8192, 1024, 4, 3), (32768, 512, 2, 8),
+          (4096, 512, 8, 16)]]
+
+
+@pytest.mark.parametrize("key", ["qwen4exp", "kimi-k3"])
+def test_delta_net_output_with_snapshots_off_grid(key):
+    """The delta net's output above the conv stage (compute.hc_gdn_conv_phase, compute.kda_delta_net_phase) at other
+    contexts, ubatches and sequence counts. Measured: qwen4exp 120.39 / 186.76 / 242.38 / 228.79 / 148.39 / 370.02 MiB
+    (oomkit 120.50 / 186.81 / 242.44 / 229.00 / 148.50 / 370.12), kimi-k3 109.51 / 181.32 / 219.02 / 207.02 / 129.79 /
+    359.13 (oomkit 112.50 / 173.88 / 225.00 / 213.00 / 122.06 / 344.25: 0.94 to 1.03, the first KDA layer's
+    placement)."""
+    if not llamacpp_run.available():
+        pytest.skip("llama-cpp-python is not installed")
+    path = _path(key)
+    log = llamacpp_run.run_binding_script(_SWEEP_WORKER, path, SWEEP)
+    for i, c in enumerate(SWEEP):
+        real = _mib(r"sched_reserve:\s+CPU compute buffer size", llamacpp_run.context_log(log, i))
+        v = oomkit.estimate(str(path), "llama.cpp", program="llama-cpp-python", devices=(), find_max_context=False,
+                            fit=False, n_ctx=c["n_ctx"], n_batch=max(512, c["ub"]), n_ubatch=c["ub"],
+                            n_parallel=c["n_seq"], n_rs_seq=c["rs"]).engine_view
+        got = sum(v["compute_buffer_bytes"].values()) / MiB
+        assert 0.9 <= got / real <= 1.1, (key, c, round(got, 2), real)
+        if key == "qwen4exp":
+            assert abs(got - real) <= 0.25, (key, c, round(got, 2), real)
+
+
 # --- the server's n_rs_seq: need_n_rs_seq (source arithmetic) -------------------------------------------------
 
 
