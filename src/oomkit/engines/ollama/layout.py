@@ -371,8 +371,8 @@ def _vulkan_gptoss(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: li
                    full: int) -> tuple[int, int] | None:
     """graph.gptoss_vulkan_gpu_graph where it was measured: gpt-oss without flash attention on Vulkan, the f32 masks
     copied in (v0.12.7) to the last release with the 64-row mask padding (v0.13.4); ggml-alloc's chunks are in every
-    one of them (from v0.12.4)."""
-    if not gpus or gpus[0].library != "vulkan" or launch.flash_attention \
+    one of them (from v0.12.4). One GPU: with several, which one takes block 0's offloaded ops was not measured."""
+    if len(gpus) != 1 or gpus[0].library != "vulkan" or launch.flash_attention \
             or not (V_MASK_IN_GRAPH <= launch.version <= V_MASK_PAD_LAST):
         return None
     cells = cache.cells_by_layer
