@@ -364,9 +364,11 @@ def _report_kv_cache_config(s: VllmSettings, r: Resolved, plan0: KvPlan, num_blo
 
 def _usages(s: VllmSettings, r: Resolved, ranks: list[_Rank], num_blocks: int | None, error: str | None,
             need_one: dict[str, int]) -> tuple[list[Usage], list[str]]:
-    """Each GPU's bytes by kind, and a warning where CUDA graphs captured outside the budget may not fit."""
+    """Each GPU's bytes by kind once vLLM has started, and a warning where the CUDA graphs, captured outside the
+    budget, leave too little for a batch as large as the profile run's."""
     budget_cudagraphs = cudagraphs_in_budget(s, r)
     usages, warnings = [], []
+    short: list[tuple[int, str, int, int]] = []
     for rk in ranks:
         m = rk.memory
         if rk.num_blocks is not None and num_blocks is not None and rk.plan.layers:
@@ -386,18 +388,28 @@ def _usages(s: VllmSettings, r: Resolved, ranks: list[_Rank], num_blocks: int | 
         # is larger than both (vllm#7553: 0.5.4's driver starts with its 782 MiB peak beside 4.1 GiB of KV cache
         # and 2.4 GiB of graphs, which a sum puts 0.5 GiB past the 24,564 MiB card). Where vLLM refuses, or the
         # GPU's memory is not known, the KV cache shown is what one request needs: beside the peak, as the budget
-        # counts it
+        # counts it. A batch as large as the profile's, run eager later, needs the peak again: warned, not counted
         allocated = error is None and rk.available is not None and rk.num_blocks is not None
         compute = max(m.activation - kv - m.cudagraph, 0) if allocated else m.activation
-        usages.append(Usage(id=rk.device.id, name=rk.device.name, memory_bytes=rk.device.memory_bytes,
-                            weights_bytes=rk.weights, kv_cache_bytes=kv, compute_bytes=compute,
-                            overhead_bytes=overhead + (CUDA_DRIVER_RESERVED if rk.device.memory_bytes else 0)))
+        usage = Usage(id=rk.device.id, name=rk.device.name, memory_bytes=rk.device.memory_bytes,
+                      weights_bytes=rk.weights, kv_cache_bytes=kv, compute_bytes=compute,
+                      overhead_bytes=overhead + (CUDA_DRIVER_RESERVED if rk.device.memory_bytes else 0))
+        usages.append(usage)
+        left = None if usage.memory_bytes is None else usage.memory_bytes - usage.total_bytes
+        if allocated and not r.v1 and left is not None and m.activation - compute > left:
+            short.append((left - (m.activation - compute), rk.device.id, m.activation, left))
         if rk.total is not None and rk.requested is not None and not budget_cudagraphs and m.cudagraph and r.v1:
             headroom = rk.total - rk.requested - m.context
             if m.cudagraph > headroom:
                 warnings.append(f"{rk.device.id}: CUDA graphs (about {gib_str(m.cudagraph)}) are captured after the "
                                 f"KV cache, outside the {r.util} budget, and the {gib_str(max(headroom, 0))} left may "
                                 "not hold them: lower --gpu-memory-utilization or use --enforce-eager")
+    if short:
+        # V0 (V1 has the warning above): a batch as large as the profile's runs eager, beside the graphs
+        _, dev, act, left = min(short)
+        warnings.append(f"{dev}: vLLM starts, but a batch of {r.max_num_batched_tokens:,} tokens needs the profile "
+                        f"run's {gib_str(act)} again beside the CUDA graphs, with {gib_str(max(left, 0))} left: "
+                        "lower --gpu-memory-utilization or use --enforce-eager")
     return usages, warnings
 
 
