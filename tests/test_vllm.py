@@ -745,10 +745,6 @@ FIXTURE_KNOWN_MISSES = {
         "refusal": "the log allocates its KV cache and dies in the sampler warm-up; oomkit says it starts (0.84 GiB left "
                    "after the warm-up). Other processes held 1.68 GiB of the card (its OOM line), which oomkit's phases do "
                    "not read; the same settings started in April (tests/test_startup_deaths.py)"},
-    "qwen3-8b-4090-v0.27.1-runner-v2-cold-compile": {
-        "available": "+3.5 % of the GPU (5.76 GiB vs 4.92 GiB): the profile run peaks at 1.18 GiB during a cold "
-                     "torch.compile, 0.19 GiB with the compile cache warm (the -warm fixture: -0.6 %); whether the cache "
-                     "is cold is not a setting (tests/test_vllm_more_logs.py KNOWN)"},
     "qwen2.5-7b-3090-v0.17.1-util065": {
         "tokens": "+0.88 %: the printed budget 0.49 GiB is rounded to 0.01 GiB (+-1 % at this size); 9,088 tokens are "
                   "0.4853 GiB",
@@ -765,6 +761,10 @@ FIXTURE_KNOWN_MISSES = {
                      "unchunked at 40960 3.55 GiB (-0.36 %), at 32768 2.84 GiB (+0.53 %), chunked at 8192 still +3.21 %; "
                      "so a setting in the cut part of the command (--max-num-batched-tokens, --enable-chunked-prefill "
                      "false or --max-model-len), which the stored thread does not show"},
+    "qwen3-8b-4090-v0.27.1-runner-v2-cold-compile": {
+        "available": "+3.5 % of the GPU (5.76 GiB vs 4.92 GiB): the profile run peaks at 1.18 GiB during a cold "
+                     "torch.compile, 0.19 GiB with the compile cache warm (the -warm fixture: -0.6 %); whether the cache "
+                     "is cold is not a setting (tests/test_vllm_more_logs.py KNOWN)"},
 }
 
 
