@@ -563,7 +563,9 @@ def _catalog_config(fx: dict[str, Any]) -> dict[str, Any]:
 # (every type but "su"; yarn from original_max_position_embeddings). oomkit's ModelSpec carries no rope_scaling, so
 # it derives max_position_embeddings alone (test_rope_scaled_max_model_len_is_not_derived).
 DERIVED_MAX_MODEL_LEN = {
-    # deepseek-coder-6.7b-instruct: max_position_embeddings 16384, rope_scaling {"type": "linear", "factor": 4.0}
+    # deepseek-coder-6.7b-instruct: max_position_embeddings 16384, rope_scaling {"factor": 4.0, "type": "linear"}
+    # (the model's own config.json is not among the stored pages; fine-tunes that copy it carry it, e.g.
+    # huggingface.co/ajibawa-2023/Code-290k-6.7B-Instruct config.json, "_name_or_path" deepseek-coder-6.7b-instruct)
     "deepseek-coder-6.7b-2xT4-tp2-v0-fp16": 65536,
 }
 
