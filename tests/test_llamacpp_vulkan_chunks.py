@@ -28,6 +28,7 @@ import ctypes as C
 
 import pytest
 
+from oomkit.engines import llamacpp as lc
 from oomkit.engines import ollama as ol
 from oomkit.engines.llamacpp import galloc
 from oomkit.engines.ollama.graph import gptoss_vulkan_gpu_graph
@@ -311,3 +312,38 @@ def test_ollama_engine_gptoss_on_vulkan(num_gpu, full):
     else:
         want = OLLAMA_GPTOSS_FULL[full][1]
         assert abs(got - want) / want < 0.01, (got, want)
+
+
+# llama.cpp's own gpt-oss-20b graph (the pinned binding, the 24-layer MXFP4 file, -ub 512 -np 1 -fa off, every layer
+# on one device) as its log prints "CPU compute buffer size", MiB: in one buffer, and with ggml-alloc given a 1 GiB
+# buffer limit (ggml_backend_buft_get_max_size interposed by an LD_PRELOAD library, as Vulkan's suballocation block
+# would set it). n_ctx -> (one buffer, chunks)
+LLAMACPP_GPTOSS = {131072: (16678.39, 16774.39), 65536: (8358.39, 8454.39), 32768: (4198.39, 4294.39),
+                   16384: (2118.39, 2214.39), 8192: (1078.39, 1174.39)}
+
+
+def _llamacpp_gptoss(n_ctx: int, backend: str, **kw) -> float:
+    devs = (Device(id="Vulkan0", name="GPU", memory_bytes=80 * 2**30, free_bytes=80 * 2**30),) if backend != "cpu" else ()
+    s = lc.LlamaCppSettings(n_ctx=n_ctx, n_ubatch=512, n_parallel=1, n_gpu_layers=99, backend=backend,
+                            **{"flash_attn": "off", **kw})
+    b = lc.ENGINE.estimate(resolve("gpt-oss:20b", "MXFP4_MOE"), devs, s).engine_view["compute_buffer_bytes"]
+    return b["CPU" if backend == "cpu" else "Vulkan0"] / MiB
+
+
+@pytest.mark.parametrize("n_ctx", list(LLAMACPP_GPTOSS))
+def test_llamacpp_vulkan_chunks_add_the_sliding_window_scores(n_ctx):
+    """The full layers' scores (n_ctx x 512 x 64 heads x 4 B, 1 GiB or more) take a chunk of their own; the
+    sliding-window layers' 96 MiB of scores (768 cells), which reused their space in one buffer, add to the first
+    chunk: llama.cpp's buffer grows by 96 MiB at every context measured. compute.vulkan_chunked_scores adds them
+    on a Vulkan device (builds from b6646); the CPU keeps one buffer. Both within 0.02 MiB of the printed figures."""
+    flat, chunks = LLAMACPP_GPTOSS[n_ctx]
+    cpu, vk = _llamacpp_gptoss(n_ctx, "cpu"), _llamacpp_gptoss(n_ctx, "vulkan")
+    assert abs(cpu - flat) < 0.02 and abs(vk - chunks) < 0.02, (cpu, vk)
+    assert vk - cpu == chunks - flat == 96
+
+
+def test_llamacpp_vulkan_one_buffer_before_chunks_and_with_flash_attention():
+    """Builds before the chunks (b6646 here) and flash attention (no KQ scores) keep one buffer's figure."""
+    assert _llamacpp_gptoss(131072, "vulkan", engine_version="b6500") == _llamacpp_gptoss(131072, "cpu",
+                                                                                          engine_version="b6500")
+    assert _llamacpp_gptoss(131072, "vulkan", flash_attn="on") == _llamacpp_gptoss(131072, "cpu", flash_attn="on")

@@ -1127,6 +1127,36 @@ def pipeline_parallel(spec: ModelSpec, placement: Placement, devices: tuple[Devi
     return all(d.id.startswith(capable) for d in devices)
 
 
+# ggml-alloc splits a graph into chunks of at most the buffer type's maximum size (llama.cpp PR #15815; in ggml b6646,
+# the build Ollama v0.12.4 vendors, an upper bound for its first build; galloc.chunk_sizes); ggml-vulkan's maximum is
+# its suballocation block (ggml_backend_vk_buffer_type_get_max_size), 1 GiB unless GGML_VK_SUBALLOCATION_BLOCK_SIZE
+VK_CHUNKS_BUILD = 6646
+VK_MAX_BUFFER = 1 << 30
+
+
+def vulkan_chunked_scores(spec: ModelSpec, caches: list[Cache], placement: Placement, d: int, T: int,
+                          flat: int) -> int:
+    """What Vulkan's 1 GiB chunks add to device d's compute buffer without flash attention, when every attention
+    layer runs on d: the full layers' KQ scores (n_kv x T x n_head F32, 1 GiB or more) take a chunk of their own
+    and the largest scores below the maximum (an iSWA model's sliding-window layers), which reuse the freed full
+    scores' space in one buffer, land in the first chunk's tail beside the rest instead (while it fits there).
+    Measured with the pinned binding's ggml-alloc given a 1 GiB buffer limit (ggml_backend_buft_get_max_size
+    interposed): gpt-oss-20b's 24-layer file, -ub 512 -np 1 -fa off, +96 MiB (768 sliding-window cells x 512 x 64
+    heads x 4 B) at every context from 8192 to 131072 cells (16678.39 -> 16774.39 MiB at 131072;
+    tests/test_llamacpp_vulkan_chunks.py). It holds where the one buffer has only the masks and rows under the full
+    scores, as compute_phases models it: on the 4-layer file at 32768 cells the sliding-window scores already sit
+    under them (4294.39 MiB both ways). Blocks left on the CPU (op_offload copies) were not measured."""
+    run = attention_layers(spec)
+    if not run or any(placement.layer_device[la.index] != d for la in run if la.index < len(placement.layer_device)):
+        return 0
+    cells = {il: c.cells for c in caches for il in c.layers}
+    scores = [cells.get(la.index, 0) * T * la.attention.n_heads * 4 for la in run]
+    big, small = max(scores), max((x for x in scores if x < VK_MAX_BUFFER), default=0)
+    if big < VK_MAX_BUFFER or not small or flat - big + small > VK_MAX_BUFFER:
+        return 0
+    return small
+
+
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                       devices: tuple[Device, ...], s: LlamaCppSettings) -> dict[int, int]:
     """Per backend (-1 = the CPU side): a device that runs layers needs the layer workspace, the one that
@@ -1158,6 +1188,12 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
             need = max(need, p.output)
         out[d] = need
     out[-1] = max(out.get(-1, 0), p.inputs)
+    if not ctx.flash_attn and ctx.build >= VK_CHUNKS_BUILD:
+        from .backends import infer_backend  # lazy: backends.py imports this module
+        if infer_backend(devices, s.backend).name == "vulkan":
+            for d in out:
+                if d >= 0:
+                    out[d] += vulkan_chunked_scores(spec, caches, placement, d, T, out[d])
     if pipeline_parallel(spec, placement, devices, s):
         extra = SCHED_MAX_COPIES - 1
         first = placement.layer_device[0] if placement.layer_device else -1
