@@ -324,10 +324,11 @@ LLAMACPP_GPTOSS = {131072: (16678.39, 16774.39), 65536: (8358.39, 8454.39), 3276
 
 def _llamacpp_gptoss(n_ctx: int, backend: str, **kw) -> float:
     devs = (Device(id="Vulkan0", name="GPU", memory_bytes=80 * 2**30, free_bytes=80 * 2**30),) if backend != "cpu" else ()
+    backend = "" if backend == "inferred" else backend
     s = lc.LlamaCppSettings(n_ctx=n_ctx, n_ubatch=512, n_parallel=1, n_gpu_layers=99, backend=backend,
                             **{"flash_attn": "off", **kw})
     b = lc.ENGINE.estimate(resolve("gpt-oss:20b", "MXFP4_MOE"), devs, s).engine_view["compute_buffer_bytes"]
-    return b["CPU" if backend == "cpu" else "Vulkan0"] / MiB
+    return b["CPU" if not devs else "Vulkan0"] / MiB
 
 
 @pytest.mark.parametrize("n_ctx", list(LLAMACPP_GPTOSS))
@@ -340,6 +341,7 @@ def test_llamacpp_vulkan_chunks_add_the_sliding_window_scores(n_ctx):
     cpu, vk = _llamacpp_gptoss(n_ctx, "cpu"), _llamacpp_gptoss(n_ctx, "vulkan")
     assert abs(cpu - flat) < 0.02 and abs(vk - chunks) < 0.02, (cpu, vk)
     assert vk - cpu == chunks - flat == 96
+    assert _llamacpp_gptoss(n_ctx, "inferred") == vk  # the Vulkan0 device id alone says Vulkan
 
 
 def test_llamacpp_vulkan_one_buffer_before_chunks_and_with_flash_attention():
