@@ -99,11 +99,12 @@ def gptoss_vulkan_gpu_graph(spec: ModelSpec, n_tokens: int, full_cells: int, swa
     and ggml-alloc splits the graph into chunks (galloc.chunk_sizes; Ollama v0.12.4 on): scores of 1 GiB or more
     take a chunk of their own, and the sliding-window scores, which fit the first chunk's tail, add to it.
 
-    Measured with Ollama's own ggml-base built from source (scheduler and ggml-alloc of v0.12.9 and v0.13.2, the
-    same figures with either allocator) on this graph rebuilt node for node (1445 nodes, as ollama/ollama#12913
-    prints) beside a stand-in Vulkan0 with ggml-vulkan's offload_op: exact at 512 and 1024 tokens
-    (tests/test_llamacpp_vulkan_chunks.py); at 128 and 256 tokens the freed blocks take the mask and it is not this
-    rule, so fewer tokens keep the closed forms."""
+    Measured with Ollama's own ggml-base built from source (scheduler and ggml-alloc of v0.12.9 and v0.13.2) on this
+    graph rebuilt node for node (1445 nodes, as ollama/ollama#12913 prints; tests/groundtruth/ollama_vulkan_reserve.c)
+    beside a stand-in Vulkan0 with ggml-vulkan's offload_op (tests/test_llamacpp_vulkan_chunks.py): exact at 512
+    tokens in one buffer and in chunks with either allocator, and at 1024 tokens in one buffer; at 1024 tokens in
+    chunks the sliding-window scores (1152 MiB) take chunks of their own and v0.12.9 reserves 803 MiB more (v0.13.2
+    4.5 MiB more), and at 128 and 256 tokens the freed blocks take the mask: those keep the closed forms."""
     if spec.architecture not in _GPT_OSS or n_tokens < 512:
         return None
     layer = next((la for la in spec.layers if la.attention is not None), None)
@@ -112,6 +113,8 @@ def gptoss_vulkan_gpu_graph(spec: ModelSpec, n_tokens: int, full_cells: int, swa
     at, T = layer.attention, n_tokens
     q = 4 * at.n_heads * at.head_dim_k
     full_kq, swa_kq = 4 * full_cells * T * at.n_heads, 4 * swa_cells * T * at.n_heads
+    if chunked and swa_kq >= VULKAN_MAX_BUFFER:
+        return None  # the sliding-window scores in chunks of their own: not this placement (measured at 1024 tokens)
     first = 2 * 4 * spec.n_embd * T + q + 4 * T + q * T + swa_kq + 4 * swa_cells * T
     if chunked and full_kq >= VULKAN_MAX_BUFFER and full - full_kq + swa_kq <= VULKAN_MAX_BUFFER:
         full += swa_kq
