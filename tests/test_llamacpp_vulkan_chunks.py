@@ -324,7 +324,7 @@ def test_ollama_engine_gptoss_on_vulkan(num_gpu, full):
 # llama.cpp's own gpt-oss-20b graph (the pinned binding, the 24-layer MXFP4 file, -ub 512 -np 1 -fa off, every layer
 # on one device) as its log prints "CPU compute buffer size", MiB: in one buffer, and with ggml-alloc given a 1 GiB
 # buffer limit (ggml_backend_buft_get_max_size interposed by an LD_PRELOAD library, as Vulkan's suballocation block
-# would set it). n_ctx -> (one buffer, chunks)
+# would set it; tests/groundtruth/max_buffer_size.c). n_ctx -> (one buffer, chunks)
 LLAMACPP_GPTOSS = {131072: (16678.39, 16774.39), 65536: (8358.39, 8454.39), 32768: (4198.39, 4294.39),
                    16384: (2118.39, 2214.39), 8192: (1078.39, 1174.39)}
 
@@ -349,6 +349,25 @@ def test_llamacpp_vulkan_chunks_add_the_sliding_window_scores(n_ctx):
     assert abs(cpu - flat) < 0.02 and abs(vk - chunks) < 0.02, (cpu, vk)
     assert vk - cpu == chunks - flat == 96
     assert _llamacpp_gptoss(n_ctx, "inferred") == vk  # the Vulkan0 device id alone says Vulkan
+
+
+@pytest.mark.parametrize("kw,flat,chunks,extra", [
+    (dict(n_ubatch=1024), 16718.78, 17038.78, 320),  # 1280 sliding-window cells x 1024 tokens
+    (dict(n_parallel=4, kv_unified=True), 8358.89, 8486.89, 128),  # 4 slots: 1024 cells x 512 tokens
+])
+def test_llamacpp_vulkan_chunks_other_batches_and_slots(kw, flat, chunks, extra):
+    """The same rule at -c 65536 with -ub 1024, and with -np 4 -kvu (the binding's printed MiB, one buffer and 1 GiB
+    chunks): the sliding-window scores of that batch and cache add to the chunked buffer."""
+    def est(backend):
+        devs = (Device(id="Vulkan0", name="GPU", memory_bytes=80 * 2**30, free_bytes=80 * 2**30),) if backend else ()
+        s = lc.LlamaCppSettings(**{"n_ctx": 65536, "n_ubatch": 512, "n_batch": 2048, "n_parallel": 1,
+                                   "flash_attn": "off", "n_gpu_layers": 99, "backend": backend or "cpu", **kw})
+        b = lc.ENGINE.estimate(resolve("gpt-oss:20b", "MXFP4_MOE"), devs, s).engine_view["compute_buffer_bytes"]
+        return b["Vulkan0" if devs else "CPU"] / MiB
+
+    cpu, vk = est(""), est("vulkan")
+    assert abs(cpu - flat) < 0.04 and abs(vk - chunks) < 0.04, (cpu, vk)
+    assert vk - cpu == extra
 
 
 def test_llamacpp_vulkan_one_buffer_before_chunks_and_with_flash_attention():
