@@ -18,8 +18,10 @@ Two allocators:
 
 The Ollama engine's gpt-oss graph on Vulkan (graph.py gptoss_vulkan_gpu_graph) is held to Ollama's own scheduler
 and ggml-alloc (OLLAMA_GPTOSS_PARTIAL, OLLAMA_GPTOSS_FULL: ggml-base of v0.12.9 and v0.13.2 built from source, the
-graph rebuilt node for node beside a stand-in Vulkan0), and through it to ollama/ollama#12913's printed total
-(tests/test_ollama_new_engine.py).
+graph rebuilt node for node beside a stand-in Vulkan0; tests/groundtruth/ollama_vulkan_reserve.c), and through it
+to ollama/ollama#12913's printed total (tests/test_ollama_new_engine.py). The llama.cpp engine's Vulkan rule
+(compute.vulkan_chunked_scores) is held to llama.cpp's own gpt-oss graph in the binding, its "compute buffer size"
+printed with ggml-alloc given a 1 GiB buffer limit (LLAMACPP_GPTOSS; tests/groundtruth/max_buffer_size.c).
 """
 
 from __future__ import annotations
