@@ -49,6 +49,7 @@ from .spec import (
     LayerSpec,
     ModelSpec,
     RecurrentState,
+    RopeScaling,
     TensorSpec,
     WeightInventory,
     shared_kv_sources,
@@ -133,8 +134,25 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "") -> ModelSpec
         n_ctx_train=m.int("context_length", 0), layers=tuple(layers),
         weights=WeightInventory(tensors=tensors, exact=True, format=fmt),
         tied_embeddings=not any(t.name == "output.weight" for t in tensors), n_nextn_layers=n_nextn,
-        source=source,
+        source=source, rope_scaling=_rope_scaling(m),
     )
+
+
+def _rope_scaling(m: _Meta) -> RopeScaling | None:
+    """{arch}.rope.scaling.type / .factor / .original_context_length as convert_hf_to_gguf.py writes them from
+    config.json's rope_scaling (gguf-py constants.py RopeScalingType: none, linear, yarn, longrope); older files
+    carry {arch}.rope.scale_linear alone."""
+    kind, factor = m.get("rope.scaling.type"), m.get("rope.scaling.factor")
+    if factor is None and m.get("rope.scale_linear") is not None:
+        kind, factor = kind or "linear", m.get("rope.scale_linear")
+    if not isinstance(kind, str) or kind in ("", "none"):
+        return None
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 0:
+        factor = None
+    orig = m.get("rope.scaling.original_context_length")
+    orig = orig if isinstance(orig, int) and not isinstance(orig, bool) and orig > 0 else None
+    return RopeScaling(type=kind, factor=float(factor) if factor is not None else None,
+                       original_max_position_embeddings=orig)
 
 
 def _file_type_name(ftype: Any) -> str:

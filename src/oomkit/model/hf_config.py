@@ -16,7 +16,16 @@ from typing import Any
 from ..errors import OomkitError
 from ..quant import gguf_recipes
 from .jsonfile import read_object
-from .spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, RecurrentState, shared_kv_sources
+from .spec import (
+    Attention,
+    Ffn,
+    LayerKind,
+    LayerSpec,
+    ModelSpec,
+    RecurrentState,
+    RopeScaling,
+    shared_kv_sources,
+)
 from .tensors import PerLayerInputs, architecture_tensors
 from .towers import vision_tower
 from .weights import inventory_for_format, is_gguf_format
@@ -165,8 +174,43 @@ def spec_from_config(
     return ModelSpec(
         name=name, architecture=arch, n_embd=n_embd, n_vocab=n_vocab, n_ctx_train=n_ctx_train, layers=layers,
         weights=weights, tied_embeddings=tied, n_nextn_layers=n_nextn, source=source, labels=tuple(labels),
-        towers=(tower,) if tower else (),
+        towers=(tower,) if tower else (), rope_scaling=rope_scaling(cfg, name),
     )
+
+
+def rope_scaling(cfg: Mapping[str, Any], name: str = "model") -> RopeScaling | None:
+    """The decoder's `rope_scaling` (or transformers v5's `rope_parameters`) as written; None when it declares none.
+    A v5 dict per layer type ({"full_attention": {...}, "sliding_attention": {...}}) gives the last one with a
+    factor, as vLLM's loop over them keeps (config/model.py _get_and_verify_max_len, 0.12+)."""
+    rs = cfg.get("rope_scaling")
+    if rs is None:
+        rs = cfg.get("rope_parameters")
+    if not isinstance(rs, Mapping) or not rs:
+        return None
+    if all(isinstance(v, Mapping) or v is None for v in rs.values()):  # one dict per layer type
+        per_type = [v for v in rs.values() if isinstance(v, Mapping) and v]
+        if not per_type:
+            return None
+        rs = next((v for v in reversed(per_type) if v.get("factor") is not None), per_type[0])
+    kind = rs.get("rope_type", rs.get("type"))
+    factor, orig = rs.get("factor"), rs.get("original_max_position_embeddings")
+    if kind is None and factor is None:
+        return None
+    if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 0):
+        raise OomkitError(f"{name}: config field rope_scaling.factor={factor!r} is not a positive number")
+    top = cfg.get("original_max_position_embeddings")
+    return RopeScaling(type=str(kind or ""), factor=float(factor) if factor is not None else None,
+                       original_max_position_embeddings=_positive_int(orig, "rope_scaling.original_max_position_embeddings",
+                                                                      name),
+                       original_context=_positive_int(top, "original_max_position_embeddings", name))
+
+
+def _positive_int(v: Any, key: str, name: str) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0 or int(v) != v:
+        raise OomkitError(f"{name}: config field {key}={v!r} is not a positive integer")
+    return int(v)
 
 
 # Architectures whose GGUF conversion leaves the MTP block out (llama.cpp conversion/deepseek.py skip_mtp).

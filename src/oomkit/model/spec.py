@@ -162,6 +162,20 @@ class WeightInventory:
 
 
 @dataclass(frozen=True)
+class RopeScaling:
+    """RoPE context scaling as the model declares it: config.json `rope_scaling` (transformers v5 writes
+    `rope_parameters`) or GGUF `{arch}.rope.scaling.type` / `.factor` / `.original_context_length`. Kept as written:
+    each engine derives its default context from it by its own rule (vLLM config/model.py
+    _get_and_verify_max_len, SGLang get_context_length)."""
+
+    type: str  # "linear", "dynamic", "yarn", "longrope" ("su" before transformers renamed it), "llama3", "mrope", ...
+    factor: float | None = None  # None: the dict has none (longrope, mrope, default)
+    original_max_position_embeddings: int | None = None  # inside the rope dict (yarn, llama3, some longrope)
+    # config.json's top-level original_max_position_embeddings (Phi-3 LongRoPE keeps it beside the dict)
+    original_context: int | None = None
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     name: str
     architecture: str  # the GGUF / llama.cpp architecture name ("llama", "qwen3moe", "deepseek2", ...)
@@ -178,6 +192,7 @@ class ModelSpec:
     # Multimodal encoders the checkpoint carries beside the decoder (model/towers.py Tower), not in `weights`:
     # vLLM, SGLang and transformers load them with the checkpoint, llama.cpp and Ollama from an mmproj file.
     towers: tuple = field(default=(), compare=False)
+    rope_scaling: RopeScaling | None = None  # None: no context scaling declared
 
     @property
     def n_layers(self) -> int:
