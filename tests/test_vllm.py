@@ -558,18 +558,6 @@ def _catalog_config(fx: dict[str, Any]) -> dict[str, Any]:
     return dict(entry.config) if entry is not None else {}
 
 
-# max_model_len as vLLM derives it where the command gives none and the catalog's config lacks what it reads:
-# config.py _get_and_verify_max_len (0.4 -> 0.5.x) multiplies max_position_embeddings by rope_scaling["factor"]
-# (every type but "su"; yarn from original_max_position_embeddings). oomkit's ModelSpec carries no rope_scaling, so
-# it derives max_position_embeddings alone (test_rope_scaled_max_model_len_is_not_derived).
-DERIVED_MAX_MODEL_LEN = {
-    # deepseek-coder-6.7b-instruct: max_position_embeddings 16384, rope_scaling {"factor": 4.0, "type": "linear"}
-    # (the model's own config.json is not among the stored pages; fine-tunes that copy it carry it, e.g.
-    # huggingface.co/ajibawa-2023/Code-290k-6.7B-Instruct config.json, "_name_or_path" deepseek-coder-6.7b-instruct)
-    "deepseek-coder-6.7b-2xT4-tp2-v0-fp16": 65536,
-}
-
-
 def load_case(path: Path) -> Case:
     fx = json.loads(path.read_text(encoding="utf-8"))
     case = Case(name=path.stem, fx=fx)
@@ -600,8 +588,6 @@ def load_case(path: Path) -> Case:
         v = _int(st.get(key))
         if v:
             opts[key] = v
-    if "max_model_len" not in opts and path.stem in DERIVED_MAX_MODEL_LEN:
-        opts["max_model_len"] = DERIVED_MAX_MODEL_LEN[path.stem]
     if isinstance(st.get("gpu_memory_utilization"), (int, float)):
         opts["gpu_memory_utilization"] = float(st["gpu_memory_utilization"])
     if isinstance(st.get("kv_cache_dtype"), str) and st["kv_cache_dtype"] != "auto":
@@ -839,14 +825,12 @@ def test_t4_0_4_2_blocks():
     assert abs(err) <= LIMITS["available"], f"{err:+.2%} of the GPU ({v['num_gpu_blocks']} blocks vs {logged})"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "oomkit derives max_model_len 16,384 for deepseek-coder-6.7b (max_position_embeddings), vLLM 65,536: the "
-    "ModelSpec carries no rope_scaling (model/spec.py, model/hf_config.py) and the catalog's config for the model "
-    "lacks it; the fixture sweep gives vLLM's figure (DERIVED_MAX_MODEL_LEN)"))
-def test_rope_scaled_max_model_len_is_not_derived():
+def test_rope_scaled_max_model_len_is_derived():
+    # vllm#5248 gives no --max-model-len: 0.4.2's config.py _get_and_verify_max_len derives 16,384 x 4 (the catalog's
+    # rope_scaling, linear x 4) = 65,536, from the model alone (the release rules: tests/test_rope_scaling.py)
     case = _t4_case()
-    est = ENGINE.estimate(case.spec, case.devices, replace(case.settings, max_model_len=None,
-                                                          allow_long_max_model_len=False))
+    assert case.settings.max_model_len is None
+    est = ENGINE.estimate(case.spec, case.devices, replace(case.settings, allow_long_max_model_len=False))
     assert est.engine_view["max_model_len"] == 65536
 
 

@@ -112,9 +112,21 @@ def _check_settings(s: SGLangSettings) -> None:
         raise OomkitError(f"--max-running-requests must be at least 1, got {s.max_running_requests}")
 
 
+def model_context_length(spec: ModelSpec) -> int:
+    """hf_transformers_utils.py get_context_length (the same in every release 0.4.0-0.5.23 read; utils/hf_transformers/
+    common.py from 0.5.14): the model's length times rope_scaling's factor, except where the dict carries
+    original_max_position_embeddings (YaRN, Llama 3) or rope_type "llama3"; a dict without a factor counts 1. Unlike
+    vLLM, no Gemma 3 exception: its linear x 8 gives 8 x 131,072 (SGLang PR #20387, closed unmerged)."""
+    rope = spec.rope_scaling
+    factor = 1.0
+    if rope is not None and rope.original_max_position_embeddings is None and rope.type != "llama3":
+        factor = rope.factor or 1.0
+    return int(factor * spec.n_ctx_train)
+
+
 def derive_context_length(spec: ModelSpec, s: SGLangSettings) -> int:
     """configs/model_config.py _derive_context_length."""
-    derived = spec.n_ctx_train
+    derived = model_context_length(spec)
     if s.context_length is None:
         if not derived:
             raise OomkitError(f"{spec.name}: the model declares no context length; give --context-length")

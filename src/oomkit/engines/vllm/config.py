@@ -129,14 +129,55 @@ def _checkpoint_dtype(spec: ModelSpec) -> str:
     return "bfloat16"
 
 
-def _max_model_len(spec: ModelSpec, s: VllmSettings, warnings: list[str]) -> tuple[int, int]:
+# config/model.py _get_and_verify_max_len: rope types whose factor the derived length leaves out, by first release
+# (read in the sdists 0.3.3-0.20.0 and wheels 0.21.0-0.34.0). 0.4.2 skips "su"; 0.5.1 adds "longrope"; 0.5.3.post1
+# "llama3" (0.5.3 itself skipped "extended", a name no released config kept; release numbers do not tell a .post1
+# apart, so 0.5.3 takes the later rule); 0.30.0 the YaRN kinds ("YaRN variants leave max_position_embeddings already
+# scaled"), whose derived length was original_max_position_embeddings x factor before
+_ROPE_SKIPPED = (
+    ((0, 30, 0), frozenset({"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"})),
+    ((0, 5, 3), frozenset({"su", "longrope", "llama3"})),
+    ((0, 5, 1), frozenset({"su", "longrope"})),
+    ((0, 4, 2), frozenset({"su"})),
+)
+
+
+def derived_max_model_len(spec: ModelSpec, version: Version) -> int:
+    """config/model.py _get_and_verify_max_len: the model's length (2048 when it declares none) times its
+    rope_scaling factor, by release (_ROPE_SKIPPED). Gemma 3's 128K is already scaled: skipped from 0.8.0 ("gemma3" in
+    model_type), its first release. A dict without a factor (mrope, default) counts 1 (0.6.1: mrope; 0.6.4:
+    rope_scaling.get("factor", 1.0); before, an assert); yarn starts from original_max_position_embeddings up to
+    0.29 (deepseek-coder-6.7b, linear x 4: 16,384 -> 65,536 on 0.4.2, vllm#5248)."""
+    base = spec.n_ctx_train or 2048
+    rope = spec.rope_scaling
+    if rope is None or (version >= (0, 8, 0) and "gemma3" in spec.architecture):
+        return base
+    skipped = next((kinds for since, kinds in _ROPE_SKIPPED if version >= since), frozenset())
+    if rope.type in skipped:
+        return base
+    if rope.type == "yarn" and rope.original_max_position_embeddings:  # (a KeyError in vLLM without it)
+        base = rope.original_max_position_embeddings
+    return int(base * (rope.factor or 1.0))
+
+
+def _default_max_model_len(spec: ModelSpec, version: Version, derived: int) -> int:
+    """No --max-model-len (or -1): the derived length, except LongRoPE from 0.11.1, which defaults to the config's
+    top-level original_max_position_embeddings "to avoid performance degradation for shorter sequences"
+    (getattr(hf_config, ..., derived); "su" is renamed longrope on loading from 0.6.4, transformers_utils/config.py
+    patch_rope_scaling_dict)."""
+    rope = spec.rope_scaling
+    if rope is not None and rope.type in ("longrope", "su") and version >= (0, 11, 1):
+        return rope.original_context or derived
+    return derived
+
+
+def _max_model_len(spec: ModelSpec, s: VllmSettings, version: Version, warnings: list[str]) -> tuple[int, int]:
     """config/model.py _get_and_verify_max_len -> (max_model_len, the derived maximum)."""
-    derived = spec.n_ctx_train or 0
-    if derived <= 0:
-        derived = 2048  # config/model.py: "Assuming the model's maximum length is 2048"
-        warnings.append("the model declares no maximum length: vLLM assumes 2048")
+    if not spec.n_ctx_train:
+        warnings.append("the model declares no maximum length: vLLM assumes 2048")  # "Assuming ... is 2048"
+    derived = derived_max_model_len(spec, version)
     if s.max_model_len is None or s.max_model_len == -1:
-        return derived, derived
+        return _default_max_model_len(spec, version, derived), derived
     max_len = s.max_model_len
     if max_len <= 0:
         raise OomkitError(f"max_model_len must be positive, got {max_len}")
@@ -179,7 +220,7 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     _check_parallel(spec, tp)
     dtype = _model_dtype(spec, s, version, cc)
     kv_dtype = _kv_dtype(spec, s, version, dtype)
-    max_len, derived = _max_model_len(spec, s, warnings)
+    max_len, derived = _max_model_len(spec, s, version, warnings)
     seqs, tokens, chunked = _batch_defaults(s, version, v1, max_len, first, gpu_name, tp * pp)
     # config/model.py is_prefix_caching_supported: on by default in V1, except for hybrid (Mamba / linear
     # attention) models, where it is experimental and off unless asked for
