@@ -233,7 +233,7 @@ def test_added_architectures_compute_within_10_percent(arch):
 # SwiGLU product in that block (scaled_head_swiglu_in_hole, with a rotated q8_0 V cache), glm5-next's k-pool
 # indexer without flash attention (kpool_indexer_phase). hy_v3 with a rotated q8_0 cache at 24K, where the rotation's
 # output takes the block and the last layer fits below the final norm (86.50 MiB printed), is replayed through
-# ggml-alloc (compute.py, galloc.final_norm_kept_graph)
+# ggml-alloc (compute.py, compute_graphs.hy_v3_graph)
 PLACEMENT_ROWS = [
     ("hy_v3", dict(BASE, n_ctx=4096)),
     ("hy_v3", dict(BASE, n_ctx=12288)),

@@ -20,7 +20,7 @@ needs_llama_cpp = pytest.mark.skipif(not g.llamacpp_run.available(), reason="lla
 BASE = next(g.settings_grid())  # -c 4096, f16 K/V, FA on, 1 sequence, -ub 512
 Q8 = dict(type_k="q8_0", type_v="q8_0")
 
-# hy_v3 with flash attention, replayed through ggml-alloc (compute.py: galloc.final_norm_kept_graph). Before, the
+# hy_v3 with flash attention, replayed through ggml-alloc (compute.py: compute_graphs.hy_v3_graph). Before, the
 # closed forms of final_norm_kept_output gave 102.59 / 110.59 / 102.55 / 120.00 / 102.59 MiB for the q8_0 rows at
 # 16K / 24K / 40K / 64K / 16K x 4 unified (0.93, 1.28, 0.93, 1.07, 0.93 of llama.cpp's 110.59 / 86.50 / 110.55 /
 # 112.14 / 110.59)

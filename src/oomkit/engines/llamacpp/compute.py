@@ -259,12 +259,12 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
         out_phase = max(out_phase, scaled_head_swiglu_in_hole(spec, ctx, T, rows_out, input_block(spec, ctx, masks, T)))
     out_phase = max(out_phase, 0 if hybrid else moe_out)  # the hybrids' own placement above
     if spec.architecture in FINAL_NORM_KEPT and ctx.flash_attn and not no_cache and ERAS.reached(ctx.build, "kq_mask_f16"):
-        # Hunyuan V3 with flash attention: the whole graph replayed through ggml-alloc (galloc.final_norm_kept_graph),
+        # Hunyuan V3 with flash attention: the whole graph replayed through ggml-alloc (compute_graphs.hy_v3_graph),
         # one peak for both phases. Equal to llama.cpp@0c1e57098's CPU buffer where the closed forms miss where the
         # last layer lands: with q8_0 K and V 110.59 / 86.50 / 110.55 / 112.14 MiB at 16K / 24K / 40K / 64K
         # (final_norm_kept_output: 0.93, 1.28, 0.93, 1.07 of those)
         k_rot, v_rot = _rotations(spec, ctx)
-        out_phase = attn_phase = galloc.peak_bytes(*galloc.final_norm_kept_graph(spec, T, rows_out, masks, k_rot, v_rot))
+        out_phase = attn_phase = galloc.peak_bytes(*compute_graphs.hy_v3_graph(spec, T, rows_out, masks, k_rot, v_rot))
     trunk = spec.trunk_layers
     if spec.architecture in GATE_IN_ATTN_OUT and ctx.flash_attn and not no_cache and ERAS.reached(ctx.build, "kq_mask_f16") \
             and trunk and trunk[-1].index == len(trunk) - 1:
@@ -346,7 +346,7 @@ def final_norm_kept_output(spec: ModelSpec, T: int, n_outputs: int, block: int) 
     (feed_forward_phases' figure holds). A quantized cache's rotations un-rotate the attention output into one more
     row block, placed in B or above by what other holes are free: with q8_0 K and V exact at 4K to 12K and 32K,
     0.93 at 16K and 40K (102.59 vs 110.59, 102.55 vs 110.55 MiB), 1.28 at 24K (110.59 vs 86.50), 1.07 at 64K. With
-    flash attention compute_phases replays the whole graph instead (galloc.final_norm_kept_graph: exact there)."""
+    flash attention compute_phases replays the whole graph instead (compute_graphs.hy_v3_graph: exact there)."""
     f32 = 4
     r = spec.n_embd * T * f32
     last = spec.trunk_layers[-1] if spec.trunk_layers else None
