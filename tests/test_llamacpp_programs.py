@@ -114,8 +114,9 @@ def test_mmproj_on_the_first_gpu(tmp_path):
 
 
 def test_context_default_by_build():
-    # common_params n_ctx: 0 = trained before PR #10136 (2024-11-02), 4096 until PR #16653 (--fit), then 0 again
-    assert [programs.common_default_ctx(b) for b in (3579, 4075, 4076, 7057, 7399, 7400, 9999)] == [
+    # common_params n_ctx: 0 = trained before PR #10136 (1926d6e39, master's 4014th commit: b4014), 4096 until
+    # PR #16653 (--fit; b1f3a6e5d, b7407), then 0 again
+    assert [programs.common_default_ctx(b) for b in (3579, 4013, 4014, 7057, 7406, 7407, 9999)] == [
         0, 0, 4096, 4096, 4096, 0, 0]
     # perplexity.cpp / imatrix.cpp main set -c 512 before parsing (every build)
     s = _settings("llama-perplexity", "-m", "x.gguf", "-f", "wiki.test.raw")

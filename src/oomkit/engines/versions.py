@@ -60,21 +60,31 @@ class Eras(Mapping[str, "Version | int"]):
 # llama.cpp names builds (b5913), not releases. A date reads as the build released that day, placed between
 # these anchors: the release workflow's own winget submission (microsoft/winget-pkgs "New version:
 # ggml.llamacpp version bNNNN", opened by ggml-bot-2 the day the tag is released) and issue logs that print
-# their build on the day they were filed. The two 2025 spring anchors are placed by their PRs' merge dates.
-# Releases ran about eight builds a day in 2025 and about seventeen a day by August-September 2026.
+# their build on the day they were filed. The era builds of llamacpp.settings.ERAS are anchors too: each PR's merge
+# commit, its count on master (the build number) on its commit date, so a date reads on the same side of each era
+# as the build made that day from that commit. Releases ran about eight builds a day in 2025 and about seventeen a
+# day by August-September 2026.
 LLAMACPP_BUILD_DATES = (
-    (5150, "2025-04-15"),  # PR #12801 merged (settings.ERAS mla_latent), placed by its date
-    (5450, "2025-05-20"),  # PR #13194 merged (ERAS iswa), placed by its date
+    (5137, "2025-04-15"),  # PR #12801, daa422881 (ERAS mla_latent)
+    (5312, "2025-05-08"),  # PR #13108, 6562e5a4d (ERAS encoder_no_kv)
+    (5429, "2025-05-20"),  # PR #13194, e298d2fbd (ERAS iswa)
+    (5440, "2025-05-21"),  # PR #13676, b44890df2 (ERAS phi3_swa_off)
     (5501, "2025-05-27"),  # microsoft/winget-pkgs#260091
     (5753, "2025-06-25"),  # winget-pkgs#268359
     (6027, "2025-07-30"),  # winget-pkgs#278887
+    (6325, "2025-08-30"),  # PR #15434, e81b8e4b7 (ERAS fa_auto)
     (6337, "2025-09-01"),  # winget-pkgs#288898
     (6700, "2025-10-07"),  # winget-pkgs#301645
+    (6925, "2025-11-02"),  # PR #16736, cd5e3b575 (ERAS np_auto)
+    (6975, "2025-11-07"),  # PR #17046, 16bcc1259 (ERAS pad_256_always)
     (7045, "2025-11-13"),  # winget-pkgs#312837
     (7079, "2025-11-16"),  # issue #17300: "llama-b7079-bin-win-cpu-x64", filed 2025-11-16 (winget-pkgs#313881: b7077)
     (7211, "2025-12-01"),  # winget-pkgs#318624
+    (7407, "2025-12-15"),  # PR #16653, b1f3a6e5d (ERAS params_fit)
+    (7467, "2025-12-18"),  # PR #18148, 57c1e0564 (ERAS ngl_output_first)
     (7502, "2025-12-22"),  # winget-pkgs#325466 (issue #18160's log: b7446 on 2025-12-18)
     (7814, "2026-01-23"),  # winget-pkgs#333170
+    (7832, "2026-01-25"),  # PR #19067, d9c6ce46f (ERAS mla_k_only)
     (7941, "2026-02-05"),  # winget-pkgs#336760
     (8184, "2026-03-02"),  # winget-pkgs#344338
     (8508, "2026-03-25"),  # winget-pkgs#352083
@@ -82,6 +92,8 @@ LLAMACPP_BUILD_DATES = (
     (9026, "2026-05-05"),  # winget-pkgs#368771 (issue #22800 at b9049 on 2026-05-07)
     (9264, "2026-05-21"),  # winget-pkgs#377534
     (9272, "2026-05-22"),  # issue #23527: "version: 9272 (1d7ab2b94)", filed 2026-05-22
+    (9410, "2026-05-29"),  # PR #23764, 031ddb2e0 (ERAS kq_mask_f16)
+    (9460, "2026-06-01"),  # PR #23861, de6f727aa (ERAS outputs_max)
     (9500, "2026-06-04"),  # winget-pkgs#383535
     (9859, "2026-07-02"),  # winget-pkgs#396740
     (10144, "2026-07-27"),  # winget-pkgs#408206

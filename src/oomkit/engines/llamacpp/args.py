@@ -26,7 +26,9 @@ _FLAGS_JSON = Path(__file__).parent.parent / "data" / "llamacpp_flags.json"
 # Flags older builds had that the current table lacks (still seen in scripts and issues).
 _LEGACY_FLAGS = {"--no-mmap": False, "--mlock": False, "--mmap": False, "-fa": True, "--flash-attn": True,
                  "-dkvc": False, "--dump-kv-cache": False, "--no-kv-offload": False, "-nkvo": False,
-                 "--defrag-thold": True, "-dt": True, "--log-disable": False}
+                 "--defrag-thold": True, "-dt": True, "--log-disable": False,
+                 # the draft context's size until PR #22838 (b9109; settings.check_build refuses it from there)
+                 "-cd": True, "--ctx-size-draft": True, "--spec-draft-ctx-size": True}
 
 
 @lru_cache(maxsize=1)
@@ -73,6 +75,7 @@ _VALUED = _by_flag({
     # the longest draft (common_params_speculative_draft.n_max); --draft-max / --draft / --draft-n before the
     # --spec-draft-* names (the newest builds refuse them, pointing at --spec-draft-n-max)
     ("--spec-draft-n-max", "--draft-max", "--draft", "--draft-n"): ("spec_draft_n_max", _int),
+    ("-cd", "--ctx-size-draft", "--spec-draft-ctx-size"): ("n_ctx_draft", _int),
 })
 _SWITCHES = _by_flag({
     ("-kvu", "--kv-unified"): ("kv_unified", True), ("-no-kvu", "--no-kv-unified"): ("kv_unified", False),
@@ -104,14 +107,20 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
             raise OomkitError(f"error: invalid argument: {arg} (not a {program} flag)")
         value = None
         if name in ("-fa", "--flash-attn"):
-            # -fa [on|off|auto]; older builds had a bare -fa
+            # -fa on|off|auto from PR #15434 (b6325); older builds had a bare -fa switch. The form is kept for
+            # settings.check_build (a bare -fa refused from b6325) and fa_form_note (a value noted before it); the legacy
+            # 1 / 0 / true / false stay unmarked
             if eq:
                 value = inline
             elif i + 1 < len(args) and args[i + 1].lower() in _BOOL_VALUES:
                 value = args[i + 1]
                 i += 1
             else:
-                value = "on"
+                value = None
+            opts["flash_attn_form"] = ("switch" if value is None else
+                                       "value" if value.lower() in ("on", "off", "auto", "enabled", "disabled")
+                                       else "")
+            value = "on" if value is None else value
         elif flags[name]:
             value, i = flag_value(args, i, inline if eq else None, f"error: {name} expects a value")
         i += 1
@@ -260,7 +269,7 @@ def flag_takes_value(name: str, following: str | None) -> bool:
 # Not flags: program (the program name), engine_version (which build runs, not an option), n_rs_seq (oomkit's
 # count of recurrent-state snapshots per sequence; llama.cpp decides it from the model), backend and cpu_isa (the
 # hardware the build runs on: oomkit's --backend and the CPU's ISA, no llama.cpp flag), host_memory (oomkit's --ram:
-# the host's memory, which --fit reads from the machine).
+# the host's memory, which --fit reads from the machine), flash_attn_form (how -fa was typed: its flag is flash_attn's).
 
 
 def _tensor_split(value: tuple[float, ...]) -> str | None:
@@ -315,6 +324,7 @@ OPTIONS = (
                                                          "--spec-draft-ngl")),
     Opt("cache_type_k_draft", "-ctkd", aliases=("--cache-type-k-draft", "--spec-draft-type-k")),
     Opt("cache_type_v_draft", "-ctvd", aliases=("--cache-type-v-draft", "--spec-draft-type-v")),
+    Opt("n_ctx_draft", "-cd", aliases=("--ctx-size-draft", "--spec-draft-ctx-size")),
     Opt("spec_type", "--spec-type", lambda v: ",".join(v) or None),
     Opt("spec_draft_n_max", "--spec-draft-n-max", lambda v: None if v is None else str(v),
         aliases=("--draft-max", "--draft", "--draft-n")),

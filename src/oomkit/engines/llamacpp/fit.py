@@ -511,7 +511,10 @@ def draft_model(s: LlamaCppSettings) -> tuple[ModelSpec, LlamaCppSettings] | Non
 def draft_context(s: LlamaCppSettings, n_ctx_main: int) -> int:
     """The context the draft is created with at run time: the main one's once the draft is fitted beside it
     (common_fit_extra_model); before that params_dft kept the command's -c, so with none the draft took its own
-    trained context beside a fitted main one (issue #25408, b9893)."""
+    trained context beside a fitted main one (issue #25408, b9893). Before PR #22838 (b9109) -cd N set it
+    (tools/server/server.cpp load_model: params_dft.n_ctx = speculative.n_ctx when not 0)."""
+    if s.n_ctx_draft and not ERAS.reached(build_number(s.engine_version), "no_ctx_size_draft"):
+        return s.n_ctx_draft
     return n_ctx_main if FIT_ERAS.reached(build_number(s.engine_version), "draft_joint") else s.n_ctx
 
 

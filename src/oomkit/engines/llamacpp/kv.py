@@ -22,7 +22,7 @@ from ...model.archs import (
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant import ggml
 from ...units import round_up
-from .settings import ERAS, LlamaCppSettings, build_number, n_rs_seq
+from .settings import ERAS, LlamaCppSettings, build_number, flash_attn_mode, n_rs_seq
 
 # Architectures with sliding-window or chunked caches (swa_type != NONE in src/models/<arch>.cpp).
 SWA_ARCHS = frozenset(SWA_PATTERN_DEFAULT) | SWA_PATTERN_FROM_GGUF | {
@@ -121,7 +121,7 @@ def _flash_attention(spec: ModelSpec, s: LlamaCppSettings, type_k: ggml.GgmlType
                      build: int) -> bool:
     """-fa, and the cache types it allows."""
     # llama-context.cpp llama_init_from_model: a quantized V cache needs flash attention; "auto" turns it on.
-    fa_mode = s.flash_attn.lower()
+    fa_mode = flash_attn_mode(s, build)  # "auto" is off before ERAS fa_auto
     if fa_mode not in ("on", "off", "auto", "1", "0", "true", "false", "enabled", "disabled"):
         raise OomkitError(f"-fa takes on, off or auto, not {s.flash_attn!r}")
     fa = fa_mode not in ("off", "0", "false", "disabled") and spec.architecture not in FLASH_ATTN_FORCED_OFF

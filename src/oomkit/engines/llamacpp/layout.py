@@ -38,7 +38,7 @@ from .fit import (
 from .kv import Cache, Context, kv_bytes_per_token, kv_caches, recurrent_bytes_by_layer, resolve_context
 from .mtp import engine_view as mtp_engine_view
 from .mtp import mtp_context
-from .settings import ERAS, LlamaCppSettings, build_number, version_warning
+from .settings import ERAS, LlamaCppSettings, build_number, check_build, fa_form_note, version_warning
 from .split import model_devices
 from .weights import ModelBuffers, Placement, model_buffers, place_layers, pre_mla_file
 
@@ -48,6 +48,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
     memory (common_params_fit_impl, fit.py); the estimate is then the fitted layout's, the command as typed is
     kept under engine_view typed_*, and fit_* record what the fit decided. A failed fit keeps what it changed
     before it gave up (the context: the source sets cparams.n_ctx before it throws)."""
+    check_build(s)  # flags the build's own parser refuses (-fa's form, -cd, --spec-type names)
     if not ERAS.reached(build_number(s.engine_version), "mla_latent"):
         # builds before PR #12801 load only GGUFs converted before it (attn_kv_b whole, no *_mla keys): a
         # catalog-computed DeepSeek / Kimi spec is that file there (a spec read from a file stays as it is)
@@ -282,6 +283,8 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     if not devices:
         warnings.append("no GPU: every buffer is on the CPU")
     if (note := version_warning(s.engine_version)) is not None:
+        warnings.append(note)
+    if (note := fa_form_note(s)) is not None:
         warnings.append(note)
     return warnings
 

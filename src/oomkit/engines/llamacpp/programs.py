@@ -69,14 +69,13 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
 #   (August 2024) run the trained context unasked. (The older main / server names defaulted to 512: _DEFAULTS.)
 # - 4096 from PR #10136 ("llama : adjust default context size + print warnings", merged 2024-11-02: "the examples
 #   will use a context size of 4096, instead of the training context"; ollama 527cc9789 of 2024-12-10 vendors
-#   "n_ctx = 4096"); its build placed by that date between b3579 (issue #9016, 2024-08-13) and b4879 (packaged
-#   2025-03-13, AOSC-Dev/aosc-os-abbs#10063): ~b4076
+#   "n_ctx = 4096"); its merge commit 1926d6e39 is master's 4014th: b4014
 # - until PR #16653 (--fit, ERAS params_fit): Ollama's vendored common.h still reads "n_ctx = 4096" at llama.cpp
 #   17f7f4b (ollama b95693056, 2025-12-10) and "n_ctx = 0; // context size, 0 == context the model was trained
 #   with" beside fit_params_min_ctx = 4096 at ec98e2002 (ollama 49a9c9ba6, 2025-12-17); a public OpenCL log of
 #   llama-cli at b7057 runs a 4096 context unasked
 # - 0 (the trained context, which --fit may reduce) since
-COMMON_CTX_ERAS = ((4076, 0), (ERAS["params_fit"], 4096))
+COMMON_CTX_ERAS = ((4014, 0), (ERAS["params_fit"], 4096))
 COMMON_CTX_PROGRAMS = ("llama-server", "llama-cli", "llama-mtmd-cli", "llama-embedding")
 
 

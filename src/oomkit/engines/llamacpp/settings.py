@@ -8,54 +8,69 @@ The reference tree is ggml-org/llama.cpp@0c1e57098 (the copy vendored by llama-c
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import OomkitError
+from ...errors import OomkitError, SettingsError
 from ...flags import INT32_MAX, Limit
 from ..versions import NEWEST_WORDS, Eras, llamacpp_build_on
 
-# Build tags at which behaviour changed: the first release build after each PR's merge. The merge dates are
-# the PRs'; the build numbers are placed by those dates (llama.cpp tags about eight builds a day), so a build
-# within a few days of a boundary may still follow the other rule.
+# Build tags at which behaviour changed: the first build with each PR's merge commit. llama.cpp's build number is the
+# commit's count on master (`git rev-list --count <commit>`; issue #23527 prints "version: 9272 (1d7ab2b94)" and
+# 1d7ab2b94 is master's 9272nd commit), so each era is exact: "(commit, date, bNNNN)" names the merge commit as read
+# in master's history (the ngxson/llama.cpp fork's copy of it, to b10587).
 ERAS = Eras({
-    # PR #12801 (merged 2025-04-15): MLA GGUFs cache the latent (K = kv_lora_rank + rope, V = kv_lora_rank)
-    "mla_latent": 5150,
-    # PR #13108 ("context : allow cache-less context for embeddings", rebased for merging 2025-05-02): encoders
+    # PR #12801 "llama : DeepSeek V2/V3 MLA implementation" (daa422881, 2025-04-15, b5137): MLA GGUFs cache the
+    # latent (K = kv_lora_rank + rope, V = kv_lora_rank)
+    "mla_latent": 5137,
+    # PR #13108 "context : allow cache-less context for embeddings" (6562e5a4d, 2025-05-08, b5312): encoders
     # (BERT-like embedding models) get no KV cache; before it every layer had one of n_ctx cells
-    "encoder_no_kv": 5270,
-    # PR #14363 (first in b5913, 2025-07; issue #14847 bisects to b5912 -> b5913): per-sequence KV streams.
-    # Before it every sequence shared one unified cache of n_ctx cells.
+    "encoder_no_kv": 5312,
+    # PR #14363 "llama : add high-throughput mode" (225e7a143, 2025-07-16, b5913; issue #14847 bisects to b5912 ->
+    # b5913): per-sequence KV streams. Before it every sequence shared one unified cache of n_ctx cells.
     "kv_streams": 5913,
-    # PR #13194 (merged 2025-05-20): sliding-window layers get their own small cache (before: n_ctx everywhere)
-    "iswa": 5450,
-    # PR #13676 (opened and merged 2025-05-21, "model : disable SWA for Phi models"): Phi-3 caches every layer in
-    # full again; its windowed cache lived only in the builds between #13194 and it (placed by date)
-    "phi3_swa_off": 5458,
-    # PR #17046 (merged 2025-11-07): n_ctx always padded to 256 (before: 256 with flash attention, 32 without);
-    # placed by its date (versions.LLAMACPP_BUILD_DATES: b6700 on 2025-10-07, b7045 on 2025-11-13 -> b6989)
-    "pad_256_always": 6989,
-    # PR #18148 (merged 2025-12-17): -ngl counts the output layer first (before: the last ngl repeating layers);
-    # placed by its date (versions.LLAMACPP_BUILD_DATES: b7211 on 2025-12-01, b7446 on 2025-12-18)
-    "ngl_output_first": 7433,
-    # PR #19067 (opened and reviewed 2026-01-24): MLA caches K only ("V-less"), V = 0; placed by its date
-    # (b7814 on 2026-01-23)
-    "mla_k_only": 7824,
-    # PR #16736 ("server : support unified cache across slots", opened 2025-10-23, its last review discussion
-    # r2483744206 of 2025-10-31): llama-server's -np auto, 4 slots sharing one unified cache (before: 1 slot).
-    # Issue #17300 shows b7079 (2025-11-16) starting 4 slots unasked. Placed at 2025-10-31 on
-    # versions.LLAMACPP_BUILD_DATES (b6924; a merge on 2025-11-02 would be b6942)
-    "np_auto": 6924,
-    # PR #23861 (merged 2026-06-01, issue #23527 at b9272 on 2026-05-22): the worst-case graph reserves
-    # n_outputs_max logits rows (llama-server / llama-cli: n_seq_max) instead of the whole ubatch; placed by its
-    # date (versions.LLAMACPP_BUILD_DATES: b9272 on 2026-05-22, b9500 on 2026-06-04 -> b9447)
-    "outputs_max": 9447,
-    # PR #23764 (merged 2026-05-28): with flash attention the KQ mask input is F16 (before: F32 on the host, cast
-    # to F16 for the device); placed by its date (b9272 on 2026-05-22, b9500 on 2026-06-04 -> b9377)
-    "kq_mask_f16": 9377,
-    # PR #16653 (merged 2025-12-15; b7437 of 2025-12-16 runs llama-fit-params, issue #18097): --fit, on by default
-    # in llama-server and llama-cli (common_fit_params); before it the command's -c / -ngl are taken as given
-    "params_fit": 7400,
+    # PR #13194 "kv-cache : add SWA support" (e298d2fbd, 2025-05-20, b5429): sliding-window layers get their own
+    # small cache (before: n_ctx everywhere)
+    "iswa": 5429,
+    # PR #13676 "model : disable SWA for Phi models" (b44890df2, 2025-05-21, b5440): Phi-3 caches every layer in
+    # full again; its windowed cache lived only in b5429-b5439
+    "phi3_swa_off": 5440,
+    # PR #15434 "llama: use FA + max. GPU layers by default" (e81b8e4b7, 2025-08-30, b6325): -fa takes on|off|auto,
+    # default auto (llama_context: on where the device supports it); before it a bare -fa switch, default off
+    # (common_params.flash_attn = false)
+    "fa_auto": 6325,
+    # PR #17046 "kv-cache : pad the cache size to 256 for performance" (16bcc1259, 2025-11-07, b6975): n_ctx always
+    # padded to 256 (before: 256 with flash attention, 32 without)
+    "pad_256_always": 6975,
+    # PR #18148 "llama: offload output layer to GPU first" (57c1e0564, 2025-12-18, b7467): -ngl counts the output
+    # layer first (before: the last ngl repeating layers)
+    "ngl_output_first": 7467,
+    # PR #19067 "kv-cache : support V-less cache" (d9c6ce46f, 2026-01-25, b7832): MLA caches K only, V = 0
+    "mla_k_only": 7832,
+    # PR #16736 "server : support unified cache across slots" (cd5e3b575, 2025-11-02, b6925): llama-server turns
+    # its default one slot into 4 sharing one unified cache (tools/server/server.cpp main: "setting n_parallel = 4
+    # and kv_unified = true" whenever -np was 1 without -kvu). Issue #17300 shows b7079 starting 4 slots unasked.
+    # Until PR #17997 (7b1db3d3b, 2025-12-16, b7433: -np -1 "auto" the default, only it becomes 4 slots) a typed
+    # -np 1 without -kvu was turned into the 4 slots too; not modelled (oomkit reads a typed -np 1 as one slot, as
+    # Ollama's runner, which builds its settings the same way, does load it)
+    "np_auto": 6925,
+    # PR #23861 "llama: limit max outputs of `llama_context`" (de6f727aa, 2026-06-01, b9460): the worst-case graph
+    # reserves n_outputs_max logits rows (tools/server/server-context.cpp server_n_outputs_max: n_parallel x the
+    # draft's rows) instead of the whole ubatch. PR #23988 (5dcb71166, b9464) only moved the count to
+    # common_speculative_n_max and added the "n_outputs_max = N" log line; -md's draft-simple, auto-enabled until
+    # it, was enabled after the count (common_speculative_init), so the rows are the same from b9460
+    "outputs_max": 9460,
+    # PR #23764 "llama: use f16 mask for FA to save VRAM" (031ddb2e0, 2026-05-29, b9410): with flash attention the
+    # KQ mask input is F16 (before: F32 on the host, cast to F16 for the device)
+    "kq_mask_f16": 9410,
+    # PR #16653 "llama: automatically set parameters not set by the user ..." (b1f3a6e5d, 2025-12-15, b7407; b7437
+    # runs llama-fit-params, issue #18097): --fit, on by default in llama-server and llama-cli (common_fit_params);
+    # before it the command's -c / -ngl are taken as given
+    "params_fit": 7407,
+    # PR #22838 "spec : parallel drafting support" (68e7ea3ea, 2026-05-11, b9109): one draft context for all slots;
+    # -cd / --ctx-size-draft / --spec-draft-ctx-size (the draft context's n_ctx, 0 = the main context's per-slot
+    # size) removed from common/arg.cpp, so llama.cpp refuses it as an invalid argument from b9109
+    "no_ctx_size_draft": 9109,
     # PR #22673 "llama + spec: MTP Support" (review 2026-05-13; "mainlined ... releases/tag/b9180", Anbeeld/beellama.cpp
     # issue #20, 2026-05-19): --spec-type draft-mtp runs the model's own next-n block as the draft; before it the
     # speculative type is unknown and the command is refused (common/arg.cpp common_speculative_type_from_name)
@@ -102,6 +117,7 @@ class LlamaCppSettings:
         "fit_target": Limit(0, INT32_MAX, "-fitt"),
         "fit_ctx": Limit(0, 2**32 - 1, "-fitc"),
         "n_rs_seq": Limit(0, 256, ""),
+        "n_ctx_draft": Limit(0, INT32_MAX, "-cd"),
         "host_memory": Limit(1 << 20, 1 << 60, "--ram", allowed="1 MiB to 1 EiB"),
     }
 
@@ -113,7 +129,12 @@ class LlamaCppSettings:
     kv_unified: bool = False  # -kvu
     cache_type_k: str = "f16"  # -ctk
     cache_type_v: str = "f16"  # -ctv
-    flash_attn: str = "auto"  # -fa on|off|auto
+    flash_attn: str = "auto"  # -fa on|off|auto; "auto" before ERAS fa_auto is that era's default, off
+    # how -fa was typed on the command line (args.py): "switch" a bare -fa (builds before ERAS fa_auto), "value"
+    # -fa on|off|auto (from it), "" not typed or given through the API; check_build refuses the switch from that
+    # era, fa_form_note notes a value before it.
+    # Not compared: the same settings typed either way are equal
+    flash_attn_form: str = field(default="", compare=False)
     swa_full: bool = False  # --swa-full
     n_gpu_layers: int = -1  # -ngl; -1 = default (all layers and the output layer)
     split_mode: str = "layer"  # -sm
@@ -142,6 +163,9 @@ class LlamaCppSettings:
     n_gpu_layers_draft: int = -1  # -ngld / --spec-draft-ngl; -1 = default (all)
     cache_type_k_draft: str = "f16"  # -ctkd / --spec-draft-type-k
     cache_type_v_draft: str = "f16"  # -ctvd / --spec-draft-type-v
+    # -cd / --ctx-size-draft / --spec-draft-ctx-size N (builds before ERAS no_ctx_size_draft): the draft context's
+    # n_ctx (common_params_speculative.n_ctx); 0 = the build's default
+    n_ctx_draft: int = 0
     spec_type: tuple[str, ...] = ()  # --spec-type, comma-separated
     # --spec-draft-n-max (older: --draft-max / --draft / --draft-n): the draft types' longest draft; None = the
     # build's default (SPEC_DRAFT_N_MAX). It sets the main context's logits rows (compute.reserved_outputs)
@@ -225,6 +249,52 @@ RS_ROLLBACK_FIRST = {"qwen35": 9180, "qwen35moe": 9180, "deepseek4": 9999, "nemo
 # --spec-draft-n-max's default (common_params_speculative_draft.n_max): 16 when PR #22673 brought n_rs_seq, 3 from
 # PR #23269 (ERAS spec_mtp_cleanup, b9235; unslothai/unsloth PR #5582 shows 16 at b9204)
 SPEC_DRAFT_N_MAX_OLD = 16
+
+
+# The first build whose common_speculative_type_from_name_map knows each --spec-type name (read at each PR's merge
+# commit on master): --spec-type itself came with PR #18471 (72d3b1898, 2026-01-28, b7864) under other names ("draft",
+# "eagle3", "ngram_simple", ...); "draft-simple" and "draft-eagle3" from PR #22964 "spec : update CLI arguments for
+# better consistency" (634275fbb, 2026-05-13, b9131); draft-mtp PR #22673 (255582687, b9180); draft-dflash PR #22105
+# "spec : add DFlash support" (d1b34251b, 2026-06-28, b9831); draft-dspark PR #25173 (84075273c, 2026-07-28, b10163),
+# after NEWEST and so accepted from NEWEST like its other rules (NEWEST_PLACED); draft-mtp-adaptive is in no upstream
+# build to b10587, placed at NEWEST. An older build refuses a name it lacks ("unknown speculative decoding type").
+SPEC_TYPE_FIRST = {"draft-simple": 9131, "draft-eagle3": 9131, "draft-mtp": 9180, "draft-dflash": 9831,
+                   "draft-dspark": 10163, "draft-mtp-adaptive": int(NEWEST[1:])}
+
+
+def flash_attn_mode(s: LlamaCppSettings, build: int) -> str:
+    """-fa as the build reads it: before ERAS fa_auto (PR #15434) there was no auto, flash attention was off unless
+    the -fa switch was given (common_params.flash_attn = false), so oomkit's "auto" default means off there."""
+    mode = s.flash_attn.lower()
+    return "off" if mode == "auto" and not ERAS.reached(build, "fa_auto") else mode
+
+
+def check_build(s: LlamaCppSettings) -> None:
+    """What the build's command line refuses (common/arg.cpp of that build), in one line naming the build that
+    changed it: a bare -fa from PR #15434 (its value is required: the next argument, or none), -cd from PR #22838,
+    a --spec-type name before its build. -fa on|off|auto before PR #15434 is read by its meaning, with a note
+    (fa_form_note): oomkit writes every build's commands that way."""
+    build = build_number(s.engine_version)
+    if s.flash_attn_form == "switch" and ERAS.reached(build, "fa_auto"):
+        raise SettingsError(f"-fa: from b{ERAS['fa_auto']} (PR #15434) llama.cpp's -fa takes a value (on, off or "
+                            "auto); a bare -fa is the switch of older builds")
+    if s.n_ctx_draft and ERAS.reached(build, "no_ctx_size_draft"):
+        raise SettingsError(f"-cd / --ctx-size-draft: removed in b{ERAS['no_ctx_size_draft']} (PR #22838); the "
+                            "draft context takes the main context's size")
+    for t in s.spec_type:
+        if build < min(SPEC_TYPE_FIRST.get(t, 0), int(NEWEST[1:])):
+            raise SettingsError(f"--spec-type {t}: llama.cpp builds before b{SPEC_TYPE_FIRST[t]} do not know it "
+                                "(unknown speculative decoding type)")
+
+
+def fa_form_note(s: LlamaCppSettings) -> str | None:
+    """-fa with a value at a build that has only the bare switch: read by its meaning, said in a warning."""
+    build = build_number(s.engine_version)
+    if s.flash_attn_form == "value" and not ERAS.reached(build, "fa_auto"):
+        on = flash_attn_mode(s, build) not in ("off", "disabled")
+        return (f"-fa {s.flash_attn}: llama.cpp builds before b{ERAS['fa_auto']} (PR #15434) take a bare -fa "
+                f"(flash attention on; off without it) and refuse a value; read as {'-fa' if on else 'no -fa'}")
+    return None
 
 
 def need_n_rs_seq(s: LlamaCppSettings, build: int) -> int:
