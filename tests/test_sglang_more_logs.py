@@ -23,7 +23,7 @@ from oomkit.memory import Device
 from oomkit.model.catalog import lookup
 from oomkit.model.hf_config import spec_from_config
 from oomkit.units import GiB, MiB
-from tests.test_vllm_startup import LIMIT, check_known, known_params
+from tests.test_vllm_startup import LIMIT, check_known, check_share, known_params
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "sglang" / "deaths"
 H100 = ("NVIDIA H100 80GB HBM3", 81559 * MiB)
@@ -110,8 +110,7 @@ def test_weights_per_rank(stem):
     fx, est = estimate(stem)
     got = next(p["bytes"] for p in est.engine_view["phases"] if p["phase"] == "weights")
     logged = fx["printed"]["weights_mem_bytes"]
-    err = (got - logged) / logged
-    _check(stem, "weights", abs(err) < LIMIT, f"{stem}: weights {err:+.2%} ({got / GiB:.2f} vs {logged / GiB:.2f} GiB)")
+    check_share(_check, stem, "weights", got, logged, logged, "weights")
 
 
 @pytest.mark.parametrize("stem", _params("layout"))

@@ -25,7 +25,7 @@ import pytest
 
 from oomkit.engines.vllm import ENGINE, VllmSettings
 from oomkit.units import GiB, MiB
-from tests.test_vllm_startup import LIMIT, check_known, devices, fixture, known_params, spec_of
+from tests.test_vllm_startup import check_known, check_share, devices, fixture, known_params, spec_of
 
 RTX3090 = "NVIDIA GeForce RTX 3090"
 
@@ -99,8 +99,7 @@ def test_vllm_weights_per_rank(stem):
     fx, est = vllm_estimate(stem)
     logged = fx["printed"]["model_loading_bytes"]
     got = est.engine_view["model_loading_bytes"][est.devices[0].id]
-    err = (got - logged) / logged
-    _check(stem, "weights", abs(err) < LIMIT, f"{stem}: weights {err:+.2%} ({got / GiB:.2f} vs {logged / GiB:.2f} GiB)")
+    check_share(_check, stem, "weights", got, logged, logged, "weights")
 
 
 @pytest.mark.parametrize("stem", _params(VLLM_LOGS, "available"))
@@ -108,9 +107,7 @@ def test_vllm_kv_budget_per_rank(stem):
     fx, est = vllm_estimate(stem)
     logged = fx["printed"]["available_kv_cache_bytes"]
     got = est.engine_view["available_kv_cache_bytes"][est.devices[0].id]
-    err = (got - logged) / est.devices[0].memory_bytes
-    _check(stem, "available", abs(err) < LIMIT,
-           f"{stem}: available KV {err:+.2%} of the GPU ({got / GiB:.2f} vs {logged / GiB:.2f} GiB)")
+    check_share(_check, stem, "available", got, logged, est.devices[0].memory_bytes, "available KV")
 
 
 def test_other_processes_leave_less_after_the_kv_cache():

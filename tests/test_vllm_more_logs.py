@@ -17,7 +17,7 @@ from oomkit.engines.vllm.phases import graph_count
 from oomkit.model.resolve import resolve
 from oomkit.units import GiB
 from tests.test_startup_deaths import _verdict
-from tests.test_vllm_startup import LIMIT, KnownMiss, check_known, devices, fixture, known_params
+from tests.test_vllm_startup import LIMIT, KnownMiss, check_known, check_share, devices, fixture, known_params
 
 H100 = "NVIDIA H100 80GB HBM3"
 RTX4090 = "NVIDIA GeForce RTX 4090"
@@ -77,8 +77,7 @@ def test_weights_per_rank(stem):
     fx, est = estimate(stem)
     logged = fx["printed"]["model_loading_bytes"]
     got = est.engine_view["model_loading_bytes"][est.devices[0].id]
-    err = (got - logged) / logged
-    _check(stem, "weights", abs(err) < LIMIT, f"{stem}: weights {err:+.2%} ({got / GiB:.2f} vs {logged / GiB:.2f} GiB)")
+    check_share(_check, stem, "weights", got, logged, logged, "weights")
 
 
 @pytest.mark.parametrize("stem", _params("available"))
@@ -86,9 +85,7 @@ def test_kv_budget_per_rank(stem):
     fx, est = estimate(stem)
     logged = fx["printed"]["available_kv_cache_bytes"]
     got = est.engine_view["available_kv_cache_bytes"][est.devices[0].id]
-    err = (got - logged) / est.devices[0].memory_bytes
-    _check(stem, "available", abs(err) < LIMIT,
-           f"{stem}: available KV {err:+.2%} of the GPU ({got / GiB:.2f} vs {logged / GiB:.2f} GiB)")
+    check_share(_check, stem, "available", got, logged, est.devices[0].memory_bytes, "available KV")
 
 
 @pytest.mark.parametrize("stem", _params("verdict"))

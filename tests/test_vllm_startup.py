@@ -21,6 +21,7 @@ from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
 from oomkit.model.catalog import lookup
 from oomkit.model.hf_config import spec_from_config
+from oomkit.units import GiB
 from tests.test_vllm import PRINTED_BY_A_WORKER
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm"
@@ -135,6 +136,13 @@ def known_params(known: dict, stems, figure: str) -> list:
             if (stem, figure) in known else stem for stem in sorted(stems)]
 
 
+def check_share(check, stem: str, figure: str, got: int, logged: int, of: int, what: str) -> None:
+    """`got` held to the logged figure within LIMIT of `of`: the logged figure itself, or the GPU's memory."""
+    err = (got - logged) / of
+    share = "" if of == logged else " of the GPU"
+    check(stem, figure, abs(err) < LIMIT, f"{stem}: {what} {err:+.2%}{share} ({got / GiB:.2f} vs {logged / GiB:.2f} GiB)")
+
+
 def _check(stem: str, figure: str, ok: bool, message: str) -> None:
     check_known(KNOWN, stem, figure, ok, message)
 
@@ -149,8 +157,7 @@ def test_weights_per_rank(stem):
     p = fx["printed"]
     logged = p.get("model_loading_bytes") or p["one_worker_model_weights_bytes"]
     got = est.engine_view["model_loading_bytes"][rank_of(est, stem)]
-    err = (got - logged) / logged
-    _check(stem, "weights", abs(err) < LIMIT, f"{stem}: weights {err:+.2%}")
+    check_share(_check, stem, "weights", got, logged, logged, "weights")
 
 
 @pytest.mark.parametrize("stem", _params("available"))
@@ -161,8 +168,7 @@ def test_kv_budget_per_rank(stem):
     if logged is None:
         pytest.skip("the log does not print the KV budget")
     got = est.engine_view["available_kv_cache_bytes"][rank_of(est, stem)]
-    err = (got - logged) / est.devices[0].memory_bytes
-    _check(stem, "available", abs(err) < LIMIT, f"{stem}: available KV {err:+.2%} of the GPU")
+    check_share(_check, stem, "available", got, logged, est.devices[0].memory_bytes, "available KV")
 
 
 @pytest.mark.parametrize("stem", _params("verdict"))
