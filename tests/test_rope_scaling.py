@@ -15,6 +15,7 @@ import gguf
 import pytest
 
 from oomkit.engines.sglang.layout import model_context_length
+from oomkit.engines.sglang.settings import parse_version as sglang_version
 from oomkit.engines.vllm import VllmSettings
 from oomkit.engines.vllm.config import derived_max_model_len, resolve
 from oomkit.engines.vllm.settings import parse_version
@@ -33,6 +34,10 @@ def _spec(hf_id: str, **edit):
     config = dict(entry.config)
     config.update(edit)
     return spec_from_config(config, name=hf_id)
+
+
+def _sglang(spec, version: str = "0.5.23") -> int:
+    return model_context_length(spec, sglang_version(version))
 
 
 def _vllm(spec, version: str) -> int:
@@ -67,7 +72,10 @@ def test_rope_parameters_per_layer_type():
         "num_key_value_heads": 4, "intermediate_size": 512, "vocab_size": 1000, "max_position_embeddings": 4096,
         "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e6},
                             "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}})
-    assert spec.rope_scaling == RopeScaling("linear", 2.0)
+    assert spec.rope_scaling == RopeScaling("linear", 2.0, per_layer_type=True)
+    # vLLM 0.12+ multiplies by it; SGLang's get_context_length looks for "factor" in the outer dict and finds none
+    assert _vllm(spec, "0.33.0") == 8192
+    assert _sglang(spec) == 4096
 
 
 def test_bad_rope_factor_is_a_model_error():
@@ -100,7 +108,7 @@ def test_vllm_linear_factor_every_release():
     for version in ("0.3.3", "0.4.2", "0.5.4", "0.6.3", "0.8.0", "0.11.0", "0.19.0", "0.30.0", "0.33.0"):
         assert _vllm(spec, version) == 65536, version
     # SGLang multiplies it too (get_context_length: no original_max_position_embeddings in the dict)
-    assert model_context_length(spec) == 65536
+    assert _sglang(spec, "0.4.0") == _sglang(spec) == 65536
 
 
 def test_vllm_dynamic_factor():
@@ -108,7 +116,7 @@ def test_vllm_dynamic_factor():
     spec = _spec("internlm/internlm2_5-7b-chat")
     assert (spec.n_ctx_train, spec.rope_scaling) == (32768, RopeScaling("dynamic", 2.0))
     assert _vllm(spec, "0.6.3") == _vllm(spec, "0.33.0") == 65536
-    assert model_context_length(spec) == 65536
+    assert _sglang(spec, "0.4.0") == _sglang(spec) == 65536
 
 
 def test_vllm_yarn_from_original_length_until_0_30():
@@ -120,10 +128,15 @@ def test_vllm_yarn_from_original_length_until_0_30():
     assert _vllm(qwen, "0.6.3") == _vllm(qwen, "0.29.0") == 131072
     assert _vllm(qwen, "0.30.0") == _vllm(qwen, "0.33.0") == 32768
     # SGLang: the dict names an original length, so the factor counts 1 (every release read)
-    assert model_context_length(qwen) == 32768
+    assert _sglang(qwen, "0.4.0") == _sglang(qwen) == 32768
+    # without it, transformers 4.x leaves the factor to count (SGLang up to 0.5.9); transformers 5 (0.5.10+) fills
+    # original_max_position_embeddings in (standardize_rope_params), so it counts 1
+    bare = _spec("Qwen/Qwen2.5-7B-Instruct", rope_scaling={"type": "yarn", "factor": 4.0})
+    assert _sglang(bare, "0.5.9") == 131072
+    assert _sglang(bare, "0.5.10") == 32768
     # DeepSeek-V2-Lite: 4,096 x 40 = 163,840 = max_position_embeddings, the same either way
     lite = _spec("deepseek-ai/DeepSeek-Coder-V2-Lite-Base")
-    assert _vllm(lite, "0.5.4") == _vllm(lite, "0.33.0") == model_context_length(lite) == 163840
+    assert _vllm(lite, "0.5.4") == _vllm(lite, "0.33.0") == _sglang(lite) == 163840
 
 
 def test_vllm_llama3_skipped_from_0_5_3_post1():
@@ -131,7 +144,7 @@ def test_vllm_llama3_skipped_from_0_5_3_post1():
     # numbers cannot tell a .post1 apart, so 0.5.3 takes the later rule); SGLang skips llama3 by name
     spec = _spec("meta-llama/Llama-3.1-405B-Instruct")
     assert _vllm(spec, "0.5.3") == _vllm(spec, "0.33.0") == 131072
-    assert model_context_length(spec) == 131072
+    assert _sglang(spec, "0.4.0") == _sglang(spec) == 131072
 
 
 def test_vllm_longrope():
@@ -150,11 +163,14 @@ def test_vllm_longrope():
 
 def test_vllm_gemma3_already_scaled():
     # Gemma 3 (linear x 8 on 131,072): "Gemma3's max_model_len (128K) is already scaled by RoPE scaling", skipped
-    # from 0.8.0, its first release. SGLang has no such exception: 8 x 131,072 (its PR #20387, closed unmerged)
+    # from 0.8.0, its first release. SGLang has no such exception (its PR #20387, closed unmerged): 8 x 131,072 under
+    # transformers 4.x (up to 0.5.9); transformers 5 (0.5.10+) moves the dict under "full_attention", where
+    # get_context_length finds no factor
     spec = _spec("google/gemma-3-4b-it")
     assert spec.rope_scaling == RopeScaling("linear", 8.0)
     assert _vllm(spec, "0.8.0") == _vllm(spec, "0.33.0") == 131072
-    assert model_context_length(spec) == 1048576
+    assert _sglang(spec, "0.4.6") == _sglang(spec, "0.5.9") == 1048576
+    assert _sglang(spec, "0.5.10") == _sglang(spec) == 131072
 
 
 def test_dicts_without_a_factor_count_one():
@@ -163,7 +179,7 @@ def test_dicts_without_a_factor_count_one():
     for hf_id in ("Qwen/Qwen2-VL-7B-Instruct", "Qwen/Qwen3-VL-32B-Instruct"):
         spec = _spec(hf_id)
         assert spec.rope_scaling is not None and spec.rope_scaling.factor is None, hf_id
-        assert _vllm(spec, "0.33.0") == model_context_length(spec) == spec.n_ctx_train, hf_id
+        assert _vllm(spec, "0.33.0") == _sglang(spec) == spec.n_ctx_train, hf_id
     null = _spec("deepseek-ai/deepseek-coder-6.7b-instruct", rope_scaling={"type": "linear", "factor": None})
     assert _vllm(null, "0.18.0") == 16384
 

@@ -187,7 +187,8 @@ def rope_scaling(cfg: Mapping[str, Any], name: str = "model") -> RopeScaling | N
         rs = cfg.get("rope_parameters")
     if not isinstance(rs, Mapping) or not rs:
         return None
-    if all(isinstance(v, Mapping) or v is None for v in rs.values()):  # one dict per layer type
+    nested = all(isinstance(v, Mapping) or v is None for v in rs.values())  # one dict per layer type
+    if nested:
         per_type = [v for v in rs.values() if isinstance(v, Mapping) and v]
         if not per_type:
             return None
@@ -202,7 +203,8 @@ def rope_scaling(cfg: Mapping[str, Any], name: str = "model") -> RopeScaling | N
     return RopeScaling(type=str(kind or ""), factor=float(factor) if factor is not None else None,
                        original_max_position_embeddings=_positive_int(orig, "rope_scaling.original_max_position_embeddings",
                                                                       name),
-                       original_context=_positive_int(top, "original_max_position_embeddings", name))
+                       original_context=_positive_int(top, "original_max_position_embeddings", name),
+                       per_layer_type=nested)
 
 
 def _positive_int(v: Any, key: str, name: str) -> int | None:

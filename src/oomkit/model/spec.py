@@ -173,6 +173,8 @@ class RopeScaling:
     original_max_position_embeddings: int | None = None  # inside the rope dict (yarn, llama3, some longrope)
     # config.json's top-level original_max_position_embeddings (Phi-3 LongRoPE keeps it beside the dict)
     original_context: int | None = None
+    # config.json gave one dict per layer type (transformers v5 rope_parameters): the fields are one of them
+    per_layer_type: bool = False
 
 
 @dataclass(frozen=True)

@@ -112,21 +112,28 @@ def _check_settings(s: SGLangSettings) -> None:
         raise OomkitError(f"--max-running-requests must be at least 1, got {s.max_running_requests}")
 
 
-def model_context_length(spec: ModelSpec) -> int:
+def model_context_length(spec: ModelSpec, v: Version) -> int:
     """hf_transformers_utils.py get_context_length (the same in every release 0.4.0-0.5.23 read; utils/hf_transformers/
-    common.py from 0.5.14): the model's length times rope_scaling's factor, except where the dict carries
+    common.py from 0.5.14): the model's length times config.rope_scaling's "factor", except where that dict carries
     original_max_position_embeddings (YaRN, Llama 3) or rope_type "llama3"; a dict without a factor counts 1. Unlike
-    vLLM, no Gemma 3 exception: its linear x 8 gives 8 x 131,072 (SGLang PR #20387, closed unmerged)."""
+    vLLM, no Gemma 3 exception (SGLang PR #20387, closed unmerged): 8 x 131,072 under transformers 4.x.
+    From 0.5.10 SGLang pins transformers 5 (5.3.0), where config.rope_scaling is rope_parameters
+    (configuration_utils.py): standardize_rope_params (modeling_rope_utils.py) puts original_max_position_embeddings
+    into every llama3 / yarn / longrope dict, and a dict per layer type (Gemma3TextConfig moves rope_scaling under
+    "full_attention") has no "factor" of its own, so both count 1."""
     rope = spec.rope_scaling
     factor = 1.0
     if rope is not None and rope.original_max_position_embeddings is None and rope.type != "llama3":
         factor = rope.factor or 1.0
+        if rope.per_layer_type or (v >= (0, 5, 10) and (rope.type in ("yarn", "longrope")
+                                                        or spec.architecture == "gemma3")):
+            factor = 1.0  # (transformers 4.x reads no rope_parameters: no factor either)
     return int(factor * spec.n_ctx_train)
 
 
 def derive_context_length(spec: ModelSpec, s: SGLangSettings) -> int:
     """configs/model_config.py _derive_context_length."""
-    derived = model_context_length(spec)
+    derived = model_context_length(spec, parse_version(s.engine_version))
     if s.context_length is None:
         if not derived:
             raise OomkitError(f"{spec.name}: the model declares no context length; give --context-length")
