@@ -49,24 +49,43 @@ LOGS = {
 
 KNOWN: dict[tuple[str, str], str] = {
     ("qwen3-0.6b-h100-prefill-capture-oom-pr39713", "weights"):
-        "1.11 GiB (the parameters, tied embeddings) vs the 1.18 GB the PR annotates (-5.9 %, 0.07 GiB): SGLang's "
-        "'Load weight end ... mem usage' is the free memory lost while loading, which for Qwen3-0.6B also holds about "
-        "0.07-0.10 GiB outside the parameters (gpustack#4424 printed 1.21 GB on ROCm, "
-        "sglang/qwen3-0.6b-mi300x-rocm-capture-gpustack4424); what it is was not found",
+        "1.11 GiB (the parameters, tied embeddings) vs the 1.18 GB the PR annotates (-5.9 %, 0.07 GiB). SGLang's "
+        "'Load weight end ... mem usage' is the free memory lost across load_model (model_runner.py, September 2026 "
+        "main; get_available_gpu_memory empties PyTorch's cache both times), so it also holds what the caching "
+        "allocator keeps beside the parameters. A candidate of the right size, not modelled: "
+        "c10/cuda/CUDACachingAllocator.cpp carves 1-10 MiB blocks from 20 MiB segments and best-fits them, so each "
+        "layer's fused qkv (8 MiB), o (4) and down (6) projections fill 18 MiB of one segment and leave 2 MiB the next "
+        "layer's 8 MiB cannot use (28 x 2 = 56 MiB); with the 2 MiB rounding of the 296.75 MiB embedding, the norms' "
+        "2 MiB small segment and RotaryEmbedding's cos_sin_cache (40,960 x 128: 10 MiB bf16, 20 MiB float32) that is "
+        "0.067-0.077 GiB, 1.18-1.19 GiB in all. It hangs on construction order and PYTORCH_CUDA_ALLOC_CONF "
+        "(expandable segments leave no tails), one two-decimal figure cannot tell, and gpustack#4424's ROCm 0.5.8 log "
+        "(1.21 GB, +0.10 GiB; sglang/qwen3-0.6b-mi300x-rocm-capture-gpustack4424) is not explained by it",
     ("qwen3-0.6b-h100-prefill-capture-oom-pr39713", "pool"):
         "from the log's 77.24 GB free before the weights and mem_fraction_static 0.83: oomkit's pool 589,814 tokens "
-        "(K + V 63.00 GiB) vs 556,202 (59.40 GB): +3.59 GiB, +4.5 % of the GPU. This build sizes the pool as the free "
-        "memory at the profile less the slack (mem_cache/kv_cache_configurator.py _profile_available_bytes: "
-        "available - pre_model_load_memory x (1 - mem_fraction_static), 77.24 x 0.17 = 13.13 GB), so the log had "
-        "59.40 + 13.13 = 72.53 GB free at the profile, 3.53 GB less than after the weights (77.24 - 1.18 = 76.06): "
-        "something holds 3.5 GB between 'Load weight end' and the KV profile that oomkit's 0.5.23 rules do not "
-        "charge (not identified); after the pool, 0.99 GB more down to 'Memory pool end' (oomkit: the 0.62 GiB "
-        "req_to_token pool)",
+        "(K + V 63.00 GiB) vs 556,202 (59.40 GB): +3.59 GiB, +4.5 % of the GPU. September 2026 main sizes the pool as "
+        "the free memory at the profile less pre_model_load_memory x (1 - mem_fraction_static) "
+        "(mem_cache/kv_cache_configurator.py KVCacheConfigurator._profile_available_bytes; pre_model_load_memory is "
+        "distributed/bootstrap.py init_torch_distributed's free memory, before 'Load weight begin'), divided by the "
+        "K + V cell with no bias (model_executor/pool_configurator.py DefaultPoolConfigurator.calculate_pool_sizes): "
+        "556,202 tokens need 59.41 GiB, so the profile saw 72.54 GB free, 3.52 GB less than after the weights "
+        "(77.24 - 1.18 = 76.06). The source allocates nothing that size in between for a dense TP-1 text model: after "
+        "'Load weight end' load_model only pre-expands the RoPE cache (reserve_rope_cache_for_long_sequences, 40,964 "
+        "positions), initialize() then runs prepare_moe_topk (MoE only), the LoRA manager (off) and "
+        "configure_kv_cache_dtype; Scheduler.init_model_worker goes init_tp_model_worker -> maybe_init_draft_worker "
+        "(none) -> init_memory_pools; the sampler is built before 'Load weight begin' (create_sampler), so "
+        "whatever it holds is already out of the 77.24 GB, and the attention backends' workspaces and the eager/prefill/decode graph runners' batch buffers come "
+        "after the pool (init_all_attention_backends, init_all_cuda_graphs); "
+        "mm_runtime_reservation_gb is 0 for a text model and the Mamba / post-capture slack is for hybrid models only. "
+        "Even with pre_model_load_memory at the whole card (79.65 GiB) 3.1 GB stays unexplained, and the pool phase "
+        "lost 0.99 GB beyond K + V where _init_pools allocates only req_to_token (4,096 rows x 40,964 int32, 0.625 "
+        "GiB) and the allocator's index arrays (4 MiB): both gaps look like memory taken on the card outside the "
+        "worker's own start-up, which the log does not show; kept as a known miss",
     ("qwen3-0.6b-h100-prefill-capture-oom-pr39713", "pool end to end"):
         "on an H100 (81,559 MiB) at mem_fraction_static 0.83: oomkit 602,305 tokens (K + V 64.33 GiB, 78.85 GB free "
         "before the weights) vs 556,202 (59.40 GB, 77.24 GB free): +4.94 GiB, +6.2 % of the GPU; 1.61 GB of the "
         "difference is the free memory before the weights (the CI worker's CUDA context and whatever else held the "
-        "card), the rest the 3.6 GiB of the 'pool' miss",
+        "card), the rest the 3.6 GiB of the 'pool' miss (3.5 GB held at the profile that SGLang's start-up does not "
+        "allocate)",
     ("qwen3-0.6b-h100-prefill-capture-oom-pr39713", "verdict"):
         "the log dies in the prefill CUDA-graph capture (breakable backend, 58 sizes to 8,192, largest first); "
         "oomkit: starts, with 1.09 GiB of prefill graphs and 10.79 GB left (from the log's free memory). The log's capture progress: the 8,192-"
