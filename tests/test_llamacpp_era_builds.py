@@ -110,6 +110,17 @@ def test_flash_attention_default_off_until_b6324():
     assert (on["flash_attn"], on["n_ctx"]) == (True, 4096)
 
 
+def test_default_layers_none_until_b6324_but_on_metal():
+    # PR #15434 also made every layer the default: before it common_model_params_to_llama left -ngl -1 to
+    # llama_model_default_params, n_gpu_layers 0, or 999 in Metal builds (#ifdef GGML_USE_METAL)
+    got = {(b, be): _view(_b(b), backend=be)["offloaded_layers"] for b in (6324, 6325) for be in ("cuda", "metal")}
+    assert got == {(6324, "cuda"): "0/37", (6324, "metal"): "37/37", (6325, "cuda"): "37/37",
+                   (6325, "metal"): "37/37"}
+    assert _view("b6324", n_gpu_layers=20)["offloaded_layers"] == "20/37"
+    # an Apple chip is a Metal build
+    assert _view("b6324", gpu="M2 Max", vram=None)["offloaded_layers"] == "37/37"
+
+
 def test_quantized_v_needs_the_switch_before_b6325():
     # llama_init_from_model before PR #15434: "V cache quantization requires flash_attn" unless -fa was given
     with pytest.raises(OomkitError, match="quantized V cache requires flash_attn"):

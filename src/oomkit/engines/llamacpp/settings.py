@@ -37,7 +37,8 @@ ERAS = Eras({
     "phi3_swa_off": 5440,
     # PR #15434 "llama: use FA + max. GPU layers by default" (e81b8e4b7, 2025-08-30, b6325): -fa takes on|off|auto,
     # default auto (llama_context: on where the device supports it); before it a bare -fa switch, default off
-    # (common_params.flash_attn = false)
+    # (common_params.flash_attn = false). The same PR offloads every layer by default: before it -ngl -1 left
+    # llama_model_default_params' n_gpu_layers, 0 (999 in Metal builds) (weights.place_layers)
     "fa_auto": 6325,
     # PR #17046 "kv-cache : pad the cache size to 256 for performance" (16bcc1259, 2025-11-07, b6975): n_ctx always
     # padded to 256 (before: 256 with flash attention, 32 without)

@@ -74,6 +74,14 @@ class Placement:
     n_gpu_layers: int
 
 
+def _metal(devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
+    """A Metal build (backends.infer_backend's rule: --backend, else the first local device's name)."""
+    if s.backend:
+        return s.backend == "metal"
+    local = [d for d in devices if not d.id.startswith("RPC")]
+    return bool(local) and local[0].id.rstrip("0123456789") in ("MTL", "Metal")
+
+
 def place_layers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> Placement:
     n_all = spec.n_layers
     # Granite Switch's router layer (index n_layer, kv.router_layer) sits where the output layer does:
@@ -81,8 +89,12 @@ def place_layers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettin
     n_placed = n_all + (spec.architecture in ROUTER_LAYER_ARCHS)
     if not devices:
         return Placement(tuple([-1] * n_placed), -1, 0)
-    # llama_model::n_gpu_layers: -1 (default) means all layers plus the output layer
+    # llama_model::n_gpu_layers: -1 (default) means all layers plus the output layer. Before PR #15434 (ERAS
+    # fa_auto, b6325) -1 left llama_model_default_params' own: 0 (none offloaded), 999 in Metal builds
+    # (common_model_params_to_llama sets mparams.n_gpu_layers only when -ngl is not -1)
     ngl = n_all + 1 if s.n_gpu_layers < 0 else s.n_gpu_layers
+    if s.n_gpu_layers < 0 and not ERAS.reached(build_number(s.engine_version), "fa_auto") and not _metal(devices, s):
+        ngl = 0
     splits = _split_points(devices, s)
     # llama_model::load_tensors: i_gpu_start = max(n_layer + 1 - ngl, 0) since PR #18148 (the output layer is
     # offloaded first); before it, max(n_layer - ngl, 0) and the output layer only when ngl > n_layer
