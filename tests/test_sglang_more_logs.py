@@ -93,8 +93,10 @@ KNOWN: dict[tuple[str, str], str] = {
         "(11,840) 0.49 GB, out of memory at the 26th size with 0.01 GB left: about 11.5 GB for 26 graphs, 10x oomkit's "
         "piecewise rule (engines/sglang/phases.py prefill_graph_bytes, fitted on vLLM 0.19's piecewise graphs). The "
         "shape (about 5 GB for the first size, then 88 -> 66 -> 43 KB a captured token, 28 layers x 1-1.5 bf16 rows "
-        "of hidden 1,024) suggests each breakable segment's outputs stay in the graph pool per size; one log does not "
-        "fit that rule, so it stays a known miss",
+        "of hidden 1,024) suggests each breakable segment's outputs stay in the graph pool per size (all sizes share one pool: "
+        "runner_backend/breakable_cuda_graph_backend.py takes get_or_create_global_graph_memory_pool, so the growth fits "
+        "what each size keeps live across its eager attention breaks, not a pool per size); one log does not fit that "
+        "rule, so it stays a known miss",
 }
 
 
