@@ -146,18 +146,18 @@ def test_v2_budget_leaves_out_the_cuda_graphs():
 # djl-serving#3055: Meta-Llama-3-8B-Instruct at TP4 on four L4 (22.04 GiB each), gpu_memory_utilization 0.92, chunked
 # prefill, max_num_seqs 256 or 128. 0.22 runs V1 (the CUDA-graph estimate inside the budget), 0.23 model runner V2
 # (LlamaForCausalLM joins its default list; no estimate before 0.29): 0.78 GiB more KV cache, then the capture dies.
+# Both ship torch 2.11 (NCCL 2.28.9), whose captured all-reduces hold no memory of NCCL's own (phases.py
+# nccl_graph_bytes, 0 from vLLM 0.9): charged 0.49 MiB each (the NCCL 2.20 figure of vllm#7553), 86 graphs x 65
+# all-reduces made the capture 3.59 GiB against 0.60 logged and the 0.22 run died in oomkit (1.85 GiB short).
 DJL = "deaths/llama-3-8b-4xl4-tp4-v0.22-v0.23-runner-v2-capture-oom-djl3055"
 DJL_KNOWN = {
-    "raw vLLM 0.22.0, batch 256":
-        "the log starts (0.60 GiB of capture); oomkit dies in the CUDA-graph capture, 1.85 GiB short: it charges 3.59 "
-        "GiB, 2.68 of them NCCL's memory for the 86 graphs x 65 all-reduces at NCCL_GRAPH_PER_ALLREDUCE (0.49 MiB, "
-        "engines/vllm/phases.py, fitted on V0 0.5.4 with a CUDA 12.2 driver). The logged 0.60 GiB holds at most 0.11 MiB "
-        "an all-reduce on this stack; with NCCL's share at 0 oomkit starts it (0.21 GiB left after the sampler warm-up) and "
-        "the two 0.23 batch-256 runs still die (0.51 GiB short), but the batch-128 run too (0.15 GiB short: the 0.62 GiB "
-        "pool rule against 0.44 logged), so the rule is not changed on this one source",
     "LMI v27 (0.23.1), batch 128":
-        "the log starts (19 FULL graphs, 0.44 GiB of capture); oomkit dies in the capture, 1.83 GiB short (2.30 GiB "
-        "charged, 1.68 of them NCCL_GRAPH_PER_ALLREDUCE's; see the 0.22 run)",
+        "the log starts (19 FULL graphs, 0.44 GiB of capture); oomkit dies in the capture, 0.15 GiB short: the pool rule "
+        "(engines/vllm/phases.py CG_FIRST_CAPTURE + CG_PER_GRAPH_PER_HIDDEN, fitted on H100 / RTX 5090 logs) charges "
+        "0.62 GiB for 35 + 19 graphs (+0.18 against the log) with 0.47 GiB left after the KV cache; with the logged "
+        "0.44 it would still die in the sampler warm-up (0.12 GiB, 0.09 short): what is left after the KV cache is low "
+        "as well (0.40 GiB on the batch-256 runs, where the PR's 60-130 MiB short with 0.64 GiB means 0.51-0.58). "
+        "NCCL's share is 0 here (NCCL 2.28.9, phases.py NCCL_GRAPH_PER_ALLREDUCE ends at vLLM 0.9)",
 }
 
 

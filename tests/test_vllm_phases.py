@@ -12,6 +12,8 @@ Fitted constants and the logs they were fitted on (engines/vllm/phases.py):
   free) and Llama-3.3-70B FP8 TP2 (2.61 GiB);
   NCCL_GRAPH_PER_ALLREDUCE (0.49 MiB per all-reduce captured through NCCL, TP > 2 without NVLink): vllm#7553
   (4 x RTX 4090, TP 4, V0 0.5.4, 2464 MiB of graphs); vllm#17469 and vllm#15598 held out (test_vllm_startup.py);
+  0 from vLLM 0.9 (torch 2.7, NCCL 2.26: a captured all-reduce's work in the kernel arguments, NCCL >= 2.22), not
+  fitted: djl-serving#3055 (0.22 / 0.23, NCCL 2.28.9) held out (test_vllm_more_logs.py);
   the other verdicts are held out.
 """
 
@@ -37,6 +39,7 @@ from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
 from oomkit.model.catalog import lookup
 from oomkit.model.hf_config import spec_from_config
+from oomkit.model.resolve import resolve as resolve_model
 from oomkit.units import GiB, MiB
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm"
@@ -338,6 +341,30 @@ def test_nccl_inside_the_graphs_fitted_on_vllm_7553():
     assert abs(capture["bytes"] - 2464 * MiB) < 0.01 * 2464 * MiB, capture["bytes"] / MiB
 
 
+def test_nccl_share_ends_where_vllm_ships_nccl_2_22():
+    # djl-serving#3055 (tests/test_vllm_more_logs.py): Llama-3-8B-Instruct at TP 4 on four L4 (custom all-reduce off
+    # beyond two PCIe GPUs), vLLM 0.22.0 (torch 2.11, NCCL 2.28.9): "35 FULL graphs", 51 + 35 in all, 65 all-reduces
+    # each, and the whole capture took "0.60 GiB": at most 0.11 MiB an all-reduce, where vllm#7553 (NCCL 2.20.5)
+    # took 0.49. From NCCL 2.22 a captured all-reduce's work rides in the kernel arguments (enqueue.cc finishPlan);
+    # vLLM 0.9.0 is the first release whose torch (2.7.0) ships it (NCCL 2.26.2), 0.8.5's torch 2.6.0 ships 2.21.5
+    fx = json.loads((FIXTURES / "deaths" / "llama-3-8b-4xl4-tp4-v0.22-v0.23-runner-v2-capture-oom-djl3055.json")
+                    .read_text(encoding="utf-8"))
+    run = fx["printed"]["runs"][0]
+    assert run["engine_version"] == "0.22.0"
+    spec = resolve_model("meta-llama/Meta-Llama-3-8B-Instruct")
+    total = fx["printed"]["total_gpu_memory_bytes"] + CUDA_DRIVER_RESERVED
+    devs = tuple(with_facts(Device(f"CUDA{i}", "NVIDIA L4", total)) for i in range(4))
+    for version, nccl_era in (("0.8.5", True), ("0.9.0", False), ("0.22.0", False), ("0.23.1", False)):
+        s = VllmSettings(engine_version=version, tensor_parallel_size=4, max_num_seqs=run["max_num_seqs"],
+                         enable_chunked_prefill=True)
+        r = resolve(spec, devs, s)
+        share = nccl_graph_bytes(spec, s, r, spec.n_trunk_layers)
+        if nccl_era:  # the NCCL 2.20 figure would take more than the whole logged capture
+            assert share > run["capture_bytes"], share / GiB
+        else:
+            assert share == 0, (version, share / GiB)
+
+
 def test_vllm_7553_starts():
     # vllm#7553 started (nvidia-smi 23859 of 24564 MiB with CUDA graphs, 21395 with --enforce-eager). The driver's
     # profile peak (its forward plus the sampler's 256 x 64,000 rows: profile.py v0_activation) is freed before the
@@ -380,15 +407,15 @@ def test_vllm_7553_phases_let_it_start():
 
 def test_nccl_inside_the_graphs_only_without_custom_all_reduce():
     # custom_all_reduce.py: on at TP 2 over PCIe (P2P) and on NVLink at any size; NCCL carries the graphs' all-reduces
-    # beyond two PCIe GPUs only
+    # beyond two PCIe GPUs only (0.8.5: the last release whose NCCL, 2.21.5, holds memory per captured all-reduce)
     spec = spec_of("llama-3.1-8b-instruct")
     l40s = with_facts(Device("CUDA0", "NVIDIA L40S", 46068 * MiB))
     for dev, tp, expect in ((l40s, 2, False), (l40s, 4, True), (H100, 4, False), (H100, 8, False)):
-        s = VllmSettings(engine_version="0.19.0", tensor_parallel_size=tp, max_model_len=8192)
+        s = VllmSettings(engine_version="0.8.5", tensor_parallel_size=tp, max_model_len=8192)
         r = resolve(spec, (dev,) * tp, s)
         got = nccl_graph_bytes(spec, s, r, spec.n_trunk_layers)
         assert (got > 0) is expect, (dev.name, tp, got)
-    s = VllmSettings(engine_version="0.19.0", tensor_parallel_size=4, max_model_len=8192, enforce_eager=True)
+    s = VllmSettings(engine_version="0.8.5", tensor_parallel_size=4, max_model_len=8192, enforce_eager=True)
     assert nccl_graph_bytes(spec, s, resolve(spec, (l40s,) * 4, s), 32) == 0
 
 

@@ -14,8 +14,8 @@ Budget membership by release (gpu_worker.py determine_available_memory, utils/me
   KV cache: the budget's remainder;
   CUDA graphs: outside up to 0.20 (0.19 prints "Estimated CUDA graph memory" but does not subtract it, unless
     VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1); from 0.21 the estimate is inside and what capture takes beyond
-    the estimate is outside; beyond two GPUs without NVLink NCCL keeps memory for every all-reduce the graphs
-    capture (nccl_graph_bytes), charged to the capture phase;
+    the estimate is outside; beyond two GPUs without NVLink NCCL up to 2.21 (vLLM up to 0.8.5) keeps memory for
+    every all-reduce the graphs capture (nccl_graph_bytes), charged to the capture phase;
   sampler warm-up (V1): outside, transient. V0 has no separate warm-up (its profile run samples).
 PyTorch's caching allocator rounds large blocks to 2 MiB and keeps freed blocks reserved; that fragmentation is
 what the fitted warm-up factor below absorbs.
@@ -99,6 +99,21 @@ SAMPLER_WARMUP_FACTOR_DENSE = 1.35
 # model and sizes of that run are not in the stored thread); the 12.2-era figure is the one held here. Held out:
 # vllm#17469 (4 x A10, TP 4, V1 0.8.5: dies in capture_model, which the dense rule alone had start) and vllm#15598
 # (L40S, TP 8 x PP 4, V0 0.7.3: dies capturing; it needs V0's graphs per virtual engine as well, graph_count).
+# What the memory is, by NCCL release (NVIDIA/nccl source): up to 2.21 every collective captured into a graph is a
+# persistent plan whose work is copied to a device buffer of its own, freed only with the graph (src/enqueue.cc
+# uploadWork: ncclCudaMalloc(&plan->workHead, nWork), 2.20.5 / 2.21.5; reclaimPlan frees it); a cuMem allocation
+# (NCCL_CUMEM_ENABLE, on by default from 2.19) is rounded up to the 2 MiB granule (include/alloc.h ncclCuMemAlloc),
+# which is why vLLM turns cuMem off (vllm#5091, from 0.4.3: "it will cost 1~2 GiB GPU memory with
+# cudagraph+allreduce"), leaving a cudaMalloc per captured collective whose cost is the driver's. From 2.22 (release
+# note "Utilize the full amount of kernel argument space permitted (4k) before resorting to work fifo"; enqueue.cc
+# finishPlan: ncclDevWorkStorageTypeArgs when the work fits) a captured all-reduce's work rides in the kernel
+# arguments and nothing is allocated for it; where it does not fit, 2.23+ takes it from the communicator's pool
+# (cudaMallocAsync(..., comm->memPool, ...)). vLLM pins torch, so the NCCL it loads (pynccl_wrapper.py
+# find_nccl_library: torch's nvidia-nccl) is 2.20.5 / 2.21.5 up to 0.8.5 and 2.26.2+ from 0.9.0 (settings.py ERAS
+# "nccl_work_in_args"), where the share is 0. vLLM's own PyNccl wrapper is what the graphs capture in both eras
+# (pynccl.py PyNcclCommunicator.all_reduce; its out-of-place output, torch.empty_like, comes from the graph pool
+# the pool rule above covers). Held out: djl-serving#3055 (4 x L4, TP 4, 0.22 / 0.23, NCCL 2.28.9): 0.60 GiB of
+# capture logged for 86 graphs x 65 all-reduces, at most 0.11 MiB each (tests/test_vllm_more_logs.py).
 NCCL_GRAPH_PER_ALLREDUCE = int(0.49 * MiB)
 
 
@@ -211,8 +226,9 @@ def nccl_graph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: in
     """NCCL's memory for the all-reduces the graphs of one rank capture (NCCL_GRAPH_PER_ALLREDUCE each): per layer the
     attention output (RowParallelLinear o_proj) and the MLP / MoE output (down_proj, or the MoE block's one
     tensor_model_parallel_all_reduce), plus VocabParallelEmbedding's on the first stage; per captured graph (FULL
-    graphs capture them again beside the PIECEWISE ones)."""
-    if s.enforce_eager or not nccl_in_graphs(r):
+    graphs capture them again beside the PIECEWISE ones). 0 from 0.9 (NCCL >= 2.22: the work in the kernel
+    arguments)."""
+    if s.enforce_eager or not nccl_in_graphs(r) or r.at_least("nccl_work_in_args"):
         return 0
     pw, full = graph_count(spec, s, r)
     return NCCL_GRAPH_PER_ALLREDUCE * (pw + full) * (2 * n_layers + (1 if first_stage else 0))

@@ -38,6 +38,13 @@ ERAS = Eras({
     # (mem_get_info used - torch allocated: CUDA context, NCCL, cuBLAS); from 0.9 the memory_profiling
     # increases over the worker-init snapshot, as V0 from 0.6.5 (approximate: the switch is placed at 0.9.0)
     "v1_profile_increase": (0, 9, 0),
+    # NCCL inside captured graphs: vLLM 0.5.4 pins torch 2.4.0 (nvidia-nccl-cu12 2.20.5), 0.7.3 / 0.8.5 torch 2.5.1 /
+    # 2.6.0 (NCCL 2.21.5), 0.9.0 torch 2.7.0 (NCCL 2.26.2), 0.11 torch 2.8 (2.27.3), 0.19 torch 2.10 (2.27.5), 0.22 /
+    # 0.23 torch 2.11 (nvidia-nccl-cu13 2.28.9). Up to NCCL 2.21 every captured collective is a persistent plan with
+    # its own device allocation (src/enqueue.cc uploadWork: ncclCudaMalloc(&plan->workHead, nWork)); from 2.22
+    # (NCCL's "Utilize the full amount of kernel argument space permitted (4k) before resorting to work fifo",
+    # enqueue.cc finishPlan: ncclDevWorkStorageTypeArgs) an all-reduce's work rides in the kernel arguments
+    "nccl_work_in_args": (0, 9, 0),
     "v1_only": (0, 11, 0),  # the V0 engine is gone
     # engine/arg_utils.py get_batch_defaults: >= 70 GiB and not A100 -> 16384/8192 tokens, 1024 seqs
     "batch_by_memory": (0, 8, 5),
