@@ -103,8 +103,8 @@ SAMPLER_WARMUP_FACTOR_DENSE = 1.35
 # persistent plan whose work is copied to a device buffer of its own, freed only with the graph (src/enqueue.cc
 # uploadWork: ncclCudaMalloc(&plan->workHead, nWork), 2.20.5 / 2.21.5; reclaimPlan frees it); a cuMem allocation
 # (NCCL_CUMEM_ENABLE, on by default from 2.19) is rounded up to the 2 MiB granule (include/alloc.h ncclCuMemAlloc),
-# which is why vLLM turns cuMem off (vllm#5091, from 0.4.3: "it will cost 1~2 GiB GPU memory with
-# cudagraph+allreduce"), leaving a cudaMalloc per captured collective whose cost is the driver's. From 2.22 (release
+# which is why vLLM turns cuMem off (vllm#5091, merged 2024-05-28; vllm/__init__.py later: "it will cost 1~2 GiB GPU
+# memory with cudagraph+allreduce"), leaving a cudaMalloc per captured collective whose cost is the driver's. From 2.22 (release
 # note "Utilize the full amount of kernel argument space permitted (4k) before resorting to work fifo"; enqueue.cc
 # finishPlan: ncclDevWorkStorageTypeArgs when the work fits) a captured all-reduce's work rides in the kernel
 # arguments and nothing is allocated for it; where it does not fit, 2.23+ takes it from the communicator's pool
