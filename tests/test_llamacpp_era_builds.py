@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import oomkit
-from oomkit.engines.llamacpp import compute, kv
+from oomkit.engines.llamacpp import backends, compute, fit, kv, mtp
 from oomkit.engines.llamacpp.args import parse_args
 from oomkit.engines.llamacpp.settings import ERAS, LlamaCppSettings, build_number
 from oomkit.errors import OomkitError
@@ -62,6 +62,34 @@ def _b(n: int) -> str:
 @pytest.mark.parametrize("era", sorted(MERGES))
 def test_era_is_its_merge_commits_build(era):
     assert ERAS[era] == MERGES[era][3]
+
+
+# the engine's other build switches, each at its PR's merge commit: (PR, commit, date, build)
+OTHER = {
+    ("fit", "mmproj_margin"): (21489, "e2b129e1b", "2026-05-20", 9251),  # mtmd: fit_params ... mmproj
+    ("fit", "host_fit"): (21568, "fd1c0ec3f", "2026-04-18", 8834),  # llama: fit ctx size for CPU only
+    ("fit", "draft_margin"): (23485, "83eebe9d0", "2026-05-24", 9304),  # server: add margin for draft model
+    ("mtp", "step35_nextn_kv"): (24125, "0dbfa66a1", "2026-06-04", 9512),  # step35 MTP KV of the next-n layers
+    ("compute", "PIPELINE_PARALLEL_BUILD"): (6017, "f30ea47a8", "2024-03-13", 2413),
+    ("backends", "METAL_DEVICE_RENAME"): (18919, "6fdddb498", "2026-02-02", 7909),  # metal : support virtual devices
+    ("backends", "HTP_SCALE_BUILD"): (18611, "95ea9e086", "2026-01-06", 7652),
+    ("backends", "HTP_SWIGLU_OAI_BUILD"): (18114, "0a0bba05e", "2025-12-17", 7464),
+    ("backends", "GET_ROWS_CUDA"): (25962, "c5a4a0bb8", "2026-07-22", 10089),  # cuda: GET_ROWS quants
+    ("backends", "GET_ROWS_VULKAN"): (16235, "3f81b4e91", "2025-09-27", 6604),  # vulkan: GET_ROWS for k-quants
+}
+
+
+@pytest.mark.parametrize("where,name", sorted(OTHER))
+def test_other_switches_at_their_merge_commits_build(where, name):
+    got = {("fit", n): fit.FIT_ERAS[n] for n in ("mmproj_margin", "host_fit", "draft_margin")}
+    got |= {("mtp", "step35_nextn_kv"): mtp.MTP_ERAS["step35_nextn_kv"],
+            ("compute", "PIPELINE_PARALLEL_BUILD"): compute.PIPELINE_PARALLEL_BUILD,
+            ("backends", "METAL_DEVICE_RENAME"): backends.METAL_DEVICE_RENAME,
+            ("backends", "HTP_SCALE_BUILD"): backends.HTP_SCALE_BUILD,
+            ("backends", "HTP_SWIGLU_OAI_BUILD"): backends.HTP_SWIGLU_OAI_BUILD,
+            ("backends", "GET_ROWS_CUDA"): backends.GET_ROWS_ALL_SINCE["cuda"],
+            ("backends", "GET_ROWS_VULKAN"): backends.GET_ROWS_ALL_SINCE["vulkan"]}
+    assert got[(where, name)] == OTHER[(where, name)][3]
 
 
 @pytest.mark.parametrize("era", DATED)

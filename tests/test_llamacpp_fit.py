@@ -534,12 +534,16 @@ def test_host_fit_through_the_api_and_the_cli_on_a_fake_host(capsys):
 
 
 def test_host_fit_eras_and_failures_through_the_api():
-    """Builds before PR #21568 (b8780) keep the trained context on the host ("fit: off", said why); without the
+    """Builds before PR #21568 (fd1c0ec3f, master's 8834th commit: b8834) keep the trained context on the host
+    ("fit: off", said why); without the
     host's size the fit is off and asks for --ram; a host that cannot hold the weights fails with llama.cpp's own
     message, the context reduced to -fitc first; a typed context that does not fit fails the same way."""
     kw = dict(quant="Q4_K_M", cpu_only=True, find_max_context=False, n_parallel=1)
     old = oomkit.estimate(LLAMA8, "llama.cpp", ram="8GiB", engine_version="b8700", **kw).engine_view
-    assert old["fit"].startswith("off (no device: builds before b8780 (PR #21568)") and old["n_ctx"] == 131072
+    assert old["fit"].startswith("off (no device: builds before b8834 (PR #21568)") and old["n_ctx"] == 131072
+    assert oomkit.estimate(LLAMA8, "llama.cpp", ram="8GiB", engine_version="b8833", **kw).engine_view["fit"].startswith(
+        "off (no device: builds before b8834")
+    assert oomkit.estimate(LLAMA8, "llama.cpp", ram="8GiB", engine_version="b8834", **kw).engine_view["n_ctx"] < 131072
     unknown = oomkit.estimate(LLAMA8, "llama.cpp", **kw).engine_view
     assert unknown["fit"] == "off (no device, and the host's memory is not known: give --ram SIZE)"
     tiny = oomkit.estimate(LLAMA8, "llama.cpp", ram="4GiB", repack=False, **kw)

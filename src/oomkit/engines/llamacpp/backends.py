@@ -33,7 +33,6 @@ from ...memory import Device
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant import ggml
 from ...units import GiB, MiB, round_up
-from ..versions import llamacpp_build_on
 from .compute import compute_phases, reserved_outputs
 from .kv import Cache, Context
 from .settings import build_number
@@ -119,12 +118,12 @@ def mapped_buffer_name(backend: Backend, build: int) -> str:
     return device_buffer_name(backend, 0, build) + "_Mapped"
 
 
-# PR #18919 ("metal : support virtual devices", merged 2026-01-18) names the devices GGML_METAL_NAME "MTL" + index
+# PR #18919 ("metal : support virtual devices", 6fdddb498, 2026-02-02, b7909: its count on master) names the devices
+# GGML_METAL_NAME "MTL" + index
 # (ggml-metal.cpp); before it the one device and its buffer types are `Metal`: logs print `Metal KV buffer size`,
 # `Metal_Mapped model buffer size` up to then (PR #17609's log of late November 2025, issue #19224's --fit-era
-# log, ollama 0.12's runner) and `MTL0 ...` after (issue #22800 at b9049). The build is placed by date: b7446 was
-# built on 2025-12-18 (issue #18160's log) and b9049 by 2026-05-07, about eleven builds a day between them.
-METAL_DEVICE_RENAME = 7780
+# log, ollama 0.12's runner) and `MTL0 ...` after (issue #22800 at b9049).
+METAL_DEVICE_RENAME = 7909
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -332,13 +331,13 @@ def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBu
 HTP_REPACK_TYPES = ("q4_0", "q8_0", "mxfp4")
 HTP_MAX_ROWS = 16 * 1024
 HTP_ALIGNMENT = 128  # ggml_backend_hexagon_buffer_type_get_alignment: "HVX alignment"
-# PR #18611 ("Hexagon add support for f16/f32 flash attention, scale, set-rows ...", merged 2026-01-06): SCALE,
+# PR #18611 ("Hexagon add support for f16/f32 flash attention, scale, set-rows ...", 95ea9e086, 2026-01-06, b7652): SCALE,
 # SET_ROWS and FLASH_ATTN_EXT (the last only with GGML_HEXAGON_EXPERIMENTAL set). Before it the SCALE test of
 # gpt-oss's attention sinks (llama-model.cpp weight_buft_supported: ggml_scale(w)) is refused and they load on
 # the CPU: the guide's gpt-oss-20b sessions print 7.75 / 6.64 / 6.64 / 5.55 MiB of HTPn buffers, its layers'
 # norms and biases without the sinks' 256 bytes a layer
-HTP_SCALE_BUILD = llamacpp_build_on("2026-01-06")
-# PR #18114 ("ggml-hexagon: swiglu_oai operation", opened 2025-12-16, placed by that date): before it the HTP
+HTP_SCALE_BUILD = 7652
+# PR #18114 ("ggml-hexagon: swiglu_oai operation", 0a0bba05e, merged 2025-12-17, b7464): before it the HTP
 # refuses GGML_GLU_OP_SWIGLU_OAI, gpt-oss's expert activation, so the CPU computes it, reading the gate and up
 # rows in place in the session's buffer (host memory: ggml_backend_hexagon_buffer_type_is_host), and the session
 # takes the product back as a split input. Its workspace is then the gate and up rows above two hidden-state rows
@@ -347,7 +346,7 @@ HTP_SCALE_BUILD = llamacpp_build_on("2026-01-06")
 # MUL_MAT_ID of q4_0 / q8_0 / mxfp4 weights, ADD / SUB / MUL / ADD_ID, RMS_NORM, ROPE, SOFT_MAX without sinks,
 # SWIGLU; tests/test_llamacpp_split.py): 8.03 / 16.06 / 32.13 / 64.25 MiB at 64 / 128 / 256 / 512 tokens, the
 # context making no difference; with SWIGLU_OAI allowed the same run prints 21.69 MiB
-HTP_SWIGLU_OAI_BUILD = llamacpp_build_on("2025-12-16")
+HTP_SWIGLU_OAI_BUILD = 7464
 SWIGLU_OAI_ARCHS = frozenset({"gpt-oss"})
 
 
@@ -538,14 +537,13 @@ def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict
 # 'token_embd.weight' (q4_K) (and 0 others) cannot be used with preferred buffer type ROCm_Host, using CPU
 # instead", ROCm/TheRock#2595). The types each backend's supports_op gathers:
 #   CUDA / HIP (ggml-cuda.cu): F32, F16, BF16, I32 and the legacy quants Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, until
-#     PR #25962 ("cuda: GET_ROWS quants", merged 2026-07-21) added the k-quants, i-quants and MXFP4;
+#     PR #25962 ("cuda: GET_ROWS quants", c5a4a0bb8, 2026-07-22, b10089) added the k-quants, i-quants and MXFP4;
 #   Vulkan (ggml-vulkan.cpp): the same and IQ4_NL, until PR #16235 ("vulkan: support GET_ROWS for k-quants",
-#     opened 2025-09-24, placed at the end of that month) added the k-quants, i-quants and MXFP4.
+#     3f81b4e91, 2025-09-27, b6604) added the k-quants, i-quants and MXFP4.
 # With mmap the CPU weights are mapped from the file whatever the list says (CPU_Mapped), so only --no-mmap shows it.
 _LEGACY_GET_ROWS = frozenset({"f32", "f16", "bf16", "i32", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0"})
 GET_ROWS_TYPES = {"cuda": _LEGACY_GET_ROWS, "rocm": _LEGACY_GET_ROWS, "vulkan": _LEGACY_GET_ROWS | {"iq4_nl"}}
-GET_ROWS_ALL_SINCE = {"cuda": llamacpp_build_on("2026-07-21"), "rocm": llamacpp_build_on("2026-07-21"),
-                      "vulkan": llamacpp_build_on("2025-09-30")}
+GET_ROWS_ALL_SINCE = {"cuda": 10089, "rocm": 10089, "vulkan": 6604}
 
 
 def gathered_on_host(t: TensorSpec, backend: Backend, build: int) -> bool:

@@ -1100,8 +1100,8 @@ def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> 
 # ggml-backend.cpp: GGML_SCHED_MAX_COPIES (default 4, a compile-time define) copies of every graph input and every
 # split input when the scheduler runs pipeline-parallel (sched->n_copies = parallel ? GGML_SCHED_MAX_COPIES : 1)
 SCHED_MAX_COPIES = 4
-# PR #6017 "llama : add pipeline parallelism support" (merged 2024-03-13, about b2410)
-PIPELINE_PARALLEL_BUILD = 2410
+# PR #6017 "llama : add pipeline parallelism support" (f30ea47a8, 2024-03-13, b2413: its count on master)
+PIPELINE_PARALLEL_BUILD = 2413
 # backends whose devices report async compute and events (ggml_backend_dev_props caps): CUDA, its HIP build, and
 # Vulkan / SYCL; the RPC backend reports neither (ggml-rpc.cpp ggml_backend_rpc_device_get_props) until PR #18626
 # ("rpc : implement event and async backend APIs", merged 2026-08-26: one dispatcher thread per endpoint, async

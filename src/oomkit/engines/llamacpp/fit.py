@@ -53,24 +53,25 @@ from .weights import ModelBuffers, Placement, default_weight_format, model_buffe
 # (b8763 on 2026-04-12, issue #21801; b9430 on 2026-06-01, unsloth PR #5849; b9849 on 2026-09-07); a build within
 # a few days of a boundary may follow the other rule.
 FIT_ERAS = Eras({
-    # PR #21489 "mtmd: fit_params now take into account mmproj" (opened 2026-04-05): llama-server and llama-cli add
+    # PR #21489 "mtmd: fit_params now take into account mmproj" (opened 2026-04-05, merged as e2b129e1b on
+    # 2026-05-20: b9251, its count on master): llama-server and llama-cli add
     # mtmd_get_memory_usage (the projector's weights and compute buffer) to fit_params_target of its device
     # (tools/server/server-context.cpp load_model)
-    "mmproj_margin": 8720,
-    # PR #21568 "llama: fit ctx size for CPU only" (opened 2026-04-07, approved 2026-04-13): no device -> the host
+    "mmproj_margin": 9251,
+    # PR #21568 "llama: fit ctx size for CPU only" (fd1c0ec3f, 2026-04-18, b8834): no device -> the host
     # buffer types against the total system memory; before it a CPU build kept the trained context (issue #19646)
-    "host_fit": 8780,
-    # PR #27496 "fit: also take into account n_streams" (merged 2026-08-21, about b10527 by the dated build
-    # table): past the builds oomkit dates by number, so the newest source's rule at settings.NEWEST (b9999); issue
+    "host_fit": 8834,
+    # PR #27496 "fit: also take into account n_streams" (2fb989b9e, 2026-08-22, b10584): past the builds oomkit
+    # dates by number, so the newest source's rule at settings.NEWEST (b9999); issue
     # #25408's b9893 (2026-07-07) still fits without it
     "fit_streams": 9999,
     # PR #23485 "server: add margin for draft model for `fit`" (opened 2026-05-21, issue #23472): before the fit,
     # llama-server dry-runs the draft model (common_get_device_memory_data with -md, -devd, -ngld, -ctkd / -ctvd and
     # the main command's context parameters, its -c included) and adds its model + context + compute per device to
     # fit_params_target (tools/server/server-context.cpp load_model, "[spec] estimated memory usage of draft
-    # model"). b9297 lacks it, b9305 has it (PR #23801's table; issue #23872: "all new builds since and including
-    # release b9305")
-    "draft_margin": 9305,
+    # model"). Merged as 83eebe9d0 (2026-05-24, b9304: its count on master); b9297 lacks it, b9305, the release
+    # built from it, has it (PR #23801's table; issue #23872: "all new builds since and including release b9305")
+    "draft_margin": 9304,
     # common_fit_extra_model (common/fit.h): the draft is no margin any more but a second model measured beside the
     # main one in every dry run at the candidate context ("its memory is measured again whenever that context
     # changes"; server-context.cpp: "the draft / MTP context is fitted together with the target model"). After PR

@@ -28,19 +28,19 @@ from ...memory import Device
 from ...model.archs import DSV4_ARCHS
 from ...model.spec import ModelSpec
 from ...quant import ggml
-from ..versions import Eras, llamacpp_build_on
+from ..versions import Eras
 from .compute import compute_by_device, output_buffer_bytes
 from .kv import Cache, Context, kv_caches, resolve_context
 from .settings import ERAS, MTP_SPEC_TYPES, LlamaCppSettings, build_number, loads_mtp
 from .weights import Placement, place_layers
 
 # The MTP context's cache held every layer (trunk and next-n) on architectures create_memory did not filter yet:
-# PR #24125 "fix: step35 MTP does not allocate KV cache for all layers" (opened 2026-06-04, placed by that date;
+# PR #24125 "fix: step35 MTP does not allocate KV cache for all layers" (merged as 0dbfa66a1 on 2026-06-04: b9512;
 # its log: 12 + 36 layers before, 0 + 3 after); PR #28630 "model : fix MTP context kv cache allocation for
 # deepseek2, glm4moe, c..." (issue #28626 at b10820, 2026-09-09: "allocating 93x the space" on GLM-4.6; its table:
 # glm4moe 786432 B at a 2-layer trunk, 2359296 B at 8, 262144 B after) is past the builds oomkit dates by number,
 # so the newest source's rule at settings.NEWEST (settings.NEWEST_PLACED)
-MTP_ERAS = Eras({"step35_nextn_kv": llamacpp_build_on("2026-06-04"), "nextn_kv": 9999})
+MTP_ERAS = Eras({"step35_nextn_kv": 9512, "nextn_kv": 9999})
 _UNFILTERED_UNTIL = {"step35": "step35_nextn_kv", "deepseek2": "nextn_kv", "glm4moe": "nextn_kv",
                      "cohere2moe": "nextn_kv"}
 

@@ -346,7 +346,7 @@ def build_number(version: str | None) -> int:
 # (fit.FIT_ERAS "fit_streams", "draft_joint"): the build each is first known in, and what it does. A build between
 # NEWEST and that one gets the rule though it may predate it, so the warning names them.
 NEWEST_PLACED = (
-    (10527, "the fit counts every parallel stream's context (PR #27496, merged 2026-08-21, about b10527)"),
+    (10584, "the fit counts every parallel stream's context (PR #27496, 2fb989b9e, b10584)"),
     (10636, "a draft model is fitted together with the main model at the same context (common_fit_extra_model, "
             "present by b10636)"),
     (10830, "the draft-mtp context caches only the next-n layers on deepseek2 / glm4moe / cohere2moe (PR #28630, "
