@@ -388,9 +388,11 @@ def _usages(s: VllmSettings, r: Resolved, ranks: list[_Rank], num_blocks: int | 
         # is larger than both (vllm#7553: 0.5.4's driver starts with its 782 MiB peak beside 4.1 GiB of KV cache
         # and 2.4 GiB of graphs, which a sum puts 0.5 GiB past the 24,564 MiB card). Where vLLM refuses, or the
         # GPU's memory is not known, the KV cache shown is what one request needs: beside the peak, as the budget
-        # counts it. A batch as large as the profile's, run eager later, needs the peak again: warned, not counted
+        # counts it. A batch as large as the profile's, run eager later, needs the peak again: warned, not counted.
+        # V1 sizes its KV cache around the peak inside the budget (gpu_worker.py determine_available_memory), so every
+        # step finds it again: there it stays in the total, which the budget already bounds
         allocated = error is None and rk.available is not None and rk.num_blocks is not None
-        compute = max(m.activation - kv - m.cudagraph, 0) if allocated else m.activation
+        compute = max(m.activation - kv - m.cudagraph, 0) if allocated and not r.v1 else m.activation
         usage = Usage(id=rk.device.id, name=rk.device.name, memory_bytes=rk.device.memory_bytes,
                       weights_bytes=rk.weights, kv_cache_bytes=kv, compute_bytes=compute,
                       overhead_bytes=overhead + (CUDA_DRIVER_RESERVED if rk.device.memory_bytes else 0))
