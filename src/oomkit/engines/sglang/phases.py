@@ -61,9 +61,11 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    NCCL: the two-node run has custom all-reduce off (distributed/device_communicators/custom_all_reduce_utils.py
 #    0.5.10: "disabled because this process group spans across nodes"), so its graphs capture 161 NCCL all-reduces
 #    each, and QwQ-32B's (4 PCIe GPUs, "not supported on more than two PCIe-only GPUs") 129; yet the two-node run's
-#    rest per graph and layer (0.415 MiB) is the one-node TP1 runs' (0.42-0.47), so no NCCL share is added (vLLM's
-#    NCCL_GRAPH_PER_ALLREDUCE, 0.49 MiB each, fitted on a CUDA 12.2-era PCIe run, would add 2.77 GiB there: 3.60 vs 1.32
-#    printed; SGLang sets NCCL_CUMEM_ENABLE=0, engine.py). Custom all-reduce registers each graph's all-reduce inputs
+#    rest per graph and layer (0.415 MiB) is the one-node TP1 runs' (0.42-0.47), so no NCCL share is added. That is
+#    NCCL's own rule from 2.22 on: a captured collective's work travels in the kernel arguments, or from the
+#    communicator's pool, not in an allocation of its own (src/enqueue.cc finishPlan / uploadWork; vLLM's
+#    NCCL_GRAPH_PER_ALLREDUCE charges it up to 0.8.5, whose torch ships NCCL 2.21, and would add 2.77 GiB here: 3.60
+#    vs 1.32 printed). Custom all-reduce registers each graph's all-reduce inputs
 #    after the capture ("Registering 2340 cuda graph addresses" on the Apertus run: 36 graphs x 65), no share modelled
 #    either. None of these runs set --enable-torch-compile (graphs of torch_compile_max_bs and below run compiled
 #    code; not modelled) or the memory saver (_capture_graph takes torch_memory_saver's cuda_graph only with
