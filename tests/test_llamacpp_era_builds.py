@@ -76,12 +76,22 @@ OTHER = {
     ("backends", "HTP_SWIGLU_OAI_BUILD"): (18114, "0a0bba05e", "2025-12-17", 7464),
     ("backends", "GET_ROWS_CUDA"): (25962, "c5a4a0bb8", "2026-07-22", 10089),  # cuda: GET_ROWS quants
     ("backends", "GET_ROWS_VULKAN"): (16235, "3f81b4e91", "2025-09-27", 6604),  # vulkan: GET_ROWS for k-quants
+    ("fit", "fit_in_common"): (22171, "cfe9838d2", "2026-04-21", 8865),  # fit-params : refactor (common/fit.cpp)
+    ("backends", "REPACK_NAME_BUILD"): (13892, "f470bc36b", "2025-06-09", 5615),  # ggml-cpu : split arch-specific
+    ("repack", "avx2 q4_K"): (12332, "3d82dbcbc", "2025-03-20", 4929),
+    ("repack", "neon q4_K"): (16739, "dbb852b54", "2025-11-24", 7142),  # i8mm; dotprod #17494 at b7175
+    ("repack", "neon q8_0"): (18096, "669696e00", "2025-12-17", 7451),
+    ("repack", "neon q5_K"): (18860, "091a46cb8", "2026-01-23", 7815),  # i8mm; dotprod #19356 at b8134
+    ("repack", "neon q6_K"): (18888, "be8890e72", "2026-01-27", 7845),  # i8mm; dotprod #19360 at b7988
+    ("repack", "avx2 mxfp4"): (19738, "d903f30e2", "2026-02-27", 8175),  # ggml-cpu: add repack for mxfp4
 }
 
 
 @pytest.mark.parametrize("where,name", sorted(OTHER))
 def test_other_switches_at_their_merge_commits_build(where, name):
-    got = {("fit", n): fit.FIT_ERAS[n] for n in ("mmproj_margin", "host_fit", "draft_margin")}
+    got = {("fit", n): fit.FIT_ERAS[n] for n in ("mmproj_margin", "host_fit", "draft_margin", "fit_in_common")}
+    got |= {("repack", f"{isa} {kind}"): b for (isa, kind), b in backends.REPACK_SINCE.items()}
+    got[("backends", "REPACK_NAME_BUILD")] = backends.REPACK_NAME_BUILD
     got |= {("mtp", "step35_nextn_kv"): mtp.MTP_ERAS["step35_nextn_kv"],
             ("compute", "PIPELINE_PARALLEL_BUILD"): compute.PIPELINE_PARALLEL_BUILD,
             ("backends", "METAL_DEVICE_RENAME"): backends.METAL_DEVICE_RENAME,
@@ -90,6 +100,11 @@ def test_other_switches_at_their_merge_commits_build(where, name):
             ("backends", "GET_ROWS_CUDA"): backends.GET_ROWS_ALL_SINCE["cuda"],
             ("backends", "GET_ROWS_VULKAN"): backends.GET_ROWS_ALL_SINCE["vulkan"]}
     assert got[(where, name)] == OTHER[(where, name)][3]
+
+
+def test_fit_lines_named_after_common_fit_from_b8865():
+    assert [fit.log_names(LlamaCppSettings(engine_version=_b(b)))[0] for b in (8864, 8865)] == [
+        "llama_params_fit_impl", "common_params_fit_impl"]
 
 
 @pytest.mark.parametrize("era", DATED)

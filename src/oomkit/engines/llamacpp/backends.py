@@ -172,33 +172,34 @@ REPACK_TYPES: dict[str, dict[str, int]] = {
 }
 CPU_ISAS = tuple(REPACK_TYPES)
 
-# The builds that brought a type's repacking on an ISA (older builds map the type plainly). Placed by the PRs'
-# dates: b7446 was built on 2025-12-18 (issue #18160) and b9049 by 2026-05-07, about eleven builds a day.
-#   ARM Q4_K: PR #16739 (i8mm, its measurements at b7070, mid-November 2025) and #17494 (dotprod).
-#   ARM Q8_0: PR #18096 (opened 2025-12-16): issue #19224's Metal log of early 2026 repacks a q8_0 block's four
-#     attention matrices (CPU_REPACK 26.89 MiB) but not its MXFP4 experts.
-#   ARM Q5_K, Q6_K: PRs #18860 / #18888 (i8mm, January 2026), #19356 / #19360 (dotprod, February 2026).
-#   MXFP4 on every ISA: PR #19738 ("ggml-cpu: add repack for mxfp4", opened 2026-02-19, reviewed 2026-02-26).
-#   x86 Q4_K: PR #12332 ("Block interleaving support for Q4_K quantization for x86 AVX2", opened 2025-03-11,
-#     last revised 2025-03-19; placed at b4920, b4880 being mid-March 2025): ggml-org/ci's x86 runs at b4329
+# The builds that brought a type's repacking on an ISA (older builds map the type plainly): each PR's merge commit,
+# its count on master (the build number). On ARM the first of a type's PRs (i8mm, then dotprod) stands for "neon".
+#   ARM Q4_K: PR #16739 (i8mm, dbb852b54, 2025-11-24, b7142) and #17494 (dotprod, cd8370b40, b7175).
+#   ARM Q8_0: PR #18096 (669696e00, 2025-12-17, b7451): issue #19224's Metal log of early 2026 repacks a q8_0
+#     block's four attention matrices (CPU_REPACK 26.89 MiB) but not its MXFP4 experts.
+#   ARM Q5_K, Q6_K: PRs #18860 / #18888 (i8mm: 091a46cb8, b7815 / be8890e72, b7845), #19356 / #19360 (dotprod:
+#     b8134 / b7988).
+#   MXFP4 on every ISA: PR #19738 ("ggml-cpu: add repack for mxfp4", d903f30e2, 2026-02-27, b8175).
+#   x86 Q4_K: PR #12332 ("Block interleaving support for Q4_K quantization for x86 AVX2", 3d82dbcbc, 2025-03-20,
+#     b4929): ggml-org/ci's x86 runs at b4329
 #     (2024-12-14) and b4730 (2025-02-16) load a Q4_K_M file into CPU_Mapped alone, no CPU_AARCH64 buffer
 #     (tests/fixtures/engine_logs/llamacpp_more/).
 REPACK_SINCE: dict[tuple[str, str], int] = {
-    ("avx2", "q4_K"): 4920,
-    ("avx512", "q4_K"): 4920,
-    ("neon", "q4_K"): 7080,
-    ("neon", "q8_0"): 7500,
-    ("neon", "q5_K"): 7870,
-    ("neon", "q6_K"): 7870,
-    ("avx2", "mxfp4"): 8270,
-    ("avx512", "mxfp4"): 8270,
-    ("neon", "mxfp4"): 8270,
+    ("avx2", "q4_K"): 4929,
+    ("avx512", "q4_K"): 4929,
+    ("neon", "q4_K"): 7142,
+    ("neon", "q8_0"): 7451,
+    ("neon", "q5_K"): 7815,
+    ("neon", "q6_K"): 7845,
+    ("avx2", "mxfp4"): 8175,
+    ("avx512", "mxfp4"): 8175,
+    ("neon", "mxfp4"): 8175,
 }
 
 # The repack buffer type's name: "CPU_AARCH64" (ggml-cpu-aarch64.cpp, on every ISA) until PR #13892 ("ggml-cpu :
-# split arch-specific implementations", opened 2025-05-29, reviewed 2025-06-04, placed at 2025-06-09) renamed the
+# split arch-specific implementations", f470bc36b, 2025-06-09, b5615) renamed the
 # aarch64 identifiers to repack; issue #11807's log (b4202, an aarch64 build) prints "CPU_AARCH64 model buffer size".
-REPACK_NAME_BUILD = 5631
+REPACK_NAME_BUILD = 5615
 
 # tensors read with GGML_OP_GET_ROWS (llama-arch.cpp LLM_TENSOR_INFOS), which the repack buffer type does not
 # support (extra_buffer_type::supports_op: MUL_MAT on a 2-D weight, MUL_MAT_ID on a 3-D expert stack)

@@ -83,9 +83,10 @@ FIT_ERAS = Eras({
     # known flaw, mirrored before it.
     "draft_joint": 9999,
     # the fit moved from src/llama.cpp (llama_params_fit_impl, llama_params_fit) to common/fit.cpp
-    # (common_params_fit_impl, common_fit_params): b8763 (issue #21801) still prints the former, b9036 (PR #22546's
-    # log) the latter; placed at the first build seen with it
-    "fit_in_common": 9036,
+    # (common_params_fit_impl, common_fit_params) with PR #22171 "fit-params : refactor + add option to output
+    # estimated memory per device" (cfe9838d2, 2026-04-21, b8865, the first commit with common/fit.cpp); b8763
+    # (issue #21801) still prints the former, b9036 (PR #22546's log) the latter
+    "fit_in_common": 8865,
 })
 
 
