@@ -15,6 +15,7 @@ import pytest
 import oomkit
 from oomkit.engines.llamacpp import backends, compute, fit, kv, mtp
 from oomkit.engines.llamacpp.args import parse_args
+from oomkit.engines.llamacpp.projector import clip_flash_attn
 from oomkit.engines.llamacpp.settings import ERAS, LlamaCppSettings, build_number
 from oomkit.errors import OomkitError
 from oomkit.model.resolve import resolve
@@ -100,6 +101,13 @@ def test_other_switches_at_their_merge_commits_build(where, name):
             ("backends", "GET_ROWS_CUDA"): backends.GET_ROWS_ALL_SINCE["cuda"],
             ("backends", "GET_ROWS_VULKAN"): backends.GET_ROWS_ALL_SINCE["vulkan"]}
     assert got[(where, name)] == OTHER[(where, name)][3]
+
+
+def test_clip_flash_attention_from_b6926():
+    # PR #16837 "clip : use FA" (2f966b8ed, 2025-11-02, b6926): the projector's graph follows -fa from it, never before
+    got = [clip_flash_attn(LlamaCppSettings(engine_version=_b(b), flash_attn=fa)) for b in (6925, 6926) for fa in
+           ("auto", "on", "off")]
+    assert got == [False, False, False, True, True, False]
 
 
 def test_fit_lines_named_after_common_fit_from_b8865():

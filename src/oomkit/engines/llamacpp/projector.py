@@ -89,7 +89,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import SettingsError
-from .settings import LlamaCppSettings
+from .settings import LlamaCppSettings, build_number
 
 MiB = 1 << 20
 
@@ -419,10 +419,16 @@ def _kind(meta: dict) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+# PR #16837 "clip : use FA" (2f966b8ed, 2025-11-02, b6926: its count on master): before it clip's graph never used
+# flash attention (tools/mtmd/clip.cpp has no flash_attn_type)
+CLIP_FA_BUILD = 6926
+
+
 def clip_flash_attn(s: LlamaCppSettings) -> bool:
     """llama-server hands -fa to the projector (mparams.flash_attn_type = params_base.flash_attn_type); auto means
-    clip tries it first and keeps it where the backend supports it (CPU, CUDA, Metal, Vulkan do)."""
-    return s.flash_attn != "off"
+    clip tries it first and keeps it where the backend supports it (CPU, CUDA, Metal, Vulkan do). Never before
+    CLIP_FA_BUILD."""
+    return s.flash_attn != "off" and build_number(s.engine_version) >= CLIP_FA_BUILD
 
 
 # tensors clip_model_loader::load_tensors names without the modality prefix (clip-impl.h TN_CLASS_EMBD,
