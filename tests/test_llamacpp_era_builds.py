@@ -276,3 +276,21 @@ def test_dspark_refused_before_its_build_and_placed_at_newest():
     with pytest.raises(OomkitError, match=r"^--spec-type draft-dspark: llama.cpp builds before b10163"):
         _view("b9998", spec_type=("draft-dspark",))
     assert _view("newest", spec_type=("draft-dspark",))["n_ctx"] == 8192
+
+
+def test_one_draft_context_per_slot_until_b9108():
+    # tools/server/server.cpp before PR #22838 (68e7ea3ea, b9109): every slot creates its own draft context
+    # (slot.ctx_dft = llama_init_from_model(model_dft, cparams_dft), one sequence each) of params_dft.n_ctx cells:
+    # -c / -np before PR #16736 (b6925), llama_n_ctx_seq(ctx) from it (the whole context with -np auto's unified
+    # cache); from b9109 one draft context serves every slot
+    kw = dict(quant="Q4_K_M", find_max_context=False, fit=False, vram="80GiB")
+    for build, n_parallel, n_dft, cells in (("b6924", 2, 2, 4096), ("b6925", -1, 4, 8192), ("b9108", -1, 4, 8192),
+                                            ("b9109", -1, 1, 8192)):
+        s = LlamaCppSettings(n_ctx=8192, n_parallel=n_parallel, hf_repo_draft="Qwen/Qwen2.5-0.5B-Instruct:Q4_K_M")
+        v = oomkit.estimate("Qwen/Qwen2.5-7B-Instruct", "llama.cpp", settings=s, engine_version=build, **kw).engine_view
+        assert (v["draft_contexts"], v["draft_n_ctx"]) == (n_dft, cells), build
+        one = oomkit.estimate("Qwen/Qwen2.5-0.5B-Instruct", "llama.cpp", engine_version=build, n_ctx=cells,
+                              n_parallel=1, **kw).devices[0]
+        # Qwen2.5-0.5B: 24 layers, K and V rows of 2 KV heads x 64, f16
+        assert one.kv_cache_bytes == 24 * cells * (2 * 64) * 2 * 2
+        assert v["draft_bytes"]["CUDA0"] == one.weights_bytes + n_dft * (one.kv_cache_bytes + one.compute_bytes)

@@ -510,14 +510,28 @@ def draft_model(s: LlamaCppSettings) -> tuple[ModelSpec, LlamaCppSettings] | Non
     return read_draft(s)
 
 
-def draft_context(s: LlamaCppSettings, n_ctx_main: int) -> int:
+def draft_context(s: LlamaCppSettings, n_ctx_main: int, n_ctx_seq: int | None = None) -> int:
     """The context the draft is created with at run time: the main one's once the draft is fitted beside it
     (common_fit_extra_model); before that params_dft kept the command's -c, so with none the draft took its own
-    trained context beside a fitted main one (issue #25408, b9893). Before PR #22838 (b9109) -cd N set it
-    (tools/server/server.cpp load_model: params_dft.n_ctx = speculative.n_ctx when not 0)."""
-    if s.n_ctx_draft and not ERAS.reached(build_number(s.engine_version), "no_ctx_size_draft"):
-        return s.n_ctx_draft
-    return n_ctx_main if FIT_ERAS.reached(build_number(s.engine_version), "draft_joint") else s.n_ctx
+    trained context beside a fitted main one (issue #25408, b9893). Before PR #22838 (b9109) every slot had a draft
+    context of its own (draft_contexts) sized by tools/server/server.cpp load_model: params_dft.n_ctx =
+    speculative.n_ctx (-cd) when not 0, else the main context's per-slot size: llama_n_ctx_seq(ctx) from PR #16736
+    (b6925), the command's -c / -np before it (0: the draft's trained context)."""
+    build = build_number(s.engine_version)
+    if not ERAS.reached(build, "no_ctx_size_draft"):
+        if s.n_ctx_draft:
+            return s.n_ctx_draft
+        if ERAS.reached(build, "np_auto"):
+            return n_ctx_seq or n_ctx_main
+        return s.n_ctx // max(1, s.n_parallel)
+    return n_ctx_main if FIT_ERAS.reached(build, "draft_joint") else s.n_ctx
+
+
+def draft_contexts(s: LlamaCppSettings, n_seq_max: int) -> int:
+    """How many draft contexts llama-server creates: one per slot before PR #22838 (b9109: server.cpp init slots,
+    slot.ctx_dft = llama_init_from_model(model_dft, cparams_dft); later common_speculative_init per slot), one
+    shared by every slot from it."""
+    return 1 if ERAS.reached(build_number(s.engine_version), "no_ctx_size_draft") else max(1, n_seq_max)
 
 
 def mmproj_compute_known(spec: ModelSpec, s: LlamaCppSettings) -> bool:

@@ -29,7 +29,7 @@ from ...errors import SettingsError
 from ...flags import flag_value
 from .args import parse_args
 from .backends import infer_backend
-from .fit import draft_context, read_draft
+from .fit import draft_context, draft_contexts, read_draft
 from .layout import estimate as layout_estimate
 from .projector import projector_bytes, projector_memory
 from .settings import ERAS, LlamaCppSettings, build_number
@@ -412,16 +412,24 @@ def with_draft(devices, s: LlamaCppSettings, est):
                 f"-hfd {s.hf_repo_draft}: not a model oomkit can resolve") + "; the draft model is not counted"
         return replace(est, warnings=(*est.warnings, note))
     dspec, ds = got
-    d = layout_estimate(dspec, devices, replace(ds, n_ctx=draft_context(s, est.engine_view["n_ctx"])))
+    mv = est.engine_view
+    # before PR #22838 each slot had its own draft context of one sequence (params_dft.n_parallel = 1;
+    # fit.draft_contexts): the weights once, the cache and compute buffers per slot
+    n_dft = draft_contexts(s, mv.get("n_seq_max", 1))
+    if not ERAS.reached(build_number(s.engine_version), "no_ctx_size_draft"):
+        ds = replace(ds, n_parallel=1)
+    d = layout_estimate(dspec, devices, replace(ds, n_ctx=draft_context(s, mv["n_ctx"], mv.get("n_ctx_seq"))))
 
     def add(u, e):
         return replace(u, weights_bytes=u.weights_bytes + e.weights_bytes, kv_cache_bytes=u.kv_cache_bytes +
-                       e.kv_cache_bytes, recurrent_state_bytes=u.recurrent_state_bytes + e.recurrent_state_bytes,
-                       compute_bytes=u.compute_bytes + e.compute_bytes)
+                       n_dft * e.kv_cache_bytes, recurrent_state_bytes=u.recurrent_state_bytes +
+                       n_dft * e.recurrent_state_bytes, compute_bytes=u.compute_bytes + n_dft * e.compute_bytes)
 
     view["draft_model"] = s.model_draft or s.hf_repo_draft
     view["draft_n_ctx"] = d.engine_view["n_ctx"]
-    view["draft_bytes"] = {u.id: u.total_bytes - u.overhead_bytes for u in (*d.devices, d.host)}
+    view["draft_contexts"] = n_dft
+    view["draft_bytes"] = {u.id: u.total_bytes - u.overhead_bytes + (n_dft - 1) * (
+        u.kv_cache_bytes + u.recurrent_state_bytes + u.compute_bytes) for u in (*d.devices, d.host)}
     view["draft_devices"] = [u.id for u in d.devices]
     # the draft's devices are its -devd (fit.read_draft): its buffers join the main model's devices by name, and a
     # device only the draft uses is one more, with its own driver context
