@@ -841,11 +841,11 @@ def _dense_ffn_rows(spec: ModelSpec) -> dict[int, tuple[int, int, bool]]:
     return rows
 
 
-# PR #14158 ("ggml : implement REGLU/GEGLU/SWIGLU ops", opened 2025-06-12; the OpenCL port #14456 followed it on
-# 2025-06-30): build_ffn's gated activation became one SWIGLU node beside gate and up. Before it SiLU ran in place
-# on the gate and the product in place on it, so two n_ff-wide tensors were alive, not three. Placed at the end
-# of June 2025 by date (about eight builds a day after b5450 of 2025-05-20).
-SWIGLU_OP_BUILD = 5750
+# PR #14158 ("ggml : implement REGLU/GEGLU/SWIGLU ops", a0535ffa0, 2025-06-29, b5776: its count on master; the
+# OpenCL port #14456 followed at b5788): build_ffn's gated activation became one SWIGLU node beside gate and up.
+# Before it SiLU ran in place on the gate and the product in place on it, so two n_ff-wide tensors were alive, not
+# three.
+SWIGLU_OP_BUILD = 5776
 # The speculative drafts that carry their own embeddings (src/models/eagle3.cpp, dflash.cpp): their layer input is
 # the normed token embeddings beside the target's features, freed once the attention has read them, so below the
 # FFN only the FFN input and its norm stay (plus the masks and one more row block while a later layer attends).

@@ -19,7 +19,7 @@ A refusal (-ngl typed, -sm row, too many layers) keeps what was changed before i
 loads the rest as typed; the engine logs the reason.
 
 Later rules, by build (FIT_ERAS; the newest read is common/fit.cpp at ggml-org/llama.cpp@08033df0):
-- a -md draft model: its dry-run memory added to each device's target (PR #23485, b9305), then measured beside the
+- a -md draft model: its dry-run memory added to each device's target (PR #23485, b9304), then measured beside the
   main model in every dry run at the same context (common_fit_extra_model, the newest source: NEWEST);
 - the --mmproj projector's memory (weights + its warmup compute buffer) is added to the target of the device it
   loads on (PR #21489);
@@ -441,7 +441,7 @@ def params_fit(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings
 
 
 def mmproj_margin(spec: ModelSpec, s: LlamaCppSettings) -> int:
-    """PR #21489 (b8720 on): llama-server (and llama-cli, built on it) adds the projector's memory to the fit target
+    """PR #21489 (b9251 on): llama-server (and llama-cli, built on it) adds the projector's memory to the fit target
     of the device it loads on (tools/server/server-context.cpp load_model: fit_params_target[i] of the device's
     index in the registry, where the GPUs come before the CPU): the first GPU (mmproj_use_gpu), the host (index 0 of
     a CPU build) without one. What it adds is mtmd_get_memory_usage, "the sum of: memory needed by mmproj weight,
@@ -501,7 +501,7 @@ def draft_devices(given: tuple[Device, ...], ds: LlamaCppSettings) -> tuple[Devi
 
 def draft_model(s: LlamaCppSettings) -> tuple[ModelSpec, LlamaCppSettings] | None:
     """The draft llama-server fits beside the main model (PR #23485 on; llama-cli shares the server context), or
-    None: before b9305, other programs, no -md, or a draft oomkit cannot read (common/fit.cpp likewise fits without
+    None: before b9304, other programs, no -md, or a draft oomkit cannot read (common/fit.cpp likewise fits without
     an extra model it fails to measure). The MTP context of --spec-type draft-mtp without -md (context and compute
     on the target's weights) is not modelled."""
     if s.program not in ("llama-server", "llama-cli") or not FIT_ERAS.reached(build_number(s.engine_version),

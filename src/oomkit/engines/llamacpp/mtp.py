@@ -15,7 +15,7 @@ common_fit_extra_model, tools/server/server-context.cpp load_model), measured on
   main graph's phases over the next-n block (measured: 0.90-1.06 of llama.cpp's on Qwen3.5-MoE and DeepSeek-V4
   shapes, 1.10-1.16 on GLM-4.5-Air's MoE block with flash attention, tests/test_llamacpp_mtp_draft.py);
 - by build: the type is refused before b9180 (PR #22673); the cache held every layer on some architectures until
-  they were filtered (MTP_ERAS); --fit counts the context from b9305 (fit.FIT_ERAS).
+  they were filtered (MTP_ERAS); --fit counts the context from b9304 (fit.FIT_ERAS).
 """
 
 from __future__ import annotations

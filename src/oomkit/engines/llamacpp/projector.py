@@ -2,7 +2,7 @@
 (tools/mtmd/clip.cpp): its weights and the compute buffer clip reserves for its warmup image. The estimate adds
 both (programs.with_projector) and --fit reserves both (fit.mmproj_margin), as llama-server does.
 
-What llama.cpp counts: mtmd_get_memory_usage (PR #21489, b8720 on) builds the projector's context with no_alloc and
+What llama.cpp counts: mtmd_get_memory_usage (PR #21489, b9251 on) builds the projector's context with no_alloc and
 sums clip_get_mem_usage per device: the weight buffer (clip_model_loader::load_tensors) plus the scheduler's
 compute buffer, reserved by clip_model_loader::warmup for an image of hparams.warmup_image_size (the projector's
 image_size for the fixed-size towers) with flash attention tried first when -fa is auto

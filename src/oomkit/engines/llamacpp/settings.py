@@ -157,7 +157,7 @@ class LlamaCppSettings:
     mmproj_offload: bool = True  # --no-mmproj-offload: the projector on the CPU (mtmd_context_params.use_gpu false)
     # speculative decoding (common/common.h common_params_speculative): -md FILE, the draft model's -ngld and
     # -ctkd / -ctvd (F16 by default); --spec-type, e.g. draft-mtp (the target's own MTP layers). --fit counts them
-    # from b9305 (fit.DRAFT_ERAS).
+    # from b9304 (fit.FIT_ERAS draft_margin).
     model_draft: str | None = None  # -md / --model-draft / --spec-draft-model
     hf_repo_draft: str | None = None  # -hfd / -hfrd / --hf-repo-draft / --spec-draft-hf REPO[:QUANT], like -hf
     device_draft: tuple[str, ...] = ()  # -devd / --device-draft / --spec-draft-device: the draft's devices (none = all)
