@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import oomkit
-from oomkit.engines.llamacpp import backends, compute, fit, kv, mtp
+from oomkit.engines.llamacpp import backends, compute, fit, kv, mtp, split
 from oomkit.engines.llamacpp.args import parse_args
 from oomkit.engines.llamacpp.projector import clip_flash_attn
 from oomkit.engines.llamacpp.settings import ERAS, LlamaCppSettings, build_number
@@ -79,6 +79,7 @@ OTHER = {
     ("backends", "GET_ROWS_VULKAN"): (16235, "3f81b4e91", "2025-09-27", 6604),  # vulkan: GET_ROWS for k-quants
     ("fit", "fit_in_common"): (22171, "cfe9838d2", "2026-04-21", 8865),  # fit-params : refactor (common/fit.cpp)
     ("compute", "SWIGLU_OP_BUILD"): (14158, "a0535ffa0", "2025-06-29", 5776),  # ggml : REGLU/GEGLU/SWIGLU ops
+    ("split", "RPC_DEVICE_INDEX_BUILD"): (16276, "898acba68", "2025-10-04", 6688),  # rpc : multiple devices
     ("backends", "REPACK_NAME_BUILD"): (13892, "f470bc36b", "2025-06-09", 5615),  # ggml-cpu : split arch-specific
     ("repack", "avx2 q4_K"): (12332, "3d82dbcbc", "2025-03-20", 4929),
     ("repack", "neon q4_K"): (16739, "dbb852b54", "2025-11-24", 7142),  # i8mm; dotprod #17494 at b7175
@@ -97,6 +98,7 @@ def test_other_switches_at_their_merge_commits_build(where, name):
     got |= {("mtp", "step35_nextn_kv"): mtp.MTP_ERAS["step35_nextn_kv"],
             ("compute", "PIPELINE_PARALLEL_BUILD"): compute.PIPELINE_PARALLEL_BUILD,
             ("compute", "SWIGLU_OP_BUILD"): compute.SWIGLU_OP_BUILD,
+            ("split", "RPC_DEVICE_INDEX_BUILD"): split.RPC_DEVICE_INDEX_BUILD,
             ("backends", "METAL_DEVICE_RENAME"): backends.METAL_DEVICE_RENAME,
             ("backends", "HTP_SCALE_BUILD"): backends.HTP_SCALE_BUILD,
             ("backends", "HTP_SWIGLU_OAI_BUILD"): backends.HTP_SWIGLU_OAI_BUILD,

@@ -49,9 +49,8 @@ from .settings import ERAS, LlamaCppSettings, build_number
 from .split import model_devices
 from .weights import ModelBuffers, Placement, default_weight_format, model_buffers, place_layers
 
-# Builds at which the fit's own rules changed, placed by the PRs' dates between tagged builds seen in public logs
-# (b8763 on 2026-04-12, issue #21801; b9430 on 2026-06-01, unsloth PR #5849; b9849 on 2026-09-07); a build within
-# a few days of a boundary may follow the other rule.
+# Builds at which the fit's own rules changed: each PR's merge commit counted on master (the build number), or
+# NEWEST for rules past the builds oomkit dates by number.
 FIT_ERAS = Eras({
     # PR #21489 "mtmd: fit_params now take into account mmproj" (opened 2026-04-05, merged as e2b129e1b on
     # 2026-05-20: b9251, its count on master): llama-server and llama-cli add

@@ -16,10 +16,10 @@ from ...errors import SettingsError
 from ...memory import Device
 from .settings import build_number
 
-# PR #16276 "rpc : add support for multiple devices" (opened 2025-09-26, merged in early October 2025, placed by
-# that date at about b6680): an rpc-server exposes each of its devices, and the buffer type gains the device's
+# PR #16276 "rpc : add support for multiple devices" (898acba68, 2025-10-04, b6688: its count on master): an
+# rpc-server exposes each of its devices, and the buffer type gains the device's
 # index on its server: "RPC" + device + "[" + endpoint + "]" (before: "RPC[" + endpoint + "]")
-RPC_DEVICE_INDEX_BUILD = 6680
+RPC_DEVICE_INDEX_BUILD = 6688
 
 
 def rpc_name(endpoint: str, build: int = RPC_DEVICE_INDEX_BUILD) -> str:
