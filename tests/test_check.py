@@ -123,6 +123,14 @@ def test_context_above_the_trained_maximum_names_the_rope_factor():
     assert r.rope_scaling_factor == 1.53 and "RoPE scaling by a factor of 1.53" in r.notes[0]
 
 
+def test_an_engine_default_from_the_configs_rope_factor_is_not_told_to_scale_again():
+    # vllm#5248: vLLM 0.4.2 serves deepseek-coder-6.7b at 16,384 x its linear factor 4 by default; the config's
+    # scaling is already applied, so the note says where 65,536 comes from instead of advising YaRN
+    r = check("deepseek-ai/deepseek-coder-6.7b-instruct", "vllm", vram="80GiB", engine_version="0.4.2")
+    assert r.n_ctx == 65536 and r.rope_scaling_factor == 4.0
+    assert "the config's RoPE factor (linear, 4)" in r.notes[0] and "YaRN" not in r.notes[0]
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The command: exit codes 0 / 1 / 2, in a subprocess
 

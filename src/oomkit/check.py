@@ -216,9 +216,17 @@ def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | Non
     rope = None
     if n_ctx and spec.n_ctx_train and n_ctx > spec.n_ctx_train:
         rope = math.ceil(n_ctx / spec.n_ctx_train * 100) / 100
-        notes.append(f"context {n_ctx} is above {spec.name}'s trained maximum of {spec.n_ctx_train} tokens: it "
-                     f"needs RoPE scaling by a factor of {rope:.2f} (e.g. YaRN, factor {rope:.2f} over the "
-                     f"original {spec.n_ctx_train}); quality beyond the trained length is not guaranteed")
+        declared = spec.rope_scaling
+        if declared is not None and declared.factor and n_ctx == int(spec.n_ctx_train * declared.factor):
+            # the engine's own default (vLLM, SGLang: the trained maximum times the config's RoPE factor), with the
+            # config's scaling already applied: more scaling is not the advice
+            how = (f"the engine's default, the trained maximum times the config's RoPE factor ({declared.type}, "
+                   f"{declared.factor:g})")
+        else:
+            how = (f"it needs RoPE scaling by a factor of {rope:.2f} (e.g. YaRN, factor {rope:.2f} over the "
+                   f"original {spec.n_ctx_train})")
+        notes.append(f"context {n_ctx} is above {spec.name}'s trained maximum of {spec.n_ctx_train} tokens: {how}; "
+                     "quality beyond the trained length is not guaranteed")
 
     result = CheckResult(estimate=est, hardware=target.kind, devices=checks, max_context=best,
                          max_context_by_kv=by_kv, n_ctx=n_ctx, rope_scaling_factor=rope, reference=target.reference,
