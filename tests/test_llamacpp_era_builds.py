@@ -8,13 +8,14 @@ commit whose subject ends "(#N)", its committer date and its count. Every switch
 """
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 import oomkit
 from oomkit.engines.llamacpp import backends, compute, fit, kv, mtp, split
-from oomkit.engines.llamacpp.args import parse_args
+from oomkit.engines.llamacpp.args import format_command, parse_args, rewrite_command
 from oomkit.engines.llamacpp.projector import clip_flash_attn
 from oomkit.engines.llamacpp.settings import ERAS, LlamaCppSettings, build_number
 from oomkit.errors import OomkitError
@@ -200,6 +201,23 @@ def test_fa_forms_either_side_of_b6325():
     assert any(w.startswith("-fa off: llama.cpp builds before b6325") for w in est.warnings)
     est = oomkit.estimate("Qwen/Qwen3-8B", "llama.cpp", settings=valued, engine_version="b6325", **kw)
     assert not any("-fa off" in w for w in est.warnings)
+
+
+@pytest.mark.parametrize("mode,before,from_", [("on", ["-fa"], ["-fa", "on"]), ("off", [], ["-fa", "off"]),
+                                               ("auto", [], [])])
+def test_written_commands_take_the_builds_fa_form(mode, before, from_):
+    # the commands oomkit writes (fit's fix, the suggested command) run on the build they are for: a bare -fa
+    # switch before PR #15434 (a value after it is refused there, and off is the default), -fa <value> from it
+    def fa_args(build: str) -> list[str]:
+        cmd = format_command("m.gguf", LlamaCppSettings(engine_version=build, flash_attn=mode))
+        return [a for a in cmd if a == "-fa" or a in ("on", "off")]
+
+    assert (fa_args("b6324"), fa_args("b6325")) == (before, from_)
+    # the user's own bare switch survives a rewrite at an old build, and reads back as the same settings
+    old = LlamaCppSettings(engine_version="b6324", flash_attn="on", n_ctx=4096)
+    new = rewrite_command(["llama-server", "-m", "m.gguf", "-fa", "-c", "4096"], old, replace(old, n_ctx=2048))
+    assert new == ["llama-server", "-m", "m.gguf", "-fa", "-c", "2048"]
+    assert parse_args(new[1:])[2].flash_attn == "on"
 
 
 def test_np_auto_from_b6925():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from ...errors import OomkitError, SettingsError
 from ...flags import check_settings, flag_value, stof, stoi
 from ...model.resolve import split_quant
 from ..command import Opt, Syntax, defaults, format_flags, number, rewrite, values_of
-from .settings import SPEC_TYPES, LlamaCppSettings
+from .settings import ERAS, SPEC_TYPES, LlamaCppSettings, build_number, flash_attn_mode
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "llamacpp_flags.json"
 
@@ -362,9 +363,32 @@ def format_command(model: str, settings: LlamaCppSettings, quant: str | None = N
     llama-server, whose defaults it shares."""
     program = settings.program if settings.program in ("llama-server", "llama-cli") else "llama-server"
     _, flags = format_flags(OPTIONS, values_of(settings), _DEFAULTS)
-    return [program, *model_args(model, quant), *flags]
+    return _fa_as_the_build_takes_it([program, *model_args(model, quant), *flags], settings)
 
 
 def rewrite_command(argv: list[str], old: LlamaCppSettings, new: LlamaCppSettings) -> list[str]:
     """The user's llama.cpp command with only the flags of the fields that differ between old and new changed."""
-    return rewrite(argv, values_of(old), values_of(new), OPTIONS, SYNTAX)
+    return _fa_as_the_build_takes_it(rewrite(argv, values_of(old), values_of(new), OPTIONS, SYNTAX), new)
+
+
+_FA_VALUES = frozenset({"on", "off", "auto", "enabled", "disabled"})
+
+
+def _fa_as_the_build_takes_it(argv: list[str], s: LlamaCppSettings) -> list[str]:
+    """Before PR #15434 (ERAS fa_auto, b6325) -fa is a bare switch and a value after it is refused (common/arg.cpp
+    of those builds): -fa <value> is written as -fa where flash attention is on, and left out where it is off."""
+    build = build_number(s.engine_version)
+    if ERAS.reached(build, "fa_auto"):
+        return argv
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-fa", "--flash-attn") and i + 1 < len(argv) and argv[i + 1].lower() in _FA_VALUES:
+            if flash_attn_mode(replace(s, flash_attn=argv[i + 1]), build) not in ("off", "disabled"):
+                out.append(a)
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
