@@ -20,10 +20,8 @@ from oomkit.engines import sglang as sg
 from oomkit.engines.sglang.layout import PRE_LOAD_OVERHEAD
 from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
-from oomkit.model.catalog import lookup
-from oomkit.model.hf_config import spec_from_config
 from oomkit.units import GiB, MiB
-from tests.test_vllm_startup import LIMIT, check_known, check_share, known_params
+from tests.test_vllm_startup import LIMIT, check_known, check_share, known_params, spec_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "sglang" / "deaths"
 H100 = ("NVIDIA H100 80GB HBM3", 81559 * MiB)
@@ -31,12 +29,6 @@ H100 = ("NVIDIA H100 80GB HBM3", 81559 * MiB)
 
 def fixture(stem: str) -> dict:
     return json.loads((FIXTURES / f"{stem}.json").read_text(encoding="utf-8"))
-
-
-def spec_of(name: str):
-    entry = lookup(name)
-    assert entry is not None, name
-    return spec_from_config(entry.config, name=entry.name)
 
 
 # stem -> (catalog model, GPU (name, bytes), the settings the log shows)
