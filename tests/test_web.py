@@ -134,10 +134,15 @@ def test_table_is_the_cli_json(client, capsys):
     assert got.status_code == 200 and got.json() == want
 
 
-def test_models_gpus_errors_are_the_cli_json(client, capsys):
+def test_models_gpus_errors_are_the_cli_json(client, capsys, monkeypatch):
+    from oomkit.hardware import detect as detect_module
+
     assert client.get("/api/models", params={"q": "qwen3"}).json() == cli_json(capsys, models_cmd, ["qwen3", "--json"])
     assert client.get("/api/models", params={"kind": "latent"}).json() == cli_json(
         capsys, models_cmd, ["--kind", "latent", "--json"])
+    # the host's free memory moves between two readings: both sides read one frozen reading
+    host = detect_module.host_memory()
+    monkeypatch.setattr(detect_module, "host_memory", lambda probe=None: host)
     assert client.get("/api/gpus").json() == cli_json(capsys, gpus_cmd, ["--json"])
     assert client.get("/api/errors", params={"q": "vllm kv"}).json() == cli_json(
         capsys, errors_cmd, ["vllm", "kv", "--json"])
