@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import oomkit
-from oomkit.engines.llamacpp import backends
+from oomkit.engines.llamacpp import backend_names, backends
 from oomkit.memory import Device
 from tests.groundtruth.synth import SynthModel, _attn_gqa, _embeddings, _ffn_dense, _Meta, write_gguf
 
@@ -81,14 +81,14 @@ def test_no_repack_with_a_gpu_unless_no_host():
 
 
 def test_backend_from_devices():
-    assert backends.infer_backend((Device("MTL0"),)).name == "metal"
-    assert backends.infer_backend((Device("ROCm0"),)).name == "rocm"
-    assert backends.infer_backend((Device("SYCL0"),)).name == "sycl"
-    assert backends.infer_backend((Device("CUDA0"),)).name == "cuda"
-    assert backends.infer_backend(()).name == "cpu"
-    assert backends.infer_backend((Device("CUDA0"),), "vulkan").name == "vulkan"
+    assert backend_names.infer_backend((Device("MTL0"),)).name == "metal"
+    assert backend_names.infer_backend((Device("ROCm0"),)).name == "rocm"
+    assert backend_names.infer_backend((Device("SYCL0"),)).name == "sycl"
+    assert backend_names.infer_backend((Device("CUDA0"),)).name == "cuda"
+    assert backend_names.infer_backend(()).name == "cpu"
+    assert backend_names.infer_backend((Device("CUDA0"),), "vulkan").name == "vulkan"
     with pytest.raises(oomkit.errors.OomkitError):
-        backends.backend_named("directx")
+        backend_names.backend_named("directx")
 
 
 @pytest.mark.parametrize("ram_gib,printed_mb", [(16, 11453.25), (32, 22906.50), (36, 28991.03), (64, 51539.61),

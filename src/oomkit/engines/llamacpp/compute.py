@@ -11,6 +11,7 @@ from ...model.spec import ModelSpec
 from ...quant.ggml import GgmlType
 from ..versions import llamacpp_build_on
 from . import compute_graphs, galloc
+from .backend_names import infer_backend
 from .kv import Cache, Context, attention_layers
 from .settings import ERAS, LlamaCppSettings, build_number, speculative_n_max
 from .weights import Placement
@@ -1134,15 +1135,6 @@ VK_CHUNKS_BUILD = 6646
 VK_MAX_BUFFER = 1 << 30
 
 
-def _on_vulkan(devices: tuple[Device, ...], asked: str) -> bool:
-    """backends.infer_backend's answer is Vulkan: --backend, else the first local device's id (backends.py imports
-    this module, so its rule is restated here)."""
-    if asked:
-        return asked.strip().lower() == "vulkan"
-    local = [d for d in devices if not d.id.startswith("RPC")]
-    return bool(local) and local[0].id.rstrip("0123456789") == "Vulkan"
-
-
 def vulkan_chunked_scores(spec: ModelSpec, caches: list[Cache], placement: Placement, d: int, T: int,
                           flat: int) -> int:
     """What Vulkan's 1 GiB chunks add to device d's compute buffer without flash attention, when every attention
@@ -1197,7 +1189,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
             need = max(need, p.output)
         out[d] = need
     out[-1] = max(out.get(-1, 0), p.inputs)
-    if not ctx.flash_attn and ctx.build >= VK_CHUNKS_BUILD and _on_vulkan(devices, s.backend):
+    if not ctx.flash_attn and ctx.build >= VK_CHUNKS_BUILD and infer_backend(devices, s.backend).name == "vulkan":
         for d in out:
             if d >= 0:
                 out[d] += vulkan_chunked_scores(spec, caches, placement, d, T, out[d])

@@ -28,7 +28,7 @@ from typing import Any
 from ...errors import SettingsError
 from ...flags import flag_value
 from .args import parse_args
-from .backends import infer_backend
+from .backend_names import infer_backend
 from .fit import draft_context, draft_contexts, read_draft
 from .layout import estimate as layout_estimate
 from .projector import projector_bytes, projector_memory
@@ -358,7 +358,7 @@ def estimate(spec, devices, s: LlamaCppSettings):
 
 
 def with_runtime_reserve(devices, s: LlamaCppSettings, est):
-    """Each GPU's driver context by its backend (backends.BACKENDS runtime_reserve: 512 MiB on Metal, as Ollama
+    """Each GPU's driver context by its backend (backend_names.BACKENDS runtime_reserve: 512 MiB on Metal, as Ollama
     reserves there; 457 MiB elsewhere); RPC devices keep the default (their host runs the driver)."""
     if not est.devices:
         return est

@@ -14,6 +14,7 @@ from ...model.archs import NEXTN_SKIPPED, ROUTER_LAYER_ARCHS
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant import ggml, gguf_recipes
 from ...units import round_up
+from .backend_names import infer_backend
 from .settings import DEFAULT_GGUF_TYPE, ERAS, LlamaCppSettings, build_number, loads_mtp
 
 # CUDA: ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment / _get_alloc_size, MATRIX_ROW_PADDING
@@ -74,14 +75,6 @@ class Placement:
     n_gpu_layers: int
 
 
-def _metal(devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
-    """A Metal build (backends.infer_backend's rule: --backend, else the first local device's name)."""
-    if s.backend:
-        return s.backend == "metal"
-    local = [d for d in devices if not d.id.startswith("RPC")]
-    return bool(local) and local[0].id.rstrip("0123456789") in ("MTL", "Metal")
-
-
 def place_layers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> Placement:
     n_all = spec.n_layers
     # Granite Switch's router layer (index n_layer, kv.router_layer) sits where the output layer does:
@@ -93,7 +86,8 @@ def place_layers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettin
     # fa_auto, b6325) -1 left llama_model_default_params' own: 0 (none offloaded), 999 in Metal builds
     # (common_model_params_to_llama sets mparams.n_gpu_layers only when -ngl is not -1)
     ngl = n_all + 1 if s.n_gpu_layers < 0 else s.n_gpu_layers
-    if s.n_gpu_layers < 0 and not ERAS.reached(build_number(s.engine_version), "fa_auto") and not _metal(devices, s):
+    metal = infer_backend(devices, s.backend).name == "metal"
+    if s.n_gpu_layers < 0 and not ERAS.reached(build_number(s.engine_version), "fa_auto") and not metal:
         ngl = 0
     splits = _split_points(devices, s)
     # llama_model::load_tensors: i_gpu_start = max(n_layer + 1 - ngl, 0) since PR #18148 (the output layer is

@@ -1,0 +1,64 @@
+"""llama.cpp's backends by name: the one a run uses (--backend, else its devices), and the buffer-name prefix and
+host buffer type each prints. Kept apart from backends.py so that the compute and weight rules, which backends.py
+builds on, ask the same question the same way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import OomkitError
+from ...memory import Device
+from ...units import MiB
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str  # --backend value
+    prefix: str  # the device buffer name before its index ("CUDA" -> CUDA0)
+    host: str | None  # the pinned host buffer type, None when the backend has none
+    unified: bool = False  # the GPU shares the system RAM (Metal): weights stay mapped from the file
+    indexed: bool = True  # OpenCL prints one device buffer without an index
+    runtime_reserve: int = 0  # memory the driver context takes on each device (not printed by llama.cpp)
+
+
+# runtime_reserve: Ollama's per-GPU minimum for the driver context and library workspaces (ollama
+# discover/types.go MinimumMemory: 457 MiB for CUDA and ROCm, 512 MiB on Metal); oomkit counts the same for
+# the other GPU backends, which print no figure of their own.
+BACKENDS = {
+    "cuda": Backend("cuda", "CUDA", "CUDA_Host", runtime_reserve=457 * MiB),
+    "rocm": Backend("rocm", "ROCm", "ROCm_Host", runtime_reserve=457 * MiB),
+    "vulkan": Backend("vulkan", "Vulkan", "Vulkan_Host", runtime_reserve=457 * MiB),
+    "sycl": Backend("sycl", "SYCL", "SYCL_Host", runtime_reserve=457 * MiB),
+    "opencl": Backend("opencl", "OpenCL", None, indexed=False, runtime_reserve=457 * MiB),
+    "metal": Backend("metal", "MTL", None, unified=True, runtime_reserve=512 * MiB),
+    "cpu": Backend("cpu", "CPU", None),
+    # Qualcomm Hexagon NPU sessions (ggml-hexagon.cpp): HTP0, HTP1 ... as devices, no host buffer type (the CPU
+    # side and the logits print as CPU buffers); Q4_0 / Q8_0 / MXFP4 weights go to an HTPn-REPACK buffer type
+    # beside the session's own, the weights it refuses to the CPU (hexagon_buffers below)
+    "hexagon": Backend("hexagon", "HTP", None),
+}
+# device ids oomkit gives (hardware/catalog.py: llama.cpp's backend device names) -> backend
+_BY_PREFIX = {"CUDA": "cuda", "ROCm": "rocm", "MTL": "metal", "Metal": "metal", "Vulkan": "vulkan",
+              "SYCL": "sycl", "OpenCL": "opencl", "HTP": "hexagon", "GPU": "cuda"}
+
+
+def backend_named(name: str) -> Backend:
+    key = str(name).strip().lower()
+    if key not in BACKENDS:
+        raise OomkitError(f"--backend {name}: llama.cpp backends are {', '.join(BACKENDS)}")
+    return BACKENDS[key]
+
+
+def infer_backend(devices: tuple[Device, ...], asked: str = "") -> Backend:
+    """The backend a run uses: the one asked for (--backend), else the devices' own (an Apple chip is Metal, an
+    AMD GPU ROCm, an Intel GPU SYCL: the device ids hardware/catalog.py and detection give), else CUDA; none
+    without a GPU. RPC devices (RPC0[host:port], first in the list) say nothing of the local build: the first local
+    device decides, and with RPC devices alone the client's host side is the plain CPU (ggml-rpc.cpp
+    ggml_backend_rpc_device_i has no host buffer type)."""
+    if asked:
+        return backend_named(asked)
+    local = [d for d in devices if not d.id.startswith("RPC")]
+    if not local:
+        return BACKENDS["cpu"]
+    head = local[0].id.rstrip("0123456789")
+    return BACKENDS[_BY_PREFIX.get(head, "cuda")]
