@@ -32,6 +32,8 @@ MERGES = {
     "kv_streams": (14363, "225e7a143", "2025-07-16", 5913),  # llama : add high-throughput mode
     "fa_auto": (15434, "e81b8e4b7", "2025-08-30", 6325),  # llama: use FA + max. GPU layers by default
     "np_auto": (16736, "cd5e3b575", "2025-11-02", 6925),  # server : support unified cache across slots
+    "np_auto_no_draft": (17017, "13b339bcd", "2025-11-05", 6958),  # server : do not default to multiple slots ...
+    "np_auto_asked": (17997, "7b1db3d3b", "2025-12-16", 7433),  # arg: clarify auto kvu/np being set on server
     "pad_256_always": (17046, "16bcc1259", "2025-11-07", 6975),  # kv-cache : pad the cache size to 256
     "params_fit": (16653, "b1f3a6e5d", "2025-12-15", 7407),  # llama: automatically set parameters ...
     "ngl_output_first": (18148, "57c1e0564", "2025-12-18", 7467),  # llama: offload output layer to GPU first
@@ -43,7 +45,8 @@ MERGES = {
     "outputs_max": (23861, "de6f727aa", "2026-06-01", 9460),  # llama: limit max outputs of `llama_context`
 }
 # eras whose merge day is a date anchor (versions.LLAMACPP_BUILD_DATES)
-DATED = ("mla_latent", "encoder_no_kv", "iswa", "phi3_swa_off", "fa_auto", "np_auto", "pad_256_always", "params_fit",
+DATED = ("mla_latent", "encoder_no_kv", "iswa", "phi3_swa_off", "fa_auto", "np_auto", "np_auto_no_draft",
+         "np_auto_asked", "pad_256_always", "params_fit",
          "ngl_output_first", "mla_k_only", "kq_mask_f16", "outputs_max")
 
 

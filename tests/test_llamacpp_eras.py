@@ -130,3 +130,24 @@ def test_builds_before_mla_latent_load_the_pre_mla_file():
     spec = resolve_model(get_engine("llama.cpp"), "deepseek-ai/DeepSeek-R1", "Q4_K_M")
     explicit = run(pre_mla_file(spec), f"b{ERAS['mla_latent'] - 1}")
     assert (explicit.host.weights_bytes, explicit.kv_cache_bytes) == (old.host.weights_bytes, old.kv_cache_bytes)
+
+
+def test_typed_np_1_is_four_unified_slots_until_b7433():
+    """llama-server's main from PR #16736 (b6925) until PR #17997 (b7433) turned one slot without -kvu into 4 in a
+    unified cache, typed or not: issue #17300 runs `llama-server -m Qwen3-VL-4B-Instruct-Q8_0.gguf -c 8000 ... -np 1`
+    at b7079 and its log says "initializing slots, n_slots = 4". From PR #17017 (b6958) a draft model keeps it one
+    slot; from b7433 only the -np -1 default is 4 slots."""
+    def slots(version, **kw):
+        v = _view(version, n_parallel=1, **kw)
+        return v["n_seq_max"], v["kv_unified"]
+
+    assert slots("b7079") == (4, True)
+    assert [slots(f"b{b}") for b in (6924, 6925, 7432, 7433)] == [(1, False), (4, True), (4, True), (1, False)]
+    assert slots("b7079", kv_unified=True) == (1, True)  # "add -kvu to disable this"
+    est = oomkit.estimate("Qwen/Qwen3-8B", "llama.cpp", engine_version="b7079", quant="Q4_K_M", vram="24GiB",
+                          find_max_context=False, n_ctx=8192, fit=False, n_parallel=1)
+    assert any("-np 1 without -kvu into 4 slots" in w for w in est.warnings)
+    # the -np -1 default of these builds is one slot beside a draft model from b6958, 4 before it and from b7433
+    draft = dict(model_draft="Qwen/Qwen3-0.6B:Q8_0")
+    assert [(_view(f"b{b}", **draft)["n_seq_max"]) for b in (6957, 6958, 7432, 7433)] == [4, 1, 1, 4]
+    assert slots("b6957", **draft) == (4, True) and slots("b6958", **draft) == (1, False)

@@ -76,11 +76,13 @@ LLAMACPP_BUILD_DATES = (
     (6337, "2025-09-01"),  # winget-pkgs#288898
     (6700, "2025-10-07"),  # winget-pkgs#301645
     (6925, "2025-11-02"),  # PR #16736, cd5e3b575 (ERAS np_auto)
+    (6958, "2025-11-05"),  # PR #17017, 13b339bcd (ERAS np_auto_no_draft)
     (6975, "2025-11-07"),  # PR #17046, 16bcc1259 (ERAS pad_256_always)
     (7045, "2025-11-13"),  # winget-pkgs#312837
     (7079, "2025-11-16"),  # issue #17300: "llama-b7079-bin-win-cpu-x64", filed 2025-11-16 (winget-pkgs#313881: b7077)
     (7211, "2025-12-01"),  # winget-pkgs#318624
     (7407, "2025-12-15"),  # PR #16653, b1f3a6e5d (ERAS params_fit)
+    (7433, "2025-12-16"),  # PR #17997, 7b1db3d3b (ERAS np_auto_asked)
     (7467, "2025-12-18"),  # PR #18148, 57c1e0564 (ERAS ngl_output_first)
     (7502, "2025-12-22"),  # winget-pkgs#325466 (issue #18160's log: b7446 on 2025-12-18)
     (7814, "2026-01-23"),  # winget-pkgs#333170

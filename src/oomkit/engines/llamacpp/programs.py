@@ -6,7 +6,7 @@ but each sets a few of its own before or after parsing. Cited against ggml-org/l
 
 | program | what differs from llama-server |
 |---|---|
-| llama-server | -np auto = 4 slots in one unified cache (ERAS np_auto); n_outputs_max = n_parallel x (1 + the longest draft), 1 per slot without speculation (ERAS outputs_max) |
+| llama-server | -np auto = 4 slots in one unified cache (ERAS np_auto; a typed -np 1 without -kvu too until ERAS np_auto_asked, not beside a draft model from ERAS np_auto_no_draft: server_slots); n_outputs_max = n_parallel x (1 + the longest draft), 1 per slot without speculation (ERAS outputs_max) |
 | llama-cli, llama-completion, llama-run | one sequence; built on the server context since late 2025 |
 | llama-mtmd-cli | one sequence, the projector from --mmproj (tools/mtmd/mtmd-cli.cpp) |
 | llama-fit-params | the dry run --fit makes for llama-server's command (tools/fit-params), one sequence |
@@ -98,6 +98,25 @@ def with_build_ctx(s: LlamaCppSettings) -> tuple[LlamaCppSettings, str | None]:
     return replace(s, n_ctx=n_ctx), (f"{s.program} at build {s.engine_version} defaults to -c {n_ctx} "
                                      "(common_params n_ctx before --fit); a typed -c 0 means the trained context "
                                      "there: give it as -c N")
+
+
+def server_slots(s: LlamaCppSettings) -> tuple[LlamaCppSettings, str | None]:
+    """The slots llama-server runs between PR #16736 (b6925) and PR #17997 (b7433), where its main turned one slot
+    without -kvu into 4 sharing a unified cache (tools/server/server.cpp main: `if (params.n_parallel == 1 &&
+    params.kv_unified == false)`, "setting n_parallel = 4 and kv_unified = true"), the default and a typed -np 1
+    alike; from PR #17017 (b6958) not with a draft model (`&& !params.has_speculative()`). A typed -np 1 so turned
+    gets a note; the -np -1 default resolves here too, as kv._sequences would read it as 4 slots."""
+    build = build_number(s.engine_version)
+    if (s.program != "llama-server" or s.n_parallel not in (-1, 1) or s.kv_unified
+            or not ERAS.reached(build, "np_auto") or ERAS.reached(build, "np_auto_asked")):
+        return s, None
+    if ERAS.reached(build, "np_auto_no_draft") and (s.model_draft or s.hf_repo_draft):
+        return replace(s, n_parallel=1), None
+    if s.n_parallel < 0:
+        return s, None  # the default: kv._sequences's 4 unified slots
+    return replace(s, n_parallel=4, kv_unified=True), (
+        f"llama-server at build {s.engine_version} turns -np 1 without -kvu into 4 slots sharing one unified cache "
+        "(server.cpp: \"setting n_parallel = 4 and kv_unified = true\", until b7433); add -kvu to keep one slot")
 
 
 def parse(argv: list[str], program: str) -> tuple[str | None, str | None, LlamaCppSettings]:
@@ -334,6 +353,8 @@ def estimate(spec, devices, s: LlamaCppSettings):
     row under engine_view bench_rows); the Python binding adds its host copy of the logits. A -c left unset takes
     the build's common default (with_build_ctx)."""
     s, ctx_note = with_build_ctx(s)
+    if ctx_note is None:
+        s, ctx_note = server_slots(s)
     if ctx_note is not None:
         est = estimate(spec, devices, s)
         return replace(est, warnings=(*est.warnings, ctx_note))

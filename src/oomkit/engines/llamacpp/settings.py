@@ -52,9 +52,15 @@ ERAS = Eras({
     # its default one slot into 4 sharing one unified cache (tools/server/server.cpp main: "setting n_parallel = 4
     # and kv_unified = true" whenever -np was 1 without -kvu). Issue #17300 shows b7079 starting 4 slots unasked.
     # Until PR #17997 (7b1db3d3b, 2025-12-16, b7433: -np -1 "auto" the default, only it becomes 4 slots) a typed
-    # -np 1 without -kvu was turned into the 4 slots too; not modelled (oomkit reads a typed -np 1 as one slot, as
-    # Ollama's runner, which builds its settings the same way, does load it)
+    # -np 1 without -kvu was turned into the 4 slots too (programs.server_slots; Ollama's runner, which does not
+    # run server.cpp main, loads one slot)
     "np_auto": 6925,
+    # PR #17017 "server : do not default to multiple slots with speculative decoding" (13b339bcd, 2025-11-05,
+    # b6958): with a draft model (-md / -hfd: common_params::has_speculative) the one slot stays one
+    "np_auto_no_draft": 6958,
+    # PR #17997 "arg: clarify auto kvu/np being set on server" (7b1db3d3b, 2025-12-16, b7433): only -np -1, the new
+    # default, becomes 4 unified slots; a typed -np 1 is one slot, with or without a draft
+    "np_auto_asked": 7433,
     # PR #23861 "llama: limit max outputs of `llama_context`" (de6f727aa, 2026-06-01, b9460): the worst-case graph
     # reserves n_outputs_max logits rows (tools/server/server-context.cpp server_n_outputs_max: n_parallel x the
     # draft's rows) instead of the whole ubatch. PR #23988 (5dcb71166, b9464) only moved the count to
