@@ -105,7 +105,7 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         arg = args[i]
         name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         if name not in flags:
-            raise OomkitError(f"error: invalid argument: {arg} (not a {program} flag)")
+            raise OomkitError(f"invalid argument: {arg} (not a {program} flag; oomkit's own options go before the --)")
         value = None
         if name in ("-fa", "--flash-attn"):
             # -fa on|off|auto from PR #15434 (b6325); older builds had a bare -fa switch. The form is kept for
