@@ -425,6 +425,46 @@ def hexagon_compute(compute: dict[int, int], spec: ModelSpec, ctx: Context, cach
     return out
 
 
+# ---------------------------------------------------------------------------------------------------------
+# OpenCL: its own tensor sizes (ggml/src/ggml-opencl/ggml-opencl.cpp)
+
+# ggml_backend_opencl_buffer_type_get_alignment: CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes (the driver reports bits);
+# 1024 bits on Adreno ("ggml_opencl: mem base addr align: 128" in every Adreno log) and on Intel's NEO driver
+OPENCL_ALIGNMENT = 128
+# ggml_backend_opencl_buffer_type_get_alloc_size (PR #25464, 92366df30, 2026-07-08, b9933; NULL before, so
+# ggml_nbytes): set_tensor carves a quantized weight into per-component subbuffers (GGML_OPENCL_SOA_Q, always
+# defined by ggml-opencl/CMakeLists.txt), each aligned, so every quantized tensor reserves 4 alignments of slack.
+# No MATRIX_ROW_PADDING: that is CUDA's. Measured: Llama-3.2-3B Q4_K_M on an Adreno 830 at b10354 prints
+# `OpenCL model buffer size = 1918.45 MiB` where Vulkan prints 1918.35 for the same file (197 quantized weights x 512)
+OPENCL_SOA_SLACK_BUILD = 9933
+
+
+def _opencl_alloc_size(t: TensorSpec, build: int) -> int:
+    size = t.nbytes
+    if ggml.type_by_name(t.dtype).quantized and build >= OPENCL_SOA_SLACK_BUILD:
+        size += 4 * OPENCL_ALIGNMENT
+    return round_up(size, OPENCL_ALIGNMENT)
+
+
+def opencl_buffers(spec: ModelSpec, devices: tuple[Device, ...], s, placement: Placement,
+                   weights: ModelBuffers) -> ModelBuffers:
+    """The OpenCL device's model buffer, each offloaded tensor at OpenCL's own size (_opencl_alloc_size) instead
+    of CUDA's row-padded one; the host buffers are the same. Other backends' buffers are returned as they are."""
+    if not devices or infer_backend(devices, s.backend).name != "opencl":
+        return weights
+    overrides, ids, build = override_patterns(s, spec), tuple(d.id for d in devices), build_number(s.engine_version)
+    by_device: dict[int, int] = {}
+    for t in loaded_tensors(spec, s):
+        d = tensor_device(t, placement, overrides, len(devices), ids)
+        if d >= 0:
+            by_device[d] = by_device.get(d, 0) + _opencl_alloc_size(t, build)
+    emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
+    if spec.tied_embeddings and placement.output_device >= 0 and emb is not None:  # TENSOR_DUPLICATED, as
+        d = placement.output_device  # weights._model_buffers loads it
+        by_device[d] = by_device.get(d, 0) + _opencl_alloc_size(emb, build)
+    return replace(weights, by_device=by_device)
+
+
 def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict:
     """engine_view's buffer names as the backend prints them: the devices under the backend's own names
     (--backend vulkan with --vram sizes: Vulkan0 ...), the CPU side of the graph and the output buffer under the

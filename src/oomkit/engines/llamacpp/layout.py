@@ -16,6 +16,7 @@ from .backends import (
     hexagon_compute,
     hexagon_refused,
     metal_devices,
+    opencl_buffers,
     split_host_embeddings,
     split_repack,
 )
@@ -116,6 +117,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     placement = place_layers(spec, devices, s)
     # Hexagon: the weights an HTP session refuses stay in the CPU buffer (backends.hexagon_buffers)
     weights, htp_repack = hexagon_buffers(spec, devices, s, placement, model_buffers(spec, devices, s, placement))
+    weights = opencl_buffers(spec, devices, s, placement, weights)  # OpenCL's own tensor sizes
     weights, repack = cpu_repack(spec, devices, s, weights, placement)
     state = state_by_device(caches, rs, placement, s)
     out_bytes = output_buffer_bytes(spec, ctx, s)
