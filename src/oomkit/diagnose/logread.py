@@ -83,6 +83,9 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("OLLAMA_FLASH_ATTENTION:", r"OLLAMA_FLASH_ATTENTION:(\w{1,64})", "OLLAMA_FLASH_ATTENTION", "str"),
     ("OLLAMA_KV_CACHE_TYPE:", r"OLLAMA_KV_CACHE_TYPE:(\w{1,64})", "OLLAMA_KV_CACHE_TYPE", "str"),
     ("--ctx-size", r"--ctx-size ([0-9]{1,20})", "n_ctx", "int"),
+    # a llama.cpp command line quoted in the text (common/arg.cpp: -ub / --ubatch-size N)
+    ("-ub", r"(?:^|[\s`'\"])-ub[ =]([0-9]{1,7})\b", "n_ubatch", "int"),
+    ("--ubatch-size", r"--ubatch-size[ =]([0-9]{1,7})\b", "n_ubatch", "int"),
     ("--n-gpu-layers", r"--n-gpu-layers ([0-9]{1,20})", "n_gpu_layers", "int"),
     ("--parallel", r"--parallel ([0-9]{1,20})", "n_parallel", "int"),
     ("KvSize:", r"KvSize:([0-9]{1,20})", "n_ctx", "int"),
@@ -338,7 +341,11 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("[TensorRT-LLM]", "tensorrt-llm"), ("tensorrt_llm", "tensorrt-llm"),
     ("text_generation_server", "tgi"), ("text_generation_launcher", "tgi"), ("text-generation-launcher", "tgi"),
     ("text_generation_client", "tgi"), ("text_generation_router", "tgi"), ("text_generation_inference", "tgi"),
-    ("sglang", "sglang"), ("Scheduler hit an exception", "sglang"), ("Load weight end", "sglang"),
+    ("sglang", "sglang"), ("Scheduler hit an exception", "sglang"),
+    # SGLang's own option in its dashed spelling (server_args.py; no other engine has it): its start-up notes
+    # ("Automatically reduce --mem-fraction-static to 0.836 because this is a multimodal model") relayed by a
+    # wrapper's logger that names no engine
+    ("--mem-fraction-static", "sglang"), ("Load weight end", "sglang"),
     ("KV Cache is allocated", "sglang"), ("max_total_num_tokens=", "sglang"), ("mem_fraction_static", "sglang"),
     ("EngineCore", "vllm"), ("VllmWorker", "vllm"), ("vllm", "vllm"), ("vLLM", "vllm"), ("# GPU blocks", "vllm"),
     ("GPU KV cache size", "vllm"), ("Maximum concurrency for", "vllm"), ("Model loading took", "vllm"),

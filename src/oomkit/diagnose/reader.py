@@ -14,13 +14,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .fixes import causes_for, fixes_for, other_processes
 from .logread import FRAME_STAGES, frames, host_of, read_log, stage_from_frames, stage_from_markers
 from .result import Diagnosis, Fix
 from .scan import Event, Text, events, normalize
-from .signatures import GENERIC_OOM, Signature
+from .signatures import BY_ID, GENERIC_OOM, Signature
 
 OOM_ROLES = ("oom", "stage")
 MAX_LINE_AFTER = 2048  # bytes a line after the failure is read for the step it names
@@ -30,6 +31,7 @@ SETTINGS_REGION = 4_000_000  # bytes of start-up log read for settings from the 
 MAX_AFTER = 8000  # bytes after the failure's line still read for settings (pastes put lines out of order)
 GiB = 1 << 30
 MiB = 1 << 20
+LLAMA_DEFAULT_UBATCH = 512  # llama.cpp common/common.h common_params.n_ubatch (every build since the -ub split)
 
 
 def diagnose(text: str, *, predict: bool = True, command: list[str] | None = None) -> Diagnosis:
@@ -106,7 +108,7 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
     recognised = tuple(dict.fromkeys(e.sig.id for e in evs))
     anchor = _cause(evs)
     if anchor is None:
-        d = _without_oom(doc, evs, recognised)
+        d = _without_oom(doc, evs, recognised, predict)
         if seed:
             d = Diagnosis(**{**d.__dict__, "settings": {**seed, **d.settings}})
         if predict and d.settings.get("model") and d.stage != "not_oom":
@@ -288,6 +290,11 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
     st = stage_from_markers("\n".join(after.split("\n")[1: STAGE_WINDOW + 1]))
     if st:
         return st, "low", ["placed by the step the engine names right after the failure"]
+    ub = (settings or {}).get("n_ubatch")
+    if sig.engine == "llama.cpp" and isinstance(ub, int) and ub > LLAMA_DEFAULT_UBATCH:
+        return "compute", "low", [f"no line names the buffer; the micro-batch is {ub:,} tokens (-ub), "
+                                  f"{ub / LLAMA_DEFAULT_UBATCH:g} x the default {LLAMA_DEFAULT_UBATCH}: the compute "
+                                  "buffer grows with it, the weights and the KV cache do not"]
     return "unknown", "low", []
 
 
@@ -445,7 +452,7 @@ def _ollama_reason(reason: str) -> tuple[str, str, list[str]]:
     return "unknown", "low", []
 
 
-def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...]) -> Diagnosis:
+def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predict: bool = True) -> Diagnosis:
     look = [e for e in evs if e.role == "not_oom"]
     settings, buffers = read_log(doc, 0, SETTINGS_REGION)
     if look:
@@ -472,6 +479,8 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...]) -> Di
         # a frame's name, or the call on the last line of a cut traceback ("self.model_runner.capture_model()")
         hit = next(((k, ph) for k, ph in _PHASE_FRAMES if k + "(" in tail or any(k in n for n in frames(tail))),
                    None) if 'File "' in tail else None
+        if hit and not warns and _cut_in_traceback(tail):
+            return _cut_after_kv(hit, host, settings, buffers, recognised, predict)
         if hit:
             causes.append(f"the traceback runs through `{hit[0]}` ({hit[1]}, after the KV cache is allocated) but "
                           "the exception's own line is not in the text: paste the lines that follow it")
@@ -479,6 +488,36 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...]) -> Di
                      settings=settings, causes=tuple(causes), recognised=recognised, host=None,
                      engine_version=_version(settings, warns[0].sig.engine if warns else host), buffers=buffers,
                      signature=warns[0].sig.id if warns else None, line=warns[0].line.no if warns else None)
+
+
+_EXC_WORD = re.compile(r"(?:Error|Exception|Exit|Interrupt|Warning)\b|Traceback \(most recent")
+_FRAME_LINE = re.compile(r'File "[^"\n]{1,400}", line [0-9]{1,20}, in \w{1,100}')
+
+
+def _cut_in_traceback(tail: str) -> bool:
+    """The text ends inside a traceback: after its last frame only that frame's source line (or nothing) follows,
+    with no exception named (a traceback that goes on to an exception oomkit does not know is not a cut one)."""
+    last = max(_FRAME_LINE.finditer(tail), key=lambda m: m.start(), default=None)
+    if last is None:
+        return False
+    rest = [ln for ln in tail[last.end():].split("\n")[1:] if ln.strip()]
+    return len(rest) <= 1 and not any(_EXC_WORD.search(ln) for ln in rest)
+
+
+def _cut_after_kv(hit: tuple[str, str], host: str, settings: dict[str, Any], buffers: dict[str, Any],
+                  recognised: tuple[str, ...], predict: bool) -> Diagnosis:
+    """A vLLM / SGLang traceback cut before its exception's line, in a phase that runs after the KV cache is
+    allocated (CUDA-graph capture, the sampler warm-up): these phases allocate outside the budget that sized the KV
+    cache, so what they raise is, in the usual case, PyTorch's out-of-memory (placed `compute`, confidence low, the
+    same fixes as that message would get; the missing line is asked for)."""
+    key, phase = hit
+    why = [f"the traceback runs through `{key}` ({phase}, after the KV cache is allocated) but the exception's own "
+           "line is not in the text: read as the out-of-memory this phase usually raises (it allocates outside the "
+           "budget that sized the KV cache); paste the lines that follow it to confirm", *_post_kv_cause(phase, host,
+                                                                                                       buffers)]
+    d = Diagnosis(engine=host, stage="compute", confidence="low", settings=settings, recognised=recognised,
+                  engine_version=_version(settings, host), buffers=buffers, phase=phase)
+    return Diagnosis(**{**d.__dict__, "causes": tuple(why), "fixes": fixes_for(d, BY_ID["torch_cuda_oom"], predict)})
 
 
 def _canned(e: Event) -> tuple[Fix, ...]:
