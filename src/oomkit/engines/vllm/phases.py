@@ -26,10 +26,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...model.spec import ModelSpec
+from ...model.spec import LayerKind, ModelSpec
 from ...units import MiB
 from .config import Resolved
-from .profile import RankMemory, cudagraphs_in_budget, sampler_bytes, triton_mxfp4_moe
+from .profile import GPU_SMS, RankMemory, cudagraphs_in_budget, sampler_bytes, triton_mxfp4_moe
 from .settings import VllmSettings
 
 # CUDA-graph capture ("Graph capturing finished in N secs, took X GiB": gpu_model_runner.py capture_model, the drop
@@ -58,6 +58,27 @@ CG_GRAPH_PER_HIDDEN = 1.84 * 1024
 # the same 27B model) and the GeForce logs below.
 CG_FIRST_CAPTURE = 386 * 1024 * 1024
 CG_PER_GRAPH_PER_HIDDEN = 1645
+# The first capture by the GPU's SM count (first_capture): CG_FIRST_CAPTURE on the H100's 132 SMs, and on the DGX
+# Spark's GB10 (48 SMs) 228 MiB: its Qwen3.6-27B 0.23 log took 0.62 GiB for 5 + 4 graphs (its own estimate 0.61, so
+# not the host's noise of the other GB10 logs), less the FlashInfer workspace its FULL graphs allocate
+# (FLASHINFER_WORKSPACE) and the per-graph share. A line through those two points: 1.88 MiB per SM above 138 MiB.
+# Per SM rather than per resident thread (the CUDA context's stack reserve, profile.py cuda_context, 1,536 threads
+# per SM on GeForce / GB10 parts, 2,048 on the H100), chosen with the RTX 4090 log in view (per thread: -16 %, per
+# SM: -3 %). What grows with the SMs is not found in vLLM's source (persistent kernels' per-SM scheduler buffers and
+# the driver's local-memory reserve both do). Held out: the RTX 3090 death's OOM-line bound (0.285 GiB against at
+# most 0.340), the two GB10 MTP runs, djl-serving#3055's L4 (58 SMs), the RTX 5090 (in CG_FIRST_CAPTURE's fit, +12 %).
+CG_FIRST_SM_REF = 132
+CG_FIRST_PER_SM = int((CG_FIRST_CAPTURE - 228 * MiB) / (CG_FIRST_SM_REF - 48))
+# FlashInfer's attention workspace (v1/attention/backends/flashinfer.py FlashInferMetadataBuilder._get_workspace_buffer,
+# envs.py VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE, 394 MiB in 0.21 -> 0.34): allocated lazily by each builder the first
+# time it builds attention metadata. The builders that serve are made with the KV cache (initialize_attn_backend), so
+# the first build is the warm-up's: model_executor/warmup/kernel_warmup.py runs a FlashInfer warm-up only when every
+# attention group is FlashInfer (`and all(`, 0.21 -> 0.33; `any(` in 0.34), so on a hybrid model (Mamba / gated delta
+# net groups beside the attention) the first build is in capture_model, in the warm-up _dummy_run of the first FULL
+# graph (gpu_model_runner.py _warmup_and_capture: force_attention for FULL; PIECEWISE dummy runs build no metadata),
+# and "took" counts it. Qwen3.6-27B on the GB10 (FlashInfer for its fp8 KV cache, 5 + 4 graphs): 0.62 GiB, where
+# the MTP run of the same checkpoint (PIECEWISE only) took 0.23.
+FLASHINFER_WORKSPACE = 394 * MiB
 # GeForce parts take about the first capture alone, whatever the number of graphs (geforce_capture). Chosen with two
 # logs in view: the RTX 5090 log above (5 graphs, 0.40 GiB) and the RTX 3090 0.17.1 run that died in the sampler
 # warm-up (Llama-3.1-8B, 51 + 35 graphs), whose OOM line leaves the capture at most 0.84 GiB (84 MiB of graph pools,
@@ -181,13 +202,26 @@ def _graph_mode(s: VllmSettings, r: Resolved) -> str:
         return "NONE"
     if r.version < (0, 11, 0) or (s.optimization_level == 1 and r.version >= (0, 12, 0)):
         return "PIECEWISE"
-    if _decode_query_len(s, r) > 1 and (s.attention_backend or "").upper() == "FLASHINFER" and (
-            r.cc is None or r.cc[0] != 10):
+    if _decode_query_len(s, r) > 1 and attention_backend(s, r) == "FLASHINFER" and (r.cc is None or r.cc[0] != 10):
         # v1/worker/gpu_model_runner.py _check_and_update_cudagraph_mode: FULL decode graphs with spec-decode need
         # UNIFORM_BATCH support, else "setting cudagraph_mode=PIECEWISE"; FlashInfer gives UNIFORM_BATCH only where
         # TRTLLM attention runs (v1/attention/backends/flashinfer.py get_cudagraph_support, SM 10.x)
         return "PIECEWISE"
     return "FULL_AND_PIECEWISE"
+
+
+def attention_backend(s: VllmSettings, r: Resolved) -> str:
+    """The attention backend vLLM runs: as named; else FLASHINFER where FlashAttention cannot hold an fp8 KV cache
+    (v1/attention/backends/flash_attn.py supports_kv_cache_dtype: fp8 only with FA3 on SM 9.x, 0.21 -> 0.33;
+    platforms/cuda.py _get_backend_priorities: FLASH_ATTN then FLASHINFER, FLASHINFER first on SM 10.x) or on SM
+    10.x; FLASH_ATTN otherwise. Read for 0.21 -> 0.33; "" before 0.21 (not read) and for MLA models."""
+    if s.attention_backend:
+        return s.attention_backend.upper()
+    if not r.v1 or r.version < (0, 21, 0) or r.cc is None:
+        return ""
+    if r.cc[0] == 10 or (r.kv_dtype.startswith("fp8") and r.cc[0] != 9):
+        return "FLASHINFER"
+    return "FLASH_ATTN"
 
 
 def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
@@ -206,7 +240,27 @@ def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int
     if triton_mxfp4_moe(spec, r):
         moe_layers = sum(1 for layer in spec.trunk_layers if layer.ffn.is_moe) / max(r.pp, 1)
         per_graph += CG_MXFP4_PER_GRAPH_PER_MOE_LAYER * moe_layers
-    return int(CG_FIRST_CAPTURE + per_graph * (pw + full) * scale)
+    return int(first_capture(r) + per_graph * (pw + full) * scale) + flashinfer_workspace_in_capture(spec, s, r)
+
+
+def first_capture(r: Resolved) -> int:
+    """V1's one-off first capture by the GPU's SM count (profile.py GPU_SMS); the H100's where it is not known."""
+    name = r.gpu_name.lower().removeprefix("nvidia ").removeprefix("geforce ").strip()
+    sms = GPU_SMS.get(name)
+    if sms is None:
+        return CG_FIRST_CAPTURE
+    return CG_FIRST_CAPTURE + CG_FIRST_PER_SM * (sms - CG_FIRST_SM_REF)
+
+
+def flashinfer_workspace_in_capture(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
+    """FLASHINFER_WORKSPACE where capture_model is the first to build FlashInfer metadata: a hybrid model (recurrent
+    layers beside attention), FlashInfer attention, FULL graphs, model runner V1, 0.21 -> 0.33."""
+    if not r.v1 or r.runner_v2 or not (0, 21, 0) <= r.version < (0, 34, 0) or attention_backend(s, r) != "FLASHINFER":
+        return 0
+    kinds = {layer.kind for layer in spec.trunk_layers}
+    if LayerKind.RECURRENT not in kinds or kinds <= {LayerKind.RECURRENT, LayerKind.NONE}:
+        return 0
+    return FLASHINFER_WORKSPACE if graph_count(spec, s, r)[1] else 0
 
 
 def geforce_capture(r: Resolved) -> bool:
