@@ -54,8 +54,8 @@ CG_GRAPH_PER_HIDDEN = 1.84 * 1024
 # Llama-3.1-70B TP8 3.29 GiB against 3.94 printed (-17 %, NCCL's all-reduces in those graphs not counted), where a
 # linear factor would give 12. Held out (tests/test_vllm_phases.py, tests/test_vllm_cudagraph.py): the other 14
 # v0.19.0 H100 logs within -17 % .. +19 % but Qwen1.5-MoE-A2.7B (-37 %), the GH200 0.10.1 PIECEWISE-only run (67
-# graphs, 0.63 GiB: -7 %), the DGX Spark logs (unified memory, where free memory is the host's: 0.23-0.62 GiB for
-# the same 27B model) and the GeForce logs below.
+# graphs, 0.63 GiB: -7 %), the DGX Spark MTP logs (unified memory, where free memory is the host's: +6 %, -24 %;
+# see CG_FIRST_PER_SM) and the GeForce logs below.
 CG_FIRST_CAPTURE = 386 * 1024 * 1024
 CG_PER_GRAPH_PER_HIDDEN = 1645
 # The first capture by the GPU's SM count (first_capture): CG_FIRST_CAPTURE on the H100's 132 SMs, and on the DGX
@@ -83,10 +83,10 @@ FLASHINFER_WORKSPACE = 394 * MiB
 # logs in view: the RTX 5090 log above (5 graphs, 0.40 GiB) and the RTX 3090 0.17.1 run that died in the sampler
 # warm-up (Llama-3.1-8B, 51 + 35 graphs), whose OOM line leaves the capture at most 0.84 GiB (84 MiB of graph pools,
 # 45.61 MiB reserved-unallocated, 0.72 GiB outside PyTorch), 0.34 GiB once the 0.37 GiB context and 0.13 GiB
-# non-torch memory are taken off, where the per-graph share makes it 0.92 (tests/test_vllm_cudagraph.py). Held out:
-# an RTX 4090 on 0.24 (Qwen2.5-0.5B, 51 + 35 graphs to 512) "took 0.38 GiB": 0.377 here, 0.49 with the per-graph
-# share (+30 %). No constant is fitted to these. The first capture itself varies on GeForce parts: club-3090#178
-# (2 x RTX 3090, TP 2, five PIECEWISE graphs, model not in the stored excerpt) "took 0.10 GiB", 0.38 here; not a
+# non-torch memory are taken off, where the per-graph share makes it 0.82 and the first capture at its 82 SMs is
+# 0.285 (tests/test_vllm_cudagraph.py). Held out: an RTX 4090 on 0.24 (Qwen2.5-0.5B, 51 + 35 graphs to 512) "took
+# 0.38 GiB": 0.37 here (128 SMs), 0.49 with the per-graph share (+28 %). No constant is fitted to these. The first capture itself varies on GeForce parts: club-3090#178
+# (2 x RTX 3090, TP 2, five PIECEWISE graphs, model not in the stored excerpt) "took 0.10 GiB", 0.29 here; not a
 # fixture, not modelled. What the H100's per-graph memory is (driver memory per instantiated
 # graph, or FlashAttention 3's 32-split buffers in FULL graphs, v1/attention/backends/flash_attn.py max_num_splits:
 # fitted beside the rule's terms they come out at 0.19 of their size, not the whole) is not found in the source.
