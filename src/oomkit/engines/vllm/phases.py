@@ -85,10 +85,10 @@ FLASHINFER_WORKSPACE = 394 * MiB
 # 45.61 MiB reserved-unallocated, 0.72 GiB outside PyTorch), 0.34 GiB once the 0.37 GiB context and 0.13 GiB
 # non-torch memory are taken off, where the per-graph share makes it 0.82 and the first capture at its 82 SMs is
 # 0.285 (tests/test_vllm_cudagraph.py). Held out: an RTX 4090 on 0.24 (Qwen2.5-0.5B, 51 + 35 graphs to 512) "took
-# 0.38 GiB": 0.37 here (128 SMs), 0.49 with the per-graph share (+28 %). No constant is fitted to these. The first capture itself varies on GeForce parts: club-3090#178
-# (2 x RTX 3090, TP 2, five PIECEWISE graphs, model not in the stored excerpt) "took 0.10 GiB", 0.29 here; not a
-# fixture, not modelled. What the H100's per-graph memory is (driver memory per instantiated
-# graph, or FlashAttention 3's 32-split buffers in FULL graphs, v1/attention/backends/flash_attn.py max_num_splits:
+# 0.38 GiB": 0.37 here (128 SMs), 0.49 with the per-graph share (+28 %). No constant is fitted to these. The first
+# capture itself varies on GeForce parts: club-3090#178 (2 x RTX 3090, TP 2, five PIECEWISE graphs, model not in the
+# stored excerpt) "took 0.10 GiB", 0.29 here; not a fixture, not modelled. What the H100's per-graph memory is
+# (driver memory per instantiated graph, or FlashAttention 3's 32-split buffers in FULL graphs, v1/attention/backends/flash_attn.py max_num_splits:
 # fitted beside the rule's terms they come out at 0.19 of their size, not the whole) is not found in the source.
 # gpt-oss's graphs through the MXFP4 Triton MoE kernels (profile.py triton_mxfp4_moe) take more than the dense rule:
 # gpt-oss-20b TP1 (0.19.0, 83 + 83 graphs to 1024) took 1.84 GiB where it gives 1.41; fitted there, 80 KiB per graph
