@@ -89,7 +89,8 @@ FLASHINFER_WORKSPACE = 394 * MiB
 # capture itself varies on GeForce parts: club-3090#178 (2 x RTX 3090, TP 2, five PIECEWISE graphs, model not in the
 # stored excerpt) "took 0.10 GiB", 0.29 here; not a fixture, not modelled. What the H100's per-graph memory is
 # (driver memory per instantiated graph, or FlashAttention 3's 32-split buffers in FULL graphs,
-# v1/attention/backends/flash_attn.py max_num_splits: fitted beside the rule's terms they come out at 0.19 of their size, not the whole) is not found in the source.
+# v1/attention/backends/flash_attn.py max_num_splits: fitted beside the rule's terms they come out at 0.19 of their
+# size, not the whole) is not found in the source.
 # gpt-oss's graphs through the MXFP4 Triton MoE kernels (profile.py triton_mxfp4_moe) take more than the dense rule:
 # gpt-oss-20b TP1 (0.19.0, 83 + 83 graphs to 1024) took 1.84 GiB where it gives 1.41; fitted there, 80 KiB per graph
 # per MoE layer (times the same sqrt). Held out: gpt-oss-20b TP2 (1.55 GiB on either log: +19 %). Not a MoE rule:
