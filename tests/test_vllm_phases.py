@@ -4,6 +4,8 @@ figures, held against public start-up logs (tests/fixtures/engine_logs/vllm/, ea
 Fitted constants and the logs they were fitted on (engines/vllm/phases.py):
   CG_FIRST_CAPTURE + CG_PER_GRAPH_PER_HIDDEN x hidden per graph (x sqrt(largest size / 512)), V1: the v0.19.0 runs
   (gemma-2-2b/9b/27b, gemma-3-4b/12b/27b, Llama-3.3-70B FP8 TP2) and the RTX 5090 0.20.2 run (five graphs);
+  CG_FIRST_PER_SM (the first capture by SM count, the H100's 132 unchanged): the DGX Spark Qwen3.6-27B log, less
+  FlashInfer's 394 MiB workspace (read from the source, FLASHINFER_WORKSPACE); held out in tests/test_vllm_cudagraph.py;
   CG_MXFP4_PER_GRAPH_PER_MOE_LAYER: gpt-oss-20b TP1; gpt-oss-20b TP2 held out (tests/test_vllm_cudagraph.py);
   CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN x hidden per graph (V0, and SGLang's piecewise graphs): the same v0.19.0 runs
   and gpt-oss-20b TP1, before V1's first capture was split off;
