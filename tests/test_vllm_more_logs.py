@@ -152,9 +152,10 @@ def test_v2_budget_leaves_out_the_cuda_graphs():
 DJL = "deaths/llama-3-8b-4xl4-tp4-v0.22-v0.23-runner-v2-capture-oom-djl3055"
 DJL_KNOWN = {
     "LMI v27 (0.23.1), batch 128":
-        "the log starts (19 FULL graphs, 0.44 GiB of capture); oomkit dies in the capture, 0.15 GiB short: the pool rule "
-        "(engines/vllm/phases.py CG_FIRST_CAPTURE + CG_PER_GRAPH_PER_HIDDEN, fitted on H100 / RTX 5090 logs) charges "
-        "0.62 GiB for 35 + 19 graphs (+0.18 against the log) with 0.47 GiB left after the KV cache; with the logged "
+        "the log starts (19 FULL graphs, 0.44 GiB of capture); oomkit dies in the capture, 0.01 GiB short: the pool rule "
+        "(engines/vllm/phases.py first_capture at the L4's 58 SMs + CG_PER_GRAPH_PER_HIDDEN, fitted on H100 / GB10 / "
+        "RTX 5090 logs) charges 0.48 GiB for 35 + 19 graphs (+0.04 against the log) with 0.47 GiB left after the KV "
+        "cache; with the logged "
         "0.44 it would still die in the sampler warm-up (0.12 GiB, 0.09 short): what is left after the KV cache is low "
         "as well (0.40 GiB on the batch-256 runs, where the PR's 60-130 MiB short with 0.64 GiB means 0.51-0.58). "
         "NCCL's share is 0 here (NCCL 2.28.9, phases.py NCCL_GRAPH_PER_ALLREDUCE ends at vLLM 0.9)",
