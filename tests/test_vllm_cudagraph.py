@@ -132,8 +132,9 @@ def test_default_attention_backend_by_gpu_and_kv_dtype():
 
     spec = spec_of("qwen3-8b")
     gb10, b200, rtx3090 = gpus("NVIDIA GB10", 1)[0], gpus("NVIDIA B200", 1)[0], gpus(RTX3090, 1)[0]
-    for gpu, kv, want in ((H100, "fp8", "FLASH_ATTN"), (H100, "auto", "FLASH_ATTN"), (gb10, "fp8", "FLASHINFER"),
-                          (gb10, "auto", "FLASH_ATTN"), (b200, "auto", "FLASHINFER"), (rtx3090, "fp8_e4m3", "FLASHINFER")):
+    cases = ((H100, "fp8", "FLASH_ATTN"), (H100, "auto", "FLASH_ATTN"), (gb10, "fp8", "FLASHINFER"),
+             (gb10, "auto", "FLASH_ATTN"), (b200, "auto", "FLASHINFER"), (rtx3090, "fp8_e4m3", "FLASHINFER"))
+    for gpu, kv, want in cases:
         s = VllmSettings(engine_version="0.23.0", max_model_len=8192, kv_cache_dtype=kv)
         assert attention_backend(s, resolve(spec, (gpu,), s)) == want, (gpu.name, kv)
     s = VllmSettings(engine_version="0.23.0", max_model_len=8192, attention_backend="triton_attn")
