@@ -74,7 +74,9 @@ def _unit(printed: str) -> int:
 CONTENT_VERSIONS = {"gpt-oss-20b-4060ti-16gb-partial": "0.11.2",
                     # layers.split="" on one GPU: the string of v0.11.4 and before (v0.11.5, d5a0d8d90, prints
                     # a Go slice, "[19]"); the macOS app was not yet updated to the 0.11.5 of the log's date
-                    "gemma3-270m-f16-metal-16gib-ctx4096": "0.11.4"}
+                    "gemma3-270m-f16-metal-16gib-ctx4096": "0.11.4",
+                    # device.go:233/238 and server.go:720: the line numbers of v0.12.4-v0.12.5 only
+                    "qwen3-32b-multi-gpu-0.13-debug-memory": "0.12.5"}
 # Figures that depend on a file Ollama quantized differently from what oomkit computes (not comparable). None
 # left: mistral-small3.1's blob 1fa8532d (attn_v F16, output.weight Q4_K) is Ollama v0.6.2-v0.6.8's quantizer,
 # mirrored in engines/ollama/weights.py.

@@ -20,10 +20,11 @@ from __future__ import annotations
 import ctypes as C
 import importlib.util
 import pathlib
+from types import SimpleNamespace
 
 import pytest
 
-from oomkit.engines.ollama.graph import gptoss_cpu_graph
+from oomkit.engines.ollama.graph import gptoss_cpu_graph, qwen3_gpu_graph
 from oomkit.model.resolve import resolve
 
 _spec = importlib.util.find_spec("llama_cpp")
@@ -191,11 +192,12 @@ def test_before_the_mask_cast_the_graph_is_the_moe_rows():
 
 
 def qwen3_gpu_graph_bytes(T: int = 512, cells: int = 16384, n_layer: int = 64, E: int = 5120, H: int = 64,
-                          KV: int = 8, D: int = 128, FF: int = 25600, V: int = 151936) -> int:
+                          KV: int = 8, D: int = 128, FF: int = 25600, V: int = 151936, mask_input: bool = False) -> int:
     """Ollama's qwen3 dense graph (model/models/qwen3 v0.12.4-v0.13.2, flash attention) with every block on one GPU:
     the token rows come from the CPU (token_embd stays there, ml/backend/ggml New InputWeights) and, with the f32
     mask (v0.12.7+) and the positions, are copied into the GPU's buffer by the scheduler (split inputs, allocated at
-    the split's start: plain leaves here)."""
+    the split's start: plain leaves here). mask_input: v0.12.4-v0.12.6, whose kvcache/causal.go buildMask returns
+    an F16 input of its own while reserving (ctx.Input().Empty(MaskDType, ...)), copied in as it is."""
     g = _Ggml()
     W, G = (g.init(_Params(n * C.sizeof(C.c_void_p) * 64, None, True)) for n in (400, 300000))
     w: dict = {}
@@ -208,7 +210,10 @@ def qwen3_gpu_graph_bytes(T: int = 512, cells: int = 16384, n_layer: int = 64, E
     ck, cv = g.new_tensor_3d(W, T_F16, D, KV, cells), g.new_tensor_3d(W, T_F16, D, KV, cells)
     x = g.new_tensor_2d(G, T_F32, E, T)
     pos, outs = g.new_tensor_1d(G, T_I32, T), g.new_tensor_1d(G, T_I32, 1)
-    mask = g.cast(G, g.new_tensor_2d(G, T_F32, cells, (T + 63) // 64 * 64), T_F16)
+    if mask_input:
+        mask = g.new_tensor_2d(G, T_F16, cells, (T + 63) // 64 * 64)
+    else:
+        mask = g.cast(G, g.new_tensor_2d(G, T_F32, cells, (T + 63) // 64 * 64), T_F16)
     gf = g.new_graph_custom(G, 65536, False)
     fwd = lambda *ts: [g.build_forward_expand(gf, t) for t in ts]  # noqa: E731
     for il in range(n_layer):
@@ -251,3 +256,29 @@ def test_qwen3_32b_graph_stays_below_what_the_total_implies():
     got = qwen3_gpu_graph_bytes()
     assert got == 218105888
     assert got < 237.4 * 2**20
+
+
+_SHAPES = [dict(), dict(cells=131072), dict(FF=51200), dict(T=1024), dict(T=128), dict(E=8192, FF=28672),
+           dict(E=4096, FF=12288, H=32, cells=8192), dict(E=1024, FF=3072, H=16, cells=40960)]
+
+
+@pytest.mark.parametrize("shape", _SHAPES, ids=[",".join(f"{k}={v}" for k, v in s.items()) or "qwen3-32b"
+                                                 for s in _SHAPES])
+def test_qwen3_graph_with_the_mask_an_input_is_the_closed_form(shape):
+    """v0.12.4-v0.12.6 (the F16 reserve mask an input): ggml-alloc's peak is the MLP's gate, up and SwiGLU rows,
+    the residual and normed rows, the attention output's hole and the mask (graph.py qwen3_gpu_graph); the
+    harness's output index sits in a 32 B CPU slot, the model's in a 128 B CUDA one (96 B apart)."""
+    a = dict(T=512, cells=16384, E=5120, H=64, KV=8, D=128, FF=25600)
+    a.update(shape)
+    got = qwen3_gpu_graph_bytes(n_layer=4, mask_input=True, **a)
+    block = SimpleNamespace(attention=SimpleNamespace(n_heads=a["H"], head_dim_v=a["D"]),
+                            ffn=SimpleNamespace(n_ff=a["FF"], is_moe=False))
+    spec = SimpleNamespace(architecture="qwen3", n_embd=a["E"], layers=[block])
+    assert qwen3_gpu_graph(spec, a["T"], a["cells"]) == got + 96
+
+
+def test_qwen3_32b_graph_is_the_catalog_models():
+    """The same figure from the catalog's qwen3:32b (64 blocks in the harness): 211,814,528 B = 202.0 MiB."""
+    spec = resolve("qwen3:32b", "Q4_K_M")
+    assert qwen3_gpu_graph(spec, 512, 16384) == qwen3_gpu_graph_bytes(mask_input=True) + 96 == 211814528
+    assert qwen3_gpu_graph(resolve("qwen3:30b-a3b", "Q4_K_M"), 512, 16384) is None  # MoE: not this graph

@@ -119,3 +119,29 @@ def gptoss_vulkan_gpu_graph(spec: ModelSpec, n_tokens: int, full_cells: int, swa
     if chunked and full_kq >= VULKAN_MAX_BUFFER and full - full_kq + swa_kq <= VULKAN_MAX_BUFFER:
         full += swa_kq
     return max(partial, first + full_kq), full
+
+
+_QWEN3_DENSE = ("qwen3",)
+
+
+def qwen3_gpu_graph(spec: ModelSpec, n_tokens: int, cells: int) -> int | None:
+    """The GPU's compute buffer (ggml-alloc's part; cuda_pool.py adds the CUDA scratch) for Ollama's dense qwen3
+    graph (model/models/qwen3/model.go, v0.12.4-v0.12.6 alike) with flash attention and every block on that GPU,
+    before v0.12.7: kvcache/causal.go buildMask hands the reserve an F16 mask input of its own (ctx.Input().Empty),
+    which the scheduler copies into the GPU's buffer with the token rows, the positions and the output index (split
+    inputs, allocated at the split's start), None for other models.
+
+    The peak is in a block's MLP: the gate, up and SwiGLU rows (n_ff floats a token each), the residual and the
+    normed rows (n_embd each), the hole the attention output left (n_head x head_dim_v) and the mask (2 B a cell
+    and padded token): 4T(3 n_ff + 2 n_embd + n_head x head_dim_v) + 2 x cells x PAD(T, 64), plus the positions
+    (4T) and the output index. Measured by building the graph node for node and sizing it with ggml_gallocr_reserve
+    (tests/test_ollama_graph_ggml.py qwen3_gpu_graph_bytes, mask_input=True): equal at every shape tried (128-1024
+    tokens, 8192-131072 cells, n_ff 3072-51200, n_embd 1024-8192)."""
+    if spec.architecture not in _QWEN3_DENSE:
+        return None
+    layer = next((la for la in spec.layers if la.attention is not None), None)
+    if layer is None or layer.ffn.is_moe:
+        return None
+    at, T = layer.attention, n_tokens
+    rows = 4 * T * (3 * layer.ffn.n_ff + 2 * spec.n_embd + at.n_heads * at.head_dim_v)
+    return rows + 2 * cells * _pad(T, MASK_BATCH_PAD) + 4 * T + 128  # the output index: 4 B in a 128 B CUDA slot

@@ -17,7 +17,8 @@ from ..llamacpp.backends import metal_devices
 from ..llamacpp.fit import params_fit
 from ..llamacpp.kv import Cache
 from ..versions import version_str
-from .graph import gptoss_cpu_graph, gptoss_vulkan_cpu_split, gptoss_vulkan_gpu_graph
+from .cuda_pool import V_CUDA_POOL_IN_GRAPH, cuda_pool_bytes, sm_count
+from .graph import gptoss_cpu_graph, gptoss_vulkan_cpu_split, gptoss_vulkan_gpu_graph, qwen3_gpu_graph
 from .kv import CausalCache, causal_cache
 from .launch import Launch, resolve_launch
 from .memory import (
@@ -81,8 +82,23 @@ _BACKEND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "metal": "Metal", "vulkan": "V
 
 
 def _ogpus(devices: tuple[Device, ...], launch: Launch) -> list[OGpu]:
-    return [OGpu(id=d.id, free=_free(d) if _free(d) is not None else _UNKNOWN_FREE, minimum=launch.minimum,
-                    library=launch.library) for d in devices]
+    out = []
+    for d in devices:
+        sm = sm_count(d.name) if launch.library == "cuda" else None
+        out.append(OGpu(id=d.id, free=_free(d) if _free(d) is not None else _UNKNOWN_FREE, minimum=launch.minimum,
+                        library=launch.library, sms=sm[0] if sm else 0,
+                        cc=d.compute_capability or (sm[1] if sm else None)))
+    return out
+
+
+def _cuda_pool(spec: ModelSpec, launch: Launch, gpus: list[OGpu]) -> int:
+    """The CUDA pool Ollama counts in each GPU's compute graph from v0.12.4 (cuda_pool.py), for the GPUs whose SMs
+    and compute capability are known (0 for the others)."""
+    if launch.library != "cuda" or launch.version < V_CUDA_POOL_IN_GRAPH:
+        return 0
+    n_tokens = min(launch.num_batch, launch.num_ctx)
+    return max((cuda_pool_bytes(spec, n_tokens, launch.flash_attention, o.sms, o.cc) for o in gpus
+                if o.sms and o.cc), default=0)
 
 
 def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_layers: int,
@@ -266,7 +282,9 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
             # reserved on the same scheduler (computeCtx.Reserve) before the text batch, and ggml-alloc keeps the
             # larger buffer; VisionGraphSize (fs/ggml) is Ollama's own size for that graph
             graph, partial = max(graph, proj.graph), max(partial, proj.graph)
-        lay = layout_era_c(layer_w, layer_c, gpus, partial, graph, launch.gpu_overhead, num_gpu)
+        # a CUDA GPU's graph also holds its backend's scratch pool (v0.12.4+, cuda_pool.py); the CPU's does not
+        pool = _cuda_pool(spec, launch, gpus)
+        lay = layout_era_c(layer_w, layer_c, gpus, partial + pool, graph + pool, launch.gpu_overhead, num_gpu)
         _add_input_layer(lay, g, launch.num_batch, graph, _cpu_split(spec, launch, lay, gpus, g.block_count))
         out = _era_c_result(lay, gpus, g, measured=True)
         if launch.era == "B":
@@ -295,7 +313,11 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
 def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[OGpu]) -> int | None:
     """The Ollama engine's own graph (graph.py) where it is mirrored: gpt-oss with flash attention, the whole
     graph on the CPU (no GPU), v0.11.5-v0.13.4 (the block code of v0.11.5-v0.13.2 and the 64-row mask padding);
-    None elsewhere (the llama.cpp graph with Ollama's output rows and cells stands in)."""
+    dense qwen3 with flash attention on a GPU, v0.12.4-v0.12.6 (the reserve mask an F16 input); None elsewhere
+    (the llama.cpp graph with Ollama's output rows and cells stands in)."""
+    if gpus and launch.flash_attention and V_CUDA_POOL_IN_GRAPH <= launch.version < V_MASK_IN_GRAPH:
+        return qwen3_gpu_graph(spec, min(launch.num_batch, launch.num_ctx), max(cache.cells_by_layer.values(),
+                                                                                  default=0))
     if gpus or not launch.flash_attention or not (V_GPTOSS_GRAPH <= launch.version <= V_MASK_PAD_LAST):
         return None
     cells = cache.cells_by_layer

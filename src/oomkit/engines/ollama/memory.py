@@ -215,6 +215,8 @@ class OGpu:
     free: int
     minimum: int
     library: str = "cuda"
+    sms: int = 0  # streaming multiprocessors (cuda_pool.sm_count); 0 = unknown
+    cc: tuple[int, int] | None = None  # NVIDIA compute capability; None = unknown
 
 
 @dataclass

@@ -1,0 +1,107 @@
+"""The CUDA backend's memory pool inside each GPU's "compute graph" line of the Ollama engine, v0.12.4+.
+
+Ollama's patch 0022 (llama/patches/0022-ggml-No-alloc-mode.patch, in the vendored ggml from v0.12.4) runs every
+split of the reserved graph through ggml_backend_cuda_graph_reserve, which evaluates it against a pool that
+allocates nothing, and ggml_backend_sched_get_attempted_buffer_size adds that pool's size
+(backend->iface.buffer_size = ggml_cuda_pool_vmm alloc_size) to ggml-alloc's buffer. ml/backend/ggml Context.Reserve
+reports the sum as the device's Graph. Scratch a kernel takes from the pool is freed when the op ends, so the pool is
+the largest single op's scratch, rounded up to the VMM granularity (2 MiB, cuMemGetAllocationGranularity RECOMMENDED).
+
+With flash attention on an NVIDIA GPU with tensor cores (compute 7.5+), the largest is the mma kernel's
+dst_tmp_meta (ggml-cuda/fattn-common.cuh launch_fattn, v0.12.4-v0.13.5 alike): ggml_cuda_pool_alloc<float2>
+.alloc(blocks x ncols x (2*2 + DV) x sizeof(float)) counts elements of 8 B, so the buffer is 32 B x blocks x ncols
+x (4 + DV). blocks is the number of tiles, ceil(T / ncols1) x n_head / ncols2, unless stream-k is used (compute
+8.9+, or the tiles fill under 75% of their waves), where it is blocks-per-SM x SMs. The mma kernel for
+DKQ = DV = 128 and 64 columns uses 213 registers a thread (ptxas of nvcc 13.0 for sm_80, sm_89 and sm_90 alike, on
+Ollama v0.12.4's fattn-mma-f16-instance-ncols1_8-ncols2_8.cu), four warps a block: two blocks a SM.
+Next largest is MMQ's (mmq.cu ggml_cuda_mul_mat_q): the q8_1 copy of the activations plus the stream-k fixup tiles.
+
+ollama/ollama#13372 (v0.12.4-v0.12.5, qwen3:32b on one A800, 108 SMs, compute 8.0; 16384 cells, 512 tokens): 512
+tiles, 79% of three waves of 216, no stream-k: 32 x 512 x 64 x 132 B = 132 MiB on top of the graph's buffer."""
+
+from __future__ import annotations
+
+import re
+
+from ...model.spec import ModelSpec
+from ...units import MiB
+
+V_CUDA_POOL_IN_GRAPH = (0, 12, 4)  # patch 0022's graph_reserve + buffer_size in the vendored ggml (not in v0.12.3)
+VMM_GRANULARITY = 2 * MiB
+MMA_BLOCKS_PER_SM = 2  # 213 registers x 128 threads (see above) against 65,536 registers a SM
+_ADA = (8, 9)  # GGML_CUDA_CC_ADA_LOVELACE: stream-k always from here
+_TURING = (7, 5)  # turing_mma_available: the mma flash-attention kernel
+MMQ_Y, MMQ_X_MAX, MATRIX_ROW_PADDING = 128, 128, 512  # mmq.cuh get_mmq_y_host / get_mmq_x_max_host (mma GPUs)
+_MMQ_TYPES = {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "mxfp4", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "iq2_xxs",
+              "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s", "iq4_xs", "iq4_nl"}  # ggml_cuda_should_use_mmq
+
+# Streaming multiprocessors and compute capability of the NVIDIA parts this is checked for (NVIDIA's datasheets and
+# architecture whitepapers); the more specific names first. A GPU not named here gets no pool term.
+_SMS: tuple[tuple[str, int, tuple[int, int]], ...] = (
+    (r"a100|a800", 108, (8, 0)), (r"a30\b", 56, (8, 0)),
+    (r"h100.*pcie", 114, (9, 0)), (r"h100|h800|h200|gh200", 132, (9, 0)),
+    (r"l40", 142, (8, 9)), (r"rtx ?6000 ?ada", 142, (8, 9)), (r"\bl4\b", 58, (8, 9)),
+    (r"a6000|a40\b", 84, (8, 6)), (r"a10\b", 72, (8, 6)),
+    (r"3090 ?ti", 84, (8, 6)), (r"3090", 82, (8, 6)), (r"3080 ?ti", 80, (8, 6)), (r"3080", 68, (8, 6)),
+    (r"4090", 128, (8, 9)), (r"4080 ?super", 80, (8, 9)), (r"4080", 76, (8, 9)),
+    (r"5090", 170, (12, 0)),
+    (r"2080 ?ti", 68, (7, 5)), (r"\bt4\b", 40, (7, 5)),
+)
+
+
+def sm_count(name: str) -> tuple[int, tuple[int, int]] | None:
+    """(SMs, compute capability) of an NVIDIA GPU by its name; None when not in the table."""
+    low = name.lower()
+    for pattern, sms, cc in _SMS:
+        if re.search(pattern, low):
+            return sms, cc
+    return None
+
+
+def _pad(n: int, p: int) -> int:
+    return (n + p - 1) // p * p
+
+
+def fattn_meta_bytes(n_tokens: int, n_head: int, n_head_kv: int, dv: int, sms: int, cc: tuple[int, int]) -> int:
+    """dst_tmp_meta of the mma flash-attention kernel (fattn.cu ggml_cuda_flash_attn_ext_mma_f16_switch_ncols2 /
+    _switch_ncols1, fattn-common.cuh launch_fattn with stream_k = true), for a causal mask (use_gqa_opt)."""
+    gqa = n_head // max(n_head_kv, 1)
+    ncols2 = next(c for c in (8, 4, 2, 1) if gqa % c == 0)
+    T = n_tokens
+    # a Turing GPU runs the 32-column kernel at most (ggml_cuda_highest_compiled_arch(cc) == GGML_CUDA_CC_TURING)
+    widest = 32 if cc == _TURING else 64
+    ncols1 = next((c // ncols2 for c in (8, 16, 32) if c >= ncols2 and T <= c // ncols2), widest // ncols2)
+    ntiles = -(-T // ncols1) * (n_head // ncols2)
+    max_blocks = MMA_BLOCKS_PER_SM * sms
+    waves = -(-ntiles // max_blocks)
+    stream_k = cc >= _ADA or 100 * ntiles // (max_blocks * waves) < 75
+    blocks = max_blocks if stream_k else ntiles
+    return 8 * blocks * ncols1 * ncols2 * (2 * 2 + dv) * 4
+
+
+def mmq_bytes(n_tokens: int, ne10: int, nrows: int, sms: int) -> int:
+    """mmq.cu ggml_cuda_mul_mat_q (no ids): the q8_1 activations (36 B a 32 values, rows padded to 512, plus one
+    block_q8_1_mmq of 144 B a column of the widest tile) and, when the tiles do not split evenly over the SMs,
+    mmq.cuh launch_mul_mat_q's stream-k fixup (SMs x mmq_x x mmq_y floats), each rounded to the pool's 128 B."""
+    q8 = n_tokens * _pad(ne10, MATRIX_ROW_PADDING) * 36 // 32 + MMQ_X_MAX * 144
+    mmq_x = next(x for x in range(8, MMQ_X_MAX + 1, 8) if -(-n_tokens // x) == -(-n_tokens // MMQ_X_MAX))
+    tiles = -(-nrows // MMQ_Y) * -(-n_tokens // mmq_x)
+    fixup = 4 * sms * mmq_x * MMQ_Y if tiles % sms else 0
+    return _pad(q8, 128) + _pad(fixup, 128)
+
+
+def cuda_pool_bytes(spec: ModelSpec, n_tokens: int, flash_attention: bool, sms: int, cc: tuple[int, int]) -> int:
+    """The pool Ollama adds to a CUDA GPU's compute graph for the worst-case batch of n_tokens: the largest of
+    the flash-attention meta buffer and the widest quantized matmul's MMQ scratch, rounded up to 2 MiB. 0 where
+    the mma kernels do not run (compute under 7.5)."""
+    if cc < _TURING:
+        return 0
+    peak = 0
+    layer = next((la for la in spec.layers if la.attention is not None), None)
+    if flash_attention and layer is not None:
+        at = layer.attention
+        peak = fattn_meta_bytes(n_tokens, at.n_heads, at.n_kv_heads, at.head_dim_v, sms, cc)
+    for t in spec.weights.tensors:
+        if t.dtype.lower() in _MMQ_TYPES and t.name.startswith("blk.") and len(t.shape) == 2:
+            peak = max(peak, mmq_bytes(n_tokens, t.shape[0], t.shape[1], sms))
+    return _pad(peak, VMM_GRANULARITY)

@@ -1,0 +1,72 @@
+"""engines/ollama/cuda_pool.py: the CUDA scratch pool Ollama counts in a GPU's "compute graph" from v0.12.4
+(llama/patches/0022-ggml-No-alloc-mode.patch: ggml_backend_sched_get_attempted_buffer_size adds the pool that
+ggml_backend_cuda_graph_reserve grew). Each figure is the vendored ggml's own expression evaluated by hand
+(ggml-cuda/fattn-common.cuh launch_fattn, fattn.cu, mmq.cu/mmq.cuh of v0.12.4); the public log that needs the pool
+is ollama/ollama#13372 (tests/test_ollama_new_engine.py test_qwen3_32b_graph_from_the_total)."""
+
+from __future__ import annotations
+
+import pytest
+
+from oomkit.engines import ollama as ol
+from oomkit.engines.ollama.cuda_pool import cuda_pool_bytes, fattn_meta_bytes, mmq_bytes, sm_count
+from oomkit.memory import Device
+from oomkit.model.resolve import resolve
+
+MiB, GiB = 1 << 20, 1 << 30
+
+
+def test_flash_attention_meta_on_an_a800():
+    """qwen3:32b (64 heads, 8 KV heads: ncols2 = 8; 512 tokens: ncols1 = 64 / 8) on 108 SMs, compute 8.0:
+    ceil(512 / 8) x 64 / 8 = 512 tiles; 2 blocks a SM give waves of 216, three of them 79% full (>= 75%, and
+    compute 8.0 is under Ada), so no stream-k: blocks = tiles, and dst_tmp_meta (float2 elements, the byte count
+    passed as the element count) = 8 x 512 x 64 x (4 + 128) x 4 B = 132 MiB."""
+    assert fattn_meta_bytes(512, 64, 8, 128, 108, (8, 0)) == 8 * 512 * 64 * (4 + 128) * 4 == 132 * MiB
+
+
+def test_flash_attention_meta_on_ada_is_stream_k():
+    """Compute 8.9+ always runs stream-k: blocks = 2 x SMs (an RTX 4090's 128: 256), not the 512 tiles."""
+    assert fattn_meta_bytes(512, 64, 8, 128, 128, (8, 9)) == 8 * 256 * 64 * 132 * 4
+
+
+def test_flash_attention_meta_without_grouped_heads():
+    """32 heads, 32 KV heads: ncols2 = 1, ncols1 = 64; 8 x-tiles x 32 heads = 256 tiles on 108 SMs, 2 waves of 216
+    59% full: stream-k, 216 blocks."""
+    assert fattn_meta_bytes(512, 32, 32, 128, 108, (8, 0)) == 8 * 216 * 64 * 132 * 4
+
+
+def test_mmq_scratch_of_the_widest_matmul():
+    """ffn_down of qwen3:32b (25600 -> 5120) at 512 tokens: q8_1 rows 512 x 25600 x 36 / 32 + 128 x 144 B, and
+    40 x 4 = 160 tiles of 128 x 128 that do not divide over 108 SMs: a stream-k fixup of 108 x 128 x 128 floats."""
+    assert mmq_bytes(512, 25600, 5120, 108) == 512 * 25600 * 36 // 32 + 128 * 144 + 108 * 128 * 128 * 4
+    assert mmq_bytes(512, 25600, 5120, 80) == 512 * 25600 * 36 // 32 + 128 * 144  # 160 % 80 == 0: no fixup
+
+
+def test_pool_is_the_largest_scratch_in_2_mib_steps():
+    spec = ol.ollama_gguf(resolve("qwen3:32b", "Q4_K_M"))
+    assert cuda_pool_bytes(spec, 512, True, 108, (8, 0)) == 132 * MiB
+    assert cuda_pool_bytes(spec, 512, False, 108, (8, 0)) == 22 * MiB  # MMQ alone: 20.83 MiB -> 22
+    assert cuda_pool_bytes(spec, 512, True, 60, (7, 0)) == 0  # no mma kernels under compute 7.5
+
+
+@pytest.mark.parametrize("name, want", [("NVIDIA A800-SXM4-80GB", (108, (8, 0))), ("NVIDIA A100 80GB PCIe", (108, (8, 0))),
+                                        ("NVIDIA H100 PCIe", (114, (9, 0))), ("NVIDIA H100 80GB HBM3", (132, (9, 0))),
+                                        ("NVIDIA GeForce RTX 3090 Ti", (84, (8, 6))),
+                                        ("NVIDIA GeForce RTX 3090", (82, (8, 6))), ("NVIDIA L4", (58, (8, 9))),
+                                        ("NVIDIA L40S", (142, (8, 9))), ("GPU", None)])
+def test_sm_counts(name, want):
+    assert sm_count(name) == want
+
+
+def test_no_pool_on_other_libraries_or_before_0_12_4():
+    """ROCm and Vulkan GPUs, and v0.12.3 (no patch 0022), get no pool term."""
+    spec = resolve("qwen3:32b", "Q4_K_M")
+    dev = Device(id="CUDA0", name="NVIDIA A800-SXM4-80GB", memory_bytes=80 * GiB, free_bytes=80 * GiB)
+
+    def graph(**kw):
+        est = ol.ENGINE.estimate(spec, (dev,), ol.OllamaSettings(num_ctx=16384, num_parallel=1, flash_attention="1", **kw))
+        return next(v for k, v in est.engine_view["ollama_memory"]["compute graph"].items() if k != "CPU")
+
+    with_pool = graph(engine_version="0.12.5")
+    assert with_pool - graph(engine_version="0.12.5", library="vulkan") == 132 * MiB
+    assert graph(engine_version="0.12.3") < with_pool - 100 * MiB
