@@ -374,14 +374,7 @@ ENGINE_LOGS = sorted((Path(__file__).parent / "fixtures" / "engine_logs").glob("
 
 
 # Known misses, kept visible.
-KNOWN_MISSES: dict[str, str] = {
-    # vLLM's --cpu-offload-gb 12 on an RTX 3090 (TheBuccaneer/vllm-offload-profiles): the weights left on the GPU are
-    # over 1 % above the printed "Model loading took" (the engine's offload rule, engines/vllm/weights.py)
-    "llama-3.1-8b-3090-v0.17.1-util086-offload12": "weights 3,209,175,040 B predicted vs 3,124,588,708 printed "
-    "(+2.71 %) with --cpu-offload-gb 12",
-    "qwen2.5-7b-3090-v0.17.1-util086-offload12": "weights 2,354,719,744 B predicted vs 2,330,019,758 printed "
-    "(+1.06 %) with --cpu-offload-gb 12",
-}
+KNOWN_MISSES: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[p.stem]))

@@ -44,7 +44,7 @@ from .profile import (
     runner_state_in_budget,
 )
 from .settings import VllmSettings, format_gib, gib_str
-from .weights import weights_by_global_rank
+from .weights import ep_rank_of, offloaded_bytes, weights_by_global_rank
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,8 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
     ranks = []
     for g, dev in enumerate(devs):
         stage = (g // r.tp) % r.pp
-        moved = min(offload, weights_rank[g]) if offload else 0
+        moved = min(offloaded_bytes(spec, s, r, parts[stage], offload, ep_rank_of(g, r)), weights_rank[g]) \
+            if offload else 0
         # model runner V2's sampler state: in the budget from 0.27, before it outside, beside the CUDA context
         state = runner_state_bytes(spec, r, last_stage=stage == r.pp - 1)
         inside = state if runner_state_in_budget(r) else 0

@@ -184,3 +184,66 @@ def _rope_cache_bytes(spec: ModelSpec, r: Resolved) -> int:
     if not dims or not spec.n_ctx_train:
         return 0
     return spec.n_ctx_train * sum(dims) * r.dtype_bytes
+
+
+def offloaded_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tuple[int, int], budget: int,
+                    ep_rank: int = 0) -> int:
+    """Bytes of one rank's weights --cpu-offload-gb moves to host memory. make_layers wraps each decoder layer of
+    the stage (models/utils.py maybe_offload_to_cpu in the releases before the offloader package;
+    model_executor/offloader/uva.py UVAOffloader._maybe_offload_to_cpu, read at 0.21.0; the same per-parameter
+    rule in both): the layer's parameters move in registration order
+    while the bytes moved are below the budget ("we use per-parameter offloading"), so the parameter that crosses
+    it moves whole, and the embedding, the final norm and the lm_head never move. vLLM's parameters are its fused
+    ones (qkv_proj, gate_up_proj, the experts' w13 / w2), registered attention first, then the MLP, then the two
+    norms (LlamaDecoderLayer, Qwen2DecoderLayer __init__). RTX 3090, vLLM 0.17.1, --cpu-offload-gb 12
+    (TheBuccaneer/vllm-offload-profiles): Llama-3.1-8B moves 29 layers and layer 29's qkv, o and gate_up (12.08
+    GiB), oomkit 3,124,813,824 B left on the GPU where 2.91 GiB is printed; Qwen2.5-7B 27 layers and layer 27's
+    qkv, o and gate_up (12.03 GiB), oomkit 2,324,190,208 B where 2.17 GiB is printed (-0.25 %)."""
+    if budget <= 0:
+        return 0
+    plain = spec.weights.format.lower() in FLOAT_BYTES or spec.weights.format.lower() in DTYPE_ALIASES
+    online_fp8 = (s.quantization or "").lower() in ("fp8", "ptpc_fp8", "fbgemm_fp8") and plain
+    ep = ep_size(s, r)
+    lo, hi = layers
+    by_layer: dict[int, dict[tuple, int]] = {}
+    for t in spec.weights.tensors:
+        if t.layer is not None and lo <= t.layer < hi:
+            nbytes = _tensor_bytes(t, r, plain, online_fp8 and _linear_weight(t))
+            params = by_layer.setdefault(t.layer, {})
+            key = _vllm_param(t.name)
+            params[key] = params.get(key, 0) + rank_bytes(t, spec, r, nbytes, ep, ep_rank)
+    moved = 0
+    for layer in sorted(by_layer):
+        for key in sorted(by_layer[layer]):
+            if moved >= budget:
+                return moved
+            moved += by_layer[layer][key]
+    return moved
+
+
+# GGUF tensor part -> (block, order in the block, vLLM parameter): the fused parameters vLLM registers
+_FUSED = {"attn_q": (0, 0, "qkv"), "attn_k": (0, 0, "qkv"), "attn_v": (0, 0, "qkv"), "attn_qkv": (0, 0, "qkv"),
+          "attn_output": (0, 1, "o"), "ffn_gate": (1, 0, "gate_up"), "ffn_up": (1, 0, "gate_up"),
+          "ffn_down": (1, 1, "down"), "ffn_gate_exps": (1, 2, "w13"), "ffn_up_exps": (1, 2, "w13"),
+          "ffn_down_exps": (1, 3, "w2"), "attn_norm": (2, 0, "input_layernorm"),
+          "ffn_norm": (2, 1, "post_attention_layernorm")}
+
+
+def _vllm_param(name: str) -> tuple:
+    """The vLLM parameter a GGUF-named tensor ("blk.3.attn_q.weight") is part of, as a key that sorts in the
+    decoder layer's registration order: the weight before its bias; other attention tensors after o_proj, other MLP
+    tensors (router, shared experts) after the experts, anything else last."""
+    parts = name.split(".")
+    part, suffix = (parts[2], ".".join(parts[3:])) if len(parts) > 2 else (name, "")
+    rank = 0 if suffix == "weight" else 1
+    if part in _FUSED:
+        block, order, param = _FUSED[part]
+    elif part.startswith("attn_") and (not part.endswith("norm") or part in ("attn_q_norm", "attn_k_norm")):
+        block, order, param = 0, 2, part  # Qwen3Attention registers q_norm / k_norm after o_proj
+    elif part.startswith("ffn_") and not part.endswith("norm"):
+        block, order, param = 1, 4, part
+    elif part.endswith("norm"):
+        block, order, param = 2, 2, part  # Gemma's extra pre / post norms
+    else:
+        block, order, param = 3, 0, part
+    return block, order, param, rank, suffix
