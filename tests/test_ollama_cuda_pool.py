@@ -70,3 +70,11 @@ def test_no_pool_on_other_libraries_or_before_0_12_4():
     with_pool = graph(engine_version="0.12.5")
     assert with_pool - graph(engine_version="0.12.5", library="vulkan") == 132 * MiB
     assert graph(engine_version="0.12.3") < with_pool - 100 * MiB
+
+
+def test_quantized_cache_converted_to_f16_in_the_pool():
+    """A q8_0 cache: launch_fattn converts the layer's K and V views to F16 in the pool before the kernel runs,
+    2 B x 128 x 16384 cells x 8 KV heads = 32 MiB each, beside the 132 MiB meta buffer."""
+    spec = ol.ollama_gguf(resolve("qwen3:32b", "Q4_K_M"))
+    assert cuda_pool_bytes(spec, 512, True, 108, (8, 0), 16384, "q8_0") == 132 * MiB + 2 * 32 * MiB
+    assert cuda_pool_bytes(spec, 512, True, 108, (8, 0), 16384, "f16") == 132 * MiB

@@ -90,17 +90,26 @@ def mmq_bytes(n_tokens: int, ne10: int, nrows: int, sms: int) -> int:
     return _pad(q8, 128) + _pad(fixup, 128)
 
 
-def cuda_pool_bytes(spec: ModelSpec, n_tokens: int, flash_attention: bool, sms: int, cc: tuple[int, int]) -> int:
+_MMA_HEAD_DIMS = (64, 80, 96, 112, 128, 256)  # fattn.cu ggml_cuda_flash_attn_ext_mma_f16 (DKQ == DV); 576/512 not here
+
+
+def cuda_pool_bytes(spec: ModelSpec, n_tokens: int, flash_attention: bool, sms: int, cc: tuple[int, int],
+                    cells: int = 0, kv_type: str = "f16") -> int:
     """The pool Ollama adds to a CUDA GPU's compute graph for the worst-case batch of n_tokens: the largest of
-    the flash-attention meta buffer and the widest quantized matmul's MMQ scratch, rounded up to 2 MiB. 0 where
-    the mma kernels do not run (compute under 7.5)."""
+    the flash-attention scratch and the widest quantized matmul's MMQ scratch, rounded up to 2 MiB. With a
+    quantized cache the flash-attention kernel first converts K and V to F16 in the pool (launch_fattn K_f16,
+    V_f16: 2 B x head_dim x cells x KV heads each), beside its meta buffer. 0 where the mma kernels do not run
+    (compute under 7.5)."""
     if cc < _TURING:
         return 0
     peak = 0
     layer = next((la for la in spec.layers if la.attention is not None), None)
-    if flash_attention and layer is not None:
+    if flash_attention and layer is not None and layer.attention.head_dim_k == layer.attention.head_dim_v \
+            and layer.attention.head_dim_v in _MMA_HEAD_DIMS:
         at = layer.attention
         peak = fattn_meta_bytes(n_tokens, at.n_heads, at.n_kv_heads, at.head_dim_v, sms, cc)
+        if kv_type not in ("", "f16"):
+            peak += 2 * _pad(2 * at.head_dim_k * cells * at.n_kv_heads, 128)
     for t in spec.weights.tensors:
         if t.dtype.lower() in _MMQ_TYPES and t.name.startswith("blk.") and len(t.shape) == 2:
             peak = max(peak, mmq_bytes(n_tokens, t.shape[0], t.shape[1], sms))

@@ -91,14 +91,15 @@ def _ogpus(devices: tuple[Device, ...], launch: Launch) -> list[OGpu]:
     return out
 
 
-def _cuda_pool(spec: ModelSpec, launch: Launch, gpus: list[OGpu]) -> int:
+def _cuda_pool(spec: ModelSpec, launch: Launch, gpus: list[OGpu], cache: CausalCache) -> int:
     """The CUDA pool Ollama counts in each GPU's compute graph from v0.12.4 (cuda_pool.py), for the GPUs whose SMs
     and compute capability are known (0 for the others)."""
     if launch.library != "cuda" or launch.version < V_CUDA_POOL_IN_GRAPH:
         return 0
     n_tokens = min(launch.num_batch, launch.num_ctx)
-    return max((cuda_pool_bytes(spec, n_tokens, launch.flash_attention, o.sms, o.cc) for o in gpus
-                if o.sms and o.cc), default=0)
+    cells = max(cache.cells_by_layer.values(), default=0)
+    return max((cuda_pool_bytes(spec, n_tokens, launch.flash_attention, o.sms, o.cc, cells, launch.kv_cache_type)
+                for o in gpus if o.sms and o.cc), default=0)
 
 
 def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_layers: int,
@@ -283,7 +284,7 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
             # larger buffer; VisionGraphSize (fs/ggml) is Ollama's own size for that graph
             graph, partial = max(graph, proj.graph), max(partial, proj.graph)
         # a CUDA GPU's graph also holds its backend's scratch pool (v0.12.4+, cuda_pool.py); the CPU's does not
-        pool = _cuda_pool(spec, launch, gpus)
+        pool = _cuda_pool(spec, launch, gpus, cache)
         lay = layout_era_c(layer_w, layer_c, gpus, partial + pool, graph + pool, launch.gpu_overhead, num_gpu)
         _add_input_layer(lay, g, launch.num_batch, graph, _cpu_split(spec, launch, lay, gpus, g.block_count))
         out = _era_c_result(lay, gpus, g, measured=True)
