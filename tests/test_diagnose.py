@@ -607,3 +607,14 @@ def test_an_unplaced_llama_allocation_with_a_large_micro_batch_is_the_compute_bu
     bare = text.replace("-ub 8192 ", "")  # the micro-batch given as the command line instead
     assert diagnose(bare).stage == "unknown"
     assert diagnose(bare, command=["llama-server", "-m", "m.gguf", "-ub", "8192"]).stage == "compute"
+
+
+def test_exllama_insufficient_vram_is_weights_or_cache():
+    """ExLlama's autosplit message is raised for a module that fits on no device with its cache layers (exllamav3
+    model_ls.py): read as the cache with confidence medium, never high; where the text shows MoE experts already on
+    the CPU (tabbyAPI#475: cpu_moe_offload_layers 26), moving more of them is the first fix."""
+    d = diagnose(_CORPUS["tabbyapi-475-insufficient-moe"]["text"])
+    assert (d.engine, d.stage, d.confidence) == ("exllama", "kv_cache", "medium")
+    assert d.fixes[0].summary.startswith("cpu_moe_offload_layers above 26")
+    d = diagnose(_CORPUS["exllamav2-383-insufficient"]["text"])
+    assert d.confidence == "medium" and not any("cpu_moe_offload_layers above" in f.summary for f in d.fixes)

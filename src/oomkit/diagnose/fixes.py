@@ -776,8 +776,14 @@ def _ollama_layout(d: Diagnosis) -> list[Fix]:
 
 
 def _exllama(d: Diagnosis) -> list[Fix]:
-    return [Fix(summary="max_seq_len smaller (the cache is sized for the model's full context by default)"),
-            Fix(summary="cache_mode: Q8 (or Q4): a quarter to a half of the FP16 cache")]
+    out = [Fix(summary="max_seq_len smaller (the cache is sized for the model's full context by default)"),
+           Fix(summary="cache_mode: Q8 (or Q4): a quarter to a half of the FP16 cache")]
+    moe = d.settings.get("cpu_moe_offload_layers")
+    if isinstance(moe, int):  # an MoE model with its first layers' experts already on the CPU (layer split only)
+        out.insert(0, Fix(summary=f"cpu_moe_offload_layers above {moe}: each layer moved takes its routed experts "
+                                  "out of VRAM (exllamav3 --moe_cpu_offload: the first N block-sparse MoE layers "
+                                  "run on the CPU)"))
+    return out
 
 
 def _lmstudio(d: Diagnosis) -> list[Fix]:

@@ -97,6 +97,9 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("memory.available=", r"memory\.available=\"?\[([0-9.]{1,24} ?[KMGT]i?B)", "ollama_available", "size"),
     ("layers.offload=", r"layers\.offload=([0-9]{1,20})", "ollama_layers_offload", "int"),
     ("layers.model=", r"layers\.model=([0-9]{1,20})", "ollama_layers_model", "int"),
+    # tabbyAPI's config (config.yml model: cpu_moe_offload_layers) and ExLlamaV3's own flag (-mcl / --moe_cpu_offload)
+    ("cpu_moe_offload_layers", r"cpu_moe_offload_layers`?:?\s{0,4}([0-9]{1,4})\b", "cpu_moe_offload_layers", "int"),
+    ("moe_cpu_offload", r"(?:-mcl|--moe_cpu_offload)[ =]([0-9]{1,4})\b", "cpu_moe_offload_layers", "int"),
     # TGI launcher Args { ... }
     ("max_batch_prefill_tokens:", r"max_batch_prefill_tokens: (?:Some\()?([0-9]{1,20})", "max_batch_prefill_tokens", "int"),
     ("max_total_tokens:", r"max_total_tokens: (?:Some\()?([0-9]{1,20})", "max_total_tokens", "int"),

@@ -258,6 +258,13 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
         if vram is not None and vcap and vram < vcap // 50:
             return "kv_cache" if numbers.get("n_ctx", 0) > 32768 else "weights", "medium", []
         return "unknown", "low", []
+    if sig.id == "exllama_insufficient":
+        # exllamav3 model/model_ls.py _load_autosplit (exllamav2 the same): a module is loaded with its cache layers
+        # and a forward chunk run through it; on an out-of-memory the next device is tried, and past the last the
+        # message is raised. Weights or cache: the message cannot say
+        return "kv_cache", "medium", ["ExLlama raises this when a module (its weights with its cache layers and a "
+                                      "forward chunk) fits on no device: the weights or the cache; the cache, sized "
+                                      "for the model's full context by default, is the usual cause"]
     if sig.id == "ollama_runner_terminated":
         reason = str(numbers.get("reason", ""))
         return _ollama_reason(reason)
