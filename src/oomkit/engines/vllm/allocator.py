@@ -1,0 +1,116 @@
+"""What PyTorch's caching allocator holds after V0's profile forward (vLLM 0.4 -> 0.6.3), as against the peak it
+allocated. Up to 0.6.3 worker.py determine_num_available_blocks takes the profile's memory as init_gpu_memory less
+torch.cuda.mem_get_info() after profile_run, without emptying the cache in between: every segment the forward made
+the allocator cudaMalloc still counts, so a long profile (one forward over max_num_batched_tokens tokens) counts the
+tensors that could not reuse a freed segment as well as the peak of those alive at once.
+
+The walk follows c10/cuda/CUDACachingAllocator.cpp (PyTorch 2.1-2.4, the releases vLLM 0.4-0.6 pin) for the large
+pool: a request is rounded to 512 B and served by the smallest cached free block that holds it (get_free_block), the
+rest split off when over 1 MiB (should_split); with none, a new segment of the request rounded to 2 MiB (over
+10 MiB; 20 MiB from 1 to 10 MiB; get_allocation_size). A freed block merges with free neighbours of its own segment.
+Requests up to 1 MiB (the small pool: index tensors, metadata) are left out. Segments are never returned here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_MiB = 1 << 20
+_SMALL = _MiB  # kSmallSize: requests up to it go to the small pool
+_MIN_LARGE = 10 * _MiB  # kMinLargeAlloc
+_LARGE_BUFFER = 20 * _MiB  # kLargeBuffer
+_ROUND_LARGE = 2 * _MiB  # kRoundLarge
+
+
+def _segment_size(size: int) -> int:
+    if size < _MIN_LARGE:
+        return _LARGE_BUFFER
+    return -(-size // _ROUND_LARGE) * _ROUND_LARGE
+
+
+class _Pool:
+    """The large pool: segments of [offset, size, free] blocks in address order."""
+
+    def __init__(self) -> None:
+        self.segments: list[list[list]] = []
+        self.where: dict[int, tuple[int, int]] = {}
+        self.next_handle = 0
+
+    def malloc(self, size: int) -> int | None:
+        size = -(-size // 512) * 512
+        if size <= _SMALL:
+            return None
+        best = None
+        for si, seg in enumerate(self.segments):
+            for block in seg:
+                if block[2] and block[1] >= size and (best is None or block[1] < best[1][1]):
+                    best = (si, block)
+        if best is None:
+            self.segments.append([[0, _segment_size(size), True]])
+            best = (len(self.segments) - 1, self.segments[-1][0])
+        si, block = best
+        seg = self.segments[si]
+        if block[1] - size > _SMALL:
+            seg.insert(seg.index(block) + 1, [block[0] + size, block[1] - size, True])
+            block[1] = size
+        block[2] = False
+        self.next_handle += 1
+        self.where[self.next_handle] = (si, block[0])
+        return self.next_handle
+
+    def free(self, handle: int | None) -> None:
+        if handle is None:
+            return
+        si, offset = self.where.pop(handle)
+        seg = self.segments[si]
+        i = next(k for k, b in enumerate(seg) if b[0] == offset)
+        seg[i][2] = True
+        if i + 1 < len(seg) and seg[i + 1][2]:
+            seg[i][1] += seg.pop(i + 1)[1]
+        if i > 0 and seg[i - 1][2]:
+            seg[i - 1][1] += seg.pop(i)[1]
+
+    def reserved(self) -> int:
+        return sum(b[1] for seg in self.segments for b in seg)
+
+
+@dataclass(frozen=True)
+class DenseForward:
+    """Per-token widths (elements, one rank) of the tensors a V0 dense decoder layer allocates: hidden, the fused
+    qkv projection, the attention output (query width) and the feed-forward width."""
+
+    hidden: int
+    qkv: int
+    attn: int
+    ff: int
+
+
+def v0_reserved_forward(tokens: int, dtype_bytes: int, w: DenseForward, n_layers: int) -> int:
+    """The large pool after V0's forward over `tokens` (model_executor/models/llama.py LlamaModel.forward and its
+    decoder layer, 0.4 -> 0.6.3): the embedding's output stays the residual (fused_add_rms_norm updates it in place);
+    layer 0's input_layernorm writes a new tensor (rms_norm into torch.empty_like), later layers norm in place; the
+    attention allocates qkv, torch.empty_like(query) and the backend's own output copied into it
+    (attention/backends/xformers.py and flash_attn.py forward: output[:num_prefill_tokens] = out), then o_proj's
+    output; the MLP gate_up, SiluAndMul's output and down_proj's, gate_up and the activation freed on return. The
+    layer's input is freed once the attention returns. Three layers reach the steady state; the rest reuse them."""
+    b, t = dtype_bytes, tokens
+    pool = _Pool()
+    pool.malloc(t * w.hidden * b)  # the embedding's output, the residual to the end
+    hidden = None
+    for layer in range(min(n_layers, 3)):
+        normed = pool.malloc(t * w.hidden * b) if layer == 0 else hidden
+        qkv = pool.malloc(t * w.qkv * b)
+        output = pool.malloc(t * w.attn * b)
+        out = pool.malloc(t * w.attn * b)
+        pool.free(out)
+        o_proj = pool.malloc(t * w.hidden * b)
+        pool.free(qkv)
+        pool.free(output)
+        pool.free(normed)
+        gate_up = pool.malloc(t * 2 * w.ff * b)
+        act = pool.malloc(t * w.ff * b)
+        down = pool.malloc(t * w.hidden * b)
+        pool.free(gate_up)
+        pool.free(act)
+        pool.free(o_proj)
+        hidden = down
+    return pool.reserved()
