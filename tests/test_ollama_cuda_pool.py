@@ -9,7 +9,13 @@ from __future__ import annotations
 import pytest
 
 from oomkit.engines import ollama as ol
-from oomkit.engines.ollama.cuda_pool import cuda_pool_bytes, fattn_meta_bytes, mmq_bytes, sm_count
+from oomkit.engines.ollama.cuda_pool import (
+    cublas_attention_bytes,
+    cuda_pool_bytes,
+    fattn_meta_bytes,
+    mmq_bytes,
+    sm_count,
+)
 from oomkit.memory import Device
 from oomkit.model.resolve import resolve
 
@@ -78,3 +84,13 @@ def test_quantized_cache_converted_to_f16_in_the_pool():
     spec = ol.ollama_gguf(resolve("qwen3:32b", "Q4_K_M"))
     assert cuda_pool_bytes(spec, 512, True, 108, (8, 0), 16384, "q8_0") == 132 * MiB + 2 * 32 * MiB
     assert cuda_pool_bytes(spec, 512, True, 108, (8, 0), 16384, "f16") == 132 * MiB
+
+
+def test_without_flash_attention_the_scores_copy_leads():
+    """Flash attention off: KQV's batched cuBLAS converts the F32 scores to F16 in the pool (2 B x 16384 cells x
+    512 tokens x 64 heads = 1 GiB) and writes an F16 temporary (2 B x 128 x 512 x 64 = 8 MiB), with the pointer
+    arrays of cublasGemmBatchedEx for 64 heads over 8 KV heads (3 x 8 B x 64, in two 128 B-padded slots)."""
+    spec = ol.ollama_gguf(resolve("qwen3:32b", "Q4_K_M"))
+    want = 2 * 16384 * 512 * 64 + 2 * 128 * 512 * 64 + 1024 + 512
+    assert cublas_attention_bytes(512, 64, 8, 128, 128, 16384) == want
+    assert cuda_pool_bytes(spec, 512, False, 108, (8, 0), 16384) == 1024 * MiB + 10 * MiB  # 2 MiB steps

@@ -12,9 +12,12 @@ dst_tmp_meta (ggml-cuda/fattn-common.cuh launch_fattn, v0.12.4-v0.13.5 alike): g
 .alloc(blocks x ncols x (2*2 + DV) x sizeof(float)) counts elements of 8 B, so the buffer is 32 B x blocks x ncols
 x (4 + DV). blocks is the number of tiles, ceil(T / ncols1) x n_head / ncols2, unless stream-k is used (compute
 8.9+, or the tiles fill under 75% of their waves), where it is blocks-per-SM x SMs. The mma kernel for
-DKQ = DV = 128 and 64 columns uses 213 registers a thread (ptxas of nvcc 13.0 for sm_80, sm_89 and sm_90 alike, on
-Ollama v0.12.4's fattn-mma-f16-instance-ncols1_8-ncols2_8.cu), four warps a block: two blocks a SM.
-Next largest is MMQ's (mmq.cu ggml_cuda_mul_mat_q): the q8_1 copy of the activations plus the stream-k fixup tiles.
+DKQ = DV = 128 and 64 columns uses 208-215 registers a thread (ptxas of nvcc 13.0 on Ollama v0.12.4's template
+instances: ncols1_8-ncols2_8 213 for sm_80, 215 for sm_89, 210-211 for sm_90; ncols1_16-ncols2_4 208 for sm_80),
+four warps a block: two blocks a SM (any count from 171 to 255 gives two; the other head sizes are assumed alike).
+Without flash attention the largest is the cuBLAS attention's F16 copy of the softmaxed scores
+(cublas_attention_bytes; from the source only, no public log checks it). Next comes MMQ's (mmq.cu
+ggml_cuda_mul_mat_q): the q8_1 copy of the activations plus the stream-k fixup tiles.
 
 ollama/ollama#13372 (v0.12.4-v0.12.5, qwen3:32b on one A800, 108 SMs, compute 8.0; 16384 cells, 512 tokens): 512
 tiles, 79% of three waves of 216, no stream-k: 32 x 512 x 64 x 132 B = 132 MiB on top of the graph's buffer."""
@@ -28,7 +31,7 @@ from ...units import MiB
 
 V_CUDA_POOL_IN_GRAPH = (0, 12, 4)  # patch 0022's graph_reserve + buffer_size in the vendored ggml (not in v0.12.3)
 VMM_GRANULARITY = 2 * MiB
-MMA_BLOCKS_PER_SM = 2  # 213 registers x 128 threads (see above) against 65,536 registers a SM
+MMA_BLOCKS_PER_SM = 2  # 208-215 registers x 128 threads (see above) against 65,536 registers a SM
 _ADA = (8, 9)  # GGML_CUDA_CC_ADA_LOVELACE: stream-k always from here
 _TURING = (7, 5)  # turing_mma_available: the mma flash-attention kernel
 MMQ_Y, MMQ_X_MAX, MATRIX_ROW_PADDING = 128, 128, 512  # mmq.cuh get_mmq_y_host / get_mmq_x_max_host (mma GPUs)
@@ -90,13 +93,28 @@ def mmq_bytes(n_tokens: int, ne10: int, nrows: int, sms: int) -> int:
     return _pad(q8, 128) + _pad(fixup, 128)
 
 
+def cublas_attention_bytes(n_tokens: int, n_head: int, n_head_kv: int, dk: int, dv: int, cells: int) -> int:
+    """Without flash attention (ml/backend/ggml ScaledDotProductAttention: kq = key.MulmatFullPrec(query), softmax,
+    kqv = value.Mulmat(kq)) both products run as batched cuBLAS with the F16 cache as src0
+    (ggml-cuda.cu ggml_cuda_mul_mat_batched_cublas_impl): the F32 src1 is converted to F16 in the pool, and KQV's
+    result (default precision) goes through an F16 temporary there too; with grouped heads (or strided views) the
+    cublasGemmBatchedEx pointer arrays (3 pointers a head) join them. The larger is KQV: 2 B x cells x T x heads
+    of softmaxed scores + 2 B x head_dim_v x T x heads."""
+    T, H = n_tokens, n_head
+    ptrs = _pad(16 * H, 128) + _pad(8 * H, 128) if n_head != n_head_kv else 0
+    kq = _pad(2 * dk * T * H, 128) + ptrs
+    kqv = _pad(2 * cells * T * H, 128) + _pad(2 * dv * T * H, 128) + ptrs
+    return max(kq, kqv)
+
+
 _MMA_HEAD_DIMS = (64, 80, 96, 112, 128, 256)  # fattn.cu ggml_cuda_flash_attn_ext_mma_f16 (DKQ == DV); 576/512 not here
 
 
 def cuda_pool_bytes(spec: ModelSpec, n_tokens: int, flash_attention: bool, sms: int, cc: tuple[int, int],
                     cells: int = 0, kv_type: str = "f16") -> int:
     """The pool Ollama adds to a CUDA GPU's compute graph for the worst-case batch of n_tokens: the largest of
-    the flash-attention scratch and the widest quantized matmul's MMQ scratch, rounded up to 2 MiB. With a
+    the attention's scratch (flash attention's, else cuBLAS's) and the widest quantized matmul's MMQ scratch,
+    rounded up to 2 MiB. With a
     quantized cache the flash-attention kernel first converts K and V to F16 in the pool (launch_fattn K_f16,
     V_f16: 2 B x head_dim x cells x KV heads each), beside its meta buffer. 0 where the mma kernels do not run
     (compute under 7.5)."""
@@ -110,6 +128,9 @@ def cuda_pool_bytes(spec: ModelSpec, n_tokens: int, flash_attention: bool, sms: 
         peak = fattn_meta_bytes(n_tokens, at.n_heads, at.n_kv_heads, at.head_dim_v, sms, cc)
         if kv_type not in ("", "f16"):
             peak += 2 * _pad(2 * at.head_dim_k * cells * at.n_kv_heads, 128)
+    elif layer is not None:
+        at = layer.attention
+        peak = cublas_attention_bytes(n_tokens, at.n_heads, at.n_kv_heads, at.head_dim_k, at.head_dim_v, cells)
     for t in spec.weights.tensors:
         if t.dtype.lower() in _MMQ_TYPES and t.name.startswith("blk.") and len(t.shape) == 2:
             peak = max(peak, mmq_bytes(n_tokens, t.shape[0], t.shape[1], sms))
