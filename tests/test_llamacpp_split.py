@@ -58,18 +58,24 @@ def test_eight_gpus_split_by_free_memory_context_per_device():
     assert [int(re.search(r"\+ +(\d+) \+ +\d+\) \+", r).group(1)) for r in rows] == fx["printed"]["context_mib"]
 
 
-def test_eight_gpus_compute_within_ten_percent():
-    """The same log's compute column: 1416 / 1480 MiB predicted for CUDA0 / CUDA1-7, against 1553 / 1617 (CUDA1-3)
-    / 1601 (CUDA4-7) printed: 0.912 (CUDA0, the worst) to 0.924. The pinned llama.cpp's scheduler over CPU-backed
-    devices with this split prints 1417.19 / 1481.19 (test_pipeline_parallel_devices_as_llama_cpp_schedules_them):
-    the 136 MiB per device left (120 on the devices whose first layer is a full-attention one) are the CUDA
-    build's own, not traced."""
+def test_eight_gpus_compute_from_the_cuda_flash_attention_copies():
+    """The same log's compute column: 1553 (CUDA0) / 1617 (CUDA1-3) / 1601 (CUDA4-7) MiB printed. b9557 has PR
+    #23907 (b9489): ggml-cuda sizes each flash-attention node with F16 copies of its q8_0 K and V views (2 x 128
+    MiB at 131072 cells of 2 heads x 256), which the MMA kernel reads, and that block lands above everything alive
+    at the full-attention layer. oomkit: 1536 / 1600 / 1600 (0.989 / 0.989 / 0.999); 1416 / 1480 (0.912 to 0.924)
+    without the copies, as in a build before it. The pinned llama.cpp's scheduler over two CPU-backed devices with
+    ggml-cuda's sizes gives 1553.19 / 1617.19 / 1601.19 for the three kinds of device
+    (test_pipeline_parallel_devices_as_llama_cpp_schedules_them): the 17 MiB left on the devices whose first layer
+    is a gated delta net are pipeline parallelism's copies (832.89 MiB over one device's 720.30 there; oomkit counts
+    816.01: 3 x (the KQ mask, one hidden-state row, the positions))."""
     fx = json.loads((FIXTURES / "qwen3.5-397b-8x3090-fit-dry-run.json").read_text())
     devs = tuple(Device(id=f"CUDA{i}", name="RTX 3090", memory_bytes=24123 * MiB, free_bytes=f * MiB)
                  for i, f in enumerate(fx["free_mib"]))
-    e = est(fx["catalog_model"], devs, fx["weight_format"], **fx["settings"])
+    e = est(fx["catalog_model"], devs, fx["weight_format"], engine_version=fx["engine_version"], **fx["settings"])
     for u, printed in zip(e.devices, fx["printed"]["compute_mib"], strict=True):
-        assert 0.9 <= u.compute_bytes / MiB / printed <= 1.1
+        assert 0.98 <= u.compute_bytes / MiB / printed <= 1.02, (u.id, u.compute_bytes / MiB, printed)
+    before = est(fx["catalog_model"], devs, fx["weight_format"], engine_version="b9480", **fx["settings"])
+    assert [round(u.compute_bytes / MiB) for u in before.devices] == [1416] + [1480] * 7
 
 
 def test_two_gpus_pipeline_parallel_log():
@@ -251,12 +257,16 @@ def test_override_buffer_names_with_rpc_devices_first():
 # ggml_backend_sched splits the graph, copies each split's inputs and keeps GGML_SCHED_MAX_COPIES of them as it does
 # between GPUs. A device of type CPU is skipped by llama_context's async/events check, so pipeline parallelism is on
 # with two or more of them (FAKE_GPU=1 makes them GPUs without events: off; FAKE_HTP=1 gives them the op set of the
-# 2025 Hexagon sessions, ggml-hexagon.cpp supports_op of PR #16547, and host-memory buffers). Dry run (no_alloc):
-# the reserve sizes.
+# 2025 Hexagon sessions, ggml-hexagon.cpp supports_op of PR #16547, and host-memory buffers; FAKE_CUDA_FA=1 sizes a
+# FLASH_ATTN_EXT node as ggml-cuda's buffer type does from b9489, with F16 copies of a K / V of another type behind
+# the output: ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alloc_size, fattn-common.cuh
+# ggml_cuda_flash_attn_ext_get_f16_extra_data, the MMA / tile kernels for batches of more than two tokens, the
+# vector kernel, which converts nothing quantized, for one or two). Dry run (no_alloc): the reserve sizes.
 # Struct layouts are those of ggml-backend-impl.h at the binding's llama.cpp: ggml_backend_device = 15 function
 # pointers (get_name 0, get_type 3, init_backend 5, get_buffer_type 6, buffer_from_host_ptr 8, supports_buft 10),
 # reg, context;
-# ggml_backend_buffer_type = 6 (get_name 0, is_host 5), device, context.
+# ggml_backend_buffer_type = 6 (get_name 0, get_alloc_size 4, is_host 5), device, context; ggml_tensor: type 0,
+# ne 16, op 80, src 152, view_src 232, view_offs 240.
 _SPLIT_RUNNER = r'''
 import ctypes as C, json, os, pathlib, re, sys
 import llama_cpp
@@ -297,6 +307,25 @@ def htp_op(d, op):  # struct ggml_tensor: type 0, ne 16, op 80, op_params 84, sr
     if code == 100:  # GLU: SWIGLU (2) only, and SWIGLU_OAI (3) when FAKE_HTP=oai
         return i32(op, 84) in ((2, 3) if HTP == "oai" else (2,)) and i32(src[0], 0) == 0
     return False
+G.ggml_nbytes.restype, G.ggml_nbytes.argtypes = C.c_size_t, [VP]
+G.ggml_nelements.restype, G.ggml_nelements.argtypes = C.c_int64, [VP]
+G.ggml_op_name.restype, G.ggml_op_name.argtypes = C.c_char_p, [C.c_int]
+FA_OP = next(i for i in range(200) if G.ggml_op_name(i) == b"FLASH_ATTN_EXT")
+ALLOC = C.CFUNCTYPE(C.c_size_t, VP, VP)
+def cuda_alloc_size(b, t):
+    n = G.ggml_nbytes(t)
+    if i32(t, 80) != FA_OP or not os.environ.get("FAKE_CUDA_FA"):
+        return n
+    q, k, v = [C.cast(t + 152, C.POINTER(VP))[j] for j in range(3)]
+    big = i64(q, 24) > 2  # Q's tokens: MMA / tile kernels convert every type but F16, the vector one only F32
+    pad = lambda x: (x + 127) // 128 * 128
+    vsrc = lambda x: C.cast(x + 232, C.POINTER(VP))[0]
+    v_is_k = vsrc(v) and (vsrc(v) == k or (vsrc(v) == vsrc(k) and i64(v, 240) == i64(k, 240)))
+    if i32(k, 0) != 1 and (big or i32(k, 0) == 0):
+        n = pad(n) + G.ggml_nelements(k) * 2
+    if i32(v, 0) != 1 and (big or i32(v, 0) == 0) and not v_is_k:
+        n = pad(n) + G.ggml_nelements(v) * 2
+    return n
 orig_init, keep = INIT(rd[5]), []
 def fake(name):
     dev, bt = (VP * 17)(*[rd[k] for k in range(17)]), (VP * 8)(*[rbt[k] for k in range(8)])
@@ -310,7 +339,8 @@ def fake(name):
         bp[hits[0]] = devp  # the backend's device: the fake one
         return be
     fns = [NAME(lambda d: C.addressof(nm)), INIT(init), NAME(lambda b: btp), SUPBT(lambda d, b: b == btp),
-           ISHOST(lambda b: bool(HTP)), TYPE(lambda d: 1), SUPOP(htp_op)]
+           ISHOST(lambda b: bool(HTP)), TYPE(lambda d: 1), SUPOP(htp_op),
+           ALLOC(cuda_alloc_size)]
     keep.extend([dev, bt, nm, *fns])
     dev[0], dev[5], dev[6], dev[8], dev[10] = (C.cast(fns[0], VP), C.cast(fns[1], VP), C.cast(fns[2], VP), None,
                                                C.cast(fns[3], VP))
@@ -319,6 +349,7 @@ def fake(name):
     if HTP:  # the Hexagon sessions of 2025: their op set, buffers in host memory (GGML_HEXAGON_HOSTBUF=1)
         dev[9] = C.cast(fns[6], VP)
     bt[0], bt[5], bt[6] = C.cast(fns[0], VP), C.cast(fns[4], VP), devp  # its own name, not host, its device
+    bt[4] = C.cast(fns[7], VP)  # ggml-cuda's FLASH_ATTN_EXT size under FAKE_CUDA_FA, else ggml_nbytes
     return devp
 devs = [fake(f"DEV{i}") for i in range(len(split))]
 arr = (VP * (len(devs) + 1))(*devs, None)
@@ -340,12 +371,13 @@ print("@@" + json.dumps({"compute_mib": sizes, "pipeline_parallel": "pipeline pa
 '''
 
 
-def _scheduled_compute(path, split, fake_gpu=False, htp="", **ctx) -> dict:
+def _scheduled_compute(path, split, fake_gpu=False, htp="", cuda_fa=False, **ctx) -> dict:
     import os
     import subprocess
     import sys
 
-    env = dict(os.environ, **({"FAKE_GPU": "1"} if fake_gpu else {}), **({"FAKE_HTP": htp} if htp else {}))
+    env = dict(os.environ, **({"FAKE_GPU": "1"} if fake_gpu else {}), **({"FAKE_HTP": htp} if htp else {}),
+               **({"FAKE_CUDA_FA": "1"} if cuda_fa else {}))
     out = subprocess.run([sys.executable, "-c", _SPLIT_RUNNER, str(path), json.dumps(split), json.dumps(ctx)],
                          capture_output=True, timeout=600, stdin=subprocess.DEVNULL, text=True, env=env)
     rows = [json.loads(ln[2:]) for ln in out.stdout.splitlines() if ln.startswith("@@")]
@@ -358,28 +390,36 @@ needs_llama_cpp = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is No
 
 
 @needs_llama_cpp
-@pytest.mark.parametrize("split,n_ctx,n_ubatch", [([8, 9], 131072, 1024), ([8, 9], 32768, 512), ([3, 14], 131072, 1024)])
-def test_pipeline_parallel_devices_as_llama_cpp_schedules_them(split, n_ctx, n_ubatch):
+@pytest.mark.parametrize("split,n_ctx,n_ubatch,cuda_fa", [([8, 9], 131072, 1024, False), ([8, 9], 32768, 512, False),
+                                                          ([3, 14], 131072, 1024, False), ([8, 9], 131072, 1024, True),
+                                                          ([6, 10], 131072, 1024, True), ([8, 9], 32768, 512, True)])
+def test_pipeline_parallel_devices_as_llama_cpp_schedules_them(split, n_ctx, n_ubatch, cuda_fa):
     """Qwen3.5-397B-shaped (16 layers: gated delta nets, full attention every 4th, 512 experts) split over two
     devices the way the pinned llama.cpp's ggml_backend_sched splits it between GPUs (_SPLIT_RUNNER), pipeline
-    parallel (4 copies), q8_0 cache, -fa on, one logits row: llama.cpp prints 1417.19 / 1481.19 MiB at 128K -ub
-    1024 (the 8 x RTX 3090 log's shapes), 709.13 / 741.13 at 32K -ub 512; oomkit 1416 / 1480 and 708 / 740. The
-    device after the first keeps four hidden-state rows more (its split inputs, printed by GGML_SCHED_DEBUG, are
-    the same as the first's); a device holding only gated-delta-net layers (layers 0-2 with [3, 14]) takes no
-    KQ mask at all: 392.00 printed, 392.01 here (1416 before the masks were dropped there)."""
+    parallel (4 copies), q8_0 cache, -fa on, one logits row. With the devices' buffers sized as ggml-cpu's (a build
+    before b9489 for oomkit): llama.cpp prints 1417.19 / 1481.19 MiB at 128K -ub 1024 (the 8 x RTX 3090 log's
+    shapes), 325.13 / 357.13 at 32K -ub 512; oomkit 1416 / 1480 and 324 / 356. The device after the first keeps
+    four hidden-state rows more (its split inputs, printed by GGML_SCHED_DEBUG, are the same as the first's); a
+    device holding only gated-delta-net layers (layers 0-2 with [3, 14]) takes no KQ mask at all: 392.00 printed,
+    392.01 here (1416 before the masks were dropped there).
+    Sized as ggml-cuda's from b9489 (cuda_fa: flash attention's F16 copies of the q8_0 K and V, 256 MiB at 128K):
+    1553.19 / 1617.19 MiB, and 1601.19 on a second device whose first layer is a full-attention one ([6, 10]:
+    layer 7), the 8 x RTX 3090 log's three figures (1553 / 1617 / 1601, test_eight_gpus_compute_from_the_cuda_
+    flash_attention_copies); oomkit 1536 / 1600 / 1600; 329.13 / 361.13 at 32K -ub 512 (the copies, 64 MiB, fit
+    below the feed-forward peak but for 4), oomkit 324 / 356."""
     from oomkit.model.gguf_file import read_gguf_spec
     from tests.groundtruth import synth
     from tests.test_llamacpp_compute import qwen35moe_397b
 
     path = synth.synth_path(qwen35moe_397b(n_layers=16), "q4_0")
-    real = _scheduled_compute(path, split, n_ctx=n_ctx, n_ubatch=n_ubatch, type=8)
+    real = _scheduled_compute(path, split, cuda_fa=cuda_fa, n_ctx=n_ctx, n_ubatch=n_ubatch, type=8)
     assert real["pipeline_parallel"] and len(real["compute_mib"]) == len(split) + 1
     devs = tuple(Device(id=f"CUDA{i}", name="RTX 3090", memory_bytes=24000 * MiB, free_bytes=24000 * MiB)
                  for i in range(len(split)))
     e = oomkit.estimate(read_gguf_spec(path), "llama.cpp", devices=devs, find_max_context=False, fit=False,
                         program="llama-server", n_ctx=n_ctx, n_batch=4096, n_ubatch=n_ubatch, n_parallel=1,
                         kv_unified=True, cache_type_k="q8_0", cache_type_v="q8_0", flash_attn="on", mmap=False,
-                        tensor_split=tuple(split))
+                        tensor_split=tuple(split), engine_version="b9557" if cuda_fa else "b9480")
     assert e.engine_view["pipeline_parallel"]
     for u, r in zip(e.devices, real["compute_mib"], strict=False):
         assert 0.98 <= u.compute_bytes / MiB / r <= 1.02, (u.id, u.compute_bytes / MiB, r)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ...memory import Device
 from ...model.archs import KDA_ARCHS, MSA_INDEXER_ARCHS, NO_CACHE_ARCHS
-from ...model.spec import ModelSpec
+from ...model.spec import Attention, ModelSpec
 from ...quant.ggml import GgmlType
 from ..versions import llamacpp_build_on
 from . import compute_graphs, galloc
@@ -94,8 +94,8 @@ CODEC_HEAD_GRAPHS = frozenset({"qwen3tts"})
 OLD_GRAPH_LAST_BUILD = 5380
 
 
-def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None
-                   ) -> ComputePhases:
+def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None,
+                   fa_f16_copies: bool = False) -> ComputePhases:
     """Peak of the worst-case ubatch graph: llama_context::graph_reserve builds it with
     n_tokens = min(n_ctx, n_ubatch) and every token an output, and ggml-alloc sizes each backend's buffer to the
     most tensors alive at once. The live set is modelled at its two candidate peaks, fitted to llama.cpp's own
@@ -109,6 +109,9 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     - the feed-forward workspace and, for a last MoE layer with shared experts, the logits above the weighted
       experts' rows (feed_forward_phases); hybrids place the logits by the freed mask block (below);
     - a Mamba or RWKV layer's state op with its inputs (recurrent_phase), part of the layer workspace.
+
+    fa_f16_copies: the graph runs on a ggml-cuda device (CUDA, HIP) that sizes the flash-attention output with
+    F16 copies of a K / V cache of another type (fa_f16_bytes).
     """
     T = min(ctx.n_ctx, ctx.n_ubatch)
     f32 = 4
@@ -161,6 +164,9 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
     if len(iswa) > 1 and not ctx.flash_attn:
         n_embd_v = max(layer.attention.n_kv_heads * layer.attention.head_dim_v for layer in run)
         v_idxs = ((len(iswa) - 1) * n_embd_v * T * 8, min(max(c.layers) for c in iswa))
+    # the Q projection's width per layer (attn_q's rows: twice the heads' where a gate half rides along)
+    q_width = {int(t.name.split(".")[1]): t.shape[-1] for t in spec.weights.tensors
+               if fa_f16_copies and t.name.startswith("blk.") and t.name.endswith(".attn_q.weight")}
     for layer in run:
         a = layer.attention
         if spec.architecture in KPOOL_INDEXER_ARCHS:
@@ -201,6 +207,18 @@ def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs
                 # MLA without the latent cache: wkv_b's decompressed K_nope and V per head are still alive when
                 # flash attention runs (fitted to the legacy-GGUF ground truth; without FA they are not)
                 inner += a.n_heads * (a.qk_nope_head_dim + a.v_head_dim) * T * f32
+            extra = fa_f16_bytes(a, n_kv, T, ctx) if fa_f16_copies and ctx.flash_attn else 0
+            if extra:
+                # the flash-attention output with its F16 copies is too large for any block freed before it, so it
+                # lands above everything alive: the rows, the Q projection where a gate half is read after
+                # attention (Qwen3.5 / Qwen3-Next: attn_q twice as wide), the roped Q, its Hadamard-rotated copy
+                # for a rotated K (_rotations). Read off ggml-alloc's placement of llama.cpp@0c1e57098's reserve
+                # with ggml-cuda's sizes on a Qwen3.5-397B-shaped file: 720.30 MiB at 128K -ub 1024 (584.30 without
+                # the copies), 200.28 at 32K -ub 512 (tests/test_llamacpp_split.py)
+                q_kept = q_width.get(layer.index, q)
+                q_kept = q_kept if q_kept > q else 0
+                q_rot = q if _rotations(spec, ctx)[0] else 0
+                inner = max(inner, T * f32 * (q_kept + q + q_rot + a.n_heads * a.head_dim_v) + rows * resid + extra)
         attn_phase = max(attn_phase, kq + inner + (v_idxs[0] if layer.index <= v_idxs[1] else 0))
     if attn_phase:
         attn_phase += masks
@@ -1092,6 +1110,41 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
     return work, out
 
 
+# PR #23907 "cuda: reserve space for quantize kv-cache at startup" (f8f0a47a5, 2026-06-03, b9489): ggml-cuda's
+# buffer type sizes a FLASH_ATTN_EXT node with room for F16 copies of its K and V views behind the output
+# (ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alloc_size -> fattn.cu ggml_cuda_flash_attn_ext_get_alloc_size,
+# fattn-common.cuh ggml_cuda_flash_attn_ext_get_f16_extra_data; unchanged to 2026-08), so the conversion the
+# kernels made in the pool before now sits in the compute buffer. The HIP build compiles the same file.
+CUDA_FA_F16_BUILD = 9489
+_GGML_CUDA = ("cuda", "rocm")
+
+
+def fa_f16_bytes(a: Attention, n_kv: int, T: int, ctx: Context) -> int:
+    """The F16 copies of one layer's K and V views (n_kv cells of n_kv_heads x head_dim) that ggml-cuda adds to its
+    flash-attention output, each 128-byte aligned behind it (ggml_cuda_flash_attn_ext_get_f16_extra_data).
+    ggml_cuda_get_best_fattn_kernel picks the MMA, WMMA or tile kernel, which read F16 and so convert any other
+    type, for every batch of more than two tokens (the vector kernel, which reads quantized K and V itself and
+    converts only F32, takes batches of one or two): the worst-case graph's n_tokens = min(n_ctx, n_ubatch).
+    Replayed on the CPU through llama.cpp's own scheduler and ggml-alloc with the fake devices sized this way
+    (tests/test_llamacpp_split.py), it gives the 8 x RTX 3090 log's 1553 / 1617 / 1601 MiB to the MiB."""
+    def pad(n: int) -> int:
+        return -(-n // 128) * 128
+
+    out = a.n_heads * a.head_dim_v * T * 4  # the F32 output rows, 128-byte aligned before each copy
+    end = out
+    for ty, dim in ((ctx.type_k, a.head_dim_k), (ctx.type_v, a.head_dim_v)):
+        if ty.name != "f16" and (T > 2 or ty.name == "f32"):
+            end = pad(end) + n_kv * a.n_kv_heads * dim * 2
+    return end - out
+
+
+def cuda_fa_f16_copies(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
+    """Whether the devices are ggml-cuda's (CUDA or HIP) in a build that sizes flash attention's F16 copies in the
+    compute buffer (CUDA_FA_F16_BUILD) and the run uses flash attention with a K or V cache not in F16."""
+    return (ctx.flash_attn and ctx.build >= CUDA_FA_F16_BUILD and infer_backend(devices, s.backend).name in _GGML_CUDA
+            and (ctx.type_k.name != "f16" or ctx.type_v.name != "f16"))
+
+
 def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
     """The compute buffer of a graph that runs on one backend (CPU only, or everything on one GPU)."""
     p = compute_phases(spec, ctx, caches)
@@ -1176,6 +1229,12 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     p = compute_phases(spec, ctx, caches, reserved_outputs(ctx, s))
     if not devices:
         return {-1: max(p.output, p.attention)}
+    # a ggml-cuda device's layer workspace holds flash attention's F16 copies of K and V (fa_f16_bytes); not
+    # modelled: an RPC device's (the remote server's buffer type) and absorbed-MLA layers (V a view of the latent K)
+    p_dev = compute_phases(spec, ctx, caches, reserved_outputs(ctx, s), fa_f16_copies=True) \
+        if cuda_fa_f16_copies(ctx, devices, s) else p
+    ph = {d: (p if d < 0 or d >= len(devices) or devices[d].id.startswith("RPC") else p_dev)
+          for d in set(placement.layer_device) | {placement.output_device}}
     T = min(ctx.n_ctx, ctx.n_ubatch)
     resid = spec.n_embd * T * 4
     mask_in = p.inputs - resid  # the masks as the graph input (F32 before PR #23764 with flash attention)
@@ -1184,9 +1243,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
                  if layer.index < len(placement.layer_device)}
     out: dict[int, int] = {}
     for d in sorted(set(placement.layer_device) | {placement.output_device}):
-        need = p.attention - (0 if d in attending else masks) if d in placement.layer_device else 0
+        need = ph[d].attention - (0 if d in attending else masks) if d in placement.layer_device else 0
         if d == placement.output_device:
-            need = max(need, p.output)
+            need = max(need, ph[d].output)
         out[d] = need
     out[-1] = max(out.get(-1, 0), p.inputs)
     if not ctx.flash_attn and ctx.build >= VK_CHUNKS_BUILD and infer_backend(devices, s.backend).name == "vulkan":
