@@ -12,6 +12,7 @@ What the engine allocates, per the source (ollama/ollama, tags cited):
   whose batch.Outputs has `parallel` rows, so the logits are parallel x n_vocab; ml/backend/ggml Context.Reserve
   records ggml_backend_sched_get_attempted_buffer_size per backend. With every layer on a GPU the CPU keeps only
   the input layer's get_rows output (num_batch x n_embd F32); with layers left on the CPU it computes them.
+  From v0.12.4 a CUDA GPU's figure also holds the backend's scratch pool (patch 0022: engines/ollama/cuda_pool.py).
 
 Ground truth: tests/fixtures/engine_logs/ollama/*.json with settings.engine == "ollama-engine" (source in each).
 KV and weights must land on the printed figure (HumanBytes2: one decimal); compute within 10%, else a strict
