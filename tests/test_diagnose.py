@@ -618,3 +618,12 @@ def test_exllama_insufficient_vram_is_weights_or_cache():
     assert d.fixes[0].summary.startswith("cpu_moe_offload_layers above 26")
     d = diagnose(_CORPUS["exllamav2-383-insufficient"]["text"])
     assert d.confidence == "medium" and not any("cpu_moe_offload_layers above" in f.summary for f in d.fixes)
+
+
+def test_the_offload_flag_is_read_from_a_quoted_command():
+    """vLLM PR #6496 (GH200): the comment's command line gives --cpu-offload-gb 70, which sets what stays on the GPU
+    (engines/vllm/weights.py offloaded_bytes): the settings read from the text carry it to the estimate."""
+    fx = json.loads((Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" /
+                     "llama-3-70b-gh200-v0.5.2-offload70-pr6496.json").read_text())
+    d = diagnose(fx["quoted"])
+    assert (d.engine, d.engine_version, d.settings["cpu_offload_gb"]) == ("vllm", "0.5.2", 70.0)

@@ -54,6 +54,9 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     # not the advice of V0's capture line ("set 'enforce_eager=True' or use '--enforce-eager'")
     ("enforce_eager=", r"(?<!')\benforce_eager=(\w{1,64})", "enforce_eager", "str"),
     ("gpu_memory_utilization=", r"\bgpu_memory_utilization=([0-9.]{1,24})", "gpu_memory_utilization", "float"),
+    # the weights kept in host memory (V0's args: Namespace(... cpu_offload_gb=70.0 ...), or the flag quoted)
+    ("cpu_offload_gb=", r"\bcpu_offload_gb=([0-9.]{1,24})", "cpu_offload_gb", "float"),
+    ("--cpu-offload-gb", r"--cpu-offload-gb[ =]([0-9.]{1,24})", "cpu_offload_gb", "float"),
     ("total_gpu_memory=", r"total_gpu_memory=([0-9.]{1,24}) ?GiB", "total_gpu_memory_bytes", "gib"),
     # V1 gpu_worker.py init_device (DEBUG): "worker init memory snapshot: ..., free_memory=78.68GiB,
     # total_memory=79.19GiB, ..."
