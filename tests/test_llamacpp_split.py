@@ -426,6 +426,36 @@ def test_pipeline_parallel_devices_as_llama_cpp_schedules_them(split, n_ctx, n_u
 
 
 @needs_llama_cpp
+@pytest.mark.parametrize("key,n_layers,n_ctx,n_ubatch,added", [("llama-3.1-8b", 4, 32768, 512, 60.0),
+                                                               ("llama-3.1-8b", 4, 131072, 1024, 376.0),
+                                                               ("qwen3.5-27b", 8, 32768, 512, 86.0),
+                                                               ("qwen3.5-27b", 8, 131072, 1024, 428.0)])
+def test_cuda_flash_attention_copies_on_one_device(key, n_layers, n_ctx, n_ubatch, added):
+    """One ggml-cuda device, q8_0 K and V, -fa on: what flash attention's F16 copies add to the device's compute
+    buffer (PR #23907, b9489), replayed through the pinned llama.cpp's scheduler and ggml-alloc with ggml-cuda's sizes
+    (_SPLIT_RUNNER, FAKE_CUDA_FA): Llama-3.1-8B-shaped 132.09 -> 192.09 MiB at 32K -ub 512 and 456.10 -> 832.10 at
+    128K -ub 1024 (the rotated Q, then the output with its copies, above the rows); Qwen3.5-27B-shaped (gated Q,
+    gated delta nets) 154.28 -> 240.28 and 500.30 -> 928.30. oomkit adds 60 / 376 and 76 / 408 (b9480 -> b9557):
+    within 24 MiB of the replay, and the device's buffer within 10% of it with the copies (1.083, 1.038, 1.040,
+    1.021; without them oomkit is 1.07 to 1.13 over on these few-layer files, the plain layer workspace)."""
+    from oomkit.model.gguf_file import read_gguf_spec
+    from tests import gt_compare as g
+
+    path = g.synth_file(key, n_layers)
+    spec = read_gguf_spec(path)
+    real = [_scheduled_compute(path, [1], cuda_fa=fa, n_ctx=n_ctx, n_ubatch=n_ubatch, type=8)["compute_mib"][0]
+            for fa in (False, True)]
+    assert round(real[1] - real[0], 2) == added
+    dev = (Device(id="CUDA0", name="RTX 3090", memory_bytes=1 << 40, free_bytes=1 << 40),)
+    got = [oomkit.estimate(spec, "llama.cpp", devices=dev, find_max_context=False, fit=False, program="llama-server",
+                           n_ctx=n_ctx, n_batch=4096, n_ubatch=n_ubatch, n_parallel=1, kv_unified=True,
+                           cache_type_k="q8_0", cache_type_v="q8_0", flash_attn="on", mmap=False,
+                           engine_version=v).devices[0].compute_bytes / MiB for v in ("b9480", "b9557")]
+    assert abs((got[1] - got[0]) - added) <= 24, got
+    assert 0.9 <= got[1] / real[1] <= 1.1, (got[1], real[1])
+
+
+@needs_llama_cpp
 @pytest.mark.parametrize("n_batch,printed", [(128, 16.06), (256, 32.13)])
 def test_hexagon_sessions_of_2025_leave_swiglu_oai_to_the_cpu(n_batch, printed):
     """gpt-oss-20b-shaped (24 layers, q8_0 attention, mxfp4 experts) over four sessions that run only the HTP's ops
