@@ -12,9 +12,10 @@ dst_tmp_meta (ggml-cuda/fattn-common.cuh launch_fattn, v0.12.4-v0.13.5 alike): g
 .alloc(blocks x ncols x (2*2 + DV) x sizeof(float)) counts elements of 8 B, so the buffer is 32 B x blocks x ncols
 x (4 + DV). blocks is the number of tiles, ceil(T / ncols1) x n_head / ncols2, unless stream-k is used (compute
 8.9+, or the tiles fill under 75% of their waves), where it is blocks-per-SM x SMs. The mma kernel for
-DKQ = DV = 128 and 64 columns uses 208-215 registers a thread (ptxas of nvcc 13.0 on Ollama v0.12.4's template
-instances: ncols1_8-ncols2_8 213 for sm_80, 215 for sm_89, 210-211 for sm_90; ncols1_16-ncols2_4 208 for sm_80),
-four warps a block: two blocks a SM (any count from 171 to 255 gives two; the other head sizes are assumed alike).
+DKQ = DV = 128 and 64 columns uses 186-215 registers a thread (ptxas of nvcc 13.0 on Ollama v0.12.4's template
+instances: ncols1_8-ncols2_8 213 for sm_80, 215 for sm_89, 210-211 for sm_90; ncols1_16-ncols2_4 208 and
+ncols1_64-ncols2_1 186 for sm_80), four warps a block: two blocks a SM (any count from 171 to 255 gives two; the
+other head sizes are assumed alike).
 Without flash attention the largest is the cuBLAS attention's F16 copy of the softmaxed scores
 (cublas_attention_bytes; from the source only, no public log checks it). Next comes MMQ's (mmq.cu
 ggml_cuda_mul_mat_q): the q8_1 copy of the activations plus the stream-k fixup tiles.
@@ -31,7 +32,7 @@ from ...units import MiB
 
 V_CUDA_POOL_IN_GRAPH = (0, 12, 4)  # patch 0022's graph_reserve + buffer_size in the vendored ggml (not in v0.12.3)
 VMM_GRANULARITY = 2 * MiB
-MMA_BLOCKS_PER_SM = 2  # 208-215 registers x 128 threads (see above) against 65,536 registers a SM
+MMA_BLOCKS_PER_SM = 2  # 186-215 registers x 128 threads (see above) against 65,536 registers a SM
 _ADA = (8, 9)  # GGML_CUDA_CC_ADA_LOVELACE: stream-k always from here
 _TURING = (7, 5)  # turing_mma_available: the mma flash-attention kernel
 MMQ_Y, MMQ_X_MAX, MATRIX_ROW_PADDING = 128, 128, 512  # mmq.cuh get_mmq_y_host / get_mmq_x_max_host (mma GPUs)
