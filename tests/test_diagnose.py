@@ -590,6 +590,10 @@ def test_a_traceback_cut_in_capture_says_where_it_stopped():
         "capturing"
     d = diagnose(text + "\n" + tail)
     assert d.stage == "unknown" and not d.fixes
+    # nor is one cut after another rank's exception that oomkit does not know
+    lines = text.splitlines()
+    d = diagnose("\n".join([*lines[:-4], tail.replace("rank=1 pid=106", "rank=2 pid=107"), *lines[-4:]]))
+    assert d.stage == "unknown" and not d.fixes
 
 
 def test_an_unplaced_llama_allocation_with_a_large_micro_batch_is_the_compute_buffer():

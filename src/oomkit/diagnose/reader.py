@@ -498,12 +498,16 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predi
 
 
 _EXC_WORD = re.compile(r"(?:Error|Exception|Exit|Interrupt|Warning)\b|Traceback \(most recent")
+_EXC_LINE = re.compile(r"\b[A-Z]\w{0,60}(?:Error|Exception)(?::|\s*$)", re.M)  # "RuntimeError: ...", any rank
 _FRAME_LINE = re.compile(r'File "[^"\n]{1,400}", line [0-9]{1,20}, in \w{1,100}')
 
 
 def _cut_in_traceback(tail: str) -> bool:
     """The text ends inside a traceback: after its last frame only that frame's source line (or nothing) follows,
-    with no exception named (a traceback that goes on to an exception oomkit does not know is not a cut one)."""
+    with no exception named, there or anywhere in the tail (a traceback that goes on to an exception oomkit does not
+    know is not a cut one, nor is one cut beside another rank's exception)."""
+    if _EXC_LINE.search(tail):
+        return False
     last = max(_FRAME_LINE.finditer(tail), key=lambda m: m.start(), default=None)
     if last is None:
         return False
