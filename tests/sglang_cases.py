@@ -14,17 +14,17 @@ Which figure of which log is valid ground truth, and why:
 | mimo-v2-flash-tp4-swa-pool-mfs07 | no avail printed; pre-#18039 build | no | SWA sub-pool | no | swa = 0.8 x full |
 | deepseek-v4-pro-fp8-8xh200-tp8-mfs088-fail | the refusal and its minimum fraction | no (DeepSeek-V4 not modelled) | - | - | |
 | qwen3-32b-tp4-b200-pr22537 | yes (0.5.10+, default mfs on a B200) | yes (4x B200) | yes | yes (3%) | model inferred from the K size |
-| unnamed-qwen2-7b-b200-capture-pr11830 | no avail printed | no | yes (layout from the K size) | - | CUDA-graph mem usage (fitted); attention backend init (FlashInfer, held out) |
-| glm-4.5-air-tp4-capture-prs8579-8567 | no | no | - | - | CUDA-graph mem usage in four builds (both PRs: fitted; three held out) |
-| qwen3-0.6b-mi300x-rocm-capture-gpustack4424 | no: mem_fraction_static not shown | no | yes | no (1.21 printed, 1.11 of parameters) | CUDA-graph mem usage on ROCm (held out); attention backend init (aiter, held out) |
+| unnamed-qwen2-7b-b200-capture-pr11830 | no avail printed | no | yes (layout from the K size) | - | CUDA-graph mem usage (fitted, one of five); attention backend init (FlashInfer, held out) |
+| glm-4.5-air-tp4-capture-prs8579-8567 | no | no | - | - | CUDA-graph mem usage in four builds (both PRs: fitted, one of five; three held out) |
+| qwen3-0.6b-mi300x-rocm-capture-gpustack4424 | no: mem_fraction_static not shown | no | yes | no (1.21 printed, 1.11 of parameters) | CUDA-graph mem usage on ROCm (fitted, one of five); attention backend init (aiter, held out) |
 | deepseek-v3-dp-attention-kv-issue6017 | no: mfs and flags not in the comment | no | yes (MLA latent per DP-attention rank) | yes, the thread's recipe assumed (3%) | w_kc / w_vc |
 | deepseek-v3.2-exp-8xb200-dp8-nsa-pr11309 | no avail printed | no | yes (packed fp8 latent + NSA index keys) | - | |
 | gpt-oss-20b-mxfp4-b200-kvcached198 | no: kvcached replaces the pool | no | - | yes (3%; B200 inferred) | MXFP4 expert padding |
-| llama-3.1-70b-tp8-h200-pr11716 | yes: "Load weight begin" printed, weights predicted | yes (8x H200 inferred) | yes (model inferred from the K size) | - | KV pool as a share of the GPU |
+| llama-3.1-70b-tp8-h200-pr11716 | yes: "Load weight begin" printed, weights predicted | yes (8x H200 inferred) | yes (model inferred from the K size) | - | KV pool as a share of the GPU; CUDA-graph mem usage, 52 sizes to 512 (fitted, one of five) |
 | mimo-v2-flash-tp4-swa-pools-pr15464 | no avail printed | no | yes, both pools | - | SWAKVPool total |
 | gemma-3-4b-it-vlm-h200-pr4826 | yes (0.4.4, the multimodal cut) | yes (H200 inferred) | yes (model inferred from the K size) | yes (3%; vision tower included) | attention backend init (FlashInfer, two wrappers, held out) |
 | olmocr-qwen2-vl-7b-vlm-fraction-olmocr159 | no | no | - | - | the multimodal cut of the default fraction (0.836) |
-| llama-3.1-70b-tp8-2nodes-gh200-worker-servekit | yes (0.85 given; node 1's ranks) | yes (2 nodes x 4 GH200, inferred) | yes | yes (3%) | backend init; prefill (piecewise) capture, held out; starts; decode capture a known miss (tests/test_sglang_phases.py) |
+| llama-3.1-70b-tp8-2nodes-gh200-worker-servekit | yes (0.85 given; node 1's ranks) | yes (2 nodes x 4 GH200, inferred) | yes | yes (3%) | backend init; prefill (piecewise) capture, held out; starts; decode capture (fitted, one of five) |
 | apertus-8b-tp4-gh200-servekit | yes (0.85 given, one node) | no (GPU inferred; oomkit's Apertus weights not checked) | yes | - | backend init; decode and prefill (piecewise) captures: known misses, held out (tests/test_sglang_phases.py) |
 | qwq-32b-tp4-4xl4-capture-bs80 | yes (0.85 default, 0.4.3.post4) | no | yes | yes (3%; Qwen2.5-32B layout) | backend init (FlashInfer, held out); decode capture at sizes to 80: a known miss, held out (tests/test_sglang_phases.py); starts with a pool shorter than context_len (tests/test_sglang_requests.py) |
 | olmo-3-32b-think-b200-mfs08-pr13666 | yes (mfs 0.8 given, page 64) | yes (B200 inferred) | yes | yes (3%; OLMo 2 32B shapes) | CUDA-graph capture 8.60 GiB: a known miss, held out (tests/test_sglang_phases.py); attention backend init (trtllm_mha, held out) |
@@ -349,7 +349,7 @@ def case_unnamed_qwen2_7b_b200() -> list[Row]:
     fi = sg.SGLangSettings(attention_backend="flashinfer")
     pred = cuda_graph_bytes(512, fi, (0, 5, 5), spec.n_vocab, 32768, 1, layers=spec.n_layers)
     rows.append(_capture_row(name, "CUDA graph mem usage", pred, _gib(d, "capture_end_mem_usage_gb"),
-                             "52 sizes to 512, page 1, context 32,768 (Qwen2.5-7B), FlashInfer; fitted on this log"))
+                             "52 sizes to 512, page 1, context 32,768 (Qwen2.5-7B), FlashInfer; one of the five fitted"))
     init = backend_init_bytes("flashinfer", (0, 5, 5), architecture="qwen2", sliding=False, mla=False,
                               max_running=0, heads_per_rank=28, head_dim=128, context_len=32768)
     rows.append(_init_row(name, d, init, "FlashInfer: Qwen2's 512 MiB workspace + 4 wrappers x 8 MiB"))
@@ -370,7 +370,7 @@ def case_glm45_air_capture_prs() -> list[Row]:
     builds = (("neither_pr", old.total, "held out: per-graph logits and FA3 page-table copies"),
               ("pr8567_only", old.logits + new.index_tables + new.rest, "held out: per-graph logits"),
               ("pr8579_only", new.logits + old.index_tables + new.rest, "held out: FA3 page-table copies"),
-              ("both_prs", new.total, "fitted on this figure"))
+              ("both_prs", new.total, "one of the five fitted"))
     return [_capture_row(name, f"CUDA graph mem usage ({b.replace('_', ' ')})", pred,
                          _gib(d, f"capture_mem_usage_{b}_gb"), f"sizes to 256 (inferred); {note}")
             for b, pred, note in builds]
@@ -384,7 +384,7 @@ def case_qwen3_06b_mi300x() -> list[Row]:
     pred = cuda_graph_bytes(512, sg.SGLangSettings(), (0, 5, 8), spec.n_vocab, d["settings"]["context_length"], 1,
                             layers=spec.n_layers)
     rows.append(_capture_row(name, "CUDA graph mem usage", pred, _gib(d, "capture_end_mem_usage_gb"),
-                             "52 sizes to 512, context 40,960, ROCm; held out"))
+                             "52 sizes to 512, context 40,960, ROCm; one of the five fitted"))
     init = backend_init_bytes("aiter", (0, 5, 8), architecture="qwen3", sliding=False, mla=False,
                               max_running=d["settings"]["max_running_requests"], heads_per_rank=16, head_dim=128,
                               context_len=d["settings"]["context_length"])
@@ -462,6 +462,9 @@ def case_llama31_70b_h200() -> list[Row]:
     kv_printed = _gib(d, "k_size_gb") + _gib(d, "v_size_gb")
     rows.append(_kv_pool_row(name, est.engine_view["k_bytes"] + est.engine_view["v_bytes"], kv_printed, h200 * MiB,
                              "end to end on 8x H200"))
+    rows.append(_capture_row(name, "CUDA graph mem usage", est.engine_view["cuda_graph_bytes"],
+                             _gib(d, "capture_end_mem_usage_gb"), "52 sizes to 512, 80 layers, fa3 (default), context "
+                                                                  "131,072, custom all-reduce; one of the five fitted"))
     return rows
 
 
@@ -575,7 +578,7 @@ def case_llama31_70b_two_nodes() -> list[Row]:
     rows.append(_kv_pool_row(name, view["k_bytes"] + view["v_bytes"], _gib(d, "k_size_gb") + _gib(d, "v_size_gb"),
                              97871 * MiB, "end to end on 2 nodes x 4 GH200"))
     rows.append(_capture_row(name, "CUDA graph mem usage", view["cuda_graph_bytes"], _gib(d, "capture_end_mem_usage_gb"),
-                             "36 sizes to 256 (the pool's 256 rows), 80 layers, fa3, NCCL all-reduces; held out"))
+                             "36 sizes to 256 (the pool's 256 rows), 80 layers, fa3, NCCL all-reduces; one of the five fitted"))
     rows.append(_init_row(name, d, view["attention_backend_init_bytes"], "fa3: no workspace modelled"))
     rows.append(_capture_row(name, "prefill CUDA graph mem usage", view["prefill_cuda_graph_bytes"],
                              _gib(d, "piecewise_capture_end_mem_usage_gb"),
