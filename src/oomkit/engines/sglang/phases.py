@@ -56,11 +56,11 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    (sglang#11716, fa3, 52 sizes to 512, 80 layers, context 131,072, 1.98 GB) 0.366. The fit is 0.408 MiB; the five
 #    come to -5.9, -4.1, -1.2, -1.4 and +8.7%, and to -6.4, -5.1, -1.5, -2.1 and +12.1% each left out of the fit in
 #    turn. (0.4505, the mean of the first two alone, put sglang#11716 at +17%.)
-#    Tried on the same five, each left out in turn, and not kept (worst held-out error; the rest alone: 12.3%): the
-#    graph pool's share of the largest graph's logits temporaries (its bf16 rows, gathered and copied under TP:
-#    logits_processor.py _get_logits, parallel_state.py all_gather) beside the per-graph-and-layer rest, 17.6%; a
-#    constant per graph beside it, 10.3% (but Apertus +22%); a share per captured request, 12.0%. So the rest stays one
-#    figure. sglang#11716's progress lines (free memory read without emptying the cache) show about 15 MiB a graph
+#    Tried on the same five, each left out in turn (least squares of the bytes), and not kept (worst held-out error;
+#    the rest alone: 12.3%): the graph pool's share of the largest graph's logits temporaries (its bf16 rows, gathered
+#    and copied under TP: logits_processor.py _get_logits, parallel_state.py all_gather) beside the per-graph-and-layer
+#    rest, 17.6%; a constant per graph beside it, 10.3% (but Apertus +22%); a share per captured request, 12.0%. So the
+#    rest stays one figure. sglang#11716's progress lines (free memory read without emptying the cache) show about 15 MiB a graph
 #    between sizes 216 and 168, under the 33 MiB the rule gives a graph of 80 layers: the first (largest) graph holds
 #    more than its share, the smaller ones less; that split is not modelled.
 #    Misses, strict xfails: Apertus-8B at TP4 on one GH200 node (fa3, 36 sizes, 32 layers) 0.53 -> 0.62 (+16%; 0.33
