@@ -3,8 +3,8 @@ H100 and the driver's per-SM stack reserve, held against what other GPUs' proces
 allocates anything else there. The figures are the logs' (fixtures with their URLs), never oomkit's.
 
 Fitted: the H100 SXM's worker-init snapshot (vLLM 0.19, cuda_memory=0.51GiB). Held out: an H20-3e loading weights
-(vllm#31273), an RTX 3090 under 0.6.4 (vllm#10517, non_torch_memory=0.35GiB, context included) and an RTX 5090
-loading weights (vllm#40291, a known miss).
+(vllm#31273), an RTX 3090 under 0.6.4 (vllm#10517, non_torch_memory=0.35GiB, context included), an L40S in a V0
+profile run (vllm#23230) and an RTX 5090 loading weights (vllm#40291, a known miss).
 """
 
 from __future__ import annotations
@@ -63,6 +63,16 @@ def test_rtx_3090_under_0_6_4():
     fx = fixture("llama-3.1-8b-3090-v0-20k")
     logged = fx["printed"]["non_torch_memory_bytes"]
     got = _context("NVIDIA GeForce RTX 3090", 24 * GiB)
+    assert abs(got - logged) < TOLERANCE, f"{got / GiB:.3f} vs {logged / GiB:.3f} GiB"
+
+
+def test_l40s_in_a_v0_profile():
+    # vllm#23230 (V0 of 0.10.1, one L40S: 142 SMs of compute capability 8.9): 17.52 GiB in use, 17.03 GiB allocated,
+    # 6.95 MiB reserved-unallocated when the profile run fails a second after loading: 0.48 GiB outside PyTorch, the
+    # context and what the profile's first kernels loaded
+    logged = _outside_pytorch("nemotron-nano-9b-v2-l40s-v0.10.1-profile-oom-issue23230")
+    assert abs(logged - 0.48 * GiB) < 0.01 * GiB
+    got = _context("NVIDIA L40S", 46068 * MiB)
     assert abs(got - logged) < TOLERANCE, f"{got / GiB:.3f} vs {logged / GiB:.3f} GiB"
 
 

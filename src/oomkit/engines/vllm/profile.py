@@ -30,6 +30,8 @@ CONTEXT_MULTI = int(1.51 * GiB)
 # - H20-3e (78 SMs), vLLM 0.13, PyTorch 2.9 (vllm#31273, OOM while loading weights: 139.65 GiB in use, 139.21 GiB
 #   allocated, 12.81 MiB reserved-unallocated): 0.43 GiB; here 0.40 (-0.02 GiB).
 # - RTX 3090 (82 SMs), vLLM 0.6.4 (vllm#10517, non_torch_memory=0.35GiB, context included): here 0.37 (+0.02 GiB).
+# - L40S (142 SMs), vLLM 0.10.1 V0 (vllm#23230, OOM in the profile run a second after loading: 17.52 GiB in use,
+#   17.03 GiB allocated, 6.95 MiB reserved-unallocated): 0.48 GiB with the profile's first kernels; here 0.46.
 # - RTX 5090 (170 SMs), vLLM ~0.19, PyTorch 2.10 (vllm#40291, OOM in create_weights: 30.33 GiB in use, 29.39 GiB
 #   allocated, 309.08 MiB reserved-unallocated): 0.64 GiB; here 0.50 (-0.14 GiB, 0.44 % of its 31.35 GiB: Blackwell
 #   takes more than its stacks explain, not modelled).
