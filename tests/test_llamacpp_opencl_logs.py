@@ -104,3 +104,19 @@ def test_opencl_model_buffer_reserves_the_soa_slack():
     vulkan = dict(fx, backend="vulkan")
     assert _mib(now) == 1918.45 and _mib(then) == 1918.35
     assert _mib(base.backend_estimate(vulkan).engine_view["model_buffer_bytes"]["Vulkan0"]) == 1918.35
+
+
+def test_fit_dry_run_weighs_the_opencl_buffer_the_load_allocates():
+    """--fit's dry run (common_get_device_memory_data) loads with the backend's own tensor sizes: on OpenCL the
+    Adreno 830 log's 1918.45 MiB, not CUDA's row-padded sizes."""
+    from oomkit.engines.llamacpp import fit
+    from oomkit.engines.llamacpp.settings import LlamaCppSettings
+    from oomkit.memory import Device
+    from oomkit.model.resolve import resolve
+
+    path = next(p for p in FIXTURES if "llama-3.2-3b-q4_k_m-adreno-830" in p.name)
+    fx = json.loads(path.read_text())
+    spec = resolve(f'{fx["catalog_model"]}:{fx["weight_format"]}')
+    s = LlamaCppSettings(engine_version=fx["engine_version"], backend="opencl", n_ctx=512, n_parallel=1, fit=False)
+    rows = fit.dry_run(spec, (Device("OpenCL0", memory_bytes=12 << 30),), s)
+    assert _mib(rows[0].model) == 1918.45

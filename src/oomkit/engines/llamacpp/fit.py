@@ -40,7 +40,7 @@ from ...memory import Device
 from ...model.spec import ModelSpec
 from ...units import MiB
 from ..versions import Eras
-from .backends import cpu_repack, metal_devices
+from .backends import cpu_repack, metal_devices, opencl_buffers
 from .compute import compute_by_device
 from .kv import Cache, kv_caches, recurrent_bytes_by_layer, resolve_context
 from .mtp import mtp_context_on, mtp_dry_run
@@ -178,7 +178,7 @@ def dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -
     rs = recurrent_bytes_by_layer(spec, ctx, s)
     placement = place_layers(spec, devices, s)
     if devices:
-        weights = model_buffers(spec, devices, s, placement)
+        weights = opencl_buffers(spec, devices, s, placement, model_buffers(spec, devices, s, placement))
     else:
         unmapped = replace(s, mmap=False)
         weights, _ = cpu_repack(spec, devices, unmapped, model_buffers(spec, devices, unmapped, placement), placement)
