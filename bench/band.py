@@ -56,7 +56,7 @@ def llamacpp() -> dict[str, Any]:
         k["compute_worst"] = max(k["compute_worst"], m["compute_worst"])
     backends: dict[str, int] = {"cpu": sum(m["cases"] for m in models.values())}
     versions = []
-    for p in sorted((LOGS / "llamacpp").rglob("*.json")):
+    for p in sorted(LOGS.glob("llamacpp*/**/*.json")):  # every llama.cpp log set: backends, fit, multi-GPU ...
         fx = json.loads(p.read_text())
         backends[fx.get("backend") or "cuda"] = backends.get(fx.get("backend") or "cuda", 0) + 1
         versions.append(_llamacpp_build(str(fx.get("engine_version") or "")))
