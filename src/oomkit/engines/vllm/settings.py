@@ -91,6 +91,10 @@ ERAS = Eras({
     "runner_v2_dense": (0, 25, 0),
     "runner_v2_all": (0, 29, 0),
     "runner_v1_removed": (0, 34, 0),
+    # model runner V2 installs the weight offloader (v1/worker/gpu/model_runner.py load_model:
+    # set_offloader(create_offloader(...)), read in the 0.28.0 wheel; absent from 0.21.0-0.27.0, where only the V1
+    # runner sets it and --cpu-offload-gb is a silent no-op under V2: vllm#51396, PR #48468)
+    "runner_v2_offload": (0, 28, 0),
     # utils/mem_utils.py memory_profiling: non_kv_cache_memory = total_consumed (mem_get_info's drop since the
     # worker-init snapshot) + the transient peak headroom, so tensors a runner allocates after loading and before the
     # profile run count against the budget; before (0.26 read), weights + torch peak increase + non-torch increase

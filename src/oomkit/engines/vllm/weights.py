@@ -10,7 +10,7 @@ from ...quant.dtypes import FLOAT_BYTES
 from ...units import cdiv, round_up
 from .. import _tp
 from .config import DTYPE_ALIASES, Resolved, pp_partition
-from .settings import VllmSettings
+from .settings import ERAS, VllmSettings
 
 
 def _linear_weight(t: TensorSpec) -> bool:
@@ -199,7 +199,7 @@ def offloaded_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tuple
     (TheBuccaneer/vllm-offload-profiles): Llama-3.1-8B moves 29 layers and layer 29's qkv, o and gate_up (12.08
     GiB), oomkit 3,124,813,824 B left on the GPU where 2.91 GiB is printed; Qwen2.5-7B 27 layers and layer 27's
     qkv, o and gate_up (12.03 GiB), oomkit 2,324,190,208 B where 2.17 GiB is printed (-0.25 %)."""
-    if budget <= 0:
+    if budget <= 0 or offload_ignored(r):
         return 0
     plain = spec.weights.format.lower() in FLOAT_BYTES or spec.weights.format.lower() in DTYPE_ALIASES
     online_fp8 = (s.quantization or "").lower() in ("fp8", "ptpc_fp8", "fbgemm_fp8") and plain
@@ -219,6 +219,12 @@ def offloaded_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tuple
                 return moved
             moved += by_layer[layer][key]
     return moved
+
+
+def offload_ignored(r: Resolved) -> bool:
+    """Model runner V2 before 0.28 never installs an offloader (settings.ERAS runner_v2_offload): make_layers then
+    wraps the layers with the NoopOffloader (model_executor/offloader/base.py), so every weight stays on the GPU."""
+    return r.runner_v2 and not ERAS.reached(r.version, "runner_v2_offload")
 
 
 # GGUF tensor part -> (block, order in the block, vLLM parameter): the fused parameters vLLM registers
