@@ -190,8 +190,8 @@ def test_pre_mla_file_layout():
 def test_pipeline_parallel_line_against_the_quoted_log(path):
     """engine_view pipeline_parallel_line is the line llama.cpp prints when it runs pipeline-parallel; where the
     quoted log covers the lines between the output and the compute buffers, oomkit's line is in it (or it prints
-    none), except the MI50 build, which ran without events (GGML_CUDA_NO_PEER_COPY, a build option: see its
-    known_misses): there oomkit says it assumed the default build."""
+    none). The MI50 build printed none where the command meets every condition: its fixture gives
+    async_events=False (a build with GGML_CUDA_NO_PEER_COPY or GGML_BLAS), read off the missing line."""
     fx = load(path)
     quoted = fx["quoted"]
     if "output buffer size" not in quoted or "compute buffer size" not in quoted:
@@ -199,8 +199,25 @@ def test_pipeline_parallel_line_against_the_quoted_log(path):
     v = estimate(path).engine_view
     line = v["pipeline_parallel_line"]
     assert bool(line) == v["pipeline_parallel"]
-    if path.stem == "rocm-qwen2.5-32b-5x-mi50-32k":
-        assert line == "pipeline parallelism enabled (n_copies=4)" and line not in quoted
-        assert "GGML_CUDA_NO_PEER_COPY" in v["pipeline_parallel_note"]
-        return
     assert (line in quoted) if line else ("pipeline parallelism enabled" not in quoted)
+
+
+def test_async_events_off_keeps_one_copy_of_the_inputs():
+    """The MI50 log's command with the default build (async_events True): llama_init_from_model of b4873 runs
+    pipeline-parallel and keeps GGML_SCHED_MAX_COPIES = 4 copies of the inputs, which the note says rests on the
+    build; with async_events False (GGML_CUDA_NO_PEER_COPY, or GGML_BLAS's ACCEL device) one copy, as printed."""
+    path = next(p for p in FIXTURES if p.stem == "rocm-qwen2.5-32b-5x-mi50-32k")
+    fx = load(path)
+    _, _, s = parse_args(["-m", "x.gguf", *fx["args"]], program=fx["program"])
+    on = oomkit.estimate(fx["catalog_model"], "llama.cpp", quant=fx["weight_format"], devices=devices(fx),
+                         settings=s, find_max_context=False, engine_version=fx["engine_version"],
+                         backend=fx["backend"]).engine_view
+    off = estimate(path).engine_view
+    assert on["pipeline_parallel"] and on["n_copies"] == 4 and not off["pipeline_parallel"] and off["n_copies"] == 1
+    assert on["pipeline_parallel_line"] == "pipeline parallelism enabled (n_copies=4)"
+    assert "GGML_CUDA_NO_PEER_COPY" in on["pipeline_parallel_note"] and "GGML_BLAS" in on["pipeline_parallel_note"]
+    mib = lambda b: round(b / MiB, 2)  # noqa: E731
+    # the 4 copies: 3 more of the F32 KQ mask (64 MiB) and the token ids and positions on the host side
+    assert mib(on["compute_buffer_bytes"]["ROCm_Host"]) == 266.01
+    assert mib(off["compute_buffer_bytes"]["ROCm_Host"]) == 74.0 and fx["printed"]["compute_mib"]["ROCm_Host"] == 74.01
+    assert {mib(off["compute_buffer_bytes"][f"ROCm{i}"]) for i in range(5)} == {2664.0}

@@ -1169,9 +1169,16 @@ def pipeline_parallel(spec: ModelSpec, placement: Placement, devices: tuple[Devi
     """llama_context::llama_context (llama-context.cpp, since PR #6017): pipeline parallelism when the model
     spans more than one device, every layer and the output layer are offloaded, -sm layer, the KV cache is
     offloaded, no tensor is overridden (-ot, --cpu-moe, --n-cpu-moe, and the overrides --fit writes), and every
-    device supports async compute and events (RPC devices from RPC_EVENTS_BUILD)."""
+    device supports async compute and events (RPC devices from RPC_EVENTS_BUILD).
+
+    "Every device" is every backend of the context but the CPU: the model's devices and each ACCEL backend the
+    build registered ("add ACCEL backends (such as BLAS)", then the caps loop that skips only
+    GGML_BACKEND_DEVICE_TYPE_CPU; src/llama.cpp llama_init_from_model of b4873, llama-context.cpp to 2026-08 with
+    "TODO: should we ignore ACCEL types too?"). ggml-blas reports neither async nor events
+    (ggml_backend_blas_device_get_props), and ggml-cuda no events when built with GGML_CUDA_NO_PEER_COPY
+    (ggml_backend_cuda_device_get_props), so either build option turns it off: s.async_events."""
     build = build_number(s.engine_version)
-    if build < PIPELINE_PARALLEL_BUILD:
+    if build < PIPELINE_PARALLEL_BUILD or not s.async_events:
         return False
     if len(devices) < 2 or placement.n_gpu_layers <= spec.n_layers or s.split_mode != "layer" or s.no_kv_offload:
         return False

@@ -160,15 +160,18 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
 def _pipeline_parallel_view(on: bool, devices: tuple[Device, ...]) -> dict[str, str]:
     """The line llama.cpp prints when it runs pipeline-parallel (llama_init_from_model, later llama_context:
     "pipeline parallelism enabled (n_copies=%d)", after the output buffer and before the compute buffers), so a log
-    shows whether oomkit's assumption held. On CUDA / ROCm it rests on the build: ggml-cuda reports no events when
-    compiled with GGML_CUDA_NO_PEER_COPY (an option, OFF by default for CUDA and HIP alike: ggml/CMakeLists.txt,
-    ggml/src/ggml-hip/CMakeLists.txt), and such a build prints no line and keeps one copy of the inputs."""
+    shows whether oomkit's assumption held. It rests on the build (compute.pipeline_parallel): ggml-cuda reports no
+    events when compiled with GGML_CUDA_NO_PEER_COPY (an option, OFF by default for CUDA and HIP alike:
+    ggml/CMakeLists.txt, ggml/src/ggml-hip/CMakeLists.txt), and a BLAS backend compiled in (GGML_BLAS: an ACCEL
+    device in every context, which reports neither async compute nor events); such a build prints no line and keeps
+    one copy of the inputs (the async_events setting)."""
     if not on:
         return {"pipeline_parallel_line": "", "pipeline_parallel_note": ""}
     note = ""
     if any(d.id.startswith(("CUDA", "ROCm", "HIP")) for d in devices):
         note = (f"oomkit assumes pipeline parallelism ({SCHED_MAX_COPIES} copies of the graph inputs); a build with "
-                "-DGGML_CUDA_NO_PEER_COPY=ON reports no events, prints no such line and keeps one copy")
+                "-DGGML_CUDA_NO_PEER_COPY=ON or -DGGML_BLAS=ON reports no events, prints no such line and keeps one "
+                "copy (async_events=False)")
     return {"pipeline_parallel_line": f"pipeline parallelism enabled (n_copies={SCHED_MAX_COPIES})",
             "pipeline_parallel_note": note}
 
