@@ -44,7 +44,7 @@ from .profile import (
     runner_state_in_budget,
 )
 from .settings import VllmSettings, format_gib, gib_str
-from .weights import ep_rank_of, offloaded_bytes, weights_by_global_rank
+from .weights import ep_rank_of, offload_ignored, offloaded_bytes, weights_by_global_rank
 
 
 @dataclass(frozen=True)
@@ -205,6 +205,10 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> 
         raise OomkitError("vLLM needs a GPU: give --vram or --gpu (vLLM's CPU backend is not modelled)")
     r = resolve(spec, devices, s)
     warnings: list[str] = list(r.warnings)
+    if s.cpu_offload_gb and offload_ignored(r):
+        warnings.append(f"vLLM {version_str(r.version)} runs this model on model runner V2, which installs no weight "
+                        "offloader before 0.28 (vllm#51396): --cpu-offload-gb is ignored and every weight loads on "
+                        "the GPU; VLLM_USE_V2_MODEL_RUNNER=0 keeps the V1 runner, which offloads")
     ranks = _ranks(spec, s, r, _rank_devices(devices, r, warnings, s.nnodes))
     known = all(rk.device.memory_bytes is not None for rk in ranks)
     error: str | None = None
