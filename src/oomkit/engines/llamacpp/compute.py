@@ -1124,7 +1124,8 @@ def fa_f16_bytes(a: Attention, n_kv: int, T: int, ctx: Context) -> int:
     flash-attention output, each 128-byte aligned behind it (ggml_cuda_flash_attn_ext_get_f16_extra_data).
     ggml_cuda_get_best_fattn_kernel picks the MMA, WMMA or tile kernel, which read F16 and so convert any other
     type, for every batch of more than two tokens (the vector kernel, which reads quantized K and V itself and
-    converts only F32, takes batches of one or two): the worst-case graph's n_tokens = min(n_ctx, n_ubatch).
+    converts only F32, takes batches of one, and of two on Ada and newer; a -ub 2 on older cards is counted without
+    the copies): the worst-case graph's n_tokens = min(n_ctx, n_ubatch).
     Replayed on the CPU through llama.cpp's own scheduler and ggml-alloc with the fake devices sized this way
     (tests/test_llamacpp_split.py), it gives the 8 x RTX 3090 log's 1553 / 1617 / 1601 MiB to the MiB."""
     def pad(n: int) -> int:
