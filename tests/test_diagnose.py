@@ -631,3 +631,24 @@ def test_the_offload_flag_is_read_from_a_quoted_command():
                      "llama-3-70b-gh200-v0.5.2-offload70-pr6496.json").read_text())
     d = diagnose(fx["quoted"])
     assert (d.engine, d.engine_version, d.settings["cpu_offload_gb"]) == ("vllm", "0.5.2", 70.0)
+
+
+def test_offload_under_model_runner_v2_before_0_28_names_the_v1_runner():
+    """vLLM 0.21-0.27's model runner V2 installs no weight offloader (vllm#51396; set_offloader in its load_model
+    from 0.28, read in the wheels): a run that says 'Using V2 Model Runner' with --cpu-offload-gb had all its weights
+    on the GPU. Lines of a real 0.27.1 V2 start-up (qwen3-8b-4090-v0.27.1-runner-v2-warm, its banner read for the
+    version) up to the model load, then PyTorch's out-of-memory there, and the command with --cpu-offload-gb 8."""
+    fx = json.loads((Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" /
+                     "qwen3-8b-4090-v0.27.1-runner-v2-warm.json").read_text())
+    lines = fx["quoted"].splitlines()
+    assert diagnose(fx["quoted"]).engine_version == "0.27.1"
+    oom = ("(EngineCore pid=894) ERROR torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.16 GiB. GPU 0 "
+           "has a total capacity of 23.52 GiB of which 310.00 MiB is free.")
+    argv = ["vllm", "serve", "Qwen/Qwen3-8B", "--cpu-offload-gb", "8"]
+    d = diagnose("\n".join([*lines[:4], oom]), command=argv)
+    assert d.stage == "weights" and d.settings["vllm_runner"] == "V2"
+    assert d.fixes[0].env == (("VLLM_USE_V2_MODEL_RUNNER", "0"),) and "vLLM 0.27.1" in d.fixes[0].summary
+    assert d.fixes[0].command == "VLLM_USE_V2_MODEL_RUNNER=0 vllm serve Qwen/Qwen3-8B --cpu-offload-gb 8"
+    # the V1 runner offloads (no 'Using V2 Model Runner' line): no such fix
+    d = diagnose("\n".join([lines[0], lines[1], lines[3], oom]), command=argv)
+    assert not any(f.env == (("VLLM_USE_V2_MODEL_RUNNER", "0"),) for f in d.fixes)

@@ -58,6 +58,8 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
             computed += fn(d)
     if predict and d.stage == "kv_cache":
         computed += _by_estimate(d)
+    if runner == "vllm":
+        computed[:0] = _vllm_offload_ignored(d)
     computed += _next_tier(d, computed)
     if d.stage == "fragmentation":
         computed.insert(0, _fragmentation(d))
@@ -67,6 +69,24 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         computed += _torch_buffer_limit(d)
     canned = [Fix(summary=t) for t in sig.fixes if not _covered(t, computed) and _fits_stage(t, d)]
     return tuple(computed + canned[: max(0, 4 - len(computed))])
+
+
+def _vllm_offload_ignored(d: Diagnosis) -> list[Fix]:
+    """--cpu-offload-gb under model runner V2 before 0.28 (engines/vllm/weights.py offload_ignored: no offloader is
+    installed, vllm#51396): the weights the user meant to keep in host memory were all on the GPU."""
+    gb = d.settings.get("cpu_offload_gb")
+    if not gb or d.settings.get("vllm_runner") != "V2" or d.stage in ("not_oom", "host_ram"):
+        return []
+    printed = str(d.settings.get("vllm_version") or "")
+    m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", printed)
+    version = tuple(int(x or 0) for x in m.groups()) if m else None
+    if version and version >= (0, 28, 0):
+        return []
+    rel = f"vLLM {printed}" if version else "vLLM before 0.28"
+    return [Fix(summary=f"VLLM_USE_V2_MODEL_RUNNER=0 (keep --cpu-offload-gb {gb:g}): the log says 'Using V2 Model "
+                        f"Runner', which in {rel} installs no weight offloader (vllm#51396), so the {gb:g} GiB meant "
+                        "for host memory stayed on the GPU; the V1 runner offloads them",
+                env=(("VLLM_USE_V2_MODEL_RUNNER", "0"),))]
 
 
 def _fits_stage(text: str, d: Diagnosis) -> bool:

@@ -41,6 +41,11 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     # vLLM
     ("LLM engine (v", r"LLM engine \(v([0-9][\w.+-]{0,40})\)", "vllm_version", "str"),
     ("vLLM API server version", r"vLLM API server version ([0-9][\w.+-]{0,40})", "vllm_version", "str"),
+    # serve/utils/api_utils.py log_version_and_model (0.2x): the banner's "... ▀▄▀ █  version 0.27.1", or its
+    # plain form "vLLM server version 0.27.1, serving model ..."
+    ("vLLM server version", r"vLLM server version ([0-9][\w.+-]{0,40})", "vllm_version", "str"),
+    ("▀▄▀ █", r"▀▄▀ █(?:\x1b\[[0-9;]{0,12}m)?\s{1,8}version (?:\x1b\[[0-9;]{0,12}m)?([0-9][\w.+-]{0,40})",
+     "vllm_version", "str"),
     ("Initializing a V1 LLM engine", r"Initializing a (V1) LLM engine", "vllm_engine", "str"),
     # the source line of "Model loading took" (gpu_model_runner.py): it moves with each release (predict.py)
     ("Model loading took", r"gpu_model_runner\.py:([0-9]{1,6})\] Model loading took", "vllm_loading_line", "int"),
@@ -54,6 +59,8 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     # not the advice of V0's capture line ("set 'enforce_eager=True' or use '--enforce-eager'")
     ("enforce_eager=", r"(?<!')\benforce_eager=(\w{1,64})", "enforce_eager", "str"),
     ("gpu_memory_utilization=", r"\bgpu_memory_utilization=([0-9.]{1,24})", "gpu_memory_utilization", "float"),
+    # v1/worker/gpu_worker.py init_device (0.21+): the runner in use
+    ("Using V2 Model Runner", r"Using (V2) Model Runner", "vllm_runner", "str"),
     # the weights kept in host memory (V0's args: Namespace(... cpu_offload_gb=70.0 ...), or the flag quoted)
     ("cpu_offload_gb=", r"\bcpu_offload_gb=([0-9.]{1,24})", "cpu_offload_gb", "float"),
     ("--cpu-offload-gb", r"--cpu-offload-gb[ =]([0-9.]{1,24})", "cpu_offload_gb", "float"),
@@ -274,6 +281,7 @@ MARKERS: tuple[tuple[str, str], ...] = (
     ("Loading safetensors checkpoint shards", "weights"),
     ("Loading checkpoint shards", "weights"),
     ("Starting to load model", "weights"),
+    ("Loading model from scratch", "weights"),  # model runner V2 (v1/worker/gpu/model_runner.py load_model)
     ("Load weight begin", "weights"),
     ("load_tensors: loading model tensors", "weights"),
     ("Loading weights", "weights"),
