@@ -1,0 +1,67 @@
+"""Held-out start-up logs: public vLLM runs that no constant in oomkit was fitted on, run through the estimate as
+their commands give them, without tuning (tests/fixtures/engine_logs/vllm/, each with its URL).
+
+The generic checks of tests/test_vllm.py pick these fixtures up too (weights within 3 % per rank, available KV within
+3 % of the GPU, the refusal verdict); this file states, per log, what was measured against the printed figures, so a
+change that moves one of them shows here with the log's own numbers.
+
+| log | version | GPU | model | figure | printed | oomkit |
+|---|---|---|---|---|---|---|
+| vllm#27508 | 0.11.0 (inferred) | 1x H100 80GB HBM3 | gpt-oss-120b | available KV | 1.71 GiB | 3.06 GiB (+1.7 % of the GPU) |
+| | | | | KV for one 131,072-token request | 4.54 GiB | 4.54 GiB |
+| | | | | verdict | refused at the KV check | refused at the KV check |
+| kyuz0/amd-strix-halo-vllm-toolboxes#5 | 0.10.1-era | AMD Strix Halo (ROCm) | Qwen3-4B fp16 | weights | 7.6785 GiB | 7.502 GiB (-2.3 %) |
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from oomkit.engines.vllm import ENGINE
+from oomkit.units import GiB
+from tests.test_vllm import FIXTURES, LIMITS, load_case, predict
+
+HELD_OUT = (
+    "gpt-oss-120b-h100-v0.11-util095-mnbt1024-kv-refused-issue27508",
+    "qwen3-4b-fp16-amd-strix-halo-v0.10-weights-kyuz0pr5",
+)
+
+
+def case(stem: str):
+    c = load_case(FIXTURES / f"{stem}.json")
+    predict(c)
+    return c
+
+
+@pytest.mark.parametrize("stem", HELD_OUT)
+def test_every_checkable_figure_within_its_limit(stem):
+    c = case(stem)
+    assert c.errors, c.skip
+    bad = {fig: err for fig, err in c.errors.items() if abs(err) > LIMITS[fig]}
+    assert not bad, bad
+
+
+def test_gpt_oss_120b_on_one_h100_is_refused_at_the_kv_check():
+    # vllm#27508: --gpu-memory-utilization 0.95 --max-num-batched-tokens 1024 on an H100 (81,559 MiB); the log prints
+    # 1.71 GiB available and refuses: one 131,072-token request needs 4.54 GiB
+    c = case(HELD_OUT[0])
+    est = ENGINE.estimate(c.spec, c.devices, c.settings)
+    v = est.engine_view
+    printed = c.fx["printed"]
+    assert est.fits is False
+    assert v["error"].startswith("To serve at least one request with the models's max seq len (131072), (4.54 GiB KV "
+                                 "cache is needed, which is larger than the available KV cache memory (")
+    # the need is the model's alone (12 full layers x 131,072 tokens + 18 sliding ones at 128 + a block): exact to the
+    # printed 0.01 GiB
+    assert abs(v["kv_needed_one_request_bytes"]["CUDA0"] - printed["kv_needed_one_request_bytes"]) < 0.005 * GiB
+    # the budget: 1.71 GiB printed, 3.06 GiB here; +1.35 GiB is 1.7 % of the GPU (the limit is 3 %)
+    err = (v["available_kv_cache_bytes"]["CUDA0"] - printed["available_kv_cache_bytes"]) / c.devices[0].memory_bytes
+    assert 0 < err < LIMITS["available"], err
+
+
+def test_qwen3_4b_weights_on_rocm():
+    # kyuz0/amd-strix-halo-vllm-toolboxes#5: 'Model loading took 7.6785 GiB'; the bf16/fp16 parameters with tied
+    # embeddings give 7.50 GiB (-2.3 %); the rest (0.18 GiB) is not in the parameters and not explained here
+    c = case(HELD_OUT[1])
+    assert set(c.errors) == {"weights"}
+    assert -LIMITS["weights"] < c.errors["weights"] < 0
