@@ -24,7 +24,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from oomkit.engines.ollama.graph import gptoss_cpu_graph, qwen3_gpu_graph
+from oomkit.engines.ollama.graph import (
+    gptoss_cpu_graph,
+    qwen3_dense_graph_bytes,
+    qwen3_gpu_graph,
+    qwen3_gpu_graph_replayed,
+)
 from oomkit.model.resolve import resolve
 
 _spec = importlib.util.find_spec("llama_cpp")
@@ -55,6 +60,7 @@ class _Ggml:
                "ggml_view_4d": (P, P, P, I64, I64, I64, I64, C.c_size_t, C.c_size_t, C.c_size_t, C.c_size_t),
                "ggml_cont_3d": (P, P, P, I64, I64, I64), "ggml_permute": (P, P, P, INT, INT, INT, INT),
                "ggml_rope_ext": (P, P, P, P, P, INT, INT, INT, F, F, F, F, F, F), "ggml_cpy": (P, P, P, P),
+               "ggml_set_rows": (P, P, P, P, P), "ggml_set_input": (None, P), "ggml_scale": (P, P, P, F),
                "ggml_flash_attn_ext": (P, P, P, P, P, P, F, F, F), "ggml_flash_attn_ext_add_sinks": (None, P, P),
                "ggml_flash_attn_ext_set_prec": (None, P, INT), "ggml_soft_max": (P, P, P), "ggml_cast": (P, P, P, INT),
                "ggml_argsort": (P, P, P, INT), "ggml_swiglu_oai": (P, P, P, P, F, F), "ggml_swiglu_split": (P, P, P, P),
@@ -192,12 +198,17 @@ def test_before_the_mask_cast_the_graph_is_the_moe_rows():
 
 
 def qwen3_gpu_graph_bytes(T: int = 512, cells: int = 16384, n_layer: int = 64, E: int = 5120, H: int = 64,
-                          KV: int = 8, D: int = 128, FF: int = 25600, V: int = 151936, mask_input: bool = False) -> int:
+                          KV: int = 8, D: int = 128, FF: int = 25600, V: int = 151936, mask_input: bool = False,
+                          split_inputs: bool = False, set_rows: bool = False) -> int:
     """Ollama's qwen3 dense graph (model/models/qwen3 v0.12.4-v0.13.2, flash attention) with every block on one GPU:
     the token rows come from the CPU (token_embd stays there, ml/backend/ggml New InputWeights) and, with the f32
     mask (v0.12.7+) and the positions, are copied into the GPU's buffer by the scheduler (split inputs, allocated at
     the split's start: plain leaves here). mask_input: v0.12.4-v0.12.6, whose kvcache/causal.go buildMask returns
-    an F16 input of its own while reserving (ctx.Input().Empty(MaskDType, ...)), copied in as it is."""
+    an F16 input of its own while reserving (ctx.Input().Empty(MaskDType, ...)), copied in as it is.
+    split_inputs: the inputs flagged as the scheduler flags its split-input copies (ggml_backend_sched_split_graph:
+    ggml_set_input), so ggml-alloc places them before the first node (ggml_gallocr_alloc_graph_impl) and frees each
+    after its last reader. set_rows: v0.13.0+ (53985b3c4), kvcache/causal.go Put stores K and V with SetRows at the
+    batch's cell indices, an I32 input of T entries (c.curLoc) copied in beside the positions."""
     g = _Ggml()
     W, G = (g.init(_Params(n * C.sizeof(C.c_void_p) * 64, None, True)) for n in (400, 300000))
     w: dict = {}
@@ -210,10 +221,13 @@ def qwen3_gpu_graph_bytes(T: int = 512, cells: int = 16384, n_layer: int = 64, E
     ck, cv = g.new_tensor_3d(W, T_F16, D, KV, cells), g.new_tensor_3d(W, T_F16, D, KV, cells)
     x = g.new_tensor_2d(G, T_F32, E, T)
     pos, outs = g.new_tensor_1d(G, T_I32, T), g.new_tensor_1d(G, T_I32, 1)
-    if mask_input:
-        mask = g.new_tensor_2d(G, T_F16, cells, (T + 63) // 64 * 64)
-    else:
-        mask = g.cast(G, g.new_tensor_2d(G, T_F32, cells, (T + 63) // 64 * 64), T_F16)
+    locs = g.new_tensor_1d(G, T_I32, T) if set_rows else None
+    raw_mask = g.new_tensor_2d(G, T_F16 if mask_input else T_F32, cells, (T + 63) // 64 * 64)
+    if split_inputs:
+        for t in (x, pos, outs, raw_mask, locs):
+            if t is not None:
+                g.set_input(t)
+    mask = raw_mask if mask_input else g.cast(G, raw_mask, T_F16)
     gf = g.new_graph_custom(G, 65536, False)
     fwd = lambda *ts: [g.build_forward_expand(gf, t) for t in ts]  # noqa: E731
     for il in range(n_layer):
@@ -228,8 +242,12 @@ def qwen3_gpu_graph_bytes(T: int = 512, cells: int = 16384, n_layer: int = 64, E
         k = g.rope_ext(G, k, pos, None, D, 2, 131072, 1e6, 1., 0., 1., 32., 1.)
         fwd(q)
         fwd(k, v)
-        fwd(g.cpy(G, k, g.view_1d(G, ck, D * KV * T, 0)))
-        fwd(g.cpy(G, v, g.view_1d(G, cv, D * KV * T, 0)))
+        if set_rows:
+            for src, dst in ((k, ck), (v, cv)):
+                fwd(g.set_rows(G, g.reshape_2d(G, dst, D * KV, cells), g.reshape_2d(G, src, D * KV, T), locs))
+        else:
+            fwd(g.cpy(G, k, g.view_1d(G, ck, D * KV * T, 0)))
+            fwd(g.cpy(G, v, g.view_1d(G, cv, D * KV * T, 0)))
         kk = g.view_3d(G, ck, D, KV, cells, g.nb(ck, 1), g.nb(ck, 2), 0)
         vv = g.view_3d(G, cv, D, KV, cells, g.nb(cv, 1), g.nb(cv, 2), 0)
         o = g.flash_attn_ext(G, g.permute(G, q, 0, 2, 1, 3), g.permute(G, kk, 0, 2, 1, 3),
@@ -282,3 +300,43 @@ def test_qwen3_32b_graph_is_the_catalog_models():
     spec = resolve("qwen3:32b", "Q4_K_M")
     assert qwen3_gpu_graph(spec, 512, 16384) == qwen3_gpu_graph_bytes(mask_input=True) + 96 == 211814528
     assert qwen3_gpu_graph(resolve("qwen3:30b-a3b", "Q4_K_M"), 512, 16384) is None  # MoE: not this graph
+
+
+_ERAS = {"0.12.4-0.12.6": dict(mask_input=True), "0.12.7-0.12.11": dict(), "0.13.0-0.13.4": dict(set_rows=True)}
+_REPLAY_SHAPES = _SHAPES + [dict(cells=4096), dict(cells=24576), dict(cells=65536), dict(cells=81920),
+                            dict(T=100, cells=4096), dict(T=300, cells=20000, FF=17408, E=4096, H=32)]
+
+
+@pytest.mark.parametrize("era", list(_ERAS))
+@pytest.mark.parametrize("shape", _REPLAY_SHAPES, ids=[",".join(f"{k}={v}" for k, v in s.items()) or "qwen3-32b"
+                                                        for s in _REPLAY_SHAPES])
+def test_qwen3_graph_replay_is_ggml_alloc(era, shape):
+    """graph.py qwen3_dense_graph_bytes (ggml-alloc replayed in Python, galloc.py) against ggml_gallocr_reserve on
+    the graph built with ggml, in each era of the reserve: the F16 mask input (v0.12.4-v0.12.6), the f32 mask
+    cast in the graph (v0.12.7+), the cache written with SetRows at an I32 index input (v0.13.0+). From v0.12.7
+    the freed f32 mask leaves a hole the rows fill by best fit, so the growth over the F16-input graph is not
+    monotone in the cells (qwen3:32b's shapes, 512 tokens: +8, 0, +6, +22, +44, +26 MiB at 4096, 8192, 16384,
+    24576, 65536, 81920 cells)."""
+    a = dict(T=512, cells=16384, E=5120, H=64, KV=8, D=128, FF=25600)
+    a.update(shape)
+    kw = _ERAS[era]
+    got = qwen3_gpu_graph_bytes(n_layer=4, V=1000, **a, **kw)
+    assert qwen3_dense_graph_bytes(a["E"], a["H"], a["KV"], a["D"], a["FF"], 4, 1000, a["T"], a["cells"],
+                                   mask_cast=not kw.get("mask_input"), set_rows=kw.get("set_rows", False),
+                                   alignment=32) == got
+
+
+def test_qwen3_32b_replay_for_the_catalog_model():
+    """The catalog's qwen3:32b, 64 blocks, 16384 cells, 512 tokens, one output row: the replay at the CPU's
+    32 B alignment equals ggml-alloc on the 64-block graph in each era; at CUDA's 128 B it equals the v0.12.4-v0.12.6
+    closed form (qwen3_gpu_graph) and grows by the f32 mask's hole from v0.12.7 (208.0 MiB: 6 MiB more) and by the
+    cell index from v0.13.0 (2 KiB more)."""
+    spec = resolve("qwen3:32b", "Q4_K_M")
+    for kw, mask_cast, set_rows in ((dict(mask_input=True), False, False), (dict(), True, False),
+                                    (dict(set_rows=True), True, True)):
+        want = qwen3_gpu_graph_bytes(**kw)
+        assert qwen3_dense_graph_bytes(5120, 64, 8, 128, 25600, 64, 151936, 512, 16384, 1, mask_cast, set_rows,
+                                       alignment=32) == want
+    assert qwen3_gpu_graph_replayed(spec, 512, 16384, 1, False, False) == qwen3_gpu_graph(spec, 512, 16384)
+    assert qwen3_gpu_graph_replayed(spec, 512, 16384, 1, True, False) == qwen3_gpu_graph(spec, 512, 16384) + 6 * 2**20
+    assert qwen3_gpu_graph_replayed(spec, 512, 16384, 1, True, True) == qwen3_gpu_graph(spec, 512, 16384) + 6 * 2**20 + 2048

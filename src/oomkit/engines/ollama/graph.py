@@ -25,6 +25,7 @@ to ollama/ollama#13320's CPU "compute graph" 139.5 MiB (146276352 B) at 16128 / 
 from __future__ import annotations
 
 from ...model.spec import ModelSpec
+from .galloc import Graph, T, reserve, view
 
 MASK_BATCH_PAD = 64  # ggml.h GGML_KQ_MASK_PAD in the ggml Ollama vendors, v0.12.x-v0.13.4 (gone from v0.13.5)
 _GPT_OSS = ("gptoss", "gpt-oss")
@@ -145,3 +146,95 @@ def qwen3_gpu_graph(spec: ModelSpec, n_tokens: int, cells: int) -> int | None:
     at, T = layer.attention, n_tokens
     rows = 4 * T * (3 * layer.ffn.n_ff + 2 * spec.n_embd + at.n_heads * at.head_dim_v)
     return rows + 2 * cells * _pad(T, MASK_BATCH_PAD) + 4 * T + 128  # the output index: 4 B in a 128 B CUDA slot
+
+
+def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: int, n_ff: int, n_layer: int,
+                            n_vocab: int, n_tokens: int, cells: int, n_outputs: int = 1, mask_cast: bool = True,
+                            set_rows: bool = True, alignment: int = 128) -> int:
+    """ggml-alloc's buffer for Ollama's dense qwen3 graph with flash attention and every block on one GPU, replayed
+    node for node (galloc.py): model/models/qwen3 Forward, nn.Attention's Forward calls (query; key and value; the
+    cache writes), kvcache/causal.go Put and Get. The split inputs the scheduler copies in: the token rows (the
+    embeddings stay on the CPU), the positions, the cells the batch writes (set_rows: v0.13.0+, 53985b3c4, SetRows
+    with c.curLoc, an I32 input; before it ggml_cpy into a cache view), the mask (mask_cast: v0.12.7+, 1c093e97a,
+    an f32 input cast to F16 in the graph; before it an F16 input) and the output index.
+
+    From v0.12.7 the f32 mask (4 B a cell and padded token) is freed after its cast and leaves a hole under the
+    F16 mask that the blocks' rows fill by best fit as they fit; the peak follows no closed form (with qwen3:32b's
+    shapes at 512 tokens: +8, 0, +8, +6, +14, +22, +30 MiB over the v0.12.4-v0.12.6 form at 4096-32768 cells, not
+    monotone), hence the replay. Equal to ggml_gallocr_reserve on the same graph built with ggml
+    (tests/test_ollama_graph_ggml.py) at every shape tried."""
+    E, H, KV, D, FF, Tn = n_embd, n_head, n_head_kv, head_dim, n_ff, n_tokens
+    pad = _pad(Tn, MASK_BATCH_PAD)
+
+    def w(*shape: int) -> T:
+        return T("", nbytes=0, layout=("w", shape), external=True)
+
+    def f32(op: str, srcs: tuple, *shape: int) -> T:
+        n = 4
+        for d in shape:
+            n *= d
+        return T(op, srcs, n, ("f32", shape))
+
+    def inp(nbytes: int, *shape: int, kind: str = "f32") -> T:
+        return T("", nbytes=nbytes, layout=(kind, shape), is_input=True)
+
+    g = Graph()
+    ck, cv = w(D, KV, cells), w(D, KV, cells)
+    x = inp(4 * E * Tn, E, Tn)
+    pos = inp(4 * Tn, Tn, kind="i32")
+    outs = inp(4 * n_outputs, n_outputs, kind="i32")
+    locs = inp(4 * Tn, Tn, kind="i32") if set_rows else None
+    if mask_cast:
+        mask = T("cpy", (inp(4 * cells * pad, cells, pad),), 2 * cells * pad, ("f16", (cells, pad)))
+    else:
+        mask = inp(2 * cells * pad, cells, pad, kind="f16")
+    an, qn, kn, fn, on = w(E), w(D), w(D), w(E), w(E)
+    wq, wk, wv, wo = w(E, H * D), w(E, KV * D), w(E, KV * D), w(H * D, E)
+    wg, wu, wd, wout = w(E, FF), w(E, FF), w(FF, E), w(E, n_vocab)
+
+    def norm(t: T, weight: T, *shape: int) -> T:
+        return f32("mul", (f32("rms_norm", (t,), *shape), weight), *shape)
+
+    t = Tn
+    for il in range(n_layer):
+        res = x
+        n = norm(x, an, E, Tn)
+        q = view(f32("mul_mat", (wq, n), H * D, Tn))
+        k = view(f32("mul_mat", (wk, n), KV * D, Tn))
+        v = view(f32("mul_mat", (wv, n), KV * D, Tn))
+        q = f32("rope", (norm(q, qn, D, H, Tn), pos, None), D, H, Tn)
+        k = f32("rope", (norm(k, kn, D, KV, Tn), pos, None), D, KV, Tn)
+        g.expand(q)
+        g.expand(k, v)
+        for src, dst in ((k, ck), (v, cv)):
+            if set_rows:
+                g.expand(view(view(dst), view(src), locs))
+            else:
+                g.expand(view(view(dst), src))
+        o = f32("flash_attn_ext", (view(q), view(view(ck)), view(view(cv)), mask), D, H, Tn)
+        x = f32("mul_mat", (wo, view(o)), E, Tn)
+        if il == n_layer - 1:
+            t = n_outputs
+            x, res = f32("get_rows", (x, outs), E, t), f32("get_rows", (res, outs), E, t)
+        x = f32("add", (x, res), E, t)
+        res = x
+        n = norm(x, fn, E, t)
+        a = f32("glu", (f32("mul_mat", (wg, n), FF, t), f32("mul_mat", (wu, n), FF, t)), FF, t)
+        x = f32("add", (f32("mul_mat", (wd, a), E, t), res), E, t)
+    g.expand(f32("mul_mat", (wout, norm(x, on, E, t)), n_vocab, t))
+    return reserve(g, alignment)
+
+
+def qwen3_gpu_graph_replayed(spec: ModelSpec, n_tokens: int, cells: int, n_outputs: int, mask_cast: bool,
+                             set_rows: bool) -> int | None:
+    """qwen3_dense_graph_bytes for a dense qwen3 model (None for other models), 128 B aligned as the CUDA buffer
+    type places tensors; equal to qwen3_gpu_graph before v0.12.7."""
+    if spec.architecture not in _QWEN3_DENSE:
+        return None
+    layer = next((la for la in spec.layers if la.attention is not None), None)
+    if layer is None or layer.ffn.is_moe:
+        return None
+    at = layer.attention
+    return qwen3_dense_graph_bytes(spec.n_embd, at.n_heads, at.n_kv_heads, at.head_dim_v, layer.ffn.n_ff,
+                                   spec.n_trunk_layers, spec.n_vocab, n_tokens, cells, n_outputs, mask_cast,
+                                   set_rows)

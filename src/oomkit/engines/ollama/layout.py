@@ -18,7 +18,12 @@ from ..llamacpp.fit import params_fit
 from ..llamacpp.kv import Cache
 from ..versions import version_str
 from .cuda_pool import V_CUDA_POOL_IN_GRAPH, cuda_pool_bytes, sm_count
-from .graph import gptoss_cpu_graph, gptoss_vulkan_cpu_split, gptoss_vulkan_gpu_graph, qwen3_gpu_graph
+from .graph import (
+    gptoss_cpu_graph,
+    gptoss_vulkan_cpu_split,
+    gptoss_vulkan_gpu_graph,
+    qwen3_gpu_graph_replayed,
+)
 from .kv import CausalCache, causal_cache
 from .launch import Launch, resolve_launch
 from .memory import (
@@ -52,6 +57,7 @@ from .weights import GgufView, gguf_view, ollama_gguf, per_layer_weights
 V_GPTOSS_GRAPH = (0, 11, 5)  # model/models/gptoss/model.go's blocks as graph.py mirrors them (v0.11.0-4: others)
 V_MASK_IN_GRAPH = (0, 12, 7)  # 1c093e97a: the reserve mask cast in the graph again (an F16 input from v0.8.0)
 V_MASK_PAD_LAST = (0, 13, 4)  # the last release whose vendored ggml pads the mask batch to 64
+V_SET_ROWS = (0, 13, 0)  # 53985b3c4: kvcache/causal.go Put writes the cache with SetRows at an I32 cell index input
 FIT_TARGET = 1024 * MiB  # llama.cpp --fit default margin per device (common/fit.cpp); Ollama leaves it unless mmproj
 # Architectures Ollama ships with a vision projector it adds to its estimate (projector.weights/graph)
 _VISION_ARCHS = {"gemma3", "mistral3", "llama4", "mllama", "qwen25vl", "qwen2vl", "qwen3vl", "qwen3vlmoe", "gemma4"}
@@ -264,7 +270,7 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         phases = compute_phases(spec, ctx, _engine_caches(kv_caches(spec, ctx, False), cache),
                                 n_outputs=num_parallel)
         graph = max(phases.attention, phases.output)
-        own = _own_graph(spec, launch, cache, gpus)
+        own = _own_graph(spec, launch, cache, gpus, num_parallel)
         if own is not None:
             graph = own
         # With layers left on the CPU the scheduler offloads their ops to the GPU (op_offload, _add_input_layer)
@@ -311,14 +317,19 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
     return _era_a_result(g, launch, gpus, num_parallel, num_gpu, _projector(spec, v))
 
 
-def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[OGpu]) -> int | None:
+def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[OGpu], num_parallel: int = 1
+               ) -> int | None:
     """The Ollama engine's own graph (graph.py) where it is mirrored: gpt-oss with flash attention, the whole
     graph on the CPU (no GPU), v0.11.5-v0.13.4 (the block code of v0.11.5-v0.13.2 and the 64-row mask padding);
-    dense qwen3 with flash attention on a GPU, v0.12.4-v0.12.6 (the reserve mask an F16 input); None elsewhere
-    (the llama.cpp graph with Ollama's output rows and cells stands in)."""
-    if gpus and launch.flash_attention and V_CUDA_POOL_IN_GRAPH <= launch.version < V_MASK_IN_GRAPH:
-        return qwen3_gpu_graph(spec, min(launch.num_batch, launch.num_ctx), max(cache.cells_by_layer.values(),
-                                                                                  default=0))
+    dense qwen3 with flash attention on a GPU, v0.12.4-v0.13.4 (model/models/qwen3 alike but for its RoPE
+    helper; the reserve mask an F16 input before v0.12.7, an f32 input cast in the graph after; the cache
+    written with SetRows from v0.13.0), replayed through ggml-alloc; None elsewhere (the llama.cpp graph with
+    Ollama's output rows and cells stands in)."""
+    if gpus and launch.flash_attention and V_CUDA_POOL_IN_GRAPH <= launch.version <= V_MASK_PAD_LAST:
+        return qwen3_gpu_graph_replayed(spec, min(launch.num_batch, launch.num_ctx),
+                                        max(cache.cells_by_layer.values(), default=0), num_parallel,
+                                        mask_cast=launch.version >= V_MASK_IN_GRAPH,
+                                        set_rows=launch.version >= V_SET_ROWS)
     if gpus or not launch.flash_attention or not (V_GPTOSS_GRAPH <= launch.version <= V_MASK_PAD_LAST):
         return None
     cells = cache.cells_by_layer
