@@ -19,12 +19,18 @@ OPTIONS = {"--gpu": True, "--vram": True, "--nodes": True, "--reserve": True, "-
            "--limit": True, "--ram": True, "--also": True}
 
 
-def devices(opts: dict[str, Any]) -> tuple[Device, ...]:
-    """The GPUs of one machine (planned, detected, or the reference card, said so on stderr) times --nodes."""
+def devices(opts: dict[str, Any], notes: list[str] | None = None) -> tuple[Device, ...]:
+    """The GPUs of one machine (planned, detected, or the reference card, said so on stderr) times --nodes.
+    With `notes`, the reference-card note is appended there for the caller to print once the command has
+    succeeded: printed here it would stand before a later one-line error, making that error two lines."""
     target = hardware_target(opts.get("--vram"), opts.get("--gpu"))
     if target.kind == "reference":
-        print(f"oomkit: no GPU found on this machine: planning for the reference card, {target.reference} "
-              "(give --gpu NAME or --vram SIZE)", file=sys.stderr)
+        note = (f"oomkit: no GPU found on this machine: planning for the reference card, {target.reference} "
+                "(give --gpu NAME or --vram SIZE)")
+        if notes is None:
+            print(note, file=sys.stderr)
+        else:
+            notes.append(note)
     nodes = _positive(opts, "--nodes", 1)
     devs = target.devices
     for d in devs:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from ..errors import OomkitError
 from ..plan.fit import fit
 from ..report import plan as report
@@ -48,7 +50,10 @@ def run(argv: list[str]) -> int:
                           "model.gguf -c 32768")
     if model is not None or engine_args:
         raise OomkitError(f"unexpected argument before --: {(model or engine_args[0])!r}")
-    result = fit(command, _plan_args.devices(opts), _plan_args.goals(opts), env=engine_env(opts.get("--env")),
+    notes: list[str] = []  # said once the fit stands, so that a bad input's error stays one line
+    result = fit(command, _plan_args.devices(opts, notes), _plan_args.goals(opts), env=engine_env(opts.get("--env")),
                  engine_version=opts.get("--engine-version"))
+    for note in notes:
+        print(note, file=sys.stderr)
     print(report.to_json(result) if opts.get("--json") else report.fit_text(result))
     return 0 if result.fits else 1

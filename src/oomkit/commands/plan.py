@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from ..errors import OomkitError
 from ..plan.search import plan
@@ -60,11 +61,13 @@ def run(argv: list[str]) -> int:
         return _all(argv)
     req = parse_model_request(argv, extra_options={**_plan_args.OPTIONS, **{k: v for k, v in OPTIONS.items()
                                                                              if k not in _plan_args.OPTIONS}})
-    devices = _plan_args.devices(req.opts)
+    notes: list[str] = []  # said once the plan stands, so that a bad input's error stays one line
+    devices = _plan_args.devices(req.opts, notes)
     goals = _plan_args.goals(req.opts)
     limit = _plan_args.limit(req.opts)
     result = plan(req.model, req.engine, devices=devices, goals=goals, settings=req.settings, quant=req.quant,
                   limit=limit, also=tuple(req.opts.get("--also") or ()))
+    _say(notes)
     if req.opts.get("--json"):
         print(report.to_json(result))
     elif req.opts.get("--markdown"):
@@ -85,11 +88,18 @@ def _all(argv: list[str]) -> int:
         raise OomkitError("--all plans every catalog model: give no MODEL or engine flags")
     goals = _plan_args.goals(opts)
     rows = [r for r in catalog.entries() if r["family"] != "embedding"]
+    notes: list[str] = []
     found = survey(sorted(rows, key=lambda r: -(r.get("params") or 0)), opts.get("--engine", "llama.cpp"),
-                   _plan_args.devices(opts), goals)
+                   _plan_args.devices(opts, notes), goals)
+    _say(notes)
     fitting = [f for f in found if f.option is not None]
     if opts.get("--json"):
         print(json.dumps({"models": [f.to_dict() for f in found]}, indent=2))
     else:
         print(report.survey_text(fitting, len(found)))
     return 0 if fitting else 1
+
+
+def _say(notes: list[str]) -> None:
+    for note in notes:
+        print(note, file=sys.stderr)

@@ -1,0 +1,34 @@
+"""Bad input found by fuzzing the CLI (mutated engine commands, config.json fields, GGUF headers, logs and flags):
+each case is a class of crash that was fixed, held to the promise of DESIGN.md: exit 2 with one line on stderr,
+naming the bad value, never a traceback (or a valid answer, in time)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.hardware_fakes import oomkit_env, run_oomkit
+
+
+def one_line_error(r, *words: str) -> None:
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("oomkit: error: "), r.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# plan / fit on a machine without a GPU: the reference-card note was printed before the options and the model
+# were read, so a bad value's error came out as a second line after it.
+
+@pytest.mark.parametrize("args, words", [
+    (("plan", "qwen3:8b", "--min-ctx", "-1"), ("--min-ctx", "'-1'")),
+    (("plan", "qwen3:8b", "--headroom", "1,024"), ("--headroom", "'1,024'")),
+    (("plan", "Qwen/Qwen3-8B:Q9_K"), ("Q9_K",)),
+    (("plan", "--all", "--concurrency", "NaN"), ("--concurrency", "'NaN'")),
+    (("fit", "--reserve", "NaN", "--", "llama-server", "-m", "qwen3:8b"), ("--reserve", "'NaN'")),
+])
+def test_plan_and_fit_errors_stay_one_line_without_a_gpu(tmp_path, args, words):
+    env = oomkit_env(tmp_path)
+    env["HF_HUB_OFFLINE"] = "1"
+    one_line_error(run_oomkit(*args, env=env), *words)
