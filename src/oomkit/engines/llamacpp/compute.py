@@ -14,7 +14,7 @@ from . import compute_graphs, galloc
 from .backend_names import infer_backend
 from .kv import Cache, Context, attention_layers
 from .settings import ERAS, LlamaCppSettings, build_number, speculative_n_max
-from .weights import Placement
+from .weights import Placement, gpu_alloc_size, loaded_tensors
 
 
 def output_buffer_bytes(spec: ModelSpec, ctx: Context, s: LlamaCppSettings) -> int:
@@ -1219,6 +1219,40 @@ def vulkan_chunked_scores(spec: ModelSpec, caches: list[Cache], placement: Place
     return small
 
 
+# ggml_backend_sched_backend_id_from_cur (ggml/src/ggml-backend.cpp, "1.off", op_offload on unless
+# --no-op-offload, PR #13386): an op whose weight sits in a host buffer of the CPU backend runs on the first device
+# whose offload_op wants it, and the scheduler copies the weight into that device's compute buffer as a split input.
+# CUDA / ROCm, Vulkan and SYCL want every op of at least GGML_OP_OFFLOAD_MIN_BATCH (32) rows (get_op_batch_size:
+# ne[1] of a MUL_MAT); RPC and OpenCL have no offload_op, Metal only takes matrix products (not modelled here).
+OP_OFFLOAD_BACKENDS = frozenset({"cuda", "rocm", "vulkan", "sycl"})
+OP_OFFLOAD_MIN_BATCH = 32
+
+
+def output_offload_device(ctx: Context, placement: Placement, devices: tuple[Device, ...],
+                          s: LlamaCppSettings) -> int | None:
+    """The device that computes the logits of an output layer left on the CPU (-ngl up to n_layer before PR
+    #18148, -ngl 0 after): the first local device, when the worst-case graph's output rows reach the offload batch.
+    llama.cpp's tools/fit-params/README.md (b6895, RTX 4090, Qwen3-30B-A3B F16, -ngl 48): CUDA0 compute 898 MiB =
+    the F16 output weight's copy (593.5) + the logits (296.75) + the rest, the Host's 12 the graph inputs."""
+    if placement.output_device >= 0 or not devices or s.backend == "cpu":
+        return None
+    if infer_backend(devices, s.backend).name not in OP_OFFLOAD_BACKENDS:
+        return None
+    if reserved_outputs(ctx, s) < OP_OFFLOAD_MIN_BATCH:
+        return None
+    return next((i for i, d in enumerate(devices) if not d.id.startswith("RPC")), None)
+
+
+def output_weight_copy(spec: ModelSpec, device: Device, s: LlamaCppSettings) -> int:
+    """The bytes the copy of the output weight (the token embeddings when tied) takes on the device: ggml-alloc
+    sizes it by the device buffer type's get_alloc_size (ggml-cuda pads a quantized tensor's last row)."""
+    by_name = {t.name: t for t in loaded_tensors(spec, s)}
+    t = by_name.get("output.weight") or by_name.get("token_embd.weight")
+    if t is None:
+        return 0
+    return gpu_alloc_size(t) if infer_backend((device,), s.backend).name in ("cuda", "rocm") else t.nbytes
+
+
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                       devices: tuple[Device, ...], s: LlamaCppSettings) -> dict[int, int]:
     """Per backend (-1 = the CPU side): a device that runs layers needs the layer workspace, the one that
@@ -1255,6 +1289,10 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         if d == placement.output_device:
             need = max(need, ph[d].output)
         out[d] = need
+    off = output_offload_device(ctx, placement, devices, s)
+    if off is not None:  # the logits run on device `off`, beside a copy of the output weight
+        out[-1] = ph[-1].attention - (0 if -1 in attending else masks) if -1 in placement.layer_device else 0
+        out[off] = max(out.get(off, 0), ph.get(off, p_dev).output + output_weight_copy(spec, devices[off], s))
     out[-1] = max(out.get(-1, 0), p.inputs)
     if not ctx.flash_attn and ctx.build >= VK_CHUNKS_BUILD and infer_backend(devices, s.backend).name == "vulkan":
         for d in out:

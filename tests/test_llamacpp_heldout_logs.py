@@ -1,0 +1,104 @@
+"""llama.cpp runs held out from the rules' making: public start-up logs of common single-GPU setups
+(tests/fixtures/engine_logs/llamacpp_heldout/, each with its source), read through oomkit with the log's own
+flags, build and free memory, nothing tuned. Model, KV and output buffers must equal the printed figures (to the
+0.01 MiB of a buffer line, or to the truncated MiB of a memory-breakdown table); compute buffers within 10%. A
+figure oomkit misses stays a strict xfail with its measured error (the fixture's known_miss)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import oomkit
+from oomkit.engines.llamacpp.args import parse_args
+from oomkit.memory import Device
+
+MiB = 1 << 20
+FIXTURES = sorted((Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp_heldout").glob("*.json"))
+CHECKS = ("model", "kv", "output", "compute", "fit")
+
+
+def held_out_estimate(fx):
+    """The log's run as oomkit reads it: its flags, its build, its device's free memory."""
+    _, _, settings = parse_args(fx["argv"], fx.get("program", "llama-server"))
+    devices = tuple(Device(id=f"CUDA{i}", name=fx["gpus"][0]["name"], memory_bytes=t * MiB, free_bytes=f * MiB)
+                    for i, (f, t) in enumerate(zip(fx["free_mib"], fx["total_mib"], strict=True)))
+    return oomkit.estimate(fx["catalog_model"], "llama.cpp", quant=fx["weight_format"], devices=devices,
+                           settings=settings, find_max_context=False, engine_version=fx["engine_version"])
+
+
+def _host(by_name: dict[str, int]) -> int:
+    return sum(b for name, b in by_name.items() if not name.startswith("CUDA") or name.endswith("_Host"))
+
+
+def _pick(by_name: dict[str, int], dev: str) -> int:
+    return _host(by_name) if dev == "Host" else by_name.get(dev, 0)
+
+
+def figures(fx, v) -> dict[str, dict[str, float]]:
+    """oomkit's figures in the log's units, keyed as the fixture's printed block is: `breakdown` (the memory
+    breakdown table: MiB truncated, per device and Host) or `buffers` (the buffer lines, 0.01 MiB)."""
+    if "breakdown" in fx["printed"]:
+        ctx = {**v["kv_buffer_bytes"]}
+        for name, b in (v.get("rs_buffer_bytes") or {}).items():
+            ctx[name] = ctx.get(name, 0) + b
+        rows = {}
+        for dev in fx["printed"]["breakdown"]:
+            rows[dev] = {"model": _pick(v["model_buffer_bytes"], dev) // MiB, "context": _pick(ctx, dev) // MiB,
+                         "compute": _pick(v["compute_buffer_bytes"], dev) / MiB}
+        return rows
+    mib = lambda by: {k: round(b / MiB, 2) for k, b in by.items()}  # noqa: E731
+    return {"model": mib(v["model_buffer_bytes"]), "kv": mib(v["kv_buffer_bytes"]),
+            "output": round(v["output_buffer_bytes"] / MiB, 2), "compute": mib(v["compute_buffer_bytes"])}
+
+
+def check(fx, what: str) -> None:
+    e = held_out_estimate(fx)
+    got, p = figures(fx, e.engine_view), fx["printed"]
+    if "breakdown" in p:
+        for dev, row in p["breakdown"].items():
+            if what == "model":
+                assert got[dev]["model"] == row["model"], (dev, got[dev], row)
+            elif what == "kv":
+                assert got[dev]["context"] == row["context"], (dev, got[dev], row)
+            elif what == "compute" and row["compute"]:
+                assert 0.9 <= got[dev]["compute"] / row["compute"] <= 1.1, (dev, got[dev], row)
+        return
+    b = p["buffers"]
+    if what == "model":
+        assert {k: x for k, x in got["model"].items() if x} == b["model_mib"]
+    elif what == "kv":
+        assert got["kv"] == b["kv_mib"]
+    elif what == "output":
+        assert got["output"] == b["output_mib"]
+    elif what == "compute":
+        assert set(got["compute"]) == set(b["compute_mib"])
+        for dev, printed in b["compute_mib"].items():
+            assert 0.9 <= got["compute"][dev] / printed <= 1.1, (dev, got["compute"][dev], printed)
+    elif what == "fit":
+        f = p["fit"]
+        assert e.settings["n_ctx"] == f["n_ctx"], (e.settings["n_ctx"], f)
+
+
+def _params():
+    out = []
+    for path in FIXTURES:
+        fx = json.loads(path.read_text())
+        for what in fx["checks"]:
+            miss = fx.get("known_miss", {}).get(what)
+            marks = [pytest.mark.xfail(strict=True, reason=miss)] if miss else []
+            out.append(pytest.param(path, what, marks=marks, id=f"{path.stem}-{what}"))
+    return out
+
+
+@pytest.mark.parametrize(("path", "what"), _params())
+def test_held_out_log(path, what):
+    check(json.loads(path.read_text()), what)
+
+
+def test_held_out_logs_are_cited_and_checked():
+    assert len(FIXTURES) >= 1
+    for path in FIXTURES:
+        fx = json.loads(path.read_text())
+        assert fx["source"].startswith("https://github.com/") and fx["quoted"]
+        assert set(fx["checks"]) <= set(CHECKS) and set(fx.get("known_miss", {})) <= set(fx["checks"])
