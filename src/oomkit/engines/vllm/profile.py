@@ -212,12 +212,21 @@ def vllm_cutlass_fp4_moe(spec: ModelSpec, s: VllmSettings) -> bool:
         "nvfp4" in t.dtype.lower() and "_exps" in t.name for t in spec.weights.tensors)
 
 
+# The release whose install carries triton_kernels. 0.10.2 and 0.11.0 pick the Triton MXFP4 MoE on Hopper only
+# when the package imports (quantization/mxfp4.py get_mxfp4_backend: has_triton_kernels()), and neither wheel
+# depends on it: "users have to install triton_kernels manually" (vllm#27370, 2025-10-22; its pip requirement was
+# reverted by #27659 because PyPI refuses URL dependencies), a pip-installed 0.11.0 cannot import it (vllm#26582),
+# and #28788 (2025-11-15) vendors it as vllm/third_party/triton_kernels, loaded from there by a 0.11.1 build
+# (stepfun-ai/Step3-VL-10B#10). Without it those releases fall back to Marlin.
+TRITON_KERNELS_FROM = (0, 11, 1)
+
+
 def triton_mxfp4_moe(spec: ModelSpec, r: Resolved) -> bool:
-    """MXFP4 experts on Hopper from 0.10.2 run through triton_kernels' matmul_ogs (fused_moe/oracle/mxfp4.py),
-    which keeps no fused-MoE workspace beside the sampler: the profiled peak of gpt-oss-20b is the sampler's alone
-    (2.87 GiB at TP1 and TP2, llm-d v0.19.0 H100 logs)."""
+    """MXFP4 experts on Hopper run through triton_kernels' matmul_ogs (fused_moe/oracle/mxfp4.py) from the release
+    that ships triton_kernels (TRITON_KERNELS_FROM), which keeps no fused-MoE workspace beside the sampler: the
+    profiled peak of gpt-oss-20b is the sampler's alone (2.87 GiB at TP1 and TP2, llm-d v0.19.0 H100 logs)."""
     cc = r.cc or (9, 0)
-    return cc[0] == 9 and r.version >= (0, 10, 2) and any(
+    return cc[0] == 9 and r.version >= TRITON_KERNELS_FROM and any(
         t.dtype.lower() == "mxfp4" and "_exps" in t.name for t in spec.weights.tensors)
 
 
