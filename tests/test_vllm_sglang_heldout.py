@@ -12,9 +12,9 @@ change that moves one of them shows here with the log's own numbers.
 | | | | | verdict | refused at the KV check | refused at the KV check |
 | kyuz0/amd-strix-halo-vllm-toolboxes#5 | 0.10.1-era | AMD Strix Halo (ROCm) | Qwen3-4B fp16 | weights | 7.6785 GiB | 7.502 GiB (-2.3 %) |
 
-The fix vllm#27508 led to (engines/vllm/profile.py TRITON_KERNELS_FROM): the 0.10.2 and 0.11.0 wheels do not ship
+The fix vllm#27508 led to (engines/vllm/profile.py TRITON_KERNELS_FROM): the 0.10.2-0.11.x wheels do not ship
 triton_kernels, so gpt-oss's MXFP4 experts on Hopper take Marlin's padded layout there (65.89 GiB for gpt-oss-120b,
-as 0.10.1's 65.9651 in vllm#23278) and its fused-MoE workspace, not the Triton layout of 0.11.1+ (64.55 GiB, 64.38
+as 0.10.1's 65.9651 in vllm#23278) and its fused-MoE workspace, not the Triton layout of 0.12.0+ (64.55 GiB, 64.38
 printed by 0.14.1 in vllm#33155). No constant was refitted: the rule moves the release bound of an existing path.
 """
 
@@ -62,11 +62,11 @@ def test_gpt_oss_120b_on_one_h100_is_refused_at_the_kv_check():
     # printed 0.01 GiB
     assert abs(v["kv_needed_one_request_bytes"]["CUDA0"] - printed["kv_needed_one_request_bytes"]) < 0.005 * GiB
     # the budget: 1.71 GiB printed, 1.65 GiB here (-0.07 % of the GPU). Marlin's layout: the 0.11.0 wheel ships no
-    # triton_kernels (profile.py TRITON_KERNELS_FROM); with the Triton layout of 0.11.1+ it would be 3.06 GiB (+1.7 %)
+    # triton_kernels (profile.py TRITON_KERNELS_FROM); with the Triton layout of 0.12.0+ it would be 3.06 GiB (+1.7 %)
     err = (v["available_kv_cache_bytes"]["CUDA0"] - printed["available_kv_cache_bytes"]) / c.devices[0].memory_bytes
     assert abs(err) < 0.002, err
     assert abs(v["model_loading_bytes"]["CUDA0"] / GiB - 65.9651) / 65.9651 < 0.002  # 0.10.1's Marlin load, vllm#23278
-    newer = ENGINE.estimate(c.spec, c.devices, replace(c.settings, engine_version="0.11.1")).engine_view
+    newer = ENGINE.estimate(c.spec, c.devices, replace(c.settings, engine_version="0.12.0")).engine_view
     assert newer["model_loading_bytes"]["CUDA0"] < v["model_loading_bytes"]["CUDA0"] - GiB  # Triton's layout
 
 

@@ -212,13 +212,15 @@ def vllm_cutlass_fp4_moe(spec: ModelSpec, s: VllmSettings) -> bool:
         "nvfp4" in t.dtype.lower() and "_exps" in t.name for t in spec.weights.tensors)
 
 
-# The release whose install carries triton_kernels. 0.10.2 and 0.11.0 pick the Triton MXFP4 MoE on Hopper only
-# when the package imports (quantization/mxfp4.py get_mxfp4_backend: has_triton_kernels()), and neither wheel
-# depends on it: "users have to install triton_kernels manually" (vllm#27370, 2025-10-22; its pip requirement was
-# reverted by #27659 because PyPI refuses URL dependencies), a pip-installed 0.11.0 cannot import it (vllm#26582),
-# and #28788 (2025-11-15) vendors it as vllm/third_party/triton_kernels, loaded from there by a 0.11.1 build
-# (stepfun-ai/Step3-VL-10B#10). Without it those releases fall back to Marlin.
-TRITON_KERNELS_FROM = (0, 11, 1)
+# The first release whose install carries triton_kernels. From 0.10.2 the Triton MXFP4 MoE is vLLM's pick on Hopper
+# only when that package imports (quantization/mxfp4.py get_mxfp4_backend: has_triton_kernels()), else Marlin; no
+# wheel depended on it: "users have to install triton_kernels manually" (vllm#27370, 2025-10-22, whose pip
+# requirement #27659 reverted because PyPI refuses URL dependencies), a pip-installed 0.11.0 cannot import it
+# (vllm#26582). #28788 vendors it as vllm/third_party/triton_kernels; approved on 2025-11-18, the day 0.11.1 was
+# released (0.11.2 was that branch's patch), so 0.12.0 is the first release with it (a later-built "0.11.1" from
+# 2025-12-09 loads it from there, stepfun-ai/Step3-VL-10B#10). An install with triton_kernels added by hand takes
+# the Triton path earlier; not modelled.
+TRITON_KERNELS_FROM = (0, 12, 0)
 
 
 def triton_mxfp4_moe(spec: ModelSpec, r: Resolved) -> bool:

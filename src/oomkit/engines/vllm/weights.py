@@ -152,7 +152,7 @@ def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, to_fp8: bool) -> int:
 def _mxfp4_expert_bytes(t: TensorSpec, r: Resolved) -> int:
     """MXFP4 MoE experts (gpt-oss) as vLLM lays them out for its kernel (quantization/mxfp4.py,
     fused_moe/oracle/mxfp4.py mxfp4_round_up_hidden_size_and_intermediate_size): Marlin (before Hopper, and on
-    Hopper without triton_kernels: before 0.10.2, and in the 0.10.2-0.11.0 wheels, which do not ship it,
+    Hopper without triton_kernels: before 0.10.2, and in the 0.10.2-0.11.x wheels, which do not ship it,
     profile.py TRITON_KERNELS_FROM) pads the intermediate size to 128 and the hidden size to 256;
     the Triton kernels on Hopper store each matrix with its reduction dimension padded to 256 (fitted: gpt-oss-120b
     64.38 GiB on v0.14.1, vllm#33155); FlashInfer on Blackwell pads both to 256."""
