@@ -29,6 +29,8 @@ from oomkit.engines.ollama.graph import (
     qwen3_dense_graph_bytes,
     qwen3_gpu_graph,
     qwen3_gpu_graph_replayed,
+    qwen25vl_reserve_grid,
+    qwen25vl_vision_graph_bytes,
 )
 from oomkit.model.resolve import resolve
 
@@ -61,6 +63,9 @@ class _Ggml:
                "ggml_cont_3d": (P, P, P, I64, I64, I64), "ggml_permute": (P, P, P, INT, INT, INT, INT),
                "ggml_rope_ext": (P, P, P, P, P, INT, INT, INT, F, F, F, F, F, F), "ggml_cpy": (P, P, P, P),
                "ggml_set_rows": (P, P, P, P, P), "ggml_set_input": (None, P), "ggml_scale": (P, P, P, F),
+               "ggml_conv_2d": (P, P, P, P, INT, INT, INT, INT, INT, INT), "ggml_gelu": (P, P, P), "ggml_cont": (P, P, P),
+               "ggml_new_tensor_4d": (P, P, INT, I64, I64, I64, I64),
+               "ggml_rope_multi": (P, P, P, P, P, INT, C.POINTER(C.c_int), INT, INT, F, F, F, F, F, F),
                "ggml_flash_attn_ext": (P, P, P, P, P, P, F, F, F), "ggml_flash_attn_ext_add_sinks": (None, P, P),
                "ggml_flash_attn_ext_set_prec": (None, P, INT), "ggml_soft_max": (P, P, P), "ggml_cast": (P, P, P, INT),
                "ggml_argsort": (P, P, P, INT), "ggml_swiglu_oai": (P, P, P, P, F, F), "ggml_swiglu_split": (P, P, P, P),
@@ -340,3 +345,86 @@ def test_qwen3_32b_replay_for_the_catalog_model():
     assert qwen3_gpu_graph_replayed(spec, 512, 16384, 1, False, False) == qwen3_gpu_graph(spec, 512, 16384)
     assert qwen3_gpu_graph_replayed(spec, 512, 16384, 1, True, False) == qwen3_gpu_graph(spec, 512, 16384) + 6 * 2**20
     assert qwen3_gpu_graph_replayed(spec, 512, 16384, 1, True, True) == qwen3_gpu_graph(spec, 512, 16384) + 6 * 2**20 + 2048
+
+
+def qwen25vl_vision_bytes(gh: int, gw: int, E: int = 1280, H: int = 16, FF: int = 3420, OUT: int = 2048,
+                          n_layer: int = 32, full: tuple = (7, 15, 23, 31), gpu: bool = False) -> int:
+    """Ollama's Qwen2.5-VL vision encoder (model/models/qwen25vl/model_vision.go v0.13.4+, 971d62595) on one image of
+    gh x gw patches, built with ggml as its Go code builds it: PatchEmbedding (the pixel rows reshaped, permuted and
+    made contiguous, the two temporal halves copied out and convolved with ggml_conv_2d, added), the window order
+    (argsort + get_rows on 4-patch rows), per block RMSNorm, q/k/v with biases, the vision RoPE (ggml_rope_multi,
+    mode 24, four sections of head_dim / 4), q and k permuted, v permuted and copied, kq = k x q scaled, plus the
+    mask on the window blocks, softmaxed, kqv permuted back and copied, the output, the residual, RMSNorm, the
+    SwiGLU MLP with biases; then the merger (RMSNorm, 4 patches a row, GELU between two linears) and get_rows back
+    in order. The inputs (pixels, window index, positions, mask: ctx.Input()) are in a buffer of their own on the
+    CPU; gpu: leaves in the compute buffer, as the scheduler copies them into a GPU's."""
+    g = _Ggml()
+    n, D = gh * gw, E // H
+    W, IN, G = (g.init(_Params(k * C.sizeof(C.c_void_p) * 64, None, True)) for k in (4000, 400, 200000))
+    w: dict = {}
+
+    def wt(name, typ, *shape):
+        if name not in w:
+            w[name] = (g.new_tensor_1d, g.new_tensor_2d, g.new_tensor_3d, g.new_tensor_4d)[len(shape) - 1](W, typ, *shape)
+        return w[name]
+
+    def lin(name, x, i, o):
+        return g.add(G, g.mul_mat(G, wt(name, T_F16, i, o), x), wt(name + "b", T_F32, o))
+
+    ctx_in = G if gpu else IN
+    pix, widx = g.new_tensor_2d(ctx_in, T_F32, 1176, n), g.new_tensor_1d(ctx_in, T_I32, n // 4)
+    pos, mask = g.new_tensor_1d(ctx_in, T_I32, 4 * n), g.new_tensor_2d(ctx_in, T_F32, n, n)
+    sections = (C.c_int * 4)(D // 4, D // 4, D // 4, D // 4)
+    gf = g.new_graph_custom(G, 65536, False)
+    pv = g.cont(G, g.permute(G, g.reshape_4d(G, pix, 196, 2, 3, n), 1, 0, 2, 3))
+    convs = []
+    for i, off in enumerate((0, g.nb(pv, 0))):
+        half = g.view_4d(G, pv, 1, g.ne(pv, 1), g.ne(pv, 2), g.ne(pv, 3), g.nb(pv, 1), g.nb(pv, 2), g.nb(pv, 3), off)
+        half = g.reshape_4d(G, g.cont(G, half), 14, 14, 3, n)
+        convs.append(g.conv_2d(G, wt(f"patch_embd_{i}", T_F16, 14, 14, 3, E), half, 14, 14, 0, 0, 1, 1))
+    h = g.reshape_2d(G, g.reshape_2d(G, g.add(G, convs[0], convs[1]), E, n), E * 4, n // 4)
+    h = g.reshape_2d(G, g.get_rows(G, h, g.argsort(G, widx, 0)), E, n)
+    for il in range(n_layer):
+        res = h
+        x = g.mul(G, g.rms_norm(G, h, 1e-6), wt("ln1", T_F32, E))
+        q, k, v = (g.reshape_3d(G, lin(name, x, E, E), D, H, n) for name in ("q", "k", "v"))
+        q = g.permute(G, g.rope_multi(G, q, pos, None, D // 2, sections, 24, 0, 10000., 1., 0., 1., 0., 0.), 0, 2, 1, 3)
+        k = g.permute(G, g.rope_multi(G, k, pos, None, D // 2, sections, 24, 0, 10000., 1., 0., 1., 0., 0.), 0, 2, 1, 3)
+        v = g.cont(G, g.permute(G, v, 1, 2, 0, 3))
+        kq = g.scale(G, g.mul_mat(G, k, q), D ** -0.5)
+        if il not in full:
+            kq = g.add(G, kq, mask)
+        kqv = g.mul_mat(G, v, g.soft_max(G, kq))
+        a = g.reshape_2d(G, g.cont(G, g.permute(G, kqv, 0, 2, 1, 3)), E, n)
+        h = g.add(G, lin("o", a, E, E), res)
+        res = h
+        x = g.mul(G, g.rms_norm(G, h, 1e-6), wt("ln2", T_F32, E))
+        x = g.swiglu_split(G, lin("gate", x, E, FF), lin("up", x, E, FF))
+        h = g.add(G, lin("down", x, FF, E), res)
+    x = g.reshape_2d(G, g.mul(G, g.rms_norm(G, h, 1e-6), wt("lnq", T_F32, E)), E * 4, n // 4)
+    x = g.get_rows(G, lin("mlp2", g.gelu(G, lin("mlp0", x, E * 4, E * 4)), E * 4, OUT), widx)
+    buft = g.backend_cpu_buffer_type()
+    assert all(g.backend_alloc_ctx_tensors_from_buft(ctx, buft) for ctx in ((W,) if gpu else (W, IN)))
+    g.build_forward_expand(gf, x)
+    return _reserved_bytes(g, gf, buft, (W, IN, G))
+
+
+def test_qwen25vl_reserve_image_grid():
+    """process_image.go SmartResize of the 2048 x 2048 reserve image: 28 x 28 x 1280 pixels (v0.7.0-v0.13.3) give
+    980 x 980 (70 x 70 patches); 2 << 20 (v0.13.4+, 971d62595 "qwen25vl: bump max pixels") 1428 x 1428 (102 x 102),
+    2.12x the patches and 4.5x the n^2 attention scores."""
+    assert qwen25vl_reserve_grid(28 * 28 * 1280) == (70, 70)
+    assert qwen25vl_reserve_grid(2 << 20) == (102, 102)
+
+
+@pytest.mark.parametrize("gh,gw,n_layer", [(102, 102, 32), (70, 70, 9), (20, 20, 9), (36, 52, 4), (8, 12, 3)])
+@pytest.mark.parametrize("gpu", [False, True], ids=["cpu", "gpu-inputs"])
+def test_qwen25vl_vision_replay_is_ggml_alloc(gh, gw, n_layer, gpu):
+    """graph.py qwen25vl_vision_graph_bytes (the replay) against ggml_gallocr_reserve on the encoder built with
+    ggml. qwen2.5vl:3b's reserve (102 x 102 patches, 16 heads): 7,193,918,656 B = 6.70 GiB on the CPU (the scores
+    6.45 GiB + five 1280-wide rows), 7.15 GiB with the inputs in the buffer (the 10404^2 f32 mask, 413 MiB)."""
+    want = qwen25vl_vision_bytes(gh, gw, n_layer=n_layer, gpu=gpu)
+    assert qwen25vl_vision_graph_bytes(gh, gw, 1280, 16, 3420, 2048, n_layer, (7, 15, 23, 31), gpu,
+                                       alignment=32) == want
+    if (gh, n_layer, gpu) == (102, 32, False):
+        assert want == 7193918656

@@ -238,3 +238,95 @@ def qwen3_gpu_graph_replayed(spec: ModelSpec, n_tokens: int, cells: int, n_outpu
     return qwen3_dense_graph_bytes(spec.n_embd, at.n_heads, at.n_kv_heads, at.head_dim_v, layer.ffn.n_ff,
                                    spec.n_trunk_layers, spec.n_vocab, n_tokens, cells, n_outputs, mask_cast,
                                    set_rows)
+
+
+def qwen25vl_vision_graph_bytes(grid_h: int, grid_w: int, hidden: int, n_head: int, n_ff: int, out_hidden: int,
+                                n_layer: int, full_layers: tuple[int, ...], on_gpu: bool,
+                                alignment: int = 128) -> int:
+    """ggml-alloc's buffer for Ollama's own Qwen2.5-VL vision encoder on one image of grid_h x grid_w patches
+    (model/models/qwen25vl/model_vision.go v0.13.4+, 971d62595; 14 x 14 patches of 2 frames x 3 channels and F16
+    patch kernels, as every Qwen2.5-VL GGUF has them), replayed node for node (galloc.py): the two
+    temporal patch convolutions (ggml_conv_2d: im2col in the kernel's F16, the matmul, the permuted copy), the
+    window order (argsort + get_rows), per block RMSNorm, q/k/v with biases, the vision RoPE, the attention by hand
+    (kq = k x q in F32 for every head, scaled, plus the block-diagonal mask on the window blocks, softmaxed in
+    place), the output, the SwiGLU MLP, then the merger and the rows back in order. The encoder's inputs (the
+    pixels, the window index, the positions, the n x n f32 mask) are ctx.Input() tensors in buffers of their own
+    on the CPU; on a GPU the scheduler copies them into its buffer.
+
+    The peak is the first window block's scores: 4 B x patches^2 x heads, above the mask copy and the rows
+    (ollama/ollama#13687: a 2048 x 2048 image resized to 1428 x 1428, 102 x 102 patches, 16 heads:
+    6.45 GiB of scores). Equal to ggml_gallocr_reserve on the graph built with ggml
+    (tests/test_ollama_graph_ggml.py) on the CPU and with the inputs in the buffer."""
+    E, H, n = hidden, n_head, grid_h * grid_w
+    D = E // H
+    g = Graph()
+
+    def w(*shape: int) -> T:
+        return T("", layout=("w", shape), external=True)
+
+    def t(op: str, srcs: tuple, nbytes_per: int, *shape: int) -> T:
+        nb = nbytes_per
+        for d in shape:
+            nb *= d
+        return T(op, srcs, nb, (nbytes_per, shape))
+
+    def inp(size: int, *shape: int) -> T:
+        return T("", nbytes=size, layout=("in", shape), is_input=on_gpu, external=not on_gpu)
+
+    def lin(x: T, i: int, o: int, cols: int) -> T:
+        return t("add", (t("mul_mat", (w(i, o), x), 4, o, cols), w(o)), 4, o, cols)
+
+    def norm(x: T, cols: int) -> T:
+        return t("mul", (t("rms_norm", (x,), 4, E, cols), w(E)), 4, E, cols)
+
+    pix = inp(4 * 1176 * n, 1176, n)
+    widx = inp(4 * (n // 4), n // 4)
+    pos = inp(4 * 4 * n, 4 * n)
+    mask = inp(4 * n * n, n, n)
+    pv = t("cont", (view(view(pix)),), 4, 2, 196, 3, n)
+    convs = []
+    for _ in range(2):  # the two temporal halves
+        x = view(t("cont", (view(pv),), 4, 1, 196, 3, n))
+        col = t("im2col", (w(14, 14, 3, E), x), 2, 588, 1, 1, n)
+        mm = t("mul_mat", (view(col), view(w(14, 14, 3, E))), 4, n, E)
+        convs.append(t("cont", (view(view(mm)),), 4, 1, 1, E, n))
+    h = view(t("add", (convs[0], convs[1]), 4, 1, 1, E, n))
+    h = view(t("get_rows", (view(h), t("argsort", (widx,), 4, n // 4)), 4, 4 * E, n // 4))
+    for il in range(n_layer):
+        res = h
+        x = norm(h, n)
+        q, k, v = (view(lin(x, E, E, n)) for _ in range(3))
+        q = view(t("rope", (q, pos, None), 4, D, H, n))
+        k = view(t("rope", (k, pos, None), 4, D, H, n))
+        v = t("cont", (view(v),), 4, n, D, H)
+        kq = t("scale", (t("mul_mat", (k, q), 4, n, n, H),), 4, n, n, H)
+        if il not in full_layers:
+            kq = t("add", (kq, mask), 4, n, n, H)
+        kq = t("soft_max", (kq, None, None), 4, n, n, H)
+        a = view(t("cont", (view(t("mul_mat", (v, kq), 4, D, n, H)),), 4, D, H, n))
+        h = t("add", (lin(a, E, E, n), res), 4, E, n)
+        res = h
+        x = norm(h, n)
+        x = t("glu", (lin(x, E, n_ff, n), lin(x, E, n_ff, n)), 4, n_ff, n)
+        h = t("add", (lin(x, n_ff, E, n), res), 4, E, n)
+    x = view(norm(h, n))
+    x = lin(t("unary", (lin(x, 4 * E, 4 * E, n // 4),), 4, 4 * E, n // 4), 4 * E, out_hidden, n // 4)
+    g.expand(t("get_rows", (x, widx), 4, out_hidden, n // 4))
+    return reserve(g, alignment)
+
+
+QWEN25VL_MAX_PIXELS = 2 << 20  # process_image.go newImageProcessor vision.max_pixels default from v0.13.4 (28 x 28 x 1280 before)
+RESERVE_IMAGE = 2048  # runner/ollamarunner reserveWorstCaseGraph: a 2048 x 2048 image (v0.7.0+)
+
+
+def qwen25vl_reserve_grid(max_pixels: int, patch: int = 14, merge: int = 2, side: int = RESERVE_IMAGE
+                          ) -> tuple[int, int]:
+    """Patches (rows, columns) of the reserve image after process_image.go SmartResize: sides rounded to
+    patch x merge, scaled down by sqrt(pixels / max_pixels) and floored to that factor when over max_pixels
+    (2048 x 2048 -> 1428 x 1428 at 2 << 20, 980 x 980 at 28 x 28 x 1280)."""
+    factor = patch * merge
+    h = w = round(side / factor) * factor
+    if h * w > max_pixels:
+        beta = (side * side / max_pixels) ** 0.5
+        h = w = int(side / beta / factor) * factor
+    return h // patch, w // patch

@@ -38,7 +38,7 @@ from .memory import (
     layout_era_c,
     predict_server_vram,
 )
-from .projector import Projector
+from .projector import Projector, own_vision_graph
 from .projector import projector as vision_projector
 from .settings import (
     V_BACKEND_LIBRARY_NAMES,
@@ -57,6 +57,7 @@ from .weights import GgufView, gguf_view, ollama_gguf, per_layer_weights
 V_GPTOSS_GRAPH = (0, 11, 5)  # model/models/gptoss/model.go's blocks as graph.py mirrors them (v0.11.0-4: others)
 V_MASK_IN_GRAPH = (0, 12, 7)  # 1c093e97a: the reserve mask cast in the graph again (an F16 input from v0.8.0)
 V_MASK_PAD_LAST = (0, 13, 4)  # the last release whose vendored ggml pads the mask batch to 64
+V_QWEN25VL_OWN_VISION = (0, 13, 4)  # 971d62595: 2 MP images, the encoder rewritten (graph.py replays it)
 V_SET_ROWS = (0, 13, 0)  # 53985b3c4: kvcache/causal.go Put writes the cache with SetRows at an I32 cell index input
 FIT_TARGET = 1024 * MiB  # llama.cpp --fit default margin per device (common/fit.cpp); Ollama leaves it unless mmproj
 # Architectures Ollama ships with a vision projector it adds to its estimate (projector.weights/graph)
@@ -284,15 +285,20 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         vk = _vulkan_gptoss(spec, launch, cache, gpus, partial, graph)
         if vk is not None:
             partial, graph = vk
+        cpu_graph = graph
         if proj is not None:
             # runner/ollamarunner multimodal.go getTensor: the vision encoder's graph for a 2048 x 2048 image is
             # reserved on the same scheduler (computeCtx.Reserve) before the text batch, and ggml-alloc keeps the
-            # larger buffer; VisionGraphSize (fs/ggml) is Ollama's own size for that graph
-            graph, partial = max(graph, proj.graph), max(partial, proj.graph)
+            # larger buffer; VisionGraphSize (fs/ggml) stands in for that graph, Ollama's own Qwen2.5-VL encoder
+            # is replayed from v0.13.4 (its inputs copied into a GPU's buffer, in buffers of their own on the CPU)
+            own_gpu = own_vision_graph(spec, True) if v >= V_QWEN25VL_OWN_VISION else None
+            vis_gpu = proj.graph if own_gpu is None else own_gpu
+            vis_cpu = proj.graph if own_gpu is None else own_vision_graph(spec, False) or 0
+            graph, partial, cpu_graph = max(graph, vis_gpu), max(partial, vis_gpu), max(graph, vis_cpu)
         # a CUDA GPU's graph also holds its backend's scratch pool (v0.12.4+, cuda_pool.py); the CPU's does not
         pool = _cuda_pool(spec, launch, gpus, cache)
         lay = layout_era_c(layer_w, layer_c, gpus, partial + pool, graph + pool, launch.gpu_overhead, num_gpu)
-        _add_input_layer(lay, g, launch.num_batch, graph, _cpu_split(spec, launch, lay, gpus, g.block_count))
+        _add_input_layer(lay, g, launch.num_batch, cpu_graph, _cpu_split(spec, launch, lay, gpus, g.block_count))
         out = _era_c_result(lay, gpus, g, measured=True)
         if launch.era == "B":
             # the scheduler still sizes the load with llm/memory.go (server/sched.go PredictServerFit) and logs

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model.spec import ModelSpec
+from .graph import QWEN25VL_MAX_PIXELS, qwen25vl_reserve_grid, qwen25vl_vision_graph_bytes
 
 # VisionGraphSize's architectures and the vision_config families they come from
 _GRAPH_ARCHS = {"gemma3": "gemma3", "mistral3": "mistral3", "qwen25vl": "qwen25vl", "qwen2_5_vl": "qwen25vl",
@@ -119,3 +120,20 @@ def _vector_params(family: str, vc: Mapping[str, Any]) -> int | None:
         # RMSNorms only (attention_norm, ffn_norm per layer; ln_pre), no biases
         return layers * 2 * h + h
     return None
+
+
+def own_vision_graph(spec: ModelSpec, on_gpu: bool) -> int | None:
+    """The Ollama engine's own reserve of its Qwen2.5-VL encoder (v0.13.4+, graph.py qwen25vl_vision_graph_bytes
+    on the 2048 x 2048 reserve image at the 2 << 20 pixel default), on the GPU (the inputs copied into its buffer)
+    or on the CPU; None for other models. Before v0.13.4 (1 MP, rotate-half RoPE) VisionGraphSize stands in."""
+    towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
+    cfg = _catalog_config(spec) if towers else None
+    vc = cfg.get("vision_config") if cfg else None
+    if not isinstance(vc, Mapping) or _GRAPH_ARCHS.get(str(cfg.get("model_type", ""))) != "qwen25vl":
+        return None
+    patch, merge = int(vc.get("patch_size", 14)), int(vc.get("spatial_merge_size", 2))
+    gh, gw = qwen25vl_reserve_grid(QWEN25VL_MAX_PIXELS, patch, merge)
+    full = tuple(int(i) for i in vc.get("fullatt_block_indexes", (7, 15, 23, 31)))
+    return qwen25vl_vision_graph_bytes(gh, gw, int(vc["hidden_size"]), int(vc.get("num_heads", 16)),
+                                       int(vc["intermediate_size"]), int(vc["out_hidden_size"]), int(vc["depth"]),
+                                       full, on_gpu, alignment=128 if on_gpu else 32)  # CUDA's, the CPU's TENSOR_ALIGNMENT
