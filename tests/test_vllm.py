@@ -749,6 +749,12 @@ FIXTURE_KNOWN_MISSES = {
                      "unchunked at 40960 3.55 GiB (-0.36 %), at 32768 2.84 GiB (+0.53 %), chunked at 8192 still +3.21 %; "
                      "so a setting in the cut part of the command (--max-num-batched-tokens, --enable-chunked-prefill "
                      "false or --max-model-len), which the stored thread does not show"},
+    "qwen3-coder-30b-a3b-8xa5000-tp8-ep-v0.10-util085-issue22177": {
+        "available": "-4.8 % of the GPU (11.07 vs 12.22 GiB; held out, tests/test_vllm_sglang_heldout.py): the profile's "
+                     "sampler pass is taken on PyTorch's sort path (about 1.2 GiB for 256 x 151,936 logits). With "
+                     "FlashInfer's top-k/top-p sampler, which 0.10's TopKTopPSampler takes when FlashInfer is installed "
+                     "and VLLM_USE_FLASHINFER_SAMPLER is unset, the budget is 12.24 GiB (534,928 tokens against 534,064 "
+                     "printed). The thread does not show whether FlashInfer was installed"},
     "qwen3-8b-4090-v0.27.1-runner-v2-cold-compile": {
         "available": "+3.5 % of the GPU (5.76 GiB vs 4.92 GiB): the profile run peaks at 1.18 GiB during a cold "
                      "torch.compile, 0.19 GiB with the compile cache warm (the -warm fixture: -0.6 %); whether the cache "

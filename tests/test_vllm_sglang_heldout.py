@@ -11,6 +11,9 @@ change that moves one of them shows here with the log's own numbers.
 | | | | | KV for one 131,072-token request | 4.54 GiB | 4.54 GiB |
 | | | | | verdict | refused at the KV check | refused at the KV check |
 | kyuz0/amd-strix-halo-vllm-toolboxes#5 | 0.10.1-era | AMD Strix Halo (ROCm) | Qwen3-4B fp16 | weights | 7.6785 GiB | 7.502 GiB (-2.3 %) |
+| vllm#22177 | 0.10.0 (inferred) | 8x RTX A5000, TP8 + EP | Qwen3-Coder-30B-A3B | available KV | 12.22 GiB | 11.05 GiB (-4.9 %): strict xfail |
+| | | | | tokens (from the printed budget) | 534,064 | 533,888 (-0.03 %) |
+| | | | | verdict | starts | starts |
 
 The fix vllm#27508 led to (engines/vllm/profile.py TRITON_KERNELS_FROM): the 0.10.2-0.11.x wheels do not ship
 triton_kernels, so gpt-oss's MXFP4 experts on Hopper take Marlin's padded layout there (65.89 GiB for gpt-oss-120b,
@@ -24,7 +27,9 @@ from dataclasses import replace
 
 import pytest
 
-from oomkit.engines.vllm import ENGINE
+from oomkit.engines.vllm import ENGINE, VllmSettings
+from oomkit.hardware.catalog import with_facts
+from oomkit.memory import Device
 from oomkit.units import GiB
 from tests.test_vllm import FIXTURES, LIMITS, load_case, predict
 
@@ -32,6 +37,7 @@ HELD_OUT = (
     "gpt-oss-120b-h100-v0.11-util095-mnbt1024-kv-refused-issue27508",
     "qwen3-4b-fp16-amd-strix-halo-v0.10-weights-kyuz0pr5",
 )
+A5000 = "qwen3-coder-30b-a3b-8xa5000-tp8-ep-v0.10-util085-issue22177"
 
 
 def case(stem: str):
@@ -76,3 +82,44 @@ def test_qwen3_4b_weights_on_rocm():
     c = case(HELD_OUT[1])
     assert set(c.errors) == {"weights"}
     assert -LIMITS["weights"] < c.errors["weights"] < 0
+
+
+def _a5000(**kw):
+    # the command as run: TP8 with expert parallelism, 0.85, the model's 262,144 tokens; nvidia-smi's 24,564 MiB
+    c = load_case(FIXTURES / f"{A5000}.json")
+    devices = tuple(with_facts(Device(f"CUDA{i}", "NVIDIA RTX A5000", 24564 * 2**20)) for i in range(8))
+    s = VllmSettings(engine_version="0.10.0", tensor_parallel_size=8, enable_expert_parallel=True,
+                     gpu_memory_utilization=0.85, **kw)
+    return c, ENGINE.estimate(c.spec, devices, s)
+
+
+def test_qwen3_coder_on_8_a5000_starts_and_its_tokens_follow_the_budget():
+    c, est = _a5000()
+    assert est.fits is True and "error" not in est.engine_view
+    printed = c.fx["printed"]
+    # 24,576 B per token per rank (48 layers x 1 replicated KV head x 128 x K,V x 2 B): the printed budget holds the
+    # printed count to the block
+    assert est.kv_bytes_per_token == 48 * 128 * 2 * 2 * 8
+    tokens = printed["available_kv_cache_bytes"] // (16 * 48 * 128 * 2 * 2) * 16
+    assert abs(tokens - printed["kv_cache_tokens"]) / printed["kv_cache_tokens"] < 0.001
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "-4.9 % of the GPU (11.05 vs 12.22 GiB): the profile's sampler pass is taken on PyTorch's sort path, about 1.2 "
+    "GiB for 256 x 151,936 logits. 0.10's TopKTopPSampler takes FlashInfer's top-k/top-p kernels instead when "
+    "FlashInfer is installed and VLLM_USE_FLASHINFER_SAMPLER is unset; with them the budget is 12.223 GiB and "
+    "534,032 tokens (534,064 printed). Whether FlashInfer was installed is not in the thread, so it is not assumed"))
+def test_qwen3_coder_on_8_a5000_kv_budget():
+    c, est = _a5000()
+    err = (est.engine_view["available_kv_cache_bytes"]["CUDA0"] - c.fx["printed"]["available_kv_cache_bytes"]) / (
+        24564 * 2**20)
+    assert abs(err) < LIMITS["available"], f"{err:+.2%} of the GPU"
+
+
+def test_qwen3_coder_on_8_a5000_with_flashinfers_sampler():
+    # the alternative the strict xfail above names, measured: FlashInfer's sampler gives the printed figures
+    c, est = _a5000(use_flashinfer_sampler=True)
+    v, printed = est.engine_view, c.fx["printed"]
+    assert abs(v["available_kv_cache_bytes"]["CUDA0"] - printed["available_kv_cache_bytes"]) < 0.01 * GiB
+    assert abs(v["kv_cache_tokens"] - printed["kv_cache_tokens"]) / printed["kv_cache_tokens"] < 0.001
+    assert v["max_concurrency"] == printed["max_concurrency"]
