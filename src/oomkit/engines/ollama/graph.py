@@ -20,9 +20,15 @@ num_tensors=315 = 24 x 13 + 3), flash attention on, the whole graph on one CPU b
 
 Derived by building this graph node for node with the ggml of the pinned llama-cpp-python binding and sizing it
 with ggml_gallocr_reserve (tests/test_ollama_graph_ggml.py), equal to the byte at every (tokens, cells) tried, and
-to ollama/ollama#13320's CPU "compute graph" 139.5 MiB (146276352 B) at 16128 / 4608 cells and 512 tokens."""
+to ollama/ollama#13320's CPU "compute graph" 139.5 MiB (146276352 B) at 16128 / 4608 cells and 512 tokens.
+
+Where best fit into freed holes leaves no closed form, the graph is replayed through ggml-alloc (galloc.py):
+dense qwen3 on a GPU from v0.12.7 (the freed f32 reserve mask) and the Qwen2.5-VL vision encoder from v0.13.4;
+each replay is held to ggml_gallocr_reserve on the same graph built with ggml, shape for shape."""
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 from ...model.spec import ModelSpec
 from .galloc import Graph, T, reserve, view
@@ -148,6 +154,7 @@ def qwen3_gpu_graph(spec: ModelSpec, n_tokens: int, cells: int) -> int | None:
     return rows + 2 * cells * _pad(T, MASK_BATCH_PAD) + 4 * T + 128  # the output index: 4 B in a 128 B CUDA slot
 
 
+@lru_cache(maxsize=256)  # a pure replay of a few thousand nodes, asked again for the same shapes while planning
 def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: int, n_ff: int, n_layer: int,
                             n_vocab: int, n_tokens: int, cells: int, n_outputs: int = 1, mask_cast: bool = True,
                             set_rows: bool = True, alignment: int = 128) -> int:
@@ -240,6 +247,7 @@ def qwen3_gpu_graph_replayed(spec: ModelSpec, n_tokens: int, cells: int, n_outpu
                                    set_rows)
 
 
+@lru_cache(maxsize=64)
 def qwen25vl_vision_graph_bytes(grid_h: int, grid_w: int, hidden: int, n_head: int, n_ff: int, out_hidden: int,
                                 n_layer: int, full_layers: tuple[int, ...], on_gpu: bool,
                                 alignment: int = 128) -> int:
