@@ -14,6 +14,7 @@ change that moves one of them shows here with the log's own numbers.
 | vllm#22177 | 0.10.0 (inferred) | 8x RTX A5000, TP8 + EP | Qwen3-Coder-30B-A3B | available KV | 12.22 GiB | 11.05 GiB (-4.9 %): strict xfail |
 | | | | | tokens (from the printed budget) | 534,064 | 533,888 (-0.03 %) |
 | | | | | verdict | starts | starts |
+| gpustack#4660 | 0.13.0 | RTX 4090 | Qwen3-8B-FP8 (block FP8) | weights | 8.8011 GiB | 8.799 GiB (-0.02 %) |
 
 The fix vllm#27508 led to (engines/vllm/profile.py TRITON_KERNELS_FROM): the 0.10.2-0.11.x wheels do not ship
 triton_kernels, so gpt-oss's MXFP4 experts on Hopper take Marlin's padded layout there (65.89 GiB for gpt-oss-120b,
@@ -23,6 +24,7 @@ printed by 0.14.1 in vllm#33155). No constant was refitted: the rule moves the r
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -30,6 +32,8 @@ import pytest
 from oomkit.engines.vllm import ENGINE, VllmSettings
 from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
+from oomkit.model.catalog import lookup
+from oomkit.model.hf_config import spec_from_config
 from oomkit.units import GiB
 from tests.test_vllm import FIXTURES, LIMITS, load_case, predict
 
@@ -123,3 +127,16 @@ def test_qwen3_coder_on_8_a5000_with_flashinfers_sampler():
     assert abs(v["available_kv_cache_bytes"]["CUDA0"] - printed["available_kv_cache_bytes"]) < 0.01 * GiB
     assert abs(v["kv_cache_tokens"] - printed["kv_cache_tokens"]) / printed["kv_cache_tokens"] < 0.001
     assert v["max_concurrency"] == printed["max_concurrency"]
+
+
+def test_qwen3_8b_fp8_weights_on_a_4090():
+    # gpustack#4660 (0.13.0): 'Model loading took 8.8011 GiB' for the FP8 block-quantized checkpoint (float8 weights,
+    # a float32 scale per 128 x 128 block, bf16 embeddings, norms and lm_head); the verdict is not in the thread
+    fx = json.loads((FIXTURES / "heldout" / "qwen3-8b-fp8-4090-v0.13-weights-gpustack4660.json").read_text())
+    entry = lookup(fx["model"])
+    spec = spec_from_config(entry.config, name=entry.name)
+    gpu = (with_facts(Device("CUDA0", "NVIDIA GeForce RTX 4090", 24564 * 2**20)),)
+    s = VllmSettings(engine_version=fx["engine_version"], max_model_len=32768, gpu_memory_utilization=0.5)
+    got = ENGINE.estimate(spec, gpu, s).engine_view["model_loading_bytes"]["CUDA0"]
+    logged = fx["printed"]["model_loading_bytes"]
+    assert abs(got - logged) / logged < 0.001, got / GiB  # 8.799 GiB
