@@ -1,8 +1,10 @@
-"""Held-out start-up logs: public vLLM runs that no constant in oomkit was fitted on, run through the estimate as
-their commands give them, without tuning (tests/fixtures/engine_logs/vllm/, each with its URL).
+"""Held-out start-up logs: public vLLM and SGLang runs that no constant in oomkit was fitted on, run through the
+estimate as their commands give them, without tuning (tests/fixtures/engine_logs/vllm/ and its heldout/, and
+sglang/heldout/, each with its URL).
 
-The generic checks of tests/test_vllm.py pick these fixtures up too (weights within 3 % per rank, available KV within
-3 % of the GPU, the refusal verdict); this file states, per log, what was measured against the printed figures, so a
+The generic checks of tests/test_vllm.py pick the top-folder vLLM fixtures up too (weights within 3 % per rank,
+available KV within 3 % of the GPU, the refusal verdict); heldout/ keeps the logs whose thread lacks a figure those
+checks need (the GPU, or whether the run started). This file states, per log, what was measured against the printed figures, so a
 change that moves one of them shows here with the log's own numbers.
 
 | log | version | GPU | model | figure | printed | oomkit |
@@ -15,6 +17,11 @@ change that moves one of them shows here with the log's own numbers.
 | | | | | tokens (from the printed budget) | 534,064 | 533,888 (-0.03 %) |
 | | | | | verdict | starts | starts |
 | gpustack#4660 | 0.13.0 | RTX 4090 | Qwen3-8B-FP8 (block FP8) | weights | 8.8011 GiB | 8.799 GiB (-0.02 %) |
+| xorbitsai/inference#4926 | before 0.21 (not printed) | unknown | Qwen3-VL-4B/8B | KV for one 262,144-token request | 36.0 GiB | 36.0 GiB |
+| | | | | longest length the printed 6.94 GiB holds | 50,512 | 50,528 (one block; the budget's print rounding) |
+| | | | | verdict | refused | refused |
+| sglang#18263 (PR branch) | main of 2026-07 | MI355X (ROCm) | Qwen3-30B-A3B-Instruct-2507 | weights (Load weight end) | 56.98 GB | 56.87 GiB (-0.19 %) |
+| | | | | K / V size of the printed pool | 76.44 GB each | 76.438 GiB each |
 
 The fix vllm#27508 led to (engines/vllm/profile.py TRITON_KERNELS_FROM): the 0.10.2-0.11.x wheels do not ship
 triton_kernels, so gpt-oss's MXFP4 experts on Hopper take Marlin's padded layout there (65.89 GiB for gpt-oss-120b,
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -140,3 +148,42 @@ def test_qwen3_8b_fp8_weights_on_a_4090():
     got = ENGINE.estimate(spec, gpu, s).engine_view["model_loading_bytes"]["CUDA0"]
     logged = fx["printed"]["model_loading_bytes"]
     assert abs(got - logged) / logged < 0.001, got / GiB  # 8.799 GiB
+
+
+def test_qwen3_vl_refused_at_262k_from_the_printed_budget():
+    # xinference#4926: one 262,144-token request of Qwen3-VL-4B/8B needs 36.0 GiB (36 layers x 8 KV heads x 128 x
+    # K,V x 2 B = 147,456 B per token); from the printed 6.94 GiB vLLM offers 50,512 tokens. The budget is printed to
+    # 0.01 GiB, 16 tokens at this size, so the count is held to one block (16 tokens)
+    fx = json.loads((FIXTURES / "heldout" / "qwen3-vl-4b-or-8b-262k-kv-refused-xinference4926.json").read_text())
+    entry = lookup("Qwen/Qwen3-VL-8B-Instruct")
+    spec = spec_from_config(entry.config, name=entry.name)
+    printed = fx["printed"]
+    gpu = (with_facts(Device("CUDA0", "GPU (size unknown)")),)
+    est = ENGINE.estimate(spec, gpu, VllmSettings(engine_version="0.15.0",
+                                                 kv_cache_memory_bytes=printed["available_kv_cache_bytes"]))
+    v = est.engine_view
+    assert est.fits is False
+    assert v["kv_needed_one_request_bytes"]["CUDA0"] == printed["kv_needed_one_request_bytes"] == 262144 * 147456
+    assert v["error"].startswith("To serve at least one request with the models's max seq len (262144), (36.0 GiB")
+    assert abs(v["estimated_max_model_len"] - printed["estimated_max_model_len"]) <= 16  # 50,528 here
+
+
+SGLANG = Path(__file__).parent / "fixtures" / "engine_logs" / "sglang" / "heldout"
+
+
+def test_sglang_qwen3_30b_a3b_weights_and_pool_buffers():
+    # sglang PR #18263 (an MI355X): 'Load weight end ... mem usage=56.98 GB' and 'KV Cache is allocated. dtype:
+    # torch.bfloat16, #tokens: 1669816, K size: 76.44 GB, V size: 76.44 GB'; SGLang prints GiB as "GB"
+    from oomkit.engines import sglang as sg  # lazy: only this test needs the SGLang engine
+
+    fx = json.loads((SGLANG / "qwen3-30b-a3b-2507-mi355x-aiter-weights-pr18263.json").read_text())
+    entry = lookup("Qwen/Qwen3-30B-A3B-Instruct-2507")
+    spec = spec_from_config(entry.config, name=entry.name)
+    s = sg.SGLangSettings(mem_fraction_static=0.911)
+    lay = sg.cache_layout(spec, s)
+    weights, _ = sg.rank_weights(spec, s, lay)
+    printed = fx["printed"]
+    assert abs(weights - printed["weights_mem_bytes"]) / printed["weights_mem_bytes"] < 0.03  # 56.87 GiB: -0.19 %
+    (pool,) = sg.kv_pools(lay, s, printed["kv_cache_tokens"])
+    for got, key in ((pool.k_bytes, "k_size_gb"), (pool.v_bytes, "v_size_gb")):
+        assert abs(got / GiB - float(printed[key])) <= 0.005  # the print's two decimals
