@@ -4,8 +4,8 @@ sglang/heldout/, each with its URL).
 
 The generic checks of tests/test_vllm.py pick the top-folder vLLM fixtures up too (weights within 3 % per rank,
 available KV within 3 % of the GPU, the refusal verdict); heldout/ keeps the logs whose thread lacks a figure those
-checks need (the GPU, or whether the run started). This file states, per log, what was measured against the printed figures, so a
-change that moves one of them shows here with the log's own numbers.
+checks need (the GPU, or whether the run started). This file states, per log, what was measured against the printed
+figures, so a change that moves one of them shows here with the log's own numbers.
 
 | log | version | GPU | model | figure | printed | oomkit |
 |---|---|---|---|---|---|---|
