@@ -223,6 +223,28 @@ def metal_mapped(spec: ModelSpec, devices: tuple[Device, ...], s, weights: Model
     return replace(weights, by_device={d: _device_range(spec, ts) for d, ts in per.items()})
 
 
+def vulkan_unpadded(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBuffers,
+                    placement: Placement) -> ModelBuffers:
+    """A Vulkan device's weights take their own bytes: ggml_backend_vk_buffer_type_get_alloc_size returns
+    ggml_nbytes (ggml/src/ggml-vulkan/ggml-vulkan.cpp), without the padded last row ggml-cuda gives a quantized
+    tensor whose rows are not a multiple of 512 (weights.gpu_alloc_size). The HilbertRaum RTX 3090 log at b9849
+    (Qwen3-30B-A3B Q4_K_M, experts of 768-element rows): Vulkan0 17524.42 MiB, 17524.43 with CUDA's padding."""
+    if not devices or infer_backend(devices, s.backend).name != "vulkan":
+        return weights
+    overrides = override_patterns(s, spec)
+    ids = tuple(d.id for d in devices)
+    per: dict[int, int] = {}
+    for t in loaded_tensors(spec, s):
+        d = tensor_device(t, placement, overrides, len(devices), ids)
+        if d >= 0 and not devices[d].id.startswith("RPC"):
+            per[d] = per.get(d, 0) + t.nbytes
+    emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
+    d = placement.output_device
+    if spec.tied_embeddings and d >= 0 and emb is not None and not devices[d].id.startswith("RPC"):
+        per[d] = per.get(d, 0) + emb.nbytes  # the tied output's copy (TENSOR_DUPLICATED)
+    return replace(weights, by_device={**weights.by_device, **per})
+
+
 def _device_range(spec: ModelSpec, tensors: list[TensorSpec]) -> int:
     """The mapping range of one device's tensors. A computed inventory (offsets of oomkit's own layout: token_embd,
     the blocks, then output_norm and output) puts output.weight last; the converters write it first, before
@@ -244,7 +266,7 @@ def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBu
     weights as loaded when it does not (a GPU's host buffer comes first, or --no-repack). Metal's mapped weights
     are laid out here too (metal_mapped)."""
     if placement is not None:
-        weights = metal_mapped(spec, devices, s, weights, placement)
+        weights = vulkan_unpadded(spec, devices, s, metal_mapped(spec, devices, s, weights, placement), placement)
     if not repack_applies(devices, s.no_host, s.repack, s.backend):
         return weights, 0
     isa, build = s.cpu_isa, build_number(s.engine_version)

@@ -1293,7 +1293,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     if off is not None:  # the logits run on device `off`, beside a copy of the output weight
         out[-1] = ph[-1].attention - (0 if -1 in attending else masks) if -1 in placement.layer_device else 0
         out[off] = max(out.get(off, 0), ph.get(off, p_dev).output + output_weight_copy(spec, devices[off], s))
-    out[-1] = max(out.get(-1, 0), p.inputs)
+    # the host keeps the graph inputs; since PR #18550 (ERAS embd_input) among them the embeddings input row block
+    # beside the token ids, unread with tokens given but allocated all the same
+    out[-1] = max(out.get(-1, 0), p.inputs + (resid if ERAS.reached(ctx.build, "embd_input") else 0))
     if not ctx.flash_attn and ctx.build >= VK_CHUNKS_BUILD and infer_backend(devices, s.backend).name == "vulkan":
         for d in out:
             if d >= 0:

@@ -70,6 +70,10 @@ ERAS = Eras({
     # PR #23764 "llama: use f16 mask for FA to save VRAM" (031ddb2e0, 2026-05-29, b9410): with flash attention the
     # KQ mask input is F16 (before: F32 on the host, cast to F16 for the device)
     "kq_mask_f16": 9410,
+    # PR #18550 "ggml : add ggml_build_forward_select" (365a3e8c3, 2026-01-19, b7774): build_inp_embd makes both
+    # inputs, the token ids and an n_embd_inp x n_tokens F32 embeddings input the token path never reads, and picks
+    # one (src/llama-graph.cpp); the unread input is still a graph input, allocated on the host
+    "embd_input": 7774,
     # PR #16653 "llama: automatically set parameters not set by the user ..." (b1f3a6e5d, 2025-12-15, b7407; b7437
     # runs llama-fit-params, issue #18097): --fit, on by default in llama-server and llama-cli (common_fit_params);
     # before it the command's -c / -ngl are taken as given
