@@ -8,33 +8,54 @@ Mirrors ggml/src/ggml-alloc.c at llama.cpp@0c1e57098 (the build llama-cpp-python
   the CPU);
 - ggml_dyn_tallocr_free_bytes: a freed range merges with the free block ending where it starts or starting where it
   ends (and that one with its next / previous neighbour), else it is inserted in address order;
-- ggml_gallocr_allocate_node: graph inputs (leafs) first, in leaf order; a node whose op may run in place
-  (ggml_op_can_inplace: ADD, MUL, SCALE, unary ops, ROPE, RMS_NORM, SOFT_MAX, ...) takes the block of a parent of the
-  same size that has no other consumer left, is not a view, not an output and owned by the allocator; views take
-  none (they count on their source: a source is freed once its last view's consumers and its own are done);
+- ggml_gallocr_alloc_graph_impl: the graph's leafs first, in leaf order ("allocate leafs"), then the nodes in order;
+- ggml_gallocr_allocate_node: a node whose op may run in place (ggml_op_can_inplace, INPLACE_OPS) takes the block of
+  the first parent, in source order, of the same layout (ggml_are_same_layout) that has no other consumer left, is
+  not a view, not an output and owned by the allocator (ggml_gallocr_is_own); views take none (they count on their
+  source: a source is freed once its last view's consumers and its own are done);
 - outputs are never freed.
 Checked against the offsets of every node in llama.cpp's own reserve (dumped from ggml_gallocr_reserve_n; equal to
 the byte on the hy_v3 file at 16K and 24K with a q8_0 cache).
+
+The one allocator for both engines: the Ollama engine describes its Go graphs tensor by tensor (ollama/galloc.py)
+and lowers them to this node list. The ggml-alloc.c Ollama vendors (ml/backend/ggml/ggml/src, v0.12.4-v0.13.5) and
+llama.cpp's (ggml/src, as of fa9704152, 2026-05-21) run the same algorithm where this replay looks: the same best
+fit (ties to the later block), merging, leaf order, in-place and freeing rules. What differs by version is a
+parameter here: the chunk choice (prefer_reuse: PR #16788, Ollama v0.13.2 on), the buffer type's alignment (align),
+and ggml_op_can_inplace's FILL (ggml PR #17870, llama.cpp 86a3f0fad, Ollama v0.13.3 on; no graph replayed here has
+one). The rest of their diff leaves the replay alone: ggml_gallocr_free_extra_space (Ollama
+v0.13.0 on; padded to the alignment from llama.cpp PR #17884) frees a parent's tail only under an in-place node
+smaller than its parent, which a node of the same layout never is; llama.cpp's ggml_gallocr_is_allocated also
+skips a tensor with a buffer and no data yet (external here either way); the bounds fix in
+ggml_dyn_tallocr_remove_block changes no placement.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Hashable
+from typing import NamedTuple
 
 ALIGN = 32  # the CPU buffer type's alignment (ggml-backend.cpp TENSOR_ALIGNMENT)
 
+# ggml-alloc.c ggml_op_can_inplace, by the lower-case name of the GGML_OP_ (FILL: ggml PR #17870, Ollama v0.13.3 on)
+INPLACE_OPS = frozenset({"fill", "scale", "diag_mask_zero", "diag_mask_inf", "add", "add_id", "add1", "sub", "mul",
+                         "div", "sqr", "sqrt", "log", "unary", "rope", "rope_back", "silu_back", "rms_norm",
+                         "rms_norm_back", "soft_max", "soft_max_back"})
 
-@dataclass(frozen=True)
-class Node:
+
+class Node(NamedTuple):
     """One tensor of the modelled graph: its bytes (0: not in this buffer, as a write into the KV cache), the nodes it
-    reads (indices into the list), whether its op may run in place, the node it is a view of (-1: none), and whether
-    it is a graph output (never freed)."""
+    reads (indices into the list), whether its op may run in place, the node it is a view of (-1: none), whether
+    it is a graph output (never freed), and its layout for ggml_are_same_layout (type, shape, strides; None: equal
+    sizes stand for equal layouts). A NamedTuple: the Ollama replays make thousands per graph, and a frozen
+    dataclass costs twice as much to build."""
 
     size: int
     srcs: tuple[int, ...] = ()
     inplace: bool = False
     view: int = -1
     output: bool = False
+    layout: Hashable | None = None
 
 
 def _pad(n: int, align: int = ALIGN) -> int:
@@ -45,15 +66,15 @@ MAX_CHUNKS = 16  # ggml-alloc.c GGML_VBUFFER_MAX_CHUNKS (llama.cpp PR #15815; in
 _ENDLESS = (1 << 63) - 1  # SIZE_MAX / 2: the last chunk's free space, and a buffer type without a maximum
 
 
-def peak_bytes(n_inputs: int, nodes: list[Node]) -> int:
-    """The buffer ggml-alloc reserves for the graph: the first n_inputs nodes are the input leafs (allocated first,
-    in order), the rest the graph's nodes in execution order."""
-    return placement(n_inputs, nodes)[0]
+def peak_bytes(n_inputs: int, nodes: list[Node], align: int = ALIGN) -> int:
+    """The buffer ggml-alloc reserves for the graph: the first n_inputs nodes are the leafs it places (allocated
+    first, in leaf order), the rest the graph's nodes in execution order; align: the buffer type's alignment."""
+    return placement(n_inputs, nodes, align)[0]
 
 
-def placement(n_inputs: int, nodes: list[Node]) -> tuple[int, list[int | None]]:
+def placement(n_inputs: int, nodes: list[Node], align: int = ALIGN) -> tuple[int, list[int | None]]:
     """peak_bytes and each node's offset in the buffer (None: a view, or not in this buffer)."""
-    sizes, addr = _replay(n_inputs, nodes, None, True, ALIGN)
+    sizes, addr = _replay(n_inputs, nodes, None, True, align)
     return sum(sizes), [a[1] if a else None for a in addr]
 
 
@@ -89,7 +110,8 @@ def _replay(n_inputs: int, nodes: list[Node], max_size: int | None, prefer_reuse
         best_c = best_b = -1
         for c, free in enumerate(chunks):  # ggml_dyn_tallocr_alloc, the blocks besides the last
             best_size = None
-            for b, (_, n) in enumerate(free[:-1]):
+            for b in range(len(free) - 1):
+                n = free[b][1]
                 if n >= size and (best_size is None or n <= best_size):
                     best_c, best_b, best_size = c, b, n
         if best_b < 0:  # the last blocks
@@ -137,32 +159,27 @@ def _replay(n_inputs: int, nodes: list[Node], max_size: int | None, prefer_reuse
 
     children = [0] * len(nodes)
     views = [0] * len(nodes)
-    for node in nodes:
-        if node.view >= 0:
-            views[node.view] += 1
-        for s in node.srcs:
+    for _, srcs, _, view, _, _ in nodes:
+        if view >= 0:
+            views[view] += 1
+        for s in srcs:
             children[s] += 1
     addr: list[tuple[int, int] | None] = [None] * len(nodes)
     held = [False] * len(nodes)  # allocated and not yet freed
 
-    def place(i: int) -> None:
-        node = nodes[i]
-        if node.view >= 0 or not node.size or addr[i] is not None:
-            return
-        if node.inplace:
-            for s in node.srcs:
+    for i, (size, srcs, inplace, view, _, layout) in enumerate(nodes):
+        if size and view < 0 and addr[i] is None:  # views and tensors of other buffers take no memory here
+            for s in srcs if inplace else ():
                 p = nodes[s]
-                if held[s] and p.view < 0 and not p.output and p.size == node.size and children[s] == 1 and not views[s]:
+                if (held[s] and p.view < 0 and not p.output and p.size == size and p.layout == layout
+                        and children[s] == 1 and not views[s]):
                     addr[i], held[i], held[s] = addr[s], True, False
-                    return
-        addr[i], held[i] = alloc(node.size), True
-
-    for i in range(n_inputs):
-        place(i)
-    for i in range(n_inputs, len(nodes)):
-        node = nodes[i]
-        place(i)
-        for s in node.srcs:
+                    break
+            else:
+                addr[i], held[i] = alloc(size), True
+        if i < n_inputs:  # the leafs: placed first, reading nothing
+            continue
+        for s in srcs:
             children[s] -= 1
             if children[s] or views[s]:
                 continue

@@ -183,7 +183,7 @@ def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: 
         return T(op, srcs, n, ("f32", shape))
 
     def inp(nbytes: int, *shape: int, kind: str = "f32") -> T:
-        return T("", nbytes=nbytes, layout=(kind, shape), is_input=True)
+        return T("", nbytes=nbytes, layout=(kind, shape))
 
     g = Graph()
     ck, cv = w(D, KV, cells), w(D, KV, cells)
@@ -279,7 +279,7 @@ def qwen25vl_vision_graph_bytes(grid_h: int, grid_w: int, hidden: int, n_head: i
         return T(op, srcs, nb, (nbytes_per, shape))
 
     def inp(size: int, *shape: int) -> T:
-        return T("", nbytes=size, layout=("in", shape), is_input=on_gpu, external=not on_gpu)
+        return T("", nbytes=size, layout=("in", shape), external=not on_gpu)
 
     def lin(x: T, i: int, o: int, cols: int) -> T:
         return t("add", (t("mul_mat", (w(i, o), x), 4, o, cols), w(o)), 4, o, cols)
