@@ -44,6 +44,7 @@ def test_every_entry_is_complete_and_cited():
         if g.compute_capability:
             major, minor = g.compute_capability.split(".")
             assert 6 <= int(major) <= 12 and minor.isdigit(), g.name
+        assert g.sm_count is None or (g.vendor == "nvidia" and 1 <= g.sm_count <= 256), g.name
         if g.vendor == "apple":
             assert g.unified_memory and g.memory_options, g.name
         for option in g.memory_options:
@@ -91,6 +92,11 @@ def test_driver_reported_sizes_are_plausible():
     ("L4", 23034),
     ("T4", 15360),
     ("A100 80GB", 81920),
+    ("A800", 81920),  # nvidia-smi, dexmal/dexbotic#41
+    ("H800", 81559),
+    ("H20", 97871),
+    ("H20-3e", 143771),
+    ("L20", 46068),
     ("7900 XTX", 24560),  # rocm-smi 25753026560 B
     ("MI300X", 196592),  # rocm-smi 206141652992 B
 ])
@@ -98,6 +104,26 @@ def test_known_driver_readings(name, mib):
     g = lookup(name)
     assert g.memory_mib == mib and g.memory_source_kind == "driver"
     assert g.memory_bytes == mib * 2**20
+
+
+# NVIDIA's datasheets give CUDA cores: 128 an SM on GA10x, Ada, Hopper and Blackwell, 64 on Turing and GA100
+@pytest.mark.parametrize("name, cores, per_sm", [
+    ("RTX 4090", 16384, 128), ("RTX 3090", 10496, 128), ("RTX 5090", 21760, 128), ("RTX 2080 Ti", 4352, 64),
+    ("H100 SXM", 16896, 128), ("H100 PCIe", 14592, 128), ("A100 80GB", 6912, 64), ("L40S", 18176, 128),
+    ("L4", 7424, 128), ("T4", 2560, 64), ("RTX PRO 6000", 24064, 128), ("L20", 11776, 128),
+])
+def test_sm_counts_from_the_datasheets(name, cores, per_sm):
+    assert lookup(name).sm_count == cores // per_sm and cores % per_sm == 0
+
+
+def test_sm_count_travels_on_the_device():
+    from oomkit.hardware.catalog import with_facts
+    from oomkit.memory import Device
+
+    assert devices_for_names("2x H20")[1].sm_count == 78
+    assert with_facts(Device("CUDA0", "NVIDIA A800-SXM4-80GB")).sm_count == 108
+    assert with_facts(Device("CUDA0", "NVIDIA GeForce RTX 4090", sm_count=100)).sm_count == 100  # its own wins
+    assert with_facts(Device("CUDA0", "GPU")).sm_count is None
 
 
 # ---- lookups ---------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # for annotations only: the model floor sits above this one
 class Device:
     """One accelerator. memory_bytes None: size unknown (nothing to check the estimate against).
 
-    The GPU facts (compute capability, NVLink, memory bandwidth) come from the hardware catalog
+    The GPU facts (compute capability, NVLink, memory bandwidth, SM count) come from the hardware catalog
     (hardware/catalog.py with_facts); None where the device is not in it (a bare --vram size)."""
 
     id: str  # "CUDA0", "CUDA1", ...
@@ -40,6 +40,7 @@ class Device:
     compute_capability: tuple[int, int] | None = None  # NVIDIA only, e.g. (8, 9)
     nvlink: bool | None = None  # a data-centre part with NVLink / xGMI between cards; None: unknown
     bandwidth_gbs: float | None = None  # memory bandwidth, GB/s (10^9 bytes/s), the vendor's figure; None: unknown
+    sm_count: int | None = None  # streaming multiprocessors (NVIDIA), the datasheet's; None: unknown
 
 
 @dataclass(frozen=True)

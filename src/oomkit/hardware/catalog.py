@@ -62,6 +62,7 @@ class GpuSpec:
     memory_source: str | None = None  # where a driver-reported memory_mib was read
     unified_memory: bool = False
     compute_capability: str | None = None  # NVIDIA only, e.g. "8.9"
+    sm_count: int | None = None  # NVIDIA only: streaming multiprocessors (datasheets, whitepapers)
     memory_options: tuple[MemoryOption, ...] = ()
     devices_per_board: int = 1
     notes: str = ""
@@ -105,6 +106,7 @@ def _spec(row: dict) -> GpuSpec:
         bandwidth_gbs=float(row["bandwidth_gbs"]), source=row["source"], aliases=tuple(row.get("aliases", ())),
         memory_source=row.get("memory_source"), unified_memory=bool(row.get("unified_memory", False)),
         compute_capability=row.get("compute_capability"),
+        sm_count=int(row["sm_count"]) if row.get("sm_count") is not None else None,
         memory_options=tuple(
             MemoryOption(float(o["memory_gb"]), float(o["bandwidth_gbs"]) if "bandwidth_gbs" in o else None)
             for o in row.get("memory_options", ())),
@@ -232,20 +234,22 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
         counters[prefix] = index + 1
         devices.append(Device(id=f"{prefix}{index}", name=spec.name, memory_bytes=spec.memory_bytes,
                               compute_capability=_capability(spec), nvlink=_nvlink(spec.name),
-                              bandwidth_gbs=spec.bandwidth_gbs))
+                              bandwidth_gbs=spec.bandwidth_gbs, sm_count=spec.sm_count))
     return tuple(devices)
 
 
 def with_facts(device: Device) -> Device:
-    """`device` with the GPU facts the catalog knows for its name (compute capability, NVLink, memory bandwidth),
-    where it has none of its own. A device without a name the catalog knows keeps what it has."""
-    if device.compute_capability is not None and device.nvlink is not None and device.bandwidth_gbs is not None:
+    """`device` with the GPU facts the catalog knows for its name (compute capability, NVLink, memory bandwidth, SM
+    count), where it has none of its own. A device without a name the catalog knows keeps what it has."""
+    if (device.compute_capability is not None and device.nvlink is not None and device.bandwidth_gbs is not None
+            and device.sm_count is not None):
         return device
     spec = lookup(device.name) if device.name else None
     cc = device.compute_capability if device.compute_capability is not None else _capability(spec)
     nvlink = device.nvlink if device.nvlink is not None else _nvlink(device.name)
     bandwidth = device.bandwidth_gbs if device.bandwidth_gbs is not None else (spec.bandwidth_gbs if spec else None)
-    return replace(device, compute_capability=cc, nvlink=nvlink, bandwidth_gbs=bandwidth)
+    sms = device.sm_count if device.sm_count is not None else (spec.sm_count if spec else None)
+    return replace(device, compute_capability=cc, nvlink=nvlink, bandwidth_gbs=bandwidth, sm_count=sms)
 
 
 def _capability(spec: GpuSpec | None) -> tuple[int, int] | None:
