@@ -14,8 +14,8 @@ from oomkit.engines.ollama.cuda_pool import (
     cuda_pool_bytes,
     fattn_meta_bytes,
     mmq_bytes,
-    sm_count,
 )
+from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
 from oomkit.model.resolve import resolve
 
@@ -61,13 +61,15 @@ def test_pool_is_the_largest_scratch_in_2_mib_steps():
                                         ("NVIDIA GeForce RTX 3090", (82, (8, 6))), ("NVIDIA L4", (58, (8, 9))),
                                         ("NVIDIA L40S", (142, (8, 9))), ("GPU", None)])
 def test_sm_counts(name, want):
-    assert sm_count(name) == want
+    """The SMs and compute capability the pool is sized by: the GPU catalog's, on the Device (catalog.with_facts)."""
+    d = with_facts(Device(id="CUDA0", name=name))
+    assert ((d.sm_count, d.compute_capability) if d.sm_count else None) == want
 
 
 def test_no_pool_on_other_libraries_or_before_0_12_4():
     """ROCm and Vulkan GPUs, and v0.12.3 (no patch 0022), get no pool term."""
     spec = resolve("qwen3:32b", "Q4_K_M")
-    dev = Device(id="CUDA0", name="NVIDIA A800-SXM4-80GB", memory_bytes=80 * GiB, free_bytes=80 * GiB)
+    dev = with_facts(Device(id="CUDA0", name="NVIDIA A800-SXM4-80GB", memory_bytes=80 * GiB, free_bytes=80 * GiB))
 
     def graph(**kw):
         est = ol.ENGINE.estimate(spec, (dev,), ol.OllamaSettings(num_ctx=16384, num_parallel=1, flash_attention="1", **kw))

@@ -25,8 +25,6 @@ tiles, 79% of three waves of 216, no stream-k: 32 x 512 x 64 x 132 B = 132 MiB o
 
 from __future__ import annotations
 
-import re
-
 from ...model.spec import ModelSpec
 from ...units import MiB
 
@@ -38,29 +36,6 @@ _TURING = (7, 5)  # turing_mma_available: the mma flash-attention kernel
 MMQ_Y, MMQ_X_MAX, MATRIX_ROW_PADDING = 128, 128, 512  # mmq.cuh get_mmq_y_host / get_mmq_x_max_host (mma GPUs)
 _MMQ_TYPES = {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "mxfp4", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "iq2_xxs",
               "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s", "iq4_xs", "iq4_nl"}  # ggml_cuda_should_use_mmq
-
-# Streaming multiprocessors and compute capability of the NVIDIA parts this is checked for (NVIDIA's datasheets and
-# architecture whitepapers); the more specific names first. A GPU not named here gets no pool term.
-_SMS: tuple[tuple[str, int, tuple[int, int]], ...] = (
-    (r"a100|a800", 108, (8, 0)), (r"a30\b", 56, (8, 0)),
-    (r"h100.*pcie", 114, (9, 0)), (r"h100|h800|h200|gh200", 132, (9, 0)),
-    (r"l40", 142, (8, 9)), (r"rtx ?6000 ?ada", 142, (8, 9)), (r"\bl4\b", 58, (8, 9)),
-    (r"a6000|a40\b", 84, (8, 6)), (r"a10\b", 72, (8, 6)),
-    (r"3090 ?ti", 84, (8, 6)), (r"3090", 82, (8, 6)), (r"3080 ?ti", 80, (8, 6)), (r"3080", 68, (8, 6)),
-    (r"4090", 128, (8, 9)), (r"4080 ?super", 80, (8, 9)), (r"4080", 76, (8, 9)),
-    (r"5090", 170, (12, 0)),
-    (r"2080 ?ti", 68, (7, 5)), (r"\bt4\b", 40, (7, 5)),
-)
-
-
-def sm_count(name: str) -> tuple[int, tuple[int, int]] | None:
-    """(SMs, compute capability) of an NVIDIA GPU by its name; None when not in the table."""
-    low = name.lower()
-    for pattern, sms, cc in _SMS:
-        if re.search(pattern, low):
-            return sms, cc
-    return None
-
 
 def _pad(n: int, p: int) -> int:
     return (n + p - 1) // p * p

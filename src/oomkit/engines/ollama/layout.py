@@ -17,7 +17,7 @@ from ..llamacpp.backends import metal_devices
 from ..llamacpp.fit import params_fit
 from ..llamacpp.kv import Cache
 from ..versions import version_str
-from .cuda_pool import V_CUDA_POOL_IN_GRAPH, cuda_pool_bytes, sm_count
+from .cuda_pool import V_CUDA_POOL_IN_GRAPH, cuda_pool_bytes
 from .graph import (
     gptoss_cpu_graph,
     gptoss_vulkan_cpu_split,
@@ -89,13 +89,11 @@ _BACKEND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "metal": "Metal", "vulkan": "V
 
 
 def _ogpus(devices: tuple[Device, ...], launch: Launch) -> list[OGpu]:
-    out = []
-    for d in devices:
-        sm = sm_count(d.name) if launch.library == "cuda" else None
-        out.append(OGpu(id=d.id, free=_free(d) if _free(d) is not None else _UNKNOWN_FREE, minimum=launch.minimum,
-                        library=launch.library, sms=sm[0] if sm else 0,
-                        cc=d.compute_capability or (sm[1] if sm else None)))
-    return out
+    # SMs and compute capability: the GPU catalog's, on each Device (hardware/gpus.json); none for other libraries
+    cuda = launch.library == "cuda"
+    return [OGpu(id=d.id, free=_free(d) if _free(d) is not None else _UNKNOWN_FREE, minimum=launch.minimum,
+                 library=launch.library, sms=(d.sm_count or 0) if cuda else 0, cc=d.compute_capability)
+            for d in devices]
 
 
 def _cuda_pool(spec: ModelSpec, launch: Launch, gpus: list[OGpu], cache: CausalCache) -> int:

@@ -215,7 +215,7 @@ class OGpu:
     free: int
     minimum: int
     library: str = "cuda"
-    sms: int = 0  # streaming multiprocessors (cuda_pool.sm_count); 0 = unknown
+    sms: int = 0  # streaming multiprocessors (the Device's sm_count, from the GPU catalog); 0 = unknown
     cc: tuple[int, int] | None = None  # NVIDIA compute capability; None = unknown
 
 

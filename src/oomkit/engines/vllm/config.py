@@ -56,18 +56,19 @@ class Resolved:
     num_spec: int = 0
     runner_v2: bool = False  # model runner V2 (v1/worker/gpu/model_runner.py) instead of gpu_model_runner.py
     warnings: tuple[str, ...] = ()
-    gpu_name: str = ""  # the first GPU's name (its SM count sizes the CUDA context: profile.py cuda_context)
+    gpu_name: str = ""  # the first GPU's name (vLLM's defaults by name: _batch_defaults, phases.py)
+    sm_count: int | None = None  # the first GPU's SMs, the catalog's on its Device (profile.py cuda_context)
 
     def at_least(self, era: str) -> bool:
         return ERAS.reached(self.version, era)
 
 
-def _gpu_info(dev: Device | None) -> tuple[tuple[int, int] | None, str]:
-    """(compute capability, name) of the first GPU; the capability as the GPU catalog gives it with the Device,
-    None when unknown. The name is matched the way vLLM matches torch.cuda.get_device_name()."""
+def _gpu_info(dev: Device | None) -> tuple[tuple[int, int] | None, str, int | None]:
+    """(compute capability, name, SM count) of the first GPU; the capability and SM count as the GPU catalog gives
+    them with the Device, None when unknown. The name is matched the way vLLM matches torch.cuda.get_device_name()."""
     if dev is None:
-        return None, ""
-    return dev.compute_capability, dev.name or ""
+        return None, "", None
+    return dev.compute_capability, dev.name or "", dev.sm_count
 
 
 def cuda_total(dev: Device) -> int | None:
@@ -209,7 +210,7 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     if not 0 < util <= 1:
         raise OomkitError(f"GPU memory utilization must be within (0, 1]. Got {util}.")
     first = devices[0] if devices else None
-    cc, gpu_name = _gpu_info(first)
+    cc, gpu_name, sm_count = _gpu_info(first)
     cc_guessed = False
     if cc is None and first is not None:
         cc, cc_guessed = (9, 0), True  # an unnamed GPU: assume a current datacenter part (Hopper)
@@ -241,7 +242,7 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
                     prefix_caching=prefix, cc=cc, cc_guessed=cc_guessed, nvlink=nvlink, mamba_cache_mode=mode,
                     num_spec=max(s.num_speculative_tokens, 0),
                     runner_v2=v1 and _runner_v2(spec, s, version, hybrid, warnings), warnings=tuple(warnings),
-                    gpu_name=gpu_name)
+                    gpu_name=gpu_name, sm_count=sm_count)
 
 
 # config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES by the llama.cpp names oomkit reads (hf_config.py

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ...model.spec import LayerKind, ModelSpec
 from ...units import MiB
 from .config import Resolved
-from .profile import GPU_SMS, RankMemory, cudagraphs_in_budget, sampler_bytes, triton_mxfp4_moe
+from .profile import RankMemory, cudagraphs_in_budget, sampler_bytes, triton_mxfp4_moe
 from .settings import VllmSettings
 
 # CUDA-graph capture ("Graph capturing finished in N secs, took X GiB": gpu_model_runner.py capture_model, the drop
@@ -245,9 +245,9 @@ def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int
 
 
 def first_capture(r: Resolved) -> int:
-    """V1's one-off first capture by the GPU's SM count (profile.py GPU_SMS); the H100's where it is not known."""
-    name = r.gpu_name.lower().removeprefix("nvidia ").removeprefix("geforce ").strip()
-    sms = GPU_SMS.get(name)
+    """V1's one-off first capture by the GPU's SM count (the catalog's, on its Device); the H100's where it is not
+    known."""
+    sms = r.sm_count
     if sms is None:
         return CG_FIRST_CAPTURE
     return CG_FIRST_CAPTURE + CG_FIRST_PER_SM * (sms - CG_FIRST_SM_REF)

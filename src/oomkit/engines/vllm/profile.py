@@ -36,26 +36,12 @@ CONTEXT_MULTI = int(1.51 * GiB)
 #   allocated, 309.08 MiB reserved-unallocated): 0.64 GiB; here 0.50 (-0.14 GiB, 0.44 % of its 31.35 GiB: Blackwell
 #   takes more than its stacks explain, not modelled).
 # Without lazy loading (CUDA < 11.7) the context was larger (pytorch#86509: 636 MiB eager vs 274 MiB lazy); no
-# vLLM release runs that way. A GPU without a known SM count keeps the H100 figure (CONTEXT_TP1).
+# vLLM release runs that way. The SM count is the GPU catalog's (hardware/gpus.json sm_count, on the Device); a GPU
+# without one keeps the H100 figure (CONTEXT_TP1).
 CONTEXT_FIXED = int(0.51 * GiB) - 132 * 2048 * 1024
 STACK_PER_THREAD = 1024
 # resident threads per SM by compute capability (CUDA C Programming Guide); 2048 where not listed
 THREADS_PER_SM = {(7, 5): 1024, (8, 6): 1536, (8, 9): 1536, (12, 0): 1536, (12, 1): 1536}
-# SM counts of the parts vLLM logs come from, by the name the driver reports (vendor spec sheets and whitepapers)
-GPU_SMS = {
-    "h100 80gb hbm3": 132, "h100 sxm": 132, "h100 nvl": 132, "h100 pcie": 114, "h200": 132, "h200 nvl": 132,
-    "h800": 132, "gh200 120gb": 132, "h20": 78, "h20-3e": 78, "b200": 148, "gb200": 148, "gb10": 48,
-    "a100-sxm4-80gb": 108, "a100-sxm4-40gb": 108, "a100 80gb pcie": 108, "a100-pcie-40gb": 108, "a800": 108,
-    "a30": 56, "a40": 84, "a10": 72, "a10g": 80, "l4": 58, "l40": 142, "l40s": 142, "l20": 92, "t4": 40,
-    "rtx a6000": 84, "rtx a5000": 64, "rtx a4000": 48, "rtx 6000 ada generation": 142,
-    "rtx pro 6000 blackwell workstation edition": 188,
-    "rtx 3060 12gb": 28, "rtx 3060 ti": 38, "rtx 3070": 46, "rtx 3070 ti": 48, "rtx 3080 10gb": 68,
-    "rtx 3080 12gb": 70, "rtx 3080 ti": 80, "rtx 3090": 82, "rtx 3090 ti": 84,
-    "rtx 4060": 24, "rtx 4060 ti 8gb": 34, "rtx 4060 ti 16gb": 34, "rtx 4070": 46, "rtx 4070 super": 56,
-    "rtx 4070 ti": 60, "rtx 4070 ti super": 66, "rtx 4080": 76, "rtx 4080 super": 80, "rtx 4090": 128,
-    "rtx 5060": 30, "rtx 5060 ti 8gb": 36, "rtx 5060 ti 16gb": 36, "rtx 5070": 48, "rtx 5070 ti": 70,
-    "rtx 5080": 84, "rtx 5090": 170,
-}
 # "non-torch forward increase memory" during the profile run: TP=1 0.25 GiB (0.13 in 0.15-0.17), TP>=2 about
 # 2.07 GiB (NCCL and custom all-reduce buffers), PP>=2 0.07 GiB (llm-d v0.19.0 and version-sweep logs).
 NON_TORCH_TP1 = int(0.25 * GiB)
@@ -359,9 +345,8 @@ def cudagraph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers_rank
 
 def cuda_context(r: Resolved) -> int:
     """The CUDA context of one worker on its GPU: CONTEXT_FIXED plus the per-SM local-memory reserve; the H100
-    figure (CONTEXT_TP1) where the GPU's SM count is not known."""
-    name = r.gpu_name.lower().removeprefix("nvidia ").removeprefix("geforce ").strip()
-    sms = GPU_SMS.get(name)
+    figure (CONTEXT_TP1) where the GPU's SM count (the catalog's, on its Device: config.py Resolved) is not known."""
+    sms = r.sm_count
     if sms is None or r.cc is None:
         return CONTEXT_TP1
     return CONTEXT_FIXED + STACK_PER_THREAD * THREADS_PER_SM.get(r.cc, 2048) * sms
