@@ -32,3 +32,20 @@ def test_plan_and_fit_errors_stay_one_line_without_a_gpu(tmp_path, args, words):
     env = oomkit_env(tmp_path)
     env["HF_HUB_OFFLINE"] = "1"
     one_line_error(run_oomkit(*args, env=env), *words)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Settings that take more GPUs than a tier-3 candidate machine has: vLLM -tp 2 spreads one --vram over two ranks,
+# and the smallest machine was named "1 x RTX 4090 ... using 47.09 GiB", twice its memory.
+
+def test_tier3_machine_has_the_gpus_the_settings_take(tmp_path):
+    import json
+
+    env = oomkit_env(tmp_path)
+    env["HF_HUB_OFFLINE"] = "1"
+    r = run_oomkit("plan", "Qwen/Qwen3-8B", "--engine", "vllm", "--vram", "4GiB", "--tensor-parallel-size", "2",
+                   "--limit", "1", "--json", env=env)
+    assert r.returncode == 1, r.stderr
+    hw = json.loads(r.stdout)["plan"]["smallest_hardware"]
+    assert hw["count"] == len(hw["estimate"]["devices"]) == 2
+    assert hw["needed_bytes"] <= hw["memory_bytes"]

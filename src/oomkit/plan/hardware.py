@@ -66,6 +66,8 @@ def smallest_hardware(eng: EngineModule, models: Any, ref: str, base: Any, goals
             option = evaluate(eng, spec, choice, ref, devices, _no_reserve(goals), goals.context_for(spec))
         except OomkitError:
             continue
+        if option is not None and len(option.estimate.devices) > count:
+            continue  # the settings take more GPUs than this machine has (-tp 2 on one card): not this machine
         if option is not None and option.tier == 1:
             used = sum(u.total_bytes for u in option.estimate.devices)
             return Hardware(gpu=name, count=count, devices=devices, option=option, needed_bytes=used)
