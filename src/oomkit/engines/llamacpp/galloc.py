@@ -58,10 +58,6 @@ class Node(NamedTuple):
     layout: Hashable | None = None
 
 
-def _pad(n: int, align: int = ALIGN) -> int:
-    return -(-n // align) * align
-
-
 MAX_CHUNKS = 16  # ggml-alloc.c GGML_VBUFFER_MAX_CHUNKS (llama.cpp PR #15815; in ggml b6646, Ollama v0.12.4 on)
 _ENDLESS = (1 << 63) - 1  # SIZE_MAX / 2: the last chunk's free space, and a buffer type without a maximum
 
@@ -106,7 +102,7 @@ def _replay(n_inputs: int, nodes: list[Node], max_size: int | None, prefer_reuse
     tops: list[int] = []  # per chunk its high-water mark (tallocr_chunk.max_size)
 
     def alloc(size: int) -> tuple[int, int]:
-        size = _pad(size, align)
+        size = -(-size // align) * align  # aligned_offset
         best_c = best_b = -1
         for c, free in enumerate(chunks):  # ggml_dyn_tallocr_alloc, the blocks besides the last
             best_size = None
@@ -140,7 +136,7 @@ def _replay(n_inputs: int, nodes: list[Node], max_size: int | None, prefer_reuse
 
     def release(where: tuple[int, int], size: int) -> None:  # ggml_dyn_tallocr_free_bytes
         free, at = chunks[where[0]], where[1]
-        size = _pad(size, align)
+        size = -(-size // align) * align  # aligned_offset
         for i, block in enumerate(free):
             if block[0] + block[1] == at:
                 block[1] += size
@@ -155,7 +151,7 @@ def _replay(n_inputs: int, nodes: list[Node], max_size: int | None, prefer_reuse
                     free[i - 1][1] += block[1]
                     del free[i]
                 return
-        free.insert(sum(1 for b in free if b[0] < at), [at, size])
+        free.insert(next((i for i, b in enumerate(free) if b[0] > at), len(free)), [at, size])
 
     children = [0] * len(nodes)
     views = [0] * len(nodes)
