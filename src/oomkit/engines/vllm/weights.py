@@ -24,10 +24,11 @@ def rank_bytes(t: TensorSpec, spec: ModelSpec, r: Resolved, nbytes: int, ep: int
     """Bytes of tensor t one rank holds: FusedMoE experts placed whole over the EP group when expert parallelism
     is on (determine_expert_map, engines/_tp.py local_experts), everything else by vLLM's tensor-parallel layer
     classes (engines/_tp.py): with -dp every DP rank holds the whole attention / dense part of its TP group."""
+    if nbytes != t.nbytes:  # a copy only when the bytes differ: dataclasses.replace was most of a vLLM fit's time
+        t = replace(t, nbytes=nbytes)
     if ep > 1 and "_exps." in t.name:
-        return _tp.expert_bytes_per_rank(replace(t, nbytes=nbytes), spec, ep, ep_rank, 1,
-                                         r.at_least("ep_balanced"))
-    return _tp.tensor_bytes_per_rank(replace(t, nbytes=nbytes), spec, r.tp)
+        return _tp.expert_bytes_per_rank(t, spec, ep, ep_rank, 1, r.at_least("ep_balanced"))
+    return _tp.tensor_bytes_per_rank(t, spec, r.tp)
 
 
 def ep_size(s: VllmSettings, r: Resolved) -> int:
