@@ -49,3 +49,34 @@ def test_tier3_machine_has_the_gpus_the_settings_take(tmp_path):
     hw = json.loads(r.stdout)["plan"]["smallest_hardware"]
     assert hw["count"] == len(hw["estimate"]["devices"]) == 2
     assert hw["needed_bytes"] <= hw["memory_bytes"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# --engine-version newer than the newest release modelled: the newest rules applied without a word (llama.cpp's
+# build tags said so; vLLM, SGLang, Ollama, MLX, transformers releases did not). Releases within the range stay
+# silent.
+
+def _estimate_warnings(*args: str) -> list[str]:
+    import contextlib
+    import io
+    import json
+
+    from oomkit.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["estimate", "Qwen/Qwen3-8B", "--vram", "24GiB", "--json", *args])
+    assert rc == 0, err.getvalue()
+    return json.loads(out.getvalue())["warnings"]
+
+
+@pytest.mark.parametrize("engine, version, newest", [
+    ("vllm", "99.99.99", "0.33.0"), ("vllm", "v1.0", "0.33.0"), ("sglang", "0.6.0rc1", "0.5.23"),
+    ("transformers", "6.0.0", "5.24.0"),
+])
+def test_engine_version_past_the_newest_is_said(monkeypatch, engine, version, newest):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    words = f"{engine} {version} is newer than the newest release oomkit models ({newest}): its newest rules apply"
+    assert words in _estimate_warnings("--engine", engine, "--engine-version", version)
+    assert not any("newer than the newest release" in w
+                   for w in _estimate_warnings("--engine", engine, "--engine-version", newest))

@@ -22,6 +22,7 @@ The registry below imports an engine package only when it is asked for (each cos
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -103,7 +104,20 @@ class EngineModule:
         return self.Settings(**options)
 
     def estimate(self, spec: Any, devices: tuple[Device, ...], settings: Any) -> MemoryEstimate:
-        return self.estimate_fn(spec, devices, settings)
+        est = self.estimate_fn(spec, devices, settings)
+        note = self._newer_than_modelled(settings)
+        return est if note is None or note in est.warnings else replace(est, warnings=(*est.warnings, note))
+
+    def _newer_than_modelled(self, settings: Any) -> str | None:
+        """A release newer than the newest whose rules are modelled runs under the newest rules: said, not silent
+        (llama.cpp's build tags say it in their own words, engines/llamacpp/settings.py)."""
+        name = self.neutral.get("engine_version")
+        given = getattr(settings, name, None) if isinstance(name, str) else None
+        mine, newest = _release(given), _release(self.newest)
+        if mine is None or newest is None or mine <= newest:
+            return None
+        return (f"{self.name} {given.strip()} is newer than the newest release oomkit models ({self.newest}): its "
+                "newest rules apply")
 
     def with_context(self, settings: Any, n_ctx: int) -> Any:
         """The same settings at another context length (the largest-context search turns this knob)."""
@@ -215,3 +229,9 @@ def engine_for_program(program: str, module: str | None = None) -> tuple[EngineM
         if key in table:
             return eng, table[key]
     return None
+
+
+def _release(version: Any) -> tuple[int, int, int] | None:
+    """"0.10.2", "v0.8", "0.11.0rc2" -> (0, 10, 2); a build tag, a date or anything else -> None."""
+    m = re.match(r"\s*v?(\d{1,6})\.(\d{1,6})(?:\.(\d{1,6}))?(?![\d-])", version) if isinstance(version, str) else None
+    return None if m is None else (int(m[1]), int(m[2]), int(m[3] or 0))
