@@ -345,11 +345,13 @@ def test_llamacpp_vulkan_chunks_add_the_sliding_window_scores(n_ctx):
     """The full layers' scores (n_ctx x 512 x 64 heads x 4 B, 1 GiB or more) take a chunk of their own; the
     sliding-window layers' 96 MiB of scores (768 cells), which reused their space in one buffer, add to the first
     chunk: llama.cpp's buffer grows by 96 MiB at every context measured. compute.vulkan_chunked_scores adds them
-    on a Vulkan device (builds from b6646); the CPU keeps one buffer. Both within 0.02 MiB of the printed figures."""
+    on a Vulkan device (builds from b6646); the CPU keeps one buffer. Both within 0.02 MiB of the printed figures,
+    the device's less the embeddings input row the host keeps (compute.vulkan_host_rows: 2880 x 512 x 4 B)."""
     flat, chunks = LLAMACPP_GPTOSS[n_ctx]
     cpu, vk = _llamacpp_gptoss(n_ctx, "cpu"), _llamacpp_gptoss(n_ctx, "vulkan")
-    assert abs(cpu - flat) < 0.02 and abs(vk - chunks) < 0.02, (cpu, vk)
-    assert vk - cpu == chunks - flat == 96
+    row = 2880 * 512 * 4 / MiB
+    assert abs(cpu - flat) < 0.02 and abs(vk + row - chunks) < 0.02, (cpu, vk)
+    assert vk + row - cpu == chunks - flat == 96
     assert _llamacpp_gptoss(n_ctx, "inferred") == vk  # the Vulkan0 device id alone says Vulkan
 
 
@@ -368,12 +370,15 @@ def test_llamacpp_vulkan_chunks_other_batches_and_slots(kw, flat, chunks, extra)
         return b["Vulkan0" if devs else "CPU"] / MiB
 
     cpu, vk = est(""), est("vulkan")
-    assert abs(cpu - flat) < 0.04 and abs(vk - chunks) < 0.04, (cpu, vk)
-    assert vk - cpu == extra
+    row = 2880 * kw.get("n_ubatch", 512) * 4 / MiB  # the embeddings input row the host keeps (vulkan_host_rows)
+    assert abs(cpu - flat) < 0.04 and abs(vk + row - chunks) < 0.04, (cpu, vk)
+    assert vk + row - cpu == extra
 
 
 def test_llamacpp_vulkan_one_buffer_before_chunks_and_with_flash_attention():
-    """Builds before the chunks (b6646 here) and flash attention (no KQ scores) keep one buffer's figure."""
+    """Builds before the chunks (b6646 here) and flash attention (no KQ scores) keep one buffer's figure (less,
+    from PR #18550, the embeddings input row the host keeps: compute.vulkan_host_rows)."""
     assert _llamacpp_gptoss(131072, "vulkan", engine_version="b6500") == _llamacpp_gptoss(131072, "cpu",
                                                                                           engine_version="b6500")
-    assert _llamacpp_gptoss(131072, "vulkan", flash_attn="on") == _llamacpp_gptoss(131072, "cpu", flash_attn="on")
+    assert _llamacpp_gptoss(131072, "vulkan", flash_attn="on") == _llamacpp_gptoss(131072, "cpu", flash_attn="on") \
+        - 2880 * 512 * 4 / MiB

@@ -1219,6 +1219,35 @@ def vulkan_chunked_scores(spec: ModelSpec, caches: list[Cache], placement: Place
     return small
 
 
+# ggml_backend_sched_split_graph hands each split to its backend's graph_optimize before ggml-alloc places it.
+# ggml-vulkan's (ggml_vk_graph_optimize, PR #15850 "vulkan: sort graph to allow more parallel execution", e68aa10d8,
+# 2025-09-08; on unless GGML_VK_DISABLE_GRAPH_OPTIMIZE) pulls up to 20 following independent nodes beside each one,
+# so a layer's Q, K and V projections run together: attn_norm's block is freed before the Q norm takes it, and the
+# FFN input and the FFN's wide tensors sit one hidden-state row lower. Measured with a C port of that function
+# applied to the pinned binding's CPU graph before ggml_gallocr_reserve_n (-c 8192 -np 1, flash attention, one
+# output row): qwen3-8b 448.05 -> 416.05 MiB at -ub 2048 and 112.01 -> 104.01 at -ub 512, llama-3.1-8b 496.05 ->
+# 464.05 and 124.01 -> 116.01; qwen3-30b-a3b (MoE) unchanged at 384.05; qwen3.5-27b (hybrid GDN) 560.07 -> 608.19,
+# not modelled. Without flash attention (qwen3-8b 2288.03 -> 2224.03) not modelled either.
+VK_GRAPH_OPTIMIZE_BUILD = llamacpp_build_on("2025-09-08")
+VK_REORDER_ROW_ARCHS = frozenset({"llama", "qwen3"})
+
+
+def vulkan_host_rows(spec: ModelSpec, ctx: Context) -> int:
+    """Hidden-state rows a Vulkan device's layer workspace holds fewer than the CPU graph's buffer (which
+    compute_phases fits): since PR #18550 (ERAS embd_input) the unread embeddings input is a graph input on the
+    host (Vulkan_Host), never on the device, and on a dense attention-only graph with flash attention
+    ggml_vk_graph_optimize saves one row more (VK_GRAPH_OPTIMIZE_BUILD). Checked against HilbertraumAI's b9849
+    RTX 3090 logs, -c 8192 -ub 2048 -np 1: the CPU buffer under the Vulkan order less the embeddings input row is
+    qwen3-8b's 384.05 (384.04 printed), qwen3-30b-a3b's 368.05 (368.04) and qwen3.5-27b's 8-layer file 568.19
+    (Qwen3.6-27B's 568.18)."""
+    rows = 1 if ERAS.reached(ctx.build, "embd_input") else 0
+    if ctx.flash_attn and ctx.build >= VK_GRAPH_OPTIMIZE_BUILD and spec.architecture in VK_REORDER_ROW_ARCHS \
+            and spec.trunk_layers and all(la.attention is not None and la.ffn is not None and not la.ffn.is_moe
+                                          for la in spec.trunk_layers):
+        rows += 1
+    return rows * spec.n_embd * min(ctx.n_ctx, ctx.n_ubatch) * 4
+
+
 # ggml_backend_sched_backend_id_from_cur (ggml/src/ggml-backend.cpp, "1.off", op_offload on unless
 # --no-op-offload, PR #13386): an op whose weight sits in a host buffer of the CPU backend runs on the first device
 # whose offload_op wants it, and the scheduler copies the weight into that device's compute buffer as a split input.
@@ -1284,8 +1313,10 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     attending = {placement.layer_device[layer.index] for layer in attention_layers(spec)
                  if layer.index < len(placement.layer_device)}
     out: dict[int, int] = {}
+    host_rows = vulkan_host_rows(spec, ctx) if infer_backend(devices, s.backend).name == "vulkan" else 0
     for d in sorted(set(placement.layer_device) | {placement.output_device}):
-        need = ph[d].attention - (0 if d in attending else masks) if d in placement.layer_device else 0
+        need = ph[d].attention - (0 if d in attending else masks) - (host_rows if d >= 0 else 0) \
+            if d in placement.layer_device else 0
         if d == placement.output_device:
             need = max(need, ph[d].output)
         out[d] = need
