@@ -110,3 +110,27 @@ def test_held_out_logs_are_cited_and_checked():
         fx = json.loads(path.read_text())
         assert fx["source"].startswith("https://") and fx["quoted"]
         assert set(fx["checks"]) <= set(CHECKS) and set(fx.get("known_miss", {})) <= set(fx["checks"])
+
+
+# The pinned binding's "CPU compute buffer size" (MiB) on the 4-layer synthetic files (tests/groundtruth/synth.py:
+# each model's real layer shapes), -c 8192 -b 2048 -np 1, flash attention, F16 cache, one output row (llama-server's
+# n_outputs_max), in ggml's own order and in ggml-vulkan's (ggml_vk_graph_optimize ported in
+# tests/groundtruth/vk_graph_optimize.c, preloaded). (model, -ub) -> (CPU order, Vulkan order)
+VK_ORDER_CPU_MIB = {("qwen3-8b", 512): (112.01, 104.01), ("qwen3-8b", 2048): (448.05, 416.05),
+                    ("llama-3.1-8b", 512): (124.01, 116.01), ("llama-3.1-8b", 2048): (496.05, 464.05)}
+N_EMBD = {"qwen3-8b": 4096, "llama-3.1-8b": 4096}
+
+
+@pytest.mark.parametrize(("model", "ub"), list(VK_ORDER_CPU_MIB))
+def test_vulkan_device_workspace_is_the_vulkan_ordered_graph_less_the_host_inputs(model, ub):
+    """A fully offloaded Vulkan0's compute buffer is the CPU graph's under ggml-vulkan's node order less what the
+    host keeps: the unread embeddings input row (PR #18550) and the token ids and positions (0.01-0.05 MiB). So the
+    Qwen3-8B log above: 416.05 - 32 = 384.05 against 384.04 printed. oomkit's figure at b9849 within 0.1 MiB."""
+    _, _, s = parse_args(["-c", "8192", "-b", "2048", "-ub", str(ub), "-np", "1", "-fa", "on"], "llama-server")
+    dev = (Device(id="Vulkan0", name="RTX 3090", memory_bytes=24822 * MiB, free_bytes=23593 * MiB),)
+    e = oomkit.estimate(model, "llama.cpp", quant="Q4_K_M", devices=dev, settings=s, find_max_context=False,
+                        engine_version="b9849")
+    cpu_order, vk_order = VK_ORDER_CPU_MIB[(model, ub)]
+    want = vk_order - N_EMBD[model] * ub * 4 / MiB
+    got = e.engine_view["compute_buffer_bytes"]["Vulkan0"] / MiB
+    assert abs(got - want) < 0.1, (got, want, cpu_order)
