@@ -80,3 +80,55 @@ def test_engine_version_past_the_newest_is_said(monkeypatch, engine, version, ne
     assert words in _estimate_warnings("--engine", engine, "--engine-version", version)
     assert not any("newer than the newest release" in w
                    for w in _estimate_warnings("--engine", engine, "--engine-version", newest))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A config.json integer field written as a float past any real model (1e308 is an integer to JSON and Python):
+# fields outside the named ceilings (linear_value_head_dim, n_shared_experts) passed the reader, and the sizes
+# built from them overflowed a float in the report (params_total), vLLM's activation and SGLang's pool sizing,
+# or came out as a 309-digit parameter count in --json.
+
+def _run(argv: list[str]) -> tuple[int, str, str]:
+    import contextlib
+    import io
+
+    from oomkit.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(argv)
+    return rc, out.getvalue(), err.getvalue()
+
+
+QWEN3_NEXT = {"model_type": "qwen3_next", "architectures": ["Qwen3NextForCausalLM"], "hidden_size": 2048,
+              "intermediate_size": 5120, "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2,
+              "head_dim": 256, "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+              "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_value_head_dim": 128,
+              "num_experts": 512, "num_experts_per_tok": 10, "moe_intermediate_size": 512,
+              "shared_expert_intermediate_size": 512, "max_position_embeddings": 262144, "vocab_size": 151936,
+              "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+DEEPSEEK_V3 = {"model_type": "deepseek_v3", "architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 7168,
+               "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61,
+               "num_attention_heads": 128, "num_key_value_heads": 128, "n_routed_experts": 256, "n_shared_experts": 1,
+               "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1, "kv_lora_rank": 512,
+               "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+               "max_position_embeddings": 163840, "vocab_size": 129280, "torch_dtype": "bfloat16"}
+
+
+@pytest.mark.parametrize("config, field", [(QWEN3_NEXT, "linear_value_head_dim"), (DEEPSEEK_V3, "n_shared_experts"),
+                                           (DEEPSEEK_V3, "q_lora_rank")])
+@pytest.mark.parametrize("value", [1e308, 2**64])
+@pytest.mark.parametrize("engine", ["llama.cpp", "vllm", "sglang"])
+def test_config_integer_past_any_model_is_refused(tmp_path, monkeypatch, config, field, value, engine):
+    import json
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    (tmp_path / "config.json").write_text(json.dumps({**config, field: value}))
+    for extra in ([], ["--json"]):
+        rc, out, err = _run(["estimate", str(tmp_path), "--engine", engine, "--vram", "24GiB", *extra])
+        assert rc == 2 and out == "", (rc, err)
+        assert err.count("\n") == 1 and err.startswith("oomkit: error: ")
+        assert f"config field {field}=" in err and "more than any model's" in err
+    # the same config with the field as published reads
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert _run(["estimate", str(tmp_path), "--engine", engine, "--vram", "24GiB"])[0] in (0, 1)

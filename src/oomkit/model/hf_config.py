@@ -78,6 +78,11 @@ def text_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
     return dict(cfg)
 
 
+# llama.cpp keeps every hparam (counts, dimensions, the trained context) in a uint32_t (src/llama-hparams.h
+# llama_hparams): no count or dimension of a real config is larger.
+_MAX_FIELD = (1 << 32) - 1
+
+
 class _Reader:
     """Typed access to config fields; a missing required field is an OomkitError naming it."""
 
@@ -91,8 +96,11 @@ class _Reader:
         for k in keys:
             v = self.cfg.get(k)
             if v is not None:
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or int(v) != v:
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or v != v or int(v) != v:
                     raise OomkitError(f"{self.name}: config field {k}={v!r} is not a non-negative integer")
+                if v > _MAX_FIELD:  # 1e308 is an integer too: the sizes built from it overflowed a float
+                    raise OomkitError(f"{self.name}: config field {k}={v:.4g} is more than any model's "
+                                      f"({_MAX_FIELD:,}, a uint32); the file is damaged or not a real model")
                 return int(v)
         if default is not None:
             return default
