@@ -132,3 +132,33 @@ def test_config_integer_past_any_model_is_refused(tmp_path, monkeypatch, config,
     # the same config with the field as published reads
     (tmp_path / "config.json").write_text(json.dumps(config))
     assert _run(["estimate", str(tmp_path), "--engine", engine, "--vram", "24GiB"])[0] in (0, 1)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# mlp_only_layers (Qwen MoE: the layers that keep a dense MLP) given as a number, a string or an object: `i in 3`
+# raised TypeError (internal error) before any estimate.
+
+QWEN3_MOE = {"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 2048,
+             "intermediate_size": 6144, "moe_intermediate_size": 768, "num_hidden_layers": 48,
+             "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
+             "num_experts_per_tok": 8, "decoder_sparse_step": 1, "mlp_only_layers": [],
+             "max_position_embeddings": 40960, "vocab_size": 151936, "torch_dtype": "bfloat16"}
+
+
+@pytest.mark.parametrize("value", [3, "0,1", {"a": 1}])
+def test_mlp_only_layers_not_a_list_is_refused(tmp_path, monkeypatch, value):
+    import json
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    (tmp_path / "config.json").write_text(json.dumps({**QWEN3_MOE, "mlp_only_layers": value}))
+    rc, out, err = _run(["estimate", "--vram", "80GiB", "--", "vllm", "serve", str(tmp_path), "--max-model-len", "33"])
+    assert rc == 2 and err.count("\n") == 1
+    assert err.startswith("oomkit: error: ") and "config field mlp_only_layers=" in err and "not a list" in err
+    # a list of the layers that keep a dense MLP is read: fewer expert weights than with none
+    dense = {}
+    for layers in ([], [0, 1]):
+        (tmp_path / "config.json").write_text(json.dumps({**QWEN3_MOE, "mlp_only_layers": layers}))
+        rc, out, err = _run(["estimate", str(tmp_path), "--engine", "vllm", "--vram", "80GiB", "--json"])
+        assert rc in (0, 1), err
+        dense[len(layers)] = json.loads(out)["model"]["params_total"]
+    assert dense[2] < dense[0]

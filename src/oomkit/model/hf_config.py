@@ -413,6 +413,8 @@ def _is_moe_layer(r: _Reader, model_type: str, i: int, n_layers: int, kind: Laye
         if freq and i % freq:
             return False
     mlp_only = cfg.get("mlp_only_layers") or []
+    if not isinstance(mlp_only, list):
+        raise OomkitError(f"{r.name}: config field mlp_only_layers={mlp_only!r:.40} is not a list of layer indices")
     if i in mlp_only:
         return False
     if r.has("decoder_sparse_step"):
