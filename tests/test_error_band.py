@@ -108,14 +108,24 @@ def test_vllm_band_is_the_logs_worst_case():
     assert accuracy._pct(0.01048) == "1.1%"
 
 
-def test_guesses_are_said():
+def test_guesses_are_said(monkeypatch):
     """An assumed quant, a derived catalog entry, a backend without a log, a release newer than every log."""
-    g = oomkit.estimate("qwen2.5-0.5b", "llama.cpp", backend="opencl",
-                        find_max_context=False).to_dict()["error_band"]["guesses"]
-    text = " | ".join(g)
+    band = oomkit.estimate("qwen2.5-0.5b", "llama.cpp", backend="opencl", find_max_context=False).to_dict()[
+        "error_band"]
+    text = " | ".join(band["guesses"])
     assert "assuming Q4_K_M" in text
     assert "catalog entry derived" in text
-    assert "no llama.cpp opencl log" in text
+    # the OpenCL logs are in the evidence: their count is said beside the compute figure, no guess
+    opencl_logs = DATA["llama.cpp"]["backend_cases"]["opencl"]
+    assert "no llama.cpp opencl log" not in text
+    assert f"{opencl_logs} real opencl log(s) agree" in band["figures"]["compute_bytes"]["basis"]
+    # a backend the evidence holds no log of is said to be a guess
+    cases = {k: v for k, v in DATA["llama.cpp"]["backend_cases"].items() if k != "opencl"}
+    monkeypatch.setattr(accuracy, "band_data", lambda: {**DATA, "llama.cpp": {**DATA["llama.cpp"], "backend_cases": cases}})
+    g = oomkit.estimate("qwen2.5-0.5b", "llama.cpp", backend="opencl",
+                        find_max_context=False).to_dict()["error_band"]["guesses"]
+    assert any("no llama.cpp opencl log" in x for x in g)
+    monkeypatch.undo()
     v = oomkit.estimate("qwen3-8b", "vllm", vram="80GiB", engine_version="0.33.0",
                         find_max_context=False).to_dict()["error_band"]["guesses"]
     assert any("newer than every log" in x for x in v)
