@@ -26,6 +26,9 @@ CASES = {
                                                   "-hf", "unsloth/Qwen3-8B-GGUF:Q4_K_M", "-c", "65536"],
     "fit -- vllm serve Qwen/Qwen3-14B (24 GiB)": [*OOMKIT, "fit", "--vram", "24GiB", "--json", "--", "vllm", "serve",
                                                    "Qwen/Qwen3-14B", "--max-model-len", "40960"],
+    "fit -- vllm serve Qwen2.5-7B -tp 2 (2 x 16 GiB: no fit)": [*OOMKIT, "fit", "--vram", "16GiB", "--json", "--",
+                                                                 "vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "-tp",
+                                                                 "2"],
 }
 
 

@@ -48,3 +48,28 @@ def test_model_runner_v2_ignores_the_offload_before_0_28():
     full28, _ = _loaded("0.28.0", 0.0)
     moved28, _ = _loaded("0.28.0", 12.0)
     assert full28 - moved28 == 29 * LAYER + QKV + O_PROJ + GATE_UP
+
+
+def test_memoised_weights_follow_every_setting_they_read():
+    """weights_by_global_rank and the offloader's parameter order are memoised by what they read: a memo filled by
+    one setting never answers for another (-q fp8, TP, expert parallelism, a version on either side of an era),
+    and a fit's contexts and utilisations, which move no weight, share one entry."""
+    from oomkit.engines.vllm import weights
+    from oomkit.engines.vllm.config import resolve
+
+    spec = catalog_spec("qwen3-30b-a3b")
+    runs = [VllmSettings(engine_version=v, tensor_parallel_size=tp, quantization=q, enable_expert_parallel=ep,
+                         max_model_len=n, gpu_memory_utilization=u)
+            for v in ("0.10.0", "0.17.1") for tp in (1, 2) for q in (None, "fp8") for ep in (False, True)
+            for n, u in ((8192, 0.9), (32768, 0.8))]
+    devices = (H100, H100)
+    got = []
+    for s in runs + runs:
+        r = resolve(spec, devices, s)
+        cached = weights.weights_by_global_rank(spec, s, r)
+        assert cached == weights._weights_by_global_rank(spec, s, r), s
+        assert weights._params_in_order(spec, s, r, (0, 24), 0) == weights._params_in_order(spec, s, r, (0, 24), 0)
+        got.append(tuple(cached))
+    # TP and -q fp8 move the weights (4 layouts); the context, the utilisation and, at TP 2 over 128 experts,
+    # expert parallelism do not
+    assert len(set(got)) == 4

@@ -214,8 +214,21 @@ def triton_mxfp4_moe(spec: ModelSpec, r: Resolved) -> bool:
     that ships triton_kernels (TRITON_KERNELS_FROM), which keeps no fused-MoE workspace beside the sampler: the
     profiled peak of gpt-oss-20b is the sampler's alone (2.87 GiB at TP1 and TP2, llm-d v0.19.0 H100 logs)."""
     cc = r.cc or (9, 0)
-    return cc[0] == 9 and r.version >= TRITON_KERNELS_FROM and any(
-        t.dtype.lower() == "mxfp4" and "_exps" in t.name for t in spec.weights.tensors)
+    return cc[0] == 9 and r.version >= TRITON_KERNELS_FROM and _mxfp4_experts(spec)
+
+
+_MXFP4_EXPERTS: dict[int, tuple[ModelSpec, bool]] = {}
+
+
+def _mxfp4_experts(spec: ModelSpec) -> bool:
+    """Whether the checkpoint's experts are MXFP4, by the spec object (asked once per phase of every estimate)."""
+    hit = _MXFP4_EXPERTS.get(id(spec))
+    if hit is None or hit[0] is not spec:
+        if len(_MXFP4_EXPERTS) >= 64:
+            _MXFP4_EXPERTS.clear()
+        hit = _MXFP4_EXPERTS[id(spec)] = (spec, any("_exps" in t.name and t.dtype.lower() == "mxfp4"
+                                                    for t in spec.weights.tensors))
+    return hit[1]
 
 
 def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = False) -> int:

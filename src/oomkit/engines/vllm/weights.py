@@ -43,10 +43,35 @@ def ep_rank_of(g: int, r: Resolved) -> int:
     return (g // (r.pp * r.tp)) * r.tp + g % r.tp
 
 
+# weights_by_global_rank by what it reads: a fit or plan estimates one model at many contexts, utilisations and
+# batch sizes, none of which moves a weight. The key is the spec object (by identity: hashing a whole spec costs
+# more than the sums; the entry keeps the spec alive so that its id stays its own) and every field of the
+# settings and the resolved config that weights_by_rank and the functions it calls read (keep it so when they
+# read another)
+_WEIGHTS_MEMO: dict[tuple, tuple[ModelSpec, tuple[int, ...]]] = {}
+_WEIGHTS_MEMO_SIZE = 64
+
+
+def _memo(spec: ModelSpec, key: tuple, compute) -> tuple[int, ...]:
+    hit = _WEIGHTS_MEMO.get((id(spec), *key))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    if len(_WEIGHTS_MEMO) >= _WEIGHTS_MEMO_SIZE:
+        _WEIGHTS_MEMO.clear()
+    value = tuple(compute())
+    _WEIGHTS_MEMO[(id(spec), *key)] = (spec, value)
+    return value
+
+
 def weights_by_global_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> list[int]:
     """Bytes of weights each global rank (dp x pp x tp) loads: its stage's, with its own share of the experts
     under expert parallelism (the first E % ep ranks hold one expert more; before 0.10.1 the last rank holds
     the whole remainder)."""
+    key = (s.enable_expert_parallel, s.quantization, r.tp, r.pp, r.dp, r.version, r.dtype_bytes, r.cc, r.num_spec)
+    return list(_memo(spec, key, lambda: _weights_by_global_rank(spec, s, r)))
+
+
+def _weights_by_global_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> list[int]:
     cache: dict[tuple[int, int], int] = {}
     ep = ep_size(s, r)
     out = []
@@ -204,6 +229,24 @@ def offloaded_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tuple
     qkv, o and gate_up (12.03 GiB), oomkit 2,324,190,208 B where 2.17 GiB is printed (-0.25 %)."""
     if budget <= 0 or offload_ignored(r):
         return 0
+    moved = 0
+    for size in _params_in_order(spec, s, r, layers, ep_rank):
+        if moved >= budget:
+            return moved
+        moved += size
+    return moved
+
+
+def _params_in_order(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tuple[int, int],
+                     ep_rank: int) -> tuple[int, ...]:
+    """One rank's bytes of each fused parameter of the stage's layers, in the order the offloader meets them;
+    memoised like weights_by_global_rank (a fit tries many budgets on one layout)."""
+    key = (s.enable_expert_parallel, s.quantization, r.tp, r.pp, r.dp, r.version, r.dtype_bytes, r.cc, r.num_spec,
+           layers, ep_rank)
+    return _memo(spec, key, lambda: _param_sizes(spec, s, r, layers, ep_rank))
+
+
+def _param_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tuple[int, int], ep_rank: int) -> list[int]:
     plain = spec.weights.format.lower() in FLOAT_BYTES or spec.weights.format.lower() in DTYPE_ALIASES
     online_fp8 = (s.quantization or "").lower() in ("fp8", "ptpc_fp8", "fbgemm_fp8") and plain
     ep = ep_size(s, r)
@@ -213,15 +256,9 @@ def offloaded_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tuple
         if t.layer is not None and lo <= t.layer < hi:
             nbytes = _tensor_bytes(t, r, plain, online_fp8 and _linear_weight(t))
             params = by_layer.setdefault(t.layer, {})
-            key = _vllm_param(t.name)
-            params[key] = params.get(key, 0) + rank_bytes(t, spec, r, nbytes, ep, ep_rank)
-    moved = 0
-    for layer in sorted(by_layer):
-        for key in sorted(by_layer[layer]):
-            if moved >= budget:
-                return moved
-            moved += by_layer[layer][key]
-    return moved
+            param = _vllm_param(t.name)
+            params[param] = params.get(param, 0) + rank_bytes(t, spec, r, nbytes, ep, ep_rank)
+    return [by_layer[layer][param] for layer in sorted(by_layer) for param in sorted(by_layer[layer])]
 
 
 def offload_ignored(r: Resolved) -> bool:
