@@ -9,6 +9,7 @@ from ...memory import Device
 from ...model.archs import KDA_ARCHS, MSA_INDEXER_ARCHS, NO_CACHE_ARCHS
 from ...model.spec import Attention, ModelSpec
 from ...quant.ggml import GgmlType
+from ...units import round_up
 from ..versions import llamacpp_build_on
 from . import compute_graphs, galloc
 from .backend_names import infer_backend
@@ -1128,14 +1129,11 @@ def fa_f16_bytes(a: Attention, n_kv: int, T: int, ctx: Context) -> int:
     the copies): the worst-case graph's n_tokens = min(n_ctx, n_ubatch).
     Replayed on the CPU through llama.cpp's own scheduler and ggml-alloc with the fake devices sized this way
     (tests/test_llamacpp_split.py), it gives the 8 x RTX 3090 log's 1553 / 1617 / 1601 MiB to the MiB."""
-    def pad(n: int) -> int:
-        return -(-n // 128) * 128
-
     out = a.n_heads * a.head_dim_v * T * 4  # the F32 output rows, 128-byte aligned before each copy
     end = out
     for ty, dim in ((ctx.type_k, a.head_dim_k), (ctx.type_v, a.head_dim_v)):
         if ty.name != "f16" and (T > 2 or ty.name == "f32"):
-            end = pad(end) + n_kv * a.n_kv_heads * dim * 2
+            end = round_up(end, 128) + n_kv * a.n_kv_heads * dim * 2
     return end - out
 
 

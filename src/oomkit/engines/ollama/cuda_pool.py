@@ -26,7 +26,7 @@ tiles, 79% of three waves of 216, no stream-k: 32 x 512 x 64 x 132 B = 132 MiB o
 from __future__ import annotations
 
 from ...model.spec import ModelSpec
-from ...units import MiB
+from ...units import MiB, round_up
 
 V_CUDA_POOL_IN_GRAPH = (0, 12, 4)  # patch 0022's graph_reserve + buffer_size in the vendored ggml (not in v0.12.3)
 VMM_GRANULARITY = 2 * MiB
@@ -36,9 +36,6 @@ _TURING = (7, 5)  # turing_mma_available: the mma flash-attention kernel
 MMQ_Y, MMQ_X_MAX, MATRIX_ROW_PADDING = 128, 128, 512  # mmq.cuh get_mmq_y_host / get_mmq_x_max_host (mma GPUs)
 _MMQ_TYPES = {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "mxfp4", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "iq2_xxs",
               "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s", "iq4_xs", "iq4_nl"}  # ggml_cuda_should_use_mmq
-
-def _pad(n: int, p: int) -> int:
-    return (n + p - 1) // p * p
 
 
 def fattn_meta_bytes(n_tokens: int, n_head: int, n_head_kv: int, dv: int, sms: int, cc: tuple[int, int]) -> int:
@@ -62,11 +59,11 @@ def mmq_bytes(n_tokens: int, ne10: int, nrows: int, sms: int) -> int:
     """mmq.cu ggml_cuda_mul_mat_q (no ids): the q8_1 activations (36 B a 32 values, rows padded to 512, plus one
     block_q8_1_mmq of 144 B a column of the widest tile) and, when the tiles do not split evenly over the SMs,
     mmq.cuh launch_mul_mat_q's stream-k fixup (SMs x mmq_x x mmq_y floats), each rounded to the pool's 128 B."""
-    q8 = n_tokens * _pad(ne10, MATRIX_ROW_PADDING) * 36 // 32 + MMQ_X_MAX * 144
+    q8 = n_tokens * round_up(ne10, MATRIX_ROW_PADDING) * 36 // 32 + MMQ_X_MAX * 144
     mmq_x = next(x for x in range(8, MMQ_X_MAX + 1, 8) if -(-n_tokens // x) == -(-n_tokens // MMQ_X_MAX))
     tiles = -(-nrows // MMQ_Y) * -(-n_tokens // mmq_x)
     fixup = 4 * sms * mmq_x * MMQ_Y if tiles % sms else 0
-    return _pad(q8, 128) + _pad(fixup, 128)
+    return round_up(q8, 128) + round_up(fixup, 128)
 
 
 def cublas_attention_bytes(n_tokens: int, n_head: int, n_head_kv: int, dk: int, dv: int, cells: int) -> int:
@@ -77,9 +74,9 @@ def cublas_attention_bytes(n_tokens: int, n_head: int, n_head_kv: int, dk: int, 
     cublasGemmBatchedEx pointer arrays (3 pointers a head) join them. The larger is KQV: 2 B x cells x T x heads
     of softmaxed scores + 2 B x head_dim_v x T x heads."""
     T, H = n_tokens, n_head
-    ptrs = _pad(16 * H, 128) + _pad(8 * H, 128) if n_head != n_head_kv else 0
-    kq = _pad(2 * dk * T * H, 128) + ptrs
-    kqv = _pad(2 * cells * T * H, 128) + _pad(2 * dv * T * H, 128) + ptrs
+    ptrs = round_up(16 * H, 128) + round_up(8 * H, 128) if n_head != n_head_kv else 0
+    kq = round_up(2 * dk * T * H, 128) + ptrs
+    kqv = round_up(2 * cells * T * H, 128) + round_up(2 * dv * T * H, 128) + ptrs
     return max(kq, kqv)
 
 
@@ -103,11 +100,11 @@ def cuda_pool_bytes(spec: ModelSpec, n_tokens: int, flash_attention: bool, sms: 
         at = layer.attention
         peak = fattn_meta_bytes(n_tokens, at.n_heads, at.n_kv_heads, at.head_dim_v, sms, cc)
         if kv_type not in ("", "f16"):
-            peak += 2 * _pad(2 * at.head_dim_k * cells * at.n_kv_heads, 128)
+            peak += 2 * round_up(2 * at.head_dim_k * cells * at.n_kv_heads, 128)
     elif layer is not None:
         at = layer.attention
         peak = cublas_attention_bytes(n_tokens, at.n_heads, at.n_kv_heads, at.head_dim_k, at.head_dim_v, cells)
     for t in spec.weights.tensors:
         if t.dtype.lower() in _MMQ_TYPES and t.name.startswith("blk.") and len(t.shape) == 2:
             peak = max(peak, mmq_bytes(n_tokens, t.shape[0], t.shape[1], sms))
-    return _pad(peak, VMM_GRANULARITY)
+    return round_up(peak, VMM_GRANULARITY)

@@ -31,14 +31,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ...model.spec import ModelSpec
+from ...units import round_up
 from .galloc import Graph, T, reserve, view
 
 MASK_BATCH_PAD = 64  # ggml.h GGML_KQ_MASK_PAD in the ggml Ollama vendors, v0.12.x-v0.13.4 (gone from v0.13.5)
 _GPT_OSS = ("gptoss", "gpt-oss")
-
-
-def _pad(n: int, p: int) -> int:
-    return (n + p - 1) // p * p
 
 
 def gptoss_cpu_graph(spec: ModelSpec, n_tokens: int, full_cells: int, swa_cells: int, masks: bool = True
@@ -58,9 +55,9 @@ def gptoss_cpu_graph(spec: ModelSpec, n_tokens: int, full_cells: int, swa_cells:
     moe = 4 * T * (2 * n_ff * k + 2 * n_ff * k + 2 * E + at.n_heads * at.head_dim_v)
     if not masks:
         return moe
-    mask_bytes = 2 * _pad(T, MASK_BATCH_PAD) * (full_cells + swa_cells)
+    mask_bytes = 2 * round_up(T, MASK_BATCH_PAD) * (full_cells + swa_cells)
     # the full mask placed above the freed qkv + hidden rows when it is larger than they are
-    above = 4 * T * qkv if 2 * _pad(T, MASK_BATCH_PAD) * full_cells > 4 * T * (qkv + E) else 0
+    above = 4 * T * qkv if 2 * round_up(T, MASK_BATCH_PAD) * full_cells > 4 * T * (qkv + E) else 0
     return mask_bytes + moe + above
 
 
@@ -83,7 +80,7 @@ def gptoss_vulkan_cpu_split(spec: ModelSpec, n_tokens: int) -> int | None:
     ffn, T = layer.ffn, n_tokens
     n_ff, k = ffn.n_ff_expert or ffn.n_ff, ffn.n_experts_used
     ids = 4 * (k + ffn.n_experts * (T - 1))
-    return 4 * T * 2 * n_ff * k + _pad(ids, 32)  # the CPU buffer's TENSOR_ALIGNMENT
+    return 4 * T * 2 * n_ff * k + round_up(ids, 32)  # the CPU buffer's TENSOR_ALIGNMENT
 
 
 VULKAN_MAX_BUFFER = 1 << 30  # ggml-vulkan.cpp suballocation_block_size (1 GiB unless GGML_VK_SUBALLOCATION_BLOCK_SIZE)
@@ -151,7 +148,7 @@ def qwen3_gpu_graph(spec: ModelSpec, n_tokens: int, cells: int) -> int | None:
         return None
     at, T = layer.attention, n_tokens
     rows = 4 * T * (3 * layer.ffn.n_ff + 2 * spec.n_embd + at.n_heads * at.head_dim_v)
-    return rows + 2 * cells * _pad(T, MASK_BATCH_PAD) + 4 * T + 128  # the output index: 4 B in a 128 B CUDA slot
+    return rows + 2 * cells * round_up(T, MASK_BATCH_PAD) + 4 * T + 128  # the output index: 4 B in a 128 B CUDA slot
 
 
 @lru_cache(maxsize=256)  # a pure replay of a few thousand nodes, asked again for the same shapes while planning
@@ -171,7 +168,7 @@ def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: 
     monotone), hence the replay. Equal to ggml_gallocr_reserve on the same graph built with ggml
     (tests/test_ollama_graph_ggml.py) at every shape tried."""
     E, H, KV, D, FF, Tn = n_embd, n_head, n_head_kv, head_dim, n_ff, n_tokens
-    pad = _pad(Tn, MASK_BATCH_PAD)
+    pad = round_up(Tn, MASK_BATCH_PAD)
 
     def w(*shape: int) -> T:
         return T("", nbytes=0, layout=("w", shape), external=True)
