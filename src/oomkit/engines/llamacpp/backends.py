@@ -231,18 +231,25 @@ def vulkan_unpadded(spec: ModelSpec, devices: tuple[Device, ...], s, weights: Mo
     (Qwen3-30B-A3B Q4_K_M, experts of 768-element rows): Vulkan0 17524.42 MiB, 17524.43 with CUDA's padding."""
     if not devices or infer_backend(devices, s.backend).name != "vulkan":
         return weights
-    overrides = override_patterns(s, spec)
-    ids = tuple(d.id for d in devices)
-    per: dict[int, int] = {}
-    for t in loaded_tensors(spec, s):
-        d = tensor_device(t, placement, overrides, len(devices), ids)
-        if d >= 0 and not devices[d].id.startswith("RPC"):
-            per[d] = per.get(d, 0) + t.nbytes
+    local = _device_weights(spec, devices, s, placement, lambda t: t.nbytes, local_only=True)
+    return replace(weights, by_device={**weights.by_device, **local})
+
+
+def _device_weights(spec: ModelSpec, devices: tuple[Device, ...], s, placement: Placement, size_of,
+                    local_only: bool = False) -> dict[int, int]:
+    """Each device's model buffer with the backend's own tensor size (`size_of`, its buffer type's get_alloc_size)
+    in place of ggml-cuda's (weights._model_buffers), the tied output's copy of token_embd included
+    (TENSOR_DUPLICATED); local_only leaves RPC devices out (their remote buffer type keeps its own sizes)."""
+    overrides, ids = override_patterns(s, spec), tuple(d.id for d in devices)
+    placed = [(t, tensor_device(t, placement, overrides, len(devices), ids)) for t in loaded_tensors(spec, s)]
     emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
-    d = placement.output_device
-    if spec.tied_embeddings and d >= 0 and emb is not None and not devices[d].id.startswith("RPC"):
-        per[d] = per.get(d, 0) + emb.nbytes  # the tied output's copy (TENSOR_DUPLICATED)
-    return replace(weights, by_device={**weights.by_device, **per})
+    if spec.tied_embeddings and placement.output_device >= 0 and emb is not None:
+        placed.append((emb, placement.output_device))
+    per: dict[int, int] = {}
+    for t, d in placed:
+        if d >= 0 and not (local_only and devices[d].id.startswith("RPC")):
+            per[d] = per.get(d, 0) + size_of(t)
+    return per
 
 
 def _device_range(spec: ModelSpec, tensors: list[TensorSpec]) -> int:
@@ -474,17 +481,9 @@ def opencl_buffers(spec: ModelSpec, devices: tuple[Device, ...], s, placement: P
     of CUDA's row-padded one; the host buffers are the same. Other backends' buffers are returned as they are."""
     if not devices or infer_backend(devices, s.backend).name != "opencl":
         return weights
-    overrides, ids, build = override_patterns(s, spec), tuple(d.id for d in devices), build_number(s.engine_version)
-    by_device: dict[int, int] = {}
-    for t in loaded_tensors(spec, s):
-        d = tensor_device(t, placement, overrides, len(devices), ids)
-        if d >= 0:
-            by_device[d] = by_device.get(d, 0) + _opencl_alloc_size(t, build)
-    emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
-    if spec.tied_embeddings and placement.output_device >= 0 and emb is not None:  # TENSOR_DUPLICATED, as
-        d = placement.output_device  # weights._model_buffers loads it
-        by_device[d] = by_device.get(d, 0) + _opencl_alloc_size(emb, build)
-    return replace(weights, by_device=by_device)
+    build = build_number(s.engine_version)
+    return replace(weights, by_device=_device_weights(spec, devices, s, placement,
+                                                      lambda t: _opencl_alloc_size(t, build)))
 
 
 def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict:
