@@ -77,10 +77,12 @@ def _vllm_offload_ignored(d: Diagnosis) -> list[Fix]:
     gb = d.settings.get("cpu_offload_gb")
     if not gb or d.settings.get("vllm_runner") != "V2" or d.stage in ("not_oom", "host_ram"):
         return []
+    from ..engines.vllm.settings import ERAS  # lazy: the vLLM rules only for a V2 log that offloads
+
     printed = str(d.settings.get("vllm_version") or "")
     m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", printed)
     version = tuple(int(x or 0) for x in m.groups()) if m else None
-    if version and version >= (0, 28, 0):
+    if version and ERAS.reached(version, "runner_v2_offload"):
         return []
     rel = f"vLLM {printed}" if version else "vLLM before 0.28"
     return [Fix(summary=f"VLLM_USE_V2_MODEL_RUNNER=0 (keep --cpu-offload-gb {gb:g}): the log says 'Using V2 Model "
