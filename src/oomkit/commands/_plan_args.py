@@ -53,6 +53,12 @@ def devices(opts: dict[str, Any], notes: list[str] | None = None) -> tuple[Devic
     return tuple(replace(d, id=f"{prefix}{i}") for i, d in enumerate(every))
 
 
+def say_notes(notes: list[str]) -> None:
+    """The notes devices() held back, on stderr, once the command has succeeded."""
+    for note in notes:
+        print(note, file=sys.stderr)
+
+
 def goals(opts: dict[str, Any]) -> Goals:
     bw = opts.get("--ram-bandwidth")
     text = None if bw is None else str(bw).lower().removesuffix("gb/s").strip()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from ..errors import OomkitError
 from ..plan.fit import fit
 from ..report import plan as report
@@ -53,7 +51,6 @@ def run(argv: list[str]) -> int:
     notes: list[str] = []  # said once the fit stands, so that a bad input's error stays one line
     result = fit(command, _plan_args.devices(opts, notes), _plan_args.goals(opts), env=engine_env(opts.get("--env")),
                  engine_version=opts.get("--engine-version"))
-    for note in notes:
-        print(note, file=sys.stderr)
+    _plan_args.say_notes(notes)
     print(report.to_json(result) if opts.get("--json") else report.fit_text(result))
     return 0 if result.fits else 1

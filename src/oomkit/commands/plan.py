@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 
 from ..errors import OomkitError
 from ..plan.search import plan
@@ -67,7 +66,7 @@ def run(argv: list[str]) -> int:
     limit = _plan_args.limit(req.opts)
     result = plan(req.model, req.engine, devices=devices, goals=goals, settings=req.settings, quant=req.quant,
                   limit=limit, also=tuple(req.opts.get("--also") or ()))
-    _say(notes)
+    _plan_args.say_notes(notes)
     if req.opts.get("--json"):
         print(report.to_json(result))
     elif req.opts.get("--markdown"):
@@ -91,15 +90,10 @@ def _all(argv: list[str]) -> int:
     notes: list[str] = []
     found = survey(sorted(rows, key=lambda r: -(r.get("params") or 0)), opts.get("--engine", "llama.cpp"),
                    _plan_args.devices(opts, notes), goals)
-    _say(notes)
+    _plan_args.say_notes(notes)
     fitting = [f for f in found if f.option is not None]
     if opts.get("--json"):
         print(json.dumps({"models": [f.to_dict() for f in found]}, indent=2))
     else:
         print(report.survey_text(fitting, len(found)))
     return 0 if fitting else 1
-
-
-def _say(notes: list[str]) -> None:
-    for note in notes:
-        print(note, file=sys.stderr)
