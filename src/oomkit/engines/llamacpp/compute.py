@@ -1277,7 +1277,7 @@ def output_weight_copy(spec: ModelSpec, device: Device, s: LlamaCppSettings) -> 
     t = by_name.get("output.weight") or by_name.get("token_embd.weight")
     if t is None:
         return 0
-    return gpu_alloc_size(t) if infer_backend((device,), s.backend).name in ("cuda", "rocm") else t.nbytes
+    return gpu_alloc_size(t) if infer_backend((device,), s.backend).name in _GGML_CUDA else t.nbytes
 
 
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
