@@ -549,7 +549,20 @@ def _devices_for(fx: dict[str, Any], world: int) -> tuple[tuple[Device, ...], bo
             memory = g.memory_bytes if g is not None else None
     dev_name = g.name if g is not None else (name or "GPU")
     devices = tuple(named_gpu(f"CUDA{i}", dev_name, memory) for i in range(max(world, 1)))
+    if len(devices) == 1 and (free := free_before_the_run(fx)) is not None:
+        # what other processes held is off the headroom after the KV cache, as on the user's card (NVML free)
+        devices = (replace(devices[0], free_bytes=free),)
     return devices, memory is not None
+
+
+def free_before_the_run(fx: dict[str, Any]) -> int | None:
+    """The card's free memory before a one-GPU run started, read off its OOM line: what was free at the error plus
+    what this process then held ("of which 139.75 MiB is free ... this process has 21.72 GiB memory in use"), the
+    other processes' memory taken as unchanged meanwhile. None where the log has no OOM line."""
+    p = fx.get("printed") or {}
+    if "oom_free_mib" not in p or "oom_in_use_gib" not in p:
+        return None
+    return round(float(p["oom_free_mib"]) * MiB + float(p["oom_in_use_gib"]) * GiB)
 
 
 def _catalog_config(fx: dict[str, Any]) -> dict[str, Any]:
@@ -729,10 +742,6 @@ class KnownMiss(AssertionError):
 
 # fixture -> {figure: the measured miss and its cause}; the other figures of these fixtures are still held
 FIXTURE_KNOWN_MISSES = {
-    "llama-3.1-8b-3090-v0.17.1-util090-sampler-fail": {
-        "refusal": "the log allocates its KV cache and dies in the sampler warm-up; oomkit says it starts (0.84 GiB left "
-                   "after the warm-up). Other processes held 1.68 GiB of the card (its OOM line), which oomkit's phases do "
-                   "not read; the same settings started in April (tests/test_startup_deaths.py)"},
     "qwen2.5-7b-3090-v0.17.1-util065": {
         "tokens": "+0.88 %: the printed budget 0.49 GiB is rounded to 0.01 GiB (+-1 % at this size); 9,088 tokens are "
                   "0.4853 GiB",
