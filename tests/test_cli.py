@@ -114,6 +114,11 @@ def test_cpu_only_verdict_against_the_host_memory():
     (["estimate", "llama3.1:8b", "--vram", "lots"], "lots"),
     (["estimate", "llama3.1:8b", "--engine", "tensorflow-serving"], "unknown engine"),
     (["estimate", "llama3.1:8b", "-ctv", "q8_0", "-fa", "off"], "flash_attn"),
+    # a value left over names the option before it, and a GPU count says how oomkit takes one
+    (["check", "llama3.1:8b", "--num-gpus", "8"], '--num-gpus takes no value (it is not an oomkit option, nor a '
+                                                 'llama.cpp flag with a value) (oomkit names the GPUs and their count '
+                                                 'in one option: --gpu "8x H100")'),
+    (["check", "llama3.1:8b", "qwen3:8b"], "unexpected argument 'qwen3:8b' (one MODEL only)"),
 ])
 def test_bad_input_exit_2_one_line(args, needle):
     r = run(*args)

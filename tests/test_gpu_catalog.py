@@ -224,6 +224,10 @@ def test_devices_for_a_comma_list():
     ("MI250X", ["ROCm0", "ROCm1"]),  # one module, two GCDs
     ("M3 Max 128GB", ["MTL0"]),
     ("Arc B580", ["SYCL0"]),
+    ("8xH100", [f"CUDA{i}" for i in range(8)]),  # the tight forms, read only when the text names no card
+    ("H100x2", ["CUDA0", "CUDA1"]),
+    ("RTX 4090 x 2", ["CUDA0", "CUDA1"]),
+    ("2x7900 XTX", ["ROCm0", "ROCm1"]),
 ])
 def test_device_ids(text, ids):
     assert [d.id for d in devices_for_names(text)] == ids
@@ -233,7 +237,7 @@ def test_unknown_gpu_error():
     with pytest.raises(OomkitError) as e:
         devices_for_names("RTX 4090,RTX 4900")
     assert str(e.value) == "unknown GPU 'RTX 4900': did you mean RTX 4090, RTX 4080, RTX 4070?"
-    for bad in ("", " , ", "0x RTX 4090", "zzzz"):
+    for bad in ("", " , ", "0x RTX 4090", "zzzz", "H100x0", "zzzzx2"):
         with pytest.raises(OomkitError) as e:
             devices_for_names(bad)
         assert "\n" not in str(e.value)

@@ -151,9 +151,24 @@ def split_args(argv: list[str], options: dict[str, bool]
         elif model is None:
             model = a
         else:
-            raise OomkitError(f"unexpected argument {a!r} (one MODEL only)")
+            raise OomkitError(_unexpected(a, argv[i - 1] if i else None, engine))
         i += 1
     return opts, model, engine_args, command
+
+
+# options users carry over from other tools; oomkit names GPUs and their count in one --gpu
+_GPU_COUNT_OPTIONS = {"--num-gpus", "--n-gpus", "--gpus", "--gpu-count", "--num-gpu"}
+
+
+def _unexpected(arg: str, before: str | None, engine: str) -> str:
+    """The error for a second positional argument: usually the value of an option oomkit does not know."""
+    if before and before.startswith("-") and not _is_number(before):
+        flag = before.partition("=")[0]
+        hint = ' (oomkit names the GPUs and their count in one option: --gpu "8x H100")' \
+            if flag in _GPU_COUNT_OPTIONS else ""
+        return (f"unexpected argument {arg!r}: {flag} takes no value (it is not an oomkit option, nor a {engine} "
+                f"flag with a value){hint}")
+    return f"unexpected argument {arg!r} (one MODEL only)"
 
 
 def _is_number(s: str) -> bool:

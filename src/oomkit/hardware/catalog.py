@@ -32,6 +32,9 @@ _ID_PREFIX = {"nvidia": "CUDA", "amd": "ROCm", "apple": "MTL", "intel": "SYCL"}
 _SIZE = re.compile(r"^(?P<base>.*?)[\s_-]*(?P<gb>\d+(?:\.\d+)?)\s*(?:gb|gib|g)$", re.IGNORECASE)
 # "2x H100", "2 x H100", "2*H100" (the space after x keeps "7900 XTX" a name)
 _COUNT = re.compile(r"^(?P<n>\d+)\s*(?:[x×]\s+|\*\s*)(?P<name>.+)$", re.IGNORECASE)
+# the tighter forms "8xH100", "H100x8", "H100 x 8", tried only when the whole text is no catalog name
+_COUNT_LOOSE = (re.compile(r"^(?P<n>\d+)\s*[x×](?P<name>.+)$", re.IGNORECASE),
+                re.compile(r"^(?P<name>.+?)\s*[x×*]\s*(?P<n>\d+)$", re.IGNORECASE))
 # Data-centre parts that come with NVLink (NVIDIA: SXM boards, H100/H200/H800/H20, Grace-Hopper and Blackwell
 # systems, A100/A800) or Infinity Fabric links (AMD Instinct MI200/MI300): what SGLang's distributed start-up
 # costs depends on it (NCCL's NVLS/NVLink buffers).
@@ -199,6 +202,14 @@ def _short_name(g: GpuSpec) -> str:
 MAX_DEVICES = 1024
 
 
+def _count_loose(part: str) -> re.Match[str] | None:
+    for pattern in _COUNT_LOOSE:
+        m = pattern.match(part)
+        if m and lookup(m.group("name").strip()):
+            return m
+    return None
+
+
 def devices_for_names(text: str) -> tuple[Device, ...]:
     """Devices for a comma list of catalog names: "RTX 4090,RTX 4090", "2x H100 SXM", "M3 Max 128GB".
 
@@ -210,7 +221,7 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
         if not part:
             continue
         count, name = 1, part
-        m = _COUNT.match(part)
+        m = _COUNT.match(part) or (None if lookup(part) else _count_loose(part))
         if m:
             digits, name = m.group("n"), m.group("name").strip()
             count = int(digits) if len(digits) <= 9 else MAX_DEVICES + 1  # counted before any list is built
