@@ -141,7 +141,7 @@ def text(r: CheckResult) -> str:
         d = min(r.devices, key=lambda x: x.left_bytes)
         phys = d.total_bytes if d.total_bytes is not None else d.budget_bytes
         if r.impossible:
-            lines.append(f"no setting fits: even 256 tokens with a {r.min_required_kv} KV cache need "
+            lines.append(f"no setting fits: even 256 tokens with the {r.min_required_kv} KV cache type need "
                          f"{mib(r.min_required_bytes)} on {d.usage.id}, which has {mib(phys)} of physical memory "
                          f"— a smaller quant, more GPUs or offloading layers to the CPU is needed")
         elif r.min_required_bytes <= d.budget_bytes:
