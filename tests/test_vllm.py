@@ -611,7 +611,7 @@ def load_case(path: Path) -> Case:
         opts["quantization"] = "fp8"  # online fp8 of an unquantized checkpoint
     if isinstance(st.get("moe_backend"), str):
         opts["moe_backend"] = st["moe_backend"]
-    for key in ("enforce_eager", "enable_prefix_caching", "use_v1"):
+    for key in ("enforce_eager", "enable_prefix_caching", "use_v1", "enable_expert_parallel"):
         if isinstance(st.get(key), bool):
             opts[key] = st[key]
     if isinstance(st.get("cpu_offload_gb"), (int, float)):
