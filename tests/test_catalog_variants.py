@@ -64,7 +64,8 @@ def test_gemma4_nvfp4_quantizes_the_routed_experts_only():
     rest = base.params_total - expert_params
     nvfp4 = expert_params // 2 + expert_params // 16
     assert abs(spec.weights.nbytes - (2 * rest + nvfp4)) <= n_layers * n_exp * 3 * 8
-    assert {t.dtype for t in spec.weights.tensors if "_exps" in t.name} == {"modelopt-nvfp4"}
+    # the expert matrices (ffn_down_exps.scale, the per-expert output scales, stays a bf16 vector)
+    assert {t.dtype for t in spec.weights.tensors if t.name.endswith("_exps.weight")} == {"modelopt-nvfp4"}
     assert {t.dtype for t in spec.weights.tensors if "attn_" in t.name or t.name.endswith(
         ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight"))} == {"bfloat16"}
 

@@ -49,8 +49,9 @@ def architecture_tensors(
         out.append(TensorShape("token_types.weight", (n_embd, n_token_types)))
     if arch in _ENCODER_ARCHS:
         out += [TensorShape("token_embd_norm.weight", (n_embd,)), TensorShape("token_embd_norm.bias", (n_embd,))]
+    first_full = next((la.index for la in layers if la.kind is LayerKind.FULL), None)
     for layer in layers:
-        out.extend(_layer_tensors(arch, n_embd, layer, attention_bias, gated_ffn))
+        out.extend(_layer_tensors(arch, n_embd, layer, attention_bias, gated_ffn, layer.index == first_full))
         if ple is not None:
             out.extend(_ple_layer(n_embd, layer.index, ple))
         if arch in _ENCODER_ARCHS:
@@ -106,7 +107,8 @@ def _ple_layer(n_embd: int, i: int, p: PerLayerInputs) -> list[TensorShape]:
     return out
 
 
-def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_ffn: bool) -> list[TensorShape]:
+def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_ffn: bool,
+                   first_full: bool = False) -> list[TensorShape]:
     i = layer.index
     out: list[TensorShape] = []
 
@@ -141,8 +143,12 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
     elif a is not None:
         q_dim, k_dim, v_dim = a.n_heads * a.head_dim_k, a.n_kv_heads * a.head_dim_k, a.n_kv_heads * a.head_dim_v
         t("attn_q.weight", n_embd, q_dim * (2 if arch in _GATED_Q else 1))
-        t("attn_k.weight", n_embd, k_dim)
-        if not a.v_from_k:
+        # Gemma 4's KV-shared layers read an earlier layer's cache and carry no K or V projection (llama.cpp
+        # src/models/gemma4.cpp load_arch_tensors: wk, attn_k_norm TENSOR_NOT_REQUIRED where !has_kv(i); b9849)
+        own_kv = not (arch == "gemma4" and layer.kv_source is not None)
+        if own_kv:
+            t("attn_k.weight", n_embd, k_dim)
+        if not a.v_from_k and own_kv:
             t("attn_v.weight", n_embd, v_dim)
         t("attn_output.weight", a.n_heads * a.head_dim_v, n_embd)
         if bias:
@@ -158,11 +164,16 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             t("attn_k_norm.weight", k_dim)
         elif arch in _QK_NORM:
             t("attn_q_norm.weight", a.head_dim_k)
-            t("attn_k_norm.weight", a.head_dim_k)
+            if own_kv:
+                t("attn_k_norm.weight", a.head_dim_k)
         if arch == "gpt-oss":
             t("attn_sinks.weight", a.n_heads)
         if arch in _POST_NORMS:
             t("post_attention_norm.weight", n_embd)
+        if arch == "gemma4":  # gemma4.cpp: a scalar per layer, and the proportional-rope table once (first full layer)
+            t("layer_output_scale.weight", 1)
+            if first_full:
+                out.append(TensorShape("rope_freqs.weight", (a.head_dim_k // 2,), i))
     s = layer.recurrent
     if s is not None:
         out.extend(_recurrent_tensors(i, n_embd, s))
@@ -182,6 +193,12 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             t("ffn_down_exps.bias", n_embd, f.n_experts)
         if arch == "deepseek2":
             t("exp_probs_b.bias", f.n_experts)
+        if arch == "gemma4":  # gemma4.cpp: the router's input scale, the second MLP's norms, per-expert scales
+            t("ffn_gate_inp.scale", n_embd)
+            t("pre_ffw_norm_2.weight", n_embd)
+            t("post_ffw_norm_1.weight", n_embd)
+            t("post_ffw_norm_2.weight", n_embd)
+            t("ffn_down_exps.scale", f.n_experts)
         if f.n_ff_shared:
             t("ffn_gate_shexp.weight", n_embd, f.n_ff_shared)
             t("ffn_up_shexp.weight", n_embd, f.n_ff_shared)
