@@ -9,6 +9,7 @@ model_runner_kv_cache_mixin.py; 0.5.14+ pool_configurator.py and kv_cache_config
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ...errors import OomkitError
@@ -125,10 +126,24 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
     if attn_tp < 1:
         raise OomkitError(f"--dp-size {s.dp_size} must not exceed --tp-size {s.tp_size} with --enable-dp-attention")
     tower = next((t for t in spec.towers if t.kind == "vision"), None)
-    vit = (tower.config_layers, tower.config_hidden) if tower is not None else None
+    vit = _vit_dims(tower) if tower is not None else None
     return CacheLayout(mla=mla, full_layers=full, swa_layers=swa, mamba_layers=mamba, kv_bytes=kv_bytes,
                        kv_dtype=kv_dtype, model_dtype=dtype, attn_tp=attn_tp, page_size=page, labels=tuple(labels),
                        vit=vit)
+
+
+def _vit_dims(tower) -> tuple[int | None, int | None]:
+    """The vision_config figures adjust_mem_fraction_for_vlm reads: getattr(vision_config, "num_hidden_layers", 24)
+    and "hidden_size" (server_args.py 0.4.10-0.5.18; arg_groups/memory_hook.py 0.5.20+). The object is transformers'
+    config class, which keeps the checkpoint's keys and maps no `depth` to num_hidden_layers in the releases SGLang
+    pins (4.54.1 for 0.4.10 to 5.19.0 for 0.5.23; Qwen2VL-, Qwen2_5_VL-, Qwen3VL- and Glm4vVisionConfig read in
+    4.57.6, 5.18.0 and 5.19.0: attribute_map {"num_attention_heads": "num_heads"} only). So a vision_config that
+    names its blocks `depth` (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) is priced as 24 layers. sglang#13075:
+    Qwen2.5-VL-7B (depth 32, hidden 1280) prints a pool that needs 0.95 x 0.944 of the default, not 0.95 x 0.892."""
+    vc = tower.config.get("vision_config") if isinstance(tower.config, Mapping) else None
+    if isinstance(vc, Mapping) and "num_hidden_layers" not in vc and "depth" in vc:
+        return None, tower.config_hidden
+    return tower.config_layers, tower.config_hidden
 
 
 # ---------------------------------------------------------------------------------------------------------

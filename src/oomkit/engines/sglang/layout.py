@@ -214,23 +214,40 @@ def _is_hip(d: Device) -> bool:
 
 @dataclass(frozen=True)
 class Stage:
-    """One pipeline stage: its layers, how they are cached, the weights one of its ranks loads."""
+    """One pipeline stage: its layers, how they are cached, the weights one of its ranks loads; pool_lay: the
+    layers its KV pool is sized and allocated for (see WHOLE_MODEL_POOL_ARCHS)."""
 
     layers: tuple[LayerSpec, ...]
     lay: CacheLayout
     weights_bytes: int
     labels: tuple[str, ...]
+    pool_lay: CacheLayout
+
+
+# The layers a pipeline stage's KV pool covers: model_runner.py takes them from the top-level model object,
+# start_layer = getattr(self.model, "start_layer", 0), end_layer = getattr(self.model, "end_layer",
+# model_num_layers) (0.5.6-0.5.14 model_runner.py __init__; 0.5.23 model_runner_components/layer_setup.py
+# _resolve_pp_layer_range), and profile_max_num_token's cell and the pool (layer_num=num_effective_layers) use
+# end - start. A class whose inner model splits its layers by stage (make_layers) but that does not expose them
+# itself sizes and allocates the whole model's layers on every stage, while each stage loads and runs only its own:
+# Qwen2_5_VLForConditionalGeneration (models/qwen2_5_vl.py, PP from 0.5.6 (PR #13075), no start_layer through
+# 0.5.23; Qwen2-VL's qwen2_vl.py neither) and MiniMaxM2ForCausalLM (models/minimax_m2.py, 0.5.6-0.5.23). The other
+# PP-capable text classes (llama.py, qwen2.py, qwen3.py, qwen3_moe.py, deepseek_v2.py, ...) define the properties.
+# sglang#13075 (Qwen2.5-VL-7B, --tp 2 --pp-size 2) prints max_total_num_tokens=2524524 on both stages: a 28-layer
+# cell; a 14-layer one gave 4,759,831 here (+89%).
+WHOLE_MODEL_POOL_ARCHS = frozenset({"qwen2vl", "minimax_m2"})
 
 
 def load_model(spec: ModelSpec, s: SGLangSettings, stages: list[tuple[LayerSpec, ...]],
                cc: tuple[int, int] | None = None) -> tuple[Stage, ...]:
     """model_runner.py load_model, per pipeline stage: what one rank of the stage loads."""
     out = []
+    whole = cache_layout(spec, s) if len(stages) > 1 and spec.architecture in WHOLE_MODEL_POOL_ARCHS else None
     for i, layers in enumerate(stages):
         lay = cache_layout(spec, s, layers)
         w, labels = rank_weights(spec, s, lay, stage_tensors(spec, layers, i == 0, i == len(stages) - 1),
                                  towers=i == 0, cc=cc)
-        out.append(Stage(layers, lay, w, tuple(labels)))
+        out.append(Stage(layers, lay, w, tuple(labels), whole or lay))
     return tuple(out)
 
 
@@ -243,10 +260,10 @@ def init_memory_pool(spec: ModelSpec, s: SGLangSettings, stages: tuple[Stage, ..
     for st in stages:
         try:
             if s.kv_cache_memory_bytes is not None:
-                p = size_pool(spec, s, kv_budget=s.kv_cache_memory_bytes, gpu_mib=gpu_mib, lay=st.lay)
+                p = size_pool(spec, s, kv_budget=s.kv_cache_memory_bytes, gpu_mib=gpu_mib, lay=st.pool_lay)
             elif pre_free is not None:
                 p = size_pool(spec, s, avail_after_load=pre_free - st.weights_bytes, pre_load_free=pre_free,
-                              gpu_mib=gpu_mib, lay=st.lay)
+                              gpu_mib=gpu_mib, lay=st.pool_lay)
             else:
                 p = None
         except NotEnoughMemory as e:
@@ -255,7 +272,7 @@ def init_memory_pool(spec: ModelSpec, s: SGLangSettings, stages: tuple[Stage, ..
     if error is None and all(p is not None for p in pools):
         # init_memory_pool: different PP ranks may hold different layer counts -> the minimum token count
         tokens = min(p.max_total_num_tokens for p in pools)
-        pools = [p if p.max_total_num_tokens == tokens else resize_pool(p, s, st.lay, tokens)
+        pools = [p if p.max_total_num_tokens == tokens else resize_pool(p, s, st.pool_lay, tokens)
                  for p, st in zip(pools, stages, strict=True)]
     return pools, error
 
@@ -265,7 +282,7 @@ def _one_request(s: SGLangSettings, spec: ModelSpec, stages: tuple[Stage, ...], 
     """(KV, state) bytes per stage for one request of context_len: what a pool must at least hold."""
     out = []
     for st in stages:
-        lay = st.lay
+        lay = st.pool_lay
         swa = min(context_len, swa_window(lay) + s.max_prefill_tokens) if lay.swa_layers else None
         kv = sum(p.k_bytes + p.v_bytes for p in kv_pools(lay, s, context_len, swa))
         state = sum(mamba_cache_per_req(lay, s, spec)) * 2 if lay.mamba_layers else 0  # one slot + padding slot
@@ -756,7 +773,7 @@ def _kv_bytes_per_token(s: SGLangSettings, run: _Run) -> int:
     (pool_configurator.py HybridSWAPoolConfigurator; before 0.5.8 every layer priced as a full one)."""
     total = 0.0
     for st in run.stages:
-        lay = st.lay
+        lay = st.pool_lay
         if lay.swa_layers:
             total += token_charge_swa(lay, s, run.v)
         else:
@@ -767,5 +784,5 @@ def _kv_bytes_per_token(s: SGLangSettings, run: _Run) -> int:
 def _kv_bytes_per_token_marginal(s: SGLangSettings, run: _Run) -> int:
     """Bytes one more token of one sequence physically adds: the full pool's layers (K and V as allocated;
     sliding-window pools are bounded), over the ranks that hold it."""
-    total = sum(row_bytes(la, st.lay, s) for st in run.stages for la in st.lay.full_layers)
+    total = sum(row_bytes(la, st.pool_lay, s) for st in run.stages for la in st.pool_lay.full_layers)
     return int(total) * run.lay_all.attn_tp
