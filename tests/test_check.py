@@ -392,18 +392,18 @@ def test_vllm_death_after_the_kv_cache_is_named_as_the_engine_prints_it():
 
 
 def test_vllm_refusal_past_the_physical_memory_is_the_kv_cache_stage():
-    """Qwen3-30B-A3B FP8 (29.1 GiB of weights) on a 32 GB RTX 5090 at 0.95: the weights load, the profile run's peak
-    and non-torch memory leave nothing in the budget, and vLLM raises "No available memory for the cache blocks"
-    (kv_cache_utils.py check_enough_kv_cache_memory). The stage is the KV cache, in vLLM's words, not the compute
-    buffer that the generic weights / KV / compute order would name."""
-    proc = run_oomkit("check", "--gpu", "RTX 5090", "--json", "--", "vllm", "serve",
-                      "Qwen/Qwen3-30B-A3B-Instruct-2507-FP8", "--max-model-len", "65536",
-                      "--gpu-memory-utilization", "0.95")
+    """Qwen3-30B-A3B FP8 (29.1 GiB of weights) on a 32 GB RTX 5090 at 0.95 with 32,768 batched tokens: the weights
+    load, the profile run's peak and non-torch memory leave nothing in the budget and together pass the card's memory,
+    and vLLM raises "No available memory for the cache blocks" (kv_cache_utils.py check_enough_kv_cache_memory). The
+    stage is the KV cache, in vLLM's words, not the compute buffer that the generic weights / KV / compute order would
+    name."""
+    cmd = ["vllm", "serve", "Qwen/Qwen3-30B-A3B-Instruct-2507-FP8", "--max-model-len", "65536",
+           "--gpu-memory-utilization", "0.95", "--max-num-batched-tokens", "32768"]
+    proc = run_oomkit("check", "--gpu", "RTX 5090", "--json", "--", *cmd)
     assert proc.returncode == 1, proc.stderr
     d = json.loads(proc.stdout)
     assert d["fits"] is False and d["stage"] == "kv_cache"
-    text = run_oomkit("check", "--gpu", "RTX 5090", "--", "vllm", "serve", "Qwen/Qwen3-30B-A3B-Instruct-2507-FP8",
-                      "--max-model-len", "65536", "--gpu-memory-utilization", "0.95").stdout
+    text = run_oomkit("check", "--gpu", "RTX 5090", "--", *cmd).stdout
     assert "fails first at the KV cache: vllm refuses to start: No available memory for the cache blocks" in text
 
 

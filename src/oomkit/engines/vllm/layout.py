@@ -27,6 +27,7 @@ from .phases import (
     Failure,
     capture_sizes,
     cudagraph_actual_bytes,
+    cudagraph_estimate_bytes,
     graph_count,
     nccl_graph_bytes,
     sampler_warmup_bytes,
@@ -36,7 +37,6 @@ from .profile import (
     RankMemory,
     activation_bytes,
     context_bytes,
-    cudagraph_bytes,
     cudagraphs_in_budget,
     determine_available_memory,
     non_torch_bytes,
@@ -131,11 +131,11 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
 
 
 def _graph_pool(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int, first_stage: bool = True) -> int:
-    """The CUDA-graph memory a rank holds: V1's estimate (profile.py cudagraph_bytes, what 0.21+ budgets); V0
+    """The CUDA-graph memory a rank holds: V1's estimate (phases.py cudagraph_estimate_bytes, what 0.21+ budgets); V0
     prints no estimate and captures whole-model graphs (worker/model_runner.py capture_model): what the phases
     charge the capture (phases.py cudagraph_actual_bytes and nccl_graph_bytes)."""
     if r.v1:
-        return cudagraph_bytes(spec, s, r, n_layers)
+        return cudagraph_estimate_bytes(spec, s, r)
     if s.enforce_eager:
         return 0
     return cudagraph_actual_bytes(spec, s, r) + nccl_graph_bytes(spec, s, r, n_layers, first_stage)

@@ -69,12 +69,12 @@ COMM_PCIE = int(0.25 * GiB)
 # torch.compile / Triton compilation, other processes), not a GPU figure. Environment-dependent (vllm#46307,
 # eugr/spark-vllm-docker#286: compiler heaps up to tens of GiB; a warm compile cache takes less). Fitted on one
 # DGX Spark log, Qwen3.6-35B-A3B NVFP4 on 0.22 at 8,192 batched tokens (all it loses beside the weights and the
-# discrete-GPU terms: 3.85 GiB, its CUDA-graph estimate 0.79 GiB above the printed one included; 4.62 when the
-# encoder's dummy pass was a 0.28 GiB constant, now encoder.py's 1.52 GiB pass over one 16,384-token image); held
-# out: the two Qwen3.6-27B NVFP4 logs on 0.23 at 65,536 tokens (without and with MTP), +1.39 % and +0.20 % of the
-# GPU (+1.66 % and +0.47 % with the former pair).
+# discrete-GPU terms: 4.60 GiB, its CUDA-graph estimate 0.04 GiB above the printed 0.19 included (phases.py
+# cudagraph_estimate_bytes; 3.85 while a per-layer estimate put it 0.79 above); 4.62 -> 3.85 when the encoder's
+# dummy pass went from a 0.28 GiB constant to encoder.py's 1.52 GiB pass over one 16,384-token image); held out: the
+# two Qwen3.6-27B NVFP4 logs on 0.23 at 65,536 tokens (without and with MTP), +1.41 % and +0.53 % of the GPU.
 UMA_CC = ((8, 7), (11, 0), (12, 1))
-NON_TORCH_UMA = int(3.85 * GiB)
+NON_TORCH_UMA = int(4.60 * GiB)
 # Activation peak of the profile run, fitted to the "torch peak memory increase" of the v0.19.0 H100 logs:
 # the sampler warm-up holds about (12.85 + logits dtype) bytes per (request x vocab) element with the
 # Triton/FlashInfer top-k/top-p and about 36.4 + 2 with the PyTorch sort path (Qwen3-14B 5.64 GiB on
@@ -99,16 +99,13 @@ SAMPLER_V0_SCATTER_FROM = (0, 6, 2)
 SAMPLER_BYTES_FLASHINFER = 4.0
 FORWARD_HIDDEN = 4.25
 FORWARD_HIDDEN_V0 = 3.0
-# CUDA graph memory (estimate printed by 0.19+, "Estimated CUDA graph memory"): about 0.30 GiB plus
-# 0.017 GiB per layer for the default 51+51 graphs (0.84 GiB Llama-3.1-8B, 1.24 GiB Qwen3-30B-A3B, 0.52 GiB
-# gemma-2-2b in the v0.19.0 logs).
+# CUDA graph memory (estimate printed by 0.19+, "Estimated CUDA graph memory"): phases.py cudagraph_estimate_bytes,
+# vLLM's two-size extrapolation over the capture's own terms.
 # Multimodal models: the encoder's dummy pass and what it leaves alive through the decoder's dummy run (pixel
 # inputs, encoder outputs) are encoder.py's, read from the source per tower (no fitted constant).
 # Model runner V2's float32 copy of the logits per (row x vocabulary) element (v2_sampler_bytes), read from
 # sample/sampler.py apply_sampling_params, not fitted (no V2 log is among the fixtures).
 V2_SAMPLER_FP32 = 4
-CUDAGRAPH_BASE = int(0.30 * GiB)
-CUDAGRAPH_PER_LAYER = int(0.017 * GiB)
 
 
 def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: bool = True,
@@ -347,13 +344,6 @@ def comm_bytes(r: Resolved) -> int:
     if not r.nvlink:
         return COMM_PCIE
     return NON_TORCH_TP + int(0.035 * GiB) * (min(r.tp, 8) - 2)
-
-
-def cudagraph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers_rank: int) -> int:
-    if s.enforce_eager or (s.cudagraph_mode or "").upper() == "NONE" or (
-            s.optimization_level == 0 and r.version >= (0, 11, 0)):
-        return 0
-    return CUDAGRAPH_BASE + CUDAGRAPH_PER_LAYER * n_layers_rank
 
 
 def cuda_context(r: Resolved) -> int:
