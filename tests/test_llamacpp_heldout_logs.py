@@ -2,7 +2,11 @@
 (tests/fixtures/engine_logs/llamacpp_heldout/, each with its source), read through oomkit with the log's own
 flags, build and free memory, nothing tuned. Model, KV and output buffers must equal the printed figures (to the
 0.01 MiB of a buffer line, or to the truncated MiB of a memory-breakdown table); compute buffers within 10%. A
-figure oomkit misses stays a strict xfail with its measured error (the fixture's known_miss)."""
+figure oomkit misses stays a strict xfail with its measured error (the fixture's known_miss).
+
+A fixture whose log shows a file without the model's next-n (MTP) block (`gguf_nextn_layers` 0: Qwen3.5 / 3.6 files
+converted before llama.cpp's converter wrote it, b9180) is read as that file (weights.without_nextn), not as the
+build's own converter would write it (weights.converted_file)."""
 
 import json
 import re
@@ -12,7 +16,9 @@ import pytest
 
 import oomkit
 from oomkit.engines.llamacpp.args import parse_args
+from oomkit.engines.llamacpp.weights import without_nextn
 from oomkit.memory import Device
+from oomkit.model.resolve import resolve
 
 MiB = 1 << 20
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp_heldout").glob("*.json"))
@@ -25,8 +31,11 @@ def held_out_estimate(fx):
     prefix = fx.get("device_prefix", "CUDA")
     devices = tuple(Device(id=f"{prefix}{i}", name=fx["gpus"][0]["name"], memory_bytes=t * MiB, free_bytes=f * MiB)
                     for i, (f, t) in enumerate(zip(fx["free_mib"], fx["total_mib"], strict=True)))
-    return oomkit.estimate(fx["catalog_model"], "llama.cpp", quant=fx["weight_format"], devices=devices,
-                           settings=settings, find_max_context=False, engine_version=fx["engine_version"])
+    model, quant = fx["catalog_model"], fx["weight_format"]
+    if fx.get("gguf_nextn_layers") == 0:  # the file the log loaded: its block_count is the trunk's
+        model, quant = without_nextn(resolve(model, quant)), None
+    return oomkit.estimate(model, "llama.cpp", quant=quant, devices=devices, settings=settings,
+                           find_max_context=False, engine_version=fx["engine_version"])
 
 
 def _host(by_name: dict[str, int]) -> int:

@@ -31,6 +31,15 @@ _QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "
 _POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4"}
 # Gated attention (Qwen3-Next / Qwen3.5): Q projection carries a gate of the same width.
 _GATED_Q = {"qwen3next", "qwen35", "qwen35moe"}
+# Qwen3.5 / 3.6 keep the delta net's beta and alpha projections apart (src/models/qwen35.cpp, qwen35moe.cpp
+# load_block_trunk: ssm_beta and ssm_alpha, {n_embd, n_v_heads} each; convert's in_proj_b / in_proj_a) where
+# Qwen3-Next fuses them in one ssm_ba {n_embd, 2 x n_v_heads} (src/models/qwen3next.cpp)
+_SPLIT_BA = {"qwen35", "qwen35moe"}
+# Next-n (MTP) blocks the converter writes with the block's own extras (conversion/qwen.py _Qwen35MtpMixin from
+# PR #22673, b9180: mtp.fc -> nextn.eh_proj {2 x n_embd, n_embd}, mtp.pre_fc_norm_embedding / _hidden -> nextn.enorm
+# / nextn.hnorm, mtp.norm -> nextn.shared_head_norm; no embed_tokens or shared_head_head of its own, which
+# src/models/qwen35.cpp load_block_mtp takes as TENSOR_NOT_REQUIRED)
+_NEXTN_EXTRAS = {"qwen35", "qwen35moe"}
 # BERT-style encoders (src/models/bert.cpp): post-LayerNorms with biases, biased linears, no output head.
 _ENCODER_ARCHS = {"bert", "nomic-bert"}
 
@@ -49,9 +58,12 @@ def architecture_tensors(
         out.append(TensorShape("token_types.weight", (n_embd, n_token_types)))
     if arch in _ENCODER_ARCHS:
         out += [TensorShape("token_embd_norm.weight", (n_embd,)), TensorShape("token_embd_norm.bias", (n_embd,))]
+    first_nextn = len(layers) - n_nextn
     first_full = next((la.index for la in layers if la.kind is LayerKind.FULL), None)
     for layer in layers:
         out.extend(_layer_tensors(arch, n_embd, layer, attention_bias, gated_ffn, layer.index == first_full))
+        if arch in _NEXTN_EXTRAS and layer.index >= first_nextn:
+            out.extend(_nextn_extras(n_embd, layer.index))
         if ple is not None:
             out.extend(_ple_layer(n_embd, layer.index, ple))
         if arch in _ENCODER_ARCHS:
@@ -176,7 +188,7 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
                 out.append(TensorShape("rope_freqs.weight", (a.head_dim_k // 2,), i))
     s = layer.recurrent
     if s is not None:
-        out.extend(_recurrent_tensors(i, n_embd, s))
+        out.extend(_recurrent_tensors(i, n_embd, s, split_ba=arch in _SPLIT_BA))
 
     f = layer.ffn
     if f.is_moe:
@@ -230,15 +242,24 @@ def _encoder_extras(arch: str, n_embd: int, layer: LayerSpec) -> list[TensorShap
     return out
 
 
-def _recurrent_tensors(i: int, n_embd: int, s) -> list[TensorShape]:
+def _nextn_extras(n_embd: int, i: int) -> list[TensorShape]:
+    return [TensorShape(f"blk.{i}.nextn.eh_proj.weight", (2 * n_embd, n_embd), i),
+            TensorShape(f"blk.{i}.nextn.enorm.weight", (n_embd,), i),
+            TensorShape(f"blk.{i}.nextn.hnorm.weight", (n_embd,), i),
+            TensorShape(f"blk.{i}.nextn.shared_head_norm.weight", (n_embd,), i)]
+
+
+def _recurrent_tensors(i: int, n_embd: int, s, split_ba: bool = False) -> list[TensorShape]:
     def t(name: str, *shape: int) -> TensorShape:
         return TensorShape(f"blk.{i}.{name}", tuple(shape), i)
 
     conv_ch = s.d_inner + 2 * s.n_group * s.d_state
     if s.kind == "gated_delta_net":  # src/models/qwen3next.cpp: fused qkv + z gate, beta/alpha, conv, out
         qk = 2 * s.n_group * s.d_state
+        ba = ([t("ssm_beta.weight", n_embd, s.n_heads), t("ssm_alpha.weight", n_embd, s.n_heads)] if split_ba
+              else [t("ssm_ba.weight", n_embd, 2 * s.n_heads)])
         return [t("attn_qkv.weight", n_embd, qk + s.d_inner), t("attn_gate.weight", n_embd, s.d_inner),
-                t("ssm_ba.weight", n_embd, 2 * s.n_heads), t("ssm_conv1d.weight", s.d_conv, qk + s.d_inner),
+                *ba, t("ssm_conv1d.weight", s.d_conv, qk + s.d_inner),
                 t("ssm_dt.bias", s.n_heads), t("ssm_a", s.n_heads), t("ssm_norm.weight", s.d_inner // s.n_heads),
                 t("ssm_out.weight", s.d_inner, n_embd)]
     if s.kind == "mamba":  # src/models/mamba.cpp (Mamba-1)
@@ -266,7 +287,8 @@ _HF_MODULE = {
     "ffn_up_shexp": "mlp.shared_experts.up_proj", "ffn_down_shexp": "mlp.shared_experts.down_proj",
     "ffn_gate_exps": "mlp.experts.gate_proj", "ffn_up_exps": "mlp.experts.up_proj",
     "ffn_down_exps": "mlp.experts.down_proj", "attn_qkv": "linear_attn.in_proj_qkvz",
-    "attn_gate": "linear_attn.in_proj_z", "ssm_ba": "linear_attn.in_proj_ba", "ssm_in": "mixer.in_proj",
+    "attn_gate": "linear_attn.in_proj_z", "ssm_ba": "linear_attn.in_proj_ba",
+    "ssm_beta": "linear_attn.in_proj_b", "ssm_alpha": "linear_attn.in_proj_a", "ssm_in": "mixer.in_proj",
     "ssm_out": "mixer.out_proj", "ssm_x": "mixer.x_proj", "ssm_dt": "mixer.dt_proj",
 }
 

@@ -41,7 +41,7 @@ from .mtp import engine_view as mtp_engine_view
 from .mtp import mtp_context
 from .settings import ERAS, LlamaCppSettings, build_number, check_build, fa_form_note, version_warning
 from .split import model_devices
-from .weights import ModelBuffers, Placement, model_buffers, place_layers, pre_mla_file
+from .weights import ModelBuffers, Placement, converted_file, model_buffers, place_layers, pre_mla_file
 
 
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> MemoryEstimate:
@@ -54,6 +54,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
         # builds before PR #12801 load only GGUFs converted before it (attn_kv_b whole, no *_mla keys): a
         # catalog-computed DeepSeek / Kimi spec is that file there (a spec read from a file stays as it is)
         spec = pre_mla_file(spec)
+    spec = converted_file(spec, s)  # a catalog spec as the build's converter writes it (Qwen3.5's next-n block)
     given, devices = devices, metal_devices(model_devices(devices, s))  # an Apple GPU offers its working set
     fitted = params_fit(spec, devices, s, given=given) if applies(s, devices) else None
     # a host fit that fails with nothing changed (-c typed) still says so: llama.cpp logs it and loads as typed

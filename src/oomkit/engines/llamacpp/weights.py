@@ -12,10 +12,13 @@ from ...errors import OomkitError
 from ...memory import Device
 from ...model.archs import NEXTN_SKIPPED, ROUTER_LAYER_ARCHS
 from ...model.spec import ModelSpec, TensorSpec
+from ...model.tensors import TensorShape
+from ...model.weights import gguf_inventory, is_gguf_format
 from ...quant import ggml, gguf_recipes
 from ...units import round_up
+from ..versions import Eras
 from .backend_names import infer_backend
-from .settings import DEFAULT_GGUF_TYPE, ERAS, LlamaCppSettings, build_number, loads_mtp
+from .settings import DEFAULT_GGUF_TYPE, ERAS, NEWEST, LlamaCppSettings, build_number, loads_mtp
 
 # CUDA: ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment / _get_alloc_size, MATRIX_ROW_PADDING
 CUDA_ALIGNMENT = 128
@@ -62,6 +65,41 @@ def pre_mla_file(spec: ModelSpec) -> ModelSpec:
     return replace(spec, layers=layers, weights=replace(spec.weights, tensors=tuple(tensors)),
                    labels=spec.labels + ("GGUF converted before llama.cpp's MLA layout (PR #12801): attn_kv_b "
                                          "whole, K and V cached per head",))
+
+
+# Qwen3.5 / 3.6's next-n (MTP) block, by build. convert_hf_to_gguf.py writes it from PR #22673 "llama + spec: MTP
+# Support" (255582687, 2026-05-16, b9180: conversion _Qwen35MtpMixin, on unless --no-mtp; before it the converter's
+# Qwen3NextModel filter dropped every "mtp" tensor, so older files end at block_count = num_hidden_layers). The
+# loaders take a block the file has with flags 0 (src/models/qwen35.cpp, qwen35moe.cpp load_block_mtp at b9849)
+# until PR #26296 "llama : load MTP tensors only if they are really used" (82dbc4f01, 2026-07-31, b10212: after
+# NEWEST, so from NEWEST, NEWEST_PLACED), which marks it TENSOR_SKIP unless llama_model_params.load_mtp
+NEXTN_ERAS = Eras({"qwen35_nextn_written": 9180, "qwen35_nextn_skipped": int(NEWEST[1:])})
+_NEXTN_WRITTEN = {"qwen35": "qwen35_nextn_written", "qwen35moe": "qwen35_nextn_written"}
+_NEXTN_SKIPPED_FROM = {"qwen35": "qwen35_nextn_skipped", "qwen35moe": "qwen35_nextn_skipped"}
+
+
+def without_nextn(spec: ModelSpec) -> ModelSpec:
+    """The model's GGUF without its next-n (MTP) block: block_count = the trunk's layers (a file converted with
+    --no-mtp, or by a converter that did not write the block). A computed inventory is quantized again over the
+    shorter tensor list (llama-quantize's layer counters run over the file's own blocks)."""
+    if not spec.n_nextn_layers:
+        return spec
+    first = spec.n_trunk_layers
+    kept = [t for t in spec.weights.tensors if t.layer is None or t.layer < first]
+    weights = (replace(spec.weights, tensors=tuple(kept)) if spec.weights.exact else
+               gguf_inventory([TensorShape(t.name, t.shape, t.layer) for t in kept], arch=spec.architecture,
+                              ftype=spec.weights.format)
+               if is_gguf_format(spec.weights.format) else replace(spec.weights, tensors=tuple(kept)))
+    return replace(spec, layers=spec.layers[:first], n_nextn_layers=0, weights=weights)
+
+
+def converted_file(spec: ModelSpec, s: LlamaCppSettings) -> ModelSpec:
+    """A catalog-computed spec as the file the build's own converter writes by default: Qwen3.5 / 3.6 without the
+    next-n block before b9180 (NEXTN_ERAS). A spec read from a file is returned as it is."""
+    era = _NEXTN_WRITTEN.get(spec.architecture)
+    if spec.weights.exact or era is None or NEXTN_ERAS.reached(build_number(s.engine_version), era):
+        return spec
+    return without_nextn(spec)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -180,8 +218,12 @@ def tensor_device(t: TensorSpec, placement: Placement, overrides, n_devices: int
 def loaded_tensors(spec: ModelSpec, s: LlamaCppSettings | None = None) -> tuple[TensorSpec, ...]:
     """The tensors llama.cpp loads: all but the next-n (MTP) blocks of architectures that mark them TENSOR_SKIP
     (src/models/glm4-moe.cpp load_arch_tensors: the block stays in the file, out of every buffer), unless
-    --spec-type draft-mtp has the loader take them (mtp_flags = !ml.load_mtp ? TENSOR_SKIP : 0)."""
+    --spec-type draft-mtp has the loader take them (mtp_flags = !ml.load_mtp ? TENSOR_SKIP : 0). Qwen3.5 / 3.6
+    skip theirs from NEXTN_ERAS qwen35_nextn_skipped on and load them before (no settings: the newest build)."""
     if spec.architecture not in NEXTN_SKIPPED or not spec.n_nextn_layers or (s is not None and loads_mtp(s)):
+        return spec.weights.tensors
+    era = _NEXTN_SKIPPED_FROM.get(spec.architecture)
+    if era is not None and s is not None and not NEXTN_ERAS.reached(build_number(s.engine_version), era):
         return spec.weights.tensors
     first = spec.n_trunk_layers
     return tuple(t for t in spec.weights.tensors if t.layer is None or t.layer < first)
@@ -255,13 +297,36 @@ def model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSetti
     return result
 
 
+_MATCHES: dict[tuple[Any, ...], tuple[Any, tuple[str, ...]]] = {}  # (weights, pattern) -> the tensor names it finds
+
+
+def _first_overrides(spec: ModelSpec, overrides: list[tuple[re.Pattern[str], str]]) -> dict[str, int]:
+    """Tensor name -> the index of the first override whose pattern finds it (re.search, as tensor_device)."""
+    first: dict[str, int] = {}
+    for k, (pat, _) in enumerate(overrides):
+        key = (id(spec.weights), pat.pattern, pat.flags)
+        hit = _MATCHES.get(key)
+        if hit is None or hit[0] is not spec.weights:
+            if len(_MATCHES) > 4096:
+                _MATCHES.clear()
+            hit = _MATCHES[key] = (spec.weights, tuple(t.name for t in spec.weights.tensors if pat.search(t.name)))
+        for name in hit[1]:
+            first.setdefault(name, k)
+    return first
+
+
 def _model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
                    placement: Placement) -> ModelBuffers:
     overrides = override_patterns(s, spec)
     ids = tuple(d.id for d in devices)
     dev_tensors: dict[int, list[TensorSpec]] = {}
+    # each tensor's first matching override, from each pattern's matches (memoised): the same device tensor_device
+    # gives, without one regex search per tensor and pattern (a fit's -ot lists hold a pattern per layer)
+    first = _first_overrides(spec, overrides)
     for t in loaded_tensors(spec, s):
-        dev_tensors.setdefault(tensor_device(t, placement, overrides, len(devices), ids), []).append(t)
+        k = first.get(t.name)
+        dev = tensor_device(t, placement, () if k is None else overrides[k:k + 1], len(devices), ids)
+        dev_tensors.setdefault(dev, []).append(t)
     if spec.tied_embeddings and placement.output_device >= 0:
         # tied output: token_embd is loaded a second time on the output device (TENSOR_DUPLICATED)
         emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
