@@ -366,6 +366,8 @@ NEWEST_PLACED = (
     (10830, "the draft-mtp context caches only the next-n layers on deepseek2 / glm4moe / cohere2moe (PR #28630, "
             "opened 2026-09-09 against b10820)"),
     (10163, "--spec-type draft-dspark and its recurrent-state snapshots (PR #25173, b10163)"),
+    (10212, "Qwen3.5 / 3.6's next-n (MTP) block left out of the model buffer unless draft-mtp loads it (PR #26296, "
+            "b10212)"),
     (10228, "recurrent-state snapshots (n_rs_seq) on deepseek4 (PR #25784, b10228)"),
     (10431, "recurrent-state snapshots on nemotron_h (PR #26623, b10431)"),
     (10540, "recurrent-state snapshots on lfm2 (PR #27383, b10540)"),
