@@ -44,7 +44,8 @@ def causes_for(d: Diagnosis, sig: Signature) -> tuple[str, ...]:
 
 def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, ...]:
     runner = d.host or d.engine
-    if d.stage == "not_oom" or (d.stage == "unknown" and sig.id == "ollama_runner_terminated"):
+    if d.stage == "not_oom" or (d.stage == "unknown" and sig.id == "ollama_runner_terminated"
+                                and "out of memory" not in str(d.numbers.get("reason", "")).lower()):
         return ()  # not a memory failure (or nothing says it is one): no memory advice
     computed: list[Fix] = []
     fn = _BY_SIGNATURE.get(sig.id)
@@ -98,8 +99,8 @@ def _fits_stage(text: str, d: Diagnosis) -> bool:
         total = d.numbers.get("total_bytes")
         large = ru is not None and (ru >= GiB or bool(total and req and ru >= req and ru >= total // 20))
         return d.stage in ("fragmentation", "unknown", "compute") and large
-    if "other processes listed" in text:
-        return d.stage in ("other_process", "unknown")
+    if "other processes listed" in text:  # only where the message lists some
+        return d.stage == "other_process" or (d.stage == "unknown" and bool(other_processes(d.numbers)))
     return True
 
 
@@ -126,6 +127,9 @@ def _next_tier(d: Diagnosis, fixes: list[Fix]) -> list[Fix]:
     if not lengths or max(lengths) >= MIN_USEFUL_CONTEXT:
         return []
     runner = d.host or d.engine
+    asked = d.numbers.get("max_model_len")
+    if runner in ("vllm", "sglang") and asked and 2 * max(lengths) >= asked:
+        return []  # the fp8 KV cache offered beside it (twice the tokens in the same memory) reaches the length asked
     if runner in ("vllm", "sglang"):
         text = ("the next tier: nothing useful fits on this GPU; --tensor-parallel-size 2 (the KV cache and weights "
                 "split across two GPUs), or a quantized checkpoint (AWQ / GPTQ / FP8), or a GPU with more memory")
@@ -352,11 +356,13 @@ def _vllm_negative_kv(d: Diagnosis) -> list[Fix]:
     w = d.buffers.get("model_loading_bytes")
     what = f" (the weights alone take {_g(w)})" if w else ""
     if total:
-        new_u = math.ceil((u + (short + 2 * GiB) / total) * 100) / 100
-        if new_u <= 0.98:
-            return [Fix(summary=f"--gpu-memory-utilization {new_u:.2f} (from {u:.2f}): {_g(short)} short before any KV "
-                                f"cache{what}; this leaves about 2 GiB for it", flags=("--gpu-memory-utilization",
-                                                                                        f"{new_u:.2f}"))]
+        # the KV room left beside the shortfall: 2 GiB up to 0.98; less room rather than a fraction above 0.95
+        for room, cap in ((2 * GiB, 0.98), (GiB, 0.95), (GiB // 2, 0.95)):
+            new_u = math.ceil((u + (short + room) / total) * 100) / 100
+            if new_u <= cap:
+                return [Fix(summary=f"--gpu-memory-utilization {new_u:.2f} (from {u:.2f}): {_g(short)} short before "
+                                    f"any KV cache{what}; this leaves about {_g(room)} for it",
+                            flags=("--gpu-memory-utilization", f"{new_u:.2f}"))]
     return [Fix(summary=f"the KV budget is {_g(short)} short of zero{what}: raise --gpu-memory-utilization by more "
                         "than that share of the GPU if it allows, else a smaller or quantized checkpoint or "
                         "--tensor-parallel-size 2")]
@@ -576,6 +582,10 @@ def _sglang_not_enough(d: Diagnosis) -> list[Fix]:
     if not mfs:
         return [Fix(summary="--mem-fraction-static higher (the KV pool is what is left of it after the weights)",
                      flags=("--mem-fraction-static", "0.9"))]
+    if float(mfs) < 0.5:  # a fraction set far under the ones SGLang picks itself (knobs.py: up to 0.9)
+        return [Fix(summary=f"--mem-fraction-static 0.85 (from {mfs}): {mfs} gives weights and KV pool together "
+                            f"only {float(mfs):.0%} of the GPU, far under the fractions SGLang picks by itself (0.8-0.9 "
+                            "on most GPUs); or leave the flag out", flags=("--mem-fraction-static", "0.85"))]
     new = min(0.95, round(float(mfs) + 0.05, 2))
     return [Fix(summary=f"--mem-fraction-static {new} (from {mfs}): the weights need a larger static share",
                 flags=("--mem-fraction-static", str(new)))]

@@ -147,6 +147,8 @@ FIGURES: tuple[tuple[str, str, str, str], ...] = (
     ("Estimated CUDA graph memory", r"Estimated CUDA graph memory: ([0-9.]{1,24}) ?GiB", "cudagraph_estimate_bytes",
      "gib"),
     ("# GPU blocks", r"# GPU blocks: ([0-9]{1,20})", "num_gpu_blocks", "int"),
+    # V0 0.7.x executor_base.py: "# %s blocks: %d, # CPU blocks: %d" with the platform's device name
+    ("# cuda blocks", r"# cuda blocks: ([0-9]{1,20})", "num_gpu_blocks", "int"),
     ("kv_cache_size=", r"\bkv_cache_size=([0-9.]{1,24}) ?GiB", "available_kv_cache_bytes", "gib"),
     ("Maximum concurrency for", r"Maximum concurrency for ([0-9,]{1,24}) tokens per request: ([0-9.]{1,24})x",
      "max_concurrency", "float2"),
@@ -383,8 +385,15 @@ HOSTS: tuple[tuple[str, str], ...] = (
 )
 
 
+# "ollama" as a name of its own ("ollama[123]:", "/usr/share/ollama/", its temp dir "ollama4175290649/", its
+# runner "ollama_llama_server"), not the head of another name ("ollama_gguf/": a folder of GGUFs run by llama-cli)
+_OLLAMA_WORD = re.compile(r"(?<![\w-])[Oo]llama(?![A-Za-z]|_(?!llama_server))")
+
+
 def host_of(region: str) -> str | None:
     for key, host in HOSTS:
         if key in region:
+            if key in ("ollama", "Ollama") and not _OLLAMA_WORD.search(region):
+                continue
             return host
     return None

@@ -418,6 +418,12 @@ def _torch_stage(n: dict[str, Any]) -> tuple[str, str, list[str]] | None:
     if req is not None and total and req > total:
         return "buffer_limit", "high", ["one allocation is larger than the whole device: a shape or size error, "
                                         "or the device exposes less than expected"]
+    alloc = n.get("allocated_bytes")
+    if alloc and total and alloc > total:
+        return "unknown", "low", [f"PyTorch reports {alloc / GiB:.2f} GiB allocated on a {total / GiB:.2f} GiB device: "
+                                  "the driver lends system memory beyond the device (the Windows driver's "
+                                  "system-memory fallback, or a unified-memory device), so these figures do not "
+                                  "place the shortage"]
     others = other_processes(n)
     if others:
         held = sum(p["bytes"] for p in others)
@@ -454,7 +460,14 @@ def _ollama_reason(reason: str) -> tuple[str, str, list[str]]:
                                    "set the runner was built for (AVX)"]
     if "signal: killed" in r:
         return "host_ram", "medium", ["the runner was killed (SIGKILL): most often the kernel's OOM killer"]
-    if "out of memory" in r or "cudamalloc" in r:
+    # llm/status.go keeps the runner's last stderr line from its first error prefix ("error:", "CUDA error",
+    # "cudaMalloc failed", ...): "cudaMalloc failed" is then ggml-cuda's buffer allocation
+    # (ggml_backend_cuda_buffer_type_alloc_buffer), the weights, the KV cache or the compute buffer, its line cut off
+    if "cudamalloc failed" in r:
+        return "unknown", "low", ["a ggml CUDA buffer could not be allocated (`cudaMalloc failed`): the weights, the "
+                                  "KV cache or the compute buffer; the runner's line that named it is cut off here "
+                                  "(`journalctl -u ollama` shows the lines before it)"]
+    if "out of memory" in r:
         return "compute", "medium", ["a CUDA allocation failed while the runner was evaluating (its memory pool)"]
     return "unknown", "low", []
 
@@ -481,6 +494,11 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predi
     if not causes:
         causes.append("no out-of-memory message oomkit knows")
     host = host_of(doc.slice(0, 200_000))
+    if host == "vllm":
+        tail = doc.slice(max(0, len(doc) - 60_000), len(doc))
+        cut = _kv_check_frames(tail)
+        if cut and _cut_in_traceback(tail):
+            return _kv_check_cut(cut, settings, buffers, recognised, predict)
     if host in ("vllm", "sglang"):  # a traceback cut before its message, in a phase after the KV cache
         tail = doc.slice(max(0, len(doc) - 60_000), len(doc))
         # a frame's name, or the call on the last line of a cut traceback ("self.model_runner.capture_model()")
@@ -529,6 +547,35 @@ def _cut_after_kv(hit: tuple[str, str], host: str, settings: dict[str, Any], buf
     d = Diagnosis(engine=host, stage="compute", confidence="low", settings=settings, recognised=recognised,
                   engine_version=_version(settings, host), buffers=buffers, phase=phase)
     return Diagnosis(**{**d.__dict__, "causes": tuple(why), "fixes": fixes_for(d, BY_ID["torch_cuda_oom"], predict)})
+
+
+# vLLM's KV checks: every error these raise is the KV cache's (V0 worker.py raise_if_cache_size_invalid: "No
+# available memory for the cache blocks" or "The model's max seq len (N) is larger than the maximum number of tokens
+# that can be stored in KV cache (M)"; V1 core/kv_cache_utils.py check_enough_kv_cache_memory, _check_enough_...:
+# the same first one, or "To serve at least one request with the model's max seq len ...")
+_KV_CHECKS = ("raise_if_cache_size_invalid", "check_enough_kv_cache_memory")
+
+
+def _kv_check_frames(tail: str) -> str | None:
+    """The KV check a traceback runs through: a frame's name, or the call on a frame's source line (the frame of
+    the check itself cut off)."""
+    if 'File "' not in tail:
+        return None
+    names = frames(tail)
+    return next((k for k in _KV_CHECKS if any(k in n for n in names) or k + "(" in tail), None)
+
+
+def _kv_check_cut(frame: str, settings: dict[str, Any], buffers: dict[str, Any], recognised: tuple[str, ...],
+                  predict: bool) -> Diagnosis:
+    """A vLLM traceback through one of its KV-cache checks, cut before the exception's line: whatever it raised is
+    one of that check's messages, all of which say the KV cache does not fit (confidence medium: the line is
+    missing, the check is not)."""
+    why = (f"the traceback runs through `{frame}`, vLLM's check that the KV cache fits: every error it raises says "
+           "the KV cache has no room (no blocks at all, or fewer tokens than max_model_len); its own line, cut off "
+           "here, carries the numbers",)
+    d = Diagnosis(engine="vllm", stage="kv_cache", confidence="medium", settings=settings, recognised=recognised,
+                  engine_version=_version(settings, "vllm"), buffers=buffers)
+    return Diagnosis(**{**d.__dict__, "causes": why, "fixes": fixes_for(d, BY_ID["vllm_no_cache_blocks"], predict)})
 
 
 def _canned(e: Event) -> tuple[Fix, ...]:

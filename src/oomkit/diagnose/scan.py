@@ -274,7 +274,8 @@ def _numbers(doc: Text, sig: Signature, line: Line) -> dict[str, Any]:
                 break
             cont.append(s.strip() if sig.span > CONTINUATION else s)
         if cont:
-            variants = [line.text + " " + " ".join(cont), line.text + "".join(cont)]
+            # at a word the next line's indent goes too (a message re-wrapped inside an indented quote)
+            variants = [line.text + " " + " ".join(c.strip() for c in cont), line.text + "".join(cont)]
             for k, v in read_fields(sig.fields, variants).items():
                 nums.setdefault(k, v)
     if sig.id == "torch_cuda_oom":

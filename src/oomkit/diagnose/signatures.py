@@ -118,8 +118,12 @@ LLAMA_WEIGHT_FIXES = ("-ngl fewer layers on the GPU (or --fit on)", "--n-cpu-moe
 SIGNATURES: tuple[Signature, ...] = (
     # ------------------------------------------------------------------------------------ PyTorch allocators
     Signature(
-        "torch_cuda_oom", "pytorch", ("out of memory. Tried to allocate", "Out of memory. Tried to allocate"),
-        r"(CUDA|HIP|XPU|NPU|MLU)? ?[Oo]ut of memory\. Tried to allocate",
+        "torch_cuda_oom", "pytorch", ("out of memory. Tried to allocate", "Out of memory. Tried to allocate",
+                                      "Tried to allocate"),
+        # the message quoted without its "CUDA out of memory." head (a cut or re-wrapped paste): the allocator's own
+        # next words, "GPU N has a total capacity" (>= 2.1) or "(GPU N; " (<= 2.0), are in no other program's text
+        r"(CUDA|HIP|XPU|NPU|MLU)? ?[Oo]ut of memory\. Tried to allocate|Tried to allocate " + SIZE
+        + r"(?:\. (?:GPU|Device) [0-9]{1,20} has a total capac| \((?:GPU|NPU) [0-9]{1,20}; )",
         fields=TORCH_FIELDS, priority=5,
         message="torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {REQ}. GPU {DEV} has a total capacity "
                 "of {TOTAL} of which {FREE} is free. [Process {PID} has {X} memory in use. ]Of the allocated memory "
@@ -236,11 +240,18 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("--gpu-memory-utilization HIGHER (it is a fraction of total memory)", "a smaller or quantized model",
                "--tensor-parallel-size N", "--max-num-batched-tokens / --max-num-seqs lower", "--enforce-eager")),
     Signature(
-        "vllm_negative_kv", "vllm", ("Available KV cache memory: -",),
-        r"Available KV cache memory: -[0-9.]{1,24} ?GiB", stage="kv_cache", priority=7,
-        fields=(Field("kv_available_bytes", r"Available KV cache memory: (-[0-9.]{1,24}) ?GiB", "GiB"),),
-        message="Available KV cache memory: -{X} GiB / EngineCore failed to start.",
-        versions="vLLM V1 (the profile leaves a negative KV budget; later releases raise the KV check's error)",
+        # V1 gpu_worker.py determine_available_memory; V0 worker.py determine_num_available_blocks (0.6.5-0.10):
+        # "... the rest of the memory reserved for KV Cache is {X}GiB.", then "# cuda blocks: 0" and
+        # raise_if_cache_size_invalid's "No available memory for the cache blocks"
+        "vllm_negative_kv", "vllm", ("Available KV cache memory: -", "reserved for KV Cache is -"),
+        r"Available KV cache memory: -[0-9.]{1,24} ?GiB|reserved for KV Cache is -[0-9.]{1,24} ?GiB",
+        stage="kv_cache", priority=7,
+        fields=(Field("kv_available_bytes", r"Available KV cache memory: (-[0-9.]{1,24}) ?GiB", "GiB"),
+                Field("kv_available_bytes", r"reserved for KV Cache is (-[0-9.]{1,24}) ?GiB", "GiB")),
+        message="Available KV cache memory: -{X} GiB / EngineCore failed to start. (V0: model weights take {W}GiB; "
+                "... the rest of the memory reserved for KV Cache is -{X}GiB.)",
+        versions="vLLM V1 (the profile leaves a negative KV budget; later releases raise the KV check's error); "
+                 "V0 0.6.5-0.10 prints the same budget in its profiling summary",
         causes=("weights + activation peak (+ CUDA graphs) exceed gpu_memory_utilization x total memory",),
         fixes=("--gpu-memory-utilization higher", "a smaller or quantized checkpoint", "--tensor-parallel-size N",
                "--max-num-batched-tokens lower (smaller activation peak)")),
@@ -425,13 +436,27 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("nothing, when the load then succeeds; else -ub smaller or rebalance -ts",)),
     Signature(
         "ggml_cuda_error_oom", "llama.cpp", ("CUDA error: out of memory", "ROCm error: out of memory",
-                                             "MUSA error: out of memory", "CUDA error 2 at"),
-        r"(?<!Error: )(?:CUDA|ROCm|MUSA) error(?: [0-9]{1,20} at \S{1,200})?: out of memory", backend="CUDA", priority=2,
+                                             "MUSA error: out of memory"),
+        r"(?<!Error: )(?:CUDA|ROCm|MUSA) error: out of memory", backend="CUDA", priority=2,
         stage="compute", fields=(Field("device", r"current device: ([0-9]{1,4})", "int"),),
         message="CUDA error: out of memory / current device: {DEV}, in function {FUNC} at {FILE}:{LINE}",
-        versions="llama.cpp ggml_cuda_error (2023: 'CUDA error 2 at ggml-cuda.cu:N: out of memory')",
+        versions="llama.cpp ggml_cuda_error, 2024+ (buffers of weights and KV return NULL instead: their failure "
+                 "is 'cudaMalloc failed'; what aborts here is the memory pool or a kernel's own allocation)",
         causes=("a CUDA allocation inside a kernel or the memory pool failed during evaluation",),
         fixes=("-ub smaller, -c smaller, -fa on", "leave headroom for the pool (fewer layers, --fit-target)")),
+    Signature(
+        # ggml-cuda.cu of 2023 (llama.cpp 8e672ef, Nov 2023): CUDA_CHECK prints "CUDA error %d at %s:%d: %s" and
+        # wraps every cudaMalloc: the pool (ggml_cuda_pool_malloc, compute), ggml_cuda_transform_tensor (weights),
+        # ggml_cuda_assign_buffers_impl (KV cache, scratch). The line alone names none of them
+        "ggml_cuda_error_oom_2023", "llama.cpp", ("CUDA error 2 at",),
+        r"(?<!Error: )CUDA error 2 at \S{1,200}: out of memory", backend="CUDA", priority=2,
+        fields=(Field("device", r"current device: ([0-9]{1,4})", "int"),),
+        message="CUDA error 2 at ggml-cuda.cu:{LINE}: out of memory / current device: {DEV}",
+        versions="llama.cpp ggml-cuda.cu, 2023 (before backend buffers); also in Ollama 0.1.x runners",
+        causes=("a cudaMalloc failed: the weights offloaded, the KV cache or the compute pool (this build's "
+                "message does not say which)",),
+        fixes=("-ngl fewer layers on the GPU (Ollama: num_gpu lower)", "-c smaller (Ollama: num_ctx)",
+               "-ub smaller")),
     Signature(
         "ggml_vulkan_alloc", "llama.cpp", ("ggml_vulkan: Device memory allocation of size",
                                            "ErrorOutOfDeviceMemory", "VK_ERROR_OUT_OF_DEVICE_MEMORY"),
