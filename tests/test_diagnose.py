@@ -652,3 +652,42 @@ def test_offload_under_model_runner_v2_before_0_28_names_the_v1_runner():
     # the V1 runner offloads (no 'Using V2 Model Runner' line): no such fix
     d = diagnose("\n".join([lines[0], lines[1], lines[3], oom]), command=argv)
     assert not any(f.env == (("VLLM_USE_V2_MODEL_RUNNER", "0"),) for f in d.fixes)
+
+
+def _corpus_text(case_id):
+    path = Path(__file__).parent / "fixtures" / "diagnose" / "corpus.jsonl"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and json.loads(line)["id"] == case_id:
+            return json.loads(line)["text"]
+    raise KeyError(case_id)
+
+
+def test_held_out_fixes_follow_the_text():
+    """The fixes of real texts (corpus by id) that a first reading got wrong."""
+    # a llama-cli run from a folder named ollama_gguf is llama.cpp's own log: no Ollama knob among its fixes
+    d = diagnose(_corpus_text("llama-cpp-8207-rocm-weights-backend-buffer"))
+    assert d.host is None and d.stage == "weights" and not any("num_gpu" in f.summary for f in d.fixes)
+    # no process is listed: "stop the other processes listed" is no fix
+    for cid in ("pytorch-16417-this-process-full", "taming-194-old-format-max-split", "meshgen-7-allocated-over-total"):
+        assert not any("other processes" in f.summary for f in diagnose(_corpus_text(cid)).fixes), cid
+    # 13.98 GiB allocated on an 8 GiB device: the figures do not place it, and the cause says why
+    d = diagnose(_corpus_text("meshgen-7-allocated-over-total"))
+    assert d.stage == "unknown" and any("system memory" in c for c in d.causes)
+    # 3,664 of 4,096 tokens: the fp8 cache (twice the tokens) reaches the length, so no "nothing useful fits";
+    # 1,216 of 4,096: it does not
+    assert not any("next tier" in f.summary for f in diagnose(_corpus_text("basalam-10-v0-kv-colab")).fixes)
+    assert any("next tier" in f.summary for f in diagnose(_corpus_text("llamafactory-6472-v0-kv-title")).fixes)
+    # V0's negative KV budget on 8 GiB at 0.70: 1.05 GiB short, 0.90 leaves about 0.5 GiB (0.70 + 1.55/8 = 0.894)
+    d = diagnose(_corpus_text("vllm-13882-v0-negative-kv-rtx4060"))
+    assert d.fixes[0].flags == ("--gpu-memory-utilization", "0.90")
+    # SGLang at a fraction of 0.2 (a wrapper's wrong default): back to a fraction SGLang would pick, not 0.25
+    d = diagnose(_corpus_text("gpustack-3831-sglang-current-value"))
+    assert d.fixes[0].flags == ("--mem-fraction-static", "0.85")
+    # Ollama's "cudaMalloc failed" is a ggml buffer whose line is cut off: unknown, with Ollama's memory knobs
+    d = diagnose(_corpus_text("ollama-5113-runner-aborted-cudamalloc"))
+    assert d.stage == "unknown" and d.fixes
+    # 2023 ggml-cuda "CUDA error 2 at ...": CUDA_CHECK wrapped every cudaMalloc, so the line names no stage
+    assert diagnose(_corpus_text("ollama-1236-ggml-cuda-error-2")).stage == "unknown"
+    # a traceback cut inside vLLM's KV check is the KV cache's
+    d = diagnose(_corpus_text("vllm-4429-v0-initialize-cache-frames-cut"))
+    assert (d.engine, d.stage, d.confidence) == ("vllm", "kv_cache", "medium")
