@@ -232,33 +232,48 @@ def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int
     sizes = capture_sizes(spec, s, r)
     if not sizes or pw + full == 0:
         return 0
-    scale = math.sqrt(max(sizes) / 512)
     if not r.v1:
+        scale = math.sqrt(max(sizes) / 512)
         return int((CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN * spec.n_embd) * (pw + full) * scale)
-    per_graph = CG_PER_GRAPH_PER_HIDDEN * spec.n_embd
-    if geforce_capture(r):
-        per_graph = 0
+    dense, moe = _per_graph(spec, r, sizes)
+    return int(first_capture(r) + (dense + moe) * (pw + full)) + flashinfer_workspace_in_capture(spec, s, r)
+
+
+def _per_graph(spec: ModelSpec, r: Resolved, sizes: tuple[int, ...]) -> tuple[float, float]:
+    """V1's share per captured graph beyond the first capture, times sqrt(largest size / 512): the dense part
+    (CG_PER_GRAPH_PER_HIDDEN; none on GeForce parts) and the MXFP4 Triton MoE part (CG_MXFP4_PER_GRAPH_PER_MOE_LAYER)."""
+    scale = math.sqrt(max(sizes) / 512)
+    dense = 0 if geforce_capture(r) else CG_PER_GRAPH_PER_HIDDEN * spec.n_embd * scale
+    moe = 0.0
     if triton_mxfp4_moe(spec, r):
         moe_layers = sum(1 for layer in spec.trunk_layers if layer.ffn.is_moe) / max(r.pp, 1)
-        per_graph += CG_MXFP4_PER_GRAPH_PER_MOE_LAYER * moe_layers
-    return int(first_capture(r) + per_graph * (pw + full) * scale) + flashinfer_workspace_in_capture(spec, s, r)
+        moe = CG_MXFP4_PER_GRAPH_PER_MOE_LAYER * moe_layers * scale
+    return dense, moe
 
 
 def cudagraph_estimate_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
-    """vLLM's own estimate ("Estimated CUDA graph memory: X GiB total"; in the budget from 0.21): v1/worker/
-    gpu_model_runner.py profile_cudagraph_memory (0.19 -> 0.33) captures the two largest graphs of each mode in a
-    profiling pool and extrapolates, max over the modes of the first capture + per mode max(second capture, 1 MiB)
-    x (graphs - 1). Here the capture's own terms (cudagraph_actual_bytes) in that shape: the first capture (the
-    FlashInfer workspace with it, built by the first FULL graph either way) and the per-graph share for every graph
-    but the first of each mode, at least vLLM's 1 MiB ("Use at least 1 MiB per graph for driver overhead"). The
-    MXFP4 MoE share is left out: the two largest sizes do not show it (gpt-oss-20b TP1 printed 1.30 GiB and took
-    1.84). Before 0.19 (no estimate) it stands for the graphs a rank holds."""
+    """vLLM's own estimate ("Estimated CUDA graph memory: X GiB total"; in the budget from 0.21), from the capture's
+    own terms (cudagraph_actual_bytes) in the shape of the runner's profile_cudagraph_memory, which captures into a
+    throwaway pool before the KV cache exists:
+    - V1 runner (v1/worker/gpu_model_runner.py, 0.19 -> 0.33): the two largest graphs of each mode, extrapolated:
+      max over the modes of the first capture + per mode max(second capture, 1 MiB) x (graphs - 1) ("Use at least
+      1 MiB per graph for driver overhead"). The MXFP4 MoE share is left out: the two largest sizes do not show it
+      (gpt-oss-20b TP1 printed 1.30 GiB and took 1.84).
+    - V2 runner (v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, 0.29 -> 0.34; nothing before,
+      profile.py cudagraphs_in_budget): capture_model itself, every PIECEWISE graph measured, FULL graphs from the
+      two largest (_extrapolate_full_graph_memory: first + (n - 1) x max(second, 1 MiB)).
+    The first capture carries the FlashInfer workspace either way (the first FULL graph builds it). Before 0.19
+    (no estimate) it stands for the graphs a rank holds."""
     pw, full = graph_count(spec, s, r)
     sizes = capture_sizes(spec, s, r)
     if not sizes or pw + full == 0:
         return 0
-    per_graph = 0 if geforce_capture(r) else CG_PER_GRAPH_PER_HIDDEN * spec.n_embd * math.sqrt(max(sizes) / 512)
-    extrapolated = max(per_graph, MiB) * (max(pw - 1, 0) + max(full - 1, 0))
+    dense, moe = _per_graph(spec, r, sizes)
+    if r.runner_v2:
+        fulls = dense + moe + max(dense + moe, MiB) * (full - 1) if full else 0
+        extrapolated = (dense + moe) * pw + fulls
+    else:
+        extrapolated = max(dense, MiB) * (max(pw - 1, 0) + max(full - 1, 0))
     return int(first_capture(r) + extrapolated) + flashinfer_workspace_in_capture(spec, s, r)
 
 
