@@ -1246,6 +1246,18 @@ def vulkan_host_rows(spec: ModelSpec, ctx: Context) -> int:
     return rows * spec.n_embd * min(ctx.n_ctx, ctx.n_ubatch) * 4
 
 
+def per_layer_input_rows(spec: ModelSpec, T: int) -> int:
+    """Gemma 3n / Gemma 4's per-layer token rows, on the host of an offloaded graph: build_inp_per_layer
+    (src/models/gemma4.cpp, gemma3n.cpp; b9849) gathers n_embd_per_layer x n_layer floats a token from
+    per_layer_token_embd, an input-layer tensor kept in CPU_Mapped, and scales them in place; GET_ROWS is no op a
+    device takes over (offload_op), so the block sits in the host's compute buffer beside the graph inputs.
+    HilbertraumAI's b9849 Gemma 4 E2B logs, -ub 2048: Vulkan_Host 136.09 MiB = the inputs' 66.0 + 70.0 (8960 x 2048
+    floats), on the RTX 3090 and the UHD 620 alike. The device side of the projection (per_layer_model_proj's
+    output, the sum, its contiguous copy) is not modelled yet (tests/test_llamacpp_heldout2_logs.py)."""
+    t = next((t for t in spec.weights.tensors if t.name == "per_layer_token_embd.weight"), None)
+    return t.shape[0] * T * 4 if t is not None and t.shape else 0
+
+
 # ggml_backend_sched_backend_id_from_cur (ggml/src/ggml-backend.cpp, "1.off", op_offload on unless
 # --no-op-offload, PR #13386): an op whose weight sits in a host buffer of the CPU backend runs on the first device
 # whose offload_op wants it, and the scheduler copies the weight into that device's compute buffer as a split input.
@@ -1324,7 +1336,8 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         out[off] = max(out.get(off, 0), ph.get(off, p_dev).output + output_weight_copy(spec, devices[off], s))
     # the host keeps the graph inputs; since PR #18550 (ERAS embd_input) among them the embeddings input row block
     # beside the token ids, unread with tokens given but allocated all the same
-    out[-1] = max(out.get(-1, 0), p.inputs + (resid if ERAS.reached(ctx.build, "embd_input") else 0))
+    out[-1] = max(out.get(-1, 0), p.inputs + (resid if ERAS.reached(ctx.build, "embd_input") else 0)
+                  + (per_layer_input_rows(spec, T) if any(d >= 0 for d in placement.layer_device) else 0))
     if not ctx.flash_attn and ctx.build >= VK_CHUNKS_BUILD and infer_backend(devices, s.backend).name == "vulkan":
         for d in out:
             if d >= 0:
