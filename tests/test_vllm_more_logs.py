@@ -55,6 +55,10 @@ LOGS = {
     "qwen3-1.7b-4090-v0.27.1-runner-v2-warm": QWEN3_17B_027,
     # the first start on the pod, a cold torch.compile: peak 0.59 GiB, 16.94 GiB of KV cache
     "qwen3-1.7b-4090-v0.27.1-runner-v2-cold-compile": QWEN3_17B_027,
+    # the a4 co-residency probe: the second of two engines at 0.45 on one card (11.77 GiB free at its start)
+    "qwen3-1.7b-4090-v0.27.1-util045-beside-a-second-engine": (
+        "Qwen/Qwen3-1.7B", RTX4090, VllmSettings(engine_version="0.27.1", max_model_len=2048, max_num_seqs=256,
+                                                 gpu_memory_utilization=0.45, enable_prefix_caching=False)),
 }
 
 KNOWN: dict[tuple[str, str], str] = {
@@ -236,3 +240,25 @@ def _djl_settings_and_resolved(run: dict):
     s = VllmSettings(engine_version=run["engine_version"], tensor_parallel_size=4, max_num_seqs=run["max_num_seqs"],
                      enable_chunked_prefill=True)
     return s, resolve_settings(resolve("meta-llama/Meta-Llama-3-8B-Instruct"), devices(fx, "NVIDIA L4", 4), s)
+
+
+def test_a_second_engine_passes_vllms_free_memory_check():
+    """Two engines at 0.45 on one RTX 4090: the second finds 11.77 GiB free at its snapshot, more than its 0.45 x 23.52 =
+    10.58 GiB, so gpu_worker.py init_device lets it start, and its budget is its own (6.94 GiB, the first engine's
+    memory outside it). oomkit given that free memory: no refusal, the same budget within 3 % of the GPU. With less free
+    than requested (the first engine at 0.55 would leave about 9.6 GiB) vLLM refuses with its own message."""
+    from dataclasses import replace
+
+    stem = "qwen3-1.7b-4090-v0.27.1-util045-beside-a-second-engine"
+    model, gpu, s = LOGS[stem]
+    fx = fixture(stem)
+    p = fx["printed"]
+    dev = replace(devices(fx, gpu, 1)[0], free_bytes=p["init_free_memory_bytes"])
+    est = ENGINE.estimate(resolve(model), (dev,), s)
+    assert "Free memory on device" not in (est.engine_view.get("error") or "") and est.fits is not False
+    got = est.engine_view["available_kv_cache_bytes"]["CUDA0"]
+    assert abs(got - p["available_kv_cache_bytes"]) / dev.memory_bytes < LIMIT
+    assert abs(est.engine_view["requested_memory_bytes"]["CUDA0"] - p["requested_memory_bytes"]) < 0.01 * GiB
+    short = ENGINE.estimate(resolve(model), (replace(dev, free_bytes=round(9.6 * GiB)),), s)
+    assert short.engine_view["error"].startswith("Free memory on device (9.6/23.52 GiB) on startup is less than "
+                                                 "desired GPU memory utilization (0.45, 10.58 GiB)")
