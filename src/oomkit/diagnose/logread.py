@@ -335,6 +335,28 @@ def frames(region: str) -> list[str]:
     return [m.group(2) for m in _FRAME.finditer(region)] if 'File "' in region else []
 
 
+# a frame's source line as Python prints it under the frame: the call in progress when the error was raised
+# ("    model = AutoModelForCausalLM.from_pretrained(...)" under 'File "debug.py", line 8, in <module>')
+_FRAME_AND_NEXT = re.compile(r"([^\n]{0,200})File \"[^\"\n]{1,400}\", line [0-9]{1,20}, in [^\n]{1,100}\n([^\n]{0,400})")
+_CALL = re.compile(r"(?:[\w.\[\], ]{1,80}=\s{0,4})?(?:return\s{1,4}|await\s{1,4})?([\w.]{1,200})\(")
+
+
+def calls(region: str) -> list[str]:
+    """The function each traceback frame's source line calls, in order (a script's `<module>` frame names no
+    function; its line does). The source line carries the frame line's prefix (a logger's, a worker's)."""
+    if 'File "' not in region:
+        return []
+    out = []
+    for m in _FRAME_AND_NEXT.finditer(region):
+        prefix, src = m.group(1), m.group(2)
+        if prefix.strip() and src.startswith(prefix.rstrip()):
+            src = src[len(prefix.rstrip()):]
+        c = _CALL.match(src.strip())
+        if c:
+            out.append(c.group(1).rsplit(".", 1)[-1])
+    return out
+
+
 def stage_from_frames(names: list[str]) -> str | None:
     for key, stage in FRAME_STAGES:
         if any(key in n for n in names):

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from .fixes import causes_for, fixes_for, other_processes
-from .logread import FRAME_STAGES, frames, host_of, read_log, stage_from_frames, stage_from_markers
+from .logread import FRAME_STAGES, calls, frames, host_of, read_log, stage_from_frames, stage_from_markers
 from .result import Diagnosis, Fix
 from .scan import Event, Text, events, normalize
 from .signatures import BY_ID, GENERIC_OOM, Signature
@@ -287,6 +287,9 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
             return e.sig.stage, "medium", []
     names = frames(around)
     st = stage_from_frames(names)
+    if not st:  # the calls on the frames' source lines (a script's top-level line calls from_pretrained)
+        names = calls(around)
+        st = stage_from_frames(names)
     if st:
         return st, "medium", [f"the traceback runs through {_frame_hint(names, st)}"]
     before = doc.slice(anchor.line.start - 400_000, anchor.line.start) + "\n" + anchor.line.text
