@@ -25,6 +25,7 @@ import pytest
 
 from oomkit.engines.vllm import ENGINE, VllmSettings
 from oomkit.units import GiB, MiB
+from tests.test_vllm import free_before_the_run
 from tests.test_vllm_startup import check_known, check_share, devices, fixture, known_params, spec_of
 
 RTX3090 = "NVIDIA GeForce RTX 3090"
@@ -73,16 +74,6 @@ def _check(stem: str, figure: str, ok: bool, message: str) -> None:
 
 def _params(logs: dict, figure: str) -> list:
     return known_params(KNOWN, logs, figure)
-
-
-def free_before_the_run(fx: dict) -> int | None:
-    """The card's free memory before a one-GPU run started, read off its OOM line: what was free at the error plus
-    what this process then held ("of which 139.75 MiB is free ... this process has 21.72 GiB memory in use"); the
-    other processes' memory is taken as unchanged meanwhile. None where the log has no OOM line."""
-    p = fx["printed"]
-    if "oom_free_mib" not in p or "oom_in_use_gib" not in p:
-        return None
-    return round(float(p["oom_free_mib"]) * MiB + float(p["oom_in_use_gib"]) * GiB)
 
 
 def vllm_estimate(stem: str):
