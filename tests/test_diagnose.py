@@ -688,6 +688,10 @@ def test_held_out_fixes_follow_the_text():
     assert d.stage == "unknown" and d.fixes
     # 2023 ggml-cuda "CUDA error 2 at ...": CUDA_CHECK wrapped every cudaMalloc, so the line names no stage
     assert diagnose(_corpus_text("ollama-1236-ggml-cuda-error-2")).stage == "unknown"
+    # an OOM inside from_pretrained (the script's line calls it) is the weights: quantize or offload, not a batch
+    d = diagnose(_corpus_text("qwen-vl-26-from-pretrained-old-format"))
+    assert d.stage == "weights" and "quantized" in d.fixes[0].summary
+    assert not any("smaller batch" in f.summary for f in d.fixes)
     # a traceback cut inside vLLM's KV check is the KV cache's
     d = diagnose(_corpus_text("vllm-4429-v0-initialize-cache-frames-cut"))
     assert (d.engine, d.stage, d.confidence) == ("vllm", "kv_cache", "medium")

@@ -99,6 +99,8 @@ def _fits_stage(text: str, d: Diagnosis) -> bool:
         total = d.numbers.get("total_bytes")
         large = ru is not None and (ru >= GiB or bool(total and req and ru >= req and ru >= total // 20))
         return d.stage in ("fragmentation", "unknown", "compute") and large
+    if "smaller batch" in text and d.stage == "weights":
+        return False  # the weights are loaded before any batch runs
     if "other processes listed" in text:  # only where the message lists some
         return d.stage == "other_process" or (d.stage == "unknown" and bool(other_processes(d.numbers)))
     return True
@@ -844,7 +846,19 @@ _BY_SIGNATURE = {
     "exllama_insufficient": _exllama,
     "lmstudio_failed_load_json": _lmstudio,
 }
+def _torch_weights(d: Diagnosis) -> list[Fix]:
+    """PyTorch ran out while loading the weights (from_pretrained, load_state_dict): no batch or sequence is involved
+    yet, so only fewer weight bytes on this device help."""
+    total = d.numbers.get("total_bytes")
+    on = f" on the {_g(total)} device" if total else ""
+    return [Fix(summary=f"the weights do not fit{on}: a quantized checkpoint (4-bit / 8-bit: bitsandbytes, GPTQ, AWQ) "
+                        "or a smaller model"),
+            Fix(summary="device_map='auto' with max_memory={0: '<GiB>', 'cpu': '<GiB>'}: the layers that do not fit "
+                        "stay in host RAM (slower), or more GPUs")]
+
+
 _BY_STAGE: dict[tuple[str | None, str], Any] = {
+    ("pytorch", "weights"): _torch_weights,
     ("llama.cpp", "kv_cache"): _llama_kv,
     ("ollama", "kv_cache"): _llama_kv,
     ("llama.cpp", "compute"): _llama_compute,
