@@ -32,6 +32,7 @@ Which figure of which log is valid ground truth, and why:
 | qwen3-30b-a3b-dp4-ep4-dp-attention-pr17392 | no: mfs, flags and GPU not in the excerpt | no | yes (4 KV heads on every DP-attention rank) | yes (3%; EP4 experts, attention whole) | |
 | deepseek-r1-dp8-dp-attention-issue7055 | no avail printed | no | yes (MLA latent per DP-attention rank) | - | max_running_requests from the printed pool |
 | qwen2.5-vl-7b-pp2-tp2-pr13075 | no avail in the excerpt | yes (4x H20 inferred; every stage pools all layers) | - | - | max_running_requests; PP1 decode capture: a known miss, held out (tests/test_sglang_phases.py) |
+| qwen3-vl-30b-a3b-dp2-dp-attention-npu-pr17157 | the printed KV budget (17.67 GB) | no (Ascend NPU) | yes (pages of 128, inferred) | yes (3%; vision tower whole, --mm-enable-dp-encoder) | |
 """
 
 from __future__ import annotations
@@ -712,6 +713,21 @@ def case_deepseek_r1_dp8_issue7055() -> list[Row]:
     return rows
 
 
+def case_qwen3_vl_moe_dp_attention_pr17157() -> list[Row]:
+    """sglang#17157 (Ascend NPU): Qwen3-VL-30B-A3B at DP2 TP2 with DP attention and --mm-enable-dp-encoder: the weights
+    per rank (vision tower whole), the pool's layout with pages of 128 and the count from the printed KV budget."""
+    name = "qwen3-vl-30b-a3b-dp2-dp-attention-npu-pr17157"
+    d = load(name)
+    spec = resolve("Qwen/Qwen3-VL-30B-A3B-Instruct")
+    s = sg.SGLangSettings(tp_size=2, dp_size=2, enable_dp_attention=True, mm_enable_dp_encoder=True, page_size=128,
+                          engine_version="0.5.8")
+    rows = _kv_rows(name, spec, s, d)
+    rows.append(_weights_row(name, spec, s, d, "attention, embeddings and vision tower whole; experts / 2"))
+    pool = sg.size_pool(spec, s, kv_budget=d["printed"]["kv_budget_bytes"], lay=sg.cache_layout(spec, s))
+    rows.append(_tokens_row(name, "tokens (printed KV budget)", pool.max_total_num_tokens, d["printed"]["kv_cache_tokens"],
+                            0.001, "17.67 GiB / 98,304 B, pages of 128"))
+    return rows
+
 def qwen25_vl_7b_pp2_estimate():
     """sglang#13075's launch: Qwen2.5-VL-7B, --tp 2 --pp-size 2, on four 96 GB cards (H20 inferred)."""
     s = sg.SGLangSettings(tp_size=2, pp_size=2, engine_version="0.5.5")  # the PR's branch of 2025-11-11
@@ -759,6 +775,7 @@ CASES = {
     "qwen3-30b-a3b-dp4-ep4-dp-attention-pr17392": case_qwen3_30b_dp_attention_pr17392,
     "deepseek-r1-dp8-dp-attention-issue7055": case_deepseek_r1_dp8_issue7055,
     "qwen2.5-vl-7b-pp2-tp2-pr13075": case_qwen25_vl_pp2_pr13075,
+    "qwen3-vl-30b-a3b-dp2-dp-attention-npu-pr17157": case_qwen3_vl_moe_dp_attention_pr17157,
 }
 
 
