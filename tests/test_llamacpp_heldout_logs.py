@@ -29,8 +29,12 @@ def held_out_estimate(fx):
     """The log's run as oomkit reads it: its flags, its build, its device's free memory."""
     _, _, settings = parse_args(fx["argv"], fx.get("program", "llama-server"))
     prefix = fx.get("device_prefix", "CUDA")
-    devices = tuple(Device(id=f"{prefix}{i}", name=fx["gpus"][0]["name"], memory_bytes=t * MiB, free_bytes=f * MiB)
-                    for i, (f, t) in enumerate(zip(fx["free_mib"], fx["total_mib"], strict=True)))
+    if "free_mib" not in fx:  # a log that prints no device memory: its size unknown, no fit to check
+        devices = tuple(Device(id=f"{prefix}{i}", name=g["name"]) for i, g in enumerate(fx["gpus"]))
+    else:
+        devices = tuple(Device(id=f"{prefix}{i}", name=fx["gpus"][0]["name"], memory_bytes=t * MiB,
+                               free_bytes=f * MiB)
+                        for i, (f, t) in enumerate(zip(fx["free_mib"], fx["total_mib"], strict=True)))
     model, quant = fx["catalog_model"], fx["weight_format"]
     if fx.get("gguf_nextn_layers") == 0:  # the file the log loaded: its block_count is the trunk's
         model, quant = without_nextn(resolve(model, quant)), None
