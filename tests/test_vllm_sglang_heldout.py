@@ -22,11 +22,25 @@ figures, so a change that moves one of them shows here with the log's own number
 | | | | | verdict | refused | refused |
 | sglang#18263 (PR branch) | main of 2026-07 | MI355X (ROCm) | Qwen3-30B-A3B-Instruct-2507 | weights (Load weight end) | 56.98 GB | 56.87 GiB (-0.19 %) |
 | | | | | K / V size of the printed pool | 76.44 GB each | 76.438 GiB each |
+| sglang#12978 | main of 2025-11 (0.5.5 rules) | 96 GB class (H20 inferred), TP2 | Qwen3-30B-A3B-FP8 | weights per rank | 14.60 GB | 14.53 GiB (-0.49 %) |
+| | | | | tokens from the printed free memory / end to end | 1,443,316 | 1,443,257 (-0.004 %) / 1,433,288 (-0.69 %) |
+| sglang#17392 | 2026-05 | not named, DP4 TP4 EP4, DP attention | Qwen3-30B-A3B (BF16) | weights per rank | 16.39 GB | 15.94 GiB (-2.8 %; 16.37 with --enable-dp-lm-head) |
+| sglang#7055 | 2025-06 (0.4.6-0.4.7) | not named, DP8 | DeepSeek-R1 | KV size / max_running_requests | 80.53 GB / 3,846 | 80.526 GiB / 3,846 |
+| sglang#13075 | PR branch, 2025-11 | 4x H20 (inferred), TP2 PP2 | Qwen2.5-VL-7B | max_total_num_tokens | 2,524,524 | 4,759,831 (+88.5 %) before; 2,528,065 (+0.14 %) after the two rules below |
+| | | | | decode capture (PP1) | 1.06 GB | 0.78 GiB (-26 %): strict xfail |
+| sglang#17157 | main of 2026-01 | Ascend NPU, DP2 TP2, DP attention | Qwen3-VL-30B-A3B | weights per rank / tokens from the printed KV budget | 30.67 GB / 192,896 | 30.58 GiB (-0.28 %) / 192,896 |
 
 The fix vllm#27508 led to (engines/vllm/profile.py TRITON_KERNELS_FROM): the 0.10.2-0.11.x wheels do not ship
 triton_kernels, so gpt-oss's MXFP4 experts on Hopper take Marlin's padded layout there (65.89 GiB for gpt-oss-120b,
 as 0.10.1's 65.9651 in vllm#23278) and its fused-MoE workspace, not the Triton layout of 0.12.0+ (64.55 GiB, 64.38
 printed by 0.14.1 in vllm#33155). No constant was refitted: the rule moves the release bound of an existing path.
+
+The SGLang rules sglang#13075 led to (checked in tests/sglang_cases.py, whose fixtures these SGLang logs are, except
+sglang#18263's): model_runner.py takes a pipeline stage's layer range from the top-level model class, so a class
+without start_layer / end_layer (Qwen2_5_VLForConditionalGeneration, MiniMaxM2ForCausalLM) sizes and allocates its
+pool for every layer on every stage (engines/sglang/layout.py WHOLE_MODEL_POOL_ARCHS); and adjust_mem_fraction_for_vlm
+reads vision_config.num_hidden_layers, which transformers 4.54-5.19 (the releases SGLang pins) do not map to Qwen's
+`depth`, so 24 ViT layers are priced (engines/sglang/kv.py _vit_dims). No constant was fitted.
 """
 
 from __future__ import annotations

@@ -67,7 +67,8 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    MiB a graph and layer, against 0.415 on the two-node Llama run of the same harness and release); QwQ-32B at TP4
 #    on 4x L4 (0.4.3.post4, flashinfer, 13 sizes to 80, 64 layers) 0.93 -> 0.73 (-21%; 0.65 MiB, see NCCL below);
 #    Olmo 3 32B on a B200 (trtllm_mha, 52 sizes, 64 layers) 8.60 -> 1.52 (-82%; 2.6 MiB, not explained by the source
-#    read).
+#    read); Qwen2.5-VL-7B at TP2 PP2 (sglang#13075, flashinfer, 36 sizes, 14 layers a stage, PP1's figure) 1.06 -> 0.78
+#    (-26%; 0.98 MiB).
 #    NCCL: the two-node run has custom all-reduce off (distributed/device_communicators/custom_all_reduce_utils.py
 #    0.5.10: "disabled because this process group spans across nodes"), so its graphs capture 161 NCCL all-reduces
 #    each, and QwQ-32B's (4 PCIe GPUs, "not supported on more than two PCIe-only GPUs") 129; yet the two-node run's
