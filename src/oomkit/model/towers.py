@@ -23,8 +23,8 @@ class Tower:
     encoder_params: int
     projector_params: int
     source: str  # the transformers modules it mirrors
-    # vision_config's num_hidden_layers (transformers maps Qwen's `depth` to it) and hidden_size, None where absent:
-    # what SGLang's adjust_mem_fraction_for_vlm reads
+    # the tower's block count (num_hidden_layers, or Qwen's `depth`) and hidden_size, None where absent; SGLang's
+    # adjust_mem_fraction_for_vlm reads num_hidden_layers only (engines/sglang/kv.py _vit_dims)
     config_layers: int | None = None
     config_hidden: int | None = None
     # the checkpoint's config.json it was read from (vision_config and the top-level multimodal keys): the geometry
