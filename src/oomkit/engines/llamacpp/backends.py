@@ -213,7 +213,7 @@ def metal_mapped(spec: ModelSpec, devices: tuple[Device, ...], s, weights: Model
         return weights
     overrides = override_patterns(s, spec)
     per: dict[int, list[TensorSpec]] = {}
-    for t in loaded_tensors(spec):
+    for t in loaded_tensors(spec, s):
         d = tensor_device(t, placement, overrides, len(devices))
         if d >= 0:
             per.setdefault(d, []).append(t)
@@ -380,7 +380,7 @@ def hexagon_buffers(spec: ModelSpec, devices: tuple[Device, ...], s, placement: 
     plain: dict[int, int] = {}
     repack: dict[int, int] = {}
     cpu: list[TensorSpec] = []
-    tensors = list(loaded_tensors(spec))
+    tensors = list(loaded_tensors(spec, s))
     build = build_number(s.engine_version)
     emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
     if spec.tied_embeddings and emb is not None and not any(t.name == "output.weight" for t in tensors):
@@ -412,7 +412,7 @@ def hexagon_refused(spec: ModelSpec, devices: tuple[Device, ...], s, placement: 
     if not _is_hexagon(devices, s):
         return 0, 0
     overrides, ids, build = override_patterns(s, spec), tuple(d.id for d in devices), build_number(s.engine_version)
-    refused = [t for t in loaded_tensors(spec)
+    refused = [t for t in loaded_tensors(spec, s)
                if t.layer is not None and _matmul_weight(t) and ggml.type_by_name(t.dtype).name.lower() != "f32"
                and tensor_device(t, placement, overrides, len(devices), ids) >= 0 and htp_takes(t, build) is None]
     return len(refused), sum(t.nbytes for t in refused)
