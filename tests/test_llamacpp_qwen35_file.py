@@ -1,0 +1,184 @@
+"""Qwen3.5 / 3.6 (qwen35, qwen35moe) GGUFs as oomkit computes them from the catalog, held to llama.cpp.
+
+oomkit's computed inventory of a catalog config (the real per-layer shapes, cut to 4 trunk layers, the MTP block kept)
+is written as a GGUF with the `gguf` package (header only, the data a sparse hole; the Q4_K_M types oomkit's recipe
+gives) and loaded by the llama.cpp that llama-cpp-python 0.3.36 wraps (ggml-org/llama.cpp@0c1e57098), on the CPU with
+extra buffer types off. llama.cpp loads a file only when every tensor it asks for is there with its shape and no
+other is left over ("wrong number of tensors"), so a load checks the tensor list: the delta net's ssm_beta and
+ssm_alpha apart (src/models/qwen35.cpp load_block_trunk), the next-n block's nextn.eh_proj / enorm / hnorm /
+shared_head_norm. Its CPU_Mapped model buffer must equal oomkit's:
+
+- the newest build (b9999 and on, where PR #26296's TENSOR_SKIP is placed): the block stays out unless draft-mtp
+  (llama_model_params.load_mtp) asks for it;
+- b9849: the loaders take the block the file has (flags 0 at b9180-b10211), what load_mtp does today;
+- b9026: the converter of that build wrote no block (PR #22673 brought it at b9180): the file without it.
+
+"offloaded N/N layers" is llama.cpp's n_layer_all + 1 (llama_model::load_tensors: max_backend_supported_layers), so
+the block counts: 6/6 with it, 5/5 without. A CPU-only load prints no offload line; its print_info n_layer_all (the
+file's block_count) is the figure read.
+
+oomkit names the post-attention norm ffn_norm where llama.cpp's loader asks for post_attention_norm (the same
+{n_embd} F32 tensor); the file is written with llama.cpp's name.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+
+import gguf
+import numpy as np
+import pytest
+
+import oomkit
+from oomkit.engines.llamacpp.weights import without_nextn
+from oomkit.model.catalog import lookup
+from oomkit.model.hf_config import spec_from_config, text_config
+from oomkit.model.spec import ModelSpec
+from tests.groundtruth import llamacpp_run, synth
+
+MiB = 1 << 20
+N_TRUNK = 4
+VT = gguf.GGUFValueType
+
+pytestmark = pytest.mark.skipif(not llamacpp_run.available(), reason="llama-cpp-python is not installed")
+
+
+def catalog_spec(name: str, quant: str = "Q4_K_M") -> ModelSpec:
+    """The catalog model's config cut to N_TRUNK layers (the MTP block kept), as oomkit computes it."""
+    cfg = copy.deepcopy(lookup(name).config)
+    tc = text_config(cfg)
+    tc["num_hidden_layers"] = N_TRUNK
+    if "layer_types" in tc:
+        tc["layer_types"] = tc["layer_types"][:N_TRUNK]
+    return spec_from_config(tc, name=f"{name}-{N_TRUNK}L", weight_format=quant)
+
+
+def _metadata(spec: ModelSpec, tc: dict) -> list[tuple[str, object, object]]:
+    """The keys src/models/qwen35.cpp / qwen35moe.cpp read, from the same config."""
+    arch = spec.architecture
+    md = synth._Meta(arch).base(
+        ctx=tc["max_position_embeddings"], n_embd=tc["hidden_size"], n_layers=spec.n_layers,
+        n_ff=tc.get("intermediate_size", tc.get("moe_intermediate_size")), n_head=tc["num_attention_heads"],
+        n_head_kv=tc["num_key_value_heads"], rms_eps=tc.get("rms_norm_eps", 1e-6), rope_base=10000000.0,
+        n_vocab=tc["vocab_size"])
+    synth._qwen35_meta(md, tc["head_dim"], tc["linear_conv_kernel_dim"], tc["linear_num_key_heads"],
+                       tc["linear_num_value_heads"], tc["linear_key_head_dim"], tc["linear_value_head_dim"],
+                       tc["full_attention_interval"])
+    if arch == "qwen35moe":
+        md.u32("expert_count", tc["num_experts"]).u32("expert_used_count", tc["num_experts_per_tok"])
+        md.u32("expert_feed_forward_length", tc["moe_intermediate_size"])
+        md.u32("expert_shared_feed_forward_length", tc["shared_expert_intermediate_size"])
+    if spec.n_nextn_layers:
+        md.u32("nextn_predict_layers", spec.n_nextn_layers)
+    return md.items
+
+
+def write_spec_gguf(spec: ModelSpec, tc: dict, path: Path) -> Path:
+    """oomkit's tensors (names, shapes, types) as a GGUF: the trunk in oomkit's order, the next-n block last (the
+    converter appends the mtp.* tensors after the model's own)."""
+    w = gguf.GGUFWriter(path, spec.architecture)
+    w.add_name(spec.name)
+    w.add_file_type(int(gguf.LlamaFileType.MOSTLY_Q4_K_M))
+    w.add_quantization_version(gguf.GGML_QUANT_VERSION)
+    for key, value, vtype in _metadata(spec, tc):
+        if isinstance(vtype, tuple):
+            w.add_key_value(key, list(value), vtype[0], sub_type=vtype[1])
+        else:
+            w.add_key_value(key, value, vtype)
+    toks, scores, types = synth._spm_vocab(spec.n_vocab)
+    w.add_key_value("tokenizer.ggml.model", "llama", VT.STRING)
+    w.add_key_value("tokenizer.ggml.tokens", toks, VT.ARRAY, sub_type=VT.STRING)
+    w.add_key_value("tokenizer.ggml.scores", scores, VT.ARRAY, sub_type=VT.FLOAT32)
+    w.add_key_value("tokenizer.ggml.token_type", types, VT.ARRAY, sub_type=VT.INT32)
+    first_nextn = spec.n_trunk_layers
+    ordered = sorted(spec.weights.tensors, key=lambda t: t.layer is not None and t.layer >= first_nextn)
+    sizes = []
+    for t in ordered:
+        name = t.name.replace(".ffn_norm.", ".post_attention_norm.")
+        qtype = gguf.GGMLQuantizationType[t.dtype.upper()]
+        sizes.append(t.nbytes)
+        w.add_tensor_info(name, tuple(reversed(t.shape)), np.dtype(np.float32), t.nbytes, raw_dtype=qtype)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    fout = w.fout[0]
+    align = w.data_alignment
+    data_start = gguf.GGUFWriter.ggml_pad(fout.tell(), align)
+    fout.truncate(data_start + sum(gguf.GGUFWriter.ggml_pad(n, align) for n in sizes))
+    w.close()
+    return path
+
+
+_LOAD = llamacpp_run.binding_script("", {"load_mtp": "load_mtp"})
+
+
+def llama_cpp_load(path: Path, load_mtp: bool) -> tuple[float, str, list[str]]:
+    """llama.cpp's CPU_Mapped model buffer (MiB as printed), its "offloaded" total (n_layer_all + 1) and the tensors
+    it left unused."""
+    log = llamacpp_run.run_binding_script(_LOAD, path, [], load_mtp)
+    m = re.search(r"CPU_Mapped model buffer size\s*=\s*([0-9.]+) MiB", log)
+    n = re.search(r"n_layer_all\s*=\s*(\d+)", log)
+    assert m and n, log[-3000:]
+    total = int(n.group(1)) + 1
+    return float(m.group(1)), f"{total}/{total}", re.findall(r"unused tensor (\S+)", log)
+
+
+def oomkit_load(spec: ModelSpec, version: str) -> tuple[float, str]:
+    e = oomkit.estimate(spec, "llama.cpp", devices=(), find_max_context=False, fit=False, n_ctx=4096,
+                        n_parallel=1, repack=False, engine_version=version)
+    v = e.engine_view
+    return round(v["model_buffer_bytes"]["CPU_Mapped"] / MiB, 2), v["offloaded_layers"]
+
+
+MODELS = ("qwen3.6-27b", "qwen3.5-35b-a3b")
+
+
+@pytest.fixture(scope="module", params=MODELS)
+def files(request, tmp_path_factory):
+    spec = catalog_spec(request.param)
+    tc = text_config(copy.deepcopy(lookup(request.param).config))
+    d = tmp_path_factory.mktemp(request.param)
+    with_block = write_spec_gguf(spec, tc, d / "with-nextn.gguf")
+    without = write_spec_gguf(without_nextn(spec), tc, d / "without-nextn.gguf")
+    yield request.param, spec, with_block, without
+    for p in (with_block, without):
+        p.unlink(missing_ok=True)
+
+
+def test_inventory_is_the_tensor_list_llama_cpp_loads(files):
+    """The file of oomkit's tensors loads (every tensor asked for is there with its shape, none left over): the
+    delta net's beta and alpha apart, the next-n block's own tensors; without load_mtp the block's tensors, and only
+    they, are the unused ones."""
+    name, spec, with_block, _ = files
+    assert llama_cpp_load(with_block, True)[2] == [], name
+    unused = llama_cpp_load(with_block, False)[2]
+    assert sorted(unused) == sorted(t.name.replace(".ffn_norm.", ".post_attention_norm.") for t in spec.weights.tensors
+                                    if t.layer == N_TRUNK), name
+    names = {t.name.split(".", 2)[-1] for t in spec.weights.tensors if t.layer == 0}
+    assert {"ssm_beta.weight", "ssm_alpha.weight"} <= names and "ssm_ba.weight" not in names
+    nextn = {t.name.split(".", 2)[-1] for t in spec.weights.tensors if t.layer == N_TRUNK}
+    assert {"nextn.eh_proj.weight", "nextn.enorm.weight", "nextn.hnorm.weight",
+            "nextn.shared_head_norm.weight"} <= nextn
+
+
+@pytest.mark.parametrize(("version", "load_mtp", "block"), [
+    ("b9999", False, True),  # newest: the file has the block, the loader skips it
+    ("b9849", True, True),  # b9180-b10211: the loader takes the block (what load_mtp does today)
+    ("b9026", False, False),  # before b9180: the converter wrote no block
+])
+def test_model_buffer_and_offloaded_layers_follow_the_build(files, version, load_mtp, block):
+    name, spec, with_block, without = files
+    got = oomkit_load(spec, version)
+    want = llama_cpp_load(with_block if block else without, load_mtp)
+    assert (got[0], got[1].split("/")[1]) == (want[0], want[1].split("/")[1]), (name, version, got, want)
+    assert want[1] == f"{N_TRUNK + 1 + block}/{N_TRUNK + 1 + block}"
+
+
+def test_draft_mtp_loads_the_block_at_the_newest_build(files):
+    name, spec, with_block, _ = files
+    e = oomkit.estimate(spec, "llama.cpp", devices=(), find_max_context=False, fit=False, n_ctx=4096, n_parallel=1,
+                        repack=False, spec_type=("draft-mtp",))
+    got = round(e.engine_view["model_buffer_bytes"]["CPU_Mapped"] / MiB, 2)
+    assert got == llama_cpp_load(with_block, True)[0], name
