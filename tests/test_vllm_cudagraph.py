@@ -17,6 +17,10 @@ and -37 % -> 0 % (fitted), GB10 Qwen3.6-35B-A3B MTP +27 % -> -24 %.
 
 from __future__ import annotations
 
+import functools
+import json
+from pathlib import Path
+
 import pytest
 
 from oomkit.engines.vllm import ENGINE, VllmSettings
@@ -267,3 +271,148 @@ def test_every_spelling_of_the_optimization_level(argv):
     from oomkit.engines.cmdline import parse_command
 
     assert parse_command(["vllm", "serve", "Qwen/Qwen3-8B", *argv]).settings.optimization_level == 1
+
+
+# ---------------------------------------------------------------------------------------------------------
+# vLLM's own estimate ("Estimated CUDA graph memory: X GiB total", in the budget from 0.21): phases.py
+# cudagraph_estimate_bytes, profile_cudagraph_memory's shape over the capture's terms. Before it, 0.30 GiB + 0.017 GiB
+# per layer (fitted on the H100 0.19 logs): the DGX Spark Qwen3.6-27B 1.39 GiB against 0.61 printed (+128 %), the
+# Qwen3.6-35B-A3B MTP run 0.98 against 0.19, the RTX 4090 Qwen2.5-0.5B 0.71 against 0.28.
+
+
+@functools.cache
+def _printed_estimates() -> tuple[tuple[str, dict, dict, int], ...]:
+    """(stem, printed, engine_view, the GPU's memory) of every capture log that prints vLLM's estimate."""
+    from tests.test_vllm_phases import PHASE_LOGS, devices_of, settings_of
+    from tests.test_vllm_phases import fixture as phase_fixture
+    from tests.test_vllm_phases import spec_of as phase_spec
+
+    out = []
+    for stem, model in sorted(PHASE_LOGS.items()):
+        fx = phase_fixture(stem)
+        if "cudagraph_estimate_bytes" in fx["printed"]:
+            devs = devices_of(fx)
+            out.append((stem, fx["printed"], ENGINE.estimate(phase_spec(model), devs, settings_of(fx)).engine_view,
+                        devs[0].memory_bytes))
+    for stem in sorted(LOGS):
+        fx, _, _, est = _estimate(stem)
+        if "cudagraph_estimate_bytes" in fx["printed"]:
+            out.append((stem, fx["printed"], est.engine_view, est.devices[0].memory_bytes))
+    return tuple(out)
+
+
+ESTIMATE_KNOWN = {
+    # vLLM's own estimate is 0.76 GiB above what its capture took (1.60 printed, "took 0.84 GiB"); oomkit 0.69
+    "llmd-granite-3.1-2b-h100-v0.19": "printed estimate 1.60 GiB, oomkit 0.69 (-0.91 GiB, 1.14 % of the GPU); the run's "
+                                      "own capture took 0.84, so the printed estimate is 0.76 above it",
+}
+
+
+@pytest.mark.parametrize("stem", [pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=ESTIMATE_KNOWN[s]))
+                                  if s in ESTIMATE_KNOWN else s for s, *_ in _printed_estimates()])
+def test_estimate_within_a_percent_of_the_gpu(stem):
+    # the estimate is a budget term from 0.21: held to 1 % of the GPU's memory (the available-KV band is 3 %)
+    _, p, v, total = next(x for x in _printed_estimates() if x[0] == stem)
+    ours = next(iter(v["cudagraph_bytes"].values()))
+    err = (ours - p["cudagraph_estimate_bytes"]) / total
+    assert abs(err) < 0.01, f"{stem}: {ours / GiB:.2f} vs {p['cudagraph_estimate_bytes'] / GiB:.2f} GiB ({err:+.2%})"
+
+
+@pytest.mark.parametrize("stem, printed", [
+    ("qwen3.6-27b-nvfp4-mixed-dgx-spark-v0.23", 0.61),  # 0.62 here (+1 %); 1.39 before
+    ("qwen3.6-35b-a3b-nvfp4-mixed-dgx-spark-mtp2-v0.22", 0.19),  # 0.23 (+20 %); 0.98 before
+    pytest.param("qwen2.5-0.5b-4090-v0.24", 0.28, marks=pytest.mark.xfail(strict=True, reason=(
+        "RTX 4090, Qwen2.5-0.5B on 0.24: oomkit 0.45 GiB (the 0.37 first capture and vLLM's 1 MiB floor for 84 further "
+        "graphs) against 0.28 printed (+61 %, 0.17 GiB: 0.7 % of the GPU); the run's capture took 0.38, so vLLM's own "
+        "profiling capture of the first graph (at most 0.20 GiB, 0.28 less the 84 MiB floor) is half of what the real "
+        "first capture takes on this GeForce part; 0.71 before"))),
+])
+def test_estimate_against_the_log_from_0_21(stem, printed):
+    # the logs whose estimate is in the budget and is not the host's memory (the GB10 27B MTP run printed -0.81)
+    fx, _, _, est = _estimate(stem)
+    took = fx["printed"]["cudagraph_estimate_bytes"]
+    assert fx["printed"]["cudagraph_estimate_gib"] == f"{printed:.2f}"
+    ours = est.engine_view["cudagraph_bytes"]["CUDA0"]
+    assert abs(ours - took) / took < BAND, f"{stem}: {ours / GiB:.2f} vs {took / GiB:.2f} GiB"
+
+
+def test_estimate_by_hand():
+    # gpu_model_runner.py profile_cudagraph_memory (0.19 -> 0.33): first capture + max(per graph, 1 MiB) x (n - 1) per
+    # mode. Llama-3.1-8B on an H100 (51 + 51 graphs): 386 MiB + 1,645 x 4,096 B x (50 + 50); a GeForce part takes
+    # vLLM's 1 MiB floor per further graph
+    from dataclasses import replace
+
+    from oomkit.engines.vllm.phases import (
+        CG_FIRST_CAPTURE,
+        CG_PER_GRAPH_PER_HIDDEN,
+        cudagraph_estimate_bytes,
+        first_capture,
+    )
+    from tests.test_vllm_phases import H100
+
+    spec = spec_of("llama-3.1-8b-instruct")
+    s = VllmSettings(engine_version="0.23.0", max_model_len=8192, use_v2_model_runner=False)
+    assert cudagraph_estimate_bytes(spec, s, resolve(spec, (H100,), s)) == \
+        int(CG_FIRST_CAPTURE + CG_PER_GRAPH_PER_HIDDEN * 4096 * (50 + 50))
+    r = resolve(spec, gpus(RTX3090, 1), s)
+    assert cudagraph_estimate_bytes(spec, s, r) == int(first_capture(r) + MiB * (50 + 34))
+    assert cudagraph_estimate_bytes(spec, replace(s, enforce_eager=True), r) == 0
+    # model runner V2 (v1/worker/gpu/cudagraph_utils.py, 0.29+): every PIECEWISE graph measured, the FULL ones from
+    # the two largest: the first capture and a share for each of the 51 + 51 graphs
+    v2 = VllmSettings(engine_version="0.29.0", max_model_len=8192)
+    r2 = resolve(spec, (H100,), v2)
+    assert r2.runner_v2
+    assert cudagraph_estimate_bytes(spec, v2, r2) == int(CG_FIRST_CAPTURE + CG_PER_GRAPH_PER_HIDDEN * 4096 * (51 + 51))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# New MoE logs (tests/fixtures/engine_logs/vllm/capture/, held out: no constant was fitted on them)
+
+CAPTURE = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" / "capture"
+
+
+def _capture_fixture(stem: str) -> dict:
+    return json.loads((CAPTURE / f"{stem}.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "vllm#50722, Qwen3.5-35B-A3B bf16 at TP 4 (Triton fused MoE, hidden 2048, 40 MoE layers, 80 GB-class GPU): "
+    "capture_model took 1.34 GiB on both runs; oomkit gives at most 0.70 (-48 %), at vLLM's largest default graph set "
+    "(51 + 51 to 512) and the H100's SM count, where the log captured 16 FULL graphs (0.39 GiB at --max-num-seqs 16). "
+    "The same miss as Qwen1.5-MoE-A2.7B on the H100 (hidden 2048, -37 %): the dense rule's per-graph share grows with "
+    "the hidden size, this memory with the MoE layers. Here vLLM's own estimate (1.32 and 1.49 GiB) sees it, so it is "
+    "in the two largest graphs of each mode, which is what the estimate measures"))
+def test_qwen3_5_35b_a3b_tp4_capture_vllm_50722():
+    fx = _capture_fixture("qwen3.5-35b-a3b-tp4-80gb-triton-moe-issue50722")
+    from tests.test_vllm_phases import H100
+
+    spec = spec_of("Qwen/Qwen3.5-35B-A3B")
+    s = VllmSettings(engine_version="0.23.0", tensor_parallel_size=4, gpu_memory_utilization=0.85)
+    v = ENGINE.estimate(spec, (H100,) * 4, s).engine_view
+    assert (v["cudagraph_piecewise_graphs"], v["cudagraph_full_graphs"]) == (51, 51)  # the largest set
+    assert abs(v["model_loading_bytes"]["CUDA0"] - fx["printed"]["model_loading_bytes"]) / \
+        fx["printed"]["model_loading_bytes"] < 0.03  # bf16 at TP 4: the model the log ran
+    took = fx["printed"]["cudagraph_actual_bytes"]
+    got = v["cudagraph_actual_bytes"]
+    assert abs(got - took) / took < BAND, f"{got / GiB:.2f} vs {took / GiB:.2f} GiB ({(got - took) / took:+.0%})"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "vllm#37972, Qwen3.5-397B-A17B-FP8 at PP 8 (7 or 8 of 60 layers a rank, 35 + 19 graphs at --max-num-seqs 128, "
+    "0.18.x, 80 GB-class GPU): took 0.27 GiB on every rank, vLLM's estimate 0.29; oomkit 0.62 (+128 %) and estimate "
+    "0.61. The term: a rank captures only its stage's layers, and the capture grows with them; oomkit's first capture "
+    "(386 MiB on an H100) and per-graph share (by hidden size) do not see the layers. A least-squares fit of took = A + "
+    "B x layers on the rank x graphs x sqrt(largest / 512) on the 23 non-GeForce, non-MXFP4 logs gives A = 243 MiB, B = "
+    "189 KiB: this rank 0.29 GiB (+7 %), the GH200 PP 2 run -16 %, the H100 0.19 logs -20 % .. +29 % and Qwen1.5-MoE "
+    "still -38 %; not adopted here (it is a refit of the GeForce and GB10 first captures as well)"))
+def test_qwen3_5_397b_pp8_capture_vllm_37972():
+    fx = _capture_fixture("qwen3.5-397b-a17b-fp8-pp8-80gb-v0.18-issue37972")
+    st = fx["settings"]
+    s = VllmSettings(engine_version="0.18.0", pipeline_parallel_size=8, max_num_seqs=st["max_num_seqs"],
+                     max_num_batched_tokens=st["max_num_batched_tokens"], max_model_len=262144,
+                     gpu_memory_utilization=st["gpu_memory_utilization"], quantization="fp8")
+    v = ENGINE.estimate(spec_of("Qwen/Qwen3.5-397B-A17B"), gpus("NVIDIA H100 80GB HBM3", 8), s).engine_view
+    assert (v["cudagraph_piecewise_graphs"], v["cudagraph_full_graphs"]) == (35, 19)  # vllm#39610's graph sets
+    took = fx["printed"]["cudagraph_actual_bytes"]
+    got = v["cudagraph_actual_bytes"]
+    assert abs(got - took) / took < BAND, f"{got / GiB:.2f} vs {took / GiB:.2f} GiB ({(got - took) / took:+.0%})"
