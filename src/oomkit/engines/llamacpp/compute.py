@@ -4,6 +4,7 @@ ggml-alloc's peak per backend) and the output buffer (logits)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ...memory import Device
 from ...model.archs import KDA_ARCHS, MSA_INDEXER_ARCHS, NO_CACHE_ARCHS
@@ -95,8 +96,29 @@ CODEC_HEAD_GRAPHS = frozenset({"qwen3tts"})
 OLD_GRAPH_LAST_BUILD = 5380
 
 
+# the last phases computed: a fit's dry runs move layers and tensors at one context, which changes no phase
+# (id(spec) -> the spec, so that its id is not reused, and its phases by what else compute_phases reads)
+_PHASES: dict[tuple[Any, ...], tuple[ModelSpec, ComputePhases]] = {}
+
+
 def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None,
                    fa_f16_copies: bool = False) -> ComputePhases:
+    """_compute_phases, memoised by the spec object and the contents of the context and caches."""
+    key = (id(spec), ctx, n_outputs, fa_f16_copies,
+           tuple((c.name, c.cells, c.layers, c.k_bytes, c.v_bytes, tuple(c.k_bytes_by_layer.items()),
+                  tuple(c.v_bytes_by_layer.items())) for c in caches))
+    hit = _PHASES.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    p = _compute_phases(spec, ctx, caches, n_outputs, fa_f16_copies)
+    if len(_PHASES) > 512:
+        _PHASES.clear()
+    _PHASES[key] = (spec, p)
+    return p
+
+
+def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None,
+                    fa_f16_copies: bool = False) -> ComputePhases:
     """Peak of the worst-case ubatch graph: llama_context::graph_reserve builds it with
     n_tokens = min(n_ctx, n_ubatch) and every token an output, and ggml-alloc sizes each backend's buffer to the
     most tensors alive at once. The live set is modelled at its two candidate peaks, fitted to llama.cpp's own

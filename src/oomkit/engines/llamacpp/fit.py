@@ -34,6 +34,7 @@ Later rules, by build (FIT_ERAS; the newest read is common/fit.cpp at ggml-org/l
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ...errors import SettingsError
 from ...memory import Device
@@ -166,7 +167,25 @@ def memory_breakdown(weights: ModelBuffers, state: StateByDevice, compute: dict[
     return tuple(out)
 
 
+# the last dry runs: a plan or a fit asks the same load again (each option's own command, the same layer split at
+# another try); keyed by the spec object (kept, so that its id is not reused), the devices and the settings
+_DRY_RUNS: dict[tuple[Any, ...], tuple[ModelSpec, tuple[Breakdown, ...]]] = {}
+
+
 def dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[Breakdown, ...]:
+    """_dry_run, memoised (the arguments are frozen; the same ones give the same rows)."""
+    key = (id(spec), devices, s)
+    hit = _DRY_RUNS.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    rows = _dry_run(spec, devices, s)
+    if len(_DRY_RUNS) > 4096:
+        _DRY_RUNS.clear()
+    _DRY_RUNS[key] = (spec, rows)
+    return rows
+
+
+def _dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[Breakdown, ...]:
     """common_get_device_memory_data: the breakdown a no_alloc load and context would report.
 
     Without a device the host row is what the host fit weighs: the dry run loads without a mapping

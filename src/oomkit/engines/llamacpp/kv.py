@@ -233,7 +233,23 @@ def router_layer(spec: ModelSpec) -> LayerSpec:
     return LayerSpec(index=len(spec.layers), kind=LayerKind.FULL, attention=a)
 
 
+# the last caches built, by the spec object (kept, so that its id is not reused), the context and swa_full: a fit's
+# dry runs move layers at one context; each call gets its own list
+_CACHES: dict[tuple[int, Context, bool], tuple[ModelSpec, tuple[Cache, ...]]] = {}
+
+
 def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
+    """_kv_caches, memoised."""
+    key = (id(spec), ctx, swa_full)
+    hit = _CACHES.get(key)
+    if hit is None or hit[0] is not spec:
+        if len(_CACHES) > 256:
+            _CACHES.clear()
+        hit = _CACHES[key] = (spec, tuple(_kv_caches(spec, ctx, swa_full)))
+    return list(hit[1])
+
+
+def _kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
     """llama_kv_cache / llama_kv_cache_iswa constructors (src/llama-kv-cache.cpp, llama-kv-cache-iswa.cpp)."""
     layers = cached_layers(spec, ctx.build)
     if not layers:

@@ -4,6 +4,7 @@ model buffer (llama_model::load_tensors, ggml-cuda.cu buffer sizes, the mmap'd C
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -319,25 +320,98 @@ def _first_overrides(spec: ModelSpec, overrides: list[tuple[re.Pattern[str], str
     return first
 
 
+class _TensorTable:
+    """A load's tensors by block (blk.N.; the rest loose), with each block's size in a device buffer, and each name's
+    positions."""
+
+    def __init__(self, tensors: tuple[TensorSpec, ...]):
+        self.sizes = tuple(gpu_alloc_size(t) for t in tensors)
+        self.block_of: list[int | None] = []
+        self.members: dict[int, list[int]] = {}
+        self.block_bytes: dict[int, int] = {}
+        self.loose: list[int] = []
+        self.positions: dict[str, list[int]] = {}
+        for i, t in enumerate(tensors):
+            b = t.layer if t.layer is not None and t.name.startswith("blk.") else None
+            self.block_of.append(b)
+            if b is None:
+                self.loose.append(i)
+            else:
+                self.members.setdefault(b, []).append(i)
+                self.block_bytes[b] = self.block_bytes.get(b, 0) + self.sizes[i]
+            self.positions.setdefault(t.name, []).append(i)
+
+
+# memoised by the tensors (a fit lays one load out many times; loaded_tensors may give a new tuple of the same
+# tensors each time), keyed by the inventory and the count, checked tensor by tensor
+_TENSOR_TABLES: dict[tuple[int, int], tuple[tuple[TensorSpec, ...], _TensorTable]] = {}
+
+
+def _tensor_table(weights: Any, tensors: tuple[TensorSpec, ...]) -> _TensorTable:
+    key = (id(weights), len(tensors))
+    hit = _TENSOR_TABLES.get(key)
+    if hit is None or not (hit[0] is tensors or all(map(operator.is_, hit[0], tensors))):
+        if len(_TENSOR_TABLES) > 64:
+            _TENSOR_TABLES.clear()
+        hit = _TENSOR_TABLES[key] = (tensors, _TensorTable(tensors))
+    return hit[1]
+
+
 def _model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
                    placement: Placement) -> ModelBuffers:
     overrides = override_patterns(s, spec)
     ids = tuple(d.id for d in devices)
-    dev_tensors: dict[int, list[TensorSpec]] = {}
-    # each tensor's first matching override, from each pattern's matches (memoised): the same device tensor_device
-    # gives, without one regex search per tensor and pattern (a fit's -ot lists hold a pattern per layer)
-    first = _first_overrides(spec, overrides)
-    for t in loaded_tensors(spec, s):
-        k = first.get(t.name)
-        dev = tensor_device(t, placement, () if k is None else overrides[k:k + 1], len(devices), ids)
-        dev_tensors.setdefault(dev, []).append(t)
+    n = len(devices)
+    tensors = loaded_tensors(spec, s)
+    table = _tensor_table(spec.weights, tensors)
+    # without an override tensor_device decides a blk.N. tensor by its block alone: it is asked once per block (its
+    # first tensor) and the block's bytes go there whole; the tensors outside the blocks (token_embd, output) one by
+    # one. Then each overridden tensor moves from there to its override's device: its first matching override, from
+    # each pattern's matches (memoised), without one regex search per tensor and pattern (a fit's -ot lists hold a
+    # pattern per layer)
+    by_device: dict[int, int] = {}
+    count: dict[int, int] = {}  # tensors per device: a device keeps its entry while it holds one
+    on_cpu: list[int] = []
+    at: dict[int, int] = {}  # block -> device
+    for b, idx in table.members.items():
+        d = at[b] = tensor_device(tensors[idx[0]], placement, (), n, ids)
+        if d < 0:
+            on_cpu.extend(idx)
+        else:
+            by_device[d] = by_device.get(d, 0) + table.block_bytes[b]
+            count[d] = count.get(d, 0) + len(idx)
+    loose = {i: tensor_device(tensors[i], placement, (), n, ids) for i in table.loose}
+    for i, d in loose.items():
+        if d < 0:
+            on_cpu.append(i)
+        else:
+            by_device[d] = by_device.get(d, 0) + table.sizes[i]
+            count[d] = count.get(d, 0) + 1
+    moved: set[int] = set()
+    for name, k in _first_overrides(spec, overrides).items():
+        for i in table.positions.get(name, ()):
+            b = table.block_of[i]
+            was = at[b] if b is not None else loose[i]
+            d = tensor_device(tensors[i], placement, overrides[k:k + 1], n, ids)
+            if d == was:
+                continue
+            if was < 0:
+                moved.add(i)
+            else:
+                by_device[was] -= table.sizes[i]
+                count[was] -= 1
+            if d < 0:
+                on_cpu.append(i)
+            else:
+                by_device[d] = by_device.get(d, 0) + table.sizes[i]
+                count[d] = count.get(d, 0) + 1
+    cpu_tensors = [tensors[i] for i in sorted(on_cpu) if i not in moved]
+    by_device = {d: b for d, b in by_device.items() if count[d]}
     if spec.tied_embeddings and placement.output_device >= 0:
         # tied output: token_embd is loaded a second time on the output device (TENSOR_DUPLICATED)
         emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
         if emb is not None:
-            dev_tensors.setdefault(placement.output_device, []).append(replace(emb, offset=None))
-    by_device = {d: sum(gpu_alloc_size(t) for t in ts) for d, ts in dev_tensors.items() if d >= 0}
-    cpu_tensors = dev_tensors.get(-1, [])
+            by_device[placement.output_device] = by_device.get(placement.output_device, 0) + gpu_alloc_size(emb)
     if s.mmap:
         host_buft = "CPU_Mapped"
         host_buffer = mapped_range(cpu_tensors, file_order=spec.weights.exact)

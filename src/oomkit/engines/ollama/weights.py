@@ -21,7 +21,25 @@ _PLAIN_DTYPES = {"float16": "F16", "bfloat16": "BF16", "float32": "F32"}
 _NO_HEAD_COUNT_KV = {"bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3"}
 
 
+# the last few models in and what ollama_gguf made of them (id -> (spec in, spec out)): a plan or a fit estimates one
+# model hundreds of times, and the llama.cpp layout's caches (dry runs, model buffers, compute phases) key on the
+# spec they are handed, so one model must stay one object; the spec in is kept so that its id is not reused
+_GGUF_MEMO: dict[int, tuple[ModelSpec, ModelSpec]] = {}
+
+
 def ollama_gguf(spec: ModelSpec) -> ModelSpec:
+    """_ollama_gguf, memoised by the spec object (frozen: the same object always gives the same answer)."""
+    hit = _GGUF_MEMO.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    out = _ollama_gguf(spec)
+    if len(_GGUF_MEMO) >= 16:
+        _GGUF_MEMO.clear()
+    _GGUF_MEMO[id(spec)] = (spec, out)
+    return out
+
+
+def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
     """The GGUF Ollama runs for a computed (not read) inventory.
 
     - `-fp16` / `-bf16` tags are GGUF files of that type (norms F32 as the converter writes them), not
@@ -179,7 +197,22 @@ class GgufView:
         return out + (self.groups["output"] if "output" in self.groups else self.groups.get("token_embd", 0))
 
 
+_VIEWS: dict[int, tuple[ModelSpec, GgufView]] = {}  # by the spec object (kept, so that its id is not reused)
+
+
 def gguf_view(spec: ModelSpec) -> GgufView:
+    """_gguf_view, memoised by the spec object (a plan reads one model's view for every estimate)."""
+    hit = _VIEWS.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    view = _gguf_view(spec)
+    if len(_VIEWS) >= 16:
+        _VIEWS.clear()
+    _VIEWS[id(spec)] = (spec, view)
+    return view
+
+
+def _gguf_view(spec: ModelSpec) -> GgufView:
     """The KV accessors GraphSize reads, filled from the ModelSpec the way the GGUF would carry them."""
     n = spec.n_layers
     labels: list[str] = []
