@@ -77,11 +77,13 @@ def test_l40s_in_a_v0_profile():
 @pytest.mark.xfail(strict=True, reason=(
     "vllm#40291: an RTX 5090 process holds 0.64 GiB outside PyTorch while creating weights (30.33 - 29.39 GiB - "
     "309.08 MiB); the per-SM model gives 0.50 GiB (170 SMs x 1536 threads x 1 KiB = 255 MiB of stacks on the fixed "
-    "0.25 GiB): -0.14 GiB, 0.44 % of its 31.35 GiB. Blackwell's context is larger than its stacks explain: counting "
+    "0.25 GiB): -0.137 GiB, 0.44 % of its 31.35 GiB, 0.82 MiB an SM (563 B a resident thread) beyond the model. Not "
+    "eager module loading: its environment prints CUDA_MODULE_LOADING unset, which PyTorch (2.10.0+cu128, driver "
+    "580.126.09) turns to LAZY at initialisation. Blackwell's context is larger than its stacks explain: counting "
     "2048 threads an SM gives 0.58 GiB, 1.5 KiB of local memory a thread 0.63, and nothing in the log says either "
-    "holds; the card also drives a display (0.93 GiB held by other processes). No other GeForce log printing the "
-    "context or vLLM's worker-init snapshot was found (the 3090 0.17.1 death's 0.72 GiB outside PyTorch includes its "
-    "graphs); one log, not modelled"))
+    "holds; the card also drives a display (0.93 GiB held by other processes). No other GeForce Blackwell log printing "
+    "the context or vLLM's worker-init snapshot was found (the 3090 0.17.1 death's 0.72 GiB outside PyTorch includes "
+    "its graphs); one log, not modelled"))
 def test_rtx_5090_loading_weights():
     logged = _outside_pytorch("gemma-4-31b-nvfp4-5090-weight-load-oom-issue40291")
     got = _context("NVIDIA GeForce RTX 5090", 32 * GiB)
