@@ -407,8 +407,11 @@ def test_qwen3_5_35b_a3b_tp4_capture_vllm_50722():
 @pytest.mark.xfail(strict=True, reason=(
     "vllm#37972, Qwen3.5-397B-A17B-FP8 at PP 8 (7 or 8 of 60 layers a rank, 35 + 19 graphs at --max-num-seqs 128, "
     "0.18.x, 80 GB-class GPU): took 0.27 GiB on every rank, vLLM's estimate 0.29; oomkit 0.62 (+128 %) and estimate "
-    "0.61. The term: a rank captures only its stage's layers, and the capture grows with them; oomkit's first capture "
-    "(386 MiB on an H100) and per-graph share (by hidden size) do not see the layers. A least-squares fit of took = A + "
+    "0.61. The term: a PIECEWISE size is not one CUDA graph but one per piece between splitting ops (0.21 "
+    "compilation/backends.py split_graph at CompilationConfig._attention_ops, each piece wrapped by "
+    "wrap_with_cudagraph_if_needed in its own CUDAGraphWrapper), about one per layer on the rank, each instantiated "
+    "graph with driver memory of its own; oomkit's first capture (386 MiB on an H100) and per-graph share (by hidden "
+    "size) do not see the rank's layers. A least-squares fit of took = A + "
     "B x layers on the rank x graphs x sqrt(largest / 512) on the 23 non-GeForce, non-MXFP4 logs gives A = 243 MiB, B = "
     "189 KiB: this rank 0.29 GiB (+7 %), the GH200 PP 2 run -16 %, the H100 0.19 logs -20 % .. +29 % and Qwen1.5-MoE "
     "still -38 %; not adopted here (it is a refit of the GeForce and GB10 first captures as well)"))
