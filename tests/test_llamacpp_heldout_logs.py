@@ -31,9 +31,10 @@ def held_out_estimate(fx):
     prefix = fx.get("device_prefix", "CUDA")
     if "free_mib" not in fx:  # a log that prints no device memory: its size unknown, no fit to check
         devices = tuple(Device(id=f"{prefix}{i}", name=g["name"]) for i, g in enumerate(fx["gpus"]))
-    else:
-        devices = tuple(Device(id=f"{prefix}{i}", name=fx["gpus"][0]["name"], memory_bytes=t * MiB,
-                               free_bytes=f * MiB)
+    else:  # one `gpus` entry per device (in device order) or one for all
+        gpu = (lambda i: fx["gpus"][i]) if len(fx["gpus"]) == len(fx["free_mib"]) else (lambda i: fx["gpus"][0])
+        devices = tuple(Device(id=f"{prefix}{i}", name=gpu(i)["name"], memory_bytes=t * MiB, free_bytes=f * MiB,
+                               integrated=gpu(i).get("integrated"))
                         for i, (f, t) in enumerate(zip(fx["free_mib"], fx["total_mib"], strict=True)))
     model, quant = fx["catalog_model"], fx["weight_format"]
     if fx.get("gguf_nextn_layers") == 0:  # the file the log loaded: its block_count is the trunk's

@@ -9,6 +9,7 @@ src/llama-context.cpp, ggml-backend.cpp), named in each test.
 import importlib.util
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -481,3 +482,25 @@ def test_hexagon_sessions_of_2025_leave_swiglu_oai_to_the_cpu(n_batch, printed):
                         engine_version="b6733", backend="hexagon")
     for u in e.devices:
         assert abs(u.compute_bytes / MiB - printed) <= 0.01, (u.id, u.compute_bytes / MiB)  # alignment padding
+
+
+def test_an_integrated_gpu_is_left_out_beside_a_discrete_one():
+    """src/llama.cpp default device selection (PR #15797, b6451): an iGPU only when no other device was found, then
+    only the first; PR #23868 (b9426): an RPC server no longer keeps it out. ggml-vulkan types its iGPUs from
+    PR #15947 (b6454). HilbertraumAI's b9849 laptop log: the Radeon iGPU (Vulkan0) idle, every buffer on Vulkan1."""
+    from oomkit.engines.llamacpp.split import model_devices
+
+    igpu = Device(id="Vulkan0", name="Radeon iGPU", memory_bytes=8886 << 20, free_bytes=8441 << 20, integrated=True)
+    card = Device(id="Vulkan1", name="RTX 3060 Laptop GPU", memory_bytes=5994 << 20, free_bytes=5223 << 20)
+
+    def chosen(devs, version, *flags):
+        _, _, s = parse_args(["-m", "x.gguf", *flags])
+        return [d.id for d in model_devices(devs, replace(s, engine_version=version))]
+
+    assert chosen((igpu, card), "b9849") == ["Vulkan1"]
+    assert chosen((igpu, card), "b6450") == ["Vulkan0", "Vulkan1"]  # before the iGPU type
+    assert chosen((igpu, replace(igpu, id="Vulkan1")), "b9849") == ["Vulkan0"]  # iGPUs alone: the first
+    assert chosen((igpu, card), "b9849", "-dev", "Vulkan0") == ["Vulkan0"]  # -dev is honoured
+    remote = Device(id="Vulkan2", memory_bytes=65536 << 20, free_bytes=65536 << 20)
+    assert chosen((igpu, remote), "b9425", "--rpc", "10.0.0.2:50052") == ["RPC0[10.0.0.2:50052]"]
+    assert chosen((igpu, remote), "b9426", "--rpc", "10.0.0.2:50052") == ["RPC0[10.0.0.2:50052]", "Vulkan0"]

@@ -41,6 +41,7 @@ class Device:
     nvlink: bool | None = None  # a data-centre part with NVLink / xGMI between cards; None: unknown
     bandwidth_gbs: float | None = None  # memory bandwidth, GB/s (10^9 bytes/s), the vendor's figure; None: unknown
     sm_count: int | None = None  # streaming multiprocessors (NVIDIA), the datasheet's; None: unknown
+    integrated: bool | None = None  # an integrated GPU sharing system memory (an iGPU); None: unknown
 
 
 @dataclass(frozen=True)

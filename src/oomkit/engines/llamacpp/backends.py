@@ -56,6 +56,12 @@ def device_buffer_name(backend: Backend, index: int, build: int) -> str:
     return f"{backend.prefix}{index}" if backend.indexed else backend.prefix
 
 
+def _device_index(d: Device, position: int) -> int:
+    """A local device's backend index: the number its id ends in (CUDA1, Vulkan1), else its position."""
+    digits = d.id[len(d.id.rstrip("0123456789")):]
+    return int(digits) if digits else position
+
+
 def host_buffer_name(backend: Backend) -> str:
     """Where the CPU side of the graph and the output buffer live: the backend's pinned host buffer, or CPU."""
     return backend.host or "CPU"
@@ -500,10 +506,11 @@ def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict
         view["output_buffer_name"] = "CPU"  # llama_context::output_reserve: the CPU buffer type, no device
         return view
     # RPC devices keep their RPC[host:port] names and come first (split.model_devices): the local devices are
-    # numbered among themselves
+    # numbered among themselves, each by its own backend index (the digits of its id) where it has one: a device
+    # left out (-dev, an integrated GPU beside a discrete one) keeps its number, as ggml_backend_dev_name does
     local = [d for d in devices if not d.id.startswith("RPC")]
     names = {d.id: d.id for d in devices if d.id.startswith("RPC")}
-    names.update({d.id: device_buffer_name(b, i, build) for i, d in enumerate(local)})
+    names.update({d.id: device_buffer_name(b, _device_index(d, i), build) for i, d in enumerate(local)})
     host = host_buffer_name(b)
 
     def rename(table: dict) -> dict:

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from ...errors import SettingsError
 from ...memory import Device
+from .backend_names import infer_backend
 from .settings import build_number
 
 # PR #16276 "rpc : add support for multiple devices" (898acba68, 2025-10-04, b6688: its count on master): an
@@ -25,6 +26,33 @@ RPC_DEVICE_INDEX_BUILD = 6688
 def rpc_name(endpoint: str, build: int = RPC_DEVICE_INDEX_BUILD) -> str:
     """The buffer type name of an RPC server's first device (ggml-rpc.cpp ggml_backend_rpc_buffer_type)."""
     return f"RPC0[{endpoint}]" if build >= RPC_DEVICE_INDEX_BUILD else f"RPC[{endpoint}]"
+
+
+# Integrated GPUs in the default device selection (src/llama.cpp llama_model_load_from_file_impl, later
+# llama_prepare_model_devices): since PR #15797 (360d6533d, b6451) a device of type GGML_BACKEND_DEVICE_TYPE_IGPU is
+# used only when no other device was found, and then only the first; since PR #23868 (1738129be, b9426) only a
+# discrete GPU keeps it out, an RPC server no longer does ("otherwise the local iGPU would be dropped on iGPU+RPC
+# setups"). A backend reports the type from: ggml-vulkan PR #15947 (304ac5693, b6454: VkPhysicalDeviceType
+# eIntegratedGpu), ggml-cuda / HIP PR #23007 (30af6e2b9, b9389: the device's integrated property).
+IGPU_SELECTION_BUILD = 6451
+IGPU_BESIDE_RPC_BUILD = 9426
+IGPU_TYPE_BUILD = {"vulkan": 6454, "cuda": 9389, "rocm": 9389}
+
+
+def _default_selection(devices: tuple[Device, ...], build: int, backend: str) -> tuple[Device, ...]:
+    """Without -dev: an integrated GPU (Device.integrated) only where no discrete GPU (nor, before b9426, an RPC
+    server) was found, and then only the first one."""
+    typed = IGPU_TYPE_BUILD.get(backend)
+    if build < IGPU_SELECTION_BUILD or typed is None or build < typed:
+        return devices
+    remote = [d for d in devices if d.id.startswith("RPC")]
+    local = [d for d in devices if not d.id.startswith("RPC")]
+    igpus = [d for d in local if d.integrated]
+    if not igpus:
+        return devices
+    gpus = [d for d in local if not d.integrated]
+    keep_igpu = not gpus and (build >= IGPU_BESIDE_RPC_BUILD or not remote)
+    return tuple(remote + gpus + (igpus[:1] if keep_igpu else []))
 
 
 def model_devices(devices: tuple[Device, ...], s) -> tuple[Device, ...]:
@@ -49,4 +77,6 @@ def model_devices(devices: tuple[Device, ...], s) -> tuple[Device, ...]:
         devices = tuple(by_name[n] for n in s.device)
     elif s.device:
         devices = ()  # -dev none: CPU only
+    else:
+        devices = _default_selection(devices, build_number(s.engine_version), infer_backend(devices, s.backend).name)
     return devices
