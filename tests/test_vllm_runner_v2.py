@@ -161,8 +161,9 @@ def test_gemma4_tp2_3090_runner_difference_vllm_50159():
     prefill on; "MRv1 (`VLLM_USE_V2_MODEL_RUNNER=0`) | 10.54 GiB | 95,792 tokens" against "MRv2 (auto) | 11.43 GiB
     (+0.89) | 103,812 tokens (+8.4%)". Only the runner differs, so the weights cancel: the difference is checked
     on the catalog's bf16 Gemma 4 31B (what differs, the CUDA-graph estimate V2 leaves out before 0.29 and the
-    sampler, does not depend on the weights' format). oomkit: +1.32 GiB, V1's fitted estimate for 60 layers
-    (profile.py CUDAGRAPH_BASE + CUDAGRAPH_PER_LAYER); 0.43 GiB above the log, 1.8 % of the GPU (limit 3 %)."""
+    sampler, does not depend on the weights' format). oomkit: +0.31 GiB, V1's CUDA-graph estimate on this GeForce
+    part (phases.py cudagraph_estimate_bytes: the first capture at 82 SMs and vLLM's 1 MiB a further graph); 0.58
+    GiB below the log, 2.4 % of the GPU (limit 3 %; +1.32 with the per-layer estimate it replaced, 1.8 % above)."""
     spec = _spec("gemma-4-31b-it")
     gpus = tuple(with_facts(Device(f"CUDA{i}", "NVIDIA GeForce RTX 3090", 24576 * MiB)) for i in range(2))
     s = VllmSettings(engine_version="0.26.0", tensor_parallel_size=2, gpu_memory_utilization=0.94, max_num_seqs=48)
