@@ -222,7 +222,11 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> 
     if all(rk.available is not None for rk in ranks) and ranks[0].plan.layers:
         ranks = _with_blocks(ranks, s, r)
         if error is None and r.v1:
-            check = check_enough_kv_cache_memory([(rk.plan, rk.available) for rk in ranks], s, r)
+            pools = [(rk.plan, rk.available) for rk in ranks]
+            if r.pp > 1 and r.at_least("pp_check_merged") and not r.at_least("pp_check_per_worker"):
+                # 0.14-0.16: the whole model's layers against the smallest worker's budget (settings.py ERAS)
+                pools = [(kv_plan(spec, s, r), min(rk.available for rk in ranks))]
+            check = check_enough_kv_cache_memory(pools, s, r)
         elif error is None:
             check = raise_if_cache_size_invalid([(rk.num_blocks, rk.plan) for rk in ranks], r.max_model_len)
     warnings.extend(check.warnings)

@@ -55,6 +55,12 @@ ERAS = Eras({
     "hybrid_allocator": (0, 9, 1),
     # envs.VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default 0 -> 1 (0 in 0.12.0, 1 in 0.15.1)
     "chunked_hybrid": (0, 13, 0),
+    # v1/core/kv_cache_utils.py get_kv_cache_configs: from 0.14.0 (PR #29431) the one-request check takes the KV cache
+    # groups of the whole model (every stage's layers merged) against min(available_memory), so under pipeline
+    # parallelism each stage is held to all the model's layers (vllm#32105, vllm#34076); 0.17.0 (PR #33698) checks each
+    # worker's projected groups against its own budget again. Read in the 0.13.0-0.19.0 wheels
+    "pp_check_merged": (0, 14, 0),
+    "pp_check_per_worker": (0, 17, 0),
     # v1/sample/ops/topk_topp_sampler.py: up to 0.11 FlashInfer's top-k/top-p sampler is used when FlashInfer
     # is installed, else a PyTorch sort (heavy); from 0.12 FlashInfer is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1);
     # 0.17 adds a Triton top-k/top-p kernel for batches >= 8 (light again)
