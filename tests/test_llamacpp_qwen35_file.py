@@ -182,3 +182,72 @@ def test_draft_mtp_loads_the_block_at_the_newest_build(files):
                         repack=False, spec_type=("draft-mtp",))
     got = round(e.engine_view["model_buffer_bytes"]["CPU_Mapped"] / MiB, 2)
     assert got == llama_cpp_load(with_block, True)[0], name
+
+
+# ---------------------------------------------------------------------------------------------------------
+# llama-quantize's attn_qkv rule by build (gguf_recipes.QKV_AS_V_BUILD, PR #19770 at b8266): every gated-delta-net
+# layer of Qwen3.5 / 3.6 has an attn_qkv. A Phi-3-mini-shaped F16 file (4 layers, fused attn_qkv) quantized to
+# Q4_K_M by the binding's llama.cpp (b10587-era, @0c1e57098) and by llama-cpp-python 0.3.9's vendored llama.cpp
+# (8733e0c, 2025-05-08, b5308) if that build is on this machine: measured, attn_qkv q4_K q4_K q6_K q6_K (the attn_v
+# rule, use_more_bits over 4 producers) with the new build, q5_K in every layer with the old one; every other
+# tensor alike. oomkit's recipe at each build must give each file's types, tensor for tensor.
+
+OLD_LLAMA = Path("/tmp/oldllama/llama_cpp_python-0.3.9")
+_QUANTIZE = """
+import ctypes, sys, llama_cpp
+p = llama_cpp.llama_model_quantize_default_params()
+p.ftype, p.nthread = 15, 2  # LLAMA_FTYPE_MOSTLY_Q4_K_M
+sys.exit(llama_cpp.llama_model_quantize(sys.argv[1].encode(), sys.argv[2].encode(), ctypes.byref(p)))
+"""
+
+
+def _quantized_types(src: Path, out: Path, env: dict) -> dict[str, str]:
+    import subprocess  # lazy: only this test runs llama-quantize
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _QUANTIZE, str(src), str(out)], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    types = {t.name: gguf.GGMLQuantizationType(t.tensor_type).name for t in gguf.GGUFReader(out).tensors}
+    out.unlink()
+    return {n: t.lower().replace("_k", "_K") for n, t in types.items()}
+
+
+@pytest.mark.parametrize(("build", "lib"), [(None, None), (5308, OLD_LLAMA)])
+def test_attn_qkv_rule_follows_the_quantize_build(tmp_path, build, lib):
+    import os  # lazy: the environment of the old build's run
+
+    from oomkit.quant.gguf_recipes import recipe_types
+    from tests import ggufs
+
+    if lib is not None and not (lib / "vendor/llama.cpp/build/bin/libllama.so").exists():
+        pytest.skip("llama-cpp-python 0.3.9's llama.cpp build is not on this machine")
+    src = synth.write_gguf(ggufs.phi3_mini_4k(4), tmp_path / "phi3-f16.gguf", "f16")
+    env = dict(os.environ)
+    if lib is not None:
+        env.update(LLAMA_CPP_LIB_PATH=str(lib / "vendor/llama.cpp/build/bin"), PYTHONPATH=str(lib))
+    got = _quantized_types(src, tmp_path / "phi3-q4km.gguf", env)
+    tensors = [(t.name, tuple(int(x) for x in t.shape)) for t in gguf.GGUFReader(src).tensors]
+    src.unlink()
+    assert recipe_types("Q4_K_M", tensors, "phi3", n_gqa=1, build=build) == got
+    qkv = [got[f"blk.{i}.attn_qkv.weight"] for i in range(4)]
+    assert qkv == (["q5_K"] * 4 if build else ["q4_K", "q4_K", "q6_K", "q6_K"])
+
+
+def test_catalog_qwen36_before_the_qkv_rule_change():
+    """A catalog Qwen3.6-27B Q4_K_M at a build before b8266 (qwen35 from b7990): the 48 delta-net attn_qkv at q5_K,
+    attn_v's use_more_bits over 64 producers reached by the 16 attn_v alone (10 q6_K: i < 8, i = 10, 13), no next-n
+    block; from b8266 the 64 producers share the rule (32 q6_K)."""
+    from collections import Counter
+
+    from oomkit.engines.llamacpp import LlamaCppSettings
+    from oomkit.engines.llamacpp.weights import converted_file
+    from oomkit.model.resolve import resolve
+
+    def kinds(version: str) -> tuple[int, Counter, Counter]:
+        sp = converted_file(resolve("qwen3.6-27b", "Q4_K_M"), LlamaCppSettings(engine_version=version))
+        return (sp.n_layers, Counter(t.dtype for t in sp.weights.tensors if ".attn_qkv." in t.name),
+                Counter(t.dtype for t in sp.weights.tensors if ".attn_v." in t.name))
+
+    assert kinds("b8000") == (64, Counter(q5_K=48), Counter(q6_K=10, q4_K=6))
+    assert kinds("b8266") == (64, Counter(q6_K=24, q4_K=24), Counter(q6_K=8, q4_K=8))

@@ -39,18 +39,19 @@ def inventory_for_format(
     return hf_inventory(tensors, config=config, weight_format=weight_format, name=name)
 
 
-def gguf_inventory(tensors: Sequence[TensorShape], *, arch: str, ftype: str, config: Mapping[str, Any] | None = None
-                   ) -> WeightInventory:
+def gguf_inventory(tensors: Sequence[TensorShape], *, arch: str, ftype: str, config: Mapping[str, Any] | None = None,
+                   build: int | None = None) -> WeightInventory:
     """The GGUF llama-quantize would write: its per-tensor types (src/llama-quant.cpp), laid out with 32-byte
     alignment in list order as gguf-py's writer does. `ftype` may also name a publisher's mix ("UD-Q4_K_XL",
-    "Q6_K_L": quant/gguf_recipes.NAMED_MIXES), whose stand-in is labelled by the caller."""
+    "Q6_K_L": quant/gguf_recipes.NAMED_MIXES), whose stand-in is labelled by the caller. `build`: llama-quantize's
+    build (None: the newest rules)."""
     mix = gguf_recipes.named_mix(ftype)
     ft = gguf_recipes.ftype_by_name(mix.ftype if mix else ftype)
     n_expert = max((t.shape[2] for t in tensors if t.name.endswith("_exps.weight") and len(t.shape) == 3), default=0)
     n_gqa = _n_gqa(tensors)
     types = gguf_recipes.recipe_types(ft, [(t.name, t.shape) for t in tensors], arch, n_expert=n_expert, n_gqa=n_gqa,
                                       output_tensor_type=mix.output_type if mix else None,
-                                      token_embedding_type=mix.token_embedding_type if mix else None)
+                                      token_embedding_type=mix.token_embedding_type if mix else None, build=build)
     q = (config or {}).get("quantization_config") or {}
     if ft.unquantized and isinstance(q, Mapping) and q.get("quant_method") == "mxfp4":
         # a checkpoint published in MXFP4 (gpt-oss) converts with its expert blocks as they are: llama.cpp

@@ -132,6 +132,15 @@ def _is_attn_v(cat: int) -> bool:  # category_is_attn_v: the tensors that produc
     return cat in (_V, _QKV, _KV_B)
 
 
+# PR #19770 "llama-quant : fail early on missing imatrix, refactor type selection" (1dab5f5a4, 2026-03-10, b8266)
+# made attn_qkv and attn_kv_b take attn_v's rules (category_is_attn_v). Before it llama_tensor_get_type's branches
+# matched name.find("attn_v.weight") alone, so only attn_v moved i_attention_wv (n_attention_wv counted all three
+# all along, llama_model_quantize_impl's first loop), and attn_qkv had its own branch: Q3_K_M / Q3_K_L / IQ3_M ->
+# Q4_K, Q4_K_M -> Q5_K, Q5_K_M -> Q6_K (llama.cpp@1dab5f5a4~1 src/llama-quant.cpp). On Qwen3.5 / 3.6 (b7990 on)
+# each gated-delta-net layer's attn_qkv is one of them.
+QKV_AS_V_BUILD = 8266
+
+
 # ---- never quantized: llama.cpp@0c1e57098 src/llama-quant.cpp:tensor_allows_quantization ----
 
 _NEVER = ("_norm.weight", "ffn_gate_inp.weight", "ffn_gate_tid2eid.weight", "altup", "laurel",
@@ -206,8 +215,9 @@ def _use_more_bits(i_layer: int, n_layers: int) -> bool:
 class _State:
     """quantize_state_impl: the counters walked over the tensor list (private, mutable by design)."""
 
-    def __init__(self, n_attention_wv: int, n_layer: int, tied: bool) -> None:
+    def __init__(self, n_attention_wv: int, n_layer: int, tied: bool, qkv_as_v: bool = True) -> None:
         self.n_attention_wv, self.i_attention_wv = n_attention_wv, 0
+        self.qkv_as_v = qkv_as_v  # QKV_AS_V_BUILD on
         self.n_ffn = n_layer  # n_ffn_down = n_ffn_gate = n_ffn_up = hparams.n_layer_all
         self.i_ffn_down = self.i_ffn_gate = self.i_ffn_up = 0
         self.tied = tied
@@ -238,6 +248,7 @@ def _layer_info(i_counter: int, n_layer: int, name: str, m: _Model) -> tuple[int
 def _impl(qs: _State, m: _Model, new: str, name: str, shape: Sequence[int], ft: str, cat: int) -> str:
     """llama.cpp@0c1e57098 src/llama-quant.cpp:llama_tensor_get_type_impl, branch for branch."""
     arch, gqa, nexp = m.arch, m.n_gqa, m.n_expert
+    is_v = _is_attn_v(cat) if qs.qkv_as_v else cat == _V
     if arch == "glm5-next" and any(s in name for s in ("attn_q_a", "attn_q_b", "nextn.eh_proj")):
         if new not in ("f32", "bf16", "f16"):
             return "q8_0"
@@ -265,7 +276,7 @@ def _impl(qs: _State, m: _Model, new: str, name: str, shape: Sequence[int], ft: 
             new = "q4_K"
     elif ft in _IQ2_FAMILY:
         iq3 = ft in ("IQ2_S", "IQ2_M")
-        if _is_attn_v(cat):
+        if is_v:
             new = "q4_K" if gqa >= 4 or nexp >= 4 else ("iq3_s" if iq3 else "q2_K")
             qs.i_attention_wv += 1
         elif nexp == 8 and cat == _K:
@@ -281,8 +292,9 @@ def _impl(qs: _State, m: _Model, new: str, name: str, shape: Sequence[int], ft: 
                 new = "iq2_xxs"
             elif iq3:
                 new = "iq3_s"
-    elif _is_attn_v(cat):
-        # (this branch also takes attn_qkv, so llama.cpp's later ATTENTION_QKV branch is never reached)
+    elif is_v:
+        # (this branch also takes attn_qkv from QKV_AS_V_BUILD, so llama.cpp's ATTENTION_QKV branch is reached
+        # only before it)
         i, n = qs.i_attention_wv, qs.n_attention_wv
         if ft == "Q2_K":
             new = "q4_K" if gqa >= 4 else "q3_K"
@@ -362,6 +374,8 @@ def _impl(qs: _State, m: _Model, new: str, name: str, shape: Sequence[int], ft: 
                        "IQ3_M": "q4_K"}.get(ft, new)
         elif ft == "Q3_K_L":
             new = "q4_K"
+    elif cat == _QKV:  # before QKV_AS_V_BUILD only
+        new = {"Q3_K_M": "q4_K", "Q3_K_L": "q4_K", "IQ3_M": "q4_K", "Q4_K_M": "q5_K", "Q5_K_M": "q6_K"}.get(ft, new)
     elif cat in (_GATE, _UP):
         counter = "i_ffn_gate" if cat == _GATE else "i_ffn_up"
         i, n = _layer_info(getattr(qs, counter), qs.n_ffn, name, m)
@@ -415,6 +429,7 @@ def recipe_types(
     output_tensor_type: str | None = None,
     token_embedding_type: str | None = None,
     tensor_type_overrides: Sequence[tuple[str, str]] = (),
+    build: int | None = None,
 ) -> dict[str, str]:
     """The ggml type llama-quantize gives each tensor (name -> ggml type name, e.g. "q4_K").
 
@@ -425,7 +440,8 @@ def recipe_types(
     source_types[name], else what convert_hf_to_gguf writes for a `source_type` conversion.
     has_imatrix: None = only when the mix cannot be made without one (IQ1/IQ2/IQ3_XXS, Q2_K_S).
     The last four options mirror llama-quantize's --pure, --leave-output-tensor, --output-tensor-type,
-    --token-embedding-type and --tensor-type PATTERN=TYPE.
+    --token-embedding-type and --tensor-type PATTERN=TYPE. build: the llama-quantize build number (None: the
+    newest rules); before QKV_AS_V_BUILD attn_qkv keeps its own rule.
     """
     ft = ftype_by_name(ftype)
     if ft.default_type is None:
@@ -433,7 +449,7 @@ def recipe_types(
     if has_imatrix is None:
         kw = dict(n_layer=n_layer, is_70b=is_70b, source_type=source_type, source_types=source_types, pure=pure,
                   quantize_output_tensor=quantize_output_tensor, output_tensor_type=output_tensor_type,
-                  token_embedding_type=token_embedding_type, tensor_type_overrides=tensor_type_overrides)
+                  token_embedding_type=token_embedding_type, tensor_type_overrides=tensor_type_overrides, build=build)
         plain = recipe_types(ft, tensors, arch, n_expert, n_gqa, has_imatrix=False, **kw)
         if not imatrix_tensors(ft, plain, tensors, arch, quantize_output_tensor):
             return plain
@@ -453,7 +469,8 @@ def recipe_types(
 
     # llama.cpp@0c1e57098 src/llama-quant.cpp:init_quantize_state_counters: count V producers; no output.weight means tied embeddings
     cats = {n: _category(n) for n, _ in tensors}
-    qs = _State(sum(_is_attn_v(c) for c in cats.values()), n_layer, not any(c == _OUTPUT for c in cats.values()))
+    qs = _State(sum(_is_attn_v(c) for c in cats.values()), n_layer, not any(c == _OUTPUT for c in cats.values()),
+                qkv_as_v=build is None or build >= QKV_AS_V_BUILD)
 
     result: dict[str, str] = {}
     for name, shape in sorted(tensors, key=lambda t: _order(t[0])):

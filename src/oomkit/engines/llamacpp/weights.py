@@ -79,28 +79,39 @@ _NEXTN_WRITTEN = {"qwen35": "qwen35_nextn_written", "qwen35moe": "qwen35_nextn_w
 _NEXTN_SKIPPED_FROM = {"qwen35": "qwen35_nextn_skipped", "qwen35moe": "qwen35_nextn_skipped"}
 
 
-def without_nextn(spec: ModelSpec) -> ModelSpec:
+def _requantized(spec: ModelSpec, tensors: list[TensorSpec], build: int | None) -> Any:
+    """A computed GGUF inventory over `tensors` typed again by llama-quantize (at `build`; None: the newest)."""
+    if spec.weights.exact or not is_gguf_format(spec.weights.format):
+        return replace(spec.weights, tensors=tuple(tensors))
+    return gguf_inventory([TensorShape(t.name, t.shape, t.layer) for t in tensors], arch=spec.architecture,
+                          ftype=spec.weights.format, build=build)
+
+
+def without_nextn(spec: ModelSpec, build: int | None = None) -> ModelSpec:
     """The model's GGUF without its next-n (MTP) block: block_count = the trunk's layers (a file converted with
     --no-mtp, or by a converter that did not write the block). A computed inventory is quantized again over the
-    shorter tensor list (llama-quantize's layer counters run over the file's own blocks)."""
+    shorter tensor list (llama-quantize's layer counters run over the file's own blocks), by `build`'s rules."""
     if not spec.n_nextn_layers:
         return spec
     first = spec.n_trunk_layers
     kept = [t for t in spec.weights.tensors if t.layer is None or t.layer < first]
-    weights = (replace(spec.weights, tensors=tuple(kept)) if spec.weights.exact else
-               gguf_inventory([TensorShape(t.name, t.shape, t.layer) for t in kept], arch=spec.architecture,
-                              ftype=spec.weights.format)
-               if is_gguf_format(spec.weights.format) else replace(spec.weights, tensors=tuple(kept)))
-    return replace(spec, layers=spec.layers[:first], n_nextn_layers=0, weights=weights)
+    return replace(spec, layers=spec.layers[:first], n_nextn_layers=0, weights=_requantized(spec, kept, build))
 
 
 def converted_file(spec: ModelSpec, s: LlamaCppSettings) -> ModelSpec:
-    """A catalog-computed spec as the file the build's own converter writes by default: Qwen3.5 / 3.6 without the
-    next-n block before b9180 (NEXTN_ERAS). A spec read from a file is returned as it is."""
+    """A catalog-computed spec as the build's own converter and llama-quantize write it by default: Qwen3.5 / 3.6
+    without the next-n block before b9180 (NEXTN_ERAS), with the delta net's attn_qkv under its own rule before
+    gguf_recipes.QKV_AS_V_BUILD. A spec read from a file is returned as it is."""
     era = _NEXTN_WRITTEN.get(spec.architecture)
-    if spec.weights.exact or era is None or NEXTN_ERAS.reached(build_number(s.engine_version), era):
+    build = build_number(s.engine_version)
+    if spec.weights.exact or era is None or NEXTN_ERAS.reached(build, era):
         return spec
-    return without_nextn(spec)
+    old_rules = build if build < gguf_recipes.QKV_AS_V_BUILD else None
+    if spec.n_nextn_layers:
+        return without_nextn(spec, old_rules)
+    if old_rules is None:
+        return spec
+    return replace(spec, weights=_requantized(spec, list(spec.weights.tensors), old_rules))
 
 
 # ---------------------------------------------------------------------------------------------------------
