@@ -1,12 +1,18 @@
 """Cold-process plan and fit, against a bare `python -c pass` in the same run (the machine is noisy; the ratio is
 what to compare). Each case is one whole `oomkit` process, as a user runs it.
 
-    python bench/bench_plan.py [--runs 5]
+    python bench/bench_plan.py [--runs 5] [--only TEXT] [--against OTHER/src]
+
+--against runs the same oomkit cases from another source tree too (e.g. `git archive <commit> src | tar -x -C
+/tmp/old`), interleaved in the same run, so a change reads as a ratio; the cpu column is the process's user + system
+time, steadier than the wall clock on a loaded machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -29,24 +35,44 @@ CASES = {
     "fit -- vllm serve Qwen2.5-7B -tp 2 (2 x 16 GiB: no fit)": [*OOMKIT, "fit", "--vram", "16GiB", "--json", "--",
                                                                  "vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "-tp",
                                                                  "2"],
+    # Ollama's llama-server runner plays llama.cpp's --fit on a 671B MoE: dozens of dry runs per estimate, and tier 3
+    # looks through the GPU catalog
+    "plan deepseek-r1:671b --engine ollama --gpu 'RTX 4090'": [*OOMKIT, "plan", "deepseek-r1:671b", "--engine",
+                                                               "ollama", "--gpu", "RTX 4090", "--json"],
+    "fit -- ollama run deepseek-r1:671b (24 GiB: no fit)": [*OOMKIT, "fit", "--vram", "24GiB", "--json", "--",
+                                                             "ollama", "run", "deepseek-r1:671b"],
 }
+
+
+def _cpu_seconds() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--only", help="the cases whose name holds this text (and python -c pass)")
+    ap.add_argument("--against", help="another tree's src/ to run the same oomkit cases from, interleaved")
     args = ap.parse_args()
-    times: dict[str, list[float]] = {k: [] for k in CASES}
+    cases = {k: (v, None) for k, v in CASES.items() if args.only is None or args.only in k or k == "python -c pass"}
+    if args.against:
+        cases.update({f"{k} [{args.against}]": (cmd, args.against) for k, (cmd, _) in list(cases.items())
+                      if k != "python -c pass"})
+    times: dict[str, list[float]] = {k: [] for k in cases}
+    cpu: dict[str, list[float]] = {k: [] for k in cases}
     for _ in range(args.runs):  # interleaved: each round runs every case once
-        for name, cmd in CASES.items():
-            t = time.perf_counter()
-            subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for name, (cmd, src) in cases.items():
+            env = None if src is None else {**os.environ, "PYTHONPATH": src}
+            t, c = time.perf_counter(), _cpu_seconds()
+            subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
             times[name].append(time.perf_counter() - t)
+            cpu[name].append(_cpu_seconds() - c)
     base = statistics.median(times["python -c pass"])
-    print(f"{'case':<58} {'median s':>9} {'x python':>9}")
+    print(f"{'case':<58} {'median s':>9} {'x python':>9} {'cpu s':>7}")
     for name, ts in times.items():
         m = statistics.median(ts)
-        print(f"{name:<58} {m:>9.3f} {m / base:>9.1f}")
+        print(f"{name:<58} {m:>9.3f} {m / base:>9.1f} {statistics.median(cpu[name]):>7.2f}")
 
 
 if __name__ == "__main__":

@@ -351,6 +351,21 @@ class _TensorTable:
                 self.members.setdefault(b, []).append(i)
                 self.block_bytes[b] = self.block_bytes.get(b, 0) + self.sizes[i]
             self.positions.setdefault(t.name, []).append(i)
+        self._devices: dict[tuple[Any, ...], tuple[dict[int, int], dict[int, int]]] = {}
+
+    def devices(self, tensors: tuple[TensorSpec, ...], placement: Placement, n: int,
+                ids: tuple[str, ...]) -> tuple[dict[int, int], dict[int, int]]:
+        """Without overrides, each block's device (tensor_device of its first tensor) and each loose tensor's, by
+        placement (a fit tries many tensor overrides on one layer placement)."""
+        key = (placement, n, ids)
+        hit = self._devices.get(key)
+        if hit is None:
+            if len(self._devices) > 256:
+                self._devices.clear()
+            hit = self._devices[key] = (
+                {b: tensor_device(tensors[idx[0]], placement, (), n, ids) for b, idx in self.members.items()},
+                {i: tensor_device(tensors[i], placement, (), n, ids) for i in self.loose})
+        return hit
 
 
 # memoised by the tensors (a fit lays one load out many times; loaded_tensors may give a new tuple of the same
@@ -383,15 +398,14 @@ def _model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSett
     by_device: dict[int, int] = {}
     count: dict[int, int] = {}  # tensors per device: a device keeps its entry while it holds one
     on_cpu: list[int] = []
-    at: dict[int, int] = {}  # block -> device
+    at, loose = table.devices(tensors, placement, n, ids)  # block -> device, loose tensor -> device
     for b, idx in table.members.items():
-        d = at[b] = tensor_device(tensors[idx[0]], placement, (), n, ids)
+        d = at[b]
         if d < 0:
             on_cpu.extend(idx)
         else:
             by_device[d] = by_device.get(d, 0) + table.block_bytes[b]
             count[d] = count.get(d, 0) + len(idx)
-    loose = {i: tensor_device(tensors[i], placement, (), n, ids) for i in table.loose}
     for i, d in loose.items():
         if d < 0:
             on_cpu.append(i)
