@@ -402,10 +402,10 @@ def rewritten(engine: str, line: str, **changes: Any) -> tuple[list[str], Any]:
 
 
 def test_llamacpp_rewrite_keeps_the_users_spellings():
-    line = "llama-server --model ./m.gguf --ctx-size 8192 -fa -ngl 99 --cache-type-k=q4_0 --port 8080"
+    line = "llama-server --model ./m.gguf --ctx-size 8192 -fa -ngl 99 --cache-type-k q4_0 --port 8080"
     out, new = rewritten("llama.cpp", line, n_ctx=32768, cache_type_k="q8_0", cache_type_v="q8_0")
     assert shlex.join(out) == \
-        "llama-server --model ./m.gguf --ctx-size 32768 -fa -ngl 99 --cache-type-k=q8_0 --port 8080 -ctv q8_0"
+        "llama-server --model ./m.gguf --ctx-size 32768 -fa -ngl 99 --cache-type-k q8_0 --port 8080 -ctv q8_0"
     assert typed_back(out).settings == new
     # a bare -fa gets its value; a switch is set back explicitly; -c named twice keeps the last, the first goes
     out, new = rewritten("llama.cpp", "llama-server -m m.gguf -c 4096 -fa --no-mmap -c 8192 -ot a=CPU -ot b=CPU",

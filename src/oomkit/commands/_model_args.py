@@ -11,6 +11,7 @@ from typing import Any
 
 from ..engines.base import EngineModule, get_engine
 from ..engines.cmdline import parse_command
+from ..engines.command import leading_assignments, unwrap
 from ..errors import OomkitError, SettingsError
 from ..estimate import estimate
 from ..flags import check_settings, flag_value
@@ -58,7 +59,7 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         if parsed.model is not None and model is not None:
             raise OomkitError("give either MODEL with options, or an engine command after --, not both")
         if parsed.model is None and model is None:  # `ollama serve` names none: MODEL may come before --
-            raise OomkitError(f"the {command[0]} command names no model")
+            raise OomkitError(f"the {_program_typed(command)} command names no model: give MODEL before the --")
         engine_name, model, settings = parsed.engine, parsed.model or model, parsed.settings
         if quant and parsed.quant:
             check_quant_agrees(f"{parsed.model or model}:{parsed.quant}", quant)
@@ -76,6 +77,14 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
     settings = check_settings(settings)
     _check_agreement(opts, model, quant)
     return ModelRequest(model=model, engine=engine_name, settings=settings, quant=quant, opts=opts)
+
+
+def _program_typed(command: list[str]) -> str:
+    """The engine program of a command, past its wrapper and leading VAR=value assignments (`ollama serve`)."""
+    argv = unwrap(command).engine_argv
+    start, end = leading_assignments(argv)
+    words = argv[end:end + 2]
+    return " ".join(words) if len(words) == 2 and not words[1].startswith("-") else (words[0] if words else "engine")
 
 
 def host_ram(opts: dict[str, Any], eng: EngineModule, settings: Any) -> Any:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import OomkitError
 from .base import EngineModule, engine_for_program
+from .command import unwrap
 
 
 @dataclass(frozen=True)
@@ -24,12 +25,19 @@ class ParsedCommand:
 
 
 def program_name(argv0: str) -> str:
-    return os.path.basename(argv0).removesuffix(".exe")
+    """The program as the shell finds it: the last path part, either separator (`.\\llama-server.exe` typed in
+    PowerShell, `./build/bin/llama-server`), without Windows' `.exe`."""
+    name = re.split(r"[\\/]", argv0)[-1]
+    return name[:-4] if name.lower().endswith(".exe") else name
 
 
 def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedCommand:
     # `OLLAMA_CONTEXT_LENGTH=8192 ollama serve`, `env K=V ollama run ...`: leading assignments join the env
-    argv = list(argv)
+    # `sudo ...`, `docker run [-e K=V] ... IMAGE [command]`: the engine command the wrapper runs (command.unwrap)
+    wrapped = unwrap(argv)
+    argv = wrapped.engine_argv
+    if wrapped.env:
+        env = {**(os.environ if env is None else env), **dict(wrapped.env)}
     if argv and argv[0] == "env":
         argv = argv[1:]
     while argv and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", argv[0]):
@@ -46,7 +54,24 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
                           "serve, python -m sglang.launch_server, ollama run and mlx_lm command lines")
     eng, program = found
     model, quant, settings = eng.parse_args(args, env, program)
+    version = image_version(wrapped.image)
+    if version is not None and "engine_version" in getattr(settings, "__dataclass_fields__", {}):
+        settings = replace(settings, engine_version=version)  # the release the image holds (--engine-version wins)
     return ParsedCommand(eng.name, model, settings, quant)
+
+
+def image_version(image: str | None) -> str | None:
+    """The engine release a container image's tag names: `vllm/vllm-openai:v0.6.2` -> 0.6.2,
+    `lmsysorg/sglang:v0.4.5.post3-cu121` -> 0.4.5, `ollama/ollama:0.6.8` -> 0.6.8, llama.cpp's
+    `server-cuda-b4567` -> b4567; None for `latest`, `blackwell` and other moving tags."""
+    if not image or ":" not in image.rpartition("/")[2]:
+        return None
+    tag = image.rpartition(":")[2]
+    m = re.match(r"v?(\d+\.\d+\.\d+)(?:$|[.+-])", tag)
+    if m:
+        return m.group(1)
+    m = re.search(r"(?:^|-)(b\d{3,6})(?:$|-)", tag)
+    return m.group(1) if m else None
 
 
 def is_engine_command(argv: list[str]) -> bool:

@@ -200,7 +200,17 @@ def rewrite(argv: Sequence[str], old: Mapping[str, Any], new: Mapping[str, Any],
 
     A changed field's last flag is rewritten in place (its earlier ones, overridden or accumulated, go); a field
     set only by a leading assignment has that assignment rewritten; a field the argv does not name is appended at
-    the end, or among the leading assignments when it is a variable. Every other token stays where it was."""
+    the end, or among the leading assignments when it is a variable. Every other token stays where it was.
+    Behind a wrapper (`sudo`, `docker run ... IMAGE`) only the engine's part is edited; a variable the engine reads
+    joins a container as `-e VAR=value`."""
+    wrapped = unwrap(argv)
+    if wrapped.prefix or wrapped.entrypoint:
+        inner = rewrite(wrapped.engine_argv, old, new, table, syntax)
+        a_start, a_end = leading_assignments(inner)
+        assigned, rest = inner[a_start:a_end], inner[a_end + len(wrapped.entrypoint):]
+        if wrapped.image is None:
+            return [*wrapped.prefix, *assigned, *rest]
+        return [*wrapped.prefix[:-1], *(t for a in assigned for t in ("-e", a)), wrapped.prefix[-1], *rest]
     argv = list(argv)
     a_start, a_end = leading_assignments(argv)
     body = a_end + syntax.program_len(argv[a_end:])
@@ -249,3 +259,127 @@ def rewrite(argv: Sequence[str], old: Mapping[str, Any], new: Mapping[str, Any],
     if a_end >= len(argv):
         out.extend(assignments)
     return out + appended
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Wrappers around the engine's own command line, as commands are pasted from issues and READMEs: `sudo`, and a
+# container started with `docker run` / `podman run` whose image runs the engine. The engine's argv is the image's
+# entrypoint (or the command given after the image) with the arguments after the image; `-e K=V` joins its env.
+
+# docker/cli cli/command/container/opts.go addFlags and run.go NewRunCommand (pflag): the `docker run` options that
+# take a value; every other option is a switch. Podman's run takes the same spellings for these.
+_CONTAINER_VALUED = frozenset({
+    "-a", "--attach", "--add-host", "--annotation", "--blkio-weight", "--blkio-weight-device", "--cap-add",
+    "--cap-drop", "--cgroup-parent", "--cgroupns", "--cidfile", "--cpu-period", "--cpu-quota", "--cpu-rt-period",
+    "--cpu-rt-runtime", "-c", "--cpu-shares", "--cpus", "--cpuset-cpus", "--cpuset-mems", "--device",
+    "--device-cgroup-rule", "--device-read-bps", "--device-read-iops", "--device-write-bps", "--device-write-iops",
+    "--dns", "--dns-option", "--dns-opt", "--dns-search", "--domainname", "--entrypoint", "-e", "--env",
+    "--env-file", "--expose", "--gpus", "--group-add", "--health-cmd", "--health-interval", "--health-retries",
+    "--health-start-interval", "--health-start-period", "--health-timeout", "-h", "--hostname", "--ip", "--ip6",
+    "--ipc", "--isolation", "--kernel-memory", "-l", "--label", "--label-file", "--link", "--link-local-ip",
+    "--log-driver", "--log-opt", "--mac-address", "-m", "--memory", "--memory-reservation", "--memory-swap",
+    "--memory-swappiness", "--mount", "--name", "--network", "--net", "--network-alias", "--net-alias",
+    "--oom-score-adj", "--pid", "--pids-limit", "--platform", "-p", "--publish", "--pull", "--restart", "--runtime",
+    "--security-opt", "--shm-size", "--stop-signal", "--stop-timeout", "--storage-opt", "--sysctl", "--tmpfs",
+    "--ulimit", "-u", "--user", "--userns", "--uts", "-v", "--volume", "--volume-driver", "--volumes-from", "-w",
+    "--workdir", "--device-requests", "--hooks-dir", "--secret", "--pod", "--replace",
+})
+_CONTAINER_PROGRAMS = ("docker", "podman", "nerdctl")
+# sudo(8): the options that take a value
+_SUDO_VALUED = frozenset({"-u", "--user", "-g", "--group", "-p", "--prompt", "-C", "--close-from", "-U",
+                          "--other-user", "-r", "--role", "-t", "--type", "-D", "--chdir", "-T", "--command-timeout",
+                          "-h", "--host", "-R", "--chroot"})
+
+
+def _image_entrypoint(image: str) -> tuple[str, ...] | None:
+    """The program an engine image runs when no command follows it (each project's Dockerfile ENTRYPOINT/CMD):
+    llama.cpp .devops/*.Dockerfile (server: /app/llama-server; light: /app/llama-cli), vLLM docker/Dockerfile
+    (vllm-openai: `vllm serve`; `python3 -m vllm.entrypoints.openai.api_server` before 0.7, which takes the same
+    flags), Ollama Dockerfile (ENTRYPOINT /bin/ollama, CMD serve). SGLang's images have no entrypoint: the command
+    follows the image."""
+    repo, _, tag = image.rpartition(":") if ":" in image.rpartition("/")[2] else (image, "", "")
+    repo = repo.lower()
+    if repo.endswith("/llama.cpp") or repo == "llama.cpp":
+        if tag.startswith("server"):
+            return ("llama-server",)
+        if tag.startswith("light"):
+            return ("llama-cli",)
+        return None
+    if repo.endswith("vllm/vllm-openai") or repo.endswith("vllm-openai"):
+        return ("vllm", "serve")
+    if repo.endswith("ollama/ollama"):
+        return ("ollama",)
+    return None
+
+
+@dataclass(frozen=True)
+class Wrapped:
+    """A command line split at its wrapper: prefix (the `sudo ...` / `docker run ... IMAGE` tokens, as typed),
+    program (the engine program the image runs, when it is not typed: the entrypoint), argv (the engine's own
+    command line as typed after the prefix), env (the variables the wrapper sets: `docker run -e K=V`)."""
+
+    prefix: tuple[str, ...] = ()
+    entrypoint: tuple[str, ...] = ()
+    argv: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    image: str | None = None
+
+    @property
+    def engine_argv(self) -> list[str]:
+        return [*self.entrypoint, *self.argv]
+
+
+def unwrap(argv: Sequence[str]) -> Wrapped:
+    """argv -> the wrapper and the engine command it runs. Without a wrapper: Wrapped(argv=argv). A container
+    whose image runs no engine oomkit knows, with no command after it, is an error naming the image."""
+    argv = list(argv)
+    i = 0
+    if argv and argv[0] == "sudo":
+        i = 1
+        while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
+            i += 2 if argv[i] in _SUDO_VALUED else 1
+        if i < len(argv) and argv[i] == "--":
+            i += 1
+    if i >= len(argv) or argv[i] not in _CONTAINER_PROGRAMS or i + 1 >= len(argv) or argv[i + 1] != "run":
+        return Wrapped(prefix=tuple(argv[:i]), argv=tuple(argv[i:]))
+    j = i + 2
+    env: list[tuple[str, str]] = []
+    entrypoint: str | None = None
+    while j < len(argv) and argv[j].startswith("-") and argv[j] != "-":
+        tok = argv[j]
+        name, eq, inline = tok.partition("=") if tok.startswith("--") else (tok, "", "")
+        if not eq and not tok.startswith("--") and len(tok) > 2 and tok[:2] in _CONTAINER_VALUED:
+            name, inline, eq = tok[:2], tok[2:], "="  # pflag: -p8000:8000, -eKEY=V
+        if name in _CONTAINER_VALUED:
+            if eq:
+                value = inline
+                j += 1
+            elif j + 1 < len(argv):
+                value = argv[j + 1]
+                j += 2
+            else:
+                raise SettingsError(f"{argv[i]} run: flag needs an argument: {tok}")
+            if name in ("-e", "--env"):
+                key, has, val = value.partition("=")
+                if has:
+                    env.append((key, val))
+            elif name == "--entrypoint":
+                entrypoint = value
+        else:
+            j += 1  # a switch (--rm, -d, -it, --privileged, ...)
+    if j >= len(argv):
+        raise SettingsError(f"{argv[i]} run: no image given")
+    image = argv[j]
+    rest = argv[j + 1:]
+    prefix = tuple(argv[:j + 1])
+    if entrypoint is not None:
+        return Wrapped(prefix, (entrypoint,), tuple(rest), tuple(env), image)
+    own = _image_entrypoint(image)
+    if own is None:
+        if not rest:
+            raise OomkitError(f"the image {image!r} names no engine oomkit knows: give the engine command after the "
+                              "image, or the engine's own command line")
+        return Wrapped(prefix, (), tuple(rest), tuple(env), image)
+    if own == ("ollama",) and not rest:
+        return Wrapped(prefix, ("ollama", "serve"), (), tuple(env), image)
+    return Wrapped(prefix, own, tuple(rest), tuple(env), image)

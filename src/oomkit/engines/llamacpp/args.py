@@ -40,6 +40,12 @@ def flags_table() -> dict[str, bool]:
     return flags
 
 
+def canonical_flag(arg: str) -> str:
+    """common/arg.cpp common_params_parse_ex: a `--` argument has its underscores read as dashes (`--n_predict` is
+    --n-predict; since gguf's common.cpp of 2023-08, 6381d4e11), the whole argument looked up as typed."""
+    return arg.replace("_", "-") if arg.startswith("--") else arg
+
+
 def _int(flag: str, value: str) -> int:
     """common/arg.cpp: an int option's value goes through std::stoi (flags.stoi: what it accepts, refused where
     it would read less than was typed)."""
@@ -103,17 +109,20 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
     i = 0
     while i < len(args):
         arg = args[i]
-        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        name = canonical_flag(arg)
         if name not in flags:
+            flag, has, _ = name.partition("=")
+            if has and flag in flags:
+                # common/arg.cpp common_params_parse_ex looks the whole argument up: no `--flag=value` form
+                raise OomkitError(f"invalid argument: {arg} ({program} takes no --flag=value form: give the value "
+                                  f"as the next argument, {flag} {arg.partition('=')[2]})")
             raise OomkitError(f"invalid argument: {arg} (not a {program} flag; oomkit's own options go before the --)")
         value = None
         if name in ("-fa", "--flash-attn"):
             # -fa on|off|auto from PR #15434 (b6325); older builds had a bare -fa switch. The form is kept for
             # settings.check_build (a bare -fa refused from b6325) and fa_form_note (a value noted before it); the legacy
             # 1 / 0 / true / false stay unmarked
-            if eq:
-                value = inline
-            elif i + 1 < len(args) and args[i + 1].lower() in _BOOL_VALUES:
+            if i + 1 < len(args) and args[i + 1].lower() in _BOOL_VALUES:
                 value = args[i + 1]
                 i += 1
             else:
@@ -123,7 +132,7 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
                                        else "")
             value = "on" if value is None else value
         elif flags[name]:
-            value, i = flag_value(args, i, inline if eq else None, f"error: {name} expects a value")
+            value, i = flag_value(args, i, None, f"error: {name} expects a value")
         i += 1
         if name in _VALUED:
             field, convert = _VALUED[name]
@@ -259,6 +268,7 @@ def env_flags(env: dict[str, str] | None) -> list[str]:
 
 def flag_takes_value(name: str, following: str | None) -> bool:
     """Whether `name` consumes the next argument (for splitting a mixed oomkit + llama.cpp option list)."""
+    name = canonical_flag(name)
     if name in ("-fa", "--flash-attn"):
         return following is not None and following.lower() in _BOOL_VALUES
     return flags_table().get(name, False)

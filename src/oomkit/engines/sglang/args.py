@@ -24,6 +24,15 @@ def flags_table() -> dict[str, str]:
     return dict(json.loads(_FLAGS_JSON.read_text(encoding="utf-8"))["flags"])
 
 
+# Flags of releases before the wheels the table is read from (sglang/srt/server_args.py of 0.2.x, Aug 2024:
+# ServerArgs.add_cli_args), still in scripts and issues. Exact spellings only: they take no part in the
+# abbreviations of the newer releases, whose parsers no longer know them. None changes memory as oomkit models it
+# (--max-num-reqs sized the request pool of those releases; --enable-mla their MLA kernels).
+_LEGACY_FLAGS = {"--additional-ports": "multi", "--max-num-reqs": "value", "--file-storage-pth": "value",
+                 "--disable-flashinfer": "flag", "--disable-flashinfer-sampling": "flag",
+                 "--disable-regex-jump-forward": "flag", "--disable-disk-cache": "flag", "--enable-mla": "flag",
+                 "--efficient-weight-load": "flag"}
+
 # flag -> (Settings field, type)
 _APPLY: dict[str, tuple[str, Any]] = {
     "--model-path": ("model_path", str), "--model": ("model_path", str),
@@ -72,6 +81,8 @@ def _resolve_flag(name: str, flags: dict[str, str]) -> str | None:
     """argparse (allow_abbrev): an exact flag, or a long flag's unique prefix (`--tp` for `--tp-size`)."""
     if name in flags:
         return name
+    if name in _LEGACY_FLAGS:
+        return name
     if name.startswith("--") and len(name) > 2:
         hits = [f for f in flags if f.startswith(name)]
         if len(hits) == 1:
@@ -107,7 +118,7 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
         if flag is None:
             unknown.append(arg)
             continue
-        kind = flags[flag]
+        kind = flags.get(flag) or _LEGACY_FLAGS[flag]
         value: Any = None
         if kind == "value":
             if eq:
@@ -154,7 +165,7 @@ def flag_takes_value(name: str, following: str | None) -> bool:
         flag = _resolve_flag(name, flags)
     except OomkitError:
         return False
-    return flag is not None and flags[flag] == "value"
+    return flag is not None and (flags.get(flag) or _LEGACY_FLAGS[flag]) == "value"
 
 
 # ---------------------------------------------------------------------------------------------------------

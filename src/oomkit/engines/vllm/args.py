@@ -63,6 +63,18 @@ def _lookup(name: str) -> tuple[str, str | None, bool]:
         return "--" + name[5:], "bool", True
     if re.fullmatch(r"-O\d", name) or name.startswith("-O."):  # -O3, -O.level=3 (compilation config)
         return "-O", "attached", False
+    if name.startswith("--") and len(name) > 2:
+        # argparse's allow_abbrev, which FlexibleArgumentParser keeps (vllm/utils/argparse_utils.py passes no
+        # allow_abbrev): a unique prefix of a long option names it (`--gpu-memory-util`, `--enable-expert-paralle`),
+        # --no-X spellings of the switches included; two or more is argparse's "ambiguous option". The prefix is
+        # matched against the union of the releases' flags (a prefix unique in one release may be refused here).
+        hits = sorted({f for f in flags if f.startswith(name)}
+                      | {"--no-" + f[2:] for f, k in flags.items() if k in ("bool", "optional")
+                         and ("--no-" + f[2:]).startswith(name)})
+        if len(hits) == 1:
+            return _lookup(hits[0])
+        if hits:
+            raise OomkitError(f"{PROG}: error: ambiguous option: {name} could match {', '.join(hits[:6])}")
     return name, None, False
 
 
@@ -135,7 +147,7 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
             else:
                 unknown.append(arg)
             continue
-        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        name, eq, inline = _split_inline(arg)
         flag, kind, negated = _lookup(name)
         if kind is None:
             unknown.append(arg)
@@ -158,6 +170,17 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
         raise OomkitError(f"{PROG}: error: unrecognized arguments: {' '.join(unknown)}")
     _apply_env(env, opts)
     return model, None, check_settings(VllmSettings(**opts))
+
+
+def _split_inline(arg: str) -> tuple[str, str, str]:
+    """argparse _parse_optional: `--flag=value`, and `-tp=4` too (a short option whose part before '=' is one);
+    `-O.level=3` stays whole for the -O handling."""
+    if arg.startswith("--"):
+        return arg.partition("=")
+    name, eq, inline = arg.partition("=")
+    if eq and not name.startswith("-O") and name in flags_table():
+        return name, eq, inline
+    return arg, "", ""
 
 
 def _take_value(args: list[str], i: int, flag: str, kind: str, negated: bool, inline: str | None
@@ -351,7 +374,10 @@ def _speculative_count(flag: str, n: Any) -> int:
 
 def flag_takes_value(name: str, following: str | None) -> bool:
     """Whether `name` consumes the next argument (for splitting a mixed oomkit + vLLM option list)."""
-    flag, kind, negated = _lookup(name.partition("=")[0])
+    try:
+        flag, kind, negated = _lookup(name.partition("=")[0])
+    except OomkitError:  # an ambiguous abbreviation: vLLM's parser reports it
+        return False
     if kind in ("value", "list"):
         return True
     if kind == "optional" and not negated:
