@@ -20,8 +20,10 @@ from ...model.spec import ModelSpec
 from ...units import GiB, MiB, fmt_bytes
 from ..versions import Version
 from .settings import (
+    V_ASYM_KV,
     V_BLK0_BUFFER_AGAIN,
     V_CTX_INSIDE_GRAPHSIZE,
+    V_DEEPSEEK2_GRAPH,
     V_GEMMA3N_X4,
     V_GPTOSS,
     V_GPTOSS_FA_GRAPH,
@@ -97,6 +99,10 @@ def _default_kv(g: GgufView, version: Version, context: int, bpe: float) -> tupl
     v0.6.3 (None from then on: the total is the sum)."""
     n, hkv = g.block_count, g.heads_kv_max
     ehk, ehv = g.key_length, g.value_length
+    if version < V_ASYM_KV:
+        # v0.1.44 llm/memory.go: 2 * 2 * NumCtx * BlockCount * EmbeddingLength / HeadCount * HeadCountKV, K and V
+        # as wide as n_embd / n_head whatever key_length / value_length say (DeepSeek-V2: 128, not 192 and 128)
+        ehk = ehv = g.embedding_heads
     # KV per layer. Default: "mirror the cache usage in llama.cpp"; a layer without heads is recurrent (v0.11.11+)
     kv = [0] * n
     if version < V_KV_REFACTOR:
@@ -171,7 +177,7 @@ def _arch_graph(g: GgufView, version: Version, context: int, batch: int, num_par
     elif arch == "stablelm":
         full = 4 * batch * (context * (1 + h) + 3 * e + 2)
         partial = max(4 * batch * (V + 2 * e), full)
-    elif arch == "deepseek2":
+    elif arch == "deepseek2" and version >= V_DEEPSEEK2_GRAPH:
         full = max(4 * batch * (3 * e + V), 4 * batch * (3 * e + 2 + context * (1 + hkv) + 2 * ehk * hkv))
         partial = max(4 * batch * (3 * e + V) + e * V * 105 // 128,
                       4 * batch * (2 * e + 1 + 2 * ehk * hkv + context + context * hkv) + 4 * ehk * context * hkv

@@ -45,6 +45,9 @@ V_GPTOSS_MIN_CTX = (0, 11, 0)  # fa7776fd2: gpt-oss num_ctx at least 8192 ...
 V_GPTOSS_MIN_CTX_LOWVRAM = (0, 11, 4)  # ... except in low-VRAM mode (< 20 GiB), until 0334ffa62 (v0.15.5)
 
 # --- versions at which Ollama's own arithmetic changed (first release that has the change; git tag --contains) ---
+V_ASYM_KV = (0, 1, 45)  # 8e0641a9b "handle asymmetric embedding KVs": KV from key_length / value_length (before:
+# n_embd / n_head for K and V alike, llm/memory.go EstimateGPULayers)
+V_DEEPSEEK2_GRAPH = (0, 1, 45)  # e873841cb "deepseek v2 graph": GraphSize's deepseek2 branch (before: none)
 V_LLAMA_VOCAB_GRAPH = (0, 3, 10)  # 2003d6015 "llama3.1 memory": llama full graph gains max(.., 4b(e+V))
 V_GPU_OVERHEAD = (0, 3, 10)  # b05c9e83d: OLLAMA_GPU_OVERHEAD
 V_KV_REFACTOR = (0, 4, 0)  # d07cf41a9: GraphSize returns kv (with mllama cross-attention)
