@@ -251,3 +251,20 @@ def test_catalog_qwen36_before_the_qkv_rule_change():
 
     assert kinds("b8000") == (64, Counter(q5_K=48), Counter(q6_K=10, q4_K=6))
     assert kinds("b8266") == (64, Counter(q6_K=24, q4_K=24), Counter(q6_K=8, q4_K=8))
+
+
+def test_iq4_xs_attn_qkv_cost_matches_the_published_figure():
+    """cHunter789/Qwen3.6-27B-i1-IQ4_XS-GGUF's model card (stored copy: https://llmsreview.com/models/
+    chunter789--qwen3.6-27b-i1-iq4_xs-gguf): "commit 1dab5f5a44 introduced a hardcoded minimum quantization of q5_K
+    for attn_qkv layers" and, reverting it, "users save 375 MiB of active memory". oomkit's Qwen3.6-27B IQ4_XS at a
+    build before b8266 and at b8266: the 48 attn_qkv at iq4_xs, then q5_K (IQ4_XS with n_gqa 6 >= 4: attn_v's
+    rule), 375 MiB apart."""
+    from oomkit.engines.llamacpp import LlamaCppSettings
+    from oomkit.engines.llamacpp.weights import converted_file
+    from oomkit.model.resolve import resolve
+
+    def mib(version: str) -> float:
+        sp = converted_file(resolve("qwen3.6-27b", "IQ4_XS"), LlamaCppSettings(engine_version=version))
+        return sp.weights.nbytes / MiB
+
+    assert round(mib("b8266") - mib("b8265")) == 375

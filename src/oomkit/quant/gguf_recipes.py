@@ -137,7 +137,8 @@ def _is_attn_v(cat: int) -> bool:  # category_is_attn_v: the tensors that produc
 # matched name.find("attn_v.weight") alone, so only attn_v moved i_attention_wv (n_attention_wv counted all three
 # all along, llama_model_quantize_impl's first loop), and attn_qkv had its own branch: Q3_K_M / Q3_K_L / IQ3_M ->
 # Q4_K, Q4_K_M -> Q5_K, Q5_K_M -> Q6_K (llama.cpp@1dab5f5a4~1 src/llama-quant.cpp). On Qwen3.5 / 3.6 (b7990 on)
-# each gated-delta-net layer's attn_qkv is one of them.
+# each gated-delta-net layer's attn_qkv is one of them (cHunter789/Qwen3.6-27B-i1-IQ4_XS-GGUF's model card: "commit
+# 1dab5f5a44 introduced a hardcoded minimum quantization of q5_K for attn_qkv layers", 375 MiB on Qwen3.6-27B IQ4_XS).
 QKV_AS_V_BUILD = 8266
 
 
