@@ -210,7 +210,19 @@ def rewrite(argv: Sequence[str], old: Mapping[str, Any], new: Mapping[str, Any],
         assigned, rest = inner[a_start:a_end], inner[a_end + len(wrapped.entrypoint):]
         if wrapped.image is None:
             return [*wrapped.prefix, *assigned, *rest]
-        return [*wrapped.prefix[:-1], *(t for a in assigned for t in ("-e", a)), wrapped.prefix[-1], *rest]
+        prefix = list(wrapped.prefix)
+        at = len(prefix) - 1 - prefix[::-1].index(wrapped.image)
+        added: list[str] = []
+        for a in assigned:  # a variable the container already sets (-e VAR=..., --env=VAR=...) is edited in place
+            var = a.partition("=")[0]
+            k = next((k for k in range(at) if _container_env_var(prefix, k) == var), None)
+            if k is None:
+                added += ["-e", a]
+            elif prefix[k] in ("-e", "--env"):
+                prefix[k + 1] = a
+            else:
+                prefix[k] = prefix[k][:len(prefix[k]) - len(prefix[k].partition(var + "=")[2]) - len(var) - 1] + a
+        return [*prefix[:at], *added, *prefix[at:], *rest]
     argv = list(argv)
     a_start, a_end = leading_assignments(argv)
     body = a_end + syntax.program_len(argv[a_end:])
@@ -291,6 +303,23 @@ _SUDO_VALUED = frozenset({"-u", "--user", "-g", "--group", "-p", "--prompt", "-C
                           "-h", "--host", "-R", "--chroot"})
 
 
+# llama.cpp .devops/tools.sh, the `full` images' entrypoint: its first argument -> the program it execs
+_TOOLS_SH = {"--run": "llama-cli", "-r": "llama-cli", "--run-legacy": "llama-completion", "-l": "llama-completion",
+             "--bench": "llama-bench", "-b": "llama-bench", "--perplexity": "llama-perplexity",
+             "-p": "llama-perplexity", "--server": "llama-server", "-s": "llama-server"}
+
+
+def _container_env_var(prefix: Sequence[str], k: int) -> str | None:
+    """The variable a `docker run` token at k sets (-e VAR=v as two tokens, --env=VAR=v, -eVAR=v), if any."""
+    tok = prefix[k]
+    if tok in ("-e", "--env") and k + 1 < len(prefix):
+        return prefix[k + 1].partition("=")[0]
+    for lead in ("--env=", "-e"):
+        if tok.startswith(lead) and len(tok) > len(lead) and "=" in tok[len(lead):]:
+            return tok[len(lead):].partition("=")[0]
+    return None
+
+
 def _image_entrypoint(image: str) -> tuple[str, ...] | None:
     """The program an engine image runs when no command follows it (each project's Dockerfile ENTRYPOINT/CMD):
     llama.cpp .devops/*.Dockerfile (server: /app/llama-server; light: /app/llama-cli), vLLM docker/Dockerfile
@@ -304,6 +333,8 @@ def _image_entrypoint(image: str) -> tuple[str, ...] | None:
             return ("llama-server",)
         if tag.startswith("light"):
             return ("llama-cli",)
+        if tag.startswith("full"):
+            return ("tools.sh",)  # its first argument picks the program (_TOOLS_SH)
         return None
     if repo.endswith("vllm/vllm-openai") or repo.endswith("vllm-openai"):
         return ("vllm", "serve")
@@ -380,6 +411,11 @@ def unwrap(argv: Sequence[str]) -> Wrapped:
             raise OomkitError(f"the image {image!r} names no engine oomkit knows: give the engine command after the "
                               "image, or the engine's own command line")
         return Wrapped(prefix, (), tuple(rest), tuple(env), image)
+    if own == ("tools.sh",):
+        if not rest or rest[0] not in _TOOLS_SH:
+            raise OomkitError(f"the image {image!r} runs tools.sh, which needs --run, --server, --bench or --perplexity "
+                              "first to start a llama.cpp program")
+        return Wrapped((*prefix, rest[0]), (_TOOLS_SH[rest[0]],), tuple(rest[1:]), tuple(env), image)
     if own == ("ollama",) and not rest:
         return Wrapped(prefix, ("ollama", "serve"), (), tuple(env), image)
     return Wrapped(prefix, own, tuple(rest), tuple(env), image)
