@@ -504,3 +504,21 @@ def test_an_integrated_gpu_is_left_out_beside_a_discrete_one():
     remote = Device(id="Vulkan2", memory_bytes=65536 << 20, free_bytes=65536 << 20)
     assert chosen((igpu, remote), "b9425", "--rpc", "10.0.0.2:50052") == ["RPC0[10.0.0.2:50052]"]
     assert chosen((igpu, remote), "b9426", "--rpc", "10.0.0.2:50052") == ["RPC0[10.0.0.2:50052]", "Vulkan0"]
+
+
+def test_the_backend_names_the_devices():
+    # ggml_backend_dev_name: a Vulkan build calls two NVIDIA cards Vulkan0 and Vulkan1, so -dev Vulkan1 (which
+    # also says the build is a Vulkan one) picks the second card, and the fit log and breakdown name it so
+    e = oomkit.estimate("Qwen/Qwen3-8B", "llama.cpp", quant="Q4_K_M", gpu="2x RTX 3090", device=("Vulkan1",))
+    assert [u.id for u in e.devices] == ["Vulkan1"]
+    assert e.engine_view["backend"] == "vulkan" and "Vulkan1" in e.engine_view["model_buffer_bytes"]
+    both = oomkit.estimate("Qwen/Qwen3-32B", "llama.cpp", quant="Q4_K_M", gpu="2x RTX 3090", backend="vulkan")
+    assert [u.id for u in both.devices] == ["Vulkan0", "Vulkan1"]
+    assert "- Vulkan0 (NVIDIA GeForce RTX 3090)" in both.engine_view["memory_breakdown"]
+    assert "CUDA" not in both.engine_view["memory_breakdown"] + str(both.engine_view.get("fit_target_bytes"))
+    with pytest.raises(oomkit.errors.SettingsError, match="no device CUDA1 .there are Vulkan0, Vulkan1"):
+        oomkit.estimate("Qwen/Qwen3-8B", "llama.cpp", quant="Q4_K_M", gpu="2x RTX 3090", backend="vulkan",
+                        device=("CUDA1",))
+    # a CUDA build keeps the catalog's names
+    assert [u.id for u in oomkit.estimate("Qwen/Qwen3-8B", "llama.cpp", quant="Q4_K_M", gpu="2x RTX 3090",
+                                          device=("CUDA1",)).devices] == ["CUDA1"]

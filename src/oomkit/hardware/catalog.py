@@ -245,7 +245,8 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
         counters[prefix] = index + 1
         devices.append(Device(id=f"{prefix}{index}", name=spec.name, memory_bytes=spec.memory_bytes,
                               compute_capability=_capability(spec), nvlink=_nvlink(spec.name),
-                              bandwidth_gbs=spec.bandwidth_gbs, sm_count=spec.sm_count))
+                              bandwidth_gbs=spec.bandwidth_gbs, sm_count=spec.sm_count,
+                              integrated=spec.unified_memory))
     return tuple(devices)
 
 

@@ -4,7 +4,7 @@ builds on, ask the same question the same way."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...errors import OomkitError
 from ...memory import Device
@@ -62,3 +62,31 @@ def infer_backend(devices: tuple[Device, ...], asked: str = "") -> Backend:
         return BACKENDS["cpu"]
     head = local[0].id.rstrip("0123456789")
     return BACKENDS[_BY_PREFIX.get(head, "cuda")]
+
+
+# backends whose devices are numbered by the backend's own prefix (ggml_backend_dev_name: CUDA0, ROCm0, Vulkan0,
+# SYCL0): a device given under another vendor's id (--gpu "RTX 3090" is CUDA0) takes this name in such a build
+_RENAMED = ("cuda", "rocm", "vulkan", "sycl")
+
+
+def backend_of_names(names: tuple[str, ...]) -> str:
+    """The backend that -dev names imply (-dev Vulkan1 is a Vulkan build), "" when they imply none or several."""
+    heads = {n.rstrip("0123456789") for n in names if not n.startswith("RPC") and n.lower() != "none"}
+    found = {_BY_PREFIX.get(h) for h in heads - {"GPU"}}  # GPU0 is oomkit's generic id, no backend's name
+    return found.pop() if len(found) == 1 and None not in found else ""
+
+
+def named_by_backend(devices: tuple[Device, ...], backend: Backend) -> tuple[Device, ...]:
+    """The local devices under the names the backend gives them (Vulkan0, Vulkan1 ... for --backend vulkan with
+    NVIDIA cards), each keeping its own number; RPC devices keep theirs."""
+    if backend.name not in _RENAMED:
+        return devices
+    out = []
+    for position, d in enumerate(devices):
+        head = d.id.rstrip("0123456789")
+        if d.id.startswith("RPC") or head == backend.prefix or _BY_PREFIX.get(head) not in _RENAMED:
+            out.append(d)
+            continue
+        digits = d.id[len(head):]
+        out.append(replace(d, id=f"{backend.prefix}{digits or position}"))
+    return tuple(out)

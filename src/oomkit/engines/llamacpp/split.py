@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from ...errors import SettingsError
 from ...memory import Device
-from .backend_names import infer_backend
+from .backend_names import backend_of_names, infer_backend, named_by_backend
 from .settings import build_number
 
 # PR #16276 "rpc : add support for multiple devices" (898acba68, 2025-10-04, b6688: its count on master): an
@@ -56,6 +56,8 @@ def _default_selection(devices: tuple[Device, ...], build: int, backend: str) ->
 
 
 def model_devices(devices: tuple[Device, ...], s) -> tuple[Device, ...]:
+    # the build's backend names the local devices (-dev Vulkan1 names the second card of a Vulkan build)
+    devices = named_by_backend(devices, infer_backend(devices, s.backend or backend_of_names(s.device)))
     if s.rpc:
         k = len(s.rpc)
         if k > len(devices):
