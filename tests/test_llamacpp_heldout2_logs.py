@@ -10,23 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_llamacpp_heldout_logs import CHECKS, check
+from tests.test_llamacpp_heldout_logs import CHECKS, check, params
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp_heldout2").glob("*.json"))
 
 
-def _params():
-    out = []
-    for path in FIXTURES:
-        fx = json.loads(path.read_text())
-        for what in fx["checks"]:
-            miss = fx.get("known_miss", {}).get(what)
-            marks = [pytest.mark.xfail(strict=True, reason=miss)] if miss else []
-            out.append(pytest.param(path, what, marks=marks, id=f"{path.stem}-{what}"))
-    return out
-
-
-@pytest.mark.parametrize(("path", "what"), _params())
+@pytest.mark.parametrize(("path", "what"), params(FIXTURES))
 def test_held_out_log(path, what):
     check(json.loads(path.read_text()), what)
 
