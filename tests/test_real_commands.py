@@ -14,7 +14,7 @@ import pytest
 
 from oomkit.cli import main
 from oomkit.engines.base import get_engine
-from oomkit.engines.cmdline import parse_command
+from oomkit.engines.cmdline import parse_command, split_command
 from oomkit.errors import OomkitError
 
 CORPUS = Path(__file__).parent / "fixtures" / "commands" / "real_commands.jsonl"
@@ -37,8 +37,15 @@ def test_corpus_shape():
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r["shell"] == "posix"], ids=lambda r: r["id"])
 def test_argv_is_what_the_shell_hands_over(row):
-    """bash: a backslash-newline joins lines, quotes group, backslashes inside single quotes stay."""
+    """bash: a backslash-newline joins lines, quotes group, backslashes inside single quotes stay; the web app and
+    --also split a pasted command the same way (cmdline.split_command)."""
     assert shlex.split(row["text"].replace("\\\n", "")) == row["argv"]
+    assert split_command(row["text"]) == row["argv"]
+
+
+def test_split_command_keeps_a_quoted_backslash_newline():
+    """Inside single quotes bash keeps a backslash-newline as typed; inside double quotes it joins the lines."""
+    assert split_command("a 'x\\\ny' \"p\\\nq\" \\\r\n b") == ["a", "x\\\ny", "pq", "b"]
 
 
 @pytest.mark.parametrize("row", ROWS, ids=IDS)

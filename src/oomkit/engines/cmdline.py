@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -22,6 +23,29 @@ class ParsedCommand:
     model: str | None
     settings: Any
     quant: str | None = None
+
+
+def split_command(text: str) -> list[str]:
+    """A command line pasted as text -> its arguments, as bash hands them over: quotes group, and a backslash at
+    the end of a line continues it (the multi-line commands of READMEs and issues; shlex alone would keep the
+    newline as an argument). CRLF line ends read as LF. Unbalanced quotes: ValueError, as shlex raises it."""
+    text = text.replace("\r\n", "\n")
+    out: list[str] = []
+    i, quote = 0, ""
+    while i < len(text):  # bash: a backslash-newline is removed outside single quotes (inside them it is literal)
+        c = text[i]
+        if c == "\\" and quote != "'" and text.startswith("\n", i + 1):
+            i += 2
+            continue
+        if c == "\\" and quote != "'" and i + 1 < len(text):
+            out.append(text[i:i + 2])
+            i += 2
+            continue
+        if c in "'\"" and quote in ("", c):
+            quote = "" if quote == c else c
+        out.append(c)
+        i += 1
+    return shlex.split("".join(out))
 
 
 def program_name(argv0: str) -> str:

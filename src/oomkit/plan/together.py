@@ -9,12 +9,11 @@ maximum if smaller) or a whole engine command ("llama-server -m draft.gguf -c 40
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
 from ..engines.base import EngineModule, get_engine
-from ..engines.cmdline import parse_command
+from ..engines.cmdline import parse_command, split_command
 from ..errors import OomkitError
 from ..limits import context_limit
 from ..memory import Device
@@ -41,7 +40,7 @@ def companion(item: str, main: EngineModule, devices: tuple[Device, ...], contex
         raise OomkitError("--also takes a model name or an engine command")
     if " " in text:
         try:
-            argv = shlex.split(text)
+            argv = split_command(text)
         except ValueError as e:
             raise OomkitError(f"cannot read --also {text!r}: {e}") from None
         parsed = parse_command(argv)

@@ -14,7 +14,6 @@ import contextlib
 import io
 import json
 import os
-import shlex
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from ..commands._model_args import ModelRequest, parse_model_request
 from ..diagnose import diagnose, errors_index
 from ..diagnose.result import Diagnosis
 from ..engines.base import get_engine
-from ..engines.cmdline import parse_command
+from ..engines.cmdline import parse_command, split_command
 from ..errors import OomkitError
 from ..estimate import estimate as estimate_model
 from ..hardware.detect import Hardware, detect
@@ -141,7 +140,7 @@ def _gpu_field(p: Mapping[str, Any]) -> str | None:
 
 def _split(text: str, name: str) -> list[str]:
     try:
-        return shlex.split(text)
+        return split_command(text)  # a pasted multi-line command's backslash-newlines join its lines, as in bash
     except ValueError as e:
         raise InputError(f"{name}: cannot split it into arguments ({e})", 400) from None
 
