@@ -3,9 +3,9 @@
 
 - llamacpp/weights.py _model_buffers places tensors by block and by each override's matches, where it asked
   tensor_device tensor by tensor over every pattern: held here against that loop (_per_tensor_buffers);
-- fit.dry_run, compute.compute_phases, kv.kv_caches, weights.model_buffers and Ollama's ollama_gguf / gguf_view are
-  memoised by the objects they read: estimates with every memo turned off (_NoMemo) and the slow loop above are the
-  same MemoryEstimate as with them, cold and warm.
+- fit.dry_run, compute.compute_phases, kv.kv_caches, weights.model_buffers and Ollama's ollama_gguf, gguf_view and
+  llama-server fit are memoised by the objects they read: estimates with every memo turned off (_NoMemo) and the
+  slow loop above are the same MemoryEstimate as with them, cold and warm.
 
 bench/bench_plan.py times the Ollama 671B cases (docs/benchmarks.md)."""
 
@@ -22,6 +22,7 @@ from oomkit.engines.llamacpp import fit as lc_fit
 from oomkit.engines.llamacpp import kv as lc_kv
 from oomkit.engines.llamacpp import weights as lc_weights
 from oomkit.engines.llamacpp.settings import LlamaCppSettings
+from oomkit.engines.ollama import layout as ol_layout
 from oomkit.engines.ollama import weights as ol_weights
 from oomkit.memory import Device
 from oomkit.model.resolve import resolve
@@ -93,7 +94,8 @@ class _NoMemo(dict):
 
 
 _MEMOS = [(lc_fit, "_DRY_RUNS"), (lc_compute, "_PHASES"), (lc_kv, "_CACHES"), (lc_weights, "_BUFFERS"),
-          (lc_weights, "_MATCHES"), (lc_weights, "_TENSOR_TABLES"), (ol_weights, "_GGUF_MEMO"), (ol_weights, "_VIEWS")]
+          (lc_weights, "_MATCHES"), (lc_weights, "_TENSOR_TABLES"), (ol_weights, "_GGUF_MEMO"), (ol_weights, "_VIEWS"),
+          (ol_layout, "_FITS")]
 
 ESTIMATE_CASES = [
     ("deepseek-r1:671b", _gpus(24), ol.OllamaSettings()),  # llama-server --fit: experts then layers to the CPU

@@ -158,8 +158,25 @@ def _replace_kv(est: MemoryEstimate, cache: CausalCache, devices: tuple[Device, 
     return replace(est, devices=devs, host=host, layers=tuple(layers), engine_view=view)
 
 
+# the fits decided so far, by the spec object (kept, so that its id is not reused) and the other arguments: a plan
+# estimates one command on one machine several times (the option, its own command, the largest context's tries)
+_FITS: dict[tuple[Any, ...], tuple[ModelSpec, tuple[LlamaCppSettings, bool]]] = {}
+
+
 def _fit_llama_server(spec: ModelSpec, devs: tuple[Device, ...], ls: LlamaCppSettings,
                       margin: int) -> tuple[LlamaCppSettings, bool]:
+    """_fit_llama_server_once, memoised (the arguments are frozen)."""
+    key = (id(spec), devs, ls, margin)
+    hit = _FITS.get(key)
+    if hit is None or hit[0] is not spec:
+        if len(_FITS) > 1024:
+            _FITS.clear()
+        hit = _FITS[key] = (spec, _fit_llama_server_once(spec, devs, ls, margin))
+    return hit[1]
+
+
+def _fit_llama_server_once(spec: ModelSpec, devs: tuple[Device, ...], ls: LlamaCppSettings,
+                           margin: int) -> tuple[LlamaCppSettings, bool]:
     """llama-server --fit with no -ngl: llama.cpp's own fit (llamacpp/fit.py params_fit, common/fit.cpp
     common_params_fit_impl) on the command startLlamaServer builds. -c is typed, so the fit keeps the context
     and moves MoE expert tensors, then whole layers, to the CPU until every device keeps `margin` free.
