@@ -150,6 +150,15 @@ def test_container_wrappers():
         parse_command(["docker", "run", "--rm", "ubuntu:24.04"], {})
     with pytest.raises(OomkitError, match="no image"):
         parse_command(["docker", "run", "--rm", "-e", "A=1"], {})
+    # vllm-openai's ENTRYPOINT is `vllm serve`: a command after the image is refused with the way out
+    api = ["-m", "vllm.entrypoints.openai.api_server", "--model", "Qwen/Qwen3-8B"]
+    with pytest.raises(OomkitError, match="--entrypoint python3"):
+        parse_command(["docker", "run", "vllm/vllm-openai:latest", "python3", *api], {})
+    p = parse_command(["docker", "run", "--entrypoint", "python3", "vllm/vllm-openai:latest", *api], {})
+    assert (p.engine, p.model) == ("vllm", "Qwen/Qwen3-8B")
+    # the `full` images run tools.sh, whose first argument picks the program (llama.cpp#2535)
+    p = parse_command(["docker", "run", "local/llama.cpp:full-cuda", "--server", "-m", "m.gguf", "-c", "2048"], {})
+    assert (p.settings.program, p.settings.n_ctx) == ("llama-server", 2048)
     # fit edits the variable the container sets where it is set, and leaves docker's own options alone
     argv = ["docker", "run", "--gpus", "all", "--env=VLLM_USE_V1=1", "vllm/vllm-openai:v0.8.5", "--model",
             "Qwen/Qwen3-8B", "--max-model-len", "8192"]

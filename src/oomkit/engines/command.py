@@ -411,6 +411,10 @@ def unwrap(argv: Sequence[str]) -> Wrapped:
             raise OomkitError(f"the image {image!r} names no engine oomkit knows: give the engine command after the "
                               "image, or the engine's own command line")
         return Wrapped(prefix, (), tuple(rest), tuple(env), image)
+    if own == ("vllm", "serve") and rest and re.match(r"(python[\d.]*|vllm)$", rest[0].rpartition("/")[2]):
+        # the image's ENTRYPOINT already is `vllm serve`: a command after the image becomes its arguments
+        raise SettingsError(f"the image {image!r} runs `vllm serve` itself: give its flags after the image "
+                            f"(--model ...), or --entrypoint {rest[0]} to run {' '.join(rest[:3])}")
     if own == ("tools.sh",):
         if not rest or rest[0] not in _TOOLS_SH:
             raise OomkitError(f"the image {image!r} runs tools.sh, which needs --run, --server, --bench or --perplexity "
