@@ -168,6 +168,21 @@ def test_container_wrappers():
                    "Qwen/Qwen3-8B", "--max-model-len", "4096"]
 
 
+def test_process_wrappers():
+    """`VAR=v nice -n -10 ./llama-server` (lemonade-sdk/llamacpp-rocm#129), sudo, nohup: the engine after them, the
+    variables before them in force; fit puts a new variable where the wrapper passes it on."""
+    p = parse_command(["VLLM_USE_V1=0", "nice", "-n", "-10", "vllm", "serve", "Qwen/Qwen3-8B"], {})
+    assert (p.engine, p.settings.use_v1) == ("vllm", False)
+    for argv, want in ((["sudo", "-E", "vllm", "serve", "Qwen/Qwen3-8B"],
+                        ["sudo", "-E", "VLLM_USE_V1=0", "vllm", "serve", "Qwen/Qwen3-8B"]),
+                       (["nohup", "vllm", "serve", "Qwen/Qwen3-8B"],
+                        ["VLLM_USE_V1=0", "nohup", "vllm", "serve", "Qwen/Qwen3-8B"]),
+                       (["VLLM_USE_V1=1", "nice", "vllm", "serve", "Qwen/Qwen3-8B"],
+                        ["VLLM_USE_V1=0", "nice", "vllm", "serve", "Qwen/Qwen3-8B"])):
+        old = parse_command(argv, {}).settings
+        assert get_engine("vllm").rewrite_command(argv, old, replace(old, use_v1=False)) == want
+
+
 def test_windows_program_paths():
     """PowerShell hands `.\\llama-server.exe` and `C:\\...\\llama-bench.exe` over as typed."""
     for prog in (".\\llama-server.exe", "C:\\llama\\bin\\Release\\llama-server.EXE", "./build/bin/llama-server"):

@@ -209,7 +209,18 @@ def rewrite(argv: Sequence[str], old: Mapping[str, Any], new: Mapping[str, Any],
         a_start, a_end = leading_assignments(inner)
         assigned, rest = inner[a_start:a_end], inner[a_end + len(wrapped.entrypoint):]
         if wrapped.image is None:
-            return [*wrapped.prefix, *assigned, *rest]
+            # a variable the prefix sets is edited there; a new one goes first, or after sudo (which passes
+            # VAR=value to the command and clears the caller's environment)
+            prefix, lead, tail = list(wrapped.prefix), [], []
+            for a in assigned:
+                var = a.partition("=")[0]
+                k = next((k for k, t in enumerate(prefix) if _ASSIGNMENT.fullmatch(t) and t.partition("=")[0] == var),
+                         None)
+                if k is not None:
+                    prefix[k] = a
+                else:
+                    (tail if "sudo" in prefix else lead).append(a)
+            return [*lead, *prefix, *tail, *rest]
         prefix = list(wrapped.prefix)
         at = len(prefix) - 1 - prefix[::-1].index(wrapped.image)
         added: list[str] = []
@@ -297,10 +308,14 @@ _CONTAINER_VALUED = frozenset({
     "--workdir", "--device-requests", "--hooks-dir", "--secret", "--pod", "--replace",
 })
 _CONTAINER_PROGRAMS = ("docker", "podman", "nerdctl")
-# sudo(8): the options that take a value
-_SUDO_VALUED = frozenset({"-u", "--user", "-g", "--group", "-p", "--prompt", "-C", "--close-from", "-U",
-                          "--other-user", "-r", "--role", "-t", "--type", "-D", "--chdir", "-T", "--command-timeout",
-                          "-h", "--host", "-R", "--chroot"})
+# Programs that run the command after their own options (the options that take a value): sudo(8), nice(1)
+# (-n N; -N is GNU's obsolete form, a switch here), nohup(1), time(1) (-f FORMAT, -o FILE), bash's exec.
+_PROCESS_WRAPPERS: dict[str, frozenset[str]] = {
+    "sudo": frozenset({"-u", "--user", "-g", "--group", "-p", "--prompt", "-C", "--close-from", "-U", "--other-user",
+                       "-r", "--role", "-t", "--type", "-D", "--chdir", "-T", "--command-timeout", "-h", "--host",
+                       "-R", "--chroot"}),
+    "nice": frozenset({"-n"}), "nohup": frozenset(), "exec": frozenset({"-a"}), "time": frozenset({"-f", "-o"}),
+}
 
 
 # llama.cpp .devops/tools.sh, the `full` images' entrypoint: its first argument -> the program it execs
@@ -365,16 +380,23 @@ def unwrap(argv: Sequence[str]) -> Wrapped:
     whose image runs no engine oomkit knows, with no command after it, is an error naming the image."""
     argv = list(argv)
     i = 0
-    if argv and argv[0] == "sudo":
-        i = 1
+    env: list[tuple[str, str]] = []
+    while True:  # [VAR=v ...] sudo|nice|nohup|exec|time [their options] ..., in any nesting
+        k = 1 if i < len(argv) and argv[i] == "env" else 0
+        while i + k < len(argv) and _ASSIGNMENT.fullmatch(argv[i + k]):
+            k += 1
+        if i + k >= len(argv) or argv[i + k] not in _PROCESS_WRAPPERS:
+            break
+        env += [tuple(a.partition("=")[::2]) for a in argv[i:i + k] if _ASSIGNMENT.fullmatch(a)]
+        valued = _PROCESS_WRAPPERS[argv[i + k]]
+        i += k + 1
         while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
-            i += 2 if argv[i] in _SUDO_VALUED else 1
+            i += 2 if argv[i] in valued else 1
         if i < len(argv) and argv[i] == "--":
             i += 1
     if i >= len(argv) or argv[i] not in _CONTAINER_PROGRAMS or i + 1 >= len(argv) or argv[i + 1] != "run":
-        return Wrapped(prefix=tuple(argv[:i]), argv=tuple(argv[i:]))
+        return Wrapped(prefix=tuple(argv[:i]), argv=tuple(argv[i:]), env=tuple(env))
     j = i + 2
-    env: list[tuple[str, str]] = []
     entrypoint: str | None = None
     while j < len(argv) and argv[j].startswith("-") and argv[j] != "-":
         tok = argv[j]
