@@ -70,7 +70,8 @@ OLLAMA_LIBRARY = {
     # More library names, by the same rule (their pages not read one by one): published from mid-2024 on -> Q4_K_M,
     # before -> Q4_0, embedding models -> F16, gpt-oss derivatives -> MXFP4.
     **dict.fromkeys(
-        ["aya-expanse", "codestral", "cogito", "command-a", "command-r7b", "devstral", "falcon3", "glm-4.6",
+        ["aya-expanse", "codestral", "cogito", "command-a", "command-r7b", "devstral", "devstral-2", "devstral-small-2",
+         "falcon3", "glm-4.6", "glm-4.7-flash", "olmo-3",
          "granite3-dense", "granite3.1-moe", "granite3.2", "granite3.3", "granite4", "hermes3", "llama-guard3",
          "magistral", "ministral-3", "mistral-small3.2", "nemotron", "phi4-mini-reasoning", "phi4-reasoning",
          "qwen2-math", "qwen2.5vl", "qwen3-embedding", "seed-oss", "shieldgemma", "tulu3"],

@@ -385,6 +385,30 @@ ROWS: list[Row] = [
         name="Devstral Small 2505"),
     Row("devstral-small-2507", "devstral-small-2505", "mistralai/Devstral-Small-2507", "The July 2025 update of "
         "Devstral Small, same architecture (model card).", name="Devstral Small 2507"),
+    Row("devstral-small-2-24b-instruct-2512", "magistral-small-2509", "mistralai/Devstral-Small-2-24B-Instruct-2512",
+        "Devstral Small 2 (24B, December 2025): the Mistral Small 3.x decoder (40 layers, hidden 5,120, 32 query / 8 "
+        "KV heads of 128, FFN 32,768, vocabulary 131,072) with its Pixtral vision encoder, 256K context. The text "
+        "values are those a public test fixture copies from the repo's config.json (code search id 69428305514, "
+        "'verified' against the real model: text_config model_type ministral3, max_position_embeddings 262,144, "
+        "rope_parameters yarn factor 48 over 8,192 original positions, rope_theta 1e8, llama_4_scaling_beta 0.1); "
+        "second-hand, the repo's own file was not read.",
+        ("devstral-small-2", "devstral-small-2:24b", "mistralai/devstral-small-2-24b-instruct-2512"),
+        text={"model_type": "ministral3", "max_position_embeddings": 262144,
+              "rope_parameters": {"type": "yarn", "rope_type": "yarn", "rope_theta": 100000000.0, "factor": 48.0,
+                                  "original_max_position_embeddings": 8192, "beta_fast": 32.0, "beta_slow": 1.0,
+                                  "mscale_all_dim": 1.0, "mscale": 1.0, "llama_4_scaling_beta": 0.1}},
+        name="Devstral Small 2 24B Instruct 2512"),
+    Row("devstral-2-123b-instruct-2512", "mistral-large-instruct-2411", "mistralai/Devstral-2-123B-Instruct-2512",
+        "Devstral 2 (123B, December 2025): a dense decoder of Mistral Large 2's shape (88 layers, hidden 12,288, 96 "
+        "query / 8 KV heads of 128, FFN 28,672, no sliding window) with the 131,072-token Tekken vocabulary and 256K "
+        "context (model card). The shape values are those a public sharding analysis reads from the repo's "
+        "config.json (code search id 60894986745: architectures Ministral3ForCausalLM, hidden_size 12288, "
+        "num_attention_heads 96, num_key_value_heads 8, head_dim 128, intermediate_size 28672, vocab_size 131072, "
+        "num_hidden_layers 88, sliding_window null); second-hand, the repo's own file was not read.",
+        ("devstral-2", "devstral-2:123b", "mistralai/devstral-2-123b-instruct-2512"),
+        top={"architectures": ["Ministral3ForCausalLM"], "model_type": "ministral3", "head_dim": 128,
+             "vocab_size": 131072, "max_position_embeddings": 262144},
+        name="Devstral 2 123B Instruct 2512"),
     _inst("mistral-large-instruct-2411", "mistral-large-instruct-2407", "mistralai/Mistral-Large-Instruct-2411",
           why="The November 2024 update of Mistral Large 2 (123B), same architecture (model card).",
           name="Mistral Large Instruct 2411"),
