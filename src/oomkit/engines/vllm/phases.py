@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ...model.spec import LayerKind, ModelSpec
 from ...units import MiB
 from .config import Resolved
-from .profile import RankMemory, cudagraphs_in_budget, sampler_bytes, triton_mxfp4_moe
+from .profile import RankMemory, cudagraphs_in_budget, sampler_bytes, sort_sampler, triton_mxfp4_moe
 from .settings import VllmSettings
 
 # CUDA-graph capture ("Graph capturing finished in N secs, took X GiB": gpu_model_runner.py capture_model, the drop
@@ -104,8 +104,23 @@ CG_MXFP4_PER_GRAPH_PER_MOE_LAYER = 80 * 1024
 # - others: Llama-4-Scout TP4 (MoE) started with 3.95 GiB free (at most 1.38), Llama-3.3-70B FP8 TP2 with 2.61
 #   GiB (at most 1.43), the Gemma 2 / 3 runs with 5.88-6.67 GiB (at most 1.62). 1.35.
 # Held out: gpt-oss-20b TP2 at 0.95 (dies) and 0.90 (starts), llm-d#787 Qwen3-32B TP2 on 0.11 (dies).
+# These runs all sample through the Triton / FlashInfer top-k/top-p (0.19, or FlashInfer on 0.11). Not the PyTorch
+# sort (profile.py sort_sampler: V1 before 0.17 without FlashInfer's sampler), whose warm-up needs the sampler's
+# allocated peak and no more (SAMPLER_WARMUP_FACTOR_SORT). Read in 0.11.0 (v1/worker/gpu_worker.py
+# compile_or_warm_up_model, gpu_model_runner.py _dummy_sampler_run, v1/sample/sampler.py, ops/topk_topp_sampler.py):
+# the warm-up calls the very _dummy_sampler_run the profile ran (the same top-k = vocabulary - 1, top-p 0.9), on
+# min(max_num_seqs, max_num_batched_tokens) rows; the profile's cache was emptied (utils memory_profiling:
+# empty_cache after profile_run), capture_model leaves only its dummy runs' small blocks. On the sort path the peak
+# is inside logits.sort (the model-dtype logits, their float32 copy, the sorted values and int64 indices, and the
+# sort's own index input and radix buffers, the last two freed when it returns: SAMPLER_BYTES_SORT + dtype, the
+# profile's fitted figure); everything allocated after it (the top-k and top-p masks, probs_sort, the scattered
+# logits, then the probabilities and random_sample's exponential noise) is at most what the sort freed and is cut
+# from those cached blocks, so the caching allocator reserves the allocated peak and nothing beside it. gpt-oss-120b
+# on one H100 (llm-d-benchmark, 0.11 image with triton_kernels, 1,024 x 201,088 logits): 7.36 GiB needed with
+# 8.80 GiB left after the KV cache and the graphs, and the run started (1.62 x: 11.93 GiB, said to die).
 SAMPLER_WARMUP_FACTOR = 1.62
 SAMPLER_WARMUP_FACTOR_DENSE = 1.35
+SAMPLER_WARMUP_FACTOR_SORT = 1.0
 # NCCL inside the captured graphs. Beyond two GPUs without NVLink vLLM's custom all-reduce is off
 # (distributed/device_communicators/custom_all_reduce.py CustomAllreduce.__init__: "Custom allreduce is disabled
 # because it's not supported on more than two PCIe-only GPUs", world_size > 2 and not fully_connected, 0.4 ->
@@ -326,7 +341,10 @@ def sampler_warmup_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     """The peak the post-capture sampler warm-up needs (V1 only; the last pipeline stage only)."""
     if not r.v1:
         return 0
-    factor = SAMPLER_WARMUP_FACTOR if triton_mxfp4_moe(spec, r) else SAMPLER_WARMUP_FACTOR_DENSE
+    if sort_sampler(s, r):
+        factor = SAMPLER_WARMUP_FACTOR_SORT
+    else:
+        factor = SAMPLER_WARMUP_FACTOR if triton_mxfp4_moe(spec, r) else SAMPLER_WARMUP_FACTOR_DENSE
     return int(factor * sampler_bytes(spec, s, r, warmup=True))
 
 

@@ -247,7 +247,7 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
         # without sort buffers: the logits and their float32 copy (llm-d#787: 0.77 GiB profiled for 1024 x
         # 151,936 on 0.11, i.e. about 5.3 B per element)
         per_elem = SAMPLER_BYTES_FLASHINFER + b
-    elif r.at_least("sampler_triton") or s.use_flashinfer_sampler:
+    elif not sort_sampler(s, r):
         # the post-capture warm-up samples with top-k / top-p in force (the profile "may skip top_k, top_p, and
         # logprobs", gpu_model_runner.py _dummy_sampler_run): held to the Triton path's figure
         per_elem = SAMPLER_BYTES + b
@@ -257,6 +257,14 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
         # (gpt-oss-120b on 0.10.1 needs it to reproduce its -2.14 GiB; vllm#23278)
         per_elem = SAMPLER_BYTES_SORT + b
     return int(S * spec.n_vocab * per_elem)
+
+
+def sort_sampler(s: VllmSettings, r: Resolved) -> bool:
+    """V1's top-k/top-p through the PyTorch sort (v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p: the
+    forward_native path): model runner V1 before the Triton kernel (settings.ERAS sampler_triton, 0.17) without
+    FlashInfer's sampler (VLLM_USE_FLASHINFER_SAMPLER; before 0.12 its use depends on the installation, and the
+    sort is assumed, see sampler_bytes)."""
+    return r.v1 and not r.runner_v2 and not r.at_least("sampler_triton") and not s.use_flashinfer_sampler
 
 
 def v2_sampler_bytes(spec: ModelSpec, r: Resolved, warmup: bool = False) -> int:
