@@ -133,6 +133,14 @@ def test_vllm_abbreviations_and_short_equals():
         parse_command(["vllm", "serve", "Qwen/Qwen3-8B", "--max-num", "8"], {})
 
 
+def test_mlx_abbreviations():
+    """mlx_lm's plain argparse parsers take a unique prefix (`--max-tok`); an ambiguous one is refused."""
+    s = parse_command(["mlx_lm.server", "--model", "mlx-community/Qwen3-8B-4bit", "--max-tok", "512"], {}).settings
+    assert s.max_tokens == 512
+    with pytest.raises(OomkitError, match="ambiguous option"):
+        parse_command(["mlx_lm.server", "--model", "x", "--prompt-c", "5"], {})
+
+
 def test_container_wrappers():
     """docker run: the image's entrypoint, -e variables, the tag's release; a moving tag names none."""
     p = parse_command(["docker", "run", "--gpus", "all", "-e", "VLLM_USE_V1=0", "-p8000:8000",

@@ -84,6 +84,17 @@ def base_model(model: str | None) -> str | None:
     return model
 
 
+def _abbreviation(program: str, name: str) -> str:
+    """mlx_lm's server.py and generate.py build a plain argparse.ArgumentParser (allow_abbrev on): a unique prefix
+    of one of its long options names it (`--max-tok`), two or more is "ambiguous option". oomkit's own options
+    take no part."""
+    own = _SERVER_FLAGS if program.endswith("server") else _GENERATE_FLAGS
+    hits = sorted(f for f in own if f.startswith(name))
+    if len(hits) > 1:
+        raise OomkitError(f"{program}: error: ambiguous option: {name} could match {', '.join(hits)}")
+    return hits[0] if hits else name
+
+
 def parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None
                ) -> tuple[str | None, str | None, MlxSettings]:
     args = list(argv)
@@ -98,6 +109,8 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None, program: str 
     while i < len(args):
         arg = args[i]
         name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name not in flags and name.startswith("--") and len(name) > 2:
+            name = _abbreviation(program, name)
         if name not in flags:
             raise OomkitError(f"{program}: error: unrecognized arguments: {arg}")
         fld, takes, kind = flags[name]
