@@ -45,6 +45,7 @@ ARCH_BY_MODEL_TYPE = {
     "granite": "granite", "granitemoe": "granitemoe", "granitemoehybrid": "granitehybrid",
     "nemotron_h": "nemotron_h", "falcon_h1": "falcon-h1", "jamba": "jamba", "mamba": "mamba", "mamba2": "mamba2",
     "cohere": "command-r", "cohere2": "cohere2", "olmo2": "olmo2", "olmoe": "olmoe", "glm4": "glm4",
+    "olmo3": "olmo2",  # conversion/olmo.py Olmo2Model registers Olmo3ForCausalLM (MODEL_ARCH.OLMO2 + sliding window)
     "glm4_moe": "glm4moe", "starcoder2": "starcoder2", "internlm2": "internlm2", "exaone4": "exaone4",
     "smollm3": "smollm3", "mistral3": "mistral3", "ministral": "llama",
     # encoder-only embedding models (convert_hf_to_gguf.py BertModel / XLMRobertaModel -> bert, NomicBertModel)
