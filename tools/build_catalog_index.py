@@ -71,7 +71,7 @@ OLLAMA_LIBRARY = {
     # before -> Q4_0, embedding models -> F16, gpt-oss derivatives -> MXFP4.
     **dict.fromkeys(
         ["aya-expanse", "codestral", "cogito", "command-a", "command-r7b", "devstral", "devstral-2", "devstral-small-2",
-         "falcon3", "glm-4.6", "glm-4.7-flash", "olmo-3",
+         "falcon3", "glm-4.6", "glm-4.7-flash", "olmo-3", "olmo-3.1",
          "granite3-dense", "granite3.1-moe", "granite3.2", "granite3.3", "granite4", "hermes3", "llama-guard3",
          "magistral", "ministral-3", "mistral-small3.2", "nemotron", "phi4-mini-reasoning", "phi4-reasoning",
          "qwen2-math", "qwen2.5vl", "qwen3-embedding", "seed-oss", "shieldgemma", "tulu3"],

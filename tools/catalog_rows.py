@@ -792,3 +792,48 @@ ROWS += [
     _cohere2("command-a-03-2025", "CohereForAI/c4ai-command-a-03-2025", "Command A 03-2025", 64, 12288, 96, 36864,
              262144, "command-a:111b", "command-a", "coherelabs/c4ai-command-a-03-2025", why="Command A (111B)."),
 ]
+
+def _olmo3(slug: str, base: str, hf: str, name: str, *aliases: str, what: str) -> Row:
+    layers = 32 if base.startswith("olmo-2-1124-7b") else 64
+    return Row(slug, base, hf, f"{what} OLMo 3 keeps OLMo 2's decoder (model card table: {layers} layers, hidden "
+               f"{4096 if layers == 32 else 5120}, {'32 query / 32 KV' if layers == 32 else '40 query / 8 KV'} heads, "
+               "65,536 context) and adds sliding-window attention: three 4,096-token sliding layers to one full layer "
+               "(layer_types as in the verbatim config.json of the mlx-community/Olmo-3-7B-RLZero-Code-4bit conversion "
+               "and in the GGUF metadata of ollama.com/library/olmo-3 and olmo-3.1: sliding_window 4096, "
+               "sliding_window_pattern [true, true, true, false, ...], feed_forward_length as OLMo 2, YaRN factor 8 "
+               "over 8,192 original positions); vocab_size 100278 as the tiny-random/olmo-3 config.json and public "
+               "OLMo 3 test fixtures give it (code search ids 58039711440, 69694500967). Second-hand: the repo's own "
+               "config.json was not read.", aliases,
+               top={"architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3", "max_position_embeddings": 65536,
+                    "sliding_window": 4096, "vocab_size": 100278,
+                    "layer_types": ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention"
+                                    for i in range(layers)],
+                    "rope_scaling": {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 8192,
+                                     "attention_factor": 1.2079441541679836, "beta_fast": 32.0, "beta_slow": 1.0},
+                    "torch_dtype": "bfloat16"},
+               family="olmo", name=name)
+
+
+ROWS += [
+    _olmo3("olmo-3-1025-7b", "olmo-2-1124-7b", "allenai/Olmo-3-1025-7B", "Olmo 3 7B (base)",
+           "allenai/olmo-3-1025-7b", "allenai/olmo-3-7b", what="Olmo 3 7B, the base model (model card)."),
+    _olmo3("olmo-3-7b-instruct", "olmo-2-1124-7b", "allenai/Olmo-3-7B-Instruct", "Olmo 3 7B Instruct",
+           "allenai/olmo-3-7b-instruct", "olmo-3:7b-instruct",
+           what="Olmo 3 7B Instruct, post-trained from Olmo-3-1025-7B with its architecture (model card)."),
+    _olmo3("olmo-3-7b-think", "olmo-2-1124-7b", "allenai/Olmo-3-7B-Think", "Olmo 3 7B Think",
+           "allenai/olmo-3-7b-think", "olmo-3:7b-think",
+           what="Olmo 3 7B Think, post-trained from Olmo-3-1025-7B with its architecture (model card)."),
+    _olmo3("olmo-3-1125-32b", "olmo-2-0325-32b", "allenai/Olmo-3-1125-32B", "Olmo 3 32B (base)",
+           "allenai/olmo-3-1125-32b", "allenai/olmo-3-32b", what="Olmo 3 32B, the base model (model card)."),
+    _olmo3("olmo-3-32b-think", "olmo-2-0325-32b", "allenai/Olmo-3-32B-Think", "Olmo 3 32B Think",
+           "allenai/olmo-3-32b-think", "olmo-3:32b-think",
+           what="Olmo 3 32B Think, post-trained from Olmo-3-1125-32B with its architecture (model card)."),
+    _olmo3("olmo-3.1-32b-instruct", "olmo-2-0325-32b", "allenai/Olmo-3.1-32B-Instruct", "Olmo 3.1 32B Instruct",
+           "allenai/olmo-3.1-32b-instruct", "olmo-3.1:32b-instruct",
+           what="Olmo 3.1 32B Instruct, the refreshed 32B instruct release of the same architecture (ollama.com "
+                "olmo-3.1:32b-instruct GGUF metadata: 64 blocks, 40 heads, 8 KV heads, embedding 5120, FFN 27648, "
+                "sliding window 4096)."),
+    _olmo3("olmo-3.1-32b-think", "olmo-2-0325-32b", "allenai/Olmo-3.1-32B-Think", "Olmo 3.1 32B Think",
+           "allenai/olmo-3.1-32b-think",
+           what="Olmo 3.1 32B Think, the refreshed 32B reasoning release of the same architecture (model card)."),
+]
