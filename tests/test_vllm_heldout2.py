@@ -19,8 +19,10 @@ printed figure, the KV budget as a share of the GPU's memory, tokens / lengths r
 | | | | | available KV | 28.20 GiB | -3.69 %: strict xfail | same |
 | | | | | tokens / blocks / concurrency from the printed budget | 184,832 / 1,444 / 11.55x | -0.07 % / -1 block / 11.54x | same |
 | vllm#34076 | 0.15.2rc1 | 5070 Ti + 5090 D, PP2 | Qwen3-Coder-30B-A3B FP8 | one request's KV / estimated length | 24.0 GiB / 34,736 | 12.0 GiB / 69,456 | 24.0 GiB / 34,720 |
+| | | | | kv_needed_one_request_bytes per stage | 24.0 GiB | 12.0 GiB | 24.0 GiB |
 | vllm#32105 | 0.15.0rc1 | 8 GPUs, PP8 | GLM-4.7 FP8 | verdict | refused | starts | refused |
 | | | | | one request's KV / estimated length | 71.16 GiB / 81,392 | 9.28 GiB (a stage's) / - | 71.16 GiB / 81,392 |
+| | | | | kv_needed_one_request_bytes per stage | 71.16 GiB | 8.5-9.3 GiB (each stage's) | 71.16 GiB |
 | spark#396 | 0.29.1rc1 | 2x DGX Spark, TP2 | MiniMax-M2.7 AWQ | one request's KV / estimated length | 23.25 GiB / 190,272 | 23.25 GiB / 190,256 | same |
 | | | | | tokens / concurrency from the printed 28.74 GiB | 240,816 / 1.22x | +0.92 % / 1.24x | same |
 
@@ -230,6 +232,10 @@ def test_glm_47_pp8_refused_as_015_refuses():
     assert est.fits is False
     assert est.engine_view["error"].startswith(printed["error"])  # 71.16 GiB and 81,392, as printed
     assert est.engine_view["estimated_max_model_len"] == printed["estimated_max_model_len"]
+    # the one-request figure is the rule's, on every stage: the whole model's 92 layers (71.16 GiB as printed)
+    need = est.engine_view["kv_needed_one_request_bytes"]
+    assert len(need) == 8 and set(need.values()) == {202752 * 92 * 8 * 128 * 2 * 2}
+    assert f"{202752 * 92 * 8 * 128 * 2 * 2 / GiB:.2f}" == "71.16"
 
 
 @pytest.mark.parametrize("version", ["0.13.0", "0.17.0"])
@@ -250,6 +256,8 @@ def test_qwen3_coder_pp2_refusal_counts_all_48_layers():
     v = est.engine_view
     assert est.fits is False
     assert "(24.0 GiB KV cache is needed, which is larger than the available KV cache memory (3.18 GiB)" in v["error"]
+    # and the figure says what the refusal says, for each stage (a stage's own 24 layers: 12.0 GiB before)
+    assert v["kv_needed_one_request_bytes"] == {"CUDA0": 24 * GiB, "CUDA1": 24 * GiB}
     # 3.18 GiB is printed to 0.01 GiB, 109 tokens at 98,304 B per token: held to one 16-token block
     assert abs(v["estimated_max_model_len"] - printed["estimated_max_model_len"]) <= 16
 

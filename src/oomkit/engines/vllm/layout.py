@@ -192,6 +192,12 @@ def _post_kv_fixes(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings
     return out
 
 
+def merged_pp_check(r: Resolved) -> bool:
+    """vLLM 0.14-0.16 under pipeline parallelism: kv_cache_utils.py get_kv_cache_configs checks one request against
+    the whole model's KV cache groups (settings.py ERAS pp_check_merged / pp_check_per_worker)."""
+    return r.v1 and r.pp > 1 and r.at_least("pp_check_merged") and not r.at_least("pp_check_per_worker")
+
+
 def _join_fixes(fixes: list[str]) -> str:
     """"lower --max-num-seqs to 256 or --gpu-memory-utilization to 0.92"."""
     words = [fixes[0]]
@@ -223,7 +229,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> 
         ranks = _with_blocks(ranks, s, r)
         if error is None and r.v1:
             pools = [(rk.plan, rk.available) for rk in ranks]
-            if r.pp > 1 and r.at_least("pp_check_merged") and not r.at_least("pp_check_per_worker"):
+            if merged_pp_check(r):
                 # 0.14-0.16: the whole model's layers against the smallest worker's budget (settings.py ERAS)
                 pools = [(kv_plan(spec, s, r), min(rk.available for rk in ranks))]
             check = check_enough_kv_cache_memory(pools, s, r)
@@ -456,8 +462,11 @@ def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank],
         view.update(figures)
         lines += report
         lines += _post_kv_lines(s, r, view)
-    # one request at max_model_len, and max_num_seqs of them: what the KV cache must hold at least
-    need_one = {rk.device.id: rk.plan.needed(max_len, batched) for rk in ranks}
+    # one request at max_model_len, and max_num_seqs of them: what the KV cache must hold at least. One request is
+    # what check_enough_kv_cache_memory holds each worker to: its own stage's layers, or in 0.14-0.16 under
+    # pipeline parallelism the whole model's (merged_pp_check; the figure vllm#34076's refusal prints)
+    whole = kv_plan(spec, s, r).needed(max_len, batched) if merged_pp_check(r) else None
+    need_one = {rk.device.id: rk.plan.needed(max_len, batched) if whole is None else whole for rk in ranks}
     need_many = {rk.device.id: _needed_many(rk.plan, max_len, batched, r) for rk in ranks}
     if error is not None or not known:
         view["kv_needed_one_request_bytes"] = need_one
