@@ -837,3 +837,21 @@ ROWS += [
            "allenai/olmo-3.1-32b-think",
            what="Olmo 3.1 32B Think, the refreshed 32B reasoning release of the same architecture (model card)."),
 ]
+
+ROWS += [
+    Row("granite-4.0-h-small", "granite-4.0-h-tiny", "ibm-granite/granite-4.0-h-small",
+        "Granite 4.0 H-Small (IBM: hybrid Mamba-2/attention MoE, 32B total / 9B active). The shape values are the "
+        "GGUF metadata of IBM's own Ollama upload (https://ollama.com/ibm/granite4:small-h-q6_K/blobs/a15d0868faf9: "
+        "40 blocks, 32 heads, embedding 4096, 72 experts with 10 used, feed_forward_length 768, "
+        "expert_shared_feed_forward_length 1536, ssm.inner_size 8192, ssm.time_step_rank 128 (the Mamba-2 head "
+        "count), ssm.state_size 128, ssm.group_count 1, ssm.conv_kernel 4, vocab 100352; shared/reference "
+        "model_configs.jsonl); num_key_value_heads 8 and the 36 Mamba / 4 attention split as a public write-up "
+        "quotes the repo's config.json (code search id 57624389648). The attention layers are taken at H-Tiny's "
+        "positions (5, 15, 25, 35), as a third-party GGUF card lists for H-Small; only their count matters for "
+        "memory. Second-hand: the repo's own config.json was not read.",
+        ("granite4:small-h", "ibm-granite/granite-4.0-h-small", "ibm/granite4:small-h"),
+        text={"hidden_size": 4096, "intermediate_size": 768, "shared_intermediate_size": 1536,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "num_local_experts": 72,
+              "num_experts_per_tok": 10, "mamba_n_heads": 128, "mamba_d_head": 64},
+        name="Granite 4.0 H-Small"),
+]
