@@ -44,6 +44,10 @@ CASES = {
 }
 
 
+# as installed: byte-compiled (an environment with PYTHONDONTWRITEBYTECODE recompiles every module on each run)
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def _cpu_seconds() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -63,7 +67,7 @@ def main() -> None:
     cpu: dict[str, list[float]] = {k: [] for k in cases}
     for _ in range(args.runs):  # interleaved: each round runs every case once
         for name, (cmd, src) in cases.items():
-            env = None if src is None else {**os.environ, "PYTHONPATH": src}
+            env = ENV if src is None else {**ENV, "PYTHONPATH": src}
             t, c = time.perf_counter(), _cpu_seconds()
             subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
             times[name].append(time.perf_counter() - t)
