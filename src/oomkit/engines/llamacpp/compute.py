@@ -39,6 +39,9 @@ class ComputePhases:
     output: int  # logits of every token, plus the hidden-state rows around them
     attention: int  # the largest layer workspace, masks included
     inputs: int  # what the CPU side keeps for a fully offloaded graph: the input rows and the masks
+    # the buffer of a device that runs every layer and the output, where a whole-graph replay knows it (0: the
+    # phases above say it; compute_graphs.gemma4_ple_graph with device=True)
+    device: int = 0
 
 
 def reserved_outputs(ctx: Context, s: LlamaCppSettings) -> int:
@@ -307,6 +310,19 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         # (final_norm_kept_output: 0.93, 1.28, 0.93, 1.07 of those)
         k_rot, v_rot = _rotations(spec, ctx)
         out_phase = attn_phase = galloc.peak_bytes(*compute_graphs.hy_v3_graph(spec, T, rows_out, masks, k_rot, v_rot))
+    device = 0
+    if ple_replayed(spec, ctx) and not no_cache:
+        # Gemma 4 E2B / E4B: the whole graph replayed through ggml-alloc
+        # (compute_graphs.gemma4_ple_graph). The per-layer embedding path's rows (n_embd_per_layer x n_layer floats
+        # a token: the selected rows, the projection, its norm and the permuted copy that lives to the last layer)
+        # set where the wide FFN lands: llama.cpp's CPU buffer 480.09 MiB at 8K -ub 2048 with one output row (the
+        # closed-form phases: 348.00), equal to the byte on the E2B-shaped file (tests/test_llamacpp_gemma4_ple.py)
+        ple_caches, fa = _ple_caches(caches, T, ctx.flash_attn), ctx.flash_attn
+        rot = dict(k_rot=ctx.type_k.quantized, v_rot=ctx.type_v.quantized)
+        out_phase = attn_phase = galloc.peak_bytes(*compute_graphs.gemma4_ple_graph(spec, T, rows_out, ple_caches, fa,
+                                                                                    **rot))
+        device = galloc.peak_bytes(*compute_graphs.gemma4_ple_graph(spec, T, rows_out, ple_caches, fa, device=True,
+                                                                    **rot))
     trunk = spec.trunk_layers
     if spec.architecture in GATE_IN_ATTN_OUT and ctx.flash_attn and not no_cache and ERAS.reached(ctx.build, "kq_mask_f16") \
             and trunk and trunk[-1].index == len(trunk) - 1:
@@ -323,8 +339,31 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
     # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
     # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
     mask_in = masks if not ctx.flash_attn or ERAS.reached(ctx.build, "kq_mask_f16") else 2 * masks
-    return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=resid + mask_in)
+    return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=resid + mask_in,
+                         device=device)
 
+
+
+# architectures whose per-layer embedding graph is replayed node by node (compute_graphs.gemma4_ple_graph)
+PLE_GRAPHS = frozenset({"gemma4"})
+
+
+def ple_replayed(spec: ModelSpec, ctx: Context) -> bool:
+    """Whether compute_graphs.gemma4_ple_graph models this graph: Gemma 4 with per-layer embeddings (the E2B / E4B
+    files carry per_layer_token_embd; 26B-A4B and 31B do not), dense FFNs in every layer, and a build whose
+    flash-attention masks are F16 graph inputs (ERAS kq_mask_f16, PR #23764: before it the CPU side casts an F32
+    mask, not replayed)."""
+    return (spec.architecture in PLE_GRAPHS and ERAS.reached(ctx.build, "kq_mask_f16")
+            and bool(spec.trunk_layers) and len(spec.trunk_layers) == len(spec.layers)
+            and all(la.attention is not None and not la.ffn.is_moe and la.ffn.n_ff for la in spec.trunk_layers)
+            and any(t.name == "per_layer_token_embd.weight" for t in spec.weights.tensors))
+
+
+def _ple_caches(caches: list[Cache], T: int, flash_attn: bool) -> list[tuple[str, tuple[int, ...], int, int]]:
+    """The iSWA caches in the order the graph first reads them (the first layer of each), with their cells and KQ
+    mask bytes (n_kv x T, F16 with flash attention, else F32, as compute_phases sizes the masks)."""
+    used = sorted((c for c in caches if c.layers), key=lambda c: min(c.layers))
+    return [(c.name, tuple(c.layers), c.cells, c.cells * T * (2 if flash_attn else 4)) for c in used]
 
 
 def _freed_iswa_masks(run: list, caches: list[Cache], T: int, flash_attn: bool) -> dict[int, int]:
@@ -1274,8 +1313,8 @@ def per_layer_input_rows(spec: ModelSpec, T: int) -> int:
     per_layer_token_embd, an input-layer tensor kept in CPU_Mapped, and scales them in place; GET_ROWS is no op a
     device takes over (offload_op), so the block sits in the host's compute buffer beside the graph inputs.
     HilbertraumAI's b9849 Gemma 4 E2B logs, -ub 2048: Vulkan_Host 136.09 MiB = the inputs' 66.0 + 70.0 (8960 x 2048
-    floats), on the RTX 3090 and the UHD 620 alike. The device side of the projection (per_layer_model_proj's
-    output, the sum, its contiguous copy) is not modelled yet (tests/test_llamacpp_heldout2_logs.py)."""
+    floats), on the RTX 3090 and the UHD 620 alike. The device side (the projection, the sum, its contiguous copy)
+    is compute_graphs.gemma4_ple_graph's replay (ComputePhases.device)."""
     t = next((t for t in spec.weights.tensors if t.name == "per_layer_token_embd.weight"), None)
     return t.shape[0] * T * 4 if t is not None and t.shape else 0
 
@@ -1352,6 +1391,11 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         if d == placement.output_device:
             need = max(need, ph[d].output)
         out[d] = need
+    whole = {placement.output_device, *placement.layer_device}
+    if p_dev.device and len(whole) == 1 and placement.output_device >= 0 and not pipeline_parallel(
+            spec, placement, devices, s):
+        # one device runs the whole graph: its split as the replay places it (ComputePhases.device)
+        out[placement.output_device] = p_dev.device
     off = output_offload_device(ctx, placement, devices, s)
     if off is not None:  # the logits run on device `off`, beside a copy of the output weight
         out[-1] = ph[-1].attention - (0 if -1 in attending else masks) if -1 in placement.layer_device else 0

@@ -152,3 +152,146 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
         h = add(spec.n_embd * n_outputs * F32, h, out_ids, output=True)  # result_norm (GET_ROWS)
     add(spec.n_vocab * n_outputs * F32, h, output=True)  # result_output
     return n_inputs, nodes
+
+
+def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[str, tuple[int, ...], int, int]],
+                     flash_attn: bool = True, device: bool = False, k_rot: bool = False, v_rot: bool = False
+                     ) -> tuple[int, list[Node]]:
+    """Gemma 4 with per-layer embeddings (E2B / E4B: per_layer_token_embd), node by node as
+    ggml_build_forward_expand orders src/models/gemma4.cpp (b9849; the same graph in llama.cpp@0c1e57098):
+
+    - build_inp_per_layer: the per-layer rows of every token (GET_ROWS of per_layer_token_embd, n_embd_per_layer x
+      n_layer floats a token), reshaped and scaled into a new tensor (SCALE of a view cannot run in place), expanded
+      before the first layer;
+    - project_per_layer_inputs, pulled in by the first layer's per-layer gate (its first reader): per_layer_model_proj
+      times the scaled embeddings, scaled in place, RMS-normed from a reshaped view (a new tensor), the norm weight,
+      the sum with the selected rows and its scale in place, then the permuted CONT: that block is read by every
+      layer's slice and lives to the last one;
+    - per layer: attention norm; Q (head norm, RoPE) and, in a layer that owns its cache, K (head norm, RoPE) and V
+      (an RMS norm without weight), the cache writes, FLASH_ATTN_EXT, the output projection, its post-norm and the
+      residual (without flash attention: V padded to the cache's widest row where narrower and written through the
+      transposed cache, llama_kv_cache::cpy_v [TAG_V_CACHE_VARIABLE]; KQ, the soft-max in place, KQV and its
+      permuted CONT, llm_graph_context::build_attn_mha); the FFN norm, gate, up, GEGLU (the KV-shared layers twice as wide: use_double_wide_mlp), down, the
+      post-norm and residual; the per-layer gate (MUL_MAT, GELU in place) times this layer's slice, its projection,
+      post-norm and residual, the layer output scale;
+    - the final norm (h_nextn) on every row, result_norm's out_ids rows, the logits with the soft-capping (SCALE,
+      TANH, SCALE, all in place).
+    Inputs, in first-use order: the token ids, the unread embeddings input (PR #18550), the per-layer token ids,
+    the positions, per cache (caches: (name, layers, KV cells a stream, mask bytes) in first-use order) its K and
+    V indices (the V indices one per element of the widest V row without flash attention) and KQ mask, and out_ids.
+    Read off the pinned binding's reserve (ggml_gallocr_reserve_n dumped) on Gemma 4 E2B's 35-layer shapes: every
+    tensor at llama.cpp's offset, 480.09 MiB at -c 8192 -ub 2048 with one output row, as HilbertraumAI's b9849 CPU
+    log prints.
+
+    device: the graph as a fully offloaded device's split holds it (ggml_backend_sched_split_graph): the two
+    GET_ROWS of weights in CPU_Mapped run on the host (ggml-vulkan's offload_op takes no GET_ROWS), and their
+    results, the masks, positions and indices come in as copies placed at the start of the split, marked input
+    and output so that ggml-alloc never frees them; the token ids and the unread embeddings input stay on the
+    host.
+
+    k_rot / v_rot: a quantized K / V cache whose head size is a multiple of 64 (compute._rotations): each cache has
+    its Hadamard matrices as inputs (K's the largest power of two from 64 dividing its head, V's 64 x 64), Q and K
+    are rotated after RoPE (MUL_MAT), V before its cache write, the attention output un-rotated. Returns (the number
+    of inputs, the nodes)."""
+    g = _Graph()
+    add, view, nodes = g.add, g.view, g.nodes
+    resid = spec.n_embd * T * F32
+    names = {t.name for t in spec.weights.tensors}
+    ple = next(t.shape[0] for t in spec.weights.tensors if t.name == "per_layer_token_embd.weight")
+    ple_rows = ple * T * F32
+    n_per = ple // len(spec.trunk_layers)
+    by_layer = {il: i for i, (_, layers, _, _) in enumerate(caches) for il in layers}
+    cells = [c for _, _, c, _ in caches]
+    v_max = max(la.attention.n_kv_heads * la.attention.head_dim_v for la in spec.trunk_layers)
+    v_idx_size = T * 8 if flash_attn else v_max * T * 8
+    if device:
+        embd = add(resid, output=True)  # the copies of the host's GET_ROWS results
+        rows = add(ple_rows, output=True)
+    else:
+        tokens = add(T * 4)
+        add(resid)  # inp_embd: an input the token graph never reads
+        tokens_pl = add(T * 4)
+    att = {la.index: la.attention for la in spec.trunk_layers}
+    pos = -1
+    idx: list[tuple[int, int, int, int, int]] = []
+    for _, layers, _, mask_bytes in caches:
+        a0 = att[min(layers)]
+        nrot = 64
+        while a0.head_dim_k % (2 * nrot) == 0:
+            nrot *= 2
+        kr = add(nrot * nrot * F32, output=device) if k_rot and a0.head_dim_k % 64 == 0 else -1
+        if pos < 0:
+            pos = add(T * 4, output=device)
+        vr = add(64 * 64 * F32, output=device) if v_rot and a0.head_dim_v % 64 == 0 else -1
+        k_idx, v_idx = add(T * 8, output=device), add(v_idx_size, output=device)
+        idx.append((k_idx, v_idx, add(mask_bytes, output=device), kr, vr))
+    if pos < 0:
+        pos = add(T * 4, output=device)
+    out_ids = -1 if device else add(n_outputs * 4)
+    n_inputs = len(nodes)
+    if not device:
+        embd = add(resid, tokens)  # GET_ROWS of token_embd
+        rows = add(ple_rows, tokens_pl)  # GET_ROWS of per_layer_token_embd
+    selected = add(ple_rows, view(rows))  # inp_per_layer_selected: SCALE of the reshaped rows
+    inp = add(resid, embd, inplace=True)  # inp_scaled
+    per_layer = -1
+    for layer in spec.trunk_layers:
+        a, il = layer.attention, layer.index
+        ic = by_layer.get(il if layer.kv_source is None else layer.kv_source, 0)
+        k_idx, v_idx, mask, kr, vr = idx[ic]
+        x = add(resid, add(resid, inp, inplace=True), inplace=True)  # RMS_NORM, attn_norm
+        q_size, kv_size = a.n_heads * a.head_dim_k * T * F32, a.n_kv_heads * a.head_dim_k * T * F32
+        q = add(q_size, view(add(q_size, x)))  # Qcur, its head norm (RMS_NORM of the reshaped view)
+        q = add(q_size, add(q_size, q, inplace=True), pos, inplace=True)  # the norm weight (MUL), ROPE
+        if kr >= 0:
+            q = view(add(q_size, kr, view(q)))  # the K rotation (MUL_MAT), reshaped back
+        if layer.kv_source is None:
+            k = add(kv_size, view(add(kv_size, x)))
+            k = add(kv_size, add(kv_size, k, inplace=True), pos, inplace=True)
+            if kr >= 0:
+                k = view(add(kv_size, kr, view(k)))
+            v = add(kv_size, view(add(kv_size, x)))  # Vcur (attn_v, or attn_k's where V is K), RMS_NORM
+            if vr >= 0:
+                v = view(add(kv_size, vr, view(v)))
+            add(0, view(k), k_idx)  # SET_ROWS into the K cache
+            v_w = a.n_kv_heads * a.head_dim_v
+            if not flash_attn and v_w < v_max:
+                v = add(v_max * T * F32, view(v))  # PAD to the transposed cache's row
+            add(0, view(v), v_idx)  # SET_ROWS into the V cache
+        o_size = a.n_heads * a.head_dim_v * T * F32
+        if flash_attn:
+            o = view(add(o_size, view(q), mask))  # FLASH_ATTN_EXT, reshaped
+            if vr >= 0:
+                o = view(add(o_size, vr, view(o)))  # the output un-rotated
+        else:
+            kq = add(cells[ic] * T * a.n_heads * F32, view(q))  # KQ
+            kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX
+            o = add(o_size, view(add(o_size, kq)))  # KQV, the CONT of its permuted view
+        o = add(resid, o)  # the output projection
+        o = add(resid, add(resid, o, inplace=True), inplace=True)  # attn_post_norm (RMS_NORM, MUL)
+        attn_out = add(resid, o, inp, inplace=True)
+        n = add(resid, add(resid, attn_out, inplace=True), inplace=True)  # ffn_norm
+        wide = layer.ffn.n_ff * T * F32
+        h = add(resid, add(wide, add(wide, n), add(wide, n)))  # gate, up, GEGLU, down
+        h = add(resid, add(resid, h, inplace=True), inplace=True)  # ffn_post_norm
+        pe_in = add(resid, h, attn_out, inplace=True)
+        gate = add(n_per * T * F32, add(n_per * T * F32, pe_in), inplace=True)  # inp_gate, GELU
+        if per_layer < 0:  # project_per_layer_inputs, pulled in here
+            p = add(ple_rows, add(ple_rows, inp), inplace=True)  # per_layer_model_proj, SCALE
+            p = add(ple_rows, add(ple_rows, view(p)), inplace=True)  # RMS_NORM of the reshaped view, the norm weight
+            p = add(ple_rows, add(ple_rows, p, selected, inplace=True), inplace=True)  # + the selected rows, SCALE
+            per_layer = add(ple_rows, view(p))  # the permuted CONT
+        h = add(n_per * T * F32, gate, view(per_layer), inplace=True)  # times this layer's slice
+        h = add(resid, add(resid, add(resid, h), inplace=True), inplace=True)  # proj, post_norm
+        h = add(resid, pe_in, h, inplace=True)
+        if f"blk.{il}.layer_output_scale.weight" in names:
+            h = add(resid, h, inplace=True)  # out_scaled
+        inp = h
+    h = add(resid, add(resid, inp, inplace=True), inplace=True, output=True)  # RMS_NORM, h_nextn
+    h = add(spec.n_embd * n_outputs * F32, h, *([out_ids] if out_ids >= 0 else []))  # result_norm (GET_ROWS)
+    logits = spec.n_vocab * n_outputs * F32
+    out = add(logits, h)
+    for _ in range(3):  # the soft-capping: SCALE, TANH, SCALE (result_output)
+        out = add(logits, out, inplace=True)
+    nodes[out] = nodes[out]._replace(output=True)
+    return n_inputs, nodes

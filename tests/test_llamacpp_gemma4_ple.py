@@ -1,0 +1,169 @@
+"""Gemma 4 E2B's compute buffer with its per-layer embeddings (PLE), held to llama.cpp on the CPU.
+
+The per-layer path of src/models/gemma4.cpp (b9849; the same graph in the binding's llama.cpp@0c1e57098):
+build_inp_per_layer gathers n_embd_per_layer x n_layer floats a token (8960 for E2B: 70 MiB at -ub 2048) and
+scales them into a new block; project_per_layer_inputs, pulled in by the first layer's per-layer gate, multiplies
+the scaled embeddings by per_layer_model_proj, norms a reshaped view (a new block), adds the selected rows and
+copies the permuted sum (CONT), which every layer reads a slice of, so it lives to the last layer. The blocks it
+leaves decide where the KV-shared layers' double-wide FFN lands: oomkit replays the whole graph through ggml-alloc
+(compute_graphs.gemma4_ple_graph) where the closed-form phases gave 348.00 MiB against 480.09.
+
+Ground truth: llama-cpp-python 0.3.36 on the CPU, a synthetic GGUF with Gemma 4 E2B's 35 layers (google/gemma-4-E2B-it
+text_config: hidden 1536, 8 heads / 1 KV head, sliding heads of 256 and full heads of 512, every 5th layer full,
+window 512, the last 20 layers sharing KV with a double-wide FFN of 12288, per-layer inputs of 256, vocab 262144,
+soft-capping 30; the file's tensor census equals the real Q4_0 file's: 275 q4_0 + 263 f32). Each context is created
+as llama-server creates it (swa_full off, n_outputs_max = n_parallel) or as the binding does (every token an
+output), no_alloc dry run. At HilbertraumAI's b9849 CPU setting (-c 8192 -ub 2048 -np 1) the binding prints the
+480.09 MiB the log does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import oomkit
+from tests.ggufs import _model
+from tests.groundtruth import llamacpp_run, synth
+from tests.groundtruth.synth import VT, Tensor, _blk, _ffn_dense, _layers, _Meta
+from tests.test_llamacpp_heldout_logs import held_out_estimate
+
+MiB = 1 << 20
+
+
+def gemma4_e2b(n_layers: int | None = None) -> synth.SynthModel:
+    """Gemma 4 E2B as its GGUF holds it (src/models/gemma4.cpp load_arch_tensors at b9849): no output.weight (tied),
+    attn_k / attn_v / attn_k_norm only in the layers that own a cache (the last attention.shared_kv_layers read an
+    earlier layer's), feed_forward_length per layer (use_double_wide_mlp: the shared layers' FFN twice as wide),
+    layer_output_scale, the per-layer gate / projection / post-norm in every block and one rope_freqs."""
+    arch, n_embd, n_head, n_kv, n_vocab = "gemma4", 1536, 8, 1, 262144
+    hd_swa, hd_full, n_ff, ple, n_swa = 256, 512, 6144, 256, 512
+    nl = _layers(n_layers, 35)
+    swa = [i % 5 != 4 for i in range(nl)]
+    start = nl - 20 if nl > 20 else nl
+    md = _Meta(arch).base(ctx=131072, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-6, rope_base=1000000.0, n_vocab=n_vocab)
+    md.items = [it for it in md.items if not it[0].endswith(".feed_forward_length")]
+    md.items.append((f"{arch}.feed_forward_length", [n_ff if i < start else 2 * n_ff for i in range(nl)],
+                     (VT.ARRAY, VT.INT32)))
+    md.u32("attention.key_length", hd_full).u32("attention.value_length", hd_full)
+    md.u32("attention.key_length_swa", hd_swa).u32("attention.value_length_swa", hd_swa)
+    md.u32("rope.dimension_count", hd_full).u32("rope.dimension_count_swa", hd_swa).f32("rope.freq_base_swa", 1e4)
+    md.u32("attention.sliding_window", n_swa).u32("embedding_length_per_layer_input", ple)
+    md.u32("attention.shared_kv_layers", nl - start).f32("final_logit_softcapping", 30.0)
+    md.items.append((f"{arch}.attention.sliding_window_pattern", swa, (VT.ARRAY, VT.BOOL)))
+    ts = [Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("output_norm.weight", (n_embd,)),
+          Tensor("per_layer_token_embd.weight", (ple * nl, n_vocab)),
+          Tensor("per_layer_model_proj.weight", (n_embd, ple * nl)),
+          Tensor("per_layer_proj_norm.weight", (ple,)), Tensor("rope_freqs.weight", (hd_full // 2,))]
+    for i in range(nl):
+        hd = hd_swa if swa[i] else hd_full
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "attn_q.weight", n_embd, n_head * hd),
+               _blk(i, "attn_output.weight", n_head * hd, n_embd), _blk(i, "attn_q_norm.weight", hd)]
+        if i < start:
+            ts += [_blk(i, "attn_k.weight", n_embd, n_kv * hd), _blk(i, "attn_v.weight", n_embd, n_kv * hd),
+                   _blk(i, "attn_k_norm.weight", hd)]
+        ts += [_blk(i, "post_attention_norm.weight", n_embd), _blk(i, "layer_output_scale.weight", 1)]
+        ts += _ffn_dense(i, n_embd, n_ff if i < start else 2 * n_ff)
+        ts += [_blk(i, "post_ffw_norm.weight", n_embd), _blk(i, "inp_gate.weight", n_embd, ple),
+               _blk(i, "proj.weight", ple, n_embd), _blk(i, "post_norm.weight", n_embd)]
+    return _model("gemma4-e2b", arch, "google/gemma-4-E2B-it text_config", n_vocab, nl, md, ts, True, n_swa=n_swa)
+
+
+_WORKER = llamacpp_run.binding_script(r'''
+for i, c in enumerate(contexts):
+    os.write(2, f"@@CTX {i}\n".encode())
+    cp = llama_cpp.llama_context_default_params()
+    cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = c["n_ctx"], max(2048, c["n_ubatch"]), c["n_ubatch"], c["n_seq"]
+    cp.n_threads = cp.n_threads_batch = 1
+    cp.flash_attn_type = c["fa"]
+    cp.type_k, cp.type_v = c["type_k"], c["type_v"]
+    cp.kv_unified = c["unified"]
+    cp.swa_full = False
+    cp.n_outputs_max = cp.n_outputs_max_per_seq = c["outputs"]
+    ctx = llama_cpp.llama_init_from_model(model, cp)
+    os.write(2, f"@@END {i} {bool(ctx)}\n".encode())
+    llama_cpp.llama_free(ctx)
+''', {'no_alloc': 'True', 'load_mode': '0', 'lazy_mode': '0'})
+
+
+TYPES = {"f16": 1, "q8_0": 8, "q4_0": 2}  # ggml_type ids
+
+
+def _c(n_ctx: int, ub: int, n_seq: int = 1, unified: bool = True, fa: int = 1, outputs: int = 1, k: str = "f16",
+       v: str = "f16") -> dict:
+    return dict(n_ctx=n_ctx, n_ubatch=ub, n_seq=n_seq, unified=unified, fa=fa, outputs=outputs, type_k=TYPES[k],
+                type_v=TYPES[v], k=k, v=v)
+
+
+# llama-server's rows (outputs = n_parallel) and the binding's own (0: every token of the ubatch)
+GRID = [_c(8192, 2048), _c(8192, 512), _c(32768, 512, outputs=0), _c(32768, 2048, outputs=0), _c(4096, 1024),
+        _c(16384, 512, 4, True, outputs=4), _c(16384, 512, 4, False, outputs=4),
+        _c(8192, 512, fa=0), _c(8192, 2048, fa=0), _c(16384, 512, 4, True, fa=0, outputs=4),
+        _c(16384, 512, 4, False, fa=0, outputs=4), _c(32768, 512, fa=0, outputs=0),
+        _c(8192, 512, k="q8_0", v="q8_0"), _c(32768, 2048, k="q4_0", v="q4_0", outputs=0),
+        _c(16384, 512, 4, False, k="q8_0", v="f16", outputs=4), _c(8192, 1024, fa=0, k="q8_0")]
+
+
+def measure(path, grid: list[dict]) -> list[float]:
+    log = llamacpp_run.run_binding_script(_WORKER, path, grid, timeout=900)
+    out = []
+    for i in range(len(grid)):
+        part = llamacpp_run.context_log(log, i)
+        out.append(float(re.findall(r"compute buffer size =\s*([0-9.]+) MiB", part)[0]))
+    return out
+
+
+def predicted(path, c: dict) -> float:
+    kw = dict(devices=(), find_max_context=False, fit=False, n_ctx=c["n_ctx"], n_parallel=c["n_seq"],
+              cache_type_k=c["k"], cache_type_v=c["v"],
+              kv_unified=c["unified"], flash_attn="on" if c["fa"] else "off", n_ubatch=c["n_ubatch"],
+              n_batch=max(2048, c["n_ubatch"]), program="llama-server" if c["outputs"] else "llama-cpp-python")
+    v = oomkit.estimate(str(path), "llama.cpp", **kw).engine_view
+    return sum(v["compute_buffer_bytes"].values()) / MiB
+
+
+@pytest.fixture(scope="module")
+def e2b():
+    if not llamacpp_run.available():
+        pytest.skip("llama-cpp-python is not installed")
+    path = synth.synth_path(gemma4_e2b(), "q4_0")
+    return path, measure(path, GRID)
+
+
+def test_the_binding_prints_the_b9849_cpu_log(e2b):
+    """HilbertraumAI's b9849 CPU log (tests/fixtures/engine_logs/llamacpp_heldout2/gemma-4-e2b-q4_0-cpu-avx2-repack-
+    device-none-8192-b9849.json): CPU compute buffer 480.09 MiB at -c 8192 -ub 2048 -np 1, flash attention auto
+    (on), n_outputs_max = 1. The binding's graph on the synthetic file prints the same: the per-layer path's graph
+    has not changed between the two builds."""
+    assert e2b[1][0] == 480.09
+
+
+def test_compute_equals_llama_cpp(e2b):
+    """The replay lands every tensor where llama.cpp's ggml-alloc does: equal to the 0.01 MiB printed at every
+    setting (flash attention on and off, one to four slots, unified or split, one output row or every token, F16
+    and quantized caches with their Hadamard rotations)."""
+    path, measured = e2b
+    for i, (c, m) in enumerate(zip(GRID, measured, strict=True)):
+        assert predicted(path, c) == pytest.approx(m, abs=0.01), (i, c, m)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Vulkan device split not exact: oomkit 578.07 MiB vs 554.07 printed (+24.00, 1.043) on the RTX 3090 and the "
+    "UHD 620 at -np 1, 584.07 vs 560.07 at -np auto (4 slots): the replay keeps ggml's node order, ggml-vulkan's "
+    "graph_optimize reorders the split (the C port of it, tests/groundtruth/vk_graph_optimize.c, applied to the "
+    "binding's graph with the host's GET_ROWS results kept as never-freed inputs, gives 540.07: 14.00 below)"))
+def test_vulkan_device_compute_is_exact():
+    """The fully offloaded device's buffer from the same replay, the host's GET_ROWS results as split inputs
+    (compute_graphs.gemma4_ple_graph device=True), against HilbertraumAI's b9849 Vulkan logs."""
+    root = Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp_heldout2"
+    for name in ("gemma-4-e2b-q4_0-rtx3090-vulkan-8192-ub2048-b9849", "gemma-4-e2b-q4_0-uhd620-igpu-vulkan-8192-"
+                 "ub2048-b9849", "gemma-4-e2b-q4_0-rtx3060-laptop-plus-igpu-vulkan-np-auto-b9849"):
+        fx = json.loads((root / f"{name}.json").read_text())
+        got = held_out_estimate(fx).engine_view["compute_buffer_bytes"]
+        for dev, mib in fx["printed"]["buffers"]["compute_mib"].items():
+            if dev != "Vulkan_Host":
+                assert got[dev] / MiB == pytest.approx(mib, abs=0.1), (name, dev, got[dev] / MiB, mib)
