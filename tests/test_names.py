@@ -409,3 +409,25 @@ def test_plain_dtype_given_as_quant_option_names_the_gguf_for_llama_cpp(quant, g
     assert by_option.weights_bytes == by_suffix.weights_bytes
     # 8.19 B parameters at 2 bytes, the F32 norms aside
     assert 2 * 8.1e9 < by_option.weights_bytes < 2 * 8.3e9
+
+
+@pytest.mark.parametrize("path, hf_id", [
+    ("/models/Qwen3-Coder-30B-A3B-Instruct", "Qwen/Qwen3-Coder-30B-A3B-Instruct"),  # vllm serve /models/<name>
+    ("./Llama-3.3-70B-Instruct/", "meta-llama/Llama-3.3-70B-Instruct"),
+    ("C:\\models\\Qwen3-8B", "Qwen/Qwen3-8B"),
+    ("/root/.cache/huggingface/hub/models--openai--gpt-oss-120b/snapshots/b5c939de8f754692c1647ca79fbf85e8c1e70f8a",
+     "openai/gpt-oss-120b"),
+])
+def test_a_checkpoint_folder_elsewhere_is_read_by_its_name(path, hf_id, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # nothing of that name here
+    spec = resolve(path)
+    assert spec.source.startswith(f"catalog: {hf_id} ")
+    assert any(label.startswith(f"{path} is not on this machine: read as the catalog's {hf_id}")
+               for label in spec.labels)
+
+
+def test_a_missing_file_or_unknown_folder_is_still_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for ref, said in (("/models/qwen3-8b-q4_k_m.gguf", "no such file"), ("/models/no-such-model", "unknown model")):
+        with pytest.raises(OomkitError, match=said):
+            resolve(ref)

@@ -103,6 +103,12 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
     path = Path(ref).expanduser()
     if _exists(path):
         return _from_path(path, weight_format, default_format)
+    elsewhere = _catalog_folder(ref)
+    if elsewhere is not None:
+        spec = resolve(elsewhere, weight_format, default_format, tag_formats)
+        return replace(spec, labels=spec.labels + (
+            f"{ref} is not on this machine: read as the catalog's {elsewhere} by its folder name (its own "
+            "config.json was not read)",))
     ref = names.canonical_ref(ref)
     name, suffix = split_quant(ref)
     if suffix is not None and tag_formats:
@@ -184,6 +190,23 @@ def _from_derivation(d: names.Derivation, fmt: str | None, default_format, why: 
     spec = spec_from_config_checked(config, name=d.ref, source=f"catalog: {entry.hf_id} ({entry.source}); format from the "
                             f"name ({d.convention})", weight_format=fmt)
     return replace(spec, labels=spec.labels + labels)
+
+
+# a local checkpoint folder as engines are given one: /models/Qwen3-8B, ./Llama-3.3-70B-Instruct/, C:\\models\\x,
+# or the hub cache's models--Qwen--Qwen3-8B/snapshots/<commit>
+_PATH_LIKE = re.compile(r"^(?:[/~.]|[A-Za-z]:[\\/])|[\\/].*[\\/]")
+_HUB_CACHE_DIR = re.compile(r"(?:^|[\\/])models--([^\\/]+?)--([^\\/]+)(?:[\\/]|$)")
+
+
+def _catalog_folder(ref: str) -> str | None:
+    """The catalog name a checkpoint folder that is not on this machine is named after (a command pasted from a
+    server), or None: only a folder whose last part is a catalog model's own name, never a file."""
+    if not _PATH_LIKE.search(ref) or Path(ref).suffix.lower() in (".gguf", ".json", ".safetensors", ".bin"):
+        return None
+    cached = _HUB_CACHE_DIR.search(ref)
+    base = f"{cached.group(1)}/{cached.group(2)}" if cached else re.split(r"[\\/]", ref.rstrip("\\/"))[-1]
+    entry = catalog.lookup(base) if base and base not in (".", "..", "~") else None
+    return entry.hf_id if entry is not None else None
 
 
 def _exists(path: Path) -> bool:
