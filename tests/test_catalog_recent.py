@@ -1,0 +1,82 @@
+"""The 2025-2026 models users type by name resolve offline from the catalog (HF ids, the common GGUF repos, Ollama
+tags), and the llama.cpp estimate's marginal KV per token is what their published architecture gives, recomputed
+here from the shape values the entries cite (layer counts, KV heads, head sizes, MLA ranks), not from the code."""
+
+from __future__ import annotations
+
+import pytest
+
+from oomkit import estimate
+from oomkit.model import catalog
+
+NAMES = {
+    "zai-org/GLM-4.7-Flash": "glm-4.7-flash",
+    "unsloth/GLM-4.7-Flash-GGUF": "glm-4.7-flash",
+    "bartowski/zai-org_GLM-4.7-Flash-GGUF": "glm-4.7-flash",
+    "ggml-org/GLM-4.7-Flash-GGUF": "glm-4.7-flash",
+    "lmstudio-community/GLM-4.7-Flash-GGUF": "glm-4.7-flash",
+    "mistralai/Devstral-2-123B-Instruct-2512": "devstral-2-123b-instruct-2512",
+    "unsloth/Devstral-2-123B-Instruct-2512-GGUF": "devstral-2-123b-instruct-2512",
+    "devstral-2": "devstral-2-123b-instruct-2512",
+    "mistralai/Devstral-Small-2-24B-Instruct-2512": "devstral-small-2-24b-instruct-2512",
+    "bartowski/mistralai_Devstral-Small-2-24B-Instruct-2512-GGUF": "devstral-small-2-24b-instruct-2512",
+    "devstral-small-2:24b": "devstral-small-2-24b-instruct-2512",
+    "allenai/Olmo-3-7B-Think": "olmo-3-7b-think",
+    "allenai/Olmo-3-7B-Instruct": "olmo-3-7b-instruct",
+    "allenai/Olmo-3-32B-Think": "olmo-3-32b-think",
+    "allenai/Olmo-3.1-32B-Instruct": "olmo-3.1-32b-instruct",
+    "unsloth/Olmo-3-7B-Think-GGUF": "olmo-3-7b-think",
+    "olmo-3:7b-instruct": "olmo-3-7b-instruct",
+    "olmo-3.1:32b-instruct": "olmo-3.1-32b-instruct",
+    "ibm-granite/granite-4.0-h-small": "granite-4.0-h-small",
+    "ibm-granite/granite-4.0-h-small-GGUF": "granite-4.0-h-small",
+    "granite4:small-h": "granite-4.0-h-small",
+    "inclusionAI/Ling-mini-2.0": "ling-mini-2.0",
+    "bartowski/inclusionAI_Ling-mini-2.0-GGUF": "ling-mini-2.0",
+    "PrimeIntellect/INTELLECT-3": "intellect-3",
+    "unsloth/INTELLECT-3-GGUF": "intellect-3",
+}
+
+
+@pytest.mark.parametrize("name,slug", sorted(NAMES.items()))
+def test_recent_names_resolve_offline(name, slug):
+    assert catalog.resolve_slug(name) == slug
+
+
+def _gqa(layers: int, kv_heads: int, head_dim: int) -> int:
+    return layers * 2 * kv_heads * head_dim * 2  # K and V, f16
+
+
+# name -> marginal f16 KV bytes per token in llama.cpp, from the architecture the entry cites
+KV_PER_TOKEN = {
+    # MLA as llama.cpp's deepseek2 caches it: one K row of kv_lora_rank + qk_rope_head_dim per layer; 47 trunk layers
+    "zai-org/GLM-4.7-Flash": 47 * (512 + 64) * 2,
+    "mistralai/Devstral-2-123B-Instruct-2512": _gqa(88, 8, 128),
+    "mistralai/Devstral-Small-2-24B-Instruct-2512": _gqa(40, 8, 128),
+    # 3 sliding (4,096-token window) to 1 full: past the window only the 8 full layers grow
+    "allenai/Olmo-3-7B-Think": _gqa(8, 32, 128),
+    "allenai/Olmo-3-32B-Think": _gqa(16, 8, 128),
+    # 4 attention layers of 40; the 36 Mamba-2 layers carry a fixed state
+    "ibm-granite/granite-4.0-h-small": _gqa(4, 8, 128),
+    "inclusionAI/Ling-mini-2.0": _gqa(20, 4, 128),
+    # 46 trunk layers; llama.cpp allocates no KV for the next-n layer
+    "PrimeIntellect/INTELLECT-3": _gqa(46, 8, 128),
+}
+
+
+@pytest.mark.parametrize("name,expected", sorted(KV_PER_TOKEN.items()))
+def test_llamacpp_kv_per_token_matches_the_architecture(name, expected):
+    r = estimate(name, engine="llama.cpp", n_ctx=32768).to_dict()
+    assert r["kv_bytes_per_token"] == expected
+
+
+# vLLM caches the same rows for these (no sliding or recurrent layers): MLA's latent row per layer, else K and V
+VLLM_KV_PER_TOKEN = {name: KV_PER_TOKEN[name] for name in (
+    "zai-org/GLM-4.7-Flash", "mistralai/Devstral-2-123B-Instruct-2512", "mistralai/Devstral-Small-2-24B-Instruct-2512",
+    "inclusionAI/Ling-mini-2.0", "PrimeIntellect/INTELLECT-3")}
+
+
+@pytest.mark.parametrize("name,expected", sorted(VLLM_KV_PER_TOKEN.items()))
+def test_vllm_kv_per_token_matches_the_architecture(name, expected):
+    r = estimate(name, engine="vllm", max_model_len=32768).to_dict()
+    assert r["kv_bytes_per_token"] == expected
