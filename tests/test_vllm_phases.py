@@ -11,7 +11,9 @@ Fitted constants and the logs they were fitted on (engines/vllm/phases.py):
   and gpt-oss-20b TP1, before V1's first capture was split off;
   SAMPLER_WARMUP_FACTOR (MXFP4 Triton MoE, 1.62): bounded below by gpt-oss-20b TP1 (died with 4.48 GiB free);
   SAMPLER_WARMUP_FACTOR_DENSE (every other model, 1.35): bounded above by Llama-4-Scout TP4 (started with 3.95 GiB
-  free) and Llama-3.3-70B FP8 TP2 (2.61 GiB);
+  free) and Llama-3.3-70B FP8 TP2 (2.61 GiB); both on the Triton / FlashInfer top-k/top-p. On the PyTorch sort (V1
+  before 0.17) SAMPLER_WARMUP_FACTOR_SORT is 1.0, read from the 0.11.0 source, not fitted: gpt-oss-120b on 0.11
+  (tests/test_vllm_heldout2.py, started) held out;
   NCCL_GRAPH_PER_ALLREDUCE (0.49 MiB per all-reduce captured through NCCL, TP > 2 without NVLink): vllm#7553
   (4 x RTX 4090, TP 4, V0 0.5.4, 2464 MiB of graphs); vllm#17469 and vllm#15598 held out (test_vllm_startup.py);
   0 from vLLM 0.9 (torch 2.7, NCCL 2.26: a captured all-reduce's work in the kernel arguments, NCCL >= 2.22), not
@@ -205,6 +207,27 @@ def test_sampler_warm_up_is_logits_rows_by_vocabulary():
     half = ENGINE.estimate(spec, (H100,), VllmSettings(engine_version="0.19.0", max_model_len=8192,
                                                        max_num_seqs=512)).engine_view
     assert abs(half["sampler_warmup_bytes"] * 2 - v["sampler_warmup_bytes"]) <= 2
+
+
+def test_sampler_warm_up_by_sampler_path():
+    # the warm-up repeats the profile's _dummy_sampler_run (0.11.0 gpu_worker.py compile_or_warm_up_model). On the
+    # PyTorch sort (V1 before 0.17, FlashInfer's sampler not opted in) it needs the sampler's allocated peak, the
+    # profile's 36.4 + 2 B per (row x vocabulary) element (Qwen3-14B on 0.15 / 0.16), and nothing beside it: the sort's
+    # freed temporaries serve every later tensor. FlashInfer's sampler, or the Triton kernel from 0.17, keep the
+    # fragmentation factor the 0.19 logs bound (gpt-oss-120b on 0.11: tests/test_vllm_heldout2.py)
+    spec = spec_of("qwen3-8b")
+
+    def view(version, **kw):
+        return ENGINE.estimate(spec, (H100,), VllmSettings(engine_version=version, max_model_len=8192, **kw)).engine_view
+
+    rows = 1024 * spec.n_vocab
+    sort = view("0.15.0")
+    assert sort["sampler_warmup_requests"] == 1024
+    assert sort["sampler_warmup_bytes"] == int(rows * 38.4)
+    assert sort["activation_peak_bytes"]["CUDA0"] >= sort["sampler_warmup_bytes"]  # the profile ran the same pass
+    light = int(SAMPLER_WARMUP_FACTOR_DENSE * int(rows * 14.85))
+    assert view("0.15.0", use_flashinfer_sampler=True)["sampler_warmup_bytes"] == light
+    assert view("0.17.0")["sampler_warmup_bytes"] == light
 
 
 def test_budget_membership_by_release():
