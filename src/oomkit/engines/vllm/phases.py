@@ -112,8 +112,9 @@ CG_MXFP4_PER_GRAPH_PER_MOE_LAYER = 80 * 1024
 # min(max_num_seqs, max_num_batched_tokens) rows; the profile's cache was emptied (utils memory_profiling:
 # empty_cache after profile_run), capture_model leaves only its dummy runs' small blocks. On the sort path the peak
 # is inside logits.sort (the model-dtype logits, their float32 copy, the sorted values and int64 indices, and the
-# sort's own index input and radix buffers, the last two freed when it returns: SAMPLER_BYTES_SORT + dtype, the
-# profile's fitted figure); everything allocated after it (the top-k and top-p masks, probs_sort, the scattered
+# sort's own int64 index input and cub's key / value double buffers, the last two freed when it returns: PyTorch
+# aten/src/ATen/native/cuda/SortStable.cu segmented_sort_pairs, 128 rows or more; 2 + 4 + 4 + 8 + 8 + 12 B per
+# element, the profile's fitted SAMPLER_BYTES_SORT + dtype); everything allocated after it (the top-k and top-p masks, probs_sort, the scattered
 # logits, then the probabilities and random_sample's exponential noise) is at most what the sort freed and is cut
 # from those cached blocks, so the caching allocator reserves the allocated peak and nothing beside it. gpt-oss-120b
 # on one H100 (llm-d-benchmark, 0.11 image with triton_kernels, 1,024 x 201,088 logits): 7.36 GiB needed with
