@@ -132,3 +132,24 @@ def test_engine_view_prints_the_encoder_budget_line():
     assert ("Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 1 image items of "
             "the maximum feature size.") in view["log"].splitlines()
     assert (view["encoder_budget_tokens"], view["encoder_profile_items"]) == (16384, 1)
+
+
+def test_mm_encoder_tp_mode_data_keeps_the_whole_encoder_on_each_rank():
+    # --mm-encoder-tp-mode data (PR #23190): a model class with supports_encoder_tp_data (qwen2_5_vl.py) holds the
+    # whole vision tower on every TP rank; one without it (gemma3_mm.py) falls back to splitting it
+    import oomkit
+    from oomkit.model.resolve import resolve as resolve_model
+
+    s = parse_args(["serve", "Qwen/Qwen2.5-VL-72B-Instruct", "-tp", "4", "--mm-encoder-tp-mode", "data"])[2]
+    assert s.mm_encoder_tp_mode == "data"
+
+    def rank0(model, **kw):
+        return oomkit.estimate(model, "vllm", gpu="4x H100", tensor_parallel_size=4, max_model_len=8192,
+                               **kw).devices[0].weights_bytes
+
+    qwen = resolve_model("Qwen/Qwen2.5-VL-72B-Instruct")
+    tower = sum(t.nbytes(2) for t in qwen.towers)  # bf16
+    assert tower > 1 << 30  # the 32-block, 1280-wide ViT: 0.67 B parameters
+    extra = rank0("Qwen/Qwen2.5-VL-72B-Instruct", mm_encoder_tp_mode="data") - rank0("Qwen/Qwen2.5-VL-72B-Instruct")
+    assert abs(extra - (tower - tower / 4)) <= 4 * 64  # the split's rounding per tensor
+    assert rank0("google/gemma-3-27b-it", mm_encoder_tp_mode="data") == rank0("google/gemma-3-27b-it")

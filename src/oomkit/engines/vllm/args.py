@@ -324,6 +324,8 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["limit_mm_per_prompt"] = _mm_limits(flag, value)
     elif flag == "--skip-mm-profiling":
         opts["skip_mm_profiling"] = bool(value)
+    elif flag == "--mm-encoder-tp-mode":
+        opts["mm_encoder_tp_mode"] = _choice(flag, value, ("weights", "data"))
     elif flag in ("--speculative-config", "-sc"):
         try:
             cfg = json.loads(value)
@@ -446,6 +448,7 @@ OPTIONS = (
     Opt("limit_mm_per_prompt", "--limit-mm-per-prompt", lambda v: json.dumps(dict(v), separators=(",", ":"))),
     Opt("skip_mm_profiling", "--skip-mm-profiling", switch=("--skip-mm-profiling", None),
         aliases=("--no-skip-mm-profiling",)),
+    Opt("mm_encoder_tp_mode", "--mm-encoder-tp-mode"),
     Opt("num_speculative_tokens", "--speculative-config", _speculative, aliases=("-sc",), edit=_edit_speculative),
 )
 _DEFAULTS = defaults(VllmSettings)

@@ -190,6 +190,7 @@ class VllmSettings:
     # --limit-mm-per-prompt '{"image": 0, "video": 1}' as (modality, count) pairs; None: 999 each (encoder.py)
     limit_mm_per_prompt: tuple[tuple[str, int], ...] | None = None
     skip_mm_profiling: bool = False  # --skip-mm-profiling: no encoder dummy pass in the profile run
+    mm_encoder_tp_mode: str = "weights"  # --mm-encoder-tp-mode: "data" keeps the whole encoder on every TP rank
     usage_context: str = "serve"  # "serve" (OpenAI server) or "llm" (the LLM class): different batch defaults
     allow_long_max_model_len: bool = False  # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
     use_v1: bool | None = None  # VLLM_USE_V1

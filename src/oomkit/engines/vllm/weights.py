@@ -67,7 +67,8 @@ def weights_by_global_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> lis
     """Bytes of weights each global rank (dp x pp x tp) loads: its stage's, with its own share of the experts
     under expert parallelism (the first E % ep ranks hold one expert more; before 0.10.1 the last rank holds
     the whole remainder)."""
-    key = (s.enable_expert_parallel, s.quantization, r.tp, r.pp, r.dp, r.version, r.dtype_bytes, r.cc, r.num_spec)
+    key = (s.enable_expert_parallel, s.quantization, s.mm_encoder_tp_mode, r.tp, r.pp, r.dp, r.version, r.dtype_bytes,
+           r.cc, r.num_spec)
     return list(_memo(spec, key, lambda: _weights_by_global_rank(spec, s, r)))
 
 
@@ -146,17 +147,29 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
                 total += copies * rank_bytes(t, spec, r, nbytes, ep, ep_rank)
         total += _rope_cache_bytes(spec, r)
         if first:
-            total += _tower_bytes(spec, r)
+            total += _tower_bytes(spec, s, r)
         out.append(int(total))
     return out
 
 
-def _tower_bytes(spec: ModelSpec, r: Resolved) -> int:
+# Encoders that --mm-encoder-tp-mode data runs data-parallel, each TP rank holding the whole encoder (PR #23190,
+# August 2025, from 0.10.2; the model classes with supports_encoder_tp_data = True in 0.21-0.29's
+# model_executor/models: qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py (and Qwen3-VL-MoE, Qwen3.5's classes built on it),
+# mllama4.py, internvl.py, kimi_vl.py, kimi_k25.py), by the tower family oomkit reads (model/towers.py). Any other
+# model falls back to "weights" (config/model.py: "This model does not support `--mm-encoder-tp-mode data`").
+ENCODER_TP_DATA = frozenset({"qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe",
+                             "qwen3_5_vision", "qwen3_5_moe_vision", "llama4_vision_model", "intern_vit_6b",
+                             "moonvit"})
+
+
+def _tower_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     """Multimodal encoders (model/towers.py) load with the checkpoint on the first pipeline stage, in the model
     dtype (model_executor/models/gemma3_mm.py, qwen2_5_vl.py: the vision tower and projector are built beside the
     language model); their linear layers are tensor-parallel (vision/siglip.py QKVParallelLinear, RowParallelLinear),
-    so each rank holds its share."""
-    return sum(cdiv(t.nbytes(r.dtype_bytes), r.tp) for t in spec.towers)
+    so each rank holds its share, unless --mm-encoder-tp-mode data replicates an encoder that supports it."""
+    whole = s.mm_encoder_tp_mode == "data"
+    return sum(t.nbytes(r.dtype_bytes) if whole and t.family in ENCODER_TP_DATA else cdiv(t.nbytes(r.dtype_bytes), r.tp)
+               for t in spec.towers)
 
 
 def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, to_fp8: bool) -> int:
