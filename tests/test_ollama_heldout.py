@@ -6,6 +6,8 @@ says why. The release-by-release checks of tests/test_ollama.py hold the ones fr
   (test_ollama.py test_real_logs);
 - ollama/ollama#9181 (llama3.3:70b Q8_0 at num_ctx 64000 on four 22 GiB GPUs, 0.5.11): the whole line digit for
   digit as it stood (test_ollama.py test_real_logs);
+- ollama/ollama#8922 (deepseek-r1:70b Q4_K_M, num_ctx 2048 x 4 slots on three 23.5 GiB GPUs, 0.5.7): the whole line
+  digit for digit as it stood, per-GPU allocations included (test_ollama.py test_real_logs);
 - ollama/ollama#8430 (gemma3:12b-it-qat with its projector on 11.5 + 4.6 GiB, 0.7.1): KV, graph and projector graph
   exact; the blob's F16 token_embd is not the Q4_0 recipe's, and the 37,0 split is a strict xfail there (+21%);
 - ollama/ollama PR #5117 (deepseek-coder-v2:16b on Metal, a build of the PR's branch between v0.1.44 and v0.1.45):
