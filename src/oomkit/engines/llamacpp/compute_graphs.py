@@ -184,10 +184,11 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
     log prints.
 
     device: the graph as a fully offloaded device's split holds it (ggml_backend_sched_split_graph): the two
-    GET_ROWS of weights in CPU_Mapped run on the host (ggml-vulkan's offload_op takes no GET_ROWS), and their
-    results, the masks, positions and indices come in as copies placed at the start of the split, marked input
-    and output so that ggml-alloc never frees them; the token ids and the unread embeddings input stay on the
-    host.
+    GET_ROWS of weights in CPU_Mapped run on the host (the offload_op of ggml-cuda and ggml-vulkan takes no
+    GET_ROWS: get_op_batch_size returns 0 for it), and their results, the masks, positions and indices come in as
+    copies placed at the start of the split, marked input and output so that ggml-alloc never frees them; the token
+    ids and the unread embeddings input stay on the host. ggml-vulkan's graph_optimize reorder is not applied:
+    578.07 MiB against the 554.07 HilbertraumAI's b9849 Vulkan logs print (tests/test_llamacpp_gemma4_ple.py).
 
     k_rot / v_rot: a quantized K / V cache whose head size is a multiple of 64 (compute._rotations): each cache has
     its Hadamard matrices as inputs (K's the largest power of two from 64 dividing its head, V's 64 x 64), Q and K
