@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "oomkit"
 
 # Floors, bottom first. A module may import its own floor's modules (without a cycle) and those below.
 FLOORS = (
-    {"errors", "units", "flags"},
+    {"errors", "units", "flags", "memo"},
     {"memory", "quant", "accuracy"},
     {"model"},
     {"hardware"},

@@ -4,8 +4,8 @@ ggml-alloc's peak per backend) and the output buffer (logits)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from ...memo import ByObject
 from ...memory import Device
 from ...model.archs import KDA_ARCHS, MSA_INDEXER_ARCHS, NO_CACHE_ARCHS
 from ...model.spec import Attention, ModelSpec
@@ -100,24 +100,17 @@ OLD_GRAPH_LAST_BUILD = 5380
 
 
 # the last phases computed: a fit's dry runs move layers and tensors at one context, which changes no phase
-# (id(spec) -> the spec, so that its id is not reused, and its phases by what else compute_phases reads)
-_PHASES: dict[tuple[Any, ...], tuple[ModelSpec, ComputePhases]] = {}
+# (by the spec object, and by what else compute_phases reads)
+_PHASES = ByObject[ComputePhases](512)
 
 
 def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None,
                    fa_f16_copies: bool = False) -> ComputePhases:
     """_compute_phases, memoised by the spec object and the contents of the context and caches."""
-    key = (id(spec), ctx, n_outputs, fa_f16_copies,
+    key = (ctx, n_outputs, fa_f16_copies,
            tuple((c.name, c.cells, c.layers, c.k_bytes, c.v_bytes, tuple(c.k_bytes_by_layer.items()),
                   tuple(c.v_bytes_by_layer.items())) for c in caches))
-    hit = _PHASES.get(key)
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    p = _compute_phases(spec, ctx, caches, n_outputs, fa_f16_copies)
-    if len(_PHASES) > 512:
-        _PHASES.clear()
-    _PHASES[key] = (spec, p)
-    return p
+    return _PHASES.get(spec, key, lambda: _compute_phases(spec, ctx, caches, n_outputs, fa_f16_copies))
 
 
 def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None,

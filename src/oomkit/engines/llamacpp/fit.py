@@ -34,9 +34,9 @@ Later rules, by build (FIT_ERAS; the newest read is common/fit.cpp at ggml-org/l
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ...errors import SettingsError
+from ...memo import ByObject
 from ...memory import Device
 from ...model.spec import ModelSpec
 from ...units import MiB
@@ -169,20 +169,12 @@ def memory_breakdown(weights: ModelBuffers, state: StateByDevice, compute: dict[
 
 # the last dry runs: a plan or a fit asks the same load again (each option's own command, the same layer split at
 # another try); keyed by the spec object (kept, so that its id is not reused), the devices and the settings
-_DRY_RUNS: dict[tuple[Any, ...], tuple[ModelSpec, tuple[Breakdown, ...]]] = {}
+_DRY_RUNS = ByObject[tuple[Breakdown, ...]](4096)
 
 
 def dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[Breakdown, ...]:
     """_dry_run, memoised (the arguments are frozen; the same ones give the same rows)."""
-    key = (id(spec), devices, s)
-    hit = _DRY_RUNS.get(key)
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    rows = _dry_run(spec, devices, s)
-    if len(_DRY_RUNS) > 4096:
-        _DRY_RUNS.clear()
-    _DRY_RUNS[key] = (spec, rows)
-    return rows
+    return _DRY_RUNS.get(spec, (devices, s), lambda: _dry_run(spec, devices, s))
 
 
 def _dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[Breakdown, ...]:

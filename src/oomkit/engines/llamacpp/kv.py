@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ...errors import OomkitError
+from ...memo import ByObject
 from ...model.archs import (
     DSV4_ARCHS,
     FLASH_ATTN_FORCED_OFF,
@@ -235,18 +236,12 @@ def router_layer(spec: ModelSpec) -> LayerSpec:
 
 # the last caches built, by the spec object (kept, so that its id is not reused), the context and swa_full: a fit's
 # dry runs move layers at one context; each call gets its own list
-_CACHES: dict[tuple[int, Context, bool], tuple[ModelSpec, tuple[Cache, ...]]] = {}
+_CACHES = ByObject[tuple[Cache, ...]](256)
 
 
 def kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
     """_kv_caches, memoised."""
-    key = (id(spec), ctx, swa_full)
-    hit = _CACHES.get(key)
-    if hit is None or hit[0] is not spec:
-        if len(_CACHES) > 256:
-            _CACHES.clear()
-        hit = _CACHES[key] = (spec, tuple(_kv_caches(spec, ctx, swa_full)))
-    return list(hit[1])
+    return list(_CACHES.get(spec, (ctx, swa_full), lambda: tuple(_kv_caches(spec, ctx, swa_full))))
 
 
 def _kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:

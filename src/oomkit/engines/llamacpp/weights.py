@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...errors import OomkitError
+from ...memo import ByObject
 from ...memory import Device
 from ...model.archs import NEXTN_SKIPPED, ROUTER_LAYER_ARCHS
 from ...model.spec import ModelSpec, TensorSpec
@@ -294,39 +295,28 @@ class ModelBuffers:
     host_weight_bytes: int  # the host tensors' own bytes
 
 
-_BUFFERS: dict[tuple[Any, ...], tuple[Any, ModelBuffers]] = {}  # the last loads: a context search repeats them
+_BUFFERS = ByObject[ModelBuffers](256)  # the last loads, by the inventory: a context search repeats them
 
 
 def model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
                   placement: Placement) -> ModelBuffers:
     """The weights of one load; the same load (the same tensors, devices, placement and tensor overrides) at
     another context is served from a small cache: the context changes no weight."""
-    key = (id(spec.weights), spec.tied_embeddings, tuple(d.id for d in devices), placement, s.override_tensor,
-           s.n_cpu_moe, s.cpu_moe, s.mmap, bool(devices), _skips_nextn(spec, s))
-    hit = _BUFFERS.get(key)
-    if hit is not None and hit[0] is spec.weights:
-        return hit[1]
-    result = _model_buffers(spec, devices, s, placement)
-    if len(_BUFFERS) > 256:
-        _BUFFERS.clear()
-    _BUFFERS[key] = (spec.weights, result)
-    return result
+    key = (spec.tied_embeddings, tuple(d.id for d in devices), placement, s.override_tensor, s.n_cpu_moe, s.cpu_moe,
+           s.mmap, bool(devices), _skips_nextn(spec, s))
+    return _BUFFERS.get(spec.weights, key, lambda: _model_buffers(spec, devices, s, placement))
 
 
-_MATCHES: dict[tuple[Any, ...], tuple[Any, tuple[str, ...]]] = {}  # (weights, pattern) -> the tensor names it finds
+_MATCHES = ByObject[tuple[str, ...]](4096)  # (weights, pattern) -> the tensor names it finds
 
 
 def _first_overrides(spec: ModelSpec, overrides: list[tuple[re.Pattern[str], str]]) -> dict[str, int]:
     """Tensor name -> the index of the first override whose pattern finds it (re.search, as tensor_device)."""
     first: dict[str, int] = {}
     for k, (pat, _) in enumerate(overrides):
-        key = (id(spec.weights), pat.pattern, pat.flags)
-        hit = _MATCHES.get(key)
-        if hit is None or hit[0] is not spec.weights:
-            if len(_MATCHES) > 4096:
-                _MATCHES.clear()
-            hit = _MATCHES[key] = (spec.weights, tuple(t.name for t in spec.weights.tensors if pat.search(t.name)))
-        for name in hit[1]:
+        names = _MATCHES.get(spec.weights, (pat.pattern, pat.flags),
+                             lambda pat=pat: tuple(t.name for t in spec.weights.tensors if pat.search(t.name)))
+        for name in names:
             first.setdefault(name, k)
     return first
 

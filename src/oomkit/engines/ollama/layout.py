@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...flags import Limit, in_range, stoi
+from ...memo import ByObject
 from ...memory import Device, MemoryEstimate, Usage
 from ...model.spec import ModelSpec
 from ...units import GiB, MiB
@@ -160,19 +161,13 @@ def _replace_kv(est: MemoryEstimate, cache: CausalCache, devices: tuple[Device, 
 
 # the fits decided so far, by the spec object (kept, so that its id is not reused) and the other arguments: a plan
 # estimates one command on one machine several times (the option, its own command, the largest context's tries)
-_FITS: dict[tuple[Any, ...], tuple[ModelSpec, tuple[LlamaCppSettings, bool]]] = {}
+_FITS = ByObject[tuple[LlamaCppSettings, bool]](1024)
 
 
 def _fit_llama_server(spec: ModelSpec, devs: tuple[Device, ...], ls: LlamaCppSettings,
                       margin: int) -> tuple[LlamaCppSettings, bool]:
     """_fit_llama_server_once, memoised (the arguments are frozen)."""
-    key = (id(spec), devs, ls, margin)
-    hit = _FITS.get(key)
-    if hit is None or hit[0] is not spec:
-        if len(_FITS) > 1024:
-            _FITS.clear()
-        hit = _FITS[key] = (spec, _fit_llama_server_once(spec, devs, ls, margin))
-    return hit[1]
+    return _FITS.get(spec, (devs, ls, margin), lambda: _fit_llama_server_once(spec, devs, ls, margin))
 
 
 def _fit_llama_server_once(spec: ModelSpec, devs: tuple[Device, ...], ls: LlamaCppSettings,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from ...memo import ByObject
 from ...model.archs import INTERVAL_HYBRIDS, NO_CACHE_ARCHS
 from ...model.spec import LayerKind, ModelSpec, WeightInventory
 from ...model.tensors import TensorShape
@@ -24,19 +25,12 @@ _NO_HEAD_COUNT_KV = {"bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "ji
 # the last few models in and what ollama_gguf made of them (id -> (spec in, spec out)): a plan or a fit estimates one
 # model hundreds of times, and the llama.cpp layout's caches (dry runs, model buffers, compute phases) key on the
 # spec they are handed, so one model must stay one object; the spec in is kept so that its id is not reused
-_GGUF_MEMO: dict[int, tuple[ModelSpec, ModelSpec]] = {}
+_GGUF_MEMO = ByObject[ModelSpec](16)
 
 
 def ollama_gguf(spec: ModelSpec) -> ModelSpec:
     """_ollama_gguf, memoised by the spec object (frozen: the same object always gives the same answer)."""
-    hit = _GGUF_MEMO.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    out = _ollama_gguf(spec)
-    if len(_GGUF_MEMO) >= 16:
-        _GGUF_MEMO.clear()
-    _GGUF_MEMO[id(spec)] = (spec, out)
-    return out
+    return _GGUF_MEMO.get(spec, None, lambda: _ollama_gguf(spec))
 
 
 def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
@@ -197,19 +191,12 @@ class GgufView:
         return out + (self.groups["output"] if "output" in self.groups else self.groups.get("token_embd", 0))
 
 
-_VIEWS: dict[int, tuple[ModelSpec, GgufView]] = {}  # by the spec object (kept, so that its id is not reused)
+_VIEWS = ByObject[GgufView](16)
 
 
 def gguf_view(spec: ModelSpec) -> GgufView:
     """_gguf_view, memoised by the spec object (a plan reads one model's view for every estimate)."""
-    hit = _VIEWS.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    view = _gguf_view(spec)
-    if len(_VIEWS) >= 16:
-        _VIEWS.clear()
-    _VIEWS[id(spec)] = (spec, view)
-    return view
+    return _VIEWS.get(spec, None, lambda: _gguf_view(spec))
 
 
 def _gguf_view(spec: ModelSpec) -> GgufView:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...errors import SettingsError
+from ...memo import ByObject
 from ...model.spec import LayerSpec, ModelSpec, TensorSpec
 from ...model.weights import per_layer_sum
 from ...quant.dtypes import FLOAT_BYTES, float_bytes
@@ -190,14 +191,15 @@ def layer_rank_bytes(spec: ModelSpec, index: int, s: SGLangSettings, attn_tp: in
     """Bytes of layer `index`'s tensors on one rank (the table of every layer built once per spec and parallel
     layout, not a pass over all tensors per layer); with `lay`, the absorbed-MLA copies too."""
     quant = (s.quantization or "").lower() or None
-    key = (id(spec), attn_tp, s.tp_size, s.enable_dp_attention, moe_ep_size(s), s.moe_dense_tp_size,
+    key = (attn_tp, s.tp_size, s.enable_dp_attention, moe_ep_size(s), s.moe_dense_tp_size,
            s.ep_num_redundant_experts, s.enable_dp_lm_head, all_to_all_moe(s), lay is None, quant)
-    if _LAST_TABLE[0] != key or _LAST_TABLE[1] is not spec:
+
+    def table() -> dict[int, int]:
         quantized = float_bytes(spec.weights.format) is None
-        table = per_layer_sum((t.layer, tensor_rank_bytes(t, spec, s, attn_tp) + (
+        return per_layer_sum((t.layer, tensor_rank_bytes(t, spec, s, attn_tp) + (
             0 if lay is None else mla_absorbed_bytes(t, spec, s, lay, quantized, quant))) for t in spec.weights.tensors)
-        _LAST_TABLE[:] = [key, spec, table]
-    return _LAST_TABLE[2].get(index, 0)
+
+    return _LAYER_TABLES.get(spec, key, table).get(index, 0)
 
 
-_LAST_TABLE: list = [None, None, {}]  # (id(spec), tp), the spec itself (so its id is not reused), the table
+_LAYER_TABLES = ByObject[dict[int, int]](1)  # the last spec and parallel layout's table: every layer asks it

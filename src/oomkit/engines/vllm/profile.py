@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ...memo import ByObject
 from ...memory import Device
 from ...model.spec import ModelSpec
 from ...units import GiB
@@ -214,18 +215,13 @@ def triton_mxfp4_moe(spec: ModelSpec, r: Resolved) -> bool:
     return cc[0] == 9 and r.version >= TRITON_KERNELS_FROM and _mxfp4_experts(spec)
 
 
-_MXFP4_EXPERTS: dict[int, tuple[ModelSpec, bool]] = {}
+_MXFP4_EXPERTS = ByObject[bool](64)
 
 
 def _mxfp4_experts(spec: ModelSpec) -> bool:
     """Whether the checkpoint's experts are MXFP4, by the spec object (asked once per phase of every estimate)."""
-    hit = _MXFP4_EXPERTS.get(id(spec))
-    if hit is None or hit[0] is not spec:
-        if len(_MXFP4_EXPERTS) >= 64:
-            _MXFP4_EXPERTS.clear()
-        hit = _MXFP4_EXPERTS[id(spec)] = (spec, any("_exps" in t.name and t.dtype.lower() == "mxfp4"
-                                                    for t in spec.weights.tensors))
-    return hit[1]
+    return _MXFP4_EXPERTS.get(spec, None, lambda: any("_exps" in t.name and t.dtype.lower() == "mxfp4"
+                                                      for t in spec.weights.tensors))
 
 
 def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = False) -> int:

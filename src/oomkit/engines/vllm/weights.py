@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ...memo import ByObject
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import cdiv, round_up
@@ -48,19 +49,7 @@ def ep_rank_of(g: int, r: Resolved) -> int:
 # more than the sums; the entry keeps the spec alive so that its id stays its own) and every field of the
 # settings and the resolved config that weights_by_rank and the functions it calls read (keep it so when they
 # read another)
-_WEIGHTS_MEMO: dict[tuple, tuple[ModelSpec, tuple[int, ...]]] = {}
-_WEIGHTS_MEMO_SIZE = 64
-
-
-def _memo(spec: ModelSpec, key: tuple, compute) -> tuple[int, ...]:
-    hit = _WEIGHTS_MEMO.get((id(spec), *key))
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    if len(_WEIGHTS_MEMO) >= _WEIGHTS_MEMO_SIZE:
-        _WEIGHTS_MEMO.clear()
-    value = tuple(compute())
-    _WEIGHTS_MEMO[(id(spec), *key)] = (spec, value)
-    return value
+_WEIGHTS = ByObject[tuple[int, ...]](64)
 
 
 def weights_by_global_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> list[int]:
@@ -69,7 +58,7 @@ def weights_by_global_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> lis
     the whole remainder)."""
     key = (s.enable_expert_parallel, s.quantization, s.mm_encoder_tp_mode, r.tp, r.pp, r.dp, r.version, r.dtype_bytes,
            r.cc, r.num_spec)
-    return list(_memo(spec, key, lambda: _weights_by_global_rank(spec, s, r)))
+    return list(_WEIGHTS.get(spec, key, lambda: tuple(_weights_by_global_rank(spec, s, r))))
 
 
 def _weights_by_global_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> list[int]:
@@ -256,7 +245,7 @@ def _params_in_order(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tupl
     memoised like weights_by_global_rank (a fit tries many budgets on one layout)."""
     key = (s.enable_expert_parallel, s.quantization, r.tp, r.pp, r.dp, r.version, r.dtype_bytes, r.cc, r.num_spec,
            layers, ep_rank)
-    return _memo(spec, key, lambda: _param_sizes(spec, s, r, layers, ep_rank))
+    return _WEIGHTS.get(spec, key, lambda: tuple(_param_sizes(spec, s, r, layers, ep_rank)))
 
 
 def _param_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tuple[int, int], ep_rank: int) -> list[int]:
