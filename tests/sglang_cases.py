@@ -27,7 +27,7 @@ Which figure of which log is valid ground truth, and why:
 | llama-3.1-70b-tp8-2nodes-gh200-worker-servekit | yes (0.85 given; node 1's ranks) | yes (2 nodes x 4 GH200, inferred) | yes | yes (3%) | backend init; prefill (piecewise) capture, held out; starts; decode capture (fitted, one of five) |
 | apertus-8b-tp4-gh200-servekit | yes (0.85 given, one node) | no (GPU inferred; oomkit's Apertus weights not checked) | yes | - | backend init; decode and prefill (piecewise) captures: known misses, held out (tests/test_sglang_phases.py) |
 | qwq-32b-tp4-4xl4-capture-bs80 | yes (0.85 default, 0.4.3.post4) | no | yes | yes (3%; Qwen2.5-32B layout) | backend init (FlashInfer, held out); decode capture at sizes to 80: a known miss, held out (tests/test_sglang_phases.py); starts with a pool shorter than context_len (tests/test_sglang_requests.py) |
-| olmo-3-32b-think-b200-mfs08-pr13666 | yes (mfs 0.8 given, page 64) | yes (B200 inferred) | yes | yes (3%; OLMo 2 32B shapes) | CUDA-graph capture 8.60 GiB: a known miss, held out (tests/test_sglang_phases.py); attention backend init (trtllm_mha, held out) |
+| olmo-3-32b-think-b200-mfs08-pr13666 | yes (mfs 0.8 given, page 64) | yes (B200 inferred) | yes | yes (3%; the catalog's Olmo 3 32B) | CUDA-graph capture 8.60 GiB: a known miss, held out (tests/test_sglang_phases.py); attention backend init (trtllm_mha, held out) |
 | qwen3-30b-a3b-fp8-tp2-fa3-pr12978 | yes (default mfs, 0.5.5 rules, 96 GB class) | yes (2x H20 inferred) | yes | yes (3%; FP8 block) | attention backend init (fa3, held out); capture cut from the stored text |
 | qwen3-30b-a3b-dp4-ep4-dp-attention-pr17392 | no: mfs, flags and GPU not in the excerpt | no | yes (4 KV heads on every DP-attention rank) | yes (3%; EP4 experts, attention whole) | |
 | deepseek-r1-dp8-dp-attention-issue7055 | no avail printed | no | yes (MLA latent per DP-attention rank) | - | max_running_requests from the printed pool |
@@ -492,10 +492,9 @@ def case_mimo_pr15464() -> list[Row]:
 
 
 def olmo3_32b() -> ModelSpec:
-    """Olmo-3-32B's layer shapes (64 layers, 40 heads, 8 KV heads x 128, hidden 5120, ffn 27648): the catalog has no
-    Olmo 3 entry, so OLMo-2-0325-32B's config.json, whose shapes Olmo 3 32B keeps (it adds sliding windows, which
-    SGLang disables for it), stands in."""
-    return resolve("olmo-2-0325-32b")
+    """Olmo-3-32B-Think from the catalog (64 layers, 40 heads, 8 KV heads x 128, hidden 5120, ffn 27648); SGLang disables
+    its sliding windows, so every layer is in the full pool."""
+    return resolve("allenai/Olmo-3-32B-Think")
 
 
 def case_olmo3_32b_b200() -> list[Row]:
@@ -509,7 +508,7 @@ def case_olmo3_32b_b200() -> list[Row]:
     pool = sg.size_pool(spec, s, avail_after_load=after, pre_load_free=pre, gpu_mib=183359)
     rows.append(_tokens_row(name, "tokens (printed avail)", pool.max_total_num_tokens, d["printed"]["kv_cache_tokens"],
                             PRINTED_AVAIL_TOLERANCE, "rest = 117.54 - 177.74 x 0.2, pages of 64"))
-    rows.append(_weights_row(name, spec, s, d, "bf16, OLMo-2-0325-32B's shapes"))
+    rows.append(_weights_row(name, spec, s, d, "bf16, the catalog's Olmo-3-32B-Think"))
     est = sg.estimate(spec, devices_for_names("B200"), s)
     rows.append(_tokens_row(name, "tokens (end to end)", est.engine_view["max_total_num_tokens"],
                             d["printed"]["kv_cache_tokens"], END_TO_END_TOLERANCE, "B200 (inferred)"))
