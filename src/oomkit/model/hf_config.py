@@ -48,6 +48,20 @@ ARCH_BY_MODEL_TYPE = {
     "olmo3": "olmo2",  # conversion/olmo.py Olmo2Model registers Olmo3ForCausalLM (MODEL_ARCH.OLMO2 + sliding window)
     "glm4_moe": "glm4moe", "starcoder2": "starcoder2", "internlm2": "internlm2", "exaone4": "exaone4",
     "smollm3": "smollm3", "mistral3": "mistral3", "ministral": "llama",
+    # conversion/mistral3.py Ministral3Model (Devstral 2 / Ministral 3): MODEL_ARCH.MISTRAL3
+    "ministral3": "mistral3",
+    # conversion/glm.py Glm4MoeLiteModel(DeepseekV2Model) (GLM-4.7-Flash): MODEL_ARCH.DEEPSEEK2, MTP block kept
+    "glm4_moe_lite": "deepseek2",
+    # conversion/bailingmoe.py: BailingMoeV2ForCausalLM -> bailingmoe2 (Ling 2.0 keeps model_type bailing_moe;
+    # _arch_of tells the two apart by `architectures`)
+    "bailing_moe": "bailingmoe", "bailing_moe_v2": "bailingmoe2",
+    # conversion/lfm2.py LFM2Model / LFM2MoeModel
+    "lfm2": "lfm2", "lfm2_moe": "lfm2moe",
+    # conversion/mimo.py MimoV2Model (MiMoV2FlashForCausalLM)
+    "mimo_v2_flash": "mimo2",
+    # conversion/ernie.py Ernie4_5Model / Ernie4_5MoeModel; conversion/hunyuan.py HunYuanMoEModel
+    "ernie4_5": "ernie4_5", "ernie4_5_moe": "ernie4_5-moe",
+    "hunyuan_v1_moe": "hunyuan-moe",
     # encoder-only embedding models (convert_hf_to_gguf.py BertModel / XLMRobertaModel -> bert, NomicBertModel)
     "bert": "bert", "xlm-roberta": "bert", "nomic_bert": "nomic-bert",
 }
@@ -112,6 +126,16 @@ class _Reader:
         v = self.cfg.get(key)
         return default if v is None else v
 
+    def int_at(self, key: str, i: int, n: int) -> int:
+        """A field given once or once per layer (Hunyuan-A13B's moe_topk, moe_intermediate_size, num_shared_expert
+        lists, transformers configuration_hunyuan_v1_moe.py): the value for layer i of n."""
+        v = self.cfg.get(key)
+        if isinstance(v, list):
+            if len(v) != n:
+                raise OomkitError(f"{self.name}: config field {key} lists {len(v)} values for {n} layers")
+            return _Reader({key: v[i]}, self.name).int(key)
+        return self.int(key)
+
 
 def spec_from_config(
     config: Mapping[str, Any], name: str = "model", source: str = "", weight_format: str | None = None
@@ -126,6 +150,8 @@ def spec_from_config(
     model_type = str(cfg.get("model_type") or outer.get("model_type") or "")
     labels: list[str] = []
     arch = ARCH_BY_MODEL_TYPE.get(model_type)
+    if model_type == "bailing_moe" and "BailingMoeV2ForCausalLM" in (outer.get("architectures") or ()):
+        arch = "bailingmoe2"  # Ling 2.0: model_type bailing_moe, class BailingMoeV2 (conversion/bailingmoe.py)
     if arch is None:
         if not model_type:
             raise OomkitError(f"{name}: config.json lacks model_type")
@@ -138,11 +164,14 @@ def spec_from_config(
     if n_layers == 0 or n_embd == 0 or n_vocab == 0:
         raise OomkitError(f"{name}: num_hidden_layers, hidden_size and vocab_size must be positive")
     n_nextn = r.int("num_nextn_predict_layers", "mtp_num_hidden_layers", default=0)
-    if n_nextn and arch in _GGUF_DROPS_MTP and weight_format is not None and is_gguf_format(weight_format):
+    if model_type in _NEXTN_FIXED:
+        n_nextn = _NEXTN_FIXED[model_type]
+    if n_nextn and arch in _GGUF_DROPS_MTP and model_type not in _GGUF_KEEPS_MTP and weight_format is not None and is_gguf_format(weight_format):
         n_nextn = 0  # conversion/deepseek.py DeepseekV2Model.skip_mtp: the GGUF has no next-n block
     kinds = _layer_kinds(r, model_type, n_layers)
-    # Next-n / MTP blocks follow the trunk (layer index n_layers...), shaped like its last layer.
-    kinds += [kinds[-1]] * n_nextn
+    # Next-n / MTP blocks follow the trunk (layer index n_layers...), shaped like its last layer; MiMo-V2's are
+    # sliding (conversion/mimo.py: hybrid_layer_pattern + [1] * _n_nextn)
+    kinds += [LayerKind.SLIDING if model_type == "mimo_v2_flash" else kinds[-1]] * n_nextn
     # Gemma 3n / Gemma 4: the last num_kv_shared_layers layers read the KV of the last earlier layer of their kind
     kv_source = shared_kv_sources(kinds, n_layers - r.int("num_kv_shared_layers", default=0), n_layers)
     layers = tuple(
@@ -153,7 +182,8 @@ def spec_from_config(
             if kind not in (LayerKind.RECURRENT, LayerKind.NONE) or model_type in _ENCODERS else None,
             recurrent=_recurrent(r, model_type, n_embd) if (kind is LayerKind.RECURRENT or model_type == "falcon_h1")
             else None,
-            ffn=_ffn(r, model_type, min(i, n_layers - 1), n_layers, kind),
+            ffn=_nextn_ffn(r, model_type, i, n_layers) if i >= n_layers and model_type in _NEXTN_DENSE
+            else _ffn(r, model_type, min(i, n_layers - 1), n_layers, kind),
             parallel_recurrent=model_type == "falcon_h1", kv_source=kv_source.get(i),
         )
         for i, kind in enumerate(kinds)
@@ -161,7 +191,9 @@ def spec_from_config(
     n_ctx_train = r.int("max_position_embeddings", "max_sequence_length", "seq_length", "n_positions", default=0)
     if n_ctx_train == 0:
         labels.append("max_position_embeddings not given: trained context unknown")
-    tied = bool(cfg.get("tie_word_embeddings", outer.get("tie_word_embeddings", model_type in _TIED_BY_DEFAULT)))
+    # LFM2 names it tie_embedding (transformers configuration_lfm2.py: tie_word_embeddings = tie_embedding, default True)
+    tied = bool(cfg.get("tie_word_embeddings", outer.get("tie_word_embeddings", cfg.get("tie_embedding",
+                                                                                      model_type in _TIED_BY_DEFAULT))))
 
     tensors = architecture_tensors(
         arch=arch, n_embd=n_embd, n_vocab=n_vocab, layers=layers, tied=tied,
@@ -226,11 +258,20 @@ def _positive_int(v: Any, key: str, name: str) -> int | None:
 
 # Architectures whose GGUF conversion leaves the MTP block out (llama.cpp conversion/deepseek.py skip_mtp).
 _GGUF_DROPS_MTP = {"deepseek2"}
+# ... except these model types converted to them (conversion/glm.py Glm4MoeLiteModel: skip_mtp = False unless
+# --no-mtp or num_nextn_predict_layers is 0; block_count = num_hidden_layers + num_nextn_predict_layers)
+_GGUF_KEEPS_MTP = {"glm4_moe_lite"}
+# MTP blocks a checkpoint carries that its config does not count (conversion/mimo.py MimoV2Model._n_nextn = 3:
+# "MiMo V2-Flash, V2.5 and V2.5-Pro all ship 3 trained MTP layers ... The HF config does not expose the count")
+_NEXTN_FIXED = {"mimo_v2_flash": 3}
+# ... whose MTP blocks carry a dense MLP of intermediate_size (src/models/mimo2.cpp load_arch_tensors: ffn_gate/
+# up/down of n_ff, experts TENSOR_NOT_REQUIRED; the MiMo-V2-Flash checkpoint's model.mtp.layers.N.mlp is dense)
+_NEXTN_DENSE = {"mimo_v2_flash"}
 # Gemma ties its embeddings even where the config omits the key (transformers GemmaConfig default True).
 # Encoders have no LM head: nothing to untie (BertConfig/XLMRobertaConfig default tie_word_embeddings=True).
 # Mamba ties them too (transformers MambaConfig tie_word_embeddings=True; Mamba2Config False).
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "mamba",
-                    *_ENCODERS}
+                    "lfm2", "lfm2_moe", *_ENCODERS}
 _GEMMA4 = {"gemma4", "gemma4_text"}
 _UNGATED_FFN = {"phi", "starcoder2", "gpt2", "falcon", "nemotron_h", "bert", "xlm-roberta"}  # up + down only
 
@@ -270,6 +311,9 @@ _KIND_BY_LAYER_TYPE = {
     "sliding_attention": LayerKind.SLIDING, "sliding_window": LayerKind.SLIDING, "local": LayerKind.SLIDING,
     "chunked_attention": LayerKind.CHUNKED,
     "linear_attention": LayerKind.RECURRENT, "mamba": LayerKind.RECURRENT, "mamba2": LayerKind.RECURRENT,
+    # LFM2 / LFM2-MoE short-convolution blocks (transformers configuration_lfm2.py layer_types "conv" /
+    # "full_attention"; conversion/lfm2.py writes head_count_kv 0 for them, the cache is the conv state)
+    "conv": LayerKind.RECURRENT,
 }
 
 
@@ -297,6 +341,13 @@ def _layer_kinds(r: _Reader, model_type: str, n: int) -> list[LayerKind]:
                 raise OomkitError(f"{r.name}: unknown layer type {t!r} in layer_types")
             kinds.append(kind)
         return kinds
+    hybrid = cfg.get("hybrid_layer_pattern")
+    if model_type == "mimo_v2_flash":
+        # MiMo-V2-Flash: hybrid_layer_pattern[i] == 1 slides (conversion/mimo.py add_sliding_window_pattern(hybrid);
+        # transformers / vLLM mimo_v2_flash: layer_types from the same list)
+        if not isinstance(hybrid, list) or len(hybrid) != n or any(x not in (0, 1) for x in hybrid):
+            raise OomkitError(f"{r.name}: hybrid_layer_pattern must list 0 or 1 for each of the {n} layers")
+        return [LayerKind.SLIDING if x == 1 else LayerKind.FULL for x in hybrid]
     pattern = cfg.get("hybrid_override_pattern")
     if isinstance(pattern, str):  # Nemotron-H: M = Mamba-2, * = attention, - = MLP, E = MoE
         if len(pattern) != n:
@@ -355,19 +406,35 @@ def _attention(r: _Reader, kind: LayerKind, model_type: str, n_embd: int) -> Att
         head_dim = r.int("global_head_dim", default=0) or head_dim
         if r.get("attention_k_eq_v", False):
             n_kv = r.int("num_global_key_value_heads", default=0) or n_kv
+    head_dim_v = head_dim
+    if model_type == "mimo_v2_flash":
+        # MiMo-V2: K of head_dim, V of v_head_dim; the sliding layers have their own KV head count and sizes
+        # (conversion/mimo.py: head_count_kv per layer from swa_num_key_value_heads, value_length v_head_dim;
+        # transformers MiMoV2 attention: swa_head_dim / swa_v_head_dim on sliding layers)
+        sw = kind is LayerKind.SLIDING
+        n_kv = r.int("swa_num_key_value_heads" if sw else "num_key_value_heads")
+        head_dim = r.int("swa_head_dim" if sw else "head_dim")
+        head_dim_v = r.int("swa_v_head_dim" if sw else "v_head_dim")
     window = None
     if kind is LayerKind.SLIDING:
         window = r.int("sliding_window")
     elif kind is LayerKind.CHUNKED:
         window = r.int("attention_chunk_size")
     v_from_k = model_type in _GEMMA4 and kind is LayerKind.FULL and bool(r.get("attention_k_eq_v", False))
-    return Attention(n_heads=n_heads, n_kv_heads=n_kv, head_dim_k=head_dim, head_dim_v=head_dim, window=window,
+    return Attention(n_heads=n_heads, n_kv_heads=n_kv, head_dim_k=head_dim, head_dim_v=head_dim_v, window=window,
                      v_from_k=v_from_k)
 
 
 def _recurrent(r: _Reader, model_type: str, n_embd: int) -> RecurrentState:
     """SSM dims as llama.cpp's converter maps them (convert_hf_to_gguf.py: ssm.conv_kernel, ssm.inner_size,
     ssm.state_size, ssm.group_count, ssm.time_step_rank)."""
+    if model_type in _LFM2:
+        # LFM2 short convolution: the last conv_L_cache - 1 inputs of width hidden_size, no SSM state (llama.cpp
+        # llama_hparams::n_embd_r = n_embd * (n_shortconv_l_cache - 1), n_embd_s 0; conversion/lfm2.py writes
+        # shortconv.l_cache from conv_L_cache)
+        l_cache = r.int("conv_L_cache", why="LFM2 short-convolution cache")
+        return RecurrentState("short_conv", d_inner=n_embd, d_state=0, d_conv=l_cache,
+                              conv_override=max(l_cache - 1, 0) * n_embd, ssm_override=0)
     if r.has("linear_num_value_heads"):  # Qwen3-Next / Qwen3.5 gated delta net
         n_v, d_v = r.int("linear_num_value_heads"), r.int("linear_value_head_dim")
         return RecurrentState("gated_delta_net", d_inner=n_v * d_v, d_state=r.int("linear_key_head_dim"),
@@ -429,7 +496,80 @@ def _is_moe_layer(r: _Reader, model_type: str, i: int, n_layers: int, kind: Laye
     return True
 
 
+_LFM2 = {"lfm2", "lfm2_moe"}
+
+
+def _nextn_ffn(r: _Reader, model_type: str, i: int, n_layers: int) -> Ffn:
+    return Ffn(n_ff=r.int("intermediate_size"))  # MiMo-V2's MTP blocks: a dense MLP (see _NEXTN_DENSE)
+
+
+def _lfm2_ff(r: _Reader) -> int:
+    """LFM2's MLP width: block_ff_dim (or intermediate_size) cut to 2/3, scaled by block_ffn_dim_multiplier and
+    rounded up to block_multiple_of when block_auto_adjust_ff_dim (conversion/lfm2.py _add_feed_forward_length;
+    transformers modeling_lfm2.py Lfm2MLP the same)."""
+    ff = r.int("block_ff_dim", "intermediate_size")
+    if r.get("block_auto_adjust_ff_dim", False):
+        ff = int(2 * ff / 3)
+        mult = r.get("block_ffn_dim_multiplier")
+        if mult is not None:
+            ff = int(mult * ff)
+        step = r.int("block_multiple_of", default=256) or 1
+        ff = step * ((ff + step - 1) // step)
+    return ff
+
+
+def _ffn_special(r: _Reader, model_type: str, i: int, n_layers: int) -> Ffn | None:
+    """The FFN of model types whose MoE fields have their own names or per-layer lists; None for the rest."""
+    if model_type == "lfm2":
+        return Ffn(n_ff=_lfm2_ff(r))
+    if model_type == "lfm2_moe":
+        # conversion/lfm2.py LFM2MoeModel: leading_dense_block_count = num_dense_layers (dense of intermediate_size),
+        # then num_experts of moe_intermediate_size, num_experts_per_tok used, no shared expert
+        if i < r.int("num_dense_layers", default=0):
+            return Ffn(n_ff=r.int("intermediate_size"))
+        return Ffn(n_experts=r.int("num_experts"), n_experts_used=r.int("num_experts_per_tok"),
+                   n_ff_expert=r.int("moe_intermediate_size"))
+    if model_type == "ernie4_5_moe":
+        # transformers modeling_ernie4_5_moe.py Ernie4_5_MoeDecoderLayer: MoE where (i + 1) % moe_layer_interval == 0
+        # and moe_layer_start_index <= i <= moe_layer_end_index (llama.cpp src/models/ernie4-5-moe.cpp: i >=
+        # n_layer_dense_lead and (i + 1) % n_moe_layer_step == 0, from the converter's leading_dense_block_count /
+        # interleave_moe_layer_step); shared experts: one MLP of moe_intermediate_size x moe_num_shared_experts
+        step, start = r.int("moe_layer_interval", default=1), r.int("moe_layer_start_index", default=0)
+        end = r.cfg.get("moe_layer_end_index")
+        end = n_layers - 1 if not isinstance(end, int) or isinstance(end, bool) or end < 0 else end
+        n_exp = r.int("moe_num_experts", default=0)
+        if not (n_exp and step and (i + 1) % step == 0 and start <= i <= end):
+            return Ffn(n_ff=r.int("intermediate_size"))
+        ff_exp, n_sh = r.int("moe_intermediate_size"), r.int("moe_num_shared_experts", default=0)
+        return Ffn(n_experts=n_exp, n_experts_used=r.int("moe_k"), n_ff_expert=ff_exp, n_shared_experts=n_sh,
+                   n_ff_shared=ff_exp * n_sh)
+    if model_type == "hunyuan_v1_moe":
+        # transformers modeling_hunyuan_v1_moe.py: every layer MoE (num_experts of moe_intermediate_size[i], top
+        # moe_topk[i]) beside a shared MLP of intermediate_size x num_shared_expert[i]; conversion/hunyuan.py
+        # writes the lists' first values (asserted equal) and expert_shared_feed_forward_length = intermediate_size
+        n_sh = r.int_at("num_shared_expert", i, n_layers) if r.has("num_shared_expert") else 0
+        return Ffn(n_experts=r.int("num_experts"), n_experts_used=r.int_at("moe_topk", i, n_layers),
+                   n_ff_expert=r.int_at("moe_intermediate_size", i, n_layers), n_shared_experts=n_sh,
+                   n_ff_shared=r.int("intermediate_size") * n_sh)
+    if model_type == "mimo_v2_flash":
+        # moe_layer_freq: one 0/1 per layer, 1 = MoE (transformers / vLLM mimo_v2_flash: is_moe_layer); dense
+        # layers of intermediate_size; n_routed_experts of moe_intermediate_size, no shared expert
+        freq = r.cfg.get("moe_layer_freq")
+        if not isinstance(freq, list) or len(freq) != n_layers:
+            raise OomkitError(f"{r.name}: moe_layer_freq must list 0 or 1 for each of the {n_layers} layers")
+        if not freq[i]:
+            return Ffn(n_ff=r.int("intermediate_size"))
+        n_sh = r.int("n_shared_experts", default=0)
+        ff_exp = r.int("moe_intermediate_size")
+        return Ffn(n_experts=r.int("n_routed_experts"), n_experts_used=r.int("num_experts_per_tok"),
+                   n_ff_expert=ff_exp, n_shared_experts=n_sh, n_ff_shared=n_sh * ff_exp)
+    return None
+
+
 def _ffn(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) -> Ffn:
+    special = _ffn_special(r, model_type, i, n_layers)
+    if special is not None:
+        return special
     n_experts = r.int("num_experts", "n_routed_experts", "num_local_experts", default=0)
     if model_type in _GEMMA4:
         # Gemma4TextDecoderLayer (transformers modeling_gemma4.py): every layer keeps its dense MLP, twice as wide

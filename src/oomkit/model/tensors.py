@@ -26,7 +26,12 @@ class TensorShape:
 
 # Architectures whose attention layers carry per-head q/k RMS norms (Qwen3, Gemma 3, OLMo 2, ...).
 _QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "gemma3n", "gemma4", "olmo2", "olmoe",
-            "qwen3vl", "qwen3vlmoe", "cohere2", "glm4moe", "exaone4"}
+            "qwen3vl", "qwen3vlmoe", "cohere2", "glm4moe", "exaone4",
+            # src/models/lfm2.cpp, lfm2moe.cpp, hunyuan-moe.cpp, bailingmoe2.cpp: attn_q_norm / attn_k_norm per head
+            "lfm2", "lfm2moe", "hunyuan-moe", "hunyuan-dense", "bailingmoe2"}
+# Routers with a score-correction bias (e_score_correction_bias -> exp_probs_b.bias; src/models/deepseek2.cpp,
+# ernie4-5-moe.cpp, bailingmoe2.cpp, lfm2moe.cpp, mimo2.cpp load_arch_tensors)
+_EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2"}
 # Gemma 2/3/4 normalise after attention and after the FFN too.
 _POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4"}
 # Gated attention (Qwen3-Next / Qwen3.5): Q projection carries a gate of the same width.
@@ -203,7 +208,7 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             t("ffn_gate_exps.bias", f.n_ff_expert, f.n_experts)
             t("ffn_up_exps.bias", f.n_ff_expert, f.n_experts)
             t("ffn_down_exps.bias", n_embd, f.n_experts)
-        if arch == "deepseek2":
+        if arch in _EXP_PROBS_B:
             t("exp_probs_b.bias", f.n_experts)
         if arch == "gemma4":  # gemma4.cpp: the router's input scale, the second MLP's norms, per-expert scales
             t("ffn_gate_inp.scale", n_embd)
@@ -254,6 +259,9 @@ def _recurrent_tensors(i: int, n_embd: int, s, split_ba: bool = False) -> list[T
         return TensorShape(f"blk.{i}.{name}", tuple(shape), i)
 
     conv_ch = s.d_inner + 2 * s.n_group * s.d_state
+    if s.kind == "short_conv":  # src/models/lfm2.cpp: shortconv conv {l_cache, n_embd}, in_proj (B, C, x), out_proj
+        return [t("shortconv.conv.weight", s.d_conv, n_embd), t("shortconv.in_proj.weight", n_embd, 3 * n_embd),
+                t("shortconv.out_proj.weight", n_embd, n_embd)]
     if s.kind == "gated_delta_net":  # src/models/qwen3next.cpp: fused qkv + z gate, beta/alpha, conv, out
         qk = 2 * s.n_group * s.d_state
         ba = ([t("ssm_beta.weight", n_embd, s.n_heads), t("ssm_alpha.weight", n_embd, s.n_heads)] if split_ba
