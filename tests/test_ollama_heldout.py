@@ -8,8 +8,10 @@ says why. The release-by-release checks of tests/test_ollama.py hold the ones fr
   digit as it stood (test_ollama.py test_real_logs);
 - ollama/ollama#8922 (deepseek-r1:70b Q4_K_M, num_ctx 2048 x 4 slots on three 23.5 GiB GPUs, 0.5.7): the whole line
   digit for digit as it stood, per-GPU allocations included (test_ollama.py test_real_logs);
-- ollama/ollama#8430 (gemma3:12b-it-qat with its projector on 11.5 + 4.6 GiB, 0.7.1): KV, graph and projector graph
-  exact; the blob's F16 token_embd is not the Q4_0 recipe's, and the 37,0 split is a strict xfail there (+21%);
+- ollama/ollama#8430 (gemma3:12b-it-qat with its projector on 11.5 + 4.6 GiB): KV, graph and projector graph exact
+  as it stood, the split 35,14 against 37,0 printed (memory.required.partial +21%) until the log was dated v0.7.0
+  (its largest-layer buffer) and the QAT file's F16 token_embd was mirrored (engines/ollama/weights.py): now the
+  whole line but projector.weights (795.9 MiB against 806.2) digit for digit;
 - ollama/ollama PR #5117 (deepseek-coder-v2:16b on Metal, a build of the PR's branch between v0.1.44 and v0.1.45):
   KV 540.0 MiB and graph 212.0 MiB against 432.0 and 72.0 printed until the two v0.1.45 rules below were dated
   (settings.py V_ASYM_KV, V_DEEPSEEK2_GRAPH)."""
@@ -17,15 +19,17 @@ says why. The release-by-release checks of tests/test_ollama.py hold the ones fr
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
 from oomkit.engines import ollama as ol
 from oomkit.memory import Device
+from oomkit.model.resolve import resolve
 from tests import test_ollama as tl
 from tests.test_ollama_releases import _load
 
-GiB = 1 << 30
+GiB, MiB = 1 << 30, 1 << 20
 
 
 @pytest.fixture(autouse=True)
@@ -75,3 +79,35 @@ def test_deepseek_v2_from_0_1_45_reads_key_and_value_length():
 def test_deepseek_v2_metal_weights_split_of_the_branch():
     fx, mine = _deepseek_v2_metal("0.1.44")
     assert _within(fx, mine, "memory.weights.total")
+
+
+def test_gemma3_qat_split_0_7_0_largest_layer_buffer():
+    """ollama/ollama#8430 (johnquix, 2025-05-23): gemma3:12b-it-qat on 11.5 + 4.6 GiB prints layers.split=37,0. The
+    log is v0.7.0 (sched.go:472 "loaded runners"; v0.7.1 prints it from :483). v0.7.0's llm/memory.go
+    EstimateGPULayers (0478d440f) takes as its one-layer buffer the largest GroupLayers() group, here the QAT file's
+    F16 token_embd (262144 x 3840 x 2 B) + kv[0] (12.0 MiB, a sliding layer), and admits a GPU only if its free memory
+    covers graph (1.3 GiB) + MinimumMemory (457 MiB) + 2 x that buffer = 5.5 GiB: the 4.6 GiB card holds nothing.
+    v0.7.1 (3fe74fba4) went back to blk.0, which admits it. The projector (weights + graph, 1.8 GiB) is v0.7.0's
+    gpuZeroOverhead on GPU 0 (d75557747 moved it to the output layer in v0.7.1). oomkit before this: the v0.7.1 rules
+    and the Q4_0 recipe's Q6_K token_embd, 35,14 with memory.required.partial 13.9 GiB (+21%)."""
+    fx = _load("gemma3-12b-qat-2gpu-split-ctx24576-0.7")
+    est = tl._run_fixture(fx)
+    line = fx["quoted"].splitlines()[1]
+    mine = est.engine_view["ollama_log"]
+    for key in ("layers.offload", "layers.split", "memory.required.full", "memory.required.partial",
+                "memory.required.kv", "memory.required.allocations", "memory.weights.total",
+                "memory.weights.repeating", "memory.weights.nonrepeating", "memory.graph.full",
+                "memory.graph.partial", "projector.graph"):
+        pattern = rf'{re.escape(key)}=("[^"]*"|\S+)'
+        assert re.search(pattern, mine).group(1) == re.search(pattern, line).group(1), key
+
+
+def test_gemma3_qat_file_keeps_token_embd_f16():
+    """Google's QAT Q4_0 GGUF of gemma-3-12b-it: llama.cpp maps it whole on the CPU as 7694.17 MiB
+    (ggml-org/llama.cpp#13004, leizhu1989, 2025-04-18, build 5149: "CPU_Mapped model buffer size = 7694.17 MiB" for
+    gemma-3-12b-it-q4_0.gguf, 0 layers offloaded): Q4_0 throughout with token_embd F16 (Ollama's -it-qat tag, the
+    same file with its vision tower, prints memory.weights.nonrepeating 1.9 GiB in ollama/ollama#8430)."""
+    spec = ol.ollama_gguf(resolve("gemma3:12b-it-qat"))
+    assert f"{sum(t.nbytes for t in spec.weights.tensors) / MiB:.2f}" == "7694.17"
+    assert f"{sum(t.nbytes for t in ol.ollama_gguf(resolve('gemma3:12b', 'Q4_0')).weights.tensors) / MiB:.2f}" != \
+        "7694.17"  # the plain Q4_0 tag is llama-quantize's (token_embd as the output, Q6_K)

@@ -54,6 +54,10 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
             "+ mmproj)",))
     if not spec.weights.exact and _quantized_in_spring_2025(spec):
         spec = _spring_2025_quantizer(spec)
+    if not spec.weights.exact and _gemma3_qat(spec):
+        spec = _retyped(spec, lambda t: "f16" if t.name == "token_embd.weight" else t.dtype,
+                        "weights as in Google's QAT Q4_0 GGUF that Ollama's gemma3 -it-qat tags ship: Q4_0 "
+                        "throughout, token_embd (tied output) kept F16")
     if not spec.weights.exact and spec.weights.format.lower() in _PLAIN_DTYPES:
         shapes = [TensorShape(t.name, t.shape, t.layer) for t in spec.weights.tensors]
         w = gguf_inventory(shapes, arch=spec.architecture, ftype=_PLAIN_DTYPES[spec.weights.format.lower()])
@@ -81,6 +85,19 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
         return _retyped(spec, gptoss_type, "weights as in Ollama's gpt-oss GGUF: MXFP4 experts, 16-bit elsewhere, "
                         "norms and router F32 (convert/convert_gptoss.go, convert/reader.go)")
     return spec
+
+
+_QAT = re.compile(r"(?<![a-z])qat(?![a-z])", re.IGNORECASE)
+
+
+def _gemma3_qat(spec: ModelSpec) -> bool:
+    """A gemma3 QAT Q4_0 file, named so (the Ollama tag or the repo name, kept in the resolver's label): Google's
+    QAT GGUFs keep token_embd in F16 where llama-quantize's Q4_0 gives the tied output Q6_K. Measured on 12b:
+    llama.cpp's CPU_Mapped buffer of gemma-3-12b-it-q4_0.gguf is 7694.17 MiB (ggml-org/llama.cpp#13004, build
+    5149) = the Q4_0 text weights with token_embd 262144 x 3840 x 2 B; Ollama's gemma3:12b-it-qat blob
+    1fb99eda86dc prints memory.weights.nonrepeating 1.9 GiB (ollama/ollama#8430, 0.7.0)."""
+    return (spec.architecture == "gemma3" and spec.weights.format.upper() == "Q4_0"
+            and any(_QAT.search(x) for x in (spec.name, *spec.labels) if "vision tower" not in x))
 
 
 # Library tags Ollama quantized with the llama.cpp it vendored from v0.6.2 to v0.6.8 (2025-03-14 6bd0a983c to
