@@ -16,6 +16,8 @@ compared as "has shared experts" plus that width.
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import pytest
 
@@ -25,7 +27,9 @@ from oomkit.model.spec import LayerKind
 from tests import ggufs
 from tests import gt_compare as g
 from tests.groundtruth import synth
+from tests.groundtruth.synth import VT, SynthModel, _blk, _embeddings, _ffn_dense, _ffn_moe, _Meta
 
+CATALOG = Path(__file__).resolve().parents[1] / "src" / "oomkit" / "model" / "catalog" / "data"
 needs_llama_cpp = pytest.mark.skipif(not g.llamacpp_run.available(), reason="llama-cpp-python not installed")
 
 # LFM2-1.2B (LiquidAI/LFM2-1.2B): the values tests/ggufs.py lfm2_1_2b carries from its config.json, under the key
@@ -151,3 +155,161 @@ def test_lfm2_short_convolution_state_is_the_last_two_inputs():
     conv = [x for x in spec.layers if x.kind is LayerKind.RECURRENT]
     assert len(conv) == 10 and all(x.recurrent.conv == 2 * 2048 and x.recurrent.ssm == 0 for x in conv)
     assert all(x.ffn.n_ff == 8192 for x in spec.layers)  # 2/3 of 12288, a multiple of 256
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# GGUFs this file writes itself, with the converter's keys (no tests/ggufs.py builder carries these shapes)
+# ---------------------------------------------------------------------------------------------------------------
+
+def _catalog_config(slug: str) -> dict:
+    return json.loads((CATALOG / f"{slug}.json").read_text(encoding="utf-8"))["config"]
+
+
+def glm47_flash_gguf(n_layers: int = 2) -> SynthModel:
+    """GLM-4.7-Flash as conversion/glm.py Glm4MoeLiteModel(DeepseekV2Model) writes it: deepseek2 with MLA keys
+    (head_count_kv 1, key_length 576 = kv_lora 512 + rope 64, value_length 512, key/value_length_mla 256 / 256,
+    q_lora 768), layer 0 dense (10240), 64 experts of 1536 (4 used) + 1 shared, and the MTP block appended
+    (block_count = trunk + 1, nextn_predict_layers 1: eh_proj, enorm, hnorm, shared_head_norm; src/models/
+    deepseek2.cpp). Dimensions: the catalog's copy of zai-org/GLM-4.7-Flash config.json."""
+    arch, n_embd, n_head, n_vocab = "deepseek2", 2048, 20, 154880
+    q_lora, kv_lora, rope, nope, v_dim = 768, 512, 64, 192, 256
+    n_ff, n_ff_exp, n_used, n_exp = 10240, 1536, 4, 64
+    md = _Meta(arch).base(ctx=202752, n_embd=n_embd, n_layers=n_layers, n_ff=n_ff, n_head=n_head, n_head_kv=1,
+                          rms_eps=1e-5, rope_base=1000000.0, n_vocab=n_vocab)
+    md.u32("attention.key_length", kv_lora + rope).u32("attention.value_length", kv_lora)
+    md.u32("attention.key_length_mla", nope + rope).u32("attention.value_length_mla", v_dim)
+    md.u32("attention.q_lora_rank", q_lora).u32("attention.kv_lora_rank", kv_lora).u32("rope.dimension_count", rope)
+    md.u32("leading_dense_block_count", 1).u32("expert_count", n_exp).u32("expert_used_count", n_used)
+    md.u32("expert_feed_forward_length", n_ff_exp).u32("expert_shared_count", 1).f32("expert_weights_scale", 1.8)
+    md.bool("expert_weights_norm", True).u32("expert_gating_func", 2)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    for i in range(n_layers):
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "attn_q_a_norm.weight", q_lora),
+               _blk(i, "attn_kv_a_norm.weight", kv_lora), _blk(i, "attn_q_a.weight", n_embd, q_lora),
+               _blk(i, "attn_q_b.weight", q_lora, n_head * (nope + rope)),
+               _blk(i, "attn_kv_a_mqa.weight", n_embd, kv_lora + rope),
+               _blk(i, "attn_k_b.weight", nope, kv_lora, n_head), _blk(i, "attn_v_b.weight", kv_lora, v_dim, n_head),
+               _blk(i, "attn_output.weight", n_head * v_dim, n_embd)]
+        if i == 0:
+            ts += _ffn_dense(i, n_embd, n_ff)
+        else:
+            ts += [_blk(i, "ffn_norm.weight", n_embd)] + _ffn_moe(i, n_embd, n_ff_exp, n_exp)
+            ts += [_blk(i, "exp_probs_b.bias", n_exp), _blk(i, "ffn_gate_shexp.weight", n_embd, n_ff_exp),
+                   _blk(i, "ffn_down_shexp.weight", n_ff_exp, n_embd), _blk(i, "ffn_up_shexp.weight", n_embd, n_ff_exp)]
+    m = SynthModel("glm-4.7-flash", arch, "zai-org/GLM-4.7-Flash config.json", n_vocab, n_layers, tuple(md.items),
+                   tuple(ts), tied_embeddings=False, dims={})
+    m = ggufs.with_nextn(m, n_layers - 1, n_embd)
+    return dataclasses.replace(m, tensors=(*m.tensors, _blk(n_layers, "nextn.shared_head_norm.weight", n_embd)))
+
+
+# MiMo-V2-Flash (XiaomiMiMo/MiMo-V2-Flash): the hub config.json as a third-party test transcribes it
+# ("mimo_v2_flash_hub_config", code search id 70922684183; the same shape in id 57930777939 with
+# max_position_embeddings 262144): 48 layers, full attention at layer 0 and every 6th (9), sliding window 128 on
+# the rest with 8 KV heads (4 on the full layers) of K 192 / V 128, layer 0 dense (16384), 256 experts of 2048
+# (8 used), 152,576-token vocabulary
+_MIMO_PATTERN = [0 if (i == 0 or (i + 1) % 6 == 0) else 1 for i in range(48)]
+MIMO_V2_FLASH = {
+    "architectures": ["MiMoV2FlashForCausalLM"], "model_type": "mimo_v2_flash", "vocab_size": 152576,
+    "hidden_size": 4096, "num_hidden_layers": 48, "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 192,
+    "v_head_dim": 128, "swa_num_attention_heads": 64, "swa_num_key_value_heads": 8, "swa_head_dim": 192,
+    "swa_v_head_dim": 128, "partial_rotary_factor": 0.334, "rope_theta": 5000000, "swa_rope_theta": 10000,
+    "sliding_window": 128, "sliding_window_size": 128, "hybrid_layer_pattern": _MIMO_PATTERN,
+    "moe_layer_freq": [int(i != 0) for i in range(48)], "add_swa_attention_sink_bias": True,
+    "add_full_attention_sink_bias": False, "intermediate_size": 16384, "n_routed_experts": 256,
+    "num_experts_per_tok": 8, "moe_intermediate_size": 2048, "routed_scaling_factor": None, "scoring_func": "sigmoid",
+    "topk_method": "noaux_tc", "n_group": 1, "norm_topk_prob": True, "layernorm_epsilon": 1e-5,
+    "attention_value_scale": 0.707, "max_position_embeddings": 262144,
+}
+
+
+def mimo_v2_flash_gguf(n_layers: int = 6) -> SynthModel:
+    """MiMo-V2-Flash's first n layers as conversion/mimo.py MimoV2Model writes them: head_count_kv per layer (8 on
+    sliding, 4 on full), sliding_window 128 and the pattern (hybrid_layer_pattern + [1] x 3 for the MTP blocks),
+    key_length 192 / value_length 128, 256 experts of 2048, layer 0 dense, and the 3 MTP blocks (sliding, dense MLP
+    of intermediate_size, nextn.eh_proj / enorm / hnorm / shared_head_norm; src/models/mimo2.cpp)."""
+    arch, n_embd, n_head, hd, vd, n_vocab, n_ff, n_exp, n_ff_exp, nextn = "mimo2", 4096, 64, 192, 128, 152576, 16384, \
+        256, 2048, 3
+    pattern = _MIMO_PATTERN[:n_layers] + [1] * nextn
+    nl = n_layers + nextn
+    md = _Meta(arch).base(ctx=262144, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=4, rms_eps=1e-5,
+                          rope_base=5000000.0, n_vocab=n_vocab)
+    md.items = [it for it in md.items if it[0] != f"{arch}.attention.head_count_kv"]
+    md.items.append((f"{arch}.attention.head_count_kv", [8 if p else 4 for p in pattern], (VT.ARRAY, VT.UINT32)))
+    md.items.append((f"{arch}.attention.sliding_window_pattern", [bool(p) for p in pattern], (VT.ARRAY, VT.BOOL)))
+    md.u32("attention.sliding_window", 128).u32("attention.key_length", hd).u32("attention.value_length", vd)
+    md.u32("rope.dimension_count", 64).u32("expert_count", n_exp).u32("expert_used_count", 8)
+    md.u32("expert_feed_forward_length", n_ff_exp).u32("nextn_predict_layers", nextn)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    for i in range(nl):
+        kv = 8 if pattern[i] else 4
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "attn_q.weight", n_embd, n_head * hd),
+               _blk(i, "attn_k.weight", n_embd, kv * hd), _blk(i, "attn_v.weight", n_embd, kv * vd),
+               _blk(i, "attn_output.weight", n_head * vd, n_embd)]
+        if i == 0 or i >= n_layers:
+            ts += _ffn_dense(i, n_embd, n_ff)
+        else:
+            ts += [_blk(i, "ffn_norm.weight", n_embd)] + _ffn_moe(i, n_embd, n_ff_exp, n_exp)
+            ts += [_blk(i, "exp_probs_b.bias", n_exp)]
+        if i >= n_layers:
+            ts += [_blk(i, "nextn.eh_proj.weight", 2 * n_embd, n_embd), _blk(i, "nextn.enorm.weight", n_embd),
+                   _blk(i, "nextn.hnorm.weight", n_embd), _blk(i, "nextn.shared_head_norm.weight", n_embd)]
+    return SynthModel("mimo-v2-flash", arch, "XiaomiMiMo/MiMo-V2-Flash config.json", n_vocab, nl, tuple(md.items),
+                      tuple(ts), tied_embeddings=False, dims={})
+
+
+# model type -> (config of the first layers, GGUF, llama.cpp architecture)
+WRITTEN = {
+    "glm4_moe_lite": (lambda: dict(_catalog_config("glm-4.7-flash"), num_hidden_layers=2), glm47_flash_gguf,
+                      "deepseek2"),
+    "mimo_v2_flash": (lambda: _first_layers(MIMO_V2_FLASH, 6), mimo_v2_flash_gguf, "mimo2"),
+}
+
+
+def _written(model_type: str):
+    cfg, build, arch = WRITTEN[model_type]
+    path = synth.synth_path(build(), "q4_0")
+    return spec_from_config(cfg(), model_type, weight_format="Q4_0"), read_gguf_spec(path), path, arch
+
+
+@pytest.mark.parametrize("model_type", list(WRITTEN))
+def test_config_spec_equals_the_written_gguf(model_type):
+    ours, gguf, _, arch = _written(model_type)
+    assert ours.architecture == gguf.architecture == arch
+    assert ours.n_nextn_layers == gguf.n_nextn_layers > 0
+    assert [_comparable(x) for x in ours.layers] == [_comparable(x) for x in gguf.layers]
+    assert ours.params_total == gguf.params_total
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("model_type", list(WRITTEN))
+def test_written_gguf_buffers_equal_llama_cpp(model_type):
+    """KV caches and the model buffer (the MTP blocks are left out of it: TENSOR_SKIP without load_mtp) from the
+    config-built spec and from the GGUF-read one, both equal to llama.cpp's."""
+    ours, gguf, path, _ = _written(model_type)
+    for s, m in zip(GRID, g.llamacpp_run.measure_many(path, GRID), strict=True):
+        assert m["ok"], m["error"]
+        expected = g.engine_figures(m)
+        for spec in (ours, gguf):
+            got = g.oomkit_figures(spec, s)
+            for f in (*FIELDS, "model_mib"):
+                assert got[f] == expected[f], f"{model_type} {s}: {f} oomkit {got[f]} llama.cpp {expected[f]}"
+
+
+def test_glm47_flash_counts_the_safetensors_decoder_exactly():
+    """The catalog's params_decoder is the repo's safetensors total (31,221,488,576) less the MTP layer's own
+    embed_tokens and shared_head.head copies (2 x 154,880 x 2,048): the per-layer spec, next-n layer included, gives
+    it to the parameter (the card's 31.22 B total is 2.03 % above, by exactly those two copies)."""
+    entry = json.loads((CATALOG / "glm-4.7-flash.json").read_text(encoding="utf-8"))
+    spec = spec_from_config(entry["config"], "glm-4.7-flash")
+    assert spec.architecture == "deepseek2" and spec.n_nextn_layers == 1 and spec.kinds() == {"latent": 48}
+    assert spec.params_total == entry["params_decoder"] == 31_221_488_576 - 2 * 154_880 * 2_048
+    # a GGUF conversion keeps the block too (Glm4MoeLiteModel skip_mtp False): read for llama.cpp, it stays
+    assert spec_from_config(entry["config"], "glm-4.7-flash", weight_format="Q4_K_M").n_nextn_layers == 1
+
+
+def test_mimo_v2_flash_parameter_count_within_2_percent_of_the_card():
+    # SGLang's day-0 post with the Xiaomi team (lm-sys/lm-sys.github.io blog/2025-12-15-mimo-v2-flash.md): "309B total
+    # parameters and 15B activated parameters"
+    spec = spec_from_config(MIMO_V2_FLASH, "mimo_v2_flash")
+    assert spec.n_nextn_layers == 3 and spec.kinds() == {"full": 9, "sliding": 42}
+    assert abs(spec.params_total / 309e9 - 1) <= 0.02, f"{spec.params_total:,}"

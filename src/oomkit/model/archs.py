@@ -37,8 +37,12 @@ KV_SHARED_FROM_GGUF = {"gemma4"}
 # for; deepseek4: measured, "model has unused tensor blk.N.nextn..."): the file holds them, the model buffer does not.
 # qwen35, qwen35moe, qwen3next, deepseek32: measured with llama-cpp-python 0.3.36 on files with an appended block
 # ("model has unused tensor blk.4.nextn.eh_proj.weight ... -- ignoring" unless llama_model_params.load_mtp)
+# deepseek2: GLM-4.7-Flash's conversion keeps its MTP block (conversion/glm.py Glm4MoeLiteModel skip_mtp False);
+# src/models/deepseek2.cpp load_arch_tensors marks it TENSOR_SKIP unless load_mtp (measured with 0.3.36 on a 2-layer
+# GLM-4.7-Flash-shaped file + the block: model buffer 805.01 MiB, the block's 345 MiB out; its layer not cached);
+# mimo2 the same (src/models/mimo2.cpp; measured on 6 MiMo-V2-Flash layers + the 3 MTP blocks: 18530.49 MiB)
 NEXTN_SKIPPED = {"glm4moe", "glm-dsa", "glm5-next", "dots3note", "qwen4exp", "deepseek4", "qwen35", "qwen35moe",
-                 "qwen3next", "deepseek32"}
+                 "qwen3next", "deepseek32", "deepseek2", "mimo2"}
 # Architectures llama.cpp runs as pure recurrent (src/llama-arch.cpp llm_arch_is_recurrent).
 RECURRENT_ARCHS = {"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"}
 # Hybrids whose recurrent layers follow full_attention_interval (src/models/qwen3next.cpp, qwen35*.cpp).

@@ -416,8 +416,8 @@ def _attention(r: _Reader, kind: LayerKind, model_type: str, n_embd: int) -> Att
         head_dim = r.int("swa_head_dim" if sw else "head_dim")
         head_dim_v = r.int("swa_v_head_dim" if sw else "v_head_dim")
     window = None
-    if kind is LayerKind.SLIDING:
-        window = r.int("sliding_window")
+    if kind is LayerKind.SLIDING:  # MiMo-V2 also names it sliding_window_size (vLLM mimo_v2.py reads that one)
+        window = r.int("sliding_window", "sliding_window_size")
     elif kind is LayerKind.CHUNKED:
         window = r.int("attention_chunk_size")
     v_from_k = model_type in _GEMMA4 and kind is LayerKind.FULL and bool(r.get("attention_k_eq_v", False))

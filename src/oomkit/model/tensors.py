@@ -44,7 +44,11 @@ _SPLIT_BA = {"qwen35", "qwen35moe"}
 # PR #22673, b9180: mtp.fc -> nextn.eh_proj {2 x n_embd, n_embd}, mtp.pre_fc_norm_embedding / _hidden -> nextn.enorm
 # / nextn.hnorm, mtp.norm -> nextn.shared_head_norm; no embed_tokens or shared_head_head of its own, which
 # src/models/qwen35.cpp load_block_mtp takes as TENSOR_NOT_REQUIRED)
-_NEXTN_EXTRAS = {"qwen35", "qwen35moe"}
+_NEXTN_EXTRAS = {"qwen35", "qwen35moe",
+                 # src/models/deepseek2.cpp, mimo2.cpp load_arch_tensors: nextn.eh_proj {2 x n_embd, n_embd}, enorm, hnorm,
+                 # shared_head_norm (GLM-4.7-Flash's and MiMo-V2's MTP blocks; embed_tokens / shared_head_head
+                 # TENSOR_NOT_REQUIRED, left out as the per-layer spec carries no vocabulary-sized copies)
+                 "deepseek2", "mimo2"}
 # BERT-style encoders (src/models/bert.cpp): post-LayerNorms with biases, biased linears, no output head.
 _ENCODER_ARCHS = {"bert", "nomic-bert"}
 
