@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import oomkit
-from tests.ggufs import _model, gemma3n_e2b
+from tests.ggufs import _model
 from tests.groundtruth import llamacpp_run, synth
 from tests.groundtruth.synth import VT, Tensor, _blk, _ffn_dense, _layers, _Meta
 from tests.test_llamacpp_heldout_logs import held_out_estimate
@@ -169,20 +169,4 @@ def test_vulkan_device_compute_is_exact():
                 assert got[dev] / MiB == pytest.approx(mib, abs=0.1), (name, dev, got[dev] / MiB, mib)
 
 
-# Gemma 3n E2B at its full 30 layers (tests/ggufs.py gemma3n_e2b), llama-server's one output row: the same per-layer
-# rows (256 x 30 floats a token) beside AltUp's four streams and LAuReL (src/models/gemma3n-iswa.cpp) are not in its
-# closed-form phases, and no replay covers that graph yet. (n_ctx, -ub, flash attention) -> measured oomkit / llama.cpp
-GEMMA3N_MISSES = {(8192, 2048, 1): 0.662, (8192, 512, 1): 0.658, (8192, 512, 0): 0.776}
-
-
-@pytest.mark.xfail(strict=True, reason="Gemma 3n's per-layer path, AltUp and LAuReL not replayed: CPU 298.00 MiB vs "
-                   "450.09 at 8K -ub 2048 (0.662), 73.00 vs 111.02 at -ub 512 (0.658), 170.00 vs 219.01 without flash "
-                   "attention (0.776); with every token an output (32K -ub 512) 520.00 vs 540.00 (0.963)")
-def test_gemma3n_e2b_full_depth_server_rows_within_ten_percent():
-    if not llamacpp_run.available():
-        pytest.skip("llama-cpp-python is not installed")
-    path = synth.synth_path(gemma3n_e2b(), "q4_0")
-    grid = [_c(n_ctx, ub, fa=fa) for n_ctx, ub, fa in GEMMA3N_MISSES]
-    measured = measure(path, grid)
-    ratios = [predicted(path, c) / m for c, m in zip(grid, measured, strict=True)]
-    assert all(0.9 <= r <= 1.1 for r in ratios), (ratios, list(GEMMA3N_MISSES.values()))
+# Gemma 3n E2B / E4B (AltUp, LAuReL and the same per-layer rows): tests/test_llamacpp_gemma3n_compute.py

@@ -316,6 +316,14 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
                                                                                     **rot))
         device = galloc.peak_bytes(*compute_graphs.gemma4_ple_graph(spec, T, rows_out, ple_caches, fa, device=True,
                                                                     **rot))
+    if gemma3n_replayed(spec, ctx) and not no_cache:
+        # Gemma 3n E2B / E4B: the whole graph replayed through ggml-alloc (compute_graphs.gemma3n_graph). AltUp's
+        # n_altup streams (each layer's predictions, corrected streams and their permuted copies), LAuReL and the
+        # per-layer rows set the peak: llama.cpp's CPU buffer 450.09 MiB at 8K -ub 2048 with one output row (the
+        # closed-form phases: 298.00), equal to the byte on the E2B-shaped file (tests/test_llamacpp_gemma3n_compute.py)
+        g3n_caches = _ple_caches(caches, T, ctx.flash_attn)
+        out_phase = attn_phase = galloc.peak_bytes(*compute_graphs.gemma3n_graph(
+            spec, T, rows_out, g3n_caches, ctx.flash_attn, k_rot=ctx.type_k.quantized, v_rot=ctx.type_v.quantized))
     trunk = spec.trunk_layers
     if spec.architecture in GATE_IN_ATTN_OUT and ctx.flash_attn and not no_cache and ERAS.reached(ctx.build, "kq_mask_f16") \
             and trunk and trunk[-1].index == len(trunk) - 1:
@@ -350,6 +358,18 @@ def ple_replayed(spec: ModelSpec, ctx: Context) -> bool:
             and bool(spec.trunk_layers) and len(spec.trunk_layers) == len(spec.layers)
             and all(la.attention is not None and not la.ffn.is_moe and la.ffn.n_ff for la in spec.trunk_layers)
             and any(t.name == "per_layer_token_embd.weight" for t in spec.weights.tensors))
+
+
+def gemma3n_replayed(spec: ModelSpec, ctx: Context) -> bool:
+    """Whether compute_graphs.gemma3n_graph models this graph: Gemma 3n with its AltUp, LAuReL and per-layer tensors
+    (per_layer_token_embd, altup_proj, laurel_l in every layer), dense FFNs, and a build whose flash-attention masks
+    are F16 graph inputs (ERAS kq_mask_f16, PR #23764, as ple_replayed)."""
+    names = {t.name for t in spec.weights.tensors}
+    return (spec.architecture == "gemma3n" and ERAS.reached(ctx.build, "kq_mask_f16")
+            and bool(spec.trunk_layers) and len(spec.trunk_layers) == len(spec.layers)
+            and all(la.attention is not None and not la.ffn.is_moe and la.ffn.n_ff for la in spec.trunk_layers)
+            and {"per_layer_token_embd.weight", "altup_proj.weight"} <= names
+            and all(f"blk.{la.index}.laurel_l.weight" in names for la in spec.trunk_layers))
 
 
 def _ple_caches(caches: list[Cache], T: int, flash_attn: bool) -> list[tuple[str, tuple[int, ...], int, int]]:

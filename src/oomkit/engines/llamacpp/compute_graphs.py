@@ -296,3 +296,247 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
         out = add(logits, out, inplace=True)
     nodes[out] = nodes[out]._replace(output=True)
     return n_inputs, nodes
+
+
+class _Dag:
+    """Tensors built in source order, then ordered the way ggml_build_forward_expand does (ggml_visit_parents: a
+    depth-first walk, sources left to right, each tensor once), so a builder can follow the model's C++ line by
+    line. Shapes are ne tuples of F32 elements; a tensor's layout (ggml_are_same_layout) is its shape."""
+
+    def __init__(self) -> None:
+        self.t: list[Node] = []
+        self.order: list[int] = []
+        self.seen: set[int] = set()
+
+    def input(self, size: int) -> int:
+        self.t.append(Node(size))
+        self.expand(len(self.t) - 1)
+        return len(self.t) - 1
+
+    def op(self, ne: tuple[int, ...], *srcs: int, inplace: bool = False) -> int:
+        size = F32
+        for n in ne:
+            size *= n
+        self.t.append(Node(size, tuple(srcs), inplace, -1, False, ne))
+        return len(self.t) - 1
+
+    def view(self, of: int, ne: tuple[int, ...] | None = None) -> int:
+        root = self.t[of].view if self.t[of].view >= 0 else of
+        size = self.t[of].size
+        if ne is not None:
+            size = F32
+            for n in ne:
+                size *= n
+        self.t.append(Node(size, (of,), False, root, False, ne))
+        return len(self.t) - 1
+
+    def shape(self, i: int) -> tuple[int, ...]:
+        ne = self.t[i].layout
+        assert isinstance(ne, tuple)
+        return ne
+
+    def expand(self, root: int) -> None:
+        stack = [(root, 0)]
+        while stack:
+            i, k = stack.pop()
+            if i in self.seen:
+                continue
+            srcs = self.t[i].srcs
+            if k < len(srcs):
+                stack.append((i, k + 1))
+                if srcs[k] not in self.seen:
+                    stack.append((srcs[k], 0))
+                continue
+            self.seen.add(i)
+            self.order.append(i)
+
+    def nodes(self) -> list[Node]:
+        at = {i: n for n, i in enumerate(self.order)}
+        out = []
+        for i in self.order:
+            size, srcs, inplace, view, output, layout = self.t[i]
+            out.append(Node(size, tuple(at[s] for s in srcs), inplace, at[view] if view >= 0 else -1, output, layout))
+        return out
+
+
+def gemma3n_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[str, tuple[int, ...], int, int]],
+                  flash_attn: bool = True, k_rot: bool = False, v_rot: bool = False) -> tuple[int, list[Node]]:
+    """Gemma 3n (E2B / E4B) node by node, src/models/gemma3n.cpp llama_model_gemma3n::graph (llama.cpp@3f545becc;
+    no graph change to it since PR #23764 on 2026-05-29, the ERAS kq_mask_f16 gate: b9849 and the binding's
+    llama.cpp@0c1e57098 reserve this graph, the latter checked node by node), ordered by ggml_build_forward_expand
+    (_Dag):
+
+    - the token embeddings (GET_ROWS) and build_inp_per_layer (GET_ROWS of per_layer_token_embd, n_embd_altup x
+      n_layer floats a token, reshaped and scaled into a new tensor) expanded first; inp_scaled;
+    - the AltUp stack: the scaled embeddings repeated n_altup - 1 times (REPEAT), altup_proj (MUL_MAT), rescaled to
+      their magnitude (calc_magnitude: SQR, SUM_ROWS, SQRT of each; MUL, DIV) and CONCAT into n_altup streams;
+    - per layer: altup_predict (the router on the active stream: RMS norm, weight, SCALE, MUL_MAT, TANH; the
+      coefficients MUL_MAT; the streams' permuted CONT times them, its permuted CONT plus the streams), the attention
+      norm, Q / K / V as build_attn expands them (Q, K with head norms and RoPE, V an RMS norm without weight; the
+      KV-shared layers, hparams.has_kv false, Q only and the source layer's cache), FLASH_ATTN_EXT or KQ, SOFT_MAX,
+      KQV and its permuted CONT, the output projection and post-norm, plus the active stream; LAuReL (laurel_l,
+      laurel_r, the norm, plus its input), their sum scaled; the FFN norm, up, gate with the gaussian top-k of the
+      first n_layer_sparsity (10) layers (MEAN, SUB, SQR, SUM_ROWS, SCALE, SQRT, SCALE, ADD, SUB, RELU), GELU, MUL,
+      down, post-norm, residual; altup_correct (the router again, the innovation SUB, REPEAT, the coefficients
+      MUL_MAT, SCALE (+1), the transposed CONT, MUL, ADD); the per-layer gate (MUL by altup_correct_scale, MUL_MAT,
+      GELU) times this layer's slice of project_per_layer_inputs (pulled in by the first layer: per_layer_model_proj
+      MUL_MAT, SCALE, RMS norm of the reshaped view, its weight, + the selected rows, SCALE, the permuted CONT that
+      lives to the last layer), per_layer_proj, its norm, added to the other streams and CONCAT behind the first;
+    - the AltUp merge (altup_unembd_proj on the other streams, rescaled to the active one's magnitude, summed onto
+      the first stream, SCALE), out_ids' rows (GET_ROWS), result_norm, the logits and their soft-capping.
+    Inputs, in first-use order as gemma4_ple_graph's: the token ids, the unread embeddings input, the per-layer
+    token ids, per cache (caches: (name, layers, KV cells a stream, mask bytes) in first-use order) its K rotation,
+    the positions (first cache), its V rotation, K and V indices (V one per element without flash attention) and
+    KQ mask, and out_ids. Checked against the binding's reserve dumped from ggml_gallocr_reserve_n on Gemma 3n
+    E2B's 30-layer shapes: every tensor at llama.cpp's offset (tests/test_llamacpp_gemma3n_compute.py).
+    Returns (the number of inputs, the nodes)."""
+    g = _Dag()
+    op, view, shape = g.op, g.view, g.shape
+    E = spec.n_embd
+    tensors = {t.name: t for t in spec.weights.tensors}
+    n_layer = len(spec.trunk_layers)
+    P = tensors["per_layer_token_embd.weight"].shape[0] // n_layer
+    A = tensors["altup_proj.weight"].shape[2] + 1
+    by_layer = {il: i for i, (_, layers, _, _) in enumerate(caches) for il in layers}
+    cells = [c for _, _, c, _ in caches]
+    att = {la.index: la.attention for la in spec.trunk_layers}
+    tokens = g.input(T * 4)
+    g.input(E * T * F32)  # inp_embd: an input the token graph never reads
+    tokens_pl = g.input(T * 4)
+    pos = -1
+    idx: list[tuple[int, int, int, int, int]] = []
+    for _, layers, _, mask_bytes in caches:
+        a0 = att[min(layers)]
+        nrot = 64
+        while a0.head_dim_k % (2 * nrot) == 0:
+            nrot *= 2
+        kr = g.input(nrot * nrot * F32) if k_rot and a0.head_dim_k % 64 == 0 else -1
+        if pos < 0:
+            pos = g.input(T * 4)
+        vr = g.input(64 * 64 * F32) if v_rot and a0.head_dim_v % 64 == 0 else -1
+        v_idx = T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8
+        k_idx, v_idx = g.input(T * 8), g.input(v_idx)
+        idx.append((k_idx, v_idx, g.input(mask_bytes), kr, vr))
+    if pos < 0:
+        pos = g.input(T * 4)
+    out_ids = g.input(n_outputs * 4)
+    n_inputs = len(g.order)
+
+    def norm(x: int) -> int:  # build_norm, LLM_NORM_RMS with a weight: RMS_NORM, MUL
+        return op(shape(x), op(shape(x), x, inplace=True), inplace=True)
+
+    def magnitude(x: int) -> int:  # calc_magnitude: SQRT(SUM_ROWS(SQR(x)))
+        ne = shape(x)
+        s = op((1,) + ne[1:], op(ne, x, inplace=True))
+        return op((1,) + ne[1:], s, inplace=True)
+
+    def router(x: int) -> int:  # altup_compute_router_modalities: norm, SCALE, MUL_MAT, TANH
+        r = op((E, T), norm(x), inplace=True)
+        return op((A, T), op((A, T), r), inplace=True)
+
+    embd = op((E, T), tokens)  # GET_ROWS of token_embd
+    g.expand(embd)
+    rows = op((P * n_layer, T), tokens_pl)  # GET_ROWS of per_layer_token_embd
+    selected = op((P, n_layer, T), view(rows, (P, n_layer, T)), inplace=True)  # inp_per_layer_selected (SCALE)
+    g.expand(selected)
+    inp = op((E, T), embd, inplace=True)  # inp_scaled
+    p = op((P * n_layer, T), op((P * n_layer, T), inp), inplace=True)  # per_layer_model_proj, SCALE
+    p = norm(view(p, (P, n_layer, T)))  # per_layer_proj (RMS norm of the reshaped view)
+    p = op((P, n_layer, T), op((P, n_layer, T), p, selected, inplace=True), inplace=True)  # + selected, SCALE
+    per_layer = op((P, T, n_layer), view(p, (P, T, n_layer)))  # the permuted CONT
+    target = magnitude(inp)
+    added = op((E, T, A - 1), op((E, T, A - 1), inp))  # REPEAT, altup_proj
+    added = op((E, T, A - 1), op((E, T, A - 1), added, target, inplace=True), magnitude(added), inplace=True)
+    cur = op((E, T, A), inp, added)  # inp_stacked (CONCAT)
+    for layer in spec.trunk_layers:
+        a, il = layer.attention, layer.index
+        ic = by_layer.get(il if layer.kv_source is None else layer.kv_source, 0)
+        k_idx, v_idx, mask, kr, vr = idx[ic]
+        # altup_predict
+        coefs = view(op((A * A, T), router(view(cur, (E, T)))), (A, A, T))  # all_coefs, reshaped
+        pred = op((E, A, T), op((A, E, T), view(cur, (A, E, T))), coefs)  # the permuted CONT times the coefficients
+        pred = op((E, T, A), op((E, T, A), view(pred, (E, T, A))), cur, inplace=True)  # permuted CONT, + cur
+        active = view(pred, (E, T))
+        x = norm(active)  # attn_norm
+
+        def head(x: int, w: int, heads: int, rot: int, rope: bool = True, normed: bool = True) -> int:
+            h = view(op((w * heads, T), x), (w, heads, T))  # MUL_MAT, reshaped to heads
+            h = norm(h) if normed else op(shape(h), h, inplace=True)
+            if rope:
+                h = op(shape(h), h, pos, inplace=True)  # ROPE
+            if rot >= 0:  # the Hadamard rotation (llama_kv_cache build_input_k_rot / build_input_v_rot)
+                h = view(op((w, heads * T), rot, view(h, (w, heads * T))), (w, heads, T))
+            return h
+
+        q = head(x, a.head_dim_k, a.n_heads, kr)
+        g.expand(q)
+        if layer.kv_source is None:
+            k = head(x, a.head_dim_k, a.n_kv_heads, kr)
+            g.expand(k)
+            v = head(x, a.head_dim_v, a.n_kv_heads, vr, rope=False, normed=False)
+            g.expand(v)
+            g.expand(op((0,), view(k, (a.n_kv_heads * a.head_dim_k, T)), k_idx))  # SET_ROWS into the K cache
+            g.expand(op((0,), view(v, (a.n_kv_heads * a.head_dim_v, T)), v_idx))  # SET_ROWS into the V cache
+        qv = view(view(q), (a.head_dim_k, T, a.n_heads))  # permuted
+        o_ne = (a.head_dim_v, a.n_heads, T)
+        if flash_attn:
+            o = view(op(o_ne, qv, mask), (a.head_dim_v * a.n_heads, T))  # FLASH_ATTN_EXT, reshaped
+            if vr >= 0:  # the output un-rotated
+                o = view(op((64, a.head_dim_v * a.n_heads * T // 64), vr, view(o)))
+        else:
+            kq = op((cells[ic], T, a.n_heads), qv)  # KQ
+            kq = op(shape(kq), kq, mask, inplace=True)  # SOFT_MAX
+            kqv = op((a.head_dim_v, T, a.n_heads), kq)  # KQV
+            o = op((a.head_dim_v * a.n_heads, T), view(kqv, o_ne))  # the CONT of its permuted view
+        o = norm(op((E, T), o))  # wo, attn_post_norm
+        gated = op((E, T), o, active, inplace=True)  # attn_gated
+        lo = norm(op((E, T), op((tensors[f"blk.{il}.laurel_l.weight"].shape[1], T), x)))  # laurel_l, laurel_r, laurel_post_norm
+        lo = op((E, T), lo, x, inplace=True)  # laurel_out
+        attn_laurel = op((E, T), op((E, T), gated, lo, inplace=True), inplace=True)  # ADD, SCALE
+        n = norm(attn_laurel)  # ffn_norm
+        F = layer.ffn.n_ff
+        up, gate = op((F, T), n), op((F, T), n)
+        if il < N_LAYER_SPARSITY:  # gaussian_topk
+            mean = op((1, T), gate)
+            s = op((F, T), op((F, T), gate, mean, inplace=True), inplace=True)  # SUB, SQR
+            s = op((1, T), op((1, T), op((1, T), op((1, T), s), inplace=True), inplace=True), inplace=True)
+            cutoff = op((1, T), mean, s, inplace=True)
+            gate = op((F, T), op((F, T), gate, cutoff, inplace=True), inplace=True)  # SUB, RELU
+        h = op((F, T), up, op((F, T), gate, inplace=True), inplace=True)  # GELU, MUL
+        h = norm(op((E, T), h))  # ffn_down, ffn_post_norm
+        laurel_gated = op((E, T), h, attn_laurel, inplace=True)  # attn_ffw_laurel_gated
+        # altup_correct
+        innov = op((E, T, A), op((E, T), laurel_gated, view(pred, (E, T)), inplace=True))  # SUB, REPEAT
+        c = op((A, T), op((A, T), router(laurel_gated)), inplace=True)  # all_coefs, SCALE (+1)
+        c = op((1, T, A), view(c, (T, A)))  # the transposed CONT
+        corrected = op((E, T, A), op((E, T, A), innov, c, inplace=True), pred, inplace=True)  # MUL, ADD
+        first = view(corrected, (E, T))
+        rest = view(corrected, (E, T, A - 1))
+        fp = op((E, T), view(corrected, (E, T)), inplace=True)  # times altup_correct_scale
+        fp = op((P, T), op((P, T), fp), inplace=True)  # per_layer_inp_gate, GELU
+        fp = op((P, T), fp, view(per_layer, (P, T)), inplace=True)  # times this layer's slice
+        fp = norm(op((E, T), fp))  # per_layer_proj, per_layer_post_norm
+        cur = op((E, T, A), first, op((E, T, A - 1), rest, fp, inplace=True))  # ADD, CONCAT (l_out)
+    # the AltUp merge
+    first = view(cur, (E, T))
+    un = op((E, T, A - 1), view(cur, (E, T, A - 1)))  # altup_unembd_proj
+    un = op((E, T, A - 1), op((E, T, A - 1), un, magnitude(view(cur, (E, T))), inplace=True), magnitude(un),
+            inplace=True)
+    h = first
+    for _ in range(A - 1):
+        h = op((E, T), h, view(un, (E, T)), inplace=True)
+    h = op((E, T), h, inplace=True)  # unembd_merged (SCALE)
+    h = op((E, n_outputs), h, out_ids)  # GET_ROWS of out_ids
+    h = op((E, n_outputs), op((E, n_outputs), h, inplace=True), inplace=True)  # result_norm
+    g.t[h] = g.t[h]._replace(output=True)
+    out = op((spec.n_vocab, n_outputs), h)
+    for _ in range(3):  # the soft-capping: SCALE, TANH, SCALE (result_output)
+        out = op((spec.n_vocab, n_outputs), out, inplace=True)
+    g.t[out] = g.t[out]._replace(output=True)
+    g.expand(out)
+    return n_inputs, g.nodes()
+
+
+# src/models/models.h llama_model_gemma3n::graph n_layer_sparsity: the first 10 layers use activation sparsity
+N_LAYER_SPARSITY = 10
+
