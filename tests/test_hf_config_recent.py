@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from oomkit.errors import ModelError
 from oomkit.model.gguf_file import read_gguf_spec
 from oomkit.model.hf_config import spec_from_config
 from oomkit.model.spec import LayerKind
@@ -29,6 +30,7 @@ from tests import gt_compare as g
 from tests.groundtruth import synth
 from tests.groundtruth.synth import VT, SynthModel, _attn_gqa, _blk, _embeddings, _ffn_dense, _ffn_moe, _Meta
 
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "engine_logs"
 CATALOG = Path(__file__).resolve().parents[1] / "src" / "oomkit" / "model" / "catalog" / "data"
 needs_llama_cpp = pytest.mark.skipif(not g.llamacpp_run.available(), reason="llama-cpp-python not installed")
 
@@ -361,11 +363,15 @@ def test_glm47_flash_counts_the_safetensors_decoder_exactly():
 
 
 def test_mimo_v2_flash_parameter_count_within_2_percent_of_the_card():
-    # SGLang's day-0 post with the Xiaomi team (lm-sys/lm-sys.github.io blog/2025-12-15-mimo-v2-flash.md): "309B total
-    # parameters and 15B activated parameters"
-    spec = spec_from_config(MIMO_V2_FLASH, "mimo_v2_flash")
+    """The verbatim config.json the SGLang fixture keeps (tests/fixtures/engine_logs/sglang/
+    mimo-v2-flash-tp4-swa-pool-mfs07.json: ai-dynamo/aiconfigurator's copy of the Hugging Face file) reads as the
+    transcription above, and its total is SGLang's day-0 post with the Xiaomi team's (lm-sys/lm-sys.github.io
+    blog/2025-12-15-mimo-v2-flash.md): "309B total parameters and 15B activated parameters"."""
+    cfg = json.loads((FIXTURES / "sglang" / "mimo-v2-flash-tp4-swa-pool-mfs07.json").read_text(encoding="utf-8"))
+    spec = spec_from_config(cfg["config"], "mimo_v2_flash")
+    assert spec.layers == spec_from_config(MIMO_V2_FLASH, "mimo_v2_flash").layers
     assert spec.n_nextn_layers == 3 and spec.kinds() == {"full": 9, "sliding": 42}
-    assert abs(spec.params_total / 309e9 - 1) <= 0.02, f"{spec.params_total:,}"
+    assert abs(spec.params_total / 309e9 - 1) <= 0.02, f"{spec.params_total:,}"  # 309,766,598,400
 
 
 # Published totals of the catalog's verbatim / second-hand configs: Ling mini 2.0's card "16B total" (the catalog
@@ -381,3 +387,13 @@ def test_catalog_configs_read_as_their_llama_cpp_architecture_within_2_percent(s
     spec = spec_from_config(_catalog_config(slug), slug)
     assert spec.architecture == arch and not [x for x in spec.labels if "generically" in x]
     assert abs(spec.params_total / published - 1) <= 0.02, f"{slug}: {spec.params_total:,}"
+
+
+def test_deepseek_v4_config_is_refused_not_read_generically():
+    """No verbatim DeepSeek-V4 config.json was found, and its compressed attention and hyper-connection weights have
+    no config reader: the config is refused with a one-line reason (the GGUF path reads the model)."""
+    cfg = {"model_type": "deepseek_v4", "architectures": ["DeepseekV4ForCausalLM"], "num_hidden_layers": 4,
+           "hidden_size": 4096, "vocab_size": 129280, "num_attention_heads": 64, "num_key_value_heads": 1,
+           "head_dim": 512, "sliding_window": 128, "compress_ratios": [0, 4, 128, 4]}
+    with pytest.raises(ModelError, match="GGUF"):
+        spec_from_config(cfg, "dsv4")

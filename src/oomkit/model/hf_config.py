@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import OomkitError
+from ..errors import ModelError, OomkitError
 from ..quant import gguf_recipes
 from .jsonfile import read_object
 from .spec import (
@@ -69,6 +69,13 @@ ARCH_BY_MODEL_TYPE = {
 _ENCODERS = {"bert", "xlm-roberta", "nomic_bert"}
 
 _TEXT_KEYS = ("text_config", "llm_config", "language_config")
+# Model types whose config.json this reader cannot turn into a true per-layer spec, refused rather than read
+# generically: DeepSeek-V4's compressed attention (one shared K-only head per sliding layer, compress_ratios 4 / 128
+# caches with a lightning indexer) and its hyper-connection, grouped low-rank output, hash-routing and compressor
+# weights (conversion/deepseek.py DeepseekV4Model; src/models/deepseek4.cpp) are read from a GGUF only
+_REFUSED = {"deepseek_v4": "DeepSeek-V4 (model_type deepseek_v4) is read from its GGUF only: its compressed "
+                           "attention caches and hyper-connection weights are not derived from config.json; "
+                           "give the .gguf file"}
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
@@ -149,6 +156,8 @@ def spec_from_config(
     r = _Reader(cfg, name)
     model_type = str(cfg.get("model_type") or outer.get("model_type") or "")
     labels: list[str] = []
+    if model_type in _REFUSED:
+        raise ModelError(f"{name}: {_REFUSED[model_type]}")
     arch = ARCH_BY_MODEL_TYPE.get(model_type)
     if model_type == "bailing_moe" and "BailingMoeV2ForCausalLM" in (outer.get("architectures") or ()):
         arch = "bailingmoe2"  # Ling 2.0: model_type bailing_moe, class BailingMoeV2 (conversion/bailingmoe.py)
