@@ -55,6 +55,20 @@ LFM2_MOE_3L = {
     "num_dense_layers": 1, "conv_L_cache": 3, "norm_eps": 1e-05, "tie_embedding": True,
     "layer_types": ["conv", "conv", "full_attention"], "torch_dtype": "bfloat16",
 }
+# LFM2-8B-A1B (LiquidAI/LFM2-8B-A1B): the trimmed config a third-party test keeps ("LFM2_8B_MOE_CONFIG", code search
+# id 54855040938; the same topology checked against the checkpoint in id 60427376592); published: "8.3 billion total
+# parameters while activating only about 1.5 billion" (https://kiadev.net/news/2025-10-11-lfm2-8b-a1b-on-device-moe,
+# after Liquid AI's release; the LFM2 technical report's abstract: "8.3B total, 1.5B active")
+LFM2_8B_A1B = {
+    "model_type": "lfm2_moe", "vocab_size": 65536, "hidden_size": 2048, "intermediate_size": 7168,
+    "moe_intermediate_size": 1792, "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "max_position_embeddings": 128000, "norm_eps": 1e-05, "conv_bias": False, "conv_L_cache": 3, "rope_theta": 1000000.0,
+    "num_dense_layers": 2, "num_experts": 32, "num_experts_per_tok": 4, "norm_topk_prob": True, "use_expert_bias": True,
+    "routed_scaling_factor": 1.0, "eos_token_id": 7,
+    "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv", "conv",
+                    "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv", "conv", "full_attention",
+                    "conv", "conv", "full_attention", "conv", "conv"],
+}
 # ERNIE-4.5-21B-A3B (baidu/ERNIE-4.5-21B-A3B-PT): the copy a third-party test keeps of its config (code search id
 # 70957858900, "ERNIE_45_21B_A3B"; the same values in id 20156564511), with max_position_embeddings and dtype
 ERNIE_21B = {
@@ -138,7 +152,8 @@ def test_config_spec_caches_equal_llama_cpp(model_type):
 # vocabulary) "Number of parameters: 1.17B" (tedneward/Research content/ai/models/lfm-thinking.md, quoting it);
 # Hunyuan-A13B's card: 80B total, 13B active (tests/ggufs.py hunyuan_a13b cites the config); ERNIE 4.5's card
 # (transformers docs/source/en/model_doc/ernie4_5_moe.md): "21B total, 3B active"
-PUBLISHED = {"lfm2": (LFM2_1_2B, 1.17e9), "hunyuan_v1_moe": (HUNYUAN_A13B, 80e9), "ernie4_5_moe": (ERNIE_21B, 21e9)}
+PUBLISHED = {"lfm2": (LFM2_1_2B, 1.17e9), "hunyuan_v1_moe": (HUNYUAN_A13B, 80e9), "ernie4_5_moe": (ERNIE_21B, 21e9),
+             "lfm2_moe": (LFM2_8B_A1B, 8.3e9)}
 # ERNIE's card rounds down: the tensors of the config (equal to the converted GGUF's above) hold 21.83 B, 3.9 % over
 # "21B" (a third-party note beside the same config: "21.8B in all", code search id 70957858900)
 PUBLISHED_XFAIL = {"ernie4_5_moe": "the card's 21B is rounded: the config's tensors hold 21,825,437,888 (+3.9 %)"}
@@ -397,3 +412,16 @@ def test_deepseek_v4_config_is_refused_not_read_generically():
            "head_dim": 512, "sliding_window": 128, "compress_ratios": [0, 4, 128, 4]}
     with pytest.raises(ModelError, match="GGUF"):
         spec_from_config(cfg, "dsv4")
+
+
+def test_lfm2_moe_active_path_is_the_published_one_and_a_half_billion():
+    spec = spec_from_config(LFM2_8B_A1B, "lfm2_moe")
+    assert spec.kinds() == {"recurrent": 18, "full": 6}  # "18 gated short-convolution blocks and 6 GQA blocks"
+    assert [x.ffn.is_moe for x in spec.layers[:3]] == [False, False, True]  # "the first two remain dense"
+    assert abs(spec.params_active / 1.5e9 - 1) <= 0.05, f"{spec.params_active:,}"  # 1,557,740,992: "about 1.5 billion"
+
+
+def test_ernie_mtp_block_is_left_out_of_a_gguf_as_the_converter_drops_it():
+    cfg = dict(ERNIE_21B, num_nextn_predict_layers=1)
+    assert spec_from_config(cfg, "ernie").n_nextn_layers == 1  # the checkpoint's mtp_block
+    assert spec_from_config(cfg, "ernie", weight_format="Q4_K_M").n_nextn_layers == 0  # Ernie4_5MoeModel drops it

@@ -265,8 +265,9 @@ def _positive_int(v: Any, key: str, name: str) -> int | None:
     return int(v)
 
 
-# Architectures whose GGUF conversion leaves the MTP block out (llama.cpp conversion/deepseek.py skip_mtp).
-_GGUF_DROPS_MTP = {"deepseek2"}
+# Architectures whose GGUF conversion leaves the MTP block out (llama.cpp conversion/deepseek.py skip_mtp;
+# conversion/ernie.py Ernie4_5MoeModel.filter_tensors drops model.mtp_block / mtp_* "same as DeepseekV2")
+_GGUF_DROPS_MTP = {"deepseek2", "ernie4_5-moe"}
 # ... except these model types converted to them (conversion/glm.py Glm4MoeLiteModel: skip_mtp = False unless
 # --no-mtp or num_nextn_predict_layers is 0; block_count = num_hidden_layers + num_nextn_predict_layers)
 _GGUF_KEEPS_MTP = {"glm4_moe_lite"}
