@@ -425,3 +425,11 @@ def test_ernie_mtp_block_is_left_out_of_a_gguf_as_the_converter_drops_it():
     cfg = dict(ERNIE_21B, num_nextn_predict_layers=1)
     assert spec_from_config(cfg, "ernie").n_nextn_layers == 1  # the checkpoint's mtp_block
     assert spec_from_config(cfg, "ernie", weight_format="Q4_K_M").n_nextn_layers == 0  # Ernie4_5MoeModel drops it
+
+
+def test_lfm2_config_with_full_attn_idxs_reads_as_with_layer_types():
+    """LFM2 configs of transformers v4 name the attention layers in full_attn_idxs (the LFM2-350M copy in code search
+    id 54855040938: "full_attn_idxs": [2, 5, 8, 10, 12, 14]); layer_types is derived from it."""
+    old = {k: v for k, v in LFM2_1_2B.items() if k != "layer_types"}
+    old["full_attn_idxs"] = [2, 5, 8, 10, 12, 14]
+    assert spec_from_config(old, "lfm2").layers == spec_from_config(LFM2_1_2B, "lfm2").layers

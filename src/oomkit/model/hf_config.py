@@ -338,6 +338,13 @@ def _layer_kinds(r: _Reader, model_type: str, n: int) -> list[LayerKind]:
     if model_type == "falcon_h1":
         return [LayerKind.FULL] * n  # attention and Mamba side by side in every layer
     layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")
+    idxs = cfg.get("full_attn_idxs")
+    if layer_types is None and model_type in _LFM2 and isinstance(idxs, list):
+        # LFM2 configs written before layer_types: full_attn_idxs names the attention layers, the rest are short
+        # convolutions (transformers configuration_lfm2.py: layer_types derived from full_attn_idxs)
+        if any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n for i in idxs):
+            raise OomkitError(f"{r.name}: full_attn_idxs must list layer indices below {n}")
+        layer_types = ["full_attention" if i in idxs else "conv" for i in range(n)]
     if isinstance(layer_types, str):
         raise OomkitError(f"{r.name}: layer_types must be a list, got a string")
     if layer_types is not None:
