@@ -321,9 +321,11 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         # n_altup streams (each layer's predictions, corrected streams and their permuted copies), LAuReL and the
         # per-layer rows set the peak: llama.cpp's CPU buffer 450.09 MiB at 8K -ub 2048 with one output row (the
         # closed-form phases: 298.00), equal to the byte on the E2B-shaped file (tests/test_llamacpp_gemma3n_compute.py)
-        g3n_caches = _ple_caches(caches, T, ctx.flash_attn)
-        out_phase = attn_phase = galloc.peak_bytes(*compute_graphs.gemma3n_graph(
-            spec, T, rows_out, g3n_caches, ctx.flash_attn, k_rot=ctx.type_k.quantized, v_rot=ctx.type_v.quantized))
+        # (ComputePhases.device: a fully offloaded device's split by gemma4_ple_graph's rule, no Gemma 3n device log)
+        g3n = dict(caches=_ple_caches(caches, T, ctx.flash_attn), flash_attn=ctx.flash_attn,
+                   k_rot=ctx.type_k.quantized, v_rot=ctx.type_v.quantized)
+        out_phase = attn_phase = galloc.peak_bytes(*compute_graphs.gemma3n_graph(spec, T, rows_out, **g3n))
+        device = galloc.peak_bytes(*compute_graphs.gemma3n_graph(spec, T, rows_out, device=True, **g3n))
     trunk = spec.trunk_layers
     if spec.architecture in GATE_IN_ATTN_OUT and ctx.flash_attn and not no_cache and ERAS.reached(ctx.build, "kq_mask_f16") \
             and trunk and trunk[-1].index == len(trunk) - 1:

@@ -308,8 +308,8 @@ class _Dag:
         self.order: list[int] = []
         self.seen: set[int] = set()
 
-    def input(self, size: int) -> int:
-        self.t.append(Node(size))
+    def input(self, size: int, output: bool = False) -> int:
+        self.t.append(Node(size, output=output))
         self.expand(len(self.t) - 1)
         return len(self.t) - 1
 
@@ -360,7 +360,8 @@ class _Dag:
 
 
 def gemma3n_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[str, tuple[int, ...], int, int]],
-                  flash_attn: bool = True, k_rot: bool = False, v_rot: bool = False) -> tuple[int, list[Node]]:
+                  flash_attn: bool = True, k_rot: bool = False, v_rot: bool = False, device: bool = False
+                  ) -> tuple[int, list[Node]]:
     """Gemma 3n (E2B / E4B) node by node, src/models/gemma3n.cpp llama_model_gemma3n::graph (llama.cpp@3f545becc;
     no graph change to it since PR #23764 on 2026-05-29, the ERAS kq_mask_f16 gate: b9849 and the binding's
     llama.cpp@0c1e57098 reserve this graph, the latter checked node by node), ordered by ggml_build_forward_expand
@@ -388,8 +389,12 @@ def gemma3n_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[st
     token ids, per cache (caches: (name, layers, KV cells a stream, mask bytes) in first-use order) its K rotation,
     the positions (first cache), its V rotation, K and V indices (V one per element without flash attention) and
     KQ mask, and out_ids. Checked against the binding's reserve dumped from ggml_gallocr_reserve_n on Gemma 3n
-    E2B's 30-layer shapes: every tensor at llama.cpp's offset (tests/test_llamacpp_gemma3n_compute.py).
-    Returns (the number of inputs, the nodes)."""
+    E2B's 30-layer and E4B's 35-layer shapes: every tensor at llama.cpp's offset
+    (tests/test_llamacpp_gemma3n_compute.py).
+
+    device: a fully offloaded device's split, by gemma4_ple_graph's rule (the two GET_ROWS of CPU_Mapped weights run
+    on the host; their results and the graph inputs come in as never-freed split inputs). Not checked against a
+    device log of Gemma 3n. Returns (the number of inputs, the nodes)."""
     g = _Dag()
     op, view, shape = g.op, g.view, g.shape
     E = spec.n_embd
@@ -400,9 +405,14 @@ def gemma3n_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[st
     by_layer = {il: i for i, (_, layers, _, _) in enumerate(caches) for il in layers}
     cells = [c for _, _, c, _ in caches]
     att = {la.index: la.attention for la in spec.trunk_layers}
-    tokens = g.input(T * 4)
-    g.input(E * T * F32)  # inp_embd: an input the token graph never reads
-    tokens_pl = g.input(T * 4)
+    tokens = tokens_pl = -1
+    if device:
+        embd = g.input(E * T * F32, output=True)  # the copies of the host's GET_ROWS results
+        rows = g.input(P * n_layer * T * F32, output=True)
+    else:
+        tokens = g.input(T * 4)
+        g.input(E * T * F32)  # inp_embd: an input the token graph never reads
+        tokens_pl = g.input(T * 4)
     pos = -1
     idx: list[tuple[int, int, int, int, int]] = []
     for _, layers, _, mask_bytes in caches:
@@ -410,16 +420,16 @@ def gemma3n_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[st
         nrot = 64
         while a0.head_dim_k % (2 * nrot) == 0:
             nrot *= 2
-        kr = g.input(nrot * nrot * F32) if k_rot and a0.head_dim_k % 64 == 0 else -1
+        kr = g.input(nrot * nrot * F32, output=device) if k_rot and a0.head_dim_k % 64 == 0 else -1
         if pos < 0:
-            pos = g.input(T * 4)
-        vr = g.input(64 * 64 * F32) if v_rot and a0.head_dim_v % 64 == 0 else -1
+            pos = g.input(T * 4, output=device)
+        vr = g.input(64 * 64 * F32, output=device) if v_rot and a0.head_dim_v % 64 == 0 else -1
         v_idx = T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8
-        k_idx, v_idx = g.input(T * 8), g.input(v_idx)
-        idx.append((k_idx, v_idx, g.input(mask_bytes), kr, vr))
+        k_idx, v_idx = g.input(T * 8, output=device), g.input(v_idx, output=device)
+        idx.append((k_idx, v_idx, g.input(mask_bytes, output=device), kr, vr))
     if pos < 0:
-        pos = g.input(T * 4)
-    out_ids = g.input(n_outputs * 4)
+        pos = g.input(T * 4, output=device)
+    out_ids = -1 if device else g.input(n_outputs * 4)
     n_inputs = len(g.order)
 
     def norm(x: int) -> int:  # build_norm, LLM_NORM_RMS with a weight: RMS_NORM, MUL
@@ -434,9 +444,10 @@ def gemma3n_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[st
         r = op((E, T), norm(x), inplace=True)
         return op((A, T), op((A, T), r), inplace=True)
 
-    embd = op((E, T), tokens)  # GET_ROWS of token_embd
-    g.expand(embd)
-    rows = op((P * n_layer, T), tokens_pl)  # GET_ROWS of per_layer_token_embd
+    if not device:
+        embd = op((E, T), tokens)  # GET_ROWS of token_embd
+        g.expand(embd)
+        rows = op((P * n_layer, T), tokens_pl)  # GET_ROWS of per_layer_token_embd
     selected = op((P, n_layer, T), view(rows, (P, n_layer, T)), inplace=True)  # inp_per_layer_selected (SCALE)
     g.expand(selected)
     inp = op((E, T), embd, inplace=True)  # inp_scaled
@@ -526,7 +537,7 @@ def gemma3n_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[st
     for _ in range(A - 1):
         h = op((E, T), h, view(un, (E, T)), inplace=True)
     h = op((E, T), h, inplace=True)  # unembd_merged (SCALE)
-    h = op((E, n_outputs), h, out_ids)  # GET_ROWS of out_ids
+    h = op((E, n_outputs), h, *([out_ids] if out_ids >= 0 else []))  # GET_ROWS of out_ids
     h = op((E, n_outputs), op((E, n_outputs), h, inplace=True), inplace=True)  # result_norm
     g.t[h] = g.t[h]._replace(output=True)
     out = op((spec.n_vocab, n_outputs), h)
