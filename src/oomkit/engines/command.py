@@ -361,8 +361,9 @@ def _image_entrypoint(image: str) -> tuple[str, ...] | None:
 @dataclass(frozen=True)
 class Wrapped:
     """A command line split at its wrapper: prefix (the `sudo ...` / `docker run ... IMAGE` tokens, as typed),
-    program (the engine program the image runs, when it is not typed: the entrypoint), argv (the engine's own
-    command line as typed after the prefix), env (the variables the wrapper sets: `docker run -e K=V`)."""
+    entrypoint (the engine program the image runs when it is not typed: the image's own or --entrypoint's), argv
+    (the engine's own command line as typed after the prefix), env (the variables the wrapper sets: `VAR=v sudo`,
+    `docker run -e K=V`), image (the container image; None without a container)."""
 
     prefix: tuple[str, ...] = ()
     entrypoint: tuple[str, ...] = ()
