@@ -90,6 +90,18 @@ HUNYUAN_A13B = {
 }
 
 
+# Ling V1 (BailingMoeForCausalLM -> bailingmoe, conversion/bailingmoe.py BailingMoeModel) on the sweep file's generic
+# shape (tests/ggufs.py SWEEP["bailingmoe"]: 4096 wide, 32 heads / 8 KV heads, 8 experts of 2048, 2 used, one shared
+# expert), written with Ling-lite's key names (num_experts, num_shared_experts, moe_intermediate_size,
+# first_k_dense_replace)
+LING_V1_SWEEP = {
+    "architectures": ["BailingMoeForCausalLM"], "model_type": "bailing_moe", "hidden_size": 4096, "num_hidden_layers": 2,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000, "intermediate_size": 11008,
+    "moe_intermediate_size": 2048, "num_experts": 8, "num_experts_per_tok": 2, "num_shared_experts": 1,
+    "first_k_dense_replace": 0, "norm_topk_prob": True, "tie_word_embeddings": False, "max_position_embeddings": 4096,
+}
+
+
 def _first_layers(cfg: dict, n: int) -> dict:
     """The config of the first n layers (per-layer lists cut to n), as the truncated synthetic GGUFs hold."""
     out = dict(cfg, num_hidden_layers=n)
@@ -112,6 +124,7 @@ CASES = {
     "lfm2_moe": (LFM2_MOE_3L, lambda n_layers=None: ggufs.recorded_model("lfm2moe"), 3, "lfm2moe"),
     "ernie4_5_moe": (ERNIE_21B, ggufs.ernie45_21b_a3b, 3, "ernie4_5-moe"),
     "hunyuan_v1_moe": (HUNYUAN_A13B, ggufs.hunyuan_a13b, 2, "hunyuan-moe"),
+    "bailing_moe": (LING_V1_SWEEP, lambda n_layers=None: ggufs.sweep_model("bailingmoe"), 2, "bailingmoe"),
 }
 
 
