@@ -2,7 +2,9 @@
 which free block a late tensor lands in: Hunyuan V3's (hy_v3) and GLM-4.5's (glm4moe), both with flash attention.
 Both are the same MoE trunk (src/models/hy-v3.cpp and src/models/glm4-moe.cpp at llama.cpp@0c1e57098, with
 llm_graph_context::build_attn_mha, build_moe_ffn and build_ffn of src/llama-graph.cpp), told apart by where the
-out_ids rows are gathered and whether the router's top-k weights are normalised."""
+out_ids rows are gathered and whether the router's top-k weights are normalised. Gemma 4 with per-layer embeddings
+(gemma4_ple_graph) and Gemma 3n (gemma3n_graph, built in source order through _Dag and ordered as
+ggml_build_forward_expand walks it) are whole graphs of their own."""
 
 from __future__ import annotations
 
