@@ -76,6 +76,12 @@ def backend_of_names(names: tuple[str, ...]) -> str:
     return found.pop() if len(found) == 1 and None not in found else ""
 
 
+def device_index(d: Device, position: int) -> int:
+    """A local device's backend index: the number its id ends in (CUDA1, Vulkan1), else its position."""
+    digits = d.id[len(d.id.rstrip("0123456789")):]
+    return int(digits) if digits else position
+
+
 def named_by_backend(devices: tuple[Device, ...], backend: Backend) -> tuple[Device, ...]:
     """The local devices under the names the backend gives them (Vulkan0, Vulkan1 ... for --backend vulkan with
     NVIDIA cards), each keeping its own number; RPC devices keep theirs."""
@@ -87,6 +93,5 @@ def named_by_backend(devices: tuple[Device, ...], backend: Backend) -> tuple[Dev
         if d.id.startswith("RPC") or head == backend.prefix or _BY_PREFIX.get(head) not in _RENAMED:
             out.append(d)
             continue
-        digits = d.id[len(head):]
-        out.append(replace(d, id=f"{backend.prefix}{digits or position}"))
+        out.append(replace(d, id=f"{backend.prefix}{device_index(d, position)}"))
     return tuple(out)

@@ -33,7 +33,7 @@ from ...memory import Device
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant import ggml
 from ...units import GiB, round_up
-from .backend_names import Backend, infer_backend
+from .backend_names import Backend, device_index, infer_backend
 from .compute import compute_phases, reserved_outputs
 from .kv import Cache, Context
 from .settings import build_number
@@ -54,12 +54,6 @@ def device_buffer_name(backend: Backend, index: int, build: int) -> str:
     if backend.name == "metal":
         return f"MTL{index}" if build >= METAL_DEVICE_RENAME else "Metal"
     return f"{backend.prefix}{index}" if backend.indexed else backend.prefix
-
-
-def _device_index(d: Device, position: int) -> int:
-    """A local device's backend index: the number its id ends in (CUDA1, Vulkan1), else its position."""
-    digits = d.id[len(d.id.rstrip("0123456789")):]
-    return int(digits) if digits else position
 
 
 def host_buffer_name(backend: Backend) -> str:
@@ -510,7 +504,7 @@ def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict
     # left out (-dev, an integrated GPU beside a discrete one) keeps its number, as ggml_backend_dev_name does
     local = [d for d in devices if not d.id.startswith("RPC")]
     names = {d.id: d.id for d in devices if d.id.startswith("RPC")}
-    names.update({d.id: device_buffer_name(b, _device_index(d, i), build) for i, d in enumerate(local)})
+    names.update({d.id: device_buffer_name(b, device_index(d, i), build) for i, d in enumerate(local)})
     host = host_buffer_name(b)
 
     def rename(table: dict) -> dict:
