@@ -71,8 +71,10 @@ GRID = [_c(8192, 2048), _c(8192, 512), _c(8192, 512, fa=0), _c(4096, 512), _c(40
         _c(16384, 512, 4, False, fa=0, outputs=4), _c(16384, 2048, 4, True, fa=0, outputs=4),
         _c(8192, 512, k="q8_0", v="q8_0"), _c(32768, 2048, k="q4_0", v="q4_0", outputs=0),
         _c(16384, 512, 4, False, k="q8_0", v="f16", outputs=4), _c(8192, 1024, fa=0, k="q8_0")]
-E4B_GRID = [_c(8192, 2048), _c(8192, 512, fa=0), _c(32768, 512, outputs=0), _c(16384, 512, 4, False, k="q8_0",
-                                                                              v="q8_0", outputs=4)]
+E4B_GRID = [_c(8192, 2048), _c(8192, 512), _c(8192, 512, fa=0), _c(4096, 2048, fa=0), _c(32768, 512, outputs=0),
+            _c(32768, 2048, k="q8_0", v="q8_0", outputs=0), _c(16384, 512, 4, True, outputs=4),
+            _c(16384, 512, 4, False, k="q8_0", v="q8_0", outputs=4), _c(16384, 512, 4, False, fa=0, outputs=4),
+            _c(8192, 1024, fa=0, k="q8_0")]
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +100,7 @@ def test_e2b_compute_equals_llama_cpp(e2b):
 
 
 def test_e4b_compute_equals_llama_cpp():
-    """E4B (35 layers, 15 KV-shared, FFN 16384): equal to the 0.01 MiB printed."""
+    """E4B (35 layers, 15 KV-shared, FFN 16384): equal to the 0.01 MiB printed at every setting."""
     if not llamacpp_run.available():
         pytest.skip("llama-cpp-python is not installed")
     path = synth.synth_path(gemma3n_e4b(), "q4_0")
