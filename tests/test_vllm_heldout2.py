@@ -51,9 +51,8 @@ import pytest
 from oomkit.engines.vllm import CUDA_DRIVER_RESERVED, ENGINE, VllmSettings
 from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
-from oomkit.model.catalog import lookup
-from oomkit.model.hf_config import spec_from_config
 from oomkit.units import GiB
+from tests.test_vllm_startup import spec_of
 
 HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" / "heldout2"
 H100 = "NVIDIA H100 80GB HBM3"
@@ -65,12 +64,6 @@ def fixture(stem: str) -> dict:
     return json.loads((HERE / f"{stem}.json").read_text(encoding="utf-8"))
 
 
-def spec(name: str):
-    entry = lookup(name)
-    assert entry is not None, name
-    return spec_from_config(entry.config, name=entry.name)
-
-
 def gpus(name: str, n: int, total_gib: str | None = None) -> tuple[Device, ...]:
     """n GPUs of a name; total_gib: vLLM's printed total (torch.cuda.mem_get_info), the driver's reserve added back."""
     memory = round(float(total_gib) * GiB) + CUDA_DRIVER_RESERVED if total_gib else None
@@ -78,7 +71,7 @@ def gpus(name: str, n: int, total_gib: str | None = None) -> tuple[Device, ...]:
 
 
 def estimate(model: str, devices: tuple[Device, ...], **kw):
-    return ENGINE.estimate(spec(model), devices, VllmSettings(**kw))
+    return ENGINE.estimate(spec_of(model), devices, VllmSettings(**kw))
 
 
 def h100_011(stem: str, model: str, **kw):
