@@ -128,15 +128,22 @@ CASES = {
 }
 
 
-def _pair(model_type: str):
+@pytest.fixture(scope="module")
+def gguf_dir(tmp_path_factory):
+    """The synthetic GGUFs (sparse: the header and a hole) live under pytest's tmp dir; llama.cpp's figures are
+    cached by the header's content (tests/groundtruth/llamacpp_run.py file_key), not by the path."""
+    return tmp_path_factory.mktemp("gguf")
+
+
+def _pair(model_type: str, gguf_dir):
     cfg, build, n, arch = CASES[model_type]
-    path = synth.synth_path(build(n_layers=n), "q4_0")
+    path = synth.synth_path(build(n_layers=n), "q4_0", cache_dir=gguf_dir)
     return spec_from_config(_first_layers(cfg, n), model_type, weight_format="Q4_0"), read_gguf_spec(path), path, arch
 
 
 @pytest.mark.parametrize("model_type", list(CASES))
-def test_config_spec_equals_the_converted_gguf(model_type):
-    ours, gguf, _, arch = _pair(model_type)
+def test_config_spec_equals_the_converted_gguf(model_type, gguf_dir):
+    ours, gguf, _, arch = _pair(model_type, gguf_dir)
     assert ours.architecture == gguf.architecture == arch
     assert not [x for x in ours.labels if "generically" in x]
     assert ours.n_nextn_layers == gguf.n_nextn_layers
@@ -152,8 +159,8 @@ FIELDS = ("n_ctx", "caches", "kv_mib", "r_mib", "s_mib")
 
 @needs_llama_cpp
 @pytest.mark.parametrize("model_type", list(CASES))
-def test_config_spec_caches_equal_llama_cpp(model_type):
-    ours, _, path, _ = _pair(model_type)
+def test_config_spec_caches_equal_llama_cpp(model_type, gguf_dir):
+    ours, _, path, _ = _pair(model_type, gguf_dir)
     for s, m in zip(GRID, g.llamacpp_run.measure_many(path, GRID), strict=True):
         assert m["ok"], m["error"]
         expected, got = g.engine_figures(m), g.oomkit_figures(ours, s)
@@ -348,15 +355,15 @@ WRITTEN = {
 }
 
 
-def _written(model_type: str):
+def _written(model_type: str, gguf_dir):
     cfg, build, arch = WRITTEN[model_type]
-    path = synth.synth_path(build(), "q4_0")
+    path = synth.synth_path(build(), "q4_0", cache_dir=gguf_dir)
     return spec_from_config(cfg(), model_type, weight_format="Q4_0"), read_gguf_spec(path), path, arch
 
 
 @pytest.mark.parametrize("model_type", list(WRITTEN))
-def test_config_spec_equals_the_written_gguf(model_type):
-    ours, gguf, _, arch = _written(model_type)
+def test_config_spec_equals_the_written_gguf(model_type, gguf_dir):
+    ours, gguf, _, arch = _written(model_type, gguf_dir)
     assert ours.architecture == gguf.architecture == arch
     assert ours.n_nextn_layers == gguf.n_nextn_layers
     assert [_comparable(x) for x in ours.layers] == [_comparable(x) for x in gguf.layers]
@@ -365,10 +372,10 @@ def test_config_spec_equals_the_written_gguf(model_type):
 
 @needs_llama_cpp
 @pytest.mark.parametrize("model_type", list(WRITTEN))
-def test_written_gguf_buffers_equal_llama_cpp(model_type):
+def test_written_gguf_buffers_equal_llama_cpp(model_type, gguf_dir):
     """KV caches and the model buffer (the MTP blocks are left out of it: TENSOR_SKIP without load_mtp) from the
     config-built spec and from the GGUF-read one, both equal to llama.cpp's."""
-    ours, gguf, path, _ = _written(model_type)
+    ours, gguf, path, _ = _written(model_type, gguf_dir)
     for s, m in zip(GRID, g.llamacpp_run.measure_many(path, GRID), strict=True):
         assert m["ok"], m["error"]
         expected = g.engine_figures(m)
