@@ -132,6 +132,23 @@ def test_the_logs_run_model_runner_v2(stem):
     assert resolve_settings(resolve(model), devices(fx, gpu, 1), s).runner_v2
 
 
+# oomkit's Qwen3-1.7B load is 3.2146 GiB (3,451,635,712 B), printed "3.21"; the logs print "3.22" (at least 3.215
+# GiB): 0.42 MiB short of the printed figure's range, -0.17 % against 3.22
+_LOADING_SHORT = ("oomkit's Qwen3-1.7B load prints 3.21 GiB, the log 3.22 (3.2146 GiB computed, at least 0.42 MiB "
+                  "short of what prints 3.22; -0.17 %)")
+
+
+@pytest.mark.parametrize("stem", [pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=_LOADING_SHORT))
+                                  if s.startswith("qwen3-1.7b") else s for s in V2_LOGS])
+def test_v2_loading_line_as_printed(stem):
+    import re
+
+    fx, est = estimate(stem)
+    loading = next(x for x in est.engine_view["log"].split("\n") if x.startswith("Model loading took"))
+    logged = re.search(r"Model loading took (\S+ GiB) and", fx["quoted"]).group(1)
+    assert loading == f"Model loading took {logged}"
+
+
 @pytest.mark.parametrize("stem", V2_LOGS)
 def test_v2_lines_have_the_logs_shape(stem):
     """V2 up to 0.27 prints "Model loading took 15.27 GiB and ..." (no "memory"), and no "Estimated CUDA graph
@@ -141,10 +158,7 @@ def test_v2_lines_have_the_logs_shape(stem):
     fx, est = estimate(stem)
     ours = est.engine_view["log"].split("\n")
     loading = next(x for x in ours if x.startswith("Model loading took"))
-    logged = float(re.search(r"Model loading took (\S+) GiB and", fx["quoted"]).group(1))
-    # the line's shape, its figure the log's to its last printed digit (Qwen3-1.7B: 3.2146 GiB here, "3.22" there)
-    assert re.fullmatch(r"Model loading took \d+\.\d\d GiB", loading), loading
-    assert abs(float(loading.split()[3]) - logged) <= 0.01 + 1e-9, (loading, logged)
+    assert re.fullmatch(r"Model loading took \d+\.\d\d GiB", loading), loading  # its figure: the test above
     assert "Estimated CUDA graph memory" not in fx["quoted"] and "Estimated CUDA graph memory" not in est.engine_view["log"]
     # a token's K and V by hand: 36 layers x 8 KV heads x 128 x 2 x 2 B (Qwen3-8B), 28 layers x the same (Qwen3-1.7B)
     per_token = 147_456 if "qwen3-8b" in stem else 114_688
