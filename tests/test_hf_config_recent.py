@@ -453,3 +453,12 @@ def test_lfm2_config_with_full_attn_idxs_reads_as_with_layer_types():
     old = {k: v for k, v in LFM2_1_2B.items() if k != "layer_types"}
     old["full_attn_idxs"] = [2, 5, 8, 10, 12, 14]
     assert spec_from_config(old, "lfm2").layers == spec_from_config(LFM2_1_2B, "lfm2").layers
+
+
+def test_mimo_v2_flash_resolves_offline_by_hf_id_with_its_mtp_blocks():
+    from oomkit.model.resolve import resolve  # lazy: only this test resolves through the catalog
+
+    spec = resolve("XiaomiMiMo/MiMo-V2-Flash:Q4_K_M")
+    assert spec.architecture == "mimo2" and spec.n_nextn_layers == 3
+    assert [x.attention.n_kv_heads for x in spec.layers[:6]] == [4, 8, 8, 8, 8, 4]
+    assert {x.attention.window for x in spec.layers if x.kind is LayerKind.SLIDING} == {128}
