@@ -73,6 +73,18 @@ def test_bytes_and_invalid_utf8():
     assert d.stage == "kv_cache"
 
 
+def test_digits_and_dots_that_make_no_number_are_not_read():
+    # the figure patterns take [0-9.] runs; "1.2.3" (a version pasted beside the key) is no figure: left out, the
+    # message still read
+    d = diagnose("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: "
+                 "mem_fraction_static=1.2.3")
+    assert (d.engine, d.stage) == ("sglang", "kv_cache") and "mem_fraction_static" not in d.numbers
+    d = diagnose("INFO gpu_memory_utilization=1.2.3\nllama_kv_cache: CUDA0 KV buffer size = 1..5 MiB\n"
+                 "INFO Maximum concurrency for 4,096 tokens per request: 1.2.3x\n" + V1_KV)
+    assert d.stage == "kv_cache" and "gpu_memory_utilization" not in d.settings
+    assert "max_concurrency" not in d.buffers and "kv" not in d.buffers
+
+
 def test_first_oom_is_the_cause():
     log = "\n".join([
         "llama_init_from_model: n_ctx         = 65536",

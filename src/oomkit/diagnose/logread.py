@@ -191,16 +191,21 @@ def _size(s: str) -> int:
 
 
 def _value(kind: str, s: str) -> Any:
-    if kind == "int":
-        return int(s.replace(",", ""))
-    if kind == "float":
-        return float(s.rstrip("."))
-    if kind == "gib":
-        return int(round(float(s.rstrip(".")) * GiB))
-    if kind == "mib":
-        return int(round(float(s.rstrip(".")) * MiB))
-    if kind == "size":
-        return _size(s)
+    """The figure a pattern caught, or None where its digits and dots make no number ("1.2.3", "..": a pasted text
+    may hold anything there): such a figure is not read."""
+    try:
+        if kind == "int":
+            return int(s.replace(",", ""))
+        if kind == "float":
+            return float(s.rstrip("."))
+        if kind == "gib":
+            return int(round(float(s.rstrip(".")) * GiB))
+        if kind == "mib":
+            return int(round(float(s.rstrip(".")) * MiB))
+        if kind == "size":
+            return _size(s)
+    except ValueError:
+        return None
     return s.strip()
 
 
@@ -221,22 +226,23 @@ def read_log(doc: Text, lo: int, hi: int) -> tuple[dict[str, Any], dict[str, Any
         for key, pattern, name, kind in SETTINGS:
             if key in line:
                 m = _rx(pattern).search(line)
-                if m:
-                    settings[name] = _value(kind, m.group(1))
+                if m and (v := _value(kind, m.group(1))) is not None:
+                    settings[name] = v
         for key, pattern, kind in BUFFERS:
             if key in line:
                 m = _rx(pattern).search(line)
-                if m:
-                    buffers.setdefault(kind, {})[m.group(1)] = int(round(float(m.group(2)) * MiB))
+                if m and (v := _value("mib", m.group(2))) is not None:
+                    buffers.setdefault(kind, {})[m.group(1)] = v
         for key, pattern, name, kind in FIGURES:
             if key in line:
                 m = _rx(pattern).search(line)
-                if m:
-                    if kind == "float2":
-                        buffers["max_concurrency"] = float(m.group(2))
-                        settings.setdefault("max_model_len", int(m.group(1).replace(",", "")))
-                    else:
-                        buffers[name] = _value(kind, m.group(1))
+                if m and kind == "float2":
+                    concurrency, length = _value("float", m.group(2)), _value("int", m.group(1))
+                    if concurrency is not None and length is not None:
+                        buffers["max_concurrency"] = concurrency
+                        settings.setdefault("max_model_len", length)
+                elif m and (v := _value(kind, m.group(1))) is not None:
+                    buffers[name] = v
         if DEVICE_FREE[0] in line:
             m = _rx(DEVICE_FREE[1]).search(line)
             if m:

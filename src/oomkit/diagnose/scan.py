@@ -196,7 +196,10 @@ def read_fields(fields: tuple[Field, ...], variants: list[str]) -> dict[str, Any
         for text in variants:
             m = _compile(f.pattern).search(text)
             if m:
-                out[f.key] = read_field(f, m)
+                try:
+                    out[f.key] = read_field(f, m)
+                except ValueError:  # digits and dots that make no number ("1.2.3"): the field is not read
+                    continue
                 break
     return out
 
