@@ -399,6 +399,9 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("LM Studio", "lmstudio"), ("Failed to send message", "lmstudio"), ("lmstudio", "lmstudio"), ("LM-Studio", "lmstudio"),
     ("ollama", "ollama"), ("Ollama", "ollama"), ("llama runner", "ollama"), ('source=server.go', "ollama"),
     ('source=ggml.go', "ollama"),  # the Ollama engine's Go backend (ml/backend/ggml/ggml.go slog lines)
+    # llm/memory.go's estimate line in its older form (msg="offload to cuda|rocm|metal|cpu|gpu" with its memory.*
+    # fields; later msg=offload library=...), which may be pasted alone (ollama#8571, PR #5117)
+    ('msg="offload to ', "ollama"),
     ("llama-server", "llama.cpp"), ("llama_model_load", "llama.cpp"), ("llama_init_from_model", "llama.cpp"),
     ("llama_new_context_with_model", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("ggml_", "llama.cpp"),
     ("llama_cpp", "llama.cpp"),
