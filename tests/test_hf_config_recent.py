@@ -80,7 +80,8 @@ ERNIE_21B = {
 }
 # Hunyuan-A13B (tencent/Hunyuan-A13B-Instruct): the copy a third-party test keeps ("HUNYUAN_MOE_LIST_CONFIG", code
 # search id 57609511449: per-layer moe_intermediate_size / moe_topk / num_shared_expert lists), with the
-# tie_word_embeddings and max_position_embeddings tests/ggufs.py hunyuan_a13b carries
+# tie_word_embeddings and max_position_embeddings tests/ggufs.py hunyuan_a13b carries and the use_qk_norm /
+# use_mixed_mlp_moe flags the shapes need (tests/ggufs.py hunyuan_a13b writes the Q/K norms and the shared expert)
 HUNYUAN_A13B = {
     "architectures": ["HunYuanMoEV1ForCausalLM"], "model_type": "hunyuan_v1_moe", "hidden_size": 4096,
     "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
@@ -462,3 +463,10 @@ def test_mimo_v2_flash_resolves_offline_by_hf_id_with_its_mtp_blocks():
     assert spec.architecture == "mimo2" and spec.n_nextn_layers == 3
     assert [x.attention.n_kv_heads for x in spec.layers[:6]] == [4, 8, 8, 8, 8, 4]
     assert {x.attention.window for x in spec.layers if x.kind is LayerKind.SLIDING} == {128}
+
+
+def test_hunyuan_shared_mlp_needs_use_mixed_mlp_moe_and_lists_may_hold_the_expert_count():
+    cfg = dict(HUNYUAN_A13B, num_experts=[64] * 32)
+    assert spec_from_config(cfg, "hy").layers == spec_from_config(HUNYUAN_A13B, "hy").layers
+    plain = spec_from_config(dict(HUNYUAN_A13B, use_mixed_mlp_moe=False), "hy")
+    assert all(x.ffn.n_ff_shared == 0 and x.ffn.n_experts == 64 for x in plain.layers)

@@ -564,8 +564,10 @@ def _ffn_special(r: _Reader, model_type: str, i: int, n_layers: int) -> Ffn | No
         # transformers modeling_hunyuan_v1_moe.py: every layer MoE (num_experts of moe_intermediate_size[i], top
         # moe_topk[i]) beside a shared MLP of intermediate_size x num_shared_expert[i]; conversion/hunyuan.py
         # writes the lists' first values (asserted equal) and expert_shared_feed_forward_length = intermediate_size
-        n_sh = r.int_at("num_shared_expert", i, n_layers) if r.has("num_shared_expert") else 0
-        return Ffn(n_experts=r.int("num_experts"), n_experts_used=r.int_at("moe_topk", i, n_layers),
+        # the shared MLP exists only with use_mixed_mlp_moe (HunYuanMoEV1Config default False); num_experts may be a list
+        mixed = r.get("use_mixed_mlp_moe", False) and r.has("num_shared_expert")
+        n_sh = r.int_at("num_shared_expert", i, n_layers) if mixed else 0
+        return Ffn(n_experts=r.int_at("num_experts", i, n_layers), n_experts_used=r.int_at("moe_topk", i, n_layers),
                    n_ff_expert=r.int_at("moe_intermediate_size", i, n_layers), n_shared_experts=n_sh,
                    n_ff_shared=r.int("intermediate_size") * n_sh)
     if model_type == "mimo_v2_flash":
