@@ -50,9 +50,13 @@ _OOMKIT_FLAGS: dict[str, tuple[str | None, bool, str]] = {
 _SUBCOMMANDS = {"generate": "mlx_lm.generate", "server": "mlx_lm.server", "chat": "mlx_lm.generate"}
 
 
+def _program_flags(program: str) -> dict[str, tuple[str | None, bool, str]]:
+    """The program's own options (mlx_lm.server's or mlx_lm.generate's), without oomkit's."""
+    return _SERVER_FLAGS if program.endswith("server") else _GENERATE_FLAGS
+
+
 def _flags(program: str) -> dict[str, tuple[str | None, bool, str]]:
-    base = _SERVER_FLAGS if program.endswith("server") else _GENERATE_FLAGS
-    return {**_OOMKIT_FLAGS, **base}
+    return {**_OOMKIT_FLAGS, **_program_flags(program)}
 
 
 def bits_from_name(model: str | None) -> int | None:
@@ -88,8 +92,7 @@ def _abbreviation(program: str, name: str) -> str:
     """mlx_lm's server.py and generate.py build a plain argparse.ArgumentParser (allow_abbrev on): a unique prefix
     of one of its long options names it (`--max-tok`), two or more is "ambiguous option". oomkit's own options
     take no part."""
-    own = _SERVER_FLAGS if program.endswith("server") else _GENERATE_FLAGS
-    hits = sorted(f for f in own if f.startswith(name))
+    hits = sorted(f for f in _program_flags(program) if f.startswith(name))
     if len(hits) > 1:
         raise OomkitError(f"{program}: error: ambiguous option: {name} could match {', '.join(hits)}")
     return hits[0] if hits else name
