@@ -54,7 +54,7 @@ from oomkit.engines.sglang.phases import (
 from oomkit.hardware.catalog import devices_for_names
 from oomkit.model.hf_config import spec_from_config
 from oomkit.model.resolve import resolve
-from oomkit.model.spec import Attention, Ffn, LayerKind, LayerSpec, ModelSpec, TensorSpec, WeightInventory
+from oomkit.model.spec import ModelSpec, TensorSpec, WeightInventory
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -135,21 +135,9 @@ def qwen3_14b() -> ModelSpec:
 
 
 def mimo_v2_flash(cfg: dict[str, Any]) -> ModelSpec:
-    """MiMo-V2-Flash from its config (hybrid_layer_pattern 0 = full, 1 = sliding; swa_* head counts and dims).
-    Built by hand: oomkit.model.hf_config does not read MiMo's hybrid_layer_pattern / swa_* fields yet."""
-    layers = []
-    for i, p in enumerate(cfg["hybrid_layer_pattern"]):
-        if p:
-            a = Attention(n_heads=cfg["swa_num_attention_heads"], n_kv_heads=cfg["swa_num_key_value_heads"],
-                          head_dim_k=cfg["swa_head_dim"], head_dim_v=cfg["swa_v_head_dim"],
-                          window=cfg["sliding_window_size"])
-        else:
-            a = Attention(n_heads=cfg["num_attention_heads"], n_kv_heads=cfg["num_key_value_heads"],
-                          head_dim_k=cfg["head_dim"], head_dim_v=cfg["v_head_dim"])
-        layers.append(LayerSpec(index=i, kind=LayerKind.SLIDING if p else LayerKind.FULL, attention=a, ffn=Ffn()))
-    return ModelSpec(name="MiMo-V2-Flash", architecture="mimo2", n_embd=cfg["hidden_size"], n_vocab=cfg["vocab_size"],
-                     n_ctx_train=cfg["max_position_embeddings"], layers=tuple(layers),
-                     weights=WeightInventory((), exact=False, format="bfloat16"))
+    """MiMo-V2-Flash from the fixture's config (hybrid_layer_pattern 0 = full, 1 = sliding; swa_* head counts and
+    dims), read by oomkit's config reader."""
+    return spec_from_config(cfg, name="MiMo-V2-Flash")
 
 
 # ---------------------------------------------------------------------------------------------------------
