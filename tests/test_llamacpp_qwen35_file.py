@@ -82,16 +82,7 @@ def write_spec_gguf(spec: ModelSpec, tc: dict, path: Path) -> Path:
     w.add_name(spec.name)
     w.add_file_type(int(gguf.LlamaFileType.MOSTLY_Q4_K_M))
     w.add_quantization_version(gguf.GGML_QUANT_VERSION)
-    for key, value, vtype in _metadata(spec, tc):
-        if isinstance(vtype, tuple):
-            w.add_key_value(key, list(value), vtype[0], sub_type=vtype[1])
-        else:
-            w.add_key_value(key, value, vtype)
-    toks, scores, types = synth._spm_vocab(spec.n_vocab)
-    w.add_key_value("tokenizer.ggml.model", "llama", VT.STRING)
-    w.add_key_value("tokenizer.ggml.tokens", toks, VT.ARRAY, sub_type=VT.STRING)
-    w.add_key_value("tokenizer.ggml.scores", scores, VT.ARRAY, sub_type=VT.FLOAT32)
-    w.add_key_value("tokenizer.ggml.token_type", types, VT.ARRAY, sub_type=VT.INT32)
+    synth.add_metadata(w, _metadata(spec, tc), spec.n_vocab)
     first_nextn = spec.n_trunk_layers
     ordered = sorted(spec.weights.tensors, key=lambda t: t.layer is not None and t.layer >= first_nextn)
     sizes = []

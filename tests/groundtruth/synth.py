@@ -173,6 +173,22 @@ def _spm_vocab(n_vocab: int, added: tuple[str, ...] = ()) -> tuple[list[bytes], 
     return toks, [0.0] * n_vocab, types
 
 
+def add_metadata(w: gguf.GGUFWriter, metadata: Sequence[tuple[str, Any, Any]], n_vocab: int,
+                 added_tokens: tuple[str, ...] = ()) -> None:
+    """The model's key/values (an array's type given as (ARRAY, element type)) and an SPM vocabulary of n_vocab
+    tokens: tokenizer.ggml.model / tokens / scores / token_type."""
+    for key, value, vtype in metadata:
+        if isinstance(vtype, tuple):
+            w.add_key_value(key, list(value), vtype[0], sub_type=vtype[1])
+        else:
+            w.add_key_value(key, value, vtype)
+    toks, scores, types = _spm_vocab(n_vocab, added_tokens)
+    w.add_key_value("tokenizer.ggml.model", "llama", VT.STRING)
+    w.add_key_value("tokenizer.ggml.tokens", toks, VT.ARRAY, sub_type=VT.STRING)
+    w.add_key_value("tokenizer.ggml.scores", scores, VT.ARRAY, sub_type=VT.FLOAT32)
+    w.add_key_value("tokenizer.ggml.token_type", types, VT.ARRAY, sub_type=VT.INT32)
+
+
 def write_gguf(model: SynthModel, path: str | os.PathLike[str], recipe: str = "q4_0") -> Path:
     """Write `model`'s GGUF header to `path` and extend the file to its full size as a sparse hole."""
     path = Path(path)
@@ -180,16 +196,7 @@ def write_gguf(model: SynthModel, path: str | os.PathLike[str], recipe: str = "q
     w.add_name(f"{model.key} (synthetic, {model.n_layers} layers)")
     w.add_file_type(FILE_TYPE[recipe])
     w.add_quantization_version(gguf.GGML_QUANT_VERSION)
-    for key, value, vtype in model.metadata:
-        if isinstance(vtype, tuple):
-            w.add_key_value(key, list(value), vtype[0], sub_type=vtype[1])
-        else:
-            w.add_key_value(key, value, vtype)
-    toks, scores, types = _spm_vocab(model.n_vocab, model.added_tokens)
-    w.add_key_value("tokenizer.ggml.model", "llama", VT.STRING)
-    w.add_key_value("tokenizer.ggml.tokens", toks, VT.ARRAY, sub_type=VT.STRING)
-    w.add_key_value("tokenizer.ggml.scores", scores, VT.ARRAY, sub_type=VT.FLOAT32)
-    w.add_key_value("tokenizer.ggml.token_type", types, VT.ARRAY, sub_type=VT.INT32)
+    add_metadata(w, model.metadata, model.n_vocab, model.added_tokens)
     w.add_key_value("tokenizer.ggml.bos_token_id", 1, VT.UINT32)
     w.add_key_value("tokenizer.ggml.eos_token_id", 2, VT.UINT32)
     w.add_key_value("tokenizer.ggml.unknown_token_id", 0, VT.UINT32)

@@ -32,16 +32,7 @@ def write_typed(model: synth.SynthModel, path: str | os.PathLike[str], qtype: in
     w = gguf.GGUFWriter(path, model.arch)
     w.add_name(f"{model.key} (synthetic, {model.n_layers} layers, all {Q(qtype).name})")
     w.add_quantization_version(gguf.GGML_QUANT_VERSION)
-    for key, value, vtype in model.metadata:
-        if isinstance(vtype, tuple):
-            w.add_key_value(key, list(value), vtype[0], sub_type=vtype[1])
-        else:
-            w.add_key_value(key, value, vtype)
-    toks, scores, types = synth._spm_vocab(model.n_vocab)
-    w.add_key_value("tokenizer.ggml.model", "llama", VT.STRING)
-    w.add_key_value("tokenizer.ggml.tokens", toks, VT.ARRAY, sub_type=VT.STRING)
-    w.add_key_value("tokenizer.ggml.scores", scores, VT.ARRAY, sub_type=VT.FLOAT32)
-    w.add_key_value("tokenizer.ggml.token_type", types, VT.ARRAY, sub_type=VT.INT32)
+    synth.add_metadata(w, model.metadata, model.n_vocab)
     w.add_key_value("tokenizer.ggml.bos_token_id", 1, VT.UINT32)
     w.add_key_value("tokenizer.ggml.eos_token_id", 2, VT.UINT32)
     w.add_key_value("tokenizer.ggml.unknown_token_id", 0, VT.UINT32)
