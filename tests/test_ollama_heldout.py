@@ -18,7 +18,6 @@ says why. The release-by-release checks of tests/test_ollama.py hold the ones fr
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
@@ -27,16 +26,11 @@ from oomkit.engines import ollama as ol
 from oomkit.memory import Device
 from oomkit.model.resolve import resolve
 from tests import test_ollama as tl
+from tests.test_ollama import _no_ollama_env  # noqa: F401 (autouse: no OLLAMA_* / LLAMA_ARG_FIT* here either)
 from tests.test_ollama_releases import _load
 
 GiB, MiB = 1 << 30, 1 << 20
 
-
-@pytest.fixture(autouse=True)
-def _no_ollama_env(monkeypatch):
-    for k in list(os.environ):
-        if k.startswith("OLLAMA_"):
-            monkeypatch.delenv(k, raising=False)
 
 
 def _deepseek_v2_metal(version: str):

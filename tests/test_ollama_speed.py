@@ -11,7 +11,6 @@ bench/bench_plan.py times the Ollama 671B cases (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
 import pytest
@@ -28,15 +27,10 @@ from oomkit.memo import ByObject
 from oomkit.memory import Device
 from oomkit.model.resolve import resolve
 from oomkit.units import round_up
+from tests.test_ollama import _no_ollama_env  # noqa: F401 (autouse: no OLLAMA_* / LLAMA_ARG_FIT* here either)
 
 GiB = 1 << 30
 
-
-@pytest.fixture(autouse=True)
-def _no_ollama_env(monkeypatch):
-    for k in list(os.environ):
-        if k.startswith("OLLAMA_") or k.startswith("LLAMA_ARG_FIT"):
-            monkeypatch.delenv(k, raising=False)
 
 
 def _per_tensor_buffers(spec, devices, s, placement):
