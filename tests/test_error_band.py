@@ -135,6 +135,11 @@ def test_guesses_are_said(monkeypatch):
     old = oomkit.estimate("qwen3-8b", "vllm", vram="80GiB", engine_version=DATA["vllm"]["versions"][1],
                           find_max_context=False).to_dict()["error_band"]["guesses"]
     assert not any("every log" in x for x in old)
+    # an Ollama release is no llama.cpp build: only its own era is weighed
+    ollama = oomkit.estimate("qwen3-8b", "ollama", vram="24GiB", engine_version="0.32.15",
+                             find_max_context=False).to_dict()["error_band"]["guesses"]
+    assert any(x.startswith("Ollama 0.32.15 is newer than every log") for x in ollama)
+    assert not any("llama.cpp 0.32.15" in x for x in ollama)
 
 
 def test_gguf_header_weights_are_exact(tmp_path):

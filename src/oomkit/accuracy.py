@@ -114,8 +114,9 @@ def _llamacpp(est: MemoryEstimate, d: dict[str, Any], guesses: list[str]) -> tup
     elif backend and backend != "cpu":
         compute["basis"] += f"; {logs} real {backend} log(s) agree"
     figs["overhead_bytes"] = _unverified("the GPU runtime's fixed reserve per backend, not measured by the grid")
+    # an Ollama estimate's engine_version is Ollama's release, not its runner's llama.cpp build (_ollama says its era)
     version, oldest = str(est.settings.get("engine_version") or ""), d["log_versions"][0]
-    if _version_key(version) and _version_key(version) < _version_key(oldest):
+    if est.engine == "llama.cpp" and _version_key(version) and _version_key(version) < _version_key(oldest):
         guesses.append(f"llama.cpp {version} is older than every llama.cpp log in the evidence (the oldest {oldest}; "
                        "the CPU grid runs a recent build): its era's rules are followed unverified")
     if any("newer than the newest build oomkit models" in w for w in est.warnings):
