@@ -268,3 +268,15 @@ def test_import_is_light():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'gguf', 'torch', 'rich')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_integrated_gpus_are_said_so():
+    # the parts sold with unified memory (Jetson, GB10, Strix Halo, Apple) are integrated GPUs: llama.cpp leaves one
+    # out beside a discrete card (engines/llamacpp/split.py); a discrete card is said to be one, an unknown name not
+    from oomkit.hardware.catalog import with_facts
+    from oomkit.memory import Device
+
+    assert [d.integrated for d in devices_for_names("RTX 4090,Ryzen AI Max+ 395")] == [False, True]
+    assert with_facts(Device("CUDA0", "NVIDIA GB10")).integrated is True
+    assert with_facts(Device("CUDA0", "NVIDIA GeForce RTX 3090")).integrated is False
+    assert with_facts(Device("CUDA0", "GPU")).integrated is None

@@ -252,16 +252,19 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
 
 def with_facts(device: Device) -> Device:
     """`device` with the GPU facts the catalog knows for its name (compute capability, NVLink, memory bandwidth, SM
-    count), where it has none of its own. A device without a name the catalog knows keeps what it has."""
+    count, whether it is an integrated GPU), where it has none of its own. A device without a name the catalog knows
+    keeps what it has."""
     if (device.compute_capability is not None and device.nvlink is not None and device.bandwidth_gbs is not None
-            and device.sm_count is not None):
+            and device.sm_count is not None and device.integrated is not None):
         return device
     spec = lookup(device.name) if device.name else None
     cc = device.compute_capability if device.compute_capability is not None else _capability(spec)
     nvlink = device.nvlink if device.nvlink is not None else _nvlink(device.name)
     bandwidth = device.bandwidth_gbs if device.bandwidth_gbs is not None else (spec.bandwidth_gbs if spec else None)
     sms = device.sm_count if device.sm_count is not None else (spec.sm_count if spec else None)
-    return replace(device, compute_capability=cc, nvlink=nvlink, bandwidth_gbs=bandwidth, sm_count=sms)
+    integrated = device.integrated if device.integrated is not None else (spec.unified_memory if spec else None)
+    return replace(device, compute_capability=cc, nvlink=nvlink, bandwidth_gbs=bandwidth, sm_count=sms,
+                   integrated=integrated)
 
 
 def _capability(spec: GpuSpec | None) -> tuple[int, int] | None:

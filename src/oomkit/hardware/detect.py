@@ -93,7 +93,7 @@ class Gpu:
     def device(self) -> Device:
         """The device an estimate checks against: its FREE memory (what a new engine can really have)."""
         return with_facts(Device(id=self.id, name=self.name, memory_bytes=self.budget_bytes,
-                                 free_bytes=self.free_bytes))
+                                 free_bytes=self.free_bytes, integrated=True if self.unified_memory else None))
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
