@@ -14,7 +14,10 @@ says why. The release-by-release checks of tests/test_ollama.py hold the ones fr
   whole line but projector.weights (795.9 MiB against 806.2) digit for digit;
 - ollama/ollama PR #5117 (deepseek-coder-v2:16b on Metal, a build of the PR's branch between v0.1.44 and v0.1.45):
   KV 540.0 MiB and graph 212.0 MiB against 432.0 and 72.0 printed until the two v0.1.45 rules below were dated
-  (settings.py V_ASYM_KV, V_DEEPSEEK2_GRAPH)."""
+  (settings.py V_ASYM_KV, V_DEEPSEEK2_GRAPH);
+- ollama/ollama#11162 (gemma3:27b-it-fp16 on two RTX 5090 with 30.9 and 30.8 GiB free, 0.9.2, num_gpu 256): the
+  stored line is cut inside memory.required.full; layers.offload 62, layers.split 31,31 and the cut text "58.6"
+  all as printed as it stood (test_gemma3_fp16_split_two_5090s)."""
 
 from __future__ import annotations
 
@@ -105,3 +108,25 @@ def test_gemma3_qat_file_keeps_token_embd_f16():
     assert f"{sum(t.nbytes for t in spec.weights.tensors) / MiB:.2f}" == "7694.17"
     assert f"{sum(t.nbytes for t in ol.ollama_gguf(resolve('gemma3:12b', 'Q4_0')).weights.tensors) / MiB:.2f}" != \
         "7694.17"  # the plain Q4_0 tag is llama-quantize's (token_embd as the output, Q6_K)
+
+
+def test_gemma3_fp16_split_two_5090s():
+    """ollama/ollama#11162 (GevatterGaul, 2025-06-22, Ollama 0.9.2): gemma3:27b-it-fp16 with num_gpu 256 on two RTX
+    5090 prints layers.offload=62 of 63, layers.split=31,31 and memory.required.full="58.6 (the stored copy ends
+    there). v0.9.2's llm/memory.go EstimateGPULayers fills the GPUs layer by layer by free memory (30.9 / 30.8 GiB)
+    after graph, projector and MinimumMemory; the output layer (F16 token_embd again, 2.6 GiB) no longer fits, so 62.
+    num_ctx and num_parallel are not in the excerpt: v0.9.2's defaults (OLLAMA_CONTEXT_LENGTH 4096, parallel
+    auto). oomkit as it stood, before any change: 62, 31,31 and 58.6 GiB, all as printed."""
+    fx = _load("gemma3-27b-fp16-2x5090-split-0.9.2")
+    p = fx["printed"]
+    devices = tuple(Device(id=f"GPU{i}", name="GPU", memory_bytes=f, free_bytes=f)
+                    for i, f in enumerate(p["memory.available_bytes"]))
+    est = ol.ENGINE.estimate(tl._spec(fx), devices,
+                             ol.OllamaSettings(num_gpu=p["layers.requested"], library="cuda", engine_version="0.9.2"))
+    mine = est.engine_view["ollama_log"]
+    line = fx["quoted"].splitlines()[-1]
+    for key in ("layers.requested", "layers.model", "layers.offload", "layers.split", "memory.available",
+                "memory.gpu_overhead"):
+        pattern = rf'{re.escape(key)}=("[^"]*"|\S+)'
+        assert re.search(pattern, mine).group(1) == re.search(pattern, line).group(1), key
+    assert re.search(r'memory\.required\.full="([^"]*)"', mine).group(1).startswith(p["memory.required.full_cut"] + " ")
