@@ -222,6 +222,13 @@ def mamba_cache_per_req(lay: CacheLayout, s: SGLangSettings, spec: ModelSpec) ->
     tp = lay.attn_tp
     for la in lay.mamba_layers:
         r = la.recurrent
+        if r.kind == "short_conv":
+            # LFM2 / LFM2-MoE (configs/lfm2.py, configs/lfm2_moe.py mamba2_cache_params): Mamba2StateShape.create(
+            # intermediate_size=hidden_size, n_groups=1, num_heads=tp, head_dim=hidden_size, state_size=0) -> conv
+            # (hidden/tp, conv_L_cache - 1), an empty temporal state; conv dtype from mamba2_state_dtype
+            # (SGLANG_MAMBA_CONV_DTYPE, default bfloat16), whatever the model dtype
+            conv += cdiv(r.d_inner, tp) * (r.d_conv - 1) * FLOAT_BYTES["bfloat16"]
+            continue
         if r.kind not in ("gated_delta_net", "mamba2"):
             raise OomkitError(f"{spec.name}: SGLang's state pool for {r.kind} layers is not modelled by oomkit")
         conv_dim = r.d_inner + 2 * r.n_group * r.d_state
@@ -327,11 +334,28 @@ def profile_available_bytes(s: SGLangSettings, lay: CacheLayout, avail_after_loa
     return avail_after_load / GiB - pre_load_free / GiB * (1 - mfs), mfs
 
 
+# The first releases with models/lfm2.py (PR #16890, opened 2026-01-11) and models/lfm2_moe.py (PR #17997, opened
+# 2026-01-30), approximate: the releases after the PRs, as settings.py dates PR #18039 to 0.5.9
+_LFM2_RELEASES = {"lfm2": (0, 5, 8), "lfm2moe": (0, 5, 9)}
+
+
+def _check_lfm2_release(spec: ModelSpec, v: Version) -> None:
+    first = _LFM2_RELEASES.get(spec.architecture)
+    if first is None:
+        raise OomkitError(f"{spec.name}: SGLang's state pool for short-convolution layers is modelled for LFM2 / "
+                          f"LFM2-MoE only, not {spec.architecture!r}")
+    if v < first:
+        raise OomkitError(f"{spec.name}: SGLang {'.'.join(map(str, v))} has no {spec.architecture} model "
+                          f"(added about {'.'.join(map(str, first))})")
+
+
 def handle_max_mamba_cache(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings, v: Version, rest_gib: float
                            ) -> tuple[float, int, int, int]:
     """handle_max_mamba_cache: the state pool takes mamba_full_memory_ratio / (1 + ratio) of the rest (0.5.4+).
     -> (rest left for KV in GiB, max_mamba_cache_size, conv bytes, ssm bytes) of the allocated pool (size + 1
     slots: memory_pool.py MambaPool keeps a padding slot)."""
+    if any(la.recurrent.kind == "short_conv" for la in lay.mamba_layers):
+        _check_lfm2_release(spec, v)
     conv, ssm = mamba_cache_per_req(lay, s, spec)
     per_req = conv + ssm
     if s.speculative_algorithm:

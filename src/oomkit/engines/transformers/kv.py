@@ -57,6 +57,14 @@ def _recurrent_bytes(layer: LayerSpec, r: Resolved) -> tuple[int, int]:
     st = layer.recurrent
     if st is None:
         return 0, 0
+    if st.kind == "short_conv":
+        # LFM2 / LFM2-MoE (models/lfm2/modeling_lfm2.py Lfm2ShortConv.forward): cache.update_conv_state(B*x,
+        # conv_kernel_size=conv_L_cache) -> one conv state (B, hidden, conv_L_cache) in the model dtype, the full
+        # kernel kept; no recurrent state. 4.57.6 kept its own Lfm2HybridConvCache instead (not modelled)
+        if r.version < ERAS["lfm2_linear_layer"]:
+            raise OomkitError(f"transformers {'.'.join(map(str, r.version))}: LFM2's Lfm2HybridConvCache (before "
+                              "the shared LinearAttentionLayer) is not modelled")
+        return r.batch * st.d_inner * st.d_conv * r.dtype_bytes, 0
     conv_dim = st.d_inner + 2 * st.n_group * st.d_state
     if st.conv_override is not None or st.ssm_override is not None:
         raise OomkitError(f"{st.kind} recurrent state: transformers' layout for this kind is not modelled")

@@ -138,6 +138,17 @@ def _mamba_state_bytes(layer: LayerSpec, r: Resolved, s: VllmSettings, spec_arch
         ssm_dtype = "float32"
     ssm_b = FLOAT_BYTES.get(ssm_dtype, conv_b) if ssm_dtype != "auto" else conv_b
     k1 = max(st.d_conv - 1, 0) + (r.num_spec if st.kind != "mamba" else 0)
+    if st.kind == "short_conv":
+        # LFM2 / LFM2-MoE ShortConv (layers/mamba/short_conv.py, a MambaBase layer): short_conv_state_shape is one
+        # conv state (conv_kernel - 1, conv_dim // tp) in short_conv_state_dtype (the conv dtype), no temporal
+        # state (read in 0.21-0.34). conv_dim: models/lfm2.py passes hf_config.conv_dim, lfm2_moe.py hidden_size; LFM2
+        # configs carry conv_dim == hidden_size, which the spec reads. From 0.29 the layer adds num_spec rows but
+        # get_mamba_state_shape_from_config, which sizes the page, does not: not modelled.
+        if r.num_spec:
+            raise OomkitError(f"{layer.index}: vLLM's short-convolution (LFM2) state with speculative decoding is "
+                              "not modelled")
+        k1 = max(st.d_conv - 1, 0)
+        return k1 * (st.d_inner // tp) * conv_b
     if st.kind == "gated_delta_net":  # gated_delta_net_state_shape
         n_v = st.n_heads
         d_v = st.d_inner // n_v
