@@ -75,6 +75,15 @@ def test_vllm_lfm2_blocks_and_tokens_for_the_budget():
     assert v["kv_cache_tokens"] == int(blocks / (cdiv(4096, 16) + 1 + 1) * 4096)
 
 
+def test_vllm_lfm2_prefix_caching_align_mode():
+    # --enable-prefix-caching: MambaModelConfig sets mamba_cache_mode "align"; ShortConv declares no prefill
+    # checkpoint alignment (abstract.py get_prefill_checkpoint_alignment -> None), so the block stays 16 tokens
+    # (platforms/interface.py _align_hybrid_block_size, 0.33) and MambaSpec.max_memory_usage_bytes is 2 pages
+    _, _, plan = _lfm2_vllm(LFM2_1_2B, enable_prefix_caching=True)
+    assert plan.block_size == 16 and plan.page_bytes == 16 * 2048
+    assert plan.blocks_per_request(4096, 8192) == cdiv(4096, 16) + 2 * 2
+
+
 def test_vllm_lfm2_speculative_refused():
     # 0.29+: ShortConv.get_state_shape adds num_spec rows, Lfm2ForCausalLM.get_mamba_state_shape_from_config
     # (which sizes the page) does not: not modelled, refused in one line
