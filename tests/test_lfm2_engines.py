@@ -153,8 +153,33 @@ def test_transformers_lfm2_caches_match_a_real_run(cfg, batch, prompt, new):
     assert pred[0].conv_bytes == batch * 64 * 3 * 2 and pred[0].ssm_bytes == 0
 
 
-def test_transformers_lfm2_old_cache_refused():
+# transformers 5.4.0 (the last release with Lfm2HybridConvCache), measured on the CPU with the same tiny LFM2 and
+# generate call as above (the 5.4.0 wheel run against this venv's torch): per layer, (sum of tensor.nbytes, bytes of
+# the storages alive); every layer holds a (B, 64, 3) bf16 conv state, the attention layer 2 also K/V of P + N - 1
+# tokens x 2 KV heads x 16
+MEASURED_5_4_0 = {
+    (1, 9, 3): [(384, 384), (384, 384), (1792, 1792), (384, 384)],
+    (2, 17, 5): [(768, 768), (768, 768), (6144, 6144), (768, 768)],
+}
+
+
+@pytest.mark.parametrize("shape", sorted(MEASURED_5_4_0))
+def test_transformers_lfm2_hybrid_conv_cache_before_5_5(shape):
+    batch, prompt, new = shape
+    spec = spec_from_config(TINY_LFM2, name="tiny")
+    s = tfe.TransformersSettings(prompt_tokens=prompt, max_new_tokens=new, batch_size=batch, engine_version="5.4.0")
+    pred = tfe.layer_caches(spec, tfe.resolve(spec, s))
+    assert [(c.nbytes_end, c.storage_end) for c in pred] == MEASURED_5_4_0[shape]
+    assert {c.cls.split("+")[0] for c in pred} <= {"Lfm2HybridConvCache", "Dynamic"}
+
+
+def test_transformers_lfm2_release_gates():
+    spec = spec_from_config(TINY_LFM2, name="tiny")
+    with pytest.raises(OomkitError, match="no lfm2 model"):
+        tfe.layer_caches(spec, tfe.resolve(spec, tfe.TransformersSettings(engine_version="4.53.3")))
+    moe = spec_from_config(TINY_LFM2_MOE, name="tiny")
+    with pytest.raises(OomkitError, match="no lfm2moe model"):
+        tfe.layer_caches(moe, tfe.resolve(moe, tfe.TransformersSettings(engine_version="4.57.6")))
     with pytest.raises(OomkitError, match="Lfm2HybridConvCache"):
-        spec = spec_from_config(TINY_LFM2, name="tiny")
-        s = tfe.TransformersSettings(prompt_tokens=9, max_new_tokens=3, engine_version="4.57.6")
-        tfe.layer_caches(spec, tfe.resolve(spec, s))
+        tfe.layer_caches(spec, tfe.resolve(spec, tfe.TransformersSettings(engine_version="5.4.0",
+                                                                        cache_implementation="static")))

@@ -58,17 +58,40 @@ def _recurrent_bytes(layer: LayerSpec, r: Resolved) -> tuple[int, int]:
     if st is None:
         return 0, 0
     if st.kind == "short_conv":
-        # LFM2 / LFM2-MoE (models/lfm2/modeling_lfm2.py Lfm2ShortConv.forward): cache.update_conv_state(B*x,
-        # conv_kernel_size=conv_L_cache) -> one conv state (B, hidden, conv_L_cache) in the model dtype, the full
-        # kernel kept; no recurrent state. 4.57.6 kept its own Lfm2HybridConvCache instead (not modelled)
-        if r.version < ERAS["lfm2_linear_layer"]:
-            raise OomkitError(f"transformers {'.'.join(map(str, r.version))}: LFM2's Lfm2HybridConvCache (before "
-                              "the shared LinearAttentionLayer) is not modelled")
+        # LFM2 / LFM2-MoE (models/lfm2/modeling_lfm2.py Lfm2ShortConv): one conv state (B, hidden, conv_L_cache) in
+        # the model dtype, the full kernel kept, no recurrent state; 5.5+: DynamicCache's LinearAttentionLayer
+        # (update_conv_state), before: Lfm2HybridConvCache's conv_cache (see _hybrid_conv_cache)
         return r.batch * st.d_inner * st.d_conv * r.dtype_bytes, 0
     conv_dim = st.d_inner + 2 * st.n_group * st.d_state
     if st.conv_override is not None or st.ssm_override is not None:
         raise OomkitError(f"{st.kind} recurrent state: transformers' layout for this kind is not modelled")
     return r.batch * conv_dim * st.d_conv * r.dtype_bytes, r.batch * st.ssm * 4
+
+
+# The first release with each LFM2 model (models/lfm2 in the 4.54.0 wheel, not 4.53.3; models/lfm2_moe in 5.0.0,
+# not 4.57.6)
+_LFM2_FIRST = {"lfm2": (4, 54, 0), "lfm2moe": (5, 0, 0)}
+
+
+def _hybrid_conv_cache(spec: ModelSpec, r: Resolved) -> tuple[str, int]:
+    """(cache class, conv bytes each attention layer also holds) for LFM2 before 5.5: Lfm2HybridConvCache.__init__
+    (Lfm2MoeHybridConvCache alike) allocates torch.zeros(max_batch_size, hidden_size, conv_L_cache) for every
+    layer, attention layers included, and keeps K/V by torch.cat (measured on 5.4.0). ("", 0): not LFM2, or 5.5+."""
+    conv = next((la.recurrent for la in spec.trunk_layers
+                 if la.recurrent is not None and la.recurrent.kind == "short_conv"), None)
+    if conv is None:
+        return "", 0
+    first = _LFM2_FIRST.get(spec.architecture)
+    if first is None:
+        raise OomkitError(f"{spec.name}: transformers' cache for short-convolution layers is modelled for LFM2 / "
+                          f"LFM2-MoE only, not {spec.architecture!r}")
+    if r.version < first:
+        raise OomkitError(f"transformers {'.'.join(map(str, r.version))} has no {spec.architecture} model (added in "
+                          f"{'.'.join(map(str, first))})")
+    if r.version >= ERAS["lfm2_linear_layer"]:
+        return "", 0
+    cls = "Lfm2MoeHybridConvCache" if spec.architecture == "lfm2moe" else "Lfm2HybridConvCache"
+    return cls, r.batch * conv.d_inner * conv.d_conv * r.dtype_bytes
 
 
 def _windowed(layer: LayerSpec, r: Resolved) -> bool:
@@ -93,6 +116,11 @@ def layer_caches(spec: ModelSpec, r: Resolved) -> list[LayerCache]:
             raise OomkitError("`QuantizedCache` is only supported for models with only full attention layers. "
                               f"We found the following invalid layer types: {sorted(bad)}")
     P, N, B = r.prompt, r.end_tokens, r.batch
+    lfm2_cls, lfm2_attn_conv = _hybrid_conv_cache(spec, r)
+    if lfm2_cls and (r.impl != "dynamic" or r.offload):
+        # modeling_lfm2.py Lfm2Model.forward builds its own cache whatever cache_implementation says (not modelled)
+        raise OomkitError(f"transformers {'.'.join(map(str, r.version))}: LFM2 keeps its own {lfm2_cls}; "
+                          f"cache_implementation {r.impl!r} is not modelled for it")
     for layer in layers:
         kind = layer.kind.value
         if layer.kind is LayerKind.NONE or layer.kv_source is not None:
@@ -100,8 +128,10 @@ def layer_caches(spec: ModelSpec, r: Resolved) -> list[LayerCache]:
             continue
         conv, ssm = _recurrent_bytes(layer, r) if (layer.recurrent is not None and (
             layer.kind is LayerKind.RECURRENT or layer.parallel_recurrent)) else (0, 0)
+        if lfm2_cls and layer.attention is not None:
+            conv = lfm2_attn_conv
         if layer.attention is None:  # a pure linear-attention / Mamba layer
-            out.append(LayerCache(layer.index, "recurrent", "LinearAttentionLayer", nbytes_end=conv + ssm,
+            out.append(LayerCache(layer.index, "recurrent", lfm2_cls or "LinearAttentionLayer", nbytes_end=conv + ssm,
                                   storage_prefill=conv + ssm, storage_end=conv + ssm, conv_bytes=conv, ssm_bytes=ssm))
             continue
         kpt, vpt = kv_per_token(layer, r)

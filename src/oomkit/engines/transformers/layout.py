@@ -310,6 +310,8 @@ def _engine_view(devices: tuple[Device, ...], r: Resolved, caches: list[LayerCac
                  placement: Placement, w_by: dict[int, int], peak_phase: str, allocated: dict[str, int],
                  reserved: dict[str, int], dn: Callable[[int], str]) -> dict[str, Any]:
     cache_class = ("QuantizedCache" if r.impl == "quantized" else "StaticCache" if r.static else "DynamicCache")
+    own = next((c.cls for c in caches if c.cls.startswith("Lfm2")), None)  # LFM2 before 5.5 keeps its own cache
+    cache_class = own or cache_class
     return {
         "cache_class": cache_class,
         "cache_implementation": r.impl,

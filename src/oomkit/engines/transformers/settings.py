@@ -33,10 +33,10 @@ ERAS = Eras({
     # models/deepseek_v3/modeling_deepseek_v3.py DeepseekV3Attention.forward: the cache holds the compressed
     # latents (cache.update(kv_nope, k_rot)), PR #47761; 5.14.0 still caches per-head K and V
     "mla_latent": (5, 15, 0),
-    # models/lfm2/modeling_lfm2.py: the short-convolution state lives in DynamicCache's LinearAttentionLayer
-    # (cache.update_conv_state); 4.57.6 built its own Lfm2HybridConvCache. 5.17.0 is the first release read with
-    # the new layout (the releases between were not read)
-    "lfm2_linear_layer": (5, 17, 0),
+    # models/lfm2/modeling_lfm2.py Lfm2Model.forward: DynamicCache(config=...), the short-convolution state in its
+    # LinearAttentionLayer (update_conv_state); before, its own Lfm2HybridConvCache (wheels 4.54.0, 4.57.6, 5.0.0,
+    # 5.2.0-5.4.0 read; 5.5.0 is the first with DynamicCache, as are 5.8.0, 5.10.0, 5.14.0, 5.17.0 and 5.18.0)
+    "lfm2_linear_layer": (5, 5, 0),
 })
 
 # generation/configuration_utils.py STATIC_CACHE_IMPLEMENTATIONS, DEPRECATED_STATIC_CACHE_IMPLEMENTATIONS,
