@@ -64,14 +64,27 @@ def gemma3n_e2b(n_layers: int | None = None) -> SynthModel:
     (head 256), intermediate 8192, vocab 262144, sliding_window 512 (4 sliding : 1 full), per-layer inputs of
     256, AltUp 4, LAuReL rank 64, num_kv_shared_layers 10. llama.cpp src/models/gemma3n.cpp: set_swa_pattern(5)
     and n_layer_kv_from_start = 20 (hard-coded), so a file needs more than 20 layers to have shared-KV layers."""
-    arch, n_embd, n_head, n_kv, hd, n_ff, n_vocab, n_swa = "gemma3n", 2048, 8, 2, 256, 8192, 262144, 512
+    return _gemma3n("gemma3n-e2b", "google/gemma-3n-E2B-it text_config", _layers(n_layers, 30), 8192, 10)
+
+
+def gemma3n_e4b(n_layers: int | None = None) -> SynthModel:
+    """Gemma 3n E4B: google/gemma-3n-E4B-it text_config (src/oomkit/model/catalog/data/gemma-3n-e4b-it.json): hidden
+    2048, 35 layers, 8 heads / 2 KV heads (head 256), intermediate 16384, sliding window 512 (4 sliding : 1 full),
+    per-layer inputs of 256, num_kv_shared_layers 15 (llama.cpp: n_layer_kv_from_start = 20), AltUp 4, LAuReL 64;
+    the GGUF's vocabulary of 262144 as gemma3n_e2b's."""
+    nl = _layers(n_layers, 35)
+    return _gemma3n("gemma3n-e4b", "google/gemma-3n-E4B-it text_config", nl, 16384, max(nl - 20, 0))
+
+
+def _gemma3n(name: str, source: str, nl: int, n_ff: int, shared_kv: int) -> SynthModel:
+    """A Gemma 3n file: the tensors and keys src/models/gemma3n.cpp loads (AltUp, LAuReL, per-layer inputs)."""
+    arch, n_embd, n_head, n_kv, hd, n_vocab, n_swa = "gemma3n", 2048, 8, 2, 256, 262144, 512
     n_altup, laurel, n_embd_altup = 4, 64, 256
-    nl = _layers(n_layers, 30)
     md = _Meta(arch).base(ctx=32768, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
                           rms_eps=1e-6, rope_base=1000000.0, n_vocab=n_vocab)
     md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("attention.sliding_window", n_swa)
     md.u32("embedding_length_per_layer_input", n_embd_altup).u32("altup.num_inputs", n_altup)
-    md.u32("altup.active_idx", 0).u32("attention.shared_kv_layers", 10)
+    md.u32("altup.active_idx", 0).u32("attention.shared_kv_layers", shared_kv)
     md.f32("final_logit_softcapping", 30.0)
     md.items.append((f"{arch}.activation_sparsity_scale", [1.6448] * min(nl, 10) + [0.0] * max(nl - 10, 0),
                      (VT.ARRAY, VT.FLOAT32)))
@@ -94,7 +107,9 @@ def gemma3n_e2b(n_layers: int | None = None) -> SynthModel:
                _blk(i, "altup_router.weight", n_embd, n_altup), _blk(i, "altup_router_norm.weight", n_embd),
                _blk(i, "laurel_l.weight", n_embd, laurel), _blk(i, "laurel_r.weight", laurel, n_embd),
                _blk(i, "laurel_post_norm.weight", n_embd)]
-    return _model("gemma3n-e2b", arch, "google/gemma-3n-E2B-it text_config", n_vocab, nl, md, ts, True, n_swa=n_swa)
+    return _model(name, arch, source, n_vocab, nl, md, ts, True, n_swa=n_swa)
+
+
 
 
 def glm45_air(n_layers: int | None = None) -> SynthModel:

@@ -19,49 +19,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ggufs import _attn_gqa, _model, gemma3n_e2b
+from tests.ggufs import gemma3n_e2b, gemma3n_e4b
 from tests.groundtruth import llamacpp_run, synth
-from tests.groundtruth.synth import VT, Tensor, _blk, _ffn_dense, _layers, _Meta
 from tests.test_llamacpp_gemma4_ple import _c, measure, predicted
-
-
-def gemma3n_e4b(n_layers: int | None = None) -> synth.SynthModel:
-    """Gemma 3n E4B: google/gemma-3n-E4B-it text_config (src/oomkit/model/catalog/data/gemma-3n-e4b-it.json): hidden
-    2048, 35 layers, 8 heads / 2 KV heads (head 256), intermediate 16384, sliding window 512 (4 sliding : 1 full),
-    per-layer inputs of 256, num_kv_shared_layers 15 (llama.cpp: n_layer_kv_from_start = 20), AltUp 4, LAuReL 64;
-    the GGUF's vocabulary of 262144 as gemma3n_e2b's. The tensors as gemma3n_e2b lays them out."""
-    arch, n_embd, n_head, n_kv, hd, n_ff, n_vocab, n_swa = "gemma3n", 2048, 8, 2, 256, 16384, 262144, 512
-    n_altup, laurel, n_embd_altup = 4, 64, 256
-    nl = _layers(n_layers, 35)
-    md = _Meta(arch).base(ctx=32768, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
-                          rms_eps=1e-6, rope_base=1000000.0, n_vocab=n_vocab)
-    md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("attention.sliding_window", n_swa)
-    md.u32("embedding_length_per_layer_input", n_embd_altup).u32("altup.num_inputs", n_altup)
-    md.u32("altup.active_idx", 0).u32("attention.shared_kv_layers", max(nl - 20, 0))
-    md.f32("final_logit_softcapping", 30.0)
-    md.items.append((f"{arch}.activation_sparsity_scale", [1.6448] * min(nl, 10) + [0.0] * max(nl - 10, 0),
-                     (VT.ARRAY, VT.FLOAT32)))
-    md.items.append((f"{arch}.attention.sliding_window_pattern", [i % 5 < 4 for i in range(nl)],
-                     (VT.ARRAY, VT.BOOL)))
-    ts = [Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("output_norm.weight", (n_embd,)),
-          Tensor("per_layer_token_embd.weight", (n_embd_altup * nl, n_vocab)),
-          Tensor("per_layer_model_proj.weight", (n_embd, n_embd_altup * nl)),
-          Tensor("per_layer_proj_norm.weight", (n_embd_altup,)),
-          Tensor("altup_proj.weight", (n_embd, n_embd, n_altup - 1)),
-          Tensor("altup_unembd_proj.weight", (n_embd, n_embd, n_altup - 1))]
-    for i in range(nl):
-        ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd, qk_norm_dim=hd)
-        ts += [_blk(i, "post_attention_norm.weight", n_embd)] + _ffn_dense(i, n_embd, n_ff)
-        ts += [_blk(i, "post_ffw_norm.weight", n_embd),
-               _blk(i, "inp_gate.weight", n_embd, n_embd_altup), _blk(i, "proj.weight", n_embd_altup, n_embd),
-               _blk(i, "post_norm.weight", n_embd),
-               _blk(i, "altup_correct_coef.weight", n_altup, n_altup), _blk(i, "altup_correct_scale.weight", n_embd),
-               _blk(i, "altup_predict_coef.weight", n_altup, n_altup * n_altup),
-               _blk(i, "altup_router.weight", n_embd, n_altup), _blk(i, "altup_router_norm.weight", n_embd),
-               _blk(i, "laurel_l.weight", n_embd, laurel), _blk(i, "laurel_r.weight", laurel, n_embd),
-               _blk(i, "laurel_post_norm.weight", n_embd)]
-    return _model("gemma3n-e4b", arch, "google/gemma-3n-E4B-it text_config", n_vocab, nl, md, ts, True, n_swa=n_swa)
-
 
 # -c 4K-32K, -ub 512 / 2048, 1 and 4 slots (unified or not), flash attention on and off, f16 / q8_0 / q4_0 caches
 # (their Hadamard rotations), llama-server's rows (outputs = n_parallel) and the binding's own (0: every token)
