@@ -707,3 +707,16 @@ def test_held_out_fixes_follow_the_text():
     # a traceback cut inside vLLM's KV check is the KV cache's
     d = diagnose(_corpus_text("vllm-4429-v0-initialize-cache-frames-cut"))
     assert (d.engine, d.stage, d.confidence) == ("vllm", "kv_cache", "medium")
+
+
+def test_fragmentation_is_no_cause_when_less_is_held_unused_than_asked():
+    # PyTorch's message (c10/cuda/CUDACachingAllocator.cpp) says what it holds reserved but unallocated: 150 MiB
+    # cannot have served a 2 GiB request, so fragmentation is not among the causes; 3 GiB could have
+    head = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+            "23.55 GiB of which 1.12 GiB is free. Including non-PyTorch memory, this process has 22.42 GiB memory in "
+            "use. Of the allocated memory {a} is allocated by PyTorch, and {r} is reserved by PyTorch but unallocated.")
+    small = diagnose(head.format(a="21.80 GiB", r="150.00 MiB"))
+    assert not any("fragmented" in c for c in small.causes) and small.causes
+    large = diagnose(head.format(a="18.90 GiB", r="3.05 GiB"))
+    assert large.stage == "fragmentation"
+    assert any("expandable_segments:True" in str(f.env) for f in large.fixes)

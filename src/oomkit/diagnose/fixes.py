@@ -39,6 +39,10 @@ def causes_for(d: Diagnosis, sig: Signature) -> tuple[str, ...]:
         return ()
     if d.phase and sig.engine == "pytorch":  # the phase after the KV cache says more than PyTorch's general causes
         return ()
+    ru, req = d.numbers.get("reserved_unallocated_bytes"), d.numbers.get("requested_bytes")
+    if sig.engine == "pytorch" and ru is not None and req is not None and ru < req:
+        # the message says how much the allocator holds unused: less than the request is no fragmentation
+        return tuple(c for c in sig.causes[:2] if "fragmented" not in c)
     return sig.causes[:2]
 
 
