@@ -156,6 +156,30 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
     return n_inputs, nodes
 
 
+def _cache_inputs(new_input, caches, att, T: int, k_rot: bool, v_rot: bool, v_idx_bytes
+                  ) -> tuple[int, list[tuple[int, int, int, int, int]]]:
+    """The graph inputs each KV cache brings, in first-use order (llm_graph_input_attn_kv / _iswa): its K rotation
+    (the largest power of two from 64 dividing the head), the positions (with the first cache), its V rotation
+    (64 x 64), the K and V indices (v_idx_bytes(the cache's first layer's attention)) and the KQ mask; the positions
+    come last when no cache has any. -> (positions, per cache (k_idx, v_idx, mask, k_rot, v_rot); -1: none)."""
+    pos = -1
+    idx: list[tuple[int, int, int, int, int]] = []
+    for _, layers, _, mask_bytes in caches:
+        a0 = att[min(layers)]
+        nrot = 64
+        while a0.head_dim_k % (2 * nrot) == 0:
+            nrot *= 2
+        kr = new_input(nrot * nrot * F32) if k_rot and a0.head_dim_k % 64 == 0 else -1
+        if pos < 0:
+            pos = new_input(T * 4)
+        vr = new_input(64 * 64 * F32) if v_rot and a0.head_dim_v % 64 == 0 else -1
+        k_idx, v_idx = new_input(T * 8), new_input(v_idx_bytes(a0))
+        idx.append((k_idx, v_idx, new_input(mask_bytes), kr, vr))
+    if pos < 0:
+        pos = new_input(T * 4)
+    return pos, idx
+
+
 def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[str, tuple[int, ...], int, int]],
                      flash_attn: bool = True, device: bool = False, k_rot: bool = False, v_rot: bool = False
                      ) -> tuple[int, list[Node]]:
@@ -215,21 +239,7 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
         add(resid)  # inp_embd: an input the token graph never reads
         tokens_pl = add(T * 4)
     att = {la.index: la.attention for la in spec.trunk_layers}
-    pos = -1
-    idx: list[tuple[int, int, int, int, int]] = []
-    for _, layers, _, mask_bytes in caches:
-        a0 = att[min(layers)]
-        nrot = 64
-        while a0.head_dim_k % (2 * nrot) == 0:
-            nrot *= 2
-        kr = add(nrot * nrot * F32, output=device) if k_rot and a0.head_dim_k % 64 == 0 else -1
-        if pos < 0:
-            pos = add(T * 4, output=device)
-        vr = add(64 * 64 * F32, output=device) if v_rot and a0.head_dim_v % 64 == 0 else -1
-        k_idx, v_idx = add(T * 8, output=device), add(v_idx_size, output=device)
-        idx.append((k_idx, v_idx, add(mask_bytes, output=device), kr, vr))
-    if pos < 0:
-        pos = add(T * 4, output=device)
+    pos, idx = _cache_inputs(lambda n: add(n, output=device), caches, att, T, k_rot, v_rot, lambda a0: v_idx_size)
     out_ids = -1 if device else add(n_outputs * 4)
     n_inputs = len(nodes)
     if not device:
@@ -415,22 +425,8 @@ def gemma3n_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[st
         tokens = g.input(T * 4)
         g.input(E * T * F32)  # inp_embd: an input the token graph never reads
         tokens_pl = g.input(T * 4)
-    pos = -1
-    idx: list[tuple[int, int, int, int, int]] = []
-    for _, layers, _, mask_bytes in caches:
-        a0 = att[min(layers)]
-        nrot = 64
-        while a0.head_dim_k % (2 * nrot) == 0:
-            nrot *= 2
-        kr = g.input(nrot * nrot * F32, output=device) if k_rot and a0.head_dim_k % 64 == 0 else -1
-        if pos < 0:
-            pos = g.input(T * 4, output=device)
-        vr = g.input(64 * 64 * F32, output=device) if v_rot and a0.head_dim_v % 64 == 0 else -1
-        v_idx = T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8
-        k_idx, v_idx = g.input(T * 8, output=device), g.input(v_idx, output=device)
-        idx.append((k_idx, v_idx, g.input(mask_bytes, output=device), kr, vr))
-    if pos < 0:
-        pos = g.input(T * 4, output=device)
+    pos, idx = _cache_inputs(lambda n: g.input(n, output=device), caches, att, T, k_rot, v_rot,
+                             lambda a0: T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8)
     out_ids = -1 if device else g.input(n_outputs * 4)
     n_inputs = len(g.order)
 
