@@ -91,14 +91,7 @@ def write_spec_gguf(spec: ModelSpec, tc: dict, path: Path) -> Path:
         qtype = gguf.GGMLQuantizationType[t.dtype.upper()]
         sizes.append(t.nbytes)
         w.add_tensor_info(name, tuple(reversed(t.shape)), np.dtype(np.float32), t.nbytes, raw_dtype=qtype)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_ti_data_to_file()
-    fout = w.fout[0]
-    align = w.data_alignment
-    data_start = gguf.GGUFWriter.ggml_pad(fout.tell(), align)
-    fout.truncate(data_start + sum(gguf.GGUFWriter.ggml_pad(n, align) for n in sizes))
-    w.close()
+    synth.finish_sparse(w, sizes)
     return path
 
 

@@ -208,7 +208,13 @@ def write_gguf(model: SynthModel, path: str | os.PathLike[str], recipe: str = "q
         sizes.append(nbytes)
         # GGUFWriter takes the numpy shape (outermost first) and writes it reversed (ggml order)
         w.add_tensor_info(t.name, tuple(reversed(t.ne)), np.dtype(np.float32), nbytes, raw_dtype=Q(qtype))
+    finish_sparse(w, sizes)
+    return path
 
+
+def finish_sparse(w: gguf.GGUFWriter, sizes: Sequence[int]) -> None:
+    """Write the header, key/values and tensor infos added to `w`, then extend the file over the tensors' data
+    (each of `sizes` bytes) as a sparse hole, and close it."""
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_ti_data_to_file()
@@ -217,10 +223,8 @@ def write_gguf(model: SynthModel, path: str | os.PathLike[str], recipe: str = "q
     align = w.data_alignment
     # GGUFWriter.write_tensors_to_file: pad the header to the alignment, then each tensor padded to it
     data_start = gguf.GGUFWriter.ggml_pad(fout.tell(), align)
-    total = data_start + sum(gguf.GGUFWriter.ggml_pad(n, align) for n in sizes)
-    fout.truncate(total)
+    fout.truncate(data_start + sum(gguf.GGUFWriter.ggml_pad(n, align) for n in sizes))
     w.close()
-    return path
 
 
 def default_cache_dir() -> Path:

@@ -42,14 +42,7 @@ def write_typed(model: synth.SynthModel, path: str | os.PathLike[str], qtype: in
         n = synth.tensor_nbytes(t.ne, qt)
         sizes.append(n)
         w.add_tensor_info(t.name, tuple(reversed(t.ne)), np.dtype(np.float32), n, raw_dtype=Q(qt))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_ti_data_to_file()
-    fout = w.fout[0]
-    align = w.data_alignment
-    data_start = gguf.GGUFWriter.ggml_pad(fout.tell(), align)
-    fout.truncate(data_start + sum(gguf.GGUFWriter.ggml_pad(n, align) for n in sizes))
-    w.close()
+    synth.finish_sparse(w, sizes)
     return path
 
 
