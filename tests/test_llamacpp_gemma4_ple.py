@@ -20,7 +20,6 @@ output), no_alloc dry run. At HilbertraumAI's b9849 CPU setting (-c 8192 -ub 204
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -109,12 +108,7 @@ GRID = [_c(8192, 2048), _c(8192, 512), _c(32768, 512, outputs=0), _c(32768, 2048
 
 
 def measure(path, grid: list[dict]) -> list[float]:
-    log = llamacpp_run.run_binding_script(_WORKER, path, grid, timeout=900)
-    out = []
-    for i in range(len(grid)):
-        part = llamacpp_run.context_log(log, i)
-        out.append(float(re.findall(r"compute buffer size =\s*([0-9.]+) MiB", part)[0]))
-    return out
+    return llamacpp_run.compute_mib(_WORKER, path, grid)
 
 
 def predicted(path, c: dict) -> float:

@@ -13,8 +13,6 @@ attention on and off; -ub 512 and 64; 4K and 32K contexts.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 import oomkit
@@ -48,12 +46,7 @@ COMPUTE_MISSES: dict[tuple[str, int], float] = {}
 
 
 def measure(path, grid: list[dict]) -> list[float]:
-    log = llamacpp_run.run_binding_script(_WORKER, path, grid, timeout=900)
-    out = []
-    for i in range(len(grid)):
-        part = llamacpp_run.context_log(log, i)
-        out.append(float(re.findall(r"compute buffer size =\s*([0-9.]+) MiB", part)[0]))
-    return out
+    return llamacpp_run.compute_mib(_WORKER, path, grid)
 
 
 def predicted(path, c: dict) -> float:

@@ -489,6 +489,13 @@ def context_log(log: str, i: int, start: str = "@@CTX") -> str:
     return log.split(f"{start} {i}\n", 1)[1].split(f"@@END {i}", 1)[0]
 
 
+def compute_mib(script: str, path: Any, contexts: list[dict[str, Any]], timeout: int = 900) -> list[float]:
+    """The first "compute buffer size" (MiB) llama.cpp prints for each context the script creates."""
+    log = run_binding_script(script, path, contexts, timeout=timeout)
+    return [float(re.findall(r"compute buffer size =\s*([0-9.]+) MiB", context_log(log, i))[0])
+            for i in range(len(contexts))]
+
+
 def cache_dir() -> Path:
     d = Path(os.environ.get("OOMKIT_GT_CACHE", Path(tempfile.gettempdir()) / "oomkit-groundtruth")) / "measure"
     d.mkdir(parents=True, exist_ok=True)
