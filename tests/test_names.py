@@ -426,6 +426,11 @@ def test_a_checkpoint_folder_elsewhere_is_read_by_its_name(path, hf_id, tmp_path
                for label in spec.labels)
 
 
+def test_a_hub_url_is_no_folder():
+    for url in ("https://huggingface.co/Qwen/Qwen3-8B", "hf.co/Qwen/Qwen3-8B"):
+        assert not any("not on this machine" in label for label in resolve(url).labels)
+
+
 def test_a_missing_file_or_unknown_folder_is_still_refused(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for ref, said in (("/models/qwen3-8b-q4_k_m.gguf", "no such file"), ("/models/no-such-model", "unknown model")):

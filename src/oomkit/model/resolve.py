@@ -103,13 +103,13 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
     path = Path(ref).expanduser()
     if _exists(path):
         return _from_path(path, weight_format, default_format)
+    ref = names.canonical_ref(ref)  # a hub URL is its repo name, not a folder
     elsewhere = _catalog_folder(ref)
     if elsewhere is not None:
         spec = resolve(elsewhere, weight_format, default_format, tag_formats)
         return replace(spec, labels=spec.labels + (
             f"{ref} is not on this machine: read as the catalog's {elsewhere} by its folder name (its own "
             "config.json was not read)",))
-    ref = names.canonical_ref(ref)
     name, suffix = split_quant(ref)
     if suffix is not None and tag_formats:
         suffix = _GGUF_SPELLING.get(suffix.lower(), suffix)  # an engine that loads GGUF: ":fp16" is the F16 GGUF
