@@ -139,3 +139,17 @@ def test_bad_files_exit_2(tmp_path):
         r = run("estimate", str(path))
         assert r.returncode == 2, (path, r.stdout, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_a_command_quoted_whole_is_split_as_bash_would():
+    # a command pasted from a README as one quoted argument, backslash continuations and all
+    text = "vllm serve Qwen/Qwen3-8B \\\n  --tensor-parallel-size 2 \\\n  --max-model-len 32768"
+    whole = run("estimate", "--vram", "24GiB", "--json", "--", text)
+    split = run("estimate", "--vram", "24GiB", "--json", "--", "vllm", "serve", "Qwen/Qwen3-8B",
+                "--tensor-parallel-size", "2", "--max-model-len", "32768")
+    assert whole.returncode == split.returncode == 0, whole.stderr
+    assert json.loads(whole.stdout)["settings"] == json.loads(split.stdout)["settings"]
+    assert json.loads(whole.stdout)["settings"]["max_model_len"] == 32768
+    bad = run("check", "--", 'llama-server -m "unclosed')
+    assert bad.returncode == 2 and bad.stderr.strip() == ("oomkit: error: cannot split the command after --: "
+                                                          "No closing quotation")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..engines.base import EngineModule, get_engine
-from ..engines.cmdline import parse_command
+from ..engines.cmdline import parse_command, split_command
 from ..engines.command import leading_assignments, unwrap
 from ..errors import OomkitError, SettingsError
 from ..estimate import estimate
@@ -136,6 +136,8 @@ def split_args(argv: list[str], options: dict[str, bool]
     if "--" in argv:
         k = argv.index("--")
         argv, command = argv[:k], argv[k + 1:]
+        if len(command) == 1 and any(c.isspace() for c in command[0]):
+            command = _pasted(command[0])  # the whole command quoted as one argument: split as bash would
     engine = _peek_engine(argv)
     arity = _engine_flag_arity(engine)
     i = 0
@@ -163,6 +165,13 @@ def split_args(argv: list[str], options: dict[str, bool]
             raise OomkitError(_unexpected(a, argv[i - 1] if i else None, engine))
         i += 1
     return opts, model, engine_args, command
+
+
+def _pasted(text: str) -> list[str]:
+    try:
+        return split_command(text)
+    except ValueError as e:  # unbalanced quotes
+        raise OomkitError(f"cannot split the command after --: {e}") from None
 
 
 # options users carry over from other tools; oomkit names GPUs and their count in one --gpu
