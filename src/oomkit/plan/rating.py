@@ -17,6 +17,14 @@ from ..memory import MemoryEstimate
 from ..quant import dtypes, ggml
 from . import quality, speed
 
+# The decode speed below which an option is not usable interactively: text that arrives slower than it is read.
+# Adults read English non-fiction silently at 238 words per minute on average (Brysbaert 2019, "How many words do we
+# read per minute? A review and meta-analysis of reading rate", Journal of Memory and Language 109, 104047), and a
+# token is about 3/4 of a word (OpenAI, "What are tokens and how to count them?"): 238 / 60 / 0.75 = 5.3 tokens/s,
+# taken down to 5. The decode figure is an upper bound (speed.py), so an option under this surely reads slower
+# than its reader; one over it may still fall short (real engines reach a fraction of the bound).
+USABLE_TOKENS_PER_S = 5.0
+
 # Bits per KV cache element of the types that are neither a ggml type nor a plain float dtype: fp8 caches, the
 # model's own dtype ("auto", taken as 16-bit), and MLX's quantized cache (a 16-bit scale and bias per group of 64).
 _OTHER_KV_BITS = {"auto": 16.0, "fp8": 8.0, "fp8_e4m3": 8.0, "fp8_e5m2": 8.0, "8bit": 8.5, "4bit": 4.5}
@@ -50,6 +58,11 @@ class Rating:
         return self.bound.tokens_per_s
 
     @property
+    def too_slow(self) -> bool:
+        """Even the decode bound is below USABLE_TOKENS_PER_S (an unknown bound is not too slow)."""
+        return self.tokens_per_s is not None and self.tokens_per_s < USABLE_TOKENS_PER_S
+
+    @property
     def quality_note(self) -> str:
         return f"weights {self.weight_quality.text}; KV {self.kv_quality.text}"
 
@@ -57,6 +70,7 @@ class Rating:
         return {
             "weight_bits": round(self.weight_bits, 3), "kv_bits": self.kv_bits,
             "decode_tokens_per_s_bound": None if self.tokens_per_s is None else round(self.tokens_per_s, 1),
+            "below_usable_speed": self.too_slow,
             "speed": self.bound.to_dict(),
             "quality": {"weights": self.weight_quality.to_dict(), "kv": self.kv_quality.to_dict(),
                         "note": self.quality_note},

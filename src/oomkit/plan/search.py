@@ -27,9 +27,11 @@ from ..memory import Device
 from ..model.names import canonical_ref
 from ..model.spec import ModelSpec
 from ..request import resolve_model
+from . import published
 from .family import family_members, survey
 from .hardware import smallest_hardware
 from .options import DEFAULT_MIN_CTX, Goals, Option, evaluate
+from .rating import USABLE_TOKENS_PER_S
 from .together import Companion, companion, held
 
 
@@ -141,7 +143,18 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
     want = goals.context_for(spec)
     found: list[Option] = []
     rejected = 0
+    unpublished: list[str] = []  # formats the named GGUF repo's listing does not hold
+    unlisted: list[str] = []  # formats planned for the named GGUF repo without its listing
     for choice in choices:
+        if not fixed_format and choice.quant:
+            have = published.published(choice.model or ref, choice.quant)
+            if have is False:
+                rejected += 1
+                unpublished.append(choice.quant)
+                continue
+            if have is None and published.gguf_repo_of(choice.model or ref) == published.gguf_repo_of(ref) is not None:
+                choice = replace(choice, label=choice.label.replace(" weights", f" weights {UNLISTED}", 1))
+                unlisted.append(choice.quant)
         try:
             cspec = models.spec(choice.model if not fixed_format else None, choice.quant if not fixed_format else quant)
         except OomkitError:
@@ -154,7 +167,15 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
             found.append(option)
     front = rank(pareto(found))
     notes = picked + _notes(eng, spec, front, want, goals, ref, fixed_format)
+    repo = published.gguf_repo_of(ref)
+    if repo is not None and unpublished:
+        found_in = published.listing(repo)
+        notes += (f"not planned: {', '.join(dict.fromkeys(unpublished))}, which {repo} does not publish (per "
+                  f"{found_in.source if found_in else 'its hub listing'})",)
     chosen = _shown(front, limit)
+    shown_unlisted = [o.quant for o in chosen if o.quant in unlisted]
+    if repo is not None and shown_unlisted:
+        notes += (published.unlisted_text(repo, shown_unlisted),)
     smallest = None
     if not any(o.tier == 1 for o in chosen):
 
@@ -165,6 +186,9 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
                       + f"; run it with: {c.command}" for c in beside) + notes
     return Plan(model=spec, model_ref=ref, engine=eng.name, devices=devices, goals=goals, options=chosen,
                 rejected=rejected, smallest_hardware=smallest, notes=notes, companions=beside)
+
+
+UNLISTED = "(quantize or find elsewhere)"  # the label of a format the named GGUF repo may not publish (published.py)
 
 
 def _pick_member(query: str, members: list[dict[str, Any]], eng: EngineModule, devices: tuple[Device, ...],
@@ -214,11 +238,17 @@ def pareto(options: list[Option]) -> list[Option]:
 
 
 def rank(options: list[Option]) -> list[Option]:
-    """Best first: tier 1 before tier 2; then the most bits per weight, then per KV element (the least quality
-    loss); then the longest context; then the fastest."""
-    ordered = sorted(options, key=lambda o: (o.tier, -round(o.rating.weight_bits, 2), -o.rating.kv_bits, -o.context,
-                                             -(o.rating.tokens_per_s or 0.0)))
+    """Best first: tier 1 before tier 2; within a tier, options that decode at a usable speed before those whose
+    bound is below it (too_slow); then the most bits per weight, then per KV element (the least quality loss); then
+    the longest context; then the fastest."""
+    ordered = sorted(options, key=lambda o: (o.tier, too_slow(o), -round(o.rating.weight_bits, 2), -o.rating.kv_bits,
+                                             -o.context, -(o.rating.tokens_per_s or 0.0)))
     return [replace(o, rank=i + 1) for i, o in enumerate(ordered)]
+
+
+def too_slow(o: Option) -> bool:
+    """Whether even the option's decode bound is below rating.USABLE_TOKENS_PER_S (reading speed)."""
+    return o.rating.too_slow
 
 
 LOW_BITS = 4.0  # below this many bits per weight the published scoreboard shows +10 % perplexity and worse (Q3_K_M)
@@ -254,12 +284,28 @@ def _tps(o: Option) -> str:
     return "unknown tok/s" if t is None else f"{t:,.0f} tok/s"
 
 
+def _speed_note(front: list[Option]) -> str | None:
+    """When some options are too slow to use: that they are ranked after the usable ones of their tier."""
+    slow = [o for o in front if too_slow(o)]
+    if not slow:
+        return None
+    formats = ", ".join(dict.fromkeys(o.weight_format for o in slow))
+    head = (f"{len(slow)} option(s) ({formats} weights) decode at under {USABLE_TOKENS_PER_S:g} tok/s even at their "
+            f"upper bound, slower than reading speed (~238 words/min)")
+    if len(slow) == len(front):
+        return head + ": none of the options is fast enough to read along"
+    return head + ": ranked after the faster options of their tier"
+
+
 def _notes(eng: EngineModule, spec: ModelSpec, front: list[Option], want: int, goals: Goals, ref: str,
            fixed_format: bool) -> tuple[str, ...]:
     notes = []
     quality = _quality_note(front)
     if quality:
         notes.append(quality)
+    speed = _speed_note(front)
+    if speed:
+        notes.append(speed)
     if goals.min_ctx and goals.min_ctx > want:
         notes.append(f"{goals.min_ctx} tokens asked; {spec.name} is trained for {want}: planned for {want}")
     if not front:
