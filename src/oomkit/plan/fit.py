@@ -24,7 +24,7 @@ from ..limits import STEP, context_limit, largest_context
 from ..memory import Device, MemoryEstimate
 from ..model.spec import ModelSpec
 from ..request import resolve_model
-from . import rating
+from . import published, rating
 from .options import Goals, budgets, engine_devices, first_ok, kv_type_of, pool_ok, slack
 
 
@@ -188,7 +188,9 @@ class _Turns:
         kv_group = _kv_fields(choices)
         self.kv_variants = _distinct({f: getattr(c.settings, f) for f in kv_group
                                       if getattr(c.settings, f) != getattr(self.user, f)} for c in choices)
-        self.weights = _weight_variants(choices, kv_group, self.user, spec)
+        # only formats the named GGUF repo publishes, where its listing is known (published.py)
+        self.weights = [w for w in _weight_variants(choices, kv_group, self.user, spec)
+                        if published.published(w.model or parsed.model, w.quant) is not False]
         self.offload = next((c.offload for c in choices if c.offload is not None), None)
         self.reliefs = eng.relief(self.user)
         self.user_ctx = _context(eng, self.user, spec)
@@ -391,10 +393,19 @@ def _changes(eng: EngineModule, old: Any, new: Any, before: MemoryEstimate, afte
         was = f"{model}:{quant}" if quant else model
         now = f"{best.model or model}:{best.quant}" if best.quant else (best.model or model)
         if now != was:
-            out.append(Change("model", was, now, _WHY["weights"]))
+            out.append(Change("model", was, now, _WHY["weights"] + _unlisted(best.model or model, best.quant)))
     if out:
         out[0] = replace(out[0], saves_bytes=saved)
     return tuple(out)
+
+
+def _unlisted(model: str, quant: str | None) -> str:
+    """What to say of a format named for a GGUF repo whose listing oomkit does not have (published.py)."""
+    repo = published.gguf_repo_of(model)
+    if repo is None or quant is None or published.published(model, quant) is not None:
+        return ""
+    return (f"; {repo} may not publish {quant.upper()} (oomkit has no listing of its files): make it with "
+            "llama-quantize or download it from another GGUF repo of the model")
 
 
 def _rename_model(argv: list[str], model: str, new_model: str | None, quant: str | None,
