@@ -611,7 +611,7 @@ def load_case(path: Path) -> Case:
         opts["quantization"] = "fp8"  # online fp8 of an unquantized checkpoint
     if isinstance(st.get("moe_backend"), str):
         opts["moe_backend"] = st["moe_backend"]
-    for key in ("enforce_eager", "enable_prefix_caching", "use_v1", "enable_expert_parallel"):
+    for key in ("enforce_eager", "enable_prefix_caching", "use_v1", "enable_expert_parallel", "use_flashinfer_sampler"):
         if isinstance(st.get(key), bool):
             opts[key] = st[key]
     if isinstance(st.get("cpu_offload_gb"), (int, float)):
@@ -760,14 +760,6 @@ FIXTURE_KNOWN_MISSES = {
                      "false or --max-model-len, or --num-scheduler-steps > 1: 0.8.5's config.py SchedulerConfig then sets "
                      "max_num_batched_tokens = max(max_model_len, 2048) even with chunked prefill on), which the stored "
                      "thread does not show"},
-    "qwen3-coder-30b-a3b-8xa5000-tp8-ep-v0.10-util085-issue22177": {
-        "available": "-4.8 % of the GPU (11.05 vs 12.22 GiB; held out, tests/test_vllm_sglang_heldout.py): the profile's "
-                     "sampler pass is taken on PyTorch's sort path (about 1.2 GiB for 256 x 151,936 logits at 38.4 B an "
-                     "element). 0.10.0's TopKTopPSampler (v1/sample/ops/topk_topp_sampler.py) takes FlashInfer's top-k/top-p "
-                     "when flashinfer imports, which gives 12.23 GiB here (+0.05 %); but the 0.10.0 wheel does not depend on "
-                     "flashinfer-python (its requires_dist; 0.10.1 adds it as the 'flashinfer' extra, vllm#21959, and "
-                     "0.11.1+ by default, vllm#26443), and the thread (pip under Anaconda) does not show it installed. "
-                     "The log's budget says it was: a fact of that machine, not of the settings"},
     "qwen3-1.7b-4090-v0.27.1-runner-v2-cold-compile": {
         "available": "+4.1 % of the GPU (17.92 GiB vs 16.94 GiB): a cold torch.compile (held out): +0.50 GiB of profile "
                      "peak and +0.56 GiB outside PyTorch against the warm start of the same settings (the -warm fixture: "

@@ -250,7 +250,9 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
     else:
         # the PyTorch sort path; before 0.12 FlashInfer's sampler replaced it when FlashInfer was installed
         # (VLLM_USE_FLASHINFER_SAMPLER unset), which depends on the installation: the heavier path is assumed
-        # (gpt-oss-120b on 0.10.1 needs it to reproduce its -2.14 GiB; vllm#23278)
+        # (gpt-oss-120b on 0.10.1 needs it to reproduce its -2.14 GiB; vllm#23278). A log whose environment shows
+        # FlashInfer >= 0.2.3 installed is held with use_flashinfer_sampler (vllm#22177: 0.10.0, flashinfer-python
+        # 0.2.6.post1 in its collect_env, prints the FlashInfer path's budget, +0.05 % of the GPU; -4.8 % on the sort)
         per_elem = SAMPLER_BYTES_SORT + b
     return int(S * spec.n_vocab * per_elem)
 
