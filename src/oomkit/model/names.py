@@ -232,10 +232,19 @@ _GGUF_FILE_QUANT = re.compile(
     re.IGNORECASE)
 
 
+# Ollama's library as users paste it (ollama.com/library/qwen3:8b, the registry's own name): the tag after it
+_OLLAMA_LIBRARY = ("https://ollama.com/library/", "http://ollama.com/library/", "ollama.com/library/",
+                   "https://registry.ollama.ai/library/", "registry.ollama.ai/library/")
+
+
 def canonical_ref(ref: str) -> str:
-    """A hub URL to a repo, a branch or a file -> "org/name" (a GGUF file's quant as ":QUANT"); others unchanged."""
+    """A hub URL to a repo, a branch or a file -> "org/name" (a GGUF file's quant as ":QUANT"); an Ollama library
+    URL -> its tag ("qwen3:8b"); others unchanged."""
     key = ref.strip()
     low = key.lower()
+    for prefix in _OLLAMA_LIBRARY:
+        if low.startswith(prefix):
+            return key[len(prefix):].rstrip("/")
     for prefix in ("https://huggingface.co/", "http://huggingface.co/", "huggingface.co/", "https://hf.co/",
                    "hf.co/"):
         if low.startswith(prefix):
@@ -247,6 +256,18 @@ def canonical_ref(ref: str) -> str:
             q = _GGUF_FILE_QUANT.search(m.group("file") or "")
             return f"{repo}:{q.group('q').upper()}" if q else repo
     return key
+
+
+def gguf_file_model(filename: str) -> str | None:
+    """"Qwen3-8B-Q4_K_M.gguf", "Qwen_Qwen3-30B-A3B-Q4_K_M-00001-of-00003.gguf" -> "Qwen/Qwen3-8B:Q4_K_M": the
+    catalog model and file type a GGUF file's name says (the publishers' "<model>-<QUANT>.gguf"), or None."""
+    base = re.split(r"[\\/]", filename.strip())[-1]
+    m = _GGUF_FILE_QUANT.search(base)
+    if m is None or m.start() == 0:
+        return None
+    found = _base("", base[: m.start()].lower())
+    hf_id = catalog.base_hf_id(found[0]) if found else None
+    return f"{hf_id}:{m.group('q').upper()}" if hf_id else None
 
 
 def derive(name: str) -> Derivation | None:

@@ -16,13 +16,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import ModelError, OomkitError
-from ..quant import gguf_recipes
+from ..quant import dtypes, gguf_recipes
 from . import catalog, hub_cache, names
-from ._bytes import check_path, open_regular
+from ._bytes import check_path, open_regular, printable
 from .checks import spec_from_config_checked
 from .hf_config import load_config
 from .jsonfile import MAX_CONFIG_BYTES, loads_object
 from .spec import ModelSpec
+from .weights import is_gguf_format
 
 
 def _is_format(s: str) -> bool:
@@ -56,6 +57,8 @@ def split_quant(ref: str) -> tuple[str, str | None]:
     A tag shaped like a quant that names none ("Q4_K_XXL") is an error that lists the known ones."""
     if ":" in ref:
         base, tail = ref.rsplit(":", 1)
+        if tail.lower().endswith(".gguf"):
+            tail = tail[: -len(".gguf")]  # "Qwen/Qwen3-8B:Q4_K_M.gguf": the file's type, as "-hf repo:Q4_K_M" names it
         if tail.lower().startswith("i1-") and "/" in base:
             tail = tail[3:]  # mradermacher's imatrix files ("Qwen3-8B.i1-Q4_K_M.gguf"), as Ollama's hf.co tags name them
         if _is_format(tail):
@@ -75,8 +78,30 @@ def split_quant(ref: str) -> tuple[str, str | None]:
 
 # Unquantized formats as GGUF file types (Ollama tags "-fp16", "-bf16"; llama.cpp's F16 / BF16 / F32 files).
 # llama.h's names (LLAMA_FTYPE_MOSTLY_F16, ...), which model/weights.py reads as GGUF file types, not as HF dtypes.
-_GGUF_SPELLING = {"fp16": "MOSTLY_F16", "f16": "MOSTLY_F16", "bf16": "MOSTLY_BF16", "fp32": "ALL_F32",
-                  "f32": "ALL_F32"}
+_GGUF_SPELLING = {"float16": "MOSTLY_F16", "bfloat16": "MOSTLY_BF16", "float32": "ALL_F32"}
+
+
+def _as_gguf_type(fmt: str | None) -> str | None:
+    """A format name as an engine that loads GGUF files (llama.cpp, Ollama) reads it: a plain dtype in any spelling
+    ("bf16", "float16", "half", "F32") is the unquantized GGUF of that type (convert_hf_to_gguf.py --outtype);
+    MXFP4 is llama-quantize's MXFP4_MOE (gpt-oss's GGUF release); "auto" names none (the engine's default
+    applies); a GGUF file type or named mix stays as it is. A Hugging Face quantization format (AWQ, GPTQ, FP8,
+    bitsandbytes, NVFP4 ...) is no GGUF file and is refused in one line."""
+    if fmt is None:
+        return None
+    low = fmt.strip().lower()
+    if low == "auto":
+        return None
+    plain = _GGUF_SPELLING.get(dtypes.canonical(low))
+    if plain is not None:
+        return plain
+    if low == "mxfp4":
+        return "MXFP4_MOE"
+    if is_gguf_format(fmt):
+        return fmt
+    raise ModelError(f"{fmt}: a Hugging Face checkpoint format, and this engine loads GGUF files; name a GGUF file "
+                     "type (Q4_K_M, Q8_0, F16, ...) or run an engine that loads that checkpoint (vLLM, SGLang, "
+                     "transformers)")
 
 _HF_FORMATS = {"bf16", "fp16", "fp32", "fp8", "int8", "int4", "awq", "gptq", "nf4", "mxfp4", "nvfp4", "w8a8",
                "w4a16"}
@@ -101,6 +126,8 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         if stdin is not None:
             return _from_stdin(stdin, weight_format, default_format)
     path = Path(ref).expanduser()
+    if tag_formats:  # an engine that loads GGUF files: --quant bf16 names the BF16 GGUF, --quant awq none
+        weight_format = _as_gguf_type(weight_format)
     if _exists(path):
         return _from_path(path, weight_format, default_format)
     ref = names.canonical_ref(ref)  # a hub URL is its repo name, not a folder
@@ -111,13 +138,12 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
             f"{ref} is not on this machine: read as the catalog's {elsewhere} by its folder name (its own "
             "config.json was not read)",))
     name, suffix = split_quant(ref)
-    if suffix is not None and tag_formats:
-        suffix = _GGUF_SPELLING.get(suffix.lower(), suffix)  # an engine that loads GGUF: ":fp16" is the F16 GGUF
-    if weight_format is not None and tag_formats:  # --quant bf16 names the BF16 GGUF, as the :bf16 suffix does
-        weight_format = _GGUF_SPELLING.get(weight_format.lower(), weight_format)
+    if not name.strip():
+        raise ModelError(f"no model given before ':{suffix or ref.rsplit(':', 1)[-1]}': name one, e.g. "
+                         "Qwen/Qwen3-8B:Q4_K_M")
+    if tag_formats:  # an engine that loads GGUF: ":fp16" is the F16 GGUF, as --quant fp16 is
+        suffix = _as_gguf_type(suffix)
     fmt = weight_format or suffix
-    if fmt is not None and tag_formats and fmt.lower() == "mxfp4":
-        fmt = "MXFP4_MOE"  # a GGUF engine's MXFP4 is llama-quantize's MXFP4_MOE (gpt-oss's GGUF release)
 
     entry = catalog.lookup(name) or (catalog.lookup(ref) if suffix else None)
     labels: tuple[str, ...] = ()
@@ -130,12 +156,16 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
             if tag_fmt and fmt is None:
                 entry = replace(entry, default_format=tag_fmt)
     if entry is None:
-        return _not_in_catalog(ref, name, fmt, weight_format, default_format)
+        return _not_in_catalog(ref, name, fmt, weight_format, default_format, tag_formats)
+    latest = catalog.OLLAMA_LATEST.get(catalog.normalize(name))
+    if latest is not None:  # "deepseek-r1": the catalog's model of that name, not what `ollama run` pulls
+        labels += (f"{name} is read as {entry.hf_id}; Ollama's {name} (its :latest tag) is {latest}, "
+                   f"{catalog.base_hf_id(latest)}: name the tag to mean that one",)
     tag_format = entry.default_format  # the GGUF an Ollama tag / GGUF repo name stands for
     as_published = False
     if fmt is None and tag_format is not None:
         if tag_formats:
-            fmt = "MXFP4_MOE" if tag_format.lower() == "mxfp4" else tag_format
+            fmt = _as_gguf_type(tag_format)  # Ollama's "F16" embedding tags: the F16 GGUF, not float16 tensors
         else:
             as_published = True
             labels += (f"{name} names a {tag_format} GGUF, which this engine does not load by default: taking the "
@@ -149,8 +179,12 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
     return replace(spec, labels=spec.labels + labels) if labels else spec
 
 
-def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | None, default_format) -> ModelSpec:
+def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | None, default_format,
+                    tag_formats: bool = False) -> ModelSpec:
     derived = names.derive(name)
+    if derived is not None and tag_formats and derived.weight_format is not None:
+        # mlx-community/Qwen3-8B-bf16 on llama.cpp: the BF16 GGUF of the same weights
+        derived = replace(derived, weight_format=_as_gguf_type(derived.weight_format))
     if derived is not None and not hub_cache.hub_may_answer(name):
         # offline with nothing cached: the name is all there is (and the hub client's import is spared)
         return _from_derivation(derived, fmt, default_format, "HF_HUB_OFFLINE=1 and nothing of it in oomkit's "
@@ -167,7 +201,9 @@ def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | N
     if hub.is_hf_id(ref):
         return hub.spec_from_hub(ref, weight_format, default_format, hint=more)
     if ref.lower().endswith((".gguf", ".json")) or "/" in ref and Path(ref).suffix:
-        raise ModelError(f"no such file: {ref}")
+        named = names.gguf_file_model(ref) if ref.lower().endswith(".gguf") else None
+        said = f" (its name says {named}: give that to estimate it without the file)" if named else ""
+        raise ModelError(f"no such file: {ref}{said}")
     raise ModelError(f"unknown model {name!r}: not a file and not in the built-in catalog{more}")
 
 
@@ -277,8 +313,16 @@ def _from_stdin(kind: str, weight_format: str | None, default_format) -> ModelSp
 
 
 def _same_format(spec: ModelSpec, weight_format: str | None, shown: str) -> None:
-    if weight_format and weight_format.lower() != spec.weights.format.lower():
+    if weight_format and _ftype_key(weight_format) != _ftype_key(spec.weights.format):
         raise ModelError(f"{shown} is a {spec.weights.format} GGUF: its weights cannot be read as {weight_format}")
+
+
+def _ftype_key(name: str) -> str:
+    """A GGUF file type's one name ("MOSTLY_BF16", "bf16" -> "BF16"); other names lower-cased."""
+    try:
+        return gguf_recipes.ftype_by_name(name).name
+    except OomkitError:
+        return name.lower()
 
 
 def _from_path(path: Path, weight_format: str | None, default_format=None) -> ModelSpec:
@@ -293,14 +337,64 @@ def _from_path(path: Path, weight_format: str | None, default_format=None) -> Mo
         raise ModelError(f"{path}: no config.json and no .gguf file")
     if path.suffix.lower() == ".gguf" or _looks_like_gguf(path):
         from .checks import spec_from_gguf_checked  # lazy: only a local GGUF needs the header reader
-        from .gguf_header import read_gguf_header  # lazy: as above
 
-        spec = spec_from_gguf_checked(read_gguf_header(path), name=path.name, source=str(path))
+        spec = spec_from_gguf_checked(_local_gguf_header(path), name=path.name, source=str(path))
         _same_format(spec, weight_format, path.name)
         return spec
     if path.name.endswith(".json"):
         return _from_config_dir(path, weight_format, default_format)
     raise ModelError(f"{path}: not a .gguf file, a config.json or a model directory")
+
+
+# gguf-split's part names: "<prefix>-00001-of-00003.gguf" (llama.cpp llama_split_path: "%s-%05d-of-%05d.gguf")
+_SPLIT_PART = re.compile(r"^(?P<prefix>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.gguf$", re.IGNORECASE)
+
+
+def _local_gguf_header(path: Path):
+    """A local GGUF's header; for the first part of a gguf-split model, the parts' tensor tables read as one, as
+    llama.cpp loads them (src/llama-model-loader.cpp llama_model_loader: the first part's metadata, each part
+    found by llama_get_list_splits' "<prefix>-%05d-of-%05d.gguf" name, its split.no checked, the tensor count
+    held to split.tensors.count)."""
+    from .gguf_header import GGUFHeader, read_gguf_header  # lazy: only a local GGUF needs the header reader
+
+    first = read_gguf_header(path)
+    count, no = first.metadata.get("split.count"), first.metadata.get("split.no", 0)
+    if not isinstance(count, int) or count <= 1:
+        return first
+    m = _SPLIT_PART.match(path.name)
+    if not isinstance(no, int) or m is None or int(m.group("n")) != count:
+        return first  # not named as gguf-split names its parts: the one-part check in checks.py says so
+    if no != 0:  # llama.cpp: "illegal split file idx ... model must be loaded with the first split"
+        raise ModelError(f"{path.name}: part {no + 1} of a {count}-part split GGUF; llama.cpp loads a split model "
+                         f"from its first part: give {m.group('prefix')}-00001-of-{count:05d}.gguf")
+    headers = [first]
+    for i in range(1, count):
+        part = path.with_name(f"{m.group('prefix')}-{i + 1:05d}-of-{count:05d}.gguf")
+        if not _exists(part):
+            raise ModelError(f"{path.name}: part {i + 1} of {count} of this split GGUF is missing ({part.name} is "
+                             "not next to it: an unfinished download?)")
+        h = read_gguf_header(part)
+        if h.metadata.get("split.no") != i:
+            raise ModelError(f"{part.name}: split.no is {h.metadata.get('split.no')!r}, expected {i} (llama.cpp: "
+                             "invalid split file idx)")
+        if h.is_truncated:
+            raise ModelError(f"{part.name}: truncated GGUF: {h.file_size:,} bytes, header says at least "
+                             f"{h.expected_file_size:,} (an interrupted download?)")
+        headers.append(h)
+    tensors = tuple(t for h in headers for t in h.tensors)
+    names_seen: set[str] = set()
+    for t in tensors:
+        if t.name in names_seen:
+            raise ModelError(f"{path.name}: tensor '{printable(t.name)}' is in two parts of the split GGUF "
+                             "(llama.cpp: invalid model: tensor is duplicated)")
+        names_seen.add(t.name)
+    total = first.metadata.get("split.tensors.count")
+    if isinstance(total, int) and total != len(tensors):
+        raise ModelError(f"{path.name}: split.tensors.count is {total} but the parts hold {len(tensors)} tensors "
+                         "(llama.cpp: corrupted model)")
+    # the sizes stay the first part's: each part's truncation is checked against its own tensor data
+    return GGUFHeader(first.version, dict(first.metadata), tensors, first.alignment, first.data_offset,
+                      first.header_bytes, first.data_size, first.file_size)
 
 
 def _looks_like_gguf(path: Path) -> bool:

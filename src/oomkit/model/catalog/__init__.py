@@ -80,8 +80,15 @@ class CatalogEntry:
         return self.config
 
 
+# Ollama libraries whose default tag (":latest") is another model than the catalog entry of the bare name: Ollama's
+# deepseek-r1:latest is its 8b tag (DeepSeek-R1-0528-Qwen3-8B since the R1-0528 update; the catalog entry's notes),
+# while the bare "deepseek-r1" is the 671B DeepSeek-R1.
+OLLAMA_LATEST = {"deepseek-r1": "deepseek-r1:8b"}
+
+
 def normalize(name: str) -> str:
-    """The key a name is looked up by: lowercase, surrounding space, URL prefixes and ``:latest`` dropped."""
+    """The key a name is looked up by: lowercase, surrounding space, URL prefixes and ``:latest`` dropped (or read as
+    the library's default tag where that is another model: OLLAMA_LATEST)."""
     key = name.strip().lower()
     for prefix in _PREFIXES:
         if key.startswith(prefix):
@@ -90,6 +97,7 @@ def normalize(name: str) -> str:
     key = key.rstrip("/")
     if key.endswith(":latest"):
         key = key[: -len(":latest")]
+        key = OLLAMA_LATEST.get(key, key)
     return key
 
 
