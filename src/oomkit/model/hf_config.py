@@ -211,9 +211,9 @@ def spec_from_config(
         if model_type in _ENCODERS else 0, ple=_per_layer_inputs(r, model_type),
     )
     weights = inventory_for_format(tensors, arch=arch, config=cfg, weight_format=weight_format, name=name)
-    mix = gguf_recipes.named_mix(weight_format) if weight_format else None
-    if mix is not None and mix.approximate:
-        labels.append(mix.note)
+    mix_label = gguf_recipes.mix_label(weight_format, arch, [(t.name, t.shape) for t in tensors]) if weight_format else None
+    if mix_label:
+        labels.append(mix_label)
     tower = vision_tower(outer)
     if tower is not None:
         labels.append(f"vision tower: {tower.params / 1e9:.2f} B parameters ({tower.nbytes(2) / 2**30:.2f} GiB at 16 bits) "

@@ -49,9 +49,8 @@ def gguf_inventory(tensors: Sequence[TensorShape], *, arch: str, ftype: str, con
     ft = gguf_recipes.ftype_by_name(mix.ftype if mix else ftype)
     n_expert = max((t.shape[2] for t in tensors if t.name.endswith("_exps.weight") and len(t.shape) == 3), default=0)
     n_gqa = _n_gqa(tensors)
-    types = gguf_recipes.recipe_types(ft, [(t.name, t.shape) for t in tensors], arch, n_expert=n_expert, n_gqa=n_gqa,
-                                      output_tensor_type=mix.output_type if mix else None,
-                                      token_embedding_type=mix.token_embedding_type if mix else None, build=build)
+    types = gguf_recipes.mix_types(mix.name if mix else ft.name, [(t.name, t.shape) for t in tensors], arch,
+                                   n_expert=n_expert, n_gqa=n_gqa, build=build)
     q = (config or {}).get("quantization_config") or {}
     if ft.unquantized and isinstance(q, Mapping) and q.get("quant_method") == "mxfp4":
         # a checkpoint published in MXFP4 (gpt-oss) converts with its expert blocks as they are: llama.cpp

@@ -543,7 +543,10 @@ class NamedMix:
         if opts:
             how += " with " + ", ".join(opts)
         if self.approximate:
-            return f"{self.name} is approximated as {how} (the publisher's per-tensor recipe is not published; {self.source})"
+            misses = ", ".join(f"{m} {e:+d}%" for m, e in STANDIN_MISSES.get(self.name, ()))
+            seen = f"; against real files it was off by {misses}" if misses else ""
+            return (f"{self.name} is not modelled for this model: the publisher chooses each tensor's type per model "
+                    f"and does not publish it ({self.source}); the weights are approximated by a stand-in, {how}{seen}")
         return f"{self.name} = {how} ({self.source})"
 
 
@@ -575,6 +578,113 @@ def _named_mixes() -> dict[str, NamedMix]:
 
 
 NAMED_MIXES = _named_mixes()
+
+
+# ---- publishers' per-tensor choices read from their real files ----
+
+
+@dataclass(frozen=True)
+class PublishedRecipe:
+    """The per-tensor types a publisher's file of `mix` holds for one model shape (architecture, embedding width,
+    expert count), read from real files: llama-quantize's `ftype` with `tensor_types` (PATTERN, TYPE) in its
+    --tensor-type sense (the first pattern that matches a quantizable tensor's name wins) and its --output-tensor-type
+    / --token-embedding-type. `unresolved`: what the published evidence leaves open, with its size bound."""
+
+    mix: str
+    arch: str
+    n_embd: int
+    n_expert: int
+    ftype: str
+    tensor_types: tuple[tuple[str, str], ...]
+    output_type: str
+    token_embedding_type: str
+    sources: tuple[str, ...]
+    unresolved: str = ""
+
+
+# unsloth's Dynamic 2.0 mixes differ per model ("the combinations will differ for each layer and model",
+# docs.unsloth.ai/basics/unsloth-dynamic-v2.0-ggufs), so each recipe holds only for the model shape its evidence
+# comes from (the same shape under a newer name, Qwen3.6-35B-A3B after Qwen3.5-35B-A3B, takes the same recipe and
+# is held against its own file). The evidence, verbatim with its URL, is tests/fixtures/gguf_mixes/published_files.json.
+PUBLISHED_RECIPES: tuple[PublishedRecipe, ...] = (
+    # unsloth/Qwen3.5-35B-A3B-GGUF UD-Q4_K_XL: "type f32: 301, q8_0: 312, q4_K: 78, q5_K: 41, q6_K: 1" (733 tensors,
+    # no MTP block), model buffers 20685.78 + 515.31 MiB (HilbertraumAI/HilbertRaum@175efe3f issue399 log, b9849;
+    # the same counts in lemonade-sdk/lemonade#1511). 432 tensors are quantized: 120 routed-expert tensors
+    # (40 layers x gate/up/down) and 312 others, so every non-expert tensor is q8_0, token_embd included (the CPU_Mapped
+    # buffer is 248320 x 2048 x 8.5 / 8 = 515.31 MiB exactly) and the output too (q6_K there would leave the device
+    # buffer 55 MiB short); the experts are gate/up q4_K, down q5_K.
+    PublishedRecipe(
+        "UD-Q4_K_XL", "qwen35moe", 2048, 256, "Q4_K_M",
+        ((r"ffn_down_exps", "q5_K"), (r"ffn_(gate|up)_exps", "q4_K"), (r".", "q8_0")), "q8_0", "q8_0",
+        ("https://github.com/HilbertraumAI/HilbertRaum/blob/175efe3f7cfad8c55e8e7a2b371e58b61fb0b9f4/eval/results/"
+         "hardware/i9-9900x-rtx-3090-24gb-128gb/issue399-arch-sweep-qwen3.5-35b-a3b-ud-q4kxl.stderr.log",
+         "https://github.com/lemonade-sdk/lemonade/issues/1511"),
+        unresolved="two of the 120 expert tensors are one step up in the file (78 q4_K + 41 q5_K + 1 q6_K where "
+                   "the recipe has 80 q4_K + 40 q5_K) on layers the log does not name: the recipe is 98 MiB (0.46%) "
+                   "short"),
+    # unsloth/Qwen3.5-35B-A3B-GGUF UD-Q6_K_XL: "type f32: 301, f16: 90, q8_0: 264, q6_K: 78" (ik_llama.cpp#1420, no
+    # size printed). The UD-Q4_K_XL pattern one step up fits every count: the experts' gate/up at the file type (q6_K,
+    # two of the 80 one step up again to q8_0: 78 + 2), their down at q8_0 (40), every other tensor q8_0 but 90 in F16
+    # (264 = 40 + 2 + 312 - 90). 60 of the 90 are taken as the delta net's tiny ssm_alpha / ssm_beta; the log does
+    # not name them, nor the other 30, taken as the delta-net layers' attn_gate.
+    PublishedRecipe(
+        "UD-Q6_K_XL", "qwen35moe", 2048, 256, "Q6_K",
+        ((r"ffn_down_exps", "q8_0"), (r"ffn_(gate|up)_exps", "q6_K"), (r"ssm_(alpha|beta)|attn_gate", "f16"),
+         (r".", "q8_0")), "q8_0", "q8_0",
+        ("https://github.com/ikawrakow/ik_llama.cpp/issues/1420",),
+        unresolved="which 90 tensors are F16 is not printed (the recipe's ssm_alpha / ssm_beta / attn_gate: the "
+                   "real 30 beyond ssm_alpha / ssm_beta could weigh 0.19 GiB less or 0.22 GiB more, under 0.8%), "
+                   "and two expert tensors are q8_0 where the recipe has q6_K (0.12 GiB); no size of the file is "
+                   "published to hold it against"),
+)
+
+# How far the llama-quantize stand-in of a mix falls from real files of models no recipe covers (the stand-in's
+# tensor bytes against the file; tests/fixtures/gguf_mixes/published_files.json, recomputed by
+# tests/test_quant_gguf_recipes.py): mix -> ((model, error in %), ...).
+STANDIN_MISSES: dict[str, tuple[tuple[str, int], ...]] = {
+    "UD-IQ1_S": (("Qwen3-30B-A3B", -29),),
+    "UD-Q4_K_XL": (("Qwen3.5-0.8B", 4), ("Qwen3.5-27B", -4), ("Qwen3.5-122B-A10B", 9), ("Qwen3.5-397B-A17B", 10)),
+}
+
+
+def published_recipe(mix: str, arch: str, tensors: Sequence[tuple[str, tuple[int, ...]]]) -> PublishedRecipe | None:
+    """The recipe read from a publisher's real files for this mix on this model shape, or None."""
+    m = named_mix(mix)
+    if m is None:
+        return None
+    emb = next((s for n, s in tensors if n == "token_embd.weight"), None)
+    n_embd = emb[0] if emb else 0
+    n_expert = max((s[2] for n, s in tensors if n.endswith("_exps.weight") and len(s) == 3), default=0)
+    return next((r for r in PUBLISHED_RECIPES if (r.mix, r.arch, r.n_embd, r.n_expert) == (m.name, arch, n_embd,
+                                                                                          n_expert)), None)
+
+
+def mix_types(ftype: str, tensors: Sequence[tuple[str, tuple[int, ...]]], arch: str, n_expert: int = 0,
+              n_gqa: int = 1, *, build: int | None = None) -> dict[str, str]:
+    """recipe_types for a llama-quantize file type or a named mix: a publisher's recipe where one is known for this
+    model shape (PUBLISHED_RECIPES), else the mix's llama-quantize stand-in (labelled by mix_label)."""
+    mix = named_mix(ftype)
+    if mix is None:
+        return recipe_types(ftype, tensors, arch, n_expert=n_expert, n_gqa=n_gqa, build=build)
+    pub = published_recipe(mix.name, arch, tensors)
+    if pub is not None:
+        return recipe_types(pub.ftype, tensors, arch, n_expert=n_expert, n_gqa=n_gqa, build=build,
+                            output_tensor_type=pub.output_type, token_embedding_type=pub.token_embedding_type,
+                            tensor_type_overrides=pub.tensor_types)
+    return recipe_types(mix.ftype, tensors, arch, n_expert=n_expert, n_gqa=n_gqa, build=build,
+                        output_tensor_type=mix.output_type, token_embedding_type=mix.token_embedding_type)
+
+
+def mix_label(name: str, arch: str, tensors: Sequence[tuple[str, tuple[int, ...]]]) -> str | None:
+    """The line an estimate carries for a named mix: where its types come from, and for a stand-in that it is one."""
+    mix = named_mix(name)
+    if mix is None:
+        return None
+    pub = published_recipe(mix.name, arch, tensors)
+    if pub is not None:
+        left = f"; not modelled: {pub.unresolved}" if pub.unresolved else ""
+        return f"{mix.name} follows the publisher's real files of this model ({pub.sources[0]}){left}"
+    return mix.note if mix.approximate else None
 
 
 def named_mix(name: str) -> NamedMix | None:
