@@ -148,7 +148,11 @@ def test_olmo3_on_a_b200_starts_as_its_log_does():
                                        "logits_processor.py _get_logits copies every model's logits (Olmo2ForCausalLM's "
                                        "too) into the one next_token_logits_buffer, so no graph keeps its own; both "
                                        "free-memory readings empty PyTorch's cache first (get_available_gpu_memory "
-                                       "empty_cache=True), so the eager warm-up runs leave nothing cached")
+                                       "empty_cache=True), so the eager warm-up runs leave nothing cached; flashinfer "
+                                       "0.5.0 (pinned by 0.5.5) trtllm_batch_decode_with_kv_cache allocates only its "
+                                       "output per call; olmo2.py's q/k norms (RMSNorm.forward_native) make float32 "
+                                       "temporaries freed inside each graph. The capture also took 37.99 s against "
+                                       "5.37 s for sglang#11830's same 52 sizes on a B200")
 def test_olmo3_capture_memory():
     est = _olmo3_estimate()
     by = {p["phase"]: p for p in est.engine_view["phases"]}
@@ -528,7 +532,8 @@ def test_qwq_capture_sizes_are_the_0_4_list():
                                        "0.408 MiB per graph and layer, 13 x 64 (0.33). The log leaves 0.65 MiB a graph "
                                        "and layer. Its build prints nccl==2.21.5 and custom all-reduce is off (4 PCIe "
                                        "GPUs): up to NCCL 2.21 each captured collective's work gets a cudaMalloc of its "
-                                       "own (enqueue.cc uploadWork), 13 x (2 x 64 + 1) all-reduces and 13 all-gathers; "
+                                       "own (enqueue.cc uploadWork: nWork 512-byte ncclWork, a few KiB; cudaMalloc, as "
+                                       "SGLang sets NCCL_CUMEM_ENABLE=0), 13 x (2 x 64 + 1) all-reduces and 13 all-gathers; "
                                        "the 200 MiB left over is 0.12 MiB each, a driver-dependent size the source does "
                                        "not give (vLLM's 0.49 MiB from a 535 driver would make it 1.54 GiB, +66%)")
 def test_qwq_small_capture_memory():
@@ -632,7 +637,13 @@ def test_qwen25_vl_pipeline_stages_pool_every_layer():
                                        "allocation after 2.22); the clones of the pipeline's proxy tensors each graph keeps "
                                        "(cuda_graph_runner.py run_once, 0.5.5: hidden and residual, 2 x bs x 3,584 bf16, "
                                        "0.06 GiB over the 36 sizes at most) do not close it; PP0's own figure is not in "
-                                       "the stored text")
+                                       "the stored text. The gap is 7.9 MiB a graph, one more 8 MiB buffer per size, "
+                                       "which nothing read allocates: flashinfer 0.5.0 decode.py "
+                                       "BatchDecodeWithPagedKVCacheWrapper.__init__ with tensor cores (GQA 7 at TP2) "
+                                       "takes its 8 MiB int workspace and a (bs + 1) qo_indptr only, and plan() runs the "
+                                       "fa2 prefill module on the buffers given; PP for this model is the PR's own "
+                                       "(0.5.5's forward takes no pp_proxy_tensors; 0.5.6 read: PP1 runs Qwen2Model's 14 "
+                                       "layers and the logits)")
 def test_qwen25_vl_pp_stage_capture_memory():
     from tests.sglang_cases import qwen25_vl_7b_pp2_estimate
 

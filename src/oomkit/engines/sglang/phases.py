@@ -66,9 +66,21 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    Misses, strict xfails: Apertus-8B at TP4 on one GH200 node (fa3, 36 sizes, 32 layers) 0.53 -> 0.62 (+16%; 0.33
 #    MiB a graph and layer, against 0.415 on the two-node Llama run of the same harness and release); QwQ-32B at TP4
 #    on 4x L4 (0.4.3.post4, flashinfer, 13 sizes to 80, 64 layers) 0.93 -> 0.73 (-21%; 0.65 MiB, see NCCL below);
-#    Olmo 3 32B on a B200 (trtllm_mha, 52 sizes, 64 layers) 8.60 -> 1.52 (-82%; 2.6 MiB, not explained by the source
-#    read); Qwen2.5-VL-7B at TP2 PP2 (sglang#13075, flashinfer, 36 sizes, 14 layers a stage, PP1's figure) 1.06 -> 0.78
-#    (-26%; 0.98 MiB).
+#    Olmo 3 32B on a B200 (trtllm_mha, 52 sizes, 64 layers) 8.60 -> 1.52 (-82%; 2.6 MiB); Qwen2.5-VL-7B at TP2 PP2
+#    (sglang#13075, flashinfer, 36 sizes, 14 layers a stage, PP1's figure) 1.06 -> 0.78 (-26%; 0.98 MiB).
+#    Read for them and ruled out (0.5.5, 0.5.6 and the flashinfer 0.5.0 they pin): Olmo 3's backend keeps one
+#    (max_bs, pages) page table whose per-size metadata are slices (trtllm_mha_backend.py init_cuda_graph_state /
+#    init_forward_metadata_capture_cuda_graph); flashinfer decode.py trtllm_batch_decode_with_kv_cache allocates only
+#    its output per call, its scratch being the backend's 512 MiB workspace; olmo2.py's q/k norms
+#    (RMSNorm.forward_native over the whole q and k) make float32 temporaries freed inside the graph, and its logits go
+#    to the shared buffer. Its capture also took 37.99 s against 5.37 s for sglang#11830's same 52 sizes on a B200,
+#    which the source read does not account for either. Qwen2.5-VL's gap is 7.9 MiB a graph, one more
+#    8 MiB buffer per captured size, which nothing read allocates: the decode wrapper with tensor cores (GQA 7 at TP2,
+#    flashinfer_backend.py should_use_tensor_core) takes its 8 MiB int workspace and a (bs + 1) qo_indptr only
+#    (decode.py BatchDecodeWithPagedKVCacheWrapper.__init__), and plan() runs the fa2 prefill module on the buffers it
+#    is given. Its PP is the PR's own (0.5.5's Qwen2_5_VLForConditionalGeneration.forward takes no pp_proxy_tensors;
+#    0.5.6 read): PP1 runs Qwen2Model's 14 layers (make_layers by pipeline rank) and the logits, and the proxies
+#    run_once clones are 3.5 MiB at 256 requests.
 #    NCCL: the two-node run has custom all-reduce off (distributed/device_communicators/custom_all_reduce_utils.py
 #    0.5.10: "disabled because this process group spans across nodes"), so its graphs capture 161 NCCL all-reduces
 #    each, and QwQ-32B's (4 PCIe GPUs, "not supported on more than two PCIe-only GPUs") 129; yet the two-node run's
@@ -78,9 +90,10 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    NCCL_GRAPH_PER_ALLREDUCE charges it up to 0.8.5, whose torch ships NCCL 2.21, and would add 2.77 GiB here: 4.07
 #    vs 1.32 printed). Up to 2.21 a collective captured into a graph is a persistent plan whose work NCCL copies into a
 #    cudaMalloc of its own, kept as long as the graph (enqueue.cc uploadWork: ncclCudaMalloc(&plan->workHead, nWork),
-#    2.21.5; SGLang sets NCCL_CUMEM_ENABLE=0, entrypoints/engine.py). QwQ-32B's build prints "sglang is using
-#    nccl==2.21.5" (torch 2.5.1's): its 13 graphs hold 13 x (2 x 64 + 1) all-reduces and 13 logits all-gathers, and
-#    its rest beyond CG_PER_GRAPH_LAYER, 200 MiB over those 1,690 collectives, is 0.12 MiB a collective. That
+#    2.21.5: nWork 512-byte ncclWork, a few KiB; SGLang sets NCCL_CUMEM_ENABLE=0, entrypoints/engine.py, so a
+#    cudaMalloc). QwQ-32B's build prints "sglang is using nccl==2.21.5" (torch 2.5.1's): its 13 graphs hold
+#    13 x (2 x 64 + 1) all-reduces and 13 logits all-gathers, and its rest beyond CG_PER_GRAPH_LAYER, 200 MiB over
+#    those 1,690 collectives, is 0.12 MiB a collective, far more than the work copied. That
 #    allocation's footprint is the driver's, not the source's (vLLM's NCCL_GRAPH_PER_ALLREDUCE, 0.49 MiB on a 535
 #    driver, would put QwQ-32B at 1.54 GiB, +66%), so no share is modelled and the case stays a miss.
 #    Custom all-reduce registers each graph's all-reduce inputs after the capture ("Registering 2340 cuda graph
