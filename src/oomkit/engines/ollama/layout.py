@@ -617,7 +617,8 @@ def _finish(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], used_idx:
     """Lay the runner's figures on all GPUs (unused ones empty), add Ollama's per-GPU reserve, and put Ollama's
     own figures next to them."""
     devs = _on_all_gpus(devices, runner, launch.minimum + launch.gpu_overhead)
-    warnings = list(runner.warnings) + launch.warnings
+    # Ollama's own decisions (its fit's CPU split first) before the runner's: the verdict quotes the first warning
+    warnings = launch.warnings + list(runner.warnings)
     labels = list(launch.labels) + list(g.labels) + own.get("labels", [])
     if spec.architecture in _VISION_ARCHS and launch.era != "D" and "projector.weights" not in own["fields"]:
         labels.append("Ollama also counts the vision projector (projector.weights/graph) of this model family; "
@@ -703,6 +704,6 @@ def _full_offload(spec: ModelSpec, devices: tuple[Device, ...], launch: Launch, 
         return (ls.n_gpu_layers < 0 or ls.n_gpu_layers > spec.n_layers) and not ls.override_tensor
     full_offload = bool(own["layers"] and own["layers"] >= spec.n_layers + 1)
     if not full_offload:
-        warnings.append(f"Ollama offloads {own['layers']}/{spec.n_layers + 1} layers to the GPU; the rest run "
+        warnings.insert(0, f"Ollama offloads {own['layers']}/{spec.n_layers + 1} layers to the GPU; the rest run "
                         "on the CPU (`ollama ps` shows a CPU/GPU split)")
     return full_offload
