@@ -7,7 +7,13 @@ from __future__ import annotations
 import pytest
 
 from oomkit.quant import ggml
-from oomkit.quant.gguf_recipes import NAMED_MIXES, ftype_by_name, imatrix_tensors, recipe_types
+from oomkit.quant.gguf_recipes import (
+    NAMED_MIXES,
+    PUBLISHED_RECIPES,
+    ftype_by_name,
+    imatrix_tensors,
+    recipe_types,
+)
 
 from .test_gguf_recipes import MODELS, REAL_SHAPES, _imatrix, dry_run_types, llama_cpp, tensor_list
 from .test_gguf_recipes import sources as sources  # noqa: F401 - the module fixture with the synthetic GGUFs
@@ -17,7 +23,8 @@ CASES = [(m, name) for m in (MODELS[0], MODELS[1], MODELS[2], REAL_SHAPES[0], RE
                                              "UD-Q8_K_XL", "UD-Q3_K_XL", "UD-IQ4_XS", "UD-Q6_K")]
 
 
-def _dry_run(src, tmp_path, ftype_id: int, out_type: str | None, emb_type: str | None, imatrix=None):
+def _dry_run(src, tmp_path, ftype_id: int, out_type: str | None, emb_type: str | None, imatrix=None,
+             tensor_types=()):
     import ctypes
     import os
 
@@ -33,6 +40,11 @@ def _dry_run(src, tmp_path, ftype_id: int, out_type: str | None, emb_type: str |
         params.token_embedding_type = ggml.type_by_name(emb_type).id
     if imatrix is not None:
         params.imatrix = ctypes.cast(imatrix, ctypes.POINTER(llama_cpp.llama_model_imatrix_data))
+    overrides = (llama_cpp.llama_model_tensor_override * (len(tensor_types) + 1))()
+    for i, (pattern, t) in enumerate(tensor_types):  # --tensor-type PATTERN=TYPE, NULL-terminated
+        overrides[i].pattern, overrides[i].type = pattern.encode(), ggml.type_by_name(t).id
+    if tensor_types:
+        params.tt_overrides = ctypes.cast(overrides, ctypes.POINTER(llama_cpp.llama_model_tensor_override))
     with _Log() as log:
         rc = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp_path / "none.gguf").encode(),
                                             ctypes.byref(params))
@@ -59,3 +71,27 @@ def test_named_mix_matches_llama_quantize_with_its_options(sources, tmp_path, mo
     assert not diff, f"{model.key} {name}: (llama.cpp, recipe) differ {diff}"
     if mix.output_type and "output.weight" in expected:
         assert expected["output.weight"] == ggml.type_by_name(mix.output_type).name
+
+
+RECIPE_CASES = [(m, r) for m in (MODELS[2], REAL_SHAPES[3]) for r in PUBLISHED_RECIPES]
+
+
+@pytest.mark.parametrize("model,recipe", RECIPE_CASES, ids=[f"{m.key}-{r.mix}" for m, r in RECIPE_CASES])
+def test_published_recipe_is_llama_quantize_with_its_options(sources, tmp_path, model, recipe):  # noqa: F811
+    """A publisher's recipe (quant/gguf_recipes.PUBLISHED_RECIPES) is a llama-quantize run: its file type with
+    --tensor-type PATTERN=TYPE (the first match wins), --output-tensor-type and --token-embedding-type. llama.cpp's
+    own dry run with those options gives recipe_types' answer on every tensor (a MoE of the same tensor roles)."""
+    ft = ftype_by_name(recipe.ftype)
+    tensors = [(n, s) for n, s, _ in tensor_list(model)]
+    expected = recipe_types(ft, tensors, model.arch, model.n_expert, model.n_head // model.n_head_kv,
+                            source_types={n: t for n, _, t in tensor_list(model)}, has_imatrix=False,
+                            output_tensor_type=recipe.output_type, token_embedding_type=recipe.token_embedding_type,
+                            tensor_type_overrides=recipe.tensor_types)
+    rc, log = _dry_run(sources[model.key], tmp_path, ft.id, recipe.output_type, recipe.token_embedding_type,
+                       tensor_types=recipe.tensor_types)
+    assert rc == 0, log[-2000:]
+    got = dry_run_types(log)
+    assert set(got) == set(expected)
+    diff = {n: (got[n], expected[n]) for n in got if got[n] != expected[n]}
+    assert not diff, f"{model.key} {recipe.mix}: (llama.cpp, recipe) differ {diff}"
+    assert {expected[n] for n, s in tensors if n.endswith("ffn_down_exps.weight")} == {recipe.tensor_types[0][1]}
