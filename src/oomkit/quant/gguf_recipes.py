@@ -4,6 +4,10 @@ A line-by-line mirror of llama.cpp@0c1e57098 src/llama-quant.cpp, so a GGUF's si
 its tensor list alone. The rules depend on the whole tensor list (attn_v / ffn_down counters give layer
 positions), so `recipe_types` takes the list and walks it in llama.cpp's order. tests/test_gguf_recipes.py
 holds the result against llama.cpp's own llama_model_quantize.
+
+Publishers' own mixes (unsloth's "UD-*", bartowski's "_L") are llama-quantize runs with options: `NAMED_MIXES` gives
+each name's stand-in, `PUBLISHED_RECIPES` the per-tensor types read from a publisher's real files for one model shape;
+`mix_types` picks between them and `mix_label` says which one an estimate used.
 """
 
 from __future__ import annotations
@@ -557,7 +561,8 @@ _BARTOWSKI = "bartowski's model cards: 'Uses Q8_0 for embed and output weights'"
 # per-tensor recipe (docs.unsloth.ai/basics/unsloth-dynamic-v2.0-ggufs: "the combinations will differ for each
 # layer and model"). Their files are a few percent larger than the llama.cpp type they are named after (the same
 # page: Gemma 3 Q3_K_XL "increasing in only 2% of disk space"); the stand-in is that type with the output matrix in
-# Q8_0 (K_XL), and the plain llama.cpp mix for the other names. Q8_K_XL keeps embeddings and output in BF16.
+# Q8_0 (K_XL), and the plain llama.cpp mix for the other names. Q8_K_XL keeps embeddings and output in BF16. A recipe
+# read from unsloth's real files of the model's shape (PUBLISHED_RECIPES) takes precedence over the stand-in.
 _UNSLOTH = "docs.unsloth.ai/basics/unsloth-dynamic-v2.0-ggufs"
 
 
