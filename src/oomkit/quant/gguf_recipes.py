@@ -617,7 +617,8 @@ PUBLISHED_RECIPES: tuple[PublishedRecipe, ...] = (
     # the same counts in lemonade-sdk/lemonade#1511). 432 tensors are quantized: 120 routed-expert tensors
     # (40 layers x gate/up/down) and 312 others, so every non-expert tensor is q8_0, token_embd included (the CPU_Mapped
     # buffer is 248320 x 2048 x 8.5 / 8 = 515.31 MiB exactly) and the output too (q6_K there would leave the device
-    # buffer 55 MiB short); the experts are gate/up q4_K, down q5_K.
+    # buffer 55 MiB short); the experts are gate/up q4_K, down q5_K, and with two of them one step up (a q5_K and a
+    # q6_K, the counts' 41 and 1) the tensor bytes meet the log's buffers to 0.01 MiB.
     PublishedRecipe(
         "UD-Q4_K_XL", "qwen35moe", 2048, 256, "Q4_K_M",
         ((r"ffn_down_exps", "q5_K"), (r"ffn_(gate|up)_exps", "q4_K"), (r".", "q8_0")), "q8_0", "q8_0",
