@@ -67,7 +67,9 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    MiB a graph and layer, against 0.415 on the two-node Llama run of the same harness and release); QwQ-32B at TP4
 #    on 4x L4 (0.4.3.post4, flashinfer, 13 sizes to 80, 64 layers) 0.93 -> 0.73 (-21%; 0.65 MiB, see NCCL below);
 #    Olmo 3 32B on a B200 (trtllm_mha, 52 sizes, 64 layers) 8.60 -> 1.52 (-82%; 2.6 MiB); Qwen2.5-VL-7B at TP2 PP2
-#    (sglang#13075, flashinfer, 36 sizes, 14 layers a stage, PP1's figure) 1.06 -> 0.78 (-26%; 0.98 MiB).
+#    (sglang#13075, flashinfer, 36 sizes, 14 layers a stage, PP1's figure) 1.06 -> 0.78 (-26%; 0.98 MiB);
+#    Qwen3-30B-A3B-FP8 at TP2 (sglang#12978, fa3, 36 sizes, 48 layers, the same author's card and build of the day
+#    before) 1.00 -> 0.87 (-13%; 0.48 MiB, at the fitted runs' edge: Qwen2.5-VL's excess is its run's, not the card's).
 #    Read for them and ruled out (0.5.5, 0.5.6 and the flashinfer 0.5.0 they pin): Olmo 3's backend keeps one
 #    (max_bs, pages) page table whose per-size metadata are slices (trtllm_mha_backend.py init_cuda_graph_state /
 #    init_forward_metadata_capture_cuda_graph); flashinfer decode.py trtllm_batch_decode_with_kv_cache allocates only
