@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from oomkit.commands._model_args import parse_model_request
 from oomkit.engines.base import get_engine
 from oomkit.engines.cmdline import parse_command
-from oomkit.engines.command import leading_assignments
+from oomkit.engines.command import COMMAND_BREAK, leading_assignments
 from oomkit.engines.llamacpp import LlamaCppSettings
 from oomkit.engines.mlx import MlxSettings
 from oomkit.engines.mlx.args import typed as mlx_typed
@@ -24,6 +24,7 @@ from oomkit.engines.transformers import TransformersSettings, from_pretrained_sn
 from oomkit.engines.vllm import VllmSettings
 from oomkit.engines.vllm.args import DTYPES
 from oomkit.errors import OomkitError
+from oomkit.plan.rating import shell_join
 from oomkit.request import devices_from, resolve_model
 
 GiB = 1 << 30
@@ -218,11 +219,13 @@ def test_llamacpp_command_estimates_as_its_settings(s):
 @given(ollama_settings())
 def test_ollama_command_parses_back_and_estimates_the_same(s):
     # The variables parse into `env` while the planner sets fields: `effective` folds both into the fields.
-    # program is not compared (the command is always `ollama run`), nor OLLAMA_HOST (no memory meaning).
+    # OLLAMA_HOST is not compared (no memory meaning); the program is `ollama serve` (with its variables, then
+    # `ollama run`) or `ollama run` alone.
     argv = get_engine("ollama").command("llama3.1:8b", s)
     parsed = typed_back(argv)
     assert parsed.engine == "ollama" and parsed.model == "llama3.1:8b"
-    assert effective(parsed.settings) == effective(replace(s, program="ollama run"))
+    assert effective(parsed.settings) == effective(replace(s, program=ollama_program(argv)))
+    assert typed_back(shlex.split(shell_join(argv))) == parsed  # the two lines as typed read the same
     assert outcome("ollama", "llama3.1:8b", parsed.settings) == outcome("ollama", "llama3.1:8b", s)
 
 
@@ -293,7 +296,13 @@ def test_a_local_gguf_is_named_with_dash_m(tmp_path):
 
 
 def joined(engine: str, model: str, s: Any, quant: str | None = None) -> str:
-    return shlex.join(get_engine(engine).command(model, s, quant))
+    return shell_join(get_engine(engine).command(model, s, quant))
+
+
+def ollama_program(argv: list[str]) -> str:
+    """The program an Ollama command parses to: `ollama serve` when it starts the server with its variables first."""
+    start = leading_assignments(argv)[1]
+    return "ollama serve" if argv[start:start + 2] == ["ollama", "serve"] else "ollama run"
 
 
 def test_llamacpp_command_as_typed():
@@ -308,11 +317,14 @@ def test_llamacpp_command_as_typed():
 
 
 def test_ollama_command_as_typed():
+    """The server variables go on `ollama serve`, the model on `ollama run` on the next line: a variable in front of
+    `ollama run` never reaches a server already running (ollama#14191)."""
     s = OllamaSettings(num_ctx=32768, kv_cache_type="q8_0", flash_attention="1")
     assert joined("ollama", "qwen3:8b", s) == \
-        "OLLAMA_CONTEXT_LENGTH=32768 OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_FLASH_ATTENTION=1 ollama run qwen3:8b"
+        "OLLAMA_CONTEXT_LENGTH=32768 OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_FLASH_ATTENTION=1 ollama serve\nollama run qwen3:8b"
     assert joined("ollama", "qwen3:8b", OllamaSettings(num_parallel=2, num_gpu=24)) == \
-        "OLLAMA_NUM_PARALLEL=2 ollama run qwen3:8b --num-gpu 24"
+        "OLLAMA_NUM_PARALLEL=2 ollama serve\nollama run qwen3:8b --num-gpu 24"
+    assert joined("ollama", "qwen3:8b", OllamaSettings(num_gpu=24)) == "ollama run qwen3:8b --num-gpu 24"
     # before 0.5.13 there is no OLLAMA_CONTEXT_LENGTH: num_ctx is a Modelfile parameter (oomkit's --num-ctx)
     assert joined("ollama", "qwen3:8b", OllamaSettings(num_ctx=8192, engine_version="0.5.7")) == \
         "ollama run qwen3:8b --num-ctx 8192"
@@ -424,18 +436,24 @@ def test_llamacpp_rewrite_without_changes_is_the_same_command():
     assert get_engine("llama.cpp").rewrite_command(argv, s, s) == argv
 
 
-def test_ollama_rewrite_puts_variables_in_front_and_keeps_the_prompt():
+def test_ollama_rewrite_puts_variables_on_the_server_and_keeps_the_prompt():
+    """The user's variables in front of `ollama run` move, changed, to an `ollama serve` before it (where the server
+    reads them, ollama#14191); the prompt words and flags stay on `ollama run`."""
     line = "OLLAMA_FLASH_ATTENTION=1 ollama run qwen3:8b why is the sky blue --verbose"
     out, new = rewritten("ollama", line, num_ctx=16384, kv_cache_type="q8_0", flash_attention="0")
-    assert shlex.join(out) == ("OLLAMA_FLASH_ATTENTION=0 OLLAMA_CONTEXT_LENGTH=16384 OLLAMA_KV_CACHE_TYPE=q8_0 "
-                               "ollama run qwen3:8b why is the sky blue --verbose")
-    assert effective(typed_back(out).settings) == effective(new)
-    # oomkit's --num-ctx as typed is changed where it is; `env` in front stays in front
+    assert shell_join(out) == ("OLLAMA_FLASH_ATTENTION=0 OLLAMA_CONTEXT_LENGTH=16384 OLLAMA_KV_CACHE_TYPE=q8_0 "
+                               "ollama serve\nollama run qwen3:8b why is the sky blue --verbose")
+    assert effective(typed_back(out).settings) == effective(replace(new, program="ollama serve"))
+    # oomkit's --num-ctx as typed is changed where it is; `env` in front stays in front; OLLAMA_HOST, which the
+    # client reads too (where to connect), goes on both
     out, new = rewritten("ollama", "env OLLAMA_HOST=0.0.0.0 ollama run qwen3:8b --num_ctx=4096 hello",
                          num_ctx=8192, num_parallel=2, num_gpu=10)
-    assert shlex.join(out) == ("env OLLAMA_HOST=0.0.0.0 OLLAMA_NUM_PARALLEL=2 ollama run qwen3:8b --num_ctx=8192 "
-                               "hello --num-gpu 10")
-    assert effective(typed_back(out).settings) == effective(new)
+    assert shell_join(out) == ("env OLLAMA_HOST=0.0.0.0 OLLAMA_NUM_PARALLEL=2 ollama serve\n"
+                               "OLLAMA_HOST=0.0.0.0 ollama run qwen3:8b --num_ctx=8192 hello --num-gpu 10")
+    assert effective(typed_back(out).settings) == effective(replace(new, program="ollama serve"))
+    # nothing for the server: `ollama run` stays alone
+    out, new = rewritten("ollama", "OLLAMA_HOST=0.0.0.0 ollama run qwen3:8b hello", num_gpu=10)
+    assert shell_join(out) == "OLLAMA_HOST=0.0.0.0 ollama run qwen3:8b hello --num-gpu 10"
 
 
 def test_vllm_rewrite_keeps_the_users_spellings():
@@ -505,10 +523,19 @@ def _rewrite_roundtrip(engine: str, model: str, a: Any, b: Any, parse=typed_back
     parsed = parse(argv)
     out = eng.rewrite_command(argv, parsed.settings, b)
     # after the leading assignments, the program, the model and the other tokens stay as they were, in order
-    kept = argv[leading_assignments(argv)[1]:k + 1] + others
-    start = leading_assignments(out)[1]
-    assert out[start:start + len(kept)] == kept
+    # (after Ollama's `VAR=v ollama serve` line, on its `ollama run` line)
+    kept = _command_body(argv[:k + 1]) + others
+    assert _command_body(out)[:len(kept)] == kept
     return out, parse
+
+
+def _command_body(argv: list[str]) -> list[str]:
+    """The command after its leading assignments; of `VARS ollama serve` then `ollama run ...`, the second."""
+    rest = list(argv[leading_assignments(argv)[1]:])
+    if rest[:3] == ["ollama", "serve", COMMAND_BREAK]:
+        rest = rest[3:]
+        rest = rest[leading_assignments(rest)[1]:]
+    return rest
 
 
 @EXAMPLES
@@ -524,7 +551,7 @@ def test_llamacpp_rewrite_reaches_any_setting(ab):
 @given(ollama_settings(), ollama_settings())
 def test_ollama_rewrite_reaches_any_setting(a, b):
     out, parse = _rewrite_roundtrip("ollama", "llama3.1:8b", a, b)
-    assert effective(parse(out).settings) == effective(replace(b, program="ollama run"))
+    assert effective(parse(out).settings) == effective(replace(b, program=ollama_program(out)))
 
 
 @EXAMPLES

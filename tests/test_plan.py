@@ -380,11 +380,14 @@ def test_every_printed_command_gives_the_same_memory_through_oomkit_estimate(mod
 
 
 def test_fit_ollama_changes_the_variable_the_user_set_and_reports_it():
-    """OLLAMA_CONTEXT_LENGTH in front of `ollama run`: the fix edits that assignment in place (the prompt words stay),
-    and the change is reported with the values Ollama runs with."""
+    """OLLAMA_CONTEXT_LENGTH in front of `ollama run`: the fix edits that assignment and puts it on `ollama serve`,
+    where the server reads it (ollama#14191), then `ollama run` with the prompt words as typed; the change is
+    reported with the values Ollama runs with, and the user is told their variable only reaches a (re)started
+    server."""
     argv = ["OLLAMA_CONTEXT_LENGTH=65536", "ollama", "run", "qwen3:8b", "hello there"]
     f = fit(argv, devices_from("8GiB"))
-    assert f.tier == 1 and f.command[1:] == tuple(argv[1:])
+    assert f.tier == 1 and f.command[1:] == ("ollama", "serve", "\n", *argv[1:])
+    assert any("OLLAMA_CONTEXT_LENGTH=65536 given to `ollama run`" in n and "ollama serve" in n for n in f.notes)
     n = int(f.command[0].split("=")[1])
     assert [(c.flag, c.after) for c in f.changes] == [("num_ctx", n)]
     # Ollama's own split (layers in system RAM) is gone: only the token embeddings stay on the CPU, as llama.cpp keeps them

@@ -99,6 +99,9 @@ class EngineModule:
     # (model argument, settings) -> {name: text}: other forms of the launch (an Ollama Modelfile, a Python snippet)
     extras_fn: Callable[[str, Any], dict[str, str]] | None = None
     cluster_fn: Callable[[list[str], int], tuple[tuple[str, tuple[str, ...]], ...]] | None = None
+    # settings -> one-line notes on how the command as typed reaches the engine (Ollama: server variables given to
+    # `ollama run`, which the running server never sees); None: nothing to say
+    command_notes_fn: Callable[[Any], tuple[str, ...]] | None = None
 
     def settings(self, **options: Any) -> Any:
         return self.Settings(**options)
@@ -118,6 +121,10 @@ class EngineModule:
             return None
         return (f"{self.name} {given.strip()} is newer than the newest release oomkit models ({self.newest}): its "
                 "newest rules apply")
+
+    def command_notes(self, settings: Any) -> tuple[str, ...]:
+        """What to tell the user about their command as typed (command_notes_fn)."""
+        return () if self.command_notes_fn is None else tuple(self.command_notes_fn(settings))
 
     def with_context(self, settings: Any, n_ctx: int) -> Any:
         """The same settings at another context length (the largest-context search turns this knob)."""

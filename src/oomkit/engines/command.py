@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
@@ -20,6 +21,22 @@ from typing import Any
 from ..errors import OomkitError, SettingsError
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+
+# Between two commands run one after the other (Ollama: `VAR=v ollama serve`, then `ollama run TAG`): a token of its
+# own in an argv, a line break when joined. Read back from text, the break is whitespace: each engine's parser knows
+# where its second command starts.
+COMMAND_BREAK = "\n"
+
+
+def join_command(argv: Sequence[str]) -> str:
+    """The command as typed in a POSIX shell, one line per command (COMMAND_BREAK), each quoted by shlex."""
+    lines: list[list[str]] = [[]]
+    for a in argv:
+        if a == COMMAND_BREAK:
+            lines.append([])
+        else:
+            lines[-1].append(a)
+    return "\n".join(shlex.join(line) for line in lines)
 
 
 def number(x: Any) -> str:

@@ -113,9 +113,10 @@ def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None
     if any(limits[d.id] is None for d in devices) or not devices:
         raise OomkitError("fit needs the memory of every GPU: give --gpu NAME or --vram SIZE")
     before = eng.estimate(spec, devs, user)
+    typed = eng.command_notes(user)  # how the command as typed reaches the engine (Ollama: server variables)
     if slack(before, limits, split_ok=False) >= 0:
         return Fit(tuple(argv), tuple(argv), (), before, before, 1,
-                   rating=_rate(eng, before, user, spec, goals))
+                   rating=_rate(eng, before, user, spec, goals), notes=typed)
     best = _search(eng, parsed, spec, devs, limits, goals)
     if best is None:
         from .search import plan  # lazy: the tier-3 answer only when nothing fits
@@ -123,14 +124,14 @@ def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None
         p = plan(parsed.model, eng.name, devices=devices, goals=_goals_at(goals, eng, before), settings=user,
                  quant=parsed.quant, limit=3)
         return Fit(tuple(argv), None, (), before, None, 3, plan=p,
-                   notes=("nothing fits on these GPUs with any knob of this command",))
+                   notes=("nothing fits on these GPUs with any knob of this command", *typed))
     new_argv = eng.rewrite_command(list(argv), user, best.settings)
     new_argv = _rename_model(new_argv, parsed.model, best.model, parsed.quant, best.quant)
     reparsed = _read_command(new_argv, env, engine_version)
     after = eng.estimate(best.spec, devs, reparsed.settings)
     changes = _changes(eng, user, best.settings, before, after, parsed.model, parsed.quant, best)
     return Fit(tuple(argv), tuple(new_argv), changes, before, after, best.tier, knobs=tuple(sorted(best.knobs)),
-               rating=_rate(eng, after, reparsed.settings, best.spec, goals))
+               rating=_rate(eng, after, reparsed.settings, best.spec, goals), notes=typed)
 
 
 def _goals_at(goals: Goals, eng: EngineModule, est: MemoryEstimate) -> Goals:

@@ -8,10 +8,10 @@ the published figures come from other models and setups, so they inform but do n
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from ..engines.command import join_command
 from ..errors import OomkitError
 from ..memory import MemoryEstimate
 from ..quant import dtypes, ggml
@@ -87,5 +87,6 @@ def rate(est: MemoryEstimate, weight_format: str, kv_type: str, context: int,
 
 
 def shell_join(argv: tuple[str, ...] | list[str]) -> str:
-    """The command as typed in a POSIX shell (leading VAR=value assignments stay unquoted when they can)."""
-    return shlex.join(list(argv))
+    """The command as typed in a POSIX shell (leading VAR=value assignments stay unquoted when they can), one line
+    per command where it runs two (Ollama's server, then the model: engines/command.py COMMAND_BREAK)."""
+    return join_command(argv)

@@ -82,7 +82,8 @@ def text(p: Plan) -> str:
         console.print(t)
         console.print("launch commands:", highlight=False)
         for o in p.options:
-            console.print(f"  {o.rank}. {o.command}", highlight=False, soft_wrap=True)
+            console.print(f"  {o.rank}. " + o.command.replace("\n", "\n" + " " * (len(str(o.rank)) + 4)),
+                          highlight=False, soft_wrap=True)  # a second command (Ollama's run after its serve) lines up
         console.print("decode tok/s is an upper bound (memory bandwidth); prefill is compute-bound", highlight=False)
     _nodes(console.print, p)
     _tier3(console.print, p)
@@ -122,7 +123,7 @@ def markdown(p: Plan) -> str:
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
         out.append("")
         for o in p.options:
-            out.append(f"{o.rank}. `{o.command}`")
+            out.append(f"{o.rank}. " + " then ".join(f"`{line}`" for line in o.command.splitlines()))
     lines: list[str] = []
     _tier3(lambda s, **_: lines.append(s), p)
     out += lines + [f"> {n}" for n in p.notes]
@@ -164,6 +165,7 @@ def fit_text(f: Fit) -> str:
             if h is not None:
                 lines.append(f"tier 3: it fits on {h.count} × {h.gpu}: {h.option.command}")
         return "\n".join(lines)
+    lines += [f"note: {n}" for n in f.notes]
     if not f.changes:
         lines.append("it fits as it is: nothing to change")
         lines.append(shell_join(f.command))

@@ -7,7 +7,6 @@ so its URL is the thing to share. No logic here beyond layout: the figures are t
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable, Mapping
 from html import escape
 from typing import Any
@@ -15,6 +14,7 @@ from urllib.parse import quote, urlencode
 
 from ..accuracy import error_band
 from ..engines.base import all_engines, get_engine
+from ..engines.command import join_command
 from ..errors import OomkitError
 from ..memory import MemoryEstimate
 from ..model import catalog
@@ -237,7 +237,7 @@ def estimate_body(est: MemoryEstimate, req: Any) -> str:
     except OomkitError:
         argv = None
     if argv:
-        out.append("<h2>The engine's command line</h2>" + command_block("engine-cmd", shlex.join(argv)))
+        out.append("<h2>The engine's command line</h2>" + command_block("engine-cmd", join_command(argv)))
     out.append(f"<h2>What {e(est.engine)} will print</h2>"
                + dl((k, _view_value(k, v)) for k, v in est.engine_view.items()))
     if est.layers:

@@ -10,7 +10,15 @@ from ...errors import OomkitError, SettingsError
 from ...flags import check_settings, flag_value, go_int, go_uint
 from ...model.resolve import split_quant
 from ...units import parse_size
-from ..command import Opt, Syntax, format_flags, rewrite
+from ..command import (
+    COMMAND_BREAK,
+    Opt,
+    Syntax,
+    format_flags,
+    leading_assignments,
+    rewrite,
+    unwrap,
+)
 from .settings import V_CONTEXT_LENGTH_ENV, OllamaSettings, env_uint, env_var, environment, parse_version
 
 # cmd/cmd.go: flags of `ollama run` (name -> takes a value)
@@ -32,11 +40,15 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
     args = list(argv)
     opts: dict[str, Any] = {"env": environment(env)}
     model: str | None = None
+    if args and args[0] != args[0].rstrip(";&") and args[0].rstrip(";&") in ("serve", "start"):
+        args[:1] = [args[0].rstrip(";&"), ";"]  # `ollama serve; ollama run ...` as the shell splits it
     if args and args[0] in ("run", "serve", "start", "show", "pull", "create", "launch"):
         sub = args.pop(0)
         opts["program"] = f"ollama {sub}"
         if sub not in ("run", "serve", "start"):
             raise OomkitError(f"'ollama {sub}' loads no model: give 'ollama run MODEL' or 'ollama serve'")
+        if sub != "run":
+            args = _then_run(args)  # `VAR=v ollama serve`, then `ollama run TAG ...`: the run's model and options
     i = 0
     while i < len(args):
         a = args[i]
@@ -70,6 +82,18 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
     return model, None, check_settings(OllamaSettings(**opts))
 
 
+# what may stand between `ollama serve` and the `ollama run` after it: a line break, or a shell's list operator
+_BETWEEN = (COMMAND_BREAK, "&", ";", "&&")
+
+
+def _then_run(args: list[str]) -> list[str]:
+    """The arguments of an `ollama run` that follows `ollama serve` (its variables are the client's own, OLLAMA_HOST:
+    no memory meaning), else `args` as they are."""
+    i = 1 if args[:1] and args[0] in _BETWEEN else 0
+    i += leading_assignments(args[i:])[1]
+    return args[i + 2:] if args[i:i + 2] == ["ollama", "run"] else args
+
+
 def flag_takes_value(name: str, following: str | None) -> bool:
     if name in _PARAM_FLAGS:
         return True
@@ -77,13 +101,20 @@ def flag_takes_value(name: str, following: str | None) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The command line as typed. Ollama reads its server options from the environment (envconfig: OLLAMA_*), so a
-# command sets them as leading assignments: `OLLAMA_CONTEXT_LENGTH=32768 OLLAMA_KV_CACHE_TYPE=q8_0 ollama run
-# qwen3:8b`. A field that is set wins over its variable in the estimate (launch.py, as the request's num_ctx wins
-# over OLLAMA_CONTEXT_LENGTH in Ollama), so the variable form gives the same launch. The Modelfile parameters
-# without a variable (num_gpu, num_batch) and oomkit's `library` are written with oomkit's spellings
-# (--num-gpu N); Ollama itself takes those from a Modelfile (see `modelfile`). Not on the command line:
-# engine_version (which release runs) and program (the command is always `ollama run TAG`).
+# The command line as typed. Ollama reads its server options from the environment of the server (envconfig:
+# OLLAMA_*, read by `ollama serve`); `ollama run` is a client that reads only OLLAMA_HOST and OLLAMA_NOHISTORY
+# (cmd/cmd.go NewCLI: the run command's envVars) and sends its request to a server that is already running, so a
+# variable in front of `ollama run` never reaches it (ollama#14191). A command that sets server variables is
+# therefore two: `OLLAMA_CONTEXT_LENGTH=32768 OLLAMA_KV_CACHE_TYPE=q8_0 ollama serve`, then `ollama run qwen3:8b`
+# (in another terminal; a server already running is stopped first), one line each (command.COMMAND_BREAK). A field
+# that is set wins over its variable in the estimate (launch.py, as the request's num_ctx wins over
+# OLLAMA_CONTEXT_LENGTH in Ollama), so the variable form gives the same launch. The Modelfile parameters without a
+# variable (num_gpu, num_batch) and oomkit's `library` are written with oomkit's spellings (--num-gpu N); Ollama
+# itself takes those from a Modelfile (see `modelfile`). Not on the command line: engine_version (which release
+# runs) and program.
+
+# variables the `ollama run` client reads itself (cmd/cmd.go); OLLAMA_HOST is also where the server listens
+CLIENT_VARIABLES = ("OLLAMA_HOST", "OLLAMA_NOHISTORY")
 
 # field -> the variable that sets it when the field is unset (settings.py OllamaSettings)
 FIELD_VARIABLES = {"num_ctx": "OLLAMA_CONTEXT_LENGTH", "num_parallel": "OLLAMA_NUM_PARALLEL",
@@ -161,16 +192,58 @@ def model_tag(tag: str, quant: str | None) -> str:
 
 
 def format_command(model: str, settings: OllamaSettings, quant: str | None = None) -> list[str]:
-    """`[VAR=value ...] ollama run TAG [--num-gpu N ...]`: the server variables of the fields (and memory variables
-    of `env`) that differ from Ollama's defaults, then the command."""
+    """`ollama run TAG [--num-gpu N ...]`, after `VAR=value ... ollama serve` when the fields (and memory variables
+    of `env`) set server variables that differ from Ollama's defaults."""
     env, flags = format_flags(_table(settings), typed(settings), typed(OllamaSettings()))
-    return [*env, "ollama", "run", model_tag(model, quant), *flags]
+    run = ["ollama", "run", model_tag(model, quant), *flags]
+    return [*env, "ollama", "serve", COMMAND_BREAK, *run] if env else run
 
 
 def rewrite_command(argv: list[str], old: OllamaSettings, new: OllamaSettings) -> list[str]:
-    """The user's `ollama run` command with only the options that differ changed: a variable set in front is
-    rewritten there, a new one joins the assignments in front; the prompt words stay."""
-    return rewrite(argv, typed(old), typed(new), _table(new), SYNTAX)
+    """The user's Ollama command with only the options that differ changed: a variable set in front is rewritten
+    there, a new one joins the assignments in front; the prompt words stay. Server variables in front of
+    `ollama run` move to an `ollama serve` before it (serve_first)."""
+    return serve_first(rewrite(argv, typed(old), typed(new), _table(new), SYNTAX))
+
+
+def serve_first(argv: list[str]) -> list[str]:
+    """`[env] VARS ollama run ...` with server variables among VARS -> `[env] VARS ollama serve`, then
+    `[OLLAMA_HOST=...] ollama run ...` (the client's own variables stay with it). Left as typed: a command without
+    server variables in front of `ollama run`, `ollama serve` already, and a command behind a wrapper (a container
+    runs `ollama serve` with its -e variables; sudo and the like are the user's to arrange)."""
+    wrapped = unwrap(argv)
+    if wrapped.prefix or wrapped.entrypoint:
+        return list(argv)
+    start, end = leading_assignments(argv)
+    assigned = list(argv[start:end])
+    if argv[end:end + 2] != ["ollama", "run"] or all(_name(a) in CLIENT_VARIABLES for a in assigned):
+        return list(argv)
+    server = [a for a in assigned if _name(a) != "OLLAMA_NOHISTORY"]
+    client = [a for a in assigned if _name(a) in CLIENT_VARIABLES]
+    return [*argv[:start], *server, "ollama", "serve", COMMAND_BREAK, *client, *argv[end:]]
+
+
+def _name(assignment: str) -> str:
+    return assignment.partition("=")[0]
+
+
+def server_variables_on_run(settings: OllamaSettings) -> list[str]:
+    """The server variables that change memory (as VAR=value) in the environment of an `ollama run`: they reach
+    the server only when it is started with them."""
+    if settings.program != "ollama run":
+        return []
+    env = dict(settings.env)
+    return [f"{k}={env[k]}" for k in (*FIELD_VARIABLES.values(), *MEMORY_VARIABLES) if env.get(k)]
+
+
+def run_variables_warning(settings: OllamaSettings) -> str | None:
+    """One line when server variables come with `ollama run` (ollama#14191), else None."""
+    found = server_variables_on_run(settings)
+    if not found:
+        return None
+    them = "it" if len(found) == 1 else "them"
+    return (f"{' '.join(found)} given to `ollama run` take{'s' * (len(found) == 1)} effect only when `ollama serve` "
+            f"is (re)started with {them}: the server reads {them}, and one already running keeps its own (ollama#14191)")
 
 
 def modelfile(tag: str, settings: OllamaSettings) -> str:

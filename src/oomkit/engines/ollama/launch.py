@@ -11,6 +11,7 @@ from ...memory import Device
 from ...model.spec import ModelSpec
 from ...units import GiB, MiB
 from ..versions import Version, version_str
+from .args import run_variables_warning
 from .settings import (
     V_CONTEXT_LENGTH_ENV,
     V_CTX_4096,
@@ -177,6 +178,7 @@ def resolve_launch(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], s:
     v = parse_version(s.engine_version)
     env = dict(s.env)
     warnings: list[str] = env_warnings(env)  # numeric variables Ollama cannot read: its default, and a warning
+    warnings += filter(None, [run_variables_warning(s)])  # server variables given to `ollama run` (args.py)
     labels: list[str] = []
     the_era = era(v)
     library = _library(s, devices)
