@@ -68,9 +68,6 @@ def hub_cache(tmp_path, monkeypatch):
     """An empty hub cache of this test's own, offline; listings written into it with `listed`."""
     monkeypatch.setenv("OOMKIT_CACHE", str(tmp_path))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    published.listing.cache_clear()
-    yield
-    published.listing.cache_clear()
 
 
 def listed(repo: str, files: dict[str, int]) -> None:
@@ -78,7 +75,6 @@ def listed(repo: str, files: dict[str, int]) -> None:
     d.mkdir(parents=True, exist_ok=True)
     (d / "info.json").write_text(json.dumps({"repo_id": repo, "revision": "main", "commit": "0" * 40,
                                              "files": {**files, "README.md": 1000}, "gated": False}))
-    published.listing.cache_clear()
 
 
 def test_gguf_repo_of_a_model_argument():

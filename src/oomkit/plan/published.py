@@ -15,6 +15,9 @@ import re
 from dataclasses import dataclass
 
 from ..errors import OomkitError
+from ..model.hub_cache import cache_root, endpoint, repo_dir, site
+
+DEFAULT_REVISION = "main"  # what `-hf repo:QUANT` downloads from (model/hub.py DEFAULT_REVISION)
 
 # a GGUF repo as a model argument names it ("org/name-GGUF", "hf.co/org/name-GGUF:Q4_K_M", a hub URL); the name ends
 # in -GGUF or _GGUF as engines/llamacpp/knobs.py gguf_repo reads it (a path "./x.gguf" is no repo)
@@ -47,13 +50,23 @@ def gguf_repo_of(model: str | None) -> str | None:
     return m.group("repo") if m else None
 
 
-@functools.cache
 def listing(repo: str) -> Listing | None:
-    """The repo's GGUF quants from oomkit's hub cache; None when the cache does not hold its listing."""
+    """The repo's GGUF quants from oomkit's hub cache; None when the cache does not hold its listing. Read once per
+    state of the cache file (a server process sees a listing cached after it started)."""
+    path = repo_dir(cache_root(), site(endpoint()), repo, DEFAULT_REVISION) / "info.json"
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _read_listing(repo, str(path), stamp)
+
+
+@functools.lru_cache(maxsize=256)
+def _read_listing(repo: str, path: str, stamp: int) -> Listing | None:
     from ..model import hub  # lazy: the hub's reader, only for a repo named as a GGUF repo
 
     try:
-        info = hub.HubClient(offline=True).repo_info(repo)
+        info = hub.HubClient(offline=True).repo_info(repo, DEFAULT_REVISION)
         files = hub.gguf_quants(info.files)
     except OomkitError:
         return None
