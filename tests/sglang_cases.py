@@ -33,6 +33,7 @@ Which figure of which log is valid ground truth, and why:
 | deepseek-r1-dp8-dp-attention-issue7055 | no avail printed | no | yes (MLA latent per DP-attention rank) | - | max_running_requests from the printed pool |
 | qwen2.5-vl-7b-pp2-tp2-pr13075 | no avail in the excerpt | yes (4x H20 inferred; every stage pools all layers) | - | - | max_running_requests; PP1 decode capture: a known miss, held out (tests/test_sglang_phases.py) |
 | qwen3-vl-30b-a3b-dp2-dp-attention-npu-pr17157 | the printed KV budget (17.67 GB) | no (Ascend NPU) | yes (pages of 128, inferred) | yes (3%; vision tower whole, --mm-enable-dp-encoder) | |
+| qwen2.5-7b-a100-40gb-capture-pr9616 | no | no | - | - | CUDA-graph mem usage, 23 sizes to 160 with FlashInfer on an A100-40GB (held out); cold and warm starts print the same |
 """
 
 from __future__ import annotations
@@ -668,6 +669,17 @@ def case_qwen3_30b_fp8_tp2_pr12978() -> list[Row]:
     return rows
 
 
+def case_qwen25_7b_a100_pr9616() -> list[Row]:
+    """sglang#9616: Qwen2.5-7B-Instruct with --attention-backend flashinfer on an A100-SXM4-40GB, main of 2025-08-25:
+    the decode capture (23 sizes to 160), held out."""
+    name = "qwen2.5-7b-a100-40gb-capture-pr9616"
+    d = load(name)
+    s = sg.SGLangSettings(attention_backend="flashinfer", engine_version="0.5.1")
+    view = sg.estimate(resolve("Qwen/Qwen2.5-7B-Instruct"), devices_for_names("A100 40GB"), s).engine_view
+    return [_capture_row(name, "CUDA graph mem usage", view["cuda_graph_bytes"], _gib(d, "capture_end_mem_usage_gb"),
+                         "23 sizes to 160, 28 layers, FlashInfer, context 32,768; held out")]
+
+
 def case_qwen3_30b_dp_attention_pr17392() -> list[Row]:
     """sglang#17392: a BF16 Qwen3 MoE at DP4 TP4 EP4 with DP attention: the weights one rank loads (attention whole,
     32 of 128 experts) and the pool's layout (all 4 KV heads on every rank)."""
@@ -763,6 +775,7 @@ CASES = {
     "deepseek-r1-dp8-dp-attention-issue7055": case_deepseek_r1_dp8_issue7055,
     "qwen2.5-vl-7b-pp2-tp2-pr13075": case_qwen25_vl_pp2_pr13075,
     "qwen3-vl-30b-a3b-dp2-dp-attention-npu-pr17157": case_qwen3_vl_moe_dp_attention_pr17157,
+    "qwen2.5-7b-a100-40gb-capture-pr9616": case_qwen25_7b_a100_pr9616,
 }
 
 

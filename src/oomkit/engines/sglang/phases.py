@@ -63,6 +63,8 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    rest stays one figure. sglang#11716's progress lines (free memory read without emptying the cache) show about 15 MiB a graph
 #    between sizes 216 and 168, under the 33 MiB the rule gives a graph of 80 layers: the first (largest) graph holds
 #    more than its share, the smaller ones less; that split is not modelled.
+#    Held out and held: Qwen2.5-7B with FlashInfer on an A100-40GB (sglang#9616, 0.5.1, 23 sizes to 160, 28 layers)
+#    0.56 -> 0.55 (-1.6%; 0.42 MiB a graph and layer).
 #    Misses, strict xfails: Apertus-8B at TP4 on one GH200 node (fa3, 36 sizes, 32 layers) 0.53 -> 0.62 (+16%; 0.33
 #    MiB a graph and layer, against 0.415 on the two-node Llama run of the same harness and release); QwQ-32B at TP4
 #    on 4x L4 (0.4.3.post4, flashinfer, 13 sizes to 80, 64 layers) 0.93 -> 0.73 (-21%; 0.65 MiB, see NCCL below);
@@ -75,8 +77,8 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    init_forward_metadata_capture_cuda_graph); flashinfer decode.py trtllm_batch_decode_with_kv_cache allocates only
 #    its output per call, its scratch being the backend's 512 MiB workspace; olmo2.py's q/k norms
 #    (RMSNorm.forward_native over the whole q and k) make float32 temporaries freed inside the graph, and its logits go
-#    to the shared buffer. Its capture also took 37.99 s against 5.37 s for sglang#11830's same 52 sizes on a B200,
-#    which the source read does not account for either. Qwen2.5-VL's gap is 7.9 MiB a graph, one more
+#    to the shared buffer (its 37.99 s of capture is no clue: a cold start's JIT took 25 s against 3.5 s warm at the
+#    same 0.56 GB in sglang#9616). Qwen2.5-VL's gap is 7.9 MiB a graph, one more
 #    8 MiB buffer per captured size, which nothing read allocates: the decode wrapper with tensor cores (GQA 7 at TP2,
 #    flashinfer_backend.py should_use_tensor_core) takes its 8 MiB int workspace and a (bs + 1) qo_indptr only
 #    (decode.py BatchDecodeWithPagedKVCacheWrapper.__init__), and plan() runs the fa2 prefill module on the buffers it
