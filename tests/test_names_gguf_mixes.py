@@ -10,8 +10,9 @@ from oomkit.quant import ggml
 from oomkit.quant.gguf_recipes import (
     NAMED_MIXES,
     PUBLISHED_RECIPES,
+    allows_quantization,
     ftype_by_name,
-    imatrix_tensors,
+    mix_types,
     recipe_types,
 )
 
@@ -59,10 +60,12 @@ def test_named_mix_matches_llama_quantize_with_its_options(sources, tmp_path, mo
     kw = dict(arch=model.arch, n_expert=model.n_expert, n_gqa=model.n_head // model.n_head_kv,
               source_types={n: t for n, _, t in tensor_list(model)}, output_tensor_type=mix.output_type,
               token_embedding_type=mix.token_embedding_type)
-    plain = recipe_types(ft, tensors, has_imatrix=False, **kw)
-    need = bool(imatrix_tensors(ft, plain, tensors, model.arch))
-    expected = recipe_types(ft, tensors, has_imatrix=True, **kw) if need else plain
-    imatrix, _keep = _imatrix(model, dry_run=True) if need else (None, None)
+    # a named mix is an imatrix quant (gguf_recipes.mix_types): llama-quantize is given one
+    expected = recipe_types(ft, tensors, has_imatrix=True, **kw)
+    via_mix = mix_types(name, tensors, model.arch, model.n_expert, model.n_head // model.n_head_kv)
+    quantized = {n for n, s in tensors if allows_quantization(n, s, model.arch)}
+    assert {n: via_mix[n] for n in quantized} == {n: expected[n] for n in quantized}
+    imatrix, _keep = _imatrix(model, dry_run=True)
     rc, log = _dry_run(sources[model.key], tmp_path, ft.id, mix.output_type, mix.token_embedding_type, imatrix)
     assert rc == 0, log[-2000:]
     got = dry_run_types(log)

@@ -677,7 +677,10 @@ def mix_types(ftype: str, tensors: Sequence[tuple[str, tuple[int, ...]]], arch: 
         return recipe_types(pub.ftype, tensors, arch, n_expert=n_expert, n_gqa=n_gqa, build=build,
                             output_tensor_type=pub.output_type, token_embedding_type=pub.token_embedding_type,
                             tensor_type_overrides=pub.tensor_types)
-    return recipe_types(mix.ftype, tensors, arch, n_expert=n_expert, n_gqa=n_gqa, build=build,
+    # every named mix is an imatrix quant (bartowski's model cards: "All quants made using imatrix option"; each
+    # unsloth UD log quoted in tests/fixtures/gguf_mixes/published_files.json carries quantize.imatrix.*), which
+    # changes IQ4_XS / IQ4_NL / IQ3_XXS / Q4_0 / Q5_0's ffn_down and attn_v (llama_tensor_get_type_impl's has_imatrix)
+    return recipe_types(mix.ftype, tensors, arch, n_expert=n_expert, n_gqa=n_gqa, build=build, has_imatrix=True,
                         output_tensor_type=mix.output_type, token_embedding_type=mix.token_embedding_type)
 
 
