@@ -101,7 +101,8 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    allocation's footprint is the driver's, not the source's (vLLM's NCCL_GRAPH_PER_ALLREDUCE, 0.49 MiB on a 535
 #    driver, would put QwQ-32B at 1.54 GiB, +66%), so no share is modelled and the case stays a miss.
 #    Custom all-reduce registers each graph's all-reduce inputs after the capture ("Registering 2340 cuda graph
-#    addresses" on the Apertus run: 36 graphs x 65; 8372 = 52 x 161 on sglang#11716), no share modelled either. None
+#    addresses" on the Apertus run: 36 graphs x 65; 8372 = 52 x 161 on sglang#11716) into the rank_data buffer
+#    CustomAllreduce.__init__ allocates once, before the capture (custom_all_reduce.py 0.5.10), so no share. None
 #    of these runs set --enable-torch-compile (graphs of torch_compile_max_bs and below run compiled code; not
 #    modelled) or the memory saver (_capture_graph takes torch_memory_saver's cuda_graph only with
 #    --enable-memory-saver and SGLANG_MEMORY_SAVER_CUDA_GRAPH).
