@@ -149,7 +149,8 @@ def test_olmo3_on_a_b200_starts_as_its_log_does():
                                        "too) into the one next_token_logits_buffer, so no graph keeps its own; both "
                                        "free-memory readings empty PyTorch's cache first (get_available_gpu_memory "
                                        "empty_cache=True), so the eager warm-up runs leave nothing cached; flashinfer "
-                                       "0.5.0 (pinned by 0.5.5) trtllm_batch_decode_with_kv_cache allocates only its "
+                                       "0.5.0 and 0.5.3 (pinned by 0.5.5 and 0.5.6) trtllm_batch_decode_with_kv_cache "
+                                       "allocates only its "
                                        "output per call; olmo2.py's q/k norms (RMSNorm.forward_native) make float32 "
                                        "temporaries freed inside each graph")
 def test_olmo3_capture_memory():
@@ -690,7 +691,7 @@ def test_qwen25_vl_pipeline_stages_pool_every_layer():
                                        "(cuda_graph_runner.py run_once, 0.5.5: hidden and residual, 2 x bs x 3,584 bf16, "
                                        "0.06 GiB over the 36 sizes at most) do not close it; PP0's own figure is not in "
                                        "the stored text. The gap is 7.9 MiB a graph, one more 8 MiB buffer per size, "
-                                       "which nothing read allocates: flashinfer 0.5.0 decode.py "
+                                       "which nothing read allocates: flashinfer 0.5.0 and 0.5.3 decode.py "
                                        "BatchDecodeWithPagedKVCacheWrapper.__init__ with tensor cores (GQA 7 at TP2) "
                                        "takes its 8 MiB int workspace and a (bs + 1) qo_indptr only, and plan() runs the "
                                        "fa2 prefill module on the buffers given; PP for this model is the PR's own "

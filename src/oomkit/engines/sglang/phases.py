@@ -72,7 +72,7 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    (sglang#13075, flashinfer, 36 sizes, 14 layers a stage, PP1's figure) 1.06 -> 0.78 (-26%; 0.98 MiB);
 #    Qwen3-30B-A3B-FP8 at TP2 (sglang#12978, fa3, 36 sizes, 48 layers, the same author's card and build of the day
 #    before) 1.00 -> 0.87 (-13%; 0.48 MiB, at the fitted runs' edge: Qwen2.5-VL's excess is its run's, not the card's).
-#    Read for them and ruled out (0.5.5, 0.5.6 and the flashinfer 0.5.0 they pin): Olmo 3's backend keeps one
+#    Read for them and ruled out (0.5.5 and 0.5.6, the flashinfer 0.5.0 and 0.5.3 they pin): Olmo 3's backend keeps one
 #    (max_bs, pages) page table whose per-size metadata are slices (trtllm_mha_backend.py init_cuda_graph_state /
 #    init_forward_metadata_capture_cuda_graph); flashinfer decode.py trtllm_batch_decode_with_kv_cache allocates only
 #    its output per call, its scratch being the backend's 512 MiB workspace; olmo2.py's q/k norms
