@@ -294,6 +294,9 @@ def test_imatrix_q4_k_m_of_2025_keeps_more_bits_than_todays_rules():
     assert got["f32"] == real["f32"] and sum(got.values()) == sum(real.values()) == 579
     assert (real["q8_0"], real["q5_K"]) == (48, 48) and not got["q8_0"] and not got["q5_K"]
     assert abs(predicted_error(fx)) < 0.005
+    control = BY_ID["qwen3-coder-30b-a3b-q4_k_m-ollama17024"]  # the same shape quantized by today's rules: exact
+    assert dict(Counter(t.dtype for t in predicted(control).weights.tensors)) == quoted_counts(control)
+    assert abs(predicted_error(control)) < 0.0005
 
 
 def test_stand_in_warning_names_its_measured_misses():
