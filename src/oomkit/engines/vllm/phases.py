@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from ...model.spec import LayerKind, ModelSpec
 from ...units import MiB
-from .config import Resolved
+from .config import Resolved, pp_partition
 from .profile import RankMemory, cudagraphs_in_budget, sampler_bytes, sort_sampler, triton_mxfp4_moe
 from .settings import VllmSettings
 
@@ -37,38 +37,60 @@ from .settings import VllmSettings
 # instantiated graph alike). V0's rule (worker/model_runner.py capture_model, whole-model graphs): about 2.9 MiB
 # plus 1.84 KiB per unit of hidden size per captured graph, times sqrt(largest captured size / 512); fitted on the
 # llm-d v0.19.0 H100 logs below before V1's first-capture term was split off, kept for V0 (held out: vllm PR #11349,
-# Llama-3.2-1B, 35 V0 graphs "took 0.21 GiB", GPU not named: this rule 0.16, V1's below 0.46) and for SGLang's
+# Llama-3.2-1B, 35 V0 graphs "took 0.21 GiB", GPU not named: this rule 0.16) and for SGLang's
 # piecewise prefill graphs (engines/sglang/phases.py).
 CG_GRAPH_BASE = 2.91 * 1024 * 1024
 CG_GRAPH_PER_HIDDEN = 1.84 * 1024
-# V1 (0.8 -> current) in vLLM's own shape (0.19+ gpu_model_runner.py profile_cudagraph_memory: the first capture,
-# "first_capture", then "per_graph * (len(descs) - 1)" for the others; FULL and PIECEWISE share the one global
-# graph pool, current_platform.get_global_graph_pool(), captured largest size first so the smaller reuse it): a
-# one-off first capture that does not depend on the number of graphs, plus per captured graph (PIECEWISE and FULL
-# alike) 1.61 KiB per unit of hidden size, times sqrt(largest captured size / 512). A run with five graphs takes
-# almost the first capture alone (gemma-4-26b-a4b NVFP4 on an RTX 5090, 0.20.2, --max-num-seqs 2: 3 + 2 graphs to
-# 4 tokens, 0.40 GiB), which a rule charging every graph alike put at 0.01 GiB. Fitted (least squares on the
-# relative error) on the llm-d v0.19.0 H100 logs gemma-2-2b/9b/27b, gemma-3-4b/12b/27b and Llama-3.3-70B FP8 TP2
-# (51 + 51 graphs to 512) and that RTX 5090 log: 386 MiB first, 1,645 B per hidden unit per graph. The sqrt is the
-# old rule's (fitted on gpt-oss, to 1024); on sizes to 8,192 the same form gives SGLang's piecewise graphs of
-# Llama-3.1-70B TP8 3.29 GiB against 3.94 printed (-17 %, NCCL's all-reduces in those graphs not counted), where a
-# linear factor would give 12. Held out (tests/test_vllm_phases.py, tests/test_vllm_cudagraph.py): the other 14
-# v0.19.0 H100 logs within -17 % .. +19 % but Qwen1.5-MoE-A2.7B (-37 %), the GH200 0.10.1 PIECEWISE-only run (67
-# graphs, 0.63 GiB: -7 %), the DGX Spark MTP logs (unified memory, where free memory is the host's: +6 %, -24 %;
-# see CG_FIRST_PER_SM) and the GeForce logs below.
-CG_FIRST_CAPTURE = 386 * 1024 * 1024
-CG_PER_GRAPH_PER_HIDDEN = 1645
-# The first capture by the GPU's SM count (first_capture): CG_FIRST_CAPTURE on the H100's 132 SMs, and on the DGX
-# Spark's GB10 (48 SMs) 228 MiB: its Qwen3.6-27B 0.23 log took 0.62 GiB for 5 + 4 graphs (its own estimate 0.61, so
-# not the host's noise of the other GB10 logs), less the FlashInfer workspace its FULL graphs allocate
-# (FLASHINFER_WORKSPACE) and the per-graph share. A line through those two points: 1.88 MiB per SM above 138 MiB.
-# Per SM rather than per resident thread (the CUDA context's stack reserve, profile.py cuda_context, 1,536 threads
-# per SM on GeForce / GB10 parts, 2,048 on the H100), chosen with the RTX 4090 log in view (per thread: -16 %, per
-# SM: -3 %). What grows with the SMs is not found in vLLM's source (persistent kernels' per-SM scheduler buffers and
-# the driver's local-memory reserve both do). Held out: the RTX 3090 death's OOM-line bound (0.285 GiB against at
-# most 0.340), the two GB10 MTP runs, djl-serving#3055's L4 (58 SMs), the RTX 5090 (in CG_FIRST_CAPTURE's fit, +12 %).
-CG_FIRST_SM_REF = 132
-CG_FIRST_PER_SM = int((CG_FIRST_CAPTURE - 228 * MiB) / (CG_FIRST_SM_REF - 48))
+# V1 (0.8 -> current), from what capture_model holds when it measures (gpu_model_runner.py capture_model: empty_cache,
+# free memory, every warm-up and capture, free memory again, read in 0.19.0). Each capture enters torch.cuda.graph,
+# whose __enter__ empties PyTorch's cache (torch/cuda/graphs.py graph.__enter__; vLLM's CUDAGraphWrapper patches that
+# out only for a size's later pieces, compilation/cuda_graph.py gc_disable), so the eager warm-up runs before each
+# capture leave nothing behind: "took" is the one global graph pool (current_platform.get_global_graph_pool(), FULL and
+# PIECEWISE alike, captured largest size first so the smaller reuse it) and what the driver keeps for the graphs:
+# - a one-off first capture (the largest graph's working set in the pool, and what the first capture allocates once);
+# - FlashAttention 3's split buffers in the largest FULL graph (fa3_split_bytes, read from the source, no constant);
+# - a share per captured graph and per decoder layer of the rank (CG_PER_GRAPH_LAYER, times sqrt(largest captured
+#   size / 512)): a PIECEWISE size is one graph per piece between the attention ops (compilation/backends.py
+#   split_graph, each piece its own CUDAGraphWrapper), a FULL size one graph of all the rank's layers, so what grows
+#   with the graphs grows with the kernels captured, i.e. with the layers a rank holds (a pipeline stage builds only
+#   its own, model_executor/models/utils.py make_layers / get_pp_indices), not with the hidden size; a MoE layer
+#   counts 1 + CG_MOE_LAYER_EXTRA layers (routing, align, two grouped GEMMs, the expert sum: more kernels).
+# Fitted (least squares on the relative error) on the seven llm-d v0.19.0 H100 logs the per-hidden rule before this
+# was fitted on (gemma-2-2b/9b/27b, gemma-3-4b/12b/27b, Llama-3.3-70B FP8 TP2, 51 + 51 graphs to 512): a 152 MiB
+# one-off and 144.1 KiB per graph and layer; CG_MOE_LAYER_EXTRA on gpt-oss-20b TP1 (0.19.0, 83 + 83 graphs to 1024,
+# 1.84 GiB), where the MXFP4-only term was fitted before. Held out, against "took" (the per-hidden rule -> this):
+# the other H100 0.19 logs within -21 % .. +14 % (gpt-oss-20b TP2 +19 -> +3 %, Llama-4-Scout TP4 +4 -> +13 %,
+# Qwen1.5-MoE-A2.7B -37 -> -28 %), vllm#37972's PP 8 rank (7 of 60 layers) +128 -> +23 %, the GH200 0.10.1 PP 2
+# PIECEWISE-only run -7 -> -22 %; see tests/test_vllm_cudagraph.py for the rest.
+CG_ONE_OFF_HOPPER = 152 * MiB
+CG_PER_GRAPH_LAYER = int(144.1 * 1024)
+CG_MOE_LAYER_EXTRA = 0.55
+# The one-off elsewhere, by the GPU's SM count (first_capture): a line through the DGX Spark's GB10 (48 SMs) and the
+# RTX 5090 (170), the two logs the per-SM form was fitted on before. GB10 Qwen3.6-27B 0.23 (5 + 4 graphs, 0.62 GiB,
+# its own estimate 0.61) less the FlashInfer workspace its FULL graphs allocate (FLASHINFER_WORKSPACE) and the
+# per-graph share: 227 MiB; the RTX 5090 (gemma-4-26b-a4b NVFP4, 0.20.2, --max-num-seqs 2: 3 + 2 graphs to 4 tokens,
+# TRITON_ATTN forced by its mixed head sizes, 0.40 GiB) takes the one-off alone: 410 MiB. 1.50 MiB per SM. The
+# Hopper logs do not fall on it (152 MiB at 132 SMs where the line gives 353): what the one-off is, and why a
+# GeForce part's is larger, is not found in vLLM's source (persistent kernels' per-SM buffers and the driver's
+# local-memory reserve both grow with the SMs). Held out: the RTX 4090 0.24 log (-3 % -> -11 %), the RTX 3090 death's
+# OOM-line bound (0.27 GiB against at most 0.34), the two GB10 MTP runs, djl-serving#3055's L4 (58 SMs).
+CG_FIRST_SM_LOW, CG_FIRST_AT_LOW = 48, 227 * MiB
+CG_FIRST_SM_HIGH, CG_FIRST_AT_HIGH = 170, 410 * MiB
+CG_FIRST_PER_SM = (CG_FIRST_AT_HIGH - CG_FIRST_AT_LOW) // (CG_FIRST_SM_HIGH - CG_FIRST_SM_LOW)
+# FlashAttention 3 (Hopper) under FULL graphs: the metadata builder sets num_splits to
+# attention_config.flash_attn_max_num_splits_for_cuda_graph (32) for every batch up to the largest capture size
+# "so that large enough intermediate buffers are pre-allocated during capture" (v1/attention/backends/flash_attn.py
+# FlashAttentionMetadataBuilder.__init__ / build, read in 0.19.0), and FA3's forward then allocates
+# out_accum [splits, heads, tokens, head_dim_v] and softmax_lse_accum [splits, heads, tokens] in fp32 per call
+# (vllm-project/flash-attention hopper/flash_api.cpp mha_fwd, num_splits > 1), except past 992 requests
+# (PREPARE_VARLEN_MAX_BATCHES_1CTA: "disable split for varlen and >992 batches"). Inside a FULL graph that comes from
+# the pool, and the largest FULL graph sizes it; PIECEWISE dummy runs build no attention metadata. Once, not twice:
+# the FULL warm-up's eager copy is emptied at the capture's torch.cuda.graph __enter__ (the TP pairs of the H100
+# sweep hold it: Llama-3.3-70B TP 2 - TP 4 took 0.13 GiB, the buffers' difference 0.13; gpt-oss-20b TP 1 - TP 2
+# 0.29, the buffers' 0.25; Mistral-Small-3.1 W8A8 0.19, the buffers' 0.13). The blocks are rounded to 2 MiB here;
+# PyTorch's allocator may serve the smaller one from a 20 MiB segment shared with other blocks.
+FA3_MAX_NUM_SPLITS = 32
+FA3_SPLIT_MAX_BATCH = 992
 # FlashInfer's attention workspace (v1/attention/backends/flashinfer.py FlashInferMetadataBuilder._get_workspace_buffer,
 # envs.py VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE, 394 MiB in 0.21 -> 0.34): allocated lazily by each builder the first
 # time it builds attention metadata. The builders that serve are made with the KV cache (initialize_attn_backend), so
@@ -79,23 +101,14 @@ CG_FIRST_PER_SM = int((CG_FIRST_CAPTURE - 228 * MiB) / (CG_FIRST_SM_REF - 48))
 # and "took" counts it. Qwen3.6-27B on the GB10 (FlashInfer for its fp8 KV cache, 5 + 4 graphs): 0.62 GiB, where
 # the MTP run of the same checkpoint (PIECEWISE only) took 0.23.
 FLASHINFER_WORKSPACE = 394 * MiB
-# GeForce parts take about the first capture alone, whatever the number of graphs (geforce_capture). Chosen with two
-# logs in view: the RTX 5090 log above (5 graphs, 0.40 GiB) and the RTX 3090 0.17.1 run that died in the sampler
-# warm-up (Llama-3.1-8B, 51 + 35 graphs), whose OOM line leaves the capture at most 0.84 GiB (84 MiB of graph pools,
-# 45.61 MiB reserved-unallocated, 0.72 GiB outside PyTorch), 0.34 GiB once the 0.37 GiB context and 0.13 GiB
-# non-torch memory are taken off, where the per-graph share makes it 0.82 and the first capture at its 82 SMs is
-# 0.285 (tests/test_vllm_cudagraph.py). Held out: an RTX 4090 on 0.24 (Qwen2.5-0.5B, 51 + 35 graphs to 512) "took
-# 0.38 GiB": 0.37 here (128 SMs), 0.49 with the per-graph share (+28 %). No constant is fitted to these. The first
-# capture itself varies on GeForce parts: club-3090#178 (2 x RTX 3090, TP 2, five PIECEWISE graphs, model not in the
-# stored excerpt) "took 0.10 GiB", 0.29 here; not a fixture, not modelled. What the H100's per-graph memory is
-# (driver memory per instantiated graph, or FlashAttention 3's 32-split buffers in FULL graphs,
-# v1/attention/backends/flash_attn.py max_num_splits: fitted beside the rule's terms they come out at 0.19 of their
-# size, not the whole) is not found in the source.
-# gpt-oss's graphs through the MXFP4 Triton MoE kernels (profile.py triton_mxfp4_moe) take more than the dense rule:
-# gpt-oss-20b TP1 (0.19.0, 83 + 83 graphs to 1024) took 1.84 GiB where it gives 1.41; fitted there, 80 KiB per graph
-# per MoE layer (times the same sqrt). Held out: gpt-oss-20b TP2 (1.55 GiB on either log: +19 %). Not a MoE rule:
-# charged to every MoE layer, Llama-4-Scout TP4 would go from +4 % to +37 %.
-CG_MXFP4_PER_GRAPH_PER_MOE_LAYER = 80 * 1024
+# GeForce parts take the one-off alone, whatever the number of graphs (geforce_capture): the RTX 5090 log above (5
+# graphs) and the RTX 3090 0.17.1 run that died in the sampler warm-up (Llama-3.1-8B, 51 + 35 graphs), whose OOM line
+# leaves the capture at most 0.84 GiB (84 MiB of graph pools, 45.61 MiB reserved-unallocated, 0.72 GiB outside
+# PyTorch), 0.34 GiB once the 0.37 GiB context and 0.13 GiB non-torch memory are taken off, where the per-graph share
+# would make it 0.65 and the one-off at its 82 SMs is 0.27 (tests/test_vllm_cudagraph.py). Held out: an RTX 4090 on
+# 0.24 (Qwen2.5-0.5B, 51 + 35 graphs to 512) "took 0.38 GiB": 0.34 here (128 SMs). The one-off itself varies on
+# GeForce parts: club-3090#178 (2 x RTX 3090, TP 2, five PIECEWISE graphs, model not in the stored excerpt) "took
+# 0.10 GiB", 0.27 here; not a fixture, not modelled.
 # The sampler warm-up needs this many times the sampler's own tensors (sampler_bytes) once the caching
 # allocator's fragments are counted; more after a dummy forward through the MXFP4 Triton MoE kernels (gpt-oss on
 # Hopper, profile.py triton_mxfp4_moe) than after any other model's:
@@ -241,9 +254,10 @@ def attention_backend(s: VllmSettings, r: Resolved) -> str:
     return "FLASH_ATTN"
 
 
-def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
-    """What capture_model takes (the "took X GiB" of "Graph capturing finished"): V1 the first capture and a share
-    per graph, V0 a share per graph (see CG_FIRST_CAPTURE, CG_GRAPH_BASE)."""
+def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int | None = None) -> int:
+    """What capture_model takes (the "took X GiB" of "Graph capturing finished") on a rank of n_layers decoder layers
+    (the first pipeline stage's when not given): V1 the one-off first capture, FlashAttention 3's split buffers and a
+    share per graph and layer; V0 a share per graph (see CG_ONE_OFF_HOPPER, CG_GRAPH_BASE)."""
     pw, full = graph_count(spec, s, r)
     sizes = capture_sizes(spec, s, r)
     if not sizes or pw + full == 0:
@@ -251,30 +265,61 @@ def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int
     if not r.v1:
         scale = math.sqrt(max(sizes) / 512)
         return int((CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN * spec.n_embd) * (pw + full) * scale)
-    dense, moe = _per_graph(spec, r, sizes)
-    return int(first_capture(r) + (dense + moe) * (pw + full)) + flashinfer_workspace_in_capture(spec, s, r)
+    per_graph = per_graph_share(spec, r, sizes, n_layers)
+    return int(first_capture(r) + fa3_split_bytes(spec, s, r) + per_graph * (pw + full)) + \
+        flashinfer_workspace_in_capture(spec, s, r)
 
 
-def _per_graph(spec: ModelSpec, r: Resolved, sizes: tuple[int, ...]) -> tuple[float, float]:
-    """V1's share per captured graph beyond the first capture, times sqrt(largest size / 512): the dense part
-    (CG_PER_GRAPH_PER_HIDDEN; none on GeForce parts) and the MXFP4 Triton MoE part (CG_MXFP4_PER_GRAPH_PER_MOE_LAYER)."""
-    scale = math.sqrt(max(sizes) / 512)
-    dense = 0 if geforce_capture(r) else CG_PER_GRAPH_PER_HIDDEN * spec.n_embd * scale
-    moe = 0.0
-    if triton_mxfp4_moe(spec, r):
-        moe_layers = sum(1 for layer in spec.trunk_layers if layer.ffn.is_moe) / max(r.pp, 1)
-        moe = CG_MXFP4_PER_GRAPH_PER_MOE_LAYER * moe_layers * scale
-    return dense, moe
+def per_graph_share(spec: ModelSpec, r: Resolved, sizes: tuple[int, ...], n_layers: int | None = None) -> float:
+    """V1's share per captured graph beyond the first capture: CG_PER_GRAPH_LAYER per decoder layer of the rank, a MoE
+    layer 1 + CG_MOE_LAYER_EXTRA, times sqrt(largest size / 512); none on GeForce parts."""
+    if geforce_capture(r):
+        return 0.0
+    trunk = spec.n_trunk_layers
+    layers = first_stage_layers(spec, r) if n_layers is None else n_layers
+    moe = sum(1 for layer in spec.trunk_layers if layer.ffn.is_moe) * layers / max(trunk, 1)
+    return CG_PER_GRAPH_LAYER * (layers + CG_MOE_LAYER_EXTRA * moe) * math.sqrt(max(sizes) / 512)
 
 
-def cudagraph_estimate_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
+def first_stage_layers(spec: ModelSpec, r: Resolved) -> int:
+    """The decoder layers of the first pipeline stage (config.py pp_partition, vLLM's get_pp_indices)."""
+    first, last = pp_partition(spec.n_trunk_layers, r.pp, r.version)[0]
+    return last - first
+
+
+def fa3_split_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
+    """FlashAttention 3's out_accum and softmax_lse_accum in the largest FULL graph that splits (FA3_MAX_NUM_SPLITS;
+    none past FA3_SPLIT_MAX_BATCH requests): Hopper, the FlashAttention backend (whose metadata builder model runner
+    V2 uses as well, v1/worker/gpu/attn_utils.py). Each buffer a block of the pool, rounded to 2 MiB."""
+    if not r.v1 or r.cc is None or r.cc[0] != 9 or attention_backend(s, r) not in ("", "FLASH_ATTN"):
+        return 0
+    if not graph_count(spec, s, r)[1]:
+        return 0
+    attention = [layer.attention for layer in spec.trunk_layers if layer.attention is not None
+                 and layer.kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED)]
+    if not attention or any(layer.kind is LayerKind.LATENT for layer in spec.trunk_layers):
+        return 0  # MLA runs its own backends
+    q = _decode_query_len(s, r)
+    split = [x for x in capture_sizes(spec, s, r) if q <= x <= q * r.max_num_seqs and x // q <= FA3_SPLIT_MAX_BATCH]
+    if not split:
+        return 0
+    heads = max(max(a.n_heads for a in attention) // r.tp, 1)
+    dv = max(a.head_dim_v for a in attention)
+    tokens = max(split)
+
+    def block(n: int) -> int:
+        return -(-n // (2 * MiB)) * 2 * MiB
+
+    return block(FA3_MAX_NUM_SPLITS * heads * tokens * dv * 4) + block(FA3_MAX_NUM_SPLITS * heads * tokens * 4)
+
+
+def cudagraph_estimate_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int | None = None) -> int:
     """vLLM's own estimate ("Estimated CUDA graph memory: X GiB total"; in the budget from 0.21), from the capture's
     own terms (cudagraph_actual_bytes) in the shape of the runner's profile_cudagraph_memory, which captures into a
     throwaway pool before the KV cache exists:
     - V1 runner (v1/worker/gpu_model_runner.py, 0.19 -> 0.33): the two largest graphs of each mode, extrapolated:
-      max over the modes of the first capture + per mode max(second capture, 1 MiB) x (graphs - 1) ("Use at least
-      1 MiB per graph for driver overhead"). The MXFP4 MoE share is left out: the two largest sizes do not show it
-      (gpt-oss-20b TP1 printed 1.30 GiB and took 1.84).
+      max over the modes of the first capture (FULL's with FlashAttention 3's split buffers) + per mode max(second
+      capture, 1 MiB) x (graphs - 1) ("Use at least 1 MiB per graph for driver overhead").
     - V2 runner (v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, 0.29 -> 0.34; nothing before,
       profile.py cudagraphs_in_budget): capture_model itself, every PIECEWISE graph measured, FULL graphs from the
       two largest (_extrapolate_full_graph_memory: first + (n - 1) x max(second, 1 MiB)).
@@ -284,22 +329,22 @@ def cudagraph_estimate_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> i
     sizes = capture_sizes(spec, s, r)
     if not sizes or pw + full == 0:
         return 0
-    dense, moe = _per_graph(spec, r, sizes)
+    per_graph = per_graph_share(spec, r, sizes, n_layers)
     if r.runner_v2:
-        fulls = dense + moe + max(dense + moe, MiB) * (full - 1) if full else 0
-        extrapolated = (dense + moe) * pw + fulls
+        fulls = per_graph + max(per_graph, MiB) * (full - 1) if full else 0
+        extrapolated = per_graph * pw + fulls
     else:
-        extrapolated = max(dense, MiB) * (max(pw - 1, 0) + max(full - 1, 0))
-    return int(first_capture(r) + extrapolated) + flashinfer_workspace_in_capture(spec, s, r)
+        extrapolated = max(per_graph, MiB) * (max(pw - 1, 0) + max(full - 1, 0))
+    return int(first_capture(r) + fa3_split_bytes(spec, s, r) + extrapolated) + \
+        flashinfer_workspace_in_capture(spec, s, r)
 
 
 def first_capture(r: Resolved) -> int:
-    """V1's one-off first capture by the GPU's SM count (the catalog's, on its Device); the H100's where it is not
-    known."""
-    sms = r.sm_count
-    if sms is None:
-        return CG_FIRST_CAPTURE
-    return CG_FIRST_CAPTURE + CG_FIRST_PER_SM * (sms - CG_FIRST_SM_REF)
+    """V1's one-off first capture: CG_ONE_OFF_HOPPER on Hopper parts, elsewhere by the GPU's SM count (the catalog's,
+    on its Device) on the line through the GB10 and the RTX 5090; the H100's where the GPU is not known."""
+    if r.cc is None or r.cc[0] == 9 or r.sm_count is None:
+        return CG_ONE_OFF_HOPPER
+    return CG_FIRST_AT_LOW + CG_FIRST_PER_SM * (r.sm_count - CG_FIRST_SM_LOW)
 
 
 def flashinfer_workspace_in_capture(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
@@ -314,8 +359,8 @@ def flashinfer_workspace_in_capture(spec: ModelSpec, s: VllmSettings, r: Resolve
 
 
 def geforce_capture(r: Resolved) -> bool:
-    """A GeForce part, whose V1 capture takes about the first capture alone (see CG_FIRST_CAPTURE): the driver's
-    name for the GPU says so ("NVIDIA GeForce RTX 3090")."""
+    """A GeForce part, whose V1 capture takes about the one-off alone (see CG_FIRST_PER_SM and the GeForce note
+    beside FLASHINFER_WORKSPACE): the driver's name for the GPU says so ("NVIDIA GeForce RTX 3090")."""
     return "geforce" in r.gpu_name.lower()
 
 
@@ -382,7 +427,7 @@ def startup_phases(spec: ModelSpec, s: VllmSettings, r: Resolved, total: int | N
     """The phases of one rank in vLLM's order, with the free memory after each, and the first that fails. n_layers:
     the rank's decoder layers (its pipeline stage), for NCCL's share of the capture (nccl_graph_bytes)."""
     budget_cg = cudagraphs_in_budget(s, r)
-    cg_actual = 0 if s.enforce_eager else cudagraph_actual_bytes(spec, s, r)
+    cg_actual = 0 if s.enforce_eager else cudagraph_actual_bytes(spec, s, r, n_layers)
     if cg_actual:
         layers = spec.n_trunk_layers if n_layers is None else n_layers
         cg_actual += nccl_graph_bytes(spec, s, r, layers, first_stage)
