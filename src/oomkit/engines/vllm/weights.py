@@ -12,6 +12,7 @@ from ...units import cdiv, round_up
 from .. import _tp
 from .config import DTYPE_ALIASES, Resolved, pp_partition
 from .profile import TRITON_KERNELS_FROM
+from .quantization import ONE_BYTE_ONLINE
 from .settings import ERAS, VllmSettings
 
 
@@ -107,7 +108,7 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
     parts = pp_partition(trunk_n, r.pp, r.version)
     ep = ep_size(s, r)
     plain = spec.weights.format.lower() in FLOAT_BYTES or spec.weights.format.lower() in DTYPE_ALIASES
-    online_fp8 = (s.quantization or "").lower() in ("fp8", "ptpc_fp8", "fbgemm_fp8") and plain
+    online = _online(s, plain)
     embed_everywhere, head_everywhere = _UNGUARDED_UNDER_PP.get(spec.architecture, (False, False))
     out = []
     for stage, (lo, hi) in enumerate(parts):
@@ -132,7 +133,7 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
                 if t.name == "output.weight" and head_everywhere:
                     copies = 1
             if copies:
-                nbytes = _tensor_bytes(t, r, plain, online_fp8 and _linear_weight(t))
+                nbytes = _tensor_bytes(t, r, plain, online if _linear_weight(t) else None)
                 total += copies * rank_bytes(t, spec, r, nbytes, ep, ep_rank)
         total += _rope_cache_bytes(spec, r)
         if first:
@@ -161,9 +162,25 @@ def _tower_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
                for t in spec.towers)
 
 
-def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, to_fp8: bool) -> int:
-    if to_fp8:
-        return t.n_elements  # fp8: one byte per weight (per-tensor scales are negligible)
+def _online(s: VllmSettings, plain: bool) -> str | None:
+    """The layout a 16-bit checkpoint's linear weights take when --quantization quantizes them while loading."""
+    q = (s.quantization or "").lower()
+    if not plain:
+        return None
+    if q in ONE_BYTE_ONLINE:
+        return "one byte"
+    return "nf4" if q == "bitsandbytes" else None
+
+
+def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, online: str | None) -> int:
+    if online == "one byte":
+        return t.n_elements  # fp8 / int8: one byte per weight (per-tensor, row or block scales are negligible)
+    if online == "nf4":
+        # in-flight bitsandbytes (model_loader/bitsandbytes_loader.py _unquantized_generator: quantize_4bit(...,
+        # compress_statistics=True, quant_type="nf4") on every LinearBase weight): packed 4-bit, a uint8 absmax
+        # per 64 values, an fp32 absmax per 256 of those, the 16- and 256-entry code books
+        n, blocks = t.n_elements, cdiv(t.n_elements, 64)
+        return cdiv(n, 2) + blocks + cdiv(blocks, 256) * 4 + (16 + 256) * 4
     if plain or t.dtype.lower() in FLOAT_BYTES:
         return t.n_elements * r.dtype_bytes  # loaded (and cast) to the model dtype
     if t.dtype.lower() == "mxfp4" and "_exps" in t.name and len(t.shape) == 3:
@@ -250,13 +267,13 @@ def _params_in_order(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tupl
 
 def _param_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tuple[int, int], ep_rank: int) -> list[int]:
     plain = spec.weights.format.lower() in FLOAT_BYTES or spec.weights.format.lower() in DTYPE_ALIASES
-    online_fp8 = (s.quantization or "").lower() in ("fp8", "ptpc_fp8", "fbgemm_fp8") and plain
+    online = _online(s, plain)
     ep = ep_size(s, r)
     lo, hi = layers
     by_layer: dict[int, dict[tuple, int]] = {}
     for t in spec.weights.tensors:
         if t.layer is not None and lo <= t.layer < hi:
-            nbytes = _tensor_bytes(t, r, plain, online_fp8 and _linear_weight(t))
+            nbytes = _tensor_bytes(t, r, plain, online if _linear_weight(t) else None)
             params = by_layer.setdefault(t.layer, {})
             param = _vllm_param(t.name)
             params[param] = params.get(param, 0) + rank_bytes(t, spec, r, nbytes, ep, ep_rank)
