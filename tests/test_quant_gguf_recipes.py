@@ -288,7 +288,8 @@ def test_ud_q6_k_xl_qwen35moe_type_counts():
 
 def test_imatrix_q4_k_m_of_2025_keeps_more_bits_than_todays_rules():
     """The 2025-04 imatrix Q4_K_M: the size within 0.5%, but one q8_0 and one q5_K tensor per layer that today's
-    llama-quantize rules give q4_K / q6_K (the counts are an older build's)."""
+    llama-quantize rules give q4_K / q6_K (an older llama-quantize or the publisher's own options: the log does not
+    say which)."""
     fx = BY_ID["qwen3-30b-a3b-q4_k_m-imatrix-llamacpp13217"]
     got, real = Counter(t.dtype for t in predicted(fx).weights.tensors), quoted_counts(fx)
     assert got["f32"] == real["f32"] and sum(got.values()) == sum(real.values()) == 579
