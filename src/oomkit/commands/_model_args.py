@@ -65,11 +65,21 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
             check_quant_agrees(f"{parsed.model or model}:{parsed.quant}", quant)
         quant = quant or parsed.quant
     else:
-        model = model or default_model
+        if model is not None and not model.strip():
+            raise OomkitError("MODEL is empty (an unset shell variable?): name a model, e.g. llama3.1:8b")
+        engine_name = get_engine(opts.get("--engine", "llama.cpp")).name
+        flag_model, flag_quant, settings = get_engine(engine_name).parse_args(engine_args, env)
+        if flag_model is not None:  # the engine's own model flag (-m, -hf, --model): the model, given once
+            if model is not None and model != flag_model:
+                raise OomkitError(f"the model is named twice, as MODEL {model!r} and by the {engine_name} flags "
+                                  f"({flag_model!r}): give one")
+            model = flag_model
+            if quant and flag_quant:
+                check_quant_agrees(f"{model}:{flag_quant}", quant)
+            quant = quant or flag_quant
+        model = default_model if model is None else model
         if model is None:
             raise OomkitError("no MODEL given (try: oomkit estimate llama3.1:8b)")
-        engine_name = get_engine(opts.get("--engine", "llama.cpp")).name
-        _, _, settings = get_engine(engine_name).parse_args(engine_args, env)
     eng = get_engine(engine_name)
     settings = replace(settings, **neutral_options(opts, eng, settings))
     if "--ram" not in (extra_options or {}) or eng.neutral_fields("ram"):  # plan's own --ram: any engine

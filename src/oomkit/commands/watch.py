@@ -157,6 +157,8 @@ def _float(v: str, name: str) -> float:
         raise OomkitError(f"{name} takes a number of seconds, got {v!r}") from None
     if x < 0:
         raise OomkitError(f"{name} must not be negative")
+    if not x <= 86400:  # NaN and inf too: time.sleep refuses them (ValueError, OverflowError)
+        raise OomkitError(f"{name} {v!r}: seconds between readings, at most 86400 (a day)")
     return x
 
 

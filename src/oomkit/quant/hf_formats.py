@@ -216,6 +216,38 @@ def parse_quantization_config(config: Mapping[str, Any] | None, torch_dtype: str
     return parser(config, dtype)
 
 
+def _whole(c: Mapping[str, Any], key: str, default: int, lo: int = 1, hi: int = 1 << 20,
+           also: tuple[int, ...] = ()) -> int:
+    """An integer field of a quantization_config, checked where it enters: a JSON integer (transformers' config
+    classes compare it with integers: GPTQConfig.post_init `bits not in [2, 3, 4, 8]` refuses "4"; a bool is none)
+    within [lo, hi] or one of `also` (GPTQ's group_size -1: one group per row); absent or null: `default`."""
+    v = c.get(key)
+    if v is None:
+        return default
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise OomkitError(f"quantization_config {key} = {v!r}: not a whole number")
+    if not (lo <= v <= hi or v in also):
+        extra = "".join(f" or {a}" for a in also)
+        raise OomkitError(f"quantization_config {key} = {v}: out of range ({lo} to {hi}{extra})")
+    return v
+
+
+def _mapping(v: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(v, Mapping):
+        raise OomkitError(f"quantization_config {what} must be a JSON object, not {type(v).__name__}")
+    return v
+
+
+def _block(v: Any, key: str) -> tuple[int, int]:
+    """fp8 weight_block_size / compressed-tensors block_structure: [out, in], two positive integers (vllm
+    fp8.py Fp8Config: "The quantization block size of weight must have 2 dimensions")."""
+    if not isinstance(v, (list, tuple)) or len(v) != 2:
+        raise OomkitError(f"quantization_config {key} = {v!r}: give [out, in], two block sizes")
+    return (_whole({key: v[0]}, key, 0), _whole({key: v[1]}, key, 0))
+
+
 def _skip(*lists: Any) -> tuple[str, ...]:
     out: list[str] = []
     for lst in lists:
@@ -244,7 +276,7 @@ def _fp8(c: Mapping[str, Any], dtype: str) -> QuantFormat:
     block = c.get("weight_block_size")
     if block:
         return QuantFormat("fp8-block", 8, dtype=dtype, unquantized=skip, strategy="block",
-                           block=(int(block[0]), int(block[1])), method="fp8")
+                           block=_block(block, "weight_block_size"), method="fp8")
     return QuantFormat("fp8", 8, dtype=dtype, unquantized=skip, strategy="tensor", static_input_scale=static,
                        method="fp8")
 
@@ -255,12 +287,12 @@ def _fbgemm_fp8(c: Mapping[str, Any], dtype: str) -> QuantFormat:
 
 
 def _gptq(c: Mapping[str, Any], dtype: str) -> QuantFormat:
-    bits = int(c.get("bits", 4))
+    bits = _whole(c, "bits", 4)
     if bits not in (2, 3, 4, 8):
         raise OomkitError(f"GPTQ with {bits} bits is not a GPTQ layout (2, 3, 4 or 8)")
     # GPTQ leaves lm_head alone unless quantization_config.lm_head is true (vllm gptq.py:GPTQConfig)
     skip = _skip([] if c.get("lm_head") else ["lm_head"], c.get("modules_to_not_convert"))
-    return QuantFormat("gptq", bits, group_size=int(c.get("group_size", 128)), dtype=dtype, unquantized=skip,
+    return QuantFormat("gptq", bits, group_size=_whole(c, "group_size", 128, also=(-1,)), dtype=dtype, unquantized=skip,
                        strategy="group", scale_dtype="float16", zero_point=True, method="gptq")
 
 
@@ -268,8 +300,8 @@ def _awq(c: Mapping[str, Any], dtype: str) -> QuantFormat:
     version = str(c.get("version", "gemm")).lower()
     if version != "gemm":
         raise OomkitError(f"AWQ version {version!r} is not supported (only the GEMM layout)")
-    bits = int(c.get("bits", c.get("w_bit", 4)))
-    group = int(c.get("group_size", c.get("q_group_size", 128)))
+    bits = _whole(c, "bits", _whole(c, "w_bit", 4, hi=8), hi=8)
+    group = _whole(c, "group_size", _whole(c, "q_group_size", 128, also=(-1,)), also=(-1,))
     return QuantFormat("awq", bits, group_size=group, dtype=dtype,
                        unquantized=_skip(["lm_head"], c.get("modules_to_not_convert")), strategy="group",
                        scale_dtype="float16", zero_point=bool(c.get("zero_point", True)), method="awq")
@@ -307,7 +339,7 @@ def _modelopt(c: Mapping[str, Any], dtype: str) -> QuantFormat:
         return QuantFormat("modelopt-fp8", 8, dtype=dtype, unquantized=skip, strategy="tensor",
                            static_input_scale=True, method="modelopt")
     if algo == "NVFP4":
-        return QuantFormat("modelopt-nvfp4", 4, group_size=int(q.get("group_size", 16)), dtype=dtype,
+        return QuantFormat("modelopt-nvfp4", 4, group_size=_whole(q, "group_size", 16), dtype=dtype,
                            unquantized=skip, strategy="tensor_group", scale_dtype="float8_e4m3fn",
                            static_input_scale=True, method="modelopt")
     if algo == "MIXED_PRECISION":
@@ -319,7 +351,7 @@ def _modelopt(c: Mapping[str, Any], dtype: str) -> QuantFormat:
             raise OomkitError("ModelOpt MIXED_PRECISION config has no quantized_layers")
         per: list[tuple[str, QuantFormat]] = []
         for name, spec in layers.items():
-            sub = _modelopt_layer(spec if isinstance(spec, Mapping) else {}, dtype, int(q.get("group_size", 16)))
+            sub = _modelopt_layer(spec if isinstance(spec, Mapping) else {}, dtype, _whole(q, "group_size", 16))
             if sub is not None:
                 per.append((_decoder_module(str(name)), sub))
         per.sort(key=lambda t: -len(t[0]))  # the longest name first: a module before its parent
@@ -342,13 +374,13 @@ def _modelopt_layer(spec: Mapping[str, Any], dtype: str, group: int) -> QuantFor
         return QuantFormat("modelopt-fp8", 8, dtype=dtype, strategy="tensor", static_input_scale=True,
                            method="modelopt")
     if algo in ("NVFP4", "W4A16_NVFP4"):
-        return QuantFormat("modelopt-nvfp4", 4, group_size=int(spec.get("group_size", group)), dtype=dtype,
+        return QuantFormat("modelopt-nvfp4", 4, group_size=_whole(spec, "group_size", group), dtype=dtype,
                            strategy="tensor_group", scale_dtype="float8_e4m3fn", static_input_scale=algo == "NVFP4",
                            method="modelopt")
     if algo == "FP8_PER_CHANNEL_PER_TOKEN":  # fp8 weight, one fp32 scale per output channel
         return QuantFormat("fbgemm-fp8", 8, dtype=dtype, strategy="channel", method="modelopt")
     if algo == "FP8_PB_WO":  # fp8 weight, one fp32 scale per block
-        b = int(spec.get("group_size", 128))
+        b = _whole(spec, "group_size", 128)
         return QuantFormat("fp8-block", 8, dtype=dtype, strategy="block", block=(b, b), method="modelopt")
     raise OomkitError(f"ModelOpt per-layer quant_algo {algo!r} is not supported; known: FP8, NVFP4, W4A16_NVFP4, "
                       "FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO")
@@ -356,10 +388,11 @@ def _modelopt_layer(spec: Mapping[str, Any], dtype: str, group: int) -> QuantFor
 
 def _compressed_tensors(c: Mapping[str, Any], dtype: str) -> QuantFormat:
     # compressed-tensors config/base.py + quantization/quant_config.py:QuantizationConfig
-    sparsity = c.get("sparsity_config") or {}
+    sparsity = _mapping(c.get("sparsity_config") or {}, "sparsity_config")
     if sparsity.get("format", "dense") != "dense":
         raise OomkitError(f"compressed-tensors sparsity format {sparsity.get('format')!r} is not supported")
-    groups = [g for g in (c.get("config_groups") or {}).values() if g.get("weights")]
+    groups = [g for g in _mapping(c.get("config_groups") or {}, "config_groups").values()
+              if _mapping(g, "config_groups entry").get("weights")]
     if not groups and isinstance(c.get("weights"), Mapping):
         # a copy reduced to one scheme at the top level (aiconfigurator's model_configs): one group, every Linear
         groups = [{"weights": c["weights"], "input_activations": c.get("input_activations"), "targets": ["Linear"]}]
@@ -369,12 +402,15 @@ def _compressed_tensors(c: Mapping[str, Any], dtype: str) -> QuantFormat:
     if len(schemes) > 1:
         raise OomkitError(f"compressed-tensors config mixes {len(schemes)} weight schemes; not supported")
     g = groups[0]
-    w, act = g["weights"], g.get("input_activations")
+    w, act = _mapping(g["weights"], "weights"), g.get("input_activations")
+    act = _mapping(act, "input_activations") if act else None
     fmt = str(g.get("format") or c.get("format") or "").lower()
-    bits, wtype = int(w.get("num_bits", 8)), str(w.get("type", "int")).lower()
+    bits, wtype = _whole(w, "num_bits", 8, hi=64), str(w.get("type", "int")).lower()
     strategy = str(w.get("strategy", "tensor")).lower()
-    group_size = int(w.get("group_size") or 0)
-    block = tuple(int(x) for x in w["block_structure"]) if w.get("block_structure") else None
+    group_size = _whole(w, "group_size", 0, lo=0)
+    block = _block(w["block_structure"], "block_structure") if w.get("block_structure") else None
+    if strategy == "group" and group_size <= 0:  # compressed-tensors QuantizationArgs: a group strategy needs one
+        raise OomkitError(f"compressed-tensors weights: strategy group with group_size {w.get('group_size')!r}")
     symmetric = bool(w.get("symmetric", True))
     # scales take the model dtype unless the args name one (initialize.py:initialize_qparams)
     scale_dtype = normalize_dtype(w["scale_dtype"]) if w.get("scale_dtype") else dtype
@@ -409,10 +445,10 @@ def _mlx(c: Mapping[str, Any], dtype: str) -> QuantFormat:
                            method="mlx")
     if mode != "affine":
         raise OomkitError(f"MLX quantization mode {mode!r} is not supported; known: affine, mxfp4")
-    bits = int(c.get("bits", 4))
+    bits = _whole(c, "bits", 4, hi=64)
     if not 2 <= bits <= 8:
         raise OomkitError(f"MLX quantization with {bits} bits: mlx quantizes to 2-8 bits")
-    return QuantFormat("mlx-affine", bits, group_size=int(c.get("group_size", 64)), dtype=dtype, strategy="group",
+    return QuantFormat("mlx-affine", bits, group_size=_whole(c, "group_size", 64), dtype=dtype, strategy="group",
                        scale_dtype=dtype, zero_point=True, method="mlx")
 
 
