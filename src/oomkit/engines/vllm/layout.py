@@ -135,7 +135,7 @@ def _graph_pool(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int, fi
     prints no estimate and captures whole-model graphs (worker/model_runner.py capture_model): what the phases
     charge the capture (phases.py cudagraph_actual_bytes and nccl_graph_bytes)."""
     if r.v1:
-        return cudagraph_estimate_bytes(spec, s, r)
+        return cudagraph_estimate_bytes(spec, s, r, n_layers)  # the share per graph follows the stage's layers
     if s.enforce_eager:
         return 0
     return cudagraph_actual_bytes(spec, s, r) + nccl_graph_bytes(spec, s, r, n_layers, first_stage)
@@ -334,8 +334,8 @@ def _phase_view(spec: ModelSpec, s: VllmSettings, r: Resolved, phases: dict[str,
         "cudagraph_piecewise_graphs": pw,
         "cudagraph_full_graphs": full,
         # the first stage's capture: the pool and, beyond two PCIe GPUs, NCCL's share (phases.py nccl_graph_bytes)
-        "cudagraph_actual_bytes": 0 if s.enforce_eager else cudagraph_actual_bytes(spec, s, r) + nccl_graph_bytes(
-            spec, s, r, _stage_layers(spec, r, 0)),
+        "cudagraph_actual_bytes": 0 if s.enforce_eager else cudagraph_actual_bytes(
+            spec, s, r, _stage_layers(spec, r, 0)) + nccl_graph_bytes(spec, s, r, _stage_layers(spec, r, 0)),
         "sampler_warmup_requests": min(r.max_num_seqs, r.max_num_batched_tokens) if r.v1 else None,
         "sampler_warmup_bytes": sampler_warmup_bytes(spec, s, r),
         "failed_phase": None,
