@@ -39,7 +39,8 @@ def test_printed_command_starts_the_server_with_the_variables():
     parsed = parse_command(split_command(shell_join(argv)), env={})
     assert parsed.model == "qwen3:8b" and parsed.settings.program == "ollama serve"
     assert memory(parsed.settings) == memory(SETTINGS)
-    assert OLLAMA.command_notes(parsed.settings) == ()
+    (note,) = OLLAMA.command_notes(parsed.settings)  # how to run the two lines, no warning
+    assert "stop one already running first" in note and "another terminal" in note
     est = OLLAMA.estimate(resolve_model(OLLAMA, "qwen3:8b"), DEVICES, parsed.settings)
     assert not any("ollama#14191" in w for w in est.warnings)
 
@@ -99,7 +100,7 @@ def test_a_container_runs_the_server_with_its_variables():
 
     out = OLLAMA.rewrite_command(argv, old, replace(old, kv_cache_type="q8_0", flash_attention="1"))
     assert COMMAND_BREAK not in out and "OLLAMA_KV_CACHE_TYPE=q8_0" in out
-    assert OLLAMA.command_notes(old) == ()
+    assert not any("given to `ollama run`" in n for n in OLLAMA.command_notes(old))
 
 
 def test_plan_prints_the_server_line_then_the_run_line(capsys):
@@ -110,3 +111,4 @@ def test_plan_prints_the_server_line_then_the_run_line(capsys):
     out = capsys.readouterr().out
     first = out.index("  1. OLLAMA_")
     assert "ollama serve\n     ollama run qwen3:8b" in out[first:]
+    assert "note: Ollama: `ollama serve` with its variables (re)starts the server" in out

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..engines.base import EngineModule, get_engine
+from ..engines.command import COMMAND_BREAK
 from ..errors import OomkitError
 from ..memory import Device
 from ..model.names import canonical_ref
@@ -173,6 +174,8 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
         notes += (f"not planned: {', '.join(dict.fromkeys(unpublished))}, which {repo} does not publish (per "
                   f"{found_in.source if found_in else 'its hub listing'})",)
     chosen = _shown(front, limit)
+    # how to run a launch of two commands (Ollama's server with its variables, then the model)
+    notes += tuple(dict.fromkeys(n for o in chosen if COMMAND_BREAK in o.argv for n in eng.command_notes(o.settings)))
     shown_unlisted = [o.quant for o in chosen if o.quant in unlisted]
     if repo is not None and shown_unlisted:
         notes += (published.unlisted_text(repo, shown_unlisted),)

@@ -39,6 +39,7 @@ from .args import (
     parse_args,
     rewrite_command,
     run_variables_warning,
+    serve_note,
 )
 
 # ollama.com library tags without a quant are the GGUFs llama.cpp users get too: Q4_K_M (gpt-oss: MXFP4)
@@ -94,7 +95,7 @@ ENGINE = EngineModule(
     newest=NEWEST, default_format_fn=default_weight_format, loads_gguf=True,
     effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
     knobs_fn=knobs, extras_fn=lambda tag, s: {"modelfile": modelfile(tag, s)}, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
-    command_notes_fn=lambda s: tuple(filter(None, [run_variables_warning(s)])),
+    command_notes_fn=lambda s: tuple(filter(None, [run_variables_warning(s), serve_note(s)])),
 )
 
 __all__ = ["DEFAULT_GGUF_TYPE", "ENGINE", "FIT_TARGET", "MINIMUM_MEMORY", "MINIMUM_MEMORY_DEFAULT", "NEUTRAL",

@@ -236,6 +236,14 @@ def server_variables_on_run(settings: OllamaSettings) -> list[str]:
     return [f"{k}={env[k]}" for k in (*FIELD_VARIABLES.values(), *MEMORY_VARIABLES) if env.get(k)]
 
 
+def serve_note(settings: OllamaSettings) -> str | None:
+    """How to run a command that starts the server with its variables (format_command, serve_first), else None."""
+    if settings.program not in ("ollama serve", "ollama start") or not dict(settings.env):
+        return None
+    return ("Ollama: `ollama serve` with its variables (re)starts the server: stop one already running first "
+            "(systemctl stop ollama, or quit the app), then run `ollama run` in another terminal")
+
+
 def run_variables_warning(settings: OllamaSettings) -> str | None:
     """One line when server variables come with `ollama run` (ollama#14191), else None."""
     found = server_variables_on_run(settings)
