@@ -254,23 +254,15 @@ def test_pipeline_parallel_warm_up_on_the_last_stage_only():
 # The logs: the CUDA-graph pool, and whether the run starts
 
 
-# the graph pool of small-hidden MoE models on the Triton fused-MoE kernels is under-predicted: Qwen1.5-MoE-A2.7B
-# (hidden 2048, 24 layers of 60 experts, top-4, a shared expert) takes 1.10 GiB, the rule gives 0.70 GiB (-36.6 %);
-# kept visible, not fitted. What it is not, read in the source: the fused-MoE temporaries. In 0.8.x fused_moe.py
-# fused_experts_impl takes them per call (cache13 of M x top_k x max(N, K), cache2 of M x top_k x N / 2: 16.5 MiB at
-# M = 512, freed inside each graph and shared through the one graph pool, largest size first); from 0.21 the modular
-# kernels take them from one global buffer (v1/worker/workspace.py WorkspaceManager, grown by the profile run at
-# max_num_batched_tokens and locked after capture_model, lock_workspace), so not in the capture at all. Nor the
-# number of graphs: vLLM's own estimate (profile_cudagraph_memory, the two largest graphs of each mode extrapolated)
-# printed 0.82 GiB here, 0.28 below what capture_model took, but for Qwen3.5-35B-A3B at TP 4 (vllm#50722, the same
-# Triton kernels, hidden 2048, 40 MoE layers; tests/test_vllm_cudagraph.py) it printed 1.32 against 1.34 taken, so
-# there the memory is in the two largest graphs already. What the two logs share is a capture that grows with the
-# MoE layers where the rule's per-graph share grows with the hidden size: granite-3.1-2b (hidden 2048, 40 dense
-# layers) takes 0.46 GiB beyond the first capture, Qwen1.5-MoE 0.72. A share per layer on the rank (took = 243 MiB +
-# 189 KiB x layers x graphs x sqrt(largest / 512), least squares on the 23 non-GeForce, non-MXFP4 logs, not adopted)
-# leaves this log at -38 %; the rule's gpt-oss term (CG_MXFP4_PER_GRAPH_PER_MOE_LAYER) charged to these 24 MoE layers
-# would give 0.88 GiB (-20 %) and Llama-4-Scout (top-1, 16 experts) +37 %. Which kernel's memory it is is not found
-# in the source. The estimate (phases.py cudagraph_estimate_bytes): 0.69 GiB against 0.82 printed (-16 %)
+# the graph pool of Qwen1.5-MoE-A2.7B (hidden 2048, 24 layers of 60 experts, top-4, a shared expert) on the Triton
+# fused-MoE kernels is under-predicted: it takes 1.10 GiB, the rule 0.80 GiB (-28 %: the 152 MiB one-off, 130 MiB of
+# FlashAttention 3 split buffers, 102 graphs x 24 MoE layers x 1.55 x 144.1 KiB); kept visible, not fitted. What it is
+# not, read in the source: the fused-MoE temporaries. In 0.8.x fused_moe.py fused_experts_impl takes them per call
+# (cache13 of M x top_k x max(N, K), cache2 of M x top_k x N / 2: 16.5 MiB at M = 512, freed inside each graph and
+# shared through the one graph pool, largest size first); from 0.21 the modular kernels take them from one global
+# buffer (v1/worker/workspace.py WorkspaceManager, grown by the profile run at max_num_batched_tokens and locked after
+# capture_model, lock_workspace), so not in the capture at all. vLLM's own estimate (profile_cudagraph_memory, the two
+# largest graphs of each mode extrapolated) printed 0.82 GiB here, 0.28 below what capture_model took; oomkit's 0.79
 CG_KNOWN_MISSES = {"llmd-qwen1.5-moe-a2.7b-h100-v0.19": (
     "Triton fused-MoE graph memory under-predicted: 0.80 vs 1.10 GiB (-28 %; 0.70 and -36.6 % before phases.py's "
     "share per graph and layer, a MoE layer 1.55 layers as gpt-oss-20b TP1 gives); vllm#50722's Qwen3.5-35B-A3B "
