@@ -10,6 +10,8 @@ import pytest
 
 import oomkit
 from oomkit.errors import OomkitError
+from oomkit.plan.fit import fit
+from oomkit.request import devices_from
 from oomkit.units import GiB
 
 # https://github.com/oumi-ai/oumi/pull/1223 (2025-01-24, vLLM 0.6.x V0), the pre-quantized checkpoint
@@ -60,3 +62,13 @@ def test_online_fp8_shorthands_store_one_byte_per_linear_weight():
     fp8 = _weights("meta-llama/Llama-3.2-1B-Instruct", "0.27.1", quantization="fp8")
     assert _weights("meta-llama/Llama-3.2-1B-Instruct", "0.27.1", quantization="fp8_per_block") == fp8
     assert fp8 < _weights("meta-llama/Llama-3.2-1B-Instruct", "0.27.1") * 0.75
+
+
+def test_fit_turns_to_inflight_nf4_only_when_nothing_else_stays_on_the_gpu():
+    # Qwen3-14B at 40960 on 24 GiB: an fp8 conversion (with an fp8 cache) keeps it on the GPU, the faster fix
+    f = fit(["vllm", "serve", "Qwen/Qwen3-14B", "--max-model-len", "40960"], devices_from("24GiB"))
+    assert "--quantization fp8" in " ".join(f.command)
+    # Qwen3-32B: 61 GiB in bf16, 32 in fp8; only the in-flight nf4 (about 18 GiB) stays on a 24 GiB card
+    f = fit(["vllm", "serve", "Qwen/Qwen3-32B", "--max-model-len", "8192"], devices_from("24GiB"))
+    assert f.tier == 1 and "offload" not in f.knobs
+    assert "--quantization bitsandbytes" in " ".join(f.command)

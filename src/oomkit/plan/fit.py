@@ -170,12 +170,23 @@ def _search(eng: EngineModule, parsed: Any, spec: ModelSpec, devs: tuple[Device,
         found: list[_Candidate] = []
         for level in (1, 2, 3):
             found += turns.level(level, allow_offload)
-            if any(c.user_knobs == 0 for c in found):
+            if any(c.user_knobs == 0 and not _last_resort(c) for c in found):
                 break
+        usual = [c for c in found if not _last_resort(c)]
         if found:
-            return min(found, key=lambda c: (c.user_knobs, len(c.knobs), c.tier, *_quality_key(eng, c),
-                                             -(c.context or 0), c.relief_rank))
+            return min(usual or found, key=lambda c: (c.user_knobs, len(c.knobs), c.tier, *_quality_key(eng, c),
+                                                      -(c.context or 0), c.relief_rank))
     return None
+
+
+# Weight conversions at load that the engine itself calls slow: vLLM's in-flight bitsandbytes ("bitsandbytes
+# quantization is not fully optimized yet. The speed can be slower than non-quantized models", 0.6's config.py
+# warning) is chosen only when no other fix keeps the model on the GPUs.
+_LAST_RESORT_QUANTIZATION = frozenset({"bitsandbytes"})
+
+
+def _last_resort(c: _Candidate) -> bool:
+    return getattr(c.settings, "quantization", None) in _LAST_RESORT_QUANTIZATION and "quantization" in c.weight_fields
 
 
 class _Turns:

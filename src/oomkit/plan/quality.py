@@ -43,6 +43,7 @@ _HF_ALIASES = {
     "nvfp4": "nvfp4", "modelopt-nvfp4": "nvfp4", "ct-nvfp4-pack-quantized": "nvfp4",
     "mxfp4": "mxfp4", "ct-mxfp4-pack-quantized": "mxfp4",
     "nf4": "nf4", "bnb-nf4": "nf4", "bnb-4bit": "nf4",
+    "bitsandbytes": "nf4",  # vLLM --quantization bitsandbytes on a 16-bit checkpoint: nf4 in flight
     "bnb-fp4": "bnb-fp4",
     "bnb-int8": "bnb-int8", "bnb-8bit": "bnb-int8", "llm.int8": "bnb-int8",
     "mlx-4bit": "mlx-4bit", "mlx-q4": "mlx-4bit", "mlx4": "mlx-4bit", "4bit": "mlx-4bit",

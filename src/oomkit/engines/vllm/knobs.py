@@ -36,7 +36,7 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
     per_node = n // nodes if nodes > 1 else n
     parallel = dict(tensor_parallel_size=per_node, pipeline_parallel_size=nodes) if n > 1 else {}
     util = utilization_for(devices, reserve_bytes)
-    for arg, quantization, wlabel in hf_weight_choices(model, spec, fixed_format):
+    for arg, quantization, wlabel in hf_weight_choices(model, spec, fixed_format, inflight_nf4=True):
         for kv in KV_TYPES:
             s = replace(base, kv_cache_dtype=kv, **parallel)
             if quantization:
