@@ -131,6 +131,12 @@ def test_ollama_latest_is_its_default_tag_not_the_bare_catalog_name():
     assert base_hf_id("qwen3:latest") == base_hf_id("qwen3") == "Qwen/Qwen3-8B"
 
 
+def test_context_length_words_keep_their_trained_context():
+    # Phi-3-medium-128k-instruct config.json: max_position_embeddings 131072 (the 4k model: 4096)
+    spec = oomkit.estimate("phi3:14b-medium-128k-instruct-q4_0", "ollama", find_max_context=False).model
+    assert spec.n_ctx_train == 131072 and _base(spec) == "microsoft/Phi-3-medium-128k-instruct"
+
+
 # ---- names that cannot be resolved: one line that says why, and what to type instead ----
 
 REFUSED = [
@@ -147,6 +153,8 @@ REFUSED = [
     ("Qwen/Qwen3-8B", "ollama", "fp8", "fp8: a Hugging Face checkpoint format"),
     ("Qwen/Qwen3-8B:nf4", "llama.cpp", None, "nf4: a Hugging Face checkpoint format"),
     (":Q4_K_M", "llama.cpp", None, "no model given before ':Q4_K_M'"),
+    # a context length in the tag is no same-shaped qualifier: read as the 4k model it was 32x short on the KV cache
+    ("phi3:medium-128k", "ollama", None, "did you mean phi3:medium, microsoft/Phi-3-medium-128k-instruct"),
     # typos: the nearest names
     ("qwen3:8bb", "ollama", None, "did you mean qwen3:8b"),
     ("lama3.1:8b", "ollama", None, "did you mean llama3.1:8b"),

@@ -193,10 +193,12 @@ def derivative_patterns(hf_id: str) -> tuple[str, ...]:
             f"mlx-community/{model}-{{{','.join(MLX_SUFFIXES)}}}",
             f"bartowski/{org}_{model}-GGUF")
 
-# Words after the model name that do not change its shapes (a fine-tune, a context extension, a release date):
-# read as the same-shaped base, and labelled.
-_SAME_SHAPE_WORDS = {"instruct", "chat", "it", "base", "hf", "thinking", "think", "qat", "128k", "32k", "64k", "1m",
-                     "mini", "medium", "abliterated", "uncensored", "unsloth", "text", "pt", "latest"}
+# Words after the model name that do not change its shapes (a fine-tune, a release date): read as the same-shaped
+# base, and labelled. A context length ("128k", "1m") is not one of them: the trained context is what llama.cpp's
+# -c 0 and vLLM's max_model_len default to and what Ollama caps num_ctx at (Phi-3-medium-128k: 131072, the 4k
+# model 4096).
+_SAME_SHAPE_WORDS = {"instruct", "chat", "it", "base", "hf", "thinking", "think", "qat", "mini", "medium",
+                     "abliterated", "uncensored", "unsloth", "text", "pt", "latest"}
 _RELEASE_DATE = re.compile(r"\d{4}")  # "2507", "1124", "0528": a re-release of the same shapes (not "v0.2": vocabularies change)
 
 
