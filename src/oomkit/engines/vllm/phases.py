@@ -271,8 +271,8 @@ def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_laye
 
 
 def per_graph_share(spec: ModelSpec, r: Resolved, sizes: tuple[int, ...], n_layers: int | None = None) -> float:
-    """V1's share per captured graph beyond the first capture: CG_PER_GRAPH_LAYER per decoder layer of the rank, a MoE
-    layer 1 + CG_MOE_LAYER_EXTRA, times sqrt(largest size / 512); none on GeForce parts."""
+    """V1's share per captured graph: CG_PER_GRAPH_LAYER per decoder layer of the rank (n_layers; the first stage's
+    when not given), a MoE layer 1 + CG_MOE_LAYER_EXTRA, times sqrt(largest size / 512); none on GeForce parts."""
     if geforce_capture(r):
         return 0.0
     trunk = spec.n_trunk_layers
