@@ -112,3 +112,13 @@ def test_plan_prints_the_server_line_then_the_run_line(capsys):
     first = out.index("  1. OLLAMA_")
     assert "ollama serve\n     ollama run qwen3:8b" in out[first:]
     assert "note: Ollama: `ollama serve` with its variables (re)starts the server" in out
+
+
+def test_diagnose_fix_for_ollama_starts_the_server_with_the_variable():
+    from oomkit.diagnose import diagnose
+
+    d = diagnose("Error: 500 Internal Server Error: memory layout cannot be allocated", command=["ollama", "run",
+                                                                                                "qwen3:8b"])
+    server, run = d.fixes[0].command.split("\n")
+    assert server.startswith("OLLAMA_CONTEXT_LENGTH=") and server.endswith(" ollama serve")
+    assert run == "ollama run qwen3:8b"

@@ -93,7 +93,7 @@ def _with_command(d: Diagnosis, argv: list[str]) -> Diagnosis:
             env_words = [f"{k}={v}" for k, v in f.env]
             after = parse_command([*env_words, *argv, *f.flags], env={})
             words = eng.rewrite_command(argv, before.settings, after.settings)
-            line = " ".join([*(w for w in env_words if w not in words), *words])
+            line = " ".join([*(w for w in env_words if w not in words), *words]).replace(" \n ", "\n")  # 2 commands
         except (OomkitError, ValueError, TypeError):
             line = None
         fixes.append(Fix(**{**f.__dict__, "command": line}) if line else f)

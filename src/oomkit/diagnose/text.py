@@ -98,7 +98,7 @@ def render(d: Diagnosis) -> str:
             if f.env:
                 out.append(f"     env:   {' '.join(f'{k}={v}' for k, v in f.env)}")
             if f.command:
-                out.append(f"     run:   {f.command}")
+                out.append(f"     run:   {f.command}".replace("\n", "\n            "))  # Ollama: serve, then run
     if d.recognised and len(d.recognised) > 1:
         out.append("seen      " + ", ".join(d.recognised))
     return "\n".join(out)
