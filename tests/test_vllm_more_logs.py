@@ -188,9 +188,9 @@ def test_v2_budget_leaves_out_the_cuda_graphs():
 DJL = "deaths/llama-3-8b-4xl4-tp4-v0.22-v0.23-runner-v2-capture-oom-djl3055"
 DJL_KNOWN = {
     "LMI v27 (0.23.1), batch 128":
-        "the log starts (19 FULL graphs, 0.44 GiB of capture); oomkit dies in the capture, 0.01 GiB short (0.48 GiB "
-        "charged for 35 + 19 graphs, +0.04 against the log, with 0.47 GiB left after the KV cache); with the logged "
-        "0.44 it would die in the sampler warm-up (0.12 GiB with 0.03 left). The KV budget is the log's (16.18 vs "
+        "the log starts (19 FULL graphs, 0.44 GiB of capture); oomkit dies in the sampler warm-up, 0.06 GiB short "
+        "(0.40 GiB charged for the capture of 35 + 19 graphs, -0.04 against the log, with 0.47 GiB left after the KV "
+        "cache; the 0.12 GiB warm-up finds 0.07). The KV budget is the log's (16.18 vs "
         "16.19 GiB): what is short is the headroom outside it, where oomkit keeps 1.40 GiB: the L4's context "
         "(0.34 GiB by its 58 SMs), the V2 sampler state (0.07) and 1.00 GiB for the communicators set up before the "
         "worker-init snapshot (CONTEXT_MULTI, measured on H100 NVLink logs only). The PR's batch-256 runs, 60-130 MiB "
