@@ -247,7 +247,8 @@ SIZE_CASES = [
                "shape; the 35B-A3B recipe would be larger still): stand-in +8.75%"),
     _size_case("qwen3.5-397b-a17b-ud-q4_k_xl-llama-macos63", "UD-Q4_K_XL on Qwen3.5-397B-A17B: stand-in +9.87%"),
     _size_case("qwen3.6-27b-q4_k_m-unsloth-hilbertraum", "unsloth's plain Q4_K_M keeps 96 ssm_alpha / ssm_beta in F32 "
-               "and 48 attn_gate / ssm_out at q5_K; oomkit cannot tell an unsloth Q4_K_M from the name: -1.61%"),
+               "and 48 attn_gate / ssm_out at q5_K; a name without its publisher is read as llama-quantize's Q4_K_M: "
+               "-1.61% (with the publisher given, exact: test_unsloth_plain_q4_k_m_with_its_publisher)"),
 ]
 
 
@@ -329,3 +330,27 @@ def test_recipe_only_for_its_model_shape():
     assert published_recipe("UD-Q4_K_XL", "qwen35moe", big) is None
     assert published_recipe("UD-Q4_K_XL", "qwen3moe", small) is None
     assert published_recipe("Q4_K_M", "qwen35moe", small) is None
+
+
+def test_unsloth_plain_q4_k_m_with_its_publisher():
+    """unsloth's plain-named Q4_K_M of Qwen3.6-27B is a Dynamic 2.0 mix too: with the publisher known
+    (mix_types(publisher="unsloth")) every count and both model buffers are the log's; without it the file type's
+    own rules stand (the -257 MiB of the held-out log)."""
+    from oomkit.quant import ggml
+    from oomkit.quant.gguf_recipes import mix_label, mix_types
+
+    fx = BY_ID["qwen3.6-27b-q4_k_m-unsloth-hilbertraum"]
+    spec = predicted(fx)
+    tensors = [(t.name, t.shape) for t in spec.weights.tensors]
+    types = mix_types("Q4_K_M", tensors, spec.architecture, publisher="unsloth")
+    assert dict(Counter(types.values())) == quoted_counts(fx)
+    nbytes = {n: ggml.tensor_bytes(types[n], s) for n, s in tensors}
+    q = "\n".join(fx["quoted"])
+    host = float(re.search(r"CPU_Mapped model buffer size = +([\d.]+) MiB", q).group(1))
+    device = float(re.search(r"Vulkan0 model buffer size = +([\d.]+) MiB", q).group(1))
+    assert round(nbytes["token_embd.weight"] / MiB, 2) == host
+    assert round((sum(nbytes.values()) - nbytes["token_embd.weight"]) / MiB, 2) == device
+    assert "follows the publisher's real files" in mix_label("Q4_K_M", spec.architecture, tensors, "unsloth")
+    assert mix_types("Q4_K_M", tensors, spec.architecture) != types and mix_label("Q4_K_M", spec.architecture,
+                                                                                     tensors) is None
+    assert mix_types("Q4_K_M", tensors, spec.architecture, publisher="bartowski") != types

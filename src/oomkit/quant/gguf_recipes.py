@@ -601,10 +601,11 @@ class PublishedRecipe:
     n_expert: int
     ftype: str
     tensor_types: tuple[tuple[str, str], ...]
-    output_type: str
-    token_embedding_type: str
+    output_type: str | None
+    token_embedding_type: str | None
     sources: tuple[str, ...]
     unresolved: str = ""
+    publisher: str = "unsloth"  # a plain file type name ("Q4_K_M") takes the recipe only when its publisher is known
 
 
 # unsloth's Dynamic 2.0 mixes differ per model ("the combinations will differ for each layer and model",
@@ -642,6 +643,17 @@ PUBLISHED_RECIPES: tuple[PublishedRecipe, ...] = (
                    "real 30 beyond ssm_alpha / ssm_beta could weigh 0.19 GiB less or 0.22 GiB more, under 0.8%), "
                    "and two expert tensors are q8_0 where the recipe has q6_K (0.12 GiB); no size of the file is "
                    "published to hold it against"),
+    # unsloth/Qwen3.6-27B-GGUF Q4_K_M (a plain name, made the Dynamic 2.0 way all the same): "type f32: 449, q4_K: 289,
+    # q5_K: 48, q6_K: 65", model buffers 15345.66 + 682.03 MiB (HilbertraumAI/HilbertRaum@175efe3f issue446 log,
+    # b9849). llama-quantize's Q4_K_M gives this tensor list 353 f32 / 433 q4_K / 65 q6_K: the file keeps the 96
+    # delta-net ssm_alpha / ssm_beta in F32 (+96 f32, -96 q4_K) and puts one 5120 x 6144 tensor of each of the 48
+    # delta-net layers at q5_K (-48 q4_K, +48 q5_K), which makes every count and the buffers to 0.01 MiB.
+    PublishedRecipe(
+        "Q4_K_M", "qwen35", 5120, 0, "Q4_K_M", ((r"ssm_(alpha|beta)", "f32"), (r"attn_gate", "q5_K")), None, None,
+        ("https://github.com/HilbertraumAI/HilbertRaum/blob/175efe3f7cfad8c55e8e7a2b371e58b61fb0b9f4/eval/results/"
+         "hardware/i9-9900x-rtx-3090-24gb-128gb/issue446-arch-sweep-qwen3.6-27b-q4.stderr.log",),
+        unresolved="whether the q5_K tensor of each delta-net layer is attn_gate or ssm_out (the same bytes) is not "
+                   "printed"),
 )
 
 # How far the llama-quantize stand-in of a mix falls from real files of models no recipe covers (the stand-in's
@@ -653,30 +665,37 @@ STANDIN_MISSES: dict[str, tuple[tuple[str, int], ...]] = {
 }
 
 
-def published_recipe(mix: str, arch: str, tensors: Sequence[tuple[str, tuple[int, ...]]]) -> PublishedRecipe | None:
-    """The recipe read from a publisher's real files for this mix on this model shape, or None."""
+def published_recipe(mix: str, arch: str, tensors: Sequence[tuple[str, tuple[int, ...]]],
+                     publisher: str | None = None) -> PublishedRecipe | None:
+    """The recipe read from a publisher's real files for this mix on this model shape, or None. A named mix
+    ("UD-Q4_K_XL") says its publisher; a plain file type ("Q4_K_M") takes a recipe only for the `publisher` given."""
     m = named_mix(mix)
-    if m is None:
+    if m is not None:
+        name, who = m.name, None
+    elif publisher:
+        name, who = ftype_by_name(mix).name, publisher.strip().lower()
+    else:
         return None
     emb = next((s for n, s in tensors if n == "token_embd.weight"), None)
     n_embd = emb[0] if emb else 0
     n_expert = max((s[2] for n, s in tensors if n.endswith("_exps.weight") and len(s) == 3), default=0)
-    return next((r for r in PUBLISHED_RECIPES if (r.mix, r.arch, r.n_embd, r.n_expert) == (m.name, arch, n_embd,
-                                                                                          n_expert)), None)
+    return next((r for r in PUBLISHED_RECIPES if (r.mix, r.arch, r.n_embd, r.n_expert) == (name, arch, n_embd, n_expert)
+                 and who in (None, r.publisher)), None)
 
 
 def mix_types(ftype: str, tensors: Sequence[tuple[str, tuple[int, ...]]], arch: str, n_expert: int = 0,
-              n_gqa: int = 1, *, build: int | None = None) -> dict[str, str]:
+              n_gqa: int = 1, *, build: int | None = None, publisher: str | None = None) -> dict[str, str]:
     """recipe_types for a llama-quantize file type or a named mix: a publisher's recipe where one is known for this
-    model shape (PUBLISHED_RECIPES), else the mix's llama-quantize stand-in (labelled by mix_label)."""
+    model shape (PUBLISHED_RECIPES; for a plain file type only when its `publisher` is known), else the file type's
+    own rules or the mix's llama-quantize stand-in (labelled by mix_label)."""
     mix = named_mix(ftype)
-    if mix is None:
-        return recipe_types(ftype, tensors, arch, n_expert=n_expert, n_gqa=n_gqa, build=build)
-    pub = published_recipe(mix.name, arch, tensors)
+    pub = published_recipe(ftype, arch, tensors, publisher)
     if pub is not None:
         return recipe_types(pub.ftype, tensors, arch, n_expert=n_expert, n_gqa=n_gqa, build=build,
                             output_tensor_type=pub.output_type, token_embedding_type=pub.token_embedding_type,
                             tensor_type_overrides=pub.tensor_types)
+    if mix is None:
+        return recipe_types(ftype, tensors, arch, n_expert=n_expert, n_gqa=n_gqa, build=build)
     # every named mix is an imatrix quant (bartowski's model cards: "All quants made using imatrix option"; each
     # unsloth UD log quoted in tests/fixtures/gguf_mixes/published_files.json carries quantize.imatrix.*), which
     # changes IQ4_XS / IQ4_NL / IQ3_XXS / Q4_0 / Q5_0's ffn_down and attn_v (llama_tensor_get_type_impl's has_imatrix)
@@ -684,16 +703,16 @@ def mix_types(ftype: str, tensors: Sequence[tuple[str, tuple[int, ...]]], arch: 
                         output_tensor_type=mix.output_type, token_embedding_type=mix.token_embedding_type)
 
 
-def mix_label(name: str, arch: str, tensors: Sequence[tuple[str, tuple[int, ...]]]) -> str | None:
-    """The line an estimate carries for a named mix: where its types come from, and for a stand-in that it is one."""
-    mix = named_mix(name)
-    if mix is None:
-        return None
-    pub = published_recipe(mix.name, arch, tensors)
+def mix_label(name: str, arch: str, tensors: Sequence[tuple[str, tuple[int, ...]]],
+              publisher: str | None = None) -> str | None:
+    """The line an estimate carries for a named mix (or a publisher's file type with a recipe): where its types come
+    from, and for a stand-in that it is one."""
+    pub = published_recipe(name, arch, tensors, publisher)
     if pub is not None:
         left = f"; not modelled: {pub.unresolved}" if pub.unresolved else ""
-        return f"{mix.name} follows the publisher's real files of this model ({pub.sources[0]}){left}"
-    return mix.note if mix.approximate else None
+        return f"{pub.mix} follows the publisher's real files of this model ({pub.sources[0]}){left}"
+    mix = named_mix(name)
+    return mix.note if mix is not None and mix.approximate else None
 
 
 def named_mix(name: str) -> NamedMix | None:
