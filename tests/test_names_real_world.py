@@ -38,6 +38,9 @@ NAMES = [
     # GGUF repos: the file type is the :QUANT tag, else the usual Q4_K_M download, said so
     ("bartowski/Qwen_Qwen3-30B-A3B-GGUF", "llama.cpp", "Qwen/Qwen3-30B-A3B", "Q4_K_M", ASSUMED),
     ("unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M", "llama.cpp", "Qwen/Qwen3-30B-A3B", "Q4_K_M", None),
+    # an engine that loads checkpoints, given a GGUF repo and no file: the checkpoint, said so (was silent)
+    ("bartowski/Qwen_Qwen3-30B-A3B-GGUF", "vllm", "Qwen/Qwen3-30B-A3B", "bfloat16", "is a repo of GGUF files and "
+     "names none of them"),
     ("hf.co/unsloth/gemma-3-27b-it-GGUF:Q4_K_M", "ollama", "google/gemma-3-27b-it", "Q4_K_M", None),
     ("TheBloke/Mistral-7B-Instruct-v0.2-GGUF", "llama.cpp", "mistralai/Mistral-7B-Instruct-v0.2", "Q4_K_M", ASSUMED),
     ("TheBloke/Mistral-7B-Instruct-v0.2-GGUF:Q5_K_M", "llama.cpp", "mistralai/Mistral-7B-Instruct-v0.2", "Q5_K_M",

@@ -174,6 +174,9 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         fmt = default_format(entry.config)
         if fmt is not None:
             labels += (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)
+    if fmt is None and catalog.name_kind(name) == "GGUF repo":  # vLLM, SGLang, ... given a GGUF repo, no file named
+        labels += (f"{name} is a repo of GGUF files and names none of them: taking the checkpoint as published "
+                   f"({entry.hf_id}); name the file's type with :QUANT (e.g. {name}:Q4_K_M)",)
     spec = spec_from_config_checked(entry.config, name=entry.name, source=f"catalog: {entry.hf_id} ({entry.source})",
                             weight_format=fmt)
     return replace(spec, labels=spec.labels + labels) if labels else spec
