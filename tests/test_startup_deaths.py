@@ -105,8 +105,8 @@ def test_other_processes_leave_less_after_the_kv_cache():
     # the July run with the card's free memory before vLLM started, read off its OOM line: 139.75 MiB free while this
     # process held 21.72 GiB, so 21.86 GiB of the card's 23.54. vLLM's own check passes (21.86 GiB free >= 0.9 x 23.54
     # = 21.19 GiB requested) and the budget is the same as in April; the 1.68 GiB held by others comes off the
-    # headroom after the KV cache. oomkit: context 0.37 + non-torch 0.13 + capture 0.29 GiB (a GeForce part: the
-    # first capture alone, at its 82 SMs) leave 0.48 GiB after the graphs, where the warm-up needs 0.61 (256 x 128,256
+    # headroom after the KV cache. oomkit: context 0.37 + non-torch 0.13 + capture 0.27 GiB (a GeForce part: the
+    # one-off alone, at its 82 SMs) leave 0.50 GiB after the graphs, where the warm-up needs 0.61 (256 x 128,256
     # rows at 14.85 B, x 1.35); the log died there on a 126 MiB float32 copy of the logits with 139.75 MiB free
     stem = "llama-3.1-8b-3090-v0.17.1-util090-sampler-fail"
     fx, est = vllm_estimate(stem)
