@@ -146,6 +146,7 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
     rejected = 0
     unpublished: list[str] = []  # formats the named GGUF repo's listing does not hold
     unlisted: list[str] = []  # formats planned for the named GGUF repo without its listing
+    named_repo = published.gguf_repo_of(ref)  # the user named a GGUF repo (not a tag or a checkpoint)
     for choice in choices:
         if not fixed_format and choice.quant:
             have = published.published(choice.model or ref, choice.quant)
@@ -153,7 +154,7 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
                 rejected += 1
                 unpublished.append(choice.quant)
                 continue
-            if have is None and published.gguf_repo_of(choice.model or ref) == published.gguf_repo_of(ref) is not None:
+            if have is None and named_repo is not None and published.gguf_repo_of(choice.model or ref) == named_repo:
                 choice = replace(choice, label=choice.label.replace(" weights", f" weights {UNLISTED}", 1))
                 unlisted.append(choice.quant)
         try:
@@ -168,7 +169,7 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
             found.append(option)
     front = rank(pareto(found))
     notes = picked + _notes(eng, spec, front, want, goals, ref, fixed_format)
-    repo = published.gguf_repo_of(ref)
+    repo = named_repo
     if repo is not None and unpublished:
         found_in = published.listing(repo)
         notes += (f"not planned: {', '.join(dict.fromkeys(unpublished))}, which {repo} does not publish (per "
