@@ -62,6 +62,19 @@ NAMES = [
      "Qwen/Qwen3-30B-A3B", "Q4_K_M", None),
     ("https://huggingface.co/unsloth/Qwen3-235B-A22B-GGUF/resolve/main/Q4_K_M/"
      "Qwen3-235B-A22B-Q4_K_M-00001-of-00003.gguf", "llama.cpp", "Qwen/Qwen3-235B-A22B", "Q4_K_M", None),
+    # URLs as copied from the browser: a ?download=true or #anchor (was: the quant lost, Q4_K_M assumed, or "unknown
+    # model"), a quant folder of a split GGUF repo, www. and hf-mirror.com hosts (was: read as a folder name)
+    ("https://huggingface.co/unsloth/Qwen3-8B-GGUF/resolve/main/Qwen3-8B-Q8_0.gguf?download=true", "llama.cpp",
+     "Qwen/Qwen3-8B", "Q8_0", None),
+    ("https://huggingface.co/Qwen/Qwen3-8B?library=transformers", "vllm", "Qwen/Qwen3-8B", "bfloat16", None),
+    ("https://huggingface.co/Qwen/Qwen3-8B#quickstart", "vllm", "Qwen/Qwen3-8B", "bfloat16", None),
+    ("https://huggingface.co/unsloth/Qwen3-235B-A22B-GGUF/tree/main/Q4_K_M", "llama.cpp", "Qwen/Qwen3-235B-A22B",
+     "Q4_K_M", None),
+    ("https://www.huggingface.co/Qwen/Qwen3-8B", "vllm", "Qwen/Qwen3-8B", "bfloat16", None),
+    ("https://hf-mirror.com/Qwen/Qwen3-8B", "vllm", "Qwen/Qwen3-8B", "bfloat16", None),
+    # pasted from Markdown, JSON or a list
+    ("`Qwen/Qwen3-8B`", "vllm", "Qwen/Qwen3-8B", "bfloat16", None),
+    ('"qwen3:8b",', "ollama", "Qwen/Qwen3-8B", "Q4_K_M", None),
     # quantized checkpoints, on the engines that load them
     ("Qwen/Qwen3-8B-AWQ", "vllm", "Qwen/Qwen3-8B", "awq", INFERRED),
     ("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4", "vllm", "Qwen/Qwen2.5-7B-Instruct", "gptq", INFERRED),
@@ -117,7 +130,7 @@ def test_name_resolves_to_its_base_and_format(typed, engine, base, fmt, label):
     assert _base(spec) == base
     assert spec.weights.format == fmt
     if label is None:
-        assert not any(INFERRED in w or ASSUMED in w for w in spec.labels), spec.labels
+        assert not any(INFERRED in w or ASSUMED in w or "not on this machine" in w for w in spec.labels), spec.labels
     else:
         assert any(label in w for w in spec.labels), spec.labels
     # the name changes the weights, never the cache: the KV per token is the base model's

@@ -237,26 +237,43 @@ _GGUF_FILE_QUANT = re.compile(
 # Ollama's library as users paste it (ollama.com/library/qwen3:8b, the registry's own name): the tag after it
 _OLLAMA_LIBRARY = ("https://ollama.com/library/", "http://ollama.com/library/", "ollama.com/library/",
                    "https://registry.ollama.ai/library/", "registry.ollama.ai/library/")
+# The hub as users paste it: its own hosts and hf-mirror.com (the mirror HF_ENDPOINT names in China)
+_HUB_HOSTS = ("https://huggingface.co/", "http://huggingface.co/", "https://www.huggingface.co/", "www.huggingface.co/",
+              "huggingface.co/", "https://hf.co/", "http://hf.co/", "hf.co/", "https://hf-mirror.com/",
+              "hf-mirror.com/")
+# a GGUF repo's folder of one file type (unsloth's split quants: .../tree/main/UD-Q4_K_XL)
+_QUANT_FOLDER = re.compile(r"^(?:ud-)?(?:i?q\d(?:_[a-z0-9]+)*|tq\d_\d|bf16|f16|f32|mxfp4(?:_moe)?)$", re.IGNORECASE)
+
+
+def _unwrapped(key: str) -> str:
+    """A name as pasted from Markdown, JSON or a list: the quotes, backticks or angle brackets around it and a
+    trailing comma dropped (no model name, tag or repo has them)."""
+    key = key.strip().rstrip(",;").strip()
+    while len(key) >= 2 and key[0] + key[-1] in ('""', "''", "``", "<>"):
+        key = key[1:-1].strip()
+    return key
 
 
 def canonical_ref(ref: str) -> str:
-    """A hub URL to a repo, a branch or a file -> "org/name" (a GGUF file's quant as ":QUANT"); an Ollama library
-    URL -> its tag ("qwen3:8b"); others unchanged."""
-    key = ref.strip()
+    """A hub URL to a repo, a branch, a folder or a file -> "org/name" (a GGUF file's or folder's quant as
+    ":QUANT"; ?query and #anchor dropped); an Ollama library URL -> its tag ("qwen3:8b"); others unchanged."""
+    key = _unwrapped(ref)
     low = key.lower()
     for prefix in _OLLAMA_LIBRARY:
         if low.startswith(prefix):
             return key[len(prefix):].rstrip("/")
-    for prefix in ("https://huggingface.co/", "http://huggingface.co/", "huggingface.co/", "https://hf.co/",
-                   "hf.co/"):
+    for prefix in _HUB_HOSTS:
         if low.startswith(prefix):
-            rest = key[len(prefix):].rstrip("/")
+            rest = re.split(r"[?#]", key[len(prefix):], maxsplit=1)[0].rstrip("/")
             m = _URL_TAIL.search(rest)
             if m is None:
                 return rest
-            repo = rest[: m.start()]
-            q = _GGUF_FILE_QUANT.search(m.group("file") or "")
-            return f"{repo}:{q.group('q').upper()}" if q else repo
+            repo, file = rest[: m.start()], m.group("file") or ""
+            q = _GGUF_FILE_QUANT.search(file)
+            if q is not None:
+                return f"{repo}:{q.group('q').upper()}"
+            folder = file.rsplit("/", 1)[-1]
+            return f"{repo}:{folder.upper()}" if _QUANT_FOLDER.match(folder) else repo
     return key
 
 
