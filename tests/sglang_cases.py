@@ -26,7 +26,7 @@ Which figure of which log is valid ground truth, and why:
 | olmocr-qwen2-vl-7b-vlm-fraction-olmocr159 | no | no | - | - | the multimodal cut of the default fraction (0.836) |
 | llama-3.1-70b-tp8-2nodes-gh200-worker-servekit | yes (0.85 given; node 1's ranks) | yes (2 nodes x 4 GH200, inferred) | yes | yes (3%) | backend init; prefill (piecewise) capture, held out; starts; decode capture (fitted, one of five) |
 | apertus-8b-tp4-gh200-servekit | yes (0.85 given, one node) | no (GPU inferred; oomkit's Apertus weights not checked) | yes | - | backend init; decode and prefill (piecewise) captures: known misses, held out (tests/test_sglang_phases.py) |
-| qwq-32b-tp4-4xl4-capture-bs80 | yes (0.85 default, 0.4.3.post4) | no | yes | yes (3%; Qwen2.5-32B layout) | backend init (FlashInfer, held out); decode capture at sizes to 80: a known miss, held out (tests/test_sglang_phases.py); starts with a pool shorter than context_len (tests/test_sglang_requests.py) |
+| qwq-32b-tp4-4xl4-capture-bs80 | yes (0.85 default, 0.4.3.post4) | no | yes | yes (3%; Qwen2.5-32B layout) | backend init (FlashInfer, held out); decode capture at sizes to 80, captured smallest first (held out); starts with a pool shorter than context_len (tests/test_sglang_requests.py) |
 | olmo-3-32b-think-b200-mfs08-pr13666 | yes (mfs 0.8 given, page 64) | yes (B200 inferred) | yes | yes (3%; the catalog's Olmo 3 32B) | CUDA-graph capture 8.60 GiB: a known miss, held out (tests/test_sglang_phases.py); attention backend init (trtllm_mha, held out) |
 | qwen3-30b-a3b-fp8-tp2-fa3-pr12978 | yes (default mfs, 0.5.5 rules, 96 GB class) | yes (2x H20 inferred) | yes | yes (3%; FP8 block) | attention backend init (fa3, held out); decode capture 1.00 GiB: a known miss, held out (tests/test_sglang_phases.py) |
 | qwen3-30b-a3b-dp4-ep4-dp-attention-pr17392 | no: mfs, flags and GPU not in the excerpt | no | yes (4 KV heads on every DP-attention rank) | yes (3%; EP4 experts, attention whole) | |
@@ -622,8 +622,8 @@ def qwq_32b() -> ModelSpec:
 
 
 def case_qwq_32b_4xl4() -> list[Row]:
-    """4x L4 at TP4 (0.4.3.post4, flashinfer): weights, pool and backend init; its decode capture (13 sizes to 80) is a
-    held-out miss, a strict xfail in tests/test_sglang_phases.py."""
+    """4x L4 at TP4 (0.4.3.post4, flashinfer): weights, pool, backend init and the decode capture (13 sizes to 80,
+    captured smallest first; held out)."""
     name = "qwq-32b-tp4-4xl4-capture-bs80"
     d = load(name)
     spec = qwq_32b()
@@ -639,6 +639,9 @@ def case_qwq_32b_4xl4() -> list[Row]:
     init = backend_init_bytes("flashinfer", (0, 4, 3, 4), architecture="qwen2", sliding=False, mla=False,
                               max_running=0, heads_per_rank=10, head_dim=128, context_len=131072)
     rows.append(_init_row(name, d, init, "flashinfer: Qwen2's 512 MiB workspace + 4 wrappers x 8 MiB"))
+    cg = cuda_graph_bytes(80, s, (0, 4, 3, 4), spec.n_vocab, 131072, 1, layers=spec.n_layers)
+    rows.append(_capture_row(name, "CUDA graph mem usage", cg, _gib(d, "capture_end_mem_usage_gb"),
+                             "13 sizes to 80, smallest first (0.4.3.post4), TP4 logits all-gather; held out"))
     return rows
 
 

@@ -64,10 +64,11 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    between sizes 216 and 168, under the 33 MiB the rule gives a graph of 80 layers: the first (largest) graph holds
 #    more than its share, the smaller ones less; that split is not modelled.
 #    Held out and held: Qwen2.5-7B with FlashInfer on an A100-40GB (sglang#9616, 0.5.1, 23 sizes to 160, 28 layers)
-#    0.56 -> 0.55 (-1.6%; 0.42 MiB a graph and layer).
+#    0.56 -> 0.55 (-1.6%; 0.42 MiB a graph and layer); QwQ-32B at TP4 on 4x L4 (0.4.3.post4, flashinfer, 13 sizes to
+#    80, 64 layers) 0.93 -> 0.925 (-0.6%), 0.73 (-21%) before its smallest-first capture order was charged
+#    (capture_order_extra below: 194 MiB).
 #    Misses, strict xfails: Apertus-8B at TP4 on one GH200 node (fa3, 36 sizes, 32 layers) 0.53 -> 0.62 (+16%; 0.33
-#    MiB a graph and layer, against 0.415 on the two-node Llama run of the same harness and release); QwQ-32B at TP4
-#    on 4x L4 (0.4.3.post4, flashinfer, 13 sizes to 80, 64 layers) 0.93 -> 0.73 (-21%; 0.65 MiB, see NCCL below);
+#    MiB a graph and layer, against 0.415 on the two-node Llama run of the same harness and release);
 #    Olmo 3 32B on a B200 (trtllm_mha, 52 sizes, 64 layers) 8.60 -> 1.52 (-82%; 2.6 MiB); Qwen2.5-VL-7B at TP2 PP2
 #    (sglang#13075, flashinfer, 36 sizes, 14 layers a stage, PP1's figure) 1.06 -> 0.78 (-26%; 0.98 MiB);
 #    Qwen3-30B-A3B-FP8 at TP2 (sglang#12978, fa3, 36 sizes, 48 layers, the same author's card and build of the day
@@ -88,7 +89,8 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    NCCL: the two-node run has custom all-reduce off (distributed/device_communicators/custom_all_reduce_utils.py
 #    0.5.10: "disabled because this process group spans across nodes"), so its graphs capture 161 NCCL all-reduces
 #    each, and QwQ-32B's (4 PCIe GPUs, "not supported on more than two PCIe-only GPUs") 129; yet the two-node run's
-#    rest per graph and layer (0.415 MiB) is the one-node TP1 runs' (0.42-0.47), so no NCCL share is added. That is
+#    rest per graph and layer (0.415 MiB) is the one-node TP1 runs' (0.42-0.47), and QwQ-32B's is too once its
+#    capture order is charged, so no NCCL share is added. That is
 #    NCCL's own rule from 2.22 on: a captured collective's work travels in the kernel arguments, or from the
 #    communicator's pool, not in an allocation of its own (src/enqueue.cc finishPlan / uploadWork; vLLM's
 #    NCCL_GRAPH_PER_ALLREDUCE charges it up to 0.8.5, whose torch ships NCCL 2.21, and would add 2.77 GiB here: 4.07
@@ -96,10 +98,9 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    cudaMalloc of its own, kept as long as the graph (enqueue.cc uploadWork: ncclCudaMalloc(&plan->workHead, nWork),
 #    2.21.5: nWork 512-byte ncclWork, a few KiB; SGLang sets NCCL_CUMEM_ENABLE=0, entrypoints/engine.py, so a
 #    cudaMalloc). QwQ-32B's build prints "sglang is using nccl==2.21.5" (torch 2.5.1's): its 13 graphs hold
-#    13 x (2 x 64 + 1) all-reduces and 13 logits all-gathers, and its rest beyond CG_PER_GRAPH_LAYER, 200 MiB over
-#    those 1,690 collectives, is 0.12 MiB a collective, far more than the work copied. That
-#    allocation's footprint is the driver's, not the source's (vLLM's NCCL_GRAPH_PER_ALLREDUCE, 0.49 MiB on a 535
-#    driver, would put QwQ-32B at 1.54 GiB, +66%), so no share is modelled and the case stays a miss.
+#    13 x (2 x 64 + 1) all-reduces and 13 logits all-gathers, and with its capture order charged the log leaves no
+#    measurable share for them (vLLM's NCCL_GRAPH_PER_ALLREDUCE, 0.49 MiB on a 535 driver, would put QwQ-32B at
+#    1.73 GiB, +86%), so none is modelled.
 #    Custom all-reduce registers each graph's all-reduce inputs after the capture ("Registering 2340 cuda graph
 #    addresses" on the Apertus run: 36 graphs x 65; 8372 = 52 x 161 on sglang#11716) into the rank_data buffer
 #    CustomAllreduce.__init__ allocates once, before the capture (custom_all_reduce.py 0.5.10), so no share. None
@@ -226,6 +227,81 @@ def capture_bs(max_bs: int, v: Version, pool_size: int | None = None, *, s: SGLa
     return tuple(sorted({x for x in sizes if x > 0}))
 
 
+# The capture order. From 0.4.4 cuda_graph_runner.py capture() walks reversed(capture_bs), the largest graph first
+# ("Reverse the order to enable better memory sharing across cuda graphs"); up to 0.4.3.post4 it walks capture_bs
+# upwards (both wheels read; settings.py ERAS capture_largest_first). The graphs share one private pool
+# (torch.cuda.graph(pool=graph.pool())) whose segments PyTorch keeps while the graphs live, so what one graph frees
+# serves a later capture only where it fits, by PyTorch's caching allocator (c10/cuda/CUDACachingAllocator.cpp,
+# torch 2.5-2.9: sizes rounded up to 512 B; up to 1 MiB from 2 MiB segments, up to 10 MiB from 20 MiB ones, larger
+# ones a segment of their own rounded up to 2 MiB; the smallest free block that fits, split when more than 1 MiB, or
+# 512 B in the small pool, is left; a freed block merges with free neighbours in its segment). Largest first, each
+# later graph's temporaries fit in what the first one freed: the pool holds the largest graph's, inside the rest per
+# graph and layer fitted on such runs. Smallest first, the logits' big temporaries (_get_logits' bf16 logits and,
+# under TP, parallel_state.py all_gather's output and its reshaped copy, 0.4.3.post4) outgrow every block freed
+# before them, so each graph leaves its own segments behind. capture_order_extra runs the allocator over that path
+# in both orders and charges the difference: QwQ-32B at TP4, 13 sizes to 80 (0.4.3.post4), 194 MiB.
+SMALL_ALLOC, SMALL_SEGMENT, LARGE_SEGMENT, OWN_SEGMENT, SEGMENT_ROUND = MiB, 2 * MiB, 20 * MiB, 10 * MiB, 2 * MiB
+
+
+def _pool_bytes(events: list[tuple[str, int]]) -> int:
+    """The segments PyTorch's caching allocator takes from CUDA for a sequence of ("name", bytes) allocations and
+    ("name", 0) frees in one pool (see above)."""
+    segments: list[tuple[bool, list[list[int]]]] = []  # (small, blocks of [offset, size, free])
+    live: dict[str, tuple[list[list[int]], int]] = {}
+    total = 0
+    for name, size in events:
+        if size == 0:
+            blocks, offset = live.pop(name)
+            i = next(k for k, b in enumerate(blocks) if b[0] == offset)
+            blocks[i][2] = True
+            for j in (i, i - 1):  # merge with the free neighbours
+                if 0 <= j < len(blocks) - 1 and blocks[j][2] and blocks[j + 1][2]:
+                    blocks[j][1] += blocks.pop(j + 1)[1]
+            continue
+        n = max(512, -(-size // 512) * 512)
+        small = n <= SMALL_ALLOC
+        fits = [(b[1], blocks, b) for sm, blocks in segments if sm == small for b in blocks if b[2] and b[1] >= n]
+        if fits:
+            _, blocks, block = min(fits, key=lambda f: f[0])
+        else:
+            seg = SMALL_SEGMENT if small else LARGE_SEGMENT if n < OWN_SEGMENT else -(-n // SEGMENT_ROUND) * SEGMENT_ROUND
+            blocks = [[0, seg, True]]
+            segments.append((small, blocks))
+            total += seg
+            block = blocks[0]
+        left = block[1] - n
+        if left >= 512 if small else left > SMALL_ALLOC:
+            blocks.insert(blocks.index(block) + 1, [block[0] + n, left, True])
+            block[1] = n
+        block[2] = False
+        live[name] = (blocks, block[0])
+    return total
+
+
+def _logits_events(sizes: list[int], vocab: int, tp: int, rows: int) -> list[tuple[str, int]]:
+    """The logits path of each graph up to 0.4.9 (no shared buffer): the bf16 logits of the rank's vocabulary slice,
+    under TP the all-gather's output and its reshaped copy, then the float32 rows each graph keeps."""
+    out: list[tuple[str, int]] = []
+    for bs in sizes:
+        n = bs * rows
+        local = n * -(-vocab // tp) * 2
+        if tp > 1:
+            out += [(f"l{bs}", local), (f"g{bs}", n * vocab * 2), (f"c{bs}", n * vocab * 2), (f"g{bs}", 0),
+                    (f"l{bs}", 0), (f"o{bs}", n * vocab * LOGITS_BYTES), (f"c{bs}", 0)]
+        else:
+            out += [(f"l{bs}", local), (f"o{bs}", n * vocab * LOGITS_BYTES), (f"l{bs}", 0)]
+    return out
+
+
+def capture_order_extra(sizes: tuple[int, ...], v: Version, vocab: int, tp: int, rows: int = 1) -> int:
+    """What capturing smallest first (up to 0.4.3.post4) leaves in the pool beyond largest first (see above)."""
+    if not sizes or reached(v, "capture_largest_first") or reached(v, "graph_logits_buffer"):
+        return 0
+    up = _pool_bytes(_logits_events(sorted(sizes), vocab, tp, rows))
+    down = _pool_bytes(_logits_events(sorted(sizes, reverse=True), vocab, tp, rows))
+    return max(0, up - down)
+
+
 @dataclass(frozen=True)
 class GraphMemory:
     logits: int
@@ -251,6 +327,7 @@ def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
     # 0.5.10 read); None here: 1 (SGLang picks a default per model, not modelled)
     rows = (s.speculative_num_draft_tokens or 1) if s.speculative_algorithm else 1
     logits = LOGITS_BYTES * vocab * rows * (top if shared_logits else sum(sizes))
+    logits += capture_order_extra(sizes, v, vocab, max(1, s.tp_size), rows)
     pages = -(-max(context_len, 1) // max(page_size, 1))
     fa3_copies = (s.attention_backend or "") == "fa3" and not shared_logits
     tables = 4 * pages * (top + (sum(sizes) if fa3_copies else 0))
