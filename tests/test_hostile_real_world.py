@@ -157,3 +157,14 @@ def test_binary_junk_on_stdin_is_an_answer(tmp_path):
     r = _run("diagnose", "-", "--json", cwd=tmp_path, stdin=junk)
     assert r.returncode in (0, 1) and "Traceback" not in r.stderr.decode(), r.stderr.decode()
     assert json.loads(r.stdout)["stage"] in ("unknown", "not_oom")
+
+
+# ---- sizes as people write them ----
+
+
+@pytest.mark.parametrize("vram", ["24,576 MiB", "24,576MiB", "1,024.5GiB"])
+def test_thousands_separator_in_a_size_is_not_two_gpus(vram, tmp_path):
+    # was: "--vram 24: 24 what?" (the comma read as the GPU separator, the first GPU 24 bytes)
+    _one_line_exit_2(_run("estimate", "qwen3:8b", "--vram", vram, cwd=tmp_path), "write the size without thousands")
+    assert oomkit.estimate("qwen3:8b", vram="24GiB,576MiB", find_max_context=False).devices[1].memory_bytes == \
+        576 * 2**20  # two sizes stay two GPUs

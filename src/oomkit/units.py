@@ -51,12 +51,18 @@ def parse_size(text: str | int | float, name: str = "size") -> int:
     return int(round(number * _UNITS[unit]))
 
 
+_THOUSANDS = re.compile(r"^\s*\d{1,3}(?:,\d{3})+(?:\.\d+)?\s*[A-Za-z]+\s*$")
+
+
 def parse_sizes(text: str, name: str = "size", most: int | None = None) -> tuple[int, ...]:
     """A comma list of sizes, one per device: "24GiB,24GiB". most: the longest list taken (counted before any
     is read)."""
     parts = [p for p in str(text).split(",") if p.strip()]
     if not parts:
         raise SettingsError(f"{name}: cannot read sizes {str(text)[:40]!r}")
+    if _THOUSANDS.match(str(text)):  # "24,576 MiB": one size with a thousands separator, not 24 bytes and 576 MiB
+        raise SettingsError(f"{name} {str(text).strip()!r}: a comma separates devices; write the size without "
+                            f"thousands separators ({str(text).replace(',', '').strip()})")
     if most is not None and len(parts) > most:
         raise SettingsError(f"{name}: {len(parts):,} sizes; oomkit takes at most {most:,} devices")
     return tuple(parse_size(p, name) for p in parts)
