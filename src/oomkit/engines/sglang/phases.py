@@ -43,7 +43,8 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    outside the graph) leave nothing behind in PyTorch's cache: what stays is the shared graph pool (the largest
 #    graph's activations, captured first, reversed(capture_bs); the smaller graphs reuse it), the tensors above, and
 #    what lives outside PyTorch's allocator: each instantiated graph's executable, whose kernel nodes grow with the
-#    layers it runs. Over the logs the rest per graph and layer runs 0.33-0.65 MiB (per graph alone 11-42 MiB, as a
+#    layers it runs. Over the logs the rest per graph and layer runs 0.33-0.48 MiB (QwQ-32B's 0.65 is 0.41 once its
+#    smallest-first capture is charged, capture_order_extra below; per graph alone 11-33 MiB, as a
 #    constant 0.37-1.17 GiB), so it is costed per graph and layer: CG_PER_GRAPH_LAYER, fitted (least squares of the
 #    relative error of the printed totals) on the five runs whose other parts are all source-derived, each named with
 #    its own rest per graph and layer: sglang#11830 (a Qwen2-7B layout on a B200, 52 sizes to 512, 28 layers, 1.44 GB;
