@@ -272,7 +272,8 @@ def _pool_bytes(events: list[tuple[str, int]]) -> int:
             block = blocks[0]
         left = block[1] - n
         if left >= 512 if small else left > SMALL_ALLOC:
-            blocks.insert(blocks.index(block) + 1, [block[0] + n, left, True])
+            at = next(k for k, b in enumerate(blocks) if b is block)
+            blocks.insert(at + 1, [block[0] + n, left, True])
             block[1] = n
         block[2] = False
         live[name] = (blocks, block[0])
