@@ -282,7 +282,8 @@ def _pool_bytes(events: list[tuple[str, int]]) -> int:
 
 def _logits_events(sizes: list[int], vocab: int, tp: int, rows: int) -> list[tuple[str, int]]:
     """The logits path of each graph up to 0.4.9 (no shared buffer): the bf16 logits of the rank's vocabulary slice,
-    under TP the all-gather's output and its reshaped copy, then the float32 rows each graph keeps."""
+    under TP the all-gather's output and its reshaped copy, then the float32 rows each graph keeps (the lm_head's
+    vocabulary padding and DP attention's gathered_buffer path are not modelled)."""
     out: list[tuple[str, int]] = []
     for bs in sizes:
         n = bs * rows
