@@ -168,3 +168,14 @@ def test_thousands_separator_in_a_size_is_not_two_gpus(vram, tmp_path):
     _one_line_exit_2(_run("estimate", "qwen3:8b", "--vram", vram, cwd=tmp_path), "write the size without thousands")
     assert oomkit.estimate("qwen3:8b", vram="24GiB,576MiB", find_max_context=False).devices[1].memory_bytes == \
         576 * 2**20  # two sizes stay two GPUs
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u202f", "\u2009", "\u3000"])
+def test_log_copied_from_a_web_page_with_unicode_spaces(space, tmp_path):
+    # a no-break or thin space where the engine printed " " (GitHub, Slack and browser copies): was "no
+    # out-of-memory message oomkit knows"
+    text = LOG.replace(" ", space).replace("memory", "mem\u200bory")
+    r = _run("diagnose", "-", "--json", cwd=tmp_path, stdin=text.encode())
+    doc = json.loads(r.stdout)
+    assert doc["engine"] == "pytorch" and doc["numbers"]["requested_bytes"] == 1536 * 2**20
+    assert doc["numbers"]["free_bytes"] == round(1.20 * 2**30)

@@ -37,7 +37,16 @@ def normalize(text: str | bytes) -> bytes:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     if b"\x00" in data:
         data = data.replace(b"\x00", b"")
+    if b"\xc2\xa0" in data or b"\xe2\x80" in data or b"\xe3\x80\x80" in data or b"\xef\xbb\xbf" in data:
+        # a log copied from a web page or chat: no-break and other Unicode spaces read as spaces, zero-width
+        # characters and a BOM dropped ("2.00\u00a0GiB" is the engine's "2.00 GiB")
+        data = _UNICODE_SPACE.sub(b" ", _ZERO_WIDTH.sub(b"", data))
     return data
+
+
+# U+00A0, U+2000-U+200A, U+202F, U+205F, U+3000 (Unicode's space separators) and U+200B-U+200D, U+2060, U+FEFF
+_UNICODE_SPACE = re.compile(b"\xc2\xa0|\xe2\x80[\x80-\x8a\xaf]|\xe2\x81\x9f|\xe3\x80\x80")
+_ZERO_WIDTH = re.compile(b"\xe2\x80[\x8b-\x8d]|\xe2\x81\xa0|\xef\xbb\xbf")
 
 
 @dataclass(frozen=True)
