@@ -192,6 +192,8 @@ def quoted_bytes(fx) -> float | None:
         return sum(float(b) for b in buffers) * MiB
     if m := re.search(r"file size += ([\d.]+) GiB", q) or re.search(r"\| ([\d.]+) GiB \|", q):
         return float(m.group(1)) * 2**30
+    if m := re.search(r"the 120B is ([\d.]+) (GB) against", q):  # llmfit#1059's sentence
+        return float(m.group(1)) * 1e9
     if m := re.search(r"\| ([\d.]+) (GB|MB) \| ✓ \|$", q) or re.search(r"\| ([\d.]+)(GB) \| (?:false|true) \|", q):
         return float(m.group(1)) * (1e9 if m.group(2) == "GB" else 1e6)
     return None
@@ -219,7 +221,7 @@ def test_published_files_are_cited_and_quoted():
     ud_or_imatrix = 0
     for fx in PUBLISHED:
         assert fx["source"].startswith("https://") and fx["quoted"], fx["id"]
-        assert quoted_counts(fx) or quoted_bytes(fx), fx["id"]
+        assert quoted_counts(fx) or quoted_bytes(fx) or fx.get("claim"), fx["id"]
         ud_or_imatrix += fx["mix"].startswith("UD-") or "imatrix" in " ".join(fx["quoted"])
     assert ud_or_imatrix >= 5
 
@@ -239,6 +241,7 @@ SIZE_CASES = [
     _size_case("qwen3-30b-a3b-q4_k_m-imatrix-llamacpp13217"),  # -0.42% (counts of a 2025-04 llama-quantize: below)
     *(_size_case(f"qwen3-4b-{q}-bartowski") for q in ("q8_0", "q6_k_l", "q6_k", "q5_k_l", "q5_k_m", "q4_k_l", "q4_k_m",
                                                         "q4_0")),  # -0.13 .. -0.69%: bartowski's imatrix quants
+    _size_case("gpt-oss-120b-q8_0-llmfit1059"),  # -0.04%: the experts stay MXFP4 under any file type
     _size_case("qwen3-30b-a3b-ud-iq1_s-llamacpp14199", "UD-IQ1_S stand-in (llama-quantize IQ1_S): 6.41 GB against "
                "the file's 8.42 GiB, -29.09%; unsloth's 11-type mix is not modelled"),
     _size_case("qwen3.5-0.8b-ud-q4_k_xl-llama-macos63", "UD-Q4_K_XL stand-in on dense Qwen3.5-0.8B: +3.74%"),
@@ -354,3 +357,19 @@ def test_unsloth_plain_q4_k_m_with_its_publisher():
     assert mix_types("Q4_K_M", tensors, spec.architecture) != types and mix_label("Q4_K_M", spec.architecture,
                                                                                      tensors) is None
     assert mix_types("Q4_K_M", tensors, spec.architecture, publisher="bartowski") != types
+
+
+def test_gpt_oss_files_keep_mxfp4_experts_under_every_file_type():
+    """gpt-oss converts with MXFP4 experts and llama-quantize will not requantize them (llama_model_quantize_impl:
+    "requantizing from type mxfp4 is disabled"): the published Q4_0 / Q4_K_M / Q8_0 files keep all 72 (20B) or 108
+    (120B) expert tensors in MXFP4."""
+    q4_0 = BY_ID["gpt-oss-20b-q4_0-llamacpp-hexagon-doc"]
+    got, real = Counter(t.dtype for t in predicted(q4_0).weights.tensors), quoted_counts(q4_0)
+    assert (got["mxfp4"], got["f32"]) == (real["mxfp4"], real["f32"]) == (72, 289)
+    assert (got["q4_0"], got["q8_0"]) == (real["q4_0"] + 1, real["q8_0"] - 1)  # the file's token_embd is q8_0
+    for fid in ("gpt-oss-20b-q4_k_m-unsloth3124", "gpt-oss-20b-publishers-hermes116681"):
+        fx = BY_ID[fid]
+        types = {t.name: t.dtype for t in predicted(fx).weights.tensors}
+        for pattern, t in fx["claim"].items():
+            hits = [n for n in types if pattern in n]
+            assert hits and {types[n] for n in hits} == {t}, (fid, pattern)

@@ -52,10 +52,12 @@ def gguf_inventory(tensors: Sequence[TensorShape], *, arch: str, ftype: str, con
     types = gguf_recipes.mix_types(mix.name if mix else ft.name, [(t.name, t.shape) for t in tensors], arch,
                                    n_expert=n_expert, n_gqa=n_gqa, build=build)
     q = (config or {}).get("quantization_config") or {}
-    if ft.unquantized and isinstance(q, Mapping) and q.get("quant_method") == "mxfp4":
+    if isinstance(q, Mapping) and q.get("quant_method") == "mxfp4":
         # a checkpoint published in MXFP4 (gpt-oss) converts with its expert blocks as they are: llama.cpp
         # convert_hf_to_gguf.py GptOssModel.repack_mxfp4 writes them as GGML MXFP4 whatever --outtype asks, so
-        # its F16 / BF16 GGUF has MXFP4 experts and 16-bit elsewhere
+        # its F16 / BF16 GGUF has MXFP4 experts and 16-bit elsewhere. llama-quantize will not requantize them
+        # (llama_model_quantize_impl: "requantizing from type mxfp4 is disabled" without --allow-requantize), and
+        # the published Q8_0 .. Q2_K files keep them too (tests/fixtures/gguf_mixes/published_files.json)
         types = {n: ("mxfp4" if n.endswith("_exps.weight") else t) for n, t in types.items()}
     out, offset = [], 0
     for t in tensors:
