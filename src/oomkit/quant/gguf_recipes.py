@@ -550,7 +550,8 @@ class NamedMix:
             misses = ", ".join(f"{m} {e:+d}%" for m, e in STANDIN_MISSES.get(self.name, ()))
             seen = f"; against real files it was off by {misses}" if misses else ""
             return (f"{self.name} is not modelled for this model: the publisher chooses each tensor's type per model "
-                    f"and does not publish it ({self.source}); the weights are approximated by a stand-in, {how}{seen}")
+                    f"and does not publish it ({self.source}); the weights are approximated by a stand-in, {how}{seen}; "
+                    "the file itself (a local .gguf, or its repo with the hub reachable) gives the real types")
         return f"{self.name} = {how} ({self.source})"
 
 
