@@ -179,3 +179,15 @@ def test_log_copied_from_a_web_page_with_unicode_spaces(space, tmp_path):
     doc = json.loads(r.stdout)
     assert doc["engine"] == "pytorch" and doc["numbers"]["requested_bytes"] == 1536 * 2**20
     assert doc["numbers"]["free_bytes"] == round(1.20 * 2**30)
+
+
+def test_command_and_name_copied_from_a_web_page(tmp_path):
+    # a pasted command whose words are joined by no-break spaces (was: "unknown engine command
+    # 'llama-server\xa0-hf'"), a model name with a non-breaking hyphen U+2011 (was: "unknown model")
+    r = _run("estimate", "--json", "--", "llama-server\u00a0-hf unsloth/Qwen3-8B-GGUF:Q4_K_M -c\u00a08192",
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    doc = json.loads(r.stdout)
+    assert doc["model"]["weights_format"] == "Q4_K_M" and doc["engine_view"]["n_ctx"] == 8192
+    est = oomkit.estimate("Qwen/Qwen3\u20118B", "vllm", find_max_context=False)
+    assert est.model.source.startswith("catalog: Qwen/Qwen3-8B ")

@@ -245,10 +245,14 @@ _HUB_HOSTS = ("https://huggingface.co/", "http://huggingface.co/", "https://www.
 _QUANT_FOLDER = re.compile(r"^(?:ud-)?(?:i?q\d(?:_[a-z0-9]+)*|tq\d_\d|bf16|f16|f32|mxfp4(?:_moe)?)$", re.IGNORECASE)
 
 
+# Unicode dashes a web page or word processor puts for "-" (U+2010-U+2015, U+2212): no repo or tag name has one
+_DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"})
+
+
 def _unwrapped(key: str) -> str:
-    """A name as pasted from Markdown, JSON or a list: the quotes, backticks or angle brackets around it and a
-    trailing comma dropped (no model name, tag or repo has them)."""
-    key = key.strip().rstrip(",;").strip()
+    """A name as pasted from Markdown, JSON, a list or a web page: the quotes, backticks or angle brackets around
+    it and a trailing comma dropped, Unicode dashes read as "-" (no model name, tag or repo has them)."""
+    key = key.translate(_DASHES).strip().rstrip(",;").strip()
     while len(key) >= 2 and key[0] + key[-1] in ('""', "''", "``", "<>"):
         key = key[1:-1].strip()
     return key
