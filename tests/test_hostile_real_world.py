@@ -189,5 +189,13 @@ def test_command_and_name_copied_from_a_web_page(tmp_path):
     assert r.returncode == 0, r.stderr.decode()
     doc = json.loads(r.stdout)
     assert doc["model"]["weights_format"] == "Q4_K_M" and doc["engine_view"]["n_ctx"] == 8192
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from oomkit.web.app import create_app
+
+    with TestClient(create_app()) as client:  # the web API's command= field: the same split
+        answer = client.post("/api/estimate", json={"command": "vllm\u00a0serve Qwen/Qwen3-8B --max-model-len\u00a08192"})
+    assert answer.status_code == 200 and answer.json()["settings"]["max_model_len"] == 8192, answer.text
     est = oomkit.estimate("Qwen/Qwen3\u20118B", "vllm", find_max_context=False)
     assert est.model.source.startswith("catalog: Qwen/Qwen3-8B ")

@@ -177,14 +177,9 @@ def split_args(argv: list[str], options: dict[str, bool]
     return opts, model, engine_args, command
 
 
-# Unicode spaces a command copied from a web page carries between its words (U+00A0 no-break, U+202F, ...)
-_UNICODE_SPACES = str.maketrans({c: " " for c in "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-                                 "\u2009\u200a\u202f\u205f\u3000"})
-
-
 def _pasted(text: str) -> list[str]:
     try:
-        return split_command(text.translate(_UNICODE_SPACES))
+        return split_command(text)
     except ValueError as e:  # unbalanced quotes
         raise OomkitError(f"cannot split the command after --: {e}") from None
 

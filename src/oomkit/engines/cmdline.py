@@ -25,11 +25,15 @@ class ParsedCommand:
     quant: str | None = None
 
 
+_UNICODE_SPACES = str.maketrans({c: " " for c in "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+                                 "\u2009\u200a\u202f\u205f\u3000"})
+
+
 def split_command(text: str) -> list[str]:
     """A command line pasted as text -> its arguments, as bash hands them over: quotes group, and a backslash at
     the end of a line continues it (the multi-line commands of READMEs and issues; shlex alone would keep the
     newline as an argument). CRLF line ends read as LF. Unbalanced quotes: ValueError, as shlex raises it."""
-    text = text.replace("\r\n", "\n")
+    text = text.replace("\r\n", "\n").translate(_UNICODE_SPACES)  # copied from a web page: no-break spaces
     out: list[str] = []
     i, quote = 0, ""
     while i < len(text):  # bash: a backslash-newline is removed outside single quotes (inside them it is literal)
