@@ -204,10 +204,17 @@ def test_flashinfer_builds_decode_wrappers_per_captured_size():
     assert one.index_tables == 160 * 40960 * 4 + 24 * 8 * MiB + mask
     two = cuda_graph_parts(160, s, (0, 5, 5), 151936, 40960, 1, sliding=True, layers=36)
     assert two.index_tables == 2 * (one.index_tables - mask) + mask
-    # triton keeps the mask too, fa3 and trtllm_mha do not
-    tr = cuda_graph_parts(160, sg.SGLangSettings(attention_backend="triton"), (0, 5, 5), 151936, 40960, 1, layers=36)
+    # triton keeps the mask too, fa3 and trtllm_mha do not; triton's index table is by token, int64 from 0.5.1 (int32 in
+    # 0.4.10.post2), and its split-K partials are float32 (160, 32 heads, 8 splits, 128 + 1) (triton_backend.py
+    # init_cuda_graph_state)
+    triton = sg.SGLangSettings(attention_backend="triton")
+    partials = 160 * 32 * 8 * (128 + 1) * 4
+    tr = cuda_graph_parts(160, triton, (0, 5, 5), 151936, 40960, 1, layers=36, heads_per_rank=32, v_head_dim=128)
+    assert tr.index_tables == 160 * 40960 * 8 + partials + mask
+    tr = cuda_graph_parts(160, triton, (0, 4, 10, 2), 151936, 40960, 1, layers=36, heads_per_rank=32, v_head_dim=128)
+    assert tr.index_tables == 160 * 40960 * 4 + partials + mask
     fa3 = cuda_graph_parts(160, sg.SGLangSettings(attention_backend="fa3"), (0, 5, 5), 151936, 40960, 1, layers=36)
-    assert tr.index_tables - fa3.index_tables == mask
+    assert fa3.index_tables == 160 * 40960 * 4
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -291,7 +298,8 @@ def test_given_backend_and_fp8_e5m2_fallback():
 
 def test_capture_uses_the_chosen_backend():
     # no --attention-backend on an RTX 4090: flashinfer, whose decode wrappers (8 MiB each, per captured size) the
-    # capture then counts; the same run with --attention-backend triton has only the index table
+    # capture then counts; the same run with --attention-backend triton has no wrappers but an int64 index table by
+    # token and float32 split-K partials (Qwen3-8B: 32 heads, 8 splits, 128 + 1)
     from oomkit.engines.sglang.phases import capture_bs
 
     gpu = with_facts(Device("CUDA0", "NVIDIA GeForce RTX 4090", 24564 * MiB))
@@ -302,8 +310,9 @@ def test_capture_uses_the_chosen_backend():
                                                             attention_backend="triton")).engine_view
     n = len(capture_bs(fi["cuda_graph_max_bs"], (0, 5, 23)))
     assert fi["attention_backend"] == "flashinfer"
-    wrappers = fi["cuda_graph_parts_bytes"]["index_tables"] - tr["cuda_graph_parts_bytes"]["index_tables"]
-    assert wrappers == n * 8 * MiB
+    top = max(capture_bs(fi["cuda_graph_max_bs"], (0, 5, 23)))
+    diff = fi["cuda_graph_parts_bytes"]["index_tables"] - tr["cuda_graph_parts_bytes"]["index_tables"]
+    assert diff == n * 8 * MiB - top * 8192 * 4 - top * 32 * 8 * 129 * 4
 
 
 def test_b200_default_pages_match_the_printed_pool():

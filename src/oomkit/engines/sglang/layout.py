@@ -529,13 +529,15 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
     mems = [d.memory_bytes for d in run.devs]
     gpu_mib = min(mems) // MiB if None not in mems else None  # get_device_memory_capacity: the smallest GPU
     hip = _is_hip(run.devs[0])
+    attn = next((la.attention for la in spec.trunk_layers if la.attention is not None), None)
     parts = cuda_graph_parts(max_bs, s, run.v, spec.n_vocab, run.context_len, run.lay_all.page_size, sliding, rows,
-                             layers=len(run.layer_stages[0]), gpu_mib=gpu_mib, hip=hip)
+                             layers=len(run.layer_stages[0]), gpu_mib=gpu_mib, hip=hip,
+                             heads_per_rank=(attn.n_heads // run.lay_all.attn_tp) if attn else 0,
+                             v_head_dim=(attn.kv_lora_rank if run.lay_all.mla else attn.head_dim_v) if attn else 0)
     sizes = list(capture_bs(max_bs, run.v, rows, s=s, gpu_mib=gpu_mib, hip=hip))
     cg = parts.total
     kv = (pool.kv_bytes + pool.state_bytes) if pool is not None else 0
     total = run.devs[0].memory_bytes
-    attn = next((la.attention for la in spec.trunk_layers if la.attention is not None), None)
     init = backend_init_bytes(
         s.attention_backend, run.v, architecture=spec.architecture, sliding=sliding, mla=run.lay_all.mla,
         max_running=running or 0, heads_per_rank=(attn.n_heads // run.lay_all.attn_tp) if attn else 0,

@@ -112,6 +112,13 @@ CG_PER_GRAPH_LAYER = int(0.408 * MiB)
 LOGITS_BYTES = 4  # float32
 FLASHINFER_INT_WORKSPACE = 8 * MiB
 CUSTOM_MASK_BACKENDS = frozenset({"flashinfer", "triton", "aiter"})
+# triton_backend.py init_cuda_graph_state (0.4.3.post4, 0.4.4, 0.4.6.post5, 0.4.9, 0.5.5, 0.5.10 read) also keeps the
+# split-K decode partials for max_bs requests: float32 (max_bs, heads, max_kv_splits, v_head_dim) and their
+# (max_bs, heads, max_kv_splits) log-sum-exp (up to 0.4.4 one buffer of v_head_dim + 1: the same bytes), heads and
+# v_head_dim the rank's (the latent's width under MLA); max_kv_splits is --triton-attention-num-kv-splits, 8 in every
+# release read (not taken by oomkit). Its index table is by token, not page: max_bs x context_len, int64 from 0.5.1
+# (the sliding-window one beside it, max_bs x window, not counted).
+TRITON_KV_SPLITS = 8
 
 
 def _default_list(v: Version, s: SGLangSettings, max_bs: int, gpu_mib: int | None, hip: bool) -> list[int]:
@@ -318,8 +325,9 @@ class GraphMemory:
 
 def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int,
                      sliding: bool = False, pool_size: int | None = None, *, layers: int, gpu_mib: int | None = None,
-                     hip: bool = False) -> GraphMemory:
-    """The decode capture's memory on one rank; layers: the decoder layers that rank runs (its pipeline stage's)."""
+                     hip: bool = False, heads_per_rank: int = 0, v_head_dim: int = 0) -> GraphMemory:
+    """The decode capture's memory on one rank; layers: the decoder layers that rank runs (its pipeline stage's);
+    heads_per_rank, v_head_dim: the triton backend's split-K partials (0: not counted)."""
     sizes = capture_bs(max_bs, v, pool_size, s=s, gpu_mib=gpu_mib, hip=hip)
     if s.disable_cuda_graph or not sizes:
         return GraphMemory(0, 0, 0)
@@ -334,6 +342,9 @@ def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
     pages = -(-max(context_len, 1) // max(page_size, 1))
     fa3_copies = (s.attention_backend or "") == "fa3" and not shared_logits
     tables = 4 * pages * (top + (sum(sizes) if fa3_copies else 0))
+    if (s.attention_backend or "") == "triton":
+        index = 8 if reached(v, "triton_kv_indices_int64") else 4
+        tables = index * max(context_len, 1) * top + 4 * top * heads_per_rank * TRITON_KV_SPLITS * (v_head_dim + 1)
     if (s.attention_backend or "") == "flashinfer":
         wrappers = 2 if sliding else 1
         tables = wrappers * (tables + FLASHINFER_INT_WORKSPACE * len(sizes))
@@ -344,9 +355,9 @@ def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
 
 def cuda_graph_bytes(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int = 1,
                      sliding: bool = False, pool_size: int | None = None, *, layers: int, gpu_mib: int | None = None,
-                     hip: bool = False) -> int:
+                     hip: bool = False, heads_per_rank: int = 0, v_head_dim: int = 0) -> int:
     return cuda_graph_parts(max_bs, s, v, vocab, context_len, page_size, sliding, pool_size, layers=layers,
-                            gpu_mib=gpu_mib, hip=hip).total
+                            gpu_mib=gpu_mib, hip=hip, heads_per_rank=heads_per_rank, v_head_dim=v_head_dim).total
 
 
 # The attention backend's own buffers, allocated by model_runner.py init_attention_backend after "Memory pool end" and

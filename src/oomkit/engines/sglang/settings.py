@@ -26,6 +26,9 @@ ERAS = Eras({
     # cuda_graph_runner.py capture(): the graphs are captured largest first (reversed(capture_bs)) from 0.4.4; up to
     # 0.4.3.post4 smallest first (both wheels read): see phases.py capture_order_extra
     "capture_largest_first": (0, 4, 4),
+    # triton_backend.py init_cuda_graph_state: cuda_graph_kv_indices int64 (0.4.10.post2 int32, 0.5.1 int64; the
+    # 0.5.0 release candidates not read): see phases.py cuda_graph_parts
+    "triton_kv_indices_int64": (0, 5, 1),
     # server_args.py __post_init__: mem_fraction_static = (gpu_mem - reserved_mem) / gpu_mem, reserved by GPU
     # class (2.8/9.5/12 GiB + tp*pp/10 or /2, 32 GiB above 160 GiB). Before: 0.88/0.87/0.85/0.81/0.79 by tp*pp.
     "reserve_by_gpu_class": (0, 4, 8),
