@@ -204,6 +204,8 @@ def test_flashinfer_builds_decode_wrappers_per_captured_size():
     assert one.index_tables == 160 * 40960 * 4 + 24 * 8 * MiB + mask
     two = cuda_graph_parts(160, s, (0, 5, 5), 151936, 40960, 1, sliding=True, layers=36)
     assert two.index_tables == 2 * (one.index_tables - mask) + mask
+    # the index table is by token whatever the page size (max_num_tokens x max_context_len)
+    assert cuda_graph_parts(160, s, (0, 5, 5), 151936, 40960, 64, layers=36).index_tables == one.index_tables
     # triton keeps the mask too, fa3 and trtllm_mha do not; triton's index table is by token, int64 from 0.5.1 (int32 in
     # 0.4.10.post2), and its split-K partials are float32 (160, 32 heads, 8 splits, 128 + 1) (triton_backend.py
     # init_cuda_graph_state)

@@ -26,10 +26,11 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    is the first release after it, approximate) every captured graph kept its own output in the shared graph pool,
 #    so the capture held sum(capture_bs) rows; from then cuda_graph_runner.py allocates one next_token_logits_buffer
 #    (max_bs, vocab_size) float32 that every graph writes into (the PR: GLM-4.5-Air TP4, 5.16 -> 2.89 GB).
-# 2. The attention backend's CUDA-graph state, init_cuda_graph_state: an int32 index table of max_bs x
-#    ceil(context_len / page_size) (flashinfer and triton cuda_graph_kv_indices, fa3 and trtllm_mha
-#    decode_cuda_graph_metadata["page_table"]). FA3 up to PR #8567 (merged 2025-07-30, same release) also kept
-#    page_table[req_pool_indices, :], a copy, for every captured size (the PR: 5.16 -> 3.22 GB on the same run).
+# 2. The attention backend's CUDA-graph state, init_cuda_graph_state: an int32 index table of max_bs rows, of
+#    ceil(context_len / page_size) pages for fa3 and trtllm_mha (decode_cuda_graph_metadata["page_table"]), of
+#    context_len tokens for flashinfer whatever the page size (cuda_graph_kv_indices; triton's: see TRITON_KV_SPLITS).
+#    FA3 up to PR #8567 (merged 2025-07-30, same release) also kept page_table[req_pool_indices, :], a copy, for every
+#    captured size (the PR: 5.16 -> 3.22 GB on the same run).
 #    FlashInfer also builds num_wrappers new BatchDecodeWithPagedKVCacheWrapper(use_cuda_graph=True) for every captured
 #    size (flashinfer_backend.py init_forward_metadata_capture_cuda_graph, decode_cuda_graph_metadata[bs]); each
 #    allocates an 8 MiB int workspace on the GPU (flashinfer decode.py __init__). num_wrappers is 2 for sliding-window
@@ -339,7 +340,11 @@ def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
     rows = (s.speculative_num_draft_tokens or 1) if s.speculative_algorithm else 1
     logits = LOGITS_BYTES * vocab * rows * (top if shared_logits else sum(sizes))
     logits += capture_order_extra(sizes, v, vocab, max(1, s.tp_size), rows)
+    # a row of the index table: a page for fa3, trtllm_mha and aiter (page_table), a token for flashinfer whatever the
+    # page size (flashinfer_backend.py init_cuda_graph_state: max_num_tokens x max_context_len, 0.4.3.post4 / 0.5.10)
     pages = -(-max(context_len, 1) // max(page_size, 1))
+    if (s.attention_backend or "") == "flashinfer":
+        pages = max(context_len, 1)
     fa3_copies = (s.attention_backend or "") == "fa3" and not shared_logits
     tables = 4 * pages * (top + (sum(sizes) if fa3_copies else 0))
     if (s.attention_backend or "") == "triton":
