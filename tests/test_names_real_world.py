@@ -269,3 +269,15 @@ def test_commands_refuse_in_one_line(args, said, tmp_path):
     r = _run(*args, cwd=tmp_path)
     assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+@pytest.mark.parametrize("typed,fmt", [("Qwen/Qwen3-8B:Q8_0", "Q8_0"),
+                                       ("hf.co/unsloth/Qwen3-30B-A3B-GGUF:UD-Q4_K_XL", "UD-Q4_K_XL")])
+def test_plan_keeps_the_format_a_suffix_names(typed, fmt, tmp_path):
+    # was: "nothing fits 8192 tokens of context" on 24 GiB, then tier 3 "fits on 1 x RTX 4090" with
+    # "-m unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M-GGUF:Q4_K_M" (every format the planner tried disagreed with the suffix)
+    r = _run("plan", typed, "--vram", "24GiB", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    options = json.loads(r.stdout)["plan"]["options"]
+    assert options and {o["weight_format"] for o in options} == {fmt}
+    assert all(o["tier"] == 1 for o in options[:1])

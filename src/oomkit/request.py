@@ -9,6 +9,7 @@ sizes and counts of the devices (1 MiB to 1 EiB each, at most hardware.catalog.M
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from .engines.base import EngineModule
@@ -45,6 +46,16 @@ def check_quant_agrees(ref: str, quant: str | None) -> None:
     if suffix is not None and _format_key(suffix) != _format_key(quant):
         raise SettingsError(f"the model {ref!r} names the weight format {suffix} and --quant names {quant}: "
                             "give one of them")
+
+
+def model_and_quant(ref: str, quant: str | None) -> tuple[str, str | None]:
+    """A model named with a :QUANT suffix, and --quant: ("unsloth/X-GGUF:Q4_K_M", None) -> ("unsloth/X-GGUF",
+    "Q4_K_M"), the one format both name (two different ones refused, naming both); a file's path unchanged."""
+    check_quant_agrees(ref, quant)
+    name, suffix = split_quant(ref)
+    if suffix is None or Path(ref).expanduser().exists():
+        return ref, quant
+    return name, quant or suffix
 
 
 def _format_key(name: str) -> str:

@@ -27,7 +27,7 @@ from ..errors import OomkitError
 from ..memory import Device
 from ..model.names import canonical_ref
 from ..model.spec import ModelSpec
-from ..request import resolve_model
+from ..request import model_and_quant, resolve_model
 from . import published
 from .family import family_members, survey
 from .hardware import smallest_hardware
@@ -122,6 +122,7 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
     eng = get_engine(engine)
     if isinstance(model, str):
         model = canonical_ref(model)  # a pasted hub URL: the commands name the repo ("org/name"), not the URL
+        model, quant = model_and_quant(model, quant)  # "X:Q4_K_M" keeps Q4_K_M, as --quant Q4_K_M does
     beside: tuple[Companion, ...] = ()
     if also:
         beside = tuple(companion(item, eng, devices, goals.min_ctx or DEFAULT_MIN_CTX) for item in also)
