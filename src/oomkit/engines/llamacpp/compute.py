@@ -16,7 +16,7 @@ from . import compute_graphs, galloc
 from .backend_names import infer_backend
 from .kv import Cache, Context, attention_layers
 from .settings import ERAS, LlamaCppSettings, build_number, speculative_n_max
-from .weights import Placement, gpu_alloc_size, loaded_tensors
+from .weights import Placement, gpu_alloc_size, loaded_tensors, model_buffers
 
 
 def output_buffer_bytes(spec: ModelSpec, ctx: Context, s: LlamaCppSettings) -> int:
@@ -42,6 +42,7 @@ class ComputePhases:
     # the buffer of a device that runs every layer and the output, where a whole-graph replay knows it (0: the
     # phases above say it; compute_graphs.gemma4_ple_graph with device=True)
     device: int = 0
+    ffn: int = 0  # the feed-forward workspace alone (feed_forward_phases), beside a weight the scheduler copies in
 
 
 def reserved_outputs(ctx: Context, s: LlamaCppSettings) -> int:
@@ -343,7 +344,7 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
     # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
     mask_in = masks if not ctx.flash_attn or ERAS.reached(ctx.build, "kq_mask_f16") else 2 * masks
     return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=resid + mask_in,
-                         device=device)
+                         device=device, ffn=ffn_phase)
 
 
 
@@ -1358,6 +1359,33 @@ def output_offload_device(ctx: Context, placement: Placement, devices: tuple[Dev
     return next((i for i, d in enumerate(devices) if not d.id.startswith("RPC")), None)
 
 
+def host_weight_copy(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
+                     s: LlamaCppSettings) -> tuple[int, int] | None:
+    """(device, bytes) of the largest host weight the scheduler copies into a device's compute buffer: a matrix
+    left on the CPU (-ngl below the layer count, -ot ...=CPU, --n-cpu-moe) is multiplied on the first device
+    whose offload_op wants the op ("1.off" above) once the worst-case ubatch has OP_OFFLOAD_MIN_BATCH tokens, and
+    ggml_backend_sched_split_graph (ggml/src/ggml-backend.cpp) starts a new split at every such weight ("by
+    starting a new split, the memory of the previously offloaded weights can be reused"), so one copy at a time
+    sits beside the layer's workspace. The token embeddings are gathered (GET_ROWS, no offload) and the output
+    weight has its own path (output_offload_device). ik_llama.cpp#discussions/357 and PR #370's mainline logs
+    (b5269 / b5271, Qwen3-235B-A22B Q6_K, -ot blk.N.ffn=CPU on RTX 3090s, -ub 512): the first GPU's compute buffer
+    is 774.00 MiB, one 630 MiB q6_K expert tensor above the FFN's rows, on one GPU or two."""
+    if not devices or s.backend == "cpu" or infer_backend(devices, s.backend).name not in OP_OFFLOAD_BACKENDS:
+        return None
+    if min(ctx.n_ctx, ctx.n_ubatch) < OP_OFFLOAD_MIN_BATCH:
+        return None
+    d = next((i for i, dev in enumerate(devices) if not dev.id.startswith("RPC")), None)
+    if d is None:
+        return None
+    gathered = ("token_embd.weight", "per_layer_token_embd.weight", "output.weight")
+    host = [t for t in model_buffers(spec, devices, s, placement).cpu_tensors
+            if len(t.shape) >= 2 and t.name not in gathered]
+    if not host:
+        return None
+    big = max(host, key=gpu_alloc_size)
+    return d, gpu_alloc_size(big) if infer_backend((devices[d],), s.backend).name in _GGML_CUDA else big.nbytes
+
+
 def output_weight_copy(spec: ModelSpec, device: Device, s: LlamaCppSettings) -> int:
     """The bytes the copy of the output weight (the token embeddings when tied) takes on the device: ggml-alloc
     sizes it by the device buffer type's get_alloc_size (ggml-cuda pads a quantized tensor's last row)."""
@@ -1415,6 +1443,10 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     if off is not None:  # the logits run on device `off`, beside a copy of the output weight
         out[-1] = ph[-1].attention - (0 if -1 in attending else masks) if -1 in placement.layer_device else 0
         out[off] = max(out.get(off, 0), ph.get(off, p_dev).output + output_weight_copy(spec, devices[off], s))
+    copy = host_weight_copy(spec, ctx, placement, devices, s)
+    if copy is not None:  # a host weight multiplied on device `d`, one copy at a time above the FFN's rows
+        d, size = copy
+        out[d] = max(out.get(d, 0), size + p.ffn)
     # the host keeps the graph inputs; since PR #18550 (ERAS embd_input) among them the embeddings input row block
     # beside the token ids, unread with tokens given but allocated all the same
     out[-1] = max(out.get(-1, 0), p.inputs + (resid if ERAS.reached(ctx.build, "embd_input") else 0)
