@@ -1367,9 +1367,11 @@ def host_weight_copy(spec: ModelSpec, ctx: Context, placement: Placement, device
     ggml_backend_sched_split_graph (ggml/src/ggml-backend.cpp) starts a new split at every such weight ("by
     starting a new split, the memory of the previously offloaded weights can be reused"), so one copy at a time
     sits beside the layer's workspace. The token embeddings are gathered (GET_ROWS, no offload) and the output
-    weight has its own path (output_offload_device). ik_llama.cpp#discussions/357 and PR #370's mainline logs
-    (b5269 / b5271, Qwen3-235B-A22B Q6_K, -ot blk.N.ffn=CPU on RTX 3090s, -ub 512): the first GPU's compute buffer
-    is 774.00 MiB, one 630 MiB q6_K expert tensor above the FFN's rows, on one GPU or two."""
+    weight has its own path (output_offload_device). The mainline logs in ikawrakow/ik_llama.cpp discussion #357
+    and PR #370 (b5269 / b5271, Qwen3-235B-A22B Q6_K, -ot blk.N.ffn=CPU on RTX 3090s, -ub 512) print 774.00 MiB
+    for the first GPU on one GPU or two: one 630 MiB q6_K expert tensor and 144 MiB of rows. Sized here as the copy
+    above the whole FFN workspace (feed_forward_phases), 822 MiB: ggml-alloc's placement of the copy among the
+    freed FFN rows is not replayed (tests/test_llamacpp_heldout3_logs.py)."""
     if not devices or s.backend == "cpu" or infer_backend(devices, s.backend).name not in OP_OFFLOAD_BACKENDS:
         return None
     if min(ctx.n_ctx, ctx.n_ubatch) < OP_OFFLOAD_MIN_BATCH:
