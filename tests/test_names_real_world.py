@@ -164,6 +164,9 @@ REFUSED = [
     ("model.gguf", "llama.cpp", None, "no such file: model.gguf"),
     ("unsloth/Qwen3-8B-GGUF:Q4_K_XXL", "llama.cpp", None, "unknown quant tag 'Q4_K_XXL'"),
     ("llama3.1:8b-instruct-q8", "ollama", None, "unknown quant tag 'q8'"),
+    # a tag of no known shape after a catalog repo (was: "unknown model 'unsloth/Qwen3-8B-GGUF'")
+    ("unsloth/Qwen3-8B-GGUF:Q4KM", "llama.cpp", None, "unknown quant tag 'Q4KM'"),
+    ("bartowski/Qwen_Qwen3-8B-GGUF:4bit", "llama.cpp", None, "unknown quant tag '4bit'"),
     # a checkpoint format named for an engine that loads GGUF files (was: "unknown ggml type 'bfloat16'")
     ("qwen3:8b", "llama.cpp", "awq", "awq: a Hugging Face checkpoint format, and this engine loads GGUF files"),
     ("Qwen/Qwen3-8B", "ollama", "fp8", "fp8: a Hugging Face checkpoint format"),

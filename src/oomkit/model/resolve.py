@@ -155,6 +155,10 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
             labels = (f"{name}: '{'-'.join(dropped)}' read as the same-shaped {alias}",)
             if tag_fmt and fmt is None:
                 entry = replace(entry, default_format=tag_fmt)
+    if entry is None and suffix is None and ":" in name:
+        base, tail = name.rsplit(":", 1)
+        if "/" in base and catalog.lookup(base) is not None:  # "unsloth/Qwen3-8B-GGUF:Q4KM": a repo id has no ':'
+            raise _unknown_quant(tail)
     if entry is None:
         return _not_in_catalog(ref, name, fmt, weight_format, default_format, tag_formats)
     latest = catalog.OLLAMA_LATEST.get(catalog.normalize(name))
