@@ -83,6 +83,8 @@ NAMES = [
     ("nvidia/Llama-3.1-8B-Instruct-FP8", "vllm", "meta-llama/Llama-3.1-8B-Instruct", "modelopt-fp8", INFERRED),
     ("mlx-community/Qwen3-8B-4bit", "mlx", "Qwen/Qwen3-8B", "mlx-affine", INFERRED),
     ("lmstudio-community/Qwen3-8B-MLX-8bit", "mlx", "Qwen/Qwen3-8B", "mlx-affine", INFERRED),
+    # mlx-community's dated DWQ releases (was: "unknown model" offline)
+    ("mlx-community/Qwen3-30B-A3B-4bit-DWQ-053125", "mlx", "Qwen/Qwen3-30B-A3B", "mlx-affine", INFERRED),
     ("unsloth/Llama-3.2-3B-Instruct-bnb-4bit", "transformers", "meta-llama/Llama-3.2-3B-Instruct", "bnb-nf4",
      INFERRED),
     ("qwen/qwen3-8B-awq", "sglang", "Qwen/Qwen3-8B", "awq", INFERRED),
