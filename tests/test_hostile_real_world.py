@@ -199,3 +199,30 @@ def test_command_and_name_copied_from_a_web_page(tmp_path):
     assert answer.status_code == 200 and answer.json()["settings"]["max_model_len"] == 8192, answer.text
     est = oomkit.estimate("Qwen/Qwen3\u20118B", "vllm", find_max_context=False)
     assert est.model.source.startswith("catalog: Qwen/Qwen3-8B ")
+
+
+# ---- downloads that went wrong ----
+
+LFS_POINTER = (b"version https://git-lfs.github.com/spec/v1\n"
+               b"oid sha256:4d2c1b8e0d5d5f1e6c0e2b4a2c1d9e0f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d\nsize 4920739232\n")
+
+
+@pytest.mark.parametrize("content,said", [
+    (LFS_POINTER, "a Git LFS pointer: the repo was cloned without git-lfs"),
+    (b"<!DOCTYPE html>\n<html><body>Entry not found</body></html>\n", "an HTML page"),
+    (b'{"error":"Access to model meta-llama/Llama-3.1-8B is restricted."}', "a JSON error message from the download"),
+])
+def test_a_gguf_that_is_not_one_says_what_it_is(content, said, tmp_path):
+    # was: "not a GGUF file (magic b'vers')"
+    (tmp_path / "Qwen3-8B-Q4_K_M.gguf").write_bytes(content)
+    _one_line_exit_2(_run("estimate", "Qwen3-8B-Q4_K_M.gguf", cwd=tmp_path), said)
+
+
+def test_a_checkpoint_cloned_without_git_lfs(tmp_path):
+    # `git clone` of a hub repo without git-lfs: config.json is real, the shards are pointers (was: "header length
+    # 2336927755350992246 > 100000000")
+    (tmp_path / "Qwen3-8B").mkdir()
+    (tmp_path / "Qwen3-8B" / "config.json").write_text(json.dumps(QWEN3_8B))
+    (tmp_path / "Qwen3-8B" / "model.safetensors").write_bytes(LFS_POINTER)
+    _one_line_exit_2(_run("estimate", "Qwen3-8B", "--engine", "vllm", cwd=tmp_path),
+                     "not a safetensors file but a Git LFS pointer")

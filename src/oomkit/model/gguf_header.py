@@ -245,12 +245,25 @@ def _read_array(r: _Reader, key: str, skip: bool) -> MetaValue:
     return tuple(v != 0 for v in vals) if etype == GGUF_TYPE_BOOL else vals
 
 
+def _what_instead(head: bytes) -> str:
+    """What a file named .gguf holds instead, from its first bytes: the downloads that go wrong leave a Git LFS
+    pointer (a clone without git-lfs), an HTML or JSON error page (a gated repo, a wrong URL); else the magic."""
+    low = head.lstrip().lower()
+    if low.startswith(b"version https://git-lfs"):
+        return "a Git LFS pointer: the repo was cloned without git-lfs; run `git lfs pull` or download the file"
+    if low.startswith((b"<!doctype html", b"<html", b"<?xml", b"<head")):
+        return "an HTML page: the download saved an error or login page, from a gated repo or a wrong URL?"
+    if low.startswith(b"{") and (b'"error"' in low or b'"message"' in low):
+        return "a JSON error message from the download: " + printable(head.decode("utf-8", "replace"), 80)
+    return f"magic {head[:4]!r}"
+
+
 def _read_version(r: _Reader) -> int:
     r.what = "the magic"
     r.reach(4)
     magic = bytes(r.buf[:4])
     if magic != GGUF_MAGIC:
-        raise r.fail(f"not a GGUF file (magic {magic!r})")
+        raise r.fail(f"not a GGUF file ({_what_instead(bytes(r.buf[:256]))})")
     r.pos = 4
     r.what = "the version"
     version = r.scalar(_U32)

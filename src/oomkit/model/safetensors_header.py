@@ -156,6 +156,9 @@ def parse_safetensors_header(buf: bytes | bytearray | memoryview, *, file_size: 
             raise _fail(name, f"not a safetensors file: {file_size} bytes")
         raise NeedMoreBytes(f"{name}: truncated safetensors header: need 8 bytes, have {len(buf)}", 8, len(buf))
     (n,) = _U64.unpack_from(buf, 0)
+    if n > MAX_HEADER_SIZE and bytes(buf[:8]) == b"version ":  # "version https://git-lfs.github.com/spec/v1"
+        raise _fail(name, "not a safetensors file but a Git LFS pointer: the repo was cloned without git-lfs; run "
+                          "`git lfs pull` or download the file")
     if n > MAX_HEADER_SIZE:
         raise _fail(name, f"not a safetensors file (header length {n} > {MAX_HEADER_SIZE}; "
                           f"starts with {bytes(buf[:8])!r})")
