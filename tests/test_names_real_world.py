@@ -173,6 +173,7 @@ REFUSED = [
     ("qwen3:8b", "llama.cpp", "awq", "awq: a Hugging Face checkpoint format, and this engine loads GGUF files"),
     ("Qwen/Qwen3-8B", "ollama", "fp8", "fp8: a Hugging Face checkpoint format"),
     ("Qwen/Qwen3-8B:nf4", "llama.cpp", None, "nf4: a Hugging Face checkpoint format"),
+    ("Qwen/Qwen3-8B", "ollama", "nope", "unknown quant tag 'nope'"),  # no format at all: not called a checkpoint's
     (":Q4_K_M", "llama.cpp", None, "no model given before ':Q4_K_M'"),
     # a context length in the tag is no same-shaped qualifier: read as the 4k model it was 32x short on the KV cache
     ("phi3:medium-128k", "ollama", None, "did you mean phi3:medium, microsoft/Phi-3-medium-128k-instruct"),

@@ -99,6 +99,8 @@ def _as_gguf_type(fmt: str | None) -> str | None:
         return "MXFP4_MOE"
     if is_gguf_format(fmt):
         return fmt
+    if low not in _HF_FORMATS and dtypes.canonical(low) not in dtypes.FP8_BYTES:
+        raise _unknown_quant(fmt)
     raise ModelError(f"{fmt}: a Hugging Face checkpoint format, and this engine loads GGUF files; name a GGUF file "
                      "type (Q4_K_M, Q8_0, F16, ...) or run an engine that loads that checkpoint (vLLM, SGLang, "
                      "transformers)")
