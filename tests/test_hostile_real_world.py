@@ -226,3 +226,12 @@ def test_a_checkpoint_cloned_without_git_lfs(tmp_path):
     (tmp_path / "Qwen3-8B" / "model.safetensors").write_bytes(LFS_POINTER)
     _one_line_exit_2(_run("estimate", "Qwen3-8B", "--engine", "vllm", cwd=tmp_path),
                      "not a safetensors file but a Git LFS pointer")
+
+
+@pytest.mark.parametrize("ctx,tokens", [("32k", 32768), ("128K", 131072)])
+def test_ctx_in_thousands_as_plan_and_the_web_read_it(ctx, tokens, tmp_path):
+    # was: "--ctx takes an integer, got '32k'" where `plan --min-ctx 32k` and the web API's ctx=32k took it
+    r = _run("estimate", "qwen3:8b", "--ctx", ctx, "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    assert json.loads(r.stdout)["engine_view"]["n_ctx"] == tokens
+    _one_line_exit_2(_run("estimate", "qwen3:8b", "--ctx", "1_024", cwd=tmp_path), "--ctx takes an integer")

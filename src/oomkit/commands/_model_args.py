@@ -230,7 +230,7 @@ def neutral_options(opts: dict[str, Any], eng: EngineModule, settings: Any) -> d
             out[name] = value
 
     if "--ctx" in opts:
-        n_ctx = _int_opt("--ctx", opts["--ctx"])
+        n_ctx = _int_opt("--ctx", opts["--ctx"], thousands=True)
         if n_ctx <= 0:
             raise OomkitError(f"--ctx must be a positive number of tokens, got {opts['--ctx']}")
         put("ctx", n_ctx)
@@ -253,10 +253,13 @@ def neutral_options(opts: dict[str, Any], eng: EngineModule, settings: Any) -> d
     return {k: v for k, v in out.items() if k in fields}
 
 
-def _int_opt(name: str, value: str) -> int:
+def _int_opt(name: str, value: str, thousands: bool = False) -> int:
     """oomkit's own integer options: an optional sign and ASCII digits (no `1_024`, no other scripts' digits,
-    which Python's int() would take and no engine's parser does), at most 18 of them."""
+    which Python's int() would take and no engine's parser does), at most 18 of them. thousands: a context as
+    people say it, "32k" = 32768 tokens, as plan's --min-ctx and the web API's ctx read it."""
     text = str(value).strip()
+    if thousands and re.fullmatch(r"[0-9]{1,9}[kK]", text):
+        return int(text[:-1]) * 1024
     if not re.fullmatch(r"[+-]?[0-9]{1,18}", text):
         raise SettingsError(f"{name} takes an integer, got {value!r}")
     return int(text)
