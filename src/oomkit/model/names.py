@@ -281,6 +281,12 @@ def canonical_ref(ref: str) -> str:
     return key
 
 
+def gguf_file_quant(filename: str) -> str | None:
+    """"Qwen3-8B-Q8_0.gguf" -> "Q8_0": the file type a GGUF file's name carries (llama-server --hf-file), or None."""
+    m = _GGUF_FILE_QUANT.search(re.split(r"[\\/]", filename.strip())[-1])
+    return m.group("q").upper() if m else None
+
+
 def gguf_file_model(filename: str) -> str | None:
     """"Qwen3-8B-Q4_K_M.gguf", "Qwen_Qwen3-30B-A3B-Q4_K_M-00001-of-00003.gguf" -> "Qwen/Qwen3-8B:Q4_K_M": the
     catalog model and file type a GGUF file's name says (the publishers' "<model>-<QUANT>.gguf"), or None."""

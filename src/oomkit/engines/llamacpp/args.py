@@ -18,6 +18,7 @@ from typing import Any
 
 from ...errors import OomkitError, SettingsError
 from ...flags import check_settings, flag_value, stof, stoi
+from ...model import names
 from ...model.resolve import split_quant
 from ..command import Opt, Syntax, defaults, format_flags, number, rewrite, values_of
 from .settings import ERAS, SPEC_TYPES, LlamaCppSettings, build_number, flash_attn_mode
@@ -104,6 +105,7 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
     opts: dict[str, Any] = {"program": program, **(defaults or {})}
     model: str | None = None
     quant: str | None = None
+    hf_file: str | None = None
     overrides: list[tuple[str, str]] = []
     overrides_draft: list[tuple[str, str]] = []
     i = 0
@@ -145,6 +147,8 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         elif name in ("-hf", "-hfr", "--hf-repo"):
             repo, _, q = value.partition(":")
             model, quant = repo, (q or None)
+        elif name in ("-hff", "--hf-file"):
+            hf_file = value  # common/arg.cpp: "If specified, it will override the quant in --hf-repo"
         elif name in ("-fa", "--flash-attn"):
             mode = _BOOL_VALUES.get(value.lower())
             if mode is None:
@@ -208,6 +212,12 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         opts["override_tensor"] = tuple(overrides)
     if overrides_draft:
         opts["override_tensor_draft"] = tuple(overrides_draft)
+    if hf_file:
+        file_quant = names.gguf_file_quant(hf_file)
+        if file_quant is None:
+            raise OomkitError(f"--hf-file {hf_file!r}: no GGUF file type (Q4_K_M, Q8_0, ...) in the file name to "
+                              "read its size by; give -m with the downloaded file instead")
+        quant = file_quant
     return model, quant, check_settings(LlamaCppSettings(**opts))
 
 

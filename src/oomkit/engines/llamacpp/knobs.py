@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...memory import Device
-from ...model import catalog
+from ...model import catalog, names
 from ...model.spec import ModelSpec
 from ..base import Choice
 from .settings import LlamaCppSettings
@@ -70,7 +70,8 @@ def gguf_repo(model: str) -> str:
     checkpoint (`unsloth/<name>-GGUF`, which carries every type of GGUF_LADDER for the models it converts)."""
     if model.lower().endswith(("-gguf", "_gguf")) and "/" in model:
         return model
-    hf_id = catalog.base_hf_id(model) or model
+    derived = None if catalog.base_hf_id(model) else names.derive(model)  # Qwen/Qwen3-8B-AWQ -> Qwen/Qwen3-8B
+    hf_id = catalog.base_hf_id(model) or (derived.base_hf_id if derived else model)
     return f"unsloth/{hf_id.rsplit('/', 1)[-1]}-GGUF"
 
 
