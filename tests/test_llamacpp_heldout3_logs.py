@@ -30,3 +30,17 @@ def test_held_out_logs_are_cited_and_checked():
         fx = json.loads(path.read_text())
         assert fx["source"].startswith("https://") and fx["quoted"]
         assert set(fx["checks"]) <= set(CHECKS) and set(fx.get("known_miss", {})) <= set(fx["checks"])
+
+
+def test_cpu_overrides_print_as_cpu_under_no_mmap_until_pr_14990():
+    """ggml-org/llama.cpp PR #394's mainline log (b5331, --no-mmap, -ot exps=CPU): the experts sit in a buffer
+    named CPU, no CUDA_Host model buffer (the override names the CPU device's own buffer type); from PR #14990
+    (2025-07-31) an override to the CPU picks from the CPU list, the first GPU's host buffer type first."""
+    from tests.test_llamacpp_heldout_logs import held_out_estimate
+
+    fx = json.loads((FIXTURES[0].parent / "deepseek-v3-0324-ud-q2kxl-5090-2x4090-a6000-ot-exps-16384-ub1024-b5331.json")
+                    .read_text())
+    names = set(held_out_estimate(fx).engine_view["model_buffer_bytes"])
+    assert names == set(fx["printed"]["buffers"]["model_mib"])
+    later = held_out_estimate({**fx, "engine_version": "b6200"}).engine_view["model_buffer_bytes"]  # bare -fa still
+    assert "CUDA_Host" in later and later.get("CPU", 0) < 1 << 30  # at most the token embeddings stay CPU

@@ -33,6 +33,7 @@ from ...memory import Device
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant import ggml
 from ...units import GiB, round_up
+from ..versions import llamacpp_build_on
 from .backend_names import Backend, device_index, infer_backend
 from .compute import compute_phases, reserved_outputs
 from .kv import Cache, Context
@@ -578,6 +579,44 @@ def split_host_embeddings(view: dict, devices: tuple[Device, ...], s, weights: M
         return view
     moved = sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in weights.cpu_tensors
                 if t.name.startswith(_GET_ROWS) and not gathered_on_host(t, b, build))
+    if not moved:
+        return view
+    mb[host] -= moved
+    if not mb[host]:
+        del mb[host]
+    mb["CPU"] = mb.get("CPU", 0) + moved
+    return view
+
+
+# Until PR #14990 ("llama : allow other bufts when overriding to CPU, add --no-repack option", 2025-07-31) a tensor
+# -ot (or --cpu-moe / --n-cpu-moe) sends to "CPU" took that buffer type as named, the CPU device's own
+# (common/arg.cpp maps each device's default buffer type by name; ggml_backend_cpu_buffer_type), not the CPU list
+# that puts the first GPU's host buffer type first; llama-model.cpp load_tensors demotes a host buffer only under
+# mmap ("avoid using a host buffer when using mmap"), so under --no-mmap those tensors print as `CPU` and the
+# layers -ngl leaves on the CPU as CUDA_Host. Since #14990 an override to the CPU selects from the CPU list
+# (select_weight_buft on cpu_buft_list): the host buffer type again. ikawrakow/ik_llama.cpp PR #394 (mainline
+# b5331, DeepSeek-V3-0324, -ot exps=CPU --no-mmap on four GPUs): `CPU model buffer size = 134253.11 MiB`, no
+# CUDA_Host model buffer.
+CPU_OVERRIDE_HOST_BUILD = llamacpp_build_on("2025-07-31")
+
+
+def split_cpu_overrides(view: dict, devices: tuple[Device, ...], s, spec: ModelSpec, weights: ModelBuffers,
+                        build: int) -> dict:
+    """engine_view's host model buffer with the tensors an override sends to the CPU moved under `CPU` (see
+    CPU_OVERRIDE_HOST_BUILD): before that build, under --no-mmap; the bytes stay on the host."""
+    mb = view.get("model_buffer_bytes")
+    local = tuple(d for d in devices if not d.id.startswith("RPC"))
+    if s.mmap or not local or not isinstance(mb, dict) or build >= CPU_OVERRIDE_HOST_BUILD:
+        return view
+    host = infer_backend(local, s.backend).host
+    overrides = override_patterns(s, spec)
+    if host is None or host not in mb or not overrides:
+        return view
+    moved = 0
+    for t in weights.cpu_tensors:
+        hit = next((buft for pat, buft in overrides if pat.search(t.name)), None)
+        if hit is not None and hit.upper().startswith("CPU"):
+            moved += round_up(t.nbytes, CPU_ALIGNMENT)
     if not moved:
         return view
     mb[host] -= moved

@@ -17,6 +17,7 @@ from .backends import (
     hexagon_refused,
     metal_devices,
     opencl_buffers,
+    split_cpu_overrides,
     split_host_embeddings,
     split_repack,
 )
@@ -151,6 +152,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     view = backend_view(view, devices, s, ctx.build)  # the buffer names the backend prints
     view = split_repack(view, devices, htp_repack)
     view = split_host_embeddings(view, devices, s, weights, ctx.build)
+    view = split_cpu_overrides(view, devices, s, spec, weights, ctx.build)
     return MemoryEstimate(model=spec, engine="llama.cpp", settings=_effective_settings(s, ctx, placement),
                           devices=usages, host=host, engine_view=view, kv_bytes_per_token=kv_bytes_per_token(spec, ctx),
                           layers=_layer_uses(spec, devices, rs, placement, state),
