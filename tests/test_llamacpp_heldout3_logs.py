@@ -33,7 +33,7 @@ def test_held_out_logs_are_cited_and_checked():
 
 
 def test_cpu_overrides_print_as_cpu_under_no_mmap_until_pr_14990():
-    """ggml-org/llama.cpp PR #394's mainline log (b5331, --no-mmap, -ot exps=CPU): the experts sit in a buffer
+    """ikawrakow/ik_llama.cpp PR #394's mainline log (b5331, --no-mmap, -ot exps=CPU): the experts sit in a buffer
     named CPU, no CUDA_Host model buffer (the override names the CPU device's own buffer type); from PR #14990
     (2025-07-31) an override to the CPU picks from the CPU list, the first GPU's host buffer type first."""
     from tests.test_llamacpp_heldout_logs import held_out_estimate
