@@ -7,7 +7,15 @@ the log's own flags, build and free memory, nothing tuned, by the held-out harne
 
 The logs are kept as the public threads print them; where a thread shows llama-sweep-bench (a mainline build with
 the sweep-bench example added, ubergarm/llama.cpp ug/port-sweep-bench) it is read as llama-cli: both take the common
-params and build one context of -c cells for one sequence."""
+params and build one context of -c cells for one sequence.
+
+As it stood, before any change (34 figures of 8 logs): every KV and output buffer exact (an MLA cache split over four
+GPUs, q8_0 caches, a layer split by free memory over a 4090 and a 5090); the model buffers exact but for the
+publishers' own mixes (GLM-Z1 IQ4_XS with an imatrix +0.9%, DeepSeek-V3 UD-Q2_K_XL -1 to -6% and printed as
+CUDA_Host where the log says CPU) and the last CPU block of the Qwen3-235B split files (+55.80 MiB); compute within
+10% except where the first GPU multiplies the weights -ot leaves on the CPU (Qwen3-235B 312.75 / 192.00 MiB against
+774.00, -60% / -75%). Mirrored since: compute.host_weight_copy (one host weight copied in at a time, 822.00, +6.2%)
+and backends.split_cpu_overrides (the CPU buffer name before PR #14990). What is left is each fixture's known_miss."""
 
 import json
 from pathlib import Path
