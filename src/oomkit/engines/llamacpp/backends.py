@@ -579,12 +579,16 @@ def split_host_embeddings(view: dict, devices: tuple[Device, ...], s, weights: M
         return view
     moved = sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in weights.cpu_tensors
                 if t.name.startswith(_GET_ROWS) and not gathered_on_host(t, b, build))
-    if not moved:
-        return view
-    mb[host] -= moved
-    if not mb[host]:
-        del mb[host]
-    mb["CPU"] = mb.get("CPU", 0) + moved
+    return _host_to_cpu(view, mb, host, moved)
+
+
+def _host_to_cpu(view: dict, mb: dict, host: str, moved: int) -> dict:
+    """`moved` bytes of the host buffer type's model buffer printed under the plain `CPU` buffer instead."""
+    if moved:
+        mb[host] -= moved
+        if not mb[host]:
+            del mb[host]
+        mb["CPU"] = mb.get("CPU", 0) + moved
     return view
 
 
@@ -617,13 +621,7 @@ def split_cpu_overrides(view: dict, devices: tuple[Device, ...], s, spec: ModelS
         hit = next((buft for pat, buft in overrides if pat.search(t.name)), None)
         if hit is not None and hit.upper().startswith("CPU"):
             moved += round_up(t.nbytes, CPU_ALIGNMENT)
-    if not moved:
-        return view
-    mb[host] -= moved
-    if not mb[host]:
-        del mb[host]
-    mb["CPU"] = mb.get("CPU", 0) + moved
-    return view
+    return _host_to_cpu(view, mb, host, moved)
 
 
 def split_repack(view: dict, devices: tuple[Device, ...], repack: dict[int, int]) -> dict:
