@@ -1350,11 +1350,17 @@ def output_offload_device(ctx: Context, placement: Placement, devices: tuple[Dev
     #18148, -ngl 0 after): the first local device, when the worst-case graph's output rows reach the offload batch.
     llama.cpp's tools/fit-params/README.md (b6895, RTX 4090, Qwen3-30B-A3B F16, -ngl 48): CUDA0 compute 898 MiB =
     the F16 output weight's copy (593.5) + the logits (296.75) + the rest, the Host's 12 the graph inputs."""
-    if placement.output_device >= 0 or not devices or s.backend == "cpu":
+    if placement.output_device >= 0:
         return None
-    if infer_backend(devices, s.backend).name not in OP_OFFLOAD_BACKENDS:
+    return _offload_device(devices, s, reserved_outputs(ctx, s))
+
+
+def _offload_device(devices: tuple[Device, ...], s: LlamaCppSettings, rows: int) -> int | None:
+    """The device that multiplies a weight left on the CPU in an op of `rows` rows: the first local one, where its
+    backend has an offload_op and the op reaches the offload batch; None when the op stays on the CPU."""
+    if not devices or s.backend == "cpu" or infer_backend(devices, s.backend).name not in OP_OFFLOAD_BACKENDS:
         return None
-    if reserved_outputs(ctx, s) < OP_OFFLOAD_MIN_BATCH:
+    if rows < OP_OFFLOAD_MIN_BATCH:
         return None
     return next((i for i, d in enumerate(devices) if not d.id.startswith("RPC")), None)
 
@@ -1372,11 +1378,7 @@ def host_weight_copy(spec: ModelSpec, ctx: Context, placement: Placement, device
     for the first GPU on one GPU or two: one 630 MiB q6_K expert tensor and 144 MiB of rows. Sized here as the copy
     above the whole FFN workspace (feed_forward_phases), 822 MiB: ggml-alloc's placement of the copy among the
     freed FFN rows is not replayed (tests/test_llamacpp_heldout3_logs.py)."""
-    if not devices or s.backend == "cpu" or infer_backend(devices, s.backend).name not in OP_OFFLOAD_BACKENDS:
-        return None
-    if min(ctx.n_ctx, ctx.n_ubatch) < OP_OFFLOAD_MIN_BATCH:
-        return None
-    d = next((i for i, dev in enumerate(devices) if not dev.id.startswith("RPC")), None)
+    d = _offload_device(devices, s, min(ctx.n_ctx, ctx.n_ubatch))
     if d is None:
         return None
     gathered = ("token_embd.weight", "per_layer_token_embd.weight", "output.weight")
