@@ -70,8 +70,10 @@ def gguf_repo(model: str) -> str:
     checkpoint (`unsloth/<name>-GGUF`, which carries every type of GGUF_LADDER for the models it converts)."""
     if model.lower().endswith(("-gguf", "_gguf")) and "/" in model:
         return model
-    derived = None if catalog.base_hf_id(model) else names.derive(model)  # Qwen/Qwen3-8B-AWQ -> Qwen/Qwen3-8B
-    hf_id = catalog.base_hf_id(model) or (derived.base_hf_id if derived else model)
+    hf_id = catalog.base_hf_id(model)
+    if hf_id is None:  # a derivative names its base: Qwen/Qwen3-8B-AWQ -> Qwen/Qwen3-8B
+        derived = names.derive(model)
+        hf_id = derived.base_hf_id if derived else model
     return f"unsloth/{hf_id.rsplit('/', 1)[-1]}-GGUF"
 
 

@@ -220,7 +220,7 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     nvlink = bool(first is not None and (first.nvlink or (
         cc_guessed and first.nvlink is None and (first.memory_bytes or 0) >= 70 * GiB)))
     _check_parallel(spec, tp)
-    warnings += quantization.check(spec, s.quantization)[1]
+    warnings += quantization.check(spec, s.quantization)
     dtype = _model_dtype(spec, s, version, cc)
     kv_dtype = _kv_dtype(spec, s, version, dtype)
     max_len, derived = _max_model_len(spec, s, version, warnings)

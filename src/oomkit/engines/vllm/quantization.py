@@ -52,10 +52,22 @@ def checkpoint_method(spec: ModelSpec) -> str | None:
     return "bitsandbytes" if fmt.startswith("bnb-") else "other"
 
 
-def check(spec: ModelSpec, quantization: str | None) -> tuple[str | None, list[str]]:
-    """-> (the method vLLM runs, warnings). Raises OomkitError with vLLM's own error where it refuses to start."""
+def load_layout(quantization: str | None, plain: bool) -> str | None:
+    """The layout a 16-bit (`plain`) checkpoint's linear weights take when --quantization converts them while
+    loading: "one byte" (ONE_BYTE_ONLINE), "nf4" (in-flight bitsandbytes: get_quant_config's "Inflight BNB
+    quantization"), else None (loaded as stored)."""
+    q = (quantization or "").lower()
+    if not plain:
+        return None
+    if q in ONE_BYTE_ONLINE:
+        return "one byte"
+    return "nf4" if q == "bitsandbytes" else None
+
+
+def check(spec: ModelSpec, quantization: str | None) -> list[str]:
+    """Warnings on --quantization; raises OomkitError with vLLM's own error where it refuses to start."""
     if not quantization:
-        return None, []
+        return []
     q = quantization.lower()
     if q not in KNOWN:
         raise OomkitError(f"vllm serve: ValueError: Unknown quantization method: {quantization}. Must be one of "
@@ -67,12 +79,12 @@ def check(spec: ModelSpec, quantization: str | None) -> tuple[str | None, list[s
             raise OomkitError(f"vllm serve: ValueError: Cannot find the config file for {q}: {spec.name} is a "
                               f"{spec.weights.format} checkpoint with no quantization_config; load a checkpoint "
                               f"quantized with {q} (its own repo) or drop --quantization")
-        if q in ONE_BYTE_ONLINE or q == "bitsandbytes":  # bitsandbytes: get_quant_config's "Inflight BNB"
-            return q, []
-        return q, [f"--quantization {q} quantizes this {spec.weights.format} checkpoint while loading: oomkit does "
-                   "not model that method's layout, so the weights are counted as published (an upper bound)"]
+        if load_layout(q, plain=True) is not None:
+            return []
+        return [f"--quantization {q} quantizes this {spec.weights.format} checkpoint while loading: oomkit does "
+                "not model that method's layout, so the weights are counted as published (an upper bound)"]
     if method in _CLASH and q in _CLASH[method]:
         raise OomkitError("vllm serve: ValueError: Quantization method specified in the model config "
                           f"({method}) does not match the quantization method specified in the `quantization` "
                           f"argument ({q}).")
-    return q, []
+    return []

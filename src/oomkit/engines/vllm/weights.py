@@ -12,7 +12,7 @@ from ...units import cdiv, round_up
 from .. import _tp
 from .config import DTYPE_ALIASES, Resolved, pp_partition
 from .profile import TRITON_KERNELS_FROM
-from .quantization import ONE_BYTE_ONLINE
+from .quantization import load_layout
 from .settings import ERAS, VllmSettings
 
 
@@ -108,7 +108,7 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
     parts = pp_partition(trunk_n, r.pp, r.version)
     ep = ep_size(s, r)
     plain = spec.weights.format.lower() in FLOAT_BYTES or spec.weights.format.lower() in DTYPE_ALIASES
-    online = _online(s, plain)
+    online = load_layout(s.quantization, plain)
     embed_everywhere, head_everywhere = _UNGUARDED_UNDER_PP.get(spec.architecture, (False, False))
     out = []
     for stage, (lo, hi) in enumerate(parts):
@@ -160,16 +160,6 @@ def _tower_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     whole = s.mm_encoder_tp_mode == "data"
     return sum(t.nbytes(r.dtype_bytes) if whole and t.family in ENCODER_TP_DATA else cdiv(t.nbytes(r.dtype_bytes), r.tp)
                for t in spec.towers)
-
-
-def _online(s: VllmSettings, plain: bool) -> str | None:
-    """The layout a 16-bit checkpoint's linear weights take when --quantization quantizes them while loading."""
-    q = (s.quantization or "").lower()
-    if not plain:
-        return None
-    if q in ONE_BYTE_ONLINE:
-        return "one byte"
-    return "nf4" if q == "bitsandbytes" else None
 
 
 def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, online: str | None) -> int:
@@ -267,7 +257,7 @@ def _params_in_order(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tupl
 
 def _param_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tuple[int, int], ep_rank: int) -> list[int]:
     plain = spec.weights.format.lower() in FLOAT_BYTES or spec.weights.format.lower() in DTYPE_ALIASES
-    online = _online(s, plain)
+    online = load_layout(s.quantization, plain)
     ep = ep_size(s, r)
     lo, hi = layers
     by_layer: dict[int, dict[tuple, int]] = {}
