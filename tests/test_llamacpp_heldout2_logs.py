@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_llamacpp_heldout_logs import CHECKS, check, params
+from tests.test_llamacpp_heldout_logs import assert_cited_and_checked, check, params
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp_heldout2").glob("*.json"))
 
@@ -21,8 +21,4 @@ def test_held_out_log(path, what):
 
 
 def test_held_out_logs_are_cited_and_checked():
-    assert len(FIXTURES) >= 6
-    for path in FIXTURES:
-        fx = json.loads(path.read_text())
-        assert fx["source"].startswith("https://") and fx["quoted"]
-        assert set(fx["checks"]) <= set(CHECKS) and set(fx.get("known_miss", {})) <= set(fx["checks"])
+    assert_cited_and_checked(FIXTURES, 6)
