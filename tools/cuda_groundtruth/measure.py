@@ -78,8 +78,7 @@ def smi():
         return repr(e)
 
 
-if __name__ == "__main__":
-    print("nvidia-smi before:", smi(), flush=True)
+def first():
     for key, n_layers in g.MODELS if not os.environ.get("ONLY_FULL") else []:
         run(key, n_layers, GRID, "full-offload")
     # partial offload: half the layers on the GPU (the output layer stays on the CPU)
@@ -125,4 +124,98 @@ if __name__ == "__main__":
         save()
         print(key, "smi run", f"{time.time() - t:.1f} s", [ln for ln in log.splitlines() if ln.startswith("@@SMI")],
               flush=True)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the second run (MODE=heldout): other architectures and settings, plus the scheduler's assignments
+# ----------------------------------------------------------------------------------------------------------
+
+CTX_FIELDS = ("n_ctx", "n_batch", "n_ubatch", "n_seq_max", "type_k", "type_v", "flash_attn", "offload_kqv",
+              "kv_unified")
+
+
+def sched_dump(key, n_layers, s, build=None):
+    """llama.cpp's log with GGML_SCHED_DEBUG=2 (every node's backend and size) for one setting."""
+    if time.time() - T0 > BUDGET:
+        return
+    path = synth.synth_path(build(n_layers=n_layers), "q4_0") if build else g.synth_file(key, n_layers)
+    st = r.normalize_settings(**{k: v for k, v in s.items() if k in r.DEFAULTS})
+    body = ("for i, s in enumerate(contexts):\n"
+            "    cp = llama_cpp.llama_context_default_params()\n"
+            "    for k in ('n_ctx','n_batch','n_ubatch','n_seq_max','type_k','type_v','offload_kqv','kv_unified'):\n"
+            "        setattr(cp, k, s[k])\n"
+            "    cp.flash_attn_type = s['flash_attn']\n"
+            "    os.write(2, f'@@CTX {i}\\n'.encode())\n"
+            "    ctx = llama_cpp.llama_init_from_model(model, cp)\n"
+            "    os.write(2, f'@@END {i}\\n'.encode())\n"
+            "    llama_cpp.llama_free(ctx)\n")
+    fields = {"n_gpu_layers": str(st["n_gpu_layers"])}
+    if st["no_alloc"]:
+        fields.update(no_alloc="True", load_mode="0")
+    os.environ["GGML_SCHED_DEBUG"] = "2"
+    try:
+        log = r.run_binding_script(r.binding_script(body, fields, debug_log=True), path,
+                                   [{k: st[k] for k in CTX_FIELDS}], timeout=120)
+    finally:
+        del os.environ["GGML_SCHED_DEBUG"]
+    results.append({"key": key, "n_layers": n_layers, "tag": "sched-debug", "settings": s, "log": log})
+    save()
+    print(key, "sched dump", len(log), "chars", flush=True)
+
+
+def heldout():
+    from tests import ggufs
+
+    archs = {"llama4": (ggufs.llama4_scout, 4), "gemma3n": (ggufs.gemma3n_e2b, 25), "glm4moe": (ggufs.glm45_air, 3),
+             "lfm2": (ggufs.lfm2_1_2b, 16), "ernie4_5-moe": (ggufs.ernie45_21b_a3b, 3),
+             "seed_oss": (ggufs.seed_oss_36b, 2), "minimax-m2": (ggufs.minimax_m2, 2),
+             "hunyuan-moe": (ggufs.hunyuan_a13b, 2), "mistral4": (ggufs.mistral4_mla, 4),
+             "phi3": (ggufs.phi3_mini_4k, 4), "kimi-linear": (ggufs.kimi_linear, None)}
+    # 1. the scheduler's node assignments behind the first run's compute misses
+    for key, n, s in [("llama-3.1-8b", 4, base(n_gpu_layers=2)), ("llama-3.1-8b", 4, base(flash_attn="off")),
+                      ("qwen3-30b-a3b", 4, base()), ("deepseek-v3", 4, base()),
+                      ("deepseek-v3-legacy", 4, base()), ("deepseek-v3-legacy", 4, base(type_k="q8_0", type_v="q8_0",
+                                                                                         flash_attn="on")),
+                      ("mamba2-2.7b", 4, base(n_gpu_layers=2)), ("gemma-3-12b", 12, base(flash_attn="off")),
+                      ("qwen3.5-27b", None, base(no_alloc=True, use_mmap=False, n_ctx=262144, n_seq_max=4,
+                                                 kv_unified=True))]:
+        sched_dump(key, n, s)
+    # 2. held out: architectures the first run did not load, and new settings on its models
+    grid = [base(n_ctx=8192), base(n_ctx=8192, flash_attn="off"), base(n_ctx=16384, n_ubatch=1024, n_batch=1024)]
+    for key, (build, n) in archs.items():
+        if time.time() - T0 > BUDGET:
+            break
+        t = time.time()
+        try:
+            path = synth.synth_path(build(n_layers=n) if n is not None else build(), "q4_0")
+            nl = n or synth_layers(path)
+            res = r.measure_many(path, grid + [base(n_ctx=8192, n_gpu_layers=max(1, nl // 2))], cache=False,
+                                 timeout=120)
+        except Exception as e:  # noqa: BLE001
+            print(key, "failed", repr(e), flush=True)
+            continue
+        for s, m in zip(grid + [base(n_ctx=8192, n_gpu_layers=max(1, nl // 2))], res, strict=True):
+            results.append({"key": key, "n_layers": n, "tag": "heldout-arch", "settings": s, "result": m})
+        save()
+        print(f"{key} heldout: {sum(m['ok'] for m in res)}/{len(res)} ok in {time.time() - t:.1f} s", flush=True)
+    for key, n in g.MODELS:
+        run(key, n, [base(n_ctx=16384, n_ubatch=1024, n_batch=1024, n_seq_max=2),
+                     base(n_ctx=65536, type_k="q4_0", type_v="q4_0", flash_attn="on"),
+                     base(n_ctx=8192, n_gpu_layers=1), base(n_ctx=8192, n_gpu_layers=n // 2 + 1, flash_attn="off")],
+            "heldout-settings")
+
+
+def synth_layers(path):
+    import gguf
+
+    rd = gguf.GGUFReader(str(path))
+    for f in rd.fields.values():
+        if f.name.endswith(".block_count"):
+            return int(f.parts[-1][0])
+    return 4
+
+
+if __name__ == "__main__":
+    print("nvidia-smi before:", smi(), flush=True)
+    heldout() if os.environ.get("MODE") == "heldout" else first()
     print("done in", round(time.time() - T0, 1), "s", flush=True)
