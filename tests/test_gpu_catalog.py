@@ -280,3 +280,29 @@ def test_integrated_gpus_are_said_so():
     assert with_facts(Device("CUDA0", "NVIDIA GB10")).integrated is True
     assert with_facts(Device("CUDA0", "NVIDIA GeForce RTX 3090")).integrated is False
     assert with_facts(Device("CUDA0", "GPU")).integrated is None
+
+
+@pytest.mark.parametrize("name,sizes,taken,other", [
+    ("A100", "40 or 80 GB", "40 GB", "'A100 80GB'"),
+    ("2x RTX 4060 Ti", "8 or 16 GB", "8 GB", "'RTX 4060 Ti 16GB'"),
+    ("M3 Max", "36, 48, 64, 96 or 128 GB", "36 GB", "'M3 Max 128GB'"),
+])
+def test_a_name_sold_in_several_sizes_says_which_it_takes(name, sizes, taken, other):
+    from oomkit.hardware.catalog import size_notes
+
+    (note,) = size_notes(name)
+    assert f"sold with {sizes}: taken as {taken}" in note and other in note
+
+
+@pytest.mark.parametrize("name", ["A100 80GB", "RTX 4090", "RTX 4060 Ti 16GB", "H200"])
+def test_a_name_with_one_size_or_its_size_given_has_no_note(name):
+    from oomkit.hardware.catalog import size_notes
+
+    assert size_notes(name) == ()
+
+
+def test_check_prints_which_size_a_bare_name_took():
+    from oomkit.check import hardware_target
+
+    assert any("sold with 40 or 80 GB" in n for n in hardware_target(gpu="A100,A100").notes)
+    assert hardware_target(gpu="A100 80GB").notes == ()

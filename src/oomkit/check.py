@@ -17,7 +17,7 @@ from typing import Any
 
 from .engines.base import EngineModule, get_engine
 from .errors import OomkitError
-from .hardware.catalog import devices_for_names, lookup
+from .hardware.catalog import devices_for_names, lookup, size_notes
 from .hardware.detect import Hardware, HostMemory, detect, host_memory
 from .limits import STEP, context_limit, context_slack, device_slack, largest_context
 from .memory import Device, MemoryEstimate, Usage
@@ -255,7 +255,8 @@ def hardware_target(vram: str | None = None, gpu: str | None = None, cpu_only: b
     GPUs' free memory, or, with none, the reference card (said so in .reference)."""
     if vram is not None or gpu is not None:
         devs = devices_from(vram, gpu)
-        return _Target("planned", devs, {d.id: d.memory_bytes for d in devs})
+        return _Target("planned", devs, {d.id: d.memory_bytes for d in devs},
+                       notes=size_notes(gpu) if gpu is not None else ())
     if cpu_only:
         host = hardware.host if hardware is not None else host_memory()
         if host is None:

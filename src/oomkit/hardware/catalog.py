@@ -160,6 +160,26 @@ def lookup(name: str) -> GpuSpec | None:
     return hit.with_memory(gb)
 
 
+def size_notes(text: str) -> tuple[str, ...]:
+    """For each name in a --gpu list that gives no size but is sold in several ("A100": 40 and 80 GB; "RTX 4060 Ti":
+    8 and 16 GB), a line saying which size the estimate takes and how to name another."""
+    cat = _catalog()
+    notes = []
+    for part in dict.fromkeys(p.strip() for p in str(text).split(",")):
+        m = _COUNT.match(part) if part else None
+        name = m.group("name").strip() if m else part
+        spec = lookup(name) if name else None
+        if spec is None or _split_size(name)[1] is not None:
+            continue
+        sizes = sorted({gb for (key, gb) in cat.by_size if key == _key(name)})
+        if len(sizes) > 1:
+            bigger = next(gb for gb in reversed(sizes) if gb != spec.memory_gb)
+            shown = [f"{gb:g}" for gb in sizes]
+            notes.append(f"--gpu {name!r} is sold with {', '.join(shown[:-1])} or {shown[-1]} GB: taken as "
+                         f"{spec.memory_gb:g} GB ({spec.name}); for another size name it ('{name} {bigger:g}GB')")
+    return tuple(notes)
+
+
 def suggest(name: str, n: int = 3) -> list[str]:
     """Up to ``n`` catalog names close to ``name``, best first ("RTX 4900" -> RTX 4090, RTX 4080, RTX 4070).
 
