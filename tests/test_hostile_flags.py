@@ -444,3 +444,20 @@ def test_zz_report_counts(capsys):
     with capsys.disabled():
         print("\nhostile flag inputs tried:", dict(sorted(TRIED.items())), "total", sum(TRIED.values()))
     assert sum(TRIED.values()) > 0
+
+
+@pytest.mark.parametrize("value,split", [("3,1", (3.0, 1.0)), ("3,,1", (3.0, 1.0)), ("3/1", (3.0, 1.0)),
+                                         ("3,1,", (3.0, 1.0)), ("1", (1.0,))])
+def test_tensor_split_parts_as_llama_cpp_splits_them(value, split):
+    from oomkit.engines.llamacpp.args import parse_args
+
+    assert parse_args(["-ts", value])[2].tensor_split == split
+
+
+@pytest.mark.parametrize("value", [",,,", ",3,1", "/"])
+def test_tensor_split_with_an_empty_first_part_is_refused_as_llama_cpp_refuses_it(value):
+    # common/arg.cpp: the text before the first separator is a part, and std::stof("") throws
+    from oomkit.engines.llamacpp.args import parse_args
+
+    with pytest.raises(SettingsError, match="not a number"):
+        parse_args(["-ts", value])

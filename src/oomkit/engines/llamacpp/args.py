@@ -164,9 +164,13 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
             if bad := [x for x in opts["spec_type"] if x not in SPEC_TYPES]:
                 raise OomkitError(f"error: unknown speculative decoding type: {bad[0]} (one of {', '.join(SPEC_TYPES)})")
         elif name in ("-ts", "--tensor-split"):
-            # common/arg.cpp --tensor-split: split on [,/], each part std::stof; more parts than devices is an
-            # error (llama_max_devices(), 16 in CUDA builds)
-            parts = [x for x in re.split(r"[,/]", value) if x]
+            # common/arg.cpp --tensor-split: std::sregex_token_iterator over "[,/]+" (a run of separators is one;
+            # an empty text before the first is a part, an empty one after the last is not), each part std::stof,
+            # so ",,," or ",3,1" is an error; more parts than devices is an error (llama_max_devices(), 16 in CUDA
+            # builds)
+            parts = re.split(r"[,/]+", value)
+            if len(parts) > 1 and not parts[-1]:
+                parts.pop()
             if len(parts) > MAX_SPLIT_DEVICES:
                 raise SettingsError(f"{name} {value!r}: {len(parts)} parts; llama.cpp takes at most "
                                     f"{MAX_SPLIT_DEVICES} (one per device)")
