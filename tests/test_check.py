@@ -128,7 +128,7 @@ def test_an_engine_default_from_the_configs_rope_factor_is_not_told_to_scale_aga
     # scaling is already applied, so the note says where 65,536 comes from instead of advising YaRN
     r = check("deepseek-ai/deepseek-coder-6.7b-instruct", "vllm", vram="80GiB", engine_version="0.4.2")
     assert r.n_ctx == 65536 and r.rope_scaling_factor == 4.0
-    assert "the config's RoPE factor (linear, 4)" in r.notes[0] and "YaRN" not in r.notes[0]
+    assert "16384 times the declared RoPE factor (linear, 4)" in r.notes[0] and "YaRN" not in r.notes[0]
 
 
 # ---------------------------------------------------------------------------------------------------------

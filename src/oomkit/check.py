@@ -193,7 +193,7 @@ def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | Non
     oomkit.hardware.detect.Hardware), or the hardware planned with `vram` / `gpu`, or the host RAM (`cpu_only`)."""
     eng = get_engine(engine)
     settings = replace(settings, **options) if settings is not None else eng.settings(**options)
-    spec = resolve_model(eng, model, quant)
+    spec = eng.model_for(resolve_model(eng, model, quant), settings)
     if ram is not None:  # the host's memory (--ram): the total llama.cpp's --fit weighs; with cpu_only, the host
         settings = with_ram(eng, settings, ram)
         if cpu_only:  # checked against a host of that size, all of it free
@@ -209,18 +209,20 @@ def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | Non
     if target.kind == "cpu":
         est = replace(est, host=replace(est.host, memory_bytes=target.host_budget))
     checks = _device_checks(est, target.kind, target.physical, target.others)
-    best, by_kv = _largest_contexts(eng, spec, settings, target)
-
     n_ctx = eng.effective_context(est)
+    best, by_kv = _largest_contexts(eng, spec, settings, target, n_ctx)
+
     notes: list[str] = []
     rope = None
     if n_ctx and spec.n_ctx_train and n_ctx > spec.n_ctx_train:
         rope = math.ceil(n_ctx / spec.n_ctx_train * 100) / 100
         declared = spec.rope_scaling
-        if declared is not None and declared.factor and n_ctx == int(spec.n_ctx_train * declared.factor):
+        base = (declared.original_max_position_embeddings if declared is not None and declared.type == "yarn"
+                else None) or spec.n_ctx_train
+        if declared is not None and declared.factor and n_ctx == int(base * declared.factor):
             # the engine's own default (vLLM, SGLang: the trained maximum times the config's RoPE factor), with the
             # config's scaling already applied: more scaling is not the advice
-            how = (f"the engine's default, the trained maximum times the config's RoPE factor ({declared.type}, "
+            how = (f"the engine's default, {base} times the declared RoPE factor ({declared.type}, "
                    f"{declared.factor:g})")
         else:
             how = (f"it needs RoPE scaling by a factor of {rope:.2f} (e.g. YaRN, factor {rope:.2f} over the "
@@ -280,11 +282,12 @@ def hardware_target(vram: str | None = None, gpu: str | None = None, cpu_only: b
                    {g.id: g.used_bytes for g in usable}, notes=tuple(notes))
 
 
-def _largest_contexts(eng: EngineModule, spec: ModelSpec, settings: Any, target: _Target
+def _largest_contexts(eng: EngineModule, spec: ModelSpec, settings: Any, target: _Target, asked: int | None = None
                       ) -> tuple[int | None, dict[str, int | None]]:
     """The largest context that fits with these settings, and with each KV cache type the engine offers (a type
-    the engine refuses with these settings at every context is left out, not reported as "none")."""
-    hi = context_limit(spec)
+    the engine refuses with these settings at every context is left out, not reported as "none"), up to the
+    model's trained maximum or the context asked for, if that is above it (RoPE scaling the command sets)."""
+    hi = max(context_limit(spec), asked or 0)
 
     def search(s: Any) -> tuple[int | None, bool]:
         """-> (the largest context, whether the engine accepted these settings at any context)."""

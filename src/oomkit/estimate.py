@@ -67,7 +67,7 @@ def estimate(
     if ram is not None:
         settings = with_ram(eng, settings, ram)
     check_settings(settings)  # every option's type and range, as the engine takes them
-    spec = resolve_model(eng, model, quant)
+    spec = eng.model_for(resolve_model(eng, model, quant), settings)
     devs = devices_from(vram, gpu, devices, cpu_only)
     est = eng.estimate(spec, devs, settings)
     if not devs:  # no GPU: the verdict weighs the host's memory where the settings know it (--ram, --cpu-only)

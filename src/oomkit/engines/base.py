@@ -102,6 +102,8 @@ class EngineModule:
     # settings -> one-line notes on how the command as typed reaches the engine (Ollama: server variables given to
     # `ollama run`, which the running server never sees); None: nothing to say
     command_notes_fn: Callable[[Any], tuple[str, ...]] | None = None
+    # (spec, settings) -> the model as the settings change its config (vLLM --hf-overrides); None: as resolved
+    model_fn: Callable[[Any, Any], Any] | None = None
 
     def settings(self, **options: Any) -> Any:
         return self.Settings(**options)
@@ -121,6 +123,10 @@ class EngineModule:
             return None
         return (f"{self.name} {given.strip()} is newer than the newest release oomkit models ({self.newest}): its "
                 "newest rules apply")
+
+    def model_for(self, spec: Any, settings: Any) -> Any:
+        """The model as these settings load it (model_fn): what the largest-context search and the notes weigh."""
+        return spec if self.model_fn is None else self.model_fn(spec, settings)
 
     def command_notes(self, settings: Any) -> tuple[str, ...]:
         """What to tell the user about their command as typed (command_notes_fn)."""

@@ -108,7 +108,7 @@ def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None
         raise OomkitError(f"the {argv[0]} command names no model")
     eng = get_engine(parsed.engine)
     user = parsed.settings
-    spec = resolve_model(eng, parsed.model, parsed.quant)
+    spec = eng.model_for(resolve_model(eng, parsed.model, parsed.quant), user)
     devs = engine_devices(devices, goals)
     limits = budgets(devices, goals)
     if any(limits[d.id] is None for d in devices) or not devices:

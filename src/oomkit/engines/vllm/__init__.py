@@ -34,7 +34,7 @@ from .args import flag_takes_value, format_command, parse_args, rewrite_command
 
 # vLLM loads the checkpoint as published (its config's dtype / quantization_config): the default format hook.
 from .cluster import node_commands
-from .config import CUDA_DRIVER_RESERVED, Resolved, cuda_total, pp_partition, resolve
+from .config import CUDA_DRIVER_RESERVED, Resolved, cuda_total, pp_partition, resolve, with_hf_overrides
 from .knobs import knobs, relief
 from .kv import KvPlan, KvSpec, block_size_for, estimate_max_model_len, kv_plan
 from .layout import VllmEstimate, estimate
@@ -48,6 +48,7 @@ ENGINE = EngineModule(
     programs={"vllm": None},
     python_modules={"vllm.entrypoints.openai.api_server": None, "vllm.entrypoints.api_server": None},
     newest=NEWEST, eras=ERAS,
+    model_fn=lambda spec, s: with_hf_overrides(spec, s.hf_overrides)[0],
     knobs_fn=knobs, relief_fn=relief, cluster_fn=node_commands, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )
 

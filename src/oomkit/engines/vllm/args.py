@@ -326,6 +326,8 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["skip_mm_profiling"] = bool(value)
     elif flag == "--mm-encoder-tp-mode":
         opts["mm_encoder_tp_mode"] = _choice(flag, value, ("weights", "data"))
+    elif flag in ("--hf-overrides", "--rope-scaling"):
+        _apply_hf_overrides(flag, value, opts)
     elif flag in ("--speculative-config", "-sc"):
         try:
             cfg = json.loads(value)
@@ -333,6 +335,21 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
             raise OomkitError(f"{PROG}: error: argument {flag}: invalid loads value: {value!r}") from None
         if isinstance(cfg, dict) and cfg.get("num_speculative_tokens") is not None:
             opts["num_speculative_tokens"] = _speculative_count(flag, cfg["num_speculative_tokens"])
+
+
+def _apply_hf_overrides(flag: str, value: Any, opts: dict[str, Any]) -> None:
+    """--hf-overrides: a JSON object merged into the model's config (engine/arg_utils.py: json.loads, then
+    ModelConfig.hf_overrides); --rope-scaling (up to 0.9) is its {"rope_scaling": ...}. Several add up."""
+    try:
+        cfg = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        raise OomkitError(f"{PROG}: error: argument {flag}: invalid loads value: {value!r}") from None
+    if not isinstance(cfg, dict):
+        raise OomkitError(f"{PROG}: error: argument {flag}: expected a JSON object, got {value!r}")
+    if flag == "--rope-scaling":
+        cfg = {"rope_scaling": cfg}
+    merged = {**json.loads(opts.get("hf_overrides") or "{}"), **cfg}
+    opts["hf_overrides"] = json.dumps(merged, sort_keys=True)
 
 
 def _mm_limits(flag: str, value: Any) -> tuple[tuple[str, int], ...]:
@@ -449,6 +466,7 @@ OPTIONS = (
     Opt("skip_mm_profiling", "--skip-mm-profiling", switch=("--skip-mm-profiling", None),
         aliases=("--no-skip-mm-profiling",)),
     Opt("mm_encoder_tp_mode", "--mm-encoder-tp-mode"),
+    Opt("hf_overrides", "--hf-overrides", aliases=("--rope-scaling",)),
     Opt("num_speculative_tokens", "--speculative-config", _speculative, aliases=("-sc",), edit=_edit_speculative),
 )
 _DEFAULTS = defaults(VllmSettings)

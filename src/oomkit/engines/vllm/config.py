@@ -3,6 +3,7 @@ CacheConfig, SchedulerConfig, ParallelConfig): release, V0/V1, dtypes, context, 
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -142,6 +143,50 @@ _ROPE_SKIPPED = (
     ((0, 5, 1), frozenset({"su", "longrope"})),
     ((0, 4, 2), frozenset({"su"})),
 )
+
+
+# --hf-overrides fields oomkit applies (the context length and its scaling), and those that change nothing it counts
+_OVERRIDE_APPLIED = ("rope_scaling", "rope_parameters", "max_position_embeddings", "original_max_position_embeddings")
+_OVERRIDE_NEUTRAL = ("architectures", "rope_theta", "use_cache", "bos_token_id", "eos_token_id", "pad_token_id")
+# fields that change the layers' shapes or the weights: not replayed on a spec already built
+_OVERRIDE_SHAPES = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
+                    "intermediate_size", "moe_intermediate_size", "vocab_size", "num_experts", "num_local_experts",
+                    "n_routed_experts", "sliding_window", "layer_types", "kv_lora_rank", "text_config",
+                    "tie_word_embeddings", "quantization_config", "torch_dtype", "dtype")
+
+
+def with_hf_overrides(spec: ModelSpec, overrides: str | None) -> tuple[ModelSpec, list[str]]:
+    """The model with --hf-overrides merged into its config (ModelConfig.hf_overrides, applied to the config before
+    _get_and_verify_max_len): a new rope_scaling / rope_parameters and max_position_embeddings change the derived
+    max_model_len. A field that reshapes the layers is refused rather than ignored; one oomkit does not count is
+    named in a warning."""
+    if not overrides:
+        return spec, []
+    from dataclasses import replace
+
+    from ...model.hf_config import rope_scaling
+
+    cfg = json.loads(overrides)
+    if shaped := [k for k in cfg if k in _OVERRIDE_SHAPES]:
+        raise SettingsError(f"--hf-overrides {shaped[0]}: oomkit does not rebuild the model's layers from an override; "
+                            "write it into a copy of config.json and give that directory as the model")
+    if "max_position_embeddings" in cfg:
+        n = cfg["max_position_embeddings"]
+        if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+            raise SettingsError(f"--hf-overrides max_position_embeddings={n!r}: not a positive integer")
+        spec = replace(spec, n_ctx_train=n)
+    if any(k in cfg for k in ("rope_scaling", "rope_parameters", "original_max_position_embeddings")):
+        rope_cfg = {k: v for k, v in cfg.items() if k in _OVERRIDE_APPLIED}
+        if "rope_scaling" not in cfg and "rope_parameters" not in cfg and spec.rope_scaling is None:
+            rope = None
+        elif "rope_scaling" in cfg or "rope_parameters" in cfg:
+            rope = rope_scaling(rope_cfg, "--hf-overrides")
+        else:
+            rope = replace(spec.rope_scaling, original_context=cfg["original_max_position_embeddings"])
+        spec = replace(spec, rope_scaling=rope)
+    ignored = [k for k in cfg if k not in _OVERRIDE_APPLIED and k not in _OVERRIDE_NEUTRAL]
+    warnings = [f"--hf-overrides {', '.join(ignored)}: not counted by oomkit's estimate"] if ignored else []
+    return spec, warnings
 
 
 def derived_max_model_len(spec: ModelSpec, version: Version) -> int:

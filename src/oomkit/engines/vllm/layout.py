@@ -13,7 +13,7 @@ from ...model.weights import per_layer_sum
 from ...units import GiB, MiB
 from ..versions import version_str
 from .cluster import node_totals, rank_name
-from .config import CUDA_DRIVER_RESERVED, Resolved, pp_partition, resolve
+from .config import CUDA_DRIVER_RESERVED, Resolved, pp_partition, resolve, with_hf_overrides
 from .encoder import encoder_view
 from .kv import (
     KvCheck,
@@ -152,7 +152,10 @@ def _with_blocks(ranks: list[_Rank], s: VllmSettings, r: Resolved) -> list[_Rank
 
 
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> VllmEstimate:
+    spec, override_warnings = with_hf_overrides(spec, s.hf_overrides)
     est = _estimate(spec, devices, s)
+    if override_warnings:
+        est = replace(est, warnings=(*est.warnings, *override_warnings))
     failure = est.engine_view.get("failed_phase")
     if failure is None or not failure.get("after_kv"):
         return est

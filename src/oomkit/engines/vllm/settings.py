@@ -189,6 +189,8 @@ class VllmSettings:
     num_speculative_tokens: int = 0  # --speculative-config {"num_speculative_tokens": N}: extra Mamba state slots
     # --limit-mm-per-prompt '{"image": 0, "video": 1}' as (modality, count) pairs; None: 999 each (encoder.py)
     limit_mm_per_prompt: tuple[tuple[str, int], ...] | None = None
+    # --hf-overrides '{...}' (and 0.6-0.9's --rope-scaling '{...}'), as sorted JSON: config.json fields replaced
+    hf_overrides: str | None = None
     skip_mm_profiling: bool = False  # --skip-mm-profiling: no encoder dummy pass in the profile run
     mm_encoder_tp_mode: str = "weights"  # --mm-encoder-tp-mode: "data" keeps the whole encoder on every TP rank
     usage_context: str = "serve"  # "serve" (OpenAI server) or "llm" (the LLM class): different batch defaults
