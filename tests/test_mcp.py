@@ -76,6 +76,8 @@ def answers():
         out["diagnose"] = (_is_error(r), _text(r))
         r = await session.call_tool("estimate", {"model": "no-such-model-xyz"})
         out["bad"] = (_is_error(r), _text(r))
+        r = await session.call_tool("check", {"model": "qwen3:8b", "gpu": "RTX 4060", "context": 40960})
+        out["unknown"] = (_is_error(r), _text(r))
         return out
 
     return _session_run(go)
@@ -115,6 +117,11 @@ def test_diagnose_tool(answers, capsys, monkeypatch):
 def test_bad_input_is_a_tool_error_in_one_line(answers):
     is_error, text = answers["bad"]
     assert is_error and "unknown model 'no-such-model-xyz'" in text and "\n" not in text
+
+
+def test_an_argument_the_tool_does_not_take_is_refused_not_ignored(answers):
+    is_error, text = answers["unknown"]
+    assert is_error and "check: unknown argument context; it takes" in text and "ctx" in text
 
 
 def test_mcp_without_the_extra(monkeypatch, capsys):

@@ -41,8 +41,21 @@ def _fields(**kw: Any) -> dict[str, Any]:
     return {k: v for k, v in kw.items() if v is not None}
 
 
+class _Server(MCPServer):  # type: ignore[misc, valid-type]
+    """MCPServer whose tools refuse an argument they do not take (the arguments' models ignore extras): a
+    misspelled `context` for `ctx` must not be answered as if it were not given."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        known = set((tool.parameters or {}).get("properties", {})) if tool is not None else set()
+        if tool is not None and (unknown := sorted(set(arguments or {}) - known)):
+            raise ToolError(f"{name}: unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                            f"it takes {', '.join(sorted(known))}")
+        return await super().call_tool(name, arguments, *args, **kwargs)
+
+
 def build_server() -> Any:
-    server = MCPServer("oomkit", instructions=INSTRUCTIONS)
+    server = _Server("oomkit", instructions=INSTRUCTIONS)
 
     @server.tool(structured_output=False)
     def estimate(model: str | None = None, engine: str | None = None, ctx: int | None = None,

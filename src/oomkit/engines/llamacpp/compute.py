@@ -1400,6 +1400,38 @@ def output_weight_copy(spec: ModelSpec, device: Device, s: LlamaCppSettings) -> 
     return gpu_alloc_size(t) if infer_backend((device,), s.backend).name in _GGML_CUDA else t.nbytes
 
 
+# graphs built by src/models/deepseek2.cpp (llama_model_mistral4 reuses llama_model_deepseek2::graph, models.h)
+MLA_SPLIT_ARCHS = frozenset({"deepseek2", "mistral4"})
+
+
+def mla_split_attention(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                        devices: tuple[Device, ...], s: LlamaCppSettings, d: int) -> int:
+    """The attention workspace of ggml-cuda device d for an absorbed-MLA graph with flash attention, replayed
+    through ggml-alloc with the split's input copies first (compute_graphs.mla_split_graph); 0 where it does not
+    apply. The closed form of compute_phases (the absorbed query, Qcur and the latent output per head above the
+    inputs, fitted on the CPU, whose graph allocates its small inputs below the embeddings) is ~96 KB a token too
+    high there: the device's Qcur lands above the inputs, attn_norm, q_a, wq_b's rows, the absorbed query and
+    the roped q_pe (deepseek-v3 -c 4096 -ub 512: 371.01 MiB measured, 418 closed form). ggml-cuda sizes the flash-
+    attention node with an F16 copy of a non-F16 K for the MMA kernel (every batch over two tokens: Q's 576 columns
+    rule out the vector kernel, ggml_cuda_get_best_fattn_kernel); V is a view of K and shares it
+    (ggml_cuda_flash_attn_ext_get_f16_extra_data: V_is_K_view)."""
+    if d < 0 or d >= len(devices) or not ctx.flash_attn or spec.architecture not in MLA_SPLIT_ARCHS \
+            or not ERAS.reached(ctx.build, "mla_latent") or infer_backend((devices[d],), s.backend).name not in _GGML_CUDA:
+        return 0
+    run = [la for la in attention_layers(spec) if la.index < len(placement.layer_device)
+           and placement.layer_device[la.index] == d]
+    if not run or not all(la.attention.kv_lora_rank and la.attention.latent_cache for la in run):
+        return 0
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    masks = sum(c.cells * T * 2 for c in caches) if ERAS.reached(ctx.build, "kq_mask_f16") else \
+        sum(c.cells * T * 4 for c in caches)
+    a = run[0].attention
+    n_kv = next((c.cells for c in caches if run[0].index in c.layers), 0)
+    copy = n_kv * (a.kv_lora_rank + a.qk_rope_head_dim) * 2 \
+        if ctx.type_k.name != "f16" and T > 2 and ctx.build >= CUDA_FA_F16_BUILD else 0
+    return galloc.peak_bytes(*compute_graphs.mla_split_graph(spec, run[0].index, T, masks, copy), align=128)
+
+
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                       devices: tuple[Device, ...], s: LlamaCppSettings) -> dict[int, int]:
     """Per backend (-1 = the CPU side): a device that runs layers needs the layer workspace, the one that
@@ -1435,6 +1467,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     for d in sorted(set(placement.layer_device) | {placement.output_device}):
         need = ph[d].attention - (0 if d in attending else masks) - (host_rows if d >= 0 else 0) \
             if d in placement.layer_device else 0
+        split = mla_split_attention(spec, ctx, caches, placement, devices, s, d)
+        if split:  # an absorbed-MLA layer's attention at the head of the device's split, replayed
+            need = max(split, ph[d].ffn, 3 * resid)
         if d == placement.output_device:
             need = max(need, ph[d].output)
         out[d] = need

@@ -549,3 +549,56 @@ def gemma3n_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[st
 # src/models/models.h llama_model_gemma3n::graph n_layer_sparsity: the first 10 layers use activation sparsity
 N_LAYER_SPARSITY = 10
 
+
+def mla_split_graph(spec: ModelSpec, il: int, T: int, masks: int, fa_extra: int = 0) -> tuple[int, list[Node]]:
+    """The first absorbed-MLA layer's attention (src/models/deepseek2.cpp, `is_mla`, with flash attention) at the
+    head of a device's split, up to the output projection and the residual add. ggml_backend_sched_split_graph
+    (ggml-backend.cpp) puts the split's input copies at its head as nodes, in the order the split first reads them
+    (the hidden-state rows handed in, the positions, the K indices, the KQ mask, the out_ids), so the hidden-state
+    block sits at the bottom of the buffer, where a CPU graph has the small inputs first. Then the Q path: the
+    LoRA'd Q (q_a, its norm in place; wq for the lite models), wq_b's rows (alive until q_pe is roped), q_nope
+    absorbed by wk_b (n_head x kv_lora_rank a token), the roped q_pe and their concat Qcur; the latent path, the
+    cache write, the flash-attention output (n_head x kv_lora_rank, with ggml-cuda's F16 copy of a non-F16 K:
+    fa_extra), wv_b's product and its contiguous copy. Equal to llama.cpp@0c1e57098's CUDA0 buffer measured on an
+    H200 with deepseek-v3's 4-layer file (tests/test_llamacpp_cuda_measured.py): 371.01 MiB at -c 4096 -ub 512
+    (f16 and q8_0), 399.01 at 32K, 1500.03 at 8K -ub 2048, where Qcur lands above everything alive at its concat.
+    Returns (the number of inputs, the nodes)."""
+    layer = next(la for la in spec.trunk_layers if la.index == il)
+    a = layer.attention
+    g = _Graph()
+    resid = spec.n_embd * T * F32
+    r, rope, nope, H = a.kv_lora_rank, a.qk_rope_head_dim, a.qk_nope_head_dim, a.n_heads
+    dv = a.v_head_dim or a.head_dim_v
+    x = g.add(resid)
+    pos = g.add(T * 4)
+    k_idx = g.add(T * 8)
+    mask = g.add(masks)
+    g.add(T * 4)  # out_ids
+    norm = g.add(resid, x, inplace=True)
+    cur = g.add(resid, norm, inplace=True)  # attn_norm
+    if a.q_lora_rank:
+        q = g.add(a.q_lora_rank * T * F32, cur)
+        q = g.add(a.q_lora_rank * T * F32, q, inplace=True)  # rms norm
+        q = g.add(a.q_lora_rank * T * F32, q, inplace=True)  # q_a_norm
+    else:
+        q = cur
+    q = g.add(H * (nope + rope) * T * F32, q)  # wq_b / wq
+    q_nope = g.view(g.view(g.view(q)))  # reshape, view, permute
+    q_pe = g.view(g.view(q))
+    absorbed = g.add(H * r * T * F32, q_nope)  # wk_b
+    absorbed = g.view(absorbed)  # permute
+    q_pe = g.add(H * rope * T * F32, q_pe, pos, inplace=True)
+    qcur = g.add(H * (r + rope) * T * F32, absorbed, q_pe)
+    kv = g.add((r + rope) * T * F32, cur)  # wkv_a_mqa
+    kv_cmpr, k_pe = g.view(kv), g.view(kv)
+    kv_cmpr = g.add(r * T * F32, kv_cmpr, inplace=True)  # rms norm of a view: a new block
+    kv_cmpr = g.add(r * T * F32, kv_cmpr, inplace=True)
+    k_pe = g.add(rope * T * F32, k_pe, pos, inplace=True)
+    kcur = g.add((r + rope) * T * F32, g.view(kv_cmpr), k_pe)
+    store = g.add(0, g.view(kcur), k_idx)  # set_rows into the cache
+    out = g.add(H * r * T * F32 + fa_extra, g.view(qcur), store, mask)
+    out = g.add(H * dv * T * F32, g.view(g.view(out)))  # wv_b
+    out = g.add(H * dv * T * F32, g.view(out))  # cont
+    out = g.add(resid, g.view(out))  # wo
+    g.add(resid, out, x, inplace=True)  # ffn_inp
+    return 0, g.nodes
