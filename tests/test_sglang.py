@@ -321,6 +321,8 @@ def test_parse_args():
     (["--model-path", "m", "--bogus"], "unrecognized arguments: --bogus"),
     (["--model-path", "m", "--tp-size", "two"], "argument --tp-size: invalid int value: 'two'"),
     (["--model-path", "m", "--kv-cache-dtype", "fp8"], "argument --kv-cache-dtype: invalid choice: 'fp8'"),
+    (["--model-path", "m", "--quantization", "bogus"], "argument --quantization: invalid choice: 'bogus'"),
+    (["--model-path", "m", "--quantization", "FP8"], "argument --quantization: invalid choice: 'FP8'"),
     (["--model-path"], "argument --model-path: expected one argument"),
 ])
 def test_parse_args_errors(argv, message):

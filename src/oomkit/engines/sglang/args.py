@@ -12,7 +12,7 @@ from typing import Any
 from ...errors import OomkitError
 from ...flags import check_settings
 from ..command import Opt, Syntax, defaults, format_flags, rewrite, values_of
-from .settings import DTYPE_CHOICES, KV_CACHE_DTYPES, SGLangSettings
+from .settings import DTYPE_CHOICES, KV_CACHE_DTYPES, QUANTIZATION_CHOICES, SGLangSettings
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "sglang_flags.json"
 
@@ -153,6 +153,8 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
         raise _choices_error("--kv-cache-dtype", opts["kv_cache_dtype"], KV_CACHE_DTYPES)
     if "dtype" in opts and opts["dtype"] not in DTYPE_CHOICES:
         raise _choices_error("--dtype", opts["dtype"], DTYPE_CHOICES)
+    if "quantization" in opts and opts["quantization"] not in QUANTIZATION_CHOICES:
+        raise _choices_error("--quantization", opts["quantization"], QUANTIZATION_CHOICES)
     if env.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "").lower() in ("1", "true", "yes"):
         opts["allow_overwrite_longer_context_len"] = True
     s = check_settings(SGLangSettings(**opts))

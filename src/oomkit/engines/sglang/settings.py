@@ -193,6 +193,14 @@ KV_CACHE_DTYPES = {
     "nvfp4": None, "fp4_mx_block16": None, "fp4_e2m1": None,
 }
 DTYPE_CHOICES = ("auto", "half", "float16", "bfloat16", "float", "float32")  # --dtype choices, in argparse order
+# --quantization choices (server_args.py QUANTIZATION_CHOICES, main of late 2026, in its order), and "qoq", which the
+# 0.4-0.5 releases listed too: argparse refuses any other name
+QUANTIZATION_CHOICES = (
+    "awq", "fp8", "mxfp8", "gptq", "marlin", "gptq_marlin", "awq_marlin", "bitsandbytes", "gguf", "modelopt",
+    "modelopt_fp8", "modelopt_fp4", "nvfp4_online", "modelopt_mixed", "petit_nvfp4", "w8a8_int8", "w8a8_fp8",
+    "moe_wna16", "w4afp8", "mxfp4", "auto-round", "auto-round-int8", "compressed-tensors", "modelslim", "mxfp_w4a8",
+    "quark", "quark_int4fp8_moe", "quark_mxfp4", "mlx_q4", "mlx_q8", "unquant", "humming", "qoq",
+)
 
 # oomkit's engine-neutral options (--ctx, --parallel, --kv-type, --engine-version, --kv-memory) -> these settings
 # (commands/_model_args.py neutral_options reads a module's NEUTRAL)
