@@ -167,7 +167,6 @@ COMPUTE_MISSES: dict[str, str] = {
     "qwen3.5-27b-8-partial-c32768-ub512-f16-faauto-np1-ngl4": "CUDA_Host 2.801",
     "qwen3.5-27b-8-partial-c4096-ub512-f16-faauto-np1-ngl8": "CUDA_Host 4.336",
     "qwen3-30b-a3b-full-dry-full-c8192-ub2048-f16-faauto-np1-ngl99-dry": "CUDA0 0.892",
-    "qwen3.5-27b-full-dry-full-c262144-ub512-f16-faauto-np4-ngl99-dry": "CUDA0 1.507",
     "heldout-llama4-4-heldout-arch-c8192-ub512-f16-faoff-np1-ngl99": "CUDA_Host 0.866",
     "heldout-llama4-4-heldout-arch-c8192-ub512-f16-faauto-np1-ngl2": "CUDA_Host 3.165",
     "heldout-gemma3n-25-heldout-arch-c8192-ub512-f16-faauto-np1-ngl12": "CUDA_Host 17.615",
@@ -215,7 +214,6 @@ COMPUTE_MISSES: dict[str, str] = {
     "heldout-deepseek-v3-legacy-4-heldout-settings-c8192-ub512-f16-faoff-np1-ngl3": "CUDA0 0.799, CUDA_Host 13.114",
     "heldout-mamba2-2.7b-4-heldout-settings-c8192-ub512-f16-faauto-np1-ngl1": "CUDA_Host 1.410",
     "heldout-mamba2-2.7b-4-heldout-settings-c8192-ub512-f16-faoff-np1-ngl3": "CUDA_Host 1.410",
-    "heldout-qwen3.5-27b-8-heldout-settings-c65536-ub512-q4_0-faon-np1-ngl99": "CUDA0 1.127",
     "heldout-qwen3.5-27b-8-heldout-settings-c8192-ub512-f16-faauto-np1-ngl1": "CUDA0 0.888, CUDA_Host 3.986",
     "heldout-qwen3.5-27b-8-heldout-settings-c8192-ub512-f16-faoff-np1-ngl5": "CUDA_Host 9.136",
 }

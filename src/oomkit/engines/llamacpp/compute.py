@@ -43,6 +43,9 @@ class ComputePhases:
     # phases above say it; compute_graphs.gemma4_ple_graph with device=True)
     device: int = 0
     ffn: int = 0  # the feed-forward workspace alone (feed_forward_phases), beside a weight the scheduler copies in
+    # the output phase on a device whose graph inputs are the scheduler's split-input copies (0: output says it;
+    # a hybrid's logits there, see _compute_phases)
+    split_output: int = 0
 
 
 def reserved_outputs(ctx: Context, s: LlamaCppSettings) -> int:
@@ -174,6 +177,7 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         filler = (spec.n_vocab - n_codec) * rows_out * f32
         out_phase = max(out_phase, masks + 4 * resid + filler + spec.n_vocab * rows_out * f32)
     attn_phase = 0
+    split_output = 0
     hybrid = any(layer.recurrent is not None and layer.recurrent.kind != "short_conv" for layer in spec.layers)
     # an iSWA pair without flash attention: each cache's V is transposed, so each has its own V-index input of
     # n_embd_v_gqa x T int64 (llama_kv_cache::build_input_v_idxs), alive until its last layer has stored; the fitted
@@ -252,6 +256,14 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
             # dense case is 2 rows high at -c 32768 -ub 512 (515.00 MiB printed, 537 here). Not LFM2's short
             # convolutions: its CPU figure is the plain logits phase at every context (tests/test_llamacpp_archs.py)
             last = spec.trunk_layers[-1].ffn if spec.trunk_layers else None
+            # on a device the graph inputs are the split's input copies instead: ggml_backend_sched_split_graph
+            # (ggml-backend.cpp) puts them at the head of the split as nodes ("so that they are allocated by
+            # ggml-alloc at the start of the split") in the order the split first reads them, the recurrent
+            # layers' state indices before the mask, and ggml-alloc frees each after its last reader; by the
+            # logits nothing sits above the freed mask block, and they take it and the free tail: the plain logits
+            # phase. Measured on an H200 (qwen3.5-27b, -ub 512): CUDA0 505.00 MiB at -c 4096 x 1 to 262144 x 4
+            # unified (the logits and two rows), where the CPU's placement gives 519 to 761
+            split_output = out_phase
             if masks <= resid:
                 out_phase += resid + masks
             elif last is not None and last.is_moe:
@@ -344,7 +356,7 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
     # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
     mask_in = masks if not ctx.flash_attn or ERAS.reached(ctx.build, "kq_mask_f16") else 2 * masks
     return ComputePhases(output=out_phase, attention=max(attn_phase, 3 * resid), inputs=resid + mask_in,
-                         device=device, ffn=ffn_phase)
+                         device=device, ffn=ffn_phase, split_output=split_output)
 
 
 
@@ -1470,8 +1482,15 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         split = mla_split_attention(spec, ctx, caches, placement, devices, s, d)
         if split:  # an absorbed-MLA layer's attention at the head of the device's split, replayed
             need = max(split, ph[d].ffn, 3 * resid)
+        if d >= 0 and d in attending and ctx.flash_attn and not ERAS.reached(ctx.build, "kq_mask_f16"):
+            # before PR #23764 the device's split input is the F32 mask, cast to F16 on the device at the first
+            # attention layer (the F32 copy's only reader is the cast; the F16 mask serves every layer): both are
+            # alive at the cast, the F32 copy (mask_in) beside the F16 mask the workspace counts.
+            # The b9026 RTX 3090 log of Qwen3.6-27B at 262144 x 4 unified, q4_0 cache: CUDA0 836 MiB = the 512 MiB
+            # F32 copy + the 256 MiB F16 mask + the layer's rows (tests/test_llamacpp_heldout_logs.py; 910 here)
+            need += mask_in
         if d == placement.output_device:
-            need = max(need, ph[d].output)
+            need = max(need, (ph[d].split_output or ph[d].output) if d >= 0 else ph[d].output)
         out[d] = need
     whole = {placement.output_device, *placement.layer_device}
     if p_dev.device and len(whole) == 1 and placement.output_device >= 0 and not pipeline_parallel(
