@@ -442,3 +442,15 @@ def test_cli_fit_takes_the_engine_version(capsys):
     assert main(["fit", "--gpu", "H100", "--engine-version", "banana", "--", "vllm", "serve",
                  "openai/gpt-oss-20b"]) == 2
     assert "cannot read vLLM version 'banana'" in capsys.readouterr().err
+
+
+
+def test_fit_text_says_what_the_changes_save_together_not_on_the_first_change(capsys):
+    # qwen3:14b at 65536 on 12 GiB: llama.cpp's --fit keeps the GPU full and 3.73 GiB of weights in RAM; the fix's
+    # saving is in system RAM, said once for all the changes
+    assert main(["fit", "--vram", "12GiB", "--", "llama-server", "-m", "qwen3:14b", "-c", "65536"]) == 0
+    out = capsys.readouterr().out
+    changes = out.split("changes:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert not any("saves" in c for c in changes if c.startswith("  "))
+    (total,) = [c for c in changes if c.startswith("together they save")]
+    assert "GiB of system RAM" in total

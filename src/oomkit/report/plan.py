@@ -173,14 +173,26 @@ def fit_text(f: Fit) -> str:
     lines.append(f"after:  {_usage(f.after)}")
     lines.append("changes:")
     for c in f.changes:
-        saves = f" (saves {gib(c.saves_bytes)} on the GPUs)" if c.saves_bytes and c.saves_bytes > 0 else ""
         before = "the engine's default" if c.before is None else c.before
-        lines.append(f"  {c.flag}: {before} -> {c.after}: {c.why}{saves}")
+        lines.append(f"  {c.flag}: {before} -> {c.after}: {c.why}")
+    if saved := _saved(f.before, f.after):
+        lines.append(f"together they save {saved}")
     if f.tier == 2 and f.rating is not None and f.rating.tokens_per_s is not None:
         lines.append(f"part of the model in system RAM: decode ≤ {f.rating.tokens_per_s:,.0f} tok/s (upper bound)")
     lines.append("")
     lines.append(shell_join(f.command))
     return "\n".join(lines)
+
+
+def _saved(before: MemoryEstimate | None, after: MemoryEstimate | None) -> str:
+    """What the changes as a whole free: on the GPUs and in system RAM, each where it shrinks."""
+    if before is None or after is None:
+        return ""
+    gpus = sum(u.total_bytes for u in before.devices) - sum(u.total_bytes for u in after.devices)
+    ram = before.host.total_bytes - after.host.total_bytes
+    parts = [f"{gib(gpus)} on the GPUs"] if gpus >= 1 << 20 else []
+    parts += [f"{gib(ram)} of system RAM"] if ram >= 1 << 20 else []
+    return " and ".join(parts)
 
 
 def _usage(est: MemoryEstimate | None) -> str:
