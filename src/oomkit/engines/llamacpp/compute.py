@@ -15,7 +15,7 @@ from ..versions import llamacpp_build_on
 from . import compute_graphs, galloc
 from .backend_names import infer_backend
 from .kv import Cache, Context, attention_layers
-from .settings import ERAS, LlamaCppSettings, build_number, speculative_n_max
+from .settings import ERAS, NEWEST, LlamaCppSettings, build_number, speculative_n_max
 from .weights import Placement, gpu_alloc_size, loaded_tensors, model_buffers
 
 
@@ -109,16 +109,16 @@ _PHASES = ByObject[ComputePhases](512)
 
 
 def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None,
-                   fa_f16_copies: bool = False) -> ComputePhases:
+                   fa_f16_copies: bool = False, cuda_deps: bool = False) -> ComputePhases:
     """_compute_phases, memoised by the spec object and the contents of the context and caches."""
-    key = (ctx, n_outputs, fa_f16_copies,
+    key = (ctx, n_outputs, fa_f16_copies, cuda_deps,
            tuple((c.name, c.cells, c.layers, c.k_bytes, c.v_bytes, tuple(c.k_bytes_by_layer.items()),
                   tuple(c.v_bytes_by_layer.items())) for c in caches))
-    return _PHASES.get(spec, key, lambda: _compute_phases(spec, ctx, caches, n_outputs, fa_f16_copies))
+    return _PHASES.get(spec, key, lambda: _compute_phases(spec, ctx, caches, n_outputs, fa_f16_copies, cuda_deps))
 
 
 def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None,
-                    fa_f16_copies: bool = False) -> ComputePhases:
+                    fa_f16_copies: bool = False, cuda_deps: bool = False) -> ComputePhases:
     """Peak of the worst-case ubatch graph: llama_context::graph_reserve builds it with
     n_tokens = min(n_ctx, n_ubatch) and every token an output, and ggml-alloc sizes each backend's buffer to the
     most tensors alive at once. The live set is modelled at its two candidate peaks, fitted to llama.cpp's own
@@ -135,6 +135,9 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
 
     fa_f16_copies: the graph runs on a ggml-cuda device (CUDA, HIP) that sizes the flash-attention output with
     F16 copies of a K / V cache of another type (fa_f16_bytes).
+    cuda_deps: the graph runs on a ggml-cuda device whose graph_optimize keeps the MoE fusions' tensors alive
+    (CUDA_FUSION_DEPS_BUILD): ComputePhases.device is then the whole split replayed with them where
+    compute_graphs.moe_device_graph models the architecture (MOE_DEVICE_GRAPHS).
     """
     T = min(ctx.n_ctx, ctx.n_ubatch)
     f32 = 4
@@ -351,6 +354,20 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         # flash-attention settings of five files, llama-server's few rows included (tests/test_llamacpp_glm4moe.py)
         k_rot, v_rot = _rotations(spec, ctx)
         out_phase = galloc.peak_bytes(*compute_graphs.glm4moe_graph(spec, T, rows_out, masks, k_rot, v_rot))
+    if cuda_deps and spec.architecture in MOE_DEVICE_GRAPHS and not no_cache and trunk \
+            and trunk[-1].index == len(trunk) - 1 and all(la.attention is not None for la in trunk):
+        # a ggml-cuda device that runs the whole graph, with the allocation dependencies its graph_optimize adds
+        # for the MoE fusions (CUDA_FUSION_DEPS_BUILD): the split replayed through ggml-alloc at the CUDA buffer's
+        # 128-byte alignment (compute_graphs.moe_device_graph). The routed experts' down rows stay alive beside
+        # their weighted copy until the expert sum, so the last layer's blocks and the logits sit higher: on an
+        # H200 (llama.cpp 0c1e570, tests/test_llamacpp_cuda_measured.py) the qwen3-30b-a3b file's CUDA0 buffer
+        # 341.54 / 1366.14 MiB at -c 4096 -ub 512 / -c 8192 -ub 2048 (the CPU graph's phases: 304.75 / 1219.00),
+        # 300.75 at 32K, 2158.79 at 32K without flash attention, every one to the byte of the printed MiB
+        a0 = trunk[0].attention
+        extra = fa_f16_bytes(a0, cells.get(trunk[0].index, 0), T, ctx) if fa_f16_copies and ctx.flash_attn else 0
+        k_rot, v_rot = _rotations(spec, ctx) if ctx.flash_attn else (0, 0)
+        device = galloc.peak_bytes(*compute_graphs.moe_device_graph(spec, T, rows_out, masks, k_rot, v_rot,
+                                                                    ctx.flash_attn, extra), CUDA_ALIGN)
     # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks. The masks
     # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
     # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
@@ -1226,6 +1243,31 @@ def fa_f16_bytes(a: Attention, n_kv: int, T: int, ctx: Context) -> int:
     return end - out
 
 
+# ggml-cuda's graph_optimize (ggml-cuda.cu ggml_backend_cuda_graph_optimize, llama.cpp@0c1e57098: "add alloc deps
+# for performance positive fusions. This may increase the overall compute buffer size") asks the scheduler to keep
+# the tensors of two MoE fusions allocated until a later node (add_alloc_dep; ggml-backend.cpp
+# ggml_backend_sched_split_graph puts a GGML_OP_NONE node reading the kept tensors right after that node, and
+# ggml-alloc.c ggml_gallocr_alloc_graph_impl counts it as one more consumer): the top-k router
+# (ggml_cuda_topk_moe_fusion with ggml_cuda_should_use_topk_moe: a power-of-two expert count up to 512, or 288 /
+# 576) keeps its nodes and their sources until the node after it, and the weighted expert sum
+# (ggml_cuda_match_moe_weighted_reduction: 2 to 15 experts used) its experts and router weights until the sum, so
+# the weighted product no longer runs in place on the experts' down rows. PR #27301 ("ggml: allow passing alloc
+# dependencies in graph_optimize", opened 2026-08-18) and PR #25952 ("cuda: fuse MoE weighted expert reduction",
+# reviewed to 2026-09-01, about b10729) came after NEWEST, so the rule is placed there (settings.NEWEST_PLACED).
+# GGML_CUDA_DISABLE_FUSION=1 turns it off (not modelled).
+CUDA_FUSION_DEPS_BUILD = int(NEWEST[1:])
+CUDA_ALIGN = 128  # ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment
+# the MoE graphs compute_graphs.moe_device_graph replays (src/models/qwen3moe.cpp, glm4-moe.cpp, hunyuan-moe.cpp,
+# ernie4-5-moe.cpp: the same trunk, see moe_device_graph)
+MOE_DEVICE_GRAPHS = frozenset({"qwen3moe", "glm4moe", "hunyuan-moe", "ernie4_5-moe"})
+
+
+def cuda_fusion_deps(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
+    """Whether the devices are ggml-cuda's (CUDA or HIP) in a build whose graph_optimize keeps the MoE fusions'
+    tensors alive (CUDA_FUSION_DEPS_BUILD)."""
+    return ctx.build >= CUDA_FUSION_DEPS_BUILD and infer_backend(devices, s.backend).name in _GGML_CUDA
+
+
 def cuda_fa_f16_copies(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
     """Whether the devices are ggml-cuda's (CUDA or HIP) in a build that sizes flash attention's F16 copies in the
     compute buffer (CUDA_FA_F16_BUILD) and the run uses flash attention with a K or V cache not in F16."""
@@ -1464,8 +1506,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         return {-1: max(p.output, p.attention)}
     # a ggml-cuda device's layer workspace holds flash attention's F16 copies of K and V (fa_f16_bytes); not
     # modelled: an RPC device's (the remote server's buffer type) and absorbed-MLA layers (V a view of the latent K)
-    p_dev = compute_phases(spec, ctx, caches, reserved_outputs(ctx, s), fa_f16_copies=True) \
-        if cuda_fa_f16_copies(ctx, devices, s) else p
+    fa16, deps = cuda_fa_f16_copies(ctx, devices, s), cuda_fusion_deps(ctx, devices, s)
+    p_dev = compute_phases(spec, ctx, caches, reserved_outputs(ctx, s), fa_f16_copies=fa16, cuda_deps=deps) \
+        if fa16 or deps else p
     ph = {d: (p if d < 0 or d >= len(devices) or devices[d].id.startswith("RPC") else p_dev)
           for d in set(placement.layer_device) | {placement.output_device}}
     T = min(ctx.n_ctx, ctx.n_ubatch)

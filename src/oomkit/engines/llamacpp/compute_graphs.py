@@ -52,8 +52,38 @@ def glm4moe_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot: in
                             normalize_weights=True)
 
 
+def moe_device_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot: int, v_rot: int,
+                     flash_attn: bool, fa_extra: int = 0) -> tuple[int, list[Node]]:
+    """Qwen3-MoE's and GLM-4.5's graph (src/models/qwen3moe.cpp, glm4-moe.cpp: the last layer gathers the out_ids rows
+    before its FFN, the router's top-k weights normalised) as a ggml-cuda device that runs all of it holds it, with
+    the allocation dependencies of ggml_backend_cuda_graph_optimize (compute.CUDA_FUSION_DEPS_BUILD):
+
+    - the split's inputs: ggml_backend_sched_split_graph (ggml-backend.cpp) copies what the split reads from the host
+      (the token embeddings' rows, the positions, the K and V indices, the KQ mask, out_ids) into tensors it puts at
+      the head of the split as nodes, in the order the split first reads them ("allocated by ggml-alloc at the start
+      of the split"); with one copy (no pipeline parallelism) they are not flagged input / output, so ggml-alloc
+      frees each after its last reader. The token ids and the unread embeddings input stay on the host;
+    - the top-k router's fused nodes (ggml_cuda_topk_moe_fusion: the SOFT_MAX or SIGMOID, the reshape, the biased
+      scores, ARGSORT, its view, GET_ROWS and the normalisation) and their sources are read again by a GGML_OP_NONE
+      node after the node that follows them (ggml_backend_sched_split_graph's "dependency node"), so the logits are
+      not overwritten in place and everything there lives until the FFN input's reshape;
+    - the experts' down rows and the router weights are read again after the expert sum
+      (ggml_cuda_match_moe_weighted_reduction), so the weighted product cannot take the down rows' block in place.
+    Without flash attention the attention is KQ (n_kv x T x n_head F32), SOFT_MAX in place, KQV and its permuted
+    CONT, the V indices one per element of the transposed V cache. fa_extra: ggml-cuda's F16 copies of a quantized
+    K / V behind each flash-attention output (compute.fa_f16_bytes). Sized at the CUDA buffer's 128-byte alignment,
+    it gives the H200's printed CUDA0 compute buffer to the byte on the qwen3-30b-a3b file (4 layers, -ub 512 and
+    2048, 4K to 32K, flash attention on and off, a q8_0 cache) and the glm4moe one (3 layers).
+    Returns (the number of inputs, the nodes)."""
+    return _moe_trunk_graph(spec, T, n_outputs, masks, k_rot, v_rot, gather_before_last_ffn=True,
+                            normalize_weights=True, device=True, flash_attn=flash_attn, fa_extra=fa_extra,
+                            cuda_deps=True)
+
+
 def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot: int, v_rot: int, *,
-                     gather_before_last_ffn: bool, normalize_weights: bool) -> tuple[int, list[Node]]:
+                     gather_before_last_ffn: bool, normalize_weights: bool, device: bool = False,
+                     flash_attn: bool = True, fa_extra: int = 0, cuda_deps: bool = False
+                     ) -> tuple[int, list[Node]]:
     """The trunk node by node as ggml_build_forward_expand orders it, the K/V cache writes as unallocated nodes.
     Inputs: the token ids, the embedding input rows, the K rotation matrix, the positions, the V rotation matrix, the
     K and V cache indices, the KQ mask (masks bytes) and out_ids (n_outputs int32). Per layer: the attention norm;
@@ -63,21 +93,33 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
     the output projection; the residual add and the FFN norm; an MoE layer's sigmoid router (logits, probs in place,
     the biased scores, argsort, the top-k weights), the routed experts' gate, up, SwiGLU, down and weighted rows,
     their sum over n_used views and the shared expert (gate, up, SwiGLU, down) added to it; a dense layer's gate, up,
-    SwiGLU and down; the residual add."""
+    SwiGLU and down; the residual add. device, flash_attn, fa_extra and cuda_deps: moe_device_graph."""
     g = _Graph()
     add, view, nodes = g.add, g.view, g.nodes
     resid = spec.n_embd * T * F32
-    tokens = add(T * 4)
-    add(resid)  # inp_embd: an input the token graph never reads
-    krot = add(k_rot) if k_rot else -1
-    pos = add(T * 4)
-    vrot = add(v_rot) if v_rot else -1
-    k_idx, v_idx = add(T * 8), add(T * 8)
-    mask = add(masks)
-    out_ids = add(n_outputs * 4)
+    a0 = spec.trunk_layers[0].attention if spec.trunk_layers else None
+    # the V indices: one per row with flash attention, one per element of the transposed V cache without
+    v_idx_size = T * 8 if flash_attn or a0 is None else a0.n_kv_heads * a0.head_dim_v * T * 8
+    if device:
+        embd = add(resid)  # the copy of the host's GET_ROWS result
+        pos = add(T * 4)
+        krot = add(k_rot) if k_rot else -1
+        vrot = add(v_rot) if v_rot else -1
+        k_idx, v_idx = add(T * 8), add(v_idx_size)
+        mask = add(masks)
+        out_ids = add(n_outputs * 4)
+    else:
+        tokens = add(T * 4)
+        add(resid)  # inp_embd: an input the token graph never reads
+        krot = add(k_rot) if k_rot else -1
+        pos = add(T * 4)
+        vrot = add(v_rot) if v_rot else -1
+        k_idx, v_idx = add(T * 8), add(v_idx_size)
+        mask = add(masks)
+        out_ids = add(n_outputs * 4)
     n_inputs = len(nodes)
     names = {t.name for t in spec.weights.tensors}
-    cur = add(resid, tokens)  # GET_ROWS of the token embeddings
+    cur = embd if device else add(resid, tokens)  # GET_ROWS of the token embeddings
     trunk = spec.trunk_layers
     for layer in trunk:
         a, f, il = layer.attention, layer.ffn, layer.index
@@ -107,9 +149,15 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
         k = norm_rope(project(kv_size, "k"), "k")
         add(0, view(k), k_idx)  # SET_ROWS into the K cache
         add(0, view(v), v_idx)  # SET_ROWS into the V cache
-        o = view(add(a.n_heads * a.head_dim_v * T * F32, view(view(q)), mask))  # FLASH_ATTN_EXT, reshaped
+        o_size = a.n_heads * a.head_dim_v * T * F32
+        if flash_attn:
+            o = view(add(o_size + fa_extra, view(view(q)), mask))  # FLASH_ATTN_EXT (with its F16 copies), reshaped
+        else:
+            kq = add(masks // 4 * a.n_heads * F32, view(view(q)))  # KQ over the cache's n_kv cells (the F32 mask's)
+            kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX
+            o = add(o_size, view(add(o_size, kq)))  # KQV, the CONT of its permuted view
         if vrot >= 0:
-            o = view(add(nodes[o].size, vrot, view(o)))  # the output un-rotated
+            o = view(add(o_size, vrot, view(o)))  # the output un-rotated
         o = add(resid, o)  # the output projection (MUL_MAT)
         rows, r = T, resid
         if gather_before_last_ffn and layer is trunk[-1]:
@@ -119,7 +167,9 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
         n = add(r, add(r, ffn_inp, inplace=True), inplace=True)  # RMS_NORM, the FFN norm
         if f.is_moe:
             scores = f.n_experts * rows * F32
-            probs = add(scores, add(scores, n), inplace=True)  # logits, SIGMOID in place
+            first = len(nodes) + 1  # the gating op, the top-k fusion's first node
+            logits = add(scores, n)
+            probs = add(scores, logits, inplace=True)  # SIGMOID / SOFT_MAX in place
             probs_r = view(probs)
             biased = bool({f"blk.{il}.exp_probs_b", f"blk.{il}.exp_probs_b.bias"} & names)
             ranked = add(scores, probs, inplace=True) if biased else probs  # the biased scores
@@ -129,7 +179,11 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
                 weights = view(weights)
                 total = add(rows * F32, add(rows * F32, weights))  # SUM_ROWS, CLAMP
                 weights = view(add(f.n_experts_used * rows * F32, weights, total, inplace=True))  # DIV, reshaped
+            fused = range(first, len(nodes))
             n_r = view(n)
+            if cuda_deps and topk_moe_fused(f.n_experts):
+                # the top-k fusion's nodes and their sources kept until the node after it
+                add(0, *_kept(nodes, fused))
             wide = f.n_experts_used * f.n_ff_expert * rows * F32
             gate, up = add(wide, n_r, topk), add(wide, n_r, topk)
             down = add(f.n_experts_used * r, add(wide, gate, up), topk)  # SWIGLU, MUL_MAT_ID
@@ -138,6 +192,8 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
             ffn_out = parts[0]
             for p in parts[1:]:
                 ffn_out = add(r, ffn_out, p, inplace=True)
+            if cuda_deps and moe_reduction_fused(f.n_experts_used):
+                add(0, down, weights)  # the experts and the router weights kept until the sum
             sh = f.n_ff_shared * rows * F32
             if sh:
                 s_out = add(r, add(sh, add(sh, n), add(sh, n)))  # gate, up, SWIGLU, down
@@ -154,6 +210,27 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
         h = add(spec.n_embd * n_outputs * F32, h, out_ids, output=True)  # result_norm (GET_ROWS)
     add(spec.n_vocab * n_outputs * F32, h, output=True)  # result_output
     return n_inputs, nodes
+
+
+def topk_moe_fused(n_experts: int) -> bool:
+    """ggml-cuda/topk-moe.cu ggml_cuda_should_use_topk_moe: an expert count launch_topk_moe_cuda is built for."""
+    return n_experts & (n_experts - 1) == 0 and n_experts <= 512 or n_experts in (288, 576)
+
+
+def moe_reduction_fused(n_used: int) -> bool:
+    """ggml-cuda.cu ggml_cuda_match_moe_weighted_reduction: 2 to MOE_WEIGHTED_REDUCTION_MAX_EXPERTS (15) used."""
+    return 2 <= n_used <= 15
+
+
+def _kept(nodes: list[Node], fused: range) -> list[int]:
+    """ggml_backend_cuda_graph_optimize's add_alloc_deps: every node of the fused range and each of its sources
+    (in this buffer), each once (the scheduler's add_alloc_dep skips a tensor already kept until that node)."""
+    out: list[int] = []
+    for i in fused:
+        for j in (i, *nodes[i].srcs):
+            if j not in out:
+                out.append(j)
+    return out
 
 
 def _cache_inputs(new_input, caches, att, T: int, k_rot: bool, v_rot: bool, v_idx_bytes

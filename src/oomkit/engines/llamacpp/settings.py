@@ -374,6 +374,8 @@ NEWEST_PLACED = (
     (10581, "recurrent-state snapshots on bailingmoe3 (PR #27508, b10581)"),
     (10830, "recurrent-state snapshots on qwen4exp (PR #28123, 2026-09-01, about b10729) and kimi-k3 (PR #28466, "
             "opened 2026-09-06)"),
+    (10729, "ggml-cuda's allocation dependencies for the MoE fusions, a larger compute buffer for MoE models "
+            "(PR #27301, PR #25952, reviewed to 2026-09-01, about b10729)"),
 )
 
 
