@@ -3,7 +3,7 @@ ggml-alloc's peak per backend) and the output buffer (logits)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...memo import ByObject
 from ...memory import Device
@@ -230,6 +230,12 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
                 # K and V are copied into the cache before KQ (llm_build_kv: ggml_cpy, then views of the cache):
                 # Q, the KQV output and two hidden-state rows beside the scores
                 inner = T * f32 * (q + a.n_heads * a.head_dim_v) + 2 * resid
+            if ctx.fa_auto_off:
+                # the cache keeps flash attention's V layout, so build_attn_mha copies the layer's V view transposed
+                # (ggml_cont(ggml_transpose(v))) beside the scores: the GGML_SCHED_DEBUG=2 dump of the legacy
+                # DeepSeek-V3 GGUF with -fa auto on CUDA, v_cont-0 (128 MiB) alive with kq-0 (CUDA0 1287.01 MiB at
+                # 4K, 9407.01 at 32K; -fa off, V transposed in the cache: 1223.01 / 8447.01)
+                inner += n_kv * a.n_kv_heads * a.head_dim_v * ctx.type_v.type_size // ctx.type_v.block_size
             if a.kv_lora_rank and ctx.flash_attn:
                 # MLA without the latent cache: wkv_b's decompressed K_nope and V per head are still alive when
                 # flash attention runs (fitted to the legacy-GGUF ground truth; without FA they are not)
@@ -1275,6 +1281,57 @@ def cuda_fa_f16_copies(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSet
             and (ctx.type_k.name != "f16" or ctx.type_v.name != "f16"))
 
 
+# ggml-cuda/fattn.cu ggml_cuda_get_best_fattn_kernel (llama.cpp@0c1e57098): the head sizes a flash-attention kernel
+# exists for. K's head size among these with V's equal to it; or one of the pairs below (K's: V's, and the multiple
+# the GQA ratio must be), which also need gqa_opt_applies (a GQA ratio of 2 or more, a mask, no ALiBi); and K and V
+# of the types ggml_cuda_fattn_kv_type_supported lists. Anything else is BEST_FATTN_KERNEL_NONE, which
+# ggml_backend_cuda_device_supports_op reports as unsupported (GGML_OP_FLASH_ATTN_EXT), so the scheduler runs the op
+# on the CPU
+CUDA_FA_HEADS = frozenset({40, 64, 72, 80, 96, 112, 128, 256})
+CUDA_FA_PAIRS = {192: (128, 8), 320: (256, 32), 512: (512, 1), 576: (512, 1)}
+CUDA_FA_TYPES = frozenset({"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0"})
+
+
+def cuda_fa_supported(a: Attention, ctx: Context) -> bool:
+    """Whether ggml-cuda has a flash-attention kernel for the layer's FLASH_ATTN_EXT op: Q / K of cache_head_k,
+    V of cache_head_v (an MLA latent cache: kv_lora_rank + rope and kv_lora_rank, one K head for all, so the GQA
+    ratio is n_head; a GGUF without the split k_b / v_b keeps the decompressed 192 / 128 heads, one K head per Q
+    head: GQA ratio 1, no kernel)."""
+    if ctx.type_k.name not in CUDA_FA_TYPES or ctx.type_v.name not in CUDA_FA_TYPES:
+        return False
+    latent = bool(a.kv_lora_rank and a.latent_cache)
+    dk = a.kv_lora_rank + a.qk_rope_head_dim if latent else a.head_dim_k
+    dv = a.kv_lora_rank if latent else a.head_dim_v
+    gqa = a.n_heads if latent else a.n_heads // max(1, a.n_kv_heads)
+    if dk in CUDA_FA_HEADS:
+        return dv == dk
+    pair = CUDA_FA_PAIRS.get(dk)
+    return pair is not None and dv == pair[0] and gqa >= 2 and gqa % pair[1] == 0
+
+
+def cuda_auto_fa_off(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
+                     s: LlamaCppSettings) -> Context:
+    """The context with -fa auto resolved as llama_context::resolve_fused_ops does (llama-context.cpp, since PR
+    #15434 "-fa auto", ERAS fa_auto): it reserves a graph with flash attention and turns it off when the scheduler
+    put a layer's FLASH_ATTN_EXT on another device than the layer's ("usually due to missing support"): on a
+    ggml-cuda device whose kernels lack the layer's head sizes (cuda_fa_supported), the op goes to the CPU. A
+    quantized V cache forces it on before (llama_init_from_model), and the KV cache is made before the check, for
+    flash attention (cparams.flash_attn is true for auto: V not transposed): Context.fa_auto_off. Measured on an
+    H200 with the DeepSeek-V3 GGUF converted before llama.cpp's MLA layout (heads of 192 / 128, one K head per Q
+    head): "layer 0 is assigned to device CUDA0 but Flash Attention is assigned to device CPU", then the graph
+    without it (tests/fixtures/llamacpp_cuda/h200_sched_debug.json.gz)."""
+    if not ctx.flash_attn or ctx.type_v.quantized or s.flash_attn.lower() != "auto" \
+            or not ERAS.reached(ctx.build, "fa_auto") or not devices \
+            or infer_backend(devices, s.backend).name not in _GGML_CUDA or spec.architecture in HC_ATTN_ARCHS:
+        return ctx
+    on_device = [la.attention for la in attention_layers(spec) if la.index < len(placement.layer_device)
+                 and 0 <= placement.layer_device[la.index] < len(devices)
+                 and not devices[placement.layer_device[la.index]].id.startswith("RPC")]
+    if all(cuda_fa_supported(a, ctx) for a in on_device):
+        return ctx
+    return replace(ctx, flash_attn=False, fa_auto_off=True)
+
+
 def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
     """The compute buffer of a graph that runs on one backend (CPU only, or everything on one GPU)."""
     p = compute_phases(spec, ctx, caches)
@@ -1501,6 +1558,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     llama.cpp's own scheduler and ggml-alloc over several devices (tests/test_llamacpp_split.py: the split inputs
     it prints are the same on every device, so the extra rows are the workspace's placement beside the copies,
     not traced to a tensor): 64 MiB at -ub 1024 and 32 at 512 for n_embd 4096, at every context."""
+    ctx = cuda_auto_fa_off(spec, ctx, placement, devices, s)  # -fa auto without a kernel for the heads: off
     p = compute_phases(spec, ctx, caches, reserved_outputs(ctx, s))
     if not devices:
         return {-1: max(p.output, p.attention)}
