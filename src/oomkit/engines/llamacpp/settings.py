@@ -78,6 +78,10 @@ ERAS = Eras({
     # runs llama-fit-params, issue #18097): --fit, on by default in llama-server and llama-cli (common_fit_params);
     # before it the command's -c / -ngl are taken as given
     "params_fit": 7407,
+    # PR #17548 "models : fix LFM2 tensors" (merged 2025-11-27, placed by its date): token_embd_norm is created as a
+    # repeating-layer tensor of layer 0 and LFM2's final norm (named token_embd_norm in the file) as an output-layer
+    # one (weights.embd_norm_device); before it both were input-layer tensors, on the CPU
+    "embd_norm_layer0": llamacpp_build_on("2025-11-27"),
     # PR #22838 "spec : parallel drafting support" (68e7ea3ea, 2026-05-11, b9109): one draft context for all slots;
     # -cd / --ctx-size-draft / --spec-draft-ctx-size (the draft context's n_ctx, 0 = the main context's per-slot
     # size) removed from common/arg.cpp, so llama.cpp refuses it as an invalid argument from b9109

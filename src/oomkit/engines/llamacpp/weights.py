@@ -124,6 +124,18 @@ class Placement:
     layer_device: tuple[int, ...]  # per layer: -1 = CPU, else the GPU index
     output_device: int
     n_gpu_layers: int
+    # where token_embd_norm goes (-1: the CPU, with the input layer): see embd_norm_device
+    embd_norm_device: int = -1
+
+
+# the tensors outside the blocks that load_arch_tensors creates as repeating-layer tensors of layer 0
+# (tn(..., "weight", 0); src/llama-arch.cpp LLM_TENSOR_INFOS: PER_LAYER_MODEL_PROJ / PER_LAYER_PROJ_NORM
+# LLM_TENSOR_LAYER_REPEATING; src/models/gemma3n.cpp, gemma4.cpp): they go where layer 0 does
+# (llama_model_loader::create_tensor: buft_list_layer of bid 0). Measured on an H200 (the Gemma 3n E2B-shaped
+# 25-layer file, -ngl 12): CUDA0 800.88 MiB, per_layer_model_proj's 7.03 in CPU_Mapped with layer 0
+LAYER0_TENSORS = ("per_layer_model_proj.", "per_layer_proj_norm.")
+# LFM2's final norm, stored as token_embd_norm (LLM_TENSOR_OUTPUT_NORM_LFM2: "fix for wrong tensor name")
+OUTPUT_NORM_AS_EMBD_NORM = frozenset({"lfm2", "lfm2moe"})
 
 
 def place_layers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> Placement:
@@ -158,7 +170,24 @@ def place_layers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettin
                 return i
         return len(splits) - 1
 
-    return Placement(tuple(dev(il) for il in range(n_placed)), dev(n_all), min(ngl, n_all + 1))
+    layers = tuple(dev(il) for il in range(n_placed))
+    return Placement(layers, dev(n_all), min(ngl, n_all + 1),
+                     embd_norm_device(spec, build_number(s.engine_version), layers, dev(n_all)))
+
+
+def embd_norm_device(spec: ModelSpec, build: int, layer_device: tuple[int, ...], output_device: int) -> int:
+    """The device of token_embd_norm. Since PR #17548 ("models : fix LFM2 tensors", 2025-11-27; ERAS
+    embd_norm_layer0) LLM_TENSOR_TOKEN_EMBD_NORM is a repeating-layer tensor created for layer 0 ("do the norms on
+    the first layer (not the input layer)", src/llama-arch.cpp; tn(LLM_TENSOR_TOKEN_EMBD_NORM, "weight", 0) in
+    src/models/bert.cpp, bloom.cpp, ...) and LFM2's final norm, which the file names token_embd_norm, is
+    LLM_TENSOR_OUTPUT_NORM_LFM2, an output-layer tensor (src/models/lfm2.cpp, lfm2moe.cpp). Before it the norm was
+    an input-layer tensor, on the CPU. Measured on an H200 (lfm2 1.2B's 16-layer file, every layer offloaded):
+    CUDA0 661.13 MiB, CPU_Mapped 105.00, the norm's 8 KiB on the device."""
+    if not ERAS.reached(build, "embd_norm_layer0"):
+        return -1
+    if spec.architecture in OUTPUT_NORM_AS_EMBD_NORM:
+        return output_device
+    return layer_device[0] if layer_device else -1
 
 
 def _split_points(devices: tuple[Device, ...], s: LlamaCppSettings) -> list[float]:
@@ -219,6 +248,10 @@ def tensor_device(t: TensorSpec, placement: Placement, overrides, n_devices: int
             if idx >= len(local):
                 raise OomkitError(f"-ot: buffer type {buft} names a GPU that is not there")
             return local[idx]
+    if t.name.startswith("token_embd_norm."):
+        return placement.embd_norm_device
+    if t.name.startswith(LAYER0_TENSORS) and placement.layer_device:
+        return placement.layer_device[0]
     if t.name.startswith(("token_embd", "per_layer_token_embd")):
         # load_tensors: "very little benefit to offloading the input layer"; Gemma 3n / 4's per-layer token
         # embedding is an input tensor too (src/llama-arch.cpp: PER_LAYER_TOKEN_EMBD, LLM_TENSOR_LAYER_INPUT)
