@@ -454,3 +454,18 @@ def test_fit_text_says_what_the_changes_save_together_not_on_the_first_change(ca
     assert not any("saves" in c for c in changes if c.startswith("  "))
     (total,) = [c for c in changes if c.startswith("together they save")]
     assert "GiB of system RAM" in total
+
+
+def test_fit_never_cuts_the_context_to_a_sliver():
+    """qwen3:32b in Ollama on 20 GiB: at Ollama's 4096 the weights and cache are 1.6 GiB over. All on the GPU, only
+    a 256-token context with a q8_0 cache would fit: no fix. Below the plan's usable context (8192, or the user's
+    own if smaller) fit leaves the context alone and answers with part of the model in system RAM instead."""
+    f = fit(["ollama", "run", "qwen3:32b"], devices_from("20GiB"))
+    assert all(c.after >= 4096 for c in f.changes if c.flag == "num_ctx")
+    assert not any("OLLAMA_CONTEXT_LENGTH=256" in part for part in (f.command or ()))
+
+
+
+def test_fit_cuts_below_the_usable_context_when_asked_with_min_ctx():
+    f = fit(["ollama", "run", "qwen3:32b"], devices_from("20GiB"), Goals(min_ctx=256))
+    assert f.tier == 1 and [c.after for c in f.changes if c.flag == "num_ctx"] == [256]

@@ -26,7 +26,7 @@ from ..memory import Device, MemoryEstimate
 from ..model.spec import ModelSpec
 from ..request import resolve_model
 from . import published, rating
-from .options import Goals, budgets, engine_devices, first_ok, kv_type_of, pool_ok, slack
+from .options import DEFAULT_MIN_CTX, Goals, budgets, engine_devices, first_ok, kv_type_of, pool_ok, slack
 
 
 @dataclass(frozen=True)
@@ -346,13 +346,16 @@ def _try(eng: EngineModule, spec: ModelSpec, settings: Any, devs: tuple[Device, 
 
 def _shorter(eng: EngineModule, spec: ModelSpec, settings: Any, devs: tuple[Device, ...],
              limits: dict[str, int | None], goals: Goals, ctx: int) -> _Candidate | None:
-    """The largest context below the user's that fits (at least the asked minimum, when one is asked)."""
+    """The largest context below the user's that fits, and not below a usable one: the asked minimum (--min-ctx),
+    else the plan's DEFAULT_MIN_CTX or the user's own context where that is smaller. A context cut to a few hundred
+    tokens is no fix: another knob, or part of the model in system RAM, is."""
     def at(n: int) -> int | None:
         est = _at(eng, spec, settings, devs, limits, goals, n)
         return 0 if est is not None else -1
 
+    floor = goals.min_ctx or min(DEFAULT_MIN_CTX, ctx)
     n = largest_context(at, ctx - 1, STEP)
-    if n is None or (goals.min_ctx and n < goals.min_ctx):
+    if n is None or n < floor:
         return None
     s = eng.with_context(settings, n)
     return _Candidate(s, spec, None, None, frozenset(), 0, n, 1, eng.estimate(spec, devs, s))
