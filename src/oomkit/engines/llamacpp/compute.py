@@ -1332,6 +1332,40 @@ def cuda_auto_fa_off(spec: ModelSpec, ctx: Context, placement: Placement, device
     return replace(ctx, flash_attn=False, fa_auto_off=True)
 
 
+def cuda_fa_on_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                    devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[set[int], int]:
+    """With flash attention on (-fa on, or auto forced on by a quantized V cache) for layers on a ggml-cuda device
+    that has no kernel for their heads (cuda_fa_supported): ggml_backend_sched_backend_id_from_cur leaves the
+    FLASH_ATTN_EXT to the CPU (ggml_backend_cuda_device_supports_op says no), and ggml_backend_sched_split_graph
+    copies its sources into the host's compute buffer: the (rotated) Q rows in F32, the layer's whole K and V views
+    of the cache in their types, beside the mask (read there, never copied to the device) and the output rows.
+    -> (the devices that give up their flash attention, the host's block: those and one hidden-state row).
+    GGML_SCHED_DEBUG=2 dump of the legacy DeepSeek-V3 GGUF (192 / 128 heads, GQA 1), -fa on with a q8_0 cache on
+    CUDA (a CPU split per layer with Q 48 MiB, K 102, V 68; tests/fixtures/llamacpp_cuda): CUDA_Host 268.04 MiB =
+    14 + 4 (mask) + 48 + 102 + 68 + 32 (output)."""
+    if not ctx.flash_attn or not devices or infer_backend(devices, s.backend).name not in _GGML_CUDA \
+            or spec.architecture in HC_ATTN_ARCHS:
+        return set(), 0
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    cells = {il: c.cells for c in caches for il in c.layers}
+    devs: set[int] = set()
+    block = 0
+    for la in attention_layers(spec):
+        d = placement.layer_device[la.index] if la.index < len(placement.layer_device) else -1
+        a = la.attention
+        if not 0 <= d < len(devices) or devices[d].id.startswith("RPC") or cuda_fa_supported(a, ctx):
+            continue
+        devs.add(d)
+        n_kv = cells.get(la.index, 0)
+        kv = n_kv * a.n_kv_heads * (a.head_dim_k * ctx.type_k.type_size // ctx.type_k.block_size
+                                    + a.head_dim_v * ctx.type_v.type_size // ctx.type_v.block_size)
+        block = max(block, T * 4 * a.n_heads * (a.head_dim_k + a.head_dim_v) + kv)
+    if not devs:
+        return set(), 0
+    masks = sum(c.cells * T * (2 if ERAS.reached(ctx.build, "kq_mask_f16") else 4) for c in caches)
+    return devs, spec.n_embd * T * 4 + masks + block
+
+
 def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
     """The compute buffer of a graph that runs on one backend (CPU only, or everything on one GPU)."""
     p = compute_phases(spec, ctx, caches)
@@ -1577,12 +1611,15 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
                  if layer.index < len(placement.layer_device)}
     out: dict[int, int] = {}
     host_rows = vulkan_host_rows(spec, ctx) if infer_backend(devices, s.backend).name == "vulkan" else 0
+    fa_host = cuda_fa_on_host(spec, ctx, caches, placement, devices, s)
     for d in sorted(set(placement.layer_device) | {placement.output_device}):
         need = ph[d].attention - (0 if d in attending else masks) - (host_rows if d >= 0 else 0) \
             if d in placement.layer_device else 0
         split = mla_split_attention(spec, ctx, caches, placement, devices, s, d)
         if split:  # an absorbed-MLA layer's attention at the head of the device's split, replayed
             need = max(split, ph[d].ffn, 3 * resid)
+        if d in fa_host[0]:  # its flash attention runs on the CPU: the workspace without it (nor the mask, nor copies)
+            need = p.attention - masks
         if d >= 0 and d in attending and ctx.flash_attn and not ERAS.reached(ctx.build, "kq_mask_f16"):
             # before PR #23764 the device's split input is the F32 mask, cast to F16 on the device at the first
             # attention layer (the F32 copy's only reader is the cast; the F16 mask serves every layer): both are
@@ -1610,6 +1647,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     # beside the token ids, unread with tokens given but allocated all the same
     out[-1] = max(out.get(-1, 0), p.inputs + (resid if ERAS.reached(ctx.build, "embd_input") else 0)
                   + (per_layer_input_rows(spec, T) if any(d >= 0 for d in placement.layer_device) else 0))
+    out[-1] = max(out.get(-1, 0), fa_host[1])  # flash attention's sources copied to the host
     if not ctx.flash_attn and ctx.build >= VK_CHUNKS_BUILD and infer_backend(devices, s.backend).name == "vulkan":
         for d in out:
             if d >= 0:
