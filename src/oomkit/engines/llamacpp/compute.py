@@ -1274,6 +1274,46 @@ def cuda_fusion_deps(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSetti
     return ctx.build >= CUDA_FUSION_DEPS_BUILD and infer_backend(devices, s.backend).name in _GGML_CUDA
 
 
+def moe_offload_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                             devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[int, int] | None:
+    """(device, compute buffer) of a ggml-cuda device that holds the output layer and the last layers of an MoE
+    graph compute_graphs.moe_device_graph replays, the other layers left on the CPU (-ngl below the layer count),
+    where the worst-case ubatch reaches the offload batch (OP_OFFLOAD_MIN_BATCH): every op with a host weight runs
+    on the device ("1.off" above) and ggml_backend_sched_split_graph starts a split at each one with the weight's
+    copy as its input; the host layers' K / V stores run on the CPU (their cache is there), and their attention on
+    the device with the cache's K and V views copied in (GGML_SCHED_DEBUG=2 dump of llama-3.1-8b -ngl 2,
+    tests/fixtures/llamacpp_cuda: one split per host weight, [cache_k_l0 (view), cache_v_l0 (view), kq_mask] before
+    the first host layer's FLASH_ATTN_EXT). The whole pp graph then runs on the device, replayed with the
+    allocation dependencies (CUDA_FUSION_DEPS_BUILD). None where this does not describe the load (tensor overrides,
+    -nkvo, several devices, an output left on the CPU)."""
+    if not cuda_fusion_deps(ctx, devices, s) or spec.architecture not in MOE_DEVICE_GRAPHS or len(devices) != 1:
+        return None
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    d = _offload_device(devices, s, T)
+    trunk = spec.trunk_layers
+    if d is None or placement.output_device != d or -1 not in placement.layer_device \
+            or not set(placement.layer_device) <= {-1, d} or s.override_tensor or s.cpu_moe or s.n_cpu_moe \
+            or s.no_kv_offload or not trunk or trunk[-1].index != len(trunk) - 1 \
+            or any(la.attention is None for la in trunk) or spec.architecture in NO_CACHE_GRAPHS:
+        return None
+    rows_out = reserved_outputs(ctx, s)
+    if rows_out < OP_OFFLOAD_MIN_BATCH and placement.layer_device[trunk[-1].index] < 0:
+        return None  # the gathered last layer's ops stay on the CPU: not this graph
+    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
+            if t.layer in host_layers}
+    host_kv = {il: (c.k_bytes_by_layer.get(il, 0), c.v_bytes_by_layer.get(il, 0))
+               for c in caches for il in c.layers if il in host_layers}
+    masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)
+    a0 = trunk[0].attention
+    cells = {il: c.cells for c in caches for il in c.layers}
+    extra = fa_f16_bytes(a0, cells.get(trunk[0].index, 0), T, ctx) \
+        if cuda_fa_f16_copies(ctx, devices, s) else 0
+    k_rot, v_rot = _rotations(spec, ctx) if ctx.flash_attn else (0, 0)
+    return d, galloc.peak_bytes(*compute_graphs.moe_device_graph(spec, T, rows_out, masks, k_rot, v_rot,
+                                                                 ctx.flash_attn, extra, host, host_kv), CUDA_ALIGN)
+
+
 def cuda_fa_f16_copies(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
     """Whether the devices are ggml-cuda's (CUDA or HIP) in a build that sizes flash attention's F16 copies in the
     compute buffer (CUDA_FA_F16_BUILD) and the run uses flash attention with a K or V cache not in F16."""
@@ -1648,6 +1688,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     out[-1] = max(out.get(-1, 0), p.inputs + (resid if ERAS.reached(ctx.build, "embd_input") else 0)
                   + (per_layer_input_rows(spec, T) if any(d >= 0 for d in placement.layer_device) else 0))
     out[-1] = max(out.get(-1, 0), fa_host[1])  # flash attention's sources copied to the host
+    moe = moe_offload_device_bytes(spec, ctx, caches, placement, devices, s)
+    if moe is not None:  # the pp graph of a partly offloaded MoE model, all of it on the device, replayed
+        out[moe[0]] = moe[1]
     if not ctx.flash_attn and ctx.build >= VK_CHUNKS_BUILD and infer_backend(devices, s.backend).name == "vulkan":
         for d in out:
             if d >= 0:

@@ -8,6 +8,8 @@ ggml_build_forward_expand walks it) are whole graphs of their own."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from ...model.spec import ModelSpec
 from .galloc import Node
 
@@ -19,6 +21,13 @@ class _Graph:
 
     def __init__(self) -> None:
         self.nodes: list[Node] = []
+        self.inputs: set[int] = set()  # split inputs, placed at the start of the split of their first reader
+        self.splits: list[int] = [0]  # the first node of each split
+
+    def inp(self, size: int) -> int:
+        """A split input: the scheduler's copy of a tensor another backend holds (hoisted by _hoisted)."""
+        self.inputs.add(len(self.nodes))
+        return self.add(size)
 
     def add(self, size: int, *srcs: int, inplace: bool = False, view: int = -1, output: bool = False) -> int:
         self.nodes.append(Node(size, tuple(srcs), inplace, view, output))
@@ -52,8 +61,13 @@ def glm4moe_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot: in
                             normalize_weights=True)
 
 
+# src/models/hunyuan-moe.cpp: Q and K are roped, then normed (attn_q_norm / attn_k_norm); the others norm, then rope
+ROPE_BEFORE_QK_NORM = frozenset({"hunyuan-moe"})
+
+
 def moe_device_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot: int, v_rot: int,
-                     flash_attn: bool, fa_extra: int = 0) -> tuple[int, list[Node]]:
+                     flash_attn: bool, fa_extra: int = 0, host: dict[str, int] | None = None,
+                     host_kv: dict[int, tuple[int, int]] | None = None) -> tuple[int, list[Node]]:
     """Qwen3-MoE's and GLM-4.5's graph (src/models/qwen3moe.cpp, glm4-moe.cpp: the last layer gathers the out_ids rows
     before its FFN, the router's top-k weights normalised) as a ggml-cuda device that runs all of it holds it, with
     the allocation dependencies of ggml_backend_cuda_graph_optimize (compute.CUDA_FUSION_DEPS_BUILD):
@@ -71,18 +85,28 @@ def moe_device_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
       (ggml_cuda_match_moe_weighted_reduction), so the weighted product cannot take the down rows' block in place.
     Without flash attention the attention is KQ (n_kv x T x n_head F32), SOFT_MAX in place, KQV and its permuted
     CONT, the V indices one per element of the transposed V cache. fa_extra: ggml-cuda's F16 copies of a quantized
-    K / V behind each flash-attention output (compute.fa_f16_bytes). Sized at the CUDA buffer's 128-byte alignment,
-    it gives the H200's printed CUDA0 compute buffer to the byte on the qwen3-30b-a3b file (4 layers, -ub 512 and
-    2048, 4K to 32K, flash attention on and off, a q8_0 cache) and the glm4moe one (3 layers).
-    Returns (the number of inputs, the nodes)."""
+    K / V behind each flash-attention output (compute.fa_f16_bytes). Hunyuan-MoE ropes Q and K before their norms
+    (ROPE_BEFORE_QK_NORM).
+
+    host / host_kv: the layers left on the CPU of a partly offloaded load whose pp graph runs on the device
+    (compute.moe_offload_device_bytes): each op that reads a host weight (host: name -> the device's alloc size of
+    its copy) starts a split with the copy as its input, the layer's K / V stores run on the host, and its
+    attention reads copies of the cache's K and V views (host_kv: layer -> their bytes), a split of their own after
+    the host's stores; the other inputs (positions, indices, mask, out_ids) are copied at the start of the split
+    that first reads them.
+
+    Sized at the CUDA buffer's 128-byte alignment, it gives the H200's printed CUDA0 compute buffer to the byte on
+    the qwen3-30b-a3b file (4 layers: -ub 512 and 2048, 4K to 32K, flash attention on and off, a q8_0 cache, -ngl 2
+    and 4). Returns (0: the inputs are nodes of their splits, the nodes)."""
     return _moe_trunk_graph(spec, T, n_outputs, masks, k_rot, v_rot, gather_before_last_ffn=True,
                             normalize_weights=True, device=True, flash_attn=flash_attn, fa_extra=fa_extra,
-                            cuda_deps=True)
+                            cuda_deps=True, host=host, host_kv=host_kv)
 
 
 def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot: int, v_rot: int, *,
                      gather_before_last_ffn: bool, normalize_weights: bool, device: bool = False,
-                     flash_attn: bool = True, fa_extra: int = 0, cuda_deps: bool = False
+                     flash_attn: bool = True, fa_extra: int = 0, cuda_deps: bool = False,
+                     host: dict[str, int] | None = None, host_kv: dict[int, tuple[int, int]] | None = None
                      ) -> tuple[int, list[Node]]:
     """The trunk node by node as ggml_build_forward_expand orders it, the K/V cache writes as unallocated nodes.
     Inputs: the token ids, the embedding input rows, the K rotation matrix, the positions, the V rotation matrix, the
@@ -93,21 +117,33 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
     the output projection; the residual add and the FFN norm; an MoE layer's sigmoid router (logits, probs in place,
     the biased scores, argsort, the top-k weights), the routed experts' gate, up, SwiGLU, down and weighted rows,
     their sum over n_used views and the shared expert (gate, up, SwiGLU, down) added to it; a dense layer's gate, up,
-    SwiGLU and down; the residual add. device, flash_attn, fa_extra and cuda_deps: moe_device_graph."""
+    SwiGLU and down; the residual add. device, flash_attn, fa_extra, cuda_deps, host and host_kv: moe_device_graph."""
     g = _Graph()
     add, view, nodes = g.add, g.view, g.nodes
+    host, host_kv = host or {}, host_kv or {}
+    rope_first = spec.architecture in ROPE_BEFORE_QK_NORM
+
+    def w(il: int, *names: str) -> tuple[int, ...]:
+        """The copy of a host weight an op multiplies on the device: a new split whose input it is."""
+        name = next((f"blk.{il}.{n}" for n in names if f"blk.{il}.{n}" in host), None)
+        if not device or name is None:
+            return ()
+        g.splits.append(len(nodes))
+        return (g.inp(host[name]),)
+
     resid = spec.n_embd * T * F32
     a0 = spec.trunk_layers[0].attention if spec.trunk_layers else None
     # the V indices: one per row with flash attention, one per element of the transposed V cache without
     v_idx_size = T * 8 if flash_attn or a0 is None else a0.n_kv_heads * a0.head_dim_v * T * 8
     if device:
-        embd = add(resid)  # the copy of the host's GET_ROWS result
-        pos = add(T * 4)
-        krot = add(k_rot) if k_rot else -1
-        vrot = add(v_rot) if v_rot else -1
-        k_idx, v_idx = add(T * 8), add(v_idx_size)
-        mask = add(masks)
-        out_ids = add(n_outputs * 4)
+        inp = g.inp
+        embd = inp(resid)  # the copy of the host's GET_ROWS result
+        pos = inp(T * 4)
+        krot = inp(k_rot) if k_rot else -1
+        vrot = inp(v_rot) if v_rot else -1
+        k_idx, v_idx = inp(T * 8), inp(v_idx_size)
+        mask = inp(masks)
+        out_ids = inp(n_outputs * 4)
     else:
         tokens = add(T * 4)
         add(resid)  # inp_embd: an input the token graph never reads
@@ -124,19 +160,23 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
     for layer in trunk:
         a, f, il = layer.attention, layer.ffn, layer.index
         inp = cur
-        x = add(resid, add(resid, inp, inplace=True), inplace=True)  # RMS_NORM, attn_norm (MUL)
+        x = add(resid, add(resid, inp, inplace=True), *w(il, "attn_norm.weight"), inplace=True)  # RMS_NORM, MUL
 
-        def project(size: int, w: str, x: int = x, il: int = il) -> int:
-            h = add(size, x)  # MUL_MAT
-            if f"blk.{il}.attn_{w}.bias" in names:
-                h = add(size, h, inplace=True)  # the bias (ADD)
+        def project(size: int, t: str, x: int = x, il: int = il) -> int:
+            h = add(size, x, *w(il, f"attn_{t}.weight"))  # MUL_MAT
+            if f"blk.{il}.attn_{t}.bias" in names:
+                h = add(size, h, *w(il, f"attn_{t}.bias"), inplace=True)  # the bias (ADD)
             return view(h)  # reshaped to heads
 
-        def norm_rope(h: int, w: str, il: int = il) -> int:
+        def norm_rope(h: int, t: str, il: int = il) -> int:
             size = nodes[h].size
-            if f"blk.{il}.attn_{w}_norm.weight" in names:
-                h = add(size, add(size, h, inplace=True), inplace=True)  # RMS_NORM, then MUL by the norm weight
-            h = add(size, h, pos, inplace=True)  # ROPE
+            if rope_first:
+                h = add(size, h, pos, inplace=True)  # ROPE
+            if f"blk.{il}.attn_{t}_norm.weight" in names:
+                h = add(size, h, inplace=True)  # RMS_NORM
+                h = add(size, h, *w(il, f"attn_{t}_norm.weight"), inplace=True)  # MUL by the norm weight
+            if not rope_first:
+                h = add(size, h, pos, inplace=True)  # ROPE
             if krot >= 0:
                 h = view(add(size, krot, view(h)))  # the K rotation (MUL_MAT), reshaped back
             return h
@@ -147,32 +187,41 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
         if vrot >= 0:
             v = view(add(kv_size, vrot, view(v)))
         k = norm_rope(project(kv_size, "k"), "k")
-        add(0, view(k), k_idx)  # SET_ROWS into the K cache
-        add(0, view(v), v_idx)  # SET_ROWS into the V cache
+        kv = host_kv.get(il) if device else None
+        # SET_ROWS into the K and V caches; into a cache on the host they run there (reading the rows' copies)
+        add(0, view(k), *(() if kv else (k_idx,)))
+        add(0, view(v), *(() if kv else (v_idx,)))
+        kc = vc = ()
+        if kv:  # the cache's K and V views copied in for the attention, a new split after the host's stores
+            g.splits.append(len(nodes))
+            kc, vc = (g.inp(kv[0]),), (g.inp(kv[1]),)
         o_size = a.n_heads * a.head_dim_v * T * F32
         if flash_attn:
-            o = view(add(o_size + fa_extra, view(view(q)), mask))  # FLASH_ATTN_EXT (with its F16 copies), reshaped
+            # FLASH_ATTN_EXT (with its F16 copies), reshaped
+            o = view(add(o_size + fa_extra, view(view(q)), *kc, *vc, mask))
         else:
-            kq = add(masks // 4 * a.n_heads * F32, view(view(q)))  # KQ over the cache's n_kv cells (the F32 mask's)
+            kq = add(masks // 4 * a.n_heads * F32, *kc, view(view(q)))  # KQ over the cache's n_kv cells
             kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX
-            o = add(o_size, view(add(o_size, kq)))  # KQV, the CONT of its permuted view
+            o = add(o_size, view(add(o_size, *vc, kq)))  # KQV, the CONT of its permuted view
         if vrot >= 0:
             o = view(add(o_size, vrot, view(o)))  # the output un-rotated
-        o = add(resid, o)  # the output projection (MUL_MAT)
+        o = add(resid, o, *w(il, "attn_output.weight"))  # the output projection (MUL_MAT)
         rows, r = T, resid
         if gather_before_last_ffn and layer is trunk[-1]:
             rows, r = n_outputs, spec.n_embd * n_outputs * F32
             o, inp = add(r, o, out_ids), add(r, inp, out_ids)  # GET_ROWS of cur and inpSA
         ffn_inp = add(r, o, inp, inplace=True)
-        n = add(r, add(r, ffn_inp, inplace=True), inplace=True)  # RMS_NORM, the FFN norm
+        n = add(r, ffn_inp, inplace=True)  # RMS_NORM
+        n = add(r, n, *w(il, "ffn_norm.weight", "post_attention_norm.weight"), inplace=True)  # the FFN norm
         if f.is_moe:
             scores = f.n_experts * rows * F32
-            first = len(nodes) + 1  # the gating op, the top-k fusion's first node
-            logits = add(scores, n)
+            logits = add(scores, n, *w(il, "ffn_gate_inp.weight"))
+            first = len(nodes)  # the gating op, the top-k fusion's first node
             probs = add(scores, logits, inplace=True)  # SIGMOID / SOFT_MAX in place
             probs_r = view(probs)
             biased = bool({f"blk.{il}.exp_probs_b", f"blk.{il}.exp_probs_b.bias"} & names)
-            ranked = add(scores, probs, inplace=True) if biased else probs  # the biased scores
+            # the biased scores
+            ranked = add(scores, probs, *w(il, "exp_probs_b.bias", "exp_probs_b"), inplace=True) if biased else probs
             topk = view(add(scores, ranked))  # ARGSORT, its top-k view
             weights = add(f.n_experts_used * rows * F32, probs_r, topk)  # GET_ROWS
             if normalize_weights:
@@ -185,8 +234,10 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
                 # the top-k fusion's nodes and their sources kept until the node after it
                 add(0, *_kept(nodes, fused))
             wide = f.n_experts_used * f.n_ff_expert * rows * F32
-            gate, up = add(wide, n_r, topk), add(wide, n_r, topk)
-            down = add(f.n_experts_used * r, add(wide, gate, up), topk)  # SWIGLU, MUL_MAT_ID
+            gate = add(wide, *w(il, "ffn_gate_exps.weight"), n_r, topk)
+            up = add(wide, *w(il, "ffn_up_exps.weight"), n_r, topk)
+            swiglu = add(wide, gate, up)
+            down = add(f.n_experts_used * r, *w(il, "ffn_down_exps.weight"), swiglu, topk)  # MUL_MAT_ID
             weighted = add(f.n_experts_used * r, down, weights, inplace=True)
             parts = [view(weighted) for _ in range(f.n_experts_used)]
             ffn_out = parts[0]
@@ -196,11 +247,14 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
                 add(0, down, weights)  # the experts and the router weights kept until the sum
             sh = f.n_ff_shared * rows * F32
             if sh:
-                s_out = add(r, add(sh, add(sh, n), add(sh, n)))  # gate, up, SWIGLU, down
+                s_gate = add(sh, n, *w(il, "ffn_gate_shexp.weight"))
+                s_up = add(sh, n, *w(il, "ffn_up_shexp.weight"))
+                s_out = add(r, add(sh, s_gate, s_up), *w(il, "ffn_down_shexp.weight"))  # SWIGLU, down
                 ffn_out = add(r, ffn_out, s_out, inplace=True)
         else:
             wide = f.n_ff * rows * F32
-            ffn_out = add(r, add(wide, add(wide, n), add(wide, n)))  # gate, up, SWIGLU, down
+            d_gate, d_up = add(wide, n, *w(il, "ffn_gate.weight")), add(wide, n, *w(il, "ffn_up.weight"))
+            ffn_out = add(r, add(wide, d_gate, d_up), *w(il, "ffn_down.weight"))  # SWIGLU, down
         cur = add(r, ffn_out, ffn_inp, inplace=True)  # l_out
     if gather_before_last_ffn:
         r = spec.n_embd * n_outputs * F32
@@ -209,7 +263,32 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
         h = add(resid, add(resid, cur, inplace=True), inplace=True, output=True)  # RMS_NORM, h_nextn
         h = add(spec.n_embd * n_outputs * F32, h, out_ids, output=True)  # result_norm (GET_ROWS)
     add(spec.n_vocab * n_outputs * F32, h, output=True)  # result_output
+    if device:
+        return 0, _hoisted(nodes, g.inputs, g.splits)
     return n_inputs, nodes
+
+
+def _hoisted(nodes: list[Node], inputs: set[int], splits: list[int]) -> list[Node]:
+    """The device's graph as ggml_backend_sched_split_graph hands it to ggml-alloc: each split's inputs (copies of
+    tensors on another backend, found in the order its nodes read them) at its start, "so that they are allocated
+    by ggml-alloc at the start of the split"; an input no node on the device reads is not copied."""
+    first: dict[int, tuple[int, int]] = {}
+    for i, n in enumerate(nodes):
+        for j, src in enumerate(n.srcs):
+            if src in inputs and src not in first:
+                first[src] = (i, j)
+    starts = sorted(set(splits))
+    by_split: dict[int, list[int]] = {}
+    for src, (i, _) in sorted(first.items(), key=lambda kv: kv[1]):
+        by_split.setdefault(bisect_right(starts, i) - 1, []).append(src)
+    order: list[int] = []
+    for k, start in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else len(nodes)
+        order += by_split.get(k, [])
+        order += [i for i in range(start, end) if i not in inputs]
+    at = {i: n for n, i in enumerate(order)}
+    return [nodes[i]._replace(srcs=tuple(at[s] for s in nodes[i].srcs), view=at.get(nodes[i].view, -1))
+            for i in order]
 
 
 def topk_moe_fused(n_experts: int) -> bool:
