@@ -1406,6 +1406,39 @@ def cuda_fa_on_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placemen
     return devs, spec.n_embd * T * 4 + masks + block
 
 
+# src/llama-graph.cpp build_moe_ffn: Mistral 4 asks for F32 precision of the experts' down product
+# (ggml_prec_set_src(experts, GGML_PREC_F32, 1): "src1 can exceed F16 range")
+F32_DOWN_EXPS_ARCHS = frozenset({"mistral4"})
+
+
+def cuda_f32_down_exps_host(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
+                            s: LlamaCppSettings) -> int:
+    """The host's block when ggml-cuda refuses an MoE layer's down product: ggml_backend_cuda_device_supports_op
+    says no to a MUL_MAT_ID of GGML_PREC_F32 (F32_DOWN_EXPS_ARCHS), so it runs on the CPU and
+    ggml_backend_sched_split_graph copies its sources into the host's compute buffer: the layer's whole
+    ffn_down_exps weight from the device, the SwiGLU rows (n_ff_exp x n_used a token) beside the output rows
+    (n_embd x n_used). Freed blocks below (the embeddings' rows, the mask after its copy to the device) are taken
+    over; the unread embeddings input (ERAS embd_input) stays under it. Measured on an H200 with mistral4's 4-layer
+    file (DeepSeek-V3's dims, 16 experts; splits = 4): CUDA_Host 284.03 MiB at 8K -ub 512 = 14 + 126 (the q4_0
+    weight) + 32 + 112, 442.07 at 16K -ub 1024 = 28 + 126 + 64 + 224, with flash attention or without."""
+    if spec.architecture not in F32_DOWN_EXPS_ARCHS or not devices \
+            or infer_backend(devices, s.backend).name not in _GGML_CUDA:
+        return 0
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    sizes = {t.name: t.nbytes for t in spec.weights.tensors}
+    block = 0
+    for la in spec.trunk_layers:
+        f = la.ffn
+        if f is None or not f.is_moe or la.index >= len(placement.layer_device) \
+                or not 0 <= placement.layer_device[la.index] < len(devices):
+            continue
+        w = sizes.get(f"blk.{la.index}.ffn_down_exps.weight", 0)
+        block = max(block, w + (f.n_ff_expert + spec.n_embd) * f.n_experts_used * T * 4)
+    if not block:
+        return 0
+    return block + (spec.n_embd * T * 4 if ERAS.reached(ctx.build, "embd_input") else 0)
+
+
 def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
     """The compute buffer of a graph that runs on one backend (CPU only, or everything on one GPU)."""
     p = compute_phases(spec, ctx, caches)
@@ -1688,6 +1721,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     out[-1] = max(out.get(-1, 0), p.inputs + (resid if ERAS.reached(ctx.build, "embd_input") else 0)
                   + (per_layer_input_rows(spec, T) if any(d >= 0 for d in placement.layer_device) else 0))
     out[-1] = max(out.get(-1, 0), fa_host[1])  # flash attention's sources copied to the host
+    out[-1] = max(out[-1], cuda_f32_down_exps_host(spec, ctx, placement, devices, s))  # a refused down product
     moe = moe_offload_device_bytes(spec, ctx, caches, placement, devices, s)
     if moe is not None:  # the pp graph of a partly offloaded MoE model, all of it on the device, replayed
         out[moe[0]] = moe[1]
