@@ -157,7 +157,6 @@ COMPUTE_MISSES: dict[str, str] = {
     "heldout-gemma3n-25-heldout-arch-c8192-ub512-f16-faauto-np1-ngl12": "CUDA_Host 17.615",
     "heldout-glm4moe-3-heldout-arch-c8192-ub512-f16-faoff-np1-ngl99": "CUDA_Host 0.889",
     "heldout-glm4moe-3-heldout-arch-c8192-ub512-f16-faauto-np1-ngl1": "CUDA_Host 7.414",
-    "heldout-lfm2-16-heldout-arch-c8192-ub512-f16-faauto-np1-ngl8": "CUDA0 0.238, CUDA_Host 0.132",
     "heldout-ernie4_5-moe-3-heldout-arch-c8192-ub512-f16-faauto-np1-ngl1": "CUDA_Host 5.552",
     "heldout-seed_oss-2-heldout-arch-c8192-ub512-f16-faoff-np1-ngl99": "CUDA_Host 0.900",
     "heldout-seed_oss-2-heldout-arch-c8192-ub512-f16-faauto-np1-ngl1": "CUDA_Host 7.854",

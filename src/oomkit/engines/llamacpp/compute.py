@@ -1349,6 +1349,59 @@ def cuda_fa_supported(a: Attention, ctx: Context) -> bool:
     return pair is not None and dv == pair[0] and gqa >= 2 and gqa % pair[1] == 0
 
 
+# recurrent blocks whose first graph expansion is build_rs (src/llama-graph.cpp: ggml_build_forward_expand of the
+# state's in-place clear, its gathered rows and the copy of the other sequences' states), made before any expansion
+# through the layer's input: src/models/lfm2.cpp build_shortconv_block, src/models/mamba-base.cpp build_mamba_layer /
+# build_mamba2_layer (Jamba, Granite hybrid, Nemotron-H; their main loops expand nothing between the norm and the block)
+STATE_FIRST_RECURRENT = frozenset({"short_conv", "mamba", "mamba2"})
+
+
+def fa_pulled_to_next_layer(spec: ModelSpec, placement: Placement) -> int | None:
+    """The first attention layer whose FLASH_ATTN_EXT the scheduler puts on the next layer's device, in the graph
+    llama_context::resolve_fused_ops reserves for -fa auto (one token, so no op offload). build_attn_mha expands the
+    flash attention at its end (src/llama-graph.cpp), before the output projection; with a dense FFN or none after it
+    (build_ffn expands nothing; build_moe_ffn does, and would put the projection and the FFN first) the next nodes
+    in the graph are the next layer's: for a STATE_FIRST_RECURRENT layer its build_rs nodes, which write into its
+    device's state buffer ("1.dst" / "1.vsrc"). ggml_backend_sched_split_graph's "expand gpu up" pass then gives the
+    unassigned FLASH_ATTN_EXT (no weight, its K / V writes and the output projection on the CPU) that GPU, and on
+    another device than its layer's the check turns flash attention off. Measured on an H200 with the LFM2-1.2B-shaped
+    16-layer file at -ngl 8 (layer 8 attention on the CPU, layer 9 short convolution on CUDA0): "layer 8 is assigned
+    to device CPU but Flash Attention is assigned to device CUDA0", then "Flash Attention not supported, set to
+    disabled"."""
+    dev = placement.layer_device
+    for il in _state_first_followed(spec, placement):
+        if dev[il + 1] >= 0 and dev[il + 1] != dev[il]:
+            return il
+    return None
+
+
+def _state_first_followed(spec: ModelSpec, placement: Placement) -> list[int]:
+    """The attention layers (with a dense FFN or none) followed by a STATE_FIRST_RECURRENT layer: in the graph their
+    attention core sits between their K / V stores and the next layer's build_rs nodes (fa_pulled_to_next_layer)."""
+    layers = {la.index: la for la in spec.layers}
+    out = []
+    for la in attention_layers(spec):
+        nxt = layers.get(la.index + 1)
+        if nxt is None or la.index + 1 >= len(placement.layer_device) or (la.ffn is not None and la.ffn.is_moe) \
+                or nxt.recurrent is None or nxt.attention is not None or nxt.recurrent.kind not in STATE_FIRST_RECURRENT:
+            continue
+        out.append(la.index)
+    return out
+
+
+def host_attention_kept(spec: ModelSpec, placement: Placement) -> bool:
+    """Whether an attention layer left on the CPU keeps its attention core on the CPU in the worst-case (pp) graph,
+    where op offload sends every op with a host weight to the device (compute_by_device): the core (K x Q, the
+    soft-max, V x KQ, or the flash attention; no weight) sits between the layer's K / V stores into its host cache
+    and, when the next layer is a STATE_FIRST_RECURRENT one on the CPU too, that layer's build_rs nodes in its host
+    state buffer; every neighbour is on the CPU, so "expand gpu up / down" leave it and "expand rest down" gives it
+    the CPU. Measured on an H200 with the LFM2-1.2B-shaped 16-layer file at -ngl 8 (attention layers 2 and 5 on
+    the CPU before short convolutions on the CPU; flash attention off, fa_pulled_to_next_layer): CUDA_Host 546.01
+    MiB, the 8192-cell scores of one layer, as CUDA0's fully offloaded without flash attention (546.01)."""
+    dev = placement.layer_device
+    return any(dev[il] < 0 and dev[il + 1] < 0 for il in _state_first_followed(spec, placement))
+
+
 def cuda_auto_fa_off(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
                      s: LlamaCppSettings) -> Context:
     """The context with -fa auto resolved as llama_context::resolve_fused_ops does (llama-context.cpp, since PR
@@ -1361,8 +1414,11 @@ def cuda_auto_fa_off(spec: ModelSpec, ctx: Context, placement: Placement, device
     head): "layer 0 is assigned to device CUDA0 but Flash Attention is assigned to device CPU", then the graph
     without it (tests/fixtures/llamacpp_cuda/h200_sched_debug.json.gz)."""
     if not ctx.flash_attn or ctx.type_v.quantized or s.flash_attn.lower() != "auto" \
-            or not ERAS.reached(ctx.build, "fa_auto") or not devices \
-            or infer_backend(devices, s.backend).name not in _GGML_CUDA or spec.architecture in HC_ATTN_ARCHS:
+            or not ERAS.reached(ctx.build, "fa_auto") or not devices:
+        return ctx
+    if fa_pulled_to_next_layer(spec, placement) is not None:
+        return replace(ctx, flash_attn=False, fa_auto_off=True)
+    if infer_backend(devices, s.backend).name not in _GGML_CUDA or spec.architecture in HC_ATTN_ARCHS:
         return ctx
     on_device = [la.attention for la in attention_layers(spec) if la.index < len(placement.layer_device)
                  and 0 <= placement.layer_device[la.index] < len(devices)
@@ -1721,6 +1777,8 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     out[-1] = max(out.get(-1, 0), p.inputs + (resid if ERAS.reached(ctx.build, "embd_input") else 0)
                   + (per_layer_input_rows(spec, T) if any(d >= 0 for d in placement.layer_device) else 0))
     out[-1] = max(out.get(-1, 0), fa_host[1])  # flash attention's sources copied to the host
+    if host_attention_kept(spec, placement):  # a CPU layer's attention core stays on the host (pp graph)
+        out[-1] = max(out[-1], p.attention)
     out[-1] = max(out[-1], cuda_f32_down_exps_host(spec, ctx, placement, devices, s))  # a refused down product
     moe = moe_offload_device_bytes(spec, ctx, caches, placement, devices, s)
     if moe is not None:  # the pp graph of a partly offloaded MoE model, all of it on the device, replayed
