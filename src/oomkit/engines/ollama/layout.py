@@ -53,7 +53,7 @@ from .settings import (
     OllamaSettings,
     runner_build,
 )
-from .weights import GgufView, gguf_view, ollama_gguf, per_layer_weights
+from .weights import GgufView, gguf_view, ollama_gguf, per_layer_weights, runner_layer_weights
 
 V_GPTOSS_GRAPH = (0, 11, 5)  # model/models/gptoss/model.go's blocks as graph.py mirrors them (v0.11.0-4: others)
 V_MASK_IN_GRAPH = (0, 12, 7)  # 1c093e97a: the reserve mask cast in the graph again (an F16 input from v0.8.0)
@@ -265,7 +265,7 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         # until the layout stops changing; the layout here is that fixed point, computed once from the sizes
         # the runner would report: per-layer weights + its KV cache (kvcache/causal.go), the graph below
         cache = _ollama_engine_kv(spec, launch, num_parallel)
-        layer_w = per_layer_weights(g)
+        layer_w = runner_layer_weights(spec, g)
         proj = _projector(spec, v)
         if proj is not None:
             # ml/backend/ggml/ggml.go New: the vision tower's v.* and mm.* tensors are created on the output layer's
