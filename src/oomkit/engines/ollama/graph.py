@@ -154,7 +154,8 @@ def qwen3_gpu_graph(spec: ModelSpec, n_tokens: int, cells: int) -> int | None:
 @lru_cache(maxsize=256)  # a pure replay of a few thousand nodes, asked again for the same shapes while planning
 def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: int, n_ff: int, n_layer: int,
                             n_vocab: int, n_tokens: int, cells: int, n_outputs: int = 1, mask_cast: bool = True,
-                            set_rows: bool = True, alignment: int = 128) -> int:
+                            set_rows: bool = True, alignment: int = 128, flash_attention: bool = True,
+                            on_cpu: bool = False) -> int:
     """ggml-alloc's buffer for Ollama's dense qwen3 graph with flash attention and every block on one GPU, replayed
     node for node (galloc.py): model/models/qwen3 Forward, nn.Attention's Forward calls (query; key and value; the
     cache writes), kvcache/causal.go Put and Get. The split inputs the scheduler copies in: the token rows (the
@@ -166,9 +167,18 @@ def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: 
     F16 mask that the blocks' rows fill by best fit as they fit; the peak follows no closed form (with qwen3:32b's
     shapes at 512 tokens: +8, 0, +8, +6, +14, +22, +30 MiB over the v0.12.4-v0.12.6 form at 4096-32768 cells, not
     monotone), hence the replay. Equal to ggml_gallocr_reserve on the same graph built with ggml
-    (tests/test_ollama_graph_ggml.py) at every shape tried."""
+    (tests/test_ollama_graph_ggml.py) at every shape tried.
+
+    flash_attention=False: ml/backend/ggml Tensor.ScaledDotProductAttention's other branch (v0.12.x): kq =
+    ggml_mul_mat(K view, Q view) in F32 (cells x tokens x heads), ggml_soft_max_ext with the mask (in place),
+    kqv = ggml_mul_mat(V view, kq) and a contiguous copy of its permutation; Backend.CacheConfig gives that cache
+    PermutedV (V read as a view, no copy) and an F32 mask of cells x tokens (MaskBatchPadding 1, kvcache/causal.go
+    buildMask: an input of its own before v0.12.7, cast in the graph from then on: that is not mirrored here, the
+    caller asks for mask_cast=False only). on_cpu: the whole graph on the CPU backend (no GPU layer): the token
+    rows are the get_rows output of the CPU's token_embd, a node of this buffer, and the inputs (positions, mask,
+    output index) stay in buffers of their own (external), as no split copies them."""
     E, H, KV, D, FF, Tn = n_embd, n_head, n_head_kv, head_dim, n_ff, n_tokens
-    pad = round_up(Tn, MASK_BATCH_PAD)
+    pad = round_up(Tn, MASK_BATCH_PAD) if flash_attention else Tn
 
     def w(*shape: int) -> T:
         return T("", nbytes=0, layout=("w", shape), external=True)
@@ -184,11 +194,19 @@ def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: 
 
     g = Graph()
     ck, cv = w(D, KV, cells), w(D, KV, cells)
-    x = inp(4 * E * Tn, E, Tn)
+    if on_cpu:
+        def inp(nbytes: int, *shape: int, kind: str = "f32") -> T:  # noqa: F811 (ctx.Input(): a buffer of its own)
+            return T("", nbytes=nbytes, layout=(kind, shape), external=True)
+
+        x = f32("get_rows", (w(E, n_vocab), inp(4 * Tn, Tn, kind="i32")), E, Tn)
+    else:
+        x = inp(4 * E * Tn, E, Tn)
     pos = inp(4 * Tn, Tn, kind="i32")
     outs = inp(4 * n_outputs, n_outputs, kind="i32")
     locs = inp(4 * Tn, Tn, kind="i32") if set_rows else None
-    if mask_cast:
+    if not flash_attention:
+        mask = inp(4 * cells * pad, cells, pad)  # MaskDType F32: no cast
+    elif mask_cast:
         mask = T("cpy", (inp(4 * cells * pad, cells, pad),), 2 * cells * pad, ("f16", (cells, pad)))
     else:
         mask = inp(2 * cells * pad, cells, pad, kind="f16")
@@ -215,7 +233,11 @@ def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: 
                 g.expand(view(view(dst), view(src), locs))
             else:
                 g.expand(view(view(dst), src))
-        o = f32("flash_attn_ext", (view(q), view(view(ck)), view(view(cv)), mask), D, H, Tn)
+        if flash_attention:
+            o = f32("flash_attn_ext", (view(q), view(view(ck)), view(view(cv)), mask), D, H, Tn)
+        else:
+            kq = f32("soft_max", (f32("mul_mat", (view(view(ck)), view(q)), cells, Tn, H), mask), cells, Tn, H)
+            o = f32("cont", (view(f32("mul_mat", (view(view(cv)), kq), D, Tn, H)),), D, H, Tn)
         x = f32("mul_mat", (wo, view(o)), E, Tn)
         if il == n_layer - 1:
             t = n_outputs
@@ -230,9 +252,12 @@ def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: 
 
 
 def qwen3_gpu_graph_replayed(spec: ModelSpec, n_tokens: int, cells: int, n_outputs: int, mask_cast: bool,
-                             set_rows: bool) -> int | None:
+                             set_rows: bool, flash_attention: bool = True, on_cpu: bool = False) -> int | None:
     """qwen3_dense_graph_bytes for a dense qwen3 model (None for other models), 128 B aligned as the CUDA buffer
-    type places tensors; equal to qwen3_gpu_graph before v0.12.7."""
+    type places tensors (32 B on the CPU, ggml-cpu's TENSOR_ALIGNMENT); equal to qwen3_gpu_graph before v0.12.7.
+    Without flash attention (v0.12.0-v0.12.6), equal to the printed compute graph of two held-out logs:
+    ollama/ollama#13343 (qwen3:8b, all on the CPU, 4096 cells: required.CPU.Graph=301989888, 288.00 MiB) and
+    ollama/ollama#13085 (qwen3:4b F16, all on a ROCm GPU, 4096 cells: "290.0 MiB", replayed 290.002 MiB)."""
     if spec.architecture not in _QWEN3_DENSE:
         return None
     layer = next((la for la in spec.layers if la.attention is not None), None)
@@ -241,7 +266,7 @@ def qwen3_gpu_graph_replayed(spec: ModelSpec, n_tokens: int, cells: int, n_outpu
     at = layer.attention
     return qwen3_dense_graph_bytes(spec.n_embd, at.n_heads, at.n_kv_heads, at.head_dim_v, layer.ffn.n_ff,
                                    spec.n_trunk_layers, spec.n_vocab, n_tokens, cells, n_outputs, mask_cast,
-                                   set_rows)
+                                   set_rows, 32 if on_cpu else 128, flash_attention, on_cpu)
 
 
 @lru_cache(maxsize=64)

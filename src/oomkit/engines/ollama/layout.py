@@ -44,6 +44,7 @@ from .projector import projector as vision_projector
 from .settings import (
     V_BACKEND_LIBRARY_NAMES,
     V_GO_RUNNER,
+    V_NEW_ESTIMATES,
     V_NEW_ESTIMATES_OPTIN,
     V_PARALLEL_AUTO_2,
     V_PER_GPU_ESTIMATE,
@@ -339,8 +340,19 @@ def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[O
     graph on the CPU (no GPU), v0.11.5-v0.13.4 (the block code of v0.11.5-v0.13.2 and the 64-row mask padding);
     dense qwen3 with flash attention on a GPU, v0.12.4-v0.13.4 (model/models/qwen3 alike but for its RoPE
     helper; the reserve mask an F16 input before v0.12.7, an f32 input cast in the graph after; the cache
-    written with SetRows from v0.13.0), replayed through ggml-alloc; None elsewhere (the llama.cpp graph with
-    Ollama's output rows and cells stands in)."""
+    written with SetRows from v0.13.0), and without flash attention v0.12.0-v0.12.6 on the GPU or the CPU (held
+    to ollama/ollama#13343's and #13085's printed graphs), replayed through ggml-alloc; None elsewhere (the
+    llama.cpp graph with Ollama's output rows and cells stands in)."""
+    if not launch.flash_attention and V_NEW_ESTIMATES <= launch.version < V_MASK_IN_GRAPH:
+        # dense qwen3 without flash attention, v0.12.0 (Ollama-engine default) to v0.12.6: ml/backend/ggml
+        # ScaledDotProductAttention's mul_mat / soft_max_ext / mul_mat branch over the PermutedV cache and the F32
+        # mask input of its own (CacheConfig{CachePadding: 32, PermutedV: true}; kvcache/causal.go buildMask),
+        # on the one GPU or, with no GPU, on the CPU
+        own = qwen3_gpu_graph_replayed(spec, min(launch.num_batch, launch.num_ctx),
+                                       max(cache.cells_by_layer.values(), default=0), num_parallel, mask_cast=False,
+                                       set_rows=False, flash_attention=False, on_cpu=not gpus)
+        if own is not None:
+            return own
     if gpus and launch.flash_attention and V_CUDA_POOL_IN_GRAPH <= launch.version <= V_MASK_PAD_LAST:
         return qwen3_gpu_graph_replayed(spec, min(launch.num_batch, launch.num_ctx),
                                         max(cache.cells_by_layer.values(), default=0), num_parallel,
