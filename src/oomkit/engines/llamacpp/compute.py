@@ -1674,6 +1674,84 @@ def output_weight_copy(spec: ModelSpec, device: Device, s: LlamaCppSettings) -> 
     return gpu_alloc_size(t) if infer_backend((device,), s.backend).name in _GGML_CUDA else t.nbytes
 
 
+def v_index_inputs(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
+    """The V-index graph inputs without flash attention (ERAS set_rows): each KV cache with a V transposes it
+    (v_trans) and stores it through ggml_set_rows with n_embd_v_gqa_max x n_tokens int64 indices
+    (llama_kv_cache::build_input_v_idxs), an input the host keeps for an offloaded graph. Measured on an H200
+    (llama.cpp 0c1e570, -fa off, -ub 512): CUDA_Host 28.01 MiB for llama-3.1-8b at 4K (the flash-attention
+    inputs' 20.01, the F32 mask's 4 MiB more and 4 MiB of indices), 42.01 for gemma-3-12b's two caches."""
+    if ctx.flash_attn or ctx.fa_auto_off or not ERAS.reached(ctx.build, "set_rows") or spec.architecture in NO_CACHE_GRAPHS:
+        return 0
+    run = attention_layers(spec)
+    if not run:
+        return 0
+    n_embd_v = max(la.attention.n_kv_heads * la.attention.head_dim_v for la in run)
+    return sum(1 for c in caches if c.layers and c.v_bytes) * n_embd_v * min(ctx.n_ctx, ctx.n_ubatch) * 8
+
+
+def host_cache_stores(spec: ModelSpec, ctx: Context, placement: Placement, s: LlamaCppSettings) -> int:
+    """The largest K and V rows (F32, n_embd_k_gqa + n_embd_v_gqa a token) the scheduler copies to the host to
+    store them into a KV cache there (-nkvo, or a layer left on the CPU): the SET_ROWS into a host buffer runs on
+    the CPU (ggml_backend_sched_backend_id_from_cur: an op whose destination is a host buffer), its sources are
+    split inputs copied into the host's compute buffer. They take the block of the token embeddings, freed once
+    the first split has copied them (the GGML_SCHED_DEBUG=2 dumps, tests/fixtures/llamacpp_cuda)."""
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    rows = []
+    for la in attention_layers(spec):
+        if not (s.no_kv_offload or (la.index < len(placement.layer_device) and placement.layer_device[la.index] < 0)):
+            continue
+        a = la.attention
+        if a.kv_lora_rank and a.latent_cache and ERAS.reached(ctx.build, "mla_latent"):
+            # MLA caches the latent row (kv_lora_rank + rope), V the latent again before ERAS mla_k_only
+            width = a.kv_lora_rank + a.qk_rope_head_dim + (0 if ERAS.reached(ctx.build, "mla_k_only") else a.kv_lora_rank)
+        else:
+            width = a.n_kv_heads * (a.head_dim_k + a.head_dim_v)
+        rows.append(width * T * 4)
+    return max(rows + [host_recurrent_stores(spec, ctx, placement, s)])
+
+
+def _view_bytes(ne: tuple[int, ...], nb: tuple[int, ...]) -> int:
+    """ggml_nbytes of an F32 view: the span its strides reach (the scheduler's copy of a view keeps its layout:
+    ggml-backend.cpp ggml_dup_tensor_layout)."""
+    return 4 + sum((n - 1) * b for n, b in zip(ne, nb, strict=True))
+
+
+def host_recurrent_stores(spec: ModelSpec, ctx: Context, placement: Placement, s: LlamaCppSettings) -> int:
+    """The largest block a Mamba-2 layer whose recurrent state sits on the host (-nkvo, or a layer left on the
+    CPU) puts in the host's compute buffer (src/models/graph-context-mamba.cpp build_mamba2_layer). The store of
+    the conv state (the conv input's last d_conv - 1 tokens, a strided view of conv_dim rows) runs on the host,
+    its source a split-input copy that keeps the view's layout (ggml_dup_tensor_layout: nearly the whole conv
+    input). Where the layer's weights are on the host too, SSM_SCAN stays there (the state source is a host
+    buffer): its x, B and C (strided views of the conv output, each spanning it), dt and its output (d_inner x T
+    plus the states). GGML_SCHED_DEBUG=2 dump of mamba2-2.7b -ngl 2 (tests/fixtures/llamacpp_cuda): CUDA_Host
+    49.12 MiB = the unread embeddings input (5.00) + 44.12; -nkvo: 15.56 = the inputs' 10.00 + the conv copy's
+    10.56 less the freed embeddings block."""
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    n_seqs = max(1, min(ctx.n_seq_max, T))
+    ts = -(-T // n_seqs)
+    peak = 0
+    for la in spec.trunk_layers:
+        r = la.recurrent
+        if r is None or r.kind != "mamba2":
+            continue
+        on_cpu = la.index < len(placement.layer_device) and placement.layer_device[la.index] < 0
+        if not (s.no_kv_offload or on_cpu):
+            continue
+        conv_dim = r.d_inner + 2 * r.n_group * r.d_state
+        row = (r.d_conv - 1 + ts) * 4
+        blk = _view_bytes((r.d_conv - 1, conv_dim, n_seqs), (row, row, row * conv_dim))
+        if on_cpu:
+            head_dim = r.d_inner // max(1, r.n_heads)
+            x = _view_bytes((head_dim, r.n_heads, ts, n_seqs), (4, head_dim * 4, conv_dim * 4, conv_dim * ts * 4))
+            bc = _view_bytes((r.d_state, r.n_group, ts, n_seqs),
+                             (4, r.d_state * 4, conv_dim * 4, conv_dim * ts * 4))
+            dt = r.n_heads * ts * n_seqs * 4
+            out = (r.d_inner * ts * n_seqs + r.ssm * n_seqs) * 4
+            blk = max(blk, x + 2 * bc + dt + out)
+        peak = max(peak, blk)
+    return peak
+
+
 # graphs built by src/models/deepseek2.cpp (llama_model_mistral4 reuses llama_model_deepseek2::graph, models.h)
 MLA_SPLIT_ARCHS = frozenset({"deepseek2", "mistral4"})
 
@@ -1772,10 +1850,26 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     if copy is not None:  # a host weight multiplied on device `d`, one copy at a time above the FFN's rows
         d, size = copy
         out[d] = max(out.get(d, 0), size + p.ffn)
+    pp_dev = _offload_device(devices, s, T) if -1 in placement.layer_device else None
+    if pp_dev is not None and ERAS.reached(ctx.build, "pp_offload"):
+        # the layers left on the CPU: in the worst-case (pp) graph every op with a host weight goes to pp_dev (op
+        # offload, above) and ggml_backend_sched_split_graph's expansion passes give it the ops between them, so
+        # the host runs only the stores into its KV cache; the layers run on the CPU in the tg graph
+        # (llama_context::sched_reserve reserves both; each buffer keeps its largest size), of n_seq_max tokens.
+        # GGML_SCHED_DEBUG=2 dump of llama-3.1-8b, -ngl 2 (tests/fixtures/llamacpp_cuda): the pp graph's CPU
+        # splits hold only embd (GET_ROWS) and the SET_ROWS of the CPU layers' K and V; CUDA_Host 20.01 MiB, as
+        # fully offloaded
+        tg = compute_phases(spec, replace(ctx, n_ubatch=max(1, ctx.n_seq_max)), caches, max(1, ctx.n_seq_max))
+        out[-1] = tg.output if placement.output_device < 0 else tg.attention
+        if pp_dev not in placement.layer_device:  # a device with layers of its own has that workspace already
+            out[pp_dev] = max(out.get(pp_dev, 0), ph.get(pp_dev, p_dev).attention)
     # the host keeps the graph inputs; since PR #18550 (ERAS embd_input) among them the embeddings input row block
-    # beside the token ids, unread with tokens given but allocated all the same
+    # beside the token ids, unread with tokens given but allocated all the same. Without flash attention the V
+    # index inputs (v_index_inputs); K and V rows stored into a KV cache on the host take the freed embeddings
+    # block, and go above it when larger (host_cache_stores)
     out[-1] = max(out.get(-1, 0), p.inputs + (resid if ERAS.reached(ctx.build, "embd_input") else 0)
-                  + (per_layer_input_rows(spec, T) if any(d >= 0 for d in placement.layer_device) else 0))
+                  + (per_layer_input_rows(spec, T) if any(d >= 0 for d in placement.layer_device) else 0)
+                  + v_index_inputs(spec, ctx, caches) + max(0, host_cache_stores(spec, ctx, placement, s) - resid))
     out[-1] = max(out.get(-1, 0), fa_host[1])  # flash attention's sources copied to the host
     if host_attention_kept(spec, placement):  # a CPU layer's attention core stays on the host (pp graph)
         out[-1] = max(out[-1], p.attention)

@@ -70,6 +70,16 @@ ERAS = Eras({
     # PR #23764 "llama: use f16 mask for FA to save VRAM" (031ddb2e0, 2026-05-29, b9410): with flash attention the
     # KQ mask input is F16 (before: F32 on the host, cast to F16 for the device)
     "kq_mask_f16": 9410,
+    # PR #6083 "backend : offload large batches to GPU" (merged 2024-03-13; dated here by llamacpp_build_on):
+    # ggml_backend_sched runs an op whose weight is in a host buffer on the first backend whose offload_op wants it
+    # (ggml-cuda: a batch of at least 32), so the layers -ngl leaves on the CPU run on the GPU in the worst-case
+    # ubatch graph (compute.compute_by_device)
+    "pp_offload": llamacpp_build_on("2024-03-13"),
+    # PR #14959 "llama : enable LLAMA_SET_ROWS=1 by default" (merged in the first days of August 2025; dated here by
+    # llamacpp_build_on): the KV cache is stored through ggml_set_rows with index inputs (llama_kv_cache::
+    # build_input_k_idxs / build_input_v_idxs); a transposed V (no flash attention) takes n_embd_v_gqa x n_tokens
+    # int64 indices, a graph input on the host. Before it, a ggml_cpy into views of the cache, no index inputs
+    "set_rows": llamacpp_build_on("2025-08-02"),
     # PR #18550 "ggml : add ggml_build_forward_select" (365a3e8c3, 2026-01-19, b7774): build_inp_embd makes both
     # inputs, the token ids and an n_embd_inp x n_tokens F32 embeddings input the token path never reads, and picks
     # one (src/llama-graph.cpp); the unread input is still a graph input, allocated on the host
