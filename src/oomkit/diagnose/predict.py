@@ -103,7 +103,7 @@ def _vllm(d: Diagnosis) -> dict[str, Any] | None:
 def _llamacpp(d: Diagnosis) -> dict[str, Any] | None:
     s = d.settings
     model = None
-    for cand in (s.get("model_name"), _stem(s.get("model_path")), s.get("model")):
+    for cand in (_hub_repo(s.get("model_path")), s.get("model_name"), _stem(s.get("model_path")), s.get("model")):
         model = _known(cand)
         if model:
             break
@@ -133,6 +133,17 @@ def _llamacpp(d: Diagnosis) -> dict[str, Any] | None:
     vram = ",".join(f"{v}" for v in free.values()) if free else "24GiB"
     est = estimate(model, "llama.cpp", quant=quant, vram=vram, find_max_context=False, **opts)
     return _compare(model, "llama.cpp", {**opts, "quant": quant}, d.buffers, est.engine_view, _LLAMA, est.fits)
+
+
+def _hub_repo(path: str | None) -> str | None:
+    """The GGUF repo a model path in the hub cache names (models--unsloth--Qwen3.6-27B-GGUF/snapshots/..., where
+    llama.cpp's -hf downloads go), when the catalog knows its model: its owner picks the publisher's recipe for the
+    file type (model/resolve.gguf_publisher), which the model's name alone does not."""
+    from ..model import catalog, names  # lazy: as in _known
+
+    cached = names.hub_cache_gguf(path) if path else None
+    repo = cached.rsplit(":", 1)[0] if cached else None
+    return repo if repo and catalog.lookup(repo) is not None else None
 
 
 def _stem(path: str | None) -> str | None:
@@ -177,7 +188,8 @@ def largest_context(d: Diagnosis) -> dict[str, Any] | None:
             return _largest(d, model, "vllm", int(total), None, _vllm_opts(d))
         if runner == "llama.cpp":
             free = d.buffers.get("device_free") or {}
-            model = next((m for m in (_known(d.settings.get("model_name")), _known(_stem(d.settings.get("model_path"))),
+            model = next((m for m in (_hub_repo(d.settings.get("model_path")), _known(d.settings.get("model_name")),
+                                      _known(_stem(d.settings.get("model_path"))),
                                       _known(d.settings.get("model"))) if m), None)
             if model is None or not free:
                 return None

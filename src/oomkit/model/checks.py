@@ -129,11 +129,11 @@ def check_config(config: Mapping[str, Any], name: str) -> None:
 
 
 def spec_from_config_checked(config: Mapping[str, Any], name: str = "model", source: str = "",
-                             weight_format: str | None = None) -> ModelSpec:
+                             weight_format: str | None = None, publisher: str | None = None) -> ModelSpec:
     """hf_config.spec_from_config behind check_config and check_spec."""
     check_config(config, name)
     with _as_model_error():
-        spec = spec_from_config(config, name=name, source=source, weight_format=weight_format)
+        spec = spec_from_config(config, name=name, source=source, weight_format=weight_format, publisher=publisher)
     return check_spec(spec)
 
 

@@ -145,10 +145,12 @@ class _Reader:
 
 
 def spec_from_config(
-    config: Mapping[str, Any], name: str = "model", source: str = "", weight_format: str | None = None
+    config: Mapping[str, Any], name: str = "model", source: str = "", weight_format: str | None = None,
+    publisher: str | None = None,
 ) -> ModelSpec:
     """Build the per-layer ModelSpec of a config.json dict. `weight_format` as resolve() names it (None: the
-    config's own dtype / quantization_config)."""
+    config's own dtype / quantization_config); `publisher`: the GGUF's publisher, as resolve.gguf_publisher reads
+    it from a GGUF repo's name (weights.gguf_inventory)."""
     if not isinstance(config, Mapping):
         raise OomkitError(f"{name}: config must be a JSON object")
     outer = dict(config)
@@ -210,8 +212,10 @@ def spec_from_config(
         n_nextn=n_nextn, n_positions=_learned_positions(r, model_type), n_token_types=r.int("type_vocab_size", default=0)
         if model_type in _ENCODERS else 0, ple=_per_layer_inputs(r, model_type),
     )
-    weights = inventory_for_format(tensors, arch=arch, config=cfg, weight_format=weight_format, name=name)
-    mix_label = gguf_recipes.mix_label(weight_format, arch, [(t.name, t.shape) for t in tensors]) if weight_format else None
+    weights = inventory_for_format(tensors, arch=arch, config=cfg, weight_format=weight_format, name=name,
+                                   publisher=publisher)
+    mix_label = (gguf_recipes.mix_label(weight_format, arch, [(t.name, t.shape) for t in tensors], weights.publisher)
+                 if weight_format else None)
     if mix_label:
         labels.append(mix_label)
     tower = vision_tower(outer)

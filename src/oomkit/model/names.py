@@ -299,6 +299,24 @@ def gguf_file_model(filename: str) -> str | None:
     return f"{hf_id}:{m.group('q').upper()}" if hf_id else None
 
 
+# A file in the Hugging Face hub cache: "<cache>/models--{owner}--{name}/snapshots/<commit>/<file>" (huggingface_hub's
+# layout, where llama.cpp's -hf downloads go: common/hf-cache.cpp repo_to_folder_name writes "models--" + the repo
+# id with "/" as "--")
+_HUB_CACHE_FILE = re.compile(r"(?:^|[\\/])models--(?P<owner>[^\\/]+?)--(?P<name>[^\\/]+)[\\/]snapshots[\\/][^\\/]+[\\/]"
+                             r"(?:[^\\/]+[\\/])*(?P<file>[^\\/]+\.gguf)$", re.IGNORECASE)
+
+
+def hub_cache_gguf(path: str) -> str | None:
+    """"~/.cache/huggingface/hub/models--unsloth--Qwen3.6-27B-GGUF/snapshots/<commit>/Qwen3.6-27B-Q4_K_M.gguf" ->
+    "unsloth/Qwen3.6-27B-GGUF:Q4_K_M": the repo and file type of a GGUF file in the hub cache (the path a llama.cpp
+    -hf download loads from), or None for a path elsewhere or a file name without a file type."""
+    m = _HUB_CACHE_FILE.search(path.strip())
+    if m is None:
+        return None
+    q = _GGUF_FILE_QUANT.search(m.group("file"))
+    return f"{m.group('owner')}/{m.group('name')}:{q.group('q').upper()}" if q else None
+
+
 def derive(name: str) -> Derivation | None:
     """The catalog model and format a derivative repo name stands for (`name` without its :QUANT tag), or None
     when the name follows no known convention or its base is not in the catalog."""

@@ -139,6 +139,15 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         return replace(spec, labels=spec.labels + (
             f"{ref} is not on this machine: read as the catalog's {elsewhere} by its folder name (its own "
             "config.json was not read)",))
+    cached = _cached_gguf(ref)
+    if cached is not None:
+        repo, quant = split_quant(cached)
+        if weight_format and _ftype_key(weight_format) != _ftype_key(quant):
+            raise ModelError(f"{ref} is a {quant} GGUF: its weights cannot be read as {weight_format}")
+        spec = resolve(cached, None, default_format, tag_formats)
+        return replace(spec, labels=spec.labels + (
+            f"{ref} is not on this machine: read as {cached}, the hub cache's repo and the file's type (its header "
+            "was not read)",))
     name, suffix = split_quant(ref)
     if not name.strip():
         raise ModelError(f"no model given before ':{suffix or ref.rsplit(':', 1)[-1]}': name one, e.g. "
@@ -184,8 +193,24 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         labels += (f"{name} is a repo of GGUF files and names none of them: taking the checkpoint as published "
                    f"({entry.hf_id}); name the file's type with :QUANT (e.g. {name}:Q4_K_M)",)
     spec = spec_from_config_checked(entry.config, name=entry.name, source=f"catalog: {entry.hf_id} ({entry.source})",
-                            weight_format=fmt)
+                            weight_format=fmt, publisher=gguf_publisher(name))
     return replace(spec, labels=spec.labels + labels) if labels else spec
+
+
+# What a GGUF repo's name ends with (catalog._GGUF_SUFFIXES: "unsloth/Qwen3-8B-GGUF", "bartowski/X_GGUF")
+_GGUF_REPO = re.compile(r"^[^/:\\]+/[^/:\\]+[-_.]gguf$", re.IGNORECASE)
+
+
+def gguf_publisher(name: str) -> str | None:
+    """The publisher of the GGUF files a name stands for, whose recipes a plain file type takes
+    (quant/gguf_recipes.PUBLISHED_RECIPES: unsloth's plain Q4_K_M of Qwen3.6-27B is no llama-quantize Q4_K_M): the
+    owner of a GGUF repo ("unsloth/Qwen3.6-27B-GGUF", as llama.cpp's -hf / --hf-repo and Ollama's hf.co/ names
+    take it; `name` without its :QUANT tag), lower-cased, when gguf_recipes knows it; None for a model repo
+    ("Qwen/Qwen3.6-27B"), a catalog name or Ollama tag, and a publisher oomkit has no recipe of."""
+    key = names.canonical_ref(name).strip()
+    if not _GGUF_REPO.match(key):
+        return None
+    return gguf_recipes.known_publisher(key.split("/", 1)[0])
 
 
 def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | None, default_format,
@@ -210,7 +235,7 @@ def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | N
     if hub.is_hf_id(ref):
         return hub.spec_from_hub(ref, weight_format, default_format, hint=more)
     if ref.lower().endswith((".gguf", ".json")) or "/" in ref and Path(ref).suffix:
-        named = names.gguf_file_model(ref) if ref.lower().endswith(".gguf") else None
+        named = (names.hub_cache_gguf(ref) or names.gguf_file_model(ref)) if ref.lower().endswith(".gguf") else None
         said = f" (its name says {named}: give that to estimate it without the file)" if named else ""
         raise ModelError(f"no such file: {ref}{said}")
     raise ModelError(f"unknown model {name!r}: not a file and not in the built-in catalog{more}")
@@ -233,7 +258,7 @@ def _from_derivation(d: names.Derivation, fmt: str | None, default_format, why: 
             labels += (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)
     labels += (f"hub not read: {why}",)
     spec = spec_from_config_checked(config, name=d.ref, source=f"catalog: {entry.hf_id} ({entry.source}); format from the "
-                            f"name ({d.convention})", weight_format=fmt)
+                            f"name ({d.convention})", weight_format=fmt, publisher=gguf_publisher(d.ref))
     return replace(spec, labels=spec.labels + labels)
 
 
@@ -252,6 +277,13 @@ def _catalog_folder(ref: str) -> str | None:
     base = f"{cached.group(1)}/{cached.group(2)}" if cached else re.split(r"[\\/]", ref.rstrip("\\/"))[-1]
     entry = catalog.lookup(base) if base and base not in (".", "..", "~") else None
     return entry.hf_id if entry is not None else None
+
+
+def _cached_gguf(ref: str) -> str | None:
+    """"REPO:QUANT" for a GGUF file in the hub cache that is not on this machine (a llama.cpp command pasted from a
+    server whose -hf download it loads: names.hub_cache_gguf), when the catalog knows the repo's model; else None."""
+    cached = names.hub_cache_gguf(ref) if ref.lower().endswith(".gguf") else None
+    return cached if cached is not None and catalog.lookup(cached.rsplit(":", 1)[0]) is not None else None
 
 
 def _exists(path: Path) -> bool:
@@ -495,6 +527,10 @@ def _explain_steps(ref: str) -> list[tuple[str, str]]:
         kind = catalog.name_kind(name)
         rows.append(("catalog", f"{slug} ({kind})"))
         rows.append(("base repo", catalog.base_hf_id(name) or "-"))
+        publisher = gguf_publisher(name)
+        if publisher:
+            rows.append(("GGUF publisher", f"{publisher}: a plain file type takes {publisher}'s recipe where oomkit "
+                                           "has one of this model (quant/gguf_recipes.PUBLISHED_RECIPES)"))
         return rows
     tag = names.ollama_tag(name)
     if tag is not None:

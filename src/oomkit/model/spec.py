@@ -151,6 +151,9 @@ class WeightInventory:
     tensors: tuple[TensorSpec, ...]
     exact: bool  # True when read from file headers, False when computed from the architecture
     format: str  # "Q4_K_M", "bf16", "fp8", "awq-int4", ...
+    # a computed GGUF's publisher (the owner of the GGUF repo named, one quant/gguf_recipes.PUBLISHERS knows): its
+    # recipes type a plain file type ("Q4_K_M"), also when the list is typed again (a file without the next-n block)
+    publisher: str | None = None
 
     @property
     def nbytes(self) -> int:

@@ -32,25 +32,30 @@ def is_gguf_format(name: str) -> bool:
 
 def inventory_for_format(
     tensors: Sequence[TensorShape], *, arch: str, config: Mapping[str, Any], weight_format: str | None, name: str,
+    publisher: str | None = None,
 ) -> WeightInventory:
-    """weight_format: None (the config's own dtype/quantization), a GGUF file type ("Q4_K_M"), or a HF dtype."""
+    """weight_format: None (the config's own dtype/quantization), a GGUF file type ("Q4_K_M"), or a HF dtype.
+    publisher: a GGUF's publisher (gguf_inventory), for a GGUF file type."""
     if weight_format is not None and is_gguf_format(weight_format):
-        return gguf_inventory(tensors, arch=arch, ftype=weight_format, config=config)
+        return gguf_inventory(tensors, arch=arch, ftype=weight_format, config=config, publisher=publisher)
     return hf_inventory(tensors, config=config, weight_format=weight_format, name=name)
 
 
 def gguf_inventory(tensors: Sequence[TensorShape], *, arch: str, ftype: str, config: Mapping[str, Any] | None = None,
-                   build: int | None = None) -> WeightInventory:
+                   build: int | None = None, publisher: str | None = None) -> WeightInventory:
     """The GGUF llama-quantize would write: its per-tensor types (src/llama-quant.cpp), laid out with 32-byte
     alignment in list order as gguf-py's writer does. `ftype` may also name a publisher's mix ("UD-Q4_K_XL",
     "Q6_K_L": quant/gguf_recipes.NAMED_MIXES), whose stand-in is labelled by the caller. `build`: llama-quantize's
-    build (None: the newest rules)."""
+    build (None: the newest rules). `publisher`: the owner of the GGUF repo the file comes from ("unsloth"): a
+    plain file type takes that publisher's recipe for the model's shape where gguf_recipes.PUBLISHED_RECIPES has
+    one (mix_types), and the inventory keeps it for a later retyping."""
+    publisher = gguf_recipes.known_publisher(publisher)
     mix = gguf_recipes.named_mix(ftype)
     ft = gguf_recipes.ftype_by_name(mix.ftype if mix else ftype)
     n_expert = max((t.shape[2] for t in tensors if t.name.endswith("_exps.weight") and len(t.shape) == 3), default=0)
     n_gqa = _n_gqa(tensors)
     types = gguf_recipes.mix_types(mix.name if mix else ft.name, [(t.name, t.shape) for t in tensors], arch,
-                                   n_expert=n_expert, n_gqa=n_gqa, build=build)
+                                   n_expert=n_expert, n_gqa=n_gqa, build=build, publisher=publisher)
     q = (config or {}).get("quantization_config") or {}
     if isinstance(q, Mapping) and q.get("quant_method") == "mxfp4":
         # a checkpoint published in MXFP4 (gpt-oss) converts with its expert blocks as they are: llama.cpp
@@ -65,7 +70,7 @@ def gguf_inventory(tensors: Sequence[TensorShape], *, arch: str, ftype: str, con
         nbytes = ggml.tensor_bytes(gt, t.shape)
         out.append(TensorSpec(name=t.name, shape=t.shape, dtype=gt.name, nbytes=nbytes, layer=t.layer, offset=offset))
         offset += (nbytes + GGUF_ALIGNMENT - 1) // GGUF_ALIGNMENT * GGUF_ALIGNMENT
-    return WeightInventory(tensors=tuple(out), exact=False, format=mix.name if mix else ft.name)
+    return WeightInventory(tensors=tuple(out), exact=False, format=mix.name if mix else ft.name, publisher=publisher)
 
 
 def _n_gqa(tensors: Sequence[TensorShape]) -> int:

@@ -657,6 +657,17 @@ PUBLISHED_RECIPES: tuple[PublishedRecipe, ...] = (
                    "printed"),
 )
 
+# The publishers PUBLISHED_RECIPES holds files of: the owners of GGUF repos ("unsloth/Qwen3.6-27B-GGUF") whose plain
+# file type names take their recipes (model/resolve.gguf_publisher passes the owner down to mix_types).
+PUBLISHERS = frozenset(r.publisher for r in PUBLISHED_RECIPES)
+
+
+def known_publisher(owner: str | None) -> str | None:
+    """`owner` lower-cased when PUBLISHED_RECIPES holds files of it, else None (its files keep the stand-in)."""
+    key = (owner or "").strip().lower()
+    return key if key in PUBLISHERS else None
+
+
 # How far the llama-quantize stand-in of a mix falls from real files of models no recipe covers (the stand-in's
 # tensor bytes against the file; tests/fixtures/gguf_mixes/published_files.json, recomputed by
 # tests/test_quant_gguf_recipes.py): mix -> ((model, error in %), ...).
@@ -711,7 +722,8 @@ def mix_label(name: str, arch: str, tensors: Sequence[tuple[str, tuple[int, ...]
     pub = published_recipe(name, arch, tensors, publisher)
     if pub is not None:
         left = f"; not modelled: {pub.unresolved}" if pub.unresolved else ""
-        return f"{pub.mix} follows the publisher's real files of this model ({pub.sources[0]}){left}"
+        return (f"{pub.mix} by {pub.publisher} follows the publisher's real files of this model "
+                f"({pub.sources[0]}){left}")
     mix = named_mix(name)
     return mix.note if mix is not None and mix.approximate else None
 

@@ -81,11 +81,12 @@ _NEXTN_SKIPPED_FROM = {"qwen35": "qwen35_nextn_skipped", "qwen35moe": "qwen35_ne
 
 
 def _requantized(spec: ModelSpec, tensors: list[TensorSpec], build: int | None) -> Any:
-    """A computed GGUF inventory over `tensors` typed again by llama-quantize (at `build`; None: the newest)."""
+    """A computed GGUF inventory over `tensors` typed again by llama-quantize (at `build`; None: the newest), by
+    its publisher's recipe where the inventory has one (WeightInventory.publisher)."""
     if spec.weights.exact or not is_gguf_format(spec.weights.format):
         return replace(spec.weights, tensors=tuple(tensors))
     return gguf_inventory([TensorShape(t.name, t.shape, t.layer) for t in tensors], arch=spec.architecture,
-                          ftype=spec.weights.format, build=build)
+                          ftype=spec.weights.format, build=build, publisher=spec.weights.publisher)
 
 
 def without_nextn(spec: ModelSpec, build: int | None = None) -> ModelSpec:

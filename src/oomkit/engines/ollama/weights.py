@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from ...memo import ByObject
 from ...model.archs import INTERVAL_HYBRIDS, NO_CACHE_ARCHS
-from ...model.spec import LayerKind, ModelSpec, WeightInventory
+from ...model.spec import LayerKind, ModelSpec
 from ...model.tensors import TensorShape
 from ...model.weights import gguf_inventory
 from ...quant import ggml
@@ -152,7 +152,7 @@ def _retyped(spec: ModelSpec, type_of, label: str) -> ModelSpec:
     """The spec with each tensor at the type `type_of` names, sized as ggml sizes that type, and `label` said."""
     ts = tuple(t if (d := type_of(t)) == t.dtype else replace(t, dtype=d, nbytes=ggml.tensor_bytes(d, t.shape))
                for t in spec.weights.tensors)
-    return replace(spec, weights=WeightInventory(tensors=ts, exact=False, format=spec.weights.format),
+    return replace(spec, weights=replace(spec.weights, tensors=ts, exact=False),
                    labels=spec.labels + (label,))
 
 
