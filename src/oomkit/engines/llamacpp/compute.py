@@ -1784,6 +1784,28 @@ def mla_split_attention(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     return galloc.peak_bytes(*compute_graphs.mla_split_graph(spec, run[0].index, T, masks, copy), align=128)
 
 
+def dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                       devices: tuple[Device, ...], s: LlamaCppSettings, masks: int) -> int | None:
+    """The compute buffer of the one ggml-cuda device that runs a whole dense graph of DENSE_DEVICE_GRAPHS
+    (compute_graphs.phi3_graph with device=True: the split's input copies at its head, freed after their last
+    reader, the unread embeddings input on the host), at the CUDA buffer's alignment. Where the graph modelled
+    holds: an F16 mask input (ERAS kq_mask_f16, which also has the K / V index inputs), an unquantized cache (no
+    rotations, no flash-attention F16 copies), one KV stream, no sliding-window cache, no pipeline parallelism.
+    The closed-form phases count the CPU graph's placement there (one row more than a device's, the unread input
+    below the FFN's rows): Phi-3-mini's 4-layer file at -c 16384 -ub 1024 on an H200, CUDA0 152.02 MiB, 176 by
+    those (1.158), 152.02 replayed; 74.62 and 552.01 (no flash attention) at -c 8192 -ub 512."""
+    d = placement.output_device
+    if spec.architecture not in compute_graphs.DENSE_DEVICE_GRAPHS or d < 0 or d >= len(devices) \
+            or {d, *placement.layer_device} != {d} or devices[d].id.startswith("RPC") \
+            or infer_backend(devices, s.backend).name not in _GGML_CUDA or ctx.type_k.quantized \
+            or ctx.type_v.quantized or ctx.n_stream != 1 or ctx.fa_auto_off or not ERAS.reached(ctx.build, "kq_mask_f16") \
+            or any(c.name == "SWA" for c in caches) or pipeline_parallel(spec, placement, devices, s):
+        return None
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    return galloc.peak_bytes(*compute_graphs.phi3_graph(spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn,
+                                                         device=True), CUDA_ALIGN)
+
+
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                       devices: tuple[Device, ...], s: LlamaCppSettings) -> dict[int, int]:
     """Per backend (-1 = the CPU side): a device that runs layers needs the layer workspace, the one that
@@ -1842,6 +1864,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
             spec, placement, devices, s):
         # one device runs the whole graph: its split as the replay places it (ComputePhases.device)
         out[placement.output_device] = p_dev.device
+    dense = dense_device_bytes(spec, ctx, caches, placement, devices, s, masks)
+    if dense is not None:  # a dense graph replayed as the one device that runs it holds it
+        out[placement.output_device] = dense
     off = output_offload_device(ctx, placement, devices, s)
     if off is not None:  # the logits run on device `off`, beside a copy of the output weight
         out[-1] = ph[-1].attention - (0 if -1 in attending else masks) if -1 in placement.layer_device else 0

@@ -758,3 +758,82 @@ def mla_split_graph(spec: ModelSpec, il: int, T: int, masks: int, fa_extra: int 
     out = g.add(resid, g.view(out))  # wo
     g.add(resid, out, x, inplace=True)  # ffn_inp
     return 0, g.nodes
+
+
+# dense graphs replayed as a device that runs all of them holds them (split inputs first): src/models/phi3.cpp
+DENSE_DEVICE_GRAPHS = frozenset({"phi3"})
+
+
+def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True,
+               device: bool = False) -> tuple[int, list[Node]]:
+    """Phi-3's graph (src/models/phi3.cpp at llama.cpp@0c1e57098, with build_qkv, build_attn, build_attn_mha and
+    build_ffn of src/llama-graph.cpp) node by node as ggml_build_forward_expand orders it, for an F16 cache (no
+    rotations) and no sliding window. Per layer: the attention norm (RMS_NORM, MUL); the fused QKV projection, Q
+    and K roped from their views of it (new tensors: the projection has three views), Q scaled in place, V a view;
+    the K / V stores (SET_ROWS); FLASH_ATTN_EXT, or KQ, SOFT_MAX in place and KQV with its permuted CONT; the output
+    projection; in the last layer the out_ids rows of it and of the residual (GET_ROWS); the residual add, the FFN
+    norm, the fused gate-up projection (ffn_up, twice ffn_down's input wide), SWIGLU of its halves (a new tensor:
+    GLU runs in place nowhere), ffn_down and the residual add; then the output norm and the logits, graph outputs.
+    device: as a device that runs it all (moe_device_graph's split inputs: the embeddings' rows, the positions, the
+    K and V indices, the mask and out_ids at the head of the split, each freed after its last reader; the token ids
+    and the unread embeddings input stay on the host). Replayed through galloc it gives llama.cpp's CPU buffer on
+    the Phi-3-mini-shaped 4-layer file (74.63 / 164.03 MiB at -c 8192 -ub 512 / -c 16384 -ub 1024, flash attention)
+    and, as a device at the CUDA buffer's 128-byte alignment, the H200's CUDA0 buffer (74.62 / 152.02, and 552.01
+    without flash attention), each to the printed 0.01 MiB."""
+    g = _Graph()
+    add, view, nodes = g.add, g.view, g.nodes
+    resid = spec.n_embd * T * F32
+    a0 = spec.trunk_layers[0].attention if spec.trunk_layers else None
+    v_idx_size = T * 8 if flash_attn or a0 is None else a0.n_kv_heads * a0.head_dim_v * T * 8
+    if device:
+        inp = g.inp
+        cur, pos = inp(resid), inp(T * 4)  # the copy of the host's GET_ROWS result, the positions
+        k_idx, v_idx = inp(T * 8), inp(v_idx_size)
+        mask, out_ids = inp(masks), inp(n_outputs * 4)
+    else:
+        tokens = add(T * 4)
+        add(resid)  # inp_embd: an input the token graph never reads
+        pos = add(T * 4)
+        k_idx, v_idx = add(T * 8), add(v_idx_size)
+        mask, out_ids = add(masks), add(n_outputs * 4)
+    n_inputs = len(nodes)
+    if not device:
+        cur = add(resid, tokens)  # GET_ROWS of the token embeddings
+    width = {t.name: t.shape for t in spec.weights.tensors}
+    trunk = spec.trunk_layers
+    for layer in trunk:
+        a, il = layer.attention, layer.index
+        res = cur
+        x = add(resid, add(resid, cur, inplace=True), inplace=True)  # RMS_NORM, MUL
+        q_size = a.n_heads * a.head_dim_k * T * F32
+        kv_size = a.n_kv_heads * a.head_dim_k * T * F32
+        qkv = add(q_size + kv_size + a.n_kv_heads * a.head_dim_v * T * F32, x)  # MUL_MAT of attn_qkv
+        q = add(q_size, add(q_size, view(qkv), pos, inplace=True), inplace=True)  # ROPE of its Q view, SCALE
+        v = view(qkv)
+        k = add(kv_size, view(qkv), pos, inplace=True)  # ROPE of its K view
+        add(0, view(k), k_idx)  # SET_ROWS into the caches
+        add(0, view(v), v_idx)
+        o_size = a.n_heads * a.head_dim_v * T * F32
+        if flash_attn:
+            o = view(add(o_size, view(view(q)), mask))  # FLASH_ATTN_EXT, reshaped
+        else:
+            kq = add(masks // 4 * a.n_heads * F32, view(view(q)))  # KQ over the cache's n_kv cells
+            kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX
+            o = add(o_size, view(add(o_size, kq)))  # KQV, the CONT of its permuted view
+        o = add(resid, o)  # the output projection
+        r = resid
+        if layer is trunk[-1]:
+            r = spec.n_embd * n_outputs * F32
+            o, res = add(r, o, out_ids), add(r, res, out_ids)  # GET_ROWS of cur and the residual
+        ffn_inp = add(r, o, res, inplace=True)
+        n = add(r, add(r, ffn_inp, inplace=True), inplace=True)  # RMS_NORM, the FFN norm
+        rows = r // (spec.n_embd * F32)
+        up = add(width[f"blk.{il}.ffn_up.weight"][-1] * rows * F32, n)  # the fused gate-up rows
+        swiglu = add(width[f"blk.{il}.ffn_down.weight"][0] * rows * F32, up)
+        cur = add(r, ffn_inp, add(r, swiglu), inplace=True)  # ffn_down, the residual add
+    r = spec.n_embd * n_outputs * F32
+    h = add(r, add(r, cur, inplace=True), inplace=True, output=True)  # RMS_NORM, result_norm
+    add(spec.n_vocab * n_outputs * F32, h, output=True)  # result_output
+    if device:
+        return 0, _hoisted(nodes, g.inputs, g.splits)
+    return n_inputs, nodes
