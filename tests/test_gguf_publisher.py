@@ -94,6 +94,10 @@ def test_ollama_hf_co_name_gives_unsloths_file():
     eng = get_engine("ollama")
     assert_unsloths_file(resolve_model(eng, f"hf.co/{REPO}:Q4_K_M"))
     assert_unsloths_file(resolve_model(eng, f"hf.co/{REPO}", "Q4_K_M"))
+    # no tag: "By default, the Q4_K_M quantization scheme is used" (huggingface.co/docs/hub/ollama), as oomkit assumes
+    tagless = resolve_model(eng, f"hf.co/{REPO}")
+    assert_unsloths_file(tagless)
+    assert any(label.startswith("no quant given: assuming Q4_K_M") for label in tagless.labels)
 
 
 @pytest.mark.parametrize("ref", [

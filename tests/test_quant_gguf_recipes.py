@@ -251,7 +251,8 @@ SIZE_CASES = [
     _size_case("qwen3.5-397b-a17b-ud-q4_k_xl-llama-macos63", "UD-Q4_K_XL on Qwen3.5-397B-A17B: stand-in +9.87%"),
     _size_case("qwen3.6-27b-q4_k_m-unsloth-hilbertraum", "unsloth's plain Q4_K_M keeps 96 ssm_alpha / ssm_beta in F32 "
                "and 48 attn_gate / ssm_out at q5_K; a name without its publisher is read as llama-quantize's Q4_K_M: "
-               "-1.61% (with the publisher given, exact: test_unsloth_plain_q4_k_m_with_its_publisher)"),
+               "-1.61% (with the publisher given, exact: test_unsloth_plain_q4_k_m_with_its_publisher; named by its repo, "
+               "unsloth/Qwen3.6-27B-GGUF:Q4_K_M, exact: tests/test_gguf_publisher.py)"),
 ]
 
 
