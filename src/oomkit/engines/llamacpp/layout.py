@@ -21,7 +21,14 @@ from .backends import (
     split_host_embeddings,
     split_repack,
 )
-from .compute import SCHED_MAX_COPIES, compute_by_device, output_buffer_bytes, pipeline_parallel
+from .compute import (
+    SCHED_MAX_COPIES,
+    compute_by_device,
+    cuda_auto_fa_off,
+    cuda_fa_on_host,
+    output_buffer_bytes,
+    pipeline_parallel,
+)
 from .fit import (
     FIT_ERAS,
     GPU_RUNTIME_RESERVE,
@@ -117,6 +124,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     caches = kv_caches(spec, ctx, s.swa_full)
     rs = recurrent_bytes_by_layer(spec, ctx, s)
     placement = place_layers(spec, devices, s)
+    ctx = cuda_auto_fa_off(spec, ctx, placement, devices, s)  # -fa auto as llama_context resolves it (the caches kept)
     # Hexagon: the weights an HTP session refuses stay in the CPU buffer (backends.hexagon_buffers)
     weights, htp_repack = hexagon_buffers(spec, devices, s, placement, model_buffers(spec, devices, s, placement))
     weights = opencl_buffers(spec, devices, s, placement, weights)  # OpenCL's own tensor sizes
@@ -288,6 +296,14 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     if s.n_ctx and spec.n_ctx_train and ctx.n_ctx_seq > spec.n_ctx_train:
         warnings.append(f"n_ctx_seq ({ctx.n_ctx_seq}) > n_ctx_train ({spec.n_ctx_train}): the model was not "
                         "trained for this context; quality may drop unless RoPE scaling is set")
+    if ctx.fa_auto_off:
+        warnings.append("-fa auto: ggml-cuda has no flash-attention kernel for this model's attention heads, so "
+                        "llama.cpp turns flash attention off (\"Flash Attention not supported, set to disabled\"); "
+                        "the KV cache keeps its flash-attention layout")
+    elif cuda_fa_on_host(spec, ctx, [], place_layers(spec, devices, s), devices, s)[0]:
+        warnings.append("ggml-cuda has no flash-attention kernel for this model's attention heads: with -fa on, "
+                        "llama.cpp runs each layer's flash attention on the CPU, with copies of the layer's K and V "
+                        "views in the host's compute buffer")
     if not devices:
         warnings.append("no GPU: every buffer is on the CPU")
     if (note := version_warning(s.engine_version)) is not None:
