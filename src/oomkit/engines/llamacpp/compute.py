@@ -374,6 +374,15 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         k_rot, v_rot = _rotations(spec, ctx) if ctx.flash_attn else (0, 0)
         device = galloc.peak_bytes(*compute_graphs.moe_device_graph(spec, T, rows_out, masks, k_rot, v_rot,
                                                                     ctx.flash_attn, extra), CUDA_ALIGN)
+    if cuda_deps and spec.architecture in GPT_OSS_GRAPHS and not no_cache and trunk \
+            and all(la.attention is not None and la.ffn.is_moe for la in trunk):
+        # gpt-oss on a ggml-cuda device that runs the whole graph, the same way (compute_graphs.gpt_oss_device_graph):
+        # on the H200 408.77 MiB at -c 4096 (the closed forms: 404.00), 552.76 without flash attention (558.38)
+        extras = {la.index: fa_f16_bytes(la.attention, cells.get(la.index, 0), T, ctx) for la in trunk} \
+            if fa_f16_copies and ctx.flash_attn else {}
+        device = galloc.peak_bytes(*compute_graphs.gpt_oss_device_graph(
+            spec, T, rows_out, _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, extras,
+            *(_rotations(spec, ctx) if ctx.flash_attn else (0, 0))), CUDA_ALIGN)
     # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks. The masks
     # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
     # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
@@ -1266,6 +1275,14 @@ CUDA_ALIGN = 128  # ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment
 # the MoE graphs compute_graphs.moe_device_graph replays (src/models/qwen3moe.cpp, glm4-moe.cpp, hunyuan-moe.cpp,
 # ernie4-5-moe.cpp: the same trunk, see moe_device_graph)
 MOE_DEVICE_GRAPHS = frozenset({"qwen3moe", "glm4moe", "hunyuan-moe", "ernie4_5-moe"})
+# src/models/openai-moe.cpp, replayed by compute_graphs.gpt_oss_device_graph
+GPT_OSS_GRAPHS = frozenset({"gpt-oss"})
+
+
+def _iswa_caches(caches: list[Cache], T: int, flash_attn: bool) -> list[tuple[tuple[int, ...], int, int]]:
+    """The caches in the order the graph first reads them: (layers, cells, KQ mask bytes)."""
+    used = sorted((c for c in caches if c.layers), key=lambda c: min(c.layers))
+    return [(tuple(c.layers), c.cells, c.cells * T * (2 if flash_attn else 4)) for c in used]
 
 
 def cuda_fusion_deps(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
@@ -1284,31 +1301,40 @@ def moe_offload_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
     the device with the cache's K and V views copied in (GGML_SCHED_DEBUG=2 dump of llama-3.1-8b -ngl 2,
     tests/fixtures/llamacpp_cuda: one split per host weight, [cache_k_l0 (view), cache_v_l0 (view), kq_mask] before
     the first host layer's FLASH_ATTN_EXT). The whole pp graph then runs on the device, replayed with the
-    allocation dependencies (CUDA_FUSION_DEPS_BUILD). None where this does not describe the load (tensor overrides,
-    -nkvo, several devices, an output left on the CPU)."""
-    if not cuda_fusion_deps(ctx, devices, s) or spec.architecture not in MOE_DEVICE_GRAPHS or len(devices) != 1:
+    allocation dependencies (CUDA_FUSION_DEPS_BUILD). With -nkvo every layer's cache is on the host, each layer's
+    attention reading the copies. gpt-oss by compute_graphs.gpt_oss_device_graph. None where this does not
+    describe the load (tensor overrides, several devices, an output left on the CPU)."""
+    gpt_oss = spec.architecture in GPT_OSS_GRAPHS
+    if not cuda_fusion_deps(ctx, devices, s) or spec.architecture not in MOE_DEVICE_GRAPHS | GPT_OSS_GRAPHS \
+            or len(devices) != 1:
         return None
     T = min(ctx.n_ctx, ctx.n_ubatch)
     d = _offload_device(devices, s, T)
     trunk = spec.trunk_layers
-    if d is None or placement.output_device != d or -1 not in placement.layer_device \
+    if d is None or placement.output_device != d or (-1 not in placement.layer_device and not s.no_kv_offload) \
             or not set(placement.layer_device) <= {-1, d} or s.override_tensor or s.cpu_moe or s.n_cpu_moe \
-            or s.no_kv_offload or not trunk or trunk[-1].index != len(trunk) - 1 \
+            or not trunk or trunk[-1].index != len(trunk) - 1 \
             or any(la.attention is None for la in trunk) or spec.architecture in NO_CACHE_GRAPHS:
         return None
     rows_out = reserved_outputs(ctx, s)
-    if rows_out < OP_OFFLOAD_MIN_BATCH and placement.layer_device[trunk[-1].index] < 0:
+    if rows_out < OP_OFFLOAD_MIN_BATCH and placement.layer_device[trunk[-1].index] < 0 and not gpt_oss:
         return None  # the gathered last layer's ops stay on the CPU: not this graph
     host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
     host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
             if t.layer in host_layers}
     host_kv = {il: (c.k_bytes_by_layer.get(il, 0), c.v_bytes_by_layer.get(il, 0))
-               for c in caches for il in c.layers if il in host_layers}
+               for c in caches for il in c.layers if il in host_layers or s.no_kv_offload}
     masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)
     a0 = trunk[0].attention
     cells = {il: c.cells for c in caches for il in c.layers}
     extra = fa_f16_bytes(a0, cells.get(trunk[0].index, 0), T, ctx) \
         if cuda_fa_f16_copies(ctx, devices, s) else 0
+    if gpt_oss:
+        extras = {la.index: fa_f16_bytes(la.attention, cells.get(la.index, 0), T, ctx) for la in trunk} \
+            if cuda_fa_f16_copies(ctx, devices, s) else {}
+        return d, galloc.peak_bytes(*compute_graphs.gpt_oss_device_graph(
+            spec, T, rows_out, _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, extras,
+            *(_rotations(spec, ctx) if ctx.flash_attn else (0, 0)), host, host_kv), CUDA_ALIGN)
     k_rot, v_rot = _rotations(spec, ctx) if ctx.flash_attn else (0, 0)
     return d, galloc.peak_bytes(*compute_graphs.moe_device_graph(spec, T, rows_out, masks, k_rot, v_rot,
                                                                  ctx.flash_attn, extra, host, host_kv), CUDA_ALIGN)
@@ -1786,41 +1812,24 @@ def mla_split_attention(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
 
 def dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                        devices: tuple[Device, ...], s: LlamaCppSettings, masks: int) -> int | None:
-    """The compute buffer of the ggml-cuda device that runs a dense graph of DENSE_DEVICE_GRAPHS
+    """The compute buffer of the one ggml-cuda device that runs a whole dense graph of DENSE_DEVICE_GRAPHS
     (compute_graphs.phi3_graph with device=True: the split's input copies at its head, freed after their last
-    reader, the unread embeddings input on the host), at the CUDA buffer's alignment: all of it, or, with the first
-    layers left on the CPU (-ngl below the layer count) and the worst-case ubatch at the offload batch, its whole pp
-    graph with a split per host weight's copy and the host layers' K / V views copied in (as
-    moe_offload_device_bytes has it). Where the graph modelled holds: an F16 mask input (ERAS kq_mask_f16, which
-    also has the K / V index inputs), an unquantized cache (no rotations, no flash-attention F16 copies), one KV
-    stream, no sliding-window cache, no pipeline parallelism, no tensor overrides. The closed-form phases count the
-    CPU graph's placement (one row more than a device's, the unread input below the FFN's rows): Phi-3-mini's
-    4-layer file on an H200, CUDA0 152.02 MiB at -c 16384 -ub 1024 (176 by those, 152.02 replayed), 74.62 and
-    552.01 (no flash attention) at -c 8192 -ub 512; -ngl 2: 129.19 (107 by those)."""
+    reader, the unread embeddings input on the host), at the CUDA buffer's alignment. Where the graph modelled
+    holds: an F16 mask input (ERAS kq_mask_f16, which also has the K / V index inputs), an unquantized cache (no
+    rotations, no flash-attention F16 copies), one KV stream, no sliding-window cache, no pipeline parallelism.
+    The closed-form phases count the CPU graph's placement there (one row more than a device's, the unread input
+    below the FFN's rows): Phi-3-mini's 4-layer file at -c 16384 -ub 1024 on an H200, CUDA0 152.02 MiB, 176 by
+    those (1.158), 152.02 replayed; 74.62 and 552.01 (no flash attention) at -c 8192 -ub 512."""
     d = placement.output_device
     if spec.architecture not in compute_graphs.DENSE_DEVICE_GRAPHS or d < 0 or d >= len(devices) \
-            or devices[d].id.startswith("RPC") or infer_backend(devices, s.backend).name not in _GGML_CUDA \
-            or ctx.type_k.quantized or ctx.type_v.quantized or ctx.n_stream != 1 or ctx.fa_auto_off \
-            or not ERAS.reached(ctx.build, "kq_mask_f16") or any(c.name == "SWA" for c in caches) \
-            or s.override_tensor or s.cpu_moe or s.n_cpu_moe or pipeline_parallel(spec, placement, devices, s):
+            or {d, *placement.layer_device} != {d} or devices[d].id.startswith("RPC") \
+            or infer_backend(devices, s.backend).name not in _GGML_CUDA or ctx.type_k.quantized \
+            or ctx.type_v.quantized or ctx.n_stream != 1 or ctx.fa_auto_off or not ERAS.reached(ctx.build, "kq_mask_f16") \
+            or any(c.name == "SWA" for c in caches) or pipeline_parallel(spec, placement, devices, s):
         return None
     T = min(ctx.n_ctx, ctx.n_ubatch)
-    rows_out = reserved_outputs(ctx, s)
-    trunk = spec.trunk_layers
-    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
-    host = host_kv = None
-    if host_layers or s.no_kv_offload:
-        if not set(placement.layer_device) <= {-1, d} or len(devices) != 1 or _offload_device(devices, s, T) != d \
-                or not trunk or (rows_out < OP_OFFLOAD_MIN_BATCH and placement.layer_device[trunk[-1].index] < 0):
-            return None
-        host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
-                if t.layer in host_layers}
-        host_kv = {il: (c.k_bytes_by_layer.get(il, 0), c.v_bytes_by_layer.get(il, 0))
-                   for c in caches for il in c.layers if il in host_layers or s.no_kv_offload}
-    elif set(placement.layer_device) != {d}:
-        return None
-    return galloc.peak_bytes(*compute_graphs.phi3_graph(spec, T, rows_out, masks, ctx.flash_attn, device=True,
-                                                         host=host, host_kv=host_kv), CUDA_ALIGN)
+    return galloc.peak_bytes(*compute_graphs.phi3_graph(spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn,
+                                                         device=True), CUDA_ALIGN)
 
 
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
@@ -1917,7 +1926,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         out[-1] = max(out[-1], p.attention)
     out[-1] = max(out[-1], cuda_f32_down_exps_host(spec, ctx, placement, devices, s))  # a refused down product
     moe = moe_offload_device_bytes(spec, ctx, caches, placement, devices, s)
-    if moe is not None:  # the pp graph of a partly offloaded MoE model, all of it on the device, replayed
+    if moe is not None:  # the pp graph of a partly offloaded MoE model (or -nkvo), all of it on the device, replayed
         out[moe[0]] = moe[1]
     if not ctx.flash_attn and ctx.build >= VK_CHUNKS_BUILD and infer_backend(devices, s.backend).name == "vulkan":
         for d in out:

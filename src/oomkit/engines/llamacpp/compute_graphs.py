@@ -760,13 +760,134 @@ def mla_split_graph(spec: ModelSpec, il: int, T: int, masks: int, fa_extra: int 
     return 0, g.nodes
 
 
+def gpt_oss_device_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tuple[int, ...], int, int]],
+                         flash_attn: bool, fa_extra: dict[int, int] | None = None, k_rot: int = 0, v_rot: int = 0,
+                         host: dict[str, int] | None = None, host_kv: dict[int, tuple[int, int]] | None = None
+                         ) -> tuple[int, list[Node]]:
+    """gpt-oss (src/models/openai-moe.cpp) as a ggml-cuda device that runs all of it holds it, by moe_device_graph's
+    rules (the split's input copies, the host layers' weight and K / V copies, the allocation dependencies of
+    ggml_backend_cuda_graph_optimize). Per layer: the attention norm; Q, V and K with their biases (ADD in place),
+    Q and K roped from their reshaped views; the cache writes into its iSWA cache (caches: (layers, cells, mask
+    bytes) per cache), FLASH_ATTN_EXT with the attention sinks (or KQ, SOFT_MAX, KQV and its CONT), the output
+    projection and its bias, the residual; attn_post_norm; the router's logits and bias, ARGSORT of the logits
+    themselves and its top-k view, GET_ROWS of the weights and their SOFT_MAX (LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX_
+    WEIGHT: the top-k fusion's delayed-softmax form, to which graph_optimize adds no dependency); gate and up
+    (MUL_MAT_ID, ADD_ID of their biases in place), SWIGLU_OAI, down and its bias, the weighted rows (kept with the
+    router weights until the expert sum, ggml_cuda_match_moe_weighted_reduction), their sum, the residual. The
+    last layer's output is kept (t_h_nextn, an output), out_ids' rows gathered from it, then result_norm and the
+    logits. fa_extra: per layer, the F16 copies of a K / V cache of another type beside its flash-attention output.
+    Returns (0, the nodes)."""
+    g = _Graph()
+    add, view, nodes, inp = g.add, g.view, g.nodes, g.inp
+    host, host_kv = host or {}, host_kv or {}
+    names = {t.name for t in spec.weights.tensors}
+
+    def w(il: int, name: str) -> tuple[int, ...]:
+        name = f"blk.{il}.{name}"
+        if name not in host:
+            return ()
+        g.splits.append(len(nodes))
+        return (inp(host[name]),)
+
+    resid = spec.n_embd * T * F32
+    embd = inp(resid)
+    pos = inp(T * 4)
+    a0 = spec.trunk_layers[0].attention
+    by_layer: dict[int, tuple[int, int, int, int, int, int]] = {}
+    for layers, cells, mask_bytes in caches:
+        v_idx = T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8
+        # each cache's own rotation matrices (llama_kv_cache build_input_k_rot / build_input_v_rot)
+        entry = (inp(T * 8), inp(v_idx), inp(mask_bytes), cells, inp(k_rot) if k_rot else -1,
+                 inp(v_rot) if v_rot else -1)
+        for il in layers:
+            by_layer[il] = entry
+    out_ids = inp(n_outputs * 4)
+    cur = embd
+    for layer in spec.trunk_layers:
+        a, f, il = layer.attention, layer.ffn, layer.index
+        k_idx, v_idx, mask, cells, krot, vrot = by_layer[il]
+        x = add(resid, add(resid, cur, inplace=True), *w(il, "attn_norm.weight"), inplace=True)
+
+        def project(size: int, t: str, x: int = x, il: int = il) -> int:
+            h = add(size, x, *w(il, f"attn_{t}.weight"))
+            if f"blk.{il}.attn_{t}.bias" in names:
+                h = add(size, h, *w(il, f"attn_{t}.bias"), inplace=True)
+            return view(h)
+
+        q_size, kv_size = a.n_heads * a.head_dim_k * T * F32, a.n_kv_heads * a.head_dim_k * T * F32
+        q = add(q_size, project(q_size, "q"), pos, inplace=True)  # ROPE of the reshaped view
+        if krot >= 0:
+            q = view(add(q_size, krot, view(q)))  # the K rotation (MUL_MAT), reshaped back
+        v = project(kv_size, "v")
+        if vrot >= 0:
+            v = view(add(kv_size, vrot, view(v)))
+        k = add(kv_size, project(kv_size, "k"), pos, inplace=True)
+        if krot >= 0:
+            k = view(add(kv_size, krot, view(k)))
+        kv = host_kv.get(il)
+        add(0, view(k), *(() if kv else (k_idx,)))
+        add(0, view(v), *(() if kv else (v_idx,)))
+        kc = vc = ()
+        if kv:
+            g.splits.append(len(nodes))
+            kc, vc = (inp(kv[0]),), (inp(kv[1]),)
+        o_size = a.n_heads * a.head_dim_v * T * F32
+        if flash_attn:
+            extra = (fa_extra or {}).get(il, 0)  # the F16 copies of K and V (compute.fa_f16_bytes)
+            o = view(add(o_size + extra, view(view(q)), *kc, *vc, mask, *w(il, "attn_sinks.weight")))
+            if vrot >= 0:
+                o = view(add(o_size, vrot, view(o)))  # the output un-rotated
+        else:
+            kq = add(cells * T * a.n_heads * F32, *kc, view(view(q)))
+            kq = add(nodes[kq].size, kq, mask, *w(il, "attn_sinks.weight"), inplace=True)  # SOFT_MAX with the sinks
+            o = add(o_size, view(add(o_size, *vc, kq)))
+        o = add(resid, o, *w(il, "attn_output.weight"))
+        if f"blk.{il}.attn_output.bias" in names:
+            o = add(resid, o, *w(il, "attn_output.bias"), inplace=True)
+        ffn_inp = add(resid, o, cur, inplace=True)
+        n = add(resid, add(resid, ffn_inp, inplace=True), *w(il, "post_attention_norm.weight"), inplace=True)
+        scores = f.n_experts * T * F32
+        logits = add(scores, n, *w(il, "ffn_gate_inp.weight"))
+        if f"blk.{il}.ffn_gate_inp.bias" in names:
+            logits = add(scores, logits, *w(il, "ffn_gate_inp.bias"), inplace=True)
+        probs_r = view(logits)
+        topk = view(add(scores, logits))  # ARGSORT, its top-k view
+        weights = add(f.n_experts_used * T * F32, probs_r, topk)  # GET_ROWS
+        weights = view(add(f.n_experts_used * T * F32, view(weights)))  # SOFT_MAX of the reshaped rows, reshaped
+        n_r = view(n)
+        wide = f.n_experts_used * f.n_ff_expert * T * F32
+
+        def expert(t: str, size: int, *srcs: int, il: int = il, topk: int = topk) -> int:
+            h = add(size, *w(il, f"ffn_{t}_exps.weight"), *srcs, topk)  # MUL_MAT_ID
+            if f"blk.{il}.ffn_{t}_exps.bias" in names:
+                h = add(size, h, *w(il, f"ffn_{t}_exps.bias"), topk, inplace=True)  # ADD_ID
+            return h
+
+        gate = expert("gate", wide, n_r)
+        up = expert("up", wide, n_r)
+        down = expert("down", f.n_experts_used * resid, add(wide, gate, up))  # SWIGLU_OAI, down
+        weighted = add(f.n_experts_used * resid, down, weights, inplace=True)
+        parts = [view(weighted) for _ in range(f.n_experts_used)]
+        ffn_out = parts[0]
+        for p in parts[1:]:
+            ffn_out = add(resid, ffn_out, p, inplace=True)
+        if moe_reduction_fused(f.n_experts_used):
+            add(0, down, weights)
+        cur = add(resid, ffn_out, ffn_inp, inplace=True)
+    nodes[cur] = nodes[cur]._replace(output=True)  # t_h_nextn
+    r = spec.n_embd * n_outputs * F32
+    h = add(r, cur, out_ids)  # GET_ROWS of out_ids
+    h = add(r, add(r, h, inplace=True), inplace=True, output=True)  # result_norm
+    add(spec.n_vocab * n_outputs * F32, h, output=True)
+    return 0, _hoisted(nodes, g.inputs, g.splits)
+
+
 # dense graphs replayed as a device that runs all of them holds them (split inputs first): src/models/phi3.cpp
 DENSE_DEVICE_GRAPHS = frozenset({"phi3"})
 
 
 def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True,
-               device: bool = False, host: dict[str, int] | None = None,
-               host_kv: dict[int, tuple[int, int]] | None = None) -> tuple[int, list[Node]]:
+               device: bool = False) -> tuple[int, list[Node]]:
     """Phi-3's graph (src/models/phi3.cpp at llama.cpp@0c1e57098, with build_qkv, build_attn, build_attn_mha and
     build_ffn of src/llama-graph.cpp) node by node as ggml_build_forward_expand orders it, for an F16 cache (no
     rotations) and no sliding window. Per layer: the attention norm (RMS_NORM, MUL); the fused QKV projection, Q
@@ -780,21 +901,9 @@ def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
     and the unread embeddings input stay on the host). Replayed through galloc it gives llama.cpp's CPU buffer on
     the Phi-3-mini-shaped 4-layer file (74.63 / 164.03 MiB at -c 8192 -ub 512 / -c 16384 -ub 1024, flash attention)
     and, as a device at the CUDA buffer's 128-byte alignment, the H200's CUDA0 buffer (74.62 / 152.02, and 552.01
-    without flash attention), each to the printed 0.01 MiB. host / host_kv: the layers left on the CPU of a partly
-    offloaded load whose pp graph runs on the device, as moe_device_graph has them (each op reading a host weight
-    starts a split with the weight's copy as its input; the host layers' K / V stores run on the CPU and their
-    attention reads copies of the cache's K and V views, a split of their own)."""
+    without flash attention), each to the printed 0.01 MiB."""
     g = _Graph()
     add, view, nodes = g.add, g.view, g.nodes
-    host, host_kv = host or {}, host_kv or {}
-
-    def w(il: int, name: str) -> tuple[int, ...]:
-        """The copy of a host weight an op multiplies on the device: a new split whose input it is."""
-        if not device or f"blk.{il}.{name}" not in host:
-            return ()
-        g.splits.append(len(nodes))
-        return (g.inp(host[f"blk.{il}.{name}"]),)
-
     resid = spec.n_embd * T * F32
     a0 = spec.trunk_layers[0].attention if spec.trunk_layers else None
     v_idx_size = T * 8 if flash_attn or a0 is None else a0.n_kv_heads * a0.head_dim_v * T * 8
@@ -817,39 +926,33 @@ def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
     for layer in trunk:
         a, il = layer.attention, layer.index
         res = cur
-        x = add(resid, add(resid, cur, inplace=True), *w(il, "attn_norm.weight"), inplace=True)  # RMS_NORM, MUL
+        x = add(resid, add(resid, cur, inplace=True), inplace=True)  # RMS_NORM, MUL
         q_size = a.n_heads * a.head_dim_k * T * F32
         kv_size = a.n_kv_heads * a.head_dim_k * T * F32
-        qkv = add(q_size + kv_size + a.n_kv_heads * a.head_dim_v * T * F32, x, *w(il, "attn_qkv.weight"))
+        qkv = add(q_size + kv_size + a.n_kv_heads * a.head_dim_v * T * F32, x)  # MUL_MAT of attn_qkv
         q = add(q_size, add(q_size, view(qkv), pos, inplace=True), inplace=True)  # ROPE of its Q view, SCALE
         v = view(qkv)
         k = add(kv_size, view(qkv), pos, inplace=True)  # ROPE of its K view
-        kv = host_kv.get(il) if device else None
-        # SET_ROWS into the caches; into a cache on the host they run there (reading the rows' copies)
-        add(0, view(k), *(() if kv else (k_idx,)))
-        add(0, view(v), *(() if kv else (v_idx,)))
-        kc = vc = ()
-        if kv:  # the cache's K and V views copied in for the attention, a new split after the host's stores
-            g.splits.append(len(nodes))
-            kc, vc = (g.inp(kv[0]),), (g.inp(kv[1]),)
+        add(0, view(k), k_idx)  # SET_ROWS into the caches
+        add(0, view(v), v_idx)
         o_size = a.n_heads * a.head_dim_v * T * F32
         if flash_attn:
-            o = view(add(o_size, view(view(q)), *kc, *vc, mask))  # FLASH_ATTN_EXT, reshaped
+            o = view(add(o_size, view(view(q)), mask))  # FLASH_ATTN_EXT, reshaped
         else:
-            kq = add(masks // 4 * a.n_heads * F32, *kc, view(view(q)))  # KQ over the cache's n_kv cells
+            kq = add(masks // 4 * a.n_heads * F32, view(view(q)))  # KQ over the cache's n_kv cells
             kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX
-            o = add(o_size, view(add(o_size, *vc, kq)))  # KQV, the CONT of its permuted view
-        o = add(resid, o, *w(il, "attn_output.weight"))  # the output projection
+            o = add(o_size, view(add(o_size, kq)))  # KQV, the CONT of its permuted view
+        o = add(resid, o)  # the output projection
         r = resid
         if layer is trunk[-1]:
             r = spec.n_embd * n_outputs * F32
             o, res = add(r, o, out_ids), add(r, res, out_ids)  # GET_ROWS of cur and the residual
         ffn_inp = add(r, o, res, inplace=True)
-        n = add(r, add(r, ffn_inp, inplace=True), *w(il, "ffn_norm.weight"), inplace=True)  # RMS_NORM, FFN norm
+        n = add(r, add(r, ffn_inp, inplace=True), inplace=True)  # RMS_NORM, the FFN norm
         rows = r // (spec.n_embd * F32)
-        up = add(width[f"blk.{il}.ffn_up.weight"][-1] * rows * F32, n, *w(il, "ffn_up.weight"))  # fused gate-up
+        up = add(width[f"blk.{il}.ffn_up.weight"][-1] * rows * F32, n)  # the fused gate-up rows
         swiglu = add(width[f"blk.{il}.ffn_down.weight"][0] * rows * F32, up)
-        cur = add(r, ffn_inp, add(r, swiglu, *w(il, "ffn_down.weight")), inplace=True)  # ffn_down, residual add
+        cur = add(r, ffn_inp, add(r, swiglu), inplace=True)  # ffn_down, the residual add
     r = spec.n_embd * n_outputs * F32
     h = add(r, add(r, cur, inplace=True), inplace=True, output=True)  # RMS_NORM, result_norm
     add(spec.n_vocab * n_outputs * F32, h, output=True)  # result_output
