@@ -119,7 +119,7 @@ COMPUTE_MISSES: dict[str, str] = {
     "qwen3.5-27b-8-partial-c4096-ub512-f16-faauto-np1-ngl4": "CUDA_Host 0.703",
     "qwen3.5-27b-8-partial-c32768-ub512-f16-faauto-np1-ngl4": "CUDA0 0.884, CUDA_Host 0.837",
     "qwen3.5-27b-8-partial-c4096-ub512-f16-faauto-np1-ngl8": "CUDA_Host 0.703",
-    "heldout-phi3-4-heldout-arch-c8192-ub512-f16-faauto-np1-ngl2": "CUDA0 0.828, CUDA_Host 0.684",
+    "heldout-phi3-4-heldout-arch-c8192-ub512-f16-faauto-np1-ngl2": "CUDA_Host 0.684",
     "heldout-kimi-linear-full-heldout-arch-c8192-ub512-f16-faauto-np1-ngl2": "CUDA0 1.136, CUDA_Host 0.822",
     "heldout-deepseek-v3-legacy-4-heldout-settings-c65536-ub512-q4_0-faon-np1-ngl99": "CUDA0 0.852",
     "heldout-deepseek-v3-legacy-4-heldout-settings-c8192-ub512-f16-faauto-np1-ngl1": "CUDA_Host 0.680",

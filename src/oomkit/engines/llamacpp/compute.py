@@ -1812,24 +1812,41 @@ def mla_split_attention(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
 
 def dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                        devices: tuple[Device, ...], s: LlamaCppSettings, masks: int) -> int | None:
-    """The compute buffer of the one ggml-cuda device that runs a whole dense graph of DENSE_DEVICE_GRAPHS
+    """The compute buffer of the ggml-cuda device that runs a dense graph of DENSE_DEVICE_GRAPHS
     (compute_graphs.phi3_graph with device=True: the split's input copies at its head, freed after their last
-    reader, the unread embeddings input on the host), at the CUDA buffer's alignment. Where the graph modelled
-    holds: an F16 mask input (ERAS kq_mask_f16, which also has the K / V index inputs), an unquantized cache (no
-    rotations, no flash-attention F16 copies), one KV stream, no sliding-window cache, no pipeline parallelism.
-    The closed-form phases count the CPU graph's placement there (one row more than a device's, the unread input
-    below the FFN's rows): Phi-3-mini's 4-layer file at -c 16384 -ub 1024 on an H200, CUDA0 152.02 MiB, 176 by
-    those (1.158), 152.02 replayed; 74.62 and 552.01 (no flash attention) at -c 8192 -ub 512."""
+    reader, the unread embeddings input on the host), at the CUDA buffer's alignment: all of it, or, with the first
+    layers left on the CPU (-ngl below the layer count) and the worst-case ubatch at the offload batch, its whole pp
+    graph with a split per host weight's copy and the host layers' K / V views copied in (as
+    moe_offload_device_bytes has it). Where the graph modelled holds: an F16 mask input (ERAS kq_mask_f16, which
+    also has the K / V index inputs), an unquantized cache (no rotations, no flash-attention F16 copies), one KV
+    stream, no sliding-window cache, no pipeline parallelism, no tensor overrides. The closed-form phases count the
+    CPU graph's placement (one row more than a device's, the unread input below the FFN's rows): Phi-3-mini's
+    4-layer file on an H200, CUDA0 152.02 MiB at -c 16384 -ub 1024 (176 by those, 152.02 replayed), 74.62 and
+    552.01 (no flash attention) at -c 8192 -ub 512; -ngl 2: 129.19 (107 by those)."""
     d = placement.output_device
     if spec.architecture not in compute_graphs.DENSE_DEVICE_GRAPHS or d < 0 or d >= len(devices) \
-            or {d, *placement.layer_device} != {d} or devices[d].id.startswith("RPC") \
-            or infer_backend(devices, s.backend).name not in _GGML_CUDA or ctx.type_k.quantized \
-            or ctx.type_v.quantized or ctx.n_stream != 1 or ctx.fa_auto_off or not ERAS.reached(ctx.build, "kq_mask_f16") \
-            or any(c.name == "SWA" for c in caches) or pipeline_parallel(spec, placement, devices, s):
+            or devices[d].id.startswith("RPC") or infer_backend(devices, s.backend).name not in _GGML_CUDA \
+            or ctx.type_k.quantized or ctx.type_v.quantized or ctx.n_stream != 1 or ctx.fa_auto_off \
+            or not ERAS.reached(ctx.build, "kq_mask_f16") or any(c.name == "SWA" for c in caches) \
+            or s.override_tensor or s.cpu_moe or s.n_cpu_moe or pipeline_parallel(spec, placement, devices, s):
         return None
     T = min(ctx.n_ctx, ctx.n_ubatch)
-    return galloc.peak_bytes(*compute_graphs.phi3_graph(spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn,
-                                                         device=True), CUDA_ALIGN)
+    rows_out = reserved_outputs(ctx, s)
+    trunk = spec.trunk_layers
+    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    host = host_kv = None
+    if host_layers or s.no_kv_offload:
+        if not set(placement.layer_device) <= {-1, d} or len(devices) != 1 or _offload_device(devices, s, T) != d \
+                or not trunk or (rows_out < OP_OFFLOAD_MIN_BATCH and placement.layer_device[trunk[-1].index] < 0):
+            return None
+        host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
+                if t.layer in host_layers}
+        host_kv = {il: (c.k_bytes_by_layer.get(il, 0), c.v_bytes_by_layer.get(il, 0))
+                   for c in caches for il in c.layers if il in host_layers or s.no_kv_offload}
+    elif set(placement.layer_device) != {d}:
+        return None
+    return galloc.peak_bytes(*compute_graphs.phi3_graph(spec, T, rows_out, masks, ctx.flash_attn, device=True,
+                                                         host=host, host_kv=host_kv), CUDA_ALIGN)
 
 
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,

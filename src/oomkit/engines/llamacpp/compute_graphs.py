@@ -887,7 +887,8 @@ DENSE_DEVICE_GRAPHS = frozenset({"phi3"})
 
 
 def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True,
-               device: bool = False) -> tuple[int, list[Node]]:
+               device: bool = False, host: dict[str, int] | None = None,
+               host_kv: dict[int, tuple[int, int]] | None = None) -> tuple[int, list[Node]]:
     """Phi-3's graph (src/models/phi3.cpp at llama.cpp@0c1e57098, with build_qkv, build_attn, build_attn_mha and
     build_ffn of src/llama-graph.cpp) node by node as ggml_build_forward_expand orders it, for an F16 cache (no
     rotations) and no sliding window. Per layer: the attention norm (RMS_NORM, MUL); the fused QKV projection, Q
@@ -901,9 +902,21 @@ def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
     and the unread embeddings input stay on the host). Replayed through galloc it gives llama.cpp's CPU buffer on
     the Phi-3-mini-shaped 4-layer file (74.63 / 164.03 MiB at -c 8192 -ub 512 / -c 16384 -ub 1024, flash attention)
     and, as a device at the CUDA buffer's 128-byte alignment, the H200's CUDA0 buffer (74.62 / 152.02, and 552.01
-    without flash attention), each to the printed 0.01 MiB."""
+    without flash attention), each to the printed 0.01 MiB. host / host_kv: the layers left on the CPU of a partly
+    offloaded load whose pp graph runs on the device, as moe_device_graph has them (each op reading a host weight
+    starts a split with the weight's copy as its input; the host layers' K / V stores run on the CPU and their
+    attention reads copies of the cache's K and V views, a split of their own)."""
     g = _Graph()
     add, view, nodes = g.add, g.view, g.nodes
+    host, host_kv = host or {}, host_kv or {}
+
+    def w(il: int, name: str) -> tuple[int, ...]:
+        """The copy of a host weight an op multiplies on the device: a new split whose input it is."""
+        if not device or f"blk.{il}.{name}" not in host:
+            return ()
+        g.splits.append(len(nodes))
+        return (g.inp(host[f"blk.{il}.{name}"]),)
+
     resid = spec.n_embd * T * F32
     a0 = spec.trunk_layers[0].attention if spec.trunk_layers else None
     v_idx_size = T * 8 if flash_attn or a0 is None else a0.n_kv_heads * a0.head_dim_v * T * 8
@@ -926,33 +939,39 @@ def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
     for layer in trunk:
         a, il = layer.attention, layer.index
         res = cur
-        x = add(resid, add(resid, cur, inplace=True), inplace=True)  # RMS_NORM, MUL
+        x = add(resid, add(resid, cur, inplace=True), *w(il, "attn_norm.weight"), inplace=True)  # RMS_NORM, MUL
         q_size = a.n_heads * a.head_dim_k * T * F32
         kv_size = a.n_kv_heads * a.head_dim_k * T * F32
-        qkv = add(q_size + kv_size + a.n_kv_heads * a.head_dim_v * T * F32, x)  # MUL_MAT of attn_qkv
+        qkv = add(q_size + kv_size + a.n_kv_heads * a.head_dim_v * T * F32, x, *w(il, "attn_qkv.weight"))
         q = add(q_size, add(q_size, view(qkv), pos, inplace=True), inplace=True)  # ROPE of its Q view, SCALE
         v = view(qkv)
         k = add(kv_size, view(qkv), pos, inplace=True)  # ROPE of its K view
-        add(0, view(k), k_idx)  # SET_ROWS into the caches
-        add(0, view(v), v_idx)
+        kv = host_kv.get(il) if device else None
+        # SET_ROWS into the caches; into a cache on the host they run there (reading the rows' copies)
+        add(0, view(k), *(() if kv else (k_idx,)))
+        add(0, view(v), *(() if kv else (v_idx,)))
+        kc = vc = ()
+        if kv:  # the cache's K and V views copied in for the attention, a new split after the host's stores
+            g.splits.append(len(nodes))
+            kc, vc = (g.inp(kv[0]),), (g.inp(kv[1]),)
         o_size = a.n_heads * a.head_dim_v * T * F32
         if flash_attn:
-            o = view(add(o_size, view(view(q)), mask))  # FLASH_ATTN_EXT, reshaped
+            o = view(add(o_size, view(view(q)), *kc, *vc, mask))  # FLASH_ATTN_EXT, reshaped
         else:
-            kq = add(masks // 4 * a.n_heads * F32, view(view(q)))  # KQ over the cache's n_kv cells
+            kq = add(masks // 4 * a.n_heads * F32, *kc, view(view(q)))  # KQ over the cache's n_kv cells
             kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX
-            o = add(o_size, view(add(o_size, kq)))  # KQV, the CONT of its permuted view
-        o = add(resid, o)  # the output projection
+            o = add(o_size, view(add(o_size, *vc, kq)))  # KQV, the CONT of its permuted view
+        o = add(resid, o, *w(il, "attn_output.weight"))  # the output projection
         r = resid
         if layer is trunk[-1]:
             r = spec.n_embd * n_outputs * F32
             o, res = add(r, o, out_ids), add(r, res, out_ids)  # GET_ROWS of cur and the residual
         ffn_inp = add(r, o, res, inplace=True)
-        n = add(r, add(r, ffn_inp, inplace=True), inplace=True)  # RMS_NORM, the FFN norm
+        n = add(r, add(r, ffn_inp, inplace=True), *w(il, "ffn_norm.weight"), inplace=True)  # RMS_NORM, FFN norm
         rows = r // (spec.n_embd * F32)
-        up = add(width[f"blk.{il}.ffn_up.weight"][-1] * rows * F32, n)  # the fused gate-up rows
+        up = add(width[f"blk.{il}.ffn_up.weight"][-1] * rows * F32, n, *w(il, "ffn_up.weight"))  # fused gate-up
         swiglu = add(width[f"blk.{il}.ffn_down.weight"][0] * rows * F32, up)
-        cur = add(r, ffn_inp, add(r, swiglu), inplace=True)  # ffn_down, the residual add
+        cur = add(r, ffn_inp, add(r, swiglu, *w(il, "ffn_down.weight")), inplace=True)  # ffn_down, residual add
     r = spec.n_embd * n_outputs * F32
     h = add(r, add(r, cur, inplace=True), inplace=True, output=True)  # RMS_NORM, result_norm
     add(spec.n_vocab * n_outputs * F32, h, output=True)  # result_output
