@@ -1521,6 +1521,30 @@ def cuda_f32_down_exps_host(spec: ModelSpec, ctx: Context, placement: Placement,
     return block + (spec.n_embd * T * 4 if ERAS.reached(ctx.build, "embd_input") else 0)
 
 
+def host_attention_without_offload(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                                   s: LlamaCppSettings) -> int:
+    """-nkvo without flash attention: build_attn_mha (src/llama-graph.cpp) puts each layer's attention output on the
+    CPU backend ("all nodes between the KV store and the attention output are run on the CPU"), so the host's compute
+    buffer holds the largest layer's copy of Q (F32), its scores (n_kv x T x n_head F32, the soft-max in place) and,
+    where the cache keeps flash attention's V layout (Context.fa_auto_off), V's transposed copy; the KQV rows take Q's
+    freed block. Above the graph inputs and the K / V rows stored into the host cache (host_cache_stores). Measured
+    on an H200 with the legacy DeepSeek-V3 GGUF, -fa auto (turned off) -nkvo at 4K -ub 512: CUDA_Host 1302.01 MiB =
+    36 (inputs) + 66 (the stored rows over the freed embeddings) + 48 + 1024 + 128."""
+    if ctx.flash_attn or not s.no_kv_offload or spec.architecture in NO_CACHE_GRAPHS:
+        return 0
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    cells = {il: c.cells for c in caches for il in c.layers}
+    block = 0
+    for la in attention_layers(spec):
+        if la.index >= len(placement.layer_device) or placement.layer_device[la.index] < 0:
+            continue
+        a, n_kv = la.attention, cells.get(la.index, 0)
+        v_cont = n_kv * a.n_kv_heads * a.head_dim_v * ctx.type_v.type_size // ctx.type_v.block_size \
+            if ctx.fa_auto_off else 0
+        block = max(block, T * 4 * a.n_heads * (a.head_dim_k + n_kv) + v_cont)
+    return block
+
+
 def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
     """The compute buffer of a graph that runs on one backend (CPU only, or everything on one GPU)."""
     p = compute_phases(spec, ctx, caches)
@@ -1884,6 +1908,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     out: dict[int, int] = {}
     host_rows = vulkan_host_rows(spec, ctx) if infer_backend(devices, s.backend).name == "vulkan" else 0
     fa_host = cuda_fa_on_host(spec, ctx, caches, placement, devices, s)
+    kq_host = host_attention_without_offload(spec, ctx, caches, placement, s)
     for d in sorted(set(placement.layer_device) | {placement.output_device}):
         need = ph[d].attention - (0 if d in attending else masks) - (host_rows if d >= 0 else 0) \
             if d in placement.layer_device else 0
@@ -1892,6 +1917,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
             need = max(split, ph[d].ffn, 3 * resid)
         if d in fa_host[0]:  # its flash attention runs on the CPU: the workspace without it (nor the mask, nor copies)
             need = p.attention - masks
+        if kq_host and d >= 0 and d in attending:  # the attention's scores on the host: the rest, as with flash attention
+            need = compute_phases(spec, replace(ctx, flash_attn=True, fa_auto_off=False), caches).attention \
+                - sum(c.cells * min(ctx.n_ctx, ctx.n_ubatch) * 2 for c in caches)
         if d >= 0 and d in attending and ctx.flash_attn and not ERAS.reached(ctx.build, "kq_mask_f16"):
             # before PR #23764 the device's split input is the F32 mask, cast to F16 on the device at the first
             # attention layer (the F32 copy's only reader is the cast; the F16 mask serves every layer): both are
@@ -1938,6 +1966,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     out[-1] = max(out.get(-1, 0), p.inputs + (resid if ERAS.reached(ctx.build, "embd_input") else 0)
                   + (per_layer_input_rows(spec, T) if any(d >= 0 for d in placement.layer_device) else 0)
                   + v_index_inputs(spec, ctx, caches) + max(0, host_cache_stores(spec, ctx, placement, s) - resid))
+    out[-1] += kq_host  # -nkvo without flash attention: the scores on the host
     out[-1] = max(out.get(-1, 0), fa_host[1])  # flash attention's sources copied to the host
     if host_attention_kept(spec, placement):  # a CPU layer's attention core stays on the host (pp graph)
         out[-1] = max(out[-1], p.attention)
