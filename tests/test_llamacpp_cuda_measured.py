@@ -142,3 +142,22 @@ def test_compute_within_ten_percent_on_cuda(r):
     ratios = _compute_ratios(r)
     bad = {dev: round(x, 3) for dev, x in ratios.items() if not 0.9 <= x <= 1.1}
     assert not bad, f"compute oomkit / llama.cpp outside [0.9, 1.1]: {bad}"
+
+
+def test_moe_fusion_dependencies_are_the_newest_builds_rule():
+    """ggml-cuda's allocation dependencies for the MoE fusions (compute.CUDA_FUSION_DEPS_BUILD, placed at NEWEST)
+    and the device split's replay: the H200's figure for the newest build, the CPU graph's closed forms before
+    it (PR #27301 / #25952 came after the builds oomkit dates by number); the same on HIP, which compiles
+    ggml-cuda.cu, and never on Vulkan."""
+    r = next(p.values[0] for p in ROWS if p.id == "qwen3-30b-a3b-4-full-offload-c4096-ub512-f16-faauto-np1-ngl99")
+    s = r["settings"]
+
+    def cuda0(version="newest", backend="cuda"):
+        est = oomkit.estimate(_spec(r["key"], r["n_layers"]), "llama.cpp", gpu="H200", backend=backend, fit=False,
+                              find_max_context=False, program="llama-cpp-python", n_ctx=s["n_ctx"],
+                              n_ubatch=s["n_ubatch"], flash_attn="on", engine_version=version, repack=False)
+        return round(next(b for k, b in est.engine_view["compute_buffer_bytes"].items() if k.endswith("0")) / MiB, 2)
+
+    assert cuda0() == cuda0(backend="rocm") == measured(r)["compute_buffer_mib"]["CUDA0"] == 341.54
+    assert cuda0("b9849") == 304.75
+    assert cuda0(backend="vulkan") != 341.54
