@@ -1923,10 +1923,12 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         if d >= 0 and d in attending and ctx.flash_attn and not ERAS.reached(ctx.build, "kq_mask_f16"):
             # before PR #23764 the device's split input is the F32 mask, cast to F16 on the device at the first
             # attention layer (the F32 copy's only reader is the cast; the F16 mask serves every layer): both are
-            # alive at the cast, the F32 copy (mask_in) beside the F16 mask the workspace counts.
-            # The b9026 RTX 3090 log of Qwen3.6-27B at 262144 x 4 unified, q4_0 cache: CUDA0 836 MiB = the 512 MiB
-            # F32 copy + the 256 MiB F16 mask + the layer's rows (tests/test_llamacpp_heldout_logs.py; 910 here)
-            need += mask_in
+            # alive at the cast, beside the split's hidden-state rows; the F32 copy is freed after it, so the
+            # layers' own peak is not raised. The b9026 RTX 3090 log of Qwen3.6-27B at 262144 x 4 unified, q4_0
+            # cache: CUDA0 836 MiB = the 512 MiB F32 copy + the 256 MiB F16 mask + the rows
+            # (tests/test_llamacpp_heldout_logs.py); a 32K MoE's peak stays its layer's (the b5380 ROCm log of
+            # Qwen3-30B-A3B, tests/test_llamacpp_rpc_logs.py)
+            need = max(need, mask_in + masks + 3 * resid)
         if d == placement.output_device:
             need = max(need, (ph[d].split_output or ph[d].output) if d >= 0 else ph[d].output)
         out[d] = need
