@@ -1277,6 +1277,8 @@ CUDA_ALIGN = 128  # ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment
 MOE_DEVICE_GRAPHS = frozenset({"qwen3moe", "glm4moe", "hunyuan-moe", "ernie4_5-moe"})
 # src/models/openai-moe.cpp, replayed by compute_graphs.gpt_oss_device_graph
 GPT_OSS_GRAPHS = frozenset({"gpt-oss"})
+# src/models/deepseek2.cpp, replayed by compute_graphs.deepseek2_device_graph
+DEEPSEEK2_DEVICE_GRAPHS = frozenset({"deepseek2"})
 
 
 def _iswa_caches(caches: list[Cache], T: int, flash_attn: bool) -> list[tuple[tuple[int, ...], int, int]]:
@@ -1338,6 +1340,62 @@ def moe_offload_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
     k_rot, v_rot = _rotations(spec, ctx) if ctx.flash_attn else (0, 0)
     return d, galloc.peak_bytes(*compute_graphs.moe_device_graph(spec, T, rows_out, masks, k_rot, v_rot,
                                                                  ctx.flash_attn, extra, host, host_kv), CUDA_ALIGN)
+
+
+def deepseek2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                           devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[int, int] | None:
+    """(device, compute buffer) of the one ggml-cuda device that runs a DeepSeek-V2 / V3 graph (src/models/
+    deepseek2.cpp), replayed with the MoE fusions' allocation dependencies (CUDA_FUSION_DEPS_BUILD) and the split's
+    input copies (compute_graphs.deepseek2_device_graph): all of it, or, with the first layers left on the CPU and
+    the worst-case ubatch at the offload batch, its pp graph with a split per host weight's copy and the host
+    layers' cache views copied in (as moe_offload_device_bytes has it); -nkvo (every layer's cache on the host).
+    The legacy decompressed heads (192 / 128, attn_kv_b) have no ggml-cuda flash-attention kernel: with flash
+    attention on it runs on the CPU (cuda_fa_on_host), as -nkvo's attention does without it
+    (host_attention_without_offload); then the device keeps the rest, and Q until the CPU split reads it.
+    Where the graph modelled holds: one device, one KV stream, no tensor overrides; absorbed MLA with flash
+    attention and an F16 cache, the legacy heads with any cache (its rotations included). None elsewhere."""
+    if spec.architecture not in DEEPSEEK2_DEVICE_GRAPHS or not cuda_fusion_deps(ctx, devices, s) \
+            or len(devices) != 1 or ctx.n_stream != 1 or s.override_tensor or s.cpu_moe or s.n_cpu_moe:
+        return None
+    trunk = spec.trunk_layers
+    if not trunk or trunk[-1].index != len(trunk) - 1 or any(la.attention is None for la in trunk) \
+            or any(la.ffn.is_moe and not la.ffn.n_ff_shared for la in trunk):
+        return None
+    a0 = trunk[0].attention
+    mla = bool(a0.kv_lora_rank and a0.latent_cache)
+    if not a0.kv_lora_rank or (mla and (not ctx.flash_attn or ctx.type_k.quantized or s.no_kv_offload)):
+        return None
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    d = placement.output_device
+    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    rows_out = reserved_outputs(ctx, s)
+    if d != 0 or not set(placement.layer_device) <= {-1, d}:
+        return None
+    if host_layers and (_offload_device(devices, s, T) != d or (rows_out < OP_OFFLOAD_MIN_BATCH
+                                                                and placement.layer_device[trunk[-1].index] < 0)):
+        return None
+    cells = {il: c.cells for c in caches for il in c.layers}
+    n_kv = cells.get(a0 and trunk[0].index, 0)
+    masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)
+    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
+            if t.layer in host_layers}
+    host_kv: dict[int, tuple[int, int]] = {}
+    for c in caches:
+        for il in c.layers:
+            if il in host_layers or s.no_kv_offload:
+                k = c.k_bytes_by_layer.get(il, 0)
+                # MLA's V is a view of the latent K cache: its first kv_lora_rank of each row
+                host_kv[il] = (k, k - a0.qk_rope_head_dim * 2) if mla else (k, c.v_bytes_by_layer.get(il, 0))
+    if mla:
+        attn = "fa"
+    elif ctx.flash_attn or s.no_kv_offload:
+        attn = "host"  # no kernel for the heads (cuda_fa_supported), or -nkvo's attention without flash attention
+    else:
+        attn = "kq"
+    k_rot, v_rot = _rotations(spec, ctx) if ctx.flash_attn else (0, 0)
+    return d, galloc.peak_bytes(*compute_graphs.deepseek2_device_graph(
+        spec, T, rows_out, n_kv, masks, attn, 0, k_rot, v_rot, v_cont=ctx.fa_auto_off, host=host,
+        host_kv=host_kv), CUDA_ALIGN)
 
 
 def cuda_fa_f16_copies(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
@@ -1766,6 +1824,10 @@ def _view_bytes(ne: tuple[int, ...], nb: tuple[int, ...]) -> int:
     return 4 + sum((n - 1) * b for n, b in zip(ne, nb, strict=True))
 
 
+# gated delta nets whose conv-state store is a ggml_cpy of a view of the conv input (host_recurrent_stores)
+HOST_GDN_STORE_ARCHS = GDN_CONV_ARCHS | {"kimi-linear"}
+
+
 def host_recurrent_stores(spec: ModelSpec, ctx: Context, placement: Placement, s: LlamaCppSettings) -> int:
     """The largest block a Mamba-2 layer whose recurrent state sits on the host (-nkvo, or a layer left on the
     CPU) puts in the host's compute buffer (src/models/graph-context-mamba.cpp build_mamba2_layer). The store of
@@ -1775,21 +1837,33 @@ def host_recurrent_stores(spec: ModelSpec, ctx: Context, placement: Placement, s
     buffer): its x, B and C (strided views of the conv output, each spanning it), dt and its output (d_inner x T
     plus the states). GGML_SCHED_DEBUG=2 dump of mamba2-2.7b -ngl 2 (tests/fixtures/llamacpp_cuda): CUDA_Host
     49.12 MiB = the unread embeddings input (5.00) + 44.12; -nkvo: 15.56 = the inputs' 10.00 + the conv copy's
-    10.56 less the freed embeddings block."""
+    10.56 less the freed embeddings block.
+
+    A gated delta net's layer (GDN_CONV_ARCHS: src/models/delta-net-base.cpp build_conv_state; kimi-linear's KDA:
+    src/models/kimi-linear.cpp causal_conv1d, one conv input each for q, k and v, d_inner wide) stores its conv
+    state the same way, a layout-keeping copy of the conv input's last d_conv - 1 tokens, and the new SSM state
+    (build_recurrent_attn / the KDA layer: a ggml_cpy of the delta net's state view, n_embd_s floats a sequence).
+    ggml_gated_delta_net itself reads the state gathered by build_rs, not the host buffer, so it runs on the GPU:
+    the host holds only the copies. qwen3.5-27b's file on an H200 (-nkvo, or -ngl 4 / 8): CUDA_Host 34.13 MiB =
+    the inputs' 24.02 + the conv copy's 20.12 less the freed 10.00 embeddings block."""
     T = min(ctx.n_ctx, ctx.n_ubatch)
     n_seqs = max(1, min(ctx.n_seq_max, T))
     ts = -(-T // n_seqs)
     peak = 0
     for la in spec.trunk_layers:
         r = la.recurrent
-        if r is None or r.kind != "mamba2":
+        gdn = r is not None and r.kind == "gated_delta_net" and spec.architecture in HOST_GDN_STORE_ARCHS
+        if r is None or not (r.kind == "mamba2" or gdn):
             continue
         on_cpu = la.index < len(placement.layer_device) and placement.layer_device[la.index] < 0
         if not (s.no_kv_offload or on_cpu):
             continue
-        conv_dim = r.d_inner + 2 * r.n_group * r.d_state
+        conv_dim = r.d_inner if gdn and not r.n_group else r.d_inner + 2 * r.n_group * r.d_state
         row = (r.d_conv - 1 + ts) * 4
         blk = _view_bytes((r.d_conv - 1, conv_dim, n_seqs), (row, row, row * conv_dim))
+        if gdn:
+            peak = max(peak, blk, r.ssm * n_seqs * 4)
+            continue
         if on_cpu:
             head_dim = r.d_inner // max(1, r.n_heads)
             x = _view_bytes((head_dim, r.n_heads, ts, n_seqs), (4, head_dim * 4, conv_dim * 4, conv_dim * ts * 4))
@@ -1976,6 +2050,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     moe = moe_offload_device_bytes(spec, ctx, caches, placement, devices, s)
     if moe is not None:  # the pp graph of a partly offloaded MoE model (or -nkvo), all of it on the device, replayed
         out[moe[0]] = moe[1]
+    ds2 = deepseek2_device_bytes(spec, ctx, caches, placement, devices, s)
+    if ds2 is not None:  # DeepSeek-V2 / V3 on the one device, replayed (all of it, or the pp graph)
+        out[ds2[0]] = ds2[1]
     if not ctx.flash_attn and ctx.build >= VK_CHUNKS_BUILD and infer_backend(devices, s.backend).name == "vulkan":
         for d in out:
             if d >= 0:
