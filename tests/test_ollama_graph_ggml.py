@@ -102,11 +102,16 @@ def _reserved_bytes(g, gf, buft, contexts) -> int:
 
 def gptoss_graph_bytes(T: int, full: int, swa: int, n_out: int = 1, n_layer: int = 24, E: int = 2880,
                        H: int = 64, KV: int = 8, D: int = 64, NE: int = 32, K: int = 4, V: int = 201088,
-                       mask_cast: bool = True) -> int:
+                       mask_cast: bool = True, gpu_inputs: bool = False) -> int:
     """mask_cast: v0.12.7+ builds the reserve mask as an f32 input cast to F16 in the graph; v0.8.0-v0.12.6
-    (kvcache/causal.go buildMask, curReserve) made it an F16 input of its own (no graph tensor)."""
+    (kvcache/causal.go buildMask, curReserve) made it an F16 input of its own (no graph tensor).
+    gpu_inputs: every block on a GPU: the token rows (token_embd's get_rows stays on the CPU), the positions, the
+    masks and the output index are the split's inputs, which the scheduler copies into the GPU's buffer: leafs of
+    the graph without a buffer, placed by ggml-alloc first, in the order the graph meets them."""
     g = _Ggml()
     W, IN, G = (g.init(_Params(n * C.sizeof(C.c_void_p) * 64, None, True)) for n in (4000, 400, 200000))
+    if gpu_inputs:
+        IN = G
     w: dict = {}
 
     def wt(name, typ, *shape):
@@ -122,7 +127,7 @@ def gptoss_graph_bytes(T: int, full: int, swa: int, n_out: int = 1, n_layer: int
              else g.new_tensor_2d(IN, T_F16, cells, pad) for kind, cells in (("swa", swa), ("full", full))}
     gf = g.new_graph_custom(G, 65536, False)
     fwd = lambda *ts: [g.build_forward_expand(gf, t) for t in ts]  # noqa: E731
-    x = g.get_rows(G, wt("tok", T_BF16, E, V), inp)
+    x = g.new_tensor_2d(G, T_F32, E, T) if gpu_inputs else g.get_rows(G, wt("tok", T_BF16, E, V), inp)
     for il in range(n_layer):
         kind = "swa" if il % 2 == 0 else "full"  # gptoss Forward: even layers slide
         res = x
@@ -174,10 +179,10 @@ def gptoss_graph_bytes(T: int, full: int, swa: int, n_out: int = 1, n_layer: int
     x = g.mul(G, g.rms_norm(G, x, 1e-5), wt("on", T_F32, E))
     logits = g.mul_mat(G, wt("out", T_BF16, E, V), x)
     buft = g.backend_cpu_buffer_type()
-    bufs = [g.backend_alloc_ctx_tensors_from_buft(ctx, buft) for ctx in (W, IN)]  # leaves: their own buffers
-    assert all(bufs)
+    bufs = [g.backend_alloc_ctx_tensors_from_buft(ctx, buft) for ctx in ((W,) if gpu_inputs else (W, IN))]
+    assert all(bufs)  # the inputs: buffers of their own (ctx.Input()), or split inputs ggml-alloc places
     fwd(logits)
-    return _reserved_bytes(g, gf, buft, (W, IN, G))
+    return _reserved_bytes(g, gf, buft, (W, G) if gpu_inputs else (W, IN, G))
 
 
 def test_the_graph_sizes_to_the_printed_figure():
@@ -428,3 +433,42 @@ def test_qwen25vl_vision_replay_is_ggml_alloc(gh, gw, n_layer, gpu):
                                        alignment=32) == want
     if (gh, n_layer, gpu) == (102, 32, False):
         assert want == 7193918656
+
+
+_GPTOSS_SHAPES = [dict(T=512, full=32768, swa=16896, n_out=4, n_layer=6, NE=128), dict(T=512, full=16128, swa=4608),
+                  dict(T=512, full=8192, swa=4608), dict(T=512, full=131072, swa=4608),
+                  dict(T=1024, full=16128, swa=5120, n_out=2), dict(T=100, full=4096, swa=4196),
+                  dict(T=300, full=20000, swa=4396, n_out=3), dict(T=2048, full=32768, swa=6144),
+                  dict(T=128, full=2048, swa=2048)]
+
+
+@pytest.mark.parametrize("mask_cast", [False, True], ids=["f16-mask-input", "mask-cast"])
+@pytest.mark.parametrize("on_cpu", [True, False], ids=["cpu", "gpu-inputs"])
+@pytest.mark.parametrize("shape", _GPTOSS_SHAPES, ids=[",".join(f"{k}={v}" for k, v in s.items())
+                                                       for s in _GPTOSS_SHAPES])
+def test_gptoss_replay_is_ggml_alloc(shape, on_cpu, mask_cast):
+    """graph.py gptoss_graph_bytes (ggml-alloc replayed in Python) against ggml_gallocr_reserve on the gpt-oss graph
+    built with ggml: on the CPU (the rows a get_rows node, the inputs in buffers of their own) and with every block
+    on a GPU (the token rows, positions, masks and output index split inputs in the buffer), with the F16 reserve
+    mask an input (v0.11.5-v0.12.6) or the f32 mask cast in the graph (v0.12.7+). gpt-oss:120b's shapes at 4 x 8192
+    cells, 4 output rows (ollama/ollama#12752): 157.75 MiB on a GPU, the MoE rows' 109.25 MiB and both F16 masks
+    (16.5 + 32 MiB) beside them."""
+    from oomkit.engines.ollama.graph import gptoss_graph_bytes as replay
+
+    a = dict(n_out=1, n_layer=4, NE=32)
+    a.update(shape)
+    want = gptoss_graph_bytes(a["T"], a["full"], a["swa"], n_out=a["n_out"], n_layer=a["n_layer"], NE=a["NE"],
+                              V=1000, mask_cast=mask_cast, gpu_inputs=not on_cpu)
+    assert replay(2880, 64, 8, 64, 2880, a["NE"], 4, a["n_layer"], 1000, a["T"], a["full"], a["swa"], a["n_out"],
+                  mask_cast, on_cpu, alignment=32) == want
+
+
+def test_gptoss_120b_gpu_replay_for_the_catalog_model():
+    """The catalog's gpt-oss:120b (36 blocks, 128 experts), 512 tokens, 32768 / 16896 cells, 4 output rows, the F16
+    masks inputs (v0.12.6): ggml-alloc on the 36-block graph, and the replay at CUDA's 128 B alignment."""
+    from oomkit.engines.ollama.graph import gptoss_graph_replayed
+    from oomkit.engines.ollama.weights import ollama_gguf
+
+    spec = ollama_gguf(resolve("gpt-oss:120b", "MXFP4_MOE"))
+    want = gptoss_graph_bytes(512, 32768, 16896, n_out=4, n_layer=36, NE=128, mask_cast=False, gpu_inputs=True)
+    assert gptoss_graph_replayed(spec, 512, 32768, 16896, 4, False) == want + 96 == 165415040

@@ -360,3 +360,118 @@ def qwen25vl_reserve_grid(max_pixels: int, patch: int = 14, merge: int = 2, side
         beta = (side * side / max_pixels) ** 0.5
         h = w = int(side / beta / factor) * factor
     return h // patch, w // patch
+
+
+@lru_cache(maxsize=256)
+def gptoss_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: int, n_ff: int, n_expert: int,
+                       n_expert_used: int, n_layer: int, n_vocab: int, n_tokens: int, full_cells: int,
+                       swa_cells: int, n_outputs: int = 1, mask_cast: bool = False, on_cpu: bool = False,
+                       alignment: int = 128) -> int:
+    """ggml-alloc's buffer for Ollama's gpt-oss graph with flash attention on one backend, replayed node for node
+    (galloc.py): model/models/gptoss/model.go Transformer.Forward of v0.11.5-v0.13.2 on the library GGUF
+    (convert_gptoss.go from the original checkpoint: fused attn_qkv and ffn_gate_up_exps), nn.AttentionWithSinks
+    (Forward(query); Forward(key, value); the cache writes, kvcache/causal.go Put: ggml_cpy into a view of the
+    layer's cache before v0.13.0), ml/backend/ggml Tensor.ScaledDotProductAttention's flash branch
+    (ggml_flash_attn_ext with the sinks, over the cache views Get returns and the layer type's mask; even blocks
+    slide, kvcache.WrapperCache{SWAMemCache, Causal}), MLPBlock.Forward (the router and its bias, TopK: argsort
+    and a view, the routing weights' Rows and softmax, the gate_up rows of mul_mat_id + add_id and their two
+    halves made contiguous, swiglu_oai, down mul_mat_id + add_id, x routing weights, the k expert rows summed,
+    the residual); on the last block Rows(outputs) after the attention; output_norm and the output rows.
+
+    The inputs (ctx.Input(): the token ids, the positions, the outputs and both masks) have buffers of their own on
+    the CPU (ml/backend/ggml Context.newTensor). Every block on a GPU (not on_cpu): token_embd stays on the CPU
+    (New: the input layer) and its get_rows rows, the positions, the masks and the output index are the GPU
+    split's inputs, which ggml_backend_sched_split_graph copies into the GPU's buffer at the split's start
+    (leafs placed first here, in the order the split meets them). on_cpu: all of it on the CPU backend, the rows
+    a node, the inputs external. The masks: kvcache/causal.go buildMask, cells x PAD(tokens, GGML_KQ_MASK_PAD);
+    before v0.12.7 an F16 input while reserving (curReserve: ctx.Input().Empty(MaskDType, ...)), from v0.12.7
+    (mask_cast) an f32 input cast to F16 in the graph. From v0.13.0 the blocks differ (ChunkSections, Slice, the
+    cache written with SetRows): not this graph."""
+    E, H, KV, D, FF, NE, K, Tn = n_embd, n_head, n_head_kv, head_dim, n_ff, n_expert, n_expert_used, n_tokens
+    pad = round_up(Tn, MASK_BATCH_PAD)
+    QKV = (H + 2 * KV) * D
+
+    def w(*shape: int) -> T:
+        return T("", nbytes=0, layout=("w", shape), external=True)
+
+    def t(op: str, srcs: tuple, per: int, *shape: int) -> T:
+        n = per
+        for d in shape:
+            n *= d
+        return T(op, srcs, n, (per, shape))
+
+    def inp(nbytes: int, *shape: int, kind: str = "f32") -> T:
+        return T("", nbytes=nbytes, layout=(kind, shape), external=on_cpu)
+
+    g = Graph()
+    caches = {kind: (w(D, KV, cells), w(D, KV, cells)) for kind, cells in (("swa", swa_cells), ("full", full_cells))}
+    if on_cpu:
+        x = t("get_rows", (w(E, n_vocab), T("", nbytes=4 * Tn, layout=("i32", (Tn,)), external=True)), 4, E, Tn)
+    else:
+        x = inp(4 * E * Tn, E, Tn)
+    pos = inp(4 * Tn, Tn, kind="i32")
+    masks = {}
+    for kind, cells in (("swa", swa_cells), ("full", full_cells)):
+        if mask_cast:
+            masks[kind] = t("cpy", (inp(4 * cells * pad, cells, pad),), 2, cells, pad)
+        else:
+            masks[kind] = inp(2 * cells * pad, cells, pad, kind="f16")
+    outs = inp(4 * n_outputs, n_outputs, kind="i32")
+
+    def norm(x: T, *shape: int) -> T:
+        return t("mul", (t("rms_norm", (x,), 4, *shape), w(E)), 4, *shape)
+
+    n_t = Tn
+    for il in range(n_layer):
+        kind = "swa" if il % 2 == 0 else "full"
+        res = x
+        n = norm(x, E, Tn)
+        qkv = t("add", (t("mul_mat", (w(E, QKV), n), 4, QKV, Tn), w(QKV)), 4, QKV, Tn)
+        q, k, v = view(qkv), view(qkv), view(qkv)
+        q = t("rope", (q, pos, None), 4, D, H, Tn)
+        k = t("rope", (k, pos, None), 4, D, KV, Tn)
+        g.expand(q)
+        g.expand(k, v)
+        ck, cv = caches[kind]
+        g.expand(view(view(ck), k))
+        g.expand(view(view(cv), v))
+        o = t("flash_attn_ext", (view(q), view(view(ck)), view(view(cv)), masks[kind], w(H)), 4, D, H, Tn)
+        x = t("add", (t("add", (t("mul_mat", (w(H * D, E), view(o)), 4, E, Tn), w(E)), 4, E, Tn), res), 4, E, Tn)
+        if il == n_layer - 1:
+            n_t = n_outputs
+            x = t("get_rows", (x, outs), 4, E, n_t)
+        res = x
+        n = view(norm(x, E, n_t))
+        rw = t("add", (t("mul_mat", (w(E, NE), n), 4, NE, n_t), w(NE)), 4, NE, n_t)
+        sel = view(t("argsort", (rw,), 4, NE, n_t))
+        rw = t("get_rows", (view(rw), sel), 4, 1, K, n_t)
+        rw = view(t("soft_max", (view(rw), None, None), 4, K, n_t))
+        n3 = view(n)
+        gu = t("mul_mat_id", (w(E, 2 * FF, NE), n3, sel), 4, 2 * FF, K, n_t)
+        gu = view(t("add_id", (gu, w(2 * FF, NE), sel), 4, 2 * FF, K, n_t))
+        gate = t("cont", (view(gu),), 4, FF, K, n_t)
+        up = t("cont", (view(gu),), 4, FF, K, n_t)
+        a = t("glu", (gate, up), 4, FF, K, n_t)
+        ex = t("mul_mat_id", (w(FF, E, NE), a, sel), 4, E, K, n_t)
+        ex = t("mul", (t("add_id", (ex, w(E, NE), sel), 4, E, K, n_t), rw), 4, E, K, n_t)
+        nxt = view(ex)
+        for _ in range(1, K):
+            nxt = t("add", (nxt, view(ex)), 4, E, n_t)
+        x = t("add", (nxt, res), 4, E, n_t)
+    g.expand(t("mul_mat", (w(E, n_vocab), norm(x, E, n_t)), 4, n_vocab, n_t))
+    return reserve(g, alignment)
+
+
+def gptoss_graph_replayed(spec: ModelSpec, n_tokens: int, full_cells: int, swa_cells: int, n_outputs: int,
+                          mask_cast: bool, on_cpu: bool = False) -> int | None:
+    """gptoss_graph_bytes for a gpt-oss model (None for other models): 128 B aligned as the CUDA / ROCm buffer type
+    places tensors (ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment), 32 B on the CPU."""
+    if spec.architecture not in _GPT_OSS:
+        return None
+    layer = next((la for la in spec.layers if la.attention is not None and la.ffn.is_moe), None)
+    if layer is None:
+        return None
+    at, ffn = layer.attention, layer.ffn
+    return gptoss_graph_bytes(spec.n_embd, at.n_heads, at.n_kv_heads, at.head_dim_v, ffn.n_ff_expert or ffn.n_ff,
+                              ffn.n_experts, ffn.n_experts_used, spec.n_trunk_layers, spec.n_vocab, n_tokens,
+                              full_cells, swa_cells, n_outputs, mask_cast, on_cpu, 32 if on_cpu else 128)

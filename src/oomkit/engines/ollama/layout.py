@@ -21,6 +21,7 @@ from ..versions import version_str
 from .cuda_pool import V_CUDA_POOL_IN_GRAPH, cuda_pool_bytes
 from .graph import (
     gptoss_cpu_graph,
+    gptoss_graph_replayed,
     gptoss_vulkan_cpu_split,
     gptoss_vulkan_gpu_graph,
     qwen3_gpu_graph_replayed,
@@ -337,7 +338,9 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
 def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[OGpu], num_parallel: int = 1
                ) -> int | None:
     """The Ollama engine's own graph (graph.py) where it is mirrored: gpt-oss with flash attention, the whole
-    graph on the CPU (no GPU), v0.11.5-v0.13.4 (the block code of v0.11.5-v0.13.2 and the 64-row mask padding);
+    graph on the CPU (no GPU), v0.11.5-v0.13.4 (the block code of v0.11.5-v0.13.2 and the 64-row mask padding),
+    and on a GPU v0.11.5-v0.12.11 (replayed, the split inputs copied in; the blocks and cache writes change in
+    v0.13.0);
     dense qwen3 with flash attention on a GPU, v0.12.4-v0.13.4 (model/models/qwen3 alike but for its RoPE
     helper; the reserve mask an F16 input before v0.12.7, an f32 input cast in the graph after; the cache
     written with SetRows from v0.13.0), and without flash attention v0.12.0-v0.12.6 on the GPU or the CPU (held
@@ -353,6 +356,16 @@ def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[O
                                        set_rows=False, flash_attention=False, on_cpu=not gpus)
         if own is not None:
             return own
+    cells = cache.cells_by_layer
+    full = max(cells.values(), default=0)
+    swa = min(cells.values(), default=0)
+    if gpus and launch.flash_attention and V_GPTOSS_GRAPH <= launch.version < V_SET_ROWS:
+        # gpt-oss with flash attention on a GPU, v0.11.5-v0.12.11 (the blocks and the cache writes graph.py
+        # mirrors): the token rows, positions, masks and output index copied into the GPU's buffer
+        own = gptoss_graph_replayed(spec, min(launch.num_batch, launch.num_ctx), full, swa, num_parallel,
+                                    mask_cast=launch.version >= V_MASK_IN_GRAPH)
+        if own is not None:
+            return own
     if gpus and launch.flash_attention and V_CUDA_POOL_IN_GRAPH <= launch.version <= V_MASK_PAD_LAST:
         return qwen3_gpu_graph_replayed(spec, min(launch.num_batch, launch.num_ctx),
                                         max(cache.cells_by_layer.values(), default=0), num_parallel,
@@ -360,9 +373,6 @@ def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[O
                                         set_rows=launch.version >= V_SET_ROWS)
     if gpus or not launch.flash_attention or not (V_GPTOSS_GRAPH <= launch.version <= V_MASK_PAD_LAST):
         return None
-    cells = cache.cells_by_layer
-    full = max(cells.values(), default=0)
-    swa = min(cells.values(), default=0)
     return gptoss_cpu_graph(spec, min(launch.num_batch, launch.num_ctx), full, swa if swa != full else 0,
                             masks=launch.version >= V_MASK_IN_GRAPH)
 
