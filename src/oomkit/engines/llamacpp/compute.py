@@ -1375,7 +1375,7 @@ def deepseek2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], p
                                                                 and placement.layer_device[trunk[-1].index] < 0)):
         return None
     cells = {il: c.cells for c in caches for il in c.layers}
-    n_kv = cells.get(a0 and trunk[0].index, 0)
+    n_kv = cells.get(trunk[0].index, 0)
     masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)
     host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
             if t.layer in host_layers}

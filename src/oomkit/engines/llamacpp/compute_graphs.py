@@ -978,3 +978,200 @@ def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
     if device:
         return 0, _hoisted(nodes, g.inputs, g.splits)
     return n_inputs, nodes
+
+
+def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, masks: int, attn: str,
+                           fa_extra: int = 0,
+                           k_rot: int = 0, v_rot: int = 0, v_cont: bool = False, host: dict[str, int] | None = None,
+                           host_kv: dict[int, tuple[int, int]] | None = None) -> tuple[int, list[Node]]:
+    """DeepSeek-V2 / V3's graph (src/models/deepseek2.cpp at llama.cpp@0c1e57098, with build_attn_mha and
+    build_moe_ffn of src/llama-graph.cpp) as a ggml-cuda device that runs it holds it, by moe_device_graph's rules
+    (the split's input copies first, each freed after its last reader; the host layers' weight copies, one split
+    each; the allocation dependencies of ggml_backend_cuda_graph_optimize), node by node as the GGML_SCHED_DEBUG=2
+    dumps of the deepseek-v3 and legacy files order them (tests/fixtures/llamacpp_cuda/h200_sched_debug.json.gz).
+    Per layer: the attention norm, the LoRA'd Q (q_a, its norm, q_b), the latent projection kv_cmpr_pe and its
+    norm (a new block: the RMS_NORM of a view), then
+    - absorbed MLA (latent cache): q_nope absorbed by wk_b, q_pe roped from its view, their concat Qcur; k_pe roped,
+      Kcur the concat of the latent and k_pe; its store; FLASH_ATTN_EXT (the F16 copy of a non-F16 latent:
+      fa_extra), wv_b's product and its CONT;
+    - the legacy decompressed heads (a GGUF with attn_kv_b): Q roped in place; wkv_b's kv rows, V's CONT of its view,
+      k_pe roped and repeated over the heads, Kcur the concat of k_nope and it; a quantized cache rotates Q, V and K
+      (k_rot / v_rot: MUL_MAT by the rotation input) and un-rotates the attention output; the K / V stores. attn
+      "kq": KQ over the cache's n_kv cells, SOFT_MAX in place, KQV and its permuted CONT (v_cont: the cache keeps
+      flash attention's V layout, -fa auto turned off, so V's view is first made contiguous, F16); "host": the
+      attention runs on the CPU (flash attention ggml-cuda has no kernel for, or -nkvo's attention without it): its
+      device sources are read by the scheduler's input dependency at the start of the CPU split (ggml-backend.cpp
+      ggml_backend_sched_split_graph: "add a dependency to the input source so that it is not freed before the copy
+      is done"), and the output comes back as the next device split's input;
+    the output projection, the residual; in the last layer out_ids' rows of it and of the layer input (GET_ROWS)
+    before the FFN; a dense layer's SwiGLU FFN, an MoE layer's sigmoid router (logits, SIGMOID in place, its
+    reshape, the biased scores, ARGSORT and its top-k view, GET_ROWS of the weights, their normalisation and
+    SCALE: the twelve nodes ggml_cuda_topk_moe_fusion fuses, kept with their sources until the node after them),
+    the experts (MUL_MAT_ID gate and up, SWIGLU, down), the weighted rows kept with the weights until their sum,
+    the shared expert and the residual; then the output norm and the logits.
+    ggml_backend_sched_split_graph hands graph_optimize one split at a time, so where a host layer's exp_probs_b
+    copy starts a split inside the router's nodes ggml_cuda_topk_moe_fusion matches nothing and adds no dependency.
+    host_kv: per host layer the bytes of its cache's K and V views, copied in for its attention (MLA: the latent
+    K view and its V view, both of the K cache; the V view's ggml_nbytes ends kv_lora_rank into the last row).
+    At the CUDA buffer's 128-byte alignment it gives the H200's CUDA0 buffer to the byte on every setting of the
+    deepseek-v3 and legacy 4-layer files it covers (tests/test_llamacpp_cuda_measured.py): legacy 1287.01 MiB at
+    -c 4096 (FA auto, off), 362.00 with flash attention on the CPU (q8_0), 350.05 at -nkvo, 1633.25 at -ngl 2;
+    deepseek-v3 505.16 at -ngl 2 -c 32768. Returns (0, the nodes)."""
+    g = _Graph()
+    add, view, nodes, inp = g.add, g.view, g.nodes, g.inp
+    host, host_kv = host or {}, host_kv or {}
+    names = {t.name for t in spec.weights.tensors}
+
+    def w(il: int, name: str) -> tuple[int, ...]:
+        name = f"blk.{il}.{name}"
+        if name not in host:
+            return ()
+        g.splits.append(len(nodes))
+        return (inp(host[name]),)
+
+    resid = spec.n_embd * T * F32
+    trunk = spec.trunk_layers
+    a0 = trunk[0].attention
+    mla = bool(a0.kv_lora_rank and a0.latent_cache)
+    transposed_v = attn == "kq" and not v_cont and not mla
+    embd = inp(resid)
+    pos = inp(T * 4)
+    krot = inp(k_rot) if k_rot else -1
+    vrot = inp(v_rot) if v_rot else -1
+    k_idx = inp(T * 8)
+    v_idx = -1 if mla else inp(a0.n_kv_heads * a0.head_dim_v * T * 8 if transposed_v else T * 8)
+    mask = inp(masks)
+    out_ids = inp(n_outputs * 4)
+    cur = embd
+    for layer in trunk:
+        a, f, il = layer.attention, layer.ffn, layer.index
+        H, r, rope, nope = a.n_heads, a.kv_lora_rank, a.qk_rope_head_dim, a.qk_nope_head_dim
+        dk, dv = nope + rope, a.v_head_dim or a.head_dim_v
+        x = add(resid, add(resid, cur, inplace=True), *w(il, "attn_norm.weight"), inplace=True)
+        if a.q_lora_rank:
+            q = add(a.q_lora_rank * T * F32, x, *w(il, "attn_q_a.weight"))
+            q = add(a.q_lora_rank * T * F32, add(a.q_lora_rank * T * F32, q, inplace=True),
+                    *w(il, "attn_q_a_norm.weight"), inplace=True)
+            q = add(H * dk * T * F32, q, *w(il, "attn_q_b.weight"))
+        else:
+            q = add(H * dk * T * F32, x, *w(il, "attn_q.weight"))
+        q = view(q)  # reshaped to heads
+        kv_size = (r + rope) * T * F32
+        if mla:
+            absorbed = view(add(H * r * T * F32, *w(il, "attn_k_b.weight"), view(q)))  # wk_b x q_nope, permuted
+            q_pe = add(H * rope * T * F32, view(q), pos, inplace=True)  # ROPE of q's view: a new block
+            qcur = add(H * (r + rope) * T * F32, absorbed, q_pe)  # CONCAT
+            kvp = add(kv_size, x, *w(il, "attn_kv_a_mqa.weight"))
+            cmpr, k_pe = view(kvp), view(kvp)
+            cmpr = add(r * T * F32, add(r * T * F32, cmpr, inplace=True), *w(il, "attn_kv_a_norm.weight"),
+                       inplace=True)
+            k_pe = add(rope * T * F32, k_pe, pos, inplace=True)
+            kcur = add(kv_size, view(cmpr), k_pe)  # CONCAT
+            kv = host_kv.get(il)
+            add(0, view(kcur), *(() if kv else (k_idx,)))  # SET_ROWS into the latent cache
+            kc = ()
+            if kv:
+                g.splits.append(len(nodes))
+                kc = (inp(kv[0]), inp(kv[1]))
+            o = add(H * r * T * F32 + fa_extra, view(qcur), *kc, mask)  # FLASH_ATTN_EXT
+            o = add(H * dv * T * F32, *w(il, "attn_v_b.weight"), view(view(o)))  # wv_b
+            o = add(H * dv * T * F32, view(o))  # CONT of the permuted rows
+        else:
+            q = add(H * dk * T * F32, q, pos, inplace=True)  # ROPE of the rope dims (ggml_rope_set_offset)
+            if krot >= 0:
+                q = view(add(H * dk * T * F32, krot, view(q)))
+            kvp = add(kv_size, x, *w(il, "attn_kv_a_mqa.weight"))
+            cmpr, k_pe = view(kvp), view(kvp)
+            cmpr = add(r * T * F32, add(r * T * F32, cmpr, inplace=True), *w(il, "attn_kv_a_norm.weight"),
+                       inplace=True)
+            kvb = add(H * (nope + dv) * T * F32, *w(il, "attn_kv_b.weight"), cmpr)  # wkv_b
+            v = add(H * dv * T * F32, view(kvb))  # CONT of V's view
+            if vrot >= 0:
+                v = view(add(H * dv * T * F32, vrot, view(v)))
+            k_pe = add(rope * T * F32, k_pe, pos, inplace=True)
+            rep = add(H * rope * T * F32, k_pe)  # REPEAT over the heads
+            k = add(H * dk * T * F32, view(kvb), rep)  # CONCAT
+            if krot >= 0:
+                k = view(add(H * dk * T * F32, krot, view(k)))
+            kv = host_kv.get(il)
+            o_size = H * dv * T * F32
+            if attn == "host":
+                # the stores (into a host cache: on the CPU, reading the rows' copies) and the attention on the CPU
+                if kv:
+                    g.splits.append(len(nodes))
+                    add(0, view(k))
+                    add(0, view(v))
+                else:
+                    add(0, view(k), k_idx)
+                    add(0, view(v), v_idx)
+                    g.splits.append(len(nodes))
+                add(0, view(view(q)))  # the input dependency on Q before the CPU split
+                g.splits.append(len(nodes))
+                o = view(inp(o_size))  # the attention output copied back
+            else:
+                add(0, view(k), *(() if kv else (k_idx,)))
+                add(0, view(v), *(() if kv else (v_idx,)))
+                kc = vc = ()
+                if kv:
+                    g.splits.append(len(nodes))
+                    kc, vc = (inp(kv[0]),), (inp(kv[1]),)
+                vt = (add(n_kv * a.n_kv_heads * dv * 2, *vc),) if v_cont else vc  # V's contiguous copy
+                kq = add(n_kv * T * H * F32, *kc, view(view(q)))
+                kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX
+                o = add(o_size, view(add(o_size, *vt, kq)))  # KQV, the CONT of its permuted view
+            if vrot >= 0:
+                o = view(add(o_size, vrot, view(o)))
+        o = add(resid, o, *w(il, "attn_output.weight"))
+        rows, rr = T, resid
+        inpsa = cur
+        if layer is trunk[-1]:
+            rows, rr = n_outputs, spec.n_embd * n_outputs * F32
+            o, inpsa = add(rr, o, out_ids), add(rr, inpsa, out_ids)
+        ffn_inp = add(rr, o, inpsa, inplace=True)
+        n = add(rr, add(rr, ffn_inp, inplace=True), *w(il, "ffn_norm.weight"), inplace=True)
+        if f.is_moe:
+            scores = f.n_experts * rows * F32
+            logits = add(scores, n, *w(il, "ffn_gate_inp.weight"))
+            first = len(nodes)
+            probs = add(scores, logits, inplace=True)  # SIGMOID
+            probs_r = view(probs)
+            ranked = probs
+            if f"blk.{il}.exp_probs_b.bias" in names:
+                ranked = add(scores, probs, *w(il, "exp_probs_b.bias"), inplace=True)
+            topk = view(add(scores, ranked))  # ARGSORT, its top-k view
+            used = f.n_experts_used * rows * F32
+            weights = view(add(used, probs_r, topk))  # GET_ROWS, reshaped
+            total = add(rows * F32, add(rows * F32, weights))  # SUM_ROWS, CLAMP
+            weights = view(add(used, weights, total, inplace=True))  # DIV, reshaped
+            weights = add(used, weights, inplace=True)  # SCALE by expert_weights_scale
+            fused = range(first, len(nodes))
+            n_r = view(n)
+            # graph_optimize sees one split at a time: a host bias's copy starts a split inside the fused nodes
+            if topk_moe_fused(f.n_experts) and not any(first < i < len(nodes) for i in g.splits):
+                add(0, *_kept(nodes, fused))
+            wide = f.n_experts_used * f.n_ff_expert * rows * F32
+            gate = add(wide, *w(il, "ffn_gate_exps.weight"), n_r, topk)
+            up = add(wide, *w(il, "ffn_up_exps.weight"), n_r, topk)
+            swiglu = add(wide, gate, up)  # before the down product's split (its weight's copy)
+            down = add(f.n_experts_used * rr, *w(il, "ffn_down_exps.weight"), swiglu, topk)
+            weighted = add(f.n_experts_used * rr, down, weights, inplace=True)
+            parts = [view(weighted) for _ in range(f.n_experts_used)]
+            ffn_out = parts[0]
+            for p in parts[1:]:
+                ffn_out = add(rr, ffn_out, p, inplace=True)
+            if moe_reduction_fused(f.n_experts_used):
+                add(0, down, weights)
+            sh = f.n_ff_shared * rows * F32
+            s_gate = add(sh, n, *w(il, "ffn_gate_shexp.weight"))
+            s_up = add(sh, n, *w(il, "ffn_up_shexp.weight"))
+            s_out = add(rr, add(sh, s_gate, s_up), *w(il, "ffn_down_shexp.weight"))
+            ffn_out = add(rr, ffn_out, s_out, inplace=True)
+        else:
+            wide = f.n_ff * rows * F32
+            d_gate, d_up = add(wide, n, *w(il, "ffn_gate.weight")), add(wide, n, *w(il, "ffn_up.weight"))
+            ffn_out = add(rr, add(wide, d_gate, d_up), *w(il, "ffn_down.weight"))
+        cur = add(rr, ffn_out, ffn_inp, inplace=True)
+    rr = spec.n_embd * n_outputs * F32
+    h = add(rr, add(rr, cur, inplace=True), inplace=True, output=True)  # RMS_NORM, result_norm
+    add(spec.n_vocab * n_outputs * F32, h, output=True)
+    return 0, _hoisted(nodes, g.inputs, g.splits)
