@@ -1676,44 +1676,6 @@ def vulkan_chunked_scores(spec: ModelSpec, caches: list[Cache], placement: Place
     return small
 
 
-# PR #16788 ("ggml-alloc : make gallocr prefer chunks that allow memory reuse"): not in b6840, in b7108 (the builds
-# Ollama v0.12.11 and v0.13.2 vendor); placed at the first build seen with it
-GALLOC_PREFER_REUSE_BUILD = 7108
-
-
-def vulkan_pipeline_split(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
-                          devices: tuple[Device, ...], s: LlamaCppSettings) -> dict[int, int]:
-    """Each Vulkan device's compute buffer for gpt-oss without flash attention under pipeline parallelism, its split
-    replayed through ggml-alloc's chunks (compute_graphs.gpt_oss_pipeline_split_graph, galloc.chunk_sizes at the
-    1 GiB maximum, VK_MAX_BUFFER): the split inputs' SCHED_MAX_COPIES copies come first and are never freed, so the
-    four F32 masks of the full cache (256 MiB each at 131072 cells and 512 tokens) fill the first chunk. A full
-    layer's scores take a chunk of their own; where the device's first layer is a full-attention one no sliding-
-    window scores have raised the small chunks' high-water marks yet, so with PR #16788's preference for a chunk
-    whose freed space fits (GALLOC_PREFER_REUSE_BUILD) the next layers' tensors that would grow a small chunk land at
-    the start of the freed scores' chunk instead: the next full layer's Q (n_head x head_dim x T F32) is there when
-    its own scores are allocated, and these take a second chunk of their size. Issue #18527 (b7600, RX 9070 XT +
-    Arc A770, -c 131072 -np 4 unified): Vulkan1 (layers 13-23, full layer first) prints 40766 MiB used, one more
-    16 GiB score chunk than Vulkan0 (layers 0-12, sliding-window first; 24769). {} where it does not apply."""
-    if ctx.flash_attn or ctx.build < VK_CHUNKS_BUILD or spec.architecture not in GPT_OSS_GRAPHS or not devices \
-            or infer_backend(devices, s.backend).name != "vulkan" or not pipeline_parallel(spec, placement, devices, s):
-        return {}
-    trunk = spec.trunk_layers
-    if not trunk or any(la.attention is None or la.ffn is None or not la.ffn.is_moe for la in trunk) \
-            or placement.output_device < 0 or len(placement.layer_device) < len(trunk):
-        return {}
-    T = min(ctx.n_ctx, ctx.n_ubatch)
-    iswa = _iswa_caches(caches, T, False)
-    if {il for layers, _, _ in iswa for il in layers} < {la.index for la in trunk}:
-        return {}
-    out = {}
-    for d in sorted({placement.layer_device[la.index] for la in trunk}):
-        layers = {la.index for la in trunk if placement.layer_device[la.index] == d}
-        n_in, nodes = compute_graphs.gpt_oss_pipeline_split_graph(
-            spec, layers, T, reserved_outputs(ctx, s), iswa, d == placement.output_device, SCHED_MAX_COPIES)
-        out[d] = sum(galloc.chunk_sizes(n_in, nodes, VK_MAX_BUFFER, ctx.build >= GALLOC_PREFER_REUSE_BUILD))
-    return out
-
-
 # ggml_backend_sched_split_graph hands each split to its backend's graph_optimize before ggml-alloc places it.
 # ggml-vulkan's (ggml_vk_graph_optimize, PR #15850 "vulkan: sort graph to allow more parallel execution", e68aa10d8,
 # 2025-09-08; on unless GGML_VK_DISABLE_GRAPH_OPTIMIZE) pulls up to 20 following independent nodes beside each one,
@@ -1840,9 +1802,18 @@ def host_cache_stores(spec: ModelSpec, ctx: Context, placement: Placement, s: Ll
     store them into a KV cache there (-nkvo, or a layer left on the CPU): the SET_ROWS into a host buffer runs on
     the CPU (ggml_backend_sched_backend_id_from_cur: an op whose destination is a host buffer), its sources are
     split inputs copied into the host's compute buffer. They take the block of the token embeddings, freed once
-    the first split has copied them (the GGML_SCHED_DEBUG=2 dumps, tests/fixtures/llamacpp_cuda)."""
+    the first split has copied them (the GGML_SCHED_DEBUG=2 dumps, tests/fixtures/llamacpp_cuda).
+
+    A layer with a fused QKV projection (blk.N.attn_qkv.weight: llm_graph_context::build_qkv, src/llama-graph.cpp)
+    has V as a view of the projection, one n_embd_v_gqa slice of each token's row; with flash attention the cache
+    keeps V untransposed and llama_kv_cache::cpy_v stores that strided view as it is (ggml_set_rows of a 2-D view
+    with the projection's row stride), so the scheduler's copy of it keeps its layout (ggml_dup_tensor_layout):
+    nearly the whole projection, (T - 1) rows of Q + K + V and one of V. Phi-3's held-out -ngl 2 on an H200:
+    CUDA_Host 37.99 MiB = the inputs' 20.01 + the roped K rows' 6.00 + V's copy 17.98 less the freed embeddings
+    block (6.00)."""
     T = min(ctx.n_ctx, ctx.n_ubatch)
     rows = []
+    fused = {t.name for t in spec.weights.tensors if t.name.endswith(".attn_qkv.weight")} if ctx.flash_attn else set()
     for la in attention_layers(spec):
         if not (s.no_kv_offload or (la.index < len(placement.layer_device) and placement.layer_device[la.index] < 0)):
             continue
@@ -1850,6 +1821,11 @@ def host_cache_stores(spec: ModelSpec, ctx: Context, placement: Placement, s: Ll
         if a.kv_lora_rank and a.latent_cache and ERAS.reached(ctx.build, "mla_latent"):
             # MLA caches the latent row (kv_lora_rank + rope), V the latent again before ERAS mla_k_only
             width = a.kv_lora_rank + a.qk_rope_head_dim + (0 if ERAS.reached(ctx.build, "mla_k_only") else a.kv_lora_rank)
+        elif f"blk.{la.index}.attn_qkv.weight" in fused:
+            n_v = a.n_kv_heads * a.head_dim_v
+            row = (a.n_heads + a.n_kv_heads) * a.head_dim_k + n_v
+            rows.append(a.n_kv_heads * a.head_dim_k * T * 4 + _view_bytes((n_v, T), (4, row * 4)))
+            continue
         else:
             width = a.n_kv_heads * (a.head_dim_k + a.head_dim_v)
         rows.append(width * T * 4)
@@ -2104,5 +2080,4 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
                 if d != first and d in placement.layer_device:
                     out[d] += SCHED_MAX_COPIES * resid
         out[-1] += extra * (mask_in + 2 * T * 4)
-    out.update(vulkan_pipeline_split(spec, ctx, caches, placement, devices, s))  # the devices' splits, replayed
     return out
