@@ -111,7 +111,6 @@ COMPUTE_MISSES: dict[str, str] = {
     "mamba2-2.7b-4-partial-c32768-ub512-f16-faauto-np1-ngl2": "CUDA0 0.658",
     "qwen3.5-27b-8-partial-c32768-ub512-f16-faauto-np1-ngl4": "CUDA0 0.884",
     "heldout-kimi-linear-full-heldout-arch-c8192-ub512-f16-faauto-np1-ngl2": "CUDA0 1.136",
-    "heldout-deepseek-v3-legacy-4-heldout-settings-c8192-ub512-f16-faauto-np1-ngl1": "CUDA_Host 0.680",
     "heldout-qwen3.5-27b-8-heldout-settings-c8192-ub512-f16-faauto-np1-ngl1": "CUDA0 0.857",
 }
 

@@ -1676,44 +1676,6 @@ def vulkan_chunked_scores(spec: ModelSpec, caches: list[Cache], placement: Place
     return small
 
 
-# PR #16788 ("ggml-alloc : make gallocr prefer chunks that allow memory reuse"): not in b6840, in b7108 (the builds
-# Ollama v0.12.11 and v0.13.2 vendor); placed at the first build seen with it
-GALLOC_PREFER_REUSE_BUILD = 7108
-
-
-def vulkan_pipeline_split(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
-                          devices: tuple[Device, ...], s: LlamaCppSettings) -> dict[int, int]:
-    """Each Vulkan device's compute buffer for gpt-oss without flash attention under pipeline parallelism, its split
-    replayed through ggml-alloc's chunks (compute_graphs.gpt_oss_pipeline_split_graph, galloc.chunk_sizes at the
-    1 GiB maximum, VK_MAX_BUFFER): the split inputs' SCHED_MAX_COPIES copies come first and are never freed, so the
-    four F32 masks of the full cache (256 MiB each at 131072 cells and 512 tokens) fill the first chunk. A full
-    layer's scores take a chunk of their own; where the device's first layer is a full-attention one no sliding-
-    window scores have raised the small chunks' high-water marks yet, so with PR #16788's preference for a chunk
-    whose freed space fits (GALLOC_PREFER_REUSE_BUILD) the next layers' tensors that would grow a small chunk land at
-    the start of the freed scores' chunk instead: the next full layer's Q (n_head x head_dim x T F32) is there when
-    its own scores are allocated, and these take a second chunk of their size. Issue #18527 (b7600, RX 9070 XT +
-    Arc A770, -c 131072 -np 4 unified): Vulkan1 (layers 13-23, full layer first) prints 40766 MiB used, one more
-    16 GiB score chunk than Vulkan0 (layers 0-12, sliding-window first; 24769). {} where it does not apply."""
-    if ctx.flash_attn or ctx.build < VK_CHUNKS_BUILD or spec.architecture not in GPT_OSS_GRAPHS or not devices \
-            or infer_backend(devices, s.backend).name != "vulkan" or not pipeline_parallel(spec, placement, devices, s):
-        return {}
-    trunk = spec.trunk_layers
-    if not trunk or any(la.attention is None or la.ffn is None or not la.ffn.is_moe for la in trunk) \
-            or placement.output_device < 0 or len(placement.layer_device) < len(trunk):
-        return {}
-    T = min(ctx.n_ctx, ctx.n_ubatch)
-    iswa = _iswa_caches(caches, T, False)
-    if {il for layers, _, _ in iswa for il in layers} < {la.index for la in trunk}:
-        return {}
-    out = {}
-    for d in sorted({placement.layer_device[la.index] for la in trunk}):
-        layers = {la.index for la in trunk if placement.layer_device[la.index] == d}
-        n_in, nodes = compute_graphs.gpt_oss_pipeline_split_graph(
-            spec, layers, T, reserved_outputs(ctx, s), iswa, d == placement.output_device, SCHED_MAX_COPIES)
-        out[d] = sum(galloc.chunk_sizes(n_in, nodes, VK_MAX_BUFFER, ctx.build >= GALLOC_PREFER_REUSE_BUILD))
-    return out
-
-
 # ggml_backend_sched_split_graph hands each split to its backend's graph_optimize before ggml-alloc places it.
 # ggml-vulkan's (ggml_vk_graph_optimize, PR #15850 "vulkan: sort graph to allow more parallel execution", e68aa10d8,
 # 2025-09-08; on unless GGML_VK_DISABLE_GRAPH_OPTIMIZE) pulls up to 20 following independent nodes beside each one,
@@ -1833,6 +1795,26 @@ def v_index_inputs(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
         return 0
     n_embd_v = max(la.attention.n_kv_heads * la.attention.head_dim_v for la in run)
     return sum(1 for c in caches if c.layers and c.v_bytes) * n_embd_v * min(ctx.n_ctx, ctx.n_ubatch) * 8
+
+
+def host_layer_fa_q(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
+                    s: LlamaCppSettings) -> int:
+    """The Q rows a layer left on the CPU hands back to the host for its flash attention in the worst-case (pp)
+    graph: op offload runs the layer's projections on the device (ERAS pp_offload), but FLASH_ATTN_EXT for heads
+    ggml-cuda has no kernel for stays on the CPU (ggml_backend_cuda_device_supports_op, cuda_fa_supported), right
+    after the layer's K / V stores into the host cache, in the same CPU split: ggml_backend_sched_split_graph puts
+    that split's inputs (the K and V rows, then Q in F32) at its head, all alive together before the stores free
+    the first two; the attention output takes their block. 0 where no such layer is on the host. The legacy
+    DeepSeek-V3 GGUF (192 / 128 heads) at -ngl 1 (every layer on the CPU, flash attention kept by -fa auto since
+    each op sits with its layer's CPU)."""
+    if not ctx.flash_attn or not devices or infer_backend(devices, s.backend).name not in _GGML_CUDA \
+            or not ERAS.reached(ctx.build, "pp_offload") \
+            or _offload_device(devices, s, min(ctx.n_ctx, ctx.n_ubatch)) is None:
+        return 0
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    return max((la.attention.n_heads * la.attention.head_dim_k * T * 4 for la in attention_layers(spec)
+                if (la.index >= len(placement.layer_device) or placement.layer_device[la.index] < 0)
+                and not cuda_fa_supported(la.attention, ctx)), default=0)
 
 
 def host_cache_stores(spec: ModelSpec, ctx: Context, placement: Placement, s: LlamaCppSettings) -> int:
@@ -2093,7 +2075,8 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     # block, and go above it when larger (host_cache_stores)
     out[-1] = max(out.get(-1, 0), p.inputs + (resid if ERAS.reached(ctx.build, "embd_input") else 0)
                   + (per_layer_input_rows(spec, T) if any(d >= 0 for d in placement.layer_device) else 0)
-                  + v_index_inputs(spec, ctx, caches) + max(0, host_cache_stores(spec, ctx, placement, s) - resid))
+                  + v_index_inputs(spec, ctx, caches) + max(0, host_cache_stores(spec, ctx, placement, s)
+                                                              + host_layer_fa_q(spec, ctx, placement, devices, s) - resid))
     out[-1] += kq_host  # -nkvo without flash attention: the scores on the host
     out[-1] = max(out.get(-1, 0), fa_host[1])  # flash attention's sources copied to the host
     if host_attention_kept(spec, placement):  # a CPU layer's attention core stays on the host (pp graph)
@@ -2118,5 +2101,4 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
                 if d != first and d in placement.layer_device:
                     out[d] += SCHED_MAX_COPIES * resid
         out[-1] += extra * (mask_in + 2 * T * 4)
-    out.update(vulkan_pipeline_split(spec, ctx, caches, placement, devices, s))  # the devices' splits, replayed
     return out
