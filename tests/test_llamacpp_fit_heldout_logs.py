@@ -18,9 +18,9 @@ Measured (oomkit - log), as it stands:
   overflowing) vs 48 (34): both keep 14 repeating layers whole, but the branch leaves the output layer on the CPU
   where the merged fit counts it as a layer of the device and adds blk.14's attention (ATTN), used 19357 vs 19187
   (+0.9%). Strict xfail (pre-merge algorithm).
-- gpt-oss-20b MXFP4, -fa off, RX 9070 XT + Arc A770 (Vulkan, issue #18527): initial 24632 / 24374 vs 24769 / 40766
-  (-0.6% / -40.2%), context 60416 vs 43008 (+40.5%), dense-only layers on Vulkan1 25 = 25. Strict xfail: the last
-  device's -fa off compute (one more F32 KQ of 16392 MiB in the log), a compute.py matter the fit inherits.
+- gpt-oss-20b MXFP4, -fa off, RX 9070 XT + Arc A770 (Vulkan, issue #18527): initial 24767 / 40742 vs 24769 / 40766
+  (-0.01% / -0.06%; Vulkan1's second 16 GiB score chunk, compute.vulkan_pipeline_split), context 43008 = 43008,
+  dense-only layers on Vulkan1 25 = 25.
 - Llama-2-7B Q4_0, Quadro T1000 (Vulkan, issue #22368, b8931): 5722 = 3577 + 2048 + 96 vs 5714 = 3577 + 2048 + 88
   (+0.14%, compute +9%).
 - DeepSeek-V3.1-Terminus UD-Q4_K_XL, 2x RTX 6000 Ada (PR #16653, b7003 run as b7407): initial 211824 / 226975 vs

@@ -15,8 +15,8 @@ else within the printed rounding):
   bytes: weights 5219418112 B and kv 36 x 16777216 B exact before and after; CPU graph 322961408 B (+6.9%) ->
   301989888 B [301989888]; total 5.7 GiB [runner.size 5.7 GiB] before and after.
 - ollama/ollama#12752, gpt-oss:120b on a Ryzen AI Max+ 395 (gfx1151, ROCm), 4 slots x 8192, 0.12.6, DEBUG bytes:
-  ROCm0 weights 64118101248 B, "59.7 GiB" (-0.12%) -> 64197727488 B, "59.8 GiB" [64197736704 B: -9216 B, 256 B a
-  block left, strict xfail]; InputWeights 1158266880 B, kv 1830813696 B and CPU graph 5898240 B exact before and
+  ROCm0 weights 64118101248 B, "59.7 GiB" (-0.12%) -> 64197727488 B, "59.8 GiB" -> 64197736704 B [64197736704 B]
+  with ggml-cuda's row padding of the two fused MXFP4 expert tensors; InputWeights 1158266880 B, kv 1830813696 B and CPU graph 5898240 B exact before and
   after; ROCm0 graph 140.9 MiB [182.8 MiB] (-22.9%), then 157.8 MiB with Ollama's own gpt-oss graph replayed on the
   GPU (-13.7%, strict xfail: the ROCm pool is not counted); total 62.6 -> 62.7 GiB [62.8 GiB] (strict xfail, the
   graph's miss).
@@ -32,7 +32,12 @@ The changes (engines/ollama, each citing the ollama/ollama source of the release
 - graph.py qwen3_dense_graph_bytes(flash_attention=False, on_cpu=...) through layout._own_graph: dense qwen3 without
   flash attention, v0.12.0-v0.12.6, replayed node for node through ggml-alloc: ScaledDotProductAttention's
   mul_mat / soft_max_ext / mul_mat branch over the PermutedV cache (CacheConfig{CachePadding: 32, PermutedV: true}),
-  the F32 mask an input of its own (kvcache/causal.go buildMask), on the one GPU or, with no GPU, on the CPU.
+  the F32 mask an input of its own (kvcache/causal.go buildMask), on the one GPU or, with no GPU, on the CPU;
+- graph.py gptoss_graph_bytes through layout._own_graph: gpt-oss with flash attention on a GPU, v0.11.5-v0.12.11,
+  replayed node for node with the split inputs (token rows, positions, F16 masks, output index) in the buffer;
+- weights.py runner_layer_weights(cuda=True): on a CUDA or ROCm GPU each tensor is ggml-cuda's get_alloc_size
+  (quantized rows padded to MATRIX_ROW_PADDING) padded to 128 B, the library gpt-oss blob's gate and up experts
+  one fused tensor.
 
 Not covered by these logs: Metal and a CUDA GPU holding layers (none of the 0.12+ logs found in the issue threads
 with per-device lines held one whose model could be named), and the --fit-like layout of a partial offload (every
@@ -212,15 +217,18 @@ def test_gpt_oss_120b_block_weights_with_f32_expert_biases():
     assert ol.human_bytes2(mine["model weights"]["ROCm0"]) == p["model weights"]["ROCm0"]
 
 
-@pytest.mark.xfail(strict=True, reason="256 B a block short of required.ROCm0.Weights (1751095808 B against "
-                                       "1751096064; 9216 B over the 36 blocks): the source sums pad(get_alloc_size, "
-                                       "alignment) a tensor, and ggml-cuda's MATRIX_ROW_PADDING of the three MXFP4 "
-                                       "expert tensors (ne0 2880: +102 B each, padded to 128) would give 384, not 256; "
-                                       "the rest is not found")
 def test_gpt_oss_120b_block_weights_to_the_byte():
-    fx, _, _ = _strix_halo()
+    """required.ROCm0.Weights to the byte: ml/backend/ggml New sums pad(ggml_backend_buft_get_alloc_size, alignment)
+    a tensor, and ggml-cuda's buffer type (HIP builds the same) pads a quantized tensor's rows to MATRIX_ROW_PADDING
+    (512): the library blob's two MXFP4 expert tensors (the fused ffn_gate_up_exps and ffn_down_exps, rows of 2880)
+    take 102 B more each, 128 once aligned: 1751095808 + 256 B. Before: 256 B a block short (9216 B over the 36
+    blocks); the computed inventory's separate gate and up would give 384."""
+    fx, _, mine = _strix_halo()
     spec = ollama_gguf(resolve("gpt-oss:120b", "MXFP4_MOE"))
-    assert runner_layer_weights(spec, gguf_view(spec)) == fx["printed"]["required.ROCm0.Weights"]
+    printed = fx["printed"]["required.ROCm0.Weights"]
+    assert runner_layer_weights(spec, gguf_view(spec), cuda=True) == printed
+    assert runner_layer_weights(spec, gguf_view(spec))[0] == printed[0] - 256  # a CPU buffer pads no row
+    assert mine["model weights"]["ROCm0"] == sum(printed) == 64197736704
 
 
 @pytest.mark.xfail(strict=True, reason="ROCm0 compute graph 157.8 MiB against 182.8 printed (-13.7%; -22.9% with the "

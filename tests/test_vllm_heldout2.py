@@ -37,8 +37,10 @@ peak, as in the profile it repeats (phases.py SAMPLER_WARMUP_FACTOR_SORT, 1.0; n
 What remains, measured: the 0.11 TP2 non-torch increase is 0.54-0.55 GiB in these logs where oomkit carries the 0.19
 H100 figure (2.07 GiB, profile.py NON_TORCH_TP): -1.84 / -1.88 % of the GPU, inside the 3 % limit; gpt-oss-120b's
 64.38 GiB is the Triton MXFP4 layout of the vllm/vllm-openai image, which carries triton_kernels, while oomkit gives
-0.11 the PyPI wheel's Marlin layout (vllm#27508); Mistral's 2.12 GiB profile peak is what FlashInfer's sampler (or a
-sampler at 256 sequences) gives, not the PyTorch sort at 1,024 sequences oomkit takes for 0.11.
+0.11 the PyPI wheel's Marlin layout (vllm#27508); Mistral's 2.12 GiB profile peak is what FlashInfer's sampler gives,
+not the PyTorch sort at 1,024 sequences oomkit takes for 0.11: 0.11.0 picks FlashInfer whenever it is installed
+(v1/sample/ops/topk_topp_sampler.py), and the document's text-only runs peak on the sort, so that run's installation
+differed; 1,024 sequences is engine/arg_utils.py's default beside the printed 8,192 batched tokens (a >= 70 GiB GPU).
 """
 
 from __future__ import annotations
@@ -190,8 +192,12 @@ def test_mistral_small_32_weights_and_tokens_from_the_printed_budget():
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "-3.69 % of the GPU (25.26 vs 28.20 GiB): oomkit's 0.11 profile takes the PyTorch sort for the sampler's dummy "
-    "pass over 1,024 x 131,072 logits (4.96 GiB peak) where the log prints 2.12 GiB. FlashInfer's top-k/top-p "
-    "(installed in the image) gives 28.31 GiB (+0.14 %), as would 256 sequences; the document does not say which"))
+    "pass over 1,024 x 131,072 logits (4.96 GiB peak) where the log prints 2.12 GiB. FlashInfer's top-k/top-p gives "
+    "28.31 GiB (+0.14 %). 0.11.0's v1/sample/ops/topk_topp_sampler.py takes FlashInfer whenever flashinfer >= 0.2.3 "
+    "imports (VLLM_USE_FLASHINFER_SAMPLER unset), so the choice is the installation's: the same document's text-only "
+    "0.11 runs peak on the sort (Qwen3-0.6B 5.56 GiB = 1,024 x 151,936 x 38.4 B), this one does not. 256 sequences "
+    "would need a flag the section does not list: the printed max_num_batched_tokens 8192 is engine/arg_utils.py's "
+    "default for a >= 70 GiB GPU, the branch that also sets max_num_seqs 1,024"))
 def test_mistral_small_32_budget():
     printed, est = h100_011(MISTRAL, "mistralai/Mistral-Small-3.2-24B-Instruct-2506", **MISTRAL_KW)
     _, a = errors(printed, est)

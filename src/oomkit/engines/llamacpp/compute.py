@@ -1676,6 +1676,44 @@ def vulkan_chunked_scores(spec: ModelSpec, caches: list[Cache], placement: Place
     return small
 
 
+# PR #16788 ("ggml-alloc : make gallocr prefer chunks that allow memory reuse"): not in b6840, in b7108 (the builds
+# Ollama v0.12.11 and v0.13.2 vendor); placed at the first build seen with it
+GALLOC_PREFER_REUSE_BUILD = 7108
+
+
+def vulkan_pipeline_split(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                          devices: tuple[Device, ...], s: LlamaCppSettings) -> dict[int, int]:
+    """Each Vulkan device's compute buffer for gpt-oss without flash attention under pipeline parallelism, its split
+    replayed through ggml-alloc's chunks (compute_graphs.gpt_oss_pipeline_split_graph, galloc.chunk_sizes at the
+    1 GiB maximum, VK_MAX_BUFFER): the split inputs' SCHED_MAX_COPIES copies come first and are never freed, so the
+    four F32 masks of the full cache (256 MiB each at 131072 cells and 512 tokens) fill the first chunk. A full
+    layer's scores take a chunk of their own; where the device's first layer is a full-attention one no sliding-
+    window scores have raised the small chunks' high-water marks yet, so with PR #16788's preference for a chunk
+    whose freed space fits (GALLOC_PREFER_REUSE_BUILD) the next layers' tensors that would grow a small chunk land at
+    the start of the freed scores' chunk instead: the next full layer's Q (n_head x head_dim x T F32) is there when
+    its own scores are allocated, and these take a second chunk of their size. Issue #18527 (b7600, RX 9070 XT +
+    Arc A770, -c 131072 -np 4 unified): Vulkan1 (layers 13-23, full layer first) prints 40766 MiB used, one more
+    16 GiB score chunk than Vulkan0 (layers 0-12, sliding-window first; 24769). {} where it does not apply."""
+    if ctx.flash_attn or ctx.build < VK_CHUNKS_BUILD or spec.architecture not in GPT_OSS_GRAPHS or not devices \
+            or infer_backend(devices, s.backend).name != "vulkan" or not pipeline_parallel(spec, placement, devices, s):
+        return {}
+    trunk = spec.trunk_layers
+    if not trunk or any(la.attention is None or la.ffn is None or not la.ffn.is_moe for la in trunk) \
+            or placement.output_device < 0 or len(placement.layer_device) < len(trunk):
+        return {}
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    iswa = _iswa_caches(caches, T, False)
+    if {il for layers, _, _ in iswa for il in layers} < {la.index for la in trunk}:
+        return {}
+    out = {}
+    for d in sorted({placement.layer_device[la.index] for la in trunk}):
+        layers = {la.index for la in trunk if placement.layer_device[la.index] == d}
+        n_in, nodes = compute_graphs.gpt_oss_pipeline_split_graph(
+            spec, layers, T, reserved_outputs(ctx, s), iswa, d == placement.output_device, SCHED_MAX_COPIES)
+        out[d] = sum(galloc.chunk_sizes(n_in, nodes, VK_MAX_BUFFER, ctx.build >= GALLOC_PREFER_REUSE_BUILD))
+    return out
+
+
 # ggml_backend_sched_split_graph hands each split to its backend's graph_optimize before ggml-alloc places it.
 # ggml-vulkan's (ggml_vk_graph_optimize, PR #15850 "vulkan: sort graph to allow more parallel execution", e68aa10d8,
 # 2025-09-08; on unless GGML_VK_DISABLE_GRAPH_OPTIMIZE) pulls up to 20 following independent nodes beside each one,
@@ -2101,4 +2139,5 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
                 if d != first and d in placement.layer_device:
                     out[d] += SCHED_MAX_COPIES * resid
         out[-1] += extra * (mask_in + 2 * T * 4)
+    out.update(vulkan_pipeline_split(spec, ctx, caches, placement, devices, s))  # the devices' splits, replayed
     return out

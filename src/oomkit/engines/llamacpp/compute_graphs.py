@@ -882,6 +882,109 @@ def gpt_oss_device_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[t
     return 0, _hoisted(nodes, g.inputs, g.splits)
 
 
+def gpt_oss_pipeline_split_graph(spec: ModelSpec, layers: set[int], T: int, n_outputs: int,
+                                 caches: list[tuple[tuple[int, ...], int, int]], head: bool, n_copies: int
+                                 ) -> tuple[int, list[Node]]:
+    """gpt-oss without flash attention as one device of a pipeline-parallel layer split holds its split (the layers
+    `layers`, the output head where `head`), for ggml-alloc's chunked replay (galloc.chunk_sizes). With n_copies > 1
+    ggml_backend_sched_split_graph (ggml/src/ggml-backend.cpp) gives every split input n_copies copies, each marked
+    input and output (never freed), and adds them as leafs "so that they are allocated first", input by input in the
+    order the split's nodes first read them: the hidden state handed over (the embeddings on the first device), the
+    positions, each cache's K and V row indices and its F32 KQ mask (caches: (layers, cells, mask bytes)), out_ids on
+    the device with the head. The layer is openai-moe.cpp's as gpt_oss_device_graph has it, with KQ, its SOFT_MAX
+    (in place, with the sinks) and KQV, and no CUDA allocation dependencies. Returns (the leafs, the nodes)."""
+    g = _Graph()
+    add, view, nodes = g.add, g.view, g.nodes
+    names = {t.name for t in spec.weights.tensors}
+    leafs: list[int] = []
+
+    def inp(size: int) -> int:  # a split input and its copies, placed in this order before every node
+        first = add(size, output=n_copies > 1)
+        leafs.append(first)
+        leafs.extend(add(size, output=True) for _ in range(n_copies - 1))
+        return first
+
+    resid = spec.n_embd * T * F32
+    run = [la for la in spec.trunk_layers if la.index in layers]
+    by_layer = {il: (cells, mask_bytes, key) for key, (ils, cells, mask_bytes) in enumerate(caches) for il in ils}
+    seen: dict[tuple[str, int], int] = {}
+
+    def once(what: str, key: int, size: int) -> int:
+        if (what, key) not in seen:
+            seen[what, key] = inp(size)
+        return seen[what, key]
+
+    cur = -1
+    for layer in run:
+        a, f, il = layer.attention, layer.ffn, layer.index
+        cells, mask_bytes, key = by_layer[il]
+        if cur < 0:
+            cur = inp(resid)
+        x = add(resid, add(resid, cur, inplace=True), inplace=True)  # RMS_NORM, attn_norm
+
+        def project(size: int, t: str, x: int = x, il: int = il) -> int:
+            h = add(size, x)
+            if f"blk.{il}.attn_{t}.bias" in names:
+                h = add(size, h, inplace=True)
+            return view(h)
+
+        pos = once("pos", 0, T * 4)
+        q_size, kv_size = a.n_heads * a.head_dim_k * T * F32, a.n_kv_heads * a.head_dim_k * T * F32
+        q = add(q_size, project(q_size, "q"), pos, inplace=True)
+        v = project(kv_size, "v")
+        k = add(kv_size, project(kv_size, "k"), pos, inplace=True)
+        add(0, view(k), once("k_idxs", key, T * 8))  # SET_ROWS into the cache
+        add(0, view(v), once("v_idxs", key, a.n_kv_heads * a.head_dim_v * T * 8))  # v_trans: a row per element
+        mask = once("mask", key, mask_bytes)
+        o_size = a.n_heads * a.head_dim_v * T * F32
+        kq = add(cells * T * a.n_heads * F32, view(view(q)))
+        kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX with the sinks
+        o = add(o_size, view(add(o_size, kq)))  # KQV, permuted, CONT
+        o = add(resid, o)
+        if f"blk.{il}.attn_output.bias" in names:
+            o = add(resid, o, inplace=True)
+        ffn_inp = add(resid, o, cur, inplace=True)
+        n = add(resid, add(resid, ffn_inp, inplace=True), inplace=True)
+        scores = f.n_experts * T * F32
+        logits = add(scores, n)
+        if f"blk.{il}.ffn_gate_inp.bias" in names:
+            logits = add(scores, logits, inplace=True)
+        probs_r = view(logits)
+        topk = view(add(scores, logits))
+        weights = add(f.n_experts_used * T * F32, probs_r, topk)
+        weights = view(add(f.n_experts_used * T * F32, view(weights)))
+        n_r = view(n)
+        wide = f.n_experts_used * f.n_ff_expert * T * F32
+
+        def expert(t: str, size: int, *srcs: int, il: int = il, topk: int = topk) -> int:
+            h = add(size, *srcs, topk)
+            if f"blk.{il}.ffn_{t}_exps.bias" in names:
+                h = add(size, h, topk, inplace=True)
+            return h
+
+        gate = expert("gate", wide, n_r)
+        up = expert("up", wide, n_r)
+        down = expert("down", f.n_experts_used * resid, add(wide, gate, up))
+        weighted = add(f.n_experts_used * resid, down, weights, inplace=True)
+        parts = [view(weighted) for _ in range(f.n_experts_used)]
+        ffn_out = parts[0]
+        for p in parts[1:]:
+            ffn_out = add(resid, ffn_out, p, inplace=True)
+        cur = add(resid, ffn_out, ffn_inp, inplace=True)
+    if head:
+        r = spec.n_embd * n_outputs * F32
+        h = add(r, cur, inp(n_outputs * 4))  # GET_ROWS of out_ids
+        h = add(r, add(r, h, inplace=True), inplace=True, output=True)  # result_norm
+        add(spec.n_vocab * n_outputs * F32, h, output=True)
+    else:
+        add(0, cur)  # the next device's copy reads it
+    kept = set(leafs)
+    order = leafs + [i for i in range(len(nodes)) if i not in kept]
+    at = {i: n for n, i in enumerate(order)}
+    return len(leafs), [nodes[i]._replace(srcs=tuple(at[s] for s in nodes[i].srcs), view=at.get(nodes[i].view, -1))
+                        for i in order]
+
+
 # dense graphs replayed as a device that runs all of them holds them (split inputs first): src/models/phi3.cpp
 DENSE_DEVICE_GRAPHS = frozenset({"phi3"})
 

@@ -87,6 +87,7 @@ def _free(d: Device) -> int | None:
 
 
 _UNKNOWN_FREE = 1 << 50
+_CUDA_LIBS = ("cuda", "rocm")  # the GPUs whose buffers ggml-cuda's buffer type allocates (HIP builds the same code)
 # the library a device reports from v0.12.4: its ggml backend's registered name
 _BACKEND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "metal": "Metal", "vulkan": "Vulkan", "oneapi": "SYCL"}
 
@@ -268,12 +269,16 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         # the runner would report: per-layer weights + its KV cache (kvcache/causal.go), the graph below
         cache = _ollama_engine_kv(spec, launch, num_parallel)
         layer_w = runner_layer_weights(spec, g)
+        # a CUDA or ROCm GPU's blocks as ggml-cuda's buffer type sizes them (quantized rows padded), the CPU's plain
+        gpu_w = runner_layer_weights(spec, g, cuda=True) if any(o.library in _CUDA_LIBS for o in gpus) else None
         proj = _projector(spec, v)
         if proj is not None:
             # ml/backend/ggml/ggml.go New: the vision tower's v.* and mm.* tensors are created on the output layer's
             # device (ollama/ollama#11090: mistral3 Q8_0 "model weights" 11.5 + 11.9 GiB on the GPUs = the text
             # layers' 22.7 GiB + the 769.3 MiB encoder + the 68.0 MiB projector)
             layer_w[-1] += proj.allocated
+            if gpu_w is not None:
+                gpu_w[-1] += proj.allocated
         layer_c = [cache.bytes_by_layer.get(i, 0) for i in range(g.block_count)] + [0]
         ls = _runner_settings(spec, launch, num_parallel, -1, ())
         ctx = resolve_context(spec, ls)
@@ -309,7 +314,8 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
             graph, partial, cpu_graph = max(graph, vis_gpu), max(partial, vis_gpu), max(graph, vis_cpu)
         # a CUDA GPU's graph also holds its backend's scratch pool (v0.12.4+, cuda_pool.py); the CPU's does not
         pool = _cuda_pool(spec, launch, gpus, cache)
-        lay = layout_era_c(layer_w, layer_c, gpus, partial + pool, graph + pool, launch.gpu_overhead, num_gpu)
+        lay = layout_era_c(gpu_w or layer_w, layer_c, gpus, partial + pool, graph + pool, launch.gpu_overhead,
+                           num_gpu, cpu_weights=layer_w)
         _add_input_layer(lay, g, launch.num_batch, cpu_graph, _cpu_split(spec, launch, lay, gpus, g.block_count))
         out = _era_c_result(lay, gpus, g, measured=True)
         if launch.era == "B":

@@ -485,10 +485,12 @@ def _pooled_estimate(g: GgufView, version: Version, gpus: list[OGpu], gr: Graph,
 
 
 def layout_era_c(layer_weights: list[int], layer_cache: list[int], gpus: list[OGpu], graph_partial: int,
-                 graph_full: int, gpu_overhead: int, num_gpu: int, buffer: int = 0) -> EraCLayout:
+                 graph_full: int, gpu_overhead: int, num_gpu: int, buffer: int = 0,
+                 cpu_weights: list[int] | None = None) -> EraCLayout:
     """llamaServer.Load + createLayout (v0.13.0): every GPU's free memory less one layer as a buffer (`buffer`),
     its MinimumMemory, OLLAMA_GPU_OVERHEAD and the graph of the GPUs in use; layers fitted by assignLayers;
-    the graph is full when every layer (output included) is on a GPU."""
+    the graph is full when every layer (output included) is on a GPU. cpu_weights: the layers' weights as the CPU
+    holds them where they differ from a GPU's (layer_weights)."""
     order = sorted(range(len(gpus)), key=lambda i: -gpus[i].free)  # sort.Reverse(ByFreeMemory)
     graph_of = [0] * len(gpus)
     layers = [w + c for w, c in zip(layer_weights, layer_cache, strict=True)]
@@ -527,7 +529,7 @@ def layout_era_c(layer_weights: list[int], layer_cache: list[int], gpus: list[OG
         if c:
             cache[gpus[i].id] = c
         graphs[gpus[i].id] = graph
-    cpu_w = sum(w for j, w in enumerate(layer_weights) if j not in on_gpu)
+    cpu_w = sum(w for j, w in enumerate(cpu_weights or layer_weights) if j not in on_gpu)
     cpu_c = sum(c for j, c in enumerate(layer_cache) if j not in on_gpu)
     if cpu_w:
         weights["CPU"] = cpu_w

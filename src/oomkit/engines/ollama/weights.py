@@ -306,17 +306,66 @@ def per_layer_weights(g: GgufView) -> list[int]:
     return [*g.blk_sizes, g.output_bytes]
 
 
-def runner_layer_weights(spec: ModelSpec, g: GgufView) -> list[int]:
+MATRIX_ROW_PADDING = 512  # ggml-cuda/common.cuh: the last row of a quantized matrix padded to a multiple of this
+CUDA_ALIGNMENT = 128  # ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment (CUDA_ALIGNMENT in patch 0022)
+
+
+def _cuda_tensor_bytes(dtype: str, shape: tuple[int, ...], nbytes: int) -> int:
+    """What ml/backend/ggml New counts for a tensor created in a ggml-cuda buffer type (CUDA and ROCm alike):
+    pad(ggml_backend_buft_get_alloc_size, alignment). ggml_backend_cuda_buffer_type_get_alloc_size adds, to a
+    quantized tensor whose rows are not a multiple of MATRIX_ROW_PADDING, the bytes of the missing row elements."""
+    t = ggml.type_by_name(dtype)
+    if t.block_size > 1 and shape and shape[0] % MATRIX_ROW_PADDING:
+        nbytes += ggml.tensor_bytes(t, (MATRIX_ROW_PADDING - shape[0] % MATRIX_ROW_PADDING,))
+    return -(-nbytes // CUDA_ALIGNMENT) * CUDA_ALIGNMENT
+
+
+def _runner_tensors(spec: ModelSpec):
+    """(name, layer, dtype, shape, bytes) of each tensor as the runner creates it. Ollama's library gpt-oss GGUF is
+    converted from the original checkpoint (convert_gptoss.go, the "attn.qkv" and "mlp.mlp1_" replacements of its
+    Replacements), so its experts' gate and up are one ffn_gate_up_exps tensor (and the attention one attn_qkv, whose
+    16-bit rows no padding touches): 13 tensors a block (ollama/ollama#12147 num_tensors=315 = 24 x 13 + 3), where
+    the computed inventory lists gate and up apart."""
+    fused = spec.architecture in ("gpt-oss", "gptoss") and not spec.weights.exact
+    up = {}
+    for t in spec.weights.tensors:
+        if fused and t.name.endswith(".ffn_up_exps.weight") and len(t.shape) == 3:
+            up[t.layer] = t
+    for t in spec.weights.tensors:
+        if fused and t.layer in up and t.name.endswith(".ffn_up_exps.weight"):
+            continue
+        if fused and t.layer in up and t.name.endswith(".ffn_gate_exps.weight"):
+            u = up[t.layer]
+            yield (t.name.replace("gate_exps", "gate_up_exps"), t.layer, t.dtype,
+                   (t.shape[0], t.shape[1] + u.shape[1], *t.shape[2:]), t.nbytes + u.nbytes)
+            continue
+        yield t.name, t.layer, t.dtype, tuple(t.shape), t.nbytes
+
+
+def runner_layer_weights(spec: ModelSpec, g: GgufView, cuda: bool = False) -> list[int]:
     """per_layer_weights as the Ollama engine's runner allocates them, the sizes its BackendMemory reports: from
     1a19df1f3 (v0.11.5, the ggml update that brought add_id) ml/backend/ggml/ggml.go New creates a BF16
     `*_exps.bias` tensor as F32 ("transform _exps.bias from bf16 to fp32; add_ids only supports fp32 tensors") and
     sizes it so (ggml_backend_buft_get_alloc_size of the F32 tensor), where the GGUF file, which the legacy
     estimate (fs/ggml GroupLayers) reads, keeps it BF16. Ollama's library gpt-oss blobs carry BF16 expert biases:
     gpt-oss:120b on ROCm at v0.12.6 reports required.ROCm0.Weights 1751096064 B a block (ollama/ollama#12752),
-    the file's 1748883968 + 3 x 2880 x 128 x 2 B. Only the engine's measured layout (v0.11.5+) calls this."""
+    the file's 1748883968 + 3 x 2880 x 128 x 2 B. Only the engine's measured layout (v0.11.5+) calls this.
+
+    cuda: the blocks as created in a ggml-cuda buffer type (a CUDA or ROCm GPU's), each tensor
+    pad(get_alloc_size, 128) with the quantized rows' MATRIX_ROW_PADDING (_cuda_tensor_bytes): gpt-oss's two MXFP4
+    expert tensors (rows of 2880: 102 B more each, padded to 128) make #12752's block 1751096064 B, 256 B over the
+    F32 biases' 1751095808."""
     w = per_layer_weights(g)
     for t in spec.weights.tensors:
         if (t.layer is not None and 0 <= t.layer < len(w) - 1 and t.dtype.lower() == "bf16"
                 and t.name.endswith("_exps.bias")):
             w[t.layer] += t.nbytes  # F32 is twice the BF16 bytes
+    if cuda:
+        # the output layer: output_norm and output, or token_embd created again as output.weight when tied
+        out = ("output.", "output_norm.") if "output" in g.groups else ("output_norm.", "token_embd.")
+        for name, layer, dtype, shape, nbytes in _runner_tensors(spec):
+            if layer is not None and 0 <= layer < len(w) - 1:
+                w[layer] += _cuda_tensor_bytes(dtype, shape, nbytes) - nbytes
+            elif layer is None and name.startswith(out):
+                w[-1] += _cuda_tensor_bytes(dtype, shape, nbytes) - nbytes
     return w
