@@ -27,7 +27,8 @@ Measured (oomkit - log), as it stands:
   201672 / 208920 (+5.0% / +8.6%). Strict xfail: the UD mix is reconstructed, not read.
 - Qwen3-Coder-Next Q4_K_M, 2x Arc Pro B50 (SYCL, PR #24476, b9694, -c 131072, q8_0 KV, -np 2): initial 26112 /
   24636 vs 26136 / 24652 (-0.09% / -0.06%; model buffers -22 / -15 MiB, unsloth's Q4_K_M: strict xfail of the
-  breakdown's model column), layers 14 (1 overflowing, GATE) / 35 (23) = the log's.
+  breakdown's model column), layers 14 (1 overflowing, GATE) / 35 (23) = the log's; the rerun's SYCL0 compute 724 vs
+  727 (the offloaded expert products replayed; strict xfail of its model column).
 - Llama-2-7B Q4_0, Arc A770 (SYCL, PR #27968's base run): 5726 = 3577 + 2048 + 100 vs 5718 = 3577 + 2048 + 92
   (+0.14%, compute +8.7%).
 """

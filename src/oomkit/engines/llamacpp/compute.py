@@ -1810,6 +1810,83 @@ def host_weight_copy(spec: ModelSpec, ctx: Context, placement: Placement, device
     return d, gpu_alloc_size(big) if infer_backend((devices[d],), s.backend).name in _GGML_CUDA else big.nbytes
 
 
+# backends whose offloaded expert products are replayed (host_experts_split_bytes); ggml-cuda's keep host_weight_copy
+HOST_EXPERT_REPLAY_BACKENDS = frozenset({"sycl", "vulkan"})
+SYCL_ALIGN = 128  # ggml-sycl.cpp ggml_backend_sycl_buffer_type_get_alignment
+
+
+def host_experts_split_bytes(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
+                             s: LlamaCppSettings) -> tuple[int, int] | None:
+    """(device, bytes) of the offloaded routed experts of the MoE layers whose expert weights sit on the host (-ot
+    ...exps=CPU, --cpu-moe, --n-cpu-moe, the overrides --fit writes), replayed through ggml-alloc, where every host
+    tensor of the load is such an expert weight and the device is SYCL or Vulkan; None elsewhere.
+
+    Each MUL_MAT_ID with a host weight goes to the first device whose offload_op wants it (ggml-sycl.cpp
+    get_op_batch_size: ne[2], the tokens, against op_offload_min_batch_size 32; "1.off" above) and starts a split
+    whose input is the weight's copy (ggml_backend_sched_split_graph), freed once its product is done. In
+    build_moe_ffn's order (src/llama-graph.cpp): up (or the merged gate_up) with the copies of the FFN input and the
+    selected experts, gate, the SWIGLU node (GGML_OP_GLU, not in place; before SWIGLU_OP_BUILD SiLU and the product in
+    place on the gate), the down product in a split of its own with the router weights' copy, the weighting in
+    place, the views' sum; the rest of the layer stays with its weights. Between two such layers the device holds
+    nothing of them, so each layer is replayed from an empty buffer and the largest counts. The down weight's copy
+    then lands above the SWIGLU block and the two freed products, where the whole FFN workspace over the copy
+    (host_weight_copy's bound) counted the FFN's rows a second time: the b9694 log of Qwen3-Coder-Next Q4_K_M on two
+    Arc Pro B50 (PR #24476, -c 131072 -ub 2048, experts of layers 26-48 on the CPU) prints SYCL0 727 MiB."""
+    d = _offload_device(devices, s, min(ctx.n_ctx, ctx.n_ubatch))
+    if d is None or infer_backend((devices[d],), s.backend).name not in HOST_EXPERT_REPLAY_BACKENDS:
+        return None
+    gathered = ("token_embd.weight", "per_layer_token_embd.weight", "output.weight")
+    host = [t for t in model_buffers(spec, devices, s, placement).cpu_tensors
+            if len(t.shape) >= 2 and t.name not in gathered]
+    if not host or not all(t.name.endswith("_exps.weight") for t in host):
+        return None
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    vulkan = infer_backend((devices[d],), s.backend).name == "vulkan"
+    by_layer: dict[int, dict[str, int]] = {}
+    for t in host:
+        by_layer.setdefault(t.layer, {})[t.name.rsplit(".", 2)[-2]] = gpu_alloc_size(t)
+    ffn = {la.index: la.ffn for la in spec.layers if la.ffn is not None and la.ffn.is_moe}
+    peak = 0
+    for il, w in by_layer.items():
+        f = ffn.get(il)
+        if f is None or "ffn_down_exps" not in w:
+            return None
+        resid, used = spec.n_embd * T * 4, f.n_experts_used
+        wide = f.n_ff_expert * used * T * 4
+        g = compute_graphs._Graph()
+        add, view = g.add, g.view
+        # a split's inputs in the order its nodes read them: the weight (src0), the FFN input, the selected experts
+        first = "ffn_gate_up_exps" if "ffn_gate_up_exps" in w else "ffn_up_exps" if "ffn_up_exps" in w \
+            else "ffn_gate_exps"
+        w0, x, ids = add(w[first]), add(resid), add(used * T * 4)
+        if first == "ffn_gate_up_exps":
+            gate_up = add(2 * wide, w0, x, ids)
+            glu = add(wide, view(gate_up), view(gate_up))
+        else:
+            up = add(wide, w0, x, ids)
+            gate = add(wide, add(w["ffn_gate_exps"]), x, ids) if first == "ffn_up_exps" and "ffn_gate_exps" in w \
+                else up
+            if ctx.build >= SWIGLU_OP_BUILD:
+                glu = add(wide, gate, up)
+            else:
+                glu = add(wide, add(wide, gate, inplace=True), up, inplace=True)
+        down_w = add(w["ffn_down_exps"])
+        weights = add(used * T * 4)  # the router weights' copy, read by the weighting in the down split
+        experts = add(spec.n_embd * used * T * 4, down_w, glu, ids)
+        experts = add(spec.n_embd * used * T * 4, experts, weights, inplace=True)
+        parts = [view(experts) for _ in range(used)]
+        out = parts[0]
+        for p in parts[1:]:
+            out = add(resid, out, p, inplace=True)
+        add(0, out)  # the copy the rest of the layer reads
+        if vulkan:
+            size = sum(galloc.chunk_sizes(0, g.nodes, VK_MAX_BUFFER, ctx.build >= GALLOC_PREFER_REUSE_BUILD))
+        else:
+            size = galloc.peak_bytes(0, g.nodes, SYCL_ALIGN)
+        peak = max(peak, size)
+    return d, peak
+
+
 def output_weight_copy(spec: ModelSpec, device: Device, s: LlamaCppSettings) -> int:
     """The bytes the copy of the output weight (the token embeddings when tied) takes on the device: ggml-alloc
     sizes it by the device buffer type's get_alloc_size (ggml-cuda pads a quantized tensor's last row)."""
@@ -2091,7 +2168,10 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         out[-1] = ph[-1].attention - (0 if -1 in attending else masks) if -1 in placement.layer_device else 0
         out[off] = max(out.get(off, 0), ph.get(off, p_dev).output + output_weight_copy(spec, devices[off], s))
     copy = host_weight_copy(spec, ctx, placement, devices, s)
-    if copy is not None:  # a host weight multiplied on device `d`, one copy at a time above the FFN's rows
+    experts = host_experts_split_bytes(spec, ctx, placement, devices, s) if copy is not None else None
+    if experts is not None:  # host expert weights multiplied on device `d`, their splits replayed
+        out[experts[0]] = max(out.get(experts[0], 0), experts[1])
+    elif copy is not None:  # a host weight multiplied on device `d`, one copy at a time above the FFN's rows
         d, size = copy
         out[d] = max(out.get(d, 0), size + p.ffn)
     pp_dev = _offload_device(devices, s, T) if -1 in placement.layer_device else None
