@@ -2096,6 +2096,24 @@ def dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
                                                          host=host, host_kv=host_kv), CUDA_ALIGN)
 
 
+def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: LlamaCppSettings) -> int | None:
+    """The CPU compute buffer of a dense graph of DENSE_DEVICE_GRAPHS that runs on the CPU alone, replayed through
+    ggml-alloc as llama.cpp's CPU backend allocates it (compute_graphs.phi3_graph: the graph inputs as leafs first,
+    the unread embeddings input among them, the token rows a GET_ROWS node), where dense_device_bytes' graph holds
+    (an F16 mask input, an unquantized cache, one stream, no sliding-window cache, no tensor overrides); None
+    elsewhere. The closed-form phases put the FFN's rows one block high there. Phi-3-mini's 4- and 2-layer files
+    through llama-cpp-python 0.3.36 on the CPU (tests/groundtruth/llamacpp_run.py), to the printed 0.01 MiB: 164.03
+    MiB at -c 16384 -ub 1024 (176 by those), 74.63 at -c 8192 -ub 512, 558.01 there without flash attention, 90.64
+    at -c 4096 -fa auto, 328.05 at -ub 2048, 98.01 at -c 32768 -np 4 unified, 44.32 at -c 2048 -ub 256."""
+    if spec.architecture not in compute_graphs.DENSE_DEVICE_GRAPHS or ctx.type_k.quantized or ctx.type_v.quantized \
+            or ctx.n_stream != 1 or not ERAS.reached(ctx.build, "kq_mask_f16") or any(c.name == "SWA" for c in caches) \
+            or s.override_tensor or not spec.trunk_layers:
+        return None
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)
+    return galloc.peak_bytes(*compute_graphs.phi3_graph(spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn))
+
+
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                       devices: tuple[Device, ...], s: LlamaCppSettings) -> dict[int, int]:
     """Per backend (-1 = the CPU side): a device that runs layers needs the layer workspace, the one that
@@ -2114,7 +2132,8 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     ctx = cuda_auto_fa_off(spec, ctx, placement, devices, s)  # -fa auto without a kernel for the heads: off
     p = compute_phases(spec, ctx, caches, reserved_outputs(ctx, s))
     if not devices:
-        return {-1: max(p.output, p.attention)}
+        dense = dense_cpu_bytes(spec, ctx, caches, s)
+        return {-1: max(p.output, p.attention) if dense is None else dense}
     # a ggml-cuda device's layer workspace holds flash attention's F16 copies of K and V (fa_f16_bytes); not
     # modelled: an RPC device's (the remote server's buffer type) and absorbed-MLA layers (V a view of the latent K)
     fa16, deps = cuda_fa_f16_copies(ctx, devices, s), cuda_fusion_deps(ctx, devices, s)
