@@ -96,3 +96,48 @@ def test_without_flash_attention_the_scores_copy_leads():
     want = 2 * 16384 * 512 * 64 + 2 * 128 * 512 * 64 + 1024 + 512
     assert cublas_attention_bytes(512, 64, 8, 128, 128, 16384) == want
     assert cuda_pool_bytes(spec, 512, False, 108, (8, 0), 16384) == 1024 * MiB + 10 * MiB  # 2 MiB steps
+
+
+# ---------------------------------------------------------------------------------------------------------
+# ROCm: the HIP build's legacy pool (GGML_HIP_NO_VMM) for Ollama's gpt-oss graph, v0.12.6-v0.12.11
+
+
+def test_hip_legacy_pool_best_fit_and_look_ahead():
+    """ggml_cuda_pool_leg: a request takes the smallest free buffer that holds it, else a new one of
+    256 x ceil(int(1.05 x size) / 256) B; alloc_size() is the sum of the buffers ever made."""
+    from oomkit.engines.ollama.cuda_pool import _LegacyPool
+
+    p = _LegacyPool()
+    a = p.alloc(2880 * 512 * 2)
+    b = p.alloc(5120 * 512 * 2)
+    assert (a, b) == (3096576, 5505024)
+    p.release(a, b)
+    assert p.alloc(4096 * 512 * 2) == b and p.alloc(2880 * 512 * 2) == a  # attn_out reuses both
+    assert p.size == 3096576 + 5505024
+    assert p.alloc(16 * MiB) == 17616128 and p.size == 26217728
+
+
+def test_hip_tile_flash_attention_parallel_blocks():
+    """fattn-tile.cuh on HIP, head size 64, 64 query heads on 8 KV heads: ncols2 8, 64 columns a block (8 tokens),
+    the RDNA config's 128 threads and 64 x 64 K batches: 8 KiB of Q, 9 KiB of K/V, 8 KiB of KQ and 16 B of maxima
+    in shared memory, two blocks in a compute unit's 64 KiB. 512 tokens give 64 x 8 = 512 tiles; at 40 compute
+    units (80 blocks a wave) two parallel blocks fill 13 waves at 98% and three would take 20 waves: two. From 60
+    compute units three do better."""
+    from oomkit.engines.ollama.cuda_pool import _tile_parallel_blocks
+
+    assert _tile_parallel_blocks(512, 64, 8, 32768, 40) == (2, 64)
+    assert _tile_parallel_blocks(512, 64, 8, 16896, 40) == (2, 64)
+    assert _tile_parallel_blocks(512, 64, 8, 32768, 60) == (3, 64)
+
+
+def test_hip_gptoss_pool():
+    """gpt-oss:120b at 512 tokens, 4 output rows, 32768 / 16896 cells on 40 compute units: 3096576 + 5505024 B of
+    BF16 conversions and 17616128 B of flash-attention scratch = 25.00 MiB; None for another model or without the
+    compute units."""
+    from oomkit.engines.ollama.cuda_pool import hip_gptoss_pool_bytes
+    from oomkit.engines.ollama.weights import ollama_gguf
+
+    spec = ollama_gguf(resolve("gpt-oss:120b", "MXFP4_MOE"))
+    assert hip_gptoss_pool_bytes(spec, 512, 4, 32768, 16896, 40) == 26217728
+    assert hip_gptoss_pool_bytes(spec, 512, 4, 32768, 16896, None) is None
+    assert hip_gptoss_pool_bytes(resolve("qwen3:8b", "Q4_K_M"), 512, 4, 32768, 16896, 40) is None

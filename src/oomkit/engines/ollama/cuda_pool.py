@@ -108,3 +108,107 @@ def cuda_pool_bytes(spec: ModelSpec, n_tokens: int, flash_attention: bool, sms: 
         if t.dtype.lower() in _MMQ_TYPES and t.name.startswith("blk.") and len(t.shape) == 2:
             peak = max(peak, mmq_bytes(n_tokens, t.shape[0], t.shape[1], sms))
     return round_up(peak, VMM_GRANULARITY)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# ROCm: the same patch 0022 counts the HIP build's pool, which Ollama builds without VMM (CMakeLists.txt:
+# target_compile_definitions(ggml-hip PRIVATE GGML_HIP_NO_VMM)), so it is ggml_cuda_pool_leg: every scratch request
+# takes the best-fitting free buffer (the smallest at least as large), else a new one of 1.05 x the request rounded
+# up to 256 B; freed buffers stay in the pool, and alloc_size() is the sum of all of them.
+
+V_HIP_TILE_RDNA = (0, 12, 6)  # the vendored fattn-tile.cuh with ggml_cuda_fattn_tile_get_config_amd_rdna (v0.12.6+)
+LDS_PER_CU = 64 * 1024  # RDNA's local data share a compute unit, what HIP's occupancy query divides
+_HIP_CPY_NE = 4  # fattn-tile.cuh cpy_ne = ggml_cuda_get_max_cpy_bytes() / 4: 16 B on HIP
+# ggml_cuda_fattn_tile_get_config_amd_rdna (v0.12.6), DKQ = DV = 64: columns -> (threads, nbatch_fa, nbatch_K)
+_RDNA_TILE_64 = {64: (128, 64, 64), 32: (128, 64, 64)}
+
+
+class _LegacyPool:
+    """ggml-cuda.cu ggml_cuda_pool_leg as patch 0022 leaves it in a reserve (allocate = false): alloc_size()."""
+
+    def __init__(self):
+        self.free: list[int] = []
+        self.size = 0
+
+    def alloc(self, n: int) -> int:
+        fits = [b for b in self.free if b >= n]
+        if fits:
+            best = min(fits)
+            self.free.remove(best)
+            return best
+        look_ahead = -(-int(1.05 * n) // 256) * 256
+        self.size += look_ahead
+        return look_ahead
+
+    def release(self, *bufs: int) -> None:
+        self.free.extend(bufs)
+
+
+def _tile_parallel_blocks(n_tokens: int, n_head: int, n_head_kv: int, cells: int, cus: int) -> tuple[int, int]:
+    """fattn-tile.cuh launch_fattn_tile_switch_ncols2 / _ncols1 on HIP and fattn-common.cuh launch_fattn (no
+    stream-k) for head size 64: (parallel_blocks, columns a block). The occupancy HIP reports for the kernel is the
+    local data share's bound: Q_tmp, KV_tmp and KQ (half2 / half, FAST_FP16_AVAILABLE) and KQ_max_new_shared of the
+    block against a compute unit's 64 KiB (the launch bounds' 5 waves a SIMD allow more)."""
+    gqa = n_head // n_head_kv
+    ncols2 = next(c for c in (8, 4, 2, 1) if gqa % c == 0)  # use_gqa_opt: a mask, cells a multiple of 256
+    cols = 64 if n_tokens > 32 // ncols2 else 32
+    threads, nbatch_fa, nbatch_k = _RDNA_TILE_64[cols]
+    lds = cols * 64 // 2 * 4 + nbatch_fa * (nbatch_k // 2 + _HIP_CPY_NE) * 4 + cols * nbatch_fa * 2 + threads // 32 * 4
+    per_cu = max(LDS_PER_CU // lds, 1)
+    ncols1 = cols // ncols2
+    ntiles = -(-n_tokens // ncols1) * (n_head // ncols2)
+    pb = min(per_cu, -(-cells // nbatch_fa))
+    per_wave = cus * per_cu
+    best_waves = best_eff = 0
+    for test in range(pb, -(-cells // nbatch_fa) + 1):
+        total = ntiles * test
+        waves = -(-total // per_wave)
+        eff = 100 * total // (waves * per_wave)
+        if best_eff >= 95 and waves > best_waves:
+            break
+        if eff > best_eff:
+            best_waves, best_eff, pb = waves, eff, test
+    return pb, cols
+
+
+def hip_gptoss_pool_bytes(spec: ModelSpec, n_tokens: int, n_outputs: int, full_cells: int, swa_cells: int,
+                          cus: int) -> int | None:
+    """The HIP pool patch 0022 adds to an RDNA GPU's compute graph for Ollama's gpt-oss graph with flash attention
+    and every block on it (graph.gptoss_graph_bytes), v0.12.6-v0.12.11; None for other models or head sizes.
+
+    The reserve evaluates the GPU's split op by op (ggml_backend_cuda_graph_reserve), skipping MUL_MAT_ID whose
+    ne[2] is not 1 (the experts' products, patch 0022), so what takes scratch from the pool, block by block, is:
+    - the BF16 attention products (attn_qkv, attn_out) of n_tokens columns, which ggml_cuda_mul_mat sends to
+      ggml_cuda_op_mul_mat_cublas (not quantized; mmf and mmvf take few columns): src1 converted to BF16 and the
+      BF16 result, 2 B x rows x columns each;
+    - flash attention: on RDNA without rocWMMA (ggml_cuda_should_use_wmma_fattn) the tile kernel, 64 columns a block
+      (8 of them grouped heads), without stream-k, so launch_fattn splits the cells over parallel_blocks and takes
+      parallel_blocks x head_dim x heads x tokens floats (dst_tmp) and parallel_blocks x heads x tokens float2
+      (dst_tmp_meta) from the pool;
+    - the output rows' BF16 product, through cuBLAS too beyond 3 rows (ggml_cuda_should_use_mmvf on RDNA3+).
+    cus: the GPU's compute units (multiProcessorCount)."""
+    from .graph import _GPT_OSS
+
+    if spec.architecture not in _GPT_OSS or not cus:
+        return None
+    layer = next((la for la in spec.layers if la.attention is not None and la.ffn.is_moe), None)
+    if layer is None or layer.attention.head_dim_k != 64 or layer.attention.head_dim_v != 64:
+        return None
+    at, T, E = layer.attention, n_tokens, spec.n_embd
+    H, KV, D = at.n_heads, at.n_kv_heads, at.head_dim_v
+    pool = _LegacyPool()
+
+    def bf16_product(rows_in: int, rows_out: int, cols: int) -> None:
+        a = pool.alloc(2 * rows_in * cols)
+        pool.release(pool.alloc(2 * rows_out * cols), a)
+
+    for il in range(spec.n_trunk_layers):
+        bf16_product(E, (H + 2 * KV) * D, T)
+        pb, _ = _tile_parallel_blocks(T, H, KV, swa_cells if il % 2 == 0 else full_cells, cus)
+        if pb > 1:
+            d = pool.alloc(4 * pb * D * H * T)
+            pool.release(pool.alloc(8 * pb * H * T), d)
+        bf16_product(H * D, E, T)
+    if n_outputs > 3:
+        bf16_product(E, spec.n_vocab, n_outputs)
+    return pool.size

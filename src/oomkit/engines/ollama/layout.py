@@ -18,7 +18,7 @@ from ..llamacpp.backends import metal_devices
 from ..llamacpp.fit import params_fit
 from ..llamacpp.kv import Cache
 from ..versions import version_str
-from .cuda_pool import V_CUDA_POOL_IN_GRAPH, cuda_pool_bytes
+from .cuda_pool import V_CUDA_POOL_IN_GRAPH, V_HIP_TILE_RDNA, cuda_pool_bytes, hip_gptoss_pool_bytes
 from .graph import (
     gptoss_cpu_graph,
     gptoss_graph_replayed,
@@ -93,19 +93,27 @@ _BACKEND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "metal": "Metal", "vulkan": "V
 
 
 def _ogpus(devices: tuple[Device, ...], launch: Launch) -> list[OGpu]:
-    # SMs and compute capability: the GPU catalog's, on each Device (hardware/gpus.json); none for other libraries
-    cuda = launch.library == "cuda"
+    # SMs and compute capability: the GPU catalog's, on each Device (hardware/gpus.json); a ROCm GPU's compute units
+    # where the Device gives them (sm_count); none for other libraries
+    cuda = launch.library in _CUDA_LIBS
     return [OGpu(id=d.id, free=_free(d) if _free(d) is not None else _UNKNOWN_FREE, minimum=launch.minimum,
                  library=launch.library, sms=(d.sm_count or 0) if cuda else 0, cc=d.compute_capability)
             for d in devices]
 
 
-def _cuda_pool(spec: ModelSpec, launch: Launch, gpus: list[OGpu], cache: CausalCache) -> int:
+def _cuda_pool(spec: ModelSpec, launch: Launch, gpus: list[OGpu], cache: CausalCache, num_parallel: int = 1) -> int:
     """The CUDA pool Ollama counts in each GPU's compute graph from v0.12.4 (cuda_pool.py), for the GPUs whose SMs
-    and compute capability are known (0 for the others)."""
+    and compute capability are known (0 for the others); on ROCm the HIP build's legacy pool for the gpt-oss graph
+    replayed on the GPU (v0.12.6-v0.12.11, flash attention), for the GPUs whose compute units are known."""
+    n_tokens = min(launch.num_batch, launch.num_ctx)
+    if (launch.library == "rocm" and launch.flash_attention and V_HIP_TILE_RDNA <= launch.version < V_SET_ROWS
+            and gpus):
+        full = max(cache.cells_by_layer.values(), default=0)
+        swa = min(cache.cells_by_layer.values(), default=0)
+        return max((hip_gptoss_pool_bytes(spec, n_tokens, num_parallel, full, swa, o.sms) or 0
+                    for o in gpus if o.sms), default=0)
     if launch.library != "cuda" or launch.version < V_CUDA_POOL_IN_GRAPH:
         return 0
-    n_tokens = min(launch.num_batch, launch.num_ctx)
     cells = max(cache.cells_by_layer.values(), default=0)
     return max((cuda_pool_bytes(spec, n_tokens, launch.flash_attention, o.sms, o.cc, cells, launch.kv_cache_type)
                 for o in gpus if o.sms and o.cc), default=0)
@@ -313,7 +321,7 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
             vis_cpu = proj.graph if own_gpu is None else own_vision_graph(spec, False) or 0
             graph, partial, cpu_graph = max(graph, vis_gpu), max(partial, vis_gpu), max(graph, vis_cpu)
         # a CUDA GPU's graph also holds its backend's scratch pool (v0.12.4+, cuda_pool.py); the CPU's does not
-        pool = _cuda_pool(spec, launch, gpus, cache)
+        pool = _cuda_pool(spec, launch, gpus, cache, num_parallel)
         lay = layout_era_c(gpu_w or layer_w, layer_c, gpus, partial + pool, graph + pool, launch.gpu_overhead,
                            num_gpu, cpu_weights=layer_w)
         _add_input_layer(lay, g, launch.num_batch, cpu_graph, _cpu_split(spec, launch, lay, gpus, g.block_count))
