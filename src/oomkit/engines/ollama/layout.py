@@ -4,6 +4,7 @@ figures (memory.py) next to them in engine_view["ollama_memory"] and ["ollama_vs
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -93,12 +94,19 @@ _BACKEND_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "metal": "Metal", "vulkan": "V
 
 
 def _ogpus(devices: tuple[Device, ...], launch: Launch) -> list[OGpu]:
-    # SMs and compute capability: the GPU catalog's, on each Device (hardware/gpus.json); a ROCm GPU's compute units
-    # where the Device gives them (sm_count); none for other libraries
-    cuda = launch.library in _CUDA_LIBS
+    # SMs and compute capability: the GPU catalog's, on each Device (hardware/gpus.json); a Radeon's compute units
+    # where the Device gives them (sm_count: the HIP pool's model is RDNA's, not an Instinct's CDNA); none for others
+    def units(d: Device) -> int:
+        if launch.library == "cuda" or launch.library == "rocm" and not _CDNA.search(d.name or ""):
+            return d.sm_count or 0
+        return 0
+
     return [OGpu(id=d.id, free=_free(d) if _free(d) is not None else _UNKNOWN_FREE, minimum=launch.minimum,
-                 library=launch.library, sms=(d.sm_count or 0) if cuda else 0, cc=d.compute_capability)
+                 library=launch.library, sms=units(d), cc=d.compute_capability)
             for d in devices]
+
+
+_CDNA = re.compile(r"instinct|\bmi\d{2,3}", re.IGNORECASE)
 
 
 def _cuda_pool(spec: ModelSpec, launch: Launch, gpus: list[OGpu], cache: CausalCache, num_parallel: int = 1) -> int:
