@@ -23,8 +23,10 @@ with ggml_gallocr_reserve (tests/test_ollama_graph_ggml.py), equal to the byte a
 to ollama/ollama#13320's CPU "compute graph" 139.5 MiB (146276352 B) at 16128 / 4608 cells and 512 tokens.
 
 Where best fit into freed holes leaves no closed form, the graph is replayed through ggml-alloc (galloc.py):
-dense qwen3 on a GPU from v0.12.7 (the freed f32 reserve mask) and the Qwen2.5-VL vision encoder from v0.13.4;
-each replay is held to ggml_gallocr_reserve on the same graph built with ggml, shape for shape."""
+dense qwen3 on a GPU from v0.12.7 (the freed f32 reserve mask), gpt-oss on a GPU (v0.11.5-v0.12.11: the split
+inputs the scheduler copies in beside the MoE rows; on the CPU it equals gptoss_cpu_graph) and the Qwen2.5-VL vision
+encoder from v0.13.4; each replay is held to ggml_gallocr_reserve on the same graph built with ggml, shape for
+shape."""
 
 from __future__ import annotations
 
