@@ -107,8 +107,8 @@ def test_buffers_equal_llama_cpp_on_cuda(r):
 
 # Measured ratio oomkit / llama.cpp of the compute buffers still outside [0.9, 1.1], per setting id.
 COMPUTE_MISSES: dict[str, str] = {
-    "mamba2-2.7b-4-partial-c4096-ub512-f16-faauto-np1-ngl2": "CUDA0 0.658",
-    "mamba2-2.7b-4-partial-c32768-ub512-f16-faauto-np1-ngl2": "CUDA0 0.658",
+    "mamba2-2.7b-4-partial-c4096-ub512-f16-faauto-np1-ngl2": "CUDA0 0.719",
+    "mamba2-2.7b-4-partial-c32768-ub512-f16-faauto-np1-ngl2": "CUDA0 0.719",
     "qwen3.5-27b-8-partial-c32768-ub512-f16-faauto-np1-ngl4": "CUDA0 0.884",
     "heldout-kimi-linear-full-heldout-arch-c8192-ub512-f16-faauto-np1-ngl2": "CUDA0 1.136",
     "heldout-qwen3.5-27b-8-heldout-settings-c8192-ub512-f16-faauto-np1-ngl1": "CUDA0 0.857",

@@ -2114,6 +2114,35 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
     return galloc.peak_bytes(*compute_graphs.phi3_graph(spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn))
 
 
+def mamba2_offload_device_bytes(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
+                                s: LlamaCppSettings) -> int | None:
+    """The compute buffer of the one ggml-cuda device that runs a partly offloaded Mamba-2 model's pp graph
+    (compute_graphs.mamba2_offload_graph, replayed through ggml-alloc): the first layers left on the CPU run on the
+    device by op offload (ERAS pp_offload, the worst-case ubatch at the offload batch) but for their conv-state stores
+    and SSM_SCAN (host_recurrent_stores), so the device's buffer holds their weights' copies, one split at a time,
+    and the scan's results copied back, and the logits land above what those splits leave; not monotonic in -ngl.
+    Where it holds: one sequence, one device holding the output, Mamba-2 layers only, no tensor overrides; None
+    elsewhere. mamba2-2.7b's 4-layer file on an H200 (the graph with no host layer gives the full offload's 108.22 /
+    432.88 MiB at -ub 512 / 2048, as measured): CUDA0 113.28 MiB at -ngl 4 (113.28 measured, was 108.22); held out
+    -ngl 1 103.22 (103.22) and -ngl 3 118.22 (119.43). Not yet -ngl 2: 118.22 against 164.37, whose split list this
+    graph follows but whose logits (98.22) sit at 66.15 MiB, above this replay's 63.65 top: a placement not found."""
+    d = placement.output_device
+    trunk = spec.trunk_layers
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    if spec.architecture != "mamba2" or not host_layers or d != 0 or len(devices) != 1 or ctx.n_seq_max != 1 \
+            or not ERAS.reached(ctx.build, "pp_offload") or infer_backend(devices, s.backend).name not in _GGML_CUDA \
+            or not set(placement.layer_device) <= {-1, d} or _offload_device(devices, s, T) != d \
+            or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk \
+            or any(la.attention is not None or la.recurrent is None or la.recurrent.kind != "mamba2" for la in trunk) \
+            or any(la.index in host_layers and k and trunk[k - 1].index not in host_layers for k, la in enumerate(trunk)):
+        return None
+    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
+            if t.layer in host_layers}
+    return galloc.peak_bytes(*compute_graphs.mamba2_offload_graph(spec, T, reserved_outputs(ctx, s), host),
+                             CUDA_ALIGN)
+
+
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                       devices: tuple[Device, ...], s: LlamaCppSettings) -> dict[int, int]:
     """Per backend (-1 = the CPU side): a device that runs layers needs the layer workspace, the one that
@@ -2219,6 +2248,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     if host_attention_kept(spec, placement):  # a CPU layer's attention core stays on the host (pp graph)
         out[-1] = max(out[-1], p.attention)
     out[-1] = max(out[-1], cuda_f32_down_exps_host(spec, ctx, placement, devices, s))  # a refused down product
+    m2 = mamba2_offload_device_bytes(spec, ctx, placement, devices, s)
+    if m2 is not None:  # a partly offloaded Mamba-2 model's pp graph on the device, replayed
+        out[placement.output_device] = m2
     moe = moe_offload_device_bytes(spec, ctx, caches, placement, devices, s)
     if moe is not None:  # the pp graph of a partly offloaded MoE model (or -nkvo), all of it on the device, replayed
         out[moe[0]] = moe[1]

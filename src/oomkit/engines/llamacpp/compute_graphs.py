@@ -1278,3 +1278,104 @@ def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, m
     h = add(rr, add(rr, cur, inplace=True), inplace=True, output=True)  # RMS_NORM, result_norm
     add(spec.n_vocab * n_outputs * F32, h, output=True)
     return 0, _hoisted(nodes, g.inputs, g.splits)
+
+
+def mamba2_offload_graph(spec: ModelSpec, T: int, n_outputs: int, host: dict[str, int]) -> tuple[int, list[Node]]:
+    """Mamba-2's pp graph (src/models/graph-context-mamba.cpp build_mamba2_layer, one sequence) as the ggml-cuda device
+    holds it when the first layers are left on the CPU (`host`: their weights' sizes by name), in the order and splits
+    ggml_backend_sched_split_graph gives it (the GGML_SCHED_DEBUG=2 dump of mamba2-2.7b -ngl 2, tests/fixtures/
+    llamacpp_cuda): every op of a host layer runs on the device (op offload) but its conv-state store and SSM_SCAN,
+    which read the host's recurrent state; an op reading a host weight starts a split with the weight's copy as its
+    input when the split has inputs already (else the copy joins it); the host's results come back as split inputs (the
+    token rows, the gathered conv states, the scan's y view, the scan's own layout-keeping copy), and a device tensor
+    a host split reads stays alive until that split (the scheduler's input dependency). The scan's x / B / C are views
+    of the conv output, also read by the y * D product after the scan; z is copied out of the projection after it.
+    Returns (the number of inputs, the nodes) for _hoisted's placement."""
+    g = _Graph()
+    add, view, nodes = g.add, g.view, g.nodes
+    state = {"inputs": False}
+
+    def split() -> None:
+        g.splits.append(len(nodes))
+        state["inputs"] = False
+
+    def fresh(size: int) -> int:
+        state["inputs"] = True
+        return g.inp(size)
+
+    def w(name: str) -> tuple[int, ...]:
+        if name not in host:
+            return ()
+        if state["inputs"]:
+            split()
+        return (fresh(host[name]),)
+
+    f32 = 4
+    resid = spec.n_embd * T * f32
+    trunk = spec.trunk_layers
+    on_host = [any(n.startswith(f"blk.{la.index}.") for n in host) for la in trunk]
+    split()
+    cur = res = fresh(resid)  # the host's token rows (GET_ROWS of the embeddings)
+    # rs_s_copy's view of the sequences' state rows (build_inp_rs: one copy for the graph, read by every device
+    # layer's gathers and scan; the extra rows' view is empty)
+    ids: list[int] = []
+
+    def gather(r) -> int:  # build_rs's GET_ROWS of the conv states, on the device
+        state["inputs"] = True
+        if not ids:
+            ids.append(g.inp(4))
+        return add(r.conv * f32, ids[0])
+
+    r_prev = None if on_host[0] else gather(trunk[0].recurrent)
+    cur = add(resid, cur, inplace=True)  # RMS_NORM
+    for k, la in enumerate(trunk):
+        r, il, cpu = la.recurrent, la.index, on_host[k]
+        conv_dim = r.d_inner + 2 * r.n_group * r.d_state
+        x = add(resid, cur, *w(f"blk.{il}.attn_norm.weight"), inplace=True)  # MUL by the norm weight
+        wi = w(f"blk.{il}.ssm_in.weight")
+        rs = fresh(r.conv * f32) if cpu else r_prev  # the conv states gathered (build_rs), on the host or here
+        proj = add((2 * r.d_inner + 2 * r.n_group * r.d_state + r.n_heads) * T * f32, x, *wi)
+        concat = add((r.d_conv - 1 + T) * conv_dim * f32, rs, view(proj))
+        if cpu:
+            split()  # the host stores the conv state from its copy of the concat's view
+        add(0, view(concat))
+        if cpu:
+            split()
+        conv = add(conv_dim * T * f32, concat, *w(f"blk.{il}.ssm_conv1d.weight"))  # SSM_CONV
+        conv = add(conv_dim * T * f32, conv, *w(f"blk.{il}.ssm_conv1d.bias"), inplace=True)  # ADD
+        conv = add(conv_dim * T * f32, conv, inplace=True)  # SILU
+        dt = add(r.n_heads * T * f32, view(proj))  # CONT
+        dt = add(r.n_heads * T * f32, dt, *w(f"blk.{il}.ssm_dt.bias"), inplace=True)
+        if cpu:  # SSM_SCAN on the host: x, B, C and dt copied out
+            split()
+            add(0, view(conv), view(conv), view(conv), dt)
+            split()
+            scan = None
+        else:
+            scan = add((r.d_inner * T + r.ssm) * f32, view(conv), dt, view(conv), view(conv), ids[0])
+            add(0, view(scan))  # the state's store into the cache
+        nxt = trunk[k + 1] if k + 1 < len(trunk) else None
+        r_prev = None
+        if nxt is not None and not on_host[k + 1]:  # the next layer's conv states gathered here (build_rs)
+            r_prev = gather(nxt.recurrent)
+        z = add(r.d_inner * T * f32, view(proj))  # CONT of z
+        xd = add(r.d_inner * T * f32, view(conv), *w(f"blk.{il}.ssm_d"))  # y's D term
+        y = fresh(r.d_inner * T * f32) if cpu else view(scan)  # the scan's y (its view, copied in)
+        y = add(r.d_inner * T * f32, y, xd, inplace=True)
+        y = add(r.d_inner * T * f32, z, y)  # SWIGLU
+        y = add(r.d_inner * T * f32, view(y), inplace=True)  # the grouped RMS_NORM of its reshape
+        y = add(r.d_inner * T * f32, y, *w(f"blk.{il}.ssm_norm.weight"), inplace=True)
+        wo = w(f"blk.{il}.ssm_out.weight")
+        if nxt is None:
+            state["inputs"] = True
+            ids = g.inp(n_outputs * 4)
+        out = add(resid, view(y), *wo)
+        if nxt is None:
+            rows = spec.n_embd * n_outputs * f32
+            out = add(rows, add(rows, out, ids), add(rows, res, ids), inplace=True)  # GET_ROWS x2, ADD
+            out = add(rows, add(rows, out, inplace=True), inplace=True, output=True)  # result_norm
+            add(spec.n_vocab * n_outputs * f32, out, output=True)  # the logits
+        else:
+            res = add(resid, out, res, inplace=True)
+            cur = add(resid, res)  # the next layer's RMS_NORM
+    return 0, _hoisted(nodes, g.inputs, g.splits)
