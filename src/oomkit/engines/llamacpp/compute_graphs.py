@@ -37,6 +37,27 @@ class _Graph:
         root = self.nodes[of].view if self.nodes[of].view >= 0 else of
         return self.add(self.nodes[of].size, of, view=root)
 
+    def store_kv(self, k: int, v: int, k_idx: int, v_idx: int, kv: tuple[int, int] | None
+                 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """SET_ROWS of K and V into their caches; into a cache on the host (kv: its K and V views' bytes) they run
+        there, reading the rows' copies, and the attention reads the cache's K and V views copied in, a new split
+        after the host's stores. Returns the attention's extra K and V sources."""
+        self.add(0, self.view(k), *(() if kv else (k_idx,)))
+        self.add(0, self.view(v), *(() if kv else (v_idx,)))
+        if not kv:
+            return (), ()
+        self.splits.append(len(self.nodes))
+        return (self.inp(kv[0]),), (self.inp(kv[1]),)
+
+    def host_weight(self, host: dict[str, int], il: int, *names: str) -> tuple[int, ...]:
+        """The copy of a host weight (the first of `names` in layer il that `host` holds) an op multiplies on the
+        device: a new split whose input it is (ggml_backend_sched_split_graph starts one at every such weight)."""
+        name = next((f"blk.{il}.{n}" for n in names if f"blk.{il}.{n}" in host), None)
+        if name is None:
+            return ()
+        self.splits.append(len(self.nodes))
+        return (self.inp(host[name]),)
+
 
 def hy_v3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot: int, v_rot: int
                 ) -> tuple[int, list[Node]]:
@@ -124,12 +145,7 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
     rope_first = spec.architecture in ROPE_BEFORE_QK_NORM
 
     def w(il: int, *names: str) -> tuple[int, ...]:
-        """The copy of a host weight an op multiplies on the device: a new split whose input it is."""
-        name = next((f"blk.{il}.{n}" for n in names if f"blk.{il}.{n}" in host), None)
-        if not device or name is None:
-            return ()
-        g.splits.append(len(nodes))
-        return (g.inp(host[name]),)
+        return g.host_weight(host, il, *names) if device else ()
 
     resid = spec.n_embd * T * F32
     a0 = spec.trunk_layers[0].attention if spec.trunk_layers else None
@@ -187,14 +203,7 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
         if vrot >= 0:
             v = view(add(kv_size, vrot, view(v)))
         k = norm_rope(project(kv_size, "k"), "k")
-        kv = host_kv.get(il) if device else None
-        # SET_ROWS into the K and V caches; into a cache on the host they run there (reading the rows' copies)
-        add(0, view(k), *(() if kv else (k_idx,)))
-        add(0, view(v), *(() if kv else (v_idx,)))
-        kc = vc = ()
-        if kv:  # the cache's K and V views copied in for the attention, a new split after the host's stores
-            g.splits.append(len(nodes))
-            kc, vc = (g.inp(kv[0]),), (g.inp(kv[1]),)
+        kc, vc = g.store_kv(k, v, k_idx, v_idx, host_kv.get(il) if device else None)
         o_size = a.n_heads * a.head_dim_v * T * F32
         if flash_attn:
             # FLASH_ATTN_EXT (with its F16 copies), reshaped
@@ -783,11 +792,7 @@ def gpt_oss_device_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[t
     names = {t.name for t in spec.weights.tensors}
 
     def w(il: int, name: str) -> tuple[int, ...]:
-        name = f"blk.{il}.{name}"
-        if name not in host:
-            return ()
-        g.splits.append(len(nodes))
-        return (inp(host[name]),)
+        return g.host_weight(host, il, name)
 
     resid = spec.n_embd * T * F32
     embd = inp(resid)
@@ -1013,12 +1018,8 @@ def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
     add, view, nodes = g.add, g.view, g.nodes
     host, host_kv = host or {}, host_kv or {}
 
-    def w(il: int, name: str) -> tuple[int, ...]:
-        """The copy of a host weight an op multiplies on the device: a new split whose input it is."""
-        if not device or f"blk.{il}.{name}" not in host:
-            return ()
-        g.splits.append(len(nodes))
-        return (g.inp(host[f"blk.{il}.{name}"]),)
+    def w(il: int, *names: str) -> tuple[int, ...]:
+        return g.host_weight(host, il, *names) if device else ()
 
     resid = spec.n_embd * T * F32
     a0 = spec.trunk_layers[0].attention if spec.trunk_layers else None
@@ -1049,14 +1050,7 @@ def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
         q = add(q_size, add(q_size, view(qkv), pos, inplace=True), inplace=True)  # ROPE of its Q view, SCALE
         v = view(qkv)
         k = add(kv_size, view(qkv), pos, inplace=True)  # ROPE of its K view
-        kv = host_kv.get(il) if device else None
-        # SET_ROWS into the caches; into a cache on the host they run there (reading the rows' copies)
-        add(0, view(k), *(() if kv else (k_idx,)))
-        add(0, view(v), *(() if kv else (v_idx,)))
-        kc = vc = ()
-        if kv:  # the cache's K and V views copied in for the attention, a new split after the host's stores
-            g.splits.append(len(nodes))
-            kc, vc = (g.inp(kv[0]),), (g.inp(kv[1]),)
+        kc, vc = g.store_kv(k, v, k_idx, v_idx, host_kv.get(il) if device else None)
         o_size = a.n_heads * a.head_dim_v * T * F32
         if flash_attn:
             o = view(add(o_size, view(view(q)), *kc, *vc, mask))  # FLASH_ATTN_EXT, reshaped
@@ -1126,11 +1120,7 @@ def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, m
     names = {t.name for t in spec.weights.tensors}
 
     def w(il: int, name: str) -> tuple[int, ...]:
-        name = f"blk.{il}.{name}"
-        if name not in host:
-            return ()
-        g.splits.append(len(nodes))
-        return (inp(host[name]),)
+        return g.host_weight(host, il, name)
 
     resid = spec.n_embd * T * F32
     trunk = spec.trunk_layers
