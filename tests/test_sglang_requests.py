@@ -115,11 +115,20 @@ def test_allow_auto_truncate_round_trips():
 
 
 def test_fit_says_the_server_starts_and_shortens_the_context():
+    """Qwen3-8B in bf16 on a 4090: SGLang starts, but its pool holds 7,777 tokens of the 40,960 a request may take.
+    A 7,777-token context is below a usable one (fit's floor, 8192): the fix keeps the context and makes room
+    (fp8 weights) so that a full-length request fits the pool; asked to go as low as 4096 (--min-ctx), the fix is
+    the shorter context."""
     from oomkit.hardware.catalog import devices_for_names as gpus
     from oomkit.plan.fit import fit
+    from oomkit.plan.options import Goals
     from oomkit.report.plan import fit_text
 
-    f = fit(["python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B"], gpus("RTX 4090"))
+    argv = ["python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B"]
+    f = fit(argv, gpus("RTX 4090"))
     before = fit_text(f).splitlines()[1].strip()
     assert before.startswith("sglang starts, but the KV pool holds ") and "aborted" in before
+    assert f.after.fits and f.after.engine_view["max_total_num_tokens"] >= f.after.settings["context_length"] >= 8192
+    f = fit(argv, gpus("RTX 4090"), Goals(min_ctx=4096))
     assert f.after.fits and f.after.settings["context_length"] <= f.before.engine_view["max_total_num_tokens"]
+    assert [c.flag for c in f.changes] == ["context_length"]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from ...model.spec import ModelSpec
 from ...units import MiB, round_up
+from .graph import _GPT_OSS
 
 V_CUDA_POOL_IN_GRAPH = (0, 12, 4)  # patch 0022's graph_reserve + buffer_size in the vendored ggml (not in v0.12.3)
 VMM_GRANULARITY = 2 * MiB
@@ -187,8 +188,6 @@ def hip_gptoss_pool_bytes(spec: ModelSpec, n_tokens: int, n_outputs: int, full_c
       (dst_tmp_meta) from the pool;
     - the output rows' BF16 product, through cuBLAS too beyond 3 rows (ggml_cuda_should_use_mmvf on RDNA3+).
     cus: the GPU's compute units (multiProcessorCount)."""
-    from .graph import _GPT_OSS
-
     if spec.architecture not in _GPT_OSS or not cus:
         return None
     layer = next((la for la in spec.layers if la.attention is not None and la.ffn.is_moe), None)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...errors import OomkitError, SettingsError
 from ...memory import Device
+from ...model.hf_config import rope_scaling
 from ...model.spec import LayerKind, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import GiB, MiB
@@ -162,10 +163,6 @@ def with_hf_overrides(spec: ModelSpec, overrides: str | None) -> tuple[ModelSpec
     named in a warning."""
     if not overrides:
         return spec, []
-    from dataclasses import replace
-
-    from ...model.hf_config import rope_scaling
-
     cfg = json.loads(overrides)
     if shaped := [k for k in cfg if k in _OVERRIDE_SHAPES]:
         raise SettingsError(f"--hf-overrides {shaped[0]}: oomkit does not rebuild the model's layers from an override; "
