@@ -2143,6 +2143,59 @@ def mamba2_offload_device_bytes(spec: ModelSpec, ctx: Context, placement: Placem
                              CUDA_ALIGN)
 
 
+# ggml-opencl.cpp ggml_opencl_supports_op, GGML_OP_MUL_MAT_ID: experts of Q4_0, Q8_0 or MXFP4 only (with an F32 src1:
+# the mul_mv_id kernels); Q4_0 is admitted at PR #15270's merge (e2c1bfff5, b6177), Q4_1 / K-quants / F16 never
+OPENCL_MUL_MAT_ID_TYPES = frozenset({"q4_0", "q8_0", "mxfp4"})
+
+
+def opencl_refused_down_exps_host(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
+                                  s: LlamaCppSettings, inputs: int) -> int:
+    """The CPU compute buffer when ggml-opencl refuses the down product of some MoE layers on the device: an
+    ffn_down_exps of a type its MUL_MAT_ID has no kernel for (OPENCL_MUL_MAT_ID_TYPES), e.g. the Q4_1 that
+    llama-quantize gives the first n_layer/8 ffn_down of an imatrix Q4_0 file (llama-quant.cpp
+    llama_tensor_get_type). llama_model's select_weight_buft tries the op on the device (weight_buft_supported),
+    finds it refused and leaves the weight in a host buffer; OpenCL has no offload_op, so ggml_backend_sched_split_graph
+    gives the MUL_MAT_ID to the CPU (pass 1: the backend of its weight) and nothing else (the expansion passes give
+    the weighting and the views' sum after it back to the device), a split of its own with two inputs copied in:
+    the SwiGLU rows (n_ff_exp x n_used a token) and the selected experts (the top-k view of the argsort,
+    copied with its layout: ggml_dup_tensor_layout), beside the product's rows (n_embd x n_used a token).
+
+    Replayed through ggml-alloc over the host's whole buffer: the graph inputs (`inputs`: token ids, positions,
+    masks, cache indices, then the output ids, read only in the last split) and the embeddings' rows are freed at
+    the first device split that copies them; the SwiGLU copy takes the freed block, the product goes above the
+    inputs. Two splits a refused layer beside the embeddings' (b6166 log of granite-3.1-3b-a800m Q4_0 on an Adreno
+    830, tests/test_llamacpp_opencl_logs.py: 'graph splits = 10' on 32 layers, 4 of them with a Q4_1 down product;
+    CPU 34.01 MiB printed, 10 MiB of inputs + the 24 MiB product above them). 0 where no layer is refused."""
+    if not devices or infer_backend(devices, s.backend).name != "opencl" or not spec.weights.tensors:
+        return 0
+    types = {t.name: t.dtype for t in spec.weights.tensors}
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    refused = []
+    for la in spec.trunk_layers:
+        f = la.ffn
+        dt = types.get(f"blk.{la.index}.ffn_down_exps.weight")
+        if f is None or not f.is_moe or dt is None or dt.lower() in OPENCL_MUL_MAT_ID_TYPES \
+                or la.index >= len(placement.layer_device) or not 0 <= placement.layer_device[la.index] < len(devices) \
+                or any(types.get(f"blk.{la.index}.{n}.weight", "q4_0").lower() not in OPENCL_MUL_MAT_ID_TYPES
+                       for n in ("ffn_gate_exps", "ffn_up_exps", "ffn_gate_up_exps")):
+            continue  # only the down product refused (not modelled: gate / up refused as well)
+        refused.append(f)
+    if not refused:
+        return 0
+    resid, out_ids = spec.n_embd * T * 4, T * 4
+    g = compute_graphs._Graph()
+    add = g.add
+    held = add(max(0, inputs - resid - out_ids))  # the graph inputs the first device split copies
+    kept = add(out_ids)  # the output ids: copied by the last split
+    add(0, held, add(resid))  # the embeddings' rows (GET_ROWS on the host) and the inputs, copied to the device
+    for f in refused:
+        swiglu = add(f.n_ff_expert * f.n_experts_used * T * 4)  # the split's copies, in the order the node reads them
+        ids = add(((T - 1) * f.n_experts + f.n_experts_used) * 4)
+        add(0, add(spec.n_embd * f.n_experts_used * T * 4, swiglu, ids))  # the product, copied back to the device
+    add(0, kept)
+    return galloc.peak_bytes(2, g.nodes)
+
+
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                       devices: tuple[Device, ...], s: LlamaCppSettings) -> dict[int, int]:
     """Per backend (-1 = the CPU side): a device that runs layers needs the layer workspace, the one that
@@ -2248,6 +2301,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     if host_attention_kept(spec, placement):  # a CPU layer's attention core stays on the host (pp graph)
         out[-1] = max(out[-1], p.attention)
     out[-1] = max(out[-1], cuda_f32_down_exps_host(spec, ctx, placement, devices, s))  # a refused down product
+    out[-1] = max(out[-1], opencl_refused_down_exps_host(spec, ctx, placement, devices, s, out[-1]))  # its host split
     m2 = mamba2_offload_device_bytes(spec, ctx, placement, devices, s)
     if m2 is not None:  # a partly offloaded Mamba-2 model's pp graph on the device, replayed
         out[placement.output_device] = m2
