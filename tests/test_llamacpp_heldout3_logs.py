@@ -15,7 +15,9 @@ publishers' own mixes (GLM-Z1 IQ4_XS with an imatrix +0.9%, DeepSeek-V3 UD-Q2_K_
 CUDA_Host where the log says CPU) and the last CPU block of the Qwen3-235B split files (+55.80 MiB); compute within
 10% except where the first GPU multiplies the weights -ot leaves on the CPU (Qwen3-235B 312.75 / 192.00 MiB against
 774.00, -60% / -75%). Mirrored since: compute.host_weight_copy (one host weight copied in at a time, 822.00, +6.2%)
-and backends.split_cpu_overrides (the CPU buffer name before PR #14990). What is left is each fixture's known_miss."""
+and backends.split_cpu_overrides (the CPU buffer name before PR #14990), and weights.split_layout (a computed GGUF
+over 50 GB in gguf-split parts of llama-quantize's order, one CPU_Mapped range per part: the Qwen3-235B split files
+exact, 183525.52 MiB). What is left is each fixture's known_miss."""
 
 import json
 from pathlib import Path
@@ -48,3 +50,29 @@ def test_cpu_overrides_print_as_cpu_under_no_mmap_until_pr_14990():
     assert names == set(fx["printed"]["buffers"]["model_mib"])
     later = held_out_estimate({**fx, "engine_version": "b6200"}).engine_view["model_buffer_bytes"]  # bare -fa still
     assert "CUDA_Host" in later and later.get("CPU", 0) < 1 << 30  # at most the token embeddings stay CPU
+
+
+def test_split_files_map_one_cpu_range_each():
+    """The Qwen3-235B Q6_K logs print one CPU_Mapped line per split file (src/llama-model.cpp load_tensors: a buffer
+    per file idx over get_mapping_range's [first, last) of the file's CPU tensors). oomkit's computed file, cut as
+    gguf-split --split-max-size 50G cuts llama-quantize's order (weights.split_layout), gives each line: all on the
+    CPU (no -ngl) and with the experts of blocks 5-93 / 14-93 on the CPU, the rest on the GPUs."""
+    import re
+
+    from oomkit.engines.llamacpp.weights import published_split, split_layout, split_mapped_ranges
+    from oomkit.model.resolve import resolve
+
+    weights = published_split(resolve("qwen3-235b-a22b", "Q6_K")).weights
+    layout = split_layout(weights)
+    assert layout is not None and len({f for f, _ in layout.values()}) == 4
+    for path in FIXTURES:
+        if not path.name.startswith("qwen3-235b"):
+            continue
+        fx = json.loads(path.read_text())
+        printed = [float(x) for x in re.findall(r"CPU_Mapped model buffer size = +([\d.]+) MiB", fx["quoted"])]
+        cpu_blocks = [int(b) for o in fx["argv"] if o.endswith("=CPU")
+                      for b in range(94) if re.search(o.rpartition("=")[0], f"blk.{b}.ffn_up_exps.weight")]
+        on_cpu = [t for t in weights.tensors if "-ngl" not in fx["argv"] or t.name == "token_embd.weight"
+                  or (t.layer in cpu_blocks and ".ffn" in t.name)]
+        got = [round(b / (1 << 20), 2) for b in split_mapped_ranges(on_cpu, layout)]
+        assert got == printed, (path.name, got, printed)

@@ -154,6 +154,9 @@ class WeightInventory:
     # a computed GGUF's publisher (the owner of the GGUF repo named, one quant/gguf_recipes.PUBLISHERS knows): its
     # recipes type a plain file type ("Q4_K_M"), also when the list is typed again (a file without the next-n block)
     publisher: str | None = None
+    # a computed GGUF as published in gguf-split parts of at most this many tensor bytes each (--split-max-size);
+    # None: one file (llama.cpp maps each part apart: engines/llamacpp/weights.split_layout)
+    split_max_bytes: int | None = None
 
     @property
     def nbytes(self) -> int:

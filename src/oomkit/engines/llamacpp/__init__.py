@@ -59,6 +59,7 @@ from .weights import (
     model_buffers,
     override_patterns,
     place_layers,
+    published_split,
     tensor_device,
 )
 
@@ -70,13 +71,19 @@ def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str
     return programs.parse(argv if program in ("llama-bench", "lms") else [*env_flags(env), *argv], program)
 
 
+def _estimate(spec, devices, s: LlamaCppSettings):
+    """programs.estimate of the model as published: a computed GGUF over 50 GB in gguf-split parts
+    (weights.published_split; Ollama's blobs, one file each, go to layout.estimate directly)."""
+    return programs.estimate(published_split(spec), devices, s)
+
+
 def _extras(model: str, s: LlamaCppSettings) -> dict[str, str]:
     """The Python binding's Llama(...) call for the same settings."""
     return {"snippet": programs.binding_snippet(model, s)}
 
 
 ENGINE = EngineModule(
-    "llama.cpp", LlamaCppSettings, programs.estimate, _parse_args, flag_takes_value,
+    "llama.cpp", LlamaCppSettings, _estimate, _parse_args, flag_takes_value,
     headline=("n_ctx", "n_parallel", "cache_type_k", "cache_type_v", "flash_attn", "n_gpu_layers"),
     context_field="n_ctx",
     neutral={"ctx": "n_ctx", "parallel": "n_parallel", "kv_type": ("cache_type_k", "cache_type_v"),

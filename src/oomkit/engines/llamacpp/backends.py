@@ -45,6 +45,7 @@ from .weights import (
     loaded_tensors,
     mapped_range,
     override_patterns,
+    split_mapped_bytes,
     tensor_device,
 )
 
@@ -200,7 +201,8 @@ def with_cpu_repack(spec: ModelSpec, weights: ModelBuffers, mmap: bool, isa: str
     names = {t.name for t in moved}
     rest = [t for t in weights.cpu_tensors if t.name not in names]
     repack = sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in moved)
-    host = mapped_range(rest) if mmap else sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in rest)
+    host = ((split_mapped_bytes(spec.weights, rest) or mapped_range(rest)) if mmap
+            else sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in rest))
     return replace(weights, host_buffer_bytes=host, host_weight_bytes=sum(t.nbytes for t in rest)), repack
 
 
@@ -400,7 +402,7 @@ def hexagon_buffers(spec: ModelSpec, devices: tuple[Device, ...], s, placement: 
         into = repack if kind == "REPACK" else plain
         into[d] = into.get(d, 0) + round_up(t.nbytes, HTP_ALIGNMENT)
     by_device = {d: plain.get(d, 0) + repack.get(d, 0) for d in set(plain) | set(repack)}
-    host = (mapped_range(cpu, file_order=spec.weights.exact) if s.mmap
+    host = ((split_mapped_bytes(spec.weights, cpu) or mapped_range(cpu, file_order=spec.weights.exact)) if s.mmap
             else sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in cpu))
     return replace(weights, by_device=by_device, cpu_tensors=tuple(cpu), host_buffer_bytes=host,
                    host_weight_bytes=sum(t.nbytes for t in cpu)), repack

@@ -85,8 +85,9 @@ def _requantized(spec: ModelSpec, tensors: list[TensorSpec], build: int | None) 
     its publisher's recipe where the inventory has one (WeightInventory.publisher)."""
     if spec.weights.exact or not is_gguf_format(spec.weights.format):
         return replace(spec.weights, tensors=tuple(tensors))
-    return gguf_inventory([TensorShape(t.name, t.shape, t.layer) for t in tensors], arch=spec.architecture,
-                          ftype=spec.weights.format, build=build, publisher=spec.weights.publisher)
+    w = gguf_inventory([TensorShape(t.name, t.shape, t.layer) for t in tensors], arch=spec.architecture,
+                       ftype=spec.weights.format, build=build, publisher=spec.weights.publisher)
+    return replace(w, split_max_bytes=spec.weights.split_max_bytes)  # published in the same parts
 
 
 def without_nextn(spec: ModelSpec, build: int | None = None) -> ModelSpec:
@@ -314,6 +315,85 @@ def mapped_range(tensors: list[TensorSpec], file_order: bool = True) -> int:
     return max(t.offset + t.nbytes for t in tensors) - min(t.offset for t in tensors)
 
 
+# A computed GGUF of more than 50 GB as published: split by llama.cpp's gguf-split into files of at most
+# --split-max-size 50G (tools/gguf-split/gguf-split.cpp split_str_to_n_bytes: G = 1000^3 bytes; split_strategy
+# starts a new file when the tensors' padded sizes would pass it), the Hugging Face Hub's 50 GB cap per file.
+# Each file keeps the order llama-quantize wrote: src/llama-quant.cpp llama_model_quantize_impl walks
+# ml.weights_map, a std::map under llama_model_loader::weight_name_comparer (the tensors outside the blocks first,
+# then blk.0, blk.1, ... by number, each block's tensors by name: attn_* before ffn_*). load_tensors maps each file
+# apart (src/llama-model.cpp: one CPU_Mapped buffer per file idx, [first, last) of get_mapping_range over the
+# file's tensors of that buffer type, the tensors of other buffers and the padding between them included).
+# Assumed for a computed inventory of a llama-quantize type only (not F32 / F16 / BF16 / Q8_0, which
+# convert_hf_to_gguf.py also writes itself, in the checkpoint's order); the real parts' own order is unknown here.
+SPLIT_MAX_BYTES = 50 * 1000**3
+_CONVERTER_TYPES = {"F32", "F16", "BF16", "Q8_0"}
+
+
+def quantize_order(name: str) -> tuple[int, str]:
+    """llama_model_loader::weight_name_comparer: the layer of "blk.%d." (-1 without one), then the name."""
+    m = re.match(r"blk\.(\d+)\.", name)
+    return (int(m.group(1)) if m else -1, name)
+
+
+_PUBLISHED = ByObject[ModelSpec](16)
+_SPLITS = ByObject[dict[str, tuple[int, int]] | None](64)
+
+
+def published_split(spec: ModelSpec) -> ModelSpec:
+    """The model as llama.cpp loads it from the hub: a computed GGUF inventory of a llama-quantize type over
+    SPLIT_MAX_BYTES in gguf-split parts (WeightInventory.split_max_bytes). Ollama's library blobs are one file
+    each: its engine does not come through here."""
+    return _PUBLISHED.get(spec, "split", lambda: _published_split(spec))
+
+
+def _published_split(spec: ModelSpec) -> ModelSpec:
+    w = spec.weights
+    if (w.exact or w.split_max_bytes is not None or not is_gguf_format(w.format)
+            or w.format.upper() in _CONVERTER_TYPES
+            or sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in w.tensors) <= SPLIT_MAX_BYTES):
+        return spec
+    return replace(spec, weights=replace(w, split_max_bytes=SPLIT_MAX_BYTES))
+
+
+def split_layout(weights: Any) -> dict[str, tuple[int, int]] | None:
+    """A computed GGUF inventory's split parts (published_split): tensor name -> (file, offset in that file's
+    data). None for one file (mapped_range's own layout)."""
+    if weights.exact or not weights.split_max_bytes:
+        return None
+    return _SPLITS.get(weights, "split", lambda: _split(weights.tensors, weights.split_max_bytes))
+
+
+def _split(tensors: tuple[TensorSpec, ...], max_bytes: int) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    file, size = 0, 0  # gguf-split split_strategy: the current file's padded tensor bytes
+    for t in sorted(tensors, key=lambda t: quantize_order(t.name)):
+        n = round_up(t.nbytes, CPU_ALIGNMENT)
+        if size and size + n > max_bytes:
+            file, size = file + 1, 0
+        out[t.name] = (file, size)
+        size += n
+    return out
+
+
+def split_mapped_bytes(weights: Any, tensors: list[TensorSpec]) -> int | None:
+    """The CPU_Mapped buffers of `tensors` summed over the split parts (split_mapped_ranges); None for one file."""
+    layout = split_layout(weights)
+    if layout is None or not all(t.name in layout for t in tensors):
+        return None
+    return sum(split_mapped_ranges(tensors, layout))
+
+
+def split_mapped_ranges(tensors: list[TensorSpec], layout: dict[str, tuple[int, int]]) -> list[int]:
+    """The CPU_Mapped buffer of each split file holding some of `tensors` (load_tensors: one per file idx, the
+    file's [first, last) of llama_model_loader::get_mapping_range, last = offs + ggml_nbytes), in file order."""
+    spans: dict[int, list[int]] = {}
+    for t in tensors:
+        f, off = layout[t.name]
+        lo_hi = spans.setdefault(f, [off, off + t.nbytes])
+        lo_hi[0], lo_hi[1] = min(lo_hi[0], off), max(lo_hi[1], off + t.nbytes)
+    return [hi - lo for _, (lo, hi) in sorted(spans.items())]
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Model buffers per backend
 
@@ -463,7 +543,9 @@ def _model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSett
             by_device[placement.output_device] = by_device.get(placement.output_device, 0) + gpu_alloc_size(emb)
     if s.mmap:
         host_buft = "CPU_Mapped"
-        host_buffer = mapped_range(cpu_tensors, file_order=spec.weights.exact)
+        host_buffer = split_mapped_bytes(spec.weights, cpu_tensors)
+        if host_buffer is None:
+            host_buffer = mapped_range(cpu_tensors, file_order=spec.weights.exact)
     else:
         host_buft = "CUDA_Host" if devices else "CPU"
         host_buffer = sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in cpu_tensors)
