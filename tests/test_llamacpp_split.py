@@ -522,3 +522,23 @@ def test_the_backend_names_the_devices():
     # a CUDA build keeps the catalog's names
     assert [u.id for u in oomkit.estimate("Qwen/Qwen3-8B", "llama.cpp", quant="Q4_K_M", gpu="2x RTX 3090",
                                           device=("CUDA1",)).devices] == ["CUDA1"]
+
+
+def test_split_gguf_parts_map_one_cpu_range_each(tmp_path):
+    """A split GGUF read from its parts: each tensor's offset is within its own part's data section, and
+    load_tensors maps each part apart (src/llama-model.cpp: one CPU_Mapped buffer per file idx over
+    llama_model_loader::get_mapping_range's [first, last) of that part's CPU tensors), so the CPU_Mapped figure is
+    the parts' ranges summed, each without the padding after its last tensor."""
+    from oomkit.model.resolve import resolve
+    from tests.groundtruth import synth
+    from tests.test_hub import FT, write_gguf
+
+    model = synth.qwen3_30b_a3b(n_layers=2, n_experts=8)
+    paths = write_gguf(model, tmp_path / "Qwen3-30B-A3B-BF16.gguf", "f16", int(FT.MOSTLY_BF16), split_max_tensors=12)
+    assert len(paths) > 1
+    spec = resolve(str(paths[0]))
+    assert {t.file for t in spec.weights.tensors} == set(range(len(paths)))
+    want = sum(max(t.offset + t.nbytes for t in part) - min(t.offset for t in part)
+               for f in range(len(paths)) for part in [[t for t in spec.weights.tensors if t.file == f]])
+    e = oomkit.estimate(str(paths[0]), "llama.cpp", devices=(), find_max_context=False, fit=False, n_ctx=512)
+    assert e.engine_view["model_buffer_bytes"]["CPU_Mapped"] == want

@@ -171,7 +171,7 @@ def _tensor_specs(header: GGUFHeader, name: str) -> tuple[TensorSpec, ...]:
             raise OomkitError(f"{name}: tensor {t.name}: {e}") from None
         m = _BLK.match(t.name)
         out.append(TensorSpec(name=t.name, shape=tuple(t.shape), dtype=gt.name, nbytes=nbytes,
-                              layer=int(m.group(1)) if m else None, offset=t.offset))
+                              layer=int(m.group(1)) if m else None, offset=t.offset, file=t.part))
     return tuple(out)
 
 

@@ -94,6 +94,7 @@ class GGUFTensorInfo:
     ggml_type: int
     offset: int  # from the start of the data section (GGUFHeader.data_offset)
     nbytes: int  # ggml_nbytes: elements / block size x block bytes
+    part: int = 0  # the split part holding it (split.no), 0 in a one-file GGUF: `offset` is within that part
 
     @property
     def type_name(self) -> str:

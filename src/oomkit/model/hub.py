@@ -251,7 +251,7 @@ def _merge_split(repo_id: str, file: GGUFFile, headers: list[Any], sizes: list[i
     n = first.metadata.get("split.count")
     if n is not None and n != len(headers):
         raise HubError(f"{name}: split.count is {n} but the hub has {len(headers)} parts")
-    tensors = tuple(t for h in headers for t in h.tensors)
+    tensors = tuple(replace(t, part=i) for i, h in enumerate(headers) for t in h.tensors)  # offsets per part
     total = first.metadata.get("split.tensors.count")
     if total is not None and total != len(tensors):
         raise HubError(f"{name}: split.tensors.count is {total} but the parts hold {len(tensors)} tensors")

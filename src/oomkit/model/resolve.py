@@ -422,7 +422,7 @@ def _local_gguf_header(path: Path):
             raise ModelError(f"{part.name}: truncated GGUF: {h.file_size:,} bytes, header says at least "
                              f"{h.expected_file_size:,} (an interrupted download?)")
         headers.append(h)
-    tensors = tuple(t for h in headers for t in h.tensors)
+    tensors = tuple(replace(t, part=i) for i, h in enumerate(headers) for t in h.tensors)  # offsets per part
     names_seen: set[str] = set()
     for t in tensors:
         if t.name in names_seen:

@@ -135,6 +135,7 @@ class TensorSpec:
     nbytes: int
     layer: int | None = None  # block index; None for token_embd / output / norms outside blocks
     offset: int | None = None  # byte offset in the GGUF data section, when read from (or laid out as) a file
+    file: int = 0  # the split GGUF part whose data section `offset` is in (0: the first, or the only file)
 
     @property
     def n_elements(self) -> int:

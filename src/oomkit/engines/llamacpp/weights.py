@@ -305,6 +305,9 @@ def mapped_range(tensors: list[TensorSpec], file_order: bool = True) -> int:
         return 0
     if not all(t.offset is not None for t in tensors):
         return sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in tensors)
+    files = {t.file for t in tensors}
+    if len(files) > 1:  # a split GGUF read from its parts: one mapping, and one buffer, per part (load_tensors)
+        return sum(mapped_range([t for t in tensors if t.file == f], file_order) for f in sorted(files))
     if not file_order:
         first_block = min((t.offset for t in tensors if t.layer is not None), default=None)
         trailing = [t for t in tensors if t.layer is None and first_block is not None and t.offset > first_block]
