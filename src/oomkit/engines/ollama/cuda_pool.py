@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from ...model.spec import ModelSpec
 from ...units import MiB, round_up
-from .graph import _GPT_OSS
+from .graph import gptoss_moe_layer
 
 V_CUDA_POOL_IN_GRAPH = (0, 12, 4)  # patch 0022's graph_reserve + buffer_size in the vendored ggml (not in v0.12.3)
 VMM_GRANULARITY = 2 * MiB
@@ -188,9 +188,7 @@ def hip_gptoss_pool_bytes(spec: ModelSpec, n_tokens: int, n_outputs: int, full_c
       (dst_tmp_meta) from the pool;
     - the output rows' BF16 product, through cuBLAS too beyond 3 rows (ggml_cuda_should_use_mmvf on RDNA3+).
     cus: the GPU's compute units (multiProcessorCount)."""
-    if spec.architecture not in _GPT_OSS or not cus:
-        return None
-    layer = next((la for la in spec.layers if la.attention is not None and la.ffn.is_moe), None)
+    layer = gptoss_moe_layer(spec) if cus else None
     if layer is None or layer.attention.head_dim_k != 64 or layer.attention.head_dim_v != 64:
         return None
     at, T, E = layer.attention, n_tokens, spec.n_embd

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ...model.spec import ModelSpec
+from ...model.spec import LayerSpec, ModelSpec
 from ...units import round_up
 from .galloc import Graph, T, reserve, view
 
@@ -40,14 +40,20 @@ MASK_BATCH_PAD = 64  # ggml.h GGML_KQ_MASK_PAD in the ggml Ollama vendors, v0.12
 _GPT_OSS = ("gptoss", "gpt-oss")
 
 
+def gptoss_moe_layer(spec: ModelSpec) -> LayerSpec | None:
+    """The first attention + MoE layer of a gpt-oss model, whose shapes every gpt-oss graph reads (None for
+    other models, or a gpt-oss spec without one)."""
+    if spec.architecture not in _GPT_OSS:
+        return None
+    return next((la for la in spec.layers if la.attention is not None and la.ffn.is_moe), None)
+
+
 def gptoss_cpu_graph(spec: ModelSpec, n_tokens: int, full_cells: int, swa_cells: int, masks: bool = True
                      ) -> int | None:
     """Bytes of the CPU compute buffer for Ollama's gpt-oss graph with flash attention (None for other models).
     masks=False: v0.8.0-v0.12.6, whose buildMask returned an F16 input of its own while reserving (ea7900318,
     until 1c093e97a in v0.12.7), so no mask is in the buffer and nothing is placed above the freed rows."""
-    if spec.architecture not in _GPT_OSS:
-        return None
-    layer = next((la for la in spec.layers if la.attention is not None and la.ffn.is_moe), None)
+    layer = gptoss_moe_layer(spec)
     if layer is None:
         return None
     at, ffn = layer.attention, layer.ffn
@@ -468,9 +474,7 @@ def gptoss_graph_replayed(spec: ModelSpec, n_tokens: int, full_cells: int, swa_c
                           mask_cast: bool, on_cpu: bool = False) -> int | None:
     """gptoss_graph_bytes for a gpt-oss model (None for other models): 128 B aligned as the CUDA / ROCm buffer type
     places tensors (ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment), 32 B on the CPU."""
-    if spec.architecture not in _GPT_OSS:
-        return None
-    layer = next((la for la in spec.layers if la.attention is not None and la.ffn.is_moe), None)
+    layer = gptoss_moe_layer(spec)
     if layer is None:
         return None
     at, ffn = layer.attention, layer.ffn

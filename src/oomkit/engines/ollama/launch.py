@@ -12,6 +12,7 @@ from ...model.spec import ModelSpec
 from ...units import GiB, MiB
 from ..versions import Version, version_str
 from .args import run_variables_warning
+from .graph import _GPT_OSS
 from .settings import (
     V_CONTEXT_LENGTH_ENV,
     V_CTX_4096,
@@ -105,7 +106,6 @@ _REGISTERED = (
 # server/sched.go load: architectures forced to one parallel slot ("not safe with num_parallel > 1", #4165)
 _PARALLEL_ONE_ARCHS = {"mllama", "qwen3vl", "qwen3vlmoe", "qwen35", "qwen35moe", "qwen3next", "lfm2", "lfm2moe",
                        "nemotron_h", "nemotron_h_moe", "nemotron_h_omni"}
-_GPT_OSS = ("gptoss", "gpt-oss")
 # architecture names only Ollama's converters write (llama.cpp names Qwen2.5-VL qwen2vl), with the first release
 _OLLAMA_ONLY = {"qwen25vl": (0, 7, 0)}
 
