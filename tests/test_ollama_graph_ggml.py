@@ -207,6 +207,20 @@ def test_before_the_mask_cast_the_graph_is_the_moe_rows():
     assert gptoss_cpu_graph(spec, 512, 8192, 4608, masks=False) == 512 * 55936 * 4
 
 
+def qwen3_qkv(g, G, wt, x, pos, E: int, H: int, KV: int, D: int, T: int):
+    """A qwen3 block's attention inputs as Ollama's model/models/qwen3 builds them: attn_norm, the Q / K / V
+    projections, the Q and K norms and NeoX rope. wt(name, type, *shape): the block's (shared) weights."""
+    n = g.mul(G, g.rms_norm(G, x, 1e-6), wt("an", T_F32, E))
+    q = g.reshape_3d(G, g.mul_mat(G, wt("q", T_F16, E, H * D), n), D, H, T)
+    k = g.reshape_3d(G, g.mul_mat(G, wt("k", T_F16, E, KV * D), n), D, KV, T)
+    v = g.reshape_3d(G, g.mul_mat(G, wt("v", T_F16, E, KV * D), n), D, KV, T)
+    q = g.mul(G, g.rms_norm(G, q, 1e-6), wt("qn", T_F32, D))
+    k = g.mul(G, g.rms_norm(G, k, 1e-6), wt("kn", T_F32, D))
+    q = g.rope_ext(G, q, pos, None, D, 2, 131072, 1e6, 1., 0., 1., 32., 1.)
+    k = g.rope_ext(G, k, pos, None, D, 2, 131072, 1e6, 1., 0., 1., 32., 1.)
+    return q, k, v
+
+
 def qwen3_gpu_graph_bytes(T: int = 512, cells: int = 16384, n_layer: int = 64, E: int = 5120, H: int = 64,
                           KV: int = 8, D: int = 128, FF: int = 25600, V: int = 151936, mask_input: bool = False,
                           split_inputs: bool = False, set_rows: bool = False) -> int:
@@ -242,14 +256,7 @@ def qwen3_gpu_graph_bytes(T: int = 512, cells: int = 16384, n_layer: int = 64, E
     fwd = lambda *ts: [g.build_forward_expand(gf, t) for t in ts]  # noqa: E731
     for il in range(n_layer):
         res = x
-        n = g.mul(G, g.rms_norm(G, x, 1e-6), wt("an", T_F32, E))
-        q = g.reshape_3d(G, g.mul_mat(G, wt("q", T_F16, E, H * D), n), D, H, T)
-        k = g.reshape_3d(G, g.mul_mat(G, wt("k", T_F16, E, KV * D), n), D, KV, T)
-        v = g.reshape_3d(G, g.mul_mat(G, wt("v", T_F16, E, KV * D), n), D, KV, T)
-        q = g.mul(G, g.rms_norm(G, q, 1e-6), wt("qn", T_F32, D))
-        k = g.mul(G, g.rms_norm(G, k, 1e-6), wt("kn", T_F32, D))
-        q = g.rope_ext(G, q, pos, None, D, 2, 131072, 1e6, 1., 0., 1., 32., 1.)
-        k = g.rope_ext(G, k, pos, None, D, 2, 131072, 1e6, 1., 0., 1., 32., 1.)
+        q, k, v = qwen3_qkv(g, G, wt, x, pos, E, H, KV, D, T)
         fwd(q)
         fwd(k, v)
         if set_rows:

@@ -324,7 +324,7 @@ def _qwen3_no_fa_ggml_bytes(T: int, cells: int, n_layer: int, E: int, H: int, KV
     backend; else the rows, positions, mask and output index are plain leaves, as the GPU's split copies."""
     import ctypes as C
 
-    from tests.test_ollama_graph_ggml import T_F16, T_F32, T_I32, _Ggml, _Params, _reserved_bytes
+    from tests.test_ollama_graph_ggml import T_F16, T_F32, T_I32, _Ggml, _Params, _reserved_bytes, qwen3_qkv
 
     g = _Ggml()
     sm = g.base.ggml_soft_max_ext
@@ -349,14 +349,7 @@ def _qwen3_no_fa_ggml_bytes(T: int, cells: int, n_layer: int, E: int, H: int, KV
     fwd = lambda *ts: [g.build_forward_expand(gf, t) for t in ts]  # noqa: E731
     for il in range(n_layer):
         res = x
-        n = g.mul(G, g.rms_norm(G, x, 1e-6), wt("an", T_F32, E))
-        q = g.reshape_3d(G, g.mul_mat(G, wt("q", T_F16, E, H * D), n), D, H, T)
-        k = g.reshape_3d(G, g.mul_mat(G, wt("k", T_F16, E, KV * D), n), D, KV, T)
-        v = g.reshape_3d(G, g.mul_mat(G, wt("v", T_F16, E, KV * D), n), D, KV, T)
-        q = g.mul(G, g.rms_norm(G, q, 1e-6), wt("qn", T_F32, D))
-        k = g.mul(G, g.rms_norm(G, k, 1e-6), wt("kn", T_F32, D))
-        q = g.rope_ext(G, q, pos, None, D, 2, 131072, 1e6, 1., 0., 1., 32., 1.)
-        k = g.rope_ext(G, k, pos, None, D, 2, 131072, 1e6, 1., 0., 1., 32., 1.)
+        q, k, v = qwen3_qkv(g, G, wt, x, pos, E, H, KV, D, T)
         fwd(q)
         fwd(k, v)
         fwd(g.cpy(G, k, g.view_1d(G, ck, D * KV * T, 0)))
