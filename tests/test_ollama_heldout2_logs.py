@@ -49,7 +49,6 @@ log here has all layers on one device)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -58,16 +57,10 @@ from oomkit.engines import ollama as ol
 from oomkit.engines.ollama.weights import gguf_view, ollama_gguf, runner_layer_weights
 from oomkit.memory import Device
 from oomkit.model.resolve import resolve
+from tests.test_ollama import _no_ollama_env  # noqa: F401  (autouse: no OLLAMA_* from the environment)
 
 MiB, GiB = 1 << 20, 1 << 30
 FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "ollama_heldout2"
-
-
-@pytest.fixture(autouse=True)
-def _no_ollama_env(monkeypatch):
-    for k in list(os.environ):
-        if k.startswith("OLLAMA_") or k.startswith("LLAMA_ARG_FIT"):
-            monkeypatch.delenv(k, raising=False)
 
 
 def _load(stem: str) -> dict:

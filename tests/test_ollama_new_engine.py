@@ -20,8 +20,6 @@ xfail carrying the measured error."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from oomkit.engines import ollama as ol
@@ -30,17 +28,11 @@ from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
 from oomkit.model.resolve import resolve
 from tests import test_ollama as tl
+from tests.test_ollama import _no_ollama_env  # noqa: F401  (autouse: no OLLAMA_* from the environment)
 from tests.test_ollama_releases import _load
 
 MiB, GiB = 1 << 20, 1 << 30
 COMPUTE_TOLERANCE = 0.10
-
-
-@pytest.fixture(autouse=True)
-def _no_ollama_env(monkeypatch):
-    for k in list(os.environ):
-        if k.startswith("OLLAMA_") or k.startswith("LLAMA_ARG_FIT"):
-            monkeypatch.delenv(k, raising=False)
 
 
 def _within(got: int, printed: str, want: int) -> bool:

@@ -10,7 +10,6 @@ Ground truth: tests/fixtures/engine_logs/ollama/*.json (public logs, the thread 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -20,17 +19,11 @@ from oomkit.memory import Device
 from oomkit.model.archs import NO_CACHE_ARCHS
 from oomkit.model.resolve import resolve
 from tests import test_ollama as tl
+from tests.test_ollama import _no_ollama_env  # noqa: F401  (autouse: no OLLAMA_* from the environment)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "ollama"
 MiB, GiB = 1 << 20, 1 << 30
 LAYOUT_LINES = ("model weights", "kv cache", "compute graph")
-
-
-@pytest.fixture(autouse=True)
-def _no_ollama_env(monkeypatch):
-    for k in list(os.environ):
-        if k.startswith("OLLAMA_") or k.startswith("LLAMA_ARG_FIT"):
-            monkeypatch.delenv(k, raising=False)
 
 
 def _load(stem: str) -> dict:
