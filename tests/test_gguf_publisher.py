@@ -101,8 +101,8 @@ def test_ollama_hf_co_name_gives_unsloths_file():
 
 
 @pytest.mark.parametrize("ref", [
-    "bartowski/Qwen_Qwen3.6-27B-GGUF:Q4_K_M",  # a publisher oomkit has no recipe of
-    "hf.co/bartowski/Qwen_Qwen3.6-27B-GGUF:Q4_K_M",
+    "mradermacher/Qwen3.6-27B-GGUF:Q4_K_M",  # a publisher oomkit has no recipe of
+    "hf.co/mradermacher/Qwen3.6-27B-GGUF:Q4_K_M",
     "Qwen/Qwen3.6-27B:Q4_K_M",  # the model's own repo: the file type's own rules
     "qwen3.6-27b:Q4_K_M",
 ])
@@ -111,15 +111,15 @@ def test_other_names_keep_the_stand_in(ref):
 
 
 def test_other_owner_on_the_llamacpp_flags_keeps_the_stand_in():
-    assert_stand_in(llamacpp_spec(["-hf", "bartowski/Qwen_Qwen3.6-27B-GGUF:Q4_K_M"]))
-    assert_stand_in(llamacpp_spec(["-hf", "bartowski/Qwen_Qwen3.6-27B-GGUF", "--hf-file",
-                                   "Qwen_Qwen3.6-27B-Q4_K_M.gguf"]))
+    assert_stand_in(llamacpp_spec(["-hf", "mradermacher/Qwen3.6-27B-GGUF:Q4_K_M"]))
+    assert_stand_in(llamacpp_spec(["-hf", "mradermacher/Qwen3.6-27B-GGUF", "--hf-file",
+                                   "Qwen3.6-27B-Q4_K_M.gguf"]))
 
 
 @pytest.mark.parametrize("name, publisher", [
     (REPO, "unsloth"), ("Unsloth/Qwen3.6-27B-GGUF", "unsloth"), (f"hf.co/{REPO}", "unsloth"),
     ("unsloth/Qwen3-8B-GGUF", "unsloth"),  # a known publisher: its recipes apply where one fits the model's shape
-    ("bartowski/Qwen_Qwen3.6-27B-GGUF", None), ("unsloth/Qwen3.6-27B", None), ("Qwen/Qwen3.6-27B", None),
+    ("mradermacher/Qwen3.6-27B-GGUF", None), ("unsloth/Qwen3.6-27B", None), ("Qwen/Qwen3.6-27B", None),
     ("qwen3.6-27b", None), ("qwen3:8b", None),
 ])
 def test_gguf_publisher(name, publisher):
@@ -153,7 +153,7 @@ def test_engine_buffers_of_a_second_log_of_the_file():
 
     printed = fx["printed"]["breakdown"]
     assert model_column(["-hf", f"{REPO}:Q4_K_M"]) == (printed["CUDA0"]["model"], printed["Host"]["model"])
-    assert model_column(["-hf", "bartowski/Qwen_Qwen3.6-27B-GGUF:Q4_K_M"]) == (15088, printed["Host"]["model"])
+    assert model_column(["-hf", "mradermacher/Qwen3.6-27B-GGUF:Q4_K_M"]) == (15088, printed["Host"]["model"])
 
 
 def test_web_api_names_the_publishers_recipe():
@@ -192,8 +192,7 @@ def test_a_hub_cache_path_not_on_this_machine_is_read_as_its_repo():
     spec = llamacpp_spec(["-m", CACHED])
     assert_unsloths_file(spec)
     assert any(label.startswith(f"{CACHED} is not on this machine: read as {REPO}:Q4_K_M") for label in spec.labels)
-    assert_stand_in(resolve(CACHED.replace("unsloth--Qwen3.6-27B-GGUF", "bartowski--Qwen_Qwen3.6-27B-GGUF")
-                            .replace("/Qwen3.6-27B-Q4_K_M", "/Qwen_Qwen3.6-27B-Q4_K_M")))
+    assert_stand_in(resolve(CACHED.replace("unsloth--Qwen3.6-27B-GGUF", "mradermacher--Qwen3.6-27B-GGUF")))
     with pytest.raises(oomkit.errors.ModelError, match="cannot be read as Q8_0"):
         resolve(CACHED, "Q8_0")
     with pytest.raises(oomkit.errors.ModelError, match=r"its name says Qwen/Qwen3.6-27B:Q4_K_M"):
@@ -235,4 +234,20 @@ def test_explain_names_the_publisher():
     rows = explain(f"{REPO}:Q4_K_M")
     assert dict(rows)["GGUF publisher"].startswith("unsloth: ")
     assert any(v.startswith("Q4_K_M by unsloth follows the publisher's real files") for k, v in rows if k == "label")
-    assert "GGUF publisher" not in dict(explain("bartowski/Qwen_Qwen3.6-27B-GGUF:Q4_K_M"))
+    assert "GGUF publisher" not in dict(explain("mradermacher/Qwen3.6-27B-GGUF:Q4_K_M"))
+
+
+def test_bartowskis_plain_types_are_imatrix_quants():
+    """bartowski's files are imatrix quants (his model cards: "All quants made using imatrix option"), so
+    llama_tensor_get_type_impl's has_imatrix branches apply: an IQ4_XS keeps the first n_layer/8 ffn_down in IQ4_XS
+    (made without an imatrix they are Q5_K); a Q4_K_M has no imatrix branch and is the same file either way."""
+    from oomkit.model.resolve import resolve
+
+    def types(ref):
+        return {t.name: t.dtype for t in resolve(ref).weights.tensors}
+
+    bart, plain = types("bartowski/Qwen_Qwen3-8B-GGUF:IQ4_XS"), types("Qwen/Qwen3-8B:IQ4_XS")
+    first = [f"blk.{i}.ffn_down.weight" for i in range(36 // 8)]  # Qwen3-8B: 36 layers
+    assert [bart[n] for n in first] == ["iq4_xs"] * 4 and [plain[n] for n in first] == ["q5_K"] * 4
+    assert {n: t for n, t in bart.items() if n not in first} == {n: t for n, t in plain.items() if n not in first}
+    assert types("bartowski/Qwen_Qwen3-8B-GGUF:Q4_K_M") == types("Qwen/Qwen3-8B:Q4_K_M")

@@ -43,7 +43,8 @@ def backend_estimate(fx):
     gpus = fx.get("gpus") or []
     where = ({"gpu": gpus[0]["name"]} if fx["backend"] == "metal" else {"cpu_only": True} if fx["backend"] == "cpu"
              else {"vram": "256GiB"})
-    return oomkit.estimate(fx["catalog_model"], "llama.cpp", quant=fx.get("weight_format") or "Q4_K_M",
+    # typed_as: the repo the log's file came from, where its publisher changes the file's types
+    return oomkit.estimate(fx.get("typed_as") or fx["catalog_model"], "llama.cpp", quant=fx.get("weight_format") or "Q4_K_M",
                            find_max_context=False, engine_version=fx["engine_version"], backend=fx["backend"],
                            fit=False, **where, **fx["settings"])
 

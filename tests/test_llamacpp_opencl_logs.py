@@ -122,32 +122,21 @@ def test_fit_dry_run_weighs_the_opencl_buffer_the_load_allocates():
     assert _mib(rows[0].model) == 1918.45
 
 
-def test_granite_opencl_host_split_is_the_imatrix_q4_1_down_product(monkeypatch):
+def test_granite_opencl_host_split_is_the_imatrix_q4_1_down_product():
     """'graph splits = 10' on 32 layers: bartowski's Q4_0 files are imatrix quants, and llama-quantize gives the first
     n_layer/8 ffn_down (here ffn_down_exps) Q4_1 (llama_tensor_get_type, has_imatrix); ggml-opencl's MUL_MAT_ID has
     no Q4_1 kernel, so those four weights stay on the host and their products run on the CPU (two splits each,
-    beside the embeddings'). With the file typed so, the CPU buffer is the replay of those splits
-    (compute.opencl_refused_down_exps_host): 34.00 MiB against the printed 34.01. oomkit types a plain "Q4_0" without
-    an imatrix, so the fixture itself stays a strict xfail (test_opencl_log_known_compute_miss)."""
-    from dataclasses import replace
-
-    from oomkit.engines.llamacpp import layout
-    from oomkit.quant.gguf_recipes import recipe_types
-
-    plain = layout.compute_by_device
-
-    def imatrix_typed(spec, ctx, caches, placement, devices, s):
-        moe = next(la.ffn for la in spec.layers if la.ffn is not None and la.ffn.is_moe)
-        types = recipe_types("Q4_0", [(t.name, t.shape) for t in spec.weights.tensors], spec.architecture,
-                             n_expert=moe.n_experts, has_imatrix=True)
-        assert sorted(n for n, t in types.items() if t == "q4_1") == [
-            f"blk.{i}.ffn_down_exps.weight" for i in range(spec.n_trunk_layers // 8)]
-        tensors = tuple(replace(t, dtype=types.get(t.name, t.dtype)) for t in spec.weights.tensors)
-        return plain(replace(spec, weights=replace(spec.weights, tensors=tensors)), ctx, caches, placement, devices, s)
+    beside the embeddings'). Typed as bartowski's repo, the CPU buffer is the replay of those splits
+    (compute.opencl_refused_down_exps_host): 34.00 MiB against the printed 34.01; the same Q4_0 made without an
+    imatrix (the base model's name) has no Q4_1 tensor and no host split."""
+    from oomkit.model.resolve import resolve
 
     path = next(p for p in FIXTURES if "granite" in p.name)
     fx = json.loads(path.read_text())
-    assert base.compute_ratios(fx, base.backend_estimate(fx).engine_view)["CPU"] < 0.9  # q4_0 experts: no host split
-    monkeypatch.setattr(layout, "compute_by_device", imatrix_typed)
-    ratios = base.compute_ratios(fx, base.backend_estimate(fx).engine_view)
-    assert 0.99 <= ratios["CPU"] <= 1.01 and 0.9 <= ratios["OpenCL"] <= 1.1, ratios
+    spec = resolve(f'{fx["typed_as"]}:{fx["weight_format"]}')
+    assert sorted(t.name for t in spec.weights.tensors if t.dtype == "q4_1") == [
+        f"blk.{i}.ffn_down_exps.weight" for i in range(spec.n_trunk_layers // 8)]
+    assert not any(t.dtype == "q4_1" for t in resolve(f'{fx["catalog_model"]}:{fx["weight_format"]}').weights.tensors)
+    assert _mib(base.backend_estimate(fx).engine_view["compute_buffer_bytes"]["CPU"]) == 34.00
+    plain = base.backend_estimate({k: v for k, v in fx.items() if k != "typed_as"})
+    assert base.compute_ratios(fx, plain.engine_view)["CPU"] < 0.9

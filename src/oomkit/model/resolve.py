@@ -528,7 +528,10 @@ def _explain_steps(ref: str) -> list[tuple[str, str]]:
         rows.append(("catalog", f"{slug} ({kind})"))
         rows.append(("base repo", catalog.base_hf_id(name) or "-"))
         publisher = gguf_publisher(name)
-        if publisher:
+        if publisher in gguf_recipes.IMATRIX_PUBLISHERS:
+            rows.append(("GGUF publisher", f"{publisher}: imatrix quants, so a plain file type takes llama-quantize's "
+                                           "imatrix rules (quant/gguf_recipes.IMATRIX_PUBLISHERS)"))
+        elif publisher:
             rows.append(("GGUF publisher", f"{publisher}: a plain file type takes {publisher}'s recipe where oomkit "
                                            "has one of this model (quant/gguf_recipes.PUBLISHED_RECIPES)"))
         return rows

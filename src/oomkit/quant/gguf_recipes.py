@@ -657,13 +657,22 @@ PUBLISHED_RECIPES: tuple[PublishedRecipe, ...] = (
                    "printed"),
 )
 
-# The publishers PUBLISHED_RECIPES holds files of: the owners of GGUF repos ("unsloth/Qwen3.6-27B-GGUF") whose plain
-# file type names take their recipes (model/resolve.gguf_publisher passes the owner down to mix_types).
-PUBLISHERS = frozenset(r.publisher for r in PUBLISHED_RECIPES)
+# Publishers whose every file is an imatrix quant, so that a plain file type from them takes llama-quantize's
+# has_imatrix rules (llama_tensor_get_type_impl: Q4_0 / Q5_0 give the first n_layer/8 ffn_down Q4_1 / Q5_1, IQ4_XS /
+# IQ4_NL keep those in their own type instead of Q5_K, IQ3_XXS's attn_v, ...). bartowski's model cards: "All quants
+# made using imatrix option"; his granite-3.1-3b-a800m Q4_0 shows it in tests/fixtures/engine_logs/llamacpp_opencl
+# (llama.cpp#16152: the four Q4_1 ffn_down_exps OpenCL refuses make the log's 10 graph splits).
+IMATRIX_PUBLISHERS = frozenset({"bartowski"})
+
+# The publishers PUBLISHED_RECIPES holds files of, and those above: the owners of GGUF repos
+# ("unsloth/Qwen3.6-27B-GGUF") whose plain file type names take their recipes or imatrix rules (model/resolve.
+# gguf_publisher passes the owner down to mix_types).
+PUBLISHERS = frozenset(r.publisher for r in PUBLISHED_RECIPES) | IMATRIX_PUBLISHERS
 
 
 def known_publisher(owner: str | None) -> str | None:
-    """`owner` lower-cased when PUBLISHED_RECIPES holds files of it, else None (its files keep the stand-in)."""
+    """`owner` lower-cased when PUBLISHED_RECIPES holds files of it or it is an imatrix publisher, else None (its
+    files keep llama-quantize's plain rules)."""
     key = (owner or "").strip().lower()
     return key if key in PUBLISHERS else None
 
@@ -707,7 +716,8 @@ def mix_types(ftype: str, tensors: Sequence[tuple[str, tuple[int, ...]]], arch: 
                             output_tensor_type=pub.output_type, token_embedding_type=pub.token_embedding_type,
                             tensor_type_overrides=pub.tensor_types)
     if mix is None:
-        return recipe_types(ftype, tensors, arch, n_expert=n_expert, n_gqa=n_gqa, build=build)
+        imatrix = True if (publisher or "").strip().lower() in IMATRIX_PUBLISHERS else None
+        return recipe_types(ftype, tensors, arch, n_expert=n_expert, n_gqa=n_gqa, build=build, has_imatrix=imatrix)
     # every named mix is an imatrix quant (bartowski's model cards: "All quants made using imatrix option"; each
     # unsloth UD log quoted in tests/fixtures/gguf_mixes/published_files.json carries quantize.imatrix.*), which
     # changes IQ4_XS / IQ4_NL / IQ3_XXS / Q4_0 / Q5_0's ffn_down and attn_v (llama_tensor_get_type_impl's has_imatrix)
