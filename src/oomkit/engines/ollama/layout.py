@@ -636,8 +636,9 @@ def _llama_server_settings(spec: ModelSpec, g: GgufView, used: tuple[Device, ...
     if not full:
         moved = (f"; the expert tensors of {len(ls.override_tensor)} of them stay on the CPU (-ot)"
                  if ls.override_tensor else "")
-        launch.warnings.append(f"llama-server --fit offloads {ls.n_gpu_layers} of {spec.n_layers + 1} layers to "
-                               "the GPU" + moved)
+        launch.warnings.append(f"Ollama's llama-server (--fit) offloads {ls.n_gpu_layers} of {spec.n_layers + 1} "
+                               "layers to the GPU; the rest run on the CPU (`ollama ps` shows a CPU/GPU split)"
+                               + moved)
     return ls
 
 
@@ -662,7 +663,9 @@ def _finish(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], used_idx:
     own figures next to them."""
     devs = _on_all_gpus(devices, runner, launch.minimum + launch.gpu_overhead)
     # Ollama's own decisions (its fit's CPU split first) before the runner's: the verdict quotes the first warning
-    warnings = launch.warnings + list(runner.warnings)
+    # the runner's build is Ollama's choice, not the user's: its warnings say which release brought it
+    warnings = launch.warnings + [f"Ollama {version_str(launch.version)} runs " + w.replace(" is newer", ", newer", 1)
+                                  if w.startswith("llama.cpp build b") else w for w in runner.warnings]
     labels = list(launch.labels) + list(g.labels) + own.get("labels", [])
     if spec.architecture in _VISION_ARCHS and launch.era != "D" and "projector.weights" not in own["fields"]:
         labels.append("Ollama also counts the vision projector (projector.weights/graph) of this model family; "
