@@ -150,6 +150,16 @@ def test_a_command_quoted_whole_is_split_as_bash_would():
     assert whole.returncode == split.returncode == 0, whole.stderr
     assert json.loads(whole.stdout)["settings"] == json.loads(split.stdout)["settings"]
     assert json.loads(whole.stdout)["settings"]["max_model_len"] == 32768
+    # ... or quoted whole in MODEL's place, without the --
+    for cmd in ("estimate", "check"):
+        as_model = run(cmd, text, "--vram", "24GiB", "--json")
+        after_dashes = run(cmd, "--vram", "24GiB", "--json", "--", text)
+        assert as_model.returncode == after_dashes.returncode == 0, as_model.stderr
+        assert json.loads(as_model.stdout) == json.loads(after_dashes.stdout)
+    fit = run("fit", "llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M -c 65536", "--vram", "6GiB", "--json")
+    assert fit.returncode in (0, 1) and json.loads(fit.stdout)["fit"]["command"].startswith("llama-server "), fit.stderr
+    spaced = run("check", "/no/such dir/model.gguf")  # a path with a space is still a path
+    assert spaced.returncode == 2 and "no such file: /no/such dir/model.gguf" in spaced.stderr
     bad = run("check", "--", 'llama-server -m "unclosed')
     assert bad.returncode == 2 and bad.stderr.strip() == ("oomkit: error: cannot split the command after --: "
                                                           "No closing quotation")

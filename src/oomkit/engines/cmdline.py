@@ -113,6 +113,19 @@ def is_engine_command(argv: list[str]) -> bool:
     return not eng.subcommands or (bool(args) and args[0] in eng.subcommands)
 
 
+def names_a_command(text: str) -> bool:
+    """Whether `text` (one argument with spaces in it) is a whole engine command line pasted as the MODEL, such as
+    "vllm serve Qwen/Qwen3-8B --max-model-len 32768", rather than a path with spaces."""
+    if not any(c.isspace() for c in text):
+        return False
+    try:
+        wrapped = unwrap(split_command(text))
+    except (ValueError, OomkitError):
+        return False
+    argv = [a for a in wrapped.engine_argv if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", a)]
+    return wrapped.image is not None or (bool(argv) and _recognise(argv)[0] is not None)
+
+
 def _recognise(argv: list[str]) -> tuple[tuple[EngineModule, str | None] | None, str | None, list[str]]:
     """-> (the engine and the program variant it is told, or None; the `python -m` module, if any; the
     arguments after the program)."""
