@@ -235,3 +235,23 @@ def test_older_graph_against_pinned_builds(tmp_path, n_ff, n_vocab, n_ctx, versi
                         program="python", engine_version=version)
     # within the 0.01 MiB of small inputs (the positions) that oomkit's phases leave out where they stay alive
     assert abs(e.engine_view["compute_buffer_bytes"]["CPU"] / MiB - printed) <= 0.011
+
+
+def test_sycl_offloaded_experts_with_a_layer_whose_up_and_gate_stay_on_the_device():
+    """--fit's overflow pattern can leave only a layer's down experts on the CPU (llama_params_fit_impl's
+    LAYER_FRACTION_DOWN, `blk.N.ffn_down.*=CPU`); on SYCL its replayed expert split copies only that weight
+    (compute.host_experts_split_bytes), the up and gate products read their weights on the device."""
+    from oomkit.engines.llamacpp import compute
+
+    seen = []
+    replay = compute.host_experts_split_bytes
+
+    def watch(spec, ctx, placement, devices, s):
+        seen.append(s.override_tensor)
+        return replay(spec, ctx, placement, devices, s)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(compute, "host_experts_split_bytes", watch)
+        est = oomkit.estimate("qwen3:30b-a3b", "llama.cpp", gpu="Arc A770 8GB")
+    assert any(p.endswith(r"\.ffn_down.*") for ot in seen for p, _ in ot)  # the case is reached
+    assert est.engine_view["fit_n_ctx"] == 4096 and est.devices[0].id == "SYCL0" and est.devices[0].compute_bytes > 0

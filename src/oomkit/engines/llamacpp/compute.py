@@ -1855,17 +1855,23 @@ def host_experts_split_bytes(spec: ModelSpec, ctx: Context, placement: Placement
         wide = f.n_ff_expert * used * T * 4
         g = compute_graphs._Graph()
         add, view = g.add, g.view
-        # a split's inputs in the order its nodes read them: the weight (src0), the FFN input, the selected experts
-        first = "ffn_gate_up_exps" if "ffn_gate_up_exps" in w else "ffn_up_exps" if "ffn_up_exps" in w \
-            else "ffn_gate_exps"
-        w0, x, ids = add(w[first]), add(resid), add(used * T * 4)
-        if first == "ffn_gate_up_exps":
-            gate_up = add(2 * wide, w0, x, ids)
+        # a split's inputs in the order its nodes read them: the weight (src0), the FFN input, the selected experts.
+        # Only the host weights are copied: --fit's overflow pattern may leave a layer's up / gate on the device
+        # (llama_params_fit_impl's LAYER_FRACTION_DOWN / _GATE), whose products then read them where they are.
+        def weight(name: str, add=add, w=w) -> list[int]:
+            return [add(w[name])] if name in w else []
+
+        layer = {t.name.rsplit(".", 2)[-2] for t in spec.weights.tensors if t.layer == il}
+        if "ffn_gate_up_exps" in layer:
+            w0 = weight("ffn_gate_up_exps")
+            x, ids = add(resid), add(used * T * 4)
+            gate_up = add(2 * wide, *w0, x, ids)
             glu = add(wide, view(gate_up), view(gate_up))
         else:
-            up = add(wide, w0, x, ids)
-            gate = add(wide, add(w["ffn_gate_exps"]), x, ids) if first == "ffn_up_exps" and "ffn_gate_exps" in w \
-                else up
+            w0 = weight("ffn_up_exps")
+            x, ids = add(resid), add(used * T * 4)
+            up = add(wide, *w0, x, ids)
+            gate = add(wide, *weight("ffn_gate_exps"), x, ids) if "ffn_gate_exps" in layer else up
             if ctx.build >= SWIGLU_OP_BUILD:
                 glu = add(wide, gate, up)
             else:
