@@ -3,6 +3,7 @@ stage that ran out, its numbers and the fix, computed."""
 
 from __future__ import annotations
 
+import codecs
 import json
 import subprocess
 import sys
@@ -73,6 +74,19 @@ def _read(path: str) -> str:
     else:
         with open_for_header(path) as f:  # the one-line errors of a missing file, a directory, no permission
             data = f.read()
+    if not data.strip():
+        raise OomkitError(f"{'stdin' if path == '-' else path}: empty: nothing to diagnose (give the error message "
+                          "or the whole log)")
+    return _decode(data)
+
+
+def _decode(data: bytes) -> str:
+    """The text of a log as shells write it: UTF-8 (with or without a BOM), or UTF-16 with its BOM (PowerShell 5's
+    `>` and Out-File); anything else UTF-8 with the undecodable bytes replaced."""
+    if data.startswith(codecs.BOM_UTF8):
+        return data[len(codecs.BOM_UTF8):].decode("utf-8", errors="replace")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace")
     return data.decode("utf-8", errors="replace")
 
 

@@ -103,6 +103,8 @@ def _fits_stage(text: str, d: Diagnosis) -> bool:
         total = d.numbers.get("total_bytes")
         large = ru is not None and (ru >= GiB or bool(total and req and ru >= req and ru >= total // 20))
         return d.stage in ("fragmentation", "unknown", "compute") and large
+    if d.stage == "host_ram" and ("num_gpu lower" in text or "GPU_OVERHEAD" in text):
+        return False  # fewer layers on the GPU put more of the model in the RAM that ran out
     if "smaller batch" in text and d.stage == "weights":
         return False  # the weights are loaded before any batch runs
     if "other processes listed" in text:  # only where the message lists some
@@ -112,6 +114,13 @@ def _fits_stage(text: str, d: Diagnosis) -> bool:
 
 def _torch_buffer_limit(d: Diagnosis) -> list[Fix]:
     req, total = d.numbers.get("requested_bytes"), d.numbers.get("total_bytes")
+    if any("(kv_cache)" in c for c in d.causes):  # the engine's KV pool, sized from a wrong free-memory figure
+        runner = d.host or d.engine
+        knob = {"sglang": "--max-total-tokens N (a pool you size) or --mem-fraction-static lower",
+                "vllm": "--kv-cache-memory-bytes N (a pool you size) or --gpu-memory-utilization lower"}.get(runner or "")
+        what = f": {knob}" if knob else ": give the pool's size yourself"
+        return [Fix(summary=f"the KV cache pool was sized at {_g(req)} on a device of {_g(total)}, so the engine's "
+                            f"free-memory profile was wrong{what}")]
     out = [Fix(summary=f"one tensor of {_g(req)} on a device of {_g(total)}: no setting of the allocator helps; find "
                        "the operation (an eager attention matrix is the usual one: use flash / SDPA attention) and "
                        "shrink its batch, sequence or resolution")]
@@ -192,6 +201,8 @@ def _fragmentation(d: Diagnosis) -> Fix:
         var = "PYTORCH_HIP_ALLOC_CONF"
     if "PYTORCH_ALLOC_CONF=" in ev:
         var = "PYTORCH_ALLOC_CONF"
+    if d.backend == "NPU" or "PYTORCH_NPU_ALLOC_CONF" in ev:  # torch_npu reads its own variable
+        var = "PYTORCH_NPU_ALLOC_CONF"
     ru = n.get("reserved_unallocated_bytes")
     return Fix(summary=f"{var}=expandable_segments:True: {_g(ru)} is reserved but unallocated (fragmented)",
                env=((var, "expandable_segments:True"),), saves_bytes=ru)
@@ -800,6 +811,13 @@ def _ollama_system(d: Diagnosis) -> list[Fix]:
             Fix(summary="a smaller quant of the same model (e.g. the q4_K_M tag) or a smaller model")]
 
 
+def _ollama_host_ram(d: Diagnosis) -> list[Fix]:
+    """The runner could not get host RAM (a CPU buffer of llama.cpp): more of the model on the GPU, or less of it."""
+    return [Fix(summary="free host RAM (or add swap): `ollama stop` other models, OLLAMA_MAX_LOADED_MODELS=1",
+                env=(("OLLAMA_MAX_LOADED_MODELS", "1"),)),
+            Fix(summary="a smaller quant of the same model (e.g. the q4_K_M tag) or a smaller model")]
+
+
 def _ollama_layout(d: Diagnosis) -> list[Fix]:
     out = _ollama_estimate(d)
     if d.numbers.get("num_gpu") is not None:
@@ -869,9 +887,12 @@ _BY_STAGE: dict[tuple[str | None, str], Any] = {
     ("ollama", "compute"): _llama_compute,
     ("llama.cpp", "weights"): _llama_weights,
     ("ollama", "weights"): _llama_weights,
+    ("ollama", "host_ram"): _ollama_host_ram,
     ("vllm", "compute"): _vllm_compute,
     ("vllm", "unknown"): _vllm_compute,  # a PyTorch OOM inside vLLM with nothing placing it: vLLM's own knobs
     ("sglang", "unknown"): _sglang_compute,
     ("sglang", "compute"): _sglang_compute,
+    # fragmentation while serving: the allocator's fix first (fixes_for), then the engine's own runtime peak
+    ("sglang", "fragmentation"): _sglang_compute,
     ("tgi", "compute"): _tgi_prefill,
 }

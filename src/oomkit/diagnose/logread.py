@@ -38,6 +38,9 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("PyTorch version: ", r"PyTorch version: ([0-9][\w.+-]{0,40})", "torch_version", "str"),  # collect_env
     ("vLLM Version: ", r"vLLM Version: ([0-9][\w.+-]{0,40})", "vllm_version", "str"),
     ("pipeline parallelism enabled", r"pipeline parallelism enabled \(n_copies=([0-9]{1,20})\)", "n_copies", "int"),
+    # llama-context.cpp graph_reserve's DEBUG line: the worst case reserved is min(n_ctx, n_ubatch) tokens, and
+    # n_batch <= n_ctx for a causal model (the context's constructor), so it is the micro-batch in force
+    ("worst-case: n_tokens", r"worst-case: n_tokens = ([0-9]{1,7}),", "n_ubatch", "int"),
     # vLLM
     ("LLM engine (v", r"LLM engine \(v([0-9][\w.+-]{0,40})\)", "vllm_version", "str"),
     ("vLLM API server version", r"vLLM API server version ([0-9][\w.+-]{0,40})", "vllm_version", "str"),
@@ -64,6 +67,17 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     # the weights kept in host memory (V0's args: Namespace(... cpu_offload_gb=70.0 ...), or the flag quoted)
     ("cpu_offload_gb=", r"\bcpu_offload_gb=([0-9.]{1,24})", "cpu_offload_gb", "float"),
     ("--cpu-offload-gb", r"--cpu-offload-gb[ =]([0-9.]{1,24})", "cpu_offload_gb", "float"),
+    # a vLLM command line quoted in the text (vllm serve's flags, dashed or with underscores, `=` or a space; a
+    # list of words as a wrapper prints it: '--max_model_len', '131072')
+    ("--gpu", r"--gpu[-_]memory[-_]utilization'?,?[ =]'?([0-9.]{1,24})", "gpu_memory_utilization", "float"),
+    ("--max", r"--max[-_]model[-_]len'?,?[ =]'?([0-9]{1,20})\b", "max_model_len", "int"),
+    ("--tensor", r"--tensor[-_]parallel[-_]size'?,?[ =]'?([0-9]{1,4})\b", "tensor_parallel_size", "int"),
+    ("--pipeline", r"--pipeline[-_]parallel[-_]size'?,?[ =]'?([0-9]{1,4})\b", "pipeline_parallel_size", "int"),
+    ("--kv", r"--kv[-_]cache[-_]dtype'?,?[ =]'?(\w{1,64})", "kv_cache_dtype", "str"),
+    ("--max", r"--max[-_]num[-_]seqs'?,?[ =]'?([0-9]{1,20})\b", "max_num_seqs", "int"),
+    # and SGLang's (launch_server)
+    ("--mem", r"--mem[-_]fraction[-_]static[ =]([0-9.]{1,24})", "mem_fraction_static", "float"),
+    ("--context", r"--context[-_]length[ =]([0-9]{1,20})\b", "context_length", "int"),
     ("total_gpu_memory=", r"total_gpu_memory=([0-9.]{1,24}) ?GiB", "total_gpu_memory_bytes", "gib"),
     # V1 gpu_worker.py init_device (DEBUG): "worker init memory snapshot: ..., free_memory=78.68GiB,
     # total_memory=79.19GiB, ..."
@@ -391,7 +405,9 @@ HOSTS: tuple[tuple[str, str], ...] = (
     # wrapper's logger that names no engine
     ("--mem-fraction-static", "sglang"), ("Load weight end", "sglang"),
     ("KV Cache is allocated", "sglang"), ("max_total_num_tokens=", "sglang"), ("mem_fraction_static", "sglang"),
-    ("EngineCore", "vllm"), ("VllmWorker", "vllm"), ("vllm", "vllm"), ("vLLM", "vllm"), ("# GPU blocks", "vllm"),
+    ("EngineCore", "vllm"), ("VllmWorker", "vllm"),
+    # vLLM V1's multiprocess executor: its log's source file and its workers' process names ("(Worker_TP0 pid=N)")
+    ("multiproc_executor.py", "vllm"), ("(Worker_TP", "vllm"), ("vllm", "vllm"), ("vLLM", "vllm"), ("# GPU blocks", "vllm"),
     ("GPU KV cache size", "vllm"), ("Maximum concurrency for", "vllm"), ("Model loading took", "vllm"),
     ("Loading model weights took", "vllm"),
     ("exllamav", "exllama"), ("tabbyAPI", "exllama"),

@@ -134,6 +134,11 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
         numbers["n_ctx"] = settings["n_ctx"]
     version = _version(settings, engine)
     backend = anchor.sig.backend or _backend(anchor.line.text)
+    if backend == "CUDA" and anchor.sig.engine == "llama.cpp":
+        # ggml-cuda built for HIP names its buffers and errors "ROCm" (ggml-cuda/common.cuh GGML_CUDA_NAME) while
+        # the allocation line keeps its CUDA function names (ggml_backend_cuda_buffer_type_alloc_buffer)
+        if any("ROCm" in e.line.text or "hipMalloc" in e.line.text for e in incident[:STAGE_WINDOW]):
+            backend = "ROCm"
     d = Diagnosis(
         engine=engine, stage=stage, confidence=confidence, engine_version=version, numbers=numbers,
         settings=settings, host=host if host != engine else None, backend=backend, signature=anchor.sig.id,
@@ -141,7 +146,7 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
         phase=phase)
     advice = _advice(anchor, incident, stage)
     causes = tuple(why) + causes_for(d, advice)
-    fixes = fixes_for(d, advice, predict=predict)
+    fixes = fixes_for(Diagnosis(**{**d.__dict__, "causes": causes}), advice, predict=predict)
     prediction = None
     if predict:
         from .predict import prediction_for  # lazy: the catalog and the engines only when a log names a model
@@ -274,6 +279,11 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
         placed = _torch_stage(numbers)
         # the engine's own wrapper (vLLM's sampler warm-up) names the step that ran out; reserved-but-unallocated
         # memory at that moment is a fix beside it (fixes.py), not the stage
+        if placed and placed[0] == "buffer_limit":
+            names = frames(around)
+            if stage_from_frames(names) == "kv_cache":  # the engine's KV pool, sized beyond the device
+                placed = (*placed[:2], [f"the traceback runs through {_frame_hint(names, 'kv_cache')}: the engine "
+                                        "sized its KV cache pool larger than the whole device"])
         if placed and not (placed[0] == "fragmentation" and wrapper is not None):
             return placed
     if sig.stage:
@@ -455,6 +465,9 @@ def _ollama_reason(reason: str) -> tuple[str, str, list[str]]:
         return "compute", "high", []
     if "unable to allocate" in r or "error loading model" in r:
         return "weights", "high", []
+    if "cpu_buffer_type_alloc_buffer" in r:  # ggml-backend.cpp: the host allocation of a CPU buffer failed
+        return "host_ram", "high", ["llama.cpp could not allocate a buffer in host RAM "
+                                    "(ggml_backend_cpu_buffer_type_alloc_buffer)"]
     if "signal: terminated" in r:
         return "not_oom", "medium", ["the runner was stopped with SIGTERM (Ollama's load timeout or a shutdown), "
                                      "not killed for memory"]

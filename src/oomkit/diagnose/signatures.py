@@ -132,6 +132,24 @@ SIGNATURES: tuple[Signature, ...] = (
                  "allocated; Z free; W reserved in total by PyTorch)'; HIP/XPU/NPU builds the same shape",
         causes=TORCH_CAUSES, fixes=TORCH_FIXES),
     Signature(
+        # torch_npu's workspace allocator (Ascend NPUs; OpParamMaker.cpp): "NPU out of memory. NPUWorkspaceAllocator
+        # tried to allocate 216.00 MiB(NPU 0; 61.27 GiB total capacity; 90.23 MiB free). If you want to reduce memory
+        # usage, take a try to set the environment variable TASK_QUEUE_ENABLE=1." (Ascend/sglang#617)
+        "torch_npu_workspace_oom", "pytorch", ("NPUWorkspaceAllocator tried to allocate",),
+        r"NPUWorkspaceAllocator tried to allocate " + SIZE, backend="NPU", priority=5,
+        fields=(Field("requested_bytes", r"tried to allocate " + SIZE),
+                Field("device", r"\(NPU ([0-9]{1,20});", "int"),
+                Field("total_bytes", SIZE + r" total capacity;"),
+                Field("free_bytes", r"total capacity; " + SIZE + r" free\)")),
+        message="NPU out of memory. NPUWorkspaceAllocator tried to allocate {REQ}(NPU {DEV}; {TOTAL} total capacity; "
+                "{FREE} free). If you want to reduce memory usage, take a try to set the environment variable "
+                "TASK_QUEUE_ENABLE=1.",
+        versions="torch_npu (Ascend)",
+        causes=("an operator's workspace on the NPU did not fit: the engine's static share (weights, KV pool) left "
+                "too little",),
+        fixes=("the engine's memory share lower (SGLang --mem-fraction-static, vLLM --gpu-memory-utilization)",
+               "a smaller batch or sequence length; more NPUs (tensor parallel)")),
+    Signature(
         "torch_allowed_memory", "pytorch", ("would exceed allowed memory",),
         r"Allocation on device [0-9]{1,4} would exceed allowed memory", priority=5,
         fields=(Field("device", r"Allocation on device ([0-9]{1,4})", "int"),
@@ -397,8 +415,11 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("a weights or KV tensor buffer does not fit (the next line says which)",),
         fixes=LLAMA_WEIGHT_FIXES[:1] + LLAMA_KV_FIXES[:1]),
     Signature(
-        "ggml_cpu_alloc_fail", "llama.cpp", ("cpu_buffer_type_alloc_buffer: failed to allocate",),
-        r"cpu_buffer_type_alloc_buffer: failed to allocate buffer of size", stage="host_ram", priority=3,
+        # ggml-backend.cpp ggml_backend_cpu_buffer_type_alloc_buffer logs under its own name only when the host
+        # allocation failed ("%s: failed to allocate buffer of size %zu"): the name and "failed to allo" place it even
+        # where a pasted line is cut short (a GitHub title stops at 256 characters, ollama#16968)
+        "ggml_cpu_alloc_fail", "llama.cpp", ("cpu_buffer_type_alloc_buffer: failed to allo",),
+        r"cpu_buffer_type_alloc_buffer: failed to allo", stage="host_ram", priority=3,
         fields=(Field("requested_bytes", r"buffer of size ([0-9]{1,20})", "bytes"),),
         message="ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size {B}",
         causes=("host RAM: the CPU part (weights not offloaded, -nkvo KV, compute) does not fit",),
@@ -579,7 +600,9 @@ SIGNATURES: tuple[Signature, ...] = (
                                                "reported out-of-memory during startup"),
         r"(?:llama runner|llama-server) process has terminated|model runner has unexpectedly stopped|"
         r"reported out-of-memory during startup", priority=7,
-        fields=(Field("reason", r"process has terminated: ([^\"\n]{1,300})", "str"),),
+        fields=(Field("reason", r"process has terminated: ([^\"\n]{1,300})", "str"),
+                # v0.30+ llm/llama_server.go: the llama-server line that says what ran out
+                Field("reason", r"reported out-of-memory during startup: ([^\"\n]{1,300})", "str")),
         message="Error: llama runner process has terminated: {reason} / model runner has unexpectedly stopped, "
                 "this may be due to resource limitations or an internal error",
         versions="Ollama <= 0.2x 'llama runner', >= 0.30 'llama-server'",
