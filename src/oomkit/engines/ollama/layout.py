@@ -294,7 +294,7 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
             # layers' 22.7 GiB + the 769.3 MiB encoder + the 68.0 MiB projector)
             layer_w[-1] += proj.allocated
             if gpu_w is not None:
-                gpu_w[-1] += proj.allocated
+                gpu_w[-1] += proj.allocated_on(cuda=True)
         layer_c = [cache.bytes_by_layer.get(i, 0) for i in range(g.block_count)] + [0]
         ls = _runner_settings(spec, launch, num_parallel, -1, ())
         ctx = resolve_context(spec, ls)
@@ -332,8 +332,10 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         pool = _cuda_pool(spec, launch, gpus, cache, num_parallel)
         lay = layout_era_c(gpu_w or layer_w, layer_c, gpus, partial + pool, graph + pool, launch.gpu_overhead,
                            num_gpu, cpu_weights=layer_w)
-        _add_input_layer(lay, g, launch.num_batch, cpu_graph, _cpu_split(spec, launch, lay, gpus, g.block_count))
+        _add_input_layer(lay, g, launch.num_batch, cpu_graph, _cpu_split(spec, launch, lay, gpus, g.block_count),
+                         proj.input_weights if proj is not None else 0)
         out = _era_c_result(lay, gpus, g, measured=True)
+        out["vision_counted"] = proj is not None
         if launch.era == "B":
             # the scheduler still sizes the load with llm/memory.go (server/sched.go PredictServerFit) and logs
             # its msg=offload line next to the runner's measured figures
@@ -485,7 +487,8 @@ def _cpu_split(spec: ModelSpec, launch: Launch, lay: EraCLayout, gpus: list[OGpu
     return gptoss_vulkan_cpu_split(spec, min(launch.num_batch, launch.num_ctx)) or 0
 
 
-def _add_input_layer(lay: EraCLayout, g: GgufView, num_batch: int, graph: int, cpu_split: int = 0) -> None:
+def _add_input_layer(lay: EraCLayout, g: GgufView, num_batch: int, graph: int, cpu_split: int = 0,
+                     vision_input: int = 0) -> None:
     """The Ollama engine's CPU share beside the layers: the input weights and the CPU compute buffer. With every
     layer on a GPU that buffer holds only the get_rows output of the input layer (num_batch x n_embd F32):
     ollama/ollama#13372 (qwen3:32b, OLLAMA_DEBUG) required.InputWeights=437575680 (the Q4_K token_embd) and
@@ -497,7 +500,7 @@ def _add_input_layer(lay: EraCLayout, g: GgufView, num_batch: int, graph: int, c
     gpt-oss:20b with 10 of 24 blocks on Vulkan0: CPU "45.1 MiB" beside Vulkan0 "16.6 GiB", the expert-bias add_id
     that Vulkan's offload_op leaves on the CPU: cpu_split, graph.py). With no GPU at all the CPU computes the whole worst-case graph
     (ollama/ollama#13320, gpt-oss:20b 0/25 layers: "compute graph" device=CPU "139.5 MiB")."""
-    emb = sum(g.groups.get(k, 0) for k in _INPUT_GROUPS)
+    emb = sum(g.groups.get(k, 0) for k in _INPUT_GROUPS) + vision_input  # the encoder's v.position_embd too
     rows = num_batch * g.embedding * 4
     cpu_graph = max(rows, cpu_split) if lay.per_gpu else max(graph, rows)  # per_gpu: one entry per GPU
     if emb:
@@ -667,7 +670,8 @@ def _finish(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], used_idx:
     warnings = launch.warnings + [f"Ollama {version_str(launch.version)} runs " + w.replace(" is newer", ", newer", 1)
                                   if w.startswith("llama.cpp build b") else w for w in runner.warnings]
     labels = list(launch.labels) + list(g.labels) + own.get("labels", [])
-    if spec.architecture in _VISION_ARCHS and launch.era != "D" and "projector.weights" not in own["fields"]:
+    if spec.architecture in _VISION_ARCHS and launch.era != "D" and "projector.weights" not in own["fields"] \
+            and not own.get("vision_counted"):
         labels.append("Ollama also counts the vision projector (projector.weights/graph) of this model family; "
                       "oomkit has no vision tower for this model to count it with")
     compare = _ollama_vs_runner(devices, devs, runner, own, launch, warnings)

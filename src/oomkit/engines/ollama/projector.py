@@ -38,10 +38,19 @@ class Projector:
     graph: int
     source: str
     runner_weights: int = 0  # what the Ollama engine allocates: v.* and the multimodal projector mm.* (F16)
+    # what the Ollama engine creates with the input tensors instead (ml/backend/ggml/ggml.go New: a tensor named
+    # *.position_embd.* goes to the input buffer type, the CPU's: requiredMemory.InputWeights)
+    input_weights: int = 0
+    # runner_weights as created in a ggml-cuda buffer type, each tensor padded to its 128-byte alignment; 0 where
+    # not worked out (runner_weights stands in)
+    cuda_runner_weights: int = 0
 
     @property
     def allocated(self) -> int:
         return self.runner_weights or self.weights
+
+    def allocated_on(self, cuda: bool) -> int:
+        return self.cuda_runner_weights if cuda and self.cuda_runner_weights else self.allocated
 
 
 def _catalog_config(spec: ModelSpec) -> Mapping[str, Any] | None:
@@ -91,6 +100,8 @@ def projector(spec: ModelSpec) -> Projector | None:
     cfg = _catalog_config(spec)
     vc = cfg.get("vision_config") if cfg else None
     arch = str(cfg.get("model_type", "")) if cfg else ""
+    if arch == "gemma4" and isinstance(vc, Mapping) and towers[0].family == "gemma4_vision":
+        return _gemma4_projector(vc, cfg)
     if arch not in _GRAPH_ARCHS:
         return None
     graph = vision_graph(arch, vc) if isinstance(vc, Mapping) else 0
@@ -104,6 +115,56 @@ def projector(spec: ModelSpec) -> Projector | None:
     mm = 2 * (tower.params - tower.encoder_params)  # mm.* as the converter writes them: F16
     return Projector(weights, graph, f"{tower.family} encoder: {tower.encoder_params - vectors:,} F16 + {vectors:,} "
                                      "F32 parameters (the v.* tensors)", runner_weights=weights + mm)
+
+
+def _gemma4_tensors(vc: Mapping[str, Any], text_hidden: int) -> list[tuple[str, int, int]]:
+    """(name, elements, bytes per element) of the gemma4 vision tensors as Ollama's converter writes them
+    (convert/convert_gemma4.go Tensors, convert/reader.go tensorBase.Kind): matrices F16 (v.patch_embd forced F16
+    for im2col), 1-D tensors and scalars F32, v.position_embd.weight F32 [h, position_embedding_size, 2]; the
+    shapes of transformers' Gemma4VisionModel and Gemma4MultimodalEmbedder as model/towers.py _gemma4 counts them."""
+    h, ff, n = int(vc["hidden_size"]), int(vc["intermediate_size"]), int(vc["num_hidden_layers"])
+    heads, hd = int(vc["num_attention_heads"]), int(vc["head_dim"])
+    kv = int(vc.get("num_key_value_heads", heads))
+    p, pos = int(vc["patch_size"]), int(vc["position_embedding_size"])
+    out = [("v.patch_embd.weight", 3 * p * p * h, 2), ("v.position_embd.weight", 2 * pos * h, 4)]
+    for i in range(n):
+        b = f"v.blk.{i}."
+        out += [(b + "attn_q.weight", h * heads * hd, 2), (b + "attn_k.weight", h * kv * hd, 2),
+                (b + "attn_v.weight", h * kv * hd, 2), (b + "attn_out.weight", heads * hd * h, 2),
+                (b + "attn_q_norm.weight", hd, 4), (b + "attn_k_norm.weight", hd, 4),
+                (b + "ffn_gate.weight", h * ff, 2), (b + "ffn_up.weight", h * ff, 2), (b + "ffn_down.weight", ff * h, 2)]
+        out += [(b + norm + ".weight", h, 4) for norm in ("ln1", "attn_post_norm", "ln2", "ffn_post_norm")]
+        if vc.get("use_clipped_linears"):
+            out += [(f"{b}{lin}.{m}", 1, 4) for lin in ("attn_q", "attn_k", "attn_v", "attn_out", "ffn_gate",
+                                                        "ffn_up", "ffn_down")
+                    for m in ("input_min", "input_max", "output_min", "output_max")]
+    if vc.get("standardize"):
+        out += [("v.std_bias", h, 4), ("v.std_scale", h, 4)]
+    out.append(("mm.input_projection.weight", h * text_hidden, 2))
+    return out
+
+
+def _gemma4_projector(vc: Mapping[str, Any], cfg: Mapping[str, Any]) -> Projector | None:
+    """The gemma4 vision encoder as the Ollama engine allocates it (v0.20.0+): ml/backend/ggml/ggml.go New puts
+    v.position_embd.weight with the input tensors ("position_embd") and every other v.* / mm.* tensor on the
+    output layer's device, each tensor pad(get_alloc_size, alignment) (128 B in a ggml-cuda buffer type, 32 on the
+    CPU). ollama/ollama#15388 (gemma4:26b on an L40, v0.20.x, OLLAMA_DEBUG): required.InputWeights = the Q6_K
+    token_embd + 94371840 B (F32 [1152, 10240, 2]) and the output layer = output_norm + the tied output + 1098669312
+    B, to the byte. No VisionGraphSize term: the engine sizes the graph by reserving it (graph 0 here)."""
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), Mapping) else cfg
+    try:
+        tensors = _gemma4_tensors(vc, int(tc["hidden_size"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+    def pad(b: int, a: int) -> int:
+        return -(-b // a) * a
+    inp = sum(k * e for name, k, e in tensors if ".position_embd." in name)
+    rest = [(k * e) for name, k, e in tensors if ".position_embd." not in name]
+    v = sum(k * e for name, k, e in tensors if name.startswith("v.") and ".position_embd." not in name)
+    return Projector(v + inp, 0, f"gemma4_vision encoder as Ollama's converter writes it ({len(tensors)} tensors: "
+                                 "matrices F16, vectors and v.position_embd F32)",
+                     runner_weights=sum(pad(b, 32) for b in rest), input_weights=pad(inp, 32),
+                     cuda_runner_weights=sum(pad(b, 128) for b in rest))
 
 
 def _vector_params(family: str, vc: Mapping[str, Any]) -> int | None:

@@ -360,6 +360,15 @@ def runner_layer_weights(spec: ModelSpec, g: GgufView, cuda: bool = False) -> li
         if (t.layer is not None and 0 <= t.layer < len(w) - 1 and t.dtype.lower() == "bf16"
                 and t.name.endswith("_exps.bias")):
             w[t.layer] += t.nbytes  # F32 is twice the BF16 bytes
+    # ml/backend/ggml/ggml.go New (v0.6.0+): a model-level rope_freqs / rope_factors_long / rope_factors_short
+    # tensor "should be repeated per layer": created once in every block as blk.N.<name>, in that block's buffer
+    # type (gemma4's global rope_freqs.weight, 256 F32, that convert_gemma4.go writes once, in each of 30 blocks)
+    for name, _, dtype, shape, nbytes in _runner_tensors(spec):
+        if not name.startswith("blk.") and {"rope_freqs", "rope_factors_long", "rope_factors_short"} & set(
+                name.split(".")):
+            size = _cuda_tensor_bytes(dtype, shape, nbytes) if cuda else nbytes
+            for i in range(len(w) - 1):
+                w[i] += size
     if cuda:
         # the output layer: output_norm and output, or token_embd created again as output.weight when tied
         out = ("output.", "output_norm.") if "output" in g.groups else ("output_norm.", "token_embd.")
