@@ -131,7 +131,7 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
 
 
 def _graph_pool(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int, first_stage: bool = True) -> int:
-    """The CUDA-graph memory a rank holds: V1's estimate (phases.py cudagraph_estimate_bytes, what 0.21+ budgets); V0
+    """The CUDA-graph memory a rank holds: V1's estimate (phases.py cudagraph_estimate_bytes, what 0.20+ budgets); V0
     prints no estimate and captures whole-model graphs (worker/model_runner.py capture_model): what the phases
     charge the capture (phases.py cudagraph_actual_bytes and nccl_graph_bytes)."""
     if r.v1:
@@ -454,7 +454,7 @@ def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank],
     view.update(mm_figures)
     lines += [mm_line] if mm_line else []
     if r.v1 and not r.runner_v2 and r.version >= (0, 19, 0) and not s.enforce_eager and ranks[0].memory.cudagraph:
-        # gpu_model_runner.py profile_cudagraph_memory (0.19+): printed, subtracted from 0.21; runner V2 prints none
+        # gpu_model_runner.py profile_cudagraph_memory (0.19+): printed, subtracted from 0.20; runner V2 prints none
         lines.append(f"Estimated CUDA graph memory: {format_gib(ranks[0].memory.cudagraph, r.version)} GiB total")
     if ranks[0].available is not None and r.v1:
         lines.append(f"Available KV cache memory: {format_gib(ranks[0].available, r.version)} GiB")

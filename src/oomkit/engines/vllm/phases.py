@@ -12,8 +12,8 @@ Budget membership by release (gpu_worker.py determine_available_memory, utils/me
     inside); NCCL's communicators at TP/PP > 1: outside in V1 from 0.9, inside (non_torch) in V0 and V1 before 0.9;
   weights, profile-run peak, non-torch increase (custom all-reduce / NCCL buffers, cuBLAS workspaces): inside;
   KV cache: the budget's remainder;
-  CUDA graphs: outside up to 0.20 (0.19 prints "Estimated CUDA graph memory" but does not subtract it, unless
-    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1); from 0.21 the estimate is inside and what capture takes beyond
+  CUDA graphs: outside up to 0.19 (0.19 prints "Estimated CUDA graph memory" but does not subtract it, unless
+    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1); from 0.20 the estimate is inside and what capture takes beyond
     the estimate is outside; beyond two GPUs without NVLink NCCL up to 2.21 (vLLM up to 0.8.5) keeps memory for
     every all-reduce the graphs capture (nccl_graph_bytes), charged to the capture phase;
   sampler warm-up (V1): outside, transient. V0 has no separate warm-up (its profile run samples).
@@ -314,7 +314,7 @@ def fa3_split_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
 
 
 def cudagraph_estimate_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int | None = None) -> int:
-    """vLLM's own estimate ("Estimated CUDA graph memory: X GiB total"; in the budget from 0.21), from the capture's
+    """vLLM's own estimate ("Estimated CUDA graph memory: X GiB total"; in the budget from 0.20), from the capture's
     own terms (cudagraph_actual_bytes) in the shape of the runner's profile_cudagraph_memory, which captures into a
     throwaway pool before the KV cache exists:
     - V1 runner (v1/worker/gpu_model_runner.py, 0.19 -> 0.33): the two largest graphs of each mode, extrapolated:

@@ -96,6 +96,8 @@ SAMPLER_BYTES_SORT = 36.4
 #   1.26 GiB (sampler 1.16 + the runner's 10,000 x 5,120 hidden states); vllm#13061 (0.7.x, 2048 tokens) has the
 #   driver's KV budget 1.22 GiB below the worker's printed one (81,536 tokens = 7.47 GiB vs 8.69): 1.04 GiB here.
 SAMPLER_V0_FLOAT32_FROM = (0, 5, 5)
+# envs.py VLLM_FUSED_MOE_CHUNK_SIZE default (16 x 1024), the modular kernel's chunk up to 0.17 (ERAS moe_unchunked)
+MOE_CHUNK = 16 * 1024
 SAMPLER_V0_SCATTER_FROM = (0, 6, 2)
 SAMPLER_BYTES_FLASHINFER = 4.0
 FORWARD_HIDDEN = 4.25
@@ -129,7 +131,17 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     if moe and not triton_mxfp4_moe(spec, r):
         f = max(moe, key=lambda x: x.n_ff_expert * x.n_experts_used)
         n_rank = f.n_ff_expert if s.enable_expert_parallel else f.n_ff_expert / r.tp
-        ws = T * f.n_experts_used * (max(2 * n_rank, h) + n_rank) * b
+        if r.at_least("moe_modular") and not vllm_cutlass_fp4_moe(spec, s):
+            # the modular kernel's TritonExperts.workspace_shapes (settings.ERAS moe_modular): workspace13
+            # (M, top_k, max(N/2, K)), which the output reuses, and workspace2 (M, top_k, max(N, K)), N = 2 n; M is
+            # the whole batch from 0.18 (moe_unchunked), at most VLLM_FUSED_MOE_CHUNK_SIZE before
+            m = T if r.at_least("moe_unchunked") else min(T, MOE_CHUNK)
+            ws = m * f.n_experts_used * (max(n_rank, h) + max(2 * n_rank, h)) * b
+        else:
+            # fused_experts: intermediate_cache1 / 3 share one buffer, intermediate_cache2 (M x top_k, N/2); the
+            # same sizes as CutlassExpertsFp4.workspace_shapes ((M x top_k, max(2 N', K)) and (M x top_k, N'),
+            # N' = intermediate; experts/cutlass_moe.py, 0.20.0)
+            ws = T * f.n_experts_used * (max(2 * n_rank, h) + n_rank) * b
         block = max(block, f.n_experts_used * max(2 * n_rank, h))
         if vllm_cutlass_fp4_moe(spec, s):
             # beside workspace13 and workspace2, run_cutlass_moe_fp4 holds three (T x top_k, hidden) tensors at its
@@ -376,7 +388,7 @@ def context_bytes(r: Resolved) -> int:
 
 def cudagraphs_in_budget(s: VllmSettings, r: Resolved) -> bool:
     """gpu_worker.py determine_available_memory: the CUDA graph estimate is subtracted when
-    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is set (default from 0.21; opt-in in 0.19-0.20) and graphs are on;
+    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is set (default from 0.20; opt-in in 0.19) and graphs are on;
     model runner V2 estimates nothing before 0.29 (settings.ERAS v2_cudagraph_estimate)."""
     if not r.v1 or s.enforce_eager:
         return False
@@ -411,8 +423,8 @@ class Budget:
 
 def determine_available_memory(device: Device, m: RankMemory, s: VllmSettings, r: Resolved) -> Budget:
     """v1/worker/gpu_worker.py determine_available_memory (V0: worker/worker.py determine_num_available_blocks):
-    requested = total x gpu_memory_utilization (ceil from 0.21), less weights, the profile's activation peak and
-    non-torch increase, and from 0.21 the CUDA graph estimate."""
+    requested = total x gpu_memory_utilization (ceil from 0.20), less weights, the profile's activation peak and
+    non-torch increase, and from 0.20 the CUDA graph estimate."""
     total = cuda_total(device)
     if s.kv_cache_memory_bytes is not None:
         return Budget(total=total, available=s.kv_cache_memory_bytes)  # gpu_worker.py: "skipped memory profiling"

@@ -72,8 +72,19 @@ ERAS = Eras({
     # non-torch increase at TP=1: 0.13 GiB measured on 0.15-0.17, 0.25 GiB from 0.18 (llm-d version sweep)
     "non_torch_025": (0, 18, 0),
     # v1/worker/gpu_worker.py: CUDA graph memory estimated before the KV cache is sized and subtracted
-    # (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 "default since v0.21.0"); default utilization 0.92
-    "cudagraph_budget": (0, 21, 0),
+    # (envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "1"), default utilization 0.92 (config/cache.py).
+    # Both read in the 0.20.0 wheel (0.19.0: "0" and 0.9), whose own log line says "default since v0.21.0"; a
+    # 0.20.0 run subtracts its estimate (kaitakuai/experiments qwen3-235b-vllm020-240k: "CUDA-graph reserve ...
+    # default-on", 1.10 GiB)
+    "cudagraph_budget": (0, 20, 0),
+    # fused_moe: the MoE layers run through the modular kernel (modular_kernel.py FusedMoEModularKernel, unquantized
+    # method's TritonExperts from 0.14.0; 0.13.0 calls fused_experts directly): its workspaces come from
+    # TritonExperts.workspace_shapes, (M, top_k, max(N/2, K)) and (M, top_k, max(N, K)) with N = 2 x intermediate,
+    # held by the workspace manager (read in the 0.13.0, 0.14.0, 0.15.1, 0.17.0, 0.19.0 and 0.20.0 wheels)
+    "moe_modular": (0, 14, 0),
+    # modular_kernel.py _chunk_info: M cut into VLLM_FUSED_MOE_CHUNK_SIZE (16,384) chunks up to 0.17.0; gone in the
+    # 0.18.0 and 0.19.0 wheels (PR #34086)
+    "moe_unchunked": (0, 18, 0),
     # kv_cache_utils.py _report_kv_cache_config: "GPU KV cache size" = int(max_concurrency * max_model_len)
     # instead of num_blocks // groups * min block size (vllm#40691, vllm#38364). The old figure: llm-d v0.19.0
     # gpt-oss TP2 logs, and gemma-4-31B AWQ on 0.20.0 ~55k tokens of ~50 GB vs ~525k on 0.21.0 (vllm#43308); the

@@ -1,0 +1,227 @@
+"""Held-out start-up logs, third set (tests/fixtures/engine_logs/vllm/heldout3/): vLLM 0.15.1, 0.19.0 and 0.20.0
+serving Qwen3-235B-A22B-Instruct-2507-FP8 (block-FP8 MoE) on 4x H100 (TP4, with and without expert parallelism) and
+2x B200 (TP2), from kaitakuai/experiments' benchmark pages, each cited in its fixture (URL at a commit, the lines
+kept, the command). No constant in oomkit was fitted on any of them. Errors: weights per rank relative to the
+printed load, the KV budget as a share of the GPU's memory (vLLM's 79.19 GiB total on an H100), tokens relative to
+the printed count. "before" is oomkit at the commit before the two rules below, "after" with them.
+
+| log | version | GPUs | figure | printed | before | after |
+|---|---|---|---|---|---|---|
+| vllm019 | 0.19.0 | 4x H100, TP4 | weights | 55.22 GiB | 55.13 (-0.16 %) | same |
+| | | | tokens from the printed 10.89 GiB | 242,912 | 242,944 (+0.01 %) | same |
+| | | | available KV | 10.89 GiB | 14.70 (+4.82 %) | 14.25 (+4.24 %): strict xfail |
+| vllm020-240k | 0.20.0 | 4x H100, TP4 EP | available KV at 65,536 batched tokens, util 0.92 | 4.15 GiB | 7.96 (+4.81 %) | 4.54 (+0.49 %) |
+| | | | verdict (one 240,000-token request needs 10.76 GiB) | refused | refused | refused |
+| | | | available KV at 32,768 tokens, util 0.96 | 12.15 GiB | 14.94 (+3.52 %) | 12.77 (+0.78 %) |
+| | | | CUDA-graph capture ("took") | 0.96 GiB | 0.95 (-1.5 %) | same |
+| | | | CUDA-graph estimate | 1.10 GiB | 0.92 (-17 %) | same (not held) |
+| | | | available KV at 8,192 tokens, estimate off | 13.95 GiB | 14.56 (+0.77 %) | 14.25 (+0.38 %) |
+| alpha3 | 0.15.1 (fork) | 4x H100, TP4 | available KV, util 0.92, 128 sequences | 14.03 GiB | 14.28 (+0.31 %) | 13.82 (-0.26 %) |
+| | | | tokens from the printed 14.03 GiB | 312,944 | 313,008 (+0.02 %) | same |
+| | | | available KV, defaults (0.9, 1,024 sequences) | 9.27 GiB | 7.83 (-1.83 %) | 7.37 (-2.40 %) |
+| | | | verdict, defaults | refused (11.75 GiB) | refused | refused |
+| | | | verdict at 0.95 and 128 sequences | starts | starts | starts |
+| | | | verdict at --max-model-len 200000 / at 0.95 | dies in the sampler warm-up | refused at the KV check | same: strict xfail |
+| 2xb200 | 0.15.1 (fork) | 2x B200, TP2 | available KV | 48.87 GiB | 50.73 (+1.04 %) | 50.33 (+0.82 %) |
+| | | | tokens from the printed budget | 545,136 | 545,136 | same |
+
+The rules these logs led to, both read in the wheels (settings.ERAS):
+- cudagraph_budget moves from 0.21.0 to 0.20.0: the 0.20.0 wheel's envs.py defaults
+  VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS to "1" (0.19.0: "0") and config/cache.py gpu_memory_utilization to 0.92
+  (0.19.0: 0.9), so v1/worker/gpu_worker.py determine_available_memory subtracts the CUDA-graph estimate from 0.20.0
+  on; the 0.20.0 log's own line "default since v0.21.0" is its text, not its code.
+- moe_modular (0.14.0) / moe_unchunked (0.18): from 0.14.0 the unquantized MoE method runs TritonExperts through
+  FusedMoEModularKernel (0.13.0 still calls fused_experts), whose workspace_shapes are (M, top_k, max(N/2, K)) and
+  (M, top_k, max(N, K)) with N = 2 x intermediate, where fused_experts holds (M, top_k, max(N, K)) and
+  (M x top_k, N/2); modular_kernel.py cuts M into VLLM_FUSED_MOE_CHUNK_SIZE (16,384) chunks up to 0.17.0, and 0.18.0
+  has no chunking (PR #34086). The fitted 0.19 logs move toward their printed peaks with it, by the rule alone: Qwen3-30B-A3B
+  2.527 -> 2.683 GiB (printed 2.68), Qwen1.5-MoE 2.441 -> 2.480 (2.47), Llama-4-Scout TP4 3.151 -> 3.198 (3.19).
+  CUTLASS FP4 experts keep their own shapes (experts/cutlass_moe.py, the fused_experts sizes).
+
+What remains, measured: the 0.19.0 run's budget is 3.36 GiB under oomkit's (+4.24 % of the GPU). It ran
+FLASHINFER_CUTLASS MoE, FlashAttention 3 and FlashInfer's trtllm all-reduce (printed), whose workspaces oomkit does
+not size (its MoE workspace is TritonExperts'); the 0.19.0 wheel does not subtract the 1.76 GiB graph estimate
+(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS "0"), which would leave +2.0 % even if it did. The 0.15.1 runs are the Gonka
+fork's build: at 1,024 sequences its budget is 1.90 GiB above oomkit's PyTorch-sort sampler profile (fitted on the
+PyPI 0.15/0.16 Qwen3-14B logs), so oomkit refuses the two runs that passed the KV check and died in the sampler
+warm-up.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oomkit.engines.vllm import CUDA_DRIVER_RESERVED, ENGINE, VllmSettings
+from oomkit.hardware.catalog import with_facts
+from oomkit.memory import Device
+from oomkit.units import GiB
+from tests.test_vllm import LIMITS
+from tests.test_vllm_startup import spec_of
+
+HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" / "heldout3"
+H100 = ("NVIDIA H100 80GB HBM3", 81559 * 2**20)
+B200 = ("NVIDIA B200", 183359 * 2**20)
+W_LIMIT, A_LIMIT, T_LIMIT = LIMITS["weights"], LIMITS["available"], LIMITS["tokens"]
+# Qwen3-235B-A22B-Instruct-2507-FP8 has Qwen3-235B-A22B-FP8's layers and weights; its context is 262,144 where the
+# catalog's entry says 40,960, hence VLLM_ALLOW_LONG_MAX_MODEL_LEN
+MODEL = "Qwen/Qwen3-235B-A22B-FP8"
+
+V019 = "qwen3-235b-a22b-fp8-4xh100-tp4-v0.19.0-kaitaku"
+V020 = "qwen3-235b-a22b-fp8-4xh100-tp4-ep-v0.20.0-240k-kaitaku"
+ALPHA3 = "qwen3-235b-a22b-fp8-4xh100-tp4-v0.15.1-alpha3-kaitaku"
+B200_RUN = "qwen3-235b-a22b-fp8-2xb200-tp2-v0.15.1-alpha3-kaitaku"
+
+
+def fixture(stem: str) -> dict:
+    return json.loads((HERE / f"{stem}.json").read_text(encoding="utf-8"))
+
+
+def gpus(gpu: tuple[str, int], n: int) -> tuple[Device, ...]:
+    return tuple(with_facts(Device(f"CUDA{i}", gpu[0], gpu[1])) for i in range(n))
+
+
+def estimate(gpu: tuple[str, int], n: int, **kw):
+    kw.setdefault("allow_long_max_model_len", True)
+    return ENGINE.estimate(spec_of(MODEL), gpus(gpu, n), VllmSettings(**kw))
+
+
+def share(est, printed_bytes: int) -> float:
+    """The rank-0 budget's error as a share of the GPU vLLM sees (total less the driver's reserve)."""
+    total = est.devices[0].memory_bytes - CUDA_DRIVER_RESERVED
+    return (est.engine_view["available_kv_cache_bytes"]["CUDA0"] - printed_bytes) / total
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 0.19.0, upstream image, 4x H100 TP4
+
+
+def _v019(**kw):
+    return estimate(H100, 4, engine_version="0.19.0", tensor_parallel_size=4, gpu_memory_utilization=0.92,
+                    max_num_seqs=128, max_model_len=240000, **kw)
+
+
+def test_v019_weights_and_tokens_from_the_printed_budget():
+    printed = fixture(V019)["printed"]
+    v = _v019().engine_view
+    w = (v["model_loading_bytes"]["CUDA0"] - printed["model_loading_bytes"]) / printed["model_loading_bytes"]
+    assert abs(w) < 0.005, w  # 55.13 vs 55.22 GiB
+    # 94 layers x 1 KV head a rank (4 / TP4) x 128 x K,V x 2 B = 48,128 B per token a rank
+    t = _v019(kv_cache_memory_bytes=printed["available_kv_cache_bytes"]).engine_view
+    assert abs(t["kv_cache_tokens"] - printed["kv_cache_tokens"]) / printed["kv_cache_tokens"] < T_LIMIT
+    assert t["max_concurrency"] == printed["max_concurrency"]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "+4.24 % of the GPU (14.25 vs 10.89 GiB; +4.82 % before the modular MoE workspace). The run printed "
+    "FLASHINFER_CUTLASS MoE, FlashAttention 3 and FlashInfer's trtllm all-reduce, whose workspaces are not sized "
+    "(oomkit's MoE workspace is TritonExperts'); the 0.19.0 wheel does not subtract the 1.76 GiB graph estimate "
+    "(envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS '0'), and subtracting it would still leave +2.0 %"))
+def test_v019_budget():
+    est = _v019()
+    err = share(est, fixture(V019)["printed"]["available_kv_cache_bytes"])
+    assert abs(err) < A_LIMIT, f"{err:+.2%}"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 0.20.0, 4x H100 TP4 with expert parallelism, 240,000 tokens, TRITON MoE
+
+
+def _v020(run: str, **kw):
+    r = fixture(V020)["runs"][run]
+    if "estimate_cudagraphs" in r:
+        kw["estimate_cudagraphs"] = r["estimate_cudagraphs"]
+    return r, estimate(H100, 4, engine_version="0.20.0", tensor_parallel_size=4, enable_expert_parallel=True,
+                       max_num_seqs=128, max_model_len=240000, max_num_batched_tokens=r["max_num_batched_tokens"],
+                       gpu_memory_utilization=r["gpu_memory_utilization"], **kw)
+
+
+@pytest.mark.parametrize("run", ["prod_65536", "fit_32768", "fit_8192_no_estimate"])
+def test_v020_budget(run):
+    # the CUDA-graph estimate is in the budget from 0.20.0 (settings.ERAS cudagraph_budget) and the modular MoE
+    # workspace grows with the whole batch (moe_unchunked): before both, +4.81 / +3.52 / +0.77 % of the GPU
+    r, est = _v020(run)
+    err = share(est, r["available_kv_cache_bytes"])
+    assert abs(err) < 0.01, f"{err:+.2%}"  # +0.49 / +0.78 / +0.38 %
+
+
+def test_v020_refused_at_65536_batched_tokens():
+    r, est = _v020("prod_65536")
+    v = est.engine_view
+    assert est.fits is False
+    assert "(10.76 GiB KV cache is needed, which is larger than the available KV cache memory" in v["error"]
+    assert f"{v['kv_needed_one_request_bytes']['CUDA0'] / GiB:.2f}" == r["kv_needed_one_request_gib"]
+    # and the two settings the page found starting
+    for run in ("fit_32768", "fit_8192_no_estimate"):
+        assert _v020(run)[1].fits is True, run
+
+
+def test_v020_weights_and_capture():
+    r, est = _v020("fit_32768")
+    v = est.engine_view
+    w = (v["model_loading_bytes"]["CUDA0"] - r["model_loading_bytes"]) / r["model_loading_bytes"]
+    assert abs(w) < 0.005, w
+    # "Graph capturing finished in 18 secs, took 0.96 GiB": 0.946 GiB here (-1.5 %)
+    took = v["cudagraph_actual_bytes"]
+    assert abs(took - r["cudagraph_actual_bytes"]) / r["cudagraph_actual_bytes"] < 0.03, took / GiB
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 0.15.1 (the Gonka fork's alpha3 build), 4x H100 TP4 and 2x B200 TP2
+
+
+def _alpha3(run: str, **kw):
+    r = fixture(ALPHA3)["runs"][run]
+    for key in ("gpu_memory_utilization", "max_num_seqs", "max_model_len"):
+        if key in r:
+            kw.setdefault(key, r[key])
+    return r, estimate(H100, 4, engine_version="0.15.1", tensor_parallel_size=4, **kw)
+
+
+def test_alpha3_budget_and_tokens():
+    r, est = _alpha3("util_092_seqs_128")
+    err = share(est, r["available_kv_cache_bytes"])
+    assert abs(err) < 0.005, f"{err:+.2%}"  # -0.26 %
+    t = _alpha3("util_092_seqs_128", kv_cache_memory_bytes=r["available_kv_cache_bytes"])[1].engine_view
+    assert abs(t["kv_cache_tokens"] - r["kv_cache_tokens"]) / r["kv_cache_tokens"] < T_LIMIT
+
+
+def test_alpha3_defaults_refused_at_the_kv_check():
+    r, est = _alpha3("defaults")
+    v = est.engine_view
+    assert est.fits is False
+    assert "(11.75 GiB KV cache is needed, which is larger than the available KV cache memory" in v["error"]
+    err = share(est, r["available_kv_cache_bytes"])
+    assert abs(err) < A_LIMIT, f"{err:+.2%}"  # -2.40 % (7.37 vs 9.27 GiB)
+
+
+def test_alpha3_starts_with_128_sequences():
+    for run in ("util_095_seqs_128", "util_092_seqs_128"):
+        est = _alpha3(run)[1]
+        assert est.fits is True and est.engine_view["failed_phase"] is None, run
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "the fork's build passed the KV check with 1,024 sequences and died in the sampler warm-up; oomkit refuses at "
+    "the KV check: its profile at 1,024 sequences (the PyTorch-sort sampler of PyPI 0.15/0.16, 1,024 x 151,936 x "
+    "38.4 B = 5.56 GiB) leaves 7.37 GiB at 0.9 where the build printed 9.27 (-2.40 % of the GPU), under the 8.96 "
+    "GiB one 200,000-token request needs, and 11.33 GiB at 0.95 under the 11.75 GiB of 262,144 tokens"))
+@pytest.mark.parametrize("run", ["len_200000", "util_095"])
+def test_alpha3_dies_in_the_sampler_warmup(run):
+    est = _alpha3(run)[1]
+    assert "error" not in est.engine_view, est.engine_view["error"][:120]
+    assert (est.engine_view["failed_phase"] or {}).get("phase") == "sampler warm-up"
+
+
+def test_b200_budget_and_tokens():
+    printed = fixture(B200_RUN)["printed"]
+    kw = dict(engine_version="0.15.1", tensor_parallel_size=2, gpu_memory_utilization=0.92, max_num_seqs=128,
+              max_model_len=262144)
+    est = estimate(B200, 2, **kw)
+    err = share(est, printed["available_kv_cache_bytes"])
+    assert abs(err) < A_LIMIT, f"{err:+.2%}"  # +0.82 %
+    # 94 layers x 2 KV heads a rank x 128 x K,V x 2 B = 96,256 B per token: the printed budget gives the count
+    t = estimate(B200, 2, kv_cache_memory_bytes=printed["available_kv_cache_bytes"], **kw).engine_view
+    assert t["kv_cache_tokens"] == printed["kv_cache_tokens"]
