@@ -72,7 +72,9 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         computed[:0] = _other_process(d)
     elif d.stage == "buffer_limit" and d.engine == "pytorch":
         computed += _torch_buffer_limit(d)
-    canned = [Fix(summary=t) for t in sig.fixes if not _covered(t, computed) and _fits_stage(t, d)]
+    canned = [Fix(summary=t) for t in sig.fixes if not _covered(t, computed) and _fits_stage(t, d)
+              # llama.cpp's own flags beside their Ollama options already given (num_batch, num_ctx)
+              and not (runner == "ollama" and t.startswith("-") and any("num_" in f.summary for f in computed))]
     return tuple(computed + canned[: max(0, 4 - len(computed))])
 
 
@@ -818,6 +820,19 @@ def _ollama_host_ram(d: Diagnosis) -> list[Fix]:
             Fix(summary="a smaller quant of the same model (e.g. the q4_K_M tag) or a smaller model")]
 
 
+def _ollama_buffer_limit(d: Diagnosis) -> list[Fix]:
+    """A compute buffer over the driver's single-buffer limit under Ollama: its batch is num_batch (the runner gives
+    llama.cpp n_batch = n_ubatch = num_batch), and the attention part scales with the context."""
+    if not {"ggml_gallocr_fail", "llama_compute_buffers"} & set(d.recognised):  # not the compute buffer
+        return []
+    ub = int(d.settings.get("n_ubatch") or 512)
+    new = max(32, ub // 2)
+    return [Fix(summary=f"num_batch {new} (from {ub}): the compute buffer over the driver's single-buffer limit "
+                        "scales with the batch (PARAMETER num_batch in a Modelfile, or the request's options)"),
+            Fix(summary="num_ctx / OLLAMA_CONTEXT_LENGTH smaller: the attention part of that buffer scales with the "
+                        "context")]
+
+
 def _ollama_layout(d: Diagnosis) -> list[Fix]:
     out = _ollama_estimate(d)
     if d.numbers.get("num_gpu") is not None:
@@ -888,6 +903,7 @@ _BY_STAGE: dict[tuple[str | None, str], Any] = {
     ("llama.cpp", "weights"): _llama_weights,
     ("ollama", "weights"): _llama_weights,
     ("ollama", "host_ram"): _ollama_host_ram,
+    ("ollama", "buffer_limit"): _ollama_buffer_limit,
     ("vllm", "compute"): _vllm_compute,
     ("vllm", "unknown"): _vllm_compute,  # a PyTorch OOM inside vLLM with nothing placing it: vLLM's own knobs
     ("sglang", "unknown"): _sglang_compute,

@@ -113,6 +113,9 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("--n-gpu-layers", r"--n-gpu-layers ([0-9]{1,20})", "n_gpu_layers", "int"),
     ("--parallel", r"--parallel ([0-9]{1,20})", "n_parallel", "int"),
     ("KvSize:", r"KvSize:([0-9]{1,20})", "n_ctx", "int"),
+    # the runner's load request: num_batch, which Ollama gives llama.cpp as both n_batch and n_ubatch (and the
+    # Ollama engine reserves its graph for), so the micro-batch the compute buffer scales with
+    ("BatchSize:", r"BatchSize:([0-9]{1,7})\b", "n_ubatch", "int"),
     ("KvCacheType:", r"KvCacheType:(\w{1,64})", "OLLAMA_KV_CACHE_TYPE", "str"),
     ("version=", r"msg=\"?Listening on[^\n]{0,200}version=([0-9][\w.+-]{0,30})", "ollama_version", "str"),
     ("ollama version is", r"ollama version is ([0-9][\w.+-]{0,30})", "ollama_version", "str"),
@@ -415,6 +418,8 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("LM Studio", "lmstudio"), ("Failed to send message", "lmstudio"), ("lmstudio", "lmstudio"), ("LM-Studio", "lmstudio"),
     ("ollama", "ollama"), ("Ollama", "ollama"), ("llama runner", "ollama"), ('source=server.go', "ollama"),
     ('source=ggml.go', "ollama"),  # the Ollama engine's Go backend (ml/backend/ggml/ggml.go slog lines)
+    # the runner's own slog lines (runner/ollamarunner/runner.go, runner/llamarunner/runner.go): its load request
+    ('source=runner.go', "ollama"), ("msg=load request=", "ollama"),
     # llm/memory.go's estimate line in its older form (msg="offload to cuda|rocm|metal|cpu|gpu" with its memory.*
     # fields; later msg=offload library=...), which may be pasted alone (ollama#8571, PR #5117)
     ('msg="offload to ', "ollama"),
