@@ -255,3 +255,19 @@ def test_sycl_offloaded_experts_with_a_layer_whose_up_and_gate_stay_on_the_devic
         est = oomkit.estimate("qwen3:30b-a3b", "llama.cpp", gpu="Arc A770 8GB")
     assert any(p.endswith(r"\.ffn_down.*") for ot in seen for p, _ in ot)  # the case is reached
     assert est.engine_view["fit_n_ctx"] == 4096 and est.devices[0].id == "SYCL0" and est.devices[0].compute_bytes > 0
+
+
+def test_metal_maps_each_part_of_a_split_gguf_apart():
+    """load_tensors maps every gguf-split part on its own (src/llama-model.cpp: for each file idx,
+    get_mapping_range over the part's tensors of the buffer, ggml_backend_dev_buffer_from_host_ptr), so a split
+    model partly offloaded to Metal maps the offloaded layers' stretch of each part, and the output layer at the head
+    of the first part without the CPU blocks behind it; one range over the whole model mapped 135,563 MiB."""
+    kw = dict(quant="Q4_K_M", gpu="M3 Ultra 512GB", n_ctx=4096, find_max_context=False, fit=False)
+    est = oomkit.estimate("Qwen/Qwen3-235B-A22B", "llama.cpp", n_gpu_layers=30, **kw)  # 94 blocks + output
+    on_metal = [t for t in est.model.weights.tensors
+                if (t.layer is not None and t.layer >= 94 - 29) or t.name in ("output.weight", "output_norm.weight")]
+    tensor_bytes = sum(t.nbytes for t in on_metal)
+    mapped = est.engine_view["model_buffer_bytes"]["MTL0_Mapped"]
+    assert tensor_bytes <= mapped < tensor_bytes + (1 << 20)  # the parts' 32-byte padding only
+    whole = oomkit.estimate("Qwen/Qwen3-235B-A22B", "llama.cpp", n_gpu_layers=-1, **kw)
+    assert mapped < 0.33 * whole.engine_view["model_buffer_bytes"]["MTL0_Mapped"]

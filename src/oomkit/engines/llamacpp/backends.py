@@ -45,7 +45,9 @@ from .weights import (
     loaded_tensors,
     mapped_range,
     override_patterns,
+    split_layout,
     split_mapped_bytes,
+    split_mapped_ranges,
     tensor_device,
 )
 
@@ -260,7 +262,12 @@ def _device_range(spec: ModelSpec, tensors: list[TensorSpec]) -> int:
     the blocks, then output_norm and output) puts output.weight last; the converters write it first, before
     token_embd and the blocks (issue #19224: gpt-oss-20b with the output layer and blocks 1-23 on Metal maps
     11536.18 MiB, the whole file, beside a CPU_Mapped token_embd + block 0 of 1018.60 MiB), so the device holding
-    the output layer maps from the start of the file."""
+    the output layer maps from the start of the file. A computed model published in gguf-split parts
+    (weights.published_split) maps each part apart, as the CPU does: one MTL0_Mapped buffer per file idx in
+    load_tensors, over that file's [first, last) (weights.split_mapped_ranges)."""
+    layout = split_layout(spec.weights)
+    if layout is not None and all(t.name in layout for t in tensors):
+        return sum(split_mapped_ranges(tensors, layout))
     out = next((t for t in tensors if t.name == "output.weight"), None)
     rest = [t for t in tensors if t is not out]
     if out is None or spec.weights.exact or not rest or any(t.offset is None for t in tensors):
