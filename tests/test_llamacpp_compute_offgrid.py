@@ -128,3 +128,23 @@ def test_allocator_best_fit_and_in_place():
     top, addr = galloc.placement(1, nodes)
     assert addr == [0, 128, 128, 0, 32, 0, 128]
     assert top == 192
+
+
+
+def test_galloc_empty_tensor_keeps_free_ranges_apart():
+    """ggml-alloc.c allocates and frees a tensor of no bytes (ggml_dyn_tallocr_alloc / _free_bytes, galloc's
+    Node.empty): placed at the start of the best-fitting free block, which leaves the block as it is; once that block
+    has merged into a larger one, freeing the empty tensor touches no block's ends and inserts an empty block after
+    the one holding it, and the larger block then grows by later frees without ever merging with the tail (only list
+    neighbours merge): a tensor after them goes above the tail."""
+    from oomkit.engines.llamacpp.galloc import Node, peak_bytes
+
+    def graph(empty: bool) -> list[Node]:
+        return [Node(256), Node(256), Node(256),  # A [0, 256), B [256, 512), C [512, 768)
+                Node(256, (1,)),  # X at 768; B freed: the block [256, 512)
+                Node(0, empty=empty),  # E: at 256, the block left as it is
+                Node(512, (0,)),  # Y at 1024; A freed: the block [0, 512), E's offset inside it
+                Node(0, (4, 2, 3, 5)),  # E, C, X, Y freed: [0, 1536), beside the tail at 1536 or not
+                Node(2048, (6,))]
+    assert peak_bytes(0, graph(False)) == 2048  # the freed range merged with the tail: W at 0
+    assert peak_bytes(0, graph(True)) == 1536 + 2048  # kept apart by E's empty block: W above 1536

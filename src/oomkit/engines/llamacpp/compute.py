@@ -2129,9 +2129,10 @@ def mamba2_offload_device_bytes(spec: ModelSpec, ctx: Context, placement: Placem
     and the scan's results copied back, and the logits land above what those splits leave; not monotonic in -ngl.
     Where it holds: one sequence, one device holding the output, Mamba-2 layers only, no tensor overrides; None
     elsewhere. mamba2-2.7b's 4-layer file on an H200 (the graph with no host layer gives the full offload's 108.22 /
-    432.88 MiB at -ub 512 / 2048, as measured): CUDA0 113.28 MiB at -ngl 4 (113.28 measured, was 108.22); held out
-    -ngl 1 103.22 (103.22) and -ngl 3 118.22 (119.43). Not yet -ngl 2: 118.22 against 164.37, whose split list this
-    graph follows but whose logits (98.22) sit at 66.15 MiB, above this replay's 63.65 top: a placement not found."""
+    432.88 MiB at -ub 512 / 2048, as measured): CUDA0 113.28 MiB at -ngl 4 (113.28 measured, was 108.22) and 164.37
+    at -ngl 2 (164.37; 118.22 before the empty tensors: the extra states' copy and GET_ROWS of no bytes leave an
+    empty free block that keeps the space freed above the layer's scan apart from the tail, so the logits (98.22)
+    go at 66.15 MiB); held out -ngl 1 103.22 (103.22) and -ngl 3 119.43 (119.43; 118.22 before)."""
     d = placement.output_device
     trunk = spec.trunk_layers
     T = min(ctx.n_ctx, ctx.n_ubatch)

@@ -24,13 +24,14 @@ class _Graph:
         self.inputs: set[int] = set()  # split inputs, placed at the start of the split of their first reader
         self.splits: list[int] = [0]  # the first node of each split
 
-    def inp(self, size: int) -> int:
+    def inp(self, size: int, empty: bool = False) -> int:
         """A split input: the scheduler's copy of a tensor another backend holds (hoisted by _hoisted)."""
         self.inputs.add(len(self.nodes))
-        return self.add(size)
+        return self.add(size, empty=empty)
 
-    def add(self, size: int, *srcs: int, inplace: bool = False, view: int = -1, output: bool = False) -> int:
-        self.nodes.append(Node(size, tuple(srcs), inplace, view, output))
+    def add(self, size: int, *srcs: int, inplace: bool = False, view: int = -1, output: bool = False,
+            empty: bool = False) -> int:
+        self.nodes.append(Node(size, tuple(srcs), inplace, view, output, None, empty))
         return len(self.nodes) - 1
 
     def view(self, of: int) -> int:
@@ -531,8 +532,8 @@ class _Dag:
         at = {i: n for n, i in enumerate(self.order)}
         out = []
         for i in self.order:
-            size, srcs, inplace, view, output, layout = self.t[i]
-            out.append(Node(size, tuple(at[s] for s in srcs), inplace, at[view] if view >= 0 else -1, output, layout))
+            n = self.t[i]
+            out.append(n._replace(srcs=tuple(at[s] for s in n.srcs), view=at[n.view] if n.view >= 0 else -1))
         return out
 
 
@@ -1280,6 +1281,11 @@ def mamba2_offload_graph(spec: ModelSpec, T: int, n_outputs: int, host: dict[str
     token rows, the gathered conv states, the scan's y view, the scan's own layout-keeping copy), and a device tensor
     a host split reads stays alive until that split (the scheduler's input dependency). The scan's x / B / C are views
     of the conv output, also read by the y * D product after the scan; z is copied out of the projection after it.
+    A device layer's build_rs also gathers the extra states (src/llama-graph.cpp build_rs: GET_ROWS by s_copy_extra,
+    then their CPY), none with one sequence: tensors of no bytes, allocated and freed all the same (galloc's empty
+    nodes); the node-by-node reconstruction of this graph with ggml_backend_sched_split_graph's graph_copy (each
+    input's dependency view and copy at its split's start) through ggml-alloc.c gives the H200's CUDA0 buffer at
+    -ngl 1 / 2 / 3 / 4 / 99 to the byte only with them.
     Returns (the number of inputs, the nodes) for _hoisted's placement."""
     g = _Graph()
     add, view, nodes = g.add, g.view, g.nodes
@@ -1306,15 +1312,22 @@ def mamba2_offload_graph(spec: ModelSpec, T: int, n_outputs: int, host: dict[str
     on_host = [any(n.startswith(f"blk.{la.index}.") for n in host) for la in trunk]
     split()
     cur = res = fresh(resid)  # the host's token rows (GET_ROWS of the embeddings)
-    # rs_s_copy's view of the sequences' state rows (build_inp_rs: one copy for the graph, read by every device
-    # layer's gathers and scan; the extra rows' view is empty)
+    # rs_s_copy's views of the sequences' state rows and of the extra rows (build_rs_inp_impl: s_copy_main, and
+    # s_copy_extra, empty with one sequence: n_rs - n_seqs = 0), each copied once for the graph, read by every
+    # device layer's build_rs; the empty copy and the empty GET_ROWS of the extra states are tensors of no bytes that
+    # ggml-alloc still allocates and frees (galloc's Node.empty), leaving an empty free block where they sat
     ids: list[int] = []
 
-    def gather(r) -> int:  # build_rs's GET_ROWS of the conv states, on the device
+    def extra_rows() -> None:  # build_rs's GET_ROWS of the extra states (none) and their CPY into the cache
+        add(0, add(0, ids[1], empty=True))
+
+    def gather(r) -> int:  # build_rs's GET_ROWS of the conv states, on the device, then of the extra ones
         state["inputs"] = True
         if not ids:
-            ids.append(g.inp(4))
-        return add(r.conv * f32, ids[0])
+            ids.extend((g.inp(4), g.inp(0, empty=True)))
+        rows = add(r.conv * f32, ids[0])
+        extra_rows()
+        return rows
 
     r_prev = None if on_host[0] else gather(trunk[0].recurrent)
     cur = add(resid, cur, inplace=True)  # RMS_NORM
@@ -1343,6 +1356,7 @@ def mamba2_offload_graph(spec: ModelSpec, T: int, n_outputs: int, host: dict[str
             scan = None
         else:
             scan = add((r.d_inner * T + r.ssm) * f32, view(conv), dt, view(conv), view(conv), ids[0])
+            extra_rows()
             add(0, view(scan))  # the state's store into the cache
         nxt = trunk[k + 1] if k + 1 < len(trunk) else None
         r_prev = None

@@ -13,7 +13,14 @@ Mirrors ggml/src/ggml-alloc.c at llama.cpp@0c1e57098 (the build llama-cpp-python
   the first parent, in source order, of the same layout (ggml_are_same_layout) that has no other consumer left, is
   not a view, not an output and owned by the allocator (ggml_gallocr_is_own); views take none (they count on their
   source: a source is freed once its last view's consumers and its own are done);
-- outputs are never freed.
+- outputs are never freed;
+- a tensor of no bytes in the buffer (Node.empty: a recurrent layer's GET_ROWS of the extra states when there are
+  none, n_rs - n_seqs = 0, and the device's copy of their empty ids view) is allocated and freed all the same
+  (ggml_gallocr_allocate_node asks ggml_dyn_tallocr_alloc for its 0 bytes: the best-fitting block besides the last,
+  the smallest, any fits; an empty block taken is removed); freed where it touches no free block,
+  ggml_dyn_tallocr_free_bytes inserts its empty range as a free block of its own, and ranges freed later on either
+  side of it no longer merge across it (only list neighbours merge), so the free space above can stay split from
+  the tail.
 Checked against the offsets of every node in llama.cpp's own reserve (dumped from ggml_gallocr_reserve_n; equal to
 the byte on the hy_v3 file at 16K and 24K with a q8_0 cache).
 
@@ -46,9 +53,10 @@ INPLACE_OPS = frozenset({"fill", "scale", "diag_mask_zero", "diag_mask_inf", "ad
 class Node(NamedTuple):
     """One tensor of the modelled graph: its bytes (0: not in this buffer, as a write into the KV cache), the nodes it
     reads (indices into the list), whether its op may run in place, the node it is a view of (-1: none), whether
-    it is a graph output (never freed), and its layout for ggml_are_same_layout (type, shape, strides; None: equal
-    sizes stand for equal layouts). A NamedTuple: the Ollama replays make thousands per graph, and a frozen
-    dataclass costs twice as much to build."""
+    it is a graph output (never freed), its layout for ggml_are_same_layout (type, shape, strides; None: equal
+    sizes stand for equal layouts), and whether a node of size 0 is a tensor of no bytes in this buffer (empty: it
+    is allocated and freed as ggml-alloc does, see the module's note) rather than one outside it. A NamedTuple: the
+    Ollama replays make thousands per graph, and a frozen dataclass costs twice as much to build."""
 
     size: int
     srcs: tuple[int, ...] = ()
@@ -56,6 +64,7 @@ class Node(NamedTuple):
     view: int = -1
     output: bool = False
     layout: Hashable | None = None
+    empty: bool = False
 
 
 MAX_CHUNKS = 16  # ggml-alloc.c GGML_VBUFFER_MAX_CHUNKS (llama.cpp PR #15815; in ggml b6646, Ollama v0.12.4 on)
@@ -151,20 +160,20 @@ def _replay(n_inputs: int, nodes: list[Node], max_size: int | None, prefer_reuse
                     free[i - 1][1] += block[1]
                     del free[i]
                 return
-        free.insert(next((i for i, b in enumerate(free) if b[0] > at), len(free)), [at, size])
+        free.insert(next((i for i, b in enumerate(free) if b[0] >= at), len(free)), [at, size])  # insert_block
 
     children = [0] * len(nodes)
     views = [0] * len(nodes)
-    for _, srcs, _, view, _, _ in nodes:
-        if view >= 0:
-            views[view] += 1
-        for s in srcs:
+    for n in nodes:
+        if n.view >= 0:
+            views[n.view] += 1
+        for s in n.srcs:
             children[s] += 1
     addr: list[tuple[int, int] | None] = [None] * len(nodes)
     held = [False] * len(nodes)  # allocated and not yet freed
 
-    for i, (size, srcs, inplace, view, _, layout) in enumerate(nodes):
-        if size and view < 0 and addr[i] is None:  # views and tensors of other buffers take no memory here
+    for i, (size, srcs, inplace, view, _, layout, empty) in enumerate(nodes):
+        if (size or empty) and view < 0 and addr[i] is None:  # views and tensors of other buffers take no memory here
             for s in srcs if inplace else ():
                 p = nodes[s]
                 if (held[s] and p.view < 0 and not p.output and p.size == size and p.layout == layout
