@@ -1,6 +1,7 @@
 """Held-out start-up logs, third set (tests/fixtures/engine_logs/vllm/heldout3/): vLLM 0.15.1, 0.19.0 and 0.20.0
 serving Qwen3-235B-A22B-Instruct-2507-FP8 (block-FP8 MoE) on 4x H100 (TP4, with and without expert parallelism) and
-2x B200 (TP2), from kaitakuai/experiments' benchmark pages, each cited in its fixture (URL at a commit, the lines
+2x B200 (TP2), and MiniMax-M2.7 (block FP8, fp8 KV cache) on 4x A100, 2x H200 and 2x B200, from kaitakuai/experiments'
+benchmark pages, each cited in its fixture (URL at a commit, the lines
 kept, the command). No constant in oomkit was fitted on any of them. Errors: weights per rank relative to the
 printed load, the KV budget as a share of the GPU's memory (vLLM's 79.19 GiB total on an H100), tokens relative to
 the printed count. "before" is oomkit at the commit before the two rules below, "after" with them.
@@ -24,6 +25,16 @@ the printed count. "before" is oomkit at the commit before the two rules below, 
 | | | | verdict at --max-model-len 200000 / at 0.95 | dies in the sampler warm-up | refused at the KV check | same: strict xfail |
 | 2xb200 | 0.15.1 (fork) | 2x B200, TP2 | available KV | 48.87 GiB | 50.73 (+1.04 %) | 50.33 (+0.82 %) |
 | | | | tokens from the printed budget | 545,136 | 545,136 | same |
+| qwen235b-fp8-4xh100 | 0.20.0 | 4x H100, TP4 EP, fp8 KV | verdict (one 240,000-token request needs 5.38 GiB) | refused | refused | refused |
+| | | | available KV | 1.32 GiB | 7.96 (+8.39 %) | 4.54 (+4.07 %): strict xfail |
+| minimax A100 | 0.20.0 | 4x A100 80GB, TP4, fp8 KV, Marlin MoE | weights | 54.58 GiB | 53.67 (-1.66 %) | same |
+| | | | tokens from the printed 12.72 GiB | 430,112 | 430,240 (+0.03 %) | same |
+| | | | available KV | 12.72 GiB | 16.89 (+5.25 %) | 16.02 (+4.14 %): strict xfail |
+| minimax H200 | 0.20.0 | 2x H200, TP2, fp8 KV | weights | 107.31 GiB | 107.21 (-0.10 %) | same |
+| | | | available KV from the printed 241,760 tokens (14.29 GiB) | 12.2 GiB printed | 18.60 (+3.08 %) | 17.64 (+2.40 %) |
+| minimax B200 | 0.20.0 | 2x B200, TP2, fp8 KV | weights | 107.32 GiB | 107.21 (-0.10 %) | same |
+| | | | tokens from the printed budget | 845,568 | 845,616 (+0.01 %) | same |
+| | | | available KV | 50.0 GiB | 54.17 (+2.33 %) | 53.03 (+1.70 %) |
 
 The rules these logs led to, both read in the wheels (settings.ERAS):
 - cudagraph_budget moves from 0.21.0 to 0.20.0: the 0.20.0 wheel's envs.py defaults
@@ -38,7 +49,9 @@ The rules these logs led to, both read in the wheels (settings.ERAS):
   2.527 -> 2.683 GiB (printed 2.68), Qwen1.5-MoE 2.441 -> 2.480 (2.47), Llama-4-Scout TP4 3.151 -> 3.198 (3.19).
   CUTLASS FP4 experts keep their own shapes (experts/cutlass_moe.py, the fused_experts sizes).
 
-What remains, measured: the 0.19.0 run's budget is 3.36 GiB under oomkit's (+4.24 % of the GPU). It ran
+What remains, measured: every 0.20 run with an FP8 KV cache keeps 2.8-3.4 GiB a GPU outside the KV pool that
+oomkit does not model (the same Qwen3-235B settings print 4.15 GiB with a bf16 cache, 1.32 with fp8; the MiniMax
+runs sit +1.7 to +4.1 % of the GPU above their budgets); no source rule for it was found yet. Further: the 0.19.0 run's budget is 3.36 GiB under oomkit's (+4.24 % of the GPU). It ran
 FLASHINFER_CUTLASS MoE, FlashAttention 3 and FlashInfer's trtllm all-reduce (printed), whose workspaces oomkit does
 not size (its MoE workspace is TritonExperts'); the 0.19.0 wheel does not subtract the 1.76 GiB graph estimate
 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS "0"), which would leave +2.0 % even if it did. The 0.15.1 runs are the Gonka
@@ -225,3 +238,95 @@ def test_b200_budget_and_tokens():
     # 94 layers x 2 KV heads a rank x 128 x K,V x 2 B = 96,256 B per token: the printed budget gives the count
     t = estimate(B200, 2, kv_cache_memory_bytes=printed["available_kv_cache_bytes"], **kw).engine_view
     assert t["kv_cache_tokens"] == printed["kv_cache_tokens"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 0.20.0, MiniMax-M2.7 (block FP8, 62 layers, 8 KV heads x 128) with an FP8 KV cache on 4x A100, 2x H200, 2x B200
+
+
+MINIMAX = "minimax-m2.7-fp8-a100-h200-b200-v0.20.0-fp8kv-kaitaku"
+MINIMAX_KW = dict(engine_version="0.20.0", gpu_memory_utilization=0.92, max_num_seqs=128, max_model_len=180000,
+                  kv_cache_dtype="fp8")
+
+
+def _minimax(run: str, **kw):
+    r = fixture(MINIMAX)["runs"][run]
+    if run == "a100_tp4":
+        kw.setdefault("moe_backend", "marlin")  # the only FP8 MoE kernel on sm_80 (printed)
+    devices = gpus((r["gpu"], r["memory_mib"] * 2**20), r["count"])
+    est = ENGINE.estimate(spec_of("MiniMaxAI/MiniMax-M2.7"), devices,
+                          VllmSettings(tensor_parallel_size=r["count"], **MINIMAX_KW, **kw))
+    return r, est
+
+
+@pytest.mark.parametrize("run", ["a100_tp4", "h200_tp2", "b200_tp2"])
+def test_minimax_weights(run):
+    r, est = _minimax(run)
+    got = est.engine_view["model_loading_bytes"]["CUDA0"]
+    w = (got - r["model_loading_bytes"]) / r["model_loading_bytes"]
+    assert abs(w) < W_LIMIT, f"{w:+.2%}"  # -1.66 % (Marlin's repacked layout on the A100), -0.10 %, -0.10 %
+
+
+@pytest.mark.parametrize("run", ["a100_tp4", "b200_tp2"])
+def test_minimax_tokens_from_the_printed_budget(run):
+    # 62 layers x (8 / TP) KV heads x 128 x K,V x 1 B (fp8): 31,744 B a token a rank at TP4, 63,488 at TP2
+    r, _ = _minimax(run)
+    v = _minimax(run, kv_cache_memory_bytes=r["available_kv_cache_bytes"])[1].engine_view
+    assert abs(v["kv_cache_tokens"] - r["kv_cache_tokens"]) / r["kv_cache_tokens"] < T_LIMIT  # +0.03 / +0.01 %
+
+
+def test_minimax_h200_page_budget_and_count_disagree():
+    # the H200 page prints 12.2 GiB and 241,760 tokens; at 63,488 B a token a rank the count needs 14.29 GiB, so
+    # the budget is taken from the count (12.2 GiB would give 206,320 tokens, -14.7 %)
+    r, est = _minimax("h200_tp2")
+    per_token = 62 * 4 * 128 * 2
+    assert r["kv_cache_tokens"] * per_token > 14.2 * GiB
+    err = (est.engine_view["available_kv_cache_bytes"]["CUDA0"] - r["kv_cache_tokens"] * per_token) / (
+        est.devices[0].memory_bytes - CUDA_DRIVER_RESERVED)
+    assert abs(err) < A_LIMIT, f"{err:+.2%}"  # +2.4 % (17.64 GiB vs 14.29); +3.08 % before
+
+
+def test_minimax_b200_budget():
+    r, est = _minimax("b200_tp2")
+    err = share(est, r["available_kv_cache_bytes"])
+    assert abs(err) < A_LIMIT, f"{err:+.2%}"  # +1.70 % (53.03 vs 50.0 GiB); +2.33 % before
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "+4.14 % of the GPU (16.02 vs 12.72 GiB; +5.25 % before the graph estimate entered 0.20's budget). Weights "
+    "explain 0.91 GiB (Marlin's repacked FP8 experts: 54.58 GiB printed, 53.67 here); the rest, about 2.4 GiB, is "
+    "outside oomkit's profile: at 2,048 batched tokens (the A100 `vllm serve` default) its activation peak is "
+    "0.55 GiB. The three MiniMax-M2.7 runs with an FP8 KV cache under FlashInfer attention all sit 3.0-3.4 GiB "
+    "under oomkit's budget (B200 +1.70 %, H200 +2.4 % from its token count), as does the Qwen3-235B 0.20 run "
+    "with --kv-cache-dtype fp8 on 4x H100 (1.32 GiB where the bf16 cache printed 4.15): a term of that "
+    "configuration not read from the source yet"))
+def test_minimax_a100_budget():
+    r, est = _minimax("a100_tp4")
+    err = share(est, r["available_kv_cache_bytes"])
+    assert abs(err) < A_LIMIT, f"{err:+.2%}"
+
+
+V020_FP8KV = "qwen3-235b-a22b-fp8-4xh100-tp4-ep-v0.20.0-fp8kv-240k-refused-kaitaku"
+
+
+def _v020_fp8kv():
+    fx = fixture(V020_FP8KV)
+    return fx["printed"], estimate(H100, 4, engine_version="0.20.0", **fx["settings"])
+
+
+def test_v020_fp8_kv_cache_refused_at_240000():
+    printed, est = _v020_fp8kv()
+    v = est.engine_view
+    assert est.fits is False
+    assert "(5.38 GiB KV cache is needed, which is larger than the available KV cache memory" in v["error"]
+    assert f"{v['kv_needed_one_request_bytes']['CUDA0'] / GiB:.2f}" == printed["kv_needed_one_request_gib"]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "+4.07 % of the GPU (4.54 vs 1.32 GiB): the same run with a bf16 cache printed 4.15 GiB (oomkit 4.54, +0.49 %); "
+    "the fp8 cache costs 2.83 GiB more outside the KV pool on this build, which oomkit does not model (see "
+    "test_minimax_a100_budget)"))
+def test_v020_fp8_kv_cache_budget():
+    printed, est = _v020_fp8kv()
+    err = share(est, printed["available_kv_cache_bytes"])
+    assert abs(err) < A_LIMIT, f"{err:+.2%}"
