@@ -14,11 +14,18 @@ the GPU and the release the source lines pin down), read through oomkit with not
   llama-quantize's use_more_bits over the 25 blocks with an attn_v (0-2, 6, 9, 13, 16, 20, 24-28): strict xfail;
   compute graph CUDA0 144703488 B against 339613696 (-57%) and CPU 5767168 against 201326592: the Ollama engine's
   reserve of the gemma4 vision encoder's graph is not modelled: strict xfail.
+- ollama/ollama#16416, gpt-oss:120b on a Ryzen AI Max+ 395 (ROCm, UMA), v0.30.0, llama-server (era D), 2 slots,
+  flash attention on, the --fit dry run's breakdown table; the command Ollama built is the same machine's 0.30.2 log
+  (ollama/ollama#16480): -c 262144 -np 2 --flash-attn on -b 1024 -ub 1024, as oomkit builds it. Measured before ->
+  after: ROCm0 model 61147 (-76 MiB) -> 61223 exact (weights.py llama_server_gguf: the library blob llama-server
+  loads is the split-gate/up conversion whose convert/reader.go writes every *.bias F32); context 9306, Host
+  1104 / 0 / 281 exact before and after; compute 808 against 796 (+1.5%).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -111,6 +118,62 @@ def test_l40_gemma4_compute_graph():
     assert abs(mine["compute graph"]["CPU"] - p["required.CPU.Graph"]) <= 0.10 * p["required.CPU.Graph"]
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# ollama/ollama#16416: gpt-oss:120b on a Ryzen AI Max+ 395 (ROCm), llama-server (era D), v0.30.0, 2 slots
+
+_STRIX = "gpt-oss-120b-rocm-strix-halo-np2-ctx262144-0.30.0-llama-server"
+_ROW = re.compile(r"\|\s+- (\S+) \(.*?\)\s*\|\s*\S+ =\s*\S+ \+ \(\s*\d+ =\s*(\d+) \+\s*(\d+) \+\s*(\d+)\)")
+_HOST = re.compile(r"\|\s+- Host\s*\|\s*\d+ =\s*(\d+) \+\s*(\d+) \+\s*(\d+)")
+
+
+def _table(text: str) -> dict[str, dict[str, int]]:
+    rows = {}
+    for line in text.splitlines():
+        if m := _ROW.search(line):
+            rows[m[1]] = dict(zip(("model", "context", "compute"), map(int, m.groups()[1:]), strict=True))
+        elif m := _HOST.search(line):
+            rows["Host"] = dict(zip(("model", "context", "compute"), map(int, m.groups()), strict=True))
+    return rows
+
+
+def _strix(version: str | None = None):
+    fx = _load(_STRIX)
+    p, s = fx["printed"], fx["settings"]
+    gpu = Device(id="ROCm0", name="AMD Radeon 8060S Graphics", memory_bytes=p["total_mib"] * MiB,
+                 free_bytes=p["free_mib"] * MiB, integrated=True)
+    est = ol.ENGINE.estimate(resolve("gpt-oss:120b", s["weights_quant"]), (gpu,),
+                             ol.OllamaSettings(library=s["library"], num_parallel=s["num_parallel"],
+                                               flash_attention=s["flash_attention"],
+                                               engine_version=version or fx["engine_version_run"]))
+    return fx, est
+
+
+def test_strix_halo_gpt_oss_llama_server_command():
+    """OLLAMA_NUM_PARALLEL=2, OLLAMA_CONTEXT_LENGTH=0 (131072 a slot), flash attention on: llm/llama_server.go
+    startLlamaServer's -c num_ctx x np -np np, and server/sched.go's automatic batch of 1024, as the same machine's
+    0.30.2 log prints the command (ollama/ollama#16480)."""
+    fx, est = _strix("0.30.2")
+    launch = est.engine_view["ollama_launch"].split()
+    want = fx["printed"]["llama_server_args_0.30.2"]
+    assert all(launch[launch.index(flag) + 1] == want[want.index(flag) + 1] for flag in ("-c", "-np", "-b", "-ub"))
+    assert launch[launch.index("--flash-attn") + 1] == "on"
+
+
+def test_strix_halo_gpt_oss_breakdown():
+    """llama-server's --fit dry run, its memory breakdown table: model, context and Host columns to the MiB,
+    compute within 10%. ROCm0 model 61223 MiB: the library blob llama-server reads keeps the expert biases F32
+    (weights.py llama_server_gguf; 61147 MiB, -76, with the BF16 biases of the first conversion); context 9306 =
+    18 full layers x 262144 cells + 18 SWA layers x 2 streams x 1280 cells (pad(128 + 1024, 256)) x 2048 B;
+    compute 808 against 796 (+1.5%)."""
+    fx, est = _strix()
+    got = _table(est.engine_view["memory_breakdown"])
+    got = {("ROCm0" if k.startswith("ROCm0") else k): v for k, v in got.items()}
+    for dev, cols in fx["printed"]["breakdown_mib"].items():
+        for col, want in cols.items():
+            tol = max(1, 0.10 * want) if col == "compute" else 0
+            assert abs(got[dev][col] - want) <= tol, (dev, col, got[dev][col], want)
+
+
 def test_held_out_logs_are_cited_and_verbatim():
     for path in sorted(FIXTURES.glob("*.json")):
         fx = json.loads(path.read_text())
@@ -122,3 +185,8 @@ def test_held_out_logs_are_cited_and_verbatim():
         for key in ("required.CUDA0.Weights", "required.CUDA0.Cache"):
             if key in p:
                 assert f'{key}="[{" ".join(map(str, p[key]))}]"' in fx["quoted"], (path.name, key)
+        if "breakdown_mib" in p:
+            assert _table(fx["quoted"]) == p["breakdown_mib"], path.name
+        if "llama_server_args_0.30.2" in p:
+            args = p["llama_server_args_0.30.2"]
+            assert all(f"{a} {b}" in fx["quoted_also"] for a, b in zip(args[::2], args[1::2], strict=True)), path.name

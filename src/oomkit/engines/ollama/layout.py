@@ -56,7 +56,14 @@ from .settings import (
     OllamaSettings,
     runner_build,
 )
-from .weights import GgufView, gguf_view, ollama_gguf, per_layer_weights, runner_layer_weights
+from .weights import (
+    GgufView,
+    gguf_view,
+    llama_server_gguf,
+    ollama_gguf,
+    per_layer_weights,
+    runner_layer_weights,
+)
 
 V_GPTOSS_GRAPH = (0, 11, 5)  # model/models/gptoss/model.go's blocks as graph.py mirrors them (v0.11.0-4: others)
 V_MASK_IN_GRAPH = (0, 12, 7)  # 1c093e97a: the reserve mask cast in the graph again (an F16 input from v0.8.0)
@@ -210,7 +217,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings) ->
     devices = metal_devices(devices)
     launch = resolve_launch(spec, g, devices, s)
     if launch.era == "D":
-        return _estimate_llama_server(spec, g, devices, s, launch)
+        spec = llama_server_gguf(spec)
+        return _estimate_llama_server(spec, gguf_view(spec), devices, s, launch)
     return _estimate_eras_abc(spec, g, devices, s, launch)
 
 

@@ -87,6 +87,21 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
     return spec
 
 
+def llama_server_gguf(spec: ModelSpec) -> ModelSpec:
+    """The library GGUF as era D's llama-server loads it (v0.30+, llm/llama_server.go). Its gpt-oss compat shim
+    (llama/compat/llama-ollama-compat.cpp handle_gptoss) only renames: it reads blk.N.ffn_gate_exps ("same tensor
+    layout otherwise"), the layout convert_gptoss.go writes since it splits gate_up (c00fa9cc2 / 93085127f,
+    2025-10-10), so the blob it loads is a conversion from then on, where convert/reader.go tensorBase.Kind writes
+    every `*.bias` F32 (from v0.12.0). ollama/ollama#16416 (gpt-oss:120b, v0.30.0, ROCm): the model column 61223
+    MiB = the BF16-bias figure (61147) + 36 x 3 x 2880 x 128 x 2 B. The Ollama engine (eras B/C) creates those
+    biases F32 whatever the file says (runner_layer_weights), so only this path reads them from the file."""
+    if spec.architecture in ("gpt-oss", "gptoss") and not spec.weights.exact and any(
+            t.name.endswith("_exps.bias") and t.dtype.lower() == "bf16" for t in spec.weights.tensors):
+        return _retyped(spec, lambda t: "f32" if t.name.endswith(".bias") else t.dtype,
+                        "gpt-oss biases F32, as in the library GGUF llama-server loads (convert/reader.go Kind)")
+    return spec
+
+
 _QAT = re.compile(r"(?<![a-z])qat(?![a-z])", re.IGNORECASE)
 
 
