@@ -48,6 +48,13 @@ def _ct(weights: dict[str, Any], fmt: str, acts: dict[str, Any] | None = None) -
 _CT_W4A16 = _ct({"num_bits": 4, "type": "int", "symmetric": True, "strategy": "group", "group_size": 128},
                 "pack-quantized")
 _CT_W8A16 = _ct({"num_bits": 8, "type": "int", "symmetric": True, "strategy": "channel"}, "pack-quantized")
+# llm-compressor's AWQModifier writes compressed-tensors, asymmetric (quant_scheme.py W4A16_ASYM: int4, group 128,
+# symmetric False); cpatonn's "-AWQ-4bit" / "-AWQ-8bit" repos are such checkpoints (vLLM PR #29732's log of
+# cpatonn/Qwen3-VL-32B-Instruct-AWQ-4bit: "quantization=compressed-tensors")
+_CT_W4A16_ASYM = _ct({"num_bits": 4, "type": "int", "symmetric": False, "strategy": "group", "group_size": 128},
+                     "pack-quantized")
+_CT_W8A16_ASYM = _ct({"num_bits": 8, "type": "int", "symmetric": False, "strategy": "group", "group_size": 128},
+                     "pack-quantized")
 _CT_W8A8 = _ct({"num_bits": 8, "type": "int", "symmetric": True, "strategy": "channel"}, "int-quantized",
                 {"num_bits": 8, "type": "int", "symmetric": True, "strategy": "token", "dynamic": True})
 _CT_FP8 = _ct({"num_bits": 8, "type": "float", "symmetric": True, "strategy": "tensor"}, "float-quantized",
@@ -94,6 +101,7 @@ _MAKER = "maker"  # the publisher that made the base model (its own quantized re
 _NVIDIA = ("nvidia",)
 _REDHAT = ("redhatai", "neuralmagic", "nm-testing")
 _MLX_PUBLISHERS = ("mlx-community", "lmstudio-community", "nexveridian", "inferencerlabs")
+_LLM_COMPRESSOR_AWQ = ("cpatonn",)  # "-AWQ-4bit" repos written by llm-compressor (see _CT_W4A16_ASYM)
 
 
 @dataclass(frozen=True)
@@ -112,12 +120,34 @@ def _gguf_named(m, pub):
     return None, m.group("q").upper()
 
 
+def _meta_fbgemm_fp8(config: dict[str, Any]) -> dict[str, Any]:
+    # Meta's Llama 3.1 "-FP8" checkpoints are FBGEMM FP8 row-wise (quant_method fbgemm_fp8: aphrodite-engine PR #601
+    # loads meta-llama/Meta-Llama-3.1-405B-Instruct-FP8 through it), the feed-forward layers quantized, the
+    # self-attention layers and the first and last Transformer layers not (The Llama 3 Herd of Models, section 6.2,
+    # FP8 quantization)
+    last = int(config.get("num_hidden_layers", 1)) - 1
+    return {"quant_method": "fbgemm_fp8", "modules_to_not_convert": ["lm_head", "self_attn", "model.layers.0",
+                                                                     f"model.layers.{last}"]}
+
+
 def _fp8(m, pub):
+    if pub == "meta-llama":
+        # Llama 4's "-FP8" is compressed-tensors (SGLang issue #5134: Llama-4-Maverick-17B-128E-Instruct-FP8 loads
+        # through CompressedTensorsW8A8Fp8 / W8A16Fp8), FP8 per channel as RedHatAI's FP8-dynamic
+        return (_CT_FP8_DYNAMIC if m.string.startswith("llama-4") else _meta_fbgemm_fp8), None
     if pub in _NVIDIA:
         return _MODELOPT_FP8, None
     if pub in _REDHAT:
         return _CT_FP8, None
     return _FP8_BLOCK, None
+
+
+def _awq_bits(m, pub):
+    # "-AWQ-4bit" / "-AWQ-8bit": llm-compressor's AWQ (compressed-tensors, asymmetric, group 128); AutoAWQ, the
+    # other "-AWQ" writer, has int4 kernels only (AutoAWQ GEMM), so an 8-bit AWQ is llm-compressor's too
+    if int(m.group("bits")) == 8:
+        return _CT_W8A16_ASYM, None
+    return (_CT_W4A16_ASYM if pub in _LLM_COMPRESSOR_AWQ else _AWQ), None
 
 
 def _fp4(m, pub):
@@ -149,11 +179,15 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(r"-fp8-block", "-FP8-block: compressed-tensors FP8 128x128 blocks", _fixed(_CT_FP8_BLOCK)),
     _Rule(r"-nvfp4a16", "-NVFP4A16: compressed-tensors NVFP4 weights", _fixed(_CT_NVFP4A16)),
     # FP8 / FP4 by publisher: NVIDIA ModelOpt, RedHatAI llm-compressor, else the model maker's block FP8
-    _Rule(r"-fp8(?:-kv)?", "-FP8: NVIDIA ModelOpt FP8 (nvidia), compressed-tensors FP8 (RedHatAI) or block FP8 "
-          "(the model maker's)", _fp8),
+    _Rule(r"-fp8(?:-kv)?", "-FP8: NVIDIA ModelOpt FP8 (nvidia), compressed-tensors FP8 (RedHatAI, Meta's Llama 4), "
+          "FBGEMM FP8 of the feed-forward layers but the first and last (Meta's Llama 3.1) or block FP8 (other model "
+          "makers')", _fp8),
     _Rule(r"-(?:nv)?fp4", "-NVFP4 / -FP4: ModelOpt NVFP4 group 16 (nvidia) or compressed-tensors NVFP4 (RedHatAI)",
           _fp4),
     # AWQ / GPTQ (the makers' own, hugging-quants, TheBloke)
+    _Rule(r"-awq-(?P<bits>[48])-?bits?", "-AWQ-4bit / -AWQ-8bit: AWQ, group 128 (cpatonn's and 8-bit ones: "
+          "llm-compressor's compressed-tensors, asymmetric; else AutoAWQ GEMM int4); the group size is not in the name",
+          _awq_bits),
     _Rule(r"-awq(?:-int4)?|-int4-awq", "-AWQ: AutoAWQ GEMM int4, group 128", _fixed(_AWQ)),
     _Rule(r"-gptq-int8|-gptq-8bit", "-GPTQ-Int8: GPTQ int8, group 128", _fixed(_gptq(8))),
     _Rule(r"-gptq(?:-int4|-4bit)?", "-GPTQ(-Int4): GPTQ int4, group 128", _fixed(_gptq(4))),
@@ -324,6 +358,33 @@ def derive(name: str) -> Derivation | None:
     if "/" not in key or ":" in key:
         return None
     publisher, tail = key.split("/", 1)
+    found = _by_rules(name, publisher, tail, ())
+    if found is not None:
+        return found
+    # a fine-tune's words after the format ("Huihui-gpt-oss-20b-BF16-abliterated"): the format read before them
+    parts = tail.split("-")
+    i = len(parts)
+    while i > 1 and _same_shape(parts[i - 1]):
+        i -= 1
+    if i < len(parts):
+        found = _by_rules(name, publisher, "-".join(parts[:i]), tuple(parts[i:]))
+        if found is not None:
+            return found
+    # a re-upload or fine-tune under the base's own name ("unsloth/Qwen3-30B-A3B-Instruct-2507",
+    # "mlabonne/gemma-3-27b-it-abliterated"): the base's shapes, its weights as the base publishes them
+    base = _base(publisher, tail)
+    if base is None:
+        return None
+    slug, dropped = base
+    return Derivation(ref=name, slug=slug, base_hf_id=catalog.base_hf_id(slug) or slug, convention=SAME_NAME,
+                      dropped=dropped)
+
+
+SAME_NAME = ("a re-upload or fine-tune under the base model's name (same shapes; weights in the format the base "
+             "publishes)")
+
+
+def _by_rules(name: str, publisher: str, tail: str, after: tuple[str, ...]) -> Derivation | None:
     for rx, rule in _COMPILED:
         if rule.publishers and publisher not in rule.publishers:
             continue
@@ -336,8 +397,10 @@ def derive(name: str) -> Derivation | None:
             continue
         slug, dropped = found
         q, fmt = rule.make(m, publisher)
+        if callable(q):  # a layout that depends on the model's shapes (its layer count)
+            q = q(catalog.lookup(slug).text_config)
         return Derivation(ref=name, slug=slug, base_hf_id=catalog.base_hf_id(slug) or slug, convention=rule.what,
-                          quantization_config=q, weight_format=fmt, dropped=dropped)
+                          quantization_config=q, weight_format=fmt, dropped=dropped + after)
     return None
 
 
@@ -365,6 +428,9 @@ def _stems(publisher: str, stem: str) -> list[str]:
     if "_" in stem:  # bartowski: "Qwen_Qwen3-8B"
         org, rest = stem.split("_", 1)
         out += [f"{org}/{rest}", rest]
+    own = re.split(r"[-_.]", publisher, maxsplit=1)[0] + "-"
+    if len(own) > 3 and stem.startswith(own):  # the publisher's name before the model's: "huihui-ai/Huihui-gpt-oss-20b"
+        out.append(stem[len(own):])
     return out
 
 
@@ -392,3 +458,19 @@ def ollama_tag(name: str) -> tuple[str, tuple[str, ...], str | None] | None:
             return cand, tuple(dropped), fmt
         return None  # the nearest catalog tag differs by a word that may change the model
     return None
+
+
+def ollama_cloud(name: str) -> str | None:
+    """"gpt-oss:120b-cloud" -> "gpt-oss:120b", "glm-4.6:cloud" -> "glm-4.6": for an Ollama cloud tag (the model runs
+    on ollama.com, nothing of it is loaded on this machine: ollama.com/search?c=cloud), the local tag of the same
+    name; None for any other name."""
+    key = catalog.normalize(name)
+    if "/" in key or ":" not in key:
+        return None
+    lib, tag = key.split(":", 1)
+    if tag == "cloud":
+        return lib
+    if tag.endswith("-cloud"):
+        return f"{lib}:{tag[: -len('-cloud')]}"
+    return None
+

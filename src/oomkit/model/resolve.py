@@ -170,6 +170,12 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         base, tail = name.rsplit(":", 1)
         if "/" in base and catalog.lookup(base) is not None:  # "unsloth/Qwen3-8B-GGUF:Q4KM": a repo id has no ':'
             raise _unknown_quant(tail)
+    if entry is None and names.ollama_cloud(name) is not None:
+        local = names.ollama_cloud(name)
+        known = catalog.lookup(local) is not None or names.ollama_tag(local) is not None
+        raise ModelError(f"{name} is an Ollama cloud model: it runs on ollama.com and takes no memory here; "
+                         + (f"to estimate the same model's weights on this machine, name it without the cloud tag "
+                            f"({local})" if known else "name its weights (a GGUF, a repo) to estimate it on this machine"))
     if entry is None:
         return _not_in_catalog(ref, name, fmt, weight_format, default_format, tag_formats)
     latest = catalog.OLLAMA_LATEST.get(catalog.normalize(name))
@@ -225,13 +231,18 @@ def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | N
                                 "hub cache")
     from . import hub  # lazy: the hub client (threads, HTTP) only for a name not in the catalog
 
-    if derived is not None and hub.is_hf_id(ref):
-        try:
-            return hub.spec_from_hub(ref, weight_format, default_format)
-        except OomkitError as e:  # offline, unreachable, gated, or not there: what the name says
-            return _from_derivation(derived, fmt, default_format, str(e))
     hint = catalog.suggest(name)
     more = f"; did you mean {', '.join(hint)}?" if hint else ""
+    if derived is not None and hub.is_hf_id(ref):
+        # a name that says no format ("unsloth/Qwen3-8B", "x/Qwen3-8B-abliterated") is read as its base only when
+        # the hub cannot answer: a hub that says there is no such repo is believed (a typo is not that model)
+        same_name = derived.convention == names.SAME_NAME
+        try:
+            return hub.spec_from_hub(ref, weight_format, default_format, hint=more if same_name else "")
+        except OomkitError as e:  # offline, unreachable, gated, or not there: what the name says
+            if same_name and str(e).startswith("no such repo"):
+                raise
+            return _from_derivation(derived, fmt, default_format, str(e))
     if hub.is_hf_id(ref):
         return hub.spec_from_hub(ref, weight_format, default_format, hint=more)
     if ref.lower().endswith((".gguf", ".json")) or "/" in ref and Path(ref).suffix:
