@@ -74,7 +74,8 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         computed += _torch_buffer_limit(d)
     canned = [Fix(summary=t) for t in sig.fixes if not _covered(t, computed) and _fits_stage(t, d)
               # llama.cpp's own flags beside their Ollama options already given (num_batch, num_ctx)
-              and not (runner == "ollama" and t.startswith("-") and any("num_" in f.summary for f in computed))]
+              and not (runner == "ollama" and t.startswith("-") and any("num_" in f.summary for f in computed))
+              and not (runner == "lmstudio" and t.startswith("-") and computed)]
     return tuple(computed + canned[: max(0, 4 - len(computed))])
 
 
@@ -188,7 +189,7 @@ def _covered(text: str, fixes: list[Fix]) -> bool:
     flags |= {f.summary.split(" ", 1)[0] for f in fixes if f.summary.startswith(("-", "PYTORCH", "OLLAMA"))}
     if any(f.command and "nvidia-smi" in f.command for f in fixes) and "nvidia-smi" in text:
         return True
-    return any(flag in text for flag in flags)
+    return any(flag in text for flag in flags) or any(f.summary.startswith(text) for f in fixes)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -385,6 +386,41 @@ def _vllm_negative_kv(d: Diagnosis) -> list[Fix]:
     return [Fix(summary=f"the KV budget is {_g(short)} short of zero{what}: raise --gpu-memory-utilization by more "
                         "than that share of the GPU if it allows, else a smaller or quantized checkpoint or "
                         "--tensor-parallel-size 2")]
+
+
+def _vllm_metal_budget(d: Diagnosis) -> list[Fix]:
+    """vllm-metal's KV budget (worker's paged-attention plan): metal_limit x fraction - model_memory - overhead <= 0.
+    The fraction that leaves KV room when one does, else what shrinks the two terms: the overhead is the profile run's
+    peak, measured at --max-num-batched-tokens tokens, and the weights."""
+    n = d.numbers
+    limit, frac = n.get("total_bytes"), n.get("memory_fraction")
+    w, o = n.get("model_required_bytes"), n.get("overhead_bytes")
+    if not (limit and frac and w is not None and o is not None):
+        return []
+    env = "VLLM_METAL_MEMORY_FRACTION" in (d.evidence or "") or d.settings.get("vllm_metal_env")
+    out: list[Fix] = []
+    room = GiB  # a KV pool of about 1 GiB beside the two terms
+    need = math.ceil((w + o + room) / limit * 100) / 100
+    if need <= 0.95:
+        out.append(Fix(summary=f"{'VLLM_METAL_MEMORY_FRACTION' if env else '--gpu-memory-utilization'} {need:.2f} "
+                               f"(from {frac:g}): the weights ({w / 1e9:.2f} GB) and the profile's overhead "
+                               f"({o / 1e9:.2f} GB) with about 1 GiB of KV cache in {limit / 1e9:.2f} GB of Metal memory",
+                       **({"env": (("VLLM_METAL_MEMORY_FRACTION", f"{need:.2f}"),)} if env else
+                          {"flags": ("--gpu-memory-utilization", f"{need:.2f}")})))
+    mbt = d.settings.get("max_num_batched_tokens")
+    if need > 0.95 or (o > w and o > GiB):
+        if mbt and int(mbt) > 2048:
+            out.append(Fix(summary=f"--max-num-batched-tokens 2048 (from {mbt}): the overhead ({o / 1e9:.2f} GB) is "
+                                   "the profile run's peak at that many tokens (vllm serve's default is 2048)",
+                           flags=("--max-num-batched-tokens", "2048")))
+        else:
+            out.append(Fix(summary=f"--max-num-batched-tokens smaller: the overhead ({o / 1e9:.2f} GB) is the profile "
+                                   "run's peak at that many tokens"))
+    if need > 0.95:
+        out.append(Fix(summary=f"a smaller or more quantized model: the weights ({w / 1e9:.2f} GB) and the overhead "
+                               f"({o / 1e9:.2f} GB) pass {0.95 * limit / 1e9:.2f} GB, 0.95 of the Metal limit, so no "
+                               "fraction leaves a KV cache"))
+    return out
 
 
 def _vllm_sampler(d: Diagnosis) -> list[Fix]:
@@ -833,6 +869,22 @@ def _ollama_buffer_limit(d: Diagnosis) -> list[Fix]:
                         "context")]
 
 
+def _lmstudio_llama(d: Diagnosis) -> list[Fix]:
+    """llama.cpp's failure inside LM Studio: its load settings by the names its UI gives them (llama.cpp's -ngl, -c,
+    -ub, -fa, -nkvo underneath)."""
+    by_stage = {
+        "weights": ("GPU Offload lower (fewer layers on the GPU: llama.cpp -ngl)",
+                    "a smaller quant of the model"),
+        "kv_cache": ("Context Length smaller (the KV cache is linear in it: llama.cpp -c)",
+                     "K Cache / V Cache Quantization Type q8_0 with Flash Attention on",
+                     "Offload KV Cache to GPU off (the cache in RAM: llama.cpp -nkvo)"),
+        "compute": ("Evaluation Batch Size 256 (from 512): the compute buffer scales with it (llama.cpp -ub / -b)",
+                    "Flash Attention on: no attention matrix in the compute buffer",
+                    "Context Length smaller"),
+    }
+    return [Fix(summary=t) for t in by_stage.get(d.stage, ())]
+
+
 def _ollama_layout(d: Diagnosis) -> list[Fix]:
     out = _ollama_estimate(d)
     if d.numbers.get("num_gpu") is not None:
@@ -870,6 +922,7 @@ _BY_SIGNATURE = {
     "vllm_v0_kv_insufficient": _vllm_kv_v0,
     "vllm_free_memory_startup": _vllm_free_startup,
     "vllm_no_cache_blocks": _vllm_no_blocks,
+    "vllm_metal_kv_budget": _vllm_metal_budget,
     "vllm_sampler_warmup": _vllm_sampler,
     "sglang_not_enough_memory": _sglang_not_enough,
     "sglang_profiled_negative": _sglang_not_enough,
@@ -903,6 +956,9 @@ _BY_STAGE: dict[tuple[str | None, str], Any] = {
     ("llama.cpp", "weights"): _llama_weights,
     ("ollama", "weights"): _llama_weights,
     ("ollama", "host_ram"): _ollama_host_ram,
+    ("lmstudio", "weights"): _lmstudio_llama,
+    ("lmstudio", "kv_cache"): _lmstudio_llama,
+    ("lmstudio", "compute"): _lmstudio_llama,
     ("ollama", "buffer_limit"): _ollama_buffer_limit,
     ("vllm", "compute"): _vllm_compute,
     ("vllm", "unknown"): _vllm_compute,  # a PyTorch OOM inside vLLM with nothing placing it: vLLM's own knobs

@@ -75,6 +75,7 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("--pipeline", r"--pipeline[-_]parallel[-_]size'?,?[ =]'?([0-9]{1,4})\b", "pipeline_parallel_size", "int"),
     ("--kv", r"--kv[-_]cache[-_]dtype'?,?[ =]'?(\w{1,64})", "kv_cache_dtype", "str"),
     ("--max", r"--max[-_]num[-_]seqs'?,?[ =]'?([0-9]{1,20})\b", "max_num_seqs", "int"),
+    ("--max", r"--max[-_]num[-_]batched[-_]tokens'?,?[ =]'?([0-9]{1,20})\b", "max_num_batched_tokens", "int"),
     # and SGLang's (launch_server)
     ("--mem", r"--mem[-_]fraction[-_]static[ =]([0-9.]{1,24})", "mem_fraction_static", "float"),
     ("--context", r"--context[-_]length[ =]([0-9]{1,20})\b", "context_length", "int"),
@@ -416,6 +417,7 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("exllamav", "exllama"), ("tabbyAPI", "exllama"),
     ("mlx_lm", "mlx"), ("mlx-lm", "mlx"), ("[metal::malloc]", "mlx"),
     ("LM Studio", "lmstudio"), ("Failed to send message", "lmstudio"), ("lmstudio", "lmstudio"), ("LM-Studio", "lmstudio"),
+    ("🥲 Failed to load", "lmstudio"),  # LM Studio's load-error dialog
     ("ollama", "ollama"), ("Ollama", "ollama"), ("llama runner", "ollama"), ('source=server.go', "ollama"),
     ('source=ggml.go', "ollama"),  # the Ollama engine's Go backend (ml/backend/ggml/ggml.go slog lines)
     # the runner's own slog lines (runner/ollamarunner/runner.go, runner/llamarunner/runner.go): its load request

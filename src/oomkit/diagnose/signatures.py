@@ -378,6 +378,22 @@ SIGNATURES: tuple[Signature, ...] = (
                "--mem-fraction-static higher (a larger KV pool)", "--kv-cache-dtype fp8_e4m3 (twice the tokens)",
                "--allow-auto-truncate (cut long prompts instead of aborting)")),
     Signature(
+        # vllm-metal (vLLM's Apple Silicon plugin, v1 worker's paged-attention plan): kv_budget = metal_limit x fraction
+        # - model_memory - overhead (the profile run's peak), each printed in decimal GB (/ 1e9); older builds name
+        # VLLM_METAL_MEMORY_FRACTION, newer ones --gpu-memory-utilization (currently X)
+        "vllm_metal_kv_budget", "vllm", ("not enough Metal memory for KV cache",),
+        r"not enough Metal memory for KV cache", stage="kv_cache", backend="Metal", priority=6, span=4,
+        fields=(Field("total_bytes", r"metal_limit=" + SIZE, "size_as_written"),
+                Field("memory_fraction", r"\bfraction=([0-9.]{1,12})", "float"),
+                Field("model_required_bytes", r"model_memory=" + SIZE, "size_as_written"),
+                Field("overhead_bytes", r"overhead=" + SIZE, "size_as_written"),
+                Field("kv_available_bytes", r"kv_budget=(-?" + SIZE[1:], "size_as_written")),
+        message="ValueError: Paged attention: not enough Metal memory for KV cache. metal_limit={L}GB, fraction={F}, "
+                "usable_metal={U}GB, model_memory={W}GB, overhead={O}GB, kv_budget={B}GB. Mitigations: ...",
+        versions="vllm-metal (Apple Silicon)",
+        causes=("the weights and the profile run's peak (overhead) leave no KV cache within metal_limit x fraction",),
+        fixes=("a smaller or more quantized model",)),
+    Signature(
         "sglang_retract", "sglang", ("KV cache pool is full. Retract requests",),
         r"KV cache pool is full\. Retract requests", role="not_oom", priority=3,
         message="KV cache pool is full. Retract requests. #retracted_reqs: {n}, #new_token_ratio: {a} -> {b}",
@@ -444,7 +460,11 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=LLAMA_COMPUTE_FIXES),
     Signature(
         "llama_model_buffer", "llama.cpp", ("error loading model: unable to allocate", "unable to allocate backend buffer"),
-        r"unable to allocate (?:\S{1,200} )?(?:backend )?buffer", role="stage", stage="weights", priority=6,
+        # llama-model.cpp load_tensors throws "unable to allocate %s buffer" and llama.cpp's loader prints it after
+        # "error loading model: " (its only "unable to allocate" message), so that prefix alone places it even where
+        # the buffer's name was edited or cut ("unable to allocate CUDA0 <and Vulcan0> buffer", lmstudio#790)
+        r"unable to allocate (?:\S{1,200} )?(?:backend )?buffer|error loading model: unable to allocate", role="stage",
+        stage="weights", priority=6,
         fields=(Field("buffer", r"unable to allocate (\S{1,200}) buffer", "str"),),
         message="llama_model_load: error loading model: unable to allocate CUDA0 buffer",
         causes=("the model's weights on this device do not fit",),
