@@ -7,7 +7,7 @@ Behaviour that changed between releases follows `engine_version` (default the ne
 
 The chain, per GPU (rank):
 
-    requested  = total_memory * gpu_memory_utilization        (v1/worker/gpu_worker.py; ceil from 0.21)
+    requested  = total_memory * gpu_memory_utilization        (v1/worker/gpu_worker.py; ceil from 0.20)
     available  = requested - weights - activation peak - non-torch increase [- CUDA graphs, from 0.20]
     num_blocks = available // (page_bytes * layers per pool)   (v1/core/kv_cache_utils.py)
     -> "GPU KV cache size: N tokens", "Maximum concurrency for L tokens per request: Cx"

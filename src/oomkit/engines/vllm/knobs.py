@@ -55,7 +55,7 @@ def relief(s: VllmSettings) -> Iterator[tuple[str, Any, str]]:
     both outside the budget) the room they need, for a few per cent of the KV cache, the fix vLLM's own warm-up
     error names (gpu_model_runner.py _dummy_sampler_run: "try lowering `max_num_seqs` or `gpu_memory_utilization`");
     fewer concurrent sequences shrink the sampler and activation profile (--max-num-seqs, halved); without CUDA
-    graphs vLLM keeps no graph memory (--enforce-eager, slower decode; from 0.21 the estimate is taken from the KV
+    graphs vLLM keeps no graph memory (--enforce-eager, slower decode; from 0.20 the estimate is taken from the KV
     budget: gpu_worker.py)."""
     util = s.gpu_memory_utilization
     if util is None or util < 0.95:

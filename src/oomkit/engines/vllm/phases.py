@@ -2,7 +2,7 @@
 gpu_memory_utilization budget counts it, and what is left after it. The budget (profile.py) sizes the KV cache;
 two phases run after the KV cache is allocated (v1/worker/gpu_worker.py compile_or_warm_up_model): CUDA-graph
 capture (capture_model) and the sampler warm-up (_dummy_sampler_run on min(max_num_seqs,
-max_num_batched_tokens) dummy requests, "called after capture_model on purpose"). Before 0.21 neither is in the
+max_num_batched_tokens) dummy requests, "called after capture_model on purpose"). Before 0.20 neither is in the
 budget: they live in the (1 - gpu_memory_utilization) headroom plus what the profile run's peak gave back, and a
 run can allocate its KV cache and then die ("CUDA out of memory occurred when warming up sampler with 1024 dummy
 requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization`").

@@ -447,7 +447,7 @@ def determine_available_memory(device: Device, m: RankMemory, s: VllmSettings, r
                               "GPU memory used by other processes.")
     # one formula for every generation; what the terms hold differs: up to 0.6.3 everything in use after the
     # baseline (weights, the activation peak, the communicators); 0.6.4 the absolute torch peak plus all non-torch
-    # memory (CUDA context too: cuda_context); from 0.6.5 only what the profile added; from 0.21 the CUDA
+    # memory (CUDA context too: cuda_context); from 0.6.5 only what the profile added; from 0.20 the CUDA
     # graph estimate as well
     avail = requested - m.weights - m.activation - m.non_torch
     if cudagraphs_in_budget(s, r):

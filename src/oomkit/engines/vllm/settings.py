@@ -168,7 +168,7 @@ class VllmSettings:
     }
 
     max_model_len: int | None = None  # --max-model-len; None: the model's; -1: auto-fit (0.19+)
-    gpu_memory_utilization: float | None = None  # None: 0.9 (0.92 from 0.21)
+    gpu_memory_utilization: float | None = None  # None: 0.9 (0.92 from 0.20)
     tensor_parallel_size: int = 1  # -tp
     pipeline_parallel_size: int = 1  # -pp
     data_parallel_size: int = 1  # -dp
