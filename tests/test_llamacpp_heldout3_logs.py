@@ -17,7 +17,9 @@ CUDA_Host where the log says CPU) and the last CPU block of the Qwen3-235B split
 774.00, -60% / -75%). Mirrored since: compute.host_weight_copy (one host weight copied in at a time, 822.00, +6.2%)
 and backends.split_cpu_overrides (the CPU buffer name before PR #14990), and weights.split_layout (a computed GGUF
 over 50 GB in gguf-split parts of llama-quantize's order, one CPU_Mapped range per part: the Qwen3-235B split files
-exact, 183525.52 MiB). What is left is each fixture's known_miss."""
+exact, 183525.52 MiB), and GLM-Z1 typed as bartowski's file (gguf_recipes.IMATRIX_PUBLISHERS: an imatrix IQ4_XS;
+glm4's post norms and fused ffn_up, no q/k/v bias in the 32B files: 16303.48 MiB, exact). What is left is each
+fixture's known_miss."""
 
 import json
 from pathlib import Path

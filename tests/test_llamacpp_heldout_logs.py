@@ -36,7 +36,8 @@ def held_out_estimate(fx):
         devices = tuple(Device(id=f"{prefix}{i}", name=gpu(i)["name"], memory_bytes=t * MiB, free_bytes=f * MiB,
                                integrated=gpu(i).get("integrated"))
                         for i, (f, t) in enumerate(zip(fx["free_mib"], fx["total_mib"], strict=True)))
-    model, quant = fx["catalog_model"], fx["weight_format"]
+    # typed_as: the repo the log's file came from, where its publisher changes the file's types
+    model, quant = fx.get("typed_as") or fx["catalog_model"], fx["weight_format"]
     if fx.get("gguf_nextn_layers") == 0:  # the file the log loaded: its block_count is the trunk's
         model, quant = without_nextn(resolve(model, quant)), None
     return oomkit.estimate(model, "llama.cpp", quant=quant, devices=devices, settings=settings,

@@ -747,22 +747,30 @@ ROWS += [
 
 
 _GLM4_0414 = ("GLM-4-0414 (THUDM): the Glm4ForCausalLM decoder (model_type glm4; post-attention and post-MLP norms, half "
-              "the head dims rotary, QKV bias), vocabulary 151,552, 32K context (model card).")
+              "the head dims rotary), vocabulary 151,552, 32K context (model card).")
+# The 32B files carry no q/k/v bias: bartowski's GLM-Z1-32B-0414 GGUF (the llama.cpp b5192 log in ik_llama.cpp
+# PR #344, tests/fixtures/engine_logs/llamacpp_heldout3) holds 245 f32 tensors, the 4 norms of each of 61 blocks and
+# output_norm; llama.cpp's glm4 loads q/k/v biases whenever the converter writes them (create_tensor_qkv).
+_GLM4_32B_NO_BIAS = (" No QKV bias: the GLM-Z1-32B-0414 GGUF's 245 F32 tensors are 4 norms a block and output_norm "
+                     "(llama.cpp b5192 log, ik_llama.cpp PR #344).")
 
 
-def _glm4(slug: str, hf: str, name: str, layers: int, hidden: int, heads: int, ff: int, *aliases: str) -> Row:
+def _glm4(slug: str, hf: str, name: str, layers: int, hidden: int, heads: int, ff: int, *aliases: str,
+          bias: bool) -> Row:
     return Row(slug, "glm-4-9b-chat", hf, f"{_GLM4_0414} {name}: {layers} layers, hidden {hidden}, {heads} query / 2 "
-               f"KV heads of 128, FFN {ff:,}.", aliases,
+               f"KV heads of 128, FFN {ff:,}." + ("" if bias else _GLM4_32B_NO_BIAS), aliases,
                config={"architectures": ["Glm4ForCausalLM"], "model_type": "glm4", "hidden_size": hidden,
                        "num_hidden_layers": layers, "num_attention_heads": heads, "num_key_value_heads": 2,
                        "head_dim": 128, "intermediate_size": ff, "vocab_size": 151552,
-                       "max_position_embeddings": 32768, "partial_rotary_factor": 0.5, "attention_bias": True,
+                       "max_position_embeddings": 32768, "partial_rotary_factor": 0.5, "attention_bias": bias,
                        "tie_word_embeddings": False, "torch_dtype": "bfloat16"}, name=name)
 
 
 ROWS += [
-    _glm4("glm-4-32b-0414", "THUDM/GLM-4-32B-0414", "GLM-4 32B 0414", 61, 6144, 48, 23040, "zai-org/glm-4-32b-0414"),
-    _glm4("glm-4-9b-0414", "THUDM/GLM-4-9B-0414", "GLM-4 9B 0414", 40, 4096, 32, 13696, "zai-org/glm-4-9b-0414"),
+    _glm4("glm-4-32b-0414", "THUDM/GLM-4-32B-0414", "GLM-4 32B 0414", 61, 6144, 48, 23040, "zai-org/glm-4-32b-0414",
+          bias=False),
+    _glm4("glm-4-9b-0414", "THUDM/GLM-4-9B-0414", "GLM-4 9B 0414", 40, 4096, 32, 13696, "zai-org/glm-4-9b-0414",
+          bias=True),
     Row("glm-z1-32b-0414", "glm-4-32b-0414", "THUDM/GLM-Z1-32B-0414", "GLM-Z1 32B: the reasoning model trained from "
         "GLM-4-32B-0414 with its architecture (model card).", ("zai-org/glm-z1-32b-0414",), name="GLM-Z1 32B 0414"),
     Row("glm-z1-9b-0414", "glm-4-9b-0414", "THUDM/GLM-Z1-9B-0414", "GLM-Z1 9B: the reasoning model trained from "

@@ -32,8 +32,12 @@ _QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "
 # Routers with a score-correction bias (e_score_correction_bias -> exp_probs_b.bias; src/models/deepseek2.cpp,
 # ernie4-5-moe.cpp, bailingmoe2.cpp, lfm2moe.cpp, mimo2.cpp load_arch_tensors)
 _EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2"}
-# Gemma 2/3/4 normalise after attention and after the FFN too.
-_POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4"}
+# Gemma 2/3/4 normalise after attention and after the FFN too, and so does GLM-4-0414 (src/models/glm4.cpp
+# load_arch_tensors: attn_post_norm and ffn_post_norm, required).
+_POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4", "glm4"}
+# Dense FFNs whose gate and up projections are one tensor, ffn_up {n_embd, 2 x n_ff}, no ffn_gate (src/models/glm4.cpp
+# load_arch_tensors; the checkpoint's mlp.gate_up_proj, written as it is by convert_hf_to_gguf.py)
+_FUSED_GATE_UP = {"glm4"}
 # Gated attention (Qwen3-Next / Qwen3.5): Q projection carries a gate of the same width.
 _GATED_Q = {"qwen3next", "qwen35", "qwen35moe"}
 # Qwen3.5 / 3.6 keep the delta net's beta and alpha projections apart (src/models/qwen35.cpp, qwen35moe.cpp
@@ -226,6 +230,10 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             t("ffn_down_shexp.weight", f.n_ff_shared, n_embd)
             if arch in ("qwen2moe", "qwen3next", "qwen35moe"):
                 t("ffn_gate_inp_shexp.weight", n_embd)
+    elif f.n_ff and arch in _FUSED_GATE_UP:
+        t("ffn_norm.weight", n_embd)
+        t("ffn_up.weight", n_embd, 2 * f.n_ff)
+        t("ffn_down.weight", f.n_ff, n_embd)
     elif f.n_ff:
         t("ffn_norm.weight", n_embd)
         if gated_ffn:
