@@ -1,4 +1,4 @@
-"""diagnose() on held-out crash logs of 2025-2026 (tests/fixtures/diagnose/heldout3.jsonl): public issue texts,
+"""diagnose() on held-out crash logs, 2025-2026 but one (tests/fixtures/diagnose/heldout3.jsonl): public issue texts,
 each cited, in the forms users paste them (docker compose and journalctl prefixes, markdown, quoted lines, a title
 cut at GitHub's 256 characters, Ascend NPU builds). Each case checks the program, the stage that ran out, the
 numbers the text carries and the key figure or flag of the fix an experienced user would give; `before` in the

@@ -700,6 +700,42 @@ def _llama_kv_total(d: Diagnosis) -> int | None:
     return printed + req
 
 
+def _llama_metal_working_set(d: Diagnosis) -> list[Fix]:
+    """A Metal command buffer that ran out (kIOGPUCommandBufferCallbackErrorOutOfMemory) after a start-up whose Metal
+    buffers (model, KV cache, compute) add up past the device's recommendedMaxWorkingSetSize: where the KV cache is
+    the largest of them, the context that brings the sum back under the working set (the KV cache is linear in -c)."""
+    b = d.buffers
+    ws = b.get("metal_working_set_bytes")
+
+    def metal(kind: str) -> int:
+        return sum(v for k, v in (b.get(kind) or {}).items() if str(k).startswith(("Metal", "MTL")))
+
+    kv, compute, model = metal("kv"), metal("compute"), metal("model")
+    if not ws or not kv or kv < max(compute, model):
+        return []
+    total = kv + compute + model
+    if total <= ws:
+        return []
+    keep = ws - GiB - compute - model  # a GiB of the working set left for the rest of the process
+    if keep <= 0:
+        return []
+    share = keep / kv
+    n_ctx = d.settings.get("n_ctx")
+    runner = d.host or d.engine
+    flag = _ctx_flag(runner or "llama.cpp")
+    if n_ctx:
+        ctx = max(256, int(n_ctx * share) // 256 * 256)
+        how: dict[str, Any] = {"flags": (flag, str(ctx))} if flag.startswith("-") else {"env": ((flag, str(ctx)),)}
+        return [Fix(summary=f"{flag} {ctx} (from {n_ctx}): the Metal buffers (KV cache {_g(kv)}, compute {_g(compute)}"
+                            + (f", model {_g(model)}" if model else "") + f") pass the {_g(ws)} working set Metal "
+                            "keeps resident; the KV cache is linear in the context",
+                    saves_bytes=int(kv * (1 - ctx / n_ctx)), **how)]
+    return [Fix(summary=f"{flag} to {int(share * 100)}% of the context in force or less: the Metal buffers (KV cache "
+                        f"{_g(kv)}, compute {_g(compute)}" + (f", model {_g(model)}" if model else "")
+                        + f") pass the {_g(ws)} working set Metal keeps resident; the KV cache is linear in the "
+                        "context")]
+
+
 def _ctx_flag(runner: str) -> str:
     return "OLLAMA_CONTEXT_LENGTH" if runner == "ollama" else "-c"
 
@@ -923,6 +959,7 @@ _BY_SIGNATURE = {
     "vllm_free_memory_startup": _vllm_free_startup,
     "vllm_no_cache_blocks": _vllm_no_blocks,
     "vllm_metal_kv_budget": _vllm_metal_budget,
+    "metal_cmdbuf_oom": _llama_metal_working_set,
     "vllm_sampler_warmup": _vllm_sampler,
     "sglang_not_enough_memory": _sglang_not_enough,
     "sglang_profiled_negative": _sglang_not_enough,

@@ -165,6 +165,10 @@ FIGURES: tuple[tuple[str, str, str, str], ...] = (
     ("Estimated CUDA graph memory", r"Estimated CUDA graph memory: ([0-9.]{1,24}) ?GiB", "cudagraph_estimate_bytes",
      "gib"),
     ("# GPU blocks", r"# GPU blocks: ([0-9]{1,20})", "num_gpu_blocks", "int"),
+    # ggml-metal's device init: "recommendedMaxWorkingSetSize  = 51539.61 MB" (the device's bytes / 1e6), the
+    # working set Metal keeps resident for the GPU
+    ("recommendedMaxWorkingSetSize", r"recommendedMaxWorkingSetSize\s{0,4}=\s{0,4}([0-9.]{1,24}) MB",
+     "metal_working_set_bytes", "mb"),
     # V0 0.7.x executor_base.py: "# %s blocks: %d, # CPU blocks: %d" with the platform's device name
     ("# cuda blocks", r"# cuda blocks: ([0-9]{1,20})", "num_gpu_blocks", "int"),
     ("kv_cache_size=", r"\bkv_cache_size=([0-9.]{1,24}) ?GiB", "available_kv_cache_bytes", "gib"),
@@ -222,6 +226,8 @@ def _value(kind: str, s: str) -> Any:
             return int(round(float(s.rstrip(".")) * MiB))
         if kind == "size":
             return _size(s)
+        if kind == "mb":  # decimal megabytes
+            return int(round(float(s.rstrip(".")) * 1_000_000))
     except ValueError:
         return None
     return s.strip()

@@ -127,6 +127,10 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
     if engine == "os":  # the kernel's OOM killer: the program it killed is the one to fix
         engine = host
     stage, confidence, why = _stage(doc, anchor, incident, numbers, around, settings, buffers)
+    if stage == "compute" and any(e.sig.id == "ggml_vulkan_buffer_limit" for e in incident[:STAGE_WINDOW]):
+        # ggml-vulkan refuses a buffer over the device's maxBufferSize before allocating: free memory does not help
+        why = [*why, "the Vulkan driver refuses one buffer this large (over its maxBufferSize): the compute buffer "
+                     "itself must shrink; more free memory does not help"]
     phase = _phase(doc, anchor, incident, around, host or engine)
     if phase and stage == "compute":
         why = [*why, *_post_kv_cause(phase, host or engine, buffers)]
