@@ -7,13 +7,17 @@ the GPU and the release the source lines pin down), read through oomkit with not
   layers 31/31 and the KV cache 25 x 37748736 + 5 x 134217728 = 1614807040 B exact before and after;
   InputWeights 605552640 (-94371840 B) -> 699924480 exact; the output layer 605564160 (-1098669312 B) -> 1704233472
   exact (projector.py _gemma4_projector: the gemma4 encoder as Ollama's converter writes it, v.position_embd with
-  the input tensors and the rest on the output layer, ml/backend/ggml/ggml.go New); the 30 text blocks' weights
-  16174706944 -> 16174737664 B against 16173243136, within 0.01% (+1463808 -> +1494528 B, the per-block -768 B -> +256 B with
-  rope_freqs.weight created in every block, weights.py runner_layer_weights), block by block off by +-1486848 B
-  (attn_v Q6_K against Q4_K) where the blob's Q6_K attn_v blocks (0-4, 6, 9, 13, 16, 20, 24, 27) differ from
-  llama-quantize's use_more_bits over the 25 blocks with an attn_v (0-2, 6, 9, 13, 16, 20, 24-28): strict xfail;
-  compute graph CUDA0 144703488 B against 339613696 (-57%) and CPU 5767168 against 201326592: the Ollama engine's
-  reserve of the gemma4 vision encoder's graph is not modelled: strict xfail.
+  the input tensors and the rest on the output layer, ml/backend/ggml/ggml.go New); the 30 text blocks
+  16174706944 B (+1463808 B: -768 B in each block, the attn_v Q6_K blocks off by +-1486848 B) -> 16173243136 exact,
+  block by block (weights.py: _go_quantizer_attn_v, server/quantization.go counting the tower's attn_v with the
+  text's; runner_layer_weights creating rope_freqs.weight in every block; _runner_tensors fusing gemma4's gate and
+  up experts as convert_gemma4.go does); compute graph CUDA0 144703488 B against 339613696 (-57%) and CPU 5767168
+  against 201326592: the Ollama engine's reserve of the gemma4 vision encoder's graph (a 2048 x 2048 image,
+  runner.go reserveWorstCaseGraph) is not modelled: strict xfail.
+- ollama/ollama#15634, gemma4:26b on an RTX 3090, the Ollama engine (v0.20.x, 2026-04-17), 32768 cells, flash
+  attention on, the INFO lines: "model weights" CUDA0 15.6 GiB / CPU 577.5 MiB -> 16.6 GiB / 667.5 MiB as printed;
+  "kv cache" 1.5 GiB as printed before and after; "compute graph" CUDA0 138.0 MiB against 243.9 and CPU 5.5 MiB
+  against 192.0 (the vision reserve again): strict xfail.
 - ollama/ollama#16416, gpt-oss:120b on a Ryzen AI Max+ 395 (ROCm, UMA), v0.30.0, llama-server (era D), 2 slots,
   flash attention on, the --fit dry run's breakdown table; the command Ollama built is the same machine's 0.30.2 log
   (ollama/ollama#16480): -c 262144 -np 2 --flash-attn on -b 1024 -ub 1024, as oomkit builds it. Measured before ->
@@ -77,19 +81,17 @@ def test_l40_gemma4_layers_context_and_kv_cache():
 
 
 def test_l40_gemma4_text_blocks_total():
-    """The 30 text blocks of required.CUDA0.Weights summed: within 0.01% (the Q6_K attn_v blocks of the blob differ,
-    their count is the same)."""
+    """The 30 text blocks of required.CUDA0.Weights summed, to the byte."""
     p = _load(_L40)["printed"]
-    got, want = sum(_blocks()[:-1]), sum(p["required.CUDA0.Weights"][:-1])
-    assert abs(got - want) <= 1e-4 * want, (got, want)
+    assert sum(_blocks()[:-1]) == sum(p["required.CUDA0.Weights"][:-1])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "block by block: +256 B in each block (rope_freqs.weight repeated per block counted; a tensor of oomkit's "
-    "gemma4 block the blob lacks or sizes smaller), and attn_v Q6_K in blocks 0-4, 6, 9, 13, 16, 20, 24, 27 of the "
-    "library blob where llama-quantize's use_more_bits over the 25 blocks with an attn_v gives 0-2, 6, 9, 13, 16, "
-    "20, 24-28 (+-1486848 B); the blob's quantizer not read"))
 def test_l40_gemma4_blocks_to_the_byte():
+    """required.CUDA0.Weights block by block, to the byte: attn_v Q6_K in blocks 0-4, 6, 9, 13, 16, 20, 24, 27 (Ollama's
+    quantizer counts the vision tower's 27 attn_v with the text's 25: weights.py _go_quantizer_attn_v; llama-quantize
+    over the text alone gives 0-2, 6, 9, 13, 16, 20, 24-28, +-1486848 B), the global rope_freqs.weight in every block
+    (1024 B) and the experts' gate and up one fused tensor (256 B less CUDA padding). Before: -768 B in every block
+    and the five attn_v blocks off by +-1486848 B."""
     p = _load(_L40)["printed"]
     assert _blocks()[:-1] == p["required.CUDA0.Weights"][:-1]
 
@@ -116,6 +118,56 @@ def test_l40_gemma4_compute_graph():
     got, want = mine["compute graph"]["CUDA0"], p["required.CUDA0.Graph"]
     assert abs(got - want) <= 0.10 * want
     assert abs(mine["compute graph"]["CPU"] - p["required.CPU.Graph"]) <= 0.10 * p["required.CPU.Graph"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ollama/ollama#15634: gemma4:26b on an RTX 3090, the Ollama engine, v0.20.x, the per-device INFO lines
+
+_RTX3090 = "gemma4-26b-q4km-cuda-rtx3090-ctx32768-fa-0.20"
+
+
+def _rtx3090():
+    fx = _load(_RTX3090)
+    s = fx["settings"]
+    # 24 GiB; the free memory is not in the excerpt (every layer was placed on the GPU)
+    gpu = Device(id="CUDA0", name="NVIDIA GeForce RTX 3090", memory_bytes=24576 * MiB, free_bytes=24000 * MiB)
+    est = ol.ENGINE.estimate(resolve("gemma4:26b", s["weights_quant"]), (gpu,),
+                             ol.OllamaSettings(num_ctx=s["num_ctx"], num_parallel=s["num_parallel"],
+                                               flash_attention=s["flash_attention"],
+                                               engine_version=fx["engine_version_run"]))
+    return fx, est, est.engine_view["ollama_memory"]
+
+
+def _within(got: int, printed: str) -> bool:
+    """format.HumanBytes2: one decimal; within half of the last digit."""
+    n, unit = printed.split()
+    scale = {"GiB": 1 << 30, "MiB": MiB}[unit]
+    return abs(got - float(n) * scale) <= scale // 20
+
+
+def test_rtx3090_gemma4_weights_and_kv():
+    """"model weights" CUDA0 16.6 GiB (the blocks and the output layer with the vision tower) and CPU 667.5 MiB
+    (token_embd and v.position_embd), "kv cache" 1.5 GiB, 31/31 layers at 32768 cells. Before: CUDA0 15.6 GiB and
+    CPU 577.5 MiB (the tower not counted)."""
+    fx, est, mine = _rtx3090()
+    p = fx["printed"]
+    assert est.engine_view["ollama_layers"] == p["layers"] and est.engine_view["n_ctx"] == 32768
+    for line in ("model weights", "kv cache"):
+        for dev, printed in p[line].items():
+            assert _within(mine[line][dev], printed), (line, dev, mine[line][dev] / MiB)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "compute graph CUDA0 138.0 MiB against 243.9 and CPU 5.5 MiB against 192.0 (total memory 18.9 GiB against 19.2): "
+    "the Ollama engine's reserve of the gemma4 vision encoder's graph is not modelled (as ollama/ollama#15388)"))
+def test_rtx3090_gemma4_graph_and_total():
+    fx, _, mine = _rtx3090()
+    p = fx["printed"]
+    for dev, printed in p["compute graph"].items():
+        n, unit = printed.split()
+        want = float(n) * {"GiB": 1 << 30, "MiB": MiB}[unit]
+        assert abs(mine["compute graph"][dev] - want) <= 0.10 * want, (dev, mine["compute graph"][dev] / MiB)
+    assert _within(mine["total memory"], p["total memory"])
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -185,6 +237,9 @@ def test_held_out_logs_are_cited_and_verbatim():
         for key in ("required.CUDA0.Weights", "required.CUDA0.Cache"):
             if key in p:
                 assert f'{key}="[{" ".join(map(str, p[key]))}]"' in fx["quoted"], (path.name, key)
+        for line in ("model weights", "kv cache", "compute graph"):
+            for dev, printed in (p.get(line) or {}).items():
+                assert f'msg="{line}" device={dev} size="{printed}"' in fx["quoted"], (path.name, line, dev)
         if "breakdown_mib" in p:
             assert _table(fx["quoted"]) == p["breakdown_mib"], path.name
         if "llama_server_args_0.30.2" in p:

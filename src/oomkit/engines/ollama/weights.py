@@ -71,6 +71,8 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
         spec = replace(spec, layers=layers, labels=spec.labels + (
             "DeepSeek GGUF as in Ollama's library: converted before llama.cpp's MLA layout, so K/V are cached "
             "per head (128 x 192 / 128), not as the 576-wide latent",))
+    if not spec.weights.exact and spec.weights.format.upper() == "Q4_K_M" and spec.architecture == "gemma4":
+        spec = _go_quantizer_attn_v(spec)
     if (spec.architecture in ("gpt-oss", "gptoss") and not spec.weights.exact
             and spec.weights.format.upper() in ("MXFP4_MOE", "MXFP4")):
         def gptoss_type(t):
@@ -85,6 +87,31 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
         return _retyped(spec, gptoss_type, "weights as in Ollama's gpt-oss GGUF: MXFP4 experts, 16-bit elsewhere, "
                         "norms and router F32 (convert/convert_gptoss.go, convert/reader.go)")
     return spec
+
+
+def _go_quantizer_attn_v(spec: ModelSpec) -> ModelSpec:
+    """attn_v of a Q4_K_M library GGUF that Ollama's Go quantizer made from a converted file that carries its vision
+    tower (server/quantization.go, v0.7.0+). quantize() counts qs.nAttnV over every tensor whose name contains
+    attn_v.weight / attn_qkv.weight / attn_kv_b.weight, the tower's v.blk.N.attn_v too, while newType() never
+    quantizes a `v.` tensor, so qs.iAttnV walks the text blocks only: Q6_K where useMoreBits(iAttnV, nAttnV), the
+    first and last eighth of all the V tensors and every third between. gemma4:26b (25 text attn_v beside the
+    tower's 27): Q6_K in blocks 0-4, 6, 9, 13, 16, 20, 24, 27, as required.CUDA0.Weights shows block by block
+    (ollama/ollama#15388), where llama-quantize over the text alone gives 0-2, 6, 9, 13, 16, 20, 24-28. Applied
+    where it was measured (gemma4's library tags, quantized by v0.20's Go quantizer)."""
+    vision = sum(t.config_layers or 0 for t in getattr(spec, "towers", ()) if t.kind == "vision")
+    if not vision:
+        return spec
+    text_v = sorted((t for t in spec.weights.tensors if t.layer is not None and t.name.startswith("blk.")
+                     and any(k in t.name for k in ("attn_v.weight", "attn_qkv.weight", "attn_kv_b.weight"))),
+                    key=lambda t: (t.layer, t.name))
+    n = len(text_v) + vision
+    if not text_v or max((la.ffn.n_experts for la in spec.layers), default=0) == 8:  # nExperts 8: Q8_0 always
+        return spec
+    six = {t.name for i, t in enumerate(text_v) if i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2}
+    names = {t.name for t in text_v}
+    return _retyped(spec, lambda t: ("q6_K" if t.name in six else "q4_K") if t.name in names else t.dtype,
+                    "attn_v as Ollama's quantizer types it: its V-tensor count includes the vision tower's "
+                    "(server/quantization.go quantize)")
 
 
 def llama_server_gguf(spec: ModelSpec) -> ModelSpec:
@@ -340,8 +367,10 @@ def _runner_tensors(spec: ModelSpec):
     converted from the original checkpoint (convert_gptoss.go, the "attn.qkv" and "mlp.mlp1_" replacements of its
     Replacements), so its experts' gate and up are one ffn_gate_up_exps tensor (and the attention one attn_qkv, whose
     16-bit rows no padding touches): 13 tensors a block (ollama/ollama#12147 num_tensors=315 = 24 x 13 + 3), where
-    the computed inventory lists gate and up apart."""
-    fused = spec.architecture in ("gpt-oss", "gptoss") and not spec.weights.exact
+    the computed inventory lists gate and up apart. convert_gemma4.go writes gemma4's experts so too (Replacements:
+    experts.gate_up_proj -> ffn_gate_up_exps.weight): one tensor, one row padding a block, 256 B under the two
+    tensors' on CUDA (ollama/ollama#15388's gemma4:26b blocks)."""
+    fused = spec.architecture in ("gpt-oss", "gptoss", "gemma4") and not spec.weights.exact
     up = {}
     for t in spec.weights.tensors:
         if fused and t.name.endswith(".ffn_up_exps.weight") and len(t.shape) == 3:
