@@ -85,6 +85,13 @@ ERAS = Eras({
     # modular_kernel.py _chunk_info: M cut into VLLM_FUSED_MOE_CHUNK_SIZE (16,384) chunks up to 0.17.0; gone in the
     # 0.18.0 and 0.19.0 wheels (PR #34086)
     "moe_unchunked": (0, 18, 0),
+    # quantization/fp8.py: on a GPU without FP8 (compute capability below 8.9) block-quantized FP8 weights run on
+    # Marlin, which turns each [N/128, K/128] fp32 block scale into [K/128, N] group scales in the model dtype
+    # (utils/marlin_utils_fp8.py prepare_fp8_layer_for_marlin / prepare_*fp8_moe_layer_for_marlin: "block-wise
+    # quantization -> group-wise quantization", repeat_interleave over block_n); 0.8.5 turns Marlin off for
+    # block-wise FP8 ("Marlin doesn't support block-wise fp8"). Read in the 0.8.5, 0.9.0, 0.10.0, 0.11.0 and
+    # 0.20.0 wheels
+    "fp8_block_marlin": (0, 9, 0),
     # kv_cache_utils.py _report_kv_cache_config: "GPU KV cache size" = int(max_concurrency * max_model_len)
     # instead of num_blocks // groups * min block size (vllm#40691, vllm#38364). The old figure: llm-d v0.19.0
     # gpt-oss TP2 logs, and gemma-4-31B AWQ on 0.20.0 ~55k tokens of ~50 GB vs ~525k on 0.21.0 (vllm#43308); the

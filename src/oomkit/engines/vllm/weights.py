@@ -175,6 +175,12 @@ def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, online: str | None) -
         return t.n_elements * r.dtype_bytes  # loaded (and cast) to the model dtype
     if t.dtype.lower() == "mxfp4" and "_exps" in t.name and len(t.shape) == 3:
         return _mxfp4_expert_bytes(t, r)
+    if t.dtype.lower() == "fp8-block" and fp8_block_on_marlin(r) and len(t.shape) >= 2:
+        # Marlin's repack keeps the FP8 weight at one byte and turns the block scales into group scales of
+        # [K/128, N] in the model dtype for each matrix (settings.ERAS fp8_block_marlin); GGUF order: ne0 (K) first
+        k, n = t.shape[0], t.shape[1]
+        matrices = t.n_elements // (k * n)
+        return t.n_elements + matrices * cdiv(k, 128) * n * r.dtype_bytes
     # a quantized format: as stored. Marlin's repack (quantization/kernels/mixed_precision/marlin.py
     # MarlinLinearKernel.process_weights_after_loading) keeps the packed weight and scales at their size and
     # AWQ's zero points too (marlin_zero_points: [groups, out x bits / 32] int32); GPTQ-Marlin (symmetric only)
@@ -182,6 +188,12 @@ def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, online: str | None) -
     # g_idx_sort_indices, int32 [in]). Not modelled: about 1 % of a GPTQ checkpoint (4-bit, group 128, 3584 x
     # 3584: qzeros + g_idx 64,512 of 6,687,744 bytes); no public GPTQ start-up log with its config is at hand.
     return t.nbytes
+
+
+def fp8_block_on_marlin(r: Resolved) -> bool:
+    """Block-quantized FP8 runs on Marlin: a known GPU below compute capability 8.9 (no FP8 units; an unnamed GPU is
+    taken for a Hopper part, config.py), from the release whose Marlin takes block scales (ERAS fp8_block_marlin)."""
+    return r.cc is not None and not r.cc_guessed and r.cc < (8, 9) and r.at_least("fp8_block_marlin")
 
 
 def _mxfp4_expert_bytes(t: TensorSpec, r: Resolved) -> int:
