@@ -157,3 +157,47 @@ def test_reupload_through_the_cli():
     assert p.returncode in (0, 1), p.stderr
     m = json.loads(p.stdout)["estimate"]["model"]
     assert (m["architecture"], m["n_layers"], m["weights_format"]) == ("qwen3moe", 48, "bfloat16")
+
+
+# ---- a local folder named after a derivative repo, not on this machine (a command pasted from a server) ----
+# Qwen/Qwen2.5-72B-Instruct: 80 layers, 64 Q / 8 KV heads, hidden 8192 (head_dim 128) (litgpt config.py
+# "Qwen2.5-72B{}")
+
+@pytest.mark.parametrize("path,arch,n_layers,shape,fmt", [
+    ("/models/Qwen3-30B-A3B-Instruct-2507-FP8", "qwen3moe", 48, QWEN3_30B_A3B, "fp8-block"),
+    ("/data/Qwen2.5-72B-Instruct-AWQ", "qwen2", 80, ({(64, 8, 128)}, set()), "awq"),
+    ("~/.cache/huggingface/hub/models--cpatonn--Qwen3-30B-A3B-Instruct-2507-AWQ-4bit/snapshots/0123abc", "qwen3moe",
+     48, QWEN3_30B_A3B, "ct-pack-quantized"),
+])
+def test_folder_named_after_a_derivative_repo(path, arch, n_layers, shape, fmt):
+    spec = resolve(path, tag_formats=False)
+    assert (spec.architecture, spec.n_layers, _shape(spec), spec.weights.format) == (arch, n_layers, shape, fmt)
+    assert any("is not on this machine" in label for label in spec.labels)
+
+
+def test_folder_of_a_finetune_is_not_guessed():
+    # no maker's repo of that name to stand for it: a clear error, not the base presented as the folder's model
+    with pytest.raises(OomkitError, match="^no such file|^unknown model"):
+        resolve("/models/Llama-3.3-70B-Instruct-abliterated", tag_formats=False)
+
+
+# ---- Ollama's devstral / magistral tags name the Mistral Small they are ----
+# mistralai/Mistral-Small-3.1-24B-Instruct-2503 (Devstral Small 2505's base, its model card): 40 layers, 32 Q / 8 KV
+# heads, head_dim 128 (huggingface.co/mistralai/Mistral-Small-3.1-24B-Instruct-2503/blob/main/config.json)
+
+def test_ollama_devstral_small_tag():
+    spec = resolve("devstral:24b-small-2505-q8_0")
+    assert (spec.n_layers, _shape(spec), spec.weights.format) == (40, ({(32, 8, 128)}, set()), "Q8_0")
+    with pytest.raises(OomkitError, match="unknown model"):
+        resolve("mistral:7b-small")  # not a word of that library's tags
+
+
+# ---- an HF quantized repo on a GGUF engine: the GGUF assumed says why ----
+
+def test_fp8_repo_on_llama_cpp_says_the_gguf_is_assumed():
+    from oomkit.engines.base import get_engine
+    from oomkit.request import resolve_model
+
+    spec = resolve_model(get_engine("llama.cpp"), "Qwen/Qwen3-30B-A3B-Instruct-2507-FP8")
+    assert spec.weights.format == "Q4_K_M"
+    assert any("the name's format is no GGUF file" in label for label in spec.labels)

@@ -436,6 +436,10 @@ def _stems(publisher: str, stem: str) -> list[str]:
 
 # ---- Ollama tags with qualifiers ----
 
+# Ollama's devstral and magistral tags name the Mistral Small they are ("devstral:24b-small-2505-q8_0",
+# "magistral:24b-small-2506-q4_K_M": ollama.com/library/devstral/tags): after the size, "small" is that model's
+# name, not another model
+_OLLAMA_SAME_SHAPE = {"devstral": {"small"}, "magistral": {"small"}}
 _OLLAMA_QUANT_WORDS = {"qat": "Q4_0"}  # Ollama's gemma3 "-it-qat" tags ship the QAT Q4_0 GGUF (ollama.com/library/gemma3/tags)
 
 
@@ -453,7 +457,7 @@ def ollama_tag(name: str) -> tuple[str, tuple[str, ...], str | None] | None:
         cand = f"{lib}:{'-'.join(parts[:i])}"
         if catalog.resolve_slug(cand) is None:
             continue
-        if all(_same_shape(p) for p in dropped):
+        if all(_same_shape(p) or p in _OLLAMA_SAME_SHAPE.get(lib, ()) for p in dropped):
             fmt = next((_OLLAMA_QUANT_WORDS[p] for p in dropped if p in _OLLAMA_QUANT_WORDS), None)
             return cand, tuple(dropped), fmt
         return None  # the nearest catalog tag differs by a word that may change the model
@@ -473,4 +477,3 @@ def ollama_cloud(name: str) -> str | None:
     if tag.endswith("-cloud"):
         return f"{lib}:{tag[: -len('-cloud')]}"
     return None
-

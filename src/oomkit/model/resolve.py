@@ -266,7 +266,9 @@ def _from_derivation(d: names.Derivation, fmt: str | None, default_format, why: 
     if fmt is None and default_format is not None:  # an engine that loads only its own format (GGUF)
         fmt = default_format(config)
         if fmt is not None:
-            labels += (f"no quant given: assuming {fmt} weights (name one with :QUANT or --quant)",)
+            said = "no quant given" if d.quantization_config is None else (
+                "the name's format is no GGUF file and this engine loads GGUF files, so a GGUF of the model")
+            labels += (f"{said}: assuming {fmt} weights (name one with :QUANT or --quant)",)
     labels += (f"hub not read: {why}",)
     spec = spec_from_config_checked(config, name=d.ref, source=f"catalog: {entry.hf_id} ({entry.source}); format from the "
                             f"name ({d.convention})", weight_format=fmt, publisher=gguf_publisher(d.ref))
@@ -286,8 +288,22 @@ def _catalog_folder(ref: str) -> str | None:
         return None
     cached = _HUB_CACHE_DIR.search(ref)
     base = f"{cached.group(1)}/{cached.group(2)}" if cached else re.split(r"[\\/]", ref.rstrip("\\/"))[-1]
-    entry = catalog.lookup(base) if base and base not in (".", "..", "~") else None
-    return entry.hf_id if entry is not None else None
+    if not base or base in (".", "..", "~"):
+        return None
+    entry = catalog.lookup(base)
+    if entry is not None:
+        return entry.hf_id
+    # a folder named after a derivative repo (vllm serve /models/Qwen3-30B-A3B-Instruct-2507-FP8, the hub cache's
+    # models--cpatonn--...-AWQ-4bit): that repo, read as model/names.py reads its name; a bare folder name is taken
+    # as published by its base model's maker (the "-FP8" of Qwen's own repo, not NVIDIA's), and only when it names a
+    # format (a fine-tune's folder, "Llama-3.3-70B-Instruct-abliterated", is no repo of the maker's to look up)
+    if cached:
+        return base if names.derive(base) is not None else None
+    found = names.derive(f"local/{base}")
+    if found is None or found.convention == names.SAME_NAME:
+        return None
+    repo = f"{found.base_hf_id.split('/', 1)[0]}/{base}"
+    return repo if names.derive(repo) is not None else None
 
 
 def _cached_gguf(ref: str) -> str | None:
