@@ -216,3 +216,20 @@ def test_granitemoehybrid_shared_expert_and_mamba_attention_layer_types():
     assert (ffn.n_experts, ffn.n_experts_used, ffn.n_ff_expert, ffn.n_shared_experts, ffn.n_ff_shared) == (
         64, 6, 512, 1, 1024)
     assert spec.params_total == 6_939_037_248  # 188,743,680 of it the 40 shared experts (3 x 1536 x 1024 each)
+
+
+@pytest.mark.parametrize(("model", "safetensors_total"), [
+    ("microsoft/phi-2", 2_779_683_840),  # LayerNorm and dense biases, lm_head bias, no ffn_norm
+    ("stabilityai/stablelm-2-1_6b", 1_644_515_328),  # LayerNorm biases, use_qkv_bias
+    ("bigcode/starcoder2-7b", 7_173_923_840),  # LayerNorm biases, use_bias on every linear
+    ("microsoft/Phi-3.5-MoE-instruct", 41_873_153_344),  # LayerNorm, attention and lm_head biases
+])
+def test_biased_layernorm_models_count_every_published_parameter(model, safetensors_total):
+    """The architectures whose LayerNorms and linears carry biases (model/tensors.py _NORM_BIAS, ...: llama.cpp's
+    src/models/{phi2,stablelm,starcoder2,phimoe}.cpp require them) add up to the checkpoints' safetensors totals as
+    their Hugging Face pages print them (the catalog entries' params_source)."""
+    import math
+
+    from oomkit.model.resolve import resolve
+
+    assert sum(math.prod(t.shape) for t in resolve(model).weights.tensors) == safetensors_total

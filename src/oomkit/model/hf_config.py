@@ -314,9 +314,11 @@ def _learned_positions(r: _Reader, model_type: str) -> int:
 
 
 def _attention_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
-    # Qwen2 hard-codes q/k/v biases (modeling_qwen2.py); others declare attention_bias.
-    return model_type in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "gpt_oss", "bert", "xlm-roberta") or bool(
-        cfg.get("attention_bias") or cfg.get("qkv_bias")
+    # Qwen2 and Phi (modeling_phi.py: q/k/v Linear(bias=True)) hard-code q/k/v biases; StarCoder2 names them use_bias,
+    # StableLM use_qkv_bias; others declare attention_bias.
+    return model_type in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "gpt_oss", "bert", "xlm-roberta", "phi") or bool(
+        cfg.get("attention_bias") or cfg.get("qkv_bias") or cfg.get("use_qkv_bias")
+        or (model_type == "starcoder2" and cfg.get("use_bias", True))
     )
 
 

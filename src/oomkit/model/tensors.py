@@ -53,6 +53,14 @@ _NEXTN_EXTRAS = {"qwen35", "qwen35moe",
                  # shared_head_norm (GLM-4.7-Flash's and MiMo-V2's MTP blocks; embed_tokens / shared_head_head
                  # TENSOR_NOT_REQUIRED, left out as the per-layer spec carries no vocabulary-sized copies)
                  "deepseek2", "mimo2"}
+# LayerNorms with a bias (attn_norm, ffn_norm, output_norm) and the linears that carry biases beyond q/k/v, as
+# llama.cpp's loaders require them (src/models/{phi2,stablelm,starcoder2,orion,phimoe}.cpp load_arch_tensors, flags 0);
+# the HF checkpoints' totals agree (phi-2 2,779,683,840, starcoder2-7b 7,173,923,840, stablelm-2-1_6b 1,644,515,328).
+_NORM_BIAS = {"phi2", "stablelm", "starcoder2", "orion", "phimoe"}
+_ATTN_OUT_BIAS = {"phi2", "starcoder2", "phimoe"}
+_FFN_BIAS = {"phi2", "starcoder2"}  # ffn_up.bias {n_ff}, ffn_down.bias {n_embd}
+_OUTPUT_BIAS = {"phi2", "phimoe"}  # output.bias {n_vocab}
+_NO_FFN_NORM = {"phi2"}  # attention and FFN read the same attn_norm (parallel block)
 # BERT-style encoders (src/models/bert.cpp): post-LayerNorms with biases, biased linears, no output head.
 _ENCODER_ARCHS = {"bert", "nomic-bert"}
 
@@ -84,8 +92,12 @@ def architecture_tensors(
     if arch in _ENCODER_ARCHS:
         return tuple(out)  # the embedding output is the last layer's hidden state: no output norm, no head
     out.append(TensorShape("output_norm.weight", (n_embd,)))
+    if arch in _NORM_BIAS:
+        out.append(TensorShape("output_norm.bias", (n_embd,)))
     if not tied:
         out.append(TensorShape("output.weight", (n_embd, n_vocab)))
+    if arch in _OUTPUT_BIAS:
+        out.append(TensorShape("output.bias", (n_vocab,)))
     return tuple(out)
 
 
@@ -143,6 +155,8 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
     a = layer.attention
     if a is not None or layer.recurrent is not None:
         t("attn_norm.weight", n_embd)
+        if arch in _NORM_BIAS:
+            t("attn_norm.bias", n_embd)
     if a is not None and layer.kind is LayerKind.LATENT:
         # DeepSeek-V2/V3 MLA (src/models/deepseek2.cpp): q via a low-rank pair, kv_a -> latent + rope, k_b/v_b
         q_dim = a.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)
@@ -182,6 +196,8 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             t("attn_v.bias", v_dim)
             if arch == "gpt-oss":
                 t("attn_output.bias", n_embd)
+        if arch in _ATTN_OUT_BIAS:
+            t("attn_output.bias", n_embd)
         if arch in ("olmo2", "olmoe"):
             # llama-model.cpp: OLMo2 and OLMoE normalise the whole projections ({n_embd_head_k * n_head},
             # {n_embd_k_gqa}), not one head
@@ -206,6 +222,8 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
     f = layer.ffn
     if f.is_moe:
         t("ffn_norm.weight", n_embd)
+        if arch in _NORM_BIAS:
+            t("ffn_norm.bias", n_embd)
         t("ffn_gate_inp.weight", n_embd, f.n_experts)
         if gated_ffn:
             t("ffn_gate_exps.weight", n_embd, f.n_ff_expert, f.n_experts)
@@ -235,11 +253,17 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
         t("ffn_up.weight", n_embd, 2 * f.n_ff)
         t("ffn_down.weight", f.n_ff, n_embd)
     elif f.n_ff:
-        t("ffn_norm.weight", n_embd)
+        if arch not in _NO_FFN_NORM:
+            t("ffn_norm.weight", n_embd)
+            if arch in _NORM_BIAS:
+                t("ffn_norm.bias", n_embd)
         if gated_ffn:
             t("ffn_gate.weight", n_embd, f.n_ff)
         t("ffn_up.weight", n_embd, f.n_ff)
         t("ffn_down.weight", f.n_ff, n_embd)
+        if arch in _FFN_BIAS:
+            t("ffn_up.bias", f.n_ff)
+            t("ffn_down.bias", n_embd)
     if arch in _POST_NORMS and (f.n_ff or f.is_moe):
         t("post_ffw_norm.weight", n_embd)
     return out
