@@ -12,6 +12,7 @@ from ...flags import Limit, in_range, stoi
 from ...memo import ByObject
 from ...memory import Device, MemoryEstimate, Usage
 from ...model.spec import ModelSpec
+from ...quant import ggml
 from ...units import GiB, MiB
 from ..llamacpp import ERAS, LlamaCppSettings, compute_phases, kv_caches, resolve_context
 from ..llamacpp import estimate as llamacpp_estimate
@@ -340,7 +341,9 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         pool = _cuda_pool(spec, launch, gpus, cache, num_parallel)
         lay = layout_era_c(gpu_w or layer_w, layer_c, gpus, partial + pool, graph + pool, launch.gpu_overhead,
                            num_gpu, cpu_weights=layer_w)
-        _add_input_layer(lay, g, launch.num_batch, cpu_graph, _cpu_split(spec, launch, lay, gpus, g.block_count),
+        cpu_split = max(_cpu_split(spec, launch, lay, gpus, g.block_count),
+                        _cpu_flash_attention(spec, launch, cache, gpus))
+        _add_input_layer(lay, g, launch.num_batch, cpu_graph, cpu_split,
                          proj.input_weights if proj is not None else 0)
         out = _era_c_result(lay, gpus, g, measured=True)
         out["vision_counted"] = proj is not None
@@ -483,6 +486,37 @@ def _vulkan_gptoss(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: li
     full_cells, swa_cells = max(cells.values(), default=0), min(cells.values(), default=0)
     return gptoss_vulkan_gpu_graph(spec, min(launch.num_batch, launch.num_ctx), full_cells, swa_cells, partial, full,
                                    chunked=True)
+
+
+V_CUDA_FA_D512 = (0, 20, 4)  # e823bff87 "gemma4: enable flash attention": ggml-cuda's FA takes head dim 512
+
+
+def _cpu_flash_attention(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[OGpu]) -> int:
+    """What the CPU holds when ggml-cuda cannot run a layer's flash attention: before v0.20.4 (e823bff87) the
+    vendored fattn.cu ggml_cuda_get_best_fattn_kernel knew no head dim 512, so ggml_backend_supports_op says no
+    for gemma4's global layers and the scheduler runs their FLASH_ATTN_EXT on the CPU; its compute buffer then
+    holds the op's split inputs copied from the GPU (Q F32, the layer's K and V cache views, the F16 mask) and its
+    F32 output, one layer at a time. gemma4:26b at 32768 cells and a 512 batch: 16 + 64 + 64 + 32 + 16 MiB =
+    201326592 B, required.CPU.Graph of ollama/ollama#15388 and "compute graph" device=CPU 192.0 MiB of #15634.
+    0 where every layer's attention runs on the GPU."""
+    if (spec.architecture != "gemma4" or not launch.flash_attention or launch.version >= V_CUDA_FA_D512
+            or not gpus or any(o.library not in _CUDA_LIBS for o in gpus)):
+        return 0
+    n_tokens = min(launch.num_batch, launch.num_ctx)
+    kv = ggml.type_by_name(launch.kv_cache_type or "f16")
+    worst = 0
+    for i, la in enumerate(spec.layers):
+        a = la.attention
+        if a is None or a.head_dim_k in (40, 64, 72, 80, 96, 112, 128, 256) and a.head_dim_k == a.head_dim_v:
+            continue
+        cells = cache.cells_by_layer.get(i, 0)
+        q = a.head_dim_k * n_tokens * a.n_heads * 4
+        k = ggml.tensor_bytes(kv, (a.head_dim_k, cells, a.n_kv_heads))
+        v = ggml.tensor_bytes(kv, (a.head_dim_v, cells, a.n_kv_heads))
+        mask = cells * n_tokens * 2
+        out = a.head_dim_v * a.n_heads * n_tokens * 4
+        worst = max(worst, q + k + v + mask + out)
+    return worst
 
 
 def _cpu_split(spec: ModelSpec, launch: Launch, lay: EraCLayout, gpus: list[OGpu], n_blocks: int) -> int:
