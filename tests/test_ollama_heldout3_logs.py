@@ -124,8 +124,8 @@ def test_l40_gemma4_cpu_graph_is_the_global_layers_flash_attention():
     "compute graph CUDA0 144703488 B against 339613696 (-57%): the Ollama engine reserves the gemma4 vision "
     "encoder's graph for a 2048 x 2048 image (768 x 768 after smartResize, 2304 patches; runner.go "
     "reserveWorstCaseGraph) beside the text batch and keeps the larger buffer; that graph is not replayed. The same "
-    "release on an RTX 3090 prints 243.9 MiB (ollama/ollama#15634): the excess over the text graph scales with the "
-    "GPU's SM count (142 against 82), as a flash-attention scratch would"))
+    "release on an RTX 3090 prints 243.9 MiB (ollama/ollama#15634), so part of the excess depends on the GPU (Ada "
+    "against Ampere, 142 against 82 SMs); not worked out"))
 def test_l40_gemma4_gpu_graph():
     fx, _, mine = _l40()
     got, want = mine["compute graph"]["CUDA0"], fx["printed"]["required.CUDA0.Graph"]
