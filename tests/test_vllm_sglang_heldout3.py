@@ -1,7 +1,7 @@
 """Held-out start-up logs, third set (tests/fixtures/engine_logs/vllm/heldout3/): vLLM 0.15.1, 0.19.0 and 0.20.0
 serving Qwen3-235B-A22B-Instruct-2507-FP8 (block-FP8 MoE) on 4x H100 (TP4, with and without expert parallelism) and
-2x B200 (TP2), and MiniMax-M2.7 (block FP8, fp8 KV cache) on 4x A100, 2x H200 and 2x B200, from kaitakuai/experiments'
-benchmark pages, each cited in its fixture (URL at a commit, the lines
+2x B200 (TP2), MiniMax-M2.7 (block FP8, fp8 KV cache) on 4x A100, 2x H200 and 2x B200, and Kimi-K2.6 INT4 (MLA,
+vision) over two 8x H100 nodes (TP8 x PP2), from kaitakuai/experiments' benchmark pages and logs, each cited in its fixture (URL at a commit, the lines
 kept, the command). No constant in oomkit was fitted on any of them. Errors: weights per rank relative to the
 printed load, the KV budget as a share of the GPU's memory (vLLM's 79.19 GiB total on an H100), tokens relative to
 the printed count. "before" is oomkit at the commit before the two rules below, "after" with them.
@@ -17,16 +17,19 @@ the printed count. "before" is oomkit at the commit before the two rules below, 
 | | | | CUDA-graph capture ("took") | 0.96 GiB | 0.95 (-1.5 %) | same |
 | | | | CUDA-graph estimate | 1.10 GiB | 0.92 (-17 %) | same (not held) |
 | | | | available KV at 8,192 tokens, estimate off | 13.95 GiB | 14.56 (+0.77 %) | 14.25 (+0.38 %) |
-| alpha3 | 0.15.1 (fork) | 4x H100, TP4 | available KV, util 0.92, 128 sequences | 14.03 GiB | 14.28 (+0.31 %) | 13.82 (-0.26 %) |
+| alpha3 | 0.15.1 (fork, 32,768 batched tokens) | 4x H100, TP4 | available KV, util 0.92, 128 sequences | 14.03 GiB | 12.33 (-2.14 %) | 12.52 (-1.91 %) |
 | | | | tokens from the printed 14.03 GiB | 312,944 | 313,008 (+0.02 %) | same |
-| | | | available KV, defaults (0.9, 1,024 sequences) | 9.27 GiB | 7.83 (-1.83 %) | 7.37 (-2.40 %) |
+| | | | available KV, defaults (0.9, 1,024 sequences) | 9.27 GiB | 6.00 (-4.13 %) | 6.18 (-3.90 %): strict xfail |
 | | | | verdict, defaults | refused (11.75 GiB) | refused | refused |
 | | | | verdict at 0.95 and 128 sequences | starts | starts | starts |
 | | | | verdict at --max-model-len 200000 / at 0.95 | dies in the sampler warm-up | refused at the KV check | same: strict xfail |
-| 2xb200 | 0.15.1 (fork) | 2x B200, TP2 | available KV | 48.87 GiB | 50.73 (+1.04 %) | 50.33 (+0.82 %) |
+| 2xb200 | 0.15.1 (fork, 32,768 batched tokens) | 2x B200, TP2 | available KV | 48.87 GiB | 48.65 (-0.12 %) | 49.02 (+0.09 %) |
 | | | | tokens from the printed budget | 545,136 | 545,136 | same |
 | qwen235b-fp8-4xh100 | 0.20.0 | 4x H100, TP4 EP, fp8 KV | verdict (one 240,000-token request needs 5.38 GiB) | refused | refused | refused |
 | | | | available KV | 1.32 GiB | 7.96 (+8.39 %) | 4.54 (+4.07 %): strict xfail |
+| kimi-k26 | 0.15.1 (fork, 32,768 batched tokens) | 2x8 H100, TP8 PP2, Ray | weights stage 0 / 1 | 35.83 / 35.69 GiB | 35.58 / 35.33 (-0.70 / -1.00 %) | same |
+| | | | available KV stage 0 / 1 | 29.85 / 29.03 GiB | 28.65 / 28.90 (-1.51 / -0.16 %) | 28.78 / 29.03 (-1.35 / -0.00 %) |
+| | | | tokens from the printed 29.85 GiB (MLA, 64-token blocks) | 897,536 | 897,472 (one block) | same |
 | minimax A100 | 0.20.0 | 4x A100 80GB, TP4, fp8 KV, Marlin MoE | weights | 54.58 GiB | 53.67 (-1.66 %) | 54.49 (-0.17 %) |
 | | | | tokens from the printed 12.72 GiB | 430,112 | 430,240 (+0.03 %) | same |
 | | | | available KV | 12.72 GiB | 16.89 (+5.25 %) | 15.20 (+3.12 %): strict xfail |
@@ -190,28 +193,40 @@ def test_v020_weights_and_capture():
 
 
 def _alpha3(run: str, **kw):
-    r = fixture(ALPHA3)["runs"][run]
+    fx = fixture(ALPHA3)
+    r = fx["runs"][run]
     for key in ("gpu_memory_utilization", "max_num_seqs", "max_model_len"):
         if key in r:
             kw.setdefault(key, r[key])
-    return r, estimate(H100, 4, engine_version="0.15.1", tensor_parallel_size=4, **kw)
+    # the fork batches 32,768 tokens (its printed compile range; upstream 0.15.1 would take 8,192 on an H100)
+    return r, estimate(H100, 4, engine_version="0.15.1", tensor_parallel_size=4,
+                       max_num_batched_tokens=fx["max_num_batched_tokens"], **kw)
 
 
 def test_alpha3_budget_and_tokens():
     r, est = _alpha3("util_092_seqs_128")
     err = share(est, r["available_kv_cache_bytes"])
-    assert abs(err) < 0.005, f"{err:+.2%}"  # -0.26 %
+    assert abs(err) < A_LIMIT, f"{err:+.2%}"  # -1.91 % (12.52 vs 14.03 GiB)
     t = _alpha3("util_092_seqs_128", kv_cache_memory_bytes=r["available_kv_cache_bytes"])[1].engine_view
     assert abs(t["kv_cache_tokens"] - r["kv_cache_tokens"]) / r["kv_cache_tokens"] < T_LIMIT
 
 
 def test_alpha3_defaults_refused_at_the_kv_check():
-    r, est = _alpha3("defaults")
+    _, est = _alpha3("defaults")
     v = est.engine_view
     assert est.fits is False
     assert "(11.75 GiB KV cache is needed, which is larger than the available KV cache memory" in v["error"]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "-3.90 % of the GPU (6.18 vs 9.27 GiB): at 1,024 sequences oomkit profiles 0.15's PyTorch-sort sampler "
+    "(1,024 x 151,936 x 38.4 B = 5.56 GiB, fitted on the PyPI 0.15/0.16 Qwen3-14B logs) beside the 32,768-token "
+    "MoE workspace; the fork's build printed 3.09 GiB more budget than that. At 128 sequences the same build is "
+    "held to -1.91 %, so the gap is the sampler's: the build's top-k/top-p path is not known"))
+def test_alpha3_defaults_budget():
+    r, est = _alpha3("defaults")
     err = share(est, r["available_kv_cache_bytes"])
-    assert abs(err) < A_LIMIT, f"{err:+.2%}"  # -2.40 % (7.37 vs 9.27 GiB)
+    assert abs(err) < A_LIMIT, f"{err:+.2%}"
 
 
 def test_alpha3_starts_with_128_sequences():
@@ -223,8 +238,8 @@ def test_alpha3_starts_with_128_sequences():
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "the fork's build passed the KV check with 1,024 sequences and died in the sampler warm-up; oomkit refuses at "
     "the KV check: its profile at 1,024 sequences (the PyTorch-sort sampler of PyPI 0.15/0.16, 1,024 x 151,936 x "
-    "38.4 B = 5.56 GiB) leaves 7.37 GiB at 0.9 where the build printed 9.27 (-2.40 % of the GPU), under the 8.96 "
-    "GiB one 200,000-token request needs, and 11.33 GiB at 0.95 under the 11.75 GiB of 262,144 tokens"))
+    "38.4 B = 5.56 GiB) leaves 6.18 GiB at 0.9 where the build printed 9.27 (-3.90 % of the GPU), under the 8.96 "
+    "GiB one 200,000-token request needs, and 10.14 GiB at 0.95 under the 11.75 GiB of 262,144 tokens"))
 @pytest.mark.parametrize("run", ["len_200000", "util_095"])
 def test_alpha3_dies_in_the_sampler_warmup(run):
     est = _alpha3(run)[1]
@@ -234,11 +249,10 @@ def test_alpha3_dies_in_the_sampler_warmup(run):
 
 def test_b200_budget_and_tokens():
     printed = fixture(B200_RUN)["printed"]
-    kw = dict(engine_version="0.15.1", tensor_parallel_size=2, gpu_memory_utilization=0.92, max_num_seqs=128,
-              max_model_len=262144)
+    kw = dict(engine_version="0.15.1", **fixture(B200_RUN)["settings"])
     est = estimate(B200, 2, **kw)
     err = share(est, printed["available_kv_cache_bytes"])
-    assert abs(err) < A_LIMIT, f"{err:+.2%}"  # +0.82 %
+    assert abs(err) < A_LIMIT, f"{err:+.2%}"  # +0.09 % (49.02 vs 48.87 GiB) at the fork's 32,768 tokens
     # 94 layers x 2 KV heads a rank x 128 x K,V x 2 B = 96,256 B per token: the printed budget gives the count
     t = estimate(B200, 2, kv_cache_memory_bytes=printed["available_kv_cache_bytes"], **kw).engine_view
     assert t["kv_cache_tokens"] == printed["kv_cache_tokens"]
@@ -334,3 +348,46 @@ def test_v020_fp8_kv_cache_budget():
     printed, est = _v020_fp8kv()
     err = share(est, printed["available_kv_cache_bytes"])
     assert abs(err) < A_LIMIT, f"{err:+.2%}"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 0.15.1 (the fork), Kimi-K2.6 INT4 (MLA, W4A16 Marlin experts, vision tower) on 2 x 8 H100, TP8 x PP2 over Ray
+
+
+KIMI = "kimi-k2.6-int4-2x8xh100-tp8-pp2-v0.15.1-ray-kaitaku"
+
+
+def _kimi(**kw):
+    fx = fixture(KIMI)
+    return fx["printed"], ENGINE.estimate(spec_of(fx["model"]), gpus(H100, 16),
+                                          VllmSettings(engine_version="0.15.1", **fx["settings"], **kw))
+
+
+def test_kimi_k26_weights_per_stage():
+    printed, est = _kimi()
+    v = est.engine_view["model_loading_bytes"]
+    for rank, key in (("CUDA0", "model_loading_stage0_bytes"), ("CUDA8", "model_loading_stage1_bytes")):
+        err = (v[rank] - printed[key]) / printed[key]
+        assert abs(err) < 0.015, f"{rank}: {err:+.2%}"  # -0.70 % (31 layers and the tower), -1.00 % (30 + lm_head)
+
+
+def test_kimi_k26_budget_per_stage():
+    # the printed 32,768 batched tokens (the fork's default) drive the profile; at upstream's 8,192 the budgets
+    # would be +3.43 / +4.78 % of the GPU
+    printed, est = _kimi()
+    v = est.engine_view["available_kv_cache_bytes"]
+    total = est.devices[0].memory_bytes - CUDA_DRIVER_RESERVED
+    for rank, key in (("CUDA0", "available_kv_cache_stage0_bytes"), ("CUDA8", "available_kv_cache_stage1_bytes")):
+        err = (v[rank] - printed[key]) / total
+        assert abs(err) < A_LIMIT, f"{rank}: {err:+.2%}"  # -1.35 % (28.78 vs 29.85), -0.00 % (29.03 vs 29.03)
+    assert est.fits is True
+
+
+def test_kimi_k26_tokens_from_the_printed_budget():
+    # MLA: one 576-wide latent row in bf16 per token and layer, replicated on every TP rank, 64-token FlashMLA
+    # blocks; the count is the 31-layer stage's: 29.85 GiB / (64 x 576 x 2 x 31) = 14,024 blocks = 897,536
+    printed, _ = _kimi()
+    v = _kimi(kv_cache_memory_bytes=printed["available_kv_cache_stage0_bytes"])[1].engine_view
+    assert v["block_size"] == 64
+    assert abs(v["kv_cache_tokens"] - printed["kv_cache_tokens"]) <= 64  # 897,472: one block (the print rounding)
+    assert v["max_concurrency"] == printed["max_concurrency"]
