@@ -12,7 +12,7 @@ from ...model.spec import Attention, ModelSpec
 from ...quant.ggml import GgmlType
 from ...units import round_up
 from ..versions import llamacpp_build_on
-from . import compute_graphs, galloc
+from . import compute_graphs, galloc, sched_replay
 from .backend_names import infer_backend
 from .kv import Cache, Context, attention_layers
 from .settings import ERAS, NEWEST, LlamaCppSettings, build_number, speculative_n_max
@@ -2150,6 +2150,47 @@ def mamba2_offload_device_bytes(spec: ModelSpec, ctx: Context, placement: Placem
                              CUDA_ALIGN)
 
 
+# the fused gated delta net graph sched_replay.qwen35_graph rebuilds (src/models/delta-net-base.cpp
+# build_delta_net_fused, cparams.fused_gdn_* never probed) is the newest build's; older builds keep the closed forms
+QWEN35_REPLAY_BUILD = int(NEWEST[1:])
+
+
+def qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                        devices: tuple[Device, ...], s: LlamaCppSettings) -> int | None:
+    """The compute buffer of the one ggml-cuda device that runs Qwen3.5's pp graph, its first layers left on the
+    CPU or none (sched_replay.qwen35_graph scheduled and allocated as ggml_backend_sched does: the host layers' ops
+    run on the device by op offload with their weights copied in, one split at a time, but for the stores into their
+    caches, their build_rs gathers and the states' copies; the host attention layer's flash attention reads copies of
+    its cache's K and V views and of the mask; the zero-row extra states' copy and GET_ROWS as ggml-alloc places
+    them). The peak is the logits' block above h_nextn (an output, never freed) and result_norm, which the last
+    layers leave high: 76 / 86 / 104 MiB above the buffer's start at -ngl 4 (4K, 32K) and -ngl 1 (8K) on the
+    8-layer qwen3.5-27b file, 20 at -ngl 8, against 20-24 fully offloaded. Where it holds: one sequence, flash
+    attention, an F16 cache on the device for the device's layers, one device holding the output, no tensor
+    overrides; None elsewhere. H200 CUDA0 (test_llamacpp_cuda_measured): -ngl 4 561.00 / 571.01 MiB at 4K / 32K
+    (561.00 / 571.01 measured, were 505.00), -ngl 8 505.00 (505.00); held out -ngl 1 589.00 at 8K (589.00, was
+    505.00); fully offloaded 509.02 at 4K (509.02, was 505.00), 505.00 at 32K and 2052.07 at 8K with -ub 2048
+    (2052.07, was 0.984 of it)."""
+    d = placement.output_device
+    trunk = spec.trunk_layers
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    if spec.architecture != "qwen35" or d != 0 or len(devices) != 1 or ctx.n_seq_max != 1 or not ctx.flash_attn \
+            or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
+            or not set(placement.layer_device) <= {-1, d} or s.no_kv_offload or ctx.n_rs_seq \
+            or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" or len(caches) != 1 \
+            or (host_layers and _offload_device(devices, s, T) != d) \
+            or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk or spec.trunk_layers[-1].attention is None \
+            or any((la.attention is None) == (la.recurrent is None) or la.ffn.n_experts for la in trunk) \
+            or any(la.recurrent is not None and (la.recurrent.kind != "gated_delta_net" or not la.recurrent.n_group)
+                   for la in trunk) \
+            or any(la.attention is not None and not cuda_fa_supported(la.attention, ctx) for la in trunk):
+        return None
+    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
+            if t.layer in host_layers}
+    graph = sched_replay.qwen35_graph(spec, T, reserved_outputs(ctx, s), caches[0].cells, 2, host, host_layers)
+    return sched_replay.device_peak(graph, CUDA_ALIGN)
+
+
 # ggml-opencl.cpp ggml_opencl_supports_op, GGML_OP_MUL_MAT_ID: experts of Q4_0, Q8_0 or MXFP4 only (with an F32 src1:
 # the mul_mv_id kernels); Q4_0 is admitted at PR #15270's merge (e2c1bfff5, b6177), Q4_1 / K-quants / F16 never
 OPENCL_MUL_MAT_ID_TYPES = frozenset({"q4_0", "q8_0", "mxfp4"})
@@ -2312,6 +2353,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     m2 = mamba2_offload_device_bytes(spec, ctx, placement, devices, s)
     if m2 is not None:  # a partly offloaded Mamba-2 model's pp graph on the device, replayed
         out[placement.output_device] = m2
+    q35 = qwen35_device_bytes(spec, ctx, caches, placement, devices, s)
+    if q35 is not None:  # Qwen3.5's pp graph on the device, scheduled and replayed
+        out[placement.output_device] = q35
     moe = moe_offload_device_bytes(spec, ctx, caches, placement, devices, s)
     if moe is not None:  # the pp graph of a partly offloaded MoE model (or -nkvo), all of it on the device, replayed
         out[moe[0]] = moe[1]

@@ -1,0 +1,408 @@
+"""A partly offloaded graph as ggml_backend_sched hands it to ggml-alloc, replayed tensor by tensor for one ggml-cuda
+device beside the CPU: the graph is built in ggml_build_forward_expand's order (every tensor with its shape,
+strides, sources and view source), its nodes are given a backend by ggml_backend_sched_split_graph's passes 1-4, cut
+into splits with the copies of their inputs (pass 5), laid out as the scheduler's graph_copy (each split's inputs,
+as a dependency on the source and the copy, at the split's start) and allocated by ggml-alloc (galloc.py) in the
+device's buffer. Mirrors ggml/src/ggml-backend.cpp at llama.cpp@0c1e57098:
+- pass 1 (ggml_backend_sched_backend_id_from_cur): a tensor in a buffer, or a view of one, runs on that buffer's
+  backend; a graph input on the CPU; an op reading a weight (not ROPE, not FLASH_ATTN_EXT) runs where the weight
+  is, but for a weight in host memory that ggml-cuda's offload_op takes (get_op_batch_size, rows of the op: the
+  result's ne[1] for MUL_MAT, ne[2] for ROPE, none for GET_ROWS, ggml_nrows otherwise, at least 32);
+- pass 2: the device's assignments expanded down then up over unassigned ops (the CPU's breaks the run), then
+  every backend's down then up; pass 3: an op still unassigned goes where most of its sources are; pass 4: views
+  take their source's backend;
+- pass 5: a new split where the backend changes, or where an op reads a weight of another backend once the split
+  has inputs; a source of another backend that the split's backend cannot read is copied, once per backend for the
+  whole graph (tensor_id_copy), as an input of the split that first reads it;
+- graph_copy: for each input a view of the source (GGML_OP_NONE: a child of the source, not counted as a view by
+  ggml-alloc) on the source's backend, then the copy, then the split's nodes.
+Checked against the H200's CUDA0 buffers of qwen3.5-27b's 8-layer file (test_llamacpp_cuda_measured: -ngl 1, 4, 8
+and 99, to the 0.01 MiB), and, written for a rebuild of mamba2-2.7b's graph, against that model's GGML_SCHED_DEBUG=2
+dump at -ngl 2 (tests/fixtures/llamacpp_cuda: each op's backend and each split's inputs) and its CUDA0 buffers at
+-ngl 1-4 and 99."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .galloc import Node, peak_bytes
+
+DEVICE, HOST = 0, 1  # ggml_backend_sched's backend ids: the device first (highest priority), the CPU last
+VIEW_OPS = frozenset({"VIEW", "RESHAPE", "TRANSPOSE", "PERMUTE"})
+# ggml-alloc.c ggml_op_can_inplace (UNARY: ggml_silu, ggml_sigmoid, ggml_softplus)
+INPLACE = frozenset({"FILL", "SCALE", "ADD", "ADD_ID", "ADD1", "SUB", "MUL", "DIV", "SQR", "SQRT", "LOG", "UNARY",
+                     "ROPE", "RMS_NORM", "CLAMP", "SOFT_MAX"})
+OP_OFFLOAD_MIN_BATCH = 32  # ggml-cuda.cu op_offload_min_batch_size
+
+
+@dataclass(eq=False)
+class T:
+    """A ggml tensor: op, shape and strides (4 each), element size, sources, the view's root (ggml_new_tensor_impl
+    collapses views of views), flags; buf: the buffer it lives in when allocated before the graph (a weight, a
+    cache: (backend, is a weight)); size: bytes when not ggml_nbytes (a quantized weight)."""
+
+    op: str
+    ne: tuple[int, int, int, int]
+    nb: tuple[int, int, int, int]
+    es: int
+    srcs: list[T] = field(default_factory=list)
+    view_src: T | None = None
+    inp: bool = False
+    output: bool = False
+    buf: tuple[int, bool] | None = None
+    size: int = -1
+    backend: int = -1
+
+    @property
+    def nbytes(self) -> int:
+        if self.size >= 0:
+            return self.size
+        if any(n <= 0 for n in self.ne):
+            return 0
+        return self.es + sum((n - 1) * b for n, b in zip(self.ne, self.nb, strict=True))
+
+    @property
+    def leaf(self) -> bool:
+        return self.op == "NONE"
+
+
+def _contiguous(ne: tuple[int, ...], es: int) -> tuple[int, int, int, int]:
+    nb = [es]
+    for n in ne[:3]:
+        nb.append(nb[-1] * n)
+    return nb[0], nb[1], nb[2], nb[3]
+
+
+def _ne4(ne: tuple[int, ...]) -> tuple[int, int, int, int]:
+    full = tuple(ne) + (1,) * (4 - len(ne))
+    return full[0], full[1], full[2], full[3]
+
+
+class Graph:
+    """The graph under construction: tensors made by the ops below, nodes and leafs in ggml_build_forward_expand's
+    order (ggml_visit_parents: sources first, in order)."""
+
+    def __init__(self) -> None:
+        self.nodes: list[T] = []
+        self.leafs: list[T] = []
+        self._seen: set[int] = set()
+
+    def expand(self, t: T) -> T:
+        stack = [(t, 0)]
+        while stack:
+            x, k = stack.pop()
+            if k == 0 and id(x) in self._seen:
+                continue
+            self._seen.add(id(x))
+            if k < len(x.srcs):
+                stack.append((x, k + 1))
+                s = x.srcs[k]
+                if id(s) not in self._seen:
+                    stack.append((s, 0))
+                continue
+            (self.leafs if x.leaf else self.nodes).append(x)
+        return t
+
+    # leafs
+    @staticmethod
+    def weight(ne: tuple[int, ...], backend: int, size: int = -1, es: int = 4) -> T:
+        ne4 = _ne4(ne)
+        return T("NONE", ne4, _contiguous(ne4, es), es, buf=(backend, True), size=size)
+
+    @staticmethod
+    def cache(ne: tuple[int, ...], backend: int, es: int) -> T:
+        ne4 = _ne4(ne)
+        return T("NONE", ne4, _contiguous(ne4, es), es, buf=(backend, False))
+
+    @staticmethod
+    def input(ne: tuple[int, ...], es: int = 4) -> T:
+        ne4 = _ne4(ne)
+        return T("NONE", ne4, _contiguous(ne4, es), es, inp=True)
+
+    # ops
+    @staticmethod
+    def op(op: str, ne: tuple[int, ...], *srcs: T, es: int = 4) -> T:
+        ne4 = _ne4(ne)
+        return T(op, ne4, _contiguous(ne4, es), es, list(srcs))
+
+    @staticmethod
+    def view(src: T, ne: tuple[int, ...], nb: tuple[int, ...] | None = None, op: str = "VIEW") -> T:
+        ne4 = _ne4(ne)
+        nb4 = _contiguous(ne4, src.es) if nb is None else (tuple(nb) + _contiguous(ne4, src.es)[len(nb):])
+        return T(op, ne4, (nb4[0], nb4[1], nb4[2], nb4[3]), src.es, [src], src.view_src or src)
+
+    def reshape(self, src: T, ne: tuple[int, ...]) -> T:
+        return self.view(src, ne, op="RESHAPE")
+
+    def permute(self, src: T, axes: tuple[int, int, int, int]) -> T:
+        ne, nb = [0] * 4, [0] * 4
+        for i, a in enumerate(axes):
+            ne[a], nb[a] = src.ne[i], src.nb[i]
+        return self.view(src, tuple(ne), tuple(nb), op="PERMUTE")
+
+    def transpose(self, src: T) -> T:
+        return self.permute(src, (1, 0, 2, 3))
+
+    @staticmethod
+    def into(op: str, dst: T, *srcs: T) -> T:
+        """An op writing into dst (ggml_cpy, ggml_set_rows, a *_inplace op): its result is a view of dst."""
+        return T(op, dst.ne, dst.nb, dst.es, list(srcs), dst.view_src or dst)
+
+
+def _from_buffer(t: T) -> int:
+    root = t.view_src or t
+    return root.buf[0] if root.buf else -1
+
+
+def _op_rows(t: T) -> int:  # ggml-cuda.cu get_op_batch_size
+    if t.op == "GET_ROWS":
+        return 0
+    if t.op == "MUL_MAT":
+        return t.ne[1]
+    if t.op in ("MUL_MAT_ID", "ROPE"):
+        return t.ne[2]
+    return t.ne[1] * t.ne[2] * t.ne[3]
+
+
+def _backend_from_cur(t: T) -> int:  # ggml_backend_sched_backend_id_from_cur
+    b = _from_buffer(t)
+    if b >= 0:
+        return b
+    if t.inp:
+        return HOST
+    if t.op not in ("ROPE", "FLASH_ATTN_EXT"):
+        for s in t.srcs:
+            if s.buf and s.buf[1]:
+                if s.buf[0] == HOST and _op_rows(t) >= OP_OFFLOAD_MIN_BATCH:
+                    return DEVICE
+                return s.buf[0]
+    return -1
+
+
+def _buffer_supported(t: T, b: int) -> bool:  # ggml_backend_sched_buffer_supported, two backends of their own bufts
+    own = _from_buffer(t)
+    if own >= 0:
+        return own == b
+    be = t.backend if t.backend >= 0 or t.view_src is None else t.view_src.backend
+    return be == b
+
+
+def assign(g: Graph) -> None:
+    """Passes 1-4 of ggml_backend_sched_split_graph."""
+    for t in g.leafs + g.nodes:
+        t.backend = _backend_from_cur(t)
+    ops = [t for t in g.nodes if t.op not in VIEW_OPS]
+    for order, device_only in ((ops, True), (ops[::-1], True), (ops, False), (ops[::-1], False)):
+        cur = -1
+        for t in order:
+            if t.backend >= 0:
+                cur = -1 if device_only and t.backend == HOST else t.backend
+            elif cur >= 0:
+                t.backend = cur
+    for t in ops:
+        if t.backend < 0:
+            best = -1
+            for b in (DEVICE, HOST):
+                n = sum(1 for s in t.srcs if (s.backend >= 0 or (s.view_src is not None and s.view_src.backend >= 0))
+                        and _buffer_supported(s, b))
+                if n > best:
+                    best, t.backend = n, b
+    for t in g.nodes:
+        if t.view_src is not None and t.backend < 0:
+            t.backend = t.view_src.backend
+        for s in t.srcs:
+            if s.backend < 0:
+                s.backend = s.view_src.backend if s.view_src is not None else t.backend
+
+
+def device_nodes(g: Graph) -> list[Node]:
+    """Pass 5 and graph_copy, lowered to galloc's nodes for the device's buffer (the host's tensors take none there
+    but their reading of device tensors still counts)."""
+    assign(g)
+    seq: list[tuple[T, bool]] = []  # (tensor, an input dependency)
+    copies: dict[int, T] = {}
+    splits: list[tuple[int, list[T], int]] = []  # (backend, inputs, first node); the first split starts at 0
+    for i, t in enumerate(g.nodes):
+        if t.op in VIEW_OPS:
+            continue
+        if not splits:
+            splits.append((t.backend, [], 0))
+        b, inputs, _ = splits[-1]
+        new = t.backend != b or bool(inputs) and any(
+            s.buf and s.buf[1] and s.backend != b and not _buffer_supported(s, b) for s in t.srcs)
+        if new:
+            splits.append((t.backend, [], i))
+            b, inputs, _ = splits[-1]
+        for j, s in enumerate(t.srcs):
+            if s.backend != b and not _buffer_supported(s, b):
+                key = id(s) * 2 + b
+                if key not in copies:
+                    copies[key] = T("NONE", s.ne, s.nb, s.es, size=s.nbytes, backend=b)
+                    inputs.append(s)
+                t.srcs[j] = copies[key]
+    copied = {id(c) for c in copies.values()}
+    for k, (b, inputs, st) in enumerate(splits):
+        end = splits[k + 1][2] if k + 1 < len(splits) else len(g.nodes)
+        for s in inputs:
+            seq.append((s, True))
+            seq.append((copies[id(s) * 2 + b], False))
+        seq.extend((t, False) for t in g.nodes[st:end])
+    order: list[T] = list(g.leafs)
+    deps: list[int] = []
+    for t, dep in seq:
+        if dep:
+            deps.append(len(order))
+        order.append(t)
+    dep_set = set(deps)
+    at: dict[int, int] = {}
+    for i, t in enumerate(order):
+        if i not in dep_set:
+            at.setdefault(id(t), i)
+    out: list[Node] = []
+    for i, t in enumerate(order):
+        if i in dep_set:  # the input's dependency: reads it, allocates nothing, is no view for ggml-alloc
+            out.append(Node(0, (at[id(t)],)))
+            continue
+        root = t.view_src
+        mine = t.backend == DEVICE and root is None and (not t.leaf or id(t) in copied)
+        size = t.nbytes if mine else 0
+        out.append(Node(size, tuple(at[id(s)] for s in t.srcs), t.op in INPLACE and mine,
+                        at[id(root)] if root is not None and id(root) in at else -1, t.output,
+                        (t.es, t.ne, t.nb), mine and size == 0))
+    return out
+
+
+def device_peak(g: Graph, align: int) -> int:
+    """The device's compute buffer for graph g (its leafs placed by nobody: weights, caches and host inputs)."""
+    return peak_bytes(0, device_nodes(g), align)
+
+
+def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, kv_es: int, host: dict[str, int],
+                 host_layers: set[int]) -> Graph:
+    """Qwen3.5's pp graph (src/models/qwen35.cpp, one sequence, flash attention; the gated delta net fused:
+    src/models/delta-net-base.cpp build_conv_state, build_recurrent_attn / build_delta_net_fused, cparams.fused_gdn_*
+    on, which llama_context never probes; the attention layers through llm_graph_context::build_attn, K and V stored
+    with SET_ROWS, ggml_flash_attn_ext reading the cache's views and the F16 mask; build_ffn's SILU-gated FFN;
+    h_nextn kept as an output and gathered by out_ids into result_norm), in graph order. The layers in host_layers
+    keep their weights (and their caches) on the CPU; host: those weights' bytes, copied when read on the device.
+    The output layer is on the device."""
+    g = Graph()
+    f32 = 4
+    n_embd = spec.n_embd
+
+    def w(name: str, ne: tuple[int, ...], il: int | None) -> T:
+        on_host = il is not None and il in host_layers
+        return g.weight(ne, HOST if on_host else DEVICE, host.get(name, -1) if on_host else -1)
+
+    tok = g.weight((n_embd, spec.n_vocab), HOST)
+    embd = g.expand(g.op("GET_ROWS", (n_embd, T_), tok, g.input((T_,))))
+    s_copy = g.input((1,))
+    s_main, s_extra = g.view(s_copy, (1,)), g.view(s_copy, (0,))  # build_rs_inp_impl: n_rs - n_seqs = 0 extra rows
+    inp_pos = g.input((4 * T_,))  # M-RoPE: four positions per token
+    out_ids = g.input((n_outputs,))
+    k_idxs, v_idxs = g.input((T_,), 8), g.input((T_,), 8)
+    mask = g.input((n_kv, T_), 2)
+    inp = embd
+    for la in spec.trunk_layers:
+        il = la.index
+        dev = HOST if il in host_layers else DEVICE
+        res = inp
+        cur = g.op("RMS_NORM", inp.ne, inp)
+        cur = g.expand(g.op("MUL", cur.ne, cur, w(f"blk.{il}.attn_norm.weight", (n_embd,), il)))
+        if la.recurrent is not None:
+            r = la.recurrent
+            S, Hk, Hv = r.d_state, r.n_group, r.n_heads
+            Sv = r.d_inner // Hv
+            ch = r.d_inner + 2 * Hk * S
+            n_r, n_s = (r.d_conv - 1) * ch, Sv * Sv * Hv
+            x = cur
+            qkv = g.op("MUL_MAT", (ch, T_), w(f"blk.{il}.attn_qkv.weight", (n_embd, ch), il), x)
+            qkv = g.reshape(qkv, (ch, T_, 1))
+            z = g.op("MUL_MAT", (r.d_inner, T_), w(f"blk.{il}.attn_gate.weight", (n_embd, r.d_inner), il), x)
+            beta = g.op("MUL_MAT", (Hv, T_), w(f"blk.{il}.ssm_beta.weight", (n_embd, Hv), il), x)
+            beta = g.op("UNARY", (1, Hv, T_, 1), g.reshape(beta, (1, Hv, T_, 1)))  # sigmoid
+            alpha = g.reshape(g.op("MUL_MAT", (Hv, T_), w(f"blk.{il}.ssm_alpha.weight", (n_embd, Hv), il), x),
+                              (Hv, T_, 1))
+            a = g.op("ADD", alpha.ne, alpha, w(f"blk.{il}.ssm_dt.bias", (Hv,), il))
+            a = g.op("UNARY", a.ne, a)  # softplus
+            gate = g.reshape(g.op("MUL", a.ne, a, w(f"blk.{il}.ssm_a", (Hv,), il)), (1, Hv, T_, 1))
+            r_l, s_l = g.cache((n_r,), dev, f32), g.cache((n_s,), dev, f32)
+
+            def build_rs(s: T, size: int) -> T:  # src/llama-graph.cpp build_rs
+                states = g.reshape(s, (size, 1))
+                zero = g.view(states, (0,))
+                g.expand(g.into("SCALE", zero, zero))
+                rows = g.expand(g.op("GET_ROWS", (size, 1), states, s_main))
+                extra = g.op("GET_ROWS", (size, 0), states, s_extra)
+                g.expand(g.into("CPY", g.view(s, (size, 0)), extra, g.view(s, (size, 0))))
+                return rows
+
+            conv = g.reshape(build_rs(r_l, n_r), (r.d_conv - 1, ch, 1))
+            ci = g.op("CONCAT", (r.d_conv - 1 + T_, ch, 1), conv, g.transpose(qkv))
+            last = g.view(ci, (r.d_conv - 1, ch, 1), (f32, ci.nb[1], ci.nb[2]))
+            dst = g.view(r_l, (n_r, 1))
+            g.expand(g.into("CPY", dst, last, dst))
+            state = g.reshape(build_rs(s_l, n_s), (Sv, Sv, Hv, 1))
+            co = g.op("SSM_CONV", (ch, T_, 1), ci, w(f"blk.{il}.ssm_conv1d.weight", (r.d_conv, ch), il))
+            co = g.op("UNARY", co.ne, co)  # silu
+            nb = (f32, S * f32, ch * f32, ch * f32 * T_)
+            q = g.op("SCALE", (S, Hk, T_, 1), g.op("RMS_NORM", (S, Hk, T_, 1), g.view(co, (S, Hk, T_, 1), nb)))
+            k = g.op("SCALE", (S, Hk, T_, 1), g.op("RMS_NORM", (S, Hk, T_, 1), g.view(co, (S, Hk, T_, 1), nb)))
+            v = g.view(co, (Sv, Hv, T_, 1), (f32, Sv * f32, ch * f32, ch * f32 * T_))
+            gdn = g.op("GATED_DELTA_NET", (Sv * Hv, T_ + Sv), q, k, v, gate, beta, state)
+            dst = g.view(s_l, (n_s, 1))
+            g.expand(g.into("CPY", dst, g.view(gdn, (Sv, Sv, Hv, 1)), dst))
+            y = g.op("RMS_NORM", (Sv, Hv, T_, 1), g.view(gdn, (Sv, Hv, T_, 1)))
+            y = g.op("MUL", y.ne, y, w(f"blk.{il}.ssm_norm.weight", (Sv,), il))
+            y = g.op("MUL", y.ne, y, g.op("UNARY", (Sv, Hv, T_, 1), g.reshape(z, (Sv, Hv, T_, 1))))
+            cur = g.op("MUL_MAT", (n_embd, T_, 1), w(f"blk.{il}.ssm_out.weight", (r.d_inner, n_embd), il),
+                       g.reshape(y, (r.d_inner, T_, 1)))
+            cur = g.reshape(cur, (n_embd, T_))
+        else:
+            a = la.attention
+            hd, nh, nkv = a.head_dim_k, a.n_heads, a.n_kv_heads
+            x = cur
+            qf = g.op("MUL_MAT", (2 * hd * nh, T_), w(f"blk.{il}.attn_q.weight", (n_embd, 2 * hd * nh), il), x)
+            kc = g.op("MUL_MAT", (hd * nkv, T_), w(f"blk.{il}.attn_k.weight", (n_embd, hd * nkv), il), x)
+            vc = g.op("MUL_MAT", (hd * nkv, T_), w(f"blk.{il}.attn_v.weight", (n_embd, hd * nkv), il), x)
+            q = g.op("RMS_NORM", (hd, nh, T_), g.view(qf, (hd, nh, T_), (f32, 2 * hd * f32, 2 * hd * nh * f32)))
+            q = g.op("MUL", q.ne, q, w(f"blk.{il}.attn_q_norm.weight", (hd,), il))
+            kc = g.op("RMS_NORM", (hd, nkv, T_), g.reshape(kc, (hd, nkv, T_)))
+            kc = g.op("MUL", kc.ne, kc, w(f"blk.{il}.attn_k_norm.weight", (hd,), il))
+            gt = g.op("CONT", (hd * nh, T_),
+                      g.view(qf, (hd, nh, T_), (f32, 2 * hd * f32, 2 * hd * nh * f32)))  # the gate half
+            vc = g.reshape(vc, (hd, nkv, T_))
+            q, kc = g.op("ROPE", q.ne, q, inp_pos), g.op("ROPE", kc.ne, kc, inp_pos)
+            g.expand(q)
+            g.expand(vc)
+            g.expand(kc)  # build_attn: q, v, then k (rope fusion into the cache)
+            caches = []
+            for cur_, idx in ((kc, k_idxs), (vc, v_idxs)):
+                c = g.cache((hd * nkv, n_kv), dev, kv_es)
+                g.expand(g.into("SET_ROWS", c, g.view(cur_, (hd * nkv, T_)), idx, c))
+                caches.append(c)
+            kv = [g.permute(g.view(c, (hd, nkv, n_kv, 1), (kv_es, hd * kv_es, hd * nkv * kv_es, hd * nkv * kv_es * n_kv)),
+                            (0, 2, 1, 3)) for c in caches]
+            qq = g.permute(g.view(q, (hd, nh, T_, 1)), (0, 2, 1, 3))
+            fa = g.reshape(g.op("FLASH_ATTN_EXT", (hd, nh, T_, 1), qq, kv[0], kv[1], mask), (hd * nh, T_))
+            cur = g.op("MUL", fa.ne, fa, g.op("UNARY", gt.ne, gt))  # sigmoid of the gate
+            cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (hd * nh, n_embd), il), cur)
+        cur = g.op("ADD", cur.ne, cur, res)
+        ffn_res = cur
+        n_ff = la.ffn.n_ff
+        pn = g.op("RMS_NORM", cur.ne, cur)
+        pn = g.op("MUL", pn.ne, pn, w(f"blk.{il}.post_attention_norm.weight", (n_embd,), il))
+        up = g.op("MUL_MAT", (n_ff, T_), w(f"blk.{il}.ffn_up.weight", (n_embd, n_ff), il), pn)
+        gate_ = g.op("MUL_MAT", (n_ff, T_), w(f"blk.{il}.ffn_gate.weight", (n_embd, n_ff), il), pn)
+        down = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.ffn_down.weight", (n_ff, n_embd), il),
+                    g.op("GLU", (n_ff, T_), gate_, up))
+        inp = g.op("ADD", down.ne, down, ffn_res)
+    h = g.op("RMS_NORM", inp.ne, inp)
+    h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
+    h.output = True  # t_h_nextn
+    rows = g.op("GET_ROWS", (n_embd, n_outputs), h, out_ids)
+    rows.output = True
+    logits = g.op("MUL_MAT", (spec.n_vocab, n_outputs), w("output.weight", (n_embd, spec.n_vocab), None), rows)
+    logits.output = True
+    g.expand(logits)
+    return g
