@@ -1,7 +1,7 @@
 """Held-out start-up logs, third set (tests/fixtures/engine_logs/vllm/heldout3/): vLLM 0.15.1, 0.19.0 and 0.20.0
 serving Qwen3-235B-A22B-Instruct-2507-FP8 (block-FP8 MoE) on 4x H100 (TP4, with and without expert parallelism) and
-2x B200 (TP2), MiniMax-M2.7 (block FP8, fp8 KV cache) on 4x A100, 2x H200 and 2x B200, and Kimi-K2.6 INT4 (MLA,
-vision) over two 8x H100 nodes (TP8 x PP2), from kaitakuai/experiments' benchmark pages and logs, each cited in its fixture (URL at a commit, the lines
+2x B200 (TP2), MiniMax-M2.7 (block FP8, fp8 KV cache) on 4x A100, 2x H200 and 2x B200, Kimi-K2.6 INT4 (MLA,
+vision) over two 8x H100 nodes (TP8 x PP2) and Kimi-K2.5 INT4 on 8x H200, from kaitakuai/experiments' benchmark pages and logs, each cited in its fixture (URL at a commit, the lines
 kept, the command). No constant in oomkit was fitted on any of them. Errors: weights per rank relative to the
 printed load, the KV budget as a share of the GPU's memory (vLLM's 79.19 GiB total on an H100), tokens relative to
 the printed count. "before" is oomkit at the commit before the two rules below, "after" with them.
@@ -30,6 +30,9 @@ the printed count. "before" is oomkit at the commit before the two rules below, 
 | kimi-k26 | 0.15.1 (fork, 32,768 batched tokens) | 2x8 H100, TP8 PP2, Ray | weights stage 0 / 1 | 35.83 / 35.69 GiB | 35.58 / 35.33 (-0.70 / -1.00 %) | same |
 | | | | available KV stage 0 / 1 | 29.85 / 29.03 GiB | 28.65 / 28.90 (-1.51 / -0.16 %) | 28.78 / 29.03 (-1.35 / -0.00 %) |
 | | | | tokens from the printed 29.85 GiB (MLA, 64-token blocks) | 897,536 | 897,472 (one block) | same |
+| kimi-k25-int4-8xh200 | 0.15.1 (fork, 32,768 batched tokens) | 8x H200, TP8, encoder TP data | weights | 71.92 GiB | 71.64 (-0.39 %) | same |
+| | | | available KV eager / compiled | 45.84 / 46.24 GiB | 45.81 (-0.02 / -0.31 %) | same |
+| | | | tokens from the printed budgets | 700,352 / 706,560 | 700,416 / 706,496 (one block) | same |
 | minimax A100 | 0.20.0 | 4x A100 80GB, TP4, fp8 KV, Marlin MoE | weights | 54.58 GiB | 53.67 (-1.66 %) | 54.49 (-0.17 %) |
 | | | | tokens from the printed 12.72 GiB | 430,112 | 430,240 (+0.03 %) | same |
 | | | | available KV | 12.72 GiB | 16.89 (+5.25 %) | 15.20 (+3.12 %): strict xfail |
@@ -391,3 +394,30 @@ def test_kimi_k26_tokens_from_the_printed_budget():
     assert v["block_size"] == 64
     assert abs(v["kv_cache_tokens"] - printed["kv_cache_tokens"]) <= 64  # 897,472: one block (the print rounding)
     assert v["max_concurrency"] == printed["max_concurrency"]
+
+
+K25 = "kimi-k2.5-int4-8xh200-tp8-v0.15.1-eager-compiled-kaitaku"
+H200 = ("NVIDIA H200", 143771 * 2**20)
+
+
+def _k25(run: str, **kw):
+    fx = fixture(K25)
+    r = fx["runs"][run]
+    return r, ENGINE.estimate(spec_of(fx["model"]), gpus(H200, 8),
+                              VllmSettings(engine_version="0.15.1", enforce_eager=r["enforce_eager"],
+                                           **fx["settings"], **kw))
+
+
+@pytest.mark.parametrize("run", ["eager", "compiled"])
+def test_kimi_k25_8xh200_budget_and_tokens(run):
+    r, est = _k25(run)
+    err = share(est, r["available_kv_cache_bytes"])
+    assert abs(err) < 0.01, f"{err:+.2%}"  # -0.02 % eager, -0.31 % compiled (45.81 GiB for both here)
+    v = _k25(run, kv_cache_memory_bytes=r["available_kv_cache_bytes"])[1].engine_view
+    assert abs(v["kv_cache_tokens"] - r["kv_cache_tokens"]) <= 64  # 700,416 / 706,496: one 64-token FlashMLA block
+
+
+def test_kimi_k25_8xh200_weights():
+    r, est = _k25("eager")
+    got = est.engine_view["model_loading_bytes"]["CUDA0"]
+    assert abs(got - r["model_loading_bytes"]) / r["model_loading_bytes"] < 0.01  # 71.64 vs 71.92 GiB (-0.39 %)
