@@ -201,3 +201,41 @@ def test_fp8_repo_on_llama_cpp_says_the_gguf_is_assumed():
     spec = resolve_model(get_engine("llama.cpp"), "Qwen/Qwen3-30B-A3B-Instruct-2507-FP8")
     assert spec.weights.format == "Q4_K_M"
     assert any("the name's format is no GGUF file" in label for label in spec.labels)
+
+
+# ---- llama.cpp's older flat -hf cache ("<owner>_<repo>_<file>" in ~/.cache/llama.cpp), as its logs print the path ----
+
+@pytest.mark.parametrize("path,repo", [
+    ("/root/.cache/llama.cpp/unsloth_Qwen3-30B-A3B-Instruct-2507-GGUF_Qwen3-30B-A3B-Instruct-2507-Q4_K_M.gguf",
+     "unsloth/Qwen3-30B-A3B-Instruct-2507-GGUF:Q4_K_M"),
+    ("C:\\Users\\me\\AppData\\Local\\llama.cpp\\bartowski_Qwen_Qwen3-8B-GGUF_Qwen_Qwen3-8B-Q6_K_L.gguf",
+     "bartowski/Qwen_Qwen3-8B-GGUF:Q6_K_L"),
+])
+def test_llama_cpp_flat_cache_path_names_its_repo(path, repo):
+    assert names.hub_cache_gguf(path) == repo
+
+
+def test_llama_cpp_flat_cache_path_not_on_this_machine():
+    spec = resolve("~/.cache/llama.cpp/unsloth_Qwen3-30B-A3B-Instruct-2507-GGUF_Qwen3-30B-A3B-Instruct-2507-Q4_K_M.gguf")
+    assert (spec.architecture, spec.n_layers, _shape(spec), spec.weights.format, spec.n_ctx_train) == \
+        ("qwen3moe", 48, QWEN3_30B_A3B, "Q4_K_M", 262144)
+
+
+# ---- a model of an Ollama user's namespace (ollama run huihui_ai/qwen3-abliterated:30b) ----
+# deepseek-ai/DeepSeek-R1-Distill-Qwen-32B (Ollama's deepseek-r1:32b): 64 layers, 40 Q / 8 KV heads, hidden 5120
+# (head_dim 128) (the repo's config.json, as /work/shared/reference/model_configs.jsonl copies it)
+
+@pytest.mark.parametrize("tag,n_layers,shape,ctx", [
+    ("huihui_ai/qwen3-abliterated:30b", 48, QWEN3_30B_A3B, 40960),
+    ("huihui_ai/qwen3-abliterated:30b-a3b-instruct-2507-q4_K_M", 48, QWEN3_30B_A3B, 262144),
+    ("huihui_ai/deepseek-r1-abliterated:32b", 64, ({(40, 8, 128)}, set()), 131072),
+])
+def test_ollama_namespace_tag_read_as_the_library_tag(tag, n_layers, shape, ctx):
+    spec = resolve(tag)
+    assert (spec.n_layers, _shape(spec), spec.weights.format, spec.n_ctx_train) == (n_layers, shape, "Q4_K_M", ctx)
+    assert any("an Ollama user's namespace" in label and "'abliterated'" in label for label in spec.labels)
+
+
+def test_ollama_namespace_tag_of_no_library_model_stays_unknown():
+    with pytest.raises(OomkitError, match="unknown model"):
+        resolve("someuser/nonsense:7b")

@@ -340,11 +340,19 @@ _HUB_CACHE_FILE = re.compile(r"(?:^|[\\/])models--(?P<owner>[^\\/]+?)--(?P<name>
                              r"(?:[^\\/]+[\\/])*(?P<file>[^\\/]+\.gguf)$", re.IGNORECASE)
 
 
+# A -hf download in llama.cpp's own cache before it took the hub cache's layout: "<LLAMA_CACHE>/<owner>_<repo>_<file>"
+# (~/.cache/llama.cpp/unsloth_Qwen3-30B-A3B-GGUF_Qwen3-30B-A3B-Q4_K_M.gguf, the path older llama.cpp logs print as
+# "loaded meta data ... from"): the repo is the part up to its "-GGUF" ending
+_LLAMA_CACHE_FILE = re.compile(r"(?:^|[\\/])(?P<owner>[^\\/_]+)_(?P<name>[^\\/]+?[-_.]gguf)_(?P<file>[^\\/]+\.gguf)$",
+                               re.IGNORECASE)
+
+
 def hub_cache_gguf(path: str) -> str | None:
     """"~/.cache/huggingface/hub/models--unsloth--Qwen3.6-27B-GGUF/snapshots/<commit>/Qwen3.6-27B-Q4_K_M.gguf" ->
     "unsloth/Qwen3.6-27B-GGUF:Q4_K_M": the repo and file type of a GGUF file in the hub cache (the path a llama.cpp
-    -hf download loads from), or None for a path elsewhere or a file name without a file type."""
-    m = _HUB_CACHE_FILE.search(path.strip())
+    -hf download loads from) or in llama.cpp's older flat cache ("unsloth_Qwen3.6-27B-GGUF_Qwen3.6-27B-Q4_K_M.gguf"),
+    or None for a path elsewhere or a file name without a file type."""
+    m = _HUB_CACHE_FILE.search(path.strip()) or _LLAMA_CACHE_FILE.search(path.strip())
     if m is None:
         return None
     q = _GGUF_FILE_QUANT.search(m.group("file"))
@@ -477,3 +485,21 @@ def ollama_cloud(name: str) -> str | None:
     if tag.endswith("-cloud"):
         return f"{lib}:{tag[: -len('-cloud')]}"
     return None
+
+
+def ollama_namespaced(name: str) -> tuple[str, tuple[str, ...]] | None:
+    """"huihui_ai/qwen3-abliterated:30b" -> ("qwen3:30b", ("abliterated",)): a model of an Ollama user's namespace
+    ("<user>/<model>:<tag>", as `ollama run` takes it; a hub repo id has no ':' but a quant tag), read as the library
+    tag of the same name, its fine-tune words (model/names._SAME_SHAPE_WORDS) dropped; None for other names."""
+    key = catalog.normalize(name)
+    if key.count("/") != 1 or ":" not in key:
+        return None
+    lib, tag = key.split("/", 1)[1].split(":", 1)
+    if not lib or not tag:
+        return None
+    parts = lib.split("-")
+    i = len(parts)
+    while i > 1 and _same_shape(parts[i - 1]):
+        i -= 1
+    return f"{'-'.join(parts[:i])}:{tag}", tuple(parts[i:])
+

@@ -176,6 +176,17 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         raise ModelError(f"{name} is an Ollama cloud model: it runs on ollama.com and takes no memory here; "
                          + (f"to estimate the same model's weights on this machine, name it without the cloud tag "
                             f"({local})" if known else "name its weights (a GGUF, a repo) to estimate it on this machine"))
+    if entry is None and names.ollama_namespaced(ref) is not None:
+        local, dropped = names.ollama_namespaced(ref)
+        try:
+            spec = resolve(local, weight_format, default_format, tag_formats)
+        except OomkitError:
+            spec = None  # no library tag of that name: said as for any unknown name
+        if spec is not None:
+            said = f", '{'-'.join(dropped)}' read as the same shapes" if dropped else ""
+            return replace(spec, labels=spec.labels + (
+                f"{ref}: a model of an Ollama user's namespace, read as the library's {local}{said} (its own GGUF "
+                "was not read)",))
     if entry is None:
         return _not_in_catalog(ref, name, fmt, weight_format, default_format, tag_formats)
     latest = catalog.OLLAMA_LATEST.get(catalog.normalize(name))
