@@ -319,6 +319,7 @@ def _attention_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
     return model_type in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "gpt_oss", "bert", "xlm-roberta", "phi") or bool(
         cfg.get("attention_bias") or cfg.get("qkv_bias") or cfg.get("use_qkv_bias")
         or (model_type == "starcoder2" and cfg.get("use_bias", True))
+        or (model_type == "chatglm" and cfg.get("add_qkv_bias", True))  # ChatGLM2/3, GLM-4-9B-chat: add_qkv_bias
     )
 
 

@@ -26,7 +26,7 @@ class TensorShape:
 
 # Architectures whose attention layers carry per-head q/k RMS norms (Qwen3, Gemma 3, OLMo 2, ...).
 _QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "gemma3n", "gemma4", "olmo2", "olmoe",
-            "qwen3vl", "qwen3vlmoe", "cohere2", "glm4moe", "exaone4",
+            "qwen3vl", "qwen3vlmoe", "glm4moe", "exaone4",  # not cohere2: src/models/cohere2.cpp loads none
             # src/models/lfm2.cpp, lfm2moe.cpp, hunyuan-moe.cpp, bailingmoe2.cpp: attn_q_norm / attn_k_norm per head
             "lfm2", "lfm2moe", "hunyuan-moe", "hunyuan-dense", "bailingmoe2"}
 # Routers with a score-correction bias (e_score_correction_bias -> exp_probs_b.bias; src/models/deepseek2.cpp,
@@ -37,7 +37,7 @@ _EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2"}
 _POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4", "glm4"}
 # Dense FFNs whose gate and up projections are one tensor, ffn_up {n_embd, 2 x n_ff}, no ffn_gate (src/models/glm4.cpp
 # load_arch_tensors; the checkpoint's mlp.gate_up_proj, written as it is by convert_hf_to_gguf.py)
-_FUSED_GATE_UP = {"glm4"}
+_FUSED_GATE_UP = {"glm4", "chatglm"}  # src/models/chatglm.cpp too: ffn_up {n_embd, n_ff * 2}
 # Gated attention (Qwen3-Next / Qwen3.5): Q projection carries a gate of the same width.
 _GATED_Q = {"qwen3next", "qwen35", "qwen35moe"}
 # Qwen3.5 / 3.6 keep the delta net's beta and alpha projections apart (src/models/qwen35.cpp, qwen35moe.cpp
@@ -60,7 +60,9 @@ _NORM_BIAS = {"phi2", "stablelm", "starcoder2", "orion", "phimoe"}
 _ATTN_OUT_BIAS = {"phi2", "starcoder2", "phimoe"}
 _FFN_BIAS = {"phi2", "starcoder2"}  # ffn_up.bias {n_ff}, ffn_down.bias {n_embd}
 _OUTPUT_BIAS = {"phi2", "phimoe"}  # output.bias {n_vocab}
-_NO_FFN_NORM = {"phi2"}  # attention and FFN read the same attn_norm (parallel block)
+# attention and FFN read the same attn_norm (parallel blocks: src/models/{phi2,command-r,cohere2,cohere2moe}.cpp load
+# no ffn_norm)
+_NO_FFN_NORM = {"phi2", "command-r", "cohere2", "cohere2moe"}
 # BERT-style encoders (src/models/bert.cpp): post-LayerNorms with biases, biased linears, no output head.
 _ENCODER_ARCHS = {"bert", "nomic-bert"}
 
@@ -221,7 +223,8 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
 
     f = layer.ffn
     if f.is_moe:
-        t("ffn_norm.weight", n_embd)
+        if arch not in _NO_FFN_NORM:
+            t("ffn_norm.weight", n_embd)
         if arch in _NORM_BIAS:
             t("ffn_norm.bias", n_embd)
         t("ffn_gate_inp.weight", n_embd, f.n_experts)
