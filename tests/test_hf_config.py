@@ -223,11 +223,15 @@ def test_granitemoehybrid_shared_expert_and_mamba_attention_layer_types():
     ("stabilityai/stablelm-2-1_6b", 1_644_515_328),  # LayerNorm biases, use_qkv_bias
     ("bigcode/starcoder2-7b", 7_173_923_840),  # LayerNorm biases, use_bias on every linear
     ("microsoft/Phi-3.5-MoE-instruct", 41_873_153_344),  # LayerNorm, attention and lm_head biases
+    ("THUDM/glm-4-9b-chat", 9_399_951_360),  # chatglm: add_qkv_bias
+    ("CohereForAI/aya-23-8B", 8_028_033_024),  # command-r: one norm a block (parallel attention and FFN)
+    ("CohereForAI/c4ai-command-r-v01", 34_980_831_232),
+    ("codellama/CodeLlama-34b-hf", 33_743_970_304),  # 32000 tokens: no infilling tokens in the 34B
 ])
-def test_biased_layernorm_models_count_every_published_parameter(model, safetensors_total):
-    """The architectures whose LayerNorms and linears carry biases (model/tensors.py _NORM_BIAS, ...: llama.cpp's
-    src/models/{phi2,stablelm,starcoder2,phimoe}.cpp require them) add up to the checkpoints' safetensors totals as
-    their Hugging Face pages print them (the catalog entries' params_source)."""
+def test_layer_lists_count_every_published_parameter(model, safetensors_total):
+    """The tensors each block carries as llama.cpp's loaders take them (model/tensors.py: LayerNorm and linear
+    biases of phi2 / stablelm / starcoder2 / phimoe, chatglm's q/k/v biases, command-r's single norm) add up to the
+    checkpoints' safetensors totals as their Hugging Face pages print them (the catalog entries' params_source)."""
     import math
 
     from oomkit.model.resolve import resolve
