@@ -215,11 +215,10 @@ def assign(g: Graph) -> None:
                 s.backend = s.view_src.backend if s.view_src is not None else t.backend
 
 
-def device_nodes(g: Graph) -> list[Node]:
-    """Pass 5 and graph_copy, lowered to galloc's nodes for the device's buffer (the host's tensors take none there
-    but their reading of device tensors still counts)."""
+def split_graph(g: Graph) -> tuple[list[tuple[int, list[T], int]], dict[int, T]]:
+    """Passes 1-5: the splits (backend, the tensors copied in as inputs, the index of the first node) and the
+    copies by (source, backend); the ops' sources read from another backend are replaced by their copies."""
     assign(g)
-    seq: list[tuple[T, bool]] = []  # (tensor, an input dependency)
     copies: dict[int, T] = {}
     splits: list[tuple[int, list[T], int]] = []  # (backend, inputs, first node); the first split starts at 0
     for i, t in enumerate(g.nodes):
@@ -240,6 +239,14 @@ def device_nodes(g: Graph) -> list[Node]:
                     copies[key] = T("NONE", s.ne, s.nb, s.es, size=s.nbytes, backend=b)
                     inputs.append(s)
                 t.srcs[j] = copies[key]
+    return splits, copies
+
+
+def device_nodes(g: Graph) -> list[Node]:
+    """Pass 5 and graph_copy, lowered to galloc's nodes for the device's buffer (the host's tensors take none there
+    but their reading of device tensors still counts)."""
+    splits, copies = split_graph(g)
+    seq: list[tuple[T, bool]] = []  # (tensor, an input dependency)
     copied = {id(c) for c in copies.values()}
     for k, (b, inputs, st) in enumerate(splits):
         end = splits[k + 1][2] if k + 1 < len(splits) else len(g.nodes)

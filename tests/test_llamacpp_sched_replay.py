@@ -1,0 +1,126 @@
+"""sched_replay's scheduler (ggml_backend_sched_split_graph's passes) and graph_copy against llama.cpp's own: the
+GGML_SCHED_DEBUG=2 dump of mamba2-2.7b's 4-layer file at -ngl 2 on the H200 (tests/fixtures/llamacpp_cuda/
+h200_sched_debug.json.gz) gives every op's backend and every split's inputs; the same graph, rebuilt here from
+src/models/mamba-base.cpp build_mamba2_layer and src/llama-graph.cpp build_rs, must be scheduled the same way, and
+its CUDA0 buffer must be the one measured at -ngl 1 to 4 and fully offloaded (run 1 and the held-out run 2)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+from oomkit.engines.llamacpp import sched_replay as sr
+
+FIXTURES = Path(__file__).parent / "fixtures" / "llamacpp_cuda"
+MiB = 1 << 20
+F32 = 4
+# mamba2-2.7b's 4-layer synthetic file: n_embd 2560, d_inner 5120, d_state 128, one group, 80 heads, d_conv 4
+N_EMBD, N_VOCAB, D_INNER, D_STATE, N_GROUP, N_HEAD, D_CONV = 2560, 50288, 5120, 128, 1, 80, 4
+SSM_IN, SSM_OUT = 15229440, 7372800  # the host layers' Q4_0 projections, as copied to the device
+
+
+def mamba2_graph(host_layers: set[int], n_layer: int = 4, T: int = 512) -> sr.Graph:
+    g = sr.Graph()
+    head_dim, conv_dim = D_INNER // N_HEAD, D_INNER + 2 * N_GROUP * D_STATE
+    d_in_proj = 2 * D_INNER + 2 * N_GROUP * D_STATE + N_HEAD
+    n_r, n_s = (D_CONV - 1) * conv_dim, D_STATE * D_INNER
+
+    def w(ne, il, size=-1):
+        return g.weight(ne, sr.HOST if il in host_layers else sr.DEVICE, size if il in host_layers else -1)
+
+    embd = g.expand(g.op("GET_ROWS", (N_EMBD, T), g.weight((N_EMBD, N_VOCAB), sr.HOST), g.input((T,))))
+    s_copy = g.input((1,))
+    s_main, s_extra = g.view(s_copy, (1,)), g.view(s_copy, (0,))
+    out_ids = g.input((T,))
+    inp = embd
+    for il in range(n_layer):
+        dev = sr.HOST if il in host_layers else sr.DEVICE
+        cur = g.op("RMS_NORM", inp.ne, inp)
+        cur = g.op("MUL", cur.ne, cur, w((N_EMBD,), il))
+        r_l, s_l = g.cache((n_r,), dev, F32), g.cache((n_s,), dev, F32)
+
+        def build_rs(s, size, rows_of):
+            states = g.reshape(s, (size, 1))
+            zero = g.view(states, (0,))
+            g.expand(g.into("SCALE", zero, zero))
+            rows = g.expand(rows_of(states))
+            extra = g.op("GET_ROWS", (size, 0), states, s_extra)
+            dst = g.view(s, (size, 0))
+            g.expand(g.into("CPY", dst, extra, dst))
+            return rows
+
+        conv = g.reshape(build_rs(r_l, n_r, lambda st: g.op("GET_ROWS", (n_r, 1), st, s_main)),
+                         (D_CONV - 1, conv_dim, 1))
+        zx = g.reshape(g.op("MUL_MAT", (d_in_proj, T), w((N_EMBD, d_in_proj), il, SSM_IN), cur), (d_in_proj, T, 1))
+        z = g.view(zx, (head_dim, N_HEAD, T, 1), (F32, head_dim * F32, zx.nb[1], zx.nb[2]))
+        xbc = g.view(zx, (conv_dim, T, 1), (F32, zx.nb[1], zx.nb[2]))
+        dt = g.view(zx, (N_HEAD, T, 1), (F32, zx.nb[1], zx.nb[2]))
+        cx = g.op("CONCAT", (D_CONV - 1 + T, conv_dim, 1), conv, g.transpose(xbc))
+        dst = g.view(r_l, (n_r, 1))
+        g.expand(g.into("CPY", dst, g.view(cx, (D_CONV - 1, conv_dim, 1), (F32, cx.nb[1], cx.nb[2])), dst))
+        xbc = g.op("SSM_CONV", (conv_dim, T, 1), cx, w((D_CONV, conv_dim), il))
+        xbc = g.op("UNARY", xbc.ne, g.op("ADD", xbc.ne, xbc, w((conv_dim,), il)))
+        nb = (F32, head_dim * F32, xbc.nb[1], xbc.nb[2])
+        x = g.view(xbc, (head_dim, N_HEAD, T, 1), nb)
+        b = g.view(xbc, (D_STATE, N_GROUP, T, 1), (F32, D_STATE * F32, xbc.nb[1], xbc.nb[2]))
+        c = g.view(xbc, (D_STATE, N_GROUP, T, 1), (F32, D_STATE * F32, xbc.nb[1], xbc.nb[2]))
+        dt = g.op("ADD", (N_HEAD, T, 1), g.op("CONT", (N_HEAD, T, 1), dt), w((N_HEAD,), il))
+        a = w((1, N_HEAD), il)
+        y_ssm = build_rs(s_l, n_s, lambda st, x=x, dt=dt, a=a, b=b, c=c: g.op(
+            "SSM_SCAN", (D_INNER * T + n_s,), g.reshape(st, (D_STATE, head_dim, N_HEAD, 1)), x, dt, a, b, c, s_main))
+        dst = g.view(s_l, (n_s, 1, 1))
+        g.expand(g.into("CPY", dst, g.view(y_ssm, (n_s, 1, 1)), dst))
+        y = g.view(y_ssm, (head_dim, N_HEAD, T, 1))
+        y = g.op("ADD", y.ne, y, g.op("MUL", y.ne, x, w((1, N_HEAD), il)))
+        y = g.op("GLU", y.ne, g.op("CONT", y.ne, z), y)
+        y = g.reshape(y, (D_INNER // N_GROUP, N_GROUP, T, 1))
+        y = g.op("MUL", y.ne, g.op("RMS_NORM", y.ne, y), w((D_INNER // N_GROUP, N_GROUP), il))
+        cur = g.op("MUL_MAT", (N_EMBD, T), w((D_INNER, N_EMBD), il, SSM_OUT), g.reshape(y, (D_INNER, T)))
+        if il == n_layer - 1:
+            cur, inp = g.op("GET_ROWS", (N_EMBD, T), cur, out_ids), g.op("GET_ROWS", (N_EMBD, T), inp, out_ids)
+        inp = g.op("ADD", cur.ne, cur, inp)
+    h = g.op("RMS_NORM", inp.ne, inp)
+    h = g.op("MUL", h.ne, h, g.weight((N_EMBD,), sr.DEVICE))
+    h.output = True
+    logits = g.op("MUL_MAT", (N_VOCAB, T), g.weight((N_EMBD, N_VOCAB), sr.DEVICE), h)
+    logits.output = True
+    g.expand(logits)
+    return g
+
+
+def _dump() -> str:
+    d = json.load(gzip.open(FIXTURES / "h200_sched_debug.json.gz"))
+    log = next(x for x in d["dumps"] if x["key"] == "mamba2-2.7b")["log"]
+    return "\n".join(log) if isinstance(log, list) else log
+
+
+def test_mamba2_assignment_equals_the_dump():
+    """Every op of the pp graph on the backend the dump prints (views are not printed), and the splits (their first
+    printed node, backend and number of inputs) the same."""
+    pp = _dump().split("graph_reserve: reserving a graph for ubatch with n_tokens =  512")[-1]
+    backends, splits = {}, []
+    for line in pp.splitlines():
+        m = re.match(r"## SPLIT #\d+: (\S+) # (\d+) inputs", line)
+        if m:
+            splits.append([m.group(1), int(m.group(2)), None])
+        m = re.match(r"node #\s*(\d+) \(\s*(\S+)\): .{20} \(\s*\S+\) \[\s*(\S+)", line)
+        if m:
+            backends[int(m.group(1))] = m.group(3)
+            if splits and splits[-1][2] is None:
+                splits[-1][2] = int(m.group(1))
+    g = mamba2_graph({0, 1, 2})
+    got_splits, _ = sr.split_graph(g)
+    names = {sr.DEVICE: "CUDA0", sr.HOST: "CPU"}
+    assert {i: names[t.backend] for i, t in enumerate(g.nodes) if t.op not in sr.VIEW_OPS} == backends
+    first = [next(i for i in range(st, len(g.nodes)) if g.nodes[i].op not in sr.VIEW_OPS) for _, _, st in got_splits]
+    assert [[names[b], len(inputs), f] for (b, inputs, _), f in zip(got_splits, first, strict=True)] == splits
+    assert len(splits) == 33
+
+def test_mamba2_device_buffer_equals_the_measured():
+    """CUDA0 at -ngl 1 / 2 / 3 / 4 / 99 (103.22 / 164.37 / 119.43 / 113.28 / 108.22 MiB measured; -ngl 1 and 3 held
+    out): the host layers are the first 4 + 1 - ngl."""
+    for ngl, mib in ((1, 103.22), (2, 164.37), (3, 119.43), (4, 113.28), (99, 108.22)):
+        g = mamba2_graph(set(range(max(0, 4 + 1 - ngl))))
+        assert round(sr.device_peak(g, 128) / MiB, 2) == mib, ngl
