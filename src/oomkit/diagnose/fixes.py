@@ -253,10 +253,11 @@ def _vllm_util(d: Diagnosis) -> float:
     v = d.engine_version or ""
     parts = v.split(".")
     try:
-        newer = (int(parts[0]), int(parts[1])) >= (0, 21)
+        newer = (int(parts[0]), int(parts[1])) >= (0, 20)
     except (ValueError, IndexError):
         newer = False
-    return 0.92 if newer else 0.9  # EngineArgs default; 0.92 from 0.21 (engines/vllm/settings.py)
+    # EngineArgs default: 0.92 from 0.20 (config/cache.py; engines/vllm/settings.py ERAS cudagraph_budget)
+    return 0.92 if newer else 0.9
 
 
 def _vllm_total(d: Diagnosis) -> int | None:
