@@ -31,7 +31,7 @@ _QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "
             "lfm2", "lfm2moe", "hunyuan-moe", "hunyuan-dense", "bailingmoe2"}
 # Routers with a score-correction bias (e_score_correction_bias -> exp_probs_b.bias; src/models/deepseek2.cpp,
 # ernie4-5-moe.cpp, bailingmoe2.cpp, lfm2moe.cpp, mimo2.cpp load_arch_tensors)
-_EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2"}
+_EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", "nemotron_h"}  # + nemotron-h.cpp
 # Gemma 2/3/4 normalise after attention and after the FFN too, and so does GLM-4-0414 (src/models/glm4.cpp
 # load_arch_tensors: attn_post_norm and ffn_post_norm, required).
 _POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4", "glm4"}
@@ -246,7 +246,8 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             t("post_ffw_norm_2.weight", n_embd)
             t("ffn_down_exps.scale", f.n_experts)
         if f.n_ff_shared:
-            t("ffn_gate_shexp.weight", n_embd, f.n_ff_shared)
+            if gated_ffn:  # Nemotron-H's shared expert is up + down like its experts (src/models/nemotron-h.cpp)
+                t("ffn_gate_shexp.weight", n_embd, f.n_ff_shared)
             t("ffn_up_shexp.weight", n_embd, f.n_ff_shared)
             t("ffn_down_shexp.weight", f.n_ff_shared, n_embd)
             if arch in ("qwen2moe", "qwen3next", "qwen35moe"):
