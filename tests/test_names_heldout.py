@@ -239,3 +239,18 @@ def test_ollama_namespace_tag_read_as_the_library_tag(tag, n_layers, shape, ctx)
 def test_ollama_namespace_tag_of_no_library_model_stays_unknown():
     with pytest.raises(OomkitError, match="unknown model"):
         resolve("someuser/nonsense:7b")
+
+
+# ---- LM Studio's models folder and Ollama's blob store, as pasted from another machine ----
+
+def test_lm_studio_path_names_its_repo():
+    path = "~/.lmstudio/models/lmstudio-community/Qwen3-30B-A3B-Instruct-2507-GGUF/Qwen3-30B-A3B-Instruct-2507-Q4_K_M.gguf"
+    assert names.hub_cache_gguf(path) == "lmstudio-community/Qwen3-30B-A3B-Instruct-2507-GGUF:Q4_K_M"
+    spec = resolve(path)
+    assert (spec.architecture, spec.n_layers, _shape(spec), spec.weights.format) == \
+        ("qwen3moe", 48, QWEN3_30B_A3B, "Q4_K_M")
+
+
+def test_ollama_blob_path_says_to_name_the_tag():
+    with pytest.raises(OomkitError, match="an Ollama model blob .* name its tag"):
+        resolve("/root/.ollama/models/blobs/sha256-" + "3291abe70f16ee96" * 4)

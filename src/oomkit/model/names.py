@@ -347,12 +347,19 @@ _LLAMA_CACHE_FILE = re.compile(r"(?:^|[\\/])(?P<owner>[^\\/_]+)_(?P<name>[^\\/]+
                                re.IGNORECASE)
 
 
+# LM Studio's models folder keeps each download as "<models>/<publisher>/<repo>/<file>" (~/.lmstudio/models, earlier
+# ~/.cache/lm-studio/models: lmstudio.ai/docs "Import Models" folder structure)
+_LMSTUDIO_FILE = re.compile(r"(?:^|[\\/])(?:\.lmstudio|lm-studio)[\\/]models[\\/](?P<owner>[^\\/]+)[\\/](?P<name>[^\\/]+)[\\/]"
+                            r"(?P<file>[^\\/]+\.gguf)$", re.IGNORECASE)
+
+
 def hub_cache_gguf(path: str) -> str | None:
     """"~/.cache/huggingface/hub/models--unsloth--Qwen3.6-27B-GGUF/snapshots/<commit>/Qwen3.6-27B-Q4_K_M.gguf" ->
     "unsloth/Qwen3.6-27B-GGUF:Q4_K_M": the repo and file type of a GGUF file in the hub cache (the path a llama.cpp
-    -hf download loads from) or in llama.cpp's older flat cache ("unsloth_Qwen3.6-27B-GGUF_Qwen3.6-27B-Q4_K_M.gguf"),
-    or None for a path elsewhere or a file name without a file type."""
-    m = _HUB_CACHE_FILE.search(path.strip()) or _LLAMA_CACHE_FILE.search(path.strip())
+    -hf download loads from), in llama.cpp's older flat cache ("unsloth_Qwen3.6-27B-GGUF_Qwen3.6-27B-Q4_K_M.gguf") or
+    in LM Studio's models folder, or None for a path elsewhere or a file name without a file type."""
+    m = (_HUB_CACHE_FILE.search(path.strip()) or _LLAMA_CACHE_FILE.search(path.strip())
+         or _LMSTUDIO_FILE.search(path.strip()))
     if m is None:
         return None
     q = _GGUF_FILE_QUANT.search(m.group("file"))
@@ -502,4 +509,3 @@ def ollama_namespaced(name: str) -> tuple[str, tuple[str, ...]] | None:
     while i > 1 and _same_shape(parts[i - 1]):
         i -= 1
     return f"{'-'.join(parts[:i])}:{tag}", tuple(parts[i:])
-

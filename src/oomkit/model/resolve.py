@@ -146,7 +146,7 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
             raise ModelError(f"{ref} is a {quant} GGUF: its weights cannot be read as {weight_format}")
         spec = resolve(cached, None, default_format, tag_formats)
         return replace(spec, labels=spec.labels + (
-            f"{ref} is not on this machine: read as {cached}, the hub cache's repo and the file's type (its header "
+            f"{ref} is not on this machine: read as {cached}, the repo and file type its download path names (its header "
             "was not read)",))
     name, suffix = split_quant(ref)
     if not name.strip():
@@ -260,7 +260,14 @@ def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | N
         named = (names.hub_cache_gguf(ref) or names.gguf_file_model(ref)) if ref.lower().endswith(".gguf") else None
         said = f" (its name says {named}: give that to estimate it without the file)" if named else ""
         raise ModelError(f"no such file: {ref}{said}")
+    if _OLLAMA_BLOB.search(ref):
+        raise ModelError(f"{ref}: an Ollama model blob that is not on this machine, and its name (a digest) says "
+                         "nothing of the model: name its tag (`ollama list` shows it) or give the file itself")
     raise ModelError(f"unknown model {name!r}: not a file and not in the built-in catalog{more}")
+
+
+# Ollama's model store: ~/.ollama/models/blobs/sha256-<64 hex> (the GGUF a tag's manifest points at)
+_OLLAMA_BLOB = re.compile(r"(?:^|[\\/])blobs[\\/]sha256[-:][0-9a-f]{64}$", re.IGNORECASE)
 
 
 def _from_derivation(d: names.Derivation, fmt: str | None, default_format, why: str) -> ModelSpec:
