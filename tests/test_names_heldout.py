@@ -254,3 +254,23 @@ def test_lm_studio_path_names_its_repo():
 def test_ollama_blob_path_says_to_name_the_tag():
     with pytest.raises(OomkitError, match="an Ollama model blob .* name its tag"):
         resolve("/root/.ollama/models/blobs/sha256-" + "3291abe70f16ee96" * 4)
+
+
+# ---- with the hub asked: unreachable, the name stands; "no such repo", it is believed ----
+
+def test_reupload_with_the_hub_unreachable(tmp_path, monkeypatch):
+    import socket
+
+    import huggingface_hub.constants as hf_constants
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens here once closed
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setattr(hf_constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("OOMKIT_CACHE", str(tmp_path / "cache"))
+    spec = resolve("unsloth/Qwen3-30B-A3B-Instruct-2507", tag_formats=False)
+    assert (spec.architecture, spec.n_layers, spec.weights.format) == ("qwen3moe", 48, "bfloat16")
+    hub = next(label for label in spec.labels if label.startswith("hub not read: "))
+    assert "unreachable" in hub and "did you mean" not in hub

@@ -253,7 +253,8 @@ def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | N
         except OomkitError as e:  # offline, unreachable, gated, or not there: what the name says
             if same_name and str(e).startswith("no such repo"):
                 raise
-            return _from_derivation(derived, fmt, default_format, str(e))
+            why = str(e).removesuffix(more) if same_name and more else str(e)  # the model is found: no "did you mean"
+            return _from_derivation(derived, fmt, default_format, why)
     if hub.is_hf_id(ref):
         return hub.spec_from_hub(ref, weight_format, default_format, hint=more)
     if ref.lower().endswith((".gguf", ".json")) or "/" in ref and Path(ref).suffix:
