@@ -370,6 +370,115 @@ def qwen25vl_reserve_grid(max_pixels: int, patch: int = 14, merge: int = 2, side
     return h // patch, w // patch
 
 
+GEMMA4_MAX_TOKENS = 280  # model/models/gemma4/process_image.go newImageProcessor: maxTokens (v0.20.0+)
+
+
+def gemma4_reserve_side(patch: int = 16, merge: int = 3, side: int = RESERVE_IMAGE) -> int:
+    """The side of the reserve image after gemma4's process_image.go smartResize: the pixel budget is maxTokens x
+    (patch x merge)^2, the side scaled by sqrt(budget / pixels) and floored to patch x merge (2048 -> 768 for
+    patch 16 and merge 3: 48 x 48 = 2304 patches, 256 tokens after the 3 x 3 pooling)."""
+    align = patch * merge
+    factor = (GEMMA4_MAX_TOKENS * align * align / (side * side)) ** 0.5
+    return max(align, int(factor * side / align) * align)
+
+
+@lru_cache(maxsize=64)
+def gemma4_vision_graph_bytes(side: int, patch: int, hidden: int, n_head: int, n_ff: int, n_layer: int,
+                              merge: int, text_hidden: int, on_gpu: bool, alignment: int = 128) -> int:
+    """ggml-alloc's buffer for Ollama's gemma4 vision encoder on the side x side reserve image (v0.20.0+,
+    model/models/gemma4/model_vision.go VisionModel.Forward and visionPoolAndProject, model.go EncodeMultimodal),
+    replayed node for node (galloc.py) as runner/ollamarunner multimodal.go getTensor reserves it
+    (computeCtx.Forward(tensors...).Reserve() on the backend's scheduler, before the text batch):
+    - nn.Conv2D: ggml_conv_2d (im2col in the F16 kernel's type, the matmul, the permuted copy), the Reshape /
+      Permute / Contiguous to [hidden, patches] and the Cast to F32 (a copy);
+    - the two position-table rows (v.position_embd.weight is created with the input tensors, ml/backend/ggml/ggml.go
+      New, so its get_rows runs on the CPU) added: on a GPU each arrives as a split input the scheduler copies into
+      the GPU's buffer at the start of its split (ggml_backend_sched_split_graph), as do the pixels and positions;
+    - per block: RMSNorm x weight, q/k/v (ClippableLinear: ggml_clamp is a view), the q/k RMSNorms and the
+      unweighted v norm, the 2-D NeoX RoPE on both halves of the head (views) and their concat, nn.Attention with
+      no cache: ml/backend/ggml ScaledDotProductAttention's flash branch (ggml_flash_attn_ext) with flash attention
+      on, the output, the post-attention norm and the residual; the MLP: gate and up, geglu_quick_split
+      (QuickGELU(up)), down, the post norm and the residual;
+    - the pooling: Permute + Contiguous, ggml_pool_2d (merge x merge average), the copy back, Cast, Scale, the
+      standardization (Sub, Mul) and mm.input_projection with the unweighted RMSNorm.
+    Flash attention only: without it the attention is mul_mat / soft_max_ext / mul_mat over n_head x patches^2
+    F32 scores, not this graph."""
+    px = side // patch
+    n, E, H, FF = px * px, hidden, n_head, n_ff
+    D = E // H
+    g = Graph()
+
+    def w(*shape: int) -> T:
+        return T("", layout=("w", shape), external=True)
+
+    def t(op: str, srcs: tuple, per: int, *shape: int) -> T:
+        nb = per
+        for d in shape:
+            nb *= d
+        return T(op, srcs, nb, (per, shape))
+
+    def rs(x: T, per: int, *shape: int) -> T:  # a Reshape of a contiguous tensor: a fresh tensor's layout
+        v = view(x)
+        v.layout = (per, shape)
+        return v
+
+    def inp(nbytes: int, *shape: int) -> T:  # a split input copied in (GPU), or a buffer of its own (CPU)
+        if on_gpu:
+            return T("cpy", (), nbytes, ("cpy", shape))
+        return T("", nbytes=nbytes, layout=("in", shape), external=True)
+
+    def lin(x: T, i: int, o: int) -> T:
+        return view(t("mul_mat", (w(i, o), view(x)), 4, o, n))
+
+    def norm(x: T, *shape: int, weight: bool = True) -> T:
+        r = t("rms_norm", (x,), 4, *shape)
+        return t("mul", (r, w(shape[0])), 4, *shape) if weight else r
+
+    pix = inp(4 * side * side * 3, side, side, 3)
+    k2 = 3 * patch * patch
+    col = t("im2col", (w(patch, patch, 3, E), pix), 2, k2, px, px, 1)
+    mm = t("mul_mat", (rs(col, 2, k2, n), view(w(k2, E))), 4, n, E)
+    h = t("cont", (view(rs(mm, 4, px, px, 1, E)),), 4, px, px, E, 1)
+    h = t("cont", (view(rs(h, 4, n, E)),), 4, E, n)
+    h = t("cpy", (h,), 4, E, n)
+    if on_gpu:
+        for _ in range(2):
+            h = t("add", (h, inp(4 * E * n, E, n)), 4, E, n)
+    else:
+        for _ in range(2):
+            rows = t("get_rows", (view(w(E, 1)), inp(4 * n, n)), 4, E, n)
+            h = t("add", (h, rows), 4, E, n)
+    posx, posy = inp(4 * n, n), inp(4 * n, n)
+    for _ in range(n_layer):
+        res = h
+        x = norm(h, E, n)
+        q, k, v = (rs(lin(x, E, E), 4, D, H, n) for _ in range(3))
+        q, k, v = norm(q, D, H, n), norm(k, D, H, n), norm(v, D, H, n, weight=False)
+
+        def rope2(a: T) -> T:
+            first = t("rope", (view(a), posx, None), 4, D // 2, H, n)
+            second = t("rope", (view(a), posy, None), 4, D // 2, H, n)
+            return t("concat", (first, second), 4, D, H, n)
+
+        q, k = rope2(q), rope2(k)
+        a = t("flash_attn_ext", (view(q), view(k), view(v), None), 4, D, H, n)
+        a = norm(lin(rs(a, 4, E, n), E, E), E, n)
+        h = t("add", (a, res), 4, E, n)
+        res = h
+        x = norm(h, E, n)
+        x = t("glu", (lin(x, E, FF), lin(x, E, FF)), 4, FF, n)
+        h = t("add", (norm(lin(x, FF, E), E, n), res), 4, E, n)
+    m = px // merge
+    h = t("cont", (view(h),), 4, n, E)
+    h = t("pool_2d", (rs(h, 4, px, px, E),), 4, m, m, E)
+    h = t("cont", (view(rs(h, 4, m * m, E)),), 4, E, m * m)
+    h = t("scale", (t("cpy", (h,), 4, E, m * m),), 4, E, m * m)
+    h = t("mul", (t("sub", (h, w(E)), 4, E, m * m), w(E)), 4, E, m * m)
+    h = t("rms_norm", (t("mul_mat", (w(E, text_hidden), h), 4, text_hidden, m * m),), 4, text_hidden, m * m)
+    g.expand(h)
+    return reserve(g, alignment)
+
+
 @lru_cache(maxsize=256)
 def gptoss_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: int, n_ff: int, n_expert: int,
                        n_expert_used: int, n_layer: int, n_vocab: int, n_tokens: int, full_cells: int,

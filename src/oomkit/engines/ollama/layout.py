@@ -333,9 +333,11 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
             # reserved on the same scheduler (computeCtx.Reserve) before the text batch, and ggml-alloc keeps the
             # larger buffer; VisionGraphSize (fs/ggml) stands in for that graph, Ollama's own Qwen2.5-VL encoder
             # is replayed from v0.13.4 (its inputs copied into a GPU's buffer, in buffers of their own on the CPU)
-            own_gpu = own_vision_graph(spec, True) if v >= V_QWEN25VL_OWN_VISION else None
+            # and gemma4's (v0.20.0+, with flash attention; graph.py gemma4_vision_graph_bytes)
+            fa = launch.flash_attention
+            own_gpu = own_vision_graph(spec, True, fa) if v >= V_QWEN25VL_OWN_VISION else None
             vis_gpu = proj.graph if own_gpu is None else own_gpu
-            vis_cpu = proj.graph if own_gpu is None else own_vision_graph(spec, False) or 0
+            vis_cpu = proj.graph if own_gpu is None else own_vision_graph(spec, False, fa) or 0
             graph, partial, cpu_graph = max(graph, vis_gpu), max(partial, vis_gpu), max(graph, vis_cpu)
         # a CUDA GPU's graph also holds its backend's scratch pool (v0.12.4+, cuda_pool.py); the CPU's does not
         pool = _cuda_pool(spec, launch, gpus, cache, num_parallel)

@@ -25,7 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model.spec import ModelSpec
-from .graph import QWEN25VL_MAX_PIXELS, qwen25vl_reserve_grid, qwen25vl_vision_graph_bytes
+from .graph import (
+    QWEN25VL_MAX_PIXELS,
+    gemma4_reserve_side,
+    gemma4_vision_graph_bytes,
+    qwen25vl_reserve_grid,
+    qwen25vl_vision_graph_bytes,
+)
 
 # VisionGraphSize's architectures and the vision_config families they come from
 _GRAPH_ARCHS = {"gemma3": "gemma3", "mistral3": "mistral3", "qwen25vl": "qwen25vl", "qwen2_5_vl": "qwen25vl",
@@ -183,13 +189,27 @@ def _vector_params(family: str, vc: Mapping[str, Any]) -> int | None:
     return None
 
 
-def own_vision_graph(spec: ModelSpec, on_gpu: bool) -> int | None:
+def own_vision_graph(spec: ModelSpec, on_gpu: bool, flash_attention: bool = True) -> int | None:
     """The Ollama engine's own reserve of its Qwen2.5-VL encoder (v0.13.4+, graph.py qwen25vl_vision_graph_bytes
     on the 2048 x 2048 reserve image at the 2 << 20 pixel default), on the GPU (the inputs copied into its buffer)
-    or on the CPU; None for other models. Before v0.13.4 (1 MP, rotate-half RoPE) VisionGraphSize stands in."""
+    or on the CPU; None for other models. Before v0.13.4 (1 MP, rotate-half RoPE) VisionGraphSize stands in.
+    gemma4 (v0.20.0+): graph.py gemma4_vision_graph_bytes on the reserve image after smartResize (768 x 768 for
+    patch 16, pooling 3), with flash attention only (None without: its n_head x patches^2 scores not replayed)."""
     towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
     cfg = _catalog_config(spec) if towers else None
     vc = cfg.get("vision_config") if cfg else None
+    if isinstance(vc, Mapping) and cfg.get("model_type") == "gemma4" and towers[0].family == "gemma4_vision":
+        if not flash_attention:
+            return None
+        tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), Mapping) else cfg
+        try:
+            patch, merge = int(vc.get("patch_size", 16)), int(vc.get("pooling_kernel_size", 3))
+            return gemma4_vision_graph_bytes(gemma4_reserve_side(patch, merge), patch, int(vc["hidden_size"]),
+                                             int(vc["num_attention_heads"]), int(vc["intermediate_size"]),
+                                             int(vc["num_hidden_layers"]), merge, int(tc["hidden_size"]), on_gpu,
+                                             alignment=128 if on_gpu else 32)
+        except (KeyError, TypeError, ValueError):
+            return None
     if not isinstance(vc, Mapping) or _GRAPH_ARCHS.get(str(cfg.get("model_type", ""))) != "qwen25vl":
         return None
     patch, merge = int(vc.get("patch_size", 14)), int(vc.get("spatial_merge_size", 2))
