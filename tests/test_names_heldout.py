@@ -78,7 +78,6 @@ def test_abliterated_word_is_named_as_dropped():
 @pytest.mark.parametrize("name", [
     "NousResearch/Hermes-4-70B",  # a fine-tune under its own name: its base is not in the name
     "acme/Qwen3-30B-A3B-ft",  # a word that may change the model is never dropped
-    "Intel/Qwen3-30B-A3B-Instruct-2507-int4-AutoRound",  # a format the name grammar does not read
     "mlx-community/gpt-oss-20b-MXFP4-Q8",  # MXFP4 experts, 8-bit others: one format cannot say it
 ])
 def test_names_that_cannot_be_read_offline_stay_errors(name):
@@ -101,6 +100,19 @@ def test_cpatonn_awq_4bit_is_compressed_tensors_int4(name, arch, shape):
     assert (q["quant_method"], w["num_bits"], w["group_size"], w["symmetric"]) == ("compressed-tensors", 4, 128, False)
     spec = resolve(name, tag_formats=False)
     assert (spec.architecture, _shape(spec), spec.weights.format) == (arch, shape, "ct-pack-quantized")
+
+
+# Intel's AutoRound: auto-round's defaults bits 4, group_size 128, sym True (intel/auto-round AutoRound docstring)
+
+@pytest.mark.parametrize("name,method,arch,shape", [
+    ("Intel/Qwen3-30B-A3B-Instruct-2507-int4-AutoRound", "gptq", "qwen3moe", QWEN3_30B_A3B),
+    ("OPEA/Qwen2.5-72B-Instruct-int4-AutoRound-awq-inc", "awq", "qwen2", ({(64, 8, 128)}, set())),
+])
+def test_intel_autoround(name, method, arch, shape):
+    q = names.derive(name).quantization_config
+    assert (q["quant_method"], q["bits"], q["group_size"]) == (method, 4, 128)
+    spec = resolve(name, tag_formats=False)
+    assert (spec.architecture, _shape(spec), spec.weights.format) == (arch, shape, method)
 
 
 def test_awq_4bit_of_another_publisher_is_autoawq():

@@ -150,6 +150,16 @@ def _awq_bits(m, pub):
     return (_CT_W4A16_ASYM if pub in _LLM_COMPRESSOR_AWQ else _AWQ), None
 
 
+def _autoround(m, pub):
+    # Intel's AutoRound checkpoints ("-int4-AutoRound", OPEA's "-int4-AutoRound-awq-inc"): auto-round's defaults, bits
+    # 4, group_size 128, sym True (intel/auto-round autoround.py AutoRound docstring), packed for GPTQ kernels
+    # (packing_format auto_round:auto_gptq) unless the name says AWQ
+    bits = int(m.group("bits"))
+    if m.group("awq"):
+        return {**_AWQ, "bits": bits}, None
+    return _gptq(bits), None
+
+
 def _fp4(m, pub):
     return (_CT_NVFP4 if pub in _REDHAT else _MODELOPT_NVFP4), None
 
@@ -191,6 +201,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(r"-awq(?:-int4)?|-int4-awq", "-AWQ: AutoAWQ GEMM int4, group 128", _fixed(_AWQ)),
     _Rule(r"-gptq-int8|-gptq-8bit", "-GPTQ-Int8: GPTQ int8, group 128", _fixed(_gptq(8))),
     _Rule(r"-gptq(?:-int4|-4bit)?", "-GPTQ(-Int4): GPTQ int4, group 128", _fixed(_gptq(4))),
+    _Rule(r"-int(?P<bits>[248])-autoround(?P<awq>-awq)?(?:-inc)?", "-int4-AutoRound: Intel AutoRound, GPTQ-packed "
+          "(AWQ-packed when named), group 128, symmetric: auto-round's defaults", _autoround),
     _Rule(r"-int4", "-Int4: GPTQ int4, group 128", _fixed(_gptq(4))),
     _Rule(r"-int8", "-Int8: GPTQ int8, group 128", _fixed(_gptq(8))),
     # bitsandbytes (unsloth)
@@ -216,7 +228,8 @@ _COMPILED = tuple((re.compile(f"(?:{r.pattern})$"), r) for r in _RULES)
 # every one against `derive`).
 DERIVATIVE_SUFFIXES = ("GGUF", "i1-GGUF", "AWQ", "AWQ-INT4", "GPTQ", "GPTQ-Int4", "GPTQ-Int8", "FP8", "FP8-dynamic",
                        "FP8-block", "NVFP4", "FP4", "NVFP4A16", "quantized.w4a16", "quantized.w8a16",
-                       "quantized.w8a8", "W4A16", "W8A8", "bnb-4bit", "unsloth-bnb-4bit", "bnb-8bit", "MXFP4")
+                       "quantized.w8a8", "W4A16", "W8A8", "bnb-4bit", "unsloth-bnb-4bit", "bnb-8bit", "MXFP4", "AWQ-4bit",
+                       "int4-AutoRound")
 MLX_SUFFIXES = ("3bit", "4bit", "6bit", "8bit", "4bit-DWQ", "DWQ", "bf16", "mxfp4", "MLX-4bit", "MLX-8bit")
 
 
