@@ -9,11 +9,14 @@ ggml_build_forward_expand walks it) are whole graphs of their own."""
 from __future__ import annotations
 
 from bisect import bisect_right
+from functools import partial
 
 from ...model.spec import ModelSpec
 from .galloc import Node
 
 F32 = 4
+# a Node from its seven fields, without NamedTuple's keyword __new__ (the graphs here make thousands of nodes each)
+_node = partial(tuple.__new__, Node)
 
 
 class _Graph:
@@ -31,12 +34,17 @@ class _Graph:
 
     def add(self, size: int, *srcs: int, inplace: bool = False, view: int = -1, output: bool = False,
             empty: bool = False) -> int:
-        self.nodes.append(Node(size, tuple(srcs), inplace, view, output, None, empty))
+        self.nodes.append(_node((size, srcs, inplace, view, output, None, empty)))
         return len(self.nodes) - 1
 
     def view(self, of: int) -> int:
         root = self.nodes[of].view if self.nodes[of].view >= 0 else of
         return self.add(self.nodes[of].size, of, view=root)
+
+    def split_between(self, lo: int, hi: int) -> bool:
+        """Whether a split starts at a node strictly between lo and hi (splits ascend: each starts at the end)."""
+        k = bisect_right(self.splits, lo)
+        return k < len(self.splits) and self.splits[k] < hi
 
     def store_kv(self, k: int, v: int, k_idx: int, v_idx: int, kv: tuple[int, int] | None
                  ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -53,7 +61,7 @@ class _Graph:
     def host_weight(self, host: dict[str, int], il: int, *names: str) -> tuple[int, ...]:
         """The copy of a host weight (the first of `names` in layer il that `host` holds) an op multiplies on the
         device: a new split whose input it is (ggml_backend_sched_split_graph starts one at every such weight)."""
-        name = next((f"blk.{il}.{n}" for n in names if f"blk.{il}.{n}" in host), None)
+        name = next((f"blk.{il}.{n}" for n in names if f"blk.{il}.{n}" in host), None) if host else None
         if name is None:
             return ()
         self.splits.append(len(self.nodes))
@@ -282,11 +290,17 @@ def _hoisted(nodes: list[Node], inputs: set[int], splits: list[int]) -> list[Nod
     """The device's graph as ggml_backend_sched_split_graph hands it to ggml-alloc: each split's inputs (copies of
     tensors on another backend, found in the order its nodes read them) at its start, "so that they are allocated
     by ggml-alloc at the start of the split"; an input no node on the device reads is not copied."""
-    first: dict[int, tuple[int, int]] = {}
+    first: dict[int, tuple[int, int]] = {}  # each input's first reader and the source it is there
+    unread = set(inputs)
     for i, n in enumerate(nodes):
+        if unread.isdisjoint(n.srcs):
+            continue
         for j, src in enumerate(n.srcs):
-            if src in inputs and src not in first:
+            if src in unread:
                 first[src] = (i, j)
+                unread.discard(src)
+        if not unread:
+            break
     starts = sorted(set(splits))
     by_split: dict[int, list[int]] = {}
     for src, (i, _) in sorted(first.items(), key=lambda kv: kv[1]):
@@ -296,9 +310,16 @@ def _hoisted(nodes: list[Node], inputs: set[int], splits: list[int]) -> list[Nod
         end = starts[k + 1] if k + 1 < len(starts) else len(nodes)
         order += by_split.get(k, [])
         order += [i for i in range(start, end) if i not in inputs]
+    return _reordered(nodes, order)
+
+
+def _reordered(nodes: list[Node], order: list[int]) -> list[Node]:
+    """The nodes in `order`, their sources and views renumbered to it (a node left out is read by none kept)."""
+    if order == list(range(len(nodes))):
+        return nodes  # nothing moved (a device that holds the whole graph: its inputs come first, in reading order)
     at = {i: n for n, i in enumerate(order)}
-    return [nodes[i]._replace(srcs=tuple(at[s] for s in nodes[i].srcs), view=at.get(nodes[i].view, -1))
-            for i in order]
+    return [_node((n.size, tuple([at[s] for s in n.srcs]), n.inplace, at.get(n.view, -1), n.output, n.layout,
+                   n.empty)) for n in map(nodes.__getitem__, order)]
 
 
 def topk_moe_fused(n_experts: int) -> bool:
@@ -985,10 +1006,7 @@ def gpt_oss_pipeline_split_graph(spec: ModelSpec, layers: set[int], T: int, n_ou
     else:
         add(0, cur)  # the next device's copy reads it
     kept = set(leafs)
-    order = leafs + [i for i in range(len(nodes)) if i not in kept]
-    at = {i: n for n, i in enumerate(order)}
-    return len(leafs), [nodes[i]._replace(srcs=tuple(at[s] for s in nodes[i].srcs), view=at.get(nodes[i].view, -1))
-                        for i in order]
+    return len(leafs), _reordered(nodes, leafs + [i for i in range(len(nodes)) if i not in kept])
 
 
 # dense graphs replayed as a device that runs all of them holds them (split inputs first): src/models/phi3.cpp
@@ -1241,7 +1259,7 @@ def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, m
             fused = range(first, len(nodes))
             n_r = view(n)
             # graph_optimize sees one split at a time: a host bias's copy starts a split inside the fused nodes
-            if topk_moe_fused(f.n_experts) and not any(first < i < len(nodes) for i in g.splits):
+            if topk_moe_fused(f.n_experts) and not g.split_between(first, len(nodes)):
                 add(0, *_kept(nodes, fused))
             wide = f.n_experts_used * f.n_ff_expert * rows * F32
             gate = add(wide, *w(il, "ffn_gate_exps.weight"), n_r, topk)
