@@ -3,7 +3,10 @@ ggml-alloc's peak per backend) and the output buffer (logits)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
 
 from ...memo import ByObject
 from ...memory import Device
@@ -106,6 +109,67 @@ OLD_GRAPH_LAST_BUILD = 5380
 # the last phases computed: a fit's dry runs move layers and tensors at one context, which changes no phase
 # (by the spec object, and by what else compute_phases reads)
 _PHASES = ByObject[ComputePhases](512)
+
+
+def _graph_shapes(spec: ModelSpec) -> Hashable:
+    """A spec as compute_graphs' builders read it: its architecture, n_embd, n_vocab, trunk layers and the names and
+    shapes of its tensors (not their types or sizes), equal for the weight formats of one model."""
+    return (spec.architecture, spec.n_embd, spec.n_vocab, spec.trunk_layers,
+            tuple((t.name, t.shape) for t in spec.weights.tensors))
+
+
+# each spec's graph shapes, made once and shared by the specs of equal shapes (the first made: _shared), so that
+# _peak's lookups find them equal by identity (comparing two specs' layers and tensors costs a tenth of a millisecond)
+_SHAPES = ByObject[Hashable](64)
+
+
+@lru_cache(maxsize=64)
+def _shared(shapes: Hashable) -> Hashable:
+    return shapes
+
+
+class _Call:
+    """One call of a graph builder, hashed and compared by the builder, the alignment, the spec's graph shapes and
+    the other arguments (a dict or list by its items, in order); it carries the call's own arguments."""
+
+    __slots__ = ("build", "align", "spec", "args", "kw", "key", "_hash")
+
+    def __init__(self, build: Callable[..., tuple[int, list[galloc.Node]]], align: int, spec: ModelSpec,
+                 args: tuple[Any, ...], kw: dict[str, Any]) -> None:
+        self.build, self.align, self.spec, self.args, self.kw = build, align, spec, args, kw
+        shapes = _SHAPES.get(spec, None, lambda: _shared(_graph_shapes(spec)))
+        self.key = (build, align, shapes, tuple(map(_value, args)), tuple((k, _value(v)) for k, v in kw.items()))
+        self._hash = hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Call) and self._hash == other._hash and self.key == other.key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+def _value(x: Any) -> Hashable:
+    """An argument as a hashable value: a dict or list as its items (a dict's values hashable as they are)."""
+    if isinstance(x, dict):
+        return dict, tuple(x.items())
+    if isinstance(x, list):
+        return list, tuple(map(_value, x))
+    return x
+
+
+# The peaks of the graphs replayed through ggml-alloc, kept: a plan or a fit comes back to the same graph many times
+# (each weight format it weighs, each try of a context or a layer split, and an absorbed-MLA device's attention for
+# each device of each try), and a graph costs milliseconds to build and replay. The builders are pure functions of
+# the spec's graph shapes and their other arguments
+@lru_cache(maxsize=512)
+def _peak(call: _Call) -> int:
+    return galloc.peak_bytes(*call.build(call.spec, *call.args, **call.kw), call.align)
+
+
+def _replayed(build: Callable[..., tuple[int, list[galloc.Node]]], spec: ModelSpec, *args: Any,
+              align: int = galloc.ALIGN, **kw: Any) -> int:
+    """galloc.peak_bytes(*build(spec, *args, **kw), align), memoised (_peak)."""
+    return _peak(_Call(build, align, spec, args, kw))
 
 
 def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None,
@@ -324,7 +388,7 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         # last layer lands: with q8_0 K and V 110.59 / 86.50 / 110.55 / 112.14 MiB at 16K / 24K / 40K / 64K
         # (final_norm_kept_output: 0.93, 1.28, 0.93, 1.07 of those)
         k_rot, v_rot = _rotations(spec, ctx)
-        out_phase = attn_phase = galloc.peak_bytes(*compute_graphs.hy_v3_graph(spec, T, rows_out, masks, k_rot, v_rot))
+        out_phase = attn_phase = _replayed(compute_graphs.hy_v3_graph, spec, T, rows_out, masks, k_rot, v_rot)
     device = 0
     if ple_replayed(spec, ctx) and not no_cache:
         # Gemma 4 E2B / E4B: the whole graph replayed through ggml-alloc
@@ -334,10 +398,8 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         # closed-form phases: 348.00), equal to the byte on the E2B-shaped file (tests/test_llamacpp_gemma4_ple.py)
         ple_caches, fa = _ple_caches(caches, T, ctx.flash_attn), ctx.flash_attn
         rot = dict(k_rot=ctx.type_k.quantized, v_rot=ctx.type_v.quantized)
-        out_phase = attn_phase = galloc.peak_bytes(*compute_graphs.gemma4_ple_graph(spec, T, rows_out, ple_caches, fa,
-                                                                                    **rot))
-        device = galloc.peak_bytes(*compute_graphs.gemma4_ple_graph(spec, T, rows_out, ple_caches, fa, device=True,
-                                                                    **rot))
+        out_phase = attn_phase = _replayed(compute_graphs.gemma4_ple_graph, spec, T, rows_out, ple_caches, fa, **rot)
+        device = _replayed(compute_graphs.gemma4_ple_graph, spec, T, rows_out, ple_caches, fa, device=True, **rot)
     if gemma3n_replayed(spec, ctx) and not no_cache:
         # Gemma 3n E2B / E4B: the whole graph replayed through ggml-alloc (compute_graphs.gemma3n_graph). AltUp's
         # n_altup streams (each layer's predictions, corrected streams and their permuted copies), LAuReL and the
@@ -346,8 +408,8 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         # (ComputePhases.device: a fully offloaded device's split by gemma4_ple_graph's rule, no Gemma 3n device log)
         g3n = dict(caches=_ple_caches(caches, T, ctx.flash_attn), flash_attn=ctx.flash_attn,
                    k_rot=ctx.type_k.quantized, v_rot=ctx.type_v.quantized)
-        out_phase = attn_phase = galloc.peak_bytes(*compute_graphs.gemma3n_graph(spec, T, rows_out, **g3n))
-        device = galloc.peak_bytes(*compute_graphs.gemma3n_graph(spec, T, rows_out, device=True, **g3n))
+        out_phase = attn_phase = _replayed(compute_graphs.gemma3n_graph, spec, T, rows_out, **g3n)
+        device = _replayed(compute_graphs.gemma3n_graph, spec, T, rows_out, device=True, **g3n)
     trunk = spec.trunk_layers
     if spec.architecture in GATE_IN_ATTN_OUT and ctx.flash_attn and not no_cache and ERAS.reached(ctx.build, "kq_mask_f16") \
             and trunk and trunk[-1].index == len(trunk) - 1:
@@ -359,7 +421,7 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         # (logits + 4 rows: 328.00), on GLM-4.5's 4-trunk file 344.01 at 8K (326.00); equal to the printed MiB on 80
         # flash-attention settings of five files, llama-server's few rows included (tests/test_llamacpp_glm4moe.py)
         k_rot, v_rot = _rotations(spec, ctx)
-        out_phase = galloc.peak_bytes(*compute_graphs.glm4moe_graph(spec, T, rows_out, masks, k_rot, v_rot))
+        out_phase = _replayed(compute_graphs.glm4moe_graph, spec, T, rows_out, masks, k_rot, v_rot)
     if cuda_deps and spec.architecture in MOE_DEVICE_GRAPHS and not no_cache and trunk \
             and trunk[-1].index == len(trunk) - 1 and all(la.attention is not None for la in trunk):
         # a ggml-cuda device that runs the whole graph, with the allocation dependencies its graph_optimize adds
@@ -372,17 +434,17 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         a0 = trunk[0].attention
         extra = fa_f16_bytes(a0, cells.get(trunk[0].index, 0), T, ctx) if fa_f16_copies and ctx.flash_attn else 0
         k_rot, v_rot = _rotations(spec, ctx) if ctx.flash_attn else (0, 0)
-        device = galloc.peak_bytes(*compute_graphs.moe_device_graph(spec, T, rows_out, masks, k_rot, v_rot,
-                                                                    ctx.flash_attn, extra), CUDA_ALIGN)
+        device = _replayed(compute_graphs.moe_device_graph, spec, T, rows_out, masks, k_rot, v_rot, ctx.flash_attn,
+                           extra, align=CUDA_ALIGN)
     if cuda_deps and spec.architecture in GPT_OSS_GRAPHS and not no_cache and trunk \
             and all(la.attention is not None and la.ffn.is_moe for la in trunk):
         # gpt-oss on a ggml-cuda device that runs the whole graph, the same way (compute_graphs.gpt_oss_device_graph):
         # on the H200 408.77 MiB at -c 4096 (the closed forms: 404.00), 552.76 without flash attention (558.38)
         extras = {la.index: fa_f16_bytes(la.attention, cells.get(la.index, 0), T, ctx) for la in trunk} \
             if fa_f16_copies and ctx.flash_attn else {}
-        device = galloc.peak_bytes(*compute_graphs.gpt_oss_device_graph(
-            spec, T, rows_out, _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, extras,
-            *(_rotations(spec, ctx) if ctx.flash_attn else (0, 0))), CUDA_ALIGN)
+        device = _replayed(compute_graphs.gpt_oss_device_graph, spec, T, rows_out,
+                           _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, extras,
+                           *(_rotations(spec, ctx) if ctx.flash_attn else (0, 0)), align=CUDA_ALIGN)
     # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks. The masks
     # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
     # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
@@ -1334,12 +1396,12 @@ def moe_offload_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
     if gpt_oss:
         extras = {la.index: fa_f16_bytes(la.attention, cells.get(la.index, 0), T, ctx) for la in trunk} \
             if cuda_fa_f16_copies(ctx, devices, s) else {}
-        return d, galloc.peak_bytes(*compute_graphs.gpt_oss_device_graph(
-            spec, T, rows_out, _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, extras,
-            *(_rotations(spec, ctx) if ctx.flash_attn else (0, 0)), host, host_kv), CUDA_ALIGN)
+        return d, _replayed(compute_graphs.gpt_oss_device_graph, spec, T, rows_out,
+                            _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, extras,
+                            *(_rotations(spec, ctx) if ctx.flash_attn else (0, 0)), host, host_kv, align=CUDA_ALIGN)
     k_rot, v_rot = _rotations(spec, ctx) if ctx.flash_attn else (0, 0)
-    return d, galloc.peak_bytes(*compute_graphs.moe_device_graph(spec, T, rows_out, masks, k_rot, v_rot,
-                                                                 ctx.flash_attn, extra, host, host_kv), CUDA_ALIGN)
+    return d, _replayed(compute_graphs.moe_device_graph, spec, T, rows_out, masks, k_rot, v_rot, ctx.flash_attn, extra,
+                        host, host_kv, align=CUDA_ALIGN)
 
 
 def deepseek2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
@@ -1393,9 +1455,8 @@ def deepseek2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], p
     else:
         attn = "kq"
     k_rot, v_rot = _rotations(spec, ctx) if ctx.flash_attn else (0, 0)
-    return d, galloc.peak_bytes(*compute_graphs.deepseek2_device_graph(
-        spec, T, rows_out, n_kv, masks, attn, 0, k_rot, v_rot, v_cont=ctx.fa_auto_off, host=host,
-        host_kv=host_kv), CUDA_ALIGN)
+    return d, _replayed(compute_graphs.deepseek2_device_graph, spec, T, rows_out, n_kv, masks, attn, 0, k_rot, v_rot,
+                        v_cont=ctx.fa_auto_off, host=host, host_kv=host_kv, align=CUDA_ALIGN)
 
 
 def cuda_fa_f16_copies(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
@@ -2060,7 +2121,7 @@ def mla_split_attention(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     n_kv = next((c.cells for c in caches if run[0].index in c.layers), 0)
     copy = n_kv * (a.kv_lora_rank + a.qk_rope_head_dim) * 2 \
         if ctx.type_k.name != "f16" and T > 2 and ctx.build >= CUDA_FA_F16_BUILD else 0
-    return galloc.peak_bytes(*compute_graphs.mla_split_graph(spec, run[0].index, T, masks, copy), align=128)
+    return _replayed(compute_graphs.mla_split_graph, spec, run[0].index, T, masks, copy, align=128)
 
 
 def dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
@@ -2098,8 +2159,8 @@ def dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
                    for c in caches for il in c.layers if il in host_layers or s.no_kv_offload}
     elif set(placement.layer_device) != {d}:
         return None
-    return galloc.peak_bytes(*compute_graphs.phi3_graph(spec, T, rows_out, masks, ctx.flash_attn, device=True,
-                                                         host=host, host_kv=host_kv), CUDA_ALIGN)
+    return _replayed(compute_graphs.phi3_graph, spec, T, rows_out, masks, ctx.flash_attn, device=True, host=host,
+                     host_kv=host_kv, align=CUDA_ALIGN)
 
 
 def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: LlamaCppSettings) -> int | None:
@@ -2117,7 +2178,7 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
         return None
     T = min(ctx.n_ctx, ctx.n_ubatch)
     masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)
-    return galloc.peak_bytes(*compute_graphs.phi3_graph(spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn))
+    return _replayed(compute_graphs.phi3_graph, spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn)
 
 
 def mamba2_offload_device_bytes(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
@@ -2146,8 +2207,7 @@ def mamba2_offload_device_bytes(spec: ModelSpec, ctx: Context, placement: Placem
         return None
     host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
             if t.layer in host_layers}
-    return galloc.peak_bytes(*compute_graphs.mamba2_offload_graph(spec, T, reserved_outputs(ctx, s), host),
-                             CUDA_ALIGN)
+    return _replayed(compute_graphs.mamba2_offload_graph, spec, T, reserved_outputs(ctx, s), host, align=CUDA_ALIGN)
 
 
 # the fused gated delta net graph sched_replay.qwen35_graph rebuilds (src/models/delta-net-base.cpp

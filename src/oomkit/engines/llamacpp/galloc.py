@@ -40,6 +40,7 @@ ggml_dyn_tallocr_remove_block changes no placement.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from functools import lru_cache
 from typing import NamedTuple
 
 ALIGN = 32  # the CPU buffer type's alignment (ggml-backend.cpp TENSOR_ALIGNMENT)
@@ -79,7 +80,7 @@ def peak_bytes(n_inputs: int, nodes: list[Node], align: int = ALIGN) -> int:
 
 def placement(n_inputs: int, nodes: list[Node], align: int = ALIGN) -> tuple[int, list[int | None]]:
     """peak_bytes and each node's offset in the buffer (None: a view, or not in this buffer)."""
-    sizes, addr = _replay(n_inputs, nodes, None, True, align)
+    sizes, addr = _replay_kept(n_inputs, tuple(nodes), None, True, align)
     return sum(sizes), [a[1] if a else None for a in addr]
 
 
@@ -101,10 +102,20 @@ def chunk_sizes(n_inputs: int, nodes: list[Node], max_size: int | None, prefer_r
     - failing that, a new chunk of max(the tensor, the maximum): a tensor larger than the maximum gets a chunk of
       its own, exactly its size; the 16th chunk is endless.
     The chunks are sized by their own high-water marks and allocated one by one (ggml_vbuffer_alloc)."""
-    return _replay(n_inputs, nodes, max_size, prefer_reuse, align)[0]
+    return _replay_kept(n_inputs, tuple(nodes), max_size, prefer_reuse, align)[0]
 
 
-def _replay(n_inputs: int, nodes: list[Node], max_size: int | None, prefer_reuse: bool, align: int
+# Different questions build equal graphs (the absorbed-MLA attention at the head of each device's split is the same
+# for every layer of the same shapes, compute.mla_split_attention): the replay, a pure function of its arguments, is
+# kept by them (a node list hashes in a thirtieth of the time its replay takes)
+@lru_cache(maxsize=32)
+def _replay_kept(n_inputs: int, nodes: tuple[Node, ...], max_size: int | None, prefer_reuse: bool, align: int
+                 ) -> tuple[tuple[int, ...], tuple[tuple[int, int] | None, ...]]:
+    tops, addr = _replay(n_inputs, nodes, max_size, prefer_reuse, align)
+    return tops, tuple(addr)
+
+
+def _replay(n_inputs: int, nodes: tuple[Node, ...], max_size: int | None, prefer_reuse: bool, align: int
             ) -> tuple[tuple[int, ...], list[tuple[int, int] | None]]:
     limit = min(max_size, _ENDLESS) if max_size else _ENDLESS
     chunks: list[list[list[int]]] = []  # per chunk its free blocks [offset, size], address order; last: the tail
