@@ -1007,7 +1007,17 @@ def msa_phase(spec: ModelSpec, T: int, cells: dict[int, int], n_stream: int = 1)
     return peak
 
 
+# each spec's dense FFN rows, read once: every compute_phases of a plan or a fit asks for them, and reading them walks
+# all the spec's tensors
+_DENSE_FFN_ROWS = ByObject[dict[int, tuple[int, int, bool]]](64)
+
+
 def _dense_ffn_rows(spec: ModelSpec) -> dict[int, tuple[int, int, bool]]:
+    """_read_dense_ffn_rows(spec), memoised (the caller only reads it)."""
+    return _DENSE_FFN_ROWS.get(spec, None, lambda: _read_dense_ffn_rows(spec))
+
+
+def _read_dense_ffn_rows(spec: ModelSpec) -> dict[int, tuple[int, int, bool]]:
     """Per layer with a dense FFN: (gated wide tensors, ungated wide tensors, parallel block), each wide tensor
     n_ff floats a token, read off the layer's tensors as llm_graph_context::build_ffn (src/llama-graph.cpp) runs
     them:
