@@ -286,3 +286,17 @@ def test_reupload_with_the_hub_unreachable(tmp_path, monkeypatch):
     assert (spec.architecture, spec.n_layers, spec.weights.format) == ("qwen3moe", 48, "bfloat16")
     hub = next(label for label in spec.labels if label.startswith("hub not read: "))
     assert "unreachable" in hub and "did you mean" not in hub
+
+
+# ---- gguf-my-repo's repos name their one file type ("{username}/{model_name}-{q_method}-GGUF", ggml-org's
+# gguf-my-repo space app.py create_repo); were: only Q<n>_<n> / Q<n>_K_<S|M|L> read ----
+
+@pytest.mark.parametrize("name,fmt", [("someone/Qwen3-8B-Q6_K-GGUF", "Q6_K"), ("someone/Qwen3-8B-IQ4_NL-GGUF", "IQ4_NL"),
+                                      ("someone/Qwen3-8B-F16-GGUF", "F16"), ("someone/Qwen3-8B-Q5_K_S-GGUF", "Q5_K_S")])
+def test_gguf_my_repo_names(name, fmt):
+    # Qwen/Qwen3-8B: 36 layers, 32 Q / 8 KV heads, head_dim 128 (aiconfigurator Qwen--Qwen3-8B_config.json)
+    spec = resolve(name)
+    assert (spec.architecture, spec.n_layers, _shape(spec), spec.weights.format) == \
+        ("qwen3", 36, ({(32, 8, 128)}, set()), fmt)
+    with pytest.raises(OomkitError, match="unknown quant tag 'Q9_Z'"):
+        resolve("someone/Qwen3-8B-Q9_Z-GGUF")

@@ -174,8 +174,10 @@ def _bits(m, pub):
 _RULES: tuple[_Rule, ...] = (
     # GGUF repos: the file type comes from the ":QUANT" tag (ggml-org, unsloth, bartowski, lmstudio-community,
     # QuantFactory; mradermacher's "-i1-GGUF" are its imatrix quants)
-    # Google's QAT GGUF repos name their one file type ("google/gemma-3-27b-it-qat-q4_0-gguf")
-    _Rule(r"-(?P<q>q\d_\d|q\d_k_[msl])-gguf", "GGUF repo of one file type, named in the repo name", _gguf_named),
+    # Google's QAT GGUF repos name their one file type ("google/gemma-3-27b-it-qat-q4_0-gguf"), as do the repos
+    # ggml-org's gguf-my-repo space creates ("{username}/{model_name}-{q_method}-GGUF": Q6_K, IQ4_NL, F16 ...)
+    _Rule(r"-(?P<q>i?q\d(?:_[a-z0-9]+)*|tq\d_\d|bf16|f16|f32)-gguf", "GGUF repo of one file type, named in the repo "
+          "name", _gguf_named),
     _Rule(r"(?:-i1)?[-_.]gguf", "GGUF repo (the quant file is named by :QUANT)", _fixed()),
     # RedHatAI / neuralmagic (llm-compressor presets)
     _Rule(r"-quantized\.w4a16", "RedHatAI -quantized.w4a16: compressed-tensors int4, group 128", _fixed(_CT_W4A16)),
