@@ -479,6 +479,151 @@ def gemma4_vision_graph_bytes(side: int, patch: int, hidden: int, n_head: int, n
     return reserve(g, alignment)
 
 
+@lru_cache(maxsize=64)
+def gemma4_text_graph_bytes(n_embd: int, n_vocab: int, layers: tuple[tuple[int, ...], ...], n_tokens: int,
+                            swa_cells: int, full_cells: int, n_outputs: int, n_image: int, fa_on_cpu: bool,
+                            alignment: int = 128) -> int:
+    """ggml-alloc's buffer on the GPU for Ollama's gemma4 text batch with flash attention, every block on the GPU
+    (v0.20.0-v0.20.3), replayed node for node (galloc.py) from model/models/gemma4/model_text.go TextModel.Forward,
+    TextLayer.Forward, TextSelfAttention, TextMLP, TextRouter and TextMoEBlock (the fused ffn_gate_up_exps the
+    converter writes), model.go Forward (the tied output and the final logit softcap), as
+    runner/ollamarunner/runner.go reserveWorstCaseGraph builds the batch: n_tokens inputs with the reserve image's
+    n_image embeddings (an Empty input, multimodal.go getTensor) copied into the scaled token rows, and
+    batch.Outputs = n_outputs rows taken on the last block.
+
+    layers: per block (global, n_head, n_head_kv, head_dim, v_from_k, dense n_ff, n_expert, n_expert_used,
+    expert n_ff). The masks: kvcache/causal.go buildMask, rebuilt by SetCausal for the image's Except rows, an f32
+    input of cells x n_tokens per cache (the SWA memory's cells, the full cache's) cast to F16 in the graph when
+    first met (at block 0 and at the first global block). Inputs live outside the compute buffer (ctx.Input()),
+    so ggml_backend_sched_split_graph copies every one the GPU reads into its buffer, all at the start of the first
+    GPU split (the token rows from the CPU's get_rows, the image, positions, the cache locations and both f32 masks):
+    the 64 MiB f32 full mask at 32768 cells and 512 tokens is held from before block 0 to its cast, and the MoE
+    rows of the first blocks (gate_up 2 x n_ff x k, the GELU'd half, down n_embd x k, per token) sit above it.
+    fa_on_cpu: before v0.20.4 ggml-cuda has no flash attention for head dim 512, so the global blocks' attention
+    runs on the CPU: q and the F16 mask go out as that split's inputs (the mask's GPU copy freed after the first)
+    and the output comes back as the next GPU split's input.
+    ollama/ollama#15388 (gemma4:26b, 32768 cells, 512 tokens, an L40): required.CUDA0.Graph 339613696 = this
+    186521600 + the CUDA pool's 146 MiB (cuda_pool.py), to the byte."""
+    E, Tn = n_embd, n_tokens
+    g = Graph()
+
+    def w(*shape: int) -> T:
+        return T("", layout=("w", shape), external=True)
+
+    def t(op: str, srcs: tuple, per: int, *shape: int) -> T:
+        nb = per
+        for d in shape:
+            nb *= d
+        return T(op, srcs, nb, (per, shape))
+
+    def rs(x: T, per: int, *shape: int) -> T:
+        v = view(x)
+        v.layout = (per, shape)
+        return v
+
+    def cpy(*shape: int, per: int = 4) -> T:  # a split input's copy: the same type and shape as its source
+        nb = per
+        for d in shape:
+            nb *= d
+        return T("cpy", (), nb, (per, shape))
+
+    def norm(x: T, *shape: int, weight: bool = True) -> T:
+        r = t("rms_norm", (x,), 4, *shape)
+        return t("mul", (r, w(shape[0])), 4, *shape) if weight else r
+
+    rows = cpy(E, Tn)
+    firsts = [rows]
+    vis = cpy(E, n_image) if n_image else None
+    if vis is not None:
+        firsts.append(vis)
+    pos = cpy(Tn)
+    loc = {False: cpy(Tn), True: cpy(Tn)}
+    mask32 = {False: cpy(swa_cells, Tn), True: cpy(full_cells, Tn)}
+    firsts += [pos, loc[False], mask32[False], loc[True], mask32[True]]
+    g.expand(*firsts)
+    h = t("scale", (rows,), 4, E, Tn)
+    if vis is not None:
+        g.expand(view(h, vis))  # ggml_cpy of the image into a view of the rows
+    masks: dict[bool, T] = {}
+    mask_sent = False
+    for il, (glob, H, KV, hd, v_from_k, ff, n_exp, k_used, eff) in enumerate(layers):
+        glob, v_from_k = bool(glob), bool(v_from_k)
+        res = h
+        x = norm(h, E, Tn)
+        q = norm(rs(t("mul_mat", (w(E, H * hd), x), 4, H * hd, Tn), 4, hd, H, Tn), hd, H, Tn)
+        q = t("rope", (q, pos, None), 4, hd, H, Tn)
+        g.expand(q)  # nn.Attention: ctx.Forward(query), then key and value, then the cache writes
+        kraw = rs(t("mul_mat", (w(E, KV * hd), x), 4, KV * hd, Tn), 4, hd, KV, Tn)
+        v = kraw if v_from_k else rs(t("mul_mat", (w(E, KV * hd), x), 4, KV * hd, Tn), 4, hd, KV, Tn)
+        k = t("rope", (norm(kraw, hd, KV, Tn),), 4, hd, KV, Tn)
+        k.srcs = (*k.srcs, pos, None)
+        v = norm(v, hd, KV, Tn, weight=False)
+        g.expand(k, v)
+        g.expand(T("set_rows", (w(1), view(k), loc[glob]), external=True),
+                 T("set_rows", (w(1), view(v), loc[glob]), external=True))
+        if glob not in masks:
+            masks[glob] = t("cpy", (mask32[glob],), 2, full_cells if glob else swa_cells, Tn)
+        if glob and fa_on_cpu:
+            g.expand(T("flash_attn_ext", (view(q),) + (() if mask_sent else (masks[glob],)), external=True))
+            mask_sent = True
+            a = cpy(hd, H, Tn)
+            g.expand(a)
+        else:
+            a = t("flash_attn_ext", (view(q), view(w(1)), view(w(1)), masks[glob]), 4, hd, H, Tn)
+        a = norm(t("mul_mat", (w(H * hd, E), rs(a, 4, H * hd, Tn)), 4, E, Tn), E, Tn)
+        tc = Tn
+        if il == len(layers) - 1:
+            outs = cpy(n_outputs)
+            a = t("get_rows", (a, outs), 4, E, n_outputs)
+            res = t("get_rows", (res, outs), 4, E, n_outputs)
+            tc = n_outputs
+        h = t("add", (a, res), 4, E, tc)
+        res = h
+        x = norm(h, E, tc)
+        x = t("glu", (t("mul_mat", (w(E, ff), x), 4, ff, tc), t("mul_mat", (w(E, ff), x), 4, ff, tc)), 4, ff, tc)
+        mlp = norm(t("mul_mat", (w(ff, E), x), 4, E, tc), E, tc)
+        if n_exp:
+            r = t("mul", (t("scale", (t("rms_norm", (h,), 4, E, tc),), 4, E, tc), w(E)), 4, E, tc)
+            probs = t("soft_max", (t("mul_mat", (w(E, n_exp), r), 4, n_exp, tc),), 4, n_exp, tc)
+            sel = view(t("argsort", (probs,), 4, n_exp, tc))
+            rw = rs(t("get_rows", (rs(probs, 4, 1, n_exp, tc), sel), 4, 1, k_used, tc), 4, k_used, tc)
+            rw = t("div", (rw, t("sum_rows", (rw,), 4, 1, tc)), 4, k_used, tc)
+            xm = norm(h, E, tc)
+            gu = t("mul_mat_id", (w(E, 2 * eff, n_exp), rs(xm, 4, E, 1, tc), sel), 4, 2 * eff, k_used, tc)
+            act = t("glu", (view(gu), view(gu)), 4, eff, k_used, tc)
+            ex = t("mul_mat_id", (w(eff, E, n_exp), act, sel), 4, E, k_used, tc)
+            sc = t("get_rows", (rs(t("repeat", (w(n_exp, 1),), 4, n_exp, tc), 4, 1, n_exp, tc), sel), 4, 1, k_used,
+                   tc)
+            ex = t("mul", (t("mul", (ex, sc), 4, E, k_used, tc), rs(rw, 4, 1, k_used, tc)), 4, E, k_used, tc)
+            s = t("add", (view(ex), view(ex)), 4, E, tc)
+            for _ in range(k_used - 2):
+                s = t("add", (s, view(ex)), 4, E, tc)
+            mlp = norm(t("add", (mlp, norm(s, E, tc)), 4, E, tc), E, tc)
+        h = t("mul", (t("add", (mlp, res), 4, E, tc), w(1)), 4, E, tc)
+    out = t("mul_mat", (w(E, n_vocab), norm(h, E, n_outputs)), 4, n_vocab, n_outputs)
+    g.expand(t("scale", (t("unary", (t("scale", (out,), 4, n_vocab, n_outputs),), 4, n_vocab, n_outputs),), 4,
+               n_vocab, n_outputs))
+    return reserve(g, alignment)
+
+
+def gemma4_gpu_graph_replayed(spec: ModelSpec, n_tokens: int, swa_cells: int, full_cells: int, n_outputs: int,
+                              n_image: int, fa_on_cpu: bool) -> int | None:
+    """gemma4_text_graph_bytes for a gemma4 spec: None for other models and for the shapes the replay does not
+    build (per-layer embeddings, shared KV layers, a block without attention)."""
+    if spec.architecture != "gemma4" or any(la.attention is None or la.kv_source is not None for la in spec.layers):
+        return None
+    if any(t.name.startswith("per_layer_") for t in spec.weights.tensors):
+        return None
+    layers = []
+    for la in spec.layers[:spec.n_trunk_layers]:
+        at, ffn = la.attention, la.ffn
+        dense = ffn.n_ff_shared if ffn.n_experts else ffn.n_ff
+        layers.append((int(at.window is None), at.n_heads, at.n_kv_heads, at.head_dim_k, int(at.v_from_k), dense,
+                       ffn.n_experts, ffn.n_experts_used, ffn.n_ff_expert))
+    return gemma4_text_graph_bytes(spec.n_embd, spec.n_vocab, tuple(layers), n_tokens, swa_cells, full_cells,
+                                   n_outputs, n_image, fa_on_cpu)
+
+
 @lru_cache(maxsize=256)
 def gptoss_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: int, n_ff: int, n_expert: int,
                        n_expert_used: int, n_layer: int, n_vocab: int, n_tokens: int, full_cells: int,

@@ -22,6 +22,8 @@ from ..llamacpp.kv import Cache
 from ..versions import version_str
 from .cuda_pool import V_CUDA_POOL_IN_GRAPH, V_HIP_TILE_RDNA, cuda_pool_bytes, hip_gptoss_pool_bytes
 from .graph import (
+    gemma4_gpu_graph_replayed,
+    gemma4_reserve_side,
     gptoss_cpu_graph,
     gptoss_graph_replayed,
     gptoss_vulkan_cpu_split,
@@ -42,7 +44,7 @@ from .memory import (
     layout_era_c,
     predict_server_vram,
 )
-from .projector import Projector, own_vision_graph
+from .projector import Projector, catalog_vision_config, own_vision_graph
 from .projector import projector as vision_projector
 from .settings import (
     V_BACKEND_LIBRARY_NAMES,
@@ -396,6 +398,9 @@ def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[O
     cells = cache.cells_by_layer
     full = max(cells.values(), default=0)
     swa = min(cells.values(), default=0)
+    own = _gemma4_graph(spec, launch, gpus, full, swa, num_parallel)
+    if own is not None:
+        return own
     if gpus and launch.flash_attention and V_GPTOSS_GRAPH <= launch.version < V_SET_ROWS:
         # gpt-oss with flash attention on a GPU, v0.11.5-v0.12.11 (the blocks and the cache writes graph.py
         # mirrors): the token rows, positions, masks and output index copied into the GPU's buffer
@@ -412,6 +417,31 @@ def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[O
         return None
     return gptoss_cpu_graph(spec, min(launch.num_batch, launch.num_ctx), full, swa if swa != full else 0,
                             masks=launch.version >= V_MASK_IN_GRAPH)
+
+
+V_GEMMA4 = (0, 20, 0)  # gemma4 joins the Ollama engine (model/models/gemma4)
+
+
+def _gemma4_graph(spec: ModelSpec, launch: Launch, gpus: list[OGpu], full_cells: int, swa_cells: int,
+                  n_outputs: int) -> int | None:
+    """Ollama's own gemma4 text graph on a ggml-cuda GPU with flash attention, v0.20.0-v0.20.3 (the model code and
+    the global blocks' attention on the CPU that graph.py gemma4_text_graph_bytes replays; e823bff87 in v0.20.4
+    moves it to the GPU), every block on the GPU; None elsewhere. The reserve batch carries the reserve image's
+    embeddings (runner.go reserveWorstCaseGraph, EncodeMultimodal + PostTokenize: (side / patch / pooling)^2 rows
+    between the image's begin and end tokens) where the model has its vision tower; None when that image would not
+    fit the batch (the batch then grows past num_batch)."""
+    if (spec.architecture != "gemma4" or not gpus or not launch.flash_attention
+            or not V_GEMMA4 <= launch.version < V_CUDA_FA_D512 or any(o.library not in _CUDA_LIBS for o in gpus)):
+        return None
+    n_tokens = min(launch.num_batch, launch.num_ctx)
+    n_image = 0
+    if _projector(spec, launch.version) is not None:
+        vc = catalog_vision_config(spec)
+        patch, merge = int(vc.get("patch_size", 16)), int(vc.get("pooling_kernel_size", 3))
+        n_image = (gemma4_reserve_side(patch, merge) // (patch * merge)) ** 2
+        if n_image + 2 > n_tokens:
+            return None
+    return gemma4_gpu_graph_replayed(spec, n_tokens, swa_cells, full_cells, n_outputs, n_image, fa_on_cpu=True)
 
 
 def _projector(spec: ModelSpec, v) -> Projector | None:

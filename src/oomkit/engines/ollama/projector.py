@@ -70,6 +70,13 @@ def _catalog_config(spec: ModelSpec) -> Mapping[str, Any] | None:
     return entry.config if entry else None
 
 
+def catalog_vision_config(spec: ModelSpec) -> Mapping[str, Any]:
+    """The vision_config of a catalog model's verbatim config.json ({} where there is none)."""
+    cfg = _catalog_config(spec)
+    vc = cfg.get("vision_config") if cfg else None
+    return vc if isinstance(vc, Mapping) else {}
+
+
 def vision_graph(arch: str, vc: Mapping[str, Any]) -> int:
     """VisionGraphSize's graph term for one architecture (0 for those it does not size)."""
     kind = _GRAPH_ARCHS.get(arch)
