@@ -124,3 +124,33 @@ def test_mamba2_device_buffer_equals_the_measured():
     for ngl, mib in ((1, 103.22), (2, 164.37), (3, 119.43), (4, 113.28), (99, 108.22)):
         g = mamba2_graph(set(range(max(0, 4 + 1 - ngl))))
         assert round(sr.device_peak(g, 128) / MiB, 2) == mib, ngl
+
+
+def test_lowering_kept_by_shape_equals_the_direct_replay():
+    """sched_replay.device_peak_by_kv (one lowering per shape, every node's bytes affine in the cache's n_kv and the
+    host weights' copies given by name) gives the replay of the graph built at each n_kv and weight size: qwen3.5-27b's
+    8-layer file with flash attention and a q8_0 cache (its F16 copies and rotations), without flash attention, and
+    with -ngl 4 (host layers) at two quantizations of their weights."""
+    from oomkit.model.gguf_file import read_gguf_spec
+    from tests import gt_compare
+
+    spec = read_gguf_spec(gt_compare.synth_file("qwen3.5-27b", 8))
+    host_layers = {0, 1, 2, 3, 4}
+    names = [f"blk.{il}.{n}.weight" for il in host_layers for n in (
+        "attn_qkv", "attn_gate", "ssm_beta", "ssm_alpha", "ssm_out", "attn_q", "attn_k", "attn_v", "attn_output",
+        "ffn_up", "ffn_gate", "ffn_down")]
+    cases = [
+        (set(), {}, dict(flash_attn=True, k_type=(34, 32), v_type=(34, 32), k_rot=256, v_rot=64, fa_extra=-1)),
+        (set(), {}, dict(flash_attn=False)),
+        (host_layers, {n: 1 << 20 for n in names}, dict(flash_attn=True)),
+        (host_layers, {n: 3 << 19 for n in names}, dict(flash_attn=True)),
+    ]
+    for k, (hl, host, kw) in enumerate(cases):
+        def build(n_kv, hl=hl, host=host, kw=kw):
+            args = dict(kw)
+            if args.get("fa_extra") == -1:  # K and V in F16, n_kv x 4 heads x 256, each 128-aligned
+                args["fa_extra"] = 2 * n_kv * 4 * 256 * 2
+            return sr.qwen35_graph(spec, 512, 1, n_kv, host, hl, **args)
+        key = ("test", min(k, 2))  # the last two share one lowering: their weights' bytes are given by name
+        for n_kv in (4096, 8192, 33024, 4096):
+            assert sr.device_peak_by_kv(key, build, n_kv, 128, host) == sr.device_peak(build(n_kv), 128), (k, n_kv)

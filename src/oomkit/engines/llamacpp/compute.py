@@ -3,6 +3,7 @@ ggml-alloc's peak per backend) and the output buffer (logits)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -2234,31 +2235,57 @@ def qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     its cache's K and V views and of the mask; the zero-row extra states' copy and GET_ROWS as ggml-alloc places
     them). The peak is the logits' block above h_nextn (an output, never freed) and result_norm, which the last
     layers leave high: 76 / 86 / 104 MiB above the buffer's start at -ngl 4 (4K, 32K) and -ngl 1 (8K) on the
-    8-layer qwen3.5-27b file, 20 at -ngl 8, against 20-24 fully offloaded. Where it holds: one sequence, flash
-    attention, an F16 cache on the device for the device's layers, one device holding the output, no tensor
-    overrides; None elsewhere. H200 CUDA0 (test_llamacpp_cuda_measured): -ngl 4 561.00 / 571.01 MiB at 4K / 32K
-    (561.00 / 571.01 measured, were 505.00), -ngl 8 505.00 (505.00); held out -ngl 1 589.00 at 8K (589.00, was
-    505.00); fully offloaded 509.02 at 4K (509.02, was 505.00), 505.00 at 32K and 2052.07 at 8K with -ub 2048
-    (2052.07, was 0.984 of it)."""
+    8-layer qwen3.5-27b file, 20 at -ngl 8, against 20-24 fully offloaded. Also without flash attention
+    (llm_graph_context::build_attn_mha's KQ, soft_max and KQV on the transposed V cache, whose indices are
+    n_embd_v_gqa per token: llama_kv_cache::build_input_v_idxs / cpy_v), with a quantized cache (the Hadamard
+    rotations of llm_graph_context::build_attn, llama_kv_cache::build_input_k_rot / build_input_v_rot, read as
+    split inputs; FLASH_ATTN_EXT allocated with its F16 copies of K and V, ggml-cuda.cu
+    ggml_backend_cuda_buffer_type_get_alloc_size / fattn.cu ggml_cuda_flash_attn_ext_get_alloc_size) and with
+    -nkvo (every KV and recurrent cache on the host: the stores run there, the attention and the delta net on the
+    device read copies of the caches' views and states). The lowering is kept by shape
+    (sched_replay.device_peak_by_kv), so a context search replays only ggml-alloc. Where it holds: one sequence,
+    one device holding the output, no tensor overrides; None elsewhere. H200 CUDA0 (test_llamacpp_cuda_measured):
+    -ngl 4 561.00 / 571.01 MiB at 4K / 32K (561.00 / 571.01 measured, were 505.00), -ngl 8 505.00 (505.00); held
+    out -ngl 1 589.00 at 8K (589.00, was 505.00); fully offloaded 509.02 at 4K (509.02, was 505.00), 505.00 at 32K
+    and 2052.07 at 8K with -ub 2048 (2052.07, was 0.984 of it); without flash attention 505.00 / 1660.01 at 4K /
+    32K (1660.01, was 1658.00), held out -ngl 5 at 8K 509.01 (509.01, was 505.00); q8_0 at 4K 509.28 (509.28, was
+    505.00), held out q4_0 at 64K 505.00 (505.00); -nkvo 513.00 (513.00, was 505.00)."""
     d = placement.output_device
     trunk = spec.trunk_layers
     T = min(ctx.n_ctx, ctx.n_ubatch)
     host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
-    if spec.architecture != "qwen35" or d != 0 or len(devices) != 1 or ctx.n_seq_max != 1 or not ctx.flash_attn \
+    if spec.architecture != "qwen35" or d != 0 or len(devices) != 1 or ctx.n_seq_max != 1 \
             or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
-            or not set(placement.layer_device) <= {-1, d} or s.no_kv_offload or ctx.n_rs_seq \
-            or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" or len(caches) != 1 \
-            or (host_layers and _offload_device(devices, s, T) != d) \
+            or not set(placement.layer_device) <= {-1, d} or ctx.n_rs_seq or len(caches) != 1 \
+            or (not ctx.flash_attn and (ctx.type_v.quantized or ctx.type_k.quantized)) \
+            or ((host_layers or s.no_kv_offload) and _offload_device(devices, s, T) != d) \
             or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk or spec.trunk_layers[-1].attention is None \
             or any((la.attention is None) == (la.recurrent is None) or la.ffn.n_experts for la in trunk) \
             or any(la.recurrent is not None and (la.recurrent.kind != "gated_delta_net" or not la.recurrent.n_group)
                    for la in trunk) \
-            or any(la.attention is not None and not cuda_fa_supported(la.attention, ctx) for la in trunk):
+            or any(la.attention is not None and ctx.flash_attn and not cuda_fa_supported(la.attention, ctx)
+                   for la in trunk):
         return None
     host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
             if t.layer in host_layers}
-    graph = sched_replay.qwen35_graph(spec, T, reserved_outputs(ctx, s), caches[0].cells, 2, host, host_layers)
-    return sched_replay.device_peak(graph, CUDA_ALIGN)
+    k_rot, v_rot = _rotations(spec, ctx)
+    a = next(la.attention for la in trunk if la.attention is not None)
+    fa16 = cuda_fa_f16_copies(ctx, devices, s)
+    n_outputs = reserved_outputs(ctx, s)
+    kt, vt = (ctx.type_k.type_size, ctx.type_k.block_size), (ctx.type_v.type_size, ctx.type_v.block_size)
+
+    def build(n_kv: int) -> sched_replay.Graph:
+        return sched_replay.qwen35_graph(spec, T, n_outputs, n_kv, host, host_layers, ctx.flash_attn, kt, vt,
+                                         math.isqrt(k_rot // 4), math.isqrt(v_rot // 4), s.no_kv_offload,
+                                         fa_f16_bytes(a, n_kv, T, ctx) if fa16 else 0)
+
+    if fa16 and a.n_kv_heads * a.head_dim_k % 64:  # the F16 copies' 128-byte padding: not affine in n_kv
+        return sched_replay.device_peak(build(caches[0].cells), CUDA_ALIGN)
+    # the graph reads the spec's shapes only (a quantization of the same model gives the same lowering)
+    shape = (spec.n_embd, spec.n_vocab, tuple((la.index, la.attention, la.recurrent, la.ffn.n_ff) for la in trunk))
+    key = (shape, T, n_outputs, frozenset(host_layers), frozenset(host), ctx.flash_attn, kt, vt, k_rot, v_rot,
+           s.no_kv_offload, fa16)
+    return sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host)
 
 
 # ggml-opencl.cpp ggml_opencl_supports_op, GGML_OP_MUL_MAT_ID: experts of Q4_0, Q8_0 or MXFP4 only (with an F32 src1:

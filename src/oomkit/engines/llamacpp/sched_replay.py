@@ -23,6 +23,7 @@ dump at -ngl 2 (tests/fixtures/llamacpp_cuda: each op's backend and each split's
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 from .galloc import Node, peak_bytes
@@ -35,7 +36,7 @@ INPLACE = frozenset({"FILL", "SCALE", "ADD", "ADD_ID", "ADD1", "SUB", "MUL", "DI
 OP_OFFLOAD_MIN_BATCH = 32  # ggml-cuda.cu op_offload_min_batch_size
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class T:
     """A ggml tensor: op, shape and strides (4 each), element size, sources, the view's root (ggml_new_tensor_impl
     collapses views of views), flags; buf: the buffer it lives in when allocated before the graph (a weight, a
@@ -52,30 +53,35 @@ class T:
     buf: tuple[int, bool] | None = None
     size: int = -1
     backend: int = -1
+    blck: int = 1  # elements per block of its type (es: bytes per block)
+    extra: int = 0  # bytes the device's buffer type allocates beyond ggml_nbytes (ggml_backend_buft_get_alloc_size)
+    name: str = ""  # a host weight's name (and its copy's), whose bytes the caller gives
 
     @property
-    def nbytes(self) -> int:
+    def nbytes(self) -> int:  # ggml.c ggml_nbytes
         if self.size >= 0:
             return self.size
-        if any(n <= 0 for n in self.ne):
+        (n0, n1, n2, n3), (b0, b1, b2, b3) = self.ne, self.nb
+        if n0 <= 0 or n1 <= 0 or n2 <= 0 or n3 <= 0:
             return 0
-        return self.es + sum((n - 1) * b for n, b in zip(self.ne, self.nb, strict=True))
+        rest = (n1 - 1) * b1 + (n2 - 1) * b2 + (n3 - 1) * b3
+        if self.blck > 1:
+            return n0 * b0 // self.blck + rest
+        return self.es + (n0 - 1) * b0 + rest
 
     @property
     def leaf(self) -> bool:
         return self.op == "NONE"
 
 
-def _contiguous(ne: tuple[int, ...], es: int) -> tuple[int, int, int, int]:
-    nb = [es]
-    for n in ne[:3]:
-        nb.append(nb[-1] * n)
-    return nb[0], nb[1], nb[2], nb[3]
+def _contiguous(ne: tuple[int, ...], es: int, blck: int = 1) -> tuple[int, int, int, int]:
+    nb1 = es * ne[0] // blck
+    nb2 = nb1 * ne[1]
+    return es, nb1, nb2, nb2 * ne[2]
 
 
 def _ne4(ne: tuple[int, ...]) -> tuple[int, int, int, int]:
-    full = tuple(ne) + (1,) * (4 - len(ne))
-    return full[0], full[1], full[2], full[3]
+    return ne if len(ne) == 4 else tuple(ne) + (1,) * (4 - len(ne))  # type: ignore[return-value]
 
 
 class Graph:
@@ -105,14 +111,14 @@ class Graph:
 
     # leafs
     @staticmethod
-    def weight(ne: tuple[int, ...], backend: int, size: int = -1, es: int = 4) -> T:
+    def weight(ne: tuple[int, ...], backend: int, size: int = -1, es: int = 4, name: str = "") -> T:
         ne4 = _ne4(ne)
-        return T("NONE", ne4, _contiguous(ne4, es), es, buf=(backend, True), size=size)
+        return T("NONE", ne4, _contiguous(ne4, es), es, buf=(backend, True), size=size, name=name)
 
     @staticmethod
-    def cache(ne: tuple[int, ...], backend: int, es: int) -> T:
+    def cache(ne: tuple[int, ...], backend: int, es: int, blck: int = 1) -> T:
         ne4 = _ne4(ne)
-        return T("NONE", ne4, _contiguous(ne4, es), es, buf=(backend, False))
+        return T("NONE", ne4, _contiguous(ne4, es, blck), es, buf=(backend, False), blck=blck)
 
     @staticmethod
     def input(ne: tuple[int, ...], es: int = 4) -> T:
@@ -128,8 +134,10 @@ class Graph:
     @staticmethod
     def view(src: T, ne: tuple[int, ...], nb: tuple[int, ...] | None = None, op: str = "VIEW") -> T:
         ne4 = _ne4(ne)
-        nb4 = _contiguous(ne4, src.es) if nb is None else (tuple(nb) + _contiguous(ne4, src.es)[len(nb):])
-        return T(op, ne4, (nb4[0], nb4[1], nb4[2], nb4[3]), src.es, [src], src.view_src or src)
+        nb4 = tuple(nb) if nb is not None and len(nb) == 4 else _contiguous(ne4, src.es, src.blck)
+        if nb is not None and len(nb) < 4:
+            nb4 = tuple(nb) + nb4[len(nb):]
+        return T(op, ne4, (nb4[0], nb4[1], nb4[2], nb4[3]), src.es, [src], src.view_src or src, blck=src.blck)
 
     def reshape(self, src: T, ne: tuple[int, ...]) -> T:
         return self.view(src, ne, op="RESHAPE")
@@ -146,7 +154,7 @@ class Graph:
     @staticmethod
     def into(op: str, dst: T, *srcs: T) -> T:
         """An op writing into dst (ggml_cpy, ggml_set_rows, a *_inplace op): its result is a view of dst."""
-        return T(op, dst.ne, dst.nb, dst.es, list(srcs), dst.view_src or dst)
+        return T(op, dst.ne, dst.nb, dst.es, list(srcs), dst.view_src or dst, blck=dst.blck)
 
 
 def _from_buffer(t: T) -> int:
@@ -236,15 +244,16 @@ def split_graph(g: Graph) -> tuple[list[tuple[int, list[T], int]], dict[int, T]]
             if s.backend != b and not _buffer_supported(s, b):
                 key = id(s) * 2 + b
                 if key not in copies:
-                    copies[key] = T("NONE", s.ne, s.nb, s.es, size=s.nbytes, backend=b)
+                    copies[key] = T("NONE", s.ne, s.nb, s.es, size=s.nbytes, backend=b, name=s.name)
                     inputs.append(s)
                 t.srcs[j] = copies[key]
     return splits, copies
 
 
-def device_nodes(g: Graph) -> list[Node]:
+def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
     """Pass 5 and graph_copy, lowered to galloc's nodes for the device's buffer (the host's tensors take none there
-    but their reading of device tensors still counts)."""
+    but their reading of device tensors still counts); names, when given, gets each node's host weight name (the
+    copies of named host weights; "" for the rest)."""
     splits, copies = split_graph(g)
     seq: list[tuple[T, bool]] = []  # (tensor, an input dependency)
     copied = {id(c) for c in copies.values()}
@@ -272,10 +281,15 @@ def device_nodes(g: Graph) -> list[Node]:
             continue
         root = t.view_src
         mine = t.backend == DEVICE and root is None and (not t.leaf or id(t) in copied)
-        size = t.nbytes if mine else 0
+        size = t.nbytes + t.extra if mine else 0
         out.append(Node(size, tuple(at[id(s)] for s in t.srcs), t.op in INPLACE and mine,
                         at[id(root)] if root is not None and id(root) in at else -1, t.output,
                         (t.es, t.ne, t.nb), mine and size == 0))
+        if names is not None:
+            names.extend([""] * (len(out) - 1 - len(names)))
+            names.append(t.name if mine else "")
+    if names is not None:
+        names.extend([""] * (len(out) - len(names)))
     return out
 
 
@@ -284,22 +298,60 @@ def device_peak(g: Graph, align: int) -> int:
     return peak_bytes(0, device_nodes(g), align)
 
 
-def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, kv_es: int, host: dict[str, int],
-                 host_layers: set[int]) -> Graph:
-    """Qwen3.5's pp graph (src/models/qwen35.cpp, one sequence, flash attention; the gated delta net fused:
+KV_STEP = 256  # the second lowering's extra cells (llama_kv_cache::get_n_kv pads n_kv to 256)
+_LOWERED: dict[Hashable, tuple[int, list[Node], tuple[int, ...], list[str]]] = {}
+_LOWERED_MAX = 64
+
+
+def device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, align: int,
+                      sizes: dict[str, int] | None = None) -> int:
+    """device_peak(build(n_kv), align), the lowering kept by shape (key: everything build depends on but n_kv and
+    the host weights' bytes, sizes): the graph's structure, its schedule and its nodes' order depend on neither;
+    the copies of the host weights take their bytes (given by name), and every other node's bytes are affine in
+    n_kv (one dimension of the mask, of the cache's views and their copies, of KQ, and of flash attention's F16
+    copies), so the lowerings at n_kv and n_kv + KV_STEP give any other n_kv's node list and only ggml-alloc is
+    replayed again; two nodes count as the same layout where they are at both lowerings."""
+
+    def lower() -> tuple[int, list[Node], tuple[int, ...], list[str]]:
+        names: list[str] = []
+        a, b = device_nodes(build(n_kv), names), device_nodes(build(n_kv + KV_STEP))
+        merged = [x._replace(layout=(x.layout, y.layout)) for x, y in zip(a, b, strict=True)]
+        return n_kv, merged, tuple((y.size - x.size) // KV_STEP for x, y in zip(a, b, strict=True)), names
+
+    if key not in _LOWERED:
+        if len(_LOWERED) >= _LOWERED_MAX:
+            _LOWERED.clear()
+        _LOWERED[key] = lower()
+    n0, nodes, slopes, names = _LOWERED[key]
+    sizes = sizes or {}
+    nodes = [x._replace(size=sizes[nm] if nm else x.size + k * (n_kv - n0)) if k or nm else x
+             for x, k, nm in zip(nodes, slopes, names, strict=True)]
+    return peak_bytes(0, nodes, align)
+
+
+def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
+                 flash_attn: bool = True, k_type: tuple[int, int] = (2, 1), v_type: tuple[int, int] = (2, 1),
+                 k_rot: int = 0, v_rot: int = 0, host_caches: bool = False, fa_extra: int = 0) -> Graph:
+    """Qwen3.5's pp graph (src/models/qwen35.cpp, one sequence; the gated delta net fused:
     src/models/delta-net-base.cpp build_conv_state, build_recurrent_attn / build_delta_net_fused, cparams.fused_gdn_*
     on, which llama_context never probes; the attention layers through llm_graph_context::build_attn, K and V stored
-    with SET_ROWS, ggml_flash_attn_ext reading the cache's views and the F16 mask; build_ffn's SILU-gated FFN;
-    h_nextn kept as an output and gathered by out_ids into result_norm), in graph order. The layers in host_layers
-    keep their weights (and their caches) on the CPU; host: those weights' bytes, copied when read on the device.
-    The output layer is on the device."""
+    with SET_ROWS (V transposed, one row per element, without flash attention: llama_kv_cache::cpy_v), then
+    ggml_flash_attn_ext reading the cache's views and the F16 mask, or build_attn_mha's KQ, soft_max with the F32
+    mask and KQV; build_ffn's SILU-gated FFN; h_nextn kept as an output and gathered by out_ids into result_norm), in
+    graph order. The layers in host_layers keep their weights (and their caches) on the CPU; host: those weights'
+    bytes, copied when read on the device. The output layer is on the device. k_type / v_type: the cache's (bytes,
+    elements) per block; k_rot / v_rot: a quantized cache's rotation sizes (llama_kv_cache::build_input_k_rot /
+    build_input_v_rot; 0: none), applied by llama_mul_mat_hadamard to Q, K, V and the attention's output
+    (llm_graph_context::build_attn); host_caches (-nkvo): every cache on the CPU; fa_extra: the bytes ggml-cuda
+    allocates behind each FLASH_ATTN_EXT (its F16 copies of K and V)."""
     g = Graph()
     f32 = 4
     n_embd = spec.n_embd
 
     def w(name: str, ne: tuple[int, ...], il: int | None) -> T:
         on_host = il is not None and il in host_layers
-        return g.weight(ne, HOST if on_host else DEVICE, host.get(name, -1) if on_host else -1)
+        return g.weight(ne, HOST if on_host else DEVICE, host.get(name, -1) if on_host else -1,
+                        name=name if on_host and name in host else "")
 
     tok = g.weight((n_embd, spec.n_vocab), HOST)
     embd = g.expand(g.op("GET_ROWS", (n_embd, T_), tok, g.input((T_,))))
@@ -307,12 +359,22 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, kv_es: int, host: dic
     s_main, s_extra = g.view(s_copy, (1,)), g.view(s_copy, (0,))  # build_rs_inp_impl: n_rs - n_seqs = 0 extra rows
     inp_pos = g.input((4 * T_,))  # M-RoPE: four positions per token
     out_ids = g.input((n_outputs,))
-    k_idxs, v_idxs = g.input((T_,), 8), g.input((T_,), 8)
-    mask = g.input((n_kv, T_), 2)
+    hd_v = next(la.attention.head_dim_v * la.attention.n_kv_heads for la in spec.trunk_layers if la.attention)
+    k_idxs, v_idxs = g.input((T_,), 8), g.input((T_ if flash_attn else T_ * hd_v,), 8)
+    mask = g.input((n_kv, T_), 2 if flash_attn else 4)
+    k_rot = g.input((k_rot, k_rot)) if k_rot else None
+    v_rot = g.input((v_rot, v_rot)) if v_rot else None
+
+    def hadamard(cur: T, rot: T) -> T:  # src/llama-impl.h llama_mul_mat_hadamard (cur contiguous here)
+        n = rot.ne[0]
+        flat = g.reshape(cur, (n, cur.ne[0] * cur.ne[1] * cur.ne[2] * cur.ne[3] // n))
+        return g.reshape(g.op("MUL_MAT", flat.ne, rot, flat), cur.ne)
+
     inp = embd
     for la in spec.trunk_layers:
         il = la.index
         dev = HOST if il in host_layers else DEVICE
+        cdev = HOST if host_caches else dev  # -nkvo: every cache on the host (llama_kv_cache / llama_memory_recurrent)
         res = inp
         cur = g.op("RMS_NORM", inp.ne, inp)
         cur = g.expand(g.op("MUL", cur.ne, cur, w(f"blk.{il}.attn_norm.weight", (n_embd,), il)))
@@ -333,7 +395,7 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, kv_es: int, host: dic
             a = g.op("ADD", alpha.ne, alpha, w(f"blk.{il}.ssm_dt.bias", (Hv,), il))
             a = g.op("UNARY", a.ne, a)  # softplus
             gate = g.reshape(g.op("MUL", a.ne, a, w(f"blk.{il}.ssm_a", (Hv,), il)), (1, Hv, T_, 1))
-            r_l, s_l = g.cache((n_r,), dev, f32), g.cache((n_s,), dev, f32)
+            r_l, s_l = g.cache((n_r,), cdev, f32), g.cache((n_s,), cdev, f32)
 
             def build_rs(s: T, size: int) -> T:  # src/llama-graph.cpp build_rs
                 states = g.reshape(s, (size, 1))
@@ -380,19 +442,43 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, kv_es: int, host: dic
                       g.view(qf, (hd, nh, T_), (f32, 2 * hd * f32, 2 * hd * nh * f32)))  # the gate half
             vc = g.reshape(vc, (hd, nkv, T_))
             q, kc = g.op("ROPE", q.ne, q, inp_pos), g.op("ROPE", kc.ne, kc, inp_pos)
+            if k_rot is not None:  # build_attn: the quantized cache's rotations (llama_mul_mat_hadamard)
+                q, kc = hadamard(q, k_rot), hadamard(kc, k_rot)
+            if v_rot is not None:
+                vc = hadamard(vc, v_rot)
             g.expand(q)
             g.expand(vc)
             g.expand(kc)  # build_attn: q, v, then k (rope fusion into the cache)
-            caches = []
-            for cur_, idx in ((kc, k_idxs), (vc, v_idxs)):
-                c = g.cache((hd * nkv, n_kv), dev, kv_es)
-                g.expand(g.into("SET_ROWS", c, g.view(cur_, (hd * nkv, T_)), idx, c))
-                caches.append(c)
-            kv = [g.permute(g.view(c, (hd, nkv, n_kv, 1), (kv_es, hd * kv_es, hd * nkv * kv_es, hd * nkv * kv_es * n_kv)),
-                            (0, 2, 1, 3)) for c in caches]
+            kc_ = g.cache((hd * nkv, n_kv), cdev, k_type[0], k_type[1])
+            g.expand(g.into("SET_ROWS", kc_, g.view(kc, (hd * nkv, T_)), k_idxs, kc_))
+            vv = g.cache((hd * nkv, n_kv), cdev, v_type[0], v_type[1])
+            if flash_attn:  # llama_kv_cache::cpy_v, the V cache not transposed
+                g.expand(g.into("SET_ROWS", vv, g.view(vc, (hd * nkv, T_)), v_idxs, vv))
+            else:  # v_trans: one row per element of V, its indices n_embd_v_gqa per token
+                flat = g.reshape(vv, (1, hd * nkv * n_kv))
+                g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (hd * nkv, T_)), (1, hd * nkv * T_)),
+                                v_idxs, flat))
+            row = (hd * k_type[0] // k_type[1], hd * nkv * k_type[0] // k_type[1])
+            k = g.permute(g.view(kc_, (hd, nkv, n_kv, 1), (k_type[0], row[0], row[1], row[1] * n_kv)), (0, 2, 1, 3))
             qq = g.permute(g.view(q, (hd, nh, T_, 1)), (0, 2, 1, 3))
-            fa = g.reshape(g.op("FLASH_ATTN_EXT", (hd, nh, T_, 1), qq, kv[0], kv[1], mask), (hd * nh, T_))
-            cur = g.op("MUL", fa.ne, fa, g.op("UNARY", gt.ne, gt))  # sigmoid of the gate
+            if flash_attn:
+                v = g.permute(g.view(vv, (hd, nkv, n_kv, 1), (v_type[0], hd * v_type[0] // v_type[1],
+                                                               hd * nkv * v_type[0] // v_type[1],
+                                                               hd * nkv * n_kv * v_type[0] // v_type[1])),
+                              (0, 2, 1, 3))
+                fa = g.op("FLASH_ATTN_EXT", (hd, nh, T_, 1), qq, k, v, mask)
+                fa.extra = fa_extra  # ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alloc_size: K / V's F16 copies
+                att = g.reshape(fa, (hd * nh, T_))
+            else:  # llm_graph_context::build_attn_mha without flash attention
+                v = g.permute(g.view(vv, (n_kv, nkv, hd, 1), (v_type[0], n_kv * hd * v_type[0], n_kv * v_type[0],
+                                                               n_kv * hd * nkv * v_type[0])), (0, 2, 1, 3))
+                kq = g.op("MUL_MAT", (n_kv, T_, nh, 1), k, qq)
+                kq = g.op("SOFT_MAX", kq.ne, kq, mask)
+                kqv = g.op("MUL_MAT", (hd, T_, nh, 1), v, kq)
+                att = g.op("CONT", (hd * nh, T_), g.permute(kqv, (0, 2, 1, 3)))
+            if v_rot is not None:
+                att = hadamard(att, v_rot)
+            cur = g.op("MUL", att.ne, att, g.op("UNARY", gt.ne, gt))  # sigmoid of the gate
             cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (hd * nh, n_embd), il), cur)
         cur = g.op("ADD", cur.ne, cur, res)
         ffn_res = cur
