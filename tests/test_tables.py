@@ -6,7 +6,7 @@ import io
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from oomkit import limits
@@ -111,6 +111,8 @@ def test_detected_and_planned_targets_use_their_devices():
 @settings(max_examples=200, deadline=None)
 @given(base=st.integers(-10**9, 10**10), slope=st.integers(0, 10**6), curve=st.integers(0, 50),
        jump_at=st.integers(0, 5000), jump=st.integers(0, 10**9), hi_steps=st.integers(1, 4096))
+# a jump far larger than the curve left the high side stuck while interpolation crept up the low side: 28 estimates
+@example(base=533151, slope=0, curve=49, jump_at=49, jump=31775451, hi_steps=1217)
 def test_largest_context_equals_brute_force(base, slope, curve, jump_at, jump, hi_steps):
     calls = []
 

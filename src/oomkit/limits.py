@@ -36,7 +36,9 @@ def largest_context(slack: Callable[[int], int | None], hi: int, step: int = STE
     slack(n) None means the engine refused n (counts as not fitting).
 
     Regula falsi on the grid: for a linear slack the first interpolated guess is the answer and one more
-    estimate proves it; if one side stops moving, the next guess bisects.
+    estimate proves it. A guess that did not halve the interval is followed by a bisection, so that every two
+    estimates at least halve it (a slack with a jump, such as a cache that changes size, otherwise drags one side
+    a step at a time).
     """
     hi -= hi % step
     if hi < step:
@@ -53,21 +55,20 @@ def largest_context(slack: Callable[[int], int | None], hi: int, step: int = STE
     s_hi = s(hi_k)
     if s_hi >= 0:
         return hi_k * step
-    last_side, repeats = 0, 0
+    bisect = False
     while hi_k - lo_k > 1:
-        if repeats >= 2 or s_hi == float("-inf"):
+        width = hi_k - lo_k
+        if bisect or s_hi == float("-inf"):
             guess = (lo_k + hi_k) // 2
         else:
             guess = lo_k + int((hi_k - lo_k) * s_lo / (s_lo - s_hi))
         guess = min(max(guess, lo_k + 1), hi_k - 1)
         v = s(guess)
-        side = 1 if v >= 0 else -1
-        repeats = repeats + 1 if side == last_side else 1
-        last_side = side
         if v >= 0:
             lo_k, s_lo = guess, v
         else:
             hi_k, s_hi = guess, v
+        bisect = not bisect and 2 * (hi_k - lo_k) > width
     return lo_k * step
 
 
