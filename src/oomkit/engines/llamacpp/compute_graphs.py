@@ -244,7 +244,7 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
             weights = add(f.n_experts_used * rows * F32, probs_r, topk)  # GET_ROWS
             if normalize_weights:
                 weights = view(weights)
-                total = add(rows * F32, add(rows * F32, weights))  # SUM_ROWS, CLAMP
+                total = add(rows * F32, add(rows * F32, weights), inplace=True)  # SUM_ROWS, CLAMP (in place)
                 weights = view(add(f.n_experts_used * rows * F32, weights, total, inplace=True))  # DIV, reshaped
             fused = range(first, len(nodes))
             n_r = view(n)
@@ -1253,7 +1253,7 @@ def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, m
             topk = view(add(scores, ranked))  # ARGSORT, its top-k view
             used = f.n_experts_used * rows * F32
             weights = view(add(used, probs_r, topk))  # GET_ROWS, reshaped
-            total = add(rows * F32, add(rows * F32, weights))  # SUM_ROWS, CLAMP
+            total = add(rows * F32, add(rows * F32, weights), inplace=True)  # SUM_ROWS, CLAMP (in place)
             weights = view(add(used, weights, total, inplace=True))  # DIV, reshaped
             weights = add(used, weights, inplace=True)  # SCALE by expert_weights_scale
             fused = range(first, len(nodes))

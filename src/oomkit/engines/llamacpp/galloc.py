@@ -45,10 +45,13 @@ from typing import NamedTuple
 
 ALIGN = 32  # the CPU buffer type's alignment (ggml-backend.cpp TENSOR_ALIGNMENT)
 
-# ggml-alloc.c ggml_op_can_inplace, by the lower-case name of the GGML_OP_ (FILL: ggml PR #17870, Ollama v0.13.3 on)
+# ggml-alloc.c ggml_op_can_inplace, by the lower-case name of the GGML_OP_ (FILL: ggml PR #17870, Ollama v0.13.3 on;
+# CLAMP: listed there at llama.cpp@0c1e57098, where ggml.c ggml_clamp makes a new tensor (ggml_dup_tensor) since
+# llama.cpp PR #27644, 2026-08-24; before it ggml_clamp returned ggml_view_tensor of its source, which takes no
+# memory either, so the op never needs a block of its own where its source has no other consumer)
 INPLACE_OPS = frozenset({"fill", "scale", "diag_mask_zero", "diag_mask_inf", "add", "add_id", "add1", "sub", "mul",
                          "div", "sqr", "sqrt", "log", "unary", "rope", "rope_back", "silu_back", "rms_norm",
-                         "rms_norm_back", "soft_max", "soft_max_back"})
+                         "rms_norm_back", "clamp", "soft_max", "soft_max_back"})
 
 
 class Node(NamedTuple):
