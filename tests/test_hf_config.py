@@ -239,6 +239,51 @@ def test_layer_lists_count_every_published_parameter(model, safetensors_total):
     assert sum(math.prod(t.shape) for t in resolve(model).weights.tensors) == safetensors_total
 
 
+@pytest.mark.parametrize(("model", "safetensors_total"), [
+    # DeepSeek-V2's routers have no score-correction bias (26 x 64 and 59 x 160 values the lists carried before)
+    ("deepseek-ai/DeepSeek-V2-Lite", 15_706_484_224),  # HF safetensors 15,706,484,224 (catalog deepseek-v2-lite)
+    ("deepseek-ai/DeepSeek-V2.5-1210", 235_741_434_880),  # HF safetensors 235,741,434,880 (catalog deepseek-v2.5-1210)
+    # glm4moe: exp_probs_b, post_attention_norm, q/k norms only with use_qk_norm, and the MTP block with eh_proj /
+    # enorm / hnorm / shared_head_norm and its own embed_tokens / shared_head_head copies
+    ("zai-org/GLM-4.5-Air", 110_468_824_832),  # HF safetensors metadata of zai-org/GLM-4.5-Air (catalog glm-4.5-air)
+    ("zai-org/GLM-4.7", 358_337_791_296),  # HF safetensors total of zai-org/GLM-4.7 (catalog glm-4.7; q/k/v biases)
+    ("zai-org/GLM-4.7-Flash", 31_221_488_576),  # the safetensors table's 'parameter total' (catalog glm-4.7-flash)
+    # Qwen3-VL's text_config model_type qwen3_vl_text is llama.cpp's qwen3vl (q/k norms); totals incl. the tower
+    ("Qwen/Qwen3-VL-2B-Instruct", 2_127_532_032),  # Hugging Face parameter count of the repo (catalog)
+    ("Qwen/Qwen3-VL-4B-Instruct", 4_437_815_808),
+    ("Qwen/Qwen3-VL-8B-Instruct", 8_767_123_696),
+    ("Qwen/Qwen3-VL-30B-A3B-Instruct", 31_070_754_032),
+    # the multimodal Gemma 3 embedding's 262,208 rows (catalog gemma-3-12b-it: HF safetensors total, incl. SigLIP)
+    ("google/gemma-3-12b-it", 12_187_325_040),
+])
+def test_layer_lists_and_towers_count_every_published_parameter(model, safetensors_total):
+    """The decoder's tensors (model/tensors.py, as llama.cpp's loaders take them) plus the vision tower
+    (model/towers.py) add up to the checkpoints' published safetensors totals, to the parameter."""
+    import math
+
+    from oomkit.model.resolve import resolve
+
+    spec = resolve(model)
+    assert sum(math.prod(t.shape) for t in spec.weights.tensors) + sum(t.params for t in spec.towers) == \
+        safetensors_total
+
+
+def test_jamba_mamba_mixers_carry_dt_b_c_norms():
+    """Jamba's Mamba mixers normalise dt, B and C (src/models/jamba.cpp load_arch_tensors: ssm_dt_norm {dt_rank},
+    ssm_b_norm / ssm_c_norm {d_state}, required; transformers JambaMambaMixer dt_layernorm, b_layernorm,
+    c_layernorm): 28 x 288 values. The list then equals transformers' JambaForCausalLM built from the config,
+    51,570,323,328 parameters; the published safetensors total (51,570,323,456) is 128 above both, unexplained."""
+    import math
+
+    from oomkit.model.resolve import resolve
+
+    spec = resolve("ai21labs/Jamba-v0.1")
+    names = {t.name for t in spec.weights.tensors}
+    assert {"blk.0.ssm_dt_norm.weight", "blk.0.ssm_b_norm.weight", "blk.0.ssm_c_norm.weight"} <= names
+    assert "blk.4.ssm_dt_norm.weight" not in names  # layer 4 is attention
+    assert sum(math.prod(t.shape) for t in spec.weights.tensors) == 51_570_323_328
+
+
 def test_nemotron_h_shared_expert_is_ungated():
     """Nemotron-H's shared expert is up + down like its routed experts, and its router carries a score-correction
     bias (llama.cpp src/models/nemotron-h.cpp: ffn_up_shexp / ffn_down_shexp, ffn_exp_probs_b; no gate): the

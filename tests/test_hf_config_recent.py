@@ -207,8 +207,9 @@ def glm47_flash_gguf(n_layers: int = 2) -> SynthModel:
     """GLM-4.7-Flash as conversion/glm.py Glm4MoeLiteModel(DeepseekV2Model) writes it: deepseek2 with MLA keys
     (head_count_kv 1, key_length 576 = kv_lora 512 + rope 64, value_length 512, key/value_length_mla 256 / 256,
     q_lora 768), layer 0 dense (10240), 64 experts of 1536 (4 used) + 1 shared, and the MTP block appended
-    (block_count = trunk + 1, nextn_predict_layers 1: eh_proj, enorm, hnorm, shared_head_norm; src/models/
-    deepseek2.cpp). Dimensions: the catalog's copy of zai-org/GLM-4.7-Flash config.json."""
+    (block_count = trunk + 1, nextn_predict_layers 1: eh_proj, enorm, hnorm, shared_head_norm, and the checkpoint's
+    embed_tokens / shared_head.head copies as nextn.embed_tokens / nextn.shared_head_head, as a GLM-4.5-Air GGUF
+    keeps them; src/models/deepseek2.cpp). Dimensions: the catalog's copy of zai-org/GLM-4.7-Flash config.json."""
     arch, n_embd, n_head, n_vocab = "deepseek2", 2048, 20, 154880
     q_lora, kv_lora, rope, nope, v_dim = 768, 512, 64, 192, 256
     n_ff, n_ff_exp, n_used, n_exp = 10240, 1536, 4, 64
@@ -237,7 +238,9 @@ def glm47_flash_gguf(n_layers: int = 2) -> SynthModel:
     m = SynthModel("glm-4.7-flash", arch, "zai-org/GLM-4.7-Flash config.json", n_vocab, n_layers, tuple(md.items),
                    tuple(ts), tied_embeddings=False, dims={})
     m = ggufs.with_nextn(m, n_layers - 1, n_embd)
-    return dataclasses.replace(m, tensors=(*m.tensors, _blk(n_layers, "nextn.shared_head_norm.weight", n_embd)))
+    return dataclasses.replace(m, tensors=(*m.tensors, _blk(n_layers, "nextn.shared_head_norm.weight", n_embd),
+                                           _blk(n_layers, "nextn.embed_tokens.weight", n_embd, n_vocab),
+                                           _blk(n_layers, "nextn.shared_head_head.weight", n_embd, n_vocab)))
 
 
 # MiMo-V2-Flash (XiaomiMiMo/MiMo-V2-Flash): the hub config.json as a third-party test transcribes it
@@ -386,14 +389,16 @@ def test_written_gguf_buffers_equal_llama_cpp(model_type, gguf_dir):
                 assert got[f] == expected[f], f"{model_type} {s}: {f} oomkit {got[f]} llama.cpp {expected[f]}"
 
 
-def test_glm47_flash_counts_the_safetensors_decoder_exactly():
-    """The catalog's params_decoder is the repo's safetensors total (31,221,488,576) less the MTP layer's own
-    embed_tokens and shared_head.head copies (2 x 154,880 x 2,048): the per-layer spec, next-n layer included, gives
-    it to the parameter (the card's 31.22 B total is 2.03 % above, by exactly those two copies)."""
+def test_glm47_flash_counts_the_safetensors_total_exactly():
+    """The repo's safetensors total (31,221,488,576) to the parameter: the per-layer spec, next-n layer included with
+    its own embed_tokens and shared_head.head copies (blk.47.nextn.embed_tokens / shared_head_head, 2 x 154,880 x
+    2,048; TENSOR_NOT_REQUIRED in src/models/deepseek2.cpp, loaded with the MTP block when the file has them)."""
     entry = json.loads((CATALOG / "glm-4.7-flash.json").read_text(encoding="utf-8"))
     spec = spec_from_config(entry["config"], "glm-4.7-flash")
     assert spec.architecture == "deepseek2" and spec.n_nextn_layers == 1 and spec.kinds() == {"latent": 48}
-    assert spec.params_total == entry["params_decoder"] == 31_221_488_576 - 2 * 154_880 * 2_048
+    assert spec.params_total == entry["params_published"] == 31_221_488_576
+    copies = [t for t in spec.weights.tensors if t.name.startswith(("blk.47.nextn.embed_tokens", "blk.47.nextn.shared_head_head"))]
+    assert sum(t.n_elements for t in copies) == 2 * 154_880 * 2_048
     # a GGUF conversion keeps the block too (Glm4MoeLiteModel skip_mtp False): read for llama.cpp, it stays
     assert spec_from_config(entry["config"], "glm-4.7-flash", weight_format="Q4_K_M").n_nextn_layers == 1
 

@@ -33,6 +33,8 @@ VOCAB_PADDING = 64  # vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE
 # Module names (the part after "blk.N.") kept whole on every rank.
 _REPLICATED = {
     "attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm", "attn_q_norm", "attn_k_norm",
+    "attn_output_norm", "layer_output_norm",  # BERT's post-LayerNorms (model/tensors.py names them as bert.cpp)
+    "ssm_dt_norm", "ssm_b_norm", "ssm_c_norm",  # Jamba's Mamba RMSNorms over dt_rank / d_state (not sharded)
     "attn_q_a", "attn_q_a_norm", "attn_kv_a_mqa", "attn_kv_a_norm",  # MLA low-rank projections (ReplicatedLinear)
     "ffn_gate_inp", "ffn_gate_inp_shexp", "exp_probs_b",  # MoE routers and their correction bias
     "ssm_norm",  # gated RMSNorm over one head's width

@@ -37,6 +37,10 @@ ARCH_BY_MODEL_TYPE = {
     "qwen2": "qwen2", "qwen2_moe": "qwen2moe", "qwen2_vl": "qwen2vl", "qwen2_5_vl": "qwen2vl",
     "qwen3": "qwen3", "qwen3_moe": "qwen3moe", "qwen3_next": "qwen3next",
     "qwen3_vl": "qwen3vl", "qwen3_vl_moe": "qwen3vlmoe",
+    # the text_config's own model_type of Qwen3-VL (transformers configuration_qwen3_vl.py Qwen3VLTextConfig,
+    # configuration_qwen3_vl_moe.py Qwen3VLMoeTextConfig): the same GGUF architectures (conversion/qwen.py
+    # Qwen3VLTextModel / Qwen3VLMoeTextModel -> MODEL_ARCH.QWEN3VL / QWEN3VLMOE; src/models/qwen3vl.cpp loads q/k norms)
+    "qwen3_vl_text": "qwen3vl", "qwen3_vl_moe_text": "qwen3vlmoe",
     "qwen3_5": "qwen35", "qwen3_5_text": "qwen35", "qwen3_5_moe": "qwen35moe", "qwen3_5_moe_text": "qwen35moe",
     "gemma": "gemma", "gemma2": "gemma2", "gemma3": "gemma3", "gemma3_text": "gemma3",
     "gemma3n": "gemma3n", "gemma3n_text": "gemma3n", "gemma4": "gemma4", "gemma4_text": "gemma4",
@@ -62,6 +66,9 @@ ARCH_BY_MODEL_TYPE = {
     # conversion/ernie.py Ernie4_5Model / Ernie4_5MoeModel; conversion/hunyuan.py HunYuanMoEModel
     "ernie4_5": "ernie4_5", "ernie4_5_moe": "ernie4_5-moe",
     "hunyuan_v1_moe": "hunyuan-moe",
+    # conversion/hunyuan.py HunYuanModel (HunYuanDenseV1ForCausalLM) -> MODEL_ARCH.HUNYUAN_DENSE; its loader
+    # (llama_model_hunyuan_vl's, src/models/hunyuan-vl.cpp load_arch_tensors) requires attn_q_norm / attn_k_norm
+    "hunyuan_v1_dense": "hunyuan-dense",
     # encoder-only embedding models (convert_hf_to_gguf.py BertModel / XLMRobertaModel -> bert, NomicBertModel)
     "bert": "bert", "xlm-roberta": "bert", "nomic_bert": "nomic-bert",
 }
@@ -174,6 +181,12 @@ def spec_from_config(
     n_vocab = r.int("vocab_size", "padded_vocab_size")
     if n_layers == 0 or n_embd == 0 or n_vocab == 0:
         raise OomkitError(f"{name}: num_hidden_layers, hidden_size and vocab_size must be positive")
+    if arch == "gemma3" and n_vocab > _GEMMA3_TOKENIZER_ROWS and weight_format is not None \
+            and is_gguf_format(weight_format):
+        # convert_hf_to_gguf.py Gemma3Model.modify_tensors: "remove OOV (out-of-vocabulary) rows in token_embd", the
+        # embedding cut to the sentencepiece vocabulary; the multimodal checkpoints' 64 image soft-token rows (vocab_size
+        # 262208) stay in the safetensors only
+        n_vocab = _GEMMA3_TOKENIZER_ROWS
     n_nextn = r.int("num_nextn_predict_layers", "mtp_num_hidden_layers", default=0)
     if model_type in _NEXTN_FIXED:
         n_nextn = _NEXTN_FIXED[model_type]
@@ -211,6 +224,7 @@ def spec_from_config(
         attention_bias=_attention_bias(cfg, model_type), gated_ffn=model_type not in _UNGATED_FFN,
         n_nextn=n_nextn, n_positions=_learned_positions(r, model_type), n_token_types=r.int("type_vocab_size", default=0)
         if model_type in _ENCODERS else 0, ple=_per_layer_inputs(r, model_type),
+        router_bias=_router_bias(cfg, model_type), qk_norm=cfg.get("use_qk_norm") is not False,
     )
     weights = inventory_for_format(tensors, arch=arch, config=cfg, weight_format=weight_format, name=name,
                                    publisher=publisher)
@@ -284,6 +298,22 @@ _NEXTN_DENSE = {"mimo_v2_flash"}
 # Gemma ties its embeddings even where the config omits the key (transformers GemmaConfig default True).
 # Encoders have no LM head: nothing to untie (BertConfig/XLMRobertaConfig default tie_word_embeddings=True).
 # Mamba ties them too (transformers MambaConfig tie_word_embeddings=True; Mamba2Config False).
+# Gemma 3's tokenizer.model: 262,144 pieces (transformers Gemma3Config image_token_index 262144, the first row past it)
+_GEMMA3_TOKENIZER_ROWS = 262144
+
+
+def _router_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
+    """Whether the MoE router keeps a score-correction bias (e_score_correction_bias -> exp_probs_b.bias). DeepSeek-V2
+    / V2.5's greedy and group-limited routers have none (transformers modeling_deepseek_v2.py DeepseekV2Moe: a plain
+    gate Linear; modeling_deepseek_v3.py DeepseekV3TopkRouter adds the bias, the noaux_tc method), and llama.cpp loads
+    it TENSOR_NOT_REQUIRED (src/models/deepseek2.cpp load_arch_tensors). DeepSeek-V2-Lite's 26 MoE layers x 64 experts
+    = 1,664 and V2.5's 59 x 160 = 9,440 values its safetensors totals do not hold."""
+    method = cfg.get("topk_method")
+    if method is not None:
+        return method == "noaux_tc"
+    return model_type != "deepseek_v2"
+
+
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "mamba",
                     "lfm2", "lfm2_moe", *_ENCODERS}
 _GEMMA4 = {"gemma4", "gemma4_text"}

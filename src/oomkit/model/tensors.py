@@ -31,13 +31,17 @@ _QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "
             "lfm2", "lfm2moe", "hunyuan-moe", "hunyuan-dense", "bailingmoe2"}
 # Routers with a score-correction bias (e_score_correction_bias -> exp_probs_b.bias; src/models/deepseek2.cpp,
 # ernie4-5-moe.cpp, bailingmoe2.cpp, lfm2moe.cpp, mimo2.cpp load_arch_tensors)
-_EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", "nemotron_h"}  # + nemotron-h.cpp
+_EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", "nemotron_h",  # + nemotron-h.cpp
+                "glm4moe",  # src/models/glm4-moe.cpp: exp_probs_b {n_expert}, required
+                # DeepSeek-V3.2 and GLM-5, read under their model types (src/models/deepseek32.cpp, glm-dsa.cpp)
+                "deepseek_v32", "glm_moe_dsa"}
 # Gemma 2/3/4 normalise after attention and after the FFN too, and so does GLM-4-0414 (src/models/glm4.cpp
 # load_arch_tensors: attn_post_norm and ffn_post_norm, required).
 _POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4", "glm4"}
 # Dense FFNs whose gate and up projections are one tensor, ffn_up {n_embd, 2 x n_ff}, no ffn_gate (src/models/glm4.cpp
 # load_arch_tensors; the checkpoint's mlp.gate_up_proj, written as it is by convert_hf_to_gguf.py)
-_FUSED_GATE_UP = {"glm4", "chatglm"}  # src/models/chatglm.cpp too: ffn_up {n_embd, n_ff * 2}
+_FUSED_GATE_UP = {"glm4", "chatglm",  # src/models/chatglm.cpp too: ffn_up {n_embd, n_ff * 2}
+                  "phi3"}  # src/models/phi3.cpp: ffn_up {n_embd, 2 * n_ff}, required, no ffn_gate (mlp.gate_up_proj)
 # Gated attention (Qwen3-Next / Qwen3.5): Q projection carries a gate of the same width.
 _GATED_Q = {"qwen3next", "qwen35", "qwen35moe"}
 # Qwen3.5 / 3.6 keep the delta net's beta and alpha projections apart (src/models/qwen35.cpp, qwen35moe.cpp
@@ -50,9 +54,20 @@ _SPLIT_BA = {"qwen35", "qwen35moe"}
 # src/models/qwen35.cpp load_block_mtp takes as TENSOR_NOT_REQUIRED)
 _NEXTN_EXTRAS = {"qwen35", "qwen35moe",
                  # src/models/deepseek2.cpp, mimo2.cpp load_arch_tensors: nextn.eh_proj {2 x n_embd, n_embd}, enorm, hnorm,
-                 # shared_head_norm (GLM-4.7-Flash's and MiMo-V2's MTP blocks; embed_tokens / shared_head_head
-                 # TENSOR_NOT_REQUIRED, left out as the per-layer spec carries no vocabulary-sized copies)
-                 "deepseek2", "mimo2"}
+                 # shared_head_norm (GLM-4.7-Flash's and MiMo-V2's MTP blocks)
+                 "deepseek2", "mimo2",
+                 # src/models/glm4-moe.cpp load_arch_tensors: the same four for GLM-4.5 / 4.6 / 4.7's MTP block
+                 "glm4moe",
+                 # src/models/deepseek32.cpp, glm-dsa.cpp: the same, DeepSeek-V3.2's and GLM-5's (model types
+                 # deepseek_v32 and glm_moe_dsa, read generically)
+                 "deepseek_v32", "glm_moe_dsa"}
+# ... and the MTP block's own vocabulary-sized copies, nextn.embed_tokens and nextn.shared_head_head {n_embd, n_vocab}
+# (TENSOR_NOT_REQUIRED in src/models/glm4-moe.cpp and deepseek2.cpp load_arch_tensors, loaded when the file has them):
+# the DeepSeek-V3 / GLM-4.5 checkpoints' model.layers.<last>.embed_tokens and shared_head.head, which a GLM-4.5-Air
+# GGUF keeps (blk.46.nextn.embed_tokens.weight, blk.46.nextn.shared_head_head.weight: the tensor list of
+# ikawrakow/ik_llama.cpp PR #668's GLM-4.5-Air recipe). With them GLM-4.5-Air, GLM-4.7 and GLM-4.7-Flash come to
+# their safetensors totals exactly. Engines that skip the MTP block skip these too (llama.cpp without load_mtp).
+_NEXTN_VOCAB_COPIES = {"deepseek2", "glm4moe", "deepseek_v32"}  # not GLM-5's: its published total holds none
 # LayerNorms with a bias (attn_norm, ffn_norm, output_norm) and the linears that carry biases beyond q/k/v, as
 # llama.cpp's loaders require them (src/models/{phi2,stablelm,starcoder2,orion,phimoe}.cpp load_arch_tensors, flags 0);
 # the HF checkpoints' totals agree (phi-2 2,779,683,840, starcoder2-7b 7,173,923,840, stablelm-2-1_6b 1,644,515,328).
@@ -63,15 +78,40 @@ _OUTPUT_BIAS = {"phi2", "phimoe"}  # output.bias {n_vocab}
 # attention and FFN read the same attn_norm (parallel blocks: src/models/{phi2,command-r,cohere2,cohere2moe}.cpp load
 # no ffn_norm)
 _NO_FFN_NORM = {"phi2", "command-r", "cohere2", "cohere2moe"}
-# BERT-style encoders (src/models/bert.cpp): post-LayerNorms with biases, biased linears, no output head.
+# The norm before the FFN is loaded as post_attention_norm (LLM_TENSOR_ATTN_POST_NORM), not ffn_norm, by
+# src/models/{openai-moe,seed-oss,qwen3next,qwen35,qwen35moe,glm4-moe}.cpp load_arch_tensors (the checkpoint's
+# post_attention_layernorm, the same {n_embd} RMSNorm under another name)
+_FFN_NORM_AS_POST_ATTN = {"gpt-oss", "seed_oss", "qwen3next", "qwen35", "qwen35moe", "glm4moe"}
+# Post-norm blocks with no pre-norm: OLMo 2 normalises each sublayer's output only (src/models/olmo2.cpp
+# load_arch_tensors: attn_post_norm and ffn_post_norm, required; no attn_norm or ffn_norm)
+_POST_NORM_ONLY = {"olmo2"}
+# A layer that is an FFN alone (Nemotron-H's MLP / MoE layers) normalises its input with attn_norm
+# (src/models/nemotron-h.cpp load_arch_tensors: attn_norm for every layer, no ffn_norm)
+_SINGLE_MIXER = {"nemotron_h"}
+# Mamba-1 mixers with RMSNorms on dt, B and C (src/models/jamba.cpp load_arch_tensors: ssm_dt_norm {dt_rank},
+# ssm_b_norm and ssm_c_norm {d_state}, required; transformers JambaMambaMixer dt_layernorm, b_layernorm, c_layernorm)
+_SSM_BC_NORMS = {"jamba"}
+# Attention projections the loader requires fused as one attn_qkv {n_embd, n_embd + 2 n_embd_gqa}
+# (src/models/bailingmoe2.cpp load_arch_tensors: wqkv, flags 0; convert's query_key_value kept whole), or takes it
+# fused as the checkpoint stores it (src/models/phi3.cpp: create_tensor_qkv TENSOR_NOT_REQUIRED, wqkv first; Phi-3's
+# self_attn.qkv_proj maps to attn_qkv in gguf-py's tensor_mapping)
+_FUSED_QKV = {"bailingmoe2", "phi3"}
+# BERT-style encoders (src/models/bert.cpp, nomic-bert.cpp): post-LayerNorms with biases (attn_output_norm after
+# the attention, layer_output_norm after the FFN), biased linears, no output head, and no pooler: convert_hf_to_gguf.py's
+# BertModel drops pooler.dense ("only using BERT for embeddings"), so totals published with it (bge-m3's 567,754,752,
+# multilingual-e5-large's 559,890,432) are 1,024 x 1,024 + 1,024 = 1,049,600 above these lists.
 _ENCODER_ARCHS = {"bert", "nomic-bert"}
 
 
 def architecture_tensors(
     *, arch: str, n_embd: int, n_vocab: int, layers: tuple[LayerSpec, ...], tied: bool,
     attention_bias: bool = False, gated_ffn: bool = True, n_nextn: int = 0, n_positions: int = 0,
-    n_token_types: int = 0, ple: PerLayerInputs | None = None,
+    n_token_types: int = 0, ple: PerLayerInputs | None = None, router_bias: bool = True, qk_norm: bool = True,
 ) -> tuple[TensorShape, ...]:
+    """router_bias: whether the MoE router of an _EXP_PROBS_B architecture carries its score-correction bias
+    (DeepSeek-V2's greedy routers have none; see hf_config). qk_norm: False where the config turns a _QK_NORM
+    architecture's q/k norms off (GLM-4.5-Air's use_qk_norm false: src/models/glm4-moe.cpp loads them
+    TENSOR_NOT_REQUIRED, transformers modeling_glm4_moe.py builds them only if config.use_qk_norm)."""
     out = [TensorShape("token_embd.weight", (n_embd, n_vocab))]
     if ple is not None:
         out.extend(_ple_globals(n_embd, len(layers), ple))
@@ -84,9 +124,13 @@ def architecture_tensors(
     first_nextn = len(layers) - n_nextn
     first_full = next((la.index for la in layers if la.kind is LayerKind.FULL), None)
     for layer in layers:
-        out.extend(_layer_tensors(arch, n_embd, layer, attention_bias, gated_ffn, layer.index == first_full))
+        out.extend(_layer_tensors(arch, n_embd, layer, attention_bias, gated_ffn, layer.index == first_full,
+                                  router_bias, qk_norm))
         if arch in _NEXTN_EXTRAS and layer.index >= first_nextn:
             out.extend(_nextn_extras(n_embd, layer.index))
+            if arch in _NEXTN_VOCAB_COPIES:
+                out += [TensorShape(f"blk.{layer.index}.nextn.embed_tokens.weight", (n_embd, n_vocab), layer.index),
+                        TensorShape(f"blk.{layer.index}.nextn.shared_head_head.weight", (n_embd, n_vocab), layer.index)]
         if ple is not None:
             out.extend(_ple_layer(n_embd, layer.index, ple))
         if arch in _ENCODER_ARCHS:
@@ -147,7 +191,7 @@ def _ple_layer(n_embd: int, i: int, p: PerLayerInputs) -> list[TensorShape]:
 
 
 def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_ffn: bool,
-                   first_full: bool = False) -> list[TensorShape]:
+                   first_full: bool = False, router_bias: bool = True, qk_norm: bool = True) -> list[TensorShape]:
     i = layer.index
     out: list[TensorShape] = []
 
@@ -155,7 +199,17 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
         out.append(TensorShape(f"blk.{i}.{name}", tuple(shape), i))
 
     a = layer.attention
-    if a is not None or layer.recurrent is not None:
+    # the norm before the FFN, by the name the arch's loader gives it
+    ffn_norm = "post_attention_norm" if arch in _FFN_NORM_AS_POST_ATTN else "ffn_norm"
+    if arch in _ENCODER_ARCHS:  # bert.cpp: attn_output_norm / layer_output_norm (weights; biases in _encoder_extras)
+        ffn_norm = "layer_output_norm"
+    if arch in _SINGLE_MIXER and a is None and layer.recurrent is None:
+        ffn_norm = "attn_norm"
+    if arch in _POST_NORM_ONLY:
+        pass
+    elif arch in _ENCODER_ARCHS and a is not None:
+        t("attn_output_norm.weight", n_embd)
+    elif a is not None or layer.recurrent is not None:
         t("attn_norm.weight", n_embd)
         if arch in _NORM_BIAS:
             t("attn_norm.bias", n_embd)
@@ -183,14 +237,17 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             t("indexer.proj.weight", n_embd, a.index_n_heads)
     elif a is not None:
         q_dim, k_dim, v_dim = a.n_heads * a.head_dim_k, a.n_kv_heads * a.head_dim_k, a.n_kv_heads * a.head_dim_v
-        t("attn_q.weight", n_embd, q_dim * (2 if arch in _GATED_Q else 1))
         # Gemma 4's KV-shared layers read an earlier layer's cache and carry no K or V projection (llama.cpp
         # src/models/gemma4.cpp load_arch_tensors: wk, attn_k_norm TENSOR_NOT_REQUIRED where !has_kv(i); b9849)
         own_kv = not (arch == "gemma4" and layer.kv_source is not None)
-        if own_kv:
-            t("attn_k.weight", n_embd, k_dim)
-        if not a.v_from_k and own_kv:
-            t("attn_v.weight", n_embd, v_dim)
+        if arch in _FUSED_QKV:
+            t("attn_qkv.weight", n_embd, q_dim + k_dim + v_dim)
+        else:
+            t("attn_q.weight", n_embd, q_dim * (2 if arch in _GATED_Q else 1))
+            if own_kv:
+                t("attn_k.weight", n_embd, k_dim)
+            if not a.v_from_k and own_kv:
+                t("attn_v.weight", n_embd, v_dim)
         t("attn_output.weight", a.n_heads * a.head_dim_v, n_embd)
         if bias:
             t("attn_q.bias", q_dim)
@@ -205,13 +262,13 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             # {n_embd_k_gqa}), not one head
             t("attn_q_norm.weight", q_dim)
             t("attn_k_norm.weight", k_dim)
-        elif arch in _QK_NORM:
+        elif arch in _QK_NORM and qk_norm:
             t("attn_q_norm.weight", a.head_dim_k)
             if own_kv:
                 t("attn_k_norm.weight", a.head_dim_k)
         if arch == "gpt-oss":
             t("attn_sinks.weight", a.n_heads)
-        if arch in _POST_NORMS:
+        if arch in _POST_NORMS or arch in _POST_NORM_ONLY:
             t("post_attention_norm.weight", n_embd)
         if arch == "gemma4":  # gemma4.cpp: a scalar per layer, and the proportional-rope table once (first full layer)
             t("layer_output_scale.weight", 1)
@@ -219,12 +276,12 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
                 out.append(TensorShape("rope_freqs.weight", (a.head_dim_k // 2,), i))
     s = layer.recurrent
     if s is not None:
-        out.extend(_recurrent_tensors(i, n_embd, s, split_ba=arch in _SPLIT_BA))
+        out.extend(_recurrent_tensors(i, n_embd, s, split_ba=arch in _SPLIT_BA, bc_norms=arch in _SSM_BC_NORMS))
 
     f = layer.ffn
     if f.is_moe:
-        if arch not in _NO_FFN_NORM:
-            t("ffn_norm.weight", n_embd)
+        if arch not in _NO_FFN_NORM and arch not in _POST_NORM_ONLY:
+            t(f"{ffn_norm}.weight", n_embd)
         if arch in _NORM_BIAS:
             t("ffn_norm.bias", n_embd)
         t("ffn_gate_inp.weight", n_embd, f.n_experts)
@@ -237,7 +294,7 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             t("ffn_gate_exps.bias", f.n_ff_expert, f.n_experts)
             t("ffn_up_exps.bias", f.n_ff_expert, f.n_experts)
             t("ffn_down_exps.bias", n_embd, f.n_experts)
-        if arch in _EXP_PROBS_B:
+        if arch in _EXP_PROBS_B and router_bias:
             t("exp_probs_b.bias", f.n_experts)
         if arch == "gemma4":  # gemma4.cpp: the router's input scale, the second MLP's norms, per-expert scales
             t("ffn_gate_inp.scale", n_embd)
@@ -253,12 +310,14 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             if arch in ("qwen2moe", "qwen3next", "qwen35moe"):
                 t("ffn_gate_inp_shexp.weight", n_embd)
     elif f.n_ff and arch in _FUSED_GATE_UP:
-        t("ffn_norm.weight", n_embd)
+        t(f"{ffn_norm}.weight", n_embd)
         t("ffn_up.weight", n_embd, 2 * f.n_ff)
         t("ffn_down.weight", f.n_ff, n_embd)
     elif f.n_ff:
-        if arch not in _NO_FFN_NORM:
-            t("ffn_norm.weight", n_embd)
+        if arch == "falcon-h1":  # src/models/falcon-h1.cpp: tn(LLM_TENSOR_FFN_NORM, i), no suffix (as its GGUFs name it)
+            t("ffn_norm", n_embd)
+        elif arch not in _NO_FFN_NORM and arch not in _POST_NORM_ONLY:
+            t(f"{ffn_norm}.weight", n_embd)
             if arch in _NORM_BIAS:
                 t("ffn_norm.bias", n_embd)
         if gated_ffn:
@@ -268,7 +327,7 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
         if arch in _FFN_BIAS:
             t("ffn_up.bias", f.n_ff)
             t("ffn_down.bias", n_embd)
-    if arch in _POST_NORMS and (f.n_ff or f.is_moe):
+    if (arch in _POST_NORMS or arch in _POST_NORM_ONLY) and (f.n_ff or f.is_moe):
         t("post_ffw_norm.weight", n_embd)
     return out
 
@@ -294,7 +353,7 @@ def _nextn_extras(n_embd: int, i: int) -> list[TensorShape]:
             TensorShape(f"blk.{i}.nextn.shared_head_norm.weight", (n_embd,), i)]
 
 
-def _recurrent_tensors(i: int, n_embd: int, s, split_ba: bool = False) -> list[TensorShape]:
+def _recurrent_tensors(i: int, n_embd: int, s, split_ba: bool = False, bc_norms: bool = False) -> list[TensorShape]:
     def t(name: str, *shape: int) -> TensorShape:
         return TensorShape(f"blk.{i}.{name}", tuple(shape), i)
 
@@ -311,10 +370,12 @@ def _recurrent_tensors(i: int, n_embd: int, s, split_ba: bool = False) -> list[T
                 t("ssm_dt.bias", s.n_heads), t("ssm_a", s.n_heads), t("ssm_norm.weight", s.d_inner // s.n_heads),
                 t("ssm_out.weight", s.d_inner, n_embd)]
     if s.kind == "mamba":  # src/models/mamba.cpp (Mamba-1)
-        dt_rank = -(-n_embd // 16)
+        dt_rank = -(-n_embd // 16)  # Jamba's mamba_dt_rank 256 = ceil(4096 / 16) too
+        norms = ([t("ssm_dt_norm.weight", dt_rank), t("ssm_b_norm.weight", s.d_state),
+                  t("ssm_c_norm.weight", s.d_state)] if bc_norms else [])
         return [t("ssm_in.weight", n_embd, 2 * s.d_inner), t("ssm_conv1d.weight", s.d_conv, s.d_inner),
                 t("ssm_conv1d.bias", s.d_inner), t("ssm_x.weight", s.d_inner, dt_rank + 2 * s.d_state),
-                t("ssm_dt.weight", dt_rank, s.d_inner), t("ssm_dt.bias", s.d_inner),
+                *norms[:1], t("ssm_dt.weight", dt_rank, s.d_inner), t("ssm_dt.bias", s.d_inner), *norms[1:],
                 t("ssm_a", s.d_state, s.d_inner), t("ssm_d", s.d_inner), t("ssm_out.weight", s.d_inner, n_embd)]
     # Mamba-2 (src/models/mamba.cpp build_mamba2_layer): in_proj = z, xBC, dt
     n_group = max(s.n_group, 1)
