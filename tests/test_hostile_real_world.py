@@ -152,11 +152,21 @@ def test_utf16_log_from_a_windows_shell(tmp_path):
     assert doc["engine"] == "pytorch" and doc["numbers"]["requested_bytes"] == 1536 * 2**20
 
 
-def test_binary_junk_on_stdin_is_an_answer(tmp_path):
+def test_binary_junk_on_stdin_is_one_line_exit_2(tmp_path):
     junk = bytes(range(256)) * 400 + b"\x00" * 1000 + LOG.encode()[:40]
     r = _run("diagnose", "-", "--json", cwd=tmp_path, stdin=junk)
-    assert r.returncode in (0, 1) and "Traceback" not in r.stderr.decode(), r.stderr.decode()
-    assert json.loads(r.stdout)["stage"] in ("unknown", "not_oom")
+    assert r.returncode == 2 and r.stdout == b"", r.stderr.decode()
+    assert r.stderr.decode() == ("oomkit: error: stdin: not text (binary or garbled data): give the engine's error "
+                                 "message or its log as text\n")
+    # the log itself behind binary junk is still read
+    r = _run("diagnose", "-", "--json", cwd=tmp_path, stdin=bytes(range(256)) * 4 + b"\n" + LOG.encode())
+    assert r.returncode in (0, 1) and json.loads(r.stdout)["engine"] == "pytorch", r.stderr.decode()
+
+
+def test_a_utf16_log_without_its_bom_is_read(tmp_path):
+    r = _run("diagnose", "-", "--json", cwd=tmp_path, stdin=LOG.encode("utf-16-le"))
+    doc = json.loads(r.stdout)
+    assert doc["engine"] == "pytorch" and doc["numbers"]["requested_bytes"] == 1536 * 2**20, r.stderr.decode()
 
 
 # ---- sizes as people write them ----

@@ -28,7 +28,8 @@ With -- ENGINE-COMMAND, runs the command, shows its output, and diagnoses it whe
 options:
   --json    the Diagnose JSON (engine, engine_version, confidence, stage, numbers, settings, causes, fixes)
 
-exit status: 0 the text was placed (including not_oom), 1 nothing in it could be placed, 2 unreadable input.
+exit status: 0 the text was placed (including not_oom), 1 nothing in it could be placed, 2 unreadable input
+(no file, empty, or not text).
 
 examples:
   oomkit diagnose server.log
@@ -61,8 +62,19 @@ def run(argv: list[str]) -> int:
             raise OomkitError("diagnose reads one FILE (or - for stdin)")
         text = _read(rest[0] if rest else "-")
     d = diagnose(text, command=command)
+    if d.stage == "unknown" and not d.recognised and command is None and _not_text(text):
+        where = "stdin" if not rest or rest[0] == "-" else rest[0]
+        raise OomkitError(f"{where}: not text (binary or garbled data): give the engine's error message or its log "
+                          "as text")
     print(json.dumps(d.to_dict(), indent=1) if as_json else render(d))
     return 1 if d.stage == "unknown" else 0
+
+
+def _not_text(text: str) -> bool:
+    """Mostly undecodable bytes or control characters (tabs, line ends, ANSI colour escapes and backspaces aside):
+    a binary file or a garbled paste, which no log reader can place."""
+    bad = sum(1 for c in text if c == "\ufffd" or (c < " " and c not in "\t\n\r\x1b\x08\x0c"))
+    return bad > len(text) // 10
 
 
 def _read(path: str) -> str:
@@ -87,6 +99,12 @@ def _decode(data: bytes) -> str:
         return data[len(codecs.BOM_UTF8):].decode("utf-8", errors="replace")
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16", errors="replace")
+    if len(data) >= 4 and data.count(0) * 3 > len(data):  # UTF-16 without its BOM: ASCII text is half NUL bytes
+        zero_odd = data[1::2].count(0) > data[0::2].count(0)
+        try:
+            return data.decode("utf-16-le" if zero_odd else "utf-16-be")
+        except UnicodeDecodeError:
+            pass
     return data.decode("utf-8", errors="replace")
 
 
