@@ -2243,18 +2243,22 @@ def qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     ggml_backend_cuda_buffer_type_get_alloc_size / fattn.cu ggml_cuda_flash_attn_ext_get_alloc_size) and with
     -nkvo (every KV and recurrent cache on the host: the stores run there, the attention and the delta net on the
     device read copies of the caches' views and states). The lowering is kept by shape
-    (sched_replay.device_peak_by_kv), so a context search replays only ggml-alloc. Where it holds: one sequence,
-    one device holding the output, no tensor overrides; None elsewhere. H200 CUDA0 (test_llamacpp_cuda_measured):
+    (sched_replay.device_peak_by_kv), so a context search replays only ggml-alloc. Several sequences: the worst-case
+    ubatch's n_seq_max sequences (llama_context::sched_reserve), each recurrent layer's n_seqs states gathered and
+    stored, a stream per sequence unless the cache is unified (the mask and the attention per stream:
+    build_attn_inp_kq_mask, build_attn_mha). Where it holds: a ubatch that n_seq_max divides, one device holding the
+    output, no tensor overrides; None elsewhere. H200 CUDA0 (test_llamacpp_cuda_measured):
     -ngl 4 561.00 / 571.01 MiB at 4K / 32K (561.00 / 571.01 measured, were 505.00), -ngl 8 505.00 (505.00); held
     out -ngl 1 589.00 at 8K (589.00, was 505.00); fully offloaded 509.02 at 4K (509.02, was 505.00), 505.00 at 32K
     and 2052.07 at 8K with -ub 2048 (2052.07, was 0.984 of it); without flash attention 505.00 / 1660.01 at 4K /
     32K (1660.01, was 1658.00), held out -ngl 5 at 8K 509.01 (509.01, was 505.00); q8_0 at 4K 509.28 (509.28, was
-    505.00), held out q4_0 at 64K 505.00 (505.00); -nkvo 513.00 (513.00, was 505.00)."""
+    505.00), held out q4_0 at 64K 505.00 (505.00); -nkvo 513.00 (513.00, was 505.00); -np 4 unified at 32K 505.00
+    (505.00); held out -np 2 at 16K -ub 1024 1026.04 (1026.04, was 1010.00)."""
     d = placement.output_device
     trunk = spec.trunk_layers
     T = min(ctx.n_ctx, ctx.n_ubatch)
     host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
-    if spec.architecture != "qwen35" or d != 0 or len(devices) != 1 or ctx.n_seq_max != 1 \
+    if spec.architecture != "qwen35" or d != 0 or len(devices) != 1 or T % max(1, ctx.n_seq_max) \
             or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
             or not set(placement.layer_device) <= {-1, d} or ctx.n_rs_seq or len(caches) != 1 \
             or (not ctx.flash_attn and (ctx.type_v.quantized or ctx.type_k.quantized)) \
@@ -2277,14 +2281,15 @@ def qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     def build(n_kv: int) -> sched_replay.Graph:
         return sched_replay.qwen35_graph(spec, T, n_outputs, n_kv, host, host_layers, ctx.flash_attn, kt, vt,
                                          math.isqrt(k_rot // 4), math.isqrt(v_rot // 4), s.no_kv_offload,
-                                         fa_f16_bytes(a, n_kv, T, ctx) if fa16 else 0)
+                                         fa_f16_bytes(a, n_kv, T, ctx) if fa16 else 0, max(1, ctx.n_seq_max),
+                                         ctx.n_stream)
 
     if fa16 and a.n_kv_heads * a.head_dim_k % 64:  # the F16 copies' 128-byte padding: not affine in n_kv
         return sched_replay.device_peak(build(caches[0].cells), CUDA_ALIGN)
     # the graph reads the spec's shapes only (a quantization of the same model gives the same lowering)
     shape = (spec.n_embd, spec.n_vocab, tuple((la.index, la.attention, la.recurrent, la.ffn.n_ff) for la in trunk))
     key = (shape, T, n_outputs, frozenset(host_layers), frozenset(host), ctx.flash_attn, kt, vt, k_rot, v_rot,
-           s.no_kv_offload, fa16)
+           s.no_kv_offload, fa16, ctx.n_seq_max, ctx.n_stream)
     return sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host)
 
 

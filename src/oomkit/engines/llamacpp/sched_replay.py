@@ -331,8 +331,10 @@ def device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, a
 
 def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
                  flash_attn: bool = True, k_type: tuple[int, int] = (2, 1), v_type: tuple[int, int] = (2, 1),
-                 k_rot: int = 0, v_rot: int = 0, host_caches: bool = False, fa_extra: int = 0) -> Graph:
-    """Qwen3.5's pp graph (src/models/qwen35.cpp, one sequence; the gated delta net fused:
+                 k_rot: int = 0, v_rot: int = 0, host_caches: bool = False, fa_extra: int = 0, n_seqs: int = 1,
+                 n_stream: int = 1) -> Graph:
+    """Qwen3.5's pp graph (src/models/qwen35.cpp, n_seqs sequences of T_ / n_seqs tokens in n_stream KV streams;
+    the gated delta net fused:
     src/models/delta-net-base.cpp build_conv_state, build_recurrent_attn / build_delta_net_fused, cparams.fused_gdn_*
     on, which llama_context never probes; the attention layers through llm_graph_context::build_attn, K and V stored
     with SET_ROWS (V transposed, one row per element, without flash attention: llama_kv_cache::cpy_v), then
@@ -343,7 +345,8 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
     elements) per block; k_rot / v_rot: a quantized cache's rotation sizes (llama_kv_cache::build_input_k_rot /
     build_input_v_rot; 0: none), applied by llama_mul_mat_hadamard to Q, K, V and the attention's output
     (llm_graph_context::build_attn); host_caches (-nkvo): every cache on the CPU; fa_extra: the bytes ggml-cuda
-    allocates behind each FLASH_ATTN_EXT (its F16 copies of K and V)."""
+    allocates behind each FLASH_ATTN_EXT (its F16 copies of K and V). The recurrent caches hold n_seqs states
+    (mem_size = n_seq_max, the worst case's n_seqs), the KV caches n_kv cells a stream."""
     g = Graph()
     f32 = 4
     n_embd = spec.n_embd
@@ -355,13 +358,14 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
 
     tok = g.weight((n_embd, spec.n_vocab), HOST)
     embd = g.expand(g.op("GET_ROWS", (n_embd, T_), tok, g.input((T_,))))
-    s_copy = g.input((1,))
-    s_main, s_extra = g.view(s_copy, (1,)), g.view(s_copy, (0,))  # build_rs_inp_impl: n_rs - n_seqs = 0 extra rows
+    ns, nst, nq = n_seqs, T_ // n_seqs, T_ // n_stream  # sequences, tokens a sequence, tokens a stream
+    s_copy = g.input((ns,))
+    s_main, s_extra = g.view(s_copy, (ns,)), g.view(s_copy, (0,))  # build_rs_inp_impl: n_rs - n_seqs = 0 extra rows
     inp_pos = g.input((4 * T_,))  # M-RoPE: four positions per token
     out_ids = g.input((n_outputs,))
     hd_v = next(la.attention.head_dim_v * la.attention.n_kv_heads for la in spec.trunk_layers if la.attention)
     k_idxs, v_idxs = g.input((T_,), 8), g.input((T_ if flash_attn else T_ * hd_v,), 8)
-    mask = g.input((n_kv, T_), 2 if flash_attn else 4)
+    mask = g.input((n_kv, nq, 1, n_stream), 2 if flash_attn else 4)  # build_attn_inp_kq_mask
     k_rot = g.input((k_rot, k_rot)) if k_rot else None
     v_rot = g.input((v_rot, v_rot)) if v_rot else None
 
@@ -386,44 +390,46 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
             n_r, n_s = (r.d_conv - 1) * ch, Sv * Sv * Hv
             x = cur
             qkv = g.op("MUL_MAT", (ch, T_), w(f"blk.{il}.attn_qkv.weight", (n_embd, ch), il), x)
-            qkv = g.reshape(qkv, (ch, T_, 1))
+            qkv = g.reshape(qkv, (ch, nst, ns))
             z = g.op("MUL_MAT", (r.d_inner, T_), w(f"blk.{il}.attn_gate.weight", (n_embd, r.d_inner), il), x)
             beta = g.op("MUL_MAT", (Hv, T_), w(f"blk.{il}.ssm_beta.weight", (n_embd, Hv), il), x)
-            beta = g.op("UNARY", (1, Hv, T_, 1), g.reshape(beta, (1, Hv, T_, 1)))  # sigmoid
+            beta = g.op("UNARY", (1, Hv, nst, ns), g.reshape(beta, (1, Hv, nst, ns)))  # sigmoid
             alpha = g.reshape(g.op("MUL_MAT", (Hv, T_), w(f"blk.{il}.ssm_alpha.weight", (n_embd, Hv), il), x),
-                              (Hv, T_, 1))
+                              (Hv, nst, ns))
             a = g.op("ADD", alpha.ne, alpha, w(f"blk.{il}.ssm_dt.bias", (Hv,), il))
             a = g.op("UNARY", a.ne, a)  # softplus
-            gate = g.reshape(g.op("MUL", a.ne, a, w(f"blk.{il}.ssm_a", (Hv,), il)), (1, Hv, T_, 1))
-            r_l, s_l = g.cache((n_r,), cdev, f32), g.cache((n_s,), cdev, f32)
+            gate = g.reshape(g.op("MUL", a.ne, a, w(f"blk.{il}.ssm_a", (Hv,), il)), (1, Hv, nst, ns))
+            r_l, s_l = g.cache((n_r, ns), cdev, f32), g.cache((n_s, ns), cdev, f32)  # mem_size = n_seq_max
 
             def build_rs(s: T, size: int) -> T:  # src/llama-graph.cpp build_rs
-                states = g.reshape(s, (size, 1))
+                states = g.reshape(s, (size, ns))
                 zero = g.view(states, (0,))
                 g.expand(g.into("SCALE", zero, zero))
-                rows = g.expand(g.op("GET_ROWS", (size, 1), states, s_main))
+                rows = g.expand(g.op("GET_ROWS", (size, ns), states, s_main))
                 extra = g.op("GET_ROWS", (size, 0), states, s_extra)
                 g.expand(g.into("CPY", g.view(s, (size, 0)), extra, g.view(s, (size, 0))))
                 return rows
 
-            conv = g.reshape(build_rs(r_l, n_r), (r.d_conv - 1, ch, 1))
-            ci = g.op("CONCAT", (r.d_conv - 1 + T_, ch, 1), conv, g.transpose(qkv))
-            last = g.view(ci, (r.d_conv - 1, ch, 1), (f32, ci.nb[1], ci.nb[2]))
-            dst = g.view(r_l, (n_r, 1))
+            conv = g.reshape(build_rs(r_l, n_r), (r.d_conv - 1, ch, ns))
+            ci = g.op("CONCAT", (r.d_conv - 1 + nst, ch, ns), conv, g.transpose(qkv))
+            last = g.view(ci, (r.d_conv - 1, ch, ns), (f32, ci.nb[1], ci.nb[2]))
+            dst = g.view(r_l, (n_r, ns))
             g.expand(g.into("CPY", dst, last, dst))
-            state = g.reshape(build_rs(s_l, n_s), (Sv, Sv, Hv, 1))
-            co = g.op("SSM_CONV", (ch, T_, 1), ci, w(f"blk.{il}.ssm_conv1d.weight", (r.d_conv, ch), il))
+            state = g.reshape(build_rs(s_l, n_s), (Sv, Sv, Hv, ns))
+            co = g.op("SSM_CONV", (ch, nst, ns), ci, w(f"blk.{il}.ssm_conv1d.weight", (r.d_conv, ch), il))
             co = g.op("UNARY", co.ne, co)  # silu
-            nb = (f32, S * f32, ch * f32, ch * f32 * T_)
-            q = g.op("SCALE", (S, Hk, T_, 1), g.op("RMS_NORM", (S, Hk, T_, 1), g.view(co, (S, Hk, T_, 1), nb)))
-            k = g.op("SCALE", (S, Hk, T_, 1), g.op("RMS_NORM", (S, Hk, T_, 1), g.view(co, (S, Hk, T_, 1), nb)))
-            v = g.view(co, (Sv, Hv, T_, 1), (f32, Sv * f32, ch * f32, ch * f32 * T_))
-            gdn = g.op("GATED_DELTA_NET", (Sv * Hv, T_ + Sv), q, k, v, gate, beta, state)
-            dst = g.view(s_l, (n_s, 1))
-            g.expand(g.into("CPY", dst, g.view(gdn, (Sv, Sv, Hv, 1)), dst))
-            y = g.op("RMS_NORM", (Sv, Hv, T_, 1), g.view(gdn, (Sv, Hv, T_, 1)))
+            nb = (f32, S * f32, ch * f32, ch * f32 * nst)
+            qn = (S, Hk, nst, ns)
+            q = g.op("SCALE", qn, g.op("RMS_NORM", qn, g.view(co, qn, nb)))
+            k = g.op("SCALE", qn, g.op("RMS_NORM", qn, g.view(co, qn, nb)))
+            v = g.view(co, (Sv, Hv, nst, ns), (f32, Sv * f32, ch * f32, ch * f32 * nst))
+            # ggml.c ggml_gated_delta_net: the outputs, then the final states (K = 1 snapshot)
+            gdn = g.op("GATED_DELTA_NET", (Sv * Hv, T_ + Sv * ns), q, k, v, gate, beta, state)
+            dst = g.view(s_l, (n_s, ns))
+            g.expand(g.into("CPY", dst, g.view(gdn, (Sv, Sv, Hv, ns)), dst))
+            y = g.op("RMS_NORM", (Sv, Hv, nst, ns), g.view(gdn, (Sv, Hv, nst, ns)))
             y = g.op("MUL", y.ne, y, w(f"blk.{il}.ssm_norm.weight", (Sv,), il))
-            y = g.op("MUL", y.ne, y, g.op("UNARY", (Sv, Hv, T_, 1), g.reshape(z, (Sv, Hv, T_, 1))))
+            y = g.op("MUL", y.ne, y, g.op("UNARY", (Sv, Hv, nst, ns), g.reshape(z, (Sv, Hv, nst, ns))))
             cur = g.op("MUL_MAT", (n_embd, T_, 1), w(f"blk.{il}.ssm_out.weight", (r.d_inner, n_embd), il),
                        g.reshape(y, (r.d_inner, T_, 1)))
             cur = g.reshape(cur, (n_embd, T_))
@@ -449,32 +455,36 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
             g.expand(q)
             g.expand(vc)
             g.expand(kc)  # build_attn: q, v, then k (rope fusion into the cache)
-            kc_ = g.cache((hd * nkv, n_kv), cdev, k_type[0], k_type[1])
-            g.expand(g.into("SET_ROWS", kc_, g.view(kc, (hd * nkv, T_)), k_idxs, kc_))
-            vv = g.cache((hd * nkv, n_kv), cdev, v_type[0], v_type[1])
+            kc_ = g.cache((hd * nkv, n_kv, n_stream), cdev, k_type[0], k_type[1])
+            kst = g.reshape(kc_, (hd * nkv, n_kv * n_stream)) if n_stream > 1 else kc_  # llama_kv_cache::cpy_k
+            g.expand(g.into("SET_ROWS", kst, g.view(kc, (hd * nkv, T_)), k_idxs, kst))
+            vv = g.cache((hd * nkv, n_kv, n_stream), cdev, v_type[0], v_type[1])
             if flash_attn:  # llama_kv_cache::cpy_v, the V cache not transposed
-                g.expand(g.into("SET_ROWS", vv, g.view(vc, (hd * nkv, T_)), v_idxs, vv))
+                vst = g.reshape(vv, (hd * nkv, n_kv * n_stream)) if n_stream > 1 else vv
+                g.expand(g.into("SET_ROWS", vst, g.view(vc, (hd * nkv, T_)), v_idxs, vst))
             else:  # v_trans: one row per element of V, its indices n_embd_v_gqa per token
-                flat = g.reshape(vv, (1, hd * nkv * n_kv))
+                flat = g.reshape(vv, (1, hd * nkv * n_kv * n_stream))
                 g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (hd * nkv, T_)), (1, hd * nkv * T_)),
                                 v_idxs, flat))
             row = (hd * k_type[0] // k_type[1], hd * nkv * k_type[0] // k_type[1])
-            k = g.permute(g.view(kc_, (hd, nkv, n_kv, 1), (k_type[0], row[0], row[1], row[1] * n_kv)), (0, 2, 1, 3))
-            qq = g.permute(g.view(q, (hd, nh, T_, 1)), (0, 2, 1, 3))
+            k = g.permute(g.view(kc_, (hd, nkv, n_kv, n_stream), (k_type[0], row[0], row[1], row[1] * n_kv)),
+                          (0, 2, 1, 3))
+            qq = g.permute(g.view(q, (hd, nh, nq, n_stream)), (0, 2, 1, 3))  # build_attn_mha: the streams
             if flash_attn:
-                v = g.permute(g.view(vv, (hd, nkv, n_kv, 1), (v_type[0], hd * v_type[0] // v_type[1],
+                v = g.permute(g.view(vv, (hd, nkv, n_kv, n_stream), (v_type[0], hd * v_type[0] // v_type[1],
                                                                hd * nkv * v_type[0] // v_type[1],
                                                                hd * nkv * n_kv * v_type[0] // v_type[1])),
                               (0, 2, 1, 3))
-                fa = g.op("FLASH_ATTN_EXT", (hd, nh, T_, 1), qq, k, v, mask)
+                fa = g.op("FLASH_ATTN_EXT", (hd, nh, nq, n_stream), qq, k, v, mask)
                 fa.extra = fa_extra  # ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alloc_size: K / V's F16 copies
                 att = g.reshape(fa, (hd * nh, T_))
             else:  # llm_graph_context::build_attn_mha without flash attention
-                v = g.permute(g.view(vv, (n_kv, nkv, hd, 1), (v_type[0], n_kv * hd * v_type[0], n_kv * v_type[0],
-                                                               n_kv * hd * nkv * v_type[0])), (0, 2, 1, 3))
-                kq = g.op("MUL_MAT", (n_kv, T_, nh, 1), k, qq)
+                v = g.permute(g.view(vv, (n_kv, nkv, hd, n_stream), (v_type[0], n_kv * hd * v_type[0],
+                                                                      n_kv * v_type[0], n_kv * hd * nkv * v_type[0])),
+                              (0, 2, 1, 3))
+                kq = g.op("MUL_MAT", (n_kv, nq, nh, n_stream), k, qq)
                 kq = g.op("SOFT_MAX", kq.ne, kq, mask)
-                kqv = g.op("MUL_MAT", (hd, T_, nh, 1), v, kq)
+                kqv = g.op("MUL_MAT", (hd, nq, nh, n_stream), v, kq)
                 att = g.op("CONT", (hd * nh, T_), g.permute(kqv, (0, 2, 1, 3)))
             if v_rot is not None:
                 att = hadamard(att, v_rot)
