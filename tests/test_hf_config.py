@@ -255,6 +255,8 @@ def test_layer_lists_count_every_published_parameter(model, safetensors_total):
     ("Qwen/Qwen3-VL-30B-A3B-Instruct", 31_070_754_032),
     # the multimodal Gemma 3 embedding's 262,208 rows (catalog gemma-3-12b-it: HF safetensors total, incl. SigLIP)
     ("google/gemma-3-12b-it", 12_187_325_040),
+    # MiMo-7B's MTP layer with its input_proj and three norms (catalog mimo-7b-base: HF safetensors metadata)
+    ("XiaomiMiMo/MiMo-7B-Base", 7_833_409_536),
 ])
 def test_layer_lists_and_towers_count_every_published_parameter(model, safetensors_total):
     """The decoder's tensors (model/tensors.py, as llama.cpp's loaders take them) plus the vision tower

@@ -60,7 +60,10 @@ _NEXTN_EXTRAS = {"qwen35", "qwen35moe",
                  "glm4moe",
                  # src/models/deepseek32.cpp, glm-dsa.cpp: the same, DeepSeek-V3.2's and GLM-5's (model types
                  # deepseek_v32 and glm_moe_dsa, read generically)
-                 "deepseek_v32", "glm_moe_dsa"}
+                 "deepseek_v32", "glm_moe_dsa",
+                 # MiMo-7B (model type mimo, read generically): XiaomiMiMo's modeling_mimo.py MiMoMTPLayers keep
+                 # input_proj (2 h -> h), token_layernorm, hidden_layernorm and final_layernorm beside the block
+                 "mimo"}
 # ... and the MTP block's own vocabulary-sized copies, nextn.embed_tokens and nextn.shared_head_head {n_embd, n_vocab}
 # (TENSOR_NOT_REQUIRED in src/models/glm4-moe.cpp and deepseek2.cpp load_arch_tensors, loaded when the file has them):
 # the DeepSeek-V3 / GLM-4.5 checkpoints' model.layers.<last>.embed_tokens and shared_head.head, which a GLM-4.5-Air
