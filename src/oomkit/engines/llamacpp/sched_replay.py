@@ -16,8 +16,8 @@ device's buffer. Mirrors ggml/src/ggml-backend.cpp at llama.cpp@0c1e57098:
   whole graph (tensor_id_copy), as an input of the split that first reads it;
 - graph_copy: for each input a view of the source (GGML_OP_NONE: a child of the source, not counted as a view by
   ggml-alloc) on the source's backend, then the copy, then the split's nodes.
-Checked against the H200's CUDA0 buffers of qwen3.5-27b's 8-layer file (test_llamacpp_cuda_measured: -ngl 1, 4, 8
-and 99, to the 0.01 MiB), and, written for a rebuild of mamba2-2.7b's graph, against that model's GGML_SCHED_DEBUG=2
+Checked against the H200's CUDA0 buffers of qwen3.5-27b's 8-layer file (test_llamacpp_cuda_measured, to the 0.01
+MiB: -ngl 1, 4, 5, 8 and 99, with and without flash attention, F16 / q8_0 / q4_0 caches, -nkvo, -np 2 and 4), and, written for a rebuild of mamba2-2.7b's graph, against that model's GGML_SCHED_DEBUG=2
 dump at -ngl 2 (tests/fixtures/llamacpp_cuda: each op's backend and each split's inputs) and its CUDA0 buffers at
 -ngl 1-4 and 99."""
 
