@@ -299,3 +299,20 @@ def test_nemotron_h_shared_expert_is_ungated():
     assert not any("gate_shexp" in t.name for t in spec.weights.tensors)
     total = sum(math.prod(t.shape) for t in spec.weights.tensors)
     assert abs(total - 31_577_940_000) / 31_577_940_000 < 1e-6
+
+
+def test_mtp_vocab_copies_stay_out_of_vllms_drafter():
+    """The MTP block's own embed_tokens / shared_head.head copies are in the layer list (the checkpoint and the GGUF
+    hold them), but vLLM's drafter shares the target's ("Detected MTP model. Sharing target model embedding weights"
+    / "... lm_head weights", llm_base_proposer.py load_model): with --speculative-config the weights grow by the
+    next-n block less the two copies."""
+    import oomkit
+    from oomkit.model.resolve import resolve
+
+    spec = resolve("zai-org/GLM-4.5-Air")
+    copies = {t.name for t in spec.weights.tensors if ".nextn.embed_tokens" in t.name or "shared_head_head" in t.name}
+    assert copies == {"blk.46.nextn.embed_tokens.weight", "blk.46.nextn.shared_head_head.weight"}
+    got = [oomkit.estimate(spec, "vllm", gpu="H200", max_model_len=4096, num_speculative_tokens=n,
+                           find_max_context=False).devices[0].weights_bytes for n in (0, 1)]
+    block = sum(t.nbytes for t in spec.weights.tensors if t.layer == 46 and t.name not in copies)
+    assert got[1] - got[0] == block

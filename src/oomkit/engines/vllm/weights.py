@@ -15,6 +15,11 @@ from .profile import TRITON_KERNELS_FROM
 from .quantization import load_layout
 from .settings import ERAS, VllmSettings
 
+# The next-n block's vocabulary-sized copies (model/tensors.py _NEXTN_VOCAB_COPIES: the checkpoint's
+# model.layers.<last>.embed_tokens / shared_head.head) that the drafter does not load: llm_base_proposer.py
+# load_model shares the target's ("Detected MTP model. Sharing target model embedding weights", and its lm_head)
+_MTP_SHARED = (".nextn.embed_tokens.weight", ".nextn.shared_head_head.weight")
+
 
 def _linear_weight(t: TensorSpec) -> bool:
     """Weights an online fp8 quantization (-q fp8) converts: the decoder's Linear / FusedMoE weights."""
@@ -119,6 +124,8 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
                 if t.layer >= trunk_n:
                     if not (r.num_spec and last):
                         continue  # an MTP layer: loaded only as the drafter of speculative decoding
+                    if t.name.endswith(_MTP_SHARED):
+                        continue  # the MTP block's own embedding / head copies: the target's are shared instead
                 elif not lo <= t.layer < hi:
                     continue  # another stage's layer
                 copies = 1
