@@ -152,6 +152,9 @@ DERIVATIVES = [
     ("mlx-community/Qwen3-30B-A3B-4bit-DWQ", "qwen3-30b-a3b", "mlx-affine", 4.5, 4.5),
     ("mlx-community/Meta-Llama-3.1-8B-Instruct-4bit", "llama-3.1-8b-instruct", "mlx-affine", 4.5, 4.5),
     ("lmstudio-community/Qwen3-8B-MLX-4bit", "qwen3-8b", "mlx-affine", 4.5, 4.5),
+    # a bare -Nbit from anyone else is the same MLX naming (people upload their own mlx_lm.convert output)
+    ("catalystsec/GLM-5.1-4bit", "glm-5.1", "mlx-affine", 4.5, 4.5),
+    ("someone/Qwen3-8B-8bit", "qwen3-8b", "mlx-affine", 8.5, 8.5),
 ]
 
 

@@ -165,10 +165,7 @@ def _fp4(m, pub):
 
 
 def _bits(m, pub):
-    bits = int(m.group("bits"))
-    if pub in _MLX_PUBLISHERS or m.group(0).startswith("-mlx"):
-        return _mlx(bits), None
-    return (_BNB4 if bits == 4 else _BNB8 if bits == 8 else _mlx(bits)), None
+    return _mlx(int(m.group("bits"))), None
 
 
 _RULES: tuple[_Rule, ...] = (
@@ -212,9 +209,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(r"(?:-unsloth)?-bnb-8bit", "-bnb-8bit: bitsandbytes int8", _fixed(_BNB8)),
     # MLX (mlx-community, lmstudio-community's -MLX-*): mlx_lm.convert -q --q-bits N, group 64
     _Rule(r"-mlx-(?P<bits>[2-8])-?bits?(?:-dwq(?:-v\d+|-\d{4,6})?)?", "-MLX-Nbit: mlx_lm.convert -q (affine, group 64)", _bits),
-    _Rule(r"-(?P<bits>[2-8])-?bits?(?:-dwq(?:-v\d+|-\d{4,6})?)?", "-Nbit: mlx_lm.convert -q (affine, group 64)", _bits,
-          _MLX_PUBLISHERS),
-    _Rule(r"-(?P<bits>[48])-?bits?", "-4bit / -8bit: bitsandbytes nf4 / int8", _bits),
+    # a bare "-Nbit" is MLX naming whoever publishes it (mlx-community's "<model>-4bit", copied by people who upload
+    # their own mlx_lm.convert output; mlx_lm loads nothing else): bitsandbytes repos say "bnb-4bit"
+    _Rule(r"-(?P<bits>[2-8])-?bits?(?:-dwq(?:-v\d+|-\d{4,6})?)?", "-Nbit: mlx_lm.convert -q (affine, group 64)", _bits),
     _Rule(r"(?:-mlx)?-dwq(?:-v\d+|-\d{4,6})?", "-DWQ: MLX 4-bit distilled weight quantization (affine, group 64)",
           _fixed(_mlx(4)), _MLX_PUBLISHERS),
     _Rule(r"(?:-mlx)?-mxfp4", "-mxfp4: MLX mxfp4 (group 32, e8m0 scales)", _fixed(_mlx(4, "mxfp4")),
