@@ -209,6 +209,40 @@ def test_cli_plan_json_contract(capsys):
     assert o["rank"] == 1 and o["context"] >= 16384
 
 
+def test_the_offload_search_weighs_roughly_and_answers_exactly(monkeypatch, capsys):
+    """The planner's least-offload search lets llama.cpp weigh partly offloaded Qwen3.5 layouts by the closed forms
+    (memo.SEARCHING "offload": no scheduler replay per layer split), then weighs its answer and the neighbouring
+    splits exactly: the options printed are those of an exact search, the rough dry runs kept apart from the exact
+    ones (fit.dry_run's memo)."""
+    from oomkit.engines.llamacpp import compute
+    from oomkit.plan import options
+
+    args = ["plan", "qwen3.5:27b", "--gpu", "RTX 4060 8GB", "--json"]
+    roughs = []
+    replay = compute.qwen35_device_bytes
+
+    def watch(*a, **k):
+        roughs.append(k.get("rough", a[-1] if len(a) > 6 else False))
+        return replay(*a, **k)
+
+    monkeypatch.setattr(compute, "qwen35_device_bytes", watch)
+    main(args)
+    searched = json.loads(capsys.readouterr().out)
+    assert any(roughs) and not all(roughs)
+
+    class Exact:  # the offload search without the rough weighing
+        def set(self, value):
+            return real.set(real.get())
+
+        def reset(self, token):
+            real.reset(token)
+
+    real = options.SEARCHING
+    monkeypatch.setattr(options, "SEARCHING", Exact())
+    main(args)
+    assert json.loads(capsys.readouterr().out) == searched
+
+
 def test_cli_fit_exit_codes(capsys):
     assert main(["fit", "--vram", "24GiB", "--", "llama-server", "-hf", "unsloth/Qwen3-8B-GGUF:Q4_K_M"]) == 0
     capsys.readouterr()

@@ -18,6 +18,7 @@ from typing import Any
 
 from .engines.base import EngineModule
 from .errors import OomkitError
+from .memo import SEARCHING
 from .memory import Device, MemoryEstimate
 from .model.spec import ModelSpec
 from .units import GiB
@@ -40,6 +41,14 @@ def largest_context(slack: Callable[[int], int | None], hi: int, step: int = STE
     estimates at least halve it (a slack with a jump, such as a cache that changes size, otherwise drags one side
     a step at a time).
     """
+    token = SEARCHING.set("fit")
+    try:
+        return _largest_context(slack, hi, step)
+    finally:
+        SEARCHING.reset(token)
+
+
+def _largest_context(slack: Callable[[int], int | None], hi: int, step: int) -> int | None:
     hi -= hi % step
     if hi < step:
         return None

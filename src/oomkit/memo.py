@@ -6,6 +6,7 @@ another object while the answer is kept; a full table is cleared rather than age
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -28,3 +29,11 @@ class ByObject(Generic[T]):
         if self._size:  # a table of size 0 keeps nothing (every call computes)
             self._table[(id(obj), key)] = (obj, value)
         return value
+
+
+# Set while a search weighs many settings only for whether they fit, so that an engine may skip costly work that
+# cannot change that answer: "fit" in limits.largest_context (llama.cpp: a layout --fit splits with the CPU does not
+# fit whatever its compute buffer is); "offload" in the planner's search for the least offload, which weighs its
+# answer again outside the search (llama.cpp: a partly offloaded layout takes the closed forms, not the scheduler
+# replay). None outside a search.
+SEARCHING: ContextVar[str | None] = ContextVar("searching", default=None)

@@ -15,6 +15,7 @@ from ..engines.base import Choice, EngineModule
 from ..engines.cmdline import ParsedCommand, parse_command
 from ..errors import OomkitError
 from ..limits import STEP, context_limit, largest_context
+from ..memo import SEARCHING
 from ..memory import Device, MemoryEstimate
 from ..model.spec import ModelSpec
 from . import rating
@@ -175,12 +176,22 @@ def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devic
     if choice.offload is not None:
         name, values = choice.offload
         at_want = lambda v: measure(replace(choice.settings, **{name: v}), False)(want)  # noqa: E731
-        k = first_ok(values, lambda v: (at_want(v) or -1) >= 0)
+        token = SEARCHING.set("offload")  # the search may weigh roughly; its answer and its neighbours exactly
+        try:
+            k = first_ok(values, lambda v: (at_want(v) or -1) >= 0)
+        finally:
+            SEARCHING.reset(token)
         if k is None:
             return None
-        s = replace(choice.settings, **{name: values[k]})
-        return _option(eng, spec, choice, ref, devs, limits, s, want, tier=2, goals=goals, want=want,
-                       offload=(name, values[k]))
+        if k > 0 and (at_want(values[k - 1]) or -1) >= 0:
+            k -= 1
+        for v in values[k:k + 2]:
+            s = replace(choice.settings, **{name: v})
+            opt = _option(eng, spec, choice, ref, devs, limits, s, want, tier=2, goals=goals, want=want,
+                          offload=(name, v))
+            if opt is not None:
+                return opt
+        return None
     # an engine that splits by itself (Ollama): its own split at the asked context
     at = measure(choice.settings, True)(want)
     if at is not None and at >= 0:

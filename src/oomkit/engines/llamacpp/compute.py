@@ -2227,7 +2227,7 @@ QWEN35_REPLAY_BUILD = int(NEWEST[1:])
 
 
 def qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
-                        devices: tuple[Device, ...], s: LlamaCppSettings) -> int | None:
+                        devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> int | None:
     """The compute buffer of the one ggml-cuda device that runs Qwen3.5's pp graph, its first layers left on the
     CPU or none (sched_replay.qwen35_graph scheduled and allocated as ggml_backend_sched does: the host layers' ops
     run on the device by op offload with their weights copied in, one split at a time, but for the stores into their
@@ -2258,6 +2258,10 @@ def qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     trunk = spec.trunk_layers
     T = min(ctx.n_ctx, ctx.n_ubatch)
     host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    # a layout that cannot fit whatever its compute buffer, weighed only for that (layout.estimate's `rough`): the
+    # closed forms stand in for a lowering of its own (two builds of the whole graph)
+    if rough and host_layers:
+        return None
     if spec.architecture != "qwen35" or d != 0 or len(devices) != 1 or T % max(1, ctx.n_seq_max) \
             or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
             or not set(placement.layer_device) <= {-1, d} or ctx.n_rs_seq or len(caches) != 1 \
@@ -2347,7 +2351,7 @@ def opencl_refused_down_exps_host(spec: ModelSpec, ctx: Context, placement: Plac
 
 
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
-                      devices: tuple[Device, ...], s: LlamaCppSettings) -> dict[int, int]:
+                      devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> dict[int, int]:
     """Per backend (-1 = the CPU side): a device that runs layers needs the layer workspace, the one that
     holds the output layer the logits too; the CPU side of an offloaded graph keeps its input rows. A device
     whose layers have no attention (a hybrid's run of recurrent layers) takes no KQ mask: the scheduler copies
@@ -2455,7 +2459,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     m2 = mamba2_offload_device_bytes(spec, ctx, placement, devices, s)
     if m2 is not None:  # a partly offloaded Mamba-2 model's pp graph on the device, replayed
         out[placement.output_device] = m2
-    q35 = qwen35_device_bytes(spec, ctx, caches, placement, devices, s)
+    q35 = qwen35_device_bytes(spec, ctx, caches, placement, devices, s, rough)
     if q35 is not None:  # Qwen3.5's pp graph on the device, scheduled and replayed
         out[placement.output_device] = q35
     moe = moe_offload_device_bytes(spec, ctx, caches, placement, devices, s)

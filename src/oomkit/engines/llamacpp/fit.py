@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ...errors import SettingsError
-from ...memo import ByObject
+from ...memo import SEARCHING, ByObject
 from ...memory import Device
 from ...model.spec import ModelSpec
 from ...units import MiB
@@ -174,10 +174,12 @@ _DRY_RUNS = ByObject[tuple[Breakdown, ...]](4096)
 
 def dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[Breakdown, ...]:
     """_dry_run, memoised (the arguments are frozen; the same ones give the same rows)."""
-    return _DRY_RUNS.get(spec, (devices, s), lambda: _dry_run(spec, devices, s))
+    rough = SEARCHING.get() is not None  # a search's rough rows are kept apart from the exact ones
+    return _DRY_RUNS.get(spec, (devices, s, rough), lambda: _dry_run(spec, devices, s, rough))
 
 
-def _dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[Breakdown, ...]:
+def _dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
+             rough: bool = False) -> tuple[Breakdown, ...]:
     """common_get_device_memory_data: the breakdown a no_alloc load and context would report.
 
     Without a device the host row is what the host fit weighs: the dry run loads without a mapping
@@ -194,7 +196,8 @@ def _dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
         unmapped = replace(s, mmap=False)
         weights, _ = cpu_repack(spec, devices, unmapped, model_buffers(spec, devices, unmapped, placement), placement)
     state = state_by_device(caches, rs, placement, s)
-    compute = compute_by_device(spec, ctx, caches, placement, devices, s)
+    # in a search only whether the whole model fits matters: the layer splits the fit tries after that take no replay
+    compute = compute_by_device(spec, ctx, caches, placement, devices, s, rough=rough)
     return memory_breakdown(weights, state, compute, len(devices))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from ...memo import SEARCHING
 from ...memory import Device, LayerUse, MemoryEstimate, Usage
 from ...model.spec import ModelSpec
 from ...units import GiB, MiB
@@ -67,9 +68,11 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
     fitted = params_fit(spec, devices, s, given=given) if applies(s, devices) else None
     # a host fit that fails with nothing changed (-c typed) still says so: llama.cpp logs it and loads as typed
     if fitted is None or (_same_layout(fitted.settings, s) and (devices or fitted.status != "failed")):
-        return _estimate(spec, devices, s, fitted)
+        return _estimate(spec, devices, s, fitted, rough=SEARCHING.get() == "offload")
     typed = _estimate(spec, devices, s, None)
-    est = _estimate(spec, devices, fitted.settings, fitted, typed)
+    # in a search, a layout split with the CPU counts only as not fitting (FittedEstimate.fits): no exact replay
+    est = _estimate(spec, devices, fitted.settings, fitted, typed,
+                    rough=SEARCHING.get() is not None and _moves_weights(fitted, spec))
     view = est.engine_view
     view.update({f"typed_{k}": typed.engine_view[k] for k in TYPED_KEYS})
     view["typed_total_bytes"] = {u.id: u.total_bytes for u in typed.devices}
@@ -119,7 +122,7 @@ def fitted_settings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSet
 
 
 def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
-              fitted: FitResult | None, typed: MemoryEstimate | None = None) -> MemoryEstimate:
+              fitted: FitResult | None, typed: MemoryEstimate | None = None, rough: bool = False) -> MemoryEstimate:
     ctx = resolve_context(spec, s)
     caches = kv_caches(spec, ctx, s.swa_full)
     rs = recurrent_bytes_by_layer(spec, ctx, s)
@@ -131,7 +134,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     weights, repack = cpu_repack(spec, devices, s, weights, placement)
     state = state_by_device(caches, rs, placement, s)
     out_bytes = output_buffer_bytes(spec, ctx, s)
-    compute = hexagon_compute(compute_by_device(spec, ctx, caches, placement, devices, s), spec, ctx, caches,
+    compute = hexagon_compute(compute_by_device(spec, ctx, caches, placement, devices, s, rough), spec, ctx, caches,
                               placement, devices, s)
     mtp = mtp_context(spec, devices, s, ctx.n_ctx, placement)  # --spec-type draft-mtp: a second context (mtp.py)
     mkv, mcomp = (mtp.kv, mtp.compute) if mtp else ({}, {})

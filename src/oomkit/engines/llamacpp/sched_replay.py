@@ -299,7 +299,7 @@ def device_peak(g: Graph, align: int) -> int:
 
 
 KV_STEP = 256  # the second lowering's extra cells (llama_kv_cache::get_n_kv pads n_kv to 256)
-_LOWERED: dict[Hashable, tuple[int, list[Node], tuple[int, ...], list[str]]] = {}
+_LOWERED: dict[Hashable, tuple[int, list[Node], tuple[int, ...] | None, list[str]]] = {}
 _LOWERED_MAX = 64
 
 
@@ -312,18 +312,28 @@ def device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, a
     copies), so the lowerings at n_kv and n_kv + KV_STEP give any other n_kv's node list and only ggml-alloc is
     replayed again; two nodes count as the same layout where they are at both lowerings."""
 
-    def lower() -> tuple[int, list[Node], tuple[int, ...], list[str]]:
-        names: list[str] = []
-        a, b = device_nodes(build(n_kv), names), device_nodes(build(n_kv + KV_STEP))
-        merged = [x._replace(layout=(x.layout, y.layout)) for x, y in zip(a, b, strict=True)]
-        return n_kv, merged, tuple((y.size - x.size) // KV_STEP for x, y in zip(a, b, strict=True)), names
+    sizes = sizes or {}
+
+    def sized(nodes: list[Node], names: list[str]) -> list[Node]:
+        return [x._replace(size=sizes[nm]) if nm else x for x, nm in zip(nodes, names, strict=True)]
 
     if key not in _LOWERED:
+        # one lowering answers this n_kv; the second, which gives every other n_kv, waits until one is asked
+        # (a plan's offload search asks each layer split at one context only)
         if len(_LOWERED) >= _LOWERED_MAX:
             _LOWERED.clear()
-        _LOWERED[key] = lower()
+        names: list[str] = []
+        first = device_nodes(build(n_kv), names)
+        _LOWERED[key] = (n_kv, first, None, names)
+        return peak_bytes(0, sized(first, names), align)
     n0, nodes, slopes, names = _LOWERED[key]
-    sizes = sizes or {}
+    if slopes is None:
+        if n_kv == n0:
+            return peak_bytes(0, sized(nodes, names), align)
+        b = device_nodes(build(n0 + KV_STEP))
+        slopes = tuple((y.size - x.size) // KV_STEP for x, y in zip(nodes, b, strict=True))
+        nodes = [x._replace(layout=(x.layout, y.layout)) for x, y in zip(nodes, b, strict=True)]
+        _LOWERED[key] = (n0, nodes, slopes, names)
     nodes = [x._replace(size=sizes[nm] if nm else x.size + k * (n_kv - n0)) if k or nm else x
              for x, k, nm in zip(nodes, slopes, names, strict=True)]
     return peak_bytes(0, nodes, align)
