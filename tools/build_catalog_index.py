@@ -100,10 +100,12 @@ def row_facts(d: dict) -> dict:
 
     spec = spec_from_config(d["config"], name=d["name"], weight_format="bf16")
     kinds = sorted({layer.kind.value for layer in spec.layers} - {"none"})
-    if any(layer.ffn.is_moe for layer in spec.layers):
+    moe = any(layer.ffn.is_moe for layer in spec.layers)
+    if moe:
         kinds.append("moe")
     ratio = spec.params_active / spec.params_total if spec.params_total else 1.0
-    return {"active": round(d["params_published"] * ratio) if ratio < 1 else None, "kinds": kinds}
+    # a dense model's next-n (MTP) layer is not an active-parameter count of its own
+    return {"active": round(d["params_published"] * ratio) if moe and ratio < 1 else None, "kinds": kinds}
 
 
 def load_data(data_dir: Path = DATA_DIR) -> dict[str, dict]:

@@ -222,9 +222,13 @@ class ModelSpec:
 
     @property
     def params_active(self) -> int:
-        """Parameters touched per token: all but the unused routed experts."""
+        """Parameters touched per token: all but the unused routed experts and the multi-token-prediction (next-n)
+        layers, which run only as a speculative draft (with their own embedding and head copies where the file has
+        them)."""
         total = 0
         for t in self.weights.tensors:
+            if t.layer is not None and t.layer >= self.n_trunk_layers:
+                continue
             if t.is_expert and t.layer is not None:
                 ffn = self.layers[t.layer].ffn if t.layer < len(self.layers) else None
                 if ffn and ffn.n_experts:
