@@ -36,6 +36,20 @@ from ...model.spec import LayerSpec, ModelSpec
 from ...units import round_up
 from .galloc import Graph, T, reserve, view
 
+
+def _weight(*shape: int) -> T:
+    """A weight the graph reads: in its own buffer, never placed by ggml-alloc."""
+    return T("", layout=("w", shape), external=True)
+
+
+def _made(op: str, srcs: tuple, per: int, *shape: int) -> T:
+    """A node of `per` bytes an element over `shape` (its layout: the element size and the shape)."""
+    nb = per
+    for d in shape:
+        nb *= d
+    return T(op, srcs, nb, (per, shape))
+
+
 MASK_BATCH_PAD = 64  # ggml.h GGML_KQ_MASK_PAD in the ggml Ollama vendors, v0.12.x-v0.13.4 (gone from v0.13.5)
 _GPT_OSS = ("gptoss", "gpt-oss")
 
@@ -188,8 +202,7 @@ def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: 
     E, H, KV, D, FF, Tn = n_embd, n_head, n_head_kv, head_dim, n_ff, n_tokens
     pad = round_up(Tn, MASK_BATCH_PAD) if flash_attention else Tn
 
-    def w(*shape: int) -> T:
-        return T("", nbytes=0, layout=("w", shape), external=True)
+    w = _weight
 
     def f32(op: str, srcs: tuple, *shape: int) -> T:
         n = 4
@@ -299,14 +312,7 @@ def qwen25vl_vision_graph_bytes(grid_h: int, grid_w: int, hidden: int, n_head: i
     D = E // H
     g = Graph()
 
-    def w(*shape: int) -> T:
-        return T("", layout=("w", shape), external=True)
-
-    def t(op: str, srcs: tuple, nbytes_per: int, *shape: int) -> T:
-        nb = nbytes_per
-        for d in shape:
-            nb *= d
-        return T(op, srcs, nb, (nbytes_per, shape))
+    w, t = _weight, _made
 
     def inp(size: int, *shape: int) -> T:
         return T("", nbytes=size, layout=("in", shape), external=not on_gpu)
@@ -408,14 +414,7 @@ def gemma4_vision_graph_bytes(side: int, patch: int, hidden: int, n_head: int, n
     D = E // H
     g = Graph()
 
-    def w(*shape: int) -> T:
-        return T("", layout=("w", shape), external=True)
-
-    def t(op: str, srcs: tuple, per: int, *shape: int) -> T:
-        nb = per
-        for d in shape:
-            nb *= d
-        return T(op, srcs, nb, (per, shape))
+    w, t = _weight, _made
 
     def rs(x: T, per: int, *shape: int) -> T:  # a Reshape of a contiguous tensor: a fresh tensor's layout
         v = view(x)
@@ -507,14 +506,7 @@ def gemma4_text_graph_bytes(n_embd: int, n_vocab: int, layers: tuple[tuple[int, 
     E, Tn = n_embd, n_tokens
     g = Graph()
 
-    def w(*shape: int) -> T:
-        return T("", layout=("w", shape), external=True)
-
-    def t(op: str, srcs: tuple, per: int, *shape: int) -> T:
-        nb = per
-        for d in shape:
-            nb *= d
-        return T(op, srcs, nb, (per, shape))
+    w, t = _weight, _made
 
     def rs(x: T, per: int, *shape: int) -> T:
         v = view(x)
@@ -653,14 +645,7 @@ def gptoss_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: int, 
     pad = round_up(Tn, MASK_BATCH_PAD)
     QKV = (H + 2 * KV) * D
 
-    def w(*shape: int) -> T:
-        return T("", nbytes=0, layout=("w", shape), external=True)
-
-    def t(op: str, srcs: tuple, per: int, *shape: int) -> T:
-        n = per
-        for d in shape:
-            n *= d
-        return T(op, srcs, n, (per, shape))
+    w, t = _weight, _made
 
     def inp(nbytes: int, *shape: int, kind: str = "f32") -> T:
         return T("", nbytes=nbytes, layout=(kind, shape), external=on_cpu)
