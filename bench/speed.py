@@ -65,6 +65,8 @@ def cases(gguf: Path, log: Path, peers: Path | None) -> dict[str, tuple[list[str
             [*OOMKIT, "plan", "qwen3:8b", "--vram", "8GiB", "--min-ctx", "32768", "--json"], None, False),
         "oomkit plan qwen3:30b-a3b --gpu 'RTX 4090' (MoE: the CUDA graph replayed)": (
             [*OOMKIT, "plan", "qwen3:30b-a3b", "--gpu", "RTX 4090", "--json"], None, False),
+        "oomkit plan qwen3.5:27b --gpu 'RTX 4090' (hybrid: the scheduler replayed)": (
+            [*OOMKIT, "plan", "qwen3.5:27b", "--gpu", "RTX 4090", "--json"], None, False),
         "oomkit fit --vram 8GiB -- llama-server -m qwen3:8b -c 65536": (
             [*OOMKIT, "fit", "--vram", "8GiB", "--json", "--", "llama-server", "-m", "qwen3:8b", "-c", "65536"],
             None, False),
