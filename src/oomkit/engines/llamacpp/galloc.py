@@ -39,6 +39,7 @@ ggml_dyn_tallocr_remove_block changes no placement.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Hashable
 from functools import lru_cache
 from typing import NamedTuple
@@ -121,95 +122,106 @@ def _replay_kept(n_inputs: int, nodes: tuple[Node, ...], max_size: int | None, p
 def _replay(n_inputs: int, nodes: tuple[Node, ...], max_size: int | None, prefer_reuse: bool, align: int
             ) -> tuple[tuple[int, ...], list[tuple[int, int] | None]]:
     limit = min(max_size, _ENDLESS) if max_size else _ENDLESS
-    chunks: list[list[list[int]]] = []  # per chunk its free blocks [offset, size], address order; last: the tail
+    # per chunk its free blocks, address order, as two parallel lists (offsets, sizes); the last: the tail
+    offsets: list[list[int]] = []
+    lengths: list[list[int]] = []
     tops: list[int] = []  # per chunk its high-water mark (tallocr_chunk.max_size)
+    unfit = _ENDLESS + 1  # above any free block's size
 
-    def alloc(size: int) -> tuple[int, int]:
-        size = -(-size // align) * align  # aligned_offset
+    def alloc(size: int) -> tuple[int, int]:  # size: aligned
         best_c = best_b = -1
-        for c, free in enumerate(chunks):  # ggml_dyn_tallocr_alloc, the blocks besides the last
-            best_size = None
-            for b in range(len(free) - 1):
-                n = free[b][1]
-                if n >= size and (best_size is None or n <= best_size):
+        for c, lens in enumerate(lengths):  # ggml_dyn_tallocr_alloc, the blocks besides the last
+            best_size = unfit  # the best size is tracked within one chunk only
+            for b in range(len(lens) - 1):
+                n = lens[b]
+                if size <= n <= best_size:
                     best_c, best_b, best_size = c, b, n
         if best_b < 0:  # the last blocks
             best_reuse = None
-            for c, free in enumerate(chunks):
-                if not free or free[-1][1] < size:
+            for c, lens in enumerate(lengths):
+                if not lens or lens[-1] < size:
                     continue
                 if not prefer_reuse:
-                    best_c, best_b = c, len(free) - 1
+                    best_c, best_b = c, len(lens) - 1
                     break
-                reuse = tops[c] - free[-1][0] - size
+                reuse = tops[c] - offsets[c][-1] - size
                 if best_reuse is None or (best_reuse < 0 and reuse > best_reuse) or 0 <= reuse < best_reuse:
-                    best_c, best_b, best_reuse = c, len(free) - 1, reuse
+                    best_c, best_b, best_reuse = c, len(lens) - 1, reuse
         if best_b < 0:  # ggml_dyn_tallocr_new_chunk
-            chunks.append([[0, _ENDLESS if len(chunks) == MAX_CHUNKS - 1 else max(size, limit)]])
+            offsets.append([0])
+            lengths.append([_ENDLESS if len(lengths) == MAX_CHUNKS - 1 else max(size, limit)])
             tops.append(0)
-            best_c, best_b = len(chunks) - 1, 0
-        block = chunks[best_c][best_b]
-        at = block[0]
-        block[0] += size
-        block[1] -= size
-        if not block[1]:
-            del chunks[best_c][best_b]
-        tops[best_c] = max(tops[best_c], at + size)
+            best_c, best_b = len(lengths) - 1, 0
+        offs, lens = offsets[best_c], lengths[best_c]
+        at = offs[best_b]
+        if lens[best_b] == size:
+            del offs[best_b], lens[best_b]
+        else:
+            offs[best_b] = at + size
+            lens[best_b] -= size
+        if at + size > tops[best_c]:
+            tops[best_c] = at + size
         return best_c, at
 
-    def release(where: tuple[int, int], size: int) -> None:  # ggml_dyn_tallocr_free_bytes
-        free, at = chunks[where[0]], where[1]
-        size = -(-size // align) * align  # aligned_offset
-        for i, block in enumerate(free):
-            if block[0] + block[1] == at:
-                block[1] += size
-                if i + 1 < len(free) and block[0] + block[1] == free[i + 1][0]:
-                    block[1] += free[i + 1][1]
-                    del free[i + 1]
+    def release(where: tuple[int, int], size: int) -> None:  # ggml_dyn_tallocr_free_bytes; size: aligned
+        c, at = where
+        offs, lens = offsets[c], lengths[c]
+        end = at + size
+        for i, o in enumerate(offs):
+            if o + lens[i] == at:
+                lens[i] += size
+                if i + 1 < len(offs) and end == offs[i + 1]:
+                    lens[i] += lens[i + 1]
+                    del offs[i + 1], lens[i + 1]
                 return
-            if at + size == block[0]:
-                block[0] = at
-                block[1] += size
-                if i > 0 and free[i - 1][0] + free[i - 1][1] == at:
-                    free[i - 1][1] += block[1]
-                    del free[i]
+            if end == o:
+                offs[i] = at
+                lens[i] += size
+                if i > 0 and offs[i - 1] + lens[i - 1] == at:
+                    lens[i - 1] += lens[i]
+                    del offs[i], lens[i]
                 return
-        free.insert(next((i for i, b in enumerate(free) if b[0] >= at), len(free)), [at, size])  # insert_block
+        i = bisect_left(offs, at)  # insert_block: address order
+        offs.insert(i, at)
+        lens.insert(i, size)
 
-    children = [0] * len(nodes)
-    views = [0] * len(nodes)
+    # per node, read once: its aligned size (aligned_offset), view source, whether an output
+    n_nodes = len(nodes)
+    aligned = [-(-n.size // align) * align for n in nodes]
+    view_of = [n.view for n in nodes]
+    is_output = [n.output for n in nodes]
+    children = [0] * n_nodes
+    views = [0] * n_nodes
     for n in nodes:
         if n.view >= 0:
             views[n.view] += 1
         for s in n.srcs:
             children[s] += 1
-    addr: list[tuple[int, int] | None] = [None] * len(nodes)
-    held = [False] * len(nodes)  # allocated and not yet freed
+    addr: list[tuple[int, int] | None] = [None] * n_nodes
+    held = [False] * n_nodes  # allocated and not yet freed
 
     for i, (size, srcs, inplace, view, _, layout, empty) in enumerate(nodes):
         if (size or empty) and view < 0 and addr[i] is None:  # views and tensors of other buffers take no memory here
             for s in srcs if inplace else ():
-                p = nodes[s]
-                if (held[s] and p.view < 0 and not p.output and p.size == size and p.layout == layout
-                        and children[s] == 1 and not views[s]):
+                if (held[s] and view_of[s] < 0 and not is_output[s] and children[s] == 1 and not views[s]
+                        and nodes[s].size == size and nodes[s].layout == layout):
                     addr[i], held[i], held[s] = addr[s], True, False
                     break
             else:
-                addr[i], held[i] = alloc(size), True
+                addr[i], held[i] = alloc(aligned[i]), True
         if i < n_inputs:  # the leafs: placed first, reading nothing
             continue
         for s in srcs:
             children[s] -= 1
             if children[s] or views[s]:
                 continue
-            src = nodes[s]
-            if src.view >= 0:
-                root = src.view
+            root = view_of[s]
+            if root >= 0:
                 views[root] -= 1
-                if not views[root] and not children[root] and held[root] and not nodes[root].output:
-                    release(addr[root], nodes[root].size)
+                if not views[root] and not children[root] and held[root] and not is_output[root]:
+                    release(addr[root], aligned[root])
                     held[root] = False
-            elif held[s] and not src.output:
-                release(addr[s], src.size)
+            elif held[s] and not is_output[s]:
+                release(addr[s], aligned[s])
                 held[s] = False
     return tuple(tops), addr
