@@ -416,7 +416,7 @@ ROWS: list[Row] = [
           name="Mistral Nemo Base 2407"),
     _base("mixtral-8x7b-v0.1", "mixtral-8x7b-instruct-v0.1", "mistralai/Mixtral-8x7B-v0.1", name="Mixtral 8x7B v0.1"),
     _inst("mixtral-8x22b-instruct-v0.1", "mixtral-8x22b-v0.1", "mistralai/Mixtral-8x22B-Instruct-v0.1",
-          "mixtral:8x22b-instruct", why="The instruction-tuned Mixtral 8x22B; the v3 tokenizer's vocabulary is "
+          "mixtral:8x22b", "mixtral:8x22b-instruct", why="The instruction-tuned Mixtral 8x22B; the v3 tokenizer's vocabulary is "
           "32,768 (model card).", text={"vocab_size": 32768}, name="Mixtral 8x22B Instruct v0.1"),
     _tune("nous-hermes-2-mixtral-8x7b-dpo", "mixtral-8x7b-v0.1", "NousResearch/Nous-Hermes-2-Mixtral-8x7B-DPO",
           "Mixtral-8x7B-v0.1", "nous-hermes2-mixtral:8x7b", why="A fine-tune of Mixtral-8x7B-v0.1 (model card); the "
@@ -862,4 +862,78 @@ ROWS += [
               "num_attention_heads": 32, "num_key_value_heads": 8, "num_local_experts": 72,
               "num_experts_per_tok": 10, "mamba_n_heads": 128, "mamba_d_head": 64},
         name="Granite 4.0 H-Small"),
+]
+
+# Gemma 3n E2B: the E4B decoder cut to 30 layers. Shapes from get_model_config_e2b in ai-edge-torch's Gemma 3n
+# example (Kuba-csproj/ai-edge-torch@c772ceb5fbb7, a fork of google-ai-edge/ai-edge-torch:
+# ai_edge_torch/generative/examples/gemma3n/gemma3n.py): 30 layers, intermediate_size 8192, 8 heads / 2 KV heads of
+# 256, embedding 2048, every 5th layer global, num_kv_shared_layers 10; llama.cpp agrees (src/models/gemma3n.cpp:
+# n_layer_kv_from_start = 20, and 30 layers is LLM_TYPE_E2B).
+_GEMMA3N_E2B_LAYERS = ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(30)]
+_GEMMA3N_E2B_WHY = (
+    "Gemma 3n E2B: the E4B architecture cut to 30 layers (MatFormer), per get_model_config_e2b in ai-edge-torch's "
+    "Gemma 3n example (Kuba-csproj/ai-edge-torch@c772ceb5fbb7, fork of google-ai-edge/ai-edge-torch: "
+    "ai_edge_torch/generative/examples/gemma3n/gemma3n.py): num_layers 30, intermediate_size 8192, 8 heads, 2 query "
+    "groups, head_dim 256, embedding_dim 2048, vocab 262400, sliding window 512 with every 5th layer global, "
+    "num_kv_shared_layers 10; llama.cpp src/models/gemma3n.cpp maps 30 layers to E2B and caches the first 20 "
+    "(n_layer_kv_from_start = 20), the same 10 shared layers. Not read from the repo's config.json.")
+
+ROWS += [
+    _tune("hermes-4-70b", "llama-3.1-70b", "NousResearch/Hermes-4-70B", "Llama-3.1-70B", family="llama",
+          name="Hermes 4 70B",
+          why="Hermes 4 70B, a hybrid-reasoning fine-tune of Llama-3.1-70B with its architecture unchanged (model "
+              "card: based on Llama-3.1-70B)."),
+    _tune("hermes-4-405b", "llama-3.1-405b", "NousResearch/Hermes-4-405B", "Llama-3.1-405B", family="llama",
+          name="Hermes 4 405B",
+          why="Hermes 4 405B, a hybrid-reasoning fine-tune of Llama-3.1-405B with its architecture unchanged (model "
+              "card: based on Llama-3.1-405B)."),
+    _tune("hermes-4-14b", "qwen3-14b", "NousResearch/Hermes-4-14B", "Qwen3-14B", family="qwen",
+          name="Hermes 4 14B",
+          why="Hermes 4 14B, a hybrid-reasoning fine-tune of Qwen3-14B with its architecture unchanged (model card: "
+              "based on Qwen3-14B)."),
+    Row("qwen3-embedding-8b", "qwen3-8b-base", "Qwen/Qwen3-Embedding-8B",
+        "Qwen3 Embedding 8B: built on Qwen3-8B-Base (model card: 36 layers, 32K context, 4096-dim embeddings). "
+        "Qwen3-8B-Base does not tie its embeddings; an embedding checkpoint without the LM head is smaller by "
+        "vocab x hidden (151,936 x 4,096) than this count.", ("qwen3-embedding:8b",), family="embedding",
+        name="Qwen3 Embedding 8B"),
+    Row("gemma-3n-e2b-it", "gemma-3n-e4b-it", "google/gemma-3n-E2B-it", _GEMMA3N_E2B_WHY,
+        ("gemma3n:e2b", "google/gemma-3n-e2b", "google/gemma-3n-e2b-it"),
+        text={"num_hidden_layers": 30, "intermediate_size": 8192, "num_kv_shared_layers": 10,
+              "layer_types": _GEMMA3N_E2B_LAYERS},
+        family="gemma", name="Gemma 3n E2B IT"),
+    # ERNIE 4.5: the configs transformers' classes default to, which its docs name as the PT checkpoints' (huggingface/
+    # transformers@008e5743: src/transformers/models/ernie4_5/configuration_ernie4_5.py, auto_docstring checkpoint
+    # baidu/ERNIE-4.5-0.3B-PT; @001f85b3: src/transformers/models/ernie4_5_moe/configuration_ernie4_5_moe.py, "the
+    # defaults will yield a similar configuration to that of baidu/ERNIE-4.5-21B-A3B-PT").
+    Row("ernie-4.5-0.3b-pt", "yi-34b", "baidu/ERNIE-4.5-0.3B-PT",
+        "ERNIE 4.5 0.3B: the Ernie4_5Config defaults transformers documents for baidu/ERNIE-4.5-0.3B-PT "
+        "(huggingface/transformers@008e57439125: src/transformers/models/ernie4_5/configuration_ernie4_5.py): "
+        "vocabulary 103,424, hidden 1024, FFN 3072, 18 layers, 16 query / 2 KV heads of head_dim 128, 131,072 "
+        "positions, tied embeddings, no biases; the model card's table agrees (18 layers, 16/2 heads, 131,072 "
+        "context). A third-party copy of the repo's config.json (code search id 28060091361, repository not "
+        "identified) has the same values.",
+        ("baidu/ernie-4.5-0.3b-base-pt", "baidu/ernie-4.5-0.3b-paddle"),
+        config={"architectures": ["Ernie4_5_ForCausalLM"], "model_type": "ernie4_5", "hidden_size": 1024,
+                "intermediate_size": 3072, "num_hidden_layers": 18, "num_attention_heads": 16,
+                "num_key_value_heads": 2, "head_dim": 128, "vocab_size": 103424, "max_position_embeddings": 131072,
+                "use_bias": False, "tie_word_embeddings": True, "torch_dtype": "bfloat16"},
+        family="ernie", name="ERNIE 4.5 0.3B PT"),
+    Row("ernie-4.5-21b-a3b-pt", "yi-34b", "baidu/ERNIE-4.5-21B-A3B-PT",
+        "ERNIE 4.5 21B-A3B: the Ernie4_5_MoeConfig defaults transformers documents as baidu/ERNIE-4.5-21B-A3B-PT's "
+        "configuration (huggingface/transformers@001f85b38fb4: "
+        "src/transformers/models/ernie4_5_moe/configuration_ernie4_5_moe.py): vocabulary 103,424, hidden 2560, "
+        "dense FFN 12,288 (layer 0), 28 layers, 20 query / 4 KV heads (head_dim 2560/20 = 128), 131,072 positions, "
+        "tied embeddings; MoE from layer 1 to 27 (moe_layer_end_index -1 = num_hidden_layers - 1), 64 routed "
+        "experts of width 1536 with 6 active, 2 shared experts. The model card's table agrees (28 layers, 20/4 "
+        "heads, 64 experts with 6 active, 2 shared, 131,072 context); two third-party test fixtures quoting the "
+        "repo's config (code search ids 70957858900, 20538025444) have the same values. The MTP block the repo may "
+        "carry is dropped by llama.cpp's converter (conversion/ernie.py).",
+        ("baidu/ernie-4.5-21b-a3b-base-pt", "baidu/ernie-4.5-21b-a3b-paddle"),
+        config={"architectures": ["Ernie4_5_MoeForCausalLM"], "model_type": "ernie4_5_moe", "hidden_size": 2560,
+                "intermediate_size": 12288, "num_hidden_layers": 28, "num_attention_heads": 20,
+                "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 103424, "max_position_embeddings": 131072,
+                "moe_intermediate_size": 1536, "moe_k": 6, "moe_num_experts": 64, "moe_num_shared_experts": 2,
+                "moe_layer_start_index": 1, "moe_layer_end_index": 27, "moe_layer_interval": 1, "use_bias": False,
+                "tie_word_embeddings": True, "torch_dtype": "bfloat16"},
+        family="ernie", name="ERNIE 4.5 21B A3B PT"),
 ]

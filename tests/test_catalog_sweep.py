@@ -1,0 +1,86 @@
+"""Models a name sweep found missing resolve offline from the catalog with their published shapes. The expected
+values are read from each entry's cited source (model card, the sibling's config.json, the third-party config
+named in the entry), not from oomkit's output."""
+
+from __future__ import annotations
+
+import pytest
+
+from oomkit.model import catalog
+from oomkit.model.hf_config import spec_from_config
+
+NAMES = {
+    "NousResearch/Hermes-4-70B": "hermes-4-70b",
+    "Hermes-4-70B": "hermes-4-70b",
+    "NousResearch/Hermes-4-405B": "hermes-4-405b",
+    "NousResearch/Hermes-4-14B": "hermes-4-14b",
+    "Qwen/Qwen3-Embedding-8B": "qwen3-embedding-8b",
+    "qwen3-embedding:8b": "qwen3-embedding-8b",
+    "qwen3-embedding:4b": "qwen3-embedding-4b",
+    "qwen3-embedding:0.6b": "qwen3-embedding-0.6b",
+    "google/gemma-3n-E2B-it": "gemma-3n-e2b-it",
+    "google/gemma-3n-E2B": "gemma-3n-e2b-it",
+    "gemma3n:e2b": "gemma-3n-e2b-it",
+    "mixtral:8x22b": "mixtral-8x22b-instruct-v0.1",
+    "baidu/ERNIE-4.5-21B-A3B-PT": "ernie-4.5-21b-a3b-pt",
+    "ERNIE-4.5-21B-A3B-PT": "ernie-4.5-21b-a3b-pt",
+    "baidu/ERNIE-4.5-0.3B-PT": "ernie-4.5-0.3b-pt",
+}
+
+
+@pytest.mark.parametrize("name,slug", sorted(NAMES.items()))
+def test_swept_names_resolve_offline(name, slug):
+    assert catalog.resolve_slug(name) == slug
+
+
+# name -> (layers, attention layers' KV heads, head_dim, routed experts, FFN width)
+SHAPES = {
+    # Llama-3.1-70B / 405B config.json: 80 / 126 layers, 8 KV heads, 8192 / 16384 hidden over 64 / 128 heads
+    "NousResearch/Hermes-4-70B": (80, 8, 128, 0, 28672),
+    "NousResearch/Hermes-4-405B": (126, 8, 128, 0, 53248),
+    # Qwen3-14B config.json: 40 layers, 8 KV heads, head_dim 128, intermediate 17408
+    "NousResearch/Hermes-4-14B": (40, 8, 128, 0, 17408),
+    # Qwen3-8B(-Base): 36 layers (also the Qwen3-Embedding card), 8 KV heads, head_dim 128, intermediate 12288
+    "Qwen/Qwen3-Embedding-8B": (36, 8, 128, 0, 12288),
+    # ai-edge-torch get_model_config_e2b: 30 layers, 2 query groups, head_dim 256, intermediate 8192
+    "google/gemma-3n-E2B-it": (30, 2, 256, 0, 8192),
+    # Mixtral-8x22B config.json: 56 layers, 8 KV heads, 6144 / 48 heads, 8 experts of 16384
+    "mixtral:8x22b": (56, 8, 128, 8, 16384),
+    # transformers Ernie4_5Config defaults (baidu/ERNIE-4.5-0.3B-PT): 18 layers, 2 KV heads, head_dim 128, FFN 3072
+    "baidu/ERNIE-4.5-0.3B-PT": (18, 2, 128, 0, 3072),
+}
+
+
+def test_ernie_21b_a3b_has_one_dense_layer_then_64_experts_with_2_shared():
+    # transformers Ernie4_5_MoeConfig defaults (baidu/ERNIE-4.5-21B-A3B-PT): 28 layers, 20 query / 4 KV heads over
+    # hidden 2560; layer 0 dense (FFN 12288), layers 1-27 MoE: 64 experts of 1536, 6 active, 2 shared experts
+    cfg = catalog.lookup("baidu/ERNIE-4.5-21B-A3B-PT").config
+    spec = spec_from_config(cfg, name="ernie", weight_format="bf16")
+    assert spec.architecture == "ernie4_5-moe"
+    assert len(spec.layers) == 28
+    assert {(lay.attention.n_kv_heads, lay.attention.head_dim_k) for lay in spec.layers} == {(4, 128)}
+    assert spec.layers[0].ffn.n_experts == 0 and spec.layers[0].ffn.n_ff == 12288
+    moe = {(f.n_experts, f.n_experts_used, f.n_ff_expert, f.n_ff_shared) for f in (lay.ffn for lay in spec.layers[1:])}
+    assert moe == {(64, 6, 1536, 2 * 1536)}
+    # model card: 21B total (transformers' docs: 21B total, 3B active)
+    assert 21e9 < spec.params_total < 22e9
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_swept_entries_have_their_published_shapes(name):
+    layers, kv_heads, head_dim, experts, ff = SHAPES[name]
+    spec = spec_from_config(catalog.lookup(name).config, name=name, weight_format="bf16")
+    assert len(spec.layers) == layers
+    attn = [lay.attention for lay in spec.layers if lay.attention is not None]
+    assert {a.n_kv_heads for a in attn} == {kv_heads}
+    assert {a.head_dim_k for a in attn} == {head_dim}
+    assert {lay.ffn.n_experts for lay in spec.layers} == {experts}
+    assert {lay.ffn.n_ff_expert if experts else lay.ffn.n_ff for lay in spec.layers} == {ff}
+
+
+def test_gemma3n_e2b_shares_the_kv_of_its_last_ten_layers():
+    # ai-edge-torch E2B num_kv_shared_layers 10; llama.cpp src/models/gemma3n.cpp n_layer_kv_from_start = 20
+    spec = spec_from_config(catalog.lookup("gemma3n:e2b").config, name="gemma3n:e2b", weight_format="bf16")
+    assert [lay.index for lay in spec.layers if lay.kv_source is not None] == list(range(20, 30))
+    # every 5th layer global, the rest a 512-token window
+    assert [lay.index for lay in spec.layers if lay.attention.window is None] == [4, 9, 14, 19, 24, 29]
