@@ -84,3 +84,20 @@ def test_gemma3n_e2b_shares_the_kv_of_its_last_ten_layers():
     assert [lay.index for lay in spec.layers if lay.kv_source is not None] == list(range(20, 30))
     # every 5th layer global, the rest a 512-token window
     assert [lay.index for lay in spec.layers if lay.attention.window is None] == [4, 9, 14, 19, 24, 29]
+
+
+def test_nemotron_nas_config_is_refused_with_a_clear_error():
+    # Llama-3.3-Nemotron-Super-49B-v1's config.json (ai-dynamo/aiconfigurator@095f58a51c4c:
+    # aic-core/src/aiconfigurator_core/model_configs/nvidia--Llama-3_3-Nemotron-Super-49B-v1_config.json), cut to
+    # its top-level keys and two of its 80 block_configs: intermediate_size and num_key_value_heads are null there
+    from oomkit.errors import ModelError
+
+    block = {"attention": {"n_heads_in_group": 8, "no_op": False, "replace_with_linear": False},
+             "ffn": {"ffn_mult": 2.625, "no_op": False, "replace_with_linear": False}}
+    cfg = {"architectures": ["DeciLMForCausalLM"], "model_type": "nemotron-nas", "hidden_size": 8192,
+           "intermediate_size": None, "num_attention_heads": 64, "num_hidden_layers": 80,
+           "num_key_value_heads": None, "vocab_size": 128256, "max_position_embeddings": 131072,
+           "block_configs": [block, {"attention": {"no_op": True}, "ffn": {"ffn_mult": 5.25}}],
+           "torch_dtype": "bfloat16"}
+    with pytest.raises(ModelError, match="nemotron-nas .* not read from config.json yet; give the .gguf file"):
+        spec_from_config(cfg, name="nvidia/Llama-3_3-Nemotron-Super-49B-v1")

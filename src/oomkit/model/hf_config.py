@@ -82,7 +82,13 @@ _TEXT_KEYS = ("text_config", "llm_config", "language_config")
 # weights (conversion/deepseek.py DeepseekV4Model; src/models/deepseek4.cpp) are read from a GGUF only
 _REFUSED = {"deepseek_v4": "DeepSeek-V4 (model_type deepseek_v4) is read from its GGUF only: its compressed "
                            "attention caches and hyper-connection weights are not derived from config.json; "
-                           "give the .gguf file"}
+                           "give the .gguf file",
+            # DeciLM (Llama-3.3-Nemotron-Super-49B, Llama-3.1-Nemotron-Ultra-253B): every layer's attention (KV group
+            # size or no-op) and FFN width (ffn_mult) come from block_configs, which this reader does not interpret;
+            # llama.cpp's GGUF (arch deci) carries them as per-layer head counts and FFN lengths (src/models/deci.cpp)
+            "nemotron-nas": "model_type nemotron-nas (DeciLM: per-layer block_configs with attention no-ops, KV "
+                            "groups and FFN multipliers) is not read from config.json yet; give the .gguf file "
+                            "(llama.cpp architecture deci)"}
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
