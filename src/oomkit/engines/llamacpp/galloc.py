@@ -76,9 +76,13 @@ MAX_CHUNKS = 16  # ggml-alloc.c GGML_VBUFFER_MAX_CHUNKS (llama.cpp PR #15815; in
 _ENDLESS = (1 << 63) - 1  # SIZE_MAX / 2: the last chunk's free space, and a buffer type without a maximum
 
 
-def peak_bytes(n_inputs: int, nodes: list[Node], align: int = ALIGN) -> int:
+def peak_bytes(n_inputs: int, nodes: list[Node], align: int = ALIGN, kept: bool = True) -> int:
     """The buffer ggml-alloc reserves for the graph: the first n_inputs nodes are the leafs it places (allocated
-    first, in leaf order), the rest the graph's nodes in execution order; align: the buffer type's alignment."""
+    first, in leaf order), the rest the graph's nodes in execution order; align: the buffer type's alignment;
+    kept: the replay looked up and kept by its arguments (_replay_kept; False: replayed afresh, for a caller that
+    keeps its own answers and would only pay for hashing the node list)."""
+    if not kept:
+        return sum(_replay(n_inputs, tuple(nodes), None, True, align)[0])
     return placement(n_inputs, nodes, align)[0]
 
 
@@ -185,18 +189,20 @@ def _replay(n_inputs: int, nodes: tuple[Node, ...], max_size: int | None, prefer
         offs.insert(i, at)
         lens.insert(i, size)
 
-    # per node, read once: its aligned size (aligned_offset), view source, whether an output
+    # per node, read once (the node list transposed): its size, view source, whether an output; the consumers
+    # and views left of each
     n_nodes = len(nodes)
-    aligned = [-(-n.size // align) * align for n in nodes]
+    sizes = [n.size for n in nodes]
     view_of = [n.view for n in nodes]
     is_output = [n.output for n in nodes]
     children = [0] * n_nodes
-    views = [0] * n_nodes
     for n in nodes:
-        if n.view >= 0:
-            views[n.view] += 1
         for s in n.srcs:
             children[s] += 1
+    views = [0] * n_nodes
+    for v in view_of:
+        if v >= 0:
+            views[v] += 1
     addr: list[tuple[int, int] | None] = [None] * n_nodes
     held = [False] * n_nodes  # allocated and not yet freed
 
@@ -204,11 +210,11 @@ def _replay(n_inputs: int, nodes: tuple[Node, ...], max_size: int | None, prefer
         if (size or empty) and view < 0 and addr[i] is None:  # views and tensors of other buffers take no memory here
             for s in srcs if inplace else ():
                 if (held[s] and view_of[s] < 0 and not is_output[s] and children[s] == 1 and not views[s]
-                        and nodes[s].size == size and nodes[s].layout == layout):
+                        and sizes[s] == size and nodes[s].layout == layout):
                     addr[i], held[i], held[s] = addr[s], True, False
                     break
             else:
-                addr[i], held[i] = alloc(aligned[i]), True
+                addr[i], held[i] = alloc(-(-size // align) * align), True  # aligned_offset
         if i < n_inputs:  # the leafs: placed first, reading nothing
             continue
         for s in srcs:
@@ -216,12 +222,12 @@ def _replay(n_inputs: int, nodes: tuple[Node, ...], max_size: int | None, prefer
             if children[s] or views[s]:
                 continue
             root = view_of[s]
-            if root >= 0:
+            if root >= 0:  # a view's last consumer done: its source may go
                 views[root] -= 1
-                if not views[root] and not children[root] and held[root] and not is_output[root]:
-                    release(addr[root], aligned[root])
-                    held[root] = False
-            elif held[s] and not is_output[s]:
-                release(addr[s], aligned[s])
+                if views[root] or children[root]:
+                    continue
+                s = root
+            if held[s] and not is_output[s]:
+                release(addr[s], -(-sizes[s] // align) * align)
                 held[s] = False
     return tuple(tops), addr

@@ -94,19 +94,21 @@ class Graph:
         self._seen: set[int] = set()
 
     def expand(self, t: T) -> T:
-        stack = [(t, 0)]
+        seen = self._seen
+        if id(t) in seen:
+            return t
+        seen.add(id(t))
+        stack = [(t, iter(t.srcs))]  # each tensor under visit with its sources still to visit
         while stack:
-            x, k = stack.pop()
-            if k == 0 and id(x) in self._seen:
-                continue
-            self._seen.add(id(x))
-            if k < len(x.srcs):
-                stack.append((x, k + 1))
-                s = x.srcs[k]
-                if id(s) not in self._seen:
-                    stack.append((s, 0))
-                continue
-            (self.leafs if x.leaf else self.nodes).append(x)
+            x, rest = stack[-1]
+            for s in rest:
+                if id(s) not in seen:
+                    seen.add(id(s))
+                    stack.append((s, iter(s.srcs)))
+                    break
+            else:  # its sources all visited
+                stack.pop()
+                (self.leafs if x.op == "NONE" else self.nodes).append(x)
         return t
 
     # leafs
@@ -255,41 +257,36 @@ def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
     but their reading of device tensors still counts); names, when given, gets each node's host weight name (the
     copies of named host weights; "" for the rest)."""
     splits, copies = split_graph(g)
-    seq: list[tuple[T, bool]] = []  # (tensor, an input dependency)
+    nodes = g.nodes
     copied = {id(c) for c in copies.values()}
-    for k, (b, inputs, st) in enumerate(splits):
-        end = splits[k + 1][2] if k + 1 < len(splits) else len(g.nodes)
-        for s in inputs:
-            seq.append((s, True))
-            seq.append((copies[id(s) * 2 + b], False))
-        seq.extend((t, False) for t in g.nodes[st:end])
     order: list[T] = list(g.leafs)
-    deps: list[int] = []
-    for t, dep in seq:
-        if dep:
-            deps.append(len(order))
-        order.append(t)
-    dep_set = set(deps)
+    deps: set[int] = set()  # the positions of the inputs' dependencies
+    for k, (b, inputs, st) in enumerate(splits):
+        for s in inputs:
+            deps.add(len(order))
+            order.append(s)
+            order.append(copies[id(s) * 2 + b])
+        order.extend(nodes[st:splits[k + 1][2] if k + 1 < len(splits) else len(nodes)])
     at: dict[int, int] = {}
     for i, t in enumerate(order):
-        if i not in dep_set:
+        if i not in deps:
             at.setdefault(id(t), i)
     out: list[Node] = []
+    named: list[str] = []
     for i, t in enumerate(order):
-        if i in dep_set:  # the input's dependency: reads it, allocates nothing, is no view for ggml-alloc
+        if i in deps:  # the input's dependency: reads it, allocates nothing, is no view for ggml-alloc
             out.append(Node(0, (at[id(t)],)))
+            named.append("")
             continue
         root = t.view_src
-        mine = t.backend == DEVICE and root is None and (not t.leaf or id(t) in copied)
+        mine = t.backend == DEVICE and root is None and (t.op != "NONE" or id(t) in copied)
         size = t.nbytes + t.extra if mine else 0
-        out.append(Node(size, tuple(at[id(s)] for s in t.srcs), t.op in INPLACE and mine,
-                        at[id(root)] if root is not None and id(root) in at else -1, t.output,
-                        (t.es, t.ne, t.nb), mine and size == 0))
-        if names is not None:
-            names.extend([""] * (len(out) - 1 - len(names)))
-            names.append(t.name if mine else "")
+        out.append(Node(size, tuple([at[id(s)] for s in t.srcs]), mine and t.op in INPLACE,
+                        at.get(id(root), -1) if root is not None else -1, t.output, (t.es, t.ne, t.nb),
+                        mine and size == 0))
+        named.append(t.name if mine else "")
     if names is not None:
-        names.extend([""] * (len(out) - len(names)))
+        names.extend(named)
     return out
 
 
@@ -299,7 +296,9 @@ def device_peak(g: Graph, align: int) -> int:
 
 
 KV_STEP = 256  # the second lowering's extra cells (llama_kv_cache::get_n_kv pads n_kv to 256)
-_LOWERED: dict[Hashable, tuple[int, list[Node], tuple[int, ...] | None, list[str]]] = {}
+# per key: the first lowering's n_kv, its nodes (with their layouts at both lowerings once the second is made), the
+# sizes' slopes in n_kv (None: not yet), each node's host weight name, and the answers given from these nodes
+_LOWERED: dict[Hashable, tuple[int, list[Node], tuple[int, ...] | None, list[str], dict[Hashable, int]]] = {}
 _LOWERED_MAX = 64
 
 
@@ -310,9 +309,11 @@ def device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, a
     the copies of the host weights take their bytes (given by name), and every other node's bytes are affine in
     n_kv (one dimension of the mask, of the cache's views and their copies, of KQ, and of flash attention's F16
     copies), so the lowerings at n_kv and n_kv + KV_STEP give any other n_kv's node list and only ggml-alloc is
-    replayed again; two nodes count as the same layout where they are at both lowerings."""
+    replayed again; two nodes count as the same layout where they are at both lowerings. Each answer is kept with
+    the lowering it came from (a question asked again replays nothing)."""
 
     sizes = sizes or {}
+    asked = (n_kv, align, tuple(sorted(sizes.items())))
 
     def sized(nodes: list[Node], names: list[str]) -> list[Node]:
         return [x._replace(size=sizes[nm]) if nm else x for x, nm in zip(nodes, names, strict=True)]
@@ -324,19 +325,25 @@ def device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, a
             _LOWERED.clear()
         names: list[str] = []
         first = device_nodes(build(n_kv), names)
-        _LOWERED[key] = (n_kv, first, None, names)
-        return peak_bytes(0, sized(first, names), align)
-    n0, nodes, slopes, names = _LOWERED[key]
+        peak = peak_bytes(0, sized(first, names), align, kept=False)
+        _LOWERED[key] = (n_kv, first, None, names, {asked: peak})
+        return peak
+    n0, nodes, slopes, names, peaks = _LOWERED[key]
+    if asked in peaks:
+        return peaks[asked]
     if slopes is None:
         if n_kv == n0:
-            return peak_bytes(0, sized(nodes, names), align)
+            peaks[asked] = peak_bytes(0, sized(nodes, names), align, kept=False)
+            return peaks[asked]
         b = device_nodes(build(n0 + KV_STEP))
         slopes = tuple((y.size - x.size) // KV_STEP for x, y in zip(nodes, b, strict=True))
         nodes = [x._replace(layout=(x.layout, y.layout)) for x, y in zip(nodes, b, strict=True)]
-        _LOWERED[key] = (n0, nodes, slopes, names)
+        peaks = {}  # the answers of the first lowering alone stay with it
+        _LOWERED[key] = (n0, nodes, slopes, names, peaks)
     nodes = [x._replace(size=sizes[nm] if nm else x.size + k * (n_kv - n0)) if k or nm else x
              for x, k, nm in zip(nodes, slopes, names, strict=True)]
-    return peak_bytes(0, nodes, align)
+    peaks[asked] = peak_bytes(0, nodes, align, kept=False)
+    return peaks[asked]
 
 
 def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
