@@ -90,7 +90,8 @@ def _kv_elems_from_config(cfg: dict, kind: LayerKind) -> int:
     heads = tc["num_attention_heads"]
     kv = tc.get("num_key_value_heads") or tc.get("multi_query_group_num") or heads  # ChatGLM: multi_query_group_num
     head_dim = tc.get("head_dim") or tc.get("kv_channels") or tc["hidden_size"] // heads
-    return 2 * kv * head_dim
+    # a V head narrower than K where the config says so (MiMo-V2-Flash: head_dim 192, v_head_dim 128)
+    return kv * (head_dim + (tc.get("v_head_dim") or head_dim))
 
 
 def _sample_by_kind() -> dict[LayerKind, list[str]]:

@@ -135,6 +135,13 @@ def test_data_file_is_valid(slug):
                 node = node[part]
 
 
+def _one_per_layer(v, n_layers: int):
+    """A value given once, or as one int per layer (its first, when the list is whole)."""
+    if isinstance(v, list) and len(v) == n_layers and all(isinstance(x, int) for x in v):
+        return v[0]
+    return v
+
+
 @pytest.mark.parametrize("slug", SLUGS)
 def test_config_has_what_a_decoder_needs(slug):
     cfg = DATA[slug]["config"]
@@ -164,13 +171,17 @@ def test_config_has_what_a_decoder_needs(slug):
         assert set(lt) <= {
             "full_attention", "sliding_attention", "linear_attention", "chunked_attention",
             "mamba", "attention",  # GraniteMoeHybrid's names
+            "conv",  # LFM2's short-convolution layers (transformers configuration_lfm2.py)
         }
         if "sliding_attention" in lt:
             assert isinstance(tc.get("sliding_window"), int) and tc["sliding_window"] > 0
     if _is_moe(tc):
-        used = tc.get("num_experts_per_tok", tc.get("experts_per_token", tc.get("top_k_experts")))
+        used = tc.get("num_experts_per_tok", tc.get("experts_per_token", tc.get("top_k_experts", tc.get("moe_topk"))))
+        width = tc.get("moe_intermediate_size", tc.get("intermediate_size"))
+        if tc.get("model_type") == "hunyuan_v1_moe":  # per-layer lists (transformers configuration_hunyuan_v1_moe.py)
+            used, width = _one_per_layer(used, n_layers), _one_per_layer(width, n_layers)
         assert isinstance(used, int)
-        assert isinstance(tc.get("moe_intermediate_size", tc.get("intermediate_size")), int)
+        assert isinstance(width, int)
     elif tc.get("model_type") != "mamba2":  # Mamba2Config has no FFN width (expand x hidden is the mixer's)
         assert isinstance(tc.get("ffn_hidden_size" if chatglm else "intermediate_size"), int)
     if _is_mla(tc):

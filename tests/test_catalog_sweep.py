@@ -25,6 +25,10 @@ NAMES = {
     "baidu/ERNIE-4.5-21B-A3B-PT": "ernie-4.5-21b-a3b-pt",
     "ERNIE-4.5-21B-A3B-PT": "ernie-4.5-21b-a3b-pt",
     "baidu/ERNIE-4.5-0.3B-PT": "ernie-4.5-0.3b-pt",
+    "LiquidAI/LFM2-1.2B": "lfm2-1.2b",
+    "LiquidAI/LFM2-1.2B-GGUF": "lfm2-1.2b",
+    "LiquidAI/LFM2-8B-A1B": "lfm2-8b-a1b",
+    "tencent/Hunyuan-A13B-Instruct": "hunyuan-a13b-instruct",
 }
 
 
@@ -48,7 +52,40 @@ SHAPES = {
     "mixtral:8x22b": (56, 8, 128, 8, 16384),
     # transformers Ernie4_5Config defaults (baidu/ERNIE-4.5-0.3B-PT): 18 layers, 2 KV heads, head_dim 128, FFN 3072
     "baidu/ERNIE-4.5-0.3B-PT": (18, 2, 128, 0, 3072),
+    # Hunyuan-A13B config (code search id 57609511449): 32 layers, 8 KV heads of 128, 64 experts of 3072
+    "tencent/Hunyuan-A13B-Instruct": (32, 8, 128, 64, 3072),
 }
+
+
+# name -> (attention layer indices, KV heads, head_dim (hidden / heads), dense FFN widths, (experts, used, width))
+LFM2 = {
+    # LFM2-1.2B config: full_attn_idxs [2, 5, 8, 10, 12, 14] of 16, 32 / 8 heads over 2048, block_ff_dim 12288
+    # auto-adjusted: int(2 * 12288 / 3) = 8192, already a multiple of 256
+    "LiquidAI/LFM2-1.2B": ([2, 5, 8, 10, 12, 14], 8, 64, {8192}, None),
+    # LFM2-8B-A1B config: attention at 2, 6, 10, 14, 18, 21 of 24; 2 dense layers of 7168; 32 experts of 1792, 4 used
+    "LiquidAI/LFM2-8B-A1B": ([2, 6, 10, 14, 18, 21], 8, 64, {7168}, (32, 4, 1792)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LFM2))
+def test_lfm2_entries_have_their_published_shapes(name):
+    attn_at, kv_heads, head_dim, dense, moe = LFM2[name]
+    spec = spec_from_config(catalog.lookup(name).config, name=name, weight_format="bf16")
+    assert [lay.index for lay in spec.layers if lay.attention is not None] == attn_at
+    assert {(lay.attention.n_kv_heads, lay.attention.head_dim_k) for lay in spec.layers if lay.attention} == \
+        {(kv_heads, head_dim)}
+    assert {lay.ffn.n_ff for lay in spec.layers if not lay.ffn.n_experts} == dense
+    experts = {(lay.ffn.n_experts, lay.ffn.n_experts_used, lay.ffn.n_ff_expert) for lay in spec.layers
+               if lay.ffn.n_experts}
+    assert experts == ({moe} if moe else set())
+
+
+# Published totals (model cards): LFM2-1.2B 1.17B; LFM2-8B-A1B 8.3B; Hunyuan-A13B 80B; within 2 %
+@pytest.mark.parametrize("name,published", [("LiquidAI/LFM2-1.2B", 1.17e9), ("LiquidAI/LFM2-8B-A1B", 8.3e9),
+                                            ("tencent/Hunyuan-A13B-Instruct", 80e9)])
+def test_parameter_count_matches_the_card(name, published):
+    total = spec_from_config(catalog.lookup(name).config, name=name, weight_format="bf16").params_total
+    assert abs(total / published - 1) <= 0.02
 
 
 def test_ernie_21b_a3b_has_one_dense_layer_then_64_experts_with_2_shared():

@@ -936,4 +936,54 @@ ROWS += [
                 "moe_layer_start_index": 1, "moe_layer_end_index": 27, "moe_layer_interval": 1, "use_bias": False,
                 "tie_word_embeddings": True, "torch_dtype": "bfloat16"},
         family="ernie", name="ERNIE 4.5 21B A3B PT"),
+    # LFM2 (Liquid AI): hybrid short-convolution / GQA decoders; the configs third-party code keeps of the repos'
+    # config.json (repositories not identified by the code search), the same values tests/hf_config_recent.py holds
+    Row("lfm2-1.2b", "yi-34b", "LiquidAI/LFM2-1.2B",
+        "LFM2 1.2B: the repo's config.json as third-party code quotes it (code search id 59124207504, 'the REAL "
+        "LiquidAI/LFM2-1.2B/config.json, read from the Hub', trimmed of keys that do not shape the model; the same "
+        "values in ids 51937556719 and 68303452161): 16 layers with attention at 2, 5, 8, 10, 12, 14 "
+        "(full_attn_idxs) and short convolutions elsewhere (conv_L_cache 3), hidden 2048, 32 query / 8 KV heads, "
+        "block_ff_dim 12288 auto-adjusted (2/3, multiple of 256: 8192), vocabulary 65,536, 128,000 positions, tied "
+        "embeddings (tie_embedding). Written with transformers' key names (configuration_lfm2.py: intermediate_size "
+        "= block_ff_dim, tie_word_embeddings = tie_embedding, layer_types from full_attn_idxs). Model card: 1.17B parameters, 16 layers (10 convolution + 6 GQA blocks), vocabulary 65,536.",
+        config={"architectures": ["Lfm2ForCausalLM"], "model_type": "lfm2", "hidden_size": 2048,
+                "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 65536,
+                "max_position_embeddings": 128000, "block_ff_dim": 12288, "block_auto_adjust_ff_dim": True,
+                "intermediate_size": 12288, "block_ffn_dim_multiplier": 1.0, "block_multiple_of": 256,
+                "conv_L_cache": 3, "norm_eps": 1e-05, "tie_word_embeddings": True,
+                "layer_types": ["full_attention" if i in (2, 5, 8, 10, 12, 14) else "conv" for i in range(16)],
+                "torch_dtype": "bfloat16"},
+        family="lfm2", name="LFM2 1.2B"),
+    Row("lfm2-8b-a1b", "yi-34b", "LiquidAI/LFM2-8B-A1B",
+        "LFM2 8B-A1B: the config third-party tests keep of the repo's config.json (code search id 54855040938, "
+        "'LFM2_8B_MOE_CONFIG'; the same values in id 58787885414): 24 layers with attention at 2, 6, 10, 14, 18, 21 "
+        "and short convolutions elsewhere (conv_L_cache 3), hidden 2048, 32 query / 8 KV heads, the first 2 layers "
+        "dense (intermediate_size 7168), then 32 experts of 1792 with 4 active, vocabulary 65,536, 128,000 positions. "
+        "Published: 8.3B total, 1.5B active (LFM2 technical report). Tied embeddings: transformers "
+        "configuration_lfm2_moe.py's default (tie_word_embeddings / tie_embedding True); the quoted config does not "
+        "say. Written with transformers' key name tie_word_embeddings.",
+        config={"architectures": ["Lfm2MoeForCausalLM"], "model_type": "lfm2_moe", "hidden_size": 2048,
+                "intermediate_size": 7168, "moe_intermediate_size": 1792, "num_hidden_layers": 24,
+                "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 65536,
+                "max_position_embeddings": 128000, "norm_eps": 1e-05, "conv_bias": False, "conv_L_cache": 3,
+                "num_dense_layers": 2, "num_experts": 32, "num_experts_per_tok": 4, "norm_topk_prob": True,
+                "use_expert_bias": True,
+                "layer_types": ["full_attention" if i in (2, 6, 10, 14, 18, 21) else "conv" for i in range(24)],
+                "tie_word_embeddings": True, "torch_dtype": "bfloat16"},
+        family="lfm2", name="LFM2 8B A1B"),
+    Row("hunyuan-a13b-instruct", "hunyuan-7b-instruct", "tencent/Hunyuan-A13B-Instruct",
+        "Hunyuan-A13B Instruct: the config a third-party test keeps of the repo's config.json ('HUNYUAN_MOE_LIST_CONFIG', "
+        "code search id 57609511449): 32 layers, hidden 4096, 32 query / 8 KV heads of 128, every layer MoE with 64 "
+        "experts of 3072 (moe_intermediate_size per layer), 8 active (moe_topk per layer) beside 1 shared expert "
+        "of intermediate_size 3072 (num_shared_expert per layer), vocabulary 128,167; with QK norms, tied embeddings "
+        "and 262,144 positions as tests/ggufs.py hunyuan_a13b carries them from the same config. Model card: 80B "
+        "total, 13B active, 256K context.",
+        ("tencent/hunyuan-a13b-pretrain",),
+        config={"architectures": ["HunYuanMoEV1ForCausalLM"], "model_type": "hunyuan_v1_moe", "hidden_size": 4096,
+                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                "intermediate_size": 3072, "vocab_size": 128167, "num_experts": 64,
+                "moe_intermediate_size": [3072] * 32, "moe_topk": [8] * 32, "num_shared_expert": [1] * 32,
+                "use_qk_norm": True, "use_mixed_mlp_moe": True, "tie_word_embeddings": True,
+                "max_position_embeddings": 262144, "torch_dtype": "bfloat16"},
+        family="hunyuan", name="Hunyuan A13B Instruct"),
 ]
