@@ -138,3 +138,22 @@ def test_nemotron_nas_config_is_refused_with_a_clear_error():
            "torch_dtype": "bfloat16"}
     with pytest.raises(ModelError, match="nemotron-nas .* not read from config.json yet; give the .gguf file"):
         spec_from_config(cfg, name="nvidia/Llama-3_3-Nemotron-Super-49B-v1")
+
+
+def test_nemotron_nano_9b_v2_is_the_hybrid_its_config_describes():
+    # config quoted by public code (code search ids 58647227636, 60558215653, 69055529906, 71072035201): pattern
+    # M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M- (27 M, 25 -, 4 *), 40 / 8 heads of 128, Mamba-2 128
+    # heads x 80, 8 groups, state 128
+    from oomkit.model.spec import LayerKind
+
+    name = "nvidia/NVIDIA-Nemotron-Nano-9B-v2"
+    assert catalog.resolve_slug(name) == "nvidia-nemotron-nano-9b-v2"
+    spec = spec_from_config(catalog.lookup(name).config, name=name, weight_format="bf16")
+    pattern = "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-"
+    assert len(spec.layers) == len(pattern) == 56
+    assert [lay.index for lay in spec.layers if lay.kind is LayerKind.FULL] == [i for i, c in enumerate(pattern)
+                                                                                  if c == "*"]
+    assert {(lay.attention.n_kv_heads, lay.attention.head_dim_k) for lay in spec.layers if lay.attention} == {(8, 128)}
+    mamba = [lay.recurrent for lay in spec.layers if lay.kind is LayerKind.RECURRENT]
+    assert len(mamba) == 27 and {(m.d_inner, m.d_state, m.n_group) for m in mamba} == {(128 * 80, 128, 8)}
+    assert {lay.ffn.n_ff for lay in spec.layers if lay.ffn.n_ff} == {15680}

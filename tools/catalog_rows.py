@@ -986,4 +986,23 @@ ROWS += [
                 "use_qk_norm": True, "use_mixed_mlp_moe": True, "tie_word_embeddings": True,
                 "max_position_embeddings": 262144, "torch_dtype": "bfloat16"},
         family="hunyuan", name="Hunyuan A13B Instruct"),
+    Row("nvidia-nemotron-nano-9b-v2", "nemotron-h-56b-instruct-8k", "nvidia/NVIDIA-Nemotron-Nano-9B-v2",
+        "NVIDIA Nemotron Nano 9B v2: a Nemotron-H hybrid (Mamba-2 / attention / MLP layers) with the shape public test "
+        "code quotes from the repo's config.json, the same values in four independent files (code search ids "
+        "58647227636 and 58509742523: the thinker config of a voice-chat model built on it; 60558215653 and "
+        "70988719928, 'NEMOTRON_H'; 69055529906: 'NVIDIA-Nemotron-Nano-9B-v2: 56 entries, 4 of them *'; 71072035201: "
+        "the Mamba-2 state): 56 layers of pattern M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M- (27 "
+        "Mamba-2, 25 MLP, 4 attention: the Jetson AI Lab card's count), hidden 4480, MLP 15680, 40 query / 8 KV heads "
+        "of 128, Mamba-2 128 heads x 80 with 8 groups, state 128, conv kernel 4, vocabulary 131,072, 131,072 "
+        "positions (128K context, model card). Untied embeddings and bfloat16: the Nemotron-H family's (the 56B's "
+        "config.json). Repositories of the quoting files not identified; not read from the repo's config.json.",
+        ("nvidia/nvidia-nemotron-nano-9b-v2-base",),
+        config={"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 4480,
+                "intermediate_size": 15680, "num_hidden_layers": 56, "num_attention_heads": 40,
+                "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 131072,
+                "max_position_embeddings": 131072,
+                "hybrid_override_pattern": "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+                "mamba_num_heads": 128, "mamba_head_dim": 80, "n_groups": 8, "ssm_state_size": 128,
+                "conv_kernel": 4, "tie_word_embeddings": False, "torch_dtype": "bfloat16"},
+        family="nemotron", name="NVIDIA Nemotron Nano 9B v2"),
 ]
