@@ -23,6 +23,7 @@ dump at -ngl 2 (tests/fixtures/llamacpp_cuda: each op's backend and each split's
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
@@ -310,8 +311,20 @@ def device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, a
     n_kv (one dimension of the mask, of the cache's views and their copies, of KQ, and of flash attention's F16
     copies), so the lowerings at n_kv and n_kv + KV_STEP give any other n_kv's node list and only ggml-alloc is
     replayed again; two nodes count as the same layout where they are at both lowerings. Each answer is kept with
-    the lowering it came from (a question asked again replays nothing)."""
+    the lowering it came from (a question asked again replays nothing). The collector is paused meanwhile: the
+    graph's tens of thousands of tensors and nodes would trigger collections that walk everything alive and find
+    nothing (the graph has no cycle; reference counting frees it)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _device_peak_by_kv(key, build, n_kv, align, sizes)
+    finally:
+        if enabled:
+            gc.enable()
 
+
+def _device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, align: int,
+                       sizes: dict[str, int] | None) -> int:
     sizes = sizes or {}
     asked = (n_kv, align, tuple(sorted(sizes.items())))
 
