@@ -893,9 +893,10 @@ ROWS += [
               "based on Qwen3-14B)."),
     Row("qwen3-embedding-8b", "qwen3-8b-base", "Qwen/Qwen3-Embedding-8B",
         "Qwen3 Embedding 8B: built on Qwen3-8B-Base (model card: 36 layers, 32K context, 4096-dim embeddings). "
-        "Qwen3-8B-Base does not tie its embeddings; an embedding checkpoint without the LM head is smaller by "
-        "vocab x hidden (151,936 x 4,096) than this count.", ("qwen3-embedding:8b",), family="embedding",
-        name="Qwen3 Embedding 8B"),
+        "An embedding checkpoint has no LM head (the last hidden state is pooled; its GGUFs carry no output.weight): "
+        "tie_word_embeddings true here, so that no head of vocab x hidden (151,936 x 4,096) is counted beside the "
+        "embeddings.", ("qwen3-embedding:8b",), family="embedding", name="Qwen3 Embedding 8B",
+        text={"tie_word_embeddings": True}),
     Row("gemma-3n-e2b-it", "gemma-3n-e4b-it", "google/gemma-3n-E2B-it", _GEMMA3N_E2B_WHY,
         ("gemma3n:e2b", "google/gemma-3n-e2b", "google/gemma-3n-e2b-it"),
         text={"num_hidden_layers": 30, "intermediate_size": 8192, "num_kv_shared_layers": 10,
