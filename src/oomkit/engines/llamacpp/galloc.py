@@ -140,8 +140,6 @@ def _replay(n_inputs: int, nodes: tuple[Node, ...], max_size: int | None, prefer
                 n = lens[b]
                 if size <= n <= best_size:
                     best_c, best_b, best_size = c, b, n
-        if best_b < 0 and len(lengths) == 1 and lengths[0][-1] >= size:  # one chunk: its tail, as below
-            best_c, best_b = 0, len(lengths[0]) - 1
         if best_b < 0:  # the last blocks
             best_reuse = None
             for c, lens in enumerate(lengths):
