@@ -35,9 +35,9 @@ _EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", 
                 "glm4moe",  # src/models/glm4-moe.cpp: exp_probs_b {n_expert}, required
                 # DeepSeek-V3.2 and GLM-5, read under their model types (src/models/deepseek32.cpp, glm-dsa.cpp)
                 "deepseek_v32", "glm_moe_dsa"}
-# Gemma 2/3/4 normalise after attention and after the FFN too, and so does GLM-4-0414 (src/models/glm4.cpp
-# load_arch_tensors: attn_post_norm and ffn_post_norm, required).
-_POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4", "glm4"}
+# Gemma 2/3/4 normalise after attention and after the FFN too, and so do GLM-4-0414 (src/models/glm4.cpp
+# load_arch_tensors: attn_post_norm and ffn_post_norm, required) and OLMo 2 (only there: _POST_NORM_ONLY).
+_POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4", "glm4", "olmo2"}
 # Dense FFNs whose gate and up projections are one tensor, ffn_up {n_embd, 2 x n_ff}, no ffn_gate (src/models/glm4.cpp
 # load_arch_tensors; the checkpoint's mlp.gate_up_proj, written as it is by convert_hf_to_gguf.py)
 _FUSED_GATE_UP = {"glm4", "chatglm",  # src/models/chatglm.cpp too: ffn_up {n_embd, n_ff * 2}
@@ -86,7 +86,7 @@ _NO_FFN_NORM = {"phi2", "command-r", "cohere2", "cohere2moe"}
 # post_attention_layernorm, the same {n_embd} RMSNorm under another name)
 _FFN_NORM_AS_POST_ATTN = {"gpt-oss", "seed_oss", "qwen3next", "qwen35", "qwen35moe", "glm4moe"}
 # Post-norm blocks with no pre-norm: OLMo 2 normalises each sublayer's output only (src/models/olmo2.cpp
-# load_arch_tensors: attn_post_norm and ffn_post_norm, required; no attn_norm or ffn_norm)
+# load_arch_tensors: attn_post_norm and ffn_post_norm, required, as _POST_NORMS; no attn_norm or ffn_norm)
 _POST_NORM_ONLY = {"olmo2"}
 # A layer that is an FFN alone (Nemotron-H's MLP / MoE layers) normalises its input with attn_norm
 # (src/models/nemotron-h.cpp load_arch_tensors: attn_norm for every layer, no ffn_norm)
@@ -208,14 +208,20 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
         ffn_norm = "layer_output_norm"
     if arch in _SINGLE_MIXER and a is None and layer.recurrent is None:
         ffn_norm = "attn_norm"
-    if arch in _POST_NORM_ONLY:
-        pass
-    elif arch in _ENCODER_ARCHS and a is not None:
+    if arch in _ENCODER_ARCHS and a is not None:
         t("attn_output_norm.weight", n_embd)
-    elif a is not None or layer.recurrent is not None:
+    elif (a is not None or layer.recurrent is not None) and arch not in _POST_NORM_ONLY:
         t("attn_norm.weight", n_embd)
         if arch in _NORM_BIAS:
             t("attn_norm.bias", n_embd)
+
+    def pre_ffn_norm() -> None:
+        if arch == "falcon-h1":  # src/models/falcon-h1.cpp: tn(LLM_TENSOR_FFN_NORM, i), no suffix (as its GGUFs name it)
+            t("ffn_norm", n_embd)
+        elif arch not in _NO_FFN_NORM and arch not in _POST_NORM_ONLY:
+            t(f"{ffn_norm}.weight", n_embd)
+            if arch in _NORM_BIAS:
+                t(f"{ffn_norm}.bias", n_embd)
     if a is not None and layer.kind is LayerKind.LATENT:
         # DeepSeek-V2/V3 MLA (src/models/deepseek2.cpp): q via a low-rank pair, kv_a -> latent + rope, k_b/v_b
         q_dim = a.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)
@@ -271,7 +277,7 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
                 t("attn_k_norm.weight", a.head_dim_k)
         if arch == "gpt-oss":
             t("attn_sinks.weight", a.n_heads)
-        if arch in _POST_NORMS or arch in _POST_NORM_ONLY:
+        if arch in _POST_NORMS:
             t("post_attention_norm.weight", n_embd)
         if arch == "gemma4":  # gemma4.cpp: a scalar per layer, and the proportional-rope table once (first full layer)
             t("layer_output_scale.weight", 1)
@@ -283,10 +289,7 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
 
     f = layer.ffn
     if f.is_moe:
-        if arch not in _NO_FFN_NORM and arch not in _POST_NORM_ONLY:
-            t(f"{ffn_norm}.weight", n_embd)
-        if arch in _NORM_BIAS:
-            t("ffn_norm.bias", n_embd)
+        pre_ffn_norm()
         t("ffn_gate_inp.weight", n_embd, f.n_experts)
         if gated_ffn:
             t("ffn_gate_exps.weight", n_embd, f.n_ff_expert, f.n_experts)
@@ -313,16 +316,11 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             if arch in ("qwen2moe", "qwen3next", "qwen35moe"):
                 t("ffn_gate_inp_shexp.weight", n_embd)
     elif f.n_ff and arch in _FUSED_GATE_UP:
-        t(f"{ffn_norm}.weight", n_embd)
+        pre_ffn_norm()
         t("ffn_up.weight", n_embd, 2 * f.n_ff)
         t("ffn_down.weight", f.n_ff, n_embd)
     elif f.n_ff:
-        if arch == "falcon-h1":  # src/models/falcon-h1.cpp: tn(LLM_TENSOR_FFN_NORM, i), no suffix (as its GGUFs name it)
-            t("ffn_norm", n_embd)
-        elif arch not in _NO_FFN_NORM and arch not in _POST_NORM_ONLY:
-            t(f"{ffn_norm}.weight", n_embd)
-            if arch in _NORM_BIAS:
-                t("ffn_norm.bias", n_embd)
+        pre_ffn_norm()
         if gated_ffn:
             t("ffn_gate.weight", n_embd, f.n_ff)
         t("ffn_up.weight", n_embd, f.n_ff)
@@ -330,7 +328,7 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
         if arch in _FFN_BIAS:
             t("ffn_up.bias", f.n_ff)
             t("ffn_down.bias", n_embd)
-    if (arch in _POST_NORMS or arch in _POST_NORM_ONLY) and (f.n_ff or f.is_moe):
+    if arch in _POST_NORMS and (f.n_ff or f.is_moe):
         t("post_ffw_norm.weight", n_embd)
     return out
 
