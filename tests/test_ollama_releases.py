@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import oomkit
 from oomkit.engines import ollama as ol
 from oomkit.memory import Device
 from oomkit.model.archs import NO_CACHE_ARCHS
@@ -299,3 +300,11 @@ def test_ollama_engine_runner_weights_of_mistral_small_3_1():
     spec = ol.ollama_gguf(resolve("mistral-small3.1", "Q4_K_M"))
     on_gpu = sum(ol.per_layer_weights(ol.gguf_view(spec))) + projector(spec).allocated
     assert ol.human_bytes2(on_gpu) == p["model_weights_CUDA0"]
+
+
+def test_the_runners_build_note_names_the_ollama_release():
+    """Ollama 0.32.15 runs llama.cpp b10488 (its LLAMA_CPP_VERSION), past the builds oomkit dates by number: the
+    note says which release chose that build, in place of the plain llama.cpp note (settings.version_warning)."""
+    est = oomkit.estimate("qwen3:8b", "ollama", vram="24GiB", engine_version="0.32.15", find_max_context=False)
+    notes = [w for w in est.warnings if "newer than the newest build oomkit models" in w]
+    assert len(notes) == 1 and notes[0].startswith("Ollama 0.32.15 runs llama.cpp build b10488, newer than")

@@ -393,13 +393,13 @@ NEWEST_PLACED = (
 )
 
 
-def version_warning(version: str | None) -> str | None:
+def version_warning(version: str | None, runner: str | None = None) -> str | None:
     """A build newer than the newest whose rules are modelled runs under the newest rules, and says which of them
-    it may predate."""
+    it may predate. runner: the program that chose the build ("Ollama 0.32.15"), named as the one that runs it."""
     n = build_number(version)
     if n > int(NEWEST[1:]):
         early = [what for first, what in NEWEST_PLACED if n < first]
         tail = (f"; assumed though b{n} may predate them: " + "; ".join(early)) if early else ""
-        return (f"llama.cpp build b{n} is newer than the newest build oomkit models (up to {NEWEST}): its newest "
-                f"rules apply{tail}")
+        build = f"{runner} runs llama.cpp build b{n}, newer" if runner else f"llama.cpp build b{n} is newer"
+        return f"{build} than the newest build oomkit models (up to {NEWEST}): its newest rules apply{tail}"
     return None

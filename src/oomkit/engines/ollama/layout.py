@@ -19,6 +19,7 @@ from ..llamacpp import estimate as llamacpp_estimate
 from ..llamacpp.backends import metal_devices
 from ..llamacpp.fit import params_fit
 from ..llamacpp.kv import Cache
+from ..llamacpp.settings import version_warning
 from ..versions import version_str
 from .cuda_pool import V_CUDA_POOL_IN_GRAPH, V_HIP_TILE_RDNA, cuda_pool_bytes, hip_gptoss_pool_bytes
 from .graph import (
@@ -740,9 +741,10 @@ def _finish(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], used_idx:
     own figures next to them."""
     devs = _on_all_gpus(devices, runner, launch.minimum + launch.gpu_overhead)
     # Ollama's own decisions (its fit's CPU split first) before the runner's: the verdict quotes the first warning
-    # the runner's build is Ollama's choice, not the user's: its warnings say which release brought it
-    warnings = launch.warnings + [f"Ollama {version_str(launch.version)} runs " + w.replace(" is newer", ", newer", 1)
-                                  if w.startswith("llama.cpp build b") else w for w in runner.warnings]
+    # the runner's build is Ollama's choice, not the user's: its note says which release brought it
+    plain = version_warning(ls.engine_version)
+    ours = version_warning(ls.engine_version, runner=f"Ollama {version_str(launch.version)}")
+    warnings = launch.warnings + [ours if w == plain else w for w in runner.warnings]
     labels = list(launch.labels) + list(g.labels) + own.get("labels", [])
     if spec.architecture in _VISION_ARCHS and launch.era != "D" and "projector.weights" not in own["fields"] \
             and not own.get("vision_counted"):
