@@ -93,3 +93,15 @@ def test_listing_still_reads_the_index_only(monkeypatch, capsys):
     monkeypatch.setattr(Path, "open", spy)
     assert _run(capsys, "--names")[0] == 0
     assert opened == [catalog.INDEX_PATH]
+
+
+def test_ollama_command_r_is_the_08_2024_release():
+    """ollama.com/library/command-r: command-r and command-r:35b are Command R 08-2024 since August 2024 (64 query
+    / 8 KV heads, GQA; 18 GB at Q4); the March 2024 weights (v01, 64 KV heads) kept the -v0.1 tags."""
+    from oomkit.model.resolve import resolve
+
+    for name in ("command-r", "command-r:35b", "command-r:35b-08-2024"):
+        assert catalog.lookup(name).hf_id == "CohereForAI/c4ai-command-r-08-2024", name
+        assert resolve(name).layers[0].attention.n_kv_heads == 8
+    assert catalog.lookup("command-r:35b-v0.1").hf_id == "CohereForAI/c4ai-command-r-v01"
+    assert resolve("command-r:35b-v0.1").layers[0].attention.n_kv_heads == 64

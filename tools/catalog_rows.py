@@ -527,7 +527,11 @@ ROWS: list[Row] = [
     # ---- Cohere --------------------------------------------------------------------------------------------------
     Row("c4ai-command-r-08-2024", "c4ai-command-r-v01", "CohereForAI/c4ai-command-r-08-2024",
         "Command R 08-2024 (32B): 40 layers, hidden 8192, 64 query / 8 KV heads (GQA replaced v01's full MHA), FFN "
-        "24,576, vocabulary 256,000, 128K context (model card).", ("command-r:35b-08-2024",),
+        "24,576, vocabulary 256,000, 128K context (model card).",
+        # Ollama's library: command-r / command-r:35b have been the 08-2024 release since August 2024 (the
+        # earlier weights moved to the -v0.1 tags: command-r:35b-v0.1-q4_K_M, -fp16 in public scripts; library
+        # sizes: command-r:latest 18 GB, command-r:35b-08-2024-q4_K_M 18.4 GB, v0.1 about 20 GB)
+        ("command-r:35b-08-2024", "command-r:35b", "command-r"),
         text={"num_key_value_heads": 8, "intermediate_size": 24576}, name="Command R 08-2024"),
     Row("aya-expanse-32b", "c4ai-command-r-08-2024", "CohereForAI/aya-expanse-32b",
         "Aya Expanse 32B: built on Command R 08-2024's 32B architecture, 128K context (model card).",

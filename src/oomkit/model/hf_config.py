@@ -291,13 +291,23 @@ def _positive_int(v: Any, key: str, name: str) -> int | None:
 
 # Architectures whose GGUF conversion leaves the MTP block out (llama.cpp conversion/deepseek.py skip_mtp;
 # conversion/ernie.py Ernie4_5MoeModel.filter_tensors drops model.mtp_block / mtp_* "same as DeepseekV2")
-_GGUF_DROPS_MTP = {"deepseek2", "ernie4_5-moe"}
+_GGUF_DROPS_MTP = {"deepseek2", "ernie4_5-moe",
+                   # conversion/qwen.py Qwen3NextModel.filter_tensors: "if name.startswith('mtp'): # ignore MTP layers
+                   # for now" (src/models/qwen3next.cpp load_block_mtp would load blocks past n_layer, but no converted
+                   # Qwen3-Next GGUF carries them)
+                   "qwen3next"}
 # ... except these model types converted to them (conversion/glm.py Glm4MoeLiteModel: skip_mtp = False unless
 # --no-mtp or num_nextn_predict_layers is 0; block_count = num_hidden_layers + num_nextn_predict_layers)
 _GGUF_KEEPS_MTP = {"glm4_moe_lite"}
 # MTP blocks a checkpoint carries that its config does not count (conversion/mimo.py MimoV2Model._n_nextn = 3:
 # "MiMo V2-Flash, V2.5 and V2.5-Pro all ship 3 trained MTP layers ... The HF config does not expose the count")
-_NEXTN_FIXED = {"mimo_v2_flash": 3}
+_NEXTN_FIXED = {"mimo_v2_flash": 3,
+                # Qwen3-Next ships one MTP block under mtp.* (mtp.layers.0: a full-attention + MoE block, as
+                # src/models/qwen3next.cpp load_block_mtp reads it: "MTP head is identical to the trunk block"; mtp.fc,
+                # mtp.pre_fc_norm_embedding / _hidden, mtp.norm) that its config.json does not count (vLLM
+                # qwen3_next_mtp.py: getattr(config, "num_nextn_predict_layers", 1); transformers Qwen3NextForCausalLM
+                # drops "^mtp." on load). With it the layer list reaches the published safetensors total, 81.3B
+                "qwen3_next": 1}
 # ... whose MTP blocks carry a dense MLP of intermediate_size (src/models/mimo2.cpp load_arch_tensors: ffn_gate/
 # up/down of n_ff, experts TENSOR_NOT_REQUIRED; the MiMo-V2-Flash checkpoint's model.mtp.layers.N.mlp is dense)
 _NEXTN_DENSE = {"mimo_v2_flash"}

@@ -53,6 +53,9 @@ _SPLIT_BA = {"qwen35", "qwen35moe"}
 # / nextn.hnorm, mtp.norm -> nextn.shared_head_norm; no embed_tokens or shared_head_head of its own, which
 # src/models/qwen35.cpp load_block_mtp takes as TENSOR_NOT_REQUIRED)
 _NEXTN_EXTRAS = {"qwen35", "qwen35moe",
+                 # Qwen3-Next's mtp.fc / pre_fc_norm_embedding / pre_fc_norm_hidden / norm, the same four (src/models/
+                 # qwen3next.cpp load_block_mtp: nextn.eh_proj, enorm, hnorm, shared_head_norm)
+                 "qwen3next",
                  # src/models/deepseek2.cpp, mimo2.cpp load_arch_tensors: nextn.eh_proj {2 x n_embd, n_embd}, enorm, hnorm,
                  # shared_head_norm (GLM-4.7-Flash's and MiMo-V2's MTP blocks)
                  "deepseek2", "mimo2",
