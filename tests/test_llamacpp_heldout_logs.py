@@ -29,7 +29,11 @@ def held_out_estimate(fx):
     """The log's run as oomkit reads it: its flags, its build, its device's free memory."""
     _, _, settings = parse_args(fx["argv"], fx.get("program", "llama-server"))
     prefix = fx.get("device_prefix", "CUDA")
-    if "free_mib" not in fx:  # a log that prints no device memory: its size unknown, no fit to check
+    backend = {"backend": fx["backend_option"]} if "backend_option" in fx else {}
+    if "devices" in fx:  # each device as the log names it: a local GPU, then an --rpc server (RPC0[host:port])
+        devices = tuple(Device(id=d["id"], name=d["name"], memory_bytes=d["total_mib"] * MiB,
+                               free_bytes=d["free_mib"] * MiB, integrated=d.get("integrated")) for d in fx["devices"])
+    elif "free_mib" not in fx:  # a log that prints no device memory: its size unknown, no fit to check
         devices = tuple(Device(id=f"{prefix}{i}", name=g["name"]) for i, g in enumerate(fx["gpus"]))
     else:  # one `gpus` entry per device (in device order) or one for all
         gpu = (lambda i: fx["gpus"][i]) if len(fx["gpus"]) == len(fx["free_mib"]) else (lambda i: fx["gpus"][0])
@@ -41,12 +45,12 @@ def held_out_estimate(fx):
     if fx.get("gguf_nextn_layers") == 0:  # the file the log loaded: its block_count is the trunk's
         model, quant = without_nextn(resolve(model, quant)), None
     return oomkit.estimate(model, "llama.cpp", quant=quant, devices=devices, settings=settings,
-                           find_max_context=False, engine_version=fx["engine_version"])
+                           find_max_context=False, engine_version=fx["engine_version"], **backend)
 
 
 def _host(by_name: dict[str, int]) -> int:
     """The Host row of the breakdown table: every buffer not on a device (CPU_Mapped, CPU, CUDA_Host, ...)."""
-    return sum(b for name, b in by_name.items() if not re.fullmatch(r"(CUDA|ROCm|Vulkan|SYCL|MTL)\d+", name))
+    return sum(b for name, b in by_name.items() if not re.fullmatch(r"(CUDA|ROCm|Vulkan|SYCL|MTL)\d+|RPC\d*\[.*\]", name))
 
 
 def _pick(by_name: dict[str, int], dev: str) -> int:

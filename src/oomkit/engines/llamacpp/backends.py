@@ -213,19 +213,21 @@ def metal_mapped(spec: ModelSpec, devices: tuple[Device, ...], s, weights: Model
     """Metal with mmap wraps the file itself (llama-model.cpp load_tensors: ggml_backend_dev_buffer_from_host_ptr
     over the mapping range of the device's tensors, no copy): MTL0_Mapped spans the file from the first to the
     last tensor on the device, holes included (a tied output maps token_embd's own bytes; experts left to the
-    CPU by -ot between two offloaded layers are mapped all the same), and has no row padding."""
+    CPU by -ot between two offloaded layers are mapped all the same), and has no row padding. An RPC server
+    beside it maps nothing: ggml-rpc's device reports no buffer_from_host_ptr (ggml-rpc.cpp
+    ggml_backend_rpc_device_get_props), so load_tensors allocates its RPC0[host:port] buffer and copies in."""
     if not s.mmap or not devices or infer_backend(devices, s.backend).name != "metal":
         return weights
     overrides = override_patterns(s, spec)
     per: dict[int, list[TensorSpec]] = {}
     for t in loaded_tensors(spec, s):
         d = tensor_device(t, placement, overrides, len(devices))
-        if d >= 0:
+        if d >= 0 and not devices[d].id.startswith("RPC"):
             per.setdefault(d, []).append(t)
     emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
     if spec.tied_embeddings and placement.output_device >= 0 and emb is not None:
         per.setdefault(placement.output_device, []).append(emb)
-    return replace(weights, by_device={d: _device_range(spec, ts) for d, ts in per.items()})
+    return replace(weights, by_device={**weights.by_device, **{d: _device_range(spec, ts) for d, ts in per.items()}})
 
 
 def vulkan_unpadded(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBuffers,
@@ -522,7 +524,8 @@ def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict
         for k, v in table.items():
             if k.endswith("_Host") and k[:-5] in names:
                 k = host
-            elif b.unified and k in names and table is view.get("model_buffer_bytes") and s.mmap:
+            elif b.unified and k in names and table is view.get("model_buffer_bytes") and s.mmap \
+                    and not k.startswith("RPC"):  # an RPC server's weights are copied in (metal_mapped)
                 k = names[k] + "_Mapped"
             else:
                 k = names.get(k, k)

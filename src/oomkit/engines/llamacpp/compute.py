@@ -1815,6 +1815,22 @@ def vulkan_host_rows(spec: ModelSpec, ctx: Context) -> int:
     return rows * spec.n_embd * min(ctx.n_ctx, ctx.n_ubatch) * 4
 
 
+def device_host_rows(spec: ModelSpec, ctx: Context, backend: str) -> int:
+    """Bytes of the CPU graph's layer workspace (compute_phases) a device's split does not hold. The unread
+    embeddings input of PR #18550 (ERAS embd_input: build_inp_embd makes it beside the token ids, src/llama-graph.cpp)
+    is a graph input no device node reads, so ggml_backend_sched_split_graph leaves it on the host whatever the
+    backend: a Metal, SYCL or OpenCL device, or an RPC server, holds one hidden-state row less than the CPU-only
+    buffer. Vulkan's node order saves a row more (vulkan_host_rows); a ggml-cuda device's figures are its own
+    (compute_phases with cuda_deps, measured on the H200 runs), unchanged here. benemon/llamesh's b10566 log of
+    gpt-oss-20b over an M4 Pro's Metal and one rpc-server (-ts 1,1, -c 8192 -ub 512, flash attention): MTL0 87.77 and
+    RPC0 87.64 MiB printed, the CPU graph's 101.12 less the 5.62 MiB row 95.50 (1.09; 1.15 before)."""
+    if backend == "vulkan":
+        return vulkan_host_rows(spec, ctx)
+    if backend in _GGML_CUDA or not ERAS.reached(ctx.build, "embd_input"):
+        return 0
+    return spec.n_embd * min(ctx.n_ctx, ctx.n_ubatch) * 4
+
+
 def per_layer_input_rows(spec: ModelSpec, T: int) -> int:
     """Gemma 3n / Gemma 4's per-layer token rows, on the host of an offloaded graph: build_inp_per_layer
     (src/models/gemma4.cpp, gemma3n.cpp; b9849) gathers n_embd_per_layer x n_layer floats a token from
@@ -2384,7 +2400,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     attending = {placement.layer_device[layer.index] for layer in attention_layers(spec)
                  if layer.index < len(placement.layer_device)}
     out: dict[int, int] = {}
-    host_rows = vulkan_host_rows(spec, ctx) if infer_backend(devices, s.backend).name == "vulkan" else 0
+    host_rows = device_host_rows(spec, ctx, infer_backend(devices, s.backend).name)
     fa_host = cuda_fa_on_host(spec, ctx, caches, placement, devices, s)
     kq_host = host_attention_without_offload(spec, ctx, caches, placement, s)
     for d in sorted(set(placement.layer_device) | {placement.output_device}):
