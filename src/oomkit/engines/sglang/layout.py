@@ -75,7 +75,7 @@ from .settings import (
     reached,
     runner_fraction,
 )
-from .weights import layer_rank_bytes, rank_weights, stage_tensors
+from .weights import layer_rank_bytes, rank_weights, shared_experts_replicated, stage_tensors
 
 # Not printed by SGLang: memory already in use when it measures "free before the weights" (the "Load weight begin.
 # avail mem" line; bootstrap.py measure_pre_model_load_memory). Labelled estimates, not engine rules:
@@ -239,14 +239,15 @@ WHOLE_MODEL_POOL_ARCHS = frozenset({"qwen2vl", "minimax_m2"})
 
 
 def load_model(spec: ModelSpec, s: SGLangSettings, stages: list[tuple[LayerSpec, ...]],
-               cc: tuple[int, int] | None = None) -> tuple[Stage, ...]:
+               cc: tuple[int, int] | None = None, hip: bool = False) -> tuple[Stage, ...]:
     """model_runner.py load_model, per pipeline stage: what one rank of the stage loads."""
     out = []
     whole = cache_layout(spec, s) if len(stages) > 1 and spec.architecture in WHOLE_MODEL_POOL_ARCHS else None
+    shared_whole = shared_experts_replicated(spec, s, cc, hip)
     for i, layers in enumerate(stages):
         lay = cache_layout(spec, s, layers)
         w, labels = rank_weights(spec, s, lay, stage_tensors(spec, layers, i == 0, i == len(stages) - 1),
-                                 towers=i == 0, cc=cc)
+                                 towers=i == 0, cc=cc, shared_whole=shared_whole)
         out.append(Stage(layers, lay, w, tuple(labels), whole or lay))
     return tuple(out)
 
@@ -628,6 +629,8 @@ def _capture_lines(v: Version, begin: int, cg: int, pcg: int, bs: list[int], tok
 def _layer_uses(spec: ModelSpec, s: SGLangSettings, run: _Run) -> tuple[LayerUse, ...]:
     """Each trunk layer's weights and KV on one rank; stage k's layers are shown on device k."""
     pool, lay_all, devs = run.pool, run.lay_all, run.devs
+    ccs = [d.compute_capability for d in devs]
+    shared_whole = shared_experts_replicated(spec, s, min(ccs) if ccs and None not in ccs else None, _is_hip(devs[0]))
     layer_kv: dict[int, int] = {}
     for la in lay_all.full_layers + lay_all.swa_layers:
         ke, ve = kv_row(la, lay_all)
@@ -635,7 +638,7 @@ def _layer_uses(spec: ModelSpec, s: SGLangSettings, run: _Run) -> tuple[LayerUse
         layer_kv[la.index] = int(elem_bytes((n + lay_all.page_size) * (ke + ve), lay_all, s)) if pool else 0
     return tuple(
         LayerUse(index=la.index, kind=la.kind.value, device=devs[min(k, len(devs) - 1)].id,
-                 weights_bytes=layer_rank_bytes(spec, la.index, s, lay_all.attn_tp, lay_all),
+                 weights_bytes=layer_rank_bytes(spec, la.index, s, lay_all.attn_tp, lay_all, shared_whole),
                  kv_bytes=layer_kv.get(la.index, 0), recurrent_bytes=0,
                  cells=(pool.swa_tokens if la in lay_all.swa_layers else pool.max_total_num_tokens) if pool else None)
         for k, stage in enumerate(run.layer_stages) for la in stage
@@ -686,7 +689,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     pre_free = min(sizes) - overhead if known else None
 
     ccs = [d.compute_capability for d in devs]
-    stages = load_model(spec, s, layer_stages, min(ccs) if ccs and None not in ccs else None)
+    stages = load_model(spec, s, layer_stages, min(ccs) if ccs and None not in ccs else None, _is_hip(devs[0]))
     for st in stages:
         warnings += [x for x in st.labels if x not in warnings]
     pools, error = init_memory_pool(spec, s, stages, pre_free, gpu_mib)

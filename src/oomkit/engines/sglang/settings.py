@@ -118,6 +118,14 @@ ERAS = Eras({
     "chunked_16k_180000": (0, 4, 7),
     "chunked_16k_160gib": (0, 4, 8),
     "dp_attention_bs_96_gone": (0, 4, 1),
+    # models/deepseek_v2.py determine_n_share_experts_fusion: DeepSeek V3/R1 (DeepseekV3ForCausalLM, 256 routed experts,
+    # no DeepEP) on a device reporting capability >= (9, 0) fuses tp_size replicas of the shared expert into the
+    # routed experts (0.4.5.post2; 0.4.5.post1 and before only with --n-share-experts-fusion); from 0.4.6.post4 only
+    # on CUDA (_is_cuda); from 0.4.7 one replica (num_fused_shared_experts = n_shared_experts). Wheels 0.4.4.post4 to
+    # 0.4.10 read: see weights.py shared_experts_replicated
+    "shared_fusion_tp_replicas": (0, 4, 5, 2),
+    "shared_fusion_cuda_only": (0, 4, 6, 4),
+    "shared_fusion_one_replica": (0, 4, 7),
     "tp4_small_80": (0, 4, 1),
     # model_runner.py init_cuda_graphs (0.5.14; model_runner_components/cuda_graph_setup.py capture_cuda_graphs from
     # 0.5.18): an EagerRunner, then the prefill graphs, then the decode graphs ("prefill before decode, so both

@@ -42,17 +42,21 @@ def stage_tensors(spec: ModelSpec, stage: tuple[LayerSpec, ...], first: bool, la
 
 
 def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: tuple[TensorSpec, ...] | None = None,
-                 towers: bool = True, cc: tuple[int, int] | None = None) -> tuple[int, list[str]]:
+                 towers: bool = True, cc: tuple[int, int] | None = None, shared_whole: bool = False
+                 ) -> tuple[int, list[str]]:
     """Bytes one TP rank loads ("Load weight end. ... mem usage"), and labels; `towers`: this rank holds the
-    multimodal encoders (the first pipeline stage); `cc`: the GPUs' compute capability (MXFP4 expert padding)."""
+    multimodal encoders (the first pipeline stage); `cc`: the GPUs' compute capability (MXFP4 expert padding);
+    `shared_whole`: the shared experts are fused into the routed ones as tp_size replicas (shared_experts_replicated)."""
     labels: list[str] = []
     tensors = spec.weights.tensors if tensors is None else tensors
     src = float_bytes(spec.weights.format)  # None: a quantized checkpoint, loaded as stored
     dst = FLOAT_BYTES[lay.model_dtype]
     quant = (s.quantization or "").lower() or None
     total = 0
+    if shared_whole:
+        labels.append(f"the shared expert fused into the MoE as {s.tp_size} replicas (n_share_experts_fusion)")
     for t in tensors:
-        b = tensor_rank_bytes(t, spec, s, lay.attn_tp)
+        b = tensor_rank_bytes(t, spec, s, lay.attn_tp, shared_whole)
         if t.dtype.lower() == "mxfp4" and "_exps" in t.name and len(t.shape) == 3:
             b = b * mxfp4_padded(t, s, cc) // (t.shape[0] * t.shape[1])
         if src is not None and src != dst:
@@ -137,7 +141,31 @@ def moe_ep_size(s: SGLangSettings) -> int:
     return s.ep_size
 
 
-def tensor_rank_bytes(t: TensorSpec, spec: ModelSpec, s: SGLangSettings, attn_tp: int) -> int:
+def shared_experts_replicated(spec: ModelSpec, s: SGLangSettings, cc: tuple[int, int] | None, hip: bool) -> bool:
+    """0.4.5.post2-0.4.6.post5 models/deepseek_v2.py DeepseekV2ForCausalLM.determine_n_share_experts_fusion: with
+    --n-share-experts-fusion left at 0, DeepSeek V3/R1 (DeepseekV3ForCausalLM with 256 routed experts) without DeepEP
+    on a device whose torch.cuda.get_device_capability() is at least (9, 0) sets n_share_experts_fusion = tp_size
+    (0.4.6.post4 adds `_is_cuda`: ROCm keeps the shared MLP; ROCm's gfx9 parts report (9, x) before that).
+    DeepseekV2MoE then builds its FusedMoE / EPMoE with n_routed_experts + tp_size experts and no shared_experts MLP,
+    and load_weights clones the shared expert into experts 256..256 + tp_size - 1 ("Cloning N replicas of the shared
+    expert into MoE"): split like the routed experts (their intermediate over the MoE-TP ranks, or whole experts over
+    EP ranks), the tp_size replicas put one whole shared expert on every rank where the MLP held 1 / tp of it. From
+    0.4.7 one replica is fused (num_fused_shared_experts = n_shared_experts), as large a share per rank as the MLP."""
+    v = parse_version(s.engine_version)
+    if not reached(v, "shared_fusion_tp_replicas") or reached(v, "shared_fusion_one_replica"):
+        return False
+    if s.enable_deepep_moe or s.tp_size <= 1 or spec.architecture != "deepseek2":
+        return False
+    experts = max((la.ffn.n_experts for la in spec.trunk_layers if la.ffn is not None), default=0)
+    if experts != 256 or not any("_shexp" in t.name for t in spec.weights.tensors):
+        return False
+    if hip:
+        return not reached(v, "shared_fusion_cuda_only")
+    return cc is not None and tuple(cc) >= (9, 0)
+
+
+def tensor_rank_bytes(t: TensorSpec, spec: ModelSpec, s: SGLangSettings, attn_tp: int,
+                      shared_whole: bool = False) -> int:
     """Bytes of tensor t on one rank, by the group its module is sharded over (layers/dp_attention.py:
     attn_tp_size = tp_size // dp_size under --enable-dp-attention):
     - attention projections: the attention-TP group (each DP-attention rank holds its group's share);
@@ -157,6 +185,8 @@ def tensor_rank_bytes(t: TensorSpec, spec: ModelSpec, s: SGLangSettings, attn_tp
     if group == "head":
         return _tp.tensor_bytes_per_rank(t, spec, attn_tp if s.enable_dp_lm_head else tp)
     if group == "mlp":
+        if "_shexp" in t.name and shared_whole:
+            return t.nbytes  # tp_size fused replicas, 1 / tp of each on every rank (shared_experts_replicated)
         if "_shexp" in t.name and all_to_all_moe(s):
             # models/deepseek_v2.py DeepseekV2MoE: shared_experts built with tp_rank=0, tp_size=1 "when enable
             # deepep moe" (and mooncake / flashinfer a2a): DeepEP all-gathers, so the shared MLP is whole
@@ -186,17 +216,17 @@ def _online_quantized(t: TensorSpec) -> bool:
     return not any(x in t.name for x in ("norm", "ffn_gate_inp", "ssm_conv1d", "attn_sinks"))
 
 
-def layer_rank_bytes(spec: ModelSpec, index: int, s: SGLangSettings, attn_tp: int, lay: CacheLayout | None = None
-                     ) -> int:
+def layer_rank_bytes(spec: ModelSpec, index: int, s: SGLangSettings, attn_tp: int, lay: CacheLayout | None = None,
+                     shared_whole: bool = False) -> int:
     """Bytes of layer `index`'s tensors on one rank (the table of every layer built once per spec and parallel
     layout, not a pass over all tensors per layer); with `lay`, the absorbed-MLA copies too."""
     quant = (s.quantization or "").lower() or None
     key = (attn_tp, s.tp_size, s.enable_dp_attention, moe_ep_size(s), s.moe_dense_tp_size,
-           s.ep_num_redundant_experts, s.enable_dp_lm_head, all_to_all_moe(s), lay is None, quant)
+           s.ep_num_redundant_experts, s.enable_dp_lm_head, all_to_all_moe(s), lay is None, quant, shared_whole)
 
     def table() -> dict[int, int]:
         quantized = float_bytes(spec.weights.format) is None
-        return per_layer_sum((t.layer, tensor_rank_bytes(t, spec, s, attn_tp) + (
+        return per_layer_sum((t.layer, tensor_rank_bytes(t, spec, s, attn_tp, shared_whole) + (
             0 if lay is None else mla_absorbed_bytes(t, spec, s, lay, quantized, quant))) for t in spec.weights.tensors)
 
     return _LAYER_TABLES.get(spec, key, table).get(index, 0)
