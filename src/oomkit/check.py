@@ -206,6 +206,18 @@ def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | Non
         settings = replace(settings, **{name: getattr(settings, name) or target.physical["CPU"]})
 
     est = eng.estimate(spec, target.devices, settings)
+    if target.kind != "cpu" and target.devices and not est.devices:
+        # the command keeps every buffer off the GPUs (llama.cpp --device none, common/arg.cpp parse_device_list:
+        # "none" is an empty device list): it runs in the host's RAM, so that is what the verdict weighs
+        if ram is not None:
+            size = ram_size(ram)
+            hardware = Hardware(gpus=(), host=HostMemory(total_bytes=size, available_bytes=size, source="--ram"))
+        target = hardware_target(cpu_only=True, hardware=hardware)
+        target = replace(target, notes=(*target.notes, "the command places nothing on a GPU (every buffer on the "
+                                        "CPU): checked against this machine's RAM"))
+        for name in eng.neutral_fields("ram"):
+            settings = replace(settings, **{name: getattr(settings, name) or target.physical["CPU"]})
+        est = eng.estimate(spec, target.devices, settings)
     if target.kind == "cpu":
         est = replace(est, host=replace(est.host, memory_bytes=target.host_budget))
     checks = _device_checks(est, target.kind, target.physical, target.others)

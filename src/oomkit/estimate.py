@@ -70,6 +70,10 @@ def estimate(
     spec = eng.model_for(resolve_model(eng, model, quant), settings)
     devs = devices_from(vram, gpu, devices, cpu_only)
     est = eng.estimate(spec, devs, settings)
+    if gpu is not None:  # which size a name sold in several was taken as (hardware/catalog.py size_notes)
+        from .hardware.catalog import size_notes  # lazy: only named GPUs need the catalog
+
+        est = replace(est, warnings=(*size_notes(gpu), *est.warnings))
     if not devs:  # no GPU: the verdict weighs the host's memory where the settings know it (--ram, --cpu-only)
         ram = next((getattr(settings, n) for n in eng.neutral_fields("ram") if getattr(settings, n, None)), None)
         est = replace(est, host=replace(est.host, memory_bytes=ram)) if ram else est

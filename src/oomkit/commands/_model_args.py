@@ -258,10 +258,11 @@ def neutral_options(opts: dict[str, Any], eng: EngineModule, settings: Any) -> d
 def _int_opt(name: str, value: str, thousands: bool = False) -> int:
     """oomkit's own integer options: an optional sign and ASCII digits (no `1_024`, no other scripts' digits,
     which Python's int() would take and no engine's parser does), at most 18 of them. thousands: a context as
-    people say it, "32k" = 32768 tokens, as plan's --min-ctx and the web API's ctx read it."""
+    people say it, "32k" = 32768 tokens, "1M" = 1,048,576 (the binary multiples the engines' own "128k" contexts
+    are), as plan's --min-ctx and the web API's ctx read it."""
     text = str(value).strip()
-    if thousands and re.fullmatch(r"[0-9]{1,9}[kK]", text):
-        return int(text[:-1]) * 1024
+    if thousands and re.fullmatch(r"[0-9]{1,9}[kKmM]", text):
+        return int(text[:-1]) * (1024 if text[-1] in "kK" else 1024 * 1024)
     if not re.fullmatch(r"[+-]?[0-9]{1,18}", text):
         raise SettingsError(f"{name} takes an integer, got {value!r}")
     return int(text)

@@ -31,6 +31,12 @@ def devices(opts: dict[str, Any], notes: list[str] | None = None) -> tuple[Devic
             print(note, file=sys.stderr)
         else:
             notes.append(note)
+    # a name sold in several sizes, or named with a size it is not sold with: which size was taken
+    for note in target.notes if target.kind == "planned" else ():
+        if notes is None:
+            print(f"oomkit: note: {note}", file=sys.stderr)
+        else:
+            notes.append(f"oomkit: note: {note}")
     nodes = _positive(opts, "--nodes", 1)
     devs = target.devices
     for d in devs:
@@ -97,8 +103,8 @@ def _positive(opts: dict[str, Any], name: str, default: int | None) -> int | Non
     if v is None:
         return default
     text = str(v).strip().lower()
-    mult = 1024 if text.endswith("k") else 1
-    digits = text.removesuffix("k")
+    mult = 1024 if text.endswith("k") else 1024 * 1024 if text.endswith("m") else 1  # "32k", "1M" (as --ctx)
+    digits = text.removesuffix("k") if mult == 1024 else text.removesuffix("m")
     if not re.fullmatch(r"\+?[0-9]{1,12}", digits):  # ASCII digits: no `1_024`, no other scripts' digits
         raise SettingsError(f"{name} takes a positive integer, got {v!r}")
     n = int(digits) * mult

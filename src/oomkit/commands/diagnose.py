@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
+import re
 import subprocess
 import sys
 
@@ -14,7 +16,7 @@ from ..errors import OomkitError
 from ..model._bytes import open_for_header
 
 HELP = """\
-usage: oomkit diagnose [FILE|-] [--json]
+usage: oomkit diagnose [FILE|-|"MESSAGE"] [--json]
        oomkit diagnose [--json] -- ENGINE-COMMAND ...
 
 Paste the error or the whole log (stdin by default, or a file): which program failed (PyTorch, CUDA, vLLM, SGLang,
@@ -33,6 +35,7 @@ exit status: 0 the text was placed (including not_oom), 1 nothing in it could be
 
 examples:
   oomkit diagnose server.log
+  oomkit diagnose "CUDA out of memory. Tried to allocate 20.00 MiB"
   journalctl -u ollama --no-pager | oomkit diagnose
   oomkit diagnose --json < error.txt
   oomkit diagnose -- llama-server -m model.gguf -c 131072
@@ -57,6 +60,9 @@ def run(argv: list[str]) -> int:
         text, code = _run_command(command)
         if code == 0:
             print("oomkit: the command exited normally (0); diagnosing its output anyway", file=sys.stderr)
+    elif rest and _message_typed(rest):  # the error pasted as the argument(s), not a file name
+        text = " ".join(rest)
+        print("oomkit: no file of that name: diagnosing the argument as the error text", file=sys.stderr)
     else:
         if len(rest) > 1:
             raise OomkitError("diagnose reads one FILE (or - for stdin)")
@@ -68,6 +74,16 @@ def run(argv: list[str]) -> int:
                           "as text")
     print(json.dumps(d.to_dict(), indent=1) if as_json else render(d))
     return 1 if d.stage == "unknown" else 0
+
+
+def _message_typed(args: list[str]) -> bool:
+    """The error message itself given as the argument (`oomkit diagnose "CUDA out of memory. Tried to allocate
+    20.00 MiB"`, or unquoted, word by word): no argument is an existing path or reads as a file name (a path
+    separator, a log's extension), and the text has words (whitespace between them)."""
+    text = " ".join(args)
+    if not any(c.isspace() for c in text) or any(a == "-" or os.path.lexists(a) for a in args):
+        return False
+    return not any(re.search(r"[/\\]|\.(?:log|txt|out|err|json)$", a, re.IGNORECASE) for a in args)
 
 
 def _not_text(text: str) -> bool:

@@ -74,6 +74,10 @@ def run(argv: list[str]) -> int:
     notes = []
     if o.get("--vram") is not None or o.get("--gpu") is not None:
         devs = devices_from(o.get("--vram"), o.get("--gpu"))
+        if o.get("--gpu") is not None:  # which size a name sold in several was taken as
+            from ..hardware.catalog import size_notes  # lazy: only named GPUs need the catalog
+
+            notes += size_notes(o["--gpu"])
         label = _group([d.name if d.name != "GPU" else "GPU" for d in devs])
         targets += (limits.Target(f"planned: {label}", devs, kind="planned"),)
     else:

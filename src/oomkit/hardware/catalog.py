@@ -26,6 +26,14 @@ DATA_PATH = Path(__file__).resolve().parent / "gpus.json"
 
 # Brand words a user may put in front of a model name or leave out; dropped from the front before matching.
 _BRANDS = re.compile(r"^(?:nvidia|geforce|amd|radeon|apple|intel)+(?=.)")
+# The Mac a chip is sold in, written before it ("Mac Studio M3 Ultra 512GB", "MacBook Pro M4 Max"): the chip
+# and its memory are what the catalog knows; dropped from the front with the brand words.
+_MACS = re.compile(r"^(?:macstudio|macbookpro|macbookair|macbook|macmini|macpro|imac)(?=m\d)")
+# Counts in words ("dual 3090", "quad A100"), read as "2x 3090", "4x A100".
+_COUNT_WORDS = {"dual": 2, "twin": 2, "two": 2, "triple": 3, "three": 3, "quad": 4, "four": 4, "eight": 8}
+_COUNT_WORD = re.compile(r"^(?P<word>" + "|".join(_COUNT_WORDS) + r")\s+(?P<name>.+)$", re.IGNORECASE)
+# "3090 + 3060": a plus between spaces joins two GPUs like a comma (a plus in a name, "AI Max+ 395", has none)
+_PLUS = re.compile(r"\s+\+\s+")
 _NOT_ALNUM = re.compile(r"[^0-9a-z]")
 # The device id prefix each vendor's devices get in an estimate (llama.cpp's backend device names).
 _ID_PREFIX = {"nvidia": "CUDA", "amd": "ROCm", "apple": "MTL", "intel": "SYCL"}
@@ -86,7 +94,7 @@ class GpuSpec:
 
 def _key(text: str) -> str:
     """Lowercase alphanumerics, brand words dropped from the front: "NVIDIA GeForce RTX-4090" -> "rtx4090"."""
-    return _BRANDS.sub("", _NOT_ALNUM.sub("", text.lower()))
+    return _MACS.sub("", _BRANDS.sub("", _NOT_ALNUM.sub("", text.lower())))
 
 
 def _split_size(text: str) -> tuple[str, float | None]:
@@ -162,14 +170,23 @@ def lookup(name: str) -> GpuSpec | None:
 
 def size_notes(text: str) -> tuple[str, ...]:
     """For each name in a --gpu list that gives no size but is sold in several ("A100": 40 and 80 GB; "RTX 4060 Ti":
-    8 and 16 GB), a line saying which size the estimate takes and how to name another."""
+    8 and 16 GB), a line saying which size the estimate takes and how to name another; for a discrete card named
+    with a size it is not sold with ("RTX 4090 48GB", a card with its memory modified), a line saying the size is
+    taken as stated."""
     cat = _catalog()
     notes = []
-    for part in dict.fromkeys(p.strip() for p in str(text).split(",")):
-        m = _COUNT.match(part) if part else None
-        name = m.group("name").strip() if m else part
+    for _, name in dict.fromkeys(_parts(text)):
         spec = lookup(name) if name else None
-        if spec is None or _split_size(name)[1] is not None:
+        if spec is None:
+            stated = _stated_size(name) if name else None
+            if stated is not None:
+                base, sold = stated
+                shown = " or ".join(f"{gb:g} GB" for gb in sold)
+                notes.append(f"--gpu {name!r}: {_strip_size(base.name)} is sold with {shown}, not "
+                             f"{_split_size(name)[1]:g} GB: taken as stated (a card with its memory modified), "
+                             f"with the bandwidth of the card as sold")
+            continue
+        if _split_size(name)[1] is not None:
             continue
         sizes = sorted({gb for (key, gb) in cat.by_size if key == _key(name)})
         if len(sizes) > 1:
@@ -178,6 +195,29 @@ def size_notes(text: str) -> tuple[str, ...]:
             notes.append(f"--gpu {name!r} is sold with {', '.join(shown[:-1])} or {shown[-1]} GB: taken as "
                          f"{spec.memory_gb:g} GB ({spec.name}); for another size name it ('{name} {bigger:g}GB')")
     return tuple(notes)
+
+
+def _stated_size(name: str) -> tuple[GpuSpec, tuple[float, ...]] | None:
+    """A discrete card the catalog knows, named with a size it is not sold with ("RTX 4090 48GB", "2080 Ti 22GB":
+    boards with their memory chips replaced): (the card as sold, the sizes it is sold with). None for anything
+    else, a unified-memory chip included (its memory is one of the configurations sold)."""
+    base, gb = _split_size(name)
+    if gb is None or gb <= 0 or not base.strip():
+        return None
+    spec = lookup(base)
+    if spec is None or spec.unified_memory:
+        return None
+    return spec, tuple(sorted({spec.memory_gb, *(o.memory_gb for o in spec.memory_options)}))
+
+
+def _with_stated_size(name: str) -> GpuSpec | None:
+    stated = _stated_size(name)
+    if stated is None:
+        return None
+    spec, _ = stated
+    gb = _split_size(name)[1]
+    return replace(spec, name=f"{_strip_size(spec.name)} {gb:g}GB", memory_gb=gb, memory_mib=int(gb * 1024),
+                   memory_source_kind="nominal", memory_source=None, memory_options=())
 
 
 def suggest(name: str, n: int = 3) -> list[str]:
@@ -230,6 +270,28 @@ def _count_loose(part: str) -> re.Match[str] | None:
     return None
 
 
+def _parts(text: str) -> list[tuple[int, str]]:
+    """A --gpu list -> (count, name) per part: parts split at commas and at a plus between spaces ("3090 + 3060");
+    a count written "2x H100", "2 x H100", "2*H100", "dual 3090", or, where the whole part is no catalog name,
+    "8xH100", "H100x8", "H100 x 8"."""
+    parts = []
+    for part in (p.strip() for p in _PLUS.sub(",", str(text)).split(",")):
+        if not part:
+            continue
+        word = _COUNT_WORD.match(part)
+        if word and not lookup(part):
+            parts.append((_COUNT_WORDS[word.group("word").lower()], word.group("name").strip()))
+            continue
+        m = _COUNT.match(part) or (None if lookup(part) else _count_loose(part))
+        if m:
+            digits = m.group("n")
+            # counted before any list is built
+            parts.append((int(digits) if len(digits) <= 9 else MAX_DEVICES + 1, m.group("name").strip()))
+        else:
+            parts.append((1, part))
+    return parts
+
+
 def devices_for_names(text: str) -> tuple[Device, ...]:
     """Devices for a comma list of catalog names: "RTX 4090,RTX 4090", "2x H100 SXM", "M3 Max 128GB".
 
@@ -237,17 +299,16 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
     (Apple), SYCL0 (Intel). A board with several GPUs (MI250X: two GCDs) gives one device per GPU.
     """
     specs: list[GpuSpec] = []
-    for part in (p.strip() for p in str(text).split(",")):
-        if not part:
-            continue
-        count, name = 1, part
-        m = _COUNT.match(part) or (None if lookup(part) else _count_loose(part))
-        if m:
-            digits, name = m.group("n"), m.group("name").strip()
-            count = int(digits) if len(digits) <= 9 else MAX_DEVICES + 1  # counted before any list is built
-            if count < 1:
-                raise HardwareError(f"GPU count must be at least 1: {part!r}")
-        spec = lookup(name)
+    for count, name in _parts(text):
+        if count < 1:
+            raise HardwareError(f"GPU count must be at least 1: {count}x {name!r}")
+        spec = lookup(name) or _with_stated_size(name)
+        base, gb = _split_size(name)
+        chip = lookup(base) if spec is None and gb is not None and base.strip() else None
+        if chip is not None:  # a unified-memory chip at a size it is not sold with: its memory is one of those
+            sold = sorted({chip.memory_gb, *(o.memory_gb for o in chip.memory_options)})
+            raise HardwareError(f"unknown GPU {name!r}: {_strip_size(chip.name)} is sold with "
+                                f"{', '.join(f'{x:g}' for x in sold)} GB")
         if spec is None:
             hint = suggest(name)
             raise HardwareError(f"unknown GPU {name!r}" + (f": did you mean {', '.join(hint)}?" if hint else ""))

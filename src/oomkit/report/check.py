@@ -117,7 +117,10 @@ def text(r: CheckResult) -> str:
         ("memory available", mib(budget), "free memory now" if r.hardware == "detected" else ""),
         ("weights", mib(w), ""),
         ("runtime", mib(rt), _runtime_label(r) if r.hardware != "cpu" else "output buffer"),
-        ("memory after weights", mib(budget - w - rt), "what is left for the KV cache and compute"),
+        # a deficit is no memory left: 0, with the weights' overshoot beside it (not a negative amount left)
+        ("memory after weights", mib(max(budget - w - rt, 0)),
+         "what is left for the KV cache and compute" if budget >= w + rt
+         else f"none: the weights and runtime alone are {mib(w + rt - budget)} over"),
         (f"KV cache for {r.n_ctx} tokens" if getattr(est, "request_limit", None) is None
          else f"KV cache pool ({est.engine_view['max_total_num_tokens']} tokens)", mib(kv_total),
          f"{est.kv_bytes_per_token / 1024:,.0f} KiB per token" if est.kv_bytes_per_token else ""),

@@ -94,9 +94,9 @@ def _int_field(p: Mapping[str, Any], name: str, lo: int, hi: int) -> int | None:
     if text is None:
         return None
     t = text.lower()
-    mult = 1024 if t.endswith("k") else 1
+    mult = 1024 if t.endswith("k") else 1024 * 1024 if t.endswith("m") else 1  # "32k", "1M" (as the CLI)
     try:
-        n = int(t.removesuffix("k")) * mult
+        n = int(t.removesuffix("k") if mult == 1024 else t.removesuffix("m")) * mult
     except ValueError:
         raise InputError(f"{name} takes an integer, got {text!r}") from None
     if not lo <= n <= hi:
