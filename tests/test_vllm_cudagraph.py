@@ -147,7 +147,7 @@ def test_spec_decode_sizes_without_a_backend_named():
 
 def test_default_attention_backend_by_gpu_and_kv_dtype():
     # platforms/cuda.py _get_backend_priorities (FLASH_ATTN first, FLASHINFER first on SM 10.x) and
-    # flash_attn.py supports_kv_cache_dtype (fp8 only with FA3 on SM 9.x), 0.21 -> 0.33
+    # flash_attn.py supports_kv_cache_dtype (fp8 only with FA3 on SM 9.x), 0.19 -> 0.33 (read in 0.19.0 and 0.20.0 too)
     from dataclasses import replace
 
     from oomkit.engines.vllm.phases import attention_backend
@@ -162,8 +162,32 @@ def test_default_attention_backend_by_gpu_and_kv_dtype():
         assert attention_backend(s, resolve(spec, (gpu,), s)) == want, (gpu.name, kv)
     s = VllmSettings(engine_version="0.23.0", max_model_len=8192, attention_backend="triton_attn")
     assert attention_backend(s, resolve(spec, (H100,), s)) == "TRITON_ATTN"
-    assert attention_backend(replace(s, attention_backend=None, engine_version="0.19.0"),
-                             resolve(spec, (H100,), replace(s, attention_backend=None, engine_version="0.19.0"))) == ""
+    old = replace(s, attention_backend=None, engine_version="0.18.0")
+    assert attention_backend(old, resolve(spec, (H100,), old)) == ""  # not read before 0.19
+    for version in ("0.19.0", "0.20.0"):  # the 0.21 rule in both wheels
+        for gpu, kv, want in cases:
+            s = VllmSettings(engine_version=version, max_model_len=8192, kv_cache_dtype=kv)
+            assert attention_backend(s, resolve(spec, (gpu,), s)) == want, (version, gpu.name, kv)
+
+
+def test_default_attention_backend_by_head_size():
+    # validate_configuration's head sizes (0.20.0): FlashInfer 64 / 128 / 256 (get_supported_head_sizes),
+    # FlashAttention multiples of 8 up to 256, up to 512 through FA4 on SM 9.x / 10.x / 11.x (supports_head_size).
+    # Gemma 4's full layers (head size 512) leave neither on an RTX 5090: TRITON_ATTN, as its 0.20.2 log ran; FA4
+    # takes them on an H100; MLA models keep their own backends ("")
+    from oomkit.engines.vllm.phases import attention_backend
+    from tests.test_vllm_phases import H100
+
+    gemma = spec_of("nvidia/Gemma-4-26B-A4B-NVFP4")
+    s = VllmSettings(engine_version="0.20.2", max_model_len=8192, kv_cache_dtype="fp8_e4m3")
+    r = resolve(gemma, gpus("NVIDIA GeForce RTX 5090", 1), s)
+    assert attention_backend(s, r) == "FLASHINFER" and attention_backend(s, r, gemma) == "TRITON_ATTN"
+    h = VllmSettings(engine_version="0.20.0", max_model_len=8192)
+    assert attention_backend(h, resolve(gemma, (H100,), h), gemma) == "FLASH_ATTN"
+    old = VllmSettings(engine_version="0.19.0", max_model_len=8192)
+    assert attention_backend(old, resolve(gemma, (H100,), old), gemma) == "TRITON_ATTN"  # no FA4 in 0.19
+    mla = spec_of("deepseek-ai/DeepSeek-V2-Lite-Chat")
+    assert attention_backend(h, resolve(mla, (H100,), h), mla) == ""
 
 
 def test_flashinfer_workspace_counts_in_the_capture_of_hybrid_models_with_full_graphs():
@@ -184,6 +208,40 @@ def test_flashinfer_workspace_counts_in_the_capture_of_hybrid_models_with_full_g
     dense, s_dense = spec_of("qwen3-8b"), replace(s, max_model_len=8192)  # all FlashInfer: warmed up before
     r_dense = resolve(dense, gb10, s_dense)
     assert graph_count(dense, s_dense, r_dense)[1] and flashinfer_workspace_in_capture(dense, s_dense, r_dense) == 0
+
+
+def test_flashinfer_workspace_in_the_estimate_of_every_model_it_serves():
+    # gpu_model_runner.py profile_cudagraph_memory (0.19.0, 0.20.0) profiles on new metadata builders (minimal KV
+    # cache), before any attention ran: the first FULL warm-up allocates FlashInfer's 394 MiB workspace inside the
+    # estimate, dense model or hybrid, while capture_model's "took" holds it only for the hybrids (the dense model's
+    # kernel warm-up allocated it first)
+    from dataclasses import replace
+
+    from oomkit.engines.vllm.phases import (
+        FLASHINFER_WORKSPACE,
+        cudagraph_actual_bytes,
+        cudagraph_estimate_bytes,
+        fa3_split_bytes,
+        flashinfer_workspace_in_estimate,
+    )
+    from tests.test_vllm_phases import H100
+
+    spec = spec_of("qwen3-8b")
+    fi = VllmSettings(engine_version="0.20.0", max_model_len=8192, attention_backend="FLASHINFER")
+    fa = replace(fi, attention_backend=None)
+    r_fi, r_fa = resolve(spec, (H100,), fi), resolve(spec, (H100,), fa)
+    assert flashinfer_workspace_in_estimate(spec, fi, r_fi) == FLASHINFER_WORKSPACE
+    assert cudagraph_estimate_bytes(spec, fi, r_fi) - cudagraph_estimate_bytes(spec, fa, r_fa) == \
+        FLASHINFER_WORKSPACE - fa3_split_bytes(spec, fa, r_fa)
+    assert cudagraph_actual_bytes(spec, fa, r_fa) - cudagraph_actual_bytes(spec, fi, r_fi) == \
+        fa3_split_bytes(spec, fa, r_fa)
+    for other in (replace(fi, cudagraph_mode="PIECEWISE"), replace(fi, engine_version="0.18.0"),
+                  replace(fi, engine_version="0.34.0"), fa):
+        assert flashinfer_workspace_in_estimate(spec, other, resolve(spec, (H100,), other)) == 0, other
+    # the A100's default with an fp8 cache (FlashAttention 2 holds none): FlashInfer, and its workspace
+    a100 = gpus("NVIDIA A100-SXM4-80GB", 1)
+    fp8 = replace(fa, kv_cache_dtype="fp8")
+    assert flashinfer_workspace_in_estimate(spec, fp8, resolve(spec, a100, fp8)) == FLASHINFER_WORKSPACE
 
 
 def test_few_graphs_cost_the_one_off_and_many_add_a_share_per_graph_and_layer():

@@ -171,7 +171,7 @@ NCCL_GRAPH_PER_ALLREDUCE = int(0.49 * MiB)
 def capture_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, ...]:
     """The batch sizes vLLM captures CUDA graphs for (config/vllm.py _set_cudagraph_sizes; V0
     worker/model_runner.py _BATCH_SIZES_TO_CAPTURE). None with --enforce-eager."""
-    if s.enforce_eager or _graph_mode(s, r) == "NONE":
+    if s.enforce_eager or _graph_mode(s, r, spec) == "NONE":
         return ()
     if s.cudagraph_capture_sizes:  # --cudagraph-capture-sizes: as given, within max_num_batched_tokens
         return tuple(x for x in s.cudagraph_capture_sizes if x <= r.max_num_batched_tokens)
@@ -205,7 +205,7 @@ def graph_count(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, int
     sizes = capture_sizes(spec, s, r)
     if not r.v1:
         return 0, len(sizes) * r.pp
-    mode = _graph_mode(s, r)
+    mode = _graph_mode(s, r, spec)
     q = _decode_query_len(s, r)  # v1/cudagraph_dispatcher.py: FULL decode sizes from q to q x max_num_seqs
     decode = sum(1 for x in sizes if q <= x <= q * r.max_num_seqs)
     if mode == "PIECEWISE":
@@ -221,7 +221,7 @@ def _decode_query_len(s: VllmSettings, r: Resolved) -> int:
     return 1 + r.num_spec if r.version >= (0, 13, 0) else 1
 
 
-def _graph_mode(s: VllmSettings, r: Resolved) -> str:
+def _graph_mode(s: VllmSettings, r: Resolved, spec: ModelSpec | None = None) -> str:
     """config/compilation.py cudagraph_mode: as given; -O0 compiles nothing and captures nothing (0.11+:
     optimization level 0 sets cudagraph_mode NONE); -O1 captures PIECEWISE graphs only (0.12+: config/vllm.py
     OPTIMIZATION_LEVEL_01, read in 0.12.0, 0.17.1 and 0.19.0); otherwise PIECEWISE up to 0.10, FULL_AND_PIECEWISE
@@ -232,7 +232,8 @@ def _graph_mode(s: VllmSettings, r: Resolved) -> str:
         return "NONE"
     if r.version < (0, 11, 0) or (s.optimization_level == 1 and r.version >= (0, 12, 0)):
         return "PIECEWISE"
-    if _decode_query_len(s, r) > 1 and attention_backend(s, r) == "FLASHINFER" and (r.cc is None or r.cc[0] != 10):
+    if _decode_query_len(s, r) > 1 and attention_backend(s, r, spec) == "FLASHINFER" and \
+            (r.cc is None or r.cc[0] != 10):
         # v1/worker/gpu_model_runner.py _check_and_update_cudagraph_mode: FULL decode graphs with spec-decode need
         # UNIFORM_BATCH support, else "setting cudagraph_mode=PIECEWISE"; FlashInfer gives UNIFORM_BATCH only where
         # TRTLLM attention runs (v1/attention/backends/flashinfer.py get_cudagraph_support, SM 10.x)
@@ -240,18 +241,34 @@ def _graph_mode(s: VllmSettings, r: Resolved) -> str:
     return "FULL_AND_PIECEWISE"
 
 
-def attention_backend(s: VllmSettings, r: Resolved) -> str:
-    """The attention backend vLLM runs: as named; else FLASHINFER where FlashAttention cannot hold an fp8 KV cache
-    (v1/attention/backends/flash_attn.py supports_kv_cache_dtype: fp8 only with FA3 on SM 9.x, 0.21 -> 0.33;
-    platforms/cuda.py _get_backend_priorities: FLASH_ATTN then FLASHINFER, FLASHINFER first on SM 10.x) or on SM
-    10.x; FLASH_ATTN otherwise. Read for 0.21 -> 0.33; "" before 0.21 (not read) and for MLA models."""
+def attention_backend(s: VllmSettings, r: Resolved, spec: ModelSpec | None = None) -> str:
+    """The attention backend vLLM runs: as named; else the first valid one of platforms/cuda.py
+    _get_backend_priorities (FLASH_ATTN, FLASHINFER, TRITON_ATTN; FLASHINFER first on SM 10.x), checked by each
+    backend's validate_configuration: FlashAttention holds an fp8 KV cache only as FA3 on SM 9.x
+    (flash_attn.py supports_kv_cache_dtype, fa_utils.py flash_attn_supports_fp8) and head sizes that are multiples of
+    8 up to 256 (up to 512 through FA4 on SM 9.x / 10.x / 11.x from 0.20, flash_attn.py supports_head_size);
+    FlashInfer head sizes 64, 128 and 256 (flashinfer.py get_supported_head_sizes). Head sizes are checked where the
+    model is given (spec), for its attention layers. Read in the 0.19.0 and 0.20.0 wheels and for 0.21 -> 0.33; ""
+    before 0.19 (not read) and for MLA models (their own backends). 0.20 has no VLLM_ATTENTION_BACKEND (envs.py):
+    the variable is ignored there, --attention-backend names it."""
     if s.attention_backend:
         return s.attention_backend.upper()
-    if not r.v1 or r.version < (0, 21, 0) or r.cc is None:
+    if not r.v1 or r.version < (0, 19, 0) or r.cc is None:
         return ""
-    if r.cc[0] == 10 or (r.kv_dtype.startswith("fp8") and r.cc[0] != 9):
-        return "FLASHINFER"
-    return "FLASH_ATTN"
+    heads: set[int] = set()
+    if spec is not None:
+        if any(layer.kind is LayerKind.LATENT for layer in spec.trunk_layers):
+            return ""
+        heads = {d for layer in spec.trunk_layers if layer.attention is not None
+                 and layer.kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED)
+                 for d in (layer.attention.head_dim_k, layer.attention.head_dim_v)}
+    fa4 = r.version >= (0, 20, 0) and r.cc[0] in (9, 10, 11)
+    fa = all(d % 8 == 0 and d <= (512 if fa4 else 256) for d in heads) and \
+        (not r.kv_dtype.startswith("fp8") or r.cc[0] == 9)
+    flashinfer = heads <= {64, 128, 256} and (7, 5) <= r.cc <= (12, 1)
+    order = (("FLASHINFER", flashinfer), ("FLASH_ATTN", fa)) if r.cc[0] == 10 else \
+        (("FLASH_ATTN", fa), ("FLASHINFER", flashinfer))
+    return next((name for name, ok in order if ok), "TRITON_ATTN")
 
 
 def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int | None = None) -> int:
@@ -291,7 +308,7 @@ def fa3_split_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     """FlashAttention 3's out_accum and softmax_lse_accum in the largest FULL graph that splits (FA3_MAX_NUM_SPLITS;
     none past FA3_SPLIT_MAX_BATCH requests): Hopper, the FlashAttention backend (whose metadata builder model runner
     V2 uses as well, v1/worker/gpu/attn_utils.py). Each buffer a block of the pool, rounded to 2 MiB."""
-    if not r.v1 or r.cc is None or r.cc[0] != 9 or attention_backend(s, r) not in ("", "FLASH_ATTN"):
+    if not r.v1 or r.cc is None or r.cc[0] != 9 or attention_backend(s, r, spec) not in ("", "FLASH_ATTN"):
         return 0
     if not graph_count(spec, s, r)[1]:
         return 0
@@ -323,8 +340,9 @@ def cudagraph_estimate_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_la
     - V2 runner (v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, 0.29 -> 0.34; nothing before,
       profile.py cudagraphs_in_budget): capture_model itself, every PIECEWISE graph measured, FULL graphs from the
       two largest (_extrapolate_full_graph_memory: first + (n - 1) x max(second, 1 MiB)).
-    The first capture carries the FlashInfer workspace either way (the first FULL graph builds it). Before 0.19
-    (no estimate) it stands for the graphs a rank holds."""
+    On model runner V1 the first FULL capture carries FlashInfer's workspace for every model FlashInfer serves
+    (flashinfer_workspace_in_estimate: the profiling builders are new). Before 0.19 (no estimate) it stands for
+    the graphs a rank holds."""
     pw, full = graph_count(spec, s, r)
     sizes = capture_sizes(spec, s, r)
     if not sizes or pw + full == 0:
@@ -336,7 +354,26 @@ def cudagraph_estimate_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_la
     else:
         extrapolated = max(per_graph, MiB) * (max(pw - 1, 0) + max(full - 1, 0))
     return int(first_capture(r) + fa3_split_bytes(spec, s, r) + extrapolated) + \
-        flashinfer_workspace_in_capture(spec, s, r)
+        flashinfer_workspace_in_estimate(spec, s, r)
+
+
+def flashinfer_workspace_in_estimate(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
+    """FLASHINFER_WORKSPACE inside vLLM's own estimate wherever FlashInfer attention runs FULL graphs on model runner
+    V1 (0.19 -> 0.33), hybrid or not, where capture_model's "took" holds it only for the hybrids
+    (flashinfer_workspace_in_capture). gpu_model_runner.py profile_cudagraph_memory (read in 0.19.0 and 0.20.0) first
+    builds a minimal KV cache (_init_minimal_kv_cache_for_profiling -> initialize_kv_cache ->
+    initialize_metadata_builders: new builders, FlashInferMetadataBuilder._workspace_buffer None), and nothing has
+    run attention before it (profile_run's _dummy_run builds no attention metadata; FlashInferImpl.forward returns
+    on attn_metadata None), so the first FULL warm-up (_warmup_and_capture: force_attention for FULL) allocates the
+    workspace (_get_workspace_buffer, torch.zeros of VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE) between that sample's
+    two torch.cuda.mem_get_info() readings; on SM 10.x the TRTLLM paths take the module's
+    trtllm_gen_workspace_buffer instead (_get_trtllm_gen_workspace_buffer, the same size), first allocated there as
+    well. The kernel warm-up that allocates it before capture_model runs only after the budget is set
+    (gpu_worker.py compile_or_warm_up_model). Not for MLA models (attention_backend: their own backends)."""
+    if not r.v1 or r.runner_v2 or not (0, 19, 0) <= r.version < (0, 34, 0) or \
+            attention_backend(s, r, spec) != "FLASHINFER":
+        return 0
+    return FLASHINFER_WORKSPACE if graph_count(spec, s, r)[1] else 0
 
 
 def first_capture(r: Resolved) -> int:
@@ -350,7 +387,8 @@ def first_capture(r: Resolved) -> int:
 def flashinfer_workspace_in_capture(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     """FLASHINFER_WORKSPACE where capture_model is the first to build FlashInfer metadata: a hybrid model (recurrent
     layers beside attention), FlashInfer attention, FULL graphs, model runner V1, 0.21 -> 0.33."""
-    if not r.v1 or r.runner_v2 or not (0, 21, 0) <= r.version < (0, 34, 0) or attention_backend(s, r) != "FLASHINFER":
+    if not r.v1 or r.runner_v2 or not (0, 21, 0) <= r.version < (0, 34, 0) or \
+            attention_backend(s, r, spec) != "FLASHINFER":
         return 0
     kinds = {layer.kind for layer in spec.trunk_layers}
     if LayerKind.RECURRENT not in kinds or kinds <= {LayerKind.RECURRENT, LayerKind.NONE}:
