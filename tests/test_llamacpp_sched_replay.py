@@ -154,3 +154,76 @@ def test_lowering_kept_by_shape_equals_the_direct_replay():
         key = ("test", min(k, 2))  # the last two share one lowering: their weights' bytes are given by name
         for n_kv in (4096, 8192, 33024, 4096):
             assert sr.device_peak_by_kv(key, build, n_kv, 128, host) == sr.device_peak(build(n_kv), 128), (k, n_kv)
+
+
+def _kimi_linear_spec():
+    from oomkit.model.gguf_file import read_gguf_spec
+    from tests import ggufs
+    from tests.groundtruth import synth
+
+    return read_gguf_spec(synth.synth_path(ggufs.kimi_linear(), "q4_0"))
+
+
+def test_kimi_linear_graph_equals_llama_cpp_s():
+    """sched_replay.kimi_linear_graph, rebuilt from src/models/kimi-linear.cpp, is llama.cpp's pp graph node for node:
+    every op the GGML_SCHED_DEBUG=2 dumps of the CPU ground truth print (tests/fixtures/llamacpp_cuda/
+    kimi_linear_cpu_pp_nodes.json: the 4-layer file, 3 KDA layers and an absorbed-MLA one, -c 8192 -ub 512) at the
+    same index in the graph, with the same size, with flash attention and without (views, which they do not print,
+    at the indices between); at -np 1, and at -np 4 in one unified stream or four (the cache's cells a stream) the
+    graphs of 4 sequences and of 1 (the other 3 states copied through build_rs)."""
+    fx = json.loads((FIXTURES / "kimi_linear_cpu_pp_nodes.json").read_text())
+    spec = _kimi_linear_spec()
+    alias = {"SIGMOID": "UNARY", "SILU": "UNARY", "SOFTPLUS": "UNARY", "SWIGLU": "GLU", "FLASH_ATTN": "FLASH_ATTN_EXT",
+             "GATED_DELT": "GATED_DELTA_NET"}
+    assert len(fx["nodes"]) == 10
+    for key, rows in fx["nodes"].items():
+        fa = key.startswith("faon")
+        n_stream = 4 if "streams" in key else 1
+        n_seqs = 4 if key.endswith("seqs4") else 1
+        g = sr.kimi_linear_graph(spec, 512, 512, 8192 // n_stream, {}, set(), fa, n_seqs=n_seqs, n_stream=n_stream,
+                                 n_rs=1 if key.endswith("np1") else 4)
+        mine = [[i, t.op] for i, t in enumerate(g.nodes) if t.op not in sr.VIEW_OPS]
+        assert mine == [[i, alias.get(op, op)] for i, op, _ in rows], key
+        for i, _, size in rows:  # printed as whole KiB or MiB
+            unit = 1 << (10 if size.endswith("K") else 20)
+            assert abs(g.nodes[i].nbytes / unit - int(size[:-1])) < 1, (key, i, size)
+
+
+def test_kimi_linear_device_buffer_equals_the_measured():
+    """The CUDA0 buffer of the kimi-linear 4-layer file on the H200 (held out, h200_run2_heldout.json: not fitted),
+    the graph scheduled with the host layers' weights copied in and ggml-cuda's fusion dependencies: -ngl 2 at 8K
+    99.06 MiB, and fully offloaded 110.58 / 630.58 MiB at 8K with / without flash attention, 237.16 at 16K -ub 1024."""
+    from oomkit.engines.llamacpp.weights import gpu_alloc_size
+
+    spec = _kimi_linear_spec()
+    host_layers = {0, 1, 2}
+    host = {t.name: gpu_alloc_size(t) for t in spec.weights.tensors
+            if t.name.startswith(tuple(f"blk.{il}." for il in host_layers))}
+    cases = ((host_layers, host, 512, 8192, True, 99.06), (set(), {}, 512, 8192, True, 110.58),
+             (set(), {}, 512, 8192, False, 630.58), (set(), {}, 1024, 16384, True, 237.16))
+    for hl, h, T, n_kv, fa, mib in cases:
+        g = sr.kimi_linear_graph(spec, T, T, n_kv, h, hl, fa)
+        assert round(sr.device_peak(g, 128) / MiB, 2) == mib, (hl, T, fa)
+    # without the allocation dependencies (another backend's, or an older build's graph_optimize) the buffer differs
+    assert round(sr.device_peak(sr.kimi_linear_graph(spec, 512, 512, 8192, host, host_layers, True, False), 128)
+                 / MiB, 2) != 99.06
+
+
+def test_kimi_linear_lowering_kept_by_shape_equals_the_direct_replay():
+    """device_peak_by_kv on Kimi-Linear's graph (every node's bytes affine in n_kv: the mask, the latent cache's views,
+    KQ and V's contiguous copy without flash attention) gives the direct replay at each n_kv, fully offloaded and
+    with host layers, one stream or four."""
+    from oomkit.engines.llamacpp.weights import gpu_alloc_size
+
+    spec = _kimi_linear_spec()
+    sizes = {t.name: gpu_alloc_size(t) for t in spec.weights.tensors}
+    cases = [(set(), True, 1, 1), ({0, 1, 2}, True, 1, 1), ({0, 1, 2}, False, 1, 1), ({0}, True, 4, 4),
+             ({0, 1}, False, 1, 4)]
+    for k, (hl, fa, ns, nst) in enumerate(cases):
+        host = {n: v for n, v in sizes.items() if n.startswith(tuple(f"blk.{il}." for il in hl))}
+
+        def build(n_kv, hl=hl, host=host, fa=fa, ns=ns, nst=nst):
+            return sr.kimi_linear_graph(spec, 512, 512, n_kv, host, hl, fa, n_seqs=ns, n_stream=nst,
+                                        n_rs=4 if nst > 1 else ns)
+        for n_kv in (4096, 8192, 33024, 4096, 1024):
+            assert sr.device_peak_by_kv(("kimi-test", k), build, n_kv, 128, host) == sr.device_peak(build(n_kv), 128)

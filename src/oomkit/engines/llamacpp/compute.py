@@ -2313,6 +2313,66 @@ def qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     return sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host)
 
 
+def kimi_linear_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                             devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> int | None:
+    """The compute buffer of the one ggml-cuda device that runs a Kimi-Linear pp graph, its first layers left on the
+    CPU or none (sched_replay.kimi_linear_graph scheduled and allocated as ggml_backend_sched does: the
+    host layers' ops run on the device by op offload with their weights copied in, one split at a time, but for the
+    stores into their conv and recurrent states and their build_rs gathers; the allocation dependencies of
+    ggml-cuda's graph_optimize for the top-k router and the weighted expert sum, matched split by split
+    (sched_replay.alloc_deps: a host layer's exp_probs_b copy starts a split inside its router group, which is then
+    not fused). The graph, rebuilt from src/models/kimi-linear.cpp, equals llama.cpp's own node for node (op and
+    size, with flash attention and without) in the GGML_SCHED_DEBUG=2 dump of the CPU ground truth's pp graph
+    (kimi-linear 4-layer file, -c 8192 -ub 512). The lowering is kept by shape (sched_replay.device_peak_by_kv).
+    Several sequences: the larger of the pp graphs of n_seq_max sequences and of one (llama_context::sched_reserve),
+    a stream per sequence unless the cache is unified; each graph equals llama.cpp's CPU graph at -np 4, unified or
+    not. Where it holds: a ubatch that n_seq_max divides, an F16 cache, a latent (wk_b / wv_b) MLA cache, separate q / k / v projections,
+    one device holding the output, no tensor overrides, no -nkvo, the newest build (the fused gated delta net and
+    the fusion dependencies); None elsewhere. H200 CUDA0 of the 4-layer file, held out (not fitted): -ngl 2 at 8K
+    99.06 MiB (99.06 measured, was 112.50 from the closed forms); fully offloaded 110.58 / 630.58 MiB at 8K with /
+    without flash attention (110.58 / 630.58, were 112.50 / 632.50) and 237.16 at 16K -ub 1024 (237.16, was
+    241.00)."""
+    d = placement.output_device
+    trunk = spec.trunk_layers
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    # a layout that cannot fit whatever its compute buffer, weighed only for that (layout.estimate's `rough`)
+    if spec.architecture != "kimi-linear" or (rough and host_layers):
+        return None
+    names = {t.name for t in spec.weights.tensors}
+    if d != 0 or len(devices) != 1 or T % max(1, ctx.n_seq_max) or ctx.build < QWEN35_REPLAY_BUILD \
+            or not cuda_fusion_deps(ctx, devices, s) or not set(placement.layer_device) <= {-1, d} \
+            or len(caches) != 1 or ctx.type_k.name != "f16" or s.no_kv_offload \
+            or (host_layers and _offload_device(devices, s, T) != d) or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk \
+            or any((la.attention is None) == (la.recurrent is None) for la in trunk) \
+            or any(la.recurrent is not None and (f"blk.{la.index}.attn_q.weight" not in names
+                                                 or la.recurrent.n_heads * la.recurrent.d_state
+                                                 != la.recurrent.d_inner) for la in trunk) \
+            or any(la.attention is not None and (not la.attention.kv_lora_rank or not la.attention.latent_cache
+                                                 or (ctx.flash_attn and not cuda_fa_supported(la.attention, ctx)))
+                   for la in trunk) \
+            or any(la.ffn.n_experts and f"blk.{la.index}.exp_probs_b.bias" not in names for la in trunk):
+        return None
+    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
+            if t.layer in host_layers}
+    n_outputs = reserved_outputs(ctx, s)
+    n_rs = max(1, ctx.n_seq_max)
+    shape = (spec.n_embd, spec.n_vocab, tuple((la.index, la.attention, la.recurrent, la.ffn) for la in trunk))
+    peak = 0
+    # llama_context::sched_reserve: the pp graph of n_seq_max sequences, then (TAG_RESERVE_DIAG_DECAY, Kimi-Linear
+    # and MiniMax-01) again of one sequence, the recurrent states of the others copied through build_rs; the buffer
+    # keeps the larger (ggml_gallocr_reserve_n grows it only). The tg graph of n_seq_max tokens is smaller
+    for n_seqs in sorted({n_rs, 1}):
+        def build(n_kv: int, n_seqs: int = n_seqs) -> sched_replay.Graph:
+            return sched_replay.kimi_linear_graph(spec, T, n_outputs, n_kv, host, host_layers, ctx.flash_attn,
+                                                  n_seqs=n_seqs, n_stream=ctx.n_stream, n_rs=n_rs)
+
+        key = ("kimi-linear", shape, T, n_outputs, frozenset(host_layers), frozenset(host), ctx.flash_attn, n_seqs,
+               ctx.n_stream, n_rs)
+        peak = max(peak, sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host))
+    return peak
+
+
 # ggml-opencl.cpp ggml_opencl_supports_op, GGML_OP_MUL_MAT_ID: experts of Q4_0, Q8_0 or MXFP4 only (with an F32 src1:
 # the mul_mv_id kernels); Q4_0 is admitted at PR #15270's merge (e2c1bfff5, b6177), Q4_1 / K-quants / F16 never
 OPENCL_MUL_MAT_ID_TYPES = frozenset({"q4_0", "q8_0", "mxfp4"})
@@ -2478,6 +2538,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     q35 = qwen35_device_bytes(spec, ctx, caches, placement, devices, s, rough)
     if q35 is not None:  # Qwen3.5's pp graph on the device, scheduled and replayed
         out[placement.output_device] = q35
+    kl = kimi_linear_device_bytes(spec, ctx, caches, placement, devices, s, rough)
+    if kl is not None:  # Kimi-Linear's pp graph on the device, scheduled and replayed
+        out[placement.output_device] = kl
     moe = moe_offload_device_bytes(spec, ctx, caches, placement, devices, s)
     if moe is not None:  # the pp graph of a partly offloaded MoE model (or -nkvo), all of it on the device, replayed
         out[moe[0]] = moe[1]

@@ -15,11 +15,13 @@ device's buffer. Mirrors ggml/src/ggml-backend.cpp at llama.cpp@0c1e57098:
   has inputs; a source of another backend that the split's backend cannot read is copied, once per backend for the
   whole graph (tensor_id_copy), as an input of the split that first reads it;
 - graph_copy: for each input a view of the source (GGML_OP_NONE: a child of the source, not counted as a view by
-  ggml-alloc) on the source's backend, then the copy, then the split's nodes.
+  ggml-alloc) on the source's backend, then the copy, then the split's nodes, each followed by the allocation
+  dependencies ggml-cuda's graph_optimize added for it (alloc_deps: the MoE fusions, matched split by split).
 Checked against the H200's CUDA0 buffers of qwen3.5-27b's 8-layer file (test_llamacpp_cuda_measured, to the 0.01
 MiB: -ngl 1, 4, 5, 8 and 99, with and without flash attention, F16 / q8_0 / q4_0 caches, -nkvo, -np 2 and 4), and, written for a rebuild of mamba2-2.7b's graph, against that model's GGML_SCHED_DEBUG=2
 dump at -ngl 2 (tests/fixtures/llamacpp_cuda: each op's backend and each split's inputs) and its CUDA0 buffers at
--ngl 1-4 and 99."""
+-ngl 1-4 and 99; kimi-linear's 4-layer file (kimi_linear_graph, node for node llama.cpp's CPU graph) against its
+CUDA0 buffers at -ngl 2 and 99 (held out)."""
 
 from __future__ import annotations
 
@@ -93,6 +95,10 @@ class Graph:
         self.nodes: list[T] = []
         self.leafs: list[T] = []
         self._seen: set[int] = set()
+        # the fusions ggml-cuda's graph_optimize keeps alive (alloc_deps): each top-k router group (its nodes in graph
+        # order) and each weighted expert sum (its MUL of the experts' rows by the router weights, its last ADD)
+        self.topk: list[list[T]] = []
+        self.reductions: list[tuple[T, T]] = []
 
     def expand(self, t: T) -> T:
         seen = self._seen
@@ -253,6 +259,44 @@ def split_graph(g: Graph) -> tuple[list[tuple[int, list[T], int]], dict[int, T]]
     return splits, copies
 
 
+def alloc_deps(g: Graph, splits: list[tuple[int, list[T], int]]) -> dict[int, list[list[T]]]:
+    """The allocation dependencies ggml-cuda's graph_optimize adds (ggml-cuda.cu ggml_backend_cuda_graph_optimize,
+    which ggml_backend_sched_split_graph calls on each split's view of the graph, its sources already the split's
+    copies): a top-k router group whose nodes all lie in one split (ggml_cuda_topk_moe_fusion over consecutive nodes
+    of the split's graph) keeps each of its nodes and their sources until the node after it (add_alloc_deps); a
+    weighted expert sum in one split (ggml_cuda_match_moe_weighted_reduction: the MUL, the views, the adds) keeps the
+    experts' rows and the router weights until its last add. graph_copy puts GGML_OP_NONE nodes reading them,
+    GGML_MAX_SRC (10) at a time, right after that node. By the node they follow (its id)."""
+    if not g.topk and not g.reductions:
+        return {}
+    pos = {id(t): i for i, t in enumerate(g.nodes)}
+    starts = [st for _, _, st in splits[1:]]
+
+    def one_split(a: int, b: int) -> bool:
+        return not any(a < st <= b for st in starts)
+
+    keep: dict[int, list[T]] = {}
+
+    def dep(t: T, until: T) -> None:
+        kept = keep.setdefault(id(until), [])
+        if all(x is not t for x in kept):
+            kept.append(t)
+
+    for group in g.topk:
+        a, b = pos[id(group[0])], pos[id(group[-1])]
+        if b - a + 1 != len(group) or not one_split(a, b) or b + 1 >= len(g.nodes):
+            continue
+        for t in group:
+            dep(t, g.nodes[b + 1])
+            for src in t.srcs:
+                dep(src, g.nodes[b + 1])
+    for mul, dst in g.reductions:
+        if one_split(pos[id(mul)], pos[id(dst)]):
+            dep(mul.srcs[0], dst)
+            dep(mul.srcs[1], dst)
+    return {k: [v[i:i + 10] for i in range(0, len(v), 10)] for k, v in keep.items()}
+
+
 def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
     """Pass 5 and graph_copy, lowered to galloc's nodes for the device's buffer (the host's tensors take none there
     but their reading of device tensors still counts); names, when given, gets each node's host weight name (the
@@ -260,6 +304,7 @@ def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
     splits, copies = split_graph(g)
     nodes = g.nodes
     copied = {id(c) for c in copies.values()}
+    kept = alloc_deps(g, splits)
     order: list[T] = list(g.leafs)
     deps: set[int] = set()  # the positions of the inputs' dependencies
     for k, (b, inputs, st) in enumerate(splits):
@@ -267,7 +312,10 @@ def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
             deps.add(len(order))
             order.append(s)
             order.append(copies[id(s) * 2 + b])
-        order.extend(nodes[st:splits[k + 1][2] if k + 1 < len(splits) else len(nodes)])
+        for t in nodes[st:splits[k + 1][2] if k + 1 < len(splits) else len(nodes)]:
+            order.append(t)
+            for chunk in kept.get(id(t), ()):
+                order.append(T("DEP", (0, 0, 0, 0), (0, 0, 0, 0), 0, chunk))
     at: dict[int, int] = {}
     for i, t in enumerate(order):
         if i not in deps:
@@ -277,6 +325,10 @@ def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
     for i, t in enumerate(order):
         if i in deps:  # the input's dependency: reads it, allocates nothing, is no view for ggml-alloc
             out.append(Node(0, (at[id(t)],)))
+            named.append("")
+            continue
+        if t.op == "DEP":  # an allocation dependency: reads the kept tensors, allocates nothing
+            out.append(Node(0, tuple(at[id(s)] for s in t.srcs)))
             named.append("")
             continue
         root = t.view_src
@@ -536,6 +588,202 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
     rows = g.op("GET_ROWS", (n_embd, n_outputs), h, out_ids)
     rows.output = True
     logits = g.op("MUL_MAT", (spec.n_vocab, n_outputs), w("output.weight", (n_embd, spec.n_vocab), None), rows)
+    logits.output = True
+    g.expand(logits)
+    return g
+
+
+def kimi_linear_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
+                      flash_attn: bool = True, fusion_deps: bool = True, w_scale: bool = False, n_seqs: int = 1,
+                      n_stream: int = 1, n_rs: int = 0) -> Graph:
+    """Kimi-Linear's pp graph (src/models/kimi-linear.cpp llama_model_kimi_linear::graph, n_seqs sequences of T_ / n_seqs
+    tokens in n_stream KV streams),
+    in graph order. A KDA layer: build_rs of the layer's conv states (Q, K and V's side by side), then for each of
+    q, k, v causal_conv1d (its projection, the CONCAT of its conv state's view and the transposed rows, the store of
+    the last d_conv - 1 columns; SSM_CONV on the weight's 2-D reshape and SILU, expanded later through the delta
+    net); the gate g1 (f_a, f_b, + dt_bias, SOFTPLUS, x A: a reshape of ssm_a), beta (its projection, SIGMOID),
+    build_rs of the recurrent state, build_gdn_l2_norm of q and k (src/models/models.h: RMS_NORM, SCALE), the fused
+    gated delta net (src/models/delta-net-base.cpp build_delta_net_fused, cparams.fused_gdn_ch), the store of the
+    new state, the CONT of the output, its RMS_NORM x o_norm gated by SIGMOID(g_b(g_a(x))), the CONT and wo. An MLA
+    layer with the latent cache (wk_b / wv_b): wq, wk_b's product with q_nope's permuted view, the CONCAT Qcur with
+    q_pe (no RoPE in this model), kv_a_mqa, the norm of the latent's view, Kcur the CONCAT of it and k_pe, its store
+    into the K-only cache (llm_graph_context::build_attn with llm_graph_input_attn_k: V a view of K), then
+    build_attn_mha: FLASH_ATTN_EXT and wv_b's product, or KQ, SOFT_MAX, V's contiguous transpose (F16), KQV and wv_b's
+    product; the CONT of the permuted heads and wo. In the last layer out_ids' rows of the output and the layer's
+    input; the FFN norm; layer 0's SwiGLU FFN, the others' build_moe_ffn (src/llama-graph.cpp: SIGMOID gating,
+    exp_probs_b for the selection, the weights normalised, scaled where w_scale: expert_weights_scale set) beside the
+    shared expert (build_ffn); the residual; the output norm (t_embd, an output) and the logits. The layers in
+    host_layers keep their weights and recurrent states on the CPU (host: the weights' bytes, copied when read on the
+    device); the output layer and the other layers are on the device. fusion_deps: ggml-cuda's graph_optimize keeps
+    the router groups and weighted sums alive (alloc_deps)."""
+    g = Graph()
+    f32, f16 = 4, 2
+    n_embd = spec.n_embd
+
+    def w(name: str, ne: tuple[int, ...], il: int | None) -> T:
+        on_host = il is not None and il in host_layers
+        return g.weight(ne, HOST if on_host else DEVICE, host.get(name, -1) if on_host else -1,
+                        name=name if on_host and name in host else "")
+
+    tok = g.weight((n_embd, spec.n_vocab), HOST)
+    embd = g.expand(g.op("GET_ROWS", (n_embd, T_), tok, g.input((T_,))))  # build_inp_embd
+    ns, nst, nq = n_seqs, T_ // n_seqs, T_ // n_stream  # sequences, tokens a sequence, tokens a stream
+    n_rs = max(n_rs, ns)
+    s_copy = g.input((n_rs,))
+    s_main, s_extra = g.view(s_copy, (ns,)), g.view(s_copy, (n_rs - ns,))  # build_rs_inp_impl
+    k_idxs = g.input((T_,), 8)
+    mask = g.input((n_kv, nq, 1, n_stream), f16 if flash_attn else f32)  # build_attn_inp_kq_mask
+    out_ids = g.input((n_outputs,))
+
+    def build_rs(s: T, size: int) -> T:  # src/llama-graph.cpp build_rs
+        states = g.reshape(s, (size, n_rs))
+        zero = g.view(states, (size,))
+        g.expand(g.into("SCALE", zero, zero))
+        rows = g.expand(g.op("GET_ROWS", (size, ns), states, s_main))
+        extra = g.op("GET_ROWS", (size, n_rs - ns), states, s_extra)  # the states of the other sequences
+        g.expand(g.into("CPY", g.view(s, (size, n_rs - ns)), extra, g.view(s, (size, n_rs - ns))))
+        return rows
+
+    def ffn(x: T, rows: int, n_ff: int, il: int, sfx: str) -> T:  # build_ffn, LLM_FFN_SILU / LLM_FFN_PAR
+        up = g.op("MUL_MAT", (n_ff, rows), w(f"blk.{il}.ffn_up{sfx}.weight", (n_embd, n_ff), il), x)
+        gate = g.op("MUL_MAT", (n_ff, rows), w(f"blk.{il}.ffn_gate{sfx}.weight", (n_embd, n_ff), il), x)
+        return g.op("MUL_MAT", (n_embd, rows), w(f"blk.{il}.ffn_down{sfx}.weight", (n_ff, n_embd), il),
+                    g.op("GLU", (n_ff, rows), gate, up))
+
+    inp = embd
+    for la in spec.trunk_layers:
+        il = la.index
+        dev = HOST if il in host_layers else DEVICE
+        res = inp
+        cur = g.op("RMS_NORM", inp.ne, inp)
+        cur = g.expand(g.op("MUL", cur.ne, cur, w(f"blk.{il}.attn_norm.weight", (n_embd,), il)))
+        if la.recurrent is not None:
+            r = la.recurrent
+            hd, nh, dc = r.d_state, r.n_heads, r.d_conv
+            di = hd * nh
+            css = (dc - 1) * di  # one of Q, K, V's conv states
+            r_l, s_l = g.cache((3 * css, n_rs), dev, f32), g.cache((hd * hd * nh, n_rs), dev, f32)  # n_seq_max
+            conv_all = build_rs(r_l, 3 * css)
+            xs = []
+            for x in "qkv":  # causal_conv1d
+                cs = g.view(conv_all, (dc - 1, di, ns), (f32, (dc - 1) * f32, 3 * css * f32))
+                proj = g.op("MUL_MAT", (di, T_), w(f"blk.{il}.attn_{x}.weight", (n_embd, di), il), cur)
+                cx = g.op("CONCAT", (dc - 1 + nst, di, ns), cs, g.transpose(g.reshape(proj, (di, nst, ns))))
+                last = g.view(cx, (dc - 1, di, ns), (f32, cx.nb[1], cx.nb[2]))
+                dst = g.view(r_l, (dc - 1, di, ns), (f32, (dc - 1) * f32, 3 * css * f32))
+                g.expand(g.into("CPY", dst, last, dst))
+                cw = g.reshape(w(f"blk.{il}.ssm_conv1d_{x}.weight", (dc, 1, di), il), (dc, di))
+                xc = g.reshape(g.op("SSM_CONV", (di, nst, ns), cx, cw), (di, T_))
+                xs.append(g.reshape(g.op("UNARY", xc.ne, xc), (hd, nh, nst, ns)))  # silu
+            g1 = g.op("MUL_MAT", (di, T_), w(f"blk.{il}.ssm_f_b.weight", (hd, di), il),
+                      g.op("MUL_MAT", (hd, T_), w(f"blk.{il}.ssm_f_a.weight", (n_embd, hd), il), cur))
+            g1 = g.op("UNARY", g1.ne, g.op("ADD", g1.ne, g1, w(f"blk.{il}.ssm_dt.bias", (di,), il)))  # softplus
+            g1 = g.reshape(g1, (hd, nh, T_))
+            g1 = g.op("MUL", g1.ne, g1, g.reshape(w(f"blk.{il}.ssm_a", (1, nh), il), (1, nh, 1)))
+            g1 = g.reshape(g1, (hd, nh, nst, ns))
+            beta = g.op("MUL_MAT", (nh, T_), w(f"blk.{il}.ssm_beta.weight", (n_embd, nh), il), cur)
+            beta = g.op("UNARY", (1, nh, nst, ns), g.reshape(beta, (1, nh, nst, ns)))  # sigmoid
+            cur3 = g.reshape(cur, (n_embd, nst, ns))
+            state = g.reshape(build_rs(s_l, hd * hd * nh), (hd, hd, nh, ns))
+            q = g.op("SCALE", xs[0].ne, g.op("RMS_NORM", xs[0].ne, xs[0]))  # build_gdn_l2_norm
+            k = g.op("SCALE", xs[1].ne, g.op("RMS_NORM", xs[1].ne, xs[1]))
+            # ggml.c ggml_gated_delta_net: the outputs, then the final state (K = 1)
+            gdn = g.op("GATED_DELTA_NET", (hd * nh, T_ + hd * ns), q, k, xs[2], g1, beta, state)
+            out = g.op("CONT", (hd, nh, nst, ns), g.view(gdn, (hd, nh, nst, ns)))
+            dst = g.view(s_l, (hd * hd * nh * ns,))
+            g.expand(g.into("CPY", dst, g.view(gdn, (hd, hd, nh, ns)), dst))
+            ga = g.op("MUL_MAT", (hd, T_), w(f"blk.{il}.ssm_g_a.weight", (n_embd, hd), il), g.reshape(cur3, (n_embd, T_)))
+            g2 = g.reshape(g.op("MUL_MAT", (di, T_), w(f"blk.{il}.ssm_g_b.weight", (hd, di), il), ga), (hd, nh, T_))
+            y = g.reshape(out, (hd, nh, T_))
+            y = g.op("MUL", y.ne, g.op("RMS_NORM", y.ne, y), w(f"blk.{il}.ssm_norm.weight", (hd,), il))
+            y = g.op("MUL", y.ne, y, g.op("UNARY", g2.ne, g2))  # sigmoid gate
+            cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (di, n_embd), il),
+                       g.op("CONT", (di, T_), y))
+        else:
+            a = la.attention
+            H, r, rope, nope = a.n_heads, a.kv_lora_rank, a.qk_rope_head_dim, a.qk_nope_head_dim
+            dk, dv = nope + rope, a.v_head_dim or a.head_dim_v
+            q = g.op("MUL_MAT", (H * dk, T_), w(f"blk.{il}.attn_q.weight", (n_embd, H * dk), il), cur)
+            kvp = g.op("MUL_MAT", (r + rope, T_), w(f"blk.{il}.attn_kv_a_mqa.weight", (n_embd, r + rope), il), cur)
+            cmpr = g.view(kvp, (r, T_), (f32, (r + rope) * f32))
+            k_pe = g.view(kvp, (rope, 1, T_), (f32, (r + rope) * f32, (r + rope) * f32))
+            cmpr = g.op("MUL", cmpr.ne, g.op("RMS_NORM", cmpr.ne, cmpr), w(f"blk.{il}.attn_kv_a_norm.weight", (r,), il))
+            q_nope = g.view(q, (nope, H, T_), (f32, dk * f32, dk * H * f32))
+            q_pe = g.view(q, (rope, H, T_), (f32, dk * f32, dk * H * f32))
+            absorbed = g.op("MUL_MAT", (r, T_, H), w(f"blk.{il}.attn_k_b.weight", (nope, r, H), il),
+                            g.permute(q_nope, (0, 2, 1, 3)))
+            qcur = g.op("CONCAT", (r + rope, H, T_), g.permute(absorbed, (0, 2, 1, 3)), q_pe)
+            kcur = g.op("CONCAT", (r + rope, 1, T_), g.reshape(cmpr, (r, 1, T_)), k_pe)
+            g.expand(qcur)
+            g.expand(kcur)  # build_attn: q, v (kv_cmpr, already in), then k
+            kc = g.cache((r + rope, n_kv, n_stream), dev, f16)
+            kst = g.reshape(kc, (r + rope, n_kv * n_stream)) if n_stream > 1 else kc  # llama_kv_cache::cpy_k
+            g.expand(g.into("SET_ROWS", kst, g.view(kcur, (r + rope, T_)), k_idxs, kst))
+            row = (r + rope) * f16
+            kv = g.view(kc, (r + rope, 1, n_kv, n_stream), (f16, row, row, row * n_kv))  # get_k
+            vv = g.view(kv, (r, 1, n_kv, n_stream), (f16, row, row, row * n_kv))
+            qq = g.permute(g.view(qcur, (r + rope, H, nq, n_stream)), (0, 2, 1, 3))  # build_attn_mha: the streams
+            kk, vp = g.permute(kv, (0, 2, 1, 3)), g.permute(vv, (0, 2, 1, 3))
+            if flash_attn:
+                fa = g.op("FLASH_ATTN_EXT", (r, H, nq, n_stream), qq, kk, vp, mask)
+                o = g.op("MUL_MAT", (dv, nq, H, n_stream), w(f"blk.{il}.attn_v_b.weight", (r, dv, H), il),
+                         g.permute(fa, (0, 2, 1, 3)))
+                att = g.reshape(g.op("CONT", (dv, H, nq, n_stream), g.permute(o, (0, 2, 1, 3))), (dv * H, T_))
+            else:  # build_attn_mha without flash attention: V not transposed in the cache, so made contiguous
+                kq = g.op("MUL_MAT", (n_kv, nq, H, n_stream), kk, qq)
+                kq = g.op("SOFT_MAX", kq.ne, kq, mask)
+                vt = g.op("CONT", (n_kv, r, 1, n_stream), g.transpose(vp), es=f16)
+                kqv = g.op("MUL_MAT", (r, nq, H, n_stream), vt, kq)
+                o = g.op("MUL_MAT", (dv, nq, H, n_stream), w(f"blk.{il}.attn_v_b.weight", (r, dv, H), il), kqv)
+                att = g.op("CONT", (dv * H, T_), g.permute(o, (0, 2, 1, 3)))
+            cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (H * dv, n_embd), il), att)
+        rows = T_
+        if la is spec.trunk_layers[-1]:
+            rows = n_outputs
+            cur = g.op("GET_ROWS", (n_embd, rows), cur, out_ids)
+            res = g.op("GET_ROWS", (n_embd, rows), res, out_ids)
+        ffn_inp = g.op("ADD", cur.ne, cur, res)
+        x = g.op("MUL", ffn_inp.ne, g.op("RMS_NORM", ffn_inp.ne, ffn_inp), w(f"blk.{il}.ffn_norm.weight", (n_embd,), il))
+        f = la.ffn
+        if not f.n_experts:
+            out = ffn(x, rows, f.n_ff, il, "")
+        else:  # build_moe_ffn
+            ne_, nu = f.n_experts, f.n_experts_used
+            logits = g.op("MUL_MAT", (ne_, rows), w(f"blk.{il}.ffn_gate_inp.weight", (n_embd, ne_), il), x)
+            probs = g.op("UNARY", logits.ne, logits)  # sigmoid
+            sel = g.op("ADD", probs.ne, probs, w(f"blk.{il}.exp_probs_b.bias", (ne_,), il))
+            topk = g.view(g.op("ARGSORT", sel.ne, sel), (nu, rows))  # ggml_argsort_top_k
+            wts = g.op("GET_ROWS", (1, nu, rows), g.reshape(probs, (1, ne_, rows)), topk)
+            wts = g.reshape(wts, (nu, rows))
+            total = g.op("CLAMP", (1, rows), g.op("SUM_ROWS", (1, rows), wts))
+            wts = g.reshape(g.op("DIV", wts.ne, wts, total), (1, nu, rows))
+            if w_scale:
+                wts = g.op("SCALE", wts.ne, wts)
+            g.expand(wts)
+            if fusion_deps:
+                first = next(i for i in range(len(g.nodes) - 1, -1, -1) if g.nodes[i] is probs)
+                g.topk.append(g.nodes[first:])
+            x3 = g.reshape(x, (n_embd, 1, rows))
+            up = g.op("MUL_MAT_ID", (f.n_ff_expert, nu, rows), w(f"blk.{il}.ffn_up_exps.weight",
+                                                                  (n_embd, f.n_ff_expert, ne_), il), x3, topk)
+            gate = g.op("MUL_MAT_ID", (f.n_ff_expert, nu, rows), w(f"blk.{il}.ffn_gate_exps.weight",
+                                                                    (n_embd, f.n_ff_expert, ne_), il), x3, topk)
+            down = g.op("MUL_MAT_ID", (n_embd, nu, rows), w(f"blk.{il}.ffn_down_exps.weight",
+                                                             (f.n_ff_expert, n_embd, ne_), il),
+                        g.op("GLU", gate.ne, gate, up), topk)
+            weighted = g.expand(g.op("MUL", down.ne, down, wts))
+            parts = [g.expand(g.view(weighted, (n_embd, rows), (f32, weighted.nb[2]))) for _ in range(nu)]
+            out = parts[0]
+            for p in parts[1:]:
+                out = g.expand(g.op("ADD", out.ne, out, p))
+            if fusion_deps and 2 <= nu <= 15:  # ggml_cuda_match_moe_weighted_reduction
+                g.reductions.append((weighted, out))
+            out = g.op("ADD", out.ne, out, ffn(x, rows, f.n_ff_shared, il, "_shexp"))
+        inp = g.op("ADD", out.ne, out, ffn_inp)
+    h = g.op("RMS_NORM", inp.ne, inp)
+    h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
+    h.output = True  # t_embd
+    logits = g.op("MUL_MAT", (spec.n_vocab, n_outputs), w("output.weight", (n_embd, spec.n_vocab), None), h)
     logits.output = True
     g.expand(logits)
     return g
