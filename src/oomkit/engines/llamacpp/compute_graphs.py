@@ -399,9 +399,13 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
     device: the graph as a fully offloaded device's split holds it (ggml_backend_sched_split_graph): the two
     GET_ROWS of weights in CPU_Mapped run on the host (the offload_op of ggml-cuda and ggml-vulkan takes no
     GET_ROWS: get_op_batch_size returns 0 for it), and their results, the masks, positions and indices come in as
-    copies placed at the start of the split, marked input and output so that ggml-alloc never frees them; the token
-    ids and the unread embeddings input stay on the host. ggml-vulkan's graph_optimize reorder is not applied:
-    578.07 MiB against the 554.07 HilbertraumAI's b9849 Vulkan logs print (tests/test_llamacpp_gemma4_ple.py).
+    copies placed at the start of the split; the token ids and the unread embeddings input stay on the host. With
+    one copy of the inputs (no pipeline parallelism: one device) ggml_backend_sched_split_graph does not mark a
+    copy input and output (only `if (sched->n_copies > 1)`, ggml-backend.cpp), so ggml-alloc frees it after its
+    last reader, as the other device replays' split inputs (_Graph.inp): the scaled embeddings after the first
+    layer, the per-layer rows after the projection's sum. ggml-vulkan's graph_optimize reorder is not applied:
+    564.07 MiB against the 554.07 HilbertraumAI's b9849 Vulkan logs print (578.07 with the copies never freed;
+    tests/test_llamacpp_gemma4_ple.py).
 
     k_rot / v_rot: a quantized K / V cache whose head size is a multiple of 64 (compute._rotations): each cache has
     its Hadamard matrices as inputs (K's the largest power of two from 64 dividing its head, V's 64 x 64), Q and K
@@ -419,14 +423,14 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
     v_max = max(la.attention.n_kv_heads * la.attention.head_dim_v for la in spec.trunk_layers)
     v_idx_size = T * 8 if flash_attn else v_max * T * 8
     if device:
-        embd = add(resid, output=True)  # the copies of the host's GET_ROWS results
-        rows = add(ple_rows, output=True)
+        embd = add(resid)  # the copies of the host's GET_ROWS results
+        rows = add(ple_rows)
     else:
         tokens = add(T * 4)
         add(resid)  # inp_embd: an input the token graph never reads
         tokens_pl = add(T * 4)
     att = {la.index: la.attention for la in spec.trunk_layers}
-    pos, idx = _cache_inputs(lambda n: add(n, output=device), caches, att, T, k_rot, v_rot, lambda a0: v_idx_size)
+    pos, idx = _cache_inputs(lambda n: add(n), caches, att, T, k_rot, v_rot, lambda a0: v_idx_size)
     out_ids = -1 if device else add(n_outputs * 4)
     n_inputs = len(nodes)
     if not device:
@@ -592,8 +596,8 @@ def gemma3n_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[st
     (tests/test_llamacpp_gemma3n_compute.py).
 
     device: a fully offloaded device's split, by gemma4_ple_graph's rule (the two GET_ROWS of CPU_Mapped weights run
-    on the host; their results and the graph inputs come in as never-freed split inputs). Not checked against a
-    device log of Gemma 3n. Returns (the number of inputs, the nodes)."""
+    on the host; their results and the graph inputs come in as split inputs, freed after their last reader). Not
+    checked against a device log of Gemma 3n. Returns (the number of inputs, the nodes)."""
     g = _Dag()
     op, view, shape = g.op, g.view, g.shape
     E = spec.n_embd
@@ -606,13 +610,13 @@ def gemma3n_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[st
     att = {la.index: la.attention for la in spec.trunk_layers}
     tokens = tokens_pl = -1
     if device:
-        embd = g.input(E * T * F32, output=True)  # the copies of the host's GET_ROWS results
-        rows = g.input(P * n_layer * T * F32, output=True)
+        embd = g.input(E * T * F32)  # the copies of the host's GET_ROWS results
+        rows = g.input(P * n_layer * T * F32)
     else:
         tokens = g.input(T * 4)
         g.input(E * T * F32)  # inp_embd: an input the token graph never reads
         tokens_pl = g.input(T * 4)
-    pos, idx = _cache_inputs(lambda n: g.input(n, output=device), caches, att, T, k_rot, v_rot,
+    pos, idx = _cache_inputs(lambda n: g.input(n), caches, att, T, k_rot, v_rot,
                              lambda a0: T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8)
     out_ids = -1 if device else g.input(n_outputs * 4)
     n_inputs = len(g.order)
