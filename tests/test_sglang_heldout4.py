@@ -1,20 +1,29 @@
 """Held-out SGLang start-up logs, fourth set (tests/fixtures/engine_logs/sglang/heldout4/, each with its URL, the lines
 kept verbatim and the release read from the log or the thread's date). No constant in oomkit was fitted on any of
-them; the figures below are the logs', never oomkit's.
+them; the figures below are the logs', never oomkit's. "before" is oomkit at the commit before the two weight rules
+below, "after" with them.
 
-| log | release | GPUs | model | figure | printed | oomkit |
-|---|---|---|---|---|---|---|
-| sglang#14700 | 0.5.6 (dsv32 image) | 8x B300, DP8 TP8, DP attention, fp8 KV | DeepSeek-V3.2 | weights per rank | 93.06 GB | 91.98 GiB (-1.2 %) |
-| | | | | KV size at the printed 3,627,136 tokens | 162.38 GB | 162.38 GiB |
-| sglang#8337 | 0.4.9 era | 4 x 8 H200, PP4 TP8 | Qwen3-235B-A22B (BF16) | weights, stage 0 rank 0 | 13.73 GB | 13.51 GiB (-1.6 %) |
-| | | | | the same with --quantization fp8 (online) | 19.99 GB | 6.84 GiB (-66 %): strict xfail |
-| sglang#6001 | 0.4.6 | 8x MI308X, TP8 | DeepSeek-R1 (FP8) | weights per rank | 81.66 GB | 81.25 GiB (-0.5 %) |
-| sglang#13466 | 0.5.5 era | 8 GPUs, TP8 | Kimi-K2-Instruct-0905 | KV size at 8,050 tokens (MLA) | 0.53 GB | 0.53 GiB |
-| sglang#15909 | Dec 2025 | 4 GPUs, TP4 | Qwen3-Omni-30B-A3B | K / V size at 2,090,351 tokens | 23.92 GB | 23.92 GiB |
-| sglang#27537 | 0.5.6 | 2x MTT S5000, TP2 | Qwen3-30B-A3B FP8 (inferred) | K / V size at 1,106,304 tokens | 25.32 GB | 25.32 GiB |
-| sglang#5755 | main of 2025-04-25 | 8x H100 80GB, TP8 | Llama-4-Scout | the failing allocation (req_to_token) | 80.04 GiB | 80.04 GiB; does not start |
-| ktransformers#1757 | fork, Dec 2025 | RTX PRO 6000 | MiniMax-M2.1 | tokens from the printed 5.45 GB budget | 23,063 | 23,043 (-0.09 %) |
-| | | | | K / V size at 23,063 tokens | 2.73 GB | 2.73 GiB |
+| log | release | GPUs | model | figure | printed | before | after |
+|---|---|---|---|---|---|---|---|
+| sglang#14700 | 0.5.6 (dsv32 image) | 8x B300, DP8 TP8, DP attention, fp8 KV | DeepSeek-V3.2 | weights per rank | 93.06 GB | 91.98 GiB (-1.2 %) | same |
+| | | | | KV size at the printed 3,627,136 tokens | 162.38 GB | 162.38 GiB | same |
+| sglang#8337 | 0.4.9 era | 4 x 8 H200, PP4 TP8 | Qwen3-235B-A22B (BF16) | weights, stage 0 rank 0 | 13.73 GB | 13.51 GiB (-1.6 %) | same |
+| | | | | the same with --quantization fp8 (online) | 19.99 GB | 6.84 GiB (-66 %) | 19.78 GiB (-1.1 %) |
+| sglang#6001 | 0.4.6 | 8x MI308X, TP8 | DeepSeek-R1 (FP8) | weights per rank | 81.66 GB | 79.43 GiB (-2.7 %) | 81.51 GiB (-0.2 %) |
+| sglang#13466 | 0.5.5 era | 8 GPUs, TP8 | Kimi-K2-Instruct-0905 | KV size at 8,050 tokens (MLA) | 0.53 GB | 0.53 GiB | same |
+| sglang#15909 | Dec 2025 | 4 GPUs, TP4 | Qwen3-Omni-30B-A3B | K / V size at 2,090,351 tokens | 23.92 GB | 23.92 GiB | same |
+| sglang#27537 | 0.5.6 | 2x MTT S5000, TP2 | Qwen3-30B-A3B FP8 (inferred) | K / V size at 1,106,304 tokens | 25.32 GB | 25.32 GiB | same |
+| sglang#5755 | main of 2025-04-25 | 8x H100 80GB, TP8 | Llama-4-Scout | the failing allocation (req_to_token) | 80.04 GiB | 80.04 GiB; does not start | same |
+| ktransformers#1757 | fork, Dec 2025 | RTX PRO 6000 | MiniMax-M2.1 | tokens from the printed 5.45 GB budget | 23,063 | 23,043 (-0.09 %) | same |
+| | | | | K / V size at 23,063 tokens | 2.73 GB | 2.73 GiB | same |
+
+The rules these logs led to, both read in the wheels (settings.ERAS, weights.py):
+- shared_experts_replicated (0.4.5.post2-0.4.6.post5): DeepSeek V3/R1 fuse tp_size replicas of the shared expert
+  into the routed experts (deepseek_v2.py determine_n_share_experts_fusion; the log prints "Cloning 8 replicas of
+  the shared expert into MoE"), a whole shared expert on every rank; CUDA only from 0.4.6.post4, one replica from 0.4.7.
+- experts_held_before_quantization (qwen3_moe.py 0.4.6.post5-0.5.8, deepseek_v2.py 0.4.6.post5): load_weights keeps
+  every routed-expert tensor in routed_experts_weights_of_layer before Fp8MoEMethod.process_weights_after_loading
+  replaces them, so online fp8 holds the bf16 experts beside their fp8 copies (the issue's "both are stored").
 
 None of these logs prints "Capture cuda graph end ... mem usage" (sglang#14700 dies in the capture on FlashMLA's
 missing SM103 kernel), so no capture figure is held here. What is not held, and why: sglang#14700's pool from the
@@ -108,14 +117,27 @@ def test_qwen3_235b_pp4_tp8_stage0_weights():
     assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "online FP8 (--quantization fp8 on the BF16 checkpoint): oomkit 6.84 GiB, the fp8 weights and their scales, vs "
-    "19.99 GB printed (-66 %). The issue reports that this build keeps the BF16 weights beside their FP8 copies "
-    "(19.99 / 13.73 = 1.46); a bug of that build, not a rule oomkit models"))
-def test_qwen3_235b_online_fp8_weights():
+def test_qwen3_235b_online_fp8_keeps_the_bf16_experts():
+    # --quantization fp8 on the BF16 checkpoint: the fp8 weights (6.84 GiB) and the bf16 routed experts that
+    # Qwen3MoeForCausalLM.load_weights still references in routed_experts_weights_of_layer (weights.py
+    # experts_held_before_quantization): 19.78 GiB
     est = _q235(quantization="fp8")
     err = weights_error(est.devices[0].weights_bytes, fixture(Q235)["printed"]["weights_mem_online_fp8_bytes"])
     assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"
+    assert any("routed_experts_weights_of_layer" in w for w in est.warnings)
+
+
+def test_experts_held_by_release():
+    from oomkit.engines.sglang.weights import experts_held_before_quantization as held
+
+    q3, ds = spec_of("qwen3-235b-a22b"), spec_of("deepseek-r1")
+    assert held(q3, sg.SGLangSettings(engine_version="0.4.6.post5")) and held(q3, sg.SGLangSettings(engine_version="0.5.8"))
+    assert not held(q3, sg.SGLangSettings(engine_version="0.4.6.post4"))
+    assert not held(q3, sg.SGLangSettings(engine_version="0.5.9"))  # a LazyValue, never read at start-up
+    assert held(ds, sg.SGLangSettings(engine_version="0.4.6.post5"))
+    assert not held(ds, sg.SGLangSettings(engine_version="0.4.7"))
+    # and the quantized checkpoint or no --quantization adds nothing
+    assert _q235().devices[0].weights_bytes < 14 * GiB
 
 
 # ---------------------------------------------------------------------------------------------------------

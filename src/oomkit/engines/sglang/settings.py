@@ -126,6 +126,12 @@ ERAS = Eras({
     "shared_fusion_tp_replicas": (0, 4, 5, 2),
     "shared_fusion_cuda_only": (0, 4, 6, 4),
     "shared_fusion_one_replica": (0, 4, 7),
+    # load_weights keeps every routed-expert tensor in routed_experts_weights_of_layer before the quantization pass
+    # (qwen3_moe.py 0.4.6.post5-0.5.8, deepseek_v2.py 0.4.6.post5; LazyValue after): see weights.py
+    # experts_held_before_quantization. Wheels 0.4.6 to 0.4.6.post5, 0.4.7 to 0.5.10 read
+    "experts_dict_eager": (0, 4, 6, 5),
+    "experts_dict_lazy_deepseek": (0, 4, 7),
+    "experts_dict_lazy_qwen3": (0, 5, 9),
     "tp4_small_80": (0, 4, 1),
     # model_runner.py init_cuda_graphs (0.5.14; model_runner_components/cuda_graph_setup.py capture_cuda_graphs from
     # 0.5.18): an EagerRunner, then the prefill graphs, then the decode graphs ("prefill before decode, so both

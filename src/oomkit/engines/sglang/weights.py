@@ -55,6 +55,10 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
     total = 0
     if shared_whole:
         labels.append(f"the shared expert fused into the MoE as {s.tp_size} replicas (n_share_experts_fusion)")
+    held = src is not None and quant == "fp8" and experts_held_before_quantization(spec, s)
+    if held:
+        labels.append(f"--quantization fp8: the {lay.model_dtype} routed experts stay referenced "
+                      "(routed_experts_weights_of_layer) beside their fp8 copies")
     for t in tensors:
         b = tensor_rank_bytes(t, spec, s, lay.attn_tp, shared_whole)
         if t.dtype.lower() == "mxfp4" and "_exps" in t.name and len(t.shape) == 3:
@@ -62,6 +66,8 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
         if src is not None and src != dst:
             b = b * dst // src  # loaded in --dtype (float32 checkpoints load as float16 with auto)
         if src is not None and quant in _ONLINE_QUANT and _online_quantized(t):
+            if held and "_exps" in t.name:
+                total += b  # the unquantized parameter, still referenced
             b = b * _ONLINE_QUANT[quant] // dst
         total += b + mla_absorbed_bytes(t, spec, s, lay, src is None, quant)
     if towers:
@@ -139,6 +145,24 @@ def moe_ep_size(s: SGLangSettings) -> int:
     if s.enable_ep_moe or all_to_all_moe(s):
         return s.tp_size
     return s.ep_size
+
+
+def experts_held_before_quantization(spec: ModelSpec, s: SGLangSettings) -> bool:
+    """The model's load_weights ends by keeping `x.data` of every routed-expert parameter
+    (`self.routed_experts_weights_of_layer = {layer_id: mlp.get_moe_weights() ...}`, for the expert-location
+    recorder), and model_loader/loader.py load_weights_and_postprocess runs quant_method.process_weights_after_loading
+    only after it: with --quantization fp8 on an unquantized checkpoint, Fp8MoEMethod then replaces w13_weight /
+    w2_weight by new fp8 tensors while the dict still holds the originals, so both stay in GPU memory. Eager in
+    models/qwen3_moe.py from 0.4.6.post5 to 0.5.8 (a LazyValue from 0.5.9) and in models/deepseek_v2.py
+    post_load_weights in 0.4.6.post5 only (a LazyValue from 0.4.7); 0.4.6.post4 and before keep no such dict."""
+    v = parse_version(s.engine_version)
+    if not reached(v, "experts_dict_eager"):
+        return False
+    if spec.architecture == "qwen3moe":
+        return not reached(v, "experts_dict_lazy_qwen3")
+    if spec.architecture == "deepseek2":
+        return not reached(v, "experts_dict_lazy_deepseek")
+    return False
 
 
 def shared_experts_replicated(spec: ModelSpec, s: SGLangSettings, cc: tuple[int, int] | None, hip: bool) -> bool:
