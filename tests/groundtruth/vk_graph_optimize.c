@@ -3,7 +3,9 @@
 // ggml/src/ggml-vulkan/ggml-vulkan.cpp, PR #15850 "vulkan: sort graph to allow more parallel execution", 2025-09-08)
 // pulls up to 20 following independent nodes beside each one. A C port of that function (its dense subset: the
 // topk_moe and snake keep-patterns are left out), run on the graph in a preloaded ggml_gallocr_reserve_n before the
-// real one; a CPU-only context has one split, so reordering the whole graph is what the scheduler would do.
+// real one; a CPU-only context has one split, so reordering the whole graph is what the scheduler would do. A dry
+// run (no_alloc: llama_context sizes its buffers through ggml_backend_sched_reserve_size) reserves through
+// ggml_gallocr_reserve_n_size instead, hooked the same way.
 // Struct offsets are those of the pinned binding's ggml_tensor (op at 80, src at 152, view_src at 232).
 //   gcc -O1 -shared -fPIC -o vk_graph_optimize.so vk_graph_optimize.c -ldl
 //   SHIM_LIB=.venv/lib/python3.11/site-packages/llama_cpp/lib/libggml-base.so LD_PRELOAD=./vk_graph_optimize.so
@@ -105,4 +107,15 @@ bool ggml_gallocr_reserve_n(void *galloc, void *graph, const int *nid, const int
     }
     reorder((struct cg *)graph);
     return real(galloc, graph, nid, lid);
+}
+typedef void (*reserve_size_fn)(void *, void *, const int *, const int *, size_t *);
+void ggml_gallocr_reserve_n_size(void *galloc, void *graph, const int *nid, const int *lid, size_t *sizes) {
+    static reserve_size_fn real = 0;
+    if (!real) {
+        void *h = dlopen(getenv("SHIM_LIB"), RTLD_NOW | RTLD_LOCAL);
+        real = (reserve_size_fn)dlsym(h, "ggml_gallocr_reserve_n_size");
+        OPN = (opname_fn)dlsym(h, "ggml_op_name");
+    }
+    reorder((struct cg *)graph);
+    real(galloc, graph, nid, lid, sizes);
 }
