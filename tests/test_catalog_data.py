@@ -156,6 +156,8 @@ def test_config_has_what_a_decoder_needs(slug):
     n_layers = tc["num_hidden_layers"]
     if chatglm:
         assert tc["num_attention_heads"] % tc["multi_query_group_num"] == 0
+    elif tc.get("model_type") == "nemotron-nas":  # DeciLM: the KV heads of each layer in block_configs
+        assert len(tc["block_configs"]) == n_layers
     elif not _is_mla(tc) and not _is_pure_ssm(tc) and tc.get("model_type") not in _ENCODERS:
         assert isinstance(tc.get("num_key_value_heads"), int) and tc["num_key_value_heads"] > 0
         assert tc["num_attention_heads"] % tc["num_key_value_heads"] == 0
@@ -182,7 +184,7 @@ def test_config_has_what_a_decoder_needs(slug):
             used, width = _one_per_layer(used, n_layers), _one_per_layer(width, n_layers)
         assert isinstance(used, int)
         assert isinstance(width, int)
-    elif tc.get("model_type") != "mamba2":  # Mamba2Config has no FFN width (expand x hidden is the mixer's)
+    elif tc.get("model_type") not in ("mamba2", "nemotron-nas"):  # Mamba2: the mixer's; DeciLM: ffn_mult per layer
         assert isinstance(tc.get("ffn_hidden_size" if chatglm else "intermediate_size"), int)
     if _is_mla(tc):
         for key in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):

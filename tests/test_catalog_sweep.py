@@ -123,12 +123,24 @@ def test_gemma3n_e2b_shares_the_kv_of_its_last_ten_layers():
     assert [lay.index for lay in spec.layers if lay.attention.window is None] == [4, 9, 14, 19, 24, 29]
 
 
-def test_nemotron_nas_config_is_refused_with_a_clear_error():
-    # Llama-3.3-Nemotron-Super-49B-v1's config.json (ai-dynamo/aiconfigurator@095f58a51c4c:
-    # aic-core/src/aiconfigurator_core/model_configs/nvidia--Llama-3_3-Nemotron-Super-49B-v1_config.json), cut to
-    # its top-level keys and two of its 80 block_configs: intermediate_size and num_key_value_heads are null there
-    from oomkit.errors import ModelError
+def test_nemotron_nas_block_configs_give_each_layer_its_own_attention_and_ffn():
+    # Llama-3.3-Nemotron-Super-49B-v1's config.json (ai-dynamo/aiconfigurator@095f58a51c4c, the catalog entry):
+    # 49 layers with 64 heads / 8 KV heads (n_heads_in_group 8), 31 whose attention is a no-op; every FFN from
+    # ffn_mult, int(2 * ffn_mult * 8192 / 3) rounded up to 256 (conversion/deci.py _ffn_mult_to_intermediate_size)
+    from oomkit.errors import OomkitError
 
+    spec = spec_from_config(catalog.lookup("nvidia/Llama-3_3-Nemotron-Super-49B-v1").config, name="super",
+                            weight_format="bf16")
+    assert spec.architecture == "deci"
+    heads = [(la.attention.n_heads, la.attention.n_kv_heads) for la in spec.layers]
+    assert heads.count((64, 8)) == 49 and heads.count((0, 0)) == 31
+    assert {la.ffn.n_ff for la in spec.layers} == {2816, 5632, 7168, 14336, 17920, 28672}
+    # src/models/deci.cpp: a layer without attention loads no attn_norm and no q/k/v/o; the KV cache row is 0 bytes
+    names = {t.name for t in spec.weights.tensors}
+    no_attn = next(la.index for la in spec.layers if not la.attention.n_heads)
+    assert f"blk.{no_attn}.attn_norm.weight" not in names and f"blk.{no_attn}.attn_q.weight" not in names
+    assert sum(la.attention.k_per_token + la.attention.v_per_token for la in spec.layers) == 49 * 2 * 8 * 128
+    # a cut config (2 of its 80 block_configs) is refused with the reason
     block = {"attention": {"n_heads_in_group": 8, "no_op": False, "replace_with_linear": False},
              "ffn": {"ffn_mult": 2.625, "no_op": False, "replace_with_linear": False}}
     cfg = {"architectures": ["DeciLMForCausalLM"], "model_type": "nemotron-nas", "hidden_size": 8192,
@@ -136,7 +148,7 @@ def test_nemotron_nas_config_is_refused_with_a_clear_error():
            "num_key_value_heads": None, "vocab_size": 128256, "max_position_embeddings": 131072,
            "block_configs": [block, {"attention": {"no_op": True}, "ffn": {"ffn_mult": 5.25}}],
            "torch_dtype": "bfloat16"}
-    with pytest.raises(ModelError, match="nemotron-nas .* not read from config.json yet; give the .gguf file"):
+    with pytest.raises(OomkitError, match="nemotron-nas needs block_configs with one entry per layer"):
         spec_from_config(cfg, name="nvidia/Llama-3_3-Nemotron-Super-49B-v1")
 
 

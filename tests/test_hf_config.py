@@ -321,3 +321,35 @@ def test_mtp_vocab_copies_stay_out_of_vllms_drafter():
                            find_max_context=False).devices[0].weights_bytes for n in (0, 1)]
     block = sum(t.nbytes for t in spec.weights.tensors if t.layer == 46 and t.name not in copies)
     assert got[1] - got[0] == block
+
+
+# Catalog models added from verbatim config.json copies (their entries' source), each against the total its card or
+# Hugging Face page publishes
+ADDED_MODELS = [
+    # model card, "Ministral 8B Architecture": Parameters 8,019,808,256
+    ("mistralai/Ministral-8B-Instruct-2410", 8_019_808_256),
+    # no exact published total found: the layer list of block_configs (49 attention layers, 31 without), the card's
+    # "49B" (a NAS derivative of Llama-3.3-70B-Instruct)
+    ("nvidia/Llama-3_3-Nemotron-Super-49B-v1", 49_867_145_216),
+]
+
+
+@pytest.mark.parametrize(("model", "safetensors_total"), ADDED_MODELS)
+def test_added_catalog_models_count_their_published_totals(model, safetensors_total):
+    import math
+
+    from oomkit.model.resolve import resolve
+
+    spec = resolve(model)
+    assert sum(math.prod(t.shape) for t in spec.weights.tensors) + sum(t.params for t in spec.towers) == \
+        safetensors_total
+
+
+@pytest.mark.parametrize("model", [m for m, _ in ADDED_MODELS])
+def test_added_catalog_models_check_on_a_4090(model, capsys):
+    """`oomkit check <model> --gpu "RTX 4090"` answers (0: fits, 1: does not) with the model's own name."""
+    from oomkit.cli import main
+
+    rc = main(["check", model, "--gpu", "RTX 4090"])
+    out = capsys.readouterr().out
+    assert rc in (0, 1) and catalog.lookup(model).name in out and "verdict:" in out

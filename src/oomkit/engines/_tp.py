@@ -61,8 +61,8 @@ def check_tp(spec: ModelSpec, tp: int) -> None:
                 raise OomkitError(f"AssertionError: {n} is not divisible by {tp} ({what}={n} must divide evenly "
                                   f"over tensor parallel size {tp})")
         a = layer.attention
-        if a is None:
-            continue
+        if a is None or not a.n_kv_heads and not a.kv_lora_rank:
+            continue  # DeciLM's no-op (or linear) attention: no QKVParallelLinear in the layer (vLLM nemotron_nas.py)
         if a.n_heads % tp:
             raise OomkitError(f"AssertionError: {a.n_heads} is not divisible by {tp} (num_attention_heads="
                               f"{a.n_heads} must divide evenly over tensor parallel size {tp})")

@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError, OomkitError
-from .archs import INTERVAL_HYBRIDS, KV_ZERO_HYBRIDS, NO_CACHE_ARCHS, RECURRENT_ARCHS
+from .archs import INTERVAL_HYBRIDS, KV_ZERO_HYBRIDS, NO_ATTENTION_LAYERS_OK, NO_CACHE_ARCHS, RECURRENT_ARCHS
 from .hf_config import spec_from_config, text_config
 from .spec import LayerKind, ModelSpec
 
@@ -270,7 +270,9 @@ def check_spec(spec: ModelSpec) -> ModelSpec:
     warnings: list[str] = []
     for layer in spec.layers:
         a = layer.attention
-        if a is not None and layer.kind is not LayerKind.NONE:
+        if a is not None and not a.n_kv_heads and spec.architecture in NO_ATTENTION_LAYERS_OK:
+            pass  # deci: no attention (0 heads) or a linear layer in its place (heads, no KV; src/models/deci.cpp)
+        elif a is not None and layer.kind is not LayerKind.NONE:
             where = f"{name}: layer {layer.index}"
             if a.n_heads <= 0 or a.n_kv_heads <= 0:
                 raise ModelError(f"{where} has attention with {a.n_heads} heads and {a.n_kv_heads} KV heads")

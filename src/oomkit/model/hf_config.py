@@ -69,6 +69,8 @@ ARCH_BY_MODEL_TYPE = {
     # conversion/hunyuan.py HunYuanModel (HunYuanDenseV1ForCausalLM) -> MODEL_ARCH.HUNYUAN_DENSE; its loader
     # (llama_model_hunyuan_vl's, src/models/hunyuan-vl.cpp load_arch_tensors) requires attn_q_norm / attn_k_norm
     "hunyuan_v1_dense": "hunyuan-dense",
+    # conversion/deci.py DeciModel (DeciLMForCausalLM: Llama-3.3-Nemotron-Super-49B, Llama-3.1-Nemotron-51B / Ultra)
+    "nemotron-nas": "deci",
     # encoder-only embedding models (convert_hf_to_gguf.py BertModel / XLMRobertaModel -> bert, NomicBertModel)
     "bert": "bert", "xlm-roberta": "bert", "nomic_bert": "nomic-bert",
 }
@@ -82,13 +84,7 @@ _TEXT_KEYS = ("text_config", "llm_config", "language_config")
 # weights (conversion/deepseek.py DeepseekV4Model; src/models/deepseek4.cpp) are read from a GGUF only
 _REFUSED = {"deepseek_v4": "DeepSeek-V4 (model_type deepseek_v4) is read from its GGUF only: its compressed "
                            "attention caches and hyper-connection weights are not derived from config.json; "
-                           "give the .gguf file",
-            # DeciLM (Llama-3.3-Nemotron-Super-49B, Llama-3.1-Nemotron-Ultra-253B): every layer's attention (KV group
-            # size or no-op) and FFN width (ffn_mult) come from block_configs, which this reader does not interpret;
-            # llama.cpp's GGUF (arch deci) carries them as per-layer head counts and FFN lengths (src/models/deci.cpp)
-            "nemotron-nas": "model_type nemotron-nas (DeciLM: per-layer block_configs with attention no-ops, KV "
-                            "groups and FFN multipliers) is not read from config.json yet; give the .gguf file "
-                            "(llama.cpp architecture deci)"}
+                           "give the .gguf file"}
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
@@ -204,16 +200,17 @@ def spec_from_config(
     kinds += [LayerKind.SLIDING if model_type == "mimo_v2_flash" else kinds[-1]] * n_nextn
     # Gemma 3n / Gemma 4: the last num_kv_shared_layers layers read the KV of the last earlier layer of their kind
     kv_source = shared_kv_sources(kinds, n_layers - r.int("num_kv_shared_layers", default=0), n_layers)
+    deci = _deci_blocks(r, n_layers, n_embd) if model_type == "nemotron-nas" else None
     layers = tuple(
         LayerSpec(
             index=i,
             kind=kind,
-            attention=_attention(r, kind, model_type, n_embd)
+            attention=deci[i][0] if deci else _attention(r, kind, model_type, n_embd)
             if kind not in (LayerKind.RECURRENT, LayerKind.NONE) or model_type in _ENCODERS else None,
             recurrent=_recurrent(r, model_type, n_embd) if (kind is LayerKind.RECURRENT or model_type == "falcon_h1")
             else None,
-            ffn=_nextn_ffn(r, model_type, i, n_layers) if i >= n_layers and model_type in _NEXTN_DENSE
-            else _ffn(r, model_type, min(i, n_layers - 1), n_layers, kind),
+            ffn=deci[i][1] if deci else _nextn_ffn(r, model_type, i, n_layers)
+            if i >= n_layers and model_type in _NEXTN_DENSE else _ffn(r, model_type, min(i, n_layers - 1), n_layers, kind),
             parallel_recurrent=model_type == "falcon_h1", kv_source=kv_source.get(i),
         )
         for i, kind in enumerate(kinds)
@@ -493,6 +490,44 @@ def _attention(r: _Reader, kind: LayerKind, model_type: str, n_embd: int) -> Att
     v_from_k = model_type in _GEMMA4 and kind is LayerKind.FULL and bool(r.get("attention_k_eq_v", False))
     return Attention(n_heads=n_heads, n_kv_heads=n_kv, head_dim_k=head_dim, head_dim_v=head_dim_v, window=window,
                      v_from_k=v_from_k)
+
+
+def _deci_blocks(r: _Reader, n_layers: int, n_embd: int) -> list[tuple[Attention, Ffn]]:
+    """DeciLM's (model_type nemotron-nas) per-layer attention and FFN from block_configs, as llama.cpp's converter
+    writes them (conversion/deci.py DeciModel.__init__: n_heads_in_group set -> num_attention_heads heads and
+    num_attention_heads // n_heads_in_group KV heads; unset with replace_with_linear -> the heads and no KV (a linear
+    layer, wo {n_embd, n_embd}); unset otherwise (no_op) -> no attention at all; ffn_mult -> an FFN of
+    _ffn_mult_to_intermediate_size: int(2 * ffn_mult * n_embd / 3) rounded up to a multiple of 256, none (0)
+    where ffn_mult is null). src/models/deci.cpp reads them back as head_count / head_count_kv / feed_forward_length
+    per layer; a layer without attention keeps a KV row of 0 bytes (as a deci GGUF reads, model/gguf_file.py)."""
+    blocks = r.cfg.get("block_configs")
+    if not isinstance(blocks, list) or len(blocks) != n_layers:
+        raise OomkitError(f"{r.name}: nemotron-nas needs block_configs with one entry per layer ({n_layers})")
+    n_heads = r.int("num_attention_heads")
+    head_dim = n_embd // n_heads  # conversion/deci.py: key_length = value_length = hidden_size // num_attention_heads
+    out = []
+    for i, b in enumerate(blocks):
+        attn, ffn = (b.get("attention"), b.get("ffn")) if isinstance(b, Mapping) else (None, None)
+        if not isinstance(attn, Mapping) or not isinstance(ffn, Mapping):
+            raise OomkitError(f"{r.name}: block_configs[{i}] needs an attention and an ffn object")
+        if ffn.get("replace_with_linear") or attn.get("sparsify") or ffn.get("sparsify"):
+            raise OomkitError(f"{r.name}: block_configs[{i}]: a linear FFN or a sparsified block is not read "
+                              "(llama.cpp's converter, conversion/deci.py, writes no tensors for them)")
+        group = attn.get("n_heads_in_group")
+        if group is None:
+            heads, kv = (n_heads, 0) if attn.get("replace_with_linear") is True else (0, 0)
+        else:
+            g = _positive_int(group, f"block_configs[{i}].attention.n_heads_in_group", r.name)
+            if g is None or n_heads % g:
+                raise OomkitError(f"{r.name}: block_configs[{i}]: n_heads_in_group={group!r} does not divide "
+                                  f"num_attention_heads={n_heads}")
+            heads, kv = n_heads, n_heads // g
+        mult = ffn.get("ffn_mult")
+        if mult is not None and (isinstance(mult, bool) or not isinstance(mult, (int, float)) or mult < 0):
+            raise OomkitError(f"{r.name}: block_configs[{i}].ffn.ffn_mult must be a non-negative number")
+        n_ff = 0 if mult is None else -(-int(2 * mult * n_embd / 3) // 256) * 256
+        out.append((Attention(n_heads=heads, n_kv_heads=kv, head_dim_k=head_dim, head_dim_v=head_dim), Ffn(n_ff=n_ff)))
+    return out
 
 
 def _recurrent(r: _Reader, model_type: str, n_embd: int) -> RecurrentState:

@@ -213,7 +213,8 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
         ffn_norm = "attn_norm"
     if arch in _ENCODER_ARCHS and a is not None:
         t("attn_output_norm.weight", n_embd)
-    elif (a is not None or layer.recurrent is not None) and arch not in _POST_NORM_ONLY:
+    elif (a is not None and not (arch == "deci" and not a.n_heads) or layer.recurrent is not None) \
+            and arch not in _POST_NORM_ONLY:
         t("attn_norm.weight", n_embd)
         if arch in _NORM_BIAS:
             t("attn_norm.bias", n_embd)
@@ -247,6 +248,11 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             t("indexer.k_norm.weight", a.index_head_dim)
             t("indexer.k_norm.bias", a.index_head_dim)
             t("indexer.proj.weight", n_embd, a.index_n_heads)
+    elif a is not None and arch == "deci" and not a.n_kv_heads:
+        # src/models/deci.cpp load_arch_tensors: no KV heads -> a linear "attention" (attn_norm, wo {n_embd, n_embd})
+        # where head_count is set, nothing at all (no norm either) where it is 0
+        if a.n_heads:
+            t("attn_output.weight", n_embd, n_embd)
     elif a is not None:
         q_dim, k_dim, v_dim = a.n_heads * a.head_dim_k, a.n_kv_heads * a.head_dim_k, a.n_kv_heads * a.head_dim_v
         # Gemma 4's KV-shared layers read an earlier layer's cache and carry no K or V projection (llama.cpp

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ...errors import OomkitError
+from ...model.archs import NO_ATTENTION_LAYERS_OK
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import GiB, MiB, cdiv
@@ -73,6 +74,20 @@ def _hybrid_swa_disabled(spec: ModelSpec, s: SGLangSettings) -> str | None:
     return None
 
 
+def _one_kv_head_count(layers: tuple[LayerSpec, ...]) -> tuple[LayerSpec, ...]:
+    """DeciLM (nemotron-nas): configs/model_config.py get_total_num_kv_heads takes one KV head count for the whole
+    model from block_configs ("Variable GQA (VGQA) is not yet supported for nemotron-nas in sglang" otherwise), and
+    the MHA pool keeps it for every one of num_hidden_layers, the layers whose attention is a no-op included."""
+    counts = {la.attention.n_kv_heads for la in layers if la.attention is not None and la.attention.n_kv_heads}
+    if len(counts) > 1:
+        raise OomkitError("ValueError: Variable GQA (VGQA) is not yet supported for nemotron-nas in sglang")
+    if not counts:
+        raise OomkitError("RuntimeError: Couldn't determine number of kv heads")
+    n = counts.pop()
+    return tuple(replace(la, attention=replace(la.attention, n_kv_heads=n))
+                 if la.attention is not None and not la.attention.n_kv_heads else la for la in layers)
+
+
 def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ...] | None = None) -> CacheLayout:
     """The pools `layers` (default: the trunk; next-n / MTP layers belong to the draft worker) go into."""
     if s.kv_cache_dtype not in KV_CACHE_DTYPES:
@@ -86,6 +101,8 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
     else:
         kv_bytes, kv_dtype = KV_CACHE_DTYPES[s.kv_cache_dtype], s.kv_cache_dtype
     layers = spec.trunk_layers if layers is None else layers
+    if spec.architecture in NO_ATTENTION_LAYERS_OK:
+        layers = _one_kv_head_count(layers)
     attn = [la for la in layers if la.attention is not None and la.kind is not LayerKind.NONE and la.kv_source is None]
     mamba = tuple(la for la in layers if la.recurrent is not None
                   and (la.kind is LayerKind.RECURRENT or la.parallel_recurrent))

@@ -209,6 +209,8 @@ def get_kv_cache_spec(spec: ModelSpec, s: VllmSettings, r: Resolved, block: int)
     for layer in (spec.layers if r.num_spec else spec.trunk_layers):
         if layer.kind is LayerKind.NONE:
             continue
+        if layer.attention is not None and not layer.attention.n_kv_heads and layer.kind is not LayerKind.LATENT:
+            continue  # models/nemotron_nas.py DeciLMDecoderLayer: a no-op (or linear) attention has no Attention module
         if layer.attention is not None and layer.kind is not LayerKind.RECURRENT:
             kind, bpt = _attention_bytes_per_token(layer, r)
             win = layer.attention.window or 0
