@@ -348,8 +348,49 @@ def _ministral3_first(n: int) -> dict:
     return dict(cfg, text_config=dict(cfg["text_config"], num_hidden_layers=n))
 
 
+def _deci_block(group, ffn_mult):
+    return {"attention": {"n_heads_in_group": group, "no_op": group is None, "replace_with_linear": False},
+            "ffn": {"ffn_mult": ffn_mult, "no_op": ffn_mult is None, "replace_with_linear": False}}
+
+
+# A small DeciLM (model_type nemotron-nas) with the variations Llama-3.3-Nemotron-Super-49B's block_configs use and
+# one FFN-less layer: 8 heads of 64 with KV groups 4, no-op, 8, 4 and ffn_mult 4.5, 2.25, none, 6.0 (FFNs 1536,
+# 768, 0, 2048: int(2 * ffn_mult * 512 / 3) rounded up to 256)
+DECI_SMALL = {"architectures": ["DeciLMForCausalLM"], "model_type": "nemotron-nas", "hidden_size": 512,
+              "num_attention_heads": 8, "num_key_value_heads": None, "intermediate_size": None,
+              "num_hidden_layers": 4, "vocab_size": 1024, "max_position_embeddings": 8192, "rms_norm_eps": 1e-5,
+              "rope_theta": 500000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+              "block_configs": [_deci_block(4, 4.5), _deci_block(None, 2.25), _deci_block(8, None),
+                                _deci_block(4, 6.0)]}
+
+
+def deci_small_gguf(n_layers: int = 4) -> SynthModel:
+    """DECI_SMALL as conversion/deci.py writes it: per-layer head_count (0 where the attention is a no-op),
+    head_count_kv and feed_forward_length arrays, key/value length hidden / heads; a layer loads attn_norm and
+    q/k/v/o only with heads and ffn_norm / gate / up / down only with an FFN (src/models/deci.cpp)."""
+    arch, n_embd, hd, n_vocab = "deci", 512, 64, 1024
+    heads, kvh, ffs = [8, 0, 8, 8], [2, 0, 1, 2], [1536, 768, 0, 2048]
+    md = _Meta(arch)
+    md.u32("context_length", 8192).u32("embedding_length", n_embd).u32("block_count", n_layers)
+    md.u32("vocab_size", n_vocab)
+    md.items += [(f"{arch}.attention.head_count", heads, (VT.ARRAY, VT.INT32)),
+                 (f"{arch}.attention.head_count_kv", kvh, (VT.ARRAY, VT.INT32)),
+                 (f"{arch}.feed_forward_length", ffs, (VT.ARRAY, VT.INT32))]
+    md.f32("attention.layer_norm_rms_epsilon", 1e-5).f32("rope.freq_base", 500000.0).u32("rope.dimension_count", hd)
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    for i in range(n_layers):
+        if heads[i]:
+            ts += _attn_gqa(i, n_embd, heads[i] * hd, kvh[i] * hd)
+        if ffs[i]:
+            ts += _ffn_dense(i, n_embd, ffs[i])
+    return SynthModel("deci-small", arch, "DECI_SMALL (nemotron-nas block_configs)", n_vocab, n_layers,
+                      tuple(md.items), tuple(ts), tied_embeddings=False, dims={})
+
+
 # model type -> (config of the first layers, GGUF, llama.cpp architecture)
 WRITTEN = {
+    "nemotron-nas": (lambda: DECI_SMALL, deci_small_gguf, "deci"),
     "bailing_moe": (lambda: dict(_catalog_config("ling-mini-2.0"), num_hidden_layers=2), ling_mini_2_gguf,
                     "bailingmoe2"),
     "ministral3": (lambda: _ministral3_first(2), ministral3_3b_gguf, "mistral3"),
