@@ -15,6 +15,7 @@ below, "after" with them.
 | sglang#15909 | Dec 2025 | 4 GPUs, TP4 | Qwen3-Omni-30B-A3B | K / V size at 2,090,351 tokens | 23.92 GB | 23.92 GiB | same |
 | sglang#27537 | 0.5.6 | 2x MTT S5000, TP2 | Qwen3-30B-A3B FP8 (inferred) | K / V size at 1,106,304 tokens | 25.32 GB | 25.32 GiB | same |
 | sglang#5755 | main of 2025-04-25 | 8x H100 80GB, TP8 | Llama-4-Scout | the failing allocation (req_to_token) | 80.04 GiB | 80.04 GiB; does not start | same |
+| | | | | the phase that fails | ReqToTokenPool | attention backend init | req_to_token pool |
 | ktransformers#1757 | fork, Dec 2025 | RTX PRO 6000 | MiniMax-M2.1 | tokens from the printed 5.45 GB budget | 23,063 | 23,043 (-0.09 %) | same |
 | | | | | K / V size at 23,063 tokens | 2.73 GB | 2.73 GiB | same |
 
@@ -27,6 +28,9 @@ The rules these logs led to, read in the wheels (settings.ERAS, weights.py), and
 - experts_held_before_quantization (qwen3_moe.py 0.4.6.post5-0.5.8, deepseek_v2.py 0.4.6.post5): load_weights keeps
   every routed-expert tensor in routed_experts_weights_of_layer before Fp8MoEMethod.process_weights_after_loading
   replaces them, so online fp8 holds the bf16 experts beside their fp8 copies (the issue's "both are stored").
+- layout.py: when init_memory_pool itself runs out, the failing phase is the pool SGLang allocates first, the
+  ReqToTokenPool, then the token-to-KV pool (model_runner.py init_memory_pool in every wheel read), not the
+  attention-backend init after them.
 
 None of these logs prints "Capture cuda graph end ... mem usage" (sglang#14700 dies in the capture on FlashMLA's
 missing SM103 kernel), so no capture figure is held here. What is not held, and why: sglang#14700's pool from the
@@ -239,3 +243,9 @@ def test_llama4_scout_req_to_token_table_does_not_fit():
     # 2,049 rows x (10,485,760 + 4) int32: "Tried to allocate 80.04 GiB" on a 79.10 GiB GPU
     assert two(by["req_to_token pool"]) == p["failed_alloc_gib"]
     assert est.fits is False
+    # init_memory_pool allocates the ReqToTokenPool before the token-to-KV pool (model_runner.py, 0.4.5.post3 and 0.4.6
+    # wheels; model_runner_kv_cache_mixin.py _init_pools in 0.5.x): that allocation is the one that fails (before:
+    # "attention backend init", the first phase after the pools)
+    failed = est.engine_view["failed_phase"]
+    assert failed["phase"] == "req_to_token pool" and not failed["after_kv"]
+    assert "80.04 GiB: 2049 rows x 10,485,764 int32" in est.engine_view["error"]

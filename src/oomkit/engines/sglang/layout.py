@@ -564,7 +564,7 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
         else:
             lines.append(f"KV Cache is allocated. #tokens: {pool.max_total_num_tokens}, K size: {gb(pool.k_bytes)} "
                          f"GB, V size: {gb(pool.v_bytes)} GB")
-    short, begin = 0, None
+    short, begin, end = 0, None, None
     if pool is not None and pre_free is not None and s.kv_cache_memory_bytes is None:
         end = pre_free - w0 - kv - (req_bytes or 0)
         begin = end - init  # "Capture cuda graph begin. ... avail mem": after init_attention_backend
@@ -585,7 +585,8 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
             "cuda_graph_bytes": cg, "cuda_graph_parts_bytes": {"logits": parts.logits, "index_tables":
                                                                  parts.index_tables, "rest": parts.rest},
             "prefill_cuda_graph_tokens": list(pcg_sizes), "prefill_cuda_graph_bytes": pcg,
-            "cuda_graph_short_bytes": short, "log": "\n".join(lines)}
+            "cuda_graph_short_bytes": short, "pool_end_avail_bytes": end,
+            "weights_end_avail_bytes": pre_free - w0 if pre_free is not None else None, "log": "\n".join(lines)}
 
 
 def _capture_lines(v: Version, begin: int, cg: int, pcg: int, bs: list[int], tokens: list[int]) -> list[str]:
@@ -739,6 +740,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
         else:
             phase, needed = last
         left = needed - short
+        after_kv = True
         fix = round(mfs - short / pre_free - 0.005, 2) if pre_free else None
         what = (f"KV pool allocated, then {phase} needs {needed / MiB:,.0f} MiB with {max(left, 0) / MiB:,.0f} MiB "
                 f"left (an estimate): lower --mem-fraction-static to {fix:.2f}"
@@ -746,10 +748,26 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
                    "prefill CUDA graph capture": ", lower --chunked-prefill-size (the largest prefill graph), or add "
                                                  "--disable-piecewise-cuda-graph"}.get(phase,
                                                                                        " or --max-running-requests"))
+        free = view.get("weights_end_avail_bytes")
+        if (view.get("pool_end_avail_bytes") or 0) < 0 and free is not None:
+            # init_memory_pool itself runs out (model_runner.py, model_runner_kv_cache_mixin.py _init_pools from 0.5.x):
+            # the req_to_token table, sized by rows x (context_len + 4) outside the profiled budget, is allocated
+            # first, then the token-to-KV pool
+            if req_bytes > free:
+                phase, needed, left = "req_to_token pool", req_bytes, free
+                what = (f"the req_to_token table ({req_bytes / GiB:.2f} GiB: {rows} rows x {context_len + 4:,} int32) "
+                        f"does not fit in the {max(free, 0) / GiB:.2f} GiB left after the weights: lower "
+                        "--context-length or --max-running-requests")
+            else:
+                phase, needed, left = "KV cache pool", kv, free - req_bytes
+                what = (f"the KV pool ({kv / GiB:.2f} GiB) does not fit in the {max(left, 0) / GiB:.2f} GiB left after "
+                        f"the weights and the req_to_token table: lower --mem-fraction-static")
+            after_kv = False
         view["error"] = view.get("error") or what
         view["failed_phase"] = {"phase": phase, "needed_bytes": needed, "left_bytes": left, "short_bytes": short,
-                                "after_kv": True}
-        warnings.append(f"SGLang starts, then dies: {what}")
+                                "after_kv": after_kv}
+        warnings.append(f"SGLang starts, then dies: {what}" if after_kv else
+                        f"SGLang runs out of memory allocating its pools (init_memory_pool): {what}")
         usages = [replace(u, overhead_bytes=u.overhead_bytes + short) for u in usages]
     limit = None
     if pool_short:
