@@ -249,3 +249,13 @@ def test_llama4_scout_req_to_token_table_does_not_fit():
     failed = est.engine_view["failed_phase"]
     assert failed["phase"] == "req_to_token pool" and not failed["after_kv"]
     assert "80.04 GiB: 2049 rows x 10,485,764 int32" in est.engine_view["error"]
+
+
+def test_pool_phase_when_the_table_fits_but_not_the_kv_pool():
+    # the same settings on 141 GB H200s: the 80.04 GiB table fits after the weights, the KV pool profiled beside it
+    # (the profile does not count the table) does not: the second allocation of init_memory_pool fails
+    est = sg.ENGINE.estimate(spec_of("llama-4-scout-17b-16e-instruct"), gpus(H200, 8),
+                             sg.SGLangSettings(tp_size=8, disable_cuda_graph=True, engine_version="0.4.5.post3"))
+    failed = est.engine_view["failed_phase"]
+    assert est.fits is False and failed["phase"] == "KV cache pool" and not failed["after_kv"]
+    assert failed["left_bytes"] < failed["needed_bytes"]

@@ -759,9 +759,11 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
                         f"does not fit in the {max(free, 0) / GiB:.2f} GiB left after the weights: lower "
                         "--context-length or --max-running-requests")
             else:
+                kv = pool.kv_bytes + pool.state_bytes
                 phase, needed, left = "KV cache pool", kv, free - req_bytes
                 what = (f"the KV pool ({kv / GiB:.2f} GiB) does not fit in the {max(left, 0) / GiB:.2f} GiB left after "
-                        f"the weights and the req_to_token table: lower --mem-fraction-static")
+                        f"the weights and the req_to_token table: lower --mem-fraction-static, --context-length or "
+                        "--max-running-requests")
             after_kv = False
         view["error"] = view.get("error") or what
         view["failed_phase"] = {"phase": phase, "needed_bytes": needed, "left_bytes": left, "short_bytes": short,
