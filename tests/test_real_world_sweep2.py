@@ -94,7 +94,7 @@ def test_device_none_is_checked_against_the_ram(tmp_path):
              "none", "-c", "4096", cwd=tmp_path)
     out = r.stdout.decode()
     assert r.returncode == 0 and "Traceback" not in r.stderr.decode(), r.stderr.decode()
-    assert "checked against this machine's RAM" in out and "CUDA0" not in out, out
+    assert "checked against the host's RAM" in out and "CUDA0" not in out, out
     r = _run("check", "--gpu", "3090", "--ram", "8GB", "--json", "--", "llama-server", "-m", "qwen3:32b", "-dev",
              "none", cwd=tmp_path)
     assert r.returncode == 1 and json.loads(r.stdout)["hardware"] == "cpu", r.stderr.decode()
@@ -134,3 +134,84 @@ def test_a_missing_log_file_is_still_no_such_file(name, tmp_path):
     r = _run("diagnose", name, cwd=tmp_path)
     err = r.stderr.decode()
     assert r.returncode == 2 and err.strip().splitlines() == [f"oomkit: error: {name}: no such file"], err
+
+
+def test_a_table_by_vram_size_for_a_command_on_the_cpu_is_one_line(tmp_path):
+    # was: internal error (IndexError) for `table MODEL -dev none`
+    r = _run("table", "qwen3:8b", "--gpu", "3090", "-dev", "none", "--kind", "limits", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and len(err.strip().splitlines()) == 1 and "place nothing on a GPU" in err, err
+
+
+# ---- fit on an lms load command writes lms load's own flags (was: "lms load: unknown option -c") ----
+
+def test_fit_of_lms_load_writes_its_own_flags(tmp_path):
+    r = _run("fit", "--vram", "8GB", "--json", "--", "lms", "load", "qwen/qwen3-8b", "--context-length", "131072",
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    doc = json.loads(r.stdout)["fit"]
+    cmd = doc["command"]
+    assert cmd.startswith("lms load qwen/qwen3-8b --context-length ") and " -c " not in cmd, cmd
+    # the rewritten command reads back to the estimate it was given with
+    r2 = _run("estimate", "--vram", "8GB", "--json", "--", *cmd.split(), cwd=tmp_path)
+    assert json.loads(r2.stdout)["total_bytes"] == doc["after"]["total_bytes"]
+
+
+def test_fit_of_lms_load_that_needs_a_flag_lms_lacks_gives_the_next_tier(tmp_path):
+    r = _run("fit", "--vram", "4GB", "--", "lms", "load", "qwen/qwen3-8b", cwd=tmp_path)
+    assert r.returncode == 1 and "Traceback" not in r.stderr.decode(), r.stderr.decode()
+    assert "nothing fits on these GPUs with any knob of this command" in r.stdout.decode()
+
+
+@pytest.mark.parametrize("command", [["ollama", "serve"], ["OLLAMA_CONTEXT_LENGTH=131072", "ollama", "serve"]])
+def test_fit_of_ollama_serve_names_the_program(command, tmp_path):
+    # was: "the OLLAMA_CONTEXT_LENGTH=131072 command names no model"
+    r = _run("fit", "--gpu", "4090", "--", *command, cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.startswith("oomkit: error: the ollama serve command names no model: give the "
+                                                "command that loads one (ollama run MODEL"), err
+
+
+# ---- a model named as its card titles it (was: "unknown model 'Qwen3 30B A3B'") ----
+
+@pytest.mark.parametrize("name,hf_id", [("Qwen3 30B A3B", "Qwen/Qwen3-30B-A3B"),
+                                        ("Llama 3.1 8B Instruct", "meta-llama/Llama-3.1-8B-Instruct")])
+def test_a_model_named_with_spaces_for_dashes(name, hf_id):
+    from oomkit.model import catalog
+
+    assert catalog.lookup(name).hf_id == catalog.lookup(hf_id).hf_id
+
+
+# ---- llama.cpp model flags as people copy them ----
+
+def test_mradermacher_imatrix_tag_is_the_file_type(tmp_path):
+    # was: "unknown quant tag 'i1-Q4_K_M'" for `-hf mradermacher/X-i1-GGUF:i1-Q4_K_M` (the files are X.i1-Q4_K_M.gguf)
+    r = _run("estimate", "--json", "--", "llama-server", "-hf", "mradermacher/Qwen3-8B-i1-GGUF:i1-Q4_K_M",
+             cwd=tmp_path)
+    plain = _run("estimate", "--json", "--", "llama-server", "-hf", "unsloth/Qwen3-8B-GGUF:Q4_K_M", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    assert json.loads(r.stdout)["weights_bytes"] == json.loads(plain.stdout)["weights_bytes"]
+
+
+def test_model_url_names_the_model(tmp_path):
+    # was: "the llama-server command names no model" for -mu (common/arg.cpp --model-url)
+    url = "https://huggingface.co/unsloth/Qwen3-8B-GGUF/resolve/main/Qwen3-8B-Q8_0.gguf"
+    r = _run("estimate", "--json", "--", "llama-server", "-mu", url, "-c", "4096", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    doc = json.loads(r.stdout)
+    assert doc["model"]["weights_format"] == "Q8_0" and doc["model"]["name"] == "Qwen3 8B"
+
+
+def test_main_gpu_minus_one(tmp_path):
+    # src/llama.cpp llama_model_load: with -sm none, main_gpu < 0 clears the devices (CPU only); with the layer split
+    # main_gpu is not read (was: "main_gpu (-mg) -1: out of range")
+    layer = _run("estimate", "--gpu", "2x 3090", "--json", "--", "llama-server", "-m", "qwen3:32b", "-mg", "-1",
+                 "-c", "4096", cwd=tmp_path)
+    plain = _run("estimate", "--gpu", "2x 3090", "--json", "--", "llama-server", "-m", "qwen3:32b", "-c", "4096",
+                 cwd=tmp_path)
+    assert layer.returncode == 0, layer.stderr.decode()
+    assert json.loads(layer.stdout)["devices"] == json.loads(plain.stdout)["devices"]
+    none = _run("estimate", "--gpu", "2x 3090", "--json", "--", "llama-server", "-m", "qwen3:32b", "-sm", "none",
+                "-mg", "-1", "-c", "4096", cwd=tmp_path)
+    doc = json.loads(none.stdout)
+    assert doc["devices"] == [] and doc["host"]["weights_bytes"] > 18 << 30

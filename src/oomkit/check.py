@@ -214,7 +214,7 @@ def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | Non
             hardware = Hardware(gpus=(), host=HostMemory(total_bytes=size, available_bytes=size, source="--ram"))
         target = hardware_target(cpu_only=True, hardware=hardware)
         target = replace(target, notes=(*target.notes, "the command places nothing on a GPU (every buffer on the "
-                                        "CPU): checked against this machine's RAM"))
+                                        "CPU): checked against the host's RAM"))
         for name in eng.neutral_fields("ram"):
             settings = replace(settings, **{name: getattr(settings, name) or target.physical["CPU"]})
         est = eng.estimate(spec, target.devices, settings)

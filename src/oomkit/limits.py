@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .engines.base import EngineModule
-from .errors import OomkitError
+from .errors import OomkitError, SettingsError
 from .memo import SEARCHING
 from .memory import Device, MemoryEstimate
 from .model.spec import ModelSpec
@@ -290,6 +290,9 @@ def _size_independent(eng: EngineModule, spec: ModelSpec, settings: Any) -> bool
                              eng.with_context(settings, STEP)) for g in (8, 192))
     except OomkitError:
         return False
+    if not a.devices:  # the settings keep every buffer off the GPU (llama.cpp -dev none): no VRAM size matters
+        raise SettingsError(f"these {eng.name} settings place nothing on a GPU (every buffer on the CPU): a table "
+                            "by VRAM size has nothing to show; check the RAM with oomkit check --cpu-only")
     strip = ("memory_bytes",)
     da = {k: v for k, v in a.devices[0].to_dict().items() if k not in strip}
     db = {k: v for k, v in b.devices[0].to_dict().items() if k not in strip}

@@ -92,6 +92,8 @@ def _as_gguf_type(fmt: str | None) -> str | None:
     low = fmt.strip().lower()
     if low == "auto":
         return None
+    if low.startswith("i1-"):  # mradermacher's imatrix files ("X.i1-Q4_K_M.gguf", `-hf REPO:i1-Q4_K_M`): the same
+        fmt, low = fmt.strip()[3:], low[3:]  # file types, quantized with an importance matrix
     plain = _GGUF_SPELLING.get(dtypes.canonical(low))
     if plain is not None:
         return plain

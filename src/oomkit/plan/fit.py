@@ -14,12 +14,13 @@ other token of the user's as typed (the engine record's rewrite_command).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ..engines.base import Choice, EngineModule, get_engine
 from ..engines.cmdline import parse_command
-from ..engines.command import COMMAND_BREAK
+from ..engines.command import COMMAND_BREAK, leading_assignments, unwrap
 from ..errors import OomkitError
 from ..limits import STEP, context_limit, largest_context
 from ..memory import Device, MemoryEstimate
@@ -100,12 +101,22 @@ def _read_command(argv: list[str], env: dict[str, str] | None, engine_version: s
     return replace(parsed, settings=replace(parsed.settings, **{n: engine_version for n in names}))
 
 
+def _program(argv: list[str]) -> str:
+    """The engine program as typed, past a wrapper (docker run, sudo) and leading VAR=value assignments: `ollama
+    serve`, not `OLLAMA_CONTEXT_LENGTH=131072`."""
+    words = unwrap(argv).engine_argv
+    words = words[leading_assignments(words)[1]:][:2]
+    return " ".join(words) if len(words) == 2 and not words[1].startswith("-") else (words[0] if words else "engine")
+
+
 def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None,
         env: dict[str, str] | None = None, engine_version: str | None = None) -> Fit:
     goals = goals or Goals()
     parsed = _read_command(argv, env, engine_version)
     if parsed.model is None:
-        raise OomkitError(f"the {argv[0]} command names no model")
+        raise OomkitError(f"the {_program(argv)} command names no model: give the command that loads one "
+                          "(ollama run MODEL, with the server's variables before it)"
+                          if parsed.engine == "ollama" else f"the {_program(argv)} command names no model")
     eng = get_engine(parsed.engine)
     user = parsed.settings
     spec = eng.model_for(resolve_model(eng, parsed.model, parsed.quant), user)
@@ -118,17 +129,23 @@ def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None
     if slack(before, limits, split_ok=False) >= 0:
         return Fit(tuple(argv), tuple(argv), (), before, before, 1,
                    rating=_rate(eng, before, user, spec, goals), notes=typed)
-    best = _search(eng, parsed, spec, devs, limits, goals)
-    if best is None:
+    best, new_argv, reparsed = None, None, None
+    for cand in _search(eng, parsed, spec, devs, limits, goals):
+        try:  # the best change the command can carry (lms load has flags for the context and --gpu only)
+            new_argv = _rename_model(eng.rewrite_command(list(argv), user, cand.settings), parsed.model, cand.model,
+                                     parsed.quant, cand.quant)
+            reparsed = _read_command(new_argv, env, engine_version)
+        except OomkitError:
+            continue
+        best = cand
+        break
+    if best is None or new_argv is None or reparsed is None:
         from .search import plan  # lazy: the tier-3 answer only when nothing fits
 
         p = plan(parsed.model, eng.name, devices=devices, goals=_goals_at(goals, eng, before), settings=user,
                  quant=parsed.quant, limit=3)
         return Fit(tuple(argv), None, (), before, None, 3, plan=p,
                    notes=("nothing fits on these GPUs with any knob of this command", *typed))
-    new_argv = eng.rewrite_command(list(argv), user, best.settings)
-    new_argv = _rename_model(new_argv, parsed.model, best.model, parsed.quant, best.quant)
-    reparsed = _read_command(new_argv, env, engine_version)
     after = eng.estimate(best.spec, devs, reparsed.settings)
     changes = _changes(eng, user, best.settings, before, after, parsed.model, parsed.quant, best)
     two_lines = COMMAND_BREAK in new_argv  # how to run the engine's two commands (Ollama's server, then the model)
@@ -162,9 +179,11 @@ class _Weights:
 
 
 def _search(eng: EngineModule, parsed: Any, spec: ModelSpec, devs: tuple[Device, ...],
-            limits: dict[str, int | None], goals: Goals) -> _Candidate | None:
+            limits: dict[str, int | None], goals: Goals) -> Iterator[_Candidate]:
     """Knob turns level by level (one knob, then two, then three), all on the GPUs before part in system RAM.
-    Within a tier a fix that leaves every flag the user typed wins over one with fewer knobs that changes one."""
+    Within a tier a fix that leaves every flag the user typed wins over one with fewer knobs that changes one.
+    The fixes best first (lazily: the ones with part in system RAM are searched only when the caller asks past
+    those on the GPUs)."""
     turns = _Turns(eng, parsed, spec, devs, limits, goals)
     for allow_offload in (False, True):
         found: list[_Candidate] = []
@@ -172,11 +191,8 @@ def _search(eng: EngineModule, parsed: Any, spec: ModelSpec, devs: tuple[Device,
             found += turns.level(level, allow_offload)
             if any(c.user_knobs == 0 and not _last_resort(c) for c in found):
                 break
-        usual = [c for c in found if not _last_resort(c)]
-        if found:
-            return min(usual or found, key=lambda c: (c.user_knobs, len(c.knobs), c.tier, *_quality_key(eng, c),
-                                                      -(c.context or 0), c.relief_rank))
-    return None
+        yield from sorted(found, key=lambda c: (_last_resort(c), c.user_knobs, len(c.knobs), c.tier,
+                                                *_quality_key(eng, c), -(c.context or 0), c.relief_rank))
 
 
 # Weight conversions at load that the engine itself calls slow: vLLM's in-flight bitsandbytes ("bitsandbytes

@@ -106,6 +106,7 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
     model: str | None = None
     quant: str | None = None
     hf_file: str | None = None
+    model_url: str | None = None
     overrides: list[tuple[str, str]] = []
     overrides_draft: list[tuple[str, str]] = []
     i = 0
@@ -144,6 +145,9 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
             opts[field] = setting
         elif name in ("-m", "--model"):
             model = value
+        elif name in ("-mu", "--model-url"):
+            # common/arg.cpp: "model download url"; -m, when given, is where the download is kept
+            model_url = value
         elif name in ("-hf", "-hfr", "--hf-repo"):
             repo, _, q = value.partition(":")
             model, quant = repo, (q or None)
@@ -216,6 +220,8 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         opts["override_tensor"] = tuple(overrides)
     if overrides_draft:
         opts["override_tensor_draft"] = tuple(overrides_draft)
+    if model_url and (model is None or not Path(model).expanduser().exists()):
+        model = model_url  # the file not downloaded yet: the URL names it (a hub URL reads as its repo:QUANT)
     if hf_file:
         file_quant = names.gguf_file_quant(hf_file)
         if file_quant is None:
@@ -393,7 +399,31 @@ def format_command(model: str, settings: LlamaCppSettings, quant: str | None = N
 
 def rewrite_command(argv: list[str], old: LlamaCppSettings, new: LlamaCppSettings) -> list[str]:
     """The user's llama.cpp command with only the flags of the fields that differ between old and new changed."""
+    if old.program == "lmstudio":
+        return _rewrite_lms(argv, old, new)
     return _fa_as_the_build_takes_it(rewrite(argv, values_of(old), values_of(new), OPTIONS, SYNTAX), new)
+
+
+def _lms_gpu(layers: int) -> str | None:
+    """`lms load --gpu` as oomkit reads it (programs.py parse_lms): max (-1, every layer) or off (0)."""
+    return "max" if layers == -1 else "off" if layers == 0 else None
+
+
+# lms load's own flags (lmstudio.ai/docs/cli/load): the context and the GPU share; nothing else of llama.cpp's
+_LMS_OPTIONS = (Opt("n_ctx", "--context-length"), Opt("n_gpu_layers", "--gpu", _lms_gpu))
+_LMS_SYNTAX = Syntax(lambda argv: 2 if len(argv) > 1 and argv[1] == "load" else 1,
+                     lambda name, following: name in ("--context-length", "--gpu", "--ttl", "--identifier"))
+
+
+def _rewrite_lms(argv: list[str], old: LlamaCppSettings, new: LlamaCppSettings) -> list[str]:
+    """An `lms load` command with a changed context or GPU share; a change lms load has no flag for (the KV cache
+    type, a partial -ngl, -ot) is refused, so that a fit picks a change the command can carry."""
+    a, b = values_of(old), values_of(new)
+    changed = sorted(f for f in b if a.get(f) != b[f])
+    foreign = [f for f in changed if f not in ("n_ctx", "n_gpu_layers")]
+    if foreign or ("n_gpu_layers" in changed and _lms_gpu(b["n_gpu_layers"]) is None):
+        raise SettingsError(f"lms load has no flag for {', '.join(foreign) or 'n_gpu_layers ' + str(b['n_gpu_layers'])}")
+    return rewrite(argv, a, b, _LMS_OPTIONS, _LMS_SYNTAX)
 
 
 _FA_VALUES = frozenset({"on", "off", "auto", "enabled", "disabled"})

@@ -131,7 +131,8 @@ class LlamaCppSettings:
         "n_ubatch": Limit(1, INT32_MAX, "-ub"),
         # llama-context.cpp: n_seq_max <= LLAMA_MAX_SEQ (256; 64 before PR #14363); -1: the server's auto (4)
         "n_parallel": Limit(1, 256, "-np", special=(-1,), allowed="-1 (auto) or 1 to 256 (LLAMA_MAX_SEQ)"),
-        "main_gpu": Limit(0, 1023, "-mg"),
+        # -1: with -sm none, no GPU (src/llama.cpp llama_model_load clears the devices for main_gpu < 0)
+        "main_gpu": Limit(0, 1023, "-mg", special=(-1,), allowed="-1 (with -sm none: no GPU) or 0 to 1023"),
         # common/arg.cpp --n-cpu-moe: "if (value < 0) throw std::invalid_argument"
         "n_cpu_moe": Limit(0, INT32_MAX, "-ncmoe"),
         "n_cpu_moe_draft": Limit(0, INT32_MAX, "-ncmoed"),

@@ -81,4 +81,6 @@ def model_devices(devices: tuple[Device, ...], s) -> tuple[Device, ...]:
         devices = ()  # -dev none: CPU only
     else:
         devices = _default_selection(devices, build_number(s.engine_version), infer_backend(devices, s.backend).name)
+    if s.split_mode == "none" and s.main_gpu < 0:
+        devices = ()  # src/llama.cpp llama_model_load: single-GPU mode with main_gpu < 0 clears the devices (CPU)
     return devices

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import gc
 import json
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -237,6 +238,9 @@ def lookup(name: str) -> CatalogEntry | None:
     """
     key = normalize(name)
     slug, variant = _resolve(key)
+    if slug is None and re.search(r"\s", key):  # "Qwen3 30B A3B", as a model card titles it: no HF id, alias or
+        key = re.sub(r"\s+", "-", key)  # Ollama tag holds a space, and the words are the dashed id's
+        slug, variant = _resolve(key)
     if slug is None:
         return None
     entry, variants = _load(slug)
