@@ -65,7 +65,12 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         computed += _by_estimate(d)
     if runner == "vllm":
         computed[:0] = _vllm_offload_ignored(d)
-    computed += _next_tier(d, computed)
+    # nothing useful fits: the change of hardware or model is the answer; a context under MIN_USEFUL_CONTEXT is none
+    tier = _next_tier(d, computed)
+    if tier:
+        computed = tier + [f for f in computed if not (len(f.flags) == 2 and f.flags[0] in ("--max-model-len", "-c")
+                                                       and f.flags[1].isdigit()
+                                                       and int(f.flags[1]) < MIN_USEFUL_CONTEXT)]
     if d.stage == "fragmentation":
         computed.insert(0, _fragmentation(d))
     elif d.stage == "other_process" and not any(f.command for f in computed):
@@ -108,6 +113,8 @@ def _fits_stage(text: str, d: Diagnosis) -> bool:
         return d.stage in ("fragmentation", "unknown", "compute") and large
     if d.stage == "host_ram" and ("num_gpu lower" in text or "GPU_OVERHEAD" in text):
         return False  # fewer layers on the GPU put more of the model in the RAM that ran out
+    if "kv-cache-dtype fp8" in text and str(d.settings.get("kv_cache_dtype", "")).startswith("fp8"):
+        return False  # an fp8 KV cache is already in force
     if "smaller batch" in text and d.stage == "weights":
         return False  # the weights are loaded before any batch runs
     if "other processes listed" in text:  # only where the message lists some
@@ -149,8 +156,11 @@ def _next_tier(d: Diagnosis, fixes: list[Fix]) -> list[Fix]:
     if runner in ("vllm", "sglang") and asked and 2 * max(lengths) >= asked:
         return []  # the fp8 KV cache offered beside it (twice the tokens in the same memory) reaches the length asked
     if runner in ("vllm", "sglang"):
-        text = ("the next tier: nothing useful fits on this GPU; --tensor-parallel-size 2 (the KV cache and weights "
-                "split across two GPUs), or a quantized checkpoint (AWQ / GPTQ / FP8), or a GPU with more memory")
+        tp = d.settings.get("tensor_parallel_size") or d.settings.get("tp_size") or 1
+        flag = "--tensor-parallel-size" if runner == "vllm" else "--tp-size"
+        gpus = "two GPUs" if tp == 1 else f"{2 * tp} GPUs instead of {tp}"
+        text = (f"the next tier: nothing useful fits on this GPU; {flag} {2 * tp} (the KV cache and weights "
+                f"split across {gpus}), or a quantized checkpoint (AWQ / GPTQ / FP8), or a GPU with more memory")
     else:
         text = ("the next tier: nothing useful fits; fewer layers on the GPU (-ngl, or --n-cpu-moe for MoE), a "
                 "smaller quant, or a GPU with more memory")
@@ -333,8 +343,9 @@ def _vllm_kv_v0(d: Diagnosis) -> list[Fix]:
         if new_u <= 0.98:
             out.append(Fix(summary=f"--gpu-memory-utilization {new_u:.2f} (from {u:.2f}): {_g(short)} more KV cache "
                                    f"holds {m} tokens", flags=("--gpu-memory-utilization", f"{new_u:.2f}")))
-    out.append(Fix(summary="--kv-cache-dtype fp8: twice the tokens in the same memory",
-                   flags=("--kv-cache-dtype", "fp8"), saves_bytes=int(kv / 2) if kv else None))
+    if not str(d.settings.get("kv_cache_dtype", "auto")).startswith("fp8"):  # fp8 / fp8_e5m2 / fp8_e4m3 in force
+        out.append(Fix(summary="--kv-cache-dtype fp8: twice the tokens in the same memory",
+                       flags=("--kv-cache-dtype", "fp8"), saves_bytes=int(kv / 2) if kv else None))
     return out
 
 
@@ -365,9 +376,11 @@ def _vllm_no_blocks(d: Diagnosis) -> list[Fix]:
                                "utilization x total after weights and activations",
                        flags=("--gpu-memory-utilization", f"{new_u:.2f}")))
     else:
+        # a fraction of total memory, at most 1 (vLLM's CacheConfig); the flag above the value in force or none
+        new_u = min(0.98, math.floor((u + 0.05) * 100 + 1e-6) / 100)
         out.append(Fix(summary=f"--gpu-memory-utilization higher than {u:.2f} (a fraction of TOTAL memory: the "
                                "KV cache gets what is left after weights and activations)",
-                       flags=("--gpu-memory-utilization", f"{min(0.95, u + 0.05):.2f}")))
+                       flags=("--gpu-memory-utilization", f"{new_u:.2f}") if new_u > u else ()))
     return out
 
 
@@ -645,6 +658,41 @@ def _sglang_not_enough(d: Diagnosis) -> list[Fix]:
     new = min(0.95, round(float(mfs) + 0.05, 2))
     return [Fix(summary=f"--mem-fraction-static {new} (from {mfs}): the weights need a larger static share",
                 flags=("--mem-fraction-static", str(new)))]
+
+
+def _sglang_req_slots(d: Diagnosis) -> list[Fix]:
+    """SGLang's request-to-token pool had fewer free rows than the requests admitted (mem_cache/common.py
+    alloc_req_slots). With rows to spare, a hybrid pool's Mamba states are what ran out (HybridReqToTokenPool.alloc
+    needs a row and a state per request)."""
+    n = d.numbers
+    free, want = n.get("req_pool_available"), n.get("num_reqs")
+    running = d.settings.get("max_running_requests")
+    if free is not None and want is not None and free >= want:
+        return [Fix(summary=f"{free} request rows were free for {want} requests: the hybrid (Mamba) pool's states ran "
+                            "out, not the rows; --max-mamba-cache-size higher, or --max-running-requests smaller",
+                    flags=("--max-mamba-cache-size",))]
+    new = f" {max(1, int(running) // 2)} (from {running})" if running else ""
+    return [Fix(summary=f"--max-running-requests{new}: the scheduler admitted {want or 'more'} requests with "
+                        f"{free if free is not None else 'too few'} rows of the request-to-token pool free; the pool "
+                        "has one row per running request, so the KV cache is not what ran out",
+                flags=("--max-running-requests",) + ((str(max(1, int(running) // 2)),) if running else ()))]
+
+
+def _vllm_weights(d: Diagnosis) -> list[Fix]:
+    """vLLM ran out while loading or post-processing the weights (model_loader load_model, the quantization's
+    process_weights_after_loading repacks): its own knobs, not transformers' device_map."""
+    total = d.numbers.get("total_bytes")
+    on = f" on the {_g(total)} GPU" if total else ""
+    # the sizes in force, or at least the worker ranks the log shows (Worker_PP1_TP3: PP >= 2, TP >= 4)
+    tp = d.settings.get("tensor_parallel_size") or d.settings.get("tp_ranks_seen") or 1
+    pp = d.settings.get("pipeline_parallel_size") or d.settings.get("pp_ranks_seen") or 1
+    now = f" (the log shows {pp} x {tp} workers)" if tp * pp > 1 else ""
+    return [Fix(summary=f"the weights (and the repacked copy a quantization makes after loading) do not fit{on}: "
+                        f"more GPUs{now}, --pipeline-parallel-size {2 * pp} or --tensor-parallel-size {2 * tp}",
+                flags=("--pipeline-parallel-size", str(2 * pp))),
+            Fix(summary="--cpu-offload-gb N: N GiB of each GPU's weights stay in host RAM and stream in (slower)",
+                flags=("--cpu-offload-gb",)),
+            Fix(summary="a smaller or more quantized checkpoint")]
 
 
 def _sglang_compute(d: Diagnosis) -> list[Fix]:
@@ -966,6 +1014,7 @@ _BY_SIGNATURE = {
     "sglang_profiled_negative": _sglang_not_enough,
     "sglang_no_kv_room": _sglang_not_enough,
     "sglang_input_too_long": _sglang_short_pool,
+    "sglang_req_slots": _sglang_req_slots,
     "vllm_negative_kv": _vllm_negative_kv,
     "tgi_prefill": _tgi_prefill,
     "mlx_max_buffer": _mlx_max_buffer,
@@ -987,6 +1036,7 @@ def _torch_weights(d: Diagnosis) -> list[Fix]:
 
 _BY_STAGE: dict[tuple[str | None, str], Any] = {
     ("pytorch", "weights"): _torch_weights,
+    ("vllm", "weights"): _vllm_weights,
     ("llama.cpp", "kv_cache"): _llama_kv,
     ("ollama", "kv_cache"): _llama_kv,
     ("llama.cpp", "compute"): _llama_compute,

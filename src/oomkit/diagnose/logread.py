@@ -73,6 +73,9 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("--max", r"--max[-_]model[-_]len'?,?[ =]'?([0-9]{1,20})\b", "max_model_len", "int"),
     ("--tensor", r"--tensor[-_]parallel[-_]size'?,?[ =]'?([0-9]{1,4})\b", "tensor_parallel_size", "int"),
     ("--pipeline", r"--pipeline[-_]parallel[-_]size'?,?[ =]'?([0-9]{1,4})\b", "pipeline_parallel_size", "int"),
+    # vllm/engine/arg_utils.py add_cli_args: the short forms -tp / -pp (forks such as Aphrodite keep them)
+    ("-tp", r"(?<![\w-])-tp[ =]([0-9]{1,4})\b", "tensor_parallel_size", "int"),
+    ("-pp", r"(?<![\w-])-pp[ =]([0-9]{1,4})\b", "pipeline_parallel_size", "int"),
     ("--kv", r"--kv[-_]cache[-_]dtype'?,?[ =]'?(\w{1,64})", "kv_cache_dtype", "str"),
     ("--max", r"--max[-_]num[-_]seqs'?,?[ =]'?([0-9]{1,20})\b", "max_num_seqs", "int"),
     ("--max", r"--max[-_]num[-_]batched[-_]tokens'?,?[ =]'?([0-9]{1,20})\b", "max_num_batched_tokens", "int"),
@@ -233,8 +236,13 @@ def _value(kind: str, s: str) -> Any:
     return s.strip()
 
 
+# v1/executor/multiproc_executor.py names each worker process Worker_PP{pp_rank}_TP{tp_rank} (Worker_TP{r} without
+# pipeline parallelism; DP and EP parts around them): the highest ranks a log shows bound the sizes in force from below
+WORKER = ("(Worker_", r"\(Worker_(?:[A-Z]{2}[0-9]{1,4}_)*?(?:PP([0-9]{1,4})_)?TP([0-9]{1,4})\b")
+
+
 _ALL_KEYS = tuple(dict.fromkeys([k for k, *_ in SETTINGS] + [k for k, *_ in BUFFERS] + [k for k, *_ in FIGURES]
-                                 + [DEVICE_FREE[0], DEVICE_NAME[0], VLLM_ARGS[0]]))
+                                 + [DEVICE_FREE[0], DEVICE_NAME[0], VLLM_ARGS[0], WORKER[0]]))
 _BKEYS = tuple(k.encode() for k in _ALL_KEYS)
 SETTING_HITS = 2000  # lines looked at per key in the start-up region
 
@@ -276,6 +284,12 @@ def read_log(doc: Text, lo: int, hi: int) -> tuple[dict[str, Any], dict[str, Any
             m = _rx(DEVICE_NAME[1]).search(line)
             if m:
                 buffers.setdefault("device_names", {})[f"CUDA{m.group(1)}"] = m.group(2).strip()
+        if WORKER[0] in line:
+            m = _rx(WORKER[1]).search(line)
+            if m:
+                if m.group(1):
+                    settings["pp_ranks_seen"] = max(settings.get("pp_ranks_seen", 0), int(m.group(1)) + 1)
+                settings["tp_ranks_seen"] = max(settings.get("tp_ranks_seen", 0), int(m.group(2)) + 1)
         if VLLM_ARGS[0] in line:
             m = _rx(VLLM_ARGS[1]).search(line)
             if m:

@@ -328,6 +328,20 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("--mem-fraction-static HIGHER (the pool is what is left after the weights)",
                "a smaller or quantized model", "--tp N")),
     Signature(
+        # mem_cache/common.py alloc_req_slots (schedule_batch.py before): ReqToTokenPool.alloc returned None. The
+        # pool holds one row per running request (sized from --max-running-requests), not the KV slots; a hybrid
+        # (Mamba) pool also needs a state per request, and its alloc fails when either runs out
+        "sglang_req_slots", "sglang", ("alloc_req_slots runs out of memory",),
+        r"alloc_req_slots runs out of memory", stage="kv_cache", priority=7,
+        fields=(Field("req_pool_available", r"available_size\(\)=([0-9]{1,20})", "int"),
+                Field("num_reqs", r"(?:num_reqs|len\(reqs\))=([0-9]{1,20})", "int")),
+        message="RuntimeError: alloc_req_slots runs out of memory. Please set a smaller number for "
+                "`--max-running-requests`. req_to_token_pool.available_size()={n}, num_reqs={m},",
+        versions="SGLang 2024-2026",
+        causes=("the scheduler admitted more requests than the request-to-token pool has rows (one row per running "
+                "request): the pool's rows, not the GPU's memory, ran out",),
+        fixes=("--max-running-requests smaller (the pool's rows)",)),
+    Signature(
         "sglang_no_kv_room", "sglang", ("leave no GPU memory for the KV cache",),
         r"Loaded weights leave no GPU memory for the KV cache", stage="kv_cache", priority=7,
         fields=(Field("mem_fraction_static", r"--mem-fraction-static=([0-9.]{1,24})", "float"),),
@@ -620,7 +634,7 @@ SIGNATURES: tuple[Signature, ...] = (
                                                "reported out-of-memory during startup"),
         r"(?:llama runner|llama-server) process has terminated|model runner has unexpectedly stopped|"
         r"reported out-of-memory during startup", priority=7,
-        fields=(Field("reason", r"process has terminated: ([^\"\n]{1,300})", "str"),
+        fields=(Field("reason", r"process has terminated: ([^\"`\n]{1,300})", "str"),
                 # v0.30+ llm/llama_server.go: the llama-server line that says what ran out
                 Field("reason", r"reported out-of-memory during startup: ([^\"\n]{1,300})", "str")),
         message="Error: llama runner process has terminated: {reason} / model runner has unexpectedly stopped, "
