@@ -215,3 +215,26 @@ def test_main_gpu_minus_one(tmp_path):
                 "-mg", "-1", "-c", "4096", cwd=tmp_path)
     doc = json.loads(none.stdout)
     assert doc["devices"] == [] and doc["host"]["weights_bytes"] > 18 << 30
+
+
+# ---- cards people run models on that the catalog lacked (was: "unknown GPU 'P40'", "'V100'", "'Titan RTX'") ----
+
+@pytest.mark.parametrize("text,name,gib,bandwidth", [
+    ("Tesla P40", "NVIDIA Tesla P40", 24, 346), ("P100", "NVIDIA Tesla P100 16GB", 16, 732),
+    ("V100 32GB", "NVIDIA Tesla V100 32GB", 32, 900), ("Titan RTX", "NVIDIA TITAN RTX", 24, 672),
+    ("Radeon VII", "AMD Radeon VII", 16, 1024), ("MI50 32GB", "AMD Instinct MI50 32GB", 32, 1024),
+])
+def test_older_cards_people_still_run(text, name, gib, bandwidth):
+    (d,) = devices_for_names(text)
+    assert (d.name, d.memory_bytes, d.bandwidth_gbs) == (name, gib << 30, bandwidth)
+
+
+# ---- an mlx-community name's bits: the header says the weights are quantized (was: "· bfloat16 ·") ----
+
+def test_mlx_command_with_a_quantized_name_is_labelled(tmp_path):
+    r = _run("check", "--gpu", "M4 Max 128GB", "--", "mlx_lm.server", "--model", "mlx-community/Qwen3-30B-A3B-4bit",
+             cwd=tmp_path)
+    out = r.stdout.decode()
+    assert r.returncode == 0, r.stderr.decode()
+    assert out.splitlines()[0].startswith("Qwen3 30B-A3B · mlx-affine · mlx"), out
+    assert "quantized to 4 bits, group 64" in out
