@@ -35,6 +35,8 @@ def _m(n: float | int | None) -> str:
 
 
 def causes_for(d: Diagnosis, sig: Signature) -> tuple[str, ...]:
+    if d.stage == "not_oom" and sig.stage not in (None, "not_oom"):
+        return ()  # the message's memory causes do not hold for a failure read as no shortage
     if d.stage in ("fragmentation", "other_process", "buffer_limit") and sig.engine == "pytorch":
         return ()
     if d.phase and sig.engine == "pytorch":  # the phase after the KV cache says more than PyTorch's general causes
@@ -115,6 +117,8 @@ def _fits_stage(text: str, d: Diagnosis) -> bool:
         return False  # fewer layers on the GPU put more of the model in the RAM that ran out
     if "kv-cache-dtype fp8" in text and str(d.settings.get("kv_cache_dtype", "")).startswith("fp8"):
         return False  # an fp8 KV cache is already in force
+    if "prefill-step-size" in text and any("(image input)" in c for c in d.causes):
+        return False  # an image's features, merged before any prefill step splits the prompt
     if "smaller batch" in text and d.stage == "weights":
         return False  # the weights are loaded before any batch runs
     if "other processes listed" in text:  # only where the message lists some
@@ -727,6 +731,14 @@ def _mlx_max_buffer(d: Diagnosis) -> list[Fix]:
     if not req or not mx:
         return []
     k = math.ceil(req / mx)
+    if any("(image input)" in c for c in d.causes):
+        # the image's features, not a prefill chunk: a smaller image (mlx_vlm.generate --resize-shape H W)
+        side = int(math.sqrt(mx / req) * 100) / 100
+        return [Fix(summary=f"--resize-shape H W (mlx_vlm.generate; or resize the image yourself): the buffer for "
+                            f"the image's features is {req / mx:.2f}x Metal's single-buffer limit of {_g(mx)}; it "
+                            f"grows with the image's pixels, so each side at most {side:.2f}x as long",
+                    flags=("--resize-shape",), saves_bytes=req - mx),
+                Fix(summary="fewer images in one request")]
     step = max(64, 2048 // (1 << max(0, math.ceil(math.log2(k)))))
     return [Fix(summary=f"--prefill-step-size {step}: the buffer asked for is {req / mx:.2f}x Metal's single-buffer "
                         f"limit of {_g(mx)}; it shrinks with the prefill step", flags=("--prefill-step-size", str(step)),

@@ -371,7 +371,8 @@ FRAME_STAGES: tuple[tuple[str, str], ...] = (
     ("generate", "compute"), ("forward", "compute"), ("execute_model", "compute"), ("prefill", "compute"),
     ("backward", "compute"), ("train", "compute"),
 )
-_FRAME = re.compile(r"File \"([^\"\n]{1,400})\", line [0-9]{1,20}, in (\w{1,100})")
+# (faulthandler's dump after "Fatal Python error" leaves out the comma: 'File "x.py", line 81 in name')
+_FRAME = re.compile(r"File \"([^\"\n]{1,400})\", line [0-9]{1,20},? in (\w{1,100})")
 
 
 def frames(region: str) -> list[str]:

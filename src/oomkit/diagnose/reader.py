@@ -131,6 +131,13 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
         # ggml-vulkan refuses a buffer over the device's maxBufferSize before allocating: free memory does not help
         why = [*why, "the Vulkan driver refuses one buffer this large (over its maxBufferSize): the compute buffer "
                      "itself must shrink; more free memory does not help"]
+    if engine == "mlx" and stage == "buffer_limit":
+        # mlx-vlm merging an image's features into the prompt (qwen2_vl _merge_input_ids_with_image_features,
+        # get_input_embeddings): the buffer scales with the image's tokens, before any prefill step splits the prompt
+        vision = next((n for n in frames(around) if re.search(r"image|vision|pixel", n)), None)
+        if vision:
+            why = [*why, f"the traceback runs through `{vision}` (image input): the buffer holds the image's "
+                         "features, which grow with its resolution"]
     phase = _phase(doc, anchor, incident, around, host or engine)
     if phase and stage == "compute":
         why = [*why, *_post_kv_cause(phase, host or engine, buffers)]
@@ -238,6 +245,14 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
     sig = anchor.sig
     if sig.id == "sglang_input_too_long":
         return _sglang_limit(numbers, settings or {}, buffers or {})
+    req = numbers.get("requested_bytes")
+    if isinstance(req, int) and req >= 1 << 63:
+        # the allocators print the size as size_t (MLX backend/metal/allocator.cpp MetalAllocator::malloc(size_t),
+        # ggml's size_t buffers): at or above 2^63 it is a negative size wrapped around, no real request
+        return "not_oom", "high", [f"the size asked, {req:,} bytes, is 2^64 - {(1 << 64) - req:,}: a negative size "
+                                   "printed unsigned, an integer overflow in the program (a tensor of 2^31 or more "
+                                   "elements, a size computed in 32 bits), not a memory shortage; no memory "
+                                   "setting helps: split the work into smaller tensors, or a release with the fix"]
     near = [e for e in incident if e is not anchor and e.line.no <= anchor.line.no + STAGE_WINDOW]
     # a context line right after names the stage (llama.cpp), and outranks the allocation line's own guess
     if sig.role == "stage" and str(anchor.numbers.get("buffer", "")).startswith("CPU"):

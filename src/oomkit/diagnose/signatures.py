@@ -698,8 +698,8 @@ SIGNATURES: tuple[Signature, ...] = (
                 Field("max_buffer_bytes", r"buffer size of ([0-9]{1,20}) bytes", "bytes")),
         message="[metal::malloc] Attempting to allocate {size} bytes which is greater than the maximum allowed "
                 "buffer size of {maxBufferLength} bytes.",
-        causes=("one buffer (the attention matrix of a long prefill step) is over Metal's maxBufferLength, however "
-                "much memory is free",),
+        causes=("one buffer (the attention matrix of a long prefill step, or an image's features) is over Metal's "
+                "maxBufferLength, however much memory is free",),
         fixes=("--prefill-step-size smaller", "--max-kv-size (rotating cache)", "--kv-bits 8 or 4")),
     Signature(
         "mlx_resource_limit", "mlx", ("[metal::malloc] Resource limit",), r"Resource limit \([0-9]{1,20}\) exceeded",
