@@ -67,25 +67,81 @@ def metal_device(devices: tuple[Device, ...], s: MlxSettings) -> Metal:
 # The working set of one forward (modelled, not measured)
 
 
+# mlx/backend/metal/scaled_dot_product_attention.cpp has_fused_kernel / use_fallback (mlx 0.32): a query of more
+# than 8 tokens runs the fused full-attention kernel only for equal query/value head dims of 64, 72, 80, 96, 128,
+# 192 or 256, and use_fallback prefers the unfused path for 192 and 256 ("Unfused path is faster for following
+# shapes"): the fused prefill kernels are these head dims.
+FUSED_PREFILL_HEAD_DIMS = (64, 72, 80, 96, 128)
+
+
+def _scores_materialized(a, quantized: bool) -> bool:
+    """Whether a prefill chunk's attention holds the B x H x S x L scores: the unfused SDPA (mlx fast.cpp
+    scaled_dot_product_attention's fallback: matmul(q, k^T), where(mask, ...), softmax, matmul), mlx-lm's
+    quantized_scaled_dot_product_attention (models/base.py: quantized_matmul scores, where, softmax) for a
+    QuantizedKVCache, and MLA (models/deepseek_v3.py DeepseekV3Attention: the pe_scores it builds and masks with
+    mx.where, passed to the SDPA as its mask; before mlx-lm 0.30.6 the decompressed 192/128 heads took the unfused
+    path)."""
+    if quantized or a.kv_lora_rank:
+        return True
+    return a.head_dim_k != a.head_dim_v or a.head_dim_k not in FUSED_PREFILL_HEAD_DIMS
+
+
+def _scores_tokens(chunks: list[int], window: int | None, quantized_from: int | None) -> tuple[int, int]:
+    """The largest S x L (query x key tokens) over the prompt chunks, for the plain and the quantized path: L is the
+    cache's keys after the chunk's update (cache.py KVCache: every token so far; RotatingKVCache._update_concat:
+    min(offset, max_size - 1) + S). A chunk runs on the quantized cache when maybe_quantize_kv_cache converted it
+    after an earlier call (offset >= quantized_kv_start)."""
+    plain = quant = 0
+    offset = 0
+    for S in chunks:
+        keys = (min(offset, window - 1) if window else offset) + S
+        if S > 8 or quantized_from is not None:
+            if quantized_from is not None and offset and offset >= quantized_from:
+                quant = max(quant, S * keys)
+            elif S > 8:
+                plain = max(plain, S * keys)
+        offset += S
+    return plain, quant
+
+
 def compute_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[LayerCache]) -> int:
-    """A prefill chunk of S tokens holds two hidden rows plus the larger of attention (Q, K, V, output;
-    mx.fast.scaled_dot_product_attention materialises no T x T scores) and the MLP (gate, up and their product);
-    plus the largest cache buffer's growth (old and new alive during mx.concatenate); the logits of the last token
-    only (generate_step takes logits[:, -1, :])."""
-    S = max(r.updates[: len(r.updates) - r.max_tokens])  # the largest prompt chunk
+    """A prefill chunk of S tokens holds two hidden rows plus the larger of attention (Q, K, V, output) and the MLP
+    (gate, up and their product); where the chunk's attention materialises its scores (_scores_materialized) two
+    B x H x S x L arrays of the dtype are alive at once (the scores and their masked copy / softmax); plus the largest
+    cache buffer's growth (old and new alive during mx.concatenate); the logits of the last token only
+    (generate_step takes logits[:, -1, :])."""
+    chunks = list(r.updates[: len(r.updates) - r.max_tokens])
+    S = max(chunks)  # the largest prompt chunk
     B, dt = s.batch, r.dtype_bytes
     resid = B * S * spec.n_embd * dt
+    by_index = {c.index: c for c in caches}
     work = 0
+    score_memo: dict[tuple, tuple[int, int]] = {}
     for layer in spec.trunk_layers:
         a = layer.attention
         attn = 0
         if a is not None:
             attn = B * S * (a.n_heads * (a.head_dim_k + a.head_dim_v) + a.n_kv_heads * (a.head_dim_k + a.head_dim_v)) * dt
+            c = by_index.get(layer.index)
+            if c is not None and c.cls != "none":
+                window = c.tokens if c.cls == "RotatingKVCache" else None
+                qfrom = s.quantized_kv_start if c.cls == "QuantizedKVCache" else None
+                key = (window, qfrom)
+                if key not in score_memo:
+                    score_memo[key] = _scores_tokens(chunks, window, qfrom)
+                plain, quant = score_memo[key]
+                st = max(plain if _scores_materialized(a, False) else 0, quant)
+                attn += 2 * B * a.n_heads * st * dt
         f = layer.ffn
         mlp = 3 * B * S * (f.n_ff_expert * f.n_experts_used + f.n_ff_shared if f.is_moe else f.n_ff) * dt
         work = max(work, 2 * resid + max(attn, mlp))
     grow = max((c.transient for c in caches), default=0)
     logits = B * spec.n_vocab * (dt + 4)
+    if r.logits_tokens > 1:
+        # before mlx-lm 0.27.0 the last prompt call's lm_head ran on all of its tokens: B x T x vocab logits of the
+        # dtype, beside the hidden rows, before generate_step's _step keeps logits[:, -1, :] (settings.ERAS)
+        T = r.logits_tokens
+        work = max(work, B * T * (spec.n_embd + spec.n_vocab) * dt)
     return work + grow + logits
 
 

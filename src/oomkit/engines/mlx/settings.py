@@ -10,8 +10,23 @@ from ...errors import OomkitError, SettingsError
 from ...flags import INT32_MAX, Limit
 from ...model.spec import ModelSpec
 from ...quant.dtypes import FLOAT_BYTES, unquantized_dtype
+from ..versions import Eras, Version, parse_release
 
 NEWEST = "0.32.0"  # mlx-lm
+
+# Release boundaries (the first mlx-lm release with the new rule), read in ml-explore/mlx-lm's history.
+ERAS = Eras({
+    # generate.py generate_step, PR #406 (24fefe3d, "only apply lm_head to the last token", first in v0.27.0): the
+    # prompt runs in chunks while more than one token is left and the last token alone goes through _step. Before,
+    # chunks of prefill_step_size ran while more than prefill_step_size tokens were left, and _step took the rest
+    # (1 to prefill_step_size tokens), whose model call computes the logits of every one of them
+    "lm_head_last": (0, 27, 0),
+})
+
+
+def parse_version(version: str | None) -> Version:
+    """"0.26.4", "v0.31.3" -> (major, minor, patch); None, "newest", "latest" -> NEWEST."""
+    return parse_release(version, NEWEST, "mlx-lm", "a release such as 0.31.3")
 
 # generate.py: DEFAULT_MAX_TOKENS (mlx_lm.generate --max-tokens), DEFAULT_QUANTIZED_KV_START
 GENERATE_MAX_TOKENS = 100
@@ -92,6 +107,7 @@ class Resolved:
     dtype_bytes: int
     updates: tuple[int, ...]
     labels: tuple[str, ...] = ()
+    logits_tokens: int = 1  # prompt tokens whose logits the last prompt call computes (before 0.27: all of its own)
 
 
 def checkpoint_dtype(spec: ModelSpec) -> str:
@@ -99,13 +115,15 @@ def checkpoint_dtype(spec: ModelSpec) -> str:
                              accept=NORM_DTYPES)
 
 
-def updates_for(prompt: int, max_tokens: int, prefill_step: int) -> list[int]:
+def updates_for(prompt: int, max_tokens: int, prefill_step: int, lm_head_last: bool = True) -> list[int]:
     """Token counts of each model call generate_step makes (generate.py generate_step): the prompt in chunks of
     prefill_step_size while more than one token is left, the rest in the first _step, then max_tokens calls of one
-    token each (the loop computes one token ahead, so the cache ends with prompt + max_tokens tokens)."""
+    token each (the loop computes one token ahead, so the cache ends with prompt + max_tokens tokens).
+    lm_head_last False (mlx-lm before 0.27.0, ERAS): whole chunks while more than prefill_step_size tokens are left,
+    the rest (up to prefill_step_size tokens) in the first _step."""
     out = []
     done = 0
-    while prompt - done > 1:
+    while prompt - done > (1 if lm_head_last else prefill_step):
         n = min(prefill_step, prompt - done - 1)
         out.append(n)
         done += n
@@ -159,6 +177,8 @@ def resolve(spec: ModelSpec, s: MlxSettings) -> Resolved:
                             f"generated tokens is {calls:,} model calls; oomkit steps through at most {MAX_CALLS:,} "
                             "(raise --prefill-step-size or lower --max-tokens)")
     dtype = checkpoint_dtype(spec)
+    lm_head_last = ERAS.reached(parse_version(s.engine_version), "lm_head_last")
+    updates = tuple(updates_for(prompt, max_tokens, s.prefill_step_size, lm_head_last))
     return Resolved(prompt=prompt, max_tokens=max_tokens, total=prompt + max_tokens, dtype=dtype,
-                    dtype_bytes=FLOAT_BYTES[dtype],
-                    updates=tuple(updates_for(prompt, max_tokens, s.prefill_step_size)), labels=tuple(labels))
+                    dtype_bytes=FLOAT_BYTES[dtype], updates=updates, labels=tuple(labels),
+                    logits_tokens=1 if lm_head_last else updates[len(updates) - max_tokens - 1])
