@@ -80,3 +80,79 @@ VLLM_KV_PER_TOKEN = {name: KV_PER_TOKEN[name] for name in (
 def test_vllm_kv_per_token_matches_the_architecture(name, expected):
     r = estimate(name, engine="vllm", max_model_len=32768).to_dict()
     assert r["kv_bytes_per_token"] == expected
+
+
+# --- 2026 models whose GGUF metadata a public llama.cpp log prints whole (HilbertraumAI/HilbertRaum's b9849 arch
+# sweep on an RTX 3090; the URLs are in tools/catalog_rows.py). Each log gives the shapes the entry holds, the file's
+# tensor count (an untied output.weight is one tensor more), print_info's "model params" (the GGUF's tensors: the
+# decoder without the MTP layer the converter drops) and the KV buffer of -c 8192.
+
+HILBERTRAUM_NAMES = {
+    "Qwen/Qwen3.5-9B": "qwen3.5-9b",
+    "unsloth/Qwen3.5-9B-GGUF": "qwen3.5-9b",
+    "qwen3.5:9b": "qwen3.5-9b",
+    "Qwen/Qwen3.5-4B": "qwen3.5-4b",
+    "unsloth/Qwen3.5-4B-GGUF": "qwen3.5-4b",
+    "qwen3.5:4b": "qwen3.5-4b",
+    "Qwen/Qwen3.5-2B": "qwen3.5-2b",
+    "unsloth/Qwen3.5-2B-GGUF": "qwen3.5-2b",
+    "qwen3.5:2b": "qwen3.5-2b",
+    "ibm-granite/granite-4.1-8b": "granite-4.1-8b",
+    "ibm-granite/granite-4.1-8b-GGUF": "granite-4.1-8b",
+    "mistralai/Ministral-3-8B-Instruct-2512": "ministral-3-8b-instruct-2512",
+    "unsloth/Ministral-3-8B-Instruct-2512-GGUF": "ministral-3-8b-instruct-2512",
+    "bartowski/mistralai_Ministral-3-8B-Instruct-2512-GGUF": "ministral-3-8b-instruct-2512",
+    "ministral-3:8b": "ministral-3-8b-instruct-2512",
+}
+
+
+@pytest.mark.parametrize("name,slug", sorted(HILBERTRAUM_NAMES.items()))
+def test_hilbertraum_sweep_names_resolve_offline(name, slug):
+    assert catalog.resolve_slug(name) == slug
+
+
+# slug -> (print_info "model params", the GGUF's tensor count, llama_kv_cache size at -c 8192 in MiB)
+HILBERTRAUM_GGUF = {
+    "qwen3.5-9b": ("8.95", 427, 256.00),
+    "qwen3.5-4b": ("4.21", 426, 256.00),
+    "qwen3.5-2b": ("1.88", 320, 96.00),
+    "granite-4.1-8b": ("8.79", 363, 1280.00),
+    "ministral-3-8b-instruct-2512": ("8.49", 309, 1088.00),
+}
+
+
+def _gguf_decoder(slug: str):
+    import copy
+
+    from oomkit.model.hf_config import spec_from_config
+
+    cfg = copy.deepcopy(catalog.lookup(slug).config)
+    cfg.get("text_config", cfg)["mtp_num_hidden_layers"] = 0  # convert_hf_to_gguf.py leaves the MTP block out
+    return spec_from_config(cfg, name=slug, weight_format="bf16")
+
+
+@pytest.mark.parametrize("slug", sorted(HILBERTRAUM_GGUF))
+def test_hilbertraum_sweep_decoders_match_the_printed_gguf(slug):
+    printed, n_tensors, _ = HILBERTRAUM_GGUF[slug]
+    spec = _gguf_decoder(slug)
+    assert f"{spec.params_total / 1e9:.2f}" == printed
+    assert len(spec.weights.tensors) == n_tensors
+
+
+@pytest.mark.parametrize("slug", sorted(HILBERTRAUM_GGUF))
+def test_hilbertraum_sweep_kv_at_8192(slug):
+    *_, kv_mib = HILBERTRAUM_GGUF[slug]
+    r = estimate(slug, engine="llama.cpp", n_ctx=8192).to_dict()
+    assert r["kv_bytes_per_token"] * 8192 == kv_mib * 2**20
+
+
+def test_qwen35_9b_total_is_ollamas_parameter_count():
+    """Ollama's qwen3.5:9b GGUF holds the decoder, the MTP layer and the vision tower in one file; the
+    general.parameter_count its llama.cpp log prints (ollama/ollama#16685) is 9,653,104,368, this entry's count to
+    the parameter: the decoder shapes of the llama.cpp log, one MTP layer, the qwen3_vit_416m tower."""
+    from oomkit.model.hf_config import spec_from_config
+    from oomkit.model.towers import vision_tower
+
+    e = catalog.lookup("qwen3.5-9b")
+    decoder = spec_from_config(e.config, name=e.name, weight_format="bf16").params_total
+    assert decoder + vision_tower(e.config).params == e.params_published == 9_653_104_368

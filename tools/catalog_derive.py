@@ -47,6 +47,7 @@ class Row:
     family: str = ""
     params: int | None = None  # a published total, with params_source
     params_source: str = ""
+    source: str = ""  # an assembled entry's sources where they are not the model card (e.g. a llama.cpp log)
 
 
 def _text_config(cfg: dict) -> dict:
@@ -128,6 +129,9 @@ def _assembled(row: Row, family_of: dict) -> dict:
     """An entry whose config was assembled from the model card's architecture table: no sibling to derive from."""
     if row.params is not None:
         params, psrc, decoder = row.params, row.params_source, None
+        total, dec = _count(row.config, row.hf_id)
+        if total != dec:  # a VLM's published total: its decoder's count kept beside it, as a derived one has
+            decoder = dec
     else:
         params, decoder = _count(row.config, row.hf_id)
         psrc = ("computed from this config (decoder tensors as model/tensors.py lists them, plus any vision tower); "
@@ -142,8 +146,9 @@ def _assembled(row: Row, family_of: dict) -> dict:
         "params_published": params,
         **({"params_decoder": decoder} if decoder else {}),
         "params_source": psrc,
-        "source": "derived, not read from a verbatim copy of this repo's config.json: assembled from the model "
-                  "card's architecture figures and the family's published config conventions (see notes)",
+        "source": "derived, not read from a verbatim copy of this repo's config.json: "
+                  + (row.source or "assembled from the model card's architecture figures and the family's published "
+                                   "config conventions (see notes)"),
         "verified": False,
         "notes": row.why,
     }

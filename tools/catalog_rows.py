@@ -1011,3 +1011,117 @@ ROWS += [
                 "conv_kernel": 4, "tie_word_embeddings": False, "torch_dtype": "bfloat16"},
         family="nemotron", name="NVIDIA Nemotron Nano 9B v2"),
 ]
+
+# ---- 2026 releases whose shapes a public llama.cpp log prints (every GGUF metadata key the entry needs) ------------
+_HR = "https://github.com/HilbertraumAI/HilbertRaum/blob/{}/eval/results/hardware/i9-9900x-rtx-3090-24gb-128gb/{}"
+_HR_QWEN35_9B = _HR.format("175efe3f7cfad8c55e8e7a2b371e58b61fb0b9f4", "issue399-arch-sweep-qwen3.5-9b-ud-q4kxl.stderr.log")
+_HR_QWEN35_4B = _HR.format("175efe3f7cfad8c55e8e7a2b371e58b61fb0b9f4", "issue399-arch-sweep-qwen3.5-4b-ud-q4kxl.stderr.log")
+_HR_QWEN35_2B = _HR.format("9c72f774e5a633b1db2000d25c98fee1dd705517", "issue399-arch-sweep-qwen3.5-2b-ud-q4kxl.stderr.log")
+_HR_GRANITE41_8B = _HR.format("3ea1d3a12eae631d10bf385c8e9edfacfc80cf6e",
+                              "issue446-arch-sweep-granite-4.1-8b-q4.stderr.log")
+_HR_MINISTRAL3_8B = _HR.format("a47bc62da409587ff0b49f5ef3611b45754277b5",
+                               "issue399-arch-sweep-ministral3-8b-instruct-2512-q4.stderr.log")
+_TIMM_QWEN3_VIT = ("huggingface/pytorch-image-models#2765 (qwen3_vit: the Qwen3.5 vision towers, patch 16, a learned "
+                   "48x48 position grid, 2x2 merger)")
+
+
+def _qwen35_small(size: str, log: str, hidden: int, layers: int, heads: int, kv: int, ff: int, v_heads: int,
+                  tied: bool, tower: tuple[int, int, int], **kw) -> Row:
+    """A dense Qwen3.5: the decoder as the unsloth GGUF's metadata prints it in a llama.cpp log (block_count,
+    embedding_length, feed_forward_length, head_count(_kv), key_length 256, ssm.* = linear_* (conv_kernel 4,
+    state_size 128 = the linear head dims, group_count 16 = linear key heads, time_step_rank = linear value heads),
+    full_attention_interval 4, rope.dimension_count 64 of 256 = partial_rotary_factor 0.25, freq_base 1e7,
+    dimension_sections [11, 11, 10], 248,320 tokens, context 262,144); tied embeddings read from the tensor count
+    (an output.weight is one tensor more); the vision tower of the qwen3_vit table; one MTP layer."""
+    vh, vdepth, vff = tower
+    text = {"attention_bias": False, "attn_output_gate": True, "dtype": "bfloat16", "full_attention_interval": 4,
+            "head_dim": 256, "hidden_act": "silu", "hidden_size": hidden, "intermediate_size": ff,
+            "layer_types": ["full_attention" if (i + 1) % 4 == 0 else "linear_attention" for i in range(layers)],
+            "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+            "linear_num_value_heads": v_heads, "linear_value_head_dim": 128, "mamba_ssm_dtype": "float32",
+            "max_position_embeddings": 262144, "mlp_only_layers": [], "model_type": "qwen3_5_text",
+            "mtp_num_hidden_layers": 1, "mtp_use_dedicated_embeddings": False, "num_attention_heads": heads,
+            "num_hidden_layers": layers, "num_key_value_heads": kv, "rms_norm_eps": 1e-06,
+            "rope_parameters": {"mrope_interleaved": True, "mrope_section": [11, 11, 10], "rope_type": "default",
+                                "rope_theta": 10000000, "partial_rotary_factor": 0.25},
+            "tie_word_embeddings": tied, "vocab_size": 248320}
+    vision = {"deepstack_visual_indexes": [], "depth": vdepth, "hidden_act": "gelu_pytorch_tanh", "hidden_size": vh,
+              "in_channels": 3, "intermediate_size": vff, "model_type": "qwen3_5", "num_heads": 16,
+              "num_position_embeddings": 2304, "out_hidden_size": hidden, "patch_size": 16, "spatial_merge_size": 2,
+              "temporal_patch_size": 2}
+    return Row(f"qwen3.5-{size.lower()}", "qwen3.5-0.8b", f"Qwen/Qwen3.5-{size}", kw.pop("why"),
+               (f"qwen3.5:{size.lower()}",),
+               config={"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
+                       "text_config": text, "tie_word_embeddings": tied, "vision_config": vision},
+               family="qwen", name=f"Qwen3.5 {size}",
+               source=f"the decoder's shapes from the complete GGUF metadata a llama.cpp b9849 log prints ({log}); "
+                      f"the vision tower from {_TIMM_QWEN3_VIT}; see notes", **kw)
+
+
+ROWS += [
+    _qwen35_small(
+        "9B", _HR_QWEN35_9B, 4096, 32, 16, 4, 12288, 32, False, (1152, 27, 4304),
+        why="Qwen3.5 9B (dense, vision-language). Decoder from the unsloth Qwen3.5-9B-GGUF metadata a llama-server "
+            "b9849 log prints (HilbertraumAI/HilbertRaum arch sweep): qwen35.block_count 32, embedding_length 4096, "
+            "feed_forward_length 12288, head_count 16, head_count_kv 4, key/value_length 256, ssm.conv_kernel 4, "
+            "ssm.state_size 128, ssm.group_count 16, ssm.time_step_rank 32 (ssm.inner_size 4096 = 32 x 128), "
+            "full_attention_interval 4, rope.dimension_count 64, freq_base 1e7, tokenizer 248,320 tokens, context "
+            "262,144; 427 tensors (an untied output.weight: 426 when tied), print_info 'model params = 8.95 B'. Vision "
+            "tower: qwen3_vit_416m (1152 wide, 27 blocks, 16 heads, MLP 4304; .qwen3_5_9b) of "
+            + _TIMM_QWEN3_VIT + ". One MTP layer (the converter drops it from the GGUF). Checked exactly: decoder + "
+            "MTP 9,197,093,888 + tower 456,010,480 = 9,653,104,368, the general.parameter_count Ollama's qwen3.5:9b "
+            "GGUF (decoder, MTP block and tower in one file) carries (ollama/ollama#16685).",
+        params=9653104368,
+        params_source="general.parameter_count = 9653104368 of Ollama's qwen3.5:9b GGUF, as its llama.cpp log prints "
+                      "it (https://github.com/ollama/ollama/issues/16685): decoder + MTP layer + vision tower; equal "
+                      "to the count of this config"),
+    _qwen35_small(
+        "4B", _HR_QWEN35_4B, 2560, 32, 16, 4, 9216, 32, True, (1024, 24, 4096),
+        why="Qwen3.5 4B (dense, vision-language). Decoder from the unsloth Qwen3.5-4B-GGUF metadata a llama-server "
+            "b9849 log prints (HilbertraumAI/HilbertRaum arch sweep): qwen35.block_count 32, embedding_length 2560, "
+            "feed_forward_length 9216, head_count 16, head_count_kv 4, key/value_length 256, ssm.conv_kernel 4, "
+            "ssm.state_size 128, ssm.group_count 16, ssm.time_step_rank 32 (ssm.inner_size 4096), "
+            "full_attention_interval 4, rope.dimension_count 64, freq_base 1e7, 248,320 tokens, context 262,144; "
+            "426 tensors (tied embeddings: no output.weight; the 9B's untied file has 427), print_info 'model params "
+            "= 4.21 B' (this decoder without MTP: 4,205,751,296). Vision tower: qwen3_vit_306m (1024 wide, 24 blocks, "
+            "16 heads, MLP 4096; .qwen3_5_4b) of " + _TIMM_QWEN3_VIT + ". One MTP layer: as every Qwen3.5 config "
+            "read (0.8B, 27B, 35B-A3B, 122B-A10B, 397B-A17B, and the 9B by its exact count); no published total "
+            "of this checkpoint was read."),
+    _qwen35_small(
+        "2B", _HR_QWEN35_2B, 2048, 24, 8, 2, 6144, 16, True, (1024, 24, 4096),
+        why="Qwen3.5 2B (dense, vision-language). Decoder from the unsloth Qwen3.5-2B-GGUF metadata a llama-server "
+            "b9849 log prints (HilbertraumAI/HilbertRaum arch sweep): qwen35.block_count 24, embedding_length 2048, "
+            "feed_forward_length 6144, head_count 8, head_count_kv 2, key/value_length 256, ssm.conv_kernel 4, "
+            "ssm.state_size 128, ssm.group_count 16, ssm.time_step_rank 16 (ssm.inner_size 2048), "
+            "full_attention_interval 4, rope.dimension_count 64, freq_base 1e7, 248,320 tokens, context 262,144; "
+            "320 tensors (tied embeddings), print_info 'model params = 1.88 B' (this decoder without MTP: "
+            "1,881,825,088). The model card (Qwen/Qwen3.5-2B README as a public transcript quotes it) agrees: 24 "
+            "layers, hidden 2048, 6 x (3 Gated DeltaNet + 1 Gated Attention), 16 V / 16 QK linear heads of 128, 8 Q / "
+            "2 KV heads of 256, RoPE dimension 64, FFN 6144, 248,320 tokens tied, MTP trained, 262,144 context. "
+            "Vision tower: qwen3_vit_306m (1024 wide, 24 blocks, 16 heads, MLP 4096; .qwen3_5_2b) of "
+            + _TIMM_QWEN3_VIT + ". One MTP layer: as every Qwen3.5 config read; no published total of this "
+            "checkpoint was read."),
+    Row("granite-4.1-8b", "granite-3.3-8b-instruct", "ibm-granite/granite-4.1-8b",
+        "Granite 4.1 8B: a dense granite decoder (GraniteForCausalLM; no Mamba layers, unlike the Granite 4.0 H "
+        "models). Every shape from the GGUF metadata a llama-server b9849 log prints (" + _HR_GRANITE41_8B + "): "
+        "granite.block_count 40, embedding_length 4096, feed_forward_length 12800, head_count 32, head_count_kv 8, "
+        "rope.dimension_count 128, freq_base 1e7, vocab_size 100,352, context_length 131,072 (the scales: embedding "
+        "12, residual 0.22, attention 0.0078125, logit 16); 363 tensors = 40 x 9 + token_embd + output_norm + an "
+        "untied output.weight; print_info 'model params = 8.79 B' (this config: 8,791,592,960). The same "
+        "architecture as Granite 3.3 8B but for the vocabulary and the untied output.",
+        ("ibm-granite/granite-4.1-8b-gguf",),
+        text={"vocab_size": 100352, "tie_word_embeddings": False}, name="Granite 4.1 8B"),
+    Row("ministral-3-8b-instruct-2512", "ministral-3-3b-instruct-2512", "mistralai/Ministral-3-8B-Instruct-2512",
+        "Ministral 3 8B Instruct 2512: the decoder as the GGUF's metadata prints it in a llama-server b9849 log ("
+        + _HR_MINISTRAL3_8B + "): mistral3.block_count 34, embedding_length 4096, feed_forward_length 14336, "
+        "head_count 32, head_count_kv 8, key/value_length 128, vocab_size 131,072, context_length 262,144, rope "
+        "freq_base 1e6 with YaRN factor 16 over 16,384, beta_fast 32, beta_slow 1, attention.temperature_scale 0.1 "
+        "(llama_4_scaling_beta); 309 tensors = 34 x 9 + token_embd + output_norm + an untied output.weight; "
+        "print_info 'model params = 8.49 B' (this config: 8,489,553,920). Text-only: the checkpoint's Pixtral "
+        "vision encoder is not in the GGUF and its shape was not read, so it is not counted (vLLM / SGLang load it "
+        "with the HF repo).",
+        ("ministral-3:8b", "mistralai/ministral-3-8b-base-2512"),
+        flat=True, top={"architectures": ["Ministral3ForCausalLM"]},
+        text={"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 34, "tie_word_embeddings": False},
+        name="Ministral 3 8B Instruct 2512"),
+]
