@@ -471,6 +471,8 @@ def _vllm_post_kv(d: Diagnosis, predict: bool = True) -> list[Fix]:
     fits (engines/vllm/layout.py _post_kv_fixes: --max-num-seqs halved, --gpu-memory-utilization in 0.01 steps,
     --enforce-eager when the capture runs out). Else the changes the log's own numbers give."""
     out: list[Fix] = []
+    if d.phase == "sampling":  # at serving time: the batch's sampling tensors, not a start-up phase
+        return _vllm_sampling(d) + _alloc_fix(d)
     if predict:
         from .predict import post_kv_estimate  # lazy: the catalog and engines only when a log names a model
 
@@ -504,6 +506,28 @@ def _vllm_post_kv(d: Diagnosis, predict: bool = True) -> list[Fix]:
     if not nums:
         nums = _vllm_sampler(d) if d.phase == "sampler warm-up" else _vllm_compute(d)
     return out + nums + _alloc_fix(d)
+
+
+def _vllm_sampling(d: Diagnosis) -> list[Fix]:
+    """vLLM ran out in its sampler while serving (v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p sorts the
+    logits, batch x vocabulary in float32, and keeps the indices): fewer requests in a batch, or a smaller KV cache
+    leaving the room. No CUDA-graph advice: the sampler runs outside the captured graphs."""
+    n = d.numbers
+    req, free = n.get("requested_bytes"), n.get("free_bytes")
+    total, u = _vllm_total(d), _vllm_util(d)
+    seqs = d.settings.get("max_num_seqs")
+    new = max(1, int(seqs) // 2) if seqs else 128
+    frm = f" (from {seqs})" if seqs else " (the default is 256; 1024 on V1 GPUs of 70 GiB and more)"
+    out = [Fix(summary=f"--max-num-seqs {new}{frm}: the sampler's tensors are one row of the vocabulary per running "
+                       "request", flags=("--max-num-seqs", str(new)))]
+    if req is not None and free is not None and total and req > free:
+        step = max(0.01, math.ceil((req - free) / total * 100) / 100)
+        new_u = round(u - step, 2)
+        if new_u >= 0.3:
+            out.append(Fix(summary=f"--gpu-memory-utilization {new_u:.2f} (from {u:.2f}): a KV cache "
+                                   f"{_g(step * total)} smaller leaves the sampler the {_m(req - free)} it lacked",
+                           flags=("--gpu-memory-utilization", f"{new_u:.2f}"), saves_bytes=int(step * total)))
+    return out
 
 
 def _vllm_post_kv_numbers(d: Diagnosis) -> list[Fix]:
@@ -898,7 +922,8 @@ def _llama_weights(d: Diagnosis) -> list[Fix]:
     gpu_weights = sum(v for k, v in models.items() if not k.startswith("CPU"))
     req = d.numbers.get("requested_bytes")
     if runner == "ollama":
-        return [Fix(summary="num_gpu lower (PARAMETER num_gpu N in a Modelfile, or the request's options): fewer "
+        return [*_ollama_fits(d),
+                Fix(summary="num_gpu lower (PARAMETER num_gpu N in a Modelfile, or the request's options): fewer "
                             "layers on the GPU")]
     if ngl and gpu_weights and req:
         per_layer = gpu_weights / ngl
@@ -910,6 +935,22 @@ def _llama_weights(d: Diagnosis) -> list[Fix]:
         return [Fix(summary=f"-ngl lower than {ngl} (or --fit on)", flags=("-ngl", str(max(0, int(ngl) * 3 // 4))))]
     del total
     return []
+
+
+def _ollama_fits(d: Diagnosis) -> list[Fix]:
+    """Ollama's own layout (the scheduler's "offload" line: memory.required.full against memory.available, the free
+    memory it measured) had every layer fitting, yet a buffer could not be allocated: not the model's size, but
+    memory taken after Ollama measured it, or a driver fault."""
+    b = d.buffers
+    full, avail = b.get("ollama_required_full_bytes"), b.get("ollama_available_bytes")
+    layers, offload = d.settings.get("ollama_layers_model"), d.settings.get("ollama_layers_offload")
+    if not full or not avail or full > avail or (layers and offload is not None and offload < layers):
+        return []
+    tool = "rocm-smi --showmeminfo vram" if d.backend == "ROCm" else "nvidia-smi"
+    return [Fix(summary=f"Ollama's own layout fits ({_g(full)} of the {_g(avail)} it measured free, all layers on "
+                        f"the GPU): the allocation failed for another reason than the model's size; memory taken "
+                        f"since (another process: `{tool}`) or a driver fault (restart Ollama, check the driver / "
+                        "runtime version)", command=tool)]
 
 
 def _ollama_estimate(d: Diagnosis) -> list[Fix]:

@@ -369,6 +369,9 @@ def _phase(doc: Text, anchor: Event, incident: list[Event], around: str, runner:
     for key, phase in _PHASE_FRAMES:
         if any(key in n for n in names):
             return phase
+    # the traceback in vLLM's sampler (v1/sample/: the top-k/top-p sort, logprobs over the batch's logits; V0
+    # model_executor/layers/sampler.py) outside the warm-up: sampling while serving, its tensors one row per request
+    serving = "sampling" if runner == "vllm" and ("/v1/sample/" in around or "layers/sampler.py" in around) else None
     before = doc.slice(anchor.line.start - 400_000, anchor.line.start)
     best, at = None, -1
     for key, phase in _PHASE_MARKERS:
@@ -376,15 +379,15 @@ def _phase(doc: Text, anchor: Event, incident: list[Event], around: str, runner:
         if p > at:
             best, at = phase, p
     if best is None:
-        return None
+        return serving
     # (Ray folds and reorders the workers' lines: only a new start-up's first step puts the marker in the past)
     later = max(before.rfind(k) for k in ("Starting to load model", "Load weight begin",
                                             "Loading safetensors checkpoint shards"))
     if later > at:  # a later start-up step: the marker belongs to an earlier start-up
-        return None
+        return serving
     # the server came up after it: the failure is at serving time, not in a start-up phase
     if any(before.rfind(k) > at for k in _SERVING):
-        return None
+        return serving
     if best == "sampler warm-up" and runner != "vllm":
         return None
     return best
@@ -399,6 +402,9 @@ def _post_kv_cause(phase: str, runner: str | None, buffers: dict[str, Any]) -> l
     if kv is not None and kv > 0 or tokens:
         parts = [f"{kv / GiB:.2f} GiB" if kv else None, f"{tokens:,} tokens" if tokens else None]
         had = " (" + ", ".join(p for p in parts if p) + ")"
+    if phase == "sampling":  # at serving time, not a start-up phase
+        return [f"{who} ran out sampling a running batch (the sort of its logits for top-k / top-p: batch x "
+                "vocabulary, in what the KV cache leaves of the budget)"]
     what = {"sampler warm-up": "the sampler warm-up (its dummy batch of max_num_seqs requests)",
             "CUDA graph capture": "CUDA-graph capture"}[phase]
     budget = {"vllm": "gpu_memory_utilization", "sglang": "mem_fraction_static"}.get(runner or "", "memory")
