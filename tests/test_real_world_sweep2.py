@@ -238,3 +238,21 @@ def test_mlx_command_with_a_quantized_name_is_labelled(tmp_path):
     assert r.returncode == 0, r.stderr.decode()
     assert out.splitlines()[0].startswith("Qwen3 30B-A3B · mlx-affine · mlx"), out
     assert "quantized to 4 bits, group 64" in out
+
+
+# ---- the web API reads a JSON true as no number (was: {"ctx": true} answered for a context of 1 token) ----
+
+@pytest.mark.parametrize("field", ["ctx", "parallel", "vram"])
+def test_web_api_refuses_a_boolean_for_a_number(field, monkeypatch):
+    pytest.importorskip("fastapi")
+    pytest.importorskip("httpx")
+    from fastapi.testclient import TestClient
+
+    from oomkit.web.app import create_app
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with TestClient(create_app()) as c:
+        r = c.post("/api/estimate", json={"model": "qwen3:8b", field: True})
+        assert r.status_code == 422 and set(r.json()) == {"error"}, r.text
+        ok = c.post("/api/estimate", json={"model": "qwen3:8b", "ctx": 32768, "gpu": "dual 3090"})
+        assert ok.status_code == 200 and len(ok.json()["devices"]) == 2, ok.text

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
@@ -27,7 +27,8 @@ from . import api, kvpage, pages
 from .static import JS
 
 MAX_BODY_BYTES = api.MAX_LOG_BYTES + (1 << 20)  # a 20 MB log as JSON, with room for its quoting
-Scalar = str | int | float | None
+# strict: a JSON true is no number (pydantic's lax mode read {"ctx": true} as a context of 1 token)
+Scalar = StrictStr | StrictInt | StrictFloat | None
 _PROCESSES = Query(False, description="with the processes holding memory")
 
 
