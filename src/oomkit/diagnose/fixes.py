@@ -976,12 +976,41 @@ def _ollama_estimate(d: Diagnosis) -> list[Fix]:
     return out
 
 
+def _ollama_weight_bytes(name: str | None) -> tuple[str, int] | None:
+    """(format, bytes) of the weights of an Ollama model the catalog knows (no network: names outside it are left
+    alone), at the format its tag implies (Ollama's default Q4_K_M)."""
+    if not name:
+        return None
+    from ..errors import OomkitError
+    from ..model import catalog, names
+    from ..model.resolve import resolve
+
+    try:
+        if catalog.lookup(name) is None and names.ollama_tag(name) is None:
+            return None
+        w = resolve(name).weights
+    except (OomkitError, ValueError, KeyError):
+        return None
+    return (w.format or "?", int(w.nbytes)) if w and w.nbytes else None
+
+
 def _ollama_system(d: Diagnosis) -> list[Fix]:
     req, avail = d.numbers.get("model_required_bytes"), d.numbers.get("system_available_bytes")
     if not req or not avail:
         return []
     short = req - avail
-    return [Fix(summary=f"free {_g(short)} of RAM (or swap): the model needs {_g(req)}, {_g(avail)} is available; "
+    model = d.settings.get("ollama_model")
+    known = _ollama_weight_bytes(model)
+    ctx: list[Fix] = []
+    if known and req >= 2 * known[1]:
+        # Ollama's system-memory check (llm/server.go) sums the weights, the KV cache of num_ctx x
+        # OLLAMA_NUM_PARALLEL and the graph: with the weights less than half of it, the context is what asks
+        fmt, w = known
+        ctx = [Fix(summary=f"num_ctx / OLLAMA_CONTEXT_LENGTH smaller, and OLLAMA_NUM_PARALLEL=1: {model}'s weights "
+                           f"({fmt}) are {_g(w)} of the {_g(req)} asked; the other {_g(req - w)} is the KV cache and "
+                           "compute buffer of the context (num_ctx x parallel requests)",
+                   env=(("OLLAMA_NUM_PARALLEL", "1"),), saves_bytes=None)]
+    return ctx + [Fix(summary=f"free {_g(short)} of RAM (or swap): the model needs {_g(req)}, {_g(avail)} is available; "
                         "`ollama stop` other models, OLLAMA_MAX_LOADED_MODELS=1",
                 env=(("OLLAMA_MAX_LOADED_MODELS", "1"),), saves_bytes=None),
             Fix(summary="a smaller quant of the same model (e.g. the q4_K_M tag) or a smaller model")]

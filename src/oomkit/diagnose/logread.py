@@ -79,6 +79,9 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("--kv", r"--kv[-_]cache[-_]dtype'?,?[ =]'?(\w{1,64})", "kv_cache_dtype", "str"),
     ("--max", r"--max[-_]num[-_]seqs'?,?[ =]'?([0-9]{1,20})\b", "max_num_seqs", "int"),
     ("--max", r"--max[-_]num[-_]batched[-_]tokens'?,?[ =]'?([0-9]{1,20})\b", "max_num_batched_tokens", "int"),
+    # the Ollama model a text asks for: `ollama run NAME` / `ollama pull NAME`, or an API request's JSON body
+    ("ollama run", r"\bollama run ([\w.:/-]{1,120})", "ollama_model", "str"),
+    ('"model"', r'"model"\s{0,4}:\s{0,4}"([\w.:/-]{1,120})"', "ollama_model", "str"),
     # and SGLang's (launch_server)
     ("--mem", r"--mem[-_]fraction[-_]static[ =]([0-9.]{1,24})", "mem_fraction_static", "float"),
     ("--context", r"--context[-_]length[ =]([0-9]{1,20})\b", "context_length", "int"),
