@@ -1125,3 +1125,41 @@ ROWS += [
         text={"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 34, "tie_word_embeddings": False},
         name="Ministral 3 8B Instruct 2512"),
 ]
+
+_HR_GEMMA4_E4B = _HR.format("a47bc62da409587ff0b49f5ef3611b45754277b5", "issue399-arch-sweep-gemma4-e4b-it-qat-q4.stderr.log")
+_HR_GEMMA4_12B = _HR.format("175efe3f7cfad8c55e8e7a2b371e58b61fb0b9f4", "issue399-arch-sweep-gemma4-12b-it-qat-q4.stderr.log")
+
+ROWS += [
+    Row("gemma-4-e4b-it", "gemma-4-e2b-it", "google/gemma-4-E4B-it",
+        "Gemma 4 E4B it: the E2B's architecture (per-layer embeddings, KV-shared last layers, 512-token sliding "
+        "window, global head 512 / sliding head 256) at the size the Google QAT Q4_0 GGUF's metadata prints in a "
+        "llama-server b9849 log (" + _HR_GEMMA4_E4B + "; general.base_model.0.name 'Gemma 4 E4B It'): "
+        "gemma4.block_count 42, embedding_length 2560, feed_forward_length 10240 for every layer (a scalar: the "
+        "E2B's file, whose KV-shared layers run a double-wide MLP, prints a per-layer array), head_count 8, "
+        "head_count_kv 2, key_length 512 / key_length_swa 256, sliding_window 512, sliding_window_pattern 5 "
+        "sliding then 1 full (n_embd_k_gqa 512 / 1024), shared_kv_layers 18, embedding_length_per_layer_input "
+        "256, 262,144 tokens, context 131,072, final_logit_softcapping 30; 666 tensors and print_info 'model "
+        "params = 7.46 B', which this config gives (7,463,013,674). The vision and audio encoders are not in the "
+        "GGUF and their shapes were not read: not counted.",
+        ("gemma4:e4b",),
+        text={"hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 42, "num_key_value_heads": 2,
+              "num_kv_shared_layers": 18, "use_double_wide_mlp": False,
+              "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 7},
+        name="Gemma 4 E4B it"),
+    Row("gemma-4-12b-it", "gemma-4-31b-it", "google/gemma-4-12B-it",
+        "Gemma 4 12B it: the 31B's architecture (K = V on the global layers, 1,024-token sliding window, global head "
+        "512 / sliding head 256, no per-layer embeddings) at the size the GGUF's metadata prints in a llama-server "
+        "b9849 log (" + _HR_GEMMA4_12B + "; a Q4_0 of the 12B QAT checkpoint, general.name "
+        "'12B_qat_it_dequant_safetensors'): gemma4.block_count 48, embedding_length 3840, feed_forward_length 15360, "
+        "head_count 16, head_count_kv 8 on the sliding and 1 on the global layers (sliding_window_pattern 5 "
+        "sliding then 1 full), key_length 512 / key_length_swa 256, sliding_window 1024, shared_kv_layers 0, "
+        "embedding_length_per_layer_input 0, 262,144 tokens, context 262,144. K = V on the global layers and tied "
+        "embeddings read from the file's 667 tensors and print_info 'model params = 11.91 B': this config gives "
+        "667 and 11,907,350,576 (separate V: 675 tensors, 12.14B; untied: 668, 12.91B). The vision and audio "
+        "encoders are not in the GGUF and their shapes were not read: not counted.",
+        ("gemma4:12b",),
+        text={"hidden_size": 3840, "intermediate_size": 15360, "num_hidden_layers": 48, "num_attention_heads": 16,
+              "num_key_value_heads": 8, "num_global_key_value_heads": 1,
+              "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 8},
+        name="Gemma 4 12B it"),
+]
