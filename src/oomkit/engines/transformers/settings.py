@@ -192,6 +192,11 @@ def _dtype_name(name: str) -> str:
 def _resolve_dtype(spec: ModelSpec, s: TransformersSettings, v: Version) -> str:
     # modeling_utils.py from_pretrained (dtype "auto" from 5.0; torch's default float32 before)
     want = s.torch_dtype
+    if want is None and v < ERAS["auto_dtype"] and (s.load_in_4bit or s.load_in_8bit):
+        # quantizers/quantizer_bnb_8bit.py / quantizer_bnb_4bit.py update_torch_dtype: "Overriding torch_dtype=None
+        # with `torch_dtype=torch.float16` due to requirements of `bitsandbytes`" (v4; from 5.0 the "auto" default
+        # reaches the quantizer as the checkpoint's dtype)
+        want = "float16"
     if want is None:
         want = "auto" if v >= ERAS["auto_dtype"] else "float32"
     return checkpoint_dtype(spec) if str(want).lower() == "auto" else _dtype_name(want)
