@@ -82,7 +82,9 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
     canned = [Fix(summary=t) for t in sig.fixes if not _covered(t, computed) and _fits_stage(t, d)
               # llama.cpp's own flags beside their Ollama options already given (num_batch, num_ctx)
               and not (runner == "ollama" and t.startswith("-") and any("num_" in f.summary for f in computed))
-              and not (runner == "lmstudio" and t.startswith("-") and computed)]
+              and not (runner == "lmstudio" and t.startswith("-") and computed)
+              # one allocation refused with room to spare: the context and batch flags do not touch it
+              and not (d.stage == "buffer_limit" and runner == "llama.cpp" and d.backend == "SYCL" and computed)]
     return tuple(computed + canned[: max(0, 4 - len(computed))])
 
 
@@ -937,6 +939,20 @@ def _llama_weights(d: Diagnosis) -> list[Fix]:
     return []
 
 
+def _llama_one_allocation(d: Diagnosis) -> list[Fix]:
+    """llama.cpp's buffers fit the free memory but the driver refused one allocation (reader._refused_with_room).
+    ggml allocates a model's weights in buffers no larger than the buffer type's get_max_size
+    (ggml_backend_alloc_ctx_tensors_from_buft splits at it): on SYCL that is the device's reported maximum
+    allocation, which llama.cpp #28953 (2026-09) cuts to 60% on Arc Pro B65 / B70, whose driver refuses less than
+    it reports."""
+    if d.backend != "SYCL":
+        return []
+    return [Fix(summary="a llama.cpp build with #28953 (2026-09-15): SYCL then reports 60% of the device's maximum "
+                        "allocation on Arc Pro B65 / B70, so the weights are split into buffers the driver accepts"),
+            Fix(summary="the Vulkan backend (it splits buffers at the driver's maxMemoryAllocationSize), or -ngl lower "
+                        "for a smaller weights buffer on the device")]
+
+
 def _ollama_fits(d: Diagnosis) -> list[Fix]:
     """Ollama's own layout (the scheduler's "offload" line: memory.required.full against memory.available, the free
     memory it measured) had every layer fitting, yet a buffer could not be allocated: not the model's size, but
@@ -981,7 +997,7 @@ def _ollama_weight_bytes(name: str | None) -> tuple[str, int] | None:
     alone), at the format its tag implies (Ollama's default Q4_K_M)."""
     if not name:
         return None
-    from ..errors import OomkitError
+    from ..errors import OomkitError  # lazy: the catalog and the resolver only when a text names an Ollama model
     from ..model import catalog, names
     from ..model.resolve import resolve
 
@@ -1124,6 +1140,7 @@ _BY_STAGE: dict[tuple[str | None, str], Any] = {
     ("llama.cpp", "compute"): _llama_compute,
     ("ollama", "compute"): _llama_compute,
     ("llama.cpp", "weights"): _llama_weights,
+    ("llama.cpp", "buffer_limit"): _llama_one_allocation,
     ("ollama", "weights"): _llama_weights,
     ("ollama", "host_ram"): _ollama_host_ram,
     ("lmstudio", "weights"): _lmstudio_llama,

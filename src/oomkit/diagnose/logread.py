@@ -191,6 +191,10 @@ FIGURES: tuple[tuple[str, str, str, str], ...] = (
 DEVICE_FREE = ("using device", r"using device (\S{1,20}) \(([^)\n]{0,120})\)[^\n]{0,80}?- ([0-9]{1,20}) MiB free")
 DEVICE_NAME = ("compute capability", r"Device ([0-9]{1,20}): ([^,\n]{1,80}), compute capability ([0-9.]{1,24})")
 VLLM_ARGS = ("non-default args:", r"non-default args: (\{[^\n]{1,6000}\})")
+# llama_memory_breakdown_print (src/llama-context.cpp; common_memory_breakdown_print later), a device's row:
+# "| - CUDA0 (RTX 5090) | total = free + (self = model + context + compute) + unaccounted |", in MiB
+BREAKDOWN = (" + (", r"\|\s{0,8}(?:- )?([A-Za-z]{2,12}[0-9]{1,3}) \([^)|\n]{1,120}\)\s{0,40}\|\s{0,8}([0-9]{1,9}) = "
+             r"{0,8}([0-9]{1,9}) \+ \( {0,8}([0-9]{1,9}) = {0,8}([0-9]{1,9}) \+ {0,8}([0-9]{1,9}) \+ {0,8}([0-9]{1,9})\)")
 
 _VLLM_ARG_NAMES = {"model": "model", "max_model_len": "max_model_len",
                    "gpu_memory_utilization": "gpu_memory_utilization", "tensor_parallel_size": "tensor_parallel_size",
@@ -245,7 +249,7 @@ WORKER = ("(Worker_", r"\(Worker_(?:[A-Z]{2}[0-9]{1,4}_)*?(?:PP([0-9]{1,4})_)?TP
 
 
 _ALL_KEYS = tuple(dict.fromkeys([k for k, *_ in SETTINGS] + [k for k, *_ in BUFFERS] + [k for k, *_ in FIGURES]
-                                 + [DEVICE_FREE[0], DEVICE_NAME[0], VLLM_ARGS[0], WORKER[0]]))
+                                 + [DEVICE_FREE[0], DEVICE_NAME[0], VLLM_ARGS[0], WORKER[0], BREAKDOWN[0]]))
 _BKEYS = tuple(k.encode() for k in _ALL_KEYS)
 SETTING_HITS = 2000  # lines looked at per key in the start-up region
 
@@ -287,6 +291,12 @@ def read_log(doc: Text, lo: int, hi: int) -> tuple[dict[str, Any], dict[str, Any
             m = _rx(DEVICE_NAME[1]).search(line)
             if m:
                 buffers.setdefault("device_names", {})[f"CUDA{m.group(1)}"] = m.group(2).strip()
+        if BREAKDOWN[0] in line:
+            m = _rx(BREAKDOWN[1]).search(line)
+            if m:
+                total, free, own, model, ctx, compute = (int(x) * MiB for x in m.groups()[1:])
+                buffers.setdefault("breakdown", {})[m.group(1)] = {
+                    "total": total, "free": free, "self": own, "model": model, "context": ctx, "compute": compute}
         if WORKER[0] in line:
             m = _rx(WORKER[1]).search(line)
             if m:

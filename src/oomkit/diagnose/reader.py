@@ -141,6 +141,11 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
     phase = _phase(doc, anchor, incident, around, host or engine)
     if phase and stage == "compute":
         why = [*why, *_post_kv_cause(phase, host or engine, buffers)]
+    if stage == "buffer_limit" and anchor.sig.backend:
+        row = next((r for k, r in (buffers.get("breakdown") or {}).items() if k.startswith(anchor.sig.backend)), None)
+        if row:
+            numbers.setdefault("device_total_bytes", row["total"])
+            numbers.setdefault("device_free_bytes", row["free"])
     if settings.get("n_ctx") is not None and "n_ctx" not in numbers:
         numbers["n_ctx"] = settings["n_ctx"]
     version = _version(settings, engine)
@@ -305,6 +310,9 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
                                         "sized its KV cache pool larger than the whole device"])
         if placed and not (placed[0] == "fragmentation" and wrapper is not None):
             return placed
+    refused = _refused_with_room(sig, buffers or {})
+    if refused:
+        return "buffer_limit", "medium", [refused]
     if sig.stage:
         return sig.stage, "high", []
     # the engine's own wrapper further down a chained traceback (vLLM's sampler warm-up, TGI's prefill warm-up)
@@ -435,6 +443,21 @@ def _sglang_limit(numbers: dict[str, Any], settings: dict[str, Any], buffers: di
                                   f"= {m:,}, so either --context-length is {limit:,} or the KV pool holds {limit:,} "
                                   "tokens (max_total_num_tokens, printed at start-up); a pool shorter than the "
                                   "model's context is the usual cause"]
+
+
+def _refused_with_room(sig: Signature, buffers: dict[str, Any]) -> str | None:
+    """llama.cpp's memory breakdown (llama_memory_breakdown_print) of the device the failure names projects all of
+    its buffers within the free memory it measured, yet the driver refused an allocation: a limit on one allocation
+    (the driver's maximum allocation size), not the device's memory."""
+    rows = buffers.get("breakdown") or {}
+    if sig.engine != "llama.cpp" or sig.stage is not None or not sig.backend:
+        return None
+    for dev, r in rows.items():
+        if dev.startswith(sig.backend) and 0 < r["self"] <= r["free"]:
+            return (f"llama.cpp's breakdown projects {r['self'] // MiB:,} MiB on {dev} ({r['model'] // MiB:,} MiB "
+                    f"of it the model's weights) with {r['free'] // MiB:,} MiB free: the driver refused one "
+                    "allocation with room to spare, a limit on a single allocation, not the device's memory")
+    return None
 
 
 def _frame_hint(names: list[str], stage: str) -> str:

@@ -530,10 +530,12 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("one buffer is larger than the Vulkan driver's maxBufferSize",),
         fixes=("-ub smaller", "-c smaller", "split the model across more buffers (-ngl)")),
     Signature(
+        # (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: Level Zero's own code under the SYCL runtime, zeMemAllocDevice)
         "ggml_sycl_oom", "llama.cpp", ("PI_ERROR_OUT_OF_RESOURCES", "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
-                                       "PI_ERROR_OUT_OF_HOST_MEMORY", "UR_RESULT_ERROR_OUT_OF_HOST_MEMORY"),
+                                       "PI_ERROR_OUT_OF_HOST_MEMORY", "UR_RESULT_ERROR_OUT_OF_HOST_MEMORY",
+                                       "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"),
         r"PI_ERROR_OUT_OF_RESOURCES|UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY|PI_ERROR_OUT_OF_HOST_MEMORY|"
-        r"UR_RESULT_ERROR_OUT_OF_HOST_MEMORY", backend="SYCL", priority=3,
+        r"UR_RESULT_ERROR_OUT_OF_HOST_MEMORY|ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", backend="SYCL", priority=3,
         message="Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES) / "
                 "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
         versions="llama.cpp SYCL backend (Intel GPUs; also ipex-llm)",
