@@ -109,6 +109,9 @@ HILBERTRAUM_NAMES = {
     "google/gemma-4-12B-it": "gemma-4-12b-it",
     "unsloth/gemma-4-12B-it-GGUF": "gemma-4-12b-it",
     "gemma4:12b": "gemma-4-12b-it",
+    "Qwen/Qwen3.8-27B": "qwen3.8-27b",
+    "unsloth/Qwen3.8-27B-GGUF": "qwen3.8-27b",
+    "qwen3.8:27b": "qwen3.8-27b",
 }
 
 
@@ -165,3 +168,14 @@ def test_qwen35_9b_total_is_ollamas_parameter_count():
     e = catalog.lookup("qwen3.5-9b")
     decoder = spec_from_config(e.config, name=e.name, weight_format="bf16").params_total
     assert decoder + vision_tower(e.config).params == e.params_published == 9_653_104_368
+
+
+def test_qwen38_27b_is_the_file_with_its_mtp_block():
+    """Qwen3.8-27B's GGUF keeps the next-n block (block_count 65, nextn_predict_layers 1): its 866 tensors and
+    'model params = 27.32 B' are the Qwen3.5 27B decoder's with the MTP layer, which the entry carries unchanged."""
+    from oomkit.model.hf_config import spec_from_config
+
+    e = catalog.lookup("qwen3.8-27b")
+    spec = spec_from_config(e.config, name=e.name, weight_format="bf16")
+    assert (f"{spec.params_total / 1e9:.2f}", len(spec.weights.tensors)) == ("27.32", 866)
+    assert e.config == catalog.lookup("qwen3.5-27b").config

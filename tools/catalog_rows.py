@@ -1163,3 +1163,19 @@ ROWS += [
               "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 8},
         name="Gemma 4 12B it"),
 ]
+
+_HR_QWEN38_27B = _HR.format("175efe3f7cfad8c55e8e7a2b371e58b61fb0b9f4", "issue399-arch-sweep-qwen3.8-27b-q4.stderr.log")
+
+ROWS += [
+    Row("qwen3.8-27b", "qwen3.5-27b", "Qwen/Qwen3.8-27B",
+        "Qwen3.8 27B: the Qwen3.5 27B architecture unchanged. The unsloth Qwen3.8-27B-GGUF's metadata a llama-server "
+        "b9849 log prints (" + _HR_QWEN38_27B + "; general.base_model.0.repo_url "
+        "https://huggingface.co/Qwen/Qwen3.8-27B) gives every shape of it: qwen35.block_count 65 with "
+        "nextn_predict_layers 1 (64 layers + the MTP block), embedding_length 5120, feed_forward_length 17408, "
+        "head_count 24, head_count_kv 4, key/value_length 256, ssm.conv_kernel 4, ssm.state_size 128, "
+        "ssm.group_count 16, ssm.time_step_rank 48, full_attention_interval 4, rope.dimension_count 64, freq_base "
+        "1e7, 248,320 tokens, context 262,144; 866 tensors and print_info 'model params = 27.32 B', both what "
+        "the Qwen3.5 27B config gives with its MTP layer (27,320,697,856). Its vision tower is the Qwen3.5 27B's "
+        "by " + _TIMM_QWEN3_VIT + " (qwen3_vit_416m, .qwen3_8_27b and .qwen3_5_27b, 5120 out).",
+        ("qwen3.8:27b",), name="Qwen3.8 27B"),
+]
