@@ -104,18 +104,36 @@ def _scores_tokens(chunks: list[int], window: int | None, quantized_from: int | 
     return plain, quant
 
 
-def compute_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[LayerCache]) -> int:
+# mlx/transforms.cpp eval_impl: MAX_ACTIVE_TASKS = 10 command buffers may be committed and not yet completed before
+# the CPU waits for one; mlx/backend/metal/eval.cpp gpu::eval keeps every input of an op alive (the completion
+# handler holds their data) until its command buffer completes, and CommandEncoder::needs_commit commits a buffer
+# once its inputs pass max_mb_per_buffer MiB (mlx/backend/metal/device.cpp Device::Device, by the GPU architecture's
+# last letter: 'p' phone 40, 'g' base and Pro 40, 's' Max 50, 'd' Ultra 50, others 40).
+MAX_ACTIVE_TASKS = 10
+
+
+def max_mb_per_buffer(device_name: str | None) -> int:
+    """device.cpp's max_mb_per_buffer for the chip a name says (40 when it says none)."""
+    name = (device_name or "").lower()
+    return 50 if ("max" in name.split() or "ultra" in name.split()) else 40
+
+
+def compute_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[LayerCache],
+                  max_mb: int = 40) -> int:
     """A prefill chunk of S tokens holds two hidden rows plus the larger of attention (Q, K, V, output) and the MLP
     (gate, up and their product); where the chunk's attention materialises its scores (_scores_materialized) two
     B x H x S x L arrays of the dtype are alive at once (the scores and their masked copy / softmax); plus the largest
     cache buffer's growth (old and new alive during mx.concatenate); the logits of the last token only
-    (generate_step takes logits[:, -1, :])."""
+    (generate_step takes logits[:, -1, :]). The prefill runs ahead of the GPU: the inputs of up to MAX_ACTIVE_TASKS + 1
+    command buffers of max_mb MiB each stay alive until their buffers complete, at most the chunk's activations of all
+    layers."""
     chunks = list(r.updates[: len(r.updates) - r.max_tokens])
     S = max(chunks)  # the largest prompt chunk
     B, dt = s.batch, r.dtype_bytes
     resid = B * S * spec.n_embd * dt
     by_index = {c.index: c for c in caches}
     work = 0
+    activations = 0  # every layer's intermediates of the chunk, the most in-flight buffers can hold
     score_memo: dict[tuple, tuple[int, int]] = {}
     for layer in spec.trunk_layers:
         a = layer.attention
@@ -135,6 +153,7 @@ def compute_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[Lay
         f = layer.ffn
         mlp = 3 * B * S * (f.n_ff_expert * f.n_experts_used + f.n_ff_shared if f.is_moe else f.n_ff) * dt
         work = max(work, 2 * resid + max(attn, mlp))
+        activations += 2 * resid + attn + mlp
     grow = max((c.transient for c in caches), default=0)
     logits = B * spec.n_vocab * (dt + 4)
     if r.logits_tokens > 1:
@@ -142,7 +161,8 @@ def compute_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[Lay
         # dtype, beside the hidden rows, before generate_step's _step keeps logits[:, -1, :] (settings.ERAS)
         T = r.logits_tokens
         work = max(work, B * T * (spec.n_embd + spec.n_vocab) * dt)
-    return work + grow + logits
+    in_flight = min((MAX_ACTIVE_TASKS + 1) * max_mb * MiB, activations)
+    return work + in_flight + grow + logits
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -240,7 +260,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: MlxSettings) -> Me
 
     kv = sum(c.k_bytes + c.v_bytes for c in caches)
     state = sum(c.state_bytes for c in caches)
-    compute = compute_bytes(spec, s, r, caches)
+    compute = compute_bytes(spec, s, r, caches, max_mb_per_buffer(devices[0].name if devices else None))
     dev = metal.device
     if dev is not None:
         usage = (Usage(id=dev.id if dev.id.startswith("MTL") else "MTL0", name=dev.name,
