@@ -997,7 +997,8 @@ def _ollama_weight_bytes(name: str | None) -> tuple[str, int] | None:
     alone), at the format its tag implies (Ollama's default Q4_K_M)."""
     if not name:
         return None
-    from ..errors import OomkitError  # lazy: the catalog and the resolver only when a text names an Ollama model
+    # lazy: the catalog and the resolver only when a text names an Ollama model
+    from ..errors import OomkitError
     from ..model import catalog, names
     from ..model.resolve import resolve
 

@@ -148,6 +148,8 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
             numbers.setdefault("device_free_bytes", row["free"])
     if settings.get("n_ctx") is not None and "n_ctx" not in numbers:
         numbers["n_ctx"] = settings["n_ctx"]
+    if "ollama_model" in settings and "ollama" not in (host, engine):
+        settings = {k: v for k, v in settings.items() if k != "ollama_model"}  # a JSON "model" of another program
     version = _version(settings, engine)
     backend = anchor.sig.backend or _backend(anchor.line.text)
     if backend == "CUDA" and anchor.sig.engine == "llama.cpp":
