@@ -66,6 +66,19 @@ FIGURES = [
      "mlx_lm.benchmark --model mlx-community/Qwen3-4B-Instruct-2507-4bit -p 2048 -g 128 ... Peak memory: 3.30 GB",
      "Qwen/Qwen3-4B-Instruct-2507", dict(q_bits=4, prompt_tokens=2048, max_tokens=128, engine_version="0.31.3"),
      3.30, "shreelaxmi-11, 2026-07-15: mlx 0.32.0 / mlx-lm 0.31.3 on an M3 Pro 18GB"),
+    ("mlx-optiq-granite-4.1-8b-32k", "https://mlx-optiq.com/blog/tight-ram-kv-quant",
+     "Run granite-4.1-8b-4bit on a 24 GB M-class Mac at 32k context. Compare peak GPU memory: / fp16 KV cache: "
+     "11.51 GB",
+     "ibm-granite/granite-4.1-8b", dict(q_bits=4, prompt_tokens=32768, max_tokens=100, engine_version="0.31.3"),
+     11.51, "a vendor's blog on stock mlx-lm 0.31.x; 32768 prompt tokens and generate's default 100 new tokens "
+            "assumed (the page says '32k context')"),
+    ("mlx-optiq-granite-4.1-8b-32k-kv4", "https://mlx-optiq.com/blog/tight-ram-kv-quant",
+     "stock mlx-lm u4 KV cache:       16.35 GB   <- worse than fp16",
+     "ibm-granite/granite-4.1-8b",
+     dict(q_bits=4, prompt_tokens=32768, max_tokens=100, kv_bits=4, engine_version="0.31.3"),
+     16.35, "as above with --kv-bits 4 (quantized_kv_start 5000): quantized_scaled_dot_product_attention's "
+            "scores on the chunks after the switch; the page's other spike (every layer's to_quantized evaluated "
+            "at once) is not modelled"),
 ]
 
 # Figures oomkit still misses: (id, ..., reason with the measured error)
@@ -95,6 +108,8 @@ MACS = {
     "mlx-lm-839-dsv3-4096": ("Apple M3 Ultra 512GB", 512),
     "mlx-lm-839-dsv3-8192": ("Apple M3 Ultra 512GB", 512),
     "mlx-lm-839-dsv3-16384": ("Apple M3 Ultra 512GB", 512),
+    "mlx-optiq-granite-4.1-8b-32k": ("Apple M4 Pro 24GB", 24),
+    "mlx-optiq-granite-4.1-8b-32k-kv4": ("Apple M4 Pro 24GB", 24),
 }
 
 
