@@ -179,3 +179,12 @@ def test_qwen38_27b_is_the_file_with_its_mtp_block():
     spec = spec_from_config(e.config, name=e.name, weight_format="bf16")
     assert (f"{spec.params_total / 1e9:.2f}", len(spec.weights.tensors)) == ("27.32", 866)
     assert e.config == catalog.lookup("qwen3.5-27b").config
+
+
+@pytest.mark.parametrize("name", ["moonshotai/Kimi-K2.7-Code", "kimi-k2.7-code", "unsloth/Kimi-K2.7-Code-GGUF"])
+def test_kimi_k27_code_is_k25s_architecture(name):
+    """nvidia/Kimi-K2.7-Code-NVFP4's config.json (aiconfigurator's copy) holds every memory-relevant value of K2.5's:
+    the entry is K2.5's config and published total."""
+    e, k25 = catalog.lookup(catalog.resolve_slug(name)), catalog.lookup("kimi-k2.5")
+    assert e.slug == "kimi-k2.7-code" and e.config == k25.config
+    assert e.params_published == k25.params_published == 1_026_879_376_368

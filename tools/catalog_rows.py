@@ -1179,3 +1179,14 @@ ROWS += [
         "by " + _TIMM_QWEN3_VIT + " (qwen3_vit_416m, .qwen3_8_27b and .qwen3_5_27b, 5120 out).",
         ("qwen3.8:27b",), name="Qwen3.8 27B"),
 ]
+
+ROWS += [
+    Row("kimi-k2.7-code", "kimi-k2.5", "moonshotai/Kimi-K2.7-Code",
+        "Kimi K2.7 Code: nvidia/Kimi-K2.7-Code-NVFP4's config.json (ai-dynamo/aiconfigurator@095f58a51c4c "
+        "aic-core/src/aiconfigurator_core/model_configs/nvidia--Kimi-K2.7-Code-NVFP4_config.json) carries the K2.5 "
+        "architecture: kimi_k25 with a deepseek_v3 text_config of 61 layers (the first dense), hidden 7168, 64 "
+        "heads, MLA (q_lora_rank 1536, kv_lora_rank 512, qk 128 + 64, v 128), 384 experts of 2048 with 8 active "
+        "and 1 shared, vocabulary 163,840, YaRN x64 over 4,096 (262,144 positions), and the MoonViT tower; every "
+        "memory-relevant value equals K2.5's (only metadata keys differ), so the original is taken as K2.5's.",
+        ("kimi-k2.7-code",), name="Kimi K2.7 Code"),
+]
