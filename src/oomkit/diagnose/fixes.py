@@ -59,8 +59,10 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         computed += _BY_PHASE[runner](d, predict)
     elif fn is not None:
         computed += fn(d)
-    if not computed:
-        fn = _BY_STAGE.get((runner, d.stage)) or _BY_STAGE.get((d.engine, d.stage))
+    for key in ((runner, d.stage), (d.engine, d.stage)):  # the runner's rule, else the engine's
+        if computed:
+            break
+        fn = _BY_STAGE.get(key)
         if fn is not None:
             computed += fn(d)
     if predict and d.stage == "kv_cache":
@@ -939,6 +941,24 @@ def _llama_weights(d: Diagnosis) -> list[Fix]:
     return []
 
 
+def _llama_host_kv(d: Diagnosis) -> list[Fix]:
+    """llama.cpp's KV cache could not be allocated in host RAM (a CPU build, -nkvo, or the layers left on the CPU):
+    it is linear in -c (llama-kv-cache.cpp: n_ctx cells of every layer), so the buffer that failed over n_ctx is its
+    size a token."""
+    if not any("(kv_cache)" in c for c in d.causes):
+        return []
+    req, n_ctx = d.numbers.get("requested_bytes"), d.numbers.get("n_ctx") or d.settings.get("n_ctx")
+    if not req or not n_ctx:
+        return [Fix(summary="-c smaller: the KV cache in host RAM is linear in the context")]
+    per = req / n_ctx
+    new = max(LLAMA_PAD, int(n_ctx) // 2 // LLAMA_PAD * LLAMA_PAD)
+    return [Fix(summary=f"-c {new} (from {n_ctx}): the KV cache in host RAM is {per / 1024:.1f} KiB a token, "
+                        f"{_g(req)} at {n_ctx} tokens; each halving of -c halves it",
+                flags=("-c", str(new)), saves_bytes=int(req - per * new)),
+            Fix(summary=f"-ctk q8_0 -ctv q8_0 -fa on: saves {_g(req * Q8_SAVES)} of it",
+                flags=("-ctk", "q8_0", "-ctv", "q8_0", "-fa", "on"), saves_bytes=int(req * Q8_SAVES))]
+
+
 def _llama_one_allocation(d: Diagnosis) -> list[Fix]:
     """llama.cpp's buffers fit the free memory but the driver refused one allocation (reader._refused_with_room).
     ggml allocates a model's weights in buffers no larger than the buffer type's get_max_size
@@ -1142,6 +1162,7 @@ _BY_STAGE: dict[tuple[str | None, str], Any] = {
     ("ollama", "compute"): _llama_compute,
     ("llama.cpp", "weights"): _llama_weights,
     ("llama.cpp", "buffer_limit"): _llama_one_allocation,
+    ("llama.cpp", "host_ram"): _llama_host_kv,
     ("ollama", "weights"): _llama_weights,
     ("ollama", "host_ram"): _ollama_host_ram,
     ("lmstudio", "weights"): _lmstudio_llama,

@@ -267,7 +267,8 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
     for e in near:
         if e.role == "stage" and e.sig.stage:
             if str(e.numbers.get("buffer", "")).startswith("CPU") or sig.stage == "host_ram":
-                return "host_ram", "high", ["the buffer that failed is in host RAM (CPU)"]
+                part = ["the buffer is llama.cpp's KV cache (kv_cache), in RAM"] if e.sig.stage == "kv_cache" else []
+                return "host_ram", "high", ["the buffer that failed is in host RAM (CPU)", *part]
             return e.sig.stage, "high", []
     if sig.id == "ollama_layout":
         if numbers.get("num_gpu") is not None:
