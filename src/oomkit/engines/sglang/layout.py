@@ -585,8 +585,7 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
             "cuda_graph_bytes": cg, "cuda_graph_parts_bytes": {"logits": parts.logits, "index_tables":
                                                                  parts.index_tables, "rest": parts.rest},
             "prefill_cuda_graph_tokens": list(pcg_sizes), "prefill_cuda_graph_bytes": pcg,
-            "cuda_graph_short_bytes": short, "pool_end_avail_bytes": end,
-            "weights_end_avail_bytes": pre_free - w0 if pre_free is not None else None, "log": "\n".join(lines)}
+            "cuda_graph_short_bytes": short, "log": "\n".join(lines)}
 
 
 def _capture_lines(v: Version, begin: int, cg: int, pcg: int, bs: list[int], tokens: list[int]) -> list[str]:
@@ -748,8 +747,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
                    "prefill CUDA graph capture": ", lower --chunked-prefill-size (the largest prefill graph), or add "
                                                  "--disable-piecewise-cuda-graph"}.get(phase,
                                                                                        " or --max-running-requests"))
-        free = view.get("weights_end_avail_bytes")
-        if (view.get("pool_end_avail_bytes") or 0) < 0 and free is not None:
+        free = view.get("load_weight_end_avail_bytes")
+        if (view.get("memory_pool_end_avail_bytes") or 0) < 0 and free is not None:
             # init_memory_pool itself runs out (model_runner.py, model_runner_kv_cache_mixin.py _init_pools from 0.5.x):
             # the req_to_token table, sized by rows x (context_len + 4) outside the profiled budget, is allocated
             # first, then the token-to-KV pool
