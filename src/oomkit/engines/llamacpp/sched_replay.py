@@ -411,6 +411,22 @@ def _device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, 
     return peaks[asked]
 
 
+def _pp_graph_start(spec, T_: int, host: dict[str, int], host_layers: set[int]
+                    ) -> tuple[Graph, Callable[[str, tuple[int, ...], int | None], T], T]:
+    """A pp graph's start: the graph, its weight maker (a weight of a layer in host_layers stays on the CPU and, when
+    host names its bytes, is copied to the device where read) and build_inp_embd's GET_ROWS of the token embeddings,
+    which stay on the host."""
+    g = Graph()
+
+    def w(name: str, ne: tuple[int, ...], il: int | None) -> T:
+        on_host = il is not None and il in host_layers
+        return g.weight(ne, HOST if on_host else DEVICE, host.get(name, -1) if on_host else -1,
+                        name=name if on_host and name in host else "")
+
+    tok = g.weight((spec.n_embd, spec.n_vocab), HOST)
+    return g, w, g.expand(g.op("GET_ROWS", (spec.n_embd, T_), tok, g.input((T_,))))
+
+
 def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
                  flash_attn: bool = True, k_type: tuple[int, int] = (2, 1), v_type: tuple[int, int] = (2, 1),
                  k_rot: int = 0, v_rot: int = 0, host_caches: bool = False, fa_extra: int = 0, n_seqs: int = 1,
@@ -429,17 +445,9 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
     (llm_graph_context::build_attn); host_caches (-nkvo): every cache on the CPU; fa_extra: the bytes ggml-cuda
     allocates behind each FLASH_ATTN_EXT (its F16 copies of K and V). The recurrent caches hold n_seqs states
     (mem_size = n_seq_max, the worst case's n_seqs), the KV caches n_kv cells a stream."""
-    g = Graph()
+    g, w, embd = _pp_graph_start(spec, T_, host, host_layers)
     f32 = 4
     n_embd = spec.n_embd
-
-    def w(name: str, ne: tuple[int, ...], il: int | None) -> T:
-        on_host = il is not None and il in host_layers
-        return g.weight(ne, HOST if on_host else DEVICE, host.get(name, -1) if on_host else -1,
-                        name=name if on_host and name in host else "")
-
-    tok = g.weight((n_embd, spec.n_vocab), HOST)
-    embd = g.expand(g.op("GET_ROWS", (n_embd, T_), tok, g.input((T_,))))
     ns, nst, nq = n_seqs, T_ // n_seqs, T_ // n_stream  # sequences, tokens a sequence, tokens a stream
     s_copy = g.input((ns,))
     s_main, s_extra = g.view(s_copy, (ns,)), g.view(s_copy, (0,))  # build_rs_inp_impl: n_rs - n_seqs = 0 extra rows
@@ -616,17 +624,9 @@ def kimi_linear_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, 
     host_layers keep their weights and recurrent states on the CPU (host: the weights' bytes, copied when read on the
     device); the output layer and the other layers are on the device. fusion_deps: ggml-cuda's graph_optimize keeps
     the router groups and weighted sums alive (alloc_deps)."""
-    g = Graph()
+    g, w, embd = _pp_graph_start(spec, T_, host, host_layers)
     f32, f16 = 4, 2
     n_embd = spec.n_embd
-
-    def w(name: str, ne: tuple[int, ...], il: int | None) -> T:
-        on_host = il is not None and il in host_layers
-        return g.weight(ne, HOST if on_host else DEVICE, host.get(name, -1) if on_host else -1,
-                        name=name if on_host and name in host else "")
-
-    tok = g.weight((n_embd, spec.n_vocab), HOST)
-    embd = g.expand(g.op("GET_ROWS", (n_embd, T_), tok, g.input((T_,))))  # build_inp_embd
     ns, nst, nq = n_seqs, T_ // n_seqs, T_ // n_stream  # sequences, tokens a sequence, tokens a stream
     n_rs = max(n_rs, ns)
     s_copy = g.input((n_rs,))
