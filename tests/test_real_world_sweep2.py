@@ -220,7 +220,7 @@ def test_main_gpu_minus_one(tmp_path):
 # ---- cards people run models on that the catalog lacked (was: "unknown GPU 'P40'", "'V100'", "'Titan RTX'") ----
 
 @pytest.mark.parametrize("text,name,gib,bandwidth", [
-    ("Tesla P40", "NVIDIA Tesla P40", 24, 346), ("P100", "NVIDIA Tesla P100 16GB", 16, 732),
+    ("Tesla P40", "NVIDIA Tesla P40", 24, 346), ("P100 16GB", "NVIDIA Tesla P100 16GB", 16, 732),
     ("V100 32GB", "NVIDIA Tesla V100 32GB", 32, 900), ("Titan RTX", "NVIDIA TITAN RTX", 24, 672),
     ("Radeon VII", "AMD Radeon VII", 16, 1024), ("MI50 32GB", "AMD Instinct MI50 32GB", 32, 1024),
 ])
@@ -256,3 +256,67 @@ def test_web_api_refuses_a_boolean_for_a_number(field, monkeypatch):
         assert r.status_code == 422 and set(r.json()) == {"error"}, r.text
         ok = c.post("/api/estimate", json={"model": "qwen3:8b", "ctx": 32768, "gpu": "dual 3090"})
         assert ok.status_code == 200 and len(ok.json()["devices"]) == 2, ok.text
+
+
+# ---- counts and joiners as people write them (was: "5090 x 2" read as 5090 GPUs named "2"; "3090+3060",
+# "3090 and 3060", nvidia-smi's "Tesla V100-SXM2-32GB", --vram "2x 24GB" refused) ----
+
+@pytest.mark.parametrize("text,names", [
+    ("5090 x 2", ["NVIDIA GeForce RTX 5090"] * 2),
+    ("RTX 3090 x 4", ["NVIDIA GeForce RTX 3090"] * 4),
+    ("3090+3060", ["NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 3060 12GB"]),
+    ("3090 and 3060", ["NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 3060 12GB"]),
+    ("3090/3060", ["NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 3060 12GB"]),
+    ("Tesla V100-SXM2-32GB", ["NVIDIA Tesla V100 32GB"]),
+    ("Tesla P100-PCIE-16GB", ["NVIDIA Tesla P100 16GB"]),
+])
+def test_counts_and_joiners(text, names):
+    assert [d.name for d in devices_for_names(text)] == names
+
+
+def test_a_size_given_as_a_gpu_name_points_at_vram():
+    with pytest.raises(HardwareError, match="is a memory size, not a GPU name: give --vram 24GB"):
+        devices_for_names("24GB")
+
+
+@pytest.mark.parametrize("text,gib", [("2x 24GiB", [24, 24]), ("24GiB x2", [24, 24]), ("24GiB + 12GiB", [24, 12]),
+                                      ("3x 24GiB, 12GiB", [24, 24, 24, 12])])
+def test_vram_with_a_count(text, gib):
+    from oomkit.units import parse_sizes
+
+    assert parse_sizes(text, "--vram", 1024) == tuple(g << 30 for g in gib)
+
+
+def test_device_names_compare_without_case(tmp_path):
+    # ggml-backend-reg.cpp ggml_backend_dev_by_name: striequals (was: "-dev cuda0: no device cuda0")
+    r = _run("estimate", "--gpu", "3090,4090,3060", "--json", "--", "llama-server", "-m", "qwen3:32b", "-dev",
+             "cuda0,Cuda2", "-c", "4096", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    assert [d["id"] for d in json.loads(r.stdout)["devices"]] == ["CUDA0", "CUDA2"]
+
+
+@pytest.mark.parametrize("words,slug_start", [("qwen 2.5", "qwen2.5-"), ("Qwen 3", "qwen3-"), ("llama 3.1", "llama-3.1-")])
+def test_a_family_named_with_a_space(words, slug_start):
+    # was: "unknown model 'qwen 2.5'" where "llama 3.1" was read
+    from oomkit.plan.family import family_members
+
+    rows = family_members(words)
+    assert rows and all(r["slug"].startswith(slug_start) or r["name"].lower().replace(" ", "-").startswith(slug_start)
+                        for r in rows), [r["slug"] for r in rows][:5]
+
+
+def test_fit_says_a_context_above_the_trained_maximum(tmp_path):
+    # was: "it fits as it is: nothing to change" for -c 200000 on a 40960-token model, with no word of it
+    r = _run("fit", "--vram", "80GB", "--", "llama-server", "-m", "qwen3:8b", "-c", "200000", cwd=tmp_path)
+    out = r.stdout.decode()
+    assert r.returncode == 0 and "is above Qwen3 8B's trained maximum of 40960 tokens" in out, out
+    r = _run("fit", "--vram", "80GB", "--json", "--", "llama-server", "-m", "qwen3:8b", "-c", "32768", cwd=tmp_path)
+    assert not any("trained maximum" in n for n in json.loads(r.stdout)["fit"]["notes"])
+
+
+def test_a_size_with_x_in_its_unit_is_no_count():
+    from oomkit.errors import SettingsError
+    from oomkit.units import parse_sizes
+
+    with pytest.raises(SettingsError, match="cannot read size '24XB'"):
+        parse_sizes("24XB", "--vram", 1024)

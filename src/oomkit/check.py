@@ -224,23 +224,8 @@ def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | Non
     n_ctx = eng.effective_context(est)
     best, by_kv = _largest_contexts(eng, spec, settings, target, n_ctx)
 
-    notes: list[str] = []
-    rope = None
-    if n_ctx and spec.n_ctx_train and n_ctx > spec.n_ctx_train:
-        rope = math.ceil(n_ctx / spec.n_ctx_train * 100) / 100
-        declared = spec.rope_scaling
-        base = (declared.original_max_position_embeddings if declared is not None and declared.type == "yarn"
-                else None) or spec.n_ctx_train
-        if declared is not None and declared.factor and n_ctx == int(base * declared.factor):
-            # the engine's own default (vLLM, SGLang: the trained maximum times the config's RoPE factor), with the
-            # config's scaling already applied: more scaling is not the advice
-            how = (f"the engine's default, {base} times the declared RoPE factor ({declared.type}, "
-                   f"{declared.factor:g})")
-        else:
-            how = (f"it needs RoPE scaling by a factor of {rope:.2f} (e.g. YaRN, factor {rope:.2f} over the "
-                   f"original {spec.n_ctx_train})")
-        notes.append(f"context {n_ctx} is above {spec.name}'s trained maximum of {spec.n_ctx_train} tokens: {how}; "
-                     "quality beyond the trained length is not guaranteed")
+    rope, note = context_note(spec, n_ctx)
+    notes: list[str] = [note] if note else []
 
     result = CheckResult(estimate=est, hardware=target.kind, devices=checks, max_context=best,
                          max_context_by_kv=by_kv, n_ctx=n_ctx, rope_scaling_factor=rope, reference=target.reference,
@@ -248,6 +233,27 @@ def check(model: str | ModelSpec, engine: str = "llama.cpp", *, quant: str | Non
     if best is None and not any(by_kv.values()):
         result = _smallest_requirement(result, eng, spec, target.devices, settings, target.kind, target.host_budget)
     return result
+
+
+def context_note(spec: ModelSpec, n_ctx: int | None) -> tuple[float | None, str | None]:
+    """A context above the model's trained maximum: (the RoPE factor it needs, the note that says so), else
+    (None, None)."""
+    if not (n_ctx and spec.n_ctx_train and n_ctx > spec.n_ctx_train):
+        return None, None
+    rope = math.ceil(n_ctx / spec.n_ctx_train * 100) / 100
+    declared = spec.rope_scaling
+    base = (declared.original_max_position_embeddings if declared is not None and declared.type == "yarn"
+            else None) or spec.n_ctx_train
+    if declared is not None and declared.factor and n_ctx == int(base * declared.factor):
+        # the engine's own default (vLLM, SGLang: the trained maximum times the config's RoPE factor), with the
+        # config's scaling already applied: more scaling is not the advice
+        how = (f"the engine's default, {base} times the declared RoPE factor ({declared.type}, "
+               f"{declared.factor:g})")
+    else:
+        how = (f"it needs RoPE scaling by a factor of {rope:.2f} (e.g. YaRN, factor {rope:.2f} over the "
+               f"original {spec.n_ctx_train})")
+    return rope, (f"context {n_ctx} is above {spec.name}'s trained maximum of {spec.n_ctx_train} tokens: {how}; "
+                  "quality beyond the trained length is not guaranteed")
 
 
 @dataclass(frozen=True)

@@ -54,18 +54,31 @@ def parse_size(text: str | int | float, name: str = "size") -> int:
 _THOUSANDS = re.compile(r"^\s*\d{1,3}(?:,\d{3})+(?:\.\d+)?\s*[A-Za-z]+\s*$")
 
 
+# a count with a size, as --gpu takes one with a name: "2x 24GB", "2x24GB", "24GB x2", "2*24GiB"
+# (the size a number with its unit: "24XB" is no count of "B")
+_SIZE_COUNT = (re.compile(r"^\s*(?P<n>\d{1,9})\s*[x×*]\s*(?P<size>\d.*)$", re.IGNORECASE),
+               re.compile(r"^(?P<size>\s*\d.*[a-z])\s*[x×*]\s*(?P<n>\d{1,9})\s*$", re.IGNORECASE))
+
+
 def parse_sizes(text: str, name: str = "size", most: int | None = None) -> tuple[int, ...]:
-    """A comma list of sizes, one per device: "24GiB,24GiB". most: the longest list taken (counted before any
-    is read)."""
-    parts = [p for p in str(text).split(",") if p.strip()]
+    """A comma list of sizes, one per device: "24GiB,24GiB" (also "24GB + 12GB", and a count: "2x 24GB"). most: the
+    longest list taken (counted before any is read)."""
+    parts = [p for p in re.split(r",|\s\+\s|\+", str(text)) if p.strip()]
     if not parts:
         raise SettingsError(f"{name}: cannot read sizes {str(text)[:40]!r}")
     if _THOUSANDS.match(str(text)):  # "24,576 MiB": one size with a thousands separator, not 24 bytes and 576 MiB
         raise SettingsError(f"{name} {str(text).strip()!r}: a comma separates devices; write the size without "
                             f"thousands separators ({str(text).replace(',', '').strip()})")
-    if most is not None and len(parts) > most:
-        raise SettingsError(f"{name}: {len(parts):,} sizes; oomkit takes at most {most:,} devices")
-    return tuple(parse_size(p, name) for p in parts)
+    counted: list[tuple[int, str]] = []
+    for p in parts:
+        m = next((m for m in (c.match(p) for c in _SIZE_COUNT) if m), None)
+        counted.append((int(m.group("n")), m.group("size")) if m else (1, p))
+    total = sum(n for n, _ in counted)
+    if most is not None and total > most:
+        raise SettingsError(f"{name}: {total:,} sizes; oomkit takes at most {most:,} devices")
+    if any(n < 1 for n, _ in counted):
+        raise SettingsError(f"{name} {str(text).strip()!r}: a count of devices must be at least 1")
+    return tuple(size for n, p in counted for size in [parse_size(p, name)] * n)
 
 
 def cdiv(a: int, b: int) -> int:

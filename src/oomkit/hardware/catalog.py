@@ -262,34 +262,50 @@ def _short_name(g: GpuSpec) -> str:
 MAX_DEVICES = 1024
 
 
-def _count_loose(part: str) -> re.Match[str] | None:
-    for pattern in _COUNT_LOOSE:
-        m = pattern.match(part)
-        if m and lookup(m.group("name").strip()):
-            return m
-    return None
-
-
 def _parts(text: str) -> list[tuple[int, str]]:
     """A --gpu list -> (count, name) per part: parts split at commas and at a plus between spaces ("3090 + 3060");
     a count written "2x H100", "2 x H100", "2*H100", "dual 3090", or, where the whole part is no catalog name,
-    "8xH100", "H100x8", "H100 x 8"."""
-    parts = []
+    "8xH100", "H100x8", "H100 x 8" ("5090 x 2": two RTX 5090, not 5090 of a GPU named "2"). A part that names no
+    GPU but whose pieces between "+", "/", ";", "&" or "and" each do ("3090+3060", "3090 and 3060") is those GPUs."""
+    parts: list[tuple[int, str]] = []
     for part in (p.strip() for p in _PLUS.sub(",", str(text)).split(",")):
         if not part:
             continue
-        word = _COUNT_WORD.match(part)
-        if word and not lookup(part):
-            parts.append((_COUNT_WORDS[word.group("word").lower()], word.group("name").strip()))
-            continue
-        m = _COUNT.match(part) or (None if lookup(part) else _count_loose(part))
-        if m:
-            digits = m.group("n")
-            # counted before any list is built
-            parts.append((int(digits) if len(digits) <= 9 else MAX_DEVICES + 1, m.group("name").strip()))
-        else:
-            parts.append((1, part))
+        one = _part(part)
+        if not _known(one[1]):
+            pieces = [p.strip() for p in _JOINERS.split(part)]
+            if len(pieces) > 1 and all(pieces) and all(_known(_part(p)[1]) for p in pieces):
+                parts += [_part(p) for p in pieces]
+                continue
+        parts.append(one)
     return parts
+
+
+# the joiners of "3090+3060", "3090/3060", "3090; 3060", "3090 & 3060", "3090 and 3060"
+_JOINERS = re.compile(r"\s*(?:[+/;&]|\band\b)\s*", re.IGNORECASE)
+
+
+def _known(name: str) -> bool:
+    return lookup(name) is not None or _stated_size(name) is not None
+
+
+def _part(part: str) -> tuple[int, str]:
+    """One part of a --gpu list -> (count, name); the count as the first form that leaves a known name, else the
+    strict "2x NAME" form (its name then reported unknown), else count 1."""
+    if _known(part):
+        return 1, part
+    word = _COUNT_WORD.match(part)
+    if word:
+        return _COUNT_WORDS[word.group("word").lower()], word.group("name").strip()
+    strict = _COUNT.match(part)
+    for m in (strict, *(p.match(part) for p in _COUNT_LOOSE)):
+        if m and _known(m.group("name").strip()):
+            return _count(m.group("n")), m.group("name").strip()
+    return (_count(strict.group("n")), strict.group("name").strip()) if strict else (1, part)
+
+
+def _count(digits: str) -> int:
+    return int(digits) if len(digits) <= 9 else MAX_DEVICES + 1  # counted before any list is built
 
 
 def devices_for_names(text: str) -> tuple[Device, ...]:
@@ -309,6 +325,8 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
             sold = sorted({chip.memory_gb, *(o.memory_gb for o in chip.memory_options)})
             raise HardwareError(f"unknown GPU {name!r}: {_strip_size(chip.name)} is sold with "
                                 f"{', '.join(f'{x:g}' for x in sold)} GB")
+        if spec is None and re.fullmatch(r"\d+(?:\.\d+)?\s*(?:[gmt]i?b?|[gmt]i?b)", name, re.IGNORECASE):
+            raise HardwareError(f"--gpu {name!r} is a memory size, not a GPU name: give --vram {name}")
         if spec is None:
             hint = suggest(name)
             raise HardwareError(f"unknown GPU {name!r}" + (f": did you mean {', '.join(hint)}?" if hint else ""))

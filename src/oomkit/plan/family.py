@@ -31,7 +31,8 @@ def family_members(query: str) -> list[dict[str, Any]]:
     key = "-".join(query.strip().lower().replace("_", " ").split())
     if not key:
         return []
-    keys = {key, re.sub(r"([a-z])(\d)", r"\1-\2", key)}  # "llama3.1" as the catalog spells it: "llama-3.1"
+    # "llama3.1" as the catalog spells it: "llama-3.1"; "qwen 2.5" as it spells that one: "qwen2.5"
+    keys = {key, re.sub(r"([a-z])(\d)", r"\1-\2", key), re.sub(r"([a-z])-(\d)", r"\1\2", key)}
     rows = [r for r in catalog.entries() if r["family"] != "embedding"
             and any(r["slug"].startswith(k + "-") or r["name"].lower().replace(" ", "-").startswith(k + "-")
                     for k in keys)]

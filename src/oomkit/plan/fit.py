@@ -128,7 +128,7 @@ def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None
     typed = eng.command_notes(user)  # how the command as typed reaches the engine (Ollama: server variables)
     if slack(before, limits, split_ok=False) >= 0:
         return Fit(tuple(argv), tuple(argv), (), before, before, 1,
-                   rating=_rate(eng, before, user, spec, goals), notes=typed)
+                   rating=_rate(eng, before, user, spec, goals), notes=(*typed, *_past_training(eng, spec, before)))
     best, new_argv, reparsed = None, None, None
     for cand in _search(eng, parsed, spec, devs, limits, goals):
         try:  # the best change the command can carry (lms load has flags for the context and --gpu only)
@@ -149,9 +149,17 @@ def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None
     after = eng.estimate(best.spec, devs, reparsed.settings)
     changes = _changes(eng, user, best.settings, before, after, parsed.model, parsed.quant, best)
     two_lines = COMMAND_BREAK in new_argv  # how to run the engine's two commands (Ollama's server, then the model)
-    notes = tuple(dict.fromkeys((*typed, *(eng.command_notes(reparsed.settings) if two_lines else ()))))
+    notes = tuple(dict.fromkeys((*typed, *(eng.command_notes(reparsed.settings) if two_lines else ()),
+                                 *_past_training(eng, best.spec, after))))
     return Fit(tuple(argv), tuple(new_argv), changes, before, after, best.tier, knobs=tuple(sorted(best.knobs)),
                rating=_rate(eng, after, reparsed.settings, best.spec, goals), notes=notes)
+
+
+def _past_training(eng: EngineModule, spec: ModelSpec, est: MemoryEstimate) -> tuple[str, ...]:
+    """The note a context above the model's trained maximum takes (as check gives it), or none."""
+    from ..check import context_note  # lazy: check's hardware targets are not fit's
+
+    return tuple(n for n in (context_note(spec, eng.effective_context(est))[1],) if n)
 
 
 def _goals_at(goals: Goals, eng: EngineModule, est: MemoryEstimate) -> Goals:

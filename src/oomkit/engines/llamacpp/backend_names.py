@@ -71,8 +71,9 @@ _RENAMED = ("cuda", "rocm", "vulkan", "sycl")
 
 def backend_of_names(names: tuple[str, ...]) -> str:
     """The backend that -dev names imply (-dev Vulkan1 is a Vulkan build), "" when they imply none or several."""
-    heads = {n.rstrip("0123456789") for n in names if not n.startswith("RPC") and n.lower() != "none"}
-    found = {_BY_PREFIX.get(h) for h in heads - {"GPU"}}  # GPU0 is oomkit's generic id, no backend's name
+    heads = {n.rstrip("0123456789").lower() for n in names if not n.upper().startswith("RPC") and n.lower() != "none"}
+    by_prefix = {k.lower(): v for k, v in _BY_PREFIX.items()}  # -dev names compare without case (striequals)
+    found = {by_prefix.get(h) for h in heads - {"gpu"}}  # GPU0 is oomkit's generic id, no backend's name
     return found.pop() if len(found) == 1 and None not in found else ""
 
 

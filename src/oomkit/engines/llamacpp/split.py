@@ -68,15 +68,16 @@ def model_devices(devices: tuple[Device, ...], s) -> tuple[Device, ...]:
         remote = tuple(replace(d, id=rpc_name(ep, build), name=ep) for d, ep in zip(remote, s.rpc, strict=True))
         devices = remote + local
     if s.device and not (len(s.device) == 1 and s.device[0].lower() == "none"):
-        by_name = {d.id: d for d in devices}
+        # ggml-backend-reg.cpp ggml_backend_dev_by_name compares without case (striequals): -dev cuda0 is CUDA0
+        by_name = {d.id.lower(): d for d in devices}
         # RPC devices are also named RPC0, RPC1 ... in --list-devices (registry order: --rpc order)
         rpc = [d for d in devices if d.id.startswith("RPC") and "[" in d.id]
-        by_name.update({f"RPC{i}": d for i, d in enumerate(rpc)})
-        missing = [n for n in s.device if n not in by_name]
+        by_name.update({f"rpc{i}": d for i, d in enumerate(rpc)})
+        missing = [n for n in s.device if n.lower() not in by_name]
         if missing:
             raise SettingsError(f"-dev {','.join(s.device)}: no device {missing[0]} (there are "
                                 f"{', '.join(d.id for d in devices) or 'none'})")
-        devices = tuple(by_name[n] for n in s.device)
+        devices = tuple(by_name[n.lower()] for n in s.device)
     elif s.device:
         devices = ()  # -dev none: CPU only
     else:
