@@ -320,3 +320,44 @@ def test_a_size_with_x_in_its_unit_is_no_count():
 
     with pytest.raises(SettingsError, match="cannot read size '24XB'"):
         parse_sizes("24XB", "--vram", 1024)
+
+
+# ---- runners and shell tails as commands are copied (was: "unknown engine command 'uv'", "invalid argument: |") ----
+
+@pytest.mark.parametrize("argv", [
+    ["uv", "run", "vllm", "serve", "Qwen/Qwen3-8B"],
+    ["uvx", "--from", "vllm", "vllm", "serve", "Qwen/Qwen3-8B"],
+    ["srun", "--gres=gpu:1", "-p", "gpu", "vllm", "serve", "Qwen/Qwen3-8B"],
+    ["conda", "run", "-n", "llm", "vllm", "serve", "Qwen/Qwen3-8B"],
+    ["VLLM_USE_V1=0", "uv", "run", "--with", "flashinfer", "vllm", "serve", "Qwen/Qwen3-8B"],
+])
+def test_runners_pass_the_engine_command_on(argv):
+    from oomkit.engines.cmdline import parse_command
+
+    p = parse_command(argv, {})
+    assert (p.engine, p.model) == ("vllm", "Qwen/Qwen3-8B")
+
+
+def test_fit_keeps_the_runner(tmp_path):
+    r = _run("fit", "--gpu", "4090", "--json", "--", "uv", "run", "vllm", "serve", "Qwen/Qwen3-8B", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    assert json.loads(r.stdout)["fit"]["command"].startswith("uv run vllm serve Qwen/Qwen3-8B ")
+
+
+@pytest.mark.parametrize("sub", ["ps", "list", "stop", "rm"])
+def test_ollama_subcommands_that_load_no_model(sub, tmp_path):
+    # was: "unknown model 'ps'"
+    r = _run("check", "--gpu", "3090", "--", "ollama", sub, cwd=tmp_path)
+    assert r.stderr.decode() == f"oomkit: error: 'ollama {sub}' loads no model: give 'ollama run MODEL' or " \
+                                "'ollama serve'\n"
+
+
+@pytest.mark.parametrize("text", [
+    "$ llama-server -m qwen3:8b -c 8192 2>&1 | tee log.txt",
+    "llama-server -m qwen3:8b -c 8192 > log.txt 2>&1 &",
+    "llama-server -m qwen3:8b >>out.log -c 8192 2>err.log;",
+])
+def test_a_pasted_command_as_bash_runs_it(text):
+    from oomkit.engines.cmdline import split_command
+
+    assert split_command(text) == ["llama-server", "-m", "qwen3:8b", "-c", "8192"]

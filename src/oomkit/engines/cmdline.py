@@ -49,7 +49,36 @@ def split_command(text: str) -> list[str]:
             quote = "" if quote == c else c
         out.append(c)
         i += 1
-    return shlex.split("".join(out))
+    return _as_run(shlex.split("".join(out)))
+
+
+# what the shell keeps from the command it runs: a pipe and what follows it (`| tee log`), a redirection (`2>&1`,
+# `> log.txt`, `>>log`), a trailing `&` or `;`, and the `$` of a prompt copied with the command
+_PIPE = frozenset({"|", "|&"})
+_REDIRECT = re.compile(r"^(?:\d|&)?(?:>>?|<)$")  # its target is the next word
+_REDIRECT_TO = re.compile(r"^(?:\d|&)?(?:>>?|<)(?:&\d|\S+)$")  # its target attached: 2>&1, >log.txt
+
+
+def _as_run(words: list[str]) -> list[str]:
+    if words[:1] in (["$"], [">"], ["%"]):
+        words = words[1:]
+    out: list[str] = []
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+            continue
+        if w in _PIPE:
+            break
+        if _REDIRECT.match(w):
+            skip = True
+            continue
+        if _REDIRECT_TO.match(w):
+            continue
+        out.append(w)
+    while out and out[-1] in ("&", ";"):
+        out.pop()
+    return out
 
 
 def program_name(argv0: str) -> str:

@@ -332,6 +332,24 @@ _PROCESS_WRAPPERS: dict[str, frozenset[str]] = {
                        "-r", "--role", "-t", "--type", "-D", "--chdir", "-T", "--command-timeout", "-h", "--host",
                        "-R", "--chroot"}),
     "nice": frozenset({"-n"}), "nohup": frozenset(), "exec": frozenset({"-a"}), "time": frozenset({"-f", "-o"}),
+    # Slurm's srun (its options that take a value as the next argument; --opt=value forms are one token)
+    "srun": frozenset({"-N", "-n", "-c", "-p", "-t", "-G", "-w", "-J", "-A", "-o", "-e", "-q", "--gres", "--gpus",
+                       "--mem", "--partition", "--nodes", "--ntasks", "--time", "--cpus-per-task", "--account",
+                       "--job-name", "--nodelist", "--qos", "--gpus-per-node", "--ntasks-per-node"}),
+    # uvx = uv tool run (docs.astral.sh/uv): the tool's command after its options
+    "uvx": frozenset({"--from", "--with", "--with-requirements", "--python", "-p", "--index", "--index-url",
+                      "--extra-index-url"}),
+}
+# Runners written as two words whose command follows their options, passing the environment on: `uv run`,
+# `pipx run`, `conda run -n ENV`, `poetry run`, `pixi run`
+_RUNNERS: dict[tuple[str, str], frozenset[str]] = {
+    ("uv", "run"): frozenset({"--with", "--with-requirements", "--python", "-p", "--directory", "--project",
+                              "--env-file", "--extra", "--group", "--index", "--index-url", "--extra-index-url",
+                              "--package"}),
+    ("pipx", "run"): frozenset({"--spec", "--python", "--pip-args", "--index-url"}),
+    ("conda", "run"): frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}),
+    ("poetry", "run"): frozenset({"-C", "--directory", "-P", "--project"}),
+    ("pixi", "run"): frozenset({"-e", "--environment", "--manifest-path"}),
 }
 
 
@@ -403,11 +421,16 @@ def unwrap(argv: Sequence[str]) -> Wrapped:
         k = 1 if i < len(argv) and argv[i] == "env" else 0
         while i + k < len(argv) and _ASSIGNMENT.fullmatch(argv[i + k]):
             k += 1
-        if i + k >= len(argv) or argv[i + k] not in _PROCESS_WRAPPERS:
+        runner = tuple(argv[i + k:i + k + 2])
+        if i + k >= len(argv) or (argv[i + k] not in _PROCESS_WRAPPERS and runner not in _RUNNERS):
             break
         env += [tuple(a.partition("=")[::2]) for a in argv[i:i + k] if _ASSIGNMENT.fullmatch(a)]
-        valued = _PROCESS_WRAPPERS[argv[i + k]]
-        i += k + 1
+        if runner in _RUNNERS:
+            valued = _RUNNERS[runner]
+            i += k + 2
+        else:
+            valued = _PROCESS_WRAPPERS[argv[i + k]]
+            i += k + 1
         while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
             i += 2 if argv[i] in valued else 1
         if i < len(argv) and argv[i] == "--":

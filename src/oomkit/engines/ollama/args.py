@@ -42,7 +42,9 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
     model: str | None = None
     if args and args[0] != args[0].rstrip(";&") and args[0].rstrip(";&") in ("serve", "start"):
         args[:1] = [args[0].rstrip(";&"), ";"]  # `ollama serve; ollama run ...` as the shell splits it
-    if args and args[0] in ("run", "serve", "start", "show", "pull", "create", "launch"):
+    # the subcommands of `ollama --help` that load no model (ps, list, stop, rm, cp, push, signin, ...)
+    if args and args[0] in ("run", "serve", "start", "show", "pull", "create", "launch", "ps", "list", "ls", "stop",
+                            "rm", "cp", "push", "signin", "signout", "help"):
         sub = args.pop(0)
         opts["program"] = f"ollama {sub}"
         if sub not in ("run", "serve", "start"):
