@@ -1,0 +1,219 @@
+"""Runs that allocate their KV cache and then die (or barely live): held-out public logs, second set
+(tests/fixtures/engine_logs/vllm/deaths/heldout/, each with its URL, the lines kept, the version, the GPU and the
+command). None of these figures was used to fit a constant; each is held against oomkit's start-up verdict
+(engine_view["failed_phase"]: the phase that dies after the KV cache, or none), the figures the log prints (weights,
+KV budget, tokens, the sampler warm-up's rows), and the fix oomkit proposes (a flag the engine's own error names).
+
+| log | version | GPUs | the log | oomkit before | after |
+|---|---|---|---|---|---|
+| vllm#15105 QwQ-32B-AWQ TP2, 0.95 | 0.8.0 | 2x 24 GB | dies in the sampler warm-up, 1,024 rows | starts; 256 warm-up rows | starts (0.46 GiB left); 1,024 rows as logged: strict xfail |
+| vllm#24436 Qwen3-4B-2507-FP8 | 0.10.1.1 | 1x 24 GB | dies in the sampler warm-up, 256 rows | starts (1.39 GiB left) | same: strict xfail |
+| vllm#51590 gpt-oss-120b TP8, 0.95 | 0.28.0 | 8x RTX PRO 4500 | dies after the capture | dies in the sampler warm-up | same |
+| vllm#48601 Qwen3.6-27B-FP8 TP4, runner V2 | main 2026-07-14 | 4x H100 | dies in the kernel warm-up | starts (1.31 GiB left) | same: strict xfail |
+| vllm#7593 Gemma 2 9B TP8 | 0.5.4 | 8x L4 | dies capturing | starts (2.26 GiB left, 1.65 needed) | same: strict xfail |
+| vllm#57926 Qwen2.5-0.5B, 0.98, runner V2 | main 54020c3c3 | 1x L4 | 1,733,440 KV tokens (verdict not stated) | 1,718,384 (-0.87 %) | same |
+
+The rule this set led to (engines/vllm/config.py _batch_defaults, read in the 0.7.3 and 0.8.0 wheels): V1 before the
+memory-based defaults (0.8.5) takes 1,024 sequences on every GPU ("256 if not envs.VLLM_USE_V1 else 1024" in 0.7.3's
+EngineArgs.__post_init__; "default_max_num_seqs = 1024" in 0.8.0's _set_default_args_v1), where oomkit took 256. The
+0.8.0 log's failing allocation is the proof: 1.74 GiB = 1,024 rows x 152,064 logits x 12 B (the PyTorch sort's
+float32 values and int64 indices).
+
+What remains (strict xfails, with the measured gap): the deaths after the KV cache at the default 0.9 / 0.95 on 24 GB
+cards (vllm#24436, #15105) leave 2.3-2.6 GiB of non-PyTorch memory in the process at the OOM (the OOM lines: 23.53 GiB
+in use, 20.32 allocated by PyTorch; 22.97 / 20.21), where oomkit counts 1.2-1.6 GiB (context, non-torch, graphs); the
+same gap shows in vllm#51590 (1.37 GiB over the budget, 62 MiB of it the graph pool). No source rule for the rest was
+found in the time given; it is not fitted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from oomkit.engines.vllm import CUDA_DRIVER_RESERVED, ENGINE, VllmSettings
+from oomkit.hardware.catalog import lookup as gpu_lookup
+from oomkit.hardware.catalog import with_facts
+from oomkit.memory import Device
+from oomkit.model.catalog import lookup
+from oomkit.model.hf_config import spec_from_config
+from oomkit.units import GiB, MiB
+
+HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" / "deaths" / "heldout"
+LIMIT = 0.03  # of the GPU's memory, as in tests/test_startup_deaths.py
+
+QWQ_AWQ = "qwq-32b-awq-2x24gb-tp2-v0.8.0-util095-sampler-oom-issue15105"
+QWEN3_4B = "qwen3-4b-instruct-2507-fp8-24gb-v0.10.1.1-sampler-oom-issue24436"
+GPT_OSS = "gpt-oss-120b-8xrtxpro4500-tp8-v0.28.0-util095-after-capture-oom-pr51590"
+QWEN36 = "qwen3.6-27b-fp8-4xh100-tp4-runner-v2-warmup-oom-pr48601"
+GEMMA2 = "gemma-2-9b-8xl4-tp8-v0.5.4-capture-oom-issue7593"
+QWEN05 = "qwen2.5-0.5b-l4-util098-runner-v2-starts-pr57926"
+
+
+def fixture(stem: str) -> dict:
+    return json.loads((HERE / f"{stem}.json").read_text(encoding="utf-8"))
+
+
+def _spec(name: str, quantization_config: dict | None = None):
+    entry = lookup(name)
+    assert entry is not None, name
+    config = dict(entry.config)
+    if quantization_config is not None:
+        config["quantization_config"] = quantization_config
+    return spec_from_config(config, name=entry.name)
+
+
+# the AWQ checkpoint's quantization_config (Qwen's AWQ releases: 4 bits, group 128, zero point, GEMM kernels)
+AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}
+
+# stem -> (spec, GPU name, world size, settings, the log's verdict: "starts" or the phase it dies in)
+CASES = {
+    QWQ_AWQ: (lambda: _spec("Qwen/QwQ-32B", AWQ), "24 GB GPU", 2,
+              VllmSettings(engine_version="0.8.0", tensor_parallel_size=2, gpu_memory_utilization=0.95,
+                           max_model_len=30000, block_size=32), "sampler warm-up"),
+    QWEN3_4B: (lambda: _spec("Qwen/Qwen3-4B-FP8"), "24 GB GPU", 1,
+               VllmSettings(engine_version="0.10.1.1", max_model_len=32768), "sampler warm-up"),
+    GPT_OSS: (lambda: _spec("openai/gpt-oss-120b"), "NVIDIA RTX PRO 4500 Blackwell Server Edition", 8,
+              VllmSettings(engine_version="0.28.0", tensor_parallel_size=8, max_num_seqs=256,
+                           gpu_memory_utilization=0.95), "sampler warm-up"),
+    # the release before the build (main of 2026-07-14); the FP8 checkpoint's weights as online fp8
+    QWEN36: (lambda: _spec("Qwen/Qwen3.6-27B"), "NVIDIA H100 80GB HBM3", 4,
+             VllmSettings(engine_version="0.25.0", tensor_parallel_size=4, quantization="fp8",
+                          use_v2_model_runner=True), "sampler warm-up"),
+    GEMMA2: (lambda: _spec("google/gemma-2-9b-it"), "NVIDIA L4", 8,
+             VllmSettings(engine_version="0.5.4", tensor_parallel_size=8), "CUDA graph capture"),
+    QWEN05: (lambda: _spec("Qwen/Qwen2.5-0.5B-Instruct"), "NVIDIA L4", 1,
+             VllmSettings(engine_version="0.29.1", max_num_seqs=256, max_model_len=2048,
+                          gpu_memory_utilization=0.98, use_v2_model_runner=True), None),
+}
+
+
+def estimate(stem: str):
+    make_spec, gpu, world, settings, _ = CASES[stem]
+    printed = fixture(stem)["printed"]
+    if "total_gpu_memory_bytes" in printed:  # what torch / vLLM print, plus the driver's reserve
+        total = printed["total_gpu_memory_bytes"] + CUDA_DRIVER_RESERVED
+    else:
+        total = gpu_lookup(gpu).memory_bytes
+    devices = tuple(with_facts(Device(f"CUDA{i}", gpu, total)) for i in range(world))
+    return ENGINE.estimate(make_spec(), devices, settings)
+
+
+def verdict(est) -> str:
+    failed = est.engine_view.get("failed_phase")
+    if failed:
+        return failed["phase"] if failed["after_kv"] else f"dies before the KV cache ({failed['phase']})"
+    if est.engine_view.get("error"):
+        return "refused: " + est.engine_view["error"][:80]
+    return "starts"
+
+
+def _xfail(reason: str):
+    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)
+
+
+@pytest.mark.parametrize("stem", [
+    pytest.param(QWQ_AWQ, marks=_xfail(
+        "starts with 0.46 GiB left after a 5.57 GiB warm-up on 1,024 rows; the log died there with 0.59 GiB free. "
+        "Its process held 2.57 GiB outside PyTorch (22.97 in use, 20.21 allocated, 0.19 cached) where oomkit counts "
+        "1.63 (non-torch 0.89 with the context, graphs 0.74): --disable-custom-all-reduce puts the TP2 all-reduces "
+        "in NCCL inside the graphs, which oomkit charges only beyond two PCIe GPUs (phases.py nccl_in_graphs)")),
+    pytest.param(QWEN3_4B, marks=_xfail(
+        "starts with 1.39 GiB left after the 256-row warm-up (1.39 GiB); the log died with 98 MiB free, its process "
+        "holding 3.2 GiB outside PyTorch (23.53 in use, 20.32 allocated) where oomkit counts 1.24 (context 0.51, "
+        "non-torch 0.25, graphs 0.48): about 2 GiB of non-PyTorch growth after the profile, not found in the source")),
+    GPT_OSS,
+    pytest.param(QWEN36, marks=_xfail(
+        "starts with 1.31 GiB left after a 1.92 GiB V2 warm-up; the log died at that warm-up. Its KV budget and "
+        "graphs agree (63.25 / 2.04 GiB printed, 62.89 / 1.14 oomkit); the PR names FlashInfer's top-k/top-p "
+        "sampler, whose buffers v2_sampler_bytes does not size (the Triton path's float32 copy only)")),
+    pytest.param(GEMMA2, marks=_xfail(
+        "starts: the V0 capture rule (phases.py CG_GRAPH_BASE, fitted on other models) gives 1.65 GiB with 2.26 GiB "
+        "left, where the log died capturing; its budget is 0.65 GiB under oomkit's (22,982 blocks printed, 23,998 "
+        "oomkit: +2.9 % of the GPU), so the capture took more than 2.9 GiB. The cause (Gemma 2's attention backend in 0.5.4, NCCL in "
+        "the graphs of 8 PCIe L4s) was not isolated")),
+    QWEN05,
+])
+def test_start_up_verdict(stem):
+    expected = CASES[stem][4]
+    if expected is None:
+        pytest.skip("the thread prints the KV cache size, not whether the run then started")
+    est = estimate(stem)
+    assert verdict(est) == expected, (stem, verdict(est), est.engine_view.get("error"))
+
+
+@pytest.mark.parametrize("stem", [GPT_OSS])
+def test_the_fix_is_one_the_engine_names(stem):
+    # the sampler warm-up's own error (v1/worker/gpu_model_runner.py _dummy_sampler_run): "Please try lowering
+    # `max_num_seqs` or `gpu_memory_utilization` when initializing the engine"
+    est = estimate(stem)
+    s = CASES[stem][3]
+    fixes = est.engine_view["fixes"]
+    util = [float(f.rsplit(" ", 1)[1]) for f in fixes if "--gpu-memory-utilization" in f]
+    seqs = [int(f.rsplit(" ", 1)[1]) for f in fixes if "--max-num-seqs" in f]
+    assert util and util[0] < s.gpu_memory_utilization
+    assert seqs and seqs[0] < s.max_num_seqs
+    failed = est.engine_view["failed_phase"]
+    assert failed["after_kv"] and failed["short_bytes"] > 0
+
+
+def test_v1_before_085_warms_the_sampler_up_on_1024_rows():
+    # 0.8.0's _set_default_args_v1: default_max_num_seqs = 1024 on every GPU (max_num_batched_tokens 2048 for
+    # `vllm serve` off H100/H200), so the warm-up runs min(1024, 2048) rows; the log's failing allocation is the
+    # sort's float32 values and int64 indices of those rows: 1,024 x 152,064 x 12 B = 1.74 GiB
+    est = estimate(QWQ_AWQ)
+    rows = est.engine_view["sampler_warmup_requests"]
+    assert rows == 1024
+    vocab = CASES[QWQ_AWQ][0]().n_vocab
+    assert f"{rows * vocab * 12 / GiB:.2f}" == f"{fixture(QWQ_AWQ)['printed']['oom_tried_gib']:.2f}"
+
+
+def test_v1_from_085_keeps_256_rows_below_70_gib():
+    # 0.8.5's _set_default_args_v1: 1,024 only from 70 GiB of device memory (engines/vllm/settings.py batch_by_memory)
+    est = estimate(QWEN3_4B)
+    rows = est.engine_view["sampler_warmup_requests"]
+    assert rows == 256
+    # the log's failing allocation: the sort's int64 indices of 256 x 151,936 logits, in 2 MiB blocks
+    vocab = CASES[QWEN3_4B][0]().n_vocab
+    assert math.ceil(rows * vocab * 8 / (2 * MiB)) * 2 == fixture(QWEN3_4B)["printed"]["oom_tried_mib"]
+
+
+def _share(est, got: int, logged: int) -> float:
+    return (got - logged) / est.devices[0].memory_bytes
+
+
+def test_kv_budgets_and_weights_the_logs_print():
+    # gpt-oss-120b TP8: "estimated KV cache budget 19.0 GiB"
+    est = estimate(GPT_OSS)
+    logged = fixture(GPT_OSS)["printed"]["available_kv_cache_bytes"]
+    assert abs(_share(est, est.engine_view["available_kv_cache_bytes"]["CUDA0"], logged)) < LIMIT
+    # Qwen3.6-27B TP4: "Current kv cache memory in use is 63.25 GiB", "7.39 GiB for weight"
+    est = estimate(QWEN36)
+    printed = fixture(QWEN36)["printed"]
+    assert abs(_share(est, est.engine_view["available_kv_cache_bytes"]["CUDA0"],
+                      printed["available_kv_cache_bytes"])) < LIMIT
+    weights = est.engine_view["model_loading_bytes"]["CUDA0"]
+    assert abs(weights - printed["weights_gib"] * GiB) / (printed["weights_gib"] * GiB) < LIMIT
+    # Gemma 2 9B TP8: "Loading model weights took 2.3463 GB", 22,982 blocks of 16 tokens
+    est = estimate(GEMMA2)
+    printed = fixture(GEMMA2)["printed"]
+    weights = est.engine_view["model_loading_bytes"]["CUDA0"]
+    assert abs(weights - printed["model_loading_bytes"]) / printed["model_loading_bytes"] < LIMIT
+    block = est.engine_view["kv_block_bytes"]  # 16 tokens x 43,008 B a rank
+    assert abs(_share(est, est.engine_view["num_gpu_blocks"] * block, printed["num_gpu_blocks"] * block)) < LIMIT
+
+
+def test_the_098_run_on_an_l4_sizes_its_kv_cache_as_printed():
+    est = estimate(QWEN05)
+    logged = fixture(QWEN05)["printed"]["kv_cache_tokens"]
+    assert abs(est.engine_view["kv_cache_tokens"] - logged) / logged < LIMIT  # 1,718,384 vs 1,733,440
+
+
+def test_fixtures_are_cited():
+    for stem in CASES:
+        fx = fixture(stem)
+        assert fx["source"].startswith("https://github.com/"), stem
+        assert fx["quoted"] and fx["command"] and fx["gpus"], stem
