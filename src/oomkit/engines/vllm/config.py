@@ -376,9 +376,10 @@ def _batch_defaults(s: VllmSettings, version: Version, v1: bool, max_len: int, d
                     world: int) -> tuple[int, int, bool]:
     """engine/arg_utils.py get_batch_defaults / _set_default_max_num_seqs_and_batched_tokens_args (V1) and
     config.py SchedulerConfig.__post_init__ (V0) -> (max_num_seqs, max_num_batched_tokens, chunked prefill).
-    V1 before the memory-based defaults (batch_by_memory) takes 1,024 sequences on every GPU: 0.7.3's
-    EngineArgs.__post_init__ ("256 if not envs.VLLM_USE_V1 else 1024") and 0.8.0's _set_default_args_v1
-    (default_max_num_seqs = 1024, only the batched tokens by GPU name), read in the wheels."""
+    V1 up to 0.8.3 takes 1,024 sequences on every GPU: 0.7.3's EngineArgs.__post_init__ ("256 if not
+    envs.VLLM_USE_V1 else 1024") and 0.8.0-0.8.3's _set_default_args_v1 (default_max_num_seqs = 1024, only the
+    batched tokens by GPU name); 0.8.4 takes 1,024 on H100/H200 and 256 elsewhere, 0.8.5 goes by memory
+    (batch_by_memory); read in the wheels."""
     llm = s.usage_context.lower() in ("llm", "llm_class", "offline")
     mem = dev.memory_bytes if dev is not None and dev.memory_bytes is not None else 0
     cuda_mem = max(mem - CUDA_DRIVER_RESERVED, 0)
@@ -402,7 +403,7 @@ def _batch_defaults(s: VllmSettings, version: Version, v1: bool, max_len: int, d
         d_tokens, d_seqs = (16384, 8192), (1024, 1024)
     elif version < ERAS["batch_by_memory"] and ("h100" in name or "h200" in name):
         d_tokens, d_seqs = (16384, 8192), (1024, 1024)
-    elif version < ERAS["batch_by_memory"]:
+    elif version < ERAS["v1_seqs_by_gpu"]:
         d_tokens, d_seqs = (8192, 2048), (1024, 1024)
     else:
         d_tokens, d_seqs = (8192, 2048), (256, 256)

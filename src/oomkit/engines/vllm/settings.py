@@ -48,6 +48,9 @@ ERAS = Eras({
     "v1_only": (0, 11, 0),  # the V0 engine is gone
     # engine/arg_utils.py get_batch_defaults: >= 70 GiB and not A100 -> 16384/8192 tokens, 1024 seqs
     "batch_by_memory": (0, 8, 5),
+    # V1's default max_num_seqs: 1,024 on every GPU up to 0.8.3 (0.7.3 EngineArgs.__post_init__, 0.8.0-0.8.3
+    # _set_default_args_v1 "default_max_num_seqs = 1024"), from 0.8.4 256 off H100/H200 (read in the wheels)
+    "v1_seqs_by_gpu": (0, 8, 4),
     # ... and >= 160 GiB -> 16384 tokens for `vllm serve` too (in 0.33.0, not in 0.21.0; approximate)
     "batch_160gib": (0, 25, 0),
     # v1/core/kv_cache_utils.py _get_kv_cache_config_uniform_page_size: hybrid allocator (sliding/chunked
