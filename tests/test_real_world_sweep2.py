@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from oomkit.errors import HardwareError
+import oomkit
+from oomkit.errors import HardwareError, OomkitError
 from oomkit.hardware.catalog import devices_for_names, size_notes
 
 
@@ -361,3 +362,19 @@ def test_a_pasted_command_as_bash_runs_it(text):
     from oomkit.engines.cmdline import split_command
 
     assert split_command(text) == ["llama-server", "-m", "qwen3:8b", "-c", "8192"]
+
+
+# ---- an MLX conversion with an engine that cannot load it (was: vLLM "FITS" with mlx-affine weights) ----
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "transformers"])
+def test_an_mlx_conversion_is_refused_by_checkpoint_engines(engine):
+    with pytest.raises(OomkitError, match=f"is an MLX conversion \\(mlx-affine, mlx_lm.convert\\): {engine} does not "
+                                          "load MLX weights"):
+        oomkit.estimate("mlx-community/Qwen3-8B-4bit", engine=engine)
+
+
+def test_an_mlx_conversion_still_loads_in_mlx_and_is_replaced_by_a_gguf_in_llamacpp():
+    assert oomkit.estimate("mlx-community/Qwen3-8B-4bit", engine="mlx").model.weights.format == "mlx-affine"
+    est = oomkit.estimate("mlx-community/Qwen3-8B-4bit", engine="llama.cpp")
+    assert est.model.weights.format == "Q4_K_M"
+    assert any("this engine loads GGUF files" in w for w in est.to_dict()["warnings"])

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .engines.base import EngineModule
-from .errors import HardwareError, SettingsError
+from .errors import HardwareError, ModelError, SettingsError
 from .memory import Device
 from .model.resolve import resolve, split_quant
 from .model.spec import ModelSpec
@@ -34,7 +34,12 @@ def resolve_model(eng: EngineModule, ref: str | ModelSpec, quant: str | None = N
     if quant is not None and not isinstance(quant, str):
         raise SettingsError(f"quant: {quant!r} is no weight format; give a string such as 'Q4_K_M'")
     check_quant_agrees(ref, quant)
-    return resolve(ref, quant, default_format=eng.default_weight_format, tag_formats=eng.loads_gguf)
+    spec = resolve(ref, quant, default_format=eng.default_weight_format, tag_formats=eng.loads_gguf)
+    if spec.weights.format.startswith("mlx-") and not eng.loads_mlx:
+        # quant/hf_formats.py _mlx: an mlx_lm.convert checkpoint, whose packed weights only mlx-lm reads
+        raise ModelError(f"{ref} is an MLX conversion ({spec.weights.format}, mlx_lm.convert): {eng.name} does not "
+                         "load MLX weights; name the model it was converted from, or run it with --engine mlx")
+    return spec
 
 
 def check_quant_agrees(ref: str, quant: str | None) -> None:

@@ -78,6 +78,9 @@ class EngineModule:
     eras: Mapping[str, Any] = field(default_factory=dict)
     default_format_fn: Callable[[dict[str, Any]], str | None] = _as_published  # None: the checkpoint as published
     loads_gguf: bool = False  # a model named by an Ollama tag or GGUF repo runs as that GGUF
+    # MLX conversions (mlx_lm.convert -q: packed uint32 weights with scales and biases, config.json "quantization")
+    # load in mlx-lm only; another engine that loads checkpoints refuses them
+    loads_mlx: bool = False
     with_context_fn: Callable[[Any, int], Any] | None = None  # None: set context_field
     # settings -> the same with the engine's own fitting to memory off (llama.cpp -fit off): the layout as typed,
     # for the questions asked of it (the VRAM tables, the KV headroom); None: the engine does not refit

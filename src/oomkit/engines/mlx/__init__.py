@@ -61,7 +61,7 @@ ENGINE = EngineModule(
     aliases=("mlx-lm", "mlx_lm"),
     programs={"mlx_lm.server": "mlx_lm.server", "mlx_lm.generate": "mlx_lm.generate", "mlx_lm": None},
     python_modules={"mlx_lm.server": "mlx_lm.server", "mlx_lm.generate": "mlx_lm.generate", "mlx_lm": None},
-    newest=NEWEST, with_context_fn=with_context,
+    newest=NEWEST, with_context_fn=with_context, loads_mlx=True,
     knobs_fn=knobs, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )
 
