@@ -18,7 +18,7 @@ from oomkit.engines.vllm import ENGINE, VllmSettings
 from oomkit.engines.vllm.args import parse_args
 from oomkit.engines.vllm.config import resolve
 from oomkit.engines.vllm.encoder import encoder_profile
-from oomkit.engines.vllm.phases import SAMPLER_WARMUP_FACTOR_DENSE, sampler_warmup_bytes
+from oomkit.engines.vllm.phases import sampler_warmup_bytes
 from oomkit.engines.vllm.profile import cudagraphs_in_budget, runner_state_bytes, sampler_bytes
 from oomkit.errors import SettingsError
 from oomkit.hardware.catalog import with_facts
@@ -110,21 +110,27 @@ def test_sampler_state_leaves_the_budget_before_0_27():
 
 
 def test_v2_sampler_profile_and_warmup_by_hand():
-    """sample/sampler.py: the model-dtype logits, plus their float32 copy once a request asks for processing.
-    Qwen3-8B bf16, 1024 sequences, 16,384 batched tokens: the 0.32 profile pass holds 1024 x 151,936 x 2 =
-    311,164,928 B; 0.33's warm-up-params pass 1024 x 151,936 x 6 = 933,494,784 B; the post-KV warm-up
-    (gpu/warmup.py: min(1024, 16384 // 2) requests) 933,494,784 B before the allocator factor. V1's Triton sampler
-    holds (12.85 + 2) B per element instead."""
+    """sample/sampler.py: the model-dtype logits, plus their float32 copy once a request asks for processing, plus
+    (0.23 on, FlashInfer's sampler where the GPU takes it) top_k_top_p_sampling_from_logits' masked logits and
+    probabilities, two more float32 copies. Qwen3-8B bf16 on an H100, 1024 sequences, 16,384 batched tokens: the 0.32
+    profile pass holds 1024 x 151,936 x 2 = 311,164,928 B; 0.33's warm-up-params pass 1024 x 151,936 x 14 =
+    2,178,154,496 B; the post-KV warm-up (gpu/warmup.py: min(1024, 16384 // 2) requests) the same, the allocated peak
+    (phases.py SAMPLER_WARMUP_FACTOR_V2). With VLLM_USE_FLASHINFER_SAMPLER=0, or on 0.22, the copy alone (6 B).
+    V1's Triton sampler holds (12.85 + 2) B per element instead."""
     spec = _spec("qwen3-8b")
     s = VllmSettings(max_num_seqs=1024, max_num_batched_tokens=16384)
     r32 = resolve(spec, H100, replace(s, engine_version="0.32.0"))
     r33 = resolve(spec, H100, replace(s, engine_version="0.33.0"))
     assert sampler_bytes(spec, s, r32) == 311_164_928
-    assert sampler_bytes(spec, s, r33) == 933_494_784
-    assert sampler_warmup_bytes(spec, s, r32) == int(SAMPLER_WARMUP_FACTOR_DENSE * 933_494_784)
+    assert sampler_bytes(spec, s, r33) == 2_178_154_496
+    assert sampler_warmup_bytes(spec, s, r32) == 2_178_154_496
+    off = replace(s, use_flashinfer_sampler=False)
+    assert sampler_bytes(spec, off, resolve(spec, H100, replace(off, engine_version="0.33.0"))) == 933_494_784
+    r22 = resolve(spec, H100, replace(s, engine_version="0.22.0", use_v2_model_runner=True))
+    assert sampler_warmup_bytes(spec, s, r22) == 933_494_784
     # 1,024 batched tokens: the warm-up's 2-token prompts leave room for 512 requests
     r = resolve(spec, H100, replace(s, engine_version="0.33.0", max_num_batched_tokens=1024))
-    assert sampler_warmup_bytes(spec, s, r) == int(SAMPLER_WARMUP_FACTOR_DENSE * 512 * 151_936 * 6)
+    assert sampler_warmup_bytes(spec, s, r) == 512 * 151_936 * 14
 
 
 def test_v2_encoder_profile():

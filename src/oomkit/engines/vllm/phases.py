@@ -135,6 +135,13 @@ FLASHINFER_WORKSPACE = 394 * MiB
 SAMPLER_WARMUP_FACTOR = 1.62
 SAMPLER_WARMUP_FACTOR_DENSE = 1.35
 SAMPLER_WARMUP_FACTOR_SORT = 1.0
+# Model runner V2 (gpu/warmup.py warmup_kernels -> sample/sampler.py): no V1 log fits it, and what its sampler holds
+# at the peak is read, not fitted (profile.py v2_sampler_bytes: the logits, their float32 copy and, through
+# FlashInfer, the masked logits and the probabilities, all alive together in top_k_top_p_sampling_from_logits):
+# the allocated peak, no allocator factor. Held out: Qwen3.6-27B-FP8 TP4 on 4x H100 died in that warm-up
+# (vllm#48601: 3.32 GiB needed, 3.23 left after the graphs; 4.48 with the V1 factor), Qwen3-1.7B on an RTX 4090 at
+# 0.45 beside a second engine started (tests/test_vllm_more_logs.py: 0.508 GiB needed, 0.511 left; 0.685 with it).
+SAMPLER_WARMUP_FACTOR_V2 = 1.0
 # NCCL inside the captured graphs. Beyond two GPUs without NVLink vLLM's custom all-reduce is off
 # (distributed/device_communicators/custom_all_reduce.py CustomAllreduce.__init__: "Custom allreduce is disabled
 # because it's not supported on more than two PCIe-only GPUs", world_size > 2 and not fully_connected, 0.4 ->
@@ -425,7 +432,9 @@ def sampler_warmup_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     """The peak the post-capture sampler warm-up needs (V1 only; the last pipeline stage only)."""
     if not r.v1:
         return 0
-    if sort_sampler(s, r):
+    if r.runner_v2:
+        factor = SAMPLER_WARMUP_FACTOR_V2
+    elif sort_sampler(s, r):
         factor = SAMPLER_WARMUP_FACTOR_SORT
     else:
         factor = SAMPLER_WARMUP_FACTOR if triton_mxfp4_moe(spec, r) else SAMPLER_WARMUP_FACTOR_DENSE

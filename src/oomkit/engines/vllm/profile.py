@@ -109,6 +109,10 @@ FORWARD_HIDDEN_V0 = 3.0
 # Model runner V2's float32 copy of the logits per (row x vocabulary) element (v2_sampler_bytes), read from
 # sample/sampler.py apply_sampling_params, not fitted (no V2 log is among the fixtures).
 V2_SAMPLER_FP32 = 4
+# ... and, where the V2 sampler draws through FlashInfer (v2_flashinfer_sampler), top_k_top_p_sampling_from_logits'
+# two float32 tensors of the copy's shape: top_k_mask_logits' output and the softmax probabilities
+# (flashinfer/sampling.py, filter_apply_order "top_k_first"), read, not fitted.
+V2_SAMPLER_FLASHINFER = 8
 
 
 def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: bool = True,
@@ -242,7 +246,7 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
     model dtype, their float32 copy, the top-k/top-p temporaries, the probabilities and the exponential noise
     of random_sample, per (row x vocabulary) element. warmup: the post-capture warm-up's own pass."""
     if r.runner_v2:
-        return v2_sampler_bytes(spec, r, warmup)
+        return v2_sampler_bytes(spec, r, warmup, s)
     S = min(r.max_num_seqs, r.max_num_batched_tokens)
     b = r.dtype_bytes
     if not r.v1:
@@ -277,26 +281,44 @@ def sort_sampler(s: VllmSettings, r: Resolved) -> bool:
     return r.v1 and not r.runner_v2 and not r.at_least("sampler_triton") and not s.use_flashinfer_sampler
 
 
-def v2_sampler_bytes(spec: ModelSpec, r: Resolved, warmup: bool = False) -> int:
+def v2_sampler_bytes(spec: ModelSpec, r: Resolved, warmup: bool = False, s: VllmSettings | None = None) -> int:
     """Model runner V2's sampler (v1/worker/gpu/sample/sampler.py Sampler, 0.21-0.34 read): the logits in the model
     dtype (compute_logits) and, once any request asks for processing, their float32 copy (apply_sampling_params:
-    "Copy logits to a new FP32 tensor"), V2_SAMPLER_FP32 bytes per (row x vocabulary) element. Nothing else of
-    vocabulary width per row: top-k / top-p mask the copy in place (v1/sample/ops/topk_topp_triton.py
-    apply_top_k_top_p_triton: one scratch row per SM), gumbel_sample keeps per-block maxima (sample/gumbel.py), the
-    logprobs gather top-k columns (sample/logprob.py compute_topk_scores); no probabilities or exponential noise.
+    "Copy logits to a new FP32 tensor"), V2_SAMPLER_FP32 bytes per (row x vocabulary) element. Without FlashInfer's
+    sampler nothing else is of vocabulary width per row: top-k / top-p mask the copy in place
+    (v1/sample/ops/topk_topp_triton.py apply_top_k_top_p_triton: one scratch row per SM), gumbel_sample keeps
+    per-block maxima (sample/gumbel.py), the logprobs gather top-k columns (sample/logprob.py compute_topk_scores).
+    From 0.23 (v2_flashinfer_sampler) the sampler draws rows with top-k / top-p through FlashInfer where
+    flashinfer_sampler_supported() (VLLM_USE_FLASHINFER_SAMPLER, default on from 0.22; a compute capability
+    FlashInfer's attention backend takes): flashinfer_sample -> top_k_top_p_sampling_from_logits holds two more
+    float32 copies (V2_SAMPLER_FLASHINFER), for every processed pass (the warm-up's top_k=50 / top_p=0.9 and no
+    seed make it eligible: sampler.py sample).
     - profile (model_runner.py _dummy_sampler_run on min(max_num_seqs, max_num_batched_tokens) rows): up to 0.32 one
       pass on the dummy batch's defaults, which process nothing (the logits alone); from 0.33 a second pass with
-      SamplingParams.for_sampler_warmup() ("the profiled peak must too"): the logits and the float32 copy;
+      SamplingParams.for_sampler_warmup() ("the profiled peak must too"): the processed pipeline;
     - warm-up (gpu/warmup.py _warmup_kernels, after the KV cache, every V2 release): for_sampler_warmup() on
       min(max_num_seqs, max_num_batched_tokens // (2 + speculative tokens)) requests of that many prompt tokens.
     Not counted: the prompt-logprobs pass of the warm-up (prompt_logprobs=1) and the per-SM scratch rows."""
     b = r.dtype_bytes
+    processed = V2_SAMPLER_FP32 + (V2_SAMPLER_FLASHINFER if v2_flashinfer_sampler(r, s) else 0)
     if warmup:
         rows = min(r.max_num_seqs, r.max_num_batched_tokens // (2 + r.num_spec))
-        return int(rows * spec.n_vocab * (b + V2_SAMPLER_FP32))
+        return int(rows * spec.n_vocab * (b + processed))
     rows = min(r.max_num_seqs, r.max_num_batched_tokens)
-    per_elem = b + (V2_SAMPLER_FP32 if r.at_least("v2_profile_warmup_params") else 0)
+    per_elem = b + (processed if r.at_least("v2_profile_warmup_params") else 0)
     return int(rows * spec.n_vocab * per_elem)
+
+
+def v2_flashinfer_sampler(r: Resolved, s: VllmSettings | None = None) -> bool:
+    """Model runner V2 samples top-k / top-p rows through FlashInfer (sample/sampler.py Sampler.use_flashinfer =
+    flashinfer_sampler_supported(), ops/topk_topp_sampler.py): from 0.23 (0.22's V2 sampler has no FlashInfer
+    path), unless VLLM_USE_FLASHINFER_SAMPLER=0, on a CUDA GPU whose compute capability FlashInfer's attention
+    backend supports (7.5 -> 12.1, as attention_backend reads it); a GPU not known is taken as supported."""
+    if not r.runner_v2 or not r.at_least("v2_flashinfer_sampler"):
+        return False
+    if s is not None and s.use_flashinfer_sampler is False:
+        return False
+    return r.cc is None or (7, 5) <= r.cc <= (12, 1)
 
 
 def runner_state_bytes(spec: ModelSpec, r: Resolved, last_stage: bool = True) -> int:

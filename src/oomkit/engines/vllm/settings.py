@@ -136,6 +136,9 @@ ERAS = Eras({
     # v1/worker/gpu/model_runner.py _dummy_sampler_run: a second pass with SamplingParams.for_sampler_warmup()
     # ("warmup_kernels ... pays for the fp32 logits pipeline, so the profiled peak must too"); 0.32 has one pass
     "v2_profile_warmup_params": (0, 33, 0),
+    # v1/worker/gpu/sample/sampler.py: the V2 sampler draws top-k / top-p through FlashInfer (flashinfer_sample;
+    # absent from 0.22.0's, present in 0.23.0's, 0.24.0's, 0.25.0's, 0.27.1's and 0.33.0's, read in the wheels)
+    "v2_flashinfer_sampler": (0, 23, 0),
 })
 
 _VERSION_EXAMPLE = "a release such as 0.10.2"
