@@ -15,6 +15,10 @@ soft-capping 30; the file's tensor census equals the real Q4_0 file's: 275 q4_0 
 as llama-server creates it (swa_full off, n_outputs_max = n_parallel) or as the binding does (every token an
 output), no_alloc dry run. At HilbertraumAI's b9849 CPU setting (-c 8192 -ub 2048 -np 1) the binding prints the
 480.09 MiB the log does.
+
+A fully offloaded Vulkan device: the same replay as the device's split (the host's two GET_ROWS results as copies)
+in ggml-vulkan's node order (compute_graphs.vk_graph_optimize), held to the pinned binding with a stand-in Vulkan
+device (tests/groundtruth/vk_standin_device.c) and to HilbertraumAI's b9849 Vulkan logs of E2B and E4B.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pathlib import Path
 import pytest
 
 import oomkit
+from oomkit.memory import Device
 from tests.ggufs import _model
 from tests.groundtruth import llamacpp_run, synth
 from tests.groundtruth.synth import VT, Tensor, _blk, _ffn_dense, _layers, _Meta
@@ -38,16 +43,29 @@ def gemma4_e2b(n_layers: int | None = None) -> synth.SynthModel:
     attn_k / attn_v / attn_k_norm only in the layers that own a cache (the last attention.shared_kv_layers read an
     earlier layer's), feed_forward_length per layer (use_double_wide_mlp: the shared layers' FFN twice as wide),
     layer_output_scale, the per-layer gate / projection / post-norm in every block and one rope_freqs."""
-    arch, n_embd, n_head, n_kv, n_vocab = "gemma4", 1536, 8, 1, 262144
-    hd_swa, hd_full, n_ff, ple, n_swa = 256, 512, 6144, 256, 512
-    nl = _layers(n_layers, 35)
-    swa = [i % 5 != 4 for i in range(nl)]
-    start = nl - 20 if nl > 20 else nl
+    return _gemma4_ple("gemma4-e2b", "google/gemma-4-E2B-it text_config", n_layers, 35, n_embd=1536, n_kv=1,
+                       n_ff=6144, shared=20, period=5, double_wide=True)
+
+
+def gemma4_e4b(n_layers: int | None = None) -> synth.SynthModel:
+    """Gemma 4 E4B (google/gemma-4-E4B-it text_config: hidden 2560, 8 heads / 2 KV heads, 42 layers, every 6th
+    full, the last 18 sharing KV, intermediate 10240 in every layer: use_double_wide_mlp false), as gemma4_e2b."""
+    return _gemma4_ple("gemma4-e4b", "google/gemma-4-E4B-it text_config", n_layers, 42, n_embd=2560, n_kv=2,
+                       n_ff=10240, shared=18, period=6, double_wide=False)
+
+
+def _gemma4_ple(key: str, source: str, n_layers: int | None, n_layers_real: int, n_embd: int, n_kv: int, n_ff: int,
+                shared: int, period: int, double_wide: bool) -> synth.SynthModel:
+    arch, n_head, n_vocab = "gemma4", 8, 262144
+    hd_swa, hd_full, ple, n_swa = 256, 512, 256, 512
+    nl = _layers(n_layers, n_layers_real)
+    swa = [i % period != period - 1 for i in range(nl)]
+    start = nl - shared if nl > shared else nl
+    ffs = [n_ff if i < start or not double_wide else 2 * n_ff for i in range(nl)]
     md = _Meta(arch).base(ctx=131072, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
                           rms_eps=1e-6, rope_base=1000000.0, n_vocab=n_vocab)
     md.items = [it for it in md.items if not it[0].endswith(".feed_forward_length")]
-    md.items.append((f"{arch}.feed_forward_length", [n_ff if i < start else 2 * n_ff for i in range(nl)],
-                     (VT.ARRAY, VT.INT32)))
+    md.items.append((f"{arch}.feed_forward_length", ffs, (VT.ARRAY, VT.INT32)))
     md.u32("attention.key_length", hd_full).u32("attention.value_length", hd_full)
     md.u32("attention.key_length_swa", hd_swa).u32("attention.value_length_swa", hd_swa)
     md.u32("rope.dimension_count", hd_full).u32("rope.dimension_count_swa", hd_swa).f32("rope.freq_base_swa", 1e4)
@@ -66,10 +84,10 @@ def gemma4_e2b(n_layers: int | None = None) -> synth.SynthModel:
             ts += [_blk(i, "attn_k.weight", n_embd, n_kv * hd), _blk(i, "attn_v.weight", n_embd, n_kv * hd),
                    _blk(i, "attn_k_norm.weight", hd)]
         ts += [_blk(i, "post_attention_norm.weight", n_embd), _blk(i, "layer_output_scale.weight", 1)]
-        ts += _ffn_dense(i, n_embd, n_ff if i < start else 2 * n_ff)
+        ts += _ffn_dense(i, n_embd, ffs[i])
         ts += [_blk(i, "post_ffw_norm.weight", n_embd), _blk(i, "inp_gate.weight", n_embd, ple),
                _blk(i, "proj.weight", ple, n_embd), _blk(i, "post_norm.weight", n_embd)]
-    return _model("gemma4-e2b", arch, "google/gemma-4-E2B-it text_config", n_vocab, nl, md, ts, True, n_swa=n_swa)
+    return _model(key, arch, source, n_vocab, nl, md, ts, True, n_swa=n_swa)
 
 
 _WORKER = llamacpp_run.binding_script(r'''
@@ -145,26 +163,54 @@ def test_compute_equals_llama_cpp(e2b):
         assert predicted(path, c) == pytest.approx(m, abs=0.01), (i, c, m)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Vulkan device split not exact: oomkit 564.07 MiB vs 554.07 printed (+10.00, 1.018) on the RTX 3090 and the "
-    "UHD 620 at -np 1, 570.07 vs 560.07 at -np auto (4 slots; 578.07 / 584.07 while the split-input copies were "
-    "kept as never freed, which ggml_backend_sched_split_graph does only with n_copies > 1): the replay keeps "
-    "ggml's node order, ggml-vulkan's graph_optimize reorders the split (the C port of it, "
-    "tests/groundtruth/vk_graph_optimize.c, applied to the binding's graph with the host's GET_ROWS results kept "
-    "as never-freed inputs, gave 540.07; on the binding's own CPU graph it moves E2B from 480.09 to 532.09 MiB, "
-    "+52.00 at -c 8192 -ub 2048 -np 1, so no delta of the CPU graph carries over: the device split's own order is "
-    "not replayed)"))
 def test_vulkan_device_compute_is_exact():
-    """The fully offloaded device's buffer from the same replay, the host's GET_ROWS results as split inputs
-    (compute_graphs.gemma4_ple_graph device=True), against HilbertraumAI's b9849 Vulkan logs."""
-    root = Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp_heldout2"
-    for name in ("gemma-4-e2b-q4_0-rtx3090-vulkan-8192-ub2048-b9849", "gemma-4-e2b-q4_0-uhd620-igpu-vulkan-8192-"
-                 "ub2048-b9849", "gemma-4-e2b-q4_0-rtx3060-laptop-plus-igpu-vulkan-np-auto-b9849"):
-        fx = json.loads((root / f"{name}.json").read_text())
-        got = held_out_estimate(fx).engine_view["compute_buffer_bytes"]
-        for dev, mib in fx["printed"]["buffers"]["compute_mib"].items():
-            if dev != "Vulkan_Host":
-                assert got[dev] / MiB == pytest.approx(mib, abs=0.1), (name, dev, got[dev] / MiB, mib)
+    """The fully offloaded device's buffer from the same replay, the host's GET_ROWS results as split inputs and the
+    split in ggml-vulkan's order (compute_graphs.gemma4_ple_graph device=True, vk_order=True), against
+    HilbertraumAI's b9849 Vulkan logs: E2B on the RTX 3090 and the UHD 620 (554.07 MiB) and at -np auto on the
+    RTX 3060 Laptop GPU (560.07), E4B on the RTX 3090 (530.07). Before the split was replayed in ggml-vulkan's order
+    (and with its input copies in first-use order): E2B 564.07 / 570.07, E4B 470.07 (0.887)."""
+    logs = {"llamacpp_heldout2": ("gemma-4-e2b-q4_0-rtx3090-vulkan-8192-ub2048-b9849",
+                                  "gemma-4-e2b-q4_0-uhd620-igpu-vulkan-8192-ub2048-b9849",
+                                  "gemma-4-e2b-q4_0-rtx3060-laptop-plus-igpu-vulkan-np-auto-b9849"),
+            "llamacpp_heldout5": ("gemma-4-e4b-q4_0-rtx3090-vulkan-8192-ub2048-b9849",)}
+    for folder, names in logs.items():
+        for name in names:
+            root = Path(__file__).parent / "fixtures" / "engine_logs" / folder
+            fx = json.loads((root / f"{name}.json").read_text())
+            got = held_out_estimate(fx).engine_view["compute_buffer_bytes"]
+            for dev, mib in fx["printed"]["buffers"]["compute_mib"].items():
+                if dev != "Vulkan_Host":
+                    assert got[dev] / MiB == pytest.approx(mib, abs=0.01), (name, dev, got[dev] / MiB, mib)
+
+
+# The pinned binding with a stand-in Vulkan0 device registered beside the CPU (tests/groundtruth/vk_standin_device.c:
+# ggml-vulkan's offload_op and graph_optimize, dummy buffers, no_alloc dry run, every layer offloaded) on the synthetic
+# E2B / E4B files: its "Vulkan0 compute buffer size" (MiB) at the GRID settings below. At -c 8192 -ub 2048 -np 1 it
+# prints the logs' own figures (E2B 554.07 / CPU 136.09, E4B 530.07 / 166.09); with graph_optimize switched off
+# 496.07 and 446.07, which the replay without vk_order gives too.
+VK_GRID = [_c(8192, 2048), _c(8192, 512), _c(32768, 512, outputs=0), _c(32768, 2048, outputs=0), _c(4096, 1024),
+           _c(16384, 512, 4, True, outputs=4), _c(16384, 512, 4, False, outputs=4), _c(8192, 512, fa=0),
+           _c(8192, 2048, fa=0), _c(8192, 512, k="q8_0", v="q8_0"), _c(32768, 2048, k="q4_0", v="q4_0", outputs=0)]
+VK_STANDIN_MIB = {"e2b": [554.07, 137.02, 563.00, 2264.00, 267.04, 146.52, 133.02, 191.51, 778.04, 138.30, 2264.00],
+                  "e4b": [530.07, 131.02, 522.00, 2088.00, 255.04, 140.52, 127.02, 205.01, 832.04, 132.30, 2088.00]}
+
+
+def predicted_vulkan(path, c: dict) -> float:
+    kw = dict(devices=(Device(id="Vulkan0", name="RTX 3090", memory_bytes=24 << 30, free_bytes=23 << 30),),
+              backend="vulkan", find_max_context=False, fit=False, n_ctx=c["n_ctx"], n_parallel=c["n_seq"],
+              cache_type_k=c["k"], cache_type_v=c["v"], kv_unified=c["unified"],
+              flash_attn="on" if c["fa"] else "off", n_ubatch=c["n_ubatch"], n_batch=max(2048, c["n_ubatch"]),
+              program="llama-server" if c["outputs"] else "llama-cpp-python")
+    return oomkit.estimate(str(path), "llama.cpp", **kw).engine_view["compute_buffer_bytes"]["Vulkan0"] / MiB
+
+
+@pytest.mark.parametrize("model", sorted(VK_STANDIN_MIB))
+def test_vulkan_device_equals_the_standin_device(model):
+    """oomkit's Vulkan0 buffer equals the stand-in device's at every setting: flash attention on and off, one to
+    four slots, one output row or every token, F16 and quantized caches (with their Hadamard rotations)."""
+    path = synth.synth_path({"e2b": gemma4_e2b, "e4b": gemma4_e4b}[model](), "q4_0")
+    for c, want in zip(VK_GRID, VK_STANDIN_MIB[model], strict=True):
+        assert predicted_vulkan(path, c) == pytest.approx(want, abs=0.01), (c, want)
 
 
 # Gemma 3n E2B / E4B (AltUp, LAuReL and the same per-layer rows): tests/test_llamacpp_gemma3n_compute.py

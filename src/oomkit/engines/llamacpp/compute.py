@@ -174,16 +174,17 @@ def _replayed(build: Callable[..., tuple[int, list[galloc.Node]]], spec: ModelSp
 
 
 def compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None,
-                   fa_f16_copies: bool = False, cuda_deps: bool = False) -> ComputePhases:
+                   fa_f16_copies: bool = False, cuda_deps: bool = False, vk_order: bool = False) -> ComputePhases:
     """_compute_phases, memoised by the spec object and the contents of the context and caches."""
-    key = (ctx, n_outputs, fa_f16_copies, cuda_deps,
+    key = (ctx, n_outputs, fa_f16_copies, cuda_deps, vk_order,
            tuple((c.name, c.cells, c.layers, c.k_bytes, c.v_bytes, tuple(c.k_bytes_by_layer.items()),
                   tuple(c.v_bytes_by_layer.items())) for c in caches))
-    return _PHASES.get(spec, key, lambda: _compute_phases(spec, ctx, caches, n_outputs, fa_f16_copies, cuda_deps))
+    return _PHASES.get(spec, key, lambda: _compute_phases(spec, ctx, caches, n_outputs, fa_f16_copies, cuda_deps,
+                                                          vk_order))
 
 
 def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_outputs: int | None = None,
-                    fa_f16_copies: bool = False, cuda_deps: bool = False) -> ComputePhases:
+                    fa_f16_copies: bool = False, cuda_deps: bool = False, vk_order: bool = False) -> ComputePhases:
     """Peak of the worst-case ubatch graph: llama_context::graph_reserve builds it with
     n_tokens = min(n_ctx, n_ubatch) and every token an output, and ggml-alloc sizes each backend's buffer to the
     most tensors alive at once. The live set is modelled at its two candidate peaks, fitted to llama.cpp's own
@@ -400,7 +401,11 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         ple_caches, fa = _ple_caches(caches, T, ctx.flash_attn), ctx.flash_attn
         rot = dict(k_rot=ctx.type_k.quantized, v_rot=ctx.type_v.quantized)
         out_phase = attn_phase = _replayed(compute_graphs.gemma4_ple_graph, spec, T, rows_out, ple_caches, fa, **rot)
-        device = _replayed(compute_graphs.gemma4_ple_graph, spec, T, rows_out, ple_caches, fa, device=True, **rot)
+        # vk_order: the device is ggml-vulkan's, whose graph_optimize reorders the split before ggml-alloc places it
+        # (compute_graphs.vk_graph_optimize): E4B's per-layer projection is pulled up beside the first layer's
+        # attention, so its 84 MiB live through that layer's FFN
+        device = _replayed(compute_graphs.gemma4_ple_graph, spec, T, rows_out, ple_caches, fa, device=True,
+                           vk_order=vk_order, **rot)
     if gemma3n_replayed(spec, ctx) and not no_cache:
         # Gemma 3n E2B / E4B: the whole graph replayed through ggml-alloc (compute_graphs.gemma3n_graph). AltUp's
         # n_altup streams (each layer's predictions, corrected streams and their permuted copies), LAuReL and the
@@ -1799,6 +1804,12 @@ VK_GRAPH_OPTIMIZE_BUILD = llamacpp_build_on("2025-09-08")
 VK_REORDER_ROW_ARCHS = frozenset({"llama", "qwen3"})
 
 
+def vulkan_graph_optimize(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
+    """Whether the devices are ggml-vulkan's in a build whose graph_optimize reorders each split
+    (VK_GRAPH_OPTIMIZE_BUILD); the graphs replayed node by node apply it (compute_graphs.vk_graph_optimize)."""
+    return ctx.build >= VK_GRAPH_OPTIMIZE_BUILD and infer_backend(devices, s.backend).name == "vulkan"
+
+
 def vulkan_host_rows(spec: ModelSpec, ctx: Context) -> int:
     """Hidden-state rows a Vulkan device's layer workspace holds fewer than the CPU graph's buffer (which
     compute_phases fits): since PR #18550 (ERAS embd_input) the unread embeddings input is a graph input on the
@@ -2449,8 +2460,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     # a ggml-cuda device's layer workspace holds flash attention's F16 copies of K and V (fa_f16_bytes); not
     # modelled: an RPC device's (the remote server's buffer type) and absorbed-MLA layers (V a view of the latent K)
     fa16, deps = cuda_fa_f16_copies(ctx, devices, s), cuda_fusion_deps(ctx, devices, s)
-    p_dev = compute_phases(spec, ctx, caches, reserved_outputs(ctx, s), fa_f16_copies=fa16, cuda_deps=deps) \
-        if fa16 or deps else p
+    vk = vulkan_graph_optimize(ctx, devices, s)
+    p_dev = compute_phases(spec, ctx, caches, reserved_outputs(ctx, s), fa_f16_copies=fa16, cuda_deps=deps,
+                           vk_order=vk) if fa16 or deps or vk else p
     ph = {d: (p if d < 0 or d >= len(devices) or devices[d].id.startswith("RPC") else p_dev)
           for d in set(placement.layer_device) | {placement.output_device}}
     T = min(ctx.n_ctx, ctx.n_ubatch)

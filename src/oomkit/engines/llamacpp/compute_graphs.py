@@ -9,6 +9,7 @@ ggml_build_forward_expand walks it) are whole graphs of their own."""
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Hashable
 from functools import partial
 
 from ...model.spec import ModelSpec
@@ -367,9 +368,92 @@ def _cache_inputs(new_input, caches, att, T: int, k_rot: bool, v_rot: bool, v_id
     return pos, idx
 
 
+# ggml-vulkan's graph_optimize (ggml/src/ggml-vulkan/ggml-vulkan.cpp ggml_vk_graph_optimize, PR #15850): the ops
+# it treats as views, and the producer / consumer pairs it keeps adjacent for its fusions
+_VK_EMPTY = frozenset({"NONE", "RESHAPE", "TRANSPOSE", "VIEW", "PERMUTE"})
+_VK_FUSED = frozenset({("RMS_NORM", "MUL"), ("MUL_MAT", "ADD"), ("MUL_MAT_ID", "ADD_ID"), ("MUL_MAT_ID", "MUL"),
+                       ("ADD", "ADD")})
+
+
+def vk_graph_optimize(n_inputs: int, nodes: list[Node], ops: list[str], roots: dict[int, Hashable]) -> list[Node]:
+    """A Vulkan device's split in the order ggml_vk_graph_optimize gives it before ggml-alloc places it
+    (ggml_backend_sched_split_graph calls each split's backend graph_optimize; the split's input copies are put at
+    its head afterwards, in their first-use order, so the first n_inputs nodes stay). Its dense path, line by line:
+    from the first node not yet taken, the next 20 nodes are scanned and each real (non-view) node that depends on
+    no untaken node of the window is pulled up beside it, except a node right after its producer where the pair
+    fuses (RMS_NORM + MUL, MUL_MAT + ADD, ADD + ADD, ...); an RMS_NORM + MUL pulls the ROPE reading it, a ROPE the
+    VIEW and SET_ROWS writing it into the cache, MUL_MAT + ADD the ADD after it; then, unless the set ends with an
+    ADD, the window's views whose sources are taken. A node depends on another it reads or that views the same
+    tensor (view_src; roots: the KV cache a cache write or view is a view of). ops: each node's GGML_OP_.
+    Returns the reordered node list (sources and view roots renumbered); the topk-MoE keep-patterns are left out."""
+    split = range(n_inputs, len(nodes))
+    n = len(nodes)
+
+    def root(i: int) -> Hashable:
+        return roots.get(i, nodes[i].view if nodes[i].view >= 0 else i)
+
+    def is_src_of(d: int, c: int) -> bool:
+        return c in nodes[d].srcs or root(d) == root(c)
+
+    used = [False] * n
+    order: list[int] = []
+    first = n_inputs
+    while first < n:
+        cur = [first]
+        window = range(first + 1, min(first + 20, n))
+        for j in window:
+            if used[j] or ops[j] in _VK_EMPTY:
+                continue
+            if any(not used[c] and is_src_of(j, c) and not (j == c + 1 and c == cur[-1] and (ops[c], ops[j]) in _VK_FUSED)
+                   for c in range(first, j)):
+                continue
+            cur.append(j)
+            rope = j
+            if ops[j] == "MUL" and ops[j - 1] == "RMS_NORM":  # RMS_NORM + MUL: the ROPE that reads it
+                k = next((k for k in range(j + 1, min(j + 15, n)) if ops[k] == "ROPE" and nodes[k].srcs[0] == j), -1)
+                if k >= 0:
+                    rope = k
+                    cur.append(k)
+                    used[k] = True
+            if ops[rope] == "ROPE":  # ROPE + VIEW + SET_ROWS made consecutive
+                vi = next((k for k in range(rope + 1, min(rope + 10, n)) if ops[k] == "VIEW" and nodes[k].srcs
+                           and nodes[k].srcs[0] == rope), -1)
+                si = next((k for k in range(vi + 1, min(rope + 10, n)) if ops[k] == "SET_ROWS"
+                           and nodes[k].srcs[0] == vi), -1) if vi >= 0 else -1
+                if si >= 0:
+                    cur += [vi, si]
+                    used[vi] = used[si] = True
+            for a, b, c3 in (("MUL_MAT_ID", "ADD_ID", "MUL"), ("MUL_MAT", "ADD", "ADD")):
+                if ops[j] == b and ops[j - 1] == a:
+                    k = next((k for k in range(j + 1, min(j + 15, n)) if ops[k] == c3 and nodes[k].srcs[0] == j
+                              and (len(nodes[k].srcs) < 2 or nodes[k].srcs[1] < n_inputs
+                                   or nodes[k].srcs[1] in order)), -1)
+                    if k >= 0:
+                        cur.append(k)
+                        used[k] = True
+        if ops[cur[-1]] != "ADD":  # the views whose sources are taken
+            for j in window:
+                if not used[j] and ops[j] in _VK_EMPTY and j not in cur and not any(
+                        not used[c] and is_src_of(j, c) and c not in cur for c in range(first, j)):
+                    cur.append(j)
+        for c in cur:
+            order.append(c)
+            used[c] = True
+        while first < n and used[first]:
+            first += 1
+    assert len(order) == len(split)
+    at = {i: i for i in range(n_inputs)}
+    at.update({old: n_inputs + k for k, old in enumerate(order)})
+    out = nodes[:n_inputs]
+    for old in order:
+        nd = nodes[old]
+        out.append(nd._replace(srcs=tuple(at[s] for s in nd.srcs), view=at[nd.view] if nd.view >= 0 else -1))
+    return out
+
+
 def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[str, tuple[int, ...], int, int]],
-                     flash_attn: bool = True, device: bool = False, k_rot: bool = False, v_rot: bool = False
-                     ) -> tuple[int, list[Node]]:
+                     flash_attn: bool = True, device: bool = False, k_rot: bool = False, v_rot: bool = False,
+                     vk_order: bool = False) -> tuple[int, list[Node]]:
     """Gemma 4 with per-layer embeddings (E2B / E4B: per_layer_token_embd), node by node as
     ggml_build_forward_expand orders src/models/gemma4.cpp (b9849; the same graph in llama.cpp@0c1e57098):
 
@@ -398,21 +482,42 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
 
     device: the graph as a fully offloaded device's split holds it (ggml_backend_sched_split_graph): the two
     GET_ROWS of weights in CPU_Mapped run on the host (the offload_op of ggml-cuda and ggml-vulkan takes no
-    GET_ROWS: get_op_batch_size returns 0 for it), and their results, the masks, positions and indices come in as
-    copies placed at the start of the split; the token ids and the unread embeddings input stay on the host. With
-    one copy of the inputs (no pipeline parallelism: one device) ggml_backend_sched_split_graph does not mark a
-    copy input and output (only `if (sched->n_copies > 1)`, ggml-backend.cpp), so ggml-alloc frees it after its
-    last reader, as the other device replays' split inputs (_Graph.inp): the scaled embeddings after the first
-    layer, the per-layer rows after the projection's sum. ggml-vulkan's graph_optimize reorder is not applied:
-    564.07 MiB against the 554.07 HilbertraumAI's b9849 Vulkan logs print (578.07 with the copies never freed;
-    tests/test_llamacpp_gemma4_ple.py).
+    GET_ROWS: get_op_batch_size returns 0 for it), and their results (the per-layer rows as the reshaped view
+    inp_per_layer_selected scales, in place on the copy), the positions, indices, masks and out_ids come in as
+    copies placed at the start of the split in the order the split first reads them (the per-layer rows before the
+    embeddings: build_inp_per_layer is expanded first); the token ids and the unread embeddings input stay on the
+    host. With one copy of the inputs (no pipeline parallelism: one device) ggml_backend_sched_split_graph does not
+    mark a copy input and output (only `if (sched->n_copies > 1)`, ggml-backend.cpp), so ggml-alloc frees it after
+    its last reader, as the other device replays' split inputs (_Graph.inp).
+    vk_order: the split in ggml-vulkan's order (vk_graph_optimize), which pulls the per-layer projection up beside
+    the first layer's attention. Checked against the pinned binding with a stand-in Vulkan device
+    (tests/groundtruth/vk_standin_device.c): the same node list, Vulkan0 446.07 / 530.07 MiB for E4B's shapes
+    without / with the reorder at -c 8192 -ub 2048 -np 1, 496.07 / 554.07 for E2B's; HilbertraumAI's b9849 Vulkan
+    logs print 530.07 and 554.07 (tests/test_llamacpp_gemma4_ple.py).
 
     k_rot / v_rot: a quantized K / V cache whose head size is a multiple of 64 (compute._rotations): each cache has
     its Hadamard matrices as inputs (K's the largest power of two from 64 dividing its head, V's 64 x 64), Q and K
     are rotated after RoPE (MUL_MAT), V before its cache write, the attention output un-rotated. Returns (the number
     of inputs, the nodes)."""
     g = _Graph()
-    add, view, nodes = g.add, g.view, g.nodes
+    nodes = g.nodes
+    ops: list[str] = []  # each node's GGML_OP_, for ggml-vulkan's reorder (vk_graph_optimize)
+    roots: dict[int, tuple[str, int]] = {}  # the KV cache a cache write or cache view is a view of
+
+    def add(op: str, size: int, *srcs: int, **kw) -> int:
+        ops.append(op)
+        return g.add(size, *srcs, **kw)
+
+    def view(of: int, op: str = "VIEW") -> int:
+        ops.append(op)
+        return g.view(of)
+
+    def cache_view(op: str, cache: tuple[str, int], *srcs: int) -> int:
+        """A node that views a KV cache (outside this buffer): SET_ROWS into it, the attention's VIEW and PERMUTE."""
+        ops.append(op)
+        roots[len(nodes)] = cache
+        return g.add(0, *srcs)
+
     resid = spec.n_embd * T * F32
     names = {t.name for t in spec.weights.tensors}
     ple = next(t.shape[0] for t in spec.weights.tensors if t.name == "per_layer_token_embd.weight")
@@ -422,82 +527,92 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
     cells = [c for _, _, c, _ in caches]
     v_max = max(la.attention.n_kv_heads * la.attention.head_dim_v for la in spec.trunk_layers)
     v_idx_size = T * 8 if flash_attn else v_max * T * 8
-    if device:
-        embd = add(resid)  # the copies of the host's GET_ROWS results
-        rows = add(ple_rows)
+    if device:  # the copies of the host's GET_ROWS results, in the order the split first reads them
+        rows = add("NONE", ple_rows)  # the reshaped per-layer rows (inp_per_layer_selected's source)
+        embd = add("NONE", resid)  # inp_scaled's source
     else:
-        tokens = add(T * 4)
-        add(resid)  # inp_embd: an input the token graph never reads
-        tokens_pl = add(T * 4)
+        tokens = add("NONE", T * 4)
+        add("NONE", resid)  # inp_embd: an input the token graph never reads
+        tokens_pl = add("NONE", T * 4)
     att = {la.index: la.attention for la in spec.trunk_layers}
-    pos, idx = _cache_inputs(lambda n: add(n), caches, att, T, k_rot, v_rot, lambda a0: v_idx_size)
-    out_ids = -1 if device else add(n_outputs * 4)
+    pos, idx = _cache_inputs(lambda n: add("NONE", n), caches, att, T, k_rot, v_rot, lambda a0: v_idx_size)
+    out_ids = add("NONE", n_outputs * 4)  # on a device: the copy result_norm's GET_ROWS reads
     n_inputs = len(nodes)
     if not device:
-        embd = add(resid, tokens)  # GET_ROWS of token_embd
-        rows = add(ple_rows, tokens_pl)  # GET_ROWS of per_layer_token_embd
-    selected = add(ple_rows, view(rows))  # inp_per_layer_selected: SCALE of the reshaped rows
-    inp = add(resid, embd, inplace=True)  # inp_scaled
+        embd = add("GET_ROWS", resid, tokens)  # GET_ROWS of token_embd
+        rows = view(add("GET_ROWS", ple_rows, tokens_pl), "RESHAPE")  # GET_ROWS of per_layer_token_embd, reshaped
+    # inp_per_layer_selected: SCALE of the reshaped rows, a new block on the host graph (ggml_are_same_layout: the
+    # 2-D GET_ROWS result is not the 3-D scale's shape), in place on a device's copy of the reshaped view
+    selected = add("SCALE", ple_rows, rows, inplace=device)
+    inp = add("SCALE", resid, embd, inplace=True)  # inp_scaled
     per_layer = -1
     for layer in spec.trunk_layers:
         a, il = layer.attention, layer.index
-        ic = by_layer.get(il if layer.kv_source is None else layer.kv_source, 0)
+        owner = il if layer.kv_source is None else layer.kv_source
+        ic = by_layer.get(owner, 0)
         k_idx, v_idx, mask, kr, vr = idx[ic]
-        x = add(resid, add(resid, inp, inplace=True), inplace=True)  # RMS_NORM, attn_norm
+        x = add("MUL", resid, add("RMS_NORM", resid, inp, inplace=True), inplace=True)  # attn_norm
         q_size, kv_size = a.n_heads * a.head_dim_k * T * F32, a.n_kv_heads * a.head_dim_k * T * F32
-        q = add(q_size, view(add(q_size, x)))  # Qcur, its head norm (RMS_NORM of the reshaped view)
-        q = add(q_size, add(q_size, q, inplace=True), pos, inplace=True)  # the norm weight (MUL), ROPE
+        q = add("RMS_NORM", q_size, view(add("MUL_MAT", q_size, x), "RESHAPE"))  # Qcur, its head norm
+        q = add("ROPE", q_size, add("MUL", q_size, q, inplace=True), pos, inplace=True)  # the norm weight, ROPE
         if kr >= 0:
-            q = view(add(q_size, kr, view(q)))  # the K rotation (MUL_MAT), reshaped back
+            q = view(add("MUL_MAT", q_size, kr, view(q, "RESHAPE")), "RESHAPE")  # the K rotation, reshaped back
         if layer.kv_source is None:
-            k = add(kv_size, view(add(kv_size, x)))
-            k = add(kv_size, add(kv_size, k, inplace=True), pos, inplace=True)
+            k = add("RMS_NORM", kv_size, view(add("MUL_MAT", kv_size, x), "RESHAPE"))
+            k = add("ROPE", kv_size, add("MUL", kv_size, k, inplace=True), pos, inplace=True)
             if kr >= 0:
-                k = view(add(kv_size, kr, view(k)))
-            v = add(kv_size, view(add(kv_size, x)))  # Vcur (attn_v, or attn_k's where V is K), RMS_NORM
+                k = view(add("MUL_MAT", kv_size, kr, view(k, "RESHAPE")), "RESHAPE")
+            v = add("RMS_NORM", kv_size, view(add("MUL_MAT", kv_size, x), "RESHAPE"))  # Vcur (attn_v or attn_k's)
             if vr >= 0:
-                v = view(add(kv_size, vr, view(v)))
-            add(0, view(k), k_idx)  # SET_ROWS into the K cache
+                v = view(add("MUL_MAT", kv_size, vr, view(v, "RESHAPE")), "RESHAPE")
+            cache_view("SET_ROWS", ("k", il), view(k), k_idx)  # SET_ROWS into the K cache
             v_w = a.n_kv_heads * a.head_dim_v
             if not flash_attn and v_w < v_max:
-                v = add(v_max * T * F32, view(v))  # PAD to the transposed cache's row
-            add(0, view(v), v_idx)  # SET_ROWS into the V cache
+                v = add("PAD", v_max * T * F32, view(v))  # PAD to the transposed cache's row
+            cache_view("SET_ROWS", ("v", il), view(v), v_idx)  # SET_ROWS into the V cache
         o_size = a.n_heads * a.head_dim_v * T * F32
+        qp = view(view(q), "PERMUTE")
+        kc = cache_view("PERMUTE", ("k", owner), cache_view("VIEW", ("k", owner)))  # the attention's cache views
+        vc = cache_view("PERMUTE", ("v", owner), cache_view("VIEW", ("v", owner)))
         if flash_attn:
-            o = view(add(o_size, view(q), mask))  # FLASH_ATTN_EXT, reshaped
+            o = view(add("FLASH_ATTN_EXT", o_size, qp, kc, vc, mask), "RESHAPE")  # FLASH_ATTN_EXT, reshaped
             if vr >= 0:
-                o = view(add(o_size, vr, view(o)))  # the output un-rotated
+                o = view(add("MUL_MAT", o_size, vr, view(o, "RESHAPE")), "RESHAPE")  # the output un-rotated
         else:
-            kq = add(cells[ic] * T * a.n_heads * F32, view(q))  # KQ
-            kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX
-            o = add(o_size, view(add(o_size, kq)))  # KQV, the CONT of its permuted view
-        o = add(resid, o)  # the output projection
-        o = add(resid, add(resid, o, inplace=True), inplace=True)  # attn_post_norm (RMS_NORM, MUL)
-        attn_out = add(resid, o, inp, inplace=True)
-        n = add(resid, add(resid, attn_out, inplace=True), inplace=True)  # ffn_norm
+            kq = add("MUL_MAT", cells[ic] * T * a.n_heads * F32, kc, qp)  # KQ
+            kq = add("SOFT_MAX", nodes[kq].size, kq, mask, inplace=True)
+            o = add("CONT", o_size, view(add("MUL_MAT", o_size, vc, kq), "PERMUTE"))  # KQV, its permuted CONT
+        o = add("MUL_MAT", resid, o)  # the output projection
+        o = add("MUL", resid, add("RMS_NORM", resid, o, inplace=True), inplace=True)  # attn_post_norm
+        attn_out = add("ADD", resid, o, inp, inplace=True)
+        n = add("MUL", resid, add("RMS_NORM", resid, attn_out, inplace=True), inplace=True)  # ffn_norm
         wide = layer.ffn.n_ff * T * F32
-        h = add(resid, add(wide, add(wide, n), add(wide, n)))  # gate, up, GEGLU, down
-        h = add(resid, add(resid, h, inplace=True), inplace=True)  # ffn_post_norm
-        pe_in = add(resid, h, attn_out, inplace=True)
-        gate = add(n_per * T * F32, add(n_per * T * F32, pe_in), inplace=True)  # inp_gate, GELU
+        h = add("MUL_MAT", resid, add("GLU", wide, add("MUL_MAT", wide, n), add("MUL_MAT", wide, n)))  # gate, up, GEGLU, down
+        h = add("MUL", resid, add("RMS_NORM", resid, h, inplace=True), inplace=True)  # ffn_post_norm
+        pe_in = add("ADD", resid, h, attn_out, inplace=True)
+        gate = add("UNARY", n_per * T * F32, add("MUL_MAT", n_per * T * F32, pe_in), inplace=True)  # inp_gate, GELU
         if per_layer < 0:  # project_per_layer_inputs, pulled in here
-            p = add(ple_rows, add(ple_rows, inp), inplace=True)  # per_layer_model_proj, SCALE
-            p = add(ple_rows, add(ple_rows, view(p)), inplace=True)  # RMS_NORM of the reshaped view, the norm weight
-            p = add(ple_rows, add(ple_rows, p, selected, inplace=True), inplace=True)  # + the selected rows, SCALE
-            per_layer = add(ple_rows, view(p))  # the permuted CONT
-        h = add(n_per * T * F32, gate, view(per_layer), inplace=True)  # times this layer's slice
-        h = add(resid, add(resid, add(resid, h), inplace=True), inplace=True)  # proj, post_norm
-        h = add(resid, pe_in, h, inplace=True)
+            p = add("SCALE", ple_rows, add("MUL_MAT", ple_rows, inp), inplace=True)  # per_layer_model_proj, SCALE
+            p = add("RMS_NORM", ple_rows, view(p, "RESHAPE"))  # RMS_NORM of the reshaped view
+            p = add("MUL", ple_rows, p, inplace=True)  # the norm weight
+            p = add("SCALE", ple_rows, add("ADD", ple_rows, p, selected, inplace=True), inplace=True)  # + the rows
+            per_layer = add("CONT", ple_rows, view(p, "PERMUTE"))  # the permuted CONT
+        h = add("MUL", n_per * T * F32, gate, view(per_layer), inplace=True)  # times this layer's slice
+        h = add("MUL_MAT", resid, h)  # proj
+        h = add("MUL", resid, add("RMS_NORM", resid, h, inplace=True), inplace=True)  # post_norm
+        h = add("ADD", resid, pe_in, h, inplace=True)
         if f"blk.{il}.layer_output_scale.weight" in names:
-            h = add(resid, h, inplace=True)  # out_scaled
+            h = add("MUL", resid, h, inplace=True)  # out_scaled
         inp = h
-    h = add(resid, add(resid, inp, inplace=True), inplace=True, output=True)  # RMS_NORM, h_nextn
-    h = add(spec.n_embd * n_outputs * F32, h, *([out_ids] if out_ids >= 0 else []))  # result_norm (GET_ROWS)
+    h = add("MUL", resid, add("RMS_NORM", resid, inp, inplace=True), inplace=True, output=True)  # h_nextn
+    h = add("GET_ROWS", spec.n_embd * n_outputs * F32, h, out_ids)  # result_norm
     logits = spec.n_vocab * n_outputs * F32
-    out = add(logits, h)
-    for _ in range(3):  # the soft-capping: SCALE, TANH, SCALE (result_output)
-        out = add(logits, out, inplace=True)
+    out = add("MUL_MAT", logits, h)
+    for op in ("SCALE", "UNARY", "SCALE"):  # the soft-capping: SCALE, TANH, SCALE (result_output)
+        out = add(op, logits, out, inplace=True)
     nodes[out] = nodes[out]._replace(output=True)
+    if vk_order:
+        return n_inputs, vk_graph_optimize(n_inputs, nodes, ops, roots)
     return n_inputs, nodes
 
 
