@@ -313,12 +313,14 @@ def v2_flashinfer_sampler(r: Resolved, s: VllmSettings | None = None) -> bool:
     """Model runner V2 samples top-k / top-p rows through FlashInfer (sample/sampler.py Sampler.use_flashinfer =
     flashinfer_sampler_supported(), ops/topk_topp_sampler.py): from 0.23 (0.22's V2 sampler has no FlashInfer
     path), unless VLLM_USE_FLASHINFER_SAMPLER=0, on a CUDA GPU whose compute capability FlashInfer's attention
-    backend supports (7.5 -> 12.1, as attention_backend reads it); a GPU not known is taken as supported."""
+    backend supports (v1/attention/backends/flashinfer.py supports_compute_capability: 7.5 -> 12.1 in 0.23, 8.0 ->
+    12.1 from 0.24, "broken on SM75 (Turing)"); a GPU not known is taken as supported."""
     if not r.runner_v2 or not r.at_least("v2_flashinfer_sampler"):
         return False
     if s is not None and s.use_flashinfer_sampler is False:
         return False
-    return r.cc is None or (7, 5) <= r.cc <= (12, 1)
+    low = (8, 0) if r.version >= (0, 24, 0) else (7, 5)
+    return r.cc is None or low <= r.cc <= (12, 1)
 
 
 def runner_state_bytes(spec: ModelSpec, r: Resolved, last_stage: bool = True) -> int:
