@@ -378,3 +378,41 @@ def test_an_mlx_conversion_still_loads_in_mlx_and_is_replaced_by_a_gguf_in_llama
     est = oomkit.estimate("mlx-community/Qwen3-8B-4bit", engine="llama.cpp")
     assert est.model.weights.format == "Q4_K_M"
     assert any("this engine loads GGUF files" in w for w in est.to_dict()["warnings"])
+
+
+# ---- --kv-type is kept, or refused in one line; never dropped (was: plan planned f16 and q8_0 for --kv-type
+# q4_0; --kv-type fp8 for llama.cpp planned; mlx read --kv-type as nothing; transformers' own plan commands
+# with --kv-type did not read back) ----
+
+def test_plan_keeps_the_kv_type_asked_for(tmp_path):
+    r = _run("plan", "qwen3:8b", "--gpu", "4090", "--kv-type", "q4_0", "--limit", "4", "--json", cwd=tmp_path)
+    doc = json.loads(r.stdout)["plan"]
+    assert r.returncode == 0 and doc["options"] and {o["kv_type"] for o in doc["options"]} == {"q4_0"}
+    assert any("KV cache fixed at q4_0" in n for n in doc["notes"])
+
+
+@pytest.mark.parametrize("engine,kv,said", [
+    ("llama.cpp", "fp8", "unknown ggml type 'fp8'"),
+    ("llama.cpp", "q5_1", "plan tries f16, q8_0, q4_0 for llama.cpp"),
+    ("transformers", "q8_0", "transformers caches in the model dtype"),
+    ("mlx", "q8_0", "the mlx engine has no KV cache type setting"),
+])
+def test_plan_refuses_a_kv_type_it_cannot_keep(engine, kv, said, tmp_path):
+    r = _run("plan", "qwen3:8b", "--engine", engine, "--gpu", "4090", "--kv-type", kv, cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and len(err.strip().splitlines()) == 1 and said in err, err
+
+
+def test_mlx_estimate_refuses_kv_type(tmp_path):
+    r = _run("estimate", "qwen3:8b", "--engine", "mlx", "--kv-type", "q4_0", cwd=tmp_path)
+    assert r.returncode == 2 and "--kv-bits N" in r.stderr.decode(), r.stderr.decode()
+
+
+def test_transformers_plan_commands_read_back(tmp_path):
+    r = _run("plan", "qwen3:8b", "--engine", "transformers", "--gpu", "4090", "--kv-type", "fp8", "--limit", "2",
+             "--json", cwd=tmp_path)
+    options = json.loads(r.stdout)["plan"]["options"]
+    assert r.returncode == 0 and options and all(" --kv-type fp8" in o["command"] for o in options)
+    from oomkit.engines.transformers.args import parse_args
+
+    assert parse_args(["--max-length", "40960", "--kv-type", "fp8"])[2].kv_cache_dtype == "fp8"

@@ -239,6 +239,9 @@ def neutral_options(opts: dict[str, Any], eng: EngineModule, settings: Any) -> d
     if "--parallel" in opts:
         put("parallel", _int_opt("--parallel", opts["--parallel"]))
     if "--kv-type" in opts:
+        if not eng.neutral_fields("kv_type"):  # was read as nothing at all
+            raise OomkitError(f"--kv-type: the {eng.name} engine has no KV cache type setting; give the engine's own "
+                              "flag for a quantized KV cache (mlx_lm: --kv-bits N)")
         put("kv_type", opts["--kv-type"])
     if "--engine-version" in opts:
         put("engine_version", opts["--engine-version"])

@@ -65,7 +65,7 @@ def run(argv: list[str]) -> int:
     goals = _plan_args.goals(req.opts)
     limit = _plan_args.limit(req.opts)
     result = plan(req.model, req.engine, devices=devices, goals=goals, settings=req.settings, quant=req.quant,
-                  limit=limit, also=tuple(req.opts.get("--also") or ()))
+                  limit=limit, also=tuple(req.opts.get("--also") or ()), kv_type=req.opts.get("--kv-type"))
     _plan_args.say_notes(notes)
     if req.opts.get("--json"):
         print(report.to_json(result))

@@ -114,10 +114,11 @@ class _Model:
 
 def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[Device, ...], goals: Goals | None = None,
          settings: Any = None, quant: str | None = None, fixed_format: bool | None = None,
-         limit: int | None = 12, also: tuple[str, ...] = ()) -> Plan:
+         limit: int | None = 12, also: tuple[str, ...] = (), kv_type: str | None = None) -> Plan:
     """The settings of `engine` that run `model` on `devices` with `goals`, best first (at most `limit`).
     `model` may name a family ("qwen3", "llama 3.1"): the largest member that fits is planned (family.py).
-    `also`: models planned alongside (a draft model, an embedding server: together.py), in what they leave."""
+    `also`: models planned alongside (a draft model, an embedding server: together.py), in what they leave.
+    `kv_type`: the KV cache type asked for (--kv-type): only options with it are planned, and it is said so."""
     goals = goals or Goals()
     eng = get_engine(engine)
     if isinstance(model, str):
@@ -133,6 +134,7 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
         if members:
             model, picked = _pick_member(model, members, eng, devices, goals, settings)
     base = settings if settings is not None else eng.settings()
+    kv_fixed = {f: getattr(base, f) for f in eng.neutral_fields("kv_type")} if kv_type is not None else {}
     models = _Model(eng, model)
     spec = models.spec(None, quant)
     ref = model if isinstance(model, str) else spec.name
@@ -142,6 +144,12 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
         raise OomkitError("plan needs the memory of every GPU: give --gpu NAME or --vram SIZE")
     choices = eng.knobs(ref, spec, devices, base, concurrency=goals.concurrency, fixed_format=fixed_format,
                         reserve_bytes=goals.most_held, nodes=goals.nodes)
+    if kv_fixed:  # the KV cache type asked for is kept: only the choices with it
+        eng.estimate(spec, devices, eng.with_context(base, 256))  # the engine's own refusal of a type it does not take
+        choices = [c for c in choices if all(getattr(c.settings, f) == v for f, v in kv_fixed.items())]
+        if not choices:
+            raise OomkitError(f"--kv-type {kv_type}: plan tries {', '.join(eng.kv_types)} for {eng.name}; give one "
+                              "of them, or no --kv-type to plan each")
     want = goals.context_for(spec)
     found: list[Option] = []
     rejected = 0
@@ -170,6 +178,8 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
             found.append(option)
     front = rank(pareto(found))
     notes = picked + _notes(eng, spec, front, want, goals, ref, fixed_format)
+    if kv_type is not None:
+        notes += (f"KV cache fixed at {kv_type} (--kv-type); other options vary the weights, context and placement",)
     repo = named_repo
     if repo is not None and unpublished:
         found_in = published.listing(repo)

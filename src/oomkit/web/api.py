@@ -313,7 +313,7 @@ def plan_options(p: Mapping[str, Any], local: bool = False) -> Answer:
     devices = _plan_args.devices(req.opts)
     goals = _plan_args.goals(req.opts)
     result: Plan = plan(req.model, req.engine, devices=devices, goals=goals, settings=req.settings, quant=req.quant,
-                        limit=_plan_args.limit(req.opts))
+                        limit=_plan_args.limit(req.opts), kv_type=req.opts.get("--kv-type"))
     return Answer(result, plan_report.to_json(result), req)
 
 

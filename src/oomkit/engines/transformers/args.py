@@ -29,6 +29,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--q-group-size": ("q_group_size", "int"),
     "--residual-length": ("residual_length", "int"),
     "--logits-to-keep": ("logits_to_keep", "int"),
+    "--kv-type": ("kv_cache_dtype", "str"),  # as format_command writes the cache dtype (OPTIONS below)
     "--attn-implementation": ("attn_implementation", "str"),
     "--prefill-chunk-size": ("prefill_chunk_size", "int"),
     "--device-map": ("device_map", "str"),
