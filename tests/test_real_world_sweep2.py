@@ -416,3 +416,21 @@ def test_transformers_plan_commands_read_back(tmp_path):
     from oomkit.engines.transformers.args import parse_args
 
     assert parse_args(["--max-length", "40960", "--kv-type", "fp8"])[2].kv_cache_dtype == "fp8"
+
+
+# ---- the context and sequences a plan command names are its goals (was: --ctx 100000, -np 4 dropped) ----
+
+@pytest.mark.parametrize("args,min_ctx,concurrency", [
+    (["--ctx", "16384"], 16384, 1), (["-c", "16384"], 16384, 1), (["--parallel", "4"], 8192, 4), (["-np", "4"], 8192, 4),
+    (["--ctx", "32k", "--min-ctx", "32768"], 32768, 1),
+])
+def test_plan_reads_the_context_and_sequences_asked(args, min_ctx, concurrency, tmp_path):
+    r = _run("plan", "qwen3:8b", "--gpu", "4090", *args, "--limit", "1", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    goals = json.loads(r.stdout)["plan"]["goals"]
+    assert (goals["min_ctx"], goals["concurrency"]) == (min_ctx, concurrency)
+
+
+def test_plan_refuses_two_contexts_that_disagree(tmp_path):
+    r = _run("plan", "qwen3:8b", "--gpu", "4090", "--ctx", "32k", "--min-ctx", "8192", cwd=tmp_path)
+    assert r.returncode == 2 and "both say the context: give one" in r.stderr.decode(), r.stderr.decode()

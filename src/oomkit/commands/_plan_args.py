@@ -78,6 +78,28 @@ def goals(opts: dict[str, Any]) -> Goals:
                  nodes=_positive(opts, "--nodes", 1), ram_bandwidth_gbs=bandwidth, ram_bytes=_ram(opts))
 
 
+def typed_goals(goals: Goals, opts: dict[str, Any], engine: str, settings: Any) -> Goals:
+    """The goals with the context and the sequences the command names (--ctx, -c 100000, --max-model-len; --parallel,
+    -np 4), which plan would otherwise replace by its own: read as --min-ctx and --concurrency, unless those are
+    given too and disagree (refused)."""
+    from ..engines.base import get_engine  # lazy: the engine record, only for a plan with settings
+
+    eng = get_engine(engine)
+    default = eng.settings()
+    changes: dict[str, int] = {}
+    for goal, option, fields in (("min_ctx", "--min-ctx", (eng.context_field,)),
+                                 ("concurrency", "--concurrency", eng.neutral_fields("parallel"))):
+        field = fields[0] if fields else None
+        value = getattr(settings, field, None) if field else None
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0 or value == getattr(default, field):
+            continue
+        if opts.get(option) is not None and getattr(goals, goal) != value:
+            raise SettingsError(f"{option} {getattr(goals, goal)} and the command's {value} ({field}) both say "
+                                f"the {'context' if goal == 'min_ctx' else 'sequences at once'}: give one")
+        changes[goal] = value
+    return replace(goals, **changes) if changes else goals
+
+
 def _ram(opts: dict[str, Any]) -> int | None:
     """--ram SIZE, else this machine's available RAM when its GPUs are the ones planned for (None: planned
     hardware elsewhere, the RAM unchecked and said so)."""

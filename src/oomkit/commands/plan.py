@@ -62,7 +62,7 @@ def run(argv: list[str]) -> int:
                                                                              if k not in _plan_args.OPTIONS}})
     notes: list[str] = []  # said once the plan stands, so that a bad input's error stays one line
     devices = _plan_args.devices(req.opts, notes)
-    goals = _plan_args.goals(req.opts)
+    goals = _plan_args.typed_goals(_plan_args.goals(req.opts), req.opts, req.engine, req.settings)
     limit = _plan_args.limit(req.opts)
     result = plan(req.model, req.engine, devices=devices, goals=goals, settings=req.settings, quant=req.quant,
                   limit=limit, also=tuple(req.opts.get("--also") or ()), kv_type=req.opts.get("--kv-type"))

@@ -311,7 +311,7 @@ def plan_options(p: Mapping[str, Any], local: bool = False) -> Answer:
     extra = _plan_opts(p)
     req = _request(p, extra_options=_PLAN_OPTIONS, extra=extra, local=local)
     devices = _plan_args.devices(req.opts)
-    goals = _plan_args.goals(req.opts)
+    goals = _plan_args.typed_goals(_plan_args.goals(req.opts), req.opts, req.engine, req.settings)
     result: Plan = plan(req.model, req.engine, devices=devices, goals=goals, settings=req.settings, quant=req.quant,
                         limit=_plan_args.limit(req.opts), kv_type=req.opts.get("--kv-type"))
     return Answer(result, plan_report.to_json(result), req)
