@@ -54,6 +54,40 @@ def gemma4_e4b(n_layers: int | None = None) -> synth.SynthModel:
                        n_ff=10240, shared=18, period=6, double_wide=False)
 
 
+def gemma4_12b(n_layers: int | None = 12) -> synth.SynthModel:
+    """Gemma 4 12B without per-layer embeddings (google/gemma-4-12B-it text_config: hidden 3840, 16 heads, the
+    sliding layers 8 KV heads of 256, every 6th layer full with one KV head of 512 whose V is its K, attention_k_eq_v:
+    no attn_v there; intermediate 15360, window 1024), 12 of its 48 layers (two full): the per-layer workspace is
+    the same in every layer of a kind."""
+    arch, n_embd, n_head, n_vocab, n_ff = "gemma4", 3840, 16, 262144, 15360
+    hd_swa, hd_full, n_swa = 256, 512, 1024
+    nl = _layers(n_layers, 48)
+    swa = [i % 6 != 5 for i in range(nl)]
+    kvh = [8 if w else 1 for w in swa]
+    md = _Meta(arch).base(ctx=262144, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=8,
+                          rms_eps=1e-6, rope_base=1000000.0, n_vocab=n_vocab)
+    md.items = [it for it in md.items if not it[0].endswith(".attention.head_count_kv")]
+    md.items.append((f"{arch}.attention.head_count_kv", kvh, (VT.ARRAY, VT.INT32)))
+    md.u32("attention.key_length", hd_full).u32("attention.value_length", hd_full)
+    md.u32("attention.key_length_swa", hd_swa).u32("attention.value_length_swa", hd_swa)
+    md.u32("rope.dimension_count", hd_full).u32("rope.dimension_count_swa", hd_swa).f32("rope.freq_base_swa", 1e4)
+    md.u32("attention.sliding_window", n_swa).u32("embedding_length_per_layer_input", 0)
+    md.f32("final_logit_softcapping", 30.0)
+    md.items.append((f"{arch}.attention.sliding_window_pattern", swa, (VT.ARRAY, VT.BOOL)))
+    ts = [Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("output_norm.weight", (n_embd,)),
+          Tensor("rope_freqs.weight", (hd_full // 2,))]
+    for i in range(nl):
+        hd = hd_swa if swa[i] else hd_full
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "attn_q.weight", n_embd, n_head * hd),
+               _blk(i, "attn_output.weight", n_head * hd, n_embd), _blk(i, "attn_q_norm.weight", hd),
+               _blk(i, "attn_k.weight", n_embd, kvh[i] * hd), _blk(i, "attn_k_norm.weight", hd)]
+        if swa[i]:
+            ts += [_blk(i, "attn_v.weight", n_embd, kvh[i] * hd)]
+        ts += [_blk(i, "post_attention_norm.weight", n_embd), _blk(i, "layer_output_scale.weight", 1)]
+        ts += _ffn_dense(i, n_embd, n_ff) + [_blk(i, "post_ffw_norm.weight", n_embd)]
+    return _model("gemma4-12b", arch, "google/gemma-4-12B-it text_config", n_vocab, nl, md, ts, True, n_swa=n_swa)
+
+
 def _gemma4_ple(key: str, source: str, n_layers: int | None, n_layers_real: int, n_embd: int, n_kv: int, n_ff: int,
                 shared: int, period: int, double_wide: bool) -> synth.SynthModel:
     arch, n_head, n_vocab = "gemma4", 8, 262144
@@ -184,15 +218,18 @@ def test_vulkan_device_compute_is_exact():
 
 
 # The pinned binding with a stand-in Vulkan0 device registered beside the CPU (tests/groundtruth/vk_standin_device.c:
-# ggml-vulkan's offload_op and graph_optimize, dummy buffers, no_alloc dry run, every layer offloaded) on the synthetic
-# E2B / E4B files: its "Vulkan0 compute buffer size" (MiB) at the GRID settings below. At -c 8192 -ub 2048 -np 1 it
-# prints the logs' own figures (E2B 554.07 / CPU 136.09, E4B 530.07 / 166.09); with graph_optimize switched off
-# 496.07 and 446.07, which the replay without vk_order gives too.
+# ggml-vulkan's offload_op, graph_optimize and 1 GiB maximum buffer, VK_MAX_SIZE=1073741824; dummy buffers, no_alloc
+# dry run, every layer offloaded) on the synthetic E2B, E4B and 12B files: its "Vulkan0 compute buffer size" (MiB) at
+# the VK_GRID settings. At -c 8192 -ub 2048 -np 1 it prints the logs' own figures for E2B and E4B (554.07 / CPU
+# 136.09, 530.07 / 166.09) and 528.07 for the 12B (529.07 printed); with graph_optimize switched off E2B 496.07 and
+# E4B 446.07, which the replay without vk_order gives too.
 VK_GRID = [_c(8192, 2048), _c(8192, 512), _c(32768, 512, outputs=0), _c(32768, 2048, outputs=0), _c(4096, 1024),
            _c(16384, 512, 4, True, outputs=4), _c(16384, 512, 4, False, outputs=4), _c(8192, 512, fa=0),
            _c(8192, 2048, fa=0), _c(8192, 512, k="q8_0", v="q8_0"), _c(32768, 2048, k="q4_0", v="q4_0", outputs=0)]
-VK_STANDIN_MIB = {"e2b": [554.07, 137.02, 563.00, 2264.00, 267.04, 146.52, 133.02, 191.51, 778.04, 138.30, 2264.00],
-                  "e4b": [530.07, 131.02, 522.00, 2088.00, 255.04, 140.52, 127.02, 205.01, 832.04, 132.30, 2088.00]}
+VK_STANDIN_MIB = {"e2b": [554.07, 137.02, 563.00, 2698.08, 267.04, 146.52, 133.02, 191.51, 778.04, 138.30, 2699.36],
+                  "e4b": [530.07, 131.02, 522.00, 2674.08, 255.04, 140.52, 127.02, 205.01, 832.04, 132.30, 2675.36],
+                  "12b": [528.07, 130.52, 527.00, 2672.08, 254.04, 141.52, 126.52, 339.01, 1716.04, 131.80, 2673.36]}
+MODELS = {"e2b": gemma4_e2b, "e4b": gemma4_e4b, "12b": gemma4_12b}
 
 
 def predicted_vulkan(path, c: dict) -> float:
@@ -207,10 +244,27 @@ def predicted_vulkan(path, c: dict) -> float:
 @pytest.mark.parametrize("model", sorted(VK_STANDIN_MIB))
 def test_vulkan_device_equals_the_standin_device(model):
     """oomkit's Vulkan0 buffer equals the stand-in device's at every setting: flash attention on and off, one to
-    four slots, one output row or every token, F16 and quantized caches (with their Hadamard rotations)."""
-    path = synth.synth_path({"e2b": gemma4_e2b, "e4b": gemma4_e4b}[model](), "q4_0")
+    four slots, one output row or every token, F16 and quantized caches (with their Hadamard rotations), the
+    largest in ggml-vulkan's 1 GiB chunks."""
+    path = synth.synth_path(MODELS[model](), "q4_0")
     for c, want in zip(VK_GRID, VK_STANDIN_MIB[model], strict=True):
         assert predicted_vulkan(path, c) == pytest.approx(want, abs=0.01), (c, want)
 
 
 # Gemma 3n E2B / E4B (AltUp, LAuReL and the same per-layer rows): tests/test_llamacpp_gemma3n_compute.py
+
+
+@pytest.fixture(scope="module")
+def dense_12b():
+    if not llamacpp_run.available():
+        pytest.skip("llama-cpp-python is not installed")
+    path = synth.synth_path(gemma4_12b(), "q4_0")
+    return path, measure(path, VK_GRID)
+
+
+def test_dense_gemma4_compute_equals_llama_cpp(dense_12b):
+    """Gemma 4 without per-layer embeddings (the 12B's shapes) through the same replay on the CPU: equal to the
+    binding's buffer at every setting (558.08 MiB at -c 8192 -ub 2048 -np 1; the closed-form phases gave 526.00)."""
+    path, measured = dense_12b
+    for c, m in zip(VK_GRID, measured, strict=True):
+        assert predicted(path, c) == pytest.approx(m, abs=0.01), (c, m)

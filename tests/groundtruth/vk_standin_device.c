@@ -10,9 +10,10 @@
 // and register it after llama_backend_init, before the model load:
 //   llama_cpp.llama_backend_init(); ctypes.CDLL("./vk_standin_device.so", mode=ctypes.RTLD_GLOBAL).fakevk_register(1)
 //   mp.n_gpu_layers = 999; mp.no_alloc = True; mp.use_mmap = False   (fakevk_register(0): graph_optimize off)
-// On Gemma 4 E2B's and E4B's synthetic files at HilbertraumAI's b9849 settings (-c 8192 -ub 2048 -np 1) it prints
-// the Vulkan logs' own buffers, Vulkan0 554.07 / 530.07 MiB and the host's 136.09 / 166.09
-// (tests/test_llamacpp_gemma4_ple.py VK_STANDIN_MIB).
+// VK_MAX_SIZE=1073741824 gives the buffer type ggml-vulkan's 1 GiB maximum (its suballocation block), so ggml-alloc
+// reserves in chunks as on the device. On Gemma 4 E2B's and E4B's synthetic files at HilbertraumAI's b9849 settings
+// (-c 8192 -ub 2048 -np 1) it prints the Vulkan logs' own buffers, Vulkan0 554.07 / 530.07 MiB and the host's
+// 136.09 / 166.09 (tests/test_llamacpp_gemma4_ple.py VK_STANDIN_MIB).
 #include "ggml.h"
 #include "ggml-backend.h"
 #include "ggml-backend-impl.h"
@@ -38,6 +39,9 @@ static const char * gb_name(ggml_backend_buffer_type_t b) { (void)b; return "Vul
 static ggml_backend_buffer_t gb_alloc(ggml_backend_buffer_type_t b, size_t size) { return ggml_backend_buffer_init(b, fb_iface, NULL, size); }
 static size_t gb_align(ggml_backend_buffer_type_t b) { (void)b; return g_align; }
 static bool gb_host(ggml_backend_buffer_type_t b) { (void)b; return false; }
+// ggml_backend_vk_buffer_type_get_max_size: the device's suballocation block (1 GiB unless GGML_VK_SUBALLOCATION_BLOCK_SIZE
+// says otherwise); VK_MAX_SIZE sets it here (unset: no maximum, one buffer)
+static size_t gb_max(ggml_backend_buffer_type_t b) { (void)b; const char * m = getenv("VK_MAX_SIZE"); return m && atoll(m) ? (size_t)atoll(m) : SIZE_MAX; }
 
 static const char * gd_name(ggml_backend_dev_t d) { (void)d; return "Vulkan0"; }
 static void gd_mem(ggml_backend_dev_t d, size_t * f, size_t * t) { (void)d; *f = *t = (size_t)1 << 40; }
@@ -166,7 +170,7 @@ static void * rg_proc(ggml_backend_reg_t r, const char * name) { (void)r; (void)
 
 void fakevk_register(int reorder) {
     g_reorder = reorder;
-    buft.iface = (struct ggml_backend_buffer_type_i){ gb_name, gb_alloc, gb_align, NULL, NULL, gb_host };
+    buft.iface = (struct ggml_backend_buffer_type_i){ gb_name, gb_alloc, gb_align, gb_max, NULL, gb_host };
     buft.device = &dev; buft.context = NULL;
     memset(&dev.iface, 0, sizeof dev.iface);
     dev.iface.get_name = gd_name; dev.iface.get_description = gd_name; dev.iface.get_memory = gd_mem;

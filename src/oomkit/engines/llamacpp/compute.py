@@ -167,6 +167,12 @@ def _peak(call: _Call) -> int:
     return galloc.peak_bytes(*call.build(call.spec, *call.args, **call.kw), call.align)
 
 
+@lru_cache(maxsize=128)
+def _chunked(call: _Call, max_size: int, prefer_reuse: bool) -> int:
+    """The buffers ggml-alloc reserves for the graph in chunks of at most max_size (galloc.chunk_sizes), summed."""
+    return sum(galloc.chunk_sizes(*call.build(call.spec, *call.args, **call.kw), max_size, prefer_reuse, call.align))
+
+
 def _replayed(build: Callable[..., tuple[int, list[galloc.Node]]], spec: ModelSpec, *args: Any,
               align: int = galloc.ALIGN, **kw: Any) -> int:
     """galloc.peak_bytes(*build(spec, *args, **kw), align), memoised (_peak)."""
@@ -403,9 +409,11 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         out_phase = attn_phase = _replayed(compute_graphs.gemma4_ple_graph, spec, T, rows_out, ple_caches, fa, **rot)
         # vk_order: the device is ggml-vulkan's, whose graph_optimize reorders the split before ggml-alloc places it
         # (compute_graphs.vk_graph_optimize): E4B's per-layer projection is pulled up beside the first layer's
-        # attention, so its 84 MiB live through that layer's FFN
-        device = _replayed(compute_graphs.gemma4_ple_graph, spec, T, rows_out, ple_caches, fa, device=True,
-                           vk_order=vk_order, **rot)
+        # attention, so its 84 MiB live through that layer's FFN, in ggml-vulkan's 1 GiB chunks (VK_MAX_BUFFER)
+        call = _Call(compute_graphs.gemma4_ple_graph, galloc.ALIGN, spec, (T, rows_out, ple_caches, fa),
+                     dict(device=True, vk_order=vk_order, **rot))
+        device = _chunked(call, VK_MAX_BUFFER, ctx.build >= GALLOC_PREFER_REUSE_BUILD) \
+            if vk_order and ctx.build >= VK_CHUNKS_BUILD else _peak(call)
     if gemma3n_replayed(spec, ctx) and not no_cache:
         # Gemma 3n E2B / E4B: the whole graph replayed through ggml-alloc (compute_graphs.gemma3n_graph). AltUp's
         # n_altup streams (each layer's predictions, corrected streams and their permuted copies), LAuReL and the
@@ -465,14 +473,18 @@ PLE_GRAPHS = frozenset({"gemma4"})
 
 
 def ple_replayed(spec: ModelSpec, ctx: Context) -> bool:
-    """Whether compute_graphs.gemma4_ple_graph models this graph: Gemma 4 with per-layer embeddings (the E2B / E4B
-    files carry per_layer_token_embd; 26B-A4B and 31B do not), dense FFNs in every layer, and a build whose
-    flash-attention masks are F16 graph inputs (ERAS kq_mask_f16, PR #23764: before it the CPU side casts an F32
-    mask, not replayed)."""
+    """Whether compute_graphs.gemma4_ple_graph models this graph: Gemma 4 with dense FFNs in every layer, with
+    per-layer embeddings (the E2B / E4B files carry per_layer_token_embd) or without (12B, 31B: the same graph less
+    that path, the full layers' V their K where the file has no attn_v; 26B-A4B's MoE layers are not replayed), and
+    a build whose flash-attention masks are F16 graph inputs (ERAS kq_mask_f16, PR #23764: before it the CPU side
+    casts an F32 mask, not replayed). The 12B's shapes (hidden 3840, 16 heads, 8 KV heads of 256 in the sliding
+    layers, one of 512 in every 6th, K = V there, intermediate 15360) on a 12-layer file: the pinned binding's CPU
+    buffer and the stand-in Vulkan device's (tests/groundtruth/vk_standin_device.c, 1 GiB chunks) equal to the
+    replay at 11 settings each (558.08 / 528.07 MiB at -c 8192 -ub 2048 -np 1; the closed-form phases: 526.00 /
+    496.00; HilbertraumAI's b9849 Vulkan log of Gemma 4 12B prints 529.07)."""
     return (spec.architecture in PLE_GRAPHS and ERAS.reached(ctx.build, "kq_mask_f16")
             and bool(spec.trunk_layers) and len(spec.trunk_layers) == len(spec.layers)
-            and all(la.attention is not None and not la.ffn.is_moe and la.ffn.n_ff for la in spec.trunk_layers)
-            and any(t.name == "per_layer_token_embd.weight" for t in spec.weights.tensors))
+            and all(la.attention is not None and not la.ffn.is_moe and la.ffn.n_ff for la in spec.trunk_layers))
 
 
 def gemma3n_replayed(spec: ModelSpec, ctx: Context) -> bool:
@@ -2561,7 +2573,8 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         out[ds2[0]] = ds2[1]
     if not ctx.flash_attn and ctx.build >= VK_CHUNKS_BUILD and infer_backend(devices, s.backend).name == "vulkan":
         for d in out:
-            if d >= 0:
+            if d >= 0 and not (vk and ple_replayed(spec, ctx) and d == placement.output_device
+                               and out[d] == p_dev.device):  # Gemma 4's device split replayed in its chunks
                 out[d] += vulkan_chunked_scores(spec, caches, placement, d, T, out[d])
     if pipeline_parallel(spec, placement, devices, s):
         extra = SCHED_MAX_COPIES - 1

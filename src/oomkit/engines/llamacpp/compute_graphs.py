@@ -454,8 +454,9 @@ def vk_graph_optimize(n_inputs: int, nodes: list[Node], ops: list[str], roots: d
 def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[str, tuple[int, ...], int, int]],
                      flash_attn: bool = True, device: bool = False, k_rot: bool = False, v_rot: bool = False,
                      vk_order: bool = False) -> tuple[int, list[Node]]:
-    """Gemma 4 with per-layer embeddings (E2B / E4B: per_layer_token_embd), node by node as
-    ggml_build_forward_expand orders src/models/gemma4.cpp (b9849; the same graph in llama.cpp@0c1e57098):
+    """Gemma 4 with per-layer embeddings (E2B / E4B: per_layer_token_embd) or without (12B, 31B: the same graph
+    less the per-layer path), node by node as ggml_build_forward_expand orders src/models/gemma4.cpp (b9849; the
+    same graph in llama.cpp@0c1e57098), each node with its GGML_OP_ for ggml-vulkan's reorder:
 
     - build_inp_per_layer: the per-layer rows of every token (GET_ROWS of per_layer_token_embd, n_embd_per_layer x
       n_layer floats a token), reshaped and scaled into a new tensor (SCALE of a view cannot run in place), expanded
@@ -465,11 +466,12 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
       the sum with the selected rows and its scale in place, then the permuted CONT: that block is read by every
       layer's slice and lives to the last one;
     - per layer: attention norm; Q (head norm, RoPE) and, in a layer that owns its cache, K (head norm, RoPE) and V
-      (an RMS norm without weight), the cache writes, FLASH_ATTN_EXT, the output projection, its post-norm and the
-      residual (without flash attention: V padded to the cache's widest row where narrower and written through the
-      transposed cache, llama_kv_cache::cpy_v [TAG_V_CACHE_VARIABLE]; KQ, the soft-max in place, KQV and its
-      permuted CONT, llm_graph_context::build_attn_mha); the FFN norm, gate, up, GEGLU (the KV-shared layers twice as wide: use_double_wide_mlp), down, the
-      post-norm and residual; the per-layer gate (MUL_MAT, GELU in place) times this layer's slice, its projection,
+      (attn_v's product, or K's where the file has no attn_v; an RMS norm without weight), the cache writes, the
+      views of Q and the caches, FLASH_ATTN_EXT, the output projection, its post-norm and the residual (without
+      flash attention: V reshaped, padded to the cache's widest row where narrower and written through the
+      transposed cache, llama_kv_cache::cpy_v [TAG_V_CACHE_VARIABLE]; the V cache's view first, KQ, the soft-max in
+      place, KQV and its permuted CONT, llm_graph_context::build_attn_mha); the FFN norm, gate, up, GEGLU (the
+      KV-shared layers twice as wide: use_double_wide_mlp), down, the post-norm and residual; the per-layer gate (MUL_MAT, GELU in place) times this layer's slice, its projection,
       post-norm and residual, the layer output scale;
     - the final norm (h_nextn) on every row, result_norm's out_ids rows, the logits with the soft-capping (SCALE,
       TANH, SCALE, all in place).
@@ -520,7 +522,8 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
 
     resid = spec.n_embd * T * F32
     names = {t.name for t in spec.weights.tensors}
-    ple = next(t.shape[0] for t in spec.weights.tensors if t.name == "per_layer_token_embd.weight")
+    # per-layer embeddings (E2B / E4B); a dense Gemma 4 without them (12B, 31B) is the same graph less that path
+    ple = next((t.shape[0] for t in spec.weights.tensors if t.name == "per_layer_token_embd.weight"), 0)
     ple_rows = ple * T * F32
     n_per = ple // len(spec.trunk_layers)
     by_layer = {il: i for i, (_, layers, _, _) in enumerate(caches) for il in layers}
@@ -528,22 +531,23 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
     v_max = max(la.attention.n_kv_heads * la.attention.head_dim_v for la in spec.trunk_layers)
     v_idx_size = T * 8 if flash_attn else v_max * T * 8
     if device:  # the copies of the host's GET_ROWS results, in the order the split first reads them
-        rows = add("NONE", ple_rows)  # the reshaped per-layer rows (inp_per_layer_selected's source)
+        rows = add("NONE", ple_rows) if ple else -1  # the reshaped per-layer rows (inp_per_layer_selected's source)
         embd = add("NONE", resid)  # inp_scaled's source
     else:
         tokens = add("NONE", T * 4)
         add("NONE", resid)  # inp_embd: an input the token graph never reads
-        tokens_pl = add("NONE", T * 4)
+        tokens_pl = add("NONE", T * 4) if ple else -1
     att = {la.index: la.attention for la in spec.trunk_layers}
     pos, idx = _cache_inputs(lambda n: add("NONE", n), caches, att, T, k_rot, v_rot, lambda a0: v_idx_size)
     out_ids = add("NONE", n_outputs * 4)  # on a device: the copy result_norm's GET_ROWS reads
     n_inputs = len(nodes)
     if not device:
         embd = add("GET_ROWS", resid, tokens)  # GET_ROWS of token_embd
-        rows = view(add("GET_ROWS", ple_rows, tokens_pl), "RESHAPE")  # GET_ROWS of per_layer_token_embd, reshaped
+        if ple:  # GET_ROWS of per_layer_token_embd, reshaped
+            rows = view(add("GET_ROWS", ple_rows, tokens_pl), "RESHAPE")
     # inp_per_layer_selected: SCALE of the reshaped rows, a new block on the host graph (ggml_are_same_layout: the
     # 2-D GET_ROWS result is not the 3-D scale's shape), in place on a device's copy of the reshaped view
-    selected = add("SCALE", ple_rows, rows, inplace=device)
+    selected = add("SCALE", ple_rows, rows, inplace=device) if ple else -1
     inp = add("SCALE", resid, embd, inplace=True)  # inp_scaled
     per_layer = -1
     for layer in spec.trunk_layers:
@@ -558,22 +562,34 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
         if kr >= 0:
             q = view(add("MUL_MAT", q_size, kr, view(q, "RESHAPE")), "RESHAPE")  # the K rotation, reshaped back
         if layer.kv_source is None:
-            k = add("RMS_NORM", kv_size, view(add("MUL_MAT", kv_size, x), "RESHAPE"))
+            k_proj = add("MUL_MAT", kv_size, x)
+            k = add("RMS_NORM", kv_size, view(k_proj, "RESHAPE"))
             k = add("ROPE", kv_size, add("MUL", kv_size, k, inplace=True), pos, inplace=True)
             if kr >= 0:
                 k = view(add("MUL_MAT", kv_size, kr, view(k, "RESHAPE")), "RESHAPE")
-            v = add("RMS_NORM", kv_size, view(add("MUL_MAT", kv_size, x), "RESHAPE"))  # Vcur (attn_v or attn_k's)
+            # Vcur: attn_v's product, or without attn_v (attention_k_eq_v: the 12B's and 31B's full layers) Kcur
+            # itself, reshaped a second time; an RMS norm without weight
+            v_proj = add("MUL_MAT", kv_size, x) if f"blk.{il}.attn_v.weight" in names else k_proj
+            v = add("RMS_NORM", kv_size, view(v_proj, "RESHAPE"))
             if vr >= 0:
                 v = view(add("MUL_MAT", kv_size, vr, view(v, "RESHAPE")), "RESHAPE")
             cache_view("SET_ROWS", ("k", il), view(k), k_idx)  # SET_ROWS into the K cache
-            v_w = a.n_kv_heads * a.head_dim_v
-            if not flash_attn and v_w < v_max:
-                v = add("PAD", v_max * T * F32, view(v))  # PAD to the transposed cache's row
-            cache_view("SET_ROWS", ("v", il), view(v), v_idx)  # SET_ROWS into the V cache
+            if flash_attn:
+                cache_view("SET_ROWS", ("v", il), view(v), v_idx)  # SET_ROWS into the V cache
+            else:  # into the transposed V cache (llama_kv_cache::cpy_v): V reshaped, padded to the widest row
+                v = view(v, "RESHAPE")
+                if a.n_kv_heads * a.head_dim_v < v_max:
+                    v = add("PAD", v_max * T * F32, v)  # [TAG_V_CACHE_VARIABLE]
+                cache_view("SET_ROWS", ("v", il), view(v, "RESHAPE"), v_idx, cache_view("RESHAPE", ("v", il)))
         o_size = a.n_heads * a.head_dim_v * T * F32
-        qp = view(view(q), "PERMUTE")
-        kc = cache_view("PERMUTE", ("k", owner), cache_view("VIEW", ("k", owner)))  # the attention's cache views
-        vc = cache_view("PERMUTE", ("v", owner), cache_view("VIEW", ("v", owner)))
+        if flash_attn:  # the attention's views: Q's, then the K and V caches' (build_attn_mha)
+            qp = view(view(q), "PERMUTE")
+            kc = cache_view("PERMUTE", ("k", owner), cache_view("VIEW", ("k", owner)))
+            vc = cache_view("PERMUTE", ("v", owner), cache_view("VIEW", ("v", owner)))
+        else:  # the transposed V cache's view first
+            vc = cache_view("PERMUTE", ("v", owner), cache_view("VIEW", ("v", owner)))
+            kc = cache_view("PERMUTE", ("k", owner), cache_view("VIEW", ("k", owner)))
+            qp = view(view(q), "PERMUTE")
         if flash_attn:
             o = view(add("FLASH_ATTN_EXT", o_size, qp, kc, vc, mask), "RESHAPE")  # FLASH_ATTN_EXT, reshaped
             if vr >= 0:
@@ -589,18 +605,19 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
         wide = layer.ffn.n_ff * T * F32
         h = add("MUL_MAT", resid, add("GLU", wide, add("MUL_MAT", wide, n), add("MUL_MAT", wide, n)))  # gate, up, GEGLU, down
         h = add("MUL", resid, add("RMS_NORM", resid, h, inplace=True), inplace=True)  # ffn_post_norm
-        pe_in = add("ADD", resid, h, attn_out, inplace=True)
-        gate = add("UNARY", n_per * T * F32, add("MUL_MAT", n_per * T * F32, pe_in), inplace=True)  # inp_gate, GELU
-        if per_layer < 0:  # project_per_layer_inputs, pulled in here
-            p = add("SCALE", ple_rows, add("MUL_MAT", ple_rows, inp), inplace=True)  # per_layer_model_proj, SCALE
-            p = add("RMS_NORM", ple_rows, view(p, "RESHAPE"))  # RMS_NORM of the reshaped view
-            p = add("MUL", ple_rows, p, inplace=True)  # the norm weight
-            p = add("SCALE", ple_rows, add("ADD", ple_rows, p, selected, inplace=True), inplace=True)  # + the rows
-            per_layer = add("CONT", ple_rows, view(p, "PERMUTE"))  # the permuted CONT
-        h = add("MUL", n_per * T * F32, gate, view(per_layer), inplace=True)  # times this layer's slice
-        h = add("MUL_MAT", resid, h)  # proj
-        h = add("MUL", resid, add("RMS_NORM", resid, h, inplace=True), inplace=True)  # post_norm
-        h = add("ADD", resid, pe_in, h, inplace=True)
+        h = pe_in = add("ADD", resid, h, attn_out, inplace=True)
+        if ple:
+            gate = add("UNARY", n_per * T * F32, add("MUL_MAT", n_per * T * F32, pe_in), inplace=True)  # inp_gate, GELU
+            if per_layer < 0:  # project_per_layer_inputs, pulled in here
+                p = add("SCALE", ple_rows, add("MUL_MAT", ple_rows, inp), inplace=True)  # per_layer_model_proj, SCALE
+                p = add("RMS_NORM", ple_rows, view(p, "RESHAPE"))  # RMS_NORM of the reshaped view
+                p = add("MUL", ple_rows, p, inplace=True)  # the norm weight
+                p = add("SCALE", ple_rows, add("ADD", ple_rows, p, selected, inplace=True), inplace=True)  # + rows
+                per_layer = add("CONT", ple_rows, view(p, "PERMUTE"))  # the permuted CONT
+            h = add("MUL", n_per * T * F32, gate, view(per_layer), inplace=True)  # times this layer's slice
+            h = add("MUL_MAT", resid, h)  # proj
+            h = add("MUL", resid, add("RMS_NORM", resid, h, inplace=True), inplace=True)  # post_norm
+            h = add("ADD", resid, pe_in, h, inplace=True)
         if f"blk.{il}.layer_output_scale.weight" in names:
             h = add("MUL", resid, h, inplace=True)  # out_scaled
         inp = h
