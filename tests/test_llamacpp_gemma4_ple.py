@@ -254,6 +254,30 @@ def test_vulkan_device_equals_the_standin_device(model):
 # Gemma 3n E2B / E4B (AltUp, LAuReL and the same per-layer rows): tests/test_llamacpp_gemma3n_compute.py
 
 
+# The same stand-in with graph_optimize switched off (fakevk_register(0)) and no maximum buffer size: the split as
+# a ggml-cuda device holds it (ggml-cuda.cu: the same offload_op, get_op_batch_size >= 32 with no GET_ROWS;
+# ggml_backend_cuda_graph_optimize keeps the nodes in order and adds allocation deps for MoE fusions only; one
+# buffer). F16 caches: ggml-cuda's F16 copies of a quantized K / V (compute.fa_f16_bytes) are not in the stand-in.
+CUDA_LIKE_MIB = {"e2b": [496.07, 122.52, 568.52, 2280.08, 238.04, 132.02, 118.52, 194.01, 788.04],
+                 "e4b": [446.07, 110.02, 581.02, 2330.08, 213.04, 119.52, 106.02, 206.51, 838.04],
+                 "12b": [528.07, 130.52, 527.00, 2108.00, 254.04, 141.52, 126.52, 338.01, 1364.04]}
+
+
+@pytest.mark.parametrize("model", sorted(CUDA_LIKE_MIB))
+def test_cuda_device_equals_the_standin_split_in_graph_order(model):
+    """oomkit's CUDA0 buffer for the fully offloaded graph (the replay's device split, ggml's order, one buffer)
+    equals the stand-in's at the F16 settings of VK_GRID."""
+    path = synth.synth_path(MODELS[model](), "q4_0")
+    dev = (Device(id="CUDA0", name="RTX 3090", memory_bytes=24 << 30, free_bytes=23 << 30),)
+    for c, want in zip(VK_GRID[:9], CUDA_LIKE_MIB[model], strict=True):
+        kw = dict(devices=dev, backend="cuda", find_max_context=False, fit=False, n_ctx=c["n_ctx"],
+                  n_parallel=c["n_seq"], kv_unified=c["unified"], flash_attn="on" if c["fa"] else "off",
+                  n_ubatch=c["n_ubatch"], n_batch=max(2048, c["n_ubatch"]),
+                  program="llama-server" if c["outputs"] else "llama-cpp-python")
+        got = oomkit.estimate(str(path), "llama.cpp", **kw).engine_view["compute_buffer_bytes"]["CUDA0"] / MiB
+        assert got == pytest.approx(want, abs=0.01), (c, want)
+
+
 @pytest.fixture(scope="module")
 def dense_12b():
     if not llamacpp_run.available():
