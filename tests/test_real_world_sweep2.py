@@ -434,3 +434,30 @@ def test_plan_reads_the_context_and_sequences_asked(args, min_ctx, concurrency, 
 def test_plan_refuses_two_contexts_that_disagree(tmp_path):
     r = _run("plan", "qwen3:8b", "--gpu", "4090", "--ctx", "32k", "--min-ctx", "8192", cwd=tmp_path)
     assert r.returncode == 2 and "both say the context: give one" in r.stderr.decode(), r.stderr.decode()
+
+
+# ---- an option and the engine's own flag that say one thing two ways (was: the option won silently) ----
+
+@pytest.mark.parametrize("args,said", [
+    (["--ctx", "8192", "--", "llama-server", "-m", "qwen3:8b", "-c", "4096"], "--ctx 8192 and the command's n_ctx 4096"),
+    (["--kv-type", "q8_0", "--", "llama-server", "-m", "qwen3:8b", "-ctk", "q4_0"], "--kv-type q8_0 and the command's"),
+    (["--parallel", "2", "--", "llama-server", "-m", "qwen3:8b", "-np", "4"], "--parallel 2 and the command's"),
+    (["--ctx", "8192", "--", "vllm", "serve", "Qwen/Qwen3-8B", "--max-model-len", "4096"], "max_model_len 4096"),
+    (["-c", "8192", "--ctx", "4096", "qwen3:8b"], "--ctx 4096 and the command's n_ctx 8192"),
+    (["--engine", "vllm", "--", "llama-server", "-m", "qwen3:8b"], "--engine vllm and the llama-server command"),
+])
+def test_two_ways_of_one_setting_that_disagree(args, said, tmp_path):
+    r = _run("check", "--gpu", "4090", *args, cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and len(err.strip().splitlines()) == 1 and said in err, err
+
+
+@pytest.mark.parametrize("args", [
+    ["--ctx", "8192", "--", "llama-server", "-m", "qwen3:8b", "-c", "8192"],
+    ["--ctx", "8192", "--", "llama-server", "-m", "qwen3:8b"],
+    ["--kv-type", "fp8", "--", "vllm", "serve", "Qwen/Qwen3-8B"],
+    ["--engine", "llama-server", "--", "llama-server", "-m", "qwen3:8b"],
+])
+def test_two_ways_that_agree_or_one_way_are_taken(args, tmp_path):
+    r = _run("check", "--gpu", "4090", *args, cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stderr.decode()

@@ -61,6 +61,9 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         if parsed.model is None and model is None:  # `ollama serve` names none: MODEL may come before --
             raise OomkitError(f"the {_program_typed(command)} command names no model: give MODEL before the --")
         engine_name, model, settings = parsed.engine, parsed.model or model, parsed.settings
+        if opts.get("--engine") is not None and get_engine(opts["--engine"]).name != engine_name:
+            raise OomkitError(f"--engine {opts['--engine']} and the {_program_typed(command)} command ({engine_name}) "
+                              "both say the engine: give one")
         if quant and parsed.quant:
             check_quant_agrees(f"{parsed.model or model}:{parsed.quant}", quant)
         quant = quant or parsed.quant
@@ -81,7 +84,17 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         if model is None:
             raise OomkitError("no MODEL given (try: oomkit estimate llama3.1:8b)")
     eng = get_engine(engine_name)
-    settings = replace(settings, **neutral_options(opts, eng, settings))
+    neutral = neutral_options(opts, eng, settings)
+    default = eng.settings()
+    for name, value in neutral.items():  # an option and the engine's own flag that set one field two ways
+        typed = getattr(settings, name)
+        if typed != value and typed != getattr(default, name):
+            option = next((o for o in ("--ctx", "--kv-type", "--parallel", "--engine-version", "--kv-memory",
+                                       "--backend") if o in opts and name in eng.neutral_fields(o[2:].replace("-", "_"))),
+                          "an option")
+            raise SettingsError(f"{option} {opts.get(option, '')} and the command's {name} {typed} (as typed, or "
+                                f"its program's default) both set {name}: give one")
+    settings = replace(settings, **neutral)
     if "--ram" not in (extra_options or {}) or eng.neutral_fields("ram"):  # plan's own --ram: any engine
         settings = host_ram(opts, eng, settings)
     settings = check_settings(settings)
