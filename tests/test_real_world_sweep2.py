@@ -461,3 +461,13 @@ def test_two_ways_of_one_setting_that_disagree(args, said, tmp_path):
 def test_two_ways_that_agree_or_one_way_are_taken(args, tmp_path):
     r = _run("check", "--gpu", "4090", *args, cwd=tmp_path)
     assert r.returncode in (0, 1), r.stderr.decode()
+
+
+@pytest.mark.parametrize("flag,value,engine", [("--max-model-len", "8192", "llama.cpp"),
+                                               ("--tensor-parallel-size", "2", "llama.cpp"), ("-ngl", "10", "vllm")])
+def test_another_engines_flag_is_named(flag, value, engine, tmp_path):
+    # was: "unexpected argument 'qwen3:8b' (one MODEL only)"
+    r = _run("check", "--gpu", "4090", "--engine", engine, flag, value, "qwen3:8b", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and f"unexpected argument '{value}': {flag} takes no value" in err, err
+    assert "give --engine" in err and len(err.strip().splitlines()) == 1

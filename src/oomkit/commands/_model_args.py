@@ -156,6 +156,7 @@ def split_args(argv: list[str], options: dict[str, bool]
     model: str | None = None
     engine_args: list[str] = []
     command: list[str] | None = None
+    model_after: str | None = None  # the token before MODEL
     if "--" in argv:
         k = argv.index("--")
         argv, command = argv[:k], argv[k + 1:]
@@ -184,6 +185,12 @@ def split_args(argv: list[str], options: dict[str, bool]
                 i += 1
         elif model is None:
             model = a
+            model_after = argv[i - 1] if i else None
+        elif _is_number(model) and model_after and model_after.startswith("-") and not _is_number(model_after):
+            # `check --max-model-len 8192 qwen3:8b` with llama.cpp: the number was that flag's value, and the flag
+            # is none of this engine's
+            raise OomkitError(_unexpected(model, model_after, engine)
+                              + "; for another engine's flags give --engine (vllm, sglang, ollama, mlx, transformers)")
         else:
             raise OomkitError(_unexpected(a, argv[i - 1] if i else None, engine))
         i += 1
