@@ -23,14 +23,14 @@ from typing import Any
 from ...errors import OomkitError, SettingsError
 from ...flags import check_settings
 from ..command import Opt, Syntax, defaults, flag_bool, format_flags, rewrite, values_of
+from .config import CACHE_DTYPES
 from .settings import VllmSettings
 
 PROG = "vllm serve"
 
 # --kv-cache-dtype choices by release (vllm/config/cache.py CacheDType); the union is accepted here and the
 # engine refuses a type the chosen release or model cannot use.
-KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
-                   "nvfp4_ds_mla")
+KV_CACHE_DTYPES = tuple(name for name, _ in CACHE_DTYPES)
 # --dtype choices (vllm/config/model.py ModelDType)
 DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
 

@@ -26,8 +26,28 @@ CUDA_DRIVER_RESERVED = 470 * MiB
 VOCAB_PADDING = 64
 
 # KV cache element bytes by vLLM's --kv-cache-dtype names (config/cache.py CacheDType): its own fp8 spellings,
-# so not the torch-dtype table of quant/dtypes.py
-KV_DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1}
+# so not the torch-dtype table of quant/dtypes.py. The packed 4-bit and per-token-head formats are sized in kv.py
+# (_attention_bytes_per_token).
+KV_DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1,
+                  "int8_per_token_head": 1, "fp8_per_token_head": 1}
+# config/cache.py CacheDType: each --kv-cache-dtype choice in the Literal's order, with the first release that lists
+# it (read in the 0.9.0, 0.10.0, 0.10.2, 0.11.0, 0.12.0, 0.13.0-0.34.0 wheels: fp8_inc 0.10.0; bfloat16 0.11.0, absent
+# in 0.10.2; fp8_ds_mla 0.12.0; float16 0.18.0, absent in 0.17.1; the TurboQuant presets, int8/fp8_per_token_head and
+# nvfp4 0.20.0, absent in 0.19.1; int4_per_token_head 0.25.0; nvfp4_4over6 0.28.0; nvfp4_ds_mla 0.30.0;
+# ultraquant_4bit 0.32.0; the Octave presets 0.33.0)
+CACHE_DTYPES: tuple[tuple[str, Version], ...] = (
+    ("auto", (0, 0, 0)), ("float16", (0, 18, 0)), ("bfloat16", (0, 11, 0)), ("fp8", (0, 0, 0)),
+    ("fp8_e4m3", (0, 0, 0)), ("fp8_e5m2", (0, 0, 0)), ("fp8_inc", (0, 10, 0)), ("fp8_ds_mla", (0, 12, 0)),
+    ("nvfp4_ds_mla", (0, 30, 0)), ("turboquant_k8v4", (0, 20, 0)), ("turboquant_4bit_nc", (0, 20, 0)),
+    ("turboquant_k3v4_nc", (0, 20, 0)), ("turboquant_3bit_nc", (0, 20, 0)), ("octave_k3v4", (0, 33, 0)),
+    ("octave_k3v3", (0, 33, 0)), ("octave_k3v3_compact", (0, 33, 0)), ("ultraquant_4bit", (0, 32, 0)),
+    ("int4_per_token_head", (0, 25, 0)), ("int8_per_token_head", (0, 20, 0)), ("fp8_per_token_head", (0, 20, 0)),
+    ("nvfp4", (0, 20, 0)), ("nvfp4_4over6", (0, 28, 0)))
+# v1/kv_cache_interface.py KVQuantMode.is_per_token_head: int8 / fp8 / int4 values with one float32 scale per token,
+# head and K/V side; only the Triton attention backend lists them (triton_attn.py supported_kv_cache_dtypes)
+PER_TOKEN_HEAD = ("int8_per_token_head", "fp8_per_token_head", "int4_per_token_head")
+# get_kv_quant_mode: kv_cache_dtype.startswith("nvfp4") (0.28+; == "nvfp4" before) -> KVQuantMode.NVFP4, FlashInfer only
+NVFP4 = ("nvfp4", "nvfp4_4over6")
 # The --dtype spellings read as torch dtypes (config/model.py _STR_DTYPE_TO_TORCH_DTYPE, plus fp16/bf16/fp32).
 # Not quant/dtypes.ALIASES: llama.cpp's f16/f32 name GGUF formats, which vLLM loads as stored.
 DTYPE_ALIASES = {"half": "float16", "float": "float32", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
@@ -264,7 +284,7 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     _check_parallel(spec, tp)
     warnings += quantization.check(spec, s.quantization)
     dtype = _model_dtype(spec, s, version, cc)
-    kv_dtype = _kv_dtype(spec, s, version, dtype)
+    kv_dtype = _kv_dtype(spec, s, version, dtype, cc)
     max_len, derived = _max_model_len(spec, s, version, warnings)
     seqs, tokens, chunked = _batch_defaults(s, version, v1, max_len, first, gpu_name, tp * pp)
     # config/model.py is_prefix_caching_supported: on by default in V1, except for hybrid (Mamba / linear
@@ -349,18 +369,12 @@ def _check_parallel(spec: ModelSpec, tp: int) -> None:
         raise OomkitError(f"AssertionError: {padded} is not divisible by {tp} (the vocabulary, padded to "
                           f"{VOCAB_PADDING}, must divide evenly over tensor parallel size {tp})")
     _tp.check_tp(spec, tp)
-def _kv_dtype(spec: ModelSpec, s: VllmSettings, version: Version, model_dtype: str) -> str:
-    """config/cache.py CacheDType by release, and the MLA-only packed formats."""
+def _kv_dtype(spec: ModelSpec, s: VllmSettings, version: Version, model_dtype: str,
+              cc: tuple[int, int] | None = None) -> str:
+    """config/cache.py CacheDType by release (CACHE_DTYPES), then whether an attention backend takes the choice on
+    this model and GPU (nvfp4_kv_support, the MLA-only packed formats)."""
     name = s.kv_cache_dtype.lower()
-    allowed = ["auto", "fp8", "fp8_e4m3", "fp8_e5m2"]
-    if version >= (0, 10, 0):
-        allowed.append("fp8_inc")
-    if version >= (0, 12, 0):
-        allowed += ["bfloat16", "fp8_ds_mla"]
-    if version >= (0, 15, 0):
-        allowed.append("float16")
-    if version >= ERAS["null_block"]:
-        allowed.append("nvfp4_ds_mla")
+    allowed = [c for c, first in CACHE_DTYPES if version >= first]
     if name not in allowed:
         listed = ", ".join(repr(c) for c in allowed)
         raise OomkitError(f"vllm serve: error: argument --kv-cache-dtype: invalid choice: {s.kv_cache_dtype!r} "
@@ -369,7 +383,59 @@ def _kv_dtype(spec: ModelSpec, s: VllmSettings, version: Version, model_dtype: s
     if name in MLA_PACKED_BYTES and not mla:
         raise OomkitError(f"No valid attention backend found for cuda with kv_cache_dtype={name}: "
                           f"{name} is the DeepSeek sparse-MLA cache format, and {spec.name} has no MLA layers")
+    if name.startswith(("turboquant_", "octave_", "ultraquant_")):
+        # turboquant_attn.py / rocm_octave_attn.py / ultraquant_attn.py customize_spec: packed slots per head
+        # (TurboQuantConfig.slot_size_aligned), with the boundary layers kept unquantized
+        # (kv_cache_dtype_skip_layers): not modelled
+        raise OomkitError(f"--kv-cache-dtype {name}: vLLM's {name.split('_')[0]} KV cache layout (packed slots per "
+                          "head, boundary layers left unquantized) is not modelled; the fp8, per-token-head and "
+                          "nvfp4 caches are")
+    if name in NVFP4 or name in PER_TOKEN_HEAD:
+        if mla:  # neither FlashInfer nor Triton attention is an MLA backend; the MLA backends list neither
+            raise OomkitError(f"No valid attention backend found for cuda with kv_cache_dtype={name}: the MLA "
+                              f"backends do not take {name} ({spec.name} has MLA layers; nvfp4_ds_mla is the MLA "
+                              "format)")
+        if name in NVFP4:
+            nvfp4_kv_support(spec, name, version, cc)
     return model_dtype if name == "auto" else name
+
+
+def nvfp4_kv_support(spec: ModelSpec, name: str, version: Version, cc: tuple[int, int] | None) -> None:
+    """Where vLLM runs an nvfp4 KV cache (FlashInfer, the only backend listing it; v1/attention/backends/
+    flashinfer.py), by release, read in the 0.20.0-0.34.0 wheels:
+    - 0.20.0: FlashInferMetadataBuilder.__init__ raises NotImplementedError("nvfp4 KV cache is not yet supported");
+    - 0.21.0: runs (the trtllm-gen kernels), no capability check;
+    - 0.22-0.24: the builder refuses off SM 10.x ("--kv-cache-dtype nvfp4 requires sm100f ...");
+    - 0.25-0.31: FlashInferBackend.supports_kv_cache_dtype takes nvfp4 only on SM 10.x with TRTLLM attention, so the
+      selector (platforms/cuda.py get_attn_backend_cls) finds no backend elsewhere;
+    - 0.32+: also SM 8.x, 9.x and 12.x through FlashAttention 2 (_nvfp4_kv_on_fa2), plain nvfp4 only (nvfp4_4over6's
+      scale search has no writer there).
+    FlashInfer's head sizes apply (get_supported_head_sizes: 64, 128, 256; 512 from 0.25)."""
+    if version < (0, 21, 0):
+        raise OomkitError("NotImplementedError: nvfp4 KV cache is not yet supported (vLLM 0.20.0's FlashInfer "
+                          "backend lists nvfp4 but its metadata builder refuses it; it runs from 0.21.0)")
+    sizes = {64, 128, 256} | ({512} if version >= (0, 25, 0) else set())
+    heads = {d for layer in spec.trunk_layers if layer.attention is not None and layer.kind is not LayerKind.RECURRENT
+             for d in (layer.attention.head_dim_k, layer.attention.head_dim_v)}
+    major = cc[0] if cc is not None else None
+    if version >= (0, 25, 0):
+        ok = major in (10, None) or (version >= (0, 32, 0) and name == "nvfp4" and major in (8, 9, 12))
+        if not ok or not heads <= sizes:
+            why = ("kv_cache_dtype not supported" if not ok else "head_size not supported")
+            where = (f"compute capability {cc[0]}.{cc[1]}" if cc is not None else "this GPU")
+            raise OomkitError(f"No valid attention backend found for cuda with kv_cache_dtype={name}. Reasons: "
+                              f"{{FLASHINFER: [{why}]}} (FlashInfer is the only backend with an {name} KV cache; "
+                              f"on {where} vLLM {'.'.join(map(str, version))} runs it "
+                              + ("on SM 8.x, 9.x, 10.x and 12.x" if version >= (0, 32, 0) and name == "nvfp4"
+                                 else "only on SM 10.x (B200/GB200/B300)") + ")")
+        return
+    if not heads <= sizes:
+        raise OomkitError(f"No valid attention backend found for cuda with kv_cache_dtype={name}. Reasons: "
+                          "{FLASHINFER: [head_size not supported]}")
+    if version >= (0, 22, 0) and major not in (10, None):  # no GPU given: not checked
+        raise OomkitError("ValueError: --kv-cache-dtype nvfp4 requires sm100f, please try a different dtype or "
+                          "remove (vLLM's FlashInfer metadata builder, 0.22-0.24: the trtllm-gen FP4 kernels exist "
+                          "only for SM 10.x)")
 
 
 def _batch_defaults(s: VllmSettings, version: Version, v1: bool, max_len: int, dev: Device | None, gpu_name: str,

@@ -10,7 +10,7 @@ from ...errors import OomkitError
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import cdiv
-from .config import KV_DTYPE_BYTES, MLA_PACKED_BYTES, Resolved
+from .config import KV_DTYPE_BYTES, MLA_PACKED_BYTES, NVFP4, PER_TOKEN_HEAD, Resolved
 from .settings import ERAS, VllmSettings, format_gib
 
 
@@ -105,7 +105,32 @@ def _attention_bytes_per_token(layer: LayerSpec, r: Resolved) -> tuple[str, int]
     # ModelConfig.get_num_kv_heads: max(1, total // tp): heads are replicated when fewer than the ranks
     heads = max(1, a.n_kv_heads // r.tp)
     kind = {LayerKind.SLIDING: "sliding", LayerKind.CHUNKED: "chunked"}.get(layer.kind, "full")
-    return kind, heads * (a.head_dim_k + a.head_dim_v) * _kv_bytes(r)
+    return kind, heads * head_bytes_per_token(a.head_dim_k, a.head_dim_v, r.kv_dtype, _kv_bytes(r))
+
+
+def nvfp4_kv_cache_full_dim(head_size: int) -> int:
+    """utils/torch_utils.py nvfp4_kv_cache_full_dim: the packed last dim of one K or V row in an nvfp4 cache (uint8):
+    two fp4 values a byte and one fp8 block scale per 16 values (0.20+)."""
+    return head_size // 2 + head_size // 16
+
+
+def head_bytes_per_token(head_k: int, head_v: int, kv_dtype: str, elem: int) -> int:
+    """One KV head's K and V bytes per token (AttentionSpec.page_size_bytes / block_size / num_kv_heads):
+    - nvfp4 / nvfp4_4over6 (0.20+): the packed K and V rows, nvfp4_kv_cache_full_dim each (FullAttentionSpec
+      .real_page_size_bytes up to 0.27, FlashInferBackend.customize_spec from 0.28: 2 x num_kv_heads slots of
+      full_dim bytes; the per-tensor global scales are layer parameters, not pages). Head 128: 144 B against 512 in
+      bfloat16;
+    - int8 / fp8_per_token_head (0.20+), int4_per_token_head (0.25+, two values a byte): the values and one float32
+      scale per K and V side (AttentionSpec.page_size_bytes' 2 * block_size * num_kv_heads * 4 up to 0.27,
+      TritonAttentionBackend.customize_spec from 0.28), read in the 0.20.0-0.34.0 wheels;
+    - else (head_k + head_v) elements of the cache dtype."""
+    if kv_dtype in NVFP4:
+        return nvfp4_kv_cache_full_dim(head_k) + nvfp4_kv_cache_full_dim(head_v)
+    if kv_dtype in PER_TOKEN_HEAD:
+        if kv_dtype == "int4_per_token_head":
+            return head_k // 2 + head_v // 2 + 2 * 4
+        return head_k + head_v + 2 * 4
+    return (head_k + head_v) * elem
 
 
 INDEXER_QUANT_BLOCK = 128  # models/deepseek_v2.py Indexer.quant_block_size

@@ -262,6 +262,12 @@ def attention_backend(s: VllmSettings, r: Resolved, spec: ModelSpec | None = Non
         return s.attention_backend.upper()
     if not r.v1 or r.version < (0, 19, 0) or r.cc is None:
         return ""
+    # the 0.20+ packed caches: FlashInfer alone lists nvfp4, Triton attention alone the per-token-head types
+    # (config.py nvfp4_kv_support has refused them where no backend takes them)
+    if r.kv_dtype.startswith("nvfp4") and r.kv_dtype != "nvfp4_ds_mla":
+        return "FLASHINFER"
+    if r.kv_dtype.endswith("_per_token_head"):
+        return "TRITON_ATTN"
     heads: set[int] = set()
     if spec is not None:
         if any(layer.kind is LayerKind.LATENT for layer in spec.trunk_layers):

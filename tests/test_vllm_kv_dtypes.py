@@ -1,0 +1,167 @@
+"""vLLM's --kv-cache-dtype choices by release and the bytes each puts in a KV page (engines/vllm/config.py
+CACHE_DTYPES / nvfp4_kv_support, kv.py head_bytes_per_token), read in the 0.9.0-0.34.0 wheels:
+
+| choice | first release | bytes per token, one KV head (K + V) | backend |
+|---|---|---|---|
+| fp8_inc | 0.10.0 | 2 x head x 1 | |
+| bfloat16 | 0.11.0 | 2 x head x 2 | |
+| fp8_ds_mla | 0.12.0 | MLA only | FlashMLA-sparse |
+| float16 | 0.18.0 | 2 x head x 2 | |
+| nvfp4 | 0.20.0 | 2 x (head / 2 + head / 16) | FlashInfer: refused in 0.20.0, SM 10.x only 0.22-0.31, + SM 8/9/12 from 0.32 |
+| int8 / fp8_per_token_head | 0.20.0 | 2 x head + 2 x 4 | Triton |
+| turboquant_* | 0.20.0 | not modelled (refused) | TurboQuant |
+| int4_per_token_head | 0.25.0 | head + 2 x 4 | Triton |
+| nvfp4_4over6 | 0.28.0 | as nvfp4 | FlashInfer, SM 10.x |
+| nvfp4_ds_mla | 0.30.0 | MLA only | FlashMLA-sparse |
+| ultraquant_4bit / octave_* | 0.32.0 / 0.33.0 | not modelled (refused) | |
+
+Held out: vllm#57475 (tests/fixtures/engine_logs/vllm/deaths/heldout/, main 0.29.1rc1.dev339, Qwen3.8-27B NVFP4 on a
+24 GB RTX 5090 Laptop GPU, nvfp4 KV cache, 124,000 tokens, one sequence): "Available KV cache memory: 2.97 GiB",
+"GPU KV cache size: 150,745 tokens". oomkit before: refused ('nvfp4' not a choice; with an fp8 cache the same budget
+refuses the 124,000-token request: 4.12 GiB needed). After, on the printed budget: 150,745 tokens, as printed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oomkit.engines.vllm import CUDA_DRIVER_RESERVED, ENGINE, VllmSettings
+from oomkit.engines.vllm.args import KV_CACHE_DTYPES
+from oomkit.engines.vllm.config import CACHE_DTYPES
+from oomkit.engines.vllm.kv import head_bytes_per_token, nvfp4_kv_cache_full_dim
+from oomkit.errors import OomkitError
+from oomkit.memory import Device
+from oomkit.model.catalog import lookup
+from oomkit.model.hf_config import spec_from_config
+from oomkit.units import GiB
+
+HELDOUT = (Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" / "deaths" / "heldout"
+           / "qwen3.8-27b-nvfp4-rtx5090-laptop-kv-nvfp4-util098-capture-oom-issue57475.json")
+
+
+def _spec(name: str):
+    entry = lookup(name)
+    assert entry is not None, name
+    return spec_from_config(dict(entry.config), name=entry.name)
+
+
+def _gpu(name: str, gib: float, cc: tuple[int, int]) -> tuple[Device, ...]:
+    return (Device("CUDA0", name, int(gib * GiB), compute_capability=cc),)
+
+
+B200 = _gpu("NVIDIA B200", 180, (10, 0))
+H100 = _gpu("NVIDIA H100 80GB HBM3", 80, (9, 0))
+RTX5090 = _gpu("NVIDIA GeForce RTX 5090", 32, (12, 0))
+
+
+def _run(devices, **kw):
+    s = VllmSettings(max_model_len=4096, **kw)
+    return ENGINE.estimate(_spec("Qwen/Qwen2.5-0.5B-Instruct"), devices, s)
+
+
+def _choices(version: str) -> list[str]:
+    with pytest.raises(OomkitError) as e:
+        _run(B200, engine_version=version, kv_cache_dtype="q4_0")
+    listed = str(e.value).split("(choose from ", 1)[1].rstrip(")")
+    return [c.strip().strip("'") for c in listed.split(",")]
+
+
+def test_choices_by_release_as_the_wheels_list_them():
+    # config/cache.py CacheDType in each wheel, in the Literal's order
+    assert _choices("0.9.0") == ["auto", "fp8", "fp8_e4m3", "fp8_e5m2"]
+    assert _choices("0.10.2") == ["auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc"]
+    assert _choices("0.11.0") == ["auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc"]
+    assert _choices("0.17.1") == ["auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"]
+    assert _choices("0.19.1") == ["auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc",
+                                  "fp8_ds_mla"]
+    assert _choices("0.20.0")[8:] == ["turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc",
+                                      "turboquant_3bit_nc", "int8_per_token_head", "fp8_per_token_head", "nvfp4"]
+    assert "int4_per_token_head" in _choices("0.25.0") and "int4_per_token_head" not in _choices("0.24.0")
+    assert _choices("0.28.0")[-1] == "nvfp4_4over6"
+    assert "nvfp4_ds_mla" in _choices("0.30.0") and "nvfp4_ds_mla" not in _choices("0.29.0")
+    assert "ultraquant_4bit" in _choices("0.32.0") and "octave_k3v4" not in _choices("0.32.0")
+    assert _choices("0.34.0") == list(KV_CACHE_DTYPES) == [c for c, _ in CACHE_DTYPES]
+
+
+def test_nvfp4_is_refused_before_020_in_vllms_words():
+    with pytest.raises(OomkitError, match=r"^vllm serve: error: argument --kv-cache-dtype: invalid choice: 'nvfp4' "
+                                          r"\(choose from 'auto', 'float16', 'bfloat16', 'fp8', 'fp8_e4m3', "
+                                          r"'fp8_e5m2', 'fp8_inc', 'fp8_ds_mla'\)$"):
+        _run(B200, engine_version="0.19.1", kv_cache_dtype="nvfp4")
+    # 0.20.0 lists it, but FlashInferMetadataBuilder.__init__ raises
+    with pytest.raises(OomkitError, match=r"^NotImplementedError: nvfp4 KV cache is not yet supported"):
+        _run(B200, engine_version="0.20.0", kv_cache_dtype="nvfp4")
+
+
+def test_nvfp4_by_gpu_and_release():
+    # 0.21.0 runs it without a capability check; 0.22-0.24 the builder wants SM 10.x; 0.25-0.31 the selector finds
+    # no backend off SM 10.x; 0.32 adds SM 8.x / 9.x / 12.x (plain nvfp4 through FlashAttention 2)
+    assert _run(RTX5090, engine_version="0.21.0", kv_cache_dtype="nvfp4").engine_view["kv_cache_tokens"]
+    with pytest.raises(OomkitError, match=r"^ValueError: --kv-cache-dtype nvfp4 requires sm100f"):
+        _run(RTX5090, engine_version="0.24.0", kv_cache_dtype="nvfp4")
+    for version in ("0.25.0", "0.29.0", "0.31.0"):
+        with pytest.raises(OomkitError, match=r"^No valid attention backend found for cuda with kv_cache_dtype=nvfp4. "
+                                              r"Reasons: \{FLASHINFER: \[kv_cache_dtype not supported\]\}"):
+            _run(H100, engine_version=version, kv_cache_dtype="nvfp4")
+        assert _run(B200, engine_version=version, kv_cache_dtype="nvfp4").engine_view["kv_cache_tokens"]
+    for gpu in (H100, RTX5090, B200):
+        assert _run(gpu, engine_version="0.32.0", kv_cache_dtype="nvfp4").engine_view["kv_cache_tokens"]
+    with pytest.raises(OomkitError, match="kv_cache_dtype not supported"):  # its scale search: SM 10.x only
+        _run(RTX5090, engine_version="0.33.0", kv_cache_dtype="nvfp4_4over6")
+    assert _run(B200, engine_version="0.33.0", kv_cache_dtype="nvfp4_4over6").engine_view["kv_cache_tokens"]
+    # neither FlashInfer nor Triton attention is an MLA backend
+    with pytest.raises(OomkitError, match=r"^No valid attention backend found .* kv_cache_dtype=nvfp4: the MLA"):
+        ENGINE.estimate(_spec("deepseek-ai/DeepSeek-V2-Lite"), B200,
+                        VllmSettings(engine_version="0.33.0", max_model_len=4096, kv_cache_dtype="nvfp4"))
+
+
+def test_packed_formats_not_modelled_are_refused_not_guessed():
+    for name in ("turboquant_k8v4", "octave_k3v4", "ultraquant_4bit"):
+        with pytest.raises(OomkitError, match=f"--kv-cache-dtype {name}: .* not modelled"):
+            _run(H100, engine_version="0.34.0", kv_cache_dtype=name)
+
+
+def test_bytes_per_token_by_hand_from_the_source():
+    # utils/torch_utils.py nvfp4_kv_cache_full_dim: head // 2 (two fp4 a byte) + head // 16 (an fp8 scale per 16)
+    assert nvfp4_kv_cache_full_dim(128) == 72 and nvfp4_kv_cache_full_dim(64) == 36
+    assert head_bytes_per_token(128, 128, "nvfp4", 1) == 144  # against 512 in bfloat16
+    # triton_attn.py customize_spec: the values plus one float32 scale per K and V side
+    assert head_bytes_per_token(128, 128, "int8_per_token_head", 1) == 264
+    assert head_bytes_per_token(128, 128, "int4_per_token_head", 1) == 136
+    # Qwen2.5-0.5B: 24 layers, 2 KV heads of 64, 16-token blocks
+    per_token = {"auto": 24 * 2 * 2 * 64 * 2, "fp8": 24 * 2 * 2 * 64, "nvfp4": 24 * 2 * 2 * (32 + 4),
+                 "fp8_per_token_head": 24 * 2 * (2 * 64 + 8), "int4_per_token_head": 24 * 2 * (64 + 8)}
+    budget = 8 * GiB
+    for kv, b in per_token.items():
+        view = _run(B200, engine_version="0.33.0", kv_cache_dtype=kv, kv_cache_memory_bytes=budget).engine_view
+        assert view["kv_block_bytes"] == 16 * b, kv
+        assert view["kv_cache_tokens"] == budget // (16 * b) * 16, kv  # whole blocks of the budget
+
+
+def test_per_token_head_runs_on_triton_attention():
+    from oomkit.engines.vllm.config import resolve
+    from oomkit.engines.vllm.phases import attention_backend
+    spec = _spec("Qwen/Qwen2.5-0.5B-Instruct")
+    for kv, backend in (("int8_per_token_head", "TRITON_ATTN"), ("nvfp4", "FLASHINFER")):
+        s = VllmSettings(engine_version="0.33.0", max_model_len=4096, kv_cache_dtype=kv)
+        assert attention_backend(s, resolve(spec, B200, s), spec) == backend
+
+
+def test_heldout_issue57475_kv_tokens_on_its_printed_budget():
+    fx = json.loads(HELDOUT.read_text(encoding="utf-8"))
+    assert fx["source"] == "https://github.com/vllm-project/vllm/issues/57475"
+    printed, st = fx["printed"], fx["settings"]
+    total = int(printed["total_gpu_memory_gib"] * GiB) + CUDA_DRIVER_RESERVED
+    dev = (Device("CUDA0", fx["gpus"][0]["name"], total, compute_capability=(12, 0)),)
+
+    def tokens(budget_gib: float) -> int:
+        s = VllmSettings(engine_version="0.32.0", kv_cache_memory_bytes=int(budget_gib * GiB), **st)
+        return ENGINE.estimate(_spec("Qwen/Qwen3.8-27B"), dev, s).engine_view["kv_cache_tokens"]
+
+    # "Available KV cache memory: 2.97 GiB" is rounded to 0.01 GiB: the printed count lies within the counts of the
+    # budgets it stands for, and 2.97 GiB itself gives it exactly
+    assert tokens(2.965) <= printed["kv_cache_tokens"] <= tokens(2.975)
+    assert tokens(2.97) == printed["kv_cache_tokens"]
