@@ -19,6 +19,10 @@ Held out: vllm#57475 (tests/fixtures/engine_logs/vllm/deaths/heldout/, main 0.29
 24 GB RTX 5090 Laptop GPU, nvfp4 KV cache, 124,000 tokens, one sequence): "Available KV cache memory: 2.97 GiB",
 "GPU KV cache size: 150,745 tokens". oomkit before: refused ('nvfp4' not a choice; with an fp8 cache the same budget
 refuses the 124,000-token request: 4.12 GiB needed). After, on the printed budget: 150,745 tokens, as printed.
+The budget itself and the verdict (0.98 dies in the capture, 0.97 starts) are not checked: the thread names no
+checkpoint, and its weights set the budget. Read as a modelopt NVFP4 Qwen/Qwen3.8-27B (lm_head and the vision tower
+left in bfloat16, an assumption), oomkit loads 18.51 GiB and leaves 1.36 GiB at 0.98 (2.97 printed), refusing the
+124,000-token request; the checkpoint the user ran is smaller or the gap is elsewhere, not resolved.
 """
 
 from __future__ import annotations
