@@ -103,7 +103,10 @@ def test_nvfp4_is_refused_before_020_in_vllms_words():
 def test_nvfp4_by_gpu_and_release():
     # 0.21.0 runs it without a capability check; 0.22-0.24 the builder wants SM 10.x; 0.25-0.31 the selector finds
     # no backend off SM 10.x; 0.32 adds SM 8.x / 9.x / 12.x (plain nvfp4 through FlashAttention 2)
-    assert _run(RTX5090, engine_version="0.21.0", kv_cache_dtype="nvfp4").engine_view["kv_cache_tokens"]
+    est = _run(RTX5090, engine_version="0.21.0", kv_cache_dtype="nvfp4")
+    assert est.engine_view["kv_cache_tokens"]
+    assert any("trtllm-gen FP4 attention kernels exist only for SM 10.x" in w for w in est.warnings)
+    assert not any("trtllm-gen" in w for w in _run(B200, engine_version="0.21.0", kv_cache_dtype="nvfp4").warnings)
     with pytest.raises(OomkitError, match=r"^ValueError: --kv-cache-dtype nvfp4 requires sm100f"):
         _run(RTX5090, engine_version="0.24.0", kv_cache_dtype="nvfp4")
     for version in ("0.25.0", "0.29.0", "0.31.0"):

@@ -285,6 +285,12 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     warnings += quantization.check(spec, s.quantization)
     dtype = _model_dtype(spec, s, version, cc)
     kv_dtype = _kv_dtype(spec, s, version, dtype, cc)
+    if kv_dtype in NVFP4 and (0, 21, 0) <= version < (0, 22, 0) and cc is not None and cc[0] != 10:
+        # 0.22's FlashInferMetadataBuilder: "trtllm-gen FP4 FMHA kernels only exist for sm100f (sm_100/sm_103).
+        # Fail fast at init rather than crashing on the first request."
+        warnings.append(f"vLLM 0.21 takes --kv-cache-dtype {kv_dtype} on compute capability {cc[0]}.{cc[1]}, but its "
+                        "trtllm-gen FP4 attention kernels exist only for SM 10.x: expect a failure at the first "
+                        "request (0.22-0.31 refuse it at start-up, 0.32 runs it on SM 8.x/9.x/12.x)")
     max_len, derived = _max_model_len(spec, s, version, warnings)
     seqs, tokens, chunked = _batch_defaults(s, version, v1, max_len, first, gpu_name, tp * pp)
     # config/model.py is_prefix_caching_supported: on by default in V1, except for hybrid (Mamba / linear
