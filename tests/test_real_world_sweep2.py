@@ -471,3 +471,19 @@ def test_another_engines_flag_is_named(flag, value, engine, tmp_path):
     err = r.stderr.decode()
     assert r.returncode == 2 and f"unexpected argument '{value}': {flag} takes no value" in err, err
     assert "give --engine" in err and len(err.strip().splitlines()) == 1
+
+
+def test_web_plan_and_fit_say_the_size_a_gpu_name_was_taken_as(monkeypatch):
+    # was: the note went to the server's stderr, not into the answer
+    pytest.importorskip("fastapi")
+    pytest.importorskip("httpx")
+    from fastapi.testclient import TestClient
+
+    from oomkit.web.app import create_app
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with TestClient(create_app()) as c:
+        r = c.post("/api/plan", json={"model": "qwen3:8b", "gpu": "5060ti", "limit": 1})
+        assert r.status_code == 200 and any("taken as 8 GB" in n for n in r.json()["plan"]["notes"]), r.text
+        r = c.post("/api/fit", json={"command": "llama-server -m qwen3:8b", "gpu": "5060ti"})
+        assert r.status_code == 200 and any("taken as 8 GB" in n for n in r.json()["fit"]["notes"]), r.text

@@ -16,7 +16,7 @@ import json
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..check import CheckResult, check
@@ -310,11 +310,18 @@ def plan_options(p: Mapping[str, Any], local: bool = False) -> Answer:
     """`oomkit plan MODEL ... --json`."""
     extra = _plan_opts(p)
     req = _request(p, extra_options=_PLAN_OPTIONS, extra=extra, local=local)
-    devices = _plan_args.devices(req.opts)
+    held: list[str] = []  # the hardware notes (the size a GPU name was taken as, the reference card): in the answer
+    devices = _plan_args.devices(req.opts, held)
     goals = _plan_args.typed_goals(_plan_args.goals(req.opts), req.opts, req.engine, req.settings)
     result: Plan = plan(req.model, req.engine, devices=devices, goals=goals, settings=req.settings, quant=req.quant,
                         limit=_plan_args.limit(req.opts), kv_type=req.opts.get("--kv-type"))
+    result = replace(result, notes=(*_said(held), *result.notes))
     return Answer(result, plan_report.to_json(result), req)
+
+
+def _said(notes: list[str]) -> tuple[str, ...]:
+    """The notes the CLI prints on stderr ("oomkit: note: ..."), as the JSON answer's notes."""
+    return tuple(n.removeprefix("oomkit: ").removeprefix("note: ") for n in notes)
 
 
 def fit_command(p: Mapping[str, Any], local: bool = False) -> Answer:
@@ -338,7 +345,9 @@ def fit_command(p: Mapping[str, Any], local: bool = False) -> Answer:
     n = _int_field(p, "min_ctx", 1, MAX_CTX)
     if n is not None:
         opts["--min-ctx"] = str(n)
-    result: Fit = fit(argv, _plan_args.devices(opts), _plan_args.goals(opts), env=None)
+    held: list[str] = []
+    result: Fit = fit(argv, _plan_args.devices(opts, held), _plan_args.goals(opts), env=None)
+    result = replace(result, notes=(*_said(held), *result.notes))
     return Answer(result, plan_report.to_json(result))
 
 
