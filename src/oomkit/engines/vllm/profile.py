@@ -76,13 +76,34 @@ COMM_PCIE = int(0.25 * GiB)
 # two Qwen3.6-27B NVFP4 logs on 0.23 at 65,536 tokens (without and with MTP), +1.41 % and +0.53 % of the GPU.
 UMA_CC = ((8, 7), (11, 0), (12, 1))
 NON_TORCH_UMA = int(4.60 * GiB)
-# Activation peak of the profile run, fitted to the "torch peak memory increase" of the v0.19.0 H100 logs:
-# the sampler warm-up holds about (12.85 + logits dtype) bytes per (request x vocab) element with the
-# Triton/FlashInfer top-k/top-p and about 36.4 + 2 with the PyTorch sort path (Qwen3-14B 5.64 GiB on
-# 0.15/0.16 vs 2.23 GiB on 0.17); the dense forward holds about T x dtype x (3 ff + 4.25 hidden) (V1,
-# CodeLlama-7b, Granite-3.1-8b) and T x dtype x (3 ff + 3 hidden) in V0 (vllm#10517: 2.07 GiB at 20000 tokens).
-SAMPLER_BYTES = 12.85
-SAMPLER_BYTES_SORT = 36.4
+# Activation peak of the profile run. The dense forward holds about T x dtype x (3 ff + 4.25 hidden) (V1,
+# CodeLlama-7b, Granite-3.1-8b; fitted on the v0.19.0 H100 logs' "torch peak memory increase") and
+# T x dtype x (3 ff + 3 hidden) in V0 (vllm#10517: 2.07 GiB at 20000 tokens).
+# Model runner V1's sampler pass (v1/worker/gpu_model_runner.py _dummy_sampler_run, the profile's and the
+# post-capture warm-up's alike from 0.8.0 to 0.20: top_k = vocabulary - 1, top_p = 0.9, temperature 0.5, on
+# min(max_num_seqs, max_num_batched_tokens) rows) holds, per (row x vocabulary) element, the model-dtype logits
+# _dummy_sampler_run keeps (b) and v1/sample/sampler.py Sampler.forward's float32 copy ("logits =
+# logits.to(torch.float32)", 4) beside what the top-k/top-p path adds at its peak, read per path:
+# - the PyTorch sort (ops/topk_topp_sampler.py apply_top_k_top_p, "logits_sort, logits_idx = logits.sort(...)";
+#   0.8.0 -> 0.16 without FlashInfer's sampler): the sorted float32 values (4) and int64 indices (8), and inside
+#   the sort PyTorch's own temporaries (aten/src/ATen/native/cuda/SortStable.cu segmented_sort_pairs, 128 rows or
+#   more: the int64 reverse indices, 8, then cub::DeviceSegmentedRadixSort::SortPairs' alternate key and value
+#   buffers, 4 + 8): with the copy 4 + 4 + 8 + 8 + 12 = 36 B beside the logits. What follows the sort (the
+#   masks, probs_sort, the scattered logits, softmax, random_sample's exponential noise) reuses what the sort
+#   freed. The 0.8.0 logs that died in this pass failed allocating exactly the cub buffers (vllm#15105, #14452:
+#   1.74 GiB = 1,024 x 152,064 x 12 B) with the 26 B before them allocated. Was fitted as 36.4 on the 0.15/0.16
+#   Qwen3-14B H100 log (5.64 GiB profiled; 5.58 here, 0.17's 2.23 GiB 2.18);
+# - the Triton kernel (ops/topk_topp_triton.py apply_top_k_top_p_triton, from 0.17, 8 rows or more): it masks the
+#   float32 copy in place through a cached scratch of min(next_power_of_2(min(SMs, rows)), SMs) rows of the
+#   vocabulary (float32, TRITON_SCRATCH_SMS SMs where the GPU's count is unknown), then softmax's float32 probabilities
+#   and random_sample's float32 noise (q = torch.empty_like(probs)): 4 + 4 + 4 = 12 B beside the logits
+#   (SAMPLER_BYTES, was fitted as 12.85 with the scratch inside it on the 0.19 H100 logs; gpt-oss-20b's 2.87 GiB
+#   is 2.83 here); below 8 rows it sorts (apply_top_k_top_p_pytorch);
+# - FlashInfer's sampler (SAMPLER_BYTES_FLASHINFER, see sampler_bytes).
+SAMPLER_BYTES = 12
+SAMPLER_BYTES_SORT = 36
+TRITON_SCRATCH_SMS = 132
+TRITON_MIN_ROWS = 8
 # V0's sampler (model_executor/layers/sampler.py Sampler.forward and _apply_top_k_top_p, 0.4 -> 0.8.x) on profile_run's
 # SamplingParams(top_p=0.99, top_k=vocab - 1): its peak is the re-sort at the end of _apply_top_k_top_p, with alive,
 # per (row x vocabulary) element, the model-dtype logits the runner holds (b), the sorted logits, the int64 sort
@@ -260,9 +281,14 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
         # 151,936 on 0.11, i.e. about 5.3 B per element)
         per_elem = SAMPLER_BYTES_FLASHINFER + b
     elif not sort_sampler(s, r):
-        # the post-capture warm-up samples with top-k / top-p in force (the profile "may skip top_k, top_p, and
-        # logprobs", gpu_model_runner.py _dummy_sampler_run): held to the Triton path's figure
-        per_elem = SAMPLER_BYTES + b
+        if s.use_flashinfer_sampler or S >= TRITON_MIN_ROWS:
+            # the Triton kernel, or the warm-up of FlashInfer's sampler: the same 12 B beside the logits (the
+            # float32 copy and two float32 tensors of its shape, SAMPLER_BYTES_FLASHINFER's reading)
+            per_elem = SAMPLER_BYTES + b
+            if not s.use_flashinfer_sampler:
+                return int(S * spec.n_vocab * per_elem) + 4 * triton_scratch_rows(r, S) * spec.n_vocab
+        else:
+            per_elem = SAMPLER_BYTES_SORT + b  # apply_top_k_top_p: "Use pytorch sort implementation for small batch"
     else:
         # the PyTorch sort path; before 0.12 FlashInfer's sampler replaced it when FlashInfer was installed
         # (VLLM_USE_FLASHINFER_SAMPLER unset), which depends on the installation: the heavier path is assumed
@@ -271,6 +297,15 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
         # 0.2.6.post1 in its collect_env, prints the FlashInfer path's budget, +0.05 % of the GPU; -4.8 % on the sort)
         per_elem = SAMPLER_BYTES_SORT + b
     return int(S * spec.n_vocab * per_elem)
+
+
+def triton_scratch_rows(r: Resolved, rows: int) -> int:
+    """The rows of apply_top_k_top_p_triton's cached float32 scratch (v1/sample/ops/topk_topp_triton.py, 0.17 ->
+    0.20 read: NUM_PROGRAMS = min(num_sm, batch_size), min(next_power_of_2(NUM_PROGRAMS), num_sm) rows of the
+    vocabulary in _TRITON_BUFFER_CACHE)."""
+    sms = r.sm_count or TRITON_SCRATCH_SMS
+    n = min(sms, rows)
+    return min(1 << max(n - 1, 0).bit_length(), sms)
 
 
 def sort_sampler(s: VllmSettings, r: Resolved) -> bool:
