@@ -131,7 +131,12 @@ def test_lookalikes_and_oom_beats_them():
     assert diagnose("RuntimeError: CUDA error: an illegal memory access was encountered").stage == "not_oom"
     assert diagnose("Failed to initialize NVML: Driver/library version mismatch").stage == "not_oom"
     assert diagnose("OSError: [Errno 28] No space left on device").stage == "not_oom"
-    assert diagnose("Killed").stage == "not_oom"
+    # a bare SIGKILL (bash's "Killed", Docker's 137) is most often the kernel's OOM killer, but not proven: medium
+    for text in ("Loading model...\nKilled", "Killed", "worker exited with code 137"):
+        d = diagnose(text)
+        assert (d.stage, d.confidence) == ("host_ram", "medium"), text
+        assert "dmesg" in d.fixes[0].summary
+    assert diagnose("Terminated").stage == "not_oom"
     d = diagnose("kernel: Out of memory: Killed process 2211 (ollama) total-vm:80123456kB")
     assert d.stage == "host_ram" and d.engine == "ollama"
     both = "CUDA error: out of memory\nRuntimeError: CUDA error: an illegal memory access was encountered"

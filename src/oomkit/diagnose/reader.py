@@ -270,6 +270,8 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
                 part = ["the buffer is llama.cpp's KV cache (kv_cache), in RAM"] if e.sig.stage == "kv_cache" else []
                 return "host_ram", "high", ["the buffer that failed is in host RAM (CPU)", *part]
             return e.sig.stage, "high", []
+    if sig.id == "killed_signal":  # SIGKILL names no sender: the OOM killer is the likely one, not a proven one
+        return "host_ram", "medium", []
     if sig.id == "ollama_layout":
         if numbers.get("num_gpu") is not None:
             return "weights", "high", ["num_gpu forces the number of layers on the GPU, so Ollama cannot back off"]

@@ -827,11 +827,14 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("a smaller model or context; more layers on the GPU; add swap",)),
     Signature(
         "killed_signal", "os", ("signal: killed", "exit code 137", "exited with code 137", "Killed"),
-        r"signal: killed|exit(?:ed with)? code:? 137|^\s{0,40}Killed\s{0,40}$", role="not_oom", priority=1,
+        # bash's "Killed", Go's "signal: killed", Docker's 137 (128 + SIGKILL): most often the kernel's OOM killer
+        # while the weights load into host RAM, though nothing in the text proves it
+        r"signal: killed|exit(?:ed with)? code:? 137|^\s{0,40}Killed\s{0,40}$", stage="host_ram", priority=1,
         message="signal: killed / Killed / exit code 137",
-        causes=("the process was killed by SIGKILL and nothing in the text says the kernel's OOM killer did it "
-                "(a supervisor, a timeout or a user can send it too)",),
-        fixes=("check `dmesg | grep -i oom`; if it was the OOM killer: a smaller model or context, add swap",)),
+        causes=("the process was killed by SIGKILL: most often the kernel's OOM killer when host RAM (and swap) ran "
+                "out, though a supervisor, a timeout or a user can send it too",),
+        fixes=("check `dmesg | grep -i oom` (or `docker inspect` OOMKilled); if it was the OOM killer: a smaller "
+               "model or context, or more RAM or swap",)),
     Signature(
         "terminated_signal", "os", ("SIGTERM", "received signal 15", "Terminated"),
         r"SIGTERM|received signal 15|^\s{0,40}Terminated\s{0,40}$", role="not_oom", priority=0,
