@@ -276,9 +276,17 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
         else:
             per_elem = b + (38 if r.version < SAMPLER_V0_SCATTER_FROM else 30)
     elif s.use_flashinfer_sampler and not warmup:
-        # VLLM_USE_FLASHINFER_SAMPLER=1: FlashInfer's top-k/top-p sampling kernels work on the float32 logits
-        # without sort buffers: the logits and their float32 copy (llm-d#787: 0.77 GiB profiled for 1024 x
-        # 151,936 on 0.11, i.e. about 5.3 B per element)
+        # FlashInfer's top-k/top-p sampling (VLLM_USE_FLASHINFER_SAMPLER=1; by default where FlashInfer imports:
+        # below "0.2.3" in 0.8.x, from 0.2.3 in 0.9 -> 0.11; opt-in from 0.12), no sort buffers. Fitted: 4 B beside
+        # the logits (llm-d#787: 0.77 GiB profiled for 1024 x 151,936 on 0.11 with the GPU and the non-torch
+        # memory inferred, i.e. about 5.3 B per element; vllm#17469 and #22177, 256 rows, agree). The source holds
+        # 12 B at the pass's peak, as the warm-up's figure below takes: the float32 copy and, in 0.8.x
+        # (ops/topk_topp_sampler.py forward_cuda, FlashInfer 0.2.1.post2 top_k_top_p_sampling_from_probs with
+        # filter_apply_order "top_k_first"), softmax's float32 probabilities and top_k_renorm_probs' float32
+        # output; from 0.9 (flashinfer_sample -> top_k_top_p_sampling_from_logits, FlashInfer 0.2.5 -> 0.6.1 read)
+        # top_k_mask_logits' float32 output and the probabilities. Held out, vllm#15617 (0.8.2 in docker, 1,024
+        # rows) prints the 12 B budget (3.48 GiB; 3.33 at 12 B, 4.31 at 4 B) where the fitted logs above would
+        # move by 0.29 GiB (-1.2 % of their GPU); not resolved, the fit kept
         per_elem = SAMPLER_BYTES_FLASHINFER + b
     elif not sort_sampler(s, r):
         if s.use_flashinfer_sampler or S >= TRITON_MIN_ROWS:
