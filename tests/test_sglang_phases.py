@@ -718,3 +718,22 @@ def test_qwen25_vl_pp_stage_capture_memory():
     printed = load("qwen2.5-vl-7b-pp2-tp2-pr13075")["printed"]["capture_end_mem_usage_bytes"]
     got = qwen25_vl_7b_pp2_estimate().engine_view["cuda_graph_bytes"]
     assert abs(got - printed) / printed <= 0.10
+
+
+@pytest.mark.parametrize("vram", ["2GiB", "3GiB"])
+def test_a_gpu_smaller_than_sglangs_reserve_is_a_verdict_not_an_input_error(vram, tmp_path):
+    """On a GPU smaller than what SGLang's default keeps back for activations and CUDA graphs, the derived
+    mem_fraction_static is negative (server_args.py does not clamp it), the rest for the pool is negative and
+    SGLang refuses the run: `check` answers "does not fit" (exit 1) with the fraction it would use, not exit 2."""
+    import json
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OOMKIT_CACHE": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-m", "oomkit", "check", "Qwen/Qwen3-0.6B", "--engine", "sglang", "--vram",
+                        vram, "--json"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 1, r.stderr
+    out = json.loads(r.stdout)
+    assert out["fits"] is False
+    assert out["estimate"]["engine_view"]["mem_fraction_static"] < 0
+    assert "Loaded weights leave no GPU memory for the KV cache" in out["estimate"]["engine_view"]["error"]

@@ -339,12 +339,11 @@ def profile_available_bytes(s: SGLangSettings, lay: CacheLayout, avail_after_loa
     if mfs is not None:
         mfs = runner_fraction(mfs, lay.vit, parse_version(s.engine_version))
     if mfs is None:
+        # the default SGLang derives, taken as it is even at or below 0 (what it keeps back for activations and
+        # CUDA graphs exceeds a small GPU): server_args.py does not clamp it, so the rest comes out negative and the
+        # pool check refuses the run, a verdict rather than an input error
         mfs = default_mem_fraction_static(gpu_mib, s, mla=lay.mla, vit=lay.vit).mem_fraction_static
-        if not 0 < mfs <= 1:  # the default SGLang derives: what it keeps back is more than the GPU has
-            raise OomkitError(f"SGLang's default --mem-fraction-static for these settings is {mfs:.3g}: what it keeps "
-                              "back for activations and CUDA graphs (by --chunked-prefill-size, --cuda-graph-max-bs, "
-                              "--max-running-requests) exceeds the GPU; lower those or give --mem-fraction-static")
-    if not 0 < mfs <= 1:
+    elif not 0 < mfs <= 1:
         raise OomkitError(f"--mem-fraction-static must be in (0, 1], got {mfs}")
     # profile_max_num_token: rest_memory = available_gpu_memory - total_gpu_memory * (1 - mem_fraction_static),
     # both in GiB as floats
