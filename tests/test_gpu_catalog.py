@@ -306,3 +306,51 @@ def test_check_prints_which_size_a_bare_name_took():
 
     assert any("sold with 40 or 80 GB" in n for n in hardware_target(gpu="A100,A100").notes)
     assert hardware_target(gpu="A100 80GB").notes == ()
+
+
+# ---- laptop GPUs and the other parts people name ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, name, gb", [
+    ("RTX 4090 Laptop", "NVIDIA GeForce RTX 4090 Laptop GPU", 16),
+    ("4090 laptop", "NVIDIA GeForce RTX 4090 Laptop GPU", 16),
+    ("RTX 4090 Mobile", "NVIDIA GeForce RTX 4090 Laptop GPU", 16),
+    ("4090M", "NVIDIA GeForce RTX 4090 Laptop GPU", 16),
+    ("rtx 4090 max-q", "NVIDIA GeForce RTX 4090 Laptop GPU", 16),
+    ("NVIDIA GeForce RTX 4090 Laptop GPU", "NVIDIA GeForce RTX 4090 Laptop GPU", 16),  # nvidia-smi's name
+    ("4080 laptop", "NVIDIA GeForce RTX 4080 Laptop GPU", 12),
+    ("RTX 4070 Laptop GPU", "NVIDIA GeForce RTX 4070 Laptop GPU", 8),
+    ("4060 laptop", "NVIDIA GeForce RTX 4060 Laptop GPU", 8),
+    ("3080 Ti Laptop", "NVIDIA GeForce RTX 3080 Ti Laptop GPU", 16),
+    ("RTX 4090D", "NVIDIA GeForce RTX 4090 D", 24),
+    ("4090 D", "NVIDIA GeForce RTX 4090 D", 24),
+    ("RX 6600", "AMD Radeon RX 6600", 8),
+    ("RX 6600XT", "AMD Radeon RX 6600 XT", 8),
+    ("RX 9070XT", "AMD Radeon RX 9070 XT", 16),
+    ("Radeon 8060S", "AMD Ryzen AI Max+ 395 32GB", 32),
+    ("Arc A380", "Intel Arc A380", 6),
+    ("Arc Pro B60", "Intel Arc Pro B60", 24),
+    ("M5", "Apple M5 16GB", 16),
+    ("M5 32GB", "Apple M5 32GB", 32),
+])
+def test_laptop_and_other_names_resolve_to_their_size(text, name, gb):
+    g = lookup(text)
+    assert (g.name, g.memory_gb, g.memory_mib) == (name, gb, gb * 1024)
+
+
+@pytest.mark.parametrize("text", ["3080 laptop", "RTX 3070 Ti Laptop GPU", "5090 laptop", "RTX 5080 Mobile",
+                                  "4050M", "3060 laptop 6GB"])
+def test_a_laptop_name_never_becomes_the_desktop_card(text):
+    # the laptop parts are other chips with other memory; one the catalog lacks is an error that says so
+    assert lookup(text) is None
+    with pytest.raises(OomkitError, match="laptop GPU"):
+        devices_for_names(text)
+    for known in ("RTX 4090 Laptop", "4080M", "4070 mobile", "4060 Laptop GPU"):
+        assert "Laptop" in lookup(known).name
+
+
+def test_laptop_gpus_carry_their_own_facts():
+    (d,) = devices_for_names("RTX 4090 Laptop")
+    assert (d.id, d.memory_bytes, d.compute_capability, d.sm_count) == ("CUDA0", 16 * 2**30, (8, 9), 76)
+    assert d.integrated is False
+    assert [x.id for x in devices_for_names("2x Arc Pro B60")] == ["SYCL0", "SYCL1"]

@@ -92,9 +92,19 @@ class GpuSpec:
                        bandwidth_gbs=option.bandwidth_gbs or self.bandwidth_gbs)
 
 
+# The ways a GeForce laptop GPU is written after its number ("RTX 4090 Laptop GPU" as nvidia-smi names it, "4090
+# laptop", "RTX 4090 Mobile", "4090M", "4090 Max-Q"), read as one "laptop" so each finds the laptop entry; the
+# laptop parts are other chips with other memory than the desktop cards of the same number, so a laptop name the
+# catalog lacks stays unknown rather than becoming the desktop card.
+_LAPTOP = re.compile(r"^(?P<card>(?:rtx)?[2-5]0[5-9]0(?:ti)?)(?:laptopgpu|laptop|notebook|mobile|maxq|maxp|m)$")
+
+
 def _key(text: str) -> str:
-    """Lowercase alphanumerics, brand words dropped from the front: "NVIDIA GeForce RTX-4090" -> "rtx4090"."""
-    return _MACS.sub("", _BRANDS.sub("", _NOT_ALNUM.sub("", text.lower())))
+    """Lowercase alphanumerics, brand words dropped from the front: "NVIDIA GeForce RTX-4090" -> "rtx4090"; a
+    GeForce laptop suffix written as "laptop" ("RTX 4090 Mobile", "4090M" -> "rtx4090laptop", "4090laptop")."""
+    key = _MACS.sub("", _BRANDS.sub("", _NOT_ALNUM.sub("", text.lower())))
+    laptop = _LAPTOP.match(key)
+    return f"{laptop.group('card')}laptop" if laptop else key
 
 
 def _split_size(text: str) -> tuple[str, float | None]:
@@ -325,6 +335,9 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
             sold = sorted({chip.memory_gb, *(o.memory_gb for o in chip.memory_options)})
             raise HardwareError(f"unknown GPU {name!r}: {_strip_size(chip.name)} is sold with "
                                 f"{', '.join(f'{x:g}' for x in sold)} GB")
+        if spec is None and _LAPTOP.match(_key(base)):  # a laptop part the catalog lacks ("4050M" too)
+            raise HardwareError(f"unknown GPU {name!r}: a laptop GPU has other memory than the desktop card of its "
+                                f"number, and this one is not in the catalog; give its memory with --vram")
         if spec is None and re.fullmatch(r"\d+(?:\.\d+)?\s*(?:[gmt]i?b?|[gmt]i?b)", name, re.IGNORECASE):
             raise HardwareError(f"--gpu {name!r} is a memory size, not a GPU name: give --vram {name}")
         if spec is None:
