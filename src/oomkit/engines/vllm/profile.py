@@ -104,6 +104,7 @@ SAMPLER_BYTES = 12
 SAMPLER_BYTES_SORT = 36
 TRITON_SCRATCH_SMS = 132
 TRITON_MIN_ROWS = 8
+PROFILE_HIDDEN_KEPT_FROM = (0, 9, 2)
 # V0's sampler (model_executor/layers/sampler.py Sampler.forward and _apply_top_k_top_p, 0.4 -> 0.8.x) on profile_run's
 # SamplingParams(top_p=0.99, top_k=vocab - 1): its peak is the re-sort at the end of _apply_top_k_top_p, with alive,
 # per (row x vocabulary) element, the model-dtype logits the runner holds (b), the sorted logits, the int64 sort
@@ -181,7 +182,11 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     encoder, encoder_pass = encoder_profile(spec, s, r)
     if not last_stage:
         return int(max(forward + ws + encoder, encoder_pass))
-    sampler = sampler_bytes(spec, s, r) + T * h * b
+    # beside the sampler, the dummy run's hidden states: up to 0.9.1 only the sampled rows (gpu_model_runner.py
+    # _dummy_run "return hidden_states[logit_indices]", the full output freed on return), from 0.9.2 the whole
+    # T-row output too (profile_run keeps "hidden_states, last_hidden_states = self._dummy_run(...)")
+    rows = T if r.version >= PROFILE_HIDDEN_KEPT_FROM else min(r.max_num_seqs, T)
+    sampler = sampler_bytes(spec, s, r) + rows * h * b
     return int(max(max(forward, sampler) + ws + encoder, encoder_pass))
 
 
@@ -285,7 +290,7 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
         # filter_apply_order "top_k_first"), softmax's float32 probabilities and top_k_renorm_probs' float32
         # output; from 0.9 (flashinfer_sample -> top_k_top_p_sampling_from_logits, FlashInfer 0.2.5 -> 0.6.1 read)
         # top_k_mask_logits' float32 output and the probabilities. Held out, vllm#15617 (0.8.2 in docker, 1,024
-        # rows) prints the 12 B budget (3.48 GiB; 3.33 at 12 B, 4.31 at 4 B) where the fitted logs above would
+        # rows) prints the 12 B budget (3.48 GiB; 3.35 at 12 B, 4.32 at 4 B) where the fitted logs above would
         # move by 0.29 GiB (-1.2 % of their GPU); not resolved, the fit kept
         per_elem = SAMPLER_BYTES_FLASHINFER + b
     elif not sort_sampler(s, r):
