@@ -33,7 +33,9 @@ def text_config(config: dict) -> dict:
     for key in ("text_config", "llm_config"):
         if isinstance(config.get(key), dict):
             return config[key]
-    return config
+    from oomkit.model.catalog import with_standard_keys
+
+    return with_standard_keys(config)
 
 
 def context_length(config: dict) -> int | None:

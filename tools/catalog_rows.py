@@ -77,7 +77,9 @@ def _granitemoe(size: str, layers: int, hidden: int, heads: int, experts: int) -
     inst = Row(f"{slug}-instruct", "granite-3.1-8b-instruct", f"ibm-granite/{slug}-instruct",
                f"Granite 3.1 {size} (model card): a GraniteMoE with {layers} layers, hidden {hidden}, {heads} query / 8 "
                f"KV heads, {experts} experts of width 512 (8 active), vocabulary 49,155, 128K context, tied embeddings.",
-               (f"granite3.1-moe:{size.split('-')[0].lower()}",),
+               (f"granite3.1-moe:{size.split('-')[0].lower()}",
+         # ollama.com/library/granite3.1-moe: latest is the 3b
+         *(("granite3.1-moe",) if size.startswith("3B") else ())),
                config={"architectures": ["GraniteMoeForCausalLM"], "model_type": "granitemoe", "hidden_size": hidden,
                        "num_hidden_layers": layers, "num_attention_heads": heads, "num_key_value_heads": 8,
                        "intermediate_size": 512, "num_local_experts": experts, "num_experts_per_tok": 8,
@@ -121,7 +123,7 @@ ROWS: list[Row] = [
     _tune("llama-3.1-nemotron-nano-8b-v1", "llama-3.1-8b-instruct", "nvidia/Llama-3.1-Nemotron-Nano-8B-v1",
           "Llama-3.1-8B-Instruct", family="nemotron"),
     _tune("hermes-3-llama-3.1-8b", "llama-3.1-8b", "NousResearch/Hermes-3-Llama-3.1-8B", "Llama-3.1-8B",
-          "hermes3:8b", family="llama"),
+          "hermes3:8b", "hermes3", family="llama"),  # ollama.com/library/hermes3: latest is the 8b
     _tune("hermes-3-llama-3.1-70b", "llama-3.1-70b", "NousResearch/Hermes-3-Llama-3.1-70B", "Llama-3.1-70B",
           "hermes3:70b", family="llama"),
     _tune("hermes-3-llama-3.1-405b", "llama-3.1-405b", "NousResearch/Hermes-3-Llama-3.1-405B", "Llama-3.1-405B",
@@ -131,7 +133,11 @@ ROWS: list[Row] = [
     _tune("cogito-v1-preview-llama-3b", "llama-3.2-3b", "deepcogito/cogito-v1-preview-llama-3B", "Llama-3.2-3B",
           "cogito:3b"),
     _tune("cogito-v1-preview-llama-8b", "llama-3.1-8b", "deepcogito/cogito-v1-preview-llama-8B", "Llama-3.1-8B",
-          "cogito:8b"),
+          "cogito:8b", "cogito"),  # ollama.com/library/cogito: latest is the 8b
+    _tune("cogito-v1-preview-qwen-14b", "qwen2.5-14b", "deepcogito/cogito-v1-preview-qwen-14B", "Qwen2.5-14B",
+          "cogito:14b", family="qwen"),
+    _tune("cogito-v1-preview-qwen-32b", "qwen2.5-32b", "deepcogito/cogito-v1-preview-qwen-32B", "Qwen2.5-32B",
+          "cogito:32b", family="qwen"),
     _tune("cogito-v1-preview-llama-70b", "llama-3.1-70b", "deepcogito/cogito-v1-preview-llama-70B",
           "Llama-3.3-70B (Llama 3.1 70B shapes)", "cogito:70b"),
     _tune("vicuna-7b-v1.5", "llama-2-7b", "lmsys/vicuna-7b-v1.5", "Llama-2-7b", "vicuna:7b"),
@@ -958,7 +964,7 @@ ROWS += [
                 "conv_L_cache": 3, "norm_eps": 1e-05, "tie_word_embeddings": True,
                 "layer_types": ["full_attention" if i in (2, 5, 8, 10, 12, 14) else "conv" for i in range(16)],
                 "torch_dtype": "bfloat16"},
-        family="lfm2", name="LFM2 1.2B"),
+        aliases=("lfm2:1.2b",), family="lfm2", name="LFM2 1.2B"),
     Row("lfm2-8b-a1b", "yi-34b", "LiquidAI/LFM2-8B-A1B",
         "LFM2 8B-A1B: the config third-party tests keep of the repo's config.json (code search id 54855040938, "
         "'LFM2_8B_MOE_CONFIG'; the same values in id 58787885414): 24 layers with attention at 2, 6, 10, 14, 18, 21 "

@@ -73,6 +73,8 @@ ARCH_BY_MODEL_TYPE = {
     "nemotron-nas": "deci",
     # encoder-only embedding models (convert_hf_to_gguf.py BertModel / XLMRobertaModel -> bert, NomicBertModel)
     "bert": "bert", "xlm-roberta": "bert", "nomic_bert": "nomic-bert",
+    # convert_hf_to_gguf.py GPT2Model (GPT2LMHeadModel) -> MODEL_ARCH.GPT2
+    "gpt2": "gpt2",
 }
 # Encoder-only model types: attention weights but no KV cache (llama.cpp allocates none for bert / nomic-bert).
 _ENCODERS = {"bert", "xlm-roberta", "nomic_bert"}
@@ -328,7 +330,7 @@ def _router_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
 
 
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "mamba",
-                    "lfm2", "lfm2_moe", *_ENCODERS}
+                    "lfm2", "lfm2_moe", "gpt2", *_ENCODERS}  # GPT2Config: no key, PretrainedConfig's default True
 _GEMMA4 = {"gemma4", "gemma4_text"}
 _UNGATED_FFN = {"phi", "starcoder2", "gpt2", "falcon", "nemotron_h", "bert", "xlm-roberta"}  # up + down only
 
@@ -351,6 +353,8 @@ def _per_layer_inputs(r: _Reader, model_type: str) -> PerLayerInputs | None:
 
 def _learned_positions(r: _Reader, model_type: str) -> int:
     """Rows of a learned absolute position table (BERT / XLM-R position_embeddings); 0 for rotary models."""
+    if model_type == "gpt2":  # transformers GPT2Model.wpe = nn.Embedding(max_position_embeddings (n_positions), ...)
+        return r.int("n_positions", "max_position_embeddings")
     if model_type not in ("bert", "xlm-roberta") or r.get("position_embedding_type", "absolute") != "absolute":
         return 0
     return r.int("max_position_embeddings")
@@ -359,7 +363,8 @@ def _learned_positions(r: _Reader, model_type: str) -> int:
 def _attention_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
     # Qwen2 and Phi (modeling_phi.py: q/k/v Linear(bias=True)) hard-code q/k/v biases; StarCoder2 names them use_bias,
     # StableLM use_qkv_bias; others declare attention_bias.
-    return model_type in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "gpt_oss", "bert", "xlm-roberta", "phi") or bool(
+    return model_type in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "gpt_oss", "bert", "xlm-roberta", "phi",
+                          "gpt2") or bool(
         cfg.get("attention_bias") or cfg.get("qkv_bias") or cfg.get("use_qkv_bias")
         or (model_type == "starcoder2" and cfg.get("use_bias", True))
         or (model_type == "chatglm" and cfg.get("add_qkv_bias", True))  # ChatGLM2/3, GLM-4-9B-chat: add_qkv_bias
@@ -716,6 +721,9 @@ def _ffn(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) ->
         # (transformers MambaConfig: intermediate_size = expand * hidden_size), read by _recurrent.
         return Ffn()
     n_ff = r.int("intermediate_size", "ffn_hidden_size", "n_inner", default=0)
+    if not n_ff and model_type == "gpt2":
+        # transformers GPT2Block: inner_dim = config.n_inner if config.n_inner is not None else 4 * hidden_size
+        return Ffn(n_ff=4 * r.int("n_embd", "hidden_size"))
     if not n_ff:
         n_ff = r.int("intermediate_size", why="feed-forward size")
     return Ffn(n_ff=n_ff)

@@ -77,9 +77,11 @@ _NEXTN_VOCAB_COPIES = {"deepseek2", "glm4moe", "deepseek_v32"}  # not GLM-5's: i
 # LayerNorms with a bias (attn_norm, ffn_norm, output_norm) and the linears that carry biases beyond q/k/v, as
 # llama.cpp's loaders require them (src/models/{phi2,stablelm,starcoder2,orion,phimoe}.cpp load_arch_tensors, flags 0);
 # the HF checkpoints' totals agree (phi-2 2,779,683,840, starcoder2-7b 7,173,923,840, stablelm-2-1_6b 1,644,515,328).
-_NORM_BIAS = {"phi2", "stablelm", "starcoder2", "orion", "phimoe"}
-_ATTN_OUT_BIAS = {"phi2", "starcoder2", "phimoe"}
-_FFN_BIAS = {"phi2", "starcoder2"}  # ffn_up.bias {n_ff}, ffn_down.bias {n_embd}
+# src/models/gpt2.cpp load_arch_tensors: attn_norm / ffn_norm / output_norm .bias, attn_qkv.bias, attn_output.bias,
+# ffn_up.bias, ffn_down.bias, all required (the checkpoint's LayerNorms and Conv1D layers carry biases)
+_NORM_BIAS = {"phi2", "stablelm", "starcoder2", "orion", "phimoe", "gpt2"}
+_ATTN_OUT_BIAS = {"phi2", "starcoder2", "phimoe", "gpt2"}
+_FFN_BIAS = {"phi2", "starcoder2", "gpt2"}  # ffn_up.bias {n_ff}, ffn_down.bias {n_embd}
 _OUTPUT_BIAS = {"phi2", "phimoe"}  # output.bias {n_vocab}
 # attention and FFN read the same attn_norm (parallel blocks: src/models/{phi2,command-r,cohere2,cohere2moe}.cpp load
 # no ffn_norm)
@@ -101,7 +103,7 @@ _SSM_BC_NORMS = {"jamba"}
 # (src/models/bailingmoe2.cpp load_arch_tensors: wqkv, flags 0; convert's query_key_value kept whole), or takes it
 # fused as the checkpoint stores it (src/models/phi3.cpp: create_tensor_qkv TENSOR_NOT_REQUIRED, wqkv first; Phi-3's
 # self_attn.qkv_proj maps to attn_qkv in gguf-py's tensor_mapping)
-_FUSED_QKV = {"bailingmoe2", "phi3"}
+_FUSED_QKV = {"bailingmoe2", "phi3", "gpt2"}  # gpt2.cpp: wqkv {n_embd, n_embd + 2 n_embd_gqa}, its bias one tensor
 # BERT-style encoders (src/models/bert.cpp, nomic-bert.cpp): post-LayerNorms with biases (attn_output_norm after
 # the attention, layer_output_norm after the FFN), biased linears, no output head, and no pooler: convert_hf_to_gguf.py's
 # BertModel drops pooler.dense ("only using BERT for embeddings"), so totals published with it (bge-m3's 567,754,752,
@@ -267,7 +269,9 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             if not a.v_from_k and own_kv:
                 t("attn_v.weight", n_embd, v_dim)
         t("attn_output.weight", a.n_heads * a.head_dim_v, n_embd)
-        if bias:
+        if bias and arch in _FUSED_QKV:
+            t("attn_qkv.bias", q_dim + k_dim + v_dim)
+        elif bias:
             t("attn_q.bias", q_dim)
             t("attn_k.bias", k_dim)
             t("attn_v.bias", v_dim)

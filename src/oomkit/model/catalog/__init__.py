@@ -78,7 +78,24 @@ class CatalogEntry:
             sub = self.config.get(key)
             if isinstance(sub, dict):
                 return sub
-        return self.config
+        return with_standard_keys(self.config)
+
+
+# GPT-2's config.json keeps its own key names; transformers GPT2Config.attribute_map reads them under the standard ones
+_GPT2_KEYS = {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
+              "num_hidden_layers": "n_layer"}
+
+
+def with_standard_keys(config: dict[str, Any]) -> dict[str, Any]:
+    """The config itself, or for GPT-2 a copy with the standard key names added (GPT2Config.attribute_map)."""
+    if config.get("model_type") != "gpt2":
+        return config
+    std = {**config, **{k: config[v] for k, v in _GPT2_KEYS.items() if v in config and k not in config}}
+    if "n_head" in config:  # GPT2Attention: multi-head, K and V of every head (c_attn: 3 x n_embd)
+        std.setdefault("num_key_value_heads", config["n_head"])
+    if "n_embd" in config:  # GPT2Block: inner_dim = n_inner if not None else 4 * hidden_size
+        std.setdefault("intermediate_size", config.get("n_inner") or 4 * config["n_embd"])
+    return std
 
 
 # Ollama libraries whose default tag (":latest") is another model than the catalog entry of the bare name: Ollama's

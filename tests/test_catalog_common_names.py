@@ -1,0 +1,57 @@
+"""Names users type most that failed to resolve: vLLM's and transformers' quickstart models and Ollama library
+names without a tag (Ollama reads them as the tag ``latest``, the size its library page marks latest). Each resolves
+to its model, whose parameter total is checked against a published figure, and ``oomkit check NAME --gpu "RTX 4090"``
+answers (exit 0: fits, 1: does not)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from oomkit.model import catalog
+from oomkit.model.hf_config import spec_from_config
+
+# name -> (slug, published total, tolerance as a fraction of it, where the figure is published)
+NAMES = {
+    # GPT-2 small: model card "124M parameters"; transformers counts 124,439,808 (tied head once)
+    "gpt2": ("gpt2", 124_439_808, 0.0, "transformers GPT2LMHeadModel('gpt2') parameter count"),
+    "openai-community/gpt2": ("gpt2", 124_000_000, 0.005, "model card: 124M parameters"),
+    # ollama.com/library/hermes3: latest = 8b (Hermes 3 Llama 3.1 8B)
+    "hermes3": ("hermes-3-llama-3.1-8b", 8_030_261_248, 0.0, "Llama-3.1-8B safetensors total"),
+    # ollama.com/library/cogito: latest = 8b; 14b / 32b are the Qwen2.5 fine-tunes
+    "cogito": ("cogito-v1-preview-llama-8b", 8_030_261_248, 0.0, "Llama-3.1-8B safetensors total"),
+    "cogito:14b": ("cogito-v1-preview-qwen-14b", 14_700_000_000, 0.01, "Qwen2.5-14B model card: 14.7B"),
+    "cogito:32b": ("cogito-v1-preview-qwen-32b", 32_500_000_000, 0.01, "Qwen2.5-32B model card: 32.5B"),
+    # ollama.com/library/granite3.1-moe: latest = 3b (Granite 3.1 3B-A800M, model card: 3.3B)
+    "granite3.1-moe": ("granite-3.1-3b-a800m-instruct", 3_300_000_000, 0.01, "model card: 3.3B"),
+    # LFM2 1.2B (model card: 1.17B parameters)
+    "lfm2:1.2b": ("lfm2-1.2b", 1_170_000_000, 0.005, "model card: 1.17B"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMES))
+def test_name_resolves_with_its_published_total(name):
+    slug, published, tol, _ = NAMES[name]
+    e = catalog.lookup(catalog.resolve_slug(name))
+    assert e is not None and e.slug == slug
+    assert abs(e.params_published - published) <= tol * published
+
+
+def test_gpt2_config_counts_the_checkpoint_and_the_gguf():
+    """GPT-2 small from its config.json: wte 50257 x 768, wpe 1024 x 768, 12 blocks of LayerNorm + fused qkv +
+    out + 3072-wide MLP, all biased (n_inner null -> 4 x 768), tied head: 124,439,808 parameters, and the 148
+    tensors llama.cpp's gpt2 loader requires (src/models/gpt2.cpp load_arch_tensors)."""
+    e = catalog.lookup("gpt2")
+    spec = spec_from_config(e.config, name=e.name, weight_format="bf16")
+    assert spec.params_total == 124_439_808
+    assert len(spec.weights.tensors) == 148
+    assert spec.n_ctx_train == 1024
+
+
+@pytest.mark.parametrize("name", sorted(NAMES))
+def test_check_answers_on_a_4090(name):
+    r = subprocess.run([sys.executable, "-m", "oomkit", "check", name, "--gpu", "RTX 4090"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode in (0, 1), r.stderr
