@@ -363,3 +363,14 @@ def test_estimate_never_imports_detection():
             "assert not bad, bad")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_laptop_gpu_takes_the_laptop_entry_not_the_desktop_card():
+    # nvidia-smi names a laptop part "... Laptop GPU": the catalog's laptop entry, with its own bandwidth
+    csv = "0, NVIDIA GeForce RTX 4090 Laptop GPU, 16376, 300, 15800\n"
+    hw = detect(replay({"nvidia-smi": (0, csv)}))
+    (g,) = hw.gpus
+    assert g.catalog_name == "NVIDIA GeForce RTX 4090 Laptop GPU" and g.bandwidth_gbs == 576
+    csv = "0, NVIDIA GeForce RTX 3080 Laptop GPU, 16384, 300, 15900\n"
+    (g,) = detect(replay({"nvidia-smi": (0, csv)})).gpus
+    assert g.catalog_name == "NVIDIA GeForce RTX 3080 Laptop GPU 16GB"

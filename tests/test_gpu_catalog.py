@@ -328,6 +328,8 @@ def test_check_prints_which_size_a_bare_name_took():
     ("3070 Ti laptop", "NVIDIA GeForce RTX 3070 Ti Laptop GPU", 8),
     ("RTX 3060 Mobile", "NVIDIA GeForce RTX 3060 Laptop GPU", 6),
     ("4050M", "NVIDIA GeForce RTX 4050 Laptop GPU", 6),
+    ("5090 laptop", "NVIDIA GeForce RTX 5090 Laptop GPU", 24),
+    ("RTX 5090 Mobile", "NVIDIA GeForce RTX 5090 Laptop GPU", 24),
     ("RX 580 8GB", "AMD Radeon RX 580 8GB", 8),
     ("RTX 4090D", "NVIDIA GeForce RTX 4090 D", 24),
     ("4090 D", "NVIDIA GeForce RTX 4090 D", 24),
@@ -345,7 +347,7 @@ def test_laptop_and_other_names_resolve_to_their_size(text, name, gb):
     assert (g.name, g.memory_gb, g.memory_mib) == (name, gb, gb * 1024)
 
 
-@pytest.mark.parametrize("text", ["3070 laptop", "RTX 3050 Ti Laptop GPU", "5090 laptop", "RTX 5080 Mobile",
+@pytest.mark.parametrize("text", ["3070 laptop", "RTX 3050 Ti Laptop GPU", "5070 Ti laptop", "RTX 5080 Mobile",
                                   "5070M", "2080 laptop 8GB"])
 def test_a_laptop_name_never_becomes_the_desktop_card(text):
     # the laptop parts are other chips with other memory; one the catalog lacks is an error that says so
