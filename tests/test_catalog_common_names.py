@@ -15,6 +15,9 @@ from oomkit.model.hf_config import spec_from_config
 
 # name -> (slug, published total, tolerance as a fraction of it, where the figure is published)
 NAMES = {
+    # vLLM's quickstart model: OPT-125M, 125,239,296 parameters as transformers counts them (model card: 125M)
+    "facebook/opt-125m": ("opt-125m", 125_239_296, 0.0, "transformers OPTForCausalLM parameter count"),
+    "opt-125m": ("opt-125m", 125_000_000, 0.005, "model card: 125M"),
     # GPT-2 small: model card "124M parameters"; transformers counts 124,439,808 (tied head once)
     "gpt2": ("gpt2", 124_439_808, 0.0, "transformers GPT2LMHeadModel('gpt2') parameter count"),
     "openai-community/gpt2": ("gpt2", 124_000_000, 0.005, "model card: 124M parameters"),
@@ -55,3 +58,24 @@ def test_check_answers_on_a_4090(name):
     r = subprocess.run([sys.executable, "-m", "oomkit", "check", name, "--gpu", "RTX 4090"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode in (0, 1), r.stderr
+
+
+def test_opt125m_config_counts_the_checkpoint():
+    """OPT-125M from its config.json: embed_tokens 50272 x 768, embed_positions 2050 x 768 (2048 + the offset of 2),
+    12 pre-norm blocks of biased q/k/v/out, fc1 / fc2 of 3072 and two biased LayerNorms, the final LayerNorm, tied
+    head: 125,239,296 parameters; multi-head KV of 12 x 64 per layer."""
+    e = catalog.lookup("opt-125m")
+    spec = spec_from_config(e.config, name=e.name, weight_format="bf16")
+    assert spec.params_total == 125_239_296
+    assert spec.n_ctx_train == 2048
+    assert all(la.attention.n_kv_heads == 12 and la.attention.head_dim_k == 64 for la in spec.layers)
+
+
+def test_opt_with_a_projected_embedding_is_refused():
+    """OPT-350M (word_embed_proj_dim 512 under hidden 1024, post-norm) carries project_in / project_out and no final
+    LayerNorm: not listed by the reader, so refused rather than miscounted."""
+    from oomkit.errors import ModelError
+
+    cfg = {**catalog.lookup("opt-125m").config, "hidden_size": 1024, "word_embed_proj_dim": 512}
+    with pytest.raises(ModelError):
+        spec_from_config(cfg, name="opt-350m-like", weight_format="bf16")

@@ -182,6 +182,12 @@ def spec_from_config(
 
     n_layers = r.int("num_hidden_layers", "n_layer", "num_layers")
     n_embd = r.int("hidden_size", "d_model", "n_embd")
+    if model_type == "opt" and (r.int("word_embed_proj_dim", default=n_embd) != n_embd
+                                or not r.get("do_layer_norm_before", True)):
+        # OPTDecoder: project_in / project_out where word_embed_proj_dim != hidden_size, no final_layer_norm where
+        # do_layer_norm_before is false (OPT-350M): tensors this reader does not list
+        raise ModelError(f"{name}: an OPT with word_embed_proj_dim != hidden_size or post-norm layers (OPT-350M) is "
+                         "not modelled")
     n_vocab = r.int("vocab_size", "padded_vocab_size")
     if n_layers == 0 or n_embd == 0 or n_vocab == 0:
         raise OomkitError(f"{name}: num_hidden_layers, hidden_size and vocab_size must be positive")
@@ -330,9 +336,9 @@ def _router_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
 
 
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "mamba",
-                    "lfm2", "lfm2_moe", "gpt2", *_ENCODERS}  # GPT2Config: no key, PretrainedConfig's default True
+                    "lfm2", "lfm2_moe", "gpt2", "opt", *_ENCODERS}  # GPT2Config: no key, PretrainedConfig's default True
 _GEMMA4 = {"gemma4", "gemma4_text"}
-_UNGATED_FFN = {"phi", "starcoder2", "gpt2", "falcon", "nemotron_h", "bert", "xlm-roberta"}  # up + down only
+_UNGATED_FFN = {"phi", "starcoder2", "gpt2", "opt", "falcon", "nemotron_h", "bert", "xlm-roberta"}  # up + down only
 
 
 def _per_layer_inputs(r: _Reader, model_type: str) -> PerLayerInputs | None:
@@ -355,6 +361,10 @@ def _learned_positions(r: _Reader, model_type: str) -> int:
     """Rows of a learned absolute position table (BERT / XLM-R position_embeddings); 0 for rotary models."""
     if model_type == "gpt2":  # transformers GPT2Model.wpe = nn.Embedding(max_position_embeddings (n_positions), ...)
         return r.int("n_positions", "max_position_embeddings")
+    if model_type == "opt":
+        # transformers OPTLearnedPositionalEmbedding: "OPT is set up so that if padding_idx is specified then offset
+        # the embedding ids by 2", num_embeddings + 2 rows (vLLM's OPTLearnedPositionalEmbedding the same)
+        return r.int("max_position_embeddings") + 2
     if model_type not in ("bert", "xlm-roberta") or r.get("position_embedding_type", "absolute") != "absolute":
         return 0
     return r.int("max_position_embeddings")
@@ -364,7 +374,7 @@ def _attention_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
     # Qwen2 and Phi (modeling_phi.py: q/k/v Linear(bias=True)) hard-code q/k/v biases; StarCoder2 names them use_bias,
     # StableLM use_qkv_bias; others declare attention_bias.
     return model_type in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "gpt_oss", "bert", "xlm-roberta", "phi",
-                          "gpt2") or bool(
+                          "gpt2") or (model_type == "opt" and cfg.get("enable_bias", True)) or bool(
         cfg.get("attention_bias") or cfg.get("qkv_bias") or cfg.get("use_qkv_bias")
         or (model_type == "starcoder2" and cfg.get("use_bias", True))
         or (model_type == "chatglm" and cfg.get("add_qkv_bias", True))  # ChatGLM2/3, GLM-4-9B-chat: add_qkv_bias
@@ -721,6 +731,8 @@ def _ffn(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) ->
         # (transformers MambaConfig: intermediate_size = expand * hidden_size), read by _recurrent.
         return Ffn()
     n_ff = r.int("intermediate_size", "ffn_hidden_size", "n_inner", default=0)
+    if model_type == "opt":  # OPTDecoderLayer: fc1 {hidden, ffn_dim}, fc2 {ffn_dim, hidden}, ReLU, no gate
+        return Ffn(n_ff=r.int("ffn_dim", why="feed-forward size"))
     if not n_ff and model_type == "gpt2":
         # transformers GPT2Block: inner_dim = config.n_inner if config.n_inner is not None else 4 * hidden_size
         return Ffn(n_ff=4 * r.int("n_embd", "hidden_size"))

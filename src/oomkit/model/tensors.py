@@ -79,9 +79,11 @@ _NEXTN_VOCAB_COPIES = {"deepseek2", "glm4moe", "deepseek_v32"}  # not GLM-5's: i
 # the HF checkpoints' totals agree (phi-2 2,779,683,840, starcoder2-7b 7,173,923,840, stablelm-2-1_6b 1,644,515,328).
 # src/models/gpt2.cpp load_arch_tensors: attn_norm / ffn_norm / output_norm .bias, attn_qkv.bias, attn_output.bias,
 # ffn_up.bias, ffn_down.bias, all required (the checkpoint's LayerNorms and Conv1D layers carry biases)
-_NORM_BIAS = {"phi2", "stablelm", "starcoder2", "orion", "phimoe", "gpt2"}
-_ATTN_OUT_BIAS = {"phi2", "starcoder2", "phimoe", "gpt2"}
-_FFN_BIAS = {"phi2", "starcoder2", "gpt2"}  # ffn_up.bias {n_ff}, ffn_down.bias {n_embd}
+# OPT (no llama.cpp loader; transformers OPTDecoderLayer / vLLM opt.py): self_attn_layer_norm, final_layer_norm and
+# the decoder's final_layer_norm are LayerNorms with biases; q/k/v/out_proj, fc1 and fc2 are Linear(bias=enable_bias)
+_NORM_BIAS = {"phi2", "stablelm", "starcoder2", "orion", "phimoe", "gpt2", "opt"}
+_ATTN_OUT_BIAS = {"phi2", "starcoder2", "phimoe", "gpt2", "opt"}
+_FFN_BIAS = {"phi2", "starcoder2", "gpt2", "opt"}  # ffn_up.bias {n_ff}, ffn_down.bias {n_embd}
 _OUTPUT_BIAS = {"phi2", "phimoe"}  # output.bias {n_vocab}
 # attention and FFN read the same attn_norm (parallel blocks: src/models/{phi2,command-r,cohere2,cohere2moe}.cpp load
 # no ffn_norm)
