@@ -29,6 +29,9 @@ NAMES = {
     "cogito:32b": ("cogito-v1-preview-qwen-32b", 32_500_000_000, 0.01, "Qwen2.5-32B model card: 32.5B"),
     # ollama.com/library/granite3.1-moe: latest = 3b (Granite 3.1 3B-A800M, model card: 3.3B)
     "granite3.1-moe": ("granite-3.1-3b-a800m-instruct", 3_300_000_000, 0.01, "model card: 3.3B"),
+    # ollama.com/library/all-minilm: latest = 22m, sentence-transformers' all-MiniLM-L6-v2 (22,713,216 with the pooler)
+    "all-minilm": ("all-minilm-l6-v2", 22_713_216, 0.0, "AutoModel parameter count"),
+    "sentence-transformers/all-MiniLM-L6-v2": ("all-minilm-l6-v2", 22_700_000, 0.005, "model card: 22.7M"),
     # LFM2 1.2B (model card: 1.17B parameters)
     "lfm2:1.2b": ("lfm2-1.2b", 1_170_000_000, 0.005, "model card: 1.17B"),
 }
@@ -79,3 +82,13 @@ def test_opt_with_a_projected_embedding_is_refused():
     cfg = {**catalog.lookup("opt-125m").config, "hidden_size": 1024, "word_embed_proj_dim": 512}
     with pytest.raises(ModelError):
         spec_from_config(cfg, name="opt-350m-like", weight_format="bf16")
+
+
+def test_all_minilm_is_the_f16_encoder():
+    """Ollama ships all-minilm as F16 (embedding models are not quantized by default); the GGUF drops BERT's
+    pooler (convert_hf_to_gguf.py BertModel), so the spec counts 22,565,376 = 22,713,216 - 147,840."""
+    e = catalog.lookup("all-minilm")
+    assert e.default_format == "F16"
+    spec = spec_from_config(e.config, name=e.name, weight_format="F16")
+    assert spec.params_total == 22_713_216 - (384 * 384 + 384)
+    assert all(la.attention is not None and la.ffn.n_ff == 1536 for la in spec.layers) and len(spec.layers) == 6

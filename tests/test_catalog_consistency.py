@@ -40,7 +40,7 @@ def test_catalog_is_broad():
 def test_entry_builds_a_modelspec(slug):
     spec = _spec(slug)
     assert spec.n_layers >= _entry(slug).text_config["num_hidden_layers"]
-    assert spec.params_total > 10**8 and 0 < spec.params_active <= spec.params_total
+    assert spec.params_total > 10**7 and 0 < spec.params_active <= spec.params_total  # all-MiniLM-L6-v2: 22.6M
 
 
 @pytest.mark.parametrize("slug", SLUGS)

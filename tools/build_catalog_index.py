@@ -84,7 +84,8 @@ OLLAMA_LIBRARY = {
          "openhermes", "qwen", "solar", "starcoder2", "vicuna", "wizardlm2", "zephyr"],
         "Q4_0",
     ),
-    **dict.fromkeys(["bge-large", "granite-embedding", "mxbai-embed-large", "snowflake-arctic-embed"], "F16"),
+    **dict.fromkeys(["all-minilm", "bge-large", "granite-embedding", "mxbai-embed-large", "snowflake-arctic-embed"],
+                    "F16"),
     "gpt-oss-safeguard": "MXFP4",
 }
 
