@@ -364,3 +364,101 @@ def test_laptop_gpus_carry_their_own_facts():
     assert d.integrated is False
     assert [x.id for x in devices_for_names("2x Arc Pro B60")] == ["SYCL0", "SYCL1"]
     assert lookup("RX 580") is None  # only the 8 GB card is entered: a bare name is not taken as 8 GB
+
+
+# ---- a known family's chip the catalog lacks, named with its memory ------------------------------------------
+
+
+@pytest.mark.parametrize("text, name, vendor, cc, integrated", [
+    ("M5 Max 128GB", "Apple M5 Max 128GB", "apple", None, True),
+    ("M5 Pro 48GB", "Apple M5 Pro 48GB", "apple", None, True),
+    ("Mac Studio M5 Ultra 256GB", "Apple M5 Ultra 256GB", "apple", None, True),
+    ("MacBook Pro M5 Max 64GB", "Apple M5 Max 64GB", "apple", None, True),
+    ("RTX 5070 Ti Laptop 12GB", "NVIDIA GeForce RTX 5070 Ti Laptop GPU 12GB", "nvidia", (12, 0), False),
+    ("5080M 16GB", "NVIDIA GeForce RTX 5080 Laptop GPU 16GB", "nvidia", (12, 0), False),
+    ("RTX 3050 Laptop GPU 4GB", "NVIDIA GeForce RTX 3050 Laptop GPU 4GB", "nvidia", (8, 6), False),
+])
+def test_a_known_family_chip_with_its_memory_is_built_from_the_family(text, name, vendor, cc, integrated):
+    from oomkit.hardware.catalog import size_notes
+
+    assert lookup(text) is None  # not a catalog entry: built, and said so
+    gb = float(text.rsplit(" ", 1)[1][:-2])
+    (d,) = devices_for_names(text)
+    assert (d.name, d.memory_bytes, d.compute_capability, d.integrated) == (name, int(gb * 1024) * 2**20, cc,
+                                                                             integrated)
+    assert d.id == ("MTL0" if vendor == "apple" else "CUDA0")
+    assert d.bandwidth_gbs is None and d.sm_count is None  # what only a datasheet gives stays unknown
+    (note,) = size_notes(text)
+    assert "is not in the catalog: taken as" in note and f"the {gb:g} GB you gave" in note
+    assert "bandwidth unknown" in note or "bandwidth and SM count unknown" in note
+
+
+def test_the_family_note_says_exactly_what_was_assumed():
+    from oomkit.hardware.catalog import size_notes
+
+    assert size_notes("M5 Max 128GB") == (
+        "--gpu 'M5 Max 128GB': M5 Max is not in the catalog: taken as an Apple M-series chip with the 128 GB you "
+        "gave (unified memory, Metal's working-set share of it); bandwidth unknown",)
+    assert size_notes("RTX 5070 Ti Laptop 12GB") == (
+        "--gpu 'RTX 5070 Ti Laptop 12GB': RTX 5070 Ti Laptop is not in the catalog: taken as a GeForce RTX 50 "
+        "laptop GPU (CUDA, compute capability 12.0) with the 12 GB you gave; bandwidth and SM count unknown",)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("XYZ 999 16GB", r"^unknown GPU 'XYZ 999 16GB'$"),  # no family: never passes
+    ("M9 Max 128GB", "did you mean"),  # a generation whose base chip the catalog does not know
+    ("M5 Max", r"name it with its memory, 'M5 Max <size>GB'"),  # no size: asked for
+    ("RTX 5070 Ti Laptop", r"laptop GPU .* --vram or in the name \('RTX 5070 Ti Laptop <size>GB'\)"),
+    ("RTX 2060 Laptop 6GB", "laptop GPU"),  # no RTX 20 laptop entry: its compute capability is not the catalog's
+    ("M5 Max 0.5GB", "unknown GPU"),
+    ("M4 Max 256GB", "sold with"),  # a catalog chip at a size it is not sold with stays an error
+])
+def test_a_family_name_without_its_memory_or_an_unknown_family_stays_an_error(text, match):
+    with pytest.raises(OomkitError, match=match):
+        devices_for_names(text)
+
+
+def test_family_chips_in_lists_and_counts():
+    # two Apple chips are taken as the catalog takes "2x M4 Max 128GB": two Metal devices
+    assert [d.id for d in devices_for_names("2x M5 Max 128GB")] == [d.id for d in devices_for_names("2x M4 Max 128GB")]
+    assert [d.name for d in devices_for_names("RTX 5070 Ti Laptop 12GB + RTX 4090")] == [
+        "NVIDIA GeForce RTX 5070 Ti Laptop GPU 12GB", "NVIDIA GeForce RTX 4090"]
+
+
+def test_a_family_chip_takes_the_apple_working_set_in_the_estimate():
+    # llama.cpp's Metal device is the working set of the RAM stated (backends.py metal_working_set), as for M4 Max
+    from oomkit.check import hardware_target
+
+    m5, m4 = (hardware_target(gpu=g) for g in ("M5 Max 128GB", "M4 Max 128GB"))
+    assert m5.physical == m4.physical and any("M5 Max is not in the catalog" in n for n in m5.notes)
+
+
+def test_the_cli_checks_a_family_chip():
+    run = [sys.executable, "-m", "oomkit"]
+    before = subprocess.run([*run, "check", "qwen3:8b", "--gpu", "M5 Max 128GB", "--json"], capture_output=True,
+                            text=True, timeout=120)
+    assert before.returncode == 0, before.stderr
+    d = json.loads(before.stdout)
+    assert d["devices"][0]["name"] == "Apple M5 Max 128GB" and d["fits"] is True
+    assert any("M5 Max is not in the catalog" in n for n in d["hardware_notes"])
+    bad = subprocess.run([*run, "check", "qwen3:8b", "--gpu", "XYZ 999 16GB"], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2 and "unknown GPU 'XYZ 999 16GB'" in bad.stderr
+
+
+@pytest.mark.parametrize("gpu", ["M5 Max 128GB", "RTX 5070 Ti Laptop 12GB"])
+def test_a_plan_on_a_family_chip_leaves_its_speed_unknown(gpu):
+    # the decode bound needs the GPU's bandwidth: unknown, it is None ("unknown" in the table), never invented
+    from oomkit.plan.options import Goals
+    from oomkit.plan.search import plan
+
+    p = plan("qwen3:8b", "llama.cpp", devices=devices_for_names(gpu), goals=Goals(min_ctx=8192), quant="Q4_K_M")
+    opts = p.to_dict()["plan"]["options"]
+    assert opts and all(o["decode_tokens_per_s_bound"] is None and o["speed"]["tokens_per_s"] is None
+                        for o in opts)
+    known = plan("qwen3:8b", "llama.cpp", devices=devices_for_names("M4 Max 128GB"), goals=Goals(min_ctx=8192),
+                 quant="Q4_K_M")
+    assert known.to_dict()["plan"]["options"][0]["decode_tokens_per_s_bound"] > 0  # the catalog's bandwidth, where known
+    out = subprocess.run([sys.executable, "-m", "oomkit", "plan", "qwen3:8b", "--gpu", gpu], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0 and "unknown" in out.stdout and "is not in the catalog" in out.stderr, out.stderr

@@ -67,7 +67,7 @@ class GpuSpec:
     memory_mib: int
     memory_source_kind: str  # "driver" | "nominal"
     memory_gb: float  # the marketed size
-    bandwidth_gbs: float
+    bandwidth_gbs: float | None  # None only for a device built from its family's rules (_family_device): unknown
     source: str
     aliases: tuple[str, ...] = ()
     memory_source: str | None = None  # where a driver-reported memory_mib was read
@@ -188,6 +188,10 @@ def size_notes(text: str) -> tuple[str, ...]:
     for _, name in dict.fromkeys(_parts(text)):
         spec = lookup(name) if name else None
         if spec is None:
+            family = _family_device(name) if name else None
+            if family is not None:
+                notes.append(f"--gpu {name!r}: {family[1]}")
+                continue
             stated = _stated_size(name) if name else None
             if stated is not None:
                 base, sold = stated
@@ -205,6 +209,54 @@ def size_notes(text: str) -> tuple[str, ...]:
             notes.append(f"--gpu {name!r} is sold with {', '.join(shown[:-1])} or {shown[-1]} GB: taken as "
                          f"{spec.memory_gb:g} GB ({spec.name}); for another size name it ('{name} {bigger:g}GB')")
     return tuple(notes)
+
+
+# A chip the catalog lacks of a family it knows, named with its memory ("M5 Max 128GB", "RTX 5070 Ti Laptop 12GB"):
+# the device is built from the family's rules and the stated size; what only a datasheet gives (bandwidth, SMs)
+# stays unknown. Apple: a tier (Pro, Max, Ultra) of an M-series generation whose base chip is in the catalog ("M5");
+# GeForce laptop: an RTX number of a series with laptop entries in the catalog, all of one compute capability.
+_APPLE_TIER = re.compile(r"^m(?P<gen>\d+)(?P<tier>pro|max|ultra)$")
+_LAPTOP_KEY = re.compile(r"^(?:rtx)?(?P<num>[2-5]0[5-9]0)(?P<ti>ti)?laptop$")
+_LAPTOP_NUMBER = re.compile(r"\bRTX (?P<series>[2-5]0)[5-9]0\b")
+
+
+def _family_device(name: str) -> tuple[GpuSpec, str] | None:
+    """A device of a known family that the catalog lacks, named with its memory ("M5 Max 128GB" with "M5" in the
+    catalog; "RTX 5070 Ti Laptop 12GB" with RTX 50 laptop entries): (the device, the note saying what was assumed).
+    None for anything else: a catalog name, a name without a size, a family the catalog does not know."""
+    base, gb = _split_size(name)
+    if gb is None or gb < 1 or not base.strip() or lookup(base) is not None:
+        return None
+    cat = _catalog()
+    key = _key(base)
+    apple = _APPLE_TIER.match(key)
+    if apple:
+        chip = cat.by_key.get(f"m{apple.group('gen')}")
+        if chip is None or chip.vendor != "apple" or not chip.unified_memory:
+            return None
+        short = f"M{apple.group('gen')} {apple.group('tier').capitalize()}"
+        spec = GpuSpec(name=f"Apple {short} {gb:g}GB", vendor="apple", memory_mib=int(gb * 1024),
+                       memory_source_kind="nominal", memory_gb=gb, bandwidth_gbs=None, source="",
+                       unified_memory=True)
+        # Metal's working set is the llama.cpp backend's rule for every Apple device (llamacpp/backends.py
+        # metal_working_set, applied to the MTL devices by metal_devices; mlx/layout.py default_working_set)
+        return spec, (f"{short} is not in the catalog: taken as an Apple M-series chip with the {gb:g} GB you gave "
+                      f"(unified memory, Metal's working-set share of it); bandwidth unknown")
+    laptop = _LAPTOP_KEY.match(key)
+    if laptop:
+        series = laptop.group("num")[:2]
+        ccs = {g.compute_capability for g in cat.gpus if g.vendor == "nvidia" and g.name.endswith("Laptop GPU")
+               and (m := _LAPTOP_NUMBER.search(g.name)) and m.group("series") == series}
+        if len(ccs) != 1 or None in ccs:
+            return None
+        cc = ccs.pop()
+        short = f"RTX {laptop.group('num')}{' Ti' if laptop.group('ti') else ''} Laptop"
+        spec = GpuSpec(name=f"NVIDIA GeForce {short} GPU {gb:g}GB", vendor="nvidia", memory_mib=int(gb * 1024),
+                       memory_source_kind="nominal", memory_gb=gb, bandwidth_gbs=None, source="",
+                       compute_capability=cc)
+        return spec, (f"{short} is not in the catalog: taken as a GeForce RTX {series} laptop GPU (CUDA, compute "
+                      f"capability {cc}) with the {gb:g} GB you gave; bandwidth and SM count unknown")
+    return None
 
 
 def _stated_size(name: str) -> tuple[GpuSpec, tuple[float, ...]] | None:
@@ -296,7 +348,7 @@ _JOINERS = re.compile(r"\s*(?:[+/;&]|\band\b)\s*", re.IGNORECASE)
 
 
 def _known(name: str) -> bool:
-    return lookup(name) is not None or _stated_size(name) is not None
+    return lookup(name) is not None or _stated_size(name) is not None or _family_device(name) is not None
 
 
 def _part(part: str) -> tuple[int, str]:
@@ -328,16 +380,23 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
     for count, name in _parts(text):
         if count < 1:
             raise HardwareError(f"GPU count must be at least 1: {count}x {name!r}")
-        spec = lookup(name) or _with_stated_size(name)
+        family = _family_device(name)
+        spec = lookup(name) or _with_stated_size(name) or (family[0] if family else None)
         base, gb = _split_size(name)
         chip = lookup(base) if spec is None and gb is not None and base.strip() else None
         if chip is not None:  # a unified-memory chip at a size it is not sold with: its memory is one of those
             sold = sorted({chip.memory_gb, *(o.memory_gb for o in chip.memory_options)})
             raise HardwareError(f"unknown GPU {name!r}: {_strip_size(chip.name)} is sold with "
                                 f"{', '.join(f'{x:g}' for x in sold)} GB")
+        # a chip of a known family the catalog lacks, named without its memory: the size is what it needs
+        sized = spec is None and gb is None and _family_device(f"{name} 16GB") is not None
+        if sized and not _LAPTOP.match(_key(base)):
+            raise HardwareError(f"unknown GPU {name!r}: not in the catalog; name it with its memory, "
+                                f"'{name} <size>GB' (the size your machine has), to plan for it")
         if spec is None and _LAPTOP.match(_key(base)):  # a laptop part the catalog lacks ("4050M" too)
             raise HardwareError(f"unknown GPU {name!r}: a laptop GPU has other memory than the desktop card of its "
-                                f"number, and this one is not in the catalog; give its memory with --vram")
+                                f"number, and this one is not in the catalog; give its memory with --vram"
+                                + (f" or in the name ('{name} <size>GB')" if sized else ""))
         if spec is None and re.fullmatch(r"\d+(?:\.\d+)?\s*(?:[gmt]i?b?|[gmt]i?b)", name, re.IGNORECASE):
             raise HardwareError(f"--gpu {name!r} is a memory size, not a GPU name: give --vram {name}")
         if spec is None:
