@@ -21,6 +21,11 @@ NAMES = {
     # GPT-2 small: model card "124M parameters"; transformers counts 124,439,808 (tied head once)
     "gpt2": ("gpt2", 124_439_808, 0.0, "transformers GPT2LMHeadModel('gpt2') parameter count"),
     "openai-community/gpt2": ("gpt2", 124_000_000, 0.005, "model card: 124M parameters"),
+    # Ollama's llava (= llava:7b = llava:7b-v1.6-mistral-q4_0: one blob in ollama/ollama's llama/llava and
+    # llama/example READMEs) is LLaVA 1.6 Mistral 7B; llava-hf's model page: 7.57B parameters
+    "llava": ("llava-v1.6-mistral-7b-hf", 7_570_000_000, 0.001, "llava-hf/llava-v1.6-mistral-7b-hf: 7.57B"),
+    "llava:7b": ("llava-v1.6-mistral-7b-hf", 7_570_000_000, 0.001, "llava-hf/llava-v1.6-mistral-7b-hf: 7.57B"),
+    "llava:7b-v1.5": ("llava-1.5-7b-hf", 7_060_000_000, 0.001, "llava-hf/llava-1.5-7b-hf: 7.06B"),
     # ollama.com/library/hermes3: latest = 8b (Hermes 3 Llama 3.1 8B)
     "hermes3": ("hermes-3-llama-3.1-8b", 8_030_261_248, 0.0, "Llama-3.1-8B safetensors total"),
     # ollama.com/library/cogito: latest = 8b; 14b / 32b are the Qwen2.5 fine-tunes
@@ -92,3 +97,17 @@ def test_all_minilm_is_the_f16_encoder():
     spec = spec_from_config(e.config, name=e.name, weight_format="F16")
     assert spec.params_total == 22_713_216 - (384 * 384 + 384)
     assert all(la.attention is not None and la.ffn.n_ff == 1536 for la in spec.layers) and len(spec.layers) == 6
+
+
+def test_ollama_llava_is_the_mistral_decoder_in_q4_0():
+    """LLaVA 1.6 Mistral 7B: Mistral-7B-Instruct-v0.2's decoder (8 KV heads of 128, FFN 14336, 32K positions, no
+    window) under LLaVA 1.5's CLIP tower and projector; Ollama's llava tags are Q4_0 (llava:7b-v1.6-mistral-q4_0)."""
+    from oomkit.model.towers import vision_tower
+
+    e = catalog.lookup("llava")
+    assert e.default_format == "Q4_0"
+    tc = e.text_config
+    assert (tc["num_key_value_heads"], tc["intermediate_size"], tc["max_position_embeddings"]) == (8, 14336, 32768)
+    assert vision_tower(e.config).params == vision_tower(catalog.lookup("llava-1.5-7b-hf").config).params
+    spec = spec_from_config(e.config, name=e.name, weight_format="Q4_0")
+    assert spec.layers[0].attention.n_kv_heads == 8

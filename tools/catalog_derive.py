@@ -118,9 +118,11 @@ def build(row: Row, data: dict[str, dict]) -> dict:
         "notes": row.why + (f" Changed from {row.base}: {', '.join(changed)}." if changed else
                             f" Same memory-relevant config as {row.base}."),
     }
-    if base.get("filled"):
-        filled = [f.split(".", 1)[1] if row.flat and f.startswith(("text_config.", "llm_config.")) else f
-                  for f in base["filled"]]
+    # a key the row sets is the row's value now, not the sibling's filled default
+    overridden = {f"{w}.{k}" for w in ("text_config", "llm_config") for k in row.text} | set(row.top) | set(row.text)
+    filled = [f.split(".", 1)[1] if row.flat and f.startswith(("text_config.", "llm_config.")) else f
+              for f in base.get("filled", ()) if f not in overridden]
+    if filled:
         d["filled"], d["filled_source"] = filled, base["filled_source"]
     return d
 

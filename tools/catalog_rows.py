@@ -592,6 +592,23 @@ ROWS: list[Row] = [
         "cross-encoder (278M; model card); the classifier head is not counted.", family="embedding",
         name="BGE reranker base"),
     # ---- others --------------------------------------------------------------------------------------------------
+    # LLaVA 1.6 (LLaVA-NeXT) Mistral 7B: Ollama's llava / llava:7b. ollama/ollama's demo READMEs name one model blob,
+    # sha256-170370233dd5..., for both `ollama pull llava` (llama/llava/README.md @ce82d7c6) and `ollama pull
+    # llava:7b-v1.6-mistral-q4_0` (llama/example/README.md @ba6502fc)
+    Row("llava-v1.6-mistral-7b-hf", "llava-1.5-7b-hf", "llava-hf/llava-v1.6-mistral-7b-hf",
+        "LLaVA 1.6 Mistral 7B: LLaVA 1.5's CLIP ViT-L/14-336 tower and two-layer MLP projector over "
+        "Mistral-7B-Instruct-v0.2 (the LLaVA author in haotian-liu/LLaVA#1061: 'Base LLM: "
+        "mistralai/Mistral-7B-Instruct-v0.2'), whose decoder is 32 layers of 4096, FFN 14336, 32 query / 8 KV heads, "
+        "rope_theta 1e6, 32,768 positions, no sliding window (the catalog's mistral-7b-instruct-v0.2). The same "
+        "values, with the llava-hf conversion's 32,064-row vocabulary and the CLIP tower's, are the arguments a public "
+        "fine-tuning script passes for llava-hf/llava-v1.6-mistral-7b-hf, citing its config.json (code search id "
+        "31194183862). LLaVA-NeXT's image_newline (4,096 values) is not counted.",
+        ("llava", "llava:7b", "llava:7b-v1.6", "llava:7b-v1.6-mistral", "liuhaotian/llava-v1.6-mistral-7b"),
+        name="LLaVA 1.6 Mistral 7B (HF)", family="llava",
+        top={"architectures": ["LlavaNextForConditionalGeneration"], "model_type": "llava_next"},
+        text={"architectures": ["MistralForCausalLM"], "model_type": "mistral", "intermediate_size": 14336,
+              "num_key_value_heads": 8, "max_position_embeddings": 32768, "rope_theta": 1000000.0,
+              "sliding_window": None}),
     _base("yi-6b", "yi-6b-chat", "01-ai/Yi-6B", name="Yi 6B"),
     _inst("yi-34b-chat", "yi-34b", "01-ai/Yi-34B-Chat", name="Yi 34B Chat"),
     Row("yi-1.5-6b-chat", "yi-6b-chat", "01-ai/Yi-1.5-6B-Chat", "Yi-1.5 6B: continued pretraining of Yi 6B with its "
