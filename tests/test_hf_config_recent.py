@@ -481,6 +481,41 @@ def test_deepseek_v4_config_is_refused_not_read_generically():
         spec_from_config(cfg, "dsv4")
 
 
+def test_kimi_k3_config_is_refused_not_read_generically():
+    """Kimi K3's config.json (code search id 62826164383, a model-info report quoting moonshotai/Kimi-K3's
+    config.json and its 1,503,647,073,024 checkpoint parameters): model_type kimi_k3 around a kimi_linear
+    text_config whose latent MoE (routed_expert_hidden_size 3584), attention residuals (attn_res_block_size 12) and
+    KDA layers (linear_attn_config) no config reader derives (src/models/kimi-k3.cpp). Read generically it counted
+    5.47T parameters in 93 MLA layers; it is refused, pointing at the GGUF."""
+    full = [4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 93]
+    text = {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "attn_res_block_size": 12,
+            "first_k_dense_replace": 1, "hidden_act": "situ", "hidden_size": 7168, "intermediate_size": 33792,
+            "kv_lora_rank": 512, "linear_attn_config": {"full_attn_layers": full, "head_dim": 128,
+                                                        "kda_layers": [i for i in range(1, 94) if i not in full],
+                                                        "num_heads": 96, "short_conv_kernel_size": 4},
+            "moe_intermediate_size": 3072, "num_attention_heads": 96, "num_experts": 896,
+            "num_experts_per_token": 16, "num_hidden_layers": 93, "num_key_value_heads": 96,
+            "num_shared_experts": 2, "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+            "routed_expert_hidden_size": 3584, "v_head_dim": 128, "vocab_size": 163840, "dtype": "bfloat16"}
+    cfg = {"architectures": ["KimiK3ForConditionalGeneration"], "model_type": "kimi_k3", "text_config": text}
+    with pytest.raises(ModelError, match="Kimi K3.*GGUF"):
+        spec_from_config(cfg, "kimi-k3")
+
+
+def test_minimax_m3_config_is_refused_not_read_generically():
+    """MiniMax-M3 (minimax_m3, or minimax_m3_vl around it: code search id 65828053502 quotes the nesting) caches a
+    sparse-attention block indexer beside its GQA layers (src/models/minimax-m3.cpp, llama_kv_cache_msa) that no
+    config reader derives: refused with the reason, at either level."""
+    text = {"model_type": "minimax_m3", "architectures": ["MiniMaxM3SparseForCausalLM"], "num_hidden_layers": 4,
+            "hidden_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
+            "vocab_size": 1000, "layer_types": ["full_attention", "minimax_m3_sparse", "minimax_m3_sparse",
+                                                "full_attention"]}
+    for cfg in (text, {"model_type": "minimax_m3_vl", "text_config": text,
+                       "architectures": ["MiniMaxM3SparseForConditionalGeneration"]}):
+        with pytest.raises(ModelError, match="MiniMax-M3.*GGUF"):
+            spec_from_config(cfg, "minimax-m3")
+
+
 def test_lfm2_moe_active_path_is_the_published_one_and_a_half_billion():
     spec = spec_from_config(LFM2_8B_A1B, "lfm2_moe")
     assert spec.kinds() == {"recurrent": 18, "full": 6}  # "18 gated short-convolution blocks and 6 GQA blocks"
