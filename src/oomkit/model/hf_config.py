@@ -218,7 +218,8 @@ def spec_from_config(
     kinds = _layer_kinds(r, model_type, n_layers)
     # Next-n / MTP blocks follow the trunk (layer index n_layers...), shaped like its last layer; MiMo-V2's are
     # sliding (conversion/mimo.py: hybrid_layer_pattern + [1] * _n_nextn)
-    kinds += [LayerKind.SLIDING if model_type == "mimo_v2_flash" else kinds[-1]] * n_nextn
+    kinds += [LayerKind.SLIDING if model_type == "mimo_v2_flash" else _nemotron_mtp_kind(r, model_type)
+              or kinds[-1]] * n_nextn
     # Gemma 3n / Gemma 4: the last num_kv_shared_layers layers read the KV of the last earlier layer of their kind
     kv_source = shared_kv_sources(kinds, n_layers - r.int("num_kv_shared_layers", default=0), n_layers)
     deci = _deci_blocks(r, n_layers, n_embd) if model_type == "nemotron-nas" else None
@@ -231,7 +232,8 @@ def spec_from_config(
             recurrent=_recurrent(r, model_type, n_embd) if (kind is LayerKind.RECURRENT or model_type == "falcon_h1")
             else None,
             ffn=deci[i][1] if deci else _nextn_ffn(r, model_type, i, n_layers)
-            if i >= n_layers and model_type in _NEXTN_DENSE else _ffn(r, model_type, min(i, n_layers - 1), n_layers, kind),
+            if i >= n_layers and model_type in _NEXTN_DENSE else _nemotron_mtp_ffn(r) if i >= n_layers and
+            model_type == "nemotron_h" else _ffn(r, model_type, min(i, n_layers - 1), n_layers, kind),
             parallel_recurrent=model_type == "falcon_h1", kv_source=kv_source.get(i),
         )
         for i, kind in enumerate(kinds)
@@ -632,6 +634,39 @@ def _is_moe_layer(r: _Reader, model_type: str, i: int, n_layers: int, kind: Laye
 _LFM2 = {"lfm2", "lfm2_moe"}
 
 
+def _nemotron_mtp_kind(r: _Reader, model_type: str) -> LayerKind | None:
+    """Nemotron 3 Super's MTP block: mtp_hybrid_override_pattern "*E", an attention and a MoE sub-layer that
+    llama.cpp folds into one trailing block (src/models/nemotron-h.cpp load_arch_tensors, "NextN/MTP draft head: each
+    predict layer folds an attention sub-layer and a MoE sub-layer into a single trailing block"; vLLM
+    models/nemotron_h_mtp.py builds the same two sub-layers): a full-attention layer with the MoE as its FFN."""
+    if model_type != "nemotron_h":
+        return None
+    pattern = r.cfg.get("mtp_hybrid_override_pattern") or "*E"
+    if not isinstance(pattern, str) or set(pattern) - {"*", "E"} or pattern.count("*") > 1 or pattern.count("E") > 1:
+        raise OomkitError(f"{r.name}: mtp_hybrid_override_pattern {pattern!r} is not modelled (one '*', one 'E')")
+    return LayerKind.FULL if "*" in pattern else LayerKind.NONE
+
+
+def _nemotron_mtp_ffn(r: _Reader) -> Ffn:
+    pattern = r.cfg.get("mtp_hybrid_override_pattern") or "*E"
+    if "E" not in pattern:
+        return Ffn()
+    return _nemotron_moe(r)
+
+
+def _nemotron_moe(r: _Reader) -> Ffn:
+    """Nemotron-H's MoE block (transformers / vLLM nemotron_h.py NemotronHMoE): n_routed_experts relu2 experts (up +
+    down) of moe_intermediate_size beside one shared expert of moe_shared_expert_intermediate_size; Nemotron 3
+    Super's LatentMoE runs the routed experts at moe_latent_size (fc1_latent_proj hidden -> latent before them,
+    fc2_latent_proj latent -> hidden after; the router and the shared expert stay at hidden_size; llama.cpp
+    src/models/nemotron-h.cpp: ffn_latent_down / ffn_latent_up, experts {moe_n_embd, n_ff_exp, n_expert})."""
+    n_ff_exp = r.int("moe_intermediate_size", "intermediate_size")
+    n_ff_sh = r.int("moe_shared_expert_intermediate_size", default=0)
+    n_sh = r.int("n_shared_experts", default=1 if n_ff_sh else 0) if n_ff_sh else 0
+    return Ffn(n_experts=r.int("n_routed_experts"), n_experts_used=r.int("num_experts_per_tok"), n_ff_expert=n_ff_exp,
+               n_shared_experts=n_sh, n_ff_shared=n_ff_sh, n_embd_latent=r.int("moe_latent_size", default=0))
+
+
 def _nextn_ffn(r: _Reader, model_type: str, i: int, n_layers: int) -> Ffn:
     return Ffn(n_ff=r.int("intermediate_size"))  # MiMo-V2's MTP blocks: a dense MLP (see _NEXTN_DENSE)
 
@@ -719,6 +754,8 @@ def _ffn(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) ->
                    n_shared_experts=1, n_ff_shared=n_ff)
     if model_type == "nemotron_h" and kind is not LayerKind.NONE:
         return Ffn()  # Nemotron-H: Mamba and attention layers carry no MLP of their own
+    if model_type == "nemotron_h" and n_experts and _is_moe_layer(r, model_type, i, n_layers, kind):
+        return _nemotron_moe(r)
     if n_experts and _is_moe_layer(r, model_type, i, n_layers, kind):
         used = r.int("num_experts_per_tok", "moe_topk", "top_k_experts", "num_experts_per_token",
                      why="experts per token")

@@ -106,6 +106,10 @@ class Ffn:
     n_ff_expert: int = 0
     n_shared_experts: int = 0
     n_ff_shared: int = 0
+    # LatentMoE (Nemotron 3 Super / Ultra): the routed experts read and write a moe_latent_size-wide vector, the
+    # hidden state projected down before them and up after (llama.cpp src/models/nemotron-h.cpp: ffn_latent_down
+    # {n_embd, moe_n_embd}, ffn_up_exps {moe_n_embd, n_ff_exp, n_expert}); 0: the experts work at n_embd
+    n_embd_latent: int = 0
 
     @property
     def is_moe(self) -> bool:

@@ -66,7 +66,9 @@ _NEXTN_EXTRAS = {"qwen35", "qwen35moe",
                  "deepseek_v32", "glm_moe_dsa",
                  # MiMo-7B (model type mimo, read generically): XiaomiMiMo's modeling_mimo.py MiMoMTPLayers keep
                  # input_proj (2 h -> h), token_layernorm, hidden_layernorm and final_layernorm beside the block
-                 "mimo"}
+                 "mimo",
+                 # src/models/nemotron-h.cpp load_arch_tensors: Nemotron 3 Super's MTP block, the same four
+                 "nemotron_h"}
 # ... and the MTP block's own vocabulary-sized copies, nextn.embed_tokens and nextn.shared_head_head {n_embd, n_vocab}
 # (TENSOR_NOT_REQUIRED in src/models/glm4-moe.cpp and deepseek2.cpp load_arch_tensors, loaded when the file has them):
 # the DeepSeek-V3 / GLM-4.5 checkpoints' model.layers.<last>.embed_tokens and shared_head.head, which a GLM-4.5-Air
@@ -215,6 +217,10 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
         ffn_norm = "layer_output_norm"
     if arch in _SINGLE_MIXER and a is None and layer.recurrent is None:
         ffn_norm = "attn_norm"
+    elif arch in _SINGLE_MIXER and a is not None:
+        # Nemotron 3 Super's MTP block: attention, then its MoE after attn_post_norm (src/models/nemotron-h.cpp
+        # load_arch_tensors: LLM_TENSOR_ATTN_POST_NORM for the MoE sub-layer of layers n_layer..n_layer_all)
+        ffn_norm = "post_attention_norm"
     if arch in _ENCODER_ARCHS and a is not None:
         t("attn_output_norm.weight", n_embd)
     elif (a is not None and not (arch == "deci" and not a.n_heads) or layer.recurrent is not None) \
@@ -306,10 +312,16 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
     if f.is_moe:
         pre_ffn_norm()
         t("ffn_gate_inp.weight", n_embd, f.n_experts)
+        # LatentMoE (src/models/nemotron-h.cpp load_arch_tensors): the experts' width is moe_n_embd, between a
+        # down and an up projection of the hidden state
+        e_embd = f.n_embd_latent or n_embd
+        if f.n_embd_latent:
+            t("ffn_latent_down.weight", n_embd, f.n_embd_latent)
+            t("ffn_latent_up.weight", f.n_embd_latent, n_embd)
         if gated_ffn:
-            t("ffn_gate_exps.weight", n_embd, f.n_ff_expert, f.n_experts)
-        t("ffn_up_exps.weight", n_embd, f.n_ff_expert, f.n_experts)
-        t("ffn_down_exps.weight", f.n_ff_expert, n_embd, f.n_experts)
+            t("ffn_gate_exps.weight", e_embd, f.n_ff_expert, f.n_experts)
+        t("ffn_up_exps.weight", e_embd, f.n_ff_expert, f.n_experts)
+        t("ffn_down_exps.weight", f.n_ff_expert, e_embd, f.n_experts)
         if arch == "gpt-oss":  # gpt-oss experts and router carry biases
             t("ffn_gate_inp.bias", f.n_experts)
             t("ffn_gate_exps.bias", f.n_ff_expert, f.n_experts)
@@ -415,6 +427,8 @@ _HF_MODULE = {
     "attn_gate": "linear_attn.in_proj_z", "ssm_ba": "linear_attn.in_proj_ba",
     "ssm_beta": "linear_attn.in_proj_b", "ssm_alpha": "linear_attn.in_proj_a", "ssm_in": "mixer.in_proj",
     "ssm_out": "mixer.out_proj", "ssm_x": "mixer.x_proj", "ssm_dt": "mixer.dt_proj",
+    # Nemotron 3 Super's LatentMoE projections (conversion: mixer.fc1_latent_proj / fc2_latent_proj)
+    "ffn_latent_down": "mixer.fc1_latent_proj", "ffn_latent_up": "mixer.fc2_latent_proj",
 }
 
 
