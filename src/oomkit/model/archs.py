@@ -128,3 +128,21 @@ KNOWN_ARCHS = (
     | SWA_PATTERN_DEFAULT.keys() | SWA_PATTERN_FROM_GGUF | RECURRENT_ARCHS | INTERVAL_HYBRIDS | KV_ZERO_HYBRIDS | NO_CACHE_ARCHS
     | PLAIN_DECODERS | MLA_DECODERS | MLA_DECOMPRESSED | ROUTER_LAYER_ARCHS | LATENT_SWA_ARCHS | DSV4_ARCHS
 )
+
+
+def refuse_llamacpp_only_caches(spec, engine: str) -> None:
+    """Caches oomkit models for llama.cpp only, refused by the other engines' KV sizing rather than sized as the
+    plain layers they resemble: DeepSeek-V4's compressed attention (DSV4_ARCHS; a layer with k_only /
+    compress_ratio: one shared K-only head over a 128-token window beside the ratio-4 / ratio-128 compressed caches
+    and the ratio-4 layers' indexer) and MiniMax-M3's sparse attention (MSA_INDEXER_ARCHS: an indexer key and value
+    per token beside each GQA layer's K and V). Sized as sliding or full GQA layers they came out as caches these
+    engines do not build (DeepSeek-V4-Flash's config.json is refused the same way in hf_config._REFUSED)."""
+    from ..errors import OomkitError
+    if spec.architecture in DSV4_ARCHS or any(
+            la.attention is not None and (la.attention.k_only or la.attention.compress_ratio) for la in spec.layers):
+        raise OomkitError(f"{spec.name}: DeepSeek-V4's compressed attention caches (a K-only sliding head, the "
+                          f"ratio-4 / ratio-128 compressed caches and their indexer) are modelled for llama.cpp "
+                          f"only, not for {engine}; use --engine llama.cpp")
+    if spec.architecture in MSA_INDEXER_ARCHS:
+        raise OomkitError(f"{spec.name}: MiniMax-M3's sparse-attention indexer cache is modelled for llama.cpp "
+                          f"only, not for {engine}; use --engine llama.cpp")

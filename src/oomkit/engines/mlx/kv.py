@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import OomkitError
+from ...model.archs import refuse_llamacpp_only_caches
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...units import round_up
 from .quantize import quant_row
@@ -179,6 +180,7 @@ def kv_dims(layer: LayerSpec) -> tuple[int, int, int]:
 def layer_caches(spec: ModelSpec, s: MlxSettings, r: Resolved) -> tuple[list[LayerCache], list[str]]:
     """cache.py make_prompt_cache: the model's own make_cache when it has one, else a KVCache per layer (a
     RotatingKVCache(max_kv_size, keep=4) with --max-kv-size)."""
+    refuse_llamacpp_only_caches(spec, "MLX")
     notes: list[str] = []
     B, dt = s.batch, r.dtype_bytes
     trunk = spec.trunk_layers

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ...errors import OomkitError
-from ...model.archs import NO_ATTENTION_LAYERS_OK
+from ...model.archs import NO_ATTENTION_LAYERS_OK, refuse_llamacpp_only_caches
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import GiB, MiB, cdiv
@@ -90,6 +90,7 @@ def _one_kv_head_count(layers: tuple[LayerSpec, ...]) -> tuple[LayerSpec, ...]:
 
 def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ...] | None = None) -> CacheLayout:
     """The pools `layers` (default: the trunk; next-n / MTP layers belong to the draft worker) go into."""
+    refuse_llamacpp_only_caches(spec, "SGLang")
     if s.kv_cache_dtype not in KV_CACHE_DTYPES:
         raise OomkitError(f"error: argument --kv-cache-dtype: invalid choice: {s.kv_cache_dtype!r} (choose from "
                           + ", ".join(repr(k) for k in KV_CACHE_DTYPES) + ")")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ...errors import OomkitError
+from ...model.archs import refuse_llamacpp_only_caches
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...units import cdiv
 from .settings import DEPRECATED_STATIC, ERAS, Resolved
@@ -107,6 +108,7 @@ def layer_caches(spec: ModelSpec, r: Resolved) -> list[LayerCache]:
     (generation/utils.py _prepare_cache_for_generation; cache_utils.py get_layer_types_and_kwargs).
     Layers transformers runs: MTP / next-n blocks are not loaded (e.g. DeepseekV3ForCausalLM
     _keys_to_ignore_on_load_unexpected drops model.layers.61)."""
+    refuse_llamacpp_only_caches(spec, "transformers")
     layers = spec.trunk_layers
     out: list[LayerCache] = []
     if r.impl == "quantized":

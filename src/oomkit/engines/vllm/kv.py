@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ...errors import OomkitError
+from ...model.archs import refuse_llamacpp_only_caches
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import cdiv
@@ -230,6 +231,7 @@ def get_kv_cache_spec(spec: ModelSpec, s: VllmSettings, r: Resolved, block: int)
     target's (the drafter's layers are in the same forward context). nvidia/Qwen3.6-35B-A3B-NVFP4 with MTP 2 on
     0.22.1: 10 full-attention layers + the MTP layer's, "Add 3 padding layers", 74.76 GiB -> 6,455,296 tokens
     (99sono/DockerBuildFiles log)."""
+    refuse_llamacpp_only_caches(spec, "vLLM")
     specs: dict[int, KvSpec] = {}
     for layer in (spec.layers if r.num_spec else spec.trunk_layers):
         if layer.kind is LayerKind.NONE:
