@@ -471,14 +471,40 @@ def test_catalog_configs_read_as_their_llama_cpp_architecture_within_2_percent(s
     assert abs(spec.params_total / published - 1) <= 0.02, f"{slug}: {spec.params_total:,}"
 
 
+# DeepSeek-V4-Flash's config.json as a Rust crate pins it byte for byte (its length and sha256; code search id
+# 59258988294, OFFICIAL_CONFIG): the DSpark revision, 46 compress_ratios for 43 layers + the MTP and DSpark stages
+DSV4_FLASH = {
+    "architectures": ["DeepseekV4ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0, "bos_token_id": 0,
+    "eos_token_id": 1, "expert_dtype": "fp4", "hc_eps": 1e-06, "hc_mult": 4, "hc_sinkhorn_iters": 20, "head_dim": 512,
+    "hidden_act": "silu", "hidden_size": 4096, "index_head_dim": 128, "index_n_heads": 64, "index_topk": 512,
+    "initializer_range": 0.02, "max_position_embeddings": 1048576, "model_type": "deepseek_v4",
+    "moe_intermediate_size": 2048, "n_routed_experts": 256, "n_shared_experts": 1, "norm_topk_prob": True,
+    "num_attention_heads": 64, "num_experts_per_tok": 6, "num_hidden_layers": 43, "num_hash_layers": 3,
+    "num_key_value_heads": 1, "num_nextn_predict_layers": 1, "o_groups": 8, "o_lora_rank": 1024, "q_lora_rank": 1024,
+    "qk_rope_head_dim": 64,
+    "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "scale_fmt": "ue8m0",
+                            "weight_block_size": [128, 128]},
+    "rms_norm_eps": 1e-06,
+    "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 16, "original_max_position_embeddings": 65536,
+                     "type": "yarn"},
+    "rope_theta": 10000, "routed_scaling_factor": 1.5, "scoring_func": "sqrtsoftplus", "sliding_window": 128,
+    "swiglu_limit": 10.0, "tie_word_embeddings": False, "topk_method": "noaux_tc", "torch_dtype": "bfloat16",
+    "transformers_version": "4.57.1", "use_cache": True, "vocab_size": 129280, "compress_rope_theta": 160000,
+    "compress_ratios": [0, 0] + [4, 128] * 20 + [4, 0, 0, 0],
+    "dspark_block_size": 5, "dspark_noise_token_id": 128799, "dspark_target_layer_ids": [40, 41, 42],
+    "dspark_markov_rank": 256,
+}
+
+
 def test_deepseek_v4_config_is_refused_not_read_generically():
-    """No verbatim DeepSeek-V4 config.json was found, and its compressed attention and hyper-connection weights have
-    no config reader: the config is refused with a one-line reason (the GGUF path reads the model)."""
-    cfg = {"model_type": "deepseek_v4", "architectures": ["DeepseekV4ForCausalLM"], "num_hidden_layers": 4,
-           "hidden_size": 4096, "vocab_size": 129280, "num_attention_heads": 64, "num_key_value_heads": 1,
-           "head_dim": 512, "sliding_window": 128, "compress_ratios": [0, 4, 128, 4]}
+    """DeepSeek-V4-Flash's config.json (DSV4_FLASH, verbatim): its compressed attention (compress_ratios 4 with the
+    lightning indexer, 128 without, one shared K-only head over the 128-token window), hyper-connection (hc_mult),
+    grouped low-rank output (o_groups, o_lora_rank), hash-routed layers (num_hash_layers) and the FP4 experts beside
+    block-FP8 weights (expert_dtype fp4, quantization_config fp8 128 x 128) have no config reader: the config is
+    refused with a one-line reason (the GGUF path reads the model, for llama.cpp only)."""
+    assert DSV4_FLASH["compress_ratios"][2:4] == [4, 128] and len(DSV4_FLASH["compress_ratios"]) == 46
     with pytest.raises(ModelError, match="GGUF"):
-        spec_from_config(cfg, "dsv4")
+        spec_from_config(DSV4_FLASH, "dsv4")
 
 
 def test_kimi_k3_config_is_refused_not_read_generically():

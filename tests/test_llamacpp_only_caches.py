@@ -51,3 +51,17 @@ def test_check_cli_llamacpp_still_sizes_deepseek4_gguf():
     p = subprocess.run([sys.executable, "-m", "oomkit", "check", str(path), "--engine", "llama.cpp", "--gpu",
                         "8x H200"], capture_output=True, text=True, timeout=120)
     assert p.returncode in (0, 1), p.stdout + p.stderr
+
+
+def test_check_cli_refuses_deepseek_v4_flash_config_with_exit_2(tmp_path):
+    """DeepSeek-V4-Flash's verbatim config.json (tests/test_hf_config_recent.py DSV4_FLASH) under vLLM on 8x H200:
+    an input error (exit 2) that says the GGUF is the way in, and for llama.cpp only."""
+    import json
+
+    from tests.test_hf_config_recent import DSV4_FLASH
+
+    (tmp_path / "config.json").write_text(json.dumps(DSV4_FLASH))
+    p = subprocess.run([sys.executable, "-m", "oomkit", "check", str(tmp_path), "--engine", "vllm", "--gpu",
+                        "8x H200"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "read from its GGUF only" in p.stderr and "sized for llama.cpp only" in p.stderr
