@@ -10,6 +10,7 @@ A field the model needs and the config lacks is an error naming it; nothing is s
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -91,8 +92,9 @@ _REFUSED = {"deepseek_v4": "DeepSeek-V4 (model_type deepseek_v4) is read from it
             # Kimi-Linear, plus what src/models/kimi-k3.cpp lists as new: cross-layer residual attention
             # (attn_res_block_size), a latent MoE (routed experts at routed_expert_hidden_size, with
             # ffn_routed_down / ffn_routed_up projections), the situ activation, an MLA output gate and a full-rank
-            # KDA gate. Read generically it counted 5.47T parameters (93 MLA layers of 896 full-width experts)
-            # against the checkpoint's 1.50T
+            # KDA gate. Read generically it counted 5.47T parameters (93 MLA layers of 896 full-width experts); the
+            # checkpoint's routed experts alone are 92 x 896 x 3 x 3072 x 3584 = 2.72T (its tensor listing's
+            # 1,503,647,073,024 counts the MXFP4 experts as packed bytes, two values to a byte, plus their scales)
             "kimi_k3": "Kimi K3 (model_type kimi_k3) is read from its GGUF only: its latent MoE, attention "
                        "residuals and KDA layers are not derived from config.json; give the .gguf file",
             # MiniMax-M3 (model_type minimax_m3, minimax_m3_vl's text_config): GQA layers with MiniMax Sparse
@@ -239,6 +241,11 @@ def spec_from_config(
         )
         for i, kind in enumerate(kinds)
     )
+    if model_type == "glm_moe_dsa":
+        shared = _glm_dsa_shared_indexers(r, n_layers)
+        layers = tuple(replace(la, attention=replace(la.attention, indexer_shared=True))
+                       if la.index < n_layers and shared[la.index] and la.attention is not None else la
+                       for la in layers)
     n_ctx_train = r.int("max_position_embeddings", "max_sequence_length", "seq_length", "n_positions", default=0)
     if n_ctx_train == 0:
         labels.append("max_position_embeddings not given: trained context unknown")
@@ -633,6 +640,30 @@ def _is_moe_layer(r: _Reader, model_type: str, i: int, n_layers: int, kind: Laye
 
 
 _LFM2 = {"lfm2", "lfm2_moe"}
+
+
+def _glm_dsa_shared_indexers(r: _Reader, n_layers: int) -> list[bool]:
+    """GLM-5.2's IndexShare: which trunk layers reuse an earlier layer's indexer top-k ("shared") instead of owning
+    an indexer ("full"), as transformers configuration_glm_moe_dsa.py GlmMoeDsaConfig sets indexer_types: the
+    config's list if given, else index_topk_pattern (F / S), else "full" where max(i - index_skip_topk_offset + 1, 0)
+    % index_topk_freq == 0 (index_topk_freq 1 by default: GLM-5 / 5.1, every layer full). GLM-5.2: 21 full (0, 1, 2,
+    6, 10, ..., 74), 57 shared. The MTP block runs its own indexer (layers past the trunk stay full)."""
+    types = r.cfg.get("indexer_types")
+    if types is None:
+        pattern = r.cfg.get("index_topk_pattern")
+        if isinstance(pattern, str):
+            types = [{"F": "full", "S": "shared"}.get(c, c) for c in pattern]
+        elif pattern is not None:
+            types = pattern
+        else:
+            freq = max(r.int("index_topk_freq", default=1), 1)
+            offset = r.int("index_skip_topk_offset", default=2)
+            return [max(i - offset + 1, 0) % freq != 0 for i in range(n_layers)]
+    if not isinstance(types, list) or len(types) != n_layers or set(types) - {"full", "shared"}:
+        raise OomkitError(f"{r.name}: indexer_types must list 'full' or 'shared' for each of the {n_layers} layers")
+    if types and types[0] != "full":
+        raise OomkitError(f"{r.name}: indexer_types must start with a full indexer (a shared layer reuses an earlier one)")
+    return [t == "shared" for t in types]
 
 
 def _nemotron_mtp_kind(r: _Reader, model_type: str) -> LayerKind | None:

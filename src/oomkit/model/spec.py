@@ -41,6 +41,11 @@ class Attention:
     index_head_dim: int = 0
     index_n_heads: int = 0
     index_topk: int = 0
+    # GLM-5.2's IndexShare (config indexer_types "shared"): the layer reuses the top-k of the last earlier layer
+    # with a "full" indexer and has no indexer of its own: no indexer weights, no indexer key cache (transformers
+    # modeling_glm_moe_dsa.py GlmMoeDsaAttention: self.indexer = None if skip_topk; llama.cpp src/llama-model.cpp
+    # llama_kv_cache_dsa filter_lid = hparams.is_indexer_full(il))
+    indexer_shared: bool = False
     # False for GGUFs converted before llama.cpp PR #12801 (no *_mla keys): llama.cpp then caches the
     # decompressed per-head K and V instead of the latent.
     latent_cache: bool = True

@@ -250,7 +250,7 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
         t("attn_k_b.weight", a.qk_nope_head_dim, a.kv_lora_rank, a.n_heads)
         t("attn_v_b.weight", a.kv_lora_rank, a.v_head_dim, a.n_heads)
         t("attn_output.weight", a.n_heads * a.v_head_dim, n_embd)
-        if a.index_head_dim:
+        if a.index_head_dim and not a.indexer_shared:  # GLM-5.2's shared-indexer layers carry none
             # DeepSeek V3.2's lightning indexer (transformers / vLLM models/deepseek_v2.py Indexer: wq_b from the
             # q latent, wk and weights_proj from the hidden state, a LayerNorm on the key); llama.cpp's names
             t("indexer.attn_q_b.weight", a.q_lora_rank, a.index_n_heads * a.index_head_dim)

@@ -323,7 +323,10 @@ def _indexer_caches(layers: list[LayerSpec], cells: int, ctx: Context, with_v: b
     index_head_dim per cell and layer in -ctk's type, no V, as many cells and streams as the main cache.
     llama_kv_cache_msa's (MiniMax-M3) also holds one head's value per cell and layer in -ctv's type; a k-pool
     indexer's (llama_memory_hybrid_idx) row is row_mult keys wide (archs.INDEXER_KPOOL_ROW)."""
-    members = [layer for layer in layers if layer.attention is not None and layer.attention.index_head_dim]
+    # llama_model::create_memory, LLM_ARCH_GLM_DSA: filter_lid = hparams.is_indexer_full(il): GLM-5.2's shared-indexer
+    # layers hold no indexer key
+    members = [layer for layer in layers if layer.attention is not None and layer.attention.index_head_dim
+               and not layer.attention.indexer_shared]
     if not members:
         return []
     rows = cells * ctx.n_stream
@@ -355,7 +358,8 @@ def kv_bytes_per_token(spec: ModelSpec, ctx: Context) -> int:
     """Marginal KV bytes of one more context token, one sequence: the layers whose cache grows with n_ctx."""
     return sum(ggml.row_bytes(ctx.type_k, k_row(layer))
                # the DSA / MSA indexer key (0: none), k-pool rows wider
-               + ggml.row_bytes(ctx.type_k, layer.attention.index_head_dim * INDEXER_KPOOL_ROW.get(spec.architecture, 1))
+               + (0 if layer.attention.indexer_shared else
+                  ggml.row_bytes(ctx.type_k, layer.attention.index_head_dim * INDEXER_KPOOL_ROW.get(spec.architecture, 1)))
                + (ggml.row_bytes(ctx.type_v, layer.attention.head_dim_v)  # MSA's indexer value
                   if layer.attention.index_head_dim and spec.architecture in MSA_INDEXER_ARCHS else 0)
                + (0 if layer.kind is LayerKind.LATENT and ERAS.reached(ctx.build, "mla_k_only")

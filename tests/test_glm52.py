@@ -1,0 +1,69 @@
+"""GLM-5.2 (glm_moe_dsa with IndexShare): only the layers whose indexer_types entry is "full" own a DSA lightning
+indexer; a "shared" layer reuses the top-k of the last full layer before it and has no indexer weights and no
+indexer key cache. Sources: transformers modeling_glm_moe_dsa.py GlmMoeDsaAttention (self.skip_topk =
+config.indexer_types[layer_idx] == "shared"; the indexer is None for those), configuration_glm_moe_dsa.py (without
+indexer_types / index_topk_pattern: "full" where max(i - index_skip_topk_offset + 1, 0) % index_topk_freq == 0);
+llama.cpp src/models/glm-dsa.cpp (GLM_5_2_DEFAULT_INDEXER_TYPES; indexer tensors TENSOR_NOT_REQUIRED) and
+src/llama-model.cpp create_memory (llama_kv_cache_dsa with filter_lid = hparams.is_indexer_full(il)).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from oomkit import estimate
+from oomkit.errors import OomkitError
+from oomkit.model.catalog import lookup
+from oomkit.model.hf_config import spec_from_config
+from oomkit.model.resolve import resolve
+
+FULL = [0, 1, 2, *range(6, 78, 4)]
+H, Q_LORA, IDX_HEADS, IDX_DIM = 6144, 2048, 32, 128
+INDEXER = Q_LORA * IDX_HEADS * IDX_DIM + H * IDX_DIM + 2 * IDX_DIM + H * IDX_HEADS  # wq_b, wk, k_norm w+b, weights_proj
+
+
+def test_indexer_layers():
+    s = resolve("zai-org/GLM-5.2")
+    owners = [la.index for la in s.trunk_layers if not la.attention.indexer_shared]
+    assert owners == FULL and len(owners) == 21
+    assert not s.layers[78].attention.indexer_shared  # the MTP layer runs its own indexer
+    names = {t.name for t in s.weights.tensors}
+    assert "blk.6.indexer.attn_k.weight" in names and "blk.5.indexer.attn_k.weight" not in names
+    assert "blk.78.indexer.attn_k.weight" in names
+
+
+def test_parameter_total_is_the_published_one():
+    # Hugging Face API, zai-org/GLM-5.2: BF16 753,329,921,024 + F32 19,456 = 753,329,940,480; GLM-5.1 (every layer
+    # full) 753,864,139,008: the 57 shared layers' indexers are the difference
+    assert INDEXER == 9_371_904
+    s, s51 = resolve("zai-org/GLM-5.2"), resolve("zai-org/GLM-5.1")
+    assert s.params_total == 753_329_940_480 == s51.params_total - 57 * INDEXER
+
+
+def test_schedule_without_an_explicit_list():
+    cfg = dict(lookup("glm-5.2").config)
+    del cfg["indexer_types"]  # index_topk_freq 4, index_skip_topk_offset 3 give the same 21 full layers
+    s = spec_from_config(cfg)
+    assert [la.index for la in s.trunk_layers if not la.attention.indexer_shared] == FULL
+    cfg.pop("index_topk_freq")  # GLM-5 / 5.1: every layer full
+    assert not any(la.attention.indexer_shared for la in spec_from_config(cfg).layers)
+    bad = dict(lookup("glm-5.2").config, indexer_types=["shared"] + ["full"] * 77)
+    with pytest.raises(OomkitError):
+        spec_from_config(bad)
+
+
+def test_llamacpp_kv_per_token():
+    # MLA latent (kv_lora 512 + rope 64, F16, K only) in all 78 layers + the F16 indexer key in the 21 full ones
+    r = estimate("zai-org/GLM-5.2", "llama.cpp", gpu="8x H200", n_ctx=8192, find_max_context=False).to_dict()
+    assert r["kv_bytes_per_token"] == 78 * 576 * 2 + 21 * 128 * 2 == 95_232
+    r51 = estimate("zai-org/GLM-5.1", "llama.cpp", gpu="8x H200", n_ctx=8192, find_max_context=False).to_dict()
+    assert r51["kv_bytes_per_token"] == 78 * (576 + 128) * 2
+
+
+def test_cli_check_by_name():
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "oomkit", "check", "glm-5.2", "--engine", "vllm", "--gpu", "8x H100"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode in (0, 1), p.stderr
