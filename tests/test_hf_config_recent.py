@@ -509,10 +509,10 @@ def test_deepseek_v4_config_is_refused_not_read_generically():
 
 def test_kimi_k3_config_is_refused_not_read_generically():
     """Kimi K3's config.json (code search id 62826164383, a model-info report quoting moonshotai/Kimi-K3's
-    config.json and its 1,503,647,073,024 checkpoint parameters): model_type kimi_k3 around a kimi_linear
+    config.json and its tensor listing, routed experts [3072, 3584] MXFP4 in layers 1-92): model_type kimi_k3 around a kimi_linear
     text_config whose latent MoE (routed_expert_hidden_size 3584), attention residuals (attn_res_block_size 12) and
     KDA layers (linear_attn_config) no config reader derives (src/models/kimi-k3.cpp). Read generically it counted
-    5.47T parameters in 93 MLA layers; it is refused, pointing at the GGUF."""
+    5.47T parameters in 93 MLA layers (the routed experts alone are 2.72T); it is refused, pointing at the GGUF."""
     full = [4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 93]
     text = {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "attn_res_block_size": 12,
             "first_k_dense_replace": 1, "hidden_act": "situ", "hidden_size": 7168, "intermediate_size": 33792,
