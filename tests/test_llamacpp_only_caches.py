@@ -26,7 +26,7 @@ def _spec(arch: str):
 @pytest.mark.parametrize("engine", ["vLLM", "SGLang", "transformers", "MLX"])
 def test_other_engines_refuse_llamacpp_only_caches(arch, what, engine):
     _, spec = _spec(arch)
-    with pytest.raises(OomkitError, match=f"{what}.*not for {engine}; use --engine llama.cpp"):
+    with pytest.raises(OomkitError, match=f"{what}.*not for {engine}( \\(vLLM runs .*\\))?; use --engine llama.cpp"):
         refuse_llamacpp_only_caches(spec, engine)
 
 
@@ -65,3 +65,13 @@ def test_check_cli_refuses_deepseek_v4_flash_config_with_exit_2(tmp_path):
                         "8x H200"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2, p.stdout + p.stderr
     assert "read from its GGUF only" in p.stderr and "sized for llama.cpp only" in p.stderr
+
+
+@pytest.mark.parametrize("arch,first", [("deepseek4", "DeepseekV4ForCausalLM from 0.20.0"),
+                                        ("minimax-m3", "MiniMaxM3SparseForCausalLM from 0.24.0")])
+def test_vllm_refusal_names_the_first_release_that_runs_the_model(arch, first):
+    """vLLM's registry.py in the released wheels: DeepseekV4ForCausalLM first in 0.20.0 (not in 0.19.1),
+    MiniMaxM3SparseForCausalLM first in 0.24.0 (not in 0.23.0)."""
+    _, spec = _spec(arch)
+    with pytest.raises(OomkitError, match=f"vLLM runs {first}"):
+        refuse_llamacpp_only_caches(spec, "vLLM")

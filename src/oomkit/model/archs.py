@@ -130,19 +130,25 @@ KNOWN_ARCHS = (
 )
 
 
+_VLLM_FIRST = {("dsv4", "vLLM"): " (vLLM runs DeepseekV4ForCausalLM from 0.20.0)",
+               ("msa", "vLLM"): " (vLLM runs MiniMaxM3SparseForCausalLM from 0.24.0)"}
+
+
 def refuse_llamacpp_only_caches(spec, engine: str) -> None:
     """Caches oomkit models for llama.cpp only, refused by the other engines' KV sizing rather than sized as the
     plain layers they resemble: DeepSeek-V4's compressed attention (DSV4_ARCHS; a layer with k_only /
     compress_ratio: one shared K-only head over a 128-token window beside the ratio-4 / ratio-128 compressed caches
     and the ratio-4 layers' indexer) and MiniMax-M3's sparse attention (MSA_INDEXER_ARCHS: an indexer key and value
     per token beside each GQA layer's K and V). Sized as sliding or full GQA layers they came out as caches these
-    engines do not build (DeepSeek-V4-Flash's config.json is refused the same way in hf_config._REFUSED)."""
+    engines do not build (DeepSeek-V4-Flash's config.json is refused the same way in hf_config._REFUSED). vLLM's
+    own support, read in the released wheels' model_executor/models/registry.py: DeepseekV4ForCausalLM from 0.20.0
+    (absent in 0.19.1), MiniMaxM3SparseForCausalLM from 0.24.0 (absent in 0.23.0); the message names it."""
     from ..errors import OomkitError
     if spec.architecture in DSV4_ARCHS or any(
             la.attention is not None and (la.attention.k_only or la.attention.compress_ratio) for la in spec.layers):
         raise OomkitError(f"{spec.name}: DeepSeek-V4's compressed attention caches (a K-only sliding head, the "
                           f"ratio-4 / ratio-128 compressed caches and their indexer) are modelled for llama.cpp "
-                          f"only, not for {engine}; use --engine llama.cpp")
+                          f"only, not for {engine}{_VLLM_FIRST.get(('dsv4', engine), '')}; use --engine llama.cpp")
     if spec.architecture in MSA_INDEXER_ARCHS:
         raise OomkitError(f"{spec.name}: MiniMax-M3's sparse-attention indexer cache is modelled for llama.cpp "
-                          f"only, not for {engine}; use --engine llama.cpp")
+                          f"only, not for {engine}{_VLLM_FIRST.get(('msa', engine), '')}; use --engine llama.cpp")

@@ -95,6 +95,8 @@ _REFUSED = {"deepseek_v4": "DeepSeek-V4 (model_type deepseek_v4) is read from it
             # KDA gate. Read generically it counted 5.47T parameters (93 MLA layers of 896 full-width experts); the
             # checkpoint's routed experts alone are 92 x 896 x 3 x 3072 x 3584 = 2.72T (its tensor listing's
             # 1,503,647,073,024 counts the MXFP4 experts as packed bytes, two values to a byte, plus their scales)
+            # vLLM lists KimiK3ForConditionalGeneration in model_executor/models/registry.py from 0.27 (0.27.1's
+            # wheel read; absent in 0.26.0), DeepseekV4ForCausalLM from 0.20.0, MiniMaxM3SparseForCausalLM from 0.24.0
             "kimi_k3": "Kimi K3 (model_type kimi_k3) is read from its GGUF only: its latent MoE, attention "
                        "residuals and KDA layers are not derived from config.json; give the .gguf file",
             # MiniMax-M3 (model_type minimax_m3, minimax_m3_vl's text_config): GQA layers with MiniMax Sparse
