@@ -67,3 +67,26 @@ def test_cli_check_by_name():
     p = subprocess.run([sys.executable, "-m", "oomkit", "check", "glm-5.2", "--engine", "vllm", "--gpu", "8x H100"],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode in (0, 1), p.stderr
+
+
+def test_vllm_kv_per_token():
+    # vLLM builds the Indexer (and its DeepseekV32IndexerCache: 128 fp8 + one float32 scale = 132 B) only where the
+    # IndexCache schedule keeps the top-k (models/deepseek_v2.py DeepseekV2MLAAttention); the MLA and indexer specs
+    # form one UniformTypeKVCacheSpecs group, a page the sum of the layers'. TP 8: every rank holds the whole latent.
+    kw = dict(gpu="8x H200", tensor_parallel_size=8, max_model_len=8192, find_max_context=False)
+    r = estimate("zai-org/GLM-5.2", "vllm", **kw).to_dict()
+    assert r["kv_bytes_per_token"] == 8 * (78 * 576 * 2 + 21 * 132) == 8 * 92_628
+    r = estimate("zai-org/GLM-5.2", "vllm", kv_cache_dtype="fp8", **kw).to_dict()
+    assert r["kv_bytes_per_token"] == 8 * (78 * 656 + 21 * 132)  # fp8_ds_mla: 512 fp8 + 4 float32 + 64 bf16
+    r51 = estimate("zai-org/GLM-5.1", "vllm", **kw).to_dict()
+    assert r51["kv_bytes_per_token"] == 8 * 78 * (576 * 2 + 132)
+
+
+def test_vllm_blocks_of_the_uniform_type_group():
+    # 8 layers of GLM-5.2's schedule (full 0, 1, 2, 6): the pool is a whole number of blocks of the summed page
+    cfg = dict(lookup("glm-5.2").config, num_hidden_layers=8, n_routed_experts=16)
+    cfg["indexer_types"], cfg["mlp_layer_types"] = cfg["indexer_types"][:8], cfg["mlp_layer_types"][:8]
+    r = estimate(spec_from_config(cfg, name="glm52-mini"), "vllm", gpu="H200", max_model_len=8192,
+                 find_max_context=False).to_dict()
+    assert r["kv_bytes_per_token"] == 8 * 1152 + 4 * 132
+    assert r["kv_cache_bytes"] > 0 and r["kv_cache_bytes"] % r["kv_bytes_per_token"] == 0

@@ -102,7 +102,10 @@ def _attention_bytes_per_token(layer: LayerSpec, r: Resolved) -> tuple[str, int]
             latent = MLA_PACKED_BYTES["fp8_ds_mla"]
         else:
             latent = (a.kv_lora_rank + a.qk_rope_head_dim) * _kv_bytes(r)
-        return "mla", latent + indexer_bytes_per_token(a.index_head_dim)
+        # models/deepseek_v2.py DeepseekV2MLAAttention: the Indexer (and with it its DeepseekV32IndexerCache) is built
+        # only where the IndexCache schedule keeps the top-k ("if self.is_v32 and (not _skip_topk or is_mtp_layer)",
+        # vLLM 002d6073): GLM-5.2's shared layers cache the latent alone
+        return "mla", latent + (0 if a.indexer_shared else indexer_bytes_per_token(a.index_head_dim))
     # ModelConfig.get_num_kv_heads: max(1, total // tp): heads are replicated when fewer than the ranks
     heads = max(1, a.n_kv_heads // r.tp)
     kind = {LayerKind.SLIDING: "sliding", LayerKind.CHUNKED: "chunked"}.get(layer.kind, "full")
@@ -358,8 +361,28 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
     if not own:
         return KvPlan(layers={}, groups=(), group_size=1, page_bytes=0, block_size=block, label="no KV cache")
     own = unify_hybrid_kv_cache_specs(own, s, r)
+    uniform = _uniform_type_plan(own, label)
+    if uniform is not None:
+        return uniform
     own = unify_kv_cache_spec_page_size(spec.name, own)
     return get_kv_cache_groups(own, r, label)
+
+
+def _uniform_type_plan(specs: dict[int, KvSpec], label: str) -> KvPlan | None:
+    """kv_cache_utils.py get_kv_cache_groups: MLA layers (with their indexer caches) of one block size but of
+    different page sizes form one group (v1/kv_cache_interface.py UniformTypeKVCacheSpecs.from_specs: same spec
+    type and block size; the group's page is the sum of its layers'), not the page-size unification: GLM-5.2's 21
+    layers with an indexer key beside the 57 without (indexer_bytes_per_token). None where the pages agree or the
+    types differ."""
+    kinds = {v.kind for v in specs.values()}
+    pages = {v.page_bytes for v in specs.values()}
+    blocks = {v.block_size for v in specs.values()}
+    if kinds != {"mla"} or len(pages) <= 1 or len(blocks) != 1:
+        return None
+    block = blocks.pop()
+    combined = KvSpec("mla", block, bytes_per_token=sum(v.bytes_per_token for v in specs.values()))
+    return KvPlan(layers=specs, groups=((combined, tuple(sorted(specs))),), group_size=1,
+                  page_bytes=combined.page_bytes, block_size=block, label=label)
 
 
 # ---------------------------------------------------------------------------------------------------------
