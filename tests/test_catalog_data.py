@@ -178,7 +178,8 @@ def test_config_has_what_a_decoder_needs(slug):
         if "sliding_attention" in lt:
             assert isinstance(tc.get("sliding_window"), int) and tc["sliding_window"] > 0
     if _is_moe(tc):
-        used = tc.get("num_experts_per_tok", tc.get("experts_per_token", tc.get("top_k_experts", tc.get("moe_topk"))))
+        used = tc.get("num_experts_per_tok", tc.get("experts_per_token", tc.get("top_k_experts", tc.get(
+            "moe_topk", tc.get("num_experts_per_token")))))  # the last: Kimi-Linear's name
         width = tc.get("moe_intermediate_size", tc.get("intermediate_size"))
         if tc.get("model_type") == "hunyuan_v1_moe":  # per-layer lists (transformers configuration_hunyuan_v1_moe.py)
             used, width = _one_per_layer(used, n_layers), _one_per_layer(width, n_layers)
@@ -190,6 +191,11 @@ def test_config_has_what_a_decoder_needs(slug):
         for key in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
             assert isinstance(tc.get(key), int) and tc[key] > 0, key
         assert "q_lora_rank" in tc
+    if tc.get("model_type") == "kimi_linear":  # KDA layers: conversion/kimi_linear.py reads these
+        lac = tc.get("linear_attn_config") or {}
+        for key in ("head_dim", "short_conv_kernel_size"):
+            assert isinstance(lac.get(key), int) and lac[key] > 0, key
+        assert isinstance(lac.get("full_attn_layers"), list)
     if _is_hybrid(tc):
         for key in (
             "linear_conv_kernel_dim",

@@ -76,6 +76,8 @@ ARCH_BY_MODEL_TYPE = {
     "bert": "bert", "xlm-roberta": "bert", "nomic_bert": "nomic-bert",
     # convert_hf_to_gguf.py GPT2Model (GPT2LMHeadModel) -> MODEL_ARCH.GPT2
     "gpt2": "gpt2",
+    # conversion/kimi_linear.py KimiLinearModel (KimiLinearForCausalLM) -> MODEL_ARCH.KIMI_LINEAR
+    "kimi_linear": "kimi-linear",
 }
 # Encoder-only model types: attention weights but no KV cache (llama.cpp allocates none for bert / nomic-bert).
 _ENCODERS = {"bert", "xlm-roberta", "nomic_bert"}
@@ -419,6 +421,15 @@ _KIND_BY_LAYER_TYPE = {
 
 def _layer_kinds(r: _Reader, model_type: str, n: int) -> list[LayerKind]:
     cfg = r.cfg
+    if model_type == "kimi_linear":
+        # conversion/kimi_linear.py set_gguf_parameters: head_count_kv is num_key_value_heads where il + 1 is in
+        # linear_attn_config.full_attn_layers (1-based), 0 elsewhere; src/models/kimi-linear.cpp: is_recr(i) =
+        # n_head_kv(i) == 0 (KDA), the rest MLA
+        full = _kimi_linear_attn(r).get("full_attn_layers")
+        if not isinstance(full, list) or any(isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= n
+                                             for x in full):
+            raise OomkitError(f"{r.name}: linear_attn_config.full_attn_layers must list 1-based layer numbers up to {n}")
+        return [LayerKind.LATENT if i + 1 in full else LayerKind.RECURRENT for i in range(n)]
     if r.has("kv_lora_rank"):
         return [LayerKind.LATENT] * n
     if model_type in ("mamba", "mamba2"):
@@ -570,9 +581,30 @@ def _deci_blocks(r: _Reader, n_layers: int, n_embd: int) -> list[tuple[Attention
     return out
 
 
+def _kimi_linear_attn(r: _Reader) -> dict[str, Any]:
+    lac = r.cfg.get("linear_attn_config")
+    if not isinstance(lac, Mapping):
+        raise OomkitError(f"{r.name}: config.json lacks linear_attn_config (Kimi-Linear's KDA layers)")
+    return dict(lac)
+
+
 def _recurrent(r: _Reader, model_type: str, n_embd: int) -> RecurrentState:
     """SSM dims as llama.cpp's converter maps them (convert_hf_to_gguf.py: ssm.conv_kernel, ssm.inner_size,
     ssm.state_size, ssm.group_count, ssm.time_step_rank)."""
+    if model_type == "kimi_linear":
+        # conversion/kimi_linear.py: ssm.conv_kernel = linear_attn_config.short_conv_kernel_size, kda.head_dim =
+        # linear_attn_config.head_dim; src/models/kimi-linear.cpp sizes the KDA projections with n_head (the
+        # attention heads: linear_attn_config.num_heads is not converted), and llama_hparams::n_embd_r / n_embd_s
+        # keep (d_conv - 1) x head_dim x n_head conv rows for each of q, k and v and a head_dim^2 state per head
+        # (as gguf_file._recurrent_state reads a kimi-linear GGUF)
+        lac = _Reader(_kimi_linear_attn(r), r.name)
+        hd, d_conv = lac.int("head_dim"), lac.int("short_conv_kernel_size")
+        n_head = r.int("num_attention_heads")
+        if lac.int("num_heads", default=n_head) != n_head:
+            raise OomkitError(f"{r.name}: linear_attn_config.num_heads differs from num_attention_heads; llama.cpp's "
+                              "kimi-linear loader sizes KDA with the attention head count")
+        return RecurrentState("gated_delta_net", d_inner=hd * n_head, d_state=hd, d_conv=d_conv, n_heads=n_head,
+                              conv_override=max(d_conv - 1, 0) * 3 * hd * n_head, ssm_override=hd * hd * n_head)
     if model_type in _LFM2:
         # LFM2 short convolution: the last conv_L_cache - 1 inputs of width hidden_size, no SSM state (llama.cpp
         # llama_hparams::n_embd_r = n_embd * (n_shortconv_l_cache - 1), n_embd_s 0; conversion/lfm2.py writes

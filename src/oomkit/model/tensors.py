@@ -34,7 +34,8 @@ _QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "
 _EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", "nemotron_h",  # + nemotron-h.cpp
                 "glm4moe",  # src/models/glm4-moe.cpp: exp_probs_b {n_expert}, required
                 # DeepSeek-V3.2 and GLM-5, read under their model types (src/models/deepseek32.cpp, glm-dsa.cpp)
-                "deepseek_v32", "glm_moe_dsa"}
+                "deepseek_v32", "glm_moe_dsa",
+                "kimi-linear"}  # src/models/kimi-linear.cpp: exp_probs_b {n_expert}, required
 # Gemma 2/3/4 normalise after attention and after the FFN too, and so do GLM-4-0414 (src/models/glm4.cpp
 # load_arch_tensors: attn_post_norm and ffn_post_norm, required) and OLMo 2 (only there: _POST_NORM_ONLY).
 _POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4", "glm4", "olmo2"}
@@ -305,7 +306,9 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             if first_full:
                 out.append(TensorShape("rope_freqs.weight", (a.head_dim_k // 2,), i))
     s = layer.recurrent
-    if s is not None:
+    if s is not None and arch == "kimi-linear":
+        out.extend(_kda_tensors(i, n_embd, s))
+    elif s is not None:
         out.extend(_recurrent_tensors(i, n_embd, s, split_ba=arch in _SPLIT_BA, bc_norms=arch in _SSM_BC_NORMS))
 
     f = layer.ffn
@@ -379,6 +382,21 @@ def _nextn_extras(n_embd: int, i: int) -> list[TensorShape]:
             TensorShape(f"blk.{i}.nextn.enorm.weight", (n_embd,), i),
             TensorShape(f"blk.{i}.nextn.hnorm.weight", (n_embd,), i),
             TensorShape(f"blk.{i}.nextn.shared_head_norm.weight", (n_embd,), i)]
+
+
+def _kda_tensors(i: int, n_embd: int, s) -> list[TensorShape]:
+    """A Kimi Delta Attention layer as src/models/kimi-linear.cpp load_arch_tensors creates it: short convolutions
+    of q, k and v, their projections, the low-rank forget gate (f_a, f_b) and output gate (g_a, g_b), beta, A, the
+    dt bias, the gated norm of one head and the output projection."""
+    def t(name: str, *shape: int) -> TensorShape:
+        return TensorShape(f"blk.{i}.{name}", tuple(shape), i)
+
+    hd, p = s.d_state, s.d_inner
+    return [*(t(f"ssm_conv1d_{x}.weight", s.d_conv, 1, p) for x in "qkv"),
+            *(t(f"attn_{x}.weight", n_embd, p) for x in "qkv"),
+            t("ssm_f_a.weight", n_embd, hd), t("ssm_f_b.weight", hd, p), t("ssm_beta.weight", n_embd, s.n_heads),
+            t("ssm_a", 1, s.n_heads), t("ssm_dt.bias", p), t("ssm_g_a.weight", n_embd, hd),
+            t("ssm_g_b.weight", hd, p), t("ssm_norm.weight", hd), t("attn_output.weight", p, n_embd)]
 
 
 def _recurrent_tensors(i: int, n_embd: int, s, split_ba: bool = False, bc_norms: bool = False) -> list[TensorShape]:

@@ -1,0 +1,85 @@
+"""Kimi-Linear (model_type kimi_linear) config.json files are read into the layers a kimi-linear GGUF gives
+(conversion/kimi_linear.py KimiLinearModel: head_count_kv 0 outside linear_attn_config.full_attn_layers, 1-based;
+ssm.conv_kernel = short_conv_kernel_size; kda.head_dim = linear_attn_config.head_dim; src/models/kimi-linear.cpp
+load_arch_tensors for the tensor shapes)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from oomkit.model.gguf_file import read_gguf_spec
+from oomkit.model.hf_config import spec_from_config
+from oomkit.model.resolve import resolve
+from oomkit.model.spec import LayerKind
+from tests import ggufs
+from tests.groundtruth import synth
+
+# tests/ggufs.py kimi_linear(): Kimi-Linear-48B's widths on 4 layers (3 KDA, 1 MLA), 8 experts, vocabulary 32,000
+CFG_4L = {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "hidden_size": 2304,
+          "num_hidden_layers": 4, "vocab_size": 32000, "num_attention_heads": 32, "num_key_value_heads": 32,
+          "q_lora_rank": None, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+          "v_head_dim": 128, "num_experts": 8, "num_experts_per_token": 2, "num_shared_experts": 1,
+          "moe_intermediate_size": 1024, "intermediate_size": 9216, "first_k_dense_replace": 1, "moe_layer_freq": 1,
+          "max_position_embeddings": 8192, "tie_word_embeddings": False, "torch_dtype": "float16",
+          "linear_attn_config": {"full_attn_layers": [4], "kda_layers": [1, 2, 3], "head_dim": 128, "num_heads": 32,
+                                 "short_conv_kernel_size": 4}}
+
+
+def _gguf():
+    path = synth.synth_path(ggufs.ADDED_BUILDERS["kimi-linear"](), "f16")
+    return path, read_gguf_spec(path)
+
+
+def test_config_builds_the_gguf_layers_and_tensors():
+    _, g = _gguf()
+    c = spec_from_config(CFG_4L, "kimi-linear-4l")
+    assert c.architecture == g.architecture == "kimi-linear"
+    assert c.layers == g.layers  # KDA state sizes, MLA dims, dense / MoE FFNs field by field
+    assert sorted((t.name, t.shape) for t in c.weights.tensors) == sorted((t.name, t.shape) for t in g.weights.tensors)
+    assert (c.n_embd, c.n_vocab, c.n_ctx_train, c.tied_embeddings, c.n_nextn_layers) == \
+        (g.n_embd, g.n_vocab, g.n_ctx_train, g.tied_embeddings, g.n_nextn_layers)
+
+
+def _check(model: str, *extra: str) -> dict:
+    p = subprocess.run([sys.executable, "-m", "oomkit", "check", model, "--engine", "llama.cpp", "--gpu", "8x H200",
+                        "--json", *extra], capture_output=True, text=True, timeout=240)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return json.loads(p.stdout)
+
+
+def test_check_on_the_config_equals_check_on_the_gguf(tmp_path):
+    """oomkit check on 8x H200 under llama.cpp: the config (F16, as the GGUF) and the synthetic GGUF of the same
+    shapes give the same KV, recurrent state, weights per device and totals."""
+    path, _ = _gguf()
+    (tmp_path / "config.json").write_text(json.dumps(CFG_4L))
+    g, c = _check(str(path)), _check(str(tmp_path), "--quant", "F16")
+    for key in ("kv_cache_bytes", "recurrent_state_bytes", "kv_bytes_per_token", "weights_bytes", "after_weights_bytes",
+                "margin_bytes", "max_context_by_kv"):
+        assert c[key] == g[key], key
+    assert c["devices"] == g["devices"]
+    for key in ("total_bytes", "weights_bytes", "kv_cache_bytes", "recurrent_state_bytes", "devices", "host"):
+        assert c["estimate"][key] == g["estimate"][key], key
+    assert c["recurrent_state_bytes"] > 0 and c["kv_cache_bytes"] > 0
+
+
+def test_kimi_linear_48b_total_and_caches_by_hand():
+    spec = resolve("moonshotai/Kimi-Linear-48B-A3B-Instruct")
+    e, v, kda_p, hd, heads = 2304, 163840, 32 * 128, 128, 32
+    kda = (3 * 4 * kda_p + 3 * e * kda_p + e * hd + hd * kda_p + e * heads + heads + kda_p + e * hd + hd * kda_p + hd
+           + kda_p * e + e)
+    mla = e * heads * 192 + e * 576 + 512 + 128 * 512 * heads + 512 * 128 * heads + heads * 128 * e + e
+    dense = 3 * e * 9216 + e
+    moe = e * 256 + 3 * e * 1024 * 256 + 256 + 3 * e * 1024 + e
+    total = 2 * e * v + 20 * kda + 7 * mla + dense + 26 * moe + e
+    assert total == 49_122_681_728
+    assert sum(t.n_elements for t in spec.weights.tensors) == total
+    kinds = [la.kind for la in spec.layers]
+    assert [i + 1 for i, k in enumerate(kinds) if k is LayerKind.LATENT] == [4, 8, 12, 16, 20, 24, 27]
+    assert kinds.count(LayerKind.RECURRENT) == 20
+    s = spec.layers[0].recurrent
+    assert (s.conv, s.ssm) == (3 * 3 * 128 * 32, 128 * 128 * 32)  # llama.cpp n_embd_r / n_embd_s, f32 cells
+    out = _check("kimi-linear", "--ctx", "65536", "-np", "1")
+    assert out["kv_bytes_per_token"] == 7 * 576 * 2  # 8,064 B: the MLA latent + rope key, f16
+    assert out["recurrent_state_bytes"] == 20 * (36_864 + 524_288) * 4  # 44,892,160 B for the one sequence
