@@ -496,15 +496,15 @@ DSV4_FLASH = {
 }
 
 
-def test_deepseek_v4_config_is_refused_not_read_generically():
+def test_deepseek_v4_config_is_read_as_its_gguf_not_generically():
     """DeepSeek-V4-Flash's config.json (DSV4_FLASH, verbatim): its compressed attention (compress_ratios 4 with the
-    lightning indexer, 128 without, one shared K-only head over the 128-token window), hyper-connection (hc_mult),
-    grouped low-rank output (o_groups, o_lora_rank), hash-routed layers (num_hash_layers) and the FP4 experts beside
-    block-FP8 weights (expert_dtype fp4, quantization_config fp8 128 x 128) have no config reader: the config is
-    refused with a one-line reason (the GGUF path reads the model, for llama.cpp only)."""
+    lightning indexer, 128 without, one shared K-only head over the 128-token window), hyper-connections (hc_mult),
+    grouped low-rank output (o_groups, o_lora_rank), hash-routed layers (num_hash_layers) are read as llama.cpp's GGUF
+    of it holds them (hf_config._deepseek_v4_spec; tests/test_deepseek_v4_config.py compares it with the GGUF path)."""
     assert DSV4_FLASH["compress_ratios"][2:4] == [4, 128] and len(DSV4_FLASH["compress_ratios"]) == 46
-    with pytest.raises(ModelError, match="GGUF"):
-        spec_from_config(DSV4_FLASH, "dsv4")
+    spec = spec_from_config(DSV4_FLASH, "dsv4")
+    assert spec.architecture == "deepseek4" and not [x for x in spec.labels if "generically" in x]
+    assert spec.layers[2].attention.k_only and spec.layers[2].attention.compress_ratio == 4
 
 
 def test_kimi_k3_config_is_refused_not_read_generically():

@@ -55,7 +55,8 @@ def test_check_cli_llamacpp_still_sizes_deepseek4_gguf():
 
 def test_check_cli_refuses_deepseek_v4_flash_config_with_exit_2(tmp_path):
     """DeepSeek-V4-Flash's verbatim config.json (tests/test_hf_config_recent.py DSV4_FLASH) under vLLM on 8x H200:
-    an input error (exit 2) that says the GGUF is the way in, and for llama.cpp only."""
+    read as its GGUF (hf_config._deepseek_v4_spec), then refused at its caches as the GGUF is: an input error (exit 2)
+    that names llama.cpp and vLLM's first release that runs it."""
     import json
 
     from tests.test_hf_config_recent import DSV4_FLASH
@@ -64,7 +65,7 @@ def test_check_cli_refuses_deepseek_v4_flash_config_with_exit_2(tmp_path):
     p = subprocess.run([sys.executable, "-m", "oomkit", "check", str(tmp_path), "--engine", "vllm", "--gpu",
                         "8x H200"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2, p.stdout + p.stderr
-    assert "read from its GGUF only" in p.stderr and "sized for llama.cpp only" in p.stderr
+    assert "modelled for llama.cpp only" in p.stderr and "DeepseekV4ForCausalLM from 0.20.0" in p.stderr
 
 
 @pytest.mark.parametrize("arch,first", [("deepseek4", "DeepseekV4ForCausalLM from 0.20.0"),

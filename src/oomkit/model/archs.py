@@ -140,7 +140,8 @@ def refuse_llamacpp_only_caches(spec, engine: str) -> None:
     compress_ratio: one shared K-only head over a 128-token window beside the ratio-4 / ratio-128 compressed caches
     and the ratio-4 layers' indexer) and MiniMax-M3's sparse attention (MSA_INDEXER_ARCHS: an indexer key and value
     per token beside each GQA layer's K and V). Sized as sliding or full GQA layers they came out as caches these
-    engines do not build (DeepSeek-V4-Flash's config.json is refused the same way in hf_config._REFUSED). vLLM's
+    engines do not build (DeepSeek-V4's config.json is read as its GGUF, hf_config._deepseek_v4_spec, and refused
+    here the same way). vLLM's
     own support, read in the released wheels' model_executor/models/registry.py: DeepseekV4ForCausalLM from 0.20.0
     (absent in 0.19.1), MiniMaxM3SparseForCausalLM from 0.24.0 (absent in 0.23.0); the message names it."""
     from ..errors import OomkitError

@@ -27,7 +27,7 @@ from .spec import (
     RopeScaling,
     shared_kv_sources,
 )
-from .tensors import PerLayerInputs, architecture_tensors
+from .tensors import PerLayerInputs, TensorShape, architecture_tensors
 from .towers import vision_tower
 from .weights import inventory_for_format, is_gguf_format
 
@@ -84,12 +84,8 @@ _ENCODERS = {"bert", "xlm-roberta", "nomic_bert"}
 
 _TEXT_KEYS = ("text_config", "llm_config", "language_config")
 # Model types whose config.json this reader cannot turn into a true per-layer spec, refused rather than read
-# generically: DeepSeek-V4's compressed attention (one shared K-only head per sliding layer, compress_ratios 4 / 128
-# caches with a lightning indexer) and its hyper-connection, grouped low-rank output, hash-routing and compressor
-# weights (conversion/deepseek.py DeepseekV4Model; src/models/deepseek4.cpp) are read from a GGUF only
-_REFUSED = {"deepseek_v4": "DeepSeek-V4 (model_type deepseek_v4) is read from its GGUF only: its compressed "
-                           "attention caches and hyper-connection weights are not derived from config.json; "
-                           "give the .gguf file (sized for llama.cpp only)",
+# generically (DeepSeek-V4, once refused here, is read by _deepseek_v4_spec)
+_REFUSED = {
             # Kimi K3 (config.json model_type kimi_k3, text_config model_type kimi_linear): KDA + MLA layers as
             # Kimi-Linear, plus what src/models/kimi-k3.cpp lists as new: cross-layer residual attention
             # (attn_res_block_size), a latent MoE (routed experts at routed_expert_hidden_size, with
@@ -191,6 +187,8 @@ def spec_from_config(
     for mt in (model_type, str(outer.get("model_type") or "")):  # kimi_k3 wraps a kimi_linear text_config
         if mt in _REFUSED:
             raise ModelError(f"{name}: {_REFUSED[mt]}")
+    if model_type == "deepseek_v4":
+        return _deepseek_v4_spec(cfg, r, name, source, weight_format, publisher)
     arch = ARCH_BY_MODEL_TYPE.get(model_type)
     if model_type == "bailing_moe" and "BailingMoeV2ForCausalLM" in (outer.get("architectures") or ()):
         arch = "bailingmoe2"  # Ling 2.0: model_type bailing_moe, class BailingMoeV2 (conversion/bailingmoe.py)
@@ -282,6 +280,93 @@ def spec_from_config(
         weights=weights, tied_embeddings=tied, n_nextn_layers=n_nextn, source=source, labels=tuple(labels),
         towers=(tower,) if tower else (), rope_scaling=rope_scaling(cfg, name),
     )
+
+
+def _deepseek_v4_spec(cfg: Mapping[str, Any], r: _Reader, name: str, source: str, weight_format: str | None,
+                      publisher: str | None) -> ModelSpec:
+    """DeepSeek-V4 (model_type deepseek_v4) as llama.cpp's GGUF of it holds it. The converter (conversion/deepseek.py
+    DeepseekV4Model.set_gguf_parameters) writes block_count = num_hidden_layers + num_nextn_predict_layers,
+    head_count_kv = num_key_value_heads (1), key/value_length = head_dim, sliding_window, q_lora_rank,
+    o_lora_rank / o_groups (attention.output_lora_rank / output_group_count), compress_ratios as given (the loader
+    reads the first block_count: src/models/deepseek4.cpp load_arch_hparams), index_n_heads / index_head_dim /
+    index_topk (attention.indexer.*), hc_mult (hyper_connection.count), num_hash_layers (hash_layer_count, at most
+    block_count), moe_intermediate_size, n_routed_experts, n_shared_experts; the layers are then what
+    gguf_file._attention_dims builds for deepseek4: every block slides (set_swa_pattern(0), the MTP block too), one
+    K-only head of head_dim, compress_ratio 4 with the lightning indexer, 128 without. Tensors as
+    deepseek4.cpp load_arch_tensors asks for them (DSpark stages beyond the MTP block are not in the GGUF)."""
+    n_trunk = r.int("num_hidden_layers")
+    n_embd, n_vocab = r.int("hidden_size"), r.int("vocab_size")
+    n_nextn = r.int("num_nextn_predict_layers", default=0)
+    n_all = n_trunk + n_nextn
+    ratios = cfg.get("compress_ratios")
+    if not isinstance(ratios, list) or len(ratios) < n_all or any(x not in (0, 4, 128) for x in ratios[:n_all]):
+        raise ModelError(f"{name}: DeepSeek-V4 needs compress_ratios, one of 0, 4, 128 for each of the {n_all} "
+                         "blocks (deepseek4.cpp load_arch_hparams)")
+    n_head, n_kv = r.int("num_attention_heads"), r.int("num_key_value_heads", default=1)
+    hd, window = r.int("head_dim"), r.int("sliding_window")
+    ql, og, olr, hc = r.int("q_lora_rank"), r.int("o_groups"), r.int("o_lora_rank"), r.int("hc_mult")
+    ih, ik, itop = r.int("index_n_heads"), r.int("index_head_dim"), r.int("index_topk")
+    n_exp, used = r.int("n_routed_experts"), r.int("num_experts_per_tok")
+    ffe, n_sh = r.int("moe_intermediate_size"), r.int("n_shared_experts", default=0)
+    n_hash = min(r.int("num_hash_layers", default=0), n_all)
+    ffn = Ffn(n_experts=n_exp, n_experts_used=used, n_ff_expert=ffe, n_shared_experts=1 if n_sh else 0,
+              n_ff_shared=ffe * n_sh)
+    layers = tuple(LayerSpec(index=i, kind=LayerKind.SLIDING, ffn=ffn, attention=Attention(
+        n_heads=n_head, n_kv_heads=n_kv, head_dim_k=hd, head_dim_v=hd, window=window, k_only=True,
+        compress_ratio=ratios[i], **({"index_head_dim": ik, "index_n_heads": ih, "index_topk": itop}
+                                     if ratios[i] == 4 else {}))) for i in range(n_all))
+    wide, mix = hc * n_embd, (2 + hc) * hc
+    ts = [TensorShape("token_embd.weight", (n_embd, n_vocab)), TensorShape("output_norm.weight", (n_embd,)),
+          TensorShape("output.weight", (n_embd, n_vocab)), TensorShape("output_hc_fn.weight", (wide, hc)),
+          TensorShape("output_hc_base.weight", (hc,)), TensorShape("output_hc_scale.weight", (1,))]
+    for i in range(n_all):
+        def t(n: str, *shape: int, i: int = i) -> TensorShape:
+            return TensorShape(f"blk.{i}.{n}", shape, i)
+        ts += [t("attn_norm.weight", n_embd), t("attn_sinks.weight", n_head), t("attn_q_a.weight", n_embd, ql),
+               t("attn_q_a_norm.weight", ql), t("attn_q_b.weight", ql, n_head * hd), t("attn_kv.weight", n_embd, hd),
+               t("attn_kv_a_norm.weight", hd), t("attn_output_a.weight", n_head * hd // og, olr * og),
+               t("attn_output_b.weight", og * olr, n_embd)]
+        ts += [t(f"hc_{x}_{w}.weight", *s) for x in ("attn", "ffn")
+               for w, s in (("fn", (wide, mix)), ("base", (mix,)), ("scale", (3,)))]
+        c = {4: 2, 128: 1}.get(ratios[i], 0)
+        if c:
+            ts += [t("attn_compressor_kv.weight", n_embd, c * hd), t("attn_compressor_gate.weight", n_embd, c * hd),
+                   t("attn_compressor_ape.weight", c * hd, ratios[i]), t("attn_compressor_norm.weight", hd)]
+        if ratios[i] == 4:
+            ts += [t("indexer.proj.weight", n_embd, ih), t("indexer.attn_q_b.weight", ql, ih * ik),
+                   t("indexer_compressor_kv.weight", n_embd, 2 * ik), t("indexer_compressor_gate.weight", n_embd, 2 * ik),
+                   t("indexer_compressor_ape.weight", 2 * ik, 4), t("indexer_compressor_norm.weight", ik)]
+        # hash-routed blocks look their experts up by token id (ffn_gate_tid2eid, I32) instead of the router bias
+        ts += [t("ffn_gate_inp.weight", n_embd, n_exp), t("ffn_gate_tid2eid.weight", used, n_vocab) if i < n_hash
+               else t("exp_probs_b.bias", n_exp), t("ffn_norm.weight", n_embd),
+               t("ffn_gate_exps.weight", n_embd, ffe, n_exp), t("ffn_down_exps.weight", ffe, n_embd, n_exp),
+               t("ffn_up_exps.weight", n_embd, ffe, n_exp)]
+        if n_sh:
+            ts += [t("ffn_gate_shexp.weight", n_embd, ffe * n_sh), t("ffn_down_shexp.weight", ffe * n_sh, n_embd),
+                   t("ffn_up_shexp.weight", n_embd, ffe * n_sh)]
+        if i >= n_trunk:
+            ts += [t("nextn.eh_proj.weight", 2 * n_embd, n_embd), t("nextn.enorm.weight", n_embd),
+                   t("nextn.hnorm.weight", n_embd)]
+    # the checkpoint's FP4 experts and block-FP8 weights are not modelled: without a GGUF file type the weights are
+    # Q8_0's, one of the converter's routed-expert types (iq2_xxs, iq2_xs, q2_k, tq1_0, tq2_0, q8_0); the other
+    # engines refuse the model at its caches (archs.refuse_llamacpp_only_caches)
+    gguf = weight_format is not None and is_gguf_format(weight_format)
+    weights = inventory_for_format(ts, arch="deepseek4", config=cfg, weight_format=weight_format if gguf else "Q8_0",
+                                   name=name, publisher=publisher)
+    if n_hash:  # the converter writes tid2eid as int32 (DeepseekV4Model._write_deepseek4_tid2eid_tensors)
+        out, offset = [], 0
+        for x in weights.tensors:
+            if x.name.endswith("ffn_gate_tid2eid.weight"):
+                x = replace(x, dtype="I32", nbytes=4 * x.n_elements)
+            out.append(replace(x, offset=offset))
+            offset += (x.nbytes + 31) // 32 * 32  # gguf-py's 32-byte alignment (weights.GGUF_ALIGNMENT)
+        weights = replace(weights, tensors=tuple(out))
+    labels = [] if gguf else ["DeepSeek-V4 is sized as a llama.cpp GGUF: no GGUF file type named, weights as Q8_0"]
+    return ModelSpec(
+        name=name, architecture="deepseek4", n_embd=n_embd, n_vocab=n_vocab,
+        n_ctx_train=r.int("max_position_embeddings", default=0), layers=layers, weights=weights,
+        tied_embeddings=False, n_nextn_layers=n_nextn, source=source, labels=tuple(labels),
+        rope_scaling=rope_scaling(cfg, name))
 
 
 def rope_scaling(cfg: Mapping[str, Any], name: str = "model") -> RopeScaling | None:
