@@ -101,3 +101,21 @@ def test_other_engines_still_refuse_the_config(engine, tmp_path):
                         "8x H200"], capture_output=True, text=True, timeout=180)
     assert p.returncode == 2, p.stdout + p.stderr
     assert "modelled for llama.cpp only" in p.stderr and "use --engine llama.cpp" in p.stderr
+
+
+def test_deepseek_v4_pro_catalog_entry_reads_as_its_gguf():
+    """deepseek-ai/DeepSeek-V4-Pro (catalog, config as a public script pastes it): 61 layers + the MTP block, ratio
+    128 on the first two, then 4 (indexer 64 x 128, top-k 1024) and 128 alternating, the MTP block 0; 384 experts of
+    3072. The tensor list counts 1,598,839,552,921 parameters (the card: 1.6T); unsloth's GGUF repo resolves to it."""
+    from oomkit.model import catalog
+
+    e = catalog.lookup("deepseek-ai/DeepSeek-V4-Pro")
+    s = spec_from_config(e.config, e.name, weight_format="Q4_K_M")
+    assert s.n_layers == 62 and s.n_nextn_layers == 1 and s.kinds() == {"sliding": 62}
+    ratios = [la.attention.compress_ratio for la in s.layers]
+    assert ratios[:4] == [128, 128, 4, 128] and ratios[-2:] == [4, 0] and ratios.count(4) == 30
+    assert {la.attention.index_topk for la in s.layers if la.attention.compress_ratio == 4} == {1024}
+    assert s.params_total == 1_598_839_552_921
+    a, b = (_check(n, "--quant", "Q4_K_M", "--ctx", "131072") for n in ("deepseek-ai/DeepSeek-V4-Pro",
+                                                                       "unsloth/DeepSeek-V4-Pro-GGUF"))
+    assert {k: a[k] for k in _FIGURES} == {k: b[k] for k in _FIGURES}
