@@ -507,12 +507,12 @@ def test_deepseek_v4_config_is_read_as_its_gguf_not_generically():
     assert spec.layers[2].attention.k_only and spec.layers[2].attention.compress_ratio == 4
 
 
-def test_kimi_k3_config_is_refused_not_read_generically():
+def test_kimi_k3_config_is_read_not_generically():
     """Kimi K3's config.json (code search id 62826164383, a model-info report quoting moonshotai/Kimi-K3's
-    config.json and its tensor listing, routed experts [3072, 3584] MXFP4 in layers 1-92): model_type kimi_k3 around a kimi_linear
-    text_config whose latent MoE (routed_expert_hidden_size 3584), attention residuals (attn_res_block_size 12) and
-    KDA layers (linear_attn_config) no config reader derives (src/models/kimi-k3.cpp). Read generically it counted
-    5.47T parameters in 93 MLA layers (the routed experts alone are 2.72T); it is refused, pointing at the GGUF."""
+    config.json and its tensor listing): model_type kimi_k3 around a kimi_linear text_config. Read generically it
+    counted 5.47T parameters in 93 MLA layers; read as llama.cpp's kimi-k3 (src/models/kimi-k3.cpp) it has 24 MLA and
+    69 KDA layers and routed experts at routed_expert_hidden_size 3584 (tests/test_kimi_linear_config.py checks the
+    total against the listing)."""
     full = [4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 93]
     text = {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "attn_res_block_size": 12,
             "first_k_dense_replace": 1, "hidden_act": "situ", "hidden_size": 7168, "intermediate_size": 33792,
@@ -524,8 +524,12 @@ def test_kimi_k3_config_is_refused_not_read_generically():
             "num_shared_experts": 2, "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
             "routed_expert_hidden_size": 3584, "v_head_dim": 128, "vocab_size": 163840, "dtype": "bfloat16"}
     cfg = {"architectures": ["KimiK3ForConditionalGeneration"], "model_type": "kimi_k3", "text_config": text}
-    with pytest.raises(ModelError, match="Kimi K3.*GGUF"):
-        spec_from_config(cfg, "kimi-k3")
+    spec = spec_from_config(cfg, "kimi-k3")
+    assert spec.architecture == "kimi-k3"
+    assert sum(la.kind is LayerKind.LATENT for la in spec.layers) == 24
+    assert sum(la.kind is LayerKind.RECURRENT for la in spec.layers) == 69
+    assert spec.layers[1].ffn.n_embd_latent == 3584
+    assert sum(t.n_elements for t in spec.weights.tensors) < 2.8e12
 
 
 def test_minimax_m3_config_is_refused_not_read_generically():

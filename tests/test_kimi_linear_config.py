@@ -45,7 +45,7 @@ def test_config_builds_the_gguf_layers_and_tensors():
 def _check(model: str, *extra: str) -> dict:
     p = subprocess.run([sys.executable, "-m", "oomkit", "check", model, "--engine", "llama.cpp", "--gpu", "8x H200",
                         "--json", *extra], capture_output=True, text=True, timeout=240)
-    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.returncode in (0, 1), p.stdout + p.stderr  # 1: does not fit (Kimi K3's 1.4 TB on 8x H200)
     return json.loads(p.stdout)
 
 
@@ -83,3 +83,54 @@ def test_kimi_linear_48b_total_and_caches_by_hand():
     out = _check("kimi-linear", "--ctx", "65536", "-np", "1")
     assert out["kv_bytes_per_token"] == 7 * 576 * 2  # 8,064 B: the MLA latent + rope key, f16
     assert out["recurrent_state_bytes"] == 20 * (36_864 + 524_288) * 4  # 44,892,160 B for the one sequence
+
+
+# Kimi K3 (model_type kimi_k3 around a kimi_linear text_config): the synthetic kimi-k3 GGUF's shapes (tests/ggufs.py:
+# kimi-linear's 4 layers with attention residuals, the full-rank KDA gate, no latent MoE, no q LoRA, no MLA gate)
+def _k3_4l() -> dict:
+    text = {**json.loads(json.dumps(CFG_4L)), "attn_res_block_size": 64, "hidden_act": "situ"}
+    text["linear_attn_config"]["use_full_rank_gate"] = True
+    return {"architectures": ["KimiK3ForConditionalGeneration"], "model_type": "kimi_k3", "text_config": text,
+            "tie_word_embeddings": False}
+
+
+def test_kimi_k3_config_builds_the_gguf_layers_and_tensors():
+    g = read_gguf_spec(synth.synth_path(ggufs.ADDED_BUILDERS["kimi-k3"](), "f16"))
+    c = spec_from_config(_k3_4l(), "kimi-k3-4l")
+    assert c.architecture == g.architecture == "kimi-k3"
+    assert c.layers == g.layers
+    assert sorted((t.name, t.shape) for t in c.weights.tensors) == sorted((t.name, t.shape) for t in g.weights.tensors)
+
+
+def test_kimi_k3_check_on_the_config_equals_check_on_the_gguf(tmp_path):
+    path = synth.synth_path(ggufs.ADDED_BUILDERS["kimi-k3"](), "f16")
+    (tmp_path / "config.json").write_text(json.dumps(_k3_4l()))
+    g, c = _check(str(path)), _check(str(tmp_path), "--quant", "F16")
+    for key in ("kv_cache_bytes", "recurrent_state_bytes", "kv_bytes_per_token", "weights_bytes", "devices"):
+        assert c[key] == g[key], key
+    for key in ("total_bytes", "weights_bytes", "kv_cache_bytes", "recurrent_state_bytes", "devices", "host"):
+        assert c["estimate"][key] == g["estimate"][key], key
+
+
+def test_kimi_k3_total_equals_the_tensor_listing():
+    """moonshotai/Kimi-K3's config.json and tensor listing (code search id 62826164383). The listing's shapes, the
+    MXFP4 experts unpacked (w1 / w3 [3072, 1792] bytes = 3072 x 3584 values, w2 [3584, 1536] = 3584 x 3072),
+    sum to 2,779,484,478,208 text parameters; llama.cpp's converter (conversion/kimi_k3.py) folds each
+    <x>_res_norm x <x>_res_proj pair into one score vector (93 x 2 pairs in the layers, one before the output) and
+    keeps A_log's first num_attention_heads (96 of 128) values: 1,342,624 fewer, the total the config gives."""
+    spec = resolve("moonshotai/Kimi-K3")
+    h, v, p, lat, ffe = 7168, 163840, 12288, 3584, 3072
+    listing = (2 * v * h  # embed_tokens, lm_head
+               + 69 * (128 + 96 * h + p + 128 * h + p * 128 + 3 * p * 4 + 3 * p * h + 128)  # KDA: A_log .. v_proj
+               + 93 * (4 * h + 2 * h + p * h + h * p)  # norms, res norms / projs, g_proj, o_proj
+               + 3 * h * 33792  # layer 0's dense MLP
+               + 92 * (896 * 3 * ffe * lat + 896 + 896 * h + lat * h + lat + h * lat + 3 * h * 6144)  # MoE
+               + 24 * (512 + 576 * h + 24576 * 512 + 1536 + 1536 * h + 18432 * 1536)  # MLA with the q LoRA
+               + 3 * h)  # norm, output_attn_res_norm, output_attn_res_proj
+    assert listing == 2_779_484_478_208
+    folded = 93 * 2 * h + h + 69 * (128 - 96)
+    assert sum(t.n_elements for t in spec.weights.tensors) == listing - folded == 2_779_483_135_584
+    assert spec.layers[1].ffn.n_embd_latent == lat and spec.layers[1].ffn.n_ff_shared == 6144
+    out = _check("moonshotai/Kimi-K3", "--ctx", "65536", "-np", "1")
+    assert out["kv_bytes_per_token"] == 24 * 576 * 2  # 27,648 B: the MLA latent + rope key, f16
+    assert out["recurrent_state_bytes"] == 69 * (3 * 3 * 128 * 96 + 128 * 128 * 96) * 4  # 464,633,856 B

@@ -385,9 +385,12 @@ def _ffn_from_tensors(shapes: Mapping[str, tuple[int, ...]], n_expert_used: int)
     """The FFN as the tensors present say: routed experts (`ffn_*_exps`), shared (`*_shexp`), or dense."""
     up_exps = shapes.get("ffn_up_exps.weight") or shapes.get("ffn_gate_exps.weight")
     shared = shapes.get("ffn_up_shexp.weight")
+    # Kimi K3's latent MoE (src/models/kimi-k3.cpp: ffn_routed_down {n_embd, n_expert_latent})
+    routed = shapes.get("ffn_routed_down.weight")
     if up_exps and len(up_exps) == 3:
         n_sh = shared[1] if shared and len(shared) == 2 else 0
         return Ffn(n_experts=up_exps[2], n_experts_used=n_expert_used or up_exps[2], n_ff_expert=up_exps[1],
-                   n_shared_experts=1 if n_sh else 0, n_ff_shared=n_sh)
+                   n_shared_experts=1 if n_sh else 0, n_ff_shared=n_sh,
+                   n_embd_latent=routed[1] if routed and len(routed) == 2 else 0)
     up = shapes.get("ffn_up.weight")
     return Ffn(n_ff=up[1] if up and len(up) == 2 else 0)

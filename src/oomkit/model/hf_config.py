@@ -86,17 +86,8 @@ _TEXT_KEYS = ("text_config", "llm_config", "language_config")
 # Model types whose config.json this reader cannot turn into a true per-layer spec, refused rather than read
 # generically (DeepSeek-V4, once refused here, is read by _deepseek_v4_spec)
 _REFUSED = {
-            # Kimi K3 (config.json model_type kimi_k3, text_config model_type kimi_linear): KDA + MLA layers as
-            # Kimi-Linear, plus what src/models/kimi-k3.cpp lists as new: cross-layer residual attention
-            # (attn_res_block_size), a latent MoE (routed experts at routed_expert_hidden_size, with
-            # ffn_routed_down / ffn_routed_up projections), the situ activation, an MLA output gate and a full-rank
-            # KDA gate. Read generically it counted 5.47T parameters (93 MLA layers of 896 full-width experts); the
-            # checkpoint's routed experts alone are 92 x 896 x 3 x 3072 x 3584 = 2.72T (its tensor listing's
-            # 1,503,647,073,024 counts the MXFP4 experts as packed bytes, two values to a byte, plus their scales)
-            # vLLM lists KimiK3ForConditionalGeneration in model_executor/models/registry.py from 0.27 (0.27.1's
-            # wheel read; absent in 0.26.0), DeepseekV4ForCausalLM from 0.20.0, MiniMaxM3SparseForCausalLM from 0.24.0
-            "kimi_k3": "Kimi K3 (model_type kimi_k3) is read from its GGUF only: its latent MoE, attention "
-                       "residuals and KDA layers are not derived from config.json; give the .gguf file",
+            # (vLLM lists KimiK3ForConditionalGeneration in model_executor/models/registry.py from 0.27 (0.27.1's
+            # wheel read; absent in 0.26.0), DeepseekV4ForCausalLM from 0.20.0, MiniMaxM3SparseForCausalLM from 0.24.0)
             # MiniMax-M3 (model_type minimax_m3, minimax_m3_vl's text_config): GQA layers with MiniMax Sparse
             # Attention's block indexer cache (src/models/minimax-m3.cpp, llama_kv_cache_msa), read from a GGUF
             "minimax_m3": "MiniMax-M3 (model_type minimax_m3) is read from its GGUF only: its sparse-attention "
@@ -190,6 +181,11 @@ def spec_from_config(
     if model_type == "deepseek_v4":
         return _deepseek_v4_spec(cfg, r, name, source, weight_format, publisher)
     arch = ARCH_BY_MODEL_TYPE.get(model_type)
+    if model_type == "kimi_linear" and outer.get("model_type") == "kimi_k3":
+        # conversion/kimi_k3.py KimiK3Model (KimiK3ForConditionalGeneration) -> MODEL_ARCH.KIMI_K3: Kimi-Linear's
+        # layer kinds (src/models/kimi-k3.cpp is_recr = n_head_kv == 0) with attention residuals, a latent MoE, a
+        # full-rank KDA gate and an MLA output gate (_kimi_k3_extras); the vision tower is skipped (text only)
+        arch = "kimi-k3"
     if model_type == "bailing_moe" and "BailingMoeV2ForCausalLM" in (outer.get("architectures") or ()):
         arch = "bailingmoe2"  # Ling 2.0: model_type bailing_moe, class BailingMoeV2 (conversion/bailingmoe.py)
     if arch is None:
@@ -262,6 +258,8 @@ def spec_from_config(
         if model_type in _ENCODERS else 0, ple=_per_layer_inputs(r, model_type),
         router_bias=_router_bias(cfg, model_type), qk_norm=cfg.get("use_qk_norm") is not False,
     )
+    if arch == "kimi-k3":
+        tensors = tensors + _kimi_k3_extras(r, layers, n_embd)
     weights = inventory_for_format(tensors, arch=arch, config=cfg, weight_format=weight_format, name=name,
                                    publisher=publisher)
     mix_label = (gguf_recipes.mix_label(weight_format, arch, [(t.name, t.shape) for t in tensors], weights.publisher)
@@ -673,6 +671,27 @@ def _kimi_linear_attn(r: _Reader) -> dict[str, Any]:
     return dict(lac)
 
 
+def _kimi_k3_extras(r: _Reader, layers: tuple[LayerSpec, ...], n_embd: int) -> tuple[TensorShape, ...]:
+    """What src/models/kimi-k3.cpp load_arch_tensors adds to the kimi-k3 list tensors.py builds: with
+    attn_res_block_size > 0 one residual score vector before attention and one before the FFN in every layer and
+    one before the output (conversion/kimi_k3.py multiplies each <x>_res_norm by its <x>_res_proj into it); the MLA
+    output gate attn_gate {n_embd, n_head x v_head_dim} where mla_use_output_gate; the latent experts' norm
+    ffn_routed_norm {n_expert_latent} where latent_moe_use_norm."""
+    out: list[TensorShape] = []
+    if r.int("attn_res_block_size", default=0):
+        out.append(TensorShape("output_res_score.weight", (n_embd,)))
+        for la in layers:
+            out += [TensorShape(f"blk.{la.index}.attn_res_score.weight", (n_embd,), la.index),
+                    TensorShape(f"blk.{la.index}.ffn_res_score.weight", (n_embd,), la.index)]
+    for la in layers:
+        a, f = la.attention, la.ffn
+        if a is not None and r.get("mla_use_output_gate", False):
+            out.append(TensorShape(f"blk.{la.index}.attn_gate.weight", (n_embd, a.n_heads * a.v_head_dim), la.index))
+        if f.n_embd_latent and r.get("latent_moe_use_norm", False):
+            out.append(TensorShape(f"blk.{la.index}.ffn_routed_norm.weight", (f.n_embd_latent,), la.index))
+    return tuple(out)
+
+
 def _recurrent(r: _Reader, model_type: str, n_embd: int) -> RecurrentState:
     """SSM dims as llama.cpp's converter maps them (convert_hf_to_gguf.py: ssm.conv_kernel, ssm.inner_size,
     ssm.state_size, ssm.group_count, ssm.time_step_rank)."""
@@ -891,6 +910,15 @@ def _ffn(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) ->
     special = _ffn_special(r, model_type, i, n_layers)
     if special is not None:
         return special
+    if model_type == "kimi_linear" and r.has("routed_expert_hidden_size") and i >= r.int("first_k_dense_replace",
+                                                                                          default=0):
+        # Kimi K3 (src/models/kimi-k3.cpp load_arch_tensors): routed experts at n_expert_latent
+        # (expert_latent_length = routed_expert_hidden_size, conversion/kimi_k3.py) between ffn_routed_down / up;
+        # one shared MLP of moe_intermediate_size x num_shared_experts at n_embd
+        ff_exp, n_sh = r.int("moe_intermediate_size"), r.int("num_shared_experts", default=0)
+        return Ffn(n_experts=r.int("num_experts"), n_experts_used=r.int("num_experts_per_token"), n_ff_expert=ff_exp,
+                   n_shared_experts=1 if n_sh else 0, n_ff_shared=ff_exp * max(n_sh, 1) if n_sh else 0,
+                   n_embd_latent=r.int("routed_expert_hidden_size"))
     n_experts = r.int("num_experts", "n_routed_experts", "num_local_experts", default=0)
     if model_type in _GEMMA4:
         # Gemma4TextDecoderLayer (transformers modeling_gemma4.py): every layer keeps its dense MLP, twice as wide

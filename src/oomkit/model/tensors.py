@@ -35,7 +35,7 @@ _EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", 
                 "glm4moe",  # src/models/glm4-moe.cpp: exp_probs_b {n_expert}, required
                 # DeepSeek-V3.2 and GLM-5, read under their model types (src/models/deepseek32.cpp, glm-dsa.cpp)
                 "deepseek_v32", "glm_moe_dsa",
-                "kimi-linear"}  # src/models/kimi-linear.cpp: exp_probs_b {n_expert}, required
+                "kimi-linear", "kimi-k3"}  # kimi-linear.cpp / kimi-k3.cpp: exp_probs_b {n_expert}, required
 # Gemma 2/3/4 normalise after attention and after the FFN too, and so do GLM-4-0414 (src/models/glm4.cpp
 # load_arch_tensors: attn_post_norm and ffn_post_norm, required) and OLMo 2 (only there: _POST_NORM_ONLY).
 _POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4", "glm4", "olmo2"}
@@ -306,8 +306,8 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             if first_full:
                 out.append(TensorShape("rope_freqs.weight", (a.head_dim_k // 2,), i))
     s = layer.recurrent
-    if s is not None and arch == "kimi-linear":
-        out.extend(_kda_tensors(i, n_embd, s))
+    if s is not None and arch in ("kimi-linear", "kimi-k3"):
+        out.extend(_kda_tensors(i, n_embd, s, full_rank_gate=arch == "kimi-k3"))
     elif s is not None:
         out.extend(_recurrent_tensors(i, n_embd, s, split_ba=arch in _SPLIT_BA, bc_norms=arch in _SSM_BC_NORMS))
 
@@ -318,9 +318,10 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
         # LatentMoE (src/models/nemotron-h.cpp load_arch_tensors): the experts' width is moe_n_embd, between a
         # down and an up projection of the hidden state
         e_embd = f.n_embd_latent or n_embd
-        if f.n_embd_latent:
-            t("ffn_latent_down.weight", n_embd, f.n_embd_latent)
-            t("ffn_latent_up.weight", f.n_embd_latent, n_embd)
+        if f.n_embd_latent:  # Kimi K3 names them ffn_routed_down / up (src/models/kimi-k3.cpp)
+            lat = "routed" if arch == "kimi-k3" else "latent"
+            t(f"ffn_{lat}_down.weight", n_embd, f.n_embd_latent)
+            t(f"ffn_{lat}_up.weight", f.n_embd_latent, n_embd)
         if gated_ffn:
             t("ffn_gate_exps.weight", e_embd, f.n_ff_expert, f.n_experts)
         t("ffn_up_exps.weight", e_embd, f.n_ff_expert, f.n_experts)
@@ -384,19 +385,22 @@ def _nextn_extras(n_embd: int, i: int) -> list[TensorShape]:
             TensorShape(f"blk.{i}.nextn.shared_head_norm.weight", (n_embd,), i)]
 
 
-def _kda_tensors(i: int, n_embd: int, s) -> list[TensorShape]:
+def _kda_tensors(i: int, n_embd: int, s, full_rank_gate: bool = False) -> list[TensorShape]:
     """A Kimi Delta Attention layer as src/models/kimi-linear.cpp load_arch_tensors creates it: short convolutions
     of q, k and v, their projections, the low-rank forget gate (f_a, f_b) and output gate (g_a, g_b), beta, A, the
-    dt bias, the gated norm of one head and the output projection."""
+    dt bias, the gated norm of one head and the output projection. Kimi K3 (src/models/kimi-k3.cpp): a full-rank
+    output gate ssm_g {n_embd, d_inner} instead of g_a / g_b, and A as {n_head}."""
     def t(name: str, *shape: int) -> TensorShape:
         return TensorShape(f"blk.{i}.{name}", tuple(shape), i)
 
     hd, p = s.d_state, s.d_inner
+    gate = ([t("ssm_g.weight", n_embd, p)] if full_rank_gate
+            else [t("ssm_g_a.weight", n_embd, hd), t("ssm_g_b.weight", hd, p)])
     return [*(t(f"ssm_conv1d_{x}.weight", s.d_conv, 1, p) for x in "qkv"),
             *(t(f"attn_{x}.weight", n_embd, p) for x in "qkv"),
             t("ssm_f_a.weight", n_embd, hd), t("ssm_f_b.weight", hd, p), t("ssm_beta.weight", n_embd, s.n_heads),
-            t("ssm_a", 1, s.n_heads), t("ssm_dt.bias", p), t("ssm_g_a.weight", n_embd, hd),
-            t("ssm_g_b.weight", hd, p), t("ssm_norm.weight", hd), t("attn_output.weight", p, n_embd)]
+            t("ssm_a", *((s.n_heads,) if full_rank_gate else (1, s.n_heads))), t("ssm_dt.bias", p), *gate,
+            t("ssm_norm.weight", hd), t("attn_output.weight", p, n_embd)]
 
 
 def _recurrent_tensors(i: int, n_embd: int, s, split_ba: bool = False, bc_norms: bool = False) -> list[TensorShape]:
