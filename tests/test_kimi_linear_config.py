@@ -134,3 +134,27 @@ def test_kimi_k3_total_equals_the_tensor_listing():
     out = _check("moonshotai/Kimi-K3", "--ctx", "65536", "-np", "1")
     assert out["kv_bytes_per_token"] == 24 * 576 * 2  # 27,648 B: the MLA latent + rope key, f16
     assert out["recurrent_state_bytes"] == 69 * (3 * 3 * 128 * 96 + 128 * 128 * 96) * 4  # 464,633,856 B
+
+
+def test_vllm_kda_state_and_mla_page_by_hand():
+    """vLLM (models/kimi_linear.py; layers/mamba/mamba_utils.py kda_state_shape / kda_state_dtype), TP1, bf16:
+    a KDA layer keeps per request q, k and v conv states of (4 - 1) x 32 x 128 x 2 B = 24,576 B each and a
+    32 x 128 x 128 recurrent state in float32 (2,097,152 B): 2,170,880 B. An MLA layer caches 576 x 2 = 1,152 B a
+    token, so the attention block grows to 64 x cdiv(2,170,880, 64 x 1,152) = 1,920 tokens (page 2,211,840 B) and
+    the KDA page is padded to it (HybridAttentionMambaModelConfig); 7 MLA + 20 KDA layers -> groups of 7: one
+    attention group and 3 KDA groups, so a 32,768-token request holds cdiv(32768, 1920) + 3 = 21 blocks."""
+    from oomkit.engines.vllm import VllmSettings, kv_plan
+    from oomkit.engines.vllm import resolve as vresolve
+    from tests.test_vllm import H100
+
+    spec = resolve("moonshotai/Kimi-Linear-48B-A3B-Instruct")
+    s = VllmSettings(max_model_len=32768)
+    plan = kv_plan(spec, s, vresolve(spec, (H100,), s))
+    kda = [sp for sp in plan.layers.values() if sp.kind == "mamba"]
+    mla = [sp for sp in plan.layers.values() if sp.kind != "mamba"]
+    assert len(kda) == 20 and len(mla) == 7
+    assert kda[0].state_bytes == 3 * 3 * 32 * 128 * 2 + 32 * 128 * 128 * 4 == 2_170_880
+    assert mla[0].bytes_per_token == 576 * 2
+    assert plan.block_size == 1920 and plan.page_bytes == 1920 * 1152 == 2_211_840
+    assert plan.group_size == 7 and plan.n_groups == 4
+    assert plan.blocks_per_request(32768, 8192) == -(-32768 // 1920) + 3 == 21

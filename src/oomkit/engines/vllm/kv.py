@@ -154,6 +154,9 @@ def indexer_bytes_per_token(index_head_dim: int) -> int:
 # (model_executor/models/config.py Qwen3_5ForConditionalGenerationConfig). ModelSpec does not carry the field, so
 # the architecture stands for it (every published Qwen3.5/3.6 config sets it).
 _SSM_FP32_ARCHS = frozenset({"qwen35", "qwen35moe"})
+# Kimi-Linear (vLLM 0.11+, KimiLinearForCausalLM) and Kimi K3 (0.27+, KimiK3ForConditionalGeneration, its decoder
+# models/kimi_linear.py's): their KDA layers are RecurrentState("gated_delta_net") in the spec with llama.cpp's sizes
+_KDA_ARCHS = frozenset({"kimi-linear", "kimi-k3"})
 
 
 def _mamba_state_bytes(layer: LayerSpec, r: Resolved, s: VllmSettings, spec_arch: str = "") -> int:
@@ -178,6 +181,13 @@ def _mamba_state_bytes(layer: LayerSpec, r: Resolved, s: VllmSettings, spec_arch
                               "not modelled")
         k1 = max(st.d_conv - 1, 0)
         return k1 * (st.d_inner // tp) * conv_b
+    if st.kind == "gated_delta_net" and spec_arch in _KDA_ARCHS:
+        # Kimi Delta Attention (models/kimi_linear.py KimiDeltaAttention; layers/mamba/mamba_utils.py
+        # kda_state_shape / kda_state_dtype): short-convolution states of q, k and v, (conv_kernel_size - 1) x
+        # num_heads x head_dim / tp each in the conv dtype (mamba_cache_dtype, else the model's), and a num_heads / tp
+        # x head_dim x head_dim recurrent state always in float32; num_spec does not widen the conv state there
+        hd, n_h = st.d_state, st.n_heads
+        return max(st.d_conv - 1, 0) * 3 * (n_h * hd // tp) * conv_b + (n_h // tp) * hd * hd * 4
     if st.kind == "gated_delta_net":  # gated_delta_net_state_shape
         n_v = st.n_heads
         d_v = st.d_inner // n_v
