@@ -3,6 +3,8 @@ patterns), which are recurrent or hybrid, which have no KV cache. Read from llam
 src/llama-arch.cpp and src/models/<arch>.cpp; shared by the GGUF reader and the llama.cpp engine.
 """
 
+from ..errors import OomkitError
+
 # Architectures with sliding-window layers in llama.cpp, with the pattern each uses when the GGUF gives none
 # (load_swa_pattern(ml, n) / set_swa_pattern(n) in src/models/gemma2.cpp, gemma3.cpp, gemma3n.cpp,
 # openai-moe.cpp, cohere2.cpp, llama4.cpp) and the window each assumes when the GGUF has none (gemma2: 4096;
@@ -144,7 +146,6 @@ def refuse_llamacpp_only_caches(spec, engine: str) -> None:
     here the same way). vLLM's
     own support, read in the released wheels' model_executor/models/registry.py: DeepseekV4ForCausalLM from 0.20.0
     (absent in 0.19.1), MiniMaxM3SparseForCausalLM from 0.24.0 (absent in 0.23.0); the message names it."""
-    from ..errors import OomkitError
     if spec.architecture in DSV4_ARCHS or any(
             la.attention is not None and (la.attention.k_only or la.attention.compress_ratio) for la in spec.layers):
         raise OomkitError(f"{spec.name}: DeepSeek-V4's compressed attention caches (a K-only sliding head, the "
