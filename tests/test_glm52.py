@@ -90,3 +90,57 @@ def test_vllm_blocks_of_the_uniform_type_group():
                  find_max_context=False).to_dict()
     assert r["kv_bytes_per_token"] == 8 * 1152 + 4 * 132
     assert r["kv_cache_bytes"] > 0 and r["kv_cache_bytes"] % r["kv_bytes_per_token"] == 0
+
+
+def _sglang(version: str, kv: str = "auto", model: str = "zai-org/GLM-5.2") -> dict:
+    return estimate(model, "sglang", gpu="8x H200", engine_version=version, kv_cache_dtype=kv).to_dict()
+
+
+def test_sglang_kv_per_token_by_release():
+    # SGLang 0.5.23 mem_cache/memory_pool.py DSATokenToKVPool(skip_topk_layers) and mem_cache/index_key_cache.py
+    # IndexKeyCache._layer_num_pages: "return 0 if self.pool.skip_topk_layers[layer_idx] else num_pages";
+    # model_executor/pool_configurator.py _compute_dsa_indexer_cell_size prices the index key (128 fp8 + one float32
+    # scale = 132 B) on num_indexer_layers = the layers where dsa_layer_skips_topk is False (21 of 78). First wheel
+    # with skip_topk_layers: 0.5.18; 0.5.17 allocates and prices the key on all 78 layers.
+    latent_bf16, latent_fp8, key = 576 * 2, 576, 128 + 4
+    assert _sglang("0.5.23")["kv_bytes_per_token"] == 78 * latent_bf16 + 21 * key == 92_628
+    assert _sglang("0.5.18")["kv_bytes_per_token"] == 92_628
+    assert _sglang("0.5.17")["kv_bytes_per_token"] == 78 * (latent_bf16 + key) == 100_152
+    assert _sglang("0.5.23", "fp8_e4m3")["kv_bytes_per_token"] == 78 * latent_fp8 + 21 * key == 47_700
+    assert _sglang("0.5.17", "fp8_e4m3")["kv_bytes_per_token"] == 78 * (latent_fp8 + key) == 55_224
+    # GLM-5.1 has no shared indexer: every layer keeps its key in every release
+    assert _sglang("0.5.23", model="zai-org/GLM-5.1")["kv_bytes_per_token"] == 78 * (latent_bf16 + key)
+
+
+def test_sglang_pool_rows():
+    # the buffers as allocated: an fp8 DSA latent row is 512 fp8 + 4 float32 scales + 64 bf16 rope = 656 B on every
+    # layer, the 132 B index key only on the 21 owning layers (0-row placeholders on the others)
+    from oomkit.engines.sglang.kv import cache_layout, kv_pools
+    from oomkit.engines.sglang.settings import SGLangSettings
+
+    spec = resolve("zai-org/GLM-5.2")
+    for version, owners in (("0.5.23", 21), ("0.5.17", 78)):
+        s = SGLangSettings(kv_cache_dtype="fp8_e4m3", engine_version=version)
+        lay = cache_layout(spec, s)
+        (pool,) = kv_pools(lay, s, 64 * 100)
+        assert pool.k_bytes == (6400 + 64) * (78 * 656 + owners * 132)
+
+
+def test_sglang_refuses_releases_without_index_share():
+    # 0.5.12 models/deepseek_v2.py: skip_topk = max(layer_id - 1, 0) % index_topk_freq != 0 (no
+    # index_skip_topk_offset; read from 0.5.13), which puts the indexers on layers 0, 1, 5, 9, ... not the
+    # checkpoint's 0, 1, 2, 6, 10, ...
+    with pytest.raises(OomkitError, match="0.5.13"):
+        _sglang("0.5.12")
+    assert _sglang("0.5.13")["kv_bytes_per_token"] == 100_152
+
+
+def test_cli_check_sglang():
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "oomkit", "check", "glm-5.2", "--engine", "sglang", "--gpu", "8x H200"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert p.returncode in (0, 1), p.stderr
+    p = subprocess.run([*cmd, "--engine-version", "0.5.12"], capture_output=True, text=True, timeout=180)
+    assert p.returncode not in (0, 1) and "index_skip_topk_offset" in p.stderr

@@ -74,6 +74,17 @@ def _hybrid_swa_disabled(spec: ModelSpec, s: SGLangSettings) -> str | None:
     return None
 
 
+def _check_index_share_release(spec: ModelSpec, version: str) -> None:
+    """GLM-5.2's IndexShare (layers that reuse an earlier layer's indexer top-k): SGLang derives which layers skip
+    the top-k from index_topk_freq and index_skip_topk_offset from 0.5.13 (ERAS glm_dsa_index_share); 0.5.12 ignores
+    the offset and puts the indexers on other layers than the checkpoint's, older releases have no skip_topk at all."""
+    if any(la.attention is not None and la.attention.indexer_shared for la in spec.layers) \
+            and not reached(parse_version(version), "glm_dsa_index_share"):
+        raise OomkitError(f"{spec.name}: SGLang {version} does not run shared (IndexShare) indexers "
+                          "as the checkpoint lays them out: models/deepseek_v2.py reads index_skip_topk_offset from "
+                          "0.5.13 on (use --engine-version 0.5.13 or newer)")
+
+
 def _one_kv_head_count(layers: tuple[LayerSpec, ...]) -> tuple[LayerSpec, ...]:
     """DeciLM (nemotron-nas): configs/model_config.py get_total_num_kv_heads takes one KV head count for the whole
     model from block_configs ("Variable GQA (VGQA) is not yet supported for nemotron-nas in sglang" otherwise), and
@@ -102,6 +113,7 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
     else:
         kv_bytes, kv_dtype = KV_CACHE_DTYPES[s.kv_cache_dtype], s.kv_cache_dtype
     layers = spec.trunk_layers if layers is None else layers
+    _check_index_share_release(spec, s.engine_version)
     if spec.architecture in NO_ATTENTION_LAYERS_OK:
         layers = _one_kv_head_count(layers)
     attn = [la for la in layers if la.attention is not None and la.kind is not LayerKind.NONE and la.kv_source is None]
@@ -197,18 +209,33 @@ def elem_bytes(n_elements: int, lay: CacheLayout, s: SGLangSettings) -> float:
 def cell_size(lay: CacheLayout, s: SGLangSettings, v: Version, layers: tuple[LayerSpec, ...]) -> float:
     """profile_max_num_token's cell_size (pool_configurator.py _compute_cell_size): KV bytes per token of `layers`,
     with DeepSeek V3.2's indexer keys ("Add indexer KV cache overhead for NSA models")."""
-    return sum(elem_bytes(cell_row(la, lay, v), lay, s) + indexer_bytes(la) for la in layers)
+    return sum(elem_bytes(cell_row(la, lay, v), lay, s) + indexer_bytes(la, v) for la in layers)
 
 
 NSA_QUANT_BLOCK = 128  # mem_cache/memory_pool.py NSATokenToKVPool.quant_block_size
 
 
-def indexer_bytes(la: LayerSpec) -> int:
-    """DeepSeek V3.2 (NSA) index-key bytes per token and layer: memory_pool.py NSATokenToKVPool
-    index_k_with_scale_buffer, uint8, index_head_dim fp8 values + one float32 scale per 128 (128 + 4 = 132);
-    every rank of the attention group keeps the whole key, like the latent."""
-    d = la.attention.index_head_dim if la.attention is not None else 0
-    return d + d // NSA_QUANT_BLOCK * 4 if d else 0
+def indexer_bytes(la: LayerSpec, v: Version) -> int:
+    """DeepSeek V3.2 (NSA / DSA) index-key bytes per token and layer: memory_pool.py NSATokenToKVPool (DSATokenToKVPool
+    from 0.5.13) index_k_with_scale_buffer, uint8, index_head_dim fp8 values + one float32 scale per 128 (128 + 4 =
+    132); every rank of the attention group keeps the whole key, like the latent. A layer that reuses an earlier
+    layer's indexer (GLM-5.2's IndexShare, LayerSpec indexer_shared) keeps none from 0.5.18 (ERAS
+    dsa_shared_index_k_elided: DSATokenToKVPool skip_topk_layers, IndexKeyCache._layer_num_pages "0 if
+    self.pool.skip_topk_layers[layer_idx]", pool_configurator.py _compute_dsa_indexer_cell_size num_indexer_layers);
+    0.5.13-0.5.17 allocate it on every layer. SGLang keeps every layer's key under --enable-hisparse,
+    --enable-hierarchical-cache, PD disaggregation and in the draft worker (kv_cache_configurator.py
+    _should_elide_dsa_index_k), options oomkit does not model."""
+    a = la.attention
+    d = a.index_head_dim if a is not None else 0
+    if not d or (a.indexer_shared and reached(v, "dsa_shared_index_k_elided")):
+        return 0
+    return d + d // NSA_QUANT_BLOCK * 4
+
+
+def _nsa(la: LayerSpec) -> bool:
+    """A layer of a DeepSeek NSA / DSA model, whose pool is NSATokenToKVPool (DSATokenToKVPool), with or without an
+    index key of its own."""
+    return bool(la.attention is not None and la.attention.index_head_dim)
 
 
 def row_bytes(la: LayerSpec, lay: CacheLayout, s: SGLangSettings) -> float:
@@ -216,12 +243,12 @@ def row_bytes(la: LayerSpec, lay: CacheLayout, s: SGLangSettings) -> float:
     index key. An fp8 NSA latent is stored as 512 fp8 + 4 float32 scales + the 64 rope values in bf16 = 656 bytes
     (layers/attention/nsa/utils.py override kv_cache_dim), though cell_size prices it at 576."""
     ke, ve = kv_row(la, lay)
-    if indexer_bytes(la) and lay.mla and lay.kv_bytes == 1:
+    if _nsa(la) and lay.mla and lay.kv_bytes == 1:
         a = la.attention
         main = a.kv_lora_rank + a.kv_lora_rank // NSA_QUANT_BLOCK * 4 + a.qk_rope_head_dim * 2
     else:
         main = elem_bytes(ke + ve, lay, s)
-    return main + indexer_bytes(la)
+    return main + indexer_bytes(la, parse_version(s.engine_version))
 
 
 def swa_window(lay: CacheLayout) -> int:
@@ -311,7 +338,7 @@ def kv_pools(lay: CacheLayout, s: SGLangSettings, tokens: int, swa_tokens: int |
         k = vb = 0.0
         for la in layers:
             ke, ve = kv_row(la, lay)
-            if indexer_bytes(la):
+            if _nsa(la):
                 # NSATokenToKVPool: the latent (packed when fp8) and the index keys, logged together as "KV size"
                 k += (n + lay.page_size) * row_bytes(la, lay, s)
                 continue

@@ -63,6 +63,17 @@ ERAS = Eras({
     "small_gpu_4096": (0, 5, 20),
     # A default decode cuda_graph_max_bs is capped at --max-running-requests.
     "decode_bs_capped": (0, 5, 23),
+    # GLM-5.2's IndexShare schedule (index_topk_freq 4, index_skip_topk_offset 3; its indexer_types list is read from
+    # 0.5.20, with the same result): models/deepseek_v2.py DeepseekV2AttentionMLA reads index_skip_topk_offset from
+    # 0.5.13 (0.5.12 derives skip_topk as max(layer_id - 1, 0) % index_topk_freq, which puts the indexers on layers
+    # 0, 1, 5, 9, ... while the checkpoint has them on 0, 1, 2, 6, 10, ...). Wheels 0.5.12-0.5.23 read.
+    "glm_dsa_index_share": (0, 5, 13),
+    # mem_cache/memory_pool.py DSATokenToKVPool(skip_topk_layers) with mem_cache/index_key_cache.py IndexKeyCache
+    # _layer_num_pages (0 rows for a layer that reuses the previous layer's top-k) and model_executor/
+    # pool_configurator.py _compute_dsa_indexer_cell_size (num_indexer_layers: the layers where
+    # dsa_layer_skips_topk is False): the index keys of shared-indexer layers are no longer allocated nor priced
+    # (0.5.17 keeps them on every layer; 0.5.18 is the first wheel with skip_topk_layers)
+    "dsa_shared_index_k_elided": (0, 5, 18),
     # A prompt as long as max_req_input_len = min(context_len - 1, max_total_num_tokens - 1) - 5 is aborted
     # (managers/utils.py validate_input_length: "Input length (N tokens) exceeds the maximum allowed length (M tokens)",
     # truncated instead with --allow-auto-truncate; 0.4.3.post4 is the first release read with it). 0.4.0's scheduler
