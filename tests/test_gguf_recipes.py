@@ -351,3 +351,87 @@ def test_llama_cpp_loads_the_synthetic_models(sources, model):
         assert llama_cpp.llama_model_n_layer(mdl) == model.n_layer
     finally:
         llama_cpp.llama_model_free(mdl)
+
+
+# ---- DeepSeek-V4 (deepseek4): hyper-connections, grouped low-rank output, compressors, lightning indexer ----
+# tests/ggufs.deepseek4's tensor set (as llama.cpp@0c1e57098's loader asks for it), header only, its 4 layers repeated
+# to 16 so that the first n_layer/8 ffn_down tensors (the IQ1/IQ2 rule) and use_more_bits differ from the rest, with 8
+# experts (the n_expert == 8 rules: attn_output Q5_K, attn_v / attn_k Q8_0) and with DeepSeek-V4-Flash's 256.
+# llama-quant.cpp@0c1e57098 has no deepseek4 branch: tensor_allows_quantization leaves only the 1-D tensors, the norms,
+# ffn_gate_inp and ffn_gate_tid2eid alone (its hc_ / indexer / compressor exclusions are LLM_ARCH_GLM5_NEXT's), and no
+# deepseek4 name matches a tensor_get_category substring but ffn_* (attn_output_a / _b, attn_kv, attn_q_a / _b are
+# OTHER), so the dry run holds recipe_types to exactly that.
+def _deepseek4(n_expert: int, n_layer: int = 16):
+    import dataclasses
+
+    from tests.ggufs import deepseek4
+    from tests.groundtruth.synth import Tensor
+
+    m = deepseek4()
+    ratios = [0, 4, 128, 0]
+    md = []
+    for k, v, t in m.metadata:
+        v = {"deepseek4.expert_count": n_expert, "deepseek4.block_count": n_layer,
+             "deepseek4.attention.compress_ratios": (ratios * n_layer)[:n_layer]}.get(k, v)
+        md.append((k, v, t))
+    ts = []
+    for i in range(n_layer):
+        for t in m.tensors:
+            if not t.name.startswith(f"blk.{i % 4}."):
+                continue
+            ne = t.ne
+            if "_exps." in t.name:
+                ne = (*ne[:2], n_expert)
+            elif "ffn_gate_inp" in t.name:
+                ne = (ne[0], n_expert)
+            elif "exp_probs_b" in t.name:
+                ne = (n_expert,)
+            ts.append(Tensor(f"blk.{i}." + t.name.split(".", 2)[2], ne))
+    ts = [t for t in m.tensors if not t.name.startswith("blk.")] + ts
+    return dataclasses.replace(m, key=f"deepseek4-e{n_expert}", n_layers=n_layer, metadata=tuple(md), tensors=tuple(ts))
+
+
+DS4 = {m.key: m for m in (_deepseek4(8), _deepseek4(256))}
+DS4_ALL = [(k, f) for k in DS4 for f in FTYPES if f.default_type is not None]
+
+
+@pytest.fixture(scope="module")
+def ds4_sources(tmp_path_factory):
+    from tests.groundtruth import synth
+
+    d = tmp_path_factory.mktemp("ds4")
+    return {k: synth.write_gguf(m, d / f"{k}.gguf", "f16") for k, m in DS4.items()}
+
+
+@pytest.mark.parametrize("key,ftype", DS4_ALL, ids=[f"{k}-{f.name}" for k, f in DS4_ALL])
+def test_deepseek4_recipe_matches_llama_quantize_dry_run(ds4_sources, tmp_path, key, ftype):
+    from tests.groundtruth import synth
+
+    m = DS4[key]
+    tensors = [(t.name, tuple(t.ne)) for t in m.tensors]
+    src = {t.name: ggml.type_by_id(synth.tensor_type(m, t, "f16")).name for t in m.tensors}
+    n_expert = max(s[2] for n, s in tensors if "_exps." in n)
+    kw = dict(arch="deepseek4", n_expert=n_expert, n_gqa=32, source_types=src)  # n_gqa(): 32 heads over 1 KV head
+    try:
+        plain = recipe_types(ftype, tensors, has_imatrix=False, **kw)
+    except OomkitError:
+        plain = None
+    need = plain is not None and bool(imatrix_tensors(ftype, plain, tensors, "deepseek4"))
+    expected = recipe_types(ftype, tensors, has_imatrix=True, **kw) if need else plain
+    imatrix = None
+    if need:  # a dry run only asks whether an importance matrix was given: one flat entry
+        name, shape = next((n, s) for n, s in tensors if len(s) >= 2)
+        imatrix = (llama_cpp.llama_model_imatrix_data * 2)()
+        keep = np.ones(shape[0], dtype=np.float32)
+        imatrix[0].name, imatrix[0].size = name.encode(), shape[0]
+        imatrix[0].data = keep.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+        imatrix[1].name = None
+    rc, log = quantize(ds4_sources[key], tmp_path / "none.gguf", ftype.id, imatrix, dry_run=True)
+    if expected is None:
+        assert rc != 0
+        return
+    assert rc == 0, log[-2000:]
+    got = dry_run_types(log)
+    assert set(got) == set(expected)
+    diff = {n: (got[n], expected[n]) for n in got if got[n] != expected[n]}
+    assert not diff, f"{key} {ftype.name}: (llama.cpp, recipe) differ {diff}"
