@@ -40,8 +40,10 @@ def test_kimi_k3_gguf_is_not_refused():
 @pytest.mark.parametrize("engine", ["vllm", "sglang", "transformers", "mlx"])
 def test_check_cli_refuses_deepseek4_gguf_with_exit_2(engine):
     path, _ = _spec("deepseek4")
-    p = subprocess.run([sys.executable, "-m", "oomkit", "check", str(path), "--engine", engine, "--gpu", "8x H200"],
-                       capture_output=True, text=True, timeout=120)
+    # vLLM models DeepSeek-V4's own caches from 0.20.0 (tests/test_vllm_deepseek_v4.py): the release before refuses
+    old = ["--engine-version", "0.19.1"] if engine == "vllm" else []
+    p = subprocess.run([sys.executable, "-m", "oomkit", "check", str(path), "--engine", engine, "--gpu", "8x H200",
+                        *old], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2, p.stdout + p.stderr
     assert "modelled for llama.cpp only" in p.stderr
 
@@ -54,16 +56,17 @@ def test_check_cli_llamacpp_still_sizes_deepseek4_gguf():
 
 
 def test_check_cli_refuses_deepseek_v4_flash_config_with_exit_2(tmp_path):
-    """DeepSeek-V4-Flash's verbatim config.json (tests/test_hf_config_recent.py DSV4_FLASH) under vLLM on 8x H200:
-    read as its GGUF (hf_config._deepseek_v4_spec), then refused at its caches as the GGUF is: an input error (exit 2)
-    that names llama.cpp and vLLM's first release that runs it."""
+    """DeepSeek-V4-Flash's verbatim config.json (tests/test_hf_config_recent.py DSV4_FLASH) under vLLM 0.19.1 on
+    8x H200: read as its GGUF (hf_config._deepseek_v4_spec), then refused at its caches as the GGUF is: an input error
+    (exit 2) that names llama.cpp and vLLM's first release that runs it (0.20.0+ is modelled:
+    tests/test_vllm_deepseek_v4.py)."""
     import json
 
     from tests.test_hf_config_recent import DSV4_FLASH
 
     (tmp_path / "config.json").write_text(json.dumps(DSV4_FLASH))
     p = subprocess.run([sys.executable, "-m", "oomkit", "check", str(tmp_path), "--engine", "vllm", "--gpu",
-                        "8x H200"], capture_output=True, text=True, timeout=120)
+                        "8x H200", "--engine-version", "0.19.1"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2, p.stdout + p.stderr
     assert "modelled for llama.cpp only" in p.stderr and "DeepseekV4ForCausalLM from 0.20.0" in p.stderr
 

@@ -145,7 +145,9 @@ def refuse_llamacpp_only_caches(spec, engine: str) -> None:
     engines do not build (DeepSeek-V4's config.json is read as its GGUF, hf_config._deepseek_v4_spec, and refused
     here the same way). vLLM's
     own support, read in the released wheels' model_executor/models/registry.py: DeepseekV4ForCausalLM from 0.20.0
-    (absent in 0.19.1), MiniMaxM3SparseForCausalLM from 0.24.0 (absent in 0.23.0); the message names it."""
+    (absent in 0.19.1), MiniMaxM3SparseForCausalLM from 0.24.0 (absent in 0.23.0); the message names it. From 0.20.0
+    vLLM's own DeepSeek-V4 caches are sized (engines/vllm/kv.py deepseek_v4_plan) and this refusal is what older
+    releases get."""
     if spec.architecture in DSV4_ARCHS or any(
             la.attention is not None and (la.attention.k_only or la.attention.compress_ratio) for la in spec.layers):
         raise OomkitError(f"{spec.name}: DeepSeek-V4's compressed attention caches (a K-only sliding head, the "

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ...errors import OomkitError
-from ...model.archs import refuse_llamacpp_only_caches
+from ...model.archs import DSV4_ARCHS, refuse_llamacpp_only_caches
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import cdiv
@@ -363,8 +363,18 @@ def get_kv_cache_groups(specs: dict[int, KvSpec], r: Resolved, label: str) -> Kv
 
 def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[int, int] | None = None) -> KvPlan:
     """The KV layout of one rank (the layers in layer_range, default all)."""
-    block, why = block_size_for(spec, s, r)
     lo, hi = layer_range or (0, spec.n_trunk_layers)
+    if spec.architecture in DSV4_ARCHS and r.version >= DSV4_FIRST:
+        # DeepseekV4ForCausalLM (0.20.0+): only an fp8 cache (deepseek_v4_attention.py DeepseekV4MLAAttention:
+        # "DeepseekV4 only supports fp8 kv-cache format for now"; 0.34 models/deepseek_v4/attention.py
+        # _resolve_dsv4_kv_cache_dtype asserts the same for the FlashMLA layout), stored as fp8_ds_mla
+        if not r.kv_dtype.startswith("fp8"):
+            raise OomkitError(f"DeepseekV4 only supports fp8 kv-cache format for now, got {r.kv_dtype} "
+                              "(pass --kv-cache-dtype fp8)")
+        layers = [la for la in (spec.layers if r.num_spec else spec.trunk_layers) if la.attention is not None
+                  and (lo <= la.index < hi or (hi == spec.n_trunk_layers and la.index >= hi))]
+        return deepseek_v4_plan(layers, "DeepSeek-V4: FlashMLA-sparse 256-token blocks (fp8_ds_mla, 584 B rows)")
+    block, why = block_size_for(spec, s, r)
     specs, block, label = verify_and_update_config(spec.name, get_kv_cache_spec(spec, s, r, block), block, why, r)
     # the MTP drafter's layers (index >= n_trunk_layers) run beside the last stage
     own = {k: v for k, v in specs.items() if lo <= k < hi or (hi == spec.n_trunk_layers and k >= hi)}
@@ -496,3 +506,136 @@ def raise_if_cache_size_invalid(pools: list[tuple[int | None, KvPlan]], max_len:
                        f"stored in KV cache ({cap}). Try increasing `gpu_memory_utilization` or decreasing "
                        "`max_model_len` when initializing the engine.", cap, max_len)
     return KvCheck(None, None, max_len)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# DeepSeek-V4 (DeepseekV4ForCausalLM, 0.20.0+): compressed attention, read in the 0.20.0 wheel
+# (model_executor/layers/deepseek_v4_attention.py, deepseek_compressor.py, v1/attention/backends/mla/sparse_swa.py,
+# v1/kv_cache_interface.py, v1/core/kv_cache_utils.py) and the same layout in 0.22.0 / 0.34.0 (models/deepseek_v4/)
+
+DSV4_FIRST = (0, 20, 0)  # model_executor/models/registry.py: DeepseekV4ForCausalLM first in 0.20.0 (absent in 0.19.1)
+DSV4_ROW = 584  # MLAAttentionSpec / SlidingWindowMLASpec.real_page_size_bytes: 448 B NoPE + 128 B RoPE + 8 B scale
+DSV4_ALIGN = 576  # alignment=576 on every DeepSeek-V4 spec ("FlashMLA requires 576B alignment")
+DSV4_BLOCK = 256  # FlashMLASparse's DeepSeek-V4 kernel block size (get_supported_kernel_block_sizes: [256])
+DSV4_SWA_BLOCK = 64  # DeepseekV4SWACache.block_size: the C4A page [256 // 4, 584] shared with the SWA cache
+
+
+def _aligned(n: int) -> int:
+    return cdiv(n, DSV4_ALIGN) * DSV4_ALIGN  # kv_cache_interface.py _apply_alignment_padding
+
+
+def deepseek_v4_layer_caches(layer: LayerSpec) -> tuple[tuple[str, KvSpec], ...]:
+    """The caches one DeepSeek-V4 layer registers (name, spec; pages before the groups' padding):
+    - swa: DeepseekV4SWACache.get_kv_cache_spec, SlidingWindowMLASpec(block_size=64, sliding_window=128,
+      model_version="deepseek_v4"): 64 x 584 = 37,376 B, aligned to 37,440;
+    - kv (compress_ratio 4 / 128): DeepseekV4MLAAttention.get_kv_cache_spec, MLAAttentionSpec(block_size=256,
+      dtype=uint8, compress_ratio, fp8_ds_mla): storage_block_size = 256 // ratio rows of 584 B (64 x 584 -> 37,440;
+      2 x 584 = 1,168 -> 1,728);
+    - state: CompressorStateCache.get_kv_cache_spec, SlidingWindowMLASpec(block_size 4 (C4) / 8 (C128),
+      head_size = 2 x coff x head_dim float32 (coff = 2 for ratio 4, else 1), sliding_window = coff x ratio):
+      4 x 2,048 x 4 = 8 x 1,024 x 4 = 32,768 -> 32,832;
+    - indexer (ratio 4): DeepseekV4IndexerCache, MLAAttentionSpec(block_size=256, compress_ratio=4,
+      head_size = index_head_dim + index_head_dim // 128 x 4 uint8 (fp8 key + fp32 scale): 64 x 132 = 8,448 ->
+      8,640), and its compressor's state (4 x 2 x 2 x 128 x 4 = 8,192 -> 8,640, window 8)."""
+    a = layer.attention
+    ratio = max(1, a.compress_ratio or 1)
+    out = [("swa", KvSpec("sliding", DSV4_SWA_BLOCK, window=a.window or 128,
+                          padded_page=_aligned(DSV4_SWA_BLOCK * DSV4_ROW)))]
+    if ratio > 1:
+        coff = 2 if ratio == 4 else 1
+        sb = 4 if ratio == 4 else 8
+        out.append(("kv", KvSpec("mla", DSV4_BLOCK, padded_page=_aligned(DSV4_BLOCK // ratio * DSV4_ROW))))
+        out.append(("state", KvSpec("sliding", sb, window=coff * ratio,
+                                    padded_page=_aligned(sb * 2 * coff * a.head_dim_k * 4))))
+        if ratio == 4 and a.index_head_dim:
+            ik = a.index_head_dim
+            out.append(("indexer", KvSpec("mla", DSV4_BLOCK, padded_page=_aligned(
+                DSV4_BLOCK // ratio * (ik + ik // INDEXER_QUANT_BLOCK * 4)))))
+            out.append(("indexer_state", KvSpec("sliding", sb, window=coff * ratio,
+                                                padded_page=_aligned(sb * 2 * coff * ik * 4))))
+    return tuple(out)
+
+
+def _approximate_gcd(values: list[int], lower_bound: int) -> int:
+    """kv_cache_utils.py _approximate_gcd: the chunk in [lower_bound, max] with the least upward padding (ties:
+    the larger)."""
+    best_d, best_pad = lower_bound, None
+    for d in range(lower_bound, max(values) + 1):
+        pad = sum((d - x % d) % d for x in values)
+        if best_pad is None or pad <= best_pad:
+            best_d, best_pad = d, pad
+    return best_d
+
+
+@dataclass(frozen=True)
+class DeepseekV4KvPlan(KvPlan):
+    """kv_cache_utils.py group_and_unify_kv_cache_specs / _get_kv_cache_groups_uniform_groups /
+    _get_kv_cache_config_deepseek_v4: the full-MLA group (every compressed and indexer cache), then one
+    UniformTypeKVCacheSpecs group per (block_size, sliding_window) of the sliding caches, split into sub-groups of at
+    most n_tuples layers per page size, each sliding page padded to the nearest full-MLA page at or above it. A block
+    is one page of every distinct full-MLA page size in each of n_tuples layer tuples."""
+
+    tuple_bytes: int = 0  # sum of the full-MLA group's distinct page sizes
+    n_tuples: int = 1
+    group_pages: tuple[int, ...] = ()  # max pages one request holds, per group (same order as groups)
+
+    @property
+    def bytes_per_block(self) -> int:
+        return self.tuple_bytes * self.n_tuples
+
+    def needed(self, max_len: int, batched: int) -> int:
+        """_max_memory_usage_bytes_from_groups (the DeepseekV4 branch): n_tuples x tuple bytes x the pages each
+        group needs (UniformTypeKVCacheSpecs.max_memory_usage_pages), summed over the groups."""
+        return self.n_tuples * self.tuple_bytes * sum(
+            cdiv(sp.max_memory_usage(max_len, batched), sp.page_bytes) for sp, _ in self.groups)
+
+    def blocks_per_request(self, max_len: int, batched: int) -> int:
+        """get_max_concurrency_for_kv_cache_config: each group's pages x its summed page, over the full-MLA
+        group's summed page."""
+        return cdiv(sum(sp.max_memory_usage(max_len, batched) for sp, _ in self.groups), self.groups[0][0].page_bytes)
+
+
+def deepseek_v4_plan(layers: list[LayerSpec], label: str) -> KvPlan:
+    """One rank's DeepSeek-V4 layers -> its groups (see DeepseekV4KvPlan)."""
+    if not layers:
+        return KvPlan(layers={}, groups=(), group_size=1, page_bytes=0, block_size=DSV4_BLOCK, label="no KV cache")
+    caches = {la.index: deepseek_v4_layer_caches(la) for la in layers}
+    full = [(i, sp) for i, cs in caches.items() for _, sp in cs if sp.kind == "mla"]
+    if not full:
+        raise OomkitError("DeepSeek-V4 without compressed layers: vLLM's DeepseekV4 grouping needs the full-MLA "
+                          "group (kv_cache_utils.py _get_kv_cache_groups_uniform_groups)")
+    full_pages = sorted({sp.page_bytes for _, sp in full})
+    swa: dict[tuple[int, int], list[tuple[int, KvSpec]]] = {}
+    for i, cs in caches.items():
+        for _, sp in cs:
+            if sp.kind == "sliding":
+                swa.setdefault((sp.block_size, sp.window), []).append((i, sp))
+
+    def most_common(members):  # UniformTypeKVCacheSpecs.get_num_layer_tuples
+        counts: dict[int, int] = {}
+        for _, sp in members:
+            counts[sp.page_bytes] = counts.get(sp.page_bytes, 0) + 1
+        return max(counts.values())
+
+    n0 = most_common(full)
+    d = _approximate_gcd([n0] + [most_common(m) for m in swa.values()], n0)
+    groups = [(KvSpec("mla", DSV4_BLOCK, padded_page=sum(sp.page_bytes for _, sp in full)),
+               tuple(sorted({i for i, _ in full})))]
+    n_tuples = n0
+    for (blk, win), members in swa.items():
+        by_size: dict[int, list[tuple[int, KvSpec]]] = {}
+        for i, sp in members:
+            target = min(p for p in full_pages if p >= sp.page_bytes)
+            by_size.setdefault(target, []).append((i, replace(sp, padded_page=target)))
+        per_size = len(next(iter(by_size.values())))
+        n_sub = cdiv(per_size, d)
+        tuples = list(zip(*by_size.values(), strict=True))  # vLLM asserts one count per page size
+        for k in range(n_sub):
+            sub = [m for t in tuples[k::n_sub] for m in t]
+            n_tuples = max(n_tuples, len(tuples[k::n_sub]))
+            groups.append((KvSpec("sliding", blk, window=win, padded_page=sum(sp.page_bytes for _, sp in sub)),
+                           tuple(sorted({i for i, _ in sub}))))
+    per_layer = {i: KvSpec("dsv4", DSV4_BLOCK, padded_page=sum(sp.page_bytes for _, sp in cs)) for i, cs in caches.items()}
+    return DeepseekV4KvPlan(layers=per_layer, groups=tuple(groups), group_size=n_tuples,
+                            page_bytes=sum(full_pages), block_size=DSV4_BLOCK, label=label,
+                            tuple_bytes=sum(full_pages), n_tuples=n_tuples)

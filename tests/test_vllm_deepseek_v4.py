@@ -1,0 +1,95 @@
+"""vLLM's KV cache for DeepSeek-V4 (DeepseekV4ForCausalLM, 0.20.0+), read in the 0.20.0 wheel
+(model_executor/layers/deepseek_v4_attention.py, deepseek_compressor.py, v1/attention/backends/mla/sparse_swa.py,
+v1/kv_cache_interface.py, v1/core/kv_cache_utils.py; the same specs in 0.22.0 / 0.34.0 models/deepseek_v4/):
+per-layer specs, their 576-byte-aligned pages, the DeepseekV4 grouping, worked by hand; one held-out public log."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from oomkit.engines.vllm.kv import deepseek_v4_layer_caches, deepseek_v4_plan, estimate_max_model_len
+from oomkit.model.hf_config import spec_from_config
+from tests.test_hf_config_recent import DSV4_FLASH
+
+GiB = 1 << 30
+
+
+def _flash():
+    return spec_from_config(DSV4_FLASH, "dsv4", weight_format="Q8_0")
+
+
+def _pages(layer):
+    return {name: (sp.kind, sp.block_size, sp.window, sp.page_bytes) for name, sp in deepseek_v4_layer_caches(layer)}
+
+
+def test_per_layer_cache_specs_worked_by_hand():
+    """Layer 0 (ratio 0): the SWA cache alone, SlidingWindowMLASpec(block 64, window 128), 64 x 584 = 37,376 B ->
+    37,440 (576-aligned). Layer 2 (ratio 4): + the C4 compressed cache (256 // 4 = 64 rows x 584 -> 37,440), its
+    compressor state (4 x 2 x 2 x 512 float32 = 32,768 -> 32,832, window 8), the indexer cache (64 x (128 + 4) =
+    8,448 -> 8,640) and the indexer compressor's state (4 x 2 x 2 x 128 x 4 = 8,192 -> 8,640). Layer 3 (ratio 128):
+    2 rows x 584 = 1,168 -> 1,728, state 8 x 2 x 512 x 4 = 32,768 -> 32,832 (window 128)."""
+    s = _flash()
+    la = {x.index: x for x in s.trunk_layers}
+    assert _pages(la[0]) == {"swa": ("sliding", 64, 128, 37_440)}
+    assert _pages(la[2]) == {"swa": ("sliding", 64, 128, 37_440), "kv": ("mla", 256, 0, 37_440),
+                             "state": ("sliding", 4, 8, 32_832), "indexer": ("mla", 256, 0, 8_640),
+                             "indexer_state": ("sliding", 4, 8, 8_640)}
+    assert _pages(la[3]) == {"swa": ("sliding", 64, 128, 37_440), "kv": ("mla", 256, 0, 1_728),
+                             "state": ("sliding", 8, 128, 32_832)}
+
+
+def test_flash_groups_and_block_bytes():
+    """43 trunk layers (2 SWA-only, 21 ratio-4, 20 ratio-128). Full-MLA group: pages {37,440 x 21, 8,640 x 21,
+    1,728 x 20} -> 21 layer tuples; sliding groups by (block, window): (64, 128) 43 layers, (4, 8) 21 + 21, (8, 128) 20;
+    _approximate_gcd([21, 43, 21, 20], lower_bound=21) = 22 (padding 1 + 1 + 1 + 2), so the SWA group splits 22 / 21
+    and a block is 22 tuples of 37,440 + 8,640 + 1,728 = 47,808 B: 1,051,776 B per 256 tokens. The C4 state pages
+    (32,832) are padded to 37,440."""
+    p = deepseek_v4_plan(list(_flash().trunk_layers), "")
+    assert (p.n_tuples, p.tuple_bytes, p.bytes_per_block, p.block_size) == (22, 47_808, 1_051_776, 256)
+    assert [(g.block_size, g.window, g.page_bytes, len(i)) for g, i in p.groups] == [
+        (256, 0, 21 * 37_440 + 21 * 8_640 + 20 * 1_728, 41), (64, 128, 22 * 37_440, 22), (64, 128, 21 * 37_440, 21),
+        (4, 8, 21 * 37_440 + 21 * 8_640, 21), (8, 128, 20 * 37_440, 20)]
+
+
+def test_heldout_issue_44376_gh200_tp2():
+    """HELD OUT (nothing fitted to it): vllm-project/vllm#44376, comment by simonwalo 2026-06-03, vLLM v0.22,
+    DeepSeek-V4-Flash on 2 GH200 (96 GB), LLM(tensor_parallel_size=2, enable_expert_parallel=True,
+    max_model_len=30_000, kv_cache_dtype="fp8", block_size=256, gpu_memory_utilization=0.95), kept verbatim:
+      "ValueError: To serve at least one request with the model's max seq len (30000), (6.66 GiB KV cache is needed,
+      which is larger than the available KV cache memory (5.44 GiB). Based on the available memory, the estimated
+      maximum model length is 13528."
+    max_num_batched_tokens: the LLM class default on a >= 70 GiB GPU, 16384 (engine/arg_utils.py). The DeepseekV4
+    branch of _max_memory_usage_bytes_from_groups: 22 tuples x 47,808 B x (118 + 2 x 259 + 4,099 + 2,065 pages) =
+    7,152,076,800 B = 6.66 GiB; the estimate for 5.44 GiB (rounded: 5.435-5.445) lies in 13,512-13,536."""
+    p = deepseek_v4_plan(list(_flash().trunk_layers), "")
+    assert p.needed(30_000, 16_384) == 7_152_076_800
+    assert f"{p.needed(30_000, 16_384) / GiB:.2f}" == "6.66"
+    lo = estimate_max_model_len(p, int(5.435 * GiB), 30_000, 16_384)
+    hi = estimate_max_model_len(p, int(5.445 * GiB), 30_000, 16_384)
+    assert lo <= 13_528 <= hi
+
+
+def _check(*args):
+    return subprocess.run([sys.executable, "-m", "oomkit", "check", "--gpu", "8x H200", "--json", *args],
+                          capture_output=True, text=True, timeout=180)
+
+
+@pytest.mark.parametrize("version", ["0.20.0", "0.34.0"])
+def test_cli_sizes_flash_on_8x_h200(version):
+    p = _check("--engine-version", version, "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
+               "--kv-cache-dtype", "fp8", "--tensor-parallel-size", "8", "--max-model-len", "65536")
+    assert p.returncode in (0, 1), p.stdout + p.stderr
+    d = json.loads(p.stdout)
+    assert d["kv_cache_bytes"] > 0 and d["weights_bytes"] > 0
+
+
+def test_cli_before_020_refuses_and_needs_fp8():
+    p = _check("--engine-version", "0.19.1", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
+               "--kv-cache-dtype", "fp8", "-tp", "8")
+    assert p.returncode == 2 and "DeepseekV4ForCausalLM from 0.20.0" in p.stderr, p.stdout + p.stderr
+    p = _check("--engine-version", "0.20.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8")
+    assert p.returncode == 2 and "DeepseekV4 only supports fp8 kv-cache format" in p.stderr, p.stdout + p.stderr
