@@ -93,3 +93,28 @@ def test_cli_before_020_refuses_and_needs_fp8():
     assert p.returncode == 2 and "DeepseekV4ForCausalLM from 0.20.0" in p.stderr, p.stdout + p.stderr
     p = _check("--engine-version", "0.20.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8")
     assert p.returncode == 2 and "DeepseekV4 only supports fp8 kv-cache format" in p.stderr, p.stdout + p.stderr
+
+
+def test_checkpoint_weights_as_vllm_loads_them():
+    """DeepseekV4FP8Config (0.20.0 models/deepseek_v4.py): experts MXFP4 (4,096 x 2,048 x 256 x 17 / 32 bytes:
+    half a byte and one e8m0 scale per 32), the other Linear weights block FP8 (attn_q_b 1,024 x 32,768: one byte
+    each + 8 x 256 float32 block scales = 33,562,624 B), the compressors unquantized in the model dtype."""
+    from oomkit.engines.vllm.weights import _deepseek_v4_checkpoint
+
+    t = {x.name: x for x in _deepseek_v4_checkpoint(spec_from_config(DSV4_FLASH, "dsv4"))}  # no GGUF type named
+    assert (t["blk.2.ffn_up_exps.weight"].dtype, t["blk.2.ffn_up_exps.weight"].nbytes) == (
+        "mxfp4", 4096 * 2048 * 256 * 17 // 32)
+    assert (t["blk.2.attn_q_b.weight"].dtype, t["blk.2.attn_q_b.weight"].nbytes) == ("fp8-block", 33_562_624)
+    assert (t["blk.2.attn_compressor_kv.weight"].dtype, t["blk.2.attn_compressor_kv.weight"].nbytes) == (
+        "bf16", 4096 * 1024 * 2)
+    assert t["blk.2.ffn_gate_tid2eid.weight"].dtype == "I32"
+
+
+def test_cli_weights_per_rank_at_tp8():
+    """Flash at TP8 on 0.20.0: 20,967,169,516 B (19.5 GiB) of weights per rank, 167.7 GB over the 8 (the checkpoint
+    is about 160 GB of FP8 / FP4 safetensors)."""
+    p = _check("--engine-version", "0.20.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
+               "--kv-cache-dtype", "fp8", "-tp", "8")
+    assert p.returncode in (0, 1), p.stdout + p.stderr
+    d = json.loads(p.stdout)
+    assert 150e9 < d["weights_bytes"] < 185e9

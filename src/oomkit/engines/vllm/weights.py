@@ -101,6 +101,36 @@ _UNGUARDED_UNDER_PP = {"qwen3moe": (True, True), "qwen2moe": (True, True), "qwen
                        "qwen35": (True, False), "qwen35moe": (True, False)}
 
 
+# DeepSeek-V4's own checkpoint as vLLM loads it (0.20.0 model_executor/models/deepseek_v4.py DeepseekV4FP8Config, the
+# quant_method "fp8" of a deepseek_v4 config overridden to "deepseek_v4_fp8", models/config.py
+# DeepseekV4ForCausalLMConfig): FusedMoE experts through Mxfp4MoEMethod (e2m1 packed two a byte + one e8m0 scale per
+# 32), the other Linear layers through Fp8Config's block method (one byte + a float32 weight_scale_inv per 128 x 128
+# block); the compressors' fused_wkv_wgate is built with quant_config=None (deepseek_compressor.py), as are the
+# embedding, the head and the small hyper-connection / router / norm tensors (model dtype)
+_DSV4_FP8 = ("attn_q_a.weight", "attn_q_b.weight", "attn_kv.weight", "attn_output_a.weight", "attn_output_b.weight",
+             "_shexp.weight", "indexer.attn_q_b.weight")
+_DSV4_GGUF_LABEL = "DeepSeek-V4 is sized as a llama.cpp GGUF"
+
+
+def _deepseek_v4_checkpoint(spec: ModelSpec) -> tuple[TensorSpec, ...]:
+    """The tensors of a DeepSeek-V4 spec read from its config.json (no GGUF file type named) as the checkpoint holds
+    them for vLLM; a GGUF's own tensors are kept."""
+    if spec.architecture != "deepseek4" or not any(lb.startswith(_DSV4_GGUF_LABEL) for lb in spec.labels):
+        return spec.weights.tensors
+    out = []
+    for t in spec.weights.tensors:
+        n = t.n_elements
+        if "_exps." in t.name and len(t.shape) == 3:
+            t = replace(t, dtype="mxfp4", nbytes=n // 2 + n // 32)
+        elif t.name.endswith(_DSV4_FP8) and len(t.shape) == 2:
+            k, m = t.shape
+            t = replace(t, dtype="fp8-block", nbytes=n + cdiv(k, 128) * cdiv(m, 128) * 4)
+        elif t.dtype.upper() != "I32":
+            t = replace(t, dtype="bf16", nbytes=2 * n)
+        out.append(t)
+    return tuple(out)
+
+
 def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int = 0) -> list[int]:
     """Bytes of weights each pipeline stage's ranks load (TP ranks of a stage hold the same amount; under expert
     parallelism, the rank `ep_rank` of the EP group). With --speculative-config the checkpoint's own MTP (next-n)
@@ -115,11 +145,12 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
     plain = spec.weights.format.lower() in FLOAT_BYTES or spec.weights.format.lower() in DTYPE_ALIASES
     online = load_layout(s.quantization, plain)
     embed_everywhere, head_everywhere = _UNGUARDED_UNDER_PP.get(spec.architecture, (False, False))
+    tensors = _deepseek_v4_checkpoint(spec)
     out = []
     for stage, (lo, hi) in enumerate(parts):
         first, last = stage == 0, stage == r.pp - 1
         total = 0
-        for t in spec.weights.tensors:
+        for t in tensors:
             if t.layer is not None:
                 if t.layer >= trunk_n:
                     if not (r.num_spec and last):
