@@ -78,7 +78,22 @@ def _check(*args):
                           capture_output=True, text=True, timeout=180)
 
 
-@pytest.mark.parametrize("version", ["0.20.0", "0.34.0"])
+def test_block_bytes_by_release():
+    """Bytes of one 256-token block over all KV tensors (Flash): 0.20-0.22, 22 tuples x 47,808 = 1,051,776; 0.23-0.26
+    (_bucket_layers_by_page_size: per page size the most layers of it in one group) 37,440 x 22 + 8,640 x 21 +
+    1,728 x 20 = 1,039,680; 0.27 without the padding, the 32,832 B compressor-state pages get their own slots:
+    + 32,832 x 21 = 1,729,152."""
+    layers = list(_flash().trunk_layers)
+    assert deepseek_v4_plan(layers, "", (0, 22, 0)).bytes_per_block == 1_051_776
+    assert deepseek_v4_plan(layers, "", (0, 23, 0)).bytes_per_block == 1_039_680
+    assert deepseek_v4_plan(layers, "", (0, 26, 0)).bytes_per_block == 1_039_680
+    assert deepseek_v4_plan(layers, "", (0, 27, 1)).bytes_per_block == 1_729_152
+    # the request check (_max_memory_usage_bytes_from_groups) is the same in every one of them
+    assert {deepseek_v4_plan(layers, "", v).needed(30_000, 16_384) for v in ((0, 20, 0), (0, 26, 0), (0, 27, 1))} == {
+        7_152_076_800}
+
+
+@pytest.mark.parametrize("version", ["0.20.0", "0.26.0", "0.27.1"])
 def test_cli_sizes_flash_on_8x_h200(version):
     p = _check("--engine-version", version, "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
                "--kv-cache-dtype", "fp8", "--tensor-parallel-size", "8", "--max-model-len", "65536")
@@ -87,12 +102,15 @@ def test_cli_sizes_flash_on_8x_h200(version):
     assert d["kv_cache_bytes"] > 0 and d["weights_bytes"] > 0
 
 
-def test_cli_before_020_refuses_and_needs_fp8():
+def test_cli_refuses_before_020_after_027_and_without_fp8():
     p = _check("--engine-version", "0.19.1", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
                "--kv-cache-dtype", "fp8", "-tp", "8")
     assert p.returncode == 2 and "DeepseekV4ForCausalLM from 0.20.0" in p.stderr, p.stdout + p.stderr
     p = _check("--engine-version", "0.20.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8")
     assert p.returncode == 2 and "DeepseekV4 only supports fp8 kv-cache format" in p.stderr, p.stdout + p.stderr
+    p = _check("--engine-version", "0.34.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
+               "--kv-cache-dtype", "fp8", "-tp", "8")  # 0.28+ layouts are not modelled
+    assert p.returncode == 2 and "--engine-version 0.27.1" in p.stderr, p.stdout + p.stderr
 
 
 def test_checkpoint_weights_as_vllm_loads_them():

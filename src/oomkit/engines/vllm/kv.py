@@ -368,12 +368,17 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
         # DeepseekV4ForCausalLM (0.20.0+): only an fp8 cache (deepseek_v4_attention.py DeepseekV4MLAAttention:
         # "DeepseekV4 only supports fp8 kv-cache format for now"; 0.34 models/deepseek_v4/attention.py
         # _resolve_dsv4_kv_cache_dtype asserts the same for the FlashMLA layout), stored as fp8_ds_mla
+        if r.version >= DSV4_LAST:
+            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout (0.28+: "
+                              "specs rebuilt on state_content_bytes, then configurable SWA blocks and bounded replay) "
+                              "is not modelled; --engine-version 0.27.1 gives the 0.20-0.27 layout")
         if not r.kv_dtype.startswith("fp8"):
             raise OomkitError(f"DeepseekV4 only supports fp8 kv-cache format for now, got {r.kv_dtype} "
                               "(pass --kv-cache-dtype fp8)")
         layers = [la for la in (spec.layers if r.num_spec else spec.trunk_layers) if la.attention is not None
                   and (lo <= la.index < hi or (hi == spec.n_trunk_layers and la.index >= hi))]
-        return deepseek_v4_plan(layers, "DeepSeek-V4: FlashMLA-sparse 256-token blocks (fp8_ds_mla, 584 B rows)")
+        return deepseek_v4_plan(layers, "DeepSeek-V4: FlashMLA-sparse 256-token blocks (fp8_ds_mla, 584 B rows)",
+                                r.version)
     block, why = block_size_for(spec, s, r)
     specs, block, label = verify_and_update_config(spec.name, get_kv_cache_spec(spec, s, r, block), block, why, r)
     # the MTP drafter's layers (index >= n_trunk_layers) run beside the last stage
@@ -577,11 +582,11 @@ class DeepseekV4KvPlan(KvPlan):
 
     tuple_bytes: int = 0  # sum of the full-MLA group's distinct page sizes
     n_tuples: int = 1
-    group_pages: tuple[int, ...] = ()  # max pages one request holds, per group (same order as groups)
+    block_bytes: int = 0  # one block over every KV tensor (see deepseek_v4_plan)
 
     @property
     def bytes_per_block(self) -> int:
-        return self.tuple_bytes * self.n_tuples
+        return self.block_bytes
 
     def needed(self, max_len: int, batched: int) -> int:
         """_max_memory_usage_bytes_from_groups (the DeepseekV4 branch): n_tuples x tuple bytes x the pages each
@@ -595,8 +600,17 @@ class DeepseekV4KvPlan(KvPlan):
         return cdiv(sum(sp.max_memory_usage(max_len, batched) for sp, _ in self.groups), self.groups[0][0].page_bytes)
 
 
-def deepseek_v4_plan(layers: list[LayerSpec], label: str) -> KvPlan:
-    """One rank's DeepSeek-V4 layers -> its groups (see DeepseekV4KvPlan)."""
+DSV4_SLOTS = (0, 23, 0)  # 0.23.0: _get_kv_cache_config_deepseek_v4 buckets the layers by page size
+DSV4_UNPADDED = (0, 27, 0)  # 0.27: "The packed block planner overlays groups, so their page sizes do not need to match"
+DSV4_LAST = (0, 28, 0)  # 0.28: specs rebuilt on state_content_bytes (then configurable SWA blocks, bounded replay)
+
+
+def deepseek_v4_plan(layers: list[LayerSpec], label: str, version: tuple[int, int, int] = DSV4_FIRST) -> KvPlan:
+    """One rank's DeepSeek-V4 layers -> its groups (see DeepseekV4KvPlan). Bytes of one block over all KV tensors:
+    0.20-0.22 _get_kv_cache_config_deepseek_v4: available // (layer_tuple_page_bytes x num_layer_tuples), n_tuples x
+    the full-MLA group's distinct pages; 0.23-0.26 (_bucket_layers_by_page_size, packed from 0.24): the sum over
+    page sizes of the page x the most layers of that page in any one group; 0.27.x the same without padding the
+    sliding pages up to the full-MLA pages (read in the 0.20.0-0.27.1 wheels)."""
     if not layers:
         return KvPlan(layers={}, groups=(), group_size=1, page_bytes=0, block_size=DSV4_BLOCK, label="no KV cache")
     caches = {la.index: deepseek_v4_layer_caches(la) for la in layers}
@@ -622,10 +636,14 @@ def deepseek_v4_plan(layers: list[LayerSpec], label: str) -> KvPlan:
     groups = [(KvSpec("mla", DSV4_BLOCK, padded_page=sum(sp.page_bytes for _, sp in full)),
                tuple(sorted({i for i, _ in full})))]
     n_tuples = n0
+    slots: dict[int, int] = {}
+    for _, sp in full:
+        slots[sp.page_bytes] = slots.get(sp.page_bytes, 0) + 1
     for (blk, win), members in swa.items():
         by_size: dict[int, list[tuple[int, KvSpec]]] = {}
         for i, sp in members:
-            target = min(p for p in full_pages if p >= sp.page_bytes)
+            target = (sp.page_bytes if version >= DSV4_UNPADDED
+                      else min(p for p in full_pages if p >= sp.page_bytes))
             by_size.setdefault(target, []).append((i, replace(sp, padded_page=target)))
         per_size = len(next(iter(by_size.values())))
         n_sub = cdiv(per_size, d)
@@ -633,9 +651,13 @@ def deepseek_v4_plan(layers: list[LayerSpec], label: str) -> KvPlan:
         for k in range(n_sub):
             sub = [m for t in tuples[k::n_sub] for m in t]
             n_tuples = max(n_tuples, len(tuples[k::n_sub]))
+            for ps in by_size:
+                slots[ps] = max(slots.get(ps, 0), len(tuples[k::n_sub]))
             groups.append((KvSpec("sliding", blk, window=win, padded_page=sum(sp.page_bytes for _, sp in sub)),
                            tuple(sorted({i for i, _ in sub}))))
     per_layer = {i: KvSpec("dsv4", DSV4_BLOCK, padded_page=sum(sp.page_bytes for _, sp in cs)) for i, cs in caches.items()}
+    block_bytes = (sum(ps * n for ps, n in slots.items()) if version >= DSV4_SLOTS
+                   else n_tuples * sum(full_pages))
     return DeepseekV4KvPlan(layers=per_layer, groups=tuple(groups), group_size=n_tuples,
                             page_bytes=sum(full_pages), block_size=DSV4_BLOCK, label=label,
-                            tuple_bytes=sum(full_pages), n_tuples=n_tuples)
+                            tuple_bytes=sum(full_pages), n_tuples=n_tuples, block_bytes=block_bytes)
