@@ -280,6 +280,12 @@ def spec_from_config(
     )
 
 
+# The note of a DeepSeek-V4 spec read from config.json, which also marks it for vLLM's checkpoint sizing
+# (engines/vllm/weights.py _deepseek_v4_checkpoint)
+DSV4_CONFIG_LABEL = ("DeepSeek-V4 read from config.json: llama.cpp's GGUF sized as Q8_0 (no GGUF file type named); "
+                     "vLLM sizes the checkpoint as it loads it (MXFP4 experts, block-FP8 linear layers)")
+
+
 def _deepseek_v4_spec(cfg: Mapping[str, Any], r: _Reader, name: str, source: str, weight_format: str | None,
                       publisher: str | None) -> ModelSpec:
     """DeepSeek-V4 (model_type deepseek_v4) as llama.cpp's GGUF of it holds it. The converter (conversion/deepseek.py
@@ -359,7 +365,7 @@ def _deepseek_v4_spec(cfg: Mapping[str, Any], r: _Reader, name: str, source: str
             out.append(replace(x, offset=offset))
             offset += (x.nbytes + 31) // 32 * 32  # gguf-py's 32-byte alignment (weights.GGUF_ALIGNMENT)
         weights = replace(weights, tensors=tuple(out))
-    labels = [] if gguf else ["DeepSeek-V4 is sized as a llama.cpp GGUF: no GGUF file type named, weights as Q8_0"]
+    labels = [] if gguf else [DSV4_CONFIG_LABEL]
     return ModelSpec(
         name=name, architecture="deepseek4", n_embd=n_embd, n_vocab=n_vocab,
         n_ctx_train=r.int("max_position_embeddings", default=0), layers=layers, weights=weights,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...memo import ByObject
+from ...model.hf_config import DSV4_CONFIG_LABEL
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import cdiv, round_up
@@ -109,13 +110,12 @@ _UNGUARDED_UNDER_PP = {"qwen3moe": (True, True), "qwen2moe": (True, True), "qwen
 # embedding, the head and the small hyper-connection / router / norm tensors (model dtype)
 _DSV4_FP8 = ("attn_q_a.weight", "attn_q_b.weight", "attn_kv.weight", "attn_output_a.weight", "attn_output_b.weight",
              "_shexp.weight", "indexer.attn_q_b.weight")
-_DSV4_GGUF_LABEL = "DeepSeek-V4 is sized as a llama.cpp GGUF"
 
 
 def _deepseek_v4_checkpoint(spec: ModelSpec) -> tuple[TensorSpec, ...]:
     """The tensors of a DeepSeek-V4 spec read from its config.json (no GGUF file type named) as the checkpoint holds
     them for vLLM; a GGUF's own tensors are kept."""
-    if spec.architecture != "deepseek4" or not any(lb.startswith(_DSV4_GGUF_LABEL) for lb in spec.labels):
+    if spec.architecture != "deepseek4" or DSV4_CONFIG_LABEL not in spec.labels:
         return spec.weights.tensors
     out = []
     for t in spec.weights.tensors:
