@@ -16,6 +16,7 @@ from ...units import GiB, MiB
 from .. import _tp
 from ..versions import Version
 from . import quantization
+from .archs import check_model_release
 from .settings import ERAS, VllmSettings, parse_version
 
 # Memory CUDA reserves for itself: cudaMemGetInfo's total (vLLM's total_memory) is about this much below
@@ -258,6 +259,7 @@ def _max_model_len(spec: ModelSpec, s: VllmSettings, version: Version, warnings:
 
 def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Resolved:
     version = parse_version(s.engine_version)
+    check_model_release(spec, version)
     warnings: list[str] = []
     v1 = version >= ERAS["v1_default"] if s.use_v1 is None else s.use_v1
     if version >= ERAS["v1_only"]:
