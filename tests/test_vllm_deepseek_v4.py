@@ -88,12 +88,18 @@ def test_block_bytes_by_release():
     assert deepseek_v4_plan(layers, "", (0, 23, 0)).bytes_per_block == 1_039_680
     assert deepseek_v4_plan(layers, "", (0, 26, 0)).bytes_per_block == 1_039_680
     assert deepseek_v4_plan(layers, "", (0, 27, 1)).bytes_per_block == 1_729_152
+    # 0.28.0: the pages come from state_content_bytes=584 (AttentionSpec.unpadded_page_size_bytes = 1 head x
+    # storage_block_size x 584: 64 x 584 = 37,376 -> 37,440 and 2 x 584 = 1,168 -> 1,728 after the 576 B alignment;
+    # the float32 compressor states 4 x 2,048 x 4 = 8 x 1,024 x 4 = 32,768 -> 32,832; indexer 64 x 132 = 8,448 ->
+    # 8,640), the grouping unchanged: 37,440 x 22 + 8,640 x 21 + 1,728 x 20 + 32,832 x 21 = 1,729,152 per 256 tokens
+    assert deepseek_v4_plan(layers, "", (0, 28, 0)).bytes_per_block == 37_440 * 22 + 8_640 * 21 + 1_728 * 20 \
+        + 32_832 * 21 == 1_729_152
     # the request check (_max_memory_usage_bytes_from_groups) is the same in every one of them
-    assert {deepseek_v4_plan(layers, "", v).needed(30_000, 16_384) for v in ((0, 20, 0), (0, 26, 0), (0, 27, 1))} == {
-        7_152_076_800}
+    assert {deepseek_v4_plan(layers, "", v).needed(30_000, 16_384)
+            for v in ((0, 20, 0), (0, 26, 0), (0, 27, 1), (0, 28, 0))} == {7_152_076_800}
 
 
-@pytest.mark.parametrize("version", ["0.20.0", "0.26.0", "0.27.1"])
+@pytest.mark.parametrize("version", ["0.20.0", "0.26.0", "0.27.1", "0.28.0"])
 def test_cli_sizes_flash_on_8x_h200(version):
     p = _check("--engine-version", version, "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
                "--kv-cache-dtype", "fp8", "--tensor-parallel-size", "8", "--max-model-len", "65536")
@@ -102,15 +108,15 @@ def test_cli_sizes_flash_on_8x_h200(version):
     assert d["kv_cache_bytes"] > 0 and d["weights_bytes"] > 0
 
 
-def test_cli_refuses_before_020_after_027_and_without_fp8():
+def test_cli_refuses_before_020_after_028_and_without_fp8():
     p = _check("--engine-version", "0.19.1", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
                "--kv-cache-dtype", "fp8", "-tp", "8")
     assert p.returncode == 2 and "DeepseekV4ForCausalLM from 0.20.0" in p.stderr, p.stdout + p.stderr
     p = _check("--engine-version", "0.20.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8")
     assert p.returncode == 2 and "DeepseekV4 only supports fp8 kv-cache format" in p.stderr, p.stdout + p.stderr
     p = _check("--engine-version", "0.34.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
-               "--kv-cache-dtype", "fp8", "-tp", "8")  # 0.28+ layouts are not modelled
-    assert p.returncode == 2 and "--engine-version 0.27.1" in p.stderr, p.stdout + p.stderr
+               "--kv-cache-dtype", "fp8", "-tp", "8")  # 0.29+ layouts are not modelled
+    assert p.returncode == 2 and "--engine-version 0.28.0" in p.stderr, p.stdout + p.stderr
 
 
 def test_checkpoint_weights_as_vllm_loads_them():

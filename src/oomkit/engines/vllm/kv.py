@@ -369,9 +369,9 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
         # "DeepseekV4 only supports fp8 kv-cache format for now"; 0.34 models/deepseek_v4/attention.py
         # _resolve_dsv4_kv_cache_dtype asserts the same for the FlashMLA layout), stored as fp8_ds_mla
         if r.version >= DSV4_LAST:
-            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout (0.28+: "
-                              "specs rebuilt on state_content_bytes, then configurable SWA blocks and bounded replay) "
-                              "is not modelled; --engine-version 0.27.1 gives the 0.20-0.27 layout")
+            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout (0.29+: "
+                              "configurable SWA blocks, bounded replay, the bf16 / nvfp4_ds_mla / MXFP4-indexer "
+                              "layouts) is not modelled; --engine-version 0.28.0 gives the 0.20-0.28 layout")
         if not r.kv_dtype.startswith("fp8"):
             raise OomkitError(f"DeepseekV4 only supports fp8 kv-cache format for now, got {r.kv_dtype} "
                               "(pass --kv-cache-dtype fp8)")
@@ -602,7 +602,18 @@ class DeepseekV4KvPlan(KvPlan):
 
 DSV4_SLOTS = (0, 23, 0)  # 0.23.0: _get_kv_cache_config_deepseek_v4 buckets the layers by page size
 DSV4_UNPADDED = (0, 27, 0)  # 0.27: "The packed block planner overlays groups, so their page sizes do not need to match"
-DSV4_LAST = (0, 28, 0)  # 0.28: specs rebuilt on state_content_bytes (then configurable SWA blocks, bounded replay)
+# 0.28.0 rebuilds AttentionSpec's page on state_content_bytes (kv_cache_interface.py AttentionSpec
+# .unpadded_page_size_bytes = num_heads x storage_block_size x state_content_size_bytes) and the DeepSeek-V4 specs
+# pass state_content_bytes=584 for the fp8_ds_mla layout (models/deepseek_v4/attention.py DeepseekV4MLAAttention
+# .get_kv_cache_spec, v1/attention/backends/mla/sparse_swa.py DeepseekV4SWACache.get_kv_cache_spec, block_size still
+# 64): the same 64 x 584 / 2 x 584 rows as 0.27's real_page_size_bytes, the same _apply_alignment_padding(576), the
+# same compressor-state (compressor.py, block 4 / 8) and indexer (DeepseekV4IndexerCache, unchanged) specs, the same
+# 256-token kernel block (sparse_mla.py get_supported_kernel_block_sizes), DeepseekV4ForCausalLMConfig unchanged
+# (model_executor/models/config.py) and the same DeepseekV4 path through get_kv_cache_groups ->
+# _get_kv_cache_groups_uniform_groups / the packed planner / _max_memory_usage_bytes_from_groups (kv_cache_utils.py;
+# 0.27.0 -> 0.28.0 only refactors the sliding-window promotion, unused here) and _resolve_dsv4_kv_cache_dtype
+# (fp8 only for the fp8_ds_mla layout) unchanged: 0.28 is sized as 0.27, read in the 0.27.0 and 0.28.0 wheels.
+DSV4_LAST = (0, 29, 0)  # not read yet: 0.29-0.34 (configurable SWA blocks, bounded replay in 0.31, bf16 rows ...)
 
 
 def deepseek_v4_plan(layers: list[LayerSpec], label: str, version: tuple[int, int, int] = DSV4_FIRST) -> KvPlan:
@@ -610,7 +621,7 @@ def deepseek_v4_plan(layers: list[LayerSpec], label: str, version: tuple[int, in
     0.20-0.22 _get_kv_cache_config_deepseek_v4: available // (layer_tuple_page_bytes x num_layer_tuples), n_tuples x
     the full-MLA group's distinct pages; 0.23-0.26 (_bucket_layers_by_page_size, packed from 0.24): the sum over
     page sizes of the page x the most layers of that page in any one group; 0.27.x the same without padding the
-    sliding pages up to the full-MLA pages (read in the 0.20.0-0.27.1 wheels)."""
+    sliding pages up to the full-MLA pages, 0.28.x as 0.27 (read in the 0.20.0-0.28.0 wheels)."""
     if not layers:
         return KvPlan(layers={}, groups=(), group_size=1, page_bytes=0, block_size=DSV4_BLOCK, label="no KV cache")
     caches = {la.index: deepseek_v4_layer_caches(la) for la in layers}
