@@ -222,7 +222,9 @@ def case_qwen35_ktransformers() -> list[Row]:
     name = "qwen3.5-moe-ktransformers-2x4090-tp2-hybrid"
     d = load(name)
     spec = qwen35_moe_spec(d)
-    s = sg.SGLangSettings(tp_size=2, max_running_requests=1, context_length=8192, engine_version="0.5.8")
+    # ktransformers' fork ran Qwen3.5 before upstream did: sized as 0.5.9, the first upstream release with
+    # models/qwen3_5.py, in the same 0.5.4-0.5.17 state-pool era as the fork's 0.5.8 base
+    s = sg.SGLangSettings(tp_size=2, max_running_requests=1, context_length=8192, engine_version="0.5.9")
     rows = _kv_rows(name, spec, s, d)
     lay = sg.cache_layout(spec, s)
     conv, ssm = sg.mamba_cache_per_req(lay, s, spec)

@@ -19,6 +19,7 @@ from ...quant.dtypes import FLOAT_BYTES
 from ...units import GiB, MiB, cdiv
 from .. import _tp
 from ..versions import Version
+from .archs import check_model_release
 from .settings import (
     KV_CACHE_DTYPES,
     SGLangSettings,
@@ -113,6 +114,7 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
     else:
         kv_bytes, kv_dtype = KV_CACHE_DTYPES[s.kv_cache_dtype], s.kv_cache_dtype
     layers = spec.trunk_layers if layers is None else layers
+    check_model_release(spec, parse_version(s.engine_version))
     _check_index_share_release(spec, s.engine_version)
     if spec.architecture in NO_ATTENTION_LAYERS_OK:
         layers = _one_kv_head_count(layers)
@@ -378,19 +380,11 @@ def profile_available_bytes(s: SGLangSettings, lay: CacheLayout, avail_after_loa
     return avail_after_load / GiB - pre_load_free / GiB * (1 - mfs), mfs
 
 
-# The first releases with models/lfm2.py (PR #16890, opened 2026-01-11) and models/lfm2_moe.py (PR #17997, opened
-# 2026-01-30), approximate: the releases after the PRs, as settings.py dates PR #18039 to 0.5.9
-_LFM2_RELEASES = {"lfm2": (0, 5, 8), "lfm2moe": (0, 5, 9)}
-
-
 def _check_lfm2_release(spec: ModelSpec, v: Version) -> None:
-    first = _LFM2_RELEASES.get(spec.architecture)
-    if first is None:
+    if spec.architecture not in ("lfm2", "lfm2moe"):
         raise OomkitError(f"{spec.name}: SGLang's state pool for short-convolution layers is modelled for LFM2 / "
                           f"LFM2-MoE only, not {spec.architecture!r}")
-    if v < first:
-        raise OomkitError(f"{spec.name}: SGLang {'.'.join(map(str, v))} has no {spec.architecture} model "
-                          f"(added about {'.'.join(map(str, first))})")
+    check_model_release(spec, v)  # archs.py FIRST_RELEASES: models/lfm2.py, lfm2_moe.py from 0.5.9
 
 
 def handle_max_mamba_cache(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings, v: Version, rest_gib: float
