@@ -34,3 +34,13 @@ def test_refused_before_the_first_release(name, kw, before, first):
 def test_sized_from_the_first_release(name, kw, before, first):
     r = estimate(name, "vllm", max_model_len=4096, engine_version=first, **kw)
     assert r.to_dict()
+
+
+def test_nemotron_h_without_latent_moe_runs_before_it():
+    """The plain Nemotron-H models (no moe_latent_size) run from 0.9.1 (registry.py NemotronHForCausalLM), before
+    the latent MoE (0.13.0)."""
+    from oomkit.engines.vllm.archs import check_model_release
+    spec = type("S", (), {"architecture": "nemotron_h", "name": "nemotron-h", "layers": ()})()
+    with pytest.raises(OomkitError, match=r"vLLM 0\.9\.0 has no NemotronHForCausalLM.*0\.9\.1"):
+        check_model_release(spec, (0, 9, 0))
+    check_model_release(spec, (0, 9, 1))
