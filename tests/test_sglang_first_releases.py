@@ -18,6 +18,8 @@ CASES = [
     ("qwen3.6-27b", dict(gpu="H100"), "0.5.8.post1", "0.5.9"),
     ("qwen3.8-27b", dict(gpu="H100"), "0.5.8.post1", "0.5.9"),
     ("qwen3.5-35b-a3b", dict(gpu="H100"), "0.5.8.post1", "0.5.9"),
+    ("ministral-3-8b-instruct-2512", dict(gpu="H100"), "0.5.6", "0.5.6.post1"),
+    ("ministral-3-3b-instruct-2512", dict(gpu="H100"), "0.5.6", "0.5.6.post1"),
     ("gemma-4-12b-it", dict(gpu="H100"), "0.5.10.post1", "0.5.11"),
     ("kimi-k3", dict(gpu="8x H200", tp_size=8), "0.5.16", "0.5.17"),
 ]

@@ -37,6 +37,9 @@ FIRST_RELEASES: tuple[FirstRelease, ...] = (
     FirstRelease(_latent_moe, (0, 5, 8, 0), "latent MoE (models/nemotron_h.py moe_latent_size)"),
     # models/kimi_linear.py: not in 0.5.4.post1, in 0.5.4.post2
     FirstRelease(_arch("kimi-linear"), (0, 5, 4, 2), "kimi-linear model (models/kimi_linear.py)"),
+    # models/ministral3.py (Ministral3ForCausalLM: Ministral 3, Devstral Small 2; model_type ministral3, which
+    # model/hf_config.py maps to mistral3): not in 0.5.6, in 0.5.6.post1
+    FirstRelease(_arch("mistral3"), (0, 5, 6, 1), "ministral3 model (models/ministral3.py)"),
     # models/lfm2.py and models/lfm2_moe.py: neither in 0.5.8.post1, both in 0.5.9
     FirstRelease(_arch("lfm2"), (0, 5, 9, 0), "lfm2 model (models/lfm2.py)"),
     FirstRelease(_arch("lfm2moe"), (0, 5, 9, 0), "lfm2moe model (models/lfm2_moe.py)"),
