@@ -5,70 +5,40 @@ named. Features newer than their architecture (Nemotron 3 Super's latent MoE, GL
 by reading the model file in the same wheels."""
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import NamedTuple
-
-from ...errors import OomkitError
 from ...model.spec import ModelSpec
-from ..versions import Version
-
-
-class FirstRelease(NamedTuple):
-    needs: Callable[[ModelSpec], bool]  # does this model need it
-    version: Version  # the first release with it
-    what: str  # what that release added, as its source shows it
-
-
-def _arch(*names: str) -> Callable[[ModelSpec], bool]:
-    return lambda spec: spec.architecture in names
-
-
-def _latent_moe(spec: ModelSpec) -> bool:
-    return spec.architecture == "nemotron_h" and any(
-        la.ffn is not None and getattr(la.ffn, "n_embd_latent", 0) for la in spec.layers)
-
-
-def _shared_indexers(spec: ModelSpec) -> bool:
-    return any(la.attention is not None and getattr(la.attention, "indexer_shared", False) for la in spec.layers)
-
+from ..first_release import FirstRelease, arch, check, latent_moe, shared_indexers
+from ..versions import Version, version_str
 
 # Checked in order; the first row a model needs and the release lacks refuses it. Wheels read (registry.py): the
 # class absent in the first release's predecessor, present in it.
 FIRST_RELEASES: tuple[FirstRelease, ...] = (
     # NemotronHForCausalLM: not in 0.9.0, in 0.9.1
-    FirstRelease(_arch("nemotron_h"), (0, 9, 1), "NemotronHForCausalLM (models/nemotron_h.py)"),
+    FirstRelease(arch("nemotron_h"), (0, 9, 1), "NemotronHForCausalLM (models/nemotron_h.py)"),
     # models/nemotron_h.py reads moe_latent_size (fc1/fc2_latent_proj around the routed experts): not in 0.12.0,
     # in 0.13.0; without it the experts would be built hidden-wide and the checkpoint would not load
-    FirstRelease(_latent_moe, (0, 13, 0), "latent MoE (models/nemotron_h.py moe_latent_size)"),
+    FirstRelease(latent_moe, (0, 13, 0), "latent MoE (models/nemotron_h.py moe_latent_size)"),
     # Lfm2ForCausalLM: not in 0.10.1, in 0.10.2; Lfm2MoeForCausalLM: not in 0.11.0, in 0.11.1
-    FirstRelease(_arch("lfm2"), (0, 10, 2), "Lfm2ForCausalLM (models/lfm2.py)"),
-    FirstRelease(_arch("lfm2moe"), (0, 11, 1), "Lfm2MoeForCausalLM (models/lfm2_moe.py)"),
+    FirstRelease(arch("lfm2"), (0, 10, 2), "Lfm2ForCausalLM (models/lfm2.py)"),
+    FirstRelease(arch("lfm2moe"), (0, 11, 1), "Lfm2MoeForCausalLM (models/lfm2_moe.py)"),
     # KimiLinearForCausalLM: not in 0.11.0, in 0.11.1
-    FirstRelease(_arch("kimi-linear"), (0, 11, 1), "KimiLinearForCausalLM (models/kimi_linear.py)"),
+    FirstRelease(arch("kimi-linear"), (0, 11, 1), "KimiLinearForCausalLM (models/kimi_linear.py)"),
     # GlmMoeDsaForCausalLM (GLM-5): not in 0.15.1, in 0.16.0
-    FirstRelease(_arch("glm_moe_dsa"), (0, 16, 0), "GlmMoeDsaForCausalLM"),
+    FirstRelease(arch("glm_moe_dsa"), (0, 16, 0), "GlmMoeDsaForCausalLM"),
     # GLM-5.2's IndexShare: models/deepseek_v2.py derives the layers that skip the top-k from index_topk_freq and
     # index_skip_topk_offset from 0.23.0; 0.21.0-0.22.0 read the frequency only, behind use_index_cache, with the
     # offset fixed at what 2 gives (max(layer_id - 1, 0) % freq), 0.20.0 and older build every indexer
-    FirstRelease(_shared_indexers, (0, 23, 0), "shared (IndexShare) indexers as the checkpoint lays them out "
+    FirstRelease(shared_indexers, (0, 23, 0), "shared (IndexShare) indexers as the checkpoint lays them out "
                  "(models/deepseek_v2.py index_skip_topk_offset)"),
     # Qwen3_5ForConditionalGeneration / Qwen3_5MoeForConditionalGeneration (Qwen3.5, 3.6, 3.8): not in 0.16.0,
     # in 0.17.0
-    FirstRelease(_arch("qwen35", "qwen35moe"), (0, 17, 0), "Qwen3_5(Moe)ForConditionalGeneration (models/qwen3_5.py)"),
+    FirstRelease(arch("qwen35", "qwen35moe"), (0, 17, 0), "Qwen3_5(Moe)ForConditionalGeneration (models/qwen3_5.py)"),
     # Gemma4ForConditionalGeneration: not in 0.18.1, in 0.19.0
-    FirstRelease(_arch("gemma4"), (0, 19, 0), "Gemma4ForConditionalGeneration (models/gemma4.py)"),
+    FirstRelease(arch("gemma4"), (0, 19, 0), "Gemma4ForConditionalGeneration (models/gemma4.py)"),
     # KimiK3ForConditionalGeneration: not in 0.26.0, in 0.27.0
-    FirstRelease(_arch("kimi-k3"), (0, 27, 0), "KimiK3ForConditionalGeneration"),
+    FirstRelease(arch("kimi-k3"), (0, 27, 0), "KimiK3ForConditionalGeneration"),
 )
-
-
-def _v(v: Version) -> str:
-    return ".".join(map(str, v))
 
 
 def check_model_release(spec: ModelSpec, version: Version) -> None:
     """Refuse a model the release predates: one line naming the first release that runs it."""
-    for row in FIRST_RELEASES:
-        if version < row.version and row.needs(spec):
-            raise OomkitError(f"{spec.name}: vLLM {_v(version)} has no {row.what}; it runs from vLLM "
-                              f"{_v(row.version)} (use --engine-version {_v(row.version)} or newer)")
+    check(FIRST_RELEASES, spec, version, "vLLM", version_str)
