@@ -99,7 +99,24 @@ def test_block_bytes_by_release():
             for v in ((0, 20, 0), (0, 26, 0), (0, 27, 1), (0, 28, 0))} == {7_152_076_800}
 
 
-@pytest.mark.parametrize("version", ["0.20.0", "0.26.0", "0.27.1", "0.28.0"])
+def test_block_bytes_029_packed_planner_worked_by_hand():
+    """0.29.0 (_get_packed_kv_cache_groups, read in the 0.29.0 wheel): the same per-layer pages; buckets by (block,
+    window): full-MLA {37,440 x 21, 8,640 x 21, 1,728 x 20} (counts differ: unbalanced, one group), SWA (64, 128)
+    43 x 37,440, C4 states (4, 8) 21 x 32,832 + 21 x 8,640 (balanced, two sizes: floor 21), C128 states (8, 128)
+    20 x 32,832; repeats = _approximate_gcd([43, 21, 20], lower_bound=21) = 22, so SWA splits 22 / 21. A block is
+    the widest group (_get_kv_cache_bytes_per_block): full-MLA 786,240 + 181,440 + 34,560 = 1,002,240 (SWA 823,680
+    / 786,240, C4 states 870,912, C128 states 656,640). Request check at 30,000 / 16,384: 1,002,240 x (118 +
+    2 x 259 + 4,099 + 2,065 = 6,800 pages) = 6,815,232,000 B; max concurrency divides by the 6,800 pages."""
+    p = deepseek_v4_plan(list(_flash().trunk_layers), "", (0, 29, 0))
+    assert [(g.block_size, g.window, g.page_bytes, len(i)) for g, i in p.groups] == [
+        (256, 0, 1_002_240, 41), (64, 128, 823_680, 22), (64, 128, 786_240, 21), (4, 8, 870_912, 21),
+        (8, 128, 656_640, 20)]
+    assert p.bytes_per_block == 37_440 * 21 + 8_640 * 21 + 1_728 * 20 == 1_002_240
+    assert p.needed(30_000, 16_384) == 1_002_240 * 6_800 == 6_815_232_000
+    assert p.blocks_per_request(30_000, 16_384) == 6_800
+
+
+@pytest.mark.parametrize("version", ["0.20.0", "0.26.0", "0.27.1", "0.28.0", "0.29.0"])
 def test_cli_sizes_flash_on_8x_h200(version):
     p = _check("--engine-version", version, "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
                "--kv-cache-dtype", "fp8", "--tensor-parallel-size", "8", "--max-model-len", "65536")
@@ -115,8 +132,8 @@ def test_cli_refuses_before_020_after_028_and_without_fp8():
     p = _check("--engine-version", "0.20.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8")
     assert p.returncode == 2 and "DeepseekV4 only supports fp8 kv-cache format" in p.stderr, p.stdout + p.stderr
     p = _check("--engine-version", "0.34.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
-               "--kv-cache-dtype", "fp8", "-tp", "8")  # 0.29+ layouts are not modelled
-    assert p.returncode == 2 and "--engine-version 0.28.0" in p.stderr, p.stdout + p.stderr
+               "--kv-cache-dtype", "fp8", "-tp", "8")  # 0.30+ layouts are not modelled
+    assert p.returncode == 2 and "--engine-version 0.29.0" in p.stderr, p.stdout + p.stderr
 
 
 def test_checkpoint_weights_as_vllm_loads_them():

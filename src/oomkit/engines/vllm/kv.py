@@ -369,9 +369,10 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
         # "DeepseekV4 only supports fp8 kv-cache format for now"; 0.34 models/deepseek_v4/attention.py
         # _resolve_dsv4_kv_cache_dtype asserts the same for the FlashMLA layout), stored as fp8_ds_mla
         if r.version >= DSV4_LAST:
-            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout (0.29+: "
+            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout (0.30+: "
                               "configurable SWA blocks, bounded replay, the bf16 / nvfp4_ds_mla / MXFP4-indexer "
-                              "layouts) is not modelled; --engine-version 0.28.0 gives the 0.20-0.28 layout")
+                              "layouts) is not modelled; --engine-version 0.29.0 gives the newest modelled layout "
+                              "(0.28.0 the 0.20-0.28 one)")
         if not r.kv_dtype.startswith("fp8"):
             raise OomkitError(f"DeepseekV4 only supports fp8 kv-cache format for now, got {r.kv_dtype} "
                               "(pass --kv-cache-dtype fp8)")
@@ -583,6 +584,7 @@ class DeepseekV4KvPlan(KvPlan):
     tuple_bytes: int = 0  # sum of the full-MLA group's distinct page sizes
     n_tuples: int = 1
     block_bytes: int = 0  # one block over every KV tensor (see deepseek_v4_plan)
+    packed: bool = False  # 0.29+: the generic packed planner (_get_packed_kv_cache_groups)
 
     @property
     def bytes_per_block(self) -> int:
@@ -590,13 +592,16 @@ class DeepseekV4KvPlan(KvPlan):
 
     def needed(self, max_len: int, batched: int) -> int:
         """_max_memory_usage_bytes_from_groups (the DeepseekV4 branch): n_tuples x tuple bytes x the pages each
-        group needs (UniformTypeKVCacheSpecs.max_memory_usage_pages), summed over the groups."""
-        return self.n_tuples * self.tuple_bytes * sum(
-            cdiv(sp.max_memory_usage(max_len, batched), sp.page_bytes) for sp, _ in self.groups)
+        group needs (UniformTypeKVCacheSpecs.max_memory_usage_pages), summed over the groups. 0.29+: the bytes of
+        one block (_pool_bytes_per_block, the widest group's page) x the same pages summed over the groups."""
+        pages = sum(cdiv(sp.max_memory_usage(max_len, batched), sp.page_bytes) for sp, _ in self.groups)
+        return self.block_bytes * pages if self.packed else self.n_tuples * self.tuple_bytes * pages
 
     def blocks_per_request(self, max_len: int, batched: int) -> int:
         """get_max_concurrency_for_kv_cache_config: each group's pages x its summed page, over the full-MLA
-        group's summed page."""
+        group's summed page; 0.29+: each group's pages, summed (one shared pool of blocks)."""
+        if self.packed:
+            return sum(cdiv(sp.max_memory_usage(max_len, batched), sp.page_bytes) for sp, _ in self.groups)
         return cdiv(sum(sp.max_memory_usage(max_len, batched) for sp, _ in self.groups), self.groups[0][0].page_bytes)
 
 
@@ -613,7 +618,55 @@ DSV4_UNPADDED = (0, 27, 0)  # 0.27: "The packed block planner overlays groups, s
 # _get_kv_cache_groups_uniform_groups / the packed planner / _max_memory_usage_bytes_from_groups (kv_cache_utils.py;
 # 0.27.0 -> 0.28.0 only refactors the sliding-window promotion, unused here) and _resolve_dsv4_kv_cache_dtype
 # (fp8 only for the fp8_ds_mla layout) unchanged: 0.28 is sized as 0.27, read in the 0.27.0 and 0.28.0 wheels.
-DSV4_LAST = (0, 29, 0)  # not read yet: 0.29-0.34 (configurable SWA blocks, bounded replay in 0.31, bf16 rows ...)
+# 0.29.0 keeps every per-layer spec (compress_ratio renamed tokens_per_state, AttentionSpec.num_states = block_size //
+# tokens_per_state, the same 584 B rows, 576 B alignment, SWA block 64) but drops the DeepseekV4 grouping: the
+# layers go through kv_cache_utils.py get_kv_cache_groups -> _get_packed_kv_cache_groups (greedy buckets of
+# UniformTypeKVCacheSpecs.is_uniform_type: one block size, one window; a bucket is "balanced" when every page size
+# in it has as many layers; repeats_per_group = _approximate_gcd(the balanced buckets' get_max_layers_per_page_size,
+# lower_bound = the largest of those mixing page sizes); a balanced bucket splits into cdiv(layers, repeats) groups of
+# pattern_repeats[i::n], an unbalanced one stays whole), one block is _get_kv_cache_bytes_per_block = the widest
+# group's summed page (get_kv_cache_config_from_groups: num_blocks = available // it), the request check
+# _max_memory_usage_bytes_from_groups = that x the pages of every group summed, get_max_concurrency_for_kv_cache_config
+# num_blocks / the summed pages (read in the 0.29.0 wheel).
+DSV4_PACKED = (0, 29, 0)
+DSV4_LAST = (0, 30, 0)  # not read yet: 0.30-0.34 (configurable SWA blocks, bounded replay in 0.31, bf16 rows ...)
+
+
+def _deepseek_v4_packed_plan(caches, full, swa, label: str) -> KvPlan:
+    """0.29+ kv_cache_utils.py _get_packed_kv_cache_groups (see DSV4_PACKED): the full-MLA bucket (block 256) and
+    one sliding bucket per (block_size, sliding_window)."""
+    buckets = [("mla", DSV4_BLOCK, 0, full)] + [("sliding", blk, win, m) for (blk, win), m in swa.items()]
+
+    def by_size(members):
+        out: dict[int, list[tuple[int, KvSpec]]] = {}
+        for i, sp in members:
+            out.setdefault(sp.page_bytes, []).append((i, sp))
+        return out
+
+    info = []
+    for kind, blk, win, members in buckets:
+        sizes = by_size(members)
+        balanced = len({len(v) for v in sizes.values()}) == 1
+        info.append((kind, blk, win, members, sizes, balanced, max(len(v) for v in sizes.values())))
+    floor = max((most for *_, sizes, bal, most in info if bal and len(sizes) > 1), default=0)
+    repeats = _approximate_gcd([most for *_, bal, most in info if bal], floor) if floor else None
+    groups = []
+    for kind, blk, win, members, sizes, balanced, most in info:
+        n = cdiv(most, repeats) if balanced and repeats is not None else 1
+        if n == 1:
+            subs = [members]
+        else:
+            tuples = list(zip(*sizes.values(), strict=True))
+            subs = [[m for t in tuples[k::n] for m in t] for k in range(n)]
+        for sub in subs:
+            groups.append((KvSpec(kind, blk, window=win, padded_page=sum(sp.page_bytes for _, sp in sub)),
+                           tuple(sorted({i for i, _ in sub}))))
+    block_bytes = max(g.page_bytes for g, _ in groups)  # _get_kv_cache_bytes_per_block
+    per_layer = {i: KvSpec("dsv4", DSV4_BLOCK, padded_page=sum(sp.page_bytes for _, sp in cs)) for i, cs in caches.items()}
+    full_pages = sorted({sp.page_bytes for _, sp in full})
+    return DeepseekV4KvPlan(layers=per_layer, groups=tuple(groups), group_size=repeats or 1,
+                            page_bytes=sum(full_pages), block_size=DSV4_BLOCK, label=label,
+                            tuple_bytes=block_bytes, n_tuples=1, block_bytes=block_bytes, packed=True)
 
 
 def deepseek_v4_plan(layers: list[LayerSpec], label: str, version: tuple[int, int, int] = DSV4_FIRST) -> KvPlan:
@@ -642,6 +695,8 @@ def deepseek_v4_plan(layers: list[LayerSpec], label: str, version: tuple[int, in
             counts[sp.page_bytes] = counts.get(sp.page_bytes, 0) + 1
         return max(counts.values())
 
+    if version >= DSV4_PACKED:
+        return _deepseek_v4_packed_plan(caches, full, swa, label)
     n0 = most_common(full)
     d = _approximate_gcd([n0] + [most_common(m) for m in swa.values()], n0)
     groups = [(KvSpec("mla", DSV4_BLOCK, padded_page=sum(sp.page_bytes for _, sp in full)),
