@@ -369,9 +369,9 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
         # "DeepseekV4 only supports fp8 kv-cache format for now"; 0.34 models/deepseek_v4/attention.py
         # _resolve_dsv4_kv_cache_dtype asserts the same for the FlashMLA layout), stored as fp8_ds_mla
         if r.version >= DSV4_LAST:
-            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout (0.30+: "
+            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout (0.31+: "
                               "configurable SWA blocks, bounded replay, the bf16 / nvfp4_ds_mla / MXFP4-indexer "
-                              "layouts) is not modelled; --engine-version 0.29.0 gives the newest modelled layout "
+                              "layouts) is not modelled; --engine-version 0.30.0 gives the newest modelled layout "
                               "(0.28.0 the 0.20-0.28 one)")
         if not r.kv_dtype.startswith("fp8"):
             raise OomkitError(f"DeepseekV4 only supports fp8 kv-cache format for now, got {r.kv_dtype} "
@@ -629,7 +629,15 @@ DSV4_UNPADDED = (0, 27, 0)  # 0.27: "The packed block planner overlays groups, s
 # _max_memory_usage_bytes_from_groups = that x the pages of every group summed, get_max_concurrency_for_kv_cache_config
 # num_blocks / the summed pages (read in the 0.29.0 wheel).
 DSV4_PACKED = (0, 29, 0)
-DSV4_LAST = (0, 30, 0)  # not read yet: 0.30-0.34 (configurable SWA blocks, bounded replay in 0.31, bf16 rows ...)
+# 0.30.0 sizes Flash as 0.29: DeepseekV4SWACache takes block_size / packed_bytes_per_token / packed_page_alignment
+# arguments but DeepseekV4MLAAttention builds it with the defaults 64 / 584 / 576 (models/deepseek_v4/attention.py),
+# the compressed, compressor-state and indexer specs are unchanged (the indexer's MXFP4 68 B rows only when
+# attention_config.indexer_kv_dtype="mxfp4": dsa_indexer_uses_fp4 resolves "auto" to "fp8", as in 0.29),
+# _get_packed_kv_cache_groups only widens its state-bucket cap to unsplit sliding buckets when no balanced bucket
+# sets repeats (DeepSeek-V4's does), and the new GLM-5 / HiSparse paths of get_kv_cache_groups,
+# _get_kv_cache_bytes_per_block and _max_memory_usage_bytes_from_groups need mamba groups / a hisparse_config
+# (read in the 0.30.0 wheel).
+DSV4_LAST = (0, 31, 0)  # not read yet: 0.31-0.34 (configurable SWA blocks, bounded replay in 0.31, bf16 rows ...)
 
 
 def _deepseek_v4_packed_plan(caches, full, swa, label: str) -> KvPlan:
