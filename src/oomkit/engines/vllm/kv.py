@@ -369,9 +369,9 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
         # "DeepseekV4 only supports fp8 kv-cache format for now"; 0.34 models/deepseek_v4/attention.py
         # _resolve_dsv4_kv_cache_dtype asserts the same for the FlashMLA layout), stored as fp8_ds_mla
         if r.version >= DSV4_LAST:
-            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout (0.31+: "
+            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout (0.32+: "
                               "configurable SWA blocks, bounded replay, the bf16 / nvfp4_ds_mla / MXFP4-indexer "
-                              "layouts) is not modelled; --engine-version 0.30.0 gives the newest modelled layout "
+                              "layouts) is not modelled; --engine-version 0.31.0 gives the newest modelled layout "
                               "(0.28.0 the 0.20-0.28 one)")
         if not r.kv_dtype.startswith("fp8"):
             raise OomkitError(f"DeepseekV4 only supports fp8 kv-cache format for now, got {r.kv_dtype} "
@@ -637,7 +637,13 @@ DSV4_PACKED = (0, 29, 0)
 # sets repeats (DeepSeek-V4's does), and the new GLM-5 / HiSparse paths of get_kv_cache_groups,
 # _get_kv_cache_bytes_per_block and _max_memory_usage_bytes_from_groups need mamba groups / a hisparse_config
 # (read in the 0.30.0 wheel).
-DSV4_LAST = (0, 31, 0)  # not read yet: 0.31-0.34 (configurable SWA blocks, bounded replay in 0.31, bf16 rows ...)
+# 0.31.0 sizes Flash as 0.30: every DeepSeek-V4 spec gains max_tp_shards=1 (read only by the offloading connector,
+# kv_cache_groups_tp_replicas), the SWA cache keeps block 64 (DeepseekSparseSWABackend.get_preferred_block_size 256
+# only sets cache_config.block_size when it is the sole backend, and DeepseekV4SWACache is built with block_size
+# left at 64) and bounded_replay=False (CacheConfig.swa_bounded_replay is wired to DeepSeek-V4.1 only),
+# _get_kv_cache_bytes_per_block rounds up to the lcm of the specs' block_stride_alignment (unset here: 1), and
+# the indexer stays FP8 by default (read in the 0.31.0 wheel).
+DSV4_LAST = (0, 32, 0)  # not read yet: 0.32-0.34
 
 
 def _deepseek_v4_packed_plan(caches, full, swa, label: str) -> KvPlan:
