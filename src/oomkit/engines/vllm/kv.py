@@ -369,9 +369,9 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
         # "DeepseekV4 only supports fp8 kv-cache format for now"; 0.34 models/deepseek_v4/attention.py
         # _resolve_dsv4_kv_cache_dtype asserts the same for the FlashMLA layout), stored as fp8_ds_mla
         if r.version >= DSV4_LAST:
-            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout (0.32+: "
+            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout (0.33+: "
                               "configurable SWA blocks, bounded replay, the bf16 / nvfp4_ds_mla / MXFP4-indexer "
-                              "layouts) is not modelled; --engine-version 0.31.0 gives the newest modelled layout "
+                              "layouts) is not modelled; --engine-version 0.32.0 gives the newest modelled layout "
                               "(0.28.0 the 0.20-0.28 one)")
         if not r.kv_dtype.startswith("fp8"):
             raise OomkitError(f"DeepseekV4 only supports fp8 kv-cache format for now, got {r.kv_dtype} "
@@ -643,7 +643,12 @@ DSV4_PACKED = (0, 29, 0)
 # left at 64) and bounded_replay=False (CacheConfig.swa_bounded_replay is wired to DeepSeek-V4.1 only),
 # _get_kv_cache_bytes_per_block rounds up to the lcm of the specs' block_stride_alignment (unset here: 1), and
 # the indexer stays FP8 by default (read in the 0.31.0 wheel).
-DSV4_LAST = (0, 32, 0)  # not read yet: 0.32-0.34
+# 0.32.0 sizes Flash as 0.31: the same get_kv_cache_spec of the SWA, compressed, compressor-state and indexer
+# caches, block_stride_alignment may now be MultipleOf(n) (KVCacheSpec.get_block_stride_alignment; unset on every
+# DeepSeek-V4 spec: 1), _get_kv_cache_bytes_per_block takes the layout (the indexer still declares BLHNC,
+# block-outermost, so the widest-group rule holds), the GLM-5 special case is gone, _get_packed_kv_cache_groups and
+# the request check unchanged, the indexer FP8 unless indexer_kv_dtype="mxfp4" (read in the 0.32.0 wheel).
+DSV4_LAST = (0, 33, 0)  # not read yet: 0.33-0.34
 
 
 def _deepseek_v4_packed_plan(caches, full, swa, label: str) -> KvPlan:
