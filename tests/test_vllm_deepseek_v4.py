@@ -138,7 +138,15 @@ def test_block_bytes_032_as_031():
     assert (p.bytes_per_block, p.needed(30_000, 16_384)) == (1_002_240, 6_815_232_000)
 
 
-@pytest.mark.parametrize("version", ["0.20.0", "0.26.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0"])
+def test_block_bytes_033_as_032():
+    """0.33.0 (read in the wheel): the planner moved to kv_cache_planning.py unchanged, the block probed from the
+    default builder's one backing (the widest group), the V4 SWA cache without packed_block_stride_alignment and
+    the V4 backends' customize_spec the identity: 1,002,240 B per block."""
+    p = deepseek_v4_plan(list(_flash().trunk_layers), "", (0, 33, 0))
+    assert (p.bytes_per_block, p.needed(30_000, 16_384)) == (1_002_240, 6_815_232_000)
+
+
+@pytest.mark.parametrize("version", ["0.20.0", "0.26.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"])
 def test_cli_sizes_flash_on_8x_h200(version):
     p = _check("--engine-version", version, "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
                "--kv-cache-dtype", "fp8", "--tensor-parallel-size", "8", "--max-model-len", "65536")
@@ -154,8 +162,8 @@ def test_cli_refuses_before_020_after_028_and_without_fp8():
     p = _check("--engine-version", "0.20.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8")
     assert p.returncode == 2 and "DeepseekV4 only supports fp8 kv-cache format" in p.stderr, p.stdout + p.stderr
     p = _check("--engine-version", "0.34.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
-               "--kv-cache-dtype", "fp8", "-tp", "8")  # 0.33+ layouts are not modelled
-    assert p.returncode == 2 and "--engine-version 0.32.0" in p.stderr, p.stdout + p.stderr
+               "--kv-cache-dtype", "fp8", "-tp", "8")  # 0.34 layouts are not modelled
+    assert p.returncode == 2 and "--engine-version 0.33.0" in p.stderr, p.stdout + p.stderr
 
 
 def test_checkpoint_weights_as_vllm_loads_them():

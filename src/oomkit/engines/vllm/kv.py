@@ -369,9 +369,9 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
         # "DeepseekV4 only supports fp8 kv-cache format for now"; 0.34 models/deepseek_v4/attention.py
         # _resolve_dsv4_kv_cache_dtype asserts the same for the FlashMLA layout), stored as fp8_ds_mla
         if r.version >= DSV4_LAST:
-            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout (0.33+: "
+            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout (0.34+: "
                               "configurable SWA blocks, bounded replay, the bf16 / nvfp4_ds_mla / MXFP4-indexer "
-                              "layouts) is not modelled; --engine-version 0.32.0 gives the newest modelled layout "
+                              "layouts) is not modelled; --engine-version 0.33.0 gives the newest modelled layout "
                               "(0.28.0 the 0.20-0.28 one)")
         if not r.kv_dtype.startswith("fp8"):
             raise OomkitError(f"DeepseekV4 only supports fp8 kv-cache format for now, got {r.kv_dtype} "
@@ -648,7 +648,15 @@ DSV4_PACKED = (0, 29, 0)
 # DeepSeek-V4 spec: 1), _get_kv_cache_bytes_per_block takes the layout (the indexer still declares BLHNC,
 # block-outermost, so the widest-group rule holds), the GLM-5 special case is gone, _get_packed_kv_cache_groups and
 # the request check unchanged, the indexer FP8 unless indexer_kv_dtype="mxfp4" (read in the 0.32.0 wheel).
-DSV4_LAST = (0, 33, 0)  # not read yet: 0.33-0.34
+# 0.33.0 sizes Flash as 0.32: _get_packed_kv_cache_groups, _get_kv_cache_bytes_per_block, get_kv_cache_groups,
+# _approximate_gcd and _max_memory_usage_bytes_from_groups move to v1/core/kv_cache_planning.py unchanged but for
+# the eagle annotation; the block is now probed from DefaultKVCacheConfigBuilder (the platform's default builder: no
+# model declares SupportsKVCacheGrouping for DeepSeek-V4), one device backing of the widest group's page;
+# DeepseekV4SWACache gains packed_block_stride_alignment (None unless passed, and the V4 attention passes only
+# head_dim / window / dtype / prefix / cache_config / backend: only models/deepseek_v41 sets it), the V4 backends keep
+# AttentionBackend.customize_spec (identity; FlashMLASparseBackend's MultipleOf(64) is the V3.2 one), the
+# indexer FP8 by default (read in the 0.33.0 wheel).
+DSV4_LAST = (0, 34, 0)  # not read yet: 0.34
 
 
 def _deepseek_v4_packed_plan(caches, full, swa, label: str) -> KvPlan:
