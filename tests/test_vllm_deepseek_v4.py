@@ -146,7 +146,15 @@ def test_block_bytes_033_as_032():
     assert (p.bytes_per_block, p.needed(30_000, 16_384)) == (1_002_240, 6_815_232_000)
 
 
-@pytest.mark.parametrize("version", ["0.20.0", "0.26.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"])
+def test_block_bytes_034_as_033():
+    """0.34.0 (read in the wheel): _get_kv_cache_bytes_per_block rounds to the lcm of the specs' block_stride_alignment
+    alone (1 for the V4 specs), the specs, the SWA cache (block 64), the FP8 indexer and the planner unchanged:
+    1,002,240 B per block, 6,815,232,000 B at 30,000 tokens."""
+    p = deepseek_v4_plan(list(_flash().trunk_layers), "", (0, 34, 0))
+    assert (p.bytes_per_block, p.needed(30_000, 16_384)) == (1_002_240, 6_815_232_000)
+
+
+@pytest.mark.parametrize("version", ["0.20.0", "0.26.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0", "0.34.0"])
 def test_cli_sizes_flash_on_8x_h200(version):
     p = _check("--engine-version", version, "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
                "--kv-cache-dtype", "fp8", "--tensor-parallel-size", "8", "--max-model-len", "65536")
@@ -155,15 +163,15 @@ def test_cli_sizes_flash_on_8x_h200(version):
     assert d["kv_cache_bytes"] > 0 and d["weights_bytes"] > 0
 
 
-def test_cli_refuses_before_020_after_028_and_without_fp8():
+def test_cli_refuses_before_020_after_034_and_without_fp8():
     p = _check("--engine-version", "0.19.1", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
                "--kv-cache-dtype", "fp8", "-tp", "8")
     assert p.returncode == 2 and "DeepseekV4ForCausalLM from 0.20.0" in p.stderr, p.stdout + p.stderr
     p = _check("--engine-version", "0.20.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8")
     assert p.returncode == 2 and "DeepseekV4 only supports fp8 kv-cache format" in p.stderr, p.stdout + p.stderr
-    p = _check("--engine-version", "0.34.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
-               "--kv-cache-dtype", "fp8", "-tp", "8")  # 0.34 layouts are not modelled
-    assert p.returncode == 2 and "--engine-version 0.33.0" in p.stderr, p.stdout + p.stderr
+    p = _check("--engine-version", "0.35.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
+               "--kv-cache-dtype", "fp8", "-tp", "8")  # releases after 0.34 are not read
+    assert p.returncode == 2 and "--engine-version 0.34.0" in p.stderr, p.stdout + p.stderr
 
 
 def test_checkpoint_weights_as_vllm_loads_them():

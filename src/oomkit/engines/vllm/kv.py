@@ -369,10 +369,9 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
         # "DeepseekV4 only supports fp8 kv-cache format for now"; 0.34 models/deepseek_v4/attention.py
         # _resolve_dsv4_kv_cache_dtype asserts the same for the FlashMLA layout), stored as fp8_ds_mla
         if r.version >= DSV4_LAST:
-            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout (0.34+: "
-                              "configurable SWA blocks, bounded replay, the bf16 / nvfp4_ds_mla / MXFP4-indexer "
-                              "layouts) is not modelled; --engine-version 0.33.0 gives the newest modelled layout "
-                              "(0.28.0 the 0.20-0.28 one)")
+            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout is not "
+                              "modelled (releases after 0.34.0 not read); --engine-version 0.34.0 gives the newest "
+                              "modelled layout")
         if not r.kv_dtype.startswith("fp8"):
             raise OomkitError(f"DeepseekV4 only supports fp8 kv-cache format for now, got {r.kv_dtype} "
                               "(pass --kv-cache-dtype fp8)")
@@ -656,7 +655,13 @@ DSV4_PACKED = (0, 29, 0)
 # head_dim / window / dtype / prefix / cache_config / backend: only models/deepseek_v41 sets it), the V4 backends keep
 # AttentionBackend.customize_spec (identity; FlashMLASparseBackend's MultipleOf(64) is the V3.2 one), the
 # indexer FP8 by default (read in the 0.33.0 wheel).
-DSV4_LAST = (0, 34, 0)  # not read yet: 0.34
+# 0.34.0 (the newest release) sizes Flash as 0.33: _get_kv_cache_bytes_per_block drops the HiSparse page term
+# (the lcm of the specs' block_stride_alignment alone: 1 here), get_kv_cache_config_from_groups reads each
+# layer's own spec, AttentionSpec gains kv_head_major_slots (False), SlidingWindowMLASpec.merge checks the quant
+# mode and alignment; the V4 specs, the SWA cache's construction (block 64), the compressor states, the
+# FP8-by-default indexer (the sparse-logits indexer is V4.1's: needs candidate_block_size) and the planner
+# (kv_cache_planning.py) unchanged (read in the 0.34.0 wheel).
+DSV4_LAST = (0, 35, 0)  # releases after 0.34 not read
 
 
 def _deepseek_v4_packed_plan(caches, full, swa, label: str) -> KvPlan:
