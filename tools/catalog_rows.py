@@ -128,6 +128,10 @@ ROWS: list[Row] = [
           "hermes3:70b", family="llama"),
     _tune("hermes-3-llama-3.1-405b", "llama-3.1-405b", "NousResearch/Hermes-3-Llama-3.1-405B", "Llama-3.1-405B",
           "hermes3:405b", family="llama"),
+    # ollama.com/library/dolphin3: one tag, 8b (latest, Q4_K_M): Dolphin 3.0 Llama 3.1 8B, a fine-tune of Llama-3.1-8B
+    # (model card); its f16 GGUF is Llama-3.1-8B's 16.1 GB
+    _tune("dolphin3.0-llama3.1-8b", "llama-3.1-8b", "cognitivecomputations/Dolphin3.0-Llama3.1-8B", "Llama-3.1-8B",
+          "dolphin3", "dolphin3:8b", "dphn/dolphin3.0-llama3.1-8b", name="Dolphin 3.0 Llama 3.1 8B", family="llama"),
     _tune("llama-3.1-tulu-3-8b", "llama-3.1-8b", "allenai/Llama-3.1-Tulu-3-8B", "Llama-3.1-8B", "tulu3:8b"),
     _tune("llama-3.1-tulu-3-70b", "llama-3.1-70b", "allenai/Llama-3.1-Tulu-3-70B", "Llama-3.1-70B", "tulu3:70b"),
     _tune("cogito-v1-preview-llama-3b", "llama-3.2-3b", "deepcogito/cogito-v1-preview-llama-3B", "Llama-3.2-3B",
@@ -429,6 +433,25 @@ ROWS: list[Row] = [
           "ChatML tokens extend the vocabulary to 32,002.", text={"vocab_size": 32002}),
     _tune("wizardlm-2-8x22b", "mixtral-8x22b-v0.1", "alpindale/WizardLM-2-8x22B", "Mixtral-8x22B-v0.1",
           "wizardlm2:8x22b", family="mistral"),
+    # ollama.com/library/wizardlm2: latest is the 7b (Q4_0), Microsoft's WizardLM-2 7B, whose base is Mistral-7B-v0.1
+    # (WizardLM-2 release card's table: "WizardLM-2 7B | base model Mistral-7B-v0.1"); mirrored after Microsoft's
+    # repo was withdrawn
+    _tune("wizardlm-2-7b", "mistral-7b-v0.1", "dreamgen/WizardLM-2-7B", "Mistral-7B-v0.1", "wizardlm2",
+          "wizardlm2:7b", "microsoft/wizardlm-2-7b", name="WizardLM-2 7B", family="mistral"),
+    # ollama.com/library/openchat: latest is the 7b, OpenChat 3.5 0106 (Q4_0); a fine-tune of Mistral-7B-v0.1 with an
+    # 8,192-token context and <|end_of_turn|> / <|pad_0|> added to the vocabulary (model card)
+    _tune("openchat-3.5-0106", "mistral-7b-v0.1", "openchat/openchat-3.5-0106", "Mistral-7B-v0.1", "openchat",
+          "openchat:7b", "openchat:7b-v3.5", "openchat:7b-v3.5-0106", name="OpenChat 3.5 0106", family="mistral",
+          why="A fine-tune of Mistral-7B-v0.1 (model card); trained and served at 8,192 tokens (model card: "
+          "'8192 context') and its two added tokens (<|end_of_turn|>, <|pad_0|>) extend the vocabulary to 32,002.",
+          text={"max_position_embeddings": 8192, "vocab_size": 32002}),
+    # ollama.com/library/nous-hermes2: tags 10.7b (latest, Q4_0) and 34b: Nous-Hermes-2 on SOLAR 10.7B and on Yi-34B
+    _tune("nous-hermes-2-solar-10.7b", "solar-10.7b-v1.0", "NousResearch/Nous-Hermes-2-SOLAR-10.7B", "SOLAR-10.7B-v1.0",
+          "nous-hermes2", "nous-hermes2:10.7b", name="Nous Hermes 2 SOLAR 10.7B", family="solar",
+          why="A fine-tune of SOLAR-10.7B-v1.0 (model card); the ChatML tokens extend the vocabulary to 32,002.",
+          text={"vocab_size": 32002}),
+    _tune("nous-hermes-2-yi-34b", "yi-34b", "NousResearch/Nous-Hermes-2-Yi-34B", "Yi-34B", "nous-hermes2:34b",
+          name="Nous Hermes 2 Yi 34B", family="yi"),
     # ---- Gemma ---------------------------------------------------------------------------------------------------
     _base("gemma-2-2b", "gemma-2-2b-it", "google/gemma-2-2b", "gemma2:2b-text", name="Gemma 2 2B"),
     _base("gemma-2-9b", "gemma-2-9b-it", "google/gemma-2-9b", "gemma2:9b-text", name="Gemma 2 9B"),
