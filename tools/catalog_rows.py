@@ -117,9 +117,9 @@ ROWS: list[Row] = [
           name="Llama 4 Scout 17B-16E"),
     _base("llama-4-maverick-17b-128e", "llama-4-maverick-17b-128e-instruct", "meta-llama/Llama-4-Maverick-17B-128E",
           name="Llama 4 Maverick 17B-128E"),
-    _tune("llama-guard-3-8b", "llama-3.1-8b", "meta-llama/Llama-Guard-3-8B", "Llama-3.1-8B", "llama-guard3:8b"),
+    _tune("llama-guard-3-8b", "llama-3.1-8b", "meta-llama/Llama-Guard-3-8B", "Llama-3.1-8B", "llama-guard3:8b", "llama-guard3"),
     _tune("llama-3.1-nemotron-70b-instruct", "llama-3.1-70b-instruct", "nvidia/Llama-3.1-Nemotron-70B-Instruct-HF",
-          "Llama-3.1-70B-Instruct", "nemotron:70b", family="nemotron"),
+          "Llama-3.1-70B-Instruct", "nemotron:70b", "nemotron", family="nemotron"),
     _tune("llama-3.1-nemotron-nano-8b-v1", "llama-3.1-8b-instruct", "nvidia/Llama-3.1-Nemotron-Nano-8B-v1",
           "Llama-3.1-8B-Instruct", family="nemotron"),
     _tune("hermes-3-llama-3.1-8b", "llama-3.1-8b", "NousResearch/Hermes-3-Llama-3.1-8B", "Llama-3.1-8B",
@@ -132,7 +132,7 @@ ROWS: list[Row] = [
     # (model card); its f16 GGUF is Llama-3.1-8B's 16.1 GB
     _tune("dolphin3.0-llama3.1-8b", "llama-3.1-8b", "cognitivecomputations/Dolphin3.0-Llama3.1-8B", "Llama-3.1-8B",
           "dolphin3", "dolphin3:8b", "dphn/dolphin3.0-llama3.1-8b", name="Dolphin 3.0 Llama 3.1 8B", family="llama"),
-    _tune("llama-3.1-tulu-3-8b", "llama-3.1-8b", "allenai/Llama-3.1-Tulu-3-8B", "Llama-3.1-8B", "tulu3:8b"),
+    _tune("llama-3.1-tulu-3-8b", "llama-3.1-8b", "allenai/Llama-3.1-Tulu-3-8B", "Llama-3.1-8B", "tulu3:8b", "tulu3"),
     _tune("llama-3.1-tulu-3-70b", "llama-3.1-70b", "allenai/Llama-3.1-Tulu-3-70B", "Llama-3.1-70B", "tulu3:70b"),
     _tune("cogito-v1-preview-llama-3b", "llama-3.2-3b", "deepcogito/cogito-v1-preview-llama-3B", "Llama-3.2-3B",
           "cogito:3b"),
@@ -144,7 +144,7 @@ ROWS: list[Row] = [
           "cogito:32b", family="qwen"),
     _tune("cogito-v1-preview-llama-70b", "llama-3.1-70b", "deepcogito/cogito-v1-preview-llama-70B",
           "Llama-3.3-70B (Llama 3.1 70B shapes)", "cogito:70b"),
-    _tune("vicuna-7b-v1.5", "llama-2-7b", "lmsys/vicuna-7b-v1.5", "Llama-2-7b", "vicuna:7b"),
+    _tune("vicuna-7b-v1.5", "llama-2-7b", "lmsys/vicuna-7b-v1.5", "Llama-2-7b", "vicuna:7b", "vicuna"),
     _tune("vicuna-13b-v1.5", "llama-2-13b", "lmsys/vicuna-13b-v1.5", "Llama-2-13b", "vicuna:13b"),
     # Code Llama
     _inst("codellama-7b-instruct", "codellama-7b", "codellama/CodeLlama-7b-Instruct-hf", "codellama:7b-instruct",
@@ -205,7 +205,7 @@ ROWS: list[Row] = [
         "Qwen2.5-Math 1.5B: the Qwen2.5 1.5B architecture with a 4,096-token context (model card: 'supports 4K').",
         ("qwen2-math:1.5b",), text={"max_position_embeddings": 4096}, name="Qwen2.5 Math 1.5B Instruct"),
     Row("qwen2.5-math-7b-instruct", "qwen2.5-7b-instruct", "Qwen/Qwen2.5-Math-7B-Instruct",
-        "Qwen2.5-Math 7B: the Qwen2.5 7B architecture with a 4,096-token context (model card).", ("qwen2-math:7b",),
+        "Qwen2.5-Math 7B: the Qwen2.5 7B architecture with a 4,096-token context (model card).", ("qwen2-math:7b", "qwen2-math"),
         text={"max_position_embeddings": 4096}, name="Qwen2.5 Math 7B Instruct"),
     Row("qwen2.5-math-72b-instruct", "qwen2.5-72b-instruct", "Qwen/Qwen2.5-Math-72B-Instruct",
         "Qwen2.5-Math 72B: the Qwen2.5 72B architecture with a 4,096-token context (model card).", ("qwen2-math:72b",),
@@ -303,7 +303,7 @@ ROWS: list[Row] = [
         text=_decoder(7168, 62, 56, 8, 19200), name="DeepSeek Coder 33B Instruct"),
     Row("deepseek-llm-7b-chat", "llama-2-7b-chat", "deepseek-ai/deepseek-llm-7b-chat",
         "DeepSeek LLM 7B: a Llama-architecture model, 30 layers, hidden 4096, 32 heads, FFN 11,008, vocabulary "
-        "102,400, 4K context (DeepSeek LLM paper Table 2).", ("deepseek-llm:7b",),
+        "102,400, 4K context (DeepSeek LLM paper Table 2).", ("deepseek-llm:7b", "deepseek-llm"),
         text={"num_hidden_layers": 30, "vocab_size": 102400, "torch_dtype": "bfloat16"},
         family="deepseek", name="DeepSeek LLM 7B Chat"),
     Row("deepseek-llm-67b-chat", "llama-2-70b", "deepseek-ai/deepseek-llm-67b-chat",
@@ -357,16 +357,16 @@ ROWS: list[Row] = [
           name="Mistral 7B Instruct v0.1"),
     _base("mistral-7b-v0.3", "mistral-7b-instruct-v0.3", "mistralai/Mistral-7B-v0.3", "mistral:7b-text-v0.3",
           name="Mistral 7B v0.3"),
-    _tune("zephyr-7b-beta", "mistral-7b-v0.1", "HuggingFaceH4/zephyr-7b-beta", "Mistral-7B-v0.1", "zephyr:7b"),
+    _tune("zephyr-7b-beta", "mistral-7b-v0.1", "HuggingFaceH4/zephyr-7b-beta", "Mistral-7B-v0.1", "zephyr:7b", "zephyr"),
     _tune("openhermes-2.5-mistral-7b", "mistral-7b-v0.1", "teknium/OpenHermes-2.5-Mistral-7B", "Mistral-7B-v0.1",
-          "openhermes:7b", why="A fine-tune of Mistral-7B-v0.1 (model card); the ChatML tokens extend the "
+          "openhermes:7b", "openhermes", why="A fine-tune of Mistral-7B-v0.1 (model card); the ChatML tokens extend the "
           "vocabulary to 32,002.", text={"vocab_size": 32002}),
     Row("mathstral-7b-v0.1", "mistral-7b-instruct-v0.3", "mistralai/Mathstral-7B-v0.1",
         "Mathstral 7B: built on Mistral 7B with the v0.3 tokenizer (32,768) and 32K context (model card).",
-        ("mathstral:7b",), name="Mathstral 7B v0.1"),
+        ("mathstral:7b", "mathstral"), name="Mathstral 7B v0.1"),
     Row("codestral-22b-v0.1", "mistral-small-instruct-2409", "mistralai/Codestral-22B-v0.1",
         "Codestral 22B: 56 layers, hidden 6144, 48/8 heads, vocabulary 32,768, 32K context: the shapes Mistral Small "
-        "2409 (22B) shares (model cards).", ("codestral:22b",), name="Codestral 22B v0.1"),
+        "2409 (22B) shares (model cards).", ("codestral:22b", "codestral"), name="Codestral 22B v0.1"),
     Row("mistral-small-24b-instruct-2501", "mistral-small-3.1-24b-instruct-2503",
         "mistralai/Mistral-Small-24B-Instruct-2501", "Mistral Small 3 (2501): the text-only model whose decoder "
         "Mistral Small 3.1 kept (same 23,572,403,200 decoder; model card: 24B, 32K context, Tekken 131K vocabulary).",
@@ -467,7 +467,7 @@ ROWS: list[Row] = [
     _tune("codegemma-7b-it", "gemma-7b", "google/codegemma-7b-it", "Gemma 7B", "codegemma:7b", "codegemma"),
     _tune("codegemma-2b", "gemma-2b", "google/codegemma-2b", "Gemma 2B", "codegemma:2b"),
     _tune("shieldgemma-2b", "gemma-2-2b", "google/shieldgemma-2b", "Gemma 2 2B", "shieldgemma:2b"),
-    _tune("shieldgemma-9b", "gemma-2-9b", "google/shieldgemma-9b", "Gemma 2 9B", "shieldgemma:9b"),
+    _tune("shieldgemma-9b", "gemma-2-9b", "google/shieldgemma-9b", "Gemma 2 9B", "shieldgemma:9b", "shieldgemma"),
     _tune("shieldgemma-27b", "gemma-2-27b", "google/shieldgemma-27b", "Gemma 2 27B", "shieldgemma:27b"),
     _tune("medgemma-4b-it", "gemma-3-4b-it", "google/medgemma-4b-it", "Gemma 3 4B (with its SigLIP encoder)"),
     _tune("medgemma-27b-it", "gemma-3-27b-it", "google/medgemma-27b-it", "Gemma 3 27B (multimodal)"),
@@ -489,7 +489,7 @@ ROWS: list[Row] = [
           "phi4-mini-reasoning:3.8b", "phi4-mini-reasoning"),
     # ---- gpt-oss -------------------------------------------------------------------------------------------------
     _tune("gpt-oss-safeguard-20b", "gpt-oss-20b", "openai/gpt-oss-safeguard-20b", "gpt-oss-20b",
-          "gpt-oss-safeguard:20b"),
+          "gpt-oss-safeguard:20b", "gpt-oss-safeguard"),
     _tune("gpt-oss-safeguard-120b", "gpt-oss-120b", "openai/gpt-oss-safeguard-120b", "gpt-oss-120b",
           "gpt-oss-safeguard:120b"),
     # ---- Granite -------------------------------------------------------------------------------------------------
@@ -507,7 +507,7 @@ ROWS: list[Row] = [
           name="Granite 3.1 2B Base"),
     Row("granite-3.0-2b-instruct", "granite-3.1-2b-instruct", "ibm-granite/granite-3.0-2b-instruct",
         "Granite 3.0 2B: the dense 2B architecture with a 4,096-token context (model card: 'context length 4K'; "
-        "3.1 extended it to 128K).", ("granite3-dense:2b",), text={"max_position_embeddings": 4096},
+        "3.1 extended it to 128K).", ("granite3-dense:2b", "granite3-dense"), text={"max_position_embeddings": 4096},
         name="Granite 3.0 2B Instruct"),
     Row("granite-3.0-8b-instruct", "granite-3.1-8b-instruct", "ibm-granite/granite-3.0-8b-instruct",
         "Granite 3.0 8B: the dense 8B architecture with a 4,096-token context (model card).", ("granite3-dense:8b",),
@@ -520,7 +520,7 @@ ROWS: list[Row] = [
         "Granite 3.2 2B: fine-tuned from Granite 3.1 2B with its architecture (model card).", ("granite3.2:2b",),
         name="Granite 3.2 2B Instruct"),
     Row("granite-3.2-8b-instruct", "granite-3.1-8b-instruct", "ibm-granite/granite-3.2-8b-instruct",
-        "Granite 3.2 8B: fine-tuned from Granite 3.1 8B with its architecture (model card).", ("granite3.2:8b",),
+        "Granite 3.2 8B: fine-tuned from Granite 3.1 8B with its architecture (model card).", ("granite3.2:8b", "granite3.2"),
         name="Granite 3.2 8B Instruct"),
     _base("granite-4.0-h-tiny-base", "granite-4.0-h-tiny", "ibm-granite/granite-4.0-h-tiny-base",
           name="Granite 4.0 H Tiny Base"),
@@ -578,7 +578,7 @@ ROWS: list[Row] = [
         name="mxbai-embed-large v1"),
     Row("snowflake-arctic-embed-l", "bge-large-en-v1.5", "Snowflake/snowflake-arctic-embed-l",
         "snowflake-arctic-embed-l: a BERT-large encoder (335M, 1024-dim; model card), the shapes of bge-large.",
-        ("snowflake-arctic-embed:335m",), family="embedding", name="snowflake-arctic-embed-l"),
+        ("snowflake-arctic-embed:335m", "snowflake-arctic-embed"), family="embedding", name="snowflake-arctic-embed-l"),
     Row("e5-large-v2", "bge-large-en-v1.5", "intfloat/e5-large-v2", "e5-large-v2: a BERT-large encoder (24 layers, "
         "1024 wide, 335M; model card).", family="embedding", name="E5 large v2"),
     Row("gte-large", "bge-large-en-v1.5", "thenlper/gte-large", "gte-large: a BERT-large encoder (335M, 1024-dim, "
@@ -635,9 +635,9 @@ ROWS: list[Row] = [
     _base("yi-6b", "yi-6b-chat", "01-ai/Yi-6B", name="Yi 6B"),
     _inst("yi-34b-chat", "yi-34b", "01-ai/Yi-34B-Chat", name="Yi 34B Chat"),
     Row("yi-1.5-6b-chat", "yi-6b-chat", "01-ai/Yi-1.5-6B-Chat", "Yi-1.5 6B: continued pretraining of Yi 6B with its "
-        "architecture (model card).", ("yi:6b-v1.5",), name="Yi 1.5 6B Chat"),
+        "architecture (model card).", ("yi:6b-v1.5", "yi", "yi:6b"), name="Yi 1.5 6B Chat"),
     Row("yi-1.5-34b-chat", "yi-34b", "01-ai/Yi-1.5-34B-Chat", "Yi-1.5 34B: continued pretraining of Yi 34B with its "
-        "architecture (model card).", ("yi:34b-v1.5",), name="Yi 1.5 34B Chat"),
+        "architecture (model card).", ("yi:34b-v1.5", "yi:34b"), name="Yi 1.5 34B Chat"),
     _base("internlm2-7b", "internlm2-chat-7b", "internlm/internlm2-7b", name="InternLM2 7B"),
     _base("internlm2.5-7b", "internlm2.5-7b-chat", "internlm/internlm2_5-7b", name="InternLM2.5 7B"),
     _base("baichuan2-7b-base", "baichuan2-7b-chat", "baichuan-inc/Baichuan2-7B-Base", name="Baichuan2 7B Base"),
@@ -655,6 +655,9 @@ _FALCON3 = "Falcon3 (TII): a Llama-architecture family with a 131,072-token voca
            "architecture table: layers, heads, GQA groups, context); rope_theta 1,000,042 as the family uses."
 
 
+_FALCON3_LATEST = {"7B": ("falcon3",)}  # ollama.com/library/falcon3: latest is the 7b
+
+
 def _falcon3(size: str, layers: int, hidden: int, heads: int, ff: int, ctx: int) -> list[Row]:
     hf = f"tiiuae/Falcon3-{size}-Instruct"
     text = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": hidden,
@@ -663,8 +666,8 @@ def _falcon3(size: str, layers: int, hidden: int, heads: int, ff: int, ctx: int)
             "rope_theta": 1000042.0, "tie_word_embeddings": False}
     slug = f"falcon3-{size.lower()}-instruct"
     return [Row(slug, "llama-3.1-8b-instruct", hf, f"{_FALCON3} {size}: {layers} layers, hidden {hidden}, {heads} "
-                f"query / 4 KV heads, FFN {ff}, {ctx:,} context.", (f"falcon3:{size.lower()}",), text=text,
-                family="falcon", name=f"Falcon3 {size} Instruct"),
+                f"query / 4 KV heads, FFN {ff}, {ctx:,} context.", (f"falcon3:{size.lower()}", *_FALCON3_LATEST.get(size, ())),
+                text=text, family="falcon", name=f"Falcon3 {size} Instruct"),
             _base(f"falcon3-{size.lower()}-base", slug, f"tiiuae/Falcon3-{size}-Base", name=f"Falcon3 {size} Base")]
 
 
@@ -678,18 +681,18 @@ ROWS += [
         "FFN 14,336, vocabulary 32,000, 4K context; model card and paper).",
         text={"num_hidden_layers": 48, "num_key_value_heads": 8, "intermediate_size": 14336,
               "torch_dtype": "float16"}, family="solar", name="SOLAR 10.7B v1.0"),
-    _inst("solar-10.7b-instruct-v1.0", "solar-10.7b-v1.0", "upstage/SOLAR-10.7B-Instruct-v1.0", "solar:10.7b",
+    _inst("solar-10.7b-instruct-v1.0", "solar-10.7b-v1.0", "upstage/SOLAR-10.7B-Instruct-v1.0", "solar:10.7b", "solar",
           name="SOLAR 10.7B Instruct v1.0"),
     Row("starcoder2-3b", "starcoder2-7b", "bigcode/starcoder2-3b", "StarCoder2 3B: 30 layers, hidden 3072, 24 query "
         "/ 2 KV heads, FFN 12,288, sliding window 4,096, 16K context, tied embeddings (model card, StarCoder2 paper "
-        "Table 9).", ("starcoder2:3b",), text=_decoder(3072, 30, 24, 2, 12288), name="StarCoder2 3B"),
+        "Table 9).", ("starcoder2:3b", "starcoder2"), text=_decoder(3072, 30, 24, 2, 12288), name="StarCoder2 3B"),
     Row("starcoder2-15b", "starcoder2-7b", "bigcode/starcoder2-15b", "StarCoder2 15B: 40 layers, hidden 6144, 48 "
         "query / 4 KV heads, FFN 24,576, sliding window 4,096, 16K context, untied output (model card, paper Table "
         "9).", ("starcoder2:15b",), text=_decoder(6144, 40, 48, 4, 24576, tie_word_embeddings=False),
         name="StarCoder2 15B"),
     Row("yi-1.5-9b-chat", "yi-6b-chat", "01-ai/Yi-1.5-9B-Chat", "Yi-1.5 9B: 48 layers, hidden 4096, 32 query / 4 KV "
         "heads, FFN 11,008, vocabulary 64,000, 4K context (model card; Yi-9B is Yi-6B depth-upscaled).",
-        ("yi:9b-v1.5",), text={"num_hidden_layers": 48}, name="Yi 1.5 9B Chat"),
+        ("yi:9b-v1.5", "yi:9b"), text={"num_hidden_layers": 48}, name="Yi 1.5 9B Chat"),
     _base("yi-1.5-9b", "yi-1.5-9b-chat", "01-ai/Yi-1.5-9B", name="Yi 1.5 9B"),
     Row("internlm2.5-20b-chat", "internlm2.5-7b-chat", "internlm/internlm2_5-20b-chat",
         "InternLM2.5 20B: 48 layers, hidden 6144, 48 query / 8 KV heads, FFN 16,384, vocabulary 92,544, 32K context "
@@ -769,7 +772,7 @@ ROWS += [
     Row("seed-oss-36b-instruct", "yi-34b", "ByteDance-Seed/Seed-OSS-36B-Instruct", "Seed-OSS 36B (model card "
         "architecture table): 64 layers, hidden 5120, 80 query / 8 KV heads of 128, FFN 27,648, vocabulary 155,136, "
         "512K native context, QKV bias, untied output. seed_oss is read as a generic Llama-style decoder.",
-        ("seed-oss:36b",),
+        ("seed-oss:36b", "seed-oss"),
         config={"architectures": ["SeedOssForCausalLM"], "model_type": "seed_oss", "hidden_size": 5120,
                 "num_hidden_layers": 64, "num_attention_heads": 80, "num_key_value_heads": 8, "head_dim": 128,
                 "intermediate_size": 27648, "vocab_size": 155136, "max_position_embeddings": 524288,
@@ -945,7 +948,7 @@ ROWS += [
         "Qwen3 Embedding 8B: built on Qwen3-8B-Base (model card: 36 layers, 32K context, 4096-dim embeddings). "
         "An embedding checkpoint has no LM head (the last hidden state is pooled; its GGUFs carry no output.weight): "
         "tie_word_embeddings true here, so that no head of vocab x hidden (151,936 x 4,096) is counted beside the "
-        "embeddings.", ("qwen3-embedding:8b",), family="embedding", name="Qwen3 Embedding 8B",
+        "embeddings.", ("qwen3-embedding:8b", "qwen3-embedding"), family="embedding", name="Qwen3 Embedding 8B",
         text={"tie_word_embeddings": True}),
     Row("gemma-3n-e2b-it", "gemma-3n-e4b-it", "google/gemma-3n-E2B-it", _GEMMA3N_E2B_WHY,
         ("gemma3n:e2b", "google/gemma-3n-e2b", "google/gemma-3n-e2b-it"),
