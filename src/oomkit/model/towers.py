@@ -248,12 +248,35 @@ def _gemma4(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> 
                  "transformers Gemma4VisionModel + Gemma4MultimodalEmbedder")
 
 
+def _glm4v(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> Tower:
+    # transformers models/glm4v(_moe)/modeling_glm4v(_moe).py Glm4vVisionModel, module by module as transformers
+    # 5.7.0 prints it for zai-org/GLM-4.5V (with the checkpoint's tensor list: code search id 62538297598):
+    # patch_embed Conv3d(3, h, (2, p, p)) with bias, embeddings.position_embedding ((image_size / p)^2 x h), blocks of
+    # two RMSNorms + attn.qkv / attn.proj without bias (attention_bias false) + a gated MLP h -> out_hidden_size -> h
+    # without bias, post_conv_layernorm and post_layernorm (RMSNorm); projector: downsample Conv2d(h, out, merge x
+    # merge) with bias, then the merger (proj out -> out, post_projection_norm LayerNorm, gate/up out ->
+    # intermediate_size, down back, all without bias)
+    h, depth, out = int(vc["hidden_size"]), int(vc["depth"]), int(vc["out_hidden_size"])
+    ff = int(vc["intermediate_size"])
+    p, tp, ch = int(vc["patch_size"]), int(vc.get("temporal_patch_size", 2)), int(vc.get("in_channels", 3))
+    merge, image = int(vc.get("spatial_merge_size", 2)), int(vc["image_size"])
+    bias = bool(vc.get("attention_bias", False))
+    block = 2 * _rmsnorm(h) + _linear(h, 3 * h, bias) + _linear(h, h, bias) + 3 * h * out
+    enc = ch * tp * p * p * h + h + (image // p) ** 2 * h + depth * block + 2 * _rmsnorm(h)
+    proj = h * out * merge * merge + out + out * out + _layernorm(out) + 3 * out * ff
+    return Tower("vision", str(vc.get("model_type", "glm4v")), enc + proj, enc, proj,
+                 "transformers Glm4vVisionModel (patch_embed, embeddings, blocks, downsample, merger)")
+
+
 _FAMILIES = {"siglip_vision_model": _gemma3, "qwen3_vl": _qwen3_vl, "qwen3_5": _qwen3_vl, "qwen3_5_moe": _qwen3_vl,
              "qwen3_vl_moe": _qwen3_vl, "llama4_vision_model": _llama4, "pixtral": _pixtral,
              "clip_vision_model": _llava, "intern_vit_6b": _internvl, "internvl_vision": _internvl,
              "moonvit": _moonvit, "gemma4_vision": _gemma4,
              # transformers 5.x's names for the Qwen3.5 towers' configs (Qwen3_5VisionConfig, Qwen3_5MoeVisionConfig)
-             "qwen3_5_vision": _qwen3_vl, "qwen3_5_moe_vision": _qwen3_vl}
+             "qwen3_5_vision": _qwen3_vl, "qwen3_5_moe_vision": _qwen3_vl,
+             # GLM-4.5V's tower (vision_config model_type glm4v_moe_vision; glm4v_moe in configs written before
+             # transformers 5, as public loaders quote GLM-4.5V's: code search id 54648530246)
+             "glm4v_moe_vision": _glm4v, "glm4v_moe": _glm4v}
 # vision_configs that name no model_type of their own (Qwen2.5-VL's, Kimi-K2.5's) or the checkpoint's (Qwen2-VL's),
 # by the checkpoint's model_type
 _BY_MODEL_TYPE = {"qwen2_5_vl": _qwen2_5_vl, "qwen2_vl": _qwen2_vl, "kimi_k25": _moonvit}
