@@ -76,7 +76,7 @@ OLLAMA_LIBRARY = {
          "falcon3", "glm-4.6", "glm-4.7-flash", "olmo-3", "olmo-3.1",
          "granite3-dense", "granite3.1-moe", "granite3.2", "granite3.3", "granite4", "hermes3", "llama-guard3",
          "magistral", "ministral-3", "mistral-small3.2", "nemotron", "phi4-mini-reasoning", "phi4-reasoning",
-         "qwen2-math", "qwen2.5vl", "qwen3-embedding", "seed-oss", "shieldgemma", "tulu3", "dolphin3"],
+         "qwen2-math", "qwen2.5vl", "qwen3-embedding", "seed-oss", "shieldgemma", "tulu3", "dolphin3", "exaone3.5"],
         "Q4_K_M",
     ),
     **dict.fromkeys(

@@ -638,6 +638,11 @@ ROWS: list[Row] = [
         "architecture (model card).", ("yi:6b-v1.5", "yi", "yi:6b"), name="Yi 1.5 6B Chat"),
     Row("yi-1.5-34b-chat", "yi-34b", "01-ai/Yi-1.5-34B-Chat", "Yi-1.5 34B: continued pretraining of Yi 34B with its "
         "architecture (model card).", ("yi:34b-v1.5", "yi:34b"), name="Yi 1.5 34B Chat"),
+    # ollama.com/library/exaone3.5: tags 2.4b, 7.8b (latest), 32b
+    Row("exaone-3.5-7.8b-instruct", "exaone-3.0-7.8b-instruct", "LGAI-EXAONE/EXAONE-3.5-7.8B-Instruct",
+        "EXAONE 3.5 7.8B: the EXAONE 3.0 7.8B shapes (model card: 6.98B parameters without embeddings, 32 layers, GQA "
+        "of 32 query / 8 KV heads, vocabulary 102,400, untied embeddings) with a 32,768-token context (model card).",
+        ("exaone3.5", "exaone3.5:7.8b"), text={"max_position_embeddings": 32768}, name="EXAONE 3.5 7.8B Instruct"),
     _base("internlm2-7b", "internlm2-chat-7b", "internlm/internlm2-7b", name="InternLM2 7B"),
     _base("internlm2.5-7b", "internlm2.5-7b-chat", "internlm/internlm2_5-7b", name="InternLM2.5 7B"),
     _base("baichuan2-7b-base", "baichuan2-7b-chat", "baichuan-inc/Baichuan2-7B-Base", name="Baichuan2 7B Base"),

@@ -88,7 +88,8 @@ _GPT2_KEYS = {"hidden_size": "n_embd", "max_position_embeddings": "n_positions",
 
 def with_standard_keys(config: dict[str, Any]) -> dict[str, Any]:
     """The config itself, or for GPT-2 a copy with the standard key names added (GPT2Config.attribute_map); for
-    OPT the FFN width under its standard name (OPTDecoderLayer fc1: ffn_dim) and its multi-head KV count."""
+    OPT the FFN width under its standard name (OPTDecoderLayer fc1: ffn_dim) and its multi-head KV count; for
+    EXAONE 3.x its layer count under the standard name (ExaoneConfig.attribute_map)."""
     if config.get("model_type") == "opt":
         std = dict(config)
         if "ffn_dim" in config:
@@ -96,6 +97,8 @@ def with_standard_keys(config: dict[str, Any]) -> dict[str, Any]:
         if "num_attention_heads" in config:  # OPTAttention: k_proj / v_proj of embed_dim, every head
             std.setdefault("num_key_value_heads", config["num_attention_heads"])
         return std
+    if config.get("model_type") == "exaone":  # EXAONE's ExaoneConfig.attribute_map: num_hidden_layers -> num_layers
+        return {**config, "num_hidden_layers": config["num_layers"]} if "num_layers" in config else config
     if config.get("model_type") != "gpt2":
         return config
     std = {**config, **{k: config[v] for k, v in _GPT2_KEYS.items() if v in config and k not in config}}
