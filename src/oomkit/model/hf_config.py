@@ -81,9 +81,6 @@ ARCH_BY_MODEL_TYPE = {
     # convert_hf_to_gguf.py ExaoneModel (ExaoneForCausalLM, EXAONE 3.0 / 3.5) -> MODEL_ARCH.EXAONE: a Llama-shaped
     # decoder (src/models/exaone.cpp load_arch_tensors) whose config names the layer count num_layers
     "exaone": "exaone",
-    # convert_hf_to_gguf.py ExaoneModel (ExaoneForCausalLM, EXAONE 3.0 / 3.5) -> MODEL_ARCH.EXAONE: a Llama-shaped
-    # decoder (src/models/exaone.cpp load_arch_tensors) whose config names the layer count num_layers
-    "exaone": "exaone",
     # GLM-4.5V's decoder (text_config model_type glm4v_moe_text): conversion/glm.py registers
     # Glm4vMoeForConditionalGeneration on Glm4MoeModel (MODEL_ARCH.GLM4_MOE, the tower to the mmproj), GLM-4.5-Air's
     # layers with M-RoPE; vLLM runs it as models/glm4_1v.py Glm4vMoeForConditionalGeneration
