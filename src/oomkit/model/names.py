@@ -491,6 +491,36 @@ def ollama_tag(name: str) -> tuple[str, tuple[str, ...], str | None] | None:
     return None
 
 
+# Ollama library models oomkit's catalog holds no config of, each with what `ollama pull <name>` fetches (the library
+# page's tags) and why it is not sized from the name: a name of one of these libraries that no catalog entry claims is
+# refused with this, never read as a sibling of another shape
+OLLAMA_UNSIZED = {
+    "llama3.2-vision": "Llama 3.2 Vision (11b, the latest tag, and 90b): the mllama architecture, whose cross-attention "
+                       "layers over the image tokens oomkit does not model",
+    "minicpm-v": "MiniCPM-V 2.6 (8b): a Qwen2 7B decoder under a SigLIP tower and a perceiver resampler, a tower oomkit "
+                 "does not count",
+    "moondream": "moondream2 (1.8b): a phi-1.5 decoder under a SigLIP tower (model_type moondream1), whose config "
+                 "oomkit has no cited copy of",
+    "embeddinggemma": "EmbeddingGemma 300M (300m): Gemma 3's layers with bidirectional attention and dense heads "
+                      "(llama.cpp's gemma-embedding), which oomkit does not read from a config",
+    "nemotron-mini": "Nemotron-Mini-4B-Instruct (4b): the nemotron architecture (LayerNorm with bias, a squared-ReLU FFN "
+                     "without gate), which oomkit does not read from a config",
+    "lfm2": "LFM2-24B-A2B (24b, its only size): lfm2moe, 23.8B parameters, whose config oomkit has no cited copy of",
+}
+
+
+def ollama_unsized(name: str) -> str | None:
+    """The refusal for a tag of an Ollama library oomkit cannot size (OLLAMA_UNSIZED), or None for any other name."""
+    key = catalog.normalize(name)
+    if "/" in key:
+        return None
+    lib = key.split(":", 1)[0]
+    what = OLLAMA_UNSIZED.get(lib)
+    if what is None:
+        return None
+    return f"{name}: Ollama's {lib} is {what}; it is not in oomkit's catalog, so it is not estimated from its name"
+
+
 def ollama_cloud(name: str) -> str | None:
     """"gpt-oss:120b-cloud" -> "gpt-oss:120b", "glm-4.6:cloud" -> "glm-4.6": for an Ollama cloud tag (the model runs
     on ollama.com, nothing of it is loaded on this machine: ollama.com/search?c=cloud), the local tag of the same

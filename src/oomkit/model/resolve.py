@@ -189,6 +189,8 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
             return replace(spec, labels=spec.labels + (
                 f"{ref}: a model of an Ollama user's namespace, read as the library's {local}{said} (its own GGUF "
                 "was not read)",))
+    if entry is None and names.ollama_unsized(name) is not None:  # "llama3.2-vision": no sibling of another shape
+        raise ModelError(names.ollama_unsized(name))
     if entry is None:
         return _not_in_catalog(ref, name, fmt, weight_format, default_format, tag_formats)
     latest = catalog.OLLAMA_LATEST.get(catalog.normalize(name))
