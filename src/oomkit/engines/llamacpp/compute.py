@@ -2111,10 +2111,20 @@ def host_recurrent_stores(spec: ModelSpec, ctx: Context, placement: Placement, s
     (build_recurrent_attn / the KDA layer: a ggml_cpy of the delta net's state view, n_embd_s floats a sequence).
     ggml_gated_delta_net itself reads the state gathered by build_rs, not the host buffer, so it runs on the GPU:
     the host holds only the copies. qwen3.5-27b's file on an H200 (-nkvo, or -ngl 4 / 8): CUDA_Host 34.13 MiB =
-    the inputs' 24.02 + the conv copy's 20.12 less the freed 10.00 embeddings block."""
+    the inputs' 24.02 + the conv copy's 20.12 less the freed 10.00 embeddings block.
+
+    With n_rs_seq rollback snapshots (PR #22673's [TAG_RECURRENT_ROLLBACK_SPLITS]) the layer stores K = n_rs_seq + 1
+    conv states, one ggml_cpy per slot, each from its own view of the conv input (delta-net-base.cpp
+    build_conv_state loops t = 1..K; mamba-base.cpp over min(n_seq_tokens, K) slots), and the delta net's new
+    states as one view of its K snapshots (build_recurrent_attn: D x n_seqs x min(n_seq_tokens, K)). Each view is a
+    split input of its own, and ggml_backend_sched_split_graph adds a split's input copies to the graph "so that
+    they are allocated by ggml-alloc at the start of the split" (ggml-backend.cpp): the K conv copies are live
+    together. Qwen3.8-27B's MTP run (-np auto, n_rs_seq 2, two layers on the CPU): Vulkan_Host 313.47 MiB printed,
+    the inputs' 72.00 + 3 x 80.47."""
     T = min(ctx.n_ctx, ctx.n_ubatch)
     n_seqs = max(1, min(ctx.n_seq_max, T))
     ts = -(-T // n_seqs)
+    slots = 1 + ctx.n_rs_seq  # conv-state copies per layer (K); 1 without rollback
     peak = 0
     for la in spec.trunk_layers:
         r = la.recurrent
@@ -2128,8 +2138,9 @@ def host_recurrent_stores(spec: ModelSpec, ctx: Context, placement: Placement, s
         row = (r.d_conv - 1 + ts) * 4
         blk = _view_bytes((r.d_conv - 1, conv_dim, n_seqs), (row, row, row * conv_dim))
         if gdn:
-            peak = max(peak, blk, r.ssm * n_seqs * 4)
+            peak = max(peak, slots * blk, r.ssm * n_seqs * min(ts, slots) * 4)
             continue
+        blk *= min(ts, slots)  # mamba-base.cpp: one conv-state copy per written slot
         if on_cpu:
             head_dim = r.d_inner // max(1, r.n_heads)
             x = _view_bytes((head_dim, r.n_heads, ts, n_seqs), (4, head_dim * 4, conv_dim * 4, conv_dim * ts * 4))
