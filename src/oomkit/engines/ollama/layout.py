@@ -724,7 +724,9 @@ def _launch_command(launch: Launch, np_: int, ls: LlamaCppSettings) -> str:
     kv = f" --cache-type-k {ls.cache_type_k} --cache-type-v {ls.cache_type_v}" if launch.kv_cache_type else ""
     if launch.era == "D":
         ngl = f" -ngl {ls.n_gpu_layers}" if ls.n_gpu_layers >= 0 else ""
-        return (f"llama-server -c {ls.n_ctx} -np {np_}{kv} --flash-attn {ls.flash_attn} -b {ls.n_batch} "
+        # llm/llama_server.go appendBatchArgs: an embedding model gets --embedding before its -b / -ub
+        emb = " --embedding" if ls.embeddings else ""
+        return (f"llama-server -c {ls.n_ctx} -np {np_}{kv} --flash-attn {ls.flash_attn}{emb} -b {ls.n_batch} "
                 f"-ub {ls.n_ubatch}{ngl}")
     fa = " --flash-attn" if launch.flash_attention else ""
     engine = " --ollama-engine" if launch.runner == "ollama" else ""

@@ -258,6 +258,21 @@ def gguf_view(spec: ModelSpec) -> GgufView:
     return _VIEWS.get(spec, None, lambda: _gguf_view(spec))
 
 
+def _pooled_decoder(spec: ModelSpec) -> bool:
+    """A decoder checkpoint Ollama serves as an embedding model: its GGUF carries <arch>.pooling_type, which
+    llama.cpp's converter writes from a sentence-transformers Pooling module (Qwen3-Embedding, GTE-Qwen2, the
+    Qwen3 rerankers), and which makes the model an embedding one for Ollama (server/images.go Capabilities:
+    CapabilityEmbedding; llm/llama_server.go isEmbedding, v0.30.0+: --embedding, DefaultEmbeddingNumBatch). The
+    ModelSpec carries no pooling: the catalog's embedding family marks those checkpoints."""
+    src = spec.source or ""
+    if not src.startswith("catalog: "):
+        return False
+    from ...model import catalog  # lazy: only catalog models reach here
+
+    entry = catalog.lookup(src[len("catalog: "):].split(" ", 1)[0])
+    return bool(entry) and entry.family == "embedding"
+
+
 def _gguf_view(spec: ModelSpec) -> GgufView:
     """The KV accessors GraphSize reads, filled from the ModelSpec the way the GGUF would carry them."""
     n = spec.n_layers
@@ -270,7 +285,7 @@ def _gguf_view(spec: ModelSpec) -> GgufView:
     h_scalar = max((a.n_heads for a in att), default=0)
     hkv_scalar = max((cache_kv_heads(a) for a in att), default=0)
     heads, heads_kv = [], []
-    is_embedding = spec.architecture in NO_CACHE_ARCHS
+    is_embedding = spec.architecture in NO_CACHE_ARCHS or _pooled_decoder(spec)
     for layer in spec.layers:
         a = layer.attention
         if a is not None:
