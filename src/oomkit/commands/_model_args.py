@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..engines.base import EngineModule, get_engine
-from ..engines.cmdline import names_a_command, parse_command, split_command
+from ..engines.cmdline import names_a_command, parse_command, python_call_hint, split_command
 from ..engines.command import leading_assignments, unwrap
 from ..errors import OomkitError, SettingsError
 from ..estimate import estimate
@@ -196,6 +196,8 @@ def split_args(argv: list[str], options: dict[str, bool]
         i += 1
     if command is None and model is not None and names_a_command(model):
         model, command = None, _pasted(model)  # `oomkit check "vllm serve X ..."`: the command quoted as MODEL
+    if command is None and model is not None and (hint := python_call_hint(model)) is not None:
+        raise OomkitError(hint)  # a from_pretrained / LLM(...) / Llama(...) line pasted as MODEL
     return opts, model, engine_args, command
 
 

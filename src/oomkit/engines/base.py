@@ -39,6 +39,16 @@ def _as_published(config: dict[str, Any]) -> str | None:
     return None
 
 
+def unmodelled_note(settings: Any) -> str | None:
+    """The warning for the command's flags that change memory in a way oomkit does not count (a Settings'
+    `unmodelled`, filled by its parser): the estimate is without them, and says so."""
+    flags = getattr(settings, "unmodelled", ())
+    if not flags:
+        return None
+    return (f"not counted in this estimate, although {'they change' if len(flags) > 1 else 'it changes'} memory: "
+            f"{'; '.join(flags)}")
+
+
 @dataclass(frozen=True)
 class Choice:
     """One setting of an engine's knob space, as the planner tries it: the settings (their context is searched
@@ -113,8 +123,9 @@ class EngineModule:
 
     def estimate(self, spec: Any, devices: tuple[Device, ...], settings: Any) -> MemoryEstimate:
         est = self.estimate_fn(spec, devices, settings)
-        note = self._newer_than_modelled(settings)
-        return est if note is None or note in est.warnings else replace(est, warnings=(*est.warnings, note))
+        notes = [n for n in (self._newer_than_modelled(settings), unmodelled_note(settings))
+                 if n is not None and n not in est.warnings]
+        return replace(est, warnings=(*est.warnings, *notes)) if notes else est
 
     def _newer_than_modelled(self, settings: Any) -> str | None:
         """A release newer than the newest whose rules are modelled runs under the newest rules: said, not silent

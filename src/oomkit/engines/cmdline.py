@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import OomkitError
 from .base import EngineModule, engine_for_program
-from .command import unwrap
+from .command import python_module, shell_string, unwrap
 
 
 @dataclass(frozen=True)
@@ -103,8 +103,20 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
         env[key] = value
     if not argv:
         raise OomkitError("empty engine command after --")
+    if (k := shell_string(argv)) is not None:  # sh -c 'vllm serve ...': the command the shell runs
+        try:
+            inner = split_command(argv[k])
+        except ValueError as e:
+            raise OomkitError(f"{argv[0]} -c: cannot split the command string ({e})") from None
+        parsed = parse_command(inner, env)
+        version = image_version(wrapped.image)
+        if version is not None and "engine_version" in getattr(parsed.settings, "__dataclass_fields__", {}):
+            parsed = replace(parsed, settings=replace(parsed.settings, engine_version=version))
+        return parsed
     found, module, args = _recognise(argv)
     if found is None:
+        if (hint := python_call_hint(" ".join(argv))) is not None:
+            raise OomkitError(hint)
         if module is not None:
             raise OomkitError(f"unknown engine module 'python -m {module}'")
         raise OomkitError(f"unknown engine command {argv[0]!r}: oomkit reads llama-server, llama-cli, llama-bench and the other llama.cpp tools, lms load, vllm "
@@ -159,7 +171,78 @@ def _recognise(argv: list[str]) -> tuple[tuple[EngineModule, str | None] | None,
     """-> (the engine and the program variant it is told, or None; the `python -m` module, if any; the
     arguments after the program)."""
     prog = program_name(argv[0])
-    args = argv[1:]
-    if prog.startswith("python") and len(args) >= 2 and args[0] == "-m":
-        return engine_for_program(prog, module=args[1]), args[1], args[2:]
-    return engine_for_program(prog), None, args
+    module = python_module(argv)  # python [-u -X opt ...] -m MODULE
+    if module is not None:
+        return engine_for_program(prog, module=module[0]), module[0], list(argv[module[1]:])
+    return engine_for_program(prog), None, argv[1:]
+
+
+# A Python call pasted where a model or a command goes: the loaders whose arguments name the settings, and the
+# oomkit form that reads the same (transformers: from_pretrained's arguments as --engine transformers options;
+# vLLM's LLM(...) takes EngineArgs, which `vllm serve` takes as flags; llama-cpp-python's Llama(...) and
+# LangChain's LlamaCpp(...) are llama.cpp's context and model parameters)
+_TRANSFORMERS_KWARGS = {"device_map": "--device-map", "torch_dtype": "--dtype", "dtype": "--dtype",
+                        "load_in_4bit": "--load-in-4bit", "load_in_8bit": "--load-in-8bit",
+                        "attn_implementation": "--attn-implementation"}
+_LLAMA_KWARGS = {"n_ctx": "-c", "n_gpu_layers": "-ngl", "n_batch": "-b", "n_ubatch": "-ub", "flash_attn": "-fa",
+                 "main_gpu": "-mg", "tensor_split": "-ts"}
+
+
+def python_call_hint(text: str) -> str | None:
+    """When `text` is Python code calling a model loader (AutoModelForCausalLM.from_pretrained(...), LLM(...),
+    Llama(...)), the one-line refusal that names the oomkit form reading the same settings; None otherwise. Only
+    literal arguments are carried over; a variable is left as MODEL (oomkit does not run the code)."""
+    import ast
+
+    if "(" not in text or not any(k in text for k in ("from_pretrained", "LLM(", "Llama(", "LlamaCpp(")):
+        return None
+    try:
+        tree = ast.parse(text.strip().rstrip(";"))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if name not in ("from_pretrained", "LLM", "Llama", "LlamaCpp"):
+            continue
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
+
+        def lit(v: ast.AST | None) -> str | None:
+            if isinstance(v, ast.Constant) and isinstance(v.value, (str, int, float, bool)):
+                return str(v.value).lower() if isinstance(v.value, bool) else str(v.value)
+            if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.USub) and isinstance(v.operand, ast.Constant) \
+                    and type(v.operand.value) in (int, float):
+                return f"-{v.operand.value}"  # n_gpu_layers=-1
+            if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id == "torch":
+                return v.attr  # torch.bfloat16
+            return None
+
+        first = node.args[0] if node.args else None
+        if name == "from_pretrained":
+            model = lit(first) or lit(kw.get("pretrained_model_name_or_path")) or "MODEL"
+            opts = []
+            for k, flag in _TRANSFORMERS_KWARGS.items():
+                if (v := lit(kw.get(k))) is not None:
+                    opts += [flag] if flag.startswith("--load-in") and v == "true" else \
+                        [] if flag.startswith("--load-in") else [flag, v]
+            form = " ".join(["oomkit check", model, "--engine transformers", *opts])
+            what = "transformers' from_pretrained"
+        elif name == "LLM":
+            model = lit(first) or lit(kw.get("model")) or "MODEL"
+            opts = [f"--{k.replace('_', '-')} {v}" for k, node_v in kw.items() if k != "model"
+                    and (v := lit(node_v)) is not None]
+            form = " ".join(["oomkit check -- vllm serve", model, *opts])
+            what = "vLLM's LLM"
+        else:
+            model = lit(first) or lit(kw.get("model_path")) or "MODEL"
+            opts = []
+            for k, flag in _LLAMA_KWARGS.items():
+                if (v := lit(kw.get(k))) is not None:
+                    opts += [flag, "on" if flag == "-fa" and v == "true" else "off" if flag == "-fa" else v]
+            form = " ".join(["oomkit check -- llama-server -m", model, *opts])
+            what = f"llama-cpp-python's {name}"
+        return (f"this is Python code ({what}(...)), not a model name or an engine command; oomkit does not run "
+                f"it: give `{form}`")
+    return None

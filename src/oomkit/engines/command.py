@@ -221,6 +221,14 @@ def rewrite(argv: Sequence[str], old: Mapping[str, Any], new: Mapping[str, Any],
     Behind a wrapper (`sudo`, `docker run ... IMAGE`) only the engine's part is edited; a variable the engine reads
     joins a container as `-e VAR=value`."""
     wrapped = unwrap(argv)
+    engine_argv = list(wrapped.engine_argv)
+    _, lead_end = leading_assignments(engine_argv)
+    if (k := shell_string(engine_argv[lead_end:])) is not None:  # sh -c 'COMMAND': COMMAND edited, quoted again
+        from .cmdline import split_command
+
+        text = engine_argv[lead_end + k]
+        at = len(argv) - 1 - list(argv)[::-1].index(text)
+        return [*argv[:at], shlex.join(rewrite(split_command(text), old, new, table, syntax)), *argv[at + 1:]]
     if wrapped.prefix or wrapped.entrypoint:
         inner = rewrite(wrapped.engine_argv, old, new, table, syntax)
         a_start, a_end = leading_assignments(inner)
@@ -336,6 +344,10 @@ _PROCESS_WRAPPERS: dict[str, frozenset[str]] = {
     "srun": frozenset({"-N", "-n", "-c", "-p", "-t", "-G", "-w", "-J", "-A", "-o", "-e", "-q", "--gres", "--gpus",
                        "--mem", "--partition", "--nodes", "--ntasks", "--time", "--cpus-per-task", "--account",
                        "--job-name", "--nodelist", "--qos", "--gpus-per-node", "--ntasks-per-node"}),
+    # systemd-run (man systemd-run): its options that take the next word as their value
+    "systemd-run": frozenset({"-p", "--property", "-u", "--unit", "-E", "--setenv", "--uid", "--gid", "-M",
+                              "--machine", "-H", "--host", "--description", "--slice", "--nice",
+                              "--working-directory", "--service-type", "--on-active", "--on-calendar"}),
     # uvx = uv tool run (docs.astral.sh/uv): the tool's command after its options
     "uvx": frozenset({"--from", "--with", "--with-requirements", "--python", "-p", "--index", "--index-url",
                       "--extra-index-url"}),
@@ -351,6 +363,51 @@ _RUNNERS: dict[tuple[str, str], frozenset[str]] = {
     ("poetry", "run"): frozenset({"-C", "--directory", "-P", "--project"}),
     ("pixi", "run"): frozenset({"-e", "--environment", "--manifest-path"}),
 }
+
+
+# CPython's own options before `-m MODULE` (Modules/main.c, Python/getopt.c with the option string
+# "bBc:dEhiIm:OPqRsStuvVW:xX:?"): switches that may be grouped (`-uB`, `-OO`), and -W / -X whose argument is
+# attached or the next word. `-c` runs a string, not a module.
+_PY_SWITCHES = re.compile(r"-[bBdEhiIOPqRsSuvx]+")
+_PY_VALUED = ("-W", "-X")
+
+
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+
+
+def shell_string(argv: Sequence[str]) -> int | None:
+    """`sh -c 'COMMAND'` (also bash / zsh, `-lc`, `-ec`, `/bin/sh`): the index of the COMMAND string the shell runs,
+    which is the engine command (a Kubernetes `command: [sh, -c]` with its args, a systemd-run or docker line);
+    None for any other argv."""
+    if len(argv) < 3 or re.split(r"[\\/]", argv[0])[-1] not in _SHELLS:
+        return None
+    i = 1
+    while i < len(argv) and re.fullmatch(r"-[a-z]+", argv[i]) and "c" not in argv[i]:
+        i += 1  # -l, -e, -x before -c
+    if i + 1 < len(argv) and re.fullmatch(r"-[a-z]*c[a-z]*", argv[i]):
+        return i + 1
+    return None
+
+
+def python_module(argv: Sequence[str]) -> tuple[str, int] | None:
+    """`python [-u] [-X opt] [-W arg] -m MODULE ...` -> (MODULE, the index after it); None when argv is not a Python
+    interpreter running a module (`python3 server.py`, `python -c ...`)."""
+    if not argv or not re.fullmatch(r"python[\d.]*(?:\.exe)?", re.split(r"[\\/]", argv[0])[-1], re.IGNORECASE):
+        return None
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a == "-m":
+            return (argv[i + 1], i + 2) if i + 1 < len(argv) else None
+        if a.startswith("-m") and len(a) > 2:  # getopt: -mMODULE
+            return a[2:], i + 1
+        if a in _PY_VALUED:
+            i += 2
+        elif a[:2] in _PY_VALUED or _PY_SWITCHES.fullmatch(a):
+            i += 1
+        else:
+            return None
+    return None
 
 
 # llama.cpp .devops/tools.sh, the `full` images' entrypoint: its first argument -> the program it execs

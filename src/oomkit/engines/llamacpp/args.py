@@ -97,6 +97,25 @@ _SWITCHES = _by_flag({
 })
 
 
+# Flags llama.cpp reads that change memory in a way oomkit does not count (the estimate says so, engines/base.py
+# unmodelled_note): adapters loaded beside the model (common.cpp common_init_from_params: llama_adapter_lora_init,
+# control vectors), metadata overrides (llama-model-loader.cpp: --override-kv replaces any GGUF key, the context
+# length and expert counts included), the host-side prompt cache and context checkpoints of llama-server
+# (tools/server: --cache-ram MiB, --ctx-checkpoints per slot), FFN weights kept on the CPU, and --no-op-offload,
+# which keeps the ops of host-resident weights on the CPU (ggml-backend.cpp ggml_backend_sched op_offload) and so
+# places compute buffers otherwise.
+_UNMODELLED = {
+    "--lora": "LoRA adapter weights", "--lora-scaled": "LoRA adapter weights",
+    "--control-vector": "control vector tensors", "--control-vector-scaled": "control vector tensors",
+    "--override-kv": "GGUF metadata replaced",
+    "-cram": "host memory for the prompt cache", "--cache-ram": "host memory for the prompt cache",
+    "-ctxcp": "context checkpoints in host memory", "--ctx-checkpoints": "context checkpoints in host memory",
+    "--swa-checkpoints": "context checkpoints in host memory",
+    "--n-cpu-ffn": "FFN weights kept on the CPU",
+    "--no-op-offload": "compute buffers placed otherwise (ops of host weights stay on the CPU)",
+}
+
+
 def parse_args(args: list[str], program: str = "llama-server", defaults: dict[str, Any] | None = None
                ) -> tuple[str | None, str | None, Any]:
     """llama.cpp flags -> (model path or HF repo, quant from -hf repo:QUANT, LlamaCppSettings).
@@ -137,6 +156,9 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         elif flags[name]:
             value, i = flag_value(args, i, None, f"error: {name} expects a value")
         i += 1
+        if name in _UNMODELLED and (value is None or value.strip() != "0"):
+            typed = "" if value is None else f" {value}"
+            opts["unmodelled"] = (*opts.get("unmodelled", ()), f"{name}{typed} ({_UNMODELLED[name]})")
         if name in _VALUED:
             field, convert = _VALUED[name]
             opts[field] = convert(name, value)
@@ -409,10 +431,19 @@ def _lms_gpu(layers: int) -> str | None:
     return "max" if layers == -1 else "off" if layers == 0 else None
 
 
-# lms load's own flags (lmstudio.ai/docs/cli/load): the context and the GPU share; nothing else of llama.cpp's
-_LMS_OPTIONS = (Opt("n_ctx", "--context-length"), Opt("n_gpu_layers", "--gpu", _lms_gpu))
-_LMS_SYNTAX = Syntax(lambda argv: 2 if len(argv) > 1 and argv[1] == "load" else 1,
-                     lambda name, following: name in ("--context-length", "--gpu", "--ttl", "--identifier"))
+# lms load's own flags (lmstudio.ai/docs/cli/load, programs.py parse_lms): the context, the parallel predictions
+# and the GPU share; nothing else of llama.cpp's
+_LMS_OPTIONS = (Opt("n_ctx", "--context-length", aliases=("-c",)), Opt("n_parallel", "--parallel"),
+                Opt("n_gpu_layers", "--gpu", _lms_gpu))
+
+
+def _lms_takes_value(name: str, following: str | None) -> bool:
+    from .programs import _LMS_VALUED
+
+    return name.partition("=")[0] in _LMS_VALUED
+
+
+_LMS_SYNTAX = Syntax(lambda argv: 2 if len(argv) > 1 and argv[1] == "load" else 1, _lms_takes_value)
 
 
 def _rewrite_lms(argv: list[str], old: LlamaCppSettings, new: LlamaCppSettings) -> list[str]:
@@ -420,7 +451,7 @@ def _rewrite_lms(argv: list[str], old: LlamaCppSettings, new: LlamaCppSettings) 
     type, a partial -ngl, -ot) is refused, so that a fit picks a change the command can carry."""
     a, b = values_of(old), values_of(new)
     changed = sorted(f for f in b if a.get(f) != b[f])
-    foreign = [f for f in changed if f not in ("n_ctx", "n_gpu_layers")]
+    foreign = [f for f in changed if f not in ("n_ctx", "n_parallel", "n_gpu_layers")]
     if foreign or ("n_gpu_layers" in changed and _lms_gpu(b["n_gpu_layers"]) is None):
         raise SettingsError(f"lms load has no flag for {', '.join(foreign) or 'n_gpu_layers ' + str(b['n_gpu_layers'])}")
     return rewrite(argv, a, b, _LMS_OPTIONS, _LMS_SYNTAX)

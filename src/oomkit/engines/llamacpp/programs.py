@@ -248,7 +248,28 @@ def _canon(name: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# LM Studio: lms load MODEL [--context-length N] [--gpu max|off|0-1]
+# LM Studio: lms load MODEL [-c/--context-length N] [--parallel N] [--gpu max|off|0-1] (lmstudio-ai/lms
+# src/subcommands/load.ts: commander options; -c from 2025-11, --parallel and the --speculative-draft-* options
+# from 2026-01; --host / --port (createClient.ts) and --log-level / --quiet / --verbose (logLevel.ts) on every
+# subcommand)
+_LMS_VALUED = ("-c", "--context-length", "--parallel", "--gpu", "--ttl", "--identifier", "--host", "--port",
+               "--log-level", "--speculative-draft-model", "--speculative-draft-max-tokens",
+               "--speculative-draft-min-tokens", "--speculative-draft-min-continue-probability")
+_LMS_SWITCHES = ("--estimate-only", "-y", "--yes", "--exact", "--local", "--quiet", "--verbose",
+                 "--speculative-draft-mtp", "--no-speculative-draft-mtp", "--speculative-draft-simple")
+
+
+def _lms_count(name: str, value: str) -> int:
+    """createRefinedNumberParser({integer: true, min: 1}): a whole number of at least 1."""
+    try:
+        n = float(value.strip()) if value.strip() else float("nan")
+    except ValueError:
+        n = float("nan")
+    if not (n == n and n.is_integer() and n >= 1):
+        said = " (lms load takes no 'max': give the context in tokens)" if value.strip().lower() == "max" else ""
+        raise SettingsError(f"lms load: option '{name} <n>' argument '{value}' is invalid: an integer of at least "
+                            f"1{said}")
+    return int(n)
 
 
 def parse_lms(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettings]:
@@ -257,21 +278,27 @@ def parse_lms(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettings
         args = args[1:]
     rules, opts = _DEFAULTS["lms"]
     model = None
+    unmodelled: list[str] = []
     i = 0
     while i < len(args):
         a = args[i]
         name, eq, inline = a.partition("=") if a.startswith("--") else (a, "", "")
-        if name in ("--context-length", "--gpu", "--ttl", "--identifier"):
-            value, i = flag_value(args, i, inline if eq else None, f"lms load: {name} expects a value")
-            if name == "--context-length":
-                opts = {**opts, "n_ctx": _ints(name, value)[0]}
+        if name in _LMS_VALUED:
+            value, i = flag_value(args, i, inline if eq else None, f"lms load: option '{name}' argument missing")
+            if name in ("-c", "--context-length"):
+                opts = {**opts, "n_ctx": _lms_count(name, value)}
+            elif name == "--parallel":  # maxParallelPredictions: llama.cpp's slots (n_parallel)
+                opts = {**opts, "n_parallel": _lms_count(name, value)}
             elif name == "--gpu":
-                if value not in ("max", "off"):
+                if value.strip().lower() not in ("max", "off"):
                     raise SettingsError(f"lms load --gpu {value}: oomkit reads max and off (a fraction offloads "
                                         "that share of the layers: give -ngl N through llama-server instead)")
-                opts = {**opts, "n_gpu_layers": -1 if value == "max" else 0}
-        elif name in ("--estimate-only", "-y", "--yes", "--exact"):
-            pass
+                opts = {**opts, "n_gpu_layers": -1 if value.strip().lower() == "max" else 0}
+            elif name == "--speculative-draft-model":
+                unmodelled.append(f"{name} {value} (the draft model's weights and KV cache)")
+        elif name in _LMS_SWITCHES:
+            if name == "--speculative-draft-mtp":
+                unmodelled.append(f"{name} (the MTP drafter's layers and KV cache)")
         elif a.startswith("-"):
             raise SettingsError(f"lms load: unknown option {a}")
         elif model is None:
@@ -279,7 +306,7 @@ def parse_lms(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettings
         else:
             raise SettingsError(f"lms load: unexpected argument {a!r}")
         i += 1
-    return model, None, LlamaCppSettings(program=rules, **opts)
+    return model, None, LlamaCppSettings(program=rules, unmodelled=tuple(unmodelled), **opts)
 
 
 # ---------------------------------------------------------------------------------------------------------

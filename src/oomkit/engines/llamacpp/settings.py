@@ -215,6 +215,9 @@ class LlamaCppSettings:
     # buffers against when there is no GPU (common/fit.cpp, PR #21568); None: not known, no host fit
     host_memory: int | None = None
     engine_version: str = NEWEST
+    # flags of the command that change memory in a way oomkit does not count, each with what it changes: said in
+    # the estimate's warnings (engines/base.py unmodelled_note), never dropped
+    unmodelled: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}

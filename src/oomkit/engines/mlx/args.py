@@ -10,7 +10,7 @@ from typing import Any
 from ...errors import OomkitError
 from ...flags import check_settings, flag_value
 from ...model import catalog
-from ..command import Opt, Syntax, defaults, format_flags, rewrite, values_of
+from ..command import Opt, Syntax, defaults, format_flags, python_module, rewrite, values_of
 from .settings import GENERATE_MAX_TOKENS, SERVER_MAX_TOKENS, MlxSettings
 
 # flag -> (field or None to ignore, takes a value, kind)
@@ -211,8 +211,9 @@ def format_command(model: str, settings: MlxSettings, quant: str | None = None) 
 
 
 def _program_len(argv: list[str]) -> int:
-    if len(argv) > 2 and argv[1] == "-m":  # python -m mlx_lm[.server] [server]
-        return 4 if argv[2] == "mlx_lm" and len(argv) > 3 and argv[3] in _SUBCOMMANDS else 3
+    if (module := python_module(argv)) is not None:  # python [-u] -m mlx_lm[.server] [server]
+        name, end = module
+        return end + 1 if name == "mlx_lm" and len(argv) > end and argv[end] in _SUBCOMMANDS else end
     return 2 if len(argv) > 1 and argv[1] in _SUBCOMMANDS else 1
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from ...errors import OomkitError
 from ...flags import check_settings
-from ..command import Opt, Syntax, defaults, format_flags, rewrite, values_of
+from ..command import Opt, Syntax, defaults, format_flags, python_module, rewrite, values_of
 from .settings import DTYPE_CHOICES, KV_CACHE_DTYPES, QUANTIZATION_CHOICES, SGLangSettings
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "sglang_flags.json"
@@ -77,6 +77,44 @@ _APPLY: dict[str, tuple[str, Any]] = {
 _TYPE_NAMES = {int: "int", float: "float", str: "str"}
 
 
+def _always(what: str):
+    return lambda value: what
+
+
+def _above(least: float, what: str):
+    def check(value: Any) -> str | None:
+        try:
+            return what if float(value) > least else None
+        except (TypeError, ValueError):
+            return what  # the type is argparse's to refuse; the flag is named either way
+    return check
+
+
+# Flags SGLang reads that change memory in a way oomkit does not count (the estimate says so, unmodelled_note):
+# weights kept on the host (--cpu-offload-gb, the layer offloader), a separate draft model (the EAGLE / standalone
+# draft worker's weights, measured by SGLang, not by oomkit), LoRA's adapter pool (lora/mem_pool.py), the
+# hierarchical (host) KV cache and LMCache, embedding servers (no generation), EPLB, context parallelism, SWA's
+# full-size pools (--disable-hybrid-swa-memory) and torch.compile's graphs.
+_UNMODELLED = {
+    "--cpu-offload-gb": _above(0, "weights kept in host memory"),
+    "--offload-mode": _always("weights moved to the host by the offloader"),
+    "--offload-group-size": _always("weights moved to the host by the offloader"),
+    "--speculative-draft-model-path": _always("the draft model's weights"),
+    "--speculative-draft-model": _always("the draft model's weights"),
+    "--enable-lora": _always("the LoRA adapter pool"),
+    "--lora-paths": _always("the LoRA adapter pool"),
+    "--enable-hierarchical-cache": _always("the host KV cache"),
+    "--enable-hicache": _always("the host KV cache"),
+    "--enable-lmcache": _always("LMCache's buffers"),
+    "--is-embedding": _always("an embedding server: no generation"),
+    "--enable-eplb": _always("EPLB's expert buffers"),
+    "--decode-context-parallel-size": _above(1, "the KV cache split over context-parallel ranks"),
+    "--attention-context-parallel-size": _above(1, "the KV cache split over context-parallel ranks"),
+    "--disable-hybrid-swa-memory": _always("sliding-window layers given full-size KV pools"),
+    "--enable-torch-compile": _always("torch.compile's captured graphs"),
+}
+
+
 def _resolve_flag(name: str, flags: dict[str, str]) -> str | None:
     """argparse (allow_abbrev): an exact flag, or a long flag's unique prefix (`--tp` for `--tp-size`)."""
     if name in flags:
@@ -136,6 +174,9 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
             value = vals
         elif eq:
             raise OomkitError(f"launch_server.py: error: argument {flag}: ignored explicit argument {inline!r}")
+        if flag in _UNMODELLED and (what := _UNMODELLED[flag](value)) is not None:
+            typed = "" if value is None else " " + (" ".join(value) if isinstance(value, list) else str(value))
+            opts["unmodelled"] = (*opts.get("unmodelled", ()), f"{flag}{typed} ({what})")
         if flag in _APPLY:
             field_name, typ = _APPLY[flag]
             if typ is bool:
@@ -228,8 +269,8 @@ def _resolve(name: str) -> str | None:
 
 
 def _program_len(argv: list[str]) -> int:
-    if len(argv) > 2 and argv[1] == "-m":  # python -m sglang.launch_server
-        return 3
+    if (module := python_module(argv)) is not None:  # python [-u] -m sglang.launch_server
+        return module[1]
     return 2 if len(argv) > 1 and argv[1] == "serve" else 1
 
 

@@ -168,11 +168,15 @@ def get_pp_indices(spec: ModelSpec, pp: int, v: Version | None = None) -> list[t
     return out
 
 
-def _expand_devices(devices: tuple[Device, ...], n_gpus: int) -> tuple[Device, ...]:
+def _expand_devices(devices: tuple[Device, ...], n_gpus: int, nnodes: int = 1) -> tuple[Device, ...]:
+    """One device per rank. With --nnodes N, the GPUs of one machine given (N x as many as that are needed) stand for
+    each node's: --tp spans the machines' GPUs (cluster.py), as `plan --nodes N` takes --gpu per node."""
     if not devices:
         raise OomkitError("SGLang runs on GPUs: --cpu-only is not an SGLang configuration")
     if len(devices) == n_gpus:
         return devices
+    if nnodes > 1 and len(devices) > 1 and len(devices) * nnodes == n_gpus:
+        return tuple(replace(d, id=f"CUDA{k * len(devices) + i}") for k in range(nnodes) for i, d in enumerate(devices))
     if len(devices) == 1:
         d = devices[0]
         return tuple(replace(d, id=f"CUDA{i}") for i in range(n_gpus))
@@ -663,7 +667,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     _check_settings(s)
     context_len = derive_context_length(spec, s)
     n_gpus = s.tp_size * s.pp_size * (1 if s.enable_dp_attention else s.dp_size)
-    devs = _expand_devices(devices, n_gpus)
+    devs = _expand_devices(devices, n_gpus, s.nnodes)
     # server_args.py picks the backend before the page size and the pools: the settings carry it from here on
     backend = attention_backend(spec, s, devs, v)
     s = replace(s, attention_backend=backend.backend)
@@ -677,6 +681,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
         devs = tuple(replace(d, id=rank_name(i, n_gpus, s.nnodes)) for i, d in enumerate(devs))
     if len(devices) == 1 and n_gpus > 1:
         warnings.append(f"one memory size given: used for each of the {n_gpus} GPUs")
+    elif 1 < len(devices) < n_gpus:
+        warnings.append(f"--nnodes {s.nnodes}: the {len(devices)} GPUs given taken as each node's ({n_gpus} in all)")
     layer_stages = get_pp_indices(spec, s.pp_size, v)
     sizes = [d.memory_bytes for d in devs]
     known = all(x is not None for x in sizes)

@@ -307,6 +307,9 @@ class SGLangSettings:
     allow_auto_truncate: bool = False  # --allow-auto-truncate: a prompt longer than the pool allows is cut, not aborted
     engine_version: str = NEWEST
     kv_cache_memory_bytes: int | None = None  # oomkit --kv-memory: size the pool from this budget
+    # flags of the command that change memory in a way oomkit does not count, each with what it changes: said in
+    # the estimate's warnings (engines/base.py unmodelled_note), never dropped
+    unmodelled: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -22,7 +22,7 @@ from typing import Any
 
 from ...errors import OomkitError, SettingsError
 from ...flags import check_settings
-from ..command import Opt, Syntax, defaults, flag_bool, format_flags, rewrite, values_of
+from ..command import Opt, Syntax, defaults, flag_bool, format_flags, python_module, rewrite, values_of
 from .config import CACHE_DTYPES
 from .settings import VllmSettings
 
@@ -168,6 +168,8 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
             model = value
     if unknown:
         raise OomkitError(f"{PROG}: error: unrecognized arguments: {' '.join(unknown)}")
+    if opts.get("unmodelled"):
+        opts["unmodelled"] = tuple(dict.fromkeys(opts["unmodelled"]))
     _apply_env(env, opts)
     return model, None, check_settings(VllmSettings(**opts))
 
@@ -329,12 +331,98 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
     elif flag in ("--hf-overrides", "--rope-scaling"):
         _apply_hf_overrides(flag, value, opts)
     elif flag in ("--speculative-config", "-sc"):
-        try:
-            cfg = json.loads(value)
-        except (TypeError, ValueError):
-            raise OomkitError(f"{PROG}: error: argument {flag}: invalid loads value: {value!r}") from None
-        if isinstance(cfg, dict) and cfg.get("num_speculative_tokens") is not None:
+        cfg = _json_object(flag, value)
+        if cfg.get("num_speculative_tokens") is not None:
             opts["num_speculative_tokens"] = _speculative_count(flag, cfg["num_speculative_tokens"])
+        if (drafter := _separate_drafter(cfg)) is not None:
+            _unmodelled(opts, f"{flag} {drafter} (the drafter model's weights and KV cache)")
+    elif flag in _UNMODELLED:
+        if flag in _JSON_FLAGS:
+            _json_object(flag, value)
+        if (what := _UNMODELLED[flag](value)) is not None:
+            typed = "" if isinstance(value, bool) or flag in _JSON_FLAGS else \
+                " " + (" ".join(value) if isinstance(value, list) else str(value))
+            _unmodelled(opts, f"{flag}{typed} ({what})")
+
+
+def _unmodelled(opts: dict[str, Any], text: str) -> None:
+    opts["unmodelled"] = [*opts.get("unmodelled", ()), text]
+
+
+def _json_object(flag: str, value: Any) -> dict[str, Any]:
+    """A JSON-object option (engine/arg_utils.py: json.loads, then the config class built from the dict): a
+    value that is no JSON, or JSON that is no object, is vLLM's argument error, not an option to drop."""
+    try:
+        cfg = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        raise OomkitError(f"{PROG}: error: argument {flag}: invalid loads value: {str(value)[:40]!r}") from None
+    if not isinstance(cfg, dict):
+        raise SettingsError(f"{PROG}: error: argument {flag}: expected a JSON object, got {str(value)[:40]!r}")
+    return cfg
+
+
+def _separate_drafter(cfg: dict[str, Any]) -> str | None:
+    """The draft model a --speculative-config loads besides the target (config/speculative.py: `model` with a
+    method of draft_model, eagle, eagle3, medusa, mlp_speculator, or none given), as `method=model`; None when the
+    drafter is the checkpoint's own MTP layers (a method naming mtp, or no model: counted in weights.py) or a
+    proposer without weights (ngram, suffix)."""
+    model, method = cfg.get("model"), str(cfg.get("method") or "")
+    if not model or "mtp" in method.lower() or method in ("ngram", "ngram_gpu", "suffix"):
+        return None
+    return f"{method or 'model'}={model}"
+
+
+def _pooling(value: Any) -> str | None:
+    return "a pooling model: no generation, its own cache" if str(value) in (
+        "embed", "embedding", "classify", "score", "reward", "pooling") else None
+
+
+def _above(least: int, what: str):
+    def check(value: Any) -> str | None:
+        try:
+            return what if int(value) > least else None
+        except (TypeError, ValueError):
+            raise OomkitError(f"{PROG}: error: invalid int value: {value!r}") from None
+    return check
+
+
+def _always(what: str):
+    return lambda value: what if value is not False else None
+
+
+# Flags vLLM reads that change memory in a way oomkit does not count (the estimate says so, unmodelled_note):
+# LoRA's adapter slots (lora/worker_manager.py, max_loras x max_lora_rank per layer), a separate draft model
+# (0.6-0.9's --speculative-model; config/speculative.py), KV connectors and offloading (distributed/kv_transfer,
+# v1/kv_offload), pooling runners (config/pooler.py), the multimodal processor's limits that size the encoder's
+# dummy input (mm_processor_kwargs max_pixels ...), EPLB's redundant experts (distributed/eplb), context parallelism
+# (decode/prefill_context_parallel_size: the KV cache split over ranks), sliding windows turned off, per-layer KV
+# dtypes, the weight offloader (model_executor/offloader), and loading the language model or the encoder alone.
+_UNMODELLED = {
+    "--enable-lora": _always("LoRA adapter slots: max_loras x max_lora_rank in every adapted layer"),
+    "--speculative-model": _always("the draft model's weights and KV cache"),
+    "--spec-model": _always("the draft model's weights and KV cache"),
+    "--kv-transfer-config": _always("the KV connector's buffers"),
+    "--kv-offloading-size": _always("the offloaded KV blocks"),
+    "--task": _pooling, "--runner": _pooling, "--convert": _pooling,
+    "--mm-processor-kwargs": _always("the multimodal processor's limits, which size the encoder's profiling input"),
+    "--enable-eplb": _always("EPLB's redundant experts"),
+    "--num-redundant-experts": _above(0, "redundant experts' weights"),
+    "--eplb-config": _always("EPLB's redundant experts"),
+    "--decode-context-parallel-size": _above(1, "the KV cache split over decode context-parallel ranks"),
+    "-dcp": _above(1, "the KV cache split over decode context-parallel ranks"),
+    "--prefill-context-parallel-size": _above(1, "the KV cache split over prefill context-parallel ranks"),
+    "-pcp": _above(1, "the KV cache split over prefill context-parallel ranks"),
+    "--disable-sliding-window": _always("sliding-window layers caching the whole context"),
+    "--kv-cache-dtype-skip-layers": _always("layers keeping a KV cache in the model dtype"),
+    "--cpu-offload-params": _always("weights moved to the host by the offloader"),
+    "--offload-backend": _always("weights moved to the host by the offloader"),
+    "--offload-group-size": _always("weights moved to the host by the offloader"),
+    "--offload-num-in-group": _always("weights moved to the host by the offloader"),
+    "--offload-params": _always("weights moved to the host by the offloader"),
+    "--language-model-only": _always("the multimodal encoder not loaded"),
+    "--mm-encoder-only": _always("only the multimodal encoder loaded"),
+}
+_JSON_FLAGS = ("--kv-transfer-config", "--mm-processor-kwargs", "--eplb-config")
 
 
 def _apply_hf_overrides(flag: str, value: Any, opts: dict[str, Any]) -> None:
@@ -478,8 +566,8 @@ def _resolve(name: str) -> str:
 
 
 def _program_len(argv: list[str]) -> int:
-    if len(argv) > 2 and argv[1] == "-m":  # python -m vllm.entrypoints.openai.api_server
-        return 3
+    if (module := python_module(argv)) is not None:  # python [-u] -m vllm.entrypoints.openai.api_server
+        return module[1]
     return 2 if len(argv) > 1 and argv[1] == "serve" else 1
 
 
