@@ -26,6 +26,11 @@ NAMES = {
     "unsloth/GLM-4.5V-GGUF": "glm-4.5v",
     "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": "nemotron-3-ultra-550b-a55b",
     "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B": "nemotron-3-ultra-550b-a55b",
+    "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4": "nemotron-3-ultra-550b-a55b",
+    "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8": "nemotron-3-ultra-550b-a55b",
+    "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16": "nemotron-3.5-lightning-30b-a3b",
+    "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4": "nemotron-3.5-lightning-30b-a3b",
+    "ggml-org/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-GGUF": "nemotron-3.5-lightning-30b-a3b",
 }
 
 
@@ -52,6 +57,8 @@ KV_PER_TOKEN = {
     "zai-org/GLM-4.5V": _gqa(46, 8, 128),
     # 12 attention layers of 108, 2 KV heads of 128; llama.cpp caches no KV for the MTP block (as Super's)
     "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": _gqa(12, 2, 128),
+    # 6 'attention' entries of the 52 in layers_block_type, 2 KV heads of 128 (Nano 30B-A3B's layout)
+    "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16": _gqa(6, 2, 128),
 }
 
 
@@ -117,11 +124,46 @@ def test_nemotron_3_ultra_total_is_its_bf16_checkpoint_size():
 
 
 def test_nemotron_3_ultra_layer_counts():
-    """48 Mamba-2, 48 MoE and 12 attention layers (the deployment README), attention where the published config's
-    test places it."""
-    pattern = catalog.lookup("nemotron-3-ultra-550b-a55b").config["hybrid_override_pattern"]
-    assert (len(pattern), pattern.count("M"), pattern.count("E"), pattern.count("*")) == (108, 48, 48, 12)
-    assert [i for i, c in enumerate(pattern) if c == "*"] == [7, 14, 23, 32, 39, 48, 57, 64, 73, 82, 89, 98]
+    """48 Mamba-2, 48 MoE and 12 attention layers in the released layers_block_type (and the deployment README),
+    read as the trunk's layer kinds."""
+    blocks = catalog.lookup("nemotron-3-ultra-550b-a55b").config["layers_block_type"]
+    assert (len(blocks), blocks.count("mamba"), blocks.count("moe"), blocks.count("attention")) == (108, 48, 48, 12)
+    spec = _spec("nemotron-3-ultra-550b-a55b")
+    trunk = [la for la in spec.layers if la.index < 108]
+    assert [la.index for la in trunk if la.attention is not None] == [i for i, b in enumerate(blocks) if b == "attention"]
+    assert [la.index for la in trunk if la.recurrent is not None] == [i for i, b in enumerate(blocks) if b == "mamba"]
+    assert [la.index for la in trunk if la.ffn.n_experts] == [i for i, b in enumerate(blocks) if b == "moe"]
+    assert spec.n_nextn_layers == 1 and spec.layers[-1].attention is not None and spec.layers[-1].ffn.n_experts == 512
+
+
+def test_lightning_trunk_is_nano_30b_a3b():
+    """Nemotron 3.5 Lightning's list schedule names the layers Nano 30B-A3B's hybrid_override_pattern does: the same
+    per-layer spec, the same trunk total (Nano's published 31.6B), one MTP block more."""
+    import copy
+
+    light = copy.deepcopy(catalog.lookup("nemotron-3.5-lightning-30b-a3b").config)
+    nano = catalog.lookup("nemotron-3-nano-30b-a3b").config
+    sym = {"mamba": "M", "moe": "E", "attention": "*", "mlp": "-"}
+    assert "".join(sym[b] for b in light["layers_block_type"]) == nano["hybrid_override_pattern"]
+    light["num_nextn_predict_layers"] = 0
+    a = spec_from_config(light, name="lightning", weight_format="bf16")
+    b = spec_from_config(nano, name="nano", weight_format="bf16")
+    assert a.layers == b.layers and a.params_total == b.params_total
+
+
+def test_list_schedule_disagreeing_with_num_hidden_layers_is_refused():
+    import copy
+
+    from oomkit.errors import OomkitError
+
+    cfg = copy.deepcopy(catalog.lookup("nemotron-3.5-lightning-30b-a3b").config)
+    cfg["num_hidden_layers"] = 50
+    with pytest.raises(OomkitError, match="disagrees"):
+        spec_from_config(cfg, name="x")
+    cfg = copy.deepcopy(catalog.lookup("nemotron-3.5-lightning-30b-a3b").config)
+    cfg["layers_block_type"][0] = "conv"
+    with pytest.raises(OomkitError, match="block kind"):
+        spec_from_config(cfg, name="x")
 
 
 def test_lfm2_350m_mlp_is_the_auto_adjusted_width():

@@ -187,6 +187,9 @@ def spec_from_config(
             raise ModelError(f"{name}: {_REFUSED[mt]}")
     if model_type == "deepseek_v4":
         return _deepseek_v4_spec(cfg, r, name, source, weight_format, publisher)
+    if model_type == "nemotron_h" and isinstance(cfg.get("layers_block_type"), list):
+        cfg = _nemotron_h_schedule(cfg, name)
+        r = _Reader(cfg, name)
     arch = ARCH_BY_MODEL_TYPE.get(model_type)
     if model_type == "kimi_linear" and outer.get("model_type") == "kimi_k3":
         # conversion/kimi_k3.py KimiK3Model (KimiK3ForConditionalGeneration) -> MODEL_ARCH.KIMI_K3: Kimi-Linear's
@@ -815,6 +818,34 @@ def _glm_dsa_shared_indexers(r: _Reader, n_layers: int) -> list[bool]:
     if types and types[0] != "full":
         raise OomkitError(f"{r.name}: indexer_types must start with a full indexer (a shared layer reuses an earlier one)")
     return [t == "shared" for t in types]
+
+
+# transformers models/nemotron_h/configuration_nemotron_h.py (@7d06b1a5, as code search id 57462082925 quotes it
+# line by line): the block kinds' names in layers_block_type and their hybrid_override_pattern symbols (:259-268)
+_NEMOTRON_H_SYMBOL = {"mamba": "M", "moe": "E", "attention": "*", "mlp": "-"}
+
+
+def _nemotron_h_schedule(cfg: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A Nemotron-H config written with the list schedule (Nemotron 3 Ultra, Nemotron 3.5 Lightning:
+    layers_block_type / mtp_layers_block_type, no hybrid_override_pattern) in the pattern form this reader reads.
+    transformers configuration_nemotron_h.py: layers_block_type is the source of truth, the legacy pattern consulted
+    only when the list is absent (__post_init__ :158-184); num_hidden_layers is a property over its length (:225-238;
+    Ultra's config.json has no num_hidden_layers, Lightning's agrees with the list); mtp_layers_block_type defaults
+    to ["attention", "moe"] (:179-180)."""
+    blocks = cfg["layers_block_type"]
+    if any(not isinstance(b, str) or b not in _NEMOTRON_H_SYMBOL for b in blocks):
+        raise OomkitError(f"{name}: layers_block_type lists a block kind other than mamba / moe / attention / mlp")
+    n = cfg.get("num_hidden_layers")
+    if n is not None and n != len(blocks):
+        raise OomkitError(f"{name}: num_hidden_layers {n} disagrees with the {len(blocks)} entries of layers_block_type")
+    out = {k: v for k, v in cfg.items() if k not in ("layers_block_type", "mtp_layers_block_type")}
+    out["hybrid_override_pattern"] = "".join(_NEMOTRON_H_SYMBOL[b] for b in blocks)
+    out["num_hidden_layers"] = len(blocks)
+    mtp = cfg.get("mtp_layers_block_type", ["attention", "moe"])
+    if not isinstance(mtp, list) or any(not isinstance(b, str) or b not in _NEMOTRON_H_SYMBOL for b in mtp):
+        raise OomkitError(f"{name}: mtp_layers_block_type must list mamba / moe / attention / mlp blocks")
+    out["mtp_hybrid_override_pattern"] = "".join(_NEMOTRON_H_SYMBOL[b] for b in mtp)
+    return out
 
 
 def _nemotron_mtp_kind(r: _Reader, model_type: str) -> LayerKind | None:
