@@ -48,3 +48,22 @@ def test_rollback_slots_each_copy_the_conv_input_to_the_host():
                     .read_text())
     host = held_out_estimate(fx).engine_view["compute_buffer_bytes"]["Vulkan_Host"] / MiB
     assert host == pytest.approx(fx["printed"]["buffers"]["compute_mib"]["Vulkan_Host"], abs=0.1)
+
+
+MTP_FIXTURES = [p for p in FIXTURES if "mtp" in json.loads(p.read_text())["printed"]]
+
+
+@pytest.mark.parametrize("path", MTP_FIXTURES, ids=[p.stem for p in MTP_FIXTURES])
+def test_the_mtp_draft_context_beside_the_target(path):
+    """The MTP draft context llama-server creates against the target (common_speculative_init_result: the
+    target's n_ctx and sequences, n_rs_seq 0, n_outputs_max = n_parallel; its cache the next-n layer alone):
+    its KV buffer to the 0.01 MiB, its compute buffers within 10%, under the names the log prints (the CPU side
+    the first device's host buffer type, Vulkan_Host)."""
+    fx = json.loads(path.read_text())
+    v = held_out_estimate(fx).engine_view
+    want = fx["printed"]["mtp"]
+    assert {k: round(b / MiB, 2) for k, b in v["mtp_kv_buffer_bytes"].items()} == want["kv_mib"]
+    got = {k: b / MiB for k, b in v["mtp_compute_buffer_bytes"].items()}
+    assert set(got) == set(want["compute_mib"])
+    for dev, printed in want["compute_mib"].items():
+        assert 0.9 <= got[dev] / printed <= 1.1, (dev, got[dev], printed)

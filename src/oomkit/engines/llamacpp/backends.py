@@ -532,7 +532,10 @@ def backend_view(view: dict, devices: tuple[Device, ...], s, build: int) -> dict
             out[k] = out.get(k, 0) + v
         return out
 
-    for key in ("kv_buffer_bytes", "rs_buffer_bytes", "model_buffer_bytes", "compute_buffer_bytes"):
+    # the MTP draft context's buffers (mtp.engine_view) print under the same names: its CPU-side compute buffer is
+    # the first device's host buffer type too ("sched_reserve: Vulkan_Host compute buffer size" of the second context)
+    for key in ("kv_buffer_bytes", "rs_buffer_bytes", "model_buffer_bytes", "compute_buffer_bytes",
+                "mtp_kv_buffer_bytes", "mtp_compute_buffer_bytes"):
         if isinstance(view.get(key), dict):
             view[key] = rename(view[key])
     if "CUDA_Host" in view.get("model_buffer_bytes", {}) and host != "CUDA_Host":
