@@ -293,9 +293,10 @@ ROWS: list[Row] = [
         "built on DeepSeek-V3-Base with its architecture (model card).", name="DeepSeek Prover V2 671B"),
     _base("deepseek-coder-6.7b-base", "deepseek-coder-6.7b-instruct", "deepseek-ai/deepseek-coder-6.7b-base",
           name="DeepSeek Coder 6.7B Base"),
+    # ollama.com/library/deepseek-coder: "1.3 billion parameter model: ollama run deepseek-coder" (latest is the 1.3b)
     Row("deepseek-coder-1.3b-instruct", "deepseek-coder-6.7b-instruct", "deepseek-ai/deepseek-coder-1.3b-instruct",
         "DeepSeek-Coder 1.3B: 24 layers, hidden 2048, 16 heads, FFN 5,504, the family's 32,256-token vocabulary and "
-        "16K context (model card / paper Table 2).", ("deepseek-coder:1.3b",),
+        "16K context (model card / paper Table 2).", ("deepseek-coder:1.3b", "deepseek-coder"),
         text=_decoder(2048, 24, 16, 16, 5504), name="DeepSeek Coder 1.3B Instruct"),
     Row("deepseek-coder-33b-instruct", "deepseek-coder-6.7b-instruct", "deepseek-ai/deepseek-coder-33b-instruct",
         "DeepSeek-Coder 33B: 62 layers, hidden 7168, 56 query / 8 KV heads, FFN 19,200, vocabulary 32,256 (paper "

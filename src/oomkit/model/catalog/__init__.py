@@ -111,8 +111,9 @@ def with_standard_keys(config: dict[str, Any]) -> dict[str, Any]:
 
 # Ollama libraries whose default tag (":latest") is another model than the catalog entry of the bare name: Ollama's
 # deepseek-r1:latest is its 8b tag (DeepSeek-R1-0528-Qwen3-8B since the R1-0528 update; the catalog entry's notes),
-# while the bare "deepseek-r1" is the 671B DeepSeek-R1.
-OLLAMA_LATEST = {"deepseek-r1": "deepseek-r1:8b"}
+# while the bare "deepseek-r1" is the 671B DeepSeek-R1. Ollama's deepseek-v2:latest is its 16b (DeepSeek-V2-Lite;
+# ollama.com/library/deepseek-v2: 16b, 236b), the bare "deepseek-v2" the 236B DeepSeek-V2 of that name.
+OLLAMA_LATEST = {"deepseek-r1": "deepseek-r1:8b", "deepseek-v2": "deepseek-v2:16b"}
 
 
 def normalize(name: str) -> str:
