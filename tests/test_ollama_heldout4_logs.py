@@ -12,8 +12,12 @@ on integrated GPUs. Measured before -> after (oomkit - log; "exact" = within the
   global before f66216e39, v0.6.3), graph 519.5 MiB / 1.3 GiB and weights exact before and after; projector.graph
   "0 B" and projector.weights "814.6 MiB" are not the library blob's (oomkit: 1.0 GiB and 795.9 MiB, required
   12.7 GiB against 11.7): strict xfail, see test_gemma3_0_6_2_projector_of_another_file.
-- ollama/ollama#9311, llama3.2-vision:11b on one CUDA GPU, llama runner with --mmproj, v0.5.12: strict xfail, see
+- ollama/ollama#9311, llama3.2-vision:11b on one CUDA GPU, llama runner with --mmproj, v0.5.11: strict xfail, see
   test_llama32_vision_mllama.
+- ollama/ollama#7255, nemotron (Llama-3.1-Nemotron-70B) on a 16 GiB Mac (Metal), llama runner, v0.3.14, 2048 cells:
+  18/81 layers and every figure exact before and after; the line itself was printed as msg=offload library=metal
+  before and is msg="offload to metal" after (llm/memory.go MemoryEstimate.log of v0.1.45-v0.5.11), identical to
+  the log's to the character.
 - ollama/ollama#16482, llama3.2:3b on a Radeon Vega 6 iGPU (Vulkan), llama-server, v0.30.3, 2 slots, q4_0 KV, flash
   attention on: the --fit dry run's table exact before and after (Vulkan0 1918 / 252 / 128 MiB, Host 308 / 0 / 32).
 - ollama/ollama#16447, qwen3-embedding:8b on an Intel Arc iGPU (Vulkan), llama-server, v0.30.0, 32768 cells: the KV
@@ -63,10 +67,11 @@ def _offload_errors(stem: str) -> tuple[object, dict[str, float]]:
 _QWEN3_ROCM = "qwen3-4b-2507-rocm-7900xtx-ctx4096-0.11.6"
 _GEMMA3_METAL = "gemma3-12b-metal-m2max-np2-ctx8192-0.7.0"
 _GEMMA3_062 = "gemma3-12b-cuda-15gb-np4-ctx8192-0.6.2"
-_MLLAMA = "llama3.2-vision-11b-cuda-24gb-ctx2048-0.5.12"
+_MLLAMA = "llama3.2-vision-11b-cuda-24gb-ctx2048-0.5.11"
+_NEMOTRON_METAL = "nemotron-70b-metal-16gib-partial-0.3.14"
 
 
-@pytest.mark.parametrize("stem", [_QWEN3_ROCM, _GEMMA3_METAL])
+@pytest.mark.parametrize("stem", [_QWEN3_ROCM, _GEMMA3_METAL, _NEMOTRON_METAL])
 def test_offload_line_every_field(stem):
     """Every memory.* / projector.* field within its printed rounding, and the layers offloaded."""
     est, err = _offload_errors(stem)
@@ -82,6 +87,16 @@ def test_gemma3_metal_projector_with_the_output_layer():
     est, _ = _offload_errors(_GEMMA3_METAL)
     log = est.engine_view["ollama_log"]
     assert 'projector.weights="795.9 MiB" projector.graph="1.0 GiB"' in log and "library=metal" in log
+
+
+def test_offload_to_metal_line_of_0_3_14():
+    """v0.3.14 on a 16 GiB Mac, nemotron (Llama-3.1-Nemotron-70B) at 2048 cells: 18 of 81 layers on Metal and the
+    whole line as Ollama printed it, to the character: llm/memory.go MemoryEstimate.log() of v0.1.45-v0.5.11 logs
+    msg="offload to metal" with no library= field (7784ca33c), memory.gpu_overhead from v0.3.10 (b05c9e83d); v0.5.12
+    (58245413f) moved to msg=offload library=... Before: every figure as printed, under msg=offload library=metal."""
+    est, _ = _offload_errors(_NEMOTRON_METAL)
+    line = _load(_NEMOTRON_METAL)["quoted"].splitlines()[1]
+    assert est.engine_view["ollama_log"].splitlines()[0] == line[line.index("msg="):]
 
 
 def test_gemma3_0_6_2_kv_graph_and_weights():
@@ -111,13 +126,13 @@ def _mllama():
     spec = spec_from_config(fx["config"], name="llama3.2-vision", weight_format="Q4_K_M")
     free = fx["printed"]["memory.available_bytes"][0]
     est = ol.ENGINE.estimate(spec, (Device(id="GPU0", name="GPU", memory_bytes=free, free_bytes=free),),
-                             ol.OllamaSettings(num_ctx=2048, library="cuda", engine_version="0.5.12"))
+                             ol.OllamaSettings(num_ctx=2048, library="cuda", engine_version=fx["engine_version"]))
     return fx, est
 
 
 @pytest.mark.xfail(strict=True, reason=(
     "mllama is not read as mllama: the config's 8 cross-attention layers become self-attention layers and the "
-    "separate projector GGUF (--mmproj) is not modelled. v0.5.12's fs/ggml GraphSize mllama branch charges "
+    "separate projector GGUF (--mmproj) is not modelled. v0.5.11's llm/ggml.go GraphSize mllama branch charges "
     "the 32 self-attention layers 2048 cells F16 and the 8 cross-attention layers 1601 x 4 tiles F32 (656.2 MiB), "
     "full = max(4b(2+3e+ehk h+ctx(1+h)), 4b(e+V)) = 258.5 MiB, partial 669.5 MiB, and llm/memory.go "
     "projectorMemoryRequirements the mmproj's tensors (1.8 GiB) and its mllama graph (2.8 GiB). Measured: kv 1.2 GiB "

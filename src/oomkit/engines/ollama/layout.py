@@ -50,11 +50,14 @@ from .projector import projector as vision_projector
 from .settings import (
     V_BACKEND_LIBRARY_NAMES,
     V_GO_RUNNER,
+    V_GPU_OVERHEAD,
     V_NEW_ESTIMATES,
     V_NEW_ESTIMATES_OPTIN,
+    V_OFFLOAD_LOGVALUE,
     V_PARALLEL_AUTO_2,
     V_PER_GPU_ESTIMATE,
     V_PROJECTOR_LAST_LAYER,
+    V_PROJECTOR_LOGGED,
     V_VISION_GRAPH,
     V_WEIGHTS_NO_KV,
     OllamaSettings,
@@ -626,16 +629,24 @@ def _offload_line(est: LayerEstimate, f: dict[str, Any]) -> str:
     else:
         # a string, set only with several GPUs; slog quotes it only when empty
         split = ",".join(map(str, f["layers.split"])) or '""'
-    return (f'msg=offload library={lib} layers.requested={f["layers.requested"]} layers.model={f["layers.model"]} '
+    proj = (f'projector.weights="{hb(f["projector.weights"])}" projector.graph="{hb(f["projector.graph"])}"'
+            if "projector.weights" in f else "")
+    body = (f'layers.requested={f["layers.requested"]} layers.model={f["layers.model"]} '
             f'layers.offload={f["layers.offload"]} layers.split={split} memory.available="[{avail}]" '
-            f'memory.gpu_overhead="{hb(f["memory.gpu_overhead"])}" memory.required.full="{hb(est.total)}" '
+            + (f'memory.gpu_overhead="{hb(f["memory.gpu_overhead"])}" ' if est.version >= V_GPU_OVERHEAD else "")
+            + f'memory.required.full="{hb(est.total)}" '
             f'memory.required.partial="{hb(est.vram)}" memory.required.kv="{hb(f["memory.required.kv"])}" '
             f'memory.required.allocations="[{alloc}]" memory.weights.total="{hb(f["memory.weights.total"])}" '
             f'memory.weights.repeating="{hb(f["memory.weights.repeating"])}" '
             f'memory.weights.nonrepeating="{hb(f["memory.weights.nonrepeating"])}" '
-            f'memory.graph.full="{hb(f["memory.graph.full"])}" memory.graph.partial="{hb(f["memory.graph.partial"])}"'
-            + (f' projector.weights="{hb(f["projector.weights"])}" projector.graph="{hb(f["projector.graph"])}"'
-               if "projector.weights" in f else ""))
+            f'memory.graph.full="{hb(f["memory.graph.full"])}" memory.graph.partial="{hb(f["memory.graph.partial"])}"')
+    if est.version < V_OFFLOAD_LOGVALUE:
+        # llm/memory.go MemoryEstimate.log(), v0.1.45-v0.5.11: slog.Info("offload to "+inferenceLibrary, the layers
+        # and memory groups), the projector group (v0.4.0+, c7cb0f060) added first through slog.With when non-zero;
+        # gpu_overhead from v0.3.10 (b05c9e83d)
+        proj = proj if est.version >= V_PROJECTOR_LOGGED and f.get("projector.weights") else ""
+        return f'msg="offload to {lib}" ' + (proj + " " if proj else "") + body
+    return f"msg=offload library={lib} " + body + (" " + proj if proj else "")
 
 
 def _estimate_llama_server(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], s: OllamaSettings,

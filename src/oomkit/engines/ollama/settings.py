@@ -50,6 +50,10 @@ V_ASYM_KV = (0, 1, 45)  # 8e0641a9b "handle asymmetric embedding KVs": KV from k
 V_DEEPSEEK2_GRAPH = (0, 1, 45)  # e873841cb "deepseek v2 graph": GraphSize's deepseek2 branch (before: none)
 V_LLAMA_VOCAB_GRAPH = (0, 3, 10)  # 2003d6015 "llama3.1 memory": llama full graph gains max(.., 4b(e+V))
 V_GPU_OVERHEAD = (0, 3, 10)  # b05c9e83d: OLLAMA_GPU_OVERHEAD
+V_PROJECTOR_LOGGED = (0, 4, 0)  # c7cb0f060: llm/memory.go log() prints projector.weights / projector.graph
+V_OFFLOAD_LOGVALUE = (0, 5, 12)  # 58245413f: slog.Info("offload", "", estimate) with MemoryEstimate.LogValue
+# (library= first, projector.* last); v0.1.45-v0.5.11 printed msg="offload to <library>" (7784ca33c), the
+# projector group first
 V_KV_REFACTOR = (0, 4, 0)  # d07cf41a9: GraphSize returns kv (with mllama cross-attention)
 V_KV_QUANT = (0, 5, 0)  # 1bdab9fdb: OLLAMA_KV_CACHE_TYPE, kvCacheBytesPerElement
 V_VISION_GRAPH = (0, 6, 0)  # gemma3 support: fs/ggml VisionGraphSize, the projector inside the model GGUF
