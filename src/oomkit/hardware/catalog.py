@@ -5,8 +5,16 @@ driver reports (``nvidia-smi --query-gpu=memory.total``, rocm-smi's VRAM total) 
 published, cited in ``memory_source``; otherwise the marketed size in MiB, marked ``memory_source_kind:
 "nominal"``. ``source`` is the vendor spec page the bandwidth and size come from.
 
-Matching ignores case, spaces, dashes and the brand words in front ("NVIDIA GeForce RTX 4090" = "rtx4090" =
-"RTX-4090"); a trailing size ("3060 12GB", "M3 Max 128GB") picks that variant.
+Matching ignores case, spaces, dashes, the brand words in front and the marks drivers print ("NVIDIA GeForce RTX
+4090" = "rtx4090" = "RTX-4090"; "Intel(R) Arc(TM) A770 Graphics" = "Arc A770"); a trailing size ("3060 12GB", "M3
+Max 128GB", Windows' "(16GB)") picks that variant.
+
+Each --gpu name is resolved once (``resolve``: a pure function of the name, returning a frozen ``Resolution``);
+a --gpu list is parsed once per text (``_parse``), for its devices and for its notes alike.
+
+Integrated GPUs whose memory is the machine's (Radeon 780M, 890M, Arc 140V: ``integrated`` in the data) are
+recognised and refused with what to give instead: the memory llama.cpp can use on them is what their driver maps,
+not a property of the name (see ``_integrated_refusal``).
 """
 
 from __future__ import annotations
@@ -99,17 +107,41 @@ class GpuSpec:
 _LAPTOP = re.compile(r"^(?P<card>(?:rtx)?[2-5]0[5-9]0(?:ti)?)(?:laptopgpu|laptop|notebook|mobile|maxq|maxp|m)$")
 
 
+# What drivers and tools print around a GPU's name, dropped before matching: the trademark marks ("Intel(R) Arc(TM)
+# A770 Graphics", "AMD Radeon(TM) 860M Graphics"), the CPU a Ryzen iGPU is named after ("AMD Ryzen 7 8845H w/ Radeon
+# 780M Graphics", rocminfo's marketing name), the LLVM target after an AMD card (vLLM's collect_env: "AMD Radeon RX
+# 7900 XT (gfx1100)") and a trailing "Graphics" or "GPU". A name nvidia-smi cut short ("NVIDIA A800-SXM...",
+# "NVIDIA GeForce RTX 4070 ...": a 4070, 4070 Ti or 4070 Ti SUPER) is refused, never completed (_TRUNCATED).
+_MARKS = re.compile(r"\((?:r|tm)\)|[®™]", re.IGNORECASE)
+_CPU_WITH = re.compile(r"^.*?\s+w/\s*", re.IGNORECASE)
+_TRAILERS = re.compile(r"\s*\(gfx[0-9a-f]+[^)]*\)\s*$", re.IGNORECASE)
+_TRUNCATED = re.compile(r"(?:\.\.\.|…)\s*$")
+# "2x 3090s", "dual P40s": a plural after a model number, read as the card when the name itself is none
+_PLURAL = re.compile(r"(?<=\d)s$", re.IGNORECASE)
+# Windows names the Lunar Lake iGPU with its memory in brackets: "Intel(R) Arc(TM) 140V GPU (16GB)"
+_BRACKET_SIZE = re.compile(r"\s*\((?P<size>\d+(?:\.\d+)?\s*(?:gb|gib|g))\)\s*$", re.IGNORECASE)
+_GRAPHICS = re.compile(r"(?<=.)(?:graphics|gpu)$")
+
+
+def _clean(text: str) -> str:
+    """The name without the marks, the CPU before "w/" and a trailing LLVM target, a bracketed size unbracketed:
+    "Intel(R) Arc(TM) 140V GPU (16GB)" -> "Intel Arc 140V GPU 16GB"."""
+    text = _TRAILERS.sub("", _CPU_WITH.sub("", _MARKS.sub("", str(text)))).strip()
+    return _BRACKET_SIZE.sub(lambda m: " " + m.group("size"), text)
+
+
 def _key(text: str) -> str:
     """Lowercase alphanumerics, brand words dropped from the front: "NVIDIA GeForce RTX-4090" -> "rtx4090"; a
     GeForce laptop suffix written as "laptop" ("RTX 4090 Mobile", "4090M" -> "rtx4090laptop", "4090laptop")."""
-    key = _MACS.sub("", _BRANDS.sub("", _NOT_ALNUM.sub("", text.lower())))
+    key = _MACS.sub("", _BRANDS.sub("", _NOT_ALNUM.sub("", _clean(text).lower())))
+    key = _GRAPHICS.sub("", key)
     laptop = _LAPTOP.match(key)
     return f"{laptop.group('card')}laptop" if laptop else key
 
 
 def _split_size(text: str) -> tuple[str, float | None]:
     """("RTX 3060 12GB") -> ("RTX 3060", 12.0); no trailing size -> (text, None)."""
-    text = text.strip()
+    text = _clean(text)
     m = _SIZE.match(text) if text[-1:] in ("b", "B", "g", "G") else None
     if not m or not m.group("base").strip():
         return text, None
@@ -136,15 +168,30 @@ def _spec(row: dict) -> GpuSpec:
 
 
 @dataclass(frozen=True)
+class Integrated:
+    """An integrated GPU whose memory is the machine's RAM, sold in many machines (Radeon 780M, Arc 140V): no size
+    follows from its name (``integrated`` in gpus.json)."""
+
+    name: str
+    vendor: str
+    chips: str  # the processors it is part of
+    source: str
+
+
+@dataclass(frozen=True)
 class _Catalog:
     gpus: tuple[GpuSpec, ...]
     by_key: dict[str, GpuSpec]  # normalised name or alias -> entry
     by_size: dict[tuple[str, float], GpuSpec]  # (normalised name without size, GB) -> entry
+    sizes: dict[str, tuple[float, ...]]  # normalised name without size -> the sizes it is sold with, ascending
+    integrated: dict[str, Integrated]  # normalised name or alias -> integrated GPU
+    architectures: dict[str, tuple[str, ...]]  # AMD LLVM target ("gfx1100") -> the catalog cards of it
 
 
 @functools.cache
 def _catalog() -> _Catalog:
-    rows = json.loads(DATA_PATH.read_text(encoding="utf-8"))["gpus"]
+    data = json.loads(DATA_PATH.read_text(encoding="utf-8"))
+    rows = data["gpus"]
     gpus = tuple(_spec(r) for r in rows)
     by_key: dict[str, GpuSpec] = {}
     by_size: dict[tuple[str, float], GpuSpec] = {}
@@ -156,7 +203,17 @@ def _catalog() -> _Catalog:
             base_key = key if gb is None else _key(base)
             for size in {g.memory_gb if gb is None else gb, *(o.memory_gb for o in g.memory_options)}:
                 by_size.setdefault((base_key, size), g)
-    return _Catalog(gpus, by_key, by_size)
+    sizes: dict[str, list[float]] = {}
+    for key, gb in by_size:
+        sizes.setdefault(key, []).append(gb)
+    integrated: dict[str, Integrated] = {}
+    for row in data.get("integrated", ()):
+        igpu = Integrated(row["name"], row["vendor"], row["chips"], row["source"])
+        for text in (row["name"], *row.get("aliases", ())):
+            integrated.setdefault(_key(text), igpu)
+    architectures = {k: tuple(v) for k, v in data.get("architectures", {}).items() if k.startswith("gfx")}
+    return _Catalog(gpus, by_key, by_size, {k: tuple(sorted(v)) for k, v in sizes.items()}, integrated,
+                    architectures)
 
 
 def all_gpus() -> tuple[GpuSpec, ...]:
@@ -182,33 +239,9 @@ def size_notes(text: str) -> tuple[str, ...]:
     """For each name in a --gpu list that gives no size but is sold in several ("A100": 40 and 80 GB; "RTX 4060 Ti":
     8 and 16 GB), a line saying which size the estimate takes and how to name another; for a discrete card named
     with a size it is not sold with ("RTX 4090 48GB", a card with its memory modified), a line saying the size is
-    taken as stated."""
-    cat = _catalog()
-    notes = []
-    for _, name in dict.fromkeys(_parts(text)):
-        spec = lookup(name) if name else None
-        if spec is None:
-            family = _family_device(name) if name else None
-            if family is not None:
-                notes.append(f"--gpu {name!r}: {family[1]}")
-                continue
-            stated = _stated_size(name) if name else None
-            if stated is not None:
-                base, sold = stated
-                shown = " or ".join(f"{gb:g} GB" for gb in sold)
-                notes.append(f"--gpu {name!r}: {_strip_size(base.name)} is sold with {shown}, not "
-                             f"{_split_size(name)[1]:g} GB: taken as stated (a card with its memory modified), "
-                             f"with the bandwidth of the card as sold")
-            continue
-        if _split_size(name)[1] is not None:
-            continue
-        sizes = sorted({gb for (key, gb) in cat.by_size if key == _key(name)})
-        if len(sizes) > 1:
-            bigger = next(gb for gb in reversed(sizes) if gb != spec.memory_gb)
-            shown = [f"{gb:g}" for gb in sizes]
-            notes.append(f"--gpu {name!r} is sold with {', '.join(shown[:-1])} or {shown[-1]} GB: taken as "
-                         f"{spec.memory_gb:g} GB ({spec.name}); for another size name it ('{name} {bigger:g}GB')")
-    return tuple(notes)
+    taken as stated; for a known family's chip the catalog lacks, what was assumed. A list that names no GPU the
+    catalog can size has no notes (devices_for_names refuses it)."""
+    return tuple(dict.fromkeys(p.resolution.note for p in _parse(str(text)) if p.resolution.note))
 
 
 # A chip the catalog lacks of a family it knows, named with its memory ("M5 Max 128GB", "RTX 5070 Ti Laptop 12GB"):
@@ -272,16 +305,6 @@ def _stated_size(name: str) -> tuple[GpuSpec, tuple[float, ...]] | None:
     return spec, tuple(sorted({spec.memory_gb, *(o.memory_gb for o in spec.memory_options)}))
 
 
-def _with_stated_size(name: str) -> GpuSpec | None:
-    stated = _stated_size(name)
-    if stated is None:
-        return None
-    spec, _ = stated
-    gb = _split_size(name)[1]
-    return replace(spec, name=f"{_strip_size(spec.name)} {gb:g}GB", memory_gb=gb, memory_mib=int(gb * 1024),
-                   memory_source_kind="nominal", memory_source=None, memory_options=())
-
-
 def suggest(name: str, n: int = 3) -> list[str]:
     """Up to ``n`` catalog names close to ``name``, best first ("RTX 4900" -> RTX 4090, RTX 4080, RTX 4070).
 
@@ -324,46 +347,177 @@ def _short_name(g: GpuSpec) -> str:
 MAX_DEVICES = 1024
 
 
-def _parts(text: str) -> list[tuple[int, str]]:
-    """A --gpu list -> (count, name) per part: parts split at commas and at a plus between spaces ("3090 + 3060");
-    a count written "2x H100", "2 x H100", "2*H100", "dual 3090", or, where the whole part is no catalog name,
-    "8xH100", "H100x8", "H100 x 8" ("5090 x 2": two RTX 5090, not 5090 of a GPU named "2"). A part that names no
-    GPU but whose pieces between "+", "/", ";", "&" or "and" each do ("3090+3060", "3090 and 3060") is those GPUs."""
-    parts: list[tuple[int, str]] = []
-    for part in (p.strip() for p in _PLUS.sub(",", str(text)).split(",")):
+@dataclass(frozen=True)
+class Resolution:
+    """What one --gpu name is, worked out once (``resolve``): the device it names, with the note the estimate
+    prints beside it (which size a bare name sold in several was taken as, a size taken as stated, what a family
+    device assumes), or no device (``spec`` None: ``refusal`` says why)."""
+
+    name: str
+    spec: GpuSpec | None = None
+    note: str | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.spec is not None
+
+
+def resolve(name: str) -> Resolution:
+    """The one resolution of a --gpu name ("RTX 4090", "3060 12GB", "RTX 4090 48GB", "M5 Max 128GB"), in this order:
+    a catalog name or alias (at a size it is sold with), a catalog card at a size it is not sold with (taken as
+    stated), a known family's chip named with its memory. Pure: a function of the name and the catalog data."""
+    if _TRUNCATED.search(name):
+        return Resolution(name)
+    looked = name
+    spec = lookup(name)
+    base, gb = _split_size(name)
+    if spec is None and gb is None and _PLURAL.search(name.strip()):
+        looked = name.strip()[:-1]
+        spec = lookup(looked)
+    if spec is not None:
+        return Resolution(name, spec, _sizes_note(name, spec, looked) if gb is None else None)
+    stated = _stated_size(name)
+    if stated is not None:
+        sold_as, sold = stated
+        shown = " or ".join(f"{x:g} GB" for x in sold)
+        spec = replace(sold_as, name=f"{_strip_size(sold_as.name)} {gb:g}GB", memory_gb=gb,
+                       memory_mib=int(gb * 1024), memory_source_kind="nominal", memory_source=None,
+                       memory_options=())
+        return Resolution(name, spec, f"--gpu {name!r}: {_strip_size(sold_as.name)} is sold with {shown}, not "
+                                      f"{gb:g} GB: taken as stated (a card with its memory modified), with the "
+                                      f"bandwidth of the card as sold")
+    family = _family_device(name)
+    if family is not None:
+        return Resolution(name, family[0], f"--gpu {name!r}: {family[1]}")
+    return Resolution(name)
+
+
+def _sizes_note(name: str, spec: GpuSpec, looked: str) -> str | None:
+    """For a bare name sold in several sizes (``looked``: the name as looked up, "A100" for "A100s"): which one the
+    estimate takes, and how to name another."""
+    sizes = _catalog().sizes.get(_key(looked), ())
+    if len(sizes) < 2:
+        return None
+    bigger = next(gb for gb in reversed(sizes) if gb != spec.memory_gb)
+    shown = [f"{gb:g}" for gb in sizes]
+    return (f"--gpu {name!r} is sold with {', '.join(shown[:-1])} or {shown[-1]} GB: taken as {spec.memory_gb:g} GB "
+            f"({spec.name}); for another size name it ('{looked} {bigger:g}GB')")
+
+
+def refusal(name: str) -> str:
+    """Why a --gpu name that resolves to no device is refused, in one line: the reason and what to give instead."""
+    if _TRUNCATED.search(name):
+        return (f"--gpu {name!r} is a name cut short (nvidia-smi's table truncates long names): give the whole name, "
+                f"as `nvidia-smi --query-gpu=name --format=csv` prints it")
+    base, gb = _split_size(name)
+    chip = lookup(base) if gb is not None and base.strip() else None
+    if chip is not None:  # a unified-memory chip at a size it is not sold with: its memory is one of those
+        sold = sorted({chip.memory_gb, *(o.memory_gb for o in chip.memory_options)})
+        return f"unknown GPU {name!r}: {_strip_size(chip.name)} is sold with {', '.join(f'{x:g}' for x in sold)} GB"
+    # a chip of a known family the catalog lacks, named without its memory: the size is what it needs
+    sized = gb is None and _family_device(f"{name} 16GB") is not None
+    laptop = _LAPTOP.match(_key(base))
+    if sized and not laptop:
+        return (f"unknown GPU {name!r}: not in the catalog; name it with its memory, '{name} <size>GB' (the size "
+                f"your machine has), to plan for it")
+    if laptop:  # a laptop part the catalog lacks ("4050M" too)
+        return (f"unknown GPU {name!r}: a laptop GPU has other memory than the desktop card of its number, and this "
+                f"one is not in the catalog; give its memory with --vram"
+                + (f" or in the name ('{name} <size>GB')" if sized else ""))
+    cat = _catalog()
+    igpu = cat.integrated.get(_key(base))
+    if igpu is not None:
+        return _integrated_refusal(name, igpu, gb)
+    cards = cat.architectures.get(_key(base))
+    if cards is not None:
+        shown = ", ".join(f"{c} ({_sold_with(lookup(c))} GB)" if lookup(c) else c for c in cards)
+        return (f"--gpu {name!r} is an AMD GPU architecture (an LLVM target, as rocminfo prints it), not one card: "
+                f"{_key(base)} is {shown}; name the card")
+    if re.fullmatch(r"\d+(?:\.\d+)?\s*(?:[gmt]i?b?|[gmt]i?b)", name.strip(), re.IGNORECASE):
+        return f"--gpu {name!r} is a memory size, not a GPU name: give --vram {name}"
+    hint = suggest(name)
+    return f"unknown GPU {name!r}" + (f": did you mean {', '.join(hint)}?" if hint else "")
+
+
+def _sold_with(spec: GpuSpec) -> str:
+    """The sizes a device is sold with, "24" or "32/64/128"."""
+    return "/".join(f"{gb:g}" for gb in sorted({spec.memory_gb, *(o.memory_gb for o in spec.memory_options)}))
+
+
+def _integrated_refusal(name: str, igpu: Integrated, gb: float | None) -> str:
+    """An integrated GPU sharing the machine's RAM: what llama.cpp can use on it is what its driver maps, set by the
+    machine (BIOS carve-out, the driver's share of the RAM), never by the name or the RAM alone. ggml-vulkan's
+    ggml_backend_vk_get_device_memory (ggml/src/ggml-vulkan/ggml-vulkan.cpp of the build measured, llama.cpp
+    0c1e570) sums every memory heap of a device of type eIntegratedGpu, device-local or not, as its total (and each
+    heap's budget less its usage as its free memory, with VK_EXT_memory_budget), where a discrete card counts only
+    its eDeviceLocal heaps: the Radeon 8060S of a 128 GB machine shows "using device Vulkan0 (Radeon 8060S Graphics)
+    - 85720 MiB free" (GPUOpen-Drivers/AMDVLK#413). ggml-cuda's UMA rule (ggml_backend_cuda_device_get_memory: free
+    = MemAvailable of /proc/meminfo for an integrated device, PR #17368) is CUDA's on Linux alone, not HIP's. So the
+    size is asked for, as llama.cpp lists the device."""
+    backend = "SYCL or Vulkan" if igpu.vendor == "intel" else "Vulkan"
+    stated = f" (nor the {gb:g} GB named)" if gb is not None else ""
+    return (f"--gpu {name!r} is an integrated GPU ({igpu.name}: {igpu.chips}) sharing the machine's RAM: llama.cpp "
+            f"({backend}) counts every memory heap its driver maps, which the machine sets, not the name{stated}; "
+            f"give that size with --vram (`llama-cli --list-devices` prints it)")
+
+
+@dataclass(frozen=True)
+class _Part:
+    count: int
+    name: str
+    resolution: Resolution
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(text: str) -> tuple[_Part, ...]:
+    """A --gpu list -> its parts, each name resolved once: parts split at commas and at a plus between spaces
+    ("3090 + 3060"); a count written "2x H100", "2 x H100", "2*H100", "dual 3090", or, where the whole part is no
+    catalog name, "8xH100", "H100x8", "H100 x 8" ("5090 x 2": two RTX 5090, not 5090 of a GPU named "2"). A part
+    that names no GPU but whose pieces between "+", "/", ";", "&" or "and" each do ("3090+3060", "3090 and 3060")
+    is those GPUs. Cached per text: check, estimate and the notes parse a --gpu once."""
+    parts: list[_Part] = []
+    for part in (p.strip() for p in _PLUS.sub(",", text).split(",")):
         if not part:
             continue
         one = _part(part)
-        if not _known(one[1]):
+        if not one.resolution.known:
             pieces = [p.strip() for p in _JOINERS.split(part)]
-            if len(pieces) > 1 and all(pieces) and all(_known(_part(p)[1]) for p in pieces):
-                parts += [_part(p) for p in pieces]
-                continue
+            if len(pieces) > 1 and all(pieces):
+                each = [_part(p) for p in pieces]
+                if all(x.resolution.known for x in each):
+                    parts += each
+                    continue
         parts.append(one)
-    return parts
+    return tuple(parts)
 
 
 # the joiners of "3090+3060", "3090/3060", "3090; 3060", "3090 & 3060", "3090 and 3060"
 _JOINERS = re.compile(r"\s*(?:[+/;&]|\band\b)\s*", re.IGNORECASE)
 
 
-def _known(name: str) -> bool:
-    return lookup(name) is not None or _stated_size(name) is not None or _family_device(name) is not None
-
-
-def _part(part: str) -> tuple[int, str]:
-    """One part of a --gpu list -> (count, name); the count as the first form that leaves a known name, else the
-    strict "2x NAME" form (its name then reported unknown), else count 1."""
-    if _known(part):
-        return 1, part
+def _part(part: str) -> _Part:
+    """One part of a --gpu list -> (count, name, its resolution); the count as the first form that leaves a known
+    name, else the strict "2x NAME" form (its name then reported unknown), else count 1."""
+    whole = resolve(part)
+    if whole.known:
+        return _Part(1, part, whole)
     word = _COUNT_WORD.match(part)
     if word:
-        return _COUNT_WORDS[word.group("word").lower()], word.group("name").strip()
+        name = word.group("name").strip()
+        return _Part(_COUNT_WORDS[word.group("word").lower()], name, resolve(name))
     strict = _COUNT.match(part)
+    strict_name = strict.group("name").strip() if strict else None
+    strict_res = resolve(strict_name) if strict_name else None
     for m in (strict, *(p.match(part) for p in _COUNT_LOOSE)):
-        if m and _known(m.group("name").strip()):
-            return _count(m.group("n")), m.group("name").strip()
-    return (_count(strict.group("n")), strict.group("name").strip()) if strict else (1, part)
+        if not m:
+            continue
+        name = m.group("name").strip()
+        res = strict_res if m is strict else resolve(name)
+        if res.known:
+            return _Part(_count(m.group("n")), name, res)
+    if strict:
+        return _Part(_count(strict.group("n")), strict_name, strict_res)
+    return _Part(1, part, whole)
 
 
 def _count(digits: str) -> int:
@@ -377,31 +531,12 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
     (Apple), SYCL0 (Intel). A board with several GPUs (MI250X: two GCDs) gives one device per GPU.
     """
     specs: list[GpuSpec] = []
-    for count, name in _parts(text):
+    for part in _parse(str(text)):
+        count, name, spec = part.count, part.name, part.resolution.spec
         if count < 1:
             raise HardwareError(f"GPU count must be at least 1: {count}x {name!r}")
-        family = _family_device(name)
-        spec = lookup(name) or _with_stated_size(name) or (family[0] if family else None)
-        base, gb = _split_size(name)
-        chip = lookup(base) if spec is None and gb is not None and base.strip() else None
-        if chip is not None:  # a unified-memory chip at a size it is not sold with: its memory is one of those
-            sold = sorted({chip.memory_gb, *(o.memory_gb for o in chip.memory_options)})
-            raise HardwareError(f"unknown GPU {name!r}: {_strip_size(chip.name)} is sold with "
-                                f"{', '.join(f'{x:g}' for x in sold)} GB")
-        # a chip of a known family the catalog lacks, named without its memory: the size is what it needs
-        sized = spec is None and gb is None and _family_device(f"{name} 16GB") is not None
-        if sized and not _LAPTOP.match(_key(base)):
-            raise HardwareError(f"unknown GPU {name!r}: not in the catalog; name it with its memory, "
-                                f"'{name} <size>GB' (the size your machine has), to plan for it")
-        if spec is None and _LAPTOP.match(_key(base)):  # a laptop part the catalog lacks ("4050M" too)
-            raise HardwareError(f"unknown GPU {name!r}: a laptop GPU has other memory than the desktop card of its "
-                                f"number, and this one is not in the catalog; give its memory with --vram"
-                                + (f" or in the name ('{name} <size>GB')" if sized else ""))
-        if spec is None and re.fullmatch(r"\d+(?:\.\d+)?\s*(?:[gmt]i?b?|[gmt]i?b)", name, re.IGNORECASE):
-            raise HardwareError(f"--gpu {name!r} is a memory size, not a GPU name: give --vram {name}")
         if spec is None:
-            hint = suggest(name)
-            raise HardwareError(f"unknown GPU {name!r}" + (f": did you mean {', '.join(hint)}?" if hint else ""))
+            raise HardwareError(refusal(name))
         if len(specs) + count * spec.devices_per_board > MAX_DEVICES:
             raise HardwareError(f"--gpu {str(text)[:60]!r}: more than {MAX_DEVICES:,} devices; oomkit takes 1 to "
                                 f"{MAX_DEVICES:,}")
