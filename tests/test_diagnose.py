@@ -601,15 +601,19 @@ def test_a_traceback_cut_in_capture_says_where_it_stopped():
     assert (d.stage, d.confidence, d.phase) == ("compute", "low", "CUDA graph capture")
     assert any("`capture_model` (CUDA graph capture" in c and "paste the lines" in c for c in d.causes)
     assert any(f.flags == ("--enforce-eager",) for f in d.fixes), [f.summary for f in d.fixes]
-    # the same traceback going on to an exception oomkit does not know (one capture raises when an op is not
-    # allowed while the stream captures) is not a cut one: nothing placed
+    # the same traceback going on to an exception (one capture raises when an op is not allowed while the stream
+    # captures: the CUDA runtime's cudaErrorStreamCaptureUnsupported) is not a cut one, and that error is no memory
     tail = text.splitlines()[-1].split("]")[0] + "] RuntimeError: CUDA error: operation not permitted when stream is " \
         "capturing"
     d = diagnose(text + "\n" + tail)
-    assert d.stage == "unknown" and not d.fixes
-    # nor is one cut after another rank's exception that oomkit does not know
+    assert d.stage == "not_oom" and not any("memory" in f.summary for f in d.fixes)
+    # nor is one cut after another rank's exception
     lines = text.splitlines()
     d = diagnose("\n".join([*lines[:-4], tail.replace("rank=1 pid=106", "rank=2 pid=107"), *lines[-4:]]))
+    assert d.stage == "not_oom" and not any("memory" in f.summary for f in d.fixes)
+    # an exception oomkit does not know after the frames: not a cut traceback either, nothing placed
+    other = tail.split("] ")[0] + "] RuntimeError: CUDA error: invalid argument"
+    d = diagnose(text + "\n" + other)
     assert d.stage == "unknown" and not d.fixes
 
 

@@ -86,7 +86,9 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
               and not (runner == "ollama" and t.startswith("-") and any("num_" in f.summary for f in computed))
               and not (runner == "lmstudio" and t.startswith("-") and computed)
               # one allocation refused with room to spare: the context and batch flags do not touch it
-              and not (d.stage == "buffer_limit" and runner == "llama.cpp" and d.backend == "SYCL" and computed)]
+              and not (d.stage == "buffer_limit" and runner == "llama.cpp" and d.backend == "SYCL" and computed)
+              # the projector's warm-up buffer: the language model's batch and context do not size it
+              and not (_projector(d) and computed)]
     return tuple(computed + canned[: max(0, 4 - len(computed))])
 
 
@@ -894,14 +896,46 @@ def _ctx_fix(runner: str, ctx: int, n_ctx: int, per_token: float, basis: str) ->
     return Fix(summary=f"-c {ctx} (from {n_ctx}): {basis}", flags=("-c", str(ctx)), saves_bytes=saves)
 
 
+def _projector(d: Diagnosis) -> bool:
+    """The compute buffer that failed is the multimodal projector's warm-up reservation (reader._projector_warmup)."""
+    return any("(mmproj)" in c for c in d.causes)
+
+
+def _llama_projector(d: Diagnosis) -> list[Fix]:
+    """llama-server / llama-mtmd-cli's projector (tools/mtmd/clip.cpp) reserves its compute graph for the largest
+    image at its warm-up, on the GPU unless --no-mmproj-offload (common/arg.cpp); its attention follows -fa."""
+    out = [Fix(summary="--no-mmproj-offload: the projector and its compute buffer stay in host RAM (images are "
+                       "encoded on the CPU, slower); the language model keeps the GPU", flags=("--no-mmproj-offload",))]
+    fa = str(d.settings.get("flash_attn", "")).lower()
+    if fa not in ("1", "on", "enabled", "true"):
+        out.append(Fix(summary="-fa on: the projector's attention over the image's patches is not materialised",
+                       flags=("-fa", "on")))
+    out.append(Fix(summary="leave the projector room on the GPU: -ngl lower, or a larger --fit-target margin (the fit "
+                           "does not count the projector)"))
+    return out
+
+
 def _llama_compute(d: Diagnosis) -> list[Fix]:
     runner = d.host or d.engine
     req = d.numbers.get("requested_bytes")
     ub = d.settings.get("n_ubatch") or 512
+    if runner == "llama.cpp" and _projector(d):
+        return _llama_projector(d)
     out = []
     if runner == "ollama":
-        out.append(Fix(summary="OLLAMA_FLASH_ATTENTION=1: a much smaller compute buffer",
-                       env=(("OLLAMA_FLASH_ATTENTION", "1"),)))
+        # llama-graph.cpp build_attn_mha: without flash attention the graph holds the attention scores (kq: n_kv x
+        # n_tokens x n_head, n_kv up to the context), so the compute buffer grows with num_ctx as with num_batch
+        # (the runner's n_ubatch); the load request says which attention is in force (FlashAttention:...)
+        fa = str(d.settings.get("flash_attn") or d.settings.get("OLLAMA_FLASH_ATTENTION") or "").lower()
+        fa_on = fa in ("1", "on", "enabled", "true")
+        if not fa_on:
+            out.append(Fix(summary="OLLAMA_FLASH_ATTENTION=1: a much smaller compute buffer",
+                           env=(("OLLAMA_FLASH_ATTENTION", "1"),)))
+        n_ctx = d.settings.get("n_ctx") or d.numbers.get("n_ctx")
+        out.append(Fix(summary="num_ctx / OLLAMA_CONTEXT_LENGTH smaller" + (f" (from {n_ctx})" if n_ctx else "")
+                               + (": the attention part of the compute buffer grows with the context" if fa_on else
+                                  ": without flash attention the compute buffer holds the attention scores over the "
+                                  "whole context")))
         out.append(Fix(summary="OLLAMA_GPU_OVERHEAD=1073741824: leave 1 GiB per GPU for the compute buffer",
                        env=(("OLLAMA_GPU_OVERHEAD", "1073741824"),)))
         return out

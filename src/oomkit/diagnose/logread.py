@@ -124,6 +124,8 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     # Ollama engine reserves its graph for), so the micro-batch the compute buffer scales with
     ("BatchSize:", r"BatchSize:([0-9]{1,7})\b", "n_ubatch", "int"),
     ("KvCacheType:", r"KvCacheType:(\w{1,64})", "OLLAMA_KV_CACHE_TYPE", "str"),
+    # and its attention (FlashAttention:Enabled / Disabled / Auto; a bool in older runners)
+    ("FlashAttention:", r"\bFlashAttention:(\w{1,16})", "flash_attn", "str"),
     ("version=", r"msg=\"?Listening on[^\n]{0,200}version=([0-9][\w.+-]{0,30})", "ollama_version", "str"),
     ("ollama version is", r"ollama version is ([0-9][\w.+-]{0,30})", "ollama_version", "str"),
     ("memory.required.full=", r"memory\.required\.full=\"?([0-9.]{1,24} ?[KMGT]i?B)", "ollama_required_full", "size"),
@@ -343,6 +345,9 @@ MARKERS: tuple[tuple[str, str], ...] = (
     ("Loading model from scratch", "weights"),  # model runner V2 (v1/worker/gpu/model_runner.py load_model)
     ("Load weight begin", "weights"),
     ("load_tensors: loading model tensors", "weights"),
+    # llama-model.cpp load_tensors: ml.done_getting_tensors() (its note "tensor ... cannot be used with preferred
+    # buffer type ..., using CPU instead") runs right before the weights' buffers are allocated
+    ("done_getting_tensors", "weights"),
     ("Loading weights", "weights"),
     ("Model loading took", "compute"),  # vLLM profiles next
     ("Loading model weights took", "compute"),
@@ -369,6 +374,10 @@ MARKERS: tuple[tuple[str, str], ...] = (
     ("Method Prefill", "compute"),
     ("Method Decode", "compute"),
     ("warmup{", "compute"),
+    # the top-p / top-k sort of the sampler's logits, as a traceback prints its source line (vLLM V0
+    # model_executor/layers/sampler.py and V1 v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p:
+    # "logits_sort, logits_idx = logits.sort(dim=-1, descending=False)"): batch x vocabulary, in a forward pass
+    ("logits_sort, logits_idx = logits.sort(", "compute"),
 )
 
 # traceback frames: function (or file) names -> stage; tried in this order, the first that appears decides
@@ -379,6 +388,9 @@ FRAME_STAGES: tuple[tuple[str, str], ...] = (
     ("_init_cache_engine", "kv_cache"), ("init_memory_pool", "kv_cache"), ("_create_buffers", "kv_cache"),
     ("init_cache", "kv_cache"),
     ("load_weights", "weights"), ("load_model", "weights"), ("from_pretrained", "weights"),
+    # vLLM / SGLang quantization methods' create_weights (LinearMethodBase): a layer's parameters made at model
+    # construction, before any weight is read
+    ("create_weights", "weights"),
     ("_load_state_dict", "weights"), ("load_state_dict", "weights"), ("load_checkpoint", "weights"),
     ("weight_loader", "weights"), ("_load_pretrained_model", "weights"), ("dispatch_model", "weights"),
     ("generate", "compute"), ("forward", "compute"), ("execute_model", "compute"), ("prefill", "compute"),
@@ -444,12 +456,17 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("--mem-fraction-static", "sglang"), ("Load weight end", "sglang"),
     ("KV Cache is allocated", "sglang"), ("max_total_num_tokens=", "sglang"), ("mem_fraction_static", "sglang"),
     ("EngineCore", "vllm"), ("VllmWorker", "vllm"),
+    # executor/ray_utils.py RayWorkerWrapper: the name Ray gives each vLLM worker's lines ("(RayWorkerWrapper pid=N,
+    # ip=...)"), with the V0 worker_base.py logger's
+    ("RayWorkerWrapper", "vllm"),
     # vLLM V1's multiprocess executor: its log's source file and its workers' process names ("(Worker_TP0 pid=N)")
     ("multiproc_executor.py", "vllm"), ("(Worker_TP", "vllm"), ("vllm", "vllm"), ("vLLM", "vllm"), ("# GPU blocks", "vllm"),
     ("GPU KV cache size", "vllm"), ("Maximum concurrency for", "vllm"), ("Model loading took", "vllm"),
     ("Loading model weights took", "vllm"),
     ("exllamav", "exllama"), ("tabbyAPI", "exllama"),
     ("mlx_lm", "mlx"), ("mlx-lm", "mlx"), ("[metal::malloc]", "mlx"),
+    # MLX servers naming themselves or the MLX release they run ("mlx-serve 26.8.11 with MLX 0.32.2")
+    ("mlx-serve", "mlx"), ("with MLX 0.", "mlx"),
     ("LM Studio", "lmstudio"), ("Failed to send message", "lmstudio"), ("lmstudio", "lmstudio"), ("LM-Studio", "lmstudio"),
     ("🥲 Failed to load", "lmstudio"),  # LM Studio's load-error dialog
     ("ollama", "ollama"), ("Ollama", "ollama"), ("llama runner", "ollama"), ('source=server.go', "ollama"),

@@ -21,7 +21,7 @@ from .fixes import causes_for, fixes_for, other_processes
 from .logread import FRAME_STAGES, calls, frames, host_of, read_log, stage_from_frames, stage_from_markers
 from .result import Diagnosis, Fix
 from .scan import Event, Text, events, normalize
-from .signatures import BY_ID, GENERIC_OOM, Signature
+from .signatures import BY_ID, GENERIC_OOM, HOSTED, Signature
 
 OOM_ROLES = ("oom", "stage")
 MAX_LINE_AFTER = 2048  # bytes a line after the failure is read for the step it names
@@ -124,7 +124,7 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
     around = doc.around(anchor.line.start, 120, WRAP_WINDOW)
     host = host_of(doc.slice(0, 200_000)) or host_of(around)
     engine = anchor.sig.engine
-    if engine == "os":  # the kernel's OOM killer: the program it killed is the one to fix
+    if engine in HOSTED:  # the kernel's OOM killer, a library inside the engine: the log's program is the one to fix
         engine = host
     stage, confidence, why = _stage(doc, anchor, incident, numbers, around, settings, buffers)
     if stage == "compute" and any(e.sig.id == "ggml_vulkan_buffer_limit" for e in incident[:STAGE_WINDOW]):
@@ -138,6 +138,13 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
         if vision:
             why = [*why, f"the traceback runs through `{vision}` (image input): the buffer holds the image's "
                          "features, which grow with its resolution"]
+    if stage == "compute" and anchor.sig.engine == "llama.cpp" and _projector_warmup(doc, anchor):
+        # tools/mtmd/clip.cpp warmup: the projector reserves its compute graph for a fixed largest image (its
+        # image_max_pixels; Qwen-VL 1472 x 1472) at load, on the device it runs on (common/arg.cpp --mmproj-offload,
+        # on by default), after the language model took its share: the micro-batch and the context do not touch it
+        why = [*why, "the buffer is the multimodal projector's (mmproj) compute buffer, reserved at its warm-up for "
+                     "the largest image it accepts (tools/mtmd/clip.cpp): it grows with that image, not with -ub or "
+                     "-c, and the language model's layers had already taken the device"]
     phase = _phase(doc, anchor, incident, around, host or engine)
     if phase and stage == "compute":
         why = [*why, *_post_kv_cause(phase, host or engine, buffers)]
@@ -221,7 +228,16 @@ def _advice(anchor: Event, incident: list[Event], stage: str) -> Signature:
     for e in incident:
         if e is not anchor and e.sig.stage == stage and e.role in ("stage", "oom"):
             return e.sig
+    # a llama.cpp allocation line names no buffer (ggml_backend_*_alloc_buffer serves the weights, the KV cache and
+    # the compute graph alike): once the stage is placed otherwise (a progress line, the micro-batch), the advice is
+    # that stage's own message's, not the allocation line's mix of all three
+    if anchor.sig.engine == "llama.cpp" and anchor.sig.stage is None and stage in _LLAMA_STAGE_ADVICE:
+        return BY_ID[_LLAMA_STAGE_ADVICE[stage]]
     return anchor.sig
+
+
+_LLAMA_STAGE_ADVICE = {"weights": "llama_model_buffer", "kv_cache": "llama_kv_alloc_fail",
+                       "compute": "llama_compute_buffers"}
 
 
 def _is_retried(e: Event, recovered: list[int]) -> bool:
@@ -281,6 +297,9 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
         if numbers.get("total_tokens") or numbers.get("max_total_tokens"):
             return "kv_cache", "high", ["the batch's total tokens (the KV cache) do not fit"]
         return "compute", "high", ["the warm-up prefill batch does not fit"]
+    if sig.id in ("lmstudio_guardrail", "lmstudio_resources") and "memory estimate unavailable" in around.lower():
+        return "not_oom", "medium", ["LM Studio says its memory estimate is unavailable for this model: the guardrail "
+                                     "refused without a figure, not on a measured shortage"]
     if sig.id == "lmstudio_guardrail" and "NaN" in anchor.line.text:
         return "not_oom", "medium", ["the guardrail's own estimate is NaN: LM Studio could not estimate this model "
                                      "(a bug of the app, fixed in later releases), not a shortage"]
@@ -510,6 +529,19 @@ def _torch_stage(n: dict[str, Any]) -> tuple[str, str, list[str]] | None:
     return None
 
 
+# tools/mtmd/clip.cpp: the projector's lines around its warm-up reservation (the warm-up's own line before the
+# allocation, its compute-buffer report after; alloc_compute_meta, reserve_compute_meta in later builds)
+_PROJECTOR_BEFORE = ("warmup with image size", "clip_ctx: CLIP using")
+_PROJECTOR_AFTER = ("alloc_compute_meta:", "reserve_compute_meta:")
+
+
+def _projector_warmup(doc: Text, anchor: Event) -> bool:
+    before = doc.slice(anchor.line.start - 4 * MAX_LINE_AFTER, anchor.line.start).split("\n")[-6:]
+    after = doc.slice(anchor.line.start, anchor.line.start + 4 * MAX_LINE_AFTER).split("\n")[1:5]
+    return (any(k in line for line in before for k in _PROJECTOR_BEFORE)
+            or any(k in line for line in after for k in _PROJECTOR_AFTER))
+
+
 def _ollama_reason(reason: str) -> tuple[str, str, list[str]]:
     r = reason.lower()
     if "kv cache" in r:
@@ -547,10 +579,10 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predi
     if look:
         e = look[0]
         host = host_of(doc.slice(0, 200_000))
-        return Diagnosis(engine=host if e.sig.engine == "os" else e.sig.engine, stage="not_oom", confidence="high", numbers=dict(e.numbers),
+        return Diagnosis(engine=host if e.sig.engine in HOSTED else e.sig.engine, stage="not_oom", confidence="high", numbers=dict(e.numbers),
                          settings=settings, causes=e.sig.causes, fixes=_canned(e), signature=e.sig.id,
                          line=e.line.no, evidence=e.line.text.strip()[:400], recognised=recognised,
-                         backend=e.sig.backend, host=host if e.sig.engine != "os" else None,
+                         backend=e.sig.backend, host=host if e.sig.engine not in (*HOSTED, host) else None,
                          engine_version=_version(settings, e.sig.engine),
                          buffers=buffers)
     seen = [w for w in GENERIC_OOM if w.encode() in doc.b[:SETTINGS_REGION]]
@@ -665,8 +697,11 @@ def _version(settings: dict[str, Any], engine: str | None = None) -> str | None:
 
 
 def _backend(line: str) -> str | None:
+    # (ggml's backends prefix their own messages in lower case: ggml_vulkan:, ggml_metal_..., ggml_sycl_...)
     for word, name in (("HIP", "ROCm"), ("ROCm", "ROCm"), ("XPU", "XPU"), ("NPU", "NPU"), ("CUDA", "CUDA"),
-                       ("Metal", "Metal"), ("Vulkan", "Vulkan"), ("SYCL", "SYCL")):
+                       ("Metal", "Metal"), ("Vulkan", "Vulkan"), ("SYCL", "SYCL"), ("ggml_vulkan", "Vulkan"),
+                       ("ggml_metal", "Metal"), ("ggml_sycl", "SYCL"), ("vk::", "Vulkan"),
+                       ("ErrorOutOfDeviceMemory", "Vulkan")):
         if word in line:
             return name
     return None

@@ -27,6 +27,9 @@ from dataclasses import dataclass
 NUM = r"([0-9][0-9,]{0,24}(?:\.[0-9]{1,12})?)"  # a number as engines print it (thousands separators allowed)
 SIZE = r"([0-9][0-9,]{0,24}(?:\.[0-9]{1,12})?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\b"  # number + unit (two groups)
 
+# programs whose messages appear inside another program's log (the kernel, a library the engine runs): the engine
+# reported for them is the log's host
+HOSTED = ("os", "flashinfer")
 STAGES = ("weights", "kv_cache", "compute", "fragmentation", "other_process", "host_ram", "buffer_limit",
           "not_oom", "unknown")
 ENGINES = ("pytorch", "cuda", "vllm", "sglang", "llama.cpp", "ollama", "lmstudio", "mlx", "tgi", "exllama",
@@ -317,6 +320,18 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("--max-model-len asks for more than the model was trained for (not a memory error)",),
         fixes=("--max-model-len at most the model's own maximum",
                "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 with rope scaling, if intended")),
+    Signature(
+        # model_executor/layers/linear.py UnquantizedLinearMethod.create_weights: the layer's parameter is created
+        # at model construction; a torch.cuda.OutOfMemoryError there is logged ("Failed to create unquantized linear
+        # weights: <PyTorch's message>", where PyTorch's own signature wins the line) and re-raised as this
+        "vllm_linear_weights", "vllm", ("Failed to create unquantized linear weights",),
+        r"Failed to create unquantized linear weights", stage="weights", priority=4,
+        message="RuntimeError: Failed to create unquantized linear weights. This may be caused by insufficient "
+                "memory to allocate the weight.",
+        versions="vLLM 0.7-current (V0 and V1)",
+        causes=("the model's weights do not fit in the share of the device vLLM may use on each GPU",),
+        fixes=("--tensor-parallel-size N (the weights split across GPUs)", "a quantized checkpoint (AWQ, GPTQ, FP8)",
+               "--gpu-memory-utilization higher when another engine shares the GPU", "a smaller model")),
     # ---------------------------------------------------------------------------------------------- SGLang
     Signature(
         "sglang_not_enough_memory", "sglang", ("Not enough memory. Please try to increase --mem-fraction-static",),
@@ -376,6 +391,18 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("--mem-fraction-static lower (a smaller KV pool leaves the capture more room)",
                "--cuda-graph-max-bs smaller", "--disable-cuda-graph (slower decoding)")),
     Signature(
+        # the same raise with a cause that is no allocation failure (a kernel illegal under capture, a shape check):
+        # CUDA-graph capture failed for a reason the memory knobs its advice lists do not touch
+        "sglang_capture_failed", "sglang", ("Capture cuda graph failed",),
+        r"Capture cuda graph failed: (?![^\n]{0,80}?(?:out of memory|Out of memory|OutOfMemory))", role="not_oom",
+        priority=4,
+        message="Exception: Capture cuda graph failed: {cause}",
+        versions="SGLang 0.3-current",
+        causes=("CUDA-graph capture failed on the error after the colon (an operation not allowed under capture, a "
+                "shape mismatch, a torch.compile incompatibility), not on memory",),
+        fixes=("--disable-cuda-graph to confirm (slower decoding), then the fix for the error named",
+               "drop --enable-torch-compile if it is set")),
+    Signature(
         # managers/utils.py validate_input_length (scheduler.py handle_generate_request): a prompt of
         # max_req_input_len tokens or more is aborted; max_req_input_len = min(context_len, max_total_num_tokens)
         # - 6 (tp_worker.py: max_req_len = min(context_len - 1, max_total_num_tokens - 1), input 5 fewer)
@@ -413,6 +440,29 @@ SIGNATURES: tuple[Signature, ...] = (
         message="KV cache pool is full. Retract requests. #retracted_reqs: {n}, #new_token_ratio: {a} -> {b}",
         causes=("the KV pool is full at run time and requests are re-queued (a warning, not a crash)",),
         fixes=("--schedule-conservativeness 1.3 if frequent", "--max-running-requests lower")),
+    Signature(
+        # FlashInfer include/flashinfer/allocator.h AlignedAllocator::aligned_alloc: its plans (PrefillPlan's split-KV
+        # temporaries batch_prefill_tmp_v / _s) are carved out of ONE workspace buffer the engine allocated once
+        # (SGLang envs.SGLANG_FLASHINFER_WORKSPACE_SIZE, before it global_config.flashinfer_workspace_size, 384 MiB;
+        # vLLM's FlashInfer backend its own): "Failed to allocate memory for X with size N and alignment A in
+        # AlignedAllocator" (2024), later "Buffer overflow when allocating memory for X with size N and alignment
+        # A, but only M bytes available in AlignedAllocator. Increase the workspace buffer size."
+        "flashinfer_workspace", "flashinfer", ("in AlignedAllocator",),
+        r"allocating memory for \w{1,80} with size [0-9]{1,20} and alignment|"
+        r"Failed to allocate memory for \w{1,80} with size [0-9]{1,20} and alignment [0-9]{1,6} in AlignedAllocator",
+        stage="buffer_limit", priority=6,
+        fields=(Field("requested_bytes", r"with size ([0-9]{1,20}) and alignment", "bytes"),
+                Field("max_buffer_bytes", r"but only ([0-9]{1,20}) bytes available", "bytes")),
+        message="RuntimeError: Failed to allocate memory for batch_prefill_tmp_v with size {N} and alignment 16 in "
+                "AlignedAllocator / Buffer overflow when allocating memory for {X} with size {N} and alignment 16, "
+                "but only {M} bytes available in AlignedAllocator. Increase the workspace buffer size.",
+        versions="FlashInfer (SGLang's and vLLM's FlashInfer attention backends)",
+        causes=("the attention plan's temporaries outgrew the fixed FlashInfer workspace the engine allocated at "
+                "start-up: not the device's memory",),
+        fixes=("SGLANG_FLASHINFER_WORKSPACE_SIZE=<bytes> larger (SGLang; older releases: "
+               "global_config.flashinfer_workspace_size)",
+               "--chunked-prefill-size smaller (SGLang) / --max-num-batched-tokens smaller (vLLM): a smaller prefill "
+               "plan", "another attention backend (--attention-backend triton or fa3)")),
     # -------------------------------------------------------------------------------------------- llama.cpp
     Signature(
         "ggml_cuda_malloc", "llama.cpp", ("alloc_buffer: allocating",),
@@ -473,11 +523,16 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("the compute graph buffer (-ub x width, attention over -c) does not fit after weights and KV",),
         fixes=LLAMA_COMPUTE_FIXES),
     Signature(
-        "llama_model_buffer", "llama.cpp", ("error loading model: unable to allocate", "unable to allocate backend buffer"),
+        "llama_model_buffer", "llama.cpp", ("error loading model: unable to allocate", "unable to allocate backend buffer",
+                                            "error loading model: vk::"),
         # llama-model.cpp load_tensors throws "unable to allocate %s buffer" and llama.cpp's loader prints it after
         # "error loading model: " (its only "unable to allocate" message), so that prefix alone places it even where
-        # the buffer's name was edited or cut ("unable to allocate CUDA0 <and Vulcan0> buffer", lmstudio#790)
-        r"unable to allocate (?:\S{1,200} )?(?:backend )?buffer|error loading model: unable to allocate", role="stage",
+        # the buffer's name was edited or cut ("unable to allocate CUDA0 <and Vulcan0> buffer", lmstudio#790).
+        # src/llama.cpp llama_model_load prints any exception of load_tensors the same way (hyperparameters and
+        # vocabulary have their own prefixes): Vulkan's own out-of-memory while the weights are uploaded
+        # (vulkan.hpp's vk::OutOfDeviceMemoryError, "vk::Queue::submit: ErrorOutOfDeviceMemory") is the weights too
+        r"unable to allocate (?:\S{1,200} )?(?:backend )?buffer|error loading model: unable to allocate|"
+        r"error loading model: vk::\w{1,40}::\w{1,40}: ErrorOutOfDeviceMemory", role="stage",
         stage="weights", priority=6,
         fields=(Field("buffer", r"unable to allocate (\S{1,200}) buffer", "str"),),
         message="llama_model_load: error loading model: unable to allocate CUDA0 buffer",
@@ -523,11 +578,17 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("device memory, or the driver's per-allocation limit (maxMemoryAllocationSize)",),
         fixes=("-ub / -b smaller", "-ngl fewer", "GGML_VK_FORCE_MAX_ALLOCATION_SIZE for the per-allocation cap")),
     Signature(
-        "ggml_vulkan_buffer_limit", "llama.cpp", ("Requested buffer size exceeds device buffer size limit",),
-        r"Requested buffer size exceeds device buffer size limit", stage="buffer_limit", backend="Vulkan",
-        priority=4,
-        message="Requested buffer size exceeds device buffer size limit",
-        causes=("one buffer is larger than the Vulkan driver's maxBufferSize",),
+        # ggml-vulkan.cpp ggml_vk_create_buffer: `if (size > device->max_buffer_size) throw
+        # vk::OutOfDeviceMemoryError("Requested buffer size exceeds device buffer size limit")`; builds of 2024-25
+        # checked max_memory_allocation_size (maxMemoryAllocationSize) instead and said "device memory allocation
+        # limit": either way one buffer over a per-buffer limit of the driver, refused before any allocation
+        "ggml_vulkan_buffer_limit", "llama.cpp", ("Requested buffer size exceeds device buffer size limit",
+                                                  "Requested buffer size exceeds device memory allocation limit"),
+        r"Requested buffer size exceeds device (?:buffer size|memory allocation) limit", stage="buffer_limit",
+        backend="Vulkan", priority=4,
+        message="Requested buffer size exceeds device buffer size limit (older: device memory allocation limit)",
+        causes=("one buffer is larger than the Vulkan driver's maxBufferSize (maxMemoryAllocationSize in older "
+                "builds)",),
         fixes=("-ub smaller", "-c smaller", "split the model across more buffers (-ngl)")),
     Signature(
         # (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: Level Zero's own code under the SYCL runtime, zeMemAllocDevice)
@@ -567,6 +628,19 @@ SIGNATURES: tuple[Signature, ...] = (
                 "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
         versions="MLX / mlx-lm (mlx/backend/metal/device.cpp)",
         causes=("unified memory exhausted: models, KV cache and other apps together (wired limit)",),
+        fixes=("fewer models loaded at once", "a smaller model or shorter context",
+               "sudo sysctl iogpu.wired_limit_mb=N (above the model size, below RAM)")),
+    Signature(
+        # Metal's own description of the failed command buffer (MTLCommandBufferError's localizedDescription), as
+        # macOS's unified log keeps it ("IOGPUMetalError") when the program itself prints nothing: the program is
+        # whichever runs Metal (the log's host: an MLX server, llama.cpp, ...)
+        "metal_cmdbuf_aborted", "os", ("Execution of the command buffer was aborted",),
+        r"Execution of the command buffer was aborted due to an error during execution\. Insufficient Memory",
+        stage="host_ram", backend="Metal", priority=5,
+        message="IOGPUMetalError: Execution of the command buffer was aborted due to an error during execution. "
+                "Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+        versions="macOS (the unified log; `log show --predicate 'subsystem == \"com.apple.Metal\"'`)",
+        causes=("unified memory exhausted: models, KV cache, activations and other apps together (wired limit)",),
         fixes=("fewer models loaded at once", "a smaller model or shorter context",
                "sudo sysctl iogpu.wired_limit_mb=N (above the model size, below RAM)")),
     Signature(
@@ -670,6 +744,16 @@ SIGNATURES: tuple[Signature, ...] = (
         message="Not enough resources to load the model with the current settings",
         causes=("the estimate does not fit the free memory (an already loaded model counts)",),
         fixes=("unload other models", "Context Length smaller", "GPU Offload lower")),
+    Signature(
+        # LM Studio 0.4's model loader when it has no estimate for a model: its guardrail then refuses on no figure
+        # (the refusal that follows is not a measured shortage; the model loads when the guardrail is overridden)
+        "lmstudio_estimate_unavailable", "lmstudio", ("memory estimate unavailable",),
+        r"memory estimate unavailable", role="not_oom", priority=5, ignore_case=True,
+        message="memory estimate unavailable for this model",
+        versions="LM Studio 0.4.x",
+        causes=("LM Studio could not estimate this model's memory, so its guardrail refuses without a figure: not a "
+                "shortage",),
+        fixes=("load it with the guardrail relaxed (Settings: model loading guardrails), or a newer LM Studio",)),
     Signature(
         "lmstudio_failed_load_json", "lmstudio", ('"title": "Failed to load model"',),
         r'"title": "Failed to load model"', priority=3, span=30,
@@ -803,6 +887,19 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("the driver, the CUDA runtime and the build do not match (not an out-of-memory)",),
         fixes=("update the NVIDIA driver or install a build for this CUDA version; reboot after a driver update",)),
     Signature(
+        # the CUDA runtime's capture errors (cudaGetErrorString of cudaErrorStreamCaptureUnsupported /
+        # cudaErrorStreamCaptureInvalidated) and PyTorch's refusal under capture (CUDAGeneratorImpl.cpp): a CUDA
+        # graph capture stopped by an operation it cannot record
+        "cuda_capture_illegal", "cuda", ("when stream is capturing", "due to a previous error during capture",
+                                         "during CUDA graph capture"),
+        r"operation not permitted when stream is capturing|operation failed due to a previous error during capture|"
+        r"Cannot call \S{1,80} during CUDA graph capture", role="not_oom", priority=2,
+        message="RuntimeError: CUDA error: operation not permitted when stream is capturing",
+        causes=("an operation that a CUDA graph cannot record ran during capture (a kernel, a host sync, a random "
+                "seed): not an out-of-memory",),
+        fixes=("run without CUDA graphs (vLLM --enforce-eager, SGLang --disable-cuda-graph) or without "
+               "torch.compile; update the engine",)),
+    Signature(
         "illegal_memory_access", "cuda", ("illegal memory access", "device-side assert triggered",
                                           "misaligned address", "CUDA_ERROR_ILLEGAL_ADDRESS"),
         r"illegal memory access|device-side assert triggered|misaligned address|CUDA_ERROR_ILLEGAL_ADDRESS",
@@ -818,6 +915,18 @@ SIGNATURES: tuple[Signature, ...] = (
         message="OSError: [Errno 28] No space left on device",
         causes=("the disk (or /dev/shm, or the HF cache) is full: not GPU or host memory",),
         fixes=("free disk space or point HF_HOME / the cache to a larger disk; raise --shm-size in Docker",)),
+    Signature(
+        # triton/runtime/build.py: each compiled kernel's launcher is built with the C compiler and linked with
+        # -lcuda (backends/nvidia/driver.py libraries); torch.compile (vLLM V1 at start-up, SGLang's kernels) fails
+        # here when only libcuda.so.1 is on the linker's path: the engine then reports a failed start, no memory
+        "libcuda_link", "os", ("cannot find -lcuda",), r"cannot find -lcuda", role="not_oom", priority=2,
+        message="/usr/bin/ld: cannot find -lcuda: No such file or directory / collect2: error: ld returned 1 exit "
+                "status",
+        versions="Triton (torch.compile, vLLM V1, SGLang)",
+        causes=("Triton could not link a kernel launcher against libcuda.so (the driver library is not where the "
+                "linker looks: a container or environment with only libcuda.so.1), not an out-of-memory",),
+        fixes=("make libcuda.so findable (`ldconfig -p | grep libcuda`; TRITON_LIBCUDA_PATH=<its directory>)",
+               "--enforce-eager (vLLM: no torch.compile at start-up)")),
     Signature(
         "oom_killer", "os", ("oom-kill", "Out of memory: Killed process", "oom_kill_process", "invoked oom-killer"),
         r"oom-kill|Out of memory: Killed process|oom_kill_process|invoked oom-killer", stage="host_ram",
