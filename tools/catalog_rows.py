@@ -93,7 +93,7 @@ ROWS: list[Row] = [
     # ---- Llama -------------------------------------------------------------------------------------------------
     _base("llama-2-7b", "llama-2-7b-chat", "meta-llama/Llama-2-7b-hf", "llama2:7b-text", name="Llama 2 7B"),
     _base("llama-2-13b", "llama-2-13b-chat", "meta-llama/Llama-2-13b-hf", "llama2:13b-text", name="Llama 2 13B"),
-    _inst("llama-2-70b-chat", "llama-2-70b", "meta-llama/Llama-2-70b-chat-hf", "llama2:70b-chat",
+    _inst("llama-2-70b-chat", "llama-2-70b", "meta-llama/Llama-2-70b-chat-hf", "llama2:70b-chat", "llama2:70b",
           name="Llama 2 70B Chat"),
     _base("llama-3-8b", "llama-3-8b-instruct", "meta-llama/Meta-Llama-3-8B", "llama3:8b-text", name="Llama 3 8B"),
     Row("llama-3-70b-instruct", "llama-3.1-70b-instruct", "meta-llama/Meta-Llama-3-70B-Instruct",
@@ -147,10 +147,14 @@ ROWS: list[Row] = [
     _tune("vicuna-7b-v1.5", "llama-2-7b", "lmsys/vicuna-7b-v1.5", "Llama-2-7b", "vicuna:7b", "vicuna"),
     _tune("vicuna-13b-v1.5", "llama-2-13b", "lmsys/vicuna-13b-v1.5", "Llama-2-13b", "vicuna:13b"),
     # Code Llama
+    # ollama.com/library/codellama: the size tags (and latest, the 7b) are the instruct models; "-code" the base
     _inst("codellama-7b-instruct", "codellama-7b", "codellama/CodeLlama-7b-Instruct-hf", "codellama:7b-instruct",
+          "codellama", "codellama:7b",
           name="Code Llama 7B Instruct"),
-    _inst("codellama-13b-instruct", "codellama-13b", "codellama/CodeLlama-13b-Instruct-hf", name="Code Llama 13B Instruct"),
-    _inst("codellama-34b-instruct", "codellama-34b", "codellama/CodeLlama-34b-Instruct-hf", name="Code Llama 34B Instruct"),
+    _inst("codellama-13b-instruct", "codellama-13b", "codellama/CodeLlama-13b-Instruct-hf", "codellama:13b",
+          "codellama:13b-instruct", name="Code Llama 13B Instruct"),
+    _inst("codellama-34b-instruct", "codellama-34b", "codellama/CodeLlama-34b-Instruct-hf", "codellama:34b",
+          "codellama:34b-instruct", name="Code Llama 34B Instruct"),
     Row("codellama-7b-python", "codellama-7b", "codellama/CodeLlama-7b-Python-hf",
         "The Python specialisation of Code Llama 7B; the Python models drop the 16 infilling tokens (vocabulary "
         "32,000 instead of 32,016; model card / paper, Table 'Code Llama - Python').", ("codellama:7b-python",),
@@ -163,9 +167,10 @@ ROWS: list[Row] = [
         ("codellama:34b-python",), name="Code Llama 34B Python"),
     Row("codellama-70b", "llama-2-70b", "codellama/CodeLlama-70b-hf",
         "Code Llama 70B: Llama 2 70B shapes trained from Llama 2 70B, 16,384-token context with rope_theta 1e6, "
-        "vocabulary 32,016 (model card; Code Llama paper).", ("codellama:70b",),
+        "vocabulary 32,016 (model card; Code Llama paper).", ("codellama:70b-code",),
         text={"max_position_embeddings": 16384, "rope_theta": 1000000, "vocab_size": 32016}, name="Code Llama 70B"),
     _inst("codellama-70b-instruct", "codellama-70b", "codellama/CodeLlama-70b-Instruct-hf", "codellama:70b-instruct",
+          "codellama:70b",
           name="Code Llama 70B Instruct"),
     # ---- Qwen 1.5 / 2 / 2.5 --------------------------------------------------------------------------------------
     Row("qwen1.5-14b-chat", "qwen1.5-7b-chat", "Qwen/Qwen1.5-14B-Chat",
@@ -273,7 +278,9 @@ ROWS: list[Row] = [
           name="DeepSeek Coder V2 Base"),
     _inst("deepseek-v2-lite-chat", "deepseek-v2-lite", "deepseek-ai/DeepSeek-V2-Lite-Chat",
           name="DeepSeek V2 Lite Chat"),
+    # ollama.com/library/deepseek-coder-v2: latest is the 16b, "16b-lite-instruct"
     _inst("deepseek-coder-v2-lite-instruct", "deepseek-coder-v2-lite", "deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct",
+          "deepseek-coder-v2", "deepseek-coder-v2:16b", "deepseek-coder-v2:16b-lite-instruct",
           name="DeepSeek Coder V2 Lite Instruct"),
     Row("deepseek-v3-0324", "deepseek-v3", "deepseek-ai/DeepSeek-V3-0324", "An updated DeepSeek-V3 checkpoint with "
         "the V3 architecture unchanged (model card).", ("deepseek-v3:671b-0324",), name="DeepSeek V3 0324"),
@@ -460,9 +467,10 @@ ROWS: list[Row] = [
     *_bases("gemma-3-{l}-pt", "gemma-3-{l}-it", "google/gemma-3-{l}-pt", "Gemma 3 {s} PT", "1B 4B 12B 27B"),
     _inst("gemma-2b-it", "gemma-2b", "google/gemma-2b-it", name="Gemma 2B IT"),
     _inst("gemma-7b-it", "gemma-7b", "google/gemma-7b-it", name="Gemma 7B IT"),
-    _inst("gemma-1.1-2b-it", "gemma-2b", "google/gemma-1.1-2b-it", why="Gemma 1.1: an RLHF update of Gemma 2B IT "
+    # ollama.com/library/gemma ("updated to version 1.1"): 2b and 7b (latest) are the 1.1 instruct models
+    _inst("gemma-1.1-2b-it", "gemma-2b", "google/gemma-1.1-2b-it", "gemma:2b", why="Gemma 1.1: an RLHF update of Gemma 2B IT "
           "with the same architecture (model card).", name="Gemma 1.1 2B IT"),
-    _inst("gemma-1.1-7b-it", "gemma-7b", "google/gemma-1.1-7b-it", why="Gemma 1.1: an RLHF update of Gemma 7B IT "
+    _inst("gemma-1.1-7b-it", "gemma-7b", "google/gemma-1.1-7b-it", "gemma", "gemma:7b", why="Gemma 1.1: an RLHF update of Gemma 7B IT "
           "with the same architecture (model card).", name="Gemma 1.1 7B IT"),
     _tune("codegemma-7b", "gemma-7b", "google/codegemma-7b", "Gemma 7B", "codegemma:7b-code"),
     _tune("codegemma-7b-it", "gemma-7b", "google/codegemma-7b-it", "Gemma 7B", "codegemma:7b", "codegemma"),
@@ -526,9 +534,12 @@ ROWS: list[Row] = [
     _base("granite-4.0-h-tiny-base", "granite-4.0-h-tiny", "ibm-granite/granite-4.0-h-tiny-base",
           name="Granite 4.0 H Tiny Base"),
     # ---- OLMo ----------------------------------------------------------------------------------------------------
-    _inst("olmo-2-1124-7b-instruct", "olmo-2-1124-7b", "allenai/OLMo-2-1124-7B-Instruct", "olmo2:7b-instruct",
+    # ollama.com/library/olmo2: the 7b (latest) and 13b tags are the instruct models ("7b-1124-instruct")
+    _inst("olmo-2-1124-7b-instruct", "olmo-2-1124-7b", "allenai/OLMo-2-1124-7B-Instruct", "olmo2:7b-instruct", "olmo2",
+          "olmo2:7b",
           name="OLMo 2 7B Instruct"),
     _inst("olmo-2-1124-13b-instruct", "olmo-2-1124-13b", "allenai/OLMo-2-1124-13B-Instruct", "olmo2:13b-instruct",
+          "olmo2:13b",
           name="OLMo 2 13B Instruct"),
     _inst("olmo-2-0325-32b-instruct", "olmo-2-0325-32b", "allenai/OLMo-2-0325-32B-Instruct", name="OLMo 2 32B Instruct"),
     _inst("olmoe-1b-7b-0924-instruct", "olmoe-1b-7b-0924", "allenai/OLMoE-1B-7B-0924-Instruct",
