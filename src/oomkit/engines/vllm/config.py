@@ -76,6 +76,7 @@ class Resolved:
     cc: tuple[int, int] | None  # compute capability of the first GPU
     cc_guessed: bool
     nvlink: bool = False  # the GPUs talk over NVLink (NCCL's NVLink buffers), else over PCIe
+    tp_spans_nodes: bool = False  # a TP group has ranks on two machines (--nnodes, Ray): custom all-reduce is off
     mamba_cache_mode: str = "none"
     num_spec: int = 0
     runner_v2: bool = False  # model runner V2 (v1/worker/gpu/model_runner.py) instead of gpu_model_runner.py
@@ -283,6 +284,14 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     # be the NVLink data-centre part the capability guess above assumes (as engines/sglang/layout.py does)
     nvlink = bool(first is not None and (first.nvlink or (
         cc_guessed and first.nvlink is None and (first.memory_bytes or 0) >= 70 * GiB)))
+    spans = tp_spans_nodes(tp, tp * pp * dp, s.nnodes)
+    if spans and not _multi_node_nvlink(gpu_name):
+        # a TP group across machines talks over the network: custom_all_reduce.py CustomAllreduce.__init__ turns the
+        # custom all-reduce off ("Custom allreduce is disabled because this process group spans across nodes",
+        # 0.5.4-0.26; from 0.27 it keeps it across machines only over multi-node NVLink, its MNNVL path) and NCCL's
+        # transport between the machines is its network one, not the NVLink buffers (held out: two Ray nodes with
+        # one A100 each, TP2, 0.10.1.1: budget 11.03 GiB printed, 9.21 with NVLink's communicators, 11.03 without)
+        nvlink = False
     _check_parallel(spec, tp)
     warnings += quantization.check(spec, s.quantization)
     dtype = _model_dtype(spec, s, version, cc)
@@ -311,10 +320,28 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     return Resolved(version=version, v1=v1, tp=tp, pp=pp, dp=dp, max_model_len=max_len, derived_max_len=derived,
                     util=util, dtype=dtype, dtype_bytes=FLOAT_BYTES[dtype], kv_dtype=kv_dtype,
                     max_num_seqs=seqs, max_num_batched_tokens=tokens, chunked_prefill=chunked,
-                    prefix_caching=prefix, cc=cc, cc_guessed=cc_guessed, nvlink=nvlink, mamba_cache_mode=mode,
+                    prefix_caching=prefix, cc=cc, cc_guessed=cc_guessed, nvlink=nvlink, tp_spans_nodes=spans,
+                    mamba_cache_mode=mode,
                     num_spec=max(s.num_speculative_tokens, 0),
                     runner_v2=v1 and _runner_v2(spec, s, version, hybrid, warnings), warnings=tuple(warnings),
                     gpu_name=gpu_name, sm_count=sm_count)
+
+
+def tp_spans_nodes(tp: int, world: int, nnodes: int) -> bool:
+    """Whether a tensor-parallel group has ranks on two machines: ranks are placed world / nnodes to a machine in
+    order (cluster.py rank_name; Ray's placement group, --nnodes with the mp executor) and a TP group is tp
+    consecutive ranks (distributed/parallel_state.py initialize_model_parallel, TP innermost), so some group crosses
+    a machine's edge unless a machine holds whole groups."""
+    if nnodes <= 1 or tp <= 1 or world % nnodes:
+        return False
+    return (world // nnodes) % tp != 0
+
+
+def _multi_node_nvlink(gpu_name: str) -> bool:
+    """Grace-Blackwell rack parts (GB200 / GB300 NVL72) reach the other machines' GPUs over NVLink (MNNVL): NCCL
+    keeps NVLink there, and custom_all_reduce.py (0.27+) its MNNVL path."""
+    name = gpu_name.upper()
+    return "GB200" in name or "GB300" in name
 
 
 # config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES by the llama.cpp names oomkit reads (hf_config.py

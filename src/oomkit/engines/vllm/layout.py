@@ -328,6 +328,22 @@ def _phases(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank], n
     return out, failure
 
 
+def mamba_blocks_error(spec: ModelSpec, s: VllmSettings, r: Resolved, num_blocks: int | None) -> str | None:
+    """config/compilation.py resolve_cudagraph_mode_and_sizes (settings.ERAS mamba_blocks_check, 0.20+): with Mamba
+    layers in the KV cache and FULL graphs to capture, every decode sequence needs one of the cache's blocks, so
+    max_num_seqs above them is refused, the message vLLM raises. Held out: Qwen3.6-27B-FP8 on one H100 at 0.95
+    (vllm-project/recipes#551: 856 blocks printed, 863 here)."""
+    if num_blocks is None or not r.v1 or not r.at_least("mamba_blocks_check") or s.enforce_eager:
+        return None
+    if not any(layer.recurrent is not None for layer in spec.trunk_layers) or not graph_count(spec, s, r)[1]:
+        return None
+    if r.max_num_seqs <= num_blocks:
+        return None
+    return (f"max_num_seqs ({r.max_num_seqs}) exceeds available Mamba cache blocks ({num_blocks}). Each decode "
+            "sequence requires one Mamba cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs "
+            f"to at most {num_blocks} or increase gpu_memory_utilization.")
+
+
 def _stage_layers(spec: ModelSpec, r: Resolved, stage: int) -> int:
     first, last = pp_partition(spec.n_trunk_layers, r.pp, r.version)[stage]
     return last - first
@@ -445,10 +461,16 @@ def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank],
     num_blocks = min((rk.num_blocks for rk in ranks if rk.num_blocks is not None and rk.plan.layers), default=None)
     plan0 = next((rk.plan for rk in ranks if rk.plan.layers), ranks[0].plan)
     view = _engine_view(r, ranks, plan0, max_len)
-    phases, failure = _phases(spec, s, r, ranks, num_blocks, error)
+    mamba = mamba_blocks_error(spec, s, r, num_blocks) if error is None else None
+    phases, failure = _phases(spec, s, r, ranks, num_blocks, error or mamba)
     view.update(_phase_view(spec, s, r, phases, failure))
     reported_error = error  # vLLM reports the KV cache before the phases that run after it
-    if failure is not None and error is None:
+    if mamba is not None:
+        # raised after the KV cache is sized and reported, before its tensors are allocated
+        error = mamba
+        view["fixes"] = [f"lower --max-num-seqs to {num_blocks}"]
+        warnings.append(f"vLLM refuses to start after sizing the KV cache: {mamba}")
+    elif failure is not None and error is None:
         rk, f = failure
         what = ("KV cache allocated, then " if f.after_kv else "") + f"the {f.phase} needs {f.needed / MiB:,.0f} MiB " \
             f"with {f.left / MiB:,.0f} MiB left on {rk.device.id}"
@@ -469,7 +491,7 @@ def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank],
         report, figures = _report_kv_cache_config(s, r, plan0, num_blocks, max_len)
         view.update(figures)
         lines += report
-        lines += _post_kv_lines(s, r, view)
+        lines += _post_kv_lines(s, r, view) if mamba is None else [f"ValueError: {mamba}"]
     # one request at max_model_len, and max_num_seqs of them: what the KV cache must hold at least. One request is
     # what check_enough_kv_cache_memory holds each worker to: its own stage's layers, or in 0.14-0.16 under
     # pipeline parallelism the whole model's (merged_pp_check; the figure vllm#34076's refusal prints)

@@ -417,9 +417,10 @@ def geforce_capture(r: Resolved) -> bool:
 
 def nccl_in_graphs(r: Resolved) -> bool:
     """The TP all-reduces inside the graphs run through NCCL: more than two GPUs without NVLink (custom_all_reduce.py
-    CustomAllreduce.__init__). Two PCIe GPUs keep the custom all-reduce where P2P works, which the GPU's name does
-    not say: not counted there."""
-    return r.tp > 2 and not r.nvlink
+    CustomAllreduce.__init__), or a TP group across machines, where the custom all-reduce is off ("this process group
+    spans across nodes", config.py tp_spans_nodes). Two PCIe GPUs keep the custom all-reduce where P2P works, which
+    the GPU's name does not say: not counted there."""
+    return (r.tp > 2 and not r.nvlink) or (r.tp > 1 and r.tp_spans_nodes)
 
 
 def nccl_graph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int, first_stage: bool = True) -> int:

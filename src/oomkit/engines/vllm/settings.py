@@ -80,6 +80,12 @@ ERAS = Eras({
     # 0.20.0 run subtracts its estimate (kaitakuai/experiments qwen3-235b-vllm020-240k: "CUDA-graph reserve ...
     # default-on", 1.10 GiB)
     "cudagraph_budget": (0, 20, 0),
+    # config/compilation.py CompilationConfig.resolve_cudagraph_mode_and_sizes: a model with Mamba-style state and
+    # FULL graphs refuses max_num_seqs above the KV cache's blocks, one state block per decode sequence ("max_num_seqs
+    # (N) exceeds available Mamba cache blocks (M)", PR #38270), called by both model runners after the KV cache is
+    # sized (gpu_model_runner.py initialize_attn_backend, v1/worker/gpu/model_runner.py). Read in the 0.20.0 -> 0.34.0
+    # wheels; 0.19.0 caps the capture sizes at the blocks instead (adjust_cudagraph_sizes_for_mamba_cache)
+    "mamba_blocks_check": (0, 20, 0),
     # fused_moe: the MoE layers run through the modular kernel (modular_kernel.py FusedMoEModularKernel, unquantized
     # method's TritonExperts from 0.14.0; 0.13.0 calls fused_experts directly): its workspaces come from
     # TritonExperts.workspace_shapes, (M, top_k, max(N/2, K)) and (M, top_k, max(N, K)) with N = 2 x intermediate,

@@ -171,7 +171,7 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
                 if t.name == "output.weight" and head_everywhere:
                     copies = 1
             if copies:
-                nbytes = _tensor_bytes(t, r, plain, online if _linear_weight(t) else None)
+                nbytes = _tensor_bytes(t, r, plain, online if _linear_weight(t) else None, ep)
                 total += copies * rank_bytes(t, spec, r, nbytes, ep, ep_rank)
         total += _rope_cache_bytes(spec, r)
         if first:
@@ -200,7 +200,7 @@ def _tower_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
                for t in spec.towers)
 
 
-def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, online: str | None) -> int:
+def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, online: str | None, ep: int = 1) -> int:
     if online == "one byte":
         return t.n_elements  # fp8 / int8: one byte per weight (per-tensor, row or block scales are negligible)
     if online == "nf4":
@@ -212,7 +212,7 @@ def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, online: str | None) -
     if plain or t.dtype.lower() in FLOAT_BYTES:
         return t.n_elements * r.dtype_bytes  # loaded (and cast) to the model dtype
     if t.dtype.lower() == "mxfp4" and "_exps" in t.name and len(t.shape) == 3:
-        return _mxfp4_expert_bytes(t, r)
+        return _mxfp4_expert_bytes(t, r, r.tp if ep == 1 else 1)
     if t.dtype.lower() == "fp8-block" and fp8_block_on_marlin(r) and len(t.shape) >= 2:
         # Marlin's repack keeps the FP8 weight at one byte and turns the block scales into group scales of
         # [K/128, N] in the model dtype for each matrix (settings.ERAS fp8_block_marlin); GGUF order: ne0 (K) first
@@ -234,13 +234,17 @@ def fp8_block_on_marlin(r: Resolved) -> bool:
     return r.cc is not None and not r.cc_guessed and r.cc < (8, 9) and r.at_least("fp8_block_marlin")
 
 
-def _mxfp4_expert_bytes(t: TensorSpec, r: Resolved) -> int:
+def _mxfp4_expert_bytes(t: TensorSpec, r: Resolved, moe_tp: int = 1) -> int:
     """MXFP4 MoE experts (gpt-oss) as vLLM lays them out for its kernel (quantization/mxfp4.py,
     fused_moe/oracle/mxfp4.py mxfp4_round_up_hidden_size_and_intermediate_size): Marlin (before Hopper, and on
     Hopper without triton_kernels: before 0.10.2, and in the 0.10.2-0.11.x wheels, which do not ship it,
     profile.py TRITON_KERNELS_FROM) pads the intermediate size to 128 and the hidden size to 256;
     the Triton kernels on Hopper store each matrix with its reduction dimension padded to 256 (fitted: gpt-oss-120b
-    64.38 GiB on v0.14.1, vllm#33155); FlashInfer on Blackwell pads both to 256."""
+    64.38 GiB on v0.14.1, vllm#33155); FlashInfer on Blackwell pads both to 256.
+    Marlin pads each rank's slice: Mxfp4MoEMethod.create_weights receives intermediate_size_per_partition (the
+    experts' intermediate over the MoE's TP ranks, `moe_tp`; whole under expert parallelism) and rounds that up to
+    128 (0.10.1's mxfp4.py "round_up(intermediate_size_per_partition, 128)", the 0.19.0 oracle's MARLIN branch the
+    same on the per-partition size it is handed): gpt-oss-120b's 2,880 is 720 a rank at TP4, stored as 768."""
     k, n, experts = t.shape  # GGUF order: ne0 (the row, reduction dim) first
     down = "ffn_down_exps" in t.name
     hidden, inter = (n, k) if down else (k, n)
@@ -257,7 +261,7 @@ def _mxfp4_expert_bytes(t: TensorSpec, r: Resolved) -> int:
                 # 13.64 GiB at TP1 and 7.01 GiB per rank at TP2, llm-d sweep; 0.14.1's gpt-oss-120b shows none)
                 inter = round_up(cdiv(inter, r.tp), 128) * r.tp
     else:
-        hidden, inter = round_up(hidden, 256), round_up(inter, 128)
+        hidden, inter = round_up(hidden, 256), round_up(cdiv(inter, moe_tp), 128) * moe_tp
     return t.nbytes * (hidden * inter) // (k * n)
 
 
@@ -313,7 +317,7 @@ def _param_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tuple[in
     by_layer: dict[int, dict[tuple, int]] = {}
     for t in spec.weights.tensors:
         if t.layer is not None and lo <= t.layer < hi:
-            nbytes = _tensor_bytes(t, r, plain, online if _linear_weight(t) else None)
+            nbytes = _tensor_bytes(t, r, plain, online if _linear_weight(t) else None, ep)
             params = by_layer.setdefault(t.layer, {})
             param = _vllm_param(t.name)
             params[param] = params.get(param, 0) + rank_bytes(t, spec, r, nbytes, ep, ep_rank)
