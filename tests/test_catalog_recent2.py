@@ -1,5 +1,5 @@
 """More 2025-2026 models people run by their Hugging Face name (ERNIE 4.5 300B-A47B, LFM2 350M / 2.6B, Nemotron
-Nano 12B v2, GLM-4.5V, Nemotron 3 Ultra) resolve offline from the catalog, and their per-layer KV and parameter
+Nano 12B v2, GLM-4.5V, Nemotron 3 Ultra, Nemotron 3.5 Lightning, Falcon-H1R 7B) resolve offline from the catalog, and their per-layer KV and parameter
 totals are the ones their cited sources give, recomputed here from those sources' shapes (layer counts, heads, the
 published tensor lists), not from oomkit's own output."""
 
@@ -26,6 +26,8 @@ NAMES = {
     "unsloth/GLM-4.5V-GGUF": "glm-4.5v",
     "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": "nemotron-3-ultra-550b-a55b",
     "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B": "nemotron-3-ultra-550b-a55b",
+    "tiiuae/Falcon-H1R-7B": "falcon-h1r-7b",
+    "tiiuae/Falcon-H1R-7B-GGUF": "falcon-h1r-7b",
     "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16": "nemotron-3.5-lightning-30b-a3b",
     "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4": "nemotron-3.5-lightning-30b-a3b",
     "ggml-org/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-GGUF": "nemotron-3.5-lightning-30b-a3b",
@@ -170,3 +172,16 @@ def test_lfm2_350m_mlp_is_the_auto_adjusted_width():
     spec = _spec("lfm2-350m")
     assert {la.ffn.n_ff for la in spec.layers} == {4608}
     assert [la.index for la in spec.layers if la.attention is not None] == [2, 5, 8, 10, 12, 14]
+
+
+def test_falcon_h1r_7b_is_its_official_gguf():
+    """The official Q8_0 GGUF's metadata (code search id 58215168677): 7,585,648,736 parameters, 8,063,277,440 bytes
+    of Q8_0 tensors, 262,144 positions; Falcon-H1 7B's shapes with the Base vocabulary give both exactly."""
+    e = catalog.lookup(catalog.resolve_slug("tiiuae/Falcon-H1R-7B"))
+    spec = spec_from_config(e.config, name=e.name, weight_format="Q8_0")
+    assert spec.params_total == 7_585_648_736 == e.params_published
+    assert spec.weights.nbytes == 8_063_277_440
+    assert spec.n_ctx_train == 262_144
+    # every one of the 44 layers has attention (beside its Mamba-2 mixer): 2 KV heads of 128
+    r = estimate("tiiuae/Falcon-H1R-7B", engine="llama.cpp", n_ctx=32768).to_dict()
+    assert r["kv_bytes_per_token"] == _gqa(44, 2, 128)
