@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .result import Diagnosis, Fix
@@ -75,21 +76,61 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         computed = tier + [f for f in computed if not (len(f.flags) == 2 and f.flags[0] in ("--max-model-len", "-c")
                                                        and f.flags[1].isdigit()
                                                        and int(f.flags[1]) < MIN_USEFUL_CONTEXT)]
-    if d.stage == "fragmentation":
-        computed.insert(0, _fragmentation(d))
-    elif d.stage == "other_process" and not any(f.command for f in computed):
-        computed[:0] = _other_process(d)
-    elif d.stage == "buffer_limit" and d.engine == "pytorch":
-        computed += _torch_buffer_limit(d)
-    canned = [Fix(summary=t) for t in sig.fixes if not _covered(t, computed) and _fits_stage(t, d)
-              # llama.cpp's own flags beside their Ollama options already given (num_batch, num_ctx)
-              and not (runner == "ollama" and t.startswith("-") and any("num_" in f.summary for f in computed))
-              and not (runner == "lmstudio" and t.startswith("-") and computed)
-              # one allocation refused with room to spare: the context and batch flags do not touch it
-              and not (d.stage == "buffer_limit" and runner == "llama.cpp" and d.backend == "SYCL" and computed)
-              # the projector's warm-up buffer: the language model's batch and context do not size it
-              and not (_projector(d) and computed)]
+    for stage, engine, first, build in _STAGE_FIXES:
+        if d.stage == stage and engine in (None, d.engine):
+            more = build(d, computed)
+            computed = more + computed if first else computed + more
+    canned = [Fix(summary=t) for t in sig.fixes
+              if not any(drops(t, d, computed, runner) for _, drops in _CANNED_DROPS)]
     return tuple(computed + canned[: max(0, 4 - len(computed))])
+
+
+# The stage's own fix beside what the message's rules computed, one row a rule: (stage, engine or None for any,
+# first (else last), builder(d, computed) -> fixes)
+_STAGE_FIXES: tuple[tuple[str, str | None, bool, Callable[[Diagnosis, list[Fix]], list[Fix]]], ...] = (
+    # the allocator's own setting first: reserved-but-unallocated memory is what the message shows
+    ("fragmentation", None, True, lambda d, computed: [_fragmentation(d)]),
+    # the other processes first, unless a computed fix already runs a command (nvidia-smi)
+    ("other_process", None, True,
+     lambda d, computed: [] if any(f.command for f in computed) else _other_process(d)),
+    ("buffer_limit", "pytorch", False, lambda d, computed: _torch_buffer_limit(d)),
+)
+
+
+def _large_reserve(d: Diagnosis) -> bool:
+    """The message's reserved-but-unallocated memory is large: 1 GiB, or at least the request and 5% of the device."""
+    ru, req = d.numbers.get("reserved_unallocated_bytes"), d.numbers.get("requested_bytes")
+    total = d.numbers.get("total_bytes")
+    return ru is not None and (ru >= GiB or bool(total and req and ru >= req and ru >= total // 20))
+
+
+# The index's general fixes of a message (Signature.fixes) follow the computed ones; a row drops one where it does not
+# apply. (why, drops(text, d, computed, runner))
+_CANNED_DROPS: tuple[tuple[str, Callable[[str, Diagnosis, list[Fix], str | None], bool]], ...] = (
+    ("a computed fix already says it", lambda t, d, c, r: _covered(t, c)),
+    # PyTorch's message carries several: its allocator settings only where the allocator holds much unused
+    ("no large reserved-but-unallocated share, or a stage the allocator does not explain",
+     lambda t, d, c, r: ("expandable_segments" in t or "max_split_size_mb" in t)
+     and not (d.stage in ("fragmentation", "unknown", "compute") and _large_reserve(d))),
+    ("fewer layers on the GPU put more of the model in the RAM that ran out",
+     lambda t, d, c, r: d.stage == "host_ram" and ("num_gpu lower" in t or "GPU_OVERHEAD" in t)),
+    ("an fp8 KV cache is already in force",
+     lambda t, d, c, r: "kv-cache-dtype fp8" in t and str(d.settings.get("kv_cache_dtype", "")).startswith("fp8")),
+    ("an image's features, merged before any prefill step splits the prompt",
+     lambda t, d, c, r: "prefill-step-size" in t and any("(image input)" in x for x in d.causes)),
+    ("the weights are loaded before any batch runs", lambda t, d, c, r: "smaller batch" in t and d.stage == "weights"),
+    ("only where the message lists other processes",
+     lambda t, d, c, r: "other processes listed" in t
+     and not (d.stage == "other_process" or (d.stage == "unknown" and bool(other_processes(d.numbers))))),
+    ("llama.cpp's own flags beside their Ollama options already given (num_batch, num_ctx)",
+     lambda t, d, c, r: r == "ollama" and t.startswith("-") and any("num_" in f.summary for f in c)),
+    ("LM Studio's settings already given by their names in its UI",
+     lambda t, d, c, r: r == "lmstudio" and t.startswith("-") and bool(c)),
+    ("one allocation refused with room to spare: the context and batch flags do not touch it",
+     lambda t, d, c, r: d.stage == "buffer_limit" and r == "llama.cpp" and d.backend == "SYCL" and bool(c)),
+    ("the projector's warm-up buffer: the language model's batch and context do not size it",
+     lambda t, d, c, r: _projector(d) and bool(c)),
+)
 
 
 def _vllm_offload_ignored(d: Diagnosis) -> list[Fix]:
@@ -110,26 +151,6 @@ def _vllm_offload_ignored(d: Diagnosis) -> list[Fix]:
                         f"Runner', which in {rel} installs no weight offloader (vllm#51396), so the {gb:g} GiB meant "
                         "for host memory stayed on the GPU; the V1 runner offloads them",
                 env=(("VLLM_USE_V2_MODEL_RUNNER", "0"),))]
-
-
-def _fits_stage(text: str, d: Diagnosis) -> bool:
-    """Whether a general fix of the index applies to the stage found (PyTorch's message carries several)."""
-    if "expandable_segments" in text or "max_split_size_mb" in text:
-        ru, req = d.numbers.get("reserved_unallocated_bytes"), d.numbers.get("requested_bytes")
-        total = d.numbers.get("total_bytes")
-        large = ru is not None and (ru >= GiB or bool(total and req and ru >= req and ru >= total // 20))
-        return d.stage in ("fragmentation", "unknown", "compute") and large
-    if d.stage == "host_ram" and ("num_gpu lower" in text or "GPU_OVERHEAD" in text):
-        return False  # fewer layers on the GPU put more of the model in the RAM that ran out
-    if "kv-cache-dtype fp8" in text and str(d.settings.get("kv_cache_dtype", "")).startswith("fp8"):
-        return False  # an fp8 KV cache is already in force
-    if "prefill-step-size" in text and any("(image input)" in c for c in d.causes):
-        return False  # an image's features, merged before any prefill step splits the prompt
-    if "smaller batch" in text and d.stage == "weights":
-        return False  # the weights are loaded before any batch runs
-    if "other processes listed" in text:  # only where the message lists some
-        return d.stage == "other_process" or (d.stage == "unknown" and bool(other_processes(d.numbers)))
-    return True
 
 
 def _torch_buffer_limit(d: Diagnosis) -> list[Fix]:
