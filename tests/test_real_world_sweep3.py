@@ -297,3 +297,28 @@ def test_python_code_as_model_names_the_oomkit_form(url, code, form, tmp_path):
 def test_python_code_after_the_double_dash(tmp_path):
     r = _run("check", "--gpu", "4090", "--", "llm", "=", 'LLM(model="Qwen/Qwen3-8B")', cwd=tmp_path)
     _one_line_exit_2(r, "give `oomkit check -- vllm serve Qwen/Qwen3-8B`")
+
+
+# ---- Ollama variables: one no release reads changes nothing, and says so; OLLAMA_LLM_LIBRARY is not modelled
+# (were: both dropped silently, the estimate as if they were not there) ----
+
+@pytest.mark.parametrize("url,var,said", [
+    ("https://github.com/ionfury/homelab/pull/1355", "OLLAMA_FLASH_ATTN=1",
+     "OLLAMA_FLASH_ATTN: no Ollama release reads this variable, so it changes nothing (did you mean "
+     "OLLAMA_FLASH_ATTENTION?)"),
+    ("https://github.com/intel/ipex-llm/issues/13106", "OLLAMA_NUM_CTX=32768",
+     "OLLAMA_NUM_CTX: no Ollama release reads this variable, so it changes nothing (num_ctx is a model parameter"),
+    ("(envconfig.LLMLibrary)", "OLLAMA_LLM_LIBRARY=cpu",
+     "not counted in this estimate, although it changes memory: OLLAMA_LLM_LIBRARY=cpu"),
+])
+def test_ollama_variables_it_does_not_read_or_oomkit_does_not_model(url, var, said, tmp_path):
+    r = _run("check", "--gpu", "4090", "--json", "--", var, "ollama", "run", "qwen3:8b", cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stderr.decode()
+    assert any(w.startswith(said) for w in json.loads(r.stdout)["estimate"]["warnings"]), url
+
+
+def test_ollama_variables_it_reads_are_not_flagged(tmp_path):
+    r = _run("check", "--gpu", "4090", "--json", "--", "OLLAMA_FLASH_ATTENTION=1", "OLLAMA_KEEP_ALIVE=24h",
+             "OLLAMA_HOST=0.0.0.0", "ollama", "run", "qwen3:8b", cwd=tmp_path)
+    warnings = json.loads(r.stdout)["estimate"]["warnings"]
+    assert not any("no Ollama release reads" in w or "not counted" in w for w in warnings), warnings

@@ -199,7 +199,11 @@ def python_call_hint(text: str) -> str | None:
     try:
         tree = ast.parse(text.strip().rstrip(";"))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        # the call's quotes gone (a shell split it after --): named, its arguments not read
+        m = re.search(r"(?:^|[\s=.])(from_pretrained|LLM|Llama|LlamaCpp)\(", text)
+        if m is None:
+            return None
+        tree = ast.parse(f"{m.group(1) if m.group(1) != 'from_pretrained' else 'x.from_pretrained'}()")
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue

@@ -225,10 +225,49 @@ def env_uint(env: dict[str, str], key: str) -> int | None:
 UINT_VARIABLES = ("OLLAMA_CONTEXT_LENGTH", "OLLAMA_NUM_PARALLEL", "OLLAMA_GPU_OVERHEAD")
 
 
+# Every OLLAMA_* variable an Ollama release reads: envconfig/config.go through its history (v0.1 to v0.33) and the
+# other packages' os.Getenv calls. One outside it (OLLAMA_FLASH_ATTN, OLLAMA_NUM_GPU, OLLAMA_NUM_CTX: a Modelfile
+# parameter's name, not a variable) changes nothing, which the estimate says rather than the user believing it.
+_OLLAMA_VARIABLES = frozenset({
+    "OLLAMA_AUTH", "OLLAMA_CONTEXT_LENGTH", "OLLAMA_DEBUG", "OLLAMA_DEBUG_LOG_REQUESTS", "OLLAMA_EDITOR",
+    "OLLAMA_FLASH_ATTENTION", "OLLAMA_GO_TEMPLATE", "OLLAMA_GPU_OVERHEAD", "OLLAMA_HOST", "OLLAMA_IGPU_ENABLE",
+    "OLLAMA_INTEL_GPU", "OLLAMA_KEEP_ALIVE", "OLLAMA_KV_CACHE_TYPE", "OLLAMA_LLM_LIBRARY", "OLLAMA_LOAD_TIMEOUT",
+    "OLLAMA_MAX_LOADED_MODELS", "OLLAMA_MAX_QUEUE", "OLLAMA_MAX_TRANSFER_STREAMS", "OLLAMA_MAX_VRAM", "OLLAMA_MODELS",
+    "OLLAMA_MULTIUSER_CACHE", "OLLAMA_NEW_ENGINE", "OLLAMA_NEW_ESTIMATES", "OLLAMA_NOHISTORY", "OLLAMA_NOPRUNE",
+    "OLLAMA_NO_CLOUD", "OLLAMA_NUM_PARALLEL", "OLLAMA_ORIGINS", "OLLAMA_REMOTES", "OLLAMA_RUNNERS_DIR",
+    "OLLAMA_SCHED_SPREAD", "OLLAMA_TMPDIR", "OLLAMA_VULKAN", "OLLAMA_API_KEY", "OLLAMA_LIBRARY_PATH",
+    "OLLAMA_LLAMA_CPP_COMPAT", "OLLAMA_EXPERIMENT", "OLLAMA_CLOUD_BASE_URL", "OLLAMA_DOT_COM_URL", "OLLAMA_CORS",
+    "OLLAMA_APP_DB_PATH", "OLLAMA_BIN", "OLLAMA_PLATFORM", "OLLAMA_SKILLS", "OLLAMA_WEBSEARCH",
+    "OLLAMA_AGENT_DISABLE_SHELL", "OLLAMA_AGENT_DISABLE_WEBSEARCH",
+})
+
+
+def unread_variable_warnings(env: dict[str, str]) -> list[str]:
+    """The OLLAMA_* variables no Ollama release reads (a typo, a Modelfile parameter's name): they change nothing,
+    and the estimate says so; and OLLAMA_LLM_LIBRARY, which bypasses the GPU detection (envconfig.LLMLibrary) in a
+    way oomkit does not model."""
+    import difflib
+
+    out = []
+    for key in sorted(env):
+        if key.startswith("OLLAMA_") and key not in _OLLAMA_VARIABLES:
+            param = key[len("OLLAMA_"):].lower()
+            if param in ("num_ctx", "num_gpu", "num_batch", "num_thread", "num_predict", "num_keep"):
+                said = f" ({param} is a model parameter: PARAMETER {param} in a Modelfile, or options.{param} in a request)"
+            else:
+                near = difflib.get_close_matches(key, sorted(_OLLAMA_VARIABLES), 1, 0.8)
+                said = f" (did you mean {near[0]}?)" if near else ""
+            out.append(f"{key}: no Ollama release reads this variable, so it changes nothing{said}")
+    if library := env_var(env, "OLLAMA_LLM_LIBRARY"):
+        out.append(f"not counted in this estimate, although it changes memory: OLLAMA_LLM_LIBRARY={library[:30]} "
+                   "(the runner library Ollama is forced to, bypassing its GPU detection)")
+    return out
+
+
 def env_warnings(env: dict[str, str]) -> list[str]:
     """What Ollama's log says of the numeric variables it cannot read: it carries on with the default, so the
-    estimate does too, and says so."""
-    out = []
+    estimate does too, and says so; and the variables it does not read at all."""
+    out = unread_variable_warnings(env)
     parallel = go_uint(env_var(env, "OLLAMA_NUM_PARALLEL"))
     if parallel is not None and parallel > MAX_PARALLEL:
         # Go's int(uint) wraps values from 2^63 to negative ones, and no runner holds this many sequences
