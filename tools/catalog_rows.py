@@ -1256,3 +1256,76 @@ ROWS += [
         "memory-relevant value equals K2.5's (only metadata keys differ), so the original is taken as K2.5's.",
         ("kimi-k2.7-code",), name="Kimi K2.7 Code"),
 ]
+
+# ---- Ollama library fine-tunes ----------------------------------------------------------------------------------
+# Models of ollama.com/library that are a named base's fine-tune with its architecture (each model card names the
+# base); the alias is the library name and the size tag its page lists (the bare name is the latest tag).
+ROWS += [
+    _tune("llama2-7b-chat-uncensored", "llama-2-7b", "georgesung/llama2_7b_chat_uncensored", "Llama-2-7b",
+          "llama2-uncensored", "llama2-uncensored:7b", name="Llama 2 7B Chat Uncensored", family="llama"),
+    _tune("nous-hermes-llama-2-7b", "llama-2-7b", "NousResearch/Nous-Hermes-llama-2-7b", "Llama-2-7b", "nous-hermes",
+          "nous-hermes:7b", name="Nous Hermes Llama 2 7B", family="llama"),
+    _tune("stablebeluga-7b", "llama-2-7b", "stabilityai/StableBeluga-7B", "Llama-2-7b", "stable-beluga",
+          "stable-beluga:7b", name="Stable Beluga 7B", family="llama"),
+    _tune("neural-chat-7b-v3-3", "mistral-7b-v0.1", "Intel/neural-chat-7b-v3-3", "Mistral-7B-v0.1", "neural-chat",
+          "neural-chat:7b", name="Neural Chat 7B v3.3", family="mistral"),
+    _tune("mistral-7b-openorca", "mistral-7b-v0.1", "Open-Orca/Mistral-7B-OpenOrca", "Mistral-7B-v0.1",
+          "mistral-openorca", "mistral-openorca:7b", name="Mistral 7B OpenOrca", family="mistral",
+          why="A fine-tune of Mistral-7B-v0.1 (model card); the ChatML tokens extend the vocabulary to 32,002.",
+          text={"vocab_size": 32002}),
+    _tune("notus-7b-v1", "zephyr-7b-beta", "argilla/notus-7b-v1", "zephyr-7b-sft-full (Mistral-7B-v0.1)", "notus",
+          "notus:7b", name="Notus 7B v1", family="mistral"),
+    # Starling-LM-7B-beta is fine-tuned from OpenChat 3.5 0106 (model card): its 8K context and 32,002-token vocabulary
+    _tune("starling-lm-7b-beta", "openchat-3.5-0106", "Nexusflow/Starling-LM-7B-beta", "Openchat-3.5-0106",
+          "starling-lm", "starling-lm:7b", "starling-lm:7b-beta", name="Starling LM 7B beta", family="mistral"),
+    _tune("dolphin-2.7-mixtral-8x7b", "mixtral-8x7b-v0.1", "cognitivecomputations/dolphin-2.7-mixtral-8x7b",
+          "Mixtral-8x7B-v0.1", "dolphin-mixtral", "dolphin-mixtral:8x7b", name="Dolphin 2.7 Mixtral 8x7B",
+          family="mistral", why="A fine-tune of Mixtral-8x7B-v0.1 (model card); the ChatML tokens extend the "
+          "vocabulary to 32,002.", text={"vocab_size": 32002}),
+    _tune("notux-8x7b-v1", "mixtral-8x7b-instruct-v0.1", "argilla/notux-8x7b-v1", "Mixtral-8x7B-Instruct-v0.1",
+          "notux", "notux:8x7b", name="Notux 8x7B v1", family="mistral"),
+    _tune("dolphin-2.6-phi-2", "phi-2", "cognitivecomputations/dolphin-2_6-phi-2", "phi-2", "dolphin-phi",
+          "dolphin-phi:2.7b", name="Dolphin 2.6 Phi-2", family="phi"),
+    _tune("nuextract-3.8b", "phi-3-mini-4k-instruct", "numind/NuExtract", "Phi-3-mini-4k-instruct", "nuextract",
+          "nuextract:3.8b", name="NuExtract", family="phi"),
+    _tune("phind-codellama-34b-v2", "codellama-34b", "Phind/Phind-CodeLlama-34B-v2", "CodeLlama-34B",
+          "phind-codellama", "phind-codellama:34b", name="Phind CodeLlama 34B v2", family="codellama"),
+    _tune("llama3-chatqa-1.5-8b", "llama-3-8b", "nvidia/Llama3-ChatQA-1.5-8B", "Llama-3-8B", "llama3-chatqa",
+          "llama3-chatqa:8b", name="Llama3 ChatQA 1.5 8B", family="llama"),
+    _tune("llama-3-firefunction-v2", "llama-3-70b-instruct", "fireworks-ai/llama-3-firefunction-v2",
+          "Llama-3-70B-Instruct", "firefunction-v2", "firefunction-v2:70b", name="Llama 3 FireFunction v2",
+          family="llama"),
+    # Yi-Coder 9B: Yi-1.5 9B's shapes with a 128K context (model card: 'a maximum context length of 128K tokens')
+    _tune("yi-coder-9b-chat", "yi-1.5-9b-chat", "01-ai/Yi-Coder-9B-Chat", "Yi-1.5-9B", "yi-coder", "yi-coder:9b",
+          name="Yi Coder 9B Chat", family="yi", why="Continued pretraining of Yi-1.5-9B with its architecture and a "
+          "131,072-token context (model card: 128K).", text={"max_position_embeddings": 131072}),
+    _tune("openthinker-7b", "qwen2.5-7b-instruct", "open-thoughts/OpenThinker-7B", "Qwen2.5-7B-Instruct",
+          "openthinker", "openthinker:7b", name="OpenThinker 7B", family="qwen"),
+    _tune("marco-o1-7b", "qwen2-7b-instruct", "AIDC-AI/Marco-o1", "Qwen2-7B-Instruct", "marco-o1", "marco-o1:7b",
+          name="Marco-o1", family="qwen"),
+    _tune("smallthinker-3b-preview", "qwen2.5-3b-instruct", "PowerInfer/SmallThinker-3B-Preview",
+          "Qwen2.5-3B-Instruct", "smallthinker", "smallthinker:3b", name="SmallThinker 3B Preview", family="qwen"),
+    _tune("athene-v2-chat", "qwen2.5-72b-instruct", "Nexusflow/Athene-V2-Chat", "Qwen2.5-72B-Instruct", "athene-v2",
+          "athene-v2:72b", name="Athene V2 Chat", family="qwen"),
+    _tune("deepscaler-1.5b-preview", "deepseek-r1-distill-qwen-1.5b", "agentica-org/DeepScaleR-1.5B-Preview",
+          "DeepSeek-R1-Distill-Qwen-1.5B", "deepscaler", "deepscaler:1.5b", name="DeepScaleR 1.5B Preview",
+          family="qwen"),
+    _tune("deepcoder-14b-preview", "deepseek-r1-distill-qwen-14b", "agentica-org/DeepCoder-14B-Preview",
+          "DeepSeek-R1-Distill-Qwen-14B", "deepcoder", "deepcoder:14b", name="DeepCoder 14B Preview", family="qwen"),
+    _tune("r1-1776-distill-llama-70b", "deepseek-r1-distill-llama-70b", "perplexity-ai/r1-1776-distill-llama-70b",
+          "DeepSeek-R1-Distill-Llama-70B", "r1-1776", "r1-1776:70b", name="R1 1776 Distill Llama 70B", family="llama"),
+    # EXAONE Deep 7.8B: the model card's table is EXAONE 3.5 7.8B's (6.98B without embeddings, 32 layers, GQA 32/8,
+    # vocabulary 102,400, 32,768 context)
+    _tune("exaone-deep-7.8b", "exaone-3.5-7.8b-instruct", "LGAI-EXAONE/EXAONE-Deep-7.8B", "EXAONE-3.5-7.8B-Instruct",
+          "exaone-deep", "exaone-deep:7.8b", name="EXAONE Deep 7.8B", family="exaone"),
+    # embedding models: paraphrase-multilingual-mpnet-base-v2 is an XLM-RoBERTa base (278M, model card), the shapes of
+    # granite-embedding-278m-multilingual; snowflake-arctic-embed-l-v2.0 is built on bge-m3-retromae (model card):
+    # bge-m3's XLM-RoBERTa large with 8,192 positions
+    _tune("paraphrase-multilingual-mpnet-base-v2", "granite-embedding-278m-multilingual",
+          "sentence-transformers/paraphrase-multilingual-mpnet-base-v2", "xlm-roberta-base",
+          "paraphrase-multilingual", "paraphrase-multilingual:278m", name="paraphrase-multilingual-mpnet-base-v2",
+          family="embedding"),
+    _tune("snowflake-arctic-embed-l-v2.0", "bge-m3", "Snowflake/snowflake-arctic-embed-l-v2.0", "bge-m3-retromae",
+          "snowflake-arctic-embed2", "snowflake-arctic-embed2:568m", name="snowflake-arctic-embed-l-v2.0",
+          family="embedding"),
+]
