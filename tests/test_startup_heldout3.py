@@ -1,4 +1,4 @@
-"""Start-up held out, third set (tests/fixtures/engine_logs/vllm/heldout_startup3/, ten public vLLM logs, each with its
+"""Start-up held out, third set (tests/fixtures/engine_logs/vllm/heldout_startup3/, eleven public vLLM logs, each with its
 URL, the lines kept verbatim, the release and the command): TP spread over nodes (Ray, one GPU a node), TP2 without
 P2P, MXFP4 on Marlin, AWQ and multimodal checkpoints, MLA on B300, and hybrid (Gated DeltaNet) models whose start-up
 stops after the KV pool is sized. None of these figures was used to fit a constant. Each is held against oomkit's
@@ -25,6 +25,8 @@ weights per rank (3 % of the printed load), KV budget (3 % of the GPU's memory),
 | kaito#2319 Qwen3.6-27B | 0.25.1 | H100 | verdict | refused (614 blocks) | starts (339) | refused |
 | recipes#831 Qwen3.8-27B BF16 at 0.95 | 0.27 range | RTX PRO 6000 Max-Q | verdict | refused (556) | starts (706) | refused |
 | ... FP8 / NVFP4, defaults | | | verdict | refused (939 / 1,011) | starts (1,121 / 1,328) | same: strict xfail |
+| myoceane.fr gpt-oss-20b | 0.19.0 | A100 80GB, 0.65, 131,072 | weights | 13.72 GiB | 13.68 (-0.3 %) | same |
+| | | | available KV | 36.56 GiB | 36.87 (+0.4 % of the GPU) | same |
 | Kimi-K2.5#34 | 0.18 (dev) | 8 x B300, TP8 | weights | 72.14 GiB | 70.87 (-1.8 %) | same |
 | | | | KV tokens, end to end | 2,499,584 | 2,504,864 (+0.2 %) | same |
 
@@ -82,6 +84,7 @@ QWEN38_H100 = "qwen3.8-27b-h100-v0.28.0-132000-util090-mamba-blocks-refused-issu
 QWEN36_KAITO = "qwen3.6-27b-h100-v0.25.1-default-mamba-blocks-refused-kaito2319"
 QWEN38_PRO = "qwen3.8-27b-rtx-pro-6000-maxq-fp8-nvfp4-bf16-mamba-blocks-refused-recipes831"
 KIMI = "kimi-k2.5-int4-8x-b300-tp8-v0.18-flashinfer-mla-kimik2.5-issue34"
+GPTOSS20 = "gpt-oss-20b-a100-80gb-v0.19.0-util065-131072-myoceane"
 
 A100_80 = "NVIDIA A100-SXM4-80GB"  # the form factor is not printed: both A100 80GB parts are NVLink parts in the catalog
 A100_40 = "NVIDIA A100-PCIE-40GB"
@@ -155,6 +158,9 @@ def case(stem: str, **kw):
             engine_version="0.28.0", max_model_len=132000, gpu_memory_utilization=0.90, **kw)
     if stem == QWEN36_KAITO:
         return spec("Qwen/Qwen3.6-27B"), gpus(H100, 1), VllmSettings(engine_version="0.25.1", **kw)
+    if stem == GPTOSS20:
+        return spec("openai/gpt-oss-20b"), gpus(A100_80, 1), VllmSettings(
+            engine_version="0.19.0", max_model_len=131072, gpu_memory_utilization=0.65, **kw)
     if stem == KIMI:
         return spec("moonshotai/Kimi-K2.5"), gpus("NVIDIA B300", 8), VllmSettings(
             engine_version="0.18.0", tensor_parallel_size=8, **kw)
@@ -185,7 +191,7 @@ def verdict(est) -> str:
 # weights per rank
 
 
-@pytest.mark.parametrize("stem", [GPTOSS, QWEN7_NODES, QWEN7_NOP2P, GEMMA3_AWQ, QWEN25VL, KIMI])
+@pytest.mark.parametrize("stem", [GPTOSS, QWEN7_NODES, QWEN7_NOP2P, GEMMA3_AWQ, QWEN25VL, KIMI, GPTOSS20])
 def test_weights_per_rank(stem):
     printed = fixture(stem)["printed"]["model_loading_bytes"]
     got = _first(estimate(stem).engine_view, "model_loading_bytes")
@@ -197,7 +203,7 @@ def test_weights_per_rank(stem):
 # the KV budget, as a share of the GPU's memory, and the tokens the printed budget holds
 
 
-@pytest.mark.parametrize("stem", [GPTOSS, QWEN7_NODES, QWEN7_NOP2P])
+@pytest.mark.parametrize("stem", [GPTOSS, QWEN7_NODES, QWEN7_NOP2P, GPTOSS20])
 def test_available_kv(stem):
     printed = fixture(stem)["printed"]["available_kv_cache_bytes"]
     est = estimate(stem)
@@ -318,5 +324,5 @@ def test_tp_across_nodes_takes_no_nvlink_communicators():
 def test_fixtures_are_cited():
     for path in HERE.glob("*.json"):
         fx = json.loads(path.read_text(encoding="utf-8"))
-        assert fx["source"].startswith("https://github.com/"), path.name
+        assert fx["source"].startswith("https://"), path.name
         assert fx["quoted"] and fx["command"] and fx["gpus"] and fx["engine_version"], path.name
