@@ -21,6 +21,12 @@ on integrated GPUs. Measured before -> after (oomkit - log; "exact" = within the
 - ollama/ollama#7443, qwen2.5:72b (the log's qwen2 GGUF; the issue names nemotron) over three CUDA GPUs, llama runner,
   v0.3.14, 4 slots x 2048: layers.split=27,27,27 and every figure exact before and after; the per-GPU allocations
   [18.7 17.0 17.3] against [18.6 17.1 17.3] GiB: strict xfail, see test_three_gpu_allocations_of_0_3_14.
+- ollama/ollama#8509, qwen2.5-coder:7b on a 6 GiB CUDA GPU (Windows), llama runner, v0.5.7, flash attention on,
+  12288 cells: 28/29 layers and the whole msg="offload to cuda" line identical to the log's (no code change; the
+  line's name was msg=offload library=cuda before d0fa603).
+- ollama/ollama#7622, llama3.1:8b (the library's first blob, 87048bcd: Q4_0, its config blob says) on a CUDA GPU
+  with 20.0 GiB free, llama runner, v0.4.1, 4 automatic slots x 2048: every figure exact and the line identical to
+  the log's; read as today's Q4_K_M blob it would be weights 4.9 / 4.5 GiB, required 6.5 GiB (+3.3%).
 - ollama/ollama#16482, llama3.2:3b on a Radeon Vega 6 iGPU (Vulkan), llama-server, v0.30.3, 2 slots, q4_0 KV, flash
   attention on: the --fit dry run's table exact before and after (Vulkan0 1918 / 252 / 128 MiB, Host 308 / 0 / 32).
 - ollama/ollama#16447, qwen3-embedding:8b on an Intel Arc iGPU (Vulkan), llama-server, v0.30.0, 32768 cells: the KV
@@ -73,9 +79,12 @@ _GEMMA3_062 = "gemma3-12b-cuda-15gb-np4-ctx8192-0.6.2"
 _MLLAMA = "llama3.2-vision-11b-cuda-24gb-ctx2048-0.5.11"
 _NEMOTRON_METAL = "nemotron-70b-metal-16gib-partial-0.3.14"
 _QWEN25_3GPU = "qwen2.5-72b-3gpu-split-np4-0.3.14"
+_CODER_FA = "qwen2.5-coder-7b-cuda-6gib-fa-ctx12288-0.5.7"
+_LLAMA31_041 = "llama3.1-8b-cuda-20gib-np4-0.4.1"
 
 
-@pytest.mark.parametrize("stem", [_QWEN3_ROCM, _GEMMA3_METAL, _NEMOTRON_METAL, _QWEN25_3GPU])
+@pytest.mark.parametrize("stem", [_QWEN3_ROCM, _GEMMA3_METAL, _NEMOTRON_METAL, _QWEN25_3GPU, _CODER_FA,
+                                  _LLAMA31_041])
 def test_offload_line_every_field(stem):
     """Every memory.* / projector.* field within its printed rounding, and the layers offloaded."""
     est, err = _offload_errors(stem)
@@ -100,6 +109,19 @@ def test_offload_to_metal_line_of_0_3_14():
     (58245413f) moved to msg=offload library=... Before: every figure as printed, under msg=offload library=metal."""
     est, _ = _offload_errors(_NEMOTRON_METAL)
     line = _load(_NEMOTRON_METAL)["quoted"].splitlines()[1]
+    assert est.engine_view["ollama_log"].splitlines()[0] == line[line.index("msg="):]
+
+
+@pytest.mark.parametrize("stem", [_CODER_FA, _LLAMA31_041])
+def test_offload_to_cuda_line_to_the_character(stem):
+    """The msg="offload to cuda" line as Ollama printed it, to the character. v0.5.7 on a 6 GiB GPU, qwen2.5-coder:7b
+    at 12288 cells with OLLAMA_FLASH_ATTENTION=1 and no KV type (llm/memory.go EstimateGPULayers passes kvct "" to
+    GraphSize: an f16 cache): 28 of 29 layers, graph.partial 878.0 MiB from qwen2's partial-offload branch of
+    llm/ggml.go. v0.4.1 on 20 GiB, the first llama3.1:8b blob (Q4_0 with a Q6_K output) in 4 automatic slots x 2048:
+    33 of 33 layers, weights.total 4.7 GiB = the 32 blocks plus kv / block_count each (v0.4.1 memory.go: layerSize
+    += kv / BlockCount, memoryWeights += layerSize) and repeating 4.3 GiB = total less the output layer."""
+    est, _ = _offload_errors(stem)
+    line = _load(stem)["quoted"].splitlines()[1]
     assert est.engine_view["ollama_log"].splitlines()[0] == line[line.index("msg="):]
 
 
