@@ -150,7 +150,7 @@ NAMES = {
     "seed-oss": ("seed-oss-36b-instruct", "seed_oss", 36.2), "exaone3.5": ("exaone-3.5-7.8b-instruct", "exaone", 7.82),
     "exaone3.5:7.8b": ("exaone-3.5-7.8b-instruct", "exaone", 7.82), "exaone3.5:2.4b": (R, "exaone", 2.67), "exaone3.5:32b": (R, "exaone", 32.0),
     "baichuan2": ("baichuan2-7b-chat", "baichuan", 7.51), "llava": ("llava-v1.6-mistral-7b-hf", "llama", 7.24),
-    "llava:13b": (R, "llama", 13.0), "llava:34b": (R, "llama", 34.4), "kimi-k2": ("kimi-k2-instruct", "deepseek2", 1026),
+    "llava:13b": ("llava-v1.6-vicuna-13b-hf", "llama", 13.0), "llava:34b": ("llava-v1.6-34b-hf", "llama", 34.4), "kimi-k2": ("kimi-k2-instruct", "deepseek2", 1026),
     "lfm2": "refused", "lfm2:24b": "refused", "minicpm-v": "refused", "minicpm-v:8b": "refused",
     "moondream": "refused", "moondream:1.8b": "refused",
     # ---- fine-tunes of a catalog base (tools/catalog_rows.py "Ollama library fine-tunes") and names not in the

@@ -644,6 +644,27 @@ ROWS: list[Row] = [
         text={"architectures": ["MistralForCausalLM"], "model_type": "mistral", "intermediate_size": 14336,
               "num_key_value_heads": 8, "max_position_embeddings": 32768, "rope_theta": 1000000.0,
               "sliding_window": None}),
+    # ollama.com/library/llava: 7b (latest), 13b and 34b, each LLaVA 1.6 (13b-v1.6 / 34b-v1.6, Q4_0): the same CLIP
+    # tower and projector over Vicuna-13B-v1.5 / Nous-Hermes-2-Yi-34B (LLaVA-NeXT model cards: 'Base LLM'), their
+    # vocabularies padded to a multiple of 64 after the <image> and <pad> tokens as llava-hf's conversion does
+    # (convert_llava_next_weights_to_hf.py: resize_token_embeddings(vocab + 2, pad_shape=64))
+    Row("llava-v1.6-vicuna-13b-hf", "llava-v1.6-mistral-7b-hf", "llava-hf/llava-v1.6-vicuna-13b-hf",
+        "LLaVA 1.6 Vicuna 13B: LLaVA 1.6's CLIP ViT-L/14-336 tower and projector over Vicuna-13B-v1.5 (model card: "
+        "'Base LLM: lmsys/vicuna-13b-v1.5'): 40 layers of 5120, FFN 13,824, 40 heads without GQA, 4,096 positions; "
+        "vocabulary 32,064.", ("llava:13b", "llava:13b-v1.6", "liuhaotian/llava-v1.6-vicuna-13b"),
+        name="LLaVA 1.6 Vicuna 13B (HF)", family="llava",
+        text={"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 5120,
+              "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 40, "intermediate_size": 13824,
+              "max_position_embeddings": 4096, "rope_theta": 10000.0}),
+    Row("llava-v1.6-34b-hf", "llava-v1.6-mistral-7b-hf", "llava-hf/llava-v1.6-34b-hf",
+        "LLaVA 1.6 34B: LLaVA 1.6's CLIP ViT-L/14-336 tower and projector over Nous-Hermes-2-Yi-34B (model card: "
+        "'Base LLM: NousResearch/Nous-Hermes-2-Yi-34B'): Yi-34B's 60 layers of 7168, FFN 20,480, 56 query / 8 KV "
+        "heads, 4,096 positions, rope_theta 5e6; vocabulary 64,000 + 2 padded to 64,064.",
+        ("llava:34b", "llava:34b-v1.6", "liuhaotian/llava-v1.6-34b"), name="LLaVA 1.6 34B (HF)", family="llava",
+        top={"vocab_size": 64064},
+        text={"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 7168,
+              "num_hidden_layers": 60, "num_attention_heads": 56, "num_key_value_heads": 8, "intermediate_size": 20480,
+              "max_position_embeddings": 4096, "rope_theta": 5000000.0, "vocab_size": 64064}),
     _base("yi-6b", "yi-6b-chat", "01-ai/Yi-6B", name="Yi 6B"),
     _inst("yi-34b-chat", "yi-34b", "01-ai/Yi-34B-Chat", name="Yi 34B Chat"),
     Row("yi-1.5-6b-chat", "yi-6b-chat", "01-ai/Yi-1.5-6B-Chat", "Yi-1.5 6B: continued pretraining of Yi 6B with its "
