@@ -94,7 +94,26 @@ _STAGE_FIXES: tuple[tuple[str, str | None, bool, Callable[[Diagnosis, list[Fix]]
     ("other_process", None, True,
      lambda d, computed: [] if any(f.command for f in computed) else _other_process(d)),
     ("buffer_limit", "pytorch", False, lambda d, computed: _torch_buffer_limit(d)),
+    ("host_ram", None, True, lambda d, computed: _prompt_cache(d)),
 )
+
+
+def _prompt_cache_in(d: Diagnosis) -> bool:
+    return any("(prompt cache)" in c for c in d.causes)
+
+
+def _prompt_cache(d: Diagnosis) -> list[Fix]:
+    """llama-server's host-RAM prompt cache (reader: its prompt_save lines or the text naming it) grew beside the
+    model: common/arg.cpp --cache-ram N (MiB; 0 turns it off), LLAMA_ARG_CACHE_RAM, 8192 MiB by default."""
+    if not _prompt_cache_in(d):
+        return []
+    if (d.host or d.engine) == "ollama":
+        return [Fix(summary="LLAMA_ARG_CACHE_RAM=512 in Ollama's environment: its llama-server runners inherit it and "
+                            "cap their prompt cache at 512 MiB each (0 turns it off; llama.cpp's default is 8192 MiB "
+                            "a runner)", env=(("LLAMA_ARG_CACHE_RAM", "512"),))]
+    return [Fix(summary="--cache-ram 0 (or a few hundred MiB): llama-server's prompt cache in host RAM, 8192 MiB by "
+                        "default; 0 turns it off (one slot's state alone can pass a small limit)",
+                flags=("--cache-ram", "0"))]
 
 
 def _large_reserve(d: Diagnosis) -> bool:
@@ -130,6 +149,8 @@ _CANNED_DROPS: tuple[tuple[str, Callable[[str, Diagnosis, list[Fix], str | None]
      lambda t, d, c, r: d.stage == "buffer_limit" and r == "llama.cpp" and d.backend == "SYCL" and bool(c)),
     ("the projector's warm-up buffer: the language model's batch and context do not size it",
      lambda t, d, c, r: _projector(d) and bool(c)),
+    ("the prompt cache grew, not the model: more of it on the GPU frees no host RAM",
+     lambda t, d, c, r: _prompt_cache_in(d) and "more layers on the GPU" in t),
 )
 
 

@@ -378,6 +378,9 @@ MARKERS: tuple[tuple[str, str], ...] = (
     # model_executor/layers/sampler.py and V1 v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p:
     # "logits_sort, logits_idx = logits.sort(dim=-1, descending=False)"): batch x vocabulary, in a forward pass
     ("logits_sort, logits_idx = logits.sort(", "compute"),
+    # vLLM V0's MQEngineDeadError: the API server was up and answering when its engine died (a start-up failure
+    # stops the server before it answers), so the error it carries was raised serving a batch
+    ("Engine loop is not running. Inspect the stacktrace", "compute"),
 )
 
 # traceback frames: function (or file) names -> stage; tried in this order, the first that appears decides
@@ -459,6 +462,8 @@ HOSTS: tuple[tuple[str, str], ...] = (
     # executor/ray_utils.py RayWorkerWrapper: the name Ray gives each vLLM worker's lines ("(RayWorkerWrapper pid=N,
     # ip=...)"), with the V0 worker_base.py logger's
     ("RayWorkerWrapper", "vllm"),
+    # engine/multiprocessing ENGINE_DEAD_ERROR: the V0 API server's answer to requests once its engine process died
+    ("Engine loop is not running. Inspect the stacktrace", "vllm"),
     # vLLM V1's multiprocess executor: its log's source file and its workers' process names ("(Worker_TP0 pid=N)")
     ("multiproc_executor.py", "vllm"), ("(Worker_TP", "vllm"), ("vllm", "vllm"), ("vLLM", "vllm"), ("# GPU blocks", "vllm"),
     ("GPU KV cache size", "vllm"), ("Maximum concurrency for", "vllm"), ("Model loading took", "vllm"),

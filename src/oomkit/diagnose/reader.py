@@ -107,6 +107,11 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
     evs = events(doc)
     recognised = tuple(dict.fromkeys(e.sig.id for e in evs))
     anchor = _cause(evs)
+    if anchor is not None and anchor.sig.id == "ollama_runner_terminated" and not _memory_reason(anchor) and any(
+            e.role == "not_oom" for e in evs):
+        # the runner stopped without a memory reason, and the log holds an error that is no shortage (a GPU kernel
+        # missing for the device, a driver mismatch): that error is why it stopped
+        anchor = None
     if anchor is None:
         d = _without_oom(doc, evs, recognised, predict)
         if seed:
@@ -138,6 +143,13 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
         if vision:
             why = [*why, f"the traceback runs through `{vision}` (image input): the buffer holds the image's "
                          "features, which grow with its resolution"]
+    if stage == "host_ram" and _PROMPT_CACHE.search(doc.slice(max(0, anchor.line.start - 400_000),
+                                                              anchor.line.start + 4 * MAX_LINE_AFTER)):
+        # tools/server (server_slot::prompt_save, server_prompt_cache): llama-server copies a slot's KV state into a
+        # prompt cache in host RAM when the slot turns to another prompt, up to --cache-ram MiB (8192 by default,
+        # LLAMA_ARG_CACHE_RAM; Ollama's llama-server runners inherit the variable)
+        why = [*why, "llama-server's prompt cache (prompt cache) holds slots' KV states in host RAM, up to --cache-ram "
+                     "(8192 MiB by default), beside the model"]
     if stage == "compute" and anchor.sig.engine == "llama.cpp" and _projector_warmup(doc, anchor):
         # tools/mtmd/clip.cpp warmup: the projector reserves its compute graph for a fixed largest image (its
         # image_max_pixels; Qwen-VL 1472 x 1472) at load, on the device it runs on (common/arg.cpp --mmproj-offload,
@@ -205,6 +217,11 @@ def _startup(doc: Text, at: int) -> tuple[dict[str, Any], dict[str, Any]]:
         buffers.update(b2)
     return settings, buffers
 
+
+
+def _memory_reason(e: Event) -> bool:
+    r = str(e.numbers.get("reason", "")).lower()
+    return any(w in r for w in ("memory", "alloc", "malloc", "killed"))
 
 
 def _cause(evs: list[Event]) -> Event | None:
@@ -527,6 +544,11 @@ def _torch_stage(n: dict[str, Any]) -> tuple[str, str, list[str]] | None:
         return "fragmentation", "high", [f"{res_un / GiB:.2f} GiB is reserved by PyTorch but unallocated, more "
                                          f"than the {req / MiB:.2f} MiB requested: the free blocks are fragmented"]
     return None
+
+
+# llama-server's prompt cache as its log shows it ("updating prompt cache", "prompt_save:  - saving prompt with
+# length N, total state size = X MiB") or as a text names it (the prompt-cache entries, its --cache-ram bound)
+_PROMPT_CACHE = re.compile(r"prompt_save:|updating prompt cache|prompt-cache entries|LLAMA_ARG_CACHE_RAM")
 
 
 # tools/mtmd/clip.cpp: the projector's lines around its warm-up reservation (the warm-up's own line before the

@@ -887,6 +887,17 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("the driver, the CUDA runtime and the build do not match (not an out-of-memory)",),
         fixes=("update the NVIDIA driver or install a build for this CUDA version; reboot after a driver update",)),
     Signature(
+        # hipErrorInvalidDeviceFunction / cudaErrorInvalidDeviceFunction ("invalid device function"), as ggml-cuda's
+        # CUDA_CHECK prints it ("ROCm error: invalid device function"): the binary holds no kernel for this GPU's
+        # architecture (an AMD gfx target the build or HSA_OVERRIDE_GFX_VERSION does not match); ROCr's "Memory
+        # critical error ... Reason: Memory in use" that follows is its teardown after the abort
+        "invalid_device_function", "cuda", ("invalid device function", "InvalidDeviceFunction"),
+        r"invalid device function|(?:hip|cuda)ErrorInvalidDeviceFunction", role="not_oom", priority=3,
+        message="ROCm error: invalid device function / current device: N, in function ggml_cuda_compute_forward",
+        causes=("the build has no GPU kernels for this device's architecture (not an out-of-memory)",),
+        fixes=("a build with kernels for this GPU's architecture (its gfx target); HSA_OVERRIDE_GFX_VERSION only to "
+               "a compatible gfx version",)),
+    Signature(
         # the CUDA runtime's capture errors (cudaGetErrorString of cudaErrorStreamCaptureUnsupported /
         # cudaErrorStreamCaptureInvalidated) and PyTorch's refusal under capture (CUDAGeneratorImpl.cpp): a CUDA
         # graph capture stopped by an operation it cannot record
@@ -928,10 +939,15 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("make libcuda.so findable (`ldconfig -p | grep libcuda`; TRITON_LIBCUDA_PATH=<its directory>)",
                "--enforce-eager (vLLM: no torch.compile at start-up)")),
     Signature(
-        "oom_killer", "os", ("oom-kill", "Out of memory: Killed process", "oom_kill_process", "invoked oom-killer"),
-        r"oom-kill|Out of memory: Killed process|oom_kill_process|invoked oom-killer", stage="host_ram",
+        # (Kubernetes' container status reason OOMKilled and Docker's State.OOMKilled: the container's cgroup ran out
+        # of its memory limit and the kernel killed it; "OOMKilled": false is Docker saying the opposite)
+        "oom_killer", "os", ("oom-kill", "Out of memory: Killed process", "oom_kill_process", "invoked oom-killer",
+                             "OOMKilled"),
+        r"oom-kill|Out of memory: Killed process|oom_kill_process|invoked oom-killer|"
+        r"OOMKilled(?![\"']?\s{0,3}[:=]\s{0,3}false)", stage="host_ram",
         priority=4,
-        message="systemd: ollama.service: Failed with result 'oom-kill' / kernel: Out of memory: Killed process",
+        message="systemd: ollama.service: Failed with result 'oom-kill' / kernel: Out of memory: Killed process / "
+                "Kubernetes: Last State: Terminated, Reason: OOMKilled",
         causes=("the kernel's OOM killer ended the process: host RAM (and swap) ran out",),
         fixes=("a smaller model or context; more layers on the GPU; add swap",)),
     Signature(
