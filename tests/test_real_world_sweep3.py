@@ -322,3 +322,27 @@ def test_ollama_variables_it_reads_are_not_flagged(tmp_path):
              "OLLAMA_HOST=0.0.0.0", "ollama", "run", "qwen3:8b", cwd=tmp_path)
     warnings = json.loads(r.stdout)["estimate"]["warnings"]
     assert not any("no Ollama release reads" in w or "not counted" in w for w in warnings), warnings
+
+
+# ---- mlx_lm: the server's prompt cache and concurrency, a draft model: said, not dropped; mlx_lm.chat is read
+# (were: dropped silently; "unknown engine command 'mlx_lm.chat'") ----
+
+def test_mlx_server_flags_that_change_memory_are_said(tmp_path):
+    # arozanov/turboquant-mlx#11 (a catalog model in the thread's local path's place)
+    argv = ["mlx_lm.server", "--model", "mlx-community/Qwen3-30B-A3B-4bit", "--trust-remote-code", "--host",
+            "127.0.0.1", "--port", "1234", "--max-tokens", "205536", "--prompt-cache-bytes", "70G",
+            "--prompt-cache-size", "20", "--prompt-concurrency", "2", "--decode-concurrency", "2"]
+    s = parse_command(argv, {}).settings
+    assert [u.split(" (")[0] for u in s.unmodelled] == ["--prompt-cache-bytes 70G", "--prompt-cache-size 20",
+                                                        "--decode-concurrency 2"]
+    r = _run("check", "--gpu", "M4 Max 128GB", "--json", "--", *argv, cwd=tmp_path)
+    assert r.returncode in (0, 1) and any("--prompt-cache-bytes 70G" in w for w in
+                                          json.loads(r.stdout)["estimate"]["warnings"]), r.stderr.decode()
+
+
+def test_mlx_lm_chat_reads_as_mlx_lm_chat_subcommand():
+    # ml-explore/mlx-examples#1183: `mlx_lm.chat` is the console script of `mlx_lm chat`
+    a = parse_command(["mlx_lm.chat", "--model", "mlx-community/Qwen3-8B-4bit", "--max-kv-size", "4096"], {})
+    b = parse_command(["mlx_lm", "chat", "--model", "mlx-community/Qwen3-8B-4bit", "--max-kv-size", "4096"], {})
+    assert (a.engine, a.model, a.settings) == (b.engine, b.model, b.settings)
+    assert a.settings.max_kv_size == 4096

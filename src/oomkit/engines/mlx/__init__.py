@@ -59,8 +59,11 @@ ENGINE = EngineModule(
     headline=("context_length",),
     context_field="context_length", neutral=NEUTRAL,
     aliases=("mlx-lm", "mlx_lm"),
-    programs={"mlx_lm.server": "mlx_lm.server", "mlx_lm.generate": "mlx_lm.generate", "mlx_lm": None},
-    python_modules={"mlx_lm.server": "mlx_lm.server", "mlx_lm.generate": "mlx_lm.generate", "mlx_lm": None},
+    # mlx_lm.chat (its console script, as `mlx_lm chat`): generate's cache and flags
+    programs={"mlx_lm.server": "mlx_lm.server", "mlx_lm.generate": "mlx_lm.generate", "mlx_lm.chat": "mlx_lm.generate",
+              "mlx_lm": None},
+    python_modules={"mlx_lm.server": "mlx_lm.server", "mlx_lm.generate": "mlx_lm.generate",
+                    "mlx_lm.chat": "mlx_lm.generate", "mlx_lm": None},
     newest=NEWEST, with_context_fn=with_context, loads_mlx=True,
     knobs_fn=knobs, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )

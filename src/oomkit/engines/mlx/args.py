@@ -49,6 +49,17 @@ _OOMKIT_FLAGS: dict[str, tuple[str | None, bool, str]] = {
 }
 _SUBCOMMANDS = {"generate": "mlx_lm.generate", "server": "mlx_lm.server", "chat": "mlx_lm.generate"}
 
+# Flags mlx_lm reads that change memory in a way oomkit does not count (the estimate says so, engines/base.py
+# unmodelled_note): a draft model (generate.py / server.py --draft-model: its weights and cache), an adapter's
+# weights, the server's prompt cache (server.py LRUPromptCache: up to --prompt-cache-size prompts and
+# --prompt-cache-bytes of their KV kept between requests) and its batch (--decode-concurrency sequences decoded
+# together; oomkit's --batch sets the sequences estimated).
+_UNMODELLED = {
+    "--draft-model": "the draft model's weights and cache", "--adapter-path": "the adapter's weights",
+    "--prompt-cache-size": "prompts' KV kept between requests", "--prompt-cache-bytes": "prompts' KV kept between "
+    "requests", "--decode-concurrency": "sequences decoded together (oomkit estimates --batch of them)",
+}
+
 
 def _program_flags(program: str) -> dict[str, tuple[str | None, bool, str]]:
     """The program's own options (mlx_lm.server's or mlx_lm.generate's), without oomkit's."""
@@ -122,6 +133,8 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None, program: str 
             value, i = flag_value(args, i, inline if eq else None,
                                   f"{program}: error: argument {name}: expected one argument")
         i += 1
+        if name in _UNMODELLED and (program.endswith("server") or name in ("--draft-model", "--adapter-path")):
+            opts["unmodelled"] = (*opts.get("unmodelled", ()), f"{name} {value} ({_UNMODELLED[name]})")
         if fld is None:
             continue
         if fld == "model":

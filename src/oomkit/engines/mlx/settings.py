@@ -84,6 +84,9 @@ class MlxSettings:
     wired_limit_mb: int = 0  # sysctl iogpu.wired_limit_mb; 0 = macOS's default
     max_buffer_length: int | None = None  # mx.device_info()["max_buffer_length"]; None: estimated from the RAM
     engine_version: str = NEWEST
+    # flags of the command that change memory in a way oomkit does not count, each with what it changes: said in
+    # the estimate's warnings (engines/base.py unmodelled_note), never dropped
+    unmodelled: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
