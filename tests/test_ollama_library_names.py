@@ -19,7 +19,7 @@ import pytest
 
 from oomkit.errors import ModelError
 from oomkit.model import catalog, names
-from oomkit.model.resolve import resolve
+from oomkit.model.resolve import resolve, split_quant
 
 R = None  # not in the catalog: refused in one line, or (if a later entry claims it) that entry's shapes
 NAMES = {
@@ -131,6 +131,21 @@ NAMES = {
     "openchat": ("openchat-3.5-0106", "llama", 7.24), "openchat:7b": ("openchat-3.5-0106", "llama", 7.24),
     "nous-hermes2": ("nous-hermes-2-solar-10.7b", "llama", 10.7), "nous-hermes2:10.7b": ("nous-hermes-2-solar-10.7b", "llama", 10.7),
     "nous-hermes2:34b": ("nous-hermes-2-yi-34b", "llama", 34.4),
+    # tags as the library pages spell them (the size, the variant words, the quant)
+    "nous-hermes2:10.7b-solar-q4_0": ("nous-hermes-2-solar-10.7b", "llama", 10.7),
+    "nous-hermes2:34b-yi-q4_0": ("nous-hermes-2-yi-34b", "llama", 34.4),
+    "dolphin3:8b-llama3.1-q4_K_M": ("dolphin3.0-llama3.1-8b", "llama", 8.03),
+    "openchat:7b-v3.5-0106-q4_K_M": ("openchat-3.5-0106", "llama", 7.24),
+    "wizardlm2:7b-q4_K_M": ("wizardlm-2-7b", "llama", 7.24),
+    "exaone3.5:7.8b-instruct-q4_K_M": ("exaone-3.5-7.8b-instruct", "exaone", 7.82),
+    "llava:13b-v1.6-vicuna-q4_0": ("llava-v1.6-vicuna-13b-hf", "llama", 13.0),
+    "llava:7b-v1.6-mistral-q4_0": ("llava-v1.6-mistral-7b-hf", "llama", 7.24),
+    "gemma:7b-instruct-v1.1-q4_0": ("gemma-1.1-7b-it", "gemma", 8.54),
+    "deepseek-coder-v2:16b-lite-instruct-q4_0": ("deepseek-coder-v2-lite-instruct", "deepseek2", 15.7),
+    "olmo2:7b-1124-instruct-q4_K_M": ("olmo-2-1124-7b-instruct", "olmo2", 7.3),
+    "dolphin-mixtral:8x7b-v2.7-q4_0": ("dolphin-2.7-mixtral-8x7b", "llama", 46.7),
+    "deepscaler:1.5b-preview-q4_K_M": ("deepscaler-1.5b-preview", "qwen2", 1.78),
+    "minicpm-v:8b-2.6-q4_0": "refused", "lfm2:24b-a2b": "refused",
     "nous-hermes2-mixtral": (R, "llama", 46.7), "nous-hermes2-mixtral:8x7b": ("nous-hermes-2-mixtral-8x7b-dpo", "llama", 46.7),
     "openhermes": ("openhermes-2.5-mistral-7b", "llama", 7.24), "zephyr": ("zephyr-7b-beta", "llama", 7.24),
     "vicuna": ("vicuna-7b-v1.5", "llama", 6.74), "vicuna:13b": ("vicuna-13b-v1.5", "llama", 13.0),
@@ -204,7 +219,8 @@ def test_ollama_name_is_its_model_or_refused(name):
         assert slug is None, f"{name} must resolve to {slug}: {e}"
         assert "\n" not in str(e) and "unknown model" in str(e), str(e)
         return
-    entry = catalog.lookup(name) or catalog.lookup(names.ollama_tag(name)[0])
+    bare = split_quant(name)[0]
+    entry = catalog.lookup(bare) or catalog.lookup(names.ollama_tag(bare)[0])
     if slug is not None:
         assert entry.slug == slug
     assert spec.architecture in ((arch,) if isinstance(arch, str) else arch), (
@@ -238,3 +254,10 @@ def test_check_answers_on_a_4090(name, engine):
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
     else:
         assert r.returncode in (0, 1), r.stderr
+
+
+def test_a_namespace_copy_of_an_unsized_library_is_refused_offline():
+    """An Ollama user's copy of a library oomkit cannot size ("<user>/llama3.2-vision-abliterated:11b") is refused
+    with the library's reason, without asking the hub."""
+    with pytest.raises(ModelError, match="llama3.2-vision:11b: Ollama's llama3.2-vision is Llama 3.2 Vision"):
+        _spec("huihui_ai/llama3.2-vision-abliterated:11b")

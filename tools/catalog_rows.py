@@ -131,7 +131,7 @@ ROWS: list[Row] = [
     # ollama.com/library/dolphin3: one tag, 8b (latest, Q4_K_M): Dolphin 3.0 Llama 3.1 8B, a fine-tune of Llama-3.1-8B
     # (model card); its f16 GGUF is Llama-3.1-8B's 16.1 GB
     _tune("dolphin3.0-llama3.1-8b", "llama-3.1-8b", "cognitivecomputations/Dolphin3.0-Llama3.1-8B", "Llama-3.1-8B",
-          "dolphin3", "dolphin3:8b", "dphn/dolphin3.0-llama3.1-8b", name="Dolphin 3.0 Llama 3.1 8B", family="llama"),
+          "dolphin3", "dolphin3:8b", "dolphin3:8b-llama3.1", "dphn/dolphin3.0-llama3.1-8b", name="Dolphin 3.0 Llama 3.1 8B", family="llama"),
     _tune("llama-3.1-tulu-3-8b", "llama-3.1-8b", "allenai/Llama-3.1-Tulu-3-8B", "Llama-3.1-8B", "tulu3:8b", "tulu3"),
     _tune("llama-3.1-tulu-3-70b", "llama-3.1-70b", "allenai/Llama-3.1-Tulu-3-70B", "Llama-3.1-70B", "tulu3:70b"),
     _tune("cogito-v1-preview-llama-3b", "llama-3.2-3b", "deepcogito/cogito-v1-preview-llama-3B", "Llama-3.2-3B",
@@ -455,10 +455,10 @@ ROWS: list[Row] = [
           text={"max_position_embeddings": 8192, "vocab_size": 32002}),
     # ollama.com/library/nous-hermes2: tags 10.7b (latest, Q4_0) and 34b: Nous-Hermes-2 on SOLAR 10.7B and on Yi-34B
     _tune("nous-hermes-2-solar-10.7b", "solar-10.7b-v1.0", "NousResearch/Nous-Hermes-2-SOLAR-10.7B", "SOLAR-10.7B-v1.0",
-          "nous-hermes2", "nous-hermes2:10.7b", name="Nous Hermes 2 SOLAR 10.7B", family="solar",
+          "nous-hermes2", "nous-hermes2:10.7b", "nous-hermes2:10.7b-solar", name="Nous Hermes 2 SOLAR 10.7B", family="solar",
           why="A fine-tune of SOLAR-10.7B-v1.0 (model card); the ChatML tokens extend the vocabulary to 32,002.",
           text={"vocab_size": 32002}),
-    _tune("nous-hermes-2-yi-34b", "yi-34b", "NousResearch/Nous-Hermes-2-Yi-34B", "Yi-34B", "nous-hermes2:34b",
+    _tune("nous-hermes-2-yi-34b", "yi-34b", "NousResearch/Nous-Hermes-2-Yi-34B", "Yi-34B", "nous-hermes2:34b", "nous-hermes2:34b-yi",
           name="Nous Hermes 2 Yi 34B", family="yi"),
     # ---- Gemma ---------------------------------------------------------------------------------------------------
     _base("gemma-2-2b", "gemma-2-2b-it", "google/gemma-2-2b", "gemma2:2b-text", name="Gemma 2 2B"),
@@ -468,9 +468,11 @@ ROWS: list[Row] = [
     _inst("gemma-2b-it", "gemma-2b", "google/gemma-2b-it", name="Gemma 2B IT"),
     _inst("gemma-7b-it", "gemma-7b", "google/gemma-7b-it", name="Gemma 7B IT"),
     # ollama.com/library/gemma ("updated to version 1.1"): 2b and 7b (latest) are the 1.1 instruct models
-    _inst("gemma-1.1-2b-it", "gemma-2b", "google/gemma-1.1-2b-it", "gemma:2b", why="Gemma 1.1: an RLHF update of Gemma 2B IT "
+    _inst("gemma-1.1-2b-it", "gemma-2b", "google/gemma-1.1-2b-it", "gemma:2b", "gemma:2b-instruct-v1.1",
+          why="Gemma 1.1: an RLHF update of Gemma 2B IT "
           "with the same architecture (model card).", name="Gemma 1.1 2B IT"),
-    _inst("gemma-1.1-7b-it", "gemma-7b", "google/gemma-1.1-7b-it", "gemma", "gemma:7b", why="Gemma 1.1: an RLHF update of Gemma 7B IT "
+    _inst("gemma-1.1-7b-it", "gemma-7b", "google/gemma-1.1-7b-it", "gemma", "gemma:7b", "gemma:7b-instruct-v1.1",
+          why="Gemma 1.1: an RLHF update of Gemma 7B IT "
           "with the same architecture (model card).", name="Gemma 1.1 7B IT"),
     _tune("codegemma-7b", "gemma-7b", "google/codegemma-7b", "Gemma 7B", "codegemma:7b-code"),
     _tune("codegemma-7b-it", "gemma-7b", "google/codegemma-7b-it", "Gemma 7B", "codegemma:7b", "codegemma"),
@@ -651,7 +653,7 @@ ROWS: list[Row] = [
     Row("llava-v1.6-vicuna-13b-hf", "llava-v1.6-mistral-7b-hf", "llava-hf/llava-v1.6-vicuna-13b-hf",
         "LLaVA 1.6 Vicuna 13B: LLaVA 1.6's CLIP ViT-L/14-336 tower and projector over Vicuna-13B-v1.5 (model card: "
         "'Base LLM: lmsys/vicuna-13b-v1.5'): 40 layers of 5120, FFN 13,824, 40 heads without GQA, 4,096 positions; "
-        "vocabulary 32,064.", ("llava:13b", "llava:13b-v1.6", "liuhaotian/llava-v1.6-vicuna-13b"),
+        "vocabulary 32,064.", ("llava:13b", "llava:13b-v1.6", "llava:13b-v1.6-vicuna", "liuhaotian/llava-v1.6-vicuna-13b"),
         name="LLaVA 1.6 Vicuna 13B (HF)", family="llava",
         text={"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 5120,
               "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 40, "intermediate_size": 13824,
@@ -1289,7 +1291,7 @@ ROWS += [
     _tune("stablebeluga-7b", "llama-2-7b", "stabilityai/StableBeluga-7B", "Llama-2-7b", "stable-beluga",
           "stable-beluga:7b", name="Stable Beluga 7B", family="llama"),
     _tune("neural-chat-7b-v3-3", "mistral-7b-v0.1", "Intel/neural-chat-7b-v3-3", "Mistral-7B-v0.1", "neural-chat",
-          "neural-chat:7b", name="Neural Chat 7B v3.3", family="mistral"),
+          "neural-chat:7b", "neural-chat:7b-v3.3", name="Neural Chat 7B v3.3", family="mistral"),
     _tune("mistral-7b-openorca", "mistral-7b-v0.1", "Open-Orca/Mistral-7B-OpenOrca", "Mistral-7B-v0.1",
           "mistral-openorca", "mistral-openorca:7b", name="Mistral 7B OpenOrca", family="mistral",
           why="A fine-tune of Mistral-7B-v0.1 (model card); the ChatML tokens extend the vocabulary to 32,002.",
@@ -1300,7 +1302,8 @@ ROWS += [
     _tune("starling-lm-7b-beta", "openchat-3.5-0106", "Nexusflow/Starling-LM-7B-beta", "Openchat-3.5-0106",
           "starling-lm", "starling-lm:7b", "starling-lm:7b-beta", name="Starling LM 7B beta", family="mistral"),
     _tune("dolphin-2.7-mixtral-8x7b", "mixtral-8x7b-v0.1", "cognitivecomputations/dolphin-2.7-mixtral-8x7b",
-          "Mixtral-8x7B-v0.1", "dolphin-mixtral", "dolphin-mixtral:8x7b", name="Dolphin 2.7 Mixtral 8x7B",
+          "Mixtral-8x7B-v0.1", "dolphin-mixtral", "dolphin-mixtral:8x7b", "dolphin-mixtral:8x7b-v2.7",
+          name="Dolphin 2.7 Mixtral 8x7B",
           family="mistral", why="A fine-tune of Mixtral-8x7B-v0.1 (model card); the ChatML tokens extend the "
           "vocabulary to 32,002.", text={"vocab_size": 32002}),
     _tune("notux-8x7b-v1", "mixtral-8x7b-instruct-v0.1", "argilla/notux-8x7b-v1", "Mixtral-8x7B-Instruct-v0.1",
@@ -1310,7 +1313,8 @@ ROWS += [
     _tune("nuextract-3.8b", "phi-3-mini-4k-instruct", "numind/NuExtract", "Phi-3-mini-4k-instruct", "nuextract",
           "nuextract:3.8b", name="NuExtract", family="phi"),
     _tune("phind-codellama-34b-v2", "codellama-34b", "Phind/Phind-CodeLlama-34B-v2", "CodeLlama-34B",
-          "phind-codellama", "phind-codellama:34b", name="Phind CodeLlama 34B v2", family="codellama"),
+          "phind-codellama", "phind-codellama:34b", "phind-codellama:34b-v2",
+          name="Phind CodeLlama 34B v2", family="codellama"),
     _tune("llama3-chatqa-1.5-8b", "llama-3-8b", "nvidia/Llama3-ChatQA-1.5-8B", "Llama-3-8B", "llama3-chatqa",
           "llama3-chatqa:8b", name="Llama3 ChatQA 1.5 8B", family="llama"),
     _tune("llama-3-firefunction-v2", "llama-3-70b-instruct", "fireworks-ai/llama-3-firefunction-v2",
@@ -1325,16 +1329,20 @@ ROWS += [
     _tune("marco-o1-7b", "qwen2-7b-instruct", "AIDC-AI/Marco-o1", "Qwen2-7B-Instruct", "marco-o1", "marco-o1:7b",
           name="Marco-o1", family="qwen"),
     _tune("smallthinker-3b-preview", "qwen2.5-3b-instruct", "PowerInfer/SmallThinker-3B-Preview",
-          "Qwen2.5-3B-Instruct", "smallthinker", "smallthinker:3b", name="SmallThinker 3B Preview", family="qwen"),
+          "Qwen2.5-3B-Instruct", "smallthinker", "smallthinker:3b", "smallthinker:3b-preview",
+          name="SmallThinker 3B Preview", family="qwen"),
     _tune("athene-v2-chat", "qwen2.5-72b-instruct", "Nexusflow/Athene-V2-Chat", "Qwen2.5-72B-Instruct", "athene-v2",
           "athene-v2:72b", name="Athene V2 Chat", family="qwen"),
     _tune("deepscaler-1.5b-preview", "deepseek-r1-distill-qwen-1.5b", "agentica-org/DeepScaleR-1.5B-Preview",
-          "DeepSeek-R1-Distill-Qwen-1.5B", "deepscaler", "deepscaler:1.5b", name="DeepScaleR 1.5B Preview",
+          "DeepSeek-R1-Distill-Qwen-1.5B", "deepscaler", "deepscaler:1.5b", "deepscaler:1.5b-preview",
+          name="DeepScaleR 1.5B Preview",
           family="qwen"),
     _tune("deepcoder-14b-preview", "deepseek-r1-distill-qwen-14b", "agentica-org/DeepCoder-14B-Preview",
-          "DeepSeek-R1-Distill-Qwen-14B", "deepcoder", "deepcoder:14b", name="DeepCoder 14B Preview", family="qwen"),
+          "DeepSeek-R1-Distill-Qwen-14B", "deepcoder", "deepcoder:14b", "deepcoder:14b-preview",
+          name="DeepCoder 14B Preview", family="qwen"),
     _tune("r1-1776-distill-llama-70b", "deepseek-r1-distill-llama-70b", "perplexity-ai/r1-1776-distill-llama-70b",
-          "DeepSeek-R1-Distill-Llama-70B", "r1-1776", "r1-1776:70b", name="R1 1776 Distill Llama 70B", family="llama"),
+          "DeepSeek-R1-Distill-Llama-70B", "r1-1776", "r1-1776:70b", "r1-1776:70b-distill-llama",
+          name="R1 1776 Distill Llama 70B", family="llama"),
     # EXAONE Deep 7.8B: the model card's table is EXAONE 3.5 7.8B's (6.98B without embeddings, 32 layers, GQA 32/8,
     # vocabulary 102,400, 32,768 context)
     _tune("exaone-deep-7.8b", "exaone-3.5-7.8b-instruct", "LGAI-EXAONE/EXAONE-Deep-7.8B", "EXAONE-3.5-7.8B-Instruct",

@@ -180,6 +180,9 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
                             f"({local})" if known else "name its weights (a GGUF, a repo) to estimate it on this machine"))
     if entry is None and names.ollama_namespaced(ref) is not None:
         local, dropped = names.ollama_namespaced(ref)
+        unsized = names.ollama_unsized(local) if catalog.lookup(local) is None else None
+        if unsized is not None:  # "huihui_ai/llama3.2-vision-abliterated:11b": the library's refusal, not the hub's
+            raise ModelError(f"{ref}: a model of an Ollama user's namespace, read as the library's {unsized}")
         try:
             spec = resolve(local, weight_format, default_format, tag_formats)
         except OomkitError:
