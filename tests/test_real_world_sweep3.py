@@ -346,3 +346,40 @@ def test_mlx_lm_chat_reads_as_mlx_lm_chat_subcommand():
     b = parse_command(["mlx_lm", "chat", "--model", "mlx-community/Qwen3-8B-4bit", "--max-kv-size", "4096"], {})
     assert (a.engine, a.model, a.settings) == (b.engine, b.model, b.settings)
     assert a.settings.max_kv_size == 4096
+
+
+# ---- llama-cpp-python's server: python -m llama_cpp.server (was: "unknown engine module") ----
+
+def test_llama_cpp_server_reads_as_its_llama_call():
+    # ggml-org/llama.cpp#5014 (`sudo python3 -m llama_cpp.server --model ./codellama-7b-instruct.Q5_K_S.gguf
+    # --n_gpu_layers 35 --host 0.0.0.0 --port 8085`): the server's fields are Llama(...)'s, n_ctx 2048 its default
+    p = parse_command(split_command("sudo python3 -m llama_cpp.server --model ./codellama-7b-instruct.Q5_K_S.gguf "
+                                    "--n_gpu_layers 35 --host 0.0.0.0 --port 8085"), {})
+    s = p.settings
+    assert (p.engine, p.model, s.program, s.n_ctx, s.n_gpu_layers, s.flash_attn) == (
+        "llama.cpp", "./codellama-7b-instruct.Q5_K_S.gguf", "llama-cpp-python", 2048, 35, "off")
+    assert s.unmodelled == ("--logits_all (the binding's scores for n_ctx tokens, not n_batch, in host memory)",)
+    p = parse_command(["python", "-m", "llama_cpp.server", "--hf_model_repo_id", "unsloth/Qwen3-8B-GGUF", "--model",
+                       "Qwen3-8B-Q4_K_M.gguf", "--n_ctx", "8192", "--flash_attn", "true", "--logits_all", "false",
+                       "--type_k", "8"], {})
+    assert (p.model, p.quant, p.settings.n_ctx, p.settings.flash_attn, p.settings.cache_type_k,
+            p.settings.unmodelled) == ("unsloth/Qwen3-8B-GGUF", "Q4_K_M", 8192, "on", "q8_0", ())
+
+
+@pytest.mark.parametrize("args,said", [(["--n_gpu_layers", "abc"], "invalid int value: 'abc'"),
+                                       (["--flash_attn", "maybe"], "invalid _parse_bool_arg value"),
+                                       (["--n-gpu-layers", "35"], "unrecognized arguments: --n-gpu-layers")])
+def test_llama_cpp_server_refuses_what_its_parser_refuses(args, said):
+    with pytest.raises(OomkitError, match=said):
+        parse_command(["python", "-m", "llama_cpp.server", "--model", "m.gguf", *args], {})
+
+
+def test_fit_of_llama_cpp_server_writes_its_own_flags(tmp_path):
+    r = _run("fit", "--gpu", "3060 8GB", "--json", "--", "python3", "-m", "llama_cpp.server", "--hf_model_repo_id",
+             "unsloth/Qwen3-8B-GGUF", "--model", "Qwen3-8B-Q4_K_M.gguf", "--n_gpu_layers", "-1", "--n_ctx", "40960",
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    cmd = json.loads(r.stdout)["fit"]["command"]
+    assert cmd.startswith("python3 -m llama_cpp.server ") and " -c " not in cmd and " -ctk " not in cmd, cmd
+    again = parse_command(split_command(cmd), {})
+    assert again.model == "unsloth/Qwen3-8B-GGUF" and again.settings.program == "llama-cpp-python"

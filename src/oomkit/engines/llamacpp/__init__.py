@@ -68,7 +68,8 @@ def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str
     program = program or "llama-server"
     # common/arg.cpp common_params_parse_ex: the LLAMA_ARG_* variables first, the arguments over them
     # (llama-bench and lms have parsers of their own that read none)
-    return programs.parse(argv if program in ("llama-bench", "lms") else [*env_flags(env), *argv], program)
+    return programs.parse(argv if program in ("llama-bench", "lms", "llama_cpp.server") else [*env_flags(env), *argv],
+                          program)
 
 
 def _estimate(spec, devices, s: LlamaCppSettings):
@@ -94,6 +95,8 @@ ENGINE = EngineModule(
     aliases=("llamacpp", "llama-cpp", "llama_cpp", "llama-server", "llama-cli", "lmstudio", "lm-studio"),
     # the programs' own names, each read with its own defaults (programs.py)
     programs=programs.PROGRAMS, extras_fn=_extras,
+    # llama-cpp-python's server: its Llama(...) fields as flags (programs.py parse_binding_server)
+    python_modules={"llama_cpp.server": "llama_cpp.server"},
     newest=NEWEST, eras=ERAS, default_format_fn=default_weight_format, loads_gguf=True,
     effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
     typed_layout_fn=lambda s: replace(s, fit=False),  # -fit off

@@ -423,6 +423,8 @@ def rewrite_command(argv: list[str], old: LlamaCppSettings, new: LlamaCppSetting
     """The user's llama.cpp command with only the flags of the fields that differ between old and new changed."""
     if old.program == "lmstudio":
         return _rewrite_lms(argv, old, new)
+    if old.program == "llama-cpp-python":
+        return _rewrite_binding_server(argv, old, new)
     return _fa_as_the_build_takes_it(rewrite(argv, values_of(old), values_of(new), OPTIONS, SYNTAX), new)
 
 
@@ -455,6 +457,43 @@ def _rewrite_lms(argv: list[str], old: LlamaCppSettings, new: LlamaCppSettings) 
     if foreign or ("n_gpu_layers" in changed and _lms_gpu(b["n_gpu_layers"]) is None):
         raise SettingsError(f"lms load has no flag for {', '.join(foreign) or 'n_gpu_layers ' + str(b['n_gpu_layers'])}")
     return rewrite(argv, a, b, _LMS_OPTIONS, _LMS_SYNTAX)
+
+
+def _type_id(value: str) -> str | None:
+    from .programs import _GGML_TYPE_IDS
+
+    n = _GGML_TYPE_IDS.get(value.lower())
+    return None if n is None else str(n)
+
+
+# `python -m llama_cpp.server`'s own flags (programs.py parse_binding_server): its Llama(...) fields by name
+_BINDING_SERVER_OPTIONS = (
+    Opt("n_ctx", "--n_ctx"), Opt("n_batch", "--n_batch"), Opt("n_ubatch", "--n_ubatch"),
+    Opt("n_gpu_layers", "--n_gpu_layers", lambda v: "-1" if v < 0 or v >= 10**6 else str(v)),
+    Opt("flash_attn", "--flash_attn", lambda v: "true" if v == "on" else "false"),
+    Opt("no_kv_offload", "--offload_kqv", lambda v: "false" if v else "true"),
+    Opt("cache_type_k", "--type_k", _type_id), Opt("cache_type_v", "--type_v", _type_id),
+)
+
+
+def _binding_server_takes_value(name: str, following: str | None) -> bool:
+    from .programs import _SERVER_LISTS
+
+    return name.startswith("--") and "=" not in name and name[2:] not in _SERVER_LISTS
+
+
+def _rewrite_binding_server(argv: list[str], old: LlamaCppSettings, new: LlamaCppSettings) -> list[str]:
+    """A `python -m llama_cpp.server` command with its own flags changed; a change it has no flag for is refused,
+    so that a fit picks one the command can carry."""
+    from ..command import python_module
+
+    a, b = values_of(old), values_of(new)
+    known = {o.field for o in _BINDING_SERVER_OPTIONS}
+    foreign = sorted(f for f in b if a.get(f) != b[f] and f not in known)
+    if foreign:
+        raise SettingsError(f"llama_cpp.server has no flag for {', '.join(foreign)}")
+    syntax = Syntax(lambda args: (python_module(args) or ("", 1))[1], _binding_server_takes_value)
+    return rewrite(argv, a, b, _BINDING_SERVER_OPTIONS, syntax)
 
 
 _FA_VALUES = frozenset({"on", "off", "auto", "enabled", "disabled"})

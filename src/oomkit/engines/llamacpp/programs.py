@@ -27,6 +27,7 @@ from typing import Any
 
 from ...errors import SettingsError
 from ...flags import flag_value
+from ...model import names
 from .args import parse_args
 from .backend_names import infer_backend
 from .fit import draft_context, draft_contexts, read_draft
@@ -125,6 +126,8 @@ def parse(argv: list[str], program: str) -> tuple[str | None, str | None, LlamaC
         return parse_bench(argv)
     if program == "lms":
         return parse_lms(argv)
+    if program == "llama_cpp.server":
+        return parse_binding_server(argv)
     rules, defaults = _DEFAULTS.get(program, (program, {}))
     model, quant, s = parse_args(argv, program=rules, defaults=defaults)
     return model, quant, _after_parse(program, s)
@@ -344,6 +347,91 @@ def binding_settings(**kwargs: Any) -> LlamaCppSettings:
     if kwargs.get("main_gpu") is not None:
         s = replace(s, main_gpu=int(kwargs["main_gpu"]))
     return s
+
+
+# llama-cpp-python's server: `python -m llama_cpp.server --model FILE [--n_gpu_layers N ...]` (llama_cpp/server/
+# __main__.py: every field of settings.py's ModelSettings and ServerSettings is a `--name` option, cli.py
+# add_args_from_model; bools through _parse_bool_arg, lists nargs="*"), whose model.py builds Llama(**fields).
+# Its defaults differ from Llama.__init__'s in n_ctx (2048) and logits_all (True). llama-cpp-python 0.3.36.
+SERVER_FIELDS = frozenset({
+    "model", "model_alias", "n_gpu_layers", "split_mode", "main_gpu", "tensor_split", "vocab_only", "use_mmap",
+    "use_mlock", "kv_overrides", "rpc_servers", "seed", "n_ctx", "n_batch", "n_ubatch", "n_threads",
+    "n_threads_batch", "rope_scaling_type", "rope_freq_base", "rope_freq_scale", "yarn_ext_factor",
+    "yarn_attn_factor", "yarn_beta_fast", "yarn_beta_slow", "yarn_orig_ctx", "mul_mat_q", "logits_all", "embedding",
+    "offload_kqv", "flash_attn", "last_n_tokens_size", "lora_base", "lora_path", "numa", "chat_format",
+    "chat_template_kwargs", "clip_model_path", "cache", "cache_type", "cache_size", "hf_tokenizer_config_path",
+    "hf_pretrained_model_name_or_path", "hf_model_repo_id", "draft_model", "draft_model_num_pred_tokens", "type_k",
+    "type_v", "verbose", "host", "port", "ssl_keyfile", "ssl_certfile", "api_key", "interrupt_requests",
+    "disable_ping_events", "root_path", "config_file"})
+_SERVER_LISTS = frozenset({"tensor_split", "kv_overrides"})
+_SERVER_BOOLS = frozenset({"vocab_only", "use_mmap", "use_mlock", "mul_mat_q", "logits_all", "embedding",
+                           "offload_kqv", "flash_attn", "cache", "verbose", "interrupt_requests",
+                           "disable_ping_events"})
+_SERVER_INTS = ("n_gpu_layers", "main_gpu", "n_ctx", "n_batch", "n_ubatch", "type_k", "type_v")
+# what the server's fields change that oomkit does not count (the estimate says so)
+_SERVER_UNMODELLED = {
+    "lora_path": "LoRA adapter weights", "lora_base": "LoRA adapter weights",
+    "clip_model_path": "the multimodal projector", "kv_overrides": "GGUF metadata replaced",
+    "rpc_servers": "layers on RPC servers", "cache": "the prompt cache (cache_size bytes, 2 GiB by default)",
+    "logits_all": "the binding's scores for n_ctx tokens, not n_batch, in host memory",
+}
+
+
+def _server_bool(name: str, value: str) -> bool:
+    """cli.py _parse_bool_arg."""
+    low = str(value).lower().strip()
+    if low in ("1", "on", "t", "true", "y", "yes"):
+        return True
+    if low in ("0", "off", "f", "false", "n", "no"):
+        return False
+    raise SettingsError(f"llama_cpp.server: error: argument --{name}: invalid _parse_bool_arg value: {value!r}")
+
+
+def parse_binding_server(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettings]:
+    """`python -m llama_cpp.server` flags -> (model, quant, the settings its Llama(...) runs with)."""
+    fields: dict[str, Any] = {"n_ctx": 2048, "logits_all": True}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        name, eq, inline = a.partition("=")
+        field = name[2:] if name.startswith("--") else ""
+        if field not in SERVER_FIELDS:
+            raise SettingsError(f"llama_cpp.server: error: unrecognized arguments: {a}")
+        if field in _SERVER_LISTS:
+            values = [inline] if eq else []
+            while not eq and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+                values.append(argv[i + 1])
+                i += 1
+            fields[field] = values
+        else:
+            value, i = flag_value(argv, i, inline if eq else None,
+                                  f"llama_cpp.server: error: argument --{field}: expected one argument")
+            if field in _SERVER_BOOLS:
+                fields[field] = _server_bool(field, value)
+            elif field in _SERVER_INTS:
+                try:
+                    fields[field] = int(value)
+                except ValueError:
+                    raise SettingsError(f"llama_cpp.server: error: argument --{field}: invalid int value: "
+                                        f"{value!r}") from None
+            else:
+                fields[field] = value
+        i += 1
+    model, quant = fields.get("model"), None
+    if fields.get("hf_model_repo_id"):  # model.py: Llama.from_pretrained(repo_id, filename=model)
+        quant = names.gguf_file_quant(str(model or "")) if model else None
+        model = fields["hf_model_repo_id"]
+    if fields.get("tensor_split"):
+        try:
+            fields["tensor_split"] = [float(x) for x in fields["tensor_split"]]
+        except ValueError:
+            raise SettingsError(f"llama_cpp.server: error: argument --tensor_split: invalid float value in "
+                                f"{fields['tensor_split']!r}") from None
+    kw = {k: fields[k] for k in (*_SERVER_INTS, "tensor_split", "flash_attn", "offload_kqv", "use_mmap", "embedding")
+          if k in fields}
+    unmodelled = tuple(f"--{k} ({what})" for k, what in _SERVER_UNMODELLED.items() if fields.get(k))
+    s = binding_settings(**kw)
+    return model, quant, replace(s, unmodelled=unmodelled)
 
 
 def binding_snippet(model: str, s: LlamaCppSettings) -> str:
