@@ -163,15 +163,66 @@ def test_cli_sizes_flash_on_8x_h200(version):
     assert d["kv_cache_bytes"] > 0 and d["weights_bytes"] > 0
 
 
-def test_cli_refuses_before_020_after_034_and_without_fp8():
+def test_cli_refuses_before_020_after_034_and_020_without_fp8():
     p = _check("--engine-version", "0.19.1", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
                "--kv-cache-dtype", "fp8", "-tp", "8")
     assert p.returncode == 2 and "DeepseekV4ForCausalLM from 0.20.0" in p.stderr, p.stdout + p.stderr
     p = _check("--engine-version", "0.20.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8")
-    assert p.returncode == 2 and "DeepseekV4 only supports fp8 kv-cache format" in p.stderr, p.stdout + p.stderr
+    assert p.returncode == 2 and "DeepseekV4 only supports fp8 kv-cache format for now, got auto" in p.stderr, \
+        p.stdout + p.stderr
     p = _check("--engine-version", "0.35.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
                "--kv-cache-dtype", "fp8", "-tp", "8")  # releases after 0.34 are not read
     assert p.returncode == 2 and "--engine-version 0.34.0" in p.stderr, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("version,words", [
+    ("0.20.0", "AssertionError: DeepseekV4 only supports fp8 kv-cache format for now, got auto"),
+    ("0.22.0", "AssertionError: DeepseekV4 only supports fp8 kv-cache format for now, got auto"),
+    ("0.23.0", "AssertionError: DeepseekV4 FlashMLA fp8 layout only supports fp8 kv-cache, got auto"),
+    ("0.29.0", "AssertionError: DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got auto")])
+def test_default_kv_dtype_refused_before_030(version, words):
+    """Before 0.30 _resolve_dsv4_kv_cache_dtype (0.23+; DeepseekV4MLAAttention.__init__ before) asserts an fp8 choice,
+    and the default "auto" is not one: each release's own assertion text."""
+    p = _check("--engine-version", version, "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8")
+    assert p.returncode == 2 and words in p.stderr, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("version", ["0.30.0", "0.34.0"])
+def test_default_kv_dtype_is_fp8_ds_mla_from_030(version):
+    """0.30-0.34 _resolve_dsv4_kv_cache_dtype (models/deepseek_v4/attention.py): on the fp8_ds_mla layout (FlashMLA,
+    and FlashInfer's SM120 class) "auto" becomes "fp8", then "fp8_ds_mla": the default sizes exactly as
+    --kv-cache-dtype fp8 (and as fp8_ds_mla or fp8_e5m2 given by name, every fp8 spelling written back as
+    fp8_ds_mla): the same KV bytes per rank each way, a whole number of the packed planner's 1,002,240 B blocks
+    (37,440 x 21 + 8,640 x 21 + 1,728 x 20, test_block_bytes_029_packed_planner_worked_by_hand)."""
+    base = ("--engine-version", version, "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8",
+            "--max-model-len", "65536")
+    figs = set()
+    for extra in ((), ("--kv-cache-dtype", "fp8"), ("--kv-cache-dtype", "fp8_ds_mla"), ("--kv-cache-dtype", "fp8_e5m2")):
+        p = _check(*base, *extra)
+        assert p.returncode in (0, 1), p.stdout + p.stderr
+        figs.add(json.loads(p.stdout)["devices"][0]["kv_cache_bytes"])
+    assert len(figs) == 1
+    per_rank = figs.pop()
+    assert per_rank > 0 and per_rank % 1_002_240 == 0  # whole 1,002,240 B blocks (111,443 of them on 0.30)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "nvfp4_ds_mla", "float16"])
+def test_non_fp8_kv_dtypes_refused_from_030_in_vllms_words(dtype):
+    """0.30+ raises ValueError for any choice not fp8 on the fp8_ds_mla layout (bfloat16, float16, and the
+    nvfp4_ds_mla of 0.30's CacheDType, which is V3.2's FlashMLA format, not V4's)."""
+    p = _check("--engine-version", "0.30.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8",
+               "--kv-cache-dtype", dtype)
+    assert p.returncode == 2 and (f"ValueError: DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {dtype}. "
+                                  "Please set `--kv-cache-dtype fp8`") in p.stderr, p.stdout + p.stderr
+
+
+def test_plain_row_flashinfer_layout_refused():
+    """--attention-backend FLASHINFER_MLA_SPARSE_DSV4 off SM 12.x picks DeepseekV4FlashInferMLAAttention
+    (use_fp8_ds_mla_layout False: plain bf16 / fp8 rows, 512 B alignment), not modelled: refused, not sized as
+    fp8_ds_mla. On SM 12.x the same backend is the SM120 class, fp8_ds_mla: sized."""
+    p = _check("--engine-version", "0.30.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8",
+               "--kv-cache-dtype", "fp8", "--attention-backend", "FLASHINFER_MLA_SPARSE_DSV4")
+    assert p.returncode == 2 and "plain-row FlashInfer KV layout" in p.stderr, p.stdout + p.stderr
 
 
 def test_checkpoint_weights_as_vllm_loads_them():

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from ...errors import OomkitError, SettingsError
 from ...memory import Device
+from ...model.archs import DSV4_ARCHS
 from ...model.hf_config import rope_scaling
 from ...model.spec import LayerKind, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
@@ -414,6 +415,8 @@ def _kv_dtype(spec: ModelSpec, s: VllmSettings, version: Version, model_dtype: s
         listed = ", ".join(repr(c) for c in allowed)
         raise OomkitError(f"vllm serve: error: argument --kv-cache-dtype: invalid choice: {s.kv_cache_dtype!r} "
                           f"(choose from {listed})")
+    if spec.architecture in DSV4_ARCHS and version >= DSV4_FIRST:
+        return dsv4_kv_dtype(name, version, cc, s.attention_backend)
     mla = any(layer.kind is LayerKind.LATENT for layer in spec.layers)
     if name in MLA_PACKED_BYTES and not mla:
         raise OomkitError(f"No valid attention backend found for cuda with kv_cache_dtype={name}: "
@@ -433,6 +436,49 @@ def _kv_dtype(spec: ModelSpec, s: VllmSettings, version: Version, model_dtype: s
         if name in NVFP4:
             nvfp4_kv_support(spec, name, version, cc)
     return model_dtype if name == "auto" else name
+
+
+DSV4_FIRST = (0, 20, 0)  # model_executor/models/registry.py: DeepseekV4ForCausalLM first in 0.20.0 (absent in 0.19.1)
+DSV4_AUTO_FP8 = (0, 30, 0)  # models/deepseek_v4/attention.py _resolve_dsv4_kv_cache_dtype: "auto" -> "fp8"
+
+
+def dsv4_kv_dtype(name: str, version: Version, cc: tuple[int, int] | None, backend: str | None) -> str:
+    """DeepseekV4ForCausalLM's KV cache dtype by release: every CUDA path oomkit sizes stores the fp8_ds_mla layout
+    (UE8M0 block-scaled fp8, 584 B rows; the name written back onto cache_config.cache_dtype), and only an fp8
+    choice is taken (read in the 0.20.0-0.34.0 wheels):
+    - 0.20-0.22 (model_executor/layers/deepseek_v4_attention.py, 0.22 models/deepseek_v4/attention.py
+      DeepseekV4MLAAttention.__init__): assert cache_dtype.startswith("fp8"), "DeepseekV4 only supports fp8 kv-cache
+      format for now, got {cache_dtype}" ("auto" included);
+    - 0.23 (models/deepseek_v4/attention.py _resolve_dsv4_kv_cache_dtype, use_flashmla_fp8_layout): the same assert,
+      "DeepseekV4 FlashMLA fp8 layout only supports fp8 kv-cache, got ..."; 0.24-0.29 (use_fp8_ds_mla_layout;
+      read in 0.24, 0.25, 0.27, 0.28, 0.29): "DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got ...";
+    - 0.30-0.34: "auto" becomes "fp8" first (so the default is the fp8_ds_mla cache), anything else not fp8 (bfloat16,
+      float16, nvfp4_ds_mla, nvfp4, ...) a ValueError "... Please set `--kv-cache-dtype fp8` or select a backend that
+      supports bfloat16 KV cache."
+    The layout is fp8_ds_mla on every default CUDA path: models/deepseek_v4/nvidia/model.py _select_dsv4_attn_cls
+    (0.24+) takes DeepseekV4FlashMLAAttention, or DeepseekV4FlashInferSM120Attention on SM 12.x, both
+    use_fp8_ds_mla_layout = True. Only an explicit --attention-backend FLASHINFER_MLA_SPARSE_DSV4 off SM 12.x
+    (DeepseekV4FlashInferMLAAttention, use_fp8_ds_mla_layout = False; 0.23: any GPU) stores plain bf16 / per-tensor
+    fp8 rows (MLAAttentionSpec alignment 512, no state_content_bytes): that layout is not modelled."""
+    plain = (backend or "").upper() == "FLASHINFER_MLA_SPARSE_DSV4" and version >= (0, 23, 0) and (
+        version < (0, 24, 0) or cc is None or cc[0] != 12)
+    if plain:
+        raise OomkitError("--attention-backend FLASHINFER_MLA_SPARSE_DSV4: DeepSeek-V4's plain-row FlashInfer KV "
+                          "layout (bf16 or per-tensor fp8 rows of 512, 512 B page alignment; "
+                          "DeepseekV4FlashInferMLAAttention, use_fp8_ds_mla_layout=False) is not modelled; the default "
+                          "backend's fp8_ds_mla layout is")
+    if version >= DSV4_AUTO_FP8 and name == "auto":
+        name = "fp8"
+    if not name.startswith("fp8"):
+        if version >= DSV4_AUTO_FP8:
+            raise OomkitError(f"ValueError: DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {name}. "
+                              "Please set `--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV cache.")
+        layout = "DeepseekV4 only supports fp8 kv-cache format for now" if version < (0, 23, 0) else \
+            "DeepseekV4 FlashMLA fp8 layout only supports fp8 kv-cache" if version < (0, 24, 0) else \
+            "DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache"
+        default = " (--kv-cache-dtype auto is not fp8 before 0.30.0)" if name == "auto" else ""
+        raise OomkitError(f"AssertionError: {layout}, got {name}{default}; pass --kv-cache-dtype fp8")
+    return "fp8_ds_mla"
 
 
 def nvfp4_kv_support(spec: ModelSpec, name: str, version: Version, cc: tuple[int, int] | None) -> None:

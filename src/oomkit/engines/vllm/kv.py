@@ -11,7 +11,7 @@ from ...model.archs import DSV4_ARCHS, refuse_llamacpp_only_caches
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import cdiv
-from .config import KV_DTYPE_BYTES, MLA_PACKED_BYTES, NVFP4, PER_TOKEN_HEAD, Resolved
+from .config import DSV4_FIRST, KV_DTYPE_BYTES, MLA_PACKED_BYTES, NVFP4, PER_TOKEN_HEAD, Resolved
 from .settings import ERAS, VllmSettings, format_gib
 
 
@@ -365,16 +365,12 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
     """The KV layout of one rank (the layers in layer_range, default all)."""
     lo, hi = layer_range or (0, spec.n_trunk_layers)
     if spec.architecture in DSV4_ARCHS and r.version >= DSV4_FIRST:
-        # DeepseekV4ForCausalLM (0.20.0+): only an fp8 cache (deepseek_v4_attention.py DeepseekV4MLAAttention:
-        # "DeepseekV4 only supports fp8 kv-cache format for now"; 0.34 models/deepseek_v4/attention.py
-        # _resolve_dsv4_kv_cache_dtype asserts the same for the FlashMLA layout), stored as fp8_ds_mla
+        # DeepseekV4ForCausalLM (0.20.0+): the fp8_ds_mla cache (config.py dsv4_kv_dtype: only fp8 is taken, and
+        # "auto" is fp8 from 0.30.0)
         if r.version >= DSV4_LAST:
             raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout is not "
                               "modelled (releases after 0.34.0 not read); --engine-version 0.34.0 gives the newest "
                               "modelled layout")
-        if not r.kv_dtype.startswith("fp8"):
-            raise OomkitError(f"DeepseekV4 only supports fp8 kv-cache format for now, got {r.kv_dtype} "
-                              "(pass --kv-cache-dtype fp8)")
         layers = [la for la in (spec.layers if r.num_spec else spec.trunk_layers) if la.attention is not None
                   and (lo <= la.index < hi or (hi == spec.n_trunk_layers and la.index >= hi))]
         return deepseek_v4_plan(layers, "DeepSeek-V4: FlashMLA-sparse 256-token blocks (fp8_ds_mla, 584 B rows)",
@@ -518,7 +514,6 @@ def raise_if_cache_size_invalid(pools: list[tuple[int | None, KvPlan]], max_len:
 # (model_executor/layers/deepseek_v4_attention.py, deepseek_compressor.py, v1/attention/backends/mla/sparse_swa.py,
 # v1/kv_cache_interface.py, v1/core/kv_cache_utils.py) and the same layout in 0.22.0 / 0.34.0 (models/deepseek_v4/)
 
-DSV4_FIRST = (0, 20, 0)  # model_executor/models/registry.py: DeepseekV4ForCausalLM first in 0.20.0 (absent in 0.19.1)
 DSV4_ROW = 584  # MLAAttentionSpec / SlidingWindowMLASpec.real_page_size_bytes: 448 B NoPE + 128 B RoPE + 8 B scale
 DSV4_ALIGN = 576  # alignment=576 on every DeepSeek-V4 spec ("FlashMLA requires 576B alignment")
 DSV4_BLOCK = 256  # FlashMLASparse's DeepSeek-V4 kernel block size (get_supported_kernel_block_sizes: [256])
