@@ -383,3 +383,53 @@ def test_fit_of_llama_cpp_server_writes_its_own_flags(tmp_path):
     assert cmd.startswith("python3 -m llama_cpp.server ") and " -c " not in cmd and " -ctk " not in cmd, cmd
     again = parse_command(split_command(cmd), {})
     assert again.model == "unsloth/Qwen3-8B-GGUF" and again.settings.program == "llama-cpp-python"
+
+
+# ---- a command pasted from PowerShell or cmd.exe, split as those shells split it (was: bash's rules, which ate
+# the backslashes of .\llama-server.exe and C:\models\..., and kept the backtick continuations as arguments) ----
+
+def test_powershell_rows_of_the_held_out_corpus_split_as_typed():
+    rows = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "commands" /
+                                          "real_commands.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    ps = [r for r in rows if r["shell"] == "powershell"]
+    assert ps and all(split_command(r["text"]) == r["argv"] for r in ps), [r["id"] for r in ps]
+
+
+@pytest.mark.parametrize("url,text,argv", [
+    ("https://github.com/GenerelSchwerz/llama.cpp/issues/101",
+     '& "$LlamaDir\\llama-server.exe" `\n    -m $Model `\n    --host 0.0.0.0 `\n    --n-gpu-layers all `\n'
+     '    --ctx-size 65535 `\n    --flash-attn on `\n    --jinja',
+     ["$LlamaDir\\llama-server.exe", "-m", "$Model", "--host", "0.0.0.0", "--n-gpu-layers", "all", "--ctx-size",
+      "65535", "--flash-attn", "on", "--jinja"]),
+    ("(cmd.exe caret continuation)", 'llama-server.exe -m C:\\models\\q.gguf ^\n  -c 4096 -ngl 99',
+     ["llama-server.exe", "-m", "C:\\models\\q.gguf", "-c", "4096", "-ngl", "99"]),
+    ("(a PowerShell prompt copied with the command)", "PS C:\\llama> .\\llama-server.exe -m C:\\m\\q.gguf -c 4096",
+     [".\\llama-server.exe", "-m", "C:\\m\\q.gguf", "-c", "4096"]),
+])
+def test_windows_shells(url, text, argv):
+    assert split_command(text) == argv, url
+
+
+@pytest.mark.parametrize("text,argv", [
+    ("llama-server -m m.gguf --chat-template-kwargs '{\"enable_thinking\": true}'",
+     ["llama-server", "-m", "m.gguf", "--chat-template-kwargs", '{"enable_thinking": true}']),
+    ('vllm serve Qwen/Qwen3-8B --hf-overrides "{\\"rope_scaling\\": null}"',
+     ["vllm", "serve", "Qwen/Qwen3-8B", "--hf-overrides", '{"rope_scaling": null}']),
+    ('llama-server -m "C:\\models\\q.gguf" -c 4096', ["llama-server", "-m", "C:\\models\\q.gguf", "-c", "4096"]),
+])
+def test_bash_text_keeps_bash_rules(text, argv):
+    assert split_command(text) == argv
+
+
+def test_a_powershell_paste_through_the_web_api(monkeypatch):
+    pytest.importorskip("fastapi")
+    pytest.importorskip("httpx")
+    from fastapi.testclient import TestClient
+
+    from oomkit.web.app import create_app
+
+    with TestClient(create_app()) as c:
+        r = c.get("/api/check", params={"command": ".\\llama-server.exe -hf unsloth/Qwen3-8B-GGUF:Q4_K_M -c 8192 "
+                                                  "-ngl 99 `\n -fa on", "gpu": "4090"})
+        assert r.status_code == 200 and r.json()["estimate"]["settings"]["n_ctx"] == 8192, r.text

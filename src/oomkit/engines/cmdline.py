@@ -29,11 +29,38 @@ _UNICODE_SPACES = str.maketrans({c: " " for c in "\u00a0\u2000\u2001\u2002\u2003
                                  "\u2009\u200a\u202f\u205f\u3000"})
 
 
+# A command pasted from PowerShell or cmd.exe: a line continued with a backtick (PowerShell) or a caret (cmd), the
+# call operator `& "C:\...\llama-server.exe"`, a `PS C:\...>` prompt, or an unquoted Windows path (.\x, C:\x),
+# which bash would have stripped of its backslashes (no bash user types one)
+_WINDOWS_CONTINUATION = re.compile(r"[`^][ \t]*\n")
+_WINDOWS_PATH = re.compile(r"(?:^|\s)(?:\.{1,2}\\|[A-Za-z]:\\)\S")
+
+
+def _windows_text(text: str) -> bool:
+    head = text.lstrip()
+    return bool(_WINDOWS_CONTINUATION.search(text) or _WINDOWS_PATH.search(text)
+                or head.startswith("& ") or re.match(r"PS [A-Za-z]:\\[^\n>]*>", head))
+
+
+def _split_windows(text: str) -> list[str]:
+    """PowerShell / cmd.exe as they hand a native program its arguments: backslashes are literal (paths), quotes
+    group, a backtick or caret at a line's end continues it; the call operator and a prompt are not arguments."""
+    text = _WINDOWS_CONTINUATION.sub(" ", text)
+    text = re.sub(r"^\s*PS [A-Za-z]:\\[^\n>]*>", "", text)
+    lex = shlex.shlex(text, posix=True)
+    lex.whitespace_split, lex.escape, lex.commenters = True, "", ""
+    words = list(lex)
+    return _as_run(words[1:] if words[:1] == ["&"] else words)
+
+
 def split_command(text: str) -> list[str]:
     """A command line pasted as text -> its arguments, as bash hands them over: quotes group, and a backslash at
     the end of a line continues it (the multi-line commands of READMEs and issues; shlex alone would keep the
-    newline as an argument). CRLF line ends read as LF. Unbalanced quotes: ValueError, as shlex raises it."""
+    newline as an argument). CRLF line ends read as LF. Unbalanced quotes: ValueError, as shlex raises it. A
+    command pasted from PowerShell or cmd.exe (_windows_text) is split as those shells split it."""
     text = text.replace("\r\n", "\n").translate(_UNICODE_SPACES)  # copied from a web page: no-break spaces
+    if _windows_text(text):
+        return _split_windows(text)
     out: list[str] = []
     i, quote = 0, ""
     while i < len(text):  # bash: a backslash-newline is removed outside single quotes (inside them it is literal)
