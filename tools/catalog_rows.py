@@ -437,7 +437,7 @@ ROWS: list[Row] = [
           "mixtral:8x22b", "mixtral:8x22b-instruct", why="The instruction-tuned Mixtral 8x22B; the v3 tokenizer's vocabulary is "
           "32,768 (model card).", text={"vocab_size": 32768}, name="Mixtral 8x22B Instruct v0.1"),
     _tune("nous-hermes-2-mixtral-8x7b-dpo", "mixtral-8x7b-v0.1", "NousResearch/Nous-Hermes-2-Mixtral-8x7B-DPO",
-          "Mixtral-8x7B-v0.1", "nous-hermes2-mixtral:8x7b", why="A fine-tune of Mixtral-8x7B-v0.1 (model card); the "
+          "Mixtral-8x7B-v0.1", "nous-hermes2-mixtral:8x7b", "nous-hermes2-mixtral", why="A fine-tune of Mixtral-8x7B-v0.1 (model card); the "
           "ChatML tokens extend the vocabulary to 32,002.", text={"vocab_size": 32002}),
     _tune("wizardlm-2-8x22b", "mixtral-8x22b-v0.1", "alpindale/WizardLM-2-8x22B", "Mixtral-8x22B-v0.1",
           "wizardlm2:8x22b", family="mistral"),
@@ -678,6 +678,19 @@ ROWS: list[Row] = [
         "EXAONE 3.5 7.8B: the EXAONE 3.0 7.8B shapes (model card: 6.98B parameters without embeddings, 32 layers, GQA "
         "of 32 query / 8 KV heads, vocabulary 102,400, untied embeddings) with a 32,768-token context (model card).",
         ("exaone3.5", "exaone3.5:7.8b"), text={"max_position_embeddings": 32768}, name="EXAONE 3.5 7.8B Instruct"),
+    # the 2.4b and 32b tags: the model card's table (layers, GQA heads, vocabulary 102,400, 32,768 context, tied
+    # embeddings for the 2.4B) with the widths whose non-embedding totals are the card's "2.14B" / "30.95B"
+    # (2,143,183,360 and 30,954,624,000 computed from these configs)
+    Row("exaone-3.5-2.4b-instruct", "exaone-3.5-7.8b-instruct", "LGAI-EXAONE/EXAONE-3.5-2.4B-Instruct",
+        "EXAONE 3.5 2.4B (model card: 2.14B parameters without embeddings, 30 layers, GQA of 32 query / 8 KV heads, "
+        "vocabulary 102,400, 32,768 context, tied word embeddings): hidden 2560 (heads of 80) and FFN 7,168, the "
+        "widths that give the card's 2.14B.", ("exaone3.5:2.4b",), name="EXAONE 3.5 2.4B Instruct",
+        text={"hidden_size": 2560, "intermediate_size": 7168, "num_layers": 30, "tie_word_embeddings": True}),
+    Row("exaone-3.5-32b-instruct", "exaone-3.5-7.8b-instruct", "LGAI-EXAONE/EXAONE-3.5-32B-Instruct",
+        "EXAONE 3.5 32B (model card: 30.95B parameters without embeddings, 64 layers, GQA of 40 query / 8 KV heads, "
+        "vocabulary 102,400, 32,768 context): hidden 5120 (heads of 128) and FFN 27,392, the widths that give the "
+        "card's 30.95B.", ("exaone3.5:32b",), name="EXAONE 3.5 32B Instruct",
+        text={"hidden_size": 5120, "intermediate_size": 27392, "num_attention_heads": 40, "num_layers": 64}),
     _base("internlm2-7b", "internlm2-chat-7b", "internlm/internlm2-7b", name="InternLM2 7B"),
     _base("internlm2.5-7b", "internlm2.5-7b-chat", "internlm/internlm2_5-7b", name="InternLM2.5 7B"),
     _base("baichuan2-7b-base", "baichuan2-7b-chat", "baichuan-inc/Baichuan2-7B-Base", name="Baichuan2 7B Base"),
