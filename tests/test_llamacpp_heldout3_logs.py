@@ -18,8 +18,9 @@ CUDA_Host where the log says CPU) and the last CPU block of the Qwen3-235B split
 and backends.split_cpu_overrides (the CPU buffer name before PR #14990), and weights.split_layout (a computed GGUF
 over 50 GB in gguf-split parts of llama-quantize's order, one CPU_Mapped range per part: the Qwen3-235B split files
 exact, 183525.52 MiB), and GLM-Z1 typed as bartowski's file (gguf_recipes.IMATRIX_PUBLISHERS: an imatrix IQ4_XS;
-glm4's post norms and fused ffn_up, no q/k/v bias in the 32B files: 16303.48 MiB, exact). What is left is each
-fixture's known_miss."""
+glm4's post norms and fused ffn_up, no q/k/v bias in the 32B files: 16303.48 MiB, exact), and the BLAS backend of
+discussion #357's b5269 build (compute.blas_compute_bytes, the fixtures' options: the CPU compute buffers of 8.25 and
+304.75 MiB, exact). What is left is each fixture's known_miss."""
 
 import json
 from pathlib import Path
@@ -78,3 +79,34 @@ def test_split_files_map_one_cpu_range_each():
                   or (t.layer in cpu_blocks and ".ffn" in t.name)]
         got = [round(b / (1 << 20), 2) for b in split_mapped_ranges(on_cpu, layout)]
         assert got == printed, (path.name, got, printed)
+
+
+@pytest.mark.parametrize(("stem", "cpu_mib"), [
+    ("qwen3-235b-a22b-q6k-rtx3090-ot-ffn-cpu-q8kv-16384-b5269", 8.25),
+    ("qwen3-235b-a22b-q6k-2x3090-default-ngl-q8kv-16384-b5269", 304.75),
+])
+def test_a_blas_build_multiplies_host_weights_in_its_own_cpu_buffer(stem, cpu_mib):
+    """ik_llama.cpp discussion #357's b5269 logs print a CPU compute buffer beside CUDA_Host: an ACCEL backend's
+    (llama_context gives the CPU backend the first device's host buffer type), ggml-blas, whose buffer type is the
+    CPU's. ggml_backend_sched_backend_from_buffer hands a host weight's MUL_MAT of 32 rows or more to BLAS, the
+    highest backend that supports its buffer and the op, and op offload is tried only for the last backend's
+    weights: with -ot ffn=CPU the routers (the 4096 x 512 input copied from CUDA0, 128 x 512 logits: 8.25 MiB),
+    with no -ngl the output layer (the input and 151936 x 512 logits: 304.75 MiB), as printed. Without BLAS (the
+    build option off, as in PR #370's b5271 log) there is no such buffer."""
+    from tests.test_llamacpp_heldout_logs import held_out_estimate
+
+    fx = json.loads((FIXTURES[0].parent / f"{stem}.json").read_text())
+    assert fx["options"] == {"blas": True}
+    compute = held_out_estimate(fx).engine_view["compute_buffer_bytes"]
+    assert round(compute["CPU"] / (1 << 20), 2) == fx["printed"]["buffers"]["compute_mib"]["CPU"] == cpu_mib
+    assert "CPU" not in held_out_estimate({**fx, "options": {}}).engine_view["compute_buffer_bytes"]
+
+
+def test_a_blas_build_runs_no_pipeline_parallelism():
+    """ggml-blas reports neither async compute nor events (ggml_backend_blas_device_get_props), and llama_context's
+    caps loop skips only the CPU device: a BLAS build keeps one copy of the inputs over several GPUs."""
+    import oomkit
+
+    kw = dict(gpu="2x RTX 3090", n_gpu_layers=99, engine_version="b5269", find_max_context=False)
+    assert oomkit.estimate("qwen3-8b", "llama.cpp", **kw).engine_view["pipeline_parallel"]
+    assert not oomkit.estimate("qwen3-8b", "llama.cpp", blas=True, **kw).engine_view["pipeline_parallel"]

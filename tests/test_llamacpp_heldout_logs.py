@@ -44,8 +44,11 @@ def held_out_estimate(fx):
     model, quant = fx.get("typed_as") or fx["catalog_model"], fx["weight_format"]
     if fx.get("gguf_nextn_layers") == 0:  # the file the log loaded: its block_count is the trunk's
         model, quant = without_nextn(resolve(model, quant)), None
+    # options: what the log shows of the build that no flag says (a BLAS backend: a "CPU compute buffer" line
+    # beside the host buffer type's)
     return oomkit.estimate(model, "llama.cpp", quant=quant, devices=devices, settings=settings,
-                           find_max_context=False, engine_version=fx["engine_version"], **backend)
+                           find_max_context=False, engine_version=fx["engine_version"], **backend,
+                           **fx.get("options", {}))
 
 
 def _host(by_name: dict[str, int]) -> int:

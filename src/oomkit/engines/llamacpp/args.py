@@ -323,7 +323,8 @@ def flag_takes_value(name: str, following: str | None) -> bool:
 # count of recurrent-state snapshots per sequence; llama.cpp decides it from the model), backend and cpu_isa (the
 # hardware the build runs on: oomkit's --backend and the CPU's ISA, no llama.cpp flag), host_memory (oomkit's --ram:
 # the host's memory, which --fit reads from the machine), flash_attn_form (how -fa was typed: its flag is flash_attn's),
-# async_events (what the build's backends report, which decides pipeline parallelism: a build option, no flag).
+# async_events (what the build's backends report, which decides pipeline parallelism: a build option, no flag),
+# blas (a build with the BLAS backend: a build option, no flag).
 
 
 def _tensor_split(value: tuple[float, ...]) -> str | None:

@@ -1723,9 +1723,9 @@ def pipeline_parallel(spec: ModelSpec, placement: Placement, devices: tuple[Devi
     GGML_BACKEND_DEVICE_TYPE_CPU; src/llama.cpp llama_init_from_model of b4873, llama-context.cpp to 2026-08 with
     "TODO: should we ignore ACCEL types too?"). ggml-blas reports neither async nor events
     (ggml_backend_blas_device_get_props), and ggml-cuda no events when built with GGML_CUDA_NO_PEER_COPY
-    (ggml_backend_cuda_device_get_props), so either build option turns it off: s.async_events."""
+    (ggml_backend_cuda_device_get_props), so either build option turns it off: s.async_events, s.blas."""
     build = build_number(s.engine_version)
-    if build < PIPELINE_PARALLEL_BUILD or not s.async_events:
+    if build < PIPELINE_PARALLEL_BUILD or not s.async_events or s.blas:
         return False
     if len(devices) < 2 or placement.n_gpu_layers <= spec.n_layers or s.split_mode != "layer" or s.no_kv_offload:
         return False
@@ -1875,6 +1875,79 @@ OP_OFFLOAD_BACKENDS = frozenset({"cuda", "rocm", "vulkan", "sycl"})
 OP_OFFLOAD_MIN_BATCH = 32
 
 
+# ggml-blas (a build with -DGGML_BLAS=ON: LlamaCppSettings.blas). llama_context adds its device to every context
+# ("add ACCEL backends (such as BLAS)", src/llama-context.cpp), ranked after the GPUs and before the CPU; its buffer
+# type is the CPU's (ggml_backend_blas_device_get_buffer_type), so its compute buffer prints as "CPU" beside the CPU
+# backend's, which takes the first device's host buffer type (CUDA_Host). ggml_backend_blas_device_supports_op takes
+# a MUL_MAT whose src0 is F32 or dequantizable and src1 contiguous F32, of at least min_batch (32) in ne0, ne1 and
+# ne10, and ggml_backend_blas_device_supports_buft any host buffer: ggml_backend_sched_backend_from_buffer then
+# gives such a product of a host weight to BLAS, the highest backend that supports the weight's buffer and the op,
+# and ggml_backend_sched_backend_id_from_cur tries op offload only for a weight whose backend is the last (the CPU):
+# the product stays with BLAS, not the GPU ("1.wgt0"). No other op (MUL_MAT_ID, the norms' MUL, GET_ROWS) is BLAS's.
+BLAS_KEY = -2  # compute_by_device's key for the BLAS backend's buffer (-1 is the CPU backend's)
+BLAS_MIN_BATCH = 32  # ggml-blas.cpp ggml_backend_blas_device_supports_op: min_batch
+# the 2-D weights the graphs multiply with ggml_mul_mat (build_lora_mm, build_ffn, build_moe_ffn's router, the
+# output layer), grouped by the input they read: the products of one group read one copy of that input
+_BLAS_GROUPS = {"attn_q": "attn_in", "attn_k": "attn_in", "attn_v": "attn_in", "attn_qkv": "attn_in",
+                "attn_output": "attn_out", "ffn_gate_inp": "router", "ffn_up": "ffn_in", "ffn_gate": "ffn_in",
+                "ffn_down": "ffn_down", "ffn_up_shexp": "shexp_in", "ffn_gate_shexp": "shexp_in",
+                "ffn_down_shexp": "shexp_down", "output": "output"}
+
+
+def _blas_base(t: Any, tied: bool) -> str:
+    """A weight's name without block and suffix (blk.3.attn_q.weight: attn_q); the token embeddings of a model
+    without an output matrix are its output layer's."""
+    if t.layer is not None:
+        return t.name.rsplit(".", 1)[0].split(".")[-1]
+    return "output" if t.name == "output.weight" or (tied and t.name == "token_embd.weight") else t.name
+
+
+def blas_weights(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
+                 s: LlamaCppSettings, rows: int | None = None) -> list:
+    """The host weights whose products the BLAS backend takes in the worst-case ubatch (see BLAS_KEY): a 2-D
+    matrix of _BLAS_GROUPS left on the CPU, both of its sides and the op's rows (the ubatch's tokens, the output
+    layer's its reserved outputs) at least BLAS_MIN_BATCH. None without -DGGML_BLAS or without a device (CPU only,
+    BLAS and the CPU share the CPU buffer type and so one ggml-alloc buffer)."""
+    if not s.blas or not devices or s.backend == "cpu":
+        return []
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    # a tied output multiplies the token embeddings; on a device it reads its own copy (TENSOR_DUPLICATED)
+    tied = placement.output_device < 0 and not any(t.name == "output.weight" for t in spec.weights.tensors)
+    out = []
+    for t in model_buffers(spec, devices, s, placement).cpu_tensors:
+        base = _blas_base(t, tied)
+        if len(t.shape) != 2 or base not in _BLAS_GROUPS:
+            continue
+        n = (reserved_outputs(ctx, s) if rows is None else rows) if base == "output" else T
+        if min(t.shape[0], t.shape[1], n) >= BLAS_MIN_BATCH:
+            out.append(t)
+    return out
+
+
+def blas_compute_bytes(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
+                       s: LlamaCppSettings) -> int:
+    """The BLAS backend's compute buffer: per group of products that read one input (_BLAS_GROUPS), the input's
+    copy beside their F32 products, the largest group. The input comes from a device backend where op offload put
+    its producer there (the norm's MUL of a host weight: ggml_backend_sched_split_graph copies a split input whose
+    buffer the split's backend cannot read; BLAS reads any host buffer, so an input the CPU made is read in place).
+    The ik_llama.cpp discussion #357 logs of mainline b5269 (Qwen3-235B-A22B Q6_K, -ub 512, two RTX 3090) print
+    CPU 8.25 MiB (-ot ffn=CPU: the router's 4096-wide input and its 128 logits) and 304.75 (no -ngl: the output
+    layer's input and its 151936 x 512 logits)."""
+    weights = blas_weights(spec, ctx, placement, devices, s)
+    if not weights:
+        return 0
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    copied = _offload_device(devices, s, T) is not None
+    groups: dict[tuple[int | None, str], tuple[int, int]] = {}
+    for t in weights:
+        base = _blas_base(t, True)
+        n = reserved_outputs(ctx, s) if base == "output" else T
+        key = (t.layer, _BLAS_GROUPS[base])
+        inp, prod = groups.get(key, (0, 0))
+        groups[key] = (max(inp, t.shape[0] * n * 4 if copied else 0), prod + t.shape[1] * n * 4)
+    return max(inp + prod for inp, prod in groups.values())
+
+
 def output_offload_device(ctx: Context, placement: Placement, devices: tuple[Device, ...],
                           s: LlamaCppSettings) -> int | None:
     """The device that computes the logits of an output layer left on the CPU (-ngl up to n_layer before PR
@@ -1913,8 +1986,9 @@ def host_weight_copy(spec: ModelSpec, ctx: Context, placement: Placement, device
     if d is None:
         return None
     gathered = ("token_embd.weight", "per_layer_token_embd.weight", "output.weight")
+    blas = {t.name for t in blas_weights(spec, ctx, placement, devices, s)}  # their products stay with BLAS
     host = [t for t in model_buffers(spec, devices, s, placement).cpu_tensors
-            if len(t.shape) >= 2 and t.name not in gathered]
+            if len(t.shape) >= 2 and t.name not in gathered and t.name not in blas]
     if not host:
         return None
     big = max(host, key=gpu_alloc_size)
@@ -2530,6 +2604,8 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     if dense is not None:  # a dense graph replayed as the one device that runs it holds it
         out[placement.output_device] = dense
     off = output_offload_device(ctx, placement, devices, s)
+    if off is not None and any(_blas_base(t, True) == "output" for t in blas_weights(spec, ctx, placement, devices, s)):
+        off = None  # the logits' product stays with the BLAS backend (blas_compute_bytes)
     if off is not None:  # the logits run on device `off`, beside a copy of the output weight
         out[-1] = ph[-1].attention - (0 if -1 in attending else masks) if -1 in placement.layer_device else 0
         out[off] = max(out.get(off, 0), ph.get(off, p_dev).output + output_weight_copy(spec, devices[off], s))
@@ -2597,4 +2673,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
                     out[d] += SCHED_MAX_COPIES * resid
         out[-1] += extra * (mask_in + 2 * T * 4)
     out.update(vulkan_pipeline_split(spec, ctx, caches, placement, devices, s))  # the devices' splits, replayed
+    blas = blas_compute_bytes(spec, ctx, placement, devices, s)
+    if blas:  # host weights' products on the BLAS backend, its own buffer (printed as CPU)
+        out[BLAS_KEY] = blas
     return out

@@ -163,7 +163,8 @@ def memory_breakdown(weights: ModelBuffers, state: StateByDevice, compute: dict[
     module's (KV cache, recurrent state) and the scheduler's compute buffers)."""
     out = [Breakdown(weights.by_device.get(i, 0), state.kv.get(i, 0) + state.rs.get(i, 0), compute.get(i, 0))
            for i in range(n_devices)]
-    out.append(Breakdown(weights.host_buffer_bytes, state.kv.get(-1, 0) + state.rs.get(-1, 0), compute.get(-1, 0)))
+    out.append(Breakdown(weights.host_buffer_bytes, state.kv.get(-1, 0) + state.rs.get(-1, 0),
+                         sum(b for d, b in compute.items() if d < 0)))  # the CPU backend's, and BLAS's (BLAS_KEY)
     return tuple(out)
 
 

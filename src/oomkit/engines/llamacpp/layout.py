@@ -23,6 +23,7 @@ from .backends import (
     split_repack,
 )
 from .compute import (
+    BLAS_KEY,
     SCHED_MAX_COPIES,
     compute_by_device,
     cuda_auto_fa_off,
@@ -146,7 +147,8 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     ) for i, dev in enumerate(devices))
     host = Usage(id="CPU", name="host", weights_bytes=weights.host_weight_bytes + repack,
                  kv_cache_bytes=state.kv.get(-1, 0) + mkv.get(-1, 0),
-                 recurrent_state_bytes=state.rs.get(-1, 0), compute_bytes=compute.get(-1, 0) + mcomp.get(-1, 0),
+                 recurrent_state_bytes=state.rs.get(-1, 0),
+                 compute_bytes=sum(b for d, b in compute.items() if d < 0) + sum(b for d, b in mcomp.items() if d < 0),
                  overhead_bytes=out_bytes + (mtp.output if mtp else 0))
     view = engine_view(spec, devices, ctx, caches, rs, placement, weights, state, compute, out_bytes)
     view.update(mtp_engine_view(mtp, devices) if mtp else {})
@@ -265,7 +267,7 @@ def engine_view(spec: ModelSpec, devices: tuple[Device, ...], ctx: Context, cach
         "s_bytes": sum(st for _, st in rs.values()),
         "rs_buffer_bytes": {dev_name(d): b for d, b in sorted(state.rs.items())},
         "model_buffer_bytes": model_buffers_view,
-        "compute_buffer_bytes": {(host_compute_name if d < 0 else dev_name(d)): b
+        "compute_buffer_bytes": {("CPU" if d == BLAS_KEY else host_compute_name if d < 0 else dev_name(d)): b
                                  for d, b in sorted(compute.items())},
         "output_buffer_bytes": out_bytes,
         "offloaded_layers": f"{placement.n_gpu_layers}/{spec.n_layers + 1}",

@@ -29,7 +29,7 @@ from ...model.archs import DSV4_ARCHS
 from ...model.spec import ModelSpec
 from ...quant import ggml
 from ..versions import Eras
-from .compute import compute_by_device, output_buffer_bytes
+from .compute import BLAS_KEY, compute_by_device, output_buffer_bytes
 from .kv import Cache, Context, kv_caches, resolve_context
 from .settings import ERAS, MTP_SPEC_TYPES, LlamaCppSettings, build_number, loads_mtp
 from .weights import Placement, place_layers
@@ -116,7 +116,8 @@ class MtpContext:
 
     def breakdown(self, n_devices: int) -> tuple[tuple[int, int], ...]:
         """(context, compute) per device, then the host: the rows common_get_device_memory_data measures for it."""
-        return tuple((self.kv.get(i, 0), self.compute.get(i, 0)) for i in [*range(n_devices), -1])
+        host = sum(b for d, b in self.compute.items() if d < 0)  # the CPU backend's and BLAS's (BLAS_KEY)
+        return (*((self.kv.get(i, 0), self.compute.get(i, 0)) for i in range(n_devices)), (self.kv.get(-1, 0), host))
 
 
 def mtp_context(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings, n_ctx_main: int,
@@ -160,7 +161,8 @@ def engine_view(m: MtpContext, devices: tuple[Device, ...]) -> dict[str, Any]:
         "mtp_kv_buffer_bytes": {name(d): b for d, b in sorted(m.kv.items())},
         "mtp_kv_caches": [{"name": c.name, "cells": c.cells, "layers": len(c.layers), "k_bytes": c.k_bytes,
                            "v_bytes": c.v_bytes} for c in m.caches],
-        "mtp_compute_buffer_bytes": {(host if d < 0 else name(d)): b for d, b in sorted(m.compute.items())},
+        "mtp_compute_buffer_bytes": {("CPU" if d == BLAS_KEY else host if d < 0 else name(d)): b
+                                     for d, b in sorted(m.compute.items())},
         "mtp_output_buffer_bytes": m.output,
     }
 

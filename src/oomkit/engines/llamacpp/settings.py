@@ -181,6 +181,10 @@ class LlamaCppSettings:
     # which pipeline parallelism needs (compute.pipeline_parallel): False for a ggml-cuda (CUDA / HIP) build with
     # -DGGML_CUDA_NO_PEER_COPY=ON, or a build with an ACCEL backend such as BLAS (-DGGML_BLAS=ON). No llama.cpp flag
     async_events: bool = True
+    # a build with the BLAS backend (-DGGML_BLAS=ON), an ACCEL device in every context: its products of host weights
+    # and its own compute buffer, printed as CPU (compute.blas_compute_bytes); it reports no events (no pipeline
+    # parallelism). No llama.cpp flag
+    blas: bool = False
     mmproj: str | None = None  # --mmproj FILE: the multimodal projector (vision tower) llama-server loads
     no_mmproj: bool = False  # --no-mmproj: no projector even when -hf names a repo that has one
     mmproj_offload: bool = True  # --no-mmproj-offload: the projector on the CPU (mtmd_context_params.use_gpu false)
