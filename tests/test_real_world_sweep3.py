@@ -433,3 +433,28 @@ def test_a_powershell_paste_through_the_web_api(monkeypatch):
         r = c.get("/api/check", params={"command": ".\\llama-server.exe -hf unsloth/Qwen3-8B-GGUF:Q4_K_M -c 8192 "
                                                   "-ngl 99 `\n -fa on", "gpu": "4090"})
         assert r.status_code == 200 and r.json()["estimate"]["settings"]["n_ctx"] == 8192, r.text
+
+
+# ---- diagnose: an error message with a path inside it, given as the argument (was: read as a file name, "a path
+# part is 343 bytes, more than the 255 a file name may have") ----
+
+@pytest.mark.parametrize("url,msg,stage", [
+    ("https://github.com/kyuz0/amd-strix-halo-toolboxes/pull/65",
+     "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 3048.00 MiB on device 0: cudaMalloc failed: out of "
+     "memory alloc_tensor_range: failed to allocate ROCm0 buffer of size 3196059648 llama_init_from_model: failed "
+     "to initialize the context: failed to allocate buffer for kv cache common_init_result: failed to create "
+     "context with model 'models/qwen3-coder-30B-A3B/BF16/Qwen3-Coder-30B-A3B-Instruct-BF16-00001-of-00002.gguf'",
+     "kv_cache"),
+    ("(a short one naming a file)", "cudaMalloc failed: out of memory loading /models/q.gguf", None),
+])
+def test_diagnose_a_message_with_a_path_in_it(url, msg, stage, tmp_path):
+    r = _run("diagnose", "--json", msg, cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stderr.decode()
+    assert "diagnosing the argument as the error text" in r.stderr.decode()
+    if stage:
+        assert json.loads(r.stdout)["stage"] == stage, url
+
+
+@pytest.mark.parametrize("name", ["logs/my server.log", "runs/oom run.txt"])
+def test_a_missing_file_with_a_space_is_still_no_such_file(name, tmp_path):
+    _one_line_exit_2(_run("diagnose", name, cwd=tmp_path), f"{name}: no such file")

@@ -83,7 +83,17 @@ def _message_typed(args: list[str]) -> bool:
     text = " ".join(args)
     if not any(c.isspace() for c in text) or any(a == "-" or os.path.lexists(a) for a in args):
         return False
+    # no file has a line break or a path part over NAME_MAX (255 bytes) in its name, and a name with an engine's
+    # out-of-memory words that is no file is that message (a path inside it, 'models/x.gguf', notwithstanding)
+    if "\n" in text or any(len(p.encode("utf-8", "surrogateescape")) > 255 for p in re.split(r"[/\\]", text)):
+        return True
+    if _ERROR_WORDS.search(text):
+        return True
     return not any(re.search(r"[/\\]|\.(?:log|txt|out|err|json)$", a, re.IGNORECASE) for a in args)
+
+
+_ERROR_WORDS = re.compile(r"out of memory|OutOfMemory|failed to allocate|cudaMalloc failed|Tried to allocate|"
+                          r"requires more system memory|not enough memory", re.IGNORECASE)
 
 
 def _not_text(text: str) -> bool:
