@@ -248,3 +248,88 @@ def test_cli_weights_per_rank_at_tp8():
     assert p.returncode in (0, 1), p.stdout + p.stderr
     d = json.loads(p.stdout)
     assert 150e9 < d["weights_bytes"] < 185e9
+
+
+def test_mxfp4_indexer_pages_worked_by_hand():
+    """MXFP4 indexer keys (0.27+ models/deepseek_v4/attention.py: k_cache_head_dim = 128 // 2 + 128 // 32 = 68 B):
+    64 rows x 68 = 4,352 -> 4,608 (576-aligned); the indexer compressor's float32 state stays 8,640."""
+    la = {x.index: x for x in _flash().trunk_layers}
+    pages = {name: sp.page_bytes for name, sp in deepseek_v4_layer_caches(la[2], indexer_mxfp4=True)}
+    assert pages == {"swa": 37_440, "kv": 37_440, "state": 32_832, "indexer": 4_608, "indexer_state": 8_640}
+
+
+def test_mxfp4_indexer_block_bytes_by_release():
+    """Flash with MXFP4 indexer keys. 0.30 (packed planner): the full-MLA bucket {37,440 x 21, 4,608 x 21, 1,728 x 20}
+    stays one group, 786,240 + 96,768 + 34,560 = 917,568 B, wider than the C4 states (21 x (32,832 + 8,640) =
+    870,912) and the split SWA (22 x 37,440 = 823,680): 917,568 B per block, x 6,800 pages at 30,000 / 16,384 =
+    6,239,462,400 B. 0.27 (a slot per page size, the most layers of it in one group): the indexer's 4,608 B pages
+    no longer share the indexer state's 8,640 B slots: 37,440 x 22 + 4,608 x 21 + 1,728 x 20 + 32,832 x 21 +
+    8,640 x 21 = 1,825,920 B."""
+    layers = list(_flash().trunk_layers)
+    p = deepseek_v4_plan(layers, "", (0, 30, 0), indexer_mxfp4=True)
+    assert p.bytes_per_block == 37_440 * 21 + 4_608 * 21 + 1_728 * 20 == 917_568
+    assert p.needed(30_000, 16_384) == 917_568 * 6_800 == 6_239_462_400
+    assert deepseek_v4_plan(layers, "", (0, 34, 0), indexer_mxfp4=True).bytes_per_block == 917_568
+    assert deepseek_v4_plan(layers, "", (0, 27, 1), indexer_mxfp4=True).bytes_per_block == \
+        37_440 * 22 + 4_608 * 21 + 1_728 * 20 + 32_832 * 21 + 8_640 * 21 == 1_825_920
+    # the FP8 indexer is unchanged: the held-out vllm#44376 figure stays exact
+    assert deepseek_v4_plan(layers, "").needed(30_000, 16_384) == 7_152_076_800
+
+
+def _check_on(gpu, *args):
+    return subprocess.run([sys.executable, "-m", "oomkit", "check", "--gpu", gpu, "--json", *args],
+                          capture_output=True, text=True, timeout=180)
+
+
+@pytest.mark.parametrize("version,config,rows", [
+    ("0.30.0", '{"indexer_kv_dtype": "mxfp4"}', 917_568), ("0.34.0", '{"indexer_kv_dtype": "mxfp4"}', 917_568),
+    ("0.30.0", '{"indexer_kv_dtype": "fp8"}', 1_002_240), ("0.30.0", '{"backend": "FLASHMLA_SPARSE_DSV4"}', 1_002_240)])
+def test_cli_attention_config_indexer_on_b200(version, config, rows):
+    """--attention-config's indexer_kv_dtype on 8x B200 (SM 10.0, where dsa_indexer_uses_fp4 takes mxfp4): each rank's
+    KV cache is a whole number of the plan's blocks (917,568 B with MXFP4 keys, 1,002,240 B with FP8)."""
+    p = _check_on("8x B200", "--engine-version", version, "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
+                  "-tp", "8", "--max-model-len", "65536", "--attention-config", config)
+    assert p.returncode in (0, 1), p.stdout + p.stderr
+    assert json.loads(p.stdout)["devices"][0]["kv_cache_bytes"] % rows == 0
+
+
+@pytest.mark.parametrize("gpu,version,config,words", [
+    ("8x H200", "0.30.0", '{"indexer_kv_dtype": "mxfp4"}',
+     "ValueError: indexer_kv_dtype='mxfp4' requires Blackwell datacenter GPUs (sm_10x"),
+    ("8x H200", "0.27.0", '{"use_fp4_indexer_cache": true}',
+     "AssertionError: use_fp4_indexer_cache requires Blackwell datacenter GPUs (sm_10x"),
+    ("8x B200", "0.30.0", '{"indexer_kv_dtype": "nvfp4"}',
+     "ValueError: indexer_kv_dtype='nvfp4' is not supported by the DeepSeek sparse indexer"),
+    ("8x B200", "0.30.0", '{"use_fp4_indexer_cache": true}', "AttentionConfig has no field use_fp4_indexer_cache"),
+    ("8x B200", "0.23.0", '{"indexer_kv_dtype": "mxfp4"}', "AttentionConfig has no field indexer_kv_dtype")])
+def test_cli_attention_config_indexer_refusals(gpu, version, config, words):
+    p = _check_on(gpu, "--engine-version", version, "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8",
+                  "--kv-cache-dtype", "fp8", "--attention-config", config)
+    assert p.returncode == 2 and words in p.stderr, p.stdout + p.stderr
+
+
+def test_use_fp4_indexer_cache_rows_by_release():
+    """0.28-0.29 map use_fp4_indexer_cache=True to indexer_kv_dtype "mxfp4" (config/attention.py __post_init__);
+    before 0.27 the flag changes the kernels, not the 132 B key rows; from 0.27 the rows are 68 B."""
+    from oomkit.engines.vllm.config import dsv4_indexer_mxfp4
+    from oomkit.engines.vllm.settings import VllmSettings
+
+    fp4 = VllmSettings(use_fp4_indexer_cache=True)
+    assert [dsv4_indexer_mxfp4(fp4, v, (10, 0)) for v in ((0, 26, 0), (0, 27, 0), (0, 29, 0))] == [False, True, True]
+    assert dsv4_indexer_mxfp4(VllmSettings(indexer_kv_dtype="mxfp4"), (0, 27, 0), (10, 0)) is False  # MiniMax's field
+    assert dsv4_indexer_mxfp4(VllmSettings(), (0, 34, 0), (9, 0)) is False  # "auto" is fp8
+
+
+def test_attention_config_parsed():
+    """--attention-config '{...}' (AttentionConfig from the JSON object): backend stands for --attention-backend
+    (which wins when given too), indexer_kv_dtype and use_fp4_indexer_cache are kept; no JSON is vLLM's error."""
+    from oomkit.engines.vllm.args import parse_args
+    from oomkit.errors import OomkitError
+
+    s = parse_args(["m", "--attention-config", '{"backend": "flashinfer", "indexer_kv_dtype": "mxfp4"}'])[2]
+    assert (s.attention_backend, s.indexer_kv_dtype, s.use_fp4_indexer_cache) == ("FLASHINFER", "mxfp4", None)
+    s = parse_args(["m", "--attention-config", '{"backend": "flashinfer"}', "--attention-backend", "TRITON_ATTN"])[2]
+    assert s.attention_backend == "TRITON_ATTN"
+    assert parse_args(["m", "--attention-config", '{"use_fp4_indexer_cache": true}'])[2].use_fp4_indexer_cache is True
+    with pytest.raises(OomkitError, match="invalid loads value"):
+        parse_args(["m", "--attention-config", "nojson"])

@@ -316,6 +316,8 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["disable_hybrid_kv_cache_manager"] = bool(value)
     elif flag == "--attention-backend":
         opts["attention_backend"] = str(value).upper()
+    elif flag == "--attention-config":
+        _apply_attention_config(flag, value, opts)
     elif flag == "--mamba-cache-dtype":
         opts["mamba_cache_dtype"] = str(value)
     elif flag == "--mamba-ssm-cache-dtype":
@@ -343,6 +345,19 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
             typed = "" if isinstance(value, bool) or flag in _JSON_FLAGS else \
                 " " + (" ".join(value) if isinstance(value, list) else str(value))
             _unmodelled(opts, f"{flag}{typed} ({what})")
+
+
+def _apply_attention_config(flag: str, value: Any, opts: dict[str, Any]) -> None:
+    """--attention-config '{...}' (config/attention.py AttentionConfig, built from the JSON object): its backend (the
+    --attention-backend it stands for; the flag given beside it wins), indexer_kv_dtype and the older
+    use_fp4_indexer_cache; its other fields are not read."""
+    cfg = _json_object(flag, value)
+    if cfg.get("backend") and "attention_backend" not in opts:
+        opts["attention_backend"] = str(cfg["backend"]).upper()
+    if "indexer_kv_dtype" in cfg:
+        opts["indexer_kv_dtype"] = str(cfg["indexer_kv_dtype"])
+    if cfg.get("use_fp4_indexer_cache") is not None:
+        opts["use_fp4_indexer_cache"] = bool(cfg["use_fp4_indexer_cache"])
 
 
 def _unmodelled(opts: dict[str, Any], text: str) -> None:

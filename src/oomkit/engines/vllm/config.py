@@ -297,6 +297,12 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     warnings += quantization.check(spec, s.quantization)
     dtype = _model_dtype(spec, s, version, cc)
     kv_dtype = _kv_dtype(spec, s, version, dtype, cc)
+    _attention_config_fields(s, version)
+    if (s.indexer_kv_dtype != "auto" or s.use_fp4_indexer_cache) and spec.architecture not in DSV4_ARCHS and any(
+            la.attention is not None and la.attention.index_head_dim for la in spec.layers):
+        given = s.indexer_kv_dtype if s.indexer_kv_dtype != "auto" else "use_fp4_indexer_cache"
+        warnings.append(f"--attention-config's indexer cache dtype ({given}) is modelled for DeepSeek-V4 only: "
+                        f"{spec.name}'s indexer cache is sized in its default dtype")
     if kv_dtype in NVFP4 and (0, 21, 0) <= version < (0, 22, 0) and cc is not None and cc[0] != 10:
         # 0.22's FlashInferMetadataBuilder: "trtllm-gen FP4 FMHA kernels only exist for sm100f (sm_100/sm_103).
         # Fail fast at init rather than crashing on the first request."
@@ -479,6 +485,51 @@ def dsv4_kv_dtype(name: str, version: Version, cc: tuple[int, int] | None, backe
         default = " (--kv-cache-dtype auto is not fp8 before 0.30.0)" if name == "auto" else ""
         raise OomkitError(f"AssertionError: {layout}, got {name}{default}; pass --kv-cache-dtype fp8")
     return "fp8_ds_mla"
+
+
+DSV4_MXFP4_ROWS = (0, 27, 0)  # models/deepseek_v4/attention.py: k_cache_head_dim = 128 // 2 + 128 // 32 = 68 B
+
+
+def dsv4_indexer_mxfp4(s: VllmSettings, version: Version, cc: tuple[int, int] | None) -> bool:
+    """Whether DeepSeek-V4's indexer keys are MXFP4 rows (68 B: 64 B of packed values + 4 UE8M0 scales, one per 32)
+    rather than the FP8 layout of V3.2 (132 B: 128 fp8 + one float32 scale per 128), read in the 0.20.0-0.34.0 wheels:
+    - 0.20-0.27: DeepseekV4Indexer.use_fp4_kv = attention_config.use_fp4_indexer_cache (default False); the builder
+      asserts SM 10.x (v1/attention/backends/mla/indexer.py "use_fp4_indexer_cache requires Blackwell datacenter
+      GPUs ..."); the key cache keeps 132 B rows up to 0.26 and is 68 B from 0.27;
+    - 0.28-0.34: dsa_indexer_uses_fp4 (indexer.py): attention_config.resolve_indexer_kv_dtype("fp8"), "auto" is fp8,
+      only fp8 / mxfp4 taken, mxfp4 only on SM 10.x (ValueError); 0.28-0.29 still map use_fp4_indexer_cache=True to
+      "mxfp4" (config/attention.py __post_init__, deprecated)."""
+    if version >= (0, 28, 0):
+        name = s.indexer_kv_dtype.lower()
+        if s.use_fp4_indexer_cache:
+            if name not in ("auto", "mxfp4"):
+                raise OomkitError(f"ValueError: use_fp4_indexer_cache=True conflicts with indexer_kv_dtype={name!r}. "
+                                  "Set only indexer_kv_dtype.")
+            name = "mxfp4"
+        name = "fp8" if name == "auto" else name
+        if name not in ("fp8", "mxfp4"):
+            raise OomkitError(f"ValueError: indexer_kv_dtype={name!r} is not supported by the DeepSeek sparse indexer "
+                              "(expected one of ('fp8', 'mxfp4')).")
+        fp4 = name == "mxfp4"
+        prefix = "ValueError: indexer_kv_dtype='mxfp4'"
+    else:
+        fp4 = bool(s.use_fp4_indexer_cache)
+        prefix = "AssertionError: use_fp4_indexer_cache"
+    if fp4 and cc is not None and cc[0] != 10:
+        raise OomkitError(f"{prefix} requires Blackwell datacenter GPUs (sm_10x, e.g. B200/GB200); sm_120 (consumer "
+                          f"Blackwell) and earlier architectures are not supported (compute capability {cc[0]}.{cc[1]})")
+    return fp4 and version >= DSV4_MXFP4_ROWS
+
+
+def _attention_config_fields(s: VllmSettings, version: Version) -> None:
+    """config/attention.py AttentionConfig is a pydantic dataclass with extra="forbid" (config/utils.py): a field the
+    release lacks is an error. indexer_kv_dtype exists from 0.24.0 (absent in 0.23.0), use_fp4_indexer_cache up
+    to 0.29 (absent in 0.30.0)."""
+    for key, given, ok in (("indexer_kv_dtype", s.indexer_kv_dtype != "auto", version >= (0, 24, 0)),
+                           ("use_fp4_indexer_cache", s.use_fp4_indexer_cache is not None, version < (0, 30, 0))):
+        if given and not ok:
+            raise OomkitError(f"--attention-config: vLLM {'.'.join(map(str, version))}'s AttentionConfig has no field "
+                              f"{key} (pydantic: extra inputs are not permitted)")
 
 
 def nvfp4_kv_support(spec: ModelSpec, name: str, version: Version, cc: tuple[int, int] | None) -> None:

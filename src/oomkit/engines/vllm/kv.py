@@ -11,7 +11,15 @@ from ...model.archs import DSV4_ARCHS, refuse_llamacpp_only_caches
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import cdiv
-from .config import DSV4_FIRST, KV_DTYPE_BYTES, MLA_PACKED_BYTES, NVFP4, PER_TOKEN_HEAD, Resolved
+from .config import (
+    DSV4_FIRST,
+    KV_DTYPE_BYTES,
+    MLA_PACKED_BYTES,
+    NVFP4,
+    PER_TOKEN_HEAD,
+    Resolved,
+    dsv4_indexer_mxfp4,
+)
 from .settings import ERAS, VllmSettings, format_gib
 
 
@@ -373,8 +381,9 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
                               "modelled layout")
         layers = [la for la in (spec.layers if r.num_spec else spec.trunk_layers) if la.attention is not None
                   and (lo <= la.index < hi or (hi == spec.n_trunk_layers and la.index >= hi))]
-        return deepseek_v4_plan(layers, "DeepSeek-V4: FlashMLA-sparse 256-token blocks (fp8_ds_mla, 584 B rows)",
-                                r.version)
+        fp4 = dsv4_indexer_mxfp4(s, r.version, r.cc)
+        return deepseek_v4_plan(layers, "DeepSeek-V4: FlashMLA-sparse 256-token blocks (fp8_ds_mla, 584 B rows"
+                                + (", MXFP4 indexer keys)" if fp4 else ")"), r.version, indexer_mxfp4=fp4)
     block, why = block_size_for(spec, s, r)
     specs, block, label = verify_and_update_config(spec.name, get_kv_cache_spec(spec, s, r, block), block, why, r)
     # the MTP drafter's layers (index >= n_trunk_layers) run beside the last stage
@@ -520,11 +529,14 @@ DSV4_BLOCK = 256  # FlashMLASparse's DeepSeek-V4 kernel block size (get_supporte
 DSV4_SWA_BLOCK = 64  # DeepseekV4SWACache.block_size: the C4A page [256 // 4, 584] shared with the SWA cache
 
 
+MXFP4_BLOCK = 32  # models/deepseek_v4/common/ops/fused_indexer_q.py MXFP4_BLOCK_SIZE: one UE8M0 scale per 32 values
+
+
 def _aligned(n: int) -> int:
     return cdiv(n, DSV4_ALIGN) * DSV4_ALIGN  # kv_cache_interface.py _apply_alignment_padding
 
 
-def deepseek_v4_layer_caches(layer: LayerSpec) -> tuple[tuple[str, KvSpec], ...]:
+def deepseek_v4_layer_caches(layer: LayerSpec, indexer_mxfp4: bool = False) -> tuple[tuple[str, KvSpec], ...]:
     """The caches one DeepSeek-V4 layer registers (name, spec; pages before the groups' padding):
     - swa: DeepseekV4SWACache.get_kv_cache_spec, SlidingWindowMLASpec(block_size=64, sliding_window=128,
       model_version="deepseek_v4"): 64 x 584 = 37,376 B, aligned to 37,440;
@@ -536,7 +548,9 @@ def deepseek_v4_layer_caches(layer: LayerSpec) -> tuple[tuple[str, KvSpec], ...]
       4 x 2,048 x 4 = 8 x 1,024 x 4 = 32,768 -> 32,832;
     - indexer (ratio 4): DeepseekV4IndexerCache, MLAAttentionSpec(block_size=256, compress_ratio=4,
       head_size = index_head_dim + index_head_dim // 128 x 4 uint8 (fp8 key + fp32 scale): 64 x 132 = 8,448 ->
-      8,640), and its compressor's state (4 x 2 x 2 x 128 x 4 = 8,192 -> 8,640, window 8)."""
+      8,640), and its compressor's state (4 x 2 x 2 x 128 x 4 = 8,192 -> 8,640, window 8). MXFP4 indexer keys
+      (config.py dsv4_indexer_mxfp4, 0.27+): 128 // 2 + 128 // 32 = 68 B rows, 64 x 68 = 4,352 -> 4,608; the
+      compressor's float32 state unchanged (state_dim = 2 x coff x head_dim)."""
     a = layer.attention
     ratio = max(1, a.compress_ratio or 1)
     out = [("swa", KvSpec("sliding", DSV4_SWA_BLOCK, window=a.window or 128,
@@ -549,8 +563,8 @@ def deepseek_v4_layer_caches(layer: LayerSpec) -> tuple[tuple[str, KvSpec], ...]
                                     padded_page=_aligned(sb * 2 * coff * a.head_dim_k * 4))))
         if ratio == 4 and a.index_head_dim:
             ik = a.index_head_dim
-            out.append(("indexer", KvSpec("mla", DSV4_BLOCK, padded_page=_aligned(
-                DSV4_BLOCK // ratio * (ik + ik // INDEXER_QUANT_BLOCK * 4)))))
+            row = ik // 2 + ik // MXFP4_BLOCK if indexer_mxfp4 else ik + ik // INDEXER_QUANT_BLOCK * 4
+            out.append(("indexer", KvSpec("mla", DSV4_BLOCK, padded_page=_aligned(DSV4_BLOCK // ratio * row))))
             out.append(("indexer_state", KvSpec("sliding", sb, window=coff * ratio,
                                                 padded_page=_aligned(sb * 2 * coff * ik * 4))))
     return tuple(out)
@@ -696,7 +710,8 @@ def _deepseek_v4_packed_plan(caches, full, swa, label: str) -> KvPlan:
                             tuple_bytes=block_bytes, n_tuples=1, block_bytes=block_bytes, packed=True)
 
 
-def deepseek_v4_plan(layers: list[LayerSpec], label: str, version: tuple[int, int, int] = DSV4_FIRST) -> KvPlan:
+def deepseek_v4_plan(layers: list[LayerSpec], label: str, version: tuple[int, int, int] = DSV4_FIRST,
+                     indexer_mxfp4: bool = False) -> KvPlan:
     """One rank's DeepSeek-V4 layers -> its groups (see DeepseekV4KvPlan). Bytes of one block over all KV tensors:
     0.20-0.22 _get_kv_cache_config_deepseek_v4: available // (layer_tuple_page_bytes x num_layer_tuples), n_tuples x
     the full-MLA group's distinct pages; 0.23-0.26 (_bucket_layers_by_page_size, packed from 0.24): the sum over
@@ -704,7 +719,7 @@ def deepseek_v4_plan(layers: list[LayerSpec], label: str, version: tuple[int, in
     sliding pages up to the full-MLA pages, 0.28.x as 0.27 (read in the 0.20.0-0.28.0 wheels)."""
     if not layers:
         return KvPlan(layers={}, groups=(), group_size=1, page_bytes=0, block_size=DSV4_BLOCK, label="no KV cache")
-    caches = {la.index: deepseek_v4_layer_caches(la) for la in layers}
+    caches = {la.index: deepseek_v4_layer_caches(la, indexer_mxfp4) for la in layers}
     full = [(i, sp) for i, cs in caches.items() for _, sp in cs if sp.kind == "mla"]
     if not full:
         raise OomkitError("DeepSeek-V4 without compressed layers: vLLM's DeepseekV4 grouping needs the full-MLA "

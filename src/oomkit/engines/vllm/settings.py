@@ -212,6 +212,10 @@ class VllmSettings:
     optimization_level: int | None = None  # -O0 .. -O3
     disable_hybrid_kv_cache_manager: bool = False
     attention_backend: str | None = None  # --attention-backend / VLLM_ATTENTION_BACKEND
+    # --attention-config '{"indexer_kv_dtype": ...}' (config/attention.py AttentionConfig, 0.24+) and its older
+    # '{"use_fp4_indexer_cache": true}' (0.20-0.29): the sparse-attention indexer's key cache
+    indexer_kv_dtype: str = "auto"
+    use_fp4_indexer_cache: bool | None = None
     moe_backend: str | None = None  # --moe-backend (cutlass, marlin, flashinfer_cutlass, ...); None: vLLM's pick
     mamba_cache_dtype: str = "auto"
     mamba_ssm_cache_dtype: str = "auto"
