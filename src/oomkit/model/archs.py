@@ -133,7 +133,14 @@ KNOWN_ARCHS = (
 
 
 _VLLM_FIRST = {("dsv4", "vLLM"): " (vLLM runs DeepseekV4ForCausalLM from 0.20.0)",
-               ("msa", "vLLM"): " (vLLM runs MiniMaxM3SparseForCausalLM from 0.24.0)"}
+               # models/minimax_m3/nvidia/model.py, common/indexer.py (read in the 0.24.0, 0.28.0, 0.34.0 wheels):
+               # a FullAttentionSpec K and V on every layer (the generic Attention on the full_attention layers,
+               # MiniMaxM3SparseAttention.get_kv_cache_spec on the minimax_m3_sparse ones) and, on the sparse layers,
+               # MiniMaxM3IndexerCache's key-only MLAAttentionSpec (index_head_dim per token, bf16 by default), the
+               # sparse and indexer backends on 128-token kernel blocks (get_supported_kernel_block_sizes)
+               ("msa", "vLLM"): " (vLLM runs MiniMaxM3SparseForCausalLM from 0.24.0: K and V on every layer plus a "
+                                "key-only indexer cache on the sparse layers, in 128-token pages, loaded from the "
+                                "safetensors checkpoint whose config.json oomkit does not read; not sized)"}
 
 
 def refuse_llamacpp_only_caches(spec, engine: str) -> None:
