@@ -458,3 +458,26 @@ def test_diagnose_a_message_with_a_path_in_it(url, msg, stage, tmp_path):
 @pytest.mark.parametrize("name", ["logs/my server.log", "runs/oom run.txt"])
 def test_a_missing_file_with_a_space_is_still_no_such_file(name, tmp_path):
     _one_line_exit_2(_run("diagnose", name, cwd=tmp_path), f"{name}: no such file")
+
+
+# ---- a command quoted as MODEL behind a wrapper that runs a shell, or of a program oomkit does not read (were:
+# "no such file: systemd-run --scope ..." / "no such file: python3 server_vllm.py ...") ----
+
+@pytest.mark.parametrize("url,text,said", [
+    ("https://github.com/istitov/stuff/issues/274",
+     "systemd-run --scope -p AllowedCPUs=0-6 sh -c 'vllm serve Qwen/Qwen3-8B --max-model-len 8192'", None),
+    ("https://github.com/MeetKai/functionary/issues/61",
+     'python3 server_vllm.py --model "meetkai/functionary-7b-v1.4" --host 0.0.0.0 --dtype float '
+     '--gpu-memory-utilization .5 --block-size 8', "unknown engine command 'python3'"),
+])
+def test_a_quoted_command_is_read_as_a_command(url, text, said, tmp_path):
+    r = _run("check", text, "--gpu", "4090", cwd=tmp_path)
+    if said is None:
+        assert r.returncode in (0, 1) and "context 8192" in r.stdout.decode(), r.stderr.decode()
+    else:
+        _one_line_exit_2(r, said)
+
+
+def test_a_path_with_spaces_is_still_a_path(tmp_path):
+    _one_line_exit_2(_run("check", "My Models/qwen 8b.gguf", "--gpu", "4090", cwd=tmp_path),
+                     "no such file: My Models/qwen 8b.gguf")

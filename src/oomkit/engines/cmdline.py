@@ -184,14 +184,20 @@ def is_engine_command(argv: list[str]) -> bool:
 def names_a_command(text: str) -> bool:
     """Whether `text` (one argument with spaces in it) is a whole engine command line pasted as the MODEL, such as
     "vllm serve Qwen/Qwen3-8B --max-model-len 32768", rather than a path with spaces."""
-    if not any(c.isspace() for c in text):
+    if not any(c.isspace() for c in text) or os.path.lexists(text):
         return False
     try:
-        wrapped = unwrap(split_command(text))
+        words = split_command(text)
+        wrapped = unwrap(words)
     except (ValueError, OomkitError):
         return False
     argv = [a for a in wrapped.engine_argv if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", a)]
-    return wrapped.image is not None or (bool(argv) and _recognise(argv)[0] is not None)
+    if wrapped.image is not None or shell_string(argv) is not None:
+        return True
+    # a program with long options after it (`python3 server.py --model X`) is a command line, even one oomkit does
+    # not read: it is refused as a command ("unknown engine command"), not looked for as a file
+    return (bool(argv) and _recognise(argv)[0] is not None) or any(w.startswith("--") and len(w) > 2
+                                                                    for w in words[1:])
 
 
 def _recognise(argv: list[str]) -> tuple[tuple[EngineModule, str | None] | None, str | None, list[str]]:
