@@ -13,8 +13,10 @@ unsloth's gpt-oss F16 file +2017.09 MiB, the CPU rpc-server's weights +0.09 MiB 
 Qwen3.6 Q5_K_M file's publisher types -265.78 MiB; compute within 10% but the gpt-oss devices (MTL0 1.152, RPC0
 1.154). Mirrored since: backends.metal_mapped / backend_view leave an RPC device's buffer unmapped (ggml-rpc has no
 buffer_from_host_ptr), and compute.device_host_rows leaves PR #18550's unread embeddings input on the host for every
-device backend, not only Vulkan: gpt-oss 1.088 / 1.090, SmolLM2's RPC0 14.38 MiB as printed. What is left is each
-fixture's known_miss."""
+device backend, not only Vulkan: gpt-oss 1.088 / 1.090, SmolLM2's RPC0 14.38 MiB as printed, and
+weights.converter_order lays out a gpt-oss file convert_hf_to_gguf.py writes itself (F16 / BF16 / F32 / Q8_0, the
+experts kept MXFP4) as the converter does, every block's experts first: MTL0_Mapped 11124.19 MiB as printed. What is
+left is each fixture's known_miss."""
 
 import json
 from pathlib import Path
@@ -82,3 +84,25 @@ def test_the_host_row_by_backend_and_build():
     assert {b: device_host_rows(spec, ctx, b) for b in ("metal", "sycl", "opencl", "cpu", "cuda", "rocm", "vulkan")} \
         == {"metal": row, "sycl": row, "opencl": row, "cpu": row, "cuda": 0, "rocm": 0, "vulkan": row}
     assert device_host_rows(spec, SimpleNamespace(**{**vars(ctx), "build": 7773}), "metal") == 0
+
+
+def test_the_converters_gpt_oss_file_holds_the_experts_first():
+    """convert_hf_to_gguf.py's GptOssModel.generate_extra_tensors adds the repacked MXFP4 experts to the writer
+    while it first walks the checkpoint (safetensors' sorted names: blocks 0, 1, 10-19, 2, 20-23, 3-9), before
+    prepare_tensors writes the rest in that order (lm_head, embed_tokens, the blocks, model.norm last). Metal maps
+    [first, last) of its tensors (load_tensors over get_mapping_range): blocks 13-23 and the output layer run from
+    blk.13's experts to the file's end, all but the experts of blocks 0, 1, 10, 11 and 12 (5 x 3 x 141004800
+    bytes), 11124.19 MiB as printed. llama-quantize's files keep quantize_order (the ggml-org MXFP4 file of issue
+    #19224 maps whole), and only the converter's own types are laid out so."""
+    from oomkit.engines.llamacpp.weights import converter_order
+    from oomkit.model.resolve import resolve
+
+    fx = _fixture("gpt-oss-20b-f16-metal-m4-pro-plus-rpc-ts-1-1-8192-fa-b10566")
+    model = held_out_estimate(fx).engine_view["model_buffer_bytes"]
+    assert round(model["MTL0_Mapped"] / MiB, 2) == fx["printed"]["buffers"]["model_mib"]["MTL0_Mapped"] == 11124.19
+    order = converter_order(resolve("openai/gpt-oss-20b", "F16"))
+    experts = sorted((n for n in order if n.endswith("_exps.weight")), key=order.get)
+    assert [n.split(".")[1] for n in experts[::3]][:6] == ["0", "1", "10", "11", "12", "13"]
+    assert max(order, key=order.get) == "output_norm.weight" and min(order.values()) == order[experts[0]] == 0
+    assert converter_order(resolve("openai/gpt-oss-20b", "MXFP4")) is None
+    assert converter_order(resolve("qwen3-8b", "F16")) is None

@@ -42,6 +42,7 @@ from .weights import (
     CPU_ALIGNMENT,
     ModelBuffers,
     Placement,
+    converter_order,
     loaded_tensors,
     mapped_range,
     override_patterns,
@@ -270,6 +271,9 @@ def _device_range(spec: ModelSpec, tensors: list[TensorSpec]) -> int:
     layout = split_layout(spec.weights)
     if layout is not None and all(t.name in layout for t in tensors):
         return sum(split_mapped_ranges(tensors, layout))
+    order = converter_order(spec)
+    if order is not None and all(t.name in order for t in tensors):  # the converter's own file (experts first)
+        return mapped_range([replace(t, offset=order[t.name]) for t in tensors])
     out = next((t for t in tensors if t.name == "output.weight"), None)
     rest = [t for t in tensors if t is not out]
     if out is None or spec.weights.exact or not rest or any(t.offset is None for t in tensors):

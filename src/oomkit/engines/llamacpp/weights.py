@@ -332,6 +332,39 @@ SPLIT_MAX_BYTES = 50 * 1000**3
 _CONVERTER_TYPES = {"F32", "F16", "BF16", "Q8_0"}
 
 
+# convert_hf_to_gguf.py writes the tensors in the order it reads them: each safetensors part's names sorted
+# (safe_open(...).keys()), so the blocks run by their number as text (model.layers.0, .1, .10, ... .19, .2, .20, ...),
+# lm_head and model.embed_tokens before them and model.norm after. GptOssModel.generate_extra_tensors adds the
+# MXFP4 experts to the writer while it first walks the checkpoint (repack_mxfp4 -> gguf_writer.add_tensor), before
+# prepare_tensors writes the rest, so a gpt-oss file the converter writes itself (--outtype f16 / bf16 / f32 /
+# q8_0: the experts stay MXFP4) holds every block's experts first, then the other tensors in that order.
+_EXPERTS_FIRST_ARCHS = {"gpt-oss"}
+_HF_LOOSE = {"output.weight": "lm_head.weight", "token_embd.weight": "model.embed_tokens.weight",
+             "output_norm.weight": "model.norm.weight"}
+
+
+def converter_order(spec: ModelSpec) -> dict[str, int] | None:
+    """Each tensor's offset in the file convert_hf_to_gguf.py writes for a computed gpt-oss inventory of a type
+    the converter writes itself (see _EXPERTS_FIRST_ARCHS), the checkpoint taken as one sorted part; None for other
+    models and types (oomkit's own layout, or llama-quantize's: quantize_order). Within a block the names are
+    sorted the GGUF way: only the blocks' order and the sections decide a device's mapping range."""
+    w = spec.weights
+    if w.exact or spec.architecture not in _EXPERTS_FIRST_ARCHS or w.format.upper() not in _CONVERTER_TYPES:
+        return None
+
+    def key(t: TensorSpec) -> tuple[int, str]:
+        if t.layer is None:
+            return 1, _HF_LOOSE.get(t.name, t.name)
+        section = 0 if t.is_expert and t.name.endswith(".weight") else 1
+        return section, f"model.layers.{t.layer}.{t.name}"
+
+    out, offset = {}, 0
+    for t in sorted(w.tensors, key=key):
+        out[t.name] = offset
+        offset += round_up(t.nbytes, CPU_ALIGNMENT)  # gguf.h GGUF_DEFAULT_ALIGNMENT (32), as the writer pads
+    return out
+
+
 def quantize_order(name: str) -> tuple[int, str]:
     """llama_model_loader::weight_name_comparer: the layer of "blk.%d." (-1 without one), then the name."""
     m = re.match(r"blk\.(\d+)\.", name)
@@ -547,7 +580,10 @@ def _model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSett
     if s.mmap:
         host_buft = "CPU_Mapped"
         host_buffer = split_mapped_bytes(spec.weights, cpu_tensors)
-        if host_buffer is None:
+        order = converter_order(spec) if host_buffer is None else None
+        if order is not None:  # the converter's own file (experts first): its offsets
+            host_buffer = mapped_range([replace(t, offset=order[t.name]) for t in cpu_tensors])
+        elif host_buffer is None:
             host_buffer = mapped_range(cpu_tensors, file_order=spec.weights.exact)
     else:
         host_buft = "CUDA_Host" if devices else "CPU"
