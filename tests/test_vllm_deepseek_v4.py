@@ -333,3 +333,20 @@ def test_attention_config_parsed():
     assert parse_args(["m", "--attention-config", '{"use_fp4_indexer_cache": true}'])[2].use_fp4_indexer_cache is True
     with pytest.raises(OomkitError, match="invalid loads value"):
         parse_args(["m", "--attention-config", "nojson"])
+
+
+@pytest.mark.parametrize("gpu,version,extra,runs", [
+    ("8x A100 80GB", "0.30.0", (), False), ("8x L40S", "0.34.0", (), False), ("8x H100", "0.20.0", (), True),
+    ("8x B200", "0.30.0", (), True), ("8x RTX PRO 6000", "0.22.0", (), False), ("8x RTX PRO 6000", "0.30.0", (), True),
+    ("8x RTX PRO 6000", "0.30.0", ("--attention-backend", "FLASHMLA_SPARSE_DSV4"), False)])
+def test_gpus_vllm_runs_deepseek_v4_on(gpu, version, extra, runs):
+    """FlashMLA's sparse kernels exist for SM 9.x / 10.x only (is_flashmla_sparse_supported; the V4 FlashMLA backend's
+    supports_compute_capability [9, 10]; 0.20-0.22 assert a FlashMLASparse backend); from 0.24 _select_dsv4_attn_cls
+    sends SM 12.x to DeepseekV4FlashInferSM120Attention unless a FlashMLA backend is named. Elsewhere: refused."""
+    p = _check_on(gpu, "--engine-version", version, "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8",
+                  "--kv-cache-dtype", "fp8", "--max-model-len", "8192", *extra)
+    if runs:
+        assert p.returncode in (0, 1), p.stdout + p.stderr
+    else:
+        assert p.returncode == 2 and "no DeepSeek-V4 attention kernel for compute capability" in p.stderr, \
+            p.stdout + p.stderr

@@ -461,13 +461,26 @@ def dsv4_kv_dtype(name: str, version: Version, cc: tuple[int, int] | None, backe
     - 0.30-0.34: "auto" becomes "fp8" first (so the default is the fp8_ds_mla cache), anything else not fp8 (bfloat16,
       float16, nvfp4_ds_mla, nvfp4, ...) a ValueError "... Please set `--kv-cache-dtype fp8` or select a backend that
       supports bfloat16 KV cache."
-    The layout is fp8_ds_mla on every default CUDA path: models/deepseek_v4/nvidia/model.py _select_dsv4_attn_cls
+    The GPU: FlashMLA's sparse kernels run on SM 9.x / 10.x only, and FlashInfer's SM120 class takes SM 12.x from
+    0.24; any other compute capability is refused. The layout is fp8_ds_mla on every default CUDA path: models/deepseek_v4/nvidia/model.py _select_dsv4_attn_cls
     (0.24+) takes DeepseekV4FlashMLAAttention, or DeepseekV4FlashInferSM120Attention on SM 12.x, both
     use_fp8_ds_mla_layout = True. Only an explicit --attention-backend FLASHINFER_MLA_SPARSE_DSV4 off SM 12.x
     (DeepseekV4FlashInferMLAAttention, use_fp8_ds_mla_layout = False; 0.23: any GPU) stores plain bf16 / per-tensor
     fp8 rows (MLAAttentionSpec alignment 512, no state_content_bytes): that layout is not modelled."""
-    plain = (backend or "").upper() == "FLASHINFER_MLA_SPARSE_DSV4" and version >= (0, 23, 0) and (
-        version < (0, 24, 0) or cc is None or cc[0] != 12)
+    flashinfer = (backend or "").upper() == "FLASHINFER_MLA_SPARSE_DSV4" and version >= (0, 23, 0)
+    plain = flashinfer and (version < (0, 24, 0) or cc is None or cc[0] != 12)
+    # _select_dsv4_attn_cls (0.24+): SM 12.x defaults to DeepseekV4FlashInferSM120Attention (the fp8_ds_mla layout),
+    # unless a FlashMLA backend is named
+    sm120 = version >= (0, 24, 0) and cc is not None and cc[0] == 12 and (backend or "").upper() not in (
+        "FLASHMLA_SPARSE", "FLASHMLA_SPARSE_DSV4")
+    if cc is not None and not plain and not sm120 and cc[0] not in (9, 10):
+        # the FlashMLA path (DeepseekV4FlashMLAAttention; 0.20-0.22 DeepseekV4MLAAttention asserts a FlashMLASparse
+        # backend): FlashMLA's sparse kernels exist for SM 9.x / 10.x only (v1/attention/ops/flashmla.py
+        # is_flashmla_sparse_supported; DeepseekV4FlashMLABackend.supports_compute_capability: major in [9, 10])
+        raise OomkitError(f"vLLM {'.'.join(map(str, version))} runs DeepSeek-V4's attention on FlashMLA sparse "
+                          "(\"FlashMLA Sparse is only supported on Hopper and Blackwell DC devices\", compute "
+                          "capability 9.x / 10.x" + (", or FlashInfer on 12.x" if version >= (0, 24, 0) else "")
+                          + f"): there is no DeepSeek-V4 attention kernel for compute capability {cc[0]}.{cc[1]}")
     if plain:
         raise OomkitError("--attention-backend FLASHINFER_MLA_SPARSE_DSV4: DeepSeek-V4's plain-row FlashInfer KV "
                           "layout (bf16 or per-tensor fp8 rows of 512, 512 B page alignment; "
