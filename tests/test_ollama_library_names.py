@@ -90,7 +90,7 @@ NAMES = {
     "embeddinggemma": "refused", "embeddinggemma:300m": "refused",
     # ---- Mistral ----
     "mistral": ("mistral-7b-instruct-v0.3", "llama", 7.25), "mistral:7b": ("mistral-7b-instruct-v0.3", "llama", 7.25),
-    "mistral-nemo": ("mistral-nemo-instruct-2407", "llama", 12.2), "mistral-small": (R, "llama", 23.6),
+    "mistral-nemo": ("mistral-nemo-instruct-2407", "llama", 12.2), "mistral-small": ("mistral-small-24b-instruct-2501", "llama", 23.6),
     "mistral-small:24b": ("mistral-small-24b-instruct-2501", "llama", 23.6), "mistral-small:22b": ("mistral-small-instruct-2409", "llama", 22.2),
     # Ollama's own GGUF names these mistral3; llama.cpp converts the checkpoint's decoder to llama (+ an mmproj)
     "mistral-small3.1": ("mistral-small-3.1-24b-instruct-2503", ("llama", "mistral3"), 24.0),

@@ -378,7 +378,9 @@ ROWS: list[Row] = [
     Row("mistral-small-24b-instruct-2501", "mistral-small-3.1-24b-instruct-2503",
         "mistralai/Mistral-Small-24B-Instruct-2501", "Mistral Small 3 (2501): the text-only model whose decoder "
         "Mistral Small 3.1 kept (same 23,572,403,200 decoder; model card: 24B, 32K context, Tekken 131K vocabulary).",
-        ("mistral-small:24b",), flat=True, text={"architectures": ["MistralForCausalLM"], "max_position_embeddings": 32768},
+        # ollama.com/library/mistral-small: tags 22b and 24b (latest); Mistral Small 3.1 is its own library
+        ("mistral-small:24b", "mistral-small"), flat=True,
+        text={"architectures": ["MistralForCausalLM"], "max_position_embeddings": 32768},
         name="Mistral Small 24B Instruct 2501"),
     _base("mistral-small-24b-base-2501", "mistral-small-24b-instruct-2501", "mistralai/Mistral-Small-24B-Base-2501",
           name="Mistral Small 24B Base 2501"),
