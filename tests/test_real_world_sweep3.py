@@ -481,3 +481,12 @@ def test_a_quoted_command_is_read_as_a_command(url, text, said, tmp_path):
 def test_a_path_with_spaces_is_still_a_path(tmp_path):
     _one_line_exit_2(_run("check", "My Models/qwen 8b.gguf", "--gpu", "4090", cwd=tmp_path),
                      "no such file: My Models/qwen 8b.gguf")
+
+
+def test_plan_of_a_command_with_an_unmodelled_flag_says_so(tmp_path):
+    # was: the plan's launch commands dropped --enable-lora, with no word of it
+    r = _run("plan", "--gpu", "4090", "--limit", "2", "--json", "--", "vllm", "serve", "Qwen/Qwen3-8B", "--enable-lora",
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    notes = json.loads(r.stdout)["plan"]["notes"]
+    assert any("--enable-lora (LoRA" in n and "written without them" in n for n in notes), notes

@@ -21,7 +21,7 @@ import functools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..engines.base import EngineModule, get_engine
+from ..engines.base import EngineModule, get_engine, unmodelled_note
 from ..engines.command import COMMAND_BREAK
 from ..errors import OomkitError
 from ..memory import Device
@@ -180,6 +180,9 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
     notes = picked + _notes(eng, spec, front, want, goals, ref, fixed_format)
     if kv_type is not None:
         notes += (f"KV cache fixed at {kv_type} (--kv-type); other options vary the weights, context and placement",)
+    if settings is not None and (untold := unmodelled_note(settings)) is not None:
+        # the command's flags oomkit does not count: the commands below are written without them
+        notes += (f"{untold}; the launch commands are written without them: add them back",)
     repo = named_repo
     if repo is not None and unpublished:
         found_in = published.listing(repo)
