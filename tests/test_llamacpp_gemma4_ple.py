@@ -292,3 +292,42 @@ def test_dense_gemma4_compute_equals_llama_cpp(dense_12b):
     path, measured = dense_12b
     for c, m in zip(VK_GRID, measured, strict=True):
         assert predicted(path, c) == pytest.approx(m, abs=0.01), (c, m)
+
+
+def test_cuda_flash_attention_f16_copies_sit_behind_each_output_by_layer():
+    """A quantized K / V cache on ggml-cuda with flash attention: from b9489 (PR #23907) the buffer type sizes each
+    FLASH_ATTN_EXT node with room for F16 copies of its K and V views behind the output (ggml-cuda.cu
+    ggml_backend_cuda_buffer_type_get_alloc_size -> fattn.cu ggml_cuda_flash_attn_ext_get_alloc_size), in the
+    compute buffer, not ggml_cuda_pool; the MMA / tile kernels take every batch of more than two tokens. Gemma 4's
+    replayed device split (compute_graphs.gemma4_ple_graph) widens each layer's output by its own copies: the
+    sliding layers' 16 heads of 256 over the SWA cells, the full layers' 4 heads of 512 over every cell (31B's
+    shapes). An F16 cache, and a Vulkan device, take none."""
+    from oomkit.engines.llamacpp import compute_graphs, galloc
+    from oomkit.engines.llamacpp.compute import _ple_caches, fa_f16_bytes
+    from oomkit.engines.llamacpp.kv import kv_caches, resolve_context
+    from oomkit.engines.llamacpp.settings import LlamaCppSettings
+    from oomkit.model.resolve import resolve
+
+    spec = resolve("google/gemma-4-31b", "Q4_0")
+    kw = dict(gpu="RTX 4090", n_ctx=32768, flash_attn="on", n_gpu_layers=99, find_max_context=False)
+    mib = {kv: oomkit.estimate(spec, "llama.cpp", cache_type_k=kv, cache_type_v=kv, **kw)
+           .engine_view["compute_buffer_bytes"]["CUDA0"] / (1 << 20) for kv in ("f16", "q8_0")}
+    s = LlamaCppSettings(n_ctx=32768, cache_type_k="q8_0", cache_type_v="q8_0", flash_attn="on")
+    ctx = resolve_context(spec, s)
+    caches = kv_caches(spec, ctx, False)
+    cells = {il: c.cells for c in caches for il in c.layers}
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    extra = {la.index: fa_f16_bytes(la.attention, cells[la.index], T, ctx) for la in spec.trunk_layers}
+    o = lambda a: a.n_heads * a.head_dim_v * T * 4  # noqa: E731
+    swa, full = spec.trunk_layers[0].attention, spec.trunk_layers[5].attention
+    assert (swa.n_kv_heads, swa.head_dim_k, full.n_kv_heads, full.head_dim_k) == (16, 256, 4, 512)
+    assert extra[0] == -o(swa) + -(-o(swa) // 128) * 128 + 2 * cells[0] * 16 * 256 * 2
+    assert extra[5] == 2 * 32768 * 4 * 512 * 2  # 256 MiB: K's and V's F16 copies behind a 128-aligned output
+    args = (spec, T, 1, _ple_caches(caches, T, True), True)
+    rot = dict(device=True, k_rot=True, v_rot=True)
+    widened = galloc.peak_bytes(*compute_graphs.gemma4_ple_graph(*args, **rot, fa_extra=extra))
+    plain = galloc.peak_bytes(*compute_graphs.gemma4_ple_graph(*args, **rot))
+    assert round(mib["q8_0"], 2) == round(widened / (1 << 20), 2) == 378.80  # 216.80 before: the replay without the copies
+    assert (widened - plain) / (1 << 20) == pytest.approx(162.0) and mib["f16"] < plain / (1 << 20)
+    vk = oomkit.estimate(spec, "llama.cpp", cache_type_k="q8_0", cache_type_v="q8_0", backend="vulkan", **kw)
+    assert vk.engine_view["compute_buffer_bytes"]["Vulkan0"] < mib["q8_0"] * (1 << 20)

@@ -405,7 +405,11 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         # set where the wide FFN lands: llama.cpp's CPU buffer 480.09 MiB at 8K -ub 2048 with one output row (the
         # closed-form phases: 348.00), equal to the byte on the E2B-shaped file (tests/test_llamacpp_gemma4_ple.py)
         ple_caches, fa = _ple_caches(caches, T, ctx.flash_attn), ctx.flash_attn
-        rot = dict(k_rot=ctx.type_k.quantized, v_rot=ctx.type_v.quantized)
+        rot: dict[str, Any] = dict(k_rot=ctx.type_k.quantized, v_rot=ctx.type_v.quantized)
+        if fa_f16_copies and fa:  # a ggml-cuda device: the F16 copies of a quantized K / V behind each FA output,
+            # the sliding layers' (heads of 256 over the SWA cells) and the full ones' (512 over every cell) apart
+            rot["fa_extra"] = {la.index: fa_f16_bytes(la.attention, cells.get(
+                la.index if la.kv_source is None else la.kv_source, 0), T, ctx) for la in spec.trunk_layers}
         out_phase = attn_phase = _replayed(compute_graphs.gemma4_ple_graph, spec, T, rows_out, ple_caches, fa, **rot)
         # vk_order: the device is ggml-vulkan's, whose graph_optimize reorders the split before ggml-alloc places it
         # (compute_graphs.vk_graph_optimize): E4B's per-layer projection is pulled up beside the first layer's

@@ -453,7 +453,7 @@ def vk_graph_optimize(n_inputs: int, nodes: list[Node], ops: list[str], roots: d
 
 def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[str, tuple[int, ...], int, int]],
                      flash_attn: bool = True, device: bool = False, k_rot: bool = False, v_rot: bool = False,
-                     vk_order: bool = False) -> tuple[int, list[Node]]:
+                     vk_order: bool = False, fa_extra: dict[int, int] | None = None) -> tuple[int, list[Node]]:
     """Gemma 4 with per-layer embeddings (E2B / E4B: per_layer_token_embd) or without (12B, 31B: the same graph
     less the per-layer path), node by node as ggml_build_forward_expand orders src/models/gemma4.cpp (b9849; the
     same graph in llama.cpp@0c1e57098), each node with its GGML_OP_ for ggml-vulkan's reorder:
@@ -499,8 +499,10 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
 
     k_rot / v_rot: a quantized K / V cache whose head size is a multiple of 64 (compute._rotations): each cache has
     its Hadamard matrices as inputs (K's the largest power of two from 64 dividing its head, V's 64 x 64), Q and K
-    are rotated after RoPE (MUL_MAT), V before its cache write, the attention output un-rotated. Returns (the number
-    of inputs, the nodes)."""
+    are rotated after RoPE (MUL_MAT), V before its cache write, the attention output un-rotated.
+    fa_extra: per layer, ggml-cuda's F16 copies of a K / V cache of another type behind its flash-attention output
+    (compute.fa_f16_bytes: the buffer type's get_alloc_size, ggml_cuda_flash_attn_ext_get_alloc_size), each layer's
+    own head sizes over the cells of the cache it reads. Returns (the number of inputs, the nodes)."""
     g = _Graph()
     nodes = g.nodes
     ops: list[str] = []  # each node's GGML_OP_, for ggml-vulkan's reorder (vk_graph_optimize)
@@ -591,7 +593,8 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
             kc = cache_view("PERMUTE", ("k", owner), cache_view("VIEW", ("k", owner)))
             qp = view(view(q), "PERMUTE")
         if flash_attn:
-            o = view(add("FLASH_ATTN_EXT", o_size, qp, kc, vc, mask), "RESHAPE")  # FLASH_ATTN_EXT, reshaped
+            o_alloc = o_size + (fa_extra or {}).get(il, 0)  # with ggml-cuda's F16 copies of K and V
+            o = view(add("FLASH_ATTN_EXT", o_alloc, qp, kc, vc, mask), "RESHAPE")  # FLASH_ATTN_EXT, reshaped
             if vr >= 0:
                 o = view(add("MUL_MAT", o_size, vr, view(o, "RESHAPE")), "RESHAPE")  # the output un-rotated
         else:
