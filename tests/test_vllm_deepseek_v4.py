@@ -350,3 +350,25 @@ def test_gpus_vllm_runs_deepseek_v4_on(gpu, version, extra, runs):
     else:
         assert p.returncode == 2 and "no DeepSeek-V4 attention kernel for compute capability" in p.stderr, \
             p.stdout + p.stderr
+
+
+_DSV4_LOG = """INFO 06-03 10:00:01 [core.py:1] Initializing a V1 LLM engine (v0.30.0) with config: \
+model='deepseek-ai/DeepSeek-V4-Flash', max_seq_len=1048576, tensor_parallel_size=8, kv_cache_dtype=auto
+(Worker_TP0 pid=1) INFO 06-03 10:00:05 [attention.py:120] Using DeepSeek's fp8_ds_mla KV cache format.
+(EngineCore pid=1) ValueError: To serve at least one request with the model's max seq len (1048576), (20.00 GiB KV \
+cache is needed, which is larger than the available KV cache memory (5.44 GiB). Based on the available memory, the \
+estimated maximum model length is 200000. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when \
+initializing the engine.
+"""
+
+
+def test_diagnose_reads_the_fp8_ds_mla_cache_in_force(tmp_path):
+    """A 0.30+ log with kv_cache_dtype=auto: _resolve_dsv4_kv_cache_dtype's "Using DeepSeek's fp8_ds_mla KV cache
+    format." says the fp8 cache is in force, so no --kv-cache-dtype fp8 fix is offered."""
+    log = tmp_path / "dsv4.log"
+    log.write_text(_DSV4_LOG)
+    p = subprocess.run([sys.executable, "-m", "oomkit", "diagnose", "--json", str(log)], capture_output=True,
+                       text=True, timeout=120)
+    d = json.loads(p.stdout)
+    assert d["settings"]["kv_cache_dtype"] == "fp8_ds_mla"
+    assert not any("--kv-cache-dtype" in (f.get("flags") or ()) for f in d["fixes"]), d["fixes"]

@@ -58,6 +58,9 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("tensor_parallel_size=", r"\btensor_parallel_size=([0-9]{1,20})", "tensor_parallel_size", "int"),
     ("pipeline_parallel_size=", r"\bpipeline_parallel_size=([0-9]{1,20})", "pipeline_parallel_size", "int"),
     ("kv_cache_dtype=", r"\bkv_cache_dtype=(\w{1,64})", "kv_cache_dtype", "str"),
+    # models/deepseek_v4/attention.py _resolve_dsv4_kv_cache_dtype (0.23+; 0.30+ also from "auto"): the cache dtype
+    # written back as fp8_ds_mla, after the config line's kv_cache_dtype=auto / fp8
+    ("fp8_ds_mla KV cache format", r"Using DeepSeek's (fp8_ds_mla) KV cache format", "kv_cache_dtype", "str"),
     ("quantization=", r"\bquantization=(\w{1,64})", "quantization", "str"),
     # not the advice of V0's capture line ("set 'enforce_eager=True' or use '--enforce-eager'")
     ("enforce_eager=", r"(?<!')\benforce_eager=(\w{1,64})", "enforce_eager", "str"),
