@@ -1910,9 +1910,12 @@ def blas_weights(spec: ModelSpec, ctx: Context, placement: Placement, devices: t
                  s: LlamaCppSettings, rows: int | None = None) -> list:
     """The host weights whose products the BLAS backend takes in the worst-case ubatch (see BLAS_KEY): a 2-D
     matrix of _BLAS_GROUPS left on the CPU, both of its sides and the op's rows (the ubatch's tokens, the output
-    layer's its reserved outputs) at least BLAS_MIN_BATCH. None without -DGGML_BLAS or without a device (CPU only,
-    BLAS and the CPU share the CPU buffer type and so one ggml-alloc buffer)."""
-    if not s.blas or not devices or s.backend == "cpu":
+    layer's its reserved outputs) at least BLAS_MIN_BATCH. None without -DGGML_BLAS, and where the CPU backend keeps
+    the CPU buffer type (no device, or a first device without a host buffer type: Metal, an RPC server): BLAS and the
+    CPU then share one ggml-alloc buffer (ggml_gallocr_new_n reuses the allocator of a repeated buffer type), not
+    modelled."""
+    if not s.blas or not devices or s.backend == "cpu" or devices[0].id.startswith("RPC") \
+            or infer_backend(devices, s.backend).name not in OP_OFFLOAD_BACKENDS:
         return []
     T = min(ctx.n_ctx, ctx.n_ubatch)
     # a tied output multiplies the token embeddings; on a device it reads its own copy (TENSOR_DUPLICATED)
