@@ -90,8 +90,15 @@ def _kv_elems_from_config(cfg: dict, kind: LayerKind) -> int:
     heads = tc["num_attention_heads"]
     kv = tc.get("num_key_value_heads") or tc.get("multi_query_group_num") or heads  # ChatGLM: multi_query_group_num
     head_dim = tc.get("head_dim") or tc.get("kv_channels") or tc["hidden_size"] // heads
+    v_dim = tc.get("v_head_dim") or head_dim
+    if kind is LayerKind.SLIDING and tc.get("swa_num_key_value_heads"):  # MiMo-V2-Flash: the sliding layers' own
+        kv = tc["swa_num_key_value_heads"]  # KV heads and head widths (swa_num_key_value_heads, swa_head_dim)
+        head_dim, v_dim = tc.get("swa_head_dim") or head_dim, tc.get("swa_v_head_dim") or v_dim
+    if kind is LayerKind.FULL and tc.get("global_head_dim"):  # Gemma 4: the global layers' head_dim and KV heads
+        head_dim = v_dim = tc["global_head_dim"]
+        kv = tc.get("num_global_key_value_heads") or kv
     # a V head narrower than K where the config says so (MiMo-V2-Flash: head_dim 192, v_head_dim 128)
-    return kv * (head_dim + (tc.get("v_head_dim") or head_dim))
+    return kv * (head_dim + v_dim)
 
 
 def _sample_by_kind() -> dict[LayerKind, list[str]]:
