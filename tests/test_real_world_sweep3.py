@@ -134,12 +134,18 @@ def test_lms_load_flags(url, text, n_ctx, n_parallel):
     assert (s.program, s.n_ctx, s.n_parallel) == ("lmstudio", n_ctx, n_parallel), url
 
 
-@pytest.mark.parametrize("value", ["max", "0", "-5", "1.5", ""])
+@pytest.mark.parametrize("value", ["max", "0", "-5", "1.5", "", "\uff11\uff10\uff12\uff14", "1_024", "Infinity"])
 def test_lms_context_length_is_a_count(value):
     # createRefinedNumberParser({integer: true, min: 1}); lmstudio-ai/lms#118 asks for 'max', which lms lacks
     with pytest.raises(OomkitError, match="lms load: option '--context-length <n>'") as e:
         parse_command(["lms", "load", "qwen/qwen3-8b", "--context-length", value], {})
     assert "llama-bench" not in str(e.value)
+
+
+@pytest.mark.parametrize("value,n_ctx", [("0x2000", 8192), (" 4096 ", 4096), ("1e4", 10000)])
+def test_lms_context_length_as_javascript_reads_it(value, n_ctx):
+    # JavaScript's +str: hex, blanks, exponents are numbers; other scripts' digits and underscores are not
+    assert parse_command(["lms", "load", "qwen/qwen3-8b", "-c", value], {}).settings.n_ctx == n_ctx
 
 
 def test_lms_draft_model_is_said_not_dropped():

@@ -22,6 +22,7 @@ but each sets a few of its own before or after parsing. Cited against ggml-org/l
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -262,16 +263,29 @@ _LMS_SWITCHES = ("--estimate-only", "-y", "--yes", "--exact", "--local", "--quie
                  "--speculative-draft-mtp", "--no-speculative-draft-mtp", "--speculative-draft-simple")
 
 
+def _js_number(text: str) -> float:
+    """JavaScript's unary + on a string (ECMAScript StringToNumber): blanks trimmed, "" is 0, ASCII decimal
+    literals with an exponent, Infinity, 0x / 0o / 0b integers; anything else NaN (no underscores, no other
+    scripts' digits)."""
+    s = text.strip()
+    if not s:
+        return 0.0
+    if re.fullmatch(r"0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+", s):
+        return float(int(s, 0))
+    if re.fullmatch(r"[+-]?(?:Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)", s):
+        return float(s.replace("Infinity", "inf"))
+    return float("nan")
+
+
 def _lms_count(name: str, value: str) -> int:
-    """createRefinedNumberParser({integer: true, min: 1}): a whole number of at least 1."""
-    try:
-        n = float(value.strip()) if value.strip() else float("nan")
-    except ValueError:
-        n = float("nan")
-    if not (n == n and n.is_integer() and n >= 1):
+    """lms src/types/refinedNumber.ts createRefinedNumberParser({integer: true, min: 1}): +str, then "Not a number",
+    "Not a finite number", "Not an integer", "Number out of range, must be at least 1"."""
+    n = _js_number(value)
+    why = ("Not a number" if n != n else "Not a finite number" if n in (float("inf"), float("-inf"))
+           else "Not an integer" if not n.is_integer() else "Number out of range, must be at least 1" if n < 1 else "")
+    if why:
         said = " (lms load takes no 'max': give the context in tokens)" if value.strip().lower() == "max" else ""
-        raise SettingsError(f"lms load: option '{name} <n>' argument '{value}' is invalid: an integer of at least "
-                            f"1{said}")
+        raise SettingsError(f"lms load: option '{name} <n>' argument '{value}' is invalid. {why}{said}")
     return int(n)
 
 
