@@ -372,3 +372,14 @@ def test_diagnose_reads_the_fp8_ds_mla_cache_in_force(tmp_path):
     d = json.loads(p.stdout)
     assert d["settings"]["kv_cache_dtype"] == "fp8_ds_mla"
     assert not any("--kv-cache-dtype" in (f.get("flags") or ()) for f in d["fixes"]), d["fixes"]
+
+
+def test_planner_offers_deepseek_v4_an_fp8_cache_only():
+    """The planner's KV choices for DeepSeek-V4: fp8 alone (auto is refused before 0.30 and the same fp8_ds_mla
+    cache from 0.30, never a model-dtype cache)."""
+    from oomkit.engines.vllm.knobs import knobs
+    from oomkit.engines.vllm.settings import VllmSettings
+
+    choices = list(knobs("deepseek-ai/DeepSeek-V4-Flash", _flash(), (), VllmSettings(engine_version="0.30.0")))
+    assert choices and {c.settings.kv_cache_dtype for c in choices} == {"fp8"}
+    assert all("model-dtype" not in c.label for c in choices)

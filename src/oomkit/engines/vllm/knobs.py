@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...memory import Device
+from ...model.archs import DSV4_ARCHS
 from ...model.spec import ModelSpec
 from .._hf_knobs import hf_weight_choices
 from ..base import Choice
@@ -36,8 +37,11 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
     per_node = n // nodes if nodes > 1 else n
     parallel = dict(tensor_parallel_size=per_node, pipeline_parallel_size=nodes) if n > 1 else {}
     util = utilization_for(devices, reserve_bytes)
+    # DeepSeek-V4 keeps an fp8 cache only (config.py dsv4_kv_dtype): "auto" is refused before 0.30 and is the same
+    # fp8_ds_mla cache from 0.30, so it is offered as fp8 alone, not as a model-dtype cache
+    kv_types = ("fp8",) if spec.architecture in DSV4_ARCHS else KV_TYPES
     for arg, quantization, wlabel in hf_weight_choices(model, spec, fixed_format, inflight_nf4=True):
-        for kv in KV_TYPES:
+        for kv in kv_types:
             s = replace(base, kv_cache_dtype=kv, **parallel)
             if quantization:
                 s = replace(s, quantization=quantization)
