@@ -262,3 +262,18 @@ def test_a_namespace_copy_of_an_unsized_library_is_refused_offline():
     with the library's reason, without asking the hub."""
     with pytest.raises(ModelError, match="llama3.2-vision:11b: Ollama's llama3.2-vision is Llama 3.2 Vision"):
         _spec("huihui_ai/llama3.2-vision-abliterated:11b")
+
+
+def test_bge_m3_is_the_f16_gguf_of_8192_tokens_for_gguf_engines():
+    """`bge-m3` is both a catalog slug and an Ollama library name: GGUF engines take the library's F16 tags
+    (ollama.com/library/bge-m3: 567m, F16), vLLM the checkpoint as published. Its GGUF holds 8192 positions:
+    llama.cpp's converter drops XLM-R's 1 + pad_token_id offset rows from max_position_embeddings 8194
+    (conversion/bert.py XLMRobertaModel), so the default context is 8192, not 8194 padded to 8448."""
+    gguf = resolve("bge-m3", tag_formats=True)
+    assert gguf.weights.format.upper() == "F16" and gguf.n_ctx_train == 8192
+    for engine in ("ollama", "llama.cpp"):
+        r = subprocess.run([sys.executable, "-m", "oomkit", "check", "bge-m3", "--gpu", "RTX 4090", "--engine",
+                            engine], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+        assert "· F16 ·" in r.stdout and "context 8192 (the model's maximum)" in r.stdout, r.stdout
+    assert resolve("bge-m3", tag_formats=False).weights.format.upper() != "F16"

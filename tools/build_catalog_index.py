@@ -126,6 +126,7 @@ def build_index(data: dict[str, dict]) -> dict:
     models: dict[str, dict] = {}
     variants: dict[str, str] = {}
     formats: dict[str, str] = {}
+    library_formats: dict[str, str] = {}  # a slug that is also an Ollama library name ("bge-m3": its F16 tags)
     for slug, d in sorted(data.items()):
         if slug != slug.lower():
             raise CatalogError(f"{slug}: slugs are lowercase")
@@ -140,6 +141,8 @@ def build_index(data: dict[str, dict]) -> dict:
         for alias in [d["hf_id"], *d.get("aliases", [])]:
             key = alias.strip().lower()
             if key == slug:
+                if ollama_default(key):
+                    library_formats[key] = ollama_default(key)
                 continue
             if key in aliases and aliases[key] != slug:
                 raise CatalogError(f"alias {key!r} is claimed by both {aliases[key]} and {slug}")
@@ -159,6 +162,7 @@ def build_index(data: dict[str, dict]) -> dict:
         "aliases": dict(sorted(aliases.items())),
         "variants": dict(sorted(variants.items())),
         "formats": dict(sorted(formats.items())),
+        "library_formats": dict(sorted(library_formats.items())),
         "models": models,
     }
 

@@ -255,6 +255,11 @@ def spec_from_config(
                        if la.index < n_layers and shared[la.index] and la.attention is not None else la
                        for la in layers)
     n_ctx_train = r.int("max_position_embeddings", "max_sequence_length", "seq_length", "n_positions", default=0)
+    if model_type in ("roberta", "xlm-roberta") and n_ctx_train:
+        # positions start after padding_idx (transformers create_position_ids_from_input_ids), so 2 of XLM-R's 8194
+        # rows are never a token's: llama.cpp's converter writes context_length = 8194 - (1 + pad_token_id)
+        # (conversion/bert.py RobertaModel / XLMRobertaModel _position_offset; XLMRobertaConfig pad_token_id=1)
+        n_ctx_train -= 1 + r.int("pad_token_id", default=1)
     if n_ctx_train == 0:
         labels.append("max_position_embeddings not given: trained context unknown")
     # LFM2 names it tie_embedding (transformers configuration_lfm2.py: tie_word_embeddings = tie_embedding, default True)

@@ -201,6 +201,8 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         labels += (f"{name} is read as {entry.hf_id}; Ollama's {name} (its :latest tag) is {latest}, "
                    f"{catalog.base_hf_id(latest)}: name the tag to mean that one",)
     tag_format = entry.default_format  # the GGUF an Ollama tag / GGUF repo name stands for
+    if tag_format is None and tag_formats:
+        tag_format = catalog.library_format(name)
     as_published = False
     if fmt is None and tag_format is not None:
         if tag_formats:

@@ -220,6 +220,12 @@ def match_tail(name: str) -> str | None:
     return None
 
 
+def library_format(name: str) -> str | None:
+    """The quant Ollama's library tags of a name default to when the name is also a catalog slug ("bge-m3": F16),
+    for engines that load GGUF files; None otherwise. A slug keeps meaning the checkpoint for vLLM and the rest."""
+    return _index().get("library_formats", {}).get(normalize(name))
+
+
 def name_kind(name: str) -> str:
     """What a catalog name is: "slug", "HF id", "alias", "Ollama tag", "quantized variant", "GGUF repo"; "" if none."""
     key = normalize(name)
