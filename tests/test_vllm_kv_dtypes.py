@@ -13,6 +13,7 @@ CACHE_DTYPES / nvfp4_kv_support, kv.py head_bytes_per_token), read in the 0.9.0-
 | int4_per_token_head | 0.25.0 | head + 2 x 4 | Triton |
 | nvfp4_4over6 | 0.28.0 | as nvfp4 | FlashInfer, SM 10.x |
 | nvfp4_ds_mla | 0.30.0 | MLA only | FlashMLA-sparse |
+| (sparse MLA fp8) | 0.19.0 on SM 10.x | standard fp8 latent row | FLASHINFER_MLA_SPARSE (FlashMLA-sparse: fp8_ds_mla) |
 | ultraquant_4bit / octave_* | 0.32.0 / 0.33.0 | not modelled (refused) | |
 
 Held out: vllm#57475 (tests/fixtures/engine_logs/vllm/deaths/heldout/, main 0.29.1rc1.dev339, Qwen3.8-27B NVFP4 on a
@@ -28,6 +29,8 @@ left in bfloat16, an assumption), oomkit loads 18.51 GiB and leaves 1.36 GiB at 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -172,3 +175,24 @@ def test_heldout_issue57475_kv_tokens_on_its_printed_budget():
     # budgets it stands for, and 2.97 GiB itself gives it exactly
     assert tokens(2.965) <= printed["kv_cache_tokens"] <= tokens(2.975)
     assert tokens(2.97) == printed["kv_cache_tokens"]
+
+
+# Sparse MLA (DeepSeek V3.2, GLM-5): the latent row by the sparse backend vLLM picks (config.py sparse_mla_kv_dtype).
+# DeepSeek-V3.2 at TP8: 61 layers of (latent + the indexer's 128 fp8 + 4 B scale = 132) on each of the 8 ranks.
+
+
+@pytest.mark.parametrize("gpu,version,kv,extra,latent", [
+    ("8x H200", "0.30.0", "fp8", (), 656),  # SM 9.x: FLASHMLA_SPARSE, fp8_ds_mla (512 fp8 + 4 x 4 scales + 64 x 2 rope)
+    ("8x B200", "0.18.1", "fp8", (), 656),  # SM 10.x before FlashInfer was preferred for fp8
+    ("8x B200", "0.19.0", "fp8", (), 576),  # FLASHINFER_MLA_SPARSE: the standard fp8 row, (512 + 64) x 1
+    ("8x B200", "0.30.0", "fp8", (), 576),
+    ("8x B200", "0.30.0", "fp8", ("--attention-backend", "FLASHMLA_SPARSE"), 656),
+    ("8x B200", "0.30.0", "auto", (), 1152),  # bf16 (512 + 64) x 2
+    ("8x RTX PRO 6000", "0.30.0", "auto", (), 656),  # SM 12.x: FLASHINFER_MLA_SPARSE_SM120 makes auto fp8_ds_mla
+    ("8x RTX PRO 6000", "0.23.0", "auto", (), 1152)])
+def test_sparse_mla_latent_row_by_backend(gpu, version, kv, extra, latent):
+    p = subprocess.run([sys.executable, "-m", "oomkit", "check", "--gpu", gpu, "--json", "--engine-version", version,
+                        "--", "vllm", "serve", "deepseek-ai/DeepSeek-V3.2", "-tp", "8", "--kv-cache-dtype", kv,
+                        "--max-model-len", "32768", *extra], capture_output=True, text=True, timeout=180)
+    assert p.returncode in (0, 1), p.stdout + p.stderr
+    assert json.loads(p.stdout)["kv_bytes_per_token"] == 8 * 61 * (latent + 132)

@@ -424,6 +424,10 @@ def _kv_dtype(spec: ModelSpec, s: VllmSettings, version: Version, model_dtype: s
     if spec.architecture in DSV4_ARCHS and version >= DSV4_FIRST:
         return dsv4_kv_dtype(name, version, cc, s.attention_backend)
     mla = any(layer.kind is LayerKind.LATENT for layer in spec.layers)
+    sparse = [la.attention for la in spec.layers if la.kind is LayerKind.LATENT and la.attention is not None
+              and la.attention.index_head_dim]
+    if sparse:
+        name = sparse_mla_kv_dtype(name, version, cc, s.attention_backend, sparse[0].qk_nope_head_dim)
     if name in MLA_PACKED_BYTES and not mla:
         raise OomkitError(f"No valid attention backend found for cuda with kv_cache_dtype={name}: "
                           f"{name} is the DeepSeek sparse-MLA cache format, and {spec.name} has no MLA layers")
@@ -543,6 +547,37 @@ def _attention_config_fields(s: VllmSettings, version: Version) -> None:
         if given and not ok:
             raise OomkitError(f"--attention-config: vLLM {'.'.join(map(str, version))}'s AttentionConfig has no field "
                               f"{key} (pydantic: extra inputs are not permitted)")
+
+
+SPARSE_MLA_FI_FP8 = (0, 19, 0)  # platforms/cuda.py: "Prefer FlashInfer for fp8 kv cache" on SM 10.x (absent in 0.18.1)
+SPARSE_MLA_SM120 = (0, 24, 0)  # FLASHINFER_MLA_SPARSE_SM120 in the SM 12.x priorities (absent in 0.23.0)
+
+
+def sparse_mla_kv_dtype(name: str, version: Version, cc: tuple[int, int] | None, backend: str | None,
+                        qk_nope: int) -> str:
+    """The cache a DeepSeek-V3.2-style sparse MLA model (latent layers with a lightning indexer: V3.2, GLM-5) keeps for
+    --kv-cache-dtype NAME, by the sparse backend vLLM picks (read in the 0.11.0, 0.18.1, 0.19.0, 0.20.0, 0.24.0-0.34.0
+    wheels):
+    - up to 0.11: models/config.py DeepseekV32ForCausalLM.verify_and_update_config turns any fp8 cache into
+      fp8_ds_mla ("Using custom fp8 kv-cache format for DeepSeekV3.2");
+    - later, layers/attention/mla_attention.py (MLAAttention.__init__; _canonicalize_sparse_mla_kv_cache_dtype from
+      0.24): FLASHMLA_SPARSE serves a quantized cache as fp8_ds_mla (656 B rows), FLASHINFER_MLA_SPARSE keeps the
+      standard fp8 row ("Using standard fp8 KV cache format ..."; (kv_lora_rank + rope) bytes), and from 0.24
+      FLASHINFER_MLA_SPARSE_SM120 turns auto / fp8 / fp8_e4m3 into fp8_ds_mla;
+    - platforms/cuda.py _get_backend_priorities: on SM 10.x an fp8 cache prefers FLASHINFER_MLA_SPARSE from 0.19.0
+      ("Prefer FlashInfer for fp8 kv cache"; its supports_combination wants qk_nope_head_dim 128 or 192 and an
+      index_topk), FLASHMLA_SPARSE before; SM 9.x keeps FLASHMLA_SPARSE for fp8 (FLASH_ATTN_MLA_SPARSE, first from
+      0.26, lists no fp8 cache dtype); SM 12.x has FLASHINFER_MLA_SPARSE_SM120 alone from 0.24, so even "auto" is
+      fp8_ds_mla there."""
+    named = (backend or "").upper()
+    if name.startswith("fp8") and name != "fp8_ds_mla":
+        flashinfer = named == "FLASHINFER_MLA_SPARSE" or (
+            not named and version >= SPARSE_MLA_FI_FP8 and cc is not None and cc[0] == 10 and qk_nope in (128, 192))
+        return name if flashinfer and version > (0, 11, 1) else "fp8_ds_mla"
+    if name == "auto" and version >= SPARSE_MLA_SM120 and cc is not None and cc[0] == 12 and named in (
+            "", "FLASHINFER_MLA_SPARSE_SM120"):
+        return "fp8_ds_mla"
+    return name
 
 
 def nvfp4_kv_support(spec: ModelSpec, name: str, version: Version, cc: tuple[int, int] | None) -> None:

@@ -103,11 +103,9 @@ def _attention_bytes_per_token(layer: LayerSpec, r: Resolved) -> tuple[str, int]
     if layer.kind is LayerKind.LATENT:
         # MLAAttentionSpec: one latent row (kv_lora_rank + qk_rope_head_dim), no V, 1 head, never TP-split
         if r.kv_dtype in MLA_PACKED_BYTES:
+            # fp8_ds_mla also where a sparse-MLA model's fp8 (or, on SM 12.x, auto) cache becomes it
+            # (config.py sparse_mla_kv_dtype)
             latent = MLA_PACKED_BYTES[r.kv_dtype]
-        elif a.index_head_dim and r.kv_dtype.startswith("fp8"):
-            # models/config.py DeepseekV32ForCausalLM.verify_and_update_config: an fp8 cache becomes fp8_ds_mla
-            # ("Using custom fp8 kv-cache format for DeepSeekV3.2"), FlashMLA-sparse's packed row
-            latent = MLA_PACKED_BYTES["fp8_ds_mla"]
         else:
             latent = (a.kv_lora_rank + a.qk_rope_head_dim) * _kv_bytes(r)
         # models/deepseek_v2.py DeepseekV2MLAAttention: the Indexer (and with it its DeepseekV32IndexerCache) is built
