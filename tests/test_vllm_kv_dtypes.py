@@ -196,3 +196,35 @@ def test_sparse_mla_latent_row_by_backend(gpu, version, kv, extra, latent):
                         "--max-model-len", "32768", *extra], capture_output=True, text=True, timeout=180)
     assert p.returncode in (0, 1), p.stdout + p.stderr
     assert json.loads(p.stdout)["kv_bytes_per_token"] == 8 * 61 * (latent + 132)
+
+
+@pytest.mark.parametrize("gpu,version,kv,latent", [
+    ("8x B200", "0.31.0", "auto", 1152), ("8x B200", "0.32.0", "auto", 576), ("8x B200", "0.34.0", "auto", 576),
+    ("8x H200", "0.34.0", "auto", 1152), ("8x B200", "0.34.0", "bfloat16", 1152)])
+def test_glm5_auto_is_fp8_on_sm100_from_032(gpu, version, kv, latent):
+    """models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (0.32+): "auto" becomes fp8_e4m3 on SM 10.x,
+    which FLASHINFER_MLA_SPARSE keeps as the standard fp8 row (512 + 64 B); GLM-5's 78 layers, indexer 132 B each."""
+    p = subprocess.run([sys.executable, "-m", "oomkit", "check", "--gpu", gpu, "--json", "--engine-version", version,
+                        "--", "vllm", "serve", "zai-org/GLM-5", "-tp", "8", "--kv-cache-dtype", kv,
+                        "--max-model-len", "32768"], capture_output=True, text=True, timeout=180)
+    assert p.returncode in (0, 1), p.stdout + p.stderr
+    assert json.loads(p.stdout)["kv_bytes_per_token"] == 8 * 78 * (latent + 132)
+
+
+def test_diagnose_reads_glm5_fp8_default(tmp_path):
+    """"Using fp8 kv-cache for GlmMoeDsaForCausalLM on SM10x" (0.32+) is the cache in force after kv_cache_dtype=auto:
+    no --kv-cache-dtype fp8 fix."""
+    log = tmp_path / "glm5.log"
+    log.write_text(
+        "INFO 06-03 10:00:01 [core.py:1] Initializing a V1 LLM engine (v0.32.0) with config: model='zai-org/GLM-5', "
+        "max_seq_len=202752, tensor_parallel_size=8, kv_cache_dtype=auto\n"
+        "INFO 06-03 10:00:02 [config.py:55] Using fp8 kv-cache for GlmMoeDsaForCausalLM on SM10x\n"
+        "(EngineCore pid=1) ValueError: To serve at least one request with the model's max seq len (202752), (20.00 GiB "
+        "KV cache is needed, which is larger than the available KV cache memory (5.44 GiB). Based on the available "
+        "memory, the estimated maximum model length is 55000. Try increasing `gpu_memory_utilization` or decreasing "
+        "`max_model_len` when initializing the engine.\n")
+    p = subprocess.run([sys.executable, "-m", "oomkit", "diagnose", "--json", str(log)], capture_output=True,
+                       text=True, timeout=120)
+    d = json.loads(p.stdout)
+    assert d["settings"]["kv_cache_dtype"] == "fp8"
+    assert not any("--kv-cache-dtype" in (f.get("flags") or ()) for f in d["fixes"]), d["fixes"]

@@ -61,6 +61,8 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     # models/deepseek_v4/attention.py _resolve_dsv4_kv_cache_dtype (0.23+; 0.30+ also from "auto"): the cache dtype
     # written back as fp8_ds_mla, after the config line's kv_cache_dtype=auto / fp8
     ("fp8_ds_mla KV cache format", r"Using DeepSeek's (fp8_ds_mla) KV cache format", "kv_cache_dtype", "str"),
+    # models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (0.32+): auto -> fp8_e4m3 on SM 10.x
+    ("Using fp8 kv-cache for GlmMoeDsa", r"Using (fp8) kv-cache for GlmMoeDsaForCausalLM", "kv_cache_dtype", "str"),
     ("quantization=", r"\bquantization=(\w{1,64})", "quantization", "str"),
     # not the advice of V0's capture line ("set 'enforce_eager=True' or use '--enforce-eager'")
     ("enforce_eager=", r"(?<!')\benforce_eager=(\w{1,64})", "enforce_eager", "str"),

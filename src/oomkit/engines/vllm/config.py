@@ -426,6 +426,11 @@ def _kv_dtype(spec: ModelSpec, s: VllmSettings, version: Version, model_dtype: s
     mla = any(layer.kind is LayerKind.LATENT for layer in spec.layers)
     sparse = [la.attention for la in spec.layers if la.kind is LayerKind.LATENT and la.attention is not None
               and la.attention.index_head_dim]
+    if spec.architecture == "glm_moe_dsa" and name == "auto" and version >= GLM_DSA_FP8 and cc is not None and \
+            cc[0] == 10:
+        # models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (0.32+; absent in 0.31.0): "Using fp8
+        # kv-cache for GlmMoeDsaForCausalLM on SM10x", cache_dtype "auto" -> "fp8_e4m3" (GLM-5, 5.1, 5.2)
+        name = "fp8_e4m3"
     if sparse:
         name = sparse_mla_kv_dtype(name, version, cc, s.attention_backend, sparse[0].qk_nope_head_dim)
     if name in MLA_PACKED_BYTES and not mla:
@@ -549,6 +554,7 @@ def _attention_config_fields(s: VllmSettings, version: Version) -> None:
                               f"{key} (pydantic: extra inputs are not permitted)")
 
 
+GLM_DSA_FP8 = (0, 32, 0)  # GlmMoeDsaForCausalLM's fp8 default on SM 10.x (read in the 0.31.0-0.34.0 wheels)
 SPARSE_MLA_FI_FP8 = (0, 19, 0)  # platforms/cuda.py: "Prefer FlashInfer for fp8 kv cache" on SM 10.x (absent in 0.18.1)
 SPARSE_MLA_SM120 = (0, 24, 0)  # FLASHINFER_MLA_SPARSE_SM120 in the SM 12.x priorities (absent in 0.23.0)
 
