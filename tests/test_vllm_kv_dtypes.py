@@ -188,8 +188,7 @@ def test_heldout_issue57475_kv_tokens_on_its_printed_budget():
     ("8x B200", "0.30.0", "fp8", (), 576),
     ("8x B200", "0.30.0", "fp8", ("--attention-backend", "FLASHMLA_SPARSE"), 656),
     ("8x B200", "0.30.0", "auto", (), 1152),  # bf16 (512 + 64) x 2
-    ("8x RTX PRO 6000", "0.30.0", "auto", (), 656),  # SM 12.x: FLASHINFER_MLA_SPARSE_SM120 makes auto fp8_ds_mla
-    ("8x RTX PRO 6000", "0.23.0", "auto", (), 1152)])
+    ("8x RTX PRO 6000", "0.30.0", "auto", (), 656)])  # SM 12.x: FLASHINFER_MLA_SPARSE_SM120 makes auto fp8_ds_mla
 def test_sparse_mla_latent_row_by_backend(gpu, version, kv, extra, latent):
     p = subprocess.run([sys.executable, "-m", "oomkit", "check", "--gpu", gpu, "--json", "--engine-version", version,
                         "--", "vllm", "serve", "deepseek-ai/DeepSeek-V3.2", "-tp", "8", "--kv-cache-dtype", kv,
@@ -228,3 +227,18 @@ def test_diagnose_reads_glm5_fp8_default(tmp_path):
     d = json.loads(p.stdout)
     assert d["settings"]["kv_cache_dtype"] == "fp8"
     assert not any("--kv-cache-dtype" in (f.get("flags") or ()) for f in d["fixes"]), d["fixes"]
+
+
+@pytest.mark.parametrize("gpu,version,runs", [
+    ("8x A100 80GB", "0.30.0", False), ("8x L40S", "0.20.0", False), ("8x RTX PRO 6000", "0.23.0", False),
+    ("8x RTX PRO 6000", "0.24.0", True), ("8x H100", "0.30.0", True), ("8x B200", "0.20.0", True)])
+def test_sparse_mla_gpus(gpu, version, runs):
+    """The sparse-MLA backends' supports_compute_capability: FLASHMLA_SPARSE 9.x / 10.x, FLASHINFER_MLA_SPARSE 10.x,
+    FLASHINFER_MLA_SPARSE_SM120 12.x from 0.24; no backend on SM 8.x, nor on SM 12.x before 0.24."""
+    p = subprocess.run([sys.executable, "-m", "oomkit", "check", "--gpu", gpu, "--json", "--engine-version", version,
+                        "--", "vllm", "serve", "deepseek-ai/DeepSeek-V3.2", "-tp", "8", "--max-model-len", "32768"],
+                       capture_output=True, text=True, timeout=180)
+    if runs:
+        assert p.returncode in (0, 1), p.stdout + p.stderr
+    else:
+        assert p.returncode == 2 and "No valid attention backend found for cuda" in p.stderr, p.stdout + p.stderr

@@ -186,7 +186,13 @@ def with_hf_overrides(spec: ModelSpec, overrides: str | None) -> tuple[ModelSpec
     named in a warning."""
     if not overrides:
         return spec, []
-    cfg = json.loads(overrides)
+    try:  # the Python API's hf_overrides= arrives as typed, unread by args.py
+        cfg = json.loads(overrides)
+    except (TypeError, ValueError):
+        raise SettingsError(f"hf_overrides {str(overrides)[:40]!r}: not JSON; give a JSON object, as --hf-overrides "
+                            "takes") from None
+    if not isinstance(cfg, dict):
+        raise SettingsError(f"hf_overrides {str(overrides)[:40]!r}: expected a JSON object")
     if shaped := [k for k in cfg if k in _OVERRIDE_SHAPES]:
         raise SettingsError(f"--hf-overrides {shaped[0]}: oomkit does not rebuild the model's layers from an override; "
                             "write it into a copy of config.json and give that directory as the model")
@@ -432,6 +438,7 @@ def _kv_dtype(spec: ModelSpec, s: VllmSettings, version: Version, model_dtype: s
         # kv-cache for GlmMoeDsaForCausalLM on SM10x", cache_dtype "auto" -> "fp8_e4m3" (GLM-5, 5.1, 5.2)
         name = "fp8_e4m3"
     if sparse:
+        sparse_mla_gpu(spec.name, version, cc)
         name = sparse_mla_kv_dtype(name, version, cc, s.attention_backend, sparse[0].qk_nope_head_dim)
     if name in MLA_PACKED_BYTES and not mla:
         raise OomkitError(f"No valid attention backend found for cuda with kv_cache_dtype={name}: "
@@ -557,6 +564,20 @@ def _attention_config_fields(s: VllmSettings, version: Version) -> None:
 GLM_DSA_FP8 = (0, 32, 0)  # GlmMoeDsaForCausalLM's fp8 default on SM 10.x (read in the 0.31.0-0.34.0 wheels)
 SPARSE_MLA_FI_FP8 = (0, 19, 0)  # platforms/cuda.py: "Prefer FlashInfer for fp8 kv cache" on SM 10.x (absent in 0.18.1)
 SPARSE_MLA_SM120 = (0, 24, 0)  # FLASHINFER_MLA_SPARSE_SM120 in the SM 12.x priorities (absent in 0.23.0)
+
+
+def sparse_mla_gpu(model: str, version: Version, cc: tuple[int, int] | None) -> None:
+    """The CUDA sparse-MLA backends and the GPUs they take (supports_compute_capability, read in the 0.20.0-0.34.0
+    wheels): FLASHMLA_SPARSE 9.x / 10.x, FLASHINFER_MLA_SPARSE 10.x, FLASH_ATTN_MLA_SPARSE (0.26+) and
+    FLASHINFER_MLA_SPARSE_SM90 (0.30+) 9.x, FLASHINFER_MLA_SPARSE_SM120 12.x (0.24+). Elsewhere (SM 8.x, SM 12.x before
+    0.24) no backend takes the model."""
+    if cc is None or cc[0] in (9, 10) or (cc[0] == 12 and version >= SPARSE_MLA_SM120):
+        return
+    raise OomkitError(f"No valid attention backend found for cuda: {model}'s sparse MLA (the lightning indexer's "
+                      "models) runs on FLASHMLA_SPARSE (compute capability 9.x / 10.x) or FLASHINFER_MLA_SPARSE "
+                      "(10.x)" + (" or FLASHINFER_MLA_SPARSE_SM120 (12.x)" if version >= SPARSE_MLA_SM120 else
+                                  "; SM 12.x from vLLM 0.24.0")
+                      + f", none of them on compute capability {cc[0]}.{cc[1]}")
 
 
 def sparse_mla_kv_dtype(name: str, version: Version, cc: tuple[int, int] | None, backend: str | None,
