@@ -9,10 +9,10 @@ with one line; never a traceback.
 
 Measured (2026-12-05): 108 real invocations and 14 error messages from 97 public threads and pages, run 784 ways
 (check, fit, plan, the command quoted as MODEL, diagnose, the web API's check and fit): 203 answered wrong before
-these fixes (a wrong refusal, a misleading one, or a flag dropped without a word) and answer right after; 7 still
-do not (vllm#10537's --rope-scaling, which releases from 0.11.1 no longer parse, is accepted for the newest: the
-flag table is one union of the releases). No crash before or after, nor in 17,000 mutated invocations (values
-dropped, doubled, garbled, empty, unicode, huge, negative).
+these fixes (a wrong refusal, a misleading one, or a flag dropped without a word) and answer right after; the 7
+of vllm#10537's --rope-scaling, which releases from 0.11.1 no longer parse, are refused for those releases now too.
+No crash before or after, nor in 17,000 mutated invocations (values dropped, doubled, garbled, empty, unicode,
+huge, negative).
 """
 
 from __future__ import annotations
@@ -503,3 +503,17 @@ def test_plan_of_a_command_with_an_unmodelled_flag_says_so(tmp_path):
     assert r.returncode == 0, r.stderr.decode()
     notes = json.loads(r.stdout)["plan"]["notes"]
     assert any("--enable-lora (LoRA" in n and "written without them" in n for n in notes), notes
+
+
+# ---- a flag only older releases parse: --rope-scaling / --rope-theta, removed in vLLM 0.11.1 (was: accepted for the
+# newest release, whose parser answers "unrecognized arguments", gpustack/gpustack#4236 on 0.13.0) ----
+
+@pytest.mark.parametrize("flag,value", [("--rope-scaling", '{"factor": 8.0, "type": "dynamic"}'), ("--rope-theta", "1e6")])
+def test_rope_flags_by_release(flag, value, tmp_path):
+    # vllm-project/vllm#10537 (0.6.4.post1); PR #28006 removed both flags
+    argv = ["vllm", "serve", "Qwen/Qwen3-8B", "--max-model-len", "8192", flag, value]
+    _one_line_exit_2(_run("check", "--gpu", "H100", "--", *argv, cwd=tmp_path),
+                     f"vllm serve: error: unrecognized arguments: {flag} (vLLM ")
+    for version in ("0.6.4", "0.11.0"):
+        r = _run("check", "--gpu", "H100", "--engine-version", version, "--", *argv, cwd=tmp_path)
+        assert r.returncode in (0, 1), (version, r.stderr.decode())

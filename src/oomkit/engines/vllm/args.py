@@ -332,6 +332,10 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["mm_encoder_tp_mode"] = _choice(flag, value, ("weights", "data"))
     elif flag in ("--hf-overrides", "--rope-scaling"):
         _apply_hf_overrides(flag, value, opts)
+        if flag == "--rope-scaling":
+            opts["release_flags"] = (*opts.get("release_flags", ()), flag)
+    elif flag == "--rope-theta":  # no memory; only its release range (settings.ERAS rope_flags_removed)
+        opts["release_flags"] = (*opts.get("release_flags", ()), flag)
     elif flag in ("--speculative-config", "-sc"):
         cfg = _json_object(flag, value)
         if cfg.get("num_speculative_tokens") is not None:

@@ -268,6 +268,11 @@ def _max_model_len(spec: ModelSpec, s: VllmSettings, version: Version, warnings:
 def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Resolved:
     version = parse_version(s.engine_version)
     check_model_release(spec, version)
+    if s.release_flags and version >= ERAS["rope_flags_removed"]:
+        typed = " ".join(dict.fromkeys(s.release_flags))
+        raise OomkitError(f"vllm serve: error: unrecognized arguments: {typed} (vLLM {s.engine_version} has no such flag: "
+                          "removed in 0.11.1, PR #28006; give --hf-overrides '{\"rope_scaling\": {...}}', or "
+                          "--engine-version 0.11.0 or older for a release that takes it)")
     warnings: list[str] = []
     v1 = version >= ERAS["v1_default"] if s.use_v1 is None else s.use_v1
     if version >= ERAS["v1_only"]:

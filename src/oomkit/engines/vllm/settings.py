@@ -33,6 +33,10 @@ ERAS = Eras({
     # it, approximate) spreads the experts left over by ep_size over the first ranks; before, the last rank
     "ep_balanced": (0, 10, 1),
     "v1_default": (0, 8, 0),  # VLLM_USE_V1 defaults to 1
+    # engine/arg_utils.py: --rope-scaling and --rope-theta, deprecated since PR #5836, removed by PR #28006 (merged
+    # 2025-11-04; 0.11.1 the first release after it): their parser answers "unrecognized arguments" (gpustack#4236,
+    # 0.13.0) and the same JSON goes in --hf-overrides '{"rope_scaling": ...}'
+    "rope_flags_removed": (0, 11, 1),
     # v1/worker/gpu_worker.py determine_available_memory: up to 0.8.x the budget subtracts the torch peak
     # (allocated_bytes.all.peak, weights included) plus all non-torch memory left after the profile run
     # (mem_get_info used - torch allocated: CUDA context, NCCL, cuBLAS); from 0.9 the memory_profiling
@@ -234,6 +238,9 @@ class VllmSettings:
     use_flashinfer_sampler: bool | None = None  # VLLM_USE_FLASHINFER_SAMPLER
     use_v2_model_runner: bool | None = None  # VLLM_USE_V2_MODEL_RUNNER (config.py runner_v2)
     engine_version: str = NEWEST
+    # the flags typed that only some releases' parsers take (--rope-scaling, --rope-theta up to 0.11.0): config.py
+    # resolve refuses them for a release without them, as its parser does
+    release_flags: tuple[str, ...] = ()
     # flags of the command that change memory in a way oomkit does not count, each with what it changes
     # ("--enable-lora (LoRA adapter slots)"): said in the estimate's warnings (EngineModule.estimate), never dropped
     unmodelled: tuple[str, ...] = ()
