@@ -220,7 +220,46 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
                    f"({entry.hf_id}); name the file's type with :QUANT (e.g. {name}:Q4_K_M)",)
     spec = spec_from_config_checked(entry.config, name=entry.name, source=f"catalog: {entry.hf_id} ({entry.source})",
                             weight_format=fmt, publisher=gguf_publisher(name))
+    spec = published_size(spec, name, entry.hf_id, fmt)
     return replace(spec, labels=spec.labels + labels) if labels else spec
+
+
+def published_size(spec: ModelSpec, name: str, base: str | None, fmt: str | None) -> ModelSpec:
+    """A computed GGUF of a mix whose tensor types its publisher chooses, sized to the publisher's listed size of that
+    very file where quant/published_sizes.py holds one (the GGUF repo `name` names, or for an unsloth "UD-*" name the
+    repo of `base`): the stand-in's repeating layers scaled to the listed total (weights.sized_to_published), its
+    "not modelled" note replaced by one naming the listing and its precision. A mix with a recipe read from the
+    publisher's real files (gguf_recipes.PUBLISHED_RECIPES) keeps it; any other spec is returned as it is."""
+    if not fmt or spec.weights.exact or not is_gguf_format(fmt):
+        return spec
+    from ..quant import published_sizes
+    from .weights import sized_to_published
+
+    tensors = [(t.name, t.shape) for t in spec.weights.tensors]
+    if gguf_recipes.published_recipe(fmt, spec.architecture, tensors, spec.weights.publisher) is not None:
+        return spec
+    key = names.canonical_ref(name).strip()
+    size = published_sizes.lookup(fmt, repo=key if _GGUF_REPO.match(key) else None, base=base)
+    if size is None:
+        return spec
+    before = spec.weights.nbytes
+    sized = sized_to_published(spec.weights, size, spec.n_trunk_layers)
+    if sized is None:
+        return spec
+    mix = gguf_recipes.named_mix(fmt)
+    how = f"llama-quantize {mix.ftype}" if mix else f"llama-quantize {gguf_recipes.ftype_by_name(fmt).name}"
+    opts = [f"{w} {t}" for w, t in (("output", mix.output_type), ("token_embd", mix.token_embedding_type)) if t] \
+        if mix else []
+    if opts:
+        how += " with " + ", ".join(opts)
+    pct = 100 * size.error_bytes / size.nbytes
+    note = (f"{size.quant} of {size.repo}: weights total from the publisher's listed size {size.shown} ({size.url}), "
+            f"±{pct:.1f}% by the listing's rounding, less an estimated GGUF header; the per-layer split is the "
+            f"stand-in's ({how}), its repeating layers scaled to that total ({sized.nbytes / before - 1:+.1%} on the "
+            "stand-in's)")
+    stale = mix.note if mix is not None and mix.approximate else None
+    labels = tuple(x for x in spec.labels if x != stale) + (note,)
+    return replace(spec, weights=sized, labels=labels)
 
 
 # What a GGUF repo's name ends with (catalog._GGUF_SUFFIXES: "unsloth/Qwen3-8B-GGUF", "bartowski/X_GGUF")
@@ -300,6 +339,7 @@ def _from_derivation(d: names.Derivation, fmt: str | None, default_format, why: 
     labels += (f"hub not read: {why}",)
     spec = spec_from_config_checked(config, name=d.ref, source=f"catalog: {entry.hf_id} ({entry.source}); format from the "
                             f"name ({d.convention})", weight_format=fmt, publisher=gguf_publisher(d.ref))
+    spec = published_size(spec, d.ref, entry.hf_id, fmt)
     return replace(spec, labels=spec.labels + labels)
 
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..quant.published_sizes import PublishedSize
 
 
 class LayerKind(str, Enum):
@@ -167,6 +171,9 @@ class WeightInventory:
     # a computed GGUF as published in gguf-split parts of at most this many tensor bytes each (--split-max-size);
     # None: one file (llama.cpp maps each part apart: engines/llamacpp/weights.split_layout)
     split_max_bytes: int | None = None
+    # a computed GGUF sized to its publisher's listed file size (quant/published_sizes.py): the stand-in's repeating
+    # layers scaled to it (weights.sized_to_published), also when the list is typed again
+    published: PublishedSize | None = None
 
     @property
     def nbytes(self) -> int:

@@ -4,10 +4,11 @@ mix) or a Hugging Face dtype / quantization_config."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..errors import OomkitError
-from ..quant import dtypes, ggml, gguf_recipes
+from ..quant import dtypes, ggml, gguf_recipes, published_sizes
 from .spec import TensorSpec, WeightInventory
 from .tensors import TensorShape, hf_module_name, hf_module_names
 
@@ -42,13 +43,15 @@ def inventory_for_format(
 
 
 def gguf_inventory(tensors: Sequence[TensorShape], *, arch: str, ftype: str, config: Mapping[str, Any] | None = None,
-                   build: int | None = None, publisher: str | None = None) -> WeightInventory:
+                   build: int | None = None, publisher: str | None = None,
+                   published: published_sizes.PublishedSize | None = None, n_trunk: int | None = None) -> WeightInventory:
     """The GGUF llama-quantize would write: its per-tensor types (src/llama-quant.cpp), laid out with 32-byte
     alignment in list order as gguf-py's writer does. `ftype` may also name a publisher's mix ("UD-Q4_K_XL",
     "Q6_K_L": quant/gguf_recipes.NAMED_MIXES), whose stand-in is labelled by the caller. `build`: llama-quantize's
     build (None: the newest rules). `publisher`: the owner of the GGUF repo the file comes from ("unsloth"): a
     plain file type takes that publisher's recipe for the model's shape where gguf_recipes.PUBLISHED_RECIPES has
-    one (mix_types), and the inventory keeps it for a later retyping."""
+    one (mix_types), and the inventory keeps it for a later retyping. `published`: the file's listed size, which the
+    result is scaled to (sized_to_published; `n_trunk` the trunk's layers, the next-n block's after them)."""
     publisher = gguf_recipes.known_publisher(publisher)
     mix = gguf_recipes.named_mix(ftype)
     ft = gguf_recipes.ftype_by_name(mix.ftype if mix else ftype)
@@ -70,7 +73,43 @@ def gguf_inventory(tensors: Sequence[TensorShape], *, arch: str, ftype: str, con
         nbytes = ggml.tensor_bytes(gt, t.shape)
         out.append(TensorSpec(name=t.name, shape=t.shape, dtype=gt.name, nbytes=nbytes, layer=t.layer, offset=offset))
         offset += (nbytes + GGUF_ALIGNMENT - 1) // GGUF_ALIGNMENT * GGUF_ALIGNMENT
-    return WeightInventory(tensors=tuple(out), exact=False, format=mix.name if mix else ft.name, publisher=publisher)
+    inv = WeightInventory(tensors=tuple(out), exact=False, format=mix.name if mix else ft.name, publisher=publisher)
+    if published is not None:
+        return sized_to_published(inv, published, n_trunk) or inv
+    return inv
+
+
+# How far a listed size may scale a stand-in's repeating layers before the listing is taken for another file than
+# the one the tensor list describes (the stand-ins fell within -29%..+10% of real files: gguf_recipes.STANDIN_MISSES)
+_PUBLISHED_SCALE = (0.6, 1.6)
+
+
+def sized_to_published(inv: WeightInventory, size: published_sizes.PublishedSize,
+                       n_trunk: int | None = None) -> WeightInventory | None:
+    """A computed GGUF inventory whose tensor bytes total the publisher's listed file size (less an estimate of its
+    header, published_sizes.header_bytes): the stand-in's per-tensor types and layout are kept, and the bytes of
+    the repeating layers' tensors (`layer` set) scaled by one factor; token_embd, output and the norms outside the
+    blocks keep the stand-in's bytes. A file listed without its next-n block (size.file_nextn False) is matched by
+    the trunk's tensors (layers below `n_trunk`) and the next-n block's scaled alike. None where the factor falls
+    outside _PUBLISHED_SCALE (the listing is not of this tensor list) or there are no repeating layers."""
+    emb = next((t for t in inv.tensors if t.name == "token_embd.weight"), None)
+    n_vocab = emb.shape[1] if emb is not None and len(emb.shape) > 1 else 0
+    in_file = [t for t in inv.tensors if not (size.file_nextn is False and n_trunk is not None and t.layer is not None
+                                               and t.layer >= n_trunk)]
+    target = size.nbytes - published_sizes.header_bytes(n_vocab, len(in_file))
+    fixed = sum(t.nbytes for t in in_file if t.layer is None)
+    scaled = sum(t.nbytes for t in in_file if t.layer is not None)
+    if scaled <= 0:
+        return None
+    factor = (target - fixed) / scaled
+    if not _PUBLISHED_SCALE[0] <= factor <= _PUBLISHED_SCALE[1]:
+        return None
+    out, offset = [], 0
+    for t in inv.tensors:
+        nbytes = t.nbytes if t.layer is None else round(t.nbytes * factor)
+        out.append(replace(t, nbytes=nbytes, offset=offset))
+        offset += (nbytes + GGUF_ALIGNMENT - 1) // GGUF_ALIGNMENT * GGUF_ALIGNMENT
+    return replace(inv, tensors=tuple(out), published=size)
 
 
 def _n_gqa(tensors: Sequence[TensorShape]) -> int:

@@ -86,7 +86,8 @@ def _requantized(spec: ModelSpec, tensors: list[TensorSpec], build: int | None) 
     if spec.weights.exact or not is_gguf_format(spec.weights.format):
         return replace(spec.weights, tensors=tuple(tensors))
     w = gguf_inventory([TensorShape(t.name, t.shape, t.layer) for t in tensors], arch=spec.architecture,
-                       ftype=spec.weights.format, build=build, publisher=spec.weights.publisher)
+                       ftype=spec.weights.format, build=build, publisher=spec.weights.publisher,
+                       published=spec.weights.published, n_trunk=spec.n_trunk_layers)  # sized to the same listing
     return replace(w, split_max_bytes=spec.weights.split_max_bytes)  # published in the same parts
 
 
