@@ -242,3 +242,23 @@ def test_sparse_mla_gpus(gpu, version, runs):
         assert p.returncode in (0, 1), p.stdout + p.stderr
     else:
         assert p.returncode == 2 and "No valid attention backend found for cuda" in p.stderr, p.stdout + p.stderr
+
+
+def test_diagnose_reads_the_sparse_mla_cache_format_note(tmp_path):
+    """0.24+ mla_attention.py: "Using fp8_ds_mla KV cache format for FLASHINFER_MLA_SPARSE_SM120 backend." after
+    kv_cache_dtype=auto is the cache in force (DeepSeek V3.2 on SM 12.x): no --kv-cache-dtype fp8 fix."""
+    log = tmp_path / "v32.log"
+    log.write_text(
+        "INFO 06-03 10:00:01 [core.py:1] Initializing a V1 LLM engine (v0.30.0) with config: "
+        "model='deepseek-ai/DeepSeek-V3.2', max_seq_len=163840, tensor_parallel_size=8, kv_cache_dtype=auto\n"
+        "(Worker_TP0 pid=1) INFO 06-03 10:00:05 [mla_attention.py:441] Using fp8_ds_mla KV cache format for "
+        "FLASHINFER_MLA_SPARSE_SM120 backend.\n"
+        "(EngineCore pid=1) ValueError: To serve at least one request with the model's max seq len (163840), (20.00 GiB "
+        "KV cache is needed, which is larger than the available KV cache memory (5.44 GiB). Based on the available "
+        "memory, the estimated maximum model length is 44000. Try increasing `gpu_memory_utilization` or decreasing "
+        "`max_model_len` when initializing the engine.\n")
+    p = subprocess.run([sys.executable, "-m", "oomkit", "diagnose", "--json", str(log)], capture_output=True,
+                       text=True, timeout=120)
+    d = json.loads(p.stdout)
+    assert d["settings"]["kv_cache_dtype"] == "fp8_ds_mla"
+    assert not any("--kv-cache-dtype" in (f.get("flags") or ()) for f in d["fixes"]), d["fixes"]

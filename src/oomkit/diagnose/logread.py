@@ -61,6 +61,10 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     # models/deepseek_v4/attention.py _resolve_dsv4_kv_cache_dtype (0.23+; 0.30+ also from "auto"): the cache dtype
     # written back as fp8_ds_mla, after the config line's kv_cache_dtype=auto / fp8
     ("fp8_ds_mla KV cache format", r"Using DeepSeek's (fp8_ds_mla) KV cache format", "kv_cache_dtype", "str"),
+    # layers/attention/mla_attention.py (0.24+) _canonicalize_sparse_mla_kv_cache_dtype's note: "Using fp8_ds_mla KV
+    # cache format for FLASHINFER_MLA_SPARSE_SM120 backend." (auto made fp8_ds_mla on SM 12.x)
+    ("KV cache format for", r"Using (fp8_ds_mla|nvfp4_ds_mla) KV cache format for \w{1,60} backend", "kv_cache_dtype",
+     "str"),
     # models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (0.32+): auto -> fp8_e4m3 on SM 10.x
     ("Using fp8 kv-cache for GlmMoeDsa", r"Using (fp8) kv-cache for GlmMoeDsaForCausalLM", "kv_cache_dtype", "str"),
     ("quantization=", r"\bquantization=(\w{1,64})", "quantization", "str"),
