@@ -544,7 +544,7 @@ def max_running_requests(pool: Pool, s: SGLangSettings, context_len: int, v: Ver
     max_num_reqs = user if user is not None else estimated
     if pool.max_mamba_cache_size is not None:
         max_num_reqs = min(max_num_reqs, pool.max_mamba_cache_size // 3)  # MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO
-    rows = max_num_reqs + (0 if reached(v, "reserve_by_gpu_class") else 1)  # 0.4.6: ReqToTokenPool(size + 1)
+    rows = max_num_reqs + (0 if reached(v, "req_to_token_unpadded") else 1)  # 0.4.6: ReqToTokenPool(size + 1)
     running = min(tokens // 2 if user is None else user, rows)
     if pool.max_mamba_cache_size is not None:
         running = min(running, max_num_reqs)

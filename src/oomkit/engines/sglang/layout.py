@@ -263,6 +263,16 @@ def init_memory_pool(spec: ModelSpec, s: SGLangSettings, stages: tuple[Stage, ..
     error: str | None = None
     pools: list[Pool | None] = []
     for st in stages:
+        if pre_free is not None and st.weights_bytes > pre_free:
+            # model_runner.py load_model -> loader.py _initialize_model creates the parameters on the GPU (0.4.x-0.5.x):
+            # weights larger than the memory free before them die there with a CUDA OOM, before any pool is sized or
+            # profile_max_num_token can refuse (sglang#5576: gemma-3-12b-it on a 16 GB card, the traceback through
+            # gemma3_mm.py __init__)
+            error = (f"torch.OutOfMemoryError: CUDA out of memory while loading the weights (model_runner.py "
+                     f"load_model): {st.weights_bytes / GiB:.2f} GiB a rank, {max(pre_free, 0) / GiB:.2f} GiB free "
+                     "before them")
+            pools.append(None)
+            continue
         try:
             if s.kv_cache_memory_bytes is not None:
                 p = size_pool(spec, s, kv_budget=s.kv_cache_memory_bytes, gpu_mib=gpu_mib, lay=st.pool_lay)
@@ -718,6 +728,11 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
             warnings.append(f"req_to_token table ({req_bytes / GiB:.2f} GiB) exceeds the {(1 - mfs):.3f} headroom "
                             f"({run.headroom / GiB:.2f} GiB): lower --context-length or --max-running-requests")
     view = _engine_view(s, run, running, req_bytes)
+    if error and error.startswith("torch.OutOfMemoryError") and pre_free is not None:
+        # the weights load itself runs out (init_memory_pool above): nothing after "Load weight begin" happens
+        w = max(st.weights_bytes for st in stages)
+        view["failed_phase"] = {"phase": "weights", "needed_bytes": w, "left_bytes": pre_free,
+                                "short_bytes": w - pre_free, "after_kv": False}
     # "Attention backend not specified. Use X backend by default." (or the model override's line)
     view["attention_backend"], view["attention_backend_reason"] = backend.backend, backend.reason
     pool_short = pool is not None and pool.max_total_num_tokens < context_len

@@ -31,7 +31,11 @@ ERAS = Eras({
     "triton_kv_indices_int64": (0, 5, 1),
     # server_args.py __post_init__: mem_fraction_static = (gpu_mem - reserved_mem) / gpu_mem, reserved by GPU
     # class (2.8/9.5/12 GiB + tp*pp/10 or /2, 32 GiB above 160 GiB). Before: 0.88/0.87/0.85/0.81/0.79 by tp*pp.
-    "reserve_by_gpu_class": (0, 4, 8),
+    # In the 0.4.7.post1 wheel (built 2025-06-16), not in 0.4.7: the docs CI of 2025-06-17 prints 0.874 on an H100
+    "reserve_by_gpu_class": (0, 4, 7, 1),
+    # model_runner.py init_memory_pool: ReqToTokenPool(size=max_num_reqs) from 0.4.7 (0.4.7, 0.4.7.post1 read),
+    # size=max_num_reqs + 1 before (0.4.6.post5 read)
+    "req_to_token_unpadded": (0, 4, 7),
     # distributed/utils.py get_pp_indices: PR #13282 (merged 2025-11-17; 0.5.6 is the first release after it,
     # approximate) gives the last `remainder` stages one layer more; before, the last stage took every leftover
     # layer (DeepSeek's 61 layers at --pp-size 8: 7 x 7 + 12)
