@@ -262,3 +262,16 @@ def test_diagnose_reads_the_sparse_mla_cache_format_note(tmp_path):
     d = json.loads(p.stdout)
     assert d["settings"]["kv_cache_dtype"] == "fp8_ds_mla"
     assert not any("--kv-cache-dtype" in (f.get("flags") or ()) for f in d["fixes"]), d["fixes"]
+
+
+@pytest.mark.parametrize("gpu,block,latent", [("8x B200", 32, 576), ("8x H200", 64, 656)])
+def test_sparse_mla_fp8_block_size_by_backend(gpu, block, latent):
+    """platforms/interface.py update_block_size_for_backend: FLASHINFER_MLA_SPARSE (SM 10.x, fp8) prefers the smallest
+    of its kernel sizes [32, 64] (the default 16 is not one), FLASHMLA_SPARSE 64 (Hopper): DeepSeek-V3.2's block
+    is 32 x 61 x (576 + 132) = 1,382,016 B on a B200, 64 x 61 x (656 + 132) = 3,076,352 B on an H200."""
+    p = subprocess.run([sys.executable, "-m", "oomkit", "estimate", "--gpu", gpu, "--json", "--engine-version",
+                        "0.30.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V3.2", "-tp", "8", "--kv-cache-dtype",
+                        "fp8", "--max-model-len", "32768"], capture_output=True, text=True, timeout=180)
+    d = json.loads(p.stdout)
+    ev = d.get("engine_view") or d["estimate"]["engine_view"]
+    assert (ev["block_size"], ev["kv_block_bytes"]) == (block, block * 61 * (latent + 132))

@@ -215,6 +215,11 @@ def block_size_for(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, 
     mla = any(layer.kind is LayerKind.LATENT for layer in spec.trunk_layers)
     backend = (s.attention_backend or "").upper()
     sparse = any(layer.attention is not None and layer.attention.index_head_dim for layer in spec.trunk_layers)
+    if sparse and r.kv_dtype.startswith("fp8") and r.kv_dtype != "fp8_ds_mla" and s.block_size is None:
+        # FLASHINFER_MLA_SPARSE keeps the standard fp8 row (config.py sparse_mla_kv_dtype); platforms/interface.py
+        # update_block_size_for_backend (0.19+): its get_preferred_block_size, the default 16 not among its kernel
+        # sizes [32, 64], so the smallest ("Setting kv cache block size to 32 for FLASHINFER_MLA_SPARSE backend.")
+        return 32, "FLASHINFER_MLA_SPARSE: 32-token blocks (its kernel sizes 32 / 64)"
     if sparse and (not r.cc or r.cc[0] >= 9) and backend in ("", "FLASHMLA_SPARSE"):
         # platforms/cuda.py check_and_update_config (0.11+): "Forcing kv cache block size to 64 for
         # FlashMLASparse backend." (DeepSeek V3.2's sparse MLA on Hopper and Blackwell)
