@@ -5,7 +5,9 @@ them.
 
 | log | release | GPUs | model | figure | printed | before | after |
 |---|---|---|---|---|---|---|---|
-| sglang#10407 | 0.5.2 era | 4 GPUs (~95 GiB), TP4 | Qwen3-Next-80B-A3B (hybrid GDN) | K / V size at 2,896,645 tokens | 16.57 GB | 16.57 GiB | same |
+| sglang#10407 | 0.5.2 era | 4 x H20 (inferred), TP4 | Qwen3-Next-80B-A3B (hybrid GDN) | K / V size at 2,896,645 tokens | 16.57 GB | 16.57 GiB | same |
+| | | | | tokens at the 0.5.2 defaults | 2,896,645 | refused ("give --max-mamba-cache-size") | 2,891,728 (-0.17 %) |
+| | | | | free memory at "Memory pool end" | 13.12 GB | refused | 13.41 GiB (+0.3 % of the GPU) |
 | sglang#8336 | 0.4.9.x | 2 x 46,068 MiB class, TP2 | Qwen3-32B (inferred) | weights per rank | 30.59 GB | 30.51 GiB (-0.3 %) | same |
 | | | | | free after the weights, end to end | 13.47 GB | 13.55 GiB (+0.2 % of the GPU) | same |
 | | | | | K / V size at 42,632 tokens | 2.60 GB | 2.60 GiB | same |
@@ -26,13 +28,19 @@ The rules these logs led to, read in the wheels:
   an H100, as printed; ModelRunner then multiplies a multimodal model's fraction by 0.90 (0.7866, printed 0.787).
 - settings.ERAS req_to_token_unpadded (0.4.7): model_runner.py init_memory_pool passes ReqToTokenPool(size=max_num_reqs)
   in the 0.4.7 and 0.4.7.post1 wheels, size=max_num_reqs + 1 in 0.4.6.post5 (the row count was tied to the 0.4.8 era).
+- kv.py handle_max_mamba_cache, 0.5.2-0.5.3: ModelRunner.__init__ sets max_mamba_cache_size to --max-running-requests,
+  else 512 (over dp_size with DP attention), and profile_max_num_token takes max_mamba_cache_size x mamba_cache_per_req
+  off the rest (0.5.2 and 0.5.3.post1 model_runner.py); oomkit refused these releases without the flag. The running
+  requests are capped at the pool itself there, at a third of it from 0.5.4 (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO,
+  0.5.4.post1 read).
 - layout.py init_memory_pool: weights larger than the memory free before them die in load_model (the parameters are
   created on the GPU in _initialize_model: torch.OutOfMemoryError, the traceback of sglang#5576), before any pool, so
   the failing phase is "weights", not profile_max_num_token's "Not enough memory" refusal.
 
 What is not held, and why: the docs-CI "mem usage" figures (the notebooks share one GPU in parallel: 43.12 GB for a 7B
-model), sglang#8336's token count (the flags are not in the excerpt), sglang#10407's mamba pool and weights (not in the
-excerpt), the EAGLE draft's pool (oomkit does not size the draft worker).
+model), sglang#8336's token count (the flags are not in the excerpt), sglang#10407's mamba pool and weights lines (not in
+the excerpt; its GPU is read from "Load weight begin. avail mem=93.46 GB", which only the 96 GB H20 class gives: oomkit
+93.08 GiB there, 77.15 on an H100, 137.90 on an H200), the EAGLE draft's pool (oomkit does not size the draft worker).
 """
 
 from __future__ import annotations
@@ -87,6 +95,28 @@ def test_qwen3_next_pool_at_the_printed_tokens():
     p = fixture("qwen3-next-80b-a3b-tp4-issue10407")["printed"]
     pool = pool_at("qwen3-next-80b-a3b-instruct", p["kv_cache_tokens"], tp_size=4, engine_version="0.5.2")
     assert (two(pool.k_bytes), two(pool.v_bytes)) == (p["k_size_gb"], p["v_size_gb"])
+
+
+def _q3n():
+    return sg.ENGINE.estimate(spec_of("qwen3-next-80b-a3b-instruct"), catalog_gpus("H20", 4),
+                              sg.SGLangSettings(tp_size=4, engine_version="0.5.2"))
+
+
+def test_qwen3_next_tokens_at_the_0_5_2_defaults():
+    # 0.5.2: a 512-slot mamba pool (max_mamba_cache_size's default) off the rest, then the 12 full-attention layers'
+    # cells: 2,891,728 tokens against the printed 2,896,645
+    est = _q3n()
+    printed = fixture("qwen3-next-80b-a3b-tp4-issue10407")["printed"]["kv_cache_tokens"]
+    err = (est.engine_view["max_total_num_tokens"] - printed) / printed
+    assert abs(err) < 0.03, f"{err:+.2%}"
+    assert est.engine_view["max_mamba_cache_size"] == 512 and est.engine_view["max_running_requests"] == 512
+
+
+def test_qwen3_next_free_memory_after_the_pools():
+    est = _q3n()
+    printed = float(fixture("qwen3-next-80b-a3b-tp4-issue10407")["printed"]["pool_end_avail_gb"]) * GiB
+    err = (est.engine_view["memory_pool_end_avail_bytes"] - printed) / est.devices[0].memory_bytes
+    assert abs(err) < 0.03, f"{err:+.2%}"
 
 
 # ---------------------------------------------------------------------------------------------------------

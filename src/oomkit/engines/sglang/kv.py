@@ -403,8 +403,14 @@ def handle_max_mamba_cache(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings,
         size = s.max_mamba_cache_size // (s.dp_size if s.enable_dp_attention else 1)
     else:
         if not reached(v, "mamba_ratio"):
-            raise OomkitError(f"SGLang {s.engine_version}: the Mamba state pool before 0.5.4 took a fixed "
-                              "--max-mamba-cache-size; give it (oomkit models the 0.5.4+ ratio rule)")
+            # 0.5.2-0.5.3 ModelRunner.__init__ (both wheels read): max_mamba_cache_size = --max-running-requests if
+            # given, else 512, over dp_size under DP attention; profile_max_num_token then takes
+            # max_mamba_cache_size x mamba_cache_per_req off the rest before the KV cells
+            size = (s.max_running_requests if s.max_running_requests is not None else 512) \
+                // (s.dp_size if s.enable_dp_attention else 1)
+            if size <= 0:
+                raise NotEnoughMemory("RuntimeError: max_mamba_cache_size must be positive")
+            return rest_gib - size * per_req / GiB, size, (size + 1) * conv, (size + 1) * ssm
         r = s.mamba_full_memory_ratio
         budget = rest_gib * r / (1 + r) * GiB
         size = int((budget - per_req) // per_req) if padded else int(budget // per_req)
@@ -543,7 +549,9 @@ def max_running_requests(pool: Pool, s: SGLangSettings, context_len: int, v: Ver
         user = max(1, user // (s.dp_size if s.enable_dp_attention else 1))
     max_num_reqs = user if user is not None else estimated
     if pool.max_mamba_cache_size is not None:
-        max_num_reqs = min(max_num_reqs, pool.max_mamba_cache_size // 3)  # MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO
+        # MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO 3 from 0.5.4 (0.5.4.post1 read); 0.5.2-0.5.3 cap at the pool
+        # itself, min(max_num_reqs, max_mamba_cache_size) (0.5.2 and 0.5.3.post1 model_runner.py read)
+        max_num_reqs = min(max_num_reqs, pool.max_mamba_cache_size // (3 if reached(v, "mamba_ratio") else 1))
     rows = max_num_reqs + (0 if reached(v, "req_to_token_unpadded") else 1)  # 0.4.6: ReqToTokenPool(size + 1)
     running = min(tokens // 2 if user is None else user, rows)
     if pool.max_mamba_cache_size is not None:
