@@ -503,3 +503,14 @@ def test_fit_never_cuts_the_context_to_a_sliver():
 def test_fit_cuts_below_the_usable_context_when_asked_with_min_ctx():
     f = fit(["ollama", "run", "qwen3:32b"], devices_from("20GiB"), Goals(min_ctx=256))
     assert f.tier == 1 and [c.after for c in f.changes if c.flag == "num_ctx"] == [256]
+
+
+def test_a_context_part_changed_by_fit_is_said_to_be_the_context():
+    """mlx_lm's context is the prompt plus the generated tokens: when fit shrinks it, the prompt tokens shrink with
+    it, and the reason given is the context that fits, not a weight format (no weight format changed)."""
+    argv = shlex.split("mlx_lm.generate --model mlx-community/Qwen3-8B-4bit --prompt-tokens 200000 --max-tokens 100")
+    f = fit(argv, devices_from(gpu="M4 Pro 24GB"))
+    assert f.command is not None and "weights" not in f.knobs
+    changed = {c.flag: c for c in f.changes}
+    assert changed["prompt_tokens"].after < 200000
+    assert all(c.why == "the largest context that fits" for c in f.changes), f.changes

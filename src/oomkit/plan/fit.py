@@ -426,6 +426,8 @@ def _changes(eng: EngineModule, old: Any, new: Any, before: MemoryEstimate, afte
             why = _WHY["offload"]
         elif "kv" in best.knobs and f.name not in best.weight_fields:
             why = _WHY["kv"]
+        elif "weights" not in best.knobs and "context" in best.knobs:
+            why = _WHY["context"]  # a part of the context (mlx_lm's --prompt-tokens beside --max-tokens)
         else:
             why = _WHY["weights"]
         # shown as the engine runs them: the effective values (a context of 0 is the model's; Ollama's come from
