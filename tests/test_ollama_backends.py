@@ -12,6 +12,7 @@ import pytest
 
 from oomkit.engines import ollama as ol
 from oomkit.engines.ollama.projector import projector, vision_graph
+from oomkit.errors import OomkitError
 from oomkit.memory import Device
 from oomkit.model.resolve import resolve
 
@@ -56,10 +57,12 @@ def test_projector_on_the_first_gpu_and_in_the_log():
     mem = est.engine_view["ollama_memory"]
     assert mem["projector.graph"] == 9_398_756_544
     assert 'projector.graph="8.8 GiB"' in est.engine_view["ollama_log"]
-    # before gemma3's support (v0.6.0) no VisionGraphSize
-    old = ol.ENGINE.estimate(resolve("mistral-small3.1"), (Device("CUDA0", memory_bytes=24 * GiB),),
-                             ol.OllamaSettings(num_ctx=4096, engine_version="0.5.13"))
-    assert "projector.graph" not in old.engine_view["ollama_memory"]
+    # before v0.6.5 nothing runs the library's mistral3 GGUF (Ollama's own converter's name): not its engine
+    # (KV.OllamaEngineRequired gains mistral3 in v0.6.5), not its vendored llama.cpp (b4779 at v0.5.13; llama.cpp's
+    # mistral3 is PR #17644, b7216), so 0.5.13 is refused rather than sized
+    with pytest.raises(OomkitError, match=r"Ollama 0\.5\.13 .* no mistral3 architecture .* --engine-version 0\.6\.5"):
+        ol.ENGINE.estimate(resolve("mistral-small3.1"), (Device("CUDA0", memory_bytes=24 * GiB),),
+                           ol.OllamaSettings(num_ctx=4096, engine_version="0.5.13"))
 
 
 def test_library_from_the_devices_and_metals_minimum():

@@ -27,6 +27,7 @@ from .compute import (
     compute_phases,
     output_buffer_bytes,
 )
+from .first_builds import check_model_build
 from .knobs import knobs, relief
 from .kv import (
     SWA_ARCHS,
@@ -75,6 +76,9 @@ def _parse_args(argv: list[str], env: dict[str, str] | None = None, program: str
 def _estimate(spec, devices, s: LlamaCppSettings):
     """programs.estimate of the model as published: a computed GGUF over 50 GB in gguf-split parts
     (weights.published_split; Ollama's blobs, one file each, go to layout.estimate directly)."""
+    # a build that predates the model's architecture refuses the file (first_builds.py: LLM_ARCH_NAMES by build);
+    # here, not in layout.estimate, which Ollama's own engine reuses at its vendored build
+    check_model_build(spec, build_number(s.engine_version), int(NEWEST[1:]))
     return programs.estimate(published_split(spec), devices, s)
 
 

@@ -10,6 +10,7 @@ from ...errors import OomkitError
 from ...memory import Device
 from ...model.spec import ModelSpec
 from ...units import GiB, MiB
+from ..llamacpp.first_builds import first_build, gguf_architecture
 from ..versions import Version, version_str
 from .args import run_variables_warning
 from .graph import _GPT_OSS
@@ -38,6 +39,8 @@ from .settings import (
     env_warnings,
     era,
     parse_version,
+    releases,
+    runner_build,
     union_until,
 )
 from .weights import GgufView
@@ -75,7 +78,10 @@ _OLLAMA_ENGINE = (
     ((0, 13, 0), {"deepseekocr", "deepseek2"}),
     ((0, 14, 0), {"bert", "nomic-bert", "olmo3"}),
     ((0, 16, 0), {"qwen3next", "glm4moelite", "glmocr", "lfm2"}),
-    ((0, 20, 0), {"gemma4", "nemotron_h", "nemotron_h_moe", "qwen35", "qwen35moe", "lfm2moe"}),
+    # v0.17.1's list has them (git show v0.17.1:fs/ggml/ggml.go; v0.17.0's has none of them): the vendored llama.cpp
+    # of v0.13.5-v0.30 (b7437, Makefile.sync ec98e2002) has no qwen35 (b7990), so only this engine runs Qwen3.5 there
+    ((0, 17, 1), {"nemotron_h", "nemotron_h_moe", "qwen35", "qwen35moe", "lfm2moe"}),
+    ((0, 20, 0), {"gemma4"}),
     ((0, 23, 0), {"laguna", "nemotron_h_omni"}),
 )
 # model/models/*: the architectures model.Register knows at each tag. With OLLAMA_NEW_ENGINE set (off by default in
@@ -190,6 +196,7 @@ def resolve_launch(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], s:
     num_ctx = _num_ctx(spec, devices, s, v, env, overhead, warnings, labels)
     num_parallel = _num_parallel(spec, g, s, v, env, warnings)
     runner = _runner(spec, v, the_era, env)
+    check_architecture(spec, v, runner)
     new_estimates = runner == "ollama" and (
         v >= V_NEW_ESTIMATES or (v >= V_NEW_ESTIMATES_OPTIN and bool(env_bool(env, "OLLAMA_NEW_ESTIMATES"))))
     # flash attention and KV cache type
@@ -294,6 +301,25 @@ def _runner(spec: ModelSpec, v: Version, the_era: str, env: dict[str, str]) -> s
         raise OomkitError(f"{spec.architecture} (Ollama's own conversion) runs on the Ollama engine only, from "
                           f"Ollama {version_str(_OLLAMA_ONLY[spec.architecture])}; {version_str(v)} cannot load it")
     return "llama"
+
+
+def _runs_on_own_engine(spec: ModelSpec, v: Version) -> bool:
+    """Whether Ollama `v` runs the model on its own engine by default (eras A-C, KV.OllamaEngineRequired)."""
+    return era(v) != "D" and bool({spec.architecture, gguf_architecture(spec)} & union_until(_OLLAMA_ENGINE, v))
+
+
+def check_architecture(spec: ModelSpec, v: Version, runner: str) -> None:
+    """Refuse a release whose runner cannot load the model: the llama.cpp it runs (the vendored copy, eras A-C; its
+    llama-server, era D) predates the architecture (llamacpp/first_builds.py) and its own engine does not run it.
+    The answer names the first release that runs it, on either."""
+    first = first_build(spec)
+    if first is None or runner == "ollama" or runner_build(v) >= first[1]:
+        return
+    arch, b, pr = first
+    runs = [r for r, _ in releases() if r > v and (_runs_on_own_engine(spec, r) or runner_build(r) >= b)]
+    use = f"use --engine-version {version_str(min(runs))} or newer" if runs else "no Ollama release runs it yet"
+    raise OomkitError(f"{spec.name}: Ollama {version_str(v)} runs llama.cpp b{runner_build(v)}, which has no {arch} "
+                      f"architecture (added in b{b}, PR #{pr}), and its own engine does not run it; {use}")
 
 
 def _attention_llama_server(spec: ModelSpec, v: Version, fa_env: bool | None,
