@@ -91,6 +91,10 @@ OLLAMA_LIBRARY = {
     **dict.fromkeys(["all-minilm", "bge-large", "granite-embedding", "mxbai-embed-large", "snowflake-arctic-embed",
                      "paraphrase-multilingual", "snowflake-arctic-embed2"], "F16"),
     "gpt-oss-safeguard": "MXFP4",
+    # ollama.com/library/embeddinggemma: the latest (300m) tag is the BF16 blob (ollama#12247's log: BF16, the
+    # Ollama engine, tests/fixtures/engine_logs/ollama_heldout4/embeddinggemma-300m-cuda-8gib-0.11.10.json)
+    "embeddinggemma": "BF16",
+    "nemotron-mini": "Q4_K_M",  # published 2024-09, by the rule above
 }
 
 

@@ -197,6 +197,17 @@ def _vocab_size(m: _Meta, md: Mapping[str, Any], tensors: Sequence[TensorSpec]) 
     raise OomkitError(f"{m.name}: cannot tell the vocabulary size (no token_embd.weight, no tokenizer tokens)")
 
 
+def _gemma_embedding_slides(m: _Meta, i: int) -> bool:
+    """Whether layer i of a gemma-embedding GGUF attends within the window (no cache either way): src/models/
+    gemma-embedding.cpp load_arch_hparams -> load_swa_pattern(ml, 6): the per-layer sliding_window_pattern array
+    where the GGUF has one, else its period (default 6, llama_hparams::set_swa_pattern: the n-th layer dense)."""
+    pattern = m.get("attention.sliding_window_pattern")
+    if isinstance(pattern, (tuple, list)):
+        return i < len(pattern) and bool(pattern[i])
+    period = pattern if isinstance(pattern, int) and not isinstance(pattern, bool) else 6
+    return period == 0 or (i + 1) % period != 0
+
+
 def _layer_kinds(m: _Meta, n_all: int, n_nextn: int, n_head_kv: list[int],
                  by_layer: Mapping[int, Mapping[str, tuple[int, ...]]]) -> list[LayerKind]:
     arch = m.arch
@@ -334,7 +345,8 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
                     "index_n_heads": m.int("attention.indexer.head_count", 0),
                     "index_topk": m.int("attention.indexer.top_k", 0)} if ratio == 4 else {})))
             continue
-        sliding = kind in (LayerKind.SLIDING, LayerKind.CHUNKED)
+        sliding = kind in (LayerKind.SLIDING, LayerKind.CHUNKED) or m.arch == "gemma-embedding" and window \
+            and _gemma_embedding_slides(m, i)
         hk, hv = (key_swa, val_swa) if sliding else (key_len, val_len)
         out.append(Attention(n_heads=n_head[i], n_kv_heads=n_head_kv[i], head_dim_k=hk, head_dim_v=hv,
                              window=window if sliding else None,

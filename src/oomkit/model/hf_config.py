@@ -70,6 +70,9 @@ ARCH_BY_MODEL_TYPE = {
     # conversion/hunyuan.py HunYuanModel (HunYuanDenseV1ForCausalLM) -> MODEL_ARCH.HUNYUAN_DENSE; its loader
     # (llama_model_hunyuan_vl's, src/models/hunyuan-vl.cpp load_arch_tensors) requires attn_q_norm / attn_k_norm
     "hunyuan_v1_dense": "hunyuan-dense",
+    # convert_hf_to_gguf.py NemotronModel (NemotronForCausalLM: Nemotron-Mini-4B, Minitron-4B/8B) -> MODEL_ARCH.NEMOTRON:
+    # LayerNorm(1p) with biases, an ungated squared-ReLU FFN (src/models/nemotron.cpp load_arch_tensors)
+    "nemotron": "nemotron",
     # conversion/deci.py DeciModel (DeciLMForCausalLM: Llama-3.3-Nemotron-Super-49B, Llama-3.1-Nemotron-51B / Ultra)
     "nemotron-nas": "deci",
     # encoder-only embedding models (convert_hf_to_gguf.py BertModel / XLMRobertaModel -> bert, NomicBertModel)
@@ -88,6 +91,15 @@ ARCH_BY_MODEL_TYPE = {
 }
 # Encoder-only model types: attention weights but no KV cache (llama.cpp allocates none for bert / nomic-bert).
 _ENCODERS = {"bert", "xlm-roberta", "nomic_bert"}
+
+
+def _gemma_embedding(cfg: Mapping[str, Any], outer: Mapping[str, Any], model_type: str) -> bool:
+    """EmbeddingGemma (google/embeddinggemma-300m): a gemma3_text config of class Gemma3TextModel with
+    use_bidirectional_attention, which convert_hf_to_gguf.py registers as EmbeddingGemma ("Gemma3TextModel") ->
+    MODEL_ARCH.GEMMA_EMBEDDING; llama.cpp runs it without a KV cache (src/models/gemma-embedding.cpp
+    load_arch_hparams: causal_attn = false; src/llama-model.cpp create_memory: LLM_ARCH_GEMMA_EMBEDDING -> nullptr)."""
+    return model_type == "gemma3_text" and (cfg.get("use_bidirectional_attention") is True
+                                            or "Gemma3TextModel" in (outer.get("architectures") or ()))
 
 _TEXT_KEYS = ("text_config", "llm_config", "language_config")
 # Model types whose config.json this reader cannot turn into a true per-layer spec, refused rather than read
@@ -196,6 +208,9 @@ def spec_from_config(
         # layer kinds (src/models/kimi-k3.cpp is_recr = n_head_kv == 0) with attention residuals, a latent MoE, a
         # full-rank KDA gate and an MLA output gate (_kimi_k3_extras); the vision tower is skipped (text only)
         arch = "kimi-k3"
+    encoder = model_type in _ENCODERS
+    if _gemma_embedding(cfg, outer, model_type):
+        arch, encoder = "gemma-embedding", True
     if model_type == "bailing_moe" and "BailingMoeV2ForCausalLM" in (outer.get("architectures") or ()):
         arch = "bailingmoe2"  # Ling 2.0: model_type bailing_moe, class BailingMoeV2 (conversion/bailingmoe.py)
     if arch is None:
@@ -226,7 +241,8 @@ def spec_from_config(
         n_nextn = _NEXTN_FIXED[model_type]
     if n_nextn and arch in _GGUF_DROPS_MTP and model_type not in _GGUF_KEEPS_MTP and weight_format is not None and is_gguf_format(weight_format):
         n_nextn = 0  # conversion/deepseek.py DeepseekV2Model.skip_mtp: the GGUF has no next-n block
-    kinds = _layer_kinds(r, model_type, n_layers)
+    # bidirectional encoders (and EmbeddingGemma): attention weights, no KV cache
+    kinds = [LayerKind.NONE] * n_layers if encoder else _layer_kinds(r, model_type, n_layers)
     # Next-n / MTP blocks follow the trunk (layer index n_layers...), shaped like its last layer; MiMo-V2's are
     # sliding (conversion/mimo.py: hybrid_layer_pattern + [1] * _n_nextn)
     kinds += [LayerKind.SLIDING if model_type == "mimo_v2_flash" else _nemotron_mtp_kind(r, model_type)
@@ -239,7 +255,7 @@ def spec_from_config(
             index=i,
             kind=kind,
             attention=deci[i][0] if deci else _attention(r, kind, model_type, n_embd)
-            if kind not in (LayerKind.RECURRENT, LayerKind.NONE) or model_type in _ENCODERS else None,
+            if kind not in (LayerKind.RECURRENT, LayerKind.NONE) or encoder else None,
             recurrent=_recurrent(r, model_type, n_embd) if (kind is LayerKind.RECURRENT or model_type == "falcon_h1")
             else None,
             ffn=deci[i][1] if deci else _nextn_ffn(r, model_type, i, n_layers)
@@ -249,6 +265,13 @@ def spec_from_config(
         )
         for i, kind in enumerate(kinds)
     )
+    if arch == "gemma-embedding":
+        # no cache, but the window of each sliding layer as the GGUF keeps it (sliding_window, the layer_types'
+        # pattern): Ollama's library conversion runs these layers as gemma3's (engines/ollama/weights.py)
+        window = r.int("sliding_window", default=0)
+        slides = _layer_kinds(r, model_type, n_layers)
+        layers = tuple(replace(la, attention=replace(la.attention, window=window))
+                       if window and slides[la.index] is LayerKind.SLIDING else la for la in layers)
     if model_type == "glm_moe_dsa":
         shared = _glm_dsa_shared_indexers(r, n_layers)
         layers = tuple(replace(la, attention=replace(la.attention, indexer_shared=True))
@@ -469,7 +492,8 @@ def _router_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "mamba",
                     "lfm2", "lfm2_moe", "gpt2", "opt", *_ENCODERS}  # GPT2Config: no key, PretrainedConfig's default True
 _GEMMA4 = {"gemma4", "gemma4_text"}
-_UNGATED_FFN = {"phi", "starcoder2", "gpt2", "opt", "falcon", "nemotron_h", "bert", "xlm-roberta"}  # up + down only
+_UNGATED_FFN = {"phi", "starcoder2", "gpt2", "opt", "falcon", "nemotron_h", "bert", "xlm-roberta",  # up + down only
+                "nemotron"}  # transformers modeling_nemotron.py NemotronMLP: up_proj, down_proj, relu2
 
 
 def _per_layer_inputs(r: _Reader, model_type: str) -> PerLayerInputs | None:

@@ -501,10 +501,6 @@ OLLAMA_UNSIZED = {
                  "does not count",
     "moondream": "moondream2 (1.8b): a phi-1.5 decoder under a SigLIP tower (model_type moondream1), whose config "
                  "oomkit has no cited copy of",
-    "embeddinggemma": "EmbeddingGemma 300M (300m): Gemma 3's layers with bidirectional attention and dense heads "
-                      "(llama.cpp's gemma-embedding), which oomkit does not read from a config",
-    "nemotron-mini": "Nemotron-Mini-4B-Instruct (4b): the nemotron architecture (LayerNorm with bias, a squared-ReLU FFN "
-                     "without gate), which oomkit does not read from a config",
     "lfm2": "LFM2-24B-A2B (24b, its only size): lfm2moe, 23.8B parameters, whose config oomkit has no cited copy of",
 }
 

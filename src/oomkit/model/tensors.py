@@ -28,7 +28,8 @@ class TensorShape:
 _QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "gemma3n", "gemma4", "olmo2", "olmoe",
             "qwen3vl", "qwen3vlmoe", "glm4moe", "exaone4",  # not cohere2: src/models/cohere2.cpp loads none
             # src/models/lfm2.cpp, lfm2moe.cpp, hunyuan-moe.cpp, bailingmoe2.cpp: attn_q_norm / attn_k_norm per head
-            "lfm2", "lfm2moe", "hunyuan-moe", "hunyuan-dense", "bailingmoe2"}
+            "lfm2", "lfm2moe", "hunyuan-moe", "hunyuan-dense", "bailingmoe2",
+            "gemma-embedding"}  # src/models/gemma-embedding.cpp load_arch_tensors: attn_q_norm / attn_k_norm, required
 # Routers with a score-correction bias (e_score_correction_bias -> exp_probs_b.bias; src/models/deepseek2.cpp,
 # ernie4-5-moe.cpp, bailingmoe2.cpp, lfm2moe.cpp, mimo2.cpp load_arch_tensors)
 _EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", "nemotron_h",  # + nemotron-h.cpp
@@ -38,7 +39,8 @@ _EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", 
                 "kimi-linear", "kimi-k3"}  # kimi-linear.cpp / kimi-k3.cpp: exp_probs_b {n_expert}, required
 # Gemma 2/3/4 normalise after attention and after the FFN too, and so do GLM-4-0414 (src/models/glm4.cpp
 # load_arch_tensors: attn_post_norm and ffn_post_norm, required) and OLMo 2 (only there: _POST_NORM_ONLY).
-_POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4", "glm4", "olmo2"}
+_POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4", "glm4", "olmo2",
+               "gemma-embedding"}  # gemma-embedding.cpp: attn_post_norm, ffn_post_norm, required
 # Dense FFNs whose gate and up projections are one tensor, ffn_up {n_embd, 2 x n_ff}, no ffn_gate (src/models/glm4.cpp
 # load_arch_tensors; the checkpoint's mlp.gate_up_proj, written as it is by convert_hf_to_gguf.py)
 _FUSED_GATE_UP = {"glm4", "chatglm",  # src/models/chatglm.cpp too: ffn_up {n_embd, n_ff * 2}
@@ -84,7 +86,8 @@ _NEXTN_VOCAB_COPIES = {"deepseek2", "glm4moe", "deepseek_v32"}  # not GLM-5's: i
 # ffn_up.bias, ffn_down.bias, all required (the checkpoint's LayerNorms and Conv1D layers carry biases)
 # OPT (no llama.cpp loader; transformers OPTDecoderLayer / vLLM opt.py): self_attn_layer_norm, final_layer_norm and
 # the decoder's final_layer_norm are LayerNorms with biases; q/k/v/out_proj, fc1 and fc2 are Linear(bias=enable_bias)
-_NORM_BIAS = {"phi2", "stablelm", "starcoder2", "orion", "phimoe", "gpt2", "opt"}
+_NORM_BIAS = {"phi2", "stablelm", "starcoder2", "orion", "phimoe", "gpt2", "opt",
+              "nemotron"}  # src/models/nemotron.cpp: output_norm_b, attn_norm_b, ffn_norm_b, required
 _ATTN_OUT_BIAS = {"phi2", "starcoder2", "phimoe", "gpt2", "opt"}
 _FFN_BIAS = {"phi2", "starcoder2", "gpt2", "opt"}  # ffn_up.bias {n_ff}, ffn_down.bias {n_embd}
 _OUTPUT_BIAS = {"phi2", "phimoe"}  # output.bias {n_vocab}

@@ -52,6 +52,16 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
         spec = replace(spec, architecture="qwen25vl", labels=spec.labels + (
             "architecture as Ollama's library GGUF names it: qwen25vl, vision tower included (llama.cpp: qwen2vl "
             "+ mmproj)",))
+    if spec.architecture == "gemma-embedding" and not spec.weights.exact:
+        # EmbeddingGemma: Ollama converts Gemma3TextModel itself as "gemma3" with a pooling type and the Dense
+        # projections (its engine's model/models/gemma3/embed.go), where llama.cpp's converter writes
+        # gemma-embedding: v0.11.10, the release that added embeddinggemma, vendors llama.cpp b6150, which predates
+        # gemma-embedding (b6384), and ran it on the Ollama engine (ollama#12247's log), which knows gemma3 only.
+        # Its layers are gemma3's: sliding where the config's window applies, the rest full
+        layers = tuple(replace(la, kind=LayerKind.SLIDING if la.attention.window else LayerKind.FULL)
+                       if la.attention is not None else la for la in spec.layers)
+        spec = replace(spec, architecture="gemma3", layers=layers, labels=spec.labels + (
+            "architecture as Ollama's library GGUF names it: gemma3 with pooling (llama.cpp: gemma-embedding)",))
     if not spec.weights.exact and _quantized_in_spring_2025(spec):
         spec = _spring_2025_quantizer(spec)
     if not spec.weights.exact and _gemma3_qat(spec):
