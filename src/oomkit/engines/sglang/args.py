@@ -1,5 +1,6 @@
 """SGLang's command line (`python -m sglang.launch_server ARGS`, `sglang serve ARGS`), read the way its argparse
-parser reads it: every flag the wheels define (engines/data/sglang_flags.json), abbreviations included."""
+parser reads it: every flag the wheels define (engines/data/sglang_flags.json), abbreviations included. A flag
+only some releases define is held against the release chosen (kv.check_release_flags, engines/release_flags.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from ...errors import OomkitError
 from ...flags import check_settings
 from ..command import Opt, Syntax, defaults, format_flags, python_module, rewrite, values_of
+from ..release_flags import varies
 from .settings import DTYPE_CHOICES, KV_CACHE_DTYPES, QUANTIZATION_CHOICES, SGLangSettings
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "sglang_flags.json"
@@ -157,6 +159,8 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
             unknown.append(arg)
             continue
         kind = flags.get(flag) or _LEGACY_FLAGS[flag]
+        if varies(_FLAGS_JSON.name, flag):  # held against the release chosen (kv.check_release_flags)
+            opts["release_flags"] = (*opts.get("release_flags", ()), flag)
         value: Any = None
         if kind == "value":
             if eq:

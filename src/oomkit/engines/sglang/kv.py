@@ -18,6 +18,7 @@ from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import GiB, MiB, cdiv
 from .. import _tp
+from ..release_flags import known_in, why_not
 from ..versions import Version
 from .archs import check_model_release
 from .settings import (
@@ -115,6 +116,7 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
         kv_bytes, kv_dtype = KV_CACHE_DTYPES[s.kv_cache_dtype], s.kv_cache_dtype
     layers = spec.trunk_layers if layers is None else layers
     check_model_release(spec, parse_version(s.engine_version))
+    check_release_flags(s)
     _check_index_share_release(spec, s.engine_version)
     if spec.architecture in NO_ATTENTION_LAYERS_OK:
         layers = _one_kv_head_count(layers)
@@ -557,3 +559,15 @@ def max_running_requests(pool: Pool, s: SGLangSettings, context_len: int, v: Ver
     if pool.max_mamba_cache_size is not None:
         running = min(running, max_num_reqs)
     return max(running, 0), rows
+
+
+def check_release_flags(s: SGLangSettings) -> None:
+    """The typed flags that only some releases' parsers have (args.parse_args), held against s.engine_version: one
+    its server_args.py does not define is refused as its argparse refuses it, naming the releases that have it
+    (engines/release_flags.py, read from the wheels by tools/build_sglang_flags.py)."""
+    version = parse_version(s.engine_version)
+    missing = [f for f in dict.fromkeys(s.release_flags) if known_in("sglang_flags.json", f, version) is False]
+    if missing:
+        why = "; ".join(f"{f}: {why_not('sglang_flags.json', f, version)}" for f in missing)
+        raise OomkitError(f"launch_server.py: error: unrecognized arguments: {' '.join(missing)} (SGLang "
+                          f"{s.engine_version} has no such flag: {why})")

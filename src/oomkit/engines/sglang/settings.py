@@ -4,7 +4,7 @@ models, and the defaults SGLang picks by GPU (server_args.py `_handle_gpu_memory
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ...errors import OomkitError
@@ -314,6 +314,9 @@ class SGLangSettings:
     # flags of the command that change memory in a way oomkit does not count, each with what it changes: said in
     # the estimate's warnings (engines/base.py unmodelled_note), never dropped
     unmodelled: tuple[str, ...] = ()
+    # the flags typed that only some releases' parsers take (engines/data/sglang_flags.json spans, read from the
+    # wheels): kv.check_release_flags refuses one the chosen release does not have, as its parser does
+    release_flags: tuple[str, ...] = field(default=(), compare=False)  # how it was typed, not a setting
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -1,10 +1,11 @@
 """vLLM's command line (`vllm serve MODEL ...`, `python -m vllm.entrypoints.openai.api_server --model X ...`)
 -> VllmSettings.
 
-Flags are checked against vLLM's own flag table (engines/data/vllm_flags.json: every flag of the EngineArgs,
-AsyncEngineArgs and frontend argument parsers of releases 0.6.4 to 0.33.0, read from their source), so any
-flag some release knows is accepted, the ones that change memory are applied, and an unknown flag is refused
-the way argparse refuses it ("vllm serve: error: unrecognized arguments: --foo").
+Flags are checked against vLLM's own flag table (engines/data/vllm_flags.json, tools/build_vllm_flags.py: every
+flag of the EngineArgs, AsyncEngineArgs and frontend argument parsers of the releases 0.5.4 to 0.34.0 read from
+their wheels, with the releases that have each), so a flag no release knows is refused here the way argparse
+refuses it ("vllm serve: error: unrecognized arguments: --foo"), the ones that change memory are applied, and one
+that only some releases have is held against the release chosen in config.resolve (engines/release_flags.py).
 Parsing follows vllm/utils/argparse_utils.py FlexibleArgumentParser: `--max_model_len` equals
 `--max-model-len`, `--flag=value` works, BooleanOptionalAction switches have a `--no-` form, and integer
 options take vLLM's human-readable forms ("32k" = 32000, "32K" = 32768; engine/arg_utils.py
@@ -23,6 +24,7 @@ from typing import Any
 from ...errors import OomkitError, SettingsError
 from ...flags import check_settings
 from ..command import Opt, Syntax, defaults, flag_bool, format_flags, python_module, rewrite, values_of
+from ..release_flags import varies
 from .config import CACHE_DTYPES
 from .settings import VllmSettings
 
@@ -39,10 +41,13 @@ ENV_VARS = ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "VLLM_USE_V1", "VLLM_ATTENTION_BACK
             "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", "VLLM_USE_FLASHINFER_SAMPLER", "VLLM_USE_V2_MODEL_RUNNER")
 
 
+FLAGS_FILE = "vllm_flags.json"  # tools/build_vllm_flags.py: kinds, and the releases read that have each flag
+
+
 @lru_cache(maxsize=1)
 def flags_table() -> dict[str, str]:
     """flag -> kind: "bool" (switch), "value" (one argument), "list" (one or more), "optional" (zero or one)."""
-    path = Path(__file__).parent.parent / "data" / "vllm_flags.json"
+    path = Path(__file__).parent.parent / "data" / FLAGS_FILE
     return dict(json.loads(path.read_text(encoding="utf-8"))["flags"])
 
 
@@ -163,6 +168,8 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
                 opts["optimization_level"] = int(m.group(1))
             continue
         value, i = _take_value(args, i, flag, kind, negated, inline if eq else None)
+        if varies(FLAGS_FILE, flag):  # held against the release chosen in config.resolve
+            opts["release_flags"] = (*opts.get("release_flags", ()), flag)
         _apply(flag, value, opts)
         if flag == "--model":
             model = value
@@ -332,10 +339,6 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["mm_encoder_tp_mode"] = _choice(flag, value, ("weights", "data"))
     elif flag in ("--hf-overrides", "--rope-scaling"):
         _apply_hf_overrides(flag, value, opts)
-        if flag == "--rope-scaling":
-            opts["release_flags"] = (*opts.get("release_flags", ()), flag)
-    elif flag == "--rope-theta":  # no memory; only its release range (settings.ERAS rope_flags_removed)
-        opts["release_flags"] = (*opts.get("release_flags", ()), flag)
     elif flag in ("--speculative-config", "-sc"):
         cfg = _json_object(flag, value)
         if cfg.get("num_speculative_tokens") is not None:

@@ -15,6 +15,7 @@ from ...model.spec import LayerKind, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import GiB, MiB
 from .. import _tp
+from ..release_flags import deprecation, known_in, release_key, why_not
 from ..versions import Version
 from . import quantization
 from .archs import check_model_release
@@ -265,15 +266,46 @@ def _max_model_len(spec: ModelSpec, s: VllmSettings, version: Version, warnings:
     return max_len, derived
 
 
+# what replaces a removed flag, where vLLM's own help of its last release does not say it
+_REMOVED_HINTS = {
+    # --rope-scaling / --rope-theta, deprecated since PR #5836, removed by PR #28006 (settings.ERAS rope_flags_removed;
+    # gpustack#4236 shows 0.13.0's 'unrecognized arguments')
+    "--rope-scaling": "removed by PR #28006: give --hf-overrides '{\"rope_scaling\": {...}}'",
+    "--rope-theta": "removed by PR #28006: give --hf-overrides '{\"rope_theta\": ...}'",
+    # AsyncEngineArgs: --enable-log-requests (0.10.1+) took its place, requests are not logged by default
+    "--disable-log-requests": "requests are not logged unless --enable-log-requests is given",
+}
+
+
+_FLAGS_FILE = "vllm_flags.json"
+
+
+def _release_flags(s: VllmSettings, version: Version) -> list[str]:
+    """The typed flags that only some releases' parsers have (args.parse_args), held against `version`: one it
+    does not have is refused as its parser refuses it, naming where the flag is (engines/release_flags.py, read
+    from the wheels); one it marks deprecated is accepted with its note. -> the notes."""
+    typed = tuple(dict.fromkeys(s.release_flags))
+    if not typed:
+        return []
+    if re.match(r"v?\d+\.\d+", str(s.engine_version)):  # parse_version drops a post release: 0.6.3.post1 is its own
+        version = release_key(str(s.engine_version))
+    missing = [f for f in typed if known_in(_FLAGS_FILE, f, version) is False]
+    if missing:
+        why = "; ".join(f"{f}: " + "; ".join(p for p in (why_not(_FLAGS_FILE, f, version), _REMOVED_HINTS.get(f))
+                                             if p) for f in missing)
+        raise OomkitError(f"vllm serve: error: unrecognized arguments: {' '.join(missing)} (vLLM {s.engine_version} "
+                          f"has no such flag: {why})")
+    notes = []
+    for f in typed:
+        if (note := deprecation(_FLAGS_FILE, f, version)) is not None:
+            notes.append(f"{f} is deprecated in vLLM {s.engine_version}" + (f": {note}" if note != "deprecated" else ""))
+    return notes
+
+
 def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Resolved:
     version = parse_version(s.engine_version)
     check_model_release(spec, version)
-    if s.release_flags and version >= ERAS["rope_flags_removed"]:
-        typed = " ".join(dict.fromkeys(s.release_flags))
-        raise OomkitError(f"vllm serve: error: unrecognized arguments: {typed} (vLLM {s.engine_version} has no such flag: "
-                          "removed in 0.11.1, PR #28006; give --hf-overrides '{\"rope_scaling\": {...}}', or "
-                          "--engine-version 0.11.0 or older for a release that takes it)")
-    warnings: list[str] = []
+    warnings: list[str] = _release_flags(s, version)
     v1 = version >= ERAS["v1_default"] if s.use_v1 is None else s.use_v1
     if version >= ERAS["v1_only"]:
         v1 = True

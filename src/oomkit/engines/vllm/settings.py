@@ -3,7 +3,7 @@ and the two ways figures are worded in GiB."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import OomkitError
@@ -238,9 +238,10 @@ class VllmSettings:
     use_flashinfer_sampler: bool | None = None  # VLLM_USE_FLASHINFER_SAMPLER
     use_v2_model_runner: bool | None = None  # VLLM_USE_V2_MODEL_RUNNER (config.py runner_v2)
     engine_version: str = NEWEST
-    # the flags typed that only some releases' parsers take (--rope-scaling, --rope-theta up to 0.11.0): config.py
-    # resolve refuses them for a release without them, as its parser does
-    release_flags: tuple[str, ...] = ()
+    # the flags typed that only some releases' parsers take (engines/data/vllm_flags.json spans, read from the
+    # wheels; --rope-scaling up to 0.11.0, --async-scheduling from 0.10.0): config.resolve refuses one the chosen
+    # release does not have, as its parser does
+    release_flags: tuple[str, ...] = field(default=(), compare=False)  # how it was typed, not a setting
     # flags of the command that change memory in a way oomkit does not count, each with what it changes
     # ("--enable-lora (LoRA adapter slots)"): said in the estimate's warnings (EngineModule.estimate), never dropped
     unmodelled: tuple[str, ...] = ()

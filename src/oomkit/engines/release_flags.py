@@ -1,0 +1,97 @@
+"""Which releases' parsers take a flag: the per-release spans read from the wheels (engines/data/vllm_flags.json,
+tools/build_vllm_flags.py; engines/data/sglang_flags.json, tools/build_sglang_flags.py).
+
+An engine's flag table is the union over the releases read, so that any flag some release has is parsed; this
+module then holds the flags typed against the release chosen (--engine-version, an image tag, else the newest)
+and refuses the ones its parser does not have, as that parser refuses them ("unrecognized arguments").
+
+Between two releases read the answer is only known where both agree: a flag absent from both the nearest older
+and the nearest newer release read is refused; one present in either is given the benefit of the doubt. Before
+the oldest release read, that release's table answers; after the newest, the newest's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+_DATA = Path(__file__).parent / "data"
+
+
+def release_key(name: str) -> tuple[int, ...]:
+    """"0.8.5.post1" -> (0, 8, 5, 1), "0.11.0" -> (0, 11, 0, 0), "0.5.0rc2" -> (0, 5, 0, -98): a release's number,
+    its post release (or, below zero, its release candidate) last."""
+    m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.?post(\d+)|rc(\d+))?", name)
+    if m is None:
+        return (0, 0, 0, 0)
+    major, minor, patch, post, rc = m.groups()
+    return (int(major), int(minor), int(patch or 0), int(post) if post else (-100 + int(rc) if rc else 0))
+
+
+@lru_cache(maxsize=4)
+def _table(file: str) -> tuple[list[str], dict[str, list[list[str]]], dict[str, list[str]]]:
+    data = json.loads((_DATA / file).read_text(encoding="utf-8"))
+    return list(data.get("releases", [])), dict(data.get("spans", {})), dict(data.get("deprecated", {}))
+
+
+def _has(spans: list[list[str]], rel: str) -> bool:
+    k = release_key(rel)
+    return any(release_key(a) <= k <= release_key(b) for a, b in spans)
+
+
+def varies(file: str, flag: str) -> bool:
+    """Whether `flag` is missing from some release read (only those need checking against a release)."""
+    releases, spans, _ = _table(file)
+    s = spans.get(flag)
+    return bool(releases) and s is not None and not all(_has(s, r) for r in releases)
+
+
+def known_in(file: str, flag: str, version: tuple[int, ...]) -> bool | None:
+    """Whether the parser of `version` has `flag`: True, False, or None where the table does not list the flag."""
+    releases, spans, _ = _table(file)
+    s = spans.get(flag)
+    if s is None or not releases:
+        return None
+    v = (tuple(version) + (0, 0, 0, 0))[:4]
+    older = [r for r in releases if release_key(r) <= v]
+    newer = [r for r in releases if release_key(r) >= v]
+    lo, hi = (older[-1] if older else None), (newer[0] if newer else None)
+    return any(r is not None and _has(s, r) for r in (lo, hi))
+
+
+def why_not(file: str, flag: str, version: tuple[int, ...]) -> str:
+    """Where `flag` is, in words: "first in 0.10.0" (a newer flag) or "last in 0.17.1, gone from 0.18.0"."""
+    releases, spans, dep = _table(file)
+    s = spans.get(flag, [])
+    v = (tuple(version) + (0, 0, 0, 0))[:4]
+    before = [(a, b) for a, b in s if release_key(b) < v]
+    after = [(a, b) for a, b in s if release_key(a) > v]
+    parts = []
+    if before:
+        last = before[-1][1]
+        gone = next((r for r in releases if release_key(r) > release_key(last)), None)
+        parts.append(f"last read in the {last} wheel" + (f", gone from {gone}'s" if gone else "")
+                     + f" (--engine-version {last} takes it)")
+        note = dep.get(flag)
+        if note and note[1] and note[1] != "deprecated":
+            parts.append(f"its help there: {note[1]!r}")
+        elif note:
+            parts.append(f"deprecated from {note[0]}")
+    if after:
+        first = after[0][0]
+        prev = next((r for r in reversed(releases) if release_key(r) < release_key(first)), None)
+        parts.append(f"first in {first}" + (f", not in {prev}'s parser" if prev else "")
+                     + f" (--engine-version {first} takes it)")
+    return "; ".join(parts)
+
+
+def deprecation(file: str, flag: str, version: tuple[int, ...]) -> str | None:
+    """The deprecation note the parser of `version` prints for `flag` (its help text), if it marks the flag so."""
+    _, _, dep = _table(file)
+    note = dep.get(flag)
+    v = (tuple(version) + (0, 0, 0, 0))[:4]
+    if note is None or release_key(note[0]) > v:
+        return None
+    return note[1]
