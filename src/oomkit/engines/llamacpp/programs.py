@@ -26,7 +26,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from ...errors import SettingsError
+from ...errors import OomkitError, SettingsError
 from ...flags import flag_value
 from ...model import names
 from .args import parse_args
@@ -481,6 +481,13 @@ def estimate(spec, devices, s: LlamaCppSettings):
     """layout.estimate for the program: llama-bench estimates each test row and answers with the largest (every
     row under engine_view bench_rows); the Python binding adds its host copy of the logits. A -c left unset takes
     the build's common default (with_build_ctx)."""
+    if spec.architecture == "mllama":
+        # Llama 3.2 Vision's cross-attention text model (LLM_ARCH_MLLAMA) lived only in Ollama's patched llama.cpp
+        # (llama/llama.cpp/src/llama.cpp, v0.4.0-v0.6.x); mainline's src/llama-arch.cpp never had it, to the
+        # build measured (0c1e570: no MLLAMA anywhere in src/ or tools/mtmd; the request, ggml-org/llama.cpp#9643)
+        raise OomkitError(f"{spec.name}: llama.cpp has no mllama architecture (Llama 3.2 Vision's cross-attention "
+                          "layers): mainline never merged it, only Ollama's patched copy ran it; use --engine "
+                          "ollama, vllm or transformers")
     s, ctx_note = with_build_ctx(s)
     if ctx_note is None:
         s, ctx_note = server_slots(s)
