@@ -20,6 +20,7 @@ from .settings import (
     V_CTX_CLAMP_TRAIN,
     V_CTX_VRAM_TIER,
     V_EMBED_PARALLEL_ONE,
+    V_ERA_D,
     V_GPTOSS_FA_BACK,
     V_GPTOSS_MIN_CTX,
     V_GPTOSS_MIN_CTX_LOWVRAM,
@@ -298,7 +299,6 @@ def _runner(spec: ModelSpec, v: Version, the_era: str, env: dict[str, str]) -> s
         why = ("predates Llama 3.2 Vision (mllama runs from Ollama 0.4.0)" if v < V_MLLAMA else
                "runs GGML models on llama-server only (v0.30.0 removed its own engine's model/models/mllama and the "
                "patched runner), and llama.cpp has no mllama architecture")
-        from .settings import V_ERA_D, releases
         last = max(r for r, _ in releases() if r < V_ERA_D)
         raise OomkitError(f"{spec.name}: Ollama {version_str(v)} {why}; use --engine-version "
                           f"{version_str(V_MLLAMA)} to {version_str(last)}")

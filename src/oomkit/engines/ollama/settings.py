@@ -4,6 +4,7 @@ commits cited), the llama.cpp build each release runs, and the era each release 
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from dataclasses import dataclass
@@ -246,8 +247,6 @@ def unread_variable_warnings(env: dict[str, str]) -> list[str]:
     """The OLLAMA_* variables no Ollama release reads (a typo, a Modelfile parameter's name): they change nothing,
     and the estimate says so; and OLLAMA_LLM_LIBRARY, which bypasses the GPU detection (envconfig.LLMLibrary) in a
     way oomkit does not model."""
-    import difflib
-
     out = []
     for key in sorted(env):
         if key.startswith("OLLAMA_") and key not in _OLLAMA_VARIABLES:
