@@ -129,7 +129,8 @@ def test_guesses_are_said(monkeypatch):
     v = oomkit.estimate("qwen3-8b", "vllm", vram="80GiB", engine_version="0.33.0",
                         find_max_context=False).to_dict()["error_band"]["guesses"]
     assert any("newer than every log" in x for x in v)
-    ancient = oomkit.estimate("qwen3-8b", "llama.cpp", engine_version="b2000",
+    # qwen2 loads from b1923 (PR #5037); Qwen3 would be refused at b2000 (no qwen3 architecture before b5092)
+    ancient = oomkit.estimate("qwen2.5-0.5b", "llama.cpp", engine_version="b2000",
                               find_max_context=False).to_dict()["error_band"]["guesses"]
     assert any("older than every llama.cpp log" in x for x in ancient)
     old = oomkit.estimate("qwen3-8b", "vllm", vram="80GiB", engine_version=DATA["vllm"]["versions"][1],

@@ -135,3 +135,23 @@ def test_ollama_cli():
     for v in ("0.17.1", "0.19.0", "0.30.0"):  # its own engine, then llama-server b9452
         assert _cli("check", "qwen3.5:9b", "--gpu", "RTX 4090", "--engine", "ollama", "--engine-version", v
                     ).returncode == 0, v
+
+
+def test_nemotron_h_with_routed_experts_is_nemotron_h_moe():
+    # conversion/nemotron.py NemotronHModel.__init__: num_experts_per_tok in the config -> MODEL_ARCH.NEMOTRON_H_MOE
+    for model in ("nemotron-3-nano-30b-a3b", "nemotron-3-super-120b-a12b", "nemotron-3-ultra-550b-a55b",
+                  "nemotron-3.5-lightning-30b-a3b"):
+        assert resolve(model).architecture == "nemotron_h_moe", model
+    for model in ("nvidia-nemotron-nano-9b-v2", "nvidia-nemotron-nano-12b-v2", "nemotron-h-56b-base-8k"):
+        assert resolve(model).architecture == "nemotron_h", model
+
+
+def test_ollama_vendored_build_loads_nemotron_3_nano_from_0_13_5():
+    # v0.13.5's Makefile.sync FETCH_HEAD ec98e2002 is master's 7437th commit, after PR #18058 (b7418); v0.13.3's
+    # 17f7f4baa is the 7345th
+    from oomkit.engines.ollama.settings import parse_version
+
+    spec = resolve("nemotron-3-nano-30b-a3b")
+    with pytest.raises(OomkitError, match=r"Ollama 0\.13\.3 runs llama\.cpp b7345, .* no nemotron_h_moe .* 0\.13\.5 or"):
+        check_architecture(spec, parse_version("0.13.3"), "llama")
+    check_architecture(spec, parse_version("0.13.5"), "llama")

@@ -24,7 +24,7 @@ def arch(*names: str) -> Callable[[ModelSpec], bool]:
 
 def latent_moe(spec: ModelSpec) -> bool:
     """Nemotron 3 Super's routed experts in a latent width (moe_latent_size)."""
-    return spec.architecture == "nemotron_h" and any(
+    return spec.architecture == "nemotron_h_moe" and any(
         la.ffn is not None and getattr(la.ffn, "n_embd_latent", 0) for la in spec.layers)
 
 

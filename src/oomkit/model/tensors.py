@@ -32,7 +32,7 @@ _QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "
             "gemma-embedding"}  # src/models/gemma-embedding.cpp load_arch_tensors: attn_q_norm / attn_k_norm, required
 # Routers with a score-correction bias (e_score_correction_bias -> exp_probs_b.bias; src/models/deepseek2.cpp,
 # ernie4-5-moe.cpp, bailingmoe2.cpp, lfm2moe.cpp, mimo2.cpp load_arch_tensors)
-_EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", "nemotron_h",  # + nemotron-h.cpp
+_EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", "nemotron_h_moe",  # + nemotron-h.cpp
                 "glm4moe",  # src/models/glm4-moe.cpp: exp_probs_b {n_expert}, required
                 # DeepSeek-V3.2 and GLM-5, read under their model types (src/models/deepseek32.cpp, glm-dsa.cpp)
                 "deepseek_v32", "glm_moe_dsa",
@@ -71,7 +71,7 @@ _NEXTN_EXTRAS = {"qwen35", "qwen35moe",
                  # input_proj (2 h -> h), token_layernorm, hidden_layernorm and final_layernorm beside the block
                  "mimo",
                  # src/models/nemotron-h.cpp load_arch_tensors: Nemotron 3 Super's MTP block, the same four
-                 "nemotron_h"}
+                 "nemotron_h_moe"}
 # ... and the MTP block's own vocabulary-sized copies, nextn.embed_tokens and nextn.shared_head_head {n_embd, n_vocab}
 # (TENSOR_NOT_REQUIRED in src/models/glm4-moe.cpp and deepseek2.cpp load_arch_tensors, loaded when the file has them):
 # the DeepSeek-V3 / GLM-4.5 checkpoints' model.layers.<last>.embed_tokens and shared_head.head, which a GLM-4.5-Air
@@ -103,7 +103,7 @@ _FFN_NORM_AS_POST_ATTN = {"gpt-oss", "seed_oss", "qwen3next", "qwen35", "qwen35m
 _POST_NORM_ONLY = {"olmo2"}
 # A layer that is an FFN alone (Nemotron-H's MLP / MoE layers) normalises its input with attn_norm
 # (src/models/nemotron-h.cpp load_arch_tensors: attn_norm for every layer, no ffn_norm)
-_SINGLE_MIXER = {"nemotron_h"}
+_SINGLE_MIXER = {"nemotron_h", "nemotron_h_moe"}
 # Mamba-1 mixers with RMSNorms on dt, B and C (src/models/jamba.cpp load_arch_tensors: ssm_dt_norm {dt_rank},
 # ssm_b_norm and ssm_c_norm {d_state}, required; transformers JambaMambaMixer dt_layernorm, b_layernorm, c_layernorm)
 _SSM_BC_NORMS = {"jamba"}
@@ -128,9 +128,7 @@ def architecture_tensors(
     (DeepSeek-V2's greedy routers have none; see hf_config). qk_norm: False where the config turns a _QK_NORM
     architecture's q/k norms off (GLM-4.5-Air's use_qk_norm false: src/models/glm4-moe.cpp loads them
     TENSOR_NOT_REQUIRED, transformers modeling_glm4_moe.py builds them only if config.use_qk_norm)."""
-    # mllama: MllamaTextModel.embed_tokens has vocab_size + 8 rows (transformers modeling_mllama.py; Ollama's llama.cpp
-    # llama.cpp LLM_ARCH_MLLAMA: tok_embd {n_embd, n_vocab+8}), the output head vocab_size
-    out = [TensorShape("token_embd.weight", (n_embd, n_vocab + (8 if arch == "mllama" else 0)))]
+    out = [TensorShape("token_embd.weight", (n_embd, n_vocab))]
     if ple is not None:
         out.extend(_ple_globals(n_embd, len(layers), ple))
     if n_positions:
@@ -215,27 +213,6 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
 
     def t(name: str, *shape: int) -> None:
         out.append(TensorShape(f"blk.{i}.{name}", tuple(shape), i))
-
-    if layer.cross_attention and layer.attention is not None:
-        # mllama's cross-attention layers as Ollama's llama.cpp (v0.4.0-v0.6.x, llama/llama.cpp/src/llama.cpp
-        # LLM_ARCH_MLLAMA) loads them: q/k/v/o projections, q/k RMSNorms of one head, the two tanh gates, the
-        # attention and FFN norms and a gated FFN (transformers MllamaCrossAttentionDecoderLayer: the same tensors)
-        a = layer.attention
-        q, kv = a.n_heads * a.head_dim_k, a.n_kv_heads * a.head_dim_k
-        t("attn_norm.weight", n_embd)
-        t("cross_attn_q_proj.weight", n_embd, q)
-        t("cross_attn_k_proj.weight", n_embd, kv)
-        t("cross_attn_v_proj.weight", n_embd, a.n_kv_heads * a.head_dim_v)
-        t("cross_attn_o_proj.weight", q, n_embd)
-        t("cross_attn_q_norm.weight", a.head_dim_k)
-        t("cross_attn_k_norm.weight", a.head_dim_k)
-        t("cross_attn_attn_gate", 1)
-        t("cross_attn_mlp_gate", 1)
-        t("ffn_norm.weight", n_embd)
-        t("ffn_gate.weight", n_embd, layer.ffn.n_ff)
-        t("ffn_up.weight", n_embd, layer.ffn.n_ff)
-        t("ffn_down.weight", layer.ffn.n_ff, n_embd)
-        return out
 
     a = layer.attention
     # the norm before the FFN, by the name the arch's loader gives it

@@ -23,7 +23,7 @@ MAKE_CACHE_ARCHS = frozenset({
     "falcon-h1", "gemma3", "gemma3n", "gemma4", "gemma4_text", "gpt-oss", "granitehybrid", "iquestloopcoder",
     "jamba", "kimi_linear", "laguna", "lfm2", "lfm2-vl", "lfm2_moe", "llama", "llama4", "longcat_flash",
     "longcat_flash_ngram", "mamba", "mamba2", "mellum", "mimo_v2_flash", "ministral3", "nemotron-nas",
-    "nemotron_h", "olmo3", "plamo2", "qwen35", "qwen35moe", "qwen3next", "recurrent_gemma", "rwkv7", "step3p5",
+    "nemotron_h", "nemotron_h_moe", "olmo3", "plamo2", "qwen35", "qwen35moe", "qwen3next", "recurrent_gemma", "rwkv7", "step3p5",
 })
 # ... of which these give sliding layers a RotatingKVCache(max_size=sliding_window) (models/gemma3_text.py,
 # gpt_oss.py, cohere2.py, exaone4.py, olmo3.py, gemma3n.py, gemma4_text.py, mimo_v2_flash.py, afmoe.py,

@@ -77,12 +77,16 @@ V_SWA_MEM = (0, 11, 0)  # 4183bb057: SWA memory size (NewSWAMemCache), "> capaci
 V_SWA_EXTRA_TOKEN = (0, 12, 4)  # 1fc35f126: +1 token with parallel sequences, ">= capacity" -> full
 V_CACHE_PAD_256 = (0, 13, 2)  # 7837a5bc7 "ggml: Always set cache padding to 256" (32 without FA before)
 
-# The llama.cpp build each Ollama release runs. Eras A-C: the vendored copy (Makefile.sync FETCH_HEAD; build
-# numbers placed by date where Ollama's commit does not name one). Era D: LLAMA_CPP_VERSION of each tag.
+# The llama.cpp build each Ollama release runs. Eras A-C: the vendored copy, Makefile.sync FETCH_HEAD of the tag,
+# whose build number is that commit's count on llama.cpp's master (git rev-list --count): v0.5.8 46e3556e0 = 4419,
+# v0.5.13 d7cfe1ffe = 4779, v0.6.6 71e90e881 = 5125, v0.6.7 2016f07bd = 5162, v0.6.8 e1e8e0991 = 5237, v0.7.0
+# de4c07f93 = 5359, v0.11.5 e54d41bef = 6121, v0.12.4 364a7a6d4 = 6646, v0.12.6 7049736b2 = 6752, v0.12.11
+# 3cfa9c3f1 = 6840, v0.13.2 7f8ef50cc = 7209, v0.13.3 17f7f4baa = 7345, v0.13.5 ec98e2002 = 7437 (to v0.30); before
+# v0.5.8 (a git submodule) placed by date. Era D: LLAMA_CPP_VERSION of each tag.
 _RUNNER_BUILD = (
-    ((0, 0, 0), 4400), ((0, 5, 8), 4560), ((0, 5, 13), 4780), ((0, 6, 6), 5130), ((0, 6, 7), 5180),
-    ((0, 6, 8), 5250), ((0, 7, 0), 5350), ((0, 11, 5), 6150), ((0, 12, 4), 6646), ((0, 12, 6), 6750),
-    ((0, 12, 11), 6840), ((0, 13, 2), 7108), ((0, 13, 3), 7160), ((0, 13, 5), 7210),
+    ((0, 0, 0), 4400), ((0, 5, 8), 4419), ((0, 5, 13), 4779), ((0, 6, 6), 5125), ((0, 6, 7), 5162),
+    ((0, 6, 8), 5237), ((0, 7, 0), 5359), ((0, 11, 5), 6121), ((0, 12, 4), 6646), ((0, 12, 6), 6752),
+    ((0, 12, 11), 6840), ((0, 13, 2), 7209), ((0, 13, 3), 7345), ((0, 13, 5), 7437),
     ((0, 30, 0), 9452), ((0, 30, 1), 9479), ((0, 30, 4), 9493), ((0, 30, 5), 9509), ((0, 30, 9), 9626),
     ((0, 30, 10), 9672), ((0, 30, 11), 9781), ((0, 31, 0), 9840), ((0, 31, 2), 9888), ((0, 32, 2), 10069),
     ((0, 32, 3), 10091), ((0, 32, 6), 10242), ((0, 32, 8), 10353), ((0, 32, 10), 10380), ((0, 32, 14), 10434),

@@ -13,7 +13,7 @@ from ..versions import Version
 # (last post release of the series before where there is one) without it, the one named with it.
 FIRST_RELEASES: tuple[FirstRelease, ...] = (
     # models/nemotron_h.py: not in 0.5.3, in 0.5.3.post1 (and 0.5.3.post2/3, 0.5.4)
-    FirstRelease(arch("nemotron_h"), (0, 5, 3, 1), "nemotron_h model (models/nemotron_h.py)"),
+    FirstRelease(arch("nemotron_h", "nemotron_h_moe"), (0, 5, 3, 1), "nemotron_h model (models/nemotron_h.py)"),
     # models/nemotron_h.py reads moe_latent_size (the LatentMoE projections): not in 0.5.7, in 0.5.8
     FirstRelease(latent_moe, (0, 5, 8, 0), "latent MoE (models/nemotron_h.py moe_latent_size)"),
     # models/kimi_linear.py: not in 0.5.4.post1, in 0.5.4.post2
