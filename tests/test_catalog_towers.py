@@ -20,7 +20,7 @@ COUNTED = ["qwen2.5-vl-3b-instruct", "qwen2.5-vl-7b-instruct", "gemma-3-12b-it",
            "mistral-small-3.1-24b-instruct-2503", "llava-1.5-7b-hf", "internvl2-2b", "internvl2-4b", "kimi-k2.5",
            "kimi-vl-a3b-instruct", "ministral-3-3b-instruct-2512", "qwen2.5-vl-72b-instruct", "qwen2.5-vl-32b-instruct",
            "qwen2-vl-2b-instruct", "qwen2-vl-7b-instruct", "qwen2-vl-72b-instruct",
-           "qwen3.6-27b", "qwen3.6-35b-a3b"]
+           "qwen3.6-27b", "qwen3.6-35b-a3b", "llama-3.2-11b-vision-instruct", "llama-3.2-90b-vision-instruct"]
 
 
 def _n(module) -> int:
@@ -30,6 +30,12 @@ def _n(module) -> int:
 def _transformers_count(config: dict) -> int:
     vc = dict(config["vision_config"])
     with torch.device("meta"):
+        if vc.get("model_type") == "mllama_vision_model":
+            from transformers.models.mllama.modeling_mllama import MllamaVisionModel
+
+            c = transformers.MllamaConfig(text_config=config["text_config"], vision_config=vc)
+            projector = torch.nn.Linear(c.vision_config.vision_output_dim, c.text_config.hidden_size, bias=True)
+            return _n(MllamaVisionModel(c.vision_config)) + _n(projector)  # MllamaModel.multi_modal_projector
         if vc.get("model_type") == "llama4_vision_model":
             from transformers.models.llama4.modeling_llama4 import (
                 Llama4MultiModalProjector,
@@ -125,14 +131,17 @@ def test_tower_equals_transformers_modules(slug):
                                   "llama-4-scout-17b-16e-instruct", "llama-4-maverick-17b-128e-instruct",
                                   "mistral-small-3.1-24b-instruct-2503",
                                   # HF safetensors total 2,208,985,600 (Qwen2-VL's LayerNorm / QuickGELU-MLP tower)
-                                  "qwen2-vl-2b-instruct"])
+                                  "qwen2-vl-2b-instruct",
+                                  # HF safetensors total 10,670,220,835 (mllama: MllamaVisionModel + projector)
+                                  "llama-3.2-11b-vision-instruct"])
 def test_published_total_is_decoder_plus_tower(slug):
     e = catalog.lookup(slug)
     assert e.params_published == e.params_decoder + vision_tower(e.config).params
 
 
 @pytest.mark.parametrize("slug,published", [("qwen2.5-vl-72b-instruct", "73.4"), ("qwen2.5-vl-7b-instruct", "8.29"),
-                                            ("qwen2-vl-7b-instruct", "8.29"), ("qwen2-vl-72b-instruct", "73.4")])
+                                            ("qwen2-vl-7b-instruct", "8.29"), ("qwen2-vl-72b-instruct", "73.4"),
+                                            ("llama-3.2-90b-vision-instruct", "88.6")])
 def test_rounded_published_total_is_decoder_plus_tower(slug, published):
     # totals published only rounded (the HF model page's "73.4B" / "8.29B"): decoder + tower rounds to them
     e = catalog.lookup(slug)

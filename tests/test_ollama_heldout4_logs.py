@@ -12,8 +12,11 @@ on integrated GPUs. Measured before -> after (oomkit - log; "exact" = within the
   global before f66216e39, v0.6.3), graph 519.5 MiB / 1.3 GiB and weights exact before and after; projector.graph
   "0 B" and projector.weights "814.6 MiB" are not the library blob's (oomkit: 1.0 GiB and 795.9 MiB, required
   12.7 GiB against 11.7): strict xfail, see test_gemma3_0_6_2_projector_of_another_file.
-- ollama/ollama#9311, llama3.2-vision:11b on one CUDA GPU, llama runner with --mmproj, v0.5.11: strict xfail, see
-  test_llama32_vision_mllama.
+- ollama/ollama#9311, llama3.2-vision:11b on one CUDA GPU, llama runner with --mmproj, v0.5.11: kv 1.2 GiB
+  (+87%), graph 853.3 MiB (+230% / +27%), weights.total 6.1 GiB (+11%), no projector, required 8.0 GiB (-29%)
+  before (mllama read as a plain llama); after, the mllama GraphSize branch and projectorMemoryRequirements of
+  the --mmproj file: the msg="offload to cuda" line identical to the log's (projector 1.8 / 2.8 GiB, kv 656.2 MiB,
+  graph 258.5 / 669.5 MiB, required 11.3 GiB).
 - ollama/ollama#7255, nemotron (Llama-3.1-Nemotron-70B) on a 16 GiB Mac (Metal), llama runner, v0.3.14, 2048 cells:
   18/81 layers and every figure exact before and after; the line itself was printed as msg=offload library=metal
   before and is msg="offload to metal" after (llm/memory.go MemoryEstimate.log of v0.1.45-v0.5.11), identical to
@@ -179,19 +182,22 @@ def _mllama():
     return fx, est
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "mllama is not read as mllama: the config's 8 cross-attention layers become self-attention layers and the "
-    "separate projector GGUF (--mmproj) is not modelled. v0.5.11's llm/ggml.go GraphSize mllama branch charges "
-    "the 32 self-attention layers 2048 cells F16 and the 8 cross-attention layers 1601 x 4 tiles F32 (656.2 MiB), "
-    "full = max(4b(2+3e+ehk h+ctx(1+h)), 4b(e+V)) = 258.5 MiB, partial 669.5 MiB, and llm/memory.go "
-    "projectorMemoryRequirements the mmproj's tensors (1.8 GiB) and its mllama graph (2.8 GiB). Measured: kv 1.2 GiB "
-    "(+87%), graph 853.3 MiB (+230% / +27%), weights.total 6.1 GiB (+11%), no projector, required 8.0 GiB (-29%)"))
 def test_llama32_vision_mllama():
+    """v0.5.11's llm/ggml.go GraphSize mllama branch charges the 32 self-attention layers 2048 cells F16 and the 8
+    cross-attention layers 1601 x 4 tiles F32 (656.2 MiB), full = max(4b(2+3e+ehk h+ctx(1+h)), 4b(e+V)) = 258.5
+    MiB, partial 669.5 MiB, and llm/memory.go projectorMemoryRequirements the --mmproj file's tensors (1.8 GiB)
+    and its mllama graph (2.8 GiB). Before: kv 1.2 GiB (+87%), graph 853.3 MiB (+230% / +27%), weights.total 6.1
+    GiB (+11%), no projector, required 8.0 GiB (-29%). After: the whole line as Ollama printed it."""
     fx, est = _mllama()
     mine, p = est.engine_view["ollama_memory"], fx["printed"]
-    for field in ("memory.required.kv", "memory.graph.full", "memory.graph.partial", "projector.graph",
-                  "projector.weights", "memory.required.full"):
+    for field in ("memory.graph.full", "memory.graph.partial", "projector.graph", "projector.weights",
+                  "memory.required.full", "memory.weights.total"):
         assert field in mine and abs(mine[field] - p[field + "_bytes"]) <= tl._unit(p[field]), field
+    # headsKV x (K + V) x (2 x 32 self-attention layers x 2048 + 4 x 8 cross-attention layers x 1601 x 4): 656.25
+    # MiB, which Go's %.1f prints as the even 656.2
+    assert mine["memory.required.kv"] == 8 * (128 + 128) * (2 * 32 * 2048 + 4 * 8 * 1601 * 4) == 688_128_000
+    line = fx["quoted"].split("\n")[0]
+    assert est.engine_view["ollama_log"] == line[line.index("msg="):]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -38,7 +38,10 @@ NAMES = {
     "codellama:7b-code": ("codellama-7b", "llama", 6.74), "codellama:7b-python": ("codellama-7b-python", "llama", 6.74),
     "llama-guard3": ("llama-guard-3-8b", "llama", 8.03), "llama-guard3:8b": ("llama-guard-3-8b", "llama", 8.03),
     "tinyllama": ("tinyllama-1.1b-chat-v1.0", "llama", 1.1),
-    "llama3.2-vision": "refused", "llama3.2-vision:11b": "refused", "llama3.2-vision:90b": "refused",
+    # mllama: the text model's 9.78B and the 895M projector of ollama.com/library/llama3.2-vision (11b); 90b: 88.6B
+    "llama3.2-vision": ("llama-3.2-11b-vision-instruct", "mllama", 10.7),
+    "llama3.2-vision:11b": ("llama-3.2-11b-vision-instruct", "mllama", 10.7),
+    "llama3.2-vision:90b": ("llama-3.2-90b-vision-instruct", "mllama", 88.6),
     # ---- DeepSeek ----
     "deepseek-r1:latest": ("deepseek-r1-0528-qwen3-8b", "qwen3", 8.19), "deepseek-r1:8b": ("deepseek-r1-0528-qwen3-8b", "qwen3", 8.19),
     "deepseek-r1:1.5b": ("deepseek-r1-distill-qwen-1.5b", "qwen2", 1.78), "deepseek-r1:7b": ("deepseek-r1-distill-qwen-7b", "qwen2", 7.62),
@@ -248,7 +251,7 @@ def test_bare_name_of_a_catalog_model_says_what_ollama_pulls(name, latest):
 
 # the names this file was written for: `oomkit check NAME` answers on both engines (0: fits, 1: does not; 2: refused)
 CLI = {"dolphin3": 0, "openchat": 0, "wizardlm2": 0, "nous-hermes2": 0, "exaone3.5": 0, "nemotron-mini": 0,
-       "minicpm-v": 2, "moondream": 2, "embeddinggemma": 0, "lfm2": 2, "llama3.2-vision": 2}
+       "minicpm-v": 2, "moondream": 2, "embeddinggemma": 0, "lfm2": 2}
 
 
 @pytest.mark.parametrize("engine", ["llama.cpp", "ollama"])
@@ -263,10 +266,29 @@ def test_check_answers_on_a_4090(name, engine):
 
 
 def test_a_namespace_copy_of_an_unsized_library_is_refused_offline():
-    """An Ollama user's copy of a library oomkit cannot size ("<user>/llama3.2-vision-abliterated:11b") is refused
-    with the library's reason, without asking the hub."""
-    with pytest.raises(ModelError, match="llama3.2-vision:11b: Ollama's llama3.2-vision is Llama 3.2 Vision"):
-        _spec("huihui_ai/llama3.2-vision-abliterated:11b")
+    """An Ollama user's copy of a library oomkit cannot size ("<user>/moondream-abliterated:1.8b") is refused with
+    the library's reason, without asking the hub."""
+    with pytest.raises(ModelError, match="moondream:1.8b: Ollama's moondream is moondream2"):
+        _spec("someuser/moondream-abliterated:1.8b")
+
+
+def test_a_namespace_copy_of_llama32_vision_reads_as_the_library_tag():
+    """"huihui_ai/llama3.2-vision-abliterated:11b" (refused while oomkit had no mllama) is the library's
+    llama3.2-vision:11b: the same shapes, 'abliterated' read as a same-shape word."""
+    spec = _spec("huihui_ai/llama3.2-vision-abliterated:11b")
+    assert spec.architecture == "mllama" and any("llama3.2-vision:11b" in label for label in spec.labels)
+
+
+@pytest.mark.parametrize(("engine", "rc"), [("llama.cpp", 2), ("ollama", 2)])
+def test_llama32_vision_on_engines_without_mllama(engine, rc):
+    """llama.cpp never had mllama; Ollama's newest release runs GGUFs on llama-server only (v0.30.0 deleted its
+    mllama runner and model code): both refuse in one line. Ollama 0.12.10 (its own engine) sizes it."""
+    r = subprocess.run([sys.executable, "-m", "oomkit", "check", "llama3.2-vision", "--gpu", "RTX 4090", "--engine",
+                        engine], capture_output=True, text=True, timeout=120)
+    assert r.returncode == rc and r.stderr.count("\n") == 1 and "mllama" in r.stderr, r.stderr
+    r = subprocess.run([sys.executable, "-m", "oomkit", "check", "llama3.2-vision", "--gpu", "RTX 4090", "--engine",
+                        "ollama", "--engine-version", "0.12.10"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
 
 
 def test_bge_m3_is_the_f16_gguf_of_8192_tokens_for_gguf_engines():

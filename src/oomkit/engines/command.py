@@ -19,6 +19,7 @@ from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
 from ..errors import OomkitError, SettingsError
+from .shell_words import split_command
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 
@@ -224,8 +225,6 @@ def rewrite(argv: Sequence[str], old: Mapping[str, Any], new: Mapping[str, Any],
     engine_argv = list(wrapped.engine_argv)
     _, lead_end = leading_assignments(engine_argv)
     if (k := shell_string(engine_argv[lead_end:])) is not None:  # sh -c 'COMMAND': COMMAND edited, quoted again
-        from .cmdline import split_command
-
         text = engine_argv[lead_end + k]
         at = len(argv) - 1 - list(argv)[::-1].index(text)
         return [*argv[:at], shlex.join(rewrite(split_command(text), old, new, table, syntax)), *argv[at + 1:]]

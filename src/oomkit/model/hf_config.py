@@ -34,6 +34,7 @@ from .weights import inventory_for_format, is_gguf_format
 # HF model_type -> llama.cpp architecture name (src/llama-arch.cpp LLM_ARCH_NAMES), as convert_hf_to_gguf.py maps
 # them. Mistral and Mixtral convert to "llama"; DeepSeek V2/V3 and Kimi K2 to "deepseek2".
 ARCH_BY_MODEL_TYPE = {
+    "mllama": "mllama", "mllama_text_model": "mllama",  # Llama 3.2 Vision's cross-attention text model
     "llama": "llama", "mistral": "llama", "mixtral": "llama", "llama4": "llama4", "llama4_text": "llama4",
     "qwen2": "qwen2", "qwen2_moe": "qwen2moe", "qwen2_vl": "qwen2vl", "qwen2_5_vl": "qwen2vl",
     "qwen3": "qwen3", "qwen3_moe": "qwen3moe", "qwen3_next": "qwen3next",
@@ -269,6 +270,8 @@ def spec_from_config(
         )
         for i, kind in enumerate(kinds)
     )
+    if arch == "mllama":
+        layers = _mllama_cross_layers(r, layers)
     if arch == "gemma-embedding":
         # no cache, but the window of each sliding layer as the GGUF keeps it (sliding_window, the layer_types'
         # pattern): Ollama's library conversion runs these layers as gemma3's (engines/ollama/weights.py)
@@ -413,6 +416,20 @@ def _deepseek_v4_spec(cfg: Mapping[str, Any], r: _Reader, name: str, source: str
         n_ctx_train=r.int("max_position_embeddings", default=0), layers=layers, weights=weights,
         tied_embeddings=False, n_nextn_layers=n_nextn, source=source, labels=tuple(labels),
         rope_scaling=rope_scaling(cfg, name))
+
+
+def _mllama_cross_layers(r: _Reader, layers: tuple[LayerSpec, ...]) -> tuple[LayerSpec, ...]:
+    """Llama 3.2 Vision: the text_config's cross_attention_layers are MllamaCrossAttentionDecoderLayer (transformers
+    models/mllama/modeling_mllama.py MllamaTextModel: `if layer_idx in config.cross_attention_layers`), whose
+    MllamaTextCrossAttention takes K and V from the vision encoder's output, not from the context: no self-attention
+    cache (kind NONE, cross_attention) but the same head counts and widths as the self-attention layers."""
+    cross = r.cfg.get("cross_attention_layers")
+    n = len(layers)
+    if not isinstance(cross, list) or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n
+                                          for i in cross):
+        raise OomkitError(f"{r.name}: text_config.cross_attention_layers must list layer indices below {n}")
+    return tuple(replace(la, kind=LayerKind.NONE, cross_attention=True) if la.index in cross else la
+                 for la in layers)
 
 
 def rope_scaling(cfg: Mapping[str, Any], name: str = "model") -> RopeScaling | None:

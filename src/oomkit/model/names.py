@@ -495,8 +495,6 @@ def ollama_tag(name: str) -> tuple[str, tuple[str, ...], str | None] | None:
 # page's tags) and why it is not sized from the name: a name of one of these libraries that no catalog entry claims is
 # refused with this, never read as a sibling of another shape
 OLLAMA_UNSIZED = {
-    "llama3.2-vision": "Llama 3.2 Vision (11b, the latest tag, and 90b): the mllama architecture, whose cross-attention "
-                       "layers over the image tokens oomkit does not model",
     "minicpm-v": "MiniCPM-V 2.6 (8b): a Qwen2 7B decoder under a SigLIP tower and a perceiver resampler, a tower oomkit "
                  "does not count",
     "moondream": "moondream2 (1.8b): a phi-1.5 decoder under a SigLIP tower (model_type moondream1), whose config "

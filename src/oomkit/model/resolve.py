@@ -16,14 +16,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import ModelError, OomkitError
-from ..quant import dtypes, gguf_recipes
+from ..quant import dtypes, gguf_recipes, published_sizes
 from . import catalog, hub_cache, names
 from ._bytes import check_path, open_regular, printable
 from .checks import spec_from_config_checked
 from .hf_config import load_config
 from .jsonfile import MAX_CONFIG_BYTES, loads_object
 from .spec import ModelSpec
-from .weights import is_gguf_format
+from .weights import is_gguf_format, sized_to_published
 
 
 def _is_format(s: str) -> bool:
@@ -232,9 +232,6 @@ def published_size(spec: ModelSpec, name: str, base: str | None, fmt: str | None
     publisher's real files (gguf_recipes.PUBLISHED_RECIPES) keeps it; any other spec is returned as it is."""
     if not fmt or spec.weights.exact or not is_gguf_format(fmt):
         return spec
-    from ..quant import published_sizes
-    from .weights import sized_to_published
-
     tensors = [(t.name, t.shape) for t in spec.weights.tensors]
     if gguf_recipes.published_recipe(fmt, spec.architecture, tensors, spec.weights.publisher) is not None:
         return spec

@@ -136,6 +136,11 @@ class LayerSpec:
     parallel_recurrent: bool = False
     # Shared-KV layers (Gemma 3n) reuse this layer's cache.
     kv_source: int | None = None
+    # Llama 3.2 Vision (mllama) cross-attention layers (config text_config.cross_attention_layers): kind NONE, no
+    # cache of the context; their `attention` attends over the vision encoder's tokens, whose K and V engines that
+    # run the model keep per image (transformers modeling_mllama.py MllamaTextCrossAttention; Ollama's llama runner
+    # and its fs/ggml GraphSize: 1601 tokens x 4 tiles in F32)
+    cross_attention: bool = False
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,9 @@ def architecture_tensors(
     (DeepSeek-V2's greedy routers have none; see hf_config). qk_norm: False where the config turns a _QK_NORM
     architecture's q/k norms off (GLM-4.5-Air's use_qk_norm false: src/models/glm4-moe.cpp loads them
     TENSOR_NOT_REQUIRED, transformers modeling_glm4_moe.py builds them only if config.use_qk_norm)."""
-    out = [TensorShape("token_embd.weight", (n_embd, n_vocab))]
+    # mllama: MllamaTextModel.embed_tokens has vocab_size + 8 rows (transformers modeling_mllama.py; Ollama's llama.cpp
+    # llama.cpp LLM_ARCH_MLLAMA: tok_embd {n_embd, n_vocab+8}), the output head vocab_size
+    out = [TensorShape("token_embd.weight", (n_embd, n_vocab + (8 if arch == "mllama" else 0)))]
     if ple is not None:
         out.extend(_ple_globals(n_embd, len(layers), ple))
     if n_positions:
@@ -213,6 +215,27 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
 
     def t(name: str, *shape: int) -> None:
         out.append(TensorShape(f"blk.{i}.{name}", tuple(shape), i))
+
+    if layer.cross_attention and layer.attention is not None:
+        # mllama's cross-attention layers as Ollama's llama.cpp (v0.4.0-v0.6.x, llama/llama.cpp/src/llama.cpp
+        # LLM_ARCH_MLLAMA) loads them: q/k/v/o projections, q/k RMSNorms of one head, the two tanh gates, the
+        # attention and FFN norms and a gated FFN (transformers MllamaCrossAttentionDecoderLayer: the same tensors)
+        a = layer.attention
+        q, kv = a.n_heads * a.head_dim_k, a.n_kv_heads * a.head_dim_k
+        t("attn_norm.weight", n_embd)
+        t("cross_attn_q_proj.weight", n_embd, q)
+        t("cross_attn_k_proj.weight", n_embd, kv)
+        t("cross_attn_v_proj.weight", n_embd, a.n_kv_heads * a.head_dim_v)
+        t("cross_attn_o_proj.weight", q, n_embd)
+        t("cross_attn_q_norm.weight", a.head_dim_k)
+        t("cross_attn_k_norm.weight", a.head_dim_k)
+        t("cross_attn_attn_gate", 1)
+        t("cross_attn_mlp_gate", 1)
+        t("ffn_norm.weight", n_embd)
+        t("ffn_gate.weight", n_embd, layer.ffn.n_ff)
+        t("ffn_up.weight", n_embd, layer.ffn.n_ff)
+        t("ffn_down.weight", layer.ffn.n_ff, n_embd)
+        return out
 
     a = layer.attention
     # the norm before the FFN, by the name the arch's loader gives it

@@ -66,6 +66,29 @@ def _gemma3(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> 
                  "transformers SiglipVisionTransformer + Gemma3MultiModalProjector")
 
 
+def _mllama(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> Tower:
+    # transformers models/mllama/modeling_mllama.py MllamaVisionModel: patch_embedding Conv2d without bias,
+    # class_embedding, gated_positional_embedding (MllamaPrecomputedPositionEmbedding: gate, embedding [patches, h],
+    # tile_embedding [max_aspect_ratio_id + 1, tiles x patches x h]), pre/post_tile_positional_embedding
+    # (MllamaPrecomputedAspectRatioEmbedding: embedding [max_aspect_ratio_id + 1, tiles x h], gate), layernorm_pre /
+    # layernorm_post, `transformer` (num_hidden_layers MllamaVisionEncoderLayer: q/k/v/o without bias, fc1 / fc2
+    # with bias, two LayerNorms) and `global_transformer` (num_global_layers gated layers: + gate_attn, gate_ffn);
+    # MllamaForConditionalGeneration.multi_modal_projector: Linear(vision_output_dim, text hidden) with bias.
+    # max_aspect_ratio_id = len(supported_aspect_ratios) (MllamaVisionConfig)
+    h, ff = int(vc["hidden_size"]), int(vc["intermediate_size"])
+    n, g = int(vc["num_hidden_layers"]), int(vc["num_global_layers"])
+    p, image, ch = int(vc["patch_size"]), int(vc["image_size"]), int(vc.get("num_channels", 3))
+    tiles, ratios = int(vc["max_num_tiles"]), len(vc["supported_aspect_ratios"])
+    patches = (image // p) ** 2 + 1
+    embeddings = (ch * p * p * h + h + 1 + patches * h + (ratios + 1) * tiles * patches * h
+                  + 2 * ((ratios + 1) * tiles * h + 1) + 2 * _layernorm(h))
+    layer = 4 * _linear(h, h, bias=False) + _linear(h, ff) + _linear(ff, h) + 2 * _layernorm(h)
+    enc = embeddings + n * layer + g * (layer + 2)
+    proj = _linear(int(vc["vision_output_dim"]), text_hidden)
+    return Tower("vision", "mllama_vision_model", enc + proj, enc, proj,
+                 "transformers MllamaVisionModel + MllamaForConditionalGeneration.multi_modal_projector")
+
+
 def _qwen3_vl(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> Tower:
     # transformers models/qwen3_vl/modeling_qwen3_vl.py Qwen3VLVisionModel (Qwen3.5 / 3.6 use the same tower)
     h, ff, depth = int(vc["hidden_size"]), int(vc["intermediate_size"]), int(vc["depth"])
@@ -271,7 +294,7 @@ def _glm4v(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -> T
 _FAMILIES = {"siglip_vision_model": _gemma3, "qwen3_vl": _qwen3_vl, "qwen3_5": _qwen3_vl, "qwen3_5_moe": _qwen3_vl,
              "qwen3_vl_moe": _qwen3_vl, "llama4_vision_model": _llama4, "pixtral": _pixtral,
              "clip_vision_model": _llava, "intern_vit_6b": _internvl, "internvl_vision": _internvl,
-             "moonvit": _moonvit, "gemma4_vision": _gemma4,
+             "moonvit": _moonvit, "gemma4_vision": _gemma4, "mllama_vision_model": _mllama,
              # transformers 5.x's names for the Qwen3.5 towers' configs (Qwen3_5VisionConfig, Qwen3_5MoeVisionConfig)
              "qwen3_5_vision": _qwen3_vl, "qwen3_5_moe_vision": _qwen3_vl,
              # GLM-4.5V's tower (vision_config model_type glm4v_moe_vision; glm4v_moe in configs written before

@@ -17,6 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from oomkit.errors import OomkitError
+from oomkit.quant import gguf_recipes
 
 _DATA = Path(__file__).parent / "data" / "published_sizes.json"
 _UNITS = {"KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}  # the Hugging Face listing's decimal units
@@ -81,8 +82,6 @@ def lookup(quant: str, *, repo: str | None = None, base: str | None = None) -> P
     """The published size of the file `quant` names: of `repo` ("unsloth/Qwen3.5-9B-GGUF") when a GGUF repo is named,
     else, for a name only one publisher uses ("UD-Q4_K_XL": unsloth's), of the one repo listed for `base` ("Qwen/
     Qwen3.5-9B"). A plain file type ("Q4_K_M") is matched only with its repo: other publishers' files of it differ."""
-    from oomkit.quant import gguf_recipes
-
     mix = gguf_recipes.named_mix(quant)
     if mix is not None:
         key = mix.name

@@ -20,7 +20,7 @@ from ...errors import OomkitError, SettingsError
 from ...flags import check_settings, flag_value, stof, stoi
 from ...model import names
 from ...model.resolve import split_quant
-from ..command import Opt, Syntax, defaults, format_flags, number, rewrite, values_of
+from ..command import Opt, Syntax, defaults, format_flags, number, python_module, rewrite, values_of
 from .settings import ERAS, SPEC_TYPES, LlamaCppSettings, build_number, flash_attn_mode
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "llamacpp_flags.json"
@@ -440,10 +440,16 @@ _LMS_OPTIONS = (Opt("n_ctx", "--context-length", aliases=("-c",)), Opt("n_parall
                 Opt("n_gpu_layers", "--gpu", _lms_gpu))
 
 
-def _lms_takes_value(name: str, following: str | None) -> bool:
-    from .programs import _LMS_VALUED
+# lms load's options that take a value (lmstudio-ai/lms src/subcommands/load.ts: commander options; -c from 2025-11,
+# --parallel and the --speculative-draft-* options from 2026-01; --host / --port (createClient.ts) and --log-level on
+# every subcommand)
+LMS_VALUED = ("-c", "--context-length", "--parallel", "--gpu", "--ttl", "--identifier", "--host", "--port",
+              "--log-level", "--speculative-draft-model", "--speculative-draft-max-tokens",
+              "--speculative-draft-min-tokens", "--speculative-draft-min-continue-probability")
 
-    return name.partition("=")[0] in _LMS_VALUED
+
+def _lms_takes_value(name: str, following: str | None) -> bool:
+    return name.partition("=")[0] in LMS_VALUED
 
 
 _LMS_SYNTAX = Syntax(lambda argv: 2 if len(argv) > 1 and argv[1] == "load" else 1, _lms_takes_value)
@@ -460,10 +466,12 @@ def _rewrite_lms(argv: list[str], old: LlamaCppSettings, new: LlamaCppSettings) 
     return rewrite(argv, a, b, _LMS_OPTIONS, _LMS_SYNTAX)
 
 
-def _type_id(value: str) -> str | None:
-    from .programs import _GGML_TYPE_IDS
+# ggml.h enum ggml_type: the cache types the binding's type_k / type_v take as integers
+GGML_TYPE_IDS = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8, "iq4_nl": 20, "bf16": 30}
 
-    n = _GGML_TYPE_IDS.get(value.lower())
+
+def _type_id(value: str) -> str | None:
+    n = GGML_TYPE_IDS.get(value.lower())
     return None if n is None else str(n)
 
 
@@ -477,17 +485,17 @@ _BINDING_SERVER_OPTIONS = (
 )
 
 
-def _binding_server_takes_value(name: str, following: str | None) -> bool:
-    from .programs import _SERVER_LISTS
+# llama_cpp.server's list-valued fields (server/settings.py: tensor_split, kv_overrides take several words)
+SERVER_LISTS = frozenset({"tensor_split", "kv_overrides"})
 
-    return name.startswith("--") and "=" not in name and name[2:] not in _SERVER_LISTS
+
+def _binding_server_takes_value(name: str, following: str | None) -> bool:
+    return name.startswith("--") and "=" not in name and name[2:] not in SERVER_LISTS
 
 
 def _rewrite_binding_server(argv: list[str], old: LlamaCppSettings, new: LlamaCppSettings) -> list[str]:
     """A `python -m llama_cpp.server` command with its own flags changed; a change it has no flag for is refused,
     so that a fit picks one the command can carry."""
-    from ..command import python_module
-
     a, b = values_of(old), values_of(new)
     known = {o.field for o in _BINDING_SERVER_OPTIONS}
     foreign = sorted(f for f in b if a.get(f) != b[f] and f not in known)

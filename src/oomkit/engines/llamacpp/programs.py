@@ -26,10 +26,10 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from ...errors import SettingsError
+from ...errors import OomkitError, SettingsError
 from ...flags import flag_value
 from ...model import names
-from .args import parse_args
+from .args import GGML_TYPE_IDS, LMS_VALUED, SERVER_LISTS, parse_args
 from .backend_names import infer_backend
 from .fit import draft_context, draft_contexts, read_draft
 from .layout import estimate as layout_estimate
@@ -256,9 +256,6 @@ def _canon(name: str) -> str:
 # src/subcommands/load.ts: commander options; -c from 2025-11, --parallel and the --speculative-draft-* options
 # from 2026-01; --host / --port (createClient.ts) and --log-level / --quiet / --verbose (logLevel.ts) on every
 # subcommand)
-_LMS_VALUED = ("-c", "--context-length", "--parallel", "--gpu", "--ttl", "--identifier", "--host", "--port",
-               "--log-level", "--speculative-draft-model", "--speculative-draft-max-tokens",
-               "--speculative-draft-min-tokens", "--speculative-draft-min-continue-probability")
 _LMS_SWITCHES = ("--estimate-only", "-y", "--yes", "--exact", "--local", "--quiet", "--verbose",
                  "--speculative-draft-mtp", "--no-speculative-draft-mtp", "--speculative-draft-simple")
 
@@ -300,7 +297,7 @@ def parse_lms(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettings
     while i < len(args):
         a = args[i]
         name, eq, inline = a.partition("=") if a.startswith("--") else (a, "", "")
-        if name in _LMS_VALUED:
+        if name in LMS_VALUED:
             value, i = flag_value(args, i, inline if eq else None, f"lms load: option '{name}' argument missing")
             if name in ("-c", "--context-length"):
                 opts = {**opts, "n_ctx": _lms_count(name, value)}
@@ -332,8 +329,6 @@ def parse_lms(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettings
 # llama_cpp/llama.py Llama.__init__ defaults (llama-cpp-python 0.3.36)
 BINDING_DEFAULTS = {"n_ctx": 512, "n_batch": 512, "n_ubatch": 512, "n_gpu_layers": 0, "flash_attn": False,
                     "use_mmap": True, "offload_kqv": True, "embedding": False, "type_k": None, "type_v": None}
-# ggml.h enum ggml_type: the cache types the binding's type_k / type_v take as integers
-_GGML_TYPE_IDS = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8, "iq4_nl": 20, "bf16": 30}
 
 
 def binding_settings(**kwargs: Any) -> LlamaCppSettings:
@@ -345,7 +340,7 @@ def binding_settings(**kwargs: Any) -> LlamaCppSettings:
                                                      "verbose", "seed"}
     if unknown:
         raise SettingsError(f"Llama(...): oomkit does not read {', '.join(sorted(unknown))}")
-    names = {v: n for n, v in _GGML_TYPE_IDS.items()}
+    names = {v: n for n, v in GGML_TYPE_IDS.items()}
     n_ctx = int(k["n_ctx"])
     n_batch = min(n_ctx, int(k["n_batch"])) if n_ctx else int(k["n_batch"])
     s = LlamaCppSettings(
@@ -377,7 +372,6 @@ SERVER_FIELDS = frozenset({
     "hf_pretrained_model_name_or_path", "hf_model_repo_id", "draft_model", "draft_model_num_pred_tokens", "type_k",
     "type_v", "verbose", "host", "port", "ssl_keyfile", "ssl_certfile", "api_key", "interrupt_requests",
     "disable_ping_events", "root_path", "config_file"})
-_SERVER_LISTS = frozenset({"tensor_split", "kv_overrides"})
 _SERVER_BOOLS = frozenset({"vocab_only", "use_mmap", "use_mlock", "mul_mat_q", "logits_all", "embedding",
                            "offload_kqv", "flash_attn", "cache", "verbose", "interrupt_requests",
                            "disable_ping_events"})
@@ -411,7 +405,7 @@ def parse_binding_server(argv: list[str]) -> tuple[str | None, str | None, Llama
         field = name[2:] if name.startswith("--") else ""
         if field not in SERVER_FIELDS:
             raise SettingsError(f"llama_cpp.server: error: unrecognized arguments: {a}")
-        if field in _SERVER_LISTS:
+        if field in SERVER_LISTS:
             values = [inline] if eq else []
             while not eq and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
                 values.append(argv[i + 1])
@@ -456,8 +450,8 @@ def binding_snippet(model: str, s: LlamaCppSettings) -> str:
         "n_gpu_layers": -1 if s.n_gpu_layers < 0 or s.n_gpu_layers >= 10**6 else s.n_gpu_layers,
         "flash_attn": s.flash_attn == "on", "use_mmap": s.mmap, "offload_kqv": not s.no_kv_offload,
         "embedding": s.embeddings,
-        "type_k": None if s.cache_type_k == "f16" else _GGML_TYPE_IDS.get(s.cache_type_k.lower()),
-        "type_v": None if s.cache_type_v == "f16" else _GGML_TYPE_IDS.get(s.cache_type_v.lower()),
+        "type_k": None if s.cache_type_k == "f16" else GGML_TYPE_IDS.get(s.cache_type_k.lower()),
+        "type_v": None if s.cache_type_v == "f16" else GGML_TYPE_IDS.get(s.cache_type_v.lower()),
     }
     args = [f"model_path={model!r}"]
     args += [f"{k}={v!r}" for k, v in want.items() if v != BINDING_DEFAULTS[k]]
@@ -481,6 +475,13 @@ def estimate(spec, devices, s: LlamaCppSettings):
     """layout.estimate for the program: llama-bench estimates each test row and answers with the largest (every
     row under engine_view bench_rows); the Python binding adds its host copy of the logits. A -c left unset takes
     the build's common default (with_build_ctx)."""
+    if spec.architecture == "mllama":
+        # Llama 3.2 Vision's cross-attention text model (LLM_ARCH_MLLAMA) lived only in Ollama's patched llama.cpp
+        # (llama/llama.cpp/src/llama.cpp, v0.4.0-v0.6.x); mainline's src/llama-arch.cpp never had it, to the
+        # build measured (0c1e570: no MLLAMA anywhere in src/ or tools/mtmd; the request, ggml-org/llama.cpp#9643)
+        raise OomkitError(f"{spec.name}: llama.cpp has no mllama architecture (Llama 3.2 Vision's cross-attention "
+                          "layers): mainline never merged it, only Ollama's patched copy ran it; use --engine "
+                          "ollama, vllm or transformers")
     s, ctx_note = with_build_ctx(s)
     if ctx_note is None:
         s, ctx_note = server_slots(s)

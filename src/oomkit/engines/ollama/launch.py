@@ -20,6 +20,7 @@ from .settings import (
     V_CTX_CLAMP_TRAIN,
     V_CTX_VRAM_TIER,
     V_EMBED_PARALLEL_ONE,
+    V_ERA_D,
     V_GPTOSS_FA_BACK,
     V_GPTOSS_MIN_CTX,
     V_GPTOSS_MIN_CTX_LOWVRAM,
@@ -109,6 +110,7 @@ _REGISTERED = (
     ((0, 20, 0), {"gemma4"}),
     ((0, 22, 0), {"laguna", "nemotron_h_omni"}),
 )
+V_MLLAMA = (0, 4, 0)  # mllama (Llama 3.2 Vision) on the llama runner with its projector GGUF
 # server/sched.go load: architectures forced to one parallel slot ("not safe with num_parallel > 1", #4165)
 _PARALLEL_ONE_ARCHS = {"mllama", "qwen3vl", "qwen3vlmoe", "qwen35", "qwen35moe", "qwen3next", "lfm2", "lfm2moe",
                        "nemotron_h", "nemotron_h_moe", "nemotron_h_omni"}
@@ -290,6 +292,16 @@ def _num_parallel(spec: ModelSpec, g: GgufView, s: OllamaSettings, v: Version, e
 
 
 def _runner(spec: ModelSpec, v: Version, the_era: str, env: dict[str, str]) -> str:
+    if spec.architecture == "mllama" and (the_era == "D" or v < V_MLLAMA):
+        # mllama ran on Ollama's patched llama.cpp runner from v0.4.0 (llm/ggml.go GraphSize's mllama branch,
+        # d07cf41a9), on its own engine from v0.7.0 (model/models/mllama, 23125648b); v0.30.0 (9db4bdbad, #16031:
+        # "use llama-server exclusively for GGML models") deleted both, and mainline llama.cpp has no mllama
+        why = ("predates Llama 3.2 Vision (mllama runs from Ollama 0.4.0)" if v < V_MLLAMA else
+               "runs GGML models on llama-server only (v0.30.0 removed its own engine's model/models/mllama and the "
+               "patched runner), and llama.cpp has no mllama architecture")
+        last = max(r for r, _ in releases() if r < V_ERA_D)
+        raise OomkitError(f"{spec.name}: Ollama {version_str(v)} {why}; use --engine-version "
+                          f"{version_str(V_MLLAMA)} to {version_str(last)}")
     if the_era == "D":
         return "llama-server"
     if spec.architecture in union_until(_OLLAMA_ENGINE, v):

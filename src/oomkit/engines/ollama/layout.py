@@ -45,7 +45,7 @@ from .memory import (
     layout_era_c,
     predict_server_vram,
 )
-from .projector import Projector, catalog_vision_config, own_vision_graph
+from .projector import Projector, catalog_vision_config, mmproj_projector, own_vision_graph
 from .projector import projector as vision_projector
 from .settings import (
     V_BACKEND_LIBRARY_NAMES,
@@ -76,6 +76,7 @@ V_GPTOSS_GRAPH = (0, 11, 5)  # model/models/gptoss/model.go's blocks as graph.py
 V_MASK_IN_GRAPH = (0, 12, 7)  # 1c093e97a: the reserve mask cast in the graph again (an F16 input from v0.8.0)
 V_MASK_PAD_LAST = (0, 13, 4)  # the last release whose vendored ggml pads the mask batch to 64
 V_QWEN25VL_OWN_VISION = (0, 13, 4)  # 971d62595: 2 MP images, the encoder rewritten (graph.py replays it)
+V_MLLAMA_OLLAMA_ENGINE = (0, 7, 0)  # 23125648b: mllama on the Ollama engine, its encoder inside the model GGUF
 V_SET_ROWS = (0, 13, 0)  # 53985b3c4: kvcache/causal.go Put writes the cache with SetRows at an I32 cell index input
 FIT_TARGET = 1024 * MiB  # llama.cpp --fit default margin per device (common/fit.cpp); Ollama leaves it unless mmproj
 # Architectures Ollama ships with a vision projector it adds to its estimate (projector.weights/graph)
@@ -449,7 +450,15 @@ def _gemma4_graph(spec: ModelSpec, launch: Launch, gpus: list[OGpu], full_cells:
 
 
 def _projector(spec: ModelSpec, v) -> Projector | None:
-    """fs/ggml/ggml.go VisionGraphSize (v0.6.0+) for a model whose GGUF carries its vision encoder."""
+    """fs/ggml/ggml.go VisionGraphSize (v0.6.0+) for a model whose GGUF carries its vision encoder; before it, llm/
+    memory.go projectorMemoryRequirements of the --mmproj file the llama runner loads (v0.4.0+: mllama)."""
+    if V_PROJECTOR_LOGGED <= v < V_MLLAMA_OLLAMA_ENGINE:
+        # llm/memory.go EstimateGPULayers: the projectors' figures first, VisionGraphSize only when they are zero
+        # (v0.6.0+); llama3.2-vision's library model shipped its projector as a second blob until the Ollama engine
+        # ran mllama (23125648b, v0.7.0: convert_mllama.go writes the encoder into the model GGUF)
+        mmproj = mmproj_projector(spec)
+        if mmproj is not None:
+            return mmproj
     return vision_projector(spec) if v >= V_VISION_GRAPH else None
 
 
@@ -763,6 +772,13 @@ def _finish(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], used_idx:
             and not own.get("vision_counted"):
         labels.append("Ollama also counts the vision projector (projector.weights/graph) of this model family; "
                       "oomkit has no vision tower for this model to count it with")
+    if spec.architecture == "mllama" and launch.runner == "ollama":
+        # model/models/mllama (v0.7.0+): kvcache.NewWrapperCache(NewEncoderCache(), NewCausalCache): the causal
+        # cache of the self-attention layers is what the runner figures hold; the encoder cache (kvcache/encoder.go)
+        # creates the cross-attention layers' K and V when an image is encoded
+        labels.append("the Ollama engine's mllama encoder cache (the cross-attention layers' K and V of an image's "
+                      "1601 x 4 tokens, created when the image is encoded) is not in the runner figures; Ollama's own "
+                      "estimate counts it (GraphSize: F32)")
     compare = _ollama_vs_runner(devices, devs, runner, own, launch, warnings)
     full_offload = _full_offload(spec, devices, launch, own, ls, warnings)
     view = dict(runner.engine_view)

@@ -80,6 +80,8 @@ def graph_size(g: GgufView, version: Version, num_ctx: int, num_batch: int, num_
         batch = min(context, num_batch)  # opts.NumCtx already held num_ctx x numParallel
     bpe = kv_bytes_per_element(kvct, version)
     kv, total = _default_kv(g, version, context, bpe)
+    if g.arch == "mllama" and g.cross_layers:
+        kv, total = _mllama_kv(g, version, context, kv, total)
     labels: list[str] = []
     partial, full = _arch_graph(g, version, context, batch, num_parallel, bpe, flash_attention, kv,
                                 sum(kv) if total is None else total, labels)
@@ -122,6 +124,29 @@ def _default_kv(g: GgufView, version: Version, context: int, bpe: float) -> tupl
                 n_embd_r = (d_conv - 1) * (d_inner + 2 * n_group * d_state) if d_conv > 0 else 0
                 kv[i] = (n_embd_r + d_state * d_inner) * 4  # recurrent state is always f32
         total = None
+    return kv, total
+
+
+# fs/ggml/ggml.go GraphSize, mllama: the cross-attention layers' K and V are those of the vision encoder's output,
+# 1601 tokens (40 x 40 patches + the class token) x 4 tiles, in F32
+MLLAMA_VISION_TOKENS, MLLAMA_TILES = 1601, 4
+
+
+def _mllama_kv(g: GgufView, version: Version, context: int, kv: list[int],
+               total: int | None) -> tuple[list[int], int | None]:
+    """GraphSize's mllama branch. v0.4.0-v0.6.2 (llm/ggml.go, then fs/ggml/ggml.go): one total, headsKV x (K + V)
+    x (2 B x the non-cross layers x context + 4 B x the cross layers x 1601 x 4): the self-attention layers in F16
+    whatever the cache type; from v0.6.3 (f66216e39, per-layer KV) only the cross-attention layers' entries are
+    replaced, headsKV x (K + V) x 4 x 1601 x 4, the others keep the default context x (K + V) x headsKV x bpe."""
+    n, hkv, row = g.block_count, g.heads_kv_max, g.key_length + g.value_length
+    cross = [i for i in g.cross_layers if i < n]
+    image = hkv * row * 4 * MLLAMA_VISION_TOKENS * MLLAMA_TILES
+    if version < V_PER_LAYER_KV:
+        total = hkv * row * (2 * (n - len(cross)) * context + 4 * len(cross) * MLLAMA_VISION_TOKENS * MLLAMA_TILES)
+        return [total // n] * n, total
+    kv = list(kv)
+    for i in cross:
+        kv[i] = image
     return kv, total
 
 
@@ -205,7 +230,11 @@ def _arch_graph(g: GgufView, version: Version, context: int, batch: int, num_par
             if flash_attention and version >= V_GPTOSS_FA_GRAPH:
                 partial = (4 * num_parallel + (context >> 10) + 110) * MiB
     elif arch == "mllama":
-        labels.append("mllama cross-attention KV and graph are not modelled; Ollama's generic formula is used")
+        # GraphSize's mllama branch (v0.4.0-v0.12.10). ropeFreqsCount is read as GroupLayers()["rope_freqs"]
+        # ["weights"], a key no tensor has (the GGUF's is rope_freqs.weight): 0
+        full = max(4 * batch * (2 + 3 * e + ehk * h + context * (1 + h)), 4 * batch * (e + V))
+        partial = max(4 * (batch * (2 * e + 1 + context * (1 + h) + ehk * h) + ehk * context * hkv),
+                      4 * batch * (e + V) + e * V * 105 // 128)
     return partial, full
 
 

@@ -86,7 +86,8 @@ def vision_graph(arch: str, vc: Mapping[str, Any]) -> int:
     if not patch:
         return 0  # "unknown patch size for vision model"
     channels = int(vc.get("num_channels", 3))
-    heads = int(vc.get("num_attention_heads", vc.get("num_heads", 0)))  # Qwen2.5-VL's config says num_heads
+    # Qwen2.5-VL's config says num_heads, mllama's attention_heads (MllamaVisionConfig)
+    heads = int(vc.get("num_attention_heads", vc.get("num_heads", vc.get("attention_heads", 0))))
     embd = int(vc.get("hidden_size", 0))
     patches = (image // patch) ** 2
     if kind == "qwen25vl":
@@ -111,6 +112,8 @@ def projector(spec: ModelSpec) -> Projector | None:
     if not towers:
         return None
     cfg = _catalog_config(spec)
+    if cfg is None and towers[0].family == "mllama_vision_model":
+        cfg = towers[0].config  # a config.json read outside the catalog: the tower keeps it
     vc = cfg.get("vision_config") if cfg else None
     arch = str(cfg.get("model_type", "")) if cfg else ""
     if arch == "gemma4" and isinstance(vc, Mapping) and towers[0].family == "gemma4_vision":
@@ -119,6 +122,11 @@ def projector(spec: ModelSpec) -> Projector | None:
         return None
     graph = vision_graph(arch, vc) if isinstance(vc, Mapping) else 0
     tower = towers[0]
+    if tower.family == "mllama_vision_model" and isinstance(vc, Mapping):
+        v_bytes, mm_bytes = _mllama_bytes(tower, vc)
+        return Projector(v_bytes, graph, f"mllama vision encoder as Ollama's converter writes it ({tower.encoder_params:,} "
+                                         "parameters: matrices F16, vectors and the tile embeddings F32)",
+                         runner_weights=v_bytes + mm_bytes)
     vectors = _vector_params(tower.family, vc) if isinstance(vc, Mapping) else None
     if vectors is None:
         return Projector(tower.nbytes(2), graph, f"{tower.family} tower in F16 ({tower.params:,} parameters)")
@@ -128,6 +136,45 @@ def projector(spec: ModelSpec) -> Projector | None:
     mm = 2 * (tower.params - tower.encoder_params)  # mm.* as the converter writes them: F16
     return Projector(weights, graph, f"{tower.family} encoder: {tower.encoder_params - vectors:,} F16 + {vectors:,} "
                                      "F32 parameters (the v.* tensors)", runner_weights=weights + mm)
+
+
+def _mllama_bytes(tower, vc: Mapping[str, Any]) -> tuple[int, int]:
+    """The mllama vision tensors' bytes as Ollama writes them: (v.*, mm.*). convert/reader.go tensorBase.Kind: 1-D
+    tensors F32, v.tile_position_embd.weight / v.pre_tile_position_embd.weight / v.post_tile_position_embd.weight
+    "always F32", the other matrices F16; convert/convert_mllama.go Tensors writes the position gate twice
+    (v.position_embd.gate and v.tile_position_embd.gate). The blob of ollama.com's llama3.2-vision projector
+    (sha256-ece5e659, the --mmproj file of v0.4.0-v0.6.x) holds the same tensors (v.tile_position_embd.gate
+    among them). mm.0 is the multi-modal projector: its weight F16, its bias F32."""
+    h, ff = int(vc["hidden_size"]), int(vc["intermediate_size"])
+    n, g = int(vc["num_hidden_layers"]), int(vc["num_global_layers"])
+    tiles, ratios = int(vc["max_num_tiles"]), len(vc["supported_aspect_ratios"])
+    patches = (int(vc["image_size"]) // int(vc["patch_size"])) ** 2 + 1
+    tile_embd = (ratios + 1) * tiles * patches * h + 2 * (ratios + 1) * tiles * h  # the three "always F32" tables
+    # class_embd, the position / tile / pre / post gates, layernorm_pre / post; per layer fc1 / fc2 biases and two
+    # LayerNorms, the global layers' two gates
+    vectors = h + 4 + 2 * 2 * h + (n + g) * (ff + h + 2 * 2 * h) + 2 * g
+    f32 = tile_embd + vectors
+    v_bytes = 2 * (tower.encoder_params + 1 - f32) + 4 * f32  # + 1: the duplicated gate
+    bias = tower.projector_params // (int(vc["vision_output_dim"]) + 1)  # [vision_output_dim, text hidden] + bias
+    mm_bytes = 2 * (tower.projector_params - bias) + 4 * bias
+    return v_bytes, mm_bytes
+
+
+def mmproj_projector(spec: ModelSpec) -> Projector | None:
+    """llm/memory.go projectorMemoryRequirements (v0.4.0-v0.6.x): the --mmproj GGUF Ollama's llama runner loads
+    beside the model (llama3.2-vision's projector blob): weights = every tensor of the file (v.* and mm.*), graph =
+    its mllama formula (the one VisionGraphSize kept, vision_graph). mllama only: the runner's other --mmproj
+    models (llava's CLIP) have no graph formula there and no tower read here."""
+    towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
+    if not towers or towers[0].family != "mllama_vision_model":
+        return None
+    vc = catalog_vision_config(spec) or towers[0].config.get("vision_config")
+    if not isinstance(vc, Mapping) or not vc:
+        return None
+    v_bytes, mm_bytes = _mllama_bytes(towers[0], vc)
+    return Projector(v_bytes + mm_bytes, vision_graph("mllama", vc),
+                     "the mllama projector GGUF (--mmproj): every tensor, matrices F16, vectors and the tile "
+                     "embeddings F32")
 
 
 def _gemma4_tensors(vc: Mapping[str, Any], text_hidden: int) -> list[tuple[str, int, int]]:

@@ -230,6 +230,8 @@ class GgufView:
     feed_forward_length: int = 0
     qkv_bias_len: int = 0  # blk.0.attn_qkv.bias (chatglm branch)
     is_embedding: bool = False  # <arch>.pooling_type present
+    # mllama.attention.cross_attention_layers (the layers of LayerSpec.cross_attention)
+    cross_layers: tuple[int, ...] = ()
     labels: tuple[str, ...] = ()
 
     @property
@@ -353,7 +355,8 @@ def _gguf_view(spec: ModelSpec) -> GgufView:
         ffn_gate_exps_bytes=exps.nbytes if exps is not None else 0,
         feed_forward_length=(ffn0.n_ff_expert or ffn0.n_ff) if ffn0 else 0,
         qkv_bias_len=qkv_bias.shape[0] if qkv_bias is not None else 0,
-        is_embedding=is_embedding, labels=tuple(labels),
+        is_embedding=is_embedding, cross_layers=tuple(la.index for la in spec.layers if la.cross_attention),
+        labels=tuple(labels),
     )
 
 

@@ -14,7 +14,7 @@ from ...model.spec import ModelSpec, TensorSpec
 from ...model.weights import per_layer_sum
 from ...units import round_up
 from ..versions import version_str
-from .kv import LayerCache, cache_tensors, layer_caches
+from .kv import LayerCache, cache_tensors, kv_per_token, layer_caches
 from .settings import DEPRECATED_STATIC, Resolved, TransformersSettings, is_gguf, resolve
 from .transients import CUDA_CONTEXT, K_ROUND_LARGE, Transients, allocation_size, reserved_for, transients
 from .weights import TOWER_PREFIX, tensor_bytes
@@ -252,6 +252,18 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSetti
         warnings.append(f"{t.kind} tower ({t.family}, {t.params / 1e9:.2f} B parameters) loaded with the checkpoint "
                         f"in {r.dtype}" + ("; load_in_4bit/8bit would quantize its nn.Linear layers too, not modelled"
                                            if s.load_in_4bit or s.load_in_8bit else ""))
+    cross = [la for la in spec.trunk_layers if la.cross_attention and la.attention is not None]
+    if cross:
+        # modeling_mllama.py MllamaTextModel.forward skips a cross-attention layer while no image came (its cache
+        # stays empty); MllamaTextCrossAttention caches k_proj / v_proj of the vision tokens, num_tiles x 1601
+        # (MllamaVisionModel slices the 8-padded patches back to num_patches) per image
+        tc = spec.towers[0].config.get("vision_config", {}) if spec.towers else {}
+        tiles = int(tc.get("max_num_tiles", 4))
+        patches = (int(tc.get("image_size", 560)) // int(tc.get("patch_size", 14))) ** 2 + 1
+        per_image = sum(sum(kv_per_token(la, r)) for la in cross) * tiles * patches
+        warnings.append(f"a text prompt: the {len(cross)} cross-attention layers cache nothing; each image adds their "
+                        f"K and V of {tiles} x {patches} vision tokens, {per_image / 2**20:,.0f} MiB per image and "
+                        "sequence (not counted here)")
     if is_gguf(spec):
         warnings.append(f"{spec.weights.format} GGUF weights: transformers dequantizes a GGUF on load "
                         f"(to {r.dtype}); name the Hugging Face model for its own checkpoint")

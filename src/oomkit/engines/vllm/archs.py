@@ -12,6 +12,9 @@ from ..versions import Version, version_str
 # Checked in order; the first row a model needs and the release lacks refuses it. Wheels read (registry.py): the
 # class absent in the first release's predecessor, present in it.
 FIRST_RELEASES: tuple[FirstRelease, ...] = (
+    # MllamaForConditionalGeneration (Llama 3.2 Vision): not in 0.6.1.post2, in 0.6.2 (PR #8811); gone after
+    # 0.10.2 (config.py MLLAMA_LAST)
+    FirstRelease(arch("mllama"), (0, 6, 2), "MllamaForConditionalGeneration (models/mllama.py)"),
     # NemotronHForCausalLM: not in 0.9.0, in 0.9.1
     FirstRelease(arch("nemotron_h", "nemotron_h_moe"), (0, 9, 1), "NemotronHForCausalLM (models/nemotron_h.py)"),
     # models/nemotron_h.py reads moe_latent_size (fc1/fc2_latent_proj around the routed experts): not in 0.12.0,

@@ -302,11 +302,30 @@ def _release_flags(s: VllmSettings, version: Version) -> list[str]:
     return notes
 
 
+# the last release with models/mllama.py (Llama 3.2 Vision, V0's encoder-decoder runner; added in 0.6.2, PR #8811)
+MLLAMA_LAST = (0, 10, 2)
+
+
 def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Resolved:
     version = parse_version(s.engine_version)
     check_model_release(spec, version)
     warnings: list[str] = _release_flags(s, version)
     v1 = version >= ERAS["v1_default"] if s.use_v1 is None else s.use_v1
+    if spec.architecture == "mllama":
+        if version > MLLAMA_LAST:
+            # model_executor/models/registry.py _PREVIOUSLY_SUPPORTED_MODELS["MllamaForConditionalGeneration"] =
+            # "0.10.2": PR #24907 (Remove V0 Encoder-Decoder Support) deleted models/mllama.py; the registry's words
+            raise OomkitError("Model architecture MllamaForConditionalGeneration was supported in vLLM until v0.10.2, "
+                              "and is not supported anymore. Please use an older version of vLLM if you want to use "
+                              f"this model architecture. (vLLM {s.engine_version})")
+        if v1 and s.use_v1:
+            raise OomkitError(f"vLLM {s.engine_version}: V1 does not run encoder-decoder models such as mllama "
+                              "(engine/arg_utils.py _is_v1_supported_oracle); leave VLLM_USE_V1 unset")
+        v1 = False  # the oracle falls back to V0 for an encoder-decoder model
+        warnings.append("mllama runs on V0's encoder-decoder runner: a block holds every layer's K and V, the "
+                        "cross-attention layers' over the image tokens (1601 x 4 tiles per image, in the sequence's "
+                        "cross block table, from the same pool); the vision encoder's profile activations are not "
+                        "modelled")
     if version >= ERAS["v1_only"]:
         v1 = True
     elif v1 and version < (0, 7, 0):

@@ -258,6 +258,12 @@ def get_kv_cache_spec(spec: ModelSpec, s: VllmSettings, r: Resolved, block: int)
     refuse_llamacpp_only_caches(spec, "vLLM")
     specs: dict[int, KvSpec] = {}
     for layer in (spec.layers if r.num_spec else spec.trunk_layers):
+        if layer.kind is LayerKind.NONE and layer.cross_attention and layer.attention is not None and not r.v1:
+            # mllama on V0: worker/cache_engine.py sizes a block over every attention layer (num_hidden_layers,
+            # the cross-attention ones included); their blocks hold the encoder tokens (the cross block table of
+            # core/block_manager.py), the self-attention layers' the sequence's tokens
+            specs[layer.index] = KvSpec("full", block, bytes_per_token=_attention_bytes_per_token(layer, r)[1])
+            continue
         if layer.kind is LayerKind.NONE:
             continue
         if layer.attention is not None and not layer.attention.n_kv_heads and layer.kind is not LayerKind.LATENT:
