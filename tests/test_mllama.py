@@ -136,3 +136,43 @@ def test_transformers_cross_attention_cache_per_image():
     est = tf.ENGINE.estimate(spec, (_h100(),), tf.TransformersSettings())
     assert 8 * 4 * 1601 * 2 * 1024 * 2 == 209_846_272
     assert any("4 x 1601 vision tokens, 200 MiB per image" in w for w in est.warnings)
+
+
+def _sglang_layout(version: str, **kw):
+    from oomkit.engines.sglang.kv import cache_layout, cell_size
+    from oomkit.engines.sglang.settings import SGLangSettings, parse_version
+
+    spec = resolve("meta-llama/Llama-3.2-11B-Vision-Instruct", "bf16")
+    s = SGLangSettings(engine_version=version, **kw)
+    lay = cache_layout(spec, s)
+    return lay, cell_size(lay, s, parse_version(version), lay.full_layers)
+
+
+@pytest.mark.parametrize("version", ["0.4.0", "0.4.6", "0.5.5", "0.5.23"])
+def test_sglang_pool_spans_cross_attention_layers(version):
+    """SGLang's cell_size and MHATokenToKVPool take the text config's num_hidden_layers (40), the 8 cross-attention
+    layers included (models/mllama.py RadixAttention(layer_id, is_cross_attention=True) writes into the same pool):
+    40 x 2 x (8 x 128) x 2 B = 160 KiB per token, not the 32 self-attention layers' 128 KiB."""
+    from oomkit.engines.sglang.kv import kv_pools
+
+    lay, cell = _sglang_layout(version)
+    assert len(lay.full_layers) == 40
+    assert cell == 40 * 2 * 8 * 128 * 2 == 163_840
+    (pool,) = kv_pools(lay, _sglang_settings(version), 1000)
+    # memory_pool.py _create_buffers: (size + page_size) rows per layer for K and for V (page size 1 here)
+    assert (pool.n_layers, pool.k_bytes, pool.v_bytes) == (40, 1001 * 40 * 1024 * 2, 1001 * 40 * 1024 * 2)
+    _, cell_tp2 = _sglang_layout(version, tp_size=2)
+    assert cell_tp2 == 40 * 2 * 4 * 128 * 2
+
+
+def _sglang_settings(version: str):
+    from oomkit.engines.sglang.settings import SGLangSettings
+
+    return SGLangSettings(engine_version=version)
+
+
+def test_sglang_triton_refuses_cross_attention():
+    with pytest.raises(OomkitError) as e:
+        _sglang_layout("0.5.23", attention_backend="triton")
+    assert "Cross attention is not supported in the triton attention backend" in str(e.value)
+    assert "\n" not in str(e.value)

@@ -120,11 +120,27 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
     _check_index_share_release(spec, s.engine_version)
     if spec.architecture in NO_ATTENTION_LAYERS_OK:
         layers = _one_kv_head_count(layers)
-    attn = [la for la in layers if la.attention is not None and la.kind is not LayerKind.NONE and la.kv_source is None]
+    # mllama (Llama 3.2 Vision, MllamaForConditionalGeneration, models/mllama.py from 0.3.4.post1 through 0.5.23):
+    # the pool spans the text model's num_hidden_layers (model_config.py hf_text_config), the cross-attention layers
+    # included (their RadixAttention(layer_id, is_cross_attention=True) writes the image tokens' K and V into the
+    # same MHATokenToKVPool at encoder_out_cache_loc), and cell_size takes every one of them
+    attn = [la for la in layers if la.attention is not None and la.kv_source is None
+            and (la.kind is not LayerKind.NONE or la.cross_attention)]
+    cross = any(la.cross_attention for la in attn)
+    if cross and s.attention_backend == "triton":
+        # model_runner.py init_attention_backend (0.4.x), layers/attention/attention_registry.py
+        # create_triton_backend (0.5.x): assert not model_config.is_encoder_decoder
+        raise OomkitError("AssertionError: Cross attention is not supported in the triton attention backend. "
+                          "Please use `--attention-backend flashinfer`.")
     mamba = tuple(la for la in layers if la.recurrent is not None
                   and (la.kind is LayerKind.RECURRENT or la.parallel_recurrent))
     mla = any(la.kind is LayerKind.LATENT for la in attn)
     labels: list[str] = []
+    if cross:
+        labels.append("mllama: the pool holds all the text model's layers, the cross-attention ones included; a "
+                      "request's image adds its tiles x 1601 tokens (4 x 1601 = 6,404 for one image: models/mllama.py "
+                      "pad_input_ids) to its length, their K and V in the same pool; chunked prefill is off for "
+                      "it (0.4.x: every multimodal model; then is_multimodal_chunked_prefill_supported)")
     windowed = [la for la in attn if la.kind in (LayerKind.SLIDING, LayerKind.CHUNKED)]
     swa_off = _hybrid_swa_disabled(spec, s)
     if swa_off:
