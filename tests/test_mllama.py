@@ -176,3 +176,15 @@ def test_sglang_triton_refuses_cross_attention():
         _sglang_layout("0.5.23", attention_backend="triton")
     assert "Cross attention is not supported in the triton attention backend" in str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_mlx_lm_refuses_mllama():
+    """mlx-lm has no models/mllama.py at any release (0.19.0, 0.24.0, 0.28.0, 0.32.2 read) nor a MODEL_REMAPPING
+    entry: utils.py _get_classes raises "Model type mllama not supported." oomkit does not model mlx-vlm."""
+    from oomkit.engines import mlx
+
+    spec = resolve("meta-llama/Llama-3.2-11B-Vision-Instruct", "bf16")
+    with pytest.raises(OomkitError) as e:
+        mlx.ENGINE.estimate(spec, (), mlx.MlxSettings())
+    assert "Model type mllama not supported." in str(e.value) and "mlx-vlm" in str(e.value)
+    assert "\n" not in str(e.value)

@@ -152,6 +152,11 @@ def _check(s: MlxSettings, max_tokens: int) -> None:
 
 
 def resolve(spec: ModelSpec, s: MlxSettings) -> Resolved:
+    if spec.architecture == "mllama":
+        # utils.py _get_classes: importlib.import_module(f"mlx_lm.models.{model_type}") fails, and MODEL_REMAPPING
+        # has no mllama (mlx_lm/models/ and utils.py read at 0.19.0, 0.24.0, 0.28.0, 0.32.2: no mllama at any)
+        raise OomkitError("ValueError: Model type mllama not supported. (mlx-lm has no Llama 3.2 Vision model; "
+                          "mlx-vlm runs it, and oomkit does not model mlx-vlm)")
     labels = []
     max_tokens = s.max_tokens
     if max_tokens is None:
