@@ -75,8 +75,10 @@ CONTENT_VERSIONS = {"gpt-oss-20b-4060ti-16gb-partial": "0.11.2",
                     # layers.split="" on one GPU: the string of v0.11.4 and before (v0.11.5, d5a0d8d90, prints
                     # a Go slice, "[19]"); the macOS app was not yet updated to the 0.11.5 of the log's date
                     "gemma3-270m-f16-metal-16gib-ctx4096": "0.11.4",
-                    # device.go:233/238 and server.go:720: the line numbers of v0.12.4-v0.12.5 only
-                    "qwen3-32b-multi-gpu-0.13-debug-memory": "0.12.5",
+                    # device.go:233/238 and server.go:720: the line numbers of v0.12.4-v0.12.5 only, and
+                    # server.go:720 is ollamaServer.Load (the Ollama engine), which v0.12.5 did not run qwen3 on
+                    # (its OllamaEngineRequired list lacks qwen3: 3d32249c7, #12556; back in v0.12.6): v0.12.4
+                    "qwen3-32b-multi-gpu-0.13-debug-memory": "0.12.4",
                     # sched.go:472 msg="loaded runners": v0.7.0-rc1 to v0.7.1-rc1 (v0.7.1 prints it from :483), and
                     # of those only v0.7.0's largest-layer buffer drops the 4.6 GiB card (the rc0/rc1 of v0.7.1
                     # already have 3fe74fba4's blk.0 buffer): tests/test_ollama_heldout.py

@@ -308,3 +308,88 @@ def test_the_runners_build_note_names_the_ollama_release():
     est = oomkit.estimate("qwen3:8b", "ollama", vram="24GiB", engine_version="0.32.15", find_max_context=False)
     notes = [w for w in est.warnings if "newer than the newest build oomkit models" in w]
     assert len(notes) == 1 and notes[0].startswith("Ollama 0.32.15 runs llama.cpp build b10488, newer than")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Which runner, flash-attention default and parallel slots each release gives an architecture: the lists of
+# fs/ggml/ggml.go (KV.OllamaEngineRequired, GGML.FlashAttention) and server/sched.go (the one-slot list) read at
+# every tag (`git show vX.Y.Z:fs/ggml/ggml.go`); each pair is the last tag without the name and the first with it
+
+
+@pytest.mark.parametrize("arch,before,first", [
+    ("gptoss", "0.10.1", "0.11.0"), ("gpt-oss", "0.11.4", "0.11.5"),
+    ("qwen3", "0.11.11", "0.12.0"), ("qwen3moe", "0.12.1", "0.12.2"),
+    ("qwen3vl", "0.12.6", "0.12.7"), ("deepseek2", "0.12.11", "0.13.0"), ("deepseekocr", "0.12.11", "0.13.0"),
+    ("nomic-bert", "0.13.0", "0.13.1"), ("olmo3", "0.13.3", "0.13.4"), ("bert", "0.13.4", "0.13.5"),
+    ("glm4moelite", "0.14.2", "0.14.3"), ("lfm2", "0.14.2", "0.14.3"),
+    ("glmocr", "0.15.4", "0.15.5"), ("qwen3next", "0.15.4", "0.15.5"),
+    ("qwen35", "0.17.0", "0.17.1"), ("nemotron_h", "0.17.0", "0.17.1"), ("nemotron_h_moe", "0.17.0", "0.17.1"),
+    ("lfm2moe", "0.17.0", "0.17.1"), ("gemma4", "0.19.0", "0.20.0"),
+    ("laguna", "0.21.2", "0.22.0"), ("nemotron_h_omni", "0.21.2", "0.22.0"),
+])
+def test_ollama_engine_required_first_tag(arch, before, first):
+    from oomkit.engines.ollama.launch import own_engine_archs
+
+    assert arch not in own_engine_archs(ol.parse_version(before))
+    assert arch in own_engine_archs(ol.parse_version(first))
+
+
+def test_qwen3_left_the_ollama_engine_in_0_12_5_only():
+    """v0.12.5's list lacks qwen3 (3d32249c7, #12556 "use llama runner for qwen3"), v0.12.6 has it again
+    (18087f2ec, the revert); qwen3moe, listed from v0.12.2, stayed."""
+    from oomkit.engines.ollama.launch import own_engine_archs
+
+    assert [("qwen3" in own_engine_archs(ol.parse_version(v))) for v in ("0.12.4", "0.12.5", "0.12.6")] == \
+        [True, False, True]
+    assert "qwen3moe" in own_engine_archs((0, 12, 5))
+
+
+def _launch(name: str, version: str, num_parallel: int = 0):
+    gpu = Device(id="CUDA0", name="NVIDIA GeForce RTX 4090", memory_bytes=24 * GiB, free_bytes=24 * GiB)
+    est = ol.ENGINE.estimate(resolve(name, "Q4_K_M"), (gpu,),
+                             ol.OllamaSettings(num_ctx=4096, num_parallel=num_parallel, engine_version=version))
+    return est.engine_view["ollama_runner"], est.settings["flash_attention"]
+
+
+@pytest.mark.parametrize("name,version,runner", [
+    ("qwen3:8b", "0.12.4", "Ollama engine"), ("qwen3:8b", "0.12.5", "llama.cpp runner"),
+    ("qwen3:8b", "0.12.6", "Ollama engine"),
+    ("qwen3:30b", "0.12.1", "llama.cpp runner"), ("qwen3:30b", "0.12.2", "Ollama engine"),
+    ("qwen3:30b", "0.12.5", "Ollama engine"),
+    ("nomic-embed-text", "0.13.0", "llama.cpp runner"), ("nomic-embed-text", "0.13.1", "Ollama engine"),
+    ("bge-m3", "0.13.4", "llama.cpp runner"), ("bge-m3", "0.13.5", "Ollama engine"),
+    ("lfm2:1.2b", "0.14.2", "llama.cpp runner"), ("lfm2:1.2b", "0.14.3", "Ollama engine"),
+    ("qwen3-next:80b", "0.15.4", "llama.cpp runner"), ("qwen3-next:80b", "0.15.5", "Ollama engine"),
+    ("gpt-oss:20b", "0.11.0", "Ollama engine"),  # the library's GGUF is "gptoss" (convert/convert_gptoss.go)
+])
+def test_runner_around_each_boundary(name, version, runner):
+    assert _launch(name, version)[0] == runner
+
+
+@pytest.mark.parametrize("arch,before,first", [
+    ("mistral3", "0.13.1", "0.13.2"), ("olmo3", "0.13.3", "0.13.4"), ("bert", "0.13.4", "0.13.5"),
+    ("lfm2", "0.14.2", "0.14.3"), ("glm4moelite", "0.14.2", "0.14.3"), ("qwen3next", "0.15.4", "0.15.5"),
+    ("qwen35", "0.17.0", "0.17.1"), ("nemotron_h", "0.17.0", "0.17.1"), ("gemma4", "0.20.3", "0.20.4"),
+    ("nemotron_h_omni", "0.21.2", "0.22.0"),
+])
+def test_flash_attention_default_first_tag(arch, before, first):
+    from oomkit.engines.ollama.launch import _fa_default_archs
+
+    assert arch not in _fa_default_archs(ol.parse_version(before))
+    assert arch in _fa_default_archs(ol.parse_version(first))
+
+
+def test_lfm2_flash_attention_on_from_0_14_3():
+    assert _launch("lfm2:1.2b", "0.14.2")[1] == "off"
+    assert _launch("lfm2:1.2b", "0.14.3")[1] == "on"
+
+
+@pytest.mark.parametrize("name,version,slots", [
+    ("lfm2:1.2b", "0.15.4", 2), ("lfm2:1.2b", "0.15.5", 1),  # server/sched.go's one-slot list has lfm2 from v0.15.5
+    ("qwen3-next:80b", "0.15.5", 1),
+])
+def test_one_slot_architectures_by_release(name, version, slots):
+    gpu = Device(id="CUDA0", name="NVIDIA GeForce RTX 4090", memory_bytes=24 * GiB, free_bytes=24 * GiB)
+    est = ol.ENGINE.estimate(resolve(name, "Q4_K_M"), (gpu,),
+                             ol.OllamaSettings(num_ctx=4096, num_parallel=2, engine_version=version))
+    assert est.settings["num_parallel"] == slots

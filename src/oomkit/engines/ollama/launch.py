@@ -51,43 +51,60 @@ MINIMUM_MEMORY = {"metal": 512 * MiB}
 MINIMUM_MEMORY_DEFAULT = 457 * MiB
 
 # fs/ggml/ggml.go FlashAttention(): architectures with flash attention on by default (OLLAMA_FLASH_ATTENTION
-# unset), as the list stood at each release (85ccf7354, 0bda72892, c3c85aa06, 75e75d9af and later)
+# unset), each row the first tag whose slices.Contains list has the name, read tag by tag v0.11.8-v0.24.0
+# (`git show vX.Y.Z:fs/ggml/ggml.go`, func (f GGML) FlashAttention; the function first exists in v0.11.8)
 _FA_DEFAULT = (
     ((0, 11, 8), {"gptoss", "gpt-oss"}),
     ((0, 12, 4), {"qwen3", "qwen3moe"}),
     ((0, 12, 6), {"gemma3"}),
     ((0, 12, 8), {"qwen3vl", "qwen3vlmoe"}),
-    ((0, 14, 0), {"bert", "mistral3", "olmo3"}),
-    ((0, 15, 0), {"glm4moelite", "lfm2"}),
+    ((0, 13, 2), {"mistral3"}),
+    ((0, 13, 4), {"olmo3"}),
+    ((0, 13, 5), {"bert"}),
+    ((0, 14, 3), {"glm4moelite", "lfm2"}),
     ((0, 15, 5), {"glmocr", "qwen3next"}),
-    ((0, 18, 0), {"lfm2moe", "nemotron_h", "nemotron_h_moe", "qwen35", "qwen35moe"}),
+    ((0, 17, 1), {"lfm2moe", "nemotron_h", "nemotron_h_moe", "qwen35", "qwen35moe"}),
     ((0, 20, 4), {"gemma4"}),
-    ((0, 23, 0), {"nemotron_h_omni"}),
+    ((0, 22, 0), {"nemotron_h_omni"}),
 )
-# fs/ggml/ggml.go KV.OllamaEngineRequired(): architectures that run on the Ollama engine (eras A-C), as the list
-# stood at each tag (llama4 joined it in v0.6.7, qwen3vl/qwen3vlmoe in v0.12.7, with their model code)
+# fs/ggml/ggml.go KV.OllamaEngineRequired(): architectures that run on the Ollama engine by default (eras A-C;
+# llm/server.go NewLlamaServer: `envconfig.NewEngine() || f.KV().OllamaEngineRequired()`, unchanged v0.6.0-v0.24.0).
+# Each row is the first tag whose list has the name, read tag by tag (`git show vX.Y.Z:fs/ggml/ggml.go`, the
+# slices.Contains list of OllamaEngineRequired, every tag v0.6.0-v0.24.0; the function first exists in v0.6.0):
 _OLLAMA_ENGINE = (
     ((0, 6, 0), {"gemma3"}),
     ((0, 6, 5), {"mistral3"}),
     ((0, 6, 7), {"llama4"}),
     ((0, 7, 0), {"mllama", "qwen25vl"}),
     ((0, 9, 3), {"gemma3n"}),
-    ((0, 11, 0), {"gptoss", "gpt-oss"}),
-    ((0, 12, 0), {"qwen3"}),
-    ((0, 12, 6), {"qwen3moe"}),
+    ((0, 11, 0), {"gptoss"}),  # Ollama's converter's name (convert/convert_gptoss.go), its library's GGUF
+    ((0, 11, 5), {"gpt-oss"}),  # llama.cpp's name, added beside it
+    ((0, 12, 0), {"qwen3"}),  # dropped in v0.12.5 only: _OLLAMA_ENGINE_DROPPED
+    ((0, 12, 2), {"qwen3moe"}),
     ((0, 12, 7), {"qwen3vl", "qwen3vlmoe"}),
     ((0, 13, 0), {"deepseekocr", "deepseek2"}),
-    ((0, 14, 0), {"bert", "nomic-bert", "olmo3"}),
-    ((0, 16, 0), {"qwen3next", "glm4moelite", "glmocr", "lfm2"}),
-    # v0.17.1's list has them (git show v0.17.1:fs/ggml/ggml.go; v0.17.0's has none of them): the vendored llama.cpp
-    # of v0.13.5-v0.30 (b7437, Makefile.sync ec98e2002) has no qwen35 (b7990), so only this engine runs Qwen3.5 there
+    ((0, 13, 1), {"nomic-bert"}),
+    ((0, 13, 4), {"olmo3"}),
+    ((0, 13, 5), {"bert"}),
+    ((0, 14, 3), {"glm4moelite", "lfm2"}),
+    ((0, 15, 5), {"glmocr", "qwen3next"}),
+    # v0.17.1's list has them (v0.17.0's has none of them): the vendored llama.cpp of v0.13.5-v0.30 (b7437,
+    # Makefile.sync ec98e2002) has no qwen35 (b7990), so only this engine runs Qwen3.5 there
     ((0, 17, 1), {"nemotron_h", "nemotron_h_moe", "qwen35", "qwen35moe", "lfm2moe"}),
     ((0, 20, 0), {"gemma4"}),
-    ((0, 23, 0), {"laguna", "nemotron_h_omni"}),
+    ((0, 22, 0), {"laguna", "nemotron_h_omni"}),
 )
+# names a release's list lacks although an earlier one had them: v0.12.5 (3d32249c7, #12556 "use llama runner for
+# qwen3") took qwen3 out, v0.12.6 put it back (18087f2ec, the revert); qwen3moe stayed on the Ollama engine
+_OLLAMA_ENGINE_DROPPED = {(0, 12, 5): {"qwen3"}}
+# the architecture name of the Ollama library's GGUF where oomkit's spec uses llama.cpp's (convert/convert_gptoss.go
+# writes "gptoss"; OllamaEngineRequired knows "gpt-oss" only from v0.11.5)
+_LIBRARY_ARCH = {"gpt-oss": "gptoss"}
 # model/models/*: the architectures model.Register knows at each tag. With OLLAMA_NEW_ENGINE set (off by default in
 # every release, envconfig.NewEngine) llm/server.go NewLlamaServer tries model.NewTextProcessor and falls back to
-# the llama.cpp runner for any other architecture ("model not yet supported by Ollama engine")
+# the llama.cpp runner for any other architecture ("model not yet supported by Ollama engine"). Each row is the
+# first tag whose model/models/models.go imports a package calling model.Register with the name, read tag by tag
+# v0.5.12-v0.24.0 (the "_embed" pooling variants of v0.11.10+ left out: not architectures)
 _REGISTERED = (
     ((0, 5, 12), {"llama", "mllama"}),
     ((0, 6, 0), {"gemma2", "gemma3"}),
@@ -111,9 +128,17 @@ _REGISTERED = (
     ((0, 22, 0), {"laguna", "nemotron_h_omni"}),
 )
 V_MLLAMA = (0, 4, 0)  # mllama (Llama 3.2 Vision) on the llama runner with its projector GGUF
-# server/sched.go load: architectures forced to one parallel slot ("not safe with num_parallel > 1", #4165)
-_PARALLEL_ONE_ARCHS = {"mllama", "qwen3vl", "qwen3vlmoe", "qwen35", "qwen35moe", "qwen3next", "lfm2", "lfm2moe",
-                       "nemotron_h", "nemotron_h_moe", "nemotron_h_omni"}
+# server/sched.go load: architectures forced to one parallel slot ("not safe with num_parallel > 1", #4165), the
+# first tag of each (`git show vX.Y.Z:server/sched.go`, every tag): mllama from v0.4.1 (checkMllamaModelFamily; at
+# v0.4.0 its projector GGUF met v0.2.0's "multimodal models don't support parallel" rule), the slices.Contains
+# list of ModelFamily from v0.12.7, unchanged since v0.22.0
+_PARALLEL_ONE = (
+    ((0, 4, 0), {"mllama"}),
+    ((0, 12, 7), {"qwen3vl", "qwen3vlmoe"}),
+    ((0, 15, 5), {"qwen3next", "lfm2", "lfm2moe"}),
+    ((0, 17, 1), {"qwen35", "qwen35moe", "nemotron_h", "nemotron_h_moe"}),
+    ((0, 22, 0), {"nemotron_h_omni"}),
+)
 # architecture names only Ollama's converters write (llama.cpp names Qwen2.5-VL qwen2vl), with the first release
 _OLLAMA_ONLY = {"qwen25vl": (0, 7, 0)}
 
@@ -283,7 +308,7 @@ def _num_parallel(spec: ModelSpec, g: GgufView, s: OllamaSettings, v: Version, e
             num_parallel = 1
         else:
             num_parallel = 0  # automatic: sched.go tries defaultParallel, then 1 (decided by fit below)
-    if arch in _PARALLEL_ONE_ARCHS and num_parallel != 1:
+    if arch in union_until(_PARALLEL_ONE, v) and num_parallel != 1:
         warnings.append(f"Ollama runs {arch} with one parallel slot (server/sched.go: not safe with num_parallel > 1)")
         num_parallel = 1
     if g.is_embedding and v >= V_EMBED_PARALLEL_ONE and num_parallel != 1:
@@ -304,7 +329,7 @@ def _runner(spec: ModelSpec, v: Version, the_era: str, env: dict[str, str]) -> s
                           f"{version_str(V_MLLAMA)} to {version_str(last)}")
     if the_era == "D":
         return "llama-server"
-    if spec.architecture in union_until(_OLLAMA_ENGINE, v):
+    if _library_names(spec.architecture) & own_engine_archs(v):
         return "ollama"
     if env_bool(env, "OLLAMA_NEW_ENGINE") and spec.architecture in union_until(_REGISTERED, v):
         return "ollama"
@@ -317,7 +342,17 @@ def _runner(spec: ModelSpec, v: Version, the_era: str, env: dict[str, str]) -> s
 
 def _runs_on_own_engine(spec: ModelSpec, v: Version) -> bool:
     """Whether Ollama `v` runs the model on its own engine by default (eras A-C, KV.OllamaEngineRequired)."""
-    return era(v) != "D" and bool({spec.architecture, gguf_architecture(spec)} & union_until(_OLLAMA_ENGINE, v))
+    names = _library_names(spec.architecture) | _library_names(gguf_architecture(spec))
+    return era(v) != "D" and bool(names & own_engine_archs(v))
+
+
+def own_engine_archs(v: Version) -> set[str]:
+    """fs/ggml/ggml.go KV.OllamaEngineRequired()'s list at release `v`."""
+    return union_until(_OLLAMA_ENGINE, v) - _OLLAMA_ENGINE_DROPPED.get(v, set())
+
+
+def _library_names(arch: str) -> set[str]:
+    return {arch, _LIBRARY_ARCH.get(arch, arch)}
 
 
 def check_architecture(spec: ModelSpec, v: Version, runner: str) -> None:
