@@ -1,0 +1,196 @@
+"""Start-up held out, fourth set (tests/fixtures/engine_logs/startup_heldout4/): vLLM and SGLang start-up lines found in
+files committed to public repositories, each fixture with its URL (repository, path and commit where the lines live in
+a repository), the lines kept verbatim, the release and the command. None of these figures was used to fit a constant.
+Each is held against oomkit's weights per rank (3 % of the printed load), KV budget (3 % of the GPU's memory), KV
+tokens and start-up verdict. "before" is oomkit at 26ce13d, before this file; no rule was changed for it.
+
+| log | release | GPUs | figure | printed | before (= after) |
+|---|---|---|---|---|---|
+| kthxo/distserving STEPS_RESULTS Qwen3-8B | 0.24.0 | RTX 5090 (32,607 MiB), 0.92, 32,768 | weights | 15.27 GiB | 15.27 (-0.0 %) |
+| | | | KV tokens, a later launch (compile cache warm) | 95,936 | 95,744 (-0.2 %) |
+| | | | KV tokens, the first launch (cold caches) | 89,040 | 95,744 (+7.5 %, +0.92 GiB: 2.9 % of the GPU) |
+| | | | verdict | starts | starts |
+| kagaho Llama-3-70B-Instruct AWQ | 0.16.0 | 2 x L40S, TP2, defaults | weights per rank | 18.55 GiB | 18.52 (-0.2 %) |
+| | | | available KV | 20.16 GiB | 20.11 (-0.1 % of the GPU) |
+| | | | KV tokens | 132,128 | 131,792 (-0.3 %) |
+| | | | CUDA graphs | 1.22 GiB | 1.28 (+0.1 % of the GPU) |
+| sglang#9162 DeepSeek-R1 NVFP4 | main 2025-08-13 (0.5.0rc0 era) | 4 x B200, TP4 | weights per rank | 94.50 GB | 94.13 GiB (-0.4 %) |
+| | | | free before the weights | 175.34 GB | 176.56 GiB (+0.7 % of the GPU) |
+
+The first Qwen3-8B launch: the author's own note puts the 6,896 tokens (0.95 GiB) between the two launches of one
+command on the caches ("CUDA graph 캐시 여부에 따른 overhead 변동"); oomkit models a warm start, so the later launch
+is the tight check and the first is held only to the KV band (as a share of the GPU's memory, where it is inside).
+
+The DeepSeek-R1 NVFP4 weights depend on the checkpoint's exclude_modules, which the PR does not print: with the
+attention projections left in bf16 (as ModelOpt's DeepSeek NVFP4 exports list them, "model.layers.N.self_attn*") the
+load is 94.13 GiB; with only lm_head excluded it would be 89.39 (-5.4 %). The assumption is stated in NVFP4_DS below.
+The Llama 3 70B AWQ checkpoint's quantization_config is not printed either: AutoAWQ's usual group size 128 (AWQ_G128).
+
+No figure missed the band on the first run, so no rule was changed and nothing is xfailed here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oomkit.engines import sglang as sg
+from oomkit.engines.vllm import ENGINE, VllmSettings
+from oomkit.hardware.catalog import lookup as gpu_lookup
+from oomkit.hardware.catalog import with_facts
+from oomkit.memory import Device
+from oomkit.model.catalog import lookup
+from oomkit.model.hf_config import spec_from_config
+from oomkit.units import GiB, MiB
+
+HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "startup_heldout4"
+WEIGHTS_LIMIT = 0.03  # of the printed load
+KV_LIMIT = 0.03  # of the GPU's memory
+TOKENS_LIMIT = 0.03
+
+QWEN8_5090 = "qwen3-8b-rtx5090-v0.24.0-util092-32768-distserving"
+DSR1_FP4 = "deepseek-r1-fp4-4x-b200-tp4-sglang-pr9162"
+LLAMA70_AWQ = "llama-3-70b-instruct-awq-2x-l40s-tp2-v0.16.0-kagaho"
+
+# ModelOpt NVFP4 (16-value blocks, FP8 scales) on the routed and shared experts and the dense MLPs; the attention
+# projections and lm_head in bf16 (an assumption: the PR prints no hf_quant_config)
+NVFP4_DS = {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16, "kv_cache_quant_algo": "FP8",
+            "exclude_modules": ["lm_head"] + [f"model.layers.{i}.self_attn*" for i in range(61)]}
+
+
+# TechxGenus/Meta-Llama-3-70B-Instruct-AWQ: AutoAWQ's usual layout (an assumption: the README prints no
+# quantization_config); vLLM 0.16.0 converts it to awq_marlin at load ("The model is convertible to awq_marlin")
+AWQ_G128 = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}
+
+
+def fixture(stem: str) -> dict:
+    return json.loads((HERE / f"{stem}.json").read_text(encoding="utf-8"))
+
+
+def spec(name: str, quantization_config: dict | None = None):
+    entry = lookup(name)
+    assert entry is not None, name
+    config = dict(entry.config)
+    if quantization_config is not None:
+        config["quantization_config"] = quantization_config
+    return spec_from_config(config, name=entry.name)
+
+
+def gpus(name: str, n: int, total: int | None = None) -> tuple[Device, ...]:
+    part = gpu_lookup(name)
+    return tuple(with_facts(Device(f"CUDA{i}", part.name, total or part.memory_bytes)) for i in range(n))
+
+
+def _first(view: dict, key: str) -> int:
+    return next(iter(view[key].values()))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# kthxo/distserving: Qwen3-8B on one RTX 5090, vLLM 0.24.0
+
+
+def _qwen8():
+    fx = fixture(QWEN8_5090)
+    s = VllmSettings(engine_version="0.24.0", max_model_len=32768, gpu_memory_utilization=0.92,
+                     attention_backend="FLASH_ATTN", use_flashinfer_sampler=False)
+    return ENGINE.estimate(spec("Qwen/Qwen3-8B"), gpus("RTX 5090", 1, fx["gpus"][0]["memory_mib"] * MiB), s)
+
+
+def test_qwen3_8b_5090_weights():
+    printed = fixture(QWEN8_5090)["printed"]["model_loading_gib"] * GiB
+    got = _first(_qwen8().engine_view, "model_loading_bytes")
+    err = (got - printed) / printed
+    assert abs(err) < WEIGHTS_LIMIT, f"{got / GiB:.2f} vs {printed / GiB:.2f} GiB ({err:+.2%})"
+
+
+def test_qwen3_8b_5090_tokens_warm_launch():
+    v = _qwen8().engine_view
+    printed = fixture(QWEN8_5090)["printed"]
+    assert v["block_size"] == printed["block_size"]
+    err = (v["kv_cache_tokens"] - printed["kv_cache_tokens_later_launch"]) / printed["kv_cache_tokens_later_launch"]
+    assert abs(err) < TOKENS_LIMIT, (v["kv_cache_tokens"], printed["kv_cache_tokens_later_launch"])
+
+
+def test_qwen3_8b_5090_first_launch_inside_the_kv_band():
+    # the cold first launch printed 6,896 tokens fewer: held as bytes over the GPU's memory
+    est = _qwen8()
+    v = est.engine_view
+    per_token = v["kv_block_bytes"] // v["block_size"]
+    err = (v["kv_cache_tokens"] - fixture(QWEN8_5090)["printed"]["kv_cache_tokens_first_launch"]) * per_token
+    assert abs(err / est.devices[0].memory_bytes) < KV_LIMIT, (v["kv_cache_tokens"], err / GiB)
+
+
+def test_qwen3_8b_5090_starts():
+    v = _qwen8().engine_view
+    assert not v.get("error") and not v.get("failed_phase"), (v.get("error"), v.get("failed_phase"))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# kagaho: Llama 3 70B Instruct AWQ, TP2 on two L40S, vLLM 0.16.0 defaults
+
+
+def _llama70():
+    return ENGINE.estimate(spec("meta-llama/Meta-Llama-3-70B-Instruct", AWQ_G128), gpus("L40S", 2),
+                           VllmSettings(engine_version="0.16.0", tensor_parallel_size=2))
+
+
+def test_llama70_awq_weights_per_rank():
+    printed = fixture(LLAMA70_AWQ)["printed"]["model_loading_gib"] * GiB
+    got = _first(_llama70().engine_view, "model_loading_bytes")
+    err = (got - printed) / printed
+    assert abs(err) < WEIGHTS_LIMIT, f"{got / GiB:.2f} vs {printed / GiB:.2f} GiB ({err:+.2%})"
+
+
+def test_llama70_awq_available_kv():
+    est = _llama70()
+    printed = fixture(LLAMA70_AWQ)["printed"]["available_kv_cache_gib"] * GiB
+    got = _first(est.engine_view, "available_kv_cache_bytes")
+    err = (got - printed) / est.devices[0].memory_bytes
+    assert abs(err) < KV_LIMIT, f"{got / GiB:.2f} vs {printed / GiB:.2f} GiB ({err:+.2%} of the GPU)"
+
+
+def test_llama70_awq_tokens_and_graphs():
+    est = _llama70()
+    v, printed = est.engine_view, fixture(LLAMA70_AWQ)["printed"]
+    err = (v["kv_cache_tokens"] - printed["kv_cache_tokens"]) / printed["kv_cache_tokens"]
+    assert abs(err) < TOKENS_LIMIT, (v["kv_cache_tokens"], printed["kv_cache_tokens"])
+    graphs = (_first(v, "cudagraph_bytes") - printed["cudagraph_gib"] * GiB) / est.devices[0].memory_bytes
+    assert abs(graphs) < KV_LIMIT, f"{graphs:+.2%} of the GPU"
+    assert not v.get("error") and not v.get("failed_phase")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# sglang#9162: DeepSeek-R1 NVFP4, TP4 on B200
+
+
+def _dsr1():
+    return sg.ENGINE.estimate(spec("deepseek-ai/DeepSeek-R1", NVFP4_DS), gpus("B200", 4),
+                              sg.SGLangSettings(tp_size=4, engine_version="0.5.0rc0", quantization="modelopt_fp4"))
+
+
+def test_deepseek_r1_nvfp4_weights_per_rank():
+    printed = float(fixture(DSR1_FP4)["printed"]["weights_mem_gb"]) * GiB  # SGLang's "GB" is GiB
+    got = _dsr1().devices[0].weights_bytes
+    err = (got - printed) / printed
+    assert abs(err) < WEIGHTS_LIMIT, f"{got / GiB:.2f} vs {printed / GiB:.2f} GiB ({err:+.2%})"
+
+
+def test_deepseek_r1_nvfp4_free_before_the_weights():
+    est = _dsr1()
+    printed = float(fixture(DSR1_FP4)["printed"]["load_weight_begin_avail_gb"]) * GiB
+    err = (est.engine_view["load_weight_begin_avail_bytes"] - printed) / est.devices[0].memory_bytes
+    assert abs(err) < KV_LIMIT, f"{err:+.2%} of the GPU"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(HERE.glob("*.json")), ids=lambda p: p.stem)
+def test_fixtures_are_cited(path):
+    fx = json.loads(path.read_text(encoding="utf-8"))
+    assert fx["source"].startswith("https://"), path.name
+    assert fx["quoted"] and fx["command"] and fx["gpus"] and fx["engine_version"], path.name
+    if "repo" in fx:
+        assert len(fx["commit"]) == 40 and fx["path"] in fx["source"], path.name
