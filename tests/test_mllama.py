@@ -188,3 +188,15 @@ def test_mlx_lm_refuses_mllama():
         mlx.ENGINE.estimate(spec, (), mlx.MlxSettings())
     assert "Model type mllama not supported." in str(e.value) and "mlx-vlm" in str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_sglang_estimate_turns_chunked_prefill_off():
+    """ModelRunner (0.4.0-0.5.x) / handle_model_capability_adjustments (0.5.23) set chunked_prefill_size = -1 for
+    mllama after mem_fraction_static is chosen; the estimate's KV per token is the 40-layer cell."""
+    from oomkit.engines import sglang
+
+    spec = resolve("meta-llama/Llama-3.2-11B-Vision-Instruct", "bf16")
+    for version in ("0.4.6", "0.5.5", "0.5.23"):
+        est = sglang.ENGINE.estimate(spec, (_h100(),), sglang.SGLangSettings(engine_version=version))
+        assert est.engine_view["chunked_prefill_size"] == -1
+        assert est.kv_bytes_per_token == 40 * 2 * 8 * 128 * 2

@@ -700,6 +700,13 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     defaults = default_mem_fraction_static(gpu_mib, s, mla=lay_all.mla, vit=lay_all.vit)
     mfs = (runner_fraction(s.mem_fraction_static, lay_all.vit, v) if s.mem_fraction_static is not None
            else defaults.mem_fraction_static)
+    if spec.architecture == "mllama":
+        # after mem_fraction_static is set from it, chunked prefill is turned off for mllama (-1): ModelRunner
+        # model_specific_adjustment for every multimodal model (0.4.0-0.4.6), then for those
+        # is_multimodal_chunked_prefill_supported lists (0.4.7-0.5.x model_runner.py; 0.5.23 arg_groups/model_hook.py
+        # handle_model_capability_adjustments, run after handle_gpu_memory_settings): "Automatically turn off
+        # --chunked-prefill-size as it is not supported for mllama"
+        defaults = replace(defaults, chunked_prefill_size=-1)
     world = s.tp_size * s.pp_size
     overhead = pre_load_overhead(devs, world)
     pre_free = min(sizes) - overhead if known else None
