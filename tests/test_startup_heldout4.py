@@ -10,6 +10,8 @@ tokens and start-up verdict. "before" is oomkit at 26ce13d, before this file; no
 | | | | KV tokens, a later launch (compile cache warm) | 95,936 | 95,744 (-0.2 %) |
 | | | | KV tokens, the first launch (cold caches) | 89,040 | 95,744 (+7.5 %, +0.92 GiB: 2.9 % of the GPU) |
 | | | | verdict | starts | starts |
+| kthxo/distserving TP2_RESULTS Qwen3-32B | 0.24.0 | 2 x RTX PRO 6000 96 GB, TP2, no NVLink, 0.92, 32,768 | KV blocks | 28,559 | 28,586 (+0.1 %) |
+| | | | CUDA graphs | 0.81 GiB | 1.32 (+0.5 % of the GPU) |
 | kagaho Llama-3-70B-Instruct AWQ | 0.16.0 | 2 x L40S, TP2, defaults | weights per rank | 18.55 GiB | 18.52 (-0.2 %) |
 | | | | available KV | 20.16 GiB | 20.11 (-0.1 % of the GPU) |
 | | | | KV tokens | 132,128 | 131,792 (-0.3 %) |
@@ -53,6 +55,7 @@ TOKENS_LIMIT = 0.03
 QWEN8_5090 = "qwen3-8b-rtx5090-v0.24.0-util092-32768-distserving"
 DSR1_FP4 = "deepseek-r1-fp4-4x-b200-tp4-sglang-pr9162"
 LLAMA70_AWQ = "llama-3-70b-instruct-awq-2x-l40s-tp2-v0.16.0-kagaho"
+QWEN32_PRO = "qwen3-32b-2x-rtx-pro-6000-tp2-v0.24.0-util092-32768-distserving"
 
 # ModelOpt NVFP4 (16-value blocks, FP8 scales) on the routed and shared experts and the dense MLPs; the attention
 # projections and lm_head in bf16 (an assumption: the PR prints no hf_quant_config)
@@ -125,6 +128,20 @@ def test_qwen3_8b_5090_first_launch_inside_the_kv_band():
 def test_qwen3_8b_5090_starts():
     v = _qwen8().engine_view
     assert not v.get("error") and not v.get("failed_phase"), (v.get("error"), v.get("failed_phase"))
+
+
+def test_qwen3_32b_pro6000_tp2_blocks_and_graphs():
+    # the same study's TP2 deployment on two 96 GB RTX PRO 6000 without NVLink: 28,559 blocks from cache_config_info
+    fx = fixture(QWEN32_PRO)
+    s = VllmSettings(engine_version="0.24.0", tensor_parallel_size=2, max_model_len=32768,
+                     gpu_memory_utilization=0.92, use_flashinfer_sampler=False)
+    est = ENGINE.estimate(spec("Qwen/Qwen3-32B"), gpus("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 2), s)
+    v, printed = est.engine_view, fx["printed"]
+    assert v["block_size"] == printed["block_size"]
+    err = (v["num_gpu_blocks"] - printed["num_gpu_blocks"]) / printed["num_gpu_blocks"]
+    assert abs(err) < TOKENS_LIMIT, (v["num_gpu_blocks"], printed["num_gpu_blocks"])
+    graphs = (_first(v, "cudagraph_bytes") - printed["cudagraph_gib"] * GiB) / est.devices[0].memory_bytes
+    assert abs(graphs) < KV_LIMIT, f"{graphs:+.2%} of the GPU"
 
 
 # ---------------------------------------------------------------------------------------------------------------
