@@ -16,6 +16,7 @@ tokens and start-up verdict. "before" is oomkit at 26ce13d, before this file; no
 | | | | available KV | 20.16 GiB | 20.11 (-0.1 % of the GPU) |
 | | | | KV tokens | 132,128 | 131,792 (-0.3 %) |
 | | | | CUDA graphs | 1.22 GiB | 1.28 (+0.1 % of the GPU) |
+| kthxo/distserving serve script, Qwen3-8B | SGLang 0.5.10 | 2 x RTX 5090, TP2, no P2P, 0.85, 71,680 | native max_total_num_tokens | 265,651 | 271,571 (+2.2 %, 0.41 GiB: 1.3 % of the GPU) |
 | sglang#9162 DeepSeek-R1 NVFP4 | main 2025-08-13 (0.5.0rc0 era) | 4 x B200, TP4 | weights per rank | 94.50 GB | 94.13 GiB (-0.4 %) |
 | | | | free before the weights | 175.34 GB | 176.56 GiB (+0.7 % of the GPU) |
 
@@ -56,6 +57,7 @@ QWEN8_5090 = "qwen3-8b-rtx5090-v0.24.0-util092-32768-distserving"
 DSR1_FP4 = "deepseek-r1-fp4-4x-b200-tp4-sglang-pr9162"
 LLAMA70_AWQ = "llama-3-70b-instruct-awq-2x-l40s-tp2-v0.16.0-kagaho"
 QWEN32_PRO = "qwen3-32b-2x-rtx-pro-6000-tp2-v0.24.0-util092-32768-distserving"
+QWEN8_SGL_5090 = "qwen3-8b-2x-rtx5090-tp2-sglang-0.5.10-mem085-71680-distserving"
 
 # ModelOpt NVFP4 (16-value blocks, FP8 scales) on the routed and shared experts and the dense MLPs; the attention
 # projections and lm_head in bf16 (an assumption: the PR prints no hf_quant_config)
@@ -176,6 +178,20 @@ def test_llama70_awq_tokens_and_graphs():
     graphs = (_first(v, "cudagraph_bytes") - printed["cudagraph_gib"] * GiB) / est.devices[0].memory_bytes
     assert abs(graphs) < KV_LIMIT, f"{graphs:+.2%} of the GPU"
     assert not v.get("error") and not v.get("failed_phase")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# kthxo/distserving: Qwen3-8B, SGLang 0.5.10, TP2 on two RTX 5090 (the pool before --max-total-tokens pins it)
+
+
+def test_qwen3_8b_sglang_5090_tp2_native_pool():
+    est = sg.ENGINE.estimate(spec("Qwen/Qwen3-8B"), gpus("RTX 5090", 2), sg.SGLangSettings(
+        tp_size=2, engine_version="0.5.10", mem_fraction_static=0.85, context_length=71680,
+        attention_backend="triton", allow_overwrite_longer_context_len=True))
+    printed = fixture(QWEN8_SGL_5090)["printed"]["native_max_total_num_tokens"]
+    got = est.engine_view["max_total_num_tokens"]
+    assert abs(got - printed) / printed < TOKENS_LIMIT, (got, printed)
+    assert not est.engine_view.get("error")
 
 
 # ---------------------------------------------------------------------------------------------------------------
