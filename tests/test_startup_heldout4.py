@@ -12,6 +12,9 @@ tokens and start-up verdict. "before" is oomkit at 26ce13d, before this file; no
 | | | | verdict | starts | starts |
 | kthxo/distserving TP2_RESULTS Qwen3-32B | 0.24.0 | 2 x RTX PRO 6000 96 GB, TP2, no NVLink, 0.92, 32,768 | KV blocks | 28,559 | 28,586 (+0.1 %) |
 | | | | CUDA graphs | 0.81 GiB | 1.32 (+0.5 % of the GPU) |
+| kthxo/distserving EARLYCUTOFF Qwen3-8B | 0.24.0 | 2 x RTX PRO 6000 96 GB, TP2, 0.92, 40,960, 2048/256 | weights per rank | 7.64 GiB | 7.64 (-0.0 %) |
+| | | | available KV | 78.97 GiB | 79.50 (+0.6 % of the GPU) |
+| | | | KV tokens | 1,150,112 | 1,157,760 (+0.7 %) |
 | kagaho Llama-3-70B-Instruct AWQ | 0.16.0 | 2 x L40S, TP2, defaults | weights per rank | 18.55 GiB | 18.52 (-0.2 %) |
 | | | | available KV | 20.16 GiB | 20.11 (-0.1 % of the GPU) |
 | | | | KV tokens | 132,128 | 131,792 (-0.3 %) |
@@ -57,6 +60,7 @@ QWEN8_5090 = "qwen3-8b-rtx5090-v0.24.0-util092-32768-distserving"
 DSR1_FP4 = "deepseek-r1-fp4-4x-b200-tp4-sglang-pr9162"
 LLAMA70_AWQ = "llama-3-70b-instruct-awq-2x-l40s-tp2-v0.16.0-kagaho"
 QWEN32_PRO = "qwen3-32b-2x-rtx-pro-6000-tp2-v0.24.0-util092-32768-distserving"
+QWEN8_PRO = "qwen3-8b-2x-rtx-pro-6000-tp2-v0.24.0-util092-40960-distserving"
 QWEN8_SGL_5090 = "qwen3-8b-2x-rtx5090-tp2-sglang-0.5.10-mem085-71680-distserving"
 
 # ModelOpt NVFP4 (16-value blocks, FP8 scales) on the routed and shared experts and the dense MLPs; the attention
@@ -144,6 +148,22 @@ def test_qwen3_32b_pro6000_tp2_blocks_and_graphs():
     assert abs(err) < TOKENS_LIMIT, (v["num_gpu_blocks"], printed["num_gpu_blocks"])
     graphs = (_first(v, "cudagraph_bytes") - printed["cudagraph_gib"] * GiB) / est.devices[0].memory_bytes
     assert abs(graphs) < KV_LIMIT, f"{graphs:+.2%} of the GPU"
+
+
+def test_qwen3_8b_pro6000_tp2_weights_kv_tokens():
+    # the study's early-cutoff deployment: Qwen3-8B TP2 on the same two RTX PRO 6000, batch knobs pinned 2048/256
+    fx = fixture(QWEN8_PRO)
+    s = VllmSettings(engine_version="0.24.0", tensor_parallel_size=2, max_model_len=40960, gpu_memory_utilization=0.92,
+                     max_num_batched_tokens=2048, max_num_seqs=256, attention_backend="FLASH_ATTN",
+                     use_flashinfer_sampler=False)
+    est = ENGINE.estimate(spec("Qwen/Qwen3-8B"), gpus("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 2), s)
+    v, printed = est.engine_view, fx["printed"]
+    w = _first(v, "model_loading_bytes") / (printed["model_loading_gib"] * GiB) - 1
+    assert abs(w) < WEIGHTS_LIMIT, f"weights {w:+.2%}"
+    kv = (_first(v, "available_kv_cache_bytes") - printed["available_kv_cache_gib"] * GiB) / est.devices[0].memory_bytes
+    assert abs(kv) < KV_LIMIT, f"available KV {kv:+.2%} of the GPU"
+    t = (v["kv_cache_tokens"] - printed["kv_cache_tokens"]) / printed["kv_cache_tokens"]
+    assert abs(t) < TOKENS_LIMIT, (v["kv_cache_tokens"], printed["kv_cache_tokens"])
 
 
 # ---------------------------------------------------------------------------------------------------------------
