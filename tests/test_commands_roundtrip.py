@@ -21,12 +21,12 @@ from oomkit.engines.mlx.args import typed as mlx_typed
 from oomkit.engines.ollama import OllamaSettings, effective, modelfile
 from oomkit.engines.release_flags import known_in, release_key
 from oomkit.engines.sglang import KV_CACHE_DTYPES, SGLangSettings
-from oomkit.engines.sglang.args import OPTIONS as sglang_options
+from oomkit.engines.sglang.args import options_for as sglang_options_for
 from oomkit.engines.transformers import TransformersSettings, from_pretrained_snippet
 from oomkit.engines.vllm import VllmSettings
 from oomkit.engines.vllm.args import DTYPES
-from oomkit.engines.vllm.args import OPTIONS as vllm_options
-from oomkit.errors import OomkitError
+from oomkit.engines.vllm.args import options_for as vllm_options_for
+from oomkit.errors import OomkitError, SettingsError
 from oomkit.plan.rating import shell_join
 from oomkit.request import devices_from, resolve_model
 
@@ -43,15 +43,55 @@ def spec_of(engine: str, model: str):
     return _SPECS[key]
 
 
-def in_release(s: Any, table: str, options: Any) -> Any:
-    """`s` with the fields whose flag the release drawn for does not have (engines/release_flags.py, read from the
-    wheels: vLLM 0.33's parser has no --swap-space, SGLang 0.5.23's no --enable-ep-moe) at their defaults: its
-    parser refuses such a command, so it cannot round-trip."""
-    version = release_key(s.engine_version)
-    for o in options:
-        if not o.env and known_in(table, o.flag, version) is False:
+# Releases whose parsers differ in the flags oomkit writes (engines/data/*_flags.json, read from the wheels): vLLM
+# 0.6 (no --speculative-config, --attention-backend: VLLM_ATTENTION_BACKEND), 0.10 (no --max-cudagraph-capture-size),
+# 0.20 / 0.33 (no --swap-space); SGLang 0.4.6, 0.5.5 (no --enable-ep-moe), 0.5.16 (both CUDA-graph spellings),
+# 0.5.23 (--cuda-graph-max-bs-decode, --disable-prefill-cuda-graph).
+RELEASES = {"vllm": ("0.6.6.post1", "0.10.2", "0.20.0", "0.33.0"),
+            "sglang": ("0.4.6", "0.5.5", "0.5.16", "0.5.23")}
+_TABLES = {"vllm": ("vllm_flags.json", vllm_options_for), "sglang": ("sglang_flags.json", sglang_options_for)}
+
+
+def in_release(engine: str, s: Any) -> Any:
+    """`s` as a command for its release can carry it: a field the release runs as asked without a flag
+    (Opt.moot: SGLang's prefill graphs, opt-in before 0.5.10) is left out of the command, so it reads back at its
+    default."""
+    for o in _TABLES[engine][1](s.engine_version):
+        if o.moot and o.switch == (None, None):
             s = replace(s, **{o.field: type(s).__dataclass_fields__[o.field].default})
     return s
+
+
+def carried(engine: str, s: Any) -> Any:
+    """`s` with the fields its release has no flag for (Opt.refused: vLLM 0.33's --swap-space, SGLang 0.5.23's
+    --enable-ep-moe) at their defaults: the settings a command for that release can carry."""
+    for o in _TABLES[engine][1](s.engine_version):
+        if o.refused:
+            s = replace(s, **{o.field: type(s).__dataclass_fields__[o.field].default})
+    return s
+
+
+def command_in_release(engine: str, s: Any, write) -> list[str]:
+    """The command `write(settings)` gives for `s`; where `s` needs a flag its release does not have, it is refused
+    naming such a field (command.for_release), and the settings without those fields are written instead."""
+    lacking = {o.field for o in _TABLES[engine][1](s.engine_version) if o.refused}
+    try:
+        argv = write(s)
+    except SettingsError as e:
+        assert str(e).partition(":")[0] in lacking, e
+        s = carried(engine, s)
+        argv = write(s)
+    return argv, s
+
+
+def assert_release_takes(engine: str, release: str, argv: list[str]) -> Any:
+    """The command parsed back, every flag it types that only some releases have held against `release`: all in
+    its parser (engines/release_flags.py, as kv.check_release_flags / config.resolve hold them)."""
+    parsed = typed_back(argv)
+    table = _TABLES[engine][0]
+    refused = [f for f in parsed.settings.release_flags if known_in(table, f, release_key(release)) is False]
+    assert not refused, f"{engine} {release} refuses {refused}: {shell_join(argv)}"
+    return parsed
 
 
 def outcome(engine: str, model: str, s: Any) -> Any:
@@ -158,6 +198,7 @@ def sglang_settings():
         attention_backend=st.sampled_from([None, "fa3", "flashinfer", "triton"]),
         dtype=st.sampled_from(["auto", "half", "bfloat16"]), quantization=st.sampled_from([None, "fp8"]),
         disable_cuda_graph=st.booleans(), disable_piecewise_cuda_graph=st.booleans(),
+        cuda_graph_max_bs=st.sampled_from([None, 64]), enable_ep_moe=st.booleans(),
         swa_full_tokens_ratio=st.sampled_from([0.8, 0.5]), mamba_full_memory_ratio=st.sampled_from([0.9, 0.75]),
         max_mamba_cache_size=st.sampled_from([None, 64]), mamba_ssm_dtype=st.sampled_from(["float32", "bfloat16"]),
         allow_overwrite_longer_context_len=st.booleans(),
@@ -244,28 +285,30 @@ def test_ollama_command_parses_back_and_estimates_the_same(s):
 
 
 @EXAMPLES
-@given(vllm_settings())
-def test_vllm_command_parses_back_and_estimates_the_same(s):
-    # usage_context ("llm": the Python LLM class) and engine_version have no flag: not drawn
-    s = in_release(s, "vllm_flags.json", vllm_options)
-    argv = get_engine("vllm").command("Qwen/Qwen3-8B", s)
-    parsed = typed_back(argv)
+@given(vllm_settings(), st.sampled_from(RELEASES["vllm"]))
+def test_vllm_command_parses_back_and_estimates_the_same(s, release):
+    # usage_context ("llm": the Python LLM class) has no flag: not drawn. Each release gets the spellings its parser
+    # has; a setting it has no flag for is refused (command_in_release)
+    s = replace(s, engine_version=release)
+    argv, s = command_in_release("vllm", s, lambda s: get_engine("vllm").command("Qwen/Qwen3-8B", s))
+    parsed = assert_release_takes("vllm", release, argv)
     assert (parsed.engine, parsed.model) == ("vllm", "Qwen/Qwen3-8B")
-    assert parsed.settings == s
-    assert outcome("vllm", "Qwen/Qwen3-8B", parsed.settings) == outcome("vllm", "Qwen/Qwen3-8B", s)
+    back = replace(parsed.settings, engine_version=release)
+    assert back == in_release("vllm", s)
+    assert outcome("vllm", "Qwen/Qwen3-8B", back) == outcome("vllm", "Qwen/Qwen3-8B", s)
 
 
 @EXAMPLES
-@given(sglang_settings())
-def test_sglang_command_parses_back_and_estimates_the_same(s):
-    # model_path is the model argument; kv_cache_memory_bytes (oomkit's --kv-memory) has no SGLang flag and
-    # cuda_graph_max_bs does not parse back (sglang_flags.json lists --cuda-graph-max-bs as a switch): not drawn
-    s = in_release(s, "sglang_flags.json", sglang_options)
-    argv = get_engine("sglang").command("Qwen/Qwen3-8B", s)
-    parsed = typed_back(argv)
+@given(sglang_settings(), st.sampled_from(RELEASES["sglang"]))
+def test_sglang_command_parses_back_and_estimates_the_same(s, release):
+    # model_path is the model argument; kv_cache_memory_bytes (oomkit's --kv-memory) has no SGLang flag: not drawn
+    s = replace(s, engine_version=release)
+    argv, s = command_in_release("sglang", s, lambda s: get_engine("sglang").command("Qwen/Qwen3-8B", s))
+    parsed = assert_release_takes("sglang", release, argv)
     assert (parsed.engine, parsed.model) == ("sglang", "Qwen/Qwen3-8B")
-    assert parsed.settings == replace(s, model_path="Qwen/Qwen3-8B")
-    assert outcome("sglang", "Qwen/Qwen3-8B", parsed.settings) == outcome("sglang", "Qwen/Qwen3-8B", s)
+    back = replace(parsed.settings, engine_version=release)
+    assert back == in_release("sglang", replace(s, model_path="Qwen/Qwen3-8B"))
+    assert outcome("sglang", "Qwen/Qwen3-8B", back) == outcome("sglang", "Qwen/Qwen3-8B", s)
 
 
 @EXAMPLES
@@ -570,19 +613,27 @@ def test_ollama_rewrite_reaches_any_setting(a, b):
     assert effective(parse(out).settings) == effective(replace(b, program=ollama_program(out)))
 
 
-@EXAMPLES
-@given(vllm_settings(), vllm_settings())
-def test_vllm_rewrite_reaches_any_setting(a, b):
-    out, parse = _rewrite_roundtrip("vllm", "Qwen/Qwen3-8B", a, b)
-    assert parse(out).settings == b
+def _rewrite_in_release(engine: str, a: Any, b: Any) -> None:
+    """a's command for its release, rewritten to b: refused only for a field the release has no flag for (then
+    rewritten to b without it); it parses back to b, every flag in the release's parser."""
+    eng = get_engine(engine)
+    _, a = command_in_release(engine, a, lambda a: eng.command("Qwen/Qwen3-8B", a))
+    out, b = command_in_release(engine, b, lambda b: _rewrite_roundtrip(engine, "Qwen/Qwen3-8B", a, b)[0])
+    parsed = assert_release_takes(engine, b.engine_version, out)
+    assert replace(parsed.settings, engine_version=b.engine_version) == in_release(engine, b)
 
 
 @EXAMPLES
-@given(sglang_settings(), sglang_settings())
-def test_sglang_rewrite_reaches_any_setting(a, b):
-    b = replace(b, model_path="Qwen/Qwen3-8B")
-    out, parse = _rewrite_roundtrip("sglang", "Qwen/Qwen3-8B", a, b)
-    assert parse(out).settings == b
+@given(vllm_settings(), vllm_settings(), st.sampled_from(RELEASES["vllm"]))
+def test_vllm_rewrite_reaches_any_setting(a, b, release):
+    _rewrite_in_release("vllm", replace(a, engine_version=release), replace(b, engine_version=release))
+
+
+@EXAMPLES
+@given(sglang_settings(), sglang_settings(), st.sampled_from(RELEASES["sglang"]))
+def test_sglang_rewrite_reaches_any_setting(a, b, release):
+    b = replace(b, model_path="Qwen/Qwen3-8B", engine_version=release)
+    _rewrite_in_release("sglang", replace(a, engine_version=release), b)
 
 
 @EXAMPLES
@@ -599,3 +650,56 @@ def test_mlx_rewrite_reaches_any_setting(ab):
 def test_transformers_rewrite_reaches_any_setting(a, b):
     out, parse = _rewrite_roundtrip("transformers", "Qwen/Qwen3-8B", a, b, parse=parse_model_request)
     assert parse(out).settings == b
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What `oomkit plan`, `fit` and `check --json` print for a release runs under that release's parser
+
+
+def _commands_in(data: Any) -> list[str]:
+    """Every command line in a JSON answer (the values of its "command" keys)."""
+    if isinstance(data, dict):
+        return [c for k, v in data.items() for c in ([v] if k == "command" and isinstance(v, str) else
+                                                     _commands_in(v))]
+    if isinstance(data, list):
+        return [c for v in data for c in _commands_in(v)]
+    return []
+
+
+def _oomkit_json(*args: str) -> Any:
+    import json
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "oomkit", *args, "--json"], capture_output=True, text=True)
+    assert run.returncode in (0, 1), run.stderr
+    return json.loads(run.stdout)
+
+
+_PROGRAMS = {"vllm": "vllm serve {model} --max-model-len {ctx}",
+             "sglang": "python -m sglang.launch_server --model-path {model} --context-length {ctx}"}
+# Flags each release spells its own way (engines/data/*_flags.json), typed as that release takes them
+_TYPED = {"0.6.6.post1": "--swap-space 2 --enforce-eager", "0.10.2": "--swap-space 2 --enforce-eager",
+          "0.20.0": "--max-cudagraph-capture-size 64 --attention-backend FLASH_ATTN",
+          "0.33.0": "--max-cudagraph-capture-size 64 --attention-backend FLASH_ATTN",
+          "0.4.6": "--cuda-graph-max-bs 64 --enable-ep-moe", "0.5.5": "--cuda-graph-max-bs 64",
+          "0.5.16": "--cuda-graph-max-bs-decode 64 --disable-piecewise-cuda-graph",
+          "0.5.23": "--cuda-graph-max-bs-decode 64 --disable-prefill-cuda-graph"}
+
+
+@pytest.mark.parametrize(("engine", "release"), [(e, r) for e, rs in RELEASES.items() for r in rs])
+def test_cli_commands_parse_under_their_release(engine, release):
+    """plan / fit / check --json for a release write only flags its parser has: a setting the command carries is
+    spelled as that release spells it (SGLang 0.5.20's --cuda-graph-max-bs-decode), none the release lacks."""
+    model = "Qwen/Qwen3-8B"
+    written = _commands_in(_oomkit_json("plan", model, "--engine", engine, "--engine-version", release,
+                                        "--vram", "24GiB"))
+    for ctx, typed in ((40000, ""), (40000, _TYPED[release]), (8192, _TYPED[release])):
+        line = _PROGRAMS[engine].format(model=model, ctx=ctx) + (" " + typed if typed else "")
+        written += [line]  # the command as typed parses under its release too
+        written += _commands_in(_oomkit_json("plan", line, "--engine-version", release, "--vram", "24GiB"))
+        written += _commands_in(_oomkit_json("fit", line, "--engine-version", release, "--vram", "24GiB"))
+        written += _commands_in(_oomkit_json("check", line, "--engine-version", release, "--vram", "16GiB"))
+    for text in written:
+        assert_release_takes(engine, release, shlex.split(text))
+    assert any(_TYPED[release].split()[0] in text for text in written[1:])

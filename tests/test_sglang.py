@@ -373,14 +373,20 @@ def test_cli_errors_one_line(args, message):
 def test_cuda_graph_max_bs_takes_a_value():
     # server_args.py: --cuda-graph-max-bs is an int option (SGLang's own tests launch with "--cuda-graph-max-bs 8");
     # the command written back carries it and parses to the same settings
+    from dataclasses import replace
+
     from oomkit.engines.cmdline import parse_command
     from oomkit.engines.sglang.args import format_command
 
     cmd = parse_command(["python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B",
                          "--cuda-graph-max-bs", "64", "--tp-size", "2"], env={})
     assert cmd.settings.cuda_graph_max_bs == 64 and cmd.settings.tp_size == 2
-    argv = format_command("Qwen/Qwen3-8B", cmd.settings)
+    argv = format_command("Qwen/Qwen3-8B", replace(cmd.settings, engine_version="0.5.19"))
     assert argv[argv.index("--cuda-graph-max-bs") + 1] == "64"
+    assert parse_command(argv, env={}).settings == cmd.settings
+    # 0.5.20 has only the per-phase spelling (0.5.14's --cuda-graph-max-bs-decode, the decode graphs' bound)
+    argv = format_command("Qwen/Qwen3-8B", replace(cmd.settings, engine_version="0.5.23"))
+    assert "--cuda-graph-max-bs" not in argv and argv[argv.index("--cuda-graph-max-bs-decode") + 1] == "64"
     assert parse_command(argv, env={}).settings == cmd.settings
 
 

@@ -15,7 +15,7 @@ import math
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, fields, replace
 from typing import Any
 
 from ..errors import OomkitError, SettingsError
@@ -67,6 +67,12 @@ class Opt:
     env_aliases: variables that set the field when no flag does (VLLM_ATTENTION_BACKEND for --attention-backend).
     edit: (the user's value text, new value) -> the new text, for values holding more than the field
     (vLLM's --speculative-config JSON).
+    renamed: the flag's later spellings, same value syntax (a switch: the same meaning as switch[0]), typed for a
+    release whose parser no longer has the flag (SGLang 0.5.20's --cuda-graph-max-bs-decode for --cuda-graph-max-bs).
+    refused: (spelling, where it is) for the spellings the chosen release's parser does not have (for_release):
+    a value that needs one has no command line there, and is refused.
+    moot: a release whose parser has none of the field's spellings already runs as the field asks (it is left
+    out there rather than refused).
     """
 
     field: str
@@ -78,11 +84,19 @@ class Opt:
     env: bool = False
     env_aliases: tuple[str, ...] = ()
     edit: Callable[[str, Any], str] | None = None
+    renamed: tuple[str, ...] = ()
+    refused: tuple[tuple[str, str], ...] = ()
+    moot: bool = False
 
     def spellings(self) -> tuple[str, ...]:
         own = () if self.env else (self.flag,)
         sw = tuple(s for s in (self.switch or ()) if s)
-        return own + sw + self.aliases + self.foreign
+        return own + sw + self.aliases + self.renamed + self.foreign
+
+    def _check(self, spelled: str) -> None:
+        why = next((w for f, w in self.refused if f == spelled), None)
+        if why is not None:
+            raise SettingsError(f"{self.field}: {why}")
 
     def tokens(self, value: Any) -> list[str]:
         """The canonical tokens for `value` (empty: nothing to type)."""
@@ -90,13 +104,60 @@ class Opt:
             if value is None:
                 return []
             spelled = self.switch[0 if value else 1]
+            if spelled:
+                self._check(spelled)
             return [spelled] if spelled else []
         if value is None:
             return []
         text = self.text(value)
         if text is None:
             return []
+        self._check(self.flag)
         return [f"{self.flag}={text}"] if self.env else [self.flag, text]
+
+
+def for_release(table: Sequence[Opt], accepts: Callable[[str], bool | None], why: Callable[[str], str]
+                ) -> tuple[Opt, ...]:
+    """The table as one release's parser reads it (engines/release_flags.py, read from the wheels): a flag it does
+    not have is typed in its later spelling (Opt.renamed) where it has that, else as the variable the engine reads
+    instead (Opt.env_aliases: VLLM_ATTENTION_BACKEND before --attention-backend), else it is refused
+    (Opt.refused: tokens() raises, so that a fit picks a change the release can carry, as lms load's rewrite
+    does). accepts(flag): True / False / None (not in the flag data: taken); why(flag): the refusal, in words."""
+    out = []
+    for opt in table:
+        if opt.env:
+            out.append(opt)
+            continue
+        refused: list[tuple[str, str]] = []
+
+        def spelled(flag: str | None, opt: Opt = opt, refused: list[tuple[str, str]] = refused) -> str | None:
+            if flag is None or accepts(flag) is not False:
+                return flag
+            alt = next((r for r in opt.renamed if accepts(r) is not False), None)
+            if alt is None:
+                refused.append((flag, why(flag)))
+                return flag
+            return alt
+
+        if opt.switch is not None:
+            switch = (spelled(opt.switch[0]), spelled(opt.switch[1]))
+            flag = switch[0] or opt.flag
+        else:
+            switch, flag = None, spelled(opt.flag)
+        if refused and opt.moot:  # the release does it without a flag
+            out.append(replace(opt, switch=(None, None)) if opt.switch is not None
+                       else replace(opt, text=lambda value: None))
+            continue
+        if refused and opt.switch is None and opt.env_aliases:  # the engine's variable carries it
+            out.append(replace(opt, flag=opt.env_aliases[0], env=True, env_aliases=opt.env_aliases[1:],
+                               aliases=(*opt.aliases, opt.flag)))
+            continue
+        if flag == opt.flag and switch == opt.switch and not refused:
+            out.append(opt)
+            continue
+        kept = tuple(dict.fromkeys(a for a in (*opt.aliases, opt.flag) if a != flag))
+        out.append(replace(opt, flag=flag, switch=switch, aliases=kept, refused=tuple(refused)))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -199,7 +260,8 @@ def _scan(argv: Sequence[str], start: int, syntax: Syntax, index: Mapping[str, O
 def _in_place(span: _Span, argv: Sequence[str], value: Any) -> list[str]:
     """The span rewritten for `value`: the user's spelling and form kept where the value syntax is the field's."""
     opt = span.opt
-    if opt.switch is not None or span.name in opt.foreign or (opt.env and span.name not in opt.aliases):
+    if (opt.switch is not None or span.name in opt.foreign or (opt.env and span.name not in opt.aliases)
+            or any(span.name == f for f, _ in opt.refused)):  # a spelling the release lacks: its own spelling
         return opt.tokens(value)
     if value is None:
         return []

@@ -222,6 +222,9 @@ def _option(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devs: 
     model_arg = choice.model or ref
     argv = eng.command(model_arg, s, choice.quant)
     parsed = parse_back(eng, argv)
+    # the release the command is written for is no flag of it (--engine-version): it stays the one planned for
+    release = {n: getattr(s, n) for n in eng.neutral_fields("engine_version")}
+    parsed = replace(parsed, settings=replace(parsed.settings, **release))
     est = eng.estimate(spec, devs, parsed.settings)
     if slack(est, limits, split_ok=tier == 2) < 0:
         return None

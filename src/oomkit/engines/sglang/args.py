@@ -12,8 +12,8 @@ from typing import Any
 
 from ...errors import OomkitError
 from ...flags import check_settings
-from ..command import Opt, Syntax, defaults, format_flags, python_module, rewrite, values_of
-from ..release_flags import varies
+from ..command import Opt, Syntax, defaults, for_release, format_flags, python_module, rewrite, values_of
+from ..release_flags import known_in, release_key, varies, why_not
 from .settings import DTYPE_CHOICES, KV_CACHE_DTYPES, QUANTIZATION_CHOICES, SGLangSettings
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "sglang_flags.json"
@@ -61,8 +61,10 @@ _APPLY: dict[str, tuple[str, Any]] = {
     "--dtype": ("dtype", str),
     "--quantization": ("quantization", str),
     "--cuda-graph-max-bs": ("cuda_graph_max_bs", int),
+    "--cuda-graph-max-bs-decode": ("cuda_graph_max_bs", int),  # 0.5.14: the decode graphs' (OPTIONS below)
     "--disable-cuda-graph": ("disable_cuda_graph", bool),
     "--disable-piecewise-cuda-graph": ("disable_piecewise_cuda_graph", bool),
+    "--disable-prefill-cuda-graph": ("disable_piecewise_cuda_graph", bool),  # 0.5.14: the prefill graphs off
     "--swa-full-tokens-ratio": ("swa_full_tokens_ratio", float),
     "--mamba-full-memory-ratio": ("mamba_full_memory_ratio", float),
     "--max-mamba-cache-size": ("max_mamba_cache_size", int),
@@ -248,10 +250,15 @@ OPTIONS = (
     Opt("attention_backend", "--attention-backend"),
     Opt("dtype", "--dtype"),
     Opt("quantization", "--quantization"),
-    Opt("cuda_graph_max_bs", "--cuda-graph-max-bs"),
+    # 0.5.14 split the CUDA graphs by phase (server_args.py: --cuda-graph-max-bs a deprecated alias of
+    # --cuda-graph-max-bs-decode, dest cuda_graph_max_bs_decode; --disable-piecewise-cuda-graph one of
+    # --cuda-graph-backend-prefill=disabled, which --disable-prefill-cuda-graph sets, arg_groups/cuda_graph_hook.py);
+    # 0.5.20 dropped the old spellings. Before 0.5.10 the prefill (piecewise) graphs were opt-in
+    # (--enable-piecewise-cuda-graph, 0.5.3.post2-0.5.13): off without a flag (settings.ERAS prefill_graph_default)
+    Opt("cuda_graph_max_bs", "--cuda-graph-max-bs", renamed=("--cuda-graph-max-bs-decode",)),
     Opt("disable_cuda_graph", "--disable-cuda-graph", switch=("--disable-cuda-graph", None)),
     Opt("disable_piecewise_cuda_graph", "--disable-piecewise-cuda-graph",
-        switch=("--disable-piecewise-cuda-graph", None)),
+        switch=("--disable-piecewise-cuda-graph", None), renamed=("--disable-prefill-cuda-graph",), moot=True),
     Opt("swa_full_tokens_ratio", "--swa-full-tokens-ratio"),
     Opt("mamba_full_memory_ratio", "--mamba-full-memory-ratio"),
     Opt("max_mamba_cache_size", "--max-mamba-cache-size"),
@@ -265,6 +272,20 @@ OPTIONS = (
     Opt("allow_auto_truncate", "--allow-auto-truncate", switch=("--allow-auto-truncate", None)),
 )
 _DEFAULTS = defaults(SGLangSettings)
+
+_TABLE_FILE = "sglang_flags.json"
+
+
+@lru_cache(maxsize=16)
+def options_for(release: str) -> tuple[Opt, ...]:
+    """OPTIONS as the parser of `release` reads them (command.for_release, engines/data/sglang_flags.json): a
+    flag it lacks in its later spelling, or refused (a command that needs it cannot be typed for that release)."""
+    version = release_key(str(release))
+
+    def why(flag: str) -> str:
+        return f"SGLang {release} has no {flag} ({why_not(_TABLE_FILE, flag, version)})"
+
+    return for_release(OPTIONS, lambda flag: known_in(_TABLE_FILE, flag, version), why)
 _NOT_FORMATTED = {"model_path": None}  # the model comes from the model argument
 
 
@@ -284,11 +305,11 @@ SYNTAX = Syntax(_program_len, flag_takes_value, _resolve)
 def format_command(model: str, settings: SGLangSettings, quant: str | None = None) -> list[str]:
     """`python -m sglang.launch_server --model-path MODEL [flags]`: only what differs from SGLang's defaults
     (model_path is the model argument). A weight format (quant) joins the model as oomkit's `:QUANT` suffix."""
-    env, flags = format_flags(OPTIONS, {**values_of(settings), **_NOT_FORMATTED}, _DEFAULTS)
+    env, flags = format_flags(options_for(settings.engine_version), {**values_of(settings), **_NOT_FORMATTED}, _DEFAULTS)
     return [*env, "python", "-m", "sglang.launch_server", "--model-path", f"{model}:{quant}" if quant else model,
             *flags]
 
 
 def rewrite_command(argv: list[str], old: SGLangSettings, new: SGLangSettings) -> list[str]:
     """The user's SGLang command with only the flags of the changed fields changed."""
-    return rewrite(argv, values_of(old), values_of(new), OPTIONS, SYNTAX)
+    return rewrite(argv, values_of(old), values_of(new), options_for(new.engine_version), SYNTAX)

@@ -23,8 +23,18 @@ from typing import Any
 
 from ...errors import OomkitError, SettingsError
 from ...flags import check_settings
-from ..command import Opt, Syntax, defaults, flag_bool, format_flags, python_module, rewrite, values_of
-from ..release_flags import varies
+from ..command import (
+    Opt,
+    Syntax,
+    defaults,
+    flag_bool,
+    for_release,
+    format_flags,
+    python_module,
+    rewrite,
+    values_of,
+)
+from ..release_flags import known_in, release_key, varies, why_not
 from .config import CACHE_DTYPES
 from .settings import VllmSettings
 
@@ -555,7 +565,8 @@ OPTIONS = (
     Opt("max_num_seqs", "--max-num-seqs"),
     Opt("max_num_batched_tokens", "--max-num-batched-tokens"),
     Opt("enable_chunked_prefill", "--enable-chunked-prefill",
-        switch=("--enable-chunked-prefill", "--no-enable-chunked-prefill")),
+        switch=("--enable-chunked-prefill", "--no-enable-chunked-prefill"),
+        renamed=("--enable-chunked-prefill=false",)),  # the --no- form's stand-in before 0.8.5 (_NEGATED_FROM)
     Opt("enable_prefix_caching", "--enable-prefix-caching",
         switch=("--enable-prefix-caching", "--no-enable-prefix-caching")),
     Opt("enforce_eager", "--enforce-eager", switch=("--enforce-eager", None), aliases=("--no-enforce-eager",)),
@@ -581,6 +592,34 @@ OPTIONS = (
 )
 _DEFAULTS = defaults(VllmSettings)
 
+_TABLE_FILE = "vllm_flags.json"
+# The --no- spellings the flag data does not list (it names each flag once): a switch has one only where its action
+# is argparse.BooleanOptionalAction. engine/arg_utils.py: --enable-chunked-prefill is StoreBoolean (nargs="?",
+# `--enable-chunked-prefill=false`) up to 0.8.4, get_kwargs' BooleanOptionalAction from 0.8.5; --enable-prefix-caching
+# store_true up to 0.6.4.post1 (off by default there, with no spelling for off), BooleanOptionalAction in 0.6.6.post1
+# (0.6.5 not read: taken as the first).
+_NEGATED_FROM = {"--no-enable-chunked-prefill": (0, 8, 5, 0), "--no-enable-prefix-caching": (0, 6, 5, 0)}
+
+
+@lru_cache(maxsize=16)
+def options_for(release: str) -> tuple[Opt, ...]:
+    """OPTIONS as the parser of `release` reads them (command.for_release, engines/data/vllm_flags.json): a flag
+    it lacks in its later spelling, or refused (a command that needs it cannot be typed for that release)."""
+    version = release_key(str(release))
+
+    def why(flag: str) -> str:
+        if flag in _NEGATED_FROM:
+            first = ".".join(map(str, _NEGATED_FROM[flag][:3]))
+            return f"vLLM {release} has no {flag} (a store_true switch there, with no off spelling, before {first})"
+        return f"vLLM {release} has no {flag} ({why_not(_TABLE_FILE, flag, version)})"
+
+    def accepts(flag: str) -> bool | None:
+        if flag in _NEGATED_FROM:
+            return version >= _NEGATED_FROM[flag]
+        return known_in(_TABLE_FILE, flag, version)
+
+    return for_release(OPTIONS, accepts, why)
+
 
 def _resolve(name: str) -> str:
     flag, kind, negated = _lookup(name)
@@ -599,10 +638,10 @@ SYNTAX = Syntax(_program_len, flag_takes_value, _resolve)
 def format_command(model: str, settings: VllmSettings, quant: str | None = None) -> list[str]:
     """`[VLLM_*=1 ...] vllm serve MODEL [flags]`: only what differs from vLLM's defaults. A weight format
     (quant) joins the model as oomkit's `:QUANT` suffix; vLLM itself is given the repo of that format."""
-    env, flags = format_flags(OPTIONS, values_of(settings), _DEFAULTS)
+    env, flags = format_flags(options_for(settings.engine_version), values_of(settings), _DEFAULTS)
     return [*env, "vllm", "serve", f"{model}:{quant}" if quant else model, *flags]
 
 
 def rewrite_command(argv: list[str], old: VllmSettings, new: VllmSettings) -> list[str]:
     """The user's vLLM command with only the flags (or VLLM_* assignments) of the changed fields changed."""
-    return rewrite(argv, values_of(old), values_of(new), OPTIONS, SYNTAX)
+    return rewrite(argv, values_of(old), values_of(new), options_for(new.engine_version), SYNTAX)
