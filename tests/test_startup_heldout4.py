@@ -20,6 +20,8 @@ tokens and start-up verdict. "before" is oomkit at 26ce13d, before this file; no
 | | | | KV tokens | 132,128 | 131,792 (-0.3 %) |
 | | | | CUDA graphs | 1.22 GiB | 1.28 (+0.1 % of the GPU) |
 | kthxo/distserving serve script, Qwen3-8B | SGLang 0.5.10 | 2 x RTX 5090, TP2, no P2P, 0.85, 71,680 | native max_total_num_tokens | 265,651 | 271,571 (+2.2 %, 0.41 GiB: 1.3 % of the GPU) |
+| kthxo/distserving H200 gate F1b, Qwen2.5-7B | SGLang 0.5.10 | H200 (143,771 MiB), TP1, 0.90, pool capped 262,246 | max_running_requests | 2,048 | 2,048 |
+| | | | available_gpu_mem after the graphs | 108.23 GB | 108.41 GiB (+0.1 % of the GPU) |
 | sglang#9162 DeepSeek-R1 NVFP4 | main 2025-08-13 (0.5.0rc0 era) | 4 x B200, TP4 | weights per rank | 94.50 GB | 94.13 GiB (-0.4 %) |
 | | | | free before the weights | 175.34 GB | 176.56 GiB (+0.7 % of the GPU) |
 
@@ -61,6 +63,7 @@ DSR1_FP4 = "deepseek-r1-fp4-4x-b200-tp4-sglang-pr9162"
 LLAMA70_AWQ = "llama-3-70b-instruct-awq-2x-l40s-tp2-v0.16.0-kagaho"
 QWEN32_PRO = "qwen3-32b-2x-rtx-pro-6000-tp2-v0.24.0-util092-32768-distserving"
 QWEN8_PRO = "qwen3-8b-2x-rtx-pro-6000-tp2-v0.24.0-util092-40960-distserving"
+QWEN7_SGL_H200 = "qwen2.5-7b-h200-sglang-0.5.10-mem090-maxtok262246-distserving"
 QWEN8_SGL_5090 = "qwen3-8b-2x-rtx5090-tp2-sglang-0.5.10-mem085-71680-distserving"
 
 # ModelOpt NVFP4 (16-value blocks, FP8 scales) on the routed and shared experts and the dense MLPs; the attention
@@ -212,6 +215,20 @@ def test_qwen3_8b_sglang_5090_tp2_native_pool():
     got = est.engine_view["max_total_num_tokens"]
     assert abs(got - printed) / printed < TOKENS_LIMIT, (got, printed)
     assert not est.engine_view.get("error")
+
+
+def test_qwen25_7b_sglang_h200_capped_pool_free_memory():
+    # the H200 gate run: the pool capped at 262,246 tokens, "available_gpu_mem=108.23 GB" after the graphs
+    fx = fixture(QWEN7_SGL_H200)
+    est = sg.ENGINE.estimate(spec("Qwen/Qwen2.5-7B-Instruct"), gpus("H200", 1, fx["gpus"][0]["memory_mib"] * MiB),
+                             sg.SGLangSettings(engine_version="0.5.10", mem_fraction_static=0.90, context_length=71680,
+                                               max_total_tokens=262246, attention_backend="triton",
+                                               allow_overwrite_longer_context_len=True))
+    v, printed = est.engine_view, fx["printed"]
+    assert v["max_total_num_tokens"] == printed["max_total_num_tokens"]
+    assert v["max_running_requests"] == printed["max_running_requests"]
+    err = (v["available_gpu_mem_bytes"] - float(printed["available_gpu_mem_gb"]) * GiB) / est.devices[0].memory_bytes
+    assert abs(err) < KV_LIMIT, f"{err:+.2%} of the GPU"
 
 
 # ---------------------------------------------------------------------------------------------------------------
