@@ -52,12 +52,15 @@ def held_out_estimate(fx):
 
 
 def _host(by_name: dict[str, int]) -> int:
-    """The Host row of the breakdown table: every buffer not on a device (CPU_Mapped, CPU, CUDA_Host, ...)."""
-    return sum(b for name, b in by_name.items() if not re.fullmatch(r"(CUDA|ROCm|Vulkan|SYCL|MTL)\d+|RPC\d*\[.*\]", name))
+    """The Host row of the breakdown table: every buffer not on a device (CPU_Mapped, CPU, CUDA_Host, ...). A
+    device's own mapped buffer type (Metal's MTL0_Mapped) is the device's: llama_model::memory_breakdown keys it by
+    that buffer type, whose device is the GPU (common_memory_breakdown_print's row)."""
+    return sum(b for name, b in by_name.items()
+               if not re.fullmatch(r"((CUDA|ROCm|Vulkan|SYCL|MTL)\d+|RPC\d*\[.*\])(_Mapped)?", name))
 
 
 def _pick(by_name: dict[str, int], dev: str) -> int:
-    return _host(by_name) if dev == "Host" else by_name.get(dev, 0)
+    return _host(by_name) if dev == "Host" else by_name.get(dev, 0) + by_name.get(f"{dev}_Mapped", 0)
 
 
 def figures(fx, v) -> dict[str, dict[str, float]]:
