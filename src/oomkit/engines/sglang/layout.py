@@ -531,6 +531,17 @@ def _engine_view(s: SGLangSettings, run: _Run, running: int | None, req_bytes: i
     return view
 
 
+def capacity_mib(s: SGLangSettings, sizes: list[int | None]) -> int | None:
+    """The GPU memory SGLang's GPU-class defaults are read from: utils get_nvgpu_memory_capacity takes min() over
+    every memory.total `nvidia-smi --query-gpu=memory.total` prints, CUDA_VISIBLE_DEVICES notwithstanding (0.5.10
+    wheel, utils/common.py), so a smaller card elsewhere on the machine (s.machine_gpu_mib) sets them too. None when
+    a size is unknown."""
+    if None in sizes:
+        return None
+    mib = min(sizes) // MiB  # type: ignore[type-var]
+    return mib if s.machine_gpu_mib is None else min(mib, s.machine_gpu_mib)
+
+
 def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | None, running: int | None,
                 pool_short: bool = False, rows: int | None = None) -> dict[str, Any]:
     """The start-up phases of the first GPU (phases.py) and the lines SGLang prints for them, in its order:
@@ -541,8 +552,7 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
     max_bs = run.defaults.cuda_graph_max_bs
     sliding = any(la.attention is not None and la.attention.window for la in spec.layers)
     # the captured sizes stop at the req_to_token pool's rows (rows; None when the pool is not sized)
-    mems = [d.memory_bytes for d in run.devs]
-    gpu_mib = min(mems) // MiB if None not in mems else None  # get_device_memory_capacity: the smallest GPU
+    gpu_mib = capacity_mib(s, [d.memory_bytes for d in run.devs])  # get_device_memory_capacity: the smallest GPU
     hip = _is_hip(run.devs[0])
     attn = next((la.attention for la in spec.trunk_layers if la.attention is not None), None)
     parts = cuda_graph_parts(max_bs, s, run.v, spec.n_vocab, run.context_len, run.lay_all.page_size, sliding, rows,
@@ -696,7 +706,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     layer_stages = get_pp_indices(spec, s.pp_size, v)
     sizes = [d.memory_bytes for d in devs]
     known = all(x is not None for x in sizes)
-    gpu_mib = min(sizes) // MiB if known else None
+    gpu_mib = capacity_mib(s, sizes)
     defaults = default_mem_fraction_static(gpu_mib, s, mla=lay_all.mla, vit=lay_all.vit)
     mfs = (runner_fraction(s.mem_fraction_static, lay_all.vit, v) if s.mem_fraction_static is not None
            else defaults.mem_fraction_static)
