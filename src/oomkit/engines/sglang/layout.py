@@ -533,8 +533,8 @@ def _engine_view(s: SGLangSettings, run: _Run, running: int | None, req_bytes: i
 
 def capacity_mib(s: SGLangSettings, sizes: list[int | None]) -> int | None:
     """The GPU memory SGLang's GPU-class defaults are read from: utils get_nvgpu_memory_capacity takes min() over
-    every memory.total `nvidia-smi --query-gpu=memory.total` prints, CUDA_VISIBLE_DEVICES notwithstanding (0.5.10
-    wheel, utils/common.py), so a smaller card elsewhere on the machine (s.machine_gpu_mib) sets them too. None when
+    every memory.total `nvidia-smi --query-gpu=memory.total` prints, CUDA_VISIBLE_DEVICES notwithstanding (0.4.3.post4,
+    0.5.2 and 0.5.10 wheels read), so a smaller card elsewhere on the machine (s.machine_gpu_mib) sets them too. None when
     a size is unknown."""
     if None in sizes:
         return None

@@ -314,8 +314,8 @@ class SGLangSettings:
     # the smallest memory.total (MiB) nvidia-smi lists on the machine, GPUs outside CUDA_VISIBLE_DEVICES included:
     # SGLang sizes its GPU-class defaults (chunked_prefill_size, cuda_graph_max_bs, the capture list, the default
     # mem_fraction_static) from utils get_device_memory_capacity -> get_nvgpu_memory_capacity, which runs
-    # `nvidia-smi --query-gpu=memory.total` with no -i and returns min() over every line (0.5.10 wheel,
-    # utils/common.py). None: the machine holds only the GPUs given (their smallest is used, as before)
+    # `nvidia-smi --query-gpu=memory.total` with no -i and returns min() over every line (the 0.4.3.post4,
+    # 0.5.2 and 0.5.10 wheels read: srt/utils.py, later srt/utils/common.py). None: the machine holds only the GPUs given (their smallest is used, as before)
     machine_gpu_mib: int | None = None
     # flags of the command that change memory in a way oomkit does not count, each with what it changes: said in
     # the estimate's warnings (engines/base.py unmodelled_note), never dropped
