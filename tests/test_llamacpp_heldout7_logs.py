@@ -17,7 +17,14 @@ file name (granite UD-Q8_K_XL -1078 MiB, and through it the fit's context 38144 
 compute; unsloth's Q4_K_S of Qwen3.5-9B -40.50 MiB); the dry-run table of the MTP runs (its device model is the
 tensor bytes, not the mapped buffer; its Host compute counts the CPU buffer type twice); and Metal's flash attention
 with K q5_1 beside V q8_0, run on the CPU (Host 264 against 1320). No engine rule changed: the harness now keeps a
-device's own mapped buffer (MTL0_Mapped) in its breakdown row, where it had put it in Host."""
+device's own mapped buffer (MTL0_Mapped) in its breakdown row, where it had put it in Host.
+
+Then two rules from llama.cpp's source: ggml-metal refuses flash attention with K and V of different types, so the
+attention runs on the CPU with the layer's K / V views in the host's compute buffer (compute.metal_fa_supported,
+cuda_fa_on_host; before PR #23764 the F32 mask's freed block placed as ggml-alloc does), and --fit's no_alloc dry
+run counts the CPU compute buffer the BLAS backend shares twice (fit.blas_shares_cpu_buffer); a fixture whose table
+is that dry run's ("table": "fit_dry_run") is read from oomkit's own dry-run table. Both MTP logs' compute is now
+exact in Host (544 and 1320) and within 5% on MTL0; their model stays a miss (+21 MiB, the UD-Q4_K_XL stand-in)."""
 
 import json
 from pathlib import Path

@@ -63,9 +63,24 @@ def _pick(by_name: dict[str, int], dev: str) -> int:
     return _host(by_name) if dev == "Host" else by_name.get(dev, 0) + by_name.get(f"{dev}_Mapped", 0)
 
 
+def _table_rows(text: str) -> dict[str, dict[str, float]]:
+    """The rows of a common_memory_breakdown_print table as oomkit prints it: name -> model, context, compute."""
+    rows = {}
+    for line in text.splitlines():
+        m = re.match(r"\|\s+- (\S+).*?(\d+) =\s+(\d+) \+\s+(\d+) \+\s+(\d+)", line)
+        if m:
+            rows[m[1]] = {"model": int(m[3]), "context": int(m[4]), "compute": float(m[5])}
+    return rows
+
+
 def figures(fx, v) -> dict[str, dict[str, float]]:
     """oomkit's figures in the log's units, keyed as the fixture's printed block is: `breakdown` (the memory
-    breakdown table: MiB truncated, per device and Host) or `buffers` (the buffer lines, 0.01 MiB)."""
+    breakdown table: MiB truncated, per device and Host) or `buffers` (the buffer lines, 0.01 MiB). A table that
+    is --fit's dry run (the fixture's `table`: "fit_dry_run") is read from oomkit's own table of that dry run
+    (no_alloc: the host's compute as llama_context::memory_breakdown sums it there)."""
+    if fx.get("table") == "fit_dry_run":
+        rows = _table_rows(v["fit_memory_breakdown"])
+        return {dev: rows[dev] for dev in fx["printed"]["breakdown"]}
     if "breakdown" in fx["printed"]:
         ctx = {**v["kv_buffer_bytes"]}
         for name, b in (v.get("rs_buffer_bytes") or {}).items():

@@ -1595,48 +1595,86 @@ def cuda_auto_fa_off(spec: ModelSpec, ctx: Context, placement: Placement, device
         return ctx
     if fa_pulled_to_next_layer(spec, placement) is not None:
         return replace(ctx, flash_attn=False, fa_auto_off=True)
-    if infer_backend(devices, s.backend).name not in _GGML_CUDA or spec.architecture in HC_ATTN_ARCHS:
+    backend = infer_backend(devices, s.backend).name
+    if backend not in _FA_REFUSING or spec.architecture in HC_ATTN_ARCHS:
         return ctx
     on_device = [la.attention for la in attention_layers(spec) if la.index < len(placement.layer_device)
                  and 0 <= placement.layer_device[la.index] < len(devices)
                  and not devices[placement.layer_device[la.index]].id.startswith("RPC")]
-    if all(cuda_fa_supported(a, ctx) for a in on_device):
+    if all(device_fa_supported(a, ctx, backend) for a in on_device):
         return ctx
     return replace(ctx, flash_attn=False, fa_auto_off=True)
+
+
+def metal_fa_supported(ctx: Context) -> bool:
+    """Whether ggml-metal takes the layer's FLASH_ATTN_EXT as far as the cache types go:
+    ggml/src/ggml-metal/ggml-metal-device.m ggml_metal_device_supports_op refuses it when K and V differ in type
+    ("if (op->src[1]->type != op->src[2]->type) return false"), a check ggml-metal has kept since its flash
+    attention took quantized caches (ggml-metal.m supports_op of the older builds has it too). Its head-size list
+    and type list changed from build to build and are not modelled (every size and type a model in the catalog
+    uses at the pinned build is in them)."""
+    return ctx.type_k.name == ctx.type_v.name
+
+
+# the backends whose refusal of a layer's FLASH_ATTN_EXT oomkit models (device_fa_supported)
+_FA_REFUSING = (*_GGML_CUDA, "metal")
+
+
+def device_fa_supported(a: Attention, ctx: Context, backend: str) -> bool:
+    """Whether the device's backend runs the layer's flash attention (cuda_fa_supported, metal_fa_supported)."""
+    return metal_fa_supported(ctx) if backend == "metal" else cuda_fa_supported(a, ctx)
 
 
 def cuda_fa_on_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                     devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[set[int], int]:
     """With flash attention on (-fa on, or auto forced on by a quantized V cache) for layers on a ggml-cuda device
-    that has no kernel for their heads (cuda_fa_supported): ggml_backend_sched_backend_id_from_cur leaves the
-    FLASH_ATTN_EXT to the CPU (ggml_backend_cuda_device_supports_op says no), and ggml_backend_sched_split_graph
+    that has no kernel for their heads (cuda_fa_supported), or on a ggml-metal device with K and V caches of
+    different types (metal_fa_supported): ggml_backend_sched_backend_id_from_cur leaves the FLASH_ATTN_EXT to the
+    CPU (the device's supports_op says no), and ggml_backend_sched_split_graph
     copies its sources into the host's compute buffer: the (rotated) Q rows in F32, the layer's whole K and V views
     of the cache in their types, beside the mask (read there, never copied to the device) and the output rows.
     -> (the devices that give up their flash attention, the host's block: those and one hidden-state row).
     GGML_SCHED_DEBUG=2 dump of the legacy DeepSeek-V3 GGUF (192 / 128 heads, GQA 1), -fa on with a q8_0 cache on
     CUDA (a CPU split per layer with Q 48 MiB, K 102, V 68; tests/fixtures/llamacpp_cuda): CUDA_Host 268.04 MiB =
     14 + 4 (mask) + 48 + 102 + 68 + 32 (output)."""
-    if not ctx.flash_attn or not devices or infer_backend(devices, s.backend).name not in _GGML_CUDA \
-            or spec.architecture in HC_ATTN_ARCHS:
+    backend = infer_backend(devices, s.backend).name if devices else ""
+    if not ctx.flash_attn or not devices or backend not in _FA_REFUSING or spec.architecture in HC_ATTN_ARCHS:
         return set(), 0
     T = min(ctx.n_ctx, ctx.n_ubatch)
     cells = {il: c.cells for c in caches for il in c.layers}
     devs: set[int] = set()
     block = 0
+    worst = (0, 0, 0, 0)  # the largest layer's Q rows, K view, V view, output rows
     for la in attention_layers(spec):
         d = placement.layer_device[la.index] if la.index < len(placement.layer_device) else -1
         a = la.attention
-        if not 0 <= d < len(devices) or devices[d].id.startswith("RPC") or cuda_fa_supported(a, ctx):
+        if not 0 <= d < len(devices) or devices[d].id.startswith("RPC") or device_fa_supported(a, ctx, backend):
             continue
         devs.add(d)
         n_kv = cells.get(la.index, 0)
-        kv = n_kv * a.n_kv_heads * (a.head_dim_k * ctx.type_k.type_size // ctx.type_k.block_size
-                                    + a.head_dim_v * ctx.type_v.type_size // ctx.type_v.block_size)
-        block = max(block, T * 4 * a.n_heads * (a.head_dim_k + a.head_dim_v) + kv)
+        k = n_kv * a.n_kv_heads * a.head_dim_k * ctx.type_k.type_size // ctx.type_k.block_size
+        v = n_kv * a.n_kv_heads * a.head_dim_v * ctx.type_v.type_size // ctx.type_v.block_size
+        q, o = T * 4 * a.n_heads * a.head_dim_k, T * 4 * a.n_heads * a.head_dim_v
+        if q + o + k + v > block:
+            block, worst = q + o + k + v, (q, k, v, o)
     if not devs:
         return set(), 0
-    masks = sum(c.cells * T * (2 if ERAS.reached(ctx.build, "kq_mask_f16") else 4) for c in caches)
-    return devs, spec.n_embd * T * 4 + masks + block
+    if ERAS.reached(ctx.build, "kq_mask_f16"):
+        masks = sum(c.cells * T * 2 for c in caches)
+        return devs, spec.n_embd * T * 4 + masks + block
+    # before PR #23764 the graph input is the F32 mask, cast to F16 for flash attention (build_attn_inp_kv's
+    # ggml_cast): on the host the F16 copy sits above the F32 input, which is freed after the cast; the layer's
+    # Q rows and K view take that hole, and a V view larger than what K left of it goes above the F16 mask
+    # (ggml-alloc's best fit, replayed). The b9222 M4 Pro log (Metal, K q5_1 beside V q8_0, 262144 cells, -ub 256,
+    # Qwen3.5-9B's 16 x 256 heads; tests/test_llamacpp_heldout7_logs.py): the CPU buffer 660.28 MiB, 660 of it
+    # 4 (the hidden-state rows) + 256 (the F32 mask's hole: Q 4, K 192, the output rows 4) + 128 (F16) + 272 (V)
+    q, k, v, o = worst
+    nodes = [galloc.Node(spec.n_embd * T * 4, output=True)] + [galloc.Node(c.cells * T * 4) for c in caches]
+    n_in = len(nodes)
+    nodes += [galloc.Node(c.cells * T * 2, (1 + i,), output=True) for i, c in enumerate(caches)]
+    first = len(nodes)
+    nodes += [galloc.Node(q), galloc.Node(k), galloc.Node(v), galloc.Node(o, (first, first + 1, first + 2))]
+    return devs, galloc.peak_bytes(n_in, nodes)
 
 
 # src/llama-graph.cpp build_moe_ffn: Mistral 4 asks for F32 precision of the experts' down product

@@ -158,14 +158,36 @@ class Breakdown:
 
 
 def memory_breakdown(weights: ModelBuffers, state: StateByDevice, compute: dict[int, int],
-                     n_devices: int) -> tuple[Breakdown, ...]:
+                     n_devices: int, cpu_twice: bool = False) -> tuple[Breakdown, ...]:
     """Per device, then the host last (llama_context::memory_breakdown: the model's buffers, the memory
-    module's (KV cache, recurrent state) and the scheduler's compute buffers)."""
+    module's (KV cache, recurrent state) and the scheduler's compute buffers). cpu_twice: the CPU backend's
+    compute buffer counted once more, as a no_alloc dry run counts it where the BLAS backend shares it
+    (blas_shares_cpu_buffer)."""
     out = [Breakdown(weights.by_device.get(i, 0), state.kv.get(i, 0) + state.rs.get(i, 0), compute.get(i, 0))
            for i in range(n_devices)]
+    host_compute = sum(b for d, b in compute.items() if d < 0)  # the CPU backend's, and BLAS's (BLAS_KEY)
     out.append(Breakdown(weights.host_buffer_bytes, state.kv.get(-1, 0) + state.rs.get(-1, 0),
-                         sum(b for d, b in compute.items() if d < 0)))  # the CPU backend's, and BLAS's (BLAS_KEY)
+                         host_compute + (compute.get(-1, 0) if cpu_twice else 0)))
     return tuple(out)
+
+
+def blas_shares_cpu_buffer(devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
+    """Whether the BLAS backend and the CPU backend share one compute buffer, which a no_alloc dry run (--fit's)
+    counts twice in the host's compute. A build with ggml-blas (-DGGML_BLAS=ON: s.blas; on by default on Apple,
+    ggml/CMakeLists.txt: "if (APPLE) ... set(GGML_BLAS_DEFAULT ON)", Accelerate, so a Metal build has it) adds the
+    BLAS backend to every context (src/llama-context.cpp, "add ACCEL backends"); its buffer type is the CPU's
+    (ggml-blas.cpp ggml_backend_blas_device_get_buffer_type), and so is the CPU backend's where the first device has
+    no host buffer type (ggml-metal.cpp: get_host_buffer_type NULL; no device at all). ggml_gallocr_new_n then
+    gives both backends one allocator, and ggml_gallocr_reserve_n_size (ggml-alloc.c), which the no_alloc reserve
+    calls, reports that allocator's size under each backend; llama_context::memory_breakdown adds
+    backend_buf_exp_size per backend to its buffer type's compute, so the CPU buffer type's row holds it twice. An
+    allocating reserve counts it once (ggml_gallocr_get_buffer_size: "only return the buffer size the first time it
+    appears to avoid double counting"). Where the CPU backend takes a device's host buffer type (CUDA_Host) the two
+    are separate buffers (compute.BLAS_KEY)."""
+    metal = bool(devices) and all(d.id.startswith("MTL") or d.id.startswith("Metal") for d in devices)
+    if not (s.blas or metal) or s.backend == "cpu":
+        return False
+    return not devices or metal
 
 
 # the last dry runs: a plan or a fit asks the same load again (each option's own command, the same layer split at
@@ -199,7 +221,7 @@ def _dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     state = state_by_device(caches, rs, placement, s)
     # in a search only whether the whole model fits matters: the layer splits the fit tries after that take no replay
     compute = compute_by_device(spec, ctx, caches, placement, devices, s, rough=rough)
-    return memory_breakdown(weights, state, compute, len(devices))
+    return memory_breakdown(weights, state, compute, len(devices), cpu_twice=blas_shares_cpu_buffer(devices, s))
 
 
 def free_memory(d: Device) -> int | None:

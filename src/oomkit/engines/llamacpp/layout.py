@@ -224,6 +224,8 @@ def _fit_view(fitted: FitResult | None, s: LlamaCppSettings, devices: tuple[Devi
                              else {"CPU": fitted.margins[0]}),
         "fit_dry_runs": fitted.dry_runs,
         "fit_log": "\n".join(fitted.lines),
+        # common_memory_breakdown_print of the fit's first dry run (no_alloc), as the log prints it
+        "fit_memory_breakdown": "\n".join(fitted.table),
         # the draft model's or MTP context's rows the fit counted per device, then the host (fit.py draft_at)
         **({"fit_draft_bytes": dict(zip([*(d.id for d in devices), "CPU"], fitted.draft, strict=False))}
            if fitted.draft else {}),
@@ -302,13 +304,14 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
         warnings.append(f"n_ctx_seq ({ctx.n_ctx_seq}) > n_ctx_train ({spec.n_ctx_train}): the model was not "
                         "trained for this context; quality may drop unless RoPE scaling is set")
     if ctx.fa_auto_off:
-        warnings.append("-fa auto: ggml-cuda has no flash-attention kernel for this model's attention heads, so "
-                        "llama.cpp turns flash attention off (\"Flash Attention not supported, set to disabled\"); "
-                        "the KV cache keeps its flash-attention layout")
+        warnings.append("-fa auto: the GPU backend has no flash-attention kernel for this model's attention "
+                        "(its heads, or K and V caches of different types on Metal), so llama.cpp turns flash "
+                        "attention off (\"Flash Attention not supported, set to disabled\"); the KV cache keeps its "
+                        "flash-attention layout")
     elif cuda_fa_on_host(spec, ctx, [], place_layers(spec, devices, s), devices, s)[0]:
-        warnings.append("ggml-cuda has no flash-attention kernel for this model's attention heads: with -fa on, "
-                        "llama.cpp runs each layer's flash attention on the CPU, with copies of the layer's K and V "
-                        "views in the host's compute buffer")
+        warnings.append("the GPU backend has no flash-attention kernel for this model's attention (its heads, or "
+                        "K and V caches of different types on Metal): with -fa on, llama.cpp runs each layer's flash "
+                        "attention on the CPU, with copies of the layer's K and V views in the host's compute buffer")
     if not devices:
         warnings.append("no GPU: every buffer is on the CPU")
     if (note := version_warning(s.engine_version)) is not None:
