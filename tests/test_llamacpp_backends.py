@@ -271,3 +271,32 @@ def test_metal_maps_each_part_of_a_split_gguf_apart():
     assert tensor_bytes <= mapped < tensor_bytes + (1 << 20)  # the parts' 32-byte padding only
     whole = oomkit.estimate("Qwen/Qwen3-235B-A22B", "llama.cpp", n_gpu_layers=-1, **kw)
     assert mapped < 0.33 * whole.engine_view["model_buffer_bytes"]["MTL0_Mapped"]
+
+
+def test_metal_runs_flash_attention_of_mixed_cache_types_on_the_cpu():
+    # ggml-metal-device.m supports_op (GGML_OP_FLASH_ATTN_EXT): K and V of different types are refused, so with
+    # -fa on the scheduler runs the attention on the CPU, the layer's K / V views copied into the host's buffer
+    def est(**kw):
+        return oomkit.estimate("Qwen/Qwen3-8B", quant="Q4_K_M", gpu="M3 Max", find_max_context=False, n_ctx=32768,
+                               **kw)
+    same = est(flash_attn="on", cache_type_k="q8_0", cache_type_v="q8_0")
+    mixed = est(flash_attn="on", cache_type_k="q5_1", cache_type_v="q8_0")
+    host = lambda e: e.engine_view["compute_buffer_bytes"]["CPU"]  # noqa: E731
+    assert host(mixed) > host(same) + 50 * MiB  # a layer's 32768-cell K (24 MiB) and V (34) views, Q and output rows
+    assert any("different types on Metal" in w for w in mixed.warnings)
+    # -fa auto: llama_context::resolve_fused_ops finds the attention on the CPU and turns flash attention off
+    auto = est(flash_attn="auto", cache_type_k="q8_0", cache_type_v="f16")
+    assert auto.engine_view["flash_attn"] is False and any(w.startswith("-fa auto") for w in auto.warnings)
+    assert est(flash_attn="auto", cache_type_k="q8_0", cache_type_v="q8_0").engine_view["flash_attn"] is True
+
+
+def test_dry_run_counts_the_cpu_buffer_blas_shares_twice():
+    # ggml_gallocr_reserve_n_size reports one shared allocator under both the CPU and BLAS backends, and
+    # llama_context::memory_breakdown (no_alloc) adds both: a Metal build (GGML_BLAS on by default on Apple)
+    from oomkit.engines.llamacpp.fit import blas_shares_cpu_buffer
+    from oomkit.engines.llamacpp.settings import LlamaCppSettings
+
+    s = LlamaCppSettings()
+    assert blas_shares_cpu_buffer((Device("MTL0"),), s)
+    assert not blas_shares_cpu_buffer((Device("CUDA0"),), s)  # the CPU backend takes CUDA_Host: two buffers
+    assert not blas_shares_cpu_buffer((), s)  # a CPU build without BLAS
