@@ -679,6 +679,35 @@ def _effective_settings(s: SGLangSettings, run: _Run, running: int | None) -> di
     return eff
 
 
+# configs/model_config.py is_multimodal_chunked_prefill_supported's `unsupported` list (0.4.7, 0.5.0rc2, 0.5.10:
+# Grok1VForCausalLM, Grok1AForCausalLM, LlavaLlamaForCausalLM, MllamaForConditionalGeneration, CLIPModel; 0.5.23 adds
+# MossVLForConditionalGeneration), by the GGUF architecture oomkit reads: only Mllama has one of its own here (Grok-1V/1A
+# and the original LLaVA's LlavaLlamaForCausalLM are not told apart from Grok-1 / LlavaForConditionalGeneration, CLIPModel
+# is an embedding model, Moss-VL has no reader)
+CHUNKED_PREFILL_UNSUPPORTED_ARCHS = frozenset({"mllama"})
+
+
+def chunked_prefill_off(spec: ModelSpec, vit: tuple[int | None, int | None] | None, v: Version) -> bool:
+    """Whether SGLang sets chunked_prefill_size = -1 for this model (ERAS mm_chunked_prefill_list): `if
+    self.is_multimodal:` ... `server_args.chunked_prefill_size = -1` in model_runner.py model_specific_adjustment for
+    every multimodal model up to 0.4.6 ("Automatically turn off --chunked-prefill-size for multimodal model(s).", 0.4.0
+    / 0.4.6), then only where `not self.is_multimodal_chunked_prefill_supported` (0.4.7-0.5.x; 0.5.23 arg_groups/
+    model_hook.py handle_model_capability_adjustments: "Automatically turn off --chunked-prefill-size as it is not
+    supported for <model_type>"). It runs after mem_fraction_static is chosen (handle_gpu_memory_settings reads the
+    GPU-class chunk), and the scheduler prints the -1 ("chunked_prefill_size=-1") and prefills whole requests.
+    is_multimodal: a vision tower (vit), less Llama 4 / Gemma 3's ConditionalGeneration class where multimodal is off
+    by default (model_config.py mm_disabled_models)."""
+    if vit is None:
+        return False
+    if spec.architecture == "llama4" and reached(v, "mm_off_llama4"):
+        return False
+    if spec.architecture == "gemma3" and reached(v, "mm_off_gemma3"):
+        return False
+    if not reached(v, "mm_chunked_prefill_list"):
+        return True
+    return spec.architecture in CHUNKED_PREFILL_UNSUPPORTED_ARCHS
+
+
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fixes: bool = True
              ) -> MemoryEstimate:
     """fixes: when the pool is shorter than context_length, try the settings that would serve it (new estimates)."""
@@ -710,12 +739,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     defaults = default_mem_fraction_static(gpu_mib, s, mla=lay_all.mla, vit=lay_all.vit)
     mfs = (runner_fraction(s.mem_fraction_static, lay_all.vit, v) if s.mem_fraction_static is not None
            else defaults.mem_fraction_static)
-    if spec.architecture == "mllama":
-        # after mem_fraction_static is set from it, chunked prefill is turned off for mllama (-1): ModelRunner
-        # model_specific_adjustment for every multimodal model (0.4.0-0.4.6), then for those
-        # is_multimodal_chunked_prefill_supported lists (0.4.7-0.5.x model_runner.py; 0.5.23 arg_groups/model_hook.py
-        # handle_model_capability_adjustments, run after handle_gpu_memory_settings): "Automatically turn off
-        # --chunked-prefill-size as it is not supported for mllama"
+    if chunked_prefill_off(spec, lay_all.vit, v):
+        # after mem_fraction_static is set from it (see chunked_prefill_off); a given --chunked-prefill-size too
         defaults = replace(defaults, chunked_prefill_size=-1)
     world = s.tp_size * s.pp_size
     overhead = pre_load_overhead(devs, world)

@@ -177,6 +177,16 @@ ERAS = Eras({
     # ModelRunner's multimodal cut: x 0.95 (0.4.3.post4, 0.4.4.post1 read), x 0.90 from 0.4.5
     "vlm_runner_090": (0, 4, 5),
     "vlm_by_vit": (0, 4, 10),
+    # Chunked prefill turned off (chunked_prefill_size = -1) after mem_fraction_static is set: for every multimodal
+    # model up to 0.4.6.x (model_runner.py model_specific_adjustment, 0.4.0 / 0.4.5.post3 / 0.4.6 read), from 0.4.7 only
+    # for the classes configs/model_config.py is_multimodal_chunked_prefill_supported refuses (0.4.7, 0.5.0rc2, 0.5.10
+    # read; 0.5.23 arg_groups/model_hook.py handle_model_capability_adjustments). Multimodal is off by default
+    # (model_config.py enable_multimodal None -> False) for Llama4ForConditionalGeneration from 0.4.5.post1
+    # (--enable-llama4-multimodal in its server_args.py; 0.4.5 has none; 0.4.5.post3 model_config.py read) and for
+    # Gemma3ForConditionalGeneration from 0.4.6 (0.4.5.post3 lists Llama 4 only)
+    "mm_chunked_prefill_list": (0, 4, 7),
+    "mm_off_llama4": (0, 4, 5, 1),
+    "mm_off_gemma3": (0, 4, 6),
     # layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights on SM100 with FlashInfer's MXFP4 MoE (the default
     # for gpt-oss there): intermediate and hidden padded to 256 (0.5.2-0.5.10 read), to 128 in 0.5.18 (first read)
     "mxfp4_sm100_pad_128": (0, 5, 18),
