@@ -12,10 +12,13 @@ is chosen. Read from the wheels (pip download sglang==X --no-deps):
 - model_config.py ModelConfig.__init__: enable_multimodal None -> False (is_multimodal False) for
   Llama4ForConditionalGeneration (0.4.5.post3 read; --enable-llama4-multimodal from 0.4.5.post1) and
   Gemma3ForConditionalGeneration (0.4.6 read; 0.4.5.post3 lists Llama 4 only).
-- scheduler.py prints server_args.chunked_prefill_size after the TP worker (and its ModelRunner) is built (0.4.6,
-  0.4.7, 0.5.0rc2, 0.5.10: "chunked_prefill_size=..." in the "max_total_num_tokens=..." line).
+- scheduler.py prints server_args.chunked_prefill_size after the TP worker (and its ModelRunner) is built (0.4.2,
+  0.4.6, 0.4.7, 0.5.0rc2, 0.5.10: "chunked_prefill_size=..." in the "max_total_num_tokens=..." line; 0.4.0 and 0.4.1
+  print none; ", available_gpu_mem=X GB" ends it from 0.4.7, 0.4.6.post5 has none).
 """
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -41,6 +44,7 @@ def _printed(est) -> str:
 CASES = [
     # LlavaForConditionalGeneration: every multimodal model up to 0.4.6.x, not in the 0.4.7+ list
     ("llava-hf/llava-1.5-7b-hf", "0.4.0", -1),
+    ("llava-hf/llava-1.5-7b-hf", "0.4.2", -1),
     ("llava-hf/llava-1.5-7b-hf", "0.4.6", -1),
     ("llava-hf/llava-1.5-7b-hf", "0.4.6.post5", -1),
     ("llava-hf/llava-1.5-7b-hf", "0.4.7", 8192),
@@ -67,7 +71,10 @@ CASES = [
 def test_chunked_prefill_switch_by_release(name, version, cps):
     est = _est(name, version)
     assert est.engine_view["chunked_prefill_size"] == cps
-    assert f", chunked_prefill_size={cps}, " in _printed(est)
+    if version == "0.4.0":  # scheduler.py prints no chunked_prefill_size before 0.4.2 (0.4.0, 0.4.1 wheels)
+        assert "chunked_prefill_size" not in _printed(est)
+    else:
+        assert f", chunked_prefill_size={cps}, " in _printed(est)
 
 
 def test_llama4_multimodal_off_by_default_from_0_4_5_post1():
@@ -100,3 +107,15 @@ def test_given_chunk_is_overridden_after_the_fraction_is_chosen():
     assert given.engine_view["chunked_prefill_size"] == -1
     assert given.engine_view["max_total_num_tokens"] == _est("llava-hf/llava-1.5-7b-hf", "0.4.6").engine_view[
         "max_total_num_tokens"]
+
+
+def test_printed_line_by_release():
+    """scheduler.py's "max_total_num_tokens=..." line as each release prints it."""
+    name = "llava-hf/llava-1.5-7b-hf"
+    assert re.fullmatch(r"max_total_num_tokens=\d+, max_prefill_tokens=16384, max_running_requests=\d+, "
+                        r"context_len=4096", _printed(_est(name, "0.4.1")))
+    assert re.fullmatch(r"max_total_num_tokens=\d+, chunked_prefill_size=-1, max_prefill_tokens=16384, "
+                        r"max_running_requests=\d+, context_len=4096", _printed(_est(name, "0.4.6.post5")))
+    assert re.fullmatch(r"max_total_num_tokens=\d+, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+                        r"max_running_requests=\d+, context_len=4096, available_gpu_mem=\d+\.\d\d GB",
+                        _printed(_est(name, "0.4.7")))

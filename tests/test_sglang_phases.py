@@ -45,14 +45,21 @@ def test_printed_lines_have_sglangs_shape():
         r"Capture cuda graph begin\. This can take up to several minutes\. avail mem=\d+\.\d\d GB":
             ("qwen3-14b-single-48gb", r"Capture cuda graph begin"),
         r"Capture cuda graph end\. Time elapsed: N s\. mem usage=\d+\.\d\d GB\. avail mem=\d+\.\d\d GB\.": None,
+        # scheduler.py: no ", available_gpu_mem=" before 0.4.7 (0.4.6.post5 wheel; the 0.4.3.post4 log has none)
         r"max_total_num_tokens=\d+, chunked_prefill_size=\d+, max_prefill_tokens=\d+, max_running_requests=\d+, "
-        r"context_len=\d+, available_gpu_mem=\d+\.\d\d GB": ("qwen3.5-moe-ktransformers-2x4090-tp2-hybrid",
-                                                            r"max_total_num_tokens="),
+        r"context_len=\d+": ("qwq-32b-tp4-4xl4-capture-bs80", r"max_total_num_tokens="),
     }
     for shape, real in shapes.items():
         assert any(re.fullmatch(shape, line) for line in log), shape
         if real is not None:  # the same shape matches the engine's own line in a published log
-            assert any(re.search(shape, line) for line in _lines(*real)), (shape, real)
+            assert any(re.fullmatch(r"\[[^\]]*\] " + shape, line.strip()) for line in _lines(*real)), (shape, real)
+    # from 0.4.7 the line ends with ", available_gpu_mem=X GB" (scheduler.py, 0.4.7 and 0.5.10 wheels)
+    est = sg.ENGINE.estimate(qwen3_14b(), (H100,), sg.SGLangSettings(engine_version="0.4.7"))
+    shape = (r"max_total_num_tokens=\d+, chunked_prefill_size=\d+, max_prefill_tokens=\d+, max_running_requests=\d+, "
+             r"context_len=\d+, available_gpu_mem=\d+\.\d\d GB")
+    assert any(re.fullmatch(shape, line) for line in est.engine_view["log"].split("\n"))
+    assert any(re.search(shape, line) for line in _lines("qwen3.5-moe-ktransformers-2x4090-tp2-hybrid",
+                                                         r"max_total_num_tokens="))
 
 
 def test_phases_and_the_budget():

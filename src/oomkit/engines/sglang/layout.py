@@ -600,10 +600,11 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
                          f"{run.context_len}. One full-length request cannot fit, so long requests will be refused "
                          "or truncated at serving time. Lower --context-length, raise --mem-fraction-static, or free "
                          "memory taken before the pool is sized.")
-        lines.append(f"max_total_num_tokens={pool.max_total_num_tokens}, chunked_prefill_size="
-                     f"{run.defaults.chunked_prefill_size}, max_prefill_tokens={s.max_prefill_tokens}, "
-                     f"max_running_requests={running}, context_len={run.context_len}, available_gpu_mem="
-                     f"{gb(begin - cg - pcg)} GB")
+        chunk = (f"chunked_prefill_size={run.defaults.chunked_prefill_size}, "
+                 if reached(run.v, "sched_line_chunk") else "")
+        avail = f", available_gpu_mem={gb(begin - cg - pcg)} GB" if reached(run.v, "sched_line_avail") else ""
+        lines.append(f"max_total_num_tokens={pool.max_total_num_tokens}, {chunk}max_prefill_tokens="
+                     f"{s.max_prefill_tokens}, max_running_requests={running}, context_len={run.context_len}{avail}")
     return {"phases": [p.to_dict() for p in phases], "cuda_graph_bs": sizes if cg else [],
             "attention_backend_init_bytes": init, "capture_begin_avail_bytes": begin,
             "cuda_graph_bytes": cg, "cuda_graph_parts_bytes": {"logits": parts.logits, "index_tables":

@@ -185,6 +185,11 @@ ERAS = Eras({
     # (--enable-llama4-multimodal in its server_args.py; 0.4.5 has none; 0.4.5.post3 model_config.py read) and for
     # Gemma3ForConditionalGeneration from 0.4.6 (0.4.5.post3 lists Llama 4 only)
     "mm_chunked_prefill_list": (0, 4, 7),
+    # scheduler.py's start-up line "max_total_num_tokens=..., max_prefill_tokens=..., max_running_requests=...,
+    # context_len=...": ", chunked_prefill_size=..." (server_args', after ModelRunner's adjustments) from 0.4.2 (0.4.0,
+    # 0.4.1 none), ", available_gpu_mem=X GB" at its end from 0.4.7 (0.4.6.post5 none)
+    "sched_line_chunk": (0, 4, 2),
+    "sched_line_avail": (0, 4, 7),
     "mm_off_llama4": (0, 4, 5, 1),
     "mm_off_gemma3": (0, 4, 6),
     # layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights on SM100 with FlashInfer's MXFP4 MoE (the default
