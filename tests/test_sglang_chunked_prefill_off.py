@@ -71,6 +71,8 @@ CASES = [
 def test_chunked_prefill_switch_by_release(name, version, cps):
     est = _est(name, version)
     assert est.engine_view["chunked_prefill_size"] == cps
+    # schedule_policy.py PrefillAdder.add_one_req: without a chunk a prompt is prefilled whole
+    assert any("chunked prefill off" in w for w in est.warnings) == (cps == -1)
     if version == "0.4.0":  # scheduler.py prints no chunked_prefill_size before 0.4.2 (0.4.0, 0.4.1 wheels)
         assert "chunked_prefill_size" not in _printed(est)
     else:

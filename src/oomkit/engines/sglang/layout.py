@@ -743,6 +743,13 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     if chunked_prefill_off(spec, lay_all.vit, v):
         # after mem_fraction_static is set from it (see chunked_prefill_off); a given --chunked-prefill-size too
         defaults = replace(defaults, chunked_prefill_size=-1)
+        # the scheduler then sets rem_chunk_tokens None: schedule_policy.py PrefillAdder.add_one_req ("Non-chunked
+        # prefill", 0.5.10 read) admits a batch's first request whole, max_prefill_tokens notwithstanding
+        warnings.append(f"SGLang turns chunked prefill off for {spec.architecture} in {s.engine_version} "
+                        f"(chunked_prefill_size=-1): a prompt is prefilled in one forward, up to context_len "
+                        f"({context_len:,} tokens) past max_prefill_tokens ({s.max_prefill_tokens:,}); its activations "
+                        "are not bounded by the chunk the memory left outside the pool was sized for, and are not "
+                        "estimated here")
     world = s.tp_size * s.pp_size
     overhead = pre_load_overhead(devs, world)
     pre_free = min(sizes) - overhead if known else None
