@@ -71,7 +71,7 @@ def _estimate_warnings(*args: str) -> list[str]:
 
 
 @pytest.mark.parametrize("engine, version, newest", [
-    ("vllm", "99.99.99", "0.33.0"), ("vllm", "v1.0", "0.33.0"), ("sglang", "0.6.0rc1", "0.5.23"),
+    ("vllm", "99.99.99", "0.34.0"), ("vllm", "v1.0", "0.34.0"), ("sglang", "0.6.0rc1", "0.5.23"),
     ("transformers", "6.0.0", "5.24.0"),
 ])
 def test_engine_version_past_the_newest_is_said(monkeypatch, engine, version, newest):

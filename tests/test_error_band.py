@@ -170,7 +170,7 @@ def test_web_calculator_shows_the_band():
     html = calculator_page({"model": "qwen3-8b", "engine": "vllm"}, est, None, None)
     worst = accuracy._pct(DATA["vllm"]["figures"]["available"]["worst"])
     assert 'id="error-band"' in html and f"available KV within {worst} of GPU memory" in html
-    assert "resting on a guess: vLLM 0.33.0 is newer than every log" in html
+    assert "resting on a guess: vLLM 0.34.0 is newer than every log" in html
 
 
 def test_a_missing_data_file_leaves_the_estimate_standing(monkeypatch, tmp_path):

@@ -1,7 +1,7 @@
 """vLLM (`vllm serve`, the OpenAI API server, the `LLM` class): what it really allocates on each GPU.
 
 Each rule mirrors vLLM's source, read in the released wheels 0.6.4.post1, 0.6.6.post1, 0.7.3, 0.8.5, 0.9.2,
-0.10.2, 0.11.0, 0.12.0, 0.15.1, 0.17.1, 0.19.1, 0.21.0 and 0.33.0 (the newest), cited as `file:function`; model
+0.10.2, 0.11.0, 0.12.0, 0.15.1, 0.17.1, 0.19.1, 0.21.0, 0.33.0 and 0.34.0 (the newest), cited as `file:function`; model
 runner V2 (v1/worker/gpu/, config.py runner_v2) in every wheel from 0.21.0 to 0.34.0, where the V1 runner is gone.
 Behaviour that changed between releases follows `engine_version` (default the newest), see settings.ERAS.
 

@@ -11,7 +11,7 @@ from ...flags import INT32_MAX, Limit
 from ...units import GiB
 from ..versions import Eras, Version, parse_release
 
-NEWEST = "0.33.0"
+NEWEST = "0.34.0"
 
 # Release boundaries (the first release with the new rule). Placed by reading the wheels listed in __init__.py;
 # where a change landed between two wheels read, the later one is named and the rule is labelled approximate.
