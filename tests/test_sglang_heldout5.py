@@ -52,38 +52,21 @@ import pytest
 
 from oomkit.engines import sglang as sg
 from oomkit.hardware.catalog import lookup as gpu_lookup
-from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
-from oomkit.units import GiB, MiB
+from oomkit.units import GiB
+from tests.test_sglang_heldout4 import H100, WEIGHTS_LIMIT, gpus, pool_at, two
 from tests.test_vllm_startup import spec_of
 
 HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "sglang" / "heldout5"
-WEIGHTS_LIMIT = 0.03  # weights per rank, relative to the printed load
-H100 = ("NVIDIA H100 80GB HBM3", 81559 * MiB)
 
 
 def fixture(stem: str) -> dict:
     return json.loads((HERE / f"{stem}.json").read_text(encoding="utf-8"))
 
 
-def gpus(gpu: tuple[str, int], n: int) -> tuple[Device, ...]:
-    return tuple(with_facts(Device(f"CUDA{i}", gpu[0], gpu[1])) for i in range(n))
-
-
 def catalog_gpus(name: str, n: int) -> tuple[Device, ...]:
     d = gpu_lookup(name)
     return gpus((d.name, d.memory_bytes), n)
-
-
-def pool_at(model: str, tokens: int, **kw) -> sg.Pool:
-    """The pool SGLang allocates for `tokens` tokens: its per-token layout alone."""
-    spec = spec_of(model)
-    s = sg.SGLangSettings(**kw)
-    return sg.kv_pools(sg.cache_layout(spec, s), s, tokens)[0]
-
-
-def two(b: int) -> str:
-    return f"{b / GiB:.2f}"  # SGLang prints GiB with two decimals as "GB"
 
 
 # ---------------------------------------------------------------------------------------------------------

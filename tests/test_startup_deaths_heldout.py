@@ -55,9 +55,8 @@ from oomkit.engines.vllm import CUDA_DRIVER_RESERVED, ENGINE, VllmSettings
 from oomkit.hardware.catalog import lookup as gpu_lookup
 from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
-from oomkit.model.catalog import lookup
-from oomkit.model.hf_config import spec_from_config
 from oomkit.units import GiB, MiB
+from tests.test_vllm_startup import spec_of
 
 HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" / "deaths" / "heldout"
 LIMIT = 0.03  # of the GPU's memory, as in tests/test_startup_deaths.py
@@ -76,44 +75,35 @@ def fixture(stem: str) -> dict:
     return json.loads((HERE / f"{stem}.json").read_text(encoding="utf-8"))
 
 
-def _spec(name: str, quantization_config: dict | None = None):
-    entry = lookup(name)
-    assert entry is not None, name
-    config = dict(entry.config)
-    if quantization_config is not None:
-        config["quantization_config"] = quantization_config
-    return spec_from_config(config, name=entry.name)
-
-
 # the AWQ checkpoint's quantization_config (Qwen's AWQ releases: 4 bits, group 128, zero point, GEMM kernels)
 AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}
 
 # stem -> (spec, GPU name, world size, settings, the log's verdict: "starts" or the phase it dies in)
 CASES = {
-    QWQ_AWQ: (lambda: _spec("Qwen/QwQ-32B", AWQ), "24 GB GPU", 2,
+    QWQ_AWQ: (lambda: spec_of("Qwen/QwQ-32B", AWQ), "24 GB GPU", 2,
               VllmSettings(engine_version="0.8.0", tensor_parallel_size=2, gpu_memory_utilization=0.95,
                            max_model_len=30000, block_size=32), "sampler warm-up"),
-    QWEN3_4B: (lambda: _spec("Qwen/Qwen3-4B-FP8"), "24 GB GPU", 1,
+    QWEN3_4B: (lambda: spec_of("Qwen/Qwen3-4B-FP8"), "24 GB GPU", 1,
                VllmSettings(engine_version="0.10.1.1", max_model_len=32768), "sampler warm-up"),
-    GPT_OSS: (lambda: _spec("openai/gpt-oss-120b"), "NVIDIA RTX PRO 4500 Blackwell Server Edition", 8,
+    GPT_OSS: (lambda: spec_of("openai/gpt-oss-120b"), "NVIDIA RTX PRO 4500 Blackwell Server Edition", 8,
               VllmSettings(engine_version="0.28.0", tensor_parallel_size=8, max_num_seqs=256,
                            gpu_memory_utilization=0.95), "sampler warm-up"),
     # the release before the build (main of 2026-07-14); the FP8 checkpoint's weights as online fp8
-    QWEN36: (lambda: _spec("Qwen/Qwen3.6-27B"), "NVIDIA H100 80GB HBM3", 4,
+    QWEN36: (lambda: spec_of("Qwen/Qwen3.6-27B"), "NVIDIA H100 80GB HBM3", 4,
              VllmSettings(engine_version="0.25.0", tensor_parallel_size=4, quantization="fp8",
                           use_v2_model_runner=True), "sampler warm-up"),
-    GEMMA2: (lambda: _spec("google/gemma-2-9b-it"), "NVIDIA L4", 8,
+    GEMMA2: (lambda: spec_of("google/gemma-2-9b-it"), "NVIDIA L4", 8,
              VllmSettings(engine_version="0.5.4", tensor_parallel_size=8), "CUDA graph capture"),
-    QWEN32: (lambda: _spec("Qwen/Qwen2.5-32B-Instruct"), "NVIDIA GeForce RTX 5080", 8,
+    QWEN32: (lambda: spec_of("Qwen/Qwen2.5-32B-Instruct"), "NVIDIA GeForce RTX 5080", 8,
              VllmSettings(engine_version="0.8.0", tensor_parallel_size=8), "sampler warm-up"),
     # run in docker: the vllm/vllm-openai image installs FlashInfer 0.2.1.post2 on x86_64, and 0.8.x's
     # v1/sample/ops/topk_topp_sampler.py TopKTopPSampler samples top-k / top-p through it (forward_cuda) when the
     # installed FlashInfer is older than "0.2.3" and VLLM_USE_FLASHINFER_SAMPLER is unset (as for vllm#17469 in
     # tests/test_vllm_startup.py)
-    R1_70B: (lambda: _spec("deepseek-ai/DeepSeek-R1-Distill-Llama-70B"), "NVIDIA GeForce RTX 4090", 8,
+    R1_70B: (lambda: spec_of("deepseek-ai/DeepSeek-R1-Distill-Llama-70B"), "NVIDIA GeForce RTX 4090", 8,
              VllmSettings(engine_version="0.8.2", tensor_parallel_size=8, gpu_memory_utilization=0.95,
                           max_model_len=116160, use_flashinfer_sampler=True), "refused at the KV cache"),
-    QWEN05: (lambda: _spec("Qwen/Qwen2.5-0.5B-Instruct"), "NVIDIA L4", 1,
+    QWEN05: (lambda: spec_of("Qwen/Qwen2.5-0.5B-Instruct"), "NVIDIA L4", 1,
              VllmSettings(engine_version="0.29.1", max_num_seqs=256, max_model_len=2048,
                           gpu_memory_utilization=0.98, use_v2_model_runner=True), None),
 }

@@ -65,9 +65,8 @@ from oomkit.engines.vllm import CUDA_DRIVER_RESERVED, ENGINE, VllmSettings
 from oomkit.hardware.catalog import lookup as gpu_lookup
 from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
-from oomkit.model.catalog import lookup
-from oomkit.model.hf_config import spec_from_config
 from oomkit.units import GiB
+from tests.test_vllm_startup import spec_of
 
 HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" / "heldout_startup3"
 WEIGHTS_LIMIT = 0.03  # of the printed load
@@ -105,15 +104,6 @@ def fixture(stem: str) -> dict:
     return json.loads((HERE / f"{stem}.json").read_text(encoding="utf-8"))
 
 
-def spec(name: str, quantization_config: dict | None = None):
-    entry = lookup(name)
-    assert entry is not None, name
-    config = dict(entry.config)
-    if quantization_config is not None:
-        config["quantization_config"] = quantization_config
-    return spec_from_config(config, name=entry.name)
-
-
 def gpus(name: str, n: int, total: int | None = None, nvlink: bool | None = None) -> tuple[Device, ...]:
     total = total or gpu_lookup(name).memory_bytes
     devs = tuple(with_facts(Device(f"CUDA{i}", name, total)) for i in range(n))
@@ -127,42 +117,42 @@ def _first(view: dict, key: str) -> int:
 # stem -> (model, quantization_config, devices, settings)
 def case(stem: str, **kw):
     if stem == GPTOSS:
-        return spec("openai/gpt-oss-120b"), gpus(A100_80, 4), VllmSettings(
+        return spec_of("openai/gpt-oss-120b"), gpus(A100_80, 4), VllmSettings(
             engine_version="0.10.1.1", tensor_parallel_size=4, nnodes=4, gpu_memory_utilization=0.8,
             max_model_len=16384, use_flashinfer_sampler=True, **kw)
     if stem == QWEN7_NODES:
-        return spec("Qwen/Qwen2-7B-Instruct"), gpus(A100_40, 2), VllmSettings(
+        return spec_of("Qwen/Qwen2-7B-Instruct"), gpus(A100_40, 2), VllmSettings(
             engine_version="0.10.1.1", tensor_parallel_size=2, nnodes=2, gpu_memory_utilization=0.5,
             max_model_len=16384, **kw)
     if stem == QWEN7_NOP2P:
         # two GPU pods on one node: "Custom allreduce is disabled because your platform lacks GPU P2P capability or
         # P2P test failed", so NCCL cannot take NVLink between them either (its P2P transport needs the same peer
         # access the test probes): the GPUs are given without NVLink
-        return spec("Qwen/Qwen2-7B-Instruct"), gpus(A100_80, 2, nvlink=False), VllmSettings(
+        return spec_of("Qwen/Qwen2-7B-Instruct"), gpus(A100_80, 2, nvlink=False), VllmSettings(
             engine_version="0.10.1.1", tensor_parallel_size=2, gpu_memory_utilization=0.5, max_model_len=16384,
             use_flashinfer_sampler=True, **kw)
     if stem == GEMMA3_AWQ:
         total = fixture(stem)["printed"]["total_gpu_memory_bytes"] + CUDA_DRIVER_RESERVED
         kw.setdefault("max_model_len", 4096)
-        return spec("google/gemma-3-27b-it", AWQ_G32), gpus("NVIDIA A10", 1, total), VllmSettings(
+        return spec_of("google/gemma-3-27b-it", AWQ_G32), gpus("NVIDIA A10", 1, total), VllmSettings(
             engine_version="0.8.3", use_v1=False, gpu_memory_utilization=0.98, dtype="float16", **kw)
     if stem == QWEN25VL:
-        return spec("Qwen/Qwen2.5-VL-72B-Instruct"), gpus(A100_40, 4), VllmSettings(
+        return spec_of("Qwen/Qwen2.5-VL-72B-Instruct"), gpus(A100_40, 4), VllmSettings(
             engine_version="0.8.3", tensor_parallel_size=4, gpu_memory_utilization=0.95, max_num_seqs=2,
             max_model_len=8192, **kw)
     if stem == QWEN36_FP8:
-        return spec("Qwen/Qwen3.6-27B", FP8_BLOCK), gpus(H100, 1), VllmSettings(
+        return spec_of("Qwen/Qwen3.6-27B", FP8_BLOCK), gpus(H100, 1), VllmSettings(
             engine_version="0.22.0", gpu_memory_utilization=0.95, **kw)
     if stem == QWEN38_H100:
-        return spec("Qwen/Qwen3.8-27B"), gpus(H100, 1), VllmSettings(
+        return spec_of("Qwen/Qwen3.8-27B"), gpus(H100, 1), VllmSettings(
             engine_version="0.28.0", max_model_len=132000, gpu_memory_utilization=0.90, **kw)
     if stem == QWEN36_KAITO:
-        return spec("Qwen/Qwen3.6-27B"), gpus(H100, 1), VllmSettings(engine_version="0.25.1", **kw)
+        return spec_of("Qwen/Qwen3.6-27B"), gpus(H100, 1), VllmSettings(engine_version="0.25.1", **kw)
     if stem == GPTOSS20:
-        return spec("openai/gpt-oss-20b"), gpus(A100_80, 1), VllmSettings(
+        return spec_of("openai/gpt-oss-20b"), gpus(A100_80, 1), VllmSettings(
             engine_version="0.19.0", max_model_len=131072, gpu_memory_utilization=0.65, **kw)
     if stem == KIMI:
-        return spec("moonshotai/Kimi-K2.5"), gpus("NVIDIA B300", 8), VllmSettings(
+        return spec_of("moonshotai/Kimi-K2.5"), gpus("NVIDIA B300", 8), VllmSettings(
             engine_version="0.18.0", tensor_parallel_size=8, **kw)
     raise KeyError(stem)
 
@@ -289,7 +279,7 @@ def test_rtx_pro_6000_variants_refused(variant):
     run = fixture(QWEN38_PRO)["runs"][variant]
     qc = {"fp8": FP8_BLOCK, "nvfp4": NVFP4, "bf16_095": None}[variant]
     s = VllmSettings(engine_version="0.27.1", gpu_memory_utilization=run.get("gpu_memory_utilization"))
-    est = ENGINE.estimate(spec("Qwen/Qwen3.8-27B", qc), gpus(PRO6000, 1), s)
+    est = ENGINE.estimate(spec_of("Qwen/Qwen3.8-27B", qc), gpus(PRO6000, 1), s)
     assert verdict(est) == fixture(QWEN38_PRO)["printed"]["verdict"], (verdict(est),
                                                                         est.engine_view.get("num_gpu_blocks"))
 

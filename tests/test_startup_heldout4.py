@@ -63,9 +63,8 @@ from oomkit.engines.vllm import ENGINE, VllmSettings
 from oomkit.hardware.catalog import lookup as gpu_lookup
 from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
-from oomkit.model.catalog import lookup
-from oomkit.model.hf_config import spec_from_config
 from oomkit.units import GiB, MiB
+from tests.test_vllm_startup import spec_of
 
 HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "startup_heldout4"
 WEIGHTS_LIMIT = 0.03  # of the printed load
@@ -96,15 +95,6 @@ def fixture(stem: str) -> dict:
     return json.loads((HERE / f"{stem}.json").read_text(encoding="utf-8"))
 
 
-def spec(name: str, quantization_config: dict | None = None):
-    entry = lookup(name)
-    assert entry is not None, name
-    config = dict(entry.config)
-    if quantization_config is not None:
-        config["quantization_config"] = quantization_config
-    return spec_from_config(config, name=entry.name)
-
-
 def gpus(name: str, n: int, total: int | None = None) -> tuple[Device, ...]:
     part = gpu_lookup(name)
     return tuple(with_facts(Device(f"CUDA{i}", part.name, total or part.memory_bytes)) for i in range(n))
@@ -122,7 +112,7 @@ def _qwen8():
     fx = fixture(QWEN8_5090)
     s = VllmSettings(engine_version="0.24.0", max_model_len=32768, gpu_memory_utilization=0.92,
                      attention_backend="FLASH_ATTN", use_flashinfer_sampler=False)
-    return ENGINE.estimate(spec("Qwen/Qwen3-8B"), gpus("RTX 5090", 1, fx["gpus"][0]["memory_mib"] * MiB), s)
+    return ENGINE.estimate(spec_of("Qwen/Qwen3-8B"), gpus("RTX 5090", 1, fx["gpus"][0]["memory_mib"] * MiB), s)
 
 
 def test_qwen3_8b_5090_weights():
@@ -159,7 +149,7 @@ def test_qwen3_32b_pro6000_tp2_blocks_and_graphs():
     fx = fixture(QWEN32_PRO)
     s = VllmSettings(engine_version="0.24.0", tensor_parallel_size=2, max_model_len=32768,
                      gpu_memory_utilization=0.92, use_flashinfer_sampler=False)
-    est = ENGINE.estimate(spec("Qwen/Qwen3-32B"), gpus("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 2), s)
+    est = ENGINE.estimate(spec_of("Qwen/Qwen3-32B"), gpus("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 2), s)
     v, printed = est.engine_view, fx["printed"]
     assert v["block_size"] == printed["block_size"]
     err = (v["num_gpu_blocks"] - printed["num_gpu_blocks"]) / printed["num_gpu_blocks"]
@@ -174,7 +164,7 @@ def test_qwen3_8b_pro6000_tp2_weights_kv_tokens():
     s = VllmSettings(engine_version="0.24.0", tensor_parallel_size=2, max_model_len=40960, gpu_memory_utilization=0.92,
                      max_num_batched_tokens=2048, max_num_seqs=256, attention_backend="FLASH_ATTN",
                      use_flashinfer_sampler=False)
-    est = ENGINE.estimate(spec("Qwen/Qwen3-8B"), gpus("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 2), s)
+    est = ENGINE.estimate(spec_of("Qwen/Qwen3-8B"), gpus("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 2), s)
     v, printed = est.engine_view, fx["printed"]
     w = _first(v, "model_loading_bytes") / (printed["model_loading_gib"] * GiB) - 1
     assert abs(w) < WEIGHTS_LIMIT, f"weights {w:+.2%}"
@@ -189,7 +179,7 @@ def test_qwen3_8b_pro6000_tp2_weights_kv_tokens():
 
 
 def _llama70():
-    return ENGINE.estimate(spec("meta-llama/Meta-Llama-3-70B-Instruct", AWQ_G128), gpus("L40S", 2),
+    return ENGINE.estimate(spec_of("meta-llama/Meta-Llama-3-70B-Instruct", AWQ_G128), gpus("L40S", 2),
                            VllmSettings(engine_version="0.16.0", tensor_parallel_size=2))
 
 
@@ -223,7 +213,7 @@ def test_llama70_awq_tokens_and_graphs():
 
 
 def test_qwen3_8b_sglang_5090_tp2_native_pool():
-    est = sg.ENGINE.estimate(spec("Qwen/Qwen3-8B"), gpus("RTX 5090", 2), sg.SGLangSettings(
+    est = sg.ENGINE.estimate(spec_of("Qwen/Qwen3-8B"), gpus("RTX 5090", 2), sg.SGLangSettings(
         tp_size=2, engine_version="0.5.10", mem_fraction_static=0.85, context_length=71680,
         attention_backend="triton", allow_overwrite_longer_context_len=True))
     printed = fixture(QWEN8_SGL_5090)["printed"]["native_max_total_num_tokens"]
@@ -235,7 +225,7 @@ def test_qwen3_8b_sglang_5090_tp2_native_pool():
 def test_qwen25_7b_sglang_h200_capped_pool_free_memory():
     # the H200 gate run: the pool capped at 262,246 tokens, "available_gpu_mem=108.23 GB" after the graphs
     fx = fixture(QWEN7_SGL_H200)
-    est = sg.ENGINE.estimate(spec("Qwen/Qwen2.5-7B-Instruct"), gpus("H200", 1, fx["gpus"][0]["memory_mib"] * MiB),
+    est = sg.ENGINE.estimate(spec_of("Qwen/Qwen2.5-7B-Instruct"), gpus("H200", 1, fx["gpus"][0]["memory_mib"] * MiB),
                              sg.SGLangSettings(engine_version="0.5.10", mem_fraction_static=0.90, context_length=71680,
                                                max_total_tokens=262246, attention_backend="triton",
                                                allow_overwrite_longer_context_len=True))
@@ -248,7 +238,7 @@ def test_qwen25_7b_sglang_h200_capped_pool_free_memory():
 
 def _qwen7_pro(**kw):
     fx = fixture(QWEN7_SGL_PRO)
-    return sg.ENGINE.estimate(spec("Qwen/Qwen2.5-7B-Instruct"), gpus(fx["gpus"][0]["name"], 1), sg.SGLangSettings(
+    return sg.ENGINE.estimate(spec_of("Qwen/Qwen2.5-7B-Instruct"), gpus(fx["gpus"][0]["name"], 1), sg.SGLangSettings(
         engine_version="0.5.10", mem_fraction_static=0.90, context_length=71680, max_running_requests=1024,
         attention_backend="triton", allow_overwrite_longer_context_len=True, **kw))
 
@@ -285,7 +275,7 @@ def test_sglang_defaults_follow_the_smallest_gpu_on_the_machine():
 
 
 def _dsr1():
-    return sg.ENGINE.estimate(spec("deepseek-ai/DeepSeek-R1", NVFP4_DS), gpus("B200", 4),
+    return sg.ENGINE.estimate(spec_of("deepseek-ai/DeepSeek-R1", NVFP4_DS), gpus("B200", 4),
                               sg.SGLangSettings(tp_size=4, engine_version="0.5.0rc0", quantization="modelopt_fp4"))
 
 

@@ -32,10 +32,14 @@ def fixture(stem: str) -> dict:
     return json.loads((FIXTURES / f"{stem}.json").read_text(encoding="utf-8"))
 
 
-def spec_of(name: str):
+def spec_of(name: str, quantization_config: dict | None = None):
+    """The catalog model's spec, with a checkpoint's quantization_config when the log's checkpoint has one."""
     entry = lookup(name)
     assert entry is not None, name
-    return spec_from_config(entry.config, name=entry.name)
+    config = dict(entry.config)
+    if quantization_config is not None:
+        config["quantization_config"] = quantization_config
+    return spec_from_config(config, name=entry.name)
 
 
 def devices(fx: dict, name: str, world: int) -> tuple[Device, ...]:
