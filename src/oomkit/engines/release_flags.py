@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
+
+from ..errors import OomkitError
 
 _DATA = Path(__file__).parent / "data"
 
@@ -95,3 +98,17 @@ def deprecation(file: str, flag: str, version: tuple[int, ...]) -> str | None:
     if note is None or release_key(note[0]) > v:
         return None
     return note[1]
+
+
+def refuse_unknown(file: str, typed: Iterable[str], version: tuple[int, ...], program: str, release: str,
+                   hints: Mapping[str, str] | None = None) -> None:
+    """Refuse the typed flags the parser of `version` does not have, as argparse refuses them ("<program>: error:
+    unrecognized arguments: ..."), each with where it is (why_not) and an engine's own hint for it; `release` names
+    the release in words ("vLLM 0.33.0")."""
+    missing = [f for f in dict.fromkeys(typed) if known_in(file, f, version) is False]
+    if missing:
+        hints = hints or {}
+        why = "; ".join(f"{f}: " + "; ".join(p for p in (why_not(file, f, version), hints.get(f)) if p)
+                        for f in missing)
+        raise OomkitError(f"{program}: error: unrecognized arguments: {' '.join(missing)} ({release} has no such "
+                          f"flag: {why})")

@@ -18,7 +18,7 @@ from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import GiB, MiB, cdiv
 from .. import _tp
-from ..release_flags import known_in, why_not
+from ..release_flags import refuse_unknown
 from ..versions import Version
 from .archs import check_model_release
 from .settings import (
@@ -581,9 +581,5 @@ def check_release_flags(s: SGLangSettings) -> None:
     """The typed flags that only some releases' parsers have (args.parse_args), held against s.engine_version: one
     its server_args.py does not define is refused as its argparse refuses it, naming the releases that have it
     (engines/release_flags.py, read from the wheels by tools/build_sglang_flags.py)."""
-    version = parse_version(s.engine_version)
-    missing = [f for f in dict.fromkeys(s.release_flags) if known_in("sglang_flags.json", f, version) is False]
-    if missing:
-        why = "; ".join(f"{f}: {why_not('sglang_flags.json', f, version)}" for f in missing)
-        raise OomkitError(f"launch_server.py: error: unrecognized arguments: {' '.join(missing)} (SGLang "
-                          f"{s.engine_version} has no such flag: {why})")
+    refuse_unknown("sglang_flags.json", s.release_flags, parse_version(s.engine_version), "launch_server.py",
+                   f"SGLang {s.engine_version}")

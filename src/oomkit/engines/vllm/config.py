@@ -15,7 +15,7 @@ from ...model.spec import LayerKind, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import GiB, MiB
 from .. import _tp
-from ..release_flags import deprecation, known_in, release_key, why_not
+from ..release_flags import deprecation, refuse_unknown, release_key
 from ..versions import Version
 from . import quantization
 from .archs import check_model_release
@@ -289,12 +289,7 @@ def _release_flags(s: VllmSettings, version: Version) -> list[str]:
         return []
     if re.match(r"v?\d+\.\d+", str(s.engine_version)):  # parse_version drops a post release: 0.6.3.post1 is its own
         version = release_key(str(s.engine_version))
-    missing = [f for f in typed if known_in(_FLAGS_FILE, f, version) is False]
-    if missing:
-        why = "; ".join(f"{f}: " + "; ".join(p for p in (why_not(_FLAGS_FILE, f, version), _REMOVED_HINTS.get(f))
-                                             if p) for f in missing)
-        raise OomkitError(f"vllm serve: error: unrecognized arguments: {' '.join(missing)} (vLLM {s.engine_version} "
-                          f"has no such flag: {why})")
+    refuse_unknown(_FLAGS_FILE, typed, version, "vllm serve", f"vLLM {s.engine_version}", _REMOVED_HINTS)
     notes = []
     for f in typed:
         if (note := deprecation(_FLAGS_FILE, f, version)) is not None:
