@@ -21,7 +21,7 @@ device's own mapped buffer (MTL0_Mapped) in its breakdown row, where it had put 
 
 Then two rules from llama.cpp's source: ggml-metal refuses flash attention with K and V of different types, so the
 attention runs on the CPU with the layer's K / V views in the host's compute buffer (compute.metal_fa_supported,
-cuda_fa_on_host; before PR #23764 the F32 mask's freed block placed as ggml-alloc does), and --fit's no_alloc dry
+device_fa_on_host; before PR #23764 the F32 mask's freed block placed as ggml-alloc does), and --fit's no_alloc dry
 run counts the CPU compute buffer the BLAS backend shares twice (fit.blas_shares_cpu_buffer); a fixture whose table
 is that dry run's ("table": "fit_dry_run") is read from oomkit's own dry-run table. Both MTP logs' compute is now
 exact in Host (544 and 1320) and within 5% on MTL0; their model stays a miss (+21 MiB, the UD-Q4_K_XL stand-in)."""

@@ -1444,7 +1444,7 @@ def deepseek2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], p
     the worst-case ubatch at the offload batch, its pp graph with a split per host weight's copy and the host
     layers' cache views copied in (as moe_offload_device_bytes has it); -nkvo (every layer's cache on the host).
     The legacy decompressed heads (192 / 128, attn_kv_b) have no ggml-cuda flash-attention kernel: with flash
-    attention on it runs on the CPU (cuda_fa_on_host), as -nkvo's attention does without it
+    attention on it runs on the CPU (device_fa_on_host), as -nkvo's attention does without it
     (host_attention_without_offload); then the device keeps the rest, and Q until the CPU split reads it.
     Where the graph modelled holds: one device, one KV stream, no tensor overrides; absorbed MLA with flash
     attention and an F16 cache, the legacy heads with any cache (its rotations included). None elsewhere."""
@@ -1579,14 +1579,15 @@ def host_attention_kept(spec: ModelSpec, placement: Placement) -> bool:
     return any(dev[il] < 0 and dev[il + 1] < 0 for il in _state_first_followed(spec, placement))
 
 
-def cuda_auto_fa_off(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
-                     s: LlamaCppSettings) -> Context:
+def device_auto_fa_off(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
+                       s: LlamaCppSettings) -> Context:
     """The context with -fa auto resolved as llama_context::resolve_fused_ops does (llama-context.cpp, since PR
     #15434 "-fa auto", ERAS fa_auto): it reserves a graph with flash attention and turns it off when the scheduler
     put a layer's FLASH_ATTN_EXT on another device than the layer's ("usually due to missing support"): on a
-    ggml-cuda device whose kernels lack the layer's head sizes (cuda_fa_supported), the op goes to the CPU. A
-    quantized V cache forces it on before (llama_init_from_model), and the KV cache is made before the check, for
-    flash attention (cparams.flash_attn is true for auto: V not transposed): Context.fa_auto_off. Measured on an
+    ggml-cuda device whose kernels lack the layer's head sizes or a ggml-metal one whose K and V types differ
+    (device_fa_supported), the op goes to the CPU. A quantized V cache forces it on before (llama_init_from_model),
+    and the KV cache is made before the check, for flash attention (cparams.flash_attn is true for auto: V not
+    transposed): Context.fa_auto_off. Measured on an
     H200 with the DeepSeek-V3 GGUF converted before llama.cpp's MLA layout (heads of 192 / 128, one K head per Q
     head): "layer 0 is assigned to device CUDA0 but Flash Attention is assigned to device CPU", then the graph
     without it (tests/fixtures/llamacpp_cuda/h200_sched_debug.json.gz)."""
@@ -1625,8 +1626,8 @@ def device_fa_supported(a: Attention, ctx: Context, backend: str) -> bool:
     return metal_fa_supported(ctx) if backend == "metal" else cuda_fa_supported(a, ctx)
 
 
-def cuda_fa_on_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
-                    devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[set[int], int]:
+def device_fa_on_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                      devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[set[int], int]:
     """With flash attention on (-fa on, or auto forced on by a quantized V cache) for layers on a ggml-cuda device
     that has no kernel for their heads (cuda_fa_supported), or on a ggml-metal device with K and V caches of
     different types (metal_fa_supported): ggml_backend_sched_backend_id_from_cur leaves the FLASH_ATTN_EXT to the
@@ -2594,7 +2595,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     llama.cpp's own scheduler and ggml-alloc over several devices (tests/test_llamacpp_split.py: the split inputs
     it prints are the same on every device, so the extra rows are the workspace's placement beside the copies,
     not traced to a tensor): 64 MiB at -ub 1024 and 32 at 512 for n_embd 4096, at every context."""
-    ctx = cuda_auto_fa_off(spec, ctx, placement, devices, s)  # -fa auto without a kernel for the heads: off
+    ctx = device_auto_fa_off(spec, ctx, placement, devices, s)  # -fa auto without a kernel for the heads: off
     p = compute_phases(spec, ctx, caches, reserved_outputs(ctx, s))
     if not devices:
         dense = dense_cpu_bytes(spec, ctx, caches, s)
@@ -2615,7 +2616,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
                  if layer.index < len(placement.layer_device)}
     out: dict[int, int] = {}
     host_rows = device_host_rows(spec, ctx, infer_backend(devices, s.backend).name)
-    fa_host = cuda_fa_on_host(spec, ctx, caches, placement, devices, s)
+    fa_host = device_fa_on_host(spec, ctx, caches, placement, devices, s)
     kq_host = host_attention_without_offload(spec, ctx, caches, placement, s)
     for d in sorted(set(placement.layer_device) | {placement.output_device}):
         need = ph[d].attention - (0 if d in attending else masks) - (host_rows if d >= 0 else 0) \

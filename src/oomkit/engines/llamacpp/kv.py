@@ -47,7 +47,7 @@ class Context:
     type_v: ggml.GgmlType
     build: int
     n_rs_seq: int = 0  # recurrent-state snapshots per sequence after the rollback clamp (settings.n_rs_seq)
-    # -fa auto turned off by llama_context's device check (compute.cuda_auto_fa_off): the KV cache was made for
+    # -fa auto turned off by llama_context's device check (compute.device_auto_fa_off): the KV cache was made for
     # flash attention (V not transposed), the graph runs without it
     fa_auto_off: bool = False
 

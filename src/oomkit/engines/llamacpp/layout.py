@@ -26,8 +26,8 @@ from .compute import (
     BLAS_KEY,
     SCHED_MAX_COPIES,
     compute_by_device,
-    cuda_auto_fa_off,
-    cuda_fa_on_host,
+    device_auto_fa_off,
+    device_fa_on_host,
     output_buffer_bytes,
     pipeline_parallel,
 )
@@ -128,7 +128,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     caches = kv_caches(spec, ctx, s.swa_full)
     rs = recurrent_bytes_by_layer(spec, ctx, s)
     placement = place_layers(spec, devices, s)
-    ctx = cuda_auto_fa_off(spec, ctx, placement, devices, s)  # -fa auto as llama_context resolves it (the caches kept)
+    ctx = device_auto_fa_off(spec, ctx, placement, devices, s)  # -fa auto as llama_context resolves it
     # Hexagon: the weights an HTP session refuses stay in the CPU buffer (backends.hexagon_buffers)
     weights, htp_repack = hexagon_buffers(spec, devices, s, placement, model_buffers(spec, devices, s, placement))
     weights = opencl_buffers(spec, devices, s, placement, weights)  # OpenCL's own tensor sizes
@@ -308,7 +308,7 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
                         "(its heads, or K and V caches of different types on Metal), so llama.cpp turns flash "
                         "attention off (\"Flash Attention not supported, set to disabled\"); the KV cache keeps its "
                         "flash-attention layout")
-    elif cuda_fa_on_host(spec, ctx, [], place_layers(spec, devices, s), devices, s)[0]:
+    elif device_fa_on_host(spec, ctx, [], place_layers(spec, devices, s), devices, s)[0]:
         warnings.append("the GPU backend has no flash-attention kernel for this model's attention (its heads, or "
                         "K and V caches of different types on Metal): with -fa on, llama.cpp runs each layer's flash "
                         "attention on the CPU, with copies of the layer's K and V views in the host's compute buffer")
