@@ -1584,10 +1584,10 @@ def device_auto_fa_off(spec: ModelSpec, ctx: Context, placement: Placement, devi
     """The context with -fa auto resolved as llama_context::resolve_fused_ops does (llama-context.cpp, since PR
     #15434 "-fa auto", ERAS fa_auto): it reserves a graph with flash attention and turns it off when the scheduler
     put a layer's FLASH_ATTN_EXT on another device than the layer's ("usually due to missing support"): on a
-    ggml-cuda device whose kernels lack the layer's head sizes or a ggml-metal one whose K and V types differ
-    (device_fa_supported), the op goes to the CPU. A quantized V cache forces it on before (llama_init_from_model),
-    and the KV cache is made before the check, for flash attention (cparams.flash_attn is true for auto: V not
-    transposed): Context.fa_auto_off. Measured on an
+    ggml-cuda device whose kernels lack the layer's head sizes or a ggml-metal one without a kernel for the heads or
+    whose K and V types differ (device_fa_supported), the op goes to the CPU. A quantized V cache forces it on before
+    (llama_init_from_model), and the KV cache is made before the check, for flash attention (cparams.flash_attn is
+    true for auto: V not transposed): Context.fa_auto_off. Measured on an
     H200 with the DeepSeek-V3 GGUF converted before llama.cpp's MLA layout (heads of 192 / 128, one K head per Q
     head): "layer 0 is assigned to device CUDA0 but Flash Attention is assigned to device CPU", then the graph
     without it (tests/fixtures/llamacpp_cuda/h200_sched_debug.json.gz)."""
@@ -1607,14 +1607,34 @@ def device_auto_fa_off(spec: ModelSpec, ctx: Context, placement: Placement, devi
     return replace(ctx, flash_attn=False, fa_auto_off=True)
 
 
-def metal_fa_supported(ctx: Context) -> bool:
-    """Whether ggml-metal takes the layer's FLASH_ATTN_EXT as far as the cache types go:
-    ggml/src/ggml-metal/ggml-metal-device.m ggml_metal_device_supports_op refuses it when K and V differ in type
-    ("if (op->src[1]->type != op->src[2]->type) return false"), a check ggml-metal has kept since its flash
-    attention took quantized caches (ggml-metal.m supports_op of the older builds has it too). Its head-size list
-    and type list changed from build to build and are not modelled (every size and type a model in the catalog
-    uses at the pinned build is in them)."""
-    return ctx.type_k.name == ctx.type_v.name
+# ggml/src/ggml-metal/ggml-metal-device.m ggml_metal_device_supports_op, case GGML_OP_FLASH_ATTN_EXT
+# (llama.cpp@0c1e57098): the head sizes of Q / K (src[0]->ne[0]) it has kernels for ("for new head sizes, add checks
+# here"); 320 came with PR #20549 "metal : add FA specialization for HSK = 320, HSV = 256" (b8351), earlier builds
+# refuse it (ERAS metal_fa_hs320)
+METAL_FA_HEADS = frozenset({32, 40, 48, 64, 72, 80, 96, 112, 128, 192, 256, 320, 512, 576})
+# the K / V cache types its switch on src[1]->type lets through (BF16 only where the device has bfloat, which
+# oomkit does not know of an Apple GPU: taken as supported)
+METAL_FA_TYPES = frozenset({"f32", "f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "bf16"})
+
+
+def metal_fa_supported(a: Attention, ctx: Context) -> bool:
+    """Whether ggml-metal takes the layer's FLASH_ATTN_EXT: ggml/src/ggml-metal/ggml-metal-device.m
+    ggml_metal_device_supports_op (llama.cpp@0c1e57098) refuses it for a Q / K head size not in METAL_FA_HEADS, a K
+    head of 72 with another V head and a K head smaller than V's (PR #29122 "metal : fix FA support checks": no
+    kernel for HK72 / HV64 and the like), K and V of different types ("if (op->src[1]->type != op->src[2]->type)
+    return false", a check ggml-metal has kept since its flash attention took quantized caches) and a cache type
+    outside METAL_FA_TYPES. An MLA latent cache is K = kv_lora_rank + rope, V = kv_lora_rank (576 / 512 for
+    DeepSeek-V3), both in the list; a GGUF without the split k_b / v_b keeps the decompressed 192 / 128 heads. Not
+    modelled: the builds before each head size's kernels (but 320) and before PR #29122, which the catalog's head
+    sizes (64, 80, 96, 128, 192 / 128, 256, 512, 576 / 512) do not meet but for 576 / 512, undated here."""
+    if ctx.type_k.name != ctx.type_v.name or ctx.type_k.name not in METAL_FA_TYPES:
+        return False
+    latent = bool(a.kv_lora_rank and a.latent_cache)
+    dk = a.kv_lora_rank + a.qk_rope_head_dim if latent else a.head_dim_k
+    dv = a.kv_lora_rank if latent else a.head_dim_v
+    if dk not in METAL_FA_HEADS or (dk == 320 and not ERAS.reached(ctx.build, "metal_fa_hs320")):
+        return False
+    return not (dk == 72 and dv != dk) and dk >= dv
 
 
 # the backends whose refusal of a layer's FLASH_ATTN_EXT oomkit models (device_fa_supported)
@@ -1623,15 +1643,15 @@ _FA_REFUSING = (*_GGML_CUDA, "metal")
 
 def device_fa_supported(a: Attention, ctx: Context, backend: str) -> bool:
     """Whether the device's backend runs the layer's flash attention (cuda_fa_supported, metal_fa_supported)."""
-    return metal_fa_supported(ctx) if backend == "metal" else cuda_fa_supported(a, ctx)
+    return metal_fa_supported(a, ctx) if backend == "metal" else cuda_fa_supported(a, ctx)
 
 
 def device_fa_on_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                       devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[set[int], int]:
     """With flash attention on (-fa on, or auto forced on by a quantized V cache) for layers on a ggml-cuda device
-    that has no kernel for their heads (cuda_fa_supported), or on a ggml-metal device with K and V caches of
-    different types (metal_fa_supported): ggml_backend_sched_backend_id_from_cur leaves the FLASH_ATTN_EXT to the
-    CPU (the device's supports_op says no), and ggml_backend_sched_split_graph
+    that has no kernel for their heads (cuda_fa_supported), or on a ggml-metal device without a kernel for their
+    heads or with K and V caches of different types (metal_fa_supported): ggml_backend_sched_backend_id_from_cur
+    leaves the FLASH_ATTN_EXT to the CPU (the device's supports_op says no), and ggml_backend_sched_split_graph
     copies its sources into the host's compute buffer: the (rotated) Q rows in F32, the layer's whole K and V views
     of the cache in their types, beside the mask (read there, never copied to the device) and the output rows.
     -> (the devices that give up their flash attention, the host's block: those and one hidden-state row).
