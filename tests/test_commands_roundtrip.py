@@ -45,8 +45,8 @@ def spec_of(engine: str, model: str):
 
 # Releases whose parsers differ in the flags oomkit writes (engines/data/*_flags.json, read from the wheels): vLLM
 # 0.6 (no --speculative-config, --attention-backend: VLLM_ATTENTION_BACKEND), 0.10 (no --max-cudagraph-capture-size),
-# 0.20 / 0.33 (no --swap-space); SGLang 0.4.6, 0.5.5 (no --enable-ep-moe), 0.5.16 (both CUDA-graph spellings),
-# 0.5.23 (--cuda-graph-max-bs-decode, --disable-prefill-cuda-graph).
+# 0.20 / 0.33 (no --swap-space); SGLang 0.4.6, 0.5.5 (no --enable-ep-moe), 0.5.16 (both CUDA-graph spellings, the old
+# ones deprecated: the new written), 0.5.23 (only --cuda-graph-{max-bs,bs}-decode, --disable-prefill-cuda-graph).
 RELEASES = {"vllm": ("0.6.6.post1", "0.10.2", "0.20.0", "0.33.0"),
             "sglang": ("0.4.6", "0.5.5", "0.5.16", "0.5.23")}
 _TABLES = {"vllm": ("vllm_flags.json", vllm_options_for), "sglang": ("sglang_flags.json", sglang_options_for)}
@@ -198,7 +198,8 @@ def sglang_settings():
         attention_backend=st.sampled_from([None, "fa3", "flashinfer", "triton"]),
         dtype=st.sampled_from(["auto", "half", "bfloat16"]), quantization=st.sampled_from([None, "fp8"]),
         disable_cuda_graph=st.booleans(), disable_piecewise_cuda_graph=st.booleans(),
-        cuda_graph_max_bs=st.sampled_from([None, 64]), enable_ep_moe=st.booleans(),
+        cuda_graph_max_bs=st.sampled_from([None, 64]), cuda_graph_bs=st.sampled_from([None, (1, 2, 4, 8)]),
+        enable_ep_moe=st.booleans(),
         swa_full_tokens_ratio=st.sampled_from([0.8, 0.5]), mamba_full_memory_ratio=st.sampled_from([0.9, 0.75]),
         max_mamba_cache_size=st.sampled_from([None, 64]), mamba_ssm_dtype=st.sampled_from(["float32", "bfloat16"]),
         allow_overwrite_longer_context_len=st.booleans(),

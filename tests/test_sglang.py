@@ -381,13 +381,15 @@ def test_cuda_graph_max_bs_takes_a_value():
     cmd = parse_command(["python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B",
                          "--cuda-graph-max-bs", "64", "--tp-size", "2"], env={})
     assert cmd.settings.cuda_graph_max_bs == 64 and cmd.settings.tp_size == 2
-    argv = format_command("Qwen/Qwen3-8B", replace(cmd.settings, engine_version="0.5.19"))
+    argv = format_command("Qwen/Qwen3-8B", replace(cmd.settings, engine_version="0.5.13"))
     assert argv[argv.index("--cuda-graph-max-bs") + 1] == "64"
     assert parse_command(argv, env={}).settings == cmd.settings
-    # 0.5.20 has only the per-phase spelling (0.5.14's --cuda-graph-max-bs-decode, the decode graphs' bound)
-    argv = format_command("Qwen/Qwen3-8B", replace(cmd.settings, engine_version="0.5.23"))
-    assert "--cuda-graph-max-bs" not in argv and argv[argv.index("--cuda-graph-max-bs-decode") + 1] == "64"
-    assert parse_command(argv, env={}).settings == cmd.settings
+    # from 0.5.14 the per-phase spelling (--cuda-graph-max-bs-decode, the decode graphs' bound): 0.5.14-0.5.19 keep
+    # --cuda-graph-max-bs as a deprecated alias that warns, 0.5.20 has only the new one
+    for release in ("0.5.14", "0.5.19", "0.5.23"):
+        argv = format_command("Qwen/Qwen3-8B", replace(cmd.settings, engine_version=release))
+        assert "--cuda-graph-max-bs" not in argv and argv[argv.index("--cuda-graph-max-bs-decode") + 1] == "64"
+        assert parse_command(argv, env={}).settings == cmd.settings
 
 
 def test_mla_w_kc_w_vc_copies():

@@ -72,3 +72,63 @@ def test_newest_release_and_the_table():
     for rel in ("0.4.0", "0.4.6", "0.5.0rc2", "0.5.5", "0.5.23"):
         assert rel in data["releases"], rel
     assert set(data["spans"]) == set(data["flags"])
+
+
+# The command oomkit writes (fit, plan) in the spelling the release's parser prefers. 0.5.14's server_args.py
+# add_cli_args turns --cuda-graph-max-bs and --cuda-graph-bs into DeprecatedAliasStoreAction aliases of
+# --cuda-graph-max-bs-decode / --cuda-graph-bs-decode (same dest) and --disable-piecewise-cuda-graph into a
+# DeprecatedStoreConstAction for --cuda-graph-backend-prefill=disabled (what --disable-prefill-cuda-graph gives);
+# each prints "'<flag>' is deprecated and will be removed in a future release" at launch (argparse_actions.py).
+# 0.5.20 has only the new spellings; --cuda-graph-bs is first in 0.4.2, --disable-piecewise-cuda-graph in 0.5.10
+# (opt-in prefill graphs before: the field is moot there). Wheels 0.4.1, 0.4.2, 0.5.9, 0.5.10, 0.5.13, 0.5.14,
+# 0.5.19, 0.5.20, 0.5.23 read.
+WRITTEN = [
+    ("0.4.2", ["--cuda-graph-max-bs", "64", "--cuda-graph-bs", "1", "2", "4", "8"]),
+    ("0.5.9", ["--cuda-graph-max-bs", "64", "--cuda-graph-bs", "1", "2", "4", "8"]),
+    ("0.5.10", ["--cuda-graph-max-bs", "64", "--cuda-graph-bs", "1", "2", "4", "8", "--disable-piecewise-cuda-graph"]),
+    ("0.5.13", ["--cuda-graph-max-bs", "64", "--cuda-graph-bs", "1", "2", "4", "8", "--disable-piecewise-cuda-graph"]),
+    ("0.5.14", ["--cuda-graph-max-bs-decode", "64", "--cuda-graph-bs-decode", "1", "2", "4", "8",
+                "--disable-prefill-cuda-graph"]),
+    ("0.5.19", ["--cuda-graph-max-bs-decode", "64", "--cuda-graph-bs-decode", "1", "2", "4", "8",
+                "--disable-prefill-cuda-graph"]),
+    ("0.5.20", ["--cuda-graph-max-bs-decode", "64", "--cuda-graph-bs-decode", "1", "2", "4", "8",
+                "--disable-prefill-cuda-graph"]),
+    ("0.5.23", ["--cuda-graph-max-bs-decode", "64", "--cuda-graph-bs-decode", "1", "2", "4", "8",
+                "--disable-prefill-cuda-graph"]),
+]
+
+
+@pytest.mark.parametrize("release,flags", WRITTEN, ids=[w[0] for w in WRITTEN])
+def test_the_command_writes_the_release_s_own_cuda_graph_spellings(release, flags):
+    from oomkit.engines.base import get_engine
+    from oomkit.engines.sglang import SGLangSettings
+
+    s = SGLangSettings(engine_version=release, cuda_graph_max_bs=64, cuda_graph_bs=(1, 2, 4, 8),
+                       disable_piecewise_cuda_graph=True)
+    argv = get_engine("sglang").command("Qwen/Qwen3-8B", s)
+    assert argv[argv.index("Qwen/Qwen3-8B") + 1:] == flags
+    back = replace(parse_command(argv, env={}).settings, engine_version=release)
+    check_release_flags(back)  # every flag written is in that release's parser
+    assert (back.cuda_graph_bs, back.cuda_graph_max_bs) == ((1, 2, 4, 8), 64)
+    assert back.disable_piecewise_cuda_graph == ("--disable-piecewise-cuda-graph" in flags
+                                                 or "--disable-prefill-cuda-graph" in flags)
+
+
+def test_a_captured_list_the_release_cannot_take_is_refused_not_dropped():
+    from oomkit.engines.base import get_engine
+    from oomkit.engines.sglang import SGLangSettings
+    from oomkit.errors import SettingsError
+
+    with pytest.raises(SettingsError, match=r"cuda_graph_bs: SGLang 0.4.1 has no --cuda-graph-bs \(first in 0.4.2"):
+        get_engine("sglang").command("Qwen/Qwen3-8B", SGLangSettings(engine_version="0.4.1", cuda_graph_bs=(1, 2)))
+
+
+def test_a_rewrite_replaces_every_word_of_a_captured_list():
+    from oomkit.engines.base import get_engine
+
+    argv = ["python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--cuda-graph-bs", "1", "2", "4",
+            "--port", "30000"]
+    old = replace(parse_command(argv, env={}).settings, engine_version="0.5.16")
+    out = get_engine("sglang").rewrite_command(argv, old, replace(old, cuda_graph_bs=(1, 2), cuda_graph_max_bs=8))
+    # the user's spelling is kept where it is; a new field takes the release's own
+    assert out[5:] == ["--cuda-graph-bs", "1", "2", "--port", "30000", "--cuda-graph-max-bs-decode", "8"]

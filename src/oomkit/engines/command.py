@@ -69,6 +69,11 @@ class Opt:
     (vLLM's --speculative-config JSON).
     renamed: the flag's later spellings, same value syntax (a switch: the same meaning as switch[0]), typed for a
     release whose parser no longer has the flag (SGLang 0.5.20's --cuda-graph-max-bs-decode for --cuda-graph-max-bs).
+    preferred: the spellings a release's parser prefers where it has them, the flag being only a deprecated alias
+    there, same value syntax (SGLang 0.5.14-0.5.19: --cuda-graph-max-bs "Deprecated alias for
+    --cuda-graph-max-bs-decode", a warning at every launch); for_release types the first one the release has.
+    multi: the value is several words (argparse nargs="+": SGLang's --cuda-graph-bs 1 2 4 8); text gives one
+    string per word.
     refused: (spelling, where it is) for the spellings the chosen release's parser does not have (for_release):
     a value that needs one has no command line there, and is refused.
     moot: a release whose parser has none of the field's spellings already runs as the field asks (it is left
@@ -85,13 +90,15 @@ class Opt:
     env_aliases: tuple[str, ...] = ()
     edit: Callable[[str, Any], str] | None = None
     renamed: tuple[str, ...] = ()
+    preferred: tuple[str, ...] = ()
+    multi: bool = False
     refused: tuple[tuple[str, str], ...] = ()
     moot: bool = False
 
     def spellings(self) -> tuple[str, ...]:
         own = () if self.env else (self.flag,)
         sw = tuple(s for s in (self.switch or ()) if s)
-        return own + sw + self.aliases + self.renamed + self.foreign
+        return own + sw + self.aliases + self.renamed + self.preferred + self.foreign
 
     def _check(self, spelled: str) -> None:
         why = next((w for f, w in self.refused if f == spelled), None)
@@ -113,6 +120,8 @@ class Opt:
         if text is None:
             return []
         self._check(self.flag)
+        if self.multi:
+            return [self.flag, *text]
         return [f"{self.flag}={text}"] if self.env else [self.flag, text]
 
 
@@ -122,7 +131,10 @@ def for_release(table: Sequence[Opt], accepts: Callable[[str], bool | None], why
     not have is typed in its later spelling (Opt.renamed) where it has that, else as the variable the engine reads
     instead (Opt.env_aliases: VLLM_ATTENTION_BACKEND before --attention-backend), else it is refused
     (Opt.refused: tokens() raises, so that a fit picks a change the release can carry, as lms load's rewrite
-    does). accepts(flag): True / False / None (not in the flag data: taken); why(flag): the refusal, in words."""
+    does). A flag the release has is typed in the spelling it prefers (Opt.preferred) where the release's parser
+    has that one too (accepts True: the flag data lists it for that release), so that the command does not carry a
+    deprecated alias. accepts(flag): True / False / None (not in the flag data: taken); why(flag): the refusal, in
+    words."""
     out = []
     for opt in table:
         if opt.env:
@@ -131,7 +143,13 @@ def for_release(table: Sequence[Opt], accepts: Callable[[str], bool | None], why
         refused: list[tuple[str, str]] = []
 
         def spelled(flag: str | None, opt: Opt = opt, refused: list[tuple[str, str]] = refused) -> str | None:
-            if flag is None or accepts(flag) is not False:
+            if flag is None:
+                return flag
+            if flag == opt.flag or (opt.switch is not None and flag == opt.switch[0]):
+                better = next((p for p in opt.preferred if accepts(p) is True), None)
+                if better is not None:
+                    return better
+            if accepts(flag) is not False:
                 return flag
             alt = next((r for r in opt.renamed if accepts(r) is not False), None)
             if alt is None:
@@ -251,6 +269,10 @@ def _scan(argv: Sequence[str], start: int, syntax: Syntax, index: Mapping[str, O
         except OomkitError:  # an ambiguous abbreviation: not one of ours, the engine's parser reports it
             key = None
         opt = index.get(key) if key is not None else None
+        if opt is not None and opt.multi and not eq:  # nargs="+": every word up to the next flag
+            while end < len(argv) and not _is_flag(argv[end]):
+                end += 1
+            takes = end > i + 1
         if opt is not None:
             spans.append(_Span(i, end, name, opt, bool(eq), bool(eq) or takes))
         i = end
@@ -265,6 +287,9 @@ def _in_place(span: _Span, argv: Sequence[str], value: Any) -> list[str]:
         return opt.tokens(value)
     if value is None:
         return []
+    if opt.multi:  # every word the flag took is replaced
+        words = opt.text(value)
+        return [] if words is None else [span.name, *words]
     old_text = argv[span.start].partition("=")[2] if span.inline else (
         argv[span.start + 1] if span.has_value else "")
     text = opt.edit(old_text, value) if opt.edit is not None and old_text else opt.text(value)

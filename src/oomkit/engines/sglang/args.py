@@ -72,6 +72,7 @@ _APPLY: dict[str, tuple[str, Any]] = {
     "--speculative-algorithm": ("speculative_algorithm", str),
     "--speculative-num-draft-tokens": ("speculative_num_draft_tokens", int),
     "--cuda-graph-bs": ("cuda_graph_bs", lambda vals: tuple(int(x) for x in vals)),  # nargs="+"
+    "--cuda-graph-bs-decode": ("cuda_graph_bs", lambda vals: tuple(int(x) for x in vals)),  # 0.5.14: the decode list
     "--disable-cuda-graph-padding": ("disable_cuda_graph_padding", bool),
     "--enable-two-batch-overlap": ("enable_two_batch_overlap", bool),
     "--mm-enable-dp-encoder": ("mm_enable_dp_encoder", bool),
@@ -250,15 +251,25 @@ OPTIONS = (
     Opt("attention_backend", "--attention-backend"),
     Opt("dtype", "--dtype"),
     Opt("quantization", "--quantization"),
-    # 0.5.14 split the CUDA graphs by phase (server_args.py: --cuda-graph-max-bs a deprecated alias of
-    # --cuda-graph-max-bs-decode, dest cuda_graph_max_bs_decode; --disable-piecewise-cuda-graph one of
-    # --cuda-graph-backend-prefill=disabled, which --disable-prefill-cuda-graph sets, arg_groups/cuda_graph_hook.py);
-    # 0.5.20 dropped the old spellings. Before 0.5.10 the prefill (piecewise) graphs were opt-in
-    # (--enable-piecewise-cuda-graph, 0.5.3.post2-0.5.13): off without a flag (settings.ERAS prefill_graph_default)
-    Opt("cuda_graph_max_bs", "--cuda-graph-max-bs", renamed=("--cuda-graph-max-bs-decode",)),
+    # 0.5.14 split the CUDA graphs by phase (server_args.py add_cli_args: --cuda-graph-max-bs and --cuda-graph-bs
+    # DeprecatedAliasStoreAction "Deprecated alias for --cuda-graph-max-bs-decode" / "--cuda-graph-bs-decode", dest
+    # cuda_graph_max_bs_decode / cuda_graph_bs_decode; --disable-piecewise-cuda-graph a DeprecatedStoreConstAction
+    # setting cuda_graph_backend_prefill=disabled, which --disable-prefill-cuda-graph also gives, _resolve_cuda_graph_
+    # config, 0.5.19+ arg_groups/cuda_graph_hook.py): each old spelling prints "'<flag>' is deprecated and will be
+    # removed in a future release" (arg_groups/argparse_actions.py), so the new spelling is typed from 0.5.14
+    # (Opt.preferred); 0.5.20 dropped the old spellings. --disable-cuda-graph stays: deprecated too from 0.5.14 (for
+    # --cuda-graph-backend-{decode,prefill}=disabled), but the only spelling of the disable_cuda_graph field that
+    # other code still reads (0.5.14 speculative/eagle_worker_v2.py, 0.5.19+ dp_attn.py, models/gemma4_causal.py),
+    # in every release read. Before 0.5.10 the prefill (piecewise) graphs were opt-in (--enable-piecewise-cuda-graph,
+    # 0.5.3.post2-0.5.13): off without a flag (settings.ERAS prefill_graph_default)
+    Opt("cuda_graph_max_bs", "--cuda-graph-max-bs", renamed=("--cuda-graph-max-bs-decode",),
+        preferred=("--cuda-graph-max-bs-decode",)),
+    Opt("cuda_graph_bs", "--cuda-graph-bs", lambda v: [str(x) for x in v] if v else None, multi=True,
+        renamed=("--cuda-graph-bs-decode",), preferred=("--cuda-graph-bs-decode",)),
     Opt("disable_cuda_graph", "--disable-cuda-graph", switch=("--disable-cuda-graph", None)),
     Opt("disable_piecewise_cuda_graph", "--disable-piecewise-cuda-graph",
-        switch=("--disable-piecewise-cuda-graph", None), renamed=("--disable-prefill-cuda-graph",), moot=True),
+        switch=("--disable-piecewise-cuda-graph", None), renamed=("--disable-prefill-cuda-graph",),
+        preferred=("--disable-prefill-cuda-graph",), moot=True),
     Opt("swa_full_tokens_ratio", "--swa-full-tokens-ratio"),
     Opt("mamba_full_memory_ratio", "--mamba-full-memory-ratio"),
     Opt("max_mamba_cache_size", "--max-mamba-cache-size"),
@@ -286,6 +297,13 @@ def options_for(release: str) -> tuple[Opt, ...]:
         return f"SGLang {release} has no {flag} ({why_not(_TABLE_FILE, flag, version)})"
 
     return for_release(OPTIONS, lambda flag: known_in(_TABLE_FILE, flag, version), why)
+
+
+def flag_of(field: str, release: str) -> str:
+    """The spelling `release`'s parser prefers for a Settings field (options_for): --cuda-graph-max-bs up to 0.5.13,
+    --cuda-graph-max-bs-decode from 0.5.14; for the advice an estimate prints."""
+    opt = next(o for o in options_for(release) if o.field == field)
+    return (opt.switch[0] if opt.switch is not None and opt.switch[0] else None) or opt.flag
 _NOT_FORMATTED = {"model_path": None}  # the model comes from the model argument
 
 

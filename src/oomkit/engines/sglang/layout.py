@@ -35,6 +35,7 @@ from ...model.spec import LayerSpec, ModelSpec
 from ...units import GiB, MiB
 from .. import _tp
 from ..versions import Version
+from .args import flag_of
 from .cluster import node_totals, rank_name
 from .kv import (
     CacheLayout,
@@ -814,10 +815,11 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
         fix = round(mfs - short / pre_free - 0.005, 2) if pre_free else None
         what = (f"KV pool allocated, then {phase} needs {needed / MiB:,.0f} MiB with {max(left, 0) / MiB:,.0f} MiB "
                 f"left (an estimate): lower --mem-fraction-static to {fix:.2f}"
-                + {"CUDA graph capture": ", lower --cuda-graph-max-bs, or add --disable-cuda-graph",
+                + {"CUDA graph capture": f", lower {flag_of('cuda_graph_max_bs', s.engine_version)}, or add "
+                                         "--disable-cuda-graph",
                    "prefill CUDA graph capture": ", lower --chunked-prefill-size (the largest prefill graph), or add "
-                                                 "--disable-piecewise-cuda-graph"}.get(phase,
-                                                                                       " or --max-running-requests"))
+                                                 + flag_of("disable_piecewise_cuda_graph", s.engine_version)
+                   }.get(phase, " or --max-running-requests"))
         free = view.get("load_weight_end_avail_bytes")
         if (view.get("memory_pool_end_avail_bytes") or 0) < 0 and free is not None:
             # init_memory_pool itself runs out (model_runner.py, model_runner_kv_cache_mixin.py _init_pools from 0.5.x):
