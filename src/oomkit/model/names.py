@@ -515,6 +515,25 @@ def ollama_unsized(name: str) -> str | None:
     return f"{name}: Ollama's {lib} is {what}; it is not in oomkit's catalog, so it is not estimated from its name"
 
 
+# Hugging Face models oomkit cannot size, each with why: a name of one of these is refused with it, offline, before
+# any hub read (whose config.json model/hf_config.py refuses too: _REFUSED), never read as a plain decoder
+_PHI4FLASH = ("Phi-4-mini-flash-reasoning (model_type phi4flash, Phi4FlashForCausalLM: the SambaY decoder-hybrid-decoder, "
+              "32 layers of width 2560: Mamba layers interleaved with 512-token sliding-window attention, one full-attention "
+              "layer whose KV cache the cross-decoder reuses, and gated memory units holding no cache; config.json of the "
+              "repo, copied in franciskamande-ai/cloned_models@711ebe7d: mb_per_layer 2, sliding_window 512, 40 / 20 heads) "
+              "is not sized: llama.cpp has no architecture for it (src/llama-arch.cpp names none, convert_hf_to_gguf.py "
+              "registers no Phi4FlashForCausalLM), vLLM ran it (model_executor/models/phi4flash.py) in its V0 engine only, "
+              "and oomkit does not model its Mamba state, sliding window and shared cross-decoder cache")
+HF_UNSIZED = {"microsoft/phi-4-mini-flash-reasoning": _PHI4FLASH, "phi-4-mini-flash-reasoning": _PHI4FLASH,
+              "phi-4-mini-flash": _PHI4FLASH}
+
+
+def hf_unsized(name: str) -> str | None:
+    """The refusal for a Hugging Face model oomkit cannot size (HF_UNSIZED), or None for any other name."""
+    what = HF_UNSIZED.get(catalog.normalize(name))
+    return None if what is None else f"{name}: {what}"
+
+
 def ollama_cloud(name: str) -> str | None:
     """"gpt-oss:120b-cloud" -> "gpt-oss:120b", "glm-4.6:cloud" -> "glm-4.6": for an Ollama cloud tag (the model runs
     on ollama.com, nothing of it is loaded on this machine: ollama.com/search?c=cloud), the local tag of the same

@@ -194,6 +194,8 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
                 "was not read)",))
     if entry is None and names.ollama_unsized(name) is not None:  # "llama3.2-vision": no sibling of another shape
         raise ModelError(names.ollama_unsized(name))
+    if entry is None and names.hf_unsized(name) is not None:  # Phi-4-mini-flash-reasoning: refused before the hub
+        raise ModelError(names.hf_unsized(name))
     if entry is None:
         return _not_in_catalog(ref, name, fmt, weight_format, default_format, tag_formats)
     latest = catalog.OLLAMA_LATEST.get(catalog.normalize(name))
