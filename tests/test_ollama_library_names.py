@@ -127,6 +127,9 @@ NAMES = {
     "granite3-dense": ("granite-3.0-2b-instruct", "granite", 2.63), "granite3-dense:8b": ("granite-3.0-8b-instruct", "granite", 8.17),
     "granite3.1-moe": ("granite-3.1-3b-a800m-instruct", "granitemoe", 3.3), "granite3.1-moe:1b": ("granite-3.1-1b-a400m-instruct", "granitemoe", 1.33),
     "granite4:tiny-h": ("granite-4.0-h-tiny", "granitehybrid", 6.94), "granite4:small-h": ("granite-4.0-h-small", "granitehybrid", 32.2),
+    # Granite 4.0 Micro: all-attention granitemoehybrid, converted as granite (conversion/granite.py)
+    "granite4:micro": ("granite-4.0-micro", "granite", 3.4), "granite4:350m-h": ("granite-4.0-h-350m", "granitehybrid", 0.34),
+    "granite4:1b-h": ("granite-4.0-h-1b", "granitehybrid", 1.46),
     "command-r": ("c4ai-command-r-08-2024", "command-r", 32.3), "command-r-plus": (R, "command-r", 104),
     "command-r7b": ("c4ai-command-r7b-12-2024", "cohere2", 8.03), "command-a": ("command-a-03-2025", "cohere2", 111),
     "aya": ("aya-23-8b", "command-r", 8.03), "aya:35b": ("aya-23-35b", "command-r", 35.0),
@@ -153,7 +156,9 @@ NAMES = {
     "olmo2:7b-1124-instruct-q4_K_M": ("olmo-2-1124-7b-instruct", "olmo2", 7.3),
     "dolphin-mixtral:8x7b-v2.7-q4_0": ("dolphin-2.7-mixtral-8x7b", "llama", 46.7),
     "deepscaler:1.5b-preview-q4_K_M": ("deepscaler-1.5b-preview", "qwen2", 1.78),
-    "minicpm-v:8b-2.6-q4_0": "refused", "lfm2:24b-a2b": "refused",
+    "minicpm-v:8b-2.6-q4_0": "refused",
+    # ollama.com/library/lfm2:latest: LFM2-24B-A2B, lfm2moe, 23.8B, Q4_K_M (the library's one size)
+    "lfm2:24b-a2b": ("lfm2-24b-a2b", "lfm2moe", 23.8), "lfm2:24b-q8_0": ("lfm2-24b-a2b", "lfm2moe", 23.8),
     "nous-hermes2-mixtral": ("nous-hermes-2-mixtral-8x7b-dpo", "llama", 46.7), "nous-hermes2-mixtral:8x7b": ("nous-hermes-2-mixtral-8x7b-dpo", "llama", 46.7),
     "openhermes": ("openhermes-2.5-mistral-7b", "llama", 7.24), "zephyr": ("zephyr-7b-beta", "llama", 7.24),
     "vicuna": ("vicuna-7b-v1.5", "llama", 6.74), "vicuna:13b": ("vicuna-13b-v1.5", "llama", 13.0),
@@ -175,7 +180,7 @@ NAMES = {
     "exaone3.5:32b": ("exaone-3.5-32b-instruct", "exaone", 32.0),
     "baichuan2": ("baichuan2-7b-chat", "baichuan", 7.51), "llava": ("llava-v1.6-mistral-7b-hf", "llama", 7.24),
     "llava:13b": ("llava-v1.6-vicuna-13b-hf", "llama", 13.0), "llava:34b": ("llava-v1.6-34b-hf", "llama", 34.4), "kimi-k2": ("kimi-k2-instruct", "deepseek2", 1026),
-    "lfm2": "refused", "lfm2:24b": "refused", "minicpm-v": "refused", "minicpm-v:8b": "refused",
+    "lfm2": ("lfm2-24b-a2b", "lfm2moe", 23.8), "lfm2:24b": ("lfm2-24b-a2b", "lfm2moe", 23.8), "minicpm-v": "refused", "minicpm-v:8b": "refused",
     "moondream": "refused", "moondream:1.8b": "refused",
     # ---- fine-tunes of a catalog base (tools/catalog_rows.py "Ollama library fine-tunes") and names not in the
     # catalog (refused as unknown; an entry added later must have the tag's shapes) ----
@@ -251,7 +256,7 @@ def test_bare_name_of_a_catalog_model_says_what_ollama_pulls(name, latest):
 
 # the names this file was written for: `oomkit check NAME` answers on both engines (0: fits, 1: does not; 2: refused)
 CLI = {"dolphin3": 0, "openchat": 0, "wizardlm2": 0, "nous-hermes2": 0, "exaone3.5": 0, "nemotron-mini": 0,
-       "minicpm-v": 2, "moondream": 2, "embeddinggemma": 0, "lfm2": 2}
+       "minicpm-v": 2, "moondream": 2, "embeddinggemma": 0, "lfm2": 0}
 
 
 @pytest.mark.parametrize("engine", ["llama.cpp", "ollama"])

@@ -95,6 +95,7 @@ OLLAMA_LIBRARY = {
     # Ollama engine, tests/fixtures/engine_logs/ollama_heldout4/embeddinggemma-300m-cuda-8gib-0.11.10.json)
     "embeddinggemma": "BF16",
     "nemotron-mini": "Q4_K_M",  # published 2024-09, by the rule above
+    "lfm2": "Q4_K_M",  # ollama.com/library/lfm2:latest: LFM2-24B-A2B, Q4_K_M
 }
 
 

@@ -224,6 +224,12 @@ def spec_from_config(
         # conversion/nemotron.py NemotronHModel.__init__: num_experts_per_tok in the config (or its llm_config) ->
         # MODEL_ARCH.NEMOTRON_H_MOE (Nemotron 3 Nano / Super / Ultra); the dense Nemotron-H stays nemotron_h
         arch = "nemotron_h_moe"
+    if model_type == "granitemoehybrid" and isinstance(cfg.get("layer_types"), list) \
+            and "mamba" not in cfg["layer_types"]:
+        # conversion/granite.py GraniteHybridModel.__init__: no SSM layer ("non-hybrid, but keep the same parent class
+        # by setting all layers to 'attention'", Granite 4.0 Micro) -> MODEL_ARCH.GRANITE, or GRANITE_MOE where
+        # num_experts_per_tok is set
+        arch = "granitemoe" if r.int("num_experts_per_tok", "num_experts_per_token", default=0) else "granite"
     if arch is None:
         if not model_type:
             raise OomkitError(f"{name}: config.json lacks model_type")

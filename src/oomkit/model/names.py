@@ -499,7 +499,6 @@ OLLAMA_UNSIZED = {
                  "does not count",
     "moondream": "moondream2 (1.8b): a phi-1.5 decoder under a SigLIP tower (model_type moondream1), whose config "
                  "oomkit has no cited copy of",
-    "lfm2": "LFM2-24B-A2B (24b, its only size): lfm2moe, 23.8B parameters, whose config oomkit has no cited copy of",
 }
 
 
