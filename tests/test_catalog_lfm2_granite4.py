@@ -1,10 +1,10 @@
-"""Catalog entries LFM2 700M, LFM2 24B-A2B (Ollama's lfm2), Granite 4.0 H-350M, H-1B and Micro, held to the GGUF
-llama.cpp's converter writes from the same config and to llama.cpp itself.
+"""Catalog entries LFM2 700M, LFM2 24B-A2B (Ollama's lfm2), Granite 4.0 H-350M, H-1B and Micro and Apertus 8B, held
+to the GGUF llama.cpp's converter writes from the same config and to llama.cpp itself.
 
 For each, the catalog's config (cited in its data file) is read by spec_from_config and compared with
 (a) the spec oomkit reads from a synthetic GGUF written as llama.cpp's converter writes it (builders below; tensor
-    names and shapes from src/models/lfm2.cpp, lfm2moe.cpp, granite-hybrid.cpp, granite.cpp load_arch_tensors,
-    metadata keys from conversion/lfm2.py and conversion/granite.py, llama.cpp@0c1e57098): kinds, heads and
+    names and shapes from src/models/lfm2.cpp, lfm2moe.cpp, granite-hybrid.cpp, granite.cpp, apertus.cpp
+    load_arch_tensors, metadata keys from conversion/lfm2.py, granite.py and apertus.py, llama.cpp@0c1e57098): kinds, heads and
     head sizes per layer, recurrent state shapes, FFN widths, tied head and the parameter count;
 (b) llama.cpp (llama-cpp-python 0.3.36, same build) loading that GGUF on the CPU: n_ctx, every cache, the KV and
     recurrent-state buffers exactly, the CPU compute buffer within 10%;
@@ -162,6 +162,27 @@ def granite_micro_gguf(n_layers: int = 4) -> SynthModel:
                       tuple(md.items), tuple(ts), tied_embeddings=True)
 
 
+def apertus_8b_gguf(n_layers: int = 4) -> SynthModel:
+    """Apertus 8B as conversion/apertus.py ApertusModel (a LlamaModel) writes it: hidden 4096, 32 heads / 8 KV heads
+    of 128 with per-head q/k norms, an ungated MLP of 21504 (ffn_up / ffn_down), vocabulary 131,072, untied; the
+    per-layer xIELU scalars as xielu.* metadata arrays, not tensors, and the llama3 rope factors as rope_freqs
+    (LlamaModel.generate_extra_tensors: {head_dim / 2} F32). Tensors: src/models/apertus.cpp load_arch_tensors."""
+    arch, n_embd, n_head, n_kv, hd, n_ff, n_vocab = "apertus", 4096, 32, 8, 128, 21504, 131072
+    md = _Meta(arch).base(ctx=65536, n_embd=n_embd, n_layers=n_layers, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-5, rope_base=12e6, n_vocab=n_vocab)
+    md.u32("rope.dimension_count", hd)
+    for key, v in (("alpha_n", 0.8), ("alpha_p", 0.8), ("beta", 0.5), ("eps", -1e-6)):
+        md.items.append((f"xielu.{key}", [v] * n_layers, (VT.ARRAY, VT.FLOAT32)))
+    ts = [Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("output_norm.weight", (n_embd,)),
+          Tensor("output.weight", (n_embd, n_vocab)), Tensor("rope_freqs.weight", (hd // 2,))]
+    for i in range(n_layers):
+        ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd, qk_norm_dim=hd)
+        ts += [_blk(i, "ffn_norm.weight", n_embd), _blk(i, "ffn_up.weight", n_embd, n_ff),
+               _blk(i, "ffn_down.weight", n_ff, n_embd)]
+    return SynthModel("apertus-8b", arch, "swiss-ai/Apertus-8B-Instruct-2509 config", n_vocab, n_layers,
+                      tuple(md.items), tuple(ts), tied_embeddings=False)
+
+
 # catalog slug -> (GGUF builder, layers written, llama.cpp architecture)
 CASES = {
     "lfm2-700m": (lfm2_700m_gguf, 16, "lfm2"),
@@ -169,7 +190,11 @@ CASES = {
     "granite-4.0-h-350m": (granite_h_350m_gguf, 32, "granitehybrid"),
     "granite-4.0-h-1b": (granite_h_1b_gguf, 6, "granitehybrid"),
     "granite-4.0-micro": (granite_micro_gguf, 4, "granite"),
+    "apertus-8b-instruct-2509": (apertus_8b_gguf, 4, "apertus"),
 }
+# tensors the converter writes that a config-read spec does not count: the llama3 rope factors (rope_freqs, head_dim / 2
+# values; as for every Llama-3-rope entry of the catalog)
+GGUF_EXTRA = {"apertus-8b-instruct-2509": 64}
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +216,7 @@ def test_config_spec_equals_the_converted_gguf(slug, gguf_dir):
     assert not [x for x in ours.labels if "generically" in x]
     assert list(ours.layers) == list(gguf.layers)
     assert ours.tied_embeddings == gguf.tied_embeddings
-    assert ours.params_total == gguf.params_total
+    assert ours.params_total + GGUF_EXTRA.get(slug, 0) == gguf.params_total
 
 
 GRID = [dict(next(g.settings_grid()), n_ctx=2048),
@@ -218,6 +243,7 @@ def test_config_spec_caches_and_compute_equal_llama_cpp(slug, gguf_dir):
     ("granite-4.0-h-350m", 340_332_224, "0.34B"),
     ("granite-4.0-h-1b", 1_461_538_368, "1.46B"),
     ("granite-4.0-micro", 3_402_836_480, "3.4B"),
+    ("apertus-8b-instruct-2509", 8_053_338_112, "8B"),
 ])
 def test_totals(slug, total, source):
     e = _entry(slug)
@@ -287,3 +313,14 @@ def test_granite_h_kv_and_state_per_layer():
     assert len(attn) * 2 * a.n_kv_heads * a.head_dim_k * 2 == 8192
     r = spec.layers[0].recurrent
     assert (r.d_inner, r.d_state, r.n_heads, r.n_group, r.d_conv) == (3072, 128, 48, 1, 4)
+
+
+def test_apertus_reads_as_llama_cpp_apertus_with_an_ungated_mlp():
+    spec = spec_from_config(_entry("apertus-8b-instruct-2509")["config"], "apertus")
+    assert spec.architecture == "apertus" and not spec.tied_embeddings and not spec.labels
+    names = {t.name for t in spec.weights.tensors if t.name.startswith("blk.0.")}
+    assert {"blk.0.ffn_up.weight", "blk.0.ffn_down.weight", "blk.0.attn_q_norm.weight",
+            "blk.0.attn_k_norm.weight"} <= names and "blk.0.ffn_gate.weight" not in names
+    a = spec.layers[0].attention
+    # 32 layers x K and V of 8 heads x 128 at 16 bits: 131,072 bytes per token
+    assert len(spec.layers) * 2 * a.n_kv_heads * a.head_dim_k * 2 == 131072

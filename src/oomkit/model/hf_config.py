@@ -89,6 +89,10 @@ ARCH_BY_MODEL_TYPE = {
     # Glm4vMoeForConditionalGeneration on Glm4MoeModel (MODEL_ARCH.GLM4_MOE, the tower to the mmproj), GLM-4.5-Air's
     # layers with M-RoPE; vLLM runs it as models/glm4_1v.py Glm4vMoeForConditionalGeneration
     "glm4v_moe": "glm4moe", "glm4v_moe_text": "glm4moe",
+    # conversion/apertus.py ApertusModel (ApertusForCausalLM) -> MODEL_ARCH.APERTUS: a Llama-shaped decoder with per-head
+    # q/k RMSNorms and an ungated xIELU MLP (src/models/apertus.cpp load_arch_tensors: ffn_up / ffn_down, no ffn_gate;
+    # the xIELU alpha_n / alpha_p / beta / eps go to the GGUF as per-layer metadata, not tensors)
+    "apertus": "apertus",
 }
 # Encoder-only model types: attention weights but no KV cache (llama.cpp allocates none for bert / nomic-bert).
 _ENCODERS = {"bert", "xlm-roberta", "nomic_bert"}
@@ -526,7 +530,8 @@ _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemm
                     "lfm2", "lfm2_moe", "gpt2", "opt", *_ENCODERS}  # GPT2Config: no key, PretrainedConfig's default True
 _GEMMA4 = {"gemma4", "gemma4_text"}
 _UNGATED_FFN = {"phi", "starcoder2", "gpt2", "opt", "falcon", "nemotron_h", "bert", "xlm-roberta",  # up + down only
-                "nemotron"}  # transformers modeling_nemotron.py NemotronMLP: up_proj, down_proj, relu2
+                "nemotron",  # transformers modeling_nemotron.py NemotronMLP: up_proj, down_proj, relu2
+                "apertus"}  # transformers modeling_apertus.py ApertusMLP: up_proj, down_proj, XIELUActivation
 
 
 def _per_layer_inputs(r: _Reader, model_type: str) -> PerLayerInputs | None:

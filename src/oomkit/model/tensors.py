@@ -29,7 +29,8 @@ _QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "
             "qwen3vl", "qwen3vlmoe", "glm4moe", "exaone4",  # not cohere2: src/models/cohere2.cpp loads none
             # src/models/lfm2.cpp, lfm2moe.cpp, hunyuan-moe.cpp, bailingmoe2.cpp: attn_q_norm / attn_k_norm per head
             "lfm2", "lfm2moe", "hunyuan-moe", "hunyuan-dense", "bailingmoe2",
-            "gemma-embedding"}  # src/models/gemma-embedding.cpp load_arch_tensors: attn_q_norm / attn_k_norm, required
+            "gemma-embedding",  # src/models/gemma-embedding.cpp load_arch_tensors: attn_q_norm / attn_k_norm, required
+            "apertus"}  # src/models/apertus.cpp load_arch_tensors: attn_q_norm / attn_k_norm {n_embd_head_k}, required
 # Routers with a score-correction bias (e_score_correction_bias -> exp_probs_b.bias; src/models/deepseek2.cpp,
 # ernie4-5-moe.cpp, bailingmoe2.cpp, lfm2moe.cpp, mimo2.cpp load_arch_tensors)
 _EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", "nemotron_h_moe",  # + nemotron-h.cpp
