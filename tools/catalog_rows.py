@@ -937,12 +937,15 @@ ROWS += [
            "allenai/olmo-3-7b-instruct", "olmo-3:7b-instruct",
            what="Olmo 3 7B Instruct, post-trained from Olmo-3-1025-7B with its architecture (model card)."),
     _olmo3("olmo-3-7b-think", "olmo-2-1124-7b", "allenai/Olmo-3-7B-Think", "Olmo 3 7B Think",
-           "allenai/olmo-3-7b-think", "olmo-3:7b-think",
-           what="Olmo 3 7B Think, post-trained from Olmo-3-1025-7B with its architecture (model card)."),
+           "allenai/olmo-3-7b-think", "olmo-3:7b-think", "olmo-3", "olmo-3:7b",
+           what="Olmo 3 7B Think, post-trained from Olmo-3-1025-7B with its architecture (model card). Ollama's "
+                "library olmo-3 (tags 7b, 7b-think, 7b-instruct, 32b, 32b-think): the bare name and 7b are a 7B of "
+                "this architecture, Think and Instruct sharing every shape; its GGUF is Ollama's own conversion, "
+                "general.architecture olmo3 (convert/convert_olmo.go, Ollama 0.13.4+)."),
     _olmo3("olmo-3-1125-32b", "olmo-2-0325-32b", "allenai/Olmo-3-1125-32B", "Olmo 3 32B (base)",
            "allenai/olmo-3-1125-32b", "allenai/olmo-3-32b", what="Olmo 3 32B, the base model (model card)."),
     _olmo3("olmo-3-32b-think", "olmo-2-0325-32b", "allenai/Olmo-3-32B-Think", "Olmo 3 32B Think",
-           "allenai/olmo-3-32b-think", "olmo-3:32b-think",
+           "allenai/olmo-3-32b-think", "olmo-3:32b-think", "olmo-3:32b",
            what="Olmo 3 32B Think, post-trained from Olmo-3-1125-32B with its architecture (model card)."),
     _olmo3("olmo-3.1-32b-instruct", "olmo-2-0325-32b", "allenai/Olmo-3.1-32B-Instruct", "Olmo 3.1 32B Instruct",
            "allenai/olmo-3.1-32b-instruct", "olmo-3.1:32b-instruct",
@@ -950,7 +953,7 @@ ROWS += [
                 "olmo-3.1:32b-instruct GGUF metadata: 64 blocks, 40 heads, 8 KV heads, embedding 5120, FFN 27648, "
                 "sliding window 4096)."),
     _olmo3("olmo-3.1-32b-think", "olmo-2-0325-32b", "allenai/Olmo-3.1-32B-Think", "Olmo 3.1 32B Think",
-           "allenai/olmo-3.1-32b-think",
+           "allenai/olmo-3.1-32b-think", "olmo-3.1", "olmo-3.1:32b", "olmo-3.1:32b-think",
            what="Olmo 3.1 32B Think, the refreshed 32B reasoning release of the same architecture (model card)."),
 ]
 

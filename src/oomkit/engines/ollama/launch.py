@@ -44,7 +44,7 @@ from .settings import (
     runner_build,
     union_until,
 )
-from .weights import GgufView
+from .weights import GgufView, library_arch
 
 # discover/types.go / ml/device.go DeviceInfo.MinimumMemory: 457 MiB (CUDA, ROCm, others), 512 MiB on Metal
 MINIMUM_MEMORY = {"metal": 512 * MiB}
@@ -139,8 +139,12 @@ _PARALLEL_ONE = (
     ((0, 17, 1), {"qwen35", "qwen35moe", "nemotron_h", "nemotron_h_moe"}),
     ((0, 22, 0), {"nemotron_h_omni"}),
 )
-# architecture names only Ollama's converters write (llama.cpp names Qwen2.5-VL qwen2vl), with the first release
-_OLLAMA_ONLY = {"qwen25vl": (0, 7, 0)}
+# architecture names only Ollama's converters write, with the first release that loads them: llama.cpp names
+# Qwen2.5-VL qwen2vl, Olmo 3 olmo2 and GLM-4.7-Flash deepseek2 (weights.library_arch), so no vendored llama.cpp
+# runner loads these GGUFs; the Ollama engine does from the release that registered them (_OLLAMA_ENGINE), and
+# era D's llama-server through llama/compat/llama-ollama-compat.cpp (handle_olmo3 -> olmo2, handle_glm4moelite ->
+# deepseek2, both there from v0.30.0, 9db4bdbad)
+_OLLAMA_ONLY = {"qwen25vl": (0, 7, 0), "olmo3": (0, 13, 4), "glm4moelite": (0, 14, 3)}
 
 
 @dataclass
@@ -329,20 +333,23 @@ def _runner(spec: ModelSpec, v: Version, the_era: str, env: dict[str, str]) -> s
                           f"{version_str(V_MLLAMA)} to {version_str(last)}")
     if the_era == "D":
         return "llama-server"
-    if _library_names(spec.architecture) & own_engine_archs(v):
+    arch = library_arch(spec)
+    if _library_names(arch) & own_engine_archs(v):
         return "ollama"
-    if env_bool(env, "OLLAMA_NEW_ENGINE") and spec.architecture in union_until(_REGISTERED, v):
+    if env_bool(env, "OLLAMA_NEW_ENGINE") and arch in union_until(_REGISTERED, v):
         return "ollama"
-    if spec.architecture in _OLLAMA_ONLY:
+    if arch in _OLLAMA_ONLY:
         # the library GGUF of an architecture only Ollama's converter writes: llama.cpp cannot load it
-        raise OomkitError(f"{spec.architecture} (Ollama's own conversion) runs on the Ollama engine only, from "
-                          f"Ollama {version_str(_OLLAMA_ONLY[spec.architecture])}; {version_str(v)} cannot load it")
+        raise OomkitError(f"{spec.name}: Ollama's library GGUF is its own conversion, architecture {arch}, which "
+                          f"only the Ollama engine runs, from Ollama {version_str(_OLLAMA_ONLY[arch])}; "
+                          f"{version_str(v)} cannot load it (use --engine-version {version_str(_OLLAMA_ONLY[arch])} "
+                          "or newer)")
     return "llama"
 
 
 def _runs_on_own_engine(spec: ModelSpec, v: Version) -> bool:
     """Whether Ollama `v` runs the model on its own engine by default (eras A-C, KV.OllamaEngineRequired)."""
-    names = _library_names(spec.architecture) | _library_names(gguf_architecture(spec))
+    names = _library_names(library_arch(spec)) | _library_names(gguf_architecture(spec))
     return era(v) != "D" and bool(names & own_engine_archs(v))
 
 
@@ -388,7 +395,7 @@ def _attention_runner(spec: ModelSpec, g: GgufView, v: Version, fa_env: bool | N
                       warnings: list[str]) -> tuple[bool, str, str]:
     """Eras A-C -> (flash attention, "on" | "off", the KV cache type the runner gets: "" = f16)."""
     arch = spec.architecture
-    default_on = arch in _fa_default_archs(v)
+    default_on = library_arch(spec) in _fa_default_archs(v)
     wanted = default_on if fa_env is None else fa_env
     supported = supports_flash_attention(spec, g, v)
     # llm/server.go: envconfig.FlashAttention(f.FlashAttention()) && ml.FlashAttentionSupported(gpus) &&

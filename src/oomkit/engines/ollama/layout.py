@@ -66,6 +66,8 @@ from .settings import (
 from .weights import (
     GgufView,
     gguf_view,
+    glm4moelite_per_head,
+    library_arch,
     llama_server_gguf,
     ollama_gguf,
     per_layer_weights,
@@ -75,6 +77,7 @@ from .weights import (
 V_GPTOSS_GRAPH = (0, 11, 5)  # model/models/gptoss/model.go's blocks as graph.py mirrors them (v0.11.0-4: others)
 V_MASK_IN_GRAPH = (0, 12, 7)  # 1c093e97a: the reserve mask cast in the graph again (an F16 input from v0.8.0)
 V_MASK_PAD_LAST = (0, 13, 4)  # the last release whose vendored ggml pads the mask batch to 64
+V_GLM4MOELITE_MLA = (0, 15, 0)  # 64737330a (#13870): glm4moelite's K/V cached as the MLA latent (weights.py)
 V_QWEN25VL_OWN_VISION = (0, 13, 4)  # 971d62595: 2 MP images, the encoder rewritten (graph.py replays it)
 V_MLLAMA_OLLAMA_ENGINE = (0, 7, 0)  # 23125648b: mllama on the Ollama engine, its encoder inside the model GGUF
 V_SET_ROWS = (0, 13, 0)  # 53985b3c4: kvcache/causal.go Put writes the cache with SetRows at an I32 cell index input
@@ -224,6 +227,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings) ->
     # discover/gpu_darwin.go: an Apple GPU's memory is Metal's recommendedMaxWorkingSetSize, not the RAM
     devices = metal_devices(devices)
     launch = resolve_launch(spec, g, devices, s)
+    if library_arch(spec) == "glm4moelite" and launch.version < V_GLM4MOELITE_MLA:
+        spec = glm4moelite_per_head(spec)
     if launch.era == "D":
         spec = llama_server_gguf(spec)
         return _estimate_llama_server(spec, gguf_view(spec), devices, s, launch)

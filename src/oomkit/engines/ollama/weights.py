@@ -13,6 +13,7 @@ from ...model.tensors import TensorShape
 from ...model.weights import gguf_inventory
 from ...quant import ggml
 from ..llamacpp import cache_head_k, cache_head_v, cache_kv_heads
+from ..llamacpp.weights import without_nextn
 
 # A computed inventory's plain format (torch's dtype name, oomkit.quant.dtypes) -> the GGUF file type Ollama's
 # `-fp16` / `-bf16` tags carry: a name mapping, not bytes, so not quant.dtypes' tables
@@ -20,6 +21,29 @@ _PLAIN_DTYPES = {"float16": "F16", "bfloat16": "BF16", "float32": "F32"}
 
 # Encoder archs converted by convert_hf_to_gguf.py's BertModel family (no head_count_kv / key_length keys)
 _NO_HEAD_COUNT_KV = {"bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3"}
+
+
+# GLM-4.x-Flash (Glm4MoeLiteForCausalLM; llama.cpp's converter: deepseek2 with the next-n block)
+_GLM_FLASH = re.compile(r"glm[-_ ]?4\.\d+[-_ ]?flash", re.IGNORECASE)
+
+
+def library_arch(spec: ModelSpec) -> str:
+    """general.architecture of the GGUF Ollama's library ships for the model, where Ollama's own converter names
+    it otherwise than llama.cpp's (the spec's architecture):
+
+    - Olmo 3 / 3.1 (olmo2 with sliding-window layers to llama.cpp, conversion/olmo.py Olmo2Model):
+      convert/convert_olmo.go writes "olmo3" (ffbe8e076, #13415, v0.13.4; "olmo2" only from 9db4bdbad, v0.30.0,
+      after the library's olmo-3 / olmo-3.1 tags were pushed);
+    - GLM-4.7-Flash (deepseek2 to llama.cpp, conversion/glm.py Glm4MoeLiteModel): convert/convert_glm4moelite.go
+      writes "glm4moelite" (4f138a174, #13779, v0.14.3; "deepseek2" only from 9db4bdbad).
+    A GGUF file read as it is keeps its own name."""
+    if spec.weights.exact:
+        return spec.architecture
+    if spec.architecture == "olmo2" and any(la.kind is LayerKind.SLIDING for la in spec.layers):
+        return "olmo3"
+    if spec.architecture == "deepseek2" and _GLM_FLASH.search(spec.name):
+        return "glm4moelite"
+    return spec.architecture
 
 
 # the last few models in and what ollama_gguf made of them (id -> (spec in, spec out)): a plan or a fit estimates one
@@ -72,8 +96,21 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
         shapes = [TensorShape(t.name, t.shape, t.layer) for t in spec.weights.tensors]
         w = gguf_inventory(shapes, arch=spec.architecture, ftype=_PLAIN_DTYPES[spec.weights.format.lower()])
         spec = replace(spec, weights=w)
-    if not spec.weights.exact and any(la.attention is not None and la.attention.kv_lora_rank
-                                      and la.attention.latent_cache for la in spec.layers):
+    if library_arch(spec) == "glm4moelite":
+        # convert/convert_glm4moelite.go Tensors skips every block >= num_hidden_layers ("skip any additional
+        # layers (such as the Multi-Token Prediction layer)"), and from 64737330a (#13870, v0.15.0) splits
+        # attn_kv_b into attn_k_b / attn_v_b for MLA absorption, the layout llama.cpp's deepseek2 holds; the
+        # library's glm-4.7-flash is that conversion (llama/compat/llama-ollama-compat.cpp handle_glm4moelite:
+        # "844 tensors, exact name match including attn_kv_a_mqa, attn_k_b, attn_v_b"), so its K/V are cached
+        # as the latent (model/models/glm4moelite AttentionWithVMLA, v0.15.0+), not per head as DeepSeek's
+        spec = without_nextn(spec)
+        if spec.weights.format.upper() not in {"F16", "BF16", "F32", "FLOAT16", "BFLOAT16", "FLOAT32"}:
+            spec = _go_quantizer_glm4moelite(spec)
+        spec = replace(spec, labels=spec.labels + (
+            "architecture as Ollama's library GGUF names it: glm4moelite (llama.cpp: deepseek2), without the "
+            "next-n (MTP) block its converter skips",))
+    elif not spec.weights.exact and any(la.attention is not None and la.attention.kv_lora_rank
+                                        and la.attention.latent_cache for la in spec.layers):
         # the library's DeepSeek V2/V3/R1 GGUFs were converted before llama.cpp's MLA layout (PR #12801, April
         # 2025): no key_length_mla, 128 K/V heads of 192/128 (their digests predate it; ollama#8597, #8667)
         layers = tuple(replace(la, attention=replace(la.attention, latent_cache=False))
@@ -97,6 +134,56 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
         return _retyped(spec, gptoss_type, "weights as in Ollama's gpt-oss GGUF: MXFP4 experts, 16-bit elsewhere, "
                         "norms and router F32 (convert/convert_gptoss.go, convert/reader.go)")
     return spec
+
+
+_PER_HEAD_MEMO = ByObject[ModelSpec](16)
+
+
+def glm4moelite_per_head(spec: ModelSpec) -> ModelSpec:
+    """GLM-4.7-Flash as Ollama v0.14.3-v0.14.x ran it: its converter kept attn_kv_b whole (the MLA split came
+    with 64737330a, #13870, v0.15.0) and model/models/glm4moelite decompressed K and V per head through it
+    (kv.ChunkSections into qk_nope / v_head, nn.Attention): the cache holds num_key_value_heads x (qk_nope +
+    qk_rope) K and x v_head_dim V a token, not the 576 / 512-wide latent."""
+    def per_head() -> ModelSpec:
+        layers = tuple(replace(la, attention=replace(la.attention, latent_cache=False))
+                       if la.attention is not None and la.attention.kv_lora_rank else la for la in spec.layers)
+        return replace(spec, layers=layers, labels=spec.labels + (
+            "glm4moelite before Ollama 0.15.0: K/V cached per head (20 x 256 / 256), attn_kv_b not yet split "
+            "for MLA absorption",))
+    return _PER_HEAD_MEMO.get(spec, None, per_head)
+
+
+_MLA_Q8_0 = ("attn_k_b.weight", "attn_v_b.weight", "attn_kv_a_mqa.weight", "attn_q_a.weight", "attn_q_b.weight")
+
+
+def _go_quantizer_glm4moelite(spec: ModelSpec) -> ModelSpec:
+    """The tensor types of the library's glm-4.7-flash, which Ollama's Go quantizer made (server/quantization.go
+    getTensorNewType as of 16750865d, #13891, v0.15.1: the library tags were re-pushed with the MLA split then):
+
+    - the MLA tensors (attn_k_b, attn_v_b, attn_kv_a_mqa, attn_q_a, attn_q_b) Q8_0 whatever the file type ("MLA
+      tensors need higher precision to avoid quality degradation");
+    - ffn_down (Q4_K_M: Q6_K where useMoreBits; Q4_K_S: Q5_K below n/8): quantize() sets qs.nFfnDown to the number
+      of blk.N groups, while qs.iFfnDown advances on every tensor whose name contains "ffn_down", in the file's
+      order (fs/ggml WriteGGUF sorts by block, then name). A MoE block with a shared expert has two (ffn_down_exps,
+      ffn_down_shexp), so the counter runs to about twice the block count and useMoreBits(i, n), true for every
+      i >= 7n/8, types the whole second half Q6_K: 69 of glm4moelite's 93 ffn_down tensors (llama-quantize counts
+      per layer).
+    ollama/ollama#14273 (v0.15.6-v0.16.1, 24 of 48 layers on CUDA0): "model weights" 9.3 GiB / 8.4 GiB."""
+    fmt = spec.weights.format.upper()
+    n = len({t.layer for t in spec.weights.tensors if t.layer is not None and t.name.startswith("blk.")})
+    downs = sorted((t for t in spec.weights.tensors if t.layer is not None and "ffn_down" in t.name),
+                   key=lambda t: (t.layer, t.name))
+
+    def down_type(i: int) -> str:  # the file type's default otherwise (ftype.ToTensorType: Q4_K)
+        if fmt == "Q4_K_M" and (i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2):
+            return "q6_K"
+        return "q5_K" if fmt == "Q4_K_S" and i < n // 8 else "q4_K"
+
+    new = {t.name: down_type(i) for i, t in enumerate(downs)} if fmt in ("Q4_K_M", "Q4_K_S") else {}
+    new.update({t.name: "q8_0" for t in spec.weights.tensors if t.name.endswith(_MLA_Q8_0)})
+    return _retyped(spec, lambda t: new.get(t.name, t.dtype),
+                    "weights as Ollama's quantizer types glm4moelite: the MLA tensors Q8_0, ffn_down counted over "
+                    "every ffn_down tensor, the shared experts' too (server/quantization.go)")
 
 
 def _go_quantizer_attn_v(spec: ModelSpec) -> ModelSpec:
@@ -348,8 +435,16 @@ def _gguf_view(spec: ModelSpec) -> GgufView:
     exps = by_name.get("blk.0.ffn_gate_exps.weight")
     ffn0 = spec.layers[0].ffn if spec.layers else None
     qkv_bias = by_name.get("blk.0.attn_qkv.bias")
+    arch = library_arch(spec)
+    if arch == "glm4moelite":
+        # convert_glm4moelite.go KV writes the per-head convention: head_count_kv = num_key_value_heads,
+        # key_length = qk_nope + qk_rope, value_length = v_head_dim (the latent widths only as *_mla), which
+        # fs/ggml's KV accessors read (handle_glm4moelite: "the older convention of writing PER-HEAD key/value dims")
+        heads_kv = [a.n_kv_heads if a is not None else 0 for a in (la.attention for la in spec.layers)]
+        k_len = max((a.qk_nope_head_dim + a.qk_rope_head_dim for a in att), default=0)
+        v_len = max((a.v_head_dim for a in att), default=0)
     return GgufView(
-        arch=spec.architecture, block_count=n, embedding=spec.n_embd, vocab=spec.n_vocab,
+        arch=arch, block_count=n, embedding=spec.n_embd, vocab=spec.n_vocab,
         heads=tuple(heads), heads_kv=tuple(heads_kv), key_length=k_len, value_length=v_len,
         blk_sizes=tuple(blk), groups=groups, sliding_window=window, ssm=ssm,
         ffn_gate_exps_bytes=exps.nbytes if exps is not None else 0,

@@ -1,0 +1,130 @@
+"""A fifth held-out set of Ollama logs (tests/fixtures/engine_logs/ollama_heldout5/, each with its issue URL, the
+model, the GPU and the release the source lines pin down), read through oomkit with nothing tuned on them: Ollama
+0.13+ on its own engine, with the per-device lines of ml/device.go. Measured before -> after (oomkit - log; "exact" =
+within the printed rounding):
+
+- ollama/ollama#14273, glm-4.7-flash (the library's Q4_K_M glm4moelite blob) with 24 of 48 layers on one CUDA GPU,
+  the Ollama engine, v0.15.6-v0.16.1, 4096 cells. Before: the blob read as llama.cpp's deepseek2 conversion, 49
+  layers with the next-n block, DeepSeek's per-head cache (ollama_gguf) and flash attention off: "model weights"
+  CUDA0 8.9 GiB / CPU 8.7 GiB, "kv cache" 1920.0 / 1920.0 MiB (x 9.4 / x 9.8), "compute graph" CUDA0 386.0 MiB,
+  total 21.7 GiB, 24/49 layers. After (weights.py library_arch, _go_quantizer_glm4moelite): 47 blocks (its
+  converter skips the next-n block), the latent cache (576 + 512 a token and layer), the Go quantizer's types (the
+  MLA tensors Q8_0, ffn_down counted over the shared experts too): "model weights" 9.3 / 8.4 GiB, "kv cache" 204.0
+  / 195.5 MiB, "compute graph" CPU 4.0 MiB and 24/48 layers exact; CUDA0 170.5 MiB against 272.0 (-37%: llama.cpp's
+  deepseek2 graph standing in for the Ollama engine's glm4moelite one) and so "total memory" 18.3 GiB against 18.4:
+  strict xfail, see test_glm_flash_partial_gpu_graph.
+- ollama/ollama#13789, glm-4.7-flash:latest (blob ff14144f31df, v0.14.3's conversion) at 8192 cells, v0.14.3: "kv
+  cache" CUDA0 800.0 MiB and CPU 6.6 GiB = 5 and 42 layers of 20 heads x (256 + 256) x 2 B x 8192, the per-head
+  cache of v0.14.3's model/models/glm4moelite. Before: 800.0 MiB / 6.7 GiB (49 layers, the next-n block's cache
+  counted); after: exact (weights.py glm4moelite_per_head on the 47-block blob), and `ollama ps`'s 88%/12% CPU/GPU
+  split gives 12% on the GPU.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oomkit.engines import ollama as ol
+from oomkit.hardware.catalog import with_facts
+from oomkit.memory import Device
+from oomkit.model.resolve import resolve
+from tests.test_ollama import _no_ollama_env  # noqa: F401  (autouse: no OLLAMA_* from the environment)
+
+MiB, GiB = 1 << 20, 1 << 30
+FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "ollama_heldout5"
+
+
+def _load(stem: str) -> dict:
+    return json.loads((FIXTURES / f"{stem}.json").read_text())
+
+
+def _within(got: int, printed: str) -> bool:
+    """format.HumanBytes2: one decimal; within half of the last digit."""
+    n, unit = printed.split()
+    scale = {"GiB": GiB, "MiB": MiB}[unit]
+    return abs(got - float(n) * scale) <= scale // 20
+
+
+def _run(stem: str, num_gpu: int, gpu_name: str, mem_mib: int):
+    """The layout with the log's layer count given as num_gpu (the GPU's size and free memory are not in the
+    excerpts; the split they led to is)."""
+    fx = _load(stem)
+    s = fx["settings"]
+    gpu = with_facts(Device(id="CUDA0", name=gpu_name, memory_bytes=mem_mib * MiB, free_bytes=(mem_mib - 600) * MiB))
+    est = ol.ENGINE.estimate(resolve("glm-4.7-flash", s["weights_quant"]), (gpu,),
+                             ol.OllamaSettings(num_ctx=s["num_ctx"], num_parallel=s["num_parallel"], num_gpu=num_gpu,
+                                               engine_version=fx["engine_version_run"]))
+    return fx, est, est.engine_view["ollama_memory"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ollama/ollama#14273: glm-4.7-flash, 24 of 48 layers on CUDA0, the Ollama engine, v0.15.6-v0.16.1
+
+_GLM_016 = "glm-4.7-flash-q4km-cuda-partial24-ctx4096-0.16"
+
+
+def _glm_016():
+    return _run(_GLM_016, 24, "NVIDIA GeForce RTX 3060", 12288)
+
+
+def test_glm_flash_partial_weights_and_kv():
+    """"model weights" CUDA0 9.3 GiB / CPU 8.4 GiB, "kv cache" 204.0 / 195.5 MiB, 24/48 layers: the latent cache of
+    v0.15.0+ (24 and 23 layers of (576 + 512) x 2 B x 4096) and the Go quantizer's types."""
+    fx, est, mine = _glm_016()
+    p = fx["printed"]
+    assert est.engine_view["ollama_layers"] == p["layers"] and est.engine_view["n_ctx"] == 4096
+    assert est.engine_view["ollama_runner"] == "Ollama engine"
+    for line in ("model weights", "kv cache"):
+        for dev, printed in p[line].items():
+            assert _within(mine[line][dev], printed), (line, dev, mine[line][dev] / MiB)
+
+
+def test_glm_flash_partial_cpu_graph():
+    fx, _, mine = _glm_016()
+    assert _within(mine["compute graph"]["CPU"], fx["printed"]["compute graph"]["CPU"])
+
+
+@pytest.mark.xfail(strict=True, reason="ollama/ollama#14273: 'compute graph' CUDA0 170.5 MiB against 272.0 MiB "
+                   "(-37%): the Ollama engine's own glm4moelite graph (model/models/glm4moelite, MLA absorbed through "
+                   "nn.AttentionWithVMLA) is not mirrored; llama.cpp's deepseek2 graph stands in. The total prints "
+                   "18.3 GiB against 18.4 GiB for that alone")
+def test_glm_flash_partial_gpu_graph():
+    fx, _, mine = _glm_016()
+    p = fx["printed"]
+    assert _within(mine["compute graph"]["CUDA0"], p["compute graph"]["CUDA0"]), mine["compute graph"]["CUDA0"] / MiB
+    assert _within(mine["total memory"], p["total memory"])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ollama/ollama#13789: glm-4.7-flash:latest at 8192 cells, v0.14.3, K/V cached per head
+
+_GLM_0143 = "glm-4.7-flash-q4km-kv-per-head-ctx8192-0.14.3"
+
+
+def test_glm_flash_0_14_3_per_head_kv():
+    """"kv cache" CUDA0 800.0 MiB, CPU 6.6 GiB: 160 MiB a layer (8192 x 20 x (256 + 256) x 2 B), 5 layers on the
+    GPU and 42 on the CPU; `ollama ps` 88%/12% CPU/GPU."""
+    fx, est, mine = _run(_GLM_0143, 5, "NVIDIA GeForce RTX 4060", 8188)
+    p = fx["printed"]
+    for dev, printed in p["kv cache"].items():
+        assert _within(mine["kv cache"][dev], printed), (dev, mine["kv cache"][dev] / MiB)
+    assert mine["kv cache"]["CUDA0"] == 5 * 160 * MiB
+    on_gpu = sum(mine[k].get("CUDA0", 0) for k in ("model weights", "kv cache", "compute graph"))
+    assert round(100 * on_gpu / mine["total memory"]) == 12
+
+
+def test_held_out_logs_are_cited_and_verbatim():
+    for path in sorted(FIXTURES.glob("*.json")):
+        fx = json.loads(path.read_text())
+        assert fx["source"].startswith("https://github.com/ollama/ollama/issues/"), path.name
+        p = fx["printed"]
+        for line in ("model weights", "kv cache", "compute graph"):
+            for dev, printed in (p.get(line) or {}).items():
+                assert f'msg="{line}" device={dev} size="{printed}"' in fx["quoted"], (path.name, line, dev)
+        if "total memory" in p:
+            assert f'msg="total memory" size="{p["total memory"]}"' in fx["quoted"], path.name
+        if "layers" in p:
+            assert f'msg="offloaded {p["layers"]} layers to GPU"' in fx["quoted"], path.name
