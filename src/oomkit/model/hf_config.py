@@ -89,6 +89,11 @@ ARCH_BY_MODEL_TYPE = {
     # Glm4vMoeForConditionalGeneration on Glm4MoeModel (MODEL_ARCH.GLM4_MOE, the tower to the mmproj), GLM-4.5-Air's
     # layers with M-RoPE; vLLM runs it as models/glm4_1v.py Glm4vMoeForConditionalGeneration
     "glm4v_moe": "glm4moe", "glm4v_moe_text": "glm4moe",
+    # GLM-4.1V-Thinking / GLM-4.6V-Flash (Glm4vForConditionalGeneration, text_config model_type glm4v_text):
+    # conversion/glm.py registers it on Glm4Model (MODEL_ARCH.GLM4, the tower to the mmproj): GLM-4-0414's layers
+    # (transformers modeling_glm4v.py Glm4vTextDecoderLayer: post_self_attn / post_mlp norms, q/k/v with bias, fused
+    # gate_up) with M-RoPE (rope.dimension_sections)
+    "glm4v": "glm4", "glm4v_text": "glm4",
     # conversion/apertus.py ApertusModel (ApertusForCausalLM) -> MODEL_ARCH.APERTUS: a Llama-shaped decoder with per-head
     # q/k RMSNorms and an ungated xIELU MLP (src/models/apertus.cpp load_arch_tensors: ffn_up / ffn_down, no ffn_gate;
     # the xIELU alpha_n / alpha_p / beta / eps go to the GGUF as per-layer metadata, not tensors)

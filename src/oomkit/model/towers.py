@@ -299,7 +299,10 @@ _FAMILIES = {"siglip_vision_model": _gemma3, "qwen3_vl": _qwen3_vl, "qwen3_5": _
              "qwen3_5_vision": _qwen3_vl, "qwen3_5_moe_vision": _qwen3_vl,
              # GLM-4.5V's tower (vision_config model_type glm4v_moe_vision; glm4v_moe in configs written before
              # transformers 5, as public loaders quote GLM-4.5V's: code search id 54648530246)
-             "glm4v_moe_vision": _glm4v, "glm4v_moe": _glm4v}
+             "glm4v_moe_vision": _glm4v, "glm4v_moe": _glm4v,
+             # GLM-4.1V-Thinking / GLM-4.6V-Flash's tower (transformers configuration_glm4v.py Glm4vVisionConfig:
+             # model_type glm4v_vision; glm4v in configs written before transformers 5)
+             "glm4v_vision": _glm4v, "glm4v": _glm4v}
 # vision_configs that name no model_type of their own (Qwen2.5-VL's, Kimi-K2.5's) or the checkpoint's (Qwen2-VL's),
 # by the checkpoint's model_type
 _BY_MODEL_TYPE = {"qwen2_5_vl": _qwen2_5_vl, "qwen2_vl": _qwen2_vl, "kimi_k25": _moonvit}
