@@ -1,11 +1,11 @@
-"""Catalog entries LFM2 700M, LFM2 24B-A2B (Ollama's lfm2), Granite 4.0 H-350M, H-1B and Micro and Apertus 8B, held
-to the GGUF llama.cpp's converter writes from the same config and to llama.cpp itself.
+"""Catalog entries LFM2 700M, LFM2 24B-A2B (Ollama's lfm2), Granite 4.0 H-350M, H-1B and Micro, Apertus 8B and
+Ministral 3 14B, held to the GGUF llama.cpp's converter writes from the same config and to llama.cpp itself.
 
 For each, the catalog's config (cited in its data file) is read by spec_from_config and compared with
 (a) the spec oomkit reads from a synthetic GGUF written as llama.cpp's converter writes it (builders below; tensor
-    names and shapes from src/models/lfm2.cpp, lfm2moe.cpp, granite-hybrid.cpp, granite.cpp, apertus.cpp
-    load_arch_tensors, metadata keys from conversion/lfm2.py, granite.py and apertus.py, llama.cpp@0c1e57098): kinds, heads and
-    head sizes per layer, recurrent state shapes, FFN widths, tied head and the parameter count;
+    names and shapes from src/models/lfm2.cpp, lfm2moe.cpp, granite-hybrid.cpp, granite.cpp, apertus.cpp, mistral3.cpp
+    load_arch_tensors, metadata keys from conversion/lfm2.py, granite.py, apertus.py, mistral3.py, llama.cpp@0c1e57098):
+    kinds, heads and head sizes per layer, recurrent state shapes, FFN widths, tied head and the parameter count;
 (b) llama.cpp (llama-cpp-python 0.3.36, same build) loading that GGUF on the CPU: n_ctx, every cache, the KV and
     recurrent-state buffers exactly, the CPU compute buffer within 10%;
 (c) the figures the sources publish (parameter counts, per-token KV).
@@ -183,6 +183,24 @@ def apertus_8b_gguf(n_layers: int = 4) -> SynthModel:
                       tuple(md.items), tuple(ts), tied_embeddings=False)
 
 
+def ministral3_14b_gguf(n_layers: int = 4) -> SynthModel:
+    """Ministral 3 14B's decoder as conversion/mistral3.py Ministral3Model writes it (MODEL_ARCH.MISTRAL3): hidden
+    5120, 32 heads / 8 KV heads of 128, FFN 16384, vocabulary 131,072, untied, YaRN x16 over 16,384 (262,144
+    positions) and the llama-4 attention temperature scale 0.1. Tensors: src/models/mistral3.cpp load_arch_tensors."""
+    arch, n_embd, n_head, n_kv, hd, n_ff, n_vocab = "mistral3", 5120, 32, 8, 128, 16384, 131072
+    md = _Meta(arch).base(ctx=262144, n_embd=n_embd, n_layers=n_layers, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-5, rope_base=1e6, n_vocab=n_vocab)
+    md.u32("rope.dimension_count", hd).u32("attention.key_length", hd).u32("attention.value_length", hd)
+    md.str("rope.scaling.type", "yarn").f32("rope.scaling.factor", 16.0)
+    md.u32("rope.scaling.original_context_length", 16384).f32("attention.temperature_scale", 0.1)
+    ts = [Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("output_norm.weight", (n_embd,)),
+          Tensor("output.weight", (n_embd, n_vocab))]
+    for i in range(n_layers):
+        ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd) + _ffn_dense(i, n_embd, n_ff)
+    return SynthModel("ministral-3-14b", arch, "mistralai/Ministral-3-14B-Instruct-2512 text_config", n_vocab,
+                      n_layers, tuple(md.items), tuple(ts), tied_embeddings=False)
+
+
 # catalog slug -> (GGUF builder, layers written, llama.cpp architecture)
 CASES = {
     "lfm2-700m": (lfm2_700m_gguf, 16, "lfm2"),
@@ -191,6 +209,7 @@ CASES = {
     "granite-4.0-h-1b": (granite_h_1b_gguf, 6, "granitehybrid"),
     "granite-4.0-micro": (granite_micro_gguf, 4, "granite"),
     "apertus-8b-instruct-2509": (apertus_8b_gguf, 4, "apertus"),
+    "ministral-3-14b-instruct-2512": (ministral3_14b_gguf, 4, "mistral3"),
 }
 # tensors the converter writes that a config-read spec does not count: the llama3 rope factors (rope_freqs, head_dim / 2
 # values; as for every Llama-3-rope entry of the catalog)
@@ -244,6 +263,7 @@ def test_config_spec_caches_and_compute_equal_llama_cpp(slug, gguf_dir):
     ("granite-4.0-h-1b", 1_461_538_368, "1.46B"),
     ("granite-4.0-micro", 3_402_836_480, "3.4B"),
     ("apertus-8b-instruct-2509", 8_053_338_112, "8B"),
+    ("ministral-3-14b-instruct-2512", 13_506_073_600, "card: 13.5B language model (+ 0.4B vision encoder)"),
 ])
 def test_totals(slug, total, source):
     e = _entry(slug)
@@ -288,6 +308,12 @@ def test_lfm2_names_resolve_to_24b(name):
     ("unsloth/granite-4.0-micro-GGUF", "granite-4.0-micro"), ("ibm-granite/granite-4.0-h-350m-GGUF", "granite-4.0-h-350m"),
     ("granite4:350m-h", "granite-4.0-h-350m"), ("granite4:1b-h", "granite-4.0-h-1b"),
     ("unsloth/granite-4.0-h-1b-GGUF", "granite-4.0-h-1b"), ("lmstudio-community/granite-4.0-h-1b-GGUF", "granite-4.0-h-1b"),
+    ("swiss-ai/Apertus-8B-Instruct-2509", "apertus-8b-instruct-2509"), ("swiss-ai/Apertus-8B-2509", "apertus-8b-instruct-2509"),
+    ("unsloth/Apertus-8B-Instruct-2509-GGUF", "apertus-8b-instruct-2509"),
+    ("bartowski/swiss-ai_Apertus-8B-Instruct-2509-GGUF", "apertus-8b-instruct-2509"),
+    ("ministral-3:14b", "ministral-3-14b-instruct-2512"), ("mistralai/Ministral-3-14B-Instruct-2512", "ministral-3-14b-instruct-2512"),
+    ("unsloth/Ministral-3-14B-Instruct-2512-GGUF", "ministral-3-14b-instruct-2512"),
+    ("bartowski/mistralai_Ministral-3-14B-Instruct-2512-GGUF", "ministral-3-14b-instruct-2512"),
 ])
 def test_names_resolve(name, slug):
     spec = resolve(name, tag_formats=True)

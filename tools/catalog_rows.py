@@ -1231,6 +1231,19 @@ ROWS += [
         flat=True, top={"architectures": ["Ministral3ForCausalLM"]},
         text={"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 34, "tie_word_embeddings": False},
         name="Ministral 3 8B Instruct 2512"),
+    Row("ministral-3-14b-instruct-2512", "ministral-3-8b-instruct-2512", "mistralai/Ministral-3-14B-Instruct-2512",
+        "Ministral 3 14B Instruct 2512: the 8B's decoder (GQA 32 / 8 heads of 128, vocabulary 131,072, 262,144 "
+        "positions by YaRN x16, untied) at the 14B's size: 40 layers of 5120 (NVIDIA Megatron-Bridge's Ministral 3 "
+        "page, https://docs.nvidia.com/nemo/megatron-bridge/nightly/models/vlm/ministral3.html: '40 layers, 5120 "
+        "hidden size', '32 attention heads, 8 query groups (GQA)', 256K context by YaRN) with an FFN of 16,384 and "
+        "heads of 128 (https://apxml.com/models/ministral-3-14b: 'FFN Intermediate Size (Dense) 16,384', 'Attention "
+        "Head Dimension 128', 'Vocabulary Size 131,072'). Mistral's card: a 13.5B language model and a 0.4B vision "
+        "encoder (this config: 13,506,073,600); the Pixtral encoder is not in the GGUF and its shape was not read, so it "
+        "is not counted (vLLM / SGLang load it with the HF repo). Second-hand throughout: no copy of the repo's "
+        "config.json was read.",
+        ("ministral-3:14b", "mistralai/ministral-3-14b-base-2512"),
+        flat=True, text={"hidden_size": 5120, "intermediate_size": 16384, "num_hidden_layers": 40},
+        name="Ministral 3 14B Instruct 2512"),
 ]
 
 _HR_GEMMA4_E4B = _HR.format("a47bc62da409587ff0b49f5ef3611b45754277b5", "issue399-arch-sweep-gemma4-e4b-it-qat-q4.stderr.log")
