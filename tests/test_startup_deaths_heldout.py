@@ -12,7 +12,7 @@ KV budget, tokens, the sampler warm-up's rows), and the fix oomkit proposes (a f
 | vllm#48601 Qwen3.6-27B-FP8 TP4, runner V2 | main 2026-07-14 | 4x H100 | dies in the kernel warm-up | starts (1.31 GiB left) | dies in the sampler warm-up (3.32 GiB needed, 3.23 left) |
 | vllm#7593 Gemma 2 9B TP8 | 0.5.4 | 8x L4 | dies capturing | starts (2.26 GiB left, 1.65 needed) | same: strict xfail |
 | vllm#14452 a Qwen2.5-32B, TP8 | 0.8.0 | 8x RTX 5080 | dies in the sampler warm-up, 1,024 rows | dies in the capture (4.41 GiB of NCCL graphs); 256 rows | refused at the KV cache (0.02 GiB; the 1,024-row sort profile 5.52 GiB, which the log's own OOM bounds from below): strict xfail |
-| vllm#15617 R1-Distill-Llama-70B TP8, 0.95, 116,160 | 0.8.2 | 8x RTX 4090 | refused at the KV cache (3.48 GiB) | refused (3.98 GiB) | refused (4.32 GiB: the docker image's FlashInfer sampler at the fitted 4 B; 3.35 at the source's 12 B): budget a strict xfail |
+| vllm#15617 R1-Distill-Llama-70B TP8, 0.95, 116,160 | 0.8.2 | 8x RTX 4090 | refused at the KV cache (3.48 GiB) | refused (3.98 GiB) | refused (4.32 GiB: the docker image's FlashInfer sampler at the fitted 4 B, +3.5 % of the GPU); 3.34 GiB (-0.6 %) at the 12 B read in the source |
 | vllm#57926 Qwen2.5-0.5B, 0.98, runner V2 | main 54020c3c3 | 1x L4 | 1,733,440 KV tokens (verdict not stated) | 1,718,384 (-0.87 %) | same |
 
 The rules this set led to, read in the wheels:
@@ -34,9 +34,11 @@ What remains (strict xfails, with the measured gap):
   over the budget, 62 MiB of it the graph pool). No source rule for the rest was found; it is not fitted.
 - V1 0.8.x on its 1,024 default rows. vllm#14452 is refused at the KV cache where the log allocated one; the sort's
   38 B an element (profile.py SAMPLER_BYTES_SORT, read from the source) is bounded from below by the log's own OOM,
-  so the gap is its unknown command (max_model_len, utilization) or the non-PyTorch memory. vllm#15617 ran the docker
-  image's FlashInfer sampler: 4.32 GiB against 3.48 at the fitted SAMPLER_BYTES_FLASHINFER (4 B), 3.35 at the 12 B
-  the source holds, which the fitted vllm#17469, #22177 and llm-d#787 logs do not take.
+  so the gap is its unknown command (max_model_len, utilization) or the non-PyTorch memory.
+- vllm#15617 ran the docker image's FlashInfer sampler: profile.py SAMPLER_BYTES_FLASHINFER is now the 12 B the
+  source holds (0.8.2's forward_cuda: the float32 copy, softmax's probabilities and FlashInfer 0.2.1.post2's
+  top_k_renorm_probs output), no longer the fitted 4 B: 3.34 GiB for the printed 3.48 (-0.6 % of the GPU; +3.5 %
+  before).
 - Gemma 2 9B TP8 on V0 0.5.4 (vllm#7593) captures more than the V0 rule gives (2.9+ GiB against 1.65).
 - No SGLang log with the figures a held-out check needs (launch line, GPU, the failing phase) was found in the stored
   threads this round (sglang#1479, #1751, #4489, #5285 and #7227 lack the error or the command); SGLang's start-up
@@ -260,14 +262,8 @@ def test_the_refused_70b_run_needs_what_it_printed():
     assert f"{need / GiB:.2f}" == fixture(R1_70B)["printed"]["kv_needed_gib"]
 
 
-@_xfail("4.32 GiB against the printed 3.48 (+3.5 % of the GPU) with FlashInfer's sampler at the fitted "
-        "SAMPLER_BYTES_FLASHINFER (4 B beside the logits; 0.39, -12.9 %, on the PyTorch sort). The source holds "
-        "12 B: 0.8.2's forward_cuda keeps the bf16 logits, their float32 copy and softmax's float32 probabilities "
-        "while FlashInfer 0.2.1.post2's top_k_top_p_sampling_from_probs (filter_apply_order 'top_k_first') allocates "
-        "top_k_renorm_probs' float32 output before sampling; 0.9+'s top_k_top_p_sampling_from_logits likewise holds "
-        "top_k_mask_logits' output and the probabilities. With 12 B this budget is 3.35 GiB (-0.6 %), but the fitted "
-        "logs move: vllm#17469 186,128 KV tokens for 198,784 (-6.4 %), vllm#22177 11.93 GiB for 12.22, and "
-        "llm-d#787 no longer dies in the warm-up; the conflict is not resolved")
+# the docker image's FlashInfer sampler at the source's 12 B (profile.py SAMPLER_BYTES_FLASHINFER): 3.34 GiB for the
+# printed 3.48 (-0.6 % of the GPU); at the 4 B fitted before, 4.32 (+3.5 %); on the PyTorch sort 0.39 (-12.9 %)
 def test_the_refused_70b_run_budget():
     est = estimate(R1_70B)
     logged = fixture(R1_70B)["printed"]["available_kv_cache_bytes"]

@@ -333,6 +333,14 @@ def test_mxfp4_weights_per_rank(stem):
     assert abs(got - logged) / logged < 0.01, (got / GiB, logged / GiB)
 
 
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "starts with 0.24 GiB left: the warm-up needs 2.74 GiB (1.35 x the 12 B FlashInfer pass over 1,024 x 151,936 "
+    "logits, profile.py SAMPLER_BYTES_FLASHINFER) and 2.98 GiB is left after the KV cache (40.53 GiB here, 41.87 "
+    "printed: -1.7 % of the GPU) and the graphs (1.58 GiB). The warm-up repeats the profile's own _dummy_sampler_run "
+    "(0.11.0 gpu_worker.py compile_or_warm_up_model), so its allocated peak is the profile's; this death came from "
+    "the 4 B fitted before (a profile 1.16 GiB lighter than the warm-up), which the source does not hold. Not known: "
+    "the GPU (not named; an H100 80GB is inferred), whether the image's FlashInfer sampler ran, and how far the "
+    "capture (134 graphs, not printed) and the caching allocator's fragments went past what oomkit counts"))
 def test_llm_d_787_qwen3_32b_tp2_dies_in_the_warm_up():
     # llm-d/llm-d#787 (vLLM 0.11.0, TP2, util 0.95): "KV cache allocated: 41.87 GiB per worker", then the sampler
     # warm-up with 1024 dummy requests runs out. The GPU (an 80 GB part) and the FlashInfer sampler are inferred

@@ -13,7 +13,7 @@ figures, so a change that moves one of them shows here with the log's own number
 | | | | | KV for one 131,072-token request | 4.54 GiB | 4.54 GiB |
 | | | | | verdict | refused at the KV check | refused at the KV check |
 | kyuz0/amd-strix-halo-vllm-toolboxes#5 | 0.10.1-era | AMD Strix Halo (ROCm) | Qwen3-4B fp16 | weights | 7.6785 GiB | 7.502 GiB (-2.3 %) |
-| vllm#22177 | 0.10.0 (inferred) | 8x RTX A5000, TP8 + EP | Qwen3-Coder-30B-A3B | available KV | 12.22 GiB | 12.22 GiB (+0.05 %) with FlashInfer's sampler (installed there); 11.05 GiB (-4.9 %) before |
+| vllm#22177 | 0.10.0 (inferred) | 8x RTX A5000, TP8 + EP | Qwen3-Coder-30B-A3B | available KV | 12.22 GiB | 11.93 GiB (-1.19 %) with FlashInfer's sampler (installed there) at the 12 B read in the source (12.22, +0.05 %, at the 4 B fitted before); 11.05 GiB (-4.9 %) on the PyTorch sort |
 | | | | | tokens (from the printed budget) | 534,064 | 533,888 (-0.03 %) |
 | | | | | verdict | starts | starts |
 | gpustack#4660 | 0.13.0 | RTX 4090 | Qwen3-8B-FP8 (block FP8) | weights | 8.8011 GiB | 8.799 GiB (-0.02 %) |
@@ -141,14 +141,15 @@ def test_qwen3_coder_on_8_a5000_kv_budget():
 
 
 def test_qwen3_coder_on_8_a5000_with_flashinfers_sampler():
-    # FlashInfer's sampler gives the printed figures (12.223 GiB, 534,032 tokens); PyTorch's sort path, which the
-    # same release takes without FlashInfer (or with VLLM_USE_FLASHINFER_SAMPLER=0), holds about 1.2 GiB more over
-    # 256 x 151,936 logits: 11.05 GiB, which the log rules out
+    # FlashInfer's sampler (12 B beside the logits in 0.10: the float32 copy, top_k_mask_logits' output and the
+    # probabilities; profile.py SAMPLER_BYTES_FLASHINFER) gives 11.93 GiB and 521,376 tokens for the printed 12.22 GiB
+    # and 534,064 (-1.19 % of the GPU); PyTorch's sort path, which the same release takes without FlashInfer (or with
+    # VLLM_USE_FLASHINFER_SAMPLER=0), holds about 1.2 GiB more over 256 x 151,936 logits: 11.05 GiB, which the log
+    # rules out
     c, est = _a5000()
     v, printed = est.engine_view, c.fx["printed"]
-    assert abs(v["available_kv_cache_bytes"]["CUDA0"] - printed["available_kv_cache_bytes"]) < 0.01 * GiB
-    assert abs(v["kv_cache_tokens"] - printed["kv_cache_tokens"]) / printed["kv_cache_tokens"] < 0.001
-    assert v["max_concurrency"] == printed["max_concurrency"]
+    err = (v["available_kv_cache_bytes"]["CUDA0"] - printed["available_kv_cache_bytes"]) / (24564 * 2**20)
+    assert abs(err) < LIMITS["available"], f"{err:+.2%}"
     _, sort = _a5000(use_flashinfer_sampler=False)
     err = (sort.engine_view["available_kv_cache_bytes"]["CUDA0"] - printed["available_kv_cache_bytes"]) / (
         24564 * 2**20)

@@ -22,7 +22,7 @@ from oomkit.memory import Device
 from oomkit.model.catalog import lookup
 from oomkit.model.hf_config import spec_from_config
 from oomkit.units import GiB
-from tests.test_vllm import PRINTED_BY_A_WORKER
+from tests.test_vllm import LIMITS, PRINTED_BY_A_WORKER
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm"
 LIMIT = 0.03
@@ -232,13 +232,24 @@ def test_eager_mode_starts_where_the_logs_say_it_does():
 
 
 def test_17469_profile_with_the_flashinfer_sampler_gives_the_logged_kv_cache():
-    # the profile run of the docker image's V1 0.8.5 samples with FlashInfer (LOGS): the KV cache it leaves is the
-    # log's "GPU KV cache size: 198,784 tokens" within 0.5 % (with the PyTorch sort path: 146,528 tokens, -26 %)
+    # the profile run of the docker image's V1 0.8.5 samples with FlashInfer (LOGS), whose pass holds 12 B beside the
+    # logits (profile.py SAMPLER_BYTES_FLASHINFER, read in 0.8.x and FlashInfer 0.2.1.post2): 186,416 tokens for the
+    # log's "GPU KV cache size: 198,784 tokens", -1.26 % of the GPU (-6.2 % of the tokens; -0.2 % at the 4 B fitted
+    # before; the log prints neither the utilization nor the non-torch memory). The PyTorch sort path (146,528
+    # tokens, -26 %) is outside the band the KV budgets are held to
     stem = "qwen3-30b-a3b-4xa10-tp4-v0.8.5-cudagraph-fail-issue17469"
     fx, est = estimate(stem)
     logged = fx["printed"]["kv_cache_tokens"]
-    got = est.engine_view["kv_cache_tokens"]
-    assert abs(got - logged) / logged < 0.005, (got, logged)
+    v = est.engine_view
+    per_token = v["kv_block_bytes"] // v["block_size"]
+
+    def share(e) -> float:
+        return (e.engine_view["kv_cache_tokens"] - logged) * per_token / e.devices[0].memory_bytes
+
+    assert abs(share(est)) < LIMITS["available"], (v["kv_cache_tokens"], logged)
+    model, gpu, s = LOGS[stem]
+    sort = ENGINE.estimate(spec_of(model), devices(fx, gpu, 4), replace(s, use_flashinfer_sampler=False))
+    assert share(sort) < -LIMITS["available"], sort.engine_view["kv_cache_tokens"]
 
 
 def test_17469_dies_in_capture_at_one_sequence_too():

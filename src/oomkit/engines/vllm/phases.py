@@ -116,7 +116,8 @@ FLASHINFER_WORKSPACE = 394 * MiB
 #   allocated, 786 MiB requested, 1.78 GiB reserved but unusable): at least 1.57. 1.62.
 # - others: Llama-4-Scout TP4 (MoE) started with 3.95 GiB free (at most 1.38), Llama-3.3-70B FP8 TP2 with 2.61
 #   GiB (at most 1.43), the Gemma 2 / 3 runs with 5.88-6.67 GiB (at most 1.62). 1.35.
-# Held out: gpt-oss-20b TP2 at 0.95 (dies) and 0.90 (starts), llm-d#787 Qwen3-32B TP2 on 0.11 (dies).
+# Held out: gpt-oss-20b TP2 at 0.95 (dies) and 0.90 (starts), llm-d#787 Qwen3-32B TP2 on 0.11 (dies; starts here with
+# 0.24 GiB left since FlashInfer's profile pass holds the 12 B its warm-up does, profile.py SAMPLER_BYTES_FLASHINFER).
 # These runs all sample through the Triton / FlashInfer top-k/top-p (0.19, or FlashInfer on 0.11). Not the PyTorch
 # sort (profile.py sort_sampler: V1 before 0.17 without FlashInfer's sampler), whose warm-up needs the sampler's
 # allocated peak and no more (SAMPLER_WARMUP_FACTOR_SORT). Read in 0.11.0 (v1/worker/gpu_worker.py

@@ -99,7 +99,7 @@ NON_TORCH_UMA = int(4.60 * GiB)
 #   and random_sample's float32 noise (q = torch.empty_like(probs)): 4 + 4 + 4 = 12 B beside the logits
 #   (SAMPLER_BYTES, was fitted as 12.85 with the scratch inside it on the 0.19 H100 logs; gpt-oss-20b's 2.87 GiB
 #   is 2.83 here); below 8 rows it sorts (apply_top_k_top_p_pytorch);
-# - FlashInfer's sampler (SAMPLER_BYTES_FLASHINFER, see sampler_bytes).
+# - FlashInfer's sampler: 12 B beside the logits as well (SAMPLER_BYTES_FLASHINFER, read per release below).
 SAMPLER_BYTES = 12
 SAMPLER_BYTES_SORT = 36
 TRITON_SCRATCH_SMS = 132
@@ -121,7 +121,25 @@ SAMPLER_V0_FLOAT32_FROM = (0, 5, 5)
 # envs.py VLLM_FUSED_MOE_CHUNK_SIZE default (16 x 1024), the modular kernel's chunk up to 0.17 (ERAS moe_unchunked)
 MOE_CHUNK = 16 * 1024
 SAMPLER_V0_SCATTER_FROM = (0, 6, 2)
-SAMPLER_BYTES_FLASHINFER = 4.0
+# FlashInfer's top-k/top-p sampler (V1, VLLM_USE_FLASHINFER_SAMPLER; sampler_bytes), read per release and FlashInfer
+# build, not fitted: beside the model-dtype logits _dummy_sampler_run holds and Sampler.forward's float32 copy (4),
+# two float32 tensors of the copy's shape are alive at the pass's peak (4 + 4):
+# - 0.8.x (v1/sample/ops/topk_topp_sampler.py forward_cuda, FlashInfer below 0.2.3, the docker image's 0.2.1.post2):
+#   "probs = logits.softmax(dim=-1, dtype=torch.float32)", then flashinfer_sample(probs, ...) ->
+#   top_k_top_p_sampling_from_probs, whose default filter_apply_order "top_k_first" makes
+#   top_k_renorm_probs(probs, top_k) (torch.empty_like(probs)) before top_p_sampling_from_probs (its fallback when
+#   a row's rejection sampling fails, "if not success.all()": top_k_renorm_prob / top_p_renorm_prob, not counted);
+# - 0.9 -> 0.11 (FlashInfer 0.2.3+: 0.2.5, 0.2.6.post1, 0.2.8, 0.2.11, 0.3.0, 0.3.1 read): flashinfer_sample(logits, ...)
+#   -> top_k_top_p_sampling_from_logits, "top_k_first": masked_logits = top_k_mask_logits(logits, top_k)
+#   (torch.empty_like) and probs = torch.softmax(masked_logits) before top_p_sampling_from_probs.
+# The warm-up after the graphs runs the same _dummy_sampler_run, so the profile and the warm-up hold the same 12 B.
+# Was fitted as 4 B; against the logs (at 12 B): vllm#15617 (0.8.2 docker, 1,024 rows, held out) 3.34 GiB for the
+# printed 3.48 (-0.6 % of the GPU; +3.5 % at 4 B); vllm#22177 (0.10.0, 256 rows) 11.93 for 12.22 (-1.2 %; +0.05 %
+# at 4 B); vllm#17469 (0.8.5, 256 rows, utilization and non-torch memory not printed) 186,416 KV tokens for 198,784
+# (-1.3 % of the GPU; within 0.5 % of the tokens at 4 B). llm-d#787 (0.11, 1,024 rows, GPU not named) read 0.77 GiB
+# of profile peak only beside oomkit's 2.07 GiB TP2 non-torch increase; with the 0.54-0.55 GiB the 0.11 TP2 H100 logs
+# print (tests/test_vllm_heldout2.py) its printed budget leaves 2.29 GiB, where the 12 B pass holds 2.03 (4 B: 0.87).
+SAMPLER_BYTES_FLASHINFER = 12
 FORWARD_HIDDEN = 4.25
 FORWARD_HIDDEN_V0 = 3.0
 # CUDA graph memory (estimate printed by 0.19+, "Estimated CUDA graph memory"): phases.py cudagraph_estimate_bytes,
@@ -280,26 +298,17 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
             per_elem = 5 * b + 18
         else:
             per_elem = b + (38 if r.version < SAMPLER_V0_SCATTER_FROM else 30)
-    elif s.use_flashinfer_sampler and not warmup:
+    elif s.use_flashinfer_sampler:
         # FlashInfer's top-k/top-p sampling (VLLM_USE_FLASHINFER_SAMPLER=1; by default where FlashInfer imports:
-        # below "0.2.3" in 0.8.x, from 0.2.3 in 0.9 -> 0.11; opt-in from 0.12), no sort buffers. Fitted: 4 B beside
-        # the logits (llm-d#787: 0.77 GiB profiled for 1024 x 151,936 on 0.11 with the GPU and the non-torch
-        # memory inferred, i.e. about 5.3 B per element; vllm#17469 and #22177, 256 rows, agree). The source holds
-        # 12 B at the pass's peak, as the warm-up's figure below takes: the float32 copy and, in 0.8.x
-        # (ops/topk_topp_sampler.py forward_cuda, FlashInfer 0.2.1.post2 top_k_top_p_sampling_from_probs with
-        # filter_apply_order "top_k_first"), softmax's float32 probabilities and top_k_renorm_probs' float32
-        # output; from 0.9 (flashinfer_sample -> top_k_top_p_sampling_from_logits, FlashInfer 0.2.5 -> 0.6.1 read)
-        # top_k_mask_logits' float32 output and the probabilities. Held out, vllm#15617 (0.8.2 in docker, 1,024
-        # rows) prints the 12 B budget (3.48 GiB; 3.35 at 12 B, 4.32 at 4 B) where the fitted logs above would
-        # move by 0.29 GiB (-1.2 % of their GPU); not resolved, the fit kept
+        # below "0.2.3" in 0.8.x, from 0.2.3 in 0.9 -> 0.11; opt-in from 0.12), no sort buffers: the float32 copy
+        # and FlashInfer's two float32 tensors (SAMPLER_BYTES_FLASHINFER), in the profile and the warm-up alike
         per_elem = SAMPLER_BYTES_FLASHINFER + b
     elif not sort_sampler(s, r):
-        if s.use_flashinfer_sampler or S >= TRITON_MIN_ROWS:
-            # the Triton kernel, or the warm-up of FlashInfer's sampler: the same 12 B beside the logits (the
-            # float32 copy and two float32 tensors of its shape, SAMPLER_BYTES_FLASHINFER's reading)
+        if S >= TRITON_MIN_ROWS:
+            # the Triton kernel: the float32 copy, softmax's probabilities and random_sample's noise (SAMPLER_BYTES)
+            # and its scratch rows
             per_elem = SAMPLER_BYTES + b
-            if not s.use_flashinfer_sampler:
-                return int(S * spec.n_vocab * per_elem) + 4 * triton_scratch_rows(r, S) * spec.n_vocab
+            return int(S * spec.n_vocab * per_elem) + 4 * triton_scratch_rows(r, S) * spec.n_vocab
         else:
             per_elem = SAMPLER_BYTES_SORT + b  # apply_top_k_top_p: "Use pytorch sort implementation for small batch"
     else:
