@@ -20,7 +20,11 @@ over 50 GB in gguf-split parts of llama-quantize's order, one CPU_Mapped range p
 exact, 183525.52 MiB), and GLM-Z1 typed as bartowski's file (gguf_recipes.IMATRIX_PUBLISHERS: an imatrix IQ4_XS;
 glm4's post norms and fused ffn_up, no q/k/v bias in the 32B files: 16303.48 MiB, exact), and the BLAS backend of
 discussion #357's b5269 build (compute.blas_compute_bytes, the fixtures' options: the CPU compute buffers of 8.25 and
-304.75 MiB, exact). What is left is each fixture's known_miss."""
+304.75 MiB, exact). Then the offloaded expert products replayed on ggml-cuda as on SYCL and Vulkan
+(compute.host_experts_split_bytes: 750.02 MiB for both Qwen3-235B logs, 742.00 / 774.00 printed; DeepSeek-V3 2872.03
+against 3285.00, the stand-in's types) and a BLAS build's flash attention of the CPU layers kept on the CPU
+(compute.blas_host_attention: CUDA_Host 65.00 against 65.01, where it had 40.00). What is left is each fixture's
+known_miss."""
 
 import json
 from pathlib import Path
@@ -110,3 +114,20 @@ def test_a_blas_build_runs_no_pipeline_parallelism():
     kw = dict(gpu="2x RTX 3090", n_gpu_layers=99, engine_version="b5269", find_max_context=False)
     assert oomkit.estimate("qwen3-8b", "llama.cpp", **kw).engine_view["pipeline_parallel"]
     assert not oomkit.estimate("qwen3-8b", "llama.cpp", blas=True, **kw).engine_view["pipeline_parallel"]
+
+
+def test_a_blas_build_keeps_the_cpu_layers_flash_attention_on_the_cpu():
+    """Discussion #357's b5269 run with no -ngl (every layer on the CPU, -fa, a BLAS build): the output projection's
+    MUL_MAT goes to BLAS, not to CUDA0, so ggml_backend_sched_split_graph's "expand gpu up" stops at FLASH_ATTN_EXT
+    (BLAS has none) and the K / V stores before it give it the CPU (compute.blas_host_attention): CUDA_Host holds
+    the 32 MiB F32 mask, K's 1 MiB and Q's 16 MiB copies from CUDA0 (Qwen3's Q / K norms are offloaded) and the
+    16 MiB F16 mask, 65.00 MiB against the 65.01 printed. Without BLAS the projection is offloaded and the attention
+    with it: the host keeps its graph inputs (40.00). CUDA0 replays the offloaded expert products, one 630 MiB q6_K
+    copy at a time (compute.host_experts_split_bytes): 750.02 against 742.00."""
+    from tests.test_llamacpp_heldout_logs import held_out_estimate
+
+    fx = json.loads((FIXTURES[0].parent / "qwen3-235b-a22b-q6k-2x3090-default-ngl-q8kv-16384-b5269.json").read_text())
+    mib = {k: round(v / (1 << 20), 2) for k, v in held_out_estimate(fx).engine_view["compute_buffer_bytes"].items()}
+    assert mib == {"CPU": 304.75, "CUDA_Host": 65.00, "CUDA0": 750.02}
+    plain = held_out_estimate({**fx, "options": {}}).engine_view["compute_buffer_bytes"]
+    assert round(plain["CUDA_Host"] / (1 << 20), 2) == 40.00

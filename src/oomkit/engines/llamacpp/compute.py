@@ -2046,8 +2046,9 @@ def host_weight_copy(spec: ModelSpec, ctx: Context, placement: Placement, device
     weight has its own path (output_offload_device). The mainline logs in ikawrakow/ik_llama.cpp discussion #357
     and PR #370 (b5269 / b5271, Qwen3-235B-A22B Q6_K, -ot blk.N.ffn=CPU on RTX 3090s, -ub 512) print 774.00 MiB
     for the first GPU on one GPU or two: one 630 MiB q6_K expert tensor and 144 MiB of rows. Sized here as the copy
-    above the whole FFN workspace (feed_forward_phases), 822 MiB: ggml-alloc's placement of the copy among the
-    freed FFN rows is not replayed (tests/test_llamacpp_heldout3_logs.py)."""
+    above the whole FFN workspace (feed_forward_phases), 822 MiB, where ggml-alloc's placement of the copy among the
+    freed FFN rows is not replayed: host_experts_split_bytes replays it where the host weights the device
+    multiplies are all experts (750.02 MiB for those logs, tests/test_llamacpp_heldout3_logs.py)."""
     d = _offload_device(devices, s, min(ctx.n_ctx, ctx.n_ubatch))
     if d is None:
         return None
@@ -2061,8 +2062,10 @@ def host_weight_copy(spec: ModelSpec, ctx: Context, placement: Placement, device
     return d, gpu_alloc_size(big) if infer_backend((devices[d],), s.backend).name in _GGML_CUDA else big.nbytes
 
 
-# backends whose offloaded expert products are replayed (host_experts_split_bytes); ggml-cuda's keep host_weight_copy
-HOST_EXPERT_REPLAY_BACKENDS = frozenset({"sycl", "vulkan"})
+# backends whose offloaded expert products are replayed (host_experts_split_bytes), and ggml-cuda's (CUDA, HIP) in the
+# builds before CUDA_FUSION_DEPS_BUILD, whose graph_optimize adds no allocation dependencies (in those, and without
+# the replay's conditions, host_weight_copy's bound)
+HOST_EXPERT_REPLAY_BACKENDS = ("sycl", "vulkan")
 SYCL_ALIGN = 128  # ggml-sycl.cpp ggml_backend_sycl_buffer_type_get_alignment
 
 
@@ -2070,7 +2073,9 @@ def host_experts_split_bytes(spec: ModelSpec, ctx: Context, placement: Placement
                              s: LlamaCppSettings) -> tuple[int, int] | None:
     """(device, bytes) of the offloaded routed experts of the MoE layers whose expert weights sit on the host (-ot
     ...exps=CPU, --cpu-moe, --n-cpu-moe, the overrides --fit writes), replayed through ggml-alloc, where every host
-    tensor of the load is such an expert weight and the device is SYCL or Vulkan; None elsewhere.
+    tensor of the load is such an expert weight, or a weight whose product the BLAS backend takes (blas_weights: with
+    -DGGML_BLAS a dense host matrix is multiplied there, never copied to the device), and the device is SYCL or
+    Vulkan, or ggml-cuda before CUDA_FUSION_DEPS_BUILD; None elsewhere.
 
     Each MUL_MAT_ID with a host weight goes to the first device whose offload_op wants it (ggml-sycl.cpp
     get_op_batch_size: ne[2], the tokens, against op_offload_min_batch_size 32; "1.off" above) and starts a split
@@ -2082,17 +2087,24 @@ def host_experts_split_bytes(spec: ModelSpec, ctx: Context, placement: Placement
     nothing of them, so each layer is replayed from an empty buffer and the largest counts. The down weight's copy
     then lands above the SWIGLU block and the two freed products, where the whole FFN workspace over the copy
     (host_weight_copy's bound) counted the FFN's rows a second time: the b9694 log of Qwen3-Coder-Next Q4_K_M on two
-    Arc Pro B50 (PR #24476, -c 131072 -ub 2048, experts of layers 26-48 on the CPU) prints SYCL0 727 MiB."""
+    Arc Pro B50 (PR #24476, -c 131072 -ub 2048, experts of layers 26-48 on the CPU) prints SYCL0 727 MiB. On ggml-cuda
+    (b5269, before SWIGLU_OP_BUILD: SiLU and the product in place) the mainline logs of ik_llama.cpp discussion #357
+    (Qwen3-235B-A22B Q6_K, -ub 512, RTX 3090s, 630 MiB q6_K expert tensors) print CUDA0 742.00 MiB with no -ngl and
+    a BLAS build (every dense product on BLAS, the experts offloaded) and 774.00 with -ot ffn=CPU (attention on the
+    GPU): 750.02 replayed for both (host_weight_copy's bound: 822.00)."""
     d = _offload_device(devices, s, min(ctx.n_ctx, ctx.n_ubatch))
-    if d is None or infer_backend((devices[d],), s.backend).name not in HOST_EXPERT_REPLAY_BACKENDS:
+    if d is None or infer_backend((devices[d],), s.backend).name not in HOST_EXPERT_REPLAY_BACKENDS \
+            + (_GGML_CUDA if not cuda_fusion_deps(ctx, devices, s) else ()):
         return None
     gathered = ("token_embd.weight", "per_layer_token_embd.weight", "output.weight")
+    blas = {t.name for t in blas_weights(spec, ctx, placement, devices, s)}  # their products stay with BLAS
     host = [t for t in model_buffers(spec, devices, s, placement).cpu_tensors
-            if len(t.shape) >= 2 and t.name not in gathered]
+            if len(t.shape) >= 2 and t.name not in gathered and t.name not in blas]
     if not host or not all(t.name.endswith("_exps.weight") for t in host):
         return None
     T = min(ctx.n_ctx, ctx.n_ubatch)
     vulkan = infer_backend((devices[d],), s.backend).name == "vulkan"
+    cuda = infer_backend((devices[d],), s.backend).name in _GGML_CUDA
     by_layer: dict[int, dict[str, int]] = {}
     for t in host:
         by_layer.setdefault(t.layer, {})[t.name.rsplit(".", 2)[-2]] = gpu_alloc_size(t)
@@ -2139,7 +2151,7 @@ def host_experts_split_bytes(spec: ModelSpec, ctx: Context, placement: Placement
         if vulkan:
             size = sum(galloc.chunk_sizes(0, g.nodes, VK_MAX_BUFFER, ctx.build >= GALLOC_PREFER_REUSE_BUILD))
         else:
-            size = galloc.peak_bytes(0, g.nodes, SYCL_ALIGN)
+            size = galloc.peak_bytes(0, g.nodes, CUDA_ALIGN if cuda else SYCL_ALIGN)
         peak = max(peak, size)
     return d, peak
 
@@ -2167,6 +2179,72 @@ def v_index_inputs(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
         return 0
     n_embd_v = max(la.attention.n_kv_heads * la.attention.head_dim_v for la in run)
     return sum(1 for c in caches if c.layers and c.v_bytes) * n_embd_v * min(ctx.n_ctx, ctx.n_ubatch) * 8
+
+
+def blas_host_attention(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                        devices: tuple[Device, ...], s: LlamaCppSettings) -> int:
+    """The host's compute buffer where a BLAS build (-DGGML_BLAS, blas_weights) keeps the flash attention of the
+    layers left on the CPU on the CPU backend, in the worst-case (pp) graph; 0 where it does not.
+
+    ggml_backend_sched_split_graph (ggml/src/ggml-backend.cpp): the layer's output projection (attn_output, a host
+    weight) goes to BLAS, the first backend that takes the host buffer and the MUL_MAT
+    (ggml_backend_sched_backend_from_buffer, ggml-blas.cpp ggml_backend_blas_device_supports_op), not to the device
+    (op offload is tried only for a weight of the last backend). FLASH_ATTN_EXT has no weight (pass 1 leaves it);
+    "expand gpu up" from the projection stops at it (BLAS supports no FLASH_ATTN_EXT), "expand gpu down" finds the
+    K / V stores into the host cache before it (the CPU: their destination's buffer), and "expand rest down" gives
+    it the CPU, with the F16 cast of the mask before it (llm_graph_context's build_attn_inp_kv*: one cast, first
+    expanded with the first attention layer; before PR #23764, ERAS kq_mask_f16). Without BLAS the projection is
+    offloaded to the device and "expand gpu up" takes the attention there (the GGML_SCHED_DEBUG=2 dump of
+    llama-3.1-8b -ngl 2, moe_offload_device_bytes). The CPU then holds, at the first such layer's split, the graph
+    inputs (the F32 masks), the layer's Q and K rows in F32 (copies of the device's rope output where op offload
+    sent the Q / K norms there, else the CPU's own rope output; V is BLAS's product, read in place), the F16 masks
+    the cast makes, then the attention output in the F32 masks' block, freed after the cast (ggml-alloc, replayed);
+    in later layers the F16 masks stay beside each layer's Q, K and output. The mainline b5269 log of ik_llama.cpp
+    discussion #357 (Qwen3-235B-A22B Q6_K, no -ngl: 0 of 95 layers offloaded, -fa, q8_0 cache, -c 16384 -ub 512,
+    two RTX 3090, BLAS): CUDA_Host 65.01 MiB = the 32 MiB F32 mask + K 1 + Q 16 (Qwen3's Q / K norms on the
+    device: K's copy below Q's, so its block, freed by the store, stays a hole) + the 16 MiB F16 mask, and the
+    inputs' few KiB."""
+    if not ctx.flash_attn or not devices or not ERAS.reached(ctx.build, "pp_offload"):
+        return 0
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    if _offload_device(devices, s, T) is None:
+        return 0
+    blas = {t.name for t in blas_weights(spec, ctx, placement, devices, s)}
+    host = [la for la in attention_layers(spec) if la.index < len(placement.layer_device)
+            and placement.layer_device[la.index] < 0 and f"blk.{la.index}.attn_output.weight" in blas]
+    cast = not ERAS.reached(ctx.build, "kq_mask_f16")
+    if not host or (cast and host[0] != attention_layers(spec)[0]):
+        return 0  # not modelled: a first attention layer on a device, which casts the mask there
+    normed = {t.name for t in spec.weights.tensors if t.name.endswith(("attn_q_norm.weight", "attn_k_norm.weight"))}
+    # the graph inputs: the masks (F32 before PR #23764, cast to F16 for flash attention; F16 inputs after) and,
+    # since PR #18550, the unread embeddings input
+    nodes = [galloc.Node(c.cells * T * (4 if cast else 2), output=not cast) for c in caches]
+    if ERAS.reached(ctx.build, "embd_input"):
+        nodes.append(galloc.Node(spec.n_embd * T * 4, output=True))
+    n_in = len(nodes)
+    f16 = list(range(len(caches)))
+    first = True
+    for la in (host[0], max(host, key=lambda la: la.attention.n_heads * (la.attention.head_dim_k
+                                                                        + la.attention.head_dim_v))):
+        a = la.attention
+        q_rows, k_rows = galloc.Node(a.n_heads * a.head_dim_k * T * 4), galloc.Node(a.n_kv_heads * a.head_dim_k * T * 4)
+        if f"blk.{la.index}.attn_q_norm.weight" in normed and f"blk.{la.index}.attn_k_norm.weight" in normed:
+            # the Q / K norms' MUL goes to the device (op offload) and the rope after it: both rows are the
+            # split's input copies, K's (the store's) first, then Q's (the attention's)
+            k, q = len(nodes), len(nodes) + 1
+            nodes += [k_rows, q_rows]
+        else:  # roped on the CPU (pass 3: the backend that reads most of the rope's sources), Q first
+            q, k = len(nodes), len(nodes) + 1
+            nodes += [q_rows, k_rows]
+        nodes.append(galloc.Node(0, (k,)))  # K's store into the host cache (its last reader)
+        if cast and first:
+            f16 = list(range(len(nodes), len(nodes) + len(caches)))
+            nodes += [galloc.Node(c.cells * T * 2, (i,), output=True) for i, c in enumerate(caches)]
+        out = len(nodes)
+        nodes.append(galloc.Node(a.n_heads * a.head_dim_v * T * 4, (q, *f16)))
+        nodes.append(galloc.Node(0, (out,)))  # the output projection on BLAS, the output's last reader
+        first = False
+    return galloc.peak_bytes(n_in, nodes)
 
 
 def host_layer_fa_q(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
@@ -2705,6 +2783,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
                                                               + host_layer_fa_q(spec, ctx, placement, devices, s) - resid))
     out[-1] += kq_host  # -nkvo without flash attention: the scores on the host
     out[-1] = max(out.get(-1, 0), fa_host[1])  # flash attention's sources copied to the host
+    out[-1] = max(out[-1], blas_host_attention(spec, ctx, caches, placement, devices, s))  # kept by BLAS
     if host_attention_kept(spec, placement):  # a CPU layer's attention core stays on the host (pp graph)
         out[-1] = max(out[-1], p.attention)
     out[-1] = max(out[-1], cuda_f32_down_exps_host(spec, ctx, placement, devices, s))  # a refused down product
