@@ -18,6 +18,12 @@ within the printed rounding):
   cache of v0.14.3's model/models/glm4moelite. Before: 800.0 MiB / 6.7 GiB (49 layers, the next-n block's cache
   counted); after: exact (weights.py glm4moelite_per_head on the 47-block blob), and `ollama ps`'s 88%/12% CPU/GPU
   split gives 12% on the GPU.
+- ollama/ollama#13805, glm-4.7-flash on v0.14.3-rc3 at 32768 cells, the launch decisions: "model layers"=48, the
+  Ollama engine, FlashAttention:Enabled. Before: 49 layers (the next-n block counted) and flash attention off (the
+  blob read as deepseek2, which GGML.FlashAttention does not list); after: as logged.
+
+Searched and not found in a form these tests can use (no per-device lines in the retrievable excerpts): Ollama 0.12+
+on Metal with its per-device lines, gpt-oss on Ollama 0.13+, Ollama 0.13+ over several GPUs.
 """
 
 from __future__ import annotations
@@ -128,3 +134,26 @@ def test_held_out_logs_are_cited_and_verbatim():
             assert f'msg="total memory" size="{p["total memory"]}"' in fx["quoted"], path.name
         if "layers" in p:
             assert f'msg="offloaded {p["layers"]} layers to GPU"' in fx["quoted"], path.name
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ollama/ollama#13805: glm-4.7-flash on v0.14.3-rc3, the launch decisions
+
+_GLM_0143_LAUNCH = "glm-4.7-flash-launch-ctx32768-0.14.3-rc3"
+
+
+def test_glm_flash_0_14_3_launch():
+    """"model layers"=48 (47 blocks and the output: convert_glm4moelite.go skips the next-n block), "starting ollama
+    engine" (glm4moelite in OllamaEngineRequired from v0.14.3), FlashAttention:Enabled (in GGML.FlashAttention's
+    list from v0.14.3; the per-head K and V of 256 are equal), KvSize:32768. Before: 49 layers, flash attention off
+    (deepseek2 is not in the list)."""
+    fx = _load(_GLM_0143_LAUNCH)
+    p, s = fx["printed"], fx["settings"]
+    gpu = with_facts(Device(id="CUDA0", name="NVIDIA GeForce RTX 4090", memory_bytes=24564 * MiB,
+                            free_bytes=24000 * MiB))
+    est = ol.ENGINE.estimate(resolve("glm-4.7-flash", s["weights_quant"]), (gpu,),
+                             ol.OllamaSettings(num_ctx=s["num_ctx"], engine_version=fx["engine_version_run"]))
+    ev = est.engine_view
+    assert ev["ollama_runner"] == "Ollama engine" and est.settings["flash_attention"] == "on"
+    assert ev["ollama_layers"].split("/")[1] == str(p["model layers"]) and ev["n_ctx"] == p["KvSize"]
+    assert f'"model layers"={p["model layers"]}' in fx["quoted"] and "FlashAttention:Enabled" in fx["quoted"]
