@@ -71,6 +71,10 @@ _APPLY: dict[str, tuple[str, Any]] = {
     "--mamba-ssm-dtype": ("mamba_ssm_dtype", str),
     "--speculative-algorithm": ("speculative_algorithm", str),
     "--speculative-num-draft-tokens": ("speculative_num_draft_tokens", int),
+    "--speculative-num-steps": ("speculative_num_steps", int),
+    "--speculative-eagle-topk": ("speculative_eagle_topk", int),
+    "--speculative-draft-model-path": ("speculative_draft_model_path", str),
+    "--speculative-draft-model": ("speculative_draft_model_path", str),  # 0.5.2: an alias of the path
     "--cuda-graph-bs": ("cuda_graph_bs", lambda vals: tuple(int(x) for x in vals)),  # nargs="+"
     "--cuda-graph-bs-decode": ("cuda_graph_bs", lambda vals: tuple(int(x) for x in vals)),  # 0.5.14: the decode list
     "--disable-cuda-graph-padding": ("disable_cuda_graph_padding", bool),
@@ -97,7 +101,8 @@ def _above(least: float, what: str):
 
 # Flags SGLang reads that change memory in a way oomkit does not count (the estimate says so, unmodelled_note):
 # weights kept on the host (--cpu-offload-gb, the layer offloader), a separate draft model (the EAGLE / standalone
-# draft worker's weights, measured by SGLang, not by oomkit), LoRA's adapter pool (lora/mem_pool.py), the
+# draft worker of another checkpoint: its config is not read; the model's own next-n layers as the draft are sized,
+# draft.py, so a draft path naming the model itself is no note), LoRA's adapter pool (lora/mem_pool.py), the
 # hierarchical (host) KV cache and LMCache, embedding servers (no generation), EPLB, context parallelism, SWA's
 # full-size pools (--disable-hybrid-swa-memory) and torch.compile's graphs.
 _UNMODELLED = {
@@ -197,6 +202,9 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
                                       f"{value!r}") from None
     if unknown:
         raise OomkitError(f"launch_server.py: error: unrecognized arguments: {' '.join(unknown)}")
+    draft = opts.get("speculative_draft_model_path")
+    if draft is not None and draft == opts.get("model_path"):  # the model's own next-n layers: sized (draft.py)
+        opts["unmodelled"] = tuple(u for u in opts.get("unmodelled", ()) if not u.startswith("--speculative-draft"))
     if "kv_cache_dtype" in opts and opts["kv_cache_dtype"] not in KV_CACHE_DTYPES:
         raise _choices_error("--kv-cache-dtype", opts["kv_cache_dtype"], KV_CACHE_DTYPES)
     if "dtype" in opts and opts["dtype"] not in DTYPE_CHOICES:
@@ -276,6 +284,9 @@ OPTIONS = (
     Opt("mamba_ssm_dtype", "--mamba-ssm-dtype"),
     Opt("speculative_algorithm", "--speculative-algorithm"),
     Opt("speculative_num_draft_tokens", "--speculative-num-draft-tokens"),
+    Opt("speculative_num_steps", "--speculative-num-steps"),
+    Opt("speculative_eagle_topk", "--speculative-eagle-topk"),
+    Opt("speculative_draft_model_path", "--speculative-draft-model-path", str),
     Opt("disable_cuda_graph_padding", "--disable-cuda-graph-padding", switch=("--disable-cuda-graph-padding", None)),
     Opt("enable_two_batch_overlap", "--enable-two-batch-overlap", switch=("--enable-two-batch-overlap", None)),
     Opt("mm_enable_dp_encoder", "--mm-enable-dp-encoder", switch=("--mm-enable-dp-encoder", None)),

@@ -490,11 +490,15 @@ def set_num_tokens_hybrid_swa(lay: CacheLayout, s: SGLangSettings, v: Version, r
     return full, full, swa, cell
 
 
-def profile_max_num_token(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings, v: Version, rest_bytes: int
-                          ) -> tuple[int, float]:
+def profile_max_num_token(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings, v: Version, rest_bytes: int,
+                          draft_layers: int = 0) -> tuple[int, float]:
     """One full pool: (max_total_num_tokens, cell_size). rest // cell_size, capped by --max-total-tokens and
-    page-aligned (init_memory_pool)."""
+    page-aligned (init_memory_pool). draft_layers: an EAGLE draft's layers priced at the target's per-layer size
+    (0.5.14+ pool_configurator.py DefaultPoolConfigurator: cell += int(cell x eagle_draft_num_layers / num_layers);
+    draft.py)."""
     cell = cell_size(lay, s, v, lay.full_layers)
+    if draft_layers and lay.full_layers:
+        cell += int(cell * draft_layers / len(lay.full_layers))
     if cell <= 0:
         max_tokens = s.max_total_tokens or spec.n_ctx_train
     else:
@@ -506,7 +510,7 @@ def profile_max_num_token(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings, 
 
 def size_pool(spec: ModelSpec, s: SGLangSettings, *, avail_after_load: float | None = None,
               pre_load_free: float | None = None, kv_budget: int | None = None, gpu_mib: int | None = None,
-              lay: CacheLayout | None = None) -> Pool:
+              lay: CacheLayout | None = None, draft_layers: int = 0) -> Pool:
     """The KV (and Mamba state) pool of one rank (model_runner.py init_memory_pool).
 
     avail_after_load / pre_load_free: free bytes after and before the weights loaded (the "Load weight end/begin.
@@ -527,7 +531,7 @@ def size_pool(spec: ModelSpec, s: SGLangSettings, *, avail_after_load: float | N
     if lay.swa_layers:
         max_tokens, full_tokens, swa_tokens, cell = set_num_tokens_hybrid_swa(lay, s, v, rest_bytes)
     else:
-        max_tokens, cell = profile_max_num_token(spec, lay, s, v, rest_bytes)
+        max_tokens, cell = profile_max_num_token(spec, lay, s, v, rest_bytes, draft_layers)
     if max_tokens <= 0:
         raise NotEnoughMemory(_no_memory_message(v, mfs, avail_after_load, pre_load_free, tokens=True))
     pools = kv_pools(lay, s, full_tokens if full_tokens is not None else max_tokens, swa_tokens)

@@ -37,6 +37,10 @@ from .. import _tp
 from ..versions import Version
 from .args import flag_of
 from .cluster import node_totals, rank_name
+from .draft import EAGLE_FAMILY, Draft, draft_worker
+from .draft import algorithm as spec_algorithm
+from .draft import pool_bytes as draft_pool_bytes
+from .draft import pool_tokens as draft_pool_tokens
 from .kv import (
     CacheLayout,
     NotEnoughMemory,
@@ -258,28 +262,33 @@ def load_model(spec: ModelSpec, s: SGLangSettings, stages: list[tuple[LayerSpec,
 
 
 def init_memory_pool(spec: ModelSpec, s: SGLangSettings, stages: tuple[Stage, ...], pre_free: int | None,
-                     gpu_mib: int | None) -> tuple[list[Pool | None], str | None]:
+                     gpu_mib: int | None, draft: Draft | None = None) -> tuple[list[Pool | None], str | None]:
     """model_runner.py init_memory_pool on every stage: (a pool per stage, SGLang's refusal or None). Pools are
-    None when the GPU memory is unknown and no --kv-memory budget is given."""
+    None when the GPU memory is unknown and no --kv-memory budget is given. draft: the EAGLE draft worker, whose
+    weights and layers the profile counts from 0.5.14 (draft.py)."""
     error: str | None = None
     pools: list[Pool | None] = []
+    # 0.5.14+: the draft's weights, its own embedding and lm_head not yet freed (draft.py), before the profile
+    draft_w = draft.weights_bytes + draft.copies_bytes if draft is not None and draft.profiled else 0
+    draft_layers = draft.n_layers if draft is not None and draft.cell_in_profile else 0
     for st in stages:
-        if pre_free is not None and st.weights_bytes > pre_free:
+        if pre_free is not None and st.weights_bytes + draft_w > pre_free:
             # model_runner.py load_model -> loader.py _initialize_model creates the parameters on the GPU (0.4.x-0.5.x):
             # weights larger than the memory free before them die there with a CUDA OOM, before any pool is sized or
             # profile_max_num_token can refuse (sglang#5576: gemma-3-12b-it on a 16 GB card, the traceback through
             # gemma3_mm.py __init__)
             error = (f"torch.OutOfMemoryError: CUDA out of memory while loading the weights (model_runner.py "
-                     f"load_model): {st.weights_bytes / GiB:.2f} GiB a rank, {max(pre_free, 0) / GiB:.2f} GiB free "
-                     "before them")
+                     f"load_model): {(st.weights_bytes + draft_w) / GiB:.2f} GiB a rank"
+                     + (" with the draft's" if draft_w else "") + f", {max(pre_free, 0) / GiB:.2f} GiB free before them")
             pools.append(None)
             continue
         try:
             if s.kv_cache_memory_bytes is not None:
-                p = size_pool(spec, s, kv_budget=s.kv_cache_memory_bytes, gpu_mib=gpu_mib, lay=st.pool_lay)
+                p = size_pool(spec, s, kv_budget=s.kv_cache_memory_bytes, gpu_mib=gpu_mib, lay=st.pool_lay,
+                              draft_layers=draft_layers)
             elif pre_free is not None:
-                p = size_pool(spec, s, avail_after_load=pre_free - st.weights_bytes, pre_load_free=pre_free,
-                              gpu_mib=gpu_mib, lay=st.pool_lay)
+                p = size_pool(spec, s, avail_after_load=pre_free - st.weights_bytes - draft_w, pre_load_free=pre_free,
+                              gpu_mib=gpu_mib, lay=st.pool_lay, draft_layers=draft_layers)
             else:
                 p = None
         except NotEnoughMemory as e:
@@ -458,6 +467,18 @@ class _Run:
     pools: list[Pool | None]
     pool: Pool | None  # the first stage's, when every stage has one
     error: str | None
+    draft: Draft | None = None  # the EAGLE draft worker (draft.py), pp_size 1
+    draft_tokens: int = 0  # its pool's tokens (0: not allocated)
+    draft_k: int = 0
+    draft_v: int = 0
+
+    @property
+    def draft_weights(self) -> int:
+        return self.draft.weights_bytes if self.draft is not None else 0
+
+    @property
+    def draft_kv(self) -> int:
+        return self.draft_k + self.draft_v
 
     @property
     def headroom(self) -> int:
@@ -470,13 +491,13 @@ def _device_usages(spec: ModelSpec, s: SGLangSettings, run: _Run) -> list[Usage]
     need_one = _one_request(s, spec, run.stages, run.context_len)
     for i, d in enumerate(run.devs):
         stage_idx = (i // s.tp_size) % s.pp_size
-        w = run.stages[stage_idx].weights_bytes
+        w = run.stages[stage_idx].weights_bytes + run.draft_weights
         p = run.pools[stage_idx] if run.pools else None
         compute = run.headroom
         if p is not None:
             # the pool as allocated, even when it holds fewer tokens than one full-length request: SGLang starts
             # and turns long prompts away (request_limit), it never allocates more KV than the pool
-            kv, state = p.kv_bytes, p.state_bytes
+            kv, state = p.kv_bytes + run.draft_kv, p.state_bytes
             if run.pre_free is not None and s.kv_cache_memory_bytes is None:
                 # what the pool leaves is the headroom activations and CUDA graphs get (the pool's page_size
                 # padding rows and the req_to_token table come out of the (1 - mem_fraction_static) slice)
@@ -517,7 +538,8 @@ def _engine_view(s: SGLangSettings, run: _Run, running: int | None, req_bytes: i
         view["conv_state_bytes"], view["ssm_state_bytes"] = pool.conv_state_bytes, pool.ssm_state_bytes
     end_avail = None
     if pool is not None and pre_free is not None and s.kv_cache_memory_bytes is None:
-        end_avail = pre_free - w0 - pool.kv_bytes - pool.state_bytes - (req_bytes or 0)
+        end_avail = (pre_free - w0 - run.draft_weights - pool.kv_bytes - run.draft_kv - pool.state_bytes
+                     - (req_bytes or 0))
     view.update({
         "memory_pool_end_avail_bytes": end_avail,
         # the scheduler's line prints free memory after CUDA graph capture: set from the phases (estimate) where known
@@ -527,6 +549,13 @@ def _engine_view(s: SGLangSettings, run: _Run, running: int | None, req_bytes: i
         "max_running_requests": running,
         "context_len": run.context_len,
     })
+    if run.draft is not None:
+        d = run.draft
+        view.update({"draft_layers": d.n_layers, "draft_weights_bytes": d.weights_bytes,
+                     "draft_max_total_num_tokens": run.draft_tokens or None, "draft_k_bytes": run.draft_k,
+                     "draft_v_bytes": run.draft_v, "speculative_num_steps": d.num_steps,
+                     "speculative_eagle_topk": d.eagle_topk, "speculative_num_draft_tokens": d.num_draft_tokens,
+                     "draft_counted_in_profile": d.profiled})
     if run.error:
         view["error"] = run.error
     return view
@@ -562,7 +591,8 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
                              v_head_dim=(attn.kv_lora_rank if run.lay_all.mla else attn.head_dim_v) if attn else 0)
     sizes = list(capture_bs(max_bs, run.v, rows, s=s, gpu_mib=gpu_mib, hip=hip))
     cg = parts.total
-    kv = (pool.kv_bytes + pool.state_bytes) if pool is not None else 0
+    kv = (pool.kv_bytes + pool.state_bytes + run.draft_kv) if pool is not None else 0
+    w0 += run.draft_weights  # the draft's weights are resident beside the target's from here on (draft.py)
     total = run.devs[0].memory_bytes
     init = backend_init_bytes(
         s.attention_backend, run.v, architecture=spec.architecture, sliding=sliding, mla=run.lay_all.mla,
@@ -579,16 +609,33 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
     prefill_first = reached(run.v, "prefill_graph_first")
     phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg, init, pcg, prefill_first)
     lines = []
+    w_target, dw = run.stages[0].weights_bytes, run.draft_weights
+    draft_load = []
     if pre_free is not None:
         lines.append(f"Load weight begin. avail mem={gb(pre_free)} GB")
         lines.append(f"Load weight end. type={spec.architecture} (GGUF name), dtype=torch.{run.lay_all.model_dtype}, "
-                     f"avail mem={gb(pre_free - w0)} GB, mem usage={gb(w0)} GB.")
+                     f"avail mem={gb(pre_free - w_target)} GB, mem usage={gb(w_target)} GB.")
+        if run.draft is not None:
+            # the draft worker's load: before the pools from 0.5.14, after the target's pool before
+            after = pre_free - w_target - dw - (0 if run.draft.profiled or pool is None else pool.kv_bytes)
+            draft_load = [f"Load weight end. type={spec.architecture} next-n draft (GGUF name), "
+                          f"dtype=torch.{run.lay_all.model_dtype}, avail mem={gb(after)} GB, mem usage={gb(dw)} GB."]
+            if run.draft.profiled:
+                lines += draft_load
     if pool is not None:
         if run.lay_all.mla:
             lines.append(f"KV Cache is allocated. #tokens: {pool.max_total_num_tokens}, KV size: {gb(pool.k_bytes)} GB")
         else:
             lines.append(f"KV Cache is allocated. #tokens: {pool.max_total_num_tokens}, K size: {gb(pool.k_bytes)} "
                          f"GB, V size: {gb(pool.v_bytes)} GB")
+        if run.draft is not None and run.draft_tokens:
+            if not run.draft.profiled:
+                lines += draft_load
+            if run.lay_all.mla:
+                lines.append(f"KV Cache is allocated. #tokens: {run.draft_tokens}, KV size: {gb(run.draft_k)} GB")
+            else:
+                lines.append(f"KV Cache is allocated. #tokens: {run.draft_tokens}, K size: {gb(run.draft_k)} GB, "
+                             f"V size: {gb(run.draft_v)} GB")
     short, begin, end = 0, None, None
     if pool is not None and pre_free is not None and s.kv_cache_memory_bytes is None:
         end = pre_free - w0 - kv - (req_bytes or 0)
@@ -751,6 +798,13 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
                         f"({context_len:,} tokens) past max_prefill_tokens ({s.max_prefill_tokens:,}); its activations "
                         "are not bounded by the chunk the memory left outside the pool was sized for, and are not "
                         "estimated here")
+    algo = spec_algorithm(s)
+    if s.max_running_requests is None and (
+            (algo in EAGLE_FAMILY and reached(v, "spec_running_48"))
+            or (algo == "NGRAM" and reached(v, "spec_running_48_ngram"))):
+        # server_args.py, after the GPU-memory defaults above: "Max running requests is reset to 48 for speculative
+        # decoding. You can override this by explicitly setting --max-running-requests."
+        s = replace(s, max_running_requests=48)
     world = s.tp_size * s.pp_size
     overhead = pre_load_overhead(devs, world)
     pre_free = min(sizes) - overhead if known else None
@@ -759,8 +813,28 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     stages = load_model(spec, s, layer_stages, min(ccs) if ccs and None not in ccs else None, _is_hip(devs[0]))
     for st in stages:
         warnings += [x for x in st.labels if x not in warnings]
-    pools, error = init_memory_pool(spec, s, stages, pre_free, gpu_mib)
+    draft = draft_worker(spec, s, v) if algo else None
+    if algo and draft is None and spec.n_nextn_layers > 0 and s.speculative_draft_model_path in (None, s.model_path):
+        warnings.append("the next-n draft worker is not sized for this model or layout (DSA, sliding-window or "
+                        "hybrid layers, or pipeline parallelism): its weights and KV pool are not counted")
+    pools, error = init_memory_pool(spec, s, stages, pre_free, gpu_mib, draft)
     pool = pools[0] if error is None and all(p is not None for p in pools) else None
+    draft_tokens = draft_k = draft_v = 0
+    if draft is not None and pool is not None:
+        rows = max_running_requests(pool, s, context_len, v)[1]
+        max_num_reqs = rows - (0 if reached(v, "req_to_token_unpadded") else 1)
+        target_tokens, draft_tokens = draft_pool_tokens(draft, pool.max_total_num_tokens, max_num_reqs, s, v,
+                                                        stages[0].pool_lay.page_size)
+        if target_tokens != pool.max_total_num_tokens:  # the target's pool raised to draft_runner_cache_size
+            pool = resize_pool(pool, s, stages[0].pool_lay, target_tokens)
+            pools = [pool]
+        draft_k, draft_v = draft_pool_bytes(draft, s, draft_tokens)
+        warnings.append(f"speculative decoding ({algo}): the next-n draft worker counted ({draft.n_layers} layer(s), "
+                        f"{draft.weights_bytes / GiB:.2f} GiB of weights, a {draft_tokens:,}-token pool of "
+                        f"{(draft_k + draft_v) / GiB:.2f} GiB"
+                        + ("; both counted before the target's pool is sized" if draft.profiled else
+                           "; both taken from the (1 - mem_fraction_static) share after the target's pool")
+                        + "); its CUDA graphs are not")
     if error:
         warnings.append(f"SGLang would not start: {error}")
     if not known and s.kv_cache_memory_bytes is None:
@@ -768,7 +842,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
                         "the KV shown is one request of context_length")
     run = _Run(v=v, context_len=context_len, lay_all=lay_all, devs=devs, layer_stages=layer_stages, stages=stages,
                defaults=defaults, mfs=mfs, overhead=overhead, pre_free=pre_free, pools=pools, pool=pool,
-               error=error)
+               error=error, draft=draft, draft_tokens=draft_tokens, draft_k=draft_k, draft_v=draft_v)
 
     usages = _device_usages(spec, s, run)
     running = req_bytes = rows = None

@@ -58,6 +58,41 @@ ERAS = Eras({
     "prefill_graph_default": (0, 5, 10),
     # Speculative decoding no longer adds 2/6 GiB to reserved_mem (draft weights are measured instead).
     "no_spec_reserve": (0, 5, 14),
+    # The EAGLE-family draft worker (speculative/eagle_worker*.py with model_runner.py init_memory_pool; draft.py):
+    # - the draft's pool is draft_runner_cache_size tokens, the target's max_total_num_tokens plus a headroom for the
+    #   draft and verify tokens in flight (max_num_reqs x (num_steps x eagle_topk + num_draft_tokens) + 100), and the
+    #   target's pool is raised to it too ("Target worker and draft worker shares the same indices"), before the
+    #   --max-total-tokens cap (0.4.3.post4, 0.4.4.post1, 0.4.5, 0.4.7.post1, 0.4.10, 0.5.3, 0.5.6 read; 0.4.2: the
+    #   draft's alone, + max_num_reqs x num_steps + 100; 0.4.3 not read)
+    "spec_pool_headroom": (0, 4, 3, 4),
+    # - from 0.5.7 the draft takes the target's token count as it is (model_runner_kv_cache_mixin.py: 0.5.7, 0.5.8,
+    #   0.5.9, 0.5.10 read)
+    "spec_pool_same": (0, 5, 7),
+    # - the draft's MHA pool covers only the next-n layers from 0.4.10 (model_runner.py model_num_layers =
+    #   num_nextn_predict_layers for a draft worker of an MTP model; sglang PR #8482, merged 2025-07-29); 0.4.7.post1
+    #   allocates it for num_effective_layers, every layer of the model (its MLA pool already took the next-n ones)
+    "spec_draft_pool_nextn": (0, 4, 10),
+    # - from 0.5.14 the scheduler loads the draft's weights before either pool is profiled (init_model_worker:
+    #   maybe_init_draft_worker, then init_memory_pools; "Loaded weights (target + draft)") and the target's cell
+    #   takes the draft's layers at the target's per-layer size (pool_configurator.py DefaultPoolConfigurator:
+    #   cell += int(cell x eagle_draft_num_layers / num_layers)); before, both came out of the (1 - mfs) headroom
+    #   after the target's pool (0.5.13 and 0.5.14 read)
+    "spec_draft_profiled": (0, 5, 14),
+    # - a path-less MTP draft (NEXTN on an architecture outside the list that sets speculative_draft_model_path to
+    #   the model) also sizes the target's cell from 0.5.22 (spec_aux_hidden_state.py; 0.5.14-0.5.20 need a path)
+    "spec_pathless_cell": (0, 5, 22),
+    # - server_args.py: the EAGLE family sets max_running_requests to 48 when not given ("Max running requests is
+    #   reset to 48 for speculative decoding"), after the GPU-memory defaults (0.5.4 first read; 0.5.3 none)
+    "spec_running_48": (0, 5, 4),
+    "spec_running_48_ngram": (0, 5, 5),  # NGRAM too (0.5.5 read)
+    # - auto_choose_speculative_params (num_steps, eagle_topk, num_draft_tokens) when --speculative-num-steps is
+    #   not given: (3, 1, 4) for DeepSeek V2/V3 from 0.4.7.post1 (0.4.5: (5, 4, 8)), GLM-4.5 from 0.5.7, every other
+    #   model but Llama and Grok from 0.5.8; fixed defaults (5, 4, 8) in 0.4.3.post4 (0.4.2: (5, 8, 64))
+    "spec_auto_params": (0, 4, 5),
+    "spec_auto_deepseek_314": (0, 4, 7, 1),
+    "spec_auto_glm_314": (0, 5, 7),
+    "spec_auto_other_314": (0, 5, 8),
+    "spec_defaults_548": (0, 4, 3, 4),
     # The Mamba pool's padding slot is budgeted: size = (budget - per_req) // per_req, state = (size + 1) * per_req.
     "mamba_padding_slot": (0, 5, 18),
     # rest <= 0 raises "Loaded weights leave no GPU memory for the KV cache ..." with the minimum viable fraction
@@ -278,6 +313,8 @@ class SGLangSettings:
         "cuda_graph_max_bs": Limit(0, 1 << 20, "--cuda-graph-max-bs"),
         "cuda_graph_bs": Limit(1, 1 << 20, "--cuda-graph-bs"),
         "speculative_num_draft_tokens": Limit(1, 1 << 16, "--speculative-num-draft-tokens"),
+        "speculative_num_steps": Limit(1, 1 << 16, "--speculative-num-steps"),
+        "speculative_eagle_topk": Limit(1, 1 << 16, "--speculative-eagle-topk"),
         "swa_full_tokens_ratio": Limit(0, 1e6, "--swa-full-tokens-ratio", open_lo=True),
         "mamba_full_memory_ratio": Limit(0, 1e6, "--mamba-full-memory-ratio", open_lo=True),
         "max_mamba_cache_size": Limit(1, INT32_MAX, "--max-mamba-cache-size"),
@@ -317,6 +354,9 @@ class SGLangSettings:
     mamba_ssm_dtype: str = "float32"
     speculative_algorithm: str | None = None
     speculative_num_draft_tokens: int | None = None  # the target-verify graphs' tokens per request (None: 1 here)
+    speculative_num_steps: int | None = None  # --speculative-num-steps (None: auto_choose_speculative_params)
+    speculative_eagle_topk: int | None = None  # --speculative-eagle-topk
+    speculative_draft_model_path: str | None = None  # --speculative-draft-model-path (None: the MTP layers, if any)
     cuda_graph_bs: tuple[int, ...] | None = None  # --cuda-graph-bs: the decode sizes to capture, given
     disable_cuda_graph_padding: bool = False  # --disable-cuda-graph-padding: every size 1..max_bs (0.5.3+)
     enable_two_batch_overlap: bool = False  # --enable-two-batch-overlap: sizes aligned to 2
