@@ -29,7 +29,11 @@ class CatalogError(ValueError):
 
 
 def text_config(config: dict) -> dict:
-    """The decoder's part of a config.json: ``text_config``/``llm_config`` of a wrapper, else itself."""
+    """The decoder's part of a config.json: ``text_config``/``llm_config`` of a wrapper (``thinker_config.text_config``
+    of an omni model), else itself."""
+    thinker = config.get("thinker_config")
+    if isinstance(thinker, dict) and isinstance(thinker.get("text_config"), dict):
+        return thinker["text_config"]
     for key in ("text_config", "llm_config"):
         if isinstance(config.get(key), dict):
             return config[key]

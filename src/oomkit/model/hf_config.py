@@ -94,6 +94,10 @@ ARCH_BY_MODEL_TYPE = {
     # (transformers modeling_glm4v.py Glm4vTextDecoderLayer: post_self_attn / post_mlp norms, q/k/v with bias, fused
     # gate_up) with M-RoPE (rope.dimension_sections)
     "glm4v": "glm4", "glm4v_text": "glm4",
+    # Qwen3-Omni's thinker (thinker_config.text_config, model_type qwen3_omni_moe_text): conversion/qwen3vl.py
+    # Qwen3OmniMoeTextModel(Qwen3VLMoeTextModel) -> MODEL_ARCH.QWEN3VLMOE with num_deepstack_layers 0, Qwen3-MoE
+    # layers with q/k norms; the audio and vision encoders go to the mmproj, the talker and code2wav nowhere
+    "qwen3_omni_moe": "qwen3vlmoe", "qwen3_omni_moe_text": "qwen3vlmoe",
     # conversion/apertus.py ApertusModel (ApertusForCausalLM) -> MODEL_ARCH.APERTUS: a Llama-shaped decoder with per-head
     # q/k RMSNorms and an ungated xIELU MLP (src/models/apertus.cpp load_arch_tensors: ffn_up / ffn_down, no ffn_gate;
     # the xIELU alpha_n / alpha_p / beta / eps go to the GGUF as per-layer metadata, not tensors)
@@ -138,7 +142,14 @@ def load_config(path: str | Path) -> dict[str, Any]:
 
 
 def text_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """The language model's config: VLM wrappers nest it under text_config (Gemma 3, Qwen3.5, Llama 4)."""
+    """The language model's config: VLM wrappers nest it under text_config (Gemma 3, Qwen3.5, Llama 4); omni
+    models one level deeper, under thinker_config.text_config (Qwen3-Omni: the thinker is the language model text
+    engines load; convert_hf_to_gguf.py ModelBase.load_hparams: config["text_config"] =
+    config["thinker_config"]["text_config"])."""
+    thinker = cfg.get("thinker_config")
+    if isinstance(thinker, Mapping) and isinstance(thinker.get("text_config"), Mapping):
+        outer = {k: v for k, v in cfg.items() if k != "thinker_config"}
+        return text_config({**outer, **{k: v for k, v in thinker.items() if k != "model_type"}})
     for key in _TEXT_KEYS:
         inner = cfg.get(key)
         if isinstance(inner, Mapping) and ("hidden_size" in inner or "num_hidden_layers" in inner):
@@ -339,6 +350,10 @@ def spec_from_config(
                       "it in their weights, llama.cpp and Ollama load it from the mmproj file")
     elif isinstance(outer.get("vision_config"), Mapping):
         labels.append("the config declares a vision tower (vision_config) that is not counted in these weights")
+    if isinstance(outer.get("thinker_config"), Mapping):  # Qwen3-Omni: text_config() read the thinker's decoder
+        labels.append("the thinker's language model only: its audio and vision encoders (and a talker / code2wav the "
+                      "checkpoint may hold) are not counted in these weights; vLLM loads the encoders with the thinker, "
+                      "llama.cpp from the mmproj file")
     return ModelSpec(
         name=name, architecture=arch, n_embd=n_embd, n_vocab=n_vocab, n_ctx_train=n_ctx_train, layers=layers,
         weights=weights, tied_embeddings=tied, n_nextn_layers=n_nextn, source=source, labels=tuple(labels),

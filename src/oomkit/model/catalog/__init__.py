@@ -73,7 +73,11 @@ class CatalogEntry:
 
     @property
     def text_config(self) -> dict[str, Any]:
-        """The decoder's config: ``text_config`` of a VLM wrapper, else the config itself."""
+        """The decoder's config: ``text_config`` of a VLM wrapper (``thinker_config.text_config`` of an omni model),
+        else the config itself."""
+        thinker = self.config.get("thinker_config")
+        if isinstance(thinker, dict) and isinstance(thinker.get("text_config"), dict):
+            return thinker["text_config"]
         for key in ("text_config", "llm_config"):
             sub = self.config.get(key)
             if isinstance(sub, dict):
