@@ -20,7 +20,8 @@ within the printed rounding):
   split gives 12% on the GPU.
 - ollama/ollama#13805, glm-4.7-flash on v0.14.3-rc3 at 32768 cells, the launch decisions: "model layers"=48, the
   Ollama engine, FlashAttention:Enabled. Before: 49 layers (the next-n block counted) and flash attention off (the
-  blob read as deepseek2, which GGML.FlashAttention does not list); after: as logged.
+  blob read as deepseek2, which GGML.FlashAttention does not list); after: as logged. Its num_tensors=797 is
+  v0.14.3's conversion with attn_kv_b whole (weights.py glm4moelite_per_head; 844 with the v0.15.0 split).
 
 Searched and not found in a form these tests can use (no per-device lines in the retrievable excerpts): Ollama 0.12+
 on Metal with its per-device lines, gpt-oss on Ollama 0.13+, Ollama 0.13+ over several GPUs.
@@ -157,3 +158,18 @@ def test_glm_flash_0_14_3_launch():
     assert ev["ollama_runner"] == "Ollama engine" and est.settings["flash_attention"] == "on"
     assert ev["ollama_layers"].split("/")[1] == str(p["model layers"]) and ev["n_ctx"] == p["KvSize"]
     assert f'"model layers"={p["model layers"]}' in fx["quoted"] and "FlashAttention:Enabled" in fx["quoted"]
+
+
+def test_glm_flash_0_14_3_blob_tensors():
+    """num_tensors=797: v0.14.3's conversion keeps attn_kv_b whole, one tensor a block fewer than the 844 of the
+    MLA-split conversion the library ships from v0.15.0 (llama-ollama-compat.cpp handle_glm4moelite's count)."""
+    from oomkit.engines.ollama.weights import glm4moelite_per_head, ollama_gguf
+
+    fx = _load(_GLM_0143_LAUNCH)
+    spec = ollama_gguf(resolve("glm-4.7-flash", fx["settings"]["weights_quant"]))
+    assert len(spec.weights.tensors) == 844
+    old = glm4moelite_per_head(spec)
+    assert len(old.weights.tensors) == fx["printed"]["num_tensors"]
+    assert f'num_tensors={fx["printed"]["num_tensors"]}' in fx["quoted"]
+    kv_b = next(t for t in old.weights.tensors if t.name == "blk.1.attn_kv_b.weight")
+    assert kv_b.shape == (512, 20 * (192 + 256)) and kv_b.dtype == "q4_K"

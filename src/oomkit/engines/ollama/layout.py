@@ -229,6 +229,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings) ->
     launch = resolve_launch(spec, g, devices, s)
     if library_arch(spec) == "glm4moelite" and launch.version < V_GLM4MOELITE_MLA:
         spec = glm4moelite_per_head(spec)
+        g = gguf_view(spec)
     if launch.era == "D":
         spec = llama_server_gguf(spec)
         return _estimate_llama_server(spec, gguf_view(spec), devices, s, launch)

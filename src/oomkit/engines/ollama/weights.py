@@ -140,16 +140,43 @@ _PER_HEAD_MEMO = ByObject[ModelSpec](16)
 
 
 def glm4moelite_per_head(spec: ModelSpec) -> ModelSpec:
-    """GLM-4.7-Flash as Ollama v0.14.3-v0.14.x ran it: its converter kept attn_kv_b whole (the MLA split came
-    with 64737330a, #13870, v0.15.0) and model/models/glm4moelite decompressed K and V per head through it
-    (kv.ChunkSections into qk_nope / v_head, nn.Attention): the cache holds num_key_value_heads x (qk_nope +
-    qk_rope) K and x v_head_dim V a token, not the 576 / 512-wide latent."""
+    """GLM-4.7-Flash as Ollama v0.14.3-v0.14.x ran it, from the library's first blob:
+
+    - convert_glm4moelite.go of v0.14.3 kept attn_kv_b whole (the split into attn_k_b / attn_v_b for MLA absorption
+      came with 64737330a, #13870, v0.15.0): 797 tensors, one a block fewer than the later 844 (ollama/ollama#13805:
+      num_tensors=797), and server/quantization.go of v0.14.3 had no Q8_0 rule for the MLA tensors (16750865d,
+      #13891, v0.15.1): they are at the file type's default, as attn_kv_b [kv_lora_rank, heads x (qk_nope +
+      v_head)] is;
+    - model/models/glm4moelite decompressed K and V per head through attn_kv_b (kv.ChunkSections into qk_nope /
+      v_head, nn.Attention): the cache holds num_key_value_heads x (qk_nope + qk_rope) K and x v_head_dim V a
+      token, not the 576 / 512-wide latent (ollama/ollama#13789: 160 MiB a layer at 8192 cells)."""
     def per_head() -> ModelSpec:
         layers = tuple(replace(la, attention=replace(la.attention, latent_cache=False))
                        if la.attention is not None and la.attention.kv_lora_rank else la for la in spec.layers)
-        return replace(spec, layers=layers, labels=spec.labels + (
-            "glm4moelite before Ollama 0.15.0: K/V cached per head (20 x 256 / 256), attn_kv_b not yet split "
-            "for MLA absorption",))
+        out = replace(spec, layers=layers, labels=spec.labels + (
+            "glm4moelite before Ollama 0.15.0: the library's first blob (attn_kv_b whole, the MLA tensors at the "
+            "file type's default), K/V cached per head (20 x 256 / 256)",))
+        if spec.weights.exact:
+            return out
+        from ...quant.gguf_recipes import ftype_by_name  # lazy, as in _spring_2025_quantizer
+
+        fmt = spec.weights.format.upper()
+        plain = fmt in {"F16", "BF16", "F32", "FLOAT16", "BFLOAT16", "FLOAT32"}
+        default = None if plain else ftype_by_name(fmt).default_type
+        a = next(la.attention for la in spec.layers if la.attention is not None and la.attention.kv_lora_rank)
+        tensors = []
+        for t in spec.weights.tensors:
+            if t.name.endswith(".attn_v_b.weight"):
+                continue
+            if t.name.endswith(".attn_k_b.weight"):
+                shape = (a.kv_lora_rank, a.n_heads * (a.qk_nope_head_dim + a.v_head_dim))
+                dtype = default or t.dtype
+                t = replace(t, name=t.name.replace("attn_k_b", "attn_kv_b"), shape=shape, dtype=dtype,
+                            nbytes=ggml.tensor_bytes(dtype, shape))
+            elif default and t.name.endswith(_MLA_Q8_0):
+                t = replace(t, dtype=default, nbytes=ggml.tensor_bytes(default, t.shape))
+            tensors.append(t)
+        return replace(out, weights=replace(spec.weights, tensors=tuple(tensors)))
     return _PER_HEAD_MEMO.get(spec, None, per_head)
 
 
