@@ -1774,6 +1774,21 @@ _ASYNC_EVENTS = ("CUDA", "ROCm", "HIP", "Vulkan", "SYCL")
 RPC_EVENTS_BUILD = llamacpp_build_on("2026-08-26")
 
 
+def mask_cast_device(spec: ModelSpec, ctx: Context, placement: Placement) -> int | None:
+    """The backend that casts the F32 KQ mask to F16 for flash attention, in a build before PR #23764 (ERAS
+    kq_mask_f16; None otherwise): llm_graph_context::build_attn_inp_kv* makes one cast node,
+    self_kq_mask_cnv = ggml_cast(self_kq_mask, GGML_TYPE_F16), which every attention layer reads. The mask is a
+    graph input (the CPU); the cast is first expanded with the first attention layer's flash attention, so
+    ggml_backend_sched_split_graph's expansion passes give it that layer's backend (ggml-backend.cpp, pass 2). A
+    device whose attention layers come later copies the cast's F16 output as its split input, not the F32 mask:
+    #20024's two MI60s, Qwen3.5-35B-A3B at 262144 x 4 unified with pipeline parallelism, ROCm1 3066.14 MiB (its
+    four copies of the 512 MiB F16 mask) against ROCm0 4840.13 (four of the 1 GiB F32 mask, and the cast)."""
+    if not ctx.flash_attn or ERAS.reached(ctx.build, "kq_mask_f16"):
+        return None
+    first = min((la.index for la in attention_layers(spec) if la.index < len(placement.layer_device)), default=None)
+    return None if first is None else placement.layer_device[first]
+
+
 def pipeline_parallel(spec: ModelSpec, placement: Placement, devices: tuple[Device, ...],
                       s: LlamaCppSettings) -> bool:
     """llama_context::llama_context (llama-context.cpp, since PR #6017): pipeline parallelism when the model
@@ -2712,6 +2727,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     masks = mask_in // 2 if ctx.flash_attn and not ERAS.reached(ctx.build, "kq_mask_f16") else mask_in
     attending = {placement.layer_device[layer.index] for layer in attention_layers(spec)
                  if layer.index < len(placement.layer_device)}
+    cast_on = mask_cast_device(spec, ctx, placement)
     out: dict[int, int] = {}
     host_rows = device_host_rows(spec, ctx, infer_backend(devices, s.backend).name)
     fa_host = device_fa_on_host(spec, ctx, caches, placement, devices, s)
@@ -2727,7 +2743,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         if kq_host and d >= 0 and d in attending:  # the attention's scores on the host: the rest, as with flash attention
             need = compute_phases(spec, replace(ctx, flash_attn=True, fa_auto_off=False), caches).attention \
                 - sum(c.cells * min(ctx.n_ctx, ctx.n_ubatch) * 2 for c in caches)
-        if d >= 0 and d in attending and ctx.flash_attn and not ERAS.reached(ctx.build, "kq_mask_f16"):
+        if d >= 0 and d in attending and d == cast_on:
             # before PR #23764 the device's split input is the F32 mask, cast to F16 on the device at the first
             # attention layer (the F32 copy's only reader is the cast; the F16 mask serves every layer): both are
             # alive at the cast, beside the split's hidden-state rows; the F32 copy is freed after it, so the
@@ -2813,7 +2829,14 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         first = placement.layer_device[0] if placement.layer_device else -1
         for d in out:
             if d >= 0:
-                out[d] += extra * ((mask_in if d in attending else 0) + resid + T * 4)
+                # a device after the one that casts the F32 mask copies its F16 cast (mask_cast_device)
+                copied = (mask_in if cast_on in (None, d) else masks) if d in attending else 0
+                if d == placement.output_device and ph[d].split_output:
+                    # each copy is marked input and output (ggml_backend_sched_split_graph with n_copies > 1,
+                    # "prevent ggml-alloc from overwriting the tensor"), so the mask is not freed before a hybrid's
+                    # logits as on a single device (ComputePhases.split_output): they sit above it
+                    out[d] = max(out[d], ph[d].split_output + copied)
+                out[d] += extra * (copied + resid + T * 4)
                 if d != first and d in placement.layer_device:
                     out[d] += SCHED_MAX_COPIES * resid
         out[-1] += extra * (mask_in + 2 * T * 4)
