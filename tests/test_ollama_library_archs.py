@@ -104,3 +104,15 @@ def test_glm_flash_gguf_view_keeps_the_per_head_keys():
     *_mla), which fs/ggml's accessors read."""
     g = gguf_view(ollama_gguf(resolve("glm-4.7-flash", "Q4_K_M")))
     assert (g.heads_kv_max, g.key_length, g.value_length, g.block_count) == (20, 256, 256, 47)
+
+
+@pytest.mark.parametrize("name,arch,runner", [
+    ("hf.co/unsloth/GLM-4.7-Flash-GGUF:Q4_K_M", "deepseek2", "Ollama engine"),  # deepseek2 listed from v0.13.0
+    ("hf.co/unsloth/Olmo-3-7B-Think-GGUF:Q4_K_M", "olmo2", "llama.cpp runner"),
+])
+def test_a_publishers_gguf_is_llama_cpps_conversion(name, arch, runner):
+    """A GGUF repo's file is llama.cpp's conversion (deepseek2 / olmo2), not the library's: no Ollama-only name, so
+    a release before the Ollama engine knew glm4moelite / olmo3 loads it (v0.13.0 here), by the rules of its name."""
+    spec = resolve(name, "Q4_K_M")
+    assert library_arch(spec) == arch
+    assert _est(name, "0.13.0").engine_view["ollama_runner"] == runner

@@ -36,8 +36,9 @@ def library_arch(spec: ModelSpec) -> str:
       after the library's olmo-3 / olmo-3.1 tags were pushed);
     - GLM-4.7-Flash (deepseek2 to llama.cpp, conversion/glm.py Glm4MoeLiteModel): convert/convert_glm4moelite.go
       writes "glm4moelite" (4f138a174, #13779, v0.14.3; "deepseek2" only from 9db4bdbad).
-    A GGUF file read as it is keeps its own name."""
-    if spec.weights.exact:
+    A GGUF file read as it is keeps its own name, and so does a GGUF repo's whose publisher oomkit knows
+    (hf.co/unsloth/GLM-4.7-Flash-GGUF: llama.cpp's conversion, which Ollama runs on its llama.cpp runner)."""
+    if spec.weights.exact or spec.weights.publisher:
         return spec.architecture
     if spec.architecture == "olmo2" and any(la.kind is LayerKind.SLIDING for la in spec.layers):
         return "olmo3"
