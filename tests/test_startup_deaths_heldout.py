@@ -6,7 +6,7 @@ KV budget, tokens, the sampler warm-up's rows), and the fix oomkit proposes (a f
 
 | log | version | GPUs | the log | oomkit before | after |
 |---|---|---|---|---|---|
-| vllm#15105 QwQ-32B-AWQ TP2, 0.95 | 0.8.0 | 2x 24 GB | dies in the sampler warm-up, 1,024 rows | starts; 256 warm-up rows | starts (0.45 GiB left); 1,024 rows as logged: strict xfail |
+| vllm#15105 QwQ-32B-AWQ TP2, 0.95, --disable-custom-all-reduce | 0.8.0 | 2x 24 GB | dies in the sampler warm-up, 1,024 rows | starts; 256 warm-up rows | dies in the sampler warm-up (5.51 GiB needed, 1.83 left after 4.87 GiB of capture, 4.14 of it NCCL's: the log's OOM line allows at most about 1.1) |
 | vllm#24436 Qwen3-4B-2507-FP8 | 0.10.1.1 | 1x 24 GB | dies in the sampler warm-up, 256 rows | starts (1.39 GiB left) | same: strict xfail |
 | vllm#51590 gpt-oss-120b TP8, 0.95 | 0.28.0 | 8x RTX PRO 4500 | dies after the capture | dies in the sampler warm-up | same |
 | vllm#48601 Qwen3.6-27B-FP8 TP4, runner V2 | main 2026-07-14 | 4x H100 | dies in the kernel warm-up | starts (1.31 GiB left) | dies in the sampler warm-up (3.32 GiB needed, 3.23 left) |
@@ -26,19 +26,27 @@ The rules this set led to, read in the wheels:
   the masked logits and the probabilities beside the float32 copy (8 B more per element); the V2 warm-up needs that
   allocated peak with no V1 allocator factor (phases.py SAMPLER_WARMUP_FACTOR_V2). vllm#48601 dies as logged; the
   RTX 4090 0.27.1 run beside a second engine (tests/test_vllm_more_logs.py) still starts.
+- engines/vllm/profile.py SAMPLER_BYTES_FLASHINFER: the 12 B the source holds, no longer the fitted 4 B (0.8.2's
+  forward_cuda: the float32 copy, softmax's probabilities and FlashInfer 0.2.1.post2's top_k_renorm_probs output).
+  vllm#15617 ran the docker image's FlashInfer sampler: 3.34 GiB for the printed 3.48 (-0.6 % of the GPU; +3.5 %
+  before).
+- engines/vllm/phases.py nccl_in_graphs: --disable-custom-all-reduce (settings disable_custom_all_reduce) puts the
+  TP all-reduces of the captured graphs in NCCL at any TP size, as more than two PCIe GPUs do (0.8.0
+  init_worker_distributed_environment: set_custom_all_reduce(not parallel_config.disable_custom_all_reduce);
+  CudaCommunicator.all_reduce then takes pynccl). vllm#15105 ran with the flag and now dies in the warm-up as logged,
+  with too much margin: its 67 graphs x 129 all-reduces at NCCL_GRAPH_PER_ALLREDUCE (0.49 MiB, fitted on vllm#7553's
+  0.5.4 with a CUDA 12.2 driver) make 4.14 GiB, where the OOM line (22.97 GiB in use, 20.21 allocated, 0.19 cached)
+  leaves 2.57 GiB outside PyTorch in all, about 1.1 for NCCL in the graphs once oomkit's 0.89 GiB non-torch memory
+  and the capture's pool are taken off (0.13 MiB per all-reduce): 3.95 GiB short here, 1.15 in the log.
 
 What remains (strict xfails, with the measured gap):
-- the deaths after the KV cache at the default 0.9 / 0.95 on 24 GB cards (vllm#24436, #15105) leave 2.3-2.6 GiB of
-  non-PyTorch memory in the process at the OOM (the OOM lines: 23.53 GiB in use, 20.32 allocated by PyTorch; 22.97 /
-  20.21), where oomkit counts 1.2-1.6 GiB (context, non-torch, graphs); the same gap shows in vllm#51590 (1.37 GiB
-  over the budget, 62 MiB of it the graph pool). No source rule for the rest was found; it is not fitted.
+- the death after the KV cache at the default 0.9 on a 24 GB card (vllm#24436) leaves 3.1 GiB of non-PyTorch memory
+  in the process at the OOM (23.53 GiB in use, 20.32 allocated by PyTorch), where oomkit counts 1.24 GiB (context,
+  non-torch, graphs); the same gap shows in vllm#51590 (1.37 GiB over the budget, 62 MiB of it the graph pool). No
+  source rule for the rest was found; it is not fitted.
 - V1 0.8.x on its 1,024 default rows. vllm#14452 is refused at the KV cache where the log allocated one; the sort's
   38 B an element (profile.py SAMPLER_BYTES_SORT, read from the source) is bounded from below by the log's own OOM,
   so the gap is its unknown command (max_model_len, utilization) or the non-PyTorch memory.
-- vllm#15617 ran the docker image's FlashInfer sampler: profile.py SAMPLER_BYTES_FLASHINFER is now the 12 B the
-  source holds (0.8.2's forward_cuda: the float32 copy, softmax's probabilities and FlashInfer 0.2.1.post2's
-  top_k_renorm_probs output), no longer the fitted 4 B: 3.34 GiB for the printed 3.48 (-0.6 % of the GPU; +3.5 %
-  before).
 - Gemma 2 9B TP8 on V0 0.5.4 (vllm#7593) captures more than the V0 rule gives (2.9+ GiB against 1.65).
 - No SGLang log with the figures a held-out check needs (launch line, GPU, the failing phase) was found in the stored
   threads this round (sglang#1479, #1751, #4489, #5285 and #7227 lack the error or the command); SGLang's start-up
@@ -84,7 +92,7 @@ AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, 
 CASES = {
     QWQ_AWQ: (lambda: spec_of("Qwen/QwQ-32B", AWQ), "24 GB GPU", 2,
               VllmSettings(engine_version="0.8.0", tensor_parallel_size=2, gpu_memory_utilization=0.95,
-                           max_model_len=30000, block_size=32), "sampler warm-up"),
+                           max_model_len=30000, block_size=32, disable_custom_all_reduce=True), "sampler warm-up"),
     QWEN3_4B: (lambda: spec_of("Qwen/Qwen3-4B-FP8"), "24 GB GPU", 1,
                VllmSettings(engine_version="0.10.1.1", max_model_len=32768), "sampler warm-up"),
     GPT_OSS: (lambda: spec_of("openai/gpt-oss-120b"), "NVIDIA RTX PRO 4500 Blackwell Server Edition", 8,
@@ -138,11 +146,7 @@ def _xfail(reason: str):
 
 
 @pytest.mark.parametrize("stem", [
-    pytest.param(QWQ_AWQ, marks=_xfail(
-        "starts with 0.45 GiB left after a 5.51 GiB warm-up on 1,024 rows; the log died there with 0.59 GiB free. "
-        "Its process held 2.57 GiB outside PyTorch (22.97 in use, 20.21 allocated, 0.19 cached) where oomkit counts "
-        "1.63 (non-torch 0.89 with the context, graphs 0.74): --disable-custom-all-reduce puts the TP2 all-reduces "
-        "in NCCL inside the graphs, which oomkit charges only beyond two PCIe GPUs (phases.py nccl_in_graphs)")),
+    QWQ_AWQ,
     pytest.param(QWEN3_4B, marks=_xfail(
         "starts with 1.39 GiB left after the 256-row warm-up (1.39 GiB); the log died with 98 MiB free, its process "
         "holding 3.2 GiB outside PyTorch (23.53 in use, 20.32 allocated) where oomkit counts 1.24 (context 0.51, "

@@ -24,6 +24,7 @@ Fitted constants and the logs they were fitted on (engines/vllm/phases.py):
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,7 @@ from oomkit.engines.vllm.config import resolve
 from oomkit.engines.vllm.phases import (
     CG_GRAPH_BASE,
     CG_GRAPH_PER_HIDDEN,
+    NCCL_GRAPH_PER_ALLREDUCE,
     SAMPLER_WARMUP_FACTOR,
     SAMPLER_WARMUP_FACTOR_DENSE,
     capture_sizes,
@@ -405,6 +407,26 @@ def test_nccl_share_ends_where_vllm_ships_nccl_2_22():
             assert share > run["capture_bytes"], share / GiB
         else:
             assert share == 0, (version, share / GiB)
+
+
+def test_disable_custom_all_reduce_puts_nccl_in_the_graphs_at_tp2():
+    # --disable-custom-all-reduce: 0.8.0's init_worker_distributed_environment calls
+    # set_custom_all_reduce(not parallel_config.disable_custom_all_reduce), CudaCommunicator makes no CustomAllreduce and
+    # all_reduce takes pynccl, inside the graphs too (vllm#15105, tests/test_startup_deaths_heldout.py); two GPUs
+    # otherwise keep the custom all-reduce. From 0.9 (NCCL >= 2.22) a captured all-reduce allocates nothing
+    from oomkit.engines.vllm.args import parse_args
+
+    spec = resolve_model("Qwen/QwQ-32B")
+    devs = tuple(with_facts(Device(f"CUDA{i}", "NVIDIA L40S", 48 * GiB)) for i in range(2))
+    for version, shared in (("0.8.0", True), ("0.9.0", False)):
+        _, _, s = parse_args(["serve", "Qwen/QwQ-32B", "-tp", "2", "--disable-custom-all-reduce"])
+        s = replace(s, engine_version=version)
+        assert s.disable_custom_all_reduce
+        r = resolve(spec, devs, s)
+        share = nccl_graph_bytes(spec, s, r, spec.n_trunk_layers)
+        pw, full = graph_count(spec, s, r)
+        assert share == (NCCL_GRAPH_PER_ALLREDUCE * (pw + full) * (2 * spec.n_trunk_layers + 1) if shared else 0)
+        assert nccl_graph_bytes(spec, replace(s, disable_custom_all_reduce=False), r, spec.n_trunk_layers) == 0
 
 
 def test_vllm_7553_starts():

@@ -331,6 +331,8 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         _apply_compilation_config(flag, value, opts)
     elif flag == "--disable-hybrid-kv-cache-manager":
         opts["disable_hybrid_kv_cache_manager"] = bool(value)
+    elif flag == "--disable-custom-all-reduce":
+        opts["disable_custom_all_reduce"] = bool(value)
     elif flag == "--attention-backend":
         opts["attention_backend"] = str(value).upper()
     elif flag == "--attention-config":
@@ -578,6 +580,8 @@ OPTIONS = (
     Opt("max_cudagraph_capture_size", "--max-cudagraph-capture-size"),
     Opt("disable_hybrid_kv_cache_manager", "--disable-hybrid-kv-cache-manager",
         switch=("--disable-hybrid-kv-cache-manager", None), aliases=("--no-disable-hybrid-kv-cache-manager",)),
+    Opt("disable_custom_all_reduce", "--disable-custom-all-reduce", switch=("--disable-custom-all-reduce", None),
+        aliases=("--no-disable-custom-all-reduce",)),
     Opt("attention_backend", "--attention-backend", env_aliases=("VLLM_ATTENTION_BACKEND",)),
     Opt("moe_backend", "--moe-backend"),
     Opt("mamba_cache_dtype", "--mamba-cache-dtype"),

@@ -416,12 +416,16 @@ def geforce_capture(r: Resolved) -> bool:
     return "geforce" in r.gpu_name.lower()
 
 
-def nccl_in_graphs(r: Resolved) -> bool:
+def nccl_in_graphs(r: Resolved, s: VllmSettings | None = None) -> bool:
     """The TP all-reduces inside the graphs run through NCCL: more than two GPUs without NVLink (custom_all_reduce.py
-    CustomAllreduce.__init__), or a TP group across machines, where the custom all-reduce is off ("this process group
-    spans across nodes", config.py tp_spans_nodes). Two PCIe GPUs keep the custom all-reduce where P2P works, which
-    the GPU's name does not say: not counted there."""
-    return (r.tp > 2 and not r.nvlink) or (r.tp > 1 and r.tp_spans_nodes)
+    CustomAllreduce.__init__), a TP group across machines, where the custom all-reduce is off ("this process group
+    spans across nodes", config.py tp_spans_nodes), or --disable-custom-all-reduce at any TP size (0.8.0
+    v1/worker/gpu_worker.py and worker/worker.py init_worker_distributed_environment:
+    set_custom_all_reduce(not parallel_config.disable_custom_all_reduce); cuda_communicator.py then makes no
+    CustomAllreduce, so CudaCommunicator.all_reduce takes pynccl_comm.all_reduce, which graph_capture enables on the
+    capture stream; 0.5.4's GroupCoordinator.all_reduce likewise).
+    Two PCIe GPUs keep the custom all-reduce where P2P works, which the GPU's name does not say: not counted there."""
+    return (r.tp > 2 and not r.nvlink) or (r.tp > 1 and (r.tp_spans_nodes or bool(s and s.disable_custom_all_reduce)))
 
 
 def nccl_graph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int, first_stage: bool = True) -> int:
@@ -430,7 +434,7 @@ def nccl_graph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: in
     tensor_model_parallel_all_reduce), plus VocabParallelEmbedding's on the first stage; per captured graph (FULL
     graphs capture them again beside the PIECEWISE ones). 0 from 0.9 (NCCL >= 2.22: the work in the kernel
     arguments)."""
-    if s.enforce_eager or not nccl_in_graphs(r) or r.at_least("nccl_work_in_args"):
+    if s.enforce_eager or not nccl_in_graphs(r, s) or r.at_least("nccl_work_in_args"):
         return 0
     pw, full = graph_count(spec, s, r)
     return NCCL_GRAPH_PER_ALLREDUCE * (pw + full) * (2 * n_layers + (1 if first_stage else 0))

@@ -215,6 +215,7 @@ class VllmSettings:
     cudagraph_mode: str | None = None  # compilation_config cudagraph_mode (NONE, PIECEWISE, FULL, ...)
     optimization_level: int | None = None  # -O0 .. -O3
     disable_hybrid_kv_cache_manager: bool = False
+    disable_custom_all_reduce: bool = False  # --disable-custom-all-reduce: TP all-reduces through NCCL only
     attention_backend: str | None = None  # --attention-backend / VLLM_ATTENTION_BACKEND
     # --attention-config '{"indexer_kv_dtype": ...}' (config/attention.py AttentionConfig, 0.24+) and its older
     # '{"use_fp4_indexer_cache": true}' (0.20-0.29): the sparse-attention indexer's key cache
