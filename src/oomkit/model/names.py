@@ -497,8 +497,11 @@ def ollama_tag(name: str) -> tuple[str, tuple[str, ...], str | None] | None:
 OLLAMA_UNSIZED = {
     "minicpm-v": "MiniCPM-V 2.6 (8b): a Qwen2 7B decoder under a SigLIP tower and a perceiver resampler, a tower oomkit "
                  "does not count",
-    "moondream": "moondream2 (1.8b): a phi-1.5 decoder under a SigLIP tower (model_type moondream1), whose config "
-                 "oomkit has no cited copy of",
+    # the text blob as llama.cpp prints it (ollama/ollama#4076, Jeffser/Alpaca#245: sha256-e554c6b9..., phi2, 245
+    # tensors; ggml-org/llama.cpp#9066: model params = 1.42 B): the decoder is known, the projector blob is not
+    "moondream": "moondream2 (1.8b): a phi-1.5 decoder (the library's model blob is a phi2 GGUF of 24 layers of 2048, "
+                 "32 heads of 64, FFN 8192, 2,048 positions, 1.42B parameters) under a SigLIP projector blob whose "
+                 "shapes, like the library's default quant, oomkit has no cited copy of",
 }
 
 
@@ -553,7 +556,7 @@ def ollama_namespaced(name: str) -> tuple[str, tuple[str, ...]] | None:
     ("<user>/<model>:<tag>", as `ollama run` takes it; a hub repo id has no ':' but a quant tag), read as the library
     tag of the same name, its fine-tune words (model/names._SAME_SHAPE_WORDS) dropped; None for other names."""
     key = catalog.normalize(name)
-    if key.count("/") != 1 or ":" not in key:
+    if key.count("/") != 1 or ":" not in key.split("/", 1)[1]:  # "qwen3:8b/x": the ':' is not the tag's
         return None
     lib, tag = key.split("/", 1)[1].split(":", 1)
     if not lib or not tag:
