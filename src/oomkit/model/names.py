@@ -524,8 +524,10 @@ _PHI4FLASH = ("Phi-4-mini-flash-reasoning (model_type phi4flash, Phi4FlashForCau
               "layer whose KV cache the cross-decoder reuses, and gated memory units holding no cache; config.json of the "
               "repo, copied in franciskamande-ai/cloned_models@711ebe7d: mb_per_layer 2, sliding_window 512, 40 / 20 heads) "
               "is not sized: llama.cpp has no architecture for it (src/llama-arch.cpp names none, convert_hf_to_gguf.py "
-              "registers no Phi4FlashForCausalLM), vLLM ran it (model_executor/models/phi4flash.py) in its V0 engine only, "
-              "and oomkit does not model its Mamba state, sliding window and shared cross-decoder cache")
+              "registers no Phi4FlashForCausalLM), vLLM ran it (model_executor/models/phi4flash.py, vllm#20702) in its V0 "
+              "engine only and lists it as previously supported after 0.10.2 (registry.py _PREVIOUSLY_SUPPORTED_MODELS, "
+              "vllm#25832: newer releases refuse it), and oomkit does not model its Mamba state, sliding window and "
+              "shared cross-decoder cache")
 HF_UNSIZED = {"microsoft/phi-4-mini-flash-reasoning": _PHI4FLASH, "phi-4-mini-flash-reasoning": _PHI4FLASH,
               "phi-4-mini-flash": _PHI4FLASH}
 
