@@ -132,3 +132,39 @@ def test_a_rewrite_replaces_every_word_of_a_captured_list():
     out = get_engine("sglang").rewrite_command(argv, old, replace(old, cuda_graph_bs=(1, 2), cuda_graph_max_bs=8))
     # the user's spelling is kept where it is; a new field takes the release's own
     assert out[5:] == ["--cuda-graph-bs", "1", "2", "--port", "30000", "--cuda-graph-max-bs-decode", "8"]
+
+
+# 0.5.22 and 0.5.23 server_args.py: --enable-dp-attention a DeprecatedStoreTrueAction ("Deprecated. Use --attn-dp-size
+# <dp-size> instead of --dp-size <dp-size> --enable-dp-attention."); arg_groups/parallel_hook.py
+# handle_deprecated_dp_attention resolves the old spelling to attn_dp_size = dp_size, dp_size = 1. 0.5.21's parser
+# has no --attn-dp-size (first in 0.5.22).
+@pytest.mark.parametrize("release,flags", [
+    ("0.5.21", ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention"]),
+    ("0.5.22", ["--tp-size", "8", "--attn-dp-size", "8"]),
+    ("0.5.23", ["--tp-size", "8", "--attn-dp-size", "8"]),
+])
+def test_dp_attention_is_written_in_the_release_s_spelling(release, flags):
+    from oomkit.engines.base import get_engine
+    from oomkit.engines.sglang import SGLangSettings
+
+    s = SGLangSettings(engine_version=release, tp_size=8, dp_size=8, enable_dp_attention=True)
+    argv = get_engine("sglang").command("deepseek-ai/DeepSeek-V3", s)
+    assert argv[argv.index("deepseek-ai/DeepSeek-V3") + 1:] == flags
+    back = replace(parse_command(argv, env={}).settings, engine_version=release)
+    check_release_flags(back)
+    assert (back.dp_size, back.enable_dp_attention) == (8, True)
+
+
+def test_attn_dp_size_reads_as_dp_attention_and_goes_back_when_turned_off():
+    from oomkit.engines.base import get_engine
+
+    argv = ["python", "-m", "sglang.launch_server", "--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8",
+            "--attn-dp-size", "8"]
+    s = replace(parse_command(argv, env={}).settings, engine_version="0.5.23")
+    assert (s.dp_size, s.enable_dp_attention) == (8, True)
+    with pytest.raises(OomkitError, match="replicas of attention-DP groups are not modelled"):
+        parse_command([*argv, "--dp-size", "2"], env={})
+    out = get_engine("sglang").rewrite_command(argv, s, replace(s, enable_dp_attention=False, dp_size=2))
+    assert out[5:] == ["--tp", "8", "--dp-size", "2"]
+    with pytest.raises(OomkitError, match="unrecognized arguments: --attn-dp-size"):
+        check_release_flags(replace(s, engine_version="0.5.21"))

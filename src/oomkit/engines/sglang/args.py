@@ -40,6 +40,7 @@ _APPLY: dict[str, tuple[str, Any]] = {
     "--model-path": ("model_path", str), "--model": ("model_path", str),
     "--tp-size": ("tp_size", int), "--tensor-parallel-size": ("tp_size", int),
     "--dp-size": ("dp_size", int), "--data-parallel-size": ("dp_size", int),
+    "--attn-dp-size": ("attn_dp_size", int),  # 0.5.22: --dp-size N --enable-dp-attention (parse_args below)
     "--pp-size": ("pp_size", int), "--pipeline-parallel-size": ("pp_size", int),
     "--enable-dp-attention": ("enable_dp_attention", bool),
     "--enable-dp-lm-head": ("enable_dp_lm_head", bool),
@@ -202,6 +203,15 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
                                       f"{value!r}") from None
     if unknown:
         raise OomkitError(f"launch_server.py: error: unrecognized arguments: {' '.join(unknown)}")
+    if "attn_dp_size" in opts:
+        # 0.5.22+ arg_groups/parallel_hook.py handle_deprecated_dp_attention: `--dp-size N --enable-dp-attention` is
+        # `--attn-dp-size N` with dp_size 1, the attention-DP width oomkit keeps in dp_size with enable_dp_attention
+        attn_dp = opts.pop("attn_dp_size")
+        if attn_dp > 1:
+            if opts.get("dp_size", 1) > 1:
+                raise OomkitError(f"--attn-dp-size {attn_dp} with --dp-size {opts['dp_size']}: replicas of "
+                                  "attention-DP groups are not modelled by oomkit (give one of the two)")
+            opts["dp_size"], opts["enable_dp_attention"] = attn_dp, True
     draft = opts.get("speculative_draft_model_path")
     if draft is not None and draft == opts.get("model_path"):  # the model's own next-n layers: sized (draft.py)
         opts["unmodelled"] = tuple(u for u in opts.get("unmodelled", ()) if not u.startswith("--speculative-draft"))
@@ -237,7 +247,7 @@ OPTIONS = (
     Opt("allow_overwrite_longer_context_len", _ENV_LONGER_CONTEXT, lambda v: "1" if v else None, env=True),
     Opt("model_path", "--model-path", aliases=("--model",)),
     Opt("tp_size", "--tp-size", aliases=("--tensor-parallel-size",)),
-    Opt("dp_size", "--dp-size", aliases=("--data-parallel-size",)),
+    Opt("dp_size", "--dp-size", aliases=("--data-parallel-size", "--attn-dp-size")),
     Opt("pp_size", "--pp-size", aliases=("--pipeline-parallel-size",)),
     Opt("enable_dp_attention", "--enable-dp-attention", switch=("--enable-dp-attention", None)),
     Opt("enable_dp_lm_head", "--enable-dp-lm-head", switch=("--enable-dp-lm-head", None)),
@@ -331,14 +341,46 @@ def _program_len(argv: list[str]) -> int:
 SYNTAX = Syntax(_program_len, flag_takes_value, _resolve)
 
 
+# 0.5.22 and 0.5.23 server_args.py: --enable-dp-attention a DeprecatedStoreTrueAction ("Deprecated. Use --attn-dp-size
+# <dp-size> instead of --dp-size <dp-size> --enable-dp-attention."), the layout parallel_hook.py
+# handle_deprecated_dp_attention resolves it to (attn_dp_size = dp_size, dp_size = 1)
+_ATTN_DP_FLAG_FROM = (0, 5, 22)
+
+
+def _attn_dp_spelling(flags: list[str], s: SGLangSettings) -> list[str]:
+    """`--dp-size N ... --enable-dp-attention` -> `--attn-dp-size N` for a release that prefers it."""
+    if not (s.enable_dp_attention and s.dp_size > 1 and release_key(str(s.engine_version)) >= _ATTN_DP_FLAG_FROM
+            and "--dp-size" in flags):
+        return flags
+    out = [f for f in flags if f != "--enable-dp-attention"]
+    k = out.index("--dp-size")
+    out[k] = "--attn-dp-size"
+    return out
+
+
 def format_command(model: str, settings: SGLangSettings, quant: str | None = None) -> list[str]:
     """`python -m sglang.launch_server --model-path MODEL [flags]`: only what differs from SGLang's defaults
     (model_path is the model argument). A weight format (quant) joins the model as oomkit's `:QUANT` suffix."""
     env, flags = format_flags(options_for(settings.engine_version), {**values_of(settings), **_NOT_FORMATTED}, _DEFAULTS)
+    flags = _attn_dp_spelling(flags, settings)
     return [*env, "python", "-m", "sglang.launch_server", "--model-path", f"{model}:{quant}" if quant else model,
             *flags]
 
 
 def rewrite_command(argv: list[str], old: SGLangSettings, new: SGLangSettings) -> list[str]:
     """The user's SGLang command with only the flags of the changed fields changed."""
-    return rewrite(argv, values_of(old), values_of(new), options_for(new.engine_version), SYNTAX)
+    out = rewrite(argv, values_of(old), values_of(new), options_for(new.engine_version), SYNTAX)
+    return _attn_dp_back(out, new)
+
+
+def _attn_dp_back(argv: list[str], s: SGLangSettings) -> list[str]:
+    """A typed `--attn-dp-size N` (edited in place as dp_size's spelling) that no longer says what `s` asks, DP
+    attention off or a width of 1: the older spelling `--dp-size N [--enable-dp-attention]` instead."""
+    k = next((i for i, t in enumerate(argv) if t == "--attn-dp-size" or t.startswith("--attn-dp-size=")), None)
+    if k is None or (s.enable_dp_attention and s.dp_size > 1):
+        return argv
+    end = k + (1 if "=" in argv[k] else 2)
+    tokens = ["--dp-size", str(s.dp_size)] if s.dp_size > 1 else []
+    if s.enable_dp_attention and "--enable-dp-attention" not in argv:
+        tokens.append("--enable-dp-attention")
+    return [*argv[:k], *tokens, *argv[end:]]
