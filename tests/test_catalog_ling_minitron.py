@@ -177,9 +177,7 @@ def test_minitron_totals_are_the_cards(slug, published):
                                        ("nvidia/Mistral-NeMo-Minitron-8B-Base", "mistral-nemo-minitron-8b-base"),
                                        ("QuantFactory/Mistral-NeMo-Minitron-8B-Base-GGUF", "mistral-nemo-minitron-8b-base"),
                                        ("inclusionAI/Ling-flash-2.0", "ling-flash-2.0"),
-                                       ("inclusionAI/Ring-flash-2.0", "ling-flash-2.0"),
-                                       ("inclusionAI/Ling-flash-base-2.0", "ling-flash-2.0"),
-                                       ("inclusionAI/Ring-mini-2.0", "ling-mini-2.0")])
+                                       ("unsloth/Ling-flash-2.0-GGUF", "ling-flash-2.0")])
 def test_names_resolve(name, slug):
     assert catalog.resolve_slug(name) == slug
 
