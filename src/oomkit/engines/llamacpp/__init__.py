@@ -54,6 +54,7 @@ from .weights import (
     CUDA_MATRIX_ROW_PADDING,
     ModelBuffers,
     Placement,
+    converter_context,
     default_weight_format,
     gpu_alloc_size,
     mapped_range,
@@ -103,6 +104,7 @@ ENGINE = EngineModule(
     python_modules={"llama_cpp.server": "llama_cpp.server"},
     newest=NEWEST, eras=ERAS, default_format_fn=default_weight_format, loads_gguf=True,
     effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
+    model_fn=lambda spec, s: converter_context(spec),  # the trained context the GGUF carries
     typed_layout_fn=lambda s: replace(s, fit=False),  # -fit off
     knobs_fn=knobs, relief_fn=relief, cluster_fn=node_commands, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
 )

@@ -102,10 +102,29 @@ def without_nextn(spec: ModelSpec, build: int | None = None) -> ModelSpec:
     return replace(spec, layers=spec.layers[:first], n_nextn_layers=0, weights=_requantized(spec, kept, build))
 
 
+# Architectures whose converter writes context_length = 2**20 whatever the config says ("arbitrary value; for those
+# who use the default"): conversion/mamba.py MambaModel / Mamba2Model, conversion/granite.py GraniteHybridModel
+# when the model has SSM layers and no RoPE (Granite 4.0 H; NemotronHModel inherits it, conversion/nemotron.py),
+# each since the architecture's first converter (PR #9126, #13550). So llama.cpp's default context (-c 0, --fit)
+# and its n_ctx_train warning see 1,048,576 (print_info: n_ctx_train = 1048576 on mamba2 and nemotron_h files)
+CONVERTER_CONTEXT_2_20 = frozenset({"mamba", "mamba2", "granitehybrid", "nemotron_h", "nemotron_h_moe"})
+
+
+def converter_context(spec: ModelSpec) -> ModelSpec:
+    """A computed spec with the trained context its GGUF carries (CONVERTER_CONTEXT_2_20); a read one as it is."""
+    if spec.weights.exact or spec.architecture not in CONVERTER_CONTEXT_2_20 or spec.n_ctx_train == 2**20:
+        return spec
+    return replace(spec, n_ctx_train=2**20, labels=spec.labels + (
+        f"trained context as llama.cpp's converter writes it for {spec.architecture}: 1048576 (config: "
+        f"{spec.n_ctx_train or 'none'})",))
+
+
 def converted_file(spec: ModelSpec, s: LlamaCppSettings) -> ModelSpec:
-    """A catalog-computed spec as the build's own converter and llama-quantize write it by default: Qwen3.5 / 3.6
-    without the next-n block before b9180 (NEXTN_ERAS), with the delta net's attn_qkv under its own rule before
-    gguf_recipes.QKV_AS_V_BUILD. A spec read from a file is returned as it is."""
+    """A catalog-computed spec as the build's own converter and llama-quantize write it by default: the trained
+    context of converter_context, Qwen3.5 / 3.6 without the next-n block before b9180 (NEXTN_ERAS), with the delta
+    net's attn_qkv under its own rule before gguf_recipes.QKV_AS_V_BUILD. A spec read from a file is returned as
+    it is."""
+    spec = converter_context(spec)
     era = _NEXTN_WRITTEN.get(spec.architecture)
     build = build_number(s.engine_version)
     if spec.weights.exact or era is None or NEXTN_ERAS.reached(build, era):

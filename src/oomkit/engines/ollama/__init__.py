@@ -84,7 +84,7 @@ from .settings import (
     runner_build,
     version_at,
 )
-from .weights import GgufView, gguf_view, ollama_gguf, per_layer_weights
+from .weights import GgufView, gguf_view, library_context, ollama_gguf, per_layer_weights
 
 ENGINE = EngineModule(
     "ollama", OllamaSettings, estimate, parse_args, flag_takes_value,
@@ -94,6 +94,7 @@ ENGINE = EngineModule(
     programs={"ollama": None}, subcommands=("run", "serve"),
     newest=NEWEST, default_format_fn=default_weight_format, loads_gguf=True,
     effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
+    model_fn=lambda spec, s: library_context(spec),  # the trained context the library GGUF carries
     knobs_fn=knobs, extras_fn=lambda tag, s: {"modelfile": modelfile(tag, s)}, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
     command_notes_fn=lambda s: tuple(filter(None, [run_variables_warning(s), serve_note(s)])),
 )

@@ -13,7 +13,7 @@ from ...model.tensors import TensorShape
 from ...model.weights import gguf_inventory
 from ...quant import ggml
 from ..llamacpp import cache_head_k, cache_head_v, cache_kv_heads
-from ..llamacpp.weights import without_nextn
+from ..llamacpp.weights import converter_context, without_nextn
 
 # A computed inventory's plain format (torch's dtype name, oomkit.quant.dtypes) -> the GGUF file type Ollama's
 # `-fp16` / `-bf16` tags carry: a name mapping, not bytes, so not quant.dtypes' tables
@@ -51,6 +51,14 @@ def library_arch(spec: ModelSpec) -> str:
 # model hundreds of times, and the llama.cpp layout's caches (dry runs, model buffers, compute phases) key on the
 # spec they are handed, so one model must stay one object; the spec in is kept so that its id is not reused
 _GGUF_MEMO = ByObject[ModelSpec](16)
+
+
+def library_context(spec: ModelSpec) -> ModelSpec:
+    """A computed spec with the trained context of the GGUF Ollama runs: llama.cpp's converter's 2**20 for Mamba
+    and Granite 4.0 H (llamacpp.weights.converter_context; Ollama's granite4 library reports
+    granitehybrid.context_length 1048576), but Nemotron-H as Ollama converts it itself
+    (convert/convert_nemotron_h.go: context_length = max_position_embeddings)."""
+    return spec if spec.architecture.startswith("nemotron_h") else converter_context(spec)
 
 
 def ollama_gguf(spec: ModelSpec) -> ModelSpec:
