@@ -170,3 +170,13 @@ def test_the_draft_weights_are_the_next_n_layer_without_its_vocabulary_copies():
     # the next-n model's own VocabParallelEmbedding and ParallelLMHead until init_lm_head: 129,280 x 7,168 bf16
     # each, split over the 8 ranks
     assert d.copies_bytes == 2 * (129280 // 8) * 7168 * 2
+
+
+def test_the_target_verify_graphs_take_the_auto_chosen_draft_tokens():
+    # server_args.py auto_choose_speculative_params: without --speculative-num-draft-tokens the verify graphs hold 4
+    # rows a request for DeepSeek and (0.5.8+) most other models, 8 for Llama; a separate draft too (its size aside)
+    assert run("deepseek-v3", 8, "0.5.23", "NEXTN").settings["speculative_num_draft_tokens"] == 4
+    s = run("qwen3-8b", 1, "0.5.23", "EAGLE", speculative_draft_model_path="someone/Qwen3-8B-Eagle").settings
+    assert s["speculative_num_draft_tokens"] == 4
+    assert run("qwen3-8b", 1, "0.5.23", "EAGLE", speculative_num_draft_tokens=16).settings[
+        "speculative_num_draft_tokens"] == 16

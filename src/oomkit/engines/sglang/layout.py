@@ -37,7 +37,7 @@ from .. import _tp
 from ..versions import Version
 from .args import flag_of
 from .cluster import node_totals, rank_name
-from .draft import EAGLE_FAMILY, Draft, draft_worker
+from .draft import EAGLE_FAMILY, Draft, draft_worker, speculative_params
 from .draft import algorithm as spec_algorithm
 from .draft import pool_bytes as draft_pool_bytes
 from .draft import pool_tokens as draft_pool_tokens
@@ -805,6 +805,10 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
         # server_args.py, after the GPU-memory defaults above: "Max running requests is reset to 48 for speculative
         # decoding. You can override this by explicitly setting --max-running-requests."
         s = replace(s, max_running_requests=48)
+    if algo in EAGLE_FAMILY and s.speculative_num_draft_tokens is None:
+        # server_args.py auto_choose_speculative_params (draft.py speculative_params): the target-verify graphs'
+        # tokens per request when --speculative-num-draft-tokens is not given
+        s = replace(s, speculative_num_draft_tokens=speculative_params(spec, s, v)[2])
     world = s.tp_size * s.pp_size
     overhead = pre_load_overhead(devs, world)
     pre_free = min(sizes) - overhead if known else None
