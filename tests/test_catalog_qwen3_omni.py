@@ -18,6 +18,7 @@ import pytest
 from oomkit.model import catalog
 from oomkit.model.gguf_file import read_gguf_spec
 from oomkit.model.hf_config import spec_from_config, text_config
+from oomkit.model.towers import vision_tower
 from tests import gt_compare as g
 from tests.groundtruth import synth
 from tests.groundtruth.synth import VT, SynthModel, _attn_gqa, _blk, _embeddings, _ffn_moe, _Meta
@@ -73,7 +74,7 @@ def test_config_spec_equals_the_converted_gguf(pair):
     ours, gguf, _ = pair
     assert ours.architecture == gguf.architecture == "qwen3vlmoe"
     assert not [x for x in ours.labels if "generically" in x]
-    assert any("thinker's language model only" in x for x in ours.labels)
+    assert any("thinker's language model and vision encoder: its audio encoder" in x for x in ours.labels)
     assert ours.n_ctx_train == gguf.n_ctx_train == 65536
     assert list(ours.layers) == list(gguf.layers)
     assert sorted((t.name, t.shape) for t in ours.weights.tensors) == sorted((t.name, t.shape) for t in gguf.weights.tensors)
@@ -112,3 +113,19 @@ def test_thinker_total_and_kv():
                                   "Qwen/Qwen3-Omni-30B-A3B-Captioner", "unsloth/Qwen3-Omni-30B-A3B-Instruct-GGUF"])
 def test_names_resolve(name):
     assert catalog.resolve_slug(name) == SLUG
+
+
+def test_thinker_vision_encoder_is_the_tower():
+    """thinker_config.vision_config read as Qwen3-VL's tower family: 538,631,408 parameters, transformers 5.24's
+    count of Qwen3OmniMoeVisionEncoder for these values (patch_embed Conv3d 3 x 2 x 16^2 -> 1152 with bias, 2,304
+    position rows, 27 blocks, the merger and 3 deepstack mergers to 2048)."""
+    cfg = _config()
+    tower = vision_tower(cfg)
+    assert tower is not None and tower.family == "qwen3_omni_moe_vision_encoder"
+    h, ff, m = 1152, 4304, 1152 * 4
+    block = 2 * 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * ff + ff) + (ff * h + h)
+    enc = 3 * 2 * 16 * 16 * h + h + 2304 * h + 27 * block
+    merger = 2 * h + (m * m + m) + (m * 2048 + 2048)
+    deepstack = 2 * m + (m * m + m) + (m * 2048 + 2048)
+    assert tower.params == enc + merger + 3 * deepstack == 538_631_408
+    assert spec_from_config(cfg, SLUG).towers == (tower,)

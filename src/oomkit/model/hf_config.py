@@ -351,9 +351,10 @@ def spec_from_config(
     elif isinstance(outer.get("vision_config"), Mapping):
         labels.append("the config declares a vision tower (vision_config) that is not counted in these weights")
     if isinstance(outer.get("thinker_config"), Mapping):  # Qwen3-Omni: text_config() read the thinker's decoder
-        labels.append("the thinker's language model only: its audio and vision encoders (and a talker / code2wav the "
-                      "checkpoint may hold) are not counted in these weights; vLLM loads the encoders with the thinker, "
-                      "llama.cpp from the mmproj file")
+        labels.append("the thinker's language model" + (" and vision encoder" if tower is not None else "") + ": its "
+                      "audio encoder" + ("" if tower is not None else " and vision encoder") + " (and a talker / "
+                      "code2wav the checkpoint may hold) are not counted in these weights; vLLM loads the encoders with "
+                      "the thinker, llama.cpp from the mmproj file")
     return ModelSpec(
         name=name, architecture=arch, n_embd=n_embd, n_vocab=n_vocab, n_ctx_train=n_ctx_train, layers=layers,
         weights=weights, tied_embeddings=tied, n_nextn_layers=n_nextn, source=source, labels=tuple(labels),

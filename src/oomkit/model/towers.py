@@ -302,14 +302,22 @@ _FAMILIES = {"siglip_vision_model": _gemma3, "qwen3_vl": _qwen3_vl, "qwen3_5": _
              "glm4v_moe_vision": _glm4v, "glm4v_moe": _glm4v,
              # GLM-4.1V-Thinking / GLM-4.6V-Flash's tower (transformers configuration_glm4v.py Glm4vVisionConfig:
              # model_type glm4v_vision; glm4v in configs written before transformers 5)
-             "glm4v_vision": _glm4v, "glm4v": _glm4v}
+             "glm4v_vision": _glm4v, "glm4v": _glm4v,
+             # Qwen3-Omni's thinker tower: transformers modeling_qwen3_omni_moe.py Qwen3OmniMoeVisionEncoder, module for
+             # module Qwen3-VL's (patch_embed, pos_embed, blocks, merger, deepstack mergers; 538,631,408 parameters for
+             # Qwen3-Omni-30B-A3B's values, equal to transformers 5.24's count)
+             "qwen3_omni_moe_vision_encoder": _qwen3_vl}
 # vision_configs that name no model_type of their own (Qwen2.5-VL's, Kimi-K2.5's) or the checkpoint's (Qwen2-VL's),
 # by the checkpoint's model_type
 _BY_MODEL_TYPE = {"qwen2_5_vl": _qwen2_5_vl, "qwen2_vl": _qwen2_vl, "kimi_k25": _moonvit}
 
 
 def vision_tower(config: Mapping[str, Any]) -> Tower | None:
-    """The vision tower a config.json describes, or None (no vision_config, or a family not tabled here)."""
+    """The vision tower a config.json describes, or None (no vision_config, or a family not tabled here). An omni
+    model's is the thinker's (Qwen3-Omni: thinker_config.vision_config beside thinker_config.text_config)."""
+    thinker = config.get("thinker_config")
+    if isinstance(thinker, Mapping) and isinstance(thinker.get("vision_config"), Mapping):
+        return vision_tower(thinker)
     vc = config.get("vision_config")
     if not isinstance(vc, Mapping):
         return None
