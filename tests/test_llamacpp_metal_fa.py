@@ -2,10 +2,11 @@
 
 ggml/src/ggml-metal/ggml-metal-device.m ggml_metal_device_supports_op, case GGML_OP_FLASH_ATTN_EXT (llama.cpp@0c1e57098,
 the build llama-cpp-python 0.3.36 vendors): Q / K head sizes 32, 40, 48, 64, 72, 80, 96, 112, 128, 192, 256, 320, 512,
-576; a K head of 72 only with V's equal, no K head below V's (PR #29122); K and V of one type among F32, F16, Q8_0,
-Q4_0, Q4_1, Q5_0, Q5_1 and BF16. What it refuses runs on the CPU: with -fa auto, llama_context turns flash attention
-off (compute.device_auto_fa_off); with it forced on (-fa on, or a quantized V cache), the layer's attention and its
-K / V views go to the host's compute buffer (compute.device_fa_on_host).
+576 (the MLA latent from b7781, PR #18950; 320 from b8351, PR #20549); a K head of 72 only with V's equal, no K head
+below V's (PR #29122); K and V of one type among F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and BF16. What it refuses
+runs on the CPU: with -fa auto, llama_context turns flash attention off (compute.device_auto_fa_off); with it forced
+on (-fa on, or a quantized V cache), the layer's attention and its K / V views go to the host's compute buffer
+(compute.device_fa_on_host).
 """
 
 from dataclasses import replace
@@ -40,6 +41,36 @@ MLA = Attention(n_heads=128, n_kv_heads=128, head_dim_k=192, head_dim_v=128, kv_
 @pytest.mark.parametrize("dk", sorted(METAL_FA_HEADS))
 def test_metal_takes_every_listed_head_size(dk):
     assert metal_fa_supported(_heads(dk), _ctx())
+
+
+def test_metal_refuses_the_mla_latent_heads_before_pr_18950():
+    """PR #18950 "metal : enable FA for MLA heads" (b7781): before it ggml-metal's supports_op refused a K head of 576
+    ("DeepSeek sizes // TODO: disabled for now, until optmized"); the decompressed 192 / 128 heads were taken."""
+    first = ERAS["metal_fa_mla"]
+    assert first == 7781
+    assert not metal_fa_supported(MLA, _ctx("q8_0", build=first - 1))
+    assert metal_fa_supported(MLA, _ctx("q8_0", build=first))
+    assert metal_fa_supported(replace(MLA, latent_cache=False), _ctx(build=first - 1))
+
+
+def test_an_mla_model_on_metal_loses_flash_attention_before_b7781():
+    """DeepSeek-Coder-V2-Lite on Metal: -fa auto keeps flash attention from b7781 and turns it off before
+    (llama_context's check: the layer's FLASH_ATTN_EXT on the CPU); forced on (-fa on), the attention runs on the CPU
+    before b7781, its latent K / V views and Q copied into the host's compute buffer (device_fa_on_host)."""
+    def run(build, fa):
+        from oomkit.engines.llamacpp.args import parse_args
+        from oomkit.memory import Device
+
+        _, _, settings = parse_args(["-c", "8192", "-ngl", "999", "-fa", fa], "llama-server")
+        dev = (Device(id="MTL0", name="Apple M4 Max", memory_bytes=64 << 30, free_bytes=48 << 30),)
+        return oomkit.estimate("deepseek-coder-v2-lite-instruct", "llama.cpp", quant="Q4_K_M", devices=dev,
+                               settings=settings, backend="metal", find_max_context=False,
+                               engine_version=f"b{build}").engine_view
+
+    first = ERAS["metal_fa_mla"]
+    assert run(first, "auto")["flash_attn"] and not run(first - 1, "auto")["flash_attn"]
+    host = {b: run(b, "on")["compute_buffer_bytes"]["CPU"] for b in (first - 1, first)}
+    assert host[first - 1] > host[first] + (32 << 20), host
 
 
 def test_metal_takes_the_mla_latent_heads_and_the_decompressed_ones():

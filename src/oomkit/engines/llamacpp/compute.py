@@ -1624,17 +1624,27 @@ def metal_fa_supported(a: Attention, ctx: Context) -> bool:
     kernel for HK72 / HV64 and the like), K and V of different types ("if (op->src[1]->type != op->src[2]->type)
     return false", a check ggml-metal has kept since its flash attention took quantized caches) and a cache type
     outside METAL_FA_TYPES. An MLA latent cache is K = kv_lora_rank + rope, V = kv_lora_rank (576 / 512 for
-    DeepSeek-V3), both in the list; a GGUF without the split k_b / v_b keeps the decompressed 192 / 128 heads. Not
-    modelled: the builds before each head size's kernels (but 320) and before PR #29122, which the catalog's head
-    sizes (64, 80, 96, 128, 192 / 128, 256, 512, 576 / 512) do not meet but for 576 / 512, undated here."""
+    DeepSeek-V3), both in the list; a GGUF without the split k_b / v_b keeps the decompressed 192 / 128 heads. Until
+    PR #18950 "metal : enable FA for MLA heads" (b7781, ERAS metal_fa_mla) supports_op refused a K head of 576
+    ("DeepSeek sizes // TODO: disabled for now, until optmized"): -fa auto turned flash attention off there and a
+    forced one ran on the CPU. Not modelled: the builds before the other head sizes' kernels (but 320) and before
+    PR #29122, which the catalog's head sizes (64, 80, 96, 128, 192 / 128, 256, 512, 576 / 512) do not meet."""
     if ctx.type_k.name != ctx.type_v.name or ctx.type_k.name not in METAL_FA_TYPES:
         return False
-    latent = bool(a.kv_lora_rank and a.latent_cache)
-    dk = a.kv_lora_rank + a.qk_rope_head_dim if latent else a.head_dim_k
-    dv = a.kv_lora_rank if latent else a.head_dim_v
-    if dk not in METAL_FA_HEADS or (dk == 320 and not ERAS.reached(ctx.build, "metal_fa_hs320")):
+    dk, dv, _ = fa_head_dims(a, ctx)
+    if dk not in METAL_FA_HEADS or (dk == 320 and not ERAS.reached(ctx.build, "metal_fa_hs320")) \
+            or (dk == 576 and not ERAS.reached(ctx.build, "metal_fa_mla")):
         return False
     return not (dk == 72 and dv != dk) and dk >= dv
+
+
+def fa_head_dims(a: Attention, ctx: Context) -> tuple[int, int, int]:
+    """(K's head size, V's, the K / V heads) of the layer's FLASH_ATTN_EXT: an MLA layer's latent cache (ERAS
+    mla_latent) is one head of kv_lora_rank + rope for K and kv_lora_rank for V (src/llama-graph.cpp build_attn_mha
+    with the absorbed Q); other layers their own heads."""
+    if a.kv_lora_rank and a.latent_cache and ERAS.reached(ctx.build, "mla_latent"):
+        return a.kv_lora_rank + a.qk_rope_head_dim, a.kv_lora_rank, 1
+    return a.head_dim_k, a.head_dim_v, a.n_kv_heads
 
 
 # the backends whose refusal of a layer's FLASH_ATTN_EXT oomkit models (device_fa_supported)
@@ -1673,9 +1683,10 @@ def device_fa_on_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
             continue
         devs.add(d)
         n_kv = cells.get(la.index, 0)
-        k = n_kv * a.n_kv_heads * a.head_dim_k * ctx.type_k.type_size // ctx.type_k.block_size
-        v = n_kv * a.n_kv_heads * a.head_dim_v * ctx.type_v.type_size // ctx.type_v.block_size
-        q, o = T * 4 * a.n_heads * a.head_dim_k, T * 4 * a.n_heads * a.head_dim_v
+        dk, dv, n_kv_heads = fa_head_dims(a, ctx)  # an MLA layer: its latent K and V rows, one head
+        k = n_kv * n_kv_heads * dk * ctx.type_k.type_size // ctx.type_k.block_size
+        v = n_kv * n_kv_heads * dv * ctx.type_v.type_size // ctx.type_v.block_size
+        q, o = T * 4 * a.n_heads * dk, T * 4 * a.n_heads * dv
         if q + o + k + v > block:
             block, worst = q + o + k + v, (q, k, v, o)
     if not devs:

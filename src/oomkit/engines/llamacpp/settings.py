@@ -108,6 +108,10 @@ ERAS = Eras({
     # PR #24593 "spec: support eagle3 for qwen3.5 & 3.6" (b14e3fb90, 2026-06-19, b9723): need_n_rs_seq counts
     # draft-eagle3 beside draft-mtp
     "rs_seq_eagle3": 9723,
+    # PR #18950 "metal : enable FA for MLA heads" (271191906, b7781, the first release that carries it): ggml-metal's
+    # supports_op takes FLASH_ATTN_EXT with a K head of 576, the MLA latent (before: "DeepSeek sizes // TODO:
+    # disabled for now, until optmized", refused; compute.metal_fa_supported)
+    "metal_fa_mla": 7781,
     # PR #20549 "metal : add FA specialization for HSK = 320, HSV = 256" (b8351, the first release
     # that carries it): ggml-metal's supports_op lists head size 320 for FLASH_ATTN_EXT (before: refused, the
     # op on the CPU; compute.metal_fa_supported)
