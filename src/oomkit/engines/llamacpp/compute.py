@@ -2236,8 +2236,11 @@ def blas_host_attention(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     if _offload_device(devices, s, T) is None:
         return 0
     blas = {t.name for t in blas_weights(spec, ctx, placement, devices, s)}
+    # an absorbed-MLA layer's FLASH_ATTN_EXT is followed by the per-head V decompression (attn_v_b: one row a head,
+    # under BLAS's batch, so offloaded to the device), which takes the attention there: not such a layer
     host = [la for la in attention_layers(spec) if la.index < len(placement.layer_device)
-            and placement.layer_device[la.index] < 0 and f"blk.{la.index}.attn_output.weight" in blas]
+            and placement.layer_device[la.index] < 0 and f"blk.{la.index}.attn_output.weight" in blas
+            and not (la.attention.kv_lora_rank and la.attention.latent_cache and ERAS.reached(ctx.build, "mla_latent"))]
     cast = not ERAS.reached(ctx.build, "kq_mask_f16")
     if not host or (cast and host[0] != attention_layers(spec)[0]):
         return 0  # not modelled: a first attention layer on a device, which casts the mask there
