@@ -42,7 +42,8 @@ def resized(arch: str, source: str, *, n_embd: int, n_head: int, n_kv: int, hd: 
     Generic -> real: 4096 the hidden width (n_head x head on Q's output, the attention output's input and Q's bias
     and norm), 1024 the K/V width (n_kv x head), 128 the head size, 11008 the FFN width (the shared expert's in the
     MoE sweeps that have one), 22016 the fused gate+up (2 x FFN), 6144 the fused QKV, 5504 Qwen-1's half FFN,
-    2048 the expert width, 8 the expert count."""
+    2048 the expert width (the shared experts' where ff_shexp is given), 8 the expert count, 8192 the learned
+    positions (the trained context)."""
     extras, patterns = ggufs.SWEEP[arch]
     n_q, n_kvd = n_head * hd, n_kv * hd
     common = {4096: n_embd, 1024: n_kvd, 128: hd, 11008: ff_shexp or n_ff, 22016: 2 * n_ff, 6144: n_q + 2 * n_kvd,
@@ -52,6 +53,10 @@ def resized(arch: str, source: str, *, n_embd: int, n_head: int, n_kv: int, hd: 
 
     def shape(name: str, ne: tuple[int, ...]) -> tuple[int, ...]:
         out = [common.get(d, d) for d in ne]
+        if "shexp" in name and ff_shexp:
+            out = [ff_shexp if d in (2048, 11008) else o for d, o in zip(ne, out, strict=True)]
+        if name == "position_embd.weight":
+            out[1] = ctx
         if name.endswith(("attn_q.weight",)) and ne[1] == 4096:
             out[1] = n_q
         if name.endswith("attn_output.weight") and ne[0] == 4096:
@@ -120,6 +125,34 @@ REAL = {
     "granitemoe": ("granite-3.1-3b-a800m-instruct", dict(n_embd=1536, n_head=24, n_kv=8, hd=64, n_ff=512,
                                                          n_vocab=49155, tied=True, ctx=131072, n_exp=40, n_used=8,
                                                          ff_exp=512)),
+    "exaone": ("exaone-3.5-7.8b-instruct", dict(n_embd=4096, n_head=32, n_kv=8, hd=128, n_ff=14336, n_vocab=102400,
+                                                tied=False, ctx=32768, rope_base=1e6)),
+    "baichuan": ("baichuan2-7b-chat", dict(n_embd=4096, n_head=32, n_kv=32, hd=128, n_ff=11008, n_vocab=125696,
+                                           tied=False, ctx=4096)),
+    "chatglm": ("chatglm3-6b", dict(n_embd=4096, n_head=32, n_kv=2, hd=128, n_ff=13696, n_vocab=65024, tied=False,
+                                    ctx=8192)),
+    "qwen2vl": ("qwen2-vl-7b-instruct", dict(n_embd=3584, n_head=28, n_kv=4, hd=128, n_ff=18944, n_vocab=152064,
+                                             tied=False, ctx=32768, rope_base=1e6)),
+    "qwen3vl": ("qwen3-vl-8b-instruct", dict(n_embd=4096, n_head=32, n_kv=8, hd=128, n_ff=12288, n_vocab=151936,
+                                             tied=False, ctx=262144, rope_base=5e6)),
+    "qwen3vlmoe": ("qwen3-vl-30b-a3b-instruct", dict(n_embd=2048, n_head=32, n_kv=4, hd=128, n_ff=6144,
+                                                     n_vocab=151936, tied=False, ctx=262144, rope_base=5e6,
+                                                     n_exp=128, n_used=8, ff_exp=768)),
+    "phimoe": ("phi-3.5-moe-instruct", dict(n_embd=4096, n_head=32, n_kv=8, hd=128, n_ff=6400, n_vocab=32064,
+                                            tied=False, ctx=131072, n_exp=16, n_used=2, ff_exp=6400)),
+    "deepseek": ("deepseek-moe-16b-base", dict(n_embd=2048, n_head=16, n_kv=16, hd=128, n_ff=10944, n_vocab=102400,
+                                               tied=False, ctx=4096, n_exp=64, n_used=6, ff_exp=1408, ff_shexp=2816,
+                                               extra={"deepseek.expert_shared_count": 2})),
+    "bailingmoe2": ("ling-mini-2.0", dict(n_embd=2048, n_head=16, n_kv=4, hd=128, n_ff=5120, n_vocab=157184,
+                                          tied=False, ctx=32768, n_exp=256, n_used=8, ff_exp=512, ff_shexp=512)),
+    "gpt2": ("gpt2", dict(n_embd=768, n_head=12, n_kv=12, hd=64, n_ff=3072, n_vocab=50257, tied=True, ctx=1024)),
+    "bert": ("bge-base-en-v1.5", dict(n_embd=768, n_head=12, n_kv=12, hd=64, n_ff=3072, n_vocab=30522, tied=True,
+                                      ctx=512)),
+    "nomic-bert": ("nomic-embed-text-v1.5", dict(n_embd=768, n_head=12, n_kv=12, hd=64, n_ff=3072, n_vocab=30528,
+                                                 tied=True, ctx=2048, rope_base=1000.0)),
+    "gemma-embedding": ("embeddinggemma-300m", dict(n_embd=768, n_head=3, n_kv=1, hd=256, n_ff=1152, n_vocab=262144,
+                                                    tied=True, ctx=2048, rope_base=1e6, n_layers=6,
+                                                    extra={"gemma-embedding.attention.sliding_window": 512})),
 }
 
 
