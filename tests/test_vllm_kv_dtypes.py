@@ -264,14 +264,40 @@ def test_diagnose_reads_the_sparse_mla_cache_format_note(tmp_path):
     assert not any("--kv-cache-dtype" in (f.get("flags") or ()) for f in d["fixes"]), d["fixes"]
 
 
-@pytest.mark.parametrize("gpu,block,latent", [("8x B200", 32, 576), ("8x H200", 64, 656)])
-def test_sparse_mla_fp8_block_size_by_backend(gpu, block, latent):
-    """platforms/interface.py update_block_size_for_backend: FLASHINFER_MLA_SPARSE (SM 10.x, fp8) prefers the smallest
-    of its kernel sizes [32, 64] (the default 16 is not one), FLASHMLA_SPARSE 64 (Hopper): DeepSeek-V3.2's block
-    is 32 x 61 x (576 + 132) = 1,382,016 B on a B200, 64 x 61 x (656 + 132) = 3,076,352 B on an H200."""
+@pytest.mark.parametrize("gpu,kv,extra,latent", [
+    ("8x B200", "fp8", (), 576), ("8x H200", "fp8", (), 656), ("8x B200", "auto", (), 1152),
+    ("8x B200", "auto", ("--attention-backend", "FLASHINFER_MLA_SPARSE"), 1152),
+    ("8x B200", "fp8", ("--attention-backend", "FLASHINFER_MLA_SPARSE"), 576),
+    ("8x RTX PRO 6000", "auto", (), 656)])
+@pytest.mark.parametrize("version", ["0.19.0", "0.30.0", "0.33.0"])
+def test_sparse_mla_block_size_is_the_indexer_cache_s(gpu, kv, extra, latent, version):
+    """platforms/interface.py update_block_size_for_backend (0.18+): the preferred size of the first attention
+    layer's backend (0.18-0.30), from 0.31 the smallest size every backend takes. DeepSeek-V3.2's first layer is the
+    indexer's key cache (models/deepseek_v2.py: DeepseekV2MLAAttention builds its Indexer, and the
+    DeepseekV32IndexerCache in it, before the MLA layer), whose DEEPSEEK_V32_INDEXER backend takes 64 only
+    (indexer.py get_supported_kernel_block_sizes): 64-token blocks whichever sparse MLA backend runs, FLASHINFER_MLA_SPARSE
+    ([32, 64]: the SM 10.x pick for an fp8 cache, and for bf16 at <= 16 heads a rank as here at TP8, 128 / 8),
+    FLASH_ATTN_MLA_SPARSE_FA4 (0.33+, bf16 at <= 16 heads, MultipleOf(64)), FLASHMLA_SPARSE [64] or
+    FLASHINFER_MLA_SPARSE_SM120 [64, 256]. A block is 64 x 61 x (latent + the indexer's 132) on every rank: the
+    standard fp8 row (576) on FLASHINFER_MLA_SPARSE, fp8_ds_mla (656) on FLASHMLA_SPARSE and SM120, bf16 1152."""
+    if gpu == "8x RTX PRO 6000" and version == "0.19.0":
+        pytest.skip("no SM 12.x sparse MLA backend before 0.24")
     p = subprocess.run([sys.executable, "-m", "oomkit", "estimate", "--gpu", gpu, "--json", "--engine-version",
-                        "0.30.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V3.2", "-tp", "8", "--kv-cache-dtype",
-                        "fp8", "--max-model-len", "32768"], capture_output=True, text=True, timeout=180)
+                        version, "--", "vllm", "serve", "deepseek-ai/DeepSeek-V3.2", "-tp", "8", "--kv-cache-dtype",
+                        kv, "--max-model-len", "32768", *extra], capture_output=True, text=True, timeout=180)
     d = json.loads(p.stdout)
     ev = d.get("engine_view") or d["estimate"]["engine_view"]
-    assert (ev["block_size"], ev["kv_block_bytes"]) == (block, block * 61 * (latent + 132))
+    assert (ev["block_size"], ev["kv_block_bytes"]) == (64, 64 * 61 * (latent + 132))
+
+
+@pytest.mark.parametrize("version,block_flag,block", [("0.30.0", "32", 32), ("0.17.1", "32", 64)])
+def test_sparse_mla_block_size_flag(version, block_flag, block):
+    """A --block-size is kept from 0.18 (update_block_size_for_backend returns on user_specified_block_size); up to
+    0.17 platforms/cuda.py check_and_update_config forces FlashMLA-sparse's 64 ("Forcing kv cache block size to 64
+    for FlashMLASparse backend.") unless FLASHINFER_MLA_SPARSE is named (then 32 or 64 stay)."""
+    p = subprocess.run([sys.executable, "-m", "oomkit", "estimate", "--gpu", "8x H200", "--json", "--engine-version",
+                        version, "--", "vllm", "serve", "deepseek-ai/DeepSeek-V3.2", "-tp", "8", "--block-size",
+                        block_flag, "--max-model-len", "32768"], capture_output=True, text=True, timeout=180)
+    d = json.loads(p.stdout)
+    ev = d.get("engine_view") or d["estimate"]["engine_view"]
+    assert ev["block_size"] == block

@@ -210,19 +210,34 @@ def _mamba_state_bytes(layer: LayerSpec, r: Resolved, s: VllmSettings, spec_arch
     raise OomkitError(f"{layer.index}: vLLM state layout for recurrent kind {st.kind!r} is not modelled")
 
 
+SPARSE_BLOCK_BY_BACKEND = (0, 18, 0)  # platforms/interface.py update_block_size_for_backend (absent in 0.17.1)
+
+
 def block_size_for(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, str]:
     """The KV block size in tokens and why (platforms/cuda.py, v1/attention/backends/*)."""
     mla = any(layer.kind is LayerKind.LATENT for layer in spec.trunk_layers)
     backend = (s.attention_backend or "").upper()
     sparse = any(layer.attention is not None and layer.attention.index_head_dim for layer in spec.trunk_layers)
-    if sparse and r.kv_dtype.startswith("fp8") and r.kv_dtype != "fp8_ds_mla" and s.block_size is None:
-        # FLASHINFER_MLA_SPARSE keeps the standard fp8 row (config.py sparse_mla_kv_dtype); platforms/interface.py
-        # update_block_size_for_backend (0.19+): its get_preferred_block_size, the default 16 not among its kernel
-        # sizes [32, 64], so the smallest ("Setting kv cache block size to 32 for FLASHINFER_MLA_SPARSE backend.")
-        return 32, "FLASHINFER_MLA_SPARSE: 32-token blocks (its kernel sizes 32 / 64)"
-    if sparse and (not r.cc or r.cc[0] >= 9) and backend in ("", "FLASHMLA_SPARSE"):
-        # platforms/cuda.py check_and_update_config (0.11+): "Forcing kv cache block size to 64 for
-        # FlashMLASparse backend." (DeepSeek V3.2's sparse MLA on Hopper and Blackwell)
+    if sparse and (not r.cc or r.cc[0] >= 9):
+        if r.version >= SPARSE_BLOCK_BY_BACKEND:
+            # platforms/interface.py update_block_size_for_backend (0.18+): a --block-size is kept; else the
+            # preferred size of the first attention layer's backend (0.18-0.30 _find_non_ssm_backend), from 0.31 the
+            # smallest size every backend takes (_preferred_block_size_for_backends, the lcm of one size each). The
+            # first layer is the indexer's key cache (models/deepseek_v2.py DeepseekV2MLAAttention builds its
+            # Indexer, and with it DeepseekV32IndexerCache, before the MLA layer), whose DEEPSEEK_V32_INDEXER
+            # backend takes 64 only on CUDA (v1/attention/backends/mla/indexer.py get_supported_kernel_block_sizes).
+            # So 64, whichever sparse MLA backend runs: FLASHMLA_SPARSE [64], FLASHINFER_MLA_SPARSE [32, 64] (0.33+
+            # MultipleOf(32); the SM 10.x choice for an fp8 cache and, up to 0.32, for bf16 at <= 16 heads per rank,
+            # platforms/cuda.py _get_backend_priorities), FLASH_ATTN_MLA_SPARSE_FA4 MultipleOf(64) (0.33+, bf16 at
+            # <= 16 heads), FLASHINFER_MLA_SPARSE_SM120 [64, 256] (read in the 0.18.1-0.34.0 wheels)
+            if s.block_size is not None:
+                return s.block_size, "--block-size"
+            return 64, "64-token blocks: the DeepSeek V3.2 indexer cache's backend takes 64 only"
+        if backend == "FLASHINFER_MLA_SPARSE" and s.block_size in (32, 64):
+            # platforms/cuda.py check_and_update_config (0.11-0.17): FLASHINFER_MLA_SPARSE named keeps 32 or 64
+            return s.block_size, "--block-size (FLASHINFER_MLA_SPARSE: 32 or 64)"
+        # platforms/cuda.py check_and_update_config (0.11-0.17): "Forcing kv cache block size to 64 for
+        # FlashMLASparse backend." (the default sparse backend; FLASHINFER_MLA_SPARSE named: 64 unless 32 or 64)
         return 64, "FlashMLA-sparse forces 64-token blocks (DeepSeek V3.2)"
     if mla and r.version >= (0, 7, 3):
         if r.version < ERAS["mla_preferred_block"]:
