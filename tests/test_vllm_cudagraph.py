@@ -190,6 +190,39 @@ def test_default_attention_backend_by_head_size():
     assert attention_backend(h, resolve(mla, (H100,), h), mla) == ""
 
 
+def test_default_attention_backend_on_sm_12_and_turing():
+    # RTX PRO 6000 Blackwell (SM 12.0): fa_utils.py get_flash_attn_version gives FA2 off SM 9.x / 10.x, which holds
+    # no fp8 cache (flash_attn.py supports_kv_cache_dtype): FLASH_ATTN for a 16-bit cache, FLASHINFER for fp8 (FP8 and
+    # NVFP4 checkpoints alike: the checkpoint's format does not enter the choice), 16-token blocks either way
+    # (FLASH_ATTN MultipleOf(16), FLASHINFER [16, 32, 64] off SM 10.x: the default 16 is taken). FlashInfer takes head
+    # size 512 from 0.22 (get_supported_head_sizes), so Gemma 4's fp8 cache there is FLASHINFER's, TRITON_ATTN in 0.20.
+    # A T4 (SM 7.5) has no FlashAttention (supports_compute_capability >= 8.0) and, from 0.24, no FlashInfer (its
+    # floor raised to 8.0, "currently broken on SM75"): TRITON_ATTN; 0.23 still runs FlashInfer there
+    from oomkit.engines.vllm.phases import attention_backend
+
+    spec = spec_of("qwen3-8b")
+    pro = gpus("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 1)
+    t4 = gpus("NVIDIA T4", 1)
+    for version in ("0.20.0", "0.27.1", "0.33.0"):
+        for kv, want in (("auto", "FLASH_ATTN"), ("fp8", "FLASHINFER"), ("fp8_e4m3", "FLASHINFER")):
+            s = VllmSettings(engine_version=version, max_model_len=8192, kv_cache_dtype=kv)
+            r = resolve(spec, pro, s)
+            assert attention_backend(s, r, spec) == want, (version, kv)
+            est = ENGINE.estimate(spec, pro, s)
+            assert est.engine_view["block_size"] == 16
+            # 36 layers x 8 KV heads x (128 + 128) x 1 B (fp8) or 2 B: no scales in an fp8 page
+            assert est.engine_view["kv_block_bytes"] == 16 * 36 * 8 * 256 * (1 if kv != "auto" else 2)
+    gemma = spec_of("nvidia/Gemma-4-26B-A4B-NVFP4")
+    rtx5090 = gpus("NVIDIA GeForce RTX 5090", 1)
+    for version, want in (("0.20.2", "TRITON_ATTN"), ("0.22.0", "FLASHINFER")):
+        s = VllmSettings(engine_version=version, max_model_len=8192, kv_cache_dtype="fp8_e4m3")
+        assert attention_backend(s, resolve(gemma, rtx5090, s), gemma) == want, version
+    for version, kv, want in (("0.23.0", "auto", "FLASHINFER"), ("0.24.0", "auto", "TRITON_ATTN"),
+                              ("0.30.0", "fp8", "TRITON_ATTN")):
+        s = VllmSettings(engine_version=version, max_model_len=8192, kv_cache_dtype=kv, dtype="float16")
+        assert attention_backend(s, resolve(spec, t4, s), spec) == want, (version, kv)
+
+
 def test_flashinfer_workspace_counts_in_the_capture_of_hybrid_models_with_full_graphs():
     # kernel_warmup.py warms FlashInfer up only when every attention group is FlashInfer (0.21 -> 0.33), so on a
     # hybrid model the first FULL graph's warm-up allocates the builder's 394 MiB workspace inside capture_model.

@@ -255,10 +255,10 @@ def attention_backend(s: VllmSettings, r: Resolved, spec: ModelSpec | None = Non
     backend's validate_configuration: FlashAttention holds an fp8 KV cache only as FA3 on SM 9.x
     (flash_attn.py supports_kv_cache_dtype, fa_utils.py flash_attn_supports_fp8) and head sizes that are multiples of
     8 up to 256 (up to 512 through FA4 on SM 9.x / 10.x / 11.x from 0.20, flash_attn.py supports_head_size);
-    FlashInfer head sizes 64, 128 and 256 (flashinfer.py get_supported_head_sizes). Head sizes are checked where the
-    model is given (spec), for its attention layers. Read in the 0.19.0 and 0.20.0 wheels and for 0.21 -> 0.33; ""
-    before 0.19 (not read) and for MLA models (their own backends). 0.20 has no VLLM_ATTENTION_BACKEND (envs.py):
-    the variable is ignored there, --attention-backend names it."""
+    FlashInfer head sizes 64, 128 and 256, 512 from 0.22 (flashinfer.py get_supported_head_sizes). Head sizes are
+    checked where the model is given (spec), for its attention layers. Read in the 0.19.0 and 0.20.0 wheels and for
+    0.21 -> 0.34; "" before 0.19 (not read) and for MLA models (their own backends). 0.20 has no
+    VLLM_ATTENTION_BACKEND (envs.py): the variable is ignored there, --attention-backend names it."""
     if s.attention_backend:
         return s.attention_backend.upper()
     if not r.v1 or r.version < (0, 19, 0) or r.cc is None:
@@ -277,9 +277,16 @@ def attention_backend(s: VllmSettings, r: Resolved, spec: ModelSpec | None = Non
                  and layer.kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED)
                  for d in (layer.attention.head_dim_k, layer.attention.head_dim_v)}
     fa4 = r.version >= (0, 20, 0) and r.cc[0] in (9, 10, 11)
-    fa = all(d % 8 == 0 and d <= (512 if fa4 else 256) for d in heads) and \
+    # flash_attn.py supports_compute_capability: SM 8.0 and up (FA2 on SM 8.x and 12.x, fa_utils.py
+    # get_flash_attn_version: FA3 on 9.x, FA4 on 10.x, else 2), so a T4 (7.5) has no FlashAttention
+    fa = r.cc >= (8, 0) and all(d % 8 == 0 and d <= (512 if fa4 else 256) for d in heads) and \
         (not r.kv_dtype.startswith("fp8") or r.cc[0] == 9)
-    flashinfer = heads <= {64, 128, 256} and (7, 5) <= r.cc <= (12, 1)
+    # flashinfer.py: get_supported_head_sizes adds 512 from 0.22 (absent in 0.21.0); supports_compute_capability
+    # raises its floor from 7.5 to 8.0 from 0.24 (FlashInfer "currently broken on SM75 (Turing)"; 7.5 in 0.23.0);
+    # the top stays 12.1 (RTX PRO 6000 / RTX 50 are 12.0: FLASH_ATTN as FA2 for a 16-bit cache, FLASHINFER for
+    # fp8, which FA2 does not hold)
+    fi_heads = {64, 128, 256, 512} if r.version >= (0, 22, 0) else {64, 128, 256}
+    flashinfer = heads <= fi_heads and ((8, 0) if r.version >= (0, 24, 0) else (7, 5)) <= r.cc <= (12, 1)
     order = (("FLASHINFER", flashinfer), ("FLASH_ATTN", fa)) if r.cc[0] == 10 else \
         (("FLASH_ATTN", fa), ("FLASHINFER", flashinfer))
     return next((name for name, ok in order if ok), "TRITON_ATTN")
