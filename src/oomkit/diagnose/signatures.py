@@ -683,6 +683,28 @@ SIGNATURES: tuple[Signature, ...] = (
                 "cache size",
         causes=("the context (KV cells) is full at run time: the prompt is longer than -c (not an allocation)",),
         fixes=("-c larger (if memory allows), or enable context shift",)),
+    Signature(
+        # ggml/src/ggml.c ggml_new_object: a ggml context's metadata pool (tensor headers, sized by the caller at
+        # ggml_init) is full, then GGML_ABORT: the caller counted too few tensor objects (llama.cpp PR #22616
+        # "TP: fix ggml context size calculation"), no device or host memory ran out
+        "ggml_context_pool", "llama.cpp", ("not enough space in the context's memory pool",),
+        r"not enough space in the context's memory pool", role="not_oom", priority=5,
+        fields=(Field("requested_bytes", r"memory pool \(needed ([0-9]{1,20})", "bytes"),),
+        message="ggml_new_object: not enough space in the context's memory pool (needed N, available M)",
+        causes=("a ggml context's tensor-metadata pool, sized by the program that made it, is too small: a bug in "
+                "that build (or a binding built against another ggml), not the GPU's or the host's memory",),
+        fixes=("another llama.cpp build (the fix of the caller's context size)", "report it with the command line")),
+    Signature(
+        # ggml/src/ggml-alloc.c ggml_dyn_tallocr_alloc / ggml_tallocr_alloc (ggml_allocr_alloc in 2023 builds): the
+        # graph allocator's buffer, reserved from a measured graph, is smaller than the graph it then allocates
+        "ggml_alloc_buffer_short", "llama.cpp", ("not enough space in the buffer",),
+        r"(?:ggml_allocr_alloc|ggml_tallocr_alloc|ggml_dyn_tallocr_alloc|ggml_gallocr\w*): not enough space in the "
+        r"buffer", role="not_oom", priority=4,
+        fields=(Field("requested_bytes", r"needed ([0-9]{1,20})", "bytes"),),
+        message="ggml_allocr_alloc: not enough space in the buffer (needed N, largest block available M)",
+        causes=("the graph allocator's buffer was reserved for a smaller graph than the one it is given (the "
+                "measure pass and the run disagree): a bug of that build or binding, not the device running out",),
+        fixes=("another llama.cpp (or binding) build", "report it with the command line")),
     # ----------------------------------------------------------------------------------------------- Ollama
     Signature(
         "ollama_system_memory", "ollama", ("model requires more system memory",),
@@ -726,6 +748,25 @@ SIGNATURES: tuple[Signature, ...] = (
         versions="Ollama new engine (ml/device.go ErrNoMem)",
         causes=("the new engine's allocations (weights, cache, graph) do not fit",),
         fixes=("OLLAMA_CONTEXT_LENGTH smaller", "num_gpu lower")),
+    Signature(
+        # llm/memory.go EstimateGPULayers (from 6fd04ca92 "Improve multi-gpu handling at the limit" until f560bd077
+        # moved both engines to the new layouts): a GPU is left out when its free memory is below the graph
+        # (max of partial and full offload) + its minimum + two layers (+ the first GPU's zero overhead)
+        "ollama_gpu_skipped", "ollama", ("too little memory to allocate any layers",),
+        r"gpu has too little memory to allocate any layers", stage="compute", priority=6,
+        fields=(Field("total_bytes", r'total="' + SIZE, "size_as_written"),
+                Field("free_bytes", r'available="' + SIZE, "size_as_written"),
+                Field("graph_partial_bytes", r'partial_offload="' + SIZE, "size_as_written"),
+                Field("graph_full_bytes", r'full_offload="' + SIZE, "size_as_written"),
+                Field("layer_bytes", r'layer_size="' + SIZE, "size_as_written")),
+        message='gpu has too little memory to allocate any layers id=... total="{T}" available="{A}" '
+                'minimum_memory=N layer_size="{L}" partial_offload="{G}" full_offload="{G}"',
+        versions="Ollama ~0.3 to 0.11 (the old memory estimate)",
+        causes=("the compute graph Ollama reserves for the context (partial_offload / full_offload) plus the GPU's "
+                "minimum and two layers exceed its free memory, so the GPU gets no layers: the model runs on the "
+                "other GPUs or the CPU",),
+        fixes=("num_ctx / OLLAMA_CONTEXT_LENGTH smaller (the graph grows with it)", "num_batch smaller",
+               "OLLAMA_FLASH_ATTENTION=1", "free the GPU's memory (other processes, other loaded models)")),
     # --------------------------------------------------------------------------------------------- LM Studio
     Signature(
         "lmstudio_guardrail", "lmstudio", ("model loading was stopped due to insufficient system resources",

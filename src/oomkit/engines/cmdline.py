@@ -63,6 +63,10 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
             raise OomkitError(hint)
         if module is not None:
             raise OomkitError(f"unknown engine module 'python -m {module}'")
+        if program_name(argv[0]).startswith("llama-"):  # llama-batched-bench, llama-quantize, ...: built beside them
+            raise OomkitError(f"{program_name(argv[0])} is a llama.cpp program oomkit does not read: it reads "
+                              "llama-server, llama-cli, llama-bench, llama-mtmd-cli, llama-perplexity, llama-imatrix "
+                              "and llama-embedding; give the llama-server command of the same model and context")
         raise OomkitError(f"unknown engine command {argv[0]!r}: oomkit reads llama-server, llama-cli, llama-bench and the other llama.cpp tools, lms load, vllm "
                           "serve, python -m sglang.launch_server, ollama run and mlx_lm command lines")
     eng, program = found

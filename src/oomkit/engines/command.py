@@ -513,6 +513,53 @@ def _container_env_var(prefix: Sequence[str], k: int) -> str | None:
     return None
 
 
+# `docker exec [OPTIONS] CONTAINER COMMAND` (docker container exec: its options that take a value), `kubectl exec
+# [OPTIONS] POD -- COMMAND`, and `hf jobs run [OPTIONS] IMAGE COMMAND` (huggingface_hub's jobs CLI: the command
+# given runs in the image in place of its own, as in the Hugging Face blog's `hf jobs run --flavor h200x2 ...
+# vllm/vllm-openai:latest vllm serve ...`; every option but -d / --detach takes a value)
+_EXEC_VALUED = frozenset({"-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys"})
+_KUBECTL_VALUED = frozenset({"-c", "--container", "-n", "--namespace", "--context", "--kubeconfig", "-f",
+                             "--filename", "--pod-running-timeout"})
+
+
+def _into_running(argv: list[str], i: int, env: list[tuple[str, str]]) -> Wrapped | None:
+    """The command that `docker exec` / `podman exec`, `kubectl exec` or `hf jobs run` at argv[i] runs; else None."""
+    head = tuple(argv[i:i + 3])
+    if head[:2] in (*((p, "exec") for p in _CONTAINER_PROGRAMS), ("kubectl", "exec")):
+        valued, j = (_KUBECTL_VALUED if head[0] == "kubectl" else _EXEC_VALUED), i + 2
+    elif head == ("hf", "jobs", "run"):
+        valued, j = None, i + 3
+    else:
+        return None
+    while j < len(argv) and argv[j].startswith("-") and argv[j] != "--":
+        tok = argv[j]
+        name, eq, inline = tok.partition("=") if tok.startswith("--") else (tok, "", "")
+        takes = name not in ("-d", "--detach", "-i", "-t", "-it", "--tty", "--stdin", "--privileged", "-q",
+                             "--quiet") if valued is None else name in valued
+        value = inline if eq else argv[j + 1] if takes and j + 1 < len(argv) else ""
+        if name in ("-e", "--env") and "=" in value:
+            env.append(tuple(value.split("=", 1)))  # type: ignore[arg-type]
+        j += 2 if takes and not eq else 1
+    if head[0] == "kubectl":  # kubectl exec POD -- COMMAND (the pod may also come after the --)
+        if "--" not in argv[j:]:
+            raise SettingsError("kubectl exec: give the command after --")
+        k = argv.index("--", j)
+        return Wrapped(tuple(argv[:k + 1]), (), tuple(argv[k + 1:]), tuple(env))
+    if j >= len(argv):
+        raise SettingsError(f"{' '.join(head[:2 if valued is not None else 3])}: no "
+                            f"{'image' if valued is None else 'container'} given")
+    rest = tuple(argv[j + 1:])
+    if valued is None and not rest:
+        own = _image_entrypoint(argv[j])
+        if own is None:
+            raise OomkitError(f"the image {argv[j]!r} names no engine oomkit knows: give the engine command after the "
+                              "image")
+        return Wrapped(tuple(argv[:j + 1]), own, (), tuple(env), argv[j])
+    if not rest:
+        raise SettingsError(f"{' '.join(head[:2])}: no command given after the container")
+    return Wrapped(tuple(argv[:j + 1]), (), rest, tuple(env), argv[j] if valued is None else None)
+
+
 def _image_entrypoint(image: str) -> tuple[str, ...] | None:
     """The program an engine image runs when no command follows it (each project's Dockerfile ENTRYPOINT/CMD):
     llama.cpp .devops/*.Dockerfile (server: /app/llama-server; light: /app/llama-cli), vLLM docker/Dockerfile
@@ -578,6 +625,8 @@ def unwrap(argv: Sequence[str]) -> Wrapped:
             i += 2 if argv[i] in valued else 1
         if i < len(argv) and argv[i] == "--":
             i += 1
+    if (into := _into_running(argv, i, env)) is not None:
+        return into
     if i >= len(argv) or argv[i] not in _CONTAINER_PROGRAMS or i + 1 >= len(argv) or argv[i + 1] != "run":
         return Wrapped(prefix=tuple(argv[:i]), argv=tuple(argv[i:]), env=tuple(env))
     j = i + 2

@@ -57,7 +57,139 @@ def split_command(text: str) -> list[str]:
             quote = "" if quote == c else c
         out.append(c)
         i += 1
-    return _as_run(shlex.split("".join(out)))
+    return _as_run(shlex.split(_after_preamble("".join(out))))
+
+
+# A script pasted whole: the lines before the command that only set variables (`MODEL=Qwen/Qwen3-8B`, `export
+# OLLAMA_GPU_OVERHEAD=0;`), comments and blank lines, then the command that reads them (`vllm serve $MODEL`). Bash
+# (manual, "Simple Command Expansion"): a line with no command name leaves its assignments in the shell; `export`
+# puts them in the environment of the commands after it, a plain assignment does not. The command's `$NAME` /
+# `${NAME}` then expand to the values set (parameter expansion; unquoted, the value is split into words, inside
+# double quotes it stays one), `$((...))` of integers and those variables is computed (arithmetic expansion). A
+# variable the paste does not set, and a command substitution `$(...)` (whose output only that machine knows),
+# stay as typed, the substitution as one word.
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_ASSIGN_WORD = re.compile(rf"({_NAME})=(.*)", re.DOTALL)
+
+
+def _lines(text: str) -> list[str]:
+    """text -> its lines, a newline inside quotes kept inside its line."""
+    lines, cur, quote, i = [], [], "", 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and quote != "'" and i + 1 < len(text):
+            cur.append(text[i:i + 2])
+            i += 2
+            continue
+        if c in "'\"" and quote in ("", c):
+            quote = "" if quote == c else c
+        if c == "\n" and not quote:
+            lines.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    lines.append("".join(cur))
+    return lines
+
+
+def _assignments(line: str) -> tuple[bool, list[tuple[str, str]]] | None:
+    """A line that only sets variables -> (exported, [(name, value)]); any other line -> None."""
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        return None
+    while words and words[-1] == ";":
+        words.pop()
+    if words and words[-1].endswith(";") and not words[-1].endswith("\\;"):
+        words[-1] = words[-1][:-1]
+    exported = bool(words) and words[0] == "export"
+    words = words[1:] if exported else words
+    pairs = [m.groups() for w in words if (m := _ASSIGN_WORD.fullmatch(w))]
+    return (exported, pairs) if words and len(pairs) == len(words) else None
+
+
+def _after_preamble(text: str) -> str:
+    lines = _lines(text)
+    values: dict[str, str] = {}
+    exported: dict[str, str] = {}
+    k = 0
+    while k < len(lines):
+        line = lines[k].strip()
+        if not line or line.startswith("#"):
+            k += 1
+            continue
+        # $((...)) first: its spaces are no word breaks (the value of an assignment is not split)
+        line = re.sub(r"\$\(\((.*?)\)\)", lambda m: _arithmetic(m.group(1), values) or m.group(0), line)
+        found = _assignments(_expand(line, {}))  # a command substitution: one word, as typed
+        if found is None:
+            break
+        for name, value in found[1]:
+            values[name] = _expand(value, values, quoted=True)
+            if found[0] or name in exported:
+                exported[name] = values[name]
+        k += 1
+    if not values:
+        return text
+    command = _expand("\n".join(lines[k:]), values)
+    return " ".join([*(shlex.quote(f"{n}={v}") for n, v in exported.items()), command])
+
+
+def _arithmetic(expr: str, values: dict[str, str]) -> str | None:
+    """$((expr)) of integers, + - * / % and parentheses, and the variables set -> its value; else None."""
+    expr = re.sub(rf"\$?\{{?({_NAME})\}}?", lambda m: values.get(m.group(1), "x"), expr)
+    if not re.fullmatch(r"[\d\s+\-*/%()]+", expr) or "**" in expr:
+        return None
+    try:
+        return str(int(eval(expr.replace("/", "//"), {"__builtins__": {}})))  # noqa: S307 - digits and operators only
+    except (SyntaxError, ZeroDivisionError, ValueError):
+        return None
+
+
+def _expand(text: str, values: dict[str, str], quoted: bool = False) -> str:
+    """Parameter and arithmetic expansion of the variables in `values`, outside single quotes; a command
+    substitution kept as one word. quoted: the text is a value already split (an assignment's right side)."""
+    out, quote, i = [], "", 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and quote != "'" and i + 1 < len(text):
+            out.append(text[i:i + 2])
+            i += 2
+            continue
+        if c in "'\"" and quote in ("", c) and not quoted:
+            quote = "" if quote == c else c
+        if c == "$" and quote != "'":
+            if text.startswith("$((", i) and (end := text.find("))", i)) > 0:
+                value = _arithmetic(text[i + 3:end], values)
+                if value is not None:
+                    out.append(value)
+                    i = end + 2
+                    continue
+            if text.startswith("$(", i):
+                depth, j = 0, i + 1
+                while j < len(text):
+                    depth += {"(": 1, ")": -1}.get(text[j], 0)
+                    if depth == 0:
+                        break
+                    j += 1
+                word = text[i:j + 1]
+                out.append(word if quote or quoted else shlex.quote(word))
+                i = j + 1
+                continue
+            m = re.match(rf"\$(?:\{{({_NAME})\}}|({_NAME}))", text[i:])
+            if m and (name := m.group(1) or m.group(2)) in values:
+                value = values[name]
+                if quoted:
+                    out.append(value)
+                elif quote == '"':  # shlex, as bash, takes a backslash inside double quotes before " and \ only
+                    out.append(re.sub(r'(["\\])', r"\\\1", value))
+                else:
+                    out.append(re.sub(r"([\"'\\$`])", r"\\\1", value))
+                i += m.end()
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 # what the shell keeps from the command it runs: a pipe and what follows it (`| tee log`), a redirection (`2>&1`,

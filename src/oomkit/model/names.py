@@ -558,7 +558,7 @@ def ollama_namespaced(name: str) -> tuple[str, tuple[str, ...]] | None:
     ("<user>/<model>:<tag>", as `ollama run` takes it; a hub repo id has no ':' but a quant tag), read as the library
     tag of the same name, its fine-tune words (model/names._SAME_SHAPE_WORDS) dropped; None for other names."""
     key = catalog.normalize(name)
-    if key.count("/") != 1 or ":" not in key:
+    if key.count("/") != 1 or ":" not in key.split("/", 1)[1]:  # "qwen3:8b/x": the ':' is not the tag's
         return None
     lib, tag = key.split("/", 1)[1].split(":", 1)
     if not lib or not tag:

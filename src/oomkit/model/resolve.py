@@ -357,6 +357,9 @@ def _catalog_folder(ref: str) -> str | None:
     base = f"{cached.group(1)}/{cached.group(2)}" if cached else re.split(r"[\\/]", ref.rstrip("\\/"))[-1]
     if not base or base in (".", "..", "~"):
         return None
+    # ModelScope's download cache keeps a repo whose name holds a dot in a folder with "___" for each "." (the
+    # ".../Qwen/Qwen2___5-VL-72B-Instruct" of its snapshot_download, vllm#13124)
+    base = base.replace("___", ".")
     entry = catalog.lookup(base)
     if entry is not None:
         return entry.hf_id

@@ -214,8 +214,13 @@ def embd_norm_device(spec: ModelSpec, build: int, layer_device: tuple[int, ...],
 
 def _split_points(devices: tuple[Device, ...], s: LlamaCppSettings) -> list[float]:
     """The cumulative split fractions of -sm / -ts / -mg (llama_model::load_tensors)."""
+    if s.split_mode == "tensor":
+        # include/llama.h LLAMA_SPLIT_MODE_TENSOR: each weight matrix and the KV cache cut across the GPUs
+        # (src/llama.cpp, src/llama-model.cpp llm_arch_supports_sm_tensor); a layout oomkit does not size
+        raise OomkitError("-sm tensor (llama.cpp's tensor parallelism, LLAMA_SPLIT_MODE_TENSOR) is not modelled by "
+                          "oomkit: it sizes -sm layer (the default), row and none")
     if s.split_mode not in ("layer", "none", "row"):
-        raise OomkitError(f"-sm {s.split_mode}: llama.cpp takes none, layer or row")
+        raise OomkitError(f"-sm {s.split_mode}: llama.cpp takes none, layer, row or tensor")
     if s.split_mode == "none":
         if not 0 <= s.main_gpu < len(devices):
             raise OomkitError(f"-mg {s.main_gpu}: there are {len(devices)} GPUs")

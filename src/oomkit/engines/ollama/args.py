@@ -3,6 +3,8 @@ parameters and server variables (--num-ctx, --kv-cache-type, ...)."""
 
 from __future__ import annotations
 
+import re
+import shlex
 from dataclasses import replace
 from typing import Any
 
@@ -51,10 +53,26 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
             raise OomkitError(f"'ollama {sub}' loads no model: give 'ollama run MODEL' or 'ollama serve'")
         if sub != "run":
             args = _then_run(args)  # `VAR=v ollama serve`, then `ollama run TAG ...`: the run's model and options
+    elif args and args[0] == "runner":
+        # the process the server starts for a model (llm/server.go: `ollama runner [--ollama-engine] --model BLOB
+        # --ctx-size N ...`, printed in its "starting llama server" log line): its --ctx-size is num_ctx x parallel
+        raise OomkitError("'ollama runner' is the process the Ollama server starts itself, on a model blob: give "
+                          "'ollama run MODEL' with the server's variables (its --ctx-size is num_ctx times --parallel)")
+    repl = dict(_repl_parameters(args))
     i = 0
     while i < len(args):
         a = args[i]
         name, eq, inline = a.partition("=") if a.startswith("--") else (a, "", "")
+        if i in repl:  # a REPL line after the model: /set parameter NAME VALUE
+            fld = _REPL_FIELDS.get(repl[i])
+            if fld is not None:
+                n = go_int(args[i + 3])
+                if n is None:
+                    raise SettingsError(f"/set parameter {repl[i]} {args[i + 3]!r}: Couldn't set parameter (Ollama "
+                                        "reads it with strconv.ParseInt: ASCII digits and an optional sign)")
+                opts[fld] = n
+            i += 4
+            continue
         if name in _PARAM_FLAGS:
             fld, kind = _PARAM_FLAGS[name]
             value, i = flag_value(args, i, inline if eq else None, f"{name} expects a value")
@@ -82,6 +100,52 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
         # further words are the prompt
         i += 1
     return model, None, check_settings(OllamaSettings(**opts))
+
+
+# The interactive prompt of `ollama run` (cmd/interactive.go): a line `/set parameter NAME VALUE` sets the request's
+# option NAME for the rest of the session (api.FormatParams, the Modelfile's parsing; a bad value is "Couldn't set
+# parameter" and keeps the old one), so a session pasted after `ollama run TAG` sets num_ctx, num_gpu and num_batch
+# as a Modelfile would. Other parameters (temperature, ...) change no memory.
+_REPL_FIELDS = {"num_ctx": "num_ctx", "num_gpu": "num_gpu", "num_batch": "num_batch"}
+
+
+def _repl_parameters(args: list[str]) -> list[tuple[int, str]]:
+    """[(index of its `/set`, NAME)] for each `/set parameter NAME VALUE` after the first word that is no flag."""
+    found, seen_model = [], False
+    i = 0
+    while i < len(args):
+        if seen_model and args[i:i + 2] == ["/set", "parameter"] and i + 3 < len(args):
+            found.append((i, args[i + 2]))
+            i += 4
+            continue
+        seen_model = seen_model or not args[i].startswith("-")
+        i += 1
+    return found
+
+
+# An Ollama Modelfile (docs/modelfile.md; parser/parser.go: one instruction a line, its name in any case, `#`
+# comments): FROM names the model (a library tag, a .gguf file or a safetensors folder), PARAMETER NAME VALUE the
+# request options, of which num_ctx, num_gpu and num_batch change memory; ADAPTER adds a LoRA's weights.
+_MODELFILE_LINE = re.compile(r"\s*(FROM|PARAMETER|TEMPLATE|SYSTEM|ADAPTER|LICENSE|MESSAGE|REQUIRES)\s+(.*)",
+                             re.IGNORECASE)
+
+
+def modelfile_hint(text: str) -> str | None:
+    """When `text` is a Modelfile pasted as MODEL, the one-line refusal naming the oomkit form that reads the same
+    model and parameters; None otherwise."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    found = [m for ln in lines if (m := _MODELFILE_LINE.match(ln))]
+    froms = [m.group(2).strip() for m in found if m.group(1).upper() == "FROM"]
+    if len(lines) < 2 or len(found) < 2 or not froms:
+        return None
+    opts = []
+    for m in found:
+        name, _, value = m.group(2).strip().partition(" ")
+        if m.group(1).upper() == "PARAMETER" and name.lower() in _REPL_FIELDS:
+            opts += [f"--{name.lower().replace('_', '-')}", value.strip()]
+    adapter = " (its ADAPTER's weights are not counted)" if any(m.group(1).upper() == "ADAPTER" for m in found) else ""
+    form = " ".join(["oomkit check", shlex.quote(froms[-1]), "--engine ollama", *opts])
+    return f"this is an Ollama Modelfile, not a model name: give `{form}`{adapter}"
 
 
 # what may stand between `ollama serve` and the `ollama run` after it: a line break, or a shell's list operator
@@ -205,7 +269,23 @@ def rewrite_command(argv: list[str], old: OllamaSettings, new: OllamaSettings) -
     """The user's Ollama command with only the options that differ changed: a variable set in front is rewritten
     there, a new one joins the assignments in front; the prompt words stay. Server variables in front of
     `ollama run` move to an `ollama serve` before it (serve_first)."""
+    argv, old = _rewrite_repl(argv, old, new)
     return serve_first(rewrite(argv, typed(old), typed(new), _table(new), SYNTAX))
+
+
+def _rewrite_repl(argv: list[str], old: OllamaSettings, new: OllamaSettings) -> tuple[list[str], OllamaSettings]:
+    """A `/set parameter NAME VALUE` line of the session that sets a field the new settings change gets the new
+    value in place (it wins over the command's options and variables, as the request's option wins in Ollama)."""
+    argv = list(argv)
+    start = next((k for k, a in enumerate(argv) if a == "run" and k and argv[k - 1] == "ollama"), None)
+    if start is None:
+        return argv, old
+    for at, param in _repl_parameters(argv[start + 1:]):
+        fld = _REPL_FIELDS.get(param)
+        if fld is not None and getattr(new, fld) != getattr(old, fld):
+            argv[start + 1 + at + 3] = str(getattr(new, fld))
+            old = replace(old, **{fld: getattr(new, fld)})
+    return argv, old
 
 
 def serve_first(argv: list[str]) -> list[str]:

@@ -123,6 +123,9 @@ _UNMODELLED = {
     "--attention-context-parallel-size": _above(1, "the KV cache split over context-parallel ranks"),
     "--disable-hybrid-swa-memory": _always("sliding-window layers given full-size KV pools"),
     "--enable-torch-compile": _always("torch.compile's captured graphs"),
+    # KTransformers' CPU experts (server_args.py --kt-method / --kt-weight-path, 0.5.6+): the routed experts but
+    # --kt-num-gpu-experts of them run on the CPU from their own weights
+    "--kt-method": _always("the MoE experts run on the CPU by KTransformers: their weights in host memory"),
 }
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,7 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
     args = list(argv)
     if args and args[0] == "serve":  # "vllm serve ..." reaches here as ["serve", ...] when the program was "vllm"
         args = args[1:]
+    args = _dotted(args)
     opts: dict[str, Any] = {}
     model: str | None = None
     unknown: list[str] = []
@@ -189,6 +191,79 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
         opts["unmodelled"] = tuple(dict.fromkeys(opts["unmodelled"]))
     _apply_env(env, opts)
     return model, None, check_settings(VllmSettings(**opts))
+
+
+_CONFIG_LINE = re.compile(r"\s*([A-Za-z][\w.-]*)\s*:\s*(.*?)\s*")
+
+
+def config_hint(text: str) -> str | None:
+    """A `vllm serve --config` YAML pasted as MODEL (one `key: value` a line, `model:` among them) -> the one-line
+    refusal naming the command it stands for; None for other text. FlexibleArgumentParser._pull_args_from_config
+    turns each key into its flag: `true` a bare switch, `false` left out, a value `--key value`, `model` the
+    positional model of `vllm serve`."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    pairs = [m.groups() for ln in lines if (m := _CONFIG_LINE.fullmatch(ln))]
+    if len(lines) < 2 or len(pairs) != len(lines) or "model" not in dict(pairs):
+        return None
+    model, words = "", []
+    for key, value in pairs:
+        value = value.strip("'\"")
+        if key == "model":
+            model = value
+        elif value.lower() == "true":
+            words.append(f"--{key}")
+        elif value.lower() != "false":
+            words += [f"--{key}", shlex.quote(value)]
+    form = " ".join(["oomkit check -- vllm serve", shlex.quote(model), *words])
+    return f"this is a vLLM config file (vllm serve --config), not a model name: give `{form}`"
+
+
+def _dotted(args: list[str]) -> list[str]:
+    """FlexibleArgumentParser.parse_args (vllm/utils/argparse_utils.py): a JSON option given key by key,
+    `--speculative_config.method mtp --speculative-config.num_speculative_tokens=5`, is the JSON object of its keys
+    (`--speculative-config '{"method": "mtp", "num_speculative_tokens": 5}'`), appended after the other arguments;
+    a value is read as JSON, else as a human-readable int, else as a string; `key+ a,b` is a list. The part before
+    the first dot is a flag name (underscores become dashes)."""
+    if not any(a.startswith("--") and "." in a.partition("=")[0] for a in args):
+        return args
+    out: list[str] = []
+    merged: dict[str, dict[str, Any]] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, inline = arg.partition("=")
+        if not arg.startswith("--") or "." not in name:
+            out.append(arg)
+            i += 1
+            continue
+        if eq:
+            text, i = inline, i + 1
+        elif i + 1 < len(args):
+            text, i = args[i + 1], i + 2
+        else:
+            raise OomkitError(f"{PROG}: error: argument {name}: expected one argument")
+        if name.endswith("+"):
+            name, text = name[:-1], json.dumps(text.split(","))
+        key, *keys = name.split(".")
+        try:
+            value: Any = json.loads(text)
+        except ValueError:
+            try:
+                value = human_readable_int(key, text)
+            except OomkitError:
+                value = text
+        node = merged.setdefault(_canonical(key), {})
+        for k in keys[:-1]:
+            if not isinstance(node.get(k), dict):
+                node[k] = {}
+            node = node[k]
+        if isinstance(value, list) and isinstance(node.get(keys[-1]), list):
+            node[keys[-1]] += value
+        else:
+            node[keys[-1]] = value
+    for key, value in merged.items():
+        out += [key, json.dumps(value)]
+    return out
 
 
 def _split_inline(arg: str) -> tuple[str, str, str]:

@@ -100,6 +100,10 @@ def _kv_bytes(r: Resolved) -> int:
 def _attention_bytes_per_token(layer: LayerSpec, r: Resolved) -> tuple[str, int]:
     """(kind, page bytes per token) of an attention layer on one TP rank (AttentionSpec.page_size_bytes)."""
     a = layer.attention
+    if layer.kind is LayerKind.LATENT and not r.at_least("mla_latent"):
+        # settings.py ERAS mla_latent: every head's K and V, V padded to the K head (qk_nope + qk_rope)
+        head = a.qk_nope_head_dim + a.qk_rope_head_dim
+        return "full", max(1, a.n_heads // r.tp) * head_bytes_per_token(head, head, r.kv_dtype, _kv_bytes(r))
     if layer.kind is LayerKind.LATENT:
         # MLAAttentionSpec: one latent row (kv_lora_rank + qk_rope_head_dim), no V, 1 head, never TP-split
         if r.kv_dtype in MLA_PACKED_BYTES:

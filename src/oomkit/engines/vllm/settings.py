@@ -33,6 +33,12 @@ ERAS = Eras({
     # it, approximate) spreads the experts left over by ep_size over the first ranks; before, the last rank
     "ep_balanced": (0, 10, 1),
     "v1_default": (0, 8, 0),  # VLLM_USE_V1 defaults to 1
+    # model_executor/models/deepseek_v2.py: the latent cache of MLA (DeepseekV2MLAAttention: kv_lora_rank +
+    # qk_rope_head_dim, one head), announced with 0.7.1 ("MLA" for DeepSeek V2/V3 in its release notes). Before,
+    # DeepseekV2Attention caches K and V of every head: Attention(num_local_heads, qk_head_dim,
+    # num_kv_heads=num_local_heads), V padded to qk_head_dim in forward (vllm#4650's 8 x H100 at 64,000 tokens: "not
+    # enough memory for cache blocks")
+    "mla_latent": (0, 7, 1),
     # engine/arg_utils.py: --rope-scaling and --rope-theta, deprecated since PR #5836, removed by PR #28006 (merged
     # 2025-11-04; 0.11.1 the first release after it): their parser answers "unrecognized arguments" (gpustack#4236,
     # 0.13.0) and the same JSON goes in --hf-overrides '{"rope_scaling": ...}'
