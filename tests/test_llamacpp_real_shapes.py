@@ -427,3 +427,73 @@ def test_published_hybrid_buffers_equal_llama_cpp(arch):
 def test_published_hybrid_compute_within_10_percent(arch):
     _, rows = _hybrid(arch)
     h.assert_compute(arch, rows)
+
+
+def _gemma4(key: str, *, n_embd: int, n_head: int, kv_swa: int, kv_full: int, hd_swa: int, hd_full: int, n_ff: int,
+            n_exp: int = 0, n_used: int = 0, ff_exp: int = 0) -> SynthModel:
+    """Gemma 4 without per-layer embeddings (hidden_size_per_layer_input 0): its first 6 layers, 5 sliding (window
+    1024, heads of hd_swa) then 1 full (heads of hd_full, its own KV head count; attention_k_eq_v: no V projection,
+    V is K, gemma4.cpp's wv TENSOR_NOT_REQUIRED), vocab 262144, tied, final soft-cap 30. MoE layers add the router
+    (with its scale), three extra norms and the experts beside the dense FFN (gemma4.cpp load_arch_tensors)."""
+    arch, n_vocab, nl = "gemma4", 262144, 6
+    swa = [True] * 5 + [False]
+    md = _meta(arch, ctx=262144, n_embd=n_embd, nl=nl, n_head=n_head, n_vocab=n_vocab, rope=1e6)
+    md.u32("feed_forward_length", n_ff).f32("rope.freq_base_swa", 10000.0)
+    md.items.append((f"{arch}.attention.head_count_kv", [kv_swa if s else kv_full for s in swa], (VT.ARRAY, VT.INT32)))
+    md.items.append((f"{arch}.attention.sliding_window_pattern", swa, (VT.ARRAY, VT.BOOL)))
+    md.u32("attention.sliding_window", 1024).u32("embedding_length_per_layer_input", 0)
+    md.u32("attention.key_length", hd_full).u32("attention.value_length", hd_full)
+    md.u32("attention.key_length_swa", hd_swa).u32("attention.value_length_swa", hd_swa)
+    md.f32("final_logit_softcapping", 30.0)
+    if n_exp:
+        md.u32("expert_count", n_exp).u32("expert_used_count", n_used).u32("expert_feed_forward_length", ff_exp)
+    ts = _head(n_embd, n_vocab, tied=True)
+    for i, s in enumerate(swa):
+        hd, kv = (hd_swa, kv_swa) if s else (hd_full, kv_full)
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "attn_q.weight", n_embd, n_head * hd),
+               _blk(i, "attn_k.weight", n_embd, kv * hd), _blk(i, "attn_output.weight", n_head * hd, n_embd),
+               _blk(i, "attn_q_norm.weight", hd), _blk(i, "attn_k_norm.weight", hd),
+               _blk(i, "post_attention_norm.weight", n_embd), _blk(i, "ffn_norm.weight", n_embd),
+               _blk(i, "ffn_gate.weight", n_embd, n_ff), _blk(i, "ffn_up.weight", n_embd, n_ff),
+               _blk(i, "ffn_down.weight", n_ff, n_embd), _blk(i, "post_ffw_norm.weight", n_embd)]
+        if s:
+            ts += [_blk(i, "attn_v.weight", n_embd, kv * hd)]
+        if n_exp:
+            ts += [_blk(i, "ffn_gate_inp.weight", n_embd, n_exp), _blk(i, "ffn_gate_inp.scale", n_embd),
+                   _blk(i, "pre_ffw_norm_2.weight", n_embd), _blk(i, "post_ffw_norm_1.weight", n_embd),
+                   _blk(i, "post_ffw_norm_2.weight", n_embd), _blk(i, "ffn_gate_exps.weight", n_embd, ff_exp, n_exp),
+                   _blk(i, "ffn_up_exps.weight", n_embd, ff_exp, n_exp),
+                   _blk(i, "ffn_down_exps.weight", ff_exp, n_embd, n_exp)]
+    ts += [Tensor("rope_freqs.weight", (hd_full // 2,))]
+    return SynthModel(f"real-{key}", arch, f"{key} text_config", n_vocab, nl, tuple(md.items), tuple(ts),
+                      tied_embeddings=True)
+
+
+def gemma4_31b() -> SynthModel:
+    """Gemma-4-31B-it (catalog gemma-4-31b-it): hidden 5376, 32 heads, sliding 16 KV heads of 256, full 4 KV heads
+    of 512, FFN 21504."""
+    return _gemma4("gemma-4-31b-it", n_embd=5376, n_head=32, kv_swa=16, kv_full=4, hd_swa=256, hd_full=512,
+                   n_ff=21504)
+
+
+def gemma4_26b_a4b() -> SynthModel:
+    """Gemma-4-26B-A4B (catalog gemma-4-26b-a4b): hidden 2816, 16 heads, sliding 8 KV heads of 256, full 2 KV heads
+    of 512, dense FFN 2112 beside 128 experts of 704 (8 used)."""
+    return _gemma4("gemma-4-26b-a4b", n_embd=2816, n_head=16, kv_swa=8, kv_full=2, hd_swa=256, hd_full=512,
+                   n_ff=2112, n_exp=128, n_used=8, ff_exp=704)
+
+
+GEMMA4 = {"gemma-4-31b-it": gemma4_31b, "gemma-4-26b-a4b": gemma4_26b_a4b}
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("key", sorted(GEMMA4))
+def test_gemma4_published_shapes_equal_llama_cpp(key):
+    """Gemma 4's sliding and full layers with heads of 256 and 512, the full layers' own KV head count and no V
+    projection there: caches, model and output buffers equal llama.cpp's, compute within 10%."""
+    path = synth.synth_path(GEMMA4[key](), "q4_0")
+    spec = read_gguf_spec(path)
+    assert spec.architecture == "gemma4"
+    rows = h.compare(key, spec, GRID, g.llamacpp_run.measure_many(path, GRID))
+    assert len(rows) == len(GRID)
+    h.assert_compute(key, rows)
