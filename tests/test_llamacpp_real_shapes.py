@@ -153,6 +153,8 @@ REAL = {
     "gemma-embedding": ("embeddinggemma-300m", dict(n_embd=768, n_head=3, n_kv=1, hd=256, n_ff=1152, n_vocab=262144,
                                                     tied=True, ctx=2048, rope_base=1e6, n_layers=6,
                                                     extra={"gemma-embedding.attention.sliding_window": 512})),
+    "nemotron": ("nemotron-mini-4b-instruct", dict(n_embd=3072, n_head=24, n_kv=8, hd=128, n_ff=9216,
+                                                   n_vocab=256000, tied=False, ctx=4096)),
 }
 
 
@@ -483,17 +485,51 @@ def gemma4_26b_a4b() -> SynthModel:
                    n_ff=2112, n_exp=128, n_used=8, ff_exp=704)
 
 
-GEMMA4 = {"gemma-4-31b-it": gemma4_31b, "gemma-4-26b-a4b": gemma4_26b_a4b}
+def mimo_v2_flash() -> SynthModel:
+    """MiMo-V2-Flash (catalog mimo-v2-flash): hidden 4096, 64 heads with K heads of 192 and V heads of 128, 4 KV heads
+    on the full layers and 8 on the sliding ones (window 128; hybrid_layer_pattern 0 1 1 1 1 0 ...), a dense first
+    layer (16384), then 256 experts of 2048 (8 used, sigmoid with a score bias), vocab 152576, untied; its first 6
+    layers (src/models/mimo2.cpp: per-layer head_count_kv, the pattern from sliding_window_pattern)."""
+    arch, n_embd, n_head, hd_k, hd_v, n_ff, n_vocab, nl = "mimo2", 4096, 64, 192, 128, 16384, 152576, 6
+    n_exp, ff_exp = 256, 2048
+    swa = [False, True, True, True, True, False]
+    kv = [8 if w else 4 for w in swa]
+    md = _meta(arch, ctx=262144, n_embd=n_embd, nl=nl, n_head=n_head, n_vocab=n_vocab, rope=5e6)
+    md.u32("feed_forward_length", n_ff).u32("attention.key_length", hd_k).u32("attention.value_length", hd_v)
+    md.items.append((f"{arch}.attention.head_count_kv", kv, (VT.ARRAY, VT.INT32)))
+    md.items.append((f"{arch}.attention.sliding_window_pattern", swa, (VT.ARRAY, VT.BOOL)))
+    md.u32("attention.sliding_window", 128).f32("rope.freq_base_swa", 10000.0)
+    md.u32("expert_count", n_exp).u32("expert_used_count", 8).u32("expert_feed_forward_length", ff_exp)
+    md.u32("expert_gating_func", 2).u32("leading_dense_block_count", 1)
+    ts = _head(n_embd, n_vocab, tied=False)
+    for i in range(nl):
+        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "attn_q.weight", n_embd, n_head * hd_k),
+               _blk(i, "attn_k.weight", n_embd, kv[i] * hd_k), _blk(i, "attn_v.weight", n_embd, kv[i] * hd_v),
+               _blk(i, "attn_output.weight", n_head * hd_v, n_embd), _blk(i, "ffn_norm.weight", n_embd)]
+        if i == 0:
+            ts += [_blk(i, "ffn_gate.weight", n_embd, n_ff), _blk(i, "ffn_down.weight", n_ff, n_embd),
+                   _blk(i, "ffn_up.weight", n_embd, n_ff)]
+        else:
+            ts += [_blk(i, "ffn_gate_inp.weight", n_embd, n_exp), _blk(i, "exp_probs_b.bias", n_exp),
+                   _blk(i, "ffn_gate_exps.weight", n_embd, ff_exp, n_exp),
+                   _blk(i, "ffn_down_exps.weight", ff_exp, n_embd, n_exp),
+                   _blk(i, "ffn_up_exps.weight", n_embd, ff_exp, n_exp)]
+    return SynthModel("real-mimo2", arch, "mimo-v2-flash config.json", n_vocab, nl, tuple(md.items), tuple(ts),
+                      tied_embeddings=False)
+
+
+# per-layer head layouts: Gemma 4's sliding and full layers (heads of 256 and 512, the full layers' own KV head count,
+# no V projection there), MiMo-V2-Flash's K heads wider than V and its sliding layers' own KV head count
+LAYOUTS = {"gemma-4-31b-it": gemma4_31b, "gemma-4-26b-a4b": gemma4_26b_a4b, "mimo-v2-flash": mimo_v2_flash}
 
 
 @needs_llama_cpp
-@pytest.mark.parametrize("key", sorted(GEMMA4))
-def test_gemma4_published_shapes_equal_llama_cpp(key):
-    """Gemma 4's sliding and full layers with heads of 256 and 512, the full layers' own KV head count and no V
-    projection there: caches, model and output buffers equal llama.cpp's, compute within 10%."""
-    path = synth.synth_path(GEMMA4[key](), "q4_0")
+@pytest.mark.parametrize("key", sorted(LAYOUTS))
+def test_published_layouts_equal_llama_cpp(key):
+    model = LAYOUTS[key]()
+    path = synth.synth_path(model, "q4_0")
     spec = read_gguf_spec(path)
-    assert spec.architecture == "gemma4"
+    assert spec.architecture == model.arch
     rows = h.compare(key, spec, GRID, g.llamacpp_run.measure_many(path, GRID))
     assert len(rows) == len(GRID)
     h.assert_compute(key, rows)
