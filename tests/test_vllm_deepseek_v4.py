@@ -216,13 +216,67 @@ def test_non_fp8_kv_dtypes_refused_from_030_in_vllms_words(dtype):
                                   "Please set `--kv-cache-dtype fp8`") in p.stderr, p.stdout + p.stderr
 
 
-def test_plain_row_flashinfer_layout_refused():
-    """--attention-backend FLASHINFER_MLA_SPARSE_DSV4 off SM 12.x picks DeepseekV4FlashInferMLAAttention
-    (use_fp8_ds_mla_layout False: plain bf16 / fp8 rows, 512 B alignment), not modelled: refused, not sized as
-    fp8_ds_mla. On SM 12.x the same backend is the SM120 class, fp8_ds_mla: sized."""
-    p = _check("--engine-version", "0.30.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8",
-               "--kv-cache-dtype", "fp8", "--attention-backend", "FLASHINFER_MLA_SPARSE_DSV4")
-    assert p.returncode == 2 and "plain-row FlashInfer KV layout" in p.stderr, p.stdout + p.stderr
+def test_plain_row_pages_worked_by_hand():
+    """--attention-backend FLASHINFER_MLA_SPARSE_DSV4 off SM 12.x: DeepseekV4FlashInferMLAAttention
+    (use_fp8_ds_mla_layout False). Its specs (models/deepseek_v4/attention.py DeepseekV4MLAAttention /
+    DeepseekV4IndexerCache.get_kv_cache_spec, compressor.py, sparse_swa.py DeepseekV4SWACache, read in the
+    0.29.0-0.34.0 wheels): dtype the element type, state_content_bytes None, alignment 512 on every cache, block sizes
+    unchanged. bf16 (2 B): SWA 64 x 512 x 2 = 65,536; C4 64 rows x 1,024 = 65,536, its state 4 x 2 x 2 x 512 x 4 =
+    32,768 (512-aligned already), the indexer 64 x 132 = 8,448 -> 8,704, its state 8,192; C128 2 x 1,024 = 2,048,
+    state 8 x 2 x 512 x 4 = 32,768. Per-tensor fp8 (1 B): 32,768 and 1,024 for the rows."""
+    la = {x.index: x for x in _flash().trunk_layers}
+
+    def pages(layer, elem):
+        return {n: sp.page_bytes for n, sp in deepseek_v4_layer_caches(layer, plain_elem=elem)}
+
+    assert pages(la[0], 2) == {"swa": 65_536}
+    assert pages(la[2], 2) == {"swa": 65_536, "kv": 65_536, "state": 32_768, "indexer": 8_704,
+                               "indexer_state": 8_192}
+    assert pages(la[3], 2) == {"swa": 65_536, "kv": 2_048, "state": 32_768}
+    assert pages(la[2], 1)["kv"] == pages(la[2], 1)["swa"] == 32_768 and pages(la[3], 1)["kv"] == 1_024
+
+
+@pytest.mark.parametrize("version", ["0.29.0", "0.30.0", "0.34.0"])
+def test_plain_row_block_bytes_packed_planner(version):
+    """The packed planner (0.29+) over the plain pages: full-MLA bucket {65,536 x 21, 8,704 x 21, 2,048 x 20}
+    (unbalanced, one group) = 1,600,000 B; SWA 43 x 65,536 split 22 / 21 (repeats _approximate_gcd([43, 21, 20], 21)
+    = 22: 1,441,792 / 1,376,256), C4 states 21 x (32,768 + 8,192) = 860,160, C128 states 20 x 32,768 = 655,360. A block
+    is the widest group, the full-MLA one: 1,600,000 B in bf16; in per-tensor fp8 32,768 x 21 + 8,704 x 21 + 1,024 x 20
+    = 891,392 B (against fp8_ds_mla's 1,002,240)."""
+    v = tuple(int(x) for x in version.split("."))
+    p = deepseek_v4_plan(list(_flash().trunk_layers), "", v, plain_elem=2)
+    assert [(g.block_size, g.window, g.page_bytes, len(i)) for g, i in p.groups] == [
+        (256, 0, 1_600_000, 41), (64, 128, 1_441_792, 22), (64, 128, 1_376_256, 21), (4, 8, 860_160, 21),
+        (8, 128, 655_360, 20)]
+    assert p.bytes_per_block == 1_600_000
+    assert deepseek_v4_plan(list(_flash().trunk_layers), "", v, plain_elem=1).bytes_per_block == 891_392
+
+
+@pytest.mark.parametrize("kv,dtype,block", [("auto", "bfloat16", 1_600_000), ("bfloat16", "bfloat16", 1_600_000),
+                                            ("fp8", "fp8", 891_392), ("fp8_e4m3", "fp8_e4m3", 891_392)])
+def test_cli_sizes_the_plain_row_layout_on_b200(kv, dtype, block):
+    """_resolve_dsv4_kv_cache_dtype for the plain layout: fp8* keeps its name (per-tensor E4M3 rows), auto and
+    bfloat16 are bf16 rows (no auto -> fp8 as on the fp8_ds_mla layout)."""
+    p = _check_on("8x B200", "--engine-version", "0.30.0", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash",
+                  "-tp", "8", "--kv-cache-dtype", kv, "--attention-backend", "FLASHINFER_MLA_SPARSE_DSV4",
+                  "--max-model-len", "65536")
+    assert p.returncode in (0, 1), p.stdout + p.stderr
+    per_rank = json.loads(p.stdout)["devices"][0]["kv_cache_bytes"]
+    assert per_rank > 0 and per_rank % block == 0
+
+
+@pytest.mark.parametrize("gpu,version,kv,words", [
+    ("8x B200", "0.28.0", "fp8", "plain-row FlashInfer KV layout"),
+    ("8x B200", "0.30.0", "fp8_ds_mla", "SM10x uses the plain per-tensor FP8 KV layout, not fp8_ds_mla"),
+    ("8x B200", "0.30.0", "float16", "kv_cache_dtype not supported"),
+    ("8x H200", "0.30.0", "fp8", "FLASHINFER_MLA_SPARSE_DSV4 requires SM10x or SM12x")])
+def test_plain_row_layout_refusals(gpu, version, kv, words):
+    """Refused: the plain layout before 0.29 (its page specs not read: 0.27 has no state_content_bytes, 0.23-0.26
+    pad the sliding pages to the full-MLA ones), fp8_ds_mla or a dtype the SM 10.x backend does not list
+    (DeepseekV4FlashInferMLASparseBackend.supports_combination), and a GPU other than SM 10.x / 12.x."""
+    p = _check_on(gpu, "--engine-version", version, "--", "vllm", "serve", "deepseek-ai/DeepSeek-V4-Flash", "-tp", "8",
+                  "--kv-cache-dtype", kv, "--attention-backend", "FLASHINFER_MLA_SPARSE_DSV4")
+    assert p.returncode == 2 and words in p.stderr, p.stdout + p.stderr
 
 
 def test_checkpoint_weights_as_vllm_loads_them():

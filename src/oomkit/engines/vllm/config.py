@@ -516,7 +516,7 @@ DSV4_AUTO_FP8 = (0, 30, 0)  # models/deepseek_v4/attention.py _resolve_dsv4_kv_c
 
 
 def dsv4_kv_dtype(name: str, version: Version, cc: tuple[int, int] | None, backend: str | None) -> str:
-    """DeepseekV4ForCausalLM's KV cache dtype by release: every CUDA path oomkit sizes stores the fp8_ds_mla layout
+    """DeepseekV4ForCausalLM's KV cache dtype by release: every default CUDA path stores the fp8_ds_mla layout
     (UE8M0 block-scaled fp8, 584 B rows; the name written back onto cache_config.cache_dtype), and only an fp8
     choice is taken (read in the 0.20.0-0.34.0 wheels):
     - 0.20-0.22 (model_executor/layers/deepseek_v4_attention.py, 0.22 models/deepseek_v4/attention.py
@@ -533,7 +533,7 @@ def dsv4_kv_dtype(name: str, version: Version, cc: tuple[int, int] | None, backe
     (0.24+) takes DeepseekV4FlashMLAAttention, or DeepseekV4FlashInferSM120Attention on SM 12.x, both
     use_fp8_ds_mla_layout = True. Only an explicit --attention-backend FLASHINFER_MLA_SPARSE_DSV4 off SM 12.x
     (DeepseekV4FlashInferMLAAttention, use_fp8_ds_mla_layout = False; 0.23: any GPU) stores plain bf16 / per-tensor
-    fp8 rows (MLAAttentionSpec alignment 512, no state_content_bytes): that layout is not modelled."""
+    fp8 rows (MLAAttentionSpec alignment 512, no state_content_bytes): dsv4_plain_kv_dtype, sized from 0.29."""
     flashinfer = (backend or "").upper() == "FLASHINFER_MLA_SPARSE_DSV4" and version >= (0, 23, 0)
     plain = flashinfer and (version < (0, 24, 0) or cc is None or cc[0] != 12)
     # _select_dsv4_attn_cls (0.24+): SM 12.x defaults to DeepseekV4FlashInferSM120Attention (the fp8_ds_mla layout),
@@ -549,10 +549,7 @@ def dsv4_kv_dtype(name: str, version: Version, cc: tuple[int, int] | None, backe
                           "capability 9.x / 10.x" + (", or FlashInfer on 12.x" if version >= (0, 24, 0) else "")
                           + f"): there is no DeepSeek-V4 attention kernel for compute capability {cc[0]}.{cc[1]}")
     if plain:
-        raise OomkitError("--attention-backend FLASHINFER_MLA_SPARSE_DSV4: DeepSeek-V4's plain-row FlashInfer KV "
-                          "layout (bf16 or per-tensor fp8 rows of 512, 512 B page alignment; "
-                          "DeepseekV4FlashInferMLAAttention, use_fp8_ds_mla_layout=False) is not modelled; the default "
-                          "backend's fp8_ds_mla layout is")
+        return dsv4_plain_kv_dtype(name, version, cc)
     if version >= DSV4_AUTO_FP8 and name == "auto":
         name = "fp8"
     if not name.startswith("fp8"):
@@ -565,6 +562,40 @@ def dsv4_kv_dtype(name: str, version: Version, cc: tuple[int, int] | None, backe
         default = " (--kv-cache-dtype auto is not fp8 before 0.30.0)" if name == "auto" else ""
         raise OomkitError(f"AssertionError: {layout}, got {name}{default}; pass --kv-cache-dtype fp8")
     return "fp8_ds_mla"
+
+
+DSV4_PLAIN = (0, 29, 0)  # the plain-row layout sized from 0.29 (read in the 0.29.0-0.34.0 wheels)
+
+
+def dsv4_plain_kv_dtype(name: str, version: Version, cc: tuple[int, int] | None) -> str:
+    """--attention-backend FLASHINFER_MLA_SPARSE_DSV4 off SM 12.x: DeepseekV4FlashInferMLAAttention
+    (models/deepseek_v4/nvidia/flashinfer_sparse.py, use_fp8_ds_mla_layout = False), the plain-row layout
+    (models/deepseek_v4/attention.py _resolve_dsv4_kv_cache_dtype: "Plain-row backends store each token's KV row in
+    its element dtype: bf16 or per-tensor FP8 E4M3"; fp8* keeps its name, anything else is bfloat16). Its backend
+    (DeepseekV4FlashInferMLASparseBackend.supports_combination) takes SM 10.x with auto / bfloat16 / fp8 / fp8_e4m3
+    ("FLASHINFER_MLA_SPARSE_DSV4 SM10x uses the plain per-tensor FP8 KV layout, not fp8_ds_mla"; "... requires SM10x
+    or SM12x", SM 12.x being the SM120 class). Sized from 0.29 (kv.py deepseek_v4_layer_caches plain_elem): the
+    0.29.0-0.34.0 specs give each cache alignment 512 and no state_content_bytes in this layout; before, 0.27 has no
+    state_content_bytes in either layout (the page is real_page_size_bytes') and 0.23-0.26 pad the sliding pages to
+    the full-MLA ones: not read for this layout."""
+    if version < DSV4_PLAIN:
+        raise OomkitError("--attention-backend FLASHINFER_MLA_SPARSE_DSV4: DeepSeek-V4's plain-row FlashInfer KV "
+                          "layout (bf16 or per-tensor fp8 rows of 512, 512 B page alignment; "
+                          "DeepseekV4FlashInferMLAAttention, use_fp8_ds_mla_layout=False) is sized from vLLM 0.29.0 "
+                          f"(its page specs of {'.'.join(map(str, version))} not read); the default backend's "
+                          "fp8_ds_mla layout is sized")
+    if cc is not None and cc[0] != 10:
+        raise OomkitError(f"--attention-backend FLASHINFER_MLA_SPARSE_DSV4: FLASHINFER_MLA_SPARSE_DSV4 requires SM10x "
+                          f"or SM12x (compute capability {cc[0]}.{cc[1]}; DeepseekV4FlashInferMLAAttention is its SM "
+                          "10.x TRTLLM-gen class)")
+    if name in ("auto", "bfloat16"):
+        return "bfloat16"
+    if name in ("fp8", "fp8_e4m3"):
+        return name
+    raise OomkitError(f"--attention-backend FLASHINFER_MLA_SPARSE_DSV4: kv_cache_dtype not supported ({name}; its SM "
+                      "10.x plain-row layout takes auto, bfloat16, fp8 and fp8_e4m3"
+                      + (": SM10x uses the plain per-tensor FP8 KV layout, not fp8_ds_mla)" if name == "fp8_ds_mla"
+                         else ")"))
 
 
 DSV4_MXFP4_ROWS = (0, 27, 0)  # models/deepseek_v4/attention.py: k_cache_head_dim = 128 // 2 + 128 // 32 = 68 B

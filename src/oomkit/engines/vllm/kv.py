@@ -410,6 +410,13 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
         layers = [la for la in (spec.layers if r.num_spec else spec.trunk_layers) if la.attention is not None
                   and (lo <= la.index < hi or (hi == spec.n_trunk_layers and la.index >= hi))]
         fp4 = dsv4_indexer_mxfp4(s, r.version, r.cc)
+        if r.kv_dtype != "fp8_ds_mla":
+            # config.py dsv4_kv_dtype: FLASHINFER_MLA_SPARSE_DSV4 on SM 10.x, 0.29+: the plain-row layout
+            elem = 1 if r.kv_dtype.startswith("fp8") else 2
+            return deepseek_v4_plan(layers, f"DeepSeek-V4: FlashInfer sparse 256-token blocks (plain {r.kv_dtype} "
+                                    f"rows of {512 * elem} B, 512 B alignment"
+                                    + (", MXFP4 indexer keys)" if fp4 else ")"), r.version, indexer_mxfp4=fp4,
+                                    plain_elem=elem)
         return deepseek_v4_plan(layers, "DeepSeek-V4: FlashMLA-sparse 256-token blocks (fp8_ds_mla, 584 B rows"
                                 + (", MXFP4 indexer keys)" if fp4 else ")"), r.version, indexer_mxfp4=fp4)
     block, why = block_size_for(spec, s, r)
@@ -560,11 +567,15 @@ DSV4_SWA_BLOCK = 64  # DeepseekV4SWACache.block_size: the C4A page [256 // 4, 58
 MXFP4_BLOCK = 32  # models/deepseek_v4/common/ops/fused_indexer_q.py MXFP4_BLOCK_SIZE: one UE8M0 scale per 32 values
 
 
-def _aligned(n: int) -> int:
-    return cdiv(n, DSV4_ALIGN) * DSV4_ALIGN  # kv_cache_interface.py _apply_alignment_padding
+DSV4_PLAIN_ALIGN = 512  # alignment=512 on every spec of the plain-row layout ("512B for FlashInfer sparse (#44577)")
 
 
-def deepseek_v4_layer_caches(layer: LayerSpec, indexer_mxfp4: bool = False) -> tuple[tuple[str, KvSpec], ...]:
+def _aligned(n: int, align: int = DSV4_ALIGN) -> int:
+    return cdiv(n, align) * align  # kv_cache_interface.py _apply_alignment_padding
+
+
+def deepseek_v4_layer_caches(layer: LayerSpec, indexer_mxfp4: bool = False,
+                             plain_elem: int = 0) -> tuple[tuple[str, KvSpec], ...]:
     """The caches one DeepSeek-V4 layer registers (name, spec; pages before the groups' padding):
     - swa: DeepseekV4SWACache.get_kv_cache_spec, SlidingWindowMLASpec(block_size=64, sliding_window=128,
       model_version="deepseek_v4"): 64 x 584 = 37,376 B, aligned to 37,440;
@@ -578,23 +589,32 @@ def deepseek_v4_layer_caches(layer: LayerSpec, indexer_mxfp4: bool = False) -> t
       head_size = index_head_dim + index_head_dim // 128 x 4 uint8 (fp8 key + fp32 scale): 64 x 132 = 8,448 ->
       8,640), and its compressor's state (4 x 2 x 2 x 128 x 4 = 8,192 -> 8,640, window 8). MXFP4 indexer keys
       (config.py dsv4_indexer_mxfp4, 0.27+): 128 // 2 + 128 // 32 = 68 B rows, 64 x 68 = 4,352 -> 4,608; the
-      compressor's float32 state unchanged (state_dim = 2 x coff x head_dim)."""
+      compressor's float32 state unchanged (state_dim = 2 x coff x head_dim).
+    plain_elem (the plain-row layout of DeepseekV4FlashInferMLAAttention, use_fp8_ds_mla_layout False; 2 for bf16, 1
+    for per-tensor fp8): the same specs and block sizes with the SWA and compressed rows head_dim (512) x plain_elem
+    bytes (dtype = the element type, state_content_bytes None) and alignment 512 on every cache, the indexer's and
+    the compressor states' included (their alignment reads cache_dtype == "fp8_ds_mla"): 64 x 1,024 = 65,536 B,
+    C128 2 x 1,024 = 2,048 B in bf16; the indexer 64 x 132 = 8,448 -> 8,704 (models/deepseek_v4/attention.py
+    DeepseekV4MLAAttention / DeepseekV4IndexerCache.get_kv_cache_spec, compressor.py CompressorStateCache, v1/attention/
+    backends/mla/sparse_swa.py DeepseekV4SWACache, read in the 0.29.0-0.34.0 wheels)."""
     a = layer.attention
     ratio = max(1, a.compress_ratio or 1)
+    align = DSV4_PLAIN_ALIGN if plain_elem else DSV4_ALIGN
+    kv_row = a.head_dim_k * plain_elem if plain_elem else DSV4_ROW
     out = [("swa", KvSpec("sliding", DSV4_SWA_BLOCK, window=a.window or 128,
-                          padded_page=_aligned(DSV4_SWA_BLOCK * DSV4_ROW)))]
+                          padded_page=_aligned(DSV4_SWA_BLOCK * kv_row, align)))]
     if ratio > 1:
         coff = 2 if ratio == 4 else 1
         sb = 4 if ratio == 4 else 8
-        out.append(("kv", KvSpec("mla", DSV4_BLOCK, padded_page=_aligned(DSV4_BLOCK // ratio * DSV4_ROW))))
+        out.append(("kv", KvSpec("mla", DSV4_BLOCK, padded_page=_aligned(DSV4_BLOCK // ratio * kv_row, align))))
         out.append(("state", KvSpec("sliding", sb, window=coff * ratio,
-                                    padded_page=_aligned(sb * 2 * coff * a.head_dim_k * 4))))
+                                    padded_page=_aligned(sb * 2 * coff * a.head_dim_k * 4, align))))
         if ratio == 4 and a.index_head_dim:
             ik = a.index_head_dim
             row = ik // 2 + ik // MXFP4_BLOCK if indexer_mxfp4 else ik + ik // INDEXER_QUANT_BLOCK * 4
-            out.append(("indexer", KvSpec("mla", DSV4_BLOCK, padded_page=_aligned(DSV4_BLOCK // ratio * row))))
+            out.append(("indexer", KvSpec("mla", DSV4_BLOCK, padded_page=_aligned(DSV4_BLOCK // ratio * row, align))))
             out.append(("indexer_state", KvSpec("sliding", sb, window=coff * ratio,
-                                                padded_page=_aligned(sb * 2 * coff * ik * 4))))
+                                                padded_page=_aligned(sb * 2 * coff * ik * 4, align))))
     return tuple(out)
 
 
@@ -739,7 +759,7 @@ def _deepseek_v4_packed_plan(caches, full, swa, label: str) -> KvPlan:
 
 
 def deepseek_v4_plan(layers: list[LayerSpec], label: str, version: tuple[int, int, int] = DSV4_FIRST,
-                     indexer_mxfp4: bool = False) -> KvPlan:
+                     indexer_mxfp4: bool = False, plain_elem: int = 0) -> KvPlan:
     """One rank's DeepSeek-V4 layers -> its groups (see DeepseekV4KvPlan). Bytes of one block over all KV tensors:
     0.20-0.22 _get_kv_cache_config_deepseek_v4: available // (layer_tuple_page_bytes x num_layer_tuples), n_tuples x
     the full-MLA group's distinct pages; 0.23-0.26 (_bucket_layers_by_page_size, packed from 0.24): the sum over
@@ -747,7 +767,7 @@ def deepseek_v4_plan(layers: list[LayerSpec], label: str, version: tuple[int, in
     sliding pages up to the full-MLA pages, 0.28.x as 0.27 (read in the 0.20.0-0.28.0 wheels)."""
     if not layers:
         return KvPlan(layers={}, groups=(), group_size=1, page_bytes=0, block_size=DSV4_BLOCK, label="no KV cache")
-    caches = {la.index: deepseek_v4_layer_caches(la, indexer_mxfp4) for la in layers}
+    caches = {la.index: deepseek_v4_layer_caches(la, indexer_mxfp4, plain_elem) for la in layers}
     full = [(i, sp) for i, cs in caches.items() for _, sp in cs if sp.kind == "mla"]
     if not full:
         raise OomkitError("DeepSeek-V4 without compressed layers: vLLM's DeepseekV4 grouping needs the full-MLA "
