@@ -75,6 +75,9 @@ def resized(arch: str, source: str, *, n_embd: int, n_head: int, n_kv: int, hd: 
     for k, v, t in extras:
         v = real.get(k, v)
         md.items.append((k, v, (VT.ARRAY, VT.BOOL) if isinstance(v, list) else VT(t)))
+    for k, v in (extra or {}).items():  # keys the sweep file did not carry
+        if k not in {e[0] for e in extras}:
+            md.items.append((k, v, VT.UINT32 if isinstance(v, int) else VT.FLOAT32))
     ts = []
     for pattern, ne in patterns.items():
         if tied and pattern == "output.weight":
@@ -153,6 +156,12 @@ REAL = {
     "gemma-embedding": ("embeddinggemma-300m", dict(n_embd=768, n_head=3, n_kv=1, hd=256, n_ff=1152, n_vocab=262144,
                                                     tied=True, ctx=2048, rope_base=1e6, n_layers=6,
                                                     extra={"gemma-embedding.attention.sliding_window": 512})),
+    # OLMo 3: olmo2 with a sliding window, which olmo2.cpp turns into 3 sliding layers to 1 full (load_swa_pattern)
+    "olmo2+swa": ("olmo-3-7b-instruct", dict(n_embd=4096, n_head=32, n_kv=32, hd=128, n_ff=11008, n_vocab=100278,
+                                             tied=False, ctx=65536, n_layers=4,
+                                             extra={"olmo2.attention.sliding_window": 4096})),
+    "minicpm+gqa": ("minicpm4-8b", dict(n_embd=4096, n_head=32, n_kv=2, hd=128, n_ff=16384, n_vocab=73448,
+                                        tied=False, ctx=32768)),
     "nemotron": ("nemotron-mini-4b-instruct", dict(n_embd=3072, n_head=24, n_kv=8, hd=128, n_ff=9216,
                                                    n_vocab=256000, tied=False, ctx=4096)),
 }
@@ -160,7 +169,7 @@ REAL = {
 
 def real_model(arch: str) -> SynthModel:
     entry, kw = REAL[arch]
-    return resized(arch, f"{entry} (catalog config.json dims) on the sweep's tensor set", **kw)
+    return resized(arch.split("+")[0], f"{entry} (catalog config.json dims) on the sweep's tensor set", **kw)
 
 
 @needs_llama_cpp
@@ -168,7 +177,7 @@ def real_model(arch: str) -> SynthModel:
 def test_published_shapes_equal_llama_cpp(arch):
     path = synth.synth_path(real_model(arch), "q4_0")
     spec = read_gguf_spec(path)
-    assert spec.architecture == arch
+    assert spec.architecture == arch.split("+")[0]
     rows = h.compare(arch, spec, GRID, g.llamacpp_run.measure_many(path, GRID))
     assert len(rows) >= len(GRID) - 1
     h.assert_compute(arch, rows)
@@ -533,3 +542,24 @@ def test_published_layouts_equal_llama_cpp(key):
     rows = h.compare(key, spec, GRID, g.llamacpp_run.measure_many(path, GRID))
     assert len(rows) == len(GRID)
     h.assert_compute(key, rows)
+
+
+def olmoe_1b_7b() -> SynthModel:
+    """OLMoE-1B-7B-0924 (catalog olmoe-1b-7b-0924): hidden 2048, 16 heads = KV heads of 128, Q/K norms over the whole
+    width (olmoe.cpp: attn_q_norm / attn_k_norm {n_embd}), 64 experts of 1024 (8 used), vocab 50304, untied."""
+    arch, n_embd, n_head, n_vocab, n_exp, ff_exp, nl = "olmoe", 2048, 16, 50304, 64, 1024, 2
+    md = _meta(arch, ctx=4096, n_embd=n_embd, nl=nl, n_head=n_head, n_vocab=n_vocab)
+    md.u32("attention.head_count_kv", n_head).u32("feed_forward_length", ff_exp)
+    md.u32("expert_count", n_exp).u32("expert_used_count", 8).u32("expert_feed_forward_length", ff_exp)
+    ts = _head(n_embd, n_vocab, tied=False)
+    for i in range(nl):
+        ts += [_blk(i, "attn_norm.weight", n_embd)] + _attn(i, n_embd, n_embd, n_embd)
+        ts += [_blk(i, "attn_q_norm.weight", n_embd), _blk(i, "attn_k_norm.weight", n_embd),
+               _blk(i, "ffn_norm.weight", n_embd), _blk(i, "ffn_gate_inp.weight", n_embd, n_exp),
+               _blk(i, "ffn_gate_exps.weight", n_embd, ff_exp, n_exp), _blk(i, "ffn_down_exps.weight", ff_exp, n_embd, n_exp),
+               _blk(i, "ffn_up_exps.weight", n_embd, ff_exp, n_exp)]
+    return SynthModel("real-olmoe", arch, "olmoe-1b-7b-0924 config.json", n_vocab, nl, tuple(md.items), tuple(ts),
+                      tied_embeddings=False)
+
+
+LAYOUTS["olmoe-1b-7b-0924"] = olmoe_1b_7b

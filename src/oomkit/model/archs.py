@@ -9,8 +9,10 @@ from ..errors import OomkitError
 # (load_swa_pattern(ml, n) / set_swa_pattern(n) in src/models/gemma2.cpp, gemma3.cpp, gemma3n.cpp,
 # openai-moe.cpp, cohere2.cpp, llama4.cpp) and the window each assumes when the GGUF has none (gemma2: 4096;
 # llama4: its chunk, 8192, whatever the GGUF says unless it says 0).
+# olmo2 (src/models/olmo2.cpp load_arch_hparams): sliding only when the GGUF names a window (OLMo 3, whose
+# converter writes sliding_window), then load_swa_pattern(ml, 4): the GGUF's pattern array, else 3 sliding : 1 full
 SWA_PATTERN_DEFAULT = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "gpt-oss": 2, "cohere2": 4, "llama4": 4,
-                       "smallthinker": 4, "laguna": 4}
+                       "smallthinker": 4, "laguna": 4, "olmo2": 4}
 SWA_WINDOW_DEFAULT = {"gemma2": 4096, "llama4": 8192}
 # Patterns whose first layer of each group is the full one (set_swa_pattern(n, dense_first=true)), and windows
 # the loader sets over the GGUF's value once the GGUF names any window (llama-model.cpp load_hparams,
