@@ -1,4 +1,4 @@
-"""The held-out diagnose sets' shared check (tests/fixtures/diagnose/heldout4.jsonl, heldout5.jsonl): each case is
+"""The held-out diagnose sets' shared check (tests/fixtures/diagnose/heldout4.jsonl to heldout6.jsonl): each case is
 cited and new, and diagnose() answers with the program, the stage (and phase, host, backend), the figures the text
 carries and the fix the thread shows (`fix`: substrings of the fixes; `absent`: advice that would be wrong for that
 log; `first`: what the first fix must say); `known_miss` makes a case a strict xfail."""

@@ -500,6 +500,13 @@ def _vllm_sampler(d: Diagnosis) -> list[Fix]:
 
 def _vllm_compute(d: Diagnosis) -> list[Fix]:
     u = _vllm_util(d)
+    if any(c.startswith("the traceback runs through vLLM's vision-encoder attention") for c in d.causes):
+        # the encoder's per-image attention (reader.py VIT_ATTN_CAUSE): the image's size sets it, not the text
+        # budget; the start-up profile runs it on the largest image the processor accepts
+        return [Fix(summary="smaller images: --mm-processor-kwargs '{\"max_pixels\": N}' (Qwen-VL processors) caps "
+                            "the patches per image, and the encoder's attention shrinks with their square"),
+                Fix(summary="--limit-mm-per-prompt '{\"image\": 0}' if no images are needed: no encoder run, no "
+                            "encoder profile at start-up")]
     out = [Fix(summary="--enforce-eager: no CUDA graphs (their capture and memory pool go)", flags=("--enforce-eager",))]
     seqs = d.settings.get("max_num_seqs")
     out.append(Fix(summary=f"--max-num-seqs {max(16, int(seqs) // 2) if seqs else 128}: a smaller batch at graph "
@@ -978,8 +985,13 @@ def _llama_compute(d: Diagnosis) -> list[Fix]:
                                + (": the attention part of the compute buffer grows with the context" if fa_on else
                                   ": without flash attention the compute buffer holds the attention scores over the "
                                   "whole context")))
-        out.append(Fix(summary="OLLAMA_GPU_OVERHEAD=1073741824: leave 1 GiB per GPU for the compute buffer",
-                       env=(("OLLAMA_GPU_OVERHEAD", "1073741824"),)))
+        # envconfig.go GpuOverhead: bytes Ollama's layout reserves on each GPU before placing layers; the failed
+        # buffer's own size, where the runner printed it, rounded up to whole GiB, else 1 GiB
+        gib = max(1, -(-int(req) // (1 << 30))) if isinstance(req, int) and req > 0 else 1
+        out.append(Fix(summary=f"OLLAMA_GPU_OVERHEAD={gib << 30}: leave {gib} GiB per GPU for the compute buffer",
+                       env=(("OLLAMA_GPU_OVERHEAD", str(gib << 30)),)))
+        out.append(Fix(summary="num_gpu lower (fewer layers on the GPU): the room they leave holds the compute "
+                               "buffer"))
         return out
     new_ub = max(32, int(ub) // 2)
     out.append(Fix(summary=f"-ub {new_ub} (from {ub}): the compute buffer scales with the micro-batch"

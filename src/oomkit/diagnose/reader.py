@@ -228,6 +228,8 @@ def _cause(evs: list[Event]) -> Event | None:
     ooms = [e for e in evs if e.role in OOM_ROLES]
     if not ooms:
         return None
+    if len(ooms) > 1:  # --fit's abort only foretells a shortage: the allocation that then fails names the stage
+        ooms = [e for e in ooms if e.sig.id != "llama_fit_aborted"] or ooms
     recovered = [e.line.no for e in evs if e.role == "recovered"]
     for e in ooms:
         # a failure the engine retried and recovered from is not the cause when another failure follows
@@ -250,6 +252,14 @@ def _advice(anchor: Event, incident: list[Event], stage: str) -> Signature:
     # that stage's own message's, not the allocation line's mix of all three
     if anchor.sig.engine == "llama.cpp" and anchor.sig.stage is None and stage in _LLAMA_STAGE_ADVICE:
         return BY_ID[_LLAMA_STAGE_ADVICE[stage]]
+    if stage == "unknown" and anchor.sig.engine == "llama.cpp" and anchor.sig.stage is None:
+        # a backend's allocation line (ggml_vulkan, ggml-cuda) followed by ggml-alloc.c alloc_tensor_range: the
+        # buffer is a context's tensors (ggml_backend_alloc_ctx_tensors_from_buft: the weights in llama-model.cpp
+        # load_tensors, the KV cache in llama-kv-cache.cpp), never the compute graph (ggml_gallocr): its advice,
+        # not the allocation line's -ub
+        rng = next((e for e in incident if e.sig.id == "ggml_alloc_tensor_range"), None)
+        if rng is not None:
+            return rng.sig
     return anchor.sig
 
 
@@ -337,7 +347,16 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
                                       "for the model's full context by default, is the usual cause"]
     if sig.id == "ollama_runner_terminated":
         reason = str(numbers.get("reason", ""))
-        return _ollama_reason(reason)
+        placed = _ollama_reason(reason)
+        if placed[0] == "unknown":
+            # llm/status.go keeps the runner's stderr from its first error prefix on, so the error Ollama returns
+            # can carry the next runner line too: ggml-alloc.c ggml_gallocr_reserve_n's "failed to allocate
+            # <buft> buffer of size N" is the compute graph's reservation (the only allocator that logs it)
+            named = next((e for e in near if e.sig.engine == "llama.cpp" and e.sig.stage
+                          and e.role in ("oom", "stage")), None)
+            if named is not None:
+                return named.sig.stage, "high", [f"the runner's own line names it: {named.line.text.strip()[:160]}"]
+        return placed
     wrapper = next((e for e in incident if e is not anchor and e.sig.stage and e.role == "oom"
                     and e.sig.engine not in ("pytorch", "cuda")), None)
     if sig.id == "torch_cuda_oom" or sig.id == "torch_mps_oom":
@@ -351,6 +370,12 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
                                         "sized its KV cache pool larger than the whole device"])
         if placed and not (placed[0] == "fragmentation" and wrapper is not None):
             return placed
+        if not placed and _VLLM_STEP_DUMP in around:
+            # v1/engine/core.py execute_model_with_error_logging: a scheduled step raised, and
+            # logging_utils/dump_input.py dump_engine_exception logged the batch: the engine was serving
+            return "compute", "medium", ["vLLM dumped the scheduled batch after the failure (dump_input.py): it ran out "
+                                         "running a step while serving, in what the KV cache leaves of the "
+                                         "gpu_memory_utilization budget (activations of the batch)"]
     refused = _refused_with_room(sig, buffers or {})
     if refused:
         return "buffer_limit", "medium", [refused]
@@ -364,6 +389,8 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
         if e.sig.stage and e.role in OOM_ROLES:
             return e.sig.stage, "medium", []
     names = frames(around)
+    if any(n in _VIT_ATTN for n in names):
+        return "compute", "medium", [VIT_ATTN_CAUSE]
     st = stage_from_frames(names)
     if not st:  # the calls on the frames' source lines (a script's top-level line calls from_pretrained)
         names = calls(around)
@@ -392,7 +419,12 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
 _PHASE_FRAMES = (("_dummy_sampler_run", "sampler warm-up"), ("capture_model", "CUDA graph capture"),
                  ("capture_one_batch_size", "CUDA graph capture"), ("init_cuda_graphs", "CUDA graph capture"),
                  ("cuda_graph_runner", "CUDA graph capture"), ("capture_end", "CUDA graph capture"),
-                 ("capture_begin", "CUDA graph capture"))  # torch/cuda/graphs.py, under vLLM's compiled backends
+                 ("capture_begin", "CUDA graph capture"),  # torch/cuda/graphs.py, under vLLM's compiled backends
+                 # torch/cuda/graphs.py `graph`, the context manager that captures: vLLM V1's CUDAGraphWrapper
+                 # (compilation/cuda_graph.py __call__) enters it only for a shape not yet captured, after
+                 # compilation/monitor.py validate_cudagraph_capturing_enabled(), which raises once capture_model
+                 # has closed the capture window
+                 ("torch.cuda.graph", "CUDA graph capture"))
 _PHASE_MARKERS = (("Capturing CUDA graph", "CUDA graph capture"), ("Capturing cudagraphs", "CUDA graph capture"),
                   ("Capturing the model for CUDA graphs", "CUDA graph capture"),
                   ("Capture cuda graph begin", "CUDA graph capture"), ("Capturing batches", "CUDA graph capture"),
@@ -640,6 +672,14 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predi
 
 _EXC_WORD = re.compile(r"(?:Error|Exception|Exit|Interrupt|Warning)\b|Traceback \(most recent")
 _EXC_LINE = re.compile(r"\b[A-Z]\w{0,60}(?:Error|Exception)(?::|\s*$)", re.M)  # "RuntimeError: ...", any rank
+_VLLM_STEP_DUMP = "Dumping input data for V1 LLM engine"
+# vLLM v1/attention/ops/vit_attn_wrappers.py: the vision encoders' attention. vit_torch_sdpa_wrapper runs
+# torch_sdpa_wrapper, one F.scaled_dot_product_attention per image (cu_seqlens), whose scores are the image's
+# patches squared per head where SDPA has no fused kernel (ROCm, older GPUs): it grows with the image's pixels
+_VIT_ATTN = ("vit_torch_sdpa_wrapper", "torch_sdpa_wrapper", "vit_flash_attn_wrapper", "flash_attn_maxseqlen_wrapper")
+VIT_ATTN_CAUSE = ("the traceback runs through vLLM's vision-encoder attention (vit_attn_wrappers.py): one image's "
+                  "attention over its patches, which grows with the square of the image's patch count")
+_CARETS = re.compile(r"(?:^|\s)[\^~]{2,}[\s^~]*$")  # a caret line, after any process or log prefix
 _FRAME_LINE = re.compile(r'File "[^"\n]{1,400}", line [0-9]{1,20}, in \w{1,100}')
 
 
@@ -652,7 +692,8 @@ def _cut_in_traceback(tail: str) -> bool:
     last = max(_FRAME_LINE.finditer(tail), key=lambda m: m.start(), default=None)
     if last is None:
         return False
-    rest = [ln for ln in tail[last.end():].split("\n")[1:] if ln.strip()]
+    # (Python 3.11+ prints a line of carets under the source line: part of the frame, not a message)
+    rest = [ln for ln in tail[last.end():].split("\n")[1:] if ln.strip() and not _CARETS.search(ln)]
     return len(rest) <= 1 and not any(_EXC_WORD.search(ln) for ln in rest)
 
 

@@ -603,6 +603,38 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("the Intel GPU's memory (or the driver's allocation limit) is exhausted",),
         fixes=("-c smaller", "-ngl fewer layers on the GPU", "-ub smaller")),
     Signature(
+        # common/fit.cpp common_params_fit_impl throws common_params_fit_exception("<param> already set by user,
+        # abort") for a user-set n_gpu_layers, tensor_split or tensor_buft_overrides (-ot, --cpu-moe, --n-cpu-moe);
+        # common_fit_params logs it as a warning and loads with the unfitted parameters, after the fit's own
+        # projection ("projected to use X MiB of device memory vs. Y MiB of free device memory ... need to reduce
+        # device memory by N MiB"): the load that follows runs out unless the user's setting leaves room
+        "llama_fit_aborted", "llama.cpp", ("failed to fit params to free device memory",),
+        r"failed to fit params to free device memory: \S{1,80} already set by user, abort", priority=2,
+        fields=(Field("fit_blocked_by", r"memory: (?:\w{1,40}::)?(\w{1,60}) already set by user", "str"),),
+        message="common_fit_params: failed to fit params to free device memory: model_params::{param} already set by "
+                "user, abort",
+        versions="llama.cpp --fit (default on from late 2025; llama_params_fit_impl, then common/fit.cpp)",
+        causes=("--fit gave up because a placement was set by hand (-ngl, -ts, -ot / --cpu-moe / --n-cpu-moe): the "
+                "model loads as given, and the fit's projection said it does not fit the free memory",),
+        fixes=("drop the hand-set placement the fit names (n_gpu_layers: -ngl; tensor_split: -ts; "
+               "tensor_buft_overrides: -ot, --cpu-moe, --n-cpu-moe) so --fit places the layers and experts itself",
+               "or cut what the fit said to reduce yourself: -c smaller (the KV cache and compute buffer), -ngl "
+               "fewer")),
+    Signature(
+        # Intel's Unified Runtime under SYCL logs each failing call as "<adapter> backend failed with error: <code>
+        # (<ur_result_t>)"; a result other than UR_RESULT_ERROR_OUT_OF_{DEVICE,HOST}_MEMORY / OUT_OF_RESOURCES
+        # (INVALID_VALUE, UNSUPPORTED_FEATURE ...) is no shortage: ggml-sycl.cpp's CHECK_TRY_ERROR then aborts with
+        # "SYCL error" whatever the call was (in llama.cpp#27128 its VMM pool's map() in alloc). DEVICE_LOST is left
+        # out: a driver can lose the device on an allocation it could not back
+        "sycl_ur_error", "llama.cpp", ("backend failed with error:",),
+        r"backend failed with error: [0-9]{1,5} [(\[]UR_RESULT_ERROR_(?!OUT_OF_|DEVICE_LOST)[A-Z_]{1,60}[)\]]", role="not_oom",
+        backend="SYCL", priority=2,
+        fields=(Field("ur_result", r"\b(UR_RESULT_ERROR_[A-Z_]{1,60})", "str"),),
+        message="level_zero backend failed with error: {N} ({UR_RESULT_ERROR_...})",
+        versions="SYCL runtimes on Unified Runtime (oneAPI 2025+); llama.cpp and ipex-llm SYCL builds",
+        causes=("a SYCL runtime call failed with an error that is not a memory shortage (the result named)",),
+        fixes=("a newer Intel GPU driver / oneAPI runtime, or the Vulkan backend for the same model",)),
+    Signature(
         "ggml_metal_buffer_fail", "llama.cpp", ("error: failed to allocate buffer, size",),
         r"metal_buffer_(?:init|map|type_alloc_buffer|from_ptr): error: failed to allocate buffer, size",
         backend="Metal", priority=3,
