@@ -563,3 +563,65 @@ def olmoe_1b_7b() -> SynthModel:
 
 
 LAYOUTS["olmoe-1b-7b-0924"] = olmoe_1b_7b
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Sliding-window patterns llama.cpp sets itself when the GGUF carries no sliding_window_pattern array
+# (llama_model_base::load_swa_pattern(ml, n[, dense_first]) -> llama_hparams::set_swa_pattern): the sweep's files
+# with the array dropped (muse-glimmer, exaone-moe, cohere2moe dense-first, afmoe) or with a window added to an
+# architecture that slides only when the GGUF names one (mellum: 4, plamo3: 8).
+# ---------------------------------------------------------------------------------------------------------------
+
+def windowed_sweep(arch: str, n_layers: int, window: int | None = None) -> SynthModel:
+    extras, patterns = ggufs.SWEEP[arch]
+    extras = [e for e in extras if not e[0].endswith(".attention.sliding_window_pattern")]
+    if window is not None:
+        extras = [e for e in extras if not e[0].endswith(".attention.sliding_window")]
+        extras.append((f"{arch}.attention.sliding_window", window, int(VT.UINT32)))
+    d = dict(ggufs.SWEEP_DIMS, **ggufs.SWEEP_DIMS_BY_ARCH.get(arch, {}))
+    md = _Meta(arch).base(ctx=8192, n_embd=d["n_embd"], n_layers=n_layers, n_ff=d["n_ff"], n_head=d["n_head"],
+                          n_head_kv=d["n_kv"], rms_eps=1e-5, rope_base=10000.0, n_vocab=d["n_vocab"])
+    md.f32("attention.layer_norm_epsilon", 1e-5)
+    md.items.extend((k, v, (VT.ARRAY, VT.BOOL) if isinstance(v, list) else VT(t)) for k, v, t in extras)
+    ts = []
+    for pattern, shape in patterns.items():
+        names = [pattern.format(i=i) for i in range(n_layers)] if "{i}" in pattern else [pattern]
+        ts += [Tensor(n, tuple(shape)) for n in names]
+    return SynthModel(f"windowed-{arch}-{n_layers}", arch, "generic shape, no sliding_window_pattern array",
+                      d["n_vocab"], n_layers, tuple(md.items), tuple(ts), tied_embeddings="output.weight" not in patterns)
+
+
+WINDOWED = {"muse-glimmer": (4, None), "exaone-moe": (4, None), "cohere2moe": (4, None), "afmoe": (4, None),
+            "mellum": (4, 4096), "plamo3": (8, 4096)}
+WINDOWED_GRID = [dict(BASE, n_ctx=16384), dict(BASE, n_ctx=16384, flash_attn="off", n_seq_max=2)]
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("arch", sorted(WINDOWED))
+def test_default_window_patterns_equal_llama_cpp(arch):
+    n_layers, window = WINDOWED[arch]
+    path = synth.synth_path(windowed_sweep(arch, n_layers, window), "f16")
+    spec = read_gguf_spec(path)
+    rows = h.compare(arch, spec, WINDOWED_GRID, g.llamacpp_run.measure_many(path, WINDOWED_GRID), failures="error")
+    assert len({c[0] for c in rows[0].expected["caches"]}) == 2  # a full cache and a sliding one
+
+
+def exaone4_32b(n_layers: int = 64) -> SynthModel:
+    """EXAONE 4.0 32B's shape (LGAI-EXAONE/EXAONE-4.0-32B config.json: hidden 5120, 64 layers, 40 heads / 8 KV heads
+    of 128, intermediate 27392, vocab 102400) on the sweep's exaone4 tensor set, without a sliding-window key:
+    exaone4.cpp makes a 64-layer file slide (n_swa 4096, 3 sliding : 1 full) and any other depth dense."""
+    return resized("exaone4", "LGAI-EXAONE/EXAONE-4.0-32B config.json dims", n_embd=5120, n_head=40, n_kv=8, hd=128,
+                   n_ff=27392, n_vocab=102400, tied=False, ctx=131072, n_layers=n_layers)
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("n_layers", [64, 4])
+def test_exaone4_slides_at_the_32b_depth_only(n_layers):
+    """Sized by llama.cpp's dry run (no_alloc: 64 layers of the 32B's caches): the 64-layer file gets a full cache of
+    16 layers and a 4096 + n_ubatch cell sliding cache of 48; four layers of the same shape one full cache."""
+    s = dict(BASE, n_ctx=32768, no_alloc=True, use_mmap=False)
+    path = synth.synth_path(exaone4_32b(n_layers), "q4_0")
+    spec = read_gguf_spec(path)
+    rows = h.compare("exaone4", spec, [s], [g.llamacpp_run.measure(path, **s)], fields=h.DRY_RUN_FIELDS,
+                     failures="error")
+    assert len(rows[0].expected["caches"]) == (2 if n_layers == 64 else 1)

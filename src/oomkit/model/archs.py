@@ -11,8 +11,15 @@ from ..errors import OomkitError
 # llama4: its chunk, 8192, whatever the GGUF says unless it says 0).
 # olmo2 (src/models/olmo2.cpp load_arch_hparams): sliding only when the GGUF names a window (OLMo 3, whose
 # converter writes sliding_window), then load_swa_pattern(ml, 4): the GGUF's pattern array, else 3 sliding : 1 full
+# The same load_swa_pattern(ml, n[, dense_first]) with no array in the file: muse-glimmer.cpp, exaone-moe.cpp (4),
+# cohere2moe.cpp (4, dense first), afmoe.cpp, mellum.cpp (4, when the GGUF names a window), plamo3.cpp (8, likewise)
+# and exaone4.cpp (4, on the 64-layer EXAONE 4.0 32B only: SWA_BY_LAYER_COUNT)
 SWA_PATTERN_DEFAULT = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "gpt-oss": 2, "cohere2": 4, "llama4": 4,
-                       "smallthinker": 4, "laguna": 4, "olmo2": 4}
+                       "smallthinker": 4, "laguna": 4, "olmo2": 4, "muse-glimmer": 4, "exaone-moe": 4, "cohere2moe": 4,
+                       "afmoe": 4, "mellum": 4, "plamo3": 8, "exaone4": 4}
+# exaone4.cpp load_arch_hparams: only a 64-layer file (EXAONE 4.0 32B) slides, with n_swa = 4096 whatever the GGUF
+# says; other depths (the 1.2B) have no sliding layers even where the GGUF names a window
+SWA_BY_LAYER_COUNT = {"exaone4": {64: 4096}}
 SWA_WINDOW_DEFAULT = {"gemma2": 4096, "llama4": 8192}
 # Patterns whose first layer of each group is the full one (set_swa_pattern(n, dense_first=true)), and windows
 # the loader sets over the GGUF's value once the GGUF names any window (llama-model.cpp load_hparams,
@@ -20,13 +27,12 @@ SWA_WINDOW_DEFAULT = {"gemma2": 4096, "llama4": 8192}
 # GGUF window of 2048 still gets 4096 + n_ubatch cells)
 # laguna (src/models/laguna.cpp load_arch_hparams): sliding only when the GGUF names a window, then
 # set_swa_pattern(4, dense_first=true) (Laguna-XS.2: full, SWA, SWA, SWA); per-layer head counts from the GGUF
-SWA_DENSE_FIRST = {"smallthinker", "laguna"}
+SWA_DENSE_FIRST = {"smallthinker", "laguna", "cohere2moe"}
 SWA_WINDOW_FORCED = {"smallthinker": 4096}
 # Sliding-window architectures that take the per-layer pattern from the GGUF's sliding_window_pattern array
-# (get_key_or_arr(LLM_KV_ATTENTION_SLIDING_WINDOW_PATTERN, ...) in src/models/granite-swa.cpp, step35.cpp,
-# exaone-moe.cpp...); oomkit reads them only when the file carries the array.
-SWA_PATTERN_FROM_GGUF = {"granite_swa", "spark2_5", "step35", "muse-glimmer", "exaone-moe", "mimo2", "cohere2moe",
-                         "afmoe", "gemma4", "maple"}
+# (a required ml.get_arr(LLM_KV_ATTENTION_SLIDING_WINDOW_PATTERN, ...) in src/models/granite-swa.cpp, spark2-5.cpp,
+# step35.cpp, mimo2.cpp, gemma4.cpp, maple.cpp); oomkit reads them only when the file carries the array.
+SWA_PATTERN_FROM_GGUF = {"granite_swa", "spark2_5", "step35", "mimo2", "gemma4", "maple"}
 # Windowed layers that attend within fixed chunks (LLAMA_SWA_TYPE_CHUNKED, src/models/llama4.cpp); their cache
 # is sized like a sliding window's (llama_kv_cache_iswa: min(n_ctx_seq, n_swa + n_ubatch) cells).
 CHUNKED_ARCHS = {"llama4"}

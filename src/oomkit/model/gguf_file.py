@@ -35,6 +35,7 @@ from .archs import (
     NO_CACHE_ARCHS,
     RECURRENT_ARCHS,
     SHORTCONV_ARCHS,
+    SWA_BY_LAYER_COUNT,
     SWA_DENSE_FIRST,
     SWA_PATTERN_DEFAULT,
     SWA_PATTERN_FROM_GGUF,
@@ -246,6 +247,8 @@ def _layer_kinds(m: _Meta, n_all: int, n_nextn: int, n_head_kv: list[int],
     if m.get("attention.kv_lora_rank") is not None and arch not in MLA_DECOMPRESSED:
         return [LayerKind.LATENT] * n_all
     window = m.get("attention.sliding_window")
+    if arch in SWA_BY_LAYER_COUNT:
+        window = SWA_BY_LAYER_COUNT[arch].get(n_trunk, 0)  # exaone4.cpp: the 32B's depth alone slides
     if arch in CHUNKED_ARCHS and window == 0:
         return [LayerKind.FULL] * n_all  # llama4.cpp: a GGUF that says sliding_window 0 turns chunking off
     if arch in SWA_PATTERN_FROM_GGUF and window:
@@ -294,6 +297,8 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
     window = m.int("attention.sliding_window", SWA_WINDOW_DEFAULT.get(m.arch, 0))
     if m.arch in SWA_WINDOW_FORCED and window:
         window = SWA_WINDOW_FORCED[m.arch]
+    if m.arch in SWA_BY_LAYER_COUNT:
+        window = SWA_BY_LAYER_COUNT[m.arch].get(n_all, 0)  # exaone4.cpp: n_swa = 4096 on the 32B only
     if m.arch in CHUNKED_ARCHS:
         window = SWA_WINDOW_DEFAULT[m.arch]  # llama4.cpp sets n_swa = 8192 (the chunk) over the GGUF's value
     kv_lora = m.int("attention.kv_lora_rank", 0)
