@@ -558,6 +558,17 @@ def _vllm_post_kv(d: Diagnosis, predict: bool = True) -> list[Fix]:
                                        "driver memory), or this build needs more after the KV cache; the fixes "
                                        "below come from the log's own numbers"))
     nums = _vllm_post_kv_numbers(d)
+    if d.phase == "kernel warm-up":
+        # envs.py VLLM_DEEP_GEMM_WARMUP ("skip", "full", "relax"): the warm-up is a speed step, skippable; no CUDA
+        # graph or max_num_seqs advice, neither sizes it
+        u = _vllm_util(d)
+        nums = [Fix(summary="VLLM_DEEP_GEMM_WARMUP=skip: no DeepGEMM warm-up at start-up (the kernels compile on "
+                            "first use instead)", env=(("VLLM_DEEP_GEMM_WARMUP", "skip"),)),
+                *(f for f in nums if f.flags[:1] == ("--gpu-memory-utilization",))]
+        if len(nums) == 1:
+            nums.append(Fix(summary=f"--gpu-memory-utilization {max(0.5, u - 0.05):.2f} (from {u:.2f}): a smaller "
+                                    "KV cache leaves the warm-up's scratch tensors room",
+                            flags=("--gpu-memory-utilization", f"{max(0.5, u - 0.05):.2f}")))
     if not nums:
         nums = _vllm_sampler(d) if d.phase == "sampler warm-up" else _vllm_compute(d)
     return out + nums + _alloc_fix(d)

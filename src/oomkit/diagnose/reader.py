@@ -424,7 +424,12 @@ _PHASE_FRAMES = (("_dummy_sampler_run", "sampler warm-up"), ("capture_model", "C
                  # (compilation/cuda_graph.py __call__) enters it only for a shape not yet captured, after
                  # compilation/monitor.py validate_cudagraph_capturing_enabled(), which raises once capture_model
                  # has closed the capture window
-                 ("torch.cuda.graph", "CUDA graph capture"))
+                 ("torch.cuda.graph", "CUDA graph capture"),
+                 # model_executor/warmup/kernel_warmup.py kernel_warmup (gpu_worker.py compile_or_warm_up_model,
+                 # after the KV cache): deep_gemm_warmup.py runs each FP8 GEMM at its largest M, its scratch tensors
+                 # (torch.empty((MAX_M, n))) in what the KV cache left
+                 ("deep_gemm_warmup", "kernel warm-up"),
+                 ("_gemm_nt_contiguous_warmup", "kernel warm-up"))
 _PHASE_MARKERS = (("Capturing CUDA graph", "CUDA graph capture"), ("Capturing cudagraphs", "CUDA graph capture"),
                   ("Capturing the model for CUDA graphs", "CUDA graph capture"),
                   ("Capture cuda graph begin", "CUDA graph capture"), ("Capturing batches", "CUDA graph capture"),
@@ -487,7 +492,8 @@ def _post_kv_cause(phase: str, runner: str | None, buffers: dict[str, Any]) -> l
         return [f"{who} ran out sampling a running batch (the sort of its logits for top-k / top-p: batch x "
                 "vocabulary, in what the KV cache leaves of the budget)"]
     what = {"sampler warm-up": "the sampler warm-up (its dummy batch of max_num_seqs requests)",
-            "CUDA graph capture": "CUDA-graph capture"}[phase]
+            "CUDA graph capture": "CUDA-graph capture",
+            "kernel warm-up": "the DeepGEMM kernels' warm-up (scratch tensors for their largest batch)"}[phase]
     budget = {"vllm": "gpu_memory_utilization", "sglang": "mem_fraction_static"}.get(runner or "", "memory")
     return [f"{who} had allocated its KV cache{had}; then {what} ran out: it runs outside the {budget} budget "
             "that sized the KV cache, in what that budget leaves"]
@@ -655,7 +661,7 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predi
         if cut and _cut_in_traceback(tail):
             return _kv_check_cut(cut, settings, buffers, recognised, predict)
     if host in ("vllm", "sglang"):  # a traceback cut before its message, in a phase after the KV cache
-        tail = doc.slice(max(0, len(doc) - 60_000), len(doc))
+        tail = _unwrap_prefixed(doc.slice(max(0, len(doc) - 60_000), len(doc)))
         # a frame's name, or the call on the last line of a cut traceback ("self.model_runner.capture_model()")
         hit = next(((k, ph) for k, ph in _PHASE_FRAMES if k + "(" in tail or any(k in n for n in frames(tail))),
                    None) if 'File "' in tail else None
@@ -673,6 +679,24 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predi
 _EXC_WORD = re.compile(r"(?:Error|Exception|Exit|Interrupt|Warning)\b|Traceback \(most recent")
 _EXC_LINE = re.compile(r"\b[A-Z]\w{0,60}(?:Error|Exception)(?::|\s*$)", re.M)  # "RuntimeError: ...", any rank
 _VLLM_STEP_DUMP = "Dumping input data for V1 LLM engine"
+_PROC_PREFIX = re.compile(r"\((?:Worker|VllmWorker|EngineCore|RayWorkerWrapper|APIServer)[\w ]{0,40}pid=[0-9]{1,9}")
+
+
+def _unwrap_prefixed(tail: str) -> str:
+    """A vLLM log hard-wrapped at the terminal's width ('.../vllm/model_exe' + newline + 'cutor/warmup/...'):
+    where the workers' lines carry their process prefix ("(Worker_TP2_EP2 pid=405)"), a line without one is the
+    previous line's remainder, joined back so its frame reads whole."""
+    lines = tail.split("\n")
+    if sum(1 for ln in lines if _PROC_PREFIX.match(ln)) < 3:
+        return tail
+    out: list[str] = []
+    for ln in lines:
+        if out and ln.strip() and not _PROC_PREFIX.match(ln) and _PROC_PREFIX.match(out[-1]) \
+                and not ln.startswith((" ", "\t", "[", "(", "INFO", "WARNING", "ERROR", "Traceback")):
+            out[-1] += ln
+        else:
+            out.append(ln)
+    return "\n".join(out)
 # vLLM v1/attention/ops/vit_attn_wrappers.py: the vision encoders' attention. vit_torch_sdpa_wrapper runs
 # torch_sdpa_wrapper, one F.scaled_dot_product_attention per image (cu_seqlens), whose scores are the image's
 # patches squared per head where SDPA has no fused kernel (ROCm, older GPUs): it grows with the image's pixels
