@@ -26,7 +26,8 @@ from oomkit.model.resolve import resolve
 from oomkit.model.spec import LayerKind
 from tests import gt_compare as g
 from tests.groundtruth import synth
-from tests.groundtruth.synth import SynthModel, _attn_gqa, _blk, _embeddings, _ffn_dense, _ffn_moe, _Meta
+from tests.groundtruth.synth import SynthModel, _attn_gqa, _embeddings, _ffn_dense, _Meta
+from tests.test_hf_config_recent import bailingmoe2_gguf
 
 CATALOG = Path(__file__).resolve().parents[1] / "src" / "oomkit" / "model" / "catalog" / "data"
 needs_llama_cpp = pytest.mark.skipif(not g.llamacpp_run.available(), reason="llama-cpp-python not installed")
@@ -43,30 +44,9 @@ def _comparable(layer):
 
 
 def ling_flash_gguf(n_layers: int = 2) -> SynthModel:
-    """Ling-flash-2.0's first n layers as conversion/bailingmoe.py BailingMoeV2Model writes them (bailingmoe2): fused
-    attn_qkv of 32 heads / 4 KV heads of 128 with per-head Q/K norms, layer 0 dense (9216), then 256 experts of 1024
-    (8 used) with the score bias and one shared expert of 1024, rotary over half the head; src/models/bailingmoe2.cpp
-    load_arch_tensors. Dimensions: the catalog's ling-flash-2.0 entry."""
-    arch, n_embd, n_head, n_kv, hd, n_vocab, n_ff, n_exp, n_ff_exp = "bailingmoe2", 4096, 32, 4, 128, 157184, 9216, 256, 1024
-    md = _Meta(arch).base(ctx=32768, n_embd=n_embd, n_layers=n_layers, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
-                          rms_eps=1e-6, rope_base=10000.0, n_vocab=n_vocab)
-    md.u32("rope.dimension_count", hd // 2).u32("leading_dense_block_count", 1).u32("expert_count", n_exp)
-    md.u32("expert_used_count", 8).u32("expert_feed_forward_length", n_ff_exp)
-    md.u32("expert_shared_feed_forward_length", n_ff_exp).u32("expert_shared_count", 1).u32("expert_gating_func", 2)
-    md.f32("expert_weights_scale", 2.5).bool("expert_weights_norm", True)
-    ts = _embeddings(n_embd, n_vocab, tied=False)
-    for i in range(n_layers):
-        ts += [_blk(i, "attn_norm.weight", n_embd), _blk(i, "attn_qkv.weight", n_embd, (n_head + 2 * n_kv) * hd),
-               _blk(i, "attn_output.weight", n_head * hd, n_embd), _blk(i, "attn_q_norm.weight", hd),
-               _blk(i, "attn_k_norm.weight", hd)]
-        if i == 0:
-            ts += _ffn_dense(i, n_embd, n_ff)
-        else:
-            ts += [_blk(i, "ffn_norm.weight", n_embd)] + _ffn_moe(i, n_embd, n_ff_exp, n_exp)
-            ts += [_blk(i, "exp_probs_b.bias", n_exp), _blk(i, "ffn_gate_shexp.weight", n_embd, n_ff_exp),
-                   _blk(i, "ffn_down_shexp.weight", n_ff_exp, n_embd), _blk(i, "ffn_up_shexp.weight", n_embd, n_ff_exp)]
-    return SynthModel("ling-flash-2.0", arch, "inclusionAI/Ling-flash-2.0 (catalog)", n_vocab, n_layers,
-                      tuple(md.items), tuple(ts), tied_embeddings=False, dims={})
+    """Ling-flash-2.0: 32 heads over 4096, dense 9216, experts of 1024 (the catalog's ling-flash-2.0 entry)."""
+    return bailingmoe2_gguf("ling-flash-2.0", "inclusionAI/Ling-flash-2.0 (catalog)", n_embd=4096, n_head=32,
+                            n_ff=9216, n_ff_exp=1024, rope_base=10000.0, n_layers=n_layers)
 
 
 def _llama_gguf(name: str, n_embd: int, n_ff: int, n_vocab: int, ctx: int, rope_base: float, n_layers: int) -> SynthModel:

@@ -298,14 +298,15 @@ def mimo_v2_flash_gguf(n_layers: int = 6) -> SynthModel:
                       tuple(ts), tied_embeddings=False, dims={})
 
 
-def ling_mini_2_gguf(n_layers: int = 2) -> SynthModel:
-    """Ling mini 2.0's first n layers as conversion/bailingmoe.py BailingMoeV2Model writes them (bailingmoe2): fused
-    attn_qkv of 16 heads / 4 KV heads of 128 with per-head Q/K norms, layer 0 dense (5120), then 256 experts of 512
-    (8 used) with the score bias and one shared expert of 512 (expert_shared_feed_forward_length), rotary 64 (half
-    the head); src/models/bailingmoe2.cpp. Dimensions: the catalog's ling-mini-2.0 entry."""
-    arch, n_embd, n_head, n_kv, hd, n_vocab, n_ff, n_exp, n_ff_exp = "bailingmoe2", 2048, 16, 4, 128, 157184, 5120, 256, 512
+def bailingmoe2_gguf(name: str, source: str, n_embd: int, n_head: int, n_ff: int, n_ff_exp: int, rope_base: float,
+                     n_layers: int = 2) -> SynthModel:
+    """A Ling 2.0 model's first n layers as conversion/bailingmoe.py BailingMoeV2Model writes them (bailingmoe2): fused
+    attn_qkv of n_head heads / 4 KV heads of 128 with per-head Q/K norms, layer 0 dense (n_ff), then 256 experts of
+    n_ff_exp (8 used) with the score bias and one shared expert of n_ff_exp (expert_shared_feed_forward_length),
+    rotary over half the head; src/models/bailingmoe2.cpp load_arch_tensors."""
+    arch, n_kv, hd, n_vocab, n_exp = "bailingmoe2", 4, 128, 157184, 256
     md = _Meta(arch).base(ctx=32768, n_embd=n_embd, n_layers=n_layers, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
-                          rms_eps=1e-6, rope_base=600000.0, n_vocab=n_vocab)
+                          rms_eps=1e-6, rope_base=rope_base, n_vocab=n_vocab)
     md.u32("rope.dimension_count", hd // 2).u32("leading_dense_block_count", 1).u32("expert_count", n_exp)
     md.u32("expert_used_count", 8).u32("expert_feed_forward_length", n_ff_exp)
     md.u32("expert_shared_feed_forward_length", n_ff_exp).u32("expert_shared_count", 1).u32("expert_gating_func", 2)
@@ -321,8 +322,13 @@ def ling_mini_2_gguf(n_layers: int = 2) -> SynthModel:
             ts += [_blk(i, "ffn_norm.weight", n_embd)] + _ffn_moe(i, n_embd, n_ff_exp, n_exp)
             ts += [_blk(i, "exp_probs_b.bias", n_exp), _blk(i, "ffn_gate_shexp.weight", n_embd, n_ff_exp),
                    _blk(i, "ffn_down_shexp.weight", n_ff_exp, n_embd), _blk(i, "ffn_up_shexp.weight", n_embd, n_ff_exp)]
-    return SynthModel("ling-mini-2.0", arch, "inclusionAI/Ling-mini-2.0 config.json", n_vocab, n_layers,
-                      tuple(md.items), tuple(ts), tied_embeddings=False, dims={})
+    return SynthModel(name, arch, source, n_vocab, n_layers, tuple(md.items), tuple(ts), tied_embeddings=False, dims={})
+
+
+def ling_mini_2_gguf(n_layers: int = 2) -> SynthModel:
+    """Ling mini 2.0: 16 heads over 2048, dense 5120, experts of 512 (the catalog's ling-mini-2.0 entry)."""
+    return bailingmoe2_gguf("ling-mini-2.0", "inclusionAI/Ling-mini-2.0 config.json", n_embd=2048, n_head=16,
+                            n_ff=5120, n_ff_exp=512, rope_base=600000.0, n_layers=n_layers)
 
 
 def ministral3_3b_gguf(n_layers: int = 2) -> SynthModel:
