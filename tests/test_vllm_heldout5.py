@@ -1,6 +1,7 @@
 """Held-out vLLM start-up logs, fifth set (tests/fixtures/engine_logs/vllm/heldout5/): multimodal and quantized
 checkpoints on 0.11-0.20 releases, from public issues none of the earlier sets cite. No constant in oomkit was fitted
-on any of them; each figure was measured at dfcc1f4, before this file, and nothing changed since ("after" = "before").
+on any of them; each figure was measured at dfcc1f4, before this file; the one rule they led to (below) leaves them
+where they were ("after" = "before").
 Limits: weights per rank 3 % of the printed load, the KV budget 3 % of the GPU's memory, tokens 3 %.
 
 | log | release | GPUs | model | figure | printed | oomkit | error |
@@ -16,8 +17,21 @@ Limits: weights per rank 3 % of the printed load, the KV budget 3 % of the GPU's
 
 The two Qwen3-VL runs miss by the same 0.222 GiB per rank at TP4 and at TP2: a term that does not shrink with TP,
 not a share of a sharded or replicated tensor (which would differ by TP), so the encoder's mode is not what is
-missing; both are inside the limit and no rule was added. Without --mm-encoder-tp-mode data the TP2 load would be
-29.01 GiB (-2.43 %): the data mode (weights.py ENCODER_TP_DATA, PR #23190) is what brings it to -0.75 %.
+missing. Without --mm-encoder-tp-mode data the TP2 load would be 29.01 GiB (-2.43 %): the data mode (weights.py
+ENCODER_TP_DATA, PR #23190) is what brings it to -0.75 %. Read in the 0.11.0 wheel, two load-time tensors hold
+it: (1) rotary_embedding/mrope.py MRotaryEmbedding.__init__ caches cos/sin for max_position_embeddings * 4
+positions ("In Qwen2.5-VL, the maximum index value is related to the duration of the input video"), 262,144 x 4 x
+128 x 2 B = 0.25 GiB where oomkit counted one position factor (0.0625 GiB): 0.1875 GiB; (2) models/qwen3_vl.py
+__init__ allocates the deepstack buffers, 3 x max_num_batched_tokens x 2,048 x 2 B (0.023 GiB at 2,048 tokens).
+The rule that came of it: weights.py _rope_cache_bytes counts an M-RoPE model's cache as max_position x 4 x
+rotary_dim (head_dim x partial_rotary_factor) from 0.8.0 (settings.ERAS mrope_cache_x4; read in the 0.8.0-0.31.0
+wheels, not in 0.5.4), and from 0.32 (ERAS mrope_factor_per_model) x 1 for Qwen3-VL, Qwen3-VL-MoE and Qwen3.5,
+whose decoder layers pass models/qwen3_vl.py mrope_positions_factor (1 without video pruning). It leaves these two
+logs where they were: the catalog's Qwen3-VL-30B-A3B config (aiconfigurator's copy) carries no rope_scaling, so
+oomkit does not see M-RoPE there (with the checkpoint's mrope_section the rule would give -0.23 % and -0.12 %). It
+moves vllm#16570 (Qwen2.5-VL-72B, TP4, 0.8.3, tests/test_startup_heldout3.py) from -0.63 % to -0.37 %; Qwen3.5 and
+3.6 (partial_rotary_factor 0.25, head_dim 256) keep 0.125 GiB up to 0.31 and drop to 0.03 GiB from 0.32. The
+deepstack buffers are not counted (no longer in models/qwen3_vl.py by 0.34; the releases between not read).
 
 vllm#41789: the command carries --language-model-only (the encoder not loaded: oomkit counts it) and a separate
 drafter (its weights: oomkit does not count them); both are named in the estimate's warnings (args.py _unmodelled)
@@ -175,6 +189,40 @@ def test_gemma4_26b_fp8_l40s_tokens_from_the_printed_budget():
     v = _gemma4(kv_cache_memory_bytes=round(printed["available_kv_cache_gib"] * GiB)).engine_view
     err = (v["kv_cache_tokens"] - printed["kv_cache_tokens"]) / printed["kv_cache_tokens"]
     assert abs(err) < TOKENS_LIMIT, (v["kv_cache_tokens"], printed["kv_cache_tokens"])  # 193,700: +0.04 %
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# M-RoPE's cos/sin cache (rotary_embedding/mrope.py MRotaryEmbedding; settings.ERAS mrope_cache_x4,
+# mrope_factor_per_model)
+
+
+def _load(model: str, version: str) -> int:
+    est = ENGINE.estimate(spec_of(model), gpus("H100", 1), VllmSettings(engine_version=version, max_model_len=4096))
+    return _first(est.engine_view, "model_loading_bytes")
+
+
+def test_mrope_is_read_from_the_rope_dict():
+    q25 = spec_of("Qwen/Qwen2.5-VL-7B-Instruct").rope_scaling  # "type": "mrope", "mrope_section": [16, 24, 24]
+    assert q25.mrope and q25.partial_rotary_factor is None
+    q35 = spec_of("Qwen/Qwen3.5-27B").rope_scaling  # rope_parameters with mrope_section, partial_rotary_factor 0.25
+    assert q35.mrope and q35.partial_rotary_factor == 0.25
+    assert not spec_of("Qwen/Qwen3-8B").rope_scaling or not spec_of("Qwen/Qwen3-8B").rope_scaling.mrope
+
+
+def test_mrope_cache_spans_four_times_the_positions_from_0_8():
+    # Qwen2.5-VL-7B: 128,000 positions x 128 x 2 B, x 4 from 0.8.0 (not read before; 0.5.4 has x 1)
+    assert _load("Qwen/Qwen2.5-VL-7B-Instruct", "0.8.0") - _load("Qwen/Qwen2.5-VL-7B-Instruct", "0.7.3") \
+        == 3 * 128000 * 128 * 2
+    # ... and keeps x 4 from 0.32 (get_rope's default mrope_positions_factor)
+    assert _load("Qwen/Qwen2.5-VL-7B-Instruct", "0.32.0") == _load("Qwen/Qwen2.5-VL-7B-Instruct", "0.31.0")
+
+
+def test_qwen3_vl_and_qwen35_pass_factor_one_from_0_32():
+    # models/qwen3_vl.py mrope_positions_factor: 1 without video pruning. Qwen3-VL-32B: 262,144 x 128 x 2 B;
+    # Qwen3.5-27B rotates 64 of its 256 head dims (partial_rotary_factor 0.25)
+    assert _load("Qwen/Qwen3-VL-32B-Instruct", "0.31.0") - _load("Qwen/Qwen3-VL-32B-Instruct", "0.32.0") \
+        == 3 * 262144 * 128 * 2
+    assert _load("Qwen/Qwen3.5-27B", "0.31.0") - _load("Qwen/Qwen3.5-27B", "0.32.0") == 3 * 262144 * 64 * 2
 
 
 # ---------------------------------------------------------------------------------------------------------------

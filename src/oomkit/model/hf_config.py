@@ -491,11 +491,15 @@ def rope_scaling(cfg: Mapping[str, Any], name: str = "model") -> RopeScaling | N
     if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 0):
         raise OomkitError(f"{name}: config field rope_scaling.factor={factor!r} is not a positive number")
     top = cfg.get("original_max_position_embeddings")
+    partial = rs.get("partial_rotary_factor", cfg.get("partial_rotary_factor"))
+    if isinstance(partial, bool) or not isinstance(partial, (int, float)) or not 0 < partial <= 1:
+        partial = None  # absent or unusable: the whole head, as vLLM's default of 1.0
     return RopeScaling(type=str(kind or ""), factor=float(factor) if factor is not None else None,
                        original_max_position_embeddings=_positive_int(orig, "rope_scaling.original_max_position_embeddings",
                                                                       name),
                        original_context=_positive_int(top, "original_max_position_embeddings", name),
-                       per_layer_type=nested)
+                       per_layer_type=nested, mrope="mrope_section" in rs or kind == "mrope",
+                       partial_rotary_factor=float(partial) if partial is not None else None)
 
 
 def _positive_int(v: Any, key: str, name: str) -> int | None:

@@ -203,6 +203,11 @@ class RopeScaling:
     original_context: int | None = None
     # config.json gave one dict per layer type (transformers v5 rope_parameters): the fields are one of them
     per_layer_type: bool = False
+    # M-RoPE: the dict carries mrope_section (or is "type": "mrope"), as Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Qwen3.5
+    # write it; vLLM builds MRotaryEmbedding for it (rotary_embedding get_rope)
+    mrope: bool = False
+    # the rotated share of the head (partial_rotary_factor, in the dict or beside it in the config); None: whole head
+    partial_rotary_factor: float | None = None
 
 
 @dataclass(frozen=True)

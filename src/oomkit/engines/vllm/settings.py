@@ -90,6 +90,13 @@ ERAS = Eras({
     # 0.20.0 run subtracts its estimate (kaitakuai/experiments qwen3-235b-vllm020-240k: "CUDA-graph reserve ...
     # default-on", 1.10 GiB)
     "cudagraph_budget": (0, 20, 0),
+    # model_executor/layers/rotary_embedding (mrope.py from 0.10.1) MRotaryEmbedding.__init__: the cos/sin cache of an
+    # M-RoPE model spans max_position_embeddings * 4 positions ("In Qwen2.5-VL, the maximum index value is related to
+    # the duration of the input video"), read in the 0.8.0-0.31.0 wheels; not in 0.5.4 (0.6-0.7 not read:
+    # approximate). From 0.32 the factor is get_rope's mrope_positions_factor: Qwen3-VL, Qwen3-VL-MoE and Qwen3.5 pass
+    # models/qwen3_vl.py mrope_positions_factor (1 unless video pruning is on), the other M-RoPE models keep 4
+    "mrope_cache_x4": (0, 8, 0),
+    "mrope_factor_per_model": (0, 32, 0),
     # config/compilation.py CompilationConfig.resolve_cudagraph_mode_and_sizes: a model with Mamba-style state and
     # FULL graphs refuses max_num_seqs above the KV cache's blocks, one state block per decode sequence ("max_num_seqs
     # (N) exceeds available Mamba cache blocks (M)", PR #38270), called by both model runners after the KV cache is

@@ -274,7 +274,22 @@ def _rope_cache_bytes(spec: ModelSpec, r: Resolved) -> int:
             if (a := layer.attention) is not None}
     if not dims or not spec.n_ctx_train:
         return 0
+    rs = spec.rope_scaling
+    if rs is not None and rs.mrope and ERAS.reached(r.version, "mrope_cache_x4"):
+        # MRotaryEmbedding: max_position_embeddings * positions_factor rows of rotary_dim (head_size *
+        # partial_rotary_factor, get_rope) in the model dtype (settings.ERAS mrope_cache_x4, mrope_factor_per_model)
+        factor = 1 if (ERAS.reached(r.version, "mrope_factor_per_model")
+                       and spec.architecture in MROPE_FACTOR_ONE) else MROPE_POSITIONS_FACTOR
+        return spec.n_ctx_train * factor * sum(int(d * (rs.partial_rotary_factor or 1.0)) for d in dims) \
+            * r.dtype_bytes
     return spec.n_ctx_train * sum(dims) * r.dtype_bytes
+
+
+# rotary_embedding/mrope.py MRotaryEmbedding: max_position_embeddings * 4 cache rows (0.8.0-0.31.0; from 0.32 the
+# default of get_rope's mrope_positions_factor); the architectures whose decoder layers pass models/qwen3_vl.py
+# mrope_positions_factor from 0.32 (Qwen3VLDecoderLayer, qwen3_vl_moe.py, qwen3_5.py): 1 without video pruning
+MROPE_POSITIONS_FACTOR = 4
+MROPE_FACTOR_ONE = frozenset({"qwen3vl", "qwen3vlmoe", "qwen35", "qwen35moe"})
 
 
 def offloaded_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tuple[int, int], budget: int,
