@@ -83,3 +83,26 @@ def measure_grid(key: str, n_layers: int, grid: list[dict[str, Any]]):
     path = synth_file(key, n_layers)
     spec = read_gguf_spec(path)
     return path, spec, llamacpp_run.measure_many(path, grid)
+
+
+CACHE_FIELDS = ("n_ctx", "caches", "kv_mib", "r_mib", "s_mib")  # exact on every file llama.cpp loads
+
+
+def small_grid(*variants: dict[str, Any]) -> list[dict[str, Any]]:
+    """The harness's first setting with each variant's changes: a short grid for a catalog entry's file."""
+    return [dict(next(settings_grid()), **v) for v in variants]
+
+
+def assert_equals_llama_cpp(spec, path, grid: list[dict[str, Any]], label: str = "", fields=CACHE_FIELDS,
+                            compute_band: tuple[float, float] | None = None) -> None:
+    """llama.cpp loads `path` at each setting of `grid`: `fields` of oomkit's figures for `spec` equal its own, and
+    the compute buffer is within `compute_band` (a ratio) where one is given."""
+    for s, m in zip(grid, llamacpp_run.measure_many(path, grid), strict=True):
+        assert m["ok"], m["error"]
+        expected, got = engine_figures(m), oomkit_figures(spec, s)
+        for f in fields:
+            assert got[f] == expected[f], f"{label} {s}: {f} oomkit {got[f]} llama.cpp {expected[f]}"
+        if compute_band is not None:
+            lo, hi = compute_band
+            assert lo <= got["compute_mib"] / expected["compute_mib"] <= hi, (label, s, got["compute_mib"],
+                                                                              expected["compute_mib"])

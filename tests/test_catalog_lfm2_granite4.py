@@ -238,22 +238,15 @@ def test_config_spec_equals_the_converted_gguf(slug, gguf_dir):
     assert ours.params_total + GGUF_EXTRA.get(slug, 0) == gguf.params_total
 
 
-GRID = [dict(next(g.settings_grid()), n_ctx=2048),
-        dict(next(g.settings_grid()), n_ctx=4096, n_seq_max=4, type_k="q8_0", type_v="q8_0"),
-        dict(next(g.settings_grid()), n_ctx=4096, flash_attn="off")]
+GRID = g.small_grid(dict(n_ctx=2048), dict(n_ctx=4096, n_seq_max=4, type_k="q8_0", type_v="q8_0"),
+                    dict(n_ctx=4096, flash_attn="off"))
 
 
 @needs_llama_cpp
 @pytest.mark.parametrize("slug", list(CASES))
 def test_config_spec_caches_and_compute_equal_llama_cpp(slug, gguf_dir):
     ours, _, path, _ = _pair(slug, gguf_dir)
-    for s, m in zip(GRID, g.llamacpp_run.measure_many(path, GRID), strict=True):
-        assert m["ok"], m["error"]
-        expected, got = g.engine_figures(m), g.oomkit_figures(ours, s)
-        for f in ("n_ctx", "caches", "kv_mib", "r_mib", "s_mib"):
-            assert got[f] == expected[f], f"{slug} {s}: {f} oomkit {got[f]} llama.cpp {expected[f]}"
-        assert 0.9 <= got["compute_mib"] / expected["compute_mib"] <= 1.1, (slug, s, got["compute_mib"],
-                                                                            expected["compute_mib"])
+    g.assert_equals_llama_cpp(ours, path, GRID, slug, compute_band=(0.9, 1.1))
 
 
 @pytest.mark.parametrize("slug,total,source", [

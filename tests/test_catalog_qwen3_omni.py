@@ -81,18 +81,13 @@ def test_config_spec_equals_the_converted_gguf(pair):
     assert ours.params_total == gguf.params_total
 
 
-GRID = [dict(next(g.settings_grid()), n_ctx=4096),
-        dict(next(g.settings_grid()), n_ctx=8192, n_seq_max=4, type_k="q8_0", type_v="q8_0")]
+GRID = g.small_grid(dict(n_ctx=4096), dict(n_ctx=8192, n_seq_max=4, type_k="q8_0", type_v="q8_0"))
 
 
 @needs_llama_cpp
 def test_config_spec_caches_and_model_buffer_equal_llama_cpp(pair):
     ours, _, path = pair
-    for s, m in zip(GRID, g.llamacpp_run.measure_many(path, GRID), strict=True):
-        assert m["ok"], m["error"]
-        expected, got = g.engine_figures(m), g.oomkit_figures(ours, s)
-        for f in ("n_ctx", "caches", "kv_mib", "r_mib", "s_mib", "model_mib"):
-            assert got[f] == expected[f], f"{s}: {f} oomkit {got[f]} llama.cpp {expected[f]}"
+    g.assert_equals_llama_cpp(ours, path, GRID, "", fields=(*g.CACHE_FIELDS, "model_mib"))
 
 
 def test_thinker_total_and_kv():

@@ -106,29 +106,22 @@ def test_config_spec_equals_the_converted_gguf(slug, gguf_dir):
     assert ours.params_total == gguf.params_total
 
 
-GRID = [dict(next(g.settings_grid()), n_ctx=2048),
-        dict(next(g.settings_grid()), n_ctx=4096, n_seq_max=4, type_k="q8_0", type_v="q8_0"),
-        dict(next(g.settings_grid()), n_ctx=4096, flash_attn="off")]
+GRID = g.small_grid(dict(n_ctx=2048), dict(n_ctx=4096, n_seq_max=4, type_k="q8_0", type_v="q8_0"),
+                    dict(n_ctx=4096, flash_attn="off"))
 
 
 @needs_llama_cpp
 @pytest.mark.parametrize("slug", list(CASES))
 def test_config_spec_caches_and_compute_equal_llama_cpp(slug, gguf_dir):
     ours, _, path, _ = _pair(slug, gguf_dir)
-    for s, m in zip(GRID, g.llamacpp_run.measure_many(path, GRID), strict=True):
-        assert m["ok"], m["error"]
-        expected, got = g.engine_figures(m), g.oomkit_figures(ours, s)
-        for f in ("n_ctx", "caches", "kv_mib", "r_mib", "s_mib"):
-            assert got[f] == expected[f], f"{slug} {s}: {f} oomkit {got[f]} llama.cpp {expected[f]}"
-        # the CPU compute buffer within the band the sweep's graph families are held to (tests/test_llamacpp_compute.py).
-        # Measured: nemotron-mini 512.00 vs 518.00 MiB (0.988) at -ub 512: llama.cpp's logits sit three hidden-state
-        # rows up after a plain MLP, not two (as the gpt2 / starcoder / gptneox sweep files at -c 4096), two at larger
-        # masks (-c 8192 without flash attention; gpt2 at -c 32768): the condition is not modelled. embeddinggemma
-        # 13.25 vs 12.26 (1.081) with flash attention, 13.75 vs 13.26 without: at this width (n_ff 1.5 x n_embd)
-        # llama.cpp keeps three rows below the FFN, not the sweep file's four; -ub 2048 without flash attention
-        # 98.00 vs 110.02 (0.891)
-        assert 0.9 <= got["compute_mib"] / expected["compute_mib"] <= 1.1, (slug, s, got["compute_mib"],
-                                                                            expected["compute_mib"])
+    # the CPU compute buffer within the band the sweep's graph families are held to (tests/test_llamacpp_compute.py).
+    # Measured: nemotron-mini 512.00 vs 518.00 MiB (0.988) at -ub 512: llama.cpp's logits sit three hidden-state
+    # rows up after a plain MLP, not two (as the gpt2 / starcoder / gptneox sweep files at -c 4096), two at larger
+    # masks (-c 8192 without flash attention; gpt2 at -c 32768): the condition is not modelled. embeddinggemma
+    # 13.25 vs 12.26 (1.081) with flash attention, 13.75 vs 13.26 without: at this width (n_ff 1.5 x n_embd)
+    # llama.cpp keeps three rows below the FFN, not the sweep file's four; -ub 2048 without flash attention
+    # 98.00 vs 110.02 (0.891)
+    g.assert_equals_llama_cpp(ours, path, GRID, slug, compute_band=(0.9, 1.1))
 
 
 def test_embeddinggemma_reads_as_gemma_embedding_without_a_kv_cache():
