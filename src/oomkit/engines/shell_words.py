@@ -69,12 +69,18 @@ def split_command(text: str) -> list[str]:
 # variable the paste does not set, and a command substitution `$(...)` (whose output only that machine knows),
 # stay as typed, the substitution as one word.
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+# lines before the command that change only the shell's own state (its directory, options, limits, the active
+# environment) or print: passed over, as they start no engine
+_SHELL_STATE = frozenset({"cd", "pushd", "popd", "source", ".", "set", "ulimit", "echo", "sleep", "mkdir",
+                          "nvidia-smi", ("conda", "activate"), ("conda", "deactivate"), ("module", "load"),
+                          ("module", "purge"), ("mamba", "activate")})
 _ASSIGN_WORD = re.compile(rf"({_NAME})=(.*)", re.DOTALL)
 
 
-def _lines(text: str) -> list[str]:
-    """text -> its lines, a newline inside quotes kept inside its line."""
-    lines, cur, quote, i = [], [], "", 0
+def _lines(text: str) -> list[tuple[str, str]]:
+    """text -> its simple commands with the separator after each ("\n", ";", "&&" or ""), those inside quotes
+    kept inside their command."""
+    out, cur, quote, i = [], [], "", 0
     while i < len(text):
         c = text[i]
         if c == "\\" and quote != "'" and i + 1 < len(text):
@@ -83,55 +89,66 @@ def _lines(text: str) -> list[str]:
             continue
         if c in "'\"" and quote in ("", c):
             quote = "" if quote == c else c
-        if c == "\n" and not quote:
-            lines.append("".join(cur))
+        sep = "" if quote else "\n" if c == "\n" else ";" if c == ";" else "&&" if text.startswith("&&", i) else ""
+        if sep:
+            out.append(("".join(cur), sep))
             cur = []
-        else:
-            cur.append(c)
+            i += len(sep)
+            continue
+        cur.append(c)
         i += 1
-    lines.append("".join(cur))
-    return lines
+    out.append(("".join(cur), ""))
+    return out
 
 
-def _assignments(line: str) -> tuple[bool, list[tuple[str, str]]] | None:
-    """A line that only sets variables -> (exported, [(name, value)]); any other line -> None."""
+def _assignments(line: str) -> tuple[bool, list[tuple[str, str]], list[str]] | None:
+    """A command that only sets variables -> (exported, [(name, value)], [names exported without a value]); any
+    other command -> None."""
     try:
         words = shlex.split(line)
     except ValueError:
         return None
-    while words and words[-1] == ";":
-        words.pop()
-    if words and words[-1].endswith(";") and not words[-1].endswith("\\;"):
-        words[-1] = words[-1][:-1]
     exported = bool(words) and words[0] == "export"
     words = words[1:] if exported else words
     pairs = [m.groups() for w in words if (m := _ASSIGN_WORD.fullmatch(w))]
-    return (exported, pairs) if words and len(pairs) == len(words) else None
+    names = [w for w in words if exported and re.fullmatch(_NAME, w)]
+    return (exported, pairs, names) if words and len(pairs) + len(names) == len(words) else None
 
 
 def _after_preamble(text: str) -> str:
-    lines = _lines(text)
+    parts = _lines(text)
     values: dict[str, str] = {}
     exported: dict[str, str] = {}
     k = 0
-    while k < len(lines):
-        line = lines[k].strip()
+    while k < len(parts):
+        line = parts[k][0].strip()
         if not line or line.startswith("#"):
             k += 1
             continue
-        # $((...)) first: its spaces are no word breaks (the value of an assignment is not split)
-        line = re.sub(r"\$\(\((.*?)\)\)", lambda m: _arithmetic(m.group(1), values) or m.group(0), line)
-        found = _assignments(_expand(line, {}))  # a command substitution: one word, as typed
+        words = line.split()
+        if words[0] in _SHELL_STATE or tuple(words[:2]) in _SHELL_STATE:  # cd, source, conda activate, ...
+            k += 1
+            continue
+        if words[0] == "unset":
+            for name in words[1:]:
+                values.pop(name, None)
+                exported.pop(name, None)
+            k += 1
+            continue
+        found = _assignments(_expand(line, values, split=False))  # an assignment's value is not split into words
         if found is None:
             break
         for name, value in found[1]:
-            values[name] = _expand(value, values, quoted=True)
+            values[name] = value
             if found[0] or name in exported:
-                exported[name] = values[name]
+                exported[name] = value
+        for name in found[2]:
+            exported[name] = values.get(name, "")
         k += 1
-    if not values:
+    if k == 0:
         return text
-    command = _expand("\n".join(lines[k:]), values)
+    rest = "".join(seg + (f" {sep} " if sep in (";", "&&") else sep) for seg, sep in parts[k:])
+    command = _expand(rest, values)
     return " ".join([*(shlex.quote(f"{n}={v}") for n, v in exported.items()), command])
 
 
@@ -146,9 +163,9 @@ def _arithmetic(expr: str, values: dict[str, str]) -> str | None:
         return None
 
 
-def _expand(text: str, values: dict[str, str], quoted: bool = False) -> str:
+def _expand(text: str, values: dict[str, str], split: bool = True) -> str:
     """Parameter and arithmetic expansion of the variables in `values`, outside single quotes; a command
-    substitution kept as one word. quoted: the text is a value already split (an assignment's right side)."""
+    substitution kept as one word. split=False: an unquoted value is not split into words (an assignment's)."""
     out, quote, i = [], "", 0
     while i < len(text):
         c = text[i]
@@ -156,7 +173,7 @@ def _expand(text: str, values: dict[str, str], quoted: bool = False) -> str:
             out.append(text[i:i + 2])
             i += 2
             continue
-        if c in "'\"" and quote in ("", c) and not quoted:
+        if c in "'\"" and quote in ("", c):
             quote = "" if quote == c else c
         if c == "$" and quote != "'":
             if text.startswith("$((", i) and (end := text.find("))", i)) > 0:
@@ -173,18 +190,18 @@ def _expand(text: str, values: dict[str, str], quoted: bool = False) -> str:
                         break
                     j += 1
                 word = text[i:j + 1]
-                out.append(word if quote or quoted else shlex.quote(word))
+                out.append(word if quote else shlex.quote(word))
                 i = j + 1
                 continue
             m = re.match(rf"\$(?:\{{({_NAME})\}}|({_NAME}))", text[i:])
             if m and (name := m.group(1) or m.group(2)) in values:
                 value = values[name]
-                if quoted:
-                    out.append(value)
+                if "$(" in value and not quote:  # a command's output only that machine knows: one word
+                    out.append(shlex.quote(value))
                 elif quote == '"':  # shlex, as bash, takes a backslash inside double quotes before " and \ only
                     out.append(re.sub(r'(["\\])', r"\\\1", value))
                 else:
-                    out.append(re.sub(r"([\"'\\$`])", r"\\\1", value))
+                    out.append(re.sub(r"([\"'\\$`])" if split else r"([\"'\\$`\s])", r"\\\1", value))
                 i += m.end()
                 continue
         out.append(c)
