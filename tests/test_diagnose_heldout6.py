@@ -3,7 +3,7 @@ weighted to kinds the earlier sets had few of: llama.cpp's --fit giving up on a 
 failures (one that is no shortage), Ollama 0.11-0.12 runner errors that carry the compute buffer's line (ROCm,
 Metal) and its layout refusal, vLLM V1 0.10-0.20 (CUDA-graph capture cut short under TP, a DeepGEMM warm-up under
 TP+EP, a serving-time step, the vision encoder's attention on ROCm, free memory on start-up), SGLang's capture
-failing without a cause, MLX and its servers (single-buffer and buffer-count limits, command-buffer failures, one
+failing without a cause and its KV pool's token slots running out, MLX and its servers (single-buffer and buffer-count limits, command-buffer failures, one
 of 2024 without the [metal::malloc] prefix), LM Studio's dialog and Vulkan runtime, PyTorch on ROCm. Each case is
 cited with the lines kept verbatim (the checks: tests/diagnose_heldout.py); `before` records what oomkit answered
 before the rules these logs led to; a case still missed after a source-backed attempt is a strict xfail

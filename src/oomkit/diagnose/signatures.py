@@ -357,6 +357,28 @@ SIGNATURES: tuple[Signature, ...] = (
                 "request): the pool's rows, not the GPU's memory, ran out",),
         fixes=("--max-running-requests smaller (the pool's rows)",)),
     Signature(
+        # managers/schedule_batch.py alloc_token_slots (mem_cache/common.py from 2025): the token-to-KV pool gave no
+        # slots for the batch even after evicting the radix cache: "{Prefill|Decode} out of memory. Try to lower
+        # your batch size. / Try to allocate N tokens. / Avaliable tokens: M ..." ("Out of memory." once both
+        # phases share it). The KV pool's token slots ran out, not the GPU's memory: the scheduler admitted more
+        # than the pool holds (a page size above 1 counted by tokens, a leaked pool, retracted requests)
+        "sglang_token_slots", "sglang", ("out of memory. Try to lower your batch size", "Out of memory. Try to lower "
+                                         "your batch size"),
+        r"(?:Prefill|Decode|^|[^A-Za-z]) ?[Oo]ut of memory\. Try to lower your batch size", stage="kv_cache",
+        priority=7,
+        fields=(Field("requested_tokens", r"Try to allocate ([0-9]{1,20}) tokens", "int"),
+                Field("available_tokens", r"Ava(?:i)?liable tokens: ?([0-9]{1,20})", "int")),
+        message="RuntimeError: Prefill out of memory. Try to lower your batch size. Try to allocate {N} tokens. "
+                "Avaliable tokens: {M}",
+        versions="SGLang 2024-2026 (exit(1) before 2025, RuntimeError after)",
+        causes=("the KV cache pool's token slots ran out for the batch the scheduler admitted (its count of free "
+                "slots disagreed with the pool: a page size above 1, a leak, retraction): the pool, not the GPU's "
+                "free memory",),
+        fixes=("--max-running-requests smaller and --chunked-prefill-size smaller (smaller batches, more headroom in "
+               "the pool)", "--page-size 1 if a larger page size is set (slots counted by tokens)",
+               "--mem-fraction-static higher (a larger KV pool), where the weights leave room",
+               "a newer SGLang (the scheduler's slot accounting fixes)")),
+    Signature(
         "sglang_no_kv_room", "sglang", ("leave no GPU memory for the KV cache",),
         r"Loaded weights leave no GPU memory for the KV cache", stage="kv_cache", priority=7,
         fields=(Field("mem_fraction_static", r"--mem-fraction-static=([0-9.]{1,24})", "float"),),
