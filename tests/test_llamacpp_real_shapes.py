@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from oomkit.errors import OomkitError
 from oomkit.model.gguf_file import read_gguf_spec
 from tests import ggufs
 from tests import gt_compare as g
@@ -668,3 +669,17 @@ LAYOUTS_COMPUTE_XFAIL = {"llama-3.3-nemotron-super-49b-v1": "logits above the at
                                  if k in LAYOUTS_COMPUTE_XFAIL else k for k in sorted(LAYOUTS)])
 def test_published_layouts_compute_within_10_percent(key):
     h.assert_compute(key, _layout(key))
+
+
+@needs_llama_cpp
+def test_projector_file_as_the_model_is_refused_as_llama_cpp_does():
+    """The one name of llama-arch.cpp's list that is no language model: 'clip' (a dummy for llama-quantize; mmproj
+    files carry it). llama.cpp stops after its hyper-parameters ("CLIP cannot be used as main model, use it with
+    --mmproj instead", src/llama.cpp llama_model_load); oomkit refuses the file with the same advice."""
+    model = SynthModel("clip-projector", "clip", "a projector header", 32000, 1, (),
+                       (Tensor("v.patch_embd.weight", (14, 14, 3, 1024)),), tied_embeddings=True)
+    path = synth.synth_path(model, "f16")
+    m = g.llamacpp_run.measure(path, **dict(BASE, n_ctx=4096))
+    assert not m["ok"] and "CLIP cannot be used as main model" in (m["error"] or "") + (m["log"] or ""), m["error"]
+    with pytest.raises(OomkitError, match="--mmproj"):
+        read_gguf_spec(path)

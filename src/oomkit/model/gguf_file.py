@@ -96,6 +96,10 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "") -> ModelSpec
     arch = md.get("general.architecture")
     if not isinstance(arch, str) or not arch:
         raise OomkitError(f"{name}: GGUF lacks general.architecture")
+    if arch == "clip":
+        # src/llama.cpp llama_model_load: "CLIP cannot be used as main model, use it with --mmproj instead"
+        raise OomkitError(f"{name}: a multimodal projector (GGUF architecture 'clip'), which llama.cpp does not load as "
+                          "the main model; give the language model's GGUF and pass this file as --mmproj")
     if arch not in KNOWN_ARCHS:
         raise OomkitError(f"{name}: GGUF architecture '{arch}' is not supported yet")
     m = _Meta(md, arch, name)
