@@ -171,6 +171,9 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
         settings = {k: v for k, v in settings.items() if k != "ollama_model"}  # a JSON "model" of another program
     version = _version(settings, engine)
     backend = anchor.sig.backend or _backend(anchor.line.text)
+    if backend is None and anchor.sig.id == "ollama_runner_terminated":  # the runner's own line carried with it
+        backend = next((b for e in incident[:STAGE_WINDOW] if e is not anchor and e.sig.engine == "llama.cpp"
+                        for b in [e.sig.backend or _backend(e.line.text)] if b), None)
     if backend == "CUDA" and anchor.sig.engine == "llama.cpp":
         # ggml-cuda built for HIP names its buffers and errors "ROCm" (ggml-cuda/common.cuh GGML_CUDA_NAME) while
         # the allocation line keeps its CUDA function names (ggml_backend_cuda_buffer_type_alloc_buffer)
