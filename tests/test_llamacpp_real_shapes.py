@@ -442,13 +442,13 @@ def test_published_hybrid_compute_within_10_percent(arch):
 
 
 def _gemma4(key: str, *, n_embd: int, n_head: int, kv_swa: int, kv_full: int, hd_swa: int, hd_full: int, n_ff: int,
-            n_exp: int = 0, n_used: int = 0, ff_exp: int = 0) -> SynthModel:
-    """Gemma 4 without per-layer embeddings (hidden_size_per_layer_input 0): its first 6 layers, 5 sliding (window
+            n_exp: int = 0, n_used: int = 0, ff_exp: int = 0, nl: int = 6) -> SynthModel:
+    """Gemma 4 without per-layer embeddings (hidden_size_per_layer_input 0): its first nl layers, 5 sliding (window
     1024, heads of hd_swa) then 1 full (heads of hd_full, its own KV head count; attention_k_eq_v: no V projection,
     V is K, gemma4.cpp's wv TENSOR_NOT_REQUIRED), vocab 262144, tied, final soft-cap 30. MoE layers add the router
     (with its scale), three extra norms and the experts beside the dense FFN (gemma4.cpp load_arch_tensors)."""
-    arch, n_vocab, nl = "gemma4", 262144, 6
-    swa = [True] * 5 + [False]
+    arch, n_vocab = "gemma4", 262144
+    swa = [(i + 1) % 6 != 0 for i in range(nl)]
     md = _meta(arch, ctx=262144, n_embd=n_embd, nl=nl, n_head=n_head, n_vocab=n_vocab, rope=1e6)
     md.u32("feed_forward_length", n_ff).f32("rope.freq_base_swa", 10000.0)
     md.items.append((f"{arch}.attention.head_count_kv", [kv_swa if s else kv_full for s in swa], (VT.ARRAY, VT.INT32)))
@@ -481,11 +481,11 @@ def _gemma4(key: str, *, n_embd: int, n_head: int, kv_swa: int, kv_full: int, hd
                       tied_embeddings=True)
 
 
-def gemma4_31b() -> SynthModel:
+def gemma4_31b(nl: int = 6) -> SynthModel:
     """Gemma-4-31B-it (catalog gemma-4-31b-it): hidden 5376, 32 heads, sliding 16 KV heads of 256, full 4 KV heads
-    of 512, FFN 21504."""
+    of 512, FFN 21504, 60 layers."""
     return _gemma4("gemma-4-31b-it", n_embd=5376, n_head=32, kv_swa=16, kv_full=4, hd_swa=256, hd_full=512,
-                   n_ff=21504)
+                   n_ff=21504, nl=nl)
 
 
 def gemma4_26b_a4b() -> SynthModel:
@@ -683,3 +683,27 @@ def test_projector_file_as_the_model_is_refused_as_llama_cpp_does():
     assert not m["ok"] and "CLIP cannot be used as main model" in (m["error"] or "") + (m["log"] or ""), m["error"]
     with pytest.raises(OomkitError, match="--mmproj"):
         read_gguf_spec(path)
+
+
+# Whole depths at long contexts, sized by llama.cpp's dry run (no_alloc: buffers sized, not allocated; the model and
+# KV buffer lines read 0 there, the caches, state, output and compute figures are real)
+FULL_DEPTH = [
+    ("gemma-4-31b-it", lambda: gemma4_31b(60), dict(n_ctx=262144)),
+    ("gemma-4-31b-it", lambda: gemma4_31b(60), dict(n_ctx=131072, n_seq_max=4, kv_unified=True)),
+    ("nemotron-3-nano-30b-a3b", lambda: _nemotron_h(
+        "nemotron_h_moe", "nemotron-3-nano-30b-a3b", "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME", n_embd=2688,
+        n_head=32, n_kv=2, hd=128, n_ff=1856, n_vocab=131072, ctx=262144, mamba_heads=64, mamba_hd=64, n_group=8,
+        d_state=128, n_exp=128, n_used=6, ff_shexp=3712), dict(n_ctx=262144, n_seq_max=4, kv_unified=True)),
+    ("qwen2.5-7b-instruct", lambda: resized("qwen2", "qwen2.5-7b-instruct", **dict(REAL["qwen2"][1], n_layers=28)),
+     dict(n_ctx=131072)),
+]
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("key,build,over", FULL_DEPTH, ids=[f"{k}-{o['n_ctx']}" for k, _, o in FULL_DEPTH])
+def test_full_depth_long_context_dry_run(key, build, over):
+    s = dict(BASE, no_alloc=True, use_mmap=False, **over)
+    path = synth.synth_path(build(), "q4_0")
+    spec = read_gguf_spec(path)
+    rows = h.compare(key, spec, [s], [g.llamacpp_run.measure(path, **s)], fields=h.DRY_RUN_FIELDS, failures="error")
+    h.assert_compute(key, rows)
