@@ -163,6 +163,28 @@ REAL = {
                                              extra={"olmo2.attention.sliding_window": 4096})),
     "minicpm+gqa": ("minicpm4-8b", dict(n_embd=4096, n_head=32, n_kv=2, hd=128, n_ff=16384, n_vocab=73448,
                                         tied=False, ctx=32768)),
+    # older architectures, from their Hugging Face config.json (no catalog entry): tiiuae/falcon-7b (hidden 4544, 71
+    # heads of 64, multi-query, FFN 4 x 4544), mosaicml/mpt-7b (d_model 4096, 32 heads, expansion 4), EleutherAI/
+    # pythia-1.4b (2048, 16 heads, 8192), bigscience/bloom-560m (1024, 16 heads, vocab 250880), bigcode/starcoder
+    # (gpt_bigcode: 6144, 48 heads of 128, multi-query, n_inner 24576, 8192 positions), Qwen/Qwen-7B (4096, 32 heads,
+    # intermediate 22016 split over w1 / w2), allenai/OLMo-7B-hf (4096, 32 heads, 11008), databricks/dbrx-base (6144,
+    # 48 heads / 8 KV heads of 128, 16 experts of 10752, 4 used, vocab 100352)
+    "falcon": ("hf:tiiuae/falcon-7b", dict(n_embd=4544, n_head=71, n_kv=1, hd=64, n_ff=18176, n_vocab=65024,
+                                           tied=False, ctx=2048)),
+    "mpt": ("hf:mosaicml/mpt-7b", dict(n_embd=4096, n_head=32, n_kv=32, hd=128, n_ff=16384, n_vocab=50432, tied=True,
+                                       ctx=2048)),
+    "gptneox": ("hf:EleutherAI/pythia-1.4b", dict(n_embd=2048, n_head=16, n_kv=16, hd=128, n_ff=8192, n_vocab=50304,
+                                                  tied=False, ctx=2048)),
+    "bloom": ("hf:bigscience/bloom-560m", dict(n_embd=1024, n_head=16, n_kv=16, hd=64, n_ff=4096, n_vocab=250880,
+                                               tied=True, ctx=2048)),
+    "starcoder": ("hf:bigcode/starcoder", dict(n_embd=6144, n_head=48, n_kv=1, hd=128, n_ff=24576, n_vocab=49152,
+                                               tied=False, ctx=8192)),
+    "qwen": ("hf:Qwen/Qwen-7B", dict(n_embd=4096, n_head=32, n_kv=32, hd=128, n_ff=22016, n_vocab=151936, tied=False,
+                                     ctx=8192)),
+    "olmo": ("hf:allenai/OLMo-7B-hf", dict(n_embd=4096, n_head=32, n_kv=32, hd=128, n_ff=11008, n_vocab=50304,
+                                           tied=False, ctx=2048)),
+    "dbrx": ("hf:databricks/dbrx-base", dict(n_embd=6144, n_head=48, n_kv=8, hd=128, n_ff=10752, n_vocab=100352,
+                                             tied=False, ctx=32768, n_exp=16, n_used=4, ff_exp=10752)),
     "nemotron": ("nemotron-mini-4b-instruct", dict(n_embd=3072, n_head=24, n_kv=8, hd=128, n_ff=9216,
                                                    n_vocab=256000, tied=False, ctx=4096)),
 }
@@ -170,7 +192,8 @@ REAL = {
 
 def real_model(arch: str) -> SynthModel:
     entry, kw = REAL[arch]
-    return resized(arch.split("+")[0], f"{entry} (catalog config.json dims) on the sweep's tensor set", **kw)
+    where = f"{entry[3:]} config.json dims" if entry.startswith("hf:") else f"{entry} (catalog config.json dims)"
+    return resized(arch.split("+")[0], f"{where} on the sweep's tensor set", **kw)
 
 
 @needs_llama_cpp
