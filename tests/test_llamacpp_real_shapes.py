@@ -41,13 +41,12 @@ def resized(arch: str, source: str, *, n_embd: int, n_head: int, n_kv: int, hd: 
     """The sweep's tensor set for `arch` with the generic dimensions replaced by a checkpoint's.
 
     Generic -> real: 4096 the hidden width (n_head x head on Q's output, the attention output's input and Q's bias
-    and norm), 1024 the K/V width (n_kv x head), 128 the head size, 11008 the FFN width (the shared expert's in the
-    MoE sweeps that have one), 22016 the fused gate+up (2 x FFN), 6144 the fused QKV, 5504 Qwen-1's half FFN,
+    and norm), 1024 the K/V width (n_kv x head), 128 the head size, 11008 the FFN width, 22016 the fused gate+up (2 x FFN), 6144 the fused QKV, 5504 Qwen-1's half FFN,
     2048 the expert width (the shared experts' where ff_shexp is given), 8 the expert count, 8192 the learned
     positions (the trained context)."""
     extras, patterns = ggufs.SWEEP[arch]
     n_q, n_kvd = n_head * hd, n_kv * hd
-    common = {4096: n_embd, 1024: n_kvd, 128: hd, 11008: ff_shexp or n_ff, 22016: 2 * n_ff, 6144: n_q + 2 * n_kvd,
+    common = {4096: n_embd, 1024: n_kvd, 128: hd, 11008: n_ff, 22016: 2 * n_ff, 6144: n_q + 2 * n_kvd,
               5504: n_ff // 2, 32000: n_vocab}
     if n_exp:
         common.update({2048: ff_exp, 8: n_exp})
@@ -185,6 +184,17 @@ REAL = {
                                            tied=False, ctx=2048)),
     "dbrx": ("hf:databricks/dbrx-base", dict(n_embd=6144, n_head=48, n_kv=8, hd=128, n_ff=10752, n_vocab=100352,
                                              tied=False, ctx=32768, n_exp=16, n_used=4, ff_exp=10752)),
+    # rednote-hilab/dots.llm1.inst (4096, 32 heads = KV heads of 128, a dense first layer of 10944, then 128
+    # experts of 1408, 6 used, 2 shared), microsoft/bitnet-b1.58-2B-4T (2560, 20 / 5 heads of 128, 6912, tied),
+    # openbmb/MiniCPM3-4B (the sweep's own MLA dims, with its vocabulary of 73448)
+    "dots1": ("hf:rednote-hilab/dots.llm1.inst", dict(n_embd=4096, n_head=32, n_kv=32, hd=128, n_ff=10944,
+                                                      n_vocab=152064, tied=False, ctx=32768, n_exp=128, n_used=6,
+                                                      ff_exp=1408, ff_shexp=2816,
+                                                      extra={"dots1.expert_shared_count": 2})),
+    "bitnet": ("hf:microsoft/bitnet-b1.58-2B-4T", dict(n_embd=2560, n_head=20, n_kv=5, hd=128, n_ff=6912,
+                                                       n_vocab=128256, tied=True, ctx=4096)),
+    "minicpm3": ("hf:openbmb/MiniCPM3-4B", dict(n_embd=2560, n_head=40, n_kv=40, hd=64, n_ff=6400, n_vocab=73448,
+                                                tied=False, ctx=32768)),
     "nemotron": ("nemotron-mini-4b-instruct", dict(n_embd=3072, n_head=24, n_kv=8, hd=128, n_ff=9216,
                                                    n_vocab=256000, tied=False, ctx=4096)),
 }
