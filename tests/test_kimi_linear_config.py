@@ -142,7 +142,8 @@ def test_vllm_kda_state_and_mla_page_by_hand():
     32 x 128 x 128 recurrent state in float32 (2,097,152 B): 2,170,880 B. An MLA layer caches 576 x 2 = 1,152 B a
     token, so the attention block grows to 64 x cdiv(2,170,880, 64 x 1,152) = 1,920 tokens (page 2,211,840 B) and
     the KDA page is padded to it (HybridAttentionMambaModelConfig); 7 MLA + 20 KDA layers -> groups of 7: one
-    attention group and 3 KDA groups, so a 32,768-token request holds cdiv(32768, 1920) + 3 = 21 blocks."""
+    attention group and 3 KDA groups, so a 32,768-token request holds cdiv(32768, 1920) + 3 = 21 blocks (+ 3 more
+    from 0.28, prefix caching's align mode)."""
     from oomkit.engines.vllm import VllmSettings, kv_plan
     from oomkit.engines.vllm import resolve as vresolve
     from tests.test_vllm import H100
@@ -157,4 +158,8 @@ def test_vllm_kda_state_and_mla_page_by_hand():
     assert mla[0].bytes_per_token == 576 * 2
     assert plan.block_size == 1920 and plan.page_bytes == 1920 * 1152 == 2_211_840
     assert plan.group_size == 7 and plan.n_groups == 4
-    assert plan.blocks_per_request(32768, 8192) == -(-32768 // 1920) + 3 == 21
+    # from 0.28 prefix caching is on by default for hybrid models (engine/arg_utils.py), so mamba_cache_mode "align"
+    # keeps two blocks in each KDA group: 18 + 3 x 2 = 24; 21 while it is opt-in (0.27)
+    assert plan.blocks_per_request(32768, 8192) == -(-32768 // 1920) + 3 * 2 == 24
+    s27 = VllmSettings(max_model_len=32768, engine_version="0.27.0")
+    assert kv_plan(spec, s27, vresolve(spec, (H100,), s27)).blocks_per_request(32768, 8192) == 21

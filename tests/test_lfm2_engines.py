@@ -6,6 +6,8 @@ transformers figures are measured on the CPU with tiny random-weight models (tra
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from oomkit.engines import sglang as sg
@@ -47,8 +49,11 @@ def test_vllm_lfm2_state_page_and_groups():
     # 10 conv + 6 attention layers: group size min(10, 6) = 6 (10 >= 1.5 x 6), conv split in cdiv(10, 6) = 2 groups
     assert plan.group_size == 6 and plan.n_groups == 3
     assert plan.bytes_per_block == 6 * 16 * 2048
-    # a request at 4096 tokens: cdiv(4096, 16) blocks of the attention group + 1 in each conv group
-    assert plan.blocks_per_request(4096, 8192) == cdiv(4096, 16) + 2
+    # a request at 4096 tokens: cdiv(4096, 16) blocks of the attention group + 2 in each conv group (mamba_cache_mode
+    # "align": prefix caching is on by default for hybrid models from 0.28, engine/arg_utils.py), 1 each before
+    assert plan.blocks_per_request(4096, 8192) == cdiv(4096, 16) + 2 * 2
+    s27 = replace(s, engine_version="0.27.0")
+    assert kv_plan(spec, s27, resolve(spec, (H100,), s27)).blocks_per_request(4096, 8192) == cdiv(4096, 16) + 2
 
 
 def test_vllm_lfm2_tp2_and_moe():
@@ -72,7 +77,7 @@ def test_vllm_lfm2_blocks_and_tokens_for_the_budget():
     avail = v["available_kv_cache_bytes"]["CUDA0"]
     blocks = avail // (6 * 16 * 2048)
     assert v["num_gpu_blocks"] == blocks
-    assert v["kv_cache_tokens"] == int(blocks / (cdiv(4096, 16) + 1 + 1) * 4096)
+    assert v["kv_cache_tokens"] == int(blocks / (cdiv(4096, 16) + 2 + 2) * 4096)  # align mode from 0.28: 2 a group
 
 
 def test_vllm_lfm2_prefix_caching_align_mode():

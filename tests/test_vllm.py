@@ -192,8 +192,12 @@ def test_qwen3_next_mamba_state_page():
     assert plan.page_bytes == 544 * 2048 == 1114112
     assert all(sp.page_bytes == plan.page_bytes for sp in plan.layers.values())
     assert plan.group_size == 12 and plan.n_groups == 4
-    # one request holds cdiv(32768, 544) blocks of the full group and one block in each GDN group
-    assert plan.blocks_per_request(32768, 8192) == -(-32768 // 544) + 3
+    # one request holds cdiv(32768, 544) blocks of the full group and, from 0.28 (prefix caching on by default for
+    # hybrid models, engine/arg_utils.py; mamba_cache_mode "align"), two blocks in each GDN group; one each while
+    # prefix caching is opt-in for them (0.27)
+    assert plan.blocks_per_request(32768, 8192) == -(-32768 // 544) + 3 * 2
+    s27 = replace(s, engine_version="0.27.0")
+    assert kv_plan(spec, s27, resolve(spec, (H100,), s27)).blocks_per_request(32768, 8192) == -(-32768 // 544) + 3
     # TP2 halves the state and the heads: page per token 1024 B, state 548,864 B -> same 544-token block
     s2 = replace(s, tensor_parallel_size=2)
     plan2 = kv_plan(spec, s2, resolve(spec, (H100, H100), s2))

@@ -369,9 +369,14 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     max_len, derived = _max_model_len(spec, s, version, warnings)
     seqs, tokens, chunked = _batch_defaults(s, version, v1, max_len, first, gpu_name, tp * pp)
     # config/model.py is_prefix_caching_supported: on by default in V1, except for hybrid (Mamba / linear
-    # attention) models, where it is experimental and off unless asked for
+    # attention) models, where it is experimental and off unless asked for; from 0.28 (HYBRID_PREFIX_DEFAULT) a
+    # generative hybrid model (attention beside its recurrent layers) has it on by default as well, an
+    # attention-free one still off
     hybrid = any(layer.recurrent is not None for layer in spec.trunk_layers)
-    prefix = s.enable_prefix_caching if s.enable_prefix_caching is not None else (v1 and not hybrid)
+    attention = any(layer.attention is not None and layer.kind is not LayerKind.RECURRENT
+                    for layer in spec.trunk_layers)
+    prefix = s.enable_prefix_caching if s.enable_prefix_caching is not None else (
+        v1 and (not hybrid or (attention and version >= HYBRID_PREFIX_DEFAULT)))
     # model_executor/models/config.py MambaModelConfig: prefix caching on a hybrid model caches Mamba states at
     # block boundaries ("align": 2 state pages per request; "all" is chosen only for models declaring
     # SupportsMambaPrefixCaching and is not modelled here)
@@ -389,6 +394,14 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
                     num_spec=max(s.num_speculative_tokens, 0),
                     runner_v2=v1 and _runner_v2(spec, s, version, hybrid, warnings), warnings=tuple(warnings),
                     gpu_name=gpu_name, sm_count=sm_count)
+
+
+# engine/arg_utils.py _set_default_chunked_prefill_and_prefix_caching_args: 0.26-0.27 "Hybrid models support prefix
+# caching but keep it opt-in for now" (is_prefix_caching_supported and not is_hybrid); 0.28.0 drops the exception
+# (default_prefix_caching = is_prefix_caching_supported, True for attn_type "hybrid", False for "attention_free"),
+# and MambaModelConfig.verify_and_update_config then sets mamba_cache_mode "align" (read in the 0.26.0, 0.27.0,
+# 0.28.0, 0.30.0 and 0.34.0 wheels; 0.22-0.25 is_prefix_caching_supported answers False for hybrid models)
+HYBRID_PREFIX_DEFAULT = (0, 28, 0)
 
 
 def tp_spans_nodes(tp: int, world: int, nnodes: int) -> bool:
