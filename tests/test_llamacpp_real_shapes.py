@@ -42,12 +42,12 @@ def resized(arch: str, source: str, *, n_embd: int, n_head: int, n_kv: int, hd: 
 
     Generic -> real: 4096 the hidden width (n_head x head on Q's output, the attention output's input and Q's bias
     and norm), 1024 the K/V width (n_kv x head), 128 the head size, 11008 the FFN width, 22016 the fused gate+up (2 x FFN), 6144 the fused QKV, 5504 Qwen-1's half FFN,
-    2048 the expert width (the shared experts' where ff_shexp is given), 8 the expert count, 8192 the learned
+    12288 the fused QKV of the MHA sweeps, 2048 the expert width (the shared experts' where ff_shexp is given), 8 the expert count, 8192 the learned
     positions (the trained context)."""
     extras, patterns = ggufs.SWEEP[arch]
     n_q, n_kvd = n_head * hd, n_kv * hd
     common = {4096: n_embd, 1024: n_kvd, 128: hd, 11008: n_ff, 22016: 2 * n_ff, 6144: n_q + 2 * n_kvd,
-              5504: n_ff // 2, 32000: n_vocab}
+              5504: n_ff // 2, 12288: n_q + 2 * n_kvd, 32000: n_vocab}
     if n_exp:
         common.update({2048: ff_exp, 8: n_exp})
 
@@ -195,6 +195,22 @@ REAL = {
                                                        n_vocab=128256, tied=True, ctx=4096)),
     "minicpm3": ("hf:openbmb/MiniCPM3-4B", dict(n_embd=2560, n_head=40, n_kv=40, hd=64, n_ff=6400, n_vocab=73448,
                                                 tied=False, ctx=32768)),
+    # encoders: answerdotai/ModernBERT-base (768, 12 heads, GLU 1152, vocab 50368, local attention 128 on 2 layers of
+    # 3), jinaai/jina-embeddings-v2-base-en (768, 12 heads, 3072, vocab 30528), jinaai/jina-embeddings-v3
+    # (XLM-RoBERTa large: 1024, 16 heads, 4096, vocab 250002), nomic-ai/nomic-embed-text-v2-moe (768, 12 heads, 3072,
+    # 8 experts, 2 used, every 2nd layer, vocab 250048), EuroBERT/EuroBERT-210m (768, 12 heads, 3072, vocab 128256)
+    "modern-bert": ("hf:answerdotai/ModernBERT-base", dict(n_embd=768, n_head=12, n_kv=12, hd=64, n_ff=1152,
+                                                           n_vocab=50368, tied=True, ctx=8192, n_layers=3,
+                                                           extra={"modern-bert.attention.sliding_window": 128})),
+    "jina-bert-v2": ("hf:jinaai/jina-embeddings-v2-base-en", dict(n_embd=768, n_head=12, n_kv=12, hd=64, n_ff=3072,
+                                                                  n_vocab=30528, tied=True, ctx=8192)),
+    "jina-bert-v3": ("hf:jinaai/jina-embeddings-v3", dict(n_embd=1024, n_head=16, n_kv=16, hd=64, n_ff=4096,
+                                                          n_vocab=250002, tied=True, ctx=8194)),
+    "nomic-bert-moe": ("hf:nomic-ai/nomic-embed-text-v2-moe", dict(n_embd=768, n_head=12, n_kv=12, hd=64, n_ff=3072,
+                                                                   n_vocab=250048, tied=True, ctx=2048, n_exp=8,
+                                                                   n_used=2, ff_exp=3072)),
+    "eurobert": ("hf:EuroBERT/EuroBERT-210m", dict(n_embd=768, n_head=12, n_kv=12, hd=64, n_ff=3072, n_vocab=128256,
+                                                   tied=True, ctx=8192)),
     "nemotron": ("nemotron-mini-4b-instruct", dict(n_embd=3072, n_head=24, n_kv=8, hd=128, n_ff=9216,
                                                    n_vocab=256000, tied=False, ctx=4096)),
 }
