@@ -756,3 +756,27 @@ def test_full_depth_long_context_dry_run(key, build, over):
     spec = read_gguf_spec(path)
     rows = h.compare(key, spec, [s], [g.llamacpp_run.measure(path, **s)], fields=h.DRY_RUN_FIELDS, failures="error")
     h.assert_compute(key, rows)
+
+
+@needs_llama_cpp
+def test_lfm2_with_a_window_slides_every_attention_layer():
+    """lfm2.cpp load_arch_hparams: a GGUF that names sliding_window > 0 makes every attention layer slide
+    (is_swa = !is_recr), in a llama_memory_hybrid_iswa whose non-SWA cache holds no layer (llama.cpp prints it with 0
+    layers and 0 bytes; oomkit lists the caches that hold layers). LFM2-1.2B's first 6 layers, window 512."""
+    import dataclasses
+
+    from tests.groundtruth.synth import VT as _VT
+
+    m = ggufs.lfm2_1_2b(6)
+    m = dataclasses.replace(m, key="lfm2-1.2b-window-512",
+                            metadata=m.metadata + (("lfm2.attention.sliding_window", 512, _VT.UINT32),))
+    path = synth.synth_path(m, "q4_0")
+    spec = read_gguf_spec(path)
+    grid = [dict(BASE, n_ctx=8192), dict(BASE, n_ctx=16384, n_seq_max=2), dict(BASE, n_ctx=8192, swa_full=True),
+            dict(BASE, n_ctx=16384, n_seq_max=4, kv_unified=True, flash_attn="off")]
+    for s, res in zip(grid, g.llamacpp_run.measure_many(path, grid), strict=True):
+        want, got = g.engine_figures(res), g.oomkit_figures(spec, s)
+        assert [c for c in want["caches"] if c[1]] == got["caches"], s
+        for f in ("kv_mib", "r_mib", "s_mib", "output_mib", "model_mib"):
+            assert got[f] == want[f], (s, f)
+        assert 0.9 <= got["compute_mib"] / want["compute_mib"] <= 1.1, s

@@ -232,6 +232,9 @@ def _layer_kinds(m: _Meta, n_all: int, n_nextn: int, n_head_kv: list[int],
     if arch in KV_ZERO_HYBRIDS:
         kinds = []
         attn = LayerKind.LATENT if m.get("attention.kv_lora_rank") is not None else LayerKind.FULL
+        if arch == "lfm2" and m.int("attention.sliding_window", 0) > 0:
+            # lfm2.cpp load_arch_hparams: a GGUF window > 0 makes every attention layer slide (is_swa = !is_recr)
+            attn = LayerKind.SLIDING
         for i in range(n_all):
             if n_head_kv[i]:
                 kinds.append(attn)  # kimi-linear: its attention layers are MLA

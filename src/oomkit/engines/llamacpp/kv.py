@@ -28,7 +28,8 @@ from .settings import ERAS, LlamaCppSettings, build_number, flash_attn_mode, n_r
 # Architectures with sliding-window or chunked caches (swa_type != NONE in src/models/<arch>.cpp).
 SWA_ARCHS = frozenset(SWA_PATTERN_DEFAULT) | SWA_PATTERN_FROM_GGUF | {
     "llama4", "gemma3n", "gemma4", "exaone4", "olmo2", "mimo2", "step35", "afmoe", "cohere2moe", "granite_swa",
-    "exaone-moe", "smallthinker"} | LATENT_SWA_ARCHS | DSV4_ARCHS
+    "exaone-moe", "smallthinker",
+    "lfm2"} | LATENT_SWA_ARCHS | DSV4_ARCHS  # lfm2.cpp: a GGUF window > 0 makes every attention layer slide
 _WINDOWED = (LayerKind.SLIDING, LayerKind.CHUNKED)
 
 
