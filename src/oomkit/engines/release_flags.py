@@ -112,3 +112,31 @@ def refuse_unknown(file: str, typed: Iterable[str], version: tuple[int, ...], pr
                         for f in missing)
         raise OomkitError(f"{program}: error: unrecognized arguments: {' '.join(missing)} ({release} has no such "
                           f"flag: {why})")
+
+
+def resolve_abbreviations(file: str, typed: Iterable[tuple[str, str]], version: tuple[int, ...], program: str,
+                          release: str) -> None:
+    """The abbreviations typed that name two or more flags of the releases' union (args.parse_args keeps one whose
+    flags take the same kind of value and change the same settings, "--disable-overlap" with its candidates
+    "--disable-overlap-cg-plan --disable-overlap-schedule"), matched as argparse's allow_abbrev matches them
+    (argparse.py ArgumentParser._parse_optional / _get_option_tuples): against the long options of the parser of
+    `version` only. One flag of that parser: its reading; two or more: refused with argparse's "ambiguous option:
+    X could match A, B"; none: "unrecognized arguments". A flag between two releases read counts as there when
+    either has it (known_in); vLLM's `--no-X` as its switch --X."""
+    for name, joined in dict.fromkeys(typed):
+        candidates = joined.split()
+        hits = [f for f in candidates if _present(file, f, version)]
+        if len(hits) > 1:
+            raise OomkitError(f"{program}: error: ambiguous option: {name} could match {', '.join(hits)} "
+                              f"({release})")
+        if not hits:
+            why = "; ".join(f"{f}: {why_not(file, f, version)}" for f in candidates)
+            raise OomkitError(f"{program}: error: unrecognized arguments: {name} ({release} has no flag it "
+                              f"abbreviates: {why})")
+
+
+def _present(file: str, flag: str, version: tuple[int, ...]) -> bool:
+    known = known_in(file, flag, version)
+    if known is None and flag.startswith("--no-"):  # BooleanOptionalAction's negative form: its switch's releases
+        known = known_in(file, "--" + flag[5:], version)
+    return known is not False

@@ -129,19 +129,35 @@ _UNMODELLED = {
 }
 
 
-def _resolve_flag(name: str, flags: dict[str, str]) -> str | None:
-    """argparse (allow_abbrev): an exact flag, or a long flag's unique prefix (`--tp` for `--tp-size`)."""
-    if name in flags:
-        return name
-    if name in _LEGACY_FLAGS:
-        return name
+def _candidates(name: str, flags: dict[str, str]) -> list[str]:
+    """argparse (allow_abbrev): an exact flag, else the long flags `name` is a prefix of (`--tp` for `--tp-size`),
+    over every release's flags."""
+    if name in flags or name in _LEGACY_FLAGS:
+        return [name]
     if name.startswith("--") and len(name) > 2:
-        hits = [f for f in flags if f.startswith(name)]
-        if len(hits) == 1:
-            return hits[0]
-        if len(hits) > 1:
-            raise OomkitError(f"launch_server.py: error: ambiguous option: {name} could match {', '.join(hits[:6])}")
-    return None
+        return sorted(f for f in flags if f.startswith(name))
+    return []
+
+
+def _ambiguous(name: str, hits: list[str]) -> OomkitError:
+    return OomkitError(f"launch_server.py: error: ambiguous option: {name} could match {', '.join(hits[:6])}")
+
+
+def _resolve_flag(name: str, flags: dict[str, str]) -> str | None:
+    """An exact flag, or a long flag's unique prefix; a prefix of two or more flags is argparse's "ambiguous
+    option" (parse_args keeps the ones that read alike for the release chosen, _reads_alike)."""
+    hits = _candidates(name, flags)
+    if len(hits) > 1:
+        raise _ambiguous(name, hits)
+    return hits[0] if hits else None
+
+
+def _reads_alike(hits: list[str], flags: dict[str, str]) -> bool:
+    """Whether the flags an abbreviation may name take the same kind of value and change nothing oomkit reads, or
+    the same: then the tokens it takes and the settings are the same whichever one the release's parser picks
+    (`--disable-overlap`: --disable-overlap-schedule, and --disable-overlap-cg-plan in 0.4.7.post1-0.4.9 only)."""
+    return (len({flags[h] for h in hits}) == 1 and len({_APPLY.get(h) for h in hits}) == 1
+            and len({_UNMODELLED.get(h) for h in hits}) == 1)
 
 
 def _choices_error(flag: str, value: str, choices) -> OomkitError:
@@ -166,12 +182,20 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
             unknown.append(arg)
             continue
         name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        flag = _resolve_flag(name, flags)
-        if flag is None:
+        hits = _candidates(name, flags)
+        if not hits:
             unknown.append(arg)
             continue
+        flag = hits[0]
         kind = flags.get(flag) or _LEGACY_FLAGS[flag]
-        if varies(_FLAGS_JSON.name, flag):  # held against the release chosen (kv.check_release_flags)
+        if len(hits) > 1:
+            # an abbreviation of flags of different releases: argparse matches it against the chosen release's
+            # parser only, so it is kept with its candidates and resolved there (kv.check_release_flags) when they
+            # read alike; otherwise the union's ambiguity is refused here
+            if not _reads_alike(hits, flags):
+                raise _ambiguous(name, hits)
+            opts["abbreviations"] = (*opts.get("abbreviations", ()), (name, " ".join(hits)))
+        elif varies(_FLAGS_JSON.name, flag):  # held against the release chosen (kv.check_release_flags)
             opts["release_flags"] = (*opts.get("release_flags", ()), flag)
         value: Any = None
         if kind == "value":
@@ -232,11 +256,10 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
 
 def flag_takes_value(name: str, following: str | None) -> bool:
     flags = flags_table()
-    try:
-        flag = _resolve_flag(name, flags)
-    except OomkitError:
+    hits = _candidates(name, flags)
+    if not hits or (len(hits) > 1 and not _reads_alike(hits, flags)):
         return False
-    return flag is not None and (flags.get(flag) or _LEGACY_FLAGS[flag]) == "value"
+    return (flags.get(hits[0]) or _LEGACY_FLAGS[hits[0]]) == "value"
 
 
 # ---------------------------------------------------------------------------------------------------------

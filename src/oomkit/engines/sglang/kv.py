@@ -18,7 +18,7 @@ from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import GiB, MiB, cdiv
 from .. import _tp
-from ..release_flags import refuse_unknown
+from ..release_flags import refuse_unknown, resolve_abbreviations
 from ..versions import Version
 from .archs import check_model_release
 from .settings import (
@@ -584,6 +584,9 @@ def max_running_requests(pool: Pool, s: SGLangSettings, context_len: int, v: Ver
 def check_release_flags(s: SGLangSettings) -> None:
     """The typed flags that only some releases' parsers have (args.parse_args), held against s.engine_version: one
     its server_args.py does not define is refused as its argparse refuses it, naming the releases that have it
-    (engines/release_flags.py, read from the wheels by tools/build_sglang_flags.py)."""
+    (engines/release_flags.py, read from the wheels by tools/build_sglang_flags.py); an abbreviation kept with its
+    candidates is matched against that parser's flags (release_flags.resolve_abbreviations)."""
     refuse_unknown("sglang_flags.json", s.release_flags, parse_version(s.engine_version), "launch_server.py",
                    f"SGLang {s.engine_version}")
+    resolve_abbreviations("sglang_flags.json", s.abbreviations, parse_version(s.engine_version), "launch_server.py",
+                          f"SGLang {s.engine_version}")

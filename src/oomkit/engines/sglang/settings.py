@@ -378,6 +378,9 @@ class SGLangSettings:
     # the flags typed that only some releases' parsers take (engines/data/sglang_flags.json spans, read from the
     # wheels): kv.check_release_flags refuses one the chosen release does not have, as its parser does
     release_flags: tuple[str, ...] = field(default=(), compare=False)  # how it was typed, not a setting
+    # abbreviations that name flags of different releases and read alike (args.parse_args): (as typed, its candidate
+    # flags joined by spaces), matched against the chosen release's parser by kv.check_release_flags
+    abbreviations: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -79,19 +79,51 @@ def _lookup(name: str) -> tuple[str, str | None, bool]:
         return "--" + name[5:], "bool", True
     if re.fullmatch(r"-O\d", name) or name.startswith("-O."):  # -O3, -O.level=3 (compilation config)
         return "-O", "attached", False
-    if name.startswith("--") and len(name) > 2:
-        # argparse's allow_abbrev, which FlexibleArgumentParser keeps (vllm/utils/argparse_utils.py passes no
-        # allow_abbrev): a unique prefix of a long option names it (`--gpu-memory-util`, `--enable-expert-paralle`),
-        # --no-X spellings of the switches included; two or more is argparse's "ambiguous option". The prefix is
-        # matched against the union of the releases' flags (a prefix unique in one release may be refused here).
-        hits = sorted({f for f in flags if f.startswith(name)}
-                      | {"--no-" + f[2:] for f, k in flags.items() if k in ("bool", "optional")
-                         and ("--no-" + f[2:]).startswith(name)})
-        if len(hits) == 1:
-            return _lookup(hits[0])
-        if hits:
-            raise OomkitError(f"{PROG}: error: ambiguous option: {name} could match {', '.join(hits[:6])}")
+    hits = _abbreviated(name)
+    if len(hits) == 1:
+        return _lookup(hits[0])
+    if hits:
+        raise _ambiguous(name, hits)
     return name, None, False
+
+
+def _abbreviated(name: str) -> list[str]:
+    """argparse's allow_abbrev, which FlexibleArgumentParser keeps (vllm/utils/argparse_utils.py passes no
+    allow_abbrev): the long options `name` (not a flag itself) is a prefix of (`--gpu-memory-util`,
+    `--enable-expert-paralle`), --no-X spellings of the switches included, over every release's flags; one names
+    it, two or more is argparse's "ambiguous option" unless they read alike (parse_args keeps those for the release
+    chosen, which config.resolve matches them against, as that release's parser alone does)."""
+    flags = flags_table()
+    name = _canonical(name)
+    if not name.startswith("--") or len(name) <= 2 or name in flags:
+        return []
+    if name.startswith("--no-") and flags.get("--" + name[5:]) in ("bool", "optional"):
+        return []
+    return sorted({f for f in flags if f.startswith(name)}
+                  | {"--no-" + f[2:] for f, k in flags.items() if k in ("bool", "optional")
+                     and ("--no-" + f[2:]).startswith(name)})
+
+
+def _ambiguous(name: str, hits: list[str]) -> OomkitError:
+    return OomkitError(f"{PROG}: error: ambiguous option: {name} could match {', '.join(hits[:6])}")
+
+
+def _one_reading(name: str, hits: list[str], value: Any) -> bool:
+    """Whether the flags an abbreviation may name (two or more) read alike: the same kind of value taken, and the
+    same settings and notes from `value` (_apply), so that whichever one the release's parser picks, the tokens
+    read and the estimate are the same."""
+    readings = {_lookup(h)[1:] for h in hits}
+    if len(readings) != 1:
+        return False
+    effects = []
+    for h in hits:
+        out: dict[str, Any] = {}
+        try:
+            _apply(_lookup(h)[0], value, out)
+        except OomkitError as e:
+            out = {"error": str(e)}
+        effects.append(repr(sorted(out.items())))
+    return len(set(effects)) == 1
 
 
 _BOOL_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
@@ -165,7 +197,9 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
                 unknown.append(arg)
             continue
         name, eq, inline = _split_inline(arg)
-        flag, kind, negated = _lookup(name)
+        hits = _abbreviated(name)
+        flag, kind, negated = _lookup(hits[0]) if len(hits) > 1 and len({_lookup(h)[1:] for h in hits}) == 1 \
+            else _lookup(name)
         if kind is None:
             unknown.append(arg)
             # an unknown flag's value (if it has one) is unknown too; argparse reports both
@@ -180,7 +214,14 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
                 opts["optimization_level"] = int(m.group(1))
             continue
         value, i = _take_value(args, i, flag, kind, negated, inline if eq else None)
-        if varies(FLAGS_FILE, flag):  # held against the release chosen in config.resolve
+        if len(hits) > 1:
+            # an abbreviation of flags of different releases: argparse matches it against the chosen release's
+            # parser only, so it is kept with its candidates for config.resolve when they read alike; otherwise the
+            # union's ambiguity is refused here
+            if not _one_reading(name, hits, value):
+                raise _ambiguous(_canonical(name), hits)
+            opts["abbreviations"] = (*opts.get("abbreviations", ()), (_canonical(name), " ".join(hits)))
+        elif varies(FLAGS_FILE, flag):  # held against the release chosen in config.resolve
             opts["release_flags"] = (*opts.get("release_flags", ()), flag)
         _apply(flag, value, opts)
         if flag == "--model":

@@ -15,7 +15,7 @@ from ...model.spec import LayerKind, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import GiB, MiB
 from .. import _tp
-from ..release_flags import deprecation, refuse_unknown, release_key
+from ..release_flags import deprecation, refuse_unknown, release_key, resolve_abbreviations
 from ..versions import Version
 from . import quantization
 from .archs import check_model_release
@@ -283,12 +283,14 @@ _FLAGS_FILE = "vllm_flags.json"
 def _release_flags(s: VllmSettings, version: Version) -> list[str]:
     """The typed flags that only some releases' parsers have (args.parse_args), held against `version`: one it
     does not have is refused as its parser refuses it, naming where the flag is (engines/release_flags.py, read
-    from the wheels); one it marks deprecated is accepted with its note. -> the notes."""
+    from the wheels); one it marks deprecated is accepted with its note; an abbreviation kept with its candidates is
+    matched against that parser's flags (release_flags.resolve_abbreviations). -> the notes."""
     typed = tuple(dict.fromkeys(s.release_flags))
-    if not typed:
+    if not typed and not s.abbreviations:
         return []
     if re.match(r"v?\d+\.\d+", str(s.engine_version)):  # parse_version drops a post release: 0.6.3.post1 is its own
         version = release_key(str(s.engine_version))
+    resolve_abbreviations(_FLAGS_FILE, s.abbreviations, version, "vllm serve", f"vLLM {s.engine_version}")
     refuse_unknown(_FLAGS_FILE, typed, version, "vllm serve", f"vLLM {s.engine_version}", _REMOVED_HINTS)
     notes = []
     for f in typed:

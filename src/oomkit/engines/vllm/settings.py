@@ -256,6 +256,9 @@ class VllmSettings:
     # wheels; --rope-scaling up to 0.11.0, --async-scheduling from 0.10.0): config.resolve refuses one the chosen
     # release does not have, as its parser does
     release_flags: tuple[str, ...] = field(default=(), compare=False)  # how it was typed, not a setting
+    # abbreviations that name flags of different releases and read alike (args.parse_args): (as typed, its candidate
+    # flags joined by spaces), matched against the chosen release's parser in config.resolve
+    abbreviations: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     # flags of the command that change memory in a way oomkit does not count, each with what it changes
     # ("--enable-lora (LoRA adapter slots)"): said in the estimate's warnings (EngineModule.estimate), never dropped
     unmodelled: tuple[str, ...] = ()
