@@ -86,6 +86,26 @@ def _scores_materialized(a, quantized: bool) -> bool:
     return a.head_dim_k != a.head_dim_v or a.head_dim_k not in FUSED_PREFILL_HEAD_DIMS
 
 
+def _scores_bytes(a, B: int, plain: int, quant: int, dt: int) -> int:
+    """The score arrays a chunk's attention holds at once, for the largest S x L of the plain and the quantized path.
+
+    The fast SDPA's unfused fallback (mlx fast.cpp scaled_dot_product_attention `fallback`: scores = matmul(q, k^T),
+    where(mask, scores, min), softmax(scores, precise), matmul(scores, v)) holds ONE B x H x S x L array of the dtype:
+    `where` writes into the scores' buffer (backend/common/ternary.h set_ternary_op_output_data donates a
+    row-contiguous donatable input, the General case of a broadcast mask included) and so does softmax
+    (backend/metal/softmax.cpp set_output: copy_shared_buffer of a donatable input); beside it the causal mask,
+    greater_equal(q_idx, k_idx): S x L bool bytes. MLA (models/deepseek_v3.py) builds pe_scores itself and passes them
+    to the SDPA as its mask, so two arrays of the dtype are alive (the mask and the scores added to it).
+    mlx-lm's quantized_scaled_dot_product_attention (models/base.py) is written the same way as the fallback, but the
+    one public figure on that path (test_mlx_heldout.py, granite-4.1-8b --kv-bits 4 at 32K) holds about two arrays;
+    it keeps the two-array bound."""
+    st_plain = plain if _scores_materialized(a, False) else 0
+    if a.kv_lora_rank:
+        return 2 * B * a.n_heads * max(st_plain, quant) * dt
+    fallback = B * a.n_heads * st_plain * dt + st_plain  # scores + the S x L bool causal mask
+    return max(fallback, 2 * B * a.n_heads * quant * dt)
+
+
 def _scores_tokens(chunks: list[int], window: int | None, quantized_from: int | None) -> tuple[int, int]:
     """The largest S x L (query x key tokens) over the prompt chunks, for the plain and the quantized path: L is the
     cache's keys after the chunk's update (cache.py KVCache: every token so far; RotatingKVCache._update_concat:
@@ -121,8 +141,9 @@ def max_mb_per_buffer(device_name: str | None) -> int:
 def compute_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[LayerCache],
                   max_mb: int = 40) -> int:
     """A prefill chunk of S tokens holds two hidden rows plus the larger of attention (Q, K, V, output) and the MLP
-    (gate, up and their product); where the chunk's attention materialises its scores (_scores_materialized) two
-    B x H x S x L arrays of the dtype are alive at once (the scores and their masked copy / softmax); plus the largest
+    (gate, up and their product); where the chunk's attention materialises its scores (_scores_materialized) the
+    score arrays of _scores_bytes (one B x H x S x L array of the dtype and the bool mask on the fast SDPA's fallback,
+    two on MLA and on mlx-lm's quantized path); plus the largest
     cache buffer's growth (old and new alive during mx.concatenate); the logits of the last token only
     (generate_step takes logits[:, -1, :]). The prefill runs ahead of the GPU: the inputs of up to MAX_ACTIVE_TASKS + 1
     command buffers of max_mb MiB each stay alive until their buffers complete, at most the chunk's activations of all
@@ -148,8 +169,7 @@ def compute_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[Lay
                 if key not in score_memo:
                     score_memo[key] = _scores_tokens(chunks, window, qfrom)
                 plain, quant = score_memo[key]
-                st = max(plain if _scores_materialized(a, False) else 0, quant)
-                attn += 2 * B * a.n_heads * st * dt
+                attn += _scores_bytes(a, B, plain, quant, dt)
         f = layer.ffn
         mlp = 3 * B * S * (f.n_ff_expert * f.n_experts_used + f.n_ff_shared if f.is_moe else f.n_ff) * dt
         work = max(work, 2 * resid + max(attn, mlp))
