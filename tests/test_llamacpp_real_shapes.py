@@ -780,3 +780,21 @@ def test_lfm2_with_a_window_slides_every_attention_layer():
         for f in ("kv_mib", "r_mib", "s_mib", "output_mib", "model_mib"):
             assert got[f] == want[f], (s, f)
         assert 0.9 <= got["compute_mib"] / want["compute_mib"] <= 1.1, s
+
+
+@needs_llama_cpp
+def test_looped_trunk_caches_every_pass():
+    """nanbeige.cpp load_arch_hparams: nanbeige.num_loops runs the physical blocks that many times, each pass a
+    logical layer with its own KV rows (n_layer_all = n_layer x num_loops) reading the same tensors: the sweep's
+    2-block file with num_loops 2 caches 4 layers, its model buffer unchanged."""
+    import dataclasses
+
+    m = ggufs.sweep_model("nanbeige")
+    m = dataclasses.replace(m, key="nanbeige-loops2", metadata=m.metadata + (("nanbeige.num_loops", 2, VT.UINT32),))
+    path = synth.synth_path(m, "f16")
+    spec = read_gguf_spec(path)
+    grid = [dict(BASE, n_ctx=8192), dict(BASE, n_ctx=16384, n_seq_max=2, flash_attn="off"),
+            dict(BASE, n_ctx=32768, type_k="q8_0", type_v="q8_0")]
+    rows = h.compare("nanbeige+loops", spec, grid, g.llamacpp_run.measure_many(path, grid), failures="error")
+    assert all(r.expected["caches"][0][1] == 4 for r in rows)
+    h.assert_compute("nanbeige+loops", rows)

@@ -42,6 +42,9 @@ KV_FROM_START = {"gemma3n": 20}
 # ... or n_layer - attention.shared_kv_layers, read from the GGUF (src/models/gemma4.cpp load_arch_hparams:
 # n_layer_kv_from_start = n_layer_all - n_kv_shared_layers)
 KV_SHARED_FROM_GGUF = {"gemma4"}
+# Looped trunks: {arch}.num_loops runs the physical blocks that many times, each pass a logical layer with its own KV
+# cache (src/models/nanbeige.cpp load_arch_hparams: n_layer_all = n_layer x num_loops)
+LOOPED_ARCHS = {"nanbeige"}
 # Architectures whose next-n (MTP) blocks llama.cpp does not load (TENSOR_SKIP in load_arch_tensors,
 # src/models/glm4-moe.cpp, glm-dsa.cpp, glm5-next.cpp, dots3note.cpp, qwen4exp.cpp unless a draft head is asked
 # for; deepseek4: measured, "model has unused tensor blk.N.nextn..."): the file holds them, the model buffer does not.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from .archs import (
     KV_ZERO_HYBRIDS,
     LATENT_SWA_ARCHS,
     LIGHTNING_ARCHS,
+    LOOPED_ARCHS,
     MLA_DECOMPRESSED,
     MSA_INDEXER_ARCHS,
     NO_ATTENTION_LAYERS_OK,
@@ -133,6 +135,13 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "") -> ModelSpec
             ffn=_ffn_from_tensors(by_layer.get(i, {}), n_expert_used),
             parallel_recurrent=arch == "falcon-h1", kv_source=kv_source.get(i),
         ))
+    loops = m.int("num_loops", 1) if arch in LOOPED_ARCHS else 1
+    if loops > 1 and not n_nextn:
+        # nanbeige.cpp load_arch_hparams: num_loops runs the physical blocks that many times; the logical layers
+        # i + j x n_layer take layer i's heads, FFN and kinds (n_layer_all = n_layer x num_loops), each with its own
+        # KV cache rows, and read layer i's tensors (no weights of their own)
+        phys = list(layers)
+        layers += [replace(layer, index=layer.index + j * n_all) for j in range(1, loops) for layer in phys]
     fmt = _file_type_name(md.get("general.file_type"))
     return ModelSpec(
         name=str(md.get("general.name") or name), architecture=arch, n_embd=n_embd, n_vocab=n_vocab,
