@@ -163,6 +163,34 @@ def text_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
     return dict(cfg)
 
 
+# The context-length fields engines read from config.json, each by its own rule: vLLM's possible_keys (config/model.py
+# _get_and_verify_max_len; transformers_utils/model_arch_config_convertor.py derive_max_model_len_and_key from 0.14)
+# and SGLang's CONTEXT_LENGTH_KEYS (hf_transformers_utils.py get_context_length) are both within these
+CONTEXT_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                       "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
+
+
+# configs whose class reads max_position_embeddings as n_positions (transformers attribute_map: GPT2Config,
+# GPTBigCodeConfig, GPTJConfig, CodeGenConfig), so getattr(config, "max_position_embeddings") finds it
+_N_POSITIONS_ALIASED = {"gpt2", "gpt_bigcode", "gptj", "codegen"}
+
+
+def config_lengths(cfg: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
+    """The CONTEXT_LENGTH_KEYS the (text) config gives as positive integers, as written (max_position_embeddings also
+    where the config class aliases it to n_positions). A tokenizer-style huge model_max_length (1e30) is kept: vLLM
+    from 0.8.3 takes it as it is."""
+    if cfg.get("model_type") in _N_POSITIONS_ALIASED and cfg.get("max_position_embeddings") is None:
+        cfg = {**cfg, "max_position_embeddings": cfg.get("n_positions")}
+    out = []
+    for k in CONTEXT_LENGTH_KEYS:
+        v = cfg.get(k)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v <= 0 or v == float("inf"):
+            continue
+        if int(v) == v:
+            out.append((k, int(v)))
+    return tuple(out)
+
+
 # llama.cpp keeps every hparam (counts, dimensions, the trained context) in a uint32_t (src/llama-hparams.h
 # llama_hparams): no count or dimension of a real config is larger.
 _MAX_FIELD = (1 << 32) - 1
@@ -358,7 +386,7 @@ def spec_from_config(
     return ModelSpec(
         name=name, architecture=arch, n_embd=n_embd, n_vocab=n_vocab, n_ctx_train=n_ctx_train, layers=layers,
         weights=weights, tied_embeddings=tied, n_nextn_layers=n_nextn, source=source, labels=tuple(labels),
-        towers=(tower,) if tower else (), rope_scaling=rope_scaling(cfg, name),
+        towers=(tower,) if tower else (), rope_scaling=rope_scaling(cfg, name), config_lengths=config_lengths(cfg),
     )
 
 
@@ -452,7 +480,7 @@ def _deepseek_v4_spec(cfg: Mapping[str, Any], r: _Reader, name: str, source: str
         name=name, architecture="deepseek4", n_embd=n_embd, n_vocab=n_vocab,
         n_ctx_train=r.int("max_position_embeddings", default=0), layers=layers, weights=weights,
         tied_embeddings=False, n_nextn_layers=n_nextn, source=source, labels=tuple(labels),
-        rope_scaling=rope_scaling(cfg, name))
+        rope_scaling=rope_scaling(cfg, name), config_lengths=config_lengths(cfg))
 
 
 def _mllama_cross_layers(r: _Reader, layers: tuple[LayerSpec, ...]) -> tuple[LayerSpec, ...]:

@@ -228,6 +228,11 @@ class ModelSpec:
     # vLLM, SGLang and transformers load them with the checkpoint, llama.cpp and Ollama from an mmproj file.
     towers: tuple = field(default=(), compare=False)
     rope_scaling: RopeScaling | None = None  # None: no context scaling declared
+    # config.json's context-length fields as written, (key, value) in CONTEXT_LENGTH_KEYS order (hf_config.py): vLLM
+    # takes the smallest of those its release reads (config/model.py _get_and_verify_max_len), SGLang the first of
+    # its own list (get_context_length), llama.cpp the converter's n_ctx_train above; empty where no config.json was
+    # read (a GGUF keeps only its context_length)
+    config_lengths: tuple[tuple[str, int], ...] = ()
 
     @property
     def n_layers(self) -> int:

@@ -133,7 +133,24 @@ def model_context_length(spec: ModelSpec, v: Version) -> int:
         if rope.per_layer_type or (v >= (0, 5, 10) and (rope.type in ("yarn", "longrope")
                                                         or spec.architecture == "gemma3")):
             factor = 1.0  # (transformers 4.x reads no rope_parameters: no factor either)
-    return int(factor * spec.n_ctx_train)
+    return int(factor * config_context_length(spec))
+
+
+# hf_transformers_utils.py CONTEXT_LENGTH_KEYS ("The ordering here is important. Some models have two of these and we
+# have a preference for which value gets used"): the same list in every release read from 0.3.6 to 0.5.23
+# (utils/hf_transformers/common.py from 0.5.14); 0.3.4.post1 put max_position_embeddings third
+CONTEXT_LENGTH_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
+
+
+def config_context_length(spec: ModelSpec) -> int:
+    """get_context_length before the rope factor: the first of CONTEXT_LENGTH_KEYS the text config gives, 2048 where
+    it gives none of them; a spec read from no config.json (a GGUF) has its n_ctx_train only. Unlike vLLM no minimum:
+    Mistral Large 3's max_seq_len 262,144 is taken before its max_position_embeddings 294,912, a Command-R's
+    model_max_length before its max_position_embeddings, and RoBERTa / XLM-R keep their padding rows (514, 8194)."""
+    if not spec.config_lengths:
+        return spec.n_ctx_train
+    given = dict(spec.config_lengths)
+    return next((given[k] for k in CONTEXT_LENGTH_KEYS if k in given), 2048)
 
 
 def derive_context_length(spec: ModelSpec, s: SGLangSettings) -> int:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from ...errors import OomkitError, SettingsError
 from ...memory import Device
 from ...model.archs import DSV4_ARCHS
-from ...model.hf_config import rope_scaling
+from ...model.hf_config import CONTEXT_LENGTH_KEYS, rope_scaling
 from ...model.spec import LayerKind, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import GiB, MiB
@@ -171,7 +171,7 @@ _ROPE_SKIPPED = (
 
 
 # --hf-overrides fields oomkit applies (the context length and its scaling), and those that change nothing it counts
-_OVERRIDE_APPLIED = ("rope_scaling", "rope_parameters", "max_position_embeddings", "original_max_position_embeddings")
+_OVERRIDE_APPLIED = ("rope_scaling", "rope_parameters", "original_max_position_embeddings") + CONTEXT_LENGTH_KEYS
 _OVERRIDE_NEUTRAL = ("architectures", "rope_theta", "use_cache", "bos_token_id", "eos_token_id", "pad_token_id")
 # fields that change the layers' shapes or the weights: not replayed on a spec already built
 _OVERRIDE_SHAPES = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
@@ -197,11 +197,20 @@ def with_hf_overrides(spec: ModelSpec, overrides: str | None) -> tuple[ModelSpec
     if shaped := [k for k in cfg if k in _OVERRIDE_SHAPES]:
         raise SettingsError(f"--hf-overrides {shaped[0]}: oomkit does not rebuild the model's layers from an override; "
                             "write it into a copy of config.json and give that directory as the model")
-    if "max_position_embeddings" in cfg:
-        n = cfg["max_position_embeddings"]
+    lengths = dict(spec.config_lengths)
+    for key in CONTEXT_LENGTH_KEYS:  # the fields _get_and_verify_max_len reads, in the config the override patched
+        if key not in cfg:
+            continue
+        n = cfg[key]
         if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
-            raise SettingsError(f"--hf-overrides max_position_embeddings={n!r}: not a positive integer")
-        spec = replace(spec, n_ctx_train=n)
+            raise SettingsError(f"--hf-overrides {key}={n!r}: not a positive integer")
+        lengths[key] = n
+        if key == "max_position_embeddings":
+            spec = replace(spec, n_ctx_train=n)
+    if lengths != dict(spec.config_lengths):
+        if not spec.config_lengths and spec.n_ctx_train:  # a GGUF's context_length stands for max_position_embeddings
+            lengths.setdefault("max_position_embeddings", spec.n_ctx_train)
+        spec = replace(spec, config_lengths=tuple((k, lengths[k]) for k in CONTEXT_LENGTH_KEYS if k in lengths))
     if any(k in cfg for k in ("rope_scaling", "rope_parameters", "original_max_position_embeddings")):
         rope_cfg = {k: v for k, v in cfg.items() if k in _OVERRIDE_APPLIED}
         if "rope_scaling" not in cfg and "rope_parameters" not in cfg and spec.rope_scaling is None:
@@ -216,13 +225,52 @@ def with_hf_overrides(spec: ModelSpec, overrides: str | None) -> tuple[ModelSpec
     return spec, warnings
 
 
+# config/model.py _get_and_verify_max_len possible_keys, by first release (read in the sdists 0.3.3, 0.4.1, 0.5.4-0.7.3
+# and wheels on; transformers_utils/model_arch_config_convertor.py derive_max_model_len_and_key from 0.14): the
+# smallest of those present in the text config. 0.4.1 adds model_max_length (Command-R; no 0.4.0 on PyPI), 0.7.0
+# max_target_positions (Whisper); the order changes nothing, the minimum is taken
+_LENGTH_KEYS = (
+    ((0, 7, 0), ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                 "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")),
+    ((0, 4, 0), ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                 "max_sequence_length", "max_seq_length", "seq_len")),
+    ((0, 0, 0), ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "max_sequence_length",
+                 "max_seq_length", "seq_len")),
+)
+
+
+def config_max_len(spec: ModelSpec, version: Version) -> tuple[int, str | None]:
+    """_get_and_verify_max_len before the rope factor -> (length, the key it came from; 0, None: no key). The smallest
+    of the release's keys the config gives; from 0.8.3 a config's model_max_length replaces it ("For Command-R /
+    Cohere, Cohere2 / Aya Vision models": derived_max_model_len = model_max_length, smaller or not). A spec read from
+    no config.json (a GGUF) has its n_ctx_train only. RoBERTa / XLM-R pooling models (positions start after
+    padding_idx: n_ctx_train is max_position_embeddings less 1 + pad_token_id, hf_config.py) keep n_ctx_train: vLLM
+    takes their sentence_bert_config.json max_seq_length over the config from 0.6.4 (encoder_config) and caps at their
+    tokenizer_config's model_max_length from 0.9.1 (pooling models only from 0.9.2), which the catalog's checkpoints
+    set to it (512, 8192); oomkit reads neither file, so no other model's is applied (vllm#25865: a fine-tune whose
+    tokenizer says 512 gets 512)."""
+    if not spec.config_lengths:
+        return spec.n_ctx_train, "max_position_embeddings" if spec.n_ctx_train else None
+    keys = next(k for since, k in _LENGTH_KEYS if version >= since)
+    given = dict(spec.config_lengths)
+    found = [(given[k], k) for k in keys if k in given]
+    if not found:
+        return 0, None
+    n, key = min(found, key=lambda x: x[0])  # the first key of the smallest value (max_len < derived: strict)
+    if version >= (0, 8, 3) and "model_max_length" in given:
+        n, key = given["model_max_length"], "model_max_length"
+    if spec.architecture == "bert" and 0 < spec.n_ctx_train < given.get("max_position_embeddings", 0):
+        n = min(n, spec.n_ctx_train)
+    return n, key
+
+
 def derived_max_model_len(spec: ModelSpec, version: Version) -> int:
-    """config/model.py _get_and_verify_max_len: the model's length (2048 when it declares none) times its
+    """config/model.py _get_and_verify_max_len: the config's length (config_max_len; 2048 when it declares none) times its
     rope_scaling factor, by release (_ROPE_SKIPPED). Gemma 3's 128K is already scaled: skipped from 0.8.0 ("gemma3" in
     model_type), its first release. A dict without a factor (mrope, default) counts 1 (0.6.1: mrope; 0.6.4:
     rope_scaling.get("factor", 1.0); before, an assert); yarn starts from original_max_position_embeddings up to
     0.29 (deepseek-coder-6.7b, linear x 4: 16,384 -> 65,536 on 0.4.2, vllm#5248)."""
-    base = spec.n_ctx_train or 2048
+    base = config_max_len(spec, version)[0] or 2048
     rope = spec.rope_scaling
     if rope is None or (version >= (0, 8, 0) and "gemma3" in spec.architecture):
         return base
@@ -247,7 +295,10 @@ def _default_max_model_len(spec: ModelSpec, version: Version, derived: int) -> i
 
 def _max_model_len(spec: ModelSpec, s: VllmSettings, version: Version, warnings: list[str]) -> tuple[int, int]:
     """config/model.py _get_and_verify_max_len -> (max_model_len, the derived maximum)."""
-    if not spec.n_ctx_train:
+    length, key = config_max_len(spec, version)
+    if not length:
+        if s.max_model_len is not None and s.max_model_len > 0:  # "If max_model_len is specified, we use it."
+            return s.max_model_len, s.max_model_len
         warnings.append("the model declares no maximum length: vLLM assumes 2048")  # "Assuming ... is 2048"
     derived = derived_max_model_len(spec, version)
     if s.max_model_len is None or s.max_model_len == -1:
@@ -255,9 +306,12 @@ def _max_model_len(spec: ModelSpec, s: VllmSettings, version: Version, warnings:
     max_len = s.max_model_len
     if max_len <= 0:
         raise OomkitError(f"max_model_len must be positive, got {max_len}")
-    if max_len > derived:
+    # from 0.4.1 a max_model_len up to the config's own model_max_length passes ("Some models might have a separate
+    # key for specifying model_max_length that will be bigger than derived_max_model_len")
+    model_max_length = dict(spec.config_lengths).get("model_max_length") if version >= (0, 4, 0) else None
+    if max_len > derived and (model_max_length is None or max_len > model_max_length):
         msg = (f"User-specified max_model_len ({max_len}) is greater than the derived max_model_len "
-               f"(max_position_embeddings={derived} or model_max_length=None in model's config.json).")
+               f"({key}={derived} or model_max_length={model_max_length} in model's config.json).")
         if not s.allow_long_max_model_len:
             raise OomkitError(f"{msg} To allow overriding this maximum, set the env var "
                               "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used "
