@@ -1,15 +1,21 @@
 """Architectures whose llama.cpp check (tests/test_llamacpp_archs.py) ran only on the generic Llama-2-7B-like shape
 (tests/ggufs.py SWEEP: 4096 wide, 32 / 8 heads of 128, FFN 11008, vocabulary 32000), held to llama.cpp again with the
 published checkpoint's layer shapes: widths, head counts and head sizes, KV heads, FFN and expert widths, vocabulary and
-tied embeddings from the model's config.json (the copy in src/oomkit/model/catalog/data named per model). The tensor set
-is the sweep's, which llama.cpp@0c1e57098's loader asked for (load_tensors in src/llama-model.cpp), with each generic
-dimension replaced by the model's; a few layers are written, the data a sparse hole (tests/groundtruth/synth.py).
+tied embeddings from the model's config.json (the copy in src/oomkit/model/catalog/data named per model, or the Hugging
+Face config named where the catalog has none). A few layers are written, the data a sparse hole
+(tests/groundtruth/synth.py).
+
+- REAL: the sweep's tensor set (what llama.cpp@0c1e57098's loader asked for) with each generic dimension replaced;
+- HYBRID: Mamba / Mamba-2 / short-conv hybrids written per layer kind with a run of the checkpoint's layer pattern;
+- LAYOUTS: per-layer head layouts (Gemma 4, MiMo-V2-Flash, OLMoE, Nemotron-Super-49B);
+- loader-set layouts: the sliding patterns load_swa_pattern sets without a pattern array, EXAONE 4.0's 64-layer rule,
+  LFM2 with a window, nanbeige's loops; a projector file ('clip') as the model, refused as llama.cpp refuses it;
+- FULL_DEPTH: whole models at long contexts through llama.cpp's dry run.
 
 llama.cpp (llama-cpp-python 0.3.36, ggml-org/llama.cpp@0c1e57098) loads each file on the CPU with extra buffer types
-off; KV caches (cells, layers, K, V), model and output buffers must equal the figures it prints, the compute buffer
-within 10% (tests/llamacpp_harness.py).
+off; KV caches (cells, layers, K, V), recurrent state, model and output buffers must equal the figures it prints, the
+compute buffer within 10% (tests/llamacpp_harness.py); the misses are strict xfails with their measured figures.
 """
-
 from __future__ import annotations
 
 from typing import Any
