@@ -13,6 +13,8 @@ holds ONE scores array, mlx fast.cpp fallback + backend/common/ternary.h / metal
     mlx-4518 Gemma 4 31B 16K  (M3 Ultra)     1.030 -> 0.942
              Gemma 4 12B 65K  (M3 Ultra)     1.258 -> 0.959
              Gemma 4 12B 16K  (M4 Pro)       1.033 -> 0.927  (strict xfail below)
+    mlx-examples-1029 Llama 3.1 8B 32K, --max-kv-size 33000 (mlx-lm 0.21.4)   0.709 -> 0.709  (strict xfail)
+    mlx-examples-1122 Llama 3.1 8B 1929 + 256 (mlx-lm 0.20.0)                 1.060 -> 1.060  (strict xfail)
 """
 
 from __future__ import annotations
@@ -84,6 +86,30 @@ MISSES = [
      "9.021 GB (-7.3 %; 10.061, +3.3 % with two score arrays before): the PR's branch row on this Mac is 9.032 GB, "
      "within 0.2 % of the estimate; what mlx main of September 2026 held beyond it for the D512 global layers on a "
      "pre-M5 GPU (the PR's subject) is in no source read here"),
+    ("mlx-examples-1029-llama-3.1-8b-32k-rotating", "https://github.com/ml-explore/mlx-examples/issues/1029",
+     "mlx_lm.generate --model mlx-community/Meta-Llama-3.1-8B-Instruct-4bit --max-kv-size 33000 --max-tokens 1000 "
+     "--temp 0.0 --top-p 0.9 --seed 1000 --prompt -<prompt-test-portugal.txt / Prompt: 32159 tokens, 261.786 "
+     "tokens-per-sec / Generation: 1000 tokens, 23.146 tokens-per-sec / Peak memory: 13.523 GB",
+     "llama-3.1-8b-instruct",
+     dict(q_bits=4, prompt_tokens=32159, max_tokens=1000, max_kv_size=33000, prefill_step_size=512,
+          engine_version="0.21.4"),
+     13.523, ("Apple M4 Pro 64GB", 64),
+     "9.587 GB (-29.1 %, the same before): ilterpehlivan, 2025-02-11, 'Mac mini M4 Pro' 64GB, mlx-lm 0.21.4 (of "
+     "mlx-examples; its generate_step's prefill_step_size was 512 until mlx-lm 0.22.2, PR #40); a RotatingKVCache "
+     "of 33000 (keep 4) with the prompt + generated tokens past it; the mlx of early 2025 (before max_mb_per_buffer "
+     "and MAX_ACTIVE_TASKS, mlx #1864 / #1869) and the rotating cache's prefill concatenations are not modelled; "
+     "like set 1's mlx-examples #1081 (-15.5 %), the era's figure sits well above"),
+    ("mlx-examples-1122-llama-3.1-8b-1929", "https://github.com/ml-explore/mlx-examples/pull/1122",
+     "mlx_lm.generate --model mlx-community/Meta-Llama-3.1-8B-Instruct-4bit --prompt - -m 256 < prompt20.txt / "
+     "Post: / Prompt: 1929 tokens, 775.695 tokens-per-sec / Generation: 256 tokens, 72.733 tokens-per-sec / "
+     "Peak memory: 5.197 GB",
+     "llama-3.1-8b-instruct",
+     dict(q_bits=4, prompt_tokens=1929, max_tokens=256, prefill_step_size=512, engine_version="0.20.0"),
+     5.197, ("Apple M2 Ultra 192GB", 192),
+     "5.509 GB (+6.0 %, the same before): awni, 2024-11-25 (mlx-lm 0.20.0, GB of 1e9 since #1094; M2 Ultra "
+     "assumed, his benchmarks' Mac); the estimate's in-flight command-buffer inputs (11 x 50 MiB, mlx 0.24's "
+     "MAX_ACTIVE_TASKS) are 0.58 GB; the mlx of November 2024 had neither that bound nor max_mb_per_buffer, and "
+     "without them the estimate is 4.93 GB (0.949); oomkit keys its eras on mlx-lm, not mlx, so it is left a miss"),
 ]
 
 
