@@ -252,6 +252,35 @@ def _same_shape(word: str) -> bool:
     return word in _SAME_SHAPE_WORDS or _RELEASE_DATE.fullmatch(word) is not None
 
 
+# Words that name what the publisher packed with the same shapes, each kept only for a model that has it, with what it
+# means. "MTP" (unsloth's "<model>-MTP-GGUF", Jackrong's "-MTP-GGUF"): the file keeps the model's next-n (MTP) block,
+# which convert_hf_to_gguf.py writes for Qwen3.5 / 3.6 from llama.cpp PR #22673 "llama + spec: MTP Support" (b9180,
+# _Qwen35MtpMixin; --no-mtp leaves it out) and which the loaders take as the model's last block; from PR #26296
+# "llama : load MTP tensors only if they are really used" the block stays in the file unless --spec-type draft-mtp
+# sets llama_model_params.load_mtp (engines/llamacpp/weights.py NEXTN_ERAS, loaded_tensors). A model without a
+# next-n block in its config (num_nextn_predict_layers, mtp_num_hidden_layers) has no MTP file: the word is not read.
+_NEXTN_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers")
+_PACKAGING_WORDS = {"mtp"}
+
+
+def _has_nextn(slug: str) -> bool:
+    entry = catalog.lookup(slug)
+    if entry is None:
+        return False
+    config = entry.text_config
+    return any(isinstance(config.get(k), int) and config[k] > 0 for k in _NEXTN_KEYS)
+
+
+def _packaging_note(ref: str, base_hf_id: str, word: str, gguf: bool) -> str:
+    if word == "mtp" and gguf:
+        return (f"{ref}: 'MTP': {base_hf_id}'s GGUF with its next-n (MTP) block (convert_hf_to_gguf.py writes it from "
+                "llama.cpp PR #22673, b9180); llama.cpp loads it as the model's last block, and from PR #26296 only "
+                "with --spec-type draft-mtp (without it the block stays in the file, out of every buffer)")
+    if word == "mtp":
+        return f"{ref}: 'MTP': {base_hf_id} with its next-n (MTP) block, which its own checkpoint holds too"
+    return f"{ref}: '{word}' read as the same-shaped {base_hf_id}"
+
+
 @dataclass(frozen=True)
 class Derivation:
     """What a derivative name says: the catalog model it was made from and the weight format it holds."""
@@ -269,8 +298,11 @@ class Derivation:
         fmt = f", weights {self.weight_format}" if self.weight_format else ""
         out = [f"{self.ref}: inferred from the name as {self.base_hf_id} + {self.convention}{fmt}; the repo's own "
                "config.json was not read"]
-        if self.dropped:
-            out.append(f"{self.ref}: '{'-'.join(self.dropped)}' read as the same-shaped {self.base_hf_id}")
+        shape_words = tuple(w for w in self.dropped if w not in _PACKAGING_WORDS)
+        if shape_words:
+            out.append(f"{self.ref}: '{'-'.join(shape_words)}' read as the same-shaped {self.base_hf_id}")
+        gguf = self.convention.startswith("GGUF repo")
+        out += [_packaging_note(self.ref, self.base_hf_id, w, gguf) for w in self.dropped if w in _PACKAGING_WORDS]
         return tuple(out)
 
 
@@ -439,13 +471,15 @@ def _base(publisher: str, stem: str) -> tuple[str, tuple[str, ...]] | None:
         if slug is not None:
             return slug, ()
     parts = stem.split("-")
-    for i in range(len(parts) - 1, 0, -1):  # drop same-shape words from the end
-        if not _same_shape(parts[i]):
+    for i in range(len(parts) - 1, 0, -1):  # drop same-shape words (and packaging words) from the end
+        if not (_same_shape(parts[i]) or parts[i] in _PACKAGING_WORDS):
             break
         cut = "-".join(parts[:i])
         for cand in _stems(publisher, cut):
             slug = catalog.match_tail(cand)
             if slug is not None:
+                if "mtp" in parts[i:] and not _has_nextn(slug):
+                    return None  # an MTP file of a model without a next-n block: not this model
                 return slug, tuple(parts[i:])
     return None
 
