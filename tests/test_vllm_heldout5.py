@@ -1,13 +1,14 @@
 """Held-out vLLM start-up logs, fifth set (tests/fixtures/engine_logs/vllm/heldout5/): multimodal and quantized
 checkpoints on 0.11-0.20 releases, from public issues none of the earlier sets cite. No constant in oomkit was fitted
 on any of them; each figure was measured at dfcc1f4, before this file; the one rule they led to (below) left them
-where they were; the Qwen3-VL rows are as measured after the catalog's Qwen3-VL configs gained their rope_scaling.
+where they were; the Qwen3-VL rows are as measured after the catalog's Qwen3-VL configs gained their rope_scaling
+and the deepstack buffers were counted (below).
 Limits: weights per rank 3 % of the printed load, the KV budget 3 % of the GPU's memory, tokens 3 %.
 
 | log | release | GPUs | model | figure | printed | oomkit | error |
 |---|---|---|---|---|---|---|---|
-| QwenLM/Qwen3-VL#1589 | 0.11.0 | 4 GPUs (not named), TP4 | Qwen3-VL-30B-A3B, --dtype half | weights per rank | 14.7711 GiB | 14.7362 | -0.24 % |
-| QwenLM/Qwen3-VL#1622 | 0.11.0 | 2 GPUs (not named), TP2 + EP, --mm-encoder-tp-mode data | Qwen3-VL-30B-A3B | weights per rank | 29.7350 GiB | 29.7004 | -0.12 % |
+| QwenLM/Qwen3-VL#1589 | 0.11.0 | 4 GPUs (not named), TP4 | Qwen3-VL-30B-A3B, --dtype half | weights per rank | 14.7711 GiB | 14.7598 | -0.08 % |
+| QwenLM/Qwen3-VL#1622 | 0.11.0 | 2 GPUs (48 GB), TP2 + EP, --mm-encoder-tp-mode data | Qwen3-VL-30B-A3B | weights per rank | 29.7350 GiB | 29.7239 | -0.04 % |
 | vllm#30855 | 0.12.0 | GB10 (Dell Pro Max), 0.70 | RedHatAI Qwen3-30B-A3B-NVFP4 (compressed-tensors) | weights | 16.8589 GiB | 16.8550 | -0.02 % |
 | vllm#41789 | 0.20.2rc1.dev49 | L40S, 0.92, 32,768, fp8 KV | RedHatAI Gemma-4-26B-A4B-it-FP8-Dynamic + MTP drafter | available KV | 11.67 GiB | 12.44 | +1.70 % of the GPU |
 | | | | | KV tokens | 193,624 | 206,429 | +6.6 % (the budget's +0.77 GiB) |
@@ -31,10 +32,23 @@ logs where they were at first: the catalog's Qwen3-VL-30B-A3B config (aiconfigur
 so oomkit did not see M-RoPE there; with the checkpoint's rope_scaling (mrope_section [24, 20, 20], interleaved, read
 from a verbatim copy of its config.json) added to the catalog entry they move from -1.50 % to -0.24 % (TP4) and from
 -0.75 % to -0.12 % (TP2); the 0.035 GiB per rank left at both is of the order of the
-deepstack buffers ((2) above), still the same at TP4 and TP2. The sharded-encoder TP2 load is now 29.20 GiB (-1.80 %). It
-moves vllm#16570 (Qwen2.5-VL-72B, TP4, 0.8.3, tests/test_startup_heldout3.py) from -0.63 % to -0.37 %; Qwen3.5 and
-3.6 (partial_rotary_factor 0.25, head_dim 256) keep 0.125 GiB up to 0.31 and drop to 0.03 GiB from 0.32. The
-deepstack buffers are not counted (no longer in models/qwen3_vl.py by 0.34; the releases between not read).
+deepstack buffers ((2) above), still the same at TP4 and TP2. It moves vllm#16570 (Qwen2.5-VL-72B, TP4, 0.8.3,
+tests/test_startup_heldout3.py) from -0.63 % to -0.37 %; Qwen3.5 and 3.6 (partial_rotary_factor 0.25, head_dim 256)
+keep 0.125 GiB up to 0.31 and drop to 0.03 GiB from 0.32.
+
+The deepstack buffers ((2) above), read in every wheel from 0.11.0 (Qwen3-VL's first) to 0.34.0: models/qwen3_vl.py
+and qwen3_vl_moe.py __init__ (qwen3_omni_moe_thinker.py from 0.11.1) keep one torch.zeros(max_num_batched_tokens,
+text hidden_size) per deepstack_visual_indexes entry, built under the loader's default dtype and device
+(model_loader/base_loader.py set_default_torch_dtype, `with target_device`) inside gpu_model_runner.load_model's
+DeviceMemoryProfiler: part of "Model loading took", the same on every TP rank. They are still there in 0.34.0 (moved
+out of _mark_tower_model's context in 0.28, allocated only where the tower is built). weights.py _deepstack_bytes
+counts them (settings.ERAS deepstack_buffers, tower_marked, tower_first_stage_v2, tower_first_stage). Their size
+follows max_num_batched_tokens, so the GPU now matters: vllm serve's 0.11 default is 2,048 tokens on a GPU under 70
+GiB (or an A100) and 8,192 above (engine/arg_utils.py _set_default_args). #1622's author describes 48 GB GPUs
+(QwenLM/Qwen3-VL#1796): an L40S stands in, 2,048 tokens, +0.0234 GiB: -0.12 % -> -0.04 %. #1589 names none; its
+--dtype half points to a part without bf16 (V100 class, under 70 GiB), which stands in: -0.24 % -> -0.08 %; on an
+80 GB part other than an A100 (8,192 tokens, +0.094 GiB) it would read +0.40 %, inside the limit too and tested as
+such. 0.011 GiB per rank is left at both, the same at TP4 and TP2. The sharded-encoder TP2 load is 29.22 GiB (-1.72 %).
 
 vllm#41789: the command carries --language-model-only (the encoder not loaded: oomkit counts it) and a separate
 drafter (its weights: oomkit does not count them); both are named in the estimate's warnings (args.py _unmodelled)
@@ -58,6 +72,8 @@ import pytest
 
 from oomkit.engines.vllm import ENGINE, VllmSettings
 from oomkit.engines.vllm.args import parse_args
+from oomkit.engines.vllm.config import resolve
+from oomkit.engines.vllm.weights import _deepstack_bytes as deepstack_bytes
 from oomkit.hardware.catalog import lookup as gpu_lookup
 from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
@@ -117,33 +133,41 @@ def weights_error(stem: str, est) -> float:
 
 # ---------------------------------------------------------------------------------------------------------------
 # Qwen3-VL-30B-A3B, vLLM 0.11.0: TP4 (QwenLM/Qwen3-VL#1589) and TP2 with expert parallel and a data-parallel
-# encoder (QwenLM/Qwen3-VL#1622). The GPUs are not named: the per-rank load does not depend on them (an 80 GB part
-# stands in; the weights are all that is held)
+# encoder (QwenLM/Qwen3-VL#1622). The GPUs are not named; the load depends on them through max_num_batched_tokens
+# (the deepstack buffers): #1622's author describes 48 GB GPUs (an L40S stands in); #1589 serves --dtype half, which
+# points to a GPU without bf16 under 70 GiB (a V100 32GB stands in); both take vllm serve's 2,048 tokens
+TP4_GPU, TP2_GPU = "V100 32GB", "L40S"
 
 
-def _qwen3vl(**kw):
-    return ENGINE.estimate(spec_of("Qwen/Qwen3-VL-30B-A3B-Instruct"), gpus("A800 80GB", kw["tensor_parallel_size"]),
+def _qwen3vl(gpu: str | None = None, **kw):
+    tp = kw["tensor_parallel_size"]
+    return ENGINE.estimate(spec_of("Qwen/Qwen3-VL-30B-A3B-Instruct"), gpus(gpu or (TP4_GPU if tp == 4 else TP2_GPU), tp),
                            VllmSettings(engine_version="0.11.0", **kw))
 
 
 def test_qwen3_vl_30b_a3b_tp4_weights_per_rank():
     err = weights_error(QWEN3VL_TP4, _qwen3vl(tensor_parallel_size=4, dtype="float16", gpu_memory_utilization=0.9))
-    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"  # -0.24 % (-1.50 % before the catalog carried M-RoPE)
+    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"  # -0.08 % (-0.24 % before the deepstack buffers, -1.50 % before M-RoPE)
+    # on an 80 GB GPU other than an A100 vllm serve batches 8,192 tokens: buffers of 0.094 GiB, +0.40 %
+    big = _qwen3vl("A800 80GB", tensor_parallel_size=4, dtype="float16", gpu_memory_utilization=0.9)
+    err = weights_error(QWEN3VL_TP4, big)
+    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"
 
 
 def test_qwen3_vl_30b_a3b_tp2_ep_data_encoder_weights_per_rank():
     est = _qwen3vl(tensor_parallel_size=2, enable_expert_parallel=True, mm_encoder_tp_mode="data",
                    max_model_len=10000)
     err = weights_error(QWEN3VL_TP2_EP, est)
-    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"  # -0.12 % (-0.75 % before the catalog carried M-RoPE)
-    # the whole vision encoder on each rank (--mm-encoder-tp-mode data): sharded it would be 29.20 GiB (-1.80 %)
+    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"  # -0.04 % (-0.12 % before the deepstack buffers, -0.75 % before M-RoPE)
+    # the whole vision encoder on each rank (--mm-encoder-tp-mode data): sharded it would be 29.22 GiB (-1.72 %)
     sharded = _qwen3vl(tensor_parallel_size=2, enable_expert_parallel=True, max_model_len=10000)
     assert _first(sharded.engine_view, "model_loading_bytes") < _first(est.engine_view, "model_loading_bytes")
     assert abs(err) < abs(weights_error(QWEN3VL_TP2_EP, sharded))
 
 
 def test_qwen3_vl_miss_does_not_scale_with_tp():
-    # the same 0.222 GiB short at TP4 and TP2 before the M-RoPE cache (0.035 GiB after): a per-rank term, not a TP share
+    # the same 0.222 GiB short at TP4 and TP2 before the M-RoPE cache (0.035 GiB after it, 0.011 GiB after the
+    # deepstack buffers): a per-rank term, not a TP share
     tp4 = fixture(QWEN3VL_TP4)["printed"]["model_loading_gib"] * GiB - _first(
         _qwen3vl(tensor_parallel_size=4, dtype="float16").engine_view, "model_loading_bytes")
     tp2 = fixture(QWEN3VL_TP2_EP)["printed"]["model_loading_gib"] * GiB - _first(
@@ -226,6 +250,73 @@ def test_qwen3_vl_and_qwen35_pass_factor_one_from_0_32():
     assert _load("Qwen/Qwen3-VL-32B-Instruct", "0.31.0") - _load("Qwen/Qwen3-VL-32B-Instruct", "0.32.0") \
         == 3 * 262144 * 128 * 2
     assert _load("Qwen/Qwen3.5-27B", "0.31.0") - _load("Qwen/Qwen3.5-27B", "0.32.0") == 3 * 262144 * 64 * 2
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Deepstack input buffers (models/qwen3_vl.py, qwen3_vl_moe.py, qwen3_omni_moe_thinker.py __init__; settings.ERAS
+# deepstack_buffers, tower_marked, tower_first_stage_v2, tower_first_stage)
+
+NO_MM = (("image", 0), ("video", 0))
+
+
+def _loads(model: str, version: str, **kw) -> tuple[int, ...]:
+    est = ENGINE.estimate(spec_of(model), gpus("H100", kw.get("pipeline_parallel_size", 1)),
+                          VllmSettings(engine_version=version, max_model_len=4096, max_num_batched_tokens=4096, **kw))
+    return tuple(est.engine_view["model_loading_bytes"].values())
+
+
+def _deepstack(model: str, version: str, **kw) -> tuple[int, ...]:
+    """What the tower's absence (image and video limited to 0) takes off each rank's load: the buffers alone, as
+    oomkit counts the tower's weights either way."""
+    return tuple(a - b for a, b in zip(_loads(model, version, **kw),
+                                       _loads(model, version, limit_mm_per_prompt=NO_MM, **kw), strict=True))
+
+
+@pytest.mark.parametrize("version", ["0.11.0", "0.15.1", "0.27.0", "0.34.0"])
+def test_deepstack_buffers_levels_x_batched_tokens_x_hidden(version):
+    # Qwen3-VL-8B: deepstack_visual_indexes [8, 16, 24], text hidden_size 4096, bf16: 3 x 4,096 x 4,096 x 2 B
+    assert _deepstack("Qwen/Qwen3-VL-8B-Instruct", version) == (3 * 4096 * 4096 * 2,)
+    # none before Qwen3-VL's first release
+    assert _deepstack("Qwen/Qwen3-VL-8B-Instruct", "0.10.2") == (0,)
+
+
+def test_deepstack_buffers_follow_max_num_batched_tokens_not_tp():
+    def load(tp: int, tokens: int) -> int:
+        est = ENGINE.estimate(spec_of("Qwen/Qwen3-VL-30B-A3B-Instruct"), gpus("H100", tp),
+                              VllmSettings(engine_version="0.11.0", tensor_parallel_size=tp, max_model_len=4096,
+                                           max_num_batched_tokens=tokens))
+        return _first(est.engine_view, "model_loading_bytes")
+    # 3 levels x 2,048 hidden x 2 B per token, the same on every TP rank
+    assert load(1, 8192) - load(1, 2048) == 3 * 6144 * 2048 * 2
+    assert load(4, 8192) - load(4, 2048) == 3 * 6144 * 2048 * 2
+
+
+def test_qwen35_has_no_deepstack_levels():
+    # Qwen3.5 / 3.6 inherit Qwen3VLForConditionalGeneration with deepstack_visual_indexes []: an empty list
+    assert _deepstack("Qwen/Qwen3.5-27B", "0.27.0") == (0,)
+
+
+def test_deepstack_buffers_under_pipeline_parallel_by_release():
+    # the tower (and its buffers) on every stage up to 0.32; models/interfaces.py _mark_tower_model skips the stages
+    # after the first with model runner V2 in 0.33 (Qwen3-VL runs V2 there) and with every runner from 0.34
+    one = 3 * 4096 * 4096 * 2
+    assert _deepstack("Qwen/Qwen3-VL-8B-Instruct", "0.32.0", pipeline_parallel_size=2) == (one, one)
+    assert _deepstack("Qwen/Qwen3-VL-8B-Instruct", "0.33.0", pipeline_parallel_size=2) == (one, 0)
+    assert _deepstack("Qwen/Qwen3-VL-8B-Instruct", "0.34.0", pipeline_parallel_size=2) == (one, 0)
+
+
+def test_qwen3_omni_thinker_builds_its_buffers_whatever_the_limits_before_0_15():
+    # qwen3_omni_moe_thinker.py 0.11.1-0.14: the tower and the buffers unconditionally; from 0.15 inside
+    # _mark_tower_model. Thinker text hidden_size 2048, [8, 16, 24]
+    one = 3 * 4096 * 2048 * 2
+    assert _deepstack("Qwen/Qwen3-Omni-30B-A3B-Instruct", "0.14.0") == (0,)
+    assert _deepstack("Qwen/Qwen3-Omni-30B-A3B-Instruct", "0.15.1") == (one,)
+    spec = spec_of("Qwen/Qwen3-Omni-30B-A3B-Instruct")
+    for version in ("0.14.0", "0.15.1"):
+        s = VllmSettings(engine_version=version, max_model_len=4096, max_num_batched_tokens=4096,
+                         limit_mm_per_prompt=NO_MM)
+        held = deepstack_bytes(spec, s, resolve(spec, gpus("H100", 1), s), True)
+        assert held == (one if version == "0.14.0" else 0), version
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -97,6 +97,18 @@ ERAS = Eras({
     # models/qwen3_vl.py mrope_positions_factor (1 unless video pruning is on), the other M-RoPE models keep 4
     "mrope_cache_x4": (0, 8, 0),
     "mrope_factor_per_model": (0, 32, 0),
+    # models/qwen3_vl.py, qwen3_vl_moe.py (and qwen3_omni_moe_thinker.py from 0.11.1) __init__: the deepstack input
+    # buffers, one torch.zeros(max_num_batched_tokens, text hidden_size) per deepstack_visual_indexes entry, built under
+    # the loader's default dtype and device, so inside "Model loading took"; read in every wheel 0.11.0-0.34.0 (Qwen3-VL
+    # is new in 0.11.0). A tower that is not built holds none: image and video limited to 0 (self.visual None up to
+    # 0.14, _mark_tower_model's meta device from 0.15 (tower_marked; Qwen3-Omni's thinker builds its tower whatever
+    # the limits before it), StageMissingLayer from 0.28); under pipeline parallel the tower is built on every stage
+    # until _mark_tower_model skips the stages after the first: 0.33 with model runner V2, every runner from 0.34
+    # (models/interfaces.py)
+    "deepstack_buffers": (0, 11, 0),
+    "tower_marked": (0, 15, 0),
+    "tower_first_stage_v2": (0, 33, 0),
+    "tower_first_stage": (0, 34, 0),
     # config/compilation.py CompilationConfig.resolve_cudagraph_mode_and_sizes: a model with Mamba-style state and
     # FULL graphs refuses max_num_seqs above the KV cache's blocks, one state block per decode sequence ("max_num_seqs
     # (N) exceeds available Mamba cache blocks (M)", PR #38270), called by both model runners after the KV cache is

@@ -64,7 +64,7 @@ def weights_by_global_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> lis
     under expert parallelism (the first E % ep ranks hold one expert more; before 0.10.1 the last rank holds
     the whole remainder)."""
     key = (s.enable_expert_parallel, s.quantization, s.mm_encoder_tp_mode, r.tp, r.pp, r.dp, r.version, r.dtype_bytes,
-           r.cc, r.num_spec)
+           r.cc, r.num_spec, s.limit_mm_per_prompt, r.max_num_batched_tokens, r.runner_v2)
     return list(_WEIGHTS.get(spec, key, lambda: tuple(_weights_by_global_rank(spec, s, r))))
 
 
@@ -173,7 +173,7 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
             if copies:
                 nbytes = _tensor_bytes(t, r, plain, online if _linear_weight(t) else None, ep)
                 total += copies * rank_bytes(t, spec, r, nbytes, ep, ep_rank)
-        total += _rope_cache_bytes(spec, r)
+        total += _rope_cache_bytes(spec, r) + _deepstack_bytes(spec, s, r, first)
         if first:
             total += _tower_bytes(spec, s, r)
         out.append(int(total))
@@ -198,6 +198,38 @@ def _tower_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     whole = s.mm_encoder_tp_mode == "data"
     return sum(t.nbytes(r.dtype_bytes) if whole and t.family in ENCODER_TP_DATA else cdiv(t.nbytes(r.dtype_bytes), r.tp)
                for t in spec.towers)
+
+
+# The vision towers (model/towers.py families) of the vLLM classes that keep deepstack input buffers:
+# Qwen3VLForConditionalGeneration (Qwen3.5 / 3.6 inherit it, with no deepstack levels),
+# Qwen3VLMoeForConditionalGeneration and Qwen3OmniMoeThinkerForConditionalGeneration
+DEEPSTACK_TOWERS = frozenset({"qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen3_5_vision",
+                              "qwen3_5_moe_vision", "qwen3_omni_moe_vision_encoder"})
+
+
+def _deepstack_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, first: bool) -> int:
+    """models/qwen3_vl.py __init__ (qwen3_vl_moe.py, qwen3_omni_moe_thinker.py the same): deepstack_input_embeds,
+    one torch.zeros(scheduler_config.max_num_batched_tokens, text_config.hidden_size) per entry of the vision
+    config's deepstack_visual_indexes, in the loader's default dtype (the model's) on the GPU, while the model is
+    built: counted in "Model loading took", the same on every TP rank (not sharded). Qwen3-VL-30B-A3B: 3 x 2,048 x
+    2,048 x 2 B = 0.023 GiB at vllm serve's default on a GPU under 70 GiB, 0.094 GiB at 8,192 (settings.ERAS
+    deepstack_buffers, tower_first_stage_v2, tower_first_stage)."""
+    if not r.at_least("deepstack_buffers"):
+        return 0
+    tower = next((t for t in spec.towers if t.kind == "vision" and t.family in DEEPSTACK_TOWERS), None)
+    if tower is None:
+        return 0
+    levels = len((tower.config.get("vision_config") or {}).get("deepstack_visual_indexes") or ())
+    if not levels:
+        return 0
+    limits = dict(s.limit_mm_per_prompt or ())
+    # Qwen3-Omni's thinker builds its tower whatever the limits until _mark_tower_model (ERAS tower_marked)
+    omni_always = tower.family.startswith("qwen3_omni") and not r.at_least("tower_marked")
+    if not omni_always and limits.get("image", 1) == 0 and limits.get("video", 1) == 0:
+        return 0  # the tower is not built (self.visual None / meta device / StageMissingLayer)
+    if not first and (r.at_least("tower_first_stage") or (r.runner_v2 and r.at_least("tower_first_stage_v2"))):
+        return 0  # _mark_tower_model: no tower after the first pipeline stage
+    return levels * r.max_num_batched_tokens * spec.n_embd * r.dtype_bytes
 
 
 def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, online: str | None, ep: int = 1) -> int:
