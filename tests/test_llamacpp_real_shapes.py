@@ -18,6 +18,7 @@ compute buffer within 10% (tests/llamacpp_harness.py); the misses are strict xfa
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -769,13 +770,9 @@ def test_lfm2_with_a_window_slides_every_attention_layer():
     """lfm2.cpp load_arch_hparams: a GGUF that names sliding_window > 0 makes every attention layer slide
     (is_swa = !is_recr), in a llama_memory_hybrid_iswa whose non-SWA cache holds no layer (llama.cpp prints it with 0
     layers and 0 bytes; oomkit lists the caches that hold layers). LFM2-1.2B's first 6 layers, window 512."""
-    import dataclasses
-
-    from tests.groundtruth.synth import VT as _VT
-
     m = ggufs.lfm2_1_2b(6)
     m = dataclasses.replace(m, key="lfm2-1.2b-window-512",
-                            metadata=m.metadata + (("lfm2.attention.sliding_window", 512, _VT.UINT32),))
+                            metadata=m.metadata + (("lfm2.attention.sliding_window", 512, VT.UINT32),))
     path = synth.synth_path(m, "q4_0")
     spec = read_gguf_spec(path)
     grid = [dict(BASE, n_ctx=8192), dict(BASE, n_ctx=16384, n_seq_max=2), dict(BASE, n_ctx=8192, swa_full=True),
@@ -793,8 +790,6 @@ def test_looped_trunk_caches_every_pass():
     """nanbeige.cpp load_arch_hparams: nanbeige.num_loops runs the physical blocks that many times, each pass a
     logical layer with its own KV rows (n_layer_all = n_layer x num_loops) reading the same tensors: the sweep's
     2-block file with num_loops 2 caches 4 layers, its model buffer unchanged."""
-    import dataclasses
-
     m = ggufs.sweep_model("nanbeige")
     m = dataclasses.replace(m, key="nanbeige-loops2", metadata=m.metadata + (("nanbeige.num_loops", 2, VT.UINT32),))
     path = synth.synth_path(m, "f16")
