@@ -82,21 +82,55 @@ def cublas_attention_bytes(n_tokens: int, n_head: int, n_head_kv: int, dk: int, 
 
 
 _MMA_HEAD_DIMS = (64, 80, 96, 112, 128, 256)  # fattn.cu ggml_cuda_flash_attn_ext_mma_f16 (DKQ == DV); 576/512 not here
+MLA_BLOCKS_PER_SM = 1  # the 576 / 512 mma kernel at 32-64 columns: one block a SM (fattn_mla_meta_bytes)
+
+
+def fattn_mla_meta_bytes(n_tokens: int, n_head: int, n_head_kv: int, dv: int, sms: int, cc: tuple[int, int]) -> int:
+    """dst_tmp_meta of the mma flash-attention kernel over an MLA latent cache (DKQ 576, DV 512: the K of each cell
+    the rope part and the latent, V the latent), as the ggml Ollama vendors from v0.15.0 runs it (fattn.cu
+    ggml_cuda_flash_attn_ext_mma_f16 case 576: ncols2 16 where the query heads a KV head are a multiple of 16,
+    else 4; ggml_cuda_flash_attn_ext_mma_f16_switch_ncols1: 8 / ncols2 columns (ncols2 <= 8) for a batch up to
+    that, 16 / ncols2, 32 / ncols2 on Turing or up to that, else 64 / ncols2; fattn-common.cuh launch_fattn with
+    stream_k). fattn-mma-f16.cuh's config for 576 / 512 at 64 columns (Ampere, Ada) is 256 threads with a
+    targeted occupancy of 1 and 97,024 B of shared memory (the Q tile not kept in registers: 64 x (288 + 4) x 4 +
+    32 x (160 + 4) x 4 + 16 x (16 + 4) x 4), at 32 columns on Turing 59,008 B: one block a SM on every GPU up to
+    compute 8.9 (100 KiB of shared memory a SM at most), so the stream-k grid is the SMs' count."""
+    gqa = n_head // max(n_head_kv, 1)
+    ncols2 = 16 if gqa % 16 == 0 else 4
+    T = n_tokens
+    if ncols2 <= 8 and T <= 8 // ncols2:
+        ncols1 = 8 // ncols2
+    elif T <= 16 // ncols2:
+        ncols1 = 16 // ncols2
+    elif cc == _TURING or T <= 32 // ncols2:
+        ncols1 = 32 // ncols2
+    else:
+        ncols1 = 64 // ncols2
+    ntiles = -(-T // ncols1) * (n_head // ncols2)
+    max_blocks = MLA_BLOCKS_PER_SM * sms
+    waves = -(-ntiles // max_blocks)
+    stream_k = cc >= _ADA or 100 * ntiles // (max_blocks * waves) < 75
+    blocks = max_blocks if stream_k else ntiles
+    return 8 * blocks * ncols1 * ncols2 * (2 * 2 + dv) * 4
 
 
 def cuda_pool_bytes(spec: ModelSpec, n_tokens: int, flash_attention: bool, sms: int, cc: tuple[int, int],
-                    cells: int = 0, kv_type: str = "f16") -> int:
+                    cells: int = 0, kv_type: str = "f16", mla: bool = False) -> int:
     """The pool Ollama adds to a CUDA GPU's compute graph for the worst-case batch of n_tokens: the largest of
     the attention's scratch (flash attention's, else cuBLAS's) and the widest quantized matmul's MMQ scratch,
     rounded up to 2 MiB. With a
     quantized cache the flash-attention kernel first converts K and V to F16 in the pool (launch_fattn K_f16,
     V_f16: 2 B x head_dim x cells x KV heads each), beside its meta buffer. 0 where the mma kernels do not run
-    (compute under 7.5)."""
+    (compute under 7.5). mla: the attention runs over the MLA latent cache (Ollama's glm4moelite from v0.15.0:
+    one KV head of kv_lora_rank + rope, fattn_mla_meta_bytes), flash attention on."""
     if cc < _TURING:
         return 0
     peak = 0
     layer = next((la for la in spec.layers if la.attention is not None), None)
-    if flash_attention and layer is not None and layer.attention.head_dim_k == layer.attention.head_dim_v \
+    if mla and flash_attention and layer is not None:
+        at = layer.attention
+        peak = fattn_mla_meta_bytes(n_tokens, at.n_heads, 1, at.kv_lora_rank, sms, cc)
+    elif flash_attention and layer is not None and layer.attention.head_dim_k == layer.attention.head_dim_v \
             and layer.attention.head_dim_v in _MMA_HEAD_DIMS:
         at = layer.attention
         peak = fattn_meta_bytes(n_tokens, at.n_heads, at.n_kv_heads, at.head_dim_v, sms, cc)

@@ -26,7 +26,9 @@ Where best fit into freed holes leaves no closed form, the graph is replayed thr
 dense qwen3 on a GPU from v0.12.7 (the freed f32 reserve mask), gpt-oss on a GPU (v0.11.5-v0.12.11: the split
 inputs the scheduler copies in beside the MoE rows; on the CPU it equals gptoss_cpu_graph) and the Qwen2.5-VL vision
 encoder from v0.13.4; each replay is held to ggml_gallocr_reserve on the same graph built with ggml, shape for
-shape."""
+shape. glm4moelite with MLA absorbed (v0.15.0+) is replayed through the scheduler as well (llamacpp/sched_replay.py:
+the splits, the copies of the CPU blocks' weights and cache views that op_offload brings to the GPU), held to
+ollama/ollama#14273's printed CUDA0 graph."""
 
 from __future__ import annotations
 
@@ -34,6 +36,8 @@ from functools import lru_cache
 
 from ...model.spec import LayerSpec, ModelSpec
 from ...units import round_up
+from ..llamacpp import sched_replay
+from ..llamacpp.weights import gpu_alloc_size
 from .galloc import Graph, T, reserve, view
 
 
@@ -720,3 +724,153 @@ def gptoss_graph_replayed(spec: ModelSpec, n_tokens: int, full_cells: int, swa_c
     return gptoss_graph_bytes(spec.n_embd, at.n_heads, at.n_kv_heads, at.head_dim_v, ffn.n_ff_expert or ffn.n_ff,
                               ffn.n_experts, ffn.n_experts_used, spec.n_trunk_layers, spec.n_vocab, n_tokens,
                               full_cells, swa_cells, n_outputs, mask_cast, on_cpu, 32 if on_cpu else 128)
+
+
+def glm4moelite_sched_graph(spec: ModelSpec, n_tokens: int, cells: int, n_outputs: int, host_layers: frozenset[int],
+                            output_on_host: bool):
+    """Ollama's own glm4moelite graph with MLA absorbed (model/models/glm4moelite/model.go, v0.15.0+: 64737330a,
+    #13870), built tensor by tensor in ggml_build_forward_expand's order for ggml_backend_sched
+    (llamacpp/sched_replay.py: one ggml-cuda device beside the CPU; op_offload on, ml/backend/ggml New
+    ggml_backend_sched_new_ext(..., op_offload true), with the reserve's batch size at least 32,
+    Context.Reserve ggml_backend_sched_set_batch_size). Per block, as Layer.Forward / Attention.Forward build it:
+    attn_norm (ggml_rms_norm x weight); q_a, its norm, q_b, viewed as heads and cut by ChunkSections (views) into the
+    nope and rope parts; kv_a_mqa, its latent view normed and its rope view; RoPE of q's rope part and of k's;
+    attn_k_b's product with the permuted nope part (MLA absorption), permuted back and CONCAT after the roped q
+    (576 a head); key the CONCAT of k's rope and the latent; nn.AttentionWithVMLA: Forward(query), Forward(key,
+    value), kvcache/causal.go Put (SetRows of the key and of the latent at the I32 cell index), Get's views;
+    ml/backend/ggml ScaledDotProductAttention's flash branch: ggml_flash_attn_ext over the permuted views and the
+    F16 mask (causal.go buildMask: an f32 input of cells x tokens cast in the graph), attn_v_b's product with the
+    permuted output, permuted and made contiguous; attn_output; on the last block Rows(outputs) of it and of the
+    residual; the residual; ffn_norm; block 0's dense SwiGLU (ggml_swiglu_split), the others' sparse block: the
+    router, sigmoid in place, + exp_probs_b, TopK (ggml_argsort_top_k: argsort and a view), the weights' Rows,
+    SumRows, Div, Scale, then Moe: gate and up MulmatID, swiglu_split, down MulmatID, x weights, the k rows' views
+    summed, beside the shared expert on the normed input; the sum and the residual. output_norm and output last.
+    host_layers: the blocks whose weights and cache stay on the CPU (their products run on the GPU with the weights
+    copied in, their SetRows on the CPU and their attention on the GPU with the cache views copied in);
+    output_on_host: the output layer on the CPU. The token ids, positions, cell index, outputs and the f32 mask are
+    ctx.Input() tensors on the CPU (graph inputs)."""
+    DEVICE, HOST = sched_replay.DEVICE, sched_replay.HOST
+    g = sched_replay.Graph()
+    Tn, E = n_tokens, spec.n_embd
+    shapes = {t.name: t for t in spec.weights.tensors}
+    f32 = 4
+
+    def w(name: str, il: int | None) -> sched_replay.T:
+        t = shapes[name]
+        on_host = il in host_layers if il is not None else output_on_host
+        return g.weight(tuple(t.shape), HOST if on_host else DEVICE, name=name if on_host else "")
+
+    def norm(x, name: str, il: int | None):
+        return g.op("MUL", x.ne, g.op("RMS_NORM", x.ne, x), w(name, il))
+
+    def dense(x, il: int, suffix: str, n_ff: int, rows: int):
+        gate = g.op("MUL_MAT", (n_ff, rows), w(f"blk.{il}.ffn_gate{suffix}.weight", il), x)
+        up = g.op("MUL_MAT", (n_ff, rows), w(f"blk.{il}.ffn_up{suffix}.weight", il), x)
+        return g.op("MUL_MAT", (E, rows), w(f"blk.{il}.ffn_down{suffix}.weight", il), g.op("GLU", gate.ne, gate, up))
+
+    tokens = g.input((Tn,))
+    h = g.op("GET_ROWS", (E, Tn), g.weight((E, spec.n_vocab), HOST), tokens)
+    pos = g.input((Tn,))
+    loc = g.input((Tn,))
+    outs = g.input((n_outputs,))
+    mask = g.op("CPY", (cells, Tn), g.input((cells, Tn)), es=2)  # causal.go buildMask: Cast(MaskDType F16)
+    trunk = spec.layers[:spec.n_trunk_layers]
+    for la in trunk:
+        il, a, f = la.index, la.attention, la.ffn
+        H, r, rope, nope = a.n_heads, a.kv_lora_rank, a.qk_rope_head_dim, a.qk_nope_head_dim
+        dk = nope + rope
+        res = h
+        x = norm(h, f"blk.{il}.attn_norm.weight", il)
+        if a.q_lora_rank:
+            q = g.op("MUL_MAT", (a.q_lora_rank, Tn), w(f"blk.{il}.attn_q_a.weight", il), x)
+            q = norm(q, f"blk.{il}.attn_q_a_norm.weight", il)
+            q = g.op("MUL_MAT", (H * dk, Tn), w(f"blk.{il}.attn_q_b.weight", il), q)
+        else:
+            q = g.op("MUL_MAT", (H * dk, Tn), w(f"blk.{il}.attn_q.weight", il), x)
+        q = g.reshape(q, (dk, H, Tn))
+        q_nope = g.view(q, (nope, H, Tn), (f32, dk * f32, dk * H * f32))
+        q_rope = g.view(q, (rope, H, Tn), (f32, dk * f32, dk * H * f32))
+        ckv = g.op("MUL_MAT", (r + rope, Tn), w(f"blk.{il}.attn_kv_a_mqa.weight", il), x)
+        k_pass = g.view(ckv, (r, Tn), (f32, (r + rope) * f32))
+        k_rot = g.view(ckv, (rope, 1, Tn), (f32, (r + rope) * f32, (r + rope) * f32))
+        q_rot = g.op("ROPE", q_rope.ne, q_rope, pos)
+        k_rot = g.op("ROPE", k_rot.ne, k_rot, pos)
+        k_pass = norm(k_pass, f"blk.{il}.attn_kv_a_norm.weight", il)
+        absorbed = g.op("MUL_MAT", (r, Tn, H), w(f"blk.{il}.attn_k_b.weight", il), g.permute(q_nope, (0, 2, 1, 3)))
+        query = g.op("CONCAT", (rope + r, H, Tn), q_rot, g.permute(absorbed, (0, 2, 1, 3)))
+        k_pass = g.reshape(k_pass, (r, 1, Tn))
+        key = g.op("CONCAT", (rope + r, 1, Tn), k_rot, k_pass)
+        g.expand(query)
+        g.expand(key)
+        g.expand(k_pass)
+        dev = HOST if il in host_layers else DEVICE
+        kc, vc = g.cache((rope + r, 1, cells), dev, 2), g.cache((r, 1, cells), dev, 2)
+        for cache, src, width in ((kc, key, rope + r), (vc, k_pass, r)):
+            flat = g.reshape(cache, (width, cells))
+            g.expand(g.into("SET_ROWS", flat, g.reshape(src, (width, Tn)), loc, flat))
+        kv = g.view(kc, (rope + r, 1, cells))
+        vv = g.view(vc, (r, 1, cells))
+        fa = g.op("FLASH_ATTN_EXT", (r, H, Tn), g.permute(query, (0, 2, 1, 3)), g.permute(kv, (0, 2, 1, 3)),
+                  g.permute(vv, (0, 2, 1, 3)), mask)
+        dv = a.v_head_dim or a.head_dim_v
+        o = g.op("MUL_MAT", (dv, Tn, H), w(f"blk.{il}.attn_v_b.weight", il), g.permute(fa, (0, 2, 1, 3)))
+        o = g.op("CONT", (dv, H, Tn), g.permute(o, (0, 2, 1, 3)))
+        att = g.op("MUL_MAT", (E, Tn), w(f"blk.{il}.attn_output.weight", il), g.reshape(o, (dv * H, Tn)))
+        rows = Tn
+        if la is trunk[-1]:
+            rows = n_outputs
+            att = g.op("GET_ROWS", (E, rows), att, outs)
+            res = g.op("GET_ROWS", (E, rows), res, outs)
+        h = g.op("ADD", att.ne, att, res)
+        x = norm(h, f"blk.{il}.ffn_norm.weight", il)
+        if not f.n_experts:
+            out = dense(x, il, "", f.n_ff, rows)
+        else:
+            ne_, k = f.n_experts, f.n_experts_used
+            logits = g.op("MUL_MAT", (ne_, rows), w(f"blk.{il}.ffn_gate_inp.weight", il), x)
+            scores = g.into("UNARY", logits, logits)  # ggml_sigmoid_inplace: a view of the logits
+            sel = g.op("ADD", scores.ne, scores, w(f"blk.{il}.exp_probs_b.bias", il)) \
+                if f"blk.{il}.exp_probs_b.bias" in shapes else scores
+            topk = g.view(g.op("ARGSORT", sel.ne, sel), (k, rows), (4, ne_ * 4))
+            wts = g.op("GET_ROWS", (1, k, rows), g.reshape(scores, (1, ne_, rows)), topk)
+            wts = g.reshape(wts, (k, rows))
+            wts = g.reshape(g.op("DIV", wts.ne, wts, g.op("SUM_ROWS", (1, rows), wts)), (1, k, rows))
+            wts = g.op("SCALE", wts.ne, wts)
+            x3 = g.reshape(x, (E, 1, rows))
+            n_ff = f.n_ff_expert
+            up = g.op("MUL_MAT_ID", (n_ff, k, rows), w(f"blk.{il}.ffn_up_exps.weight", il), x3, topk)
+            gate = g.op("MUL_MAT_ID", (n_ff, k, rows), w(f"blk.{il}.ffn_gate_exps.weight", il), x3, topk)
+            down = g.op("MUL_MAT_ID", (E, k, rows), w(f"blk.{il}.ffn_down_exps.weight", il),
+                        g.op("GLU", gate.ne, gate, up), topk)
+            ex = g.op("MUL", down.ne, down, wts)
+            out = g.view(ex, (E, rows), (f32, ex.nb[2]))
+            for _ in range(1, k):
+                out = g.op("ADD", out.ne, out, g.view(ex, (E, rows), (f32, ex.nb[2])))
+            if f.n_shared_experts:
+                out = g.op("ADD", out.ne, out, dense(x, il, "_shexp", f.n_ff_shared, rows))
+        h = g.op("ADD", out.ne, out, h)
+    h = norm(h, "output_norm.weight", None)
+    g.expand(g.op("MUL_MAT", (spec.n_vocab, n_outputs), w("output.weight" if "output.weight" in shapes
+                                                          else "token_embd.weight", None), h))
+    return g
+
+
+def glm4moelite_gpu_graph_replayed(spec: ModelSpec, n_tokens: int, cells: int, n_outputs: int,
+                                   host_layers: frozenset[int], output_on_host: bool) -> int | None:
+    """The GPU's ggml-alloc buffer for glm4moelite_sched_graph (128 B aligned, the CUDA buffer type): the copies of the
+    host blocks' weights sized as ggml-cuda's buffer type allocates them (quantized rows padded to 512); None for other
+    models and for a block without MLA attention. The lowering is kept by the graph's shapes and the host blocks
+    (sched_replay.device_peak_by_kv)."""
+    trunk = spec.layers[:spec.n_trunk_layers]
+    if spec.architecture not in ("deepseek2", "glm4moelite") or not trunk \
+            or any(la.attention is None or not la.attention.latent_cache or not la.attention.kv_lora_rank
+                   for la in trunk):
+        return None
+    host = {t.name: gpu_alloc_size(t) for t in spec.weights.tensors
+            if t.layer is not None and t.layer in host_layers or t.layer is None and output_on_host
+            and t.name != "token_embd.weight"}
+    key = ("ollama-glm4moelite", spec.n_embd, spec.n_vocab, tuple((la.attention, la.ffn) for la in trunk),
+           tuple((t.name, tuple(t.shape)) for t in spec.weights.tensors), n_tokens, n_outputs, host_layers,
+           output_on_host)
+    return sched_replay.device_peak_by_kv(key, lambda c: glm4moelite_sched_graph(spec, n_tokens, c, n_outputs, host_layers,
+                                                                     output_on_host), cells, 128, host)

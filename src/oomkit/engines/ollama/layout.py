@@ -25,6 +25,7 @@ from .cuda_pool import V_CUDA_POOL_IN_GRAPH, V_HIP_TILE_RDNA, cuda_pool_bytes, h
 from .graph import (
     gemma4_gpu_graph_replayed,
     gemma4_reserve_side,
+    glm4moelite_gpu_graph_replayed,
     gptoss_cpu_graph,
     gptoss_graph_replayed,
     gptoss_vulkan_cpu_split,
@@ -141,8 +142,45 @@ def _cuda_pool(spec: ModelSpec, launch: Launch, gpus: list[OGpu], cache: CausalC
     if launch.library != "cuda" or launch.version < V_CUDA_POOL_IN_GRAPH:
         return 0
     cells = max(cache.cells_by_layer.values(), default=0)
-    return max((cuda_pool_bytes(spec, n_tokens, launch.flash_attention, o.sms, o.cc, cells, launch.kv_cache_type)
+    mla = _glm4moelite_mla(spec, launch)
+    return max((cuda_pool_bytes(spec, n_tokens, launch.flash_attention, o.sms, o.cc, cells, launch.kv_cache_type, mla)
                 for o in gpus if o.sms and o.cc), default=0)
+
+
+# the last release whose vendored ggml-backend.cpp, ggml-alloc.c and ggml-cuda fattn kernels, ml/nn/attention.go,
+# kvcache/causal.go and model/models/glm4moelite are v0.15.0's as graph.py glm4moelite_sched_graph and
+# cuda_pool.py fattn_mla_meta_bytes read them (v0.20.4 changes fattn.cu and fattn-mma-f16.cuh)
+V_GLM4MOELITE_GRAPH_LAST = (0, 20, 3)
+
+
+def _glm4moelite_mla(spec: ModelSpec, launch: Launch) -> bool:
+    """Ollama's own glm4moelite with MLA absorbed and flash attention, in the releases graph.py mirrors."""
+    return (launch.runner == "ollama" and launch.flash_attention and library_arch(spec) == "glm4moelite"
+            and V_GLM4MOELITE_MLA <= launch.version <= V_GLM4MOELITE_GRAPH_LAST)
+
+
+def _glm4moelite_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[OGpu], num_parallel: int,
+                       on_gpu: set[int] | None = None) -> tuple[int, int] | None:
+    """(partial, full) ggml-alloc buffers of one ggml-cuda GPU for Ollama's glm4moelite graph (graph.py
+    glm4moelite_gpu_graph_replayed, the scheduler replayed: with blocks left on the CPU their weights are copied in
+    one at a time and their cache views read from the GPU), None elsewhere. on_gpu: the layers the layout put on the
+    GPU (the output layer is index block_count); None: every block but the last and the output on the CPU, which
+    keeps the sparse blocks' expert copies the peak (ollama/ollama#14273: 210.0 MiB with blocks 0-22 and the output
+    on the CPU, the largest copy the 157.5 MiB q6_K ffn_down_exps)."""
+    if not _glm4moelite_mla(spec, launch) or len(gpus) != 1 or gpus[0].library not in _CUDA_LIBS:
+        return None
+    n_tokens = min(launch.num_batch, launch.num_ctx)
+    cells = max(cache.cells_by_layer.values(), default=0)
+    n = spec.n_trunk_layers
+    if on_gpu is None:
+        host, out_host = frozenset(range(n - 1)), True
+    else:
+        host, out_host = frozenset(i for i in range(n) if i not in on_gpu), n not in on_gpu
+    full = glm4moelite_gpu_graph_replayed(spec, n_tokens, cells, num_parallel, frozenset(), False)
+    partial = glm4moelite_gpu_graph_replayed(spec, n_tokens, cells, num_parallel, host, out_host)
+    if full is None or partial is None:
+        return None
+    return partial, full
 
 
 def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_layers: int,
@@ -340,6 +378,9 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         vk = _vulkan_gptoss(spec, launch, cache, gpus, partial, graph)
         if vk is not None:
             partial, graph = vk
+        glm = _glm4moelite_graph(spec, launch, cache, gpus, num_parallel)
+        if glm is not None:
+            partial, graph = glm
         cpu_graph = graph
         if proj is not None:
             # runner/ollamarunner multimodal.go getTensor: the vision encoder's graph for a 2048 x 2048 image is
@@ -356,6 +397,18 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         pool = _cuda_pool(spec, launch, gpus, cache, num_parallel)
         lay = layout_era_c(gpu_w or layer_w, layer_c, gpus, partial + pool, graph + pool, launch.gpu_overhead,
                            num_gpu, cpu_weights=layer_w)
+        for _ in range(3 if glm is not None else 0):
+            # llm/server.go createLayout reruns on the graph the runner reserved for the layout it was sent: the
+            # host blocks' copies are the graph's, so it is sized again for the blocks this layout leaves on the CPU
+            on_gpu = {i for ls in lay.per_gpu for i in ls}
+            if not on_gpu or len(on_gpu) >= g.block_count + 1:
+                break
+            actual = _glm4moelite_graph(spec, launch, cache, gpus, num_parallel, on_gpu)
+            if actual is None or actual[0] == partial:
+                break
+            partial = actual[0]
+            lay = layout_era_c(gpu_w or layer_w, layer_c, gpus, partial + pool, graph + pool, launch.gpu_overhead,
+                               num_gpu, cpu_weights=layer_w)
         cpu_split = max(_cpu_split(spec, launch, lay, gpus, g.block_count),
                         _cpu_flash_attention(spec, launch, cache, gpus))
         _add_input_layer(lay, g, launch.num_batch, cpu_graph, cpu_split,
