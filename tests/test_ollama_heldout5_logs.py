@@ -12,7 +12,7 @@ within the printed rounding):
   MLA tensors Q8_0, ffn_down counted over the shared experts too): "model weights" 9.3 / 8.4 GiB, "kv cache" 204.0
   / 195.5 MiB, "compute graph" CPU 4.0 MiB and 24/48 layers exact; CUDA0 170.5 MiB against 272.0 (-37%: llama.cpp's
   deepseek2 graph standing in for the Ollama engine's glm4moelite one) and so "total memory" 18.3 GiB against 18.4.
-  After (graph.py glm4moelite_sched_graph, the GPU the issue's description names, an RTX 4070 Ti): CUDA0 272.00 MiB
+  After (graph.py glm4moelite_sched_graph, on the RTX 4070 Ti the log names): CUDA0 272.00 MiB
   (the CPU blocks' expert weights copied in one at a time, the MLA flash-attention kernel's pool) and 18.4 GiB:
   exact.
 - ollama/ollama#13789, glm-4.7-flash:latest (blob ff14144f31df, v0.14.3's conversion) at 8192 cells, v0.14.3: "kv
@@ -74,7 +74,8 @@ _GLM_016 = "glm-4.7-flash-q4km-cuda-partial24-ctx4096-0.16"
 
 
 def _glm_016():
-    return _run(_GLM_016, 24, "NVIDIA GeForce RTX 4070 Ti", 12282)  # the issue's description: "GPU: RTX 4070Ti"
+    # the GPU the same log names (types.go "inference compute": RTX 4070 Ti, compute 8.9, 12.0 GiB)
+    return _run(_GLM_016, 24, "NVIDIA GeForce RTX 4070 Ti", 12282)
 
 
 def test_glm_flash_partial_weights_and_kv():
@@ -104,6 +105,30 @@ def test_glm_flash_partial_gpu_graph():
     p = fx["printed"]
     assert _within(mine["compute graph"]["CUDA0"], p["compute graph"]["CUDA0"]), mine["compute graph"]["CUDA0"] / MiB
     assert _within(mine["total memory"], p["total memory"])
+
+
+def test_glm_flash_gpu_named_in_the_log():
+    fx = _load(_GLM_016)
+    line = fx["gpus"][0]["log_line"]
+    assert 'description="NVIDIA GeForce RTX 4070 Ti"' in line and "compute=8.9" in line
+
+
+def test_glm_flash_mla_pool_and_host_blocks():
+    """The MLA flash-attention kernel's meta buffer (fattn_mla_meta_bytes): stream-k on Ada over the SMs (one block
+    a SM), the tiles on Ampere where they fill 75% of a wave (160 tiles over 28 SMs: 95%); the graph replayed with
+    only the dense block 0 on the CPU stays well under the sparse blocks' expert copies."""
+    from oomkit.engines.ollama.cuda_pool import fattn_mla_meta_bytes
+    from oomkit.engines.ollama.graph import glm4moelite_gpu_graph_replayed
+    from oomkit.engines.ollama.weights import ollama_gguf
+
+    assert fattn_mla_meta_bytes(512, 20, 1, 512, 60, (8, 9)) == 60 * 64 * 516 * 32
+    assert fattn_mla_meta_bytes(512, 20, 1, 512, 28, (8, 6)) == 160 * 64 * 516 * 32
+    spec = ollama_gguf(resolve("glm-4.7-flash", "Q4_K_M"))
+    sparse = glm4moelite_gpu_graph_replayed(spec, 512, 4096, 1, frozenset(range(23)), True)
+    dense = glm4moelite_gpu_graph_replayed(spec, 512, 4096, 1, frozenset({0}), False)
+    full = glm4moelite_gpu_graph_replayed(spec, 512, 4096, 1, frozenset(), False)
+    copy = next(t.nbytes for t in spec.weights.tensors if t.name == "blk.1.ffn_down_exps.weight")
+    assert full < dense < sparse and sparse > copy
 
 
 # ---------------------------------------------------------------------------------------------------------------
