@@ -105,8 +105,6 @@ ROWS: list[Row] = [
           name="Llama 3 70B"),
     _base("llama-3.2-1b", "llama-3.2-1b-instruct", "meta-llama/Llama-3.2-1B", "llama3.2:1b-text",
           name="Llama 3.2 1B"),
-    _base("llama-3.2-3b", "llama-3.2-3b-instruct", "meta-llama/Llama-3.2-3B", "llama3.2:3b-text",
-          name="Llama 3.2 3B"),
     _base("llama-4-scout-17b-16e", "llama-4-scout-17b-16e-instruct", "meta-llama/Llama-4-Scout-17B-16E",
           name="Llama 4 Scout 17B-16E"),
     _base("llama-4-maverick-17b-128e", "llama-4-maverick-17b-128e-instruct", "meta-llama/Llama-4-Maverick-17B-128E",
@@ -184,7 +182,7 @@ ROWS: list[Row] = [
         ("qwen/qwen1.5-110b", "qwen:110b"),
         text=_decoder(8192, 80, 64, 8, 49152, vocab_size=152064), name="Qwen1.5 110B Chat"),
     *_bases("qwen2-{l}", "qwen2-{l}-instruct", "Qwen/Qwen2-{s}", "Qwen2 {s}", "0.5B 1.5B 7B 72B"),
-    *_bases("qwen2.5-{l}", "qwen2.5-{l}-instruct", "Qwen/Qwen2.5-{s}", "Qwen2.5 {s}", "0.5B 1.5B 3B 7B 14B 32B 72B"),
+    *_bases("qwen2.5-{l}", "qwen2.5-{l}-instruct", "Qwen/Qwen2.5-{s}", "Qwen2.5 {s}", "0.5B 1.5B 72B"),
     Row("qwen2.5-coder-0.5b-instruct", "qwen2.5-0.5b-instruct", "Qwen/Qwen2.5-Coder-0.5B-Instruct",
         "Qwen2.5-Coder 0.5B: the Qwen2.5 0.5B architecture (model card: 0.49B, 24 layers, 14/2 heads, tied "
         "embeddings, 32,768 context).", ("qwen2.5-coder:0.5b",), name="Qwen2.5 Coder 0.5B Instruct"),
