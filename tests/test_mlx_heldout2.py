@@ -91,11 +91,11 @@ MISSES = [
      "--temp 0.0 --top-p 0.9 --seed 1000 --prompt -<prompt-test-portugal.txt / Prompt: 32159 tokens, 261.786 "
      "tokens-per-sec / Generation: 1000 tokens, 23.146 tokens-per-sec / Peak memory: 13.523 GB",
      "llama-3.1-8b-instruct",
-     dict(q_bits=4, prompt_tokens=32159, max_tokens=1000, max_kv_size=33000, prefill_step_size=512,
-          engine_version="0.21.4"),
+     dict(q_bits=4, prompt_tokens=32159, max_tokens=1000, max_kv_size=33000, engine_version="0.21.4"),
      13.523, ("Apple M4 Pro 64GB", 64),
      "9.587 GB (-29.1 %, the same before): ilterpehlivan, 2025-02-11, 'Mac mini M4 Pro' 64GB, mlx-lm 0.21.4 (of "
-     "mlx-examples; its generate_step's prefill_step_size was 512 until mlx-lm 0.22.2, PR #40); a RotatingKVCache "
+     "mlx-examples; its generate_step's prefill_step_size was 512 until mlx-lm 0.22.2, PR #40: settings.py ERAS "
+     "prefill_step_2048); a RotatingKVCache "
      "of 33000 (keep 4) with the prompt + generated tokens past it; the mlx of early 2025 (before max_mb_per_buffer "
      "and MAX_ACTIVE_TASKS, mlx #1864 / #1869) and the rotating cache's prefill concatenations are not modelled; "
      "like set 1's mlx-examples #1081 (-15.5 %), the era's figure sits well above"),
@@ -104,7 +104,7 @@ MISSES = [
      "Post: / Prompt: 1929 tokens, 775.695 tokens-per-sec / Generation: 256 tokens, 72.733 tokens-per-sec / "
      "Peak memory: 5.197 GB",
      "llama-3.1-8b-instruct",
-     dict(q_bits=4, prompt_tokens=1929, max_tokens=256, prefill_step_size=512, engine_version="0.20.0"),
+     dict(q_bits=4, prompt_tokens=1929, max_tokens=256, engine_version="0.20.0"),
      5.197, ("Apple M2 Ultra 192GB", 192),
      "5.509 GB (+6.0 %, the same before): awni, 2024-11-25 (mlx-lm 0.20.0, GB of 1e9 since #1094; M2 Ultra "
      "assumed, his benchmarks' Mac); the estimate's in-flight command-buffer inputs (11 x 50 MiB, mlx 0.24's "
@@ -145,3 +145,16 @@ def test_unfused_fallback_holds_one_score_array():
     one = 24 * 2048 * 131071 * 2
     work = mlx.compute_bytes(spec, s, r, caches)
     assert one <= work < 2 * one
+
+
+def test_prefill_step_default_by_release():
+    """generate_step's prefill_step_size default was 512 until mlx-lm PR #40 (fd175f11, 0.22.2) made it 2048; the
+    runs of set 2 on 0.20.0 and 0.21.4 give none, so their prompts go in 512-token chunks."""
+    spec = spec_from_config(dict(catalog.lookup("llama-3.1-8b-instruct").config), name="l")
+    old = mlx.resolve(spec, mlx.MlxSettings(q_bits=4, prompt_tokens=1929, max_tokens=2, engine_version="0.21.4"))
+    new = mlx.resolve(spec, mlx.MlxSettings(q_bits=4, prompt_tokens=1929, max_tokens=2, engine_version="0.22.2"))
+    mine = mlx.resolve(spec, mlx.MlxSettings(q_bits=4, prompt_tokens=1929, max_tokens=2, prefill_step_size=1024,
+                                             engine_version="0.21.4"))
+    assert old.updates == (512, 512, 512, 393, 1, 1)
+    assert new.updates == (1929, 1, 1)  # before 0.27 the rest (up to a step) goes through _step whole
+    assert mine.updates == (1024, 905, 1, 1)

@@ -21,6 +21,10 @@ ERAS = Eras({
     # chunks of prefill_step_size ran while more than prefill_step_size tokens were left, and _step took the rest
     # (1 to prefill_step_size tokens), whose model call computes the logits of every one of them
     "lm_head_last": (0, 27, 0),
+    # generate.py generate_step's prefill_step_size default: 512 until PR #40 ("Updates for causal mask", fd175f11,
+    # 2025-03-21, in 0.22.2) made it 2048 (mlx-examples llms/mlx_lm/utils.py generate_step had 512 from #931 to the
+    # move; mlx_lm.generate had no --prefill-step-size flag before PR #1781, so the default is what every CLI run got)
+    "prefill_step_2048": (0, 22, 2),
 })
 
 
@@ -77,7 +81,7 @@ class MlxSettings:
     kv_bits: int | None = None  # --kv-bits
     kv_group_size: int = 64  # --kv-group-size
     quantized_kv_start: int = DEFAULT_QUANTIZED_KV_START  # --quantized-kv-start
-    prefill_step_size: int = 2048  # generate_step / server --prefill-step-size
+    prefill_step_size: int | None = None  # generate_step / --prefill-step-size; None: 2048 (512 before 0.22.2)
     batch: int = 1  # sequences decoded together (server: up to --decode-concurrency 32)
     q_bits: int | None = None  # weights from mlx_lm.convert -q --q-bits (4 by default): None = as the checkpoint
     q_group_size: int = 64  # mlx_lm.convert --q-group-size
@@ -135,13 +139,18 @@ def updates_for(prompt: int, max_tokens: int, prefill_step: int, lm_head_last: b
     return out
 
 
+def prefill_step_default(version: Version) -> int:
+    """generate_step's prefill_step_size when none is given: 2048, 512 before mlx-lm 0.22.2 (ERAS)."""
+    return 2048 if ERAS.reached(version, "prefill_step_2048") else 512
+
+
 def _check(s: MlxSettings, max_tokens: int) -> None:
     """argparse's and mx.quantize's refusals."""
     if max_tokens < 0:
         raise OomkitError("--max-tokens must not be negative (mlx_lm's -1, no limit, has no end to size)")
     if s.batch < 1:
         raise OomkitError("batch must be at least 1")
-    if s.prefill_step_size < 1:
+    if s.prefill_step_size is not None and s.prefill_step_size < 1:
         raise OomkitError("--prefill-step-size must be positive")
     if s.kv_bits is not None and s.kv_bits not in QUANT_BITS:
         raise OomkitError(f"--kv-bits {s.kv_bits}: mx.quantize takes 2, 3, 4, 5, 6 or 8 bits")
@@ -179,14 +188,16 @@ def resolve(spec: ModelSpec, s: MlxSettings) -> Resolved:
         if total <= max_tokens:
             max_tokens = total - 1
         prompt = total - max_tokens
-    calls = -(-max(prompt - 1, 0) // s.prefill_step_size) + 1 + max_tokens
+    version = parse_version(s.engine_version)
+    step = s.prefill_step_size or prefill_step_default(version)
+    calls = -(-max(prompt - 1, 0) // step) + 1 + max_tokens
     if calls > MAX_CALLS:
-        raise SettingsError(f"a run of {prompt:,} prompt tokens in steps of {s.prefill_step_size:,} and {max_tokens:,} "
+        raise SettingsError(f"a run of {prompt:,} prompt tokens in steps of {step:,} and {max_tokens:,} "
                             f"generated tokens is {calls:,} model calls; oomkit steps through at most {MAX_CALLS:,} "
                             "(raise --prefill-step-size or lower --max-tokens)")
     dtype = checkpoint_dtype(spec)
-    lm_head_last = ERAS.reached(parse_version(s.engine_version), "lm_head_last")
-    updates = tuple(updates_for(prompt, max_tokens, s.prefill_step_size, lm_head_last))
+    lm_head_last = ERAS.reached(version, "lm_head_last")
+    updates = tuple(updates_for(prompt, max_tokens, step, lm_head_last))
     return Resolved(prompt=prompt, max_tokens=max_tokens, total=prompt + max_tokens, dtype=dtype,
                     dtype_bytes=FLOAT_BYTES[dtype], updates=updates, labels=tuple(labels),
                     logits_tokens=1 if lm_head_last else updates[len(updates) - max_tokens - 1])
