@@ -13,9 +13,11 @@ Measured (2026-12-05): 81 real inputs (63 commands, 4 texts pasted as MODEL, 14 
 threads and pages, run 270 ways;
 27 answered wrong before (a wrong refusal or one for the wrong reason, a flag dropped without a word, a number the
 thread contradicts, a message left unplaced): 23 are fixed here (FIXED), glm45-3 by the SGLang next-n draft sizing
-that landed beside this sweep, recall43 and lc24714 since (an abbreviation matched against the chosen release's
-flags, engines/release_flags.resolve_abbreviations; a repo name's -MTP read as the model with its next-n block,
-names._PACKAGING_WORDS), and 1 is still wrong (STILL: strict xfails, the reason given). No crash in the 270
+that landed beside this sweep, recall43, lc24714 and mlx644b since (an abbreviation matched against the chosen
+release's flags, engines/release_flags.resolve_abbreviations; a repo name's -MTP read as the model with its next-n
+block, names._PACKAGING_WORDS; mlx-community's -MXFP4-Q8 read as mlx_lm.convert -q --q-bits 8 over the MXFP4
+checkpoint, engines/mlx/weights.tensor_bytes), and none is still wrong (STILL would be a strict xfail with its
+reason). No crash in the 270
 runs; one in 4,219 mutations of fit / plan / the quoted form (names.ollama_namespaced, fixed; none in the 4,560 of
 the final run), none in 6,264 mutated check runs.
 """
@@ -308,7 +310,7 @@ CASES = [
     Case('mlx644a', 'https://github.com/ml-explore/mlx-lm/issues/644', 'cmd', 'M4 16GB', None, RIGHT,
          'llama-cli -hf ggml-org/gpt-oss-20b-GGUF --n-cpu-moe 12 -fa on -c 32768 --jinja --no-mmap',
          ('reads', {'engine': 'llama.cpp', 'model': 'gpt-oss 20B', 'ctx': 32768, 'fits': True})),
-    Case('mlx644b', 'https://github.com/ml-explore/mlx-lm/issues/644', 'cmd', 'M4 16GB', None, STILL,
+    Case('mlx644b', 'https://github.com/ml-explore/mlx-lm/issues/644', 'cmd', 'M4 16GB', None, FIXED,
          'mlx_lm.chat --model mlx-community/gpt-oss-20b-MXFP4-Q8',
          ('reads', {'engine': 'mlx', 'model': 'gpt-oss 20B', 'warn': 'requires 11516 MB'})),
     Case('v13124', 'https://github.com/vllm-project/vllm/issues/13124', 'cmd', '4x A100 80GB', '0.7.2', FIXED,
@@ -343,9 +345,7 @@ CASES = [
          ('diagnoses', {'engine': 'pytorch', 'stage': 'unknown'})),
 ]
 
-STILL_WRONG = {
-    'mlx644b': "mlx-community's -MXFP4-Q8 conversion keeps the experts in MXFP4 and quantizes the rest to 8 bits; oomkit counts the rest in bfloat16 (13,120 MB against the 11,516 MB mlx_lm prints)",
-}
+STILL_WRONG: dict[str, str] = {}  # the case id -> why it still answers wrong (none now)
 
 
 def _hardware(c: Case) -> list[str]:
@@ -408,7 +408,7 @@ def test_every_form_of_a_real_command_answers_or_refuses_in_one_line(c):
 
 def test_the_sweep_counts():
     assert len(CASES) == 81 and len({c.url for c in CASES}) == 73
-    assert sum(c.status == FIXED for c in CASES) == 25 and sum(c.status == STILL for c in CASES) == 1
+    assert sum(c.status == FIXED for c in CASES) == 26 and sum(c.status == STILL for c in CASES) == 0
     assert all(c.url.startswith("https://") for c in CASES)
 
 

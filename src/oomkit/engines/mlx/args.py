@@ -71,10 +71,13 @@ def _flags(program: str) -> dict[str, tuple[str | None, bool, str]]:
 
 
 def bits_from_name(model: str | None) -> int | None:
-    """mlx-community names carry the bits of mlx_lm.convert -q: "...-4bit", "...-8bit" (a labelled guess)."""
+    """mlx-community names carry the bits of mlx_lm.convert -q: "...-4bit", "...-8bit" (a labelled guess); after an
+    MXFP4 checkpoint's name, "-MXFP4-Q8" (gpt-oss-20b-MXFP4-Q8): the MXFP4 model converted with -q --q-bits 8, its
+    float tensors at 8 bits and its experts in MXFP4 as stored (weights.tensor_bytes)."""
     if not model:
         return None
-    m = re.search(r"[-_](\d)-?bits?(?:$|[-_])", model, re.IGNORECASE)
+    m = (re.search(r"[-_](\d)-?bits?(?:$|[-_])", model, re.IGNORECASE)
+         or re.search(r"[-_]mxfp4[-_]q([2-8])(?:$|[-_])", model, re.IGNORECASE))
     return int(m.group(1)) if m else None
 
 

@@ -309,6 +309,12 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: MlxSettings) -> Me
                         f"{s.q_group_size} (mlx_lm.convert -q; the bits of --q-bits, or of an mlx-community "
                         "name's -Nbit)")
         spec = replace(spec, weights=replace(spec.weights, format="mlx-affine"))
+    elif s.q_bits is not None:
+        # a quantized checkpoint converted with -q (weights.tensor_bytes): its float tensors quantized, the rest kept
+        warnings.append(f"weights: the {spec.weights.format} checkpoint's float tensors quantized to {s.q_bits} bits, "
+                        f"group {s.q_group_size}, its {spec.weights.format} tensors as stored (mlx_lm.convert -q over "
+                        "the quantized checkpoint; the bits of --q-bits, or of an mlx-community name's -Nbit or "
+                        "-MXFP4-QN)")
     return MemoryEstimate(model=spec, engine="mlx", settings=eff, devices=usage, host=host,
                           engine_view=_engine_view(s, r, metal, caches, weights, w_total),
                           kv_bytes_per_token=_kv_bytes_per_token(spec, s, r, caches), layers=layer_uses,

@@ -11,6 +11,11 @@ _NOT_QUANTIZED = ("norm.weight", "ssm_conv1d.weight", "ssm_a", "ssm_d", "ssm_dt.
                   ".bias")
 
 
+# The stored formats mlx_lm/utils.py load_model makes quantized layers of, which quantize_model then leaves as they
+# are: MLX's own ("quantization" in config.json), quant_method "mxfp4" and AutoAWQ / GPTQ (_transform_awq_weights).
+_LOADED_QUANTIZED = frozenset({"mlx-affine", "mlx-mxfp4", "mxfp4", "awq", "gptq"})
+
+
 def is_plain_dtype(name: str) -> bool:
     """A float dtype in any spelling (float32, float16, bfloat16)."""
     return float_bytes(name) is not None
@@ -23,14 +28,26 @@ def tensor_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved) -> list[tuple[Ten
     (Linear, Embedding, SwitchLinear experts) whose input width divides by the group size, mode "affine": packed
     uint32 data of bits/32 per value plus a scale and a bias per group in the model dtype; MoE routers at 8 bits
     (the models' quant_predicate, e.g. qwen3_moe.py `mlp.gate` -> bits 8, gpt_oss.py `router`). Norms, biases and
-    conv weights stay in the dtype. Without q_bits: float checkpoints in their dtype, others as stored."""
+    conv weights stay in the dtype. Without q_bits: float checkpoints in their dtype, others as stored.
+
+    q_bits over a quantized checkpoint (mlx-community's gpt-oss "-MXFP4-Q8": openai/gpt-oss-20b's MXFP4 experts, the
+    rest at 8 bits): utils.py load_model turns the checkpoint's quantized modules into quantized layers first
+    (quant_method "mxfp4": config "quantization" {group_size 32, bits 4, mode mxfp4}, class_predicate `{p}.scales in
+    weights`, the experts only), and quantize_model's wrapped_predicate takes only modules that still have
+    `to_quantized` (a quantized layer has none): the other tensors are quantized to q_bits (per layer in config
+    "quantization", as the config already has one), the ones loaded quantized stay as stored (_LOADED_QUANTIZED).
+    The router is a float Linear in every checkpoint mlx-lm loads (gpt-oss lists model.layers.*.mlp.router as not
+    converted). FP8 checkpoints are no such case: the models' sanitize() dequantizes them (deepseek_v3.py dequant of
+    weight_scale_inv), so -q quantizes every layer of them."""
     n_trunk = spec.n_trunk_layers
     out = []
     plain = is_plain_dtype(spec.weights.format)
     for t in spec.weights.tensors:
         if t.layer is not None and t.layer >= n_trunk:
             continue  # MTP / next-n blocks: models' sanitize() drops them (e.g. qwen3_next.py "mtp.")
-        if s.q_bits is not None and len(t.shape) >= 2 and not t.name.endswith(_NOT_QUANTIZED):
+        loaded_quantized = t.dtype in _LOADED_QUANTIZED and not t.name.endswith("ffn_gate_inp.weight")
+        if (s.q_bits is not None and len(t.shape) >= 2 and not t.name.endswith(_NOT_QUANTIZED)
+                and not loaded_quantized):
             in_dim = t.shape[0]
             bits = 8 if t.name.endswith("ffn_gate_inp.weight") else s.q_bits
             g = 64 if t.name.endswith("ffn_gate_inp.weight") else s.q_group_size
