@@ -78,3 +78,13 @@ def test_vllm_an_abbreviation_ambiguous_in_the_release_is_refused_as_argparse_do
 def test_vllm_an_abbreviation_of_flags_that_read_differently_is_refused_when_parsed():
     with pytest.raises(OomkitError, match="ambiguous option: --max-num could match"):
         parse_command(["vllm", "serve", "Qwen/Qwen3-8B", "--max-num", "8"], {})
+
+
+def test_a_refused_abbreviation_names_the_releases_that_read_it_as_one_flag():
+    # --context: --context-length alone up to 0.5.20, --context-bucket beside it after; the two set different things
+    with pytest.raises(OomkitError, match=r"could match --context-bucket, --context-length \(the parsers of 0\.3\.6 "
+                                          r"to 0\.5\.20 read it as --context-length; .*give the full flag\)"):
+        _sglang("--context", "6000")
+    with pytest.raises(OomkitError) as e:  # ambiguous in every release: argparse's words alone
+        _sglang("--disable-cuda")
+    assert e.value.args[0].endswith("could match --disable-cuda-graph, --disable-cuda-graph-padding")

@@ -140,3 +140,17 @@ def _present(file: str, flag: str, version: tuple[int, ...]) -> bool:
     if known is None and flag.startswith("--no-"):  # BooleanOptionalAction's negative form: its switch's releases
         known = known_in(file, "--" + flag[5:], version)
     return known is not False
+
+
+def unique_readings(file: str, candidates: Iterable[str]) -> str:
+    """Where an abbreviation of `candidates` names one flag only, in words for its refusal: "the parsers of 0.3.6 to
+    0.5.20 read it as --context-length" (the releases read whose parser has one of the candidates alone); "" if
+    none."""
+    releases, _, _ = _table(file)
+    found: dict[str, list[str]] = {}
+    for r in releases:
+        hits = [f for f in candidates if _present(file, f, release_key(r))]
+        if len(hits) == 1:
+            found.setdefault(hits[0], []).append(r)
+    return "; ".join(f"the parser{'s' if len(rs) > 1 else ''} of {rs[0]}" + (f" to {rs[-1]}" if len(rs) > 1 else "")
+                     + f" read it as {f}" for f, rs in found.items())

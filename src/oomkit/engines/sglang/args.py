@@ -13,7 +13,7 @@ from typing import Any
 from ...errors import OomkitError
 from ...flags import check_settings
 from ..command import Opt, Syntax, defaults, for_release, format_flags, python_module, rewrite, values_of
-from ..release_flags import known_in, release_key, varies, why_not
+from ..release_flags import known_in, release_key, unique_readings, varies, why_not
 from .settings import DTYPE_CHOICES, KV_CACHE_DTYPES, QUANTIZATION_CHOICES, SGLangSettings
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "sglang_flags.json"
@@ -140,7 +140,11 @@ def _candidates(name: str, flags: dict[str, str]) -> list[str]:
 
 
 def _ambiguous(name: str, hits: list[str]) -> OomkitError:
-    return OomkitError(f"launch_server.py: error: ambiguous option: {name} could match {', '.join(hits[:6])}")
+    """argparse's refusal over the union; where one release's parser reads it as one flag, that is said (the full
+    flag is what oomkit can read whatever the release)."""
+    where = unique_readings(_FLAGS_JSON.name, hits)
+    hint = f" ({where}; its candidates set different things: give the full flag)" if where else ""
+    return OomkitError(f"launch_server.py: error: ambiguous option: {name} could match {', '.join(hits[:6])}{hint}")
 
 
 def _resolve_flag(name: str, flags: dict[str, str]) -> str | None:

@@ -35,7 +35,7 @@ from ..command import (
     rewrite,
     values_of,
 )
-from ..release_flags import known_in, release_key, varies, why_not
+from ..release_flags import known_in, release_key, unique_readings, varies, why_not
 from .config import CACHE_DTYPES
 from .settings import VllmSettings
 
@@ -105,7 +105,11 @@ def _abbreviated(name: str) -> list[str]:
 
 
 def _ambiguous(name: str, hits: list[str]) -> OomkitError:
-    return OomkitError(f"{PROG}: error: ambiguous option: {name} could match {', '.join(hits[:6])}")
+    """argparse's refusal over the union; where one release's parser reads it as one flag, that is said (the full
+    flag is what oomkit can read whatever the release)."""
+    where = unique_readings(FLAGS_FILE, hits)
+    hint = f" ({where}; its candidates set different things: give the full flag)" if where else ""
+    return OomkitError(f"{PROG}: error: ambiguous option: {name} could match {', '.join(hits[:6])}{hint}")
 
 
 def _one_reading(name: str, hits: list[str], value: Any) -> bool:
