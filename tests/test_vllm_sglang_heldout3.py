@@ -412,7 +412,12 @@ def test_kimi_k26_weights_per_stage():
     v = est.engine_view["model_loading_bytes"]
     for rank, key in (("CUDA0", "model_loading_stage0_bytes"), ("CUDA8", "model_loading_stage1_bytes")):
         err = (v[rank] - printed[key]) / printed[key]
-        assert abs(err) < 0.015, f"{rank}: {err:+.2%}"  # -0.70 % (31 layers and the tower), -1.00 % (30 + lm_head)
+        assert abs(err) < 0.015, f"{rank}: {err:+.2%}"  # -0.71 % (31 layers), -0.71 % (30 + lm_head), tower on both
+    # 0.15.1 builds Kimi-K2.5/2.6's tower on every pipeline stage and loads it there (kimi_k25.py __init__: no stage
+    # test; weights.tower_on_stage): the printed stages differ by 0.14 GiB (35.83 - 35.69, rounded to 0.01 GiB), as
+    # the estimate's do (0.141 GiB; with the tower on the first stage only 0.250)
+    gap = (v["CUDA0"] - v["CUDA8"]) - (printed["model_loading_stage0_bytes"] - printed["model_loading_stage1_bytes"])
+    assert abs(gap) < 0.01 * 2**30, f"{gap / 2**30:+.3f} GiB"
 
 
 def test_kimi_k26_budget_per_stage():
@@ -423,7 +428,7 @@ def test_kimi_k26_budget_per_stage():
     total = est.devices[0].memory_bytes - CUDA_DRIVER_RESERVED
     for rank, key in (("CUDA0", "available_kv_cache_stage0_bytes"), ("CUDA8", "available_kv_cache_stage1_bytes")):
         err = (v[rank] - printed[key]) / total
-        assert abs(err) < A_LIMIT, f"{rank}: {err:+.2%}"  # -1.35 % (28.78 vs 29.85), -0.00 % (29.03 vs 29.03)
+        assert abs(err) < A_LIMIT, f"{rank}: {err:+.2%}"  # -1.35 % (28.78 vs 29.85), -0.14 % (28.92 vs 29.03)
     assert est.fits is True
 
 

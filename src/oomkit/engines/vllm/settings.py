@@ -102,9 +102,10 @@ ERAS = Eras({
     # the loader's default dtype and device, so inside "Model loading took"; read in every wheel 0.11.0-0.34.0 (Qwen3-VL
     # is new in 0.11.0). A tower that is not built holds none: image and video limited to 0 (self.visual None up to
     # 0.14, _mark_tower_model's meta device from 0.15 (tower_marked; Qwen3-Omni's thinker builds its tower whatever
-    # the limits before it), StageMissingLayer from 0.28); under pipeline parallel the tower is built on every stage
-    # until _mark_tower_model skips the stages after the first: 0.33 with model runner V2, every runner from 0.34
-    # (models/interfaces.py)
+    # the limits before it), StageMissingLayer from 0.28); under pipeline parallel the tower is built on every stage,
+    # its weights loaded there (weights.tower_on_stage: no model class guards it by the stage, the loader skips only
+    # PPMissingLayer / StageMissingLayer), until _mark_tower_model skips the stages after the first: 0.33 with model
+    # runner V2, every runner from 0.34 (models/interfaces.py)
     "deepstack_buffers": (0, 11, 0),
     "tower_marked": (0, 15, 0),
     "tower_first_stage_v2": (0, 33, 0),

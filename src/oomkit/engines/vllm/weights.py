@@ -174,7 +174,7 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
                 nbytes = _tensor_bytes(t, r, plain, online if _linear_weight(t) else None, ep)
                 total += copies * rank_bytes(t, spec, r, nbytes, ep, ep_rank)
         total += _rope_cache_bytes(spec, r) + _deepstack_bytes(spec, s, r, first)
-        if first:
+        if tower_on_stage(r, first):
             total += _tower_bytes(spec, s, r)
         out.append(int(total))
     return out
@@ -190,11 +190,32 @@ ENCODER_TP_DATA = frozenset({"qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe
                              "moonvit"})
 
 
+def tower_on_stage(r: Resolved, first: bool) -> bool:
+    """Whether a pipeline stage builds the multimodal tower (and loads its weights). Every stage does until
+    models/interfaces.py _mark_tower_model turns the tower into a StageMissingLayer on the stages after the first
+    (`not get_pp_group().is_first_rank`): in 0.33 only under model runner V2 (`vllm_config.use_v2_model_runner and
+    ...`), from 0.34 under every runner (settings.ERAS tower_first_stage_v2, tower_first_stage). Before, no class
+    oomkit reads a tower of guards it by the stage: up to 0.14 each model's __init__ builds it unconditionally or on
+    the --limit-mm-per-prompt values alone (gemma3_mm.py, qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py, qwen3_vl_moe.py,
+    qwen3_omni_moe_thinker.py, mllama4.py, llava.py, mistral3.py, pixtral.py, internvl.py, kimi_vl.py, glm4_1v.py;
+    read in the 0.8.5, 0.10.1, 0.11.0, 0.13.0 and 0.14.0 wheels; their is_first_rank tests guard the embedding and
+    the deepstack addition, not the tower), and from 0.15 to 0.32 _mark_tower_model skips a tower for the limits
+    only (kimi_k25.py builds it unmarked in 0.15.1, inside the mark from 0.16.0; qwen3_5.py and gemma4_mm.py inside
+    it from their first wheels, 0.17.0 and 0.19.0; read in the 0.15.1, 0.16.0, 0.17.0, 0.19.0, 0.20.0, 0.27.0, 0.28.0
+    and 0.32.0 wheels). A built tower's weights load on every stage: the loaders skip only PPMissingLayer /
+    StageMissingLayer modules (models/utils.py AutoWeightsLoader._load_module, is_pp_missing_parameter), and its
+    parameters are allocated while the model is built, inside "Model loading took", whether or not the stage ever
+    runs it. Every projector sits inside the same mark (gemma3_mm.py multi_modal_projector, internvl.py mlp1,
+    pixtral.py patch_merger and vision_language_adapter, ... in 0.34), so it follows the tower."""
+    return first or not (r.at_least("tower_first_stage") or (r.runner_v2 and r.at_least("tower_first_stage_v2")))
+
+
 def _tower_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
-    """Multimodal encoders (model/towers.py) load with the checkpoint on the first pipeline stage, in the model
-    dtype (model_executor/models/gemma3_mm.py, qwen2_5_vl.py: the vision tower and projector are built beside the
-    language model); their linear layers are tensor-parallel (vision/siglip.py QKVParallelLinear, RowParallelLinear),
-    so each rank holds its share, unless --mm-encoder-tp-mode data replicates an encoder that supports it."""
+    """Multimodal encoders (model/towers.py) load with the checkpoint, in the model dtype, on the stages that build
+    them (tower_on_stage: every pipeline stage up to 0.32, the first only from 0.34 or 0.33 with runner V2;
+    model_executor/models/gemma3_mm.py, qwen2_5_vl.py: the vision tower and projector are built beside the language
+    model); their linear layers are tensor-parallel (vision/siglip.py QKVParallelLinear, RowParallelLinear), so
+    each rank holds its share, unless --mm-encoder-tp-mode data replicates an encoder that supports it."""
     whole = s.mm_encoder_tp_mode == "data"
     return sum(t.nbytes(r.dtype_bytes) if whole and t.family in ENCODER_TP_DATA else cdiv(t.nbytes(r.dtype_bytes), r.tp)
                for t in spec.towers)
@@ -227,7 +248,7 @@ def _deepstack_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, first: bool)
     omni_always = tower.family.startswith("qwen3_omni") and not r.at_least("tower_marked")
     if not omni_always and limits.get("image", 1) == 0 and limits.get("video", 1) == 0:
         return 0  # the tower is not built (self.visual None / meta device / StageMissingLayer)
-    if not first and (r.at_least("tower_first_stage") or (r.runner_v2 and r.at_least("tower_first_stage_v2"))):
+    if not tower_on_stage(r, first):
         return 0  # _mark_tower_model: no tower after the first pipeline stage
     return levels * r.max_num_batched_tokens * spec.n_embd * r.dtype_bytes
 
