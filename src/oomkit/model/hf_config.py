@@ -80,6 +80,10 @@ ARCH_BY_MODEL_TYPE = {
     "bert": "bert", "xlm-roberta": "bert", "nomic_bert": "nomic-bert",
     # convert_hf_to_gguf.py GPT2Model (GPT2LMHeadModel) -> MODEL_ARCH.GPT2
     "gpt2": "gpt2",
+    # convert_hf_to_gguf.py StarCoderModel (GPTBigCodeForCausalLM: StarCoder, SantaCoder, OctoCoder, WizardCoder 15B)
+    # -> MODEL_ARCH.STARCODER: GPT-2's layout (src/models/starcoder.cpp load_arch_tensors) with one KV head when the
+    # config says multi_query (transformers GPTBigCodeAttention: kv_heads = 1 if multi_query else num_heads)
+    "gpt_bigcode": "starcoder",
     # conversion/kimi_linear.py KimiLinearModel (KimiLinearForCausalLM) -> MODEL_ARCH.KIMI_LINEAR
     "kimi_linear": "kimi-linear",
     # convert_hf_to_gguf.py ExaoneModel (ExaoneForCausalLM, EXAONE 3.0 / 3.5) -> MODEL_ARCH.EXAONE: a Llama-shaped
@@ -580,9 +584,9 @@ def _router_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
 
 
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "mamba",
-                    "lfm2", "lfm2_moe", "gpt2", "opt", *_ENCODERS}  # GPT2Config: no key, PretrainedConfig's default True
+                    "lfm2", "lfm2_moe", "gpt2", "gpt_bigcode", "opt", *_ENCODERS}  # GPT2Config: no key, PretrainedConfig's default True
 _GEMMA4 = {"gemma4", "gemma4_text"}
-_UNGATED_FFN = {"phi", "starcoder2", "gpt2", "opt", "falcon", "nemotron_h", "bert", "xlm-roberta",  # up + down only
+_UNGATED_FFN = {"phi", "starcoder2", "gpt2", "gpt_bigcode", "opt", "falcon", "nemotron_h", "bert", "xlm-roberta",  # up + down only
                 "nemotron",  # transformers modeling_nemotron.py NemotronMLP: up_proj, down_proj, relu2
                 "apertus"}  # transformers modeling_apertus.py ApertusMLP: up_proj, down_proj, XIELUActivation
 
@@ -605,7 +609,7 @@ def _per_layer_inputs(r: _Reader, model_type: str) -> PerLayerInputs | None:
 
 def _learned_positions(r: _Reader, model_type: str) -> int:
     """Rows of a learned absolute position table (BERT / XLM-R position_embeddings); 0 for rotary models."""
-    if model_type == "gpt2":  # transformers GPT2Model.wpe = nn.Embedding(max_position_embeddings (n_positions), ...)
+    if model_type in ("gpt2", "gpt_bigcode"):  # GPT2Model / GPTBigCodeModel.wpe = nn.Embedding(n_positions, ...)
         return r.int("n_positions", "max_position_embeddings")
     if model_type == "opt":
         # transformers OPTLearnedPositionalEmbedding: "OPT is set up so that if padding_idx is specified then offset
@@ -620,7 +624,7 @@ def _attention_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
     # Qwen2 and Phi (modeling_phi.py: q/k/v Linear(bias=True)) hard-code q/k/v biases; StarCoder2 names them use_bias,
     # StableLM use_qkv_bias; others declare attention_bias.
     return model_type in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "gpt_oss", "bert", "xlm-roberta", "phi",
-                          "gpt2") or (model_type == "opt" and cfg.get("enable_bias", True)) or bool(
+                          "gpt2", "gpt_bigcode") or (model_type == "opt" and cfg.get("enable_bias", True)) or bool(
         cfg.get("attention_bias") or cfg.get("qkv_bias") or cfg.get("use_qkv_bias")
         or (model_type == "starcoder2" and cfg.get("use_bias", True))
         or (model_type == "chatglm" and cfg.get("add_qkv_bias", True))  # ChatGLM2/3, GLM-4-9B-chat: add_qkv_bias
@@ -732,6 +736,8 @@ def _attention(r: _Reader, kind: LayerKind, model_type: str, n_embd: int) -> Att
             index_n_heads=r.int("index_n_heads", default=0), index_topk=r.int("index_topk", default=0),
         )
     n_kv = r.int("num_key_value_heads", "multi_query_group_num", "num_kv_heads", default=n_heads)
+    if model_type == "gpt_bigcode":  # GPTBigCodeConfig multi_query (default True): one K and V head
+        n_kv = 1 if r.get("multi_query", True) else n_heads
     if n_kv == 0 or n_heads % n_kv:
         raise OomkitError(f"{r.name}: num_key_value_heads={n_kv} does not divide num_attention_heads={n_heads}")
     head_dim = r.int("head_dim", "kv_channels", default=0) or n_embd // n_heads
@@ -1126,8 +1132,8 @@ def _ffn(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) ->
     n_ff = r.int("intermediate_size", "ffn_hidden_size", "n_inner", default=0)
     if model_type == "opt":  # OPTDecoderLayer: fc1 {hidden, ffn_dim}, fc2 {ffn_dim, hidden}, ReLU, no gate
         return Ffn(n_ff=r.int("ffn_dim", why="feed-forward size"))
-    if not n_ff and model_type == "gpt2":
-        # transformers GPT2Block: inner_dim = config.n_inner if config.n_inner is not None else 4 * hidden_size
+    if not n_ff and model_type in ("gpt2", "gpt_bigcode"):
+        # transformers GPT2Block / GPTBigCodeBlock: inner_dim = config.n_inner if not None else 4 * hidden_size
         return Ffn(n_ff=4 * r.int("n_embd", "hidden_size"))
     if not n_ff:
         n_ff = r.int("intermediate_size", why="feed-forward size")

@@ -87,10 +87,10 @@ _NEXTN_VOCAB_COPIES = {"deepseek2", "glm4moe", "deepseek_v32"}  # not GLM-5's: i
 # ffn_up.bias, ffn_down.bias, all required (the checkpoint's LayerNorms and Conv1D layers carry biases)
 # OPT (no llama.cpp loader; transformers OPTDecoderLayer / vLLM opt.py): self_attn_layer_norm, final_layer_norm and
 # the decoder's final_layer_norm are LayerNorms with biases; q/k/v/out_proj, fc1 and fc2 are Linear(bias=enable_bias)
-_NORM_BIAS = {"phi2", "stablelm", "starcoder2", "orion", "phimoe", "gpt2", "opt",
+_NORM_BIAS = {"phi2", "stablelm", "starcoder2", "orion", "phimoe", "gpt2", "starcoder", "opt",
               "nemotron"}  # src/models/nemotron.cpp: output_norm_b, attn_norm_b, ffn_norm_b, required
-_ATTN_OUT_BIAS = {"phi2", "starcoder2", "phimoe", "gpt2", "opt"}
-_FFN_BIAS = {"phi2", "starcoder2", "gpt2", "opt"}  # ffn_up.bias {n_ff}, ffn_down.bias {n_embd}
+_ATTN_OUT_BIAS = {"phi2", "starcoder2", "phimoe", "gpt2", "starcoder", "opt"}
+_FFN_BIAS = {"phi2", "starcoder2", "gpt2", "starcoder", "opt"}  # ffn_up.bias {n_ff}, ffn_down.bias {n_embd}
 _OUTPUT_BIAS = {"phi2", "phimoe"}  # output.bias {n_vocab}
 # attention and FFN read the same attn_norm (parallel blocks: src/models/{phi2,command-r,cohere2,cohere2moe}.cpp load
 # no ffn_norm)
@@ -112,7 +112,7 @@ _SSM_BC_NORMS = {"jamba"}
 # (src/models/bailingmoe2.cpp load_arch_tensors: wqkv, flags 0; convert's query_key_value kept whole), or takes it
 # fused as the checkpoint stores it (src/models/phi3.cpp: create_tensor_qkv TENSOR_NOT_REQUIRED, wqkv first; Phi-3's
 # self_attn.qkv_proj maps to attn_qkv in gguf-py's tensor_mapping)
-_FUSED_QKV = {"bailingmoe2", "phi3", "gpt2"}  # gpt2.cpp: wqkv {n_embd, n_embd + 2 n_embd_gqa}, its bias one tensor
+_FUSED_QKV = {"bailingmoe2", "phi3", "gpt2", "starcoder"}  # gpt2.cpp, starcoder.cpp: wqkv {n_embd, n_embd + 2 n_embd_gqa}, its bias one tensor
 # BERT-style encoders (src/models/bert.cpp, nomic-bert.cpp): post-LayerNorms with biases (attn_output_norm after
 # the attention, layer_output_norm after the FFN), biased linears, no output head, and no pooler: convert_hf_to_gguf.py's
 # BertModel drops pooler.dense ("only using BERT for embeddings"), so totals published with it (bge-m3's 567,754,752,
