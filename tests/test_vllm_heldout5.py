@@ -74,6 +74,7 @@ from oomkit.engines.vllm import ENGINE, VllmSettings
 from oomkit.engines.vllm.args import parse_args
 from oomkit.engines.vllm.config import resolve
 from oomkit.engines.vllm.weights import _deepstack_bytes as deepstack_bytes
+from oomkit.engines.vllm.weights import tower_built, tower_on_stage
 from oomkit.hardware.catalog import lookup as gpu_lookup
 from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
@@ -266,10 +267,22 @@ def _loads(model: str, version: str, **kw) -> tuple[int, ...]:
 
 
 def _deepstack(model: str, version: str, **kw) -> tuple[int, ...]:
-    """What the tower's absence (image and video limited to 0) takes off each rank's load: the buffers alone, as
-    oomkit counts the tower's weights either way."""
-    return tuple(a - b for a, b in zip(_loads(model, version, **kw),
-                                       _loads(model, version, limit_mm_per_prompt=NO_MM, **kw), strict=True))
+    """What the tower's absence (image and video limited to 0) takes off each rank's load, less its weights
+    (weights.tower_built, tower_on_stage): the buffers alone."""
+    spec, pp = spec_of(model), kw.get("pipeline_parallel_size", 1)
+
+    def towers(limits) -> int:
+        s = VllmSettings(engine_version=version, max_model_len=4096, max_num_batched_tokens=4096,
+                         limit_mm_per_prompt=limits, **kw)
+        r = resolve(spec, gpus("H100", pp), s)
+        return sum(t.nbytes(r.dtype_bytes) for t in spec.towers if tower_built(t, s, r))
+
+    r = resolve(spec, gpus("H100", pp), VllmSettings(engine_version=version, max_model_len=4096, **kw))
+    weights = towers(None) - towers(NO_MM)
+    return tuple(a - b - (weights if tower_on_stage(r, stage == 0) else 0)
+                 for stage, (a, b) in enumerate(zip(_loads(model, version, **kw),
+                                                    _loads(model, version, limit_mm_per_prompt=NO_MM, **kw),
+                                                    strict=True)))
 
 
 @pytest.mark.parametrize("version", ["0.11.0", "0.15.1", "0.27.0", "0.34.0"])

@@ -17,6 +17,13 @@ A built tower is allocated while the model is built and its weights load on that
 PPMissingLayer / StageMissingLayer), so up to 0.32 (0.33 under runner V1) every stage's "Model loading took" holds
 its TP share of the tower (weights.tower_on_stage; settings.ERAS tower_first_stage_v2, tower_first_stage).
 
+The same classes decide whether a tower is built at all when --limit-mm-per-prompt sets every modality it serves to
+0 (weights.tower_built): from 0.15 _mark_tower_model skips it for every class (its modalities as each class passes
+them: image and video for the Qwen-VL family, InternVL, GLM-4.1V/4.5V, Gemma 4; image for Gemma 3, LLaVA,
+Mistral 3, Llama 4, Kimi-VL; vision_chunk for Kimi-K2.5/2.6, marked from 0.16.0); from 0.10.1 to 0.14 only the
+classes with their own test (qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py, qwen3_vl_moe.py, mllama4.py, llava.py,
+mistral3.py) leave it out, the others build it anyway; before 0.10.1 every class builds it.
+
 Public log: the Kimi-K2.6 INT4 TP8 x PP2 run on 0.15.1 (tests/test_vllm_sglang_heldout3.py, kaitakuai/experiments
 2026-05/kimi-k26-int4-2x8xh100/logs/vllm.log) prints "Model loading took 35.83 GiB" (stage 0: 31 layers and the
 embedding) and "35.69 GiB" (stage 1: 30 layers and the lm_head), 0.14 GiB apart; with the tower on the first stage
@@ -130,3 +137,60 @@ def test_tower_on_stage_boundaries():
         res = r(version, v2)
         assert tower_on_stage(res, True) is True
         assert tower_on_stage(res, False) is later, (version, v2)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# --limit-mm-per-prompt at 0 for every modality a tower serves: not built (weights.tower_built; settings.ERAS
+# tower_limits_guard, tower_marked)
+
+NO_IMAGE = (("image", 0),)
+NO_MM = (("image", 0), ("video", 0))
+
+
+def _one(model: str, version: str, limits) -> int:
+    return _tower_per_stage(model, version, pp=1, limit_mm_per_prompt=limits)[0]
+
+
+@pytest.mark.parametrize(("model", "limits"), [
+    ("Qwen/Qwen2.5-VL-7B-Instruct", NO_MM), ("Qwen/Qwen2-VL-7B-Instruct", NO_MM),
+    ("meta-llama/Llama-4-Scout-17B-16E-Instruct", NO_IMAGE), ("llava-hf/llava-1.5-7b-hf", NO_IMAGE),
+    ("mistralai/Mistral-Small-3.1-24B-Instruct-2503", NO_IMAGE)])
+def test_classes_guarded_by_the_limits_from_0_10_1(model, limits):
+    # qwen2_vl.py, qwen2_5_vl.py, mllama4.py, llava.py, mistral3.py __init__: self.visual / vision_tower None
+    tower = _tower(model)
+    assert _one(model, "0.10.0", limits) == tower  # no guard in the 0.10.0 wheel
+    for version in ("0.10.1", "0.14.0", "0.15.1", "0.34.0"):
+        assert _one(model, version, limits) == 0, version
+
+
+@pytest.mark.parametrize(("model", "limits"), [
+    ("google/gemma-3-27b-it", NO_IMAGE), ("moonshotai/Kimi-VL-A3B-Instruct", NO_IMAGE), ("zai-org/GLM-4.5V", NO_MM),
+    ("Qwen/Qwen3-Omni-30B-A3B-Instruct", NO_MM)])
+def test_unguarded_classes_build_the_tower_until_mark_tower_model(model, limits):
+    # gemma3_mm.py, kimi_vl.py, glm4_1v.py, qwen3_omni_moe_thinker.py build it whatever the limits up to 0.14
+    tower = _tower(model)
+    first = "0.10.1"
+    if "Omni" in model:  # and its deepstack buffers with it: three levels x 4,096 tokens x 2,048 hidden x 2 B
+        tower, first = tower + 3 * 4096 * 2048 * 2, "0.13.0"
+    assert _one(model, first, limits) == tower
+    assert _one(model, "0.14.0", limits) == tower
+    assert _one(model, "0.15.1", limits) == 0
+    assert _one(model, "0.34.0", limits) == 0
+
+
+def test_a_tower_serving_image_and_video_needs_both_at_0():
+    # _mark_tower_model(vllm_config, {"image", "video"}): all(get_limit_per_prompt(m) == 0 ...), an unnamed
+    # modality 999 (config/multimodal.py)
+    tower = _tower("Qwen/Qwen2.5-VL-7B-Instruct")
+    assert _one("Qwen/Qwen2.5-VL-7B-Instruct", "0.15.1", NO_IMAGE) == tower
+    assert _one("Qwen/Qwen2.5-VL-7B-Instruct", "0.15.1", (("image", 0), ("video", 1))) == tower
+    assert _one("Qwen/Qwen2.5-VL-7B-Instruct", "0.15.1", (("image", 2), ("video", 0))) == tower
+
+
+def test_kimi_k25_tower_by_vision_chunk():
+    # kimi_k25.py: the tower serves "vision_chunk"; built unconditionally in 0.15.1, _mark_tower_model(vllm_config,
+    # "vision_chunk") from 0.16.0
+    tower = _tower("moonshotai/Kimi-K2.6")
+    assert _one("moonshotai/Kimi-K2.6", "0.16.0", NO_IMAGE) == tower
+    assert _one("moonshotai/Kimi-K2.6", "0.15.1", (("vision_chunk", 0),)) == tower
+    assert _one("moonshotai/Kimi-K2.6", "0.16.0", (("vision_chunk", 0),)) == 0

@@ -107,6 +107,10 @@ ERAS = Eras({
     # PPMissingLayer / StageMissingLayer), until _mark_tower_model skips the stages after the first: 0.33 with model
     # runner V2, every runner from 0.34 (models/interfaces.py)
     "deepstack_buffers": (0, 11, 0),
+    # models/qwen2_vl.py, qwen2_5_vl.py, mllama4.py, llava.py, mistral3.py __init__: the tower is left out (None) when
+    # the limits of all its modalities are 0, from the 0.10.1 wheel (not in 0.10.0); gemma3_mm.py, internvl.py,
+    # kimi_vl.py, glm4_1v.py build it whatever the limits until _mark_tower_model (weights.tower_built)
+    "tower_limits_guard": (0, 10, 1),
     "tower_marked": (0, 15, 0),
     "tower_first_stage_v2": (0, 33, 0),
     "tower_first_stage": (0, 34, 0),

@@ -8,6 +8,7 @@ from dataclasses import replace
 from ...memo import ByObject
 from ...model.hf_config import DSV4_CONFIG_LABEL
 from ...model.spec import ModelSpec, TensorSpec
+from ...model.towers import Tower
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import cdiv, round_up
 from .. import _tp
@@ -210,6 +211,42 @@ def tower_on_stage(r: Resolved, first: bool) -> bool:
     return first or not (r.at_least("tower_first_stage") or (r.runner_v2 and r.at_least("tower_first_stage_v2")))
 
 
+# The modalities each tower family (model/towers.py) serves in vLLM, as its class passes them to _mark_tower_model
+# (0.15.1, 0.20.0, 0.28.0, 0.34.0 wheels), and whether the class's own __init__ already skipped the tower on the
+# limits from 0.10.1 to 0.14 (ERAS tower_limits_guard: `if multimodal_config.get_limit_per_prompt("image") or ...`,
+# else self.visual / self.vision_tower = None; none in the 0.10.0 wheel). The others build it whatever the limits
+# until _mark_tower_model (tower_marked).
+#   qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py, qwen3_vl_moe.py: image and video, guarded (qwen3_vl's from 0.11.0)
+#   qwen3_5.py (0.17.0 on), gemma4_mm.py (0.19.0 on): image and video, marked from their first wheel
+#   qwen3_omni_moe_thinker.py, internvl.py, interns1.py, glm4_1v.py: image and video, unguarded up to 0.14
+#   mllama4.py, llava.py and mistral3.py (pixtral's HF checkpoints): image, guarded
+#   gemma3_mm.py, kimi_vl.py: image, unguarded up to 0.14
+#   kimi_k25.py (model_type kimi_k25): vision_chunk, built unconditionally in 0.15.x, marked from 0.16.0
+_IMAGE_VIDEO = ("image", "video")
+_TOWER_MODALITIES: dict[str, tuple[tuple[str, ...], bool]] = {
+    "qwen2_vl": (_IMAGE_VIDEO, True), "qwen2_5_vl": (_IMAGE_VIDEO, True), "qwen3_vl": (_IMAGE_VIDEO, True),
+    "qwen3_vl_moe": (_IMAGE_VIDEO, True), "llama4_vision_model": (("image",), True),
+    "clip_vision_model": (("image",), True), "pixtral": (("image",), True),
+    "siglip_vision_model": (("image",), False), "moonvit": (("image",), False)}
+
+
+def tower_built(tower: Tower, s: VllmSettings, r: Resolved) -> bool:
+    """Whether vLLM builds a tower at the --limit-mm-per-prompt values (an unnamed modality: 999, config/multimodal.py
+    get_limit_per_prompt): skipped when every modality it serves is limited to 0, by its class's own test from
+    0.10.1 where it has one (tower_limits_guard), by models/interfaces.py _mark_tower_model for every class from 0.15
+    (tower_marked: meta device, then StageMissingLayer), never before."""
+    modalities, guarded = _TOWER_MODALITIES.get(tower.family, (_IMAGE_VIDEO, False))
+    kimi_k25 = (tower.config or {}).get("model_type") == "kimi_k25"
+    if kimi_k25:
+        modalities = ("vision_chunk",)
+    limits = dict(s.limit_mm_per_prompt or ())
+    if not all(limits.get(m, 999) == 0 for m in modalities):
+        return True
+    if r.at_least("tower_marked"):
+        return kimi_k25 and r.version < (0, 16, 0)  # kimi_k25.py 0.15.x builds its tower outside the mark
+    return not (guarded and r.at_least("tower_limits_guard"))
+
+
 def _tower_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     """Multimodal encoders (model/towers.py) load with the checkpoint, in the model dtype, on the stages that build
     them (tower_on_stage: every pipeline stage up to 0.32, the first only from 0.34 or 0.33 with runner V2;
@@ -218,7 +255,7 @@ def _tower_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     each rank holds its share, unless --mm-encoder-tp-mode data replicates an encoder that supports it."""
     whole = s.mm_encoder_tp_mode == "data"
     return sum(t.nbytes(r.dtype_bytes) if whole and t.family in ENCODER_TP_DATA else cdiv(t.nbytes(r.dtype_bytes), r.tp)
-               for t in spec.towers)
+               for t in spec.towers if tower_built(t, s, r))
 
 
 # The vision towers (model/towers.py families) of the vLLM classes that keep deepstack input buffers:
@@ -243,10 +280,7 @@ def _deepstack_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, first: bool)
     levels = len((tower.config.get("vision_config") or {}).get("deepstack_visual_indexes") or ())
     if not levels:
         return 0
-    limits = dict(s.limit_mm_per_prompt or ())
-    # Qwen3-Omni's thinker builds its tower whatever the limits until _mark_tower_model (ERAS tower_marked)
-    omni_always = tower.family.startswith("qwen3_omni") and not r.at_least("tower_marked")
-    if not omni_always and limits.get("image", 1) == 0 and limits.get("video", 1) == 0:
+    if not tower_built(tower, s, r):
         return 0  # the tower is not built (self.visual None / meta device / StageMissingLayer)
     if not tower_on_stage(r, first):
         return 0  # _mark_tower_model: no tower after the first pipeline stage
