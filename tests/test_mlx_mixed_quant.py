@@ -38,9 +38,10 @@ def test_the_mxfp4_q8_conversion_holds_what_mlx_lm_prints():
 
 
 def test_without_q_bits_the_checkpoint_counts_as_stored():
+    """openai/gpt-oss-20b's model.safetensors.index.json total_size (tests/test_gpt_oss_checkpoint_bytes.py)."""
     spec = _gpt_oss_20b()
     s = mlx.MlxSettings(context_length=1024)
-    assert sum(b for _, b in mlx.tensor_bytes(spec, s, mlx.resolve(spec, s))) // 2**20 == 13120
+    assert sum(b for _, b in mlx.tensor_bytes(spec, s, mlx.resolve(spec, s))) == 13_761_264_768
 
 
 @pytest.mark.parametrize("name,bits", [

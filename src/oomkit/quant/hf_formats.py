@@ -191,6 +191,10 @@ def format_of(fmt: QuantFormat, module_name: str) -> QuantFormat | None:
     matched on the decoder's own names ("model.layers.N...", a stacked "mlp.experts" covering every expert)."""
     if not fmt.quantized or any(_matches(module_name, p) for p in fmt.unquantized):
         return None
+    if fmt.method == "mxfp4" and ".experts" not in module_name:
+        # transformers integrations/mxfp4.py replace_with_mxfp4_linear swaps in Mxfp4GptOssExperts for the experts
+        # only: gpt-oss's router (mlp.router, which no GGUF-side name matches) and attention stay in the dtype
+        return None
     if not fmt.per_module:
         return fmt
     for name, sub in fmt.per_module:
