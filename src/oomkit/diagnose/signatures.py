@@ -738,6 +738,21 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("the context (KV cells) is full at run time: the prompt is longer than -c (not an allocation)",),
         fixes=("-c larger (if memory allows), or enable context shift",)),
     Signature(
+        # src/llama-model.cpp make_gpu_buft_list: with LLAMA_SPLIT_MODE_ROW each model device's backend must export
+        # "ggml_backend_split_buffer_type", else "device %s does not support split buffers" is thrown (the throw is
+        # PR #24216 "CUDA: remove -sm row, refactor cuBLAS", 74976e1ae, b9890, which also removed CUDA's split buffer
+        # type: from then only SYCL has one). A load refused for the split mode, before any buffer is allocated
+        "llama_sm_row_no_split_buffers", "llama.cpp", ("does not support split buffers",),
+        r"device \S{1,200} does not support split buffers", role="not_oom", priority=6,
+        fields=(Field("device", r"device (\S{1,200}) does not support split buffers", "str"),),
+        message="llama_model_load: error loading model: device CUDA0 does not support split buffers",
+        versions="llama.cpp b9890+ (PR #24216 removed CUDA's -sm row; Vulkan, Metal, RPC never had split buffers)",
+        causes=("not a memory problem: -sm row not supported in this build (its CUDA backend has no split buffers "
+                "since b9890, PR #24216; only SYCL keeps them), so the model is refused before anything is "
+                "allocated",),
+        fixes=("-sm tensor (the build's replacement for -sm row: weights and KV split across the GPUs)",
+               "-sm layer (the default: whole layers per GPU)")),
+    Signature(
         # ggml/src/ggml.c ggml_new_object: a ggml context's metadata pool (tensor headers, sized by the caller at
         # ggml_init) is full, then GGML_ABORT: the caller counted too few tensor objects (llama.cpp PR #22616
         # "TP: fix ggml context size calculation"), no device or host memory ran out

@@ -10,6 +10,7 @@ from ...memo import SEARCHING
 from ...memory import Device, LayerUse, MemoryEstimate, Usage
 from ...model.spec import ModelSpec
 from ...units import GiB, MiB
+from .backend_names import backend_of_names, infer_backend
 from .backends import (
     backend_view,
     cpu_repack,
@@ -50,7 +51,7 @@ from .kv import Cache, Context, kv_bytes_per_token, kv_caches, recurrent_bytes_b
 from .mtp import engine_view as mtp_engine_view
 from .mtp import mtp_context
 from .settings import ERAS, LlamaCppSettings, build_number, check_build, fa_form_note, version_warning
-from .split import model_devices
+from .split import has_split_buffers, model_devices
 from .weights import ModelBuffers, Placement, converted_file, model_buffers, place_layers, pre_mla_file
 
 
@@ -280,13 +281,19 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
               fitted: FitResult | None = None, typed: MemoryEstimate | None = None,
               usages: tuple[Usage, ...] = (), host_bytes: tuple[int, int, int] = (0, 0, 0)) -> list[str]:
     warnings = []
-    if s.split_mode == "row" and len(devices) > 1:
+    backend = infer_backend(devices, s.backend or backend_of_names(s.device)).name
+    if s.split_mode == "row" and len(devices) > 1 and has_split_buffers(backend, build_number(s.engine_version)):
         # llama-model.cpp make_gpu_buft_list with LLAMA_SPLIT_MODE_ROW: layers, KV cache and compute follow the layer
         # split, but each device's list starts with a split buffer type (CUDA0_Split, ...) that cuts the layer's
         # matrices by rows over all devices (-ts); the model buffers per device are not modelled here
         warnings.append("-sm row keeps the layer split for layers, KV cache and compute but cuts each layer's weight "
-                        "matrices by rows over all devices (CUDA0_Split ... buffers); oomkit shows each layer's "
-                        "weights on its own device")
+                        f"matrices by rows over all devices ({devices[0].id}_Split ... buffers); oomkit shows each "
+                        "layer's weights on its own device")
+    elif s.split_mode == "row" and len(devices) > 1:
+        # before b9890 make_gpu_buft_list passed over a backend without "ggml_backend_split_buffer_type" (Vulkan,
+        # Metal, ...): its devices' default buffer types, the layers as -sm layer places them (split.has_split_buffers)
+        warnings.append(f"-sm row: this build's {backend} backend has no split buffers, so the layers are placed as "
+                        "with -sm layer (without its pipeline parallelism)")
     n_refused, refused_bytes = hexagon_refused(spec, devices, s, place_layers(spec, devices, s))
     if n_refused:
         # ggml-hexagon.cpp supports_op: select_weight_buft falls back to the CPU buffer for these (backends.htp_takes)

@@ -119,6 +119,12 @@ ERAS = Eras({
     # PR #22105 "spec : add DFlash support" (d1b34251b, 2026-06-28, b9831): brings draft-dflash, counted by
     # need_n_rs_seq from the start
     "rs_seq_dflash": 9831,
+    # PR #24216 "CUDA: remove -sm row, refactor cuBLAS" (74976e1ae, 2026-07-06, b9890; issue #25594 prints "build
+    # 9890 (74976e1ae)"): ggml-cuda (also HIP and MUSA, built from it) no longer exports
+    # ggml_backend_split_buffer_type, and src/llama-model.cpp make_gpu_buft_list throws "device %s does not support
+    # split buffers" for a -sm row device whose backend lacks it (before: its default buffer type, no error). SYCL
+    # keeps its split buffer type (ggml-sycl.cpp ggml_backend_sycl_reg_get_proc_address); split.row_split_refusal
+    "sm_row_split_buffers_required": 9890,
 })
 NEWEST = "b9999"
 DEFAULT_GGUF_TYPE = "Q4_K_M"

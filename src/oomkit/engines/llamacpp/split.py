@@ -15,7 +15,7 @@ from dataclasses import replace
 from ...errors import SettingsError
 from ...memory import Device
 from .backend_names import backend_of_names, infer_backend, named_by_backend
-from .settings import build_number
+from .settings import ERAS, build_number
 
 # PR #16276 "rpc : add support for multiple devices" (898acba68, 2025-10-04, b6688: its count on master): an
 # rpc-server exposes each of its devices, and the buffer type gains the device's
@@ -55,6 +55,43 @@ def _default_selection(devices: tuple[Device, ...], build: int, backend: str) ->
     return tuple(remote + gpus + (igpus[:1] if keep_igpu else []))
 
 
+# The backends whose registry exports "ggml_backend_split_buffer_type" (ggml_backend_reg_get_proc_address): before
+# b9890 ggml-cuda's (CUDA, and HIP / MUSA built from the same source) and ggml-sycl's; PR #24216 ("CUDA: remove -sm
+# row, refactor cuBLAS", 74976e1ae, b9890) took CUDA's out (its description: -sm tensor now does all -sm row did),
+# SYCL's stays. Vulkan, Metal, RPC, OpenCL and the others never had one.
+SPLIT_BUFFER_BACKENDS = frozenset({"sycl"})
+SPLIT_BUFFER_BACKENDS_BEFORE = frozenset({"cuda", "rocm", "sycl"})
+
+
+def has_split_buffers(backend: str, build: int) -> bool:
+    """Whether the backend's -sm row devices get a split buffer type (their matrices cut by rows over the devices)."""
+    era = ERAS.reached(build, "sm_row_split_buffers_required")
+    return backend in (SPLIT_BUFFER_BACKENDS if era else SPLIT_BUFFER_BACKENDS_BEFORE)
+
+
+def row_split_refusal(devices: tuple[Device, ...], s, backend: str) -> str | None:
+    """-sm row as src/llama-model.cpp load_tensors takes it: make_gpu_buft_list runs for every model device (whatever
+    -ngl; the fit's dry run loads the same way, so --fit changes nothing) and, from ERAS sm_row_split_buffers_required
+    (b9890) on, throws "device %s does not support split buffers" for the first whose backend exports no split buffer
+    type. Before it such a device simply took its default buffer type. No devices (-dev none, CPU only): no list."""
+    build = build_number(s.engine_version)
+    if s.split_mode != "row" or not devices or not ERAS.reached(build, "sm_row_split_buffers_required"):
+        return None
+    # ggml_backend_dev_name: a local device by its id (CUDA0), an RPC device as ggml-rpc.cpp registers it ("RPC" +
+    # its index among the RPC devices, RPC0), not by its buffer type's RPC0[host:port]
+    rpc = [d for d in devices if d.id.startswith("RPC")]
+    lacking = [f"RPC{rpc.index(d)}" if d in rpc else d.id for d in devices
+               if d in rpc or not has_split_buffers(backend, build)]
+    if not lacking:
+        return None
+    first = ERAS["sm_row_split_buffers_required"]
+    return (f"-sm row: llama.cpp b{first} and later do not load the model: \"error loading model: device "
+            f"{lacking[0]} does not support split buffers\" (src/llama-model.cpp make_gpu_buft_list; PR #24216 "
+            "\"CUDA: remove -sm row\" took CUDA's split buffers out, only SYCL has them); use -sm tensor, the build's "
+            "replacement for -sm row (weights and KV split across the GPUs; oomkit does not size it), or -sm layer "
+            f"(the default), which oomkit sizes; --engine-version b{first - 1} for an older build's row split")
+
+
 def model_devices(devices: tuple[Device, ...], s) -> tuple[Device, ...]:
     # the build's backend names the local devices (-dev Vulkan1 names the second card of a Vulkan build)
     devices = named_by_backend(devices, infer_backend(devices, s.backend or backend_of_names(s.device)))
@@ -84,4 +121,7 @@ def model_devices(devices: tuple[Device, ...], s) -> tuple[Device, ...]:
         devices = _default_selection(devices, build_number(s.engine_version), infer_backend(devices, s.backend).name)
     if s.split_mode == "none" and s.main_gpu < 0:
         devices = ()  # src/llama.cpp llama_model_load: single-GPU mode with main_gpu < 0 clears the devices (CPU)
+    refusal = row_split_refusal(devices, s, infer_backend(devices, s.backend or backend_of_names(s.device)).name)
+    if refusal:
+        raise SettingsError(refusal)
     return devices
