@@ -425,5 +425,9 @@ def _ffn_from_tensors(shapes: Mapping[str, tuple[int, ...]], n_expert_used: int)
         return Ffn(n_experts=up_exps[2], n_experts_used=n_expert_used or up_exps[2], n_ff_expert=up_exps[1],
                    n_shared_experts=1 if n_sh else 0, n_ff_shared=n_sh,
                    n_embd_latent=routed[1] if routed and len(routed) == 2 else 0)
-    up = shapes.get("ffn_up.weight")
+    # the FFN's width is ffn_down's input: ffn_up is twice that where the gate is fused into it (glm4, chatglm,
+    # phi3: src/models/glm4.cpp, chatglm.cpp, phi3.cpp load ffn_up {n_embd, 2 n_ff} beside ffn_down {n_ff, n_embd})
+    down, up = shapes.get("ffn_down.weight"), shapes.get("ffn_up.weight")
+    if down and len(down) == 2 and up and len(up) == 2 and up[1] == 2 * down[0]:
+        return Ffn(n_ff=down[0])
     return Ffn(n_ff=up[1] if up and len(up) == 2 else 0)
