@@ -1235,6 +1235,83 @@ def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
     return n_inputs, nodes
 
 
+def deci_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True
+               ) -> tuple[int, list[Node]]:
+    """DeciLM's graph (Nemotron-Super / Ultra / 51B: src/models/deci.cpp at llama.cpp@0c1e57098, with build_qkv's
+    separate Q / K / V path, build_attn, build_attn_mha and build_ffn of src/llama-graph.cpp) node by node as
+    ggml_build_forward_expand orders it, on the CPU, for an F16 cache (no rotations) and no sliding window; the
+    inputs as phi3_graph has them. A layer with attention: the norm (RMS_NORM, MUL), Q / K / V each a product and its
+    reshape, expanded Q (roped), V, K (roped) as build_attn does ("expand k later"), the K / V stores,
+    FLASH_ATTN_EXT (or KQ, SOFT_MAX in place, KQV and its CONT), the output projection and the residual add
+    (ffn_inp). A layer with no heads (n_head 0, "attention-free layer of Llama-3_1-Nemotron-51B"): cur = inpL, no
+    new tensor, and ffn_inp is the layer's input itself. The last layer gathers the out_ids rows of cur and, where
+    it runs attention, of the residual (an unread GET_ROWS of inpSA is never expanded). build_ffn with
+    LLM_FFN_PAR: ffn_up, ffn_gate, SWIGLU of the two (a new tensor), ffn_down, then ggml_add(cur, ffn_inp) in place
+    of ffn_down's product. A layer with no FFN (n_ff 0) `continue`s before inpL = cur: its output is never read,
+    and only what build_attn expanded (Q, V, K and the K / V stores) is in the graph. Then the output norm and the
+    logits, graph outputs. The logits land above whatever the attention-free tail leaves in the freed blocks below them."""
+    g = _Graph()
+    add, view, nodes = g.add, g.view, g.nodes
+    resid = spec.n_embd * T * F32
+    a0 = next((la.attention for la in spec.trunk_layers if la.attention is not None), None)
+    v_idx_size = T * 8 if flash_attn or a0 is None else a0.n_kv_heads * a0.head_dim_v * T * 8
+    tokens = add(T * 4)
+    add(resid)  # inp_embd: an input the token graph never reads
+    pos = add(T * 4)
+    k_idx, v_idx = add(T * 8), add(v_idx_size)
+    mask, out_ids = add(masks), add(n_outputs * 4)
+    n_inputs = len(nodes)
+    cur = add(resid, tokens)  # GET_ROWS of the token embeddings
+    width = {t.name: t.shape for t in spec.weights.tensors}
+    trunk = spec.trunk_layers
+    for layer in trunk:
+        a, il = layer.attention, layer.index
+        last = layer is trunk[-1]
+        r = spec.n_embd * n_outputs * F32 if last else resid
+        ff = width.get(f"blk.{il}.ffn_down.weight")
+        if not ff and not (a is not None and a.n_heads and a.n_kv_heads):
+            continue  # n_ff 0 (Nemotron-Ultra-253B): `continue` before inpL = cur, nothing of the layer expanded
+        if a is not None and a.n_heads:
+            res = cur
+            x = add(resid, add(resid, cur, inplace=True), inplace=True)  # RMS_NORM, MUL
+        if a is not None and a.n_heads and not a.n_kv_heads:  # "linear attention" of Nemotron-51B: wo alone
+            o = add(resid, x)
+        elif a is not None and a.n_heads:
+            q_size = a.n_heads * a.head_dim_k * T * F32
+            kv_size = a.n_kv_heads * a.head_dim_k * T * F32
+            q = add(q_size, view(add(q_size, x)), pos, inplace=True)  # wq, its reshape, ROPE
+            v = view(add(a.n_kv_heads * a.head_dim_v * T * F32, x))  # wv, its reshape
+            k = add(kv_size, view(add(kv_size, x)), pos, inplace=True)  # wk, its reshape, ROPE
+            add(0, view(k), k_idx)  # SET_ROWS of K's and V's 2-d views into the caches
+            add(0, view(v), v_idx)
+            if not ff:  # n_ff 0: only build_attn's expanded Q, V, K and the stores are in the graph
+                continue
+            o_size = a.n_heads * a.head_dim_v * T * F32
+            if flash_attn:
+                o = view(add(o_size, view(q), mask))  # FLASH_ATTN_EXT of the permuted Q, reshaped
+            else:
+                kq = add(masks // 4 * a.n_heads * F32, view(q))  # KQ over the cache's n_kv cells
+                kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX
+                o = add(o_size, view(add(o_size, kq)))  # KQV, the CONT of its permuted view
+            o = add(resid, o)  # wo
+        if a is not None and a.n_heads:
+            if last:
+                o, res = add(r, o, out_ids), add(r, res, out_ids)  # GET_ROWS of cur and the residual
+            ffn_inp = add(r, o, res, inplace=True)
+        else:
+            ffn_inp = add(r, cur, out_ids) if last else cur  # cur = inpL (its rows in the last layer)
+        rows = r // (spec.n_embd * F32)
+        n = add(r, add(r, ffn_inp, inplace=True), inplace=True)  # RMS_NORM, MUL: ffn_norm
+        up = add(ff[0] * rows * F32, n)
+        gate = add(ff[0] * rows * F32, n)
+        down = add(r, add(ff[0] * rows * F32, gate, up))  # SWIGLU, ffn_down
+        cur = add(r, down, ffn_inp, inplace=True)
+    r = nodes[cur].size
+    h = add(r, add(r, cur, inplace=True), inplace=True, output=True)  # RMS_NORM, result_norm
+    add(spec.n_vocab * (r // (spec.n_embd * F32)) * F32, h, output=True)  # result_output
+    return n_inputs, nodes
+
+
 def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, masks: int, attn: str,
                            fa_extra: int = 0,
                            k_rot: int = 0, v_rot: int = 0, v_cont: bool = False, host: dict[str, int] | None = None,
@@ -1540,3 +1617,7 @@ def mamba2_offload_graph(spec: ModelSpec, T: int, n_outputs: int, host: dict[str
             res = add(resid, out, res, inplace=True)
             cur = add(resid, res)  # the next layer's RMS_NORM
     return 0, _hoisted(nodes, g.inputs, g.splits)
+
+
+# the dense graphs replayed on the CPU alone (compute.dense_cpu_bytes)
+DENSE_CPU_GRAPHS = {"phi3": phi3_graph, "deci": deci_graph}
