@@ -44,14 +44,18 @@ GRID = [
 
 def resized(arch: str, source: str, *, n_embd: int, n_head: int, n_kv: int, hd: int, n_ff: int, n_vocab: int,
             tied: bool, ctx: int, n_layers: int = 2, rope_base: float = 10000.0, n_exp: int = 0, n_used: int = 0,
-            ff_exp: int = 0, ff_shexp: int = 0, extra: dict[str, Any] | None = None) -> SynthModel:
+            ff_exp: int = 0, ff_shexp: int = 0, extra: dict[str, Any] | None = None,
+            add_output: bool = False) -> SynthModel:
     """The sweep's tensor set for `arch` with the generic dimensions replaced by a checkpoint's.
 
     Generic -> real: 4096 the hidden width (n_head x head on Q's output, the attention output's input and Q's bias
     and norm), 1024 the K/V width (n_kv x head), 128 the head size, 11008 the FFN width, 22016 the fused gate+up (2 x FFN), 6144 the fused QKV, 5504 Qwen-1's half FFN,
     12288 the fused QKV of the MHA sweeps, 2048 the expert width (the shared experts' where ff_shexp is given), 8 the expert count, 8192 the learned
-    positions (the trained context)."""
+    positions (the trained context). add_output writes the untied output matrix a tied sweep file went without (the
+    loaders read it as TENSOR_NOT_REQUIRED)."""
     extras, patterns = ggufs.SWEEP[arch]
+    if add_output:
+        patterns = {**patterns, "output.weight": (4096, 32000)}
     n_q, n_kvd = n_head * hd, n_kv * hd
     common = {4096: n_embd, 1024: n_kvd, 128: hd, 11008: n_ff, 22016: 2 * n_ff, 6144: n_q + 2 * n_kvd,
               5504: n_ff // 2, 12288: n_q + 2 * n_kvd, 32000: n_vocab}
@@ -220,6 +224,46 @@ REAL = {
                                                    tied=True, ctx=8192)),
     "nemotron": ("nemotron-mini-4b-instruct", dict(n_embd=3072, n_head=24, n_kv=8, hd=128, n_ff=9216,
                                                    n_vocab=256000, tied=False, ctx=4096)),
+    # MoE architectures from verbatim config.json copies in public repositories (no catalog entry):
+    # inclusionAI/Ling-lite-1.5 (bailingmoe: 2048, 16 / 4 heads of 128, 64 experts of 1408, 6 used, 2 shared
+    # (llama.cpp's shared FFN is 2 x 1408 wide), vocab 126464, rope 600000, untied), PowerInfer/SmallThinker-4BA0.6B-
+    # Instruct (1536, 12 / 2 heads of 128, 32 experts of 768, 4 used, vocab 151936, tied, rope 1.5e6, its
+    # sliding_window_layout all 0 so the converter writes no window: 0 here, which smallthinker.cpp reads as none),
+    # arcee-ai/Trinity-Nano-Preview (afmoe: 1024, 8 / 2 heads of 128, dense 3072, 128 experts of 256, 8 used, 1
+    # shared, vocab 200192, window 2048 on 3 of 4 layers; one leading dense layer as the sweep's tensor set, where
+    # the checkpoint has 2), LGAI-EXAONE K-EXAONE (exaone-moe, as copied into a TensorRT-LLM test with its depth and
+    # window cut: 6144, 64 / 8 heads of 128, 128 experts of 2048, 8 used, 1 shared, vocab 153600, rope 1e6; the
+    # sweep's window of 4096)
+    "bailingmoe": ("hf:inclusionAI/Ling-lite-1.5", dict(n_embd=2048, n_head=16, n_kv=4, hd=128, n_ff=1408,
+                                                       n_vocab=126464, tied=False, ctx=32768, rope_base=600000.0,
+                                                       n_exp=64, n_used=6, ff_exp=1408, ff_shexp=2816,
+                                                       extra={"bailingmoe.expert_shared_count": 2})),
+    "smallthinker": ("hf:PowerInfer/SmallThinker-4BA0.6B-Instruct",
+                     dict(n_embd=1536, n_head=12, n_kv=2, hd=128, n_ff=768, n_vocab=151936, tied=True, ctx=32768,
+                          rope_base=1.5e6, n_exp=32, n_used=4, ff_exp=768,
+                          extra={"smallthinker.attention.sliding_window": 0})),
+    "afmoe": ("hf:arcee-ai/Trinity-Nano-Preview", dict(n_embd=1024, n_head=8, n_kv=2, hd=128, n_ff=3072,
+                                                       n_vocab=200192, tied=False, ctx=131072, n_layers=4,
+                                                       n_exp=128, n_used=8, ff_exp=256, ff_shexp=256)),
+    "exaone-moe": ("hf:LGAI-EXAONE/K-EXAONE-236B-A23B", dict(n_embd=6144, n_head=64, n_kv=8, hd=128, n_ff=18432,
+                                                             n_vocab=153600, tied=False, ctx=262144, n_layers=4,
+                                                             rope_base=1e6, n_exp=128, n_used=8, ff_exp=2048,
+                                                             ff_shexp=2048)),
+    # dense ones, from config.json dicts copied into public ports: arcee-ai/AFM-4.5B (arcee: 2560, 20 / 4 heads of
+    # 128, relu2 FFN 18432 without a gate, vocab 128004, 65536 positions, untied), GSAI-ML/LLaDA-8B-Instruct (llada:
+    # d_model 4096, 32 heads = KV heads, mlp_hidden_size 12288, vocab 126464, rope 500000, untied; the checkpoint
+    # loader's expected keys)
+    "arcee": ("hf:arcee-ai/AFM-4.5B", dict(n_embd=2560, n_head=20, n_kv=4, hd=128, n_ff=18432, n_vocab=128004,
+                                           tied=False, ctx=65536, add_output=True)),
+    "llada": ("hf:GSAI-ML/LLaDA-8B-Instruct", dict(n_embd=4096, n_head=32, n_kv=32, hd=128, n_ff=12288,
+                                                   n_vocab=126464, tied=False, ctx=4096, rope_base=500000.0)),
+    # xai-org/grok-1 (its Hugging Face config as written out in sglang's CI: 6144, 48 / 8 heads of 128, 8 experts
+    # of 32768, 2 used, vocab 131072, 8192 positions), pfnet/plamo-13b (5120, 40 heads of 128 sharing K/V in groups
+    # of n_shared_head 8: the converter writes 5 KV heads; FFN 16640, vocab 50432, untied, 4096 positions)
+    "grok": ("hf:xai-org/grok-1", dict(n_embd=6144, n_head=48, n_kv=8, hd=128, n_ff=32768, n_vocab=131072,
+                                       tied=False, ctx=8192, n_exp=8, n_used=2, ff_exp=32768)),
+    "plamo": ("hf:pfnet/plamo-13b", dict(n_embd=5120, n_head=40, n_kv=5, hd=128, n_ff=16640, n_vocab=50432,
+                                         tied=False, ctx=4096)),
 }
 
 
