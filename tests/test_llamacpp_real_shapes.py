@@ -760,7 +760,7 @@ def test_published_layouts_buffers_equal_llama_cpp(key):
 # Nemotron-Super-49B's attention-free tail (its last 4 of these 6 layers): the logits sit above FFN temporaries of
 # the attention-free layers in llama.cpp's placement, which compute_graphs.deci_graph replays node by node on the
 # CPU (312.01 / 314.51 MiB at 8K / 16K x 4 unified with flash attention, to the printed 0.01 MiB; the q8_0 cache at
-# 32K takes the closed form: 282.50 vs 304.00, 0.929)
+# 32K with its rotations: 304.00)
 LAYOUTS_COMPUTE_XFAIL: dict[str, str] = {}
 
 

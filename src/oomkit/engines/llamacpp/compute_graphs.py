@@ -1235,12 +1235,14 @@ def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
     return n_inputs, nodes
 
 
-def deci_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True
-               ) -> tuple[int, list[Node]]:
+def deci_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True, k_rot: int = 0,
+               v_rot: int = 0) -> tuple[int, list[Node]]:
     """DeciLM's graph (Nemotron-Super / Ultra / 51B: src/models/deci.cpp at llama.cpp@0c1e57098, with build_qkv's
     separate Q / K / V path, build_attn, build_attn_mha and build_ffn of src/llama-graph.cpp) node by node as
-    ggml_build_forward_expand orders it, on the CPU, for an F16 cache (no rotations) and no sliding window; the
-    inputs as phi3_graph has them. A layer with attention: the norm (RMS_NORM, MUL), Q / K / V each a product and its
+    ggml_build_forward_expand orders it, on the CPU, with no sliding window; the inputs as phi3_graph has them, and a
+    quantized cache's rotation matrices (k_rot / v_rot bytes; 0: none) where _moe_trunk_graph has them: Q and K
+    rotated after RoPE, V before its store, the attention output un-rotated (llm_graph_context::build_attn,
+    llama_mul_mat_hadamard: a MUL_MAT between two reshapes). A layer with attention: the norm (RMS_NORM, MUL), Q / K / V each a product and its
     reshape, expanded Q (roped), V, K (roped) as build_attn does ("expand k later"), the K / V stores,
     FLASH_ATTN_EXT (or KQ, SOFT_MAX in place, KQV and its CONT), the output projection and the residual add
     (ffn_inp). A layer with no heads (n_head 0, "attention-free layer of Llama-3_1-Nemotron-51B"): cur = inpL, no
@@ -1257,13 +1259,19 @@ def deci_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
     v_idx_size = T * 8 if flash_attn or a0 is None else a0.n_kv_heads * a0.head_dim_v * T * 8
     tokens = add(T * 4)
     add(resid)  # inp_embd: an input the token graph never reads
+    krot = add(k_rot) if k_rot else -1
     pos = add(T * 4)
+    vrot = add(v_rot) if v_rot else -1
     k_idx, v_idx = add(T * 8), add(v_idx_size)
     mask, out_ids = add(masks), add(n_outputs * 4)
     n_inputs = len(nodes)
     cur = add(resid, tokens)  # GET_ROWS of the token embeddings
     width = {t.name: t.shape for t in spec.weights.tensors}
     trunk = spec.trunk_layers
+
+    def rot(h: int, r: int) -> int:  # llama_mul_mat_hadamard
+        return view(add(nodes[h].size, r, view(h))) if r >= 0 else h
+
     for layer in trunk:
         a, il = layer.attention, layer.index
         last = layer is trunk[-1]
@@ -1279,9 +1287,9 @@ def deci_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
         elif a is not None and a.n_heads:
             q_size = a.n_heads * a.head_dim_k * T * F32
             kv_size = a.n_kv_heads * a.head_dim_k * T * F32
-            q = add(q_size, view(add(q_size, x)), pos, inplace=True)  # wq, its reshape, ROPE
-            v = view(add(a.n_kv_heads * a.head_dim_v * T * F32, x))  # wv, its reshape
-            k = add(kv_size, view(add(kv_size, x)), pos, inplace=True)  # wk, its reshape, ROPE
+            q = rot(add(q_size, view(add(q_size, x)), pos, inplace=True), krot)  # wq, its reshape, ROPE
+            v = rot(view(add(a.n_kv_heads * a.head_dim_v * T * F32, x)), vrot)  # wv, its reshape
+            k = rot(add(kv_size, view(add(kv_size, x)), pos, inplace=True), krot)  # wk, its reshape, ROPE
             add(0, view(k), k_idx)  # SET_ROWS of K's and V's 2-d views into the caches
             add(0, view(v), v_idx)
             if not ff:  # n_ff 0: only build_attn's expanded Q, V, K and the stores are in the graph
@@ -1293,7 +1301,7 @@ def deci_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
                 kq = add(masks // 4 * a.n_heads * F32, view(q))  # KQ over the cache's n_kv cells
                 kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX
                 o = add(o_size, view(add(o_size, kq)))  # KQV, the CONT of its permuted view
-            o = add(resid, o)  # wo
+            o = add(resid, rot(o, vrot))  # wo of the un-rotated output
         if a is not None and a.n_heads:
             if last:
                 o, res = add(r, o, out_ids), add(r, res, out_ids)  # GET_ROWS of cur and the residual
@@ -1621,3 +1629,5 @@ def mamba2_offload_graph(spec: ModelSpec, T: int, n_outputs: int, host: dict[str
 
 # the dense graphs replayed on the CPU alone (compute.dense_cpu_bytes)
 DENSE_CPU_GRAPHS = {"phi3": phi3_graph, "deci": deci_graph}
+# those that take a quantized cache's rotations (k_rot / v_rot)
+DENSE_CPU_ROTATED = frozenset({"deci"})
