@@ -83,7 +83,7 @@ GRID = [
 MODELS = {
     "ernie4_5-moe": (ggufs.ernie45_21b_a3b, 3),  # 0.965 (-fa off, -ub 1024); 1.000 with flash attention
     "hunyuan-moe": (ggufs.hunyuan_a13b, 2),  # 0.951 (-fa off); 1.000 with flash attention
-    "deci": (ggufs.deci_variable, 4),  # 0.939 (the last layer's FFN base varies 4-6 rows with the masks)
+    "deci": (ggufs.deci_variable, 4),  # 0.939 at -np 2 (two streams: closed form); replayed 0.958 to 1.060
     "glm4moe": (ggufs.glm45_air, 3),  # 0.991 (-fa off); 1.000 with flash attention
     "llama4": (ggufs.llama4_scout, 4),  # 0.903 (-c 65536: two masks, chunked and full), 1.047 high
 }
