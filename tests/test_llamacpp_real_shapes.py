@@ -264,6 +264,22 @@ REAL = {
                                        tied=False, ctx=8192, n_exp=8, n_used=2, ff_exp=32768)),
     "plamo": ("hf:pfnet/plamo-13b", dict(n_embd=5120, n_head=40, n_kv=5, hd=128, n_ff=16640, n_vocab=50432,
                                          tied=False, ctx=4096)),
+    # tencent/Hy3 (hy_v3; its config.json fields at revision 716aa72 as a runtime profile lists them: 4096, 64 / 8
+    # heads of 128 with q/k norm, 192 experts of 1536, 8 used, 1 shared of 1536, dense 13312, vocab 120832, 262144
+    # positions, rope 11158840, untied; every layer sparse as the sweep's tensor set, where the checkpoint's first is
+    # dense)
+    "hy_v3": ("hf:tencent/Hy3", dict(n_embd=4096, n_head=64, n_kv=8, hd=128, n_ff=13312, n_vocab=120832, tied=False,
+                                     ctx=262144, rope_base=11158840.0, n_exp=192, n_used=8, ff_exp=1536,
+                                     ff_shexp=1536)),
+    # openPangu-Embedded-7B (pangu-embedded; its printed PanguEmbeddedConfig: 4096, 32 / 8 heads
+    # of 128, 12800, vocab 153376, 32768 positions, rope 1.6e7, untied; biases as the sweep tensor set), tencent/
+    # HunyuanOCR 1.5 (hunyuan_vl; its
+    # text_config: 1024, 16 / 8 heads of 128, 3584, vocab 120818, 131072 positions, tied)
+    "pangu-embedded": ("hf:openPangu-Embedded-7B",
+                       dict(n_embd=4096, n_head=32, n_kv=8, hd=128, n_ff=12800, n_vocab=153376, tied=False, ctx=32768,
+                            rope_base=1.6e7)),
+    "hunyuan_vl": ("hf:tencent/HunyuanOCR", dict(n_embd=1024, n_head=16, n_kv=8, hd=128, n_ff=3584, n_vocab=120818,
+                                                 tied=True, ctx=131072)),
 }
 
 
