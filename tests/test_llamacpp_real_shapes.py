@@ -272,14 +272,24 @@ REAL = {
                                      ctx=262144, rope_base=11158840.0, n_exp=192, n_used=8, ff_exp=1536,
                                      ff_shexp=1536)),
     # openPangu-Embedded-7B (pangu-embedded; its printed PanguEmbeddedConfig: 4096, 32 / 8 heads
-    # of 128, 12800, vocab 153376, 32768 positions, rope 1.6e7, untied; biases as the sweep tensor set), tencent/
-    # HunyuanOCR 1.5 (hunyuan_vl; its
-    # text_config: 1024, 16 / 8 heads of 128, 3584, vocab 120818, 131072 positions, tied)
+    # of 128, 12800, vocab 153376, 32768 positions, rope 1.6e7, untied; biases as the sweep tensor set),
+    # tencent/HunyuanOCR 1.5 (hunyuan_vl; its text_config: 1024, 16 / 8 heads of 128, 3584, vocab 120818, 131072
+    # positions, tied)
     "pangu-embedded": ("hf:openPangu-Embedded-7B",
                        dict(n_embd=4096, n_head=32, n_kv=8, hd=128, n_ff=12800, n_vocab=153376, tied=False, ctx=32768,
                             rope_base=1.6e7)),
     "hunyuan_vl": ("hf:tencent/HunyuanOCR", dict(n_embd=1024, n_head=16, n_kv=8, hd=128, n_ff=3584, n_vocab=120818,
                                                  tied=True, ctx=131072)),
+    # Nanbeige/Nanbeige4.2-3B (nanbeige; its config.json as a model note copies it: 3072, 48 / 8 heads of 128, 10752,
+    # vocab 166144, 262144 positions, rope 7e7, untied, num_loops 2: each of the 2 blocks written caches twice)
+    "nanbeige": ("hf:Nanbeige/Nanbeige4.2-3B", dict(n_embd=3072, n_head=48, n_kv=8, hd=128, n_ff=10752,
+                                                    n_vocab=166144, tied=False, ctx=262144, rope_base=7e7,
+                                                    extra={"nanbeige.num_loops": 2})),
+    # nvidia/llama-embed-nemotron-8b (llama-embed; a port's README of its config: the Llama-3.1-8B backbone, 4096, 32 /
+    # 8 heads of 128, 14336, vocab 128256, no lm_head so no output matrix; 32K inputs)
+    "llama-embed": ("hf:nvidia/llama-embed-nemotron-8b", dict(n_embd=4096, n_head=32, n_kv=8, hd=128, n_ff=14336,
+                                                              n_vocab=128256, tied=True, ctx=32768,
+                                                              rope_base=500000.0)),
 }
 
 
