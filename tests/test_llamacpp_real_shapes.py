@@ -290,6 +290,10 @@ REAL = {
     "llama-embed": ("hf:nvidia/llama-embed-nemotron-8b", dict(n_embd=4096, n_head=32, n_kv=8, hd=128, n_ff=14336,
                                                               n_vocab=128256, tied=True, ctx=32768,
                                                               rope_base=500000.0)),
+    # Dream-org/Dream-v0-Instruct-7B (dream; its config as a port's parse test copies it: the Qwen2.5-7B layout,
+    # 3584, 28 / 4 heads of 128, 18944, vocab 152064, rope 1e6, untied; Q/K/V biases as the sweep tensor set)
+    "dream": ("hf:Dream-org/Dream-v0-Instruct-7B", dict(n_embd=3584, n_head=28, n_kv=4, hd=128, n_ff=18944,
+                                                        n_vocab=152064, tied=False, ctx=131072, rope_base=1e6)),
 }
 
 
