@@ -83,6 +83,8 @@ def devices_from(vram: Any = None, gpu: str | None = None, devices: tuple[Device
         raise SettingsError(f"{a} {_shown(va)} and {b} {_shown(vb)} both say the hardware: give one")
     if cpu_only:
         return ()
+    if not given:
+        return (UNKNOWN_GPU,)
     from .hardware.catalog import MAX_DEVICES  # lazy: the catalog module is only needed for counts and names
 
     if vram is not None:
@@ -96,8 +98,6 @@ def devices_from(vram: Any = None, gpu: str | None = None, devices: tuple[Device
         from .hardware.catalog import with_facts  # lazy: only named GPUs need the catalog
 
         return tuple(with_facts(d) for d in devices)
-    if gpu is None:
-        return (UNKNOWN_GPU,)
     if not isinstance(gpu, str):
         raise SettingsError(f"gpu: {gpu!r} is no GPU name; give a string such as '2x H100'")
     from .hardware.catalog import devices_for_names  # lazy: only named GPUs need the catalog

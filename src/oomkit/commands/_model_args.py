@@ -9,11 +9,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..engines.base import EngineModule, get_engine
+from ..engines.base import EngineModule, get_engine, pasted_file_hint
 from ..engines.cmdline import names_a_command, parse_command, python_call_hint, split_command
 from ..engines.command import leading_assignments, unwrap
-from ..engines.ollama.args import modelfile_hint
-from ..engines.vllm.args import config_hint
 from ..errors import OomkitError, SettingsError
 from ..estimate import estimate
 from ..flags import check_settings, flag_value
@@ -200,7 +198,7 @@ def split_args(argv: list[str], options: dict[str, bool]
         model, command = None, _pasted(model)  # `oomkit check "vllm serve X ..."`: the command quoted as MODEL
     if command is None and model is not None and (hint := python_call_hint(model)) is not None:
         raise OomkitError(hint)  # a from_pretrained / LLM(...) / Llama(...) line pasted as MODEL
-    if command is None and model is not None and (hint := modelfile_hint(model) or config_hint(model)) is not None:
+    if command is None and model is not None and (hint := pasted_file_hint(model)) is not None:
         raise OomkitError(hint)  # an Ollama Modelfile or a vLLM config file pasted as MODEL
     return opts, model, engine_args, command
 

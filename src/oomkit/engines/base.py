@@ -16,7 +16,8 @@ other token stays. Fields that are no option of the engine (engine_version, oomk
 left out; each engine's args.py names them. The walking and editing is shared (engines/command.py), each engine
 gives one table of its options.
 
-The registry below imports an engine package only when it is asked for (each costs a few milliseconds).
+The registry below imports an engine package only when it is asked for by name, program or module (each costs
+milliseconds to tens of them; a command needs one), from small static tables of those names.
 """
 
 from __future__ import annotations
@@ -117,6 +118,9 @@ class EngineModule:
     command_notes_fn: Callable[[Any], tuple[str, ...]] | None = None
     # (spec, settings) -> the model as the settings change its config (vLLM --hf-overrides); None: as resolved
     model_fn: Callable[[Any, Any], Any] | None = None
+    # text given as MODEL -> the refusal naming the oomkit form, when it is the engine's own configuration file (an
+    # Ollama Modelfile, a vLLM --config YAML; several lines each); None: not one (pasted_file_hint)
+    file_hint_fn: Callable[[str], str | None] | None = None
 
     def settings(self, **options: Any) -> Any:
         return self.Settings(**options)
@@ -223,10 +227,29 @@ class EngineModule:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The registry: engine name -> its package under oomkit.engines, imported when asked for.
+# The registry: engine name -> its package under oomkit.engines, imported on first use by name (importlib; each
+# package costs milliseconds to tens of them, and a command needs one engine). The names that pick an engine before
+# its package is loaded (the spellings users type, the programs and `python -m` modules whose command lines it
+# reads) are kept here as small static tables; each engine record still owns what it does with them (the program
+# variant its parser is told), and tests/test_engine_registry.py checks the tables against the records.
 
 _PACKAGES = {"llama.cpp": "llamacpp", "ollama": "ollama", "vllm": "vllm", "sglang": "sglang",
              "transformers": "transformers", "mlx": "mlx"}
+# other spellings of an engine's name -> the engine (each record's `aliases`)
+_ALIASES = {**dict.fromkeys(("llamacpp", "llama-cpp", "llama_cpp", "llama-server", "llama-cli", "lmstudio",
+                             "lm-studio"), "llama.cpp"),
+            **dict.fromkeys(("mlx-lm", "mlx_lm"), "mlx")}
+# executable name -> the engine whose command line it starts (each record's `programs`)
+_PROGRAMS = {**dict.fromkeys(("llama-server", "server", "llama-cli", "llama-completion", "llama-run", "main",
+                              "llama-mtmd-cli", "llama-llava-cli", "llama-gemma3-cli", "llama-qwen2vl-cli",
+                              "llama-perplexity", "perplexity", "llama-imatrix", "imatrix", "llama-embedding",
+                              "embedding", "llama-fit-params", "llama-bench", "lms"), "llama.cpp"),
+             "ollama": "ollama", "vllm": "vllm", "sglang": "sglang",
+             **dict.fromkeys(("mlx_lm.server", "mlx_lm.generate", "mlx_lm.chat", "mlx_lm"), "mlx")}
+# `python -m MODULE` -> the engine (each record's `python_modules`)
+_MODULES = {"llama_cpp.server": "llama.cpp", "vllm.entrypoints.openai.api_server": "vllm",
+            "vllm.entrypoints.api_server": "vllm", "sglang.launch_server": "sglang",
+            **dict.fromkeys(("mlx_lm.server", "mlx_lm.generate", "mlx_lm.chat", "mlx_lm"), "mlx")}
 
 
 def _load(name: str) -> EngineModule:
@@ -234,27 +257,38 @@ def _load(name: str) -> EngineModule:
 
 
 def all_engines() -> tuple[EngineModule, ...]:
+    """Every engine record (loads every engine package: for listings and searches over all of them)."""
     return tuple(_load(name) for name in _PACKAGES)
 
 
 def get_engine(name: str) -> EngineModule:
     key = str(name).strip().lower()
+    key = _ALIASES.get(key, key)
     if key in _PACKAGES:
         return _load(key)
-    for eng in all_engines():
-        if key in eng.aliases:
-            return eng
     raise OomkitError(f"unknown engine {name!r}: known engines are {', '.join(sorted(_PACKAGES))}")
 
 
 def engine_for_program(program: str, module: str | None = None) -> tuple[EngineModule, str | None] | None:
     """The engine whose command line starts with `program` (an executable name, or `python -m module`), and the
     program variant its parser is told; None when no engine runs as that program."""
+    table, key = (_MODULES, module) if module is not None else (_PROGRAMS, program)
+    if key not in table:
+        return None
+    eng = _load(table[key])
+    variants = eng.python_modules if module is not None else eng.programs
+    return eng, variants[key]
+
+
+def pasted_file_hint(text: str) -> str | None:
+    """When `text`, given as MODEL, is an engine's own configuration file (an Ollama Modelfile, a `vllm serve
+    --config` YAML), the one-line refusal that names the oomkit form reading the same model and settings (the
+    engine's `file_hint_fn`); None otherwise. Such a file has several lines: a one-line MODEL loads no engine."""
+    if len(text.splitlines()) < 2:
+        return None
     for eng in all_engines():
-        table = eng.python_modules if module is not None else eng.programs
-        key = module if module is not None else program
-        if key in table:
-            return eng, table[key]
+        if eng.file_hint_fn is not None and (hint := eng.file_hint_fn(text)) is not None:
+            return hint
     return None
 
 

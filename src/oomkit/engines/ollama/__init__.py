@@ -36,6 +36,7 @@ from .args import (
     flag_takes_value,
     format_command,
     modelfile,
+    modelfile_hint,
     parse_args,
     rewrite_command,
     run_variables_warning,
@@ -97,6 +98,7 @@ ENGINE = EngineModule(
     model_fn=lambda spec, s: library_context(spec),  # the trained context the library GGUF carries
     knobs_fn=knobs, extras_fn=lambda tag, s: {"modelfile": modelfile(tag, s)}, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
     command_notes_fn=lambda s: tuple(filter(None, [run_variables_warning(s), serve_note(s)])),
+    file_hint_fn=modelfile_hint,  # a Modelfile pasted as MODEL
 )
 
 __all__ = ["DEFAULT_GGUF_TYPE", "ENGINE", "FIT_TARGET", "MINIMUM_MEMORY", "MINIMUM_MEMORY_DEFAULT", "NEUTRAL",

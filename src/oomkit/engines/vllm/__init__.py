@@ -30,7 +30,7 @@ to published start-up logs (tests/fixtures/engine_logs/vllm/), so they carry the
 from __future__ import annotations
 
 from ..base import EngineModule
-from .args import flag_takes_value, format_command, parse_args, rewrite_command
+from .args import config_hint, flag_takes_value, format_command, parse_args, rewrite_command
 
 # vLLM loads the checkpoint as published (its config's dtype / quantization_config): the default format hook.
 from .cluster import node_commands
@@ -50,6 +50,7 @@ ENGINE = EngineModule(
     newest=NEWEST, eras=ERAS,
     model_fn=lambda spec, s: with_hf_overrides(spec, s.hf_overrides)[0],
     knobs_fn=knobs, relief_fn=relief, cluster_fn=node_commands, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
+    file_hint_fn=config_hint,  # a `vllm serve --config` YAML pasted as MODEL
 )
 
 __all__ = ["CUDA_DRIVER_RESERVED", "ENGINE", "ERAS", "NEUTRAL", "NEWEST", "KvPlan", "KvSpec", "Resolved",
