@@ -241,6 +241,73 @@ def test_engine_view_totals_match_a_real_run():
     assert est.kv_cache_bytes > 0 and est.host.kv_cache_bytes == est.kv_cache_bytes  # no GPU: on the host
 
 
+def live_tensor_peak(model, ids) -> int:
+    """The most bytes of tensor storage alive at once during one prefill forward (use_cache, logits_to_keep=1),
+    followed through the dispatcher: every op's output storage counts from its creation until the last tensor on it
+    is gone (the CPU stand-in for torch.cuda.max_memory_allocated; the parameters are left out)."""
+    import weakref
+
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+
+    params = {t.untyped_storage().data_ptr() for t in [*model.parameters(), *model.buffers()]}
+    live: dict[int, list[int]] = {}
+    state = {"cur": 0, "peak": 0}
+
+    def drop(ptr):
+        entry = live[ptr]
+        entry[1] -= 1
+        if entry[1] == 0:
+            state["cur"] -= entry[0]
+            del live[ptr]
+
+    class Track(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            for t in tree_flatten(out)[0]:
+                if not isinstance(t, torch.Tensor):
+                    continue
+                st = t.untyped_storage()
+                ptr, n = st.data_ptr(), st.nbytes()
+                if not ptr or not n or ptr in params:
+                    continue
+                if ptr in live:
+                    live[ptr][1] += 1
+                else:
+                    live[ptr] = [n, 1]
+                    state["cur"] += n
+                    state["peak"] = max(state["peak"], state["cur"])
+                weakref.finalize(t, drop, ptr)
+            return out
+
+    with torch.no_grad(), Track():
+        model(ids, use_cache=True, logits_to_keep=1)
+    return state["peak"]
+
+
+@pytest.mark.parametrize("n_layers", [1, 3])
+def test_prefill_working_set_matches_transformers(n_layers):
+    """Qwen2.5-0.5B's real widths (896 hidden, 4864 MLP, 14 / 2 heads of 64), bf16, a 1024-token prefill: the peak
+    is the cache plus the MLP's three T x n_ff tensors plus the hidden rows the forward holds (inputs_embeds, the
+    loop's layer input, residual, normed: four from the second layer on, three on a one-layer model), leaving only
+    the rotary cos / sin (2 x T x head_dim) and the int64 positions, which oomkit does not count."""
+    torch = pytest.importorskip("torch")
+    cfg = real_config("qwen2.5-0.5b-instruct", n_layers, "bfloat16", hidden_size=896, intermediate_size=4864,
+                      tie_word_embeddings=True)
+    model = _hf_model(cfg)
+    T = 1024
+    ids = torch.randint(3, cfg["vocab_size"], (1, T), generator=torch.Generator().manual_seed(1))
+    peak = live_tensor_peak(model, ids)
+    spec = spec_from_config(cfg, name="tiny")
+    s = tfe.TransformersSettings(prompt_tokens=T, max_new_tokens=1, engine_version=installed_version())
+    r = tfe.resolve(spec, s)
+    caches = tfe.layer_caches(spec, r)
+    predicted = sum(c.storage_prefill for c in caches) + tfe.transients(spec, s, r, caches).prefill_layer
+    rest = peak - predicted
+    assert 0 <= rest <= T * (2 * 64 * 2 + 2 * 8), f"{n_layers} layers: measured {peak:,}, oomkit {predicted:,}"
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Rules that need no torch
 

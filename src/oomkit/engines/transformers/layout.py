@@ -191,9 +191,11 @@ def _compute_on(tr: Transients, placement: Placement, phase: str) -> dict[int, i
     """The working set: prefill on every device with layers, logits on the lm_head's device."""
     out: dict[int, int] = {}
     layer_part = tr.prefill_layer if phase == "prefill" else tr.decode_layer
+    far_part = tr.prefill_layer_far if phase == "prefill" else tr.decode_layer
     logit_part = tr.prefill_logits if phase == "prefill" else tr.decode_logits
     for d in set(placement.layer_device):
-        out[d] = max(out.get(d, 0), layer_part)
+        # inputs_embeds stays on the embedding's device (transients.py)
+        out[d] = max(out.get(d, 0), layer_part if d == placement.embed_device else far_part)
     out[placement.head_device] = max(out.get(placement.head_device, 0), logit_part)
     return out
 

@@ -34,18 +34,26 @@ K_ROUND_LARGE = 2 * MiB
 @dataclass(frozen=True)
 class Transients:
     prefill_layer: int  # the largest layer's working set during the prefill forward
+    prefill_layer_far: int  # the same on a device without the embedding output (device_map across devices)
     prefill_logits: int  # hidden rows + logits (model dtype) + the float32 copy generate takes
     decode_layer: int  # the largest per-step working set during decoding (cat / dequant / MLA expansion)
     decode_logits: int
 
 
 def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: list[LayerCache]) -> Transients:
-    """The working set of one forward, modelled from the ops transformers runs (not measured):
+    """The working set of one forward, modelled from the ops transformers runs (the dense prefill is checked on the
+    CPU against a real forward's live tensors: test_transformers_engine.py test_prefill_working_set_matches_transformers):
 
-    prefill, per layer: two hidden-state rows (residual and normed) plus the larger of attention (Q, new K and V, the
-    copy `torch.cat` makes into the cache, the output; eager attention adds the B x H x T x T_kv scores and their
-    float32 softmax, sdpa/flash do not) and the MLP (gate, up and their product: 3 x T x n_ff; MoE: the routed
-    tokens' experts). MLA layers from 5.15 expand the cached latents to per-head K and V every forward
+    prefill, per layer: the hidden-state rows alive plus the larger of attention (Q, new K and V, the copy
+    `torch.cat` makes into the cache, the output; eager attention adds the B x H x T x T_kv scores and their float32
+    softmax, sdpa/flash do not) and the MLP (gate, up and their product: 3 x T x n_ff; MoE: the routed tokens'
+    experts). The rows (B x T x n_embd each): the decoder layer's normed input and, in the MLP, its post-attention
+    residual (`residual = hidden_states` then the norm); the model's forward (LlamaModel / Qwen2Model.forward, 4.46 to
+    5.24) keeps `inputs_embeds` (the embedding output) for the whole forward and the layer's input in its loop variable
+    `hidden_states` until the layer returns, so from the second layer on the attention sees three rows and the MLP
+    four. With device_map across devices, accelerate's AlignDevicesHook.pre_forward (send_to_device) copies the input of
+    a device's first layer onto it, so a device without the embedding holds no `inputs_embeds` (prefill_layer_far).
+    MLA layers from 5.15 expand the cached latents to per-head K and V every forward
     (DeepseekV3Attention.expand_kv).
     logits: generate passes logits_to_keep=1, so [B, 1, V] in the model dtype plus the float32 copy
     (`outputs.logits[:, -1].to(copy=True, dtype=torch.float32)`); before 4.45 the models computed [B, T, V] and
@@ -57,7 +65,7 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
     T = min(r.prompt, s.prefill_chunk_size) if s.prefill_chunk_size else r.prompt
     resid = B * T * spec.n_embd * dt
     by_index = {c.index: c for c in caches}
-    pre_layer = dec_layer = 0
+    pre_layer = pre_far = dec_layer = 0
     for layer in spec.trunk_layers:
         c = by_index.get(layer.index)
         a = layer.attention
@@ -84,7 +92,11 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
             mlp = B * T * (3 * f.n_ff_expert * f.n_experts_used + 3 * f.n_ff_shared + 2 * spec.n_embd * f.n_experts_used) * dt
         else:
             mlp = 3 * B * T * f.n_ff * dt
-        pre_layer = max(pre_layer, 2 * resid + max(attn, mlp))
+        # the rows held beside the layer's working set: inputs_embeds and the loop's layer input (one tensor on the
+        # first layer), the normed input, and during the MLP the post-attention residual
+        held = 2 if layer is spec.trunk_layers[0] else 3
+        pre_layer = max(pre_layer, held * resid + attn, (held + 1) * resid + mlp)
+        pre_far = max(pre_far, 2 * resid + attn, 3 * resid + mlp)
         if c is not None and c.cls.startswith(("DynamicLayer", "DynamicSlidingWindow", "Dynamic+")):
             dec_layer = max(dec_layer, c.storage_end - c.conv_bytes - c.ssm_bytes)  # the old copy during the cat
         elif c is not None and c.cls in ("QuantoQuantizedLayer", "HQQQuantizedLayer"):
@@ -98,7 +110,7 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
         pre_logits = B * r.keep * V * dt + B * V * 4
     pre_logits += B * T * spec.n_embd * dt
     dec_logits = B * V * (dt + 4)
-    return Transients(pre_layer, pre_logits, dec_layer, dec_logits)
+    return Transients(pre_layer, pre_far, pre_logits, dec_layer, dec_logits)
 
 
 # ---------------------------------------------------------------------------------------------------------
