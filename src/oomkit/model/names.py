@@ -14,6 +14,7 @@ whose config it mirrors.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -221,7 +222,13 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(r"(?:-mlx)?-fp16", "-fp16: unquantized float16", _fixed(None, "float16")),
     _Rule(r"-mlx", "-MLX: MLX conversion, unquantized", _fixed(None, "bfloat16")),
 )
-_COMPILED = tuple((re.compile(f"(?:{r.pattern})$"), r) for r in _RULES)
+
+
+@functools.cache
+def _compiled() -> tuple[tuple[re.Pattern[str], _Rule], ...]:
+    """The rules' patterns, compiled when a name is first read by them (a catalog name or a GGUF repo is not)."""
+    return tuple((re.compile(f"(?:{r.pattern})$"), r) for r in _RULES)
+
 
 # The suffixes `oomkit models` shows as what an entry resolves from (each one read by a rule above; the tests hold
 # every one against `derive`).
@@ -444,7 +451,7 @@ SAME_NAME = ("a re-upload or fine-tune under the base model's name (same shapes;
 
 
 def _by_rules(name: str, publisher: str, tail: str, after: tuple[str, ...]) -> Derivation | None:
-    for rx, rule in _COMPILED:
+    for rx, rule in _compiled():
         if rule.publishers and publisher not in rule.publishers:
             continue
         m = rx.search(tail)
