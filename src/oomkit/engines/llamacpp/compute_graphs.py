@@ -42,6 +42,19 @@ class _Graph:
         root = self.nodes[of].view if self.nodes[of].view >= 0 else of
         return self.add(self.nodes[of].size, of, view=root)
 
+    def token_inputs(self, resid: int, T: int, masks: int, n_outputs: int, v_idx_size: int, k_rot: int = 0,
+                     v_rot: int = 0) -> tuple[int, int, int, int, int, int, int, int]:
+        """A token graph's inputs in llm_graph_context's order: the tokens, inp_embd (never read by it), K's
+        rotation, the positions, V's rotation, the K / V row indices, the masks and the output ids -> (tokens,
+        k_rot, pos, v_rot, k_idx, v_idx, mask, out_ids), -1 for a rotation the cache does not have."""
+        tokens = self.add(T * 4)
+        self.add(resid)
+        krot = self.add(k_rot) if k_rot else -1
+        pos = self.add(T * 4)
+        vrot = self.add(v_rot) if v_rot else -1
+        k_idx, v_idx = self.add(T * 8), self.add(v_idx_size)
+        return tokens, krot, pos, vrot, k_idx, v_idx, self.add(masks), self.add(n_outputs * 4)
+
     def split_between(self, lo: int, hi: int) -> bool:
         """Whether a split starts at a node strictly between lo and hi (splits ascend: each starts at the end)."""
         k = bisect_right(self.splits, lo)
@@ -171,14 +184,8 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
         mask = inp(masks)
         out_ids = inp(n_outputs * 4)
     else:
-        tokens = add(T * 4)
-        add(resid)  # inp_embd: an input the token graph never reads
-        krot = add(k_rot) if k_rot else -1
-        pos = add(T * 4)
-        vrot = add(v_rot) if v_rot else -1
-        k_idx, v_idx = add(T * 8), add(v_idx_size)
-        mask = add(masks)
-        out_ids = add(n_outputs * 4)
+        tokens, krot, pos, vrot, k_idx, v_idx, mask, out_ids = g.token_inputs(resid, T, masks, n_outputs, v_idx_size,
+                                                                               k_rot, v_rot)
     n_inputs = len(nodes)
     names = {t.name for t in spec.weights.tensors}
     cur = embd if device else add(resid, tokens)  # GET_ROWS of the token embeddings
@@ -1188,11 +1195,7 @@ def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
         k_idx, v_idx = inp(T * 8), inp(v_idx_size)
         mask, out_ids = inp(masks), inp(n_outputs * 4)
     else:
-        tokens = add(T * 4)
-        add(resid)  # inp_embd: an input the token graph never reads
-        pos = add(T * 4)
-        k_idx, v_idx = add(T * 8), add(v_idx_size)
-        mask, out_ids = add(masks), add(n_outputs * 4)
+        tokens, _, pos, _, k_idx, v_idx, mask, out_ids = g.token_inputs(resid, T, masks, n_outputs, v_idx_size)
     n_inputs = len(nodes)
     if not device:
         cur = add(resid, tokens)  # GET_ROWS of the token embeddings
@@ -1257,13 +1260,8 @@ def deci_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
     resid = spec.n_embd * T * F32
     a0 = next((la.attention for la in spec.trunk_layers if la.attention is not None), None)
     v_idx_size = T * 8 if flash_attn or a0 is None else a0.n_kv_heads * a0.head_dim_v * T * 8
-    tokens = add(T * 4)
-    add(resid)  # inp_embd: an input the token graph never reads
-    krot = add(k_rot) if k_rot else -1
-    pos = add(T * 4)
-    vrot = add(v_rot) if v_rot else -1
-    k_idx, v_idx = add(T * 8), add(v_idx_size)
-    mask, out_ids = add(masks), add(n_outputs * 4)
+    tokens, krot, pos, vrot, k_idx, v_idx, mask, out_ids = g.token_inputs(resid, T, masks, n_outputs, v_idx_size,
+                                                                           k_rot, v_rot)
     n_inputs = len(nodes)
     cur = add(resid, tokens)  # GET_ROWS of the token embeddings
     width = {t.name: t.shape for t in spec.weights.tensors}
