@@ -290,8 +290,10 @@ def live_tensor_peak(model, ids) -> int:
 def test_prefill_working_set_matches_transformers(n_layers):
     """Qwen2.5-0.5B's real widths (896 hidden, 4864 MLP, 14 / 2 heads of 64), bf16, a 1024-token prefill: the peak
     is the cache plus the MLP's three T x n_ff tensors plus the hidden rows the forward holds (inputs_embeds, the
-    loop's layer input, residual, normed: four from the second layer on, three on a one-layer model), leaving only
-    the rotary cos / sin (2 x T x head_dim) and the int64 positions, which oomkit does not count."""
+    loop's layer input, residual, normed: four from the second layer on, three on a one-layer model) plus the rotary
+    cos / sin (2 x T x 64 in bf16) and the int64 position ids the model's forward keeps for every layer: measured
+    36,184,064 B (1 layer) and 39,067,648 B (3 layers) on transformers 5.24, oomkit's figure to the byte. Without the
+    rotary and position terms oomkit is 270,336 B (264 B a token) short, past the 0.1 % allowed here."""
     torch = pytest.importorskip("torch")
     cfg = real_config("qwen2.5-0.5b-instruct", n_layers, "bfloat16", hidden_size=896, intermediate_size=4864,
                       tie_word_embeddings=True)
@@ -304,8 +306,22 @@ def test_prefill_working_set_matches_transformers(n_layers):
     r = tfe.resolve(spec, s)
     caches = tfe.layer_caches(spec, r)
     predicted = sum(c.storage_prefill for c in caches) + tfe.transients(spec, s, r, caches).prefill_layer
-    rest = peak - predicted
-    assert 0 <= rest <= T * (2 * 64 * 2 + 2 * 8), f"{n_layers} layers: measured {peak:,}, oomkit {predicted:,}"
+    assert abs(peak - predicted) <= 0.001 * peak, f"{n_layers} layers: measured {peak:,}, oomkit {predicted:,}"
+
+
+@pytest.mark.parametrize(("slug", "width"), [
+    ("qwen2.5-0.5b-instruct", 64),  # head_dim 64, the whole head
+    ("phi-2", 32),  # head_dim 80 x partial_rotary_factor 0.4
+    ("stablelm-2-1.6b", 16),  # 64 x 0.25
+    ("deepseek-v2-lite", 64),  # MLA: qk_rope_head_dim
+    ("gpt2", 0),  # learned absolute positions
+    ("opt-125m", 0),
+])
+def test_rotary_width(slug, width):
+    """The cos / sin columns the rotary embedding makes (transients.py rotary_width)."""
+    from oomkit.engines.transformers.transients import rotary_width
+
+    assert rotary_width(_spec(slug)) == width
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -22,6 +22,11 @@ send_to_device copies the input over, and no inputs_embeds lives there. With tho
 
     0.5B  0.974 0.974 0.981 0.988     7B   0.994 0.997 0.997 0.996     32B  0.999 1.000 1.000 1.000
     1.5B  0.994 0.996 0.995 0.994     14B  0.993 0.995 0.995 0.995     72B  0.999 1.000 1.000 1.000
+
+and with the rotary cos / sin and int64 position ids the forward keeps for every layer (4.45 on, transients.py):
+
+    0.5B  0.974 0.976 0.983 0.991     7B   0.994 0.997 0.997 0.997     32B  0.999 1.000 1.000 1.000
+    1.5B  0.994 0.997 0.997 0.996     14B  0.993 0.995 0.995 0.996     72B  0.999 1.000 1.000 1.000
 """
 
 from __future__ import annotations

@@ -391,6 +391,7 @@ def spec_from_config(
         name=name, architecture=arch, n_embd=n_embd, n_vocab=n_vocab, n_ctx_train=n_ctx_train, layers=layers,
         weights=weights, tied_embeddings=tied, n_nextn_layers=n_nextn, source=source, labels=tuple(labels),
         towers=(tower,) if tower else (), rope_scaling=rope_scaling(cfg, name), config_lengths=config_lengths(cfg),
+        partial_rotary_factor=partial_rotary_factor(cfg),
     )
 
 
@@ -499,6 +500,19 @@ def _mllama_cross_layers(r: _Reader, layers: tuple[LayerSpec, ...]) -> tuple[Lay
         raise OomkitError(f"{r.name}: text_config.cross_attention_layers must list layer indices below {n}")
     return tuple(replace(la, kind=LayerKind.NONE, cross_attention=True) if la.index in cross else la
                  for la in layers)
+
+
+def partial_rotary_factor(cfg: Mapping[str, Any]) -> float | None:
+    """config.json's partial_rotary_factor (Phi-2, StableLM, GLM, ...: the rotated share of each head), beside the
+    rope dict or inside it (transformers v5 rope_parameters); None when absent or unusable (the whole head)."""
+    rs = cfg.get("rope_parameters") or cfg.get("rope_scaling")
+    partial = cfg.get("partial_rotary_factor")
+    if partial is None and isinstance(rs, Mapping):
+        inner = [v for v in rs.values() if isinstance(v, Mapping)] or [rs]
+        partial = next((v["partial_rotary_factor"] for v in inner if "partial_rotary_factor" in v), None)
+    if isinstance(partial, bool) or not isinstance(partial, (int, float)) or not 0 < partial <= 1:
+        return None
+    return float(partial)
 
 
 def rope_scaling(cfg: Mapping[str, Any], name: str = "model") -> RopeScaling | None:

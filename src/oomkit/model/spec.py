@@ -233,6 +233,9 @@ class ModelSpec:
     # its own list (get_context_length), llama.cpp the converter's n_ctx_train above; empty where no config.json was
     # read (a GGUF keeps only its context_length)
     config_lengths: tuple[tuple[str, int], ...] = ()
+    # the rotated share of each head, config.json's partial_rotary_factor (top level, or in the rope dict); None: the
+    # whole head, or not read (a GGUF)
+    partial_rotary_factor: float | None = None
 
     @property
     def n_layers(self) -> int:

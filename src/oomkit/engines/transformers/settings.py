@@ -37,6 +37,10 @@ ERAS = Eras({
     # LinearAttentionLayer (update_conv_state); before, its own Lfm2HybridConvCache (wheels 4.54.0, 4.57.6, 5.0.0,
     # 5.2.0-5.4.0 read; 5.5.0 is the first with DynamicCache, as are 5.8.0, 5.10.0, 5.14.0, 5.17.0 and 5.18.0)
     "lfm2_linear_layer": (5, 5, 0),
+    # models/qwen2/modeling_qwen2.py Qwen2Model.forward: `position_embeddings = self.rotary_emb(hidden_states,
+    # position_ids)` once for all layers (4.45.0; LlamaModel already in 4.44.2); before, each attention layer computed
+    # its own cos / sin (4.44.2 Qwen2Attention.forward: `cos, sin = self.rotary_emb(value_states, seq_len=...)`)
+    "rotary_model_level": (4, 45, 0),
 })
 
 # generation/configuration_utils.py STATIC_CACHE_IMPLEMENTATIONS, DEPRECATED_STATIC_CACHE_IMPLEMENTATIONS,

@@ -55,6 +55,12 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
     a device's first layer onto it, so a device without the embedding holds no `inputs_embeds` (prefill_layer_far).
     MLA layers from 5.15 expand the cached latents to per-head K and V every forward
     (DeepseekV3Attention.expand_kv).
+    rotary: the model's forward computes the RoPE cos and sin once (B x T x the rotary width each, in the model dtype:
+    Qwen2RotaryEmbedding.forward `cos.to(dtype=x.dtype)`) and keeps them through every layer (`position_embeddings`,
+    from 4.45; before, each attention layer computed its own, alive in its attention only), beside the int64 position
+    ids (B x T x 8: Qwen2Model.forward `position_ids = torch.arange(...)`, in 4.45-4.57 a view of `cache_position`).
+    The rotary width is head_dim x partial_rotary_factor (the rotary embedding's `dim`), qk_rope_head_dim on MLA
+    layers; models with learned or ALiBi positions have none (rotary_width).
     logits: generate passes logits_to_keep=1, so [B, 1, V] in the model dtype plus the float32 copy
     (`outputs.logits[:, -1].to(copy=True, dtype=torch.float32)`); before 4.45 the models computed [B, T, V] and
     upcast it (`logits = logits.float()`).
@@ -65,6 +71,9 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
     T = min(r.prompt, s.prefill_chunk_size) if s.prefill_chunk_size else r.prompt
     resid = B * T * spec.n_embd * dt
     by_index = {c.index: c for c in caches}
+    rope = 2 * B * T * rotary_width(spec) * dt  # cos and sin
+    positions = B * T * 8
+    model_level = r.version >= ERAS["rotary_model_level"]
     pre_layer = pre_far = dec_layer = 0
     for layer in spec.trunk_layers:
         c = by_index.get(layer.index)
@@ -74,7 +83,7 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
             q = B * T * a.n_heads * a.head_dim_k * dt
             new_kv = B * T * (c.k_per_token + c.v_per_token)
             out = B * T * a.n_heads * a.head_dim_v * dt
-            attn = q + 2 * new_kv + out
+            attn = q + 2 * new_kv + out + (0 if model_level else rope)
             t_kv = min(c.window, r.prompt) if c.window else r.prompt
             if s.attn_implementation == "eager":
                 attn += B * a.n_heads * T * t_kv * (4 + dt)
@@ -103,6 +112,11 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
             dec_layer = max(dec_layer, 2 * B * r.end_tokens * (c.k_per_token + c.v_per_token))
         elif c is not None and c.cls == "Fp8QuantizedLayer":
             dec_layer = max(dec_layer, B * r.end_tokens * (c.k_per_token + c.v_per_token) * (4 + dt))
+    # the positions (and from 4.45 the cos / sin) live through every layer; accelerate's send_to_device copies them
+    # onto each device with layers
+    kept = positions + (rope if model_level else 0)
+    pre_layer += kept
+    pre_far += kept
     V = spec.n_vocab
     if r.version < ERAS["logits_to_keep"]:
         pre_logits = B * r.prompt * V * (dt + 4) + B * V * 4
@@ -111,6 +125,32 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
     pre_logits += B * T * spec.n_embd * dt
     dec_logits = B * V * (dt + 4)
     return Transients(pre_layer, pre_far, pre_logits, dec_layer, dec_logits)
+
+
+# GGUF architecture names of the decoders with ALiBi rather than rotary positions (transformers MptAttention,
+# BloomAttention, JAISAttention add the alibi bias to the scores; no rotary embedding module)
+_ALIBI = frozenset({"mpt", "bloom", "jais"})
+
+
+def rotary_width(spec: ModelSpec) -> int:
+    """Columns of the cos / sin the rotary embedding makes per token: its `dim`, head_dim x partial_rotary_factor
+    (modeling_rope_utils.py _compute_default_rope_parameters: `dim = int(head_dim * partial_rotary_factor)`; the
+    whole head without a factor), qk_rope_head_dim for MLA (DeepseekV3RotaryEmbedding
+    on config.qk_rope_head_dim); 0 with learned absolute positions (GPT-2, StarCoder, OPT, BERT: a position_embd table),
+    ALiBi (_ALIBI) or no attention layer."""
+    if spec.architecture in _ALIBI or any(t.name == "position_embd.weight" for t in spec.weights.tensors):
+        return 0
+    widths = [0]
+    for layer in spec.trunk_layers:
+        a = layer.attention
+        if a is None:
+            continue
+        if a.kv_lora_rank:
+            widths.append(a.qk_rope_head_dim)
+            continue
+        partial = spec.partial_rotary_factor
+        widths.append(int(a.head_dim_k * partial) if partial else a.head_dim_k)
+    return max(widths)
 
 
 # ---------------------------------------------------------------------------------------------------------
