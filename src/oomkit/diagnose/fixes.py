@@ -138,6 +138,9 @@ _CANNED_DROPS: tuple[tuple[str, Callable[[str, Diagnosis, list[Fix], str | None]
     ("an image's features, merged before any prefill step splits the prompt",
      lambda t, d, c, r: "prefill-step-size" in t and any("(image input)" in x for x in d.causes)),
     ("the weights are loaded before any batch runs", lambda t, d, c, r: "smaller batch" in t and d.stage == "weights"),
+    ("one weight tensor over the driver's per-allocation limit: the micro-batch and the context do not touch it",
+     lambda t, d, c, r: t.startswith(("-ub", "-c ", "split the model")) and any("one weight tensor is larger" in x
+                                                                                 for x in d.causes)),
     ("only where the message lists other processes",
      lambda t, d, c, r: "other processes listed" in t
      and not (d.stage == "other_process" or (d.stage == "unknown" and bool(other_processes(d.numbers))))),
@@ -1064,6 +1067,16 @@ def _llama_one_allocation(d: Diagnosis) -> list[Fix]:
     (ggml_backend_alloc_ctx_tensors_from_buft splits at it): on SYCL that is the device's reported maximum
     allocation, which llama.cpp #28953 (2026-09) cuts to 60% on Arc Pro B65 / B70, whose driver refuses less than
     it reports."""
+    if d.backend == "Vulkan" and any("one weight tensor is larger" in c for c in d.causes):
+        # reader: a weights buffer over the driver's per-allocation limit is one tensor on its own (ggml-alloc.c
+        # packs the rest under the limit); ggml-vulkan.cpp refuses any buffer over the limit, so only the tensor's
+        # placement or another backend changes it (Gemma 3n/4's per-layer embeddings: 4697620480 bytes in F16)
+        size = d.numbers.get("requested_bytes")
+        of = f" ({_m(size)})" if size else ""
+        return [Fix(summary=f"-ot <tensor>=CPU (--override-tensor) for the one tensor over the limit{of}: it stays in "
+                            "host RAM and the rest loads on the GPU (Ollama: a runner without that tensor on Vulkan)"),
+                Fix(summary="the ROCm or CUDA backend, whose allocations have no 4 GiB per-buffer cap; or a quant "
+                            "that makes that tensor smaller than the cap")]
     if d.backend != "SYCL":
         return []
     return [Fix(summary="a llama.cpp build with #28953 (2026-09-15): SYCL then reports 60% of the device's maximum "

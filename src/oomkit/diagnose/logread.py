@@ -509,10 +509,18 @@ HOSTS: tuple[tuple[str, str], ...] = (
 _OLLAMA_WORD = re.compile(r"(?<![\w-])[Oo]llama(?![A-Za-z]|_(?!llama_server))")
 
 
+# "lmstudio" in a path or a name that is not LM Studio's own output: its models folder (~/.lmstudio/models/, which
+# llama.cpp and Ollama users point at) and the lmstudio-community Hugging Face organisation (GGUF and MLX uploads run
+# by every engine); LM Studio's own logs name its app, its runtimes (~/.lmstudio/extensions/...) or its CLI
+_LMSTUDIO_ELSEWHERE = re.compile(r"\.lmstudio[/\\]models[/\\]|lmstudio-community")
+
+
 def host_of(region: str) -> str | None:
     for key, host in HOSTS:
         if key in region:
             if key in ("ollama", "Ollama") and not _OLLAMA_WORD.search(region):
+                continue
+            if key == "lmstudio" and region.count("lmstudio") == len(_LMSTUDIO_ELSEWHERE.findall(region)):
                 continue
             return host
     return None

@@ -132,6 +132,15 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
     if engine in HOSTED:  # the kernel's OOM killer, a library inside the engine: the log's program is the one to fix
         engine = host
     stage, confidence, why = _stage(doc, anchor, incident, numbers, around, settings, buffers)
+    if stage == "weights" and any(e.sig.id == "ggml_vulkan_buffer_limit" for e in incident[:STAGE_WINDOW]):
+        # ggml-alloc.c ggml_backend_alloc_ctx_tensors_from_buft packs a context's tensors into buffers of at most the
+        # buffer type's max size (ggml-vulkan.cpp: the device's max allocation size), so a weights buffer the driver
+        # refuses as over its limit holds one tensor larger than that limit: fewer layers or more free memory do not
+        # shrink it
+        stage = "buffer_limit"
+        why = [*why, "one weight tensor is larger than the Vulkan driver's per-allocation limit "
+                     "(maxMemoryAllocationSize): ggml packs weights into buffers under that limit, so this buffer is a "
+                     "single tensor; more free memory or fewer layers do not help"]
     if stage == "compute" and any(e.sig.id == "ggml_vulkan_buffer_limit" for e in incident[:STAGE_WINDOW]):
         # ggml-vulkan refuses a buffer over the device's maxBufferSize before allocating: free memory does not help
         why = [*why, "the Vulkan driver refuses one buffer this large (over its maxBufferSize): the compute buffer "

@@ -259,15 +259,31 @@ def events(doc: Text) -> list[Event]:
     for start, pos in hits:
         line = doc.line(start, pos, numbers[start])
         best: Signature | None = None
+        found: list[tuple[Signature, re.Match[str]]] = []
         for key, sigs in _KEYS.items():
             if key not in line.text:
                 continue
             for sig in sigs:
-                if (best is None or sig.priority > best.priority) and sig.regex().search(line.text):
+                m = sig.regex().search(line.text)
+                if m is None:
+                    continue
+                found.append((sig, m))
+                if best is None or sig.priority > best.priority:
                     best = sig
         if best is None:
             continue
-        out.append(Event(best, line, _numbers(doc, best, line)))
+        nums = _numbers(doc, best, line)
+        if len(found) > 1:
+            # a log pasted without its line ends runs the engine's messages together on one line ("...cudaMalloc
+            # failed: out of memory alloc_tensor_range: failed to allocate ROCm0 buffer of size N llama_init_from_model:
+            # ..."): the figures of the engine's other messages further along the line are read too
+            at = next(m for s, m in found if s is best)
+            for sig, m in found:
+                if sig is not best and sig.engine == best.engine and sig.fields and (m.start() >= at.end()
+                                                                                      or m.end() <= at.start()):
+                    for k, v in read_fields(sig.fields, [line.text[m.start():]]).items():
+                        nums.setdefault(k, v)
+        out.append(Event(best, line, nums))
     return out
 
 

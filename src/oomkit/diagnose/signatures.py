@@ -321,6 +321,42 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("--max-model-len at most the model's own maximum",
                "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 with rope scaling, if intended")),
     Signature(
+        # v1/engine/input_processor.py (processor.py before 0.11) _validate_model_input: a request whose one
+        # multimodal item has more embeddings than the encoder cache sized at start-up is refused with a 400 ("with
+        # length N" until 2025, "with N embedding tokens" after): the request is too large for a budget, nothing failed
+        # to allocate
+        "vllm_encoder_cache_exceeded", "vllm", ("exceeds the pre-allocated encoder cache size",),
+        r"exceeds the pre-allocated encoder cache size", role="not_oom", priority=6, ignore_case=True,
+        fields=(Field("mm_item_tokens", r"item with (?:length )?([0-9]{1,20})", "int"),
+                Field("encoder_cache_tokens", r"encoder cache size ([0-9]{1,20})", "int")),
+        message="The decoder prompt contains a(n) image item with length {N}, which exceeds the pre-allocated encoder "
+                "cache size {M}. Please reduce the input size or increase the encoder cache size by setting "
+                "--limit-mm-per-prompt at startup.",
+        versions="vLLM V1 (0.10+)",
+        causes=("one image/video/audio item of the request has more embedding tokens than the encoder cache vLLM "
+                "sized at start-up: the request is refused (HTTP 400), no memory ran out",),
+        fixes=("a smaller input item: a lower resolution (max_pixels in --mm-processor-kwargs), fewer frames or a "
+               "shorter clip",
+               "a larger encoder cache at start-up: --limit-mm-per-prompt with the item's size, or "
+               "--max-num-batched-tokens at least the item's tokens")),
+    Signature(
+        # v1/core/encoder_cache_manager.py compute_mm_encoder_budget (compute_encoder_budget): with chunked MM input
+        # disabled (models whose image tokens attend bidirectionally: Gemma 3/4) one item must fit a scheduler step,
+        # so start-up stops with this ValueError ("max_tokens_per_mm_item=N is larger than max_num_batched_tokens=M"
+        # in 0.11+); a configuration check, before any memory is measured
+        "vllm_chunked_mm_budget", "vllm", ("Chunked MM input disabled but",),
+        r"Chunked MM input disabled but max_tokens_per_mm_item", role="not_oom", priority=6,
+        fields=(Field("max_tokens_per_mm_item", r"max_tokens_per_mm_item(?: \(|=)([0-9]{1,20})", "int"),
+                Field("max_num_batched_tokens", r"larger than max_num_batched_tokens(?:\s{0,4}\(|=)([0-9]{1,20})",
+                      "int")),
+        message="ValueError: Chunked MM input disabled but max_tokens_per_mm_item ({N}) is larger than "
+                "max_num_batched_tokens ({M}). Please increase max_num_batched_tokens.",
+        versions="vLLM V1",
+        causes=("the model's largest multimodal item (max_tokens_per_mm_item) does not fit one scheduler step and "
+                "the model cannot split it (chunked MM input disabled): a start-up check, not a shortage",),
+        fixes=("--max-num-batched-tokens at least max_tokens_per_mm_item",
+               "--limit-mm-per-prompt '{\"image\": 0}' for text-only serving (no item to fit)")),
+    Signature(
         # model_executor/layers/linear.py UnquantizedLinearMethod.create_weights: the layer's parameter is created
         # at model construction; a torch.cuda.OutOfMemoryError there is logged ("Failed to create unquantized linear
         # weights: <PyTorch's message>", where PyTorch's own signature wins the line) and re-raised as this
@@ -714,6 +750,17 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("the GPU watchdog stopped a long command buffer (not an out-of-memory)",),
         fixes=("smaller prefill steps; run without a display attached to the GPU",)),
     Signature(
+        # mlx/backend/metal/eval.cpp (the command buffer's completion handler throws "[METAL] Command buffer
+        # execution failed: " + the error's localizedDescription): code 9, a buffer the command buffer used was no
+        # longer valid (freed while in flight: mlx#3689), not a shortage (that is code 8, Insufficient Memory)
+        "metal_invalid_resource", "mlx", ("kIOGPUCommandBufferCallbackErrorInvalidResource",),
+        r"kIOGPUCommandBufferCallbackErrorInvalidResource", role="not_oom", backend="Metal", priority=3,
+        message="[METAL] Command buffer execution failed: Invalid Resource "
+                "(00000009:kIOGPUCommandBufferCallbackErrorInvalidResource)",
+        causes=("a Metal buffer was released or invalid while a command buffer still used it (a bug of the MLX "
+                "build or the program), not an out-of-memory",),
+        fixes=("update MLX (and the package running it); report the model and input that trigger it",)),
+    Signature(
         "ggml_metal_buffer_nil", "llama.cpp", ("ggml_metal_get_buffer: error: buffer is nil",),
         r"ggml_metal_get_buffer: error: buffer is nil", stage="host_ram", backend="Metal", priority=3,
         message="ggml_metal_get_buffer: error: buffer is nil",
@@ -763,6 +810,35 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("a ggml context's tensor-metadata pool, sized by the program that made it, is too small: a bug in "
                 "that build (or a binding built against another ggml), not the GPU's or the host's memory",),
         fixes=("another llama.cpp build (the fix of the caller's context size)", "report it with the command line")),
+    Signature(
+        # ggml/src/ggml-backend.cpp ggml_backend_sched_backend_id_from_cur: a tensor already allocated in a buffer
+        # whose backend cannot run its op cannot be moved, so GGML_ABORT("pre-allocated tensor (%s) in a buffer (%s)
+        # that cannot run the operation (%s)") (before 2025: "pre-allocated tensor in a backend that cannot run the
+        # operation"): a placement the backends cannot serve (a draft model or split mode on another backend), no
+        # allocation failed
+        "ggml_preallocated_tensor", "llama.cpp", ("pre-allocated tensor",),
+        r"pre-allocated tensor (?:\([^)\n]{0,200}\) )?in a (?:buffer|backend)[^\n]{0,200}?cannot run the operation",
+        role="not_oom", priority=5,
+        fields=(Field("tensor", r"pre-allocated tensor \(([^)\n]{1,200})\)", "str"),
+                Field("buffer", r"in a buffer \(([^\n]{1,200}?)\) that cannot", "str")),
+        message="ggml-backend.cpp: pre-allocated tensor (cache_k_l0) in a buffer (Vulkan0) that cannot run the "
+                "operation (NONE)",
+        causes=("a tensor sits in a buffer of a backend that cannot run its operation (a draft/MTP model or a split "
+                "mode placed on a backend without that op): a placement error, not a shortage",),
+        fixes=("--spec-draft-device (or -dev) naming the same backend as the main model",
+               "-sm layer instead of -sm tensor; a build with one GPU backend")),
+    Signature(
+        # src/llama-mmap.cpp llama_file::impl::read_raw: fread/ReadFile failing throws
+        # std::runtime_error(format("read error: %s", strerror(errno))), which llama_model_load prints as "error
+        # loading model: read error: ...": the model file could not be read (a bad path, an unreadable or truncated
+        # file, a driver's mapped memory refusing the read), before or while weights are copied, not a shortage
+        "llama_read_error", "llama.cpp", ("error loading model: read error",),
+        r"error loading model: read error", role="not_oom", priority=5,
+        fields=(Field("reason", r"read error: ([^\n]{1,120})", "str"),),
+        message="llama_model_load: error loading model: read error: Bad address",
+        causes=("reading the model file failed (the OS error is printed): a file or runtime problem, not memory",),
+        fixes=("another build of the runtime (LM Studio: an earlier llama.cpp runtime; a newer llama.cpp)",
+               "check the model file (re-download it); try --no-mmap / --mmap the other way")),
     Signature(
         # ggml/src/ggml-alloc.c ggml_dyn_tallocr_alloc / ggml_tallocr_alloc (ggml_allocr_alloc in 2023 builds): the
         # graph allocator's buffer, reserved from a measured graph, is smaller than the graph it then allocates
