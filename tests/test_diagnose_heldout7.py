@@ -5,7 +5,9 @@ ggml's pre-allocated tensor abort and its context pool, llama.cpp's model-file r
 kernel fault under vLLM), Vulkan's per-allocation limit (a compute buffer, and a single weight tensor no layer count
 shrinks), ROCm on Strix Halo with the log run together on one line, a compute buffer multiplied by pipeline
 parallelism, an MTP draft's compute buffer, vLLM's KV check under pipeline parallelism and its sampler warm-up,
-Ollama's runner and system-memory errors and its layout backoff on Vulkan, SGLang, transformers and MLX. Each case is
+Ollama's runner and system-memory errors and its layout backoff on Vulkan, accelerate's device-map check, a PyTorch
+message wrapped mid-word from SGLang's fp8 load, an Ascend NPU's runtime failure under vLLM, MLX's Metal failure as a
+Markdown table row, LM Studio's bare exit code (a strict xfail: nothing in it names a cause). Each case is
 cited with the lines kept verbatim (the checks: tests/diagnose_heldout.py); `before` records what oomkit answered
 before the rules these logs led to; a case still missed after a source-backed attempt is a strict xfail
 (`known_miss`).

@@ -131,6 +131,11 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
     engine = anchor.sig.engine
     if engine in HOSTED:  # the kernel's OOM killer, a library inside the engine: the log's program is the one to fix
         engine = host
+    if anchor.sig.id == "metal_cmdbuf_oom" and host == "mlx":
+        # kIOGPUCommandBufferCallbackErrorOutOfMemory is Metal's own error code (MTLCommandBufferError 8), which MLX
+        # prints too (mlx/backend/metal/eval.cpp: "[METAL] Command buffer execution failed: " + the error's
+        # description): in an MLX program's log it is MLX's failure, not llama.cpp's ggml-metal
+        engine = "mlx"
     stage, confidence, why = _stage(doc, anchor, incident, numbers, around, settings, buffers)
     if stage == "weights" and any(e.sig.id == "ggml_vulkan_buffer_limit" for e in incident[:STAGE_WINDOW]):
         # ggml-alloc.c ggml_backend_alloc_ctx_tensors_from_buft packs a context's tensors into buffers of at most the

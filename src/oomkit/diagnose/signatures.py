@@ -1054,6 +1054,19 @@ SIGNATURES: tuple[Signature, ...] = (
                "check the bitsandbytes CUDA build (python -m bitsandbytes)",
                "BitsAndBytesConfig(llm_int8_enable_fp32_cpu_offload=True) with an explicit device_map")),
     Signature(
+        # accelerate/utils/modeling.py check_device_map (called by dispatch_model and transformers' from_pretrained
+        # with a device_map): a hand-made or inferred map that leaves a parameter without a device is refused before
+        # any weight moves; the memory behind the map is not the question
+        "hf_device_map_uncovered", "transformers", ("does not give any device for the following parameters",),
+        r"device_map provided does not give any device for the following parameters", role="not_oom", priority=6,
+        fields=(Field("parameters", r"following parameters: ([^'\"\n]{1,200})", "str"),),
+        message="ValueError: The device_map provided does not give any device for the following parameters: {names}",
+        versions="accelerate (check_device_map), through transformers from_pretrained(device_map=...)",
+        causes=("the device_map names no device for some parameters (a module infer_auto_device_map or a hand-made "
+                "map left out, often one outside the repeated layers): a map error, not a shortage",),
+        fixes=("add the named parameters' module to the device_map (or no_split_module_classes for the layer that "
+               "holds them), or let device_map='auto' build the whole map",)),
+    Signature(
         "bnb_no_gpu", "bitsandbytes", ("compiled without GPU support",), r"compiled without GPU support",
         role="not_oom", priority=4,
         message="The installed version of bitsandbytes was compiled without GPU support.",
