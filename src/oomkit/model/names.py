@@ -102,7 +102,10 @@ _MAKER = "maker"  # the publisher that made the base model (its own quantized re
 _NVIDIA = ("nvidia",)
 _REDHAT = ("redhatai", "neuralmagic", "nm-testing")
 _MLX_PUBLISHERS = ("mlx-community", "lmstudio-community", "nexveridian", "inferencerlabs")
-_LLM_COMPRESSOR_AWQ = ("cpatonn",)  # "-AWQ-4bit" repos written by llm-compressor (see _CT_W4A16_ASYM)
+# "-AWQ-4bit" repos written by llm-compressor (see _CT_W4A16_ASYM): cpatonn's, and cyankiwi's, which vLLM loads
+# through compressed-tensors (1CatAI/1Cat-vLLM#5: cyankiwi/Qwen3.5-35B-A3B-AWQ-4bit fails in
+# compressed_tensors.py get_scheme / _check_scheme_supported)
+_LLM_COMPRESSOR_AWQ = ("cpatonn", "cyankiwi")
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,12 @@ def _awq_bits(m, pub):
     return (_CT_W4A16_ASYM if pub in _LLM_COMPRESSOR_AWQ else _AWQ), None
 
 
+def _awq_scheme(m, pub):
+    weights = {"num_bits": 4, "type": "int", "symmetric": m.group("sym") == "sym", "strategy": "group",
+               "group_size": int(m.group("group"))}
+    return _ct(weights, "pack-quantized"), None
+
+
 def _autoround(m, pub):
     # Intel's AutoRound checkpoints ("-int4-AutoRound", OPEA's "-int4-AutoRound-awq-inc"): auto-round's defaults, bits
     # 4, group_size 128, sym True (intel/auto-round autoround.py AutoRound docstring), packed for GPTQ kernels
@@ -182,6 +191,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(r"-quantized\.w8a16", "RedHatAI -quantized.w8a16: compressed-tensors int8 per channel", _fixed(_CT_W8A16)),
     _Rule(r"-quantized\.w8a8", "RedHatAI -quantized.w8a8: compressed-tensors int8 W8A8 per channel",
           _fixed(_CT_W8A8)),
+    # llm-compressor's AWQ named with its scheme ("nm-testing/Qwen3-30B-A3B-awq-w4a16-g128-sym",
+    # vllm-project/llm-compressor#1406): compressed-tensors int4 of the group size and symmetry the name gives
+    _Rule(r"-awq-w4a16-g(?P<group>\d+)-(?P<sym>a?sym)", "-awq-w4a16-g<N>-sym / -asym: llm-compressor AWQ, "
+          "compressed-tensors int4 of that group size and symmetry", _awq_scheme),
     _Rule(r"-w4a16", "-W4A16: compressed-tensors int4, group 128", _fixed(_CT_W4A16)),
     _Rule(r"-w8a8", "-W8A8: compressed-tensors int8 W8A8", _fixed(_CT_W8A8)),
     _Rule(r"-fp8-dynamic", "-FP8-dynamic: compressed-tensors FP8 per channel, dynamic activations",
@@ -210,6 +223,12 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(r"(?:-unsloth)?-bnb-8bit", "-bnb-8bit: bitsandbytes int8", _fixed(_BNB8)),
     # MLX (mlx-community, lmstudio-community's -MLX-*): mlx_lm.convert -q --q-bits N, group 64
     _Rule(r"-mlx-(?P<bits>[2-8])-?bits?(?:-dwq(?:-v\d+|-\d{4,6})?)?", "-MLX-Nbit: mlx_lm.convert -q (affine, group 64)", _bits),
+    # "-MLX-Q8" (mlx-community/DeepSeek-R1-Distill-Qwen-1.5B-MLX-Q8, launched by mlx-openai-server PR #4): the same
+    # mlx_lm.convert -q --q-bits N
+    _Rule(r"-mlx-q(?P<bits>[2-8])", "-MLX-QN: mlx_lm.convert -q --q-bits N (affine, group 64)", _bits),
+    # the format before "-mlx" (nightmedia/Qwen3-Coder-Next-mxfp4-mlx, ml-explore/mlx-lm#844): mlx_lm.convert
+    # --q-mode mxfp4, whoever publishes it, as "-mlx" says
+    _Rule(r"-mxfp4-mlx", "-mxfp4-mlx: MLX mxfp4 (group 32, e8m0 scales)", _fixed(_mlx(4, "mxfp4"))),
     # a bare "-Nbit" is MLX naming whoever publishes it (mlx-community's "<model>-4bit", copied by people who upload
     # their own mlx_lm.convert output; mlx_lm loads nothing else): bitsandbytes repos say "bnb-4bit"
     _Rule(r"-(?P<bits>[2-8])-?bits?(?:-dwq(?:-v\d+|-\d{4,6})?)?", "-Nbit: mlx_lm.convert -q (affine, group 64)", _bits),
@@ -322,10 +341,15 @@ _GGUF_FILE_QUANT = re.compile(
 # Ollama's library as users paste it (ollama.com/library/qwen3:8b, the registry's own name): the tag after it
 _OLLAMA_LIBRARY = ("https://ollama.com/library/", "http://ollama.com/library/", "ollama.com/library/",
                    "https://registry.ollama.ai/library/", "registry.ollama.ai/library/")
+# ModelScope, whose GGUF repos Ollama pulls as "modelscope.cn/<owner>/<repo>:<quant>" (zai-org/GLM-4#752: "ollama run
+# modelscope.cn/lmstudio-community/GLM-Z1-32B-0414-GGUF:Q8_0") and whose model pages are
+# "modelscope.cn/models/<owner>/<repo>": the repo of the same name, mirrored from the hub
+_MODELSCOPE_HOSTS = tuple(f"{scheme}{www}modelscope.cn/{models}" for models in ("models/", "")
+                          for scheme in ("https://", "http://", "") for www in ("www.", ""))
 # The hub as users paste it: its own hosts and hf-mirror.com (the mirror HF_ENDPOINT names in China)
 _HUB_HOSTS = ("https://huggingface.co/", "http://huggingface.co/", "https://www.huggingface.co/", "www.huggingface.co/",
               "huggingface.co/", "https://hf.co/", "http://hf.co/", "hf.co/", "https://hf-mirror.com/",
-              "hf-mirror.com/")
+              "hf-mirror.com/", *_MODELSCOPE_HOSTS)
 # a GGUF repo's folder of one file type (unsloth's split quants: .../tree/main/UD-Q4_K_XL)
 _QUANT_FOLDER = re.compile(r"^(?:ud-)?(?:i?q\d(?:_[a-z0-9]+)*|tq\d_\d|bf16|f16|f32|mxfp4(?:_moe)?)$", re.IGNORECASE)
 
@@ -427,14 +451,15 @@ def derive(name: str) -> Derivation | None:
     found = _by_rules(name, publisher, tail, ())
     if found is not None:
         return found
-    # a fine-tune's words after the format ("Huihui-gpt-oss-20b-BF16-abliterated"): the format read before them
+    # a fine-tune's words after the format ("Huihui-gpt-oss-20b-BF16-abliterated"), or what the publisher packed
+    # ("sakamakismile/Qwen3.6-27B-Text-NVFP4-MTP", InternLM/lmdeploy#4556): the format read before them
     parts = tail.split("-")
     i = len(parts)
-    while i > 1 and _same_shape(parts[i - 1]):
+    while i > 1 and (_same_shape(parts[i - 1]) or parts[i - 1] in _PACKAGING_WORDS):
         i -= 1
     if i < len(parts):
         found = _by_rules(name, publisher, "-".join(parts[:i]), tuple(parts[i:]))
-        if found is not None:
+        if found is not None and ("mtp" not in found.dropped or _has_nextn(found.slug)):
             return found
     # a re-upload or fine-tune under the base's own name ("unsloth/Qwen3-30B-A3B-Instruct-2507",
     # "mlabonne/gemma-3-27b-it-abliterated"): the base's shapes, its weights as the base publishes them
@@ -474,7 +499,7 @@ def _base(publisher: str, stem: str) -> tuple[str, tuple[str, ...]] | None:
     """The catalog slug of a derivative's model part ("qwen3-8b", "qwen_qwen3-8b", "meta-llama-3.1-8b-instruct"),
     with the words dropped to find it."""
     for cand in _stems(publisher, stem):
-        slug = catalog.match_tail(cand)
+        slug = catalog.match_tail(cand) or _bf16_named(cand)
         if slug is not None:
             return slug, ()
     parts = stem.split("-")
@@ -489,6 +514,15 @@ def _base(publisher: str, stem: str) -> tuple[str, tuple[str, ...]] | None:
                     return None  # an MTP file of a model without a next-n block: not this model
                 return slug, tuple(parts[i:])
     return None
+
+
+def _bf16_named(stem: str) -> str | None:
+    """The catalog model whose own repo name is `stem` + "-BF16" (NVIDIA's "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+    beside its -FP8 and -NVFP4 siblings): a derivative names the model without the precision
+    ("lmstudio-community/NVIDIA-Nemotron-3-Nano-30B-A3B-MLX-4bit")."""
+    slug = catalog.match_tail(f"{stem}-bf16")
+    hf_id = catalog.base_hf_id(slug) if slug is not None else None
+    return slug if hf_id is not None and hf_id.lower().endswith("-bf16") else None
 
 
 def _stems(publisher: str, stem: str) -> list[str]:
@@ -511,6 +545,31 @@ _OLLAMA_SAME_SHAPE = {"devstral": {"small"}, "magistral": {"small"}}
 _OLLAMA_QUANT_WORDS = {"qat": "Q4_0"}  # Ollama's gemma3 "-it-qat" tags ship the QAT Q4_0 GGUF (ollama.com/library/gemma3/tags)
 
 
+# A word of the tag that restates the model's own name is no other model: the active-parameter count of a MoE
+# ("qwen3-vl:30b-a3b-instruct", "qwen3-next:80b-a3b-instruct-q4_K_M": ollama.com/library/qwen3-vl/tags, /qwen3-next/tags,
+# the models Qwen/Qwen3-VL-30B-A3B-Instruct and Qwen/Qwen3-Next-80B-A3B-Instruct the tags without it stand for)
+_ACTIVE_PARAMS = re.compile(r"a\d+(?:\.\d+)?b")
+# A release date as Ollama's tags write it, month and year ("command-r7b:7b-12-2024-q4_K_M": c4ai-command-r7b-12-2024)
+_MONTH_YEAR = re.compile(r"(?:0[1-9]|1[0-2])-20\d\d")
+
+
+def _own_words(slug: str) -> set[str]:
+    """The active-parameter words ("a3b") of the catalog model `slug`'s own repo name."""
+    hf_id = (catalog.base_hf_id(slug) or slug).lower()
+    return {w for w in re.split(r"[-_/.]", hf_id) if _ACTIVE_PARAMS.fullmatch(w)}
+
+
+def _dates_joined(words: list[str]) -> list[str]:
+    """["12", "2024", "q4_k_m"] -> ["12-2024", "q4_k_m"]: a month-year pair as the one release date it is."""
+    out: list[str] = []
+    for w in words:
+        if out and _MONTH_YEAR.fullmatch(f"{out[-1]}-{w}"):
+            out[-1] = f"{out[-1]}-{w}"
+        else:
+            out.append(w)
+    return out
+
+
 def ollama_tag(name: str) -> tuple[str, tuple[str, ...], str | None] | None:
     """"qwen3:30b-a3b-thinking-2507" -> ("qwen3:30b-a3b", ("thinking", "2507"), None): the catalog alias of the
     longest prefix of the tag, the qualifiers dropped (only words that keep the shapes), and the format a
@@ -523,9 +582,12 @@ def ollama_tag(name: str) -> tuple[str, tuple[str, ...], str | None] | None:
     for i in range(len(parts) - 1, 0, -1):
         dropped = parts[i:]
         cand = f"{lib}:{'-'.join(parts[:i])}"
-        if catalog.resolve_slug(cand) is None:
+        slug = catalog.resolve_slug(cand)
+        if slug is None:
             continue
-        if all(_same_shape(p) or p in _OLLAMA_SAME_SHAPE.get(lib, ()) for p in dropped):
+        own = _own_words(slug)
+        if all(_same_shape(p) or _MONTH_YEAR.fullmatch(p) or p in _OLLAMA_SAME_SHAPE.get(lib, ()) or p in own
+               for p in _dates_joined(dropped)):
             fmt = next((_OLLAMA_QUANT_WORDS[p] for p in dropped if p in _OLLAMA_QUANT_WORDS), None)
             return cand, tuple(dropped), fmt
         return None  # the nearest catalog tag differs by a word that may change the model
