@@ -25,6 +25,8 @@ from types import SimpleNamespace
 import pytest
 
 from oomkit.engines.ollama.graph import (
+    gemma3_embed_graph_bytes,
+    gemma3_embed_graph_replayed,
     gptoss_cpu_graph,
     qwen3_dense_graph_bytes,
     qwen3_gpu_graph,
@@ -479,3 +481,113 @@ def test_gptoss_120b_gpu_replay_for_the_catalog_model():
     spec = ollama_gguf(resolve("gpt-oss:120b", "MXFP4_MOE"))
     want = gptoss_graph_bytes(512, 32768, 16896, n_out=4, n_layer=36, NE=128, mask_cast=False, gpu_inputs=True)
     assert gptoss_graph_replayed(spec, 512, 32768, 16896, 4, False) == want + 96 == 165415040
+
+
+def gemma3_embed_graph_ggml(T: int = 2048, swa: int = 2560, full: int = 2048, n_layer: int = 24, E: int = 768,
+                            H: int = 3, KV: int = 1, D: int = 256, FF: int = 1152, V: int = 1000,
+                            dense: tuple[int, ...] = (3072, 768), on_cpu: bool = False) -> int:
+    """Ollama's EmbeddingGemma graph (model/models/gemma3/embed.go and model_text.go, v0.11.10-v0.11.11) without
+    flash attention, built with ggml as the Go code builds it: the token rows scaled; per block attn_norm, Q / K / V,
+    the Q and K norms, NeoX RoPE, Q scaled; the cache writes forwarded where nn.Attention calls Put (K's copy, V
+    permuted into the PermutedV cache); the whole cache read back (the reserve's cell range), kq = K x Q in F32,
+    soft_max_ext with the layer type's F32 mask, V x kq, a contiguous copy of its permutation; attn_output and
+    post_attention_norm; on the last block the rows at every position (get_rows of the hidden state and the
+    residual); ffn_norm, GELU in place on the gate, x up, ffn_down, post_ffw_norm; output_norm, mean pooling and
+    the two dense projections. Every 6th block uses the global cache (full cells), the others the SWA cache.
+    on_cpu=False: every block on a GPU, the token rows, masks, positions and output index the split's inputs (plain
+    leafs of the buffer); on_cpu=True: get_rows of the CPU's token_embd in the buffer, the inputs in buffers of
+    their own."""
+    g = _Ggml()
+    for name, (res, *args) in {"ggml_soft_max_ext": (P, P, P, P, F, F), "ggml_mean": (P, P, P),
+                               "ggml_gelu_inplace": (P, P, P)}.items():
+        f = getattr(g.base, name)
+        f.restype, f.argtypes = res, args
+        setattr(g, name[5:], f)
+    W, G = (g.init(_Params(n * C.sizeof(C.c_void_p) * 64, None, True)) for n in (2000, 300000))
+    w: dict = {}
+
+    def wt(name, typ, *shape):
+        if name not in w:
+            w[name] = (g.new_tensor_1d, g.new_tensor_2d, g.new_tensor_3d)[len(shape) - 1](W, typ, *shape)
+        return w[name]
+
+    def norm(t, name, n):
+        return g.mul(G, g.rms_norm(G, t, 1e-6), wt(name, T_F32, n))
+
+    inputs = W if on_cpu else G
+    caches = {il: (g.new_tensor_3d(W, T_F16, D, KV, full if (il + 1) % 6 == 0 else swa),
+                   g.new_tensor_3d(W, T_F16, full if (il + 1) % 6 == 0 else swa, D, KV)) for il in range(n_layer)}
+    if on_cpu:
+        x = g.get_rows(G, wt("tok", T_BF16, E, V), g.new_tensor_1d(W, T_I32, T))
+    else:
+        x = g.new_tensor_2d(G, T_F32, E, T)
+    masks = {False: g.new_tensor_2d(inputs, T_F32, swa, T), True: g.new_tensor_2d(inputs, T_F32, full, T)}
+    pos, outs = g.new_tensor_1d(inputs, T_I32, T), g.new_tensor_1d(inputs, T_I32, T)
+    gf = g.new_graph_custom(G, 65536, False)
+    fwd = lambda *ts: [g.build_forward_expand(gf, t) for t in ts]  # noqa: E731
+    x = g.scale(G, x, E ** 0.5)
+    for il in range(n_layer):
+        glob = (il + 1) % 6 == 0
+        cells = full if glob else swa
+        ck, cv = caches[il]
+        res = x
+        n = norm(x, "an", E)
+        q = norm(g.reshape_3d(G, g.mul_mat(G, wt("q", T_BF16, E, H * D), n), D, H, T), "qn", D)
+        q = g.scale(G, g.rope_ext(G, q, pos, None, D, 2, 2048, 1e4, 1., 0., 1., 32., 1.), D ** -0.5)
+        k = norm(g.reshape_3d(G, g.mul_mat(G, wt("k", T_BF16, E, KV * D), n), D, KV, T), "kn", D)
+        k = g.rope_ext(G, k, pos, None, D, 2, 2048, 1e4, 1., 0., 1., 32., 1.)
+        v = g.reshape_3d(G, g.mul_mat(G, wt("v", T_BF16, E, KV * D), n), D, KV, T)
+        fwd(g.cpy(G, k, g.view_1d(G, ck, D * KV * T, 0)))
+        fwd(g.cpy(G, g.permute(G, v, 1, 2, 0, 3), g.view_3d(G, cv, T, D, KV, g.nb(cv, 1), g.nb(cv, 2), 0)))
+        kk = g.view_3d(G, ck, D, KV, cells, g.nb(ck, 1), g.nb(ck, 2), 0)
+        vv = g.view_3d(G, cv, cells, D, KV, g.nb(cv, 1), g.nb(cv, 2), 0)
+        kq = g.soft_max_ext(G, g.mul_mat(G, g.permute(G, kk, 0, 2, 1, 3), g.permute(G, q, 0, 2, 1, 3)),
+                            masks[glob], 1.0, 0.0)
+        o = g.cont(G, g.permute(G, g.mul_mat(G, vv, kq), 0, 2, 1, 3))
+        x = norm(g.mul_mat(G, wt("ao", T_BF16, H * D, E), g.reshape_2d(G, o, H * D, T)), "pan", E)
+        if il == n_layer - 1:
+            x, res = g.get_rows(G, x, outs), g.get_rows(G, res, outs)
+        x = g.add(G, x, res)
+        res = x
+        n = norm(x, "fn", E)
+        a = g.mul(G, g.gelu_inplace(G, g.mul_mat(G, wt("g", T_BF16, E, FF), n)),
+                  g.mul_mat(G, wt("u", T_BF16, E, FF), n))
+        x = g.add(G, norm(g.mul_mat(G, wt("d", T_BF16, FF, E), a), "pfn", E), res)
+    x = g.cont(G, g.permute(G, norm(x, "on", E), 1, 0, 2, 3))
+    x = g.cont(G, g.permute(G, g.mean(G, x), 1, 0, 2, 3))
+    width = E
+    for i, d in enumerate(dense):
+        x, width = g.mul_mat(G, wt(f"dense{i}", T_BF16, width, d), x), d
+    buft = g.backend_cpu_buffer_type()
+    assert g.backend_alloc_ctx_tensors_from_buft(W, buft)
+    fwd(x)
+    return _reserved_bytes(g, gf, buft, (W, G))
+
+
+_GEMMA3_EMBED_SHAPES = [dict(), dict(on_cpu=True), dict(T=512, swa=1024, full=4096),
+                        dict(T=512, swa=1024, full=8192, on_cpu=True), dict(T=1000, swa=1512, full=1024),
+                        dict(n_layer=6)]
+
+
+@pytest.mark.parametrize("shape", _GEMMA3_EMBED_SHAPES, ids=[",".join(f"{k}={v}" for k, v in s.items()) or
+                                                            "embeddinggemma-2048" for s in _GEMMA3_EMBED_SHAPES])
+def test_gemma3_embed_replay_is_ggml_alloc(shape):
+    """graph.py gemma3_embed_graph_bytes against ggml_gallocr_reserve on the graph built with ggml (32 B CPU
+    alignment): EmbeddingGemma's widths (768, 3 heads of 256, 1 KV head, n_ff 1152), 24 blocks unless given."""
+    a = dict(T=2048, swa=2560, full=2048, n_layer=24, on_cpu=False)
+    a.update(shape)
+    got = gemma3_embed_graph_ggml(**a)
+    assert gemma3_embed_graph_bytes(768, 3, 1, 256, 1152, a["n_layer"], 1000, a["T"], a["swa"], a["full"],
+                                    (3072, 768), a["on_cpu"], 32) == got
+
+
+def test_gemma3_embed_replay_for_the_catalog_model():
+    """EmbeddingGemma from the catalog as Ollama's GGUF names it (gemma3 with pooling): a 2048-token batch over
+    the SWA cache (512 + 2048 cells) and the global one (2048): 113,262,592 B at CUDA's 128 B alignment, the
+    108.0 MiB ollama/ollama#12247 prints for CUDA0; the causal gemma3 decoder is not this graph."""
+    from oomkit.engines.ollama.weights import ollama_gguf
+
+    spec = ollama_gguf(resolve("embeddinggemma", "BF16"))
+    assert spec.architecture == "gemma3"
+    assert gemma3_embed_graph_replayed(spec, 2048, 2560, 2048) == 113262592
+    assert gemma3_embed_graph_replayed(ollama_gguf(resolve("gemma3:1b", "Q4_K_M")), 2048, 2560, 2048) is None

@@ -294,6 +294,107 @@ def qwen3_gpu_graph_replayed(spec: ModelSpec, n_tokens: int, cells: int, n_outpu
                                    set_rows, 32 if on_cpu else 128, flash_attention, on_cpu)
 
 
+GEMMA3_GLOBAL_EVERY = 6  # model/models/gemma3/model_text.go gemmaGlobalCacheCount: every 6th block is a global one
+
+
+@lru_cache(maxsize=64)
+def gemma3_embed_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: int, n_ff: int, n_layer: int,
+                             n_vocab: int, n_tokens: int, swa_cells: int, full_cells: int, dense: tuple[int, ...],
+                             on_cpu: bool = False, alignment: int = 128) -> int:
+    """ggml-alloc's buffer for Ollama's gemma3 embedding graph without flash attention (v0.11.10-v0.11.11), replayed
+    node for node (galloc.py): model/models/gemma3/embed.go embedModel.Forward sets batch.Outputs to every position
+    and runs TextModel.Forward (model_text.go: the token rows scaled by sqrt(n_embd); per block attn_norm, the Q / K /
+    V projections, the Q and K norms, NeoX RoPE, Q scaled by 1/sqrt(head_dim), nn.Attention's cache writes (Put:
+    ctx.Forward of K's copy and of V's permuted copy), post_attention_norm, on the last block Rows of the hidden
+    state and the residual at the outputs, ffn_norm, GELU in place on the gate, x up, ffn_down, post_ffw_norm) and
+    output_norm, then the mean pooling (pooling_type 1: permute, contiguous, ggml_mean, permute, contiguous) and the
+    dense projections (dense.0, dense.1 of the GGUF). ml/backend/ggml ScaledDotProductAttention without flash
+    attention: kq = mul_mat(K view, Q) in F32 (cells x tokens x heads), soft_max_ext with the mask, kqv =
+    mul_mat(V view, kq), a contiguous copy of its permutation; Backend.CacheConfig {CachePadding 32, PermutedV}:
+    kvcache/causal.go buildMask makes each cache's reserve mask an F32 input of cells x tokens
+    (ctx.Input().Empty), the SWA cache's (swa_cells: one sequence's window + the batch) and the global cache's.
+
+    Every block on a GPU: the token rows (token_embd's get_rows stays on the CPU with the input weights), the
+    positions, the output index (one row a token) and the two masks are the split's inputs the scheduler copies
+    into the GPU's buffer. on_cpu: the whole graph on the CPU backend (get_rows a node of this buffer, the inputs
+    in buffers of their own). Held to ollama/ollama#12247's CUDA0 "compute graph" 108.0 MiB (embeddinggemma,
+    2048-token batch: 113,262,592 B replayed) and to ggml_gallocr_reserve on the same graph built with ggml
+    (tests/test_ollama_graph_ggml.py)."""
+    E, H, KV, D, FF, Tn = n_embd, n_head, n_head_kv, head_dim, n_ff, n_tokens
+
+    def f32(op: str, srcs: tuple, *shape: int) -> T:
+        n = 4
+        for d in shape:
+            n *= d
+        return T(op, srcs, n, ("f32", shape))
+
+    def inp(nbytes: int, *shape: int, kind: str = "f32") -> T:
+        return T("", nbytes=nbytes, layout=(kind, shape), external=on_cpu)
+
+    def norm(t: T, *shape: int) -> T:
+        return f32("mul", (f32("rms_norm", (t,), *shape), _weight(shape[0])), *shape)
+
+    g = Graph()
+    if on_cpu:
+        rows = f32("get_rows", (_weight(E, n_vocab), inp(4 * Tn, Tn, kind="i32")), E, Tn)
+    else:
+        rows = inp(4 * E * Tn, E, Tn)
+    masks = {False: inp(4 * swa_cells * Tn, swa_cells, Tn), True: inp(4 * full_cells * Tn, full_cells, Tn)}
+    pos = inp(4 * Tn, Tn, kind="i32")
+    outs = inp(4 * Tn, Tn, kind="i32")
+    x = f32("scale", (rows,), E, Tn)
+    for il in range(n_layer):
+        is_global = (il + 1) % GEMMA3_GLOBAL_EVERY == 0
+        cells = full_cells if is_global else swa_cells
+        ck, cv = _weight(D, KV, cells), _weight(cells, D, KV)  # the layer's K cache and its permuted V cache
+        res = x
+        n = norm(x, E, Tn)
+        q = view(f32("mul_mat", (_weight(E, H * D), n), H * D, Tn))
+        q = f32("scale", (f32("rope", (norm(q, D, H, Tn), pos, None), D, H, Tn),), D, H, Tn)
+        k = view(f32("mul_mat", (_weight(E, KV * D), n), KV * D, Tn))
+        k = f32("rope", (norm(k, D, KV, Tn), pos, None), D, KV, Tn)
+        v = view(f32("mul_mat", (_weight(E, KV * D), n), KV * D, Tn))
+        g.expand(view(view(ck), k))  # Put: ctx.Forward(key.Copy(the K cache's view))
+        g.expand(view(view(cv), view(v)))  # and value.Permute(1, 2, 0, 3).Copy(the V cache's view)
+        kq = f32("soft_max", (f32("mul_mat", (view(ck), view(q)), cells, Tn, H), masks[is_global]), cells, Tn, H)
+        o = f32("cont", (view(f32("mul_mat", (view(cv), kq), D, Tn, H)),), D, H, Tn)
+        x = norm(f32("mul_mat", (_weight(H * D, E), view(o)), E, Tn), E, Tn)
+        if il == n_layer - 1:
+            x, res = f32("get_rows", (x, outs), E, Tn), f32("get_rows", (res, outs), E, Tn)
+        x = f32("add", (x, res), E, Tn)
+        res = x
+        n = norm(x, E, Tn)
+        gate = view(f32("mul_mat", (_weight(E, FF), n), FF, Tn))  # ggml_gelu_inplace: a view of the gate rows
+        a = f32("mul", (gate, f32("mul_mat", (_weight(E, FF), n), FF, Tn)), FF, Tn)
+        x = f32("add", (norm(f32("mul_mat", (_weight(FF, E), a), E, Tn), E, Tn), res), E, Tn)
+    x = f32("cont", (view(norm(x, E, Tn)),), Tn, E)
+    x = f32("cont", (view(f32("mean", (x,), 1, E)),), E, 1)
+    width = E
+    for d in dense:
+        x, width = f32("mul_mat", (_weight(width, d), x), d, 1), d
+    g.expand(x)
+    return reserve(g, alignment)
+
+
+def gemma3_embed_graph_replayed(spec: ModelSpec, n_tokens: int, swa_cells: int, full_cells: int,
+                                on_cpu: bool = False) -> int | None:
+    """gemma3_embed_graph_bytes for EmbeddingGemma in Ollama's GGUF (weights.py gemma3_embed; None for other
+    models): 128 B aligned as the CUDA buffer type places tensors, 32 B on the CPU (ggml-cpu's TENSOR_ALIGNMENT).
+    The dense projections are the checkpoint's sentence-transformers Dense modules (n_embd -> 4 x n_embd ->
+    n_embd), a few KiB at the graph's end."""
+    from .weights import gemma3_embed  # weights.py imports the llama.cpp engine, which graph.py need not load
+
+    if not gemma3_embed(spec):
+        return None
+    layer = next((la for la in spec.layers if la.attention is not None), None)
+    if layer is None or layer.ffn.is_moe:
+        return None
+    at = layer.attention
+    return gemma3_embed_graph_bytes(spec.n_embd, at.n_heads, at.n_kv_heads, at.head_dim_v, layer.ffn.n_ff,
+                                    spec.n_trunk_layers, spec.n_vocab, n_tokens, swa_cells, full_cells,
+                                    (4 * spec.n_embd, spec.n_embd), on_cpu, 32 if on_cpu else 128)
+
+
 @lru_cache(maxsize=64)
 def qwen25vl_vision_graph_bytes(grid_h: int, grid_w: int, hidden: int, n_head: int, n_ff: int, out_hidden: int,
                                 n_layer: int, full_layers: tuple[int, ...], on_gpu: bool,

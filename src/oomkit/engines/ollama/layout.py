@@ -23,6 +23,8 @@ from ..llamacpp.settings import version_warning
 from ..versions import version_str
 from .cuda_pool import V_CUDA_POOL_IN_GRAPH, V_HIP_TILE_RDNA, cuda_pool_bytes, hip_gptoss_pool_bytes
 from .graph import (
+    GEMMA3_GLOBAL_EVERY,
+    gemma3_embed_graph_replayed,
     gemma4_gpu_graph_replayed,
     gemma4_reserve_side,
     glm4moelite_gpu_graph_replayed,
@@ -82,6 +84,8 @@ V_GLM4MOELITE_MLA = (0, 15, 0)  # 64737330a (#13870): glm4moelite's K/V cached a
 V_QWEN25VL_OWN_VISION = (0, 13, 4)  # 971d62595: 2 MP images, the encoder rewritten (graph.py replays it)
 V_MLLAMA_OLLAMA_ENGINE = (0, 7, 0)  # 23125648b: mllama on the Ollama engine, its encoder inside the model GGUF
 V_SET_ROWS = (0, 13, 0)  # 53985b3c4: kvcache/causal.go Put writes the cache with SetRows at an I32 cell index input
+V_GEMMA3_EMBED = (0, 11, 10)  # 5994e8e8f (#12181): model/models/gemma3/embed.go, gemma3 GGUFs with pooling_type
+V_GEMMA3_EMBED_LAST = (0, 11, 11)  # v0.12.0: GELU takes the up rows (ad95d5b30), the outputs a tensor (6f7117145)
 FIT_TARGET = 1024 * MiB  # llama.cpp --fit default margin per device (common/fit.cpp); Ollama leaves it unless mmproj
 # Architectures Ollama ships with a vision projector it adds to its estimate (projector.weights/graph)
 _VISION_ARCHS = {"gemma3", "mistral3", "llama4", "mllama", "qwen25vl", "qwen2vl", "qwen3vl", "qwen3vlmoe", "gemma4"}
@@ -448,7 +452,16 @@ def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[O
     helper; the reserve mask an F16 input before v0.12.7, an f32 input cast in the graph after; the cache
     written with SetRows from v0.13.0), and without flash attention v0.12.0-v0.12.6 on the GPU or the CPU (held
     to ollama/ollama#13343's and #13085's printed graphs), replayed through ggml-alloc; None elsewhere (the
-    llama.cpp graph with Ollama's output rows and cells stands in)."""
+    llama.cpp graph with Ollama's output rows and cells stands in). EmbeddingGemma without flash attention,
+    v0.11.10-v0.11.11, on the GPU or the CPU (held to ollama/ollama#12247's printed CUDA0 graph)."""
+    if not launch.flash_attention and V_GEMMA3_EMBED <= launch.version <= V_GEMMA3_EMBED_LAST:
+        # EmbeddingGemma without flash attention, v0.11.10-v0.11.11: every position an output, the SWA and global
+        # caches' F32 masks, mean pooling and the dense projections (graph.py gemma3_embed_graph_bytes)
+        cells = cache.cells_by_layer
+        own = gemma3_embed_graph_replayed(spec, min(launch.num_batch, launch.num_ctx), cells.get(0, 0),
+                                          cells.get(GEMMA3_GLOBAL_EVERY - 1, 0), on_cpu=not gpus)
+        if own is not None:
+            return own
     if not launch.flash_attention and V_NEW_ESTIMATES <= launch.version < V_MASK_IN_GRAPH:
         # dense qwen3 without flash attention, v0.12.0 (Ollama-engine default) to v0.12.6: ml/backend/ggml
         # ScaledDotProductAttention's mul_mat / soft_max_ext / mul_mat branch over the PermutedV cache and the F32

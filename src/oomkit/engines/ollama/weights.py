@@ -93,8 +93,7 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
         # Its layers are gemma3's: sliding where the config's window applies, the rest full
         layers = tuple(replace(la, kind=LayerKind.SLIDING if la.attention.window else LayerKind.FULL)
                        if la.attention is not None else la for la in spec.layers)
-        spec = replace(spec, architecture="gemma3", layers=layers, labels=spec.labels + (
-            "architecture as Ollama's library GGUF names it: gemma3 with pooling (llama.cpp: gemma-embedding)",))
+        spec = replace(spec, architecture="gemma3", layers=layers, labels=spec.labels + (GEMMA3_EMBED_LABEL,))
     if not spec.weights.exact and _quantized_in_spring_2025(spec):
         spec = _spring_2025_quantizer(spec)
     if not spec.weights.exact and _gemma3_qat(spec):
@@ -391,6 +390,15 @@ _VIEWS = ByObject[GgufView](16)
 def gguf_view(spec: ModelSpec) -> GgufView:
     """_gguf_view, memoised by the spec object (a plan reads one model's view for every estimate)."""
     return _VIEWS.get(spec, None, lambda: _gguf_view(spec))
+
+
+GEMMA3_EMBED_LABEL = "architecture as Ollama's library GGUF names it: gemma3 with pooling (llama.cpp: gemma-embedding)"
+
+
+def gemma3_embed(spec: ModelSpec) -> bool:
+    """EmbeddingGemma as Ollama runs it: a gemma3 GGUF with gemma3.pooling_type, which model/model.go New (v0.11.10+)
+    builds as gemma3_embed (model/models/gemma3/embed.go) rather than the causal decoder."""
+    return spec.architecture == "gemma3" and GEMMA3_EMBED_LABEL in spec.labels
 
 
 def _pooled_decoder(spec: ModelSpec) -> bool:
