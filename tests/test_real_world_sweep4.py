@@ -251,7 +251,9 @@ CASES = [
          ('refuses', 'the ./ollama serve command names no model')),
     Case('v16749', 'https://github.com/vllm-project/vllm/issues/16749', 'cmd', '8x A100 40GB', '0.8.4', RIGHT,
          'CUDA_VISIBLE_DEVICES=4,5,6,7 vllm serve /data/ps/pretrained_model/OpenGVLab/InternVL3-78B/ --dtype bfloat16 --port 8009 --trust-remote-c\node --served-model-name qwen2vl --tensor-parallel-size 4 --gpu-memory-utilization 0.95 --max-num-seqs 2 --max-model-len 4096 --limit-mm-per-prompt image=1,video=0 --mm_processo\nr_kwargs \'{"max_pixels":1024}\' --enforce-eager',
-         ('refuses', 'ambiguous option: --mm-processo')),
+         # vLLM 0.8.4's own parser reads --mm-processo as --mm-processor-kwargs (its one flag so spelled), whose
+         # JSON value is then the line's 'r_kwargs' (sweep 5 matches abbreviations against the release given)
+         ('refuses', "argument --mm-processor-kwargs: invalid loads value: 'r_kwargs'")),
     Case('apx', 'https://www.1apx.com/apps/r/systems/portal/article-display?p2_post_id=101362324712860824141692646759245841255', 'cmd', 'H100', None, RIGHT,
          '/usr/local/bin/llama-server \\\n  --device CUDA0 \\\n  --model /usr/local/models/openai/gpt-oss-120b-mxfp4-00001-of-00003.gguf \\\n  --host 0.0.0.0 --port 10000 \\\n  --n-gpu-layers 99 \\\n  --ctx-size 16384 \\\n  --batch-size 1024 \\\n  --ubatch-size 256 \\\n  --no-mmap',
          ('refuses', 'its name says openai/gpt-oss-120b:MXFP4')),

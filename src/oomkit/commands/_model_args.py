@@ -12,6 +12,7 @@ from typing import Any
 from ..engines.base import EngineModule, get_engine, pasted_file_hint
 from ..engines.cmdline import names_a_command, parse_command, python_call_hint, split_command
 from ..engines.command import leading_assignments, unwrap
+from ..engines.release_flags import reading_release
 from ..errors import OomkitError, SettingsError
 from ..estimate import estimate
 from ..flags import check_settings, flag_value
@@ -55,7 +56,8 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
     if command is not None:
         if engine_args:
             raise OomkitError("give either MODEL with options, or an engine command after --, not both")
-        parsed = parse_command(command, env)
+        with reading_release(opts.get("--engine-version")):  # its abbreviations matched against that parser's flags
+            parsed = parse_command(command, env)
         if parsed.model is not None and model is not None:
             raise OomkitError("give either MODEL with options, or an engine command after --, not both")
         if parsed.model is None and model is None:  # `ollama serve` names none: MODEL may come before --
@@ -71,7 +73,8 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         if model is not None and not model.strip():
             raise OomkitError("MODEL is empty (an unset shell variable?): name a model, e.g. llama3.1:8b")
         engine_name = get_engine(opts.get("--engine", "llama.cpp")).name
-        flag_model, flag_quant, settings = get_engine(engine_name).parse_args(engine_args, env)
+        with reading_release(opts.get("--engine-version")):
+            flag_model, flag_quant, settings = get_engine(engine_name).parse_args(engine_args, env)
         if flag_model is not None:  # the engine's own model flag (-m, -hf, --model): the model, given once
             if model is not None and model != flag_model:
                 raise OomkitError(f"the model is named twice, as MODEL {model!r} and by the {engine_name} flags "

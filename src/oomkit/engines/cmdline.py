@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import OomkitError
 from .base import EngineModule, engine_for_program
 from .command import python_module, shell_string, unwrap
+from .release_flags import reading_release, release_being_read
 from .shell_words import split_command
 
 
@@ -63,6 +64,9 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
             raise OomkitError(hint)
         if module is not None:
             raise OomkitError(f"unknown engine module 'python -m {module}'")
+        if (script := _module_as_script(argv)) is not None:
+            raise OomkitError(f"python {script}: python runs a file of that name, which is no engine (\"can't open "
+                              f"file '{script}'\"): give python -m {script}")
         if program_name(argv[0]).startswith("llama-"):  # llama-batched-bench, llama-quantize, ...: built beside them
             raise OomkitError(f"{program_name(argv[0])} is a llama.cpp program oomkit does not read: it reads "
                               "llama-server, llama-cli, llama-bench, llama-mtmd-cli, llama-perplexity, llama-imatrix "
@@ -70,11 +74,24 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
         raise OomkitError(f"unknown engine command {argv[0]!r}: oomkit reads llama-server, llama-cli, llama-bench and the other llama.cpp tools, lms load, vllm "
                           "serve, python -m sglang.launch_server, ollama run and mlx_lm command lines")
     eng, program = found
-    model, quant, settings = eng.parse_args(args, env, program)
     version = image_version(wrapped.image)
+    with reading_release(None if release_being_read() else version):  # --engine-version wins over the tag
+        model, quant, settings = eng.parse_args(args, env, program)
     if version is not None and "engine_version" in getattr(settings, "__dataclass_fields__", {}):
         settings = replace(settings, engine_version=version)  # the release the image holds (--engine-version wins)
     return ParsedCommand(eng.name, model, settings, quant)
+
+
+def _module_as_script(argv: list[str]) -> str | None:
+    """`python sglang.launch_server ...` (-m left out): the engine module typed where python takes a script path
+    (CPython's main: a first argument not an option is the file to run), if one oomkit reads; else None."""
+    if len(argv) < 2 or python_module(argv[:1] + ["-m", "x"]) is None:
+        return None
+    word = next((a for a in argv[1:] if not a.startswith("-")), "")
+    if re.fullmatch(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+", word) and not word.endswith(".py"):
+        if engine_for_program(program_name(argv[0]), module=word) is not None:
+            return word
+    return None
 
 
 def image_version(image: str | None) -> str | None:

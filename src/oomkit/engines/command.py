@@ -420,7 +420,7 @@ _CONTAINER_VALUED = frozenset({
 })
 _CONTAINER_PROGRAMS = ("docker", "podman", "nerdctl")
 # Programs that run the command after their own options (the options that take a value): sudo(8), nice(1)
-# (-n N; -N is GNU's obsolete form, a switch here), nohup(1), time(1) (-f FORMAT, -o FILE), bash's exec.
+# (-n N; -N is GNU's obsolete form, a switch here), nohup(1), time(1) (-f FORMAT, -o FILE), bash's exec, numactl(8).
 _PROCESS_WRAPPERS: dict[str, frozenset[str]] = {
     "sudo": frozenset({"-u", "--user", "-g", "--group", "-p", "--prompt", "-C", "--close-from", "-U", "--other-user",
                        "-r", "--role", "-t", "--type", "-D", "--chdir", "-T", "--command-timeout", "-h", "--host",
@@ -430,6 +430,12 @@ _PROCESS_WRAPPERS: dict[str, frozenset[str]] = {
     "srun": frozenset({"-N", "-n", "-c", "-p", "-t", "-G", "-w", "-J", "-A", "-o", "-e", "-q", "--gres", "--gpus",
                        "--mem", "--partition", "--nodes", "--ntasks", "--time", "--cpus-per-task", "--account",
                        "--job-name", "--nodelist", "--qos", "--gpus-per-node", "--ntasks-per-node"}),
+    # numactl(8) (numactl.c's getopt_long table): the memory and CPU placement options that take a value, given
+    # as the next word or attached (`--interleave=all`, one token)
+    "numactl": frozenset({"-i", "--interleave", "-m", "--membind", "-N", "--cpunodebind", "-c", "--cpubind", "-C",
+                          "--physcpubind", "-p", "--preferred", "-P", "--preferred-many", "-w",
+                          "--weighted-interleave", "-S", "--shm", "-f", "--file", "-o", "--offset", "-L", "--length",
+                          "-M", "--shmmode", "-I", "--shmid"}),
     # systemd-run (man systemd-run): its options that take the next word as their value
     "systemd-run": frozenset({"-p", "--property", "-u", "--unit", "-E", "--setenv", "--uid", "--gid", "-M",
                               "--machine", "-H", "--host", "--description", "--slice", "--nice",

@@ -14,13 +14,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 
 from ..errors import OomkitError
 
 _DATA = Path(__file__).parent / "data"
+
+# The release whose parser reads the command being parsed, where it is known before the flags are read
+# (--engine-version, a container image's tag): an abbreviation is matched against that parser's flags only, as
+# argparse's allow_abbrev matches it (argparse.py ArgumentParser._parse_optional / _get_option_tuples).
+_READING: ContextVar[str | None] = ContextVar("oomkit_release_read", default=None)
 
 
 def release_key(name: str) -> tuple[int, ...]:
@@ -133,6 +140,40 @@ def resolve_abbreviations(file: str, typed: Iterable[tuple[str, str]], version: 
             why = "; ".join(f"{f}: {why_not(file, f, version)}" for f in candidates)
             raise OomkitError(f"{program}: error: unrecognized arguments: {name} ({release} has no flag it "
                               f"abbreviates: {why})")
+
+
+@contextmanager
+def reading_release(version: str | None) -> Iterator[None]:
+    """The engine commands parsed inside are read at `version` (--engine-version, an image's tag); None leaves
+    the release already set, or none (then every release's flags are read, and the one chosen later holds them)."""
+    token = _READING.set(version) if version else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _READING.reset(token)
+
+
+def release_being_read() -> str | None:
+    return _READING.get()
+
+
+def at_release_read(file: str, name: str, hits: list[str], program: str) -> list[str]:
+    """The flags of the releases' union an abbreviation may name (two or more), narrowed to the parser of the
+    release being read (reading_release): one is argparse's reading there; two or more its "ambiguous option: X
+    could match A, B"; none its "unrecognized arguments". No release known (or a llama.cpp build): all of them."""
+    version = _READING.get()
+    if len(hits) < 2 or not version or not re.match(r"v?\d+\.\d+", version):
+        return hits
+    key = release_key(version)
+    at = [f for f in hits if _present(file, f, key)]
+    if len(at) > 1:
+        raise OomkitError(f"{program}: error: ambiguous option: {name} could match {', '.join(at[:6])} (the parser "
+                          f"of {version})")
+    if not at:
+        raise OomkitError(f"{program}: error: unrecognized arguments: {name} (the parser of {version} has no flag "
+                          "it abbreviates)")
+    return at
 
 
 def _present(file: str, flag: str, version: tuple[int, ...]) -> bool:

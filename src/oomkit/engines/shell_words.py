@@ -39,7 +39,7 @@ def split_command(text: str) -> list[str]:
     the end of a line continues it (the multi-line commands of READMEs and issues; shlex alone would keep the
     newline as an argument). CRLF line ends read as LF. Unbalanced quotes: ValueError, as shlex raises it. A
     command pasted from PowerShell or cmd.exe (_windows_text) is split as those shells split it."""
-    text = text.replace("\r\n", "\n").translate(_UNICODE_SPACES)  # copied from a web page: no-break spaces
+    text = _unfenced(text.replace("\r\n", "\n").translate(_UNICODE_SPACES))  # web page: no-break spaces
     if _windows_text(text):
         return _split_windows(text)
     out: list[str] = []
@@ -60,6 +60,26 @@ def split_command(text: str) -> list[str]:
     return _as_run(shlex.split(_after_preamble("".join(out))))
 
 
+# Markdown around a command copied from an issue or a README: a fenced block (```bash ... ```) or an inline code
+# span (`docker run ...`) holding the whole paste. No command line starts with a backtick (bash would run what
+# follows it as a command substitution), so the marks are the page's, not the command's.
+_FENCE = re.compile(r"\s*```[\w+.-]*[ \t]*\n(.*?)\n?[ \t]*```\s*", re.DOTALL)
+_SPAN = re.compile(r"\s*(``?)([^`].*?)\1\s*", re.DOTALL)
+
+
+def _unfenced(text: str) -> str:
+    # a reply quoting the command (markdown blockquote, `> ` before every line, nested `> > `): the quote marks go
+    lines = [ln for ln in text.split("\n") if ln.strip()]
+    while len(lines) > 1 and all(ln.lstrip().startswith(">") for ln in lines):
+        text = "\n".join(re.sub(r"^\s*> ?", "", ln) for ln in text.split("\n"))
+        lines = [ln for ln in text.split("\n") if ln.strip()]
+    if m := _FENCE.fullmatch(text):
+        return m.group(1)
+    if (m := _SPAN.fullmatch(text)) and "`" not in m.group(2):
+        return m.group(2)
+    return text
+
+
 # A script pasted whole: the lines before the command that only set variables (`MODEL=Qwen/Qwen3-8B`, `export
 # OLLAMA_GPU_OVERHEAD=0;`), comments and blank lines, then the command that reads them (`vllm serve $MODEL`). Bash
 # (manual, "Simple Command Expansion"): a line with no command name leaves its assignments in the shell; `export`
@@ -75,6 +95,8 @@ _SHELL_STATE = frozenset({"cd", "pushd", "popd", "source", ".", "set", "ulimit",
                           "nvidia-smi", ("conda", "activate"), ("conda", "deactivate"), ("module", "load"),
                           ("module", "purge"), ("mamba", "activate")})
 _ASSIGN_WORD = re.compile(rf"({_NAME})=(.*)", re.DOTALL)
+# the head of a loop that restarts the engine when it exits (bash: `while LIST; do LIST; done`, `until`, `for`)
+_LOOP_HEADS = frozenset({"while", "until", "for"})
 
 
 def _lines(text: str) -> list[tuple[str, str]]:
@@ -120,12 +142,20 @@ def _after_preamble(text: str) -> str:
     values: dict[str, str] = {}
     exported: dict[str, str] = {}
     k = 0
+    loop = False
     while k < len(parts):
         line = parts[k][0].strip()
         if not line or line.startswith("#"):
             k += 1
             continue
         words = line.split()
+        if words[0] in _LOOP_HEADS:  # `while true; do CMD; sleep 3; done`: the command the loop (re)starts
+            loop = True
+            k += 1
+            continue
+        if loop and words[0] == "do":
+            parts[k] = (parts[k][0].strip()[2:], parts[k][1])
+            continue
         if words[0] in _SHELL_STATE or tuple(words[:2]) in _SHELL_STATE:  # cd, source, conda activate, ...
             k += 1
             continue
@@ -147,7 +177,8 @@ def _after_preamble(text: str) -> str:
         k += 1
     if k == 0:
         return text
-    rest = "".join(seg + (f" {sep} " if sep in (";", "&&") else sep) for seg, sep in parts[k:])
+    # in a loop, the command it runs is all: what follows it is the loop's own (echo, sleep, done)
+    rest = "".join(seg + (f" {sep} " if sep in (";", "&&") else sep) for seg, sep in parts[k:k + 1 if loop else None])
     command = _expand(rest, values)
     return " ".join([*(shlex.quote(f"{n}={v}") for n, v in exported.items()), command])
 
@@ -217,7 +248,7 @@ _REDIRECT_TO = re.compile(r"^(?:\d|&)?(?:>>?|<)(?:&\d|\S+)$")  # its target atta
 
 
 def _as_run(words: list[str]) -> list[str]:
-    if words[:1] in (["$"], [">"], ["%"]):
+    if words[:1] in (["$"], [">"], ["%"], ["❯"], ["➜"]):  # a prompt copied with the command (sh, zsh themes)
         words = words[1:]
     out: list[str] = []
     skip = False

@@ -21,6 +21,7 @@ from typing import Any
 from ..engines.base import Choice, EngineModule, get_engine
 from ..engines.cmdline import parse_command
 from ..engines.command import COMMAND_BREAK, leading_assignments, unwrap
+from ..engines.release_flags import reading_release
 from ..errors import OomkitError
 from ..limits import STEP, context_limit, largest_context
 from ..memory import Device, MemoryEstimate
@@ -92,7 +93,8 @@ class _Candidate:
 def _read_command(argv: list[str], env: dict[str, str] | None, engine_version: str | None) -> Any:
     """The engine command's settings, at the engine release whose rules apply (--engine-version: a vLLM or SGLang
     release, a llama.cpp build; no engine takes it on its own command line)."""
-    parsed = parse_command(list(argv), env)
+    with reading_release(engine_version):  # its abbreviations matched against that release's parser
+        parsed = parse_command(list(argv), env)
     if engine_version is None:
         return parsed
     names = get_engine(parsed.engine).neutral_fields("engine_version")

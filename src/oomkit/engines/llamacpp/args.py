@@ -116,6 +116,16 @@ _UNMODELLED = {
 }
 
 
+def second_command(arg: str) -> str | None:
+    """A llama.cpp program's name where its flags go: the next command of a paste that holds two (one a line,
+    the second a variant of the first, as issues show them) -> the refusal that says so; else None."""
+    name = re.split(r"[\\/]", arg)[-1].removesuffix(".exe")
+    if re.fullmatch(r"llama-[a-z][a-z-]*", name):
+        return (f"a second command ({arg} ...) follows the first: oomkit reads one engine command at a time; give "
+                "them one by one")
+    return None
+
+
 def parse_args(args: list[str], program: str = "llama-server", defaults: dict[str, Any] | None = None
                ) -> tuple[str | None, str | None, Any]:
     """llama.cpp flags -> (model path or HF repo, quant from -hf repo:QUANT, LlamaCppSettings).
@@ -138,6 +148,8 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
                 # common/arg.cpp common_params_parse_ex looks the whole argument up: no `--flag=value` form
                 raise OomkitError(f"invalid argument: {arg} ({program} takes no --flag=value form: give the value "
                                   f"as the next argument, {flag} {arg.partition('=')[2]})")
+            if (second := second_command(arg)) is not None:
+                raise OomkitError(second)
             raise OomkitError(f"invalid argument: {arg} (not a {program} flag; oomkit's own options go before the --)")
         value = None
         if name in ("-fa", "--flash-attn"):
@@ -162,6 +174,8 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         if name in _VALUED:
             field, convert = _VALUED[name]
             opts[field] = convert(name, value)
+            if field == "n_ctx":
+                opts["n_ctx_typed"] = True
         elif name in _SWITCHES:
             field, setting = _SWITCHES[name]
             opts[field] = setting

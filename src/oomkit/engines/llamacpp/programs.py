@@ -29,7 +29,7 @@ from typing import Any
 from ...errors import OomkitError, SettingsError
 from ...flags import flag_value
 from ...model import names
-from .args import GGML_TYPE_IDS, LMS_VALUED, SERVER_LISTS, parse_args
+from .args import GGML_TYPE_IDS, LMS_VALUED, SERVER_LISTS, parse_args, second_command
 from .backend_names import infer_backend
 from .fit import draft_context, draft_contexts, read_draft
 from .layout import estimate as layout_estimate
@@ -90,16 +90,15 @@ def common_default_ctx(build: int) -> int:
 
 
 def with_build_ctx(s: LlamaCppSettings) -> tuple[LlamaCppSettings, str | None]:
-    """-c left at 0 on a build whose default was not the trained context -> that build's default, and a note. A
-    typed -c 0 (the trained context in every build) reads the same as none here: the note says so."""
-    if s.n_ctx != 0 or s.program not in COMMON_CTX_PROGRAMS:
+    """-c left out on a build whose default was not the trained context -> that build's default, and a note. A
+    typed -c 0 is the trained context in every build (common/arg.cpp --ctx-size: "0 = loaded from model"): kept."""
+    if s.n_ctx != 0 or s.n_ctx_typed or s.program not in COMMON_CTX_PROGRAMS:
         return s, None
     n_ctx = common_default_ctx(build_number(s.engine_version))
     if not n_ctx:
         return s, None
     return replace(s, n_ctx=n_ctx), (f"{s.program} at build {s.engine_version} defaults to -c {n_ctx} "
-                                     "(common_params n_ctx before --fit); a typed -c 0 means the trained context "
-                                     "there: give it as -c N")
+                                     "(common_params n_ctx before --fit); -c 0 is the trained context there")
 
 
 def server_slots(s: LlamaCppSettings) -> tuple[LlamaCppSettings, str | None]:
@@ -191,12 +190,19 @@ def parse_bench(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettin
             i += 1
             continue
         if name not in _BENCH_VALUED:
+            if (second := second_command(a)) is not None:
+                raise SettingsError(second)
             raise SettingsError(f"error: invalid parameter for argument: {a} (not a llama-bench flag)")
         value, i = flag_value(argv, i, inline if eq else None, f"error: {name} expects a value")
         i += 1
         vals.setdefault(_canon(name), []).append(value)
     if "-m" in vals:
-        model = vals["-m"][-1].split(",")[-1]
+        # llama-bench.cpp parse_cmd_params: every -m, each a comma list, is one more model benchmarked in turn
+        models = list(dict.fromkeys(m for v in vals["-m"] for m in v.split(",") if m))
+        if len(models) > 1:
+            raise SettingsError(f"llama-bench -m lists {len(models)} models, benchmarked one after another: oomkit "
+                                f"sizes one; give one of them ({models[0]}, ...) per command")
+        model = models[0] if models else vals["-m"][-1]
     elif "-hf" in vals:
         model = vals["-hf"][-1]
     quant = None

@@ -163,6 +163,9 @@ class LlamaCppSettings:
 
     program: str = "llama-server"  # llama-server | llama-cli | llama-cpp-python
     n_ctx: int = 0  # -c; 0 = the model's trained context
+    # whether -c was typed (args.py): a typed -c 0 is the trained context in every build, where the builds between
+    # PR #10136 and PR #16653 default to 4096 (programs.with_build_ctx). Not compared, as flash_attn_form
+    n_ctx_typed: bool = field(default=False, compare=False)
     n_batch: int = 2048  # -b
     n_ubatch: int = 512  # -ub
     n_parallel: int = -1  # -np; -1 = auto (llama-server: 4 slots, unified KV)

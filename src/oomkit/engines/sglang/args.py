@@ -13,7 +13,7 @@ from typing import Any
 from ...errors import OomkitError
 from ...flags import check_settings
 from ..command import Opt, Syntax, defaults, for_release, format_flags, python_module, rewrite, values_of
-from ..release_flags import known_in, release_key, unique_readings, varies, why_not
+from ..release_flags import at_release_read, known_in, release_key, unique_readings, varies, why_not
 from .settings import DTYPE_CHOICES, KV_CACHE_DTYPES, QUANTIZATION_CHOICES, SGLangSettings
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "sglang_flags.json"
@@ -134,8 +134,9 @@ def _candidates(name: str, flags: dict[str, str]) -> list[str]:
     over every release's flags."""
     if name in flags or name in _LEGACY_FLAGS:
         return [name]
-    if name.startswith("--") and len(name) > 2:
-        return sorted(f for f in flags if f.startswith(name))
+    if name.startswith("--") and len(name) > 2:  # narrowed to the release being read, where it is known already
+        return at_release_read(_FLAGS_JSON.name, name, sorted(f for f in flags if f.startswith(name)),
+                               "launch_server.py")
     return []
 
 

@@ -35,7 +35,7 @@ from ..command import (
     rewrite,
     values_of,
 )
-from ..release_flags import known_in, release_key, unique_readings, varies, why_not
+from ..release_flags import at_release_read, known_in, release_key, unique_readings, varies, why_not
 from .config import CACHE_DTYPES
 from .settings import VllmSettings
 
@@ -99,9 +99,10 @@ def _abbreviated(name: str) -> list[str]:
         return []
     if name.startswith("--no-") and flags.get("--" + name[5:]) in ("bool", "optional"):
         return []
-    return sorted({f for f in flags if f.startswith(name)}
+    hits = sorted({f for f in flags if f.startswith(name)}
                   | {"--no-" + f[2:] for f, k in flags.items() if k in ("bool", "optional")
                      and ("--no-" + f[2:]).startswith(name)})
+    return at_release_read(FLAGS_FILE, name, hits, PROG)  # the release being read, where it is known already
 
 
 def _ambiguous(name: str, hits: list[str]) -> OomkitError:

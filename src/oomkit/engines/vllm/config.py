@@ -194,6 +194,13 @@ def with_hf_overrides(spec: ModelSpec, overrides: str | None) -> tuple[ModelSpec
                             "takes") from None
     if not isinstance(cfg, dict):
         raise SettingsError(f"hf_overrides {str(overrides)[:40]!r}: expected a JSON object")
+    text = cfg.get("text_config")
+    if isinstance(text, dict) and text and all(k in _OVERRIDE_APPLIED or k in _OVERRIDE_NEUTRAL for k in text):
+        # a multimodal model's language config given its rope / length (the Qwen3.5 and 3.6 model cards'
+        # {"text_config": {"rope_parameters": ...}}): ModelConfig.__post_init__ merges a dict-valued override into the
+        # nested PretrainedConfig (_apply_dict_overrides, vllm/config/model.py) before hf_text_config is taken and
+        # get_and_verify_max_len runs; that text config is the spec oomkit builds
+        cfg = {**{k: v for k, v in cfg.items() if k != "text_config"}, **text}
     if shaped := [k for k in cfg if k in _OVERRIDE_SHAPES]:
         raise SettingsError(f"--hf-overrides {shaped[0]}: oomkit does not rebuild the model's layers from an override; "
                             "write it into a copy of config.json and give that directory as the model")
