@@ -131,6 +131,8 @@ RESOLVED = [
     ("Qwen/Qwen3-VL-235B-A22B-Instruct-FP8", "QwenLM/Qwen3-VL#1684", False, "qwen3vlmoe",
      "Qwen/Qwen3-VL-235B-A22B-Instruct", 235, "fp8-block"),
     ("nvidia/GLM-5.2-NVFP4", "vllm-project/recipes#586", False, None, "zai-org/GLM-5.2", 753, "modelopt-nvfp4"),
+    ("nvidia/MiniMax-M2.7-NVFP4", "fs:57088244003, fs:51926568006", False, None, "MiniMaxAI/MiniMax-M2.7", 230,
+     "modelopt-nvfp4"),
     ("RedHatAI/gemma-4-12B-it-NVFP4", "vllm-project/recipes#763", False, "gemma4", "google/gemma-4-12B-it", 12,
      "ct-nvfp4-pack-quantized"),
     ("RedHatAI/gemma-4-12B-it-FP8-Dynamic", "vllm-project/recipes#763", False, "gemma4", "google/gemma-4-12B-it", 12,
@@ -226,9 +228,13 @@ def test_names_resolve_to_their_base(name, seen, gguf, arch, base, params_b, fmt
 # ---- the checkpoint's size where a public source gives it (bytes on disk of the weights) ----
 
 @pytest.mark.parametrize("name,gguf,nbytes,seen", [
-    # "~465 GB: BF16 57 + FP8 45 + packed-FP4 362" (vllm-project/recipes#586); the name's NVFP4 quantizes what the
-    # checkpoint keeps in FP8/BF16 too: -8 %
-    ("nvidia/GLM-5.2-NVFP4", False, 465e9, "vllm-project/recipes#586"),
+    # "nvidia/GLM-5.2-NVFP4 464.8" GB (fs:60580517324; "~465 GB", vllm-project/recipes#586): the catalog variant's
+    # own quantization_config keeps the dense layers, attention and shared experts in BF16 (was: every linear
+    # NVFP4 by the name's convention, 426.8 GB, -8.2 %)
+    ("nvidia/GLM-5.2-NVFP4", False, 464.8e9, "fs:60580517324"),
+    # "nvidia/MiniMax-M2.7-NVFP4 = 139.9 GB: experts U8 112.3 + FP8 scales 14.0 GB, attention stored F32 10.9 GB
+    # (loads BF16)" (fs:60283107559): -4.0 %, the F32 attention counted at the BF16 it loads as (was -6.7 %)
+    ("nvidia/MiniMax-M2.7-NVFP4", False, 139.9e9, "fs:60283107559"),
     # "MiniMax-M2-AWQ-4bit | ~115 GB" (fs:70216973034)
     ("cyankiwi/MiniMax-M2-AWQ-4bit", False, 115e9, "fs:70216973034"),
     # "NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4 (Active 3B MoE / NVFP4 / 18GB)" (fs:58724049396)
