@@ -535,18 +535,12 @@ HYBRID = {"mamba": mamba_2_8b, "jamba": jamba_v01, "nemotron_h": nemotron_nano_9
           "lfm2moe": lfm2_8b_a1b}
 
 
-# compute misses measured on GRID (strict xfails: they pass the day the placement is modelled). falcon-h1 runs every
-# layer's attention before its Mamba-2 block (src/models/falcon-h1.cpp), so the last reader of the KQ masks comes
-# before the last layer's SSM; llama.cpp's figure is then the plain logits phase (logits + 2 rows: 136.00 MiB at 8K x 1
-# and 16K x 4 unified), where compute.py's hybrid rule stacks the logits above the masks (144.00 / 152.00: 1.059 /
-# 1.118). Nemotron-H files whose last layer is not attention show the same (measured on "M-*M", "M*-M", "*-M-" at
-# 32K x 1: 282.25 MiB = logits + 3 rows, 305.50 predicted); where ggml-alloc puts the freed mask block then was not
-# read. jamba's MoE layers (experts every 2nd layer) peak on the expert rows, whose base ggml-alloc moves with the mask
-# block's size, not monotonically: llama.cpp prints 200.1 / 240.01 / 224.2 MiB at 8K / 16K / 32K x 1 (16K: the same
-# at 2, 4 and 8 unified streams), compute.py 208 / 216 / 232 (masks + 4 rows + three expert-wide blocks).
-HYBRID_COMPUTE_XFAIL = {"jamba": "expert rows' base at 16K: 216.00 vs 240.01 MiB (0.900), within 4% at 8K and 32K",
-                        "falcon-h1": "logits placed above the masks by the hybrid rule: 1.118 at 16K x 4 unified "
-                                     "(152.00 vs 136.00 MiB), 1.059 at 8K x 1"}
+# compute misses measured on GRID (strict xfails: they pass the day the placement is modelled); none left. Falcon-H1
+# (every layer attends before its Mamba-2 block, src/models/falcon-h1.cpp) and Jamba (Mamba-1, attention every 8th
+# layer, experts every 2nd) are replayed node by node on the CPU (compute_graphs.falcon_h1_graph / jamba_graph), equal
+# to the printed figures on GRID: falcon-h1 136.00 / 140.00 / 161.18 / 136.00 MiB (the closed-form hybrid rule: 144.00
+# at 8K, 152.00 at 16K x 4 unified), jamba 200.08 / 300.01 / 224.16 / 240.01 (208 / 216 / 232 at 8K / 16K / 32K).
+HYBRID_COMPUTE_XFAIL: dict[str, str] = {}
 
 
 def _hybrid(arch: str):

@@ -2480,17 +2480,22 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
     through llama-cpp-python 0.3.36 on the CPU (tests/groundtruth/llamacpp_run.py), to the printed 0.01 MiB: 164.03
     MiB at -c 16384 -ub 1024 (176 by those), 74.63 at -c 8192 -ub 512, 558.01 there without flash attention, 90.64
     at -c 4096 -fa auto, 328.05 at -ub 2048, 98.01 at -c 32768 -np 4 unified, 44.32 at -c 2048 -ub 256."""
-    build = compute_graphs.DENSE_CPU_GRAPHS.get(spec.architecture)
+    hybrid = compute_graphs.HYBRID_CPU_GRAPHS.get(spec.architecture)
+    build = compute_graphs.DENSE_CPU_GRAPHS.get(spec.architecture) or hybrid
     rotated = spec.architecture in compute_graphs.DENSE_CPU_ROTATED
     if build is None or (ctx.type_k.quantized or ctx.type_v.quantized) and not rotated \
-            or ctx.n_stream != 1 or not ERAS.reached(ctx.build, "kq_mask_f16") or any(c.name == "SWA" for c in caches) \
-            or s.override_tensor or not spec.trunk_layers:
+            or ctx.n_stream != 1 and not hybrid or not ERAS.reached(ctx.build, "kq_mask_f16") \
+            or any(c.name == "SWA" for c in caches) or s.override_tensor or not spec.trunk_layers \
+            or hybrid and ctx.n_rs_seq:
         return None
     T = min(ctx.n_ctx, ctx.n_ubatch)
     masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)
     if not rotated:
         return _replayed(build, spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn)
     k_rot, v_rot = _rotations(spec, ctx)
+    if hybrid:  # the worst-case ubatch: n_seq_max sequences of T / n_seq_max tokens (recurrent_phase)
+        return _replayed(build, spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn, k_rot, v_rot,
+                         max(1, min(ctx.n_seq_max, T)))
     return _replayed(build, spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn, k_rot, v_rot)
 
 

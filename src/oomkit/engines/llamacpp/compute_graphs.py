@@ -1628,4 +1628,253 @@ def mamba2_offload_graph(spec: ModelSpec, T: int, n_outputs: int, host: dict[str
 # the dense graphs replayed on the CPU alone (compute.dense_cpu_bytes)
 DENSE_CPU_GRAPHS = {"phi3": phi3_graph, "deci": deci_graph}
 # those that take a quantized cache's rotations (k_rot / v_rot)
-DENSE_CPU_ROTATED = frozenset({"deci"})
+DENSE_CPU_ROTATED = frozenset({"deci", "falcon-h1", "jamba"})
+
+
+def _rs_inputs(g: _Graph, resid: int, T: int, masks: int, n_outputs: int, v_idx_size: int, k_rot: int, v_rot: int,
+               n_seqs: int) -> tuple[int, int, int, int, int, int, int, int, int]:
+    """A hybrid token graph's inputs in llm_graph_context's order (build_inp_mem_hybrid: the attention's K / V row
+    indices and masks, then the recurrent states' s_copy, n_seqs int32): _Graph.token_inputs with s_copy before
+    out_ids -> (tokens, k_rot, pos, v_rot, k_idx, v_idx, mask, s_copy, out_ids)."""
+    tokens = g.add(T * 4)
+    g.add(resid)  # inp_embd, never read
+    krot = g.add(k_rot) if k_rot else -1
+    pos = g.add(T * 4)
+    vrot = g.add(v_rot) if v_rot else -1
+    k_idx, v_idx, mask = g.add(T * 8), g.add(v_idx_size), g.add(masks)
+    return tokens, krot, pos, vrot, k_idx, v_idx, mask, g.add(n_seqs * 4), g.add(n_outputs * 4)
+
+
+def falcon_h1_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True, k_rot: int = 0,
+                    v_rot: int = 0, n_seqs: int = 1) -> tuple[int, list[Node]]:
+    """Falcon-H1's graph (src/models/falcon-h1.cpp at llama.cpp@0c1e57098, with build_attn / build_attn_mha,
+    build_ffn and build_rs of src/llama-graph.cpp and build_mamba2_layer of src/models/graph-context-mamba.cpp) on the
+    CPU, node by node as ggml_build_forward_expand orders it (the GGML_SCHED_DEBUG order of the reserve): every layer
+    attends first (the norm; Q, V, K and their ropes, Q / V / K rotated for a quantized cache as deci_graph has them;
+    the K / V stores; FLASH_ATTN_EXT, or KQ, SOFT_MAX in place, KQV and its CONT), then its Mamba-2 block, which the
+    conv- and ssm-state stores expand before the attention's output projection: build_rs's GET_ROWS of the n_seqs
+    conv states by s_copy and of the extra states (none: a tensor of no bytes, and its copy into the cache), the
+    block's own norm of the layer input, the in-projection, the CONCAT of the states with its x / B / C, the conv state
+    store, SSM_CONV, bias and SiLU in place, dt's CONT and bias, SSM_SCAN (y and the n_seqs states), the extra states
+    again, the state store; then wo, z's CONT, y + x * D (a new tensor: x is a view), SWIGLU of z and y, the grouped
+    RMS norm and its weight in place, ssm_out, attn_out + ssm_out + the layer input (the last layer's sum gathered by
+    out_ids), the SwiGLU FFN (gate, up, GLU, down) and its residual add; the output norm and the logits. The last
+    layer's attention frees the masks before its Mamba-2 block, so the recurrent inputs do not outlive them: the
+    logits land above the output norm at the bottom. Replayed through galloc it equals the reserve llama-cpp-python
+    0.3.36 prints on the Falcon-H1-1.5B-shaped file (tests/test_llamacpp_real_shapes.py): 136.00 MiB at 8K and at
+    16K x 4 unified, 140.00 at 8K x 2 without flash attention, 161.18 at 32K with a q8_0 cache."""
+    g = _Graph()
+    add, view, nodes = g.add, g.view, g.nodes
+    resid = spec.n_embd * T * F32
+    trunk = spec.trunk_layers
+    a0 = next((la.attention for la in trunk if la.attention is not None), None)
+    v_idx_size = T * 8 if flash_attn or a0 is None else a0.n_kv_heads * a0.head_dim_v * T * 8
+    tokens, krot, pos, vrot, k_idx, v_idx, mask, s_copy, out_ids = _rs_inputs(
+        g, resid, T, masks, n_outputs, v_idx_size, k_rot, v_rot, n_seqs)
+    n_inputs = len(nodes)
+    cur = add(resid, tokens)  # GET_ROWS of the token embeddings
+    width = {t.name: t.shape for t in spec.weights.tensors}
+
+    def rot(h: int, r: int) -> int:  # llama_mul_mat_hadamard
+        return view(add(nodes[h].size, r, view(h))) if r >= 0 else h
+
+    for layer in trunk:
+        a, r, il = layer.attention, layer.recurrent, layer.index
+        last = layer is trunk[-1]
+        inp = cur
+        x = add(resid, add(resid, inp, inplace=True), inplace=True)  # RMS_NORM, MUL: attn_norm
+        q_size = a.n_heads * a.head_dim_k * T * F32
+        kv_size = a.n_kv_heads * a.head_dim_k * T * F32
+        q = rot(add(q_size, view(add(q_size, x)), pos, inplace=True), krot)  # wq, its reshape, ROPE
+        v = rot(view(add(a.n_kv_heads * a.head_dim_v * T * F32, x)), vrot)  # wv, its reshape
+        k = rot(add(kv_size, view(add(kv_size, x)), pos, inplace=True), krot)  # wk, its reshape, ROPE
+        add(0, view(k), k_idx)  # SET_ROWS of K and V into the caches
+        add(0, view(v), v_idx)
+        o_size = a.n_heads * a.head_dim_v * T * F32
+        if flash_attn:
+            o = view(add(o_size, view(view(q)), mask))  # FLASH_ATTN_EXT of the permuted Q, reshaped
+        else:
+            kq = add(masks // 4 * a.n_heads * F32, view(view(q)))  # KQ over the cache's n_kv cells
+            kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX
+            o = add(o_size, view(add(o_size, kq)))  # KQV, the CONT of its permuted view
+        # build_mamba2_layer
+        conv_dim = r.d_inner + 2 * r.n_group * r.d_state
+        ids = view(s_copy)  # s_copy_main
+        rs = add(r.conv * n_seqs * F32, ids)  # build_rs: GET_ROWS of the conv states
+        add(0, add(0, view(s_copy), empty=True))  # the extra states (none) and their copy into the cache
+        m = add(resid, add(resid, inp, inplace=True), inplace=True)  # RMS_NORM, MUL: ssm_in
+        proj = add((2 * r.d_inner + 2 * r.n_group * r.d_state + r.n_heads) * T * F32, m)
+        concat = add((r.d_conv - 1 + T // n_seqs) * conv_dim * n_seqs * F32, view(rs), view(proj))
+        add(0, view(concat))  # the conv state's store
+        xbc = add(conv_dim * T * F32, concat)  # SSM_CONV
+        xbc = add(nodes[xbc].size, add(nodes[xbc].size, xbc, inplace=True), inplace=True)  # bias ADD, SILU
+        xv = view(xbc)
+        dt = add(r.n_heads * T * F32, view(proj))  # CONT of dt
+        dt = add(nodes[dt].size, dt, inplace=True)  # ADD of dt's bias
+        scan = add((r.d_inner * T + r.ssm * n_seqs) * F32, xv, dt, view(xbc), view(xbc), ids)  # SSM_SCAN
+        add(0, add(0, view(s_copy), empty=True))  # the extra states again
+        add(0, view(scan))  # the ssm state's store
+        o = add(resid, rot(o, vrot))  # wo of the un-rotated output
+        z = add(r.d_inner * T * F32, view(proj))  # CONT of z
+        y = add(r.d_inner * T * F32, view(scan), add(r.d_inner * T * F32, xv), inplace=True)  # x * D, y + it
+        y = add(r.d_inner * T * F32, z, y)  # SWIGLU
+        y = add(nodes[y].size, add(nodes[y].size, view(y), inplace=True), inplace=True)  # grouped RMS_NORM, MUL
+        s = add(resid, view(y))  # ssm_out
+        ffn_inp = add(resid, add(resid, o, s, inplace=True), inp, inplace=True)  # layer_out, + the input
+        rr = resid
+        if last:
+            rr = spec.n_embd * n_outputs * F32
+            ffn_inp = add(rr, ffn_inp, out_ids)
+        rows = rr // (spec.n_embd * F32)
+        n = add(rr, add(rr, ffn_inp, inplace=True), inplace=True)  # RMS_NORM, MUL: ffn_norm
+        ff = width[f"blk.{il}.ffn_down.weight"][0]
+        gate, up = add(ff * rows * F32, n), add(ff * rows * F32, n)
+        cur = add(rr, add(rr, add(ff * rows * F32, gate, up)), ffn_inp, inplace=True)  # SWIGLU, ffn_down, + ffn_inp
+    rr = nodes[cur].size
+    h = add(rr, add(rr, cur, inplace=True), inplace=True, output=True)  # RMS_NORM, result_norm
+    add(spec.n_vocab * (rr // (spec.n_embd * F32)) * F32, h, output=True)  # result_output
+    return n_inputs, nodes
+
+
+
+def jamba_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True, k_rot: int = 0,
+                v_rot: int = 0, n_seqs: int = 1) -> tuple[int, list[Node]]:
+    """Jamba's graph (src/models/jamba.cpp at llama.cpp@0c1e57098: build_mamba_layer of
+    src/models/graph-context-mamba.cpp for a layer without KV heads, else build_attn without RoPE; build_ffn or
+    build_moe_ffn by the layer's experts; build_rs of src/llama-graph.cpp) on the CPU, built in source order and
+    ordered as ggml_build_forward_expand walks it (_Dag), the expand calls where the source makes them: build_rs
+    expands the n_seqs conv states it gathers (GET_ROWS by s_copy) and the copy of the extra states (none: a GET_ROWS
+    of no bytes) as soon as the layer starts, before the previous layer's output is in the graph; the conv state's
+    store pulls in the layer's norm, its in-projection and the CONCAT; SSM_SCAN (with SSM_CONV, bias and SiLU in
+    place, the x_db projection, dt / B / C's RMS norms, dt's projection and bias) is expanded by build_rs, then the
+    extra states and the ssm state's store; build_attn expands Q, V, K (rotated for a quantized cache), the K / V
+    stores and the attention (FLASH_ATTN_EXT, or KQ, SOFT_MAX in place, KQV and its CONT), not wo; build_moe_ffn
+    expands the weighted experts' sum (router logits, SOFT_MAX in place, ARGSORT, the top-k weights, gate / up
+    MUL_MAT_ID, SWIGLU, down, the weights' MUL in place, the views' ADDs). The rest (y + x * D in x's block, z's
+    CONT, SWIGLU, ssm_out, the residual adds, the dense FFN) comes with the next expand that reads it; the last layer
+    gathers the out_ids rows of the residual and of its output. The inputs: tokens, inp_embd, s_copy, the rotations,
+    the K / V indices, the masks, out_ids, in the order the walk first reads them. Replayed through galloc it equals
+    the reserve llama-cpp-python 0.3.36 prints on the Jamba-v0.1-shaped 8-layer file
+    (tests/test_llamacpp_real_shapes.py): 200.08 / 240.01 / 224.08 MiB at 8K / 16K / 32K, 300.01 at 8K x 2
+    without flash attention, 224.16 at 32K with a q8_0 cache, 240.01 at 16K x 4 unified."""
+    d = _Dag()
+    op, view, expand = d.op, d.view, d.expand
+    E, ns = spec.n_embd, max(1, n_seqs)
+    trunk = spec.trunk_layers
+    a0 = next((la.attention for la in trunk if la.attention is not None), None)
+    tokens, _ = d.input(T * 4), d.input(E * T * F32)
+    s_copy = d.input(ns * 4)
+    krot = d.input(k_rot) if k_rot and a0 is not None else -1
+    vrot = d.input(v_rot) if v_rot and a0 is not None else -1
+    if a0 is not None:
+        k_idx = d.input(T * 8)
+        v_idx = d.input(T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8)
+        mask = d.input(masks)
+    out_ids = d.input(n_outputs * 4)
+    n_inputs = len(d.t)
+    width = {t.name: t.shape for t in spec.weights.tensors}
+
+    def empty(*srcs: int) -> int:  # a tensor of no bytes (the extra states: n_rs - n_seqs = 0)
+        d.t.append(Node(0, srcs, empty=True))
+        return len(d.t) - 1
+
+    def store(*srcs: int) -> None:  # a copy into the cache: no bytes here
+        d.t.append(Node(0, srcs))
+        expand(len(d.t) - 1)
+
+    def rot(h: int, r: int, ne: tuple[int, ...]) -> int:  # llama_mul_mat_hadamard: a MUL_MAT between two reshapes
+        return view(op(ne, r, view(h))) if r >= 0 else h
+
+    def norm(x: int) -> int:  # RMS_NORM, MUL by the weight
+        return op(d.shape(x), op(d.shape(x), x, inplace=True), inplace=True)
+
+    cur = op((E, T), tokens)  # GET_ROWS of the token embeddings
+    expand(cur)
+    s_main = s_extra = -1
+    for layer in trunk:
+        a, r, il, f = layer.attention, layer.recurrent, layer.index, layer.ffn
+        last = layer is trunk[-1]
+        inp = cur
+        if r is not None:
+            if s_main < 0:
+                s_main, s_extra = view(s_copy), view(s_copy)
+            rs = op((r.conv, ns), s_main)  # build_rs: the conv states' GET_ROWS
+            expand(rs)
+            store(empty(s_extra))
+            x = norm(inp)
+            xz = op((2 * r.d_inner, T), view(x))  # ssm_in
+            concat = op((r.d_conv - 1 + T // ns, r.d_inner, ns), view(rs), view(view(xz)))  # CONCAT with x^T
+            store(view(concat))  # the conv state's store
+            conv = op((r.d_inner, T), concat)  # SSM_CONV
+            conv = op((r.d_inner, T), op((r.d_inner, T), conv, inplace=True), inplace=True)  # bias ADD, SILU
+            xr = view(conv)
+            dt_rank = width[f"blk.{il}.ssm_dt.weight"][0]
+            x_db = op((dt_rank + 2 * r.d_state, T), conv)  # ssm_x
+            dt = norm(view(x_db, (dt_rank, T)))  # dt's RMS norm (of a view: a new tensor), its weight
+            b = norm(view(x_db, (r.d_state, T)))
+            c = norm(view(x_db, (r.d_state, T)))
+            dt = op((r.d_inner, T), op((r.d_inner, T), dt), inplace=True)  # ssm_dt, its bias
+            scan = op((r.d_inner * T + r.ssm * ns,), xr, dt, b, c, s_main)  # SSM_SCAN
+            expand(scan)
+            store(empty(s_extra))
+            store(view(scan))  # the ssm state's store
+            y = op((r.d_inner, T), view(scan, (r.d_inner, T)), op((r.d_inner, T), conv, inplace=True),
+                   inplace=True)  # y + x * D
+            y = op((r.d_inner, T), op((r.d_inner, T), view(xz, (r.d_inner, T))), y)  # SWIGLU of z's CONT and y
+            out = view(op((E, T), y))  # ssm_out
+        else:
+            x = norm(inp)
+            q_ne, k_ne, v_ne = ((n * hd, T) for n, hd in ((a.n_heads, a.head_dim_k), (a.n_kv_heads, a.head_dim_k),
+                                                           (a.n_kv_heads, a.head_dim_v)))
+            q = rot(view(op(q_ne, x)), krot, q_ne)  # wq and its reshape
+            expand(q)
+            v = rot(view(op(v_ne, x)), vrot, v_ne)
+            expand(v)
+            k = rot(view(op(k_ne, x)), krot, k_ne)
+            expand(k)
+            store(view(k), k_idx)  # SET_ROWS of K and V into the caches
+            store(view(v), v_idx)
+            o_ne = (a.n_heads * a.head_dim_v, T)
+            if flash_attn:
+                o = view(op(o_ne, view(view(q)), mask))  # FLASH_ATTN_EXT, reshaped
+            else:
+                kq = op((masks // (4 * T), T, a.n_heads), view(view(q)))  # KQ over the cache's n_kv cells
+                kq = op(d.shape(kq), kq, mask, inplace=True)  # SOFT_MAX
+                o = op(o_ne, view(op(o_ne, kq)))  # KQV, the CONT of its permuted view
+            expand(o)
+            out = op((E, T), rot(o, vrot, o_ne))  # wo of the un-rotated output
+        rows = T
+        if last:
+            rows = n_outputs
+            inp, out = op((E, rows), inp, out_ids), op((E, rows), out, out_ids)  # GET_ROWS of both
+        ffn_inp = op((E, rows), inp, out, inplace=True)
+        n = norm(ffn_inp)
+        if f.is_moe:
+            n_exp, n_used, ff = f.n_experts, f.n_experts_used, f.n_ff_expert or f.n_ff
+            probs = op((n_exp, rows), op((n_exp, rows), n), inplace=True)  # ffn_gate_inp, SOFT_MAX
+            topk = view(op((n_exp, rows), probs))  # ARGSORT, its top-k view
+            weights = op((1, n_used, rows), view(probs), topk)  # GET_ROWS of the top-k probabilities
+            expand(weights)
+            nv = view(n)
+            gate, up = op((ff, n_used, rows), nv, topk), op((ff, n_used, rows), nv, topk)  # MUL_MAT_ID
+            down = op((E, n_used, rows), op((ff, n_used, rows), gate, up), topk)  # SWIGLU, MUL_MAT_ID
+            wd = op((E, n_used, rows), down, weights, inplace=True)  # weighted
+            moe = view(wd, (E, rows))
+            for _ in range(1, n_used):
+                moe = op((E, rows), moe, view(wd, (E, rows)), inplace=True)
+            expand(moe)
+            ffn_out = moe
+        else:
+            ff = width[f"blk.{il}.ffn_down.weight"][0]
+            gate, up = op((ff, rows), n), op((ff, rows), n)
+            ffn_out = op((E, rows), op((ff, rows), gate, up))  # SWIGLU, ffn_down
+        cur = op((E, rows), ffn_inp, ffn_out, inplace=True)
+    h = norm(cur)
+    logits = op((spec.n_vocab, d.shape(h)[1]), h)
+    d.t[h] = d.t[h]._replace(output=True)
+    d.t[logits] = d.t[logits]._replace(output=True)
+    expand(logits)
+    return n_inputs, d.nodes()
+
+# the hybrid graphs replayed on the CPU alone, with their recurrent states' n_seqs (compute.dense_cpu_bytes)
+HYBRID_CPU_GRAPHS = {"falcon-h1": falcon_h1_graph, "jamba": jamba_graph}
