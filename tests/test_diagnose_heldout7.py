@@ -20,6 +20,7 @@ traceback."""
 
 from __future__ import annotations
 
+import shlex
 import textwrap
 
 import pytest
@@ -38,6 +39,22 @@ def test_cases_are_cited_and_new():
 @pytest.mark.parametrize("case", params(CASES))
 def test_heldout_case(case):
     check_case(case)
+
+
+@pytest.mark.parametrize("case", [c for c in params(CASES) if c.values[0].get("command")])
+def test_the_threads_command_keeps_the_reading_and_is_rewritten(case):
+    """With the command the thread gives, the reading holds and a fix that changes a flag comes back as that command
+    with the flag set, every word quoted as the shell must read it back (a prompt with spaces)."""
+    from oomkit.diagnose import diagnose
+
+    argv = shlex.split(case["command"])
+    d = diagnose(case["text"], command=argv)
+    assert (d.engine, d.stage) == (case["expected"]["engine"], case["expected"]["stage"])
+    lines = [f.command for f in d.fixes if f.command]
+    assert lines, [f.summary for f in d.fixes]
+    for line in lines:
+        words = shlex.split(line)
+        assert words[: len(argv)] == argv and len(words) > len(argv), line
 
 
 def _ansi(text: str) -> str:

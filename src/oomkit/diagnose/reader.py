@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Any
 
 from .fixes import causes_for, fixes_for, other_processes
@@ -93,7 +94,9 @@ def _with_command(d: Diagnosis, argv: list[str]) -> Diagnosis:
             env_words = [f"{k}={v}" for k, v in f.env]
             after = parse_command([*env_words, *argv, *f.flags], env={})
             words = eng.rewrite_command(argv, before.settings, after.settings)
-            line = " ".join([*(w for w in env_words if w not in words), *words]).replace(" \n ", "\n")  # 2 commands
+            # each word as the shell must read it back (a prompt with spaces, a JSON value), "\n" between 2 commands
+            line = " ".join(w if w == "\n" else shlex.quote(w)
+                            for w in [*(w for w in env_words if w not in words), *words]).replace(" \n ", "\n")
         except (OomkitError, ValueError, TypeError):
             line = None
         fixes.append(Fix(**{**f.__dict__, "command": line}) if line else f)
