@@ -565,6 +565,26 @@ def test_published_hybrid_compute_within_10_percent(arch):
     h.assert_compute(arch, rows)
 
 
+def nemotron_h_pattern(pattern: str) -> SynthModel:
+    """nemotron_nano_9b_v2's layers in another order of its pattern (M Mamba-2, * attention, - MLP)."""
+    m = _nemotron_h("nemotron_h", "nvidia-nemotron-nano-9b-v2", pattern, n_embd=4480, n_head=40, n_kv=8, hd=128,
+                    n_ff=15680, n_vocab=131072, ctx=131072, mamba_heads=128, mamba_hd=80, n_group=8, d_state=128)
+    return dataclasses.replace(m, key=f"{m.key}-{pattern.replace('*', 'A').replace('-', 'F')}")
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("pattern", ["M-*M", "M*-M", "*-M-"])
+def test_nemotron_h_last_layer_without_attention_compute(pattern):
+    """The last reader of the KQ masks before the last layer: the masks' block is free again when the logits are
+    placed (llama.cpp 282.25 MiB at 32K with a q8_0 cache on all three; the closed-form hybrid rule put the logits
+    above the masks, 305.50), replayed node by node (compute_graphs.nemotron_h_graph)."""
+    path = synth.synth_path(nemotron_h_pattern(pattern), "q4_0")
+    spec = read_gguf_spec(path)
+    rows = h.compare(pattern, spec, GRID, g.llamacpp_run.measure_many(path, GRID))
+    assert len(rows) == len(GRID)
+    h.assert_compute(pattern, rows, 0.99, 1.01)
+
+
 def _gemma4(key: str, *, n_embd: int, n_head: int, kv_swa: int, kv_full: int, hd_swa: int, hd_full: int, n_ff: int,
             n_exp: int = 0, n_used: int = 0, ff_exp: int = 0, nl: int = 6) -> SynthModel:
     """Gemma 4 without per-layer embeddings (hidden_size_per_layer_input 0): its first nl layers, 5 sliding (window

@@ -1628,7 +1628,7 @@ def mamba2_offload_graph(spec: ModelSpec, T: int, n_outputs: int, host: dict[str
 # the dense graphs replayed on the CPU alone (compute.dense_cpu_bytes)
 DENSE_CPU_GRAPHS = {"phi3": phi3_graph, "deci": deci_graph}
 # those that take a quantized cache's rotations (k_rot / v_rot)
-DENSE_CPU_ROTATED = frozenset({"deci", "falcon-h1", "jamba"})
+DENSE_CPU_ROTATED = frozenset({"deci", "falcon-h1", "jamba", "nemotron_h"})
 
 
 def _rs_inputs(g: _Graph, resid: int, T: int, masks: int, n_outputs: int, v_idx_size: int, k_rot: int, v_rot: int,
@@ -1876,5 +1876,114 @@ def jamba_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn:
     expand(logits)
     return n_inputs, d.nodes()
 
+
+def nemotron_h_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True, k_rot: int = 0,
+                     v_rot: int = 0, n_seqs: int = 1) -> tuple[int, list[Node]]:
+    """Nemotron-H's graph (src/models/nemotron-h.cpp at llama.cpp@0c1e57098: a layer is Mamba-2 (no KV heads, no FFN:
+    build_mamba2_layer of src/models/graph-context-mamba.cpp), attention (KV heads: build_attn without RoPE) or an
+    MLP (ffn_up, ReLU, SQR in place, ffn_down), each added to the layer input; then the output norm (h_nextn, an
+    output) and its out_ids rows (result_norm)) on the CPU, ordered as ggml_build_forward_expand walks it (_Dag), with
+    the expands jamba_graph has: build_rs's GET_ROWS of the conv states and the extra states' copy before the previous
+    layer's output; the conv state's store, SSM_SCAN, the extra states and the ssm state's store; build_attn's Q, V, K
+    (rotated for a quantized cache), their stores and the attention, not wo. The Mamba-2 block as falcon_h1_graph
+    has it (x * D a new tensor, x being a view; the grouped RMS norm of SWIGLU's reshape a new tensor). Replayed
+    through galloc it equals the reserve llama-cpp-python 0.3.36 prints on the NVIDIA-Nemotron-Nano-9B-v2-shaped
+    files (tests/test_llamacpp_real_shapes.py): the layer patterns M-M* (its GRID: 290.26 / 378.26 / 325.59 / 289.51
+    MiB), M-*M, M*-M and *-M- (282.25 MiB at 32K with a q8_0 cache where the closed-form rule gives 305.50)."""
+    d = _Dag()
+    op, view, expand = d.op, d.view, d.expand
+    E, ns = spec.n_embd, max(1, n_seqs)
+    trunk = spec.trunk_layers
+    a0 = next((la.attention for la in trunk if la.attention is not None), None)
+    tokens, _ = d.input(T * 4), d.input(E * T * F32)
+    s_copy = d.input(ns * 4)
+    krot = d.input(k_rot) if k_rot and a0 is not None else -1
+    vrot = d.input(v_rot) if v_rot and a0 is not None else -1
+    if a0 is not None:
+        k_idx = d.input(T * 8)
+        v_idx = d.input(T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8)
+        mask = d.input(masks)
+    out_ids = d.input(n_outputs * 4)
+    n_inputs = len(d.t)
+    width = {t.name: t.shape for t in spec.weights.tensors}
+
+    def empty(*srcs: int) -> int:  # a tensor of no bytes (the extra states: n_rs - n_seqs = 0)
+        d.t.append(Node(0, srcs, empty=True))
+        return len(d.t) - 1
+
+    def store(*srcs: int) -> None:  # a copy into the cache: no bytes here
+        d.t.append(Node(0, srcs))
+        expand(len(d.t) - 1)
+
+    def rot(h: int, r: int, ne: tuple[int, ...]) -> int:  # llama_mul_mat_hadamard
+        return view(op(ne, r, view(h))) if r >= 0 else h
+
+    def norm(x: int) -> int:  # RMS_NORM, MUL by the weight
+        return op(d.shape(x), op(d.shape(x), x, inplace=True), inplace=True)
+
+    cur = op((E, T), tokens)  # GET_ROWS of the token embeddings
+    expand(cur)
+    s_main = s_extra = -1
+    for layer in trunk:
+        a, r, il = layer.attention, layer.recurrent, layer.index
+        inp = cur
+        if r is not None:
+            if s_main < 0:
+                s_main, s_extra = view(s_copy), view(s_copy)
+            conv_dim = r.d_inner + 2 * r.n_group * r.d_state
+            rs = op((r.conv, ns), s_main)  # build_rs: the conv states' GET_ROWS
+            expand(rs)
+            store(empty(s_extra))
+            x = norm(inp)
+            proj = op((2 * r.d_inner + 2 * r.n_group * r.d_state + r.n_heads, T), x)  # ssm_in
+            concat = op((r.d_conv - 1 + T // ns, conv_dim, ns), view(rs), view(view(proj)))  # CONCAT with xBC^T
+            store(view(concat))  # the conv state's store
+            conv = op((conv_dim, T), concat)  # SSM_CONV
+            conv = op((conv_dim, T), op((conv_dim, T), conv, inplace=True), inplace=True)  # bias ADD, SILU
+            xv = view(conv, (r.d_inner, T))
+            dt = op((r.n_heads, T), op((r.n_heads, T), view(proj)), inplace=True)  # dt's CONT, its bias
+            scan = op((r.d_inner * T + r.ssm * ns,), xv, dt, view(conv), view(conv), s_main)  # SSM_SCAN
+            expand(scan)
+            store(empty(s_extra))
+            store(view(scan))  # the ssm state's store
+            z = op((r.d_inner, T), view(proj))  # z's CONT
+            y = op((r.d_inner, T), view(scan, (r.d_inner, T)), op((r.d_inner, T), xv), inplace=True)  # y + x * D
+            y = norm(view(op((r.d_inner, T), z, y), (r.d_inner, T)))  # SWIGLU, the grouped RMS norm of its reshape
+            out = op((E, T), view(y))  # ssm_out
+        elif a is not None:
+            x = norm(inp)
+            q_ne, k_ne, v_ne = ((n * hd, T) for n, hd in ((a.n_heads, a.head_dim_k), (a.n_kv_heads, a.head_dim_k),
+                                                           (a.n_kv_heads, a.head_dim_v)))
+            q = rot(view(op(q_ne, x)), krot, q_ne)  # wq and its reshape
+            expand(q)
+            v = rot(view(op(v_ne, x)), vrot, v_ne)
+            expand(v)
+            k = rot(view(op(k_ne, x)), krot, k_ne)
+            expand(k)
+            store(view(k), k_idx)  # SET_ROWS of K and V into the caches
+            store(view(v), v_idx)
+            o_ne = (a.n_heads * a.head_dim_v, T)
+            if flash_attn:
+                o = view(op(o_ne, view(view(q)), mask))  # FLASH_ATTN_EXT, reshaped
+            else:
+                kq = op((masks // (4 * T), T, a.n_heads), view(view(q)))  # KQ over the cache's n_kv cells
+                kq = op(d.shape(kq), kq, mask, inplace=True)  # SOFT_MAX
+                o = op(o_ne, view(op(o_ne, kq)))  # KQV, the CONT of its permuted view
+            expand(o)
+            out = op((E, T), rot(o, vrot, o_ne))  # wo
+        else:
+            x = norm(inp)
+            ff = width[f"blk.{il}.ffn_down.weight"][0]
+            up = op((ff, T), op((ff, T), op((ff, T), x), inplace=True), inplace=True)  # ffn_up, RELU, SQR
+            out = op((E, T), up)  # ffn_down
+        cur = op((E, T), out, inp, inplace=True)  # + the layer input
+    h = norm(cur)  # h_nextn
+    rows = op((E, n_outputs), h, out_ids)  # result_norm
+    logits = op((spec.n_vocab, n_outputs), rows)
+    for i in (h, rows, logits):
+        d.t[i] = d.t[i]._replace(output=True)
+    expand(logits)
+    return n_inputs, d.nodes()
+
 # the hybrid graphs replayed on the CPU alone, with their recurrent states' n_seqs (compute.dense_cpu_bytes)
-HYBRID_CPU_GRAPHS = {"falcon-h1": falcon_h1_graph, "jamba": jamba_graph}
+HYBRID_CPU_GRAPHS = {"falcon-h1": falcon_h1_graph, "jamba": jamba_graph, "nemotron_h": nemotron_h_graph}
