@@ -1718,7 +1718,8 @@ def falcon_h1_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_a
         z = add(r.d_inner * T * F32, view(proj))  # CONT of z
         y = add(r.d_inner * T * F32, view(scan), add(r.d_inner * T * F32, xv), inplace=True)  # x * D, y + it
         y = add(r.d_inner * T * F32, z, y)  # SWIGLU
-        y = add(nodes[y].size, add(nodes[y].size, view(y), inplace=True), inplace=True)  # grouped RMS_NORM, MUL
+        if f"blk.{il}.ssm_norm.weight" in width:  # the grouped RMS_NORM and its weight (ssm_norm is optional)
+            y = add(nodes[y].size, add(nodes[y].size, view(y), inplace=True), inplace=True)
         s = add(resid, view(y))  # ssm_out
         ffn_inp = add(resid, add(resid, o, s, inplace=True), inp, inplace=True)  # layer_out, + the input
         rr = resid
@@ -1810,9 +1811,9 @@ def jamba_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn:
             xr = view(conv)
             dt_rank = width[f"blk.{il}.ssm_dt.weight"][0]
             x_db = op((dt_rank + 2 * r.d_state, T), conv)  # ssm_x
-            dt = norm(view(x_db, (dt_rank, T)))  # dt's RMS norm (of a view: a new tensor), its weight
-            b = norm(view(x_db, (r.d_state, T)))
-            c = norm(view(x_db, (r.d_state, T)))
+            dt, b, c = view(x_db), view(x_db), view(x_db)
+            if f"blk.{il}.ssm_dt_norm.weight" in width:  # dt / B / C's RMS norms (of views: new tensors)
+                dt, b, c = (norm(view(x_db, ne)) for ne in ((dt_rank, T), (r.d_state, T), (r.d_state, T)))
             dt = op((r.d_inner, T), op((r.d_inner, T), dt), inplace=True)  # ssm_dt, its bias
             scan = op((r.d_inner * T + r.ssm * ns,), xr, dt, b, c, s_main)  # SSM_SCAN
             expand(scan)
@@ -1948,7 +1949,9 @@ def nemotron_h_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_
             store(view(scan))  # the ssm state's store
             z = op((r.d_inner, T), view(proj))  # z's CONT
             y = op((r.d_inner, T), view(scan, (r.d_inner, T)), op((r.d_inner, T), xv), inplace=True)  # y + x * D
-            y = norm(view(op((r.d_inner, T), z, y), (r.d_inner, T)))  # SWIGLU, the grouped RMS norm of its reshape
+            y = op((r.d_inner, T), z, y)  # SWIGLU
+            if f"blk.{il}.ssm_norm.weight" in width:  # the grouped RMS norm of its reshape (ssm_norm is optional)
+                y = norm(view(y, (r.d_inner, T)))
             out = op((E, T), view(y))  # ssm_out
         elif a is not None:
             x = norm(inp)
