@@ -123,6 +123,14 @@ RESOLVED = [
     ("command-r7b:7b-12-2024-q4_K_M", "fs:29748852263", True, "cohere2", "CohereForAI/c4ai-command-r7b-12-2024", None,
      "Q4_K_M"),
     ("dengcao/Qwen3-Embedding-4B:Q5_K_M", "fs:45236906477", True, "qwen3", "Qwen/Qwen3-Embedding-4B", 4.0, "Q5_K_M"),
+    # the base or version a fine-tune's repo name holds, restated in the tag (were: unknown model)
+    ("hermes3:8b-llama3.1-q4_K_M", "fs:60040746240", True, "llama", "NousResearch/Hermes-3-Llama-3.1-8B", 8.0,
+     "Q4_K_M"),
+    ("cogito:32b-v1-preview-qwen-q4_K_M", "fs:261554870", True, "qwen2", "deepcogito/cogito-v1-preview-qwen-32B", 32.8,
+     "Q4_K_M"),
+    ("cogito:8b-v1-preview-llama-q4_K_M", "fs:6858304806", True, "llama", "deepcogito/cogito-v1-preview-llama-8B", 8.0,
+     "Q4_K_M"),
+    ("tinyllama:1.1b-chat-v1-q4_0", "fs:67206978763", True, "llama", "TinyLlama/TinyLlama-1.1B-Chat-v1.0", 1.1, "Q4_0"),
     # ---- RedHatAI / nvidia / the makers' quantized checkpoints, as vLLM loads them ----
     ("RedHatAI/Mixtral-8x7B-Instruct-v0.1-FP8", "vllm-project/vllm#23192", False, "llama",
      "mistralai/Mixtral-8x7B-Instruct-v0.1", 46.7, "ct-float-quantized"),
@@ -284,6 +292,13 @@ def test_tag_words_are_labelled():
     assert any("'12-2024' read as the same-shaped command-r7b:7b" in label for label in spec.labels)
     spec = resolve("qwen3-next:80b-a3b-instruct-q4_K_M")
     assert any("'a3b-instruct' read as the same-shaped qwen3-next:80b" in label for label in spec.labels)
+
+
+def test_tag_words_not_in_the_models_own_name_still_refuse():
+    # cogito's 14b is the Qwen 2.5 fine-tune (deepcogito/cogito-v1-preview-qwen-14B): "llama" is no word of it
+    for tag in ("cogito:14b-v1-preview-llama-q4_K_M", "qwen3:30b-a22b", "deepseek-r1:8b-qwen-distill"):
+        with pytest.raises(OomkitError, match="unknown model"):
+            resolve(tag)
 
 
 def test_mtp_after_the_format_only_for_a_model_with_a_next_n_block():

@@ -545,18 +545,25 @@ _OLLAMA_SAME_SHAPE = {"devstral": {"small"}, "magistral": {"small"}}
 _OLLAMA_QUANT_WORDS = {"qat": "Q4_0"}  # Ollama's gemma3 "-it-qat" tags ship the QAT Q4_0 GGUF (ollama.com/library/gemma3/tags)
 
 
-# A word of the tag that restates the model's own name is no other model: the active-parameter count of a MoE
-# ("qwen3-vl:30b-a3b-instruct", "qwen3-next:80b-a3b-instruct-q4_K_M": ollama.com/library/qwen3-vl/tags, /qwen3-next/tags,
-# the models Qwen/Qwen3-VL-30B-A3B-Instruct and Qwen/Qwen3-Next-80B-A3B-Instruct the tags without it stand for)
-_ACTIVE_PARAMS = re.compile(r"a\d+(?:\.\d+)?b")
+# A word of the tag that restates the model's own repo name is no other model: the active-parameter count of a MoE
+# ("qwen3-vl:30b-a3b-instruct", "qwen3-next:80b-a3b-instruct-q4_K_M": ollama.com/library/qwen3-vl/tags,
+# /qwen3-next/tags, the models Qwen/Qwen3-VL-30B-A3B-Instruct and Qwen/Qwen3-Next-80B-A3B-Instruct the tags without
+# it stand for), the base a fine-tune names ("hermes3:8b-llama3.1-q4_K_M": NousResearch/Hermes-3-Llama-3.1-8B;
+# "cogito:32b-v1-preview-qwen-q4_K_M": deepcogito/cogito-v1-preview-qwen-32B), its version ("tinyllama:1.1b-chat-v1-
+# q4_0": TinyLlama/TinyLlama-1.1B-Chat-v1.0). A word the repo name does not hold still refuses the tag
+# ("cogito:14b-v1-preview-llama": the 14b is the Qwen one).
 # A release date as Ollama's tags write it, month and year ("command-r7b:7b-12-2024-q4_K_M": c4ai-command-r7b-12-2024)
 _MONTH_YEAR = re.compile(r"(?:0[1-9]|1[0-2])-20\d\d")
 
 
 def _own_words(slug: str) -> set[str]:
-    """The active-parameter words ("a3b") of the catalog model `slug`'s own repo name."""
+    """The words of the catalog model `slug`'s own repo name, each alone and joined to the next ("llama", "3.1",
+    "llama3.1"), and its versions without their minor number ("v1.0" -> "v1")."""
     hf_id = (catalog.base_hf_id(slug) or slug).lower()
-    return {w for w in re.split(r"[-_/.]", hf_id) if _ACTIVE_PARAMS.fullmatch(w)}
+    words = [w for w in re.split(r"[-_/]", hf_id) if w]
+    own = set(words) | {a + b for a, b in zip(words, words[1:], strict=False)}
+    own |= {w.split(".")[0] for w in words if re.fullmatch(r"v\d+\.\d+", w)}
+    return own
 
 
 def _dates_joined(words: list[str]) -> list[str]:
