@@ -62,9 +62,9 @@ def _ansi(text: str) -> str:
     return "\n".join(f"\x1b[3{i % 7 + 1}m{ln}\x1b[0m" if ln else ln for i, ln in enumerate(text.split("\n")))
 
 
-def _rewrapped(text: str) -> str:
-    """Each line hard-wrapped at 60 columns, as a narrow terminal or a mail client leaves a paste."""
-    return "\n".join("\n".join(textwrap.wrap(ln, 60, break_long_words=True, break_on_hyphens=False)) or ln
+def _rewrapped(text: str, width: int = 60) -> str:
+    """Each line re-wrapped at its spaces to `width` columns, as a narrow terminal or a mail client leaves a paste."""
+    return "\n".join("\n".join(textwrap.wrap(ln, width, break_long_words=True, break_on_hyphens=False)) or ln
                      for ln in text.split("\n"))
 
 
@@ -122,17 +122,20 @@ def test_garbled_log_exits_cleanly(cid, kind, data, tmp_path, capsys):
             assert out.strip(), (cid, kind)
 
 
-@pytest.mark.parametrize("kind", ["ansi", "crlf"])
+@pytest.mark.parametrize("kind", ["ansi", "crlf", "rewrapped-80"])
 def test_readable_garbles_keep_the_reading(kind):
-    """Colour codes and CRLF line ends change no case's engine and stage (a hard re-wrap at 60 columns may: a message
-    cut inside its own words is not always joined back; that pass only has to exit cleanly)."""
+    """Colour codes, CRLF line ends and a re-wrap at 80 columns change no case's engine and stage (at 60 columns a
+    key can run over three lines: that pass only has to exit cleanly)."""
     from oomkit.diagnose import diagnose
 
     changed = []
     for i, c in enumerate(CASES):
         if c.get("known_miss"):
             continue
-        text = _garbled(c["text"], CASES[(i + 1) % len(CASES)]["text"])[kind].decode("utf-8")
+        if kind == "rewrapped-80":
+            text = _rewrapped(c["text"], 80)
+        else:
+            text = _garbled(c["text"], CASES[(i + 1) % len(CASES)]["text"])[kind].decode("utf-8")
         d = diagnose(text)
         if (d.engine, d.stage) != (c["expected"]["engine"], c["expected"]["stage"]):
             changed.append((c["id"], d.engine, d.stage))

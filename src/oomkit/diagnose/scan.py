@@ -251,13 +251,50 @@ def scan_keys(keys: list[str] | tuple[str, ...]) -> tuple[bytes, ...]:
 _BKEYS = scan_keys(tuple(_KEYS))
 
 
+WRAP_JOIN = 3  # lines of a message re-wrapped at its spaces read as one (a key running over a line end)
+WRAP_SCAN = 256 << 10  # bytes of text searched a second time for keys over a line end (a pasted quote)
+
+
+def _wrapped_hits(doc: Text, seen: set[int]) -> dict[int, int]:
+    """{line start: key offset} of the keys that run over a line end: a message re-wrapped at a space (a narrow
+    terminal, a mail client, a quote re-flowed) has its line ends where the engine printed spaces. The text with its
+    line ends read as spaces keeps every offset, so a key found there across a line end starts on the line it
+    starts on; lines a key already starts on are left to the line's own reading."""
+    b = doc.b
+    if len(b) > WRAP_SCAN or b.count(b"\n", 0, 1 << 20) < 2:  # a re-wrapped paste is a quote, not a server's log
+        return {}
+    joined = b.replace(b"\n", b" ")
+    out: dict[int, int] = {}
+    for key in _BKEYS:
+        pos, n = joined.find(key), 0
+        while pos >= 0 and n < MAX_HITS:
+            if b.find(b"\n", pos, pos + len(key)) >= 0:
+                start, _ = doc.line_at(pos)
+                if start not in seen:
+                    out.setdefault(start, pos)
+                n += 1
+            pos = joined.find(key, pos + len(key))
+    return out
+
+
+def _joined_line(doc: Text, line: Line) -> Line:
+    """The line and the next WRAP_JOIN - 1 lines as one, joined by the spaces the re-wrap took."""
+    more = doc.following(line, WRAP_JOIN - 1)
+    return Line(line.no, line.start, " ".join([line.text, *(m.strip() for m in more)])[:MAX_LINE])
+
+
 def events(doc: Text) -> list[Event]:
     """Every signature that matches a line, one per line (the highest priority), in line order."""
     hits = doc.hits(_BKEYS)
+    wrapped = _wrapped_hits(doc, {s for s, _ in hits})
+    if wrapped:
+        hits = sorted([*hits, *wrapped.items()])
     numbers = doc.numbered([s for s, _ in hits])
     out: list[Event] = []
     for start, pos in hits:
         line = doc.line(start, pos, numbers[start])
+        if start in wrapped:
+            line = _joined_line(doc, line)
         best: Signature | None = None
         found: list[tuple[Signature, re.Match[str]]] = []
         for key, sigs in _KEYS.items():
@@ -270,6 +307,18 @@ def events(doc: Text) -> list[Event]:
                 found.append((sig, m))
                 if best is None or sig.priority > best.priority:
                     best = sig
+        if best is None and start not in wrapped and doc.b.count(b"\n", start, start + 2 * MAX_LINE) >= 1:
+            # a key on the line whose message carries on past the line's end (re-wrapped at a space): the line
+            # and the next read as one
+            joined, alone = _joined_line(doc, line), len(line.text)
+            for key, sigs in _KEYS.items():
+                if key not in joined.text:
+                    continue
+                for sig in sigs:
+                    m = sig.regex().search(joined.text)
+                    if m is not None and m.start() < alone and (best is None or sig.priority > best.priority):
+                        best, line = sig, joined
+            found = [(best, m)] if best is not None and (m := best.regex().search(line.text)) else []
         if best is None:
             continue
         nums = _numbers(doc, best, line)
