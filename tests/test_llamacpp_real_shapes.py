@@ -422,6 +422,9 @@ def _nemotron_h(arch: str, key: str, pattern: str, *, n_embd: int, n_head: int, 
     if n_exp:
         md.u32("expert_count", n_exp).u32("expert_used_count", n_used).u32("expert_feed_forward_length", n_ff)
         md.u32("expert_shared_feed_forward_length", ff_shexp)
+        # convert_hf_to_gguf.py NemotronHModel.set_gguf_parameters writes both for every MoE checkpoint
+        # (norm_topk_prob, routed_scaling_factor); build_moe_ffn then normalises and scales the top-k weights
+        md.bool("expert_weights_norm", True).f32("expert_weights_scale", 2.5)
     ts = _head(n_embd, n_vocab, tied=False)
     for i, c in enumerate(pattern):
         ts += [_blk(i, "attn_norm.weight", n_embd)]

@@ -2486,7 +2486,7 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
     if build is None or (ctx.type_k.quantized or ctx.type_v.quantized) and not rotated \
             or ctx.n_stream != 1 and not hybrid or not ERAS.reached(ctx.build, "kq_mask_f16") \
             or any(c.name == "SWA" for c in caches) or s.override_tensor or not spec.trunk_layers \
-            or hybrid and ctx.n_rs_seq:
+            or hybrid and (ctx.n_rs_seq or any(la.ffn.n_embd_latent for la in spec.trunk_layers)):
         return None
     T = min(ctx.n_ctx, ctx.n_ubatch)
     masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)

@@ -1628,7 +1628,7 @@ def mamba2_offload_graph(spec: ModelSpec, T: int, n_outputs: int, host: dict[str
 # the dense graphs replayed on the CPU alone (compute.dense_cpu_bytes)
 DENSE_CPU_GRAPHS = {"phi3": phi3_graph, "deci": deci_graph}
 # those that take a quantized cache's rotations (k_rot / v_rot)
-DENSE_CPU_ROTATED = frozenset({"deci", "falcon-h1", "jamba", "nemotron_h"})
+DENSE_CPU_ROTATED = frozenset({"deci", "falcon-h1", "jamba", "nemotron_h", "nemotron_h_moe"})
 
 
 def _rs_inputs(g: _Graph, resid: int, T: int, masks: int, n_outputs: int, v_idx_size: int, k_rot: int, v_rot: int,
@@ -1879,7 +1879,8 @@ def jamba_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn:
 
 
 def nemotron_h_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True, k_rot: int = 0,
-                     v_rot: int = 0, n_seqs: int = 1) -> tuple[int, list[Node]]:
+                     v_rot: int = 0, n_seqs: int = 1, weights_norm: bool = True, weights_scale: bool = True
+                     ) -> tuple[int, list[Node]]:
     """Nemotron-H's graph (src/models/nemotron-h.cpp at llama.cpp@0c1e57098: a layer is Mamba-2 (no KV heads, no FFN:
     build_mamba2_layer of src/models/graph-context-mamba.cpp), attention (KV heads: build_attn without RoPE) or an
     MLP (ffn_up, ReLU, SQR in place, ffn_down), each added to the layer input; then the output norm (h_nextn, an
@@ -1974,6 +1975,33 @@ def nemotron_h_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_
                 o = op(o_ne, view(op(o_ne, kq)))  # KQV, the CONT of its permuted view
             expand(o)
             out = op((E, T), rot(o, vrot, o_ne))  # wo
+        elif layer.ffn.is_moe:
+            f = layer.ffn
+            x = norm(inp)
+            n_exp, n_used = f.n_experts, f.n_experts_used
+            probs = op((n_exp, T), op((n_exp, T), x), inplace=True)  # ffn_gate_inp, SIGMOID
+            probs_r = view(probs, (1, n_exp, T))
+            topk = view(op((n_exp, T), op((n_exp, T), probs, inplace=True)))  # + exp_probs_b, ARGSORT, top-k
+            w = op((1, n_used, T), probs_r, topk)  # GET_ROWS of the top-k probabilities
+            if weights_norm:  # SUM_ROWS, CLAMP in place, DIV (of the reshaped weights: a new tensor)
+                wr = view(w, (n_used, T))
+                w = view(op((n_used, T), wr, op((1, T), op((1, T), wr), inplace=True), inplace=True), (1, n_used, T))
+            if weights_scale:  # SCALE by expert_weights_scale (of the reshaped weights: a new tensor)
+                w = op((1, n_used, T), w, inplace=True)
+            expand(w)
+            ff = f.n_ff_expert or f.n_ff
+            up = op((ff, n_used, T), view(x, (E, 1, T)), topk)  # MUL_MAT_ID
+            up = op((ff, n_used, T), op((ff, n_used, T), up, inplace=True), inplace=True)  # RELU, SQR
+            wd = op((E, n_used, T), op((E, n_used, T), up, topk), w, inplace=True)  # down (MUL_MAT_ID), weighted
+            moe = view(wd, (E, T))
+            for _ in range(1, n_used):
+                moe = op((E, T), moe, view(wd, (E, T)), inplace=True)
+            expand(moe)
+            out = moe
+            if f.n_ff_shared:  # the shared expert: ffn_up, RELU, SQR, ffn_down, added to the experts' sum
+                sh = op((f.n_ff_shared, T), op((f.n_ff_shared, T), op((f.n_ff_shared, T), x), inplace=True),
+                        inplace=True)
+                out = op((E, T), moe, op((E, T), sh), inplace=True)
         else:
             x = norm(inp)
             ff = width[f"blk.{il}.ffn_down.weight"][0]
@@ -1989,4 +2017,5 @@ def nemotron_h_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_
     return n_inputs, d.nodes()
 
 # the hybrid graphs replayed on the CPU alone, with their recurrent states' n_seqs (compute.dense_cpu_bytes)
-HYBRID_CPU_GRAPHS = {"falcon-h1": falcon_h1_graph, "jamba": jamba_graph, "nemotron_h": nemotron_h_graph}
+HYBRID_CPU_GRAPHS = {"falcon-h1": falcon_h1_graph, "jamba": jamba_graph, "nemotron_h": nemotron_h_graph,
+                     "nemotron_h_moe": nemotron_h_graph}
