@@ -11,7 +11,7 @@ from typing import Any
 
 from ..engines.base import EngineModule, get_engine, pasted_file_hint
 from ..engines.cmdline import names_a_command, parse_command, python_call_hint, split_command
-from ..engines.command import leading_assignments, unwrap
+from ..engines.command import compose_hint, leading_assignments, unwrap
 from ..engines.release_flags import reading_release
 from ..errors import OomkitError, SettingsError
 from ..estimate import estimate
@@ -197,6 +197,8 @@ def split_args(argv: list[str], options: dict[str, bool]
         else:
             raise OomkitError(_unexpected(a, argv[i - 1] if i else None, engine))
         i += 1
+    if command is None and model is not None and "\n" in model and (hint := compose_hint(model)) is not None:
+        raise OomkitError(hint)  # a Docker Compose service pasted as MODEL: its command, not the YAML around it
     if command is None and model is not None and names_a_command(model):
         model, command = None, _pasted(model)  # `oomkit check "vllm serve X ..."`: the command quoted as MODEL
     if command is None and model is not None and (hint := python_call_hint(model)) is not None:

@@ -282,10 +282,14 @@ def engine_for_program(program: str, module: str | None = None) -> tuple[EngineM
 
 def pasted_file_hint(text: str) -> str | None:
     """When `text`, given as MODEL, is an engine's own configuration file (an Ollama Modelfile, a `vllm serve
-    --config` YAML), the one-line refusal that names the oomkit form reading the same model and settings (the
+    --config` YAML) or a Docker Compose service running one, the one-line refusal that names the oomkit form reading the same model and settings (the
     engine's `file_hint_fn`); None otherwise. Such a file has several lines: a one-line MODEL loads no engine."""
     if len(text.splitlines()) < 2:
         return None
+    from .command import compose_hint  # a Docker Compose service: the command it runs
+
+    if (hint := compose_hint(text)) is not None:
+        return hint
     for eng in all_engines():
         if eng.file_hint_fn is not None and (hint := eng.file_hint_fn(text)) is not None:
             return hint

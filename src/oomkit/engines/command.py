@@ -684,3 +684,51 @@ def unwrap(argv: Sequence[str]) -> Wrapped:
     if own == ("ollama",) and not rest:
         return Wrapped(prefix, ("ollama", "serve"), (), tuple(env), image)
     return Wrapped(prefix, own, tuple(rest), tuple(env), image)
+
+
+# A Docker Compose file (or one service of it) pasted as MODEL: the service's engine command is its `entrypoint`
+# and `command` (compose-spec: a string is split as a shell splits it, a list is taken word for word; without an
+# entrypoint the image's own runs, with `command` as its arguments) and its `environment` the engine's variables.
+_ENGINE_VARS = re.compile(r"(?:OLLAMA|VLLM|SGLANG|SGL|LLAMA_ARG|GGML|CUDA_VISIBLE|HIP_VISIBLE|PYTORCH)\w*")
+
+
+def compose_hint(text: str) -> str | None:
+    """Compose YAML text -> the one-line refusal naming the oomkit form of the command its service runs; None for
+    text that is no compose service (a vLLM config, a Modelfile, a name)."""
+    if not re.search(r"^\s*(?:command|entrypoint)\s*:", text, re.MULTILINE):
+        return None
+    try:
+        import yaml  # PyYAML, which huggingface_hub installs; read only for such a paste
+
+        doc = yaml.safe_load(text)
+    except Exception:  # not YAML (or no PyYAML): not a compose file oomkit reads
+        return None
+    if not isinstance(doc, dict):
+        return None
+    services = doc.get("services")
+    pool = list(services.values()) if isinstance(services, dict) else [doc, *doc.values()]
+    svc = next((s for s in pool if isinstance(s, dict) and ("command" in s or "entrypoint" in s)), None)
+    if svc is None:
+        return None
+
+    def words(v: Any) -> list[str]:
+        if isinstance(v, str):
+            try:
+                return split_command(v)
+            except ValueError:
+                return v.split()
+        return [str(x) for x in v] if isinstance(v, list) else []
+
+    env = svc.get("environment")
+    pairs = ([(str(k), "" if v is None else str(v)) for k, v in env.items()] if isinstance(env, dict) else
+             [tuple(str(e).partition("=")[::2]) for e in env] if isinstance(env, list) else [])
+    pairs = [(k, v) for k, v in pairs if _ENGINE_VARS.fullmatch(k)]
+    entry, cmd, image = words(svc.get("entrypoint")), words(svc.get("command")), svc.get("image")
+    if entry or not image:
+        argv = [*(f"{k}={v}" for k, v in pairs), *entry, *cmd]
+    else:
+        argv = ["docker", "run", *(w for k, v in pairs for w in ("-e", f"{k}={v}")), str(image), *cmd]
+    if not argv:
+        return None
+    return ("this is a Docker Compose service, not a model name: the engine command it runs is its entrypoint and "
+            f"command; give `oomkit check -- {join_command(argv)}`")

@@ -250,6 +250,11 @@ _REDIRECT_TO = re.compile(r"^(?:\d|&)?(?:>>?|<)(?:&\d|\S+)$")  # its target atta
 def _as_run(words: list[str]) -> list[str]:
     if words[:1] in (["$"], [">"], ["%"], ["❯"], ["➜"]):  # a prompt copied with the command (sh, zsh themes)
         words = words[1:]
+    elif words and re.fullmatch(r"[\w.-]+@[\w.-]+:\S*[$#]", words[0]):  # bash's default prompt: user@host:~/dir$
+        words = words[1:]
+    elif words and words[0].startswith("[") and (end := next(  # Fedora's: [user@host dir]$
+            (i for i, w in enumerate(words[:4]) if re.fullmatch(r"\S*\][$#]", w)), None)) is not None:
+        words = words[end + 1:]
     out: list[str] = []
     skip = False
     for w in words:
