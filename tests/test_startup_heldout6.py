@@ -2,7 +2,9 @@
 threads none of the earlier sets cite, each fixture with its URL, the lines kept verbatim, the release and the command
 the thread gives. None of these figures was used to fit a constant. Limits as before: weights per rank 3 % of the
 printed load, the KV budget and free memory 3 % of the GPU's memory, tokens 3 %, the verdict equal to the log's.
-"before" is oomkit at 7f9fd7a, before this file; no engine rule changed with it.
+"before" is oomkit at 7f9fd7a, before this file; no engine rule changed with it. vllm#53961's figures are after the
+rules it led to (in-flight tokens, the 0.28 batch tier, ROCm MXFP4 padding; below): before them 14.88 GiB (-36 %) and
+66.17 GiB available (+27.5 % of the GPU).
 
 | log | release | GPUs | figure | printed | oomkit | error |
 |---|---|---|---|---|---|---|
@@ -11,8 +13,8 @@ printed load, the KV budget and free memory 3 % of the GPU's memory, tokens 3 %,
 | | | | torch peak on the sampler's rank | >= 23.20 GiB (22.83 allocated + 0.37 asked) | 22.91 (21.90 weights + 1.01 profile) | -1.2 % of the GPU |
 | sglang#3416 | 0.4.2 series | 8 x H200, TP8, 0.81 | free after the weights (TP7) | 58.12 GB | 58.47 GiB | +0.25 % of the GPU |
 | vllm recipes PR #273 | 0.17.1 ROCm | 2 x MI300X, TP2, defaults | KV tokens | 497,600 | 503,408 | +1.17 % |
-| vllm#53961 | nightly 2026-08-26 | 8 x MI300X, TP8, fp8 KV, 1M | KV needed by one request | 23.32 GiB | 14.88 | -36 % (strict xfail) |
-| | | | available KV | 13.41 GiB | 66.17 | +27.5 % of the GPU (strict xfail) |
+| vllm#53961 | nightly 2026-08-26 (0.29's KV planner) | 8 x MI300X, TP8, fp8 KV, 1M | KV needed by one request | 23.32 GiB | 23.3153 | -0.02 % |
+| | | | available KV | 13.41 GiB | 34.76 | +11.1 % of the GPU (strict xfail) |
 | | | | verdict | dies (refused at the KV cache) | starts | strict xfail |
 
 DeepSeek-V3#205. vLLM 0.6.6 splits DeepSeek-V3's 61 layers 15/15/15/16 over the four stages (distributed/utils.py
@@ -33,15 +35,28 @@ fp8 weights (TP4 would need 160 GB a rank). The release is not printed: oomkit g
 vllm recipes PR #273 tested the recipe's TP2 AMD command (MiniMax-M2.5 in the recipe; M2, M2.1 and M2.5 share one
 config) and reported the KV pool; its "109 GB VRAM" names neither unit nor scope and is not held.
 
-vllm#53961 (DeepSeek-V4-Pro, ROCm): both figures miss and no source rule for them was found. The one-request need
-(23.32 GiB at 1,048,576 tokens, fp8 KV, no prefix caching) is a KV-layout figure independent of the budget: oomkit's
-CUDA layout of DeepSeek V4's sparse-MLA, SWA and compressed caches gives 14.88 GiB, 36 % short; the ROCm backend
-(vllm/models/deepseek_v4/amd/rocm.py DeepseekV4ROCMAiterMLASparseBackend) subclasses the CUDA FlashMLA-sparse one,
-so the difference is not in that class and the whole vLLM tree (1.1 GB) could not be brought here to read the ROCm
-cache-spec path. The budget is 52.8 GiB lower than oomkit's (13.41 against 66.17): oomkit loads 101.17 GiB a rank
-(MXFP4 routed experts), 4.63 GiB of profile peak at the 16,384-token batch the issue reports (the >= 160 GiB tier,
-settings.ERAS batch_160gib) and 1.95 GiB of graphs; a load near 150 GiB a rank would explain the log, which the
-dummy-weight run does not print. Both stay strict xfails with these figures.
+vllm#53961 (DeepSeek-V4-Pro, ROCm). The release: the issue's nightly has PR #51726's >= 160 GiB tier (16,384
+batched tokens on MI300X's 191.98 GiB), which the 0.28.0 wheel (built 2026-08-25) has and 0.25.0-0.27.0 lack
+(engine/arg_utils.py get_batch_defaults; settings.ERAS batch_160gib, 0.25 before), and 0.29.0 (built 2026-09-09) still
+applies to ROCm (the fix, PR #54205, closed unmerged). The one-request need is not ROCm's: two rules of every
+platform make it. (1) From 0.26 a sliding-window spec holds window - 1 + max_in_flight_tokens, and
+VllmConfig.max_in_flight_tokens is max_concurrent_batches (2 with the default async scheduling) x
+max_num_batched_tokens (v1/kv_cache_interface.py SlidingWindowSpec.max_admission_blocks_per_request, config/vllm.py;
+kv.py kv_tokens_in_flight): the SWA, C4-state and C128-state groups reserve 32,768 tokens here, not 16,384 (14.88 ->
+24.06 GiB in 0.28's layout). (2) The nightly postdates the 0.28.0 wheel and prints 0.29's packed planner, whose one
+request is the widest group's page (1,435,968 B: the 61 compressed + indexer pages) x the summed pages (4,096 full +
+2 x 515 SWA + 4,113 C128-state + 8,195 C4-state = 17,434) = 25,034,666,112 B, 23.3153 GiB, the "23.32" printed;
+0.28's DeepseekV4 tuple rule (31 tuples x 47,808 B) gives 24.06. So the test reads the nightly as 0.29.0
+(NIGHTLY_LAYOUT). The budget is 21.35 GiB lower than oomkit's (13.41 against 34.76). One ROCm rule narrows it: on
+gfx942 AITER's MXFP4 MoE is refused (experts/rocm_aiter_moe.py _supports_quant_scheme needs gfx950), so DeepSeek-V4's
+routed experts run TRITON_UNFUSED (oracle/mxfp4.py select_deepseek_v4_mxfp4_moe_backend), whose ROCm branch of
+mxfp4_round_up_hidden_size_and_intermediate_size pads each rank's 384-wide slice to 512: 101.17 -> 133.07 GiB a rank
+(weights.py DSV4_ROCM_MXFP4_PAD), 66.66 -> 34.76 available. The rest is not found in the source read (models/
+deepseek_v4/amd/model.py, amd/rocm.py, attention.py, sparse_mla.py, quantization/mxfp4.py, the MoE oracle, 0.28.0 and
+0.29.0): the ROCm prefill gather workspace (DeepseekV4ROCMAiterMLAAttention.forward_mqa's dummy-run reservation, 4 x
+(262,144 + 128 + 16,384) x 512 bf16 = 1.06 GiB) and the metadata builders' C128 buffers (allocated after the budget)
+are small beside it, and the dummy-weight run prints neither its load nor its profile peak. The available figure and
+the verdict stay strict xfails.
 
 Searched and not held (corpus "issues", "code", and find_string over stored repositories): sglang#4161 (DeepSeek-R1
 on 2 x 8 H800: 36.51 GB free after the weights, 22.03 after the pool, but no command in the stored thread),
@@ -79,6 +94,9 @@ DSV3_4090 = "deepseek-v3-4x8-rtx4090-pp4-tp8-ray-v0.6.6-util098-128-deepseekv3-2
 DSV3_H200 = "deepseek-v3-8xh200-tp8-sglang-0.4.2-mfs081-issue3416"
 MINIMAX_MI300X = "minimax-m2-2x-mi300x-tp2-v0.17.1-rocm-recipes-pr273"
 DSV4_MI300X = "deepseek-v4-pro-8x-mi300x-tp8-fp8kv-nightly-2026-08-26-issue53961"
+# the nightly of 2026-08-26 (after the 0.28.0 wheel of 08-25, before 0.29.0's of 09-09) has 0.28's >= 160 GiB tier
+# and 0.29's packed KV planner: its one-request need is 0.29's to the printed digit (0.28's tuple rule gives 24.06)
+NIGHTLY_LAYOUT = "0.29.0"
 
 
 def fixture(stem: str) -> dict:
@@ -177,7 +195,7 @@ def test_minimax_m2_series_share_the_estimate():
 
 
 def _dsv4_mi300x(**kw):
-    s = VllmSettings(engine_version="0.28.0", **fixture(DSV4_MI300X)["settings"], **kw)
+    s = VllmSettings(engine_version=NIGHTLY_LAYOUT, **fixture(DSV4_MI300X)["settings"], **kw)
     return ENGINE.estimate(spec_of("deepseek-ai/DeepSeek-V4-Pro"), gpus("MI300X", 8), s)
 
 
@@ -187,8 +205,6 @@ def test_dsv4_mi300x_takes_the_160gib_batch_tier():
         fixture(DSV4_MI300X)["printed"]["max_num_batched_tokens_default"]
 
 
-@pytest.mark.xfail(strict=True, reason="one 1M request needs 14.88 GiB in oomkit against the printed 23.32 (-36 %): "
-                                       "the ROCm DeepSeek V4 cache layout is not modelled")
 def test_dsv4_mi300x_kv_needed_for_one_request():
     printed = fixture(DSV4_MI300X)["printed"]
     # the budget pinned to the printed one, so the refusal (and its need) is computed from the layout alone
@@ -198,8 +214,8 @@ def test_dsv4_mi300x_kv_needed_for_one_request():
     assert abs(err) < TOKENS_LIMIT, f"{need / GiB:.2f} GiB ({err:+.2%})"
 
 
-@pytest.mark.xfail(strict=True, reason="available KV 66.17 GiB in oomkit against the printed 13.41 (+27.5 % of the "
-                                       "GPU); the dummy-weight run prints no load figure")
+@pytest.mark.xfail(strict=True, reason="available KV 34.76 GiB in oomkit against the printed 13.41 (+11.1 % of the "
+                                       "GPU); the dummy-weight run prints no load or profile figure")
 def test_dsv4_mi300x_available_kv():
     est = _dsv4_mi300x()
     got = _first(est.engine_view, "available_kv_cache_bytes")
@@ -208,7 +224,8 @@ def test_dsv4_mi300x_available_kv():
     assert abs(err) < KV_LIMIT, f"{got / GiB:.2f} vs {printed / GiB:.2f} GiB ({err:+.2%} of the GPU)"
 
 
-@pytest.mark.xfail(strict=True, reason="oomkit starts the run the log refuses at the KV cache (the two misses above)")
+@pytest.mark.xfail(strict=True, reason="oomkit starts the run the log refuses at the KV cache: its budget (34.76 GiB) "
+                                       "holds the 23.32 GiB one request needs")
 def test_dsv4_mi300x_refused_at_the_kv_cache():
     v = _dsv4_mi300x().engine_view
     assert v.get("error"), "oomkit lets the run start"

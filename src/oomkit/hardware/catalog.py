@@ -221,6 +221,12 @@ def all_gpus() -> tuple[GpuSpec, ...]:
     return _catalog().gpus
 
 
+def architecture_cards(target: str) -> tuple[str, ...]:
+    """The catalog's cards of an AMD LLVM target ("gfx942" -> MI300X, MI325X), as the catalog's architectures name
+    them; () for a target it does not list."""
+    return _catalog().architectures.get(target, ())
+
+
 def lookup(name: str) -> GpuSpec | None:
     """The entry for a name or alias ("RTX 4090", "nvidia geforce rtx-4090", "3060 12GB", "M3 Max 128GB")."""
     cat = _catalog()

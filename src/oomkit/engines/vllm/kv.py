@@ -454,6 +454,23 @@ def _uniform_type_plan(specs: dict[int, KvSpec], label: str) -> KvPlan | None:
 # Blocks from a budget, and the check that one request fits (kv_cache_utils.py get_kv_cache_configs)
 
 
+def kv_tokens_in_flight(r: Resolved) -> int:
+    """The tokens a sliding-window or chunked-local layer holds beyond its window for one request
+    (v1/kv_cache_interface.py SlidingWindowSpec / ChunkedLocalAttentionSpec.max_admission_blocks_per_request).
+    Before 0.26 max_num_batched_tokens; from 0.26 config/vllm.py VllmConfig.max_in_flight_tokens =
+    max_concurrent_batches x max_num_batched_tokens ("every concurrent batch may hold up to a full
+    max_num_batched_tokens"): with async scheduling, on by default (VllmConfig.__post_init__: off for pooling
+    models, ngram-CPU / suffix speculation, executors without it: none of the mp / uniproc / Ray ones), 2 batches
+    on the V1 model runner without pipeline parallelism and pp + 1 on runner V2; pp without it (the V1 runner under
+    pp). Read in the 0.25.0 (max_num_batched_tokens), 0.26.0, 0.27.0 and 0.28.0 wheels; full-attention and MLA
+    layers do not read it. Only what max_memory_usage_bytes counts (the one-request check, the concurrency report)
+    takes it: the profile run and the scheduler's batch stay max_num_batched_tokens."""
+    if not r.v1 or not r.at_least("in_flight_tokens"):
+        return r.max_num_batched_tokens
+    batches = r.pp + 1 if r.runner_v2 else (2 if r.pp <= 1 else r.pp)
+    return batches * r.max_num_batched_tokens
+
+
 def get_num_blocks(plan: KvPlan, available: int, r: Resolved) -> int:
     """kv_cache_utils.py get_num_blocks: whole blocks of the rank's pool; V0 CacheEngine.get_cache_block_size:
     block_size * per-token bytes of every layer."""
@@ -496,7 +513,7 @@ def check_enough_kv_cache_memory(pools: list[tuple[KvPlan, int]], s: VllmSetting
     pools are (plan, available bytes) per rank. From 0.30 one block is held back (the null block); with
     --max-model-len -1 (0.19+) max_model_len is shortened to what fits instead."""
     max_len = r.max_model_len
-    batched = r.max_num_batched_tokens
+    batched = kv_tokens_in_flight(r)
     warnings: list[str] = []
     for plan, available in pools:
         if not plan.layers:

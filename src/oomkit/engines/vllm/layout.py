@@ -21,6 +21,7 @@ from .kv import (
     check_enough_kv_cache_memory,
     get_num_blocks,
     kv_plan,
+    kv_tokens_in_flight,
     raise_if_cache_size_invalid,
 )
 from .phases import (
@@ -375,7 +376,7 @@ def _report_kv_cache_config(s: VllmSettings, r: Resolved, plan0: KvPlan, num_blo
                             ) -> tuple[list[str], dict[str, Any]]:
     """kv_cache_utils.py _report_kv_cache_config (V1: "GPU KV cache size", "Maximum concurrency"; V0 executor:
     "# GPU blocks") -> (the lines, the figures for engine_view)."""
-    bpr = plan0.blocks_per_request(max_len, r.max_num_batched_tokens)
+    bpr = plan0.blocks_per_request(max_len, kv_tokens_in_flight(r))
     if r.v1:
         concurrency = num_blocks / bpr if bpr else None
         if r.at_least("tokens_from_concurrency"):  # int(max_concurrency * max_model_len)
@@ -456,7 +457,7 @@ def _usages(s: VllmSettings, r: Resolved, ranks: list[_Rank], num_blocks: int | 
 
 def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank], warnings: list[str],
               check: KvCheck, known: bool) -> VllmEstimate:
-    batched = r.max_num_batched_tokens
+    batched = kv_tokens_in_flight(r)  # what the KV need reads
     error, max_len = check.error, check.max_len
     num_blocks = min((rk.num_blocks for rk in ranks if rk.num_blocks is not None and rk.plan.layers), default=None)
     plan0 = next((rk.plan for rk in ranks if rk.plan.layers), ranks[0].plan)
@@ -522,7 +523,7 @@ def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank],
     view["log"] = "\n".join(lines)  # the start-up lines as this release prints them
     settings = s.to_dict()
     settings.update(max_model_len=max_len, gpu_memory_utilization=r.util, max_num_seqs=r.max_num_seqs,
-                    max_num_batched_tokens=batched, enable_chunked_prefill=r.chunked_prefill,
+                    max_num_batched_tokens=r.max_num_batched_tokens, enable_chunked_prefill=r.chunked_prefill,
                     enable_prefix_caching=r.prefix_caching, block_size=plan0.block_size, dtype=r.dtype,
                     engine_version=version_str(r.version))
     return VllmEstimate(model=spec, engine="vllm", settings=settings, devices=tuple(usages), host=host,
@@ -571,7 +572,7 @@ def _charge_per_token(plan: KvPlan, r: Resolved, max_len: int) -> float:
     if not r.v1:
         return float(sum(sp.bytes_per_token for sp in plan.layers.values()))
     if r.at_least("tokens_from_concurrency"):
-        bpr = plan.blocks_per_request(max_len, r.max_num_batched_tokens)
+        bpr = plan.blocks_per_request(max_len, kv_tokens_in_flight(r))
         return plan.bytes_per_block * bpr / max_len if max_len else 0.0
     return plan.bytes_per_block * plan.n_groups / plan.block_size
 

@@ -61,8 +61,14 @@ ERAS = Eras({
     # V1's default max_num_seqs: 1,024 on every GPU up to 0.8.3 (0.7.3 EngineArgs.__post_init__, 0.8.0-0.8.3
     # _set_default_args_v1 "default_max_num_seqs = 1024"), from 0.8.4 256 off H100/H200 (read in the wheels)
     "v1_seqs_by_gpu": (0, 8, 4),
-    # ... and >= 160 GiB -> 16384 tokens for `vllm serve` too (in 0.33.0, not in 0.21.0; approximate)
-    "batch_160gib": (0, 25, 0),
+    # ... and >= 160 GiB -> 16384 tokens for `vllm serve` too (engine/arg_utils.py EngineArgs.get_batch_defaults, PR
+    # #51726: in 0.28.0, absent in 0.25.0-0.27.0; read in those wheels). It gates on capacity alone, so MI300X's
+    # 191.98 GiB takes it as B200 does (vllm#53961)
+    "batch_160gib": (0, 28, 0),
+    # config/vllm.py VllmConfig.max_in_flight_tokens: sliding-window / chunked-local specs reserve
+    # max_concurrent_batches x max_num_batched_tokens beyond the window (kv.py kv_tokens_in_flight; 0.26.0, absent in
+    # 0.25.0)
+    "in_flight_tokens": (0, 26, 0),
     # v1/core/kv_cache_utils.py _get_kv_cache_config_uniform_page_size: hybrid allocator (sliding/chunked
     # layers get their own groups). 0.8.5 converts every sliding layer to full attention.
     "hybrid_allocator": (0, 9, 1),

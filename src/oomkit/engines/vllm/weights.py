@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ...hardware.catalog import architecture_cards, lookup
 from ...memo import ByObject
+from ...model.archs import DSV4_ARCHS
 from ...model.hf_config import DSV4_CONFIG_LABEL
 from ...model.spec import ModelSpec, TensorSpec
 from ...model.towers import Tower
@@ -172,7 +174,8 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
                 if t.name == "output.weight" and head_everywhere:
                     copies = 1
             if copies:
-                nbytes = _tensor_bytes(t, r, plain, online if _linear_weight(t) else None, ep)
+                nbytes = _tensor_bytes(t, r, plain, online if _linear_weight(t) else None, ep,
+                                      spec.architecture)
                 total += copies * rank_bytes(t, spec, r, nbytes, ep, ep_rank)
         total += _rope_cache_bytes(spec, r) + _deepstack_bytes(spec, s, r, first)
         if tower_on_stage(r, first):
@@ -287,7 +290,7 @@ def _deepstack_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, first: bool)
     return levels * r.max_num_batched_tokens * spec.n_embd * r.dtype_bytes
 
 
-def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, online: str | None, ep: int = 1) -> int:
+def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, online: str | None, ep: int = 1, arch: str = "") -> int:
     if online == "one byte":
         return t.n_elements  # fp8 / int8: one byte per weight (per-tensor, row or block scales are negligible)
     if online == "nf4":
@@ -299,6 +302,8 @@ def _tensor_bytes(t: TensorSpec, r: Resolved, plain: bool, online: str | None, e
     if plain or t.dtype.lower() in FLOAT_BYTES:
         return t.n_elements * r.dtype_bytes  # loaded (and cast) to the model dtype
     if t.dtype.lower() == "mxfp4" and "_exps" in t.name and len(t.shape) == 3:
+        if arch in DSV4_ARCHS and on_gfx942(r):
+            return _dsv4_mxfp4_gfx942_bytes(t, r, r.tp if ep == 1 else 1)
         return _mxfp4_expert_bytes(t, r, r.tp if ep == 1 else 1)
     if t.dtype.lower() == "fp8-block" and fp8_block_on_marlin(r) and len(t.shape) >= 2:
         # Marlin's repack keeps the FP8 weight at one byte and turns the block scales into group scales of
@@ -350,6 +355,34 @@ def _mxfp4_expert_bytes(t: TensorSpec, r: Resolved, moe_tp: int = 1) -> int:
     else:
         hidden, inter = round_up(hidden, 256), round_up(cdiv(inter, moe_tp), 128) * moe_tp
     return t.nbytes * (hidden * inter) // (k * n)
+
+
+def on_gfx942(r: Resolved) -> bool:
+    """The first GPU is a CDNA3 part (gfx942: MI300X, MI325X in the GPU catalog's architectures): vLLM's
+    platforms/rocm.py on_gfx950() is false there."""
+    part = lookup(r.gpu_name) if r.gpu_name else None
+    return part is not None and part.vendor == "amd" and \
+        any(n in architecture_cards("gfx942") for n in (part.name, *part.aliases))
+
+
+# DeepSeek-V4's routed experts on ROCm (fused_moe/oracle/mxfp4.py select_deepseek_v4_mxfp4_moe_backend, the
+# RoutingMethodType.DeepseekV4 branch): AITER_MXFP4_BF16 or TRITON_UNFUSED (0.22.0 lists TRITON_UNFUSED first,
+# 0.23.0-0.29.0 AITER first), and AITER's MXFP4 experts need gfx950 (experts/rocm_aiter_moe.py
+# _supports_quant_scheme: "CK MXFP4 MoE kernels are only supported on gfx950"), so a gfx942 card runs
+# TRITON_UNFUSED, whose ROCm branch of mxfp4_round_up_hidden_size_and_intermediate_size rounds the hidden size and
+# each rank's intermediate slice up to 256 (only AITER_MXFP4_BF16 with SiLU / SiTU keeps 128, 0.29.0): DeepSeek-V4-Pro's
+# 3,072 at TP8 is 384 a rank, stored as 512 (+33 % on every routed expert). Read in the 0.22.0-0.29.0 wheels.
+DSV4_ROCM_MXFP4_PAD = (0, 22, 0)
+
+
+def _dsv4_mxfp4_gfx942_bytes(t: TensorSpec, r: Resolved, moe_tp: int) -> int:
+    """One DeepSeek-V4 routed-expert tensor on a gfx942 rank (see DSV4_ROCM_MXFP4_PAD), in the rank's whole-model
+    units (rank_bytes divides by the MoE's TP ranks after)."""
+    if r.version < DSV4_ROCM_MXFP4_PAD:
+        return _mxfp4_expert_bytes(t, r, moe_tp)
+    k, n, experts = t.shape  # GGUF order: ne0 (the row, reduction dim) first
+    hidden, inter = (n, k) if "ffn_down_exps" in t.name else (k, n)
+    return t.nbytes * (round_up(hidden, 256) * round_up(cdiv(inter, moe_tp), 256) * moe_tp) // (k * n)
 
 
 def _rope_cache_bytes(spec: ModelSpec, r: Resolved) -> int:
@@ -419,7 +452,7 @@ def _param_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tuple[in
     by_layer: dict[int, dict[tuple, int]] = {}
     for t in spec.weights.tensors:
         if t.layer is not None and lo <= t.layer < hi:
-            nbytes = _tensor_bytes(t, r, plain, online if _linear_weight(t) else None, ep)
+            nbytes = _tensor_bytes(t, r, plain, online if _linear_weight(t) else None, ep, spec.architecture)
             params = by_layer.setdefault(t.layer, {})
             param = _vllm_param(t.name)
             params[param] = params.get(param, 0) + rank_bytes(t, spec, r, nbytes, ep, ep_rank)
