@@ -588,6 +588,27 @@ def test_nemotron_h_last_layer_without_attention_compute(pattern):
     h.assert_compute(pattern, rows, 0.99, 1.01)
 
 
+@needs_llama_cpp
+@pytest.mark.parametrize("arch", ["falcon-h1", "jamba", "nemotron_h", "nemotron_h_moe"])
+def test_replayed_hybrids_with_llama_server_outputs(arch):
+    """The replayed hybrid graphs (compute_graphs.HYBRID_CPU_GRAPHS) with llama-server's few logits rows
+    (n_outputs_max = n_seq_max, unified KV: tests/test_llamacpp_compute.py FEW_OUTPUTS, llama.cpp's dry run): equal
+    to the printed figure (measured: falcon-h1 91.43 / 58.19 / 593.01 / 178.19 MiB, jamba 224.08 / 200.08 / 2148.01 /
+    320.08, nemotron_h 191.63 / 151.79 / 2674.26 / 271.79, nemotron_h_moe 109.01 / 85.01 / 2136.76 / 205.01)."""
+    import oomkit
+    from tests.test_llamacpp_compute import FEW_OUTPUTS, _dry_compute_mib
+
+    path = synth.synth_path(HYBRID[arch](), "q4_0")
+    spec = read_gguf_spec(path)
+    real = _dry_compute_mib(path, [dict(s, n_ubatch=512, type=1) for s in FEW_OUTPUTS])
+    assert len(real) == len(FEW_OUTPUTS) and all(real), real
+    for s, r in zip(FEW_OUTPUTS, real, strict=True):
+        e = oomkit.estimate(spec, "llama.cpp", cpu_only=True, find_max_context=False, program="llama-server",
+                            n_ctx=s["n_ctx"], n_batch=2048, n_ubatch=512, n_parallel=s["np"], kv_unified=True,
+                            flash_attn="on" if s["fa"] else "off", mmap=False, repack=False, fit=False)
+        assert round(e.engine_view["compute_buffer_bytes"]["CPU"] / (1 << 20), 2) == r, (s, r)
+
+
 def _gemma4(key: str, *, n_embd: int, n_head: int, kv_swa: int, kv_full: int, hd_swa: int, hd_full: int, n_ff: int,
             n_exp: int = 0, n_used: int = 0, ff_exp: int = 0, nl: int = 6) -> SynthModel:
     """Gemma 4 without per-layer embeddings (hidden_size_per_layer_input 0): its first nl layers, 5 sliding (window

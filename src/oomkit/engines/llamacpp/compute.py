@@ -2479,7 +2479,12 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
     elsewhere. The closed-form phases put the FFN's rows one block high there. Phi-3-mini's 4- and 2-layer files
     through llama-cpp-python 0.3.36 on the CPU (tests/groundtruth/llamacpp_run.py), to the printed 0.01 MiB: 164.03
     MiB at -c 16384 -ub 1024 (176 by those), 74.63 at -c 8192 -ub 512, 558.01 there without flash attention, 90.64
-    at -c 4096 -fa auto, 328.05 at -ub 2048, 98.01 at -c 32768 -np 4 unified, 44.32 at -c 2048 -ub 256."""
+    at -c 4096 -fa auto, 328.05 at -ub 2048, 98.01 at -c 32768 -np 4 unified, 44.32 at -c 2048 -ub 256.
+
+    The hybrids of HYBRID_CPU_GRAPHS (Falcon-H1, Jamba, Nemotron-H and its MoE) the same way, with any number of
+    streams and the recurrent states of n_seq_max sequences, where the closed-form hybrid rule cannot say which hole
+    the last layer's tensors and the logits land in; not with rollback snapshots (n_rs_seq) nor LatentMoE. Equal to
+    the printed figure on every setting measured (tests/test_llamacpp_real_shapes.py)."""
     hybrid = compute_graphs.HYBRID_CPU_GRAPHS.get(spec.architecture)
     build = compute_graphs.DENSE_CPU_GRAPHS.get(spec.architecture) or hybrid
     rotated = spec.architecture in compute_graphs.DENSE_CPU_ROTATED
