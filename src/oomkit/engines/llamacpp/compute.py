@@ -2498,9 +2498,14 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
     if not rotated:
         return _replayed(build, spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn)
     k_rot, v_rot = _rotations(spec, ctx)
-    if hybrid:  # the worst-case ubatch: n_seq_max sequences of T / n_seq_max tokens (recurrent_phase)
-        return _replayed(build, spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn, k_rot, v_rot,
-                         max(1, min(ctx.n_seq_max, T)))
+    if hybrid:
+        # the worst-case ubatch: n_seq_max sequences of equal length (recurrent_phase), T / n_seq_max tokens each
+        # rounded up (the reserve's ubatch: 513 tokens for 512 in 3 sequences, the masks 171 rows per stream, out_ids
+        # still 512: the GGML_SCHED_DEBUG dump of the binding's reserve on the jamba file at 16K x 3)
+        n_seqs = max(1, min(ctx.n_seq_max, T))
+        t_eff = -(-T // n_seqs) * n_seqs
+        masks = masks // T * t_eff
+        return _replayed(build, spec, t_eff, reserved_outputs(ctx, s), masks, ctx.flash_attn, k_rot, v_rot, n_seqs)
     return _replayed(build, spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn, k_rot, v_rot)
 
 
