@@ -4,7 +4,8 @@ the thread gives. None of these figures was used to fit a constant. Limits as be
 printed load, the KV budget and free memory 3 % of the GPU's memory, tokens 3 %, the verdict equal to the log's.
 "before" is oomkit at 7f9fd7a, before this file; no engine rule changed with it. vllm#53961's figures are after the
 rules it led to (in-flight tokens, the 0.28 batch tier, ROCm MXFP4 padding; below): before them 14.88 GiB (-36 %) and
-66.17 GiB available (+27.5 % of the GPU).
+66.17 GiB available (+27.5 % of the GPU). vllm#49878 was found after the in-flight rule was read from the 0.26 source
+and checks it; its "was" figures are oomkit before that rule (39fe2ff's parent).
 
 | log | release | GPUs | figure | printed | oomkit | error |
 |---|---|---|---|---|---|---|
@@ -16,6 +17,9 @@ rules it led to (in-flight tokens, the 0.28 batch tier, ROCm MXFP4 padding; belo
 | vllm#53961 | nightly 2026-08-26 (0.29's KV planner) | 8 x MI300X, TP8, fp8 KV, 1M | KV needed by one request | 23.32 GiB | 23.3153 | -0.02 % |
 | | | | available KV | 13.41 GiB | 34.76 | +11.1 % of the GPU (strict xfail) |
 | | | | verdict | dies (refused at the KV cache) | starts | strict xfail |
+| vllm#49878 | 0.26.0 | 1 x RTX PRO 6000 Max-Q, 49.0 GiB KV given, bf16, 262,144, 32,768 batched | KV needed by one request | 70.79 GiB | 70.7935 (was 45.79) | -0.01 % (was -35.3 %) |
+| | | | estimated max_model_len | 58,368 | 58,368 (was none) | 0 |
+| | | | verdict | dies (refused at the KV cache) | refused (was: starts the KV check) | agrees (was not) |
 
 DeepSeek-V3#205. vLLM 0.6.6 splits DeepSeek-V3's 61 layers 15/15/15/16 over the four stages (distributed/utils.py
 get_pp_indices before PR #13839: the last stage takes the remainder; settings.ERAS pp_remainder_spread), the first
@@ -58,7 +62,18 @@ deepseek_v4/amd/model.py, amd/rocm.py, attention.py, sparse_mla.py, quantization
 are small beside it, and the dummy-weight run prints neither its load nor its profile peak. The available figure and
 the verdict stay strict xfails.
 
-Searched and not held (corpus "issues", "code", and find_string over stored repositories): sglang#4161 (DeepSeek-R1
+vllm#49878 (Gemma 4 31B FP8-dynamic, 0.26.0) is the held-out check of the in-flight rule on a model of every platform:
+the same arguments start on 0.25.1 and are refused on 0.26.0 (the title's "~40 %"), because Gemma 4's five
+sliding-window groups now reserve 1,023 + 2 x 32,768 tokens each (v1/kv_cache_interface.py SlidingWindowSpec,
+VllmConfig.max_in_flight_tokens; vLLM PR #47728 as the thread names it). The KV budget is given (--kv-cache-memory-bytes), so
+the refusal is the layout alone; the draft model (4 speculative tokens) is not passed: neither the thread's arithmetic,
+which matches the printed error, nor oomkit counts a drafter KV layer. The checkpoint is FP8-dynamic and oomkit's
+catalog spec is the BF16 one, so only the KV check is held, not what follows it on 0.25.1.
+
+Searched and not held (corpus "issues", "code", and find_string over stored repositories): vllm#51041 / #51454
+(DeepSeek-V4-Flash-0731 on H20 / B200, 0.25-0.26: a checkpoint the catalog does not hold, with a DSpark drafter in
+#51041), vllm PR #13109 (DeepSeek-Coder-V2-Lite AWQ under lm_eval: the GPU is not named), vllm#16474 (Llama-4-Maverick
+FP8 on 4 MI300X: the configuration without a memory line), sglang#4161 (DeepSeek-R1
 on 2 x 8 H800: 36.51 GB free after the weights, 22.03 after the pool, but no command in the stored thread),
 sglang#4017 (DeepSeek-R1 TP16 on 2 x 8 H100, 0.4.3.post2: command, no memory line), sglang#14426 / #14495 (DeepSeek
 V3.2 TP8 EP8 / PP2 DP8: crash after serving, no start-up figures), vllm#14286 (Llama-3.1-8B W8A16 compressed-tensors
@@ -94,6 +109,7 @@ DSV3_4090 = "deepseek-v3-4x8-rtx4090-pp4-tp8-ray-v0.6.6-util098-128-deepseekv3-2
 DSV3_H200 = "deepseek-v3-8xh200-tp8-sglang-0.4.2-mfs081-issue3416"
 MINIMAX_MI300X = "minimax-m2-2x-mi300x-tp2-v0.17.1-rocm-recipes-pr273"
 DSV4_MI300X = "deepseek-v4-pro-8x-mi300x-tp8-fp8kv-nightly-2026-08-26-issue53961"
+GEMMA4_PRO6000 = "gemma-4-31b-fp8-rtx-pro-6000-v0.26.0-inflight-kv-refused-issue49878"
 # the nightly of 2026-08-26 (after the 0.28.0 wheel of 08-25, before 0.29.0's of 09-09) has 0.28's >= 160 GiB tier
 # and 0.29's packed KV planner: its one-request need is 0.29's to the printed digit (0.28's tuple rule gives 24.06)
 NIGHTLY_LAYOUT = "0.29.0"
@@ -229,6 +245,31 @@ def test_dsv4_mi300x_available_kv():
 def test_dsv4_mi300x_refused_at_the_kv_cache():
     v = _dsv4_mi300x().engine_view
     assert v.get("error"), "oomkit lets the run start"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# vllm#49878: Gemma 4 31B on one RTX PRO 6000, --kv-cache-memory-bytes 49.0 GiB, 262,144 tokens, 32,768 batched (0.26.0)
+
+
+def _gemma4_pro6000():
+    fx = fixture(GEMMA4_PRO6000)
+    return ENGINE.estimate(spec_of("google/gemma-4-31B-it"), gpus("RTX PRO 6000", 1),
+                           VllmSettings(engine_version="0.26.0", **fx["settings"])).engine_view
+
+
+def test_gemma4_026_kv_needed_for_one_request():
+    # the sliding-window groups reserve two batches in flight (VllmConfig.max_in_flight_tokens, 0.26+)
+    printed = fixture(GEMMA4_PRO6000)["printed"]
+    v = _gemma4_pro6000()
+    need = _first(v, "kv_needed_one_request_bytes")
+    err = (need - printed["kv_needed_one_request_gib"] * GiB) / (printed["kv_needed_one_request_gib"] * GiB)
+    assert abs(err) < TOKENS_LIMIT, f"{need / GiB:.2f} GiB ({err:+.2%})"
+
+
+def test_gemma4_026_refused_with_the_printed_estimate():
+    v = _gemma4_pro6000()
+    assert v.get("error", "").startswith("To serve at least one request"), v.get("error")
+    assert v["estimated_max_model_len"] == fixture(GEMMA4_PRO6000)["printed"]["estimated_max_model_len"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
