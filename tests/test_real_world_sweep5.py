@@ -13,11 +13,11 @@ service pasted as MODEL. Beside them: `python sglang.launch_server` without -m (
 sglang-5212) refused for what CPython does with it, and a typed `-c 0` read as the trained context where the
 build's default is 4096 (llama.cpp#15077, below).
 
-Measured (2026-12-05): 50 real invocations (48 commands, 2 Compose services pasted as MODEL) from 49 public threads;
+Measured (2026-12-05): 53 real invocations (51 commands, 2 Compose services pasted as MODEL) from 52 public threads;
 19 answered wrong before (a wrong refusal or one for the wrong reason, a model or a flag read wrong): 18 are fixed
 here (FIXED), 1 is still wrong (STILL, a strict xfail with its reason: a flag the SGLang table reads as a switch).
-No crash in the 192 runs of the commands' four forms, nor in 1,008 mutated argument lists, 476 mutated pastes and
-80 mutated fit / plan runs.
+No crash in the 204 runs of the commands' four forms, nor in 1,071 mutated argument lists, 507 mutated pastes and
+88 mutated fit / plan runs.
 """
 
 from __future__ import annotations
@@ -143,6 +143,12 @@ CASES = [
     Case('gs101', 'https://github.com/GenerelSchwerz/llama.cpp/issues/101', 'cmd', 'RTX 4090', None, RIGHT,
          '& "$LlamaDir\\llama-server.exe" `\n    -m $Model `\n    --host 0.0.0.0 `\n    --port 8888 `\n    --no-ui `\n    --sleep-idle-seconds 14400 `\n    --timeout 900 `\n    --reasoning-preserve `\n    --threads 4 `\n    --threads-batch 4 `\n    --lazy-mode on `\n    --load-mode mmap `\n    --fit off `\n    --n-gpu-layers all `\n    --ctx-checkpoints 0 `\n    --n-cpu-moe 999 `\n    --ctx-size 65535 `\n    --parallel 1 `\n    --flash-attn on `\n    --cache-type-k q8_0 `\n    --cache-type-v q8_0 `\n    --batch-size 512 `\n    --ubatch-size 512 `\n    --cache-ram 0 `\n    --moe-expert-cache-size 19 `\n    --moe-expert-cache-host-pinned-mb 23000 `\n    --jinja',
          ('refuses', 'invalid argument: --moe-expert-cache-size')),
+    Case('lc23929', 'https://github.com/ggml-org/llama.cpp/issues/23929', 'cmd', 'RTX 5060 Ti 16GB, RTX 2060 SUPER', 'b9438', RIGHT,
+         './build/bin/llama-server \\\n      --verbosity 4 \\\n      -m /home/abdulrahman/Personal/Programs/llama/models/Qwen/Qwen3.6-27B-Q4_K_S.gguf \\\n      --chat_template_kwargs \'{"preserve_thinking": "True"}\' \\\n      --jinja \\\n      --host 0.0.0.0 --port 8080 \\\n      --spec-type draft-mtp,ngram-mod --spec-draft-n-max 2 --spec-ngram-mod-n-match 24 --spec-ngram-mod-n-min 2 --spec-ngram-mod-n-max 48 \\\n      -c 64000 \\\n      -sm tensor --tensor-split 66,24 -ub 48',
+         ('refuses', 'its name says Qwen/Qwen3.6-27B:Q4_K_S')),
+    Case('lc22206', 'https://github.com/ggml-org/llama.cpp/issues/22206', 'cmd', 'RTX 4090', 'b8860', RIGHT,
+         'llama.cpp/build/bin/llama-server -fa on --host 0.0.0.0 -a default_model --port 8087 -m  ./unsloth/Qwen3___6-35B-A3B-GGUF/Qwen3.6-35B-A3B-Q8_0.gguf  -ctk q4_0  -ctv q4_0  --no-mmap  --jinja  -c 128000 -b 1024',
+         ('refuses', 'its name says Qwen/Qwen3.6-35B-A3B:Q8_0')),
     # ---- LM Studio ----
     Case('lms2318a', 'https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/2318', 'cmd', 'M4 Pro 48GB', None, RIGHT,
          '$ lms load qwen/qwen3.8-27b -c 8192 --parallel 1 --estimate-only -y',
@@ -180,6 +186,10 @@ CASES = [
     Case('v17470', 'https://github.com/vllm-project/vllm/issues/17470', 'cmd', '16x H20', '0.7.3', RIGHT,
          'nohup python -m vllm.entrypoints.openai.api_server \\\n  --model /models/DeepSeek-R1-BF16 \\\n  --port 2000 \\\n  --dtype bfloat16 \\\n  --tensor-parallel-size 16 \\\n  --trust-remote-code \\\n  --gpu-memory-utilization 0.975 \\\n  --distributed-executor-backend=mp \\\n  --max-model-len 80000 \\\n  --swap-size 80 \\\n  --enforce-eager \\\n  --block-size 16 \\\n  --served-model-name dsr1bf16 &> /models/start.log &',
          ('refuses', 'unrecognized arguments: --swap-size 80')),
+    Case('v22306', 'https://github.com/vllm-project/vllm/issues/22306', 'cmd', '2x A100 80GB', '0.9.2', RIGHT,
+         'export  CUDA_VISIBLE_DEVICES=1,2\n\nvllm serve /mnt/general/models/Qwen3-30B-A3B-Instruct-2507-FP8  \\\n--served-model-name Qwen3-30B-A3B-Instruct-2507-FP8 \\\n--tensor-parallel-size 2 \\\n--pipeline-parallel-size 1 \\\n--gpu-memory-utilization  0.9 \\\n--port 8011 \\\n--trust-remote-code \\\n--max-model-len 64000 \\\n--enforce_eager true ',
+         # --enforce-eager is a switch: the `true` after it is a second positional, which vllm serve refuses
+         ('refuses', 'unrecognized arguments: true')),
     Case('vmlx516', 'https://github.com/waybarrios/vllm-mlx/issues/516', 'cmd', 'M4 Max 128GB', None, RIGHT,
          'vllm-mlx serve Qwen/Qwen3-32B --reasoning-parser qwen3 --port 8000',
          ('refuses', "unknown engine command 'vllm-mlx'")),
@@ -303,7 +313,7 @@ def test_every_form_of_a_real_command_answers_or_refuses_in_one_line(c):
 
 
 def test_the_sweep_counts():
-    assert len(CASES) == 50 and len({c.url for c in CASES}) == 49 and len({c.id for c in CASES}) == 50
+    assert len(CASES) == 53 and len({c.url for c in CASES}) == 52 and len({c.id for c in CASES}) == 53
     assert sum(c.status == FIXED for c in CASES) == 18 and sum(c.status == STILL for c in CASES) == 1
     assert set(STILL_WRONG) == {c.id for c in CASES if c.status == STILL}
     assert all(c.url.startswith("https://github.com/") for c in CASES)
