@@ -151,8 +151,9 @@ ERAS = Eras({
     "null_block": (0, 30, 0),
     # format_gib(): "58.11 GiB" printed as round(x, 2) instead of "%.2f" (0.12.0 -> 0.15.1)
     "format_gib": (0, 15, 0),
-    # "the model's max seq len" (typo "models's" fixed) and the CPU-backend note (in 0.33.0, not 0.21.0)
-    "msg_fixed": (0, 30, 0),
+    # "the model's max seq len" (typo "models's" fixed) and the CPU-backend note (v1/core/kv_cache_utils.py
+    # check_enough_kv_cache_memory: in the 0.22.0-0.29.0 wheels, not in 0.21.0)
+    "msg_fixed": (0, 22, 0),
     # Model runner V2 (v1/worker/gpu/model_runner.py) by default: config/vllm.py VllmConfig.use_v2_model_runner and
     # _is_default_v2_model_runner_model, read in every wheel 0.21.0-0.34.0 (0.21: opt-in, VLLM_USE_V2_MODEL_RUNNER=1).
     # 0.22: Qwen3ForCausalLM, dense and unquantized; 0.23: + Llama / Mistral; 0.24: the list alone (DeepseekV2,
