@@ -52,6 +52,58 @@ def test_modelopt_mixed_precision_per_module():
     assert format_of(fmt, "model.layers.64.mlp.down_proj") is None  # the MTP layer is not listed
 
 
+def test_nemotron_h_modelopt_names_read_on_the_decoder_tensors():
+    # nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4 (verbatim hf_quant_config): MIXED_PRECISION quantized_layers
+    # in Nemotron-H's own module names, backbone.layers.N.mixer.{in_proj,out_proj} FP8 (23 Mamba-2 layers),
+    # mixer.experts.E.{up,down}_proj and mixer.shared_experts.{up,down}_proj W4A16_NVFP4 (23 MoE layers), lm_head
+    # W4A16_NVFP4; attention, routers and the MTP block (mtp*) are not listed. llama.cpp's converter stacks the
+    # experts (convert_hf_to_gguf.py NemotronHModel.modify_tensors) and vLLM gives the stacked experts the format of
+    # the first key under backbone.layers.N.mixer.experts (modelopt.py ModelOptMixedPrecisionConfig._resolve_quant_algo)
+    q = catalog.lookup("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4").config["quantization_config"]
+    fmt = parse_quantization_config(q, "bfloat16")
+    assert len(fmt.per_module) == 23 * 2 + 23 * 4 + 1  # one entry per decoder module, 128 experts read as one
+    spec = resolve("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4", tag_formats=False)
+    got: dict[str, set[str]] = {}
+    for t in spec.weights.tensors:
+        if t.layer is None or t.layer < spec.n_trunk_layers:
+            got.setdefault(t.name.split(".")[-2] if t.layer is not None else t.name, set()).add(t.dtype)
+    assert got["ssm_in"] == got["ssm_out"] == {"modelopt-fp8"}
+    assert got["ffn_up_exps"] == got["ffn_down_exps"] == got["ffn_up_shexp"] == got["ffn_down_shexp"] == {
+        "modelopt-nvfp4"}
+    assert got["output.weight"] == {"modelopt-nvfp4"} and got["token_embd.weight"] == {"bfloat16"}
+    assert got["attn_q"] == got["attn_output"] == got["ffn_gate_inp"] == {"bfloat16"}  # not listed
+    assert {t.dtype for t in spec.weights.tensors if t.layer == spec.n_trunk_layers} == {"bfloat16"}  # mtp*
+
+
+def test_nemotron_h_modelopt_exclude_modules_are_honoured():
+    # nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4 (verbatim hf_quant_config): NVFP4 everywhere but exclude_modules,
+    # which names layer 4's Mamba-2 in_proj / out_proj and layer 5's attention as backbone.layers.N.mixer.*; vLLM
+    # leaves them unquantized (modelopt.py ModelOptQuantConfigBase.is_layer_excluded)
+    spec = resolve("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4", tag_formats=False)
+    dtype = {t.name: t.dtype for t in spec.weights.tensors}
+    assert dtype["blk.4.ssm_in.weight"] == dtype["blk.4.ssm_out.weight"] == "bfloat16"
+    assert dtype["blk.5.attn_q.weight"] == dtype["blk.5.attn_output.weight"] == "bfloat16"
+    assert dtype["blk.0.ssm_in.weight"] == dtype["blk.1.ffn_up_exps.weight"] == "modelopt-nvfp4"
+    assert dtype["output.weight"] == "bfloat16"
+
+
+def test_nemotron_3_nano_nvfp4_stored_elements():
+    # the hub's safetensors parameter count of nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4, 18,237,772,608
+    # (fs:69468411049, a table of the hub's total_params), counts stored elements: a BF16 weight one per two bytes,
+    # NVFP4's packed uint8 values and fp8 scales one per byte, its fp32 weight_scale_2 and input_scale one each.
+    # With the exclude_modules read on the decoder's tensors: -0.02 % (was -0.91 %, every Mamba-2 in_proj /
+    # out_proj and attention projection the config leaves BF16 counted as NVFP4)
+    spec = resolve("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4", tag_formats=False)
+
+    def stored(t) -> int:
+        if t.dtype == "bfloat16":
+            return t.nbytes // 2
+        assert t.dtype == "modelopt-nvfp4", t.name
+        return t.nbytes - 6 * (t.shape[2] if len(t.shape) == 3 else 1)  # two fp32 scalars: 8 bytes, 2 elements
+
+    assert abs(sum(stored(t) for t in spec.weights.tensors) / 18_237_772_608 - 1) < 0.001
+
+
 def test_gemma4_nvfp4_quantizes_the_routed_experts_only():
     # nvidia/Gemma-4-26B-A4B-NVFP4 (verbatim config): ignore lists every layer's mlp*, router*, self_attn*, so only
     # layers.N.experts (transformers Gemma4TextDecoderLayer keeps them beside the dense mlp) are NVFP4:

@@ -10,6 +10,7 @@ from oomkit.quant.hf_formats import (
     QuantFormat,
     bits_per_weight,
     dtype_bytes,
+    format_of,
     linear_weight_bytes,
     module_is_quantized,
     parse_quantization_config,
@@ -192,3 +193,31 @@ def test_unknown_and_unsupported():
         parse_quantization_config({"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"}, "bfloat16")
     with pytest.raises(OomkitError):
         linear_weight_bytes(QuantFormat("mystery", 4, method="x"), 16, 16)
+
+
+def test_nemotron_h_module_names_read_on_the_decoder_names():
+    # NemotronHForCausalLM names each block's module backbone.layers.N.mixer, as llama.cpp's tensor map reads it
+    # (gguf-py tensor_mapping.py: mixer.q_proj -> attn_q, mixer.gate -> ffn_gate_inp, mixer.shared_experts.* ->
+    # ffn_*_shexp, mixer.up_proj -> ffn_up; convert_hf_to_gguf.py NemotronHModel stacks mixer.experts.E.* into
+    # model.layers.N.mlp.experts.*)
+    fmt = parse_quantization_config({"quant_method": "modelopt", "quantization": {
+        "quant_algo": "MIXED_PRECISION", "exclude_modules": ["backbone.embeddings", "backbone.layers.3.mixer.gate"],
+        "quantized_layers": {"backbone.layers.3.mixer.experts.0.up_proj": {"quant_algo": "W4A16_NVFP4"},
+                             "backbone.layers.3.mixer.experts.1.up_proj": {"quant_algo": "W4A16_NVFP4"},
+                             "backbone.layers.3.mixer.shared_experts.down_proj": {"quant_algo": "NVFP4"},
+                             "backbone.layers.3.mixer.gate": {"quant_algo": "FP8"},
+                             "backbone.layers.5.mixer.q_proj": {"quant_algo": "FP8"},
+                             "backbone.layers.7.mixer.up_proj": {"quant_algo": "FP8"},
+                             "backbone.layers.0.mixer.in_proj": {"quant_algo": "FP8"}}}}, "bfloat16")
+    assert len(fmt.per_module) == 6  # the two experts read as the layer's stacked experts
+    name = {m: (f.name if f else None) for m in (
+        "model.layers.3.mlp.experts.up_proj", "model.layers.3.mlp.experts.down_proj",
+        "model.layers.3.mlp.shared_experts.down_proj", "model.layers.3.mlp.gate", "model.layers.5.self_attn.q_proj",
+        "model.layers.7.mlp.up_proj", "model.layers.0.mixer.in_proj", "model.layers.0.mixer.out_proj")
+        for f in [format_of(fmt, m)]}
+    assert name == {"model.layers.3.mlp.experts.up_proj": "modelopt-nvfp4", "model.layers.3.mlp.experts.down_proj": None,
+                    "model.layers.3.mlp.shared_experts.down_proj": "modelopt-nvfp4",
+                    "model.layers.3.mlp.gate": None,  # listed, but exclude_modules leaves it out
+                    "model.layers.5.self_attn.q_proj": "modelopt-fp8", "model.layers.7.mlp.up_proj": "modelopt-fp8",
+                    "model.layers.0.mixer.in_proj": "modelopt-fp8", "model.layers.0.mixer.out_proj": None}
+    assert format_of(fmt, "model.embed_tokens") is None

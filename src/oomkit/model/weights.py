@@ -193,6 +193,10 @@ def hf_quantized_inventory(tensors: Sequence[TensorShape], *, config: Mapping[st
         qcfg = quantization_config(config)
     fmt = hf_formats.parse_quantization_config(qcfg, dtype)
     plain = hf_formats.dtype_bytes(fmt.dtype)
+    # Nemotron-H's configs name its modules as NemotronHForCausalLM does (backbone.layers.N.mixer.*), read on the
+    # tensors' first names (quant/hf_formats._nemotron_h_pattern); another class's name for the same tensor (Qwen3.5's
+    # linear_attn.out_proj for mixer.out_proj) is none of its modules, so an exclusion of its mixer.out_proj holds
+    own_names = str(config.get("model_type", "")).startswith("nemotron_h")
     out = []
     for t in tensors:
         module = hf_module_name(t.name)
@@ -200,7 +204,8 @@ def hf_quantized_inventory(tensors: Sequence[TensorShape], *, config: Mapping[st
         embedding_plain = module == "model.embed_tokens" and fmt.method != "mlx"
         sub = None
         if module is not None and not embedding_plain and len(t.shape) >= 2:
-            sub = next((f for f in (hf_formats.format_of(fmt, m) for m in hf_module_names(t.name)) if f), None)
+            names = hf_module_names(t.name)[:1] if own_names else hf_module_names(t.name)
+            sub = next((f for f in (hf_formats.format_of(fmt, m) for m in names) if f), None)
         if sub is None:
             nbytes, dt = t.n_elements * plain, fmt.dtype
         else:

@@ -270,6 +270,35 @@ def _decoder_pattern(p: str) -> str:
                          ("language_model.", "")):
         if p.startswith(prefix):
             return repl + p[len(prefix):]
+    return _nemotron_h_pattern(p)
+
+
+# Nemotron-H (NemotronHForCausalLM) names every block's module "backbone.layers.N.mixer", whatever the block is;
+# its linears are read on the names the decoder's tensors take, as llama.cpp converts them: gguf-py
+# tensor_mapping.py maps backbone.embeddings -> token_embd, backbone.layers.N.mixer.{q,k,v,o}_proj ->
+# attn_q / attn_k / attn_v / attn_output, mixer.up_proj / down_proj -> ffn_up / ffn_down, mixer.gate ->
+# ffn_gate_inp, mixer.shared_experts.{up,down}_proj -> ffn_{up,down}_shexp (mixer.in_proj / out_proj ->
+# ssm_in / ssm_out, and Super's mixer.fc{1,2}_latent_proj, keep their names); convert_hf_to_gguf.py
+# NemotronHModel.modify_tensors stacks backbone.layers.N.mixer.experts.E.{up,down}_proj into one
+# model.layers.N.mlp.experts.{up,down}_proj per layer, so a per-expert name covers the layer's stacked experts,
+# as vLLM's ModelOptMixedPrecisionConfig._resolve_quant_algo reads the routed experts' prefix
+# "backbone.layers.N.mixer.experts" off the first per-expert key under it (vllm 0.34.0 modelopt.py).
+_NEMOTRON_H = (
+    (re.compile(r"^backbone\.embeddings(?=\.|$)"), "model.embed_tokens"),
+    (re.compile(r"^backbone\.(?=layers\.)"), "model."),
+    (re.compile(r"(^|\.)mixer\.experts(?:\.\d+)?(?=\.|$)"), r"\1mlp.experts"),
+    (re.compile(r"(^|\.)mixer\.(shared_experts|gate|up_proj|down_proj)(?=\.|$)"), r"\1mlp.\2"),
+    (re.compile(r"(^|\.)mixer\.([qkvo]_proj)(?=\.|$)"), r"\1self_attn.\2"),
+)
+
+
+def _nemotron_h_pattern(p: str) -> str:
+    """"backbone.layers.1.mixer.experts.7.up_proj" -> "model.layers.1.mlp.experts.up_proj"; other names as given
+    (no decoder tensor is named mixer.{q,k,v,o}_proj, mixer.gate, mixer.experts or mixer.shared_experts)."""
+    if "backbone." not in p and "mixer." not in p:
+        return p
+    for rx, repl in _NEMOTRON_H:
+        p = rx.sub(repl, p)
     return p
 
 
@@ -353,14 +382,17 @@ def _modelopt(c: Mapping[str, Any], dtype: str) -> QuantFormat:
         layers = q.get("quantized_layers") or c.get("quantized_layers")
         if not isinstance(layers, Mapping) or not layers:
             raise OomkitError("ModelOpt MIXED_PRECISION config has no quantized_layers")
-        per: list[tuple[str, QuantFormat]] = []
+        per: dict[str, QuantFormat] = {}
         for name, spec in layers.items():
             sub = _modelopt_layer(spec if isinstance(spec, Mapping) else {}, dtype, _whole(q, "group_size", 16))
+            # one entry per decoder module: a stacked experts tensor takes its first expert's format, as vLLM's
+            # _resolve_quant_algo gives the routed experts the first key under their prefix
             if sub is not None:
-                per.append((_decoder_module(str(name)), sub))
-        per.sort(key=lambda t: -len(t[0]))  # the longest name first: a module before its parent
+                per.setdefault(_decoder_module(str(name)), sub)
+        # the longest name first: a module before its parent
+        per_module = tuple(sorted(per.items(), key=lambda t: -len(t[0])))
         return QuantFormat("modelopt-mixed", 4, dtype=dtype, unquantized=skip, strategy="mixed",
-                           method="modelopt", per_module=tuple(per))
+                           method="modelopt", per_module=per_module)
     raise OomkitError(f"ModelOpt quant_algo {algo or None!r} is not supported; known: FP8, NVFP4, MIXED_PRECISION")
 
 
