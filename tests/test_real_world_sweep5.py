@@ -452,6 +452,25 @@ def test_the_compose_form_given_answers(c):
                                    "v12308": ("vllm", "intfloat/multilingual-e5-large")}[c.id]
 
 
+# a Kubernetes container likewise (kubernetes.io, "Define a Command and Arguments for a Container": `command`
+# replaces the image's ENTRYPOINT, `args` its CMD; `env` a list of name / value). Constructed in the form of
+# vllm#52656's Deployment (whose stored manifest is cut inside its args), not a thread's text
+@pytest.mark.parametrize("text,form", [
+    ("apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - args:\n"
+     "        - Qwen/Qwen3-8B\n        - --max-model-len\n        - \"8192\"\n        env:\n        - name: VLLM_USE_V1\n"
+     "          value: \"1\"\n        image: vllm/vllm-openai:v0.11.0\n        name: vllm",
+     "docker run -e VLLM_USE_V1=1 vllm/vllm-openai:v0.11.0 Qwen/Qwen3-8B --max-model-len 8192"),
+    ("spec:\n  containers:\n  - name: vllm\n    image: vllm/vllm-openai:v0.11.0\n    command: [\"vllm\", \"serve\", "
+     "\"Qwen/Qwen3-8B\", \"--max-model-len\", \"8192\"]", "vllm serve Qwen/Qwen3-8B --max-model-len 8192"),
+])
+def test_a_kubernetes_container_names_its_command(text, form):
+    rc, _, err = _cli("check", text, "--gpu", "H100")
+    assert rc == 2 and "this is a Kubernetes container, not a model name" in err, err
+    assert f"`oomkit check -- {form}`" in err, err
+    rc, out, err = _cli("check", "--gpu", "H100", "--json", "--", *split_command(form))
+    assert rc in (0, 1) and json.loads(out)["estimate"]["settings"]["max_model_len"] == 8192, err
+
+
 @pytest.mark.parametrize("text", ["model: Qwen/Qwen3-8B\ntensor-parallel-size: 2", "FROM qwen3:8b\nPARAMETER num_ctx 8",
                                   "command: [unclosed\nentrypoint: x", "services:\n  web:\n    image: nginx"])
 def test_text_that_is_no_compose_service_is_read_as_before(text):

@@ -689,13 +689,15 @@ def unwrap(argv: Sequence[str]) -> Wrapped:
 # A Docker Compose file (or one service of it) pasted as MODEL: the service's engine command is its `entrypoint`
 # and `command` (compose-spec: a string is split as a shell splits it, a list is taken word for word; without an
 # entrypoint the image's own runs, with `command` as its arguments) and its `environment` the engine's variables.
+# A Kubernetes manifest's container likewise: its `command` replaces the image's ENTRYPOINT and `args` its CMD
+# (kubernetes.io, "Define a Command and Arguments for a Container"), `env` a list of name / value.
 _ENGINE_VARS = re.compile(r"(?:OLLAMA|VLLM|SGLANG|SGL|LLAMA_ARG|GGML|CUDA_VISIBLE|HIP_VISIBLE|PYTORCH)\w*")
 
 
 def compose_hint(text: str) -> str | None:
     """Compose YAML text -> the one-line refusal naming the oomkit form of the command its service runs; None for
     text that is no compose service (a vLLM config, a Modelfile, a name)."""
-    if not re.search(r"^\s*(?:command|entrypoint)\s*:", text, re.MULTILINE):
+    if not re.search(r"^[\s-]*(?:command|entrypoint|args)\s*:", text, re.MULTILINE):
         return None
     try:
         import yaml  # PyYAML, which huggingface_hub installs; read only for such a paste
@@ -705,9 +707,8 @@ def compose_hint(text: str) -> str | None:
         return None
     if not isinstance(doc, dict):
         return None
-    services = doc.get("services")
-    pool = list(services.values()) if isinstance(services, dict) else [doc, *doc.values()]
-    svc = next((s for s in pool if isinstance(s, dict) and ("command" in s or "entrypoint" in s)), None)
+    svc = next((s for s in _mappings(doc) if "command" in s or "entrypoint" in s or ("args" in s and "image" in s)),
+               None)
     if svc is None:
         return None
 
@@ -719,16 +720,39 @@ def compose_hint(text: str) -> str | None:
                 return v.split()
         return [str(x) for x in v] if isinstance(v, list) else []
 
-    env = svc.get("environment")
+    env = svc.get("environment", svc.get("env"))
     pairs = ([(str(k), "" if v is None else str(v)) for k, v in env.items()] if isinstance(env, dict) else
-             [tuple(str(e).partition("=")[::2]) for e in env] if isinstance(env, list) else [])
+             [(str(e.get("name")), str(e.get("value", ""))) if isinstance(e, dict) else
+              tuple(str(e).partition("=")[::2]) for e in env] if isinstance(env, list) else [])
     pairs = [(k, v) for k, v in pairs if _ENGINE_VARS.fullmatch(k)]
-    entry, cmd, image = words(svc.get("entrypoint")), words(svc.get("command")), svc.get("image")
+    k8s = "args" in svc or bool(re.search(r"^\s*(?:containers|apiVersion)\s*:", text, re.MULTILINE))
+    if k8s:  # a Kubernetes container: `command` replaces the image's ENTRYPOINT, `args` its CMD
+        entry, cmd = words(svc.get("command")), words(svc.get("args"))
+    else:
+        entry, cmd = words(svc.get("entrypoint")), words(svc.get("command"))
+    image = svc.get("image")
     if entry or not image:
         argv = [*(f"{k}={v}" for k, v in pairs), *entry, *cmd]
     else:
         argv = ["docker", "run", *(w for k, v in pairs for w in ("-e", f"{k}={v}")), str(image), *cmd]
     if not argv:
         return None
-    return ("this is a Docker Compose service, not a model name: the engine command it runs is its entrypoint and "
-            f"command; give `oomkit check -- {join_command(argv)}`")
+    what = ("a Kubernetes container, not a model name: the engine command it runs is its command and args" if
+            k8s else "a Docker Compose service, not a model name: the engine command it runs is its "
+            "entrypoint and command")
+    return f"this is {what}; give `oomkit check -- {join_command(argv)}`"
+
+
+def _mappings(node: Any, depth: int = 0) -> Any:
+    """The mappings of a YAML document, outermost first (a compose file's services, a manifest's containers)."""
+    if depth > 12:
+        return
+    if isinstance(node, dict):
+        yield node
+        children = list(node.values())
+    elif isinstance(node, list):
+        children = node
+    else:
+        return
+    for child in children:
+        yield from _mappings(child, depth + 1)
