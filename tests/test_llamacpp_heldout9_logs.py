@@ -16,10 +16,12 @@ one card and the 1:1 layer split to the 0.01 MiB, the H100, the M5's MTL0_Mapped
 the client's mapped embeddings); KV, output and the fit's context exact wherever printed; compute within 10% on
 every device (worst: the M5's MTL0, 404.00 MiB against 420.08, 0.962; the RPC servers 604.00 against 588.01, 1.027).
 
-What misses is each fixture's known_miss, none of it an engine rule: Qwen3-Reranker-0.6B's file has 151669
-vocabulary rows where oomkit's derived catalog entry has 151936 (+0.28 MiB in both buffers); ggml-org's
-EmbeddingGemma file carries the SentenceTransformers Dense projections llama.cpp loads when present (-4.78 MiB on
-the device); unsloth's UD-Q4_K_XL of Gemma 4 E2B is a publisher's mix no recipe covers."""
+Qwen3-Reranker-0.6B's file has the 151669 vocabulary rows of the checkpoint's own config.json, which the catalog
+entry now reads (the entry derived from Qwen3-0.6B-Base had 151936: +0.28 MiB in both buffers); its two buffers are
+exact.
+
+What misses is each fixture's known_miss, none of it an engine rule: ggml-org's EmbeddingGemma file carries the
+SentenceTransformers Dense projections llama.cpp loads when present (-4.78 MiB on the device); unsloth's UD-Q4_K_XL of Gemma 4 E2B is a publisher's mix no recipe covers."""
 
 import json
 from pathlib import Path
@@ -46,17 +48,16 @@ def test_held_out_logs_are_cited_and_checked():
     assert_cited_and_checked(FIXTURES, 8)
 
 
-def test_reranker_miss_is_the_files_vocabulary():
-    """The printed CPU_Mapped buffer is the q8_0 token embedding alone: 157.37 MiB is 151669 rows of 1024 (the
-    vocabulary Qwen3-Reranker's file carries), and oomkit's extra in both buffers is the 267 rows its catalog entry
-    adds (vocab_size 151936), the device's through the tied output's copy."""
+def test_reranker_reads_the_files_vocabulary():
+    """The printed CPU_Mapped buffer is the q8_0 token embedding alone: 157.37 MiB is 151669 rows of 1024, the
+    vocabulary of Qwen3-Reranker-0.6B's own config.json, which the catalog entry now reads (it had the base model's
+    151936 before, +0.28 MiB in both buffers: the device's through the tied output's copy)."""
     fx = _fixture("qwen3-reranker-0.6b")
     printed = fx["printed"]["buffers"]["model_mib"]
     assert round(151669 * 1024 * Q8_0_BYTES_PER_WEIGHT / MiB, 2) == printed["CPU_Mapped"]
     got = held_out_estimate(fx).engine_view["model_buffer_bytes"]
-    extra = (151936 - 151669) * 1024 * Q8_0_BYTES_PER_WEIGHT / MiB
     for buf in ("CPU_Mapped", "ROCm0"):
-        assert got[buf] / MiB - printed[buf] == pytest.approx(extra, abs=0.01)
+        assert round(got[buf] / MiB, 2) == printed[buf], buf
 
 
 def test_embeddinggemma_miss_is_the_dense_projections():

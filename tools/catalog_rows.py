@@ -236,20 +236,19 @@ ROWS: list[Row] = [
     *(_thinking("Qwen3-VL", size) for size in ("2B", "4B", "8B", "30B-A3B", "235B-A22B")),
     Row("qwen3-embedding-0.6b", "qwen3-0.6b-base", "Qwen/Qwen3-Embedding-0.6B",
         "Qwen3 Embedding 0.6B: built on Qwen3-0.6B-Base (model card: 28 layers, 32K context, 1024-dim embeddings); "
-        "tied embeddings, so the missing LM head changes no count.", ("qwen3-embedding:0.6b",), family="embedding",
-        name="Qwen3 Embedding 0.6B"),
+        "tied embeddings, so the missing LM head changes no count. Its embedding has 151,669 rows, not the base's "
+        "151,936: the checkpoint printed as a module "
+        "(code search id 36906153470, the 0.6B embedding model: embed_tokens Embedding(151669, 1024)) and a test "
+        "fixture holding its published config.json's vocab_size 151669 (id 70255335171), as the 0.6B reranker's "
+        "verbatim config.json has it; llama.cpp's converter writes token_embd with the checkpoint's rows "
+        "(conversion/qwen.py Qwen3Model.modify_tensors passes embed_tokens through).",
+        ("qwen3-embedding:0.6b",), family="embedding", name="Qwen3 Embedding 0.6B", text={"vocab_size": 151669}),
     Row("qwen3-embedding-4b", "qwen3-4b-base", "Qwen/Qwen3-Embedding-4B",
         "Qwen3 Embedding 4B: built on Qwen3-4B-Base (model card: 36 layers, 32K context, 2560-dim embeddings); tied "
         "embeddings.", ("qwen3-embedding:4b",), family="embedding", name="Qwen3 Embedding 4B"),
-    Row("qwen3-reranker-0.6b", "qwen3-0.6b-base", "Qwen/Qwen3-Reranker-0.6B",
-        "Qwen3 Reranker 0.6B: Qwen3-0.6B-Base scored through its LM head (model card: 28 layers, 32K context).",
-        family="embedding", name="Qwen3 Reranker 0.6B"),
     Row("qwen3-reranker-4b", "qwen3-4b-base", "Qwen/Qwen3-Reranker-4B",
         "Qwen3 Reranker 4B: Qwen3-4B-Base scored through its LM head (model card: 36 layers, 32K context).",
         family="embedding", name="Qwen3 Reranker 4B"),
-    Row("qwen3-reranker-8b", "qwen3-8b-base", "Qwen/Qwen3-Reranker-8B",
-        "Qwen3 Reranker 8B: Qwen3-8B-Base scored through its LM head (model card: 36 layers, 32K context).",
-        family="embedding", name="Qwen3 Reranker 8B"),
     Row("gte-qwen2-1.5b-instruct", "qwen2-1.5b-instruct", "Alibaba-NLP/gte-Qwen2-1.5B-instruct",
         "gte-Qwen2 1.5B: an embedding model trained from Qwen2-1.5B (model card: 28 layers, 1536-dim embeddings, "
         "32K context); tied embeddings, so the missing LM head changes no count.", family="embedding",
