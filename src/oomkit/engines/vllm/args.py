@@ -472,13 +472,21 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["mm_encoder_tp_mode"] = _choice(flag, value, ("weights", "data"))
     elif flag in ("--hf-overrides", "--rope-scaling"):
         _apply_hf_overrides(flag, value, opts)
+    elif flag == "--async-scheduling":  # BooleanOptionalAction: --no-async-scheduling gives False
+        opts["async_scheduling"] = bool(value)
     elif flag in ("--speculative-config", "-sc"):
         cfg = _json_object(flag, value)
         if cfg.get("num_speculative_tokens") is not None:
             opts["num_speculative_tokens"] = _speculative_count(flag, cfg["num_speculative_tokens"])
+        if cfg.get("method") is not None:
+            opts["speculative_method"] = str(cfg["method"])
+        if cfg.get("disable_padded_drafter_batch") is not None:
+            opts["disable_padded_drafter_batch"] = cfg["disable_padded_drafter_batch"] is True
         if (drafter := _separate_drafter(cfg)) is not None:
             _unmodelled(opts, f"{flag} {drafter} (the drafter model's weights and KV cache)")
     elif flag in _UNMODELLED:
+        if flag in ("--task", "--runner", "--convert") and _pooling(value) is not None:
+            opts["pooling_runner"] = True  # runner_type "pooling": async scheduling off by default
         if flag in _JSON_FLAGS:
             _json_object(flag, value)
         if (what := _UNMODELLED[flag](value)) is not None:
@@ -714,6 +722,7 @@ OPTIONS = (
     Opt("mm_encoder_tp_mode", "--mm-encoder-tp-mode"),
     Opt("hf_overrides", "--hf-overrides", aliases=("--rope-scaling",)),
     Opt("num_speculative_tokens", "--speculative-config", _speculative, aliases=("-sc",), edit=_edit_speculative),
+    Opt("async_scheduling", "--async-scheduling", switch=("--async-scheduling", "--no-async-scheduling")),
 )
 _DEFAULTS = defaults(VllmSettings)
 

@@ -82,6 +82,7 @@ class Resolved:
     mamba_cache_mode: str = "none"
     num_spec: int = 0
     runner_v2: bool = False  # model runner V2 (v1/worker/gpu/model_runner.py) instead of gpu_model_runner.py
+    async_scheduling: bool = True  # SchedulerConfig.async_scheduling as VllmConfig.__post_init__ settles it
     warnings: tuple[str, ...] = ()
     gpu_name: str = ""  # the first GPU's name (vLLM's defaults by name: _batch_defaults, phases.py)
     sm_count: int | None = None  # the first GPU's SMs, the catalog's on its Device (profile.py cuda_context)
@@ -449,14 +450,88 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     if mode not in ("none", "align", "all"):
         raise OomkitError(f"vllm serve: error: argument --mamba-cache-mode: invalid choice: {mode!r} (choose from "
                           "'all', 'align', 'none')")
+    runner_v2 = v1 and _runner_v2(spec, s, version, hybrid, warnings)
     return Resolved(version=version, v1=v1, tp=tp, pp=pp, dp=dp, max_model_len=max_len, derived_max_len=derived,
                     util=util, dtype=dtype, dtype_bytes=FLOAT_BYTES[dtype], kv_dtype=kv_dtype,
                     max_num_seqs=seqs, max_num_batched_tokens=tokens, chunked_prefill=chunked,
                     prefix_caching=prefix, cc=cc, cc_guessed=cc_guessed, nvlink=nvlink, tp_spans_nodes=spans,
                     mamba_cache_mode=mode,
                     num_spec=max(s.num_speculative_tokens, 0),
-                    runner_v2=v1 and _runner_v2(spec, s, version, hybrid, warnings), warnings=tuple(warnings),
-                    gpu_name=gpu_name, sm_count=sm_count)
+                    runner_v2=runner_v2, async_scheduling=v1 and _async_scheduling(spec, s, version, pp, runner_v2,
+                                                                                   warnings),
+                    warnings=tuple(warnings), gpu_name=gpu_name, sm_count=sm_count)
+
+
+# config/speculative.py: the methods async scheduling runs with (VllmConfig.__post_init__: EagleModelTypes = eagle,
+# eagle3, extract_hidden_states, the MTP types (mtp and the deprecated <model>_mtp names), DFlashModelTypes; plus
+# NgramGPUTypes and dspark); "draft_model" as the text below says; ngram, medusa, mlp_speculator, suffix and
+# custom_class turn it off (read in the 0.22.0-0.34.0 wheels)
+_ASYNC_SPEC_METHODS = ("eagle", "eagle3", "extract_hidden_states", "dflash", "mtp", "ngram_gpu", "dspark")
+
+
+def _spec_incompatible(s: VllmSettings, version: Version, explicit: bool) -> str | None:
+    """The reason VllmConfig.__post_init__ gives for speculation without async scheduling ("<method>-based
+    speculative decoding", "disable_padded_drafter_batch=True"), None when it runs with it. draft_model: accepted
+    with an explicit --async-scheduling in every release read, kept on by default from 0.28.0 (async_draft_model)."""
+    method = s.speculative_method
+    if method is not None and not (method in _ASYNC_SPEC_METHODS or method.endswith("_mtp") or (
+            method == "draft_model" and (explicit or version >= ERAS["async_draft_model"]))):
+        return f"{method}-based speculative decoding"
+    if s.disable_padded_drafter_batch and (method is not None or s.num_speculative_tokens > 0):
+        return "disable_padded_drafter_batch=True"
+    return None
+
+
+def _async_scheduling(spec: ModelSpec, s: VllmSettings, version: Version, pp: int, runner_v2: bool,
+                      warnings: list[str]) -> bool:
+    """config/vllm.py VllmConfig.__post_init__ (read in the 0.22.0-0.34.0 wheels; SchedulerConfig.async_scheduling
+    defaults to None there, vLLM's own choice): --async-scheduling / --no-async-scheduling as given, an incompatible
+    explicit --async-scheduling a ValueError; left to vLLM, on unless the model runs the pooling runner, the
+    speculation method cannot (_spec_incompatible; from 0.33 only on the V1 model runner, from 0.34 never), the
+    pipeline is parallel on the V1 model runner (0.31-0.33, async_pp_v1_off), the executor lacks it or ROCm runs
+    DeepEP high-throughput DBO. Not read from the command: the executor (uni, mp and the Ray V2 executor, the
+    default under Ray: VLLM_USE_RAY_V2_EXECUTOR_BACKEND=1, take it; the V1 Ray executor (=0, up to 0.32) does not)
+    and --enable-dbo with --all2all-backend deepep_high_throughput on ROCm. Only the in-flight tokens of sliding /
+    chunked layers read it (kv.py kv_tokens_in_flight, from 0.26)."""
+    explicit = s.async_scheduling
+    spec_given = s.speculative_method is not None or s.num_speculative_tokens > 0
+    v1_runner_only = version >= ERAS["async_v1_refused"]
+    spec_rules = not v1_runner_only or (not runner_v2 and version < ERAS["async_v1_gone"])
+    pp_off = pp > 1 and not runner_v2 and ERAS["async_pp_v1_off"] <= version < ERAS["async_v1_gone"]
+    if explicit:
+        reason = _spec_incompatible(s, version, True) if spec_rules else None
+        if v1_runner_only and reason is None and pp_off:
+            reason = "pipeline parallelism"
+        if reason is not None and version >= (0, 22, 0):
+            if v1_runner_only:
+                msg = f"Async scheduling is not supported by the V1 model runner with {reason}."
+            elif reason.startswith("disable_padded"):
+                msg = "Async scheduling is not compatible with disable_padded_drafter_batch=True."
+            else:
+                kinds = "EAGLE/MTP/Draft Model/NGram GPU" + (
+                    "/DSpark/DFlash " if version >= ERAS["async_pp_v1_off"] else
+                    "/DSpark " if version >= (0, 25, 0) else " ")
+                msg = f"Currently, async scheduling is only supported with {kinds}kind of speculative decoding"
+            raise OomkitError(f"vLLM {s.engine_version}: {msg} (config/vllm.py VllmConfig.__post_init__; drop "
+                              "--async-scheduling)")
+        return True
+    if explicit is False:
+        return False
+    if s.pooling_runner or spec.architecture in _ENCODER_ONLY:
+        return False  # "Disabling asynchronous scheduling by default for pooling model."
+    if spec_rules and _spec_incompatible(s, version, False) is not None:
+        return False
+    if pp_off:
+        return False
+    windowed = any(layer.kind in (LayerKind.SLIDING, LayerKind.CHUNKED) for layer in spec.layers) or \
+        spec.architecture in DSV4_ARCHS
+    if spec_rules and spec_given and s.speculative_method is None and windowed and \
+            version >= ERAS["in_flight_tokens"]:
+        warnings.append("--speculative-config names no method: vLLM infers it from the drafter (config/speculative.py)"
+                        "; async scheduling is taken as on (the sliding-window layers hold one more batch of tokens in "
+                        "flight), which a Medusa or MLP-speculator drafter" + (
+                            "" if version >= ERAS["async_draft_model"] else " or a plain draft model") + " turns off")
+    return True
 
 
 # engine/arg_utils.py _set_default_chunked_prefill_and_prefix_caching_args: 0.26-0.27 "Hybrid models support prefix

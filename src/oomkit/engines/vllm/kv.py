@@ -459,15 +459,21 @@ def kv_tokens_in_flight(r: Resolved) -> int:
     (v1/kv_cache_interface.py SlidingWindowSpec / ChunkedLocalAttentionSpec.max_admission_blocks_per_request).
     Before 0.26 max_num_batched_tokens; from 0.26 config/vllm.py VllmConfig.max_in_flight_tokens =
     max_concurrent_batches x max_num_batched_tokens ("every concurrent batch may hold up to a full
-    max_num_batched_tokens"): with async scheduling, on by default (VllmConfig.__post_init__: off for pooling
-    models, ngram-CPU / suffix speculation, executors without it: none of the mp / uniproc / Ray ones), 2 batches
-    on the V1 model runner without pipeline parallelism and pp + 1 on runner V2; pp without it (the V1 runner under
-    pp). Read in the 0.25.0 (max_num_batched_tokens), 0.26.0, 0.27.0 and 0.28.0 wheels; full-attention and MLA
-    layers do not read it. Only what max_memory_usage_bytes counts (the one-request check, the concurrency report)
-    takes it: the profile run and the scheduler's batch stay max_num_batched_tokens."""
+    max_num_batched_tokens"). max_concurrent_batches (read in the 0.26.0-0.34.0 wheels): pp without async
+    scheduling; with it pp + 1 on the V2 model runner (and in 0.34.0, which has no V1 runner), 2 on the V1 runner
+    without pipeline parallelism, pp with it ("V1 Model Runner does not fully support async scheduling with PP").
+    Async scheduling as config.py _async_scheduling settles it (--async-scheduling / --no-async-scheduling, else
+    VllmConfig.__post_init__'s default). Full-attention and MLA layers do not read it. Only what
+    max_memory_usage_bytes counts (the one-request check, the concurrency report) takes it: the profile run and the
+    scheduler's batch stay max_num_batched_tokens."""
     if not r.v1 or not r.at_least("in_flight_tokens"):
         return r.max_num_batched_tokens
-    batches = r.pp + 1 if r.runner_v2 else (2 if r.pp <= 1 else r.pp)
+    if not r.async_scheduling:
+        batches = r.pp
+    elif r.runner_v2 or r.at_least("async_v1_gone"):
+        batches = r.pp + 1
+    else:
+        batches = 2 if r.pp <= 1 else r.pp
     return batches * r.max_num_batched_tokens
 
 

@@ -69,6 +69,15 @@ ERAS = Eras({
     # max_concurrent_batches x max_num_batched_tokens beyond the window (kv.py kv_tokens_in_flight; 0.26.0, absent in
     # 0.25.0)
     "in_flight_tokens": (0, 26, 0),
+    # config/vllm.py VllmConfig.__post_init__, async scheduling left to vLLM (SchedulerConfig.async_scheduling None,
+    # the default in every wheel read, 0.22.0-0.34.0): "draft_model" speculation keeps it on from 0.28.0 (off in
+    # 0.26.0-0.27.0); from 0.31.0 pipeline parallelism on the V1 model runner turns it off ("the V1 model runner
+    # does not support it with pipeline parallelism"), and from 0.33.0 an explicit --async-scheduling there is a
+    # ValueError, speculation included; 0.34.0 has no V1 runner: max_concurrent_batches is pp + 1 with it
+    "async_draft_model": (0, 28, 0),
+    "async_pp_v1_off": (0, 31, 0),
+    "async_v1_refused": (0, 33, 0),
+    "async_v1_gone": (0, 34, 0),
     # v1/core/kv_cache_utils.py _get_kv_cache_config_uniform_page_size: hybrid allocator (sliding/chunked
     # layers get their own groups). 0.8.5 converts every sliding layer to full attention.
     "hybrid_allocator": (0, 9, 1),
@@ -263,6 +272,14 @@ class VllmSettings:
     mamba_ssm_cache_dtype: str = "auto"
     mamba_cache_mode: str | None = None  # None: "align" with prefix caching on a hybrid model (0.15+), else "none"
     num_speculative_tokens: int = 0  # --speculative-config {"num_speculative_tokens": N}: extra Mamba state slots
+    # --speculative-config's "method" (None: not given, vLLM infers it from the drafter) and
+    # "disable_padded_drafter_batch": both decide async scheduling (config.py _async_scheduling)
+    speculative_method: str | None = None
+    disable_padded_drafter_batch: bool = False
+    # --async-scheduling / --no-async-scheduling (config/scheduler.py SchedulerConfig.async_scheduling, a
+    # BooleanOptionalAction); None: vLLM's own choice (VllmConfig.__post_init__)
+    async_scheduling: bool | None = None
+    pooling_runner: bool = False  # --runner pooling, --convert embed/classify/..., --task embed/...
     # --limit-mm-per-prompt '{"image": 0, "video": 1}' as (modality, count) pairs; None: 999 each (encoder.py)
     limit_mm_per_prompt: tuple[tuple[str, int], ...] | None = None
     # --hf-overrides '{...}' (and 0.6-0.9's --rope-scaling '{...}'), as sorted JSON: config.json fields replaced
