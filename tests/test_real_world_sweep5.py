@@ -14,8 +14,10 @@ sglang-5212) refused for what CPython does with it, and a typed `-c 0` read as t
 build's default is 4096 (llama.cpp#15077, below).
 
 Measured (2026-12-05): 53 real invocations (51 commands, 2 Compose services pasted as MODEL) from 52 public threads;
-19 answered wrong before (a wrong refusal or one for the wrong reason, a model or a flag read wrong): 18 are fixed
-here (FIXED), 1 is still wrong (STILL, a strict xfail with its reason: a flag the SGLang table reads as a switch).
+19 answered wrong before (a wrong refusal or one for the wrong reason, a model or a flag read wrong): all 19 are
+fixed here (FIXED; the last, sglang#16708, by tools/build_sglang_flags.py reading SGLang's DeprecatedAliasStoreAction
+as the one-value action it is, where it had read every Deprecated* action as a switch). None is still wrong (STILL,
+a strict xfail with its reason).
 No crash in the 204 runs of the commands' four forms, nor in 1,071 mutated argument lists, 507 mutated pastes and
 88 mutated fit / plan runs.
 """
@@ -197,9 +199,11 @@ CASES = [
          '  embeddings:\n    image: vllm/vllm-openai:v0.6.4\n    command: \n      - "--task"\n      - "embedding"\n      - "--model"\n      - "intfloat/multilingual-e5-large"\n      - "--dtype"\n      - "auto"\n      - "--tensor-parallel-size"\n      - "1"\n      - "--host"\n      - "0.0.0.0"\n      - "--port"\n      - "9000"\n      - "--gpu-memory-utilization"\n      - "0.25"\n      - "--trust-remote-code"\n    environment:\n      - HF_TOKEN=$HF_TOKEN\n      - CUDA_VISIBLE_DEVICES=0\n    volumes:\n      - /home/ubuntu/.cache/huggingface/:/root/.cache/huggingface/\n    ports:\n      - "9010:9000"',
          ('refuses', 'give `oomkit check -- docker run -e CUDA_VISIBLE_DEVICES=0 vllm/vllm-openai:v0.6.4 --task embedding --model intfloat/multilingual-e5-large')),
     # ---- SGLang ----
-    Case('sg16708', 'https://github.com/sgl-project/sglang/pull/16708', 'cmd', '4x H100', '0.5.7', STILL,
+    Case('sg16708', 'https://github.com/sgl-project/sglang/pull/16708', 'cmd', '4x H100', '0.5.7', FIXED,
          'unset SGLANG_PP_LAYER_PARTITION\npython -m sglang.launch_server --model-path /work/models/Qwen3-Next-80B-A3B-Instruct --port 30000 --trust-remote --host [0.0.0.0](http://0.0.0.0/) --enable-metrics --tp 4 --mem-fraction-static 0.8 --torch-compile-max-bs 8  --context-length 32768 --served-model-name xop3qwen80bnexttest --speculative-algo NEXTN --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4 --tool-call-parser qwen25 --mamba-scheduler-strategy extra_buffer --preferred-sampling-params \'{"temperature":0.7,"top_p":0.8,"top_k":20,"min_p":0}\' --chunked-prefill-size 4096 --enable-request-time-stats-logging --decode-log-interval 10  --disaggregation-ib-device  mlx5_bond_0,mlx5_bond_1,mlx5_bond_2,mlx5_bond_3  --disaggregation-mode prefill',
-         ('reads', {'engine': 'sglang', 'model': 'Qwen3-Next 80B-A3B', 'ctx': 32768, 'settings': {'tp_size': 4}})),
+         # its flags read (--mamba-scheduler-strategy extra_buffer included), the refusal is oomkit's own limit
+         # (NEXTN speculation on a hybrid linear-attention model), no longer "unrecognized arguments: extra_buffer"
+         ('refuses', 'speculative decoding with a hybrid Mamba/linear-attention model is not modelled')),
     Case('sg3582', 'https://github.com/sgl-project/sglang/pull/3582', 'cmd', '8x H20', '0.4.3', FIXED,
          'python -m sglang.launch_server --model-path /ossfs/workspace/DeepSeek-R1  --served-model-name mozz --port  8188  --tensor-parallel-size 8  --mem-fraction-static 0.96 --max-running-requests 32 --trust-remote-code --enable-cache-report --quantization fp8 --context-length 32768 --chunked-prefill-size 2048 --speculative-algo NEXTN --speculative-draft /mntfn/open_model/deepseek/deepseek-nextn --speculative-num-steps 2 --speculative-eagle-topk 1 --speculative-num-draft-tokens 2',
          # 0.4.3's parser has one flag so spelled: --speculative-draft-model-path
@@ -254,12 +258,7 @@ CASES = [
          ('refuses', "unknown engine command 'vmlx'")),
 ]
 
-STILL_WRONG = {  # the case id -> why it still answers wrong
-    "sg16708": "engines/data/sglang_flags.json reads --mamba-scheduler-strategy (0.5.7-0.5.19) as a switch, so its "
-               "value extra_buffer is left over ('unrecognized arguments: extra_buffer'); SGLang's own tests give it "
-               "a value (--mamba-scheduler-strategy extra_buffer): the table needs tools/build_sglang_flags.py rerun "
-               "against those wheels",
-}
+STILL_WRONG: dict[str, str] = {}  # the case id -> why it still answers wrong
 
 
 def _hardware(c: Case) -> list[str]:
@@ -314,7 +313,7 @@ def test_every_form_of_a_real_command_answers_or_refuses_in_one_line(c):
 
 def test_the_sweep_counts():
     assert len(CASES) == 53 and len({c.url for c in CASES}) == 52 and len({c.id for c in CASES}) == 53
-    assert sum(c.status == FIXED for c in CASES) == 18 and sum(c.status == STILL for c in CASES) == 1
+    assert sum(c.status == FIXED for c in CASES) == 19 and sum(c.status == STILL for c in CASES) == 0
     assert set(STILL_WRONG) == {c.id for c in CASES if c.status == STILL}
     assert all(c.url.startswith("https://github.com/") for c in CASES)
 

@@ -168,3 +168,32 @@ def test_attn_dp_size_reads_as_dp_attention_and_goes_back_when_turned_off():
     assert out[5:] == ["--tp", "8", "--dp-size", "2"]
     with pytest.raises(OomkitError, match="unrecognized arguments: --attn-dp-size"):
         check_release_flags(replace(s, engine_version="0.5.21"))
+
+
+# SGLang 0.5.19's server_args.py keeps renamed flags as DeprecatedAliasStoreAction aliases (arg_groups/
+# argparse_actions.py: `def __init__(self, option_strings, dest, new_flag=None, **kwargs)`, no nargs of its own, so
+# argparse's one value; "Deprecated alias that stores its value"), where DeprecatedAction / DeprecatedStoreTrueAction
+# / DeprecatedStoreConstAction default nargs=0. The table had read every Deprecated* action as a switch, so the
+# value was left over (sglang#16708: `--mamba-scheduler-strategy extra_buffer` -> "unrecognized arguments:
+# extra_buffer"). Values from each flag's choices / type in 0.5.19's add_argument call.
+ALIASES_WITH_A_VALUE = [
+    ("--mamba-scheduler-strategy", "extra_buffer", "0.5.7"),  # type=str; a plain value from 0.5.7 (choices)
+    ("--dsa-prefill-cp-mode", "round-robin-split", "0.5.13"),
+    ("--nsa-prefill-cp-mode", "in-seq-split", "0.5.8"),
+    ("--prefill-cp-mode", "in-seq-split", "0.5.10"),
+    ("--nsa-decode-backend", "flashmla_sparse", "0.5.4"),
+    ("--nsa-prefill-backend", "flashmla_sparse", "0.5.4"),
+    ("--piecewise-cuda-graph-compiler", "eager", "0.5.4"),
+    ("--piecewise-cuda-graph-max-tokens", "4096", "0.5.3.post2"),
+    ("--speculative-dflash-draft-window-size", "8", "0.5.11"),
+]
+
+
+@pytest.mark.parametrize("flag,value,first", ALIASES_WITH_A_VALUE, ids=[a[0] for a in ALIASES_WITH_A_VALUE])
+def test_a_deprecated_alias_takes_its_value(flag, value, first):
+    data = json.loads(TABLE.read_text(encoding="utf-8"))
+    assert data["flags"][flag] == "value" and data["spans"][flag] == [[first, "0.5.19"]]
+    for release in (first, "0.5.19"):
+        check_release_flags(_settings(flag, value, "--port", "30000", version=release))
+    with pytest.raises(OomkitError, match=rf"unrecognized arguments: {flag} \(SGLang 0.5.20 has no such flag"):
+        check_release_flags(_settings(flag, value, version="0.5.20"))

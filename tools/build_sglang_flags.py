@@ -27,25 +27,91 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "oomkit" / "engines" / "data" / "sglang_flags.json"
 
 # kind: "value" (one value), "flag" (no value), "optional" (nargs "?"), "multi" (nargs "*"/"+")
-VALUE_OVERRIDES = {"--cuda-graph-max-bs": "value"}
 NO_VALUE_ACTIONS = {"store_true", "store_false", "store_const", "count", "help", "version"}
+_UNSET = object()  # an action class that leaves nargs to argparse (one value unless the call gives nargs)
 
 
 def _const(node):
     return node.value if isinstance(node, ast.Constant) else None
 
 
-def _kind_from_call(keywords: dict[str, ast.AST]) -> str:
+def action_nargs(srt: Path) -> dict[str, object]:
+    """The release's own argparse.Action subclasses -> the nargs each takes when the add_argument call gives none,
+    read from its __init__: a `nargs=0` default or a constant nargs passed to super().__init__ (DeprecatedAction,
+    DeprecatedStoreTrueAction, DeprecatedStoreConstAction: switches), else _UNSET (DeprecatedAliasStoreAction,
+    0.5.10+, passes **kwargs on: "Deprecated alias that stores its value", one value as argparse's default).
+    Classes are found in any module under sglang/srt that subclasses argparse.Action (server_args.py up to
+    0.5.13, arg_groups/argparse_actions.py from 0.5.14); a subclass of one of them inherits its nargs."""
+    classes: dict[str, tuple[list[str], object]] = {}
+    for path in sorted(srt.rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "Action" not in text or "argparse" not in text:
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = [ast.unparse(b) for b in node.bases]
+            nargs: object = _UNSET
+            init = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+            if init is not None:
+                a = init.args
+                named = list(zip(a.args[len(a.args) - len(a.defaults):], a.defaults, strict=True))
+                named += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
+                nargs = next((_const(d) for k, d in named if k.arg == "nargs"), _UNSET)
+                if nargs is _UNSET and all(k.arg != "nargs" for k in [*a.args, *a.kwonlyargs]):
+                    for call in ast.walk(init):  # super().__init__(..., nargs=0, ...)
+                        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                                and call.func.attr == "__init__"):
+                            kw = {k.arg: k.value for k in call.keywords if k.arg}
+                            if isinstance(_const(kw.get("nargs")), int):
+                                nargs = _const(kw["nargs"])
+            classes[node.name] = (bases, nargs)
+    out: dict[str, object] = {}
+
+    def resolve(name: str, seen: frozenset[str] = frozenset()) -> object | None:
+        if name in out:
+            return out[name]
+        if name not in classes or name in seen:
+            return None  # not an action class of this release
+        bases, nargs = classes[name]
+        if nargs is _UNSET:
+            for b in bases:
+                if b in ("argparse.Action", "Action"):
+                    break
+                inherited = resolve(b.rpartition(".")[2], seen | {name})
+                if inherited is not None:
+                    nargs = inherited
+                    break
+            else:
+                return None
+        out[name] = nargs
+        return nargs
+
+    for name in classes:
+        resolve(name)
+    return out
+
+
+def _kind_from_call(keywords: dict[str, ast.AST], actions: dict[str, object] | None = None) -> str:
     action = keywords.get("action")
     nargs = _const(keywords.get("nargs")) if "nargs" in keywords else None
     if action is not None:
         name = _const(action)
         if name is None:  # a class: argparse.BooleanOptionalAction, DeprecatedAction, ...
             name = ast.unparse(action)
-        if name in NO_VALUE_ACTIONS or any(w in name for w in ("BooleanOptional", "StoreTrue", "StoreFalse")):
+        if name in NO_VALUE_ACTIONS or "BooleanOptional" in name:
             return "flag"
-        if nargs == 0 or ("Deprecated" in name and "nargs" not in keywords):
-            return "flag"  # argparse_actions.py: the Deprecated* actions take no argument (nargs=0)
+        own = (actions or {}).get(name.rpartition(".")[2], None)
+        if "nargs" not in keywords and own is not None:  # the release's own action class: its nargs default
+            if own is _UNSET:
+                return "value"
+            nargs = own
+        elif "nargs" not in keywords and any(w in name for w in ("StoreTrue", "StoreFalse")):
+            return "flag"
+        elif "nargs" not in keywords and "Deprecated" in name:
+            return "flag"  # a Deprecated* class not found in the release's sources: DeprecatedAction's nargs=0
+        if nargs == 0:
+            return "flag"
     if nargs in ("*", "+") or isinstance(nargs, int) and nargs > 1:
         return "multi"
     if nargs == "?":
@@ -53,7 +119,7 @@ def _kind_from_call(keywords: dict[str, ast.AST]) -> str:
     return "value"
 
 
-def from_add_argument(path: Path) -> dict[str, str]:
+def from_add_argument(path: Path, actions: dict[str, object] | None = None) -> dict[str, str]:
     flags: dict[str, str] = {}
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
@@ -64,7 +130,7 @@ def from_add_argument(path: Path) -> dict[str, str]:
         if not names:
             continue
         kw = {k.arg: k.value for k in node.keywords if k.arg}
-        kind = _kind_from_call(kw)
+        kind = _kind_from_call(kw, actions)
         for n in names:
             flags[n] = kind
             action = kw.get("action")
@@ -87,14 +153,14 @@ def _type_kind(ann: ast.AST) -> str:
     return "value"
 
 
-def from_fields(directory: Path) -> dict[str, str]:
+def from_fields(directory: Path, actions: dict[str, object] | None = None) -> dict[str, str]:
     flags: dict[str, str] = {}
     for path in sorted(directory.glob("*.py")):
-        flags.update(from_fields_file(path))
+        flags.update(from_fields_file(path, actions))
     return flags
 
 
-def from_fields_file(path: Path) -> dict[str, str]:
+def from_fields_file(path: Path, actions: dict[str, object] | None = None) -> dict[str, str]:
     """The annotated fields of one file: arg_groups/fields/*.py (0.5.19+), or ServerArgs' own in server_args.py
     (0.5.14 to 0.5.18, where add_cli_args calls add_cli_args_from_dataclass(parser, ServerArgs) first)."""
     flags: dict[str, str] = {}
@@ -119,13 +185,13 @@ def from_fields_file(path: Path) -> dict[str, str]:
         cli = _const(kw.get("cli_name")) or "--" + node.target.id.replace("_", "-")
         aliases = [_const(e) for e in kw["aliases"].elts] if isinstance(kw.get("aliases"), ast.List) else []
         if "action" in kw or "nargs" in kw:
-            kind = _kind_from_call(kw)
+            kind = _kind_from_call(kw, actions)
             if "action" in kw and "action_kwargs" in kw:
                 ak = kw["action_kwargs"]
                 if isinstance(ak, ast.Dict):
                     d = {_const(k): v for k, v in zip(ak.keys, ak.values, strict=True)}
                     if "nargs" in d:
-                        kind = _kind_from_call({"nargs": d["nargs"]})
+                        kind = _kind_from_call({"nargs": d["nargs"]}, actions)
         else:
             kind = _type_kind(typ)
             if kind == "multi" and "type_parser" in kw:
@@ -171,11 +237,12 @@ def main(argv: list[str]) -> int:
     for d in sorted(argv, key=lambda p: _version_key(Path(p).name)):
         srt = Path(d) / "sglang" / "srt"
         found = {}
+        actions = action_nargs(srt)
         if (srt / "server_args.py").exists():
-            found.update(from_fields_file(srt / "server_args.py"))
-            found.update(from_add_argument(srt / "server_args.py"))
+            found.update(from_fields_file(srt / "server_args.py", actions))
+            found.update(from_add_argument(srt / "server_args.py", actions))
         if (srt / "arg_groups" / "fields").is_dir():
-            found.update(from_fields(srt / "arg_groups" / "fields"))
+            found.update(from_fields(srt / "arg_groups" / "fields", actions))
         if not found:
             print(f"no SGLang argument definitions under {srt}", file=sys.stderr)
             return 1
@@ -183,9 +250,6 @@ def main(argv: list[str]) -> int:
             flags[k] = v
         read.append(Path(d).name)
         per[Path(d).name] = set(found)
-    # a deprecated alias kept as a Deprecated* action still takes its value (SGLang's own tests pass
-    # "--cuda-graph-max-bs 8"); the action-name rule above reads it as a switch
-    flags.update(VALUE_OVERRIDES)
     data = {
         "source": "sgl-project/sglang wheels " + ", ".join(read) + ": sglang/srt/server_args.py add_argument calls "
                   "and sglang/srt/arg_groups/fields/*.py annotated fields (tools/build_sglang_flags.py); "
