@@ -43,14 +43,20 @@ def _first_layers(cfg: dict, n: int) -> dict:
 def embeddinggemma_gguf(n_layers: int = 24) -> SynthModel:
     """EmbeddingGemma 300M as convert_hf_to_gguf.py EmbeddingGemma (Gemma3TextModel -> gemma-embedding) writes it:
     hidden 768, 3 heads / 1 KV head of 256, FFN 1152, vocabulary 262,144, sliding window 512, 2,048 positions, tied
-    (no output.weight: gemma-embedding.cpp duplicates token_embd), mean pooling, no Dense modules (the default
-    conversion). Tensors: src/models/gemma-embedding.cpp load_arch_tensors."""
+    (no output.weight: gemma-embedding.cpp duplicates token_embd), mean pooling, and the sentence-transformers Dense
+    modules (--sentence-transformers-dense-modules, as ggml-org/embeddinggemma-300M-GGUF carries them: dense_2
+    768 -> 3072, dense_3 3072 -> 768, their sizes as {arch}.dense_2_feat_in / _feat_out, gguf-py
+    Keys.LLM.DENSE_FEAT_IN_SIZE). Tensors: src/models/gemma-embedding.cpp load_arch_tensors."""
     arch, n_embd, n_head, n_kv, hd, n_ff, n_vocab = "gemma-embedding", 768, 3, 1, 256, 1152, 262144
     md = _Meta(arch).base(ctx=2048, n_embd=n_embd, n_layers=n_layers, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
                           rms_eps=1e-6, rope_base=1000000.0, n_vocab=n_vocab)
     md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("attention.sliding_window", 512)
     md.u32("pooling_type", 1)
-    ts = [Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("output_norm.weight", (n_embd,))]
+    n_dense = 4 * n_embd
+    md.u32("dense_2_feat_in", n_embd).u32("dense_2_feat_out", n_dense)
+    md.u32("dense_3_feat_in", n_dense).u32("dense_3_feat_out", n_embd)
+    ts = [Tensor("dense_2.weight", (n_embd, n_dense)), Tensor("dense_3.weight", (n_dense, n_embd)),
+          Tensor("token_embd.weight", (n_embd, n_vocab)), Tensor("output_norm.weight", (n_embd,))]
     for i in range(n_layers):
         ts += _attn_gqa(i, n_embd, n_head * hd, n_kv * hd, qk_norm_dim=hd)
         ts += [_blk(i, "post_attention_norm.weight", n_embd), _blk(i, "ffn_norm.weight", n_embd),
@@ -130,9 +136,11 @@ def test_embeddinggemma_reads_as_gemma_embedding_without_a_kv_cache():
     assert len(spec.layers) == 24 and all(x.kind is LayerKind.NONE for x in spec.layers)
     a = spec.layers[0].attention
     assert (a.n_heads, a.n_kv_heads, a.head_dim_k, a.head_dim_v) == (3, 1, 256, 256)
-    # the transformer of google/embeddinggemma-300m: 307,581,696 (MTEB n_parameters) less the two Dense modules
-    # of sentence-transformers, 2 x 768 x 3072 = 4,718,592, which config.json does not describe
-    assert spec.params_total == 307_581_696 - 2 * 768 * 3072 == 302_863_104
+    # google/embeddinggemma-300m as sentence-transformers loads it: 307,581,696 (MTEB n_parameters), the transformer's
+    # 302,863,104 and the two Dense modules beside config.json (2_Dense, 3_Dense: 2 x 768 x 3072 = 4,718,592)
+    assert spec.params_total == 307_581_696 == 302_863_104 + 2 * 768 * 3072
+    dense = {t.name: t.shape for t in spec.weights.tensors if t.name.startswith("dense_")}
+    assert dense == {"dense_2.weight": (768, 3072), "dense_3.weight": (3072, 768)}
 
 
 def test_gemma3_text_causal_config_stays_gemma3():

@@ -20,14 +20,18 @@ Qwen3-Reranker-0.6B's file has the 151669 vocabulary rows of the checkpoint's ow
 entry now reads (the entry derived from Qwen3-0.6B-Base had 151936: +0.28 MiB in both buffers); its two buffers are
 exact.
 
-What misses is each fixture's known_miss, none of it an engine rule: ggml-org's EmbeddingGemma file carries the
-SentenceTransformers Dense projections llama.cpp loads when present (-4.78 MiB on the device); unsloth's UD-Q4_K_XL of Gemma 4 E2B is a publisher's mix no recipe covers."""
+ggml-org's EmbeddingGemma file carries the SentenceTransformers Dense projections llama.cpp loads when present, which
+oomkit's spec of the checkpoint now holds (they were -4.78 MiB on the device); ROCm0 and CPU_Mapped are exact.
+
+What misses is the fixture's known_miss, no engine rule: unsloth's UD-Q4_K_XL of Gemma 4 E2B is a publisher's mix
+no recipe covers."""
 
 import json
 from pathlib import Path
 
 import pytest
 
+from oomkit.model.resolve import resolve
 from tests.test_llamacpp_heldout_logs import assert_cited_and_checked, check, held_out_estimate, params
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp_heldout9").glob("*.json"))
@@ -60,13 +64,17 @@ def test_reranker_reads_the_files_vocabulary():
         assert round(got[buf] / MiB, 2) == printed[buf], buf
 
 
-def test_embeddinggemma_miss_is_the_dense_projections():
+def test_embeddinggemma_device_holds_the_dense_projections():
     """ggml-org's EmbeddingGemma file holds the SentenceTransformers Dense modules (768 -> 3072 -> 768), which
-    llama.cpp loads as output-layer tensors when a file has them: the device buffer oomkit gives is short by exactly
-    those two q8_0 matrices; the mapped token embeddings are exact."""
+    llama.cpp loads as output-layer tensors when a file has them: the device buffer carries those two q8_0 matrices
+    (4.78 MiB, which it lacked before the spec held them) beside the layers and the tied output's copy of the token
+    embeddings, which alone are mapped on the host."""
     fx = _fixture("embeddinggemma-300m")
     printed = fx["printed"]["buffers"]["model_mib"]
     got = held_out_estimate(fx).engine_view["model_buffer_bytes"]
     assert round(got["CPU_Mapped"] / MiB, 2) == printed["CPU_Mapped"]
-    dense = 2 * 768 * 3072 * Q8_0_BYTES_PER_WEIGHT / MiB
-    assert printed["ROCm0"] - got["ROCm0"] / MiB == pytest.approx(dense, abs=0.01)
+    assert round(got["ROCm0"] / MiB, 2) == printed["ROCm0"]
+    spec = resolve(fx["catalog_model"], fx["weight_format"])
+    dense = {t.name: (t.shape, t.dtype, t.nbytes) for t in spec.weights.tensors if t.name.startswith("dense_")}
+    q8 = int(768 * 3072 * Q8_0_BYTES_PER_WEIGHT)
+    assert dense == {"dense_2.weight": ((768, 3072), "q8_0", q8), "dense_3.weight": ((3072, 768), "q8_0", q8)}

@@ -119,6 +119,26 @@ def _gemma_embedding(cfg: Mapping[str, Any], outer: Mapping[str, Any], model_typ
     return model_type == "gemma3_text" and (cfg.get("use_bidirectional_attention") is True
                                             or "Gemma3TextModel" in (outer.get("architectures") or ()))
 
+# EmbeddingGemma's sentence-transformers Dense modules, GGUF-named (llama-arch.cpp LLM_TENSOR_DENSE_2_OUT "dense_2",
+# LLM_TENSOR_DENSE_3_OUT "dense_3"): 2_Dense n_embd -> 4 x n_embd and 3_Dense back, no bias (google/embeddinggemma-300m:
+# MTEB's n_parameters 307,581,696 is the transformer's 302,863,104 plus exactly 2 x 768 x 3072; the published GGUF
+# holds dense_2 {768, 3072} and dense_3 {3072, 768}, code search id 70847774442). They sit beside config.json as
+# 2_Dense/ and 3_Dense/ (modules.json), and these engines load them: llama.cpp from a GGUF converted with --sentence-transformers-dense-modules (conversion/gemma.py EmbeddingGemma
+# generate_extra_tensors; src/models/gemma-embedding.cpp load_arch_tensors: dense_2 {n_embd, dense_2_feat_out},
+# dense_3 {dense_3_feat_in, n_embd}, TENSOR_NOT_REQUIRED, PR #16367), as ggml-org/embeddinggemma-300M-GGUF is
+# since its reconversion (llama.cpp#18677: 316 tensors, 314 before); Ollama's library GGUF, its own conversion, as
+# dense.0 / dense.1 (model/models/gemma3/embed.go); vLLM's pooling adapter (model_executor/models/adapters.py
+# _load_st_projector: nn.Linear in float32 / the pooling head_dtype). transformers' Gemma3TextModel has no such layers
+# (engines/transformers/weights.py leaves them out), and no SGLang code that loads them was found
+# (engines/sglang/weights.py leaves them out too).
+ST_DENSE_TENSORS = ("dense_2.weight", "dense_3.weight")
+
+
+def _st_dense(n_embd: int) -> tuple[TensorShape, TensorShape]:
+    return (TensorShape(ST_DENSE_TENSORS[0], (n_embd, 4 * n_embd)),
+            TensorShape(ST_DENSE_TENSORS[1], (4 * n_embd, n_embd)))
+
+
 _TEXT_KEYS = ("text_config", "llm_config", "language_config")
 # Model types whose config.json this reader cannot turn into a true per-layer spec, refused rather than read
 # generically (DeepSeek-V4, once refused here, is read by _deepseek_v4_spec)
@@ -369,6 +389,8 @@ def spec_from_config(
     )
     if arch == "kimi-k3":
         tensors = tensors + _kimi_k3_extras(r, layers, n_embd)
+    if arch == "gemma-embedding":
+        tensors = tensors + _st_dense(n_embd)  # the sentence-transformers Dense projections (ST_DENSE_TENSORS)
     weights = inventory_for_format(tensors, arch=arch, config=cfg, weight_format=weight_format, name=name,
                                    publisher=publisher)
     mix_label = (gguf_recipes.mix_label(weight_format, arch, [(t.name, t.shape) for t in tensors], weights.publisher)

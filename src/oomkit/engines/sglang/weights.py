@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from ...errors import SettingsError
 from ...memo import ByObject
+from ...model.hf_config import ST_DENSE_TENSORS
 from ...model.spec import LayerSpec, ModelSpec, TensorSpec
 from ...model.weights import per_layer_sum
 from ...quant.dtypes import FLOAT_BYTES, float_bytes
@@ -21,6 +22,12 @@ from .settings import SGLangSettings, parse_version, reached
 _ONLINE_QUANT = {"fp8": 1, "w8a8_fp8": 1, "w8a8_int8": 1}
 
 
+# EmbeddingGemma's sentence-transformers Dense modules (model/hf_config.py ST_DENSE_TENSORS) are left out, as
+# before the spec held them: they sit in 2_Dense/ and 3_Dense/ beside the checkpoint, and no SGLang code that loads
+# them was found (vLLM's pooling adapter does: engines/vllm/weights.py). Unverified either way.
+_NOT_LOADED = ST_DENSE_TENSORS
+
+
 def stage_tensors(spec: ModelSpec, stage: tuple[LayerSpec, ...], first: bool, last: bool) -> tuple[TensorSpec, ...]:
     """The tensors one pipeline stage loads: its layers', the embedding on the first (and, tied, the last), the
     final norm and lm_head on the last."""
@@ -28,6 +35,8 @@ def stage_tensors(spec: ModelSpec, stage: tuple[LayerSpec, ...], first: bool, la
     n_trunk = spec.n_trunk_layers
     out = []
     for t in spec.weights.tensors:
+        if t.name in _NOT_LOADED:
+            continue
         if t.layer is not None:
             if t.layer in ids:
                 out.append(t)
@@ -48,7 +57,7 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
     multimodal encoders (the first pipeline stage); `cc`: the GPUs' compute capability (MXFP4 expert padding);
     `shared_whole`: the shared experts are fused into the routed ones as tp_size replicas (shared_experts_replicated)."""
     labels: list[str] = []
-    tensors = spec.weights.tensors if tensors is None else tensors
+    tensors = tuple(t for t in spec.weights.tensors if t.name not in _NOT_LOADED) if tensors is None else tensors
     src = float_bytes(spec.weights.format)  # None: a quantized checkpoint, loaded as stored
     dst = FLOAT_BYTES[lay.model_dtype]
     quant = (s.quantization or "").lower() or None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...errors import OomkitError
+from ...model.hf_config import ST_DENSE_TENSORS
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant import hf_formats
 from .settings import Resolved, TransformersSettings, is_gguf, is_plain_dtype
@@ -37,6 +38,11 @@ def tensor_bytes(spec: ModelSpec, s: TransformersSettings, r: Resolved) -> list[
     out = []
     for t in spec.weights.tensors:
         if t.layer is not None and t.layer >= n_trunk:
+            continue
+        if t.name in ST_DENSE_TENSORS:
+            # EmbeddingGemma's sentence-transformers Dense modules live in 2_Dense/ and 3_Dense/ beside the checkpoint:
+            # Gemma3TextModel.from_pretrained reads model.safetensors only (models/gemma3/modeling_gemma3.py: no
+            # Dense layer); sentence-transformers loads them as models.Dense, not this engine
             continue
         if bnb is not None and t.layer is not None and len(t.shape) == 2 and not t.name.endswith(_NOT_LINEAR):
             nbytes = hf_formats.linear_weight_bytes(bnb, t.shape[1], t.shape[0])

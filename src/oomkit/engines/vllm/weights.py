@@ -8,7 +8,7 @@ from dataclasses import replace
 from ...hardware.catalog import architecture_cards, lookup
 from ...memo import ByObject
 from ...model.archs import DSV4_ARCHS
-from ...model.hf_config import DSV4_CONFIG_LABEL
+from ...model.hf_config import DSV4_CONFIG_LABEL, ST_DENSE_TENSORS
 from ...model.spec import ModelSpec, TensorSpec
 from ...model.towers import Tower
 from ...quant.dtypes import FLOAT_BYTES
@@ -154,6 +154,15 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
         first, last = stage == 0, stage == r.pp - 1
         total = 0
         for t in tensors:
+            if t.name in ST_DENSE_TENSORS:
+                # EmbeddingGemma's sentence-transformers Dense modules: the pooling adapter's ST projector
+                # (model_executor/models/adapters.py _load_st_projector: one plain nn.Linear per Dense module of
+                # modules.json at model_config.head_dtype, float32 for a pooling runner by default, config/model.py
+                # _get_head_dtype) built with the model, whole on every rank (not a tensor-parallel layer). An earlier
+                # revision (code search id 30951592646: torch.float32 outright) loaded the first Dense module only, not
+                # modelled.
+                total += t.n_elements * FLOAT_BYTES["float32"]
+                continue
             if t.layer is not None:
                 if t.layer >= trunk_n:
                     if not (r.num_spec and last):
