@@ -54,6 +54,14 @@ def _made(op: str, srcs: tuple, per: int, *shape: int) -> T:
     return T(op, srcs, nb, (per, shape))
 
 
+def _f32(op: str, srcs: tuple, *shape: int) -> T:
+    """An F32 node over `shape` (4 B an element; its layout: "f32" and the shape)."""
+    n = 4
+    for d in shape:
+        n *= d
+    return T(op, srcs, n, ("f32", shape))
+
+
 MASK_BATCH_PAD = 64  # ggml.h GGML_KQ_MASK_PAD in the ggml Ollama vendors, v0.12.x-v0.13.4 (gone from v0.13.5)
 _GPT_OSS = ("gptoss", "gpt-oss")
 
@@ -208,12 +216,6 @@ def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: 
 
     w = _weight
 
-    def f32(op: str, srcs: tuple, *shape: int) -> T:
-        n = 4
-        for d in shape:
-            n *= d
-        return T(op, srcs, n, ("f32", shape))
-
     def inp(nbytes: int, *shape: int, kind: str = "f32") -> T:
         return T("", nbytes=nbytes, layout=(kind, shape))
 
@@ -223,7 +225,7 @@ def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: 
         def inp(nbytes: int, *shape: int, kind: str = "f32") -> T:  # noqa: F811 (ctx.Input(): a buffer of its own)
             return T("", nbytes=nbytes, layout=(kind, shape), external=True)
 
-        x = f32("get_rows", (w(E, n_vocab), inp(4 * Tn, Tn, kind="i32")), E, Tn)
+        x = _f32("get_rows", (w(E, n_vocab), inp(4 * Tn, Tn, kind="i32")), E, Tn)
     else:
         x = inp(4 * E * Tn, E, Tn)
     pos = inp(4 * Tn, Tn, kind="i32")
@@ -240,17 +242,17 @@ def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: 
     wg, wu, wd, wout = w(E, FF), w(E, FF), w(FF, E), w(E, n_vocab)
 
     def norm(t: T, weight: T, *shape: int) -> T:
-        return f32("mul", (f32("rms_norm", (t,), *shape), weight), *shape)
+        return _f32("mul", (_f32("rms_norm", (t,), *shape), weight), *shape)
 
     t = Tn
     for il in range(n_layer):
         res = x
         n = norm(x, an, E, Tn)
-        q = view(f32("mul_mat", (wq, n), H * D, Tn))
-        k = view(f32("mul_mat", (wk, n), KV * D, Tn))
-        v = view(f32("mul_mat", (wv, n), KV * D, Tn))
-        q = f32("rope", (norm(q, qn, D, H, Tn), pos, None), D, H, Tn)
-        k = f32("rope", (norm(k, kn, D, KV, Tn), pos, None), D, KV, Tn)
+        q = view(_f32("mul_mat", (wq, n), H * D, Tn))
+        k = view(_f32("mul_mat", (wk, n), KV * D, Tn))
+        v = view(_f32("mul_mat", (wv, n), KV * D, Tn))
+        q = _f32("rope", (norm(q, qn, D, H, Tn), pos, None), D, H, Tn)
+        k = _f32("rope", (norm(k, kn, D, KV, Tn), pos, None), D, KV, Tn)
         g.expand(q)
         g.expand(k, v)
         for src, dst in ((k, ck), (v, cv)):
@@ -259,20 +261,20 @@ def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: 
             else:
                 g.expand(view(view(dst), src))
         if flash_attention:
-            o = f32("flash_attn_ext", (view(q), view(view(ck)), view(view(cv)), mask), D, H, Tn)
+            o = _f32("flash_attn_ext", (view(q), view(view(ck)), view(view(cv)), mask), D, H, Tn)
         else:
-            kq = f32("soft_max", (f32("mul_mat", (view(view(ck)), view(q)), cells, Tn, H), mask), cells, Tn, H)
-            o = f32("cont", (view(f32("mul_mat", (view(view(cv)), kq), D, Tn, H)),), D, H, Tn)
-        x = f32("mul_mat", (wo, view(o)), E, Tn)
+            kq = _f32("soft_max", (_f32("mul_mat", (view(view(ck)), view(q)), cells, Tn, H), mask), cells, Tn, H)
+            o = _f32("cont", (view(_f32("mul_mat", (view(view(cv)), kq), D, Tn, H)),), D, H, Tn)
+        x = _f32("mul_mat", (wo, view(o)), E, Tn)
         if il == n_layer - 1:
             t = n_outputs
-            x, res = f32("get_rows", (x, outs), E, t), f32("get_rows", (res, outs), E, t)
-        x = f32("add", (x, res), E, t)
+            x, res = _f32("get_rows", (x, outs), E, t), _f32("get_rows", (res, outs), E, t)
+        x = _f32("add", (x, res), E, t)
         res = x
         n = norm(x, fn, E, t)
-        a = f32("glu", (f32("mul_mat", (wg, n), FF, t), f32("mul_mat", (wu, n), FF, t)), FF, t)
-        x = f32("add", (f32("mul_mat", (wd, a), E, t), res), E, t)
-    g.expand(f32("mul_mat", (wout, norm(x, on, E, t)), n_vocab, t))
+        a = _f32("glu", (_f32("mul_mat", (wg, n), FF, t), _f32("mul_mat", (wu, n), FF, t)), FF, t)
+        x = _f32("add", (_f32("mul_mat", (wd, a), E, t), res), E, t)
+    g.expand(_f32("mul_mat", (wout, norm(x, on, E, t)), n_vocab, t))
     return reserve(g, alignment)
 
 
@@ -322,56 +324,50 @@ def gemma3_embed_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim:
     (tests/test_ollama_graph_ggml.py)."""
     E, H, KV, D, FF, Tn = n_embd, n_head, n_head_kv, head_dim, n_ff, n_tokens
 
-    def f32(op: str, srcs: tuple, *shape: int) -> T:
-        n = 4
-        for d in shape:
-            n *= d
-        return T(op, srcs, n, ("f32", shape))
-
     def inp(nbytes: int, *shape: int, kind: str = "f32") -> T:
         return T("", nbytes=nbytes, layout=(kind, shape), external=on_cpu)
 
     def norm(t: T, *shape: int) -> T:
-        return f32("mul", (f32("rms_norm", (t,), *shape), _weight(shape[0])), *shape)
+        return _f32("mul", (_f32("rms_norm", (t,), *shape), _weight(shape[0])), *shape)
 
     g = Graph()
     if on_cpu:
-        rows = f32("get_rows", (_weight(E, n_vocab), inp(4 * Tn, Tn, kind="i32")), E, Tn)
+        rows = _f32("get_rows", (_weight(E, n_vocab), inp(4 * Tn, Tn, kind="i32")), E, Tn)
     else:
         rows = inp(4 * E * Tn, E, Tn)
     masks = {False: inp(4 * swa_cells * Tn, swa_cells, Tn), True: inp(4 * full_cells * Tn, full_cells, Tn)}
     pos = inp(4 * Tn, Tn, kind="i32")
     outs = inp(4 * Tn, Tn, kind="i32")
-    x = f32("scale", (rows,), E, Tn)
+    x = _f32("scale", (rows,), E, Tn)
     for il in range(n_layer):
         is_global = (il + 1) % GEMMA3_GLOBAL_EVERY == 0
         cells = full_cells if is_global else swa_cells
         ck, cv = _weight(D, KV, cells), _weight(cells, D, KV)  # the layer's K cache and its permuted V cache
         res = x
         n = norm(x, E, Tn)
-        q = view(f32("mul_mat", (_weight(E, H * D), n), H * D, Tn))
-        q = f32("scale", (f32("rope", (norm(q, D, H, Tn), pos, None), D, H, Tn),), D, H, Tn)
-        k = view(f32("mul_mat", (_weight(E, KV * D), n), KV * D, Tn))
-        k = f32("rope", (norm(k, D, KV, Tn), pos, None), D, KV, Tn)
-        v = view(f32("mul_mat", (_weight(E, KV * D), n), KV * D, Tn))
+        q = view(_f32("mul_mat", (_weight(E, H * D), n), H * D, Tn))
+        q = _f32("scale", (_f32("rope", (norm(q, D, H, Tn), pos, None), D, H, Tn),), D, H, Tn)
+        k = view(_f32("mul_mat", (_weight(E, KV * D), n), KV * D, Tn))
+        k = _f32("rope", (norm(k, D, KV, Tn), pos, None), D, KV, Tn)
+        v = view(_f32("mul_mat", (_weight(E, KV * D), n), KV * D, Tn))
         g.expand(view(view(ck), k))  # Put: ctx.Forward(key.Copy(the K cache's view))
         g.expand(view(view(cv), view(v)))  # and value.Permute(1, 2, 0, 3).Copy(the V cache's view)
-        kq = f32("soft_max", (f32("mul_mat", (view(ck), view(q)), cells, Tn, H), masks[is_global]), cells, Tn, H)
-        o = f32("cont", (view(f32("mul_mat", (view(cv), kq), D, Tn, H)),), D, H, Tn)
-        x = norm(f32("mul_mat", (_weight(H * D, E), view(o)), E, Tn), E, Tn)
+        kq = _f32("soft_max", (_f32("mul_mat", (view(ck), view(q)), cells, Tn, H), masks[is_global]), cells, Tn, H)
+        o = _f32("cont", (view(_f32("mul_mat", (view(cv), kq), D, Tn, H)),), D, H, Tn)
+        x = norm(_f32("mul_mat", (_weight(H * D, E), view(o)), E, Tn), E, Tn)
         if il == n_layer - 1:
-            x, res = f32("get_rows", (x, outs), E, Tn), f32("get_rows", (res, outs), E, Tn)
-        x = f32("add", (x, res), E, Tn)
+            x, res = _f32("get_rows", (x, outs), E, Tn), _f32("get_rows", (res, outs), E, Tn)
+        x = _f32("add", (x, res), E, Tn)
         res = x
         n = norm(x, E, Tn)
-        gate = view(f32("mul_mat", (_weight(E, FF), n), FF, Tn))  # ggml_gelu_inplace: a view of the gate rows
-        a = f32("mul", (gate, f32("mul_mat", (_weight(E, FF), n), FF, Tn)), FF, Tn)
-        x = f32("add", (norm(f32("mul_mat", (_weight(FF, E), a), E, Tn), E, Tn), res), E, Tn)
-    x = f32("cont", (view(norm(x, E, Tn)),), Tn, E)
-    x = f32("cont", (view(f32("mean", (x,), 1, E)),), E, 1)
+        gate = view(_f32("mul_mat", (_weight(E, FF), n), FF, Tn))  # ggml_gelu_inplace: a view of the gate rows
+        a = _f32("mul", (gate, _f32("mul_mat", (_weight(E, FF), n), FF, Tn)), FF, Tn)
+        x = _f32("add", (norm(_f32("mul_mat", (_weight(FF, E), a), E, Tn), E, Tn), res), E, Tn)
+    x = _f32("cont", (view(norm(x, E, Tn)),), Tn, E)
+    x = _f32("cont", (view(_f32("mean", (x,), 1, E)),), E, 1)
     width = E
     for d in dense:
-        x, width = f32("mul_mat", (_weight(width, d), x), d, 1), d
+        x, width = _f32("mul_mat", (_weight(width, d), x), d, 1), d
     g.expand(x)
     return reserve(g, alignment)
 
