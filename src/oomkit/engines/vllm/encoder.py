@@ -8,7 +8,8 @@ embed_multimodal on them and stores every output in self.encoder_cache. Then, wi
 a local of profile_run and the outputs in the cache, it runs the decoder's _dummy_run and the sampler; only at the
 end does it clear the cache. So the torch peak holds, beside the decoder's own, the pixel inputs (floating inputs
 cast to the model dtype by InputProcessingContext.call_hf_processor, "this mimics the behavior of
-transformers.BatchFeature") and the encoder outputs (items x tokens x the text hidden size, model dtype).
+transformers.BatchFeature") and the encoder outputs (items x tokens x the text hidden size, model dtype; x 4 for
+Qwen3-VL, whose tower returns its three deepstack levels beside the merger's output: output_levels).
 
 How many items (MultiModalBudget._get_max_items, compute_mm_encoder_budget in v1/core/encoder_cache_manager.py):
     budget = max(max_num_batched_tokens, tokens per item)  (encoder compute budget = encoder cache size)
@@ -145,6 +146,17 @@ def dummy_item(config: Mapping[str, Any], limits: Mapping[str, int]) -> DummyIte
     return None
 
 
+def output_levels(config: Mapping[str, Any]) -> int:
+    """Embeddings the tower returns per token, in units of the text hidden size. Qwen3-VL's deepstack
+    (qwen3_vl.py Qwen3_VisionTransformer.forward, from its addition in 0.11.0 on): the merger's output concatenated
+    with one deepstack merger's per entry of vision_config.deepstack_visual_indexes ("[seq_len, hidden_size * (1 +
+    depth_of_deepstack)]"; out_hidden_size "enlarged due to deepstack"), and that is what profile_run stores in the
+    encoder cache. Qwen3-VL's three levels ([8, 16, 24]) make it 4; Qwen3.5 / 3.6 list none. 1 elsewhere."""
+    vc = config.get("vision_config") or {}
+    levels = vc.get("deepstack_visual_indexes")
+    return 1 + len(levels) if isinstance(levels, (list, tuple)) else 1
+
+
 def dummy_items(item: DummyItem, s: VllmSettings, r: Resolved, limit: int) -> int:
     """MultiModalBudget._get_max_items: items per batch of the profiled modality."""
     budget = max(r.max_num_batched_tokens, item.budget_tokens)  # compute_mm_encoder_budget
@@ -187,7 +199,7 @@ def encoder_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int,
         return r.max_num_batched_tokens * spec.n_embd * b, 0
     n = dummy_items(item, s, r, limit)
     pixels = n * (item.pixel_elems * b + item.int_bytes)
-    outputs = n * item.output_tokens * spec.n_embd * b
+    outputs = n * item.output_tokens * spec.n_embd * b * output_levels(tower.config)
     held = outputs if r.runner_v2 else pixels + outputs  # V2: the GPU copy of the inputs dies with the pass
     vc = tower.config.get("vision_config") or {}
     # Qwen2-VL names the tower's width embed_dim (its hidden_size is the merger's output)
