@@ -448,12 +448,17 @@ def test_vlm_default_fraction(version, expected):
 
 def test_vlm_given_fraction_lowered_only_up_to_0_4_8():
     # model_runner.py (0.4.x to 0.4.8): "Automatically reduce --mem-fraction-static to 0.720 because this is a
-    # multimodal model" for --mem-fraction-static 0.8; from 0.4.9 the given fraction stands
-    spec = resolve("gemma-3-27b-it")
-    for version, expected in (("0.4.8", 0.8 * 0.90), ("0.4.9", 0.8), ("0.5.23", 0.8)):
-        est = sg.estimate(spec, (named_gpu("CUDA0", "NVIDIA H100 80GB HBM3", H100 * MiB),),
+    # multimodal model" for --mem-fraction-static 0.8; from 0.4.9 the given fraction stands. Not for Gemma 3 from 0.4.6
+    # (nor Llama 4 from 0.4.5.post1): configs/model_config.py mm_disabled_models turns their multimodal path off unless
+    # --enable-multimodal (0.4.6.post5, 0.4.7, 0.4.8 read), so ModelRunner.is_multimodal is False and nothing is cut
+    gpu = (named_gpu("CUDA0", "NVIDIA H100 80GB HBM3", H100 * MiB),)
+    for model, version, expected in (("qwen2.5-vl-7b-instruct", "0.4.8", 0.8 * 0.90),
+                                     ("gemma-3-27b-it", "0.4.5.post3", 0.8 * 0.90),
+                                     ("gemma-3-27b-it", "0.4.8", 0.8), ("gemma-3-27b-it", "0.4.9", 0.8),
+                                     ("gemma-3-27b-it", "0.5.23", 0.8)):
+        est = sg.estimate(resolve(model), gpu,
                           sg.SGLangSettings(mem_fraction_static=0.8, engine_version=version, context_length=8192))
-        assert est.engine_view["mem_fraction_static"] == pytest.approx(expected)
+        assert est.engine_view["mem_fraction_static"] == pytest.approx(expected), (model, version)
 
 
 @pytest.mark.parametrize("version, backend, hybrid", [

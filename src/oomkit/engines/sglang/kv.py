@@ -26,6 +26,7 @@ from .settings import (
     SGLangSettings,
     default_mem_fraction_static,
     model_dtype,
+    multimodal_off,
     parse_version,
     reached,
     runner_fraction,
@@ -59,15 +60,22 @@ class CacheLayout:
     labels: tuple[str, ...] = ()
     # a multimodal checkpoint's vision_config (num_hidden_layers, hidden_size): the default fraction is lowered
     vit: tuple[int | None, int | None] | None = None
+    # its multimodal path off by default in this release (settings.py multimodal_off): no fraction cut
+    mm_off: bool = False
 
 
 def _hybrid_swa_disabled(spec: ModelSpec, s: SGLangSettings) -> str | None:
     """server_args.py _handle_model_specific_adjustments, GptOssForCausalLM: `self.disable_hybrid_swa_memory = True`
     always up to 0.5.7 (0.5.2, 0.5.6, 0.5.7 read), in 0.5.8-0.5.9 only with the trtllm_mha backend or speculative
-    decoding, not from 0.5.10: every layer then sits in the full pool. -> the label saying so, or None."""
+    decoding, not from 0.5.10: every layer then sits in the full pool. Llama 4 before 0.5.8 (ERAS llama4_swa_pool):
+    every layer in the full pool unless --hybrid-kvcache-ratio (not taken by oomkit). -> the label saying so, or
+    None."""
+    v = parse_version(s.engine_version)
+    if spec.architecture == "llama4" and not reached(v, "llama4_swa_pool"):
+        return ("llama4 on SGLang before 0.5.8: no hybrid SWA pool by default (--hybrid-kvcache-ratio opts in from "
+                "0.4.9, not estimated here), every layer in the full pool")
     if spec.architecture != "gpt-oss":
         return None
-    v = parse_version(s.engine_version)
     if not reached(v, "gpt_oss_swa_pool"):
         return "gpt-oss on SGLang before 0.5.8: hybrid SWA memory disabled, every layer in the full pool"
     if not reached(v, "gpt_oss_swa_always") and ((s.attention_backend or "") == "trtllm_mha" or s.speculative_algorithm):
@@ -150,7 +158,7 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
         swa = tuple(windowed)
     else:
         full, swa = tuple(attn), ()
-        if windowed:
+        if windowed and not swa_off:
             labels.append(f"{spec.architecture}: SGLang keeps sliding-window layers in the full pool "
                           "(not a hybrid-SWA architecture in model_config.py is_hybrid_swa_model)")
     if s.page_size is not None:
@@ -177,9 +185,10 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
         raise OomkitError(f"--dp-size {s.dp_size} must not exceed --tp-size {s.tp_size} with --enable-dp-attention")
     tower = next((t for t in spec.towers if t.kind == "vision"), None)
     vit = _vit_dims(tower) if tower is not None else None
+    mm_off = vit is not None and multimodal_off(spec.architecture, parse_version(s.engine_version))
     return CacheLayout(mla=mla, full_layers=full, swa_layers=swa, mamba_layers=mamba, kv_bytes=kv_bytes,
                        kv_dtype=kv_dtype, model_dtype=dtype, attn_tp=attn_tp, page_size=page, labels=tuple(labels),
-                       vit=vit)
+                       vit=vit, mm_off=mm_off)
 
 
 def _vit_dims(tower) -> tuple[int | None, int | None]:
@@ -385,12 +394,12 @@ def profile_available_bytes(s: SGLangSettings, lay: CacheLayout, avail_after_loa
         raise OomkitError("SGLang sizes its KV pool from free GPU memory: give the GPU memory or --kv-memory")
     mfs = s.mem_fraction_static
     if mfs is not None:
-        mfs = runner_fraction(mfs, lay.vit, parse_version(s.engine_version))
+        mfs = runner_fraction(mfs, lay.vit, parse_version(s.engine_version), mm_off=lay.mm_off)
     if mfs is None:
         # the default SGLang derives, taken as it is even at or below 0 (what it keeps back for activations and
         # CUDA graphs exceeds a small GPU): server_args.py does not clamp it, so the rest comes out negative and the
         # pool check refuses the run, a verdict rather than an input error
-        mfs = default_mem_fraction_static(gpu_mib, s, mla=lay.mla, vit=lay.vit).mem_fraction_static
+        mfs = default_mem_fraction_static(gpu_mib, s, mla=lay.mla, vit=lay.vit, mm_off=lay.mm_off).mem_fraction_static
     elif not 0 < mfs <= 1:
         raise OomkitError(f"--mem-fraction-static must be in (0, 1], got {mfs}")
     # profile_max_num_token: rest_memory = available_gpu_memory - total_gpu_memory * (1 - mem_fraction_static),

@@ -802,8 +802,9 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     sizes = [d.memory_bytes for d in devs]
     known = all(x is not None for x in sizes)
     gpu_mib = capacity_mib(s, sizes)
-    defaults = default_mem_fraction_static(gpu_mib, s, mla=lay_all.mla, vit=lay_all.vit)
-    mfs = (runner_fraction(s.mem_fraction_static, lay_all.vit, v) if s.mem_fraction_static is not None
+    defaults = default_mem_fraction_static(gpu_mib, s, mla=lay_all.mla, vit=lay_all.vit, mm_off=lay_all.mm_off)
+    mfs = (runner_fraction(s.mem_fraction_static, lay_all.vit, v, mm_off=lay_all.mm_off)
+           if s.mem_fraction_static is not None
            else defaults.mem_fraction_static)
     if chunked_prefill_off(spec, lay_all.vit, v):
         # after mem_fraction_static is set from it (see chunked_prefill_off); a given --chunked-prefill-size too

@@ -263,6 +263,12 @@ ERAS = Eras({
     # unless trtllm_mha or speculative decoding, always from 0.5.10
     "gpt_oss_swa_pool": (0, 5, 8),
     "gpt_oss_swa_always": (0, 5, 10),
+    # Llama 4's chunked-attention layers get their own pool by default from 0.5.8 (configs/model_config.py
+    # is_hybrid_swa_model lists Llama4ForConditionalGeneration, 0.5.8 / 0.5.10 read). Before: no hybrid pool at all
+    # up to 0.4.8 (0.4.6.post5, 0.4.7, 0.4.8 read: one MHATokenToKVPool of every layer); 0.4.9-0.5.7 only with
+    # --hybrid-kvcache-ratio (is_hybrid_model returns None when it is not given, and model_runner.py leaves
+    # architectures naming Llama4 out of the sliding-window switch: 0.4.9, 0.4.10, 0.5.0rc2-0.5.7 read)
+    "llama4_swa_pool": (0, 5, 8),
 })
 
 # --kv-cache-dtype choices (0.5.23 arg_groups/fields/model.py) -> bytes per element. SGLang's own names (fp8 spelled
@@ -557,27 +563,45 @@ def _reserved_by_activation(gpu_mib: int, s: SGLangSettings, v: Version, cps: in
 
 
 def default_mem_fraction_static(gpu_mib: int | None, s: SGLangSettings, *, mla: bool = False,
-                                version: str | None = None, vit: tuple[int | None, int | None] | None = None
-                                ) -> Defaults:
+                                version: str | None = None, vit: tuple[int | None, int | None] | None = None,
+                                mm_off: bool = False) -> Defaults:
     """mem_fraction_static SGLang picks when it is not given, with the chunked prefill and CUDA graph sizes it
     is derived from. gpu_mib: the smallest GPU's memory.total as nvidia-smi prints it (utils
     get_nvgpu_memory_capacity), None when unknown. vit: a multimodal model's vision_config (num_hidden_layers,
-    hidden_size), None for a text model."""
+    hidden_size), None for a text model; mm_off: its multimodal path off by default (see multimodal_off)."""
     d = _default_mfs(gpu_mib, s, mla, version)
     v = parse_version(version or s.engine_version)
     if vit is None or s.language_only:
         return d
     if not reached(v, "vlm_fraction"):
-        return replace(d, mem_fraction_static=runner_fraction(d.mem_fraction_static, vit, v))
+        return replace(d, mem_fraction_static=runner_fraction(d.mem_fraction_static, vit, v, mm_off=mm_off))
     return replace(d, mem_fraction_static=vlm_fraction(d.mem_fraction_static, vit, v))
 
 
-def runner_fraction(mfs: float, vit: tuple[int | None, int | None] | None, v: Version) -> float:
+def multimodal_off(architecture: str, v: Version) -> bool:
+    """configs/model_config.py ModelConfig.__init__: `if enable_multimodal is None:` ... `mm_disabled_models`
+    ("Multimodal is disabled for <model_type>. To enable it, set --enable-multimodal.", 0.4.6.post5 read):
+    Llama4ForConditionalGeneration from 0.4.5.post1, Gemma3ForConditionalGeneration from 0.4.6 (ERAS mm_off_llama4,
+    mm_off_gemma3). model_config.is_multimodal is then False, so ModelRunner.is_multimodal is too: neither its
+    fraction cut (runner_fraction) nor its chunked-prefill switch (layout.py chunked_prefill_off) applies, though the
+    vision tower is still built and loaded (models/mllama4.py Llama4ForConditionalGeneration.__init__).
+    --enable-multimodal is not taken by oomkit."""
+    if architecture == "llama4":
+        return reached(v, "mm_off_llama4")
+    if architecture == "gemma3":
+        return reached(v, "mm_off_gemma3")
+    return False
+
+
+def runner_fraction(mfs: float, vit: tuple[int | None, int | None] | None, v: Version, *,
+                    mm_off: bool = False) -> float:
     """Up to 0.4.8 ModelRunner.__init__ lowers whatever fraction is in force, given or default, for a multimodal model:
     `if self.is_multimodal: self.mem_fraction_static *= 0.90` (0.95 before 0.4.5; "Automatically reduce
     --mem-fraction-static to ... because this is a multimodal model."); from 0.4.9 only the default is lowered
-    (server_args.py)."""
-    if vit is None or reached(v, "vlm_fraction"):
+    (server_args.py). mm_off: a checkpoint with a vision tower whose multimodal path SGLang turns off by default
+    (multimodal_off): ModelRunner.is_multimodal is False, no cut (0.4.6.post5 model_runner.py
+    model_specific_adjustment read)."""
+    if vit is None or mm_off or reached(v, "vlm_fraction"):
         return mfs
     return mfs * (0.90 if reached(v, "vlm_runner_090") else 0.95)  # 0.4.3-0.4.4 read: x 0.95
 
