@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import OomkitError
-from .base import EngineModule, engine_for_program
+from .base import EngineModule, engine_for_program, get_engine
 from .command import python_module, shell_string, unwrap
+from .mlx.args import from_lms, lms_names_mlx
 from .release_flags import reading_release, release_being_read
 from .shell_words import split_command
 
@@ -77,6 +78,11 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
     version = image_version(wrapped.image)
     with reading_release(None if release_being_read() else version):  # --engine-version wins over the tag
         model, quant, settings = eng.parse_args(args, env, program)
+    if program == "lms" and lms_names_mlx(model):
+        # LM Studio runs an MLX model with its MLX engine (lmstudio-ai/mlx-engine, on mlx-lm), not llama.cpp
+        eng = get_engine("mlx")
+        model, quant, settings = from_lms(model, settings.n_ctx, settings.n_parallel, settings.unmodelled)
+        return ParsedCommand(eng.name, model, settings, quant)
     if version is not None and "engine_version" in getattr(settings, "__dataclass_fields__", {}):
         settings = replace(settings, engine_version=version)  # the release the image holds (--engine-version wins)
     return ParsedCommand(eng.name, model, settings, quant)

@@ -15,7 +15,7 @@ but each sets a few of its own before or after parsing. Cited against ggml-org/l
 | llama-embedding | --embeddings, n_ubatch = n_batch (a non-causal model must see its input in one ubatch: tools/embedding/embedding.cpp) |
 | llama-bench | its own parser and defaults (tools/llama-bench/llama-bench.cpp cmd_params_defaults): -p 512 -n 128 -b 2048 -ub 512 -ngl 99 -fa 0 -mmp 1, one context per test row of n_prompt + n_gen + depth cells, one sequence |
 | main, server | the names of llama-cli and llama-server before the llama- prefix (June 2024); their -c defaulted to 512 |
-| lms load (LM Studio) | LM Studio's llama.cpp runtime: --context-length (LM Studio's default 4096), --gpu max / off (lmstudio.ai/docs/cli/load) |
+| lms load (LM Studio) | LM Studio's llama.cpp runtime: --context-length (LM Studio's default 4096), --gpu max / off (lmstudio.ai/docs/cli/load); an MLX model (mlx-community's, a key or path naming MLX, an @4bit variant) is LM Studio's MLX engine's instead (engines/mlx/args.py from_lms) |
 | -c by build | llama-server, llama-cli, llama-mtmd-cli, llama-embedding take common_params' n_ctx: 0 (the trained context) until PR #10136, 4096 from it until PR #16653 (--fit), 0 (the trained context, fitted to memory) since (COMMON_CTX_ERAS) |
 | Llama(...) (llama-cpp-python) | the binding's keyword defaults: n_ctx 512, n_batch 512, n_ubatch 512, n_gpu_layers 0, flash_attn False, use_mmap True (llama_cpp/llama.py Llama.__init__), plus its host-side logits array |
 """
@@ -29,6 +29,7 @@ from typing import Any
 from ...errors import OomkitError, SettingsError
 from ...flags import flag_value
 from ...model import names
+from ..mlx.args import lms_names_mlx
 from .args import GGML_TYPE_IDS, LMS_VALUED, SERVER_LISTS, parse_args, second_command
 from .backend_names import infer_backend
 from .fit import draft_context, draft_contexts, read_draft
@@ -297,7 +298,7 @@ def parse_lms(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettings
     if args and args[0] == "load":
         args = args[1:]
     rules, opts = _DEFAULTS["lms"]
-    model = None
+    model = gpu = None
     unmodelled: list[str] = []
     i = 0
     while i < len(args):
@@ -310,10 +311,7 @@ def parse_lms(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettings
             elif name == "--parallel":  # maxParallelPredictions: llama.cpp's slots (n_parallel)
                 opts = {**opts, "n_parallel": _lms_count(name, value)}
             elif name == "--gpu":
-                if value.strip().lower() not in ("max", "off"):
-                    raise SettingsError(f"lms load --gpu {value}: oomkit reads max and off (a fraction offloads "
-                                        "that share of the layers: give -ngl N through llama-server instead)")
-                opts = {**opts, "n_gpu_layers": -1 if value.strip().lower() == "max" else 0}
+                gpu = value
             elif name == "--speculative-draft-model":
                 unmodelled.append(f"{name} {value} (the draft model's weights and KV cache)")
         elif name in _LMS_SWITCHES:
@@ -326,6 +324,12 @@ def parse_lms(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettings
         else:
             raise SettingsError(f"lms load: unexpected argument {a!r}")
         i += 1
+    # an MLX model runs on LM Studio's MLX engine, which has no offload (engines/cmdline.py reads it as mlx)
+    if gpu is not None and not lms_names_mlx(model):
+        if gpu.strip().lower() not in ("max", "off"):
+            raise SettingsError(f"lms load --gpu {gpu}: oomkit reads max and off (a fraction offloads "
+                                "that share of the layers: give -ngl N through llama-server instead)")
+        opts = {**opts, "n_gpu_layers": -1 if gpu.strip().lower() == "max" else 0}
     return model, None, LlamaCppSettings(program=rules, unmodelled=tuple(unmodelled), **opts)
 
 

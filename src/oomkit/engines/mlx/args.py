@@ -7,11 +7,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ...errors import OomkitError
+from ...errors import OomkitError, SettingsError
 from ...flags import check_settings, flag_value
 from ...model import catalog
 from ..command import Opt, Syntax, defaults, format_flags, python_module, rewrite, values_of
-from .settings import GENERATE_MAX_TOKENS, SERVER_MAX_TOKENS, MlxSettings
+from .settings import GENERATE_MAX_TOKENS, LMS_PROGRAM, SERVER_MAX_TOKENS, MlxSettings
 
 # flag -> (field or None to ignore, takes a value, kind)
 _GENERATE_FLAGS: dict[str, tuple[str | None, bool, str]] = {
@@ -100,6 +100,67 @@ def base_model(model: str | None) -> str | None:
         if entry is not None:
             return entry.hf_id
     return model
+
+
+# ---------------------------------------------------------------------------------------------------------
+# LM Studio: `lms load MODEL` of an MLX model. LM Studio runs MLX models with its MLX engine (lmstudio-ai/mlx-engine,
+# "the LM Studio implementation of the MLX runtime", built on mlx-lm), GGUF models with llama.cpp; the lms CLI passes
+# the same load options to either (lmstudio.ai/docs/cli/load: --context-length, --gpu, ...). mlx-engine
+# server/__main__.py: `--context-length` -> load_model(max_kv_size=args.context_length) (generate.py load_model:
+# max_kv_size defaults to 4096, LM Studio's default context too); a text model loaded for one sequence gets
+# ModelKit, whose cache is mlx-lm's make_prompt_cache(model, max_kv_size) (cache_wrapper.py CacheWrapper._make_cache;
+# prompt chunks of PROMPT_PROCESSING_CHUNK_SIZE 2048, mlx-lm's own prefill step). GPU offload has no meaning there:
+# the weights and cache live in unified memory on the Metal device, so --gpu is read and changes nothing.
+#
+# Which models are MLX: an LM Studio key or path that names MLX (mlx-community/..., lmstudio-community/...-MLX-4bit,
+# ~/.lmstudio/models/mlx-community/..., prism-ml/...-mlx-2bit) or LM Studio's MLX variant suffix `@4bit`
+# (qwen/qwen3.6-27b@4bit; a GGUF variant is named by its quant type, @q4_k_m); a .gguf file never. A bare catalog
+# key (qwen/qwen3-8b) does not say which format was downloaded: it stays llama.cpp's.
+_LMS_MLX = re.compile(r"(?:^|[-_/.@\s])mlx(?:$|[-_/.@\s])", re.IGNORECASE)
+_LMS_MLX_VARIANT = re.compile(r"@(\d)-?bits?$", re.IGNORECASE)
+
+
+def lms_names_mlx(model: str | None) -> bool:
+    """Whether an `lms load` model key or path names an MLX model (above), which LM Studio runs on mlx-engine."""
+    if not model or model.lower().endswith(".gguf"):
+        return False
+    return bool(_LMS_MLX.search(model) or _LMS_MLX_VARIANT.search(model))
+
+
+def from_lms(model: str, context: int, parallel: int = 1, unmodelled: tuple[str, ...] = ()
+             ) -> tuple[str | None, str | None, MlxSettings]:
+    """`lms load MODEL [-c N] [--parallel N]` of an MLX model -> its mlx-engine load: a context of N tokens, the cache
+    capped at it (kv.layer_caches), N parallel predictions decoded together. From --parallel 2, mlx-engine loads a
+    batchable model with BatchedVisionModelKit (generate.py load_model), whose auto_fit_context may size the context
+    to the memory left instead of -c (lmstudio-bug-tracker#2250, #2318): said, not counted."""
+    name = model
+    opts: dict[str, Any] = {"program": LMS_PROGRAM, "context_length": context, "batch": parallel}
+    if (m := _LMS_MLX_VARIANT.search(model)) is not None:  # LM Studio's variant: qwen/qwen3.6-27b@4bit
+        name, opts["q_bits"] = model[:m.start()], int(m.group(1))
+    elif (bits := bits_from_name(model)) is not None:
+        opts["q_bits"] = bits
+    notes = list(unmodelled)
+    if parallel > 1:
+        notes.append(f"--parallel {parallel} (LM Studio's MLX engine batches the predictions and may fit the "
+                     "context to the memory left rather than to -c: mlx-engine BatchedVisionModelKit "
+                     "auto_fit_context, lmstudio-bug-tracker#2250)")
+    opts["unmodelled"] = tuple(notes)
+    # the key as typed (less LM Studio's variant): what lms load is given back when a plan writes the command
+    return name, None, check_settings(MlxSettings(**opts))
+
+
+_LMS_OPTIONS = (Opt("context_length", "--context-length", aliases=("-c",)), Opt("batch", "--parallel"))
+
+
+def _lms_changes(old: MlxSettings, new: MlxSettings) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fields lms load carries (context, parallel predictions); any other change has no lms flag: refused, so
+    that a fit picks a change the command can carry. The cache cap follows the context (from_lms)."""
+    a, b = values_of(old), values_of(new)
+    changed = sorted(f for f in b if a.get(f) != b[f] and f not in ("prompt_tokens", "max_tokens"))
+    foreign = [f for f in changed if f not in ("context_length", "batch")]
+    if foreign:
+        raise SettingsError(f"lms load has no flag for {', '.join(foreign)} (LM Studio's MLX engine)")
+    return a, b
 
 
 def _abbreviation(program: str, name: str) -> str:
@@ -219,6 +280,14 @@ def _check_program(program: str, values: dict[str, Any]) -> None:
 def format_command(model: str, settings: MlxSettings, quant: str | None = None) -> list[str]:
     """`mlx_lm.generate --model MODEL [flags]` (or mlx_lm.server): only what differs from the defaults. A
     weight format is given by --q-bits (mlx_lm.convert's), not by quant."""
+    if settings.program == LMS_PROGRAM:
+        _lms_changes(MlxSettings(program=LMS_PROGRAM, context_length=settings.context_length,
+                                 batch=settings.batch, q_bits=settings.q_bits,
+                                 engine_version=settings.engine_version, unmodelled=settings.unmodelled), settings)
+        _, flags = format_flags(_LMS_OPTIONS, values_of(settings), {"context_length": None, "batch": 1})
+        if settings.q_bits is not None and not lms_names_mlx(model):
+            model = f"{model}@{settings.q_bits}bit"  # LM Studio's MLX variant (from_lms read it off)
+        return ["lms", "load", model, *flags]
     program = "mlx_lm.server" if settings.program.endswith("server") else "mlx_lm.generate"
     values = typed(settings)
     _check_program(program, values)
@@ -237,7 +306,14 @@ SYNTAX = Syntax(_program_len, flag_takes_value)
 
 
 def rewrite_command(argv: list[str], old: MlxSettings, new: MlxSettings) -> list[str]:
-    """The user's mlx_lm command with only the flags of the changed fields changed."""
+    """The user's mlx_lm command with only the flags of the changed fields changed (an `lms load` of an MLX model:
+    its -c and --parallel)."""
+    if old.program == LMS_PROGRAM:
+        # lms load's own option syntax (imported here: llamacpp's programs import this module)
+        from ..llamacpp.args import _LMS_SYNTAX
+
+        a, b = _lms_changes(old, new)
+        return rewrite(argv, a, b, _LMS_OPTIONS, _LMS_SYNTAX)
     values = typed(new)
     _check_program(old.program, values)
     return rewrite(argv, typed(old), values, OPTIONS, SYNTAX)

@@ -15,9 +15,11 @@ from .settings import MlxSettings
 
 def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: MlxSettings, *, concurrency: int = 1,
           fixed_format: bool = False, reserve_bytes: int = 0, nodes: int = 1) -> Iterator[Choice]:
-    bits = (base.q_bits,) if fixed_format else (None, 8, 4)
-    # mlx_lm.server has no --kv-bits (mlx_lm/server.py): a quantized cache is mlx_lm.generate's
-    kv_bits = (None,) if base.program == "mlx_lm.server" else (None, 8, 4)
+    # an lms load key names one download: another quantization is another key, which oomkit cannot name
+    bits = (base.q_bits,) if fixed_format or base.program == "lmstudio" else (None, 8, 4)
+    # mlx_lm.server has no --kv-bits (mlx_lm/server.py): a quantized cache is mlx_lm.generate's; nor has lms load
+    # (lmstudio.ai/docs/cli/load)
+    kv_bits = (None,) if base.program in ("mlx_lm.server", "lmstudio") else (None, 8, 4)
     for q in bits:
         for kv in kv_bits:
             s = replace(base, q_bits=q, kv_bits=kv, batch=max(base.batch, concurrency))

@@ -179,15 +179,17 @@ def kv_dims(layer: LayerSpec) -> tuple[int, int, int]:
 
 def layer_caches(spec: ModelSpec, s: MlxSettings, r: Resolved) -> tuple[list[LayerCache], list[str]]:
     """cache.py make_prompt_cache: the model's own make_cache when it has one, else a KVCache per layer (a
-    RotatingKVCache(max_kv_size, keep=4) with --max-kv-size)."""
+    RotatingKVCache(max_kv_size, keep=4) with --max-kv-size, or at the context under lms load)."""
     refuse_llamacpp_only_caches(spec, "MLX")
     notes: list[str] = []
     B, dt = s.batch, r.dtype_bytes
     trunk = spec.trunk_layers
     has_make_cache = spec.architecture in MAKE_CACHE_ARCHS or any(layer.recurrent is not None for layer in trunk)
+    # under lms load, mlx-engine's cache cap is the context (server/__main__.py: max_kv_size=args.context_length)
+    cap = s.context_length if s.program == "lmstudio" and s.max_kv_size is None else s.max_kv_size
     if s.max_kv_size is not None and has_make_cache:
         notes.append("--max-kv-size is ignored: this model builds its own cache (make_cache)")
-    rotating_all = s.max_kv_size is not None and not has_make_cache
+    rotating_all = cap is not None and not has_make_cache
     upd = list(r.updates)
     quant_at = None
     if s.kv_bits is not None:
@@ -214,7 +216,7 @@ def layer_caches(spec: ModelSpec, s: MlxSettings, r: Resolved) -> tuple[list[Lay
         window = layer.attention.window if layer.kind is LayerKind.SLIDING else None
         rotating = window if (window and spec.architecture in ROTATING_ARCHS) else None
         if rotating_all:
-            rotating = s.max_kv_size
+            rotating = cap
         keep = 4 if rotating_all else 0
         if rotating:
             if quant_at is not None and max(r.total, 0) >= quant_at:

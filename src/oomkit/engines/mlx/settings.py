@@ -13,6 +13,7 @@ from ...quant.dtypes import FLOAT_BYTES, unquantized_dtype
 from ..versions import Eras, Version, parse_release
 
 NEWEST = "0.32.0"  # mlx-lm
+LMS_PROGRAM = "lmstudio"  # `lms load` of an MLX model: LM Studio's mlx-engine (args.py from_lms)
 
 # Release boundaries (the first mlx-lm release with the new rule), read in ml-explore/mlx-lm's history.
 ERAS = Eras({
@@ -73,11 +74,12 @@ class MlxSettings:
         "max_buffer_length": Limit(1, 1 << 60, ""),
     }
 
-    program: str = "mlx_lm.generate"  # mlx_lm.generate | mlx_lm.server
+    program: str = "mlx_lm.generate"  # mlx_lm.generate | mlx_lm.server | lmstudio (LM Studio's mlx-engine)
     max_tokens: int | None = None  # --max-tokens / -m; None: 100 (generate), 512 (server)
     prompt_tokens: int | None = None  # None: context_length - max_tokens
     context_length: int | None = None  # prompt + max_tokens; None: the model's trained context
     max_kv_size: int | None = None  # --max-kv-size: RotatingKVCache(max_size, keep=4) on models without make_cache
+    # (under lms load: the context, mlx-engine's load_model(max_kv_size=context_length); kv.layer_caches)
     kv_bits: int | None = None  # --kv-bits
     kv_group_size: int = 64  # --kv-group-size
     quantized_kv_start: int = DEFAULT_QUANTIZED_KV_START  # --quantized-kv-start
@@ -97,7 +99,8 @@ class MlxSettings:
 
 
 def with_context(s: MlxSettings, n_ctx: int) -> MlxSettings:
-    """The same run at another prompt + generated length."""
+    """The same run at another prompt + generated length (under lms load, mlx-engine's cache cap with it:
+    kv.layer_caches)."""
     return replace(s, context_length=n_ctx, prompt_tokens=None)
 
 
