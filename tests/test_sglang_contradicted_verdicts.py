@@ -14,8 +14,12 @@ What oomkit missed, read in the 0.4.6.post5 wheel:
   4 B = 7.63 GiB) and the capture (settings.py multimodal_off, runner_fraction).
 - Llama 4 has no hybrid SWA pool before 0.5.8 (one MHATokenToKVPool of all 48 layers up to 0.4.8; opt-in
   --hybrid-kvcache-ratio from 0.4.9; is_hybrid_swa_model lists Llama4ForConditionalGeneration from 0.5.8): the pool
-  holds 3.71 M tokens of 24,576 B, not 4.37 M "full" tokens, and max_running_requests stays 2,049 (settings.py ERAS
-  llama4_swa_pool, kv.py _hybrid_swa_disabled).
+  holds 3.65 M tokens of 24,576 B (3.71 M before the vision-tower rule below), not 4.37 M "full" tokens, and
+  max_running_requests stays 2,049 (settings.py ERAS llama4_swa_pool, kv.py _hybrid_swa_disabled).
+- Llama 4's vision tower (models/mllama4.py): transformers' Llama4VisionModel, whole on every rank, up to 0.4.9
+  (25.30 -> 26.72 GB of weights a rank here); none by default from 0.4.10 (built only with --enable-multimodal;
+  weights.py tower_rank_bytes). It moves the pool, not the verdict: the fraction is of the memory free before the
+  weights.
 
 The thread does not say which phase died; oomkit's reading is the CUDA-graph capture (FA3, 35 sizes to 256: 16.9 GB of
 per-size page-table copies at 1,000,000 tokens, 3.4 GB of per-graph logits). FA3's init_cuda_graph_state also keeps
@@ -86,3 +90,18 @@ def test_sglang_5755_req_to_token_is_the_80_04_gib_allocation(capsys):
     view = r["estimate"]["engine_view"]
     assert round(view["req_to_token_bytes"] / GiB, 2) == 80.04
     assert rc == 1 and r["fits"] is False
+
+
+def test_llama4_vision_tower_whole_on_every_rank_up_to_0_4_9_none_from_0_4_10(capsys):
+    """models/mllama4.py: transformers' Llama4VisionModel built unconditionally up to 0.4.9 (not sharded over TP);
+    from 0.4.10 only with --enable-multimodal. The checkpoint's tower (vision_config) is the difference per rank."""
+    from oomkit.model.resolve import resolve
+
+    d = load("sglang-6817-llama4-scout-1m-8xh200")
+    tower = sum(t.nbytes(2) for t in resolve(d["model"]).towers)  # bfloat16
+    weights = {}
+    for version in ("0.4.6.post5", "0.4.9", "0.4.10"):
+        _, r = check(d["command"], "H200", version, capsys)
+        weights[version] = r["estimate"]["engine_view"]["weights_bytes"]
+    assert weights["0.4.6.post5"] == weights["0.4.9"]
+    assert weights["0.4.9"] - weights["0.4.10"] == tower

@@ -269,6 +269,9 @@ ERAS = Eras({
     # --hybrid-kvcache-ratio (is_hybrid_model returns None when it is not given, and model_runner.py leaves
     # architectures naming Llama4 out of the sliding-window switch: 0.4.9, 0.4.10, 0.5.0rc2-0.5.7 read)
     "llama4_swa_pool": (0, 5, 8),
+    # Llama 4's vision tower: whole on every rank up to 0.4.9 (transformers' modules, built unconditionally), built
+    # only with --enable-multimodal from 0.4.10 (models/mllama4.py has_vision; weights.py tower_rank_bytes)
+    "llama4_vision_gated": (0, 4, 10),
 })
 
 # --kv-cache-dtype choices (0.5.23 arg_groups/fields/model.py) -> bytes per element. SGLang's own names (fp8 spelled

@@ -110,11 +110,21 @@ def tower_rank_bytes(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout) -> in
     beside the language model and shards its linear layers over the TP group (models/qwen2_5_vl.py
     Qwen2_5_VisionBlock, gemma3_mm.py SiglipVisionModel, mllama4.py: ColumnParallelLinear / RowParallelLinear /
     QKVParallelLinear), whole on every rank with --mm-enable-dp-encoder (use_data_parallel: parallel_group
-    "replicated"); --language-only loads no encoder."""
+    "replicated"); --language-only loads no encoder. Llama 4 (ERAS llama4_vision_gated): up to 0.4.9 mllama4.py
+    builds transformers' Llama4VisionModel and Llama4MultiModalProjector (plain nn modules, whole on every rank) in
+    Llama4ForConditionalGeneration.__init__ whatever enable_multimodal says (0.4.5.post3, 0.4.6.post5, 0.4.7-0.4.9
+    read); from 0.4.10 it builds them only when server_args.enable_multimodal is set (has_vision: None by default, so
+    none; 0.4.10, 0.5.10 read), and --enable-multimodal is not taken by oomkit."""
     if s.language_only or not spec.towers:
         return 0
     dtype_bytes = FLOAT_BYTES[lay.model_dtype]
     tp = 1 if s.mm_enable_dp_encoder else s.tp_size
+    if spec.architecture == "llama4":
+        if reached(parse_version(s.engine_version), "llama4_vision_gated"):
+            if lay.mm_off:
+                return 0
+        else:
+            tp = 1
     return sum(-(-t.nbytes(dtype_bytes) // tp) for t in spec.towers)
 
 
