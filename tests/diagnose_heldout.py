@@ -1,15 +1,18 @@
-"""The held-out diagnose sets' shared check (tests/fixtures/diagnose/heldout4.jsonl to heldout6.jsonl): each case is
+"""The held-out diagnose sets' shared check (tests/fixtures/diagnose/heldout4.jsonl to heldout7.jsonl): each case is
 cited and new, and diagnose() answers with the program, the stage (and phase, host, backend), the figures the text
 carries and the fix the thread shows (`fix`: substrings of the fixes; `absent`: advice that would be wrong for that
-log; `first`: what the first fix must say); `known_miss` makes a case a strict xfail."""
+log; `first`: what the first fix must say); `known_miss` makes a case a strict xfail. The garble pass (sets 6 and 7):
+each log garbled (`garbled`) and read through the command line (`check_garbled_exits_cleanly`)."""
 
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
 
+from oomkit import cli
 from oomkit.diagnose import diagnose
 from oomkit.diagnose.signatures import ENGINES, STAGES
 
@@ -63,3 +66,71 @@ def check_case(case: dict) -> None:
     if exp["stage"] in ("not_oom", "unknown") and not case["fix"]:
         assert not d.fixes or exp["stage"] == "unknown", texts
     json.dumps(d.to_dict())
+
+
+def ansi(text: str) -> str:
+    """Each line coloured the way a terminal log is (llama-server --log-colors, vLLM's coloured levels)."""
+    return "\n".join(f"\x1b[3{i % 7 + 1}m{ln}\x1b[0m" if ln else ln for i, ln in enumerate(text.split("\n")))
+
+
+def rewrapped(text: str, width: int = 60) -> str:
+    """Each line re-wrapped at its spaces to `width` columns, as a narrow terminal or a mail client leaves a paste."""
+    return "\n".join("\n".join(textwrap.wrap(ln, width, break_long_words=True, break_on_hyphens=False)) or ln
+                     for ln in text.split("\n"))
+
+
+def interleaved(text: str, other: str) -> str:
+    """Two programs' lines alternating, as two processes writing to one terminal."""
+    a, b = text.split("\n"), other.split("\n")
+    out: list[str] = []
+    for i in range(max(len(a), len(b))):
+        out += ([a[i]] if i < len(a) else []) + ([b[i]] if i < len(b) else [])
+    return "\n".join(out)
+
+
+def garbled(text: str, other: str | None = None) -> dict[str, bytes]:
+    """The log truncated (first half, second half, one line cut mid-way), its bytes corrupted (every seventh byte
+    flipped, NUL bytes, CRLF line ends, a UTF-8 sequence cut in two) and emptied; with `other` (another case's log)
+    also re-wrapped at 60 columns, ANSI-coloured and interleaved line by line with `other`."""
+    raw = text.encode("utf-8")
+    lines = text.split("\n")
+    mid = max(1, len(lines) // 2)
+    flipped = bytes(b ^ 0x5A if i % 7 == 3 else b for i, b in enumerate(raw))
+    multibyte = next((i for i, b in enumerate(raw) if b >= 0xC0), None)
+    out = {
+        "first-half": raw[: len(raw) // 2],
+        "second-half": raw[len(raw) // 2:],
+        "line-cut": "\n".join([*lines[: mid - 1], lines[mid - 1][: len(lines[mid - 1]) // 2]]).encode("utf-8"),
+    }
+    if other is not None:
+        out["rewrapped"] = rewrapped(text).encode("utf-8")
+        out["ansi"] = ansi(text).encode("utf-8")
+    out["crlf"] = raw.replace(b"\n", b"\r\n")
+    if other is not None:
+        out["interleaved"] = interleaved(text, other).encode("utf-8")
+    out |= {
+        "flipped": flipped,
+        "nul": raw.replace(b" ", b"\x00", 40),
+        "empty": b"",
+        "whitespace": b" \n\t\n",
+    }
+    if multibyte is not None:
+        out["utf8-cut"] = raw[: multibyte + 1] + raw[multibyte + 3:]
+    return out
+
+
+def check_garbled_exits_cleanly(cid: str, kind: str, data: bytes, tmp_path: Path, capsys) -> None:
+    """Through the command line (text and --json): exit 0 (placed), 1 (nothing placed) or 2 (unreadable, with one
+    `oomkit: error:` line), never an internal error or a traceback."""
+    path = tmp_path / "crash.log"
+    path.write_bytes(data)
+    for argv in (["diagnose", str(path)], ["diagnose", "--json", str(path)]):
+        rc = cli.main(argv)
+        out, err = capsys.readouterr()
+        assert rc in (0, 1, 2), (cid, kind, rc, err)
+        assert "Traceback" not in out + err and "internal error" not in err, (cid, kind, err)
+        if rc == 2:
+            lines = [ln for ln in err.splitlines() if ln.strip()]
+            assert len(lines) == 1 and lines[0].startswith("oomkit: error:"), (cid, kind, err)
+        else:
+            assert out.strip(), (cid, kind)

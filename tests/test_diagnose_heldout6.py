@@ -18,8 +18,14 @@ from __future__ import annotations
 
 import pytest
 
-from oomkit import cli
-from tests.diagnose_heldout import check_case, check_cited_and_new, load_cases, params
+from tests.diagnose_heldout import (
+    check_case,
+    check_cited_and_new,
+    check_garbled_exits_cleanly,
+    garbled,
+    load_cases,
+    params,
+)
 
 NAME = "heldout6.jsonl"
 CASES = load_cases(NAME)
@@ -34,42 +40,10 @@ def test_heldout_case(case):
     check_case(case)
 
 
-def _garbled(text: str) -> dict[str, bytes]:
-    raw = text.encode("utf-8")
-    lines = text.split("\n")
-    mid = max(1, len(lines) // 2)
-    flipped = bytes(b ^ 0x5A if i % 7 == 3 else b for i, b in enumerate(raw))
-    multibyte = next((i for i, b in enumerate(raw) if b >= 0xC0), None)
-    out = {
-        "first-half": raw[: len(raw) // 2],
-        "second-half": raw[len(raw) // 2:],
-        "line-cut": "\n".join([*lines[: mid - 1], lines[mid - 1][: len(lines[mid - 1]) // 2]]).encode("utf-8"),
-        "flipped": flipped,
-        "nul": raw.replace(b" ", b"\x00", 40),
-        "crlf": raw.replace(b"\n", b"\r\n"),
-        "empty": b"",
-        "whitespace": b" \n\t\n",
-    }
-    if multibyte is not None:
-        out["utf8-cut"] = raw[: multibyte + 1] + raw[multibyte + 3:]
-    return out
-
-
 GARBLED = [pytest.param(c["id"], kind, data, id=f"{c['id']}-{kind}")
-           for c in CASES for kind, data in _garbled(c["text"]).items()]
+           for c in CASES for kind, data in garbled(c["text"]).items()]
 
 
 @pytest.mark.parametrize("cid,kind,data", GARBLED)
 def test_garbled_log_exits_cleanly(cid, kind, data, tmp_path, capsys):
-    path = tmp_path / "crash.log"
-    path.write_bytes(data)
-    for argv in (["diagnose", str(path)], ["diagnose", "--json", str(path)]):
-        rc = cli.main(argv)
-        out, err = capsys.readouterr()
-        assert rc in (0, 1, 2), (cid, kind, rc, err)
-        assert "Traceback" not in out + err and "internal error" not in err, (cid, kind, err)
-        if rc == 2:
-            lines = [ln for ln in err.splitlines() if ln.strip()]
-            assert len(lines) == 1 and lines[0].startswith("oomkit: error:"), (cid, kind, err)
-        else:
-            assert out.strip(), (cid, kind)
+    check_garbled_exits_cleanly(cid, kind, data, tmp_path, capsys)

@@ -21,12 +21,18 @@ traceback."""
 from __future__ import annotations
 
 import shlex
-import textwrap
 
 import pytest
 
-from oomkit import cli
-from tests.diagnose_heldout import check_case, check_cited_and_new, load_cases, params
+from tests.diagnose_heldout import (
+    check_case,
+    check_cited_and_new,
+    check_garbled_exits_cleanly,
+    garbled,
+    load_cases,
+    params,
+    rewrapped,
+)
 
 NAME = "heldout7.jsonl"
 CASES = load_cases(NAME)
@@ -57,69 +63,14 @@ def test_the_threads_command_keeps_the_reading_and_is_rewritten(case):
         assert words[: len(argv)] == argv and len(words) > len(argv), line
 
 
-def _ansi(text: str) -> str:
-    """Each line coloured the way a terminal log is (llama-server --log-colors, vLLM's coloured levels)."""
-    return "\n".join(f"\x1b[3{i % 7 + 1}m{ln}\x1b[0m" if ln else ln for i, ln in enumerate(text.split("\n")))
-
-
-def _rewrapped(text: str, width: int = 60) -> str:
-    """Each line re-wrapped at its spaces to `width` columns, as a narrow terminal or a mail client leaves a paste."""
-    return "\n".join("\n".join(textwrap.wrap(ln, width, break_long_words=True, break_on_hyphens=False)) or ln
-                     for ln in text.split("\n"))
-
-
-def _interleaved(text: str, other: str) -> str:
-    """Two programs' lines alternating, as two processes writing to one terminal."""
-    a, b = text.split("\n"), other.split("\n")
-    out: list[str] = []
-    for i in range(max(len(a), len(b))):
-        out += ([a[i]] if i < len(a) else []) + ([b[i]] if i < len(b) else [])
-    return "\n".join(out)
-
-
-def _garbled(text: str, other: str) -> dict[str, bytes]:
-    raw = text.encode("utf-8")
-    lines = text.split("\n")
-    mid = max(1, len(lines) // 2)
-    flipped = bytes(b ^ 0x5A if i % 7 == 3 else b for i, b in enumerate(raw))
-    multibyte = next((i for i, b in enumerate(raw) if b >= 0xC0), None)
-    out = {
-        "first-half": raw[: len(raw) // 2],
-        "second-half": raw[len(raw) // 2:],
-        "line-cut": "\n".join([*lines[: mid - 1], lines[mid - 1][: len(lines[mid - 1]) // 2]]).encode("utf-8"),
-        "rewrapped": _rewrapped(text).encode("utf-8"),
-        "ansi": _ansi(text).encode("utf-8"),
-        "crlf": raw.replace(b"\n", b"\r\n"),
-        "interleaved": _interleaved(text, other).encode("utf-8"),
-        "flipped": flipped,
-        "nul": raw.replace(b" ", b"\x00", 40),
-        "empty": b"",
-        "whitespace": b" \n\t\n",
-    }
-    if multibyte is not None:
-        out["utf8-cut"] = raw[: multibyte + 1] + raw[multibyte + 3:]
-    return out
-
-
 GARBLED = [pytest.param(c["id"], kind, data, id=f"{c['id']}-{kind}")
            for i, c in enumerate(CASES)
-           for kind, data in _garbled(c["text"], CASES[(i + 1) % len(CASES)]["text"]).items()]
+           for kind, data in garbled(c["text"], CASES[(i + 1) % len(CASES)]["text"]).items()]
 
 
 @pytest.mark.parametrize("cid,kind,data", GARBLED)
 def test_garbled_log_exits_cleanly(cid, kind, data, tmp_path, capsys):
-    path = tmp_path / "crash.log"
-    path.write_bytes(data)
-    for argv in (["diagnose", str(path)], ["diagnose", "--json", str(path)]):
-        rc = cli.main(argv)
-        out, err = capsys.readouterr()
-        assert rc in (0, 1, 2), (cid, kind, rc, err)
-        assert "Traceback" not in out + err and "internal error" not in err, (cid, kind, err)
-        if rc == 2:
-            lines = [ln for ln in err.splitlines() if ln.strip()]
-            assert len(lines) == 1 and lines[0].startswith("oomkit: error:"), (cid, kind, err)
-        else:
-            assert out.strip(), (cid, kind)
+    check_garbled_exits_cleanly(cid, kind, data, tmp_path, capsys)
 
 
 @pytest.mark.parametrize("kind", ["ansi", "crlf", "rewrapped-80"])
@@ -133,9 +84,9 @@ def test_readable_garbles_keep_the_reading(kind):
         if c.get("known_miss"):
             continue
         if kind == "rewrapped-80":
-            text = _rewrapped(c["text"], 80)
+            text = rewrapped(c["text"], 80)
         else:
-            text = _garbled(c["text"], CASES[(i + 1) % len(CASES)]["text"])[kind].decode("utf-8")
+            text = garbled(c["text"], CASES[(i + 1) % len(CASES)]["text"])[kind].decode("utf-8")
         d = diagnose(text)
         if (d.engine, d.stage) != (c["expected"]["engine"], c["expected"]["stage"]):
             changed.append((c["id"], d.engine, d.stage))
