@@ -413,6 +413,32 @@ def test_every_printed_command_gives_the_same_memory_through_oomkit_estimate(mod
         assert est["host"]["total_bytes"] == o["estimate"]["host"]["total_bytes"]
 
 
+@pytest.mark.parametrize("concurrency", [2, 4])
+def test_mlx_plan_at_concurrency_agrees_with_check_of_its_command(concurrency, capsys):
+    """--concurrency N plans mlx_lm with --batch N: each sequence holds its own cache (mlx_lm/models/cache.py
+    KVCache: keys of shape (batch, KV heads, tokens, head dim)), not a vLLM-style shared pool of N x context tokens
+    that the per-sequence buffer length would never reach. The options fit, and `check -- <command>` answers the
+    same memory for each."""
+    gpu = "M4 Max 128GB"
+    assert main(["plan", "qwen3:8b", "--engine", "mlx", "--concurrency", str(concurrency), "--gpu", gpu,
+                 "--json"]) == 0
+    options = json.loads(capsys.readouterr().out)["plan"]["options"]
+    assert options and all(o["tier"] == 1 for o in options)
+    for o in options:
+        assert shlex.split(o["command"])[shlex.split(o["command"]).index("--batch") + 1] == str(concurrency)
+        assert main(["check", "--gpu", gpu, "--json", "--", *shlex.split(o["command"])]) == 0
+        checked = json.loads(capsys.readouterr().out)
+        assert checked["fits"] is True
+        assert [d["total_bytes"] for d in checked["estimate"]["devices"]] == \
+            [d["total_bytes"] for d in o["estimate"]["devices"]]
+        assert checked["estimate"]["total_bytes"] == o["estimate"]["total_bytes"]
+    # the as-published weights with a bf16 cache at Qwen3-8B's 40960 tokens: 36 layers x 8 KV heads x 128 x K,V x
+    # 2 bytes per token, for each of the N sequences
+    bf16 = next(o for o in options if o["weight_format"] == "bfloat16" and o["kv_type"] == "auto")
+    assert bf16["context"] == 40960
+    assert bf16["estimate"]["kv_cache_bytes"] == concurrency * 40960 * 36 * 8 * 128 * 2 * 2
+
+
 def test_fit_ollama_changes_the_variable_the_user_set_and_reports_it():
     """OLLAMA_CONTEXT_LENGTH in front of `ollama run`: the fix edits that assignment and puts it on `ollama serve`,
     where the server reads it (ollama#14191), then `ollama run` with the prompt words as typed; the change is

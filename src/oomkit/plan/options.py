@@ -134,10 +134,19 @@ def slack(est: MemoryEstimate, limits: dict[str, int | None], split_ok: bool = F
     return worst
 
 
+# The engines that size one token pool shared by every running sequence: vLLM's "GPU KV cache size: N tokens"
+# (engine_view kv_cache_tokens) and SGLang's max_total_num_tokens. MLX's kv_cache_tokens is another figure: the
+# length of each sequence's own buffer (mlx_lm/models/cache.py KVCache: keys of shape (batch, heads, tokens, dim),
+# grown per request), whose batch is the sequences served; a pool test there turned down every option at
+# --concurrency 2 and more.
+POOLED_ENGINES = frozenset({"vllm", "sglang"})
+
+
 def pool_ok(est: MemoryEstimate, context: int, concurrency: int) -> bool:
     """For engines that size a token pool (vLLM, SGLang: engine_view kv_cache_tokens / max_total_num_tokens), the
-    pool holds `concurrency` sequences of `context` tokens."""
-    if concurrency <= 1:
+    pool holds `concurrency` sequences of `context` tokens. The others hold each sequence's cache apart, sized by
+    their own batch setting: nothing to test here."""
+    if concurrency <= 1 or est.engine not in POOLED_ENGINES:
         return True
     view = est.engine_view
     tokens = view.get("kv_cache_tokens", view.get("max_total_num_tokens"))
