@@ -24,74 +24,30 @@ the final run), none in 6,264 mutated check runs.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import random
 from dataclasses import replace
-from typing import NamedTuple
 
 import pytest
 
-from oomkit.cli import main
 from oomkit.engines.base import get_engine
 from oomkit.engines.cmdline import parse_command
 from oomkit.engines.shell_words import split_command
 from oomkit.errors import OomkitError
-
-FIXED, STILL, RIGHT = "fixed", "still wrong", "right"  # wrong before this sweep and right now / still wrong / right before
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch, tmp_path):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("OOMKIT_CACHE", str(tmp_path / "cache"))
-
-
-def _cli(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    """oomkit's command line in this process (the sweep runs it some 800 times): exit code, stdout, stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.ExitStack() as stack:
-        if stdin is not None:
-            stack.enter_context(_stdin(stdin))
-        stack.enter_context(contextlib.redirect_stdout(out))
-        stack.enter_context(contextlib.redirect_stderr(err))
-        try:
-            rc = main(list(args))
-        except SystemExit as e:
-            rc = e.code if isinstance(e.code, int) else 2
-    return rc, out.getvalue(), err.getvalue()
-
-
-@contextlib.contextmanager
-def _stdin(text: str):
-    import sys
-
-    old = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(text.encode()), encoding="utf-8")
-    try:
-        yield
-    finally:
-        sys.stdin = old
-
-
-def _one_line_or_answer(rc: int, err: str, what: object) -> None:
-    """The promise: an answer (0 / 1), or exit 2 with one `oomkit: error:` line; never a traceback or a bug exit."""
-    assert rc in (0, 1, 2) and "Traceback" not in err and "internal error" not in err, (what, rc, err[-600:])
-    if rc == 2:
-        assert len([ln for ln in err.splitlines() if ln.startswith("oomkit: error:")]) == 1, (what, err)
-
-
-class Case(NamedTuple):
-    id: str
-    url: str
-    kind: str  # cmd: an engine command as posted; model: text pasted as MODEL; diag: an error message or log excerpt
-    hardware: str | None  # --gpu as the thread names it (or --vram)
-    version: str | None  # --engine-version: the release the thread names or dates
-    status: str  # FIXED / STILL / RIGHT (see above)
-    text: str
-    expect: tuple
-
+from tests.sweep_harness import (
+    FIXED,
+    RIGHT,
+    STILL,
+    Case,
+    case_params,
+    check_case,
+    check_every_form,
+    hardware_args,
+    mutations,
+    offline,  # noqa: F401 (the harness's autouse fixture: no network, a fresh cache)
+    one_line_or_answer,
+    run_cli,
+)
 
 # Not verbatim: v17649 and v4650 join the image the thread names ("vllm/vllm-openai:v0.8.5" in its compose file; "the
 # vllm openai docker container v0.5.4") with the engine arguments it lists; dockerode811 is the container's Path and
@@ -350,62 +306,14 @@ CASES = [
 STILL_WRONG: dict[str, str] = {}  # the case id -> why it still answers wrong (none now)
 
 
-def _hardware(c: Case) -> list[str]:
-    if c.hardware is None:
-        return []
-    return ["--vram", c.hardware] if c.hardware.endswith("iB") else ["--gpu", c.hardware]
-
-
-def _version(c: Case) -> list[str]:
-    return ["--engine-version", c.version] if c.version else []
-
-
-def _check(c: Case) -> None:
-    """The case's own expectation, on `check` (or `diagnose`)."""
-    what, want = c.expect
-    if c.kind == "diag":
-        rc, out, err = _cli("diagnose", "--json", "-", stdin=c.text)
-        _one_line_or_answer(rc, err, c.id)
-        doc = json.loads(out)
-        assert (doc["engine"], doc["stage"]) == (want["engine"], want["stage"]), (c.url, doc["engine"], doc["stage"])
-        return
-    args = ["check", c.text] if c.kind == "model" else ["check", "--json", *_version(c), "--", *split_command(c.text)]
-    rc, out, err = _cli(*args[:2], *_hardware(c), *args[2:])
-    _one_line_or_answer(rc, err, c.id)
-    if what == "refuses":
-        assert rc == 2 and want in err, (c.url, err)
-        return
-    assert rc in (0, 1), (c.url, err)
-    e = json.loads(out)["estimate"]
-    assert e["engine"] == want["engine"] and want["model"] in e["model"]["name"], (c.url, e["engine"], e["model"])
-    s, view = e["settings"], e["engine_view"]
-    if "ctx" in want:
-        assert want["ctx"] in (s.get("n_ctx"), s.get("max_model_len"), s.get("context_length")), (c.url, s)
-    if "n_ctx" in want:
-        assert view["n_ctx"] == want["n_ctx"], (c.url, view.get("n_ctx"))
-    if "fits" in want:
-        assert e["fits"] is want["fits"], (c.url, e["fits"], e["warnings"])
-    if "warn" in want:
-        assert any(want["warn"] in w for w in e["warnings"]), (c.url, e["warnings"])
-
-
-@pytest.mark.parametrize("c", [pytest.param(c, id=c.id, marks=pytest.mark.xfail(strict=True, reason=STILL_WRONG[c.id]))
-                               if c.status == STILL else pytest.param(c, id=c.id) for c in CASES])
+@pytest.mark.parametrize("c", case_params(CASES, STILL_WRONG))
 def test_a_real_input_answers_as_the_thread_shows(c):
-    _check(c)
+    check_case(c)
 
 
 @pytest.mark.parametrize("c", [c for c in CASES if c.kind == "cmd"], ids=lambda c: c.id)
 def test_every_form_of_a_real_command_answers_or_refuses_in_one_line(c):
-    # the command quoted as MODEL answers as `check -- ...` does; fit and plan answer or refuse, never crash
-    argv = split_command(c.text)
-    rc, _, err = _cli("check", c.text, *_hardware(c), *_version(c))
-    _one_line_or_answer(rc, err, c.id)
-    rc2, _, err2 = _cli("check", *_hardware(c), *_version(c), "--", *argv)
-    assert (rc == 2) == (rc2 == 2), (c.id, err, err2)
-    for cmd in (["fit", "--json"], ["plan", "--limit", "1", "--json"]):
-        rc, out, err = _cli(*cmd, *_hardware(c), *_version(c), "--", *argv)
-        _one_line_or_answer(rc, err, (c.id, cmd[0]))
+    check_every_form(c)
 
 
 def test_the_sweep_counts():
@@ -487,7 +395,7 @@ def test_exec_without_a_command_is_one_line(argv, said):
 
 def test_set_parameter_lines_of_an_ollama_session():
     # ollama#9876 (0.6.0): 4 parallel slots x num_ctx 1024 = n_ctx 4096 (cmd/interactive.go `/set parameter`)
-    rc, out, err = _cli("check", "--gpu", "RTX 4090", "--engine-version", "0.6.0", "--json", "--", "ollama", "run",
+    rc, out, err = run_cli("check", "--gpu", "RTX 4090", "--engine-version", "0.6.0", "--json", "--", "ollama", "run",
                         "deepseek-r1:32b", "/set", "parameter", "num_ctx", "1024")
     assert rc == 0 and json.loads(out)["estimate"]["engine_view"]["n_ctx"] == 4096, err
     p = parse_command(split_command("ollama run qwen3:8b\n/set parameter temperature 0.2\n/set parameter num_gpu 10\n"
@@ -522,14 +430,14 @@ def test_an_ollama_runner_line_names_what_to_give():
      "give `oomkit check -- vllm serve google/gemma-3-27b-it --tensor-parallel-size 2 --enforce-eager`"),
 ])
 def test_a_config_text_as_model_names_the_oomkit_form(text, form):
-    rc, _, err = _cli("check", text, "--gpu", "RTX 4090")
-    _one_line_or_answer(rc, err, text)
+    rc, _, err = run_cli("check", text, "--gpu", "RTX 4090")
+    one_line_or_answer(rc, err, text)
     assert rc == 2 and form in err, err
 
 
 @pytest.mark.parametrize("text", ["FROM qwen3:8b", "model: x", "PARAMETER num_ctx 4", "from: here\nto: there"])
 def test_text_that_is_no_config_is_still_a_name(text):
-    rc, _, err = _cli("check", text, "--gpu", "RTX 4090")
+    rc, _, err = run_cli("check", text, "--gpu", "RTX 4090")
     assert rc == 2 and "Modelfile" not in err and "config file" not in err, err
 
 
@@ -555,7 +463,7 @@ def test_vllm_mla_before_0_7_1_caches_full_heads():
             "64000", "--gpu-memory-utilization", "0.95", "--tensor-parallel-size", "8", "--enforce-eager"]
     per_token = {}
     for version in ("0.5.4", "0.7.1"):
-        rc, out, err = _cli("check", "--gpu", "8x H100 80GB", "--engine-version", version, "--json", "--", *argv)
+        rc, out, err = run_cli("check", "--gpu", "8x H100 80GB", "--engine-version", version, "--json", "--", *argv)
         assert rc in (0, 1), err
         per_token[version] = json.loads(out)["estimate"]["kv_bytes_per_token"]
     # over the 8 ranks: DeepseekV2Attention's 16 heads a rank x (192 + 192 padded V) x 2 bytes x 60 layers; MLA's
@@ -575,8 +483,8 @@ def test_vllm_mla_before_0_7_1_caches_full_heads():
      "oomkit does not read"),
 ])
 def test_refusals_that_say_what_is_true(argv, said):
-    rc, _, err = _cli("check", "--gpu", "2x RTX 3090", "--", *argv)
-    _one_line_or_answer(rc, err, argv)
+    rc, _, err = run_cli("check", "--gpu", "2x RTX 3090", "--", *argv)
+    one_line_or_answer(rc, err, argv)
     assert rc == 2 and said in err, err
 
 
@@ -585,37 +493,26 @@ def test_refusals_that_say_what_is_true(argv, said):
 
 @pytest.mark.parametrize("name", ["qwen3:8b/x", "llama run deepseek-r1:32b\n/set parameter num_ctx 1024", "a:/b"])
 def test_a_colon_before_the_slash_is_no_crash(name):
-    rc, _, err = _cli("check", name, "--gpu", "RTX 4090")
-    _one_line_or_answer(rc, err, name)
+    rc, _, err = run_cli("check", name, "--gpu", "RTX 4090")
+    one_line_or_answer(rc, err, name)
 
 
 # ---- the mutation pass: each real command cut, with a word dropped, doubled or garbled ----
 
-def _mutations(argv: list[str], rng: random.Random) -> list[list[str]]:
-    n = len(argv)
-    out = [argv[:k] for k in rng.sample(range(1, n), min(n - 1, 3))] if n > 1 else []
-    for k in rng.sample(range(n), min(n, 2)):
-        out += [argv[:k] + argv[k + 1:], argv[:k + 1] + argv[k:]]
-    for k in rng.sample(range(n), min(n, 2)):
-        w = argv[k]
-        out += [argv[:k] + [g] + argv[k + 1:] for g in (w[::-1], w + "\u0301\uff10", "", "9" * 40, "-1")]
-    return out
-
-
 @pytest.mark.parametrize("c", [c for c in CASES if c.kind == "cmd"], ids=lambda c: c.id)
 def test_mutated_real_commands_answer_or_refuse_in_one_line(c):
     rng = random.Random(c.id)
-    for m in _mutations(split_command(c.text), rng):
-        rc, _, err = _cli("check", *_hardware(c), "--", *m)
-        _one_line_or_answer(rc, err, (c.id, m))
+    for m in mutations(split_command(c.text), rng):
+        rc, _, err = run_cli("check", *hardware_args(c), "--", *m)
+        one_line_or_answer(rc, err, (c.id, m))
 
 
 @pytest.mark.parametrize("c", [c for c in CASES if c.kind == "diag"], ids=lambda c: c.id)
 def test_cut_real_messages_are_diagnosed_or_refused_in_one_line(c):
     step = max(1, len(c.text) // 8)
     for cut in [c.text[:k] for k in range(0, len(c.text), step)] + [c.text[::-1], c.text * 3]:
-        rc, _, err = _cli("diagnose", "--json", "-", stdin=cut)
-        _one_line_or_answer(rc, err, (c.id, cut[:60]))
+        rc, _, err = run_cli("diagnose", "--json", "-", stdin=cut)
+        one_line_or_answer(rc, err, (c.id, cut[:60]))
 
 
 # ---- the web API reads the new forms as the CLI does ----

@@ -24,56 +24,29 @@ No crash in the 204 runs of the commands' four forms, nor in 1,071 mutated argum
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import random
-from typing import NamedTuple
 
 import pytest
 
-from oomkit.cli import main
 from oomkit.engines.cmdline import parse_command
 from oomkit.engines.shell_words import split_command
 from oomkit.errors import OomkitError
-
-FIXED, STILL, RIGHT = "fixed", "still wrong", "right"  # wrong before this sweep and right now / still wrong / right before
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch, tmp_path):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("OOMKIT_CACHE", str(tmp_path / "cache"))
-
-
-def _cli(*args: str) -> tuple[int, str, str]:
-    """oomkit's command line in this process: exit code, stdout, stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = main(list(args))
-        except SystemExit as e:
-            rc = e.code if isinstance(e.code, int) else 2
-    return rc, out.getvalue(), err.getvalue()
-
-
-def _one_line_or_answer(rc: int, err: str, what: object) -> None:
-    """The promise: an answer (0 / 1), or exit 2 with one `oomkit: error:` line; never a traceback or a bug exit."""
-    assert rc in (0, 1, 2) and "Traceback" not in err and "internal error" not in err, (what, rc, err[-600:])
-    if rc == 2:
-        assert len([ln for ln in err.splitlines() if ln.startswith("oomkit: error:")]) == 1, (what, err)
-
-
-class Case(NamedTuple):
-    id: str
-    url: str
-    kind: str  # cmd: an engine command as posted; model: text pasted as MODEL
-    hardware: str | None  # --gpu as the thread names it (or --vram)
-    version: str | None  # --engine-version: the release the thread names or dates
-    status: str  # FIXED / STILL / RIGHT (see above)
-    text: str
-    expect: tuple
-
+from tests.sweep_harness import (
+    FIXED,
+    RIGHT,
+    STILL,
+    Case,
+    case_params,
+    check_case,
+    check_every_form,
+    hardware_args,
+    mutations,
+    offline,  # noqa: F401 (the harness's autouse fixture: no network, a fresh cache)
+    one_line_or_answer,
+    run_cli,
+    version_args,
+)
 
 # Not verbatim: none (the reply quotes, prompts, fences and loops are kept as posted). Hardware: as the thread names
 # it or its log shows it; where it names none, a card of the kind the thread implies, on which no expectation below
@@ -261,54 +234,14 @@ CASES = [
 STILL_WRONG: dict[str, str] = {}  # the case id -> why it still answers wrong
 
 
-def _hardware(c: Case) -> list[str]:
-    if c.hardware is None:
-        return []
-    return ["--vram", c.hardware] if c.hardware.endswith("iB") else ["--gpu", c.hardware]
-
-
-def _version(c: Case) -> list[str]:
-    return ["--engine-version", c.version] if c.version else []
-
-
-def _check(c: Case) -> None:
-    """The case's own expectation, on `check`."""
-    what, want = c.expect
-    args = ["check", c.text] if c.kind == "model" else ["check", "--json", *_version(c), "--", *split_command(c.text)]
-    rc, out, err = _cli(*args[:2], *_hardware(c), *args[2:])
-    _one_line_or_answer(rc, err, c.id)
-    if what == "refuses":
-        assert rc == 2 and want in err, (c.url, err)
-        return
-    assert rc in (0, 1), (c.url, err)
-    e = json.loads(out)["estimate"]
-    assert e["engine"] == want["engine"] and want["model"] in e["model"]["name"], (c.url, e["engine"], e["model"])
-    s = e["settings"]
-    if "ctx" in want:
-        assert want["ctx"] in (s.get("n_ctx"), s.get("max_model_len"), s.get("context_length")), (c.url, s)
-    for key, value in want.get("settings", {}).items():
-        assert s.get(key) == value, (c.url, key, s.get(key))
-    if "warn" in want:
-        assert any(want["warn"] in w for w in e["warnings"]), (c.url, e["warnings"])
-
-
-@pytest.mark.parametrize("c", [pytest.param(c, id=c.id, marks=pytest.mark.xfail(strict=True, reason=STILL_WRONG[c.id]))
-                               if c.status == STILL else pytest.param(c, id=c.id) for c in CASES])
+@pytest.mark.parametrize("c", case_params(CASES, STILL_WRONG))
 def test_a_real_input_answers_as_the_thread_shows(c):
-    _check(c)
+    check_case(c)
 
 
 @pytest.mark.parametrize("c", [c for c in CASES if c.kind == "cmd"], ids=lambda c: c.id)
 def test_every_form_of_a_real_command_answers_or_refuses_in_one_line(c):
-    # the command quoted as MODEL answers as `check -- ...` does; fit and plan answer or refuse, never crash
-    argv = split_command(c.text)
-    rc, _, err = _cli("check", c.text, *_hardware(c), *_version(c))
-    _one_line_or_answer(rc, err, c.id)
-    rc2, _, err2 = _cli("check", *_hardware(c), *_version(c), "--", *argv)
-    assert (rc == 2) == (rc2 == 2), (c.id, err, err2)
-    for cmd in (["fit", "--json"], ["plan", "--limit", "1", "--json"]):
-        rc, out, err = _cli(*cmd, *_hardware(c), *_version(c), "--", *argv)
-        _one_line_or_answer(rc, err, (c.id, cmd[0]))
+    check_every_form(c)
 
 
 def test_the_sweep_counts():
@@ -331,8 +264,8 @@ def test_the_sweep_counts():
                "--speculative-draft", "x/y-eagle"], None),
 ])
 def test_an_abbreviation_is_read_at_the_release_given(version, argv, said):
-    rc, _, err = _cli("check", "--gpu", "H100", "--engine-version", version, "--", *argv)
-    _one_line_or_answer(rc, err, argv)
+    rc, _, err = run_cli("check", "--gpu", "H100", "--engine-version", version, "--", *argv)
+    one_line_or_answer(rc, err, argv)
     if said is None:
         assert rc in (0, 1), err
     else:
@@ -394,8 +327,8 @@ def test_numactl_runs_the_engine_command():
     (["llama-bench", "-m", "a.gguf,b.gguf", "-m", "c.gguf"], "llama-bench -m lists 3 models"),
 ])
 def test_refusals_that_say_what_is_true(argv, said):
-    rc, _, err = _cli("check", "--gpu", "RTX 4090", "--", *argv)
-    _one_line_or_answer(rc, err, argv)
+    rc, _, err = run_cli("check", "--gpu", "RTX 4090", "--", *argv)
+    one_line_or_answer(rc, err, argv)
     assert rc == 2 and said in err, err
 
 
@@ -411,11 +344,11 @@ def test_a_typed_ctx_0_is_the_trained_context():
     # llama.cpp#15077 (g0t4, 2025-08-07, b6100 era): gpt-oss-120b with --ctx-size 0 -> n_ctx_train 131072
     argv = split_command("llama-server -hf ggml-org/gpt-oss-120b-GGUF --ctx-size 0 --jinja --flash-attn "
                          "--n-gpu-layers 99 --reasoning-format none --n-cpu-moe 3")
-    rc, out, err = _cli("check", "--gpu", "2x RTX 5090", "--engine-version", "b6100", "--json", "--", *argv)
+    rc, out, err = run_cli("check", "--gpu", "2x RTX 5090", "--engine-version", "b6100", "--json", "--", *argv)
     assert rc in (0, 1), err
     assert json.loads(out)["estimate"]["settings"]["n_ctx"] == 131072
     # -c left out at that build: its 4096 default
-    rc, out, err = _cli("check", "--gpu", "2x RTX 5090", "--engine-version", "b6100", "--json", "--", "llama-server",
+    rc, out, err = run_cli("check", "--gpu", "2x RTX 5090", "--engine-version", "b6100", "--json", "--", "llama-server",
                         "-hf", "ggml-org/gpt-oss-120b-GGUF")
     assert rc in (0, 1) and json.loads(out)["estimate"]["settings"]["n_ctx"] == 4096, err
 
@@ -429,12 +362,12 @@ def test_a_text_config_rope_override_extends_the_derived_length():
             '"rope_type": "yarn", "rope_theta": 10000000, "partial_rotary_factor": 0.25, "factor": 4.0,'
             '"original_max_position_embeddings": 262144}}}')
     base = ["vllm", "serve", "Qwen/Qwen3.6-27B", "--max-model-len", "1048576"]
-    rc, _, err = _cli("check", "--gpu", "8x H100", "--engine-version", "0.25.1", "--", *base)
+    rc, _, err = run_cli("check", "--gpu", "8x H100", "--engine-version", "0.25.1", "--", *base)
     assert rc == 2 and "is greater than the derived max_model_len" in err, err
-    rc, out, err = _cli("check", "--gpu", "8x H100", "--engine-version", "0.25.1", "--json", "--", *base,
+    rc, out, err = run_cli("check", "--gpu", "8x H100", "--engine-version", "0.25.1", "--json", "--", *base,
                         "--tensor-parallel-size", "8", "--hf-overrides", yarn)
     assert rc in (0, 1) and json.loads(out)["estimate"]["settings"]["max_model_len"] == 1048576, err
-    rc, _, err = _cli("check", "--gpu", "H100", "--", "vllm", "serve", "Qwen/Qwen3.6-27B", "--hf-overrides",
+    rc, _, err = run_cli("check", "--gpu", "H100", "--", "vllm", "serve", "Qwen/Qwen3.6-27B", "--hf-overrides",
                       '{"text_config": {"num_hidden_layers": 4}}')
     assert rc == 2 and "--hf-overrides text_config: oomkit does not rebuild" in err, err  # a reshaping one: refused
 
@@ -443,7 +376,7 @@ def test_a_text_config_rope_override_extends_the_derived_length():
 
 @pytest.mark.parametrize("c", [c for c in CASES if c.kind == "model"], ids=lambda c: c.id)
 def test_the_compose_form_given_answers(c):
-    rc, _, err = _cli("check", c.text, *_hardware(c))
+    rc, _, err = run_cli("check", c.text, *hardware_args(c))
     assert rc == 2 and "Docker Compose service" in err, err
     form = err.split("give `oomkit check -- ", 1)[1].rsplit("`", 1)[0]
     p = parse_command(split_command(form), {})  # the form given is the service's engine command, as oomkit reads it
@@ -463,32 +396,21 @@ def test_the_compose_form_given_answers(c):
      "\"Qwen/Qwen3-8B\", \"--max-model-len\", \"8192\"]", "vllm serve Qwen/Qwen3-8B --max-model-len 8192"),
 ])
 def test_a_kubernetes_container_names_its_command(text, form):
-    rc, _, err = _cli("check", text, "--gpu", "H100")
+    rc, _, err = run_cli("check", text, "--gpu", "H100")
     assert rc == 2 and "this is a Kubernetes container, not a model name" in err, err
     assert f"`oomkit check -- {form}`" in err, err
-    rc, out, err = _cli("check", "--gpu", "H100", "--json", "--", *split_command(form))
+    rc, out, err = run_cli("check", "--gpu", "H100", "--json", "--", *split_command(form))
     assert rc in (0, 1) and json.loads(out)["estimate"]["settings"]["max_model_len"] == 8192, err
 
 
 @pytest.mark.parametrize("text", ["model: Qwen/Qwen3-8B\ntensor-parallel-size: 2", "FROM qwen3:8b\nPARAMETER num_ctx 8",
                                   "command: [unclosed\nentrypoint: x", "services:\n  web:\n    image: nginx"])
 def test_text_that_is_no_compose_service_is_read_as_before(text):
-    rc, _, err = _cli("check", text, "--gpu", "RTX 4090")
+    rc, _, err = run_cli("check", text, "--gpu", "RTX 4090")
     assert rc == 2 and "Docker Compose" not in err, err
 
 
 # ---- the mutation pass: each real command cut, with a word dropped, doubled or garbled ----
-
-def _mutations(argv: list[str], rng: random.Random) -> list[list[str]]:
-    n = len(argv)
-    out = [argv[:k] for k in rng.sample(range(1, n), min(n - 1, 3))] if n > 1 else []
-    for k in rng.sample(range(n), min(n, 2)):
-        out += [argv[:k] + argv[k + 1:], argv[:k + 1] + argv[k:]]
-    for k in rng.sample(range(n), min(n, 2)):
-        w = argv[k]
-        out += [argv[:k] + [g] + argv[k + 1:] for g in (w[::-1], w + "\u0301\uff10", "", "9" * 40, "-1", "`", "> ")]
-    return out
-
 
 def _text_mutations(text: str, rng: random.Random) -> list[str]:
     """The paste itself: cut anywhere, a line dropped, markdown or a loop put around it."""
@@ -499,24 +421,27 @@ def _text_mutations(text: str, rng: random.Random) -> list[str]:
             f"while true; do {text}; done", text + "\n" + text, "❯ " + text]
 
 
+GARBLES = ("`", "> ")  # a word garbled also to a backtick and to a blockquote marker
+
+
 @pytest.mark.parametrize("c", [c for c in CASES if c.kind == "cmd"], ids=lambda c: c.id)
 def test_mutated_real_commands_answer_or_refuse_in_one_line(c):
     rng = random.Random(c.id)
-    for m in _mutations(split_command(c.text), rng):
-        rc, _, err = _cli("check", *_hardware(c), *_version(c), "--", *m)
-        _one_line_or_answer(rc, err, (c.id, m))
+    for m in mutations(split_command(c.text), rng, GARBLES):
+        rc, _, err = run_cli("check", *hardware_args(c), *version_args(c), "--", *m)
+        one_line_or_answer(rc, err, (c.id, m))
     for t in _text_mutations(c.text, rng):
-        rc, _, err = _cli("check", t, *_hardware(c), *_version(c))
-        _one_line_or_answer(rc, err, (c.id, t[:80]))
+        rc, _, err = run_cli("check", t, *hardware_args(c), *version_args(c))
+        one_line_or_answer(rc, err, (c.id, t[:80]))
 
 
 @pytest.mark.parametrize("c", [c for c in CASES if c.kind == "cmd"][::5], ids=lambda c: c.id)
 def test_mutated_real_commands_through_fit_and_plan(c):
     rng = random.Random("fit" + c.id)
-    for m in rng.sample(_mutations(split_command(c.text), rng), 4):
+    for m in rng.sample(mutations(split_command(c.text), rng, GARBLES), 4):
         for cmd in (["fit", "--json"], ["plan", "--limit", "1", "--json"]):
-            rc, _, err = _cli(*cmd, *_hardware(c), *_version(c), "--", *m)
-            _one_line_or_answer(rc, err, (c.id, cmd[0], m))
+            rc, _, err = run_cli(*cmd, *hardware_args(c), *version_args(c), "--", *m)
+            one_line_or_answer(rc, err, (c.id, cmd[0], m))
 
 
 # ---- the web API reads the new forms as the CLI does ----
