@@ -11,8 +11,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Hashable
 from functools import partial
+from typing import NamedTuple
 
-from ...model.spec import ModelSpec
+from ...model.spec import Attention, ModelSpec
 from .galloc import Node
 
 F32 = 4
@@ -1738,6 +1739,87 @@ def falcon_h1_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_a
 
 
 
+class _HybridInputs(NamedTuple):
+    """A hybrid _Dag graph's inputs (-1: not in the graph)."""
+    tokens: int
+    s_copy: int
+    krot: int
+    vrot: int
+    k_idx: int
+    v_idx: int
+    mask: int
+    out_ids: int
+    n_inputs: int
+
+
+def _hybrid_dag_inputs(d: _Dag, spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool, k_rot: int,
+                       v_rot: int, ns: int) -> _HybridInputs:
+    """jamba_graph's and nemotron_h_graph's inputs, in the order the walk first reads them: tokens, inp_embd (never
+    read), s_copy (ns int32), the K / V rotations, the K / V row indices (V one per element without flash attention)
+    and the masks (where a layer attends), out_ids."""
+    a0 = next((la.attention for la in spec.trunk_layers if la.attention is not None), None)
+    tokens, _ = d.input(T * 4), d.input(spec.n_embd * T * F32)
+    s_copy = d.input(ns * 4)
+    krot = d.input(k_rot) if k_rot and a0 is not None else -1
+    vrot = d.input(v_rot) if v_rot and a0 is not None else -1
+    k_idx = v_idx = mask = -1
+    if a0 is not None:
+        k_idx = d.input(T * 8)
+        v_idx = d.input(T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8)
+        mask = d.input(masks)
+    out_ids = d.input(n_outputs * 4)
+    return _HybridInputs(tokens, s_copy, krot, vrot, k_idx, v_idx, mask, out_ids, len(d.t))
+
+
+def _dag_empty(d: _Dag, *srcs: int) -> int:
+    """A tensor of no bytes (the extra states: n_rs - n_seqs = 0)."""
+    d.t.append(Node(0, srcs, empty=True))
+    return len(d.t) - 1
+
+
+def _dag_store(d: _Dag, *srcs: int) -> None:
+    """A copy into the cache (no bytes here), expanded where the source makes it."""
+    d.t.append(Node(0, srcs))
+    d.expand(len(d.t) - 1)
+
+
+def _dag_norm(d: _Dag, x: int) -> int:
+    """RMS_NORM, MUL by the weight."""
+    return d.op(d.shape(x), d.op(d.shape(x), x, inplace=True), inplace=True)
+
+
+def _dag_attention(d: _Dag, a: Attention, x: int, E: int, T: int, masks: int, flash_attn: bool,
+                   ins: _HybridInputs) -> int:
+    """build_attn without RoPE on the normed input x, as jamba_graph and nemotron_h_graph expand it: Q, V, K (each
+    rotated for a quantized cache: llama_mul_mat_hadamard, a MUL_MAT between two reshapes), the K / V stores, the
+    attention (FLASH_ATTN_EXT, or KQ, SOFT_MAX in place, KQV and its CONT); wo of the un-rotated output is returned,
+    not expanded."""
+    op, view, expand = d.op, d.view, d.expand
+
+    def rot(h: int, r: int, ne: tuple[int, ...]) -> int:
+        return view(op(ne, r, view(h))) if r >= 0 else h
+
+    q_ne, k_ne, v_ne = ((n * hd, T) for n, hd in ((a.n_heads, a.head_dim_k), (a.n_kv_heads, a.head_dim_k),
+                                                   (a.n_kv_heads, a.head_dim_v)))
+    q = rot(view(op(q_ne, x)), ins.krot, q_ne)  # wq and its reshape
+    expand(q)
+    v = rot(view(op(v_ne, x)), ins.vrot, v_ne)
+    expand(v)
+    k = rot(view(op(k_ne, x)), ins.krot, k_ne)
+    expand(k)
+    _dag_store(d, view(k), ins.k_idx)  # SET_ROWS of K and V into the caches
+    _dag_store(d, view(v), ins.v_idx)
+    o_ne = (a.n_heads * a.head_dim_v, T)
+    if flash_attn:
+        o = view(op(o_ne, view(view(q)), ins.mask))  # FLASH_ATTN_EXT, reshaped
+    else:
+        kq = op((masks // (4 * T), T, a.n_heads), view(view(q)))  # KQ over the cache's n_kv cells
+        kq = op(d.shape(kq), kq, ins.mask, inplace=True)  # SOFT_MAX
+        o = op(o_ne, view(op(o_ne, kq)))  # KQV, the CONT of its permuted view
+    expand(o)
+    return op((E, T), rot(o, ins.vrot, o_ne))  # wo
+
+
 def jamba_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True, k_rot: int = 0,
                 v_rot: int = 0, n_seqs: int = 1) -> tuple[int, list[Node]]:
     """Jamba's graph (src/models/jamba.cpp at llama.cpp@0c1e57098: build_mamba_layer of
@@ -1762,32 +1844,11 @@ def jamba_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn:
     op, view, expand = d.op, d.view, d.expand
     E, ns = spec.n_embd, max(1, n_seqs)
     trunk = spec.trunk_layers
-    a0 = next((la.attention for la in trunk if la.attention is not None), None)
-    tokens, _ = d.input(T * 4), d.input(E * T * F32)
-    s_copy = d.input(ns * 4)
-    krot = d.input(k_rot) if k_rot and a0 is not None else -1
-    vrot = d.input(v_rot) if v_rot and a0 is not None else -1
-    if a0 is not None:
-        k_idx = d.input(T * 8)
-        v_idx = d.input(T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8)
-        mask = d.input(masks)
-    out_ids = d.input(n_outputs * 4)
-    n_inputs = len(d.t)
+    ins = _hybrid_dag_inputs(d, spec, T, n_outputs, masks, flash_attn, k_rot, v_rot, ns)
+    tokens, s_copy, out_ids, n_inputs = ins.tokens, ins.s_copy, ins.out_ids, ins.n_inputs
     width = {t.name: t.shape for t in spec.weights.tensors}
 
-    def empty(*srcs: int) -> int:  # a tensor of no bytes (the extra states: n_rs - n_seqs = 0)
-        d.t.append(Node(0, srcs, empty=True))
-        return len(d.t) - 1
-
-    def store(*srcs: int) -> None:  # a copy into the cache: no bytes here
-        d.t.append(Node(0, srcs))
-        expand(len(d.t) - 1)
-
-    def rot(h: int, r: int, ne: tuple[int, ...]) -> int:  # llama_mul_mat_hadamard: a MUL_MAT between two reshapes
-        return view(op(ne, r, view(h))) if r >= 0 else h
-
-    def norm(x: int) -> int:  # RMS_NORM, MUL by the weight
-        return op(d.shape(x), op(d.shape(x), x, inplace=True), inplace=True)
+    empty, store, norm = partial(_dag_empty, d), partial(_dag_store, d), partial(_dag_norm, d)
 
     cur = op((E, T), tokens)  # GET_ROWS of the token embeddings
     expand(cur)
@@ -1824,26 +1885,7 @@ def jamba_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn:
             y = op((r.d_inner, T), op((r.d_inner, T), view(xz, (r.d_inner, T))), y)  # SWIGLU of z's CONT and y
             out = view(op((E, T), y))  # ssm_out
         else:
-            x = norm(inp)
-            q_ne, k_ne, v_ne = ((n * hd, T) for n, hd in ((a.n_heads, a.head_dim_k), (a.n_kv_heads, a.head_dim_k),
-                                                           (a.n_kv_heads, a.head_dim_v)))
-            q = rot(view(op(q_ne, x)), krot, q_ne)  # wq and its reshape
-            expand(q)
-            v = rot(view(op(v_ne, x)), vrot, v_ne)
-            expand(v)
-            k = rot(view(op(k_ne, x)), krot, k_ne)
-            expand(k)
-            store(view(k), k_idx)  # SET_ROWS of K and V into the caches
-            store(view(v), v_idx)
-            o_ne = (a.n_heads * a.head_dim_v, T)
-            if flash_attn:
-                o = view(op(o_ne, view(view(q)), mask))  # FLASH_ATTN_EXT, reshaped
-            else:
-                kq = op((masks // (4 * T), T, a.n_heads), view(view(q)))  # KQ over the cache's n_kv cells
-                kq = op(d.shape(kq), kq, mask, inplace=True)  # SOFT_MAX
-                o = op(o_ne, view(op(o_ne, kq)))  # KQV, the CONT of its permuted view
-            expand(o)
-            out = op((E, T), rot(o, vrot, o_ne))  # wo of the un-rotated output
+            out = _dag_attention(d, a, norm(inp), E, T, masks, flash_attn, ins)
         rows = T
         if last:
             rows = n_outputs
@@ -1896,32 +1938,11 @@ def nemotron_h_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_
     op, view, expand = d.op, d.view, d.expand
     E, ns = spec.n_embd, max(1, n_seqs)
     trunk = spec.trunk_layers
-    a0 = next((la.attention for la in trunk if la.attention is not None), None)
-    tokens, _ = d.input(T * 4), d.input(E * T * F32)
-    s_copy = d.input(ns * 4)
-    krot = d.input(k_rot) if k_rot and a0 is not None else -1
-    vrot = d.input(v_rot) if v_rot and a0 is not None else -1
-    if a0 is not None:
-        k_idx = d.input(T * 8)
-        v_idx = d.input(T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8)
-        mask = d.input(masks)
-    out_ids = d.input(n_outputs * 4)
-    n_inputs = len(d.t)
+    ins = _hybrid_dag_inputs(d, spec, T, n_outputs, masks, flash_attn, k_rot, v_rot, ns)
+    tokens, s_copy, out_ids, n_inputs = ins.tokens, ins.s_copy, ins.out_ids, ins.n_inputs
     width = {t.name: t.shape for t in spec.weights.tensors}
 
-    def empty(*srcs: int) -> int:  # a tensor of no bytes (the extra states: n_rs - n_seqs = 0)
-        d.t.append(Node(0, srcs, empty=True))
-        return len(d.t) - 1
-
-    def store(*srcs: int) -> None:  # a copy into the cache: no bytes here
-        d.t.append(Node(0, srcs))
-        expand(len(d.t) - 1)
-
-    def rot(h: int, r: int, ne: tuple[int, ...]) -> int:  # llama_mul_mat_hadamard
-        return view(op(ne, r, view(h))) if r >= 0 else h
-
-    def norm(x: int) -> int:  # RMS_NORM, MUL by the weight
-        return op(d.shape(x), op(d.shape(x), x, inplace=True), inplace=True)
+    empty, store, norm = partial(_dag_empty, d), partial(_dag_store, d), partial(_dag_norm, d)
 
     cur = op((E, T), tokens)  # GET_ROWS of the token embeddings
     expand(cur)
@@ -1955,26 +1976,7 @@ def nemotron_h_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_
                 y = norm(view(y, (r.d_inner, T)))
             out = op((E, T), view(y))  # ssm_out
         elif a is not None:
-            x = norm(inp)
-            q_ne, k_ne, v_ne = ((n * hd, T) for n, hd in ((a.n_heads, a.head_dim_k), (a.n_kv_heads, a.head_dim_k),
-                                                           (a.n_kv_heads, a.head_dim_v)))
-            q = rot(view(op(q_ne, x)), krot, q_ne)  # wq and its reshape
-            expand(q)
-            v = rot(view(op(v_ne, x)), vrot, v_ne)
-            expand(v)
-            k = rot(view(op(k_ne, x)), krot, k_ne)
-            expand(k)
-            store(view(k), k_idx)  # SET_ROWS of K and V into the caches
-            store(view(v), v_idx)
-            o_ne = (a.n_heads * a.head_dim_v, T)
-            if flash_attn:
-                o = view(op(o_ne, view(view(q)), mask))  # FLASH_ATTN_EXT, reshaped
-            else:
-                kq = op((masks // (4 * T), T, a.n_heads), view(view(q)))  # KQ over the cache's n_kv cells
-                kq = op(d.shape(kq), kq, mask, inplace=True)  # SOFT_MAX
-                o = op(o_ne, view(op(o_ne, kq)))  # KQV, the CONT of its permuted view
-            expand(o)
-            out = op((E, T), rot(o, vrot, o_ne))  # wo
+            out = _dag_attention(d, a, norm(inp), E, T, masks, flash_attn, ins)
         elif layer.ffn.is_moe:
             f = layer.ffn
             x = norm(inp)
