@@ -60,13 +60,12 @@ import pytest
 
 from oomkit.engines import sglang as sg
 from oomkit.engines.vllm import ENGINE, VllmSettings
-from oomkit.hardware.catalog import lookup as gpu_lookup
-from oomkit.hardware.catalog import with_facts
-from oomkit.memory import Device
 from oomkit.units import GiB, MiB
+from tests.startup_heldout import first, fixture_loader, gpus
 from tests.test_vllm_startup import spec_of
 
 HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "startup_heldout4"
+fixture = fixture_loader(HERE)
 WEIGHTS_LIMIT = 0.03  # of the printed load
 KV_LIMIT = 0.03  # of the GPU's memory
 TOKENS_LIMIT = 0.03
@@ -91,19 +90,6 @@ NVFP4_DS = {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16,
 AWQ_G128 = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}
 
 
-def fixture(stem: str) -> dict:
-    return json.loads((HERE / f"{stem}.json").read_text(encoding="utf-8"))
-
-
-def gpus(name: str, n: int, total: int | None = None) -> tuple[Device, ...]:
-    part = gpu_lookup(name)
-    return tuple(with_facts(Device(f"CUDA{i}", part.name, total or part.memory_bytes)) for i in range(n))
-
-
-def _first(view: dict, key: str) -> int:
-    return next(iter(view[key].values()))
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # kthxo/distserving: Qwen3-8B on one RTX 5090, vLLM 0.24.0
 
@@ -117,7 +103,7 @@ def _qwen8():
 
 def test_qwen3_8b_5090_weights():
     printed = fixture(QWEN8_5090)["printed"]["model_loading_gib"] * GiB
-    got = _first(_qwen8().engine_view, "model_loading_bytes")
+    got = first(_qwen8().engine_view, "model_loading_bytes")
     err = (got - printed) / printed
     assert abs(err) < WEIGHTS_LIMIT, f"{got / GiB:.2f} vs {printed / GiB:.2f} GiB ({err:+.2%})"
 
@@ -154,7 +140,7 @@ def test_qwen3_32b_pro6000_tp2_blocks_and_graphs():
     assert v["block_size"] == printed["block_size"]
     err = (v["num_gpu_blocks"] - printed["num_gpu_blocks"]) / printed["num_gpu_blocks"]
     assert abs(err) < TOKENS_LIMIT, (v["num_gpu_blocks"], printed["num_gpu_blocks"])
-    graphs = (_first(v, "cudagraph_bytes") - printed["cudagraph_gib"] * GiB) / est.devices[0].memory_bytes
+    graphs = (first(v, "cudagraph_bytes") - printed["cudagraph_gib"] * GiB) / est.devices[0].memory_bytes
     assert abs(graphs) < KV_LIMIT, f"{graphs:+.2%} of the GPU"
 
 
@@ -166,9 +152,9 @@ def test_qwen3_8b_pro6000_tp2_weights_kv_tokens():
                      use_flashinfer_sampler=False)
     est = ENGINE.estimate(spec_of("Qwen/Qwen3-8B"), gpus("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 2), s)
     v, printed = est.engine_view, fx["printed"]
-    w = _first(v, "model_loading_bytes") / (printed["model_loading_gib"] * GiB) - 1
+    w = first(v, "model_loading_bytes") / (printed["model_loading_gib"] * GiB) - 1
     assert abs(w) < WEIGHTS_LIMIT, f"weights {w:+.2%}"
-    kv = (_first(v, "available_kv_cache_bytes") - printed["available_kv_cache_gib"] * GiB) / est.devices[0].memory_bytes
+    kv = (first(v, "available_kv_cache_bytes") - printed["available_kv_cache_gib"] * GiB) / est.devices[0].memory_bytes
     assert abs(kv) < KV_LIMIT, f"available KV {kv:+.2%} of the GPU"
     t = (v["kv_cache_tokens"] - printed["kv_cache_tokens"]) / printed["kv_cache_tokens"]
     assert abs(t) < TOKENS_LIMIT, (v["kv_cache_tokens"], printed["kv_cache_tokens"])
@@ -185,7 +171,7 @@ def _llama70():
 
 def test_llama70_awq_weights_per_rank():
     printed = fixture(LLAMA70_AWQ)["printed"]["model_loading_gib"] * GiB
-    got = _first(_llama70().engine_view, "model_loading_bytes")
+    got = first(_llama70().engine_view, "model_loading_bytes")
     err = (got - printed) / printed
     assert abs(err) < WEIGHTS_LIMIT, f"{got / GiB:.2f} vs {printed / GiB:.2f} GiB ({err:+.2%})"
 
@@ -193,7 +179,7 @@ def test_llama70_awq_weights_per_rank():
 def test_llama70_awq_available_kv():
     est = _llama70()
     printed = fixture(LLAMA70_AWQ)["printed"]["available_kv_cache_gib"] * GiB
-    got = _first(est.engine_view, "available_kv_cache_bytes")
+    got = first(est.engine_view, "available_kv_cache_bytes")
     err = (got - printed) / est.devices[0].memory_bytes
     assert abs(err) < KV_LIMIT, f"{got / GiB:.2f} vs {printed / GiB:.2f} GiB ({err:+.2%} of the GPU)"
 
@@ -203,7 +189,7 @@ def test_llama70_awq_tokens_and_graphs():
     v, printed = est.engine_view, fixture(LLAMA70_AWQ)["printed"]
     err = (v["kv_cache_tokens"] - printed["kv_cache_tokens"]) / printed["kv_cache_tokens"]
     assert abs(err) < TOKENS_LIMIT, (v["kv_cache_tokens"], printed["kv_cache_tokens"])
-    graphs = (_first(v, "cudagraph_bytes") - printed["cudagraph_gib"] * GiB) / est.devices[0].memory_bytes
+    graphs = (first(v, "cudagraph_bytes") - printed["cudagraph_gib"] * GiB) / est.devices[0].memory_bytes
     assert abs(graphs) < KV_LIMIT, f"{graphs:+.2%} of the GPU"
     assert not v.get("error") and not v.get("failed_phase")
 

@@ -94,13 +94,12 @@ import pytest
 
 from oomkit.engines import sglang as sg
 from oomkit.engines.vllm import ENGINE, VllmSettings
-from oomkit.hardware.catalog import lookup as gpu_lookup
-from oomkit.hardware.catalog import with_facts
-from oomkit.memory import Device
 from oomkit.units import GiB, MiB
+from tests.startup_heldout import first, fixture_loader, gpus
 from tests.test_vllm_startup import spec_of
 
 HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "startup_heldout6"
+fixture = fixture_loader(HERE)
 WEIGHTS_LIMIT = 0.03  # of the printed load
 KV_LIMIT = 0.03  # of the GPU's memory
 TOKENS_LIMIT = 0.03
@@ -115,19 +114,6 @@ GEMMA4_PRO6000 = "gemma-4-31b-fp8-rtx-pro-6000-v0.26.0-inflight-kv-refused-issue
 NIGHTLY_LAYOUT = "0.29.0"
 
 
-def fixture(stem: str) -> dict:
-    return json.loads((HERE / f"{stem}.json").read_text(encoding="utf-8"))
-
-
-def gpus(name: str, n: int) -> tuple[Device, ...]:
-    part = gpu_lookup(name)
-    return tuple(with_facts(Device(f"CUDA{i}", part.name, part.memory_bytes)) for i in range(n))
-
-
-def _first(view: dict, key: str) -> int:
-    return next(iter(view[key].values()))
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # DeepSeek-V3#205: DeepSeek-V3 fp8 over 4 Ray nodes of 8 RTX 4090, PP4 x TP8, vLLM 0.6.6
 
@@ -139,7 +125,7 @@ def _dsv3_4090():
 
 def test_dsv3_pp4_first_stage_weights():
     printed = fixture(DSV3_4090)["printed"]["model_loading_gib_rank0"] * GiB  # 0.6.6's "GB" is GiB
-    got = _first(_dsv3_4090().engine_view, "model_loading_bytes")  # rank 0: the first stage's driver
+    got = first(_dsv3_4090().engine_view, "model_loading_bytes")  # rank 0: the first stage's driver
     err = (got - printed) / printed
     assert abs(err) < WEIGHTS_LIMIT, f"{got / GiB:.4f} vs {printed / GiB:.4f} GiB ({err:+.2%})"
 
@@ -225,7 +211,7 @@ def test_dsv4_mi300x_kv_needed_for_one_request():
     printed = fixture(DSV4_MI300X)["printed"]
     # the budget pinned to the printed one, so the refusal (and its need) is computed from the layout alone
     v = _dsv4_mi300x(kv_cache_memory_bytes=int(printed["available_kv_cache_gib"] * GiB)).engine_view
-    need = _first(v, "kv_needed_one_request_bytes")
+    need = first(v, "kv_needed_one_request_bytes")
     err = (need - printed["kv_needed_one_request_gib"] * GiB) / (printed["kv_needed_one_request_gib"] * GiB)
     assert abs(err) < TOKENS_LIMIT, f"{need / GiB:.2f} GiB ({err:+.2%})"
 
@@ -234,7 +220,7 @@ def test_dsv4_mi300x_kv_needed_for_one_request():
                                        "GPU); the dummy-weight run prints no load or profile figure")
 def test_dsv4_mi300x_available_kv():
     est = _dsv4_mi300x()
-    got = _first(est.engine_view, "available_kv_cache_bytes")
+    got = first(est.engine_view, "available_kv_cache_bytes")
     printed = fixture(DSV4_MI300X)["printed"]["available_kv_cache_gib"] * GiB
     err = (got - printed) / est.devices[0].memory_bytes
     assert abs(err) < KV_LIMIT, f"{got / GiB:.2f} vs {printed / GiB:.2f} GiB ({err:+.2%} of the GPU)"
@@ -261,7 +247,7 @@ def test_gemma4_026_kv_needed_for_one_request():
     # the sliding-window groups reserve two batches in flight (VllmConfig.max_in_flight_tokens, 0.26+)
     printed = fixture(GEMMA4_PRO6000)["printed"]
     v = _gemma4_pro6000()
-    need = _first(v, "kv_needed_one_request_bytes")
+    need = first(v, "kv_needed_one_request_bytes")
     err = (need - printed["kv_needed_one_request_gib"] * GiB) / (printed["kv_needed_one_request_gib"] * GiB)
     assert abs(err) < TOKENS_LIMIT, f"{need / GiB:.2f} GiB ({err:+.2%})"
 

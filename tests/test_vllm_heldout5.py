@@ -75,13 +75,12 @@ from oomkit.engines.vllm.args import parse_args
 from oomkit.engines.vllm.config import resolve
 from oomkit.engines.vllm.weights import _deepstack_bytes as deepstack_bytes
 from oomkit.engines.vllm.weights import tower_built, tower_on_stage
-from oomkit.hardware.catalog import lookup as gpu_lookup
-from oomkit.hardware.catalog import with_facts
-from oomkit.memory import Device
 from oomkit.units import GiB
+from tests.startup_heldout import first, fixture_loader, gpus
 from tests.test_vllm_startup import spec_of
 
 HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" / "heldout5"
+fixture = fixture_loader(HERE)
 WEIGHTS_LIMIT = 0.03  # of the printed load
 KV_LIMIT = 0.03  # of the GPU's memory
 TOKENS_LIMIT = 0.03
@@ -114,22 +113,9 @@ FP8_DYNAMIC_CT = {"quant_method": "compressed-tensors", "format": "float-quantiz
                   "ignore": ["lm_head"]}
 
 
-def fixture(stem: str) -> dict:
-    return json.loads((HERE / f"{stem}.json").read_text(encoding="utf-8"))
-
-
-def gpus(name: str, n: int) -> tuple[Device, ...]:
-    part = gpu_lookup(name)
-    return tuple(with_facts(Device(f"CUDA{i}", part.name, part.memory_bytes)) for i in range(n))
-
-
-def _first(view: dict, key: str) -> int:
-    return next(iter(view[key].values()))
-
-
 def weights_error(stem: str, est) -> float:
     printed = fixture(stem)["printed"]["model_loading_gib"] * GiB
-    return (_first(est.engine_view, "model_loading_bytes") - printed) / printed
+    return (first(est.engine_view, "model_loading_bytes") - printed) / printed
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -162,16 +148,16 @@ def test_qwen3_vl_30b_a3b_tp2_ep_data_encoder_weights_per_rank():
     assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"  # -0.04 % (-0.12 % before the deepstack buffers, -0.75 % before M-RoPE)
     # the whole vision encoder on each rank (--mm-encoder-tp-mode data): sharded it would be 29.22 GiB (-1.72 %)
     sharded = _qwen3vl(tensor_parallel_size=2, enable_expert_parallel=True, max_model_len=10000)
-    assert _first(sharded.engine_view, "model_loading_bytes") < _first(est.engine_view, "model_loading_bytes")
+    assert first(sharded.engine_view, "model_loading_bytes") < first(est.engine_view, "model_loading_bytes")
     assert abs(err) < abs(weights_error(QWEN3VL_TP2_EP, sharded))
 
 
 def test_qwen3_vl_miss_does_not_scale_with_tp():
     # the same 0.222 GiB short at TP4 and TP2 before the M-RoPE cache (0.035 GiB after it, 0.011 GiB after the
     # deepstack buffers): a per-rank term, not a TP share
-    tp4 = fixture(QWEN3VL_TP4)["printed"]["model_loading_gib"] * GiB - _first(
+    tp4 = fixture(QWEN3VL_TP4)["printed"]["model_loading_gib"] * GiB - first(
         _qwen3vl(tensor_parallel_size=4, dtype="float16").engine_view, "model_loading_bytes")
-    tp2 = fixture(QWEN3VL_TP2_EP)["printed"]["model_loading_gib"] * GiB - _first(
+    tp2 = fixture(QWEN3VL_TP2_EP)["printed"]["model_loading_gib"] * GiB - first(
         _qwen3vl(tensor_parallel_size=2, enable_expert_parallel=True, mm_encoder_tp_mode="data",
                  max_model_len=10000).engine_view, "model_loading_bytes")
     assert abs(tp4 - tp2) < 0.01 * GiB, (tp4 / GiB, tp2 / GiB)
@@ -202,9 +188,9 @@ def test_gemma4_26b_fp8_l40s_budget_and_verdict():
     est = _gemma4()
     printed = fixture(GEMMA4_L40S)["printed"]
     v = est.engine_view
-    kv = (_first(v, "available_kv_cache_bytes") - printed["available_kv_cache_gib"] * GiB) / est.devices[0].memory_bytes
+    kv = (first(v, "available_kv_cache_bytes") - printed["available_kv_cache_gib"] * GiB) / est.devices[0].memory_bytes
     assert abs(kv) < KV_LIMIT, f"available KV {kv:+.2%} of the GPU"  # +1.70 %
-    graphs = (_first(v, "cudagraph_bytes") - printed["estimated_cudagraph_gib"] * GiB) / est.devices[0].memory_bytes
+    graphs = (first(v, "cudagraph_bytes") - printed["estimated_cudagraph_gib"] * GiB) / est.devices[0].memory_bytes
     assert abs(graphs) < KV_LIMIT, f"CUDA graphs {graphs:+.2%} of the GPU"
     assert est.fits is True and not v.get("failed_phase"), (v.get("error"), v.get("failed_phase"))
     # the two flags oomkit does not count are said, not dropped
@@ -226,7 +212,7 @@ def test_gemma4_26b_fp8_l40s_tokens_from_the_printed_budget():
 
 def _load(model: str, version: str) -> int:
     est = ENGINE.estimate(spec_of(model), gpus("H100", 1), VllmSettings(engine_version=version, max_model_len=4096))
-    return _first(est.engine_view, "model_loading_bytes")
+    return first(est.engine_view, "model_loading_bytes")
 
 
 def test_mrope_is_read_from_the_rope_dict():
@@ -298,7 +284,7 @@ def test_deepstack_buffers_follow_max_num_batched_tokens_not_tp():
         est = ENGINE.estimate(spec_of("Qwen/Qwen3-VL-30B-A3B-Instruct"), gpus("H100", tp),
                               VllmSettings(engine_version="0.11.0", tensor_parallel_size=tp, max_model_len=4096,
                                            max_num_batched_tokens=tokens))
-        return _first(est.engine_view, "model_loading_bytes")
+        return first(est.engine_view, "model_loading_bytes")
     # 3 levels x 2,048 hidden x 2 B per token, the same on every TP rank
     assert load(1, 8192) - load(1, 2048) == 3 * 6144 * 2048 * 2
     assert load(4, 8192) - load(4, 2048) == 3 * 6144 * 2048 * 2
