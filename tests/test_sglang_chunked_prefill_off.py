@@ -1,10 +1,12 @@
 """SGLang turns chunked prefill off (chunked_prefill_size = -1) for some multimodal models, after mem_fraction_static
 is chosen. Read from the wheels (pip download sglang==X --no-deps):
 
-- 0.4.0 / 0.4.5.post3 / 0.4.6 srt/model_executor/model_runner.py model_specific_adjustment: `if self.is_multimodal:`
+- 0.4.0 / 0.4.5.post3 / 0.4.6 / 0.4.6.post1-post4 srt/model_executor/model_runner.py model_specific_adjustment: `if
+  self.is_multimodal:`
   ... `server_args.chunked_prefill_size = -1` ("Automatically turn off --chunked-prefill-size for multimodal model."):
   every multimodal model.
-- 0.4.7, 0.5.0rc2, 0.5.10 model_runner.py: the same block, now under `if not self.is_multimodal_chunked_prefill_supported`;
+- 0.4.6.post5, 0.4.7, 0.5.0rc2, 0.5.10 model_runner.py: the same block, now under `if not
+  self.is_multimodal_chunked_prefill_supported`;
   srt/configs/model_config.py is_multimodal_chunked_prefill_supported refuses Grok1VForCausalLM, Grok1AForCausalLM,
   LlavaLlamaForCausalLM, MllamaForConditionalGeneration and CLIPModel.
 - 0.5.23 srt/arg_groups/model_hook.py handle_model_capability_adjustments: the same condition (the list adds
@@ -42,11 +44,12 @@ def _printed(est) -> str:
 
 # (model, release, SGLang's chunked_prefill_size after the adjustment; 8192 = the H100's GPU-class default)
 CASES = [
-    # LlavaForConditionalGeneration: every multimodal model up to 0.4.6.x, not in the 0.4.7+ list
+    # LlavaForConditionalGeneration: every multimodal model up to 0.4.6.post4, not in the 0.4.6.post5+ list
     ("llava-hf/llava-1.5-7b-hf", "0.4.0", -1),
     ("llava-hf/llava-1.5-7b-hf", "0.4.2", -1),
     ("llava-hf/llava-1.5-7b-hf", "0.4.6", -1),
-    ("llava-hf/llava-1.5-7b-hf", "0.4.6.post5", -1),
+    ("llava-hf/llava-1.5-7b-hf", "0.4.6.post4", -1),
+    ("llava-hf/llava-1.5-7b-hf", "0.4.6.post5", 8192),
     ("llava-hf/llava-1.5-7b-hf", "0.4.7", 8192),
     ("llava-hf/llava-1.5-7b-hf", "0.5.0rc2", 8192),
     ("llava-hf/llava-1.5-7b-hf", "0.5.10", 8192),
@@ -117,7 +120,7 @@ def test_printed_line_by_release():
     assert re.fullmatch(r"max_total_num_tokens=\d+, max_prefill_tokens=16384, max_running_requests=\d+, "
                         r"context_len=4096", _printed(_est(name, "0.4.1")))
     assert re.fullmatch(r"max_total_num_tokens=\d+, chunked_prefill_size=-1, max_prefill_tokens=16384, "
-                        r"max_running_requests=\d+, context_len=4096", _printed(_est(name, "0.4.6.post5")))
+                        r"max_running_requests=\d+, context_len=4096", _printed(_est(name, "0.4.6.post4")))
     assert re.fullmatch(r"max_total_num_tokens=\d+, chunked_prefill_size=8192, max_prefill_tokens=16384, "
                         r"max_running_requests=\d+, context_len=4096, available_gpu_mem=\d+\.\d\d GB",
                         _printed(_est(name, "0.4.7")))

@@ -105,3 +105,19 @@ def test_llama4_vision_tower_whole_on_every_rank_up_to_0_4_9_none_from_0_4_10(ca
         weights[version] = r["estimate"]["engine_view"]["weights_bytes"]
     assert weights["0.4.6.post5"] == weights["0.4.9"]
     assert weights["0.4.9"] - weights["0.4.10"] == tower
+
+
+def test_enable_multimodal_turns_llama4s_multimodal_path_back_on(capsys):
+    """--enable-multimodal (0.4.6+): ModelRunner.is_multimodal is True again, so the given fraction is lowered by 0.90
+    ("Automatically reduce --mem-fraction-static to 0.720 because this is a multimodal model" for 0.8), while chunked
+    prefill stays on (is_multimodal_chunked_prefill_supported does not refuse Llama4ForConditionalGeneration,
+    0.4.6.post5 read); from 0.4.10 it also builds the vision tower."""
+    d = load("sglang-6817-llama4-scout-1m-8xh200")
+    _, off = check(d["command"], "H200", "0.4.6.post5", capsys)
+    _, on = check(d["command"] + " --enable-multimodal", "H200", "0.4.6.post5", capsys)
+    assert off["estimate"]["engine_view"]["mem_fraction_static"] == 0.8
+    assert round(on["estimate"]["engine_view"]["mem_fraction_static"], 3) == 0.720
+    assert on["estimate"]["engine_view"]["chunked_prefill_size"] == 8192
+    _, off10 = check(d["command"], "H200", "0.4.10", capsys)
+    _, on10 = check(d["command"] + " --enable-multimodal", "H200", "0.4.10", capsys)
+    assert on10["estimate"]["engine_view"]["weights_bytes"] > off10["estimate"]["engine_view"]["weights_bytes"]

@@ -81,6 +81,8 @@ _APPLY: dict[str, tuple[str, Any]] = {
     "--disable-cuda-graph-padding": ("disable_cuda_graph_padding", bool),
     "--enable-two-batch-overlap": ("enable_two_batch_overlap", bool),
     "--mm-enable-dp-encoder": ("mm_enable_dp_encoder", bool),
+    "--enable-multimodal": ("enable_multimodal", bool),
+    "--enable-llama4-multimodal": ("enable_multimodal", bool),  # 0.4.5.post1-0.4.5.post3
     "--language-only": ("language_only", bool),
     "--allow-auto-truncate": ("allow_auto_truncate", bool),
 }
@@ -331,6 +333,8 @@ OPTIONS = (
     Opt("disable_cuda_graph_padding", "--disable-cuda-graph-padding", switch=("--disable-cuda-graph-padding", None)),
     Opt("enable_two_batch_overlap", "--enable-two-batch-overlap", switch=("--enable-two-batch-overlap", None)),
     Opt("mm_enable_dp_encoder", "--mm-enable-dp-encoder", switch=("--mm-enable-dp-encoder", None)),
+    Opt("enable_multimodal", "--enable-multimodal", switch=("--enable-multimodal", None),
+        aliases=("--enable-llama4-multimodal",)),
     Opt("language_only", "--language-only", switch=("--language-only", None)),
     Opt("allow_auto_truncate", "--allow-auto-truncate", switch=("--allow-auto-truncate", None)),
 )

@@ -60,7 +60,8 @@ class CacheLayout:
     labels: tuple[str, ...] = ()
     # a multimodal checkpoint's vision_config (num_hidden_layers, hidden_size): the default fraction is lowered
     vit: tuple[int | None, int | None] | None = None
-    # its multimodal path off by default in this release (settings.py multimodal_off): no fraction cut
+    # its multimodal path off by default in this release and no --enable-multimodal (settings.py multimodal_off): no
+    # fraction cut, chunked prefill kept, Llama 4's vision tower not built from 0.4.10
     mm_off: bool = False
 
 
@@ -185,7 +186,8 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
         raise OomkitError(f"--dp-size {s.dp_size} must not exceed --tp-size {s.tp_size} with --enable-dp-attention")
     tower = next((t for t in spec.towers if t.kind == "vision"), None)
     vit = _vit_dims(tower) if tower is not None else None
-    mm_off = vit is not None and multimodal_off(spec.architecture, parse_version(s.engine_version))
+    mm_off = (vit is not None and not s.enable_multimodal
+              and multimodal_off(spec.architecture, parse_version(s.engine_version)))
     return CacheLayout(mla=mla, full_layers=full, swa_layers=swa, mamba_layers=mamba, kv_bytes=kv_bytes,
                        kv_dtype=kv_dtype, model_dtype=dtype, attn_tp=attn_tp, page_size=page, labels=tuple(labels),
                        vit=vit, mm_off=mm_off)

@@ -76,6 +76,7 @@ from .settings import (
     SGLangSettings,
     default_attention_backend,
     default_mem_fraction_static,
+    multimodal_off,
     parse_version,
     reached,
     runner_fraction,
@@ -753,21 +754,20 @@ def _effective_settings(s: SGLangSettings, run: _Run, running: int | None) -> di
 CHUNKED_PREFILL_UNSUPPORTED_ARCHS = frozenset({"mllama"})
 
 
-def chunked_prefill_off(spec: ModelSpec, vit: tuple[int | None, int | None] | None, v: Version) -> bool:
+def chunked_prefill_off(spec: ModelSpec, vit: tuple[int | None, int | None] | None, v: Version, *,
+                        enable_multimodal: bool = False) -> bool:
     """Whether SGLang sets chunked_prefill_size = -1 for this model (ERAS mm_chunked_prefill_list): `if
     self.is_multimodal:` ... `server_args.chunked_prefill_size = -1` in model_runner.py model_specific_adjustment for
-    every multimodal model up to 0.4.6 ("Automatically turn off --chunked-prefill-size for multimodal model(s).", 0.4.0
-    / 0.4.6), then only where `not self.is_multimodal_chunked_prefill_supported` (0.4.7-0.5.x; 0.5.23 arg_groups/
+    every multimodal model up to 0.4.6.post4 ("Automatically turn off --chunked-prefill-size for multimodal model(s).", 0.4.0
+    / 0.4.6), then only where `not self.is_multimodal_chunked_prefill_supported` (0.4.6.post5-0.5.x; 0.5.23 arg_groups/
     model_hook.py handle_model_capability_adjustments: "Automatically turn off --chunked-prefill-size as it is not
     supported for <model_type>"). It runs after mem_fraction_static is chosen (handle_gpu_memory_settings reads the
     GPU-class chunk), and the scheduler prints the -1 ("chunked_prefill_size=-1") and prefills whole requests.
     is_multimodal: a vision tower (vit), less Llama 4 / Gemma 3's ConditionalGeneration class where multimodal is off
-    by default (model_config.py mm_disabled_models)."""
+    by default (model_config.py mm_disabled_models; settings.py multimodal_off) unless --enable-multimodal."""
     if vit is None:
         return False
-    if spec.architecture == "llama4" and reached(v, "mm_off_llama4"):
-        return False
-    if spec.architecture == "gemma3" and reached(v, "mm_off_gemma3"):
+    if not enable_multimodal and multimodal_off(spec.architecture, v):
         return False
     if not reached(v, "mm_chunked_prefill_list"):
         return True
@@ -806,7 +806,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     mfs = (runner_fraction(s.mem_fraction_static, lay_all.vit, v, mm_off=lay_all.mm_off)
            if s.mem_fraction_static is not None
            else defaults.mem_fraction_static)
-    if chunked_prefill_off(spec, lay_all.vit, v):
+    if chunked_prefill_off(spec, lay_all.vit, v, enable_multimodal=s.enable_multimodal):
         # after mem_fraction_static is set from it (see chunked_prefill_off); a given --chunked-prefill-size too
         defaults = replace(defaults, chunked_prefill_size=-1)
         # the scheduler then sets rem_chunk_tokens None: schedule_policy.py PrefillAdder.add_one_req ("Non-chunked

@@ -213,13 +213,14 @@ ERAS = Eras({
     "vlm_runner_090": (0, 4, 5),
     "vlm_by_vit": (0, 4, 10),
     # Chunked prefill turned off (chunked_prefill_size = -1) after mem_fraction_static is set: for every multimodal
-    # model up to 0.4.6.x (model_runner.py model_specific_adjustment, 0.4.0 / 0.4.5.post3 / 0.4.6 read), from 0.4.7 only
-    # for the classes configs/model_config.py is_multimodal_chunked_prefill_supported refuses (0.4.7, 0.5.0rc2, 0.5.10
-    # read; 0.5.23 arg_groups/model_hook.py handle_model_capability_adjustments). Multimodal is off by default
+    # model up to 0.4.6.post4 (model_runner.py model_specific_adjustment, 0.4.0 / 0.4.5.post3 / 0.4.6 / 0.4.6.post1-post4
+    # read), from 0.4.6.post5 only for the classes configs/model_config.py is_multimodal_chunked_prefill_supported
+    # refuses (0.4.6.post5, 0.4.7, 0.5.0rc2, 0.5.10 read; 0.5.23 arg_groups/model_hook.py
+    # handle_model_capability_adjustments). Multimodal is off by default
     # (model_config.py enable_multimodal None -> False) for Llama4ForConditionalGeneration from 0.4.5.post1
     # (--enable-llama4-multimodal in its server_args.py; 0.4.5 has none; 0.4.5.post3 model_config.py read) and for
     # Gemma3ForConditionalGeneration from 0.4.6 (0.4.5.post3 lists Llama 4 only)
-    "mm_chunked_prefill_list": (0, 4, 7),
+    "mm_chunked_prefill_list": (0, 4, 6, 5),
     # scheduler.py's start-up line "max_total_num_tokens=..., max_prefill_tokens=..., max_running_requests=...,
     # context_len=...": ", chunked_prefill_size=..." (server_args', after ModelRunner's adjustments) from 0.4.2 (0.4.0,
     # 0.4.1 none), ", available_gpu_mem=X GB" at its end from 0.4.7 (0.4.6.post5 none)
@@ -370,6 +371,9 @@ class SGLangSettings:
     disable_cuda_graph_padding: bool = False  # --disable-cuda-graph-padding: every size 1..max_bs (0.5.3+)
     enable_two_batch_overlap: bool = False  # --enable-two-batch-overlap: sizes aligned to 2
     mm_enable_dp_encoder: bool = False  # --mm-enable-dp-encoder: the vision encoder whole on every rank
+    # --enable-multimodal (0.4.6+; --enable-llama4-multimodal 0.4.5.post1-0.4.5.post3): Llama 4 / Gemma 3's multimodal
+    # path on where SGLang turns it off by default (multimodal_off)
+    enable_multimodal: bool = False
     language_only: bool = False  # --language-only: the language model without its multimodal encoder
     allow_overwrite_longer_context_len: bool = False  # env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1
     allow_auto_truncate: bool = False  # --allow-auto-truncate: a prompt longer than the pool allows is cut, not aborted
@@ -587,8 +591,8 @@ def multimodal_off(architecture: str, v: Version) -> bool:
     Llama4ForConditionalGeneration from 0.4.5.post1, Gemma3ForConditionalGeneration from 0.4.6 (ERAS mm_off_llama4,
     mm_off_gemma3). model_config.is_multimodal is then False, so ModelRunner.is_multimodal is too: neither its
     fraction cut (runner_fraction) nor its chunked-prefill switch (layout.py chunked_prefill_off) applies, though the
-    vision tower is still built and loaded (models/mllama4.py Llama4ForConditionalGeneration.__init__).
-    --enable-multimodal is not taken by oomkit."""
+    vision tower is built and loaded up to 0.4.9 (models/mllama4.py Llama4ForConditionalGeneration.__init__; weights.py
+    tower_rank_bytes). --enable-multimodal (settings enable_multimodal) turns it back on (kv.py cache_layout)."""
     if architecture == "llama4":
         return reached(v, "mm_off_llama4")
     if architecture == "gemma3":

@@ -114,7 +114,7 @@ def tower_rank_bytes(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout) -> in
     builds transformers' Llama4VisionModel and Llama4MultiModalProjector (plain nn modules, whole on every rank) in
     Llama4ForConditionalGeneration.__init__ whatever enable_multimodal says (0.4.5.post3, 0.4.6.post5, 0.4.7-0.4.9
     read); from 0.4.10 it builds them only when server_args.enable_multimodal is set (has_vision: None by default, so
-    none; 0.4.10, 0.5.10 read), and --enable-multimodal is not taken by oomkit."""
+    none; 0.4.10, 0.5.10 read), so none unless --enable-multimodal (then sharded as above)."""
     if s.language_only or not spec.towers:
         return 0
     dtype_bytes = FLOAT_BYTES[lay.model_dtype]
