@@ -42,6 +42,22 @@ def params(cases: list[dict]) -> list:
                          if c.get("known_miss") else []) for c in cases]
 
 
+def heldout_tests(name: str) -> tuple:
+    """A set's cases and its two tests, for the set's module to bind at module level (pytest collects them there):
+    every case cited and new (check_cited_and_new), and each case read as its thread shows (check_case; a strict xfail
+    where it carries known_miss). -> (cases, test_cases_are_cited_and_new, test_heldout_case)"""
+    cases = load_cases(name)
+
+    def test_cases_are_cited_and_new():
+        check_cited_and_new(name, cases)
+
+    @pytest.mark.parametrize("case", params(cases))
+    def test_heldout_case(case):
+        check_case(case)
+
+    return cases, test_cases_are_cited_and_new, test_heldout_case
+
+
 def check_case(case: dict) -> None:
     d = diagnose(case["text"])
     exp = case["expected"]

@@ -8,18 +8,6 @@ these logs led to; a case still missed after a source-backed attempt carries `kn
 
 from __future__ import annotations
 
-import pytest
+from tests.diagnose_heldout import heldout_tests
 
-from tests.diagnose_heldout import check_case, check_cited_and_new, load_cases, params
-
-NAME = "heldout4.jsonl"
-CASES = load_cases(NAME)
-
-
-def test_cases_are_cited_and_new():
-    check_cited_and_new(NAME, CASES)
-
-
-@pytest.mark.parametrize("case", params(CASES))
-def test_heldout_case(case):
-    check_case(case)
+CASES, test_cases_are_cited_and_new, test_heldout_case = heldout_tests("heldout4.jsonl")

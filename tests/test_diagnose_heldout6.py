@@ -18,26 +18,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.diagnose_heldout import (
-    check_case,
-    check_cited_and_new,
-    check_garbled_exits_cleanly,
-    garbled,
-    load_cases,
-    params,
-)
+from tests.diagnose_heldout import check_garbled_exits_cleanly, garbled, heldout_tests
 
-NAME = "heldout6.jsonl"
-CASES = load_cases(NAME)
-
-
-def test_cases_are_cited_and_new():
-    check_cited_and_new(NAME, CASES)
-
-
-@pytest.mark.parametrize("case", params(CASES))
-def test_heldout_case(case):
-    check_case(case)
+CASES, test_cases_are_cited_and_new, test_heldout_case = heldout_tests("heldout6.jsonl")
 
 
 GARBLED = [pytest.param(c["id"], kind, data, id=f"{c['id']}-{kind}")

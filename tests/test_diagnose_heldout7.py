@@ -24,27 +24,9 @@ import shlex
 
 import pytest
 
-from tests.diagnose_heldout import (
-    check_case,
-    check_cited_and_new,
-    check_garbled_exits_cleanly,
-    garbled,
-    load_cases,
-    params,
-    rewrapped,
-)
+from tests.diagnose_heldout import check_garbled_exits_cleanly, garbled, heldout_tests, params, rewrapped
 
-NAME = "heldout7.jsonl"
-CASES = load_cases(NAME)
-
-
-def test_cases_are_cited_and_new():
-    check_cited_and_new(NAME, CASES)
-
-
-@pytest.mark.parametrize("case", params(CASES))
-def test_heldout_case(case):
-    check_case(case)
+CASES, test_cases_are_cited_and_new, test_heldout_case = heldout_tests("heldout7.jsonl")
 
 
 @pytest.mark.parametrize("case", [c for c in params(CASES) if c.values[0].get("command")])
