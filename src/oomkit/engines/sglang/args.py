@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,15 @@ from typing import Any
 from ...errors import OomkitError
 from ...flags import check_settings
 from ..command import Opt, Syntax, defaults, for_release, format_flags, python_module, rewrite, values_of
-from ..release_flags import at_release_read, known_in, release_key, unique_readings, varies, why_not
+from ..release_flags import (
+    at_release_read,
+    known_in,
+    release_being_read,
+    release_key,
+    unique_readings,
+    varies,
+    why_not,
+)
 from .settings import DTYPE_CHOICES, KV_CACHE_DTYPES, QUANTIZATION_CHOICES, SGLangSettings
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "sglang_flags.json"
@@ -133,9 +142,20 @@ _UNMODELLED = {
 
 def _candidates(name: str, flags: dict[str, str]) -> list[str]:
     """argparse (allow_abbrev): an exact flag, else the long flags `name` is a prefix of (`--tp` for `--tp-size`),
-    over every release's flags."""
-    if name in flags or name in _LEGACY_FLAGS:
+    over every release's flags. A flag of the union that the release being read lacks is argparse's prefix there
+    (argparse.py _parse_optional: an exact option string first, then _get_option_tuples over that parser's own long
+    options): `--model` is --model-path's unique prefix in 0.4.6 (server_args.py 0.4.6 read: argparse.ArgumentParser()
+    with allow_abbrev, --model-path its only --model* flag), sglang#5755's launch line; --model itself from 0.4.9."""
+    if name in _LEGACY_FLAGS:
         return [name]
+    if name in flags:
+        version = release_being_read()
+        longer = sorted(f for f in flags if f.startswith(name) and f != name)
+        if (not longer or not version or not re.match(r"v?\d+\.\d+", version)
+                or known_in(_FLAGS_JSON.name, name, release_key(version)) is not False):
+            return [name]
+        at = [f for f in longer if known_in(_FLAGS_JSON.name, f, release_key(version)) is not False]
+        return at or [name]  # none there either: the flag itself, refused by the release check as before
     if name.startswith("--") and len(name) > 2:  # narrowed to the release being read, where it is known already
         return at_release_read(_FLAGS_JSON.name, name, sorted(f for f in flags if f.startswith(name)),
                                "launch_server.py")
