@@ -13,6 +13,7 @@ from typing import Any
 
 from ..engines.base import Choice, EngineModule
 from ..engines.cmdline import ParsedCommand, parse_command
+from ..engines.llamacpp.backends import metal_devices
 from ..errors import OomkitError
 from ..limits import STEP, context_limit, largest_context
 from ..memo import SEARCHING
@@ -96,9 +97,14 @@ class Option:
 
 
 def budgets(devices: tuple[Device, ...], goals: Goals) -> dict[str, int | None]:
-    """What each GPU may hold: its memory less what other programs hold and the headroom asked."""
+    """What each GPU may hold: its usable memory less what other programs hold and the headroom asked. An Apple GPU
+    named from the catalog offers Metal's working set (recommendedMaxWorkingSetSize), not all its unified memory:
+    the budget every engine on it checks against (llama.cpp ggml-metal-device.m ggml_metal_device_get_memory and
+    Ollama discover/gpu_darwin.go via llamacpp/backends.py metal_devices; mlx_lm generate.py wired_limit via
+    mlx/layout.py metal_device, the same rule), and so the one `oomkit check` weighs."""
     out: dict[str, int | None] = {d.id: None if d.memory_bytes is None
-                                  else d.memory_bytes - goals.held_on(d.id) - goals.headroom_bytes for d in devices}
+                                  else d.memory_bytes - goals.held_on(d.id) - goals.headroom_bytes
+                                  for d in metal_devices(devices)}
     out[HOST] = goals.ram_bytes
     return out
 

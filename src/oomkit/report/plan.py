@@ -6,6 +6,7 @@ import io
 import json
 from typing import Any
 
+from ..engines.llamacpp.backends import metal_devices
 from ..memory import MemoryEstimate
 from ..plan.fit import Fit
 from ..plan.options import Option
@@ -51,10 +52,13 @@ HEADERS = ["#", "tier", "option", "context", "bits/weight", "KV", "VRAM used", "
 
 def _header(p: Plan) -> list[str]:
     m = p.model
-    kinds: dict[tuple[str, int | None], int] = {}
-    for d in p.devices:
-        kinds[(d.name, d.memory_bytes)] = kinds.get((d.name, d.memory_bytes), 0) + 1
-    devs = ", ".join(f"{n} × {name} {gib(mem)}" if n > 1 else f"{name} {gib(mem)}" for (name, mem), n in kinds.items())
+    kinds: dict[tuple[str, int | None, int | None], int] = {}
+    # an Apple GPU: the headroom is counted against Metal's working set, shown beside the unified memory
+    for d, usable in zip(p.devices, metal_devices(p.devices), strict=True):
+        ws = usable.memory_bytes if usable.memory_bytes != d.memory_bytes else None
+        kinds[(d.name, d.memory_bytes, ws)] = kinds.get((d.name, d.memory_bytes, ws), 0) + 1
+    devs = ", ".join((f"{n} × " if n > 1 else "") + f"{name} {gib(mem)}"
+                     + (f" (Metal working set {gib(ws)})" if ws is not None else "") for (name, mem, ws), n in kinds.items())
     if p.goals.nodes > 1:
         devs += f" over {p.goals.nodes} machines"
     want = p.goals.context_for(m)
