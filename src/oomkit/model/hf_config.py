@@ -399,9 +399,14 @@ def spec_from_config(
         labels.append(mix_label)
     tower = vision_tower(outer)
     if tower is not None:
+        # SGLang's Llama 4 (models/mllama4.py Llama4ForConditionalGeneration.__init__) builds the tower only with
+        # --enable-multimodal from 0.4.10 (has_vision = has_vision_weights and enable_multimodal; 0.4.10 -> 0.5.20
+        # read), unconditionally up to 0.4.9
+        sglang = ("SGLang up to 0.4.9 (from 0.4.10 only with --enable-multimodal)"
+                  if (outer.get("vision_config") or {}).get("model_type") == "llama4_vision_model" else "SGLang")
         labels.append(f"vision tower: {tower.params / 1e9:.2f} B parameters ({tower.nbytes(2) / 2**30:.2f} GiB at 16 bits) "
-                      "apart from the language model; vLLM, SGLang and transformers load it with the checkpoint and count "
-                      "it in their weights, llama.cpp and Ollama load it from the mmproj file")
+                      f"apart from the language model; vLLM, {sglang} and transformers load it with the checkpoint and "
+                      "count it in their weights, llama.cpp and Ollama load it from the mmproj file")
     elif isinstance(outer.get("vision_config"), Mapping):
         labels.append("the config declares a vision tower (vision_config) that is not counted in these weights")
     if isinstance(outer.get("thinker_config"), Mapping):  # Qwen3-Omni: text_config() read the thinker's decoder
