@@ -91,6 +91,10 @@ class Resolved:
         return ERAS.reached(self.version, era)
 
 
+# a PCIe card by its name as the driver or the catalog gives it ("NVIDIA A100-PCIE-40GB", "NVIDIA A100 80GB PCIe")
+_PCIE_PART = re.compile(r"PCI-?E", re.IGNORECASE)
+
+
 def _gpu_info(dev: Device | None) -> tuple[tuple[int, int] | None, str, int | None]:
     """(compute capability, name, SM count) of the first GPU; the capability and SM count as the GPU catalog gives
     them with the Device, None when unknown. The name is matched the way vLLM matches torch.cuda.get_device_name()."""
@@ -406,6 +410,15 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     # be the NVLink data-centre part the capability guess above assumes (as engines/sglang/layout.py does)
     nvlink = bool(first is not None and (first.nvlink or (
         cc_guessed and first.nvlink is None and (first.memory_bytes or 0) >= 70 * GiB)))
+    if nvlink and tp > 2 and _PCIE_PART.search(gpu_name):
+        # the PCIe card of an NVLink family (A100-PCIE-40GB, A100 80GB PCIe, H100 PCIe): an NVLink bridge joins two
+        # cards at most, so a TP group beyond two talks over PCIe (distributed/device_communicators/
+        # custom_all_reduce.py CustomAllreduce.__init__: "Custom allreduce is disabled because it's not supported on
+        # more than two PCIe-only GPUs", 0.4 -> 0.3x) and NCCL holds its PCIe buffers (profile.py COMM_PCIE). Two
+        # cards may share a bridge the name does not say: left as the family is. Held out: vllm#15983 (4 x
+        # A100-PCIE-40GB, TP4, Qwen2.5-VL-72B, 8,192 tokens, V0 0.7.3 started): 6,464 KV tokens (< 8,192: refused)
+        # with NVLink's communicators (2.14 GiB), 31,232 with PCIe's 0.25
+        nvlink = False
     spans = tp_spans_nodes(tp, tp * pp * dp, s.nnodes)
     if spans and not _multi_node_nvlink(gpu_name):
         # a TP group across machines talks over the network: custom_all_reduce.py CustomAllreduce.__init__ turns the
