@@ -11,8 +11,11 @@ Measured (mlx-lm threads; the verdict of `oomkit check --json --gpu MAC -- COMMA
     mlx-lm#1480 Water-Run, Mac Studio 128GB, server, ~176K prompt        crashed    fits, 36.5 GB of 103 (xfail)
     mlx-lm#883  M3 Ultra 96GB, Qwen3-Coder-30B-A3B-8bit server, 58k      panicked   fits, 45.4 GB of 77 (xfail)
     turboquant-mlx#11 M3 Ultra 512GB, GLM-5.1-4bit, short context        ran        does not fit by 12,597 MiB (xfail)
+    lmstudio#2191 48 GB Mac, lms load Qwen3.6-35B-A3B -c 200000          loaded at 152,576 (LM Studio's auto-fit)
+                                                                                    runs at 200,000 (xfail)
 
-Agreed: 3 of 7 verdicts (the ladder counted as one), before and after this file (no rule changed). One cause
+Agreed: 3 of 8 verdicts (the ladder counted as one), before and after this file (no rule changed); #2191's
+working set (36.00 GiB) and KV per token (20,480 B) agree with LM Studio's own log. One cause
 found and left as a strict xfail: the 512 GiB M3 Ultra's Metal working set is not 3/4 of its RAM on recent macOS.
 llama.cpp prints "recommendedMaxWorkingSetSize  = 498216.21 MB" there (464 GiB) and mlx refuses a buffer past
 "the maximum allowed buffer size of 373662154752 bytes" (jjang-ai/vmlx#50; MTLDevice.maxBufferLength, exactly 3/4 of
@@ -187,3 +190,37 @@ def test_glm51_4bit_fits_a_512gb_m3_ultra_with_the_recent_working_set():
 def test_glm51_4bit_fits_a_512gb_m3_ultra_by_default():
     rc, out = _check("Apple M3 Ultra 512GB", None, GLM51)
     assert rc == 0 and out["fits"] is True
+
+
+# ---------------------------------------------------------------------------------------------------------
+# LM Studio's MLX runtime fits the context to the memory itself (lmstudio-bug-tracker#2191)
+
+AUTOFIT = _fixture("lmstudio-2191-qwen3.6-35b-a3b-context-auto-fit")
+LMS2191 = 'lms load qwen/qwen3.6-35b-a3b@4bit --context-length 200000'
+
+
+def _logged(key: str) -> str:
+    return AUTOFIT["lines"][-1].split(f" {key}=", 1)[1].split()[0]
+
+
+def test_2191_working_set_and_kv_per_token_as_logged():
+    # what oomkit shares with mlx-engine's fit: the 48 GiB Mac's working set (3/4) and the full-attention KV per
+    # token (10 of 40 layers, 2 KV heads x 256 x 2 x 2 bytes)
+    rc, out = _check("Apple M4 Pro 48GB", None, LMS2191)
+    assert rc in (0, 1)
+    assert out["devices"][0]["budget_bytes"] / GiB == float(_logged("working_set").removesuffix("GiB"))
+    assert out["kv_bytes_per_token"] == int(_logged("full_kv").removesuffix("B/token"))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "lmstudio-bug-tracker#2191 (LM Studio MLX runtime 1.10.1, --parallel 1): asked for 200,000 tokens, LM Studio "
+    "loaded 152,576 ('Model context auto-fit ... fitted=152,576 working_set=36.00GiB ... estimated_peak=33.01GiB'); "
+    "oomkit takes the 200,000 asked (fits, 600 MiB left). Cause read in lmstudio-ai/mlx-engine "
+    "mlx_engine/model_kit/batched_vision/context_fit.py calculate_context_fit: the qwen3_5 / gemma4 families' "
+    "context is (working set - max(3 GiB, 5 %) - loaded baseline - rotating peak - SSM state) / (full KV + prompt "
+    "embedding + query heads x prefill step x dtype bytes) per token, in place of the one configured (#2250, "
+    "#2318, mlx-engine#366); engines/mlx/args.py from_lms says so only from --parallel 2, and oomkit keys no LM "
+    "Studio runtime release to tell when the fit came in"))
+def test_2191_context_is_the_one_lm_studio_fits():
+    rc, out = _check("Apple M4 Pro 48GB", None, LMS2191)
+    assert out["n_ctx"] == 152_576
