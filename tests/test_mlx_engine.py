@@ -186,6 +186,28 @@ def test_working_set_and_buffer_limits():
     assert big.fits is False
 
 
+def test_detected_mac_memory_is_the_working_set_already():
+    """hardware/detect.py apple_gpus gives a Mac found here as Metal's share (iogpu.wired_limit_mb, else macOS's
+    default 3/4 of a 128 GiB Mac's RAM), with its free memory: the MLX engine takes that as the working set, not
+    as the RAM to take 3/4 of again (llama.cpp's metal_devices tells them apart the same way)."""
+    from oomkit.hardware.detect import Gpu, apple_default_gpu_share
+
+    share = apple_default_gpu_share(128 * GiB)
+    assert share == 96 * GiB
+    found = Gpu(index=0, name="Apple M3 Max", vendor="apple", total_bytes=share, free_bytes=share, used_bytes=None,
+                source="sysctl", unified_memory=True).device()
+    spec = _spec("llama-3.1-8b-instruct")
+    s = mlx.MlxSettings(q_bits=4, context_length=8192)
+    est = mlx.ENGINE.estimate(spec, (found,), s)
+    assert est.engine_view["recommended_working_set_bytes"] == 96 * GiB  # was 72 GiB: 3/4 of 3/4 of the RAM
+    assert est.devices[0].memory_bytes == 96 * GiB
+    named = mlx.ENGINE.estimate(spec, M3_MAX_128, s)
+    assert est.total_bytes == named.total_bytes
+    assert est.devices[0].memory_bytes == named.devices[0].memory_bytes
+    wired = mlx.ENGINE.estimate(spec, (found,), mlx.MlxSettings(q_bits=4, context_length=8192, wired_limit_mb=65536))
+    assert wired.devices[0].memory_bytes == 64 * GiB
+
+
 def test_gpu_catalog_apple_device():
     from oomkit.estimate import estimate
 

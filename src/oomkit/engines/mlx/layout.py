@@ -54,9 +54,15 @@ def metal_device(devices: tuple[Device, ...], s: MlxSettings) -> Metal:
     if len(devices) > 1:
         raise OomkitError("MLX runs on one Metal device (unified memory); give one --gpu / --vram")
     dev = devices[0] if devices else None
-    ram = dev.memory_bytes if dev else None
+    # A Mac found on this machine (hardware/detect.py apple_gpus: free memory known) already gives Metal's share,
+    # iogpu.wired_limit_mb or macOS's default, less what RAM has free: it is the working set, and the RAM behind it is
+    # not on the Device. A named Mac (--gpu) or a --vram size gives the RAM, whose default share Metal offers.
+    detected = dev is not None and dev.free_bytes is not None
+    ram = None if detected else (dev.memory_bytes if dev else None)
     if s.wired_limit_mb:
         working_set = s.wired_limit_mb * MiB
+    elif detected:
+        working_set = dev.memory_bytes
     else:
         working_set = default_working_set(ram) if ram else None
     max_buffer = s.max_buffer_length or (default_max_buffer(ram) if ram else None)
