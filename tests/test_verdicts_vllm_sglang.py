@@ -14,8 +14,9 @@ verbatim). None of these figures set a constant; the verdict is `oomkit check '<
 | vllm#15983 the same | 0.8.2 | 4x A100-PCIE-40GB | out of memory while starting | dies (no memory for the cache blocks) | dies (CUDA graph capture, after the KV cache) |
 | sglang#6859 Qwen3-30B-A3B | 0.4.6.post5 | A100 80GB | started | starts (140,088 tokens) | same |
 | club-3090#1087 Qwen3.8-27B FP8 TP2, MTP 3, 262,144, fp8 KV | 0.27.1 | 2x RTX 5090 | started, KV 12.26 GiB | starts, KV 12.66 GiB (+1.3 % of the 31.4 GiB GPU) | same |
+| sglang#4708 gemma-3-4b-it, defaults | 0.4.4.post1 | A800-SXM4-40GB | out of memory at start-up | dies: the KV pool (24.76 GiB) does not fit beside the 8.0 GiB req_to_token table of a 1,048,576 context | same |
 
-Agreed: 7 of 9 before, 8 of 9 after.
+Agreed: 8 of 10 before, 9 of 10 after (seven threads).
 
 The cause found (vllm#15983 at 0.7.3): the GPU catalog marks every A100 name as an NVLink part, the PCIe cards
 too, so a TP4 group of A100-PCIE-40GB took NVLink's communicator memory (engines/vllm/profile.py NON_TORCH_TP,
@@ -135,6 +136,19 @@ def test_15092_v080_dies_where_v073_started():
     view = _view(r)
     assert "No available memory for the cache blocks" in view["error"]
     assert view["sampler_warmup_requests"] == 1024
+
+
+def test_4708_gemma3_dies_at_the_pool():
+    """gemma-3-4b-it with SGLang's defaults on one 40 GB A800: out of memory while starting. context_length=None: the
+    context is max_position_embeddings x the linear rope factor (131,072 x 8: hf_transformers_utils.py
+    get_context_length in 0.4.4.post1), so the req_to_token table of 2,049 rows takes 8 GiB before the pool."""
+    d = _fixture("sglang-4708-gemma-3-4b-it-a800-40gb-v0.4.4.post1")
+    assert "context_length=None" in d["lines"][-1] and "mem_fraction_static=0.88" in d["lines"][-1]
+    rc, r = _check(d)
+    assert rc == 1 and r["fits"] is False
+    view = _view(r)
+    assert view["context_len"] == 1048576
+    assert view["failed_phase"]["phase"] == "KV cache pool"
 
 
 def test_15983_v082_dies_at_start_up():
