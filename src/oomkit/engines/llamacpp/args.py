@@ -21,7 +21,7 @@ from ...flags import check_settings, flag_value, stof, stoi
 from ...model import names
 from ...model.resolve import split_quant
 from ..command import Opt, Syntax, defaults, format_flags, number, python_module, rewrite, values_of
-from .settings import ERAS, SPEC_TYPES, LlamaCppSettings, build_number, flash_attn_mode
+from .settings import ERAS, SPEC_TYPE_OLD_NAMES, SPEC_TYPES, LlamaCppSettings, build_number, flash_attn_mode
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "llamacpp_flags.json"
 
@@ -199,10 +199,14 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         elif name in ("-ngld", "--gpu-layers-draft", "--n-gpu-layers-draft", "--spec-draft-ngl"):
             opts["n_gpu_layers_draft"] = {"auto": -1, "all": 10**6}.get(value) or _int(name, value)
         elif name == "--spec-type":
-            opts["spec_type"] = tuple(x.strip() for x in value.split(",") if x.strip())
-            # common/arg.cpp --spec-type: common_speculative_type_from_name for each name, an unknown one refused
-            if bad := [x for x in opts["spec_type"] if x not in SPEC_TYPES]:
+            given = tuple(x.strip() for x in value.split(",") if x.strip())
+            # common/arg.cpp --spec-type: common_speculative_type_from_name for each name, an unknown one refused;
+            # the names before PR #22964 (b9131) are read as they were renamed, and refused from that build on
+            # (settings.check_build)
+            if bad := [x for x in given if x not in SPEC_TYPES and x not in SPEC_TYPE_OLD_NAMES]:
                 raise OomkitError(f"error: unknown speculative decoding type: {bad[0]} (one of {', '.join(SPEC_TYPES)})")
+            opts["spec_type"] = tuple(SPEC_TYPE_OLD_NAMES.get(x, x) for x in given)
+            opts["spec_type_old_names"] = tuple(x for x in given if x in SPEC_TYPE_OLD_NAMES)
         elif name in ("-ts", "--tensor-split"):
             # common/arg.cpp --tensor-split: std::sregex_token_iterator over "[,/]+" (a run of separators is one;
             # an empty text before the first is a part, an empty one after the last is not), each part std::stof,

@@ -217,7 +217,8 @@ class LlamaCppSettings:
     # -cd / --ctx-size-draft / --spec-draft-ctx-size N (builds before ERAS no_ctx_size_draft): the draft context's
     # n_ctx (common_params_speculative.n_ctx); 0 = the build's default
     n_ctx_draft: int = 0
-    spec_type: tuple[str, ...] = ()  # --spec-type, comma-separated
+    spec_type: tuple[str, ...] = ()  # --spec-type, comma-separated (the old names as they were renamed)
+    spec_type_old_names: tuple[str, ...] = ()  # the names given in the spelling before b9131 (SPEC_TYPE_OLD_NAMES)
     # --spec-draft-n-max (older: --draft-max / --draft / --draft-n): the draft types' longest draft; None = the
     # build's default (SPEC_DRAFT_N_MAX). It sets the main context's logits rows (compute.reserved_outputs)
     spec_draft_n_max: int | None = None
@@ -314,6 +315,14 @@ SPEC_DRAFT_N_MAX_OLD = 16
 # build to b10587, placed at NEWEST. An older build refuses a name it lacks ("unknown speculative decoding type").
 SPEC_TYPE_FIRST = {"draft-simple": 9131, "draft-eagle3": 9131, "draft-mtp": 9180, "draft-dflash": 9831,
                    "draft-dspark": 10163, "draft-mtp-adaptive": int(NEWEST[1:])}
+# The names PR #18471's common_speculative_type_from_name_map took until PR #22964 renamed them (b9131), as the
+# names they became: {"none", "draft", "eagle3", "ngram_simple", "ngram_map_k", "ngram_map_k4v", "ngram_mod",
+# "ngram_cache"} (common/speculative.cpp of those builds). ggml-org/llama.cpp PR #22546 (b9036, NVIDIA L4) ran
+# `--spec-type ngram_cache,ngram_simple,ngram_map_k,ngram_map_k4v,ngram_mod`; from b9131 they are unknown names
+SPEC_TYPE_OLD_NAMES = {"draft": "draft-simple", "eagle3": "draft-eagle3", "ngram_simple": "ngram-simple",
+                       "ngram_map_k": "ngram-map-k", "ngram_map_k4v": "ngram-map-k4v", "ngram_mod": "ngram-mod",
+                       "ngram_cache": "ngram-cache"}
+SPEC_TYPE_RENAMED = 9131
 
 
 def flash_attn_mode(s: LlamaCppSettings, build: int) -> str:
@@ -335,7 +344,13 @@ def check_build(s: LlamaCppSettings) -> None:
     if s.n_ctx_draft and ERAS.reached(build, "no_ctx_size_draft"):
         raise SettingsError(f"-cd / --ctx-size-draft: removed in b{ERAS['no_ctx_size_draft']} (PR #22838); the "
                             "draft context takes the main context's size")
+    for t in s.spec_type_old_names:
+        if build >= SPEC_TYPE_RENAMED:
+            raise SettingsError(f"--spec-type {t}: renamed {SPEC_TYPE_OLD_NAMES[t]} in b{SPEC_TYPE_RENAMED} (PR #22964); "
+                                "later builds do not know it (unknown speculative decoding type)")
     for t in s.spec_type:
+        if t in s.spec_type_old_names:
+            continue
         if build < min(SPEC_TYPE_FIRST.get(t, 0), int(NEWEST[1:])):
             raise SettingsError(f"--spec-type {t}: llama.cpp builds before b{SPEC_TYPE_FIRST[t]} do not know it "
                                 "(unknown speculative decoding type)")

@@ -36,6 +36,22 @@ from .graph import (
 # VisionGraphSize's architectures and the vision_config families they come from
 _GRAPH_ARCHS = {"gemma3": "gemma3", "mistral3": "mistral3", "qwen25vl": "qwen25vl", "qwen2_5_vl": "qwen25vl",
                 "mllama": "mllama"}
+# convert/convert.go ConvertModel picks its converter by architectures[0], not model_type: Ministral 3 (2512)
+# ships model_type "ministral3" (its text_config's) under Mistral3ForConditionalGeneration, which
+# convert_mistral.go mistral3Model writes as general.architecture "mistral3" with its Pixtral encoder
+# (ollama/ollama#13303, ministral-3:14b: "architecture=mistral3 ... num_tensors=585")
+_CONVERTER_ARCHS = {"Mistral3ForConditionalGeneration": "mistral3"}
+
+
+def ollama_arch(cfg: Mapping[str, Any] | None) -> str:
+    """The architecture Ollama's converter writes for a config.json: its converter's name where architectures[0]
+    picks one model_type does not say, else the model_type."""
+    if not cfg:
+        return ""
+    archs = cfg.get("architectures")
+    if isinstance(archs, list) and archs and str(archs[0]) in _CONVERTER_ARCHS:
+        return _CONVERTER_ARCHS[str(archs[0])]
+    return str(cfg.get("model_type", ""))
 
 
 @dataclass(frozen=True)
@@ -115,7 +131,7 @@ def projector(spec: ModelSpec) -> Projector | None:
     if cfg is None and towers[0].family == "mllama_vision_model":
         cfg = towers[0].config  # a config.json read outside the catalog: the tower keeps it
     vc = cfg.get("vision_config") if cfg else None
-    arch = str(cfg.get("model_type", "")) if cfg else ""
+    arch = ollama_arch(cfg)
     if arch == "gemma4" and isinstance(vc, Mapping) and towers[0].family == "gemma4_vision":
         return _gemma4_projector(vc, cfg)
     if arch not in _GRAPH_ARCHS:
