@@ -4,8 +4,8 @@ failed and where). The lines used are kept verbatim in tests/fixtures/engine_log
 JSON per thread, with its URL); none of these threads is cited by another test, and no constant in engines/ was
 fitted to them.
 
-15 checks from 12 threads (ollama/ollama#10855 gives four context sizes). Verdicts agreed before the fixes of
-the first commit: 11 of 15; after: 12 of 15.
+16 checks from 13 threads (ollama/ollama#10855 gives four context sizes). Verdicts agreed before the fixes of
+the first commit: 12 of 16; after: 13 of 16.
 - ggml-org/llama.cpp#22546 (b9036) ran `--spec-type ngram_cache,ngram_simple,...`, the names PR #18471 gave the
   types before PR #22964 (b9131) renamed them; oomkit refused them at every build (engines/llamacpp/args.py), now
   reads them as renamed before b9131 and refuses them from it.
@@ -85,7 +85,7 @@ def _ollama_line(est: dict) -> str:
 
 
 def test_cases_are_cited_verbatim_and_held_out():
-    assert len(CASES) == 15
+    assert len(CASES) == 16
     others = [p.read_text() for p in Path(__file__).parent.glob("test_*.py") if p.name != Path(__file__).name]
     for stem in CASES:
         fx = _load(stem)
@@ -94,6 +94,12 @@ def test_cases_are_cited_verbatim_and_held_out():
         assert not any(fx["source"] in t for t in others), f"{stem}: {fx['source']} is cited elsewhere"
         if fx["engine"] == "llama.cpp":  # the command is quoted as the thread gives it
             assert fx["command"].removeprefix("$ ") in fx["quoted"], stem
+            # the command oomkit checks is the thread's, the model file named by its published repository
+            given = [a for a in shlex.split(fx["command"].replace("^\n", " ")) if a not in ("$", "^")]
+            checked = shlex.split(fx["check"]["command"])
+            assert len(given) == len(checked), stem
+            for i, (a, b) in enumerate(zip(given, checked, strict=True)):  # the program by name, -m by repo
+                assert a == b or (i == 0 and Path(a).name == Path(b).name) or given[i - 1] in ("-m", "--model"), stem
 
 
 @pytest.mark.parametrize("stem", CASES)
