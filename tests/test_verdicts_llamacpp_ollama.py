@@ -4,7 +4,7 @@ failed and where). The lines used are kept verbatim in tests/fixtures/engine_log
 JSON per thread, with its URL); none of these threads is cited by another test, and no constant in engines/ was
 fitted to them.
 
-16 checks from 13 threads (ollama/ollama#10855 gives four context sizes). Verdicts agreed before the fixes of
+16 checks from 12 threads (ollama/ollama#10855 gives four context sizes, sudoingX/qwen38-mtp#64 two commands). Verdicts agreed before the fixes of
 the first commit: 12 of 16; after: 13 of 16.
 - ggml-org/llama.cpp#22546 (b9036) ran `--spec-type ngram_cache,ngram_simple,...`, the names PR #18471 gave the
   types before PR #22964 (b9131) renamed them; oomkit refused them at every build (engines/llamacpp/args.py), now
