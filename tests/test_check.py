@@ -416,6 +416,17 @@ def test_json_verdict_of_an_engine_refusal_names_the_engine_not_a_zero_shortfall
     assert r.to_dict()["verdict"] == r.verdict
 
 
+def test_json_verdict_of_a_split_names_the_split_as_the_text_does():
+    """Ollama loads Llama 3.1 70B on a 24 GB card split with the CPU (its scheduler offloads what does not fit): the
+    JSON verdict says so in the text report's words, not that Ollama refuses the settings."""
+    r = check("llama3.1:70b", engine="ollama", gpu="RTX 4090")
+    assert r.engine_refuses and r.refusal_kind == "runs these settings only split with the CPU"
+    assert r.verdict.startswith("does not fit: ollama runs these settings only split with the CPU, with ")
+    assert r.to_dict()["verdict"] == r.verdict
+    text = run_oomkit("check", "llama3.1:70b", "--engine", "ollama", "--gpu", "RTX 4090").stdout
+    assert "verdict: DOES NOT FIT — ollama runs these settings only split with the CPU although" in text
+
+
 def test_vllm_says_which_gpus_it_leaves_idle():
     """vLLM's world size is TP x PP x DP: with two GPUs and no -tp it loads on one (the DeepSeek-V3 weights then do
     not fit); the estimate says the second is idle, and says nothing once -tp 2 uses both."""

@@ -147,12 +147,32 @@ class CheckResult:
         return self.estimate.engine_view.get("error")
 
     @property
+    def refusal_kind(self) -> str | None:
+        """How the engine stops a run the devices have room for, in the words of the text report and the JSON
+        verdict alike: it splits the model with the CPU by itself (llama.cpp's --fit, Ollama), its pool is short of
+        one full-length request (SGLang), a start-up phase runs out before or after the KV cache (vLLM, SGLang), or
+        it refuses the settings. None when the engine does not refuse."""
+        if not self.engine_refuses:
+            return None
+        est = self.estimate
+        failed = est.engine_view.get("failed_phase")
+        if getattr(est, "request_limit", None) is not None:
+            return "starts, but"
+        if failed:
+            return "starts, then dies" if failed.get("after_kv") else "runs out of memory during start-up"
+        if getattr(est, "split", False) or getattr(est, "full_offload", None) is False:
+            return "runs these settings only split with the CPU"
+        return "refuses these settings"
+
+    @property
     def verdict(self) -> str:
         m = self.margin_bytes
         if self.fits:
             return f"fits with {m / (1 << 20):,.0f} MiB left"
         if self.engine_refuses:  # the memory holds it; the engine's own rule stops it (its error says which)
-            return f"does not fit: {self.estimate.engine} refuses these settings with {m / (1 << 20):,.0f} MiB left"
+            kind = self.refusal_kind
+            return f"does not fit: {self.estimate.engine} {kind}{',' if ' with ' in kind else ''} with " \
+                   f"{m / (1 << 20):,.0f} MiB left"
         return f"does not fit by {-m / (1 << 20):,.0f} MiB"
 
     def to_dict(self) -> dict[str, Any]:

@@ -86,17 +86,13 @@ def text(r: CheckResult) -> str:
     elif r.engine_refuses:
         est = r.estimate
         why = refusal(est, "see its notes below")
-        # an engine that splits the model with the CPU by itself (llama.cpp's --fit, Ollama) runs it, slower
-        split = getattr(est, "split", False) or getattr(est, "full_offload", None) is False
-        failed = est.engine_view.get("failed_phase")
-        if getattr(est, "request_limit", None) is not None:  # SGLang: its pool is short of one full-length request
+        kind = r.refusal_kind
+        if kind == "starts, but":  # SGLang: its pool is short of one full-length request
             lines.append(f"verdict: DOES NOT FIT — {est.engine} starts, but {why}")
-        elif failed:  # vLLM, SGLang: a start-up phase past the KV cache needs more than is left (transient buffers)
-            verb = "starts, then dies" if failed.get("after_kv") else "runs out of memory during start-up"
-            lines.append(f"verdict: DOES NOT FIT — {est.engine} {verb}: {why}")
-        else:
-            verb = "runs these settings only split with the CPU" if split else "refuses these settings"
-            lines.append(f"verdict: DOES NOT FIT — {est.engine} {verb} although {mib(r.margin_bytes)} is left: {why}")
+        elif est.engine_view.get("failed_phase"):  # vLLM, SGLang: a start-up phase needs more than is left
+            lines.append(f"verdict: DOES NOT FIT — {est.engine} {kind}: {why}")
+        else:  # an engine that splits the model with the CPU by itself (llama.cpp's --fit, Ollama) runs it, slower
+            lines.append(f"verdict: DOES NOT FIT — {est.engine} {kind} although {mib(r.margin_bytes)} is left: {why}")
     else:
         where = f" on {f.usage.id}" if len(r.devices) > 1 or r.hardware != "cpu" else ""
         lines.append(f"verdict: DOES NOT FIT — short by {mib(-r.margin_bytes)}{where}")
