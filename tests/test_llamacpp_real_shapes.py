@@ -609,6 +609,96 @@ def test_replayed_hybrids_with_llama_server_outputs(arch):
         assert round(e.engine_view["compute_buffer_bytes"]["CPU"] / (1 << 20), 2) == r, (s, r)
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Gated delta net hybrids (src/models/qwen35.cpp, qwen35moe.cpp, qwen3next.cpp at llama.cpp@0c1e57098): 3 delta-net
+# layers to 1 gated full-attention layer, replayed on the CPU node by node (compute.gdn_cpu_bytes,
+# sched_replay.qwen35_graph lowered by host_nodes).
+# ---------------------------------------------------------------------------------------------------------------
+
+def _qwen_gdn(arch: str, key: str, *, n_embd: int, n_head: int, n_kv: int, n_vocab: int, v_heads: int,
+              n_ff: int = 0, n_exp: int = 0, n_used: int = 0, ff_exp: int = 0, nl: int = 4) -> SynthModel:
+    """A Qwen3.5 / Qwen3-Next checkpoint's first nl layers: heads of 256 (rope on a quarter, M-RoPE sections), a
+    delta net of 16 key heads and v_heads value heads of 128, conv kernel 4, full attention every 4th layer; a dense
+    FFN (n_ff) or n_exp experts of ff_exp with a gated shared expert of ff_exp; untied. qwen3next's delta-net layers
+    hold one ssm_ba {n_embd, 2 x value heads} where qwen35's hold ssm_beta and ssm_alpha (what each loader asks)."""
+    d_conv, k_heads, k_dim, v_dim, hd = 4, 16, 128, 128, 256
+    md = _Meta(arch).base(ctx=262144, n_embd=n_embd, n_layers=nl, n_ff=n_ff, n_head=n_head, n_head_kv=n_kv,
+                          rms_eps=1e-6, rope_base=10000000.0, n_vocab=n_vocab)
+    synth._qwen35_meta(md, hd, d_conv, k_heads, v_heads, k_dim, v_dim, 4)
+    if n_exp:
+        md.u32("expert_count", n_exp).u32("expert_used_count", n_used).u32("expert_feed_forward_length", ff_exp)
+        md.u32("expert_shared_feed_forward_length", ff_exp)
+    ts = _head(n_embd, n_vocab, tied=False)
+    for i in range(nl):
+        if (i + 1) % 4:
+            layer = synth._gdn_layer(i, n_embd, d_conv, k_heads, v_heads, k_dim, v_dim)
+            if arch == "qwen3next":
+                layer = [Tensor(t.name.replace("ssm_beta", "ssm_ba"), (n_embd, 2 * v_heads)) if "ssm_beta" in t.name
+                         else t for t in layer if "ssm_alpha" not in t.name]
+            ts += layer
+        else:
+            ts += synth._attn_gqa(i, n_embd, 2 * n_head * hd, n_kv * hd, qk_norm_dim=hd, out_in=n_head * hd)
+        ts += [_blk(i, "post_attention_norm.weight", n_embd)]
+        if n_exp:
+            ts += synth._ffn_moe(i, n_embd, ff_exp, n_exp) + [
+                _blk(i, "ffn_gate_inp_shexp.weight", n_embd), _blk(i, "ffn_gate_shexp.weight", n_embd, ff_exp),
+                _blk(i, "ffn_up_shexp.weight", n_embd, ff_exp), _blk(i, "ffn_down_shexp.weight", ff_exp, n_embd)]
+        else:
+            ts += synth._ffn_dense(i, n_embd, n_ff, norm=False)
+    return SynthModel(f"real-{key}", arch, f"{key} config.json", n_vocab, nl, tuple(md.items), tuple(ts),
+                      tied_embeddings=False)
+
+
+def qwen3_next_80b_a3b() -> SynthModel:
+    """Qwen3-Next-80B-A3B-Instruct (catalog qwen3-next-80b-a3b-instruct): hidden 2048, 16 heads / 2 KV heads of 256,
+    delta net 16 key / 32 value heads of 128, 512 experts of 512 (10 used) and a shared one of 512, vocab 151936."""
+    return _qwen_gdn("qwen3next", "qwen3-next-80b-a3b-instruct", n_embd=2048, n_head=16, n_kv=2, n_vocab=151936,
+                     v_heads=32, n_exp=512, n_used=10, ff_exp=512)
+
+
+def qwen35_35b_a3b() -> SynthModel:
+    """Qwen3.5-35B-A3B (catalog qwen3.5-35b-a3b; Qwen3.6-35B-A3B has the same dims): hidden 2048, 16 heads / 2 KV
+    heads of 256, delta net 16 key / 32 value heads of 128, 256 experts of 512 (8 used) and a shared one of 512,
+    vocab 248320."""
+    return _qwen_gdn("qwen35moe", "qwen3.5-35b-a3b", n_embd=2048, n_head=16, n_kv=2, n_vocab=248320, v_heads=32,
+                     n_exp=256, n_used=8, ff_exp=512)
+
+
+def qwen35_9b() -> SynthModel:
+    """Qwen3.5-9B (catalog qwen3.5-9b): hidden 4096, 16 heads / 4 KV heads of 256, delta net 16 key / 32 value heads
+    of 128, FFN 12288, vocab 248320."""
+    return _qwen_gdn("qwen35", "qwen3.5-9b", n_embd=4096, n_head=16, n_kv=4, n_vocab=248320, v_heads=32, n_ff=12288)
+
+
+GDN = {"qwen3next": qwen3_next_80b_a3b, "qwen35moe": qwen35_35b_a3b, "qwen35": qwen35_9b}
+# 8K / 32K, -ub 512 / 1024 / 256, one sequence or four in a unified cache, flash attention on / off; then a q8_0
+# cache, four and two streams, three sequences (the ubatch rounded up to 513), q4_0 at 64K -ub 1024, K q8_0 beside
+# an F16 V, -ub 2048
+GDN_GRID = [dict(BASE, n_ctx=c, n_ubatch=ub, n_batch=max(ub, 2048), n_seq_max=np_, kv_unified=np_ > 1, flash_attn=fa)
+            for c in (8192, 32768) for ub in (512, 1024, 256) for np_ in (1, 4) for fa in ("on", "off")] + [
+    dict(BASE, n_ctx=32768, type_k="q8_0", type_v="q8_0"), dict(BASE, n_ctx=16384, n_seq_max=4),
+    dict(BASE, n_ctx=16384, n_seq_max=2, flash_attn="off"), dict(BASE, n_ctx=16384, n_seq_max=3, kv_unified=True),
+    dict(BASE, n_ctx=65536, type_k="q4_0", type_v="q4_0", n_ubatch=1024),
+    dict(BASE, n_ctx=8192, type_k="q8_0"), dict(BASE, n_ctx=4096, n_ubatch=2048)]
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("arch", sorted(GDN))
+def test_gated_delta_net_hybrids_equal_llama_cpp(arch):
+    """The CPU compute buffer to the 0.01 MiB llama.cpp prints on every GDN_GRID setting. Measured (llama-cpp-python
+    0.3.36, CPU), before -> after the replay: qwen3next 308.75 at 8K, 316.75 (was 308.75) without flash attention,
+    340.76 (was 308.75, 0.906) at 32K, 681.53 (617.50) at 32K -ub 1024, 2260.02 (2236.00) there without flash
+    attention; qwen35moe 497.00 at 8K and 32K, 505.00 (497.00) and 1130.02 (1118.00) without flash attention;
+    qwen35 509.02 (517.00) at 8K, 541.02 (533.00) at 32K, 1140.02 (1132.00) without flash attention, 2280.03
+    (2264.00) at -ub 1024, 254.51 (258.50) at -ub 256."""
+    path = synth.synth_path(GDN[arch](), "q4_0")
+    spec = read_gguf_spec(path)
+    assert spec.architecture == arch
+    rows = h.compare(arch, spec, GDN_GRID, g.llamacpp_run.measure_many(path, GDN_GRID), failures="error")
+    misses = [r.describe() for r in rows if round(r.got["compute_mib"], 2) != r.expected["compute_mib"]]
+    assert not misses, f"{arch}: {'; '.join(misses)}"
+
+
 def _gemma4(key: str, *, n_embd: int, n_head: int, kv_swa: int, kv_full: int, hd_swa: int, hd_full: int, n_ff: int,
             n_exp: int = 0, n_used: int = 0, ff_exp: int = 0, nl: int = 6) -> SynthModel:
     """Gemma 4 without per-layer embeddings (hidden_size_per_layer_input 0): its first nl layers, 5 sliding (window

@@ -2485,6 +2485,8 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
     streams and the recurrent states of n_seq_max sequences, where the closed-form hybrid rule cannot say which hole
     the last layer's tensors and the logits land in; not with rollback snapshots (n_rs_seq) nor LatentMoE. Equal to
     the printed figure on every setting measured (tests/test_llamacpp_real_shapes.py)."""
+    if spec.architecture in GDN_CPU_REPLAYED:
+        return gdn_cpu_bytes(spec, ctx, caches, s)
     hybrid = compute_graphs.HYBRID_CPU_GRAPHS.get(spec.architecture)
     build = compute_graphs.DENSE_CPU_GRAPHS.get(spec.architecture) or hybrid
     rotated = spec.architecture in compute_graphs.DENSE_CPU_ROTATED
@@ -2507,6 +2509,43 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
         masks = masks // T * t_eff
         return _replayed(build, spec, t_eff, reserved_outputs(ctx, s), masks, ctx.flash_attn, k_rot, v_rot, n_seqs)
     return _replayed(build, spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn, k_rot, v_rot)
+
+
+# the gated delta net hybrids whose CPU graph sched_replay.qwen35_graph rebuilds (dense_cpu_bytes)
+GDN_CPU_REPLAYED = frozenset({"qwen35", "qwen35moe", "qwen3next"})
+
+
+def gdn_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: LlamaCppSettings) -> int | None:
+    """The CPU compute buffer of Qwen3.5 / 3.6 (qwen35, qwen35moe) and Qwen3-Next (qwen3next) run on the CPU alone:
+    sched_replay.qwen35_graph (src/models/qwen35.cpp, qwen35moe.cpp, qwen3next.cpp at llama.cpp@0c1e57098: the fused
+    gated delta net of delta-net-base.cpp, qwen3next's ssm_ba split and q / k repeated to the value heads, the MoE
+    FFN of build_moe_ffn with the sigmoid-gated shared expert) lowered as the CPU backend hands it to ggml-alloc
+    (sched_replay.host_nodes) and replayed through galloc: the worst-case ubatch's n_seq_max sequences, T rounded up
+    to a multiple of them (graph_reserve), the masks and attention per KV stream, a quantized cache's rotations. The
+    closed-form phases miss where the logits land beside the freed mask block and the last layer's holes.
+    Checked node for node against the graph llama-cpp-python 0.3.36 hands to ggml_gallocr_reserve_n
+    (tests/groundtruth/gallocr_dump.c) and equal to its printed figures on the published shapes
+    (tests/test_llamacpp_real_shapes.py GDN_GRID); None where it does not hold: rollback snapshots (n_rs_seq), a
+    sliding-window cache, tensor overrides, an older build's graph (QWEN35_REPLAY_BUILD), a layer neither attention
+    nor a gated delta net, the MTP context's view (mtp.nextn_view: its own graph_mtp)."""
+    trunk = spec.trunk_layers
+    if ctx.n_rs_seq or len(caches) != 1 or ctx.build < QWEN35_REPLAY_BUILD or s.override_tensor or not trunk \
+            or trunk[-1].index != len(trunk) - 1 \
+            or not ERAS.reached(ctx.build, "kq_mask_f16") \
+            or any((la.attention is None) == (la.recurrent is None) for la in trunk) \
+            or any(la.recurrent is not None and (la.recurrent.kind != "gated_delta_net" or not la.recurrent.n_group)
+                   for la in trunk) \
+            or not any(la.attention is not None for la in trunk):
+        return None
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    n_seqs = max(1, min(ctx.n_seq_max, T))
+    t_eff = -(-T // n_seqs) * n_seqs
+    k_rot, v_rot = _rotations(spec, ctx)
+    kt, vt = (ctx.type_k.type_size, ctx.type_k.block_size), (ctx.type_v.type_size, ctx.type_v.block_size)
+    n_outputs = reserved_outputs(ctx, s)
+    g = sched_replay.qwen35_graph(spec, t_eff, n_outputs, caches[0].cells, {}, set(), ctx.flash_attn, kt, vt,
+                                  math.isqrt(k_rot // 4), math.isqrt(v_rot // 4), False, 0, n_seqs, ctx.n_stream)
+    return galloc.peak_bytes(*sched_replay.host_nodes(g, spec.n_embd, t_eff))
 
 
 def mamba2_offload_device_bytes(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],

@@ -432,6 +432,9 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
                  k_rot: int = 0, v_rot: int = 0, host_caches: bool = False, fa_extra: int = 0, n_seqs: int = 1,
                  n_stream: int = 1) -> Graph:
     """Qwen3.5's pp graph (src/models/qwen35.cpp, n_seqs sequences of T_ / n_seqs tokens in n_stream KV streams;
+    qwen35moe.cpp's and qwen3next.cpp's the same with build_layer_ffn's experts (_qwen_moe_ffn) where the layer has
+    them, and for qwen3next its one ssm_ba projection (b and a views of it, each made contiguous: a's CONT feeds the
+    gate, b's the sigmoid), q and k repeated to the value heads (REPEAT of their reshapes) and one position a token;
     the gated delta net fused:
     src/models/delta-net-base.cpp build_conv_state, build_recurrent_attn / build_delta_net_fused, cparams.fused_gdn_*
     on, which llama_context never probes; the attention layers through llm_graph_context::build_attn, K and V stored
@@ -448,10 +451,11 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
     g, w, embd = _pp_graph_start(spec, T_, host, host_layers)
     f32 = 4
     n_embd = spec.n_embd
+    next3 = spec.architecture == "qwen3next"
     ns, nst, nq = n_seqs, T_ // n_seqs, T_ // n_stream  # sequences, tokens a sequence, tokens a stream
     s_copy = g.input((ns,))
     s_main, s_extra = g.view(s_copy, (ns,)), g.view(s_copy, (0,))  # build_rs_inp_impl: n_rs - n_seqs = 0 extra rows
-    inp_pos = g.input((4 * T_,))  # M-RoPE: four positions per token
+    inp_pos = g.input((T_ if next3 else 4 * T_,))  # M-RoPE: four positions per token (qwen3next: rope_ext, one)
     out_ids = g.input((n_outputs,))
     hd_v = next(la.attention.head_dim_v * la.attention.n_kv_heads for la in spec.trunk_layers if la.attention)
     k_idxs, v_idxs = g.input((T_,), 8), g.input((T_ if flash_attn else T_ * hd_v,), 8)
@@ -482,10 +486,18 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
             qkv = g.op("MUL_MAT", (ch, T_), w(f"blk.{il}.attn_qkv.weight", (n_embd, ch), il), x)
             qkv = g.reshape(qkv, (ch, nst, ns))
             z = g.op("MUL_MAT", (r.d_inner, T_), w(f"blk.{il}.attn_gate.weight", (n_embd, r.d_inner), il), x)
-            beta = g.op("MUL_MAT", (Hv, T_), w(f"blk.{il}.ssm_beta.weight", (n_embd, Hv), il), x)
-            beta = g.op("UNARY", (1, Hv, nst, ns), g.reshape(beta, (1, Hv, nst, ns)))  # sigmoid
-            alpha = g.reshape(g.op("MUL_MAT", (Hv, T_), w(f"blk.{il}.ssm_alpha.weight", (n_embd, Hv), il), x),
-                              (Hv, nst, ns))
+            if next3:  # qwen3next.cpp: one ssm_ba projection, b and a views of it per key head, each made contiguous
+                rf = Hv // Hk
+                ba = g.reshape(g.op("MUL_MAT", (2 * Hv, T_), w(f"blk.{il}.ssm_ba.weight", (n_embd, 2 * Hv), il), x),
+                               (2 * rf, Hk, nst, ns))
+                b = g.op("CONT", (rf, Hk, nst, ns), g.view(ba, (rf, Hk, nst, ns), ba.nb))
+                beta = g.reshape(g.op("UNARY", b.ne, b), (1, Hv, nst, ns))  # sigmoid
+                alpha = g.op("CONT", (Hv, nst, ns), g.view(ba, (rf, Hk, nst, ns), ba.nb))
+            else:
+                beta = g.op("MUL_MAT", (Hv, T_), w(f"blk.{il}.ssm_beta.weight", (n_embd, Hv), il), x)
+                beta = g.op("UNARY", (1, Hv, nst, ns), g.reshape(beta, (1, Hv, nst, ns)))  # sigmoid
+                alpha = g.reshape(g.op("MUL_MAT", (Hv, T_), w(f"blk.{il}.ssm_alpha.weight", (n_embd, Hv), il), x),
+                                  (Hv, nst, ns))
             a = g.op("ADD", alpha.ne, alpha, w(f"blk.{il}.ssm_dt.bias", (Hv,), il))
             a = g.op("UNARY", a.ne, a)  # softplus
             gate = g.reshape(g.op("MUL", a.ne, a, w(f"blk.{il}.ssm_a", (Hv,), il)), (1, Hv, nst, ns))
@@ -513,6 +525,9 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
             q = g.op("SCALE", qn, g.op("RMS_NORM", qn, g.view(co, qn, nb)))
             k = g.op("SCALE", qn, g.op("RMS_NORM", qn, g.view(co, qn, nb)))
             v = g.view(co, (Sv, Hv, nst, ns), (f32, Sv * f32, ch * f32, ch * f32 * nst))
+            if next3 and Hk != Hv:  # qwen3next.cpp: q and k repeated to the value heads before the delta net
+                q = g.reshape(g.op("REPEAT", (S, Hv // Hk, Hk, T_), g.reshape(q, (S, 1, Hk, T_))), (S, Hv, nst, ns))
+                k = g.reshape(g.op("REPEAT", (S, Hv // Hk, Hk, T_), g.reshape(k, (S, 1, Hk, T_))), (S, Hv, nst, ns))
             # ggml.c ggml_gated_delta_net: the outputs, then the final states (K = 1 snapshot)
             gdn = g.op("GATED_DELTA_NET", (Sv * Hv, T_ + Sv * ns), q, k, v, gate, beta, state)
             dst = g.view(s_l, (n_s, ns))
@@ -530,12 +545,13 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
             qf = g.op("MUL_MAT", (2 * hd * nh, T_), w(f"blk.{il}.attn_q.weight", (n_embd, 2 * hd * nh), il), x)
             kc = g.op("MUL_MAT", (hd * nkv, T_), w(f"blk.{il}.attn_k.weight", (n_embd, hd * nkv), il), x)
             vc = g.op("MUL_MAT", (hd * nkv, T_), w(f"blk.{il}.attn_v.weight", (n_embd, hd * nkv), il), x)
-            q = g.op("RMS_NORM", (hd, nh, T_), g.view(qf, (hd, nh, T_), (f32, 2 * hd * f32, 2 * hd * nh * f32)))
+            qf_ = g.reshape(qf, (2 * hd, nh, T_, 1)) if next3 else qf  # qwen3next.cpp: Q's views of its reshape
+            q = g.op("RMS_NORM", (hd, nh, T_), g.view(qf_, (hd, nh, T_), (f32, 2 * hd * f32, 2 * hd * nh * f32)))
             q = g.op("MUL", q.ne, q, w(f"blk.{il}.attn_q_norm.weight", (hd,), il))
             kc = g.op("RMS_NORM", (hd, nkv, T_), g.reshape(kc, (hd, nkv, T_)))
             kc = g.op("MUL", kc.ne, kc, w(f"blk.{il}.attn_k_norm.weight", (hd,), il))
             gt = g.op("CONT", (hd * nh, T_),
-                      g.view(qf, (hd, nh, T_), (f32, 2 * hd * f32, 2 * hd * nh * f32)))  # the gate half
+                      g.view(qf_, (hd, nh, T_), (f32, 2 * hd * f32, 2 * hd * nh * f32)))  # the gate half
             vc = g.reshape(vc, (hd, nkv, T_))
             q, kc = g.op("ROPE", q.ne, q, inp_pos), g.op("ROPE", kc.ne, kc, inp_pos)
             if k_rot is not None:  # build_attn: the quantized cache's rotations (llama_mul_mat_hadamard)
@@ -582,9 +598,13 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
             cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (hd * nh, n_embd), il), cur)
         cur = g.op("ADD", cur.ne, cur, res)
         ffn_res = cur
-        n_ff = la.ffn.n_ff
         pn = g.op("RMS_NORM", cur.ne, cur)
         pn = g.op("MUL", pn.ne, pn, w(f"blk.{il}.post_attention_norm.weight", (n_embd,), il))
+        f = la.ffn
+        if f.n_experts:
+            inp = g.op("ADD", (n_embd, T_), _qwen_moe_ffn(g, w, f, il, pn, n_embd, T_), ffn_res)
+            continue
+        n_ff = f.n_ff
         up = g.op("MUL_MAT", (n_ff, T_), w(f"blk.{il}.ffn_up.weight", (n_embd, n_ff), il), pn)
         gate_ = g.op("MUL_MAT", (n_ff, T_), w(f"blk.{il}.ffn_gate.weight", (n_embd, n_ff), il), pn)
         down = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.ffn_down.weight", (n_ff, n_embd), il),
@@ -599,6 +619,67 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
     logits.output = True
     g.expand(logits)
     return g
+
+
+def _qwen_moe_ffn(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], f, il: int, x: T, n_embd: int,
+                  R: int) -> T:
+    """qwen35moe.cpp / qwen3next.cpp build_layer_ffn: llm_graph_context::build_moe_ffn (softmax router, ARGSORT's
+    top-k view, the chosen probabilities normalised: SUM_ROWS, CLAMP, DIV of the reshaped weights, expanded early;
+    gate / up MUL_MAT_ID, SWIGLU, down, weighted; each expert's view expanded, then their ADDs (a CONT for one
+    expert), expanded), then the shared expert (build_ffn's gate, up, SWIGLU, down) times the sigmoid of its gate
+    (ffn_gate_inp_shexp), added to the experts' sum."""
+    n_exp, n_used, ff = f.n_experts, f.n_experts_used, f.n_ff_expert or f.n_ff
+    probs = g.op("MUL_MAT", (n_exp, R), w(f"blk.{il}.ffn_gate_inp.weight", (n_embd, n_exp), il), x)
+    probs = g.op("SOFT_MAX", probs.ne, probs)
+    topk = g.view(g.op("ARGSORT", probs.ne, probs), (n_used, R))
+    wts = g.op("GET_ROWS", (1, n_used, R), g.reshape(probs, (1, n_exp, R)), topk)
+    w2 = g.reshape(wts, (n_used, R))
+    s = g.op("CLAMP", (1, R), g.op("SUM_ROWS", (1, R), w2))
+    wts = g.expand(g.reshape(g.op("DIV", w2.ne, w2, s), (1, n_used, R)))
+    xr = g.reshape(x, (n_embd, 1, R))
+    up = g.op("MUL_MAT_ID", (ff, n_used, R), w(f"blk.{il}.ffn_up_exps.weight", (n_embd, ff, n_exp), il), xr, topk)
+    gate = g.op("MUL_MAT_ID", (ff, n_used, R), w(f"blk.{il}.ffn_gate_exps.weight", (n_embd, ff, n_exp), il), xr,
+                topk)
+    down = g.op("MUL_MAT_ID", (n_embd, n_used, R), w(f"blk.{il}.ffn_down_exps.weight", (ff, n_embd, n_exp), il),
+                g.op("GLU", (ff, n_used, R), gate, up), topk)
+    ex = g.op("MUL", down.ne, down, wts)
+    views = [g.expand(g.view(ex, (n_embd, R), (4, ex.nb[2]))) for _ in range(n_used)]  # each expanded
+    moe = views[0]
+    for v in views[1:]:
+        moe = g.op("ADD", (n_embd, R), moe, v)
+    if n_used == 1:
+        moe = g.op("CONT", (n_embd, R), moe)
+    g.expand(moe)
+    if not f.n_ff_shared:
+        return moe
+    sh = f.n_ff_shared
+    up = g.op("MUL_MAT", (sh, R), w(f"blk.{il}.ffn_up_shexp.weight", (n_embd, sh), il), x)
+    gate = g.op("MUL_MAT", (sh, R), w(f"blk.{il}.ffn_gate_shexp.weight", (n_embd, sh), il), x)
+    down = g.op("MUL_MAT", (n_embd, R), w(f"blk.{il}.ffn_down_shexp.weight", (sh, n_embd), il),
+                g.op("GLU", (sh, R), gate, up))
+    sg = g.op("MUL_MAT", (1, R), w(f"blk.{il}.ffn_gate_inp_shexp.weight", (n_embd,), il), x)
+    down = g.op("MUL", down.ne, down, g.op("UNARY", sg.ne, sg))
+    return g.op("ADD", moe.ne, moe, down)
+
+
+def host_nodes(g: Graph, n_embd: int, T_: int) -> tuple[int, list[Node]]:
+    """The graph as the CPU backend alone hands it to ggml-alloc (no splits, no copies): its leafs first, in
+    ggml_build_forward_expand's order, build_inp_embd's embeddings input (flagged an input, never read) after the
+    tokens' ids, then the nodes; the weights and caches take no bytes here -> (the leafs' count, the nodes)."""
+    order = list(g.leafs)
+    k = next(i for i, t in enumerate(order) if t.inp)
+    order.insert(k + 1, g.input((n_embd, T_)))
+    n_inputs = len(order)
+    order += g.nodes
+    at = {id(t): i for i, t in enumerate(order)}
+    out = []
+    for t in order:
+        root = t.view_src
+        mine = root is None and t.buf is None
+        out.append(Node(t.nbytes if mine else 0, tuple(at[id(s)] for s in t.srcs), mine and t.op in INPLACE,
+                        at.get(id(root), -1) if root is not None else -1, t.output, (t.es, t.ne, t.nb),
+                        mine and t.nbytes == 0))
+    return n_inputs, out
 
 
 def kimi_linear_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
