@@ -22,6 +22,7 @@ from oomkit.model.gguf_file import read_gguf_spec
 from oomkit.model.hf_config import spec_from_config
 from oomkit.model.resolve import resolve
 from oomkit.model.spec import LayerKind
+from oomkit.model.towers import vision_tower
 from tests import gt_compare as g
 from tests.groundtruth import synth
 from tests.groundtruth.synth import VT, SynthModel, Tensor, _attn_gqa, _blk, _ffn_dense, _Meta
@@ -35,6 +36,8 @@ def _entry(slug: str) -> dict:
 
 
 def _first_layers(cfg: dict, n: int) -> dict:
+    if isinstance(cfg.get("text_config"), dict):  # a VLM's decoder: the GGUF of llama.cpp's converter is its text_config
+        return dict(cfg, text_config=_first_layers(cfg["text_config"], n))
     out = dict(cfg, num_hidden_layers=n)
     if isinstance(cfg.get("layer_types"), list):
         out["layer_types"] = cfg["layer_types"][:n]
@@ -261,7 +264,17 @@ def test_config_spec_caches_and_compute_equal_llama_cpp(slug, gguf_dir):
 def test_totals(slug, total, source):
     e = _entry(slug)
     spec = spec_from_config(e["config"], slug)
-    assert spec.params_total == e["params_published"] == total, source
+    assert spec.params_total == e.get("params_decoder", e["params_published"]) == total, source
+
+
+def test_ministral3_14b_tower_is_the_cards_0_4b_vision_encoder():
+    """Mistral's card: 13.5B language model + 0.4B vision encoder; the Pixtral tower with the projector sized by the
+    5120-wide decoder is Mistral Small 3.1's (438,958,080, equal there to the HF safetensors total less the decoder)."""
+    e = _entry("ministral-3-14b-instruct-2512")
+    tower = vision_tower(e["config"])
+    assert tower is not None and round(tower.params / 1e9, 1) == 0.4
+    assert tower.params == _entry("mistral-small-3.1-24b-instruct-2503")["params_published"] - 23_572_403_200
+    assert e["params_published"] == 13_506_073_600 + tower.params
 
 
 def test_lfm2_700m_is_its_verbatim_config_with_the_card_total():

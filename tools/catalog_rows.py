@@ -1116,6 +1116,16 @@ _HR_QWEN35_4B = _HR.format("175efe3f7cfad8c55e8e7a2b371e58b61fb0b9f4", "issue399
 _HR_QWEN35_2B = _HR.format("9c72f774e5a633b1db2000d25c98fee1dd705517", "issue399-arch-sweep-qwen3.5-2b-ud-q4kxl.stderr.log")
 _HR_GRANITE41_8B = _HR.format("3ea1d3a12eae631d10bf385c8e9edfacfc80cf6e",
                               "issue446-arch-sweep-granite-4.1-8b-q4.stderr.log")
+# the Pixtral tower of Ministral 3 8B / 14B: second-hand, no copy of either repo's config.json was read
+_MINISTRAL3_TOWER = (
+    "Vision tower: the checkpoint is a Mistral3ForConditionalGeneration whose Pixtral encoder the card and NVIDIA "
+    "Megatron-Bridge's Ministral 3 page (docs/models/vlm/ministral3.md: 'Vision encoder: ~0.4B parameters' for the "
+    "3B, the 8B and the 14B alike) give as the 3B's; its vision_config (24 layers of 1024, 16 heads of 64, MLP "
+    "4096, patches of 14, images of 1540, spatial merge 2, a bias-free projector) is the 3B's verbatim copy, taken "
+    "as the same encoder (second-hand), the projector's two linears sized by this decoder's hidden width as "
+    "transformers' Mistral3MultiModalProjector builds them. The tensor count agrees: 24 x 9 encoder tensors + "
+    "patch_conv + encoder_norm + the projector's norm, patch merger and two linears = 222, the vision tensors of "
+    "Ollama's ministral-3:14b blob (ollama/ollama#13303: num_tensors=585 = 363 decoder + 222).")
 _HR_MINISTRAL3_8B = _HR.format("a47bc62da409587ff0b49f5ef3611b45754277b5",
                                "issue399-arch-sweep-ministral3-8b-instruct-2512-q4.stderr.log")
 _TIMM_QWEN3_VIT = ("huggingface/pytorch-image-models#2765 (qwen3_vit: the Qwen3.5 vision towers, patch 16, a learned "
@@ -1214,11 +1224,8 @@ ROWS += [
         "head_count 32, head_count_kv 8, key/value_length 128, vocab_size 131,072, context_length 262,144, rope "
         "freq_base 1e6 with YaRN factor 16 over 16,384, beta_fast 32, beta_slow 1, attention.temperature_scale 0.1 "
         "(llama_4_scaling_beta); 309 tensors = 34 x 9 + token_embd + output_norm + an untied output.weight; "
-        "print_info 'model params = 8.49 B' (this config: 8,489,553,920). Text-only: the checkpoint's Pixtral "
-        "vision encoder is not in the GGUF and its shape was not read, so it is not counted (vLLM / SGLang load it "
-        "with the HF repo).",
+        "print_info 'model params = 8.49 B' (the decoder of this config: 8,489,553,920). " + _MINISTRAL3_TOWER,
         ("ministral-3:8b", "mistralai/ministral-3-8b-base-2512"),
-        flat=True, top={"architectures": ["Ministral3ForCausalLM"]},
         text={"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 34, "tie_word_embeddings": False},
         name="Ministral 3 8B Instruct 2512"),
     Row("ministral-3-14b-instruct-2512", "ministral-3-8b-instruct-2512", "mistralai/Ministral-3-14B-Instruct-2512",
@@ -1228,11 +1235,11 @@ ROWS += [
         "hidden size', '32 attention heads, 8 query groups (GQA)', 256K context by YaRN) with an FFN of 16,384 and "
         "heads of 128 (https://apxml.com/models/ministral-3-14b: 'FFN Intermediate Size (Dense) 16,384', 'Attention "
         "Head Dimension 128', 'Vocabulary Size 131,072'). Mistral's card: a 13.5B language model and a 0.4B vision "
-        "encoder (this config: 13,506,073,600); the Pixtral encoder is not in the GGUF and its shape was not read, so it "
-        "is not counted (vLLM / SGLang load it with the HF repo). Second-hand throughout: no copy of the repo's "
-        "config.json was read.",
+        "encoder (the decoder of this config: 13,506,073,600). Ollama's ministral-3:14b blob (ollama/ollama#13303, "
+        "0.13.1: architecture=mistral3 num_tensors=585) holds 40 x 9 + 3 = 363 decoder tensors and 222 vision ones. "
+        + _MINISTRAL3_TOWER + " Second-hand throughout: no copy of the repo's config.json was read.",
         ("ministral-3:14b", "mistralai/ministral-3-14b-base-2512"),
-        flat=True, text={"hidden_size": 5120, "intermediate_size": 16384, "num_hidden_layers": 40},
+        text={"hidden_size": 5120, "intermediate_size": 16384, "num_hidden_layers": 40},
         name="Ministral 3 14B Instruct 2512"),
 ]
 
