@@ -35,7 +35,8 @@ The host's RAM bandwidth is assumed (``DEFAULT_RAM_BANDWIDTH_GBS``) unless ``ram
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..engines.base import get_engine
 from ..errors import OomkitError
@@ -112,6 +113,52 @@ def _model_facts(spec: ModelSpec) -> _Model:
     return _Model(layer_bytes, expert, active, embed, max(spec.n_vocab, 1), spec.tied_embeddings)
 
 
+def _as_held(facts: _Model, est: MemoryEstimate, groups: list[list[Usage]], layer_place: dict[int, str]) -> _Model:
+    """The model's bytes as the engine holds them. The tensors are the checkpoint's; an engine that converts the
+    weights at load (mlx_lm `--q-bits`: utils.py quantize_model; vLLM / SGLang `--quantization fp8` or
+    `bitsandbytes`) holds fewer bytes than they say, so a GPU group holds less than its layers while the host does
+    not hold the rest. Then each layer's figures are scaled by what the engine holds of it over what the checkpoint
+    stores (a MoE model's unread experts are a share of the converted bytes, not of the checkpoint's: 54 GiB of bf16
+    experts are 15 GiB at 4 bits): by layer where the estimate's layer map gives the bytes held (mlx/layout.py
+    LayerUse), and the embedding table by what the tensors outside the layers keep (mlx_lm quantizes it too: an
+    nn.Embedding has to_quantized); else by the whole estimate's bytes over the checkpoint's, the embedding table
+    as stored, and the layers the rest (vLLM's Fp8Config and BitsAndBytesConfig get_quant_method quantize LinearBase /
+    FusedMoE layers, not VocabParallelEmbedding or ParallelLMHead). Weights moved to the host (llama.cpp
+    --n-cpu-moe, vLLM --cpu-offload-gb) are held there and change nothing here."""
+    stored = sum(t.nbytes for t in est.model.weights.tensors)
+    held = sum(u.weights_bytes for u in (*est.devices, est.host))
+    if not stored or held >= stored:
+        return facts
+    host_layers = sum(v for il, v in facts.layer_bytes.items() if layer_place.get(il) == est.host.id)
+    short = 0
+    for g in groups:
+        ids = {u.id for u in g}
+        mapped = sum(v for il, v in facts.layer_bytes.items() if layer_place.get(il) in ids)
+        short += max(0, mapped - sum(u.weights_bytes for u in g))
+    if short <= max(0, est.host.weights_bytes - host_layers):
+        return facts  # what the GPUs lack is on the host: the weights are held as stored
+    held_by_layer: dict[int, int] = {}
+    for lu in est.layers:
+        if lu.index in facts.layer_bytes:
+            held_by_layer[lu.index] = held_by_layer.get(lu.index, 0) + lu.weights_bytes
+    stored_layers = sum(facts.layer_bytes.values())
+    held_layers = sum(held_by_layer.values())
+    outside = stored - stored_layers  # the tensors outside the layers: embedding, output head, final norm
+    if held_by_layer and held_layers < stored_layers:
+        ratio = {il: min(1.0, held_by_layer.get(il, v) / v) if v else 1.0 for il, v in facts.layer_bytes.items()}
+        embed = min(1.0, max(0.0, (held - held_layers) / outside)) if outside > 0 else 1.0
+    else:  # those outside as stored, the layers the rest
+        ratio = dict.fromkeys(facts.layer_bytes, min(1.0, max(0.0, (held - outside) / stored_layers))
+                              if stored_layers else 1.0)
+        embed = 1.0
+
+    def scaled(table: dict[int, int] | dict[int, float]) -> dict[int, Any]:
+        return {k: v * ratio.get(k, 1.0) for k, v in table.items()}
+
+    return replace(facts, layer_bytes=scaled(facts.layer_bytes), expert_bytes=scaled(facts.expert_bytes),
+                   active_expert_bytes=scaled(facts.active_expert_bytes), embed_bytes=round(facts.embed_bytes * embed))
+
+
 def _groups(est: MemoryEstimate) -> list[list[Usage]]:
     """The devices in layer-split order, each group the GPUs that read one stage's layers at the same time."""
     mapped = {lu.device for lu in est.layers}
@@ -150,10 +197,10 @@ def decode_bound(est: MemoryEstimate, context: int | None = None, *, devices: tu
             context, ctx_basis = 0, "no context known: KV cache not counted"
     context = max(int(context), 0)
 
-    facts = _model_facts(est.model)
     groups = _groups(est)
     host = est.host
     layer_place = {lu.index: lu.device for lu in est.layers}
+    facts = _as_held(_model_facts(est.model), est, groups, layer_place)
 
     def mapped(ids: set[str], table: dict[int, int] | dict[int, float]) -> float:
         return sum(v for il, v in table.items() if layer_place.get(il) in ids)
@@ -195,11 +242,15 @@ def decode_bound(est: MemoryEstimate, context: int | None = None, *, devices: tu
 
     # -- the KV cache of one sequence at the context, shared over the places by the cache bytes they hold
     marginal = est.kv_bytes_per_token_marginal
-    kv_read = (marginal if marginal is not None else est.kv_bytes_per_token or 0) * context
+    kv_per_token = marginal if marginal is not None else est.kv_bytes_per_token
+    kv_read = (kv_per_token or 0) * context
     for lu in est.layers:  # a window's worth of one sequence: the cache's bytes per cell times min(context, window)
-        if lu.kind in _BOUNDED_KINDS and lu.cells and lu.index < est.model.n_layers:
+        # where the engine gives no bytes per token (MLX's QuantizedKVCache, or a RotatingKVCache beside full
+        # layers: mlx/layout.py _kv_bytes_per_token), the full layers' caches are read the same way, per cell
+        bounded = lu.kind in _BOUNDED_KINDS
+        if (bounded or not kv_per_token) and lu.cells and lu.kv_bytes and lu.index < est.model.n_layers:
             att = est.model.layers[lu.index].attention
-            window = att.window if att is not None and att.window else lu.cells
+            window = att.window if bounded and att is not None and att.window else lu.cells
             group = next((g for g in groups if any(u.id == lu.device for u in g)), None)
             kv_read += lu.kv_bytes / lu.cells * min(context, window, lu.cells) * (len(group) if group else 1)
     places = [*est.devices, host]
