@@ -589,12 +589,13 @@ def test_nemotron_h_last_layer_without_attention_compute(pattern):
 
 
 @needs_llama_cpp
-@pytest.mark.parametrize("arch", ["falcon-h1", "jamba", "nemotron_h", "nemotron_h_moe"])
+@pytest.mark.parametrize("arch", ["falcon-h1", "jamba", "nemotron_h", "nemotron_h_moe", "granitehybrid"])
 def test_replayed_hybrids_with_llama_server_outputs(arch):
     """The replayed hybrid graphs (compute_graphs.HYBRID_CPU_GRAPHS) with llama-server's few logits rows
     (n_outputs_max = n_seq_max, unified KV: tests/test_llamacpp_compute.py FEW_OUTPUTS, llama.cpp's dry run): equal
     to the printed figure (measured: falcon-h1 91.43 / 58.19 / 593.01 / 178.19 MiB, jamba 224.08 / 200.08 / 2148.01 /
-    320.08, nemotron_h 191.63 / 151.79 / 2674.26 / 271.79, nemotron_h_moe 109.01 / 85.01 / 2136.76 / 205.01)."""
+    320.08, nemotron_h 191.63 / 151.79 / 2674.26 / 271.79, nemotron_h_moe 109.01 / 85.01 / 2136.76 / 205.01,
+    granitehybrid 83.01 / 59.01 / 849.01 / 179.01)."""
     import oomkit
     from tests.test_llamacpp_compute import FEW_OUTPUTS, _dry_compute_mib
 
@@ -697,6 +698,31 @@ def test_gated_delta_net_hybrids_equal_llama_cpp(arch):
     rows = h.compare(arch, spec, GDN_GRID, g.llamacpp_run.measure_many(path, GDN_GRID), failures="error")
     misses = [r.describe() for r in rows if round(r.got["compute_mib"], 2) != r.expected["compute_mib"]]
     assert not misses, f"{arch}: {'; '.join(misses)}"
+
+
+def granite4_h_tiny_nope() -> SynthModel:
+    """granite4_h_tiny as the converter writes it (convert_hf_to_gguf.py GraniteHybridModel: rope.scaling.finetuned
+    false for a hybrid with Mamba layers), so granite-hybrid.cpp builds its attention without RoPE."""
+    m = granite4_h_tiny()
+    return dataclasses.replace(m, key=f"{m.key}-nope",
+                               metadata=m.metadata + (("granitehybrid.rope.scaling.finetuned", False, VT.BOOL),))
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("rope", [True, False], ids=["rope-key-absent", "rope-finetuned-false"])
+def test_granite_hybrid_equal_llama_cpp(rope):
+    """Granite 4.0 H replayed node by node (compute_graphs.granite_hybrid_graph, RoPE by ModelSpec.rope_finetuned)
+    to the 0.01 MiB llama.cpp prints on GDN_GRID, with the key absent (llama.cpp ropes) and false (it does not).
+    Measured, before -> after: without flash attention 225.00 -> 225.01 (225.01) at 8K, 450.00 -> 450.02, 849.00 ->
+    849.01 at 32K; 205.00 -> 209.01 (209.01) at 16K x 4 streams, 205.00 -> 221.05 (221.05) at 16K x 3 unified
+    (0.927), 820.00 -> 836.05 (836.05) at -ub 2048; without RoPE llama.cpp prints 226.01 / 452.02 / 846.01 MiB there
+    (the closed forms 225.00 / 450.00 / 849.00)."""
+    path = synth.synth_path(granite4_h_tiny() if rope else granite4_h_tiny_nope(), "q4_0")
+    spec = read_gguf_spec(path)
+    assert spec.rope_finetuned is (None if rope else False)
+    rows = h.compare("granitehybrid", spec, GDN_GRID, g.llamacpp_run.measure_many(path, GDN_GRID), failures="error")
+    misses = [r.describe() for r in rows if round(r.got["compute_mib"], 2) != r.expected["compute_mib"]]
+    assert not misses, "; ".join(misses)
 
 
 def _gemma4(key: str, *, n_embd: int, n_head: int, kv_swa: int, kv_full: int, hd_swa: int, hd_full: int, n_ff: int,

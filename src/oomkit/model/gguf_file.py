@@ -149,6 +149,7 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "") -> ModelSpec
         weights=WeightInventory(tensors=tensors, exact=True, format=fmt),
         tied_embeddings=not any(t.name == "output.weight" for t in tensors), n_nextn_layers=n_nextn,
         source=source, rope_scaling=_rope_scaling(m),
+        rope_finetuned=finetuned if isinstance(finetuned := m.get("rope.scaling.finetuned"), bool) else None,
     )
 
 

@@ -236,6 +236,11 @@ class ModelSpec:
     # the rotated share of each head, config.json's partial_rotary_factor (top level, or in the rope dict); None: the
     # whole head, or not read (a GGUF)
     partial_rotary_factor: float | None = None
+    # {arch}.rope.scaling.finetuned as llama.cpp reads it: granite-hybrid.cpp ropes Q and K only where it is true or
+    # absent (hparams.rope_finetuned, true by default); convert_hf_to_gguf.py GraniteHybridModel writes it false for a
+    # hybrid with Mamba layers (Granite 4.0 H: no position embedding) and true for Bamba or an attention-only file.
+    # None: absent, or no file read
+    rope_finetuned: bool | None = field(default=None, compare=False)
 
     @property
     def n_layers(self) -> int:

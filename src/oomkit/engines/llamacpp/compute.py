@@ -2481,7 +2481,7 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
     MiB at -c 16384 -ub 1024 (176 by those), 74.63 at -c 8192 -ub 512, 558.01 there without flash attention, 90.64
     at -c 4096 -fa auto, 328.05 at -ub 2048, 98.01 at -c 32768 -np 4 unified, 44.32 at -c 2048 -ub 256.
 
-    The hybrids of HYBRID_CPU_GRAPHS (Falcon-H1, Jamba, Nemotron-H and its MoE) the same way, with any number of
+    The hybrids of HYBRID_CPU_GRAPHS (Falcon-H1, Jamba, Nemotron-H and its MoE, Granite 4.0 H) the same way, with any number of
     streams and the recurrent states of n_seq_max sequences, where the closed-form hybrid rule cannot say which hole
     the last layer's tensors and the logits land in; not with rollback snapshots (n_rs_seq) nor LatentMoE. Equal to
     the printed figure on every setting measured (tests/test_llamacpp_real_shapes.py)."""
@@ -2507,6 +2507,9 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
         n_seqs = max(1, min(ctx.n_seq_max, T))
         t_eff = -(-T // n_seqs) * n_seqs
         masks = masks // T * t_eff
+        if build is compute_graphs.granite_hybrid_graph:  # RoPE unless the file says otherwise (ModelSpec)
+            return _replayed(build, spec, t_eff, reserved_outputs(ctx, s), masks, ctx.flash_attn, k_rot, v_rot,
+                             n_seqs, spec.rope_finetuned is not False)
         return _replayed(build, spec, t_eff, reserved_outputs(ctx, s), masks, ctx.flash_attn, k_rot, v_rot, n_seqs)
     return _replayed(build, spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn, k_rot, v_rot)
 

@@ -1629,7 +1629,7 @@ def mamba2_offload_graph(spec: ModelSpec, T: int, n_outputs: int, host: dict[str
 # the dense graphs replayed on the CPU alone (compute.dense_cpu_bytes)
 DENSE_CPU_GRAPHS = {"phi3": phi3_graph, "deci": deci_graph}
 # those that take a quantized cache's rotations (k_rot / v_rot)
-DENSE_CPU_ROTATED = frozenset({"deci", "falcon-h1", "jamba", "nemotron_h", "nemotron_h_moe"})
+DENSE_CPU_ROTATED = frozenset({"deci", "falcon-h1", "jamba", "nemotron_h", "nemotron_h_moe", "granitehybrid"})
 
 
 def _rs_inputs(g: _Graph, resid: int, T: int, masks: int, n_outputs: int, v_idx_size: int, k_rot: int, v_rot: int,
@@ -1750,16 +1750,19 @@ class _HybridInputs(NamedTuple):
     mask: int
     out_ids: int
     n_inputs: int
+    pos: int = -1
 
 
 def _hybrid_dag_inputs(d: _Dag, spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool, k_rot: int,
-                       v_rot: int, ns: int) -> _HybridInputs:
-    """jamba_graph's and nemotron_h_graph's inputs, in the order the walk first reads them: tokens, inp_embd (never
-    read), s_copy (ns int32), the K / V rotations, the K / V row indices (V one per element without flash attention)
-    and the masks (where a layer attends), out_ids."""
+                       v_rot: int, ns: int, rope: bool = False) -> _HybridInputs:
+    """jamba_graph's, nemotron_h_graph's and granite_hybrid_graph's inputs, in the order the walk first reads them:
+    tokens, inp_embd (never read), s_copy (ns int32), the positions (T int32, where the attention ropes), the K / V
+    rotations, the K / V row indices (V one per element without flash attention) and the masks (where a layer
+    attends), out_ids."""
     a0 = next((la.attention for la in spec.trunk_layers if la.attention is not None), None)
     tokens, _ = d.input(T * 4), d.input(spec.n_embd * T * F32)
     s_copy = d.input(ns * 4)
+    pos = d.input(T * 4) if rope and a0 is not None else -1
     krot = d.input(k_rot) if k_rot and a0 is not None else -1
     vrot = d.input(v_rot) if v_rot and a0 is not None else -1
     k_idx = v_idx = mask = -1
@@ -1768,7 +1771,7 @@ def _hybrid_dag_inputs(d: _Dag, spec: ModelSpec, T: int, n_outputs: int, masks: 
         v_idx = d.input(T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8)
         mask = d.input(masks)
     out_ids = d.input(n_outputs * 4)
-    return _HybridInputs(tokens, s_copy, krot, vrot, k_idx, v_idx, mask, out_ids, len(d.t))
+    return _HybridInputs(tokens, s_copy, krot, vrot, k_idx, v_idx, mask, out_ids, len(d.t), pos)
 
 
 def _dag_empty(d: _Dag, *srcs: int) -> int:
@@ -1790,22 +1793,25 @@ def _dag_norm(d: _Dag, x: int) -> int:
 
 def _dag_attention(d: _Dag, a: Attention, x: int, E: int, T: int, masks: int, flash_attn: bool,
                    ins: _HybridInputs) -> int:
-    """build_attn without RoPE on the normed input x, as jamba_graph and nemotron_h_graph expand it: Q, V, K (each
-    rotated for a quantized cache: llama_mul_mat_hadamard, a MUL_MAT between two reshapes), the K / V stores, the
-    attention (FLASH_ATTN_EXT, or KQ, SOFT_MAX in place, KQV and its CONT); wo of the un-rotated output is returned,
-    not expanded."""
+    """build_attn on the normed input x, as jamba_graph and nemotron_h_graph expand it: Q, V, K (Q and K roped where
+    the inputs hold positions, granite_hybrid_graph's; each rotated for a quantized cache: llama_mul_mat_hadamard, a
+    MUL_MAT between two reshapes), the K / V stores, the attention (FLASH_ATTN_EXT, or KQ, SOFT_MAX in place, KQV
+    and its CONT); wo of the un-rotated output is returned, not expanded."""
     op, view, expand = d.op, d.view, d.expand
 
     def rot(h: int, r: int, ne: tuple[int, ...]) -> int:
         return view(op(ne, r, view(h))) if r >= 0 else h
 
+    def rope(h: int, ne: tuple[int, ...]) -> int:  # ROPE of the reshape (a new tensor: its source is a view)
+        return op(ne, h, ins.pos, inplace=True) if ins.pos >= 0 else h
+
     q_ne, k_ne, v_ne = ((n * hd, T) for n, hd in ((a.n_heads, a.head_dim_k), (a.n_kv_heads, a.head_dim_k),
                                                    (a.n_kv_heads, a.head_dim_v)))
-    q = rot(view(op(q_ne, x)), ins.krot, q_ne)  # wq and its reshape
+    q = rot(rope(view(op(q_ne, x)), q_ne), ins.krot, q_ne)  # wq and its reshape
     expand(q)
     v = rot(view(op(v_ne, x)), ins.vrot, v_ne)
     expand(v)
-    k = rot(view(op(k_ne, x)), ins.krot, k_ne)
+    k = rot(rope(view(op(k_ne, x)), k_ne), ins.krot, k_ne)
     expand(k)
     _dag_store(d, view(k), ins.k_idx)  # SET_ROWS of K and V into the caches
     _dag_store(d, view(v), ins.v_idx)
@@ -2018,6 +2024,105 @@ def nemotron_h_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_
     expand(logits)
     return n_inputs, d.nodes()
 
+def granite_hybrid_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True,
+                         k_rot: int = 0, v_rot: int = 0, n_seqs: int = 1, rope: bool = True
+                         ) -> tuple[int, list[Node]]:
+    """Granite 4.0 H's graph (src/models/granite-hybrid.cpp at llama.cpp@0c1e57098: the attention norm, then
+    build_mamba2_layer for a recurrent layer or build_attention_layer: build_attn, Q and K roped (`rope`) unless the
+    GGUF's rope.scaling.finetuned is false, as the converter writes it for a hybrid with Mamba layers; the last layer
+    gathers the out_ids rows of its output and of its input; the residual add, ffn_norm, and build_moe_ffn (softmax
+    router, the top-k weights normalised: SUM_ROWS, CLAMP, DIV; expanded early; gate / up MUL_MAT_ID, SWIGLU, down,
+    weighted, each expert's view expanded, their ADDs, expanded) plus the shared expert's SwiGLU FFN, or build_ffn's
+    SwiGLU for a dense layer; the residual add; the output norm and the logits) on the CPU, ordered as
+    ggml_build_forward_expand walks it (_Dag) with nemotron_h_graph's Mamba-2 block and build_rs expands and
+    _dag_attention's. Replayed through galloc it equals the reserve llama-cpp-python 0.3.36 prints on the
+    Granite-4.0-H-Tiny-shaped file (tests/test_llamacpp_real_shapes.py GRANITE_GRID)."""
+    d = _Dag()
+    op, view, expand = d.op, d.view, d.expand
+    E, ns = spec.n_embd, max(1, n_seqs)
+    trunk = spec.trunk_layers
+    ins = _hybrid_dag_inputs(d, spec, T, n_outputs, masks, flash_attn, k_rot, v_rot, ns, rope)
+    tokens, s_copy, out_ids, n_inputs = ins.tokens, ins.s_copy, ins.out_ids, ins.n_inputs
+    width = {t.name: t.shape for t in spec.weights.tensors}
+    empty, store, norm = partial(_dag_empty, d), partial(_dag_store, d), partial(_dag_norm, d)
+
+    cur = op((E, T), tokens)  # GET_ROWS of the token embeddings, expanded
+    expand(cur)
+    s_main = s_extra = -1
+    for layer in trunk:
+        a, r, il, f = layer.attention, layer.recurrent, layer.index, layer.ffn
+        inp = cur
+        x = norm(inp)
+        if r is not None:
+            if s_main < 0:
+                s_main, s_extra = view(s_copy), view(s_copy)
+            conv_dim = r.d_inner + 2 * r.n_group * r.d_state
+            rs = op((r.conv, ns), s_main)  # build_rs: the conv states' GET_ROWS
+            expand(rs)
+            store(empty(s_extra))
+            proj = op((2 * r.d_inner + 2 * r.n_group * r.d_state + r.n_heads, T), x)  # ssm_in
+            concat = op((r.d_conv - 1 + T // ns, conv_dim, ns), view(rs), view(view(proj)))  # CONCAT with xBC^T
+            store(view(concat))  # the conv state's store
+            conv = op((conv_dim, T), concat)  # SSM_CONV
+            conv = op((conv_dim, T), op((conv_dim, T), conv, inplace=True), inplace=True)  # bias ADD, SILU
+            xv = view(conv, (r.d_inner, T))
+            dt = op((r.n_heads, T), op((r.n_heads, T), view(proj)), inplace=True)  # dt's CONT, its bias
+            scan = op((r.d_inner * T + r.ssm * ns,), xv, dt, view(conv), view(conv), s_main)  # SSM_SCAN
+            expand(scan)
+            store(empty(s_extra))
+            store(view(scan))  # the ssm state's store
+            z = op((r.d_inner, T), view(proj))  # z's CONT
+            y = op((r.d_inner, T), view(scan, (r.d_inner, T)), op((r.d_inner, T), xv), inplace=True)  # y + x * D
+            y = op((r.d_inner, T), z, y)  # SWIGLU
+            if f"blk.{il}.ssm_norm.weight" in width:  # the grouped RMS norm of its reshape
+                y = norm(view(y, (r.d_inner, T)))
+            out = op((E, T), view(y))  # ssm_out
+        else:
+            out = _dag_attention(d, a, x, E, T, masks, flash_attn, ins)
+        rows = T
+        if layer is trunk[-1]:
+            rows = n_outputs
+            out, inp = op((E, rows), out, out_ids), op((E, rows), inp, out_ids)  # GET_ROWS of both
+        ffn_inp = op((E, rows), out, inp, inplace=True)
+        n = norm(ffn_inp)
+        if f.is_moe:
+            n_exp, n_used, ff = f.n_experts, f.n_experts_used, f.n_ff_expert or f.n_ff
+            probs = op((n_exp, rows), op((n_exp, rows), n), inplace=True)  # ffn_gate_inp, SOFT_MAX
+            topk = view(op((n_exp, rows), probs))  # ARGSORT, its top-k view
+            w = op((1, n_used, rows), view(probs), topk)  # GET_ROWS of the top-k probabilities
+            wr = view(w, (n_used, rows))  # SUM_ROWS, CLAMP in place, DIV (of the reshaped weights: a new tensor)
+            w = view(op((n_used, rows), wr, op((1, rows), op((1, rows), wr), inplace=True), inplace=True),
+                     (1, n_used, rows))
+            expand(w)
+            nv = view(n, (E, 1, rows))
+            gate, up = op((ff, n_used, rows), nv, topk), op((ff, n_used, rows), nv, topk)  # MUL_MAT_ID
+            down = op((E, n_used, rows), op((ff, n_used, rows), gate, up), topk)  # SWIGLU, MUL_MAT_ID
+            wd = op((E, n_used, rows), down, w, inplace=True)  # weighted
+            views = [view(wd, (E, rows)) for _ in range(n_used)]
+            for v in views:
+                expand(v)
+            moe = views[0]
+            for v in views[1:]:
+                moe = op((E, rows), moe, v, inplace=True)
+            expand(moe)
+            ffn_out = moe
+            if f.n_ff_shared:  # the shared expert's SwiGLU FFN, added to the experts' sum
+                sh = f.n_ff_shared
+                g_, u_ = op((sh, rows), n), op((sh, rows), n)
+                ffn_out = op((E, rows), moe, op((E, rows), op((sh, rows), g_, u_)), inplace=True)
+        else:
+            ff = width[f"blk.{il}.ffn_down.weight"][0]
+            g_, u_ = op((ff, rows), n), op((ff, rows), n)
+            ffn_out = op((E, rows), op((ff, rows), g_, u_))  # SWIGLU, ffn_down
+        cur = op((E, rows), ffn_out, ffn_inp, inplace=True)
+    h = norm(cur)
+    logits = op((spec.n_vocab, d.shape(h)[1]), h)
+    d.t[h] = d.t[h]._replace(output=True)
+    d.t[logits] = d.t[logits]._replace(output=True)
+    expand(logits)
+    return n_inputs, d.nodes()
+
+
 # the hybrid graphs replayed on the CPU alone, with their recurrent states' n_seqs (compute.dense_cpu_bytes)
 HYBRID_CPU_GRAPHS = {"falcon-h1": falcon_h1_graph, "jamba": jamba_graph, "nemotron_h": nemotron_h_graph,
-                     "nemotron_h_moe": nemotron_h_graph}
+                     "nemotron_h_moe": nemotron_h_graph, "granitehybrid": granite_hybrid_graph}
