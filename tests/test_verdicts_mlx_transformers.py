@@ -12,7 +12,8 @@ Measured (mlx-lm threads; the verdict of `oomkit check --json --gpu MAC -- COMMA
     mlx-lm#883  M3 Ultra 96GB, Qwen3-Coder-30B-A3B-8bit server, 58k      panicked   fits, 45.4 GB of 77 (xfail)
     turboquant-mlx#11 M3 Ultra 512GB, GLM-5.1-4bit, short context        ran        does not fit by 12,597 MiB (xfail)
     lmstudio#2191 48 GB Mac, lms load Qwen3.6-35B-A3B -c 200000          loaded at 152,576 (LM Studio's auto-fit)
-                                                                                    runs at 200,000 (xfail)
+                                                                                    fits it to 166,144 (xfail: the
+                                                                                    UD quant's weights)
 
 Agreed: 3 of 8 verdicts (the ladder counted as one), before and after this file (no rule changed); #2191's
 working set (36.00 GiB) and KV per token (20,480 B) agree with LM Studio's own log. One cause
@@ -214,13 +215,14 @@ def test_2191_working_set_and_kv_per_token_as_logged():
 
 @pytest.mark.xfail(strict=True, reason=(
     "lmstudio-bug-tracker#2191 (LM Studio MLX runtime 1.10.1, --parallel 1): asked for 200,000 tokens, LM Studio "
-    "loaded 152,576 ('Model context auto-fit ... fitted=152,576 working_set=36.00GiB ... estimated_peak=33.01GiB'); "
-    "oomkit takes the 200,000 asked (fits, 600 MiB left). Cause read in lmstudio-ai/mlx-engine "
-    "mlx_engine/model_kit/batched_vision/context_fit.py calculate_context_fit: the qwen3_5 / gemma4 families' "
-    "context is (working set - max(3 GiB, 5 %) - loaded baseline - rotating peak - SSM state) / (full KV + prompt "
-    "embedding + query heads x prefill step x dtype bytes) per token, in place of the one configured (#2250, "
-    "#2318, mlx-engine#366); engines/mlx/args.py from_lms says so only from --parallel 2, and oomkit keys no LM "
-    "Studio runtime release to tell when the fit came in"))
+    "loaded 152,576 ('Model context auto-fit ... fitted=152,576 working_set=36.00GiB ... baseline=20.15GiB ... "
+    "estimated_peak=33.01GiB'). oomkit mirrors the fit (engines/mlx/context_fit.py, mlx-engine context_fit.py "
+    "calculate_context_fit as #345 wrote it) and loads 166,144: 13,568 tokens (8.9 %) more. Every term of the line "
+    "but one agrees (working set 36.00 GiB, reserve 3.00 GiB, full_kv 20480, prompt_inputs 4096, attention 65536 "
+    "B/token, fixed_ssm 0.06 GiB; tests/test_lmstudio_mlx_context_fit.py gets 152,576 from the logged terms); the "
+    "baseline is 19.00 GiB in oomkit (qwen/qwen3.6-35b-a3b@4bit: 18.17 GiB of affine 4-bit weights and the 0.83 GiB "
+    "bf16 vision tower) against 20.15 GiB for the thread's unsloth UD MLX quant (21.66 GB), whose mixed bits no "
+    "catalog key names"))
 def test_2191_context_is_the_one_lm_studio_fits():
     rc, out = _check("Apple M4 Pro 48GB", None, LMS2191)
     assert out["n_ctx"] == 152_576

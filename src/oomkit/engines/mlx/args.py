@@ -130,9 +130,10 @@ def lms_names_mlx(model: str | None) -> bool:
 def from_lms(model: str, context: int, parallel: int = 1, unmodelled: tuple[str, ...] = ()
              ) -> tuple[str | None, str | None, MlxSettings]:
     """`lms load MODEL [-c N] [--parallel N]` of an MLX model -> its mlx-engine load: a context of N tokens, the cache
-    capped at it (kv.layer_caches), N parallel predictions decoded together. From --parallel 2, mlx-engine loads a
-    batchable model with BatchedVisionModelKit (generate.py load_model), whose auto_fit_context may size the context
-    to the memory left instead of -c (lmstudio-bug-tracker#2250, #2318): said, not counted."""
+    capped at it (kv.layer_caches), N parallel predictions decoded together. Where mlx-engine loads the model with
+    BatchedVisionModelKit (generate.py load_model: a vision model at any --parallel, a batchable text model from
+    --parallel 2), its auto_fit_context replaces -c by the context that fits the memory (lmstudio-bug-tracker#2191,
+    #2250, #2318): the estimate sizes that one (layout.lms_context_fit, context_fit.py)."""
     name = model
     opts: dict[str, Any] = {"program": LMS_PROGRAM, "context_length": context, "batch": parallel}
     if (m := _LMS_MLX_VARIANT.search(model)) is not None:  # LM Studio's variant: qwen/qwen3.6-27b@4bit
@@ -141,9 +142,9 @@ def from_lms(model: str, context: int, parallel: int = 1, unmodelled: tuple[str,
         opts["q_bits"] = bits
     notes = list(unmodelled)
     if parallel > 1:
-        notes.append(f"--parallel {parallel} (LM Studio's MLX engine batches the predictions and may fit the "
-                     "context to the memory left rather than to -c: mlx-engine BatchedVisionModelKit "
-                     "auto_fit_context, lmstudio-bug-tracker#2250)")
+        notes.append(f"--parallel {parallel} (the prompt states LM Studio's MLX engine keeps between batched "
+                     "predictions, mlx-engine BatchedVisionModelKit's prompt cache; the context it loads at is "
+                     "auto_fit_context's, counted: context_fit.py)")
     opts["unmodelled"] = tuple(notes)
     # the key as typed (less LM Studio's variant): what lms load is given back when a plan writes the command
     return name, None, check_settings(MlxSettings(**opts))

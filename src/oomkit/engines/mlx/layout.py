@@ -12,8 +12,10 @@ from ...memory import Device, LayerUse, MemoryEstimate, Usage
 from ...model.spec import LayerKind, ModelSpec, TensorSpec
 from ...model.weights import per_layer_sum
 from ...units import GiB, KiB, MiB
+from . import context_fit
+from .context_fit import ContextFit
 from .kv import LayerCache, kv_dims, layer_caches
-from .settings import MlxSettings, Resolved, resolve
+from .settings import LMS_PROGRAM, MlxSettings, Resolved, resolve, with_context
 from .weights import is_plain_dtype, tensor_bytes
 
 # Apple silicon pages are 16 KiB: MetalAllocator::malloc rounds buffers above a page up to whole pages
@@ -272,9 +274,37 @@ def _kv_bytes_per_token(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: li
                 and layer.kv_source is None)) // B or None
 
 
+def lms_context_fit(spec: ModelSpec, devices: tuple[Device, ...], s: MlxSettings) -> ContextFit | None:
+    """The context LM Studio's MLX runtime loads an `lms load` run at (context_fit.py): where mlx-engine's
+    generate.py load_model picks BatchedVisionModelKit, a model with a vision encoder (config.json vision_config) at
+    any --parallel, a text model from --parallel 2 when every layer's cache can merge; None where it keeps -c."""
+    if s.program != LMS_PROGRAM or s.kv_bits is not None:
+        return None
+    working_set = metal_device(devices, s).working_set
+    if not working_set:
+        return None
+    # the probe's cache is mlx_vlm's make_prompt_cache(language_model), uncapped: oomkit's cache of one sequence
+    # without the lms cap (kv.layer_caches caps it at -c, ModelKit's max_kv_size)
+    one = replace(s, batch=1, program="mlx_lm.server")
+    r = resolve(spec, one)
+    caches, _ = layer_caches(spec, one, r)
+    if not spec.towers and (s.batch < 2 or any(c.cls not in ("KVCache", "RotatingKVCache", "ArraysCache", "none")
+                                               for c in caches)):
+        return None  # ModelKit: the context asked
+    # the baseline is what mlx holds after mlx_vlm loads the model: the weights and the encoder (kept at bf16)
+    baseline = sum(b for _, b in tensor_bytes(spec, one, r)) + sum(t.nbytes(2) for t in spec.towers)
+    return context_fit.fit(spec, caches, working_set=working_set, baseline=baseline, dtype_bytes=r.dtype_bytes,
+                           prefill_step=s.prefill_step_size or context_fit.PROMPT_PROCESSING_CHUNK_SIZE)
+
+
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: MlxSettings) -> MemoryEstimate:
+    fitted = lms_context_fit(spec, devices, s)
+    if fitted is not None:
+        s = with_context(s, fitted.context_length)
     r = resolve(spec, s)
     warnings = list(r.labels)
+    if fitted is not None:
+        warnings.append(fitted.describe())
     caches, notes = layer_caches(spec, s, r)
     warnings += notes
     weights = tensor_bytes(spec, s, r)
