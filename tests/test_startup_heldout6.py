@@ -268,3 +268,18 @@ def test_fixtures_are_cited(path):
     assert fx["quoted"] and fx["command"] and fx["gpus"] and fx["engine_version"], path.name
     if "command_from" in fx:
         assert fx["command_from"].startswith("https://github.com/") and "/blob/" in fx["command_from"], path.name
+
+
+def test_gfx942_pads_deepseek_v4_experts_from_the_device_not_the_gpu_catalog():
+    """The MI300X's LLVM target (gfx942) comes on its Device from the GPU catalog's architectures, so the vLLM engine
+    never reads the catalog (tests/test_layers.py APART): DeepSeek-V4-Pro's routed experts at TP8 are padded from 384
+    to 512 per rank there (a third more; the experts are most of a rank's weights) and not on an MI355X (gfx950)."""
+    from oomkit.estimate import estimate
+    from oomkit.hardware.catalog import devices_for_names as gpu_devices
+
+    assert [d.gfx_target for d in gpu_devices("2x MI300X")] == ["gfx942", "gfx942"]
+    assert gpu_devices("MI355X")[0].gfx_target == "gfx950" and gpu_devices("H100")[0].gfx_target is None
+    w = {g: estimate("deepseek-ai/DeepSeek-V4-Pro", "vllm", gpu=f"8x {g}", tensor_parallel_size=8,
+                     engine_version="0.29.0", max_model_len=8192, kv_cache_dtype="fp8").devices[0].weights_bytes
+         for g in ("MI300X", "MI355X")}
+    assert 0.30 < w["MI300X"] / w["MI355X"] - 1 < 1 / 3

@@ -42,6 +42,7 @@ class Device:
     bandwidth_gbs: float | None = None  # memory bandwidth, GB/s (10^9 bytes/s), the vendor's figure; None: unknown
     sm_count: int | None = None  # streaming multiprocessors (NVIDIA), the datasheet's; None: unknown
     integrated: bool | None = None  # an integrated GPU sharing system memory (an iGPU); None: unknown
+    gfx_target: str | None = None  # AMD: the LLVM target ("gfx942"), the catalog's architectures; None: unknown
 
 
 @dataclass(frozen=True)

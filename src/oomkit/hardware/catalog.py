@@ -221,12 +221,6 @@ def all_gpus() -> tuple[GpuSpec, ...]:
     return _catalog().gpus
 
 
-def architecture_cards(target: str) -> tuple[str, ...]:
-    """The catalog's cards of an AMD LLVM target ("gfx942" -> MI300X, MI325X), as the catalog's architectures name
-    them; () for a target it does not list."""
-    return _catalog().architectures.get(target, ())
-
-
 def lookup(name: str) -> GpuSpec | None:
     """The entry for a name or alias ("RTX 4090", "nvidia geforce rtx-4090", "3060 12GB", "M3 Max 128GB")."""
     cat = _catalog()
@@ -558,7 +552,7 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
         devices.append(Device(id=f"{prefix}{index}", name=spec.name, memory_bytes=spec.memory_bytes,
                               compute_capability=_capability(spec), nvlink=_nvlink(spec.name),
                               bandwidth_gbs=spec.bandwidth_gbs, sm_count=spec.sm_count,
-                              integrated=spec.unified_memory))
+                              integrated=spec.unified_memory, gfx_target=_gfx_target(spec)))
     return tuple(devices)
 
 
@@ -567,7 +561,7 @@ def with_facts(device: Device) -> Device:
     count, whether it is an integrated GPU), where it has none of its own. A device without a name the catalog knows
     keeps what it has."""
     if (device.compute_capability is not None and device.nvlink is not None and device.bandwidth_gbs is not None
-            and device.sm_count is not None and device.integrated is not None):
+            and device.sm_count is not None and device.integrated is not None and device.gfx_target is not None):
         return device
     spec = lookup(device.name) if device.name else None
     cc = device.compute_capability if device.compute_capability is not None else _capability(spec)
@@ -575,8 +569,17 @@ def with_facts(device: Device) -> Device:
     bandwidth = device.bandwidth_gbs if device.bandwidth_gbs is not None else (spec.bandwidth_gbs if spec else None)
     sms = device.sm_count if device.sm_count is not None else (spec.sm_count if spec else None)
     integrated = device.integrated if device.integrated is not None else (spec.unified_memory if spec else None)
+    gfx = device.gfx_target if device.gfx_target is not None else _gfx_target(spec)
     return replace(device, compute_capability=cc, nvlink=nvlink, bandwidth_gbs=bandwidth, sm_count=sms,
-                   integrated=integrated)
+                   integrated=integrated, gfx_target=gfx)
+
+
+def _gfx_target(spec: GpuSpec | None) -> str | None:
+    """The AMD LLVM target whose cards (the catalog's architectures) name this entry or one of its aliases."""
+    if spec is None or spec.vendor != "amd":
+        return None
+    names = {spec.name, *spec.aliases}
+    return next((t for t, cards in _catalog().architectures.items() if names.intersection(cards)), None)
 
 
 def _capability(spec: GpuSpec | None) -> tuple[int, int] | None:

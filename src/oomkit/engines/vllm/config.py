@@ -86,6 +86,7 @@ class Resolved:
     warnings: tuple[str, ...] = ()
     gpu_name: str = ""  # the first GPU's name (vLLM's defaults by name: _batch_defaults, phases.py)
     sm_count: int | None = None  # the first GPU's SMs, the catalog's on its Device (profile.py cuda_context)
+    gfx_target: str | None = None  # the first GPU's AMD LLVM target, the catalog's on its Device (weights.py)
 
     def at_least(self, era: str) -> bool:
         return ERAS.reached(self.version, era)
@@ -472,7 +473,8 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
                     num_spec=max(s.num_speculative_tokens, 0),
                     runner_v2=runner_v2, async_scheduling=v1 and _async_scheduling(spec, s, version, pp, runner_v2,
                                                                                    warnings),
-                    warnings=tuple(warnings), gpu_name=gpu_name, sm_count=sm_count)
+                    warnings=tuple(warnings), gpu_name=gpu_name, sm_count=sm_count,
+                    gfx_target=first.gfx_target if first is not None else None)
 
 
 # config/speculative.py: the methods async scheduling runs with (VllmConfig.__post_init__: EagleModelTypes = eagle,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...hardware.catalog import architecture_cards, lookup
 from ...memo import ByObject
 from ...model.archs import DSV4_ARCHS
 from ...model.hf_config import DSV4_CONFIG_LABEL, ST_DENSE_TENSORS
@@ -367,11 +366,9 @@ def _mxfp4_expert_bytes(t: TensorSpec, r: Resolved, moe_tp: int = 1) -> int:
 
 
 def on_gfx942(r: Resolved) -> bool:
-    """The first GPU is a CDNA3 part (gfx942: MI300X, MI325X in the GPU catalog's architectures): vLLM's
+    """The first GPU is a CDNA3 part (gfx942: MI300X, MI325X, the target the GPU catalog gives its Device): vLLM's
     platforms/rocm.py on_gfx950() is false there."""
-    part = lookup(r.gpu_name) if r.gpu_name else None
-    return part is not None and part.vendor == "amd" and \
-        any(n in architecture_cards("gfx942") for n in (part.name, *part.aliases))
+    return r.gfx_target == "gfx942"
 
 
 # DeepSeek-V4's routed experts on ROCm (fused_moe/oracle/mxfp4.py select_deepseek_v4_mxfp4_moe_backend, the
