@@ -102,3 +102,20 @@ def test_a_text_model_keeps_its_context_at_one_prediction_and_is_fitted_when_bat
     d = json.loads(out)
     assert d["n_ctx"] != 8192
     assert any("LM Studio's MLX runtime fits the context to" in w for w in d["estimate"]["warnings"])
+
+
+def test_366_largest_context_and_plan_stop_at_the_fitted_context():
+    """The runtime loads its own fitted context whatever --context-length asks (mlx-engine#366: 24,576 asked, 4,096
+    loaded on a 24 GB M4): check's largest context is that one, and plan offers no larger one (it used to write
+    --context-length 262144, which the runtime would load at 4,096)."""
+    argv = split_command("lms load lmstudio-community/Qwen3.8-27B-MLX-4bit --context-length 24576")
+    rc, out, err = run_cli("check", "--json", "--gpu", "Apple M4 24GB", "--", *argv)
+    assert rc in (0, 1), err
+    assert json.loads(out)["max_context"] == 4096
+    bare = split_command("lms load lmstudio-community/Qwen3.8-27B-MLX-4bit")
+    rc, out, err = run_cli("plan", "--json", "--gpu", "Apple M4 24GB", "--min-ctx", "4096", "--", *bare)
+    assert rc == 0, err
+    options = json.loads(out)["plan"]["options"]
+    assert options and all(o["context"] <= 4096 for o in options)
+    rc, out, _ = run_cli("plan", "--json", "--gpu", "Apple M4 24GB", "--", *argv)
+    assert not [o for o in json.loads(out)["plan"]["options"] if o["tier"] == 1]  # 24,576 is not to be had on this Mac

@@ -91,15 +91,23 @@ def device_slack(est: MemoryEstimate) -> int | None:
     return min(left) if est.fits is not False else min(min(left), -1)
 
 
+def beyond_runtime_fit(est: MemoryEstimate, n: int) -> bool:
+    """A runtime that fits the context itself (LM Studio's MLX runtime: engine_view runtime_fitted_context) loads its
+    own whatever is asked: a context above it is not to be had (one below it gets the fitted one)."""
+    fitted = est.engine_view.get("runtime_fitted_context")
+    return fitted is not None and fitted < n
+
+
 def context_slack(eng: EngineModule, spec: ModelSpec, devices: tuple[Device, ...], settings: Any,
                   measure: Callable[[MemoryEstimate], int | None] = device_slack) -> Callable[[int], int | None]:
     """slack(n) for `largest_context`: `measure` of the estimate at context n (default: the bytes left on the
     tightest device); None when the engine refuses n."""
     def slack(n: int) -> int | None:
         try:
-            return measure(eng.estimate(spec, devices, eng.with_context(settings, n)))
+            est = eng.estimate(spec, devices, eng.with_context(settings, n))
         except OomkitError:
             return None
+        return None if beyond_runtime_fit(est, n) else measure(est)
 
     return slack
 

@@ -15,7 +15,7 @@ from ..engines.base import Choice, EngineModule
 from ..engines.cmdline import ParsedCommand, parse_command
 from ..engines.llamacpp.backends import metal_devices
 from ..errors import OomkitError
-from ..limits import STEP, context_limit, largest_context
+from ..limits import STEP, beyond_runtime_fit, context_limit, largest_context
 from ..memo import SEARCHING
 from ..memory import Device, MemoryEstimate
 from ..model.spec import ModelSpec
@@ -175,6 +175,8 @@ def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devic
             try:
                 est = eng.estimate(spec, devs, eng.with_context(settings, n * f))
             except OomkitError:
+                return None
+            if beyond_runtime_fit(est, n * f):
                 return None
             if not pool_ok(est, n, goals.concurrency):
                 return -1

@@ -352,6 +352,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: MlxSettings) -> Me
                         "the quantized checkpoint; the bits of --q-bits, or of an mlx-community name's -Nbit or "
                         "-MXFP4-QN)")
     return MemoryEstimate(model=spec, engine="mlx", settings=eff, devices=usage, host=host,
-                          engine_view=_engine_view(s, r, metal, caches, weights, w_total),
+                          engine_view={**_engine_view(s, r, metal, caches, weights, w_total),
+                                       # the context the runtime picks whatever -c asks (limits.context_slack)
+                                       "runtime_fitted_context": fitted.context_length if fitted else None},
                           kv_bytes_per_token=_kv_bytes_per_token(spec, s, r, caches), layers=layer_uses,
                           warnings=tuple(warnings))
