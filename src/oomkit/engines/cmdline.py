@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import OomkitError
 from .base import EngineModule, engine_for_program, get_engine
 from .command import python_module, shell_string, unwrap
-from .mlx.args import from_lms, lms_names_mlx
+from .lms_keys import lms_names_mlx
 from .release_flags import reading_release, release_being_read
 from .shell_words import split_command
 
@@ -79,7 +79,10 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
     with reading_release(None if release_being_read() else version):  # --engine-version wins over the tag
         model, quant, settings = eng.parse_args(args, env, program)
     if program == "lms" and lms_names_mlx(model):
-        # LM Studio runs an MLX model with its MLX engine (lmstudio-ai/mlx-engine, on mlx-lm), not llama.cpp
+        # LM Studio runs an MLX model with its MLX engine (lmstudio-ai/mlx-engine, on mlx-lm), not llama.cpp; that
+        # engine loads only here, for an MLX model (tests/test_engine_registry.py)
+        from .mlx.args import from_lms
+
         eng = get_engine("mlx")
         model, quant, settings = from_lms(model, settings.n_ctx, settings.n_parallel, settings.unmodelled)
         return ParsedCommand(eng.name, model, settings, quant)

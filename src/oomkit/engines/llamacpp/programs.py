@@ -29,7 +29,7 @@ from typing import Any
 from ...errors import OomkitError, SettingsError
 from ...flags import flag_value
 from ...model import names
-from ..mlx.args import lms_names_mlx
+from ..lms_keys import lms_names_mlx
 from .args import GGML_TYPE_IDS, LMS_VALUED, SERVER_LISTS, parse_args, second_command
 from .backend_names import infer_backend
 from .fit import draft_context, draft_contexts, read_draft

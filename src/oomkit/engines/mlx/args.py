@@ -11,6 +11,7 @@ from ...errors import OomkitError, SettingsError
 from ...flags import check_settings, flag_value
 from ...model import catalog
 from ..command import Opt, Syntax, defaults, format_flags, python_module, rewrite, values_of
+from ..lms_keys import LMS_MLX_VARIANT, lms_names_mlx
 from .settings import GENERATE_MAX_TOKENS, LMS_PROGRAM, SERVER_MAX_TOKENS, MlxSettings
 
 # flag -> (field or None to ignore, takes a value, kind)
@@ -112,19 +113,8 @@ def base_model(model: str | None) -> str | None:
 # prompt chunks of PROMPT_PROCESSING_CHUNK_SIZE 2048, mlx-lm's own prefill step). GPU offload has no meaning there:
 # the weights and cache live in unified memory on the Metal device, so --gpu is read and changes nothing.
 #
-# Which models are MLX: an LM Studio key or path that names MLX (mlx-community/..., lmstudio-community/...-MLX-4bit,
-# ~/.lmstudio/models/mlx-community/..., prism-ml/...-mlx-2bit) or LM Studio's MLX variant suffix `@4bit`
-# (qwen/qwen3.6-27b@4bit; a GGUF variant is named by its quant type, @q4_k_m); a .gguf file never. A bare catalog
-# key (qwen/qwen3-8b) does not say which format was downloaded: it stays llama.cpp's.
-_LMS_MLX = re.compile(r"(?:^|[-_/.@\s])mlx(?:$|[-_/.@\s])", re.IGNORECASE)
-_LMS_MLX_VARIANT = re.compile(r"@(\d)-?bits?$", re.IGNORECASE)
-
-
-def lms_names_mlx(model: str | None) -> bool:
-    """Whether an `lms load` model key or path names an MLX model (above), which LM Studio runs on mlx-engine."""
-    if not model or model.lower().endswith(".gguf"):
-        return False
-    return bool(_LMS_MLX.search(model) or _LMS_MLX_VARIANT.search(model))
+# Which models are MLX: engines/lms_keys.py (lms_names_mlx, LMS_MLX_VARIANT), shared with the llama.cpp reading of
+# `lms load`, which must not load this engine.
 
 
 def from_lms(model: str, context: int, parallel: int = 1, unmodelled: tuple[str, ...] = ()
@@ -136,7 +126,7 @@ def from_lms(model: str, context: int, parallel: int = 1, unmodelled: tuple[str,
     #2250, #2318): the estimate sizes that one (layout.lms_context_fit, context_fit.py)."""
     name = model
     opts: dict[str, Any] = {"program": LMS_PROGRAM, "context_length": context, "batch": parallel}
-    if (m := _LMS_MLX_VARIANT.search(model)) is not None:  # LM Studio's variant: qwen/qwen3.6-27b@4bit
+    if (m := LMS_MLX_VARIANT.search(model)) is not None:  # LM Studio's variant: qwen/qwen3.6-27b@4bit
         name, opts["q_bits"] = model[:m.start()], int(m.group(1))
     elif (bits := bits_from_name(model)) is not None:
         opts["q_bits"] = bits
