@@ -79,3 +79,9 @@ def compute_misses(rows: list[Row], low: float = 0.9, high: float = 1.1) -> list
 def assert_compute(label: str, rows: list[Row], low: float = 0.9, high: float = 1.1) -> None:
     misses = compute_misses(rows, low, high)
     assert not misses, f"{label}: compute outside {low}-{high} of llama.cpp's: {'; '.join(misses)}"
+
+
+def assert_compute_equal(label: str, rows: list[Row]) -> None:
+    """oomkit's compute buffer equal to llama.cpp's at every compared setting, to the 0.01 MiB it prints."""
+    misses = [r.describe() for r in rows if round(r.got["compute_mib"], 2) != r.expected["compute_mib"]]
+    assert not misses, f"{label}: compute not llama.cpp's: {'; '.join(misses)}"

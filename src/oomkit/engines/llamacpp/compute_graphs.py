@@ -13,7 +13,7 @@ from collections.abc import Hashable
 from functools import partial
 from typing import NamedTuple
 
-from ...model.spec import Attention, ModelSpec
+from ...model.spec import Attention, ModelSpec, RecurrentState
 from .galloc import Node
 
 F32 = 4
@@ -1629,7 +1629,8 @@ def mamba2_offload_graph(spec: ModelSpec, T: int, n_outputs: int, host: dict[str
 # the dense graphs replayed on the CPU alone (compute.dense_cpu_bytes)
 DENSE_CPU_GRAPHS = {"phi3": phi3_graph, "deci": deci_graph}
 # those that take a quantized cache's rotations (k_rot / v_rot)
-DENSE_CPU_ROTATED = frozenset({"deci", "falcon-h1", "jamba", "nemotron_h", "nemotron_h_moe", "granitehybrid"})
+DENSE_CPU_ROTATED = frozenset({"deci", "falcon-h1", "jamba", "nemotron_h", "nemotron_h_moe", "granitehybrid",
+                               "mamba2"})
 
 
 def _rs_inputs(g: _Graph, resid: int, T: int, masks: int, n_outputs: int, v_idx_size: int, k_rot: int, v_rot: int,
@@ -1826,6 +1827,74 @@ def _dag_attention(d: _Dag, a: Attention, x: int, E: int, T: int, masks: int, fl
     return op((E, T), rot(o, ins.vrot, o_ne))  # wo
 
 
+def _dag_mamba2(d: _Dag, r: RecurrentState, x: int, E: int, T: int, ns: int, s_main: int, s_extra: int,
+                ssm_norm: bool) -> int:
+    """build_mamba2_layer (src/models/graph-context-mamba.cpp at llama.cpp@0c1e57098) as ggml_build_forward_expand
+    walks it (_Dag) on the layer's normed input x (expanded with ssm_in, after build_rs's expands): build_rs's GET_ROWS of the
+    n_seqs conv states by s_main (expanded) and the extra states' copy (a tensor of no bytes); ssm_in, the CONCAT of
+    the states with xBC's transpose, the conv state's store, SSM_CONV, bias and SiLU in place, dt's CONT and bias,
+    SSM_SCAN (y and the n_seqs states, reading the ssm states by s_main; expanded), the extra states again, the ssm
+    state's store; z's CONT, y + x * D (a new tensor: x is a view), SWIGLU, the grouped RMS norm of its reshape
+    (ssm_norm: the weight is optional) -> ssm_out, not expanded. Shared by nemotron_h_graph, granite_hybrid_graph
+    and mamba2_graph."""
+    op, view, expand = d.op, d.view, d.expand
+    conv_dim = r.d_inner + 2 * r.n_group * r.d_state
+    rs = op((r.conv, ns), s_main)  # build_rs: the conv states' GET_ROWS
+    expand(rs)
+    _dag_store(d, _dag_empty(d, s_extra))
+    proj = op((2 * r.d_inner + 2 * r.n_group * r.d_state + r.n_heads, T), x)  # ssm_in
+    concat = op((r.d_conv - 1 + T // ns, conv_dim, ns), view(rs), view(view(proj)))  # CONCAT with xBC^T
+    _dag_store(d, view(concat))  # the conv state's store
+    conv = op((conv_dim, T), concat)  # SSM_CONV
+    conv = op((conv_dim, T), op((conv_dim, T), conv, inplace=True), inplace=True)  # bias ADD, SILU
+    xv = view(conv, (r.d_inner, T))
+    dt = op((r.n_heads, T), op((r.n_heads, T), view(proj)), inplace=True)  # dt's CONT, its bias
+    scan = op((r.d_inner * T + r.ssm * ns,), xv, dt, view(conv), view(conv), s_main)  # SSM_SCAN
+    expand(scan)
+    _dag_store(d, _dag_empty(d, s_extra))
+    _dag_store(d, view(scan))  # the ssm state's store
+    z = op((r.d_inner, T), view(proj))  # z's CONT
+    y = op((r.d_inner, T), view(scan, (r.d_inner, T)), op((r.d_inner, T), xv), inplace=True)  # y + x * D
+    y = op((r.d_inner, T), z, y)  # SWIGLU
+    if ssm_norm:  # the grouped RMS norm of its reshape
+        y = _dag_norm(d, view(y, (r.d_inner, T)))
+    return op((E, T), view(y))  # ssm_out
+
+
+def mamba2_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True, k_rot: int = 0,
+                 v_rot: int = 0, n_seqs: int = 1) -> tuple[int, list[Node]]:
+    """Mamba-2's graph (src/models/mamba.cpp llama_model_mamba::graph at llama.cpp@0c1e57098, LLM_ARCH_MAMBA2: every
+    layer the attention norm, build_mamba2_layer (_dag_mamba2), the last layer's output and input gathered by out_ids
+    (two GET_ROWS), the residual add; the output norm (result_norm) and the logits) on the CPU, ordered as
+    ggml_build_forward_expand walks it (_Dag). The inputs: tokens, inp_embd (never read), s_copy, out_ids (masks,
+    flash_attn and the rotations are unused: no layer attends). Checked node for node against the graph
+    llama-cpp-python 0.3.36 hands ggml_gallocr_reserve_n (tests/groundtruth/gallocr_dump.c) on mamba2-2.7b's 4-layer
+    file: 113.22 MiB at -ub 512, where the closed-form recurrent phase gave 108.22."""
+    d = _Dag()
+    op, view, expand = d.op, d.view, d.expand
+    E, ns = spec.n_embd, max(1, n_seqs)
+    ins = _hybrid_dag_inputs(d, spec, T, n_outputs, masks, flash_attn, k_rot, v_rot, ns)
+    width = {t.name: t.shape for t in spec.weights.tensors}
+    cur = op((E, T), ins.tokens)  # GET_ROWS of the token embeddings
+    expand(cur)
+    s_main, s_extra = view(ins.s_copy), view(ins.s_copy)
+    trunk = spec.trunk_layers
+    for layer in trunk:
+        inp, rows = cur, T
+        out = _dag_mamba2(d, layer.recurrent, _dag_norm(d, inp), E, T, ns, s_main, s_extra,
+                          f"blk.{layer.index}.ssm_norm.weight" in width)
+        if layer is trunk[-1]:
+            rows = n_outputs
+            out, inp = op((E, rows), out, ins.out_ids), op((E, rows), inp, ins.out_ids)  # GET_ROWS of both
+        cur = op((E, rows), out, inp, inplace=True)  # the residual add
+    h = _dag_norm(d, cur)  # result_norm
+    logits = op((spec.n_vocab, d.shape(h)[1]), h)  # result_output
+    d.t[h] = d.t[h]._replace(output=True)
+    d.t[logits] = d.t[logits]._replace(output=True)
+    expand(logits)
+    return ins.n_inputs, d.nodes()
+
+
 def jamba_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True, k_rot: int = 0,
                 v_rot: int = 0, n_seqs: int = 1) -> tuple[int, list[Node]]:
     """Jamba's graph (src/models/jamba.cpp at llama.cpp@0c1e57098: build_mamba_layer of
@@ -1948,7 +2017,7 @@ def nemotron_h_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_
     tokens, s_copy, out_ids, n_inputs = ins.tokens, ins.s_copy, ins.out_ids, ins.n_inputs
     width = {t.name: t.shape for t in spec.weights.tensors}
 
-    empty, store, norm = partial(_dag_empty, d), partial(_dag_store, d), partial(_dag_norm, d)
+    norm = partial(_dag_norm, d)
 
     cur = op((E, T), tokens)  # GET_ROWS of the token embeddings
     expand(cur)
@@ -1959,28 +2028,7 @@ def nemotron_h_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_
         if r is not None:
             if s_main < 0:
                 s_main, s_extra = view(s_copy), view(s_copy)
-            conv_dim = r.d_inner + 2 * r.n_group * r.d_state
-            rs = op((r.conv, ns), s_main)  # build_rs: the conv states' GET_ROWS
-            expand(rs)
-            store(empty(s_extra))
-            x = norm(inp)
-            proj = op((2 * r.d_inner + 2 * r.n_group * r.d_state + r.n_heads, T), x)  # ssm_in
-            concat = op((r.d_conv - 1 + T // ns, conv_dim, ns), view(rs), view(view(proj)))  # CONCAT with xBC^T
-            store(view(concat))  # the conv state's store
-            conv = op((conv_dim, T), concat)  # SSM_CONV
-            conv = op((conv_dim, T), op((conv_dim, T), conv, inplace=True), inplace=True)  # bias ADD, SILU
-            xv = view(conv, (r.d_inner, T))
-            dt = op((r.n_heads, T), op((r.n_heads, T), view(proj)), inplace=True)  # dt's CONT, its bias
-            scan = op((r.d_inner * T + r.ssm * ns,), xv, dt, view(conv), view(conv), s_main)  # SSM_SCAN
-            expand(scan)
-            store(empty(s_extra))
-            store(view(scan))  # the ssm state's store
-            z = op((r.d_inner, T), view(proj))  # z's CONT
-            y = op((r.d_inner, T), view(scan, (r.d_inner, T)), op((r.d_inner, T), xv), inplace=True)  # y + x * D
-            y = op((r.d_inner, T), z, y)  # SWIGLU
-            if f"blk.{il}.ssm_norm.weight" in width:  # the grouped RMS norm of its reshape (ssm_norm is optional)
-                y = norm(view(y, (r.d_inner, T)))
-            out = op((E, T), view(y))  # ssm_out
+            out = _dag_mamba2(d, r, norm(inp), E, T, ns, s_main, s_extra, f"blk.{il}.ssm_norm.weight" in width)
         elif a is not None:
             out = _dag_attention(d, a, norm(inp), E, T, masks, flash_attn, ins)
         elif layer.ffn.is_moe:
@@ -2044,7 +2092,7 @@ def granite_hybrid_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, fl
     ins = _hybrid_dag_inputs(d, spec, T, n_outputs, masks, flash_attn, k_rot, v_rot, ns, rope)
     tokens, s_copy, out_ids, n_inputs = ins.tokens, ins.s_copy, ins.out_ids, ins.n_inputs
     width = {t.name: t.shape for t in spec.weights.tensors}
-    empty, store, norm = partial(_dag_empty, d), partial(_dag_store, d), partial(_dag_norm, d)
+    norm = partial(_dag_norm, d)
 
     cur = op((E, T), tokens)  # GET_ROWS of the token embeddings, expanded
     expand(cur)
@@ -2056,27 +2104,7 @@ def granite_hybrid_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, fl
         if r is not None:
             if s_main < 0:
                 s_main, s_extra = view(s_copy), view(s_copy)
-            conv_dim = r.d_inner + 2 * r.n_group * r.d_state
-            rs = op((r.conv, ns), s_main)  # build_rs: the conv states' GET_ROWS
-            expand(rs)
-            store(empty(s_extra))
-            proj = op((2 * r.d_inner + 2 * r.n_group * r.d_state + r.n_heads, T), x)  # ssm_in
-            concat = op((r.d_conv - 1 + T // ns, conv_dim, ns), view(rs), view(view(proj)))  # CONCAT with xBC^T
-            store(view(concat))  # the conv state's store
-            conv = op((conv_dim, T), concat)  # SSM_CONV
-            conv = op((conv_dim, T), op((conv_dim, T), conv, inplace=True), inplace=True)  # bias ADD, SILU
-            xv = view(conv, (r.d_inner, T))
-            dt = op((r.n_heads, T), op((r.n_heads, T), view(proj)), inplace=True)  # dt's CONT, its bias
-            scan = op((r.d_inner * T + r.ssm * ns,), xv, dt, view(conv), view(conv), s_main)  # SSM_SCAN
-            expand(scan)
-            store(empty(s_extra))
-            store(view(scan))  # the ssm state's store
-            z = op((r.d_inner, T), view(proj))  # z's CONT
-            y = op((r.d_inner, T), view(scan, (r.d_inner, T)), op((r.d_inner, T), xv), inplace=True)  # y + x * D
-            y = op((r.d_inner, T), z, y)  # SWIGLU
-            if f"blk.{il}.ssm_norm.weight" in width:  # the grouped RMS norm of its reshape
-                y = norm(view(y, (r.d_inner, T)))
-            out = op((E, T), view(y))  # ssm_out
+            out = _dag_mamba2(d, r, x, E, T, ns, s_main, s_extra, f"blk.{il}.ssm_norm.weight" in width)
         else:
             out = _dag_attention(d, a, x, E, T, masks, flash_attn, ins)
         rows = T
@@ -2125,4 +2153,5 @@ def granite_hybrid_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, fl
 
 # the hybrid graphs replayed on the CPU alone, with their recurrent states' n_seqs (compute.dense_cpu_bytes)
 HYBRID_CPU_GRAPHS = {"falcon-h1": falcon_h1_graph, "jamba": jamba_graph, "nemotron_h": nemotron_h_graph,
-                     "nemotron_h_moe": nemotron_h_graph, "granitehybrid": granite_hybrid_graph}
+                     "nemotron_h_moe": nemotron_h_graph, "granitehybrid": granite_hybrid_graph,
+                     "mamba2": mamba2_graph}
