@@ -2487,6 +2487,8 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
     the printed figure on every setting measured (tests/test_llamacpp_real_shapes.py)."""
     if spec.architecture in GDN_CPU_REPLAYED:
         return gdn_cpu_bytes(spec, ctx, caches, s)
+    if spec.architecture in GPT_OSS_GRAPHS:
+        return gpt_oss_cpu_bytes(spec, ctx, caches, s)
     hybrid = compute_graphs.HYBRID_CPU_GRAPHS.get(spec.architecture)
     build = compute_graphs.DENSE_CPU_GRAPHS.get(spec.architecture) or hybrid
     rotated = spec.architecture in compute_graphs.DENSE_CPU_ROTATED
@@ -2512,6 +2514,28 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
                              n_seqs, spec.rope_finetuned is not False)
         return _replayed(build, spec, t_eff, reserved_outputs(ctx, s), masks, ctx.flash_attn, k_rot, v_rot, n_seqs)
     return _replayed(build, spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn, k_rot, v_rot)
+
+
+def gpt_oss_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: LlamaCppSettings) -> int | None:
+    """The CPU compute buffer of gpt-oss run on the CPU alone: compute_graphs.gpt_oss_graph (src/models/openai-moe.cpp
+    at llama.cpp@0c1e57098) replayed through ggml-alloc with its iSWA caches' masks (F16 with flash attention, F32
+    without: a stream's cells x the ubatch's tokens, every stream), a quantized cache's rotations per cache. The
+    closed-form phases miss where the sliding-window layers' smaller scores leave holes the full layers' blocks and
+    the logits do not fit: gpt-oss-20b's 4-layer file through llama-cpp-python 0.3.36 prints 414.40 MiB at -c 4096
+    (the phases 404.00), 434.01 at -np 4 without flash attention (404.00), 1731.09 at -ub 2048 (1616.00); the
+    replay equals each. None where it does not hold: tensor overrides, a build before the F16 mask (kq_mask_f16), a
+    layer without attention or experts, an output layer not last."""
+    trunk = spec.trunk_layers
+    if s.override_tensor or not trunk or not ERAS.reached(ctx.build, "kq_mask_f16") \
+            or any(la.attention is None or not la.ffn.is_moe for la in trunk) or trunk[-1].index != len(trunk) - 1:
+        return None
+    # the worst-case ubatch: one sequence a KV stream, T / n_stream tokens each rounded up (graph_reserve: 513
+    # tokens for 512 in 3 streams, the masks 171 rows a stream, out_ids still 512: the dump of the reserve at -c 5000
+    # -np 3, 412.17 MiB)
+    T = -(-min(ctx.n_ctx, ctx.n_ubatch) // ctx.n_stream) * ctx.n_stream
+    k_rot, v_rot = _rotations(spec, ctx)
+    return _replayed(compute_graphs.gpt_oss_graph, spec, T, reserved_outputs(ctx, s),
+                     _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, k_rot, v_rot)
 
 
 # the gated delta net hybrids whose CPU graph sched_replay.qwen35_graph rebuilds (dense_cpu_bytes)

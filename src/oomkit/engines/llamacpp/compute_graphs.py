@@ -1056,6 +1056,110 @@ def gpt_oss_device_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[t
     return 0, _hoisted(nodes, g.inputs, g.splits)
 
 
+def gpt_oss_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tuple[int, ...], int, int]],
+                  flash_attn: bool, k_rot: int = 0, v_rot: int = 0) -> tuple[int, list[Node]]:
+    """gpt-oss (src/models/openai-moe.cpp at llama.cpp@0c1e57098) on the CPU alone, node by node as
+    ggml_build_forward_expand orders it: the layer of gpt_oss_device_graph (the attention norm; Q, K and V with their
+    biases, Q and K roped; the cache writes; FLASH_ATTN_EXT with the sinks, or KQ, SOFT_MAX with the sinks in place,
+    KQV and its CONT; wo and its bias, the residual; attn_post_norm; the router, ARGSORT of its logits, the top-k
+    weights' SOFT_MAX; gate / up MUL_MAT_ID with ADD_ID of their biases, SWIGLU_OAI, down and its bias, the weighted
+    rows' views and their sum; the residual), but Q, K, V in that order (build_attn's Q, then K, then V: the graph
+    the CPU backend is handed, with no split), a quantized cache's rotations (llama_mul_mat_hadamard: Q and K after
+    their ropes by each cache's K matrix, V by its V matrix, the attention's output back) with or without flash
+    attention, and the graph inputs as ggml-alloc's leafs, in the order the walk first reads them: the tokens,
+    inp_embd (never read), the first cache's K rotation, the positions, its V rotation, its K / V row indices (V one
+    per element without flash attention) and mask; then each further cache's rotations, row indices and mask;
+    out_ids. The token rows a GET_ROWS node; the last layer's output kept (an output), out_ids' rows gathered from
+    it, result_norm and the logits. caches: (layers, cells a stream, mask bytes) in the order the layers read them
+    (compute._iswa_caches). Checked node for node against the graph llama-cpp-python 0.3.36 hands
+    ggml_gallocr_reserve_n (tests/groundtruth/gallocr_dump.c) on gpt-oss-20b's 4-layer file."""
+    g = _Graph()
+    add, view, nodes = g.add, g.view, g.nodes
+    names = {t.name for t in spec.weights.tensors}
+    resid = spec.n_embd * T * F32
+    a0 = spec.trunk_layers[0].attention
+    tokens = add(T * 4)
+    add(resid)  # inp_embd, never read
+    by_layer: dict[int, tuple[int, int, int, int, int, int]] = {}
+    pos = -1
+    for layers, cells, mask_bytes in caches:
+        krot = add(k_rot) if k_rot else -1
+        if pos < 0:
+            pos = add(T * 4)
+        vrot = add(v_rot) if v_rot else -1
+        v_idx = T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8
+        entry = (add(T * 8), add(v_idx), add(mask_bytes), cells, krot, vrot)
+        for il in layers:
+            by_layer[il] = entry
+    out_ids = add(n_outputs * 4)
+    n_inputs = len(nodes)
+    cur = add(resid, tokens)  # GET_ROWS of the token embeddings
+
+    def rot(h: int, r: int) -> int:  # llama_mul_mat_hadamard: a MUL_MAT between two reshapes
+        return view(add(nodes[h].size, r, view(h))) if r >= 0 else h
+
+    for layer in spec.trunk_layers:
+        a, f, il = layer.attention, layer.ffn, layer.index
+        k_idx, v_idx, mask, cells, krot, vrot = by_layer[il]
+        x = add(resid, add(resid, cur, inplace=True), inplace=True)  # RMS_NORM, MUL: attn_norm
+
+        def project(size: int, t: str, x: int = x, il: int = il) -> int:  # the projection, its bias, reshaped
+            h = add(size, x)
+            if f"blk.{il}.attn_{t}.bias" in names:
+                h = add(size, h, inplace=True)
+            return view(h)
+
+        q_size, kv_size = a.n_heads * a.head_dim_k * T * F32, a.n_kv_heads * a.head_dim_k * T * F32
+        q = rot(add(q_size, project(q_size, "q"), pos, inplace=True), krot)  # ROPE of the reshaped view
+        k = rot(add(kv_size, project(kv_size, "k"), pos, inplace=True), krot)
+        v = rot(project(a.n_kv_heads * a.head_dim_v * T * F32, "v"), vrot)
+        g.store_kv(k, v, k_idx, v_idx, None)
+        o_size = a.n_heads * a.head_dim_v * T * F32
+        if flash_attn:
+            o = view(add(o_size, view(view(q)), mask))  # FLASH_ATTN_EXT, reshaped
+        else:
+            kq = add(cells * T * a.n_heads * F32, view(view(q)))  # KQ over a stream's cells, every stream
+            kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX with the mask and the sinks
+            o = add(o_size, view(add(o_size, kq)))  # KQV, the CONT of its permuted view
+        o = add(resid, rot(o, vrot))  # wo
+        if f"blk.{il}.attn_output.bias" in names:
+            o = add(resid, o, inplace=True)
+        ffn_inp = add(resid, o, cur, inplace=True)
+        n = add(resid, add(resid, ffn_inp, inplace=True), inplace=True)  # attn_post_norm
+        scores = f.n_experts * T * F32
+        logits = add(scores, n)
+        if f"blk.{il}.ffn_gate_inp.bias" in names:
+            logits = add(scores, logits, inplace=True)
+        probs_r = view(logits)
+        topk = view(add(scores, logits))  # ARGSORT, its top-k view
+        weights = add(f.n_experts_used * T * F32, probs_r, topk)  # GET_ROWS
+        weights = view(add(f.n_experts_used * T * F32, view(weights)))  # SOFT_MAX of the reshaped rows, reshaped
+        n_r = view(n)
+        wide = f.n_experts_used * f.n_ff_expert * T * F32
+
+        def expert(t: str, size: int, *srcs: int, il: int = il, topk: int = topk) -> int:
+            h = add(size, *srcs, topk)  # MUL_MAT_ID
+            if f"blk.{il}.ffn_{t}_exps.bias" in names:
+                h = add(size, h, topk, inplace=True)  # ADD_ID
+            return h
+
+        gate = expert("gate", wide, n_r)
+        up = expert("up", wide, n_r)
+        down = expert("down", f.n_experts_used * resid, add(wide, gate, up))  # SWIGLU_OAI, down
+        weighted = add(f.n_experts_used * resid, down, weights, inplace=True)
+        parts = [view(weighted) for _ in range(f.n_experts_used)]
+        ffn_out = parts[0]
+        for p in parts[1:]:
+            ffn_out = add(resid, ffn_out, p, inplace=True)
+        cur = add(resid, ffn_out, ffn_inp, inplace=True)
+    nodes[cur] = nodes[cur]._replace(output=True)  # t_h_nextn
+    r = spec.n_embd * n_outputs * F32
+    h = add(r, cur, out_ids)  # GET_ROWS of out_ids
+    h = add(r, add(r, h, inplace=True), inplace=True, output=True)  # result_norm
+    add(spec.n_vocab * n_outputs * F32, h, output=True)
+    return n_inputs, nodes
+
+
 def gpt_oss_pipeline_split_graph(spec: ModelSpec, layers: set[int], T: int, n_outputs: int,
                                  caches: list[tuple[tuple[int, ...], int, int]], head: bool, n_copies: int
                                  ) -> tuple[int, list[Node]]:
