@@ -126,6 +126,26 @@ def test_sm_count_travels_on_the_device():
     assert with_facts(Device("CUDA0", "GPU")).sm_count is None
 
 
+def test_cuda_total_where_a_reading_is_published():
+    """CUDA's own total (cudaGetDeviceProperties' totalGlobalMem): mixbench-cuda on an A100 80GB PCIe prints
+    'Total global mem: 81049 MB' (ekondis/mixbench#47), deviceQuery on an A100-SXM4-40GB '40339 MBytes
+    (42298834944 bytes)' (bottlerocket-os/bottlerocket#3873): 871 and 621 MiB below nvidia-smi's 81920 / 40960, where
+    the H100's 81559 MiB is 79.19 GiB to vLLM (470 MiB)."""
+    from oomkit.engines.vllm import cuda_total
+    from oomkit.hardware.catalog import with_facts
+    from oomkit.memory import Device
+
+    pcie, = devices_for_names("A100 80GB PCIe")
+    assert cuda_total(pcie) == 81049 * 2**20  # vLLM prints total_gpu_memory (79.15GiB)
+    assert cuda_total(devices_for_names("A100 40GB")[0]) == 42298834944 // 2**20 * 2**20
+    assert round(cuda_total(devices_for_names("H100 SXM")[0]) / 2**30, 2) == 79.19
+    detected = with_facts(Device("CUDA0", "NVIDIA A100 80GB PCIe", memory_bytes=81920 * 2**20))
+    assert cuda_total(detected) == 81049 * 2**20
+    # another size than the reading's: no reading, the usual reservation
+    assert cuda_total(with_facts(Device("CUDA0", "NVIDIA A100 80GB PCIe", memory_bytes=40960 * 2**20))) \
+        == (40960 - 470) * 2**20
+
+
 # ---- lookups ---------------------------------------------------------------------------------------------
 
 

@@ -43,6 +43,7 @@ class Device:
     sm_count: int | None = None  # streaming multiprocessors (NVIDIA), the datasheet's; None: unknown
     integrated: bool | None = None  # an integrated GPU sharing system memory (an iGPU); None: unknown
     gfx_target: str | None = None  # AMD: the LLVM target ("gfx942"), the catalog's architectures; None: unknown
+    cuda_total_bytes: int | None = None  # NVIDIA: CUDA's own total (totalGlobalMem), the catalog's reading; None: unknown
 
 
 @dataclass(frozen=True)

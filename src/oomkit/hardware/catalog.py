@@ -79,6 +79,7 @@ class GpuSpec:
     source: str
     aliases: tuple[str, ...] = ()
     memory_source: str | None = None  # where a driver-reported memory_mib was read
+    cuda_total_mib: int | None = None  # CUDA's own total (totalGlobalMem) where a reading is published
     unified_memory: bool = False
     compute_capability: str | None = None  # NVIDIA only, e.g. "8.9"
     sm_count: int | None = None  # NVIDIA only: streaming multiprocessors (datasheets, whitepapers)
@@ -157,7 +158,9 @@ def _spec(row: dict) -> GpuSpec:
         name=row["name"], vendor=row["vendor"], memory_mib=int(row["memory_mib"]),
         memory_source_kind=row["memory_source_kind"], memory_gb=float(row["memory_gb"]),
         bandwidth_gbs=float(row["bandwidth_gbs"]), source=row["source"], aliases=tuple(row.get("aliases", ())),
-        memory_source=row.get("memory_source"), unified_memory=bool(row.get("unified_memory", False)),
+        memory_source=row.get("memory_source"),
+        cuda_total_mib=int(row["cuda_total_mib"]) if row.get("cuda_total_mib") is not None else None,
+        unified_memory=bool(row.get("unified_memory", False)),
         compute_capability=row.get("compute_capability"),
         sm_count=int(row["sm_count"]) if row.get("sm_count") is not None else None,
         memory_options=tuple(
@@ -552,7 +555,8 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
         devices.append(Device(id=f"{prefix}{index}", name=spec.name, memory_bytes=spec.memory_bytes,
                               compute_capability=_capability(spec), nvlink=_nvlink(spec.name),
                               bandwidth_gbs=spec.bandwidth_gbs, sm_count=spec.sm_count,
-                              integrated=spec.unified_memory, gfx_target=_gfx_target(spec)))
+                              integrated=spec.unified_memory, gfx_target=_gfx_target(spec),
+                              cuda_total_bytes=_cuda_total(spec)))
     return tuple(devices)
 
 
@@ -570,8 +574,15 @@ def with_facts(device: Device) -> Device:
     sms = device.sm_count if device.sm_count is not None else (spec.sm_count if spec else None)
     integrated = device.integrated if device.integrated is not None else (spec.unified_memory if spec else None)
     gfx = device.gfx_target if device.gfx_target is not None else _gfx_target(spec)
+    cuda_total = device.cuda_total_bytes
+    if cuda_total is None and spec is not None and device.memory_bytes == spec.memory_bytes:
+        cuda_total = _cuda_total(spec)  # the catalog's reading is of its own size, not of another memory option
     return replace(device, compute_capability=cc, nvlink=nvlink, bandwidth_gbs=bandwidth, sm_count=sms,
-                   integrated=integrated, gfx_target=gfx)
+                   integrated=integrated, gfx_target=gfx, cuda_total_bytes=cuda_total)
+
+
+def _cuda_total(spec: GpuSpec | None) -> int | None:
+    return spec.cuda_total_mib * MiB if spec is not None and spec.cuda_total_mib is not None else None
 
 
 def _gfx_target(spec: GpuSpec | None) -> str | None:

@@ -105,10 +105,18 @@ def _gpu_info(dev: Device | None) -> tuple[tuple[int, int] | None, str, int | No
 
 
 def cuda_total(dev: Device) -> int | None:
-    """vLLM's total_memory (torch.cuda.mem_get_info): the device's memory less what the driver reserves."""
+    """vLLM's total_memory (torch.cuda.mem_get_info): the device's memory less what the driver reserves, or CUDA's
+    own total where the GPU catalog has a reading of it (A100s keep more: the 80GB PCIe part 871 MiB)."""
     if dev.memory_bytes is None:
         return None
-    return max(dev.memory_bytes - CUDA_DRIVER_RESERVED, 0)
+    return max(dev.memory_bytes - driver_reserved(dev), 0)
+
+
+def driver_reserved(dev: Device) -> int:
+    """What the driver keeps out of CUDA's total on this device."""
+    if dev.cuda_total_bytes is not None and dev.memory_bytes is not None and dev.cuda_total_bytes <= dev.memory_bytes:
+        return dev.memory_bytes - dev.cuda_total_bytes
+    return CUDA_DRIVER_RESERVED
 
 
 def pp_partition(n_layers: int, pp: int, version: Version | None = None) -> list[tuple[int, int]]:
@@ -902,8 +910,7 @@ def _batch_defaults(s: VllmSettings, version: Version, v1: bool, max_len: int, d
     batched tokens by GPU name); 0.8.4 takes 1,024 on H100/H200 and 256 elsewhere, 0.8.5 goes by memory
     (batch_by_memory); read in the wheels."""
     llm = s.usage_context.lower() in ("llm", "llm_class", "offline")
-    mem = dev.memory_bytes if dev is not None and dev.memory_bytes is not None else 0
-    cuda_mem = max(mem - CUDA_DRIVER_RESERVED, 0)
+    cuda_mem = (cuda_total(dev) if dev is not None else None) or 0
     name = gpu_name.lower()
     if not v1:
         chunked = s.enable_chunked_prefill

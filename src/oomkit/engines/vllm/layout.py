@@ -13,7 +13,7 @@ from ...model.weights import per_layer_sum
 from ...units import GiB, MiB
 from ..versions import version_str
 from .cluster import node_totals, rank_name
-from .config import CUDA_DRIVER_RESERVED, Resolved, pp_partition, resolve, with_hf_overrides
+from .config import Resolved, driver_reserved, pp_partition, resolve, with_hf_overrides
 from .encoder import encoder_view
 from .kv import (
     KvCheck,
@@ -435,7 +435,7 @@ def _usages(s: VllmSettings, r: Resolved, ranks: list[_Rank], num_blocks: int | 
         compute = max(m.activation - kv - m.cudagraph, 0) if allocated and not r.v1 else m.activation
         usage = Usage(id=rk.device.id, name=rk.device.name, memory_bytes=rk.device.memory_bytes,
                       weights_bytes=rk.weights, kv_cache_bytes=kv, compute_bytes=compute,
-                      overhead_bytes=overhead + (CUDA_DRIVER_RESERVED if rk.device.memory_bytes else 0))
+                      overhead_bytes=overhead + (driver_reserved(rk.device) if rk.device.memory_bytes else 0))
         usages.append(usage)
         left = None if usage.memory_bytes is None else usage.memory_bytes - usage.total_bytes
         if allocated and not r.v1 and left is not None and m.activation - compute > left:
