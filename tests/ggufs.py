@@ -1608,3 +1608,45 @@ NEXTN_VARIANTS = {
     "dots3note": lambda: with_nextn(dots3note(), 0, 4096, drop=("indexer",)),
     "deepseek4": lambda: with_nextn(deepseek4(), 0, 4096),
 }
+
+
+def step37_flash(n_layers: int = 5) -> SynthModel:
+    """Step-3.7-Flash (Step3p7ForConditionalGeneration, text_config model_type step3p5; Step-3.5-Flash's layer kinds)
+    as llama.cpp's converter writes it (conversion Step35Model.set_gguf_parameters, registered for both classes) and
+    src/models/step35.cpp load_arch_tensors asks for it: hidden 4096, full-attention layers of 64 heads and sliding ones
+    of 96 (attention_other_setting), 8 KV heads (num_attention_groups) of 128 on both, written as per-layer head_count
+    / head_count_kv arrays; a 512-token window with the layer_types pattern (full every 4th from layer 0); QK norms and
+    the head-wise gate (attn_gate {n_embd, n_head(il)}); 3 leading dense layers of 11264 (moe_layers_enum from 3), then
+    288 sigmoid-routed experts of 1280 (8 used) with a selection bias and one shared expert of 1280; vocab 128896,
+    untied head. Shapes of the text_config quoted in public code (code search ids 58055884561 "Real Step-3.7-Flash
+    shape", 56711705269, 56601044620: 45 layers, 4096, 64 / 96 heads, 8 groups, 128, 288 x 1280 experts, share 1280)."""
+    arch, n_embd, hd, n_kv, n_ff, n_vocab = "step35", 4096, 128, 8, 11264, 128896
+    n_exp, ff_exp, ff_sh, dense = 288, 1280, 1280, 3
+    swa = [i % 4 != 0 for i in range(n_layers)]
+    heads = [96 if s else 64 for s in swa]
+    md = _Meta(arch)
+    md.u32("context_length", 262144).u32("embedding_length", n_embd).u32("block_count", n_layers)
+    md.u32("feed_forward_length", n_ff)
+    md.items.append((f"{arch}.attention.head_count", heads, (VT.ARRAY, VT.INT32)))
+    md.items.append((f"{arch}.attention.head_count_kv", [n_kv] * n_layers, (VT.ARRAY, VT.INT32)))
+    md.f32("attention.layer_norm_rms_epsilon", 1e-5).f32("rope.freq_base", 5000000.0).u32("vocab_size", n_vocab)
+    md.f32("rope.freq_base_swa", 10000.0).u32("rope.dimension_count", hd)
+    md.u32("attention.key_length", hd).u32("attention.value_length", hd)
+    md.u32("attention.sliding_window", 512)
+    md.items.append((f"{arch}.attention.sliding_window_pattern", swa, (VT.ARRAY, VT.BOOL)))
+    md.u32("expert_count", n_exp).u32("expert_used_count", 8).u32("expert_feed_forward_length", ff_exp)
+    md.u32("expert_shared_feed_forward_length", ff_sh).f32("expert_weights_scale", 3.0).bool("expert_weights_norm", True)
+    md.u32("leading_dense_block_count", dense).u32("moe_every_n_layers", 1)
+    ts = _embeddings(n_embd, n_vocab, tied=False)
+    for i in range(n_layers):
+        h = heads[i]
+        ts += _attn_gqa(i, n_embd, h * hd, n_kv * hd, qk_norm_dim=hd)
+        ts += [_blk(i, "attn_gate.weight", n_embd, h), _blk(i, "ffn_norm.weight", n_embd)]
+        if i < dense:
+            ts += _ffn_dense(i, n_embd, n_ff, norm=False)
+        else:
+            ts += _ffn_moe(i, n_embd, ff_exp, n_exp) + [_blk(i, "exp_probs_b.bias", n_exp)]
+            ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, ff_sh), _blk(i, "ffn_up_shexp.weight", n_embd, ff_sh),
+                   _blk(i, "ffn_down_shexp.weight", ff_sh, n_embd)]
+    return _model(f"step37-flash-{n_layers}l", arch, "Step-3.7-Flash's text_config shapes", n_vocab, n_layers, md, ts,
+                  False)

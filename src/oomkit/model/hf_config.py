@@ -106,6 +106,9 @@ ARCH_BY_MODEL_TYPE = {
     # q/k RMSNorms and an ungated xIELU MLP (src/models/apertus.cpp load_arch_tensors: ffn_up / ffn_down, no ffn_gate;
     # the xIELU alpha_n / alpha_p / beta / eps go to the GGUF as per-layer metadata, not tensors)
     "apertus": "apertus",
+    # conversion Step35Model, registered for Step3p5ForCausalLM and Step3p7ForConditionalGeneration (Step-3.5-Flash,
+    # Step-3.7-Flash: text_config model_type step3p5) -> MODEL_ARCH.STEP35 (src/models/step35.cpp)
+    "step3p5": "step35",
 }
 # Encoder-only model types: attention weights but no KV cache (llama.cpp allocates none for bert / nomic-bert).
 _ENCODERS = {"bert", "xlm-roberta", "nomic_bert"}
@@ -334,8 +337,11 @@ def spec_from_config(
     kinds = [LayerKind.NONE] * n_layers if encoder else _layer_kinds(r, model_type, n_layers)
     # Next-n / MTP blocks follow the trunk (layer index n_layers...), shaped like its last layer; MiMo-V2's are
     # sliding (conversion/mimo.py: hybrid_layer_pattern + [1] * _n_nextn)
-    kinds += [LayerKind.SLIDING if model_type == "mimo_v2_flash" else _nemotron_mtp_kind(r, model_type)
-              or kinds[-1]] * n_nextn
+    if model_type == "step3p5":
+        kinds += _step_mtp_kinds(r, n_layers, n_nextn)
+    else:
+        kinds += [LayerKind.SLIDING if model_type == "mimo_v2_flash" else _nemotron_mtp_kind(r, model_type)
+                  or kinds[-1]] * n_nextn
     # Gemma 3n / Gemma 4: the last num_kv_shared_layers layers read the KV of the last earlier layer of their kind
     kv_source = shared_kv_sources(kinds, n_layers - r.int("num_kv_shared_layers", default=0), n_layers)
     deci = _deci_blocks(r, n_layers, n_embd) if model_type == "nemotron-nas" else None
@@ -389,6 +395,8 @@ def spec_from_config(
     )
     if arch == "kimi-k3":
         tensors = tensors + _kimi_k3_extras(r, layers, n_embd)
+    if model_type == "step3p5":
+        tensors = _in_file_order(tensors, _step_extras(r, layers, n_embd, n_vocab, n_layers))
     if arch == "gemma-embedding":
         tensors = tensors + _st_dense(n_embd)  # the sentence-transformers Dense projections (ST_DENSE_TENSORS)
     weights = inventory_for_format(tensors, arch=arch, config=cfg, weight_format=weight_format, name=name,
@@ -621,6 +629,8 @@ def _router_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
     gate Linear; modeling_deepseek_v3.py DeepseekV3TopkRouter adds the bias, the noaux_tc method), and llama.cpp loads
     it TENSOR_NOT_REQUIRED (src/models/deepseek2.cpp load_arch_tensors). DeepSeek-V2-Lite's 26 MoE layers x 64 experts
     = 1,664 and V2.5's 59 x 160 = 9,440 values its safetensors totals do not hold."""
+    if model_type == "step3p5":  # Step35Model.filter_tensors: moe.router_bias -> exp_probs_b.bias
+        return bool(cfg.get("use_moe_router_bias", True))
     method = cfg.get("topk_method")
     if method is not None:
         return method == "noaux_tc"
@@ -706,6 +716,10 @@ def _layer_kinds(r: _Reader, model_type: str, n: int) -> list[LayerKind]:
     if model_type == "falcon_h1":
         return [LayerKind.FULL] * n  # attention and Mamba side by side in every layer
     layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")
+    if model_type == "step3p5" and isinstance(layer_types, list):
+        # Step35Model.set_gguf_parameters: layer_types holds entries for the MTP blocks past num_hidden_layers too
+        # (padded with "full_attention"); the trunk's are the first n (_step_mtp_kinds reads the rest)
+        layer_types = layer_types[:n]
     idxs = cfg.get("full_attn_idxs")
     if layer_types is None and model_type in _LFM2 and isinstance(idxs, list):
         # LFM2 configs written before layer_types: full_attn_idxs names the attention layers, the rest are short
@@ -793,6 +807,19 @@ def _attention(r: _Reader, kind: LayerKind, model_type: str, n_embd: int) -> Att
         head_dim = r.int("global_head_dim", default=0) or head_dim
         if r.get("attention_k_eq_v", False):
             n_kv = r.int("num_global_key_value_heads", default=0) or n_kv
+    if model_type == "step3p5":
+        # Step35Model.set_gguf_parameters: head_count / head_count_kv per layer, num_attention_heads and
+        # num_attention_groups on full layers, attention_other_setting's on sliding ones (its defaults the same);
+        # src/models/step35.cpp sizes q / o and the KV rows by n_head(il), n_head_kv(il), heads of head_dim
+        base = (n_heads, r.int("num_attention_groups", default=n_heads))
+        if kind is LayerKind.SLIDING:
+            other = r.get("attention_other_setting")
+            o = _Reader(other if isinstance(other, Mapping) else {}, r.name)
+            n_heads, n_kv = o.int("num_attention_heads", default=base[0]), o.int("num_attention_groups", default=base[1])
+        else:
+            n_heads, n_kv = base
+        if not n_heads or not n_kv or n_heads % n_kv:
+            raise OomkitError(f"{r.name}: num_attention_groups={n_kv} does not divide num_attention_heads={n_heads}")
     head_dim_v = head_dim
     if model_type == "mimo_v2_flash":
         # MiMo-V2: K of head_dim, V of v_head_dim; the sliding layers have their own KV head count and sizes
@@ -1105,6 +1132,16 @@ def _ffn_special(r: _Reader, model_type: str, i: int, n_layers: int) -> Ffn | No
         return Ffn(n_experts=r.int_at("num_experts", i, n_layers), n_experts_used=r.int_at("moe_topk", i, n_layers),
                    n_ff_expert=r.int_at("moe_intermediate_size", i, n_layers), n_shared_experts=n_sh,
                    n_ff_shared=r.int("intermediate_size") * n_sh)
+    if model_type == "step3p5":
+        # Step35Model.set_gguf_parameters: leading_dense_block_count = the first index of moe_layers_enum (dense
+        # MLPs of intermediate_size before it), then moe_num_experts of moe_intermediate_size, moe_top_k used, and
+        # one shared expert of share_expert_dim (expert_shared_feed_forward_length); src/models/step35.cpp
+        # load_arch_tensors takes the dense and the MoE tensors as the file has them
+        if i < _step_leading_dense(r):
+            return Ffn(n_ff=r.int("intermediate_size"))
+        ff_sh = r.int("share_expert_dim", default=0)
+        return Ffn(n_experts=r.int("moe_num_experts"), n_experts_used=r.int("moe_top_k"),
+                   n_ff_expert=r.int("moe_intermediate_size"), n_shared_experts=1 if ff_sh else 0, n_ff_shared=ff_sh)
     if model_type == "mimo_v2_flash":
         # moe_layer_freq: one 0/1 per layer, 1 = MoE (transformers / vLLM mimo_v2_flash: is_moe_layer); dense
         # layers of intermediate_size; n_routed_experts of moe_intermediate_size, no shared expert
@@ -1118,6 +1155,64 @@ def _ffn_special(r: _Reader, model_type: str, i: int, n_layers: int) -> Ffn | No
         return Ffn(n_experts=r.int("n_routed_experts"), n_experts_used=r.int("num_experts_per_tok"),
                    n_ff_expert=ff_exp, n_shared_experts=n_sh, n_ff_shared=n_sh * ff_exp)
     return None
+
+
+def _step_leading_dense(r: _Reader) -> int:
+    """Step35Model.set_gguf_parameters: the lowest layer index of moe_layers_enum (a comma-separated string), 0 when
+    the config has none."""
+    enum = r.get("moe_layers_enum")
+    if isinstance(enum, str) and enum.strip():
+        try:
+            return max(0, min(int(x) for x in enum.strip().split(",")))
+        except ValueError:
+            raise OomkitError(f"{r.name}: moe_layers_enum must list layer indices separated by commas") from None
+    if enum is not None and not isinstance(enum, str):
+        raise OomkitError(f"{r.name}: moe_layers_enum must be a string of comma-separated layer indices")
+    return 0
+
+
+def _step_mtp_kinds(r: _Reader, n_layers: int, n_nextn: int) -> list[LayerKind]:
+    """Step35Model.set_gguf_parameters: the MTP blocks' kinds are layer_types' entries past the trunk, padded with
+    "full_attention" where the checkpoint lists fewer."""
+    types = r.get("layer_types")
+    extra = list(types[n_layers:n_layers + n_nextn]) if isinstance(types, list) else []
+    extra += ["full_attention"] * (n_nextn - len(extra))
+    return [LayerKind.SLIDING if t == "sliding_attention" else LayerKind.FULL for t in extra]
+
+
+def _step_extras(r: _Reader, layers: tuple[LayerSpec, ...], n_embd: int, n_vocab: int,
+                 n_trunk: int) -> tuple[TensorShape, ...]:
+    """What src/models/step35.cpp load_arch_tensors takes beside the shared list: the head-wise attention gate
+    (self_attn.g_proj -> attn_gate {n_embd, n_head(il)}) where use_head_wise_attn_gate; one rope_freqs table of
+    head_dim / 2 where the rope type is llama3 (Step35Model.generate_extra_tensors); per MTP block the shared head's
+    own output projection (transformer.shared_head.output -> nextn.shared_head_head {n_embd, n_vocab},
+    Step35Model.filter_tensors) beside eh_proj / enorm / hnorm / shared_head_norm (tensors.py _NEXTN_EXTRAS)."""
+    out: list[TensorShape] = []
+    if r.get("use_head_wise_attn_gate", False):
+        out += [TensorShape(f"blk.{la.index}.attn_gate.weight", (n_embd, la.attention.n_heads), la.index)
+                for la in layers if la.attention is not None]
+    rope = r.get("rope_parameters") or r.get("rope_scaling")
+    rope = rope.get("full_attention", rope) if isinstance(rope, Mapping) else None
+    if isinstance(rope, Mapping) and str(rope.get("rope_type") or rope.get("type") or "").lower() == "llama3":
+        out.append(TensorShape("rope_freqs.weight", (r.int("head_dim") // 2,)))
+    out += [TensorShape(f"blk.{la.index}.nextn.shared_head_head.weight", (n_embd, n_vocab), la.index)
+            for la in layers if la.index >= n_trunk]
+    return tuple(out)
+
+
+def _in_file_order(tensors: tuple[TensorShape, ...], extras: tuple[TensorShape, ...]) -> tuple[TensorShape, ...]:
+    """`extras` merged into `tensors` where a converter writes them: a block's after that block's others, the rest
+    with the tensors before the first block (output_norm / output stay last), so the mapped range oomkit lays out
+    (weights.mapped_range) spans each tensor once."""
+    first = next((n for n, t in enumerate(tensors) if t.layer is not None), len(tensors))
+
+    def rank(item: tuple[int, TensorShape]) -> tuple[int, int]:
+        n, t = item
+        if t.layer is not None:
+            return 1, t.layer
+        return (0, 0) if n < first or n >= len(tensors) else (2, 0)
+
+    return tuple(t for _, t in sorted(enumerate(tensors + extras), key=rank))
 
 
 def _ffn(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) -> Ffn:

@@ -30,14 +30,16 @@ _QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "
             # src/models/lfm2.cpp, lfm2moe.cpp, hunyuan-moe.cpp, bailingmoe2.cpp: attn_q_norm / attn_k_norm per head
             "lfm2", "lfm2moe", "hunyuan-moe", "hunyuan-dense", "bailingmoe2",
             "gemma-embedding",  # src/models/gemma-embedding.cpp load_arch_tensors: attn_q_norm / attn_k_norm, required
-            "apertus"}  # src/models/apertus.cpp load_arch_tensors: attn_q_norm / attn_k_norm {n_embd_head_k}, required
+            "apertus",  # src/models/apertus.cpp load_arch_tensors: attn_q_norm / attn_k_norm {n_embd_head_k}, required
+            "step35"}  # src/models/step35.cpp load_block_trunk: attn_q_norm / attn_k_norm {n_embd_head_k}
 # Routers with a score-correction bias (e_score_correction_bias -> exp_probs_b.bias; src/models/deepseek2.cpp,
 # ernie4-5-moe.cpp, bailingmoe2.cpp, lfm2moe.cpp, mimo2.cpp load_arch_tensors)
 _EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", "nemotron_h_moe",  # + nemotron-h.cpp
                 "glm4moe",  # src/models/glm4-moe.cpp: exp_probs_b {n_expert}, required
                 # DeepSeek-V3.2 and GLM-5, read under their model types (src/models/deepseek32.cpp, glm-dsa.cpp)
                 "deepseek_v32", "glm_moe_dsa",
-                "kimi-linear", "kimi-k3"}  # kimi-linear.cpp / kimi-k3.cpp: exp_probs_b {n_expert}, required
+                "kimi-linear", "kimi-k3",  # kimi-linear.cpp / kimi-k3.cpp: exp_probs_b {n_expert}, required
+                "step35"}  # step35.cpp: exp_probs_b {n_expert} (the checkpoint's moe.router_bias)
 # Gemma 2/3/4 normalise after attention and after the FFN too, and so do GLM-4-0414 (src/models/glm4.cpp
 # load_arch_tensors: attn_post_norm and ffn_post_norm, required) and OLMo 2 (only there: _POST_NORM_ONLY).
 _POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4", "glm4", "olmo2",
@@ -72,7 +74,10 @@ _NEXTN_EXTRAS = {"qwen35", "qwen35moe",
                  # input_proj (2 h -> h), token_layernorm, hidden_layernorm and final_layernorm beside the block
                  "mimo",
                  # src/models/nemotron-h.cpp load_arch_tensors: Nemotron 3 Super's MTP block, the same four
-                 "nemotron_h_moe"}
+                 "nemotron_h_moe",
+                 # src/models/step35.cpp load_block_mtp: the same four (Step35Model.filter_tensors strips the
+                 # checkpoint's transformer. infix; the shared head's output is added by hf_config._step_extras)
+                 "step35"}
 # ... and the MTP block's own vocabulary-sized copies, nextn.embed_tokens and nextn.shared_head_head {n_embd, n_vocab}
 # (TENSOR_NOT_REQUIRED in src/models/glm4-moe.cpp and deepseek2.cpp load_arch_tensors, loaded when the file has them):
 # the DeepSeek-V3 / GLM-4.5 checkpoints' model.layers.<last>.embed_tokens and shared_head.head, which a GLM-4.5-Air
