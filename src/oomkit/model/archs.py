@@ -133,6 +133,14 @@ GQA_DSA_INDEXER_ARCHS = {"qwen4exp"}
 # the same), so
 # kv_lora_rank in the GGUF does not make their layers latent
 MLA_DECOMPRESSED = {"minicpm3", "plm"}
+# GGUF architectures written by converters llama.cpp never merged: its loader stops on them ("unknown model
+# architecture", measured with llama-cpp-python 0.3.36's build on a phi4flash file) and so does oomkit, saying why
+NO_LLAMACPP_ARCHS = {
+    # Phi-4-mini-flash-reasoning (SambaY): conversion/phi4flash.py and src/models/phi4flash.cpp of
+    # ggml-org/llama.cpp#20880, closed unmerged; src/llama-arch.cpp's LLM_ARCH_NAMES names no phi4flash
+    "phi4flash": "Phi-4-mini-flash-reasoning's SambaY layers, from the converter of ggml-org/llama.cpp#20880, which "
+                 "was closed unmerged",
+}
 KNOWN_ARCHS = (
     {"llama", "llama4", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe", "qwen3vl", "qwen3vlmoe", "gemma",
      "gemma3n", "deepseek2", "phi2", "phi3", "phimoe", "granite", "granitemoe", "falcon-h1", "command-r", "olmo2",

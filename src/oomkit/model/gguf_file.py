@@ -35,6 +35,7 @@ from .archs import (
     MSA_INDEXER_ARCHS,
     NO_ATTENTION_LAYERS_OK,
     NO_CACHE_ARCHS,
+    NO_LLAMACPP_ARCHS,
     RECURRENT_ARCHS,
     SHORTCONV_ARCHS,
     SWA_BY_LAYER_COUNT,
@@ -102,6 +103,9 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "") -> ModelSpec
         # src/llama.cpp llama_model_load: "CLIP cannot be used as main model, use it with --mmproj instead"
         raise OomkitError(f"{name}: a multimodal projector (GGUF architecture 'clip'), which llama.cpp does not load as "
                           "the main model; give the language model's GGUF and pass this file as --mmproj")
+    if arch in NO_LLAMACPP_ARCHS:
+        raise OomkitError(f"{name}: GGUF architecture '{arch}' has no llama.cpp support ({NO_LLAMACPP_ARCHS[arch]}); "
+                          f"llama.cpp stops loading it: \"unknown model architecture: '{arch}'\"")
     if arch not in KNOWN_ARCHS:
         raise OomkitError(f"{name}: GGUF architecture '{arch}' is not supported yet")
     m = _Meta(md, arch, name)

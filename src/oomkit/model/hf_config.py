@@ -150,7 +150,8 @@ _REFUSED = {
             # cross-decoder of gated memory units reusing one full-attention layer's KV (model/names.py _PHI4FLASH)
             "phi4flash": "Phi-4-mini-flash-reasoning's SambaY layers (model_type phi4flash: Mamba layers, 512-token "
                          "sliding-window attention, a cross-decoder reusing one full-attention layer's KV through gated "
-                         "memory units) are not modelled; llama.cpp has no architecture for it (src/llama-arch.cpp), vLLM "
+                         "memory units) are not modelled; llama.cpp has no architecture for it (src/llama-arch.cpp; "
+                         "ggml-org/llama.cpp#20880, which added one, was closed unmerged), vLLM "
                          "ran Phi4FlashForCausalLM in its V0 engine only, up to 0.10.2",
             # (vLLM lists KimiK3ForConditionalGeneration in model_executor/models/registry.py from 0.27 (0.27.1's
             # wheel read; absent in 0.26.0), DeepseekV4ForCausalLM from 0.20.0, MiniMaxM3SparseForCausalLM from 0.24.0)
