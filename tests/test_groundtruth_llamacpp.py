@@ -34,7 +34,10 @@ GRID = grid()
 # gave 108.22 and 432.88); gpt-oss-20b (compute_graphs.gpt_oss_graph; 414.40 MiB at -c 4096, 434.01 at -np 4
 # without flash attention, 1731.09 at -ub 2048, 412.17 at -c 5000 -np 3, where the closed-form phases gave 404.00,
 # 404.00, 1616.00 and 404.00)
-COMPUTE_EQUAL = frozenset({"mamba2-2.7b", "gpt-oss-20b"})
+# deepseek-v3 and deepseek-v3-legacy (compute.deepseek2_cpu_bytes: 412.01 / 300.01 MiB at -c 4096, 409.01 / 297.01
+# at -np 4, 1186.03 for the legacy heads with a q8_0 K cache without flash attention, where the closed-form phases
+# gave 418.00 / 294.50, 415.00 / 294.50 and 1250.00)
+COMPUTE_EQUAL = frozenset({"mamba2-2.7b", "gpt-oss-20b", "deepseek-v3", "deepseek-v3-legacy"})
 
 
 @pytest.fixture(scope="module", params=g.MODELS, ids=[k for k, _ in g.MODELS])
@@ -78,3 +81,23 @@ def test_full_depth_long_context_dry_run(key, over):
     h.assert_compute(key, rows)
     if key in COMPUTE_EQUAL:
         h.assert_compute_equal(key, rows)
+
+
+def test_deepseek_v3_expert_groups_compute_equal():
+    """DeepSeek-V3's GGUFs carry expert_group_count 8 / expert_group_used_count 4 (the synthetic file has none): the
+    CPU compute buffer llama.cpp prints for the grouped file is still the replay's, at -c 4096 (412.01 MiB), without
+    flash attention (1440.01), at 16K x 4 (412.01) and -ub 2048 (1648.04)."""
+    import dataclasses
+
+    from oomkit.model.gguf_file import read_gguf_spec
+    from tests.groundtruth import synth
+
+    m = synth.deepseek_v3(4)
+    md = m.metadata + (("deepseek2.expert_group_count", 8, synth.VT.UINT32),
+                       ("deepseek2.expert_group_used_count", 4, synth.VT.UINT32))
+    path = synth.synth_path(dataclasses.replace(m, key="deepseek-v3-grouped", metadata=md), "q4_0")
+    grid = g.small_grid({}, {"flash_attn": "off"}, {"n_ctx": 16384, "n_seq_max": 4}, {"n_ubatch": 2048})
+    spec = read_gguf_spec(path)
+    rows = h.compare("deepseek-v3-grouped", spec, grid, g.llamacpp_run.measure_many(path, grid))
+    assert [r.expected["compute_mib"] for r in rows] == [412.01, 1440.01, 412.01, 1648.04]
+    h.assert_compute_equal("deepseek-v3-grouped", rows)

@@ -2489,6 +2489,8 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
         return gdn_cpu_bytes(spec, ctx, caches, s)
     if spec.architecture in GPT_OSS_GRAPHS:
         return gpt_oss_cpu_bytes(spec, ctx, caches, s)
+    if spec.architecture in DEEPSEEK2_DEVICE_GRAPHS:
+        return deepseek2_cpu_bytes(spec, ctx, caches, s)
     hybrid = compute_graphs.HYBRID_CPU_GRAPHS.get(spec.architecture)
     build = compute_graphs.DENSE_CPU_GRAPHS.get(spec.architecture) or hybrid
     rotated = spec.architecture in compute_graphs.DENSE_CPU_ROTATED
@@ -2536,6 +2538,43 @@ def gpt_oss_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Lla
     k_rot, v_rot = _rotations(spec, ctx)
     return _replayed(compute_graphs.gpt_oss_graph, spec, T, reserved_outputs(ctx, s),
                      _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, k_rot, v_rot)
+
+
+def deepseek2_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: LlamaCppSettings) -> int | None:
+    """The CPU compute buffer of DeepSeek-V2 / V3 (src/models/deepseek2.cpp at llama.cpp@0c1e57098) run on the CPU
+    alone: compute_graphs.deepseek2_device_graph as the CPU backend is handed it (cpu=True: the leafs first, no
+    split), replayed through ggml-alloc with the worst-case ubatch of one sequence a KV stream; absorbed MLA (the
+    latent cache: no rotations, V the latent's view) with or without flash attention, or the legacy decompressed
+    heads (attn_kv_b) with either, a quantized cache's rotations included. The closed-form phases put the last
+    layer's blocks and the logits a few MiB off: the deepseek-v3 4-layer file through llama-cpp-python 0.3.36 prints
+    412.01 MiB at -c 4096 (the phases 418.00), the legacy one 300.01 (294.50) and 1186.03 with a q8_0 K cache
+    without flash attention (1250.00), 463.01 at -np 4 without it (476.00); the replay equals each. None where it
+    does not hold: tensor overrides, a build before the F16 mask (kq_mask_f16), an MoE layer without a shared
+    expert or without the sigmoid router's score bias (exp_probs_b: V2's softmax router), an output layer not last,
+    more than one cache, MLA's quantized latent without flash attention. Expert groups (expert_group_count 8, 4 used,
+    as DeepSeek-V3's GGUFs carry them) change nothing: equal on the grouped file too."""
+    trunk = spec.trunk_layers
+    if s.override_tensor or not trunk or not ERAS.reached(ctx.build, "kq_mask_f16") \
+            or trunk[-1].index != len(trunk) - 1 or any(la.attention is None for la in trunk) \
+            or any(la.ffn.is_moe and not la.ffn.n_ff_shared for la in trunk) or len(caches) != 1:
+        return None
+    # the sigmoid router with its score bias (DeepSeek-V3's layout; V2's softmax router has none)
+    biased = {t.layer for t in spec.weights.tensors if t.name.endswith(".exp_probs_b.bias")}
+    if any(la.ffn.is_moe and la.index not in biased for la in trunk):
+        return None
+    a0 = trunk[0].attention
+    if not a0.kv_lora_rank:
+        return None
+    mla = bool(a0.latent_cache)
+    if mla and not ctx.flash_attn and ctx.type_k.quantized:
+        return None
+    T = -(-min(ctx.n_ctx, ctx.n_ubatch) // ctx.n_stream) * ctx.n_stream  # gpt_oss_cpu_bytes' worst-case ubatch
+    n_kv = caches[0].cells  # a stream's: KQ and the mask over every stream's tokens
+    masks = n_kv * T * (2 if ctx.flash_attn else 4)
+    attn = "fa" if ctx.flash_attn else "kq"
+    k_rot, v_rot = (0, 0) if mla else _rotations(spec, ctx)
+    return _replayed(compute_graphs.deepseek2_device_graph, spec, T, reserved_outputs(ctx, s), n_kv, masks, attn, 0,
+                     k_rot, v_rot, cpu=True, k_es=ctx.type_k.type_size)
 
 
 # the gated delta net hybrids whose CPU graph sched_replay.qwen35_graph rebuilds (dense_cpu_bytes)

@@ -1426,7 +1426,8 @@ def deci_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
 def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, masks: int, attn: str,
                            fa_extra: int = 0,
                            k_rot: int = 0, v_rot: int = 0, v_cont: bool = False, host: dict[str, int] | None = None,
-                           host_kv: dict[int, tuple[int, int]] | None = None) -> tuple[int, list[Node]]:
+                           host_kv: dict[int, tuple[int, int]] | None = None, cpu: bool = False,
+                           k_es: int = 2) -> tuple[int, list[Node]]:
     """DeepSeek-V2 / V3's graph (src/models/deepseek2.cpp at llama.cpp@0c1e57098, with build_attn_mha and
     build_moe_ffn of src/llama-graph.cpp) as a ggml-cuda device that runs it holds it, by moe_device_graph's rules
     (the split's input copies first, each freed after its last reader; the host layers' weight copies, one split
@@ -1459,7 +1460,17 @@ def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, m
     At the CUDA buffer's 128-byte alignment it gives the H200's CUDA0 buffer to the byte on every setting of the
     deepseek-v3 and legacy 4-layer files it covers (tests/test_llamacpp_cuda_measured.py): legacy 1287.01 MiB at
     -c 4096 (FA auto, off), 362.00 with flash attention on the CPU (q8_0), 350.05 at -nkvo, 1633.25 at -ngl 2;
-    deepseek-v3 505.16 at -ngl 2 -c 32768. Returns (0, the nodes)."""
+    deepseek-v3 505.16 at -ngl 2 -c 32768. Returns (0, the nodes).
+
+    cpu: the graph as the CPU backend alone is handed it (compute.deepseek2_cpu_bytes): no split, no copies, no
+    graph_optimize dependencies; the inputs ggml-alloc's leafs in the order the walk first reads them (the tokens,
+    inp_embd never read, K's rotation, the positions, V's rotation, the K / V row indices, the mask, out_ids:
+    _Graph.token_inputs) and the token rows a GET_ROWS node; the legacy heads' attention FLASH_ATTN_EXT (attn "fa",
+    reshaped, un-rotated) or KQ's; absorbed MLA without flash attention (attn "kq": V the CONT of the latent's
+    transposed view in the cache's type, k_es bytes an element, then KQ, SOFT_MAX in place, KQV, wv_b's product and
+    its CONT). Checked node for node against the graph llama-cpp-python 0.3.36 hands ggml_gallocr_reserve_n
+    (tests/groundtruth/gallocr_dump.c) on the deepseek-v3 and legacy 4-layer files. Returns (the leafs' count, the
+    nodes)."""
     g = _Graph()
     add, view, nodes, inp = g.add, g.view, g.nodes, g.inp
     host, host_kv = host or {}, host_kv or {}
@@ -1473,15 +1484,28 @@ def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, m
     a0 = trunk[0].attention
     mla = bool(a0.kv_lora_rank and a0.latent_cache)
     transposed_v = attn == "kq" and not v_cont and not mla
-    embd = inp(resid)
-    pos = inp(T * 4)
-    krot = inp(k_rot) if k_rot else -1
-    vrot = inp(v_rot) if v_rot else -1
-    k_idx = inp(T * 8)
-    v_idx = -1 if mla else inp(a0.n_kv_heads * a0.head_dim_v * T * 8 if transposed_v else T * 8)
-    mask = inp(masks)
-    out_ids = inp(n_outputs * 4)
-    cur = embd
+    v_idx_size = a0.n_kv_heads * a0.head_dim_v * T * 8 if transposed_v else T * 8
+    if cpu:
+        tokens = add(T * 4)
+        add(resid)  # inp_embd, never read
+        krot = add(k_rot) if k_rot else -1
+        pos = add(T * 4)
+        vrot = add(v_rot) if v_rot else -1
+        k_idx = add(T * 8)
+        v_idx = -1 if mla else add(v_idx_size)
+        mask, out_ids = add(masks), add(n_outputs * 4)
+        n_inputs = len(nodes)
+        cur = add(resid, tokens)  # GET_ROWS of the token embeddings
+    else:
+        embd = inp(resid)
+        pos = inp(T * 4)
+        krot = inp(k_rot) if k_rot else -1
+        vrot = inp(v_rot) if v_rot else -1
+        k_idx = inp(T * 8)
+        v_idx = -1 if mla else inp(v_idx_size)
+        mask = inp(masks)
+        out_ids = inp(n_outputs * 4)
+        cur = embd
     for layer in trunk:
         a, f, il = layer.attention, layer.ffn, layer.index
         H, r, rope, nope = a.n_heads, a.kv_lora_rank, a.qk_rope_head_dim, a.qk_nope_head_dim
@@ -1512,8 +1536,15 @@ def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, m
             if kv:
                 g.splits.append(len(nodes))
                 kc = (inp(kv[0]), inp(kv[1]))
-            o = add(H * r * T * F32 + fa_extra, view(qcur), *kc, mask)  # FLASH_ATTN_EXT
-            o = add(H * dv * T * F32, *w(il, "attn_v_b.weight"), view(view(o)))  # wv_b
+            if attn == "kq":  # without flash attention: V the contiguous transposed latent, KQ, SOFT_MAX, KQV
+                vt = add(n_kv * r * k_es, *kc)  # CONT of the latent's transposed view
+                kq = add(n_kv * T * H * F32, view(view(qcur)))
+                kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX
+                o = add(H * r * T * F32, vt, kq)  # KQV
+                o = add(H * dv * T * F32, *w(il, "attn_v_b.weight"), o)  # wv_b
+            else:
+                o = add(H * r * T * F32 + fa_extra, view(qcur), *kc, mask)  # FLASH_ATTN_EXT
+                o = add(H * dv * T * F32, *w(il, "attn_v_b.weight"), view(view(o)))  # wv_b
             o = add(H * dv * T * F32, view(o))  # CONT of the permuted rows
         else:
             q = add(H * dk * T * F32, q, pos, inplace=True)  # ROPE of the rope dims (ggml_rope_set_offset)
@@ -1547,6 +1578,10 @@ def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, m
                 add(0, view(view(q)))  # the input dependency on Q before the CPU split
                 g.splits.append(len(nodes))
                 o = view(inp(o_size))  # the attention output copied back
+            elif attn == "fa":  # on the CPU: FLASH_ATTN_EXT over the cache's K and V views, reshaped
+                add(0, view(k), k_idx)
+                add(0, view(v), v_idx)
+                o = view(add(o_size, view(view(q)), mask))
             else:
                 add(0, view(k), *(() if kv else (k_idx,)))
                 add(0, view(v), *(() if kv else (v_idx,)))
@@ -1586,7 +1621,7 @@ def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, m
             fused = range(first, len(nodes))
             n_r = view(n)
             # graph_optimize sees one split at a time: a host bias's copy starts a split inside the fused nodes
-            if topk_moe_fused(f.n_experts) and not g.split_between(first, len(nodes)):
+            if not cpu and topk_moe_fused(f.n_experts) and not g.split_between(first, len(nodes)):
                 add(0, *_kept(nodes, fused))
             wide = f.n_experts_used * f.n_ff_expert * rows * F32
             gate = add(wide, *w(il, "ffn_gate_exps.weight"), n_r, topk)
@@ -1598,7 +1633,7 @@ def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, m
             ffn_out = parts[0]
             for p in parts[1:]:
                 ffn_out = add(rr, ffn_out, p, inplace=True)
-            if moe_reduction_fused(f.n_experts_used):
+            if not cpu and moe_reduction_fused(f.n_experts_used):
                 add(0, down, weights)
             sh = f.n_ff_shared * rows * F32
             s_gate = add(sh, n, *w(il, "ffn_gate_shexp.weight"))
@@ -1613,6 +1648,8 @@ def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, m
     rr = spec.n_embd * n_outputs * F32
     h = add(rr, add(rr, cur, inplace=True), inplace=True, output=True)  # RMS_NORM, result_norm
     add(spec.n_vocab * n_outputs * F32, h, output=True)
+    if cpu:
+        return n_inputs, nodes
     return 0, _hoisted(nodes, g.inputs, g.splits)
 
 
