@@ -632,6 +632,8 @@ def _router_bias(cfg: Mapping[str, Any], model_type: str) -> bool:
     = 1,664 and V2.5's 59 x 160 = 9,440 values its safetensors totals do not hold."""
     if model_type == "step3p5":  # Step35Model.filter_tensors: moe.router_bias -> exp_probs_b.bias
         return bool(cfg.get("use_moe_router_bias", True))
+    if model_type == "minimax_m2":  # MiniMaxM2 use_routing_bias: the gate's e_score_correction_bias
+        return bool(cfg.get("use_routing_bias", True))
     method = cfg.get("topk_method")
     if method is not None:
         return method == "noaux_tc"

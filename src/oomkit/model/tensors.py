@@ -39,7 +39,8 @@ _EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", 
                 # DeepSeek-V3.2 and GLM-5, read under their model types (src/models/deepseek32.cpp, glm-dsa.cpp)
                 "deepseek_v32", "glm_moe_dsa",
                 "kimi-linear", "kimi-k3",  # kimi-linear.cpp / kimi-k3.cpp: exp_probs_b {n_expert}, required
-                "step35"}  # step35.cpp: exp_probs_b {n_expert} (the checkpoint's moe.router_bias)
+                "step35",  # step35.cpp: exp_probs_b {n_expert} (the checkpoint's moe.router_bias)
+                "minimax_m2"}  # minimax-m2.cpp: exp_probs_b {n_expert}, required (e_score_correction_bias)
 # Gemma 2/3/4 normalise after attention and after the FFN too, and so do GLM-4-0414 (src/models/glm4.cpp
 # load_arch_tensors: attn_post_norm and ffn_post_norm, required) and OLMo 2 (only there: _POST_NORM_ONLY).
 _POST_NORMS = {"gemma2", "gemma3", "gemma3n", "gemma4", "glm4", "olmo2",
@@ -323,6 +324,12 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
         if arch in ("olmo2", "olmoe"):
             # llama-model.cpp: OLMo2 and OLMoE normalise the whole projections ({n_embd_head_k * n_head},
             # {n_embd_k_gqa}), not one head
+            t("attn_q_norm.weight", q_dim)
+            t("attn_k_norm.weight", k_dim)
+        elif arch == "minimax_m2" and qk_norm:
+            # MiniMax-M2 (qk_norm_type per_layer), read under its model type: src/models/minimax-m2.cpp
+            # load_arch_tensors norms the whole projections, attn_q_norm {n_embd_head_k * n_head}, attn_k_norm
+            # {n_embd_k_gqa}, required
             t("attn_q_norm.weight", q_dim)
             t("attn_k_norm.weight", k_dim)
         elif arch in _QK_NORM and qk_norm:
