@@ -164,3 +164,23 @@ def test_bad_fields_are_one_line_errors(over, match):
     with pytest.raises(OomkitError, match=match) as e:
         spec_from_config(text_config(**over), "s")
     assert "\n" not in str(e.value)
+
+
+def test_trunk_total_is_the_cards_196b():
+    """The model card's totals (stepfun-ai/Step-3.5-Flash README: "it selectively activates only 11B of its 196B
+    parameters per token"; 3.7 keeps the layout): the 45-layer trunk from the shapes, worked by hand, is 196,956,130,368 (embeddings and head 2 x
+    128896 x 4096; 12 full layers of 64 heads and 33 sliding of 96, each q / o of heads x 128 and k / v of 8 x 128,
+    the gate 4096 x heads, QK norms and two RMSNorms; 3 dense MLPs of 3 x 4096 x 11264; 42 MoE layers of 288 + 1
+    experts of 3 x 4096 x 1280, the router and its bias). The three MTP blocks (num_nextn_predict_layers 3) come on
+    top: 212.6B with them, as llama.cpp's converter keeps them."""
+    lt = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(45)]
+    spec = spec_from_config(text_config(45, layer_types=lt), "step-3.7-flash")
+
+    def attn(h: int) -> int:
+        return 2 * 4096 * h * 128 + 2 * 4096 * 8 * 128 + 4096 * h + 2 * 128 + 2 * 4096
+
+    moe = 289 * 3 * 4096 * 1280 + 288 * 4096 + 288
+    total = 2 * 128896 * 4096 + 12 * attn(64) + 33 * attn(96) + 3 * 3 * 4096 * 11264 + 42 * moe + 4096
+    assert spec.params_total == total == 196_956_130_368
+    assert abs(spec.params_total / 196e9 - 1) < 0.005 and 11e9 <= spec.params_active < 12e9
+    assert spec.kinds() == {"full": 12, "sliding": 33}
