@@ -815,6 +815,15 @@ def _tgi_prefill(d: Diagnosis) -> list[Fix]:
     if not p:
         return []
     new = max(512, int(p) // 2)
+    inp = d.numbers.get("max_input_tokens")
+    if inp and int(inp) > new:
+        # launcher/src/main.rs refuses `max_batch_prefill_tokens` below `max_input_tokens` ("must be >=
+        # max_input_tokens"): a smaller prefill batch needs the input limit (--max-input-length before TGI 2.1) down
+        # with it, and --max-total-tokens stays above it
+        return [Fix(summary=f"--max-input-tokens {new} --max-batch-prefill-tokens {new} (from {inp} and {p}): warm-up "
+                            f"runs one prefill of --max-batch-prefill-tokens tokens, and TGI refuses it below "
+                            f"--max-input-tokens, so both come down",
+                    flags=("--max-input-tokens", str(new), "--max-batch-prefill-tokens", str(new)))]
     return [Fix(summary=f"--max-batch-prefill-tokens {new} (from {p}; it must stay >= --max-input-tokens)",
                 flags=("--max-batch-prefill-tokens", str(new)))]
 

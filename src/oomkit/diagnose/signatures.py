@@ -357,6 +357,33 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("--max-num-batched-tokens at least max_tokens_per_mm_item",
                "--limit-mm-per-prompt '{\"image\": 0}' for text-only serving (no item to fit)")),
     Signature(
+        # model_executor/models/registry.py _ModelRegistry._raise_for_unsupported: `raise ValueError(f"Model
+        # architectures {architectures} are not supported for now. Supported architectures: {all_supported_archs}")`
+        # (config.py's pydantic check prints it as "Value error, ..."); SGLang's registry borrowed the wording. The
+        # config names an architecture this build has no class for: nothing was loaded
+        "vllm_arch_unsupported", "vllm", ("Model architectures",),
+        r"Model architectures \[[^\]\n]{1,400}\] are not supported for now", role="not_oom", priority=6,
+        fields=(Field("architectures", r"Model architectures \[([^\]\n]{1,400})\]", "str"),),
+        message="ValueError: Model architectures ['{arch}'] are not supported for now. Supported architectures: [...]",
+        versions="vLLM 0.2-current (0.8+: 'Value error, ...' from the config's validation)",
+        causes=("the model's config.json names an architecture this vLLM build has no implementation for (a model "
+                "newer than the build, or one vLLM does not implement): not a memory problem",),
+        fixes=("update vLLM to a release whose supported-models list has this architecture",
+               "--model-impl transformers (vLLM's Transformers backend, for a model transformers itself can run; "
+               "--trust-remote-code for a model whose own code defines it)")),
+    Signature(
+        # transformers_utils/config.py get_config: with config_format 'auto', neither config.json nor params.json
+        # at the model path: `raise ValueError("Could not detect config format for no config file found. ...")`
+        "vllm_no_config", "vllm", ("Could not detect config format",),
+        r"Could not detect config format for no config file found", role="not_oom", priority=6,
+        message="ValueError: Could not detect config format for no config file found. With config_format 'auto', "
+                "ensure your model has either config.json (HF format) or params.json (Mistral format).",
+        versions="vLLM 0.6-current",
+        causes=("the model path or Hub repository holds no config.json (HF) or params.json (Mistral): a wrong path, "
+                "a snapshot without its config, a diffusion or GGUF-only repository; nothing was loaded",),
+        fixes=("point --model at the directory (or Hub repository) that holds config.json, e.g. the snapshot "
+               "directory itself; for a GGUF file pass the .gguf path and --tokenizer <the original repository>",)),
+    Signature(
         # model_executor/layers/linear.py UnquantizedLinearMethod.create_weights: the layer's parameter is created
         # at model construction; a torch.cuda.OutOfMemoryError there is logged ("Failed to create unquantized linear
         # weights: <PyTorch's message>", where PyTorch's own signature wins the line) and re-raised as this
@@ -828,6 +855,43 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("--spec-draft-device (or -dev) naming the same backend as the main model",
                "-sm layer instead of -sm tensor; a build with one GPU backend")),
     Signature(
+        # src/llama-model.cpp llama_model::load_arch: `throw std::runtime_error("unknown model architecture: '" +
+        # ml.get_arch_name() + "'")`, rethrown by llama_model_load as "error loading model architecture: ..." and
+        # printed "llama_model_load: error loading model: ..." (Ollama's runner and LM Studio's dialog relay it):
+        # the GGUF's general.architecture is not one this build knows; no buffer was allocated
+        "llama_unknown_arch", "llama.cpp", ("unknown model architecture",),
+        r"unknown model architecture: '[^'\n]{1,60}'", role="not_oom", priority=7,
+        fields=(Field("architecture", r"unknown model architecture: '([^'\n]{1,60})'", "str"),),
+        message="llama_model_load: error loading model: error loading model architecture: unknown model "
+                "architecture: '{arch}'",
+        causes=("the GGUF's architecture (general.architecture) is newer than this llama.cpp build, or not one "
+                "llama.cpp implements: not a memory problem",),
+        fixes=("update llama.cpp (or the app's llama.cpp: Ollama, LM Studio's runtime, the binding) to a build that "
+               "lists this architecture", "or a GGUF of an architecture this build supports")),
+    Signature(
+        # ggml/src/gguf.cpp gguf_init_from_file: `GGML_LOG_ERROR("%s: failed to open GGUF file '%s'\n", ...)` when
+        # ggml_fopen fails (PR #18884, 2026-01, adds " (errno %s)"): the path cannot be opened; common_init's
+        # "try reducing --n-gpu-layers if you're running out of VRAM" that follows is its generic hint
+        "gguf_open_failed", "llama.cpp", ("failed to open GGUF file",),
+        r"gguf_init_from_file: failed to open GGUF file", role="not_oom", priority=7,
+        fields=(Field("path", r"failed to open GGUF file '([^'\n]{1,300})'", "str"),
+                Field("reason", r"\(errno ([^)\n]{1,80})\)", "str")),
+        message="gguf_init_from_file: failed to open GGUF file '{path}' (errno {reason})",
+        causes=("the model file could not be opened (no such file, a path relative to another directory, no read "
+                "permission, a volume not mounted in the container): nothing was allocated",),
+        fixes=("check the model path (-m): it must exist and be readable by this process; a relative path is "
+               "taken from the working directory",)),
+    Signature(
+        # src/llama.cpp llama_params_fit (common_fit_params prints it as a warning): the fitting step gives up for
+        # a split mode it does not model and the load goes on with the settings as given; the draft model's
+        # "failed to initialize the context: ... (this warning is normal during memory fitting)" comes with it
+        "llama_fit_unsupported", "llama.cpp", ("llama_params_fit is not implemented for",),
+        r"llama_params_fit is not implemented for", role="not_oom", priority=6,
+        message="common_fit_params: failed to fit params to free device memory: llama_params_fit is not "
+                "implemented for SPLIT_MODE_TENSOR, abort",
+        causes=("--fit skipped itself for this split mode (a warning): the run goes on with the settings as given; "
+                "no allocation failed here",)),
+    Signature(
         # src/llama-mmap.cpp llama_file::impl::read_raw: fread/ReadFile failing throws
         # std::runtime_error(format("read error: %s", strerror(errno))), which llama_model_load prints as "error
         # loading model: read error: ...": the model file could not be read (a bad path, an unreadable or truncated
@@ -994,13 +1058,27 @@ SIGNATURES: tuple[Signature, ...] = (
                 "size of {Y} MB. This can be slow.",
         causes=("the model is near macOS's wired-memory limit",),
         fixes=("sudo sysctl iogpu.wired_limit_mb=N (above the model size, below RAM)",)),
+    Signature(
+        # mlx_lm/utils.py _get_classes (mlx_vlm/utils.py get_model_and_args alike): `msg = f"Model type {model_type}
+        # not supported."; logging.error(msg); raise ValueError(msg)` when mlx_lm.models.<model_type> does not import
+        "mlx_model_type_unsupported", "mlx", ("Model type ",),
+        r"Model type [A-Za-z0-9_.\-]{1,60} not supported\.", role="not_oom", priority=6,
+        fields=(Field("model_type", r"Model type ([A-Za-z0-9_.\-]{1,60}) not supported", "str"),),
+        message="ValueError: Model type {model_type} not supported.",
+        causes=("this mlx-lm / mlx-vlm has no module for the model's model_type (a model newer than the "
+                "release): not a memory problem",),
+        fixes=("update mlx-lm / mlx-vlm (pip install -U mlx-lm mlx-vlm), or LM Studio's MLX runtime, to a release "
+               "with this model type",)),
     # -------------------------------------------------------------------------------------------------- TGI
     Signature(
         "tgi_prefill", "tgi", ("Not enough memory to handle",), r"Not enough memory to handle", priority=7,
         fields=(Field("prefill_tokens", r"handle ([0-9]{1,20}) prefill tokens", "int"),
                 Field("prefill_tokens", r"with ([0-9]{1,20}) prefill tokens", "int"),
                 Field("total_tokens", r"handle ([0-9]{1,20}) total tokens", "int"),
-                Field("max_total_tokens", r"handle `?max_total_tokens=([0-9]{1,20})", "int")),
+                Field("max_total_tokens", r"handle `?max_total_tokens=([0-9]{1,20})", "int"),
+                # the v3 router's warm-up span on the same line (backends/v3/src/client/mod.rs, tracing
+                # `warmup{max_input_length=Some(N) max_prefill_tokens=P ...}`): the input limit in force
+                Field("max_input_tokens", r"max_input_(?:length|tokens)=Some\(([0-9]{1,20})\)", "int")),
         message="Not enough memory to handle {N} prefill tokens. You need to decrease `--max-batch-prefill-tokens`",
         versions="TGI v1-v3 (2023: '{T} total tokens with {P} prefill tokens'; v2/v3 routers: "
                  "'max_total_tokens={N}')",
@@ -1054,6 +1132,38 @@ SIGNATURES: tuple[Signature, ...] = (
                "check the bitsandbytes CUDA build (python -m bitsandbytes)",
                "BitsAndBytesConfig(llm_int8_enable_fp32_cpu_offload=True) with an explicit device_map")),
     Signature(
+        # accelerate/big_modeling.py dispatch_model: `raise ValueError("You are trying to offload the whole model to
+        # the disk. Please use the `disk_offload` function instead.")` (every module of the device_map on disk);
+        # accelerate/utils/modeling.py load_checkpoint_in_model: "At least one of the model submodule will be
+        # offloaded to disk, please pass along an `offload_folder`."; transformers modeling_utils.py
+        # from_pretrained: "The current `device_map` had weights offloaded to the disk. Please provide an
+        # `offload_folder` for them." The device_map (infer_auto_device_map over max_memory) found no GPU or CPU
+        # room for those modules
+        "hf_offload_disk", "transformers", ("offload the whole model to the disk", "will be offloaded to disk",
+                                            "had weights offloaded to the disk"),
+        r"offload the whole model to the disk|submodule will be offloaded to disk|had weights offloaded to the disk",
+        stage="weights", priority=6,
+        message="ValueError: You are trying to offload the whole model to the disk. Please use the `disk_offload` "
+                "function instead. / The current `device_map` had weights offloaded to the disk. Please provide an "
+                "`offload_folder` for them.",
+        versions="accelerate 0.2x-1.x, transformers 4.2x-4.5x",
+        causes=("device_map put modules on disk: the weights do not fit the GPU and CPU memory the map was given "
+                "(max_memory, or what accelerate measured free)",
+                "with a CPU-only PyTorch (torch.cuda.is_available() False) the map has no GPU at all"),
+        fixes=("a smaller model, or 4-bit weights (BitsAndBytesConfig(load_in_4bit=True))",
+               "max_memory={0: '<GiB>', 'cpu': '<GiB>'} stating the room each device has; free RAM and VRAM",
+               "offload_folder='offload' to let what does not fit go to disk (very slow)")),
+    Signature(
+        # transformers/modeling_gguf_pytorch_utils.py load_gguf_checkpoint: `raise ValueError(f"GGUF model with
+        # architecture {architecture} is not supported yet.")` when integrations/ggml.py has no mapping for it
+        "hf_gguf_arch_unsupported", "transformers", ("GGUF model with architecture",),
+        r"GGUF model with architecture \S{1,60} is not supported yet", role="not_oom", priority=6,
+        fields=(Field("architecture", r"GGUF model with architecture (\S{1,60}) is not supported", "str"),),
+        message="ValueError: GGUF model with architecture {arch} is not supported yet.",
+        causes=("transformers' GGUF loader has no tensor mapping for this architecture: not a memory problem",),
+        fixes=("update transformers to a release whose GGUF loader maps this architecture, or load the original "
+               "safetensors checkpoint",)),
+    Signature(
         # accelerate/utils/modeling.py check_device_map (called by dispatch_model and transformers' from_pretrained
         # with a device_map): a hand-made or inferred map that leaves a parameter without a device is refused before
         # any weight moves; the memory behind the map is not the question
@@ -1076,15 +1186,47 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "driver_mismatch", "cuda", ("driver version is insufficient", "Driver/library version mismatch",
                                     "NVIDIA driver on your system is too old", "no CUDA-capable device",
-                                    "Found no NVIDIA driver", "no kernel image is available",
-                                    "forward compatibility was attempted"),
+                                    "Found no NVIDIA driver", "forward compatibility was attempted"),
         r"driver version is insufficient|Driver/library version mismatch|NVIDIA driver on your system is too old|"
-        r"no CUDA-capable device|Found no NVIDIA driver|no kernel image is available|forward compatibility was "
-        r"attempted", role="not_oom", priority=3,
+        r"no CUDA-capable device|Found no NVIDIA driver|forward compatibility was attempted", role="not_oom",
+        priority=3,
         message="CUDA driver version is insufficient for CUDA runtime version / Failed to initialize NVML: "
-                "Driver/library version mismatch / no kernel image is available for execution on the device",
+                "Driver/library version mismatch",
         causes=("the driver, the CUDA runtime and the build do not match (not an out-of-memory)",),
         fixes=("update the NVIDIA driver or install a build for this CUDA version; reboot after a driver update",)),
+    Signature(
+        # cudaErrorNoKernelImageForDevice (209): cudaGetErrorString gives "no kernel image is available for execution
+        # on the device", as PyTorch ("RuntimeError: CUDA error: ...") and ggml-cuda's CUDA_CHECK ("CUDA error: ...")
+        # print it: the binary holds no code for this GPU's compute capability (a Blackwell sm_120 card under a build
+        # made before CUDA 12.8); a newer driver does not add it
+        "no_kernel_image", "cuda", ("no kernel image is available",), r"no kernel image is available",
+        role="not_oom", priority=3,
+        message="CUDA error: no kernel image is available for execution on the device",
+        causes=("the build has no GPU code for this device's compute capability (not an out-of-memory)",),
+        fixes=("a build compiled for this GPU's compute capability: a PyTorch / engine image built with CUDA 12.8+ "
+               "for Blackwell (sm_120), or llama.cpp built with CMAKE_CUDA_ARCHITECTURES including it",)),
+    Signature(
+        # c10/cuda/CUDAFunctions.cpp device_count_ensure_non_zero: `TORCH_CHECK(count, "No CUDA GPUs are
+        # available")` when the process sees no CUDA device (CUDA_VISIBLE_DEVICES, a container without the GPU)
+        "no_gpu_visible", "cuda", ("No CUDA GPUs are available",), r"No CUDA GPUs are available", role="not_oom",
+        priority=3,
+        message="RuntimeError: No CUDA GPUs are available",
+        causes=("PyTorch sees no CUDA device in this process: nothing was allocated",),
+        fixes=("make the GPU visible to the process: CUDA_VISIBLE_DEVICES naming a device that exists, Docker "
+               "--gpus all (NVIDIA Container Toolkit), Kubernetes resources.limits nvidia.com/gpu; nvidia-smi inside "
+               "the container must list it",)),
+    Signature(
+        # sgl-kernel csrc/allreduce/custom_all_reduce.cuh CUDACHECK (the JIT kernel's RuntimeCheck in 2026 builds):
+        # a CUDA call of the custom all-reduce (its IPC handles for the graph buffers, registered during CUDA-graph
+        # capture) failing with "invalid argument": peer access / IPC between the GPUs, not memory
+        "sglang_custom_allreduce", "sglang", ("custom_all_reduce",),
+        r"custom_all_reduce\w{0,8}\.cuh:[0-9]{1,6}", role="not_oom", priority=5,
+        message="RuntimeError: Runtime check failed at .../custom_all_reduce.cuh:37: CUDA error: invalid argument / "
+                "Exception: Capture cuda graph failed",
+        causes=("SGLang's custom all-reduce kernel failed a CUDA call (its CUDA IPC between the GPUs) during "
+                "CUDA-graph capture: not an out-of-memory",),
+        fixes=("--disable-custom-all-reduce (NCCL's all-reduce instead)",
+               "--disable-cuda-graph to confirm (slower decoding)")),
     Signature(
         # hipErrorInvalidDeviceFunction / cudaErrorInvalidDeviceFunction ("invalid device function"), as ggml-cuda's
         # CUDA_CHECK prints it ("ROCm error: invalid device function"): the binary holds no kernel for this GPU's
