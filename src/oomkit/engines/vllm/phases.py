@@ -448,8 +448,9 @@ def nccl_graph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: in
 
 
 def sampler_warmup_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
-    """The peak the post-capture sampler warm-up needs (V1 only; the last pipeline stage only)."""
-    if not r.v1:
+    """The peak the post-capture sampler warm-up needs (V1 from 0.8.0: gpu_worker.py compile_or_warm_up_model has
+    no _dummy_sampler_run before, settings.ERAS v1_dummy_sampler; the last pipeline stage only)."""
+    if not r.v1 or not r.at_least("v1_dummy_sampler"):
         return 0
     if r.runner_v2:
         factor = SAMPLER_WARMUP_FACTOR_V2

@@ -200,6 +200,13 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     encoder, encoder_pass = encoder_profile(spec, s, r)
     if not last_stage:
         return int(max(forward + ws + encoder, encoder_pass))
+    if not r.at_least("v1_dummy_sampler"):
+        # no sampler pass before 0.8.0 (settings.ERAS v1_dummy_sampler): compute_logits' full-vocabulary logits
+        # (gathered to every rank) in the model dtype beside the hidden states they come from, over all T rows up
+        # to 0.7.2, over min(max_num_seqs, T) from 0.7.3 (v1_profile_logit_rows)
+        rows = min(r.max_num_seqs, T) if r.at_least("v1_profile_logit_rows") else T
+        logits = rows * (spec.n_vocab * b + h * b)
+        return int(max(max(forward, logits) + ws + encoder, encoder_pass))
     # beside the sampler, the dummy run's hidden states: up to 0.9.1 only the sampled rows (gpu_model_runner.py
     # _dummy_run "return hidden_states[logit_indices]", the full output freed on return), from 0.9.2 the whole
     # T-row output too (profile_run keeps "hidden_states, last_hidden_states = self._dummy_run(...)")
@@ -502,6 +509,15 @@ class Budget:
     error: str | None = None
 
 
+def absolute_profile(r: Resolved) -> bool:
+    """The budget's non-torch term is absolute (every byte in use on the GPU that torch did not allocate) rather
+    than the increase over the worker's start-up snapshot: V1 before 0.9.1 (settings.ERAS v1_profile_increase) and
+    V0 0.6.4 (profile_absolute, not yet profile_increase)."""
+    if r.v1:
+        return not r.at_least("v1_profile_increase")
+    return r.at_least("profile_absolute") and not r.at_least("profile_increase")
+
+
 def determine_available_memory(device: Device, m: RankMemory, s: VllmSettings, r: Resolved) -> Budget:
     """v1/worker/gpu_worker.py determine_available_memory (V0: worker/worker.py determine_num_available_blocks):
     requested = total x gpu_memory_utilization (ceil from 0.20), less weights, the profile's activation peak and
@@ -519,9 +535,17 @@ def determine_available_memory(device: Device, m: RankMemory, s: VllmSettings, r
                  f"({device.id}) on a GPU with {gib_str(total)} ({gib_str(total - m.context)} free after the "
                  "CUDA context). Use more GPUs (--tensor-parallel-size / --pipeline-parallel-size), a quantized "
                  "checkpoint, or --cpu-offload-gb")
+    others = 0
     if device.free_bytes is not None:  # gpu_worker.py init_device: the snapshot's free memory
         free = device.free_bytes
-        if free < requested and r.v1:
+        if absolute_profile(r):
+            # the absolute profile takes mem_get_info's used memory (total - free) less what torch holds as the
+            # non-torch memory: another process's memory on the GPU counts against the budget (V1 up to 0.9.0,
+            # gpu_worker.py determine_available_memory "total_allocated_bytes = torch.cuda.mem_get_info()[1] -
+            # torch.cuda.mem_get_info()[0]", read in the 0.8.0 and 0.9.0 wheels; V0 0.6.4 worker.py alike), and
+            # nothing checks the free memory at start-up
+            others = max(0, total - free)
+        elif free < requested and r.v1:
             error = error or (f"Free memory on device ({format_gib(free, r.version)}/{format_gib(total, r.version)} "
                               f"GiB) on startup is less than desired GPU memory utilization ({r.util}, "
                               f"{format_gib(requested, r.version)} GiB). Decrease GPU memory utilization or reduce "
@@ -530,7 +554,7 @@ def determine_available_memory(device: Device, m: RankMemory, s: VllmSettings, r
     # baseline (weights, the activation peak, the communicators); 0.6.4 the absolute torch peak plus all non-torch
     # memory (CUDA context too: cuda_context); from 0.6.5 only what the profile added; from 0.20 the CUDA
     # graph estimate as well
-    avail = requested - m.weights - m.activation - m.non_torch
+    avail = requested - m.weights - m.activation - m.non_torch - others
     if cudagraphs_in_budget(s, r):
         avail -= m.cudagraph
     return Budget(total=total, requested=requested, available=int(avail), error=error)

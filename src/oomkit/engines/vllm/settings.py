@@ -46,8 +46,19 @@ ERAS = Eras({
     # v1/worker/gpu_worker.py determine_available_memory: up to 0.8.x the budget subtracts the torch peak
     # (allocated_bytes.all.peak, weights included) plus all non-torch memory left after the profile run
     # (mem_get_info used - torch allocated: CUDA context, NCCL, cuBLAS); from 0.9 the memory_profiling
-    # increases over the worker-init snapshot, as V0 from 0.6.5 (approximate: the switch is placed at 0.9.0)
-    "v1_profile_increase": (0, 9, 0),
+    # increases over the worker-init snapshot, as V0 from 0.6.5: 0.9.1 (read in the wheels: 0.9.0's
+    # determine_available_memory still takes mem_get_info's used memory; 0.9.1's Worker.init_device takes a
+    # MemorySnapshot, refuses "Free memory on device ... on startup is less than desired GPU memory utilization" and
+    # profiles with memory_profiling(self.init_snapshot, ...))
+    "v1_profile_increase": (0, 9, 1),
+    # v1/worker/gpu_model_runner.py profile_run: before 0.8.0 no sampler pass ("TODO(woosuk): Consider the memory
+    # usage of the sampler."): 0.7.0 -> 0.7.2 compute_logits over the dummy run's whole hidden states
+    # (max_num_batched_tokens rows, "logits = logits[:self.max_num_tokens]"), 0.7.3 over the sampled rows only
+    # ("hidden_states = hidden_states[logit_indices]", min(max_num_seqs, tokens) rows); 0.8.0 adds
+    # _dummy_sampler_run to the profile and to gpu_worker.py compile_or_warm_up_model (read in the 0.7.1, 0.7.2,
+    # 0.7.3 and 0.8.0 wheels)
+    "v1_profile_logit_rows": (0, 7, 3),
+    "v1_dummy_sampler": (0, 8, 0),
     # NCCL inside captured graphs: vLLM 0.5.4 pins torch 2.4.0 (nvidia-nccl-cu12 2.20.5), 0.7.3 / 0.8.5 torch 2.5.1 /
     # 2.6.0 (NCCL 2.21.5), 0.9.0 torch 2.7.0 (NCCL 2.26.2), 0.11 torch 2.8 (2.27.3), 0.19 torch 2.10 (2.27.5), 0.22 /
     # 0.23 torch 2.11 (nvidia-nccl-cu13 2.28.9). Up to NCCL 2.21 every captured collective is a persistent plan with
