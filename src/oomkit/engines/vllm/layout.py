@@ -361,7 +361,8 @@ def _phase_view(spec: ModelSpec, s: VllmSettings, r: Resolved, phases: dict[str,
         # the first stage's capture: the pool and, beyond two PCIe GPUs, NCCL's share (phases.py nccl_graph_bytes)
         "cudagraph_actual_bytes": 0 if s.enforce_eager else cudagraph_actual_bytes(
             spec, s, r, _stage_layers(spec, r, 0)) + nccl_graph_bytes(spec, s, r, _stage_layers(spec, r, 0)),
-        "sampler_warmup_requests": min(r.max_num_seqs, r.max_num_batched_tokens) if r.v1 else None,
+        "sampler_warmup_requests": (min(r.max_num_seqs, r.max_num_batched_tokens)
+                                    if r.v1 and r.at_least("v1_dummy_sampler") else None),
         "sampler_warmup_bytes": sampler_warmup_bytes(spec, s, r),
         "failed_phase": None,
     }
