@@ -553,7 +553,11 @@ def with_projector(spec, s: LlamaCppSettings, est):
     if est.devices and s.mmproj_offload:  # --no-mmproj-offload: clip's backend is the CPU
         u = est.devices[0]
         d0 = replace(u, weights_bytes=u.weights_bytes + got.weights, compute_bytes=u.compute_bytes + (got.compute or 0))
-        return replace(est, devices=(d0, *est.devices[1:]), engine_view=view, warnings=(*est.warnings, *notes))
+        # the warmup graph's inputs stay in the CPU backend's compute buffer (projector.clip_host_input_bytes)
+        host = replace(est.host, compute_bytes=est.host.compute_bytes + got.host_compute) if got.host_compute \
+            else est.host
+        return replace(est, devices=(d0, *est.devices[1:]), host=host, engine_view=view,
+                       warnings=(*est.warnings, *notes))
     host = replace(est.host, weights_bytes=est.host.weights_bytes + got.weights,
                    compute_bytes=est.host.compute_bytes + (got.compute or 0))
     return replace(est, host=host, engine_view=view, warnings=(*est.warnings, *notes))

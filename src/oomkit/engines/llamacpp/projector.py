@@ -96,11 +96,14 @@ MiB = 1 << 20
 
 @dataclass(frozen=True)
 class ProjectorMemory:
-    """What the --mmproj projector takes on its device: weights and compute buffer (None: not modelled)."""
+    """What the --mmproj projector takes on its device: weights and compute buffer (None: not modelled), and the
+    host compute buffer that holds the graph's inputs when clip runs on a GPU (clip_host_input_bytes; 0 where not
+    modelled)."""
 
     weights: int
     compute: int | None
     source: str
+    host_compute: int = 0
 
     @property
     def total(self) -> int:
@@ -412,6 +415,29 @@ def _qwen_vl(kind: str, meta: dict, patch: int, e: int, f: int, h: int, flash_at
     return on if flash_attn else inputs + 4 * p * p * h + rows * p * e
 
 
+def clip_host_input_bytes(meta: dict) -> int | None:
+    """The graph inputs of the projector's warmup graph, which a GPU backend leaves in the CPU backend's compute
+    buffer: ggml_backend_sched assigns every tensor flagged GGML_TENSOR_FLAG_INPUT to the last backend, the CPU
+    (ggml/src/ggml-backend.cpp ggml_backend_sched_backend_id_from_cur, "graph input ... last backend (assumed
+    CPU)"), and the device split reads copies of them, which take their place in the device buffer: so the device
+    buffer is the CPU-only peak (clip_compute_bytes) and clip_model_loader::alloc_compute_meta prints a CPU compute
+    buffer of the inputs beside it. Modelled for the Qwen-VL towers without window attention (qwen2vl_merger,
+    qwen3vl_merger: the F32 image of W x W x 3 and the 4 P int32 M-RoPE positions); None elsewhere.
+    ggml-org/llama.cpp#23321 (Qwen3.6-35B-A3B's qwen3vl tower on Vulkan, 1472 px warmup): CPU 24.93 MiB printed,
+    12 W^2 + 16 P = 26,136,832 bytes."""
+    kind = _kind(meta)
+    if kind not in ("qwen2vl_merger", "qwen3vl_merger"):
+        return None
+    try:
+        patch = int(meta["clip.vision.patch_size"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    m = int(meta.get("clip.vision.spatial_merge_size", 2) or 2)
+    side = QWEN_WARMUP_TOKENS_PER_SIDE * m
+    w, p = side * patch, side * side
+    return 12 * w * w + 16 * p
+
+
 def _kind(meta: dict) -> str | None:
     """The vision projector's type: clip.vision.projector_type (files with a vision and an audio tower), else
     clip.projector_type (clip_model_loader reads the same two keys)."""
@@ -487,7 +513,8 @@ def projector_memory(spec, s: LlamaCppSettings) -> ProjectorMemory | None:
         fa = "on" if clip_flash_attn(s) else "off"
         return ProjectorMemory(clip_weight_bytes(header), compute,
                                f"the tensor data of {s.mmproj} ({kind} projector) and its warmup compute buffer "
-                               f"({compute / MiB:.2f} MiB, flash attention {fa})")
+                               f"({compute / MiB:.2f} MiB, flash attention {fa})",
+                               clip_host_input_bytes(meta) or 0)
     towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
     if not towers:
         raise SettingsError(f"--mmproj {s.mmproj}: no such file, and {spec.name} has no vision tower oomkit counts")
