@@ -47,6 +47,7 @@ class Sim:
     transient: int
     offset: int
     quantized_from: int | None = None  # the offset at which a KVCache became a QuantizedKVCache
+    prefill_peak: int = 0  # RotatingKVCache: the most tokens its buffer holds between prompt chunks
 
 
 def simulate_kv(updates: list[int], quantize_at: int | None = None) -> Sim:
@@ -95,7 +96,7 @@ def simulate_rotating(updates: list[int], max_size: int, keep: int = 0) -> Sim:
     """cache.py RotatingKVCache: multi-token updates concatenate (_update_concat: the buffer becomes
     min(used, max_size - 1) + S tokens, so a prefill chunk may exceed max_size), single tokens go in place
     (_update_in_place: grow by min(256, max_size - offset) while below max_size, trim back to max_size, rotate)."""
-    size = idx = offset = transient = 0
+    size = idx = offset = transient = peak = 0
     have = False
     i, n = 0, len(updates)
     while i < n:
@@ -110,6 +111,7 @@ def simulate_rotating(updates: list[int], max_size: int, keep: int = 0) -> Sim:
                 size = new
             offset += S
             idx = size
+            peak = max(peak, size)
             i += 1
             continue
         # single-token steps
@@ -144,7 +146,7 @@ def simulate_rotating(updates: list[int], max_size: int, keep: int = 0) -> Sim:
             offset += rest - 1
             # idx position no longer matters for sizes; keep it consistent with a full ring
             idx = keep + ((idx - keep + rest - 1) % max(max_size - keep, 1))
-    return Sim(capacity=size, transient=transient, offset=offset)
+    return Sim(capacity=size, transient=transient, offset=offset, prefill_peak=peak)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -162,6 +164,9 @@ class LayerCache:
     state_bytes: int = 0  # ArraysCache: conv + recurrent state
     transient: int = 0  # the largest extra bytes while the buffer grows (old + new alive)
     quantized_from: int | None = None
+    # RotatingKVCache: bytes beyond the end-of-generation buffer that the layer holds between prompt chunks
+    # (_update_concat leaves min(used, max_size - 1) + S tokens until the next update), all such layers at once
+    prefill_extra: int = 0
 
     @property
     def nbytes(self) -> int:
@@ -246,7 +251,9 @@ def layer_caches(spec: ModelSpec, s: MlxSettings, r: Resolved) -> tuple[list[Lay
             kb = B * heads * sim.capacity * kw * dt
             vb = B * heads * sim.capacity * vw * dt
         per_tok = B * heads * (kw + vw) * dt
-        trans = max(sim.transient - sim.capacity, 0) * per_tok
+        held = max(sim.prefill_peak, sim.capacity)
+        trans = max(sim.transient - held, 0) * per_tok
         out.append(LayerCache(layer.index, kind, cls, sim.capacity, kb, vb, transient=trans,
-                              quantized_from=sim.quantized_from if cls == "QuantizedKVCache" else None))
+                              quantized_from=sim.quantized_from if cls == "QuantizedKVCache" else None,
+                              prefill_extra=(held - sim.capacity) * per_tok))
     return out, sorted(set(notes))

@@ -152,7 +152,9 @@ def compute_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[Lay
     (gate, up and their product); where the chunk's attention materialises its scores (_scores_materialized) the
     score arrays of _scores_bytes (one B x H x S x L array of the dtype and the bool mask on the fast SDPA's fallback,
     two on MLA and on mlx-lm's quantized path); plus the largest
-    cache buffer's growth (old and new alive during mx.concatenate); the logits of the last token only
+    cache buffer's growth (old and new alive during mx.concatenate) and what every RotatingKVCache holds beyond its
+    end buffer between prompt chunks (its window and the last chunk, kv.simulate_rotating prefill_peak; mlx-engine's
+    context_fit.py charges the same max_size + prefill step - 1 tokens); the logits of the last token only
     (generate_step takes logits[:, -1, :]). The prefill runs ahead of the GPU: the inputs of up to MAX_ACTIVE_TASKS + 1
     command buffers of max_mb MiB each stay alive until their buffers complete, at most the chunk's activations of all
     layers."""
@@ -183,6 +185,9 @@ def compute_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[Lay
         work = max(work, 2 * resid + max(attn, mlp))
         activations += 2 * resid + attn + mlp
     grow = max((c.transient for c in caches), default=0)
+    # every rotating layer keeps its last chunk beside its window until its next update (cache.py RotatingKVCache
+    # _update_concat: max_size - 1 + S tokens after a chunk, trimmed only by the next call), all at once in the prefill
+    grow += sum(c.prefill_extra for c in caches)
     logits = B * spec.n_vocab * (dt + 4)
     if r.logits_tokens > 1:
         # before mlx-lm 0.27.0 the last prompt call's lm_head ran on all of its tokens: B x T x vocab logits of the
