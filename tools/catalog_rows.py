@@ -1278,7 +1278,7 @@ ROWS += [
         text={"hidden_size": 3840, "intermediate_size": 15360, "num_hidden_layers": 48, "num_attention_heads": 16,
               "num_key_value_heads": 8, "num_global_key_value_heads": 1,
               "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 8},
-        name="Gemma 4 12B it"),
+        drop=("vision_config",), name="Gemma 4 12B it"),
 ]
 
 _HR_QWEN38_27B = _HR.format("175efe3f7cfad8c55e8e7a2b371e58b61fb0b9f4", "issue399-arch-sweep-qwen3.8-27b-q4.stderr.log")
