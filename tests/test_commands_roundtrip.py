@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from oomkit.commands._model_args import parse_model_request
@@ -315,11 +315,23 @@ def test_sglang_command_parses_back_and_estimates_the_same(s, release):
 @EXAMPLES
 @given(mlx_settings())
 def test_mlx_command_parses_back_and_estimates_the_same(s):
-    # context_length has no flag: the command carries the prompt and generated tokens that make it up, so the
-    # settings compare as the command carries them (mlx.args.typed) and the estimates compare in full
-    argv = get_engine("mlx").command("Qwen/Qwen3-8B", s)
-    parsed = typed_back(argv)
+    # context_length has no flag: the prompt and generated tokens make it up, so the settings compare as the
+    # command carries them (mlx.args.typed) and the estimates compare in full. The command holds only flags
+    # mlx_lm's parser takes; what it has none for (the prompt's length, the sequences in flight) rides on oomkit's
+    # own flags after it (engine.sizing_flags), other bits on the mlx-community repo that holds them. A group
+    # other than mlx_lm.convert's 64 has no repo name: no command is written.
+    eng = get_engine("mlx")
+    if s.q_bits is not None and s.q_group_size != 64:
+        with pytest.raises(OomkitError, match="mlx_lm.convert"):
+            eng.command("Qwen/Qwen3-8B", s)
+        return
+    argv = eng.command("Qwen/Qwen3-8B", s)
+    assert not {"--prompt-tokens", "--batch", "--q-bits", "--q-group-size", "--wired-limit-mb",
+                "--max-buffer-length"} & set(argv)
+    parsed = typed_back([*argv, *eng.sizing_flags(s, argv)])
     assert (parsed.engine, parsed.model) == ("mlx", "Qwen/Qwen3-8B")
+    if s.q_bits is None:  # the group of bits nobody asked for has no meaning, nor a spelling
+        s = replace(s, q_group_size=64)
     assert mlx_typed(parsed.settings) == mlx_typed(s)
     if s.context_length is None:
         assert parsed.settings == s
@@ -424,9 +436,13 @@ def test_mlx_command_as_typed():
     s = MlxSettings(max_tokens=512, kv_bits=4, max_kv_size=8192)
     assert joined("mlx", "mlx-community/Qwen3-8B-4bit", s) == \
         "mlx_lm.generate --model mlx-community/Qwen3-8B-4bit --max-tokens 512 --max-kv-size 8192 --kv-bits 4"
-    # a context of 32768 with the server's 512 new tokens: a prompt of 32256
-    assert joined("mlx", "Qwen/Qwen3-8B", MlxSettings(program="mlx_lm.server", context_length=32768, batch=4)) == \
-        "mlx_lm.server --model Qwen/Qwen3-8B --prompt-tokens 32256 --batch 4"
+    # a context of 32768 with the server's 512 new tokens: a prompt of 32256, which mlx_lm.server takes from each
+    # request and has no flag for (server.py setup_arg_parser): oomkit's --prompt-tokens and --batch ride apart
+    server = MlxSettings(program="mlx_lm.server", context_length=32768, batch=4)
+    assert joined("mlx", "Qwen/Qwen3-8B", server) == "mlx_lm.server --model Qwen/Qwen3-8B"
+    assert get_engine("mlx").sizing_flags(server) == ["--prompt-tokens", "32256", "--batch", "4"]
+    # 8-bit weights are the mlx-community conversion that holds them (mlx_lm.generate has no --q-bits)
+    assert joined("mlx", "Qwen/Qwen3-8B", MlxSettings(q_bits=8)) == "mlx_lm.generate --model mlx-community/Qwen3-8B-8bit"
     with pytest.raises(OomkitError, match="mlx_lm.server has no --kv-bits"):
         get_engine("mlx").command("Qwen/Qwen3-8B", MlxSettings(program="mlx_lm.server", kv_bits=4))
 
@@ -546,10 +562,19 @@ def test_mlx_rewrite_writes_a_context_as_the_prompt():
     old = typed_back(argv).settings
     new = eng.with_context(replace(old, kv_bits=8), 8192)
     out = eng.rewrite_command(argv, old, new)
-    assert shlex.join(out) == (
-        "python -m mlx_lm generate --model mlx-community/Qwen3-8B-4bit --prompt hello -m 256 "
-        "--prompt-tokens 7936 --kv-bits 8")
-    assert mlx_typed(typed_back(out).settings) == mlx_typed(new)
+    # mlx_lm takes the prompt as text: its length rides on oomkit's --prompt-tokens, outside the command
+    assert shlex.join(out) == "python -m mlx_lm generate --model mlx-community/Qwen3-8B-4bit --prompt hello -m 256 --kv-bits 8"
+    sizing = eng.sizing_flags(new, out)
+    assert sizing == ["--prompt-tokens", "7936"]
+    assert mlx_typed(typed_back([*out, *sizing]).settings) == mlx_typed(new)
+    # a user who typed oomkit's --prompt-tokens has it rewritten in place, nothing apart
+    typed = [*argv, "--prompt-tokens", "100"]
+    old = typed_back(typed).settings
+    out = eng.rewrite_command(typed, old, eng.with_context(old, 8192))
+    assert out[-2:] == ["--prompt-tokens", "7936"] and eng.sizing_flags(eng.with_context(old, 8192), out) == []
+    # other bits: the --model that holds them
+    out = eng.rewrite_command(argv, typed_back(argv).settings, replace(typed_back(argv).settings, q_bits=8))
+    assert "mlx-community/Qwen3-8B-8bit" in out
 
 
 def test_transformers_rewrite_keeps_oomkits_options():
@@ -641,9 +666,21 @@ def test_sglang_rewrite_reaches_any_setting(a, b, release):
 @given(st.sampled_from(["mlx_lm.generate", "mlx_lm.server"]).flatmap(lambda p: st.tuples(mlx_settings(p),
                                                                                            mlx_settings(p))))
 def test_mlx_rewrite_reaches_any_setting(ab):
+    """The user's command as oomkit reads it (mlx_lm's flags, then oomkit's own for what mlx_lm has none for),
+    rewritten to other settings: mlx_lm's flags and the oomkit flags the user typed change in place, other bits
+    change the --model, and what else sizes the run rides apart (engine.sizing_flags)."""
     a, b = ab
-    out, parse = _rewrite_roundtrip("mlx", "Qwen/Qwen3-8B", a, b)
-    assert mlx_typed(parse(out).settings) == mlx_typed(b)
+    assume(not any(x.q_bits is not None and x.q_group_size != 64 for x in (a, b)))  # no repo name holds them
+    eng = get_engine("mlx")
+    argv = eng.command("Qwen/Qwen3-8B", a)
+    others = ["--temp", "0.7", "--port", "8080"] if a.program.endswith("server") else OTHERS["mlx"]
+    argv = [*argv[:3], *others, *argv[3:], *eng.sizing_flags(a, argv)]
+    out = eng.rewrite_command(argv, typed_back(argv).settings, b)
+    assert out[3:3 + len(others)] == others
+    back = typed_back([*out, *eng.sizing_flags(b, out)]).settings
+    if b.q_bits is None:  # no bits asked: the model as named, at the bits its name says (bits_from_name)
+        b = replace(b, q_bits=back.q_bits, q_group_size=back.q_group_size)
+    assert mlx_typed(back) == mlx_typed(b)
 
 
 @EXAMPLES

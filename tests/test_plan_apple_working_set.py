@@ -68,11 +68,16 @@ def test_mlx_plan_commands_name_the_repo_mlx_lm_loads():
     p = plan("qwen3:8b", "mlx", devices=devices, limit=3)
     assert p.options
     for o in p.options:
-        assert o.argv[:3] == ("mlx_lm.generate", "--model", "Qwen/Qwen3-8B"), o.argv
-        parsed = parse_command(list(o.argv))
+        # the checkpoint as published, or the mlx-community conversion holding other bits (mlx_lm.generate has no
+        # --q-bits: args.quantized_repo); what else sizes it (the prompt's length) rides apart (o.sizing)
+        assert o.argv[:3] in (("mlx_lm.generate", "--model", "Qwen/Qwen3-8B"),
+                              ("mlx_lm.generate", "--model", "mlx-community/Qwen3-8B-8bit"),
+                              ("mlx_lm.generate", "--model", "mlx-community/Qwen3-8B-4bit")), o.argv
+        parsed = parse_command([*o.argv, *o.sizing])
         r = check(parsed.model, "mlx", settings=parsed.settings, gpu=M4_MAX_128)
         assert r.estimate.to_dict()["devices"] == o.estimate.to_dict()["devices"]
         assert r.estimate.to_dict()["total_bytes"] == o.estimate.to_dict()["total_bytes"]
     named = plan("mlx-community/Qwen3-8B-4bit", "mlx", devices=devices, limit=2)
-    assert named.options and all(o.argv[2] == "mlx-community/Qwen3-8B-4bit" for o in named.options)
+    assert named.options and all(o.argv[2] in ("mlx-community/Qwen3-8B-4bit", "mlx-community/Qwen3-8B-8bit")
+                                 for o in named.options)
     assert get_engine("mlx").command("qwen3:8b", get_engine("mlx").settings())[2] == "qwen3:8b"  # as asked, outside plan

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -63,6 +63,9 @@ class Choice:
     offload: tuple[str, tuple[Any, ...]] | None = None  # (settings field, values: most on the GPU first)
     context_factor: int = 1  # the context field holds this many sequences' contexts (llama.cpp -np N: n_ctx = N x ctx)
     weight_format: str | None = None  # the format the weights run in when settings convert them at load (fp8)
+    # the offload moves only MoE expert tensors to system RAM, the attention and dense weights staying on the GPU
+    # (llama.cpp --n-cpu-moe): the model the user named, at a decode cost, rather than another weight format
+    offload_experts: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,9 +113,16 @@ class EngineModule:
     # settings -> ((field, value, why), ...): single moves that cost memory back without changing what the user
     # asked for (llama.cpp: --swa-full off, a smaller -ub; vLLM: CUDA graphs off, a higher utilization); fit tries them
     relief_fn: Callable[[Any], tuple[tuple[str, Any, str], ...]] | None = None
+    # (settings, their estimate) -> the settings with the change the engine's own refusal names as its fix (vLLM:
+    # "Please lower max_num_seqs to at most N"), which the planner writes rather than give the option up; None: none
+    settle_fn: Callable[[Any, MemoryEstimate], Any | None] | None = None
     # (model argument, settings) -> {name: text}: other forms of the launch (an Ollama Modelfile, a Python snippet)
     extras_fn: Callable[[str, Any], dict[str, str]] | None = None
     cluster_fn: Callable[[list[str], int], tuple[tuple[str, tuple[str, ...]], ...]] | None = None
+    # (settings, argv) -> oomkit's own flags that size the run and that no flag of the engine's program carries (MLX:
+    # the prompt's length, mlx_lm reads the prompt as text), for `oomkit estimate -- ARGV FLAGS`; none that argv
+    # already names. None: the command carries all it runs with.
+    sizing_flags_fn: Callable[[Any, Sequence[str]], list[str]] | None = None
     # settings -> one-line notes on how the command as typed reaches the engine (Ollama: server variables given to
     # `ollama run`, which the running server never sees); None: nothing to say
     command_notes_fn: Callable[[Any], tuple[str, ...]] | None = None
@@ -145,6 +155,14 @@ class EngineModule:
     def model_for(self, spec: Any, settings: Any) -> Any:
         """The model as these settings load it (model_fn): what the largest-context search and the notes weigh."""
         return spec if self.model_fn is None else self.model_fn(spec, settings)
+
+    def settle(self, settings: Any, est: MemoryEstimate) -> Any | None:
+        """The settings with the fix the engine's own refusal of them names (settle_fn), or None."""
+        return None if self.settle_fn is None else self.settle_fn(settings, est)
+
+    def sizing_flags(self, settings: Any, argv: Sequence[str] = ()) -> list[str]:
+        """oomkit's flags beyond the written command that reproduce its estimate (sizing_flags_fn), or none."""
+        return [] if self.sizing_flags_fn is None else list(self.sizing_flags_fn(settings, tuple(argv)))
 
     def command_notes(self, settings: Any) -> tuple[str, ...]:
         """What to tell the user about their command as typed (command_notes_fn)."""

@@ -56,6 +56,9 @@ class Fit:
     rating: rating.Rating | None = None
     plan: Any = None  # when nothing fits: the plan with its smallest hardware (tier 3)
     notes: tuple[str, ...] = ()
+    # oomkit's flags beyond `command` that size it (engine.sizing_flags: MLX's prompt length, which mlx_lm takes as
+    # text): `oomkit estimate -- COMMAND SIZING` gives back `after`; the command runs without them
+    sizing: tuple[str, ...] = ()
 
     @property
     def fits(self) -> bool:
@@ -70,7 +73,7 @@ class Fit:
             "speed": None if self.rating is None else self.rating.to_dict(),
             "smallest_hardware": None if self.plan is None or self.plan.smallest_hardware is None
             else self.plan.smallest_hardware.to_dict(),
-            "notes": list(self.notes)}}
+            "notes": list(self.notes), "sizing": list(self.sizing)}}
 
 
 @dataclass(frozen=True)
@@ -131,12 +134,14 @@ def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None
     if slack(before, limits, split_ok=False) >= 0:
         return Fit(tuple(argv), tuple(argv), (), before, before, 1,
                    rating=_rate(eng, before, user, spec, goals), notes=(*typed, *_past_training(eng, spec, before)))
-    best, new_argv, reparsed = None, None, None
+    best, new_argv, reparsed, sizing = None, None, None, []
     for cand in _search(eng, parsed, spec, devs, limits, goals):
         try:  # the best change the command can carry (lms load has flags for the context and --gpu only)
             new_argv = _rename_model(eng.rewrite_command(list(argv), user, cand.settings), parsed.model, cand.model,
                                      parsed.quant, cand.quant)
-            reparsed = _read_command(new_argv, env, engine_version)
+            # what the engine's program has no flag for rides on oomkit's own flags, outside the command (MLX)
+            sizing = eng.sizing_flags(cand.settings, new_argv)
+            reparsed = _read_command([*new_argv, *sizing], env, engine_version)
         except OomkitError:
             continue
         best = cand
@@ -151,10 +156,13 @@ def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None
     after = eng.estimate(best.spec, devs, reparsed.settings)
     changes = _changes(eng, user, best.settings, before, after, parsed.model, parsed.quant, best)
     two_lines = COMMAND_BREAK in new_argv  # how to run the engine's two commands (Ollama's server, then the model)
+    sized = (f"the command runs as written; its figures hold for {' '.join(sizing)} (oomkit's flags for what it "
+             "carries no flag of: --prompt-tokens is the prompt's length in tokens, sent with --prompt or - on "
+             "stdin): add them to the command given to `oomkit estimate --` to check it",) if sizing else ()
     notes = tuple(dict.fromkeys((*typed, *(eng.command_notes(reparsed.settings) if two_lines else ()),
-                                 *_past_training(eng, best.spec, after))))
+                                 *_past_training(eng, best.spec, after), *sized)))
     return Fit(tuple(argv), tuple(new_argv), changes, before, after, best.tier, knobs=tuple(sorted(best.knobs)),
-               rating=_rate(eng, after, reparsed.settings, best.spec, goals), notes=notes)
+               rating=_rate(eng, after, reparsed.settings, best.spec, goals), notes=notes, sizing=tuple(sizing))
 
 
 def _past_training(eng: EngineModule, spec: ModelSpec, est: MemoryEstimate) -> tuple[str, ...]:
@@ -201,6 +209,13 @@ def _search(eng: EngineModule, parsed: Any, spec: ModelSpec, devs: tuple[Device,
             found += turns.level(level, allow_offload)
             if any(c.user_knobs == 0 and not _last_resort(c) for c in found):
                 break
+        if not allow_offload and turns.offload_experts and not any(c.user_knobs == 0 for c in found):
+            # Every all-GPU fix turns a knob the user typed (the weights they named, the context they asked). A MoE
+            # model's experts in system RAM (llama.cpp --n-cpu-moe N, common/arg.cpp: the expert tensors of the first
+            # N layers on the CPU, attention and dense weights on the GPU; what llama.cpp's own --fit moves first,
+            # common/fit.cpp) keep what they typed, at a decode cost: that one knob nobody typed goes first.
+            yield from sorted((c for c in turns.level(1, True) if c.knobs == {"offload"} and c.user_knobs == 0),
+                              key=lambda c: c.offload[1] if c.offload else 0)
         yield from sorted(found, key=lambda c: (_last_resort(c), c.user_knobs, len(c.knobs), c.tier,
                                                 *_quality_key(eng, c), -(c.context or 0), c.relief_rank))
 
@@ -233,6 +248,7 @@ class _Turns:
         self.weights = [w for w in _weight_variants(choices, kv_group, self.user, spec)
                         if published.published(w.model or parsed.model, w.quant) is not False]
         self.offload = next((c.offload for c in choices if c.offload is not None), None)
+        self.offload_experts = any(c.offload_experts for c in choices if c.offload is not None)
         self.reliefs = eng.relief(self.user)
         self.user_ctx = _context(eng, self.user, spec)
         ctx = eng.context_field

@@ -78,6 +78,9 @@ class Option:
     offload: tuple[str, Any] | None = None  # (field, value) when part of the model is in system RAM
     rank: int = 0
     extras: tuple[tuple[str, str], ...] = ()  # other forms of the launch: an Ollama Modelfile, a Python snippet
+    # oomkit's flags beyond the command that size it (engine.sizing_flags: MLX's prompt length), so that
+    # `oomkit estimate -- COMMAND SIZING` gives back `estimate`; the command itself runs without them
+    sizing: tuple[str, ...] = ()
 
     @property
     def command(self) -> str:
@@ -88,7 +91,7 @@ class Option:
                 "settings": self.estimate.settings, "estimate": self.estimate.to_dict(), "context": self.context,
                 "weight_format": self.weight_format, "kv_type": self.kv_type, "headroom_bytes": self.headroom_bytes,
                 "offload": None if self.offload is None else {"field": self.offload[0], "value": self.offload[1]},
-                "extras": dict(self.extras),
+                "extras": dict(self.extras), "sizing": list(self.sizing),
                 **self.rating.to_dict()}
 
 
@@ -169,6 +172,7 @@ def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devic
     devs = engine_devices(devices, goals)
     top = context_limit(spec)
     f = choice.context_factor
+    choice = _settled(eng, spec, devs, choice, want * f)
 
     def measure(settings: Any, split_ok: bool) -> Callable[[int], int | None]:
         def at(n: int) -> int | None:
@@ -216,6 +220,23 @@ def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devic
     return None
 
 
+def _settled(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], choice: Choice, n_ctx: int) -> Choice:
+    """The choice with the fix the engine's own refusal of it names (engine.settle: vLLM's "lower max_num_seqs to
+    at most N" for a model with Mamba-style state), so that a setting the engine would refuse at any context is
+    planned as the engine asks, not dropped for system RAM or a larger GPU."""
+    settings = choice.settings
+    for _ in range(4):  # each fix may uncover the next phase's (the CUDA graphs, then the sampler warm-up)
+        try:
+            est = eng.estimate(spec, devs, eng.with_context(settings, n_ctx))
+        except OomkitError:
+            break
+        settled = eng.settle(settings, est)
+        if settled is None or settled == settings:
+            break
+        settings = settled
+    return choice if settings is choice.settings else replace(choice, settings=settings)
+
+
 def first_ok(values: tuple[Any, ...], ok: Callable[[Any], bool]) -> int | None:
     """The index of the first value that is ok, for an ok that stays true once it is (bisection)."""
     lo, hi = 0, len(values) - 1
@@ -237,8 +258,12 @@ def _option(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devs: 
     bound is taken at the asked context `want`, so that options compare."""
     s = eng.with_context(settings, context * choice.context_factor)
     model_arg = choice.model or ref
-    argv = eng.command(model_arg, s, choice.quant)
-    parsed = parse_back(eng, argv)
+    try:
+        argv = eng.command(model_arg, s, choice.quant)
+    except OomkitError:
+        return None  # no command line runs it (MLX: bits no repo name carries, without mlx_lm.convert first)
+    sizing = eng.sizing_flags(s, argv)  # sized by oomkit's flags the program has none of (MLX: the prompt's length)
+    parsed = parse_back(eng, [*argv, *sizing])
     # the release the command is written for is no flag of it (--engine-version): it stays the one planned for
     release = {n: getattr(s, n) for n in eng.neutral_fields("engine_version")}
     parsed = replace(parsed, settings=replace(parsed.settings, **release))
@@ -254,7 +279,7 @@ def _option(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devs: 
     return Option(tier=tier, label=choice.label, model=model_arg, quant=choice.quant, settings=parsed.settings,
                   estimate=est, context=context, weight_format=fmt, kv_type=kv, argv=tuple(argv),
                   headroom_bytes=headroom, rating=r, offload=offload,
-                  extras=tuple(eng.extras(model_arg, parsed.settings).items()))
+                  extras=tuple(eng.extras(model_arg, parsed.settings).items()), sizing=tuple(sizing))
 
 
 def parse_back(eng: EngineModule, argv: list[str]) -> Any:

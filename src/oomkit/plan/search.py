@@ -191,6 +191,8 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
     chosen = _shown(front, limit)
     # how to run a launch of two commands (Ollama's server with its variables, then the model)
     notes += tuple(dict.fromkeys(n for o in chosen if COMMAND_BREAK in o.argv for n in eng.command_notes(o.settings)))
+    if sized := [o for o in chosen if o.sizing]:  # what the commands run with but carry no flag for (MLX: the prompt)
+        notes += (sizing_note(sized),)
     shown_unlisted = [o.quant for o in chosen if o.quant in unlisted]
     if repo is not None and shown_unlisted:
         notes += (published.unlisted_text(repo, shown_unlisted),)
@@ -204,6 +206,15 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
                       + f"; run it with: {c.command}" for c in beside) + notes
     return Plan(model=spec, model_ref=ref, engine=eng.name, devices=devices, goals=goals, options=chosen,
                 rejected=rejected, smallest_hardware=smallest, notes=notes, companions=beside)
+
+
+def sizing_note(options: list[Option]) -> str:
+    """The note on what the launch commands run with and have no flag for (Option.sizing: MLX's prompt length,
+    which mlx_lm takes as text), by oomkit's spellings, to append to a command given to `oomkit estimate --`."""
+    each = "; ".join(f"{o.rank}. {' '.join(o.sizing)}" for o in options)
+    return (f"the commands run as written; their figures hold for what they carry no flag of ({each}: oomkit's "
+            "flags, --prompt-tokens the prompt's length in tokens, sent with --prompt or - on stdin): add them to "
+            "a command given to `oomkit estimate --` to check it")
 
 
 UNLISTED = "(quantize or find elsewhere)"  # the label of a format the named GGUF repo may not publish (published.py)

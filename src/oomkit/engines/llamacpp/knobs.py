@@ -62,7 +62,7 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: LlamaC
                 s = replace(s, n_gpu_layers=spec.n_trunk_layers + 1)
             label = f"{fmt} weights, {kv} KV" + (", flash attention on" if s.flash_attn == "on" else "")
             yield Choice(s, label, quant=None if local else fmt, model=repo, offload=offload,
-                         context_factor=concurrency)
+                         context_factor=concurrency, offload_experts=offload[0] == "n_cpu_moe")
 
 
 def gguf_repo(model: str) -> str:

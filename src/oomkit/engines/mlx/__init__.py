@@ -21,7 +21,16 @@ allowed buffer size").
 from __future__ import annotations
 
 from ..base import EngineModule
-from .args import base_model, bits_from_name, flag_takes_value, format_command, parse_args, rewrite_command
+from .args import (
+    base_model,
+    bits_from_name,
+    flag_takes_value,
+    format_command,
+    parse_args,
+    quantized_repo,
+    rewrite_command,
+    sizing_flags,
+)
 
 # mlx-lm loads MLX safetensors as published (float weights as the config says; an MLX-quantized model's bits
 # come from --q-bits or the repo name): no default weight format.
@@ -66,11 +75,12 @@ ENGINE = EngineModule(
                     "mlx_lm.chat": "mlx_lm.generate", "mlx_lm": None},
     newest=NEWEST, with_context_fn=with_context, loads_mlx=True,
     knobs_fn=knobs, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
+    sizing_flags_fn=sizing_flags,
 )
 
 __all__ = ["DEFAULT_QUANTIZED_KV_START", "ENGINE", "GENERATE_MAX_TOKENS", "MAKE_CACHE_ARCHS", "NEUTRAL", "NEWEST",
            "ROTATING_ARCHS", "SERVER_MAX_TOKENS", "STEP", "VM_PAGE", "LayerCache", "MlxSettings", "Resolved", "Sim",
            "base_model", "bits_from_name", "checkpoint_dtype", "compute_bytes", "default_max_buffer",
            "default_working_set", "estimate", "flag_takes_value", "format_command", "kv_dims", "layer_caches", "metal_device",
-           "parse_args", "quant_row", "resolve", "rewrite_command", "simulate_kv", "simulate_rotating", "tensor_bytes",
+           "parse_args", "quant_row", "quantized_repo", "resolve", "rewrite_command", "sizing_flags", "simulate_kv", "simulate_rotating", "tensor_bytes",
            "updates_for", "with_context"]

@@ -215,13 +215,27 @@ def flag_takes_value(name: str, following: str | None) -> bool:
 
 # ---------------------------------------------------------------------------------------------------------
 # The command line as typed: MlxSettings -> `mlx_lm.generate|mlx_lm.server --model MODEL` with the flags that
-# differ from the defaults. mlx_lm's own flags first; what mlx_lm learns from the prompt, the model or the machine
-# (--prompt-tokens, --batch, --q-bits, --q-group-size, --wired-limit-mb, --max-buffer-length) by oomkit's
-# spellings, which its parser reads after an mlx_lm command. context_length (prompt + generated tokens) has no
-# flag: it is written as the prompt and generated tokens that make it up (--prompt-tokens, --max-tokens).
-# engine_version is not on the command line.
+# differ from the defaults, only flags mlx_lm's own parser takes, so that the command runs as written. What mlx_lm
+# learns from the prompt, the model or the machine (the prompt's length, the sequences in flight, the machine's
+# wired limit and buffer length) has no mlx_lm flag: oomkit reads it by its own spellings after an mlx_lm command
+# (--prompt-tokens, --batch, --wired-limit-mb, --max-buffer-length; --prefill-step-size after mlx_lm.generate),
+# and a written command leaves it out, given apart (sizing_flags) for `oomkit estimate -- COMMAND FLAGS`.
+# Weights quantized at load are no mlx_lm.generate / mlx_lm.server flag either: mlx_lm loads a converted model
+# (convert.py: mlx_lm.convert --hf-path M -q --q-bits B --q-group-size G --mlx-path DIR), so the bits are written
+# as the --model that holds them (quantized_repo). context_length (prompt + generated tokens) is the prompt and
+# generated tokens that make it up (--prompt-tokens, --max-tokens). engine_version is not on the command line.
 
 _GENERATE_ONLY = ("max_kv_size", "kv_bits", "kv_group_size", "quantized_kv_start")
+# The fields each program's own parser carries (mlx_lm/generate.py and mlx_lm/server.py setup_arg_parser, read at
+# v0.31.3 and at main d78bf58e: generate takes --max-tokens/-m, --max-kv-size, --kv-bits, --kv-group-size,
+# --quantized-kv-start; server takes --max-tokens and --prefill-step-size). Any other field of OPTIONS is oomkit's:
+# argparse refuses it ("unrecognized arguments"), so a command written to run leaves it out.
+_RUNS = {"mlx_lm.generate": frozenset({"max_tokens", "max_kv_size", "kv_bits", "kv_group_size", "quantized_kv_start"}),
+         "mlx_lm.server": frozenset({"max_tokens", "prefill_step_size"})}
+# carried by the --model the command names (quantized_repo), never as flags of a written command
+_BY_NAME = ("q_bits", "q_group_size")
+# mlx_lm.convert --q-group-size default (convert.py), the group every mlx-community "-Nbit" conversion uses
+_CONVERT_GROUP = 64
 OPTIONS = (
     Opt("max_tokens", "--max-tokens", aliases=("-m",)),
     Opt("prompt_tokens", "--prompt-tokens"),
@@ -268,9 +282,27 @@ def _check_program(program: str, values: dict[str, Any]) -> None:
                 raise OomkitError(f"mlx_lm.server has no {flag}: {fld}={values[fld]} runs only with mlx_lm.generate")
 
 
+def quantized_repo(model: str, bits: int | None, group: int = _CONVERT_GROUP) -> str | None:
+    """The --model that loads `model` at `bits`: the name itself where it already says them (or no bits are asked),
+    else the mlx-community conversion of its base ("Qwen/Qwen3-8B", 8 -> "mlx-community/Qwen3-8B-8bit";
+    "mlx-community/Qwen3-8B-4bit", 8 -> "mlx-community/Qwen3-8B-8bit"): mlx_lm.convert -q --q-bits N at convert.py's
+    default group of 64, the naming bits_from_name reads back. None: no name carries them (a local path, a group
+    other than 64): the model has to be converted first (mlx_lm.convert ... --mlx-path DIR, then --model DIR)."""
+    if bits is None or (bits_from_name(model) == bits and group == _CONVERT_GROUP):
+        return model
+    if group != _CONVERT_GROUP or "/" not in model or Path(model).expanduser().exists():
+        return None
+    return f"mlx-community/{_QUANT_SUFFIX.sub('', model.split('/', 1)[1])}-{bits}bit"
+
+
+def _program_name(settings: MlxSettings) -> str:
+    return "mlx_lm.server" if settings.program.endswith("server") else "mlx_lm.generate"
+
+
 def format_command(model: str, settings: MlxSettings, quant: str | None = None) -> list[str]:
-    """`mlx_lm.generate --model MODEL [flags]` (or mlx_lm.server): only what differs from the defaults. A
-    weight format is given by --q-bits (mlx_lm.convert's), not by quant."""
+    """`mlx_lm.generate --model MODEL [flags]` (or mlx_lm.server): only what differs from the defaults, and only
+    flags that program's parser takes (_RUNS); weights at other bits as the repo that holds them (quantized_repo),
+    not by quant. What else sizes the run is sizing_flags'."""
     if settings.program == LMS_PROGRAM:
         _lms_changes(MlxSettings(program=LMS_PROGRAM, context_length=settings.context_length,
                                  batch=settings.batch, q_bits=settings.q_bits,
@@ -279,11 +311,37 @@ def format_command(model: str, settings: MlxSettings, quant: str | None = None) 
         if settings.q_bits is not None and not lms_names_mlx(model):
             model = f"{model}@{settings.q_bits}bit"  # LM Studio's MLX variant (from_lms read it off)
         return ["lms", "load", model, *flags]
-    program = "mlx_lm.server" if settings.program.endswith("server") else "mlx_lm.generate"
+    program = _program_name(settings)
     values = typed(settings)
     _check_program(program, values)
-    _, flags = format_flags(OPTIONS, values, _DEFAULTS)
-    return [program, "--model", model, *flags]
+    repo = quantized_repo(model, settings.q_bits, settings.q_group_size)
+    if repo is None:
+        raise OomkitError(f"{program} loads {model} as stored: for {settings.q_bits}-bit weights (group "
+                          f"{settings.q_group_size}) convert it first (mlx_lm.convert --hf-path {model} -q --q-bits "
+                          f"{settings.q_bits} --q-group-size {settings.q_group_size} --mlx-path DIR) and give "
+                          "--model DIR")
+    _, flags = format_flags([o for o in OPTIONS if o.field in _RUNS[program]], values, _DEFAULTS)
+    return [program, "--model", repo, *flags]
+
+
+def _names(argv: list[str], opt: Opt) -> bool:
+    """Whether argv carries the option (by its flag or an alias, `--flag value` or `--flag=value`)."""
+    spellings = (opt.flag, *opt.aliases)
+    return any(a in spellings or a.partition("=")[0] in spellings for a in argv)
+
+
+def sizing_flags(settings: MlxSettings, argv: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """oomkit's own flags that size the run and that no flag of the mlx_lm program carries (the prompt's length,
+    the sequences in flight, the machine's wired limit and buffer length), by the spellings oomkit reads after an
+    mlx_lm command: `oomkit estimate -- COMMAND FLAGS` gives back the estimate. Those argv already names (oomkit's
+    flags the user typed, rewritten in place) are left out. An lms load carries all it takes: none."""
+    if settings.program == LMS_PROGRAM:
+        return []
+    program = _program_name(settings)
+    table = [o for o in OPTIONS if o.field not in _RUNS[program] and o.field not in _BY_NAME
+             and not _names(list(argv), o)]
+    _, flags = format_flags(table, typed(settings), _DEFAULTS)
+    return flags
 
 
 def _program_len(argv: list[str]) -> int:
@@ -307,4 +365,29 @@ def rewrite_command(argv: list[str], old: MlxSettings, new: MlxSettings) -> list
         return rewrite(argv, a, b, _LMS_OPTIONS, _LMS_SYNTAX)
     values = typed(new)
     _check_program(old.program, values)
-    return rewrite(argv, typed(old), values, OPTIONS, SYNTAX)
+    # mlx_lm's own flags, and oomkit's that the user typed (kept, rewritten); other oomkit fields are sizing_flags'.
+    # Other bits are another --model (quantized_repo), unless the user gave oomkit's --q-bits themselves.
+    program = _program_name(old)
+    table = [o for o in OPTIONS if o.field in _RUNS[program] or _names(argv, o)]
+    out = rewrite(argv, typed(old), values, table, SYNTAX)
+    if (new.q_bits, new.q_group_size) != (old.q_bits, old.q_group_size) and \
+            not any(_names(argv, o) for o in OPTIONS if o.field in _BY_NAME):
+        out = _renamed(out, new)
+    return out
+
+
+def _renamed(argv: list[str], new: MlxSettings) -> list[str]:
+    """argv with its --model (or --model=) naming the repo that holds the new bits (quantized_repo)."""
+    out = list(argv)
+    for i, a in enumerate(out):
+        name, eq, value = a.partition("=")
+        if name != "--model":
+            continue
+        if not eq and i + 1 < len(out):
+            i, value = i + 1, out[i + 1]
+        repo = quantized_repo(value, new.q_bits, new.q_group_size)
+        if repo is None:
+            raise SettingsError(f"no --model loads {value} at {new.q_bits} bits without mlx_lm.convert")
+        out[i] = f"--model={repo}" if eq else repo
+        return out
+    raise SettingsError("the command names no --model to carry other bits")

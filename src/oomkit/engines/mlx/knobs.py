@@ -12,13 +12,16 @@ from ...model import catalog
 from ...model.resolve import split_quant
 from ...model.spec import ModelSpec
 from ..base import Choice
+from .args import quantized_repo
 from .settings import MlxSettings
 
 
 def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: MlxSettings, *, concurrency: int = 1,
           fixed_format: bool = False, reserve_bytes: int = 0, nodes: int = 1) -> Iterator[Choice]:
     # an lms load key names one download: another quantization is another key, which oomkit cannot name
-    bits = (base.q_bits,) if fixed_format or base.program == "lmstudio" else (None, 8, 4)
+    # (a conversion at the bits the model already has is the model as published: not tried twice)
+    bits = (base.q_bits,) if fixed_format or base.program == "lmstudio" else \
+        (None, *(b for b in (8, 4) if b != base.q_bits))
     # mlx_lm.server has no --kv-bits (mlx_lm/server.py): a quantized cache is mlx_lm.generate's; nor has lms load
     # (lmstudio.ai/docs/cli/load)
     kv_bits = (None,) if base.program in ("mlx_lm.server", "lmstudio") else (None, 8, 4)
@@ -30,8 +33,11 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: MlxSet
         for kv in kv_bits:
             s = replace(base, q_bits=q, kv_bits=kv, batch=max(base.batch, concurrency))
             w = "as published" if q is None else f"{q}-bit"
+            # mlx_lm.generate / mlx_lm.server load weights as stored: other bits are another --model, the
+            # mlx-community conversion that holds them (args.quantized_repo), whose weights the estimate reads
+            repo = arg if base.program == "lmstudio" else (quantized_repo(arg, q) or arg)
             yield Choice(s, f"{w} weights, " + ("model-dtype KV" if kv is None else f"{kv}-bit KV"),
-                         weight_format=None if q is None else f"mlx-{q}bit", model=arg)
+                         weight_format=None if q is None else f"mlx-{q}bit", model=repo)
 
 
 def mlx_model_arg(model: str) -> str:

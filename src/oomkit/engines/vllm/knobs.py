@@ -8,11 +8,12 @@ host memory and streamed in for each forward pass)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from ...memory import Device
+from ...memory import Device, MemoryEstimate
 from ...model.archs import DSV4_ARCHS
 from ...model.spec import ModelSpec
 from .._hf_knobs import hf_weight_choices
@@ -51,6 +52,35 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
                 s = replace(s, gpu_memory_utilization=util)
             label = f"{wlabel}, {'fp8' if kv == 'fp8' else 'model-dtype'} KV"
             yield Choice(s, label, model=arg, weight_format=quantization, offload=("cpu_offload_gb", OFFLOAD_GB))
+
+
+_MAMBA_BLOCKS = re.compile(r"max_num_seqs \((\d+)\) exceeds available Mamba cache blocks \((\d+)\)")
+
+
+def settle(s: VllmSettings, est: MemoryEstimate) -> VllmSettings | None:
+    """The fix vLLM's own refusal names, where it names one. A model with Mamba-style state refuses max_num_seqs
+    above the KV cache's blocks, one block per decode sequence ("Please lower max_num_seqs to at most N",
+    config/compilation.py resolve_cudagraph_mode_and_sizes, 0.20+: layout.mamba_blocks_error); the default of 1024
+    (arg_utils.py _set_default_args on large GPUs) is a cap on the batch, not a need, so the planner writes the
+    largest power of two within the blocks (the halving relief turns), as vllm-project/recipes#551 wrote 512 for
+    856 blocks. None: no such refusal."""
+    for line in est.warnings:
+        m = _MAMBA_BLOCKS.search(line)
+        if m and int(m.group(1)) > int(m.group(2)) >= 1:
+            return replace(s, max_num_seqs=1 << (int(m.group(2)).bit_length() - 1))
+    # A phase after the KV cache that runs short (the CUDA graph capture, the sampler warm-up: allocated outside the
+    # budget) names its fix too: "consider decreasing `gpu_memory_utilization` or switching to eager mode" (0.8
+    # worker/model_runner.py capture_model; v1 gpu_model_runner.py _dummy_sampler_run: "try lowering max_num_seqs or
+    # gpu_memory_utilization"). The utilization that leaves the phase its room keeps the CUDA graphs.
+    failed = est.engine_view.get("failed_phase")
+    util = est.settings.get("gpu_memory_utilization")
+    if isinstance(failed, dict) and failed.get("after_kv") and isinstance(util, float):
+        total = next((d.memory_bytes for d in est.devices if d.id == failed.get("device") and d.memory_bytes), None)
+        if total:
+            lower = math.floor((util * total - failed["short_bytes"]) / total * 100) / 100
+            if 0.5 <= lower < util:
+                return replace(s, gpu_memory_utilization=lower)
+    return None
 
 
 def relief(s: VllmSettings) -> Iterator[tuple[str, Any, str]]:
