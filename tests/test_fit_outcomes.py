@@ -214,13 +214,15 @@ def test_rtx3060_plan_commands_run():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# ollama/ollama#11202 (2025-06): deepseek-r1:671b on 2 x MI50 32GB
+# ollama/ollama#11202 (int13h82, 2025-06-25): deepseek-r1:671b on 2 x MI50 32GB, Threadripper 3995WX, 512 GB RAM
 
 R11202 = {
     "url": "https://github.com/ollama/ollama/issues/11202",
     "excerpt": ("$ ollama run deepseek-r1:671b --verbose --keepalive=-1m\nError: llama runner process has "
                 "terminated: cudaMalloc failed: out of memory"),
-    "fix": "a Modelfile with PARAMETER num_gpu 6 (fewer layers on the GPUs)",
+    "fix": ("Can be fixed with the modelfile, limiting GPU layers to 6:\n_FROM deepseek-r1:671b\nPARAMETER num_gpu "
+            "6_\nLayers buffer downs to 21 Gb, resulting in correct launch and 78% mem load @ GPU0 and 87% load at "
+            "GPU1"),
     "command": "ollama run deepseek-r1:671b --verbose --keepalive=-1m",
     "gpu": ["--gpu", "MI50 32GB,MI50 32GB"], "version": "0.9.3",
 }
