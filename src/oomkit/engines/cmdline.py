@@ -68,6 +68,9 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
         if (script := _module_as_script(argv)) is not None:
             raise OomkitError(f"python {script}: python runs a file of that name, which is no engine (\"can't open "
                               f"file '{script}'\"): give python -m {script}")
+        if program_name(argv[0]) == "llama":  # app/llama.cpp main: "error: unknown command '%s'"
+            raise OomkitError(f"llama {argv[1] if len(argv) > 1 else ''}: the llama executable runs one of its commands "
+                              f"({', '.join(LLAMA_APP_COMMANDS)}) first: `llama serve -hf ...` is llama-server's")
         if program_name(argv[0]).startswith("llama-"):  # llama-batched-bench, llama-quantize, ...: built beside them
             raise OomkitError(f"{program_name(argv[0])} is a llama.cpp program oomkit does not read: it reads "
                               "llama-server, llama-cli, llama-bench, llama-mtmd-cli, llama-perplexity, llama-imatrix "
@@ -154,7 +157,17 @@ def _recognise(argv: list[str]) -> tuple[tuple[EngineModule, str | None] | None,
     module = python_module(argv)  # python [-u -X opt ...] -m MODULE
     if module is not None:
         return engine_for_program(prog, module=module[0]), module[0], list(argv[module[1]:])
+    if prog == "llama" and len(argv) > 1 and argv[1] in LLAMA_APP_COMMANDS:
+        return engine_for_program(LLAMA_APP_COMMANDS[argv[1]]), None, argv[2:]
     return engine_for_program(prog), None, argv[1:]
+
+
+# llama.cpp's unified `llama` executable (PR #23296, app/llama.cpp `cmds`): `llama serve` runs llama-server's main
+# with the arguments after the command, `llama cli` llama-cli's, `llama completion` llama-completion's and `llama
+# bench` llama-bench's, each under its aliases (server, client, complete); `llama serve --help` prints what
+# `llama-server --help` does
+LLAMA_APP_COMMANDS = {"serve": "llama-server", "server": "llama-server", "cli": "llama-cli", "client": "llama-cli",
+                      "completion": "llama-completion", "complete": "llama-completion", "bench": "llama-bench"}
 
 
 # A Python call pasted where a model or a command goes: the loaders whose arguments name the settings, and the

@@ -49,6 +49,9 @@ def split_command(text: str) -> list[str]:
         if c == "\\" and quote != "'" and text.startswith("\n", i + 1):
             i += 2
             continue
+        if c == "\\" and quote != "'" and not text[i + 1:].strip("\n"):
+            break  # a paste cut after a continuation (`... --async-scheduling \`): bash drops the backslash at the end
+            # of its input and runs the line (`printf 'echo a \\' | bash` prints "a")
         if c == "\\" and quote != "'" and i + 1 < len(text):
             out.append(text[i:i + 2])
             i += 2
@@ -57,14 +60,23 @@ def split_command(text: str) -> list[str]:
             quote = "" if quote == c else c
         out.append(c)
         i += 1
-    return _as_run(shlex.split(_after_preamble("".join(out))))
+    joined = "".join(out)
+    words = _as_run(shlex.split(_after_preamble(joined)))
+    if not words and (m := _ROOT_PROMPT.match(joined)) and "\n" not in joined.strip():
+        # a root shell's prompt: bash's `\$` shows `#` for uid 0 (bash manual, "Controlling the Prompt"), so `# vllm
+        # serve ...` copied from a root terminal is the command, not a comment (a comment alone starts nothing)
+        words = _as_run(shlex.split(_after_preamble(joined[m.end():])))
+    return words
+
+
+_ROOT_PROMPT = re.compile(r"\s*#[ \t]+(?=\S)")
 
 
 # Markdown around a command copied from an issue or a README: a fenced block (```bash ... ```) or an inline code
 # span (`docker run ...`) holding the whole paste. No command line starts with a backtick (bash would run what
 # follows it as a command substitution), so the marks are the page's, not the command's.
 _FENCE = re.compile(r"\s*```[\w+.-]*[ \t]*\n(.*?)\n?[ \t]*```\s*", re.DOTALL)
-_SPAN = re.compile(r"\s*(``?)([^`].*?)\1\s*", re.DOTALL)
+_SPAN = re.compile(r"\s*(`{1,3})([^`].*?)\1\s*", re.DOTALL)  # ``` on one line too: ```vllm serve q```
 
 
 def _unfenced(text: str) -> str:
@@ -247,14 +259,33 @@ _REDIRECT = re.compile(r"^(?:\d|&)?(?:>>?|<)$")  # its target is the next word
 _REDIRECT_TO = re.compile(r"^(?:\d|&)?(?:>>?|<)(?:&\d|\S+)$")  # its target attached: 2>&1, >log.txt
 
 
-def _as_run(words: list[str]) -> list[str]:
-    if words[:1] in (["$"], [">"], ["%"], ["❯"], ["➜"]):  # a prompt copied with the command (sh, zsh themes)
-        words = words[1:]
-    elif words and re.fullmatch(r"[\w.-]+@[\w.-]+:\S*[$#]", words[0]):  # bash's default prompt: user@host:~/dir$
-        words = words[1:]
-    elif words and words[0].startswith("[") and (end := next(  # Fedora's: [user@host dir]$
+# a label before the command, as issue templates ask for it ("command line: llama-server ...", "cmd: ollama run
+# ..."): no program is named so
+_LABELS = (["command", "line:"], ["cmd:"], ["command:"], ["commandline:"], ["command-line:"])
+
+
+def _prompt_len(words: list[str]) -> int:
+    """How many of the first words are a shell prompt copied with the command (0: none)."""
+    if words[:1] in (["$"], [">"], ["%"], ["❯"], ["➜"]):  # sh, zsh themes
+        return 1
+    if words and re.fullmatch(r"[\w.-]+@[\w.-]+:\S*[$#]", words[0]):  # bash's default prompt: user@host:~/dir$
+        return 1
+    if len(words) > 2 and re.fullmatch(r"[\w.-]+@[\w.-]+", words[0]) and words[2] in ("%", "$", "#"):
+        return 3  # zsh's default prompt (macOS): `%n@%m %1~ %#`, "user@Mac ~ % "
+    if words and words[0].startswith("[") and (end := next(  # Fedora's: [user@host dir]$
             (i for i, w in enumerate(words[:4]) if re.fullmatch(r"\S*\][$#]", w)), None)) is not None:
-        words = words[end + 1:]
+        return end + 1
+    if len(words) > 1 and re.fullmatch(r"\([\w.@/+-]+\)", words[0]) and (n := _prompt_len(words[1:])):
+        return 1 + n  # the active conda / venv environment before the prompt: "(vllm) user@host:~$"
+    return 0
+
+
+def _as_run(words: list[str]) -> list[str]:
+    for label in _LABELS:
+        if [w.lower() for w in words[:len(label)]] == label:
+            words = words[len(label):]
+            break
+    words = words[_prompt_len(words):]
     out: list[str] = []
     skip = False
     for w in words:

@@ -277,8 +277,17 @@ def gguf_publisher(name: str) -> str | None:
     return gguf_recipes.known_publisher(key.split("/", 1)[0])
 
 
+# ExLlamaV2 / V3 quants ("turboderp/gemma-3-27b-it-exl3", "...-exl3-4.0bpw", "-exl2_6.5bpw"): their own formats, which
+# exllamav2 / exllamav3 (TabbyAPI) load and none of the engines oomkit models does
+_EXLLAMA = re.compile(r"[-_](exl[23])(?:[-_][\w.]*)?$", re.IGNORECASE)
+
+
 def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | None, default_format,
                     tag_formats: bool = False) -> ModelSpec:
+    if "/" in name and (m := _EXLLAMA.search(names.canonical_ref(name).rpartition("/")[2])):
+        raise ModelError(f"{name}: an {m.group(1).upper()} quant, ExLlama{'V3' if m.group(1)[-1] == '3' else 'V2'}'s "
+                         "own format (served by TabbyAPI): llama.cpp, Ollama, vLLM, SGLang, MLX and transformers load "
+                         "none of it, so oomkit sizes no engine for it")
     derived = names.derive(name)
     if derived is not None and tag_formats and derived.weight_format is not None:
         # mlx-community/Qwen3-8B-bf16 on llama.cpp: the BF16 GGUF of the same weights
@@ -344,7 +353,9 @@ def _from_derivation(d: names.Derivation, fmt: str | None, default_format, why: 
 
 # a local checkpoint folder as engines are given one: /models/Qwen3-8B, ./Llama-3.3-70B-Instruct/, C:\\models\\x,
 # or the hub cache's models--Qwen--Qwen3-8B/snapshots/<commit>
-_PATH_LIKE = re.compile(r"^(?:[/~.]|[A-Za-z]:[\\/])|[\\/].*[\\/]")
+# a path: rooted, relative (./, ~), with two separators, or one folder with the separator shell completion puts after
+# it ("vllm serve Llama-3_3-Nemotron-Super-49B-v1-4bit-GPTQ/", vllm#15664)
+_PATH_LIKE = re.compile(r"^(?:[/~.]|[A-Za-z]:[\\/])|[\\/].*[\\/]|^[^\\/]+[\\/]$")
 _HUB_CACHE_DIR = re.compile(r"(?:^|[\\/])models--([^\\/]+?)--([^\\/]+)(?:[\\/]|$)")
 
 

@@ -18,7 +18,15 @@ from dataclasses import replace
 
 from ..base import EngineModule
 from . import programs
-from .args import env_flags, flag_takes_value, flags_table, format_command, parse_args, rewrite_command
+from .args import (
+    env_flags,
+    flag_takes_value,
+    flags_table,
+    format_command,
+    parse_args,
+    preset_hint,
+    rewrite_command,
+)
 from .cluster import node_commands
 from .compute import (
     ComputePhases,
@@ -100,6 +108,7 @@ ENGINE = EngineModule(
     aliases=("llamacpp", "llama-cpp", "llama_cpp", "llama-server", "llama-cli", "lmstudio", "lm-studio"),
     # the programs' own names, each read with its own defaults (programs.py)
     programs=programs.PROGRAMS, extras_fn=_extras,
+    file_hint_fn=preset_hint,  # a llama-server --models-preset INI pasted as MODEL
     # llama-cpp-python's server: its Llama(...) fields as flags (programs.py parse_binding_server)
     python_modules={"llama_cpp.server": "llama_cpp.server"},
     newest=NEWEST, eras=ERAS, default_format_fn=default_weight_format, loads_gguf=True,

@@ -20,7 +20,17 @@ from ...errors import OomkitError, SettingsError
 from ...flags import check_settings, flag_value, stof, stoi
 from ...model import names
 from ...model.resolve import split_quant
-from ..command import Opt, Syntax, defaults, format_flags, number, python_module, rewrite, values_of
+from ..command import (
+    Opt,
+    Syntax,
+    defaults,
+    format_flags,
+    join_command,
+    number,
+    python_module,
+    rewrite,
+    values_of,
+)
 from .settings import ERAS, SPEC_TYPE_OLD_NAMES, SPEC_TYPES, LlamaCppSettings, build_number, flash_attn_mode
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "llamacpp_flags.json"
@@ -30,7 +40,10 @@ _LEGACY_FLAGS = {"--no-mmap": False, "--mlock": False, "--mmap": False, "-fa": T
                  "-dkvc": False, "--dump-kv-cache": False, "--no-kv-offload": False, "-nkvo": False,
                  "--defrag-thold": True, "-dt": True, "--log-disable": False,
                  # the draft context's size until PR #22838 (b9109; settings.check_build refuses it from there)
-                 "-cd": True, "--ctx-size-draft": True, "--spec-draft-ctx-size": True}
+                 "-cd": True, "--ctx-size-draft": True, "--spec-draft-ctx-size": True,
+                 # DirectIO loading (common/arg.cpp `{"-dio", "--direct-io"}, {"-ndio", "--no-direct-io"}`, env
+                 # LLAMA_ARG_DIO), which --load-mode superseded: how the file is read, not what the devices hold
+                 "-dio": False, "--direct-io": False, "-ndio": False, "--no-direct-io": False}
 
 
 @lru_cache(maxsize=1)
@@ -411,7 +424,12 @@ _DEFAULTS = defaults(LlamaCppSettings)
 
 
 def _program_len(argv: list[str]) -> int:
-    return 1
+    from ..cmdline import (  # `llama serve`: the unified executable and its command
+        LLAMA_APP_COMMANDS,
+        program_name,
+    )
+
+    return 2 if argv and program_name(argv[0]) == "llama" and len(argv) > 1 and argv[1] in LLAMA_APP_COMMANDS else 1
 
 
 SYNTAX = Syntax(_program_len, flag_takes_value)
@@ -544,3 +562,62 @@ def _fa_as_the_build_takes_it(argv: list[str], s: LlamaCppSettings) -> list[str]
         out.append(a)
         i += 1
     return out
+
+
+# A llama-server models preset (`--models-preset FILE`, router mode) pasted as MODEL. common/preset.cpp
+# parse_ini_from_file: `[name]` sections of `key = value` lines (`;` or `#` starts a comment), `[*]` the options every
+# preset inherits (common_preset::merge: a preset's own win), `version` skipped; load_from_ini: a key is a flag
+# without its dashes (long or short: `ctx-size`, `c`) or its environment variable, any other key refused ("option
+# '%s' not recognized in preset '%s'"); common_preset::to_args: a switch given a true value is the flag, a false one
+# its negative form (or nothing), a value flag the flag and the value.
+_INI_SECTION = re.compile(r"\s*\[\s*([^\]]*?)\s*\]\s*(?:[;#].*)?")
+_INI_KEY = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*([^;#]*?)\s*(?:[;#].*)?")
+_PRESET_MODEL_KEYS = frozenset({"m", "model", "hf", "hfr", "hf-repo", "mu", "model-url", "LLAMA_ARG_MODEL",
+                                "LLAMA_ARG_HF_REPO", "LLAMA_ARG_MODEL_URL"})
+
+
+def _preset_words(key: str, value: str, preset: str) -> list[str]:
+    known = flags_table()
+    env = {var: (flag if isinstance(flag, str) else flag[0]) for var, flag, _ in ENV_FLAGS}
+    flag = f"--{key}" if f"--{key}" in known else f"-{key}" if f"-{key}" in known else env.get(key)
+    if flag is None:
+        raise OomkitError(f"this is a llama-server models preset (--models-preset), not a model name, and llama-server "
+                          f"refuses it: option '{key}' not recognized in preset '{preset}' (common/preset.cpp)")
+    if known.get(flag, True):
+        return [flag, value]
+    truthy = value.lower() in _TRUTHY
+    if truthy:
+        return [flag]
+    bare = flag.lstrip("-")
+    if bare.startswith("no-") and f"--{bare[3:]}" in known:
+        return [f"--{bare[3:]}"]  # `no-mmap = false`: the positive form
+    return [f"--no-{bare}"] if f"--no-{bare}" in known else []
+
+
+def preset_hint(text: str) -> str | None:
+    """A llama-server models preset pasted as MODEL -> the one-line refusal naming the llama-server command its
+    first model preset runs as; None for text that is no preset."""
+    sections: dict[str, list[tuple[str, str]]] = {}
+    current = ""
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip()[:1] in (";", "#"):
+            continue
+        if m := _INI_SECTION.fullmatch(line):
+            current = m.group(1)
+            sections.setdefault(current, [])
+        elif m := _INI_KEY.fullmatch(line):
+            sections.setdefault(current, []).append((m.group(1), m.group(2)))
+        else:
+            return None
+    models = [name for name, kv in sections.items() if name not in ("", "*")
+              and any(k in _PRESET_MODEL_KEYS for k, _ in kv)]
+    if not models:
+        return None
+    name = models[0]
+    words: list[str] = []
+    for key, value in [*sections.get("*", []), *sections[name]]:
+        if key != "version":
+            words += _preset_words(key, value, name)
+    more = f" ({len(models) - 1} more presets: {', '.join(models[1:4])})" if len(models) > 1 else ""
+    return (f"this is a llama-server models preset (--models-preset), not a model name: its [{name}] runs as "
+            f"`oomkit check -- llama-server {join_command(words)}`{more}")

@@ -241,6 +241,11 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
             value = vals
         elif eq:
             raise OomkitError(f"launch_server.py: error: argument {flag}: ignored explicit argument {inline!r}")
+        if flag == "--device" and isinstance(value, str) and value.lower() not in ("cuda", "auto"):
+            # server_args.py --device (cuda, xpu, hpu, npu, cpu): another backend than the GPU's, whose memory
+            # (host RAM for cpu, sgl-kernel's AMX path) oomkit does not size; ROCm GPUs run as "cuda" too
+            raise OomkitError(f"--device {value}: SGLang on {value} is not modelled (oomkit sizes SGLang on CUDA and "
+                              "ROCm GPUs, --device cuda); leave --device out for the GPU")
         if flag in _UNMODELLED and (what := _UNMODELLED[flag](value)) is not None:
             typed = "" if value is None else " " + (" ".join(value) if isinstance(value, list) else str(value))
             opts["unmodelled"] = (*opts.get("unmodelled", ()), f"{flag}{typed} ({what})")
