@@ -394,12 +394,26 @@ def test_ollama_command_as_typed():
     s = OllamaSettings(num_ctx=32768, kv_cache_type="q8_0", flash_attention="1")
     assert joined("ollama", "qwen3:8b", s) == \
         "OLLAMA_CONTEXT_LENGTH=32768 OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_FLASH_ATTENTION=1 ollama serve\nollama run qwen3:8b"
+    # the request options `ollama run` has no flag for are the session's /set parameter lines (cmd/interactive.go)
     assert joined("ollama", "qwen3:8b", OllamaSettings(num_parallel=2, num_gpu=24)) == \
-        "OLLAMA_NUM_PARALLEL=2 ollama serve\nollama run qwen3:8b --num-gpu 24"
-    assert joined("ollama", "qwen3:8b", OllamaSettings(num_gpu=24)) == "ollama run qwen3:8b --num-gpu 24"
-    # before 0.5.13 there is no OLLAMA_CONTEXT_LENGTH: num_ctx is a Modelfile parameter (oomkit's --num-ctx)
+        "OLLAMA_NUM_PARALLEL=2 ollama serve\nollama run qwen3:8b\n/set parameter num_gpu 24"
+    assert joined("ollama", "qwen3:8b", OllamaSettings(num_gpu=24)) == "ollama run qwen3:8b\n/set parameter num_gpu 24"
+    # before 0.5.13 there is no OLLAMA_CONTEXT_LENGTH: num_ctx is a request option too
     assert joined("ollama", "qwen3:8b", OllamaSettings(num_ctx=8192, engine_version="0.5.7")) == \
-        "ollama run qwen3:8b --num-ctx 8192"
+        "ollama run qwen3:8b\n/set parameter num_ctx 8192"
+
+
+def test_ollama_session_lines_read_back():
+    """What the Ollama engine writes is read back to the same settings (the /set lines as a pasted session)."""
+    from oomkit.engines.ollama.args import as_session
+
+    for s in (OllamaSettings(num_gpu=24, num_batch=256), OllamaSettings(num_ctx=8192, num_gpu=7,
+                                                                          engine_version="0.5.7")):
+        back = typed_back(get_engine("ollama").command("qwen3:8b", s, None)).settings
+        assert (back.num_gpu, back.num_batch, back.num_ctx) == (s.num_gpu, s.num_batch, s.num_ctx)
+    # a one-shot run with a prompt reads no session lines: left as it was
+    assert as_session(["ollama", "run", "qwen3:8b", "--num-gpu", "20", "hi"]) == \
+        ["ollama", "run", "qwen3:8b", "--num-gpu", "20", "hi"]
 
 
 def test_ollama_modelfile():

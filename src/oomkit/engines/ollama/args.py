@@ -174,9 +174,9 @@ def flag_takes_value(name: str, following: str | None) -> bool:
 # therefore two: `OLLAMA_CONTEXT_LENGTH=32768 OLLAMA_KV_CACHE_TYPE=q8_0 ollama serve`, then `ollama run qwen3:8b`
 # (in another terminal; a server already running is stopped first), one line each (command.COMMAND_BREAK). A field
 # that is set wins over its variable in the estimate (launch.py, as the request's num_ctx wins over
-# OLLAMA_CONTEXT_LENGTH in Ollama), so the variable form gives the same launch. The Modelfile parameters without a
-# variable (num_gpu, num_batch) and oomkit's `library` are written with oomkit's spellings (--num-gpu N); Ollama
-# itself takes those from a Modelfile (see `modelfile`). Not on the command line: engine_version (which release
+# OLLAMA_CONTEXT_LENGTH in Ollama), so the variable form gives the same launch. The request options without a
+# variable (num_gpu, num_batch) are written as the session's `/set parameter` lines (as_session), or a Modelfile
+# (see `modelfile`); oomkit's `library` keeps its own spelling (--library). Not on the command line: engine_version (which release
 # runs) and program.
 
 # variables the `ollama run` client reads itself (cmd/cmd.go); OLLAMA_HOST is also where the server listens
@@ -258,11 +258,50 @@ def model_tag(tag: str, quant: str | None) -> str:
 
 
 def format_command(model: str, settings: OllamaSettings, quant: str | None = None) -> list[str]:
-    """`ollama run TAG [--num-gpu N ...]`, after `VAR=value ... ollama serve` when the fields (and memory variables
-    of `env`) set server variables that differ from Ollama's defaults."""
+    """`ollama run TAG`, after `VAR=value ... ollama serve` when the fields (and memory variables of `env`) set
+    server variables that differ from Ollama's defaults, and followed by the session's `/set parameter` lines for
+    the request options without a variable (as_session)."""
     env, flags = format_flags(_table(settings), typed(settings), typed(OllamaSettings()))
-    run = ["ollama", "run", model_tag(model, quant), *flags]
+    run = as_session(["ollama", "run", model_tag(model, quant), *flags])
     return [*env, "ollama", "serve", COMMAND_BREAK, *run] if env else run
+
+
+# oomkit's flags for request options `ollama run` has no flag for (cmd/cmd.go RunHandler takes only --format,
+# --keepalive, --verbose, --insecure, --nowordwrap, --think, --hidethinking, --width, --dimensions; num_ctx too
+# before OLLAMA_CONTEXT_LENGTH): in an
+# interactive session they are `/set parameter NAME VALUE` lines (cmd/interactive.go generateInteractive, "/set
+# parameter ... Set a parameter"), which this module reads back (_repl_parameters)
+_SESSION_PARAMETERS = {"--num-gpu": "num_gpu", "--num_gpu": "num_gpu", "--num-batch": "num_batch",
+                       "--num_batch": "num_batch", "--num-ctx": "num_ctx", "--num_ctx": "num_ctx"}
+
+
+def as_session(argv: list[str]) -> list[str]:
+    """`ollama run TAG --num-gpu N` -> `ollama run TAG`, then a `/set parameter num_gpu N` line, so the command is
+    typed as Ollama takes it. Left as it is where a prompt follows the tag (a one-shot run reads no session lines:
+    the JSON's modelfile carries the parameters then) or `ollama run` is not there."""
+    start = next((k for k, a in enumerate(argv) if a == "run" and k and argv[k - 1] == "ollama"), None)
+    if start is None:
+        return list(argv)
+    head, moved, k, seen_model = list(argv[:start + 1]), [], start + 1, False
+    while k < len(argv):
+        a = argv[k]
+        if a == COMMAND_BREAK or a.startswith("/"):
+            break
+        name, eq, inline = a.partition("=")
+        if name in _SESSION_PARAMETERS and (eq or k + 1 < len(argv)):
+            moved.append((_SESSION_PARAMETERS[name], inline if eq else argv[k + 1]))
+            k += 1 if eq else 2
+            continue
+        if not a.startswith("-"):
+            if seen_model:  # a prompt
+                return list(argv)
+            seen_model = True
+        head.append(a)
+        k += 1
+    if not moved:
+        return list(argv)
+    lines = [t for param, value in moved for t in (COMMAND_BREAK, "/set", "parameter", param, value)]
+    return [*head, *lines, *argv[k:]]
 
 
 def rewrite_command(argv: list[str], old: OllamaSettings, new: OllamaSettings) -> list[str]:
@@ -270,7 +309,7 @@ def rewrite_command(argv: list[str], old: OllamaSettings, new: OllamaSettings) -
     there, a new one joins the assignments in front; the prompt words stay. Server variables in front of
     `ollama run` move to an `ollama serve` before it (serve_first)."""
     argv, old = _rewrite_repl(argv, old, new)
-    return serve_first(rewrite(argv, typed(old), typed(new), _table(new), SYNTAX))
+    return as_session(serve_first(rewrite(argv, typed(old), typed(new), _table(new), SYNTAX)))
 
 
 def _rewrite_repl(argv: list[str], old: OllamaSettings, new: OllamaSettings) -> tuple[list[str], OllamaSettings]:
