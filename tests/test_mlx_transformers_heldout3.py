@@ -398,3 +398,56 @@ def test_44565_balanced_budget_per_gpu(monkeypatch):
     monkeypatch.setattr(layout, "_max_memory", spy)
     _mixtral_8_gpus()
     assert [f"{b / GiB:.2f}" for b in seen["max_mem"][:7]] == ["14.25"] * 7
+
+
+# ---------------------------------------------------------------------------------------------------------
+# device_map="auto" checked against transformers itself on this CPU
+#
+# Measured with transformers 5.24.0 and accelerate 1.16.0 (torch 2.13 CPU): the model built on the meta device from
+# the catalog config (AutoModelForCausalLM.from_config, bfloat16), then transformers' own
+# integrations/accelerate.py _get_device_map(model, device_map, None, None), with accelerate's get_max_memory(None)
+# answering N GPUs of (the size - oomkit's 0.51 GiB CUDA context) free and 2000 GiB of host RAM, as
+# torch.cuda.mem_get_info would. Layer ranges and lm_head's device as transformers put them.
+#
+# Wrong before (11 of 20): oomkit kept room on GPU 0 for the largest decoder layer only, where infer_auto_device_map
+# keeps the largest module still to place (get_max_layer_size counts the embedding and an untied lm_head as layers:
+# Llama 3.1 8B's 1.05 GB lm_head, not its 0.44 GB layer), and sent a tied lm_head to the last device where
+# get_module_size_with_ties puts it with the embedding. E.g. Llama 3.1 8B on 2 x 24 GB: layers 0-17 / 18-31 before,
+# 0-15 / 16-31 as transformers places them; Qwen2.5-0.5B (tied) on 2 x 8 GB: lm_head on CUDA1 before, CUDA0 now.
+
+TRANSFORMERS_5_24_MAPS = [
+    ("mixtral-8x7b-v0.1", 8, 80, "auto", {'0-3': 'CUDA0', '4-8': 'CUDA1', '9-13': 'CUDA2', '14-18': 'CUDA3',
+                                           '19-23': 'CUDA4', '24-28': 'CUDA5', '29-31': 'CUDA6'}, "CUDA6"),
+    ("qwen2.5-72b-instruct", 3, 80, "auto", {'0-25': 'CUDA0', '26-54': 'CUDA1', '55-79': 'CUDA2'}, "CUDA2"),
+    ("qwen2.5-72b-instruct", 2, 80, "auto", {'0-39': 'CUDA0', '40-79': 'CUDA1'}, "CUDA1"),
+    ("llama-3.1-70b-instruct", 4, 48, "auto", {'0-18': 'CUDA0', '19-40': 'CUDA1', '41-62': 'CUDA2',
+                                                '63-79': 'CUDA3'}, "CUDA3"),
+    ("llama-3.1-8b-instruct", 2, 24, "auto", {'0-15': 'CUDA0', '16-31': 'CUDA1'}, "CUDA1"),
+    ("llama-3.1-8b-instruct", 2, 24, "balanced_low_0", {'0-31': 'CUDA1'}, "CUDA1"),
+    ("llama-3.1-8b-instruct", 2, 24, "sequential", {'0-31': 'CUDA0'}, "CUDA0"),
+    ("llama-3.1-8b-instruct", 2, 12, "auto", {'0-15': 'CUDA0', '16-31': 'CUDA1'}, "CUDA1"),
+    ("llama-3.1-8b-instruct", 2, 8, "auto", {'0-12': 'CUDA0', '13-30': 'CUDA1', '31': 'cpu'}, "cpu"),
+    ("qwen2.5-32b-instruct", 2, 24, "auto", {'0-21': 'CUDA0', '22-46': 'CUDA1', '47-63': 'cpu'}, "cpu"),
+    ("qwen2.5-32b-instruct", 1, 24, "auto", {'0-19': 'CUDA0', '20-63': 'cpu'}, "cpu"),
+    ("llama-3.1-8b-instruct", 1, 12, "auto", {'0-19': 'CUDA0', '20-31': 'cpu'}, "cpu"),
+    ("qwen2.5-7b-instruct", 2, 16, "auto", {'0-13': 'CUDA0', '14-27': 'CUDA1'}, "CUDA1"),
+    ("qwen2.5-0.5b-instruct", 2, 8, "auto", {'0-16': 'CUDA0', '17-23': 'CUDA1'}, "CUDA0"),
+    ("qwen2.5-14b-instruct", 4, 8, "auto", {'0-7': 'CUDA0', '8-21': 'CUDA1', '22-35': 'CUDA2', '36-47': 'CUDA3'},
+     "cpu"),
+    ("qwen2.5-14b-instruct", 3, 12, "balanced_low_0", {'0-2': 'CUDA0', '3-24': 'CUDA1', '25-46': 'CUDA2',
+                                                        '47': 'cpu'}, "cpu"),
+    ("mistral-7b-v0.1", 2, 16, "auto", {'0-15': 'CUDA0', '16-31': 'CUDA1'}, "CUDA1"),
+    ("qwen3-30b-a3b", 2, 40, "auto", {'0-23': 'CUDA0', '24-47': 'CUDA1'}, "CUDA1"),
+    ("qwen3-8b", 2, 12, "auto", {'0-17': 'CUDA0', '18-35': 'CUDA1'}, "CUDA1"),
+    ("qwen3-8b", 1, 12, "auto", {'0-21': 'CUDA0', '22-35': 'cpu'}, "cpu"),
+]
+
+
+@pytest.mark.parametrize("slug,n_gpus,gib,device_map,layers,lm_head", TRANSFORMERS_5_24_MAPS,
+                         ids=[f"{m[0]}-{m[1]}x{m[2]}-{m[3]}" for m in TRANSFORMERS_5_24_MAPS])
+def test_device_map_as_transformers_5_24_places_it(slug, n_gpus, gib, device_map, layers, lm_head):
+    devices = tuple(Device(f"CUDA{i}", "NVIDIA A100-SXM4-80GB", gib * GiB) for i in range(n_gpus))
+    est = tfe.ENGINE.estimate(_spec(slug), devices, tfe.TransformersSettings(
+        prompt_tokens=16, max_new_tokens=16, torch_dtype="auto", device_map=device_map))
+    dm = est.engine_view["device_map"]
+    assert dm["layers"] == layers and dm["lm_head"] == lm_head

@@ -97,24 +97,34 @@ def place(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettings,
     total = embed + head + sum(layer_bytes)
     max_mem, cpu_max = _max_memory(devices, s, dm, total, max(layer_bytes + [embed, head]))
     n_gpu = len(devices)
-    # infer_auto_device_map: modules in order onto GPU 0, 1, ..., then the CPU; the first GPU (and the CPU) keep
-    # room for the largest layer ("main devices")
-    max_layer = max(layer_bytes, default=0)
+    # infer_auto_device_map (transformers integrations/accelerate.py, 5.x): modules in order onto GPU 0, 1, ..., then
+    # the CPU; on the "main devices" (GPU 0 and the CPU) a module must leave room for the largest "layer" still to
+    # place (get_max_layer_size over the untreated modules: the no-split decoder layers and the leaf modules, the
+    # embedding and lm_head included; recomputed once the largest is placed), so while an untied lm_head waits at the
+    # end GPU 0 keeps its size free. A tied lm_head has no bytes of its own (compute_module_sizes skips tied weights)
+    # and goes with the embedding (get_module_size_with_ties), so its logits are computed on the embedding's device.
+    mods = [embed, *layer_bytes, head]
+    after = [0] * len(mods)  # the largest module after each one
+    biggest_after = 0
+    for j in range(len(mods) - 1, -1, -1):
+        after[j] = biggest_after
+        biggest_after = max(biggest_after, mods[j])
     caps = max_mem + [cpu_max]
     used = [0.0] * len(caps)
     cur = 0
 
-    def put(size: int) -> int:
+    def put(j: int) -> int:
         nonlocal cur
+        size = mods[j]
         while cur < len(caps) - 1:
-            cap = caps[cur] - (max_layer if cur == 0 else 0)
+            cap = caps[cur] - (after[j] if cur == 0 else 0)
             if used[cur] + size <= cap:
                 break
             cur += 1
         used[cur] += size
         return cur
 
-    to_dev = [put(embed)] + [put(b) for b in layer_bytes] + [put(head)]
+    to_dev = [put(j) for j in range(len(mods))]
     if used[-1] > cpu_max:
         raise OomkitError("device_map: the model does not fit on the GPUs and in max_memory['cpu'] (disk offload "
                           "is not modelled)")
@@ -122,7 +132,8 @@ def place(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettings,
     def as_dev(i: int) -> int:
         return -1 if i == n_gpu else i
 
-    return Placement(tuple(as_dev(d) for d in to_dev[1:-1]), as_dev(to_dev[0]), as_dev(to_dev[-1]),
+    head_dev = to_dev[0] if spec.tied_embeddings else to_dev[-1]
+    return Placement(tuple(as_dev(d) for d in to_dev[1:-1]), as_dev(to_dev[0]), as_dev(head_dev),
                      note="device_map placement modelled on accelerate's infer_auto_device_map (module sizes, "
                           "90% / balanced budgets); not measured")
 
