@@ -29,15 +29,20 @@ def grid():
 
 
 GRID = grid()
-# the models whose compute buffer equals llama.cpp's on every setting of GRID (and at full depth): mamba2-2.7b
-# (compute_graphs.mamba2_graph; 113.22 MiB at -ub 512, 452.89 at -ub 2048, where the closed-form recurrent phase
-# gave 108.22 and 432.88); gpt-oss-20b (compute_graphs.gpt_oss_graph; 414.40 MiB at -c 4096, 434.01 at -np 4
-# without flash attention, 1731.09 at -ub 2048, 412.17 at -c 5000 -np 3, where the closed-form phases gave 404.00,
-# 404.00, 1616.00 and 404.00)
-# deepseek-v3 and deepseek-v3-legacy (compute.deepseek2_cpu_bytes: 412.01 / 300.01 MiB at -c 4096, 409.01 / 297.01
-# at -np 4, 1186.03 for the legacy heads with a q8_0 K cache without flash attention, where the closed-form phases
-# gave 418.00 / 294.50, 415.00 / 294.50 and 1250.00)
-COMPUTE_EQUAL = frozenset({"mamba2-2.7b", "gpt-oss-20b", "deepseek-v3", "deepseek-v3-legacy"})
+# the models whose compute buffer equals llama.cpp's on every setting of GRID (and at full depth), their CPU graph
+# replayed node by node through ggml-alloc (where the closed-form phases gave, in MiB):
+# - mamba2-2.7b (compute_graphs.mamba2_graph): 113.22 at -ub 512 (108.22), 452.89 at -ub 2048 (432.88);
+# - gpt-oss-20b (compute_graphs.gpt_oss_graph): 414.40 at -c 4096 (404.00), 434.01 at -np 4 without flash attention
+#   (404.00), 1731.09 at -ub 2048 (1616.00), 412.17 at -c 5000 -np 3 (404.00);
+# - deepseek-v3 and deepseek-v3-legacy (compute.deepseek2_cpu_bytes): 412.01 / 300.01 at -c 4096 (418.00 / 294.50),
+#   409.01 / 297.01 at -np 4, 1186.03 for the legacy heads with a q8_0 K cache without flash attention (1250.00);
+# - llama-3.1-8b, qwen3-8b (compute_graphs.deci_graph): 274.50 / 320.75 at 16K with a q8_0 cache (266.50 / 312.75),
+#   300.07 for llama with a q8_0 K cache without flash attention (308.00), 266.52 at -c 5000 -np 3 (266.50);
+# - qwen3-30b-a3b (compute_graphs.qwen3moe_graph): 1086.01 at 16K without flash attention (1086.00);
+# - gemma-3-12b, gemma-2-9b (compute_graphs.gemma_graph): 534.50 / 521.00 without flash attention (527.00 / 514.00);
+# - qwen3.5-27b (compute.gdn_cpu_bytes).
+COMPUTE_EQUAL = frozenset({"mamba2-2.7b", "gpt-oss-20b", "deepseek-v3", "deepseek-v3-legacy", "llama-3.1-8b",
+                           "qwen3-8b", "qwen3-30b-a3b", "gemma-3-12b", "gemma-2-9b", "qwen3.5-27b"})
 
 
 @pytest.fixture(scope="module", params=g.MODELS, ids=[k for k, _ in g.MODELS])

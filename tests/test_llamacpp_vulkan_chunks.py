@@ -350,8 +350,9 @@ def test_llamacpp_vulkan_chunks_add_the_sliding_window_scores(n_ctx):
     flat, chunks = LLAMACPP_GPTOSS[n_ctx]
     cpu, vk = _llamacpp_gptoss(n_ctx, "cpu"), _llamacpp_gptoss(n_ctx, "vulkan")
     row = 2880 * 512 * 4 / MiB
-    assert abs(cpu - flat) < 0.02 and abs(vk + row - chunks) < 0.02, (cpu, vk)
-    assert vk + row - cpu == chunks - flat == 96
+    assert round(cpu, 2) == flat and abs(vk + row - chunks) < 0.02, (cpu, vk)
+    # the CPU figure is the node-by-node replay (compute.gpt_oss_cpu_bytes), the device's the phases: 0.02 MiB apart
+    assert chunks - flat == 96 and abs(vk + row - cpu - 96) < 0.02
     assert _llamacpp_gptoss(n_ctx, "inferred") == vk  # the Vulkan0 device id alone says Vulkan
 
 
@@ -372,7 +373,9 @@ def test_llamacpp_vulkan_chunks_other_batches_and_slots(kw, flat, chunks, extra)
     cpu, vk = est(""), est("vulkan")
     row = 2880 * kw.get("n_ubatch", 512) * 4 / MiB  # the embeddings input row the host keeps (vulkan_host_rows)
     assert abs(cpu - flat) < 0.04 and abs(vk + row - chunks) < 0.04, (cpu, vk)
-    assert vk + row - cpu == extra
+    # the CPU figure is the node-by-node replay (compute.gpt_oss_cpu_bytes), the device's the phases: each within
+    # 0.04 MiB of its printed figure
+    assert abs(vk + row - cpu - extra) < 0.04
 
 
 def test_llamacpp_vulkan_one_buffer_before_chunks_and_with_flash_attention():
@@ -380,5 +383,6 @@ def test_llamacpp_vulkan_one_buffer_before_chunks_and_with_flash_attention():
     from PR #18550, the embeddings input row the host keeps: compute.vulkan_host_rows)."""
     assert _llamacpp_gptoss(131072, "vulkan", engine_version="b6500") == _llamacpp_gptoss(131072, "cpu",
                                                                                           engine_version="b6500")
-    assert _llamacpp_gptoss(131072, "vulkan", flash_attn="on") == _llamacpp_gptoss(131072, "cpu", flash_attn="on") \
-        - 2880 * 512 * 4 / MiB
+    # the CPU figure is the node-by-node replay (compute.gpt_oss_cpu_bytes), the device's the phases: 0.02 MiB apart
+    assert abs(_llamacpp_gptoss(131072, "vulkan", flash_attn="on") - _llamacpp_gptoss(131072, "cpu", flash_attn="on")
+               + 2880 * 512 * 4 / MiB) < 0.02

@@ -2484,22 +2484,35 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
     The hybrids of HYBRID_CPU_GRAPHS (Falcon-H1, Jamba, Nemotron-H and its MoE, Granite 4.0 H) the same way, with any number of
     streams and the recurrent states of n_seq_max sequences, where the closed-form hybrid rule cannot say which hole
     the last layer's tensors and the logits land in; not with rollback snapshots (n_rs_seq) nor LatentMoE. Equal to
-    the printed figure on every setting measured (tests/test_llamacpp_real_shapes.py)."""
+    the printed figure on every setting measured (tests/test_llamacpp_real_shapes.py).
+
+    Llama and Qwen3 (compute_graphs.deci_graph) and Qwen3-MoE (compute_graphs.qwen3moe_graph), LLAMA_CPU_REPLAYED
+    where _plain_llama holds, with a quantized cache's rotations and any number of KV streams (the worst-case ubatch
+    of one sequence a stream, T rounded up to a multiple of them); Gemma 2 / 3, gpt-oss and DeepSeek-V2 / V3 by
+    their own replays (gemma_cpu_bytes, gpt_oss_cpu_bytes, deepseek2_cpu_bytes). Each equal to the printed figure
+    on every setting of the ground-truth grid (tests/test_groundtruth_llamacpp.py COMPUTE_EQUAL)."""
     if spec.architecture in GDN_CPU_REPLAYED:
         return gdn_cpu_bytes(spec, ctx, caches, s)
     if spec.architecture in GPT_OSS_GRAPHS:
         return gpt_oss_cpu_bytes(spec, ctx, caches, s)
     if spec.architecture in DEEPSEEK2_DEVICE_GRAPHS:
         return deepseek2_cpu_bytes(spec, ctx, caches, s)
+    if spec.architecture in GEMMA_CPU_REPLAYED:
+        return gemma_cpu_bytes(spec, ctx, caches, s)
     hybrid = compute_graphs.HYBRID_CPU_GRAPHS.get(spec.architecture)
     build = compute_graphs.DENSE_CPU_GRAPHS.get(spec.architecture) or hybrid
     rotated = spec.architecture in compute_graphs.DENSE_CPU_ROTATED
+    if spec.architecture in LLAMA_CPU_REPLAYED and not _plain_llama(spec):
+        return None
     if build is None or (ctx.type_k.quantized or ctx.type_v.quantized) and not rotated \
-            or ctx.n_stream != 1 and not hybrid or not ERAS.reached(ctx.build, "kq_mask_f16") \
+            or ctx.n_stream != 1 and not (hybrid or spec.architecture in LLAMA_CPU_REPLAYED) \
+            or not ERAS.reached(ctx.build, "kq_mask_f16") \
             or any(c.name == "SWA" for c in caches) or s.override_tensor or not spec.trunk_layers \
             or hybrid and (ctx.n_rs_seq or any(la.ffn.n_embd_latent for la in spec.trunk_layers)):
         return None
-    T = min(ctx.n_ctx, ctx.n_ubatch)
+    # the worst-case ubatch of one sequence a KV stream (gpt_oss_cpu_bytes'), KQ and the masks a stream's cells over
+    # every stream's tokens
+    T = -(-min(ctx.n_ctx, ctx.n_ubatch) // ctx.n_stream) * ctx.n_stream if not hybrid else min(ctx.n_ctx, ctx.n_ubatch)
     masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)
     if not rotated:
         return _replayed(build, spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn)
@@ -2540,6 +2553,31 @@ def gpt_oss_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Lla
                      _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, k_rot, v_rot)
 
 
+# src/models/gemma2-iswa.cpp and gemma3.cpp, replayed by compute_graphs.gemma_graph (gemma_cpu_bytes)
+GEMMA_CPU_REPLAYED = frozenset({"gemma2", "gemma3"})
+
+
+def gemma_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: LlamaCppSettings) -> int | None:
+    """The CPU compute buffer of Gemma 2 / Gemma 3 (the text model) run on the CPU alone: compute_graphs.gemma_graph
+    replayed through ggml-alloc with its iSWA caches' masks and the worst-case ubatch of one sequence a KV stream
+    (gpt_oss_cpu_bytes'), a quantized cache's rotations per cache. The closed-form phases miss where the logits land
+    without flash attention: the gemma-3-12b file through llama-cpp-python 0.3.36 prints 534.50 MiB at -c 4096
+    (527.00 by them), the gemma-2-9b file 521.00 at -np 4 (514.00). None where it does not hold: tensor overrides, a
+    build before the F16 mask (kq_mask_f16), a layer without attention or without a dense FFN, an output layer not
+    last."""
+    trunk = spec.trunk_layers
+    names = {t.name for t in spec.weights.tensors}
+    if s.override_tensor or not trunk or not ERAS.reached(ctx.build, "kq_mask_f16") \
+            or trunk[-1].index != len(trunk) - 1 \
+            or any(la.attention is None or la.ffn.is_moe or f"blk.{la.index}.ffn_down.weight" not in names
+                   for la in trunk):
+        return None
+    T = -(-min(ctx.n_ctx, ctx.n_ubatch) // ctx.n_stream) * ctx.n_stream
+    k_rot, v_rot = _rotations(spec, ctx)
+    return _replayed(compute_graphs.gemma_graph, spec, T, reserved_outputs(ctx, s),
+                     _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, k_rot, v_rot)
+
+
 def deepseek2_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: LlamaCppSettings) -> int | None:
     """The CPU compute buffer of DeepSeek-V2 / V3 (src/models/deepseek2.cpp at llama.cpp@0c1e57098) run on the CPU
     alone: compute_graphs.deepseek2_device_graph as the CPU backend is handed it (cpu=True: the leafs first, no
@@ -2575,6 +2613,22 @@ def deepseek2_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: L
     k_rot, v_rot = (0, 0) if mla else _rotations(spec, ctx)
     return _replayed(compute_graphs.deepseek2_device_graph, spec, T, reserved_outputs(ctx, s), n_kv, masks, attn, 0,
                      k_rot, v_rot, cpu=True, k_es=ctx.type_k.type_size)
+
+
+# the llama.cpp-derived dense graphs compute_graphs.deci_graph replays for (dense_cpu_bytes): src/models/llama.cpp,
+# src/models/qwen3.cpp (its Q / K norms)
+LLAMA_CPU_REPLAYED = frozenset({"llama", "qwen3", "qwen3moe"})
+
+
+def _plain_llama(spec: ModelSpec) -> bool:
+    """Whether a llama / qwen3 file has the graph deci_graph mirrors (every layer attends, dense FFNs: Mixtral's
+    llama-arch experts not), a qwen3moe file qwen3moe_graph's (every layer's FFN routed experts, no shared ones);
+    no projection biases (build_qkv's and build_ffn's ADDs not modelled)."""
+    moe = spec.architecture == "qwen3moe"
+    return all(la.attention is not None and la.attention.n_heads
+               and (la.ffn.is_moe and not la.ffn.n_ff_shared if moe else not la.ffn.is_moe and la.ffn.n_ff)
+               for la in spec.trunk_layers) \
+        and not any(t.name.endswith(".bias") for t in spec.weights.tensors if t.layer is not None)
 
 
 # the gated delta net hybrids whose CPU graph sched_replay.qwen35_graph rebuilds (dense_cpu_bytes)

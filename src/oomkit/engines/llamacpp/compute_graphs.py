@@ -295,6 +295,17 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
     return n_inputs, nodes
 
 
+def qwen3moe_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True, k_rot: int = 0,
+                   v_rot: int = 0) -> tuple[int, list[Node]]:
+    """Qwen3-MoE (src/models/qwen3moe.cpp at llama.cpp@0c1e57098) on the CPU alone: _moe_trunk_graph's trunk (Q, V,
+    K with their head norms before RoPE; build_moe_ffn's softmax router, the top-k weights normalised; the last
+    layer's rows gathered before its FFN), the graph inputs as leafs. Checked node for node against the graph
+    llama-cpp-python 0.3.36 hands ggml_gallocr_reserve_n (tests/groundtruth/gallocr_dump.c) on the qwen3-30b-a3b
+    file (compute.dense_cpu_bytes)."""
+    return _moe_trunk_graph(spec, T, n_outputs, masks, k_rot, v_rot, gather_before_last_ffn=True,
+                            normalize_weights=True, flash_attn=flash_attn)
+
+
 def _hoisted(nodes: list[Node], inputs: set[int], splits: list[int]) -> list[Node]:
     """The device's graph as ggml_backend_sched_split_graph hands it to ggml-alloc: each split's inputs (copies of
     tensors on another backend, found in the order its nodes read them) at its start, "so that they are allocated
@@ -1077,21 +1088,7 @@ def gpt_oss_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tu
     add, view, nodes = g.add, g.view, g.nodes
     names = {t.name for t in spec.weights.tensors}
     resid = spec.n_embd * T * F32
-    a0 = spec.trunk_layers[0].attention
-    tokens = add(T * 4)
-    add(resid)  # inp_embd, never read
-    by_layer: dict[int, tuple[int, int, int, int, int, int]] = {}
-    pos = -1
-    for layers, cells, mask_bytes in caches:
-        krot = add(k_rot) if k_rot else -1
-        if pos < 0:
-            pos = add(T * 4)
-        vrot = add(v_rot) if v_rot else -1
-        v_idx = T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8
-        entry = (add(T * 8), add(v_idx), add(mask_bytes), cells, krot, vrot)
-        for il in layers:
-            by_layer[il] = entry
-    out_ids = add(n_outputs * 4)
+    tokens, pos, by_layer, out_ids = _iswa_inputs(g, spec, T, n_outputs, caches, flash_attn, k_rot, v_rot)
     n_inputs = len(nodes)
     cur = add(resid, tokens)  # GET_ROWS of the token embeddings
 
@@ -1157,6 +1154,109 @@ def gpt_oss_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tu
     h = add(r, cur, out_ids)  # GET_ROWS of out_ids
     h = add(r, add(r, h, inplace=True), inplace=True, output=True)  # result_norm
     add(spec.n_vocab * n_outputs * F32, h, output=True)
+    return n_inputs, nodes
+
+
+def _iswa_inputs(g: _Graph, spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tuple[int, ...], int, int]],
+                 flash_attn: bool, k_rot: int, v_rot: int
+                 ) -> tuple[int, int, dict[int, tuple[int, int, int, int, int, int]], int]:
+    """The graph inputs of an iSWA model on the CPU, ggml-alloc's leafs in the order the walk first reads them: the
+    tokens, inp_embd (never read), the first cache's K rotation, the positions, its V rotation, its K / V row
+    indices (V one per element without flash attention) and mask; each further cache's rotations, row indices and
+    mask; out_ids -> (tokens, positions, per layer (K indices, V indices, mask, cells a stream, K rotation, V
+    rotation; -1: none), out_ids). caches: (layers, cells a stream, mask bytes) in the order the layers read them."""
+    add = g.add
+    a0 = spec.trunk_layers[0].attention
+    tokens = add(T * 4)
+    add(spec.n_embd * T * F32)  # inp_embd, never read
+    by_layer: dict[int, tuple[int, int, int, int, int, int]] = {}
+    pos = -1
+    for layers, cells, mask_bytes in caches:
+        krot = add(k_rot) if k_rot else -1
+        if pos < 0:
+            pos = add(T * 4)
+        vrot = add(v_rot) if v_rot else -1
+        v_idx = T * 8 if flash_attn else a0.n_kv_heads * a0.head_dim_v * T * 8
+        entry = (add(T * 8), add(v_idx), add(mask_bytes), cells, krot, vrot)
+        for il in layers:
+            by_layer[il] = entry
+    return tokens, pos, by_layer, add(n_outputs * 4)
+
+
+def gemma_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tuple[int, ...], int, int]],
+                flash_attn: bool, k_rot: int = 0, v_rot: int = 0) -> tuple[int, list[Node]]:
+    """Gemma 2 and Gemma 3 (src/models/gemma2-iswa.cpp, gemma3.cpp at llama.cpp@0c1e57098) on the CPU alone, node by
+    node as ggml_build_forward_expand orders them: the token rows (GET_ROWS) scaled by sqrt(n_embd); per layer the
+    attention norm; Q (Gemma 3: RMS-normed by attn_q_norm on its reshaped heads, a new block, the weight in place),
+    roped and scaled (f_attention_scale), then K (normed the same way for Gemma 3) and roped, then V, a quantized
+    cache's rotations as gpt_oss_graph has them; the K / V stores; FLASH_ATTN_EXT, or KQ (Gemma 2: soft-capped,
+    SCALE, TANH, SCALE in place), SOFT_MAX in place, KQV and its CONT; wo; in the last layer out_ids' rows of it,
+    the post-attention norm, the rows of the layer input, the residual add; ffn_norm, gate, up, GEGLU, down, the
+    post-FFW norm, the residual add; the output norm (result_norm) and the logits (Gemma 2: soft-capped, SCALE,
+    TANH, SCALE in place, the last an output). The inputs: _iswa_inputs. Checked node for node against the graph
+    llama-cpp-python 0.3.36 hands ggml_gallocr_reserve_n (tests/groundtruth/gallocr_dump.c) on the gemma-3-12b and
+    gemma-2-9b files (compute.gemma_cpu_bytes)."""
+    g = _Graph()
+    add, view, nodes = g.add, g.view, g.nodes
+    gemma2 = spec.architecture == "gemma2"
+    resid = spec.n_embd * T * F32
+    tokens, pos, by_layer, out_ids = _iswa_inputs(g, spec, T, n_outputs, caches, flash_attn, k_rot, v_rot)
+    n_inputs = len(nodes)
+    cur = add(resid, add(resid, tokens), inplace=True)  # GET_ROWS of the token embeddings, SCALE
+    trunk = spec.trunk_layers
+    width = {t.name: t.shape for t in spec.weights.tensors}
+
+    def rot(h: int, r: int) -> int:  # llama_mul_mat_hadamard: a MUL_MAT between two reshapes
+        return view(add(nodes[h].size, r, view(h))) if r >= 0 else h
+
+    def normed(h: int) -> int:  # Gemma 3's head norm: RMS_NORM of the reshaped heads, MUL by the weight
+        return h if gemma2 else add(nodes[h].size, add(nodes[h].size, h, inplace=True), inplace=True)
+
+    def softcap(h: int, output: bool = False) -> int:  # SCALE, TANH, SCALE, in place
+        return add(nodes[h].size, add(nodes[h].size, add(nodes[h].size, h, inplace=True), inplace=True),
+                   inplace=True, output=output)
+
+    for layer in trunk:
+        a, il = layer.attention, layer.index
+        k_idx, v_idx, mask, cells, krot, vrot = by_layer[il]
+        inp = cur
+        x = add(resid, add(resid, cur, inplace=True), inplace=True)  # RMS_NORM, MUL: attn_norm
+        q_size, kv_size = a.n_heads * a.head_dim_k * T * F32, a.n_kv_heads * a.head_dim_k * T * F32
+        q = add(q_size, add(q_size, normed(view(add(q_size, x))), pos, inplace=True), inplace=True)  # ROPE, SCALE
+        q = rot(q, krot)
+        k = rot(add(kv_size, normed(view(add(kv_size, x))), pos, inplace=True), krot)
+        v = rot(view(add(a.n_kv_heads * a.head_dim_v * T * F32, x)), vrot)
+        g.store_kv(k, v, k_idx, v_idx, None)
+        o_size = a.n_heads * a.head_dim_v * T * F32
+        if flash_attn:
+            o = view(add(o_size, view(view(q)), mask))  # FLASH_ATTN_EXT, reshaped
+        else:
+            kq = add(cells * T * a.n_heads * F32, view(view(q)))  # KQ over a stream's cells, every stream
+            if gemma2:
+                kq = softcap(kq)
+            kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX
+            o = add(o_size, view(add(o_size, kq)))  # KQV, the CONT of its permuted view
+        o = add(resid, rot(o, vrot))  # wo
+        r = resid
+        if layer is trunk[-1]:
+            r = spec.n_embd * n_outputs * F32
+            o = add(r, o, out_ids)  # GET_ROWS of the attention's rows
+        o = add(r, add(r, o, inplace=True), inplace=True)  # attn_post_norm
+        if layer is trunk[-1]:
+            inp = add(r, inp, out_ids)  # GET_ROWS of the layer input
+        sa = add(r, o, inp, inplace=True)  # sa_out
+        rows = r // (spec.n_embd * F32)
+        n = add(r, add(r, sa, inplace=True), inplace=True)  # ffn_norm
+        ff = width[f"blk.{il}.ffn_down.weight"][0]
+        gate, up = add(ff * rows * F32, n), add(ff * rows * F32, n)
+        down = add(r, add(ff * rows * F32, gate, up))  # GEGLU, ffn_down
+        cur = add(r, add(r, add(r, down, inplace=True), inplace=True), sa, inplace=True)  # post-FFW norm, l_out
+    r = nodes[cur].size
+    h = add(r, add(r, cur, inplace=True), inplace=True, output=True)  # result_norm
+    rows = r // (spec.n_embd * F32)
+    logits = add(spec.n_vocab * rows * F32, h, output=not gemma2)
+    if gemma2:
+        softcap(logits, output=True)
     return n_inputs, nodes
 
 
@@ -1344,7 +1444,7 @@ def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
 
 
 def deci_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: bool = True, k_rot: int = 0,
-               v_rot: int = 0) -> tuple[int, list[Node]]:
+               v_rot: int = 0, qk_norm: bool = False) -> tuple[int, list[Node]]:
     """DeciLM's graph (Nemotron-Super / Ultra / 51B: src/models/deci.cpp at llama.cpp@0c1e57098, with build_qkv's
     separate Q / K / V path, build_attn, build_attn_mha and build_ffn of src/llama-graph.cpp) node by node as
     ggml_build_forward_expand orders it, on the CPU, with no sliding window; the inputs as phi3_graph has them, and a
@@ -1359,7 +1459,13 @@ def deci_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
     LLM_FFN_PAR: ffn_up, ffn_gate, SWIGLU of the two (a new tensor), ffn_down, then ggml_add(cur, ffn_inp) in place
     of ffn_down's product. A layer with no FFN (n_ff 0) `continue`s before inpL = cur: its output is never read,
     and only what build_attn expanded (Q, V, K and the K / V stores) is in the graph. Then the output norm and the
-    logits, graph outputs. The logits land above whatever the attention-free tail leaves in the freed blocks below them."""
+    logits, graph outputs. The logits land above whatever the attention-free tail leaves in the freed blocks below them.
+
+    The same graph is Llama's (src/models/llama.cpp llama_model_llama::graph: every layer attends, a dense SwiGLU
+    FFN, no biases) and, with qk_norm, Qwen3's (src/models/qwen3.cpp: Q and K each RMS-normed by attn_q_norm /
+    attn_k_norm on their reshaped heads before RoPE: RMS_NORM of the view, a new block, and MUL in place). Checked
+    against the graphs llama-cpp-python 0.3.36 hands ggml_gallocr_reserve_n (tests/groundtruth/gallocr_dump.c)
+    through the accuracy grid's llama-3.1-8b and qwen3-8b files, every setting equal (compute.dense_cpu_bytes)."""
     g = _Graph()
     add, view, nodes = g.add, g.view, g.nodes
     resid = spec.n_embd * T * F32
@@ -1374,6 +1480,9 @@ def deci_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
 
     def rot(h: int, r: int) -> int:  # llama_mul_mat_hadamard
         return view(add(nodes[h].size, r, view(h))) if r >= 0 else h
+
+    def normed(h: int) -> int:  # qk_norm: RMS_NORM of the reshaped heads, MUL by the weight
+        return add(nodes[h].size, add(nodes[h].size, h, inplace=True), inplace=True) if qk_norm else h
 
     for layer in trunk:
         a, il = layer.attention, layer.index
@@ -1390,9 +1499,9 @@ def deci_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
         elif a is not None and a.n_heads:
             q_size = a.n_heads * a.head_dim_k * T * F32
             kv_size = a.n_kv_heads * a.head_dim_k * T * F32
-            q = rot(add(q_size, view(add(q_size, x)), pos, inplace=True), krot)  # wq, its reshape, ROPE
+            q = rot(add(q_size, normed(view(add(q_size, x))), pos, inplace=True), krot)  # wq, its reshape, ROPE
             v = rot(view(add(a.n_kv_heads * a.head_dim_v * T * F32, x)), vrot)  # wv, its reshape
-            k = rot(add(kv_size, view(add(kv_size, x)), pos, inplace=True), krot)  # wk, its reshape, ROPE
+            k = rot(add(kv_size, normed(view(add(kv_size, x))), pos, inplace=True), krot)  # wk, its reshape, ROPE
             add(0, view(k), k_idx)  # SET_ROWS of K's and V's 2-d views into the caches
             add(0, view(v), v_idx)
             if not ff:  # n_ff 0: only build_attn's expanded Q, V, K and the stores are in the graph
@@ -1768,9 +1877,10 @@ def mamba2_offload_graph(spec: ModelSpec, T: int, n_outputs: int, host: dict[str
 
 
 # the dense graphs replayed on the CPU alone (compute.dense_cpu_bytes)
-DENSE_CPU_GRAPHS = {"phi3": phi3_graph, "deci": deci_graph}
+DENSE_CPU_GRAPHS = {"phi3": phi3_graph, "deci": deci_graph, "llama": deci_graph,
+                    "qwen3": partial(deci_graph, qk_norm=True), "qwen3moe": qwen3moe_graph}
 # those that take a quantized cache's rotations (k_rot / v_rot)
-DENSE_CPU_ROTATED = frozenset({"deci", "falcon-h1", "jamba", "nemotron_h", "nemotron_h_moe", "granitehybrid",
+DENSE_CPU_ROTATED = frozenset({"deci", "llama", "qwen3", "qwen3moe", "falcon-h1", "jamba", "nemotron_h", "nemotron_h_moe", "granitehybrid",
                                "mamba2"})
 
 
