@@ -98,6 +98,8 @@ OLLAMA_LIBRARY = {
     # ollama.com/library/embeddinggemma: the latest (300m) tag is the BF16 blob (ollama#12247's log: BF16, the
     # Ollama engine, tests/fixtures/engine_logs/ollama_heldout4/embeddinggemma-300m-cuda-8gib-0.11.10.json)
     "embeddinggemma": "BF16",
+    # registry.ollama.ai/v2/library/laguna-xs.2: the blob Mesh-LLM/mesh-llm#406 catalogs as Laguna-XS.2-Q4_K_M
+    "laguna-xs.2": "Q4_K_M",
     "nemotron-mini": "Q4_K_M",  # published 2024-09, by the rule above
     "lfm2": "Q4_K_M",  # ollama.com/library/lfm2:latest: LFM2-24B-A2B, Q4_K_M
 }

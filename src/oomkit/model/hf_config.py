@@ -109,6 +109,9 @@ ARCH_BY_MODEL_TYPE = {
     # conversion Step35Model, registered for Step3p5ForCausalLM and Step3p7ForConditionalGeneration (Step-3.5-Flash,
     # Step-3.7-Flash: text_config model_type step3p5) -> MODEL_ARCH.STEP35 (src/models/step35.cpp)
     "step3p5": "step35",
+    # conversion/laguna.py LagunaModel (LagunaForCausalLM: poolside Laguna XS.2 / S 2.1) -> MODEL_ARCH.LAGUNA
+    # (src/models/laguna.cpp, ggml-org/llama.cpp#25165, b10087)
+    "laguna": "laguna",
 }
 # Encoder-only model types: attention weights but no KV cache (llama.cpp allocates none for bert / nomic-bert).
 _ENCODERS = {"bert", "xlm-roberta", "nomic_bert"}
@@ -398,6 +401,12 @@ def spec_from_config(
         tensors = tensors + _kimi_k3_extras(r, layers, n_embd)
     if model_type == "step3p5":
         tensors = _in_file_order(tensors, _step_extras(r, layers, n_embd, n_vocab, n_layers))
+    if model_type == "laguna" and r.get("gating", False):
+        # src/models/laguna.cpp load_arch_tensors: the per-head softplus output gate (self_attn.g_proj ->
+        # attn_gate {n_embd, n_head(il)}) on every layer, as step35.cpp's head-wise gate
+        tensors = _in_file_order(tensors, tuple(
+            TensorShape(f"blk.{la.index}.attn_gate.weight", (n_embd, la.attention.n_heads), la.index)
+            for la in layers if la.attention is not None))
     if arch == "gemma-embedding":
         tensors = tensors + _st_dense(n_embd)  # the sentence-transformers Dense projections (ST_DENSE_TENSORS)
     weights = inventory_for_format(tensors, arch=arch, config=cfg, weight_format=weight_format, name=name,
@@ -784,6 +793,8 @@ def _layer_kinds(r: _Reader, model_type: str, n: int) -> list[LayerKind]:
 
 def _attention(r: _Reader, kind: LayerKind, model_type: str, n_embd: int) -> Attention:
     n_heads = r.int("num_attention_heads", "n_head", "num_heads")
+    if model_type == "laguna":
+        n_heads = _laguna_heads(r, kind, n_heads)
     if n_heads == 0:
         raise OomkitError(f"{r.name}: num_attention_heads must be positive")
     if kind is LayerKind.LATENT:
@@ -968,6 +979,11 @@ def _recurrent(r: _Reader, model_type: str, n_embd: int) -> RecurrentState:
 
 def _is_moe_layer(r: _Reader, model_type: str, i: int, n_layers: int, kind: LayerKind) -> bool:
     cfg = r.cfg
+    mlp_types = cfg.get("mlp_layer_types")
+    if model_type == "laguna" and isinstance(mlp_types, list) and i < len(mlp_types):
+        # conversion/laguna.py: leading_dense_block_count from mlp_layer_types ("dense" layers of intermediate_size
+        # before the "sparse" ones; src/models/laguna.cpp load_arch_tensors takes ffn_gate/up/down below it)
+        return mlp_types[i] == "sparse"
     if model_type == "nemotron_h":
         pattern = cfg.get("hybrid_override_pattern") or ""
         return i < len(pattern) and pattern[i] == "E"
@@ -1158,6 +1174,24 @@ def _ffn_special(r: _Reader, model_type: str, i: int, n_layers: int) -> Ffn | No
         return Ffn(n_experts=r.int("n_routed_experts"), n_experts_used=r.int("num_experts_per_tok"),
                    n_ff_expert=ff_exp, n_shared_experts=n_sh, n_ff_shared=n_sh * ff_exp)
     return None
+
+
+def _laguna_heads(r: _Reader, kind: LayerKind, n_heads: int) -> int:
+    """Laguna's query heads by layer kind: num_attention_heads_per_layer (conversion/laguna.py writes it as the
+    per-layer attention.head_count array src/models/laguna.cpp sizes q / o / attn_gate by: Laguna-XS.2 48 on its full
+    layers, 64 on its sliding ones). The kinds' counts must each be one value; num_attention_heads without the list."""
+    per_layer, types = r.get("num_attention_heads_per_layer"), r.get("layer_types")
+    if not isinstance(per_layer, list) or not isinstance(types, list):
+        return n_heads
+    if len(per_layer) != len(types):
+        raise OomkitError(f"{r.name}: num_attention_heads_per_layer has {len(per_layer)} entries, layer_types {len(types)}")
+    want = "sliding_attention" if kind is LayerKind.SLIDING else "full_attention"
+    counts = {h for h, t in zip(per_layer, types, strict=True) if t == want}
+    if not counts:
+        return n_heads
+    if len(counts) != 1 or not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in counts):
+        raise OomkitError(f"{r.name}: num_attention_heads_per_layer differs within the {want} layers: {sorted(map(str, counts))}")
+    return counts.pop()
 
 
 def _step_leading_dense(r: _Reader) -> int:

@@ -31,7 +31,8 @@ _QK_NORM = {"qwen3", "qwen3moe", "qwen3next", "qwen35", "qwen35moe", "gemma3", "
             "lfm2", "lfm2moe", "hunyuan-moe", "hunyuan-dense", "bailingmoe2",
             "gemma-embedding",  # src/models/gemma-embedding.cpp load_arch_tensors: attn_q_norm / attn_k_norm, required
             "apertus",  # src/models/apertus.cpp load_arch_tensors: attn_q_norm / attn_k_norm {n_embd_head_k}, required
-            "step35"}  # src/models/step35.cpp load_block_trunk: attn_q_norm / attn_k_norm {n_embd_head_k}
+            "step35",  # src/models/step35.cpp load_block_trunk: attn_q_norm / attn_k_norm {n_embd_head_k}
+            "laguna"}  # src/models/laguna.cpp load_arch_tensors: attn_q_norm / attn_k_norm {n_embd_head_k}
 # Routers with a score-correction bias (e_score_correction_bias -> exp_probs_b.bias; src/models/deepseek2.cpp,
 # ernie4-5-moe.cpp, bailingmoe2.cpp, lfm2moe.cpp, mimo2.cpp load_arch_tensors)
 _EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", "nemotron_h_moe",  # + nemotron-h.cpp
@@ -40,6 +41,7 @@ _EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", 
                 "deepseek_v32", "glm_moe_dsa",
                 "kimi-linear", "kimi-k3",  # kimi-linear.cpp / kimi-k3.cpp: exp_probs_b {n_expert}, required
                 "step35",  # step35.cpp: exp_probs_b {n_expert} (the checkpoint's moe.router_bias)
+                "laguna",  # laguna.cpp: exp_probs_b {n_expert} (sigmoid routing's e_score_correction_bias)
                 "minimax_m2"}  # minimax-m2.cpp: exp_probs_b {n_expert}, required (e_score_correction_bias)
 # Gemma 2/3/4 normalise after attention and after the FFN too, and so do GLM-4-0414 (src/models/glm4.cpp
 # load_arch_tensors: attn_post_norm and ffn_post_norm, required) and OLMo 2 (only there: _POST_NORM_ONLY).
