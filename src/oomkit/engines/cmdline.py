@@ -58,7 +58,7 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
         version = image_version(wrapped.image)
         if version is not None and "engine_version" in getattr(parsed.settings, "__dataclass_fields__", {}):
             parsed = replace(parsed, settings=replace(parsed.settings, engine_version=version))
-        return parsed
+        return replace(parsed, settings=_with_image(parsed.settings, wrapped.image))
     found, module, args = _recognise(argv)
     if found is None:
         if (hint := python_call_hint(" ".join(argv))) is not None:
@@ -91,7 +91,15 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
         return ParsedCommand(eng.name, model, settings, quant)
     if version is not None and "engine_version" in getattr(settings, "__dataclass_fields__", {}):
         settings = replace(settings, engine_version=version)  # the release the image holds (--engine-version wins)
-    return ParsedCommand(eng.name, model, settings, quant)
+    return ParsedCommand(eng.name, model, _with_image(settings, wrapped.image), quant)
+
+
+def _with_image(settings: Any, image: str | None) -> Any:
+    """The settings with the container image the command runs in, for an engine whose settings keep it
+    (VllmSettings.container_image: what the image installs beside the engine)."""
+    if image is None or "container_image" not in getattr(settings, "__dataclass_fields__", {}):
+        return settings
+    return replace(settings, container_image=image)
 
 
 def _module_as_script(argv: list[str]) -> str | None:

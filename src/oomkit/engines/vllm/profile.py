@@ -140,6 +140,14 @@ SAMPLER_V0_SCATTER_FROM = (0, 6, 2)
 # of profile peak only beside oomkit's 2.07 GiB TP2 non-torch increase; with the 0.54-0.55 GiB the 0.11 TP2 H100 logs
 # print (tests/test_vllm_heldout2.py) its printed budget leaves 2.29 GiB, where the 12 B pass holds 2.03 (4 B: 0.87).
 SAMPLER_BYTES_FLASHINFER = 12
+# The vllm/vllm-openai image of 0.8.0 -> 0.8.5 installs FlashInfer 0.2.1.post2 (the Dockerfile's vllm-base stage:
+# flashinfer_python-0.2.1.post2+cu124torch2.6 on x86_64, built from the v0.2.1.post2 tag on arm64), below the "0.2.3"
+# under which 0.8.x's v1/sample/ops/topk_topp_sampler.py TopKTopPSampler.__init__ takes forward_cuda with
+# VLLM_USE_FLASHINFER_SAMPLER unset ("In V1, None means True"): a V1 run in that image samples through FlashInfer
+# (flashinfer_sampler). Held out: vllm#15617 (0.8.2 image, 8 x RTX 4090) and vllm#17469 (0.8.5 compose file, 4 x
+# A10) print the FlashInfer path's budget; the 0.8.0 runs that died in the sort (vllm#15105, #14452) were pip and
+# source installs without FlashInfer. The images of 0.9 on were not read.
+IMAGE_FLASHINFER_SAMPLER = ((0, 8, 0), (0, 9, 0))
 FORWARD_HIDDEN = 4.25
 FORWARD_HIDDEN_V0 = 3.0
 # CUDA graph memory (estimate printed by 0.19+, "Estimated CUDA graph memory"): phases.py cudagraph_estimate_bytes,
@@ -305,7 +313,7 @@ def sampler_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, warmup: bool = 
             per_elem = 5 * b + 18
         else:
             per_elem = b + (38 if r.version < SAMPLER_V0_SCATTER_FROM else 30)
-    elif s.use_flashinfer_sampler:
+    elif flashinfer_sampler(s, r):
         # FlashInfer's top-k/top-p sampling (VLLM_USE_FLASHINFER_SAMPLER=1; by default where FlashInfer imports:
         # below "0.2.3" in 0.8.x, from 0.2.3 in 0.9 -> 0.11; opt-in from 0.12), no sort buffers: the float32 copy
         # and FlashInfer's two float32 tensors (SAMPLER_BYTES_FLASHINFER), in the profile and the warm-up alike
@@ -342,7 +350,20 @@ def sort_sampler(s: VllmSettings, r: Resolved) -> bool:
     forward_native path): model runner V1 before the Triton kernel (settings.ERAS sampler_triton, 0.17) without
     FlashInfer's sampler (VLLM_USE_FLASHINFER_SAMPLER; before 0.12 its use depends on the installation, and the
     sort is assumed, see sampler_bytes)."""
-    return r.v1 and not r.runner_v2 and not r.at_least("sampler_triton") and not s.use_flashinfer_sampler
+    return r.v1 and not r.runner_v2 and not r.at_least("sampler_triton") and not flashinfer_sampler(s, r)
+
+
+def flashinfer_sampler(s: VllmSettings, r: Resolved) -> bool:
+    """Whether model runner V1 samples top-k / top-p through FlashInfer: as VLLM_USE_FLASHINFER_SAMPLER says
+    (use_flashinfer_sampler), else where the run's container image installs a FlashInfer its release samples with
+    by default (IMAGE_FLASHINFER_SAMPLER: the vllm/vllm-openai image of 0.8.x); a pip install is taken without."""
+    if s.use_flashinfer_sampler is not None:
+        return s.use_flashinfer_sampler
+    repo = (s.container_image or "").partition("@")[0]
+    if ":" in repo.rpartition("/")[2]:
+        repo = repo.rpartition(":")[0]  # the tag off: vllm/vllm-openai:v0.8.3 (a mirror's copy is the same image)
+    low, high = IMAGE_FLASHINFER_SAMPLER
+    return repo.lower().endswith("vllm-openai") and r.v1 and low <= r.version < high
 
 
 def v2_sampler_bytes(spec: ModelSpec, r: Resolved, warmup: bool = False, s: VllmSettings | None = None) -> int:

@@ -302,6 +302,9 @@ class VllmSettings:
     use_v1: bool | None = None  # VLLM_USE_V1
     estimate_cudagraphs: bool | None = None  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
     use_flashinfer_sampler: bool | None = None  # VLLM_USE_FLASHINFER_SAMPLER
+    # the container image the command runs in (`docker run ... vllm/vllm-openai:v0.8.3`; None: not in a container):
+    # what the image installs beside vLLM (profile.py flashinfer_sampler)
+    container_image: str | None = None
     use_v2_model_runner: bool | None = None  # VLLM_USE_V2_MODEL_RUNNER (config.py runner_v2)
     engine_version: str = NEWEST
     # the flags typed that only some releases' parsers take (engines/data/vllm_flags.json spans, read from the
