@@ -477,6 +477,106 @@ def qwen25vl_reserve_grid(max_pixels: int, patch: int = 14, merge: int = 2, side
     return h // patch, w // patch
 
 
+def pixtral_reserve_side(image_size: int, patch: int, side: int = RESERVE_IMAGE) -> int:
+    """The reserve image's side after model/models/mistral3/imageproc.go ProcessImage (v0.6.5+): scaled down to
+    the longest edge (vision.longest_edge, the encoder's image_size) by floor(side / ratio), then rounded up to
+    whole patches (2048 -> 1540 for Pixtral's 1540 / 14: 110 x 110 patches)."""
+    size = side
+    ratio = side / image_size
+    if ratio > 1.0:
+        size = int(side / ratio)
+    return ((size - 1) // patch + 1) * patch
+
+
+def pixtral_vision_graph_bytes(side: int, patch: int, hidden: int, n_head: int, n_ff: int, n_layer: int,
+                               merge: int, text_hidden: int, on_gpu: bool, alignment: int = 128) -> int:
+    """ggml-alloc's buffer for Ollama's Pixtral encoder (mistral3: Mistral Small 3.x, Ministral 3) on the side x side
+    reserve image, replayed node for node (galloc.py) as runner/ollamarunner multimodal.go getTensor reserves it
+    (computeCtx.Forward(rows...).Reserve(): the graph of the image rows alone), without flash attention
+    (model/models/mistral3/model_vision.go and model.go, v0.13.0+):
+    - nn.Conv2D (ggml_conv_2d: im2col in the F16 kernel's type, the matmul, the permuted copy), Reshape + Permute
+      + Contiguous to [hidden, patches], the encoder RMSNorm;
+    - positionalEmbedding: the two frequency tables and the position ids are ctx.Input() tensors, their
+      Permute/Contiguous, Repeat, the two Concats and Rows, then Cos and Sin [head_dim, patches];
+    - per block: RMSNorm, q/k/v (no biases), the rotate-half RoPE on q and k (t x cos + concat(-x2, x1) x sin: the
+      second half's Contiguous copy, its Scale and the Concat), nn.Attention with no cache: before v0.13.2
+      (1108d8b34) always by hand, from it ScaledDotProductAttention's non-flash branch (soft_max_ext in place of
+      Scale + Softmax, same buffers): V permuted and copied, kq = k x q F32 [patches, patches, heads] scaled and
+      softmaxed in place, kqv, its permuted copy, the output and the residual; the SwiGLU MLP and the residual;
+    - the projector: RMSNorm, the patch merger (a copy to [patches, hidden], IM2Col of merge x merge on an input
+      kernel, merging_layer), linear_1, GELU in place, linear_2.
+    On a GPU the inputs (pixels, the two tables, the ids, the merger's kernel) are split inputs the scheduler
+    copies into the buffer at the split's start (ggml_backend_sched_split_graph; the position chain runs on the GPU
+    as the expansion skips the tables' CPU views); on the CPU they stay in buffers of their own. The peak is the
+    first block's scores, 4 B x patches^2 x heads, above the block's residual, V, the roped q and k and a freed
+    matmul's hole."""
+    px = side // patch
+    n, E, H, FF = px * px, hidden, n_head, n_ff
+    D = E // H
+    g = Graph()
+
+    w, t = _weight, _made
+
+    def rs(x: T, per: int, *shape: int) -> T:  # a Reshape of a contiguous tensor: a fresh tensor's layout
+        v = view(x)
+        v.layout = (per, shape)
+        return v
+
+    def inp(nbytes: int, *shape: int) -> T:  # a split input copied in (GPU), or a buffer of its own (CPU)
+        if on_gpu:
+            return T("cpy", (), nbytes, ("cpy", shape))
+        return T("", nbytes=nbytes, layout=("in", shape), external=True)
+
+    def lin(x: T, i: int, o: int, cols: int) -> T:
+        return t("mul_mat", (w(i, o), x), 4, o, cols)
+
+    def norm(x: T, *shape: int) -> T:
+        return t("mul", (t("rms_norm", (x,), 4, *shape), w(shape[0])), 4, *shape)
+
+    F = D // 4  # the frequencies of one axis
+    pix = inp(4 * side * side * 3, side, side, 3)
+    f_h, f_w = inp(4 * px * F, px, F), inp(4 * px * F, px, F, 1)
+    ids, kernel = inp(4 * n, n), inp(4 * merge * merge * E, merge, merge, E)
+    g.expand(pix, f_h, f_w, ids, kernel)  # the split's inputs, in the order its nodes first read them
+    k2 = 3 * patch * patch
+    col = t("im2col", (w(patch, patch, 3, E), pix), 2, k2, px, px, 1)
+    mm = t("mul_mat", (rs(col, 2, k2, n), view(w(k2, E))), 4, n, E)
+    h = t("cont", (view(rs(mm, 4, px, px, E, 1)),), 4, px, px, E, 1)
+    h = norm(t("cont", (view(rs(h, 4, n, E)),), 4, E, n), E, n)
+    hh = t("repeat", (t("cont", (view(f_h),), 4, F, px),), 4, F, n)
+    hh = t("cont", (view(rs(hh, 4, F, px, px)),), 4, F, px, px)
+    ww = t("repeat", (t("cont", (view(f_w),), 4, F, px, 1),), 4, F, px, px)
+    freqs = view(t("concat", (hh, ww), 4, 2 * F, px, px))
+    pe = t("get_rows", (t("concat", (freqs, freqs), 4, D, n), ids), 4, D, n)
+    cos, sin = view(t("cos", (pe,), 4, D, n)), view(t("sin", (pe,), 4, D, n))
+
+    def rope(a: T) -> T:
+        half = t("scale", (t("cont", (view(a),), 4, D // 2, H, n),), 4, D // 2, H, n)
+        rotated = t("mul", (t("concat", (half, view(a)), 4, D, H, n), sin), 4, D, H, n)
+        return t("add", (t("mul", (a, cos), 4, D, H, n), rotated), 4, D, H, n)
+
+    for _ in range(n_layer):
+        res = h
+        x = norm(h, E, n)
+        q, k, v = (rs(lin(x, E, E, n), 4, D, H, n) for _ in range(3))
+        v = t("cont", (view(v),), 4, n, D, H)
+        kq = t("mul_mat", (view(rope(k)), view(rope(q))), 4, n, n, H)
+        kq = t("soft_max", (t("scale", (kq,), 4, n, n, H),), 4, n, n, H)
+        a = t("cont", (view(t("mul_mat", (v, kq), 4, D, n, H)),), 4, D, H, n)
+        h = t("add", (lin(rs(a, 4, E, n), E, E, n), res), 4, E, n)
+        res = h
+        x = norm(h, E, n)
+        x = t("glu", (lin(x, E, FF, n), lin(x, E, FF, n)), 4, FF, n)
+        h = t("add", (lin(x, FF, E, n), res), 4, E, n)
+    m = px // merge
+    h = t("cont", (view(norm(h, E, n)),), 4, n, E)
+    x = t("im2col", (kernel, rs(h, 4, px, px, E)), 4, merge * merge * E, m, m, 1)
+    x = lin(rs(x, 4, merge * merge * E, m * m), merge * merge * E, E, m * m)
+    x = view(lin(x, E, text_hidden, m * m))  # GELU in place: ggml_gelu_inplace is a view
+    g.expand(view(lin(x, text_hidden, text_hidden, m * m)))
+    return reserve(g, alignment)
+
+
 GEMMA4_MAX_TOKENS = 280  # model/models/gemma4/process_image.go newImageProcessor: maxTokens (v0.20.0+)
 
 

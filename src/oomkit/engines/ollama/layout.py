@@ -48,7 +48,7 @@ from .memory import (
     layout_era_c,
     predict_server_vram,
 )
-from .projector import Projector, catalog_vision_config, mmproj_projector, own_vision_graph
+from .projector import Projector, catalog_vision_config, mmproj_projector, own_pixtral_graph, own_vision_graph
 from .projector import projector as vision_projector
 from .settings import (
     V_BACKEND_LIBRARY_NAMES,
@@ -82,6 +82,8 @@ V_MASK_IN_GRAPH = (0, 12, 7)  # 1c093e97a: the reserve mask cast in the graph ag
 V_MASK_PAD_LAST = (0, 13, 4)  # the last release whose vendored ggml pads the mask batch to 64
 V_GLM4MOELITE_MLA = (0, 15, 0)  # 64737330a (#13870): glm4moelite's K/V cached as the MLA latent (weights.py)
 V_QWEN25VL_OWN_VISION = (0, 13, 4)  # 971d62595: 2 MP images, the encoder rewritten (graph.py replays it)
+V_PIXTRAL_OWN = (0, 13, 0)  # model/models/mistral3 model_vision.go as graph.py replays it (333203d87: Slice)
+V_VISION_SDPA = (0, 13, 2)  # 1108d8b34: nn.Attention without a cache goes through ScaledDotProductAttention
 V_MLLAMA_OLLAMA_ENGINE = (0, 7, 0)  # 23125648b: mllama on the Ollama engine, its encoder inside the model GGUF
 V_SET_ROWS = (0, 13, 0)  # 53985b3c4: kvcache/causal.go Put writes the cache with SetRows at an I32 cell index input
 V_GEMMA3_EMBED = (0, 11, 10)  # 5994e8e8f (#12181): model/models/gemma3/embed.go, gemma3 GGUFs with pooling_type
@@ -392,10 +394,17 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
             # larger buffer; VisionGraphSize (fs/ggml) stands in for that graph, Ollama's own Qwen2.5-VL encoder
             # is replayed from v0.13.4 (its inputs copied into a GPU's buffer, in buffers of their own on the CPU)
             # and gemma4's (v0.20.0+, with flash attention; graph.py gemma4_vision_graph_bytes)
+            # Pixtral's (mistral3, v0.13.0+) where nn.Attention computes its scores by hand: always before
+            # v0.13.2, from then without flash attention (1108d8b34 sends cache-less attention through
+            # ScaledDotProductAttention, whose flash branch is not replayed: VisionGraphSize stands in)
             fa = launch.flash_attention
             own_gpu = own_vision_graph(spec, True, fa) if v >= V_QWEN25VL_OWN_VISION else None
+            own_cpu = own_vision_graph(spec, False, fa) if own_gpu is not None else None
+            if own_gpu is None and v >= V_PIXTRAL_OWN and (v < V_VISION_SDPA or not fa):
+                own_gpu = own_pixtral_graph(spec, True)
+                own_cpu = own_pixtral_graph(spec, False) if own_gpu is not None else None
             vis_gpu = proj.graph if own_gpu is None else own_gpu
-            vis_cpu = proj.graph if own_gpu is None else own_vision_graph(spec, False, fa) or 0
+            vis_cpu = proj.graph if own_gpu is None else own_cpu or 0
             graph, partial, cpu_graph = max(graph, vis_gpu), max(partial, vis_gpu), max(graph, vis_cpu)
         # a CUDA GPU's graph also holds its backend's scratch pool (v0.12.4+, cuda_pool.py); the CPU's does not
         pool = _cuda_pool(spec, launch, gpus, cache, num_parallel)
