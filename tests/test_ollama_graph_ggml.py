@@ -681,4 +681,3 @@ def test_pixtral_vision_replay_is_ggml_alloc(px, n_layer):
     assert pixtral_vision_graph_bytes(px * 14, 14, 1024, 16, 4096, n_layer, 2, 3072, True, alignment=32) == want
     if px == 110:
         assert want == 9646586080
-
