@@ -451,3 +451,40 @@ def test_device_map_as_transformers_5_24_places_it(slug, n_gpus, gib, device_map
         prompt_tokens=16, max_new_tokens=16, torch_dtype="auto", device_map=device_map))
     dm = est.engine_view["device_map"]
     assert dm["layers"] == layers and dm["lm_head"] == lm_head
+
+
+# bitsandbytes: the same harness with the quantizer (transformers 5.24.0, accelerate 1.16.0, bitsandbytes 0.50.2 on
+# this CPU): BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=bfloat16) or (load_in_8bit=True),
+# AutoHfQuantizer.from_config(...).preprocess_model(...) on the meta model, then _get_device_map(model, "auto", None,
+# quantizer). Wrong before (3 of 3 placements): oomkit sized the quantized Linears at their loaded bytes (absmax / SCB
+# included) where compute_module_sizes counts numel x quantized_element_size (0.5 / 1 byte), and gave the budgets
+# whole where adjust_max_memory takes 10 % of each; Llama 3.1 8B 4-bit on 2 x 4 GB: layers 0-12 / 13-31 before,
+# 0-10 / 11-31 as transformers places them. And where the map sends modules to the CPU, validate_environment raises
+# (3 of 3 loads), which oomkit took for a run offloaded to the host.
+BNB_MAPS = [
+    ("llama-3.1-8b-instruct", 2, 4, 4, {'0-10': 'CUDA0', '11-31': 'CUDA1'}),
+    ("llama-3.1-8b-instruct", 2, 6, 8, {'0-13': 'CUDA0', '14-31': 'CUDA1'}),
+    ("qwen2.5-72b-instruct", 2, 24, 4, {'0-35': 'CUDA0', '36-79': 'CUDA1'}),
+]
+BNB_REFUSED = [("llama-3.1-8b-instruct", 1, 4, 4), ("qwen2.5-32b-instruct", 2, 10, 4), ("qwen2.5-14b-instruct", 1, 8, 8)]
+BNB_ERROR = "ValueError: Some modules are dispatched on the CPU or the disk."
+
+
+def _bnb_estimate(slug, n_gpus, gib, bits):
+    devices = tuple(Device(f"CUDA{i}", "NVIDIA A100-SXM4-80GB", gib * GiB) for i in range(n_gpus))
+    return tfe.ENGINE.estimate(_spec(slug), devices, tfe.TransformersSettings(
+        prompt_tokens=16, max_new_tokens=16, torch_dtype="bfloat16", device_map="auto",
+        load_in_4bit=bits == 4, load_in_8bit=bits == 8))
+
+
+@pytest.mark.parametrize("slug,n_gpus,gib,bits,layers", BNB_MAPS, ids=[f"{m[0]}-{m[1]}x{m[2]}-bnb{m[3]}" for m in BNB_MAPS])
+def test_bnb_device_map_as_transformers_5_24_places_it(slug, n_gpus, gib, bits, layers):
+    est = _bnb_estimate(slug, n_gpus, gib, bits)
+    assert est.engine_view["device_map"]["layers"] == layers
+    assert "error" not in est.engine_view
+
+
+@pytest.mark.parametrize("slug,n_gpus,gib,bits", BNB_REFUSED, ids=[f"{m[0]}-{m[1]}x{m[2]}-bnb{m[3]}" for m in BNB_REFUSED])
+def test_bnb_refuses_a_map_with_modules_on_the_cpu(slug, n_gpus, gib, bits):
+    est = _bnb_estimate(slug, n_gpus, gib, bits)
+    assert est.fits is False and est.engine_view["error"].startswith(BNB_ERROR)

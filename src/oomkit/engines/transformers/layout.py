@@ -17,7 +17,7 @@ from ..versions import version_str
 from .kv import LayerCache, cache_tensors, kv_per_token, layer_caches
 from .settings import DEPRECATED_STATIC, Resolved, TransformersSettings, is_gguf, resolve
 from .transients import CUDA_CONTEXT, K_ROUND_LARGE, Transients, allocation_size, reserved_for, transients
-from .weights import TOWER_PREFIX, tensor_bytes
+from .weights import TOWER_PREFIX, placement_bytes, tensor_bytes
 
 # ---------------------------------------------------------------------------------------------------------
 # device_map placement (integrations/accelerate.py _get_device_map, get_balanced_memory, infer_auto_device_map)
@@ -73,6 +73,13 @@ def _max_memory(devices: tuple[Device, ...], s: TransformersSettings, dm: str, t
                 max_mem[i] = min(max_mem[0] if low_zero and i == 0 else per_gpu, max_mem[i])
             if low_zero:
                 max_mem[0] = min(max(0, total - sum(max_mem[1:])), max_mem[0])
+    if s.load_in_4bit or s.load_in_8bit:
+        # bitsandbytes takes a tenth of every budget (quantizers/quantizer_bnb_4bit.py / quantizer_bnb_8bit.py
+        # adjust_max_memory: "need more space for buffers that are created during quantization", applied by
+        # integrations/accelerate.py _get_device_map after get_balanced_memory / get_max_memory; before the quantizer
+        # classes, modeling_utils.py did the same for QuantizationMethod.BITS_AND_BYTES)
+        max_mem = [m * 0.9 for m in max_mem]
+        cpu_max = cpu_max * 0.9
     return max_mem, cpu_max
 
 
@@ -93,7 +100,7 @@ def place(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettings,
     if dm not in ("auto", "balanced", "balanced_low_0", "sequential"):
         raise OomkitError(f"device_map {s.device_map!r}: oomkit reads 'auto', 'balanced', 'balanced_low_0', "
                           "'sequential', 'cpu' or 'cuda:N'")
-    embed, layer_bytes, head = _module_sizes(n, weights)
+    embed, layer_bytes, head = _module_sizes(n, placement_bytes(spec, s, weights))
     total = embed + head + sum(layer_bytes)
     max_mem, cpu_max = _max_memory(devices, s, dm, total, max(layer_bytes + [embed, head]))
     n_gpu = len(devices)
@@ -408,7 +415,40 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettin
                  cells=c.tokens_end or None)
         for c in caches
     )
-    return MemoryEstimate(model=spec, engine="transformers", settings=_effective_settings(s, r),
-                          devices=tuple(usages), host=host, engine_view=view,
-                          kv_bytes_per_token=_kv_bytes_per_token(caches, r), layers=layer_uses,
-                          warnings=tuple(warnings))
+    error = _bnb_dispatch_error(s, placement)
+    if error:
+        view["error"] = error
+    return TransformersEstimate(model=spec, engine="transformers", settings=_effective_settings(s, r),
+                                devices=tuple(usages), host=host, engine_view=view,
+                                kv_bytes_per_token=_kv_bytes_per_token(caches, r), layers=layer_uses,
+                                warnings=tuple(warnings), error=error)
+
+
+@dataclass(frozen=True)
+class TransformersEstimate(MemoryEstimate):
+    """A MemoryEstimate that also knows when from_pretrained refuses the load (then it does not fit)."""
+
+    error: str | None = None
+
+    @property
+    def fits(self) -> bool | None:
+        if self.error is not None:
+            return False
+        return super().fits
+
+
+def _bnb_dispatch_error(s: TransformersSettings, placement: Placement) -> str | None:
+    """bitsandbytes refuses a device_map that sends part of the model to the CPU: quantizers/quantizer_bnb_4bit.py /
+    quantizer_bnb_8bit.py validate_environment (called by integrations/accelerate.py _get_device_map on the inferred
+    map, transformers 5.x): any module on "cpu" or "disk" unless all of it is, and llm_int8_enable_fp32_cpu_offload
+    is off (its default; oomkit takes no such flag). Before the quantizer classes, from_pretrained raised the same
+    for the quantized modules only (an lm_head alone on the CPU passed): not modelled."""
+    if not (s.load_in_4bit or s.load_in_8bit):
+        return None
+    devs = {*placement.layer_device, placement.embed_device, placement.head_device}
+    if -1 in devs and devs != {-1}:
+        return ("ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to "
+                "fit the quantized model. If you want to dispatch the model on the CPU or the disk while keeping these "
+                "modules in 32-bit, you need to set `llm_int8_enable_fp32_cpu_offload=True` and pass a custom "
+                "`device_map` to `from_pretrained`.")
+    return None

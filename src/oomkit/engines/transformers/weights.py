@@ -55,6 +55,22 @@ def tensor_bytes(spec: ModelSpec, s: TransformersSettings, r: Resolved) -> list[
     return out
 
 
+def placement_bytes(spec: ModelSpec, s: TransformersSettings,
+                    weights: list[tuple[TensorSpec, int]]) -> list[tuple[TensorSpec, int]]:
+    """The bytes device_map="auto" sizes each weight at, where they differ from what it takes once loaded: a
+    bitsandbytes Linear's weight counts numel x quantized_element_size (integrations/accelerate.py
+    compute_module_sizes -> quantizers/base.py param_element_size: 0.5 for 4-bit, 1 for 8-bit, quantizer_bnb_4bit.py /
+    quantizer_bnb_8bit.py; accelerate's compute_module_sizes with CustomDtype.INT4 / torch.int8 before the quantizer
+    classes), without the absmax / SCB statistics it holds once quantized."""
+    if not (s.load_in_4bit or s.load_in_8bit):
+        return weights
+    per = 0.5 if s.load_in_4bit else 1
+    n_trunk = spec.n_trunk_layers
+    return [(t, int(t.n_elements * per) if (t.layer is not None and t.layer < n_trunk and len(t.shape) == 2
+                                            and not t.name.endswith(_NOT_LINEAR)) else b)
+            for t, b in weights]
+
+
 # A multimodal tower's pseudo-tensor name; layout.py places it with the embeddings (the first modules loaded).
 TOWER_PREFIX = "mm."
 
