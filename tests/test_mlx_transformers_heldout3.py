@@ -28,8 +28,11 @@ Before -> after this set's rules (oomkit's figure / the report's):
     lmstudio-bug-tracker#2174, Gemma 4 12B QAT, 13.32 GiB   fitted 4,096    kept -c              kept -c (strict xfail)
     transformers#44565 Mixtral-8x7B, device_map="auto", 8 GPUs
                                        budget per GPU 14.25 GiB, layers 0-3 / 4-8 / ... / 29-31   same as printed
+    transformers 5.24 itself on this CPU (below): 32 device_map placements        17 wrong             0 wrong
+                                        3 bitsandbytes placements                  3 wrong              0 wrong
+                                        3 bitsandbytes loads it refuses            3 "fit" (offloaded)  3 do not fit
 
-Two rules came of it, each from the engine's source:
+Four rules came of it, each from the engine's source (the two transformers ones are at the end of this file):
 
 * mlx-lm models/cache.py RotatingKVCache._update_concat (v0.31.3): a multi-token update leaves the buffer at
   min(used, max_size - 1) + S tokens and only the next update trims it, so during a prefill every sliding layer
@@ -409,7 +412,7 @@ def test_44565_balanced_budget_per_gpu(monkeypatch):
 # answering N GPUs of (the size - oomkit's 0.51 GiB CUDA context) free and 2000 GiB of host RAM, as
 # torch.cuda.mem_get_info would. Layer ranges and lm_head's device as transformers put them.
 #
-# Wrong before (11 of 20): oomkit kept room on GPU 0 for the largest decoder layer only, where infer_auto_device_map
+# Wrong before (17 of 32): oomkit kept room on GPU 0 for the largest decoder layer only, where infer_auto_device_map
 # keeps the largest module still to place (get_max_layer_size counts the embedding and an untied lm_head as layers:
 # Llama 3.1 8B's 1.05 GB lm_head, not its 0.44 GB layer), and sent a tied lm_head to the last device where
 # get_module_size_with_ties puts it with the embedding. E.g. Llama 3.1 8B on 2 x 24 GB: layers 0-17 / 18-31 before,
@@ -440,6 +443,18 @@ TRANSFORMERS_5_24_MAPS = [
     ("qwen3-30b-a3b", 2, 40, "auto", {'0-23': 'CUDA0', '24-47': 'CUDA1'}, "CUDA1"),
     ("qwen3-8b", 2, 12, "auto", {'0-17': 'CUDA0', '18-35': 'CUDA1'}, "CUDA1"),
     ("qwen3-8b", 1, 12, "auto", {'0-21': 'CUDA0', '22-35': 'cpu'}, "cpu"),
+    ("qwen2.5-0.5b-instruct", 4, 2, "auto", {'0-8': 'CUDA0', '9-23': 'CUDA1'}, "CUDA0"),
+    ("qwen2.5-1.5b-instruct", 2, 2, "auto", {'0-10': 'CUDA0', '11-27': 'CUDA1'}, "CUDA0"),
+    ("gemma-2-9b-it", 2, 12, "auto", {'0-22': 'CUDA0', '23-41': 'CUDA1'}, "CUDA0"),
+    ("gemma-2-9b-it", 3, 8, "balanced_low_0", {'0-19': 'CUDA1', '20-39': 'CUDA2', '40-41': 'cpu'}, "CUDA0"),
+    ("qwen3-30b-a3b", 4, 16, "auto", {'0-10': 'CUDA0', '11-23': 'CUDA1', '24-36': 'CUDA2', '37-47': 'CUDA3'}, "CUDA3"),
+    ("qwen3-30b-a3b", 4, 16, "balanced_low_0", {'0-6': 'CUDA0', '7-19': 'CUDA1', '20-32': 'CUDA2', '33-45': 'CUDA3', '46-47': 'cpu'}, "cpu"),
+    ("mixtral-8x7b-v0.1", 4, 24, "auto", {'0-6': 'CUDA0', '7-14': 'CUDA1', '15-22': 'CUDA2', '23-30': 'CUDA3', '31': 'cpu'}, "cpu"),
+    ("llama-3.2-3b-instruct", 2, 4, "auto", {'0-12': 'CUDA0', '13-27': 'CUDA1'}, "CUDA0"),
+    ("llama-3.2-1b-instruct", 2, 2, "auto", {'0-6': 'CUDA0', '7-15': 'CUDA1'}, "CUDA0"),
+    ("phi-3-mini-4k-instruct", 2, 6, "auto", {'0-15': 'CUDA0', '16-31': 'CUDA1'}, "CUDA1"),
+    ("qwen2.5-72b-instruct", 4, 40, "sequential", {'0-20': 'CUDA0', '21-44': 'CUDA1', '45-68': 'CUDA2', '69-79': 'CUDA3'}, "CUDA3"),
+    ("deepseek-v2-lite", 2, 24, "auto", {'0-13': 'CUDA0', '14-26': 'CUDA1'}, "CUDA1"),
 ]
 
 
