@@ -189,3 +189,34 @@ def test_gemma3_concurrency(flag, per_sliding_group):
     kinds = [g["kind"] for g in v["kv_cache_groups"]]
     assert kinds.count("sliding") == 6 and kinds.count("full") == 1
     assert v["max_concurrency"] == round(v["num_gpu_blocks"] / (8192 + 6 * per_sliding_group), 2)
+
+
+def test_fit_offers_no_async_scheduling():
+    """fit turns async scheduling off where that is what a sliding-window model's first request lacks: Gemma 3 12B on
+    an RTX 5090 at 0.28.0 with --max-model-len 73728 at 0.95 is refused (one request reserves the window plus two
+    batches in flight per sliding-window layer), and fits with one batch in flight. Before 0.26 there is no such
+    reservation, and fit does not offer it."""
+    import shlex
+
+    from oomkit.cli import main
+
+    def run(*argv):
+        import contextlib
+        import io
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = main(list(argv))
+        return rc, json.loads(out.getvalue())
+
+    cmd = "vllm serve google/gemma-3-12b-it --max-model-len 73728 --gpu-memory-utilization 0.95"
+    rc, before = run("check", "--gpu", "RTX 5090", "--engine-version", "0.28.0", "--json", "--", *shlex.split(cmd))
+    assert before["fits"] is False
+    rc, fit = run("fit", "--gpu", "RTX 5090", "--engine-version", "0.28.0", "--json", "--", *shlex.split(cmd))
+    fit = fit["fit"]
+    assert fit["command"] == f"{cmd} --no-async-scheduling"
+    assert [c["flag"] for c in fit["changes"]] == ["async_scheduling"]
+    rc, after = run("check", "--gpu", "RTX 5090", "--engine-version", "0.28.0", "--json", "--",
+                    *shlex.split(fit["command"]))
+    assert after["fits"] is True
+    rc, old = run("fit", "--gpu", "RTX 5090", "--engine-version", "0.20.0", "--json", "--", *shlex.split(cmd))
+    assert "--no-async-scheduling" not in old["fit"]["command"]

@@ -88,7 +88,8 @@ def relief(s: VllmSettings) -> Iterator[tuple[str, Any, str]]:
     a utilization a little lower leaves the phases after the KV cache (CUDA graph capture, the sampler warm-up,
     both outside the budget) the room they need, for a few per cent of the KV cache, the fix vLLM's own warm-up
     error names (gpu_model_runner.py _dummy_sampler_run: "try lowering `max_num_seqs` or `gpu_memory_utilization`");
-    fewer concurrent sequences shrink the sampler and activation profile (--max-num-seqs, halved); without CUDA
+    no async scheduling reserves fewer sliding-window blocks per request (0.26+); fewer concurrent sequences shrink
+    the sampler and activation profile (--max-num-seqs, halved); without CUDA
     graphs vLLM keeps no graph memory (--enforce-eager, slower decode; from 0.20 the estimate is taken from the KV
     budget: gpu_worker.py)."""
     util = s.gpu_memory_utilization
@@ -99,6 +100,14 @@ def relief(s: VllmSettings) -> Iterator[tuple[str, Any, str]]:
             yield ("gpu_memory_utilization", round(util - lower, 2),
                    "a little less of the GPU for the KV cache leaves the CUDA graphs and the sampler warm-up, which "
                    "vLLM allocates after it, the room they need")
+    # async scheduling keeps more than one batch in flight (max_concurrent_batches), and from 0.26 every sliding-window
+    # or chunked-local group reserves the window plus those batches' tokens for a request
+    # (v1/core/kv_cache_utils.py max_admission_blocks_per_request, VllmConfig.max_in_flight_tokens): without it a
+    # request needs fewer blocks, for some scheduling overlap (config/scheduler.py SchedulerConfig.async_scheduling)
+    if s.async_scheduling is not False:
+        yield ("async_scheduling", False,
+               "no async scheduling: one batch in flight, so a request reserves fewer sliding-window blocks "
+               "(the CPU's scheduling no longer overlaps the GPU's step)")
     # halved from the user's value; without one from 512, the largest default below 1024 (arg_utils.py
     # _set_default_args: 1024 on large GPUs from 0.10, 256 before): a value above the default only adds memory
     n = s.max_num_seqs // 2 if s.max_num_seqs else 512
