@@ -595,7 +595,7 @@ def test_gemma3_embed_replay_for_the_catalog_model():
 
 
 def pixtral_vision_bytes(px: int, n_layer: int, E: int = 1024, H: int = 16, FF: int = 4096, TH: int = 3072,
-                         patch: int = 14, merge: int = 2) -> int:
+                         patch: int = 14, merge: int = 2, flash: bool = False) -> int:
     """Ollama's Pixtral encoder (model/models/mistral3 model_vision.go and model.go v0.13.1) on a px x px patch
     image, built with ggml as its Go code builds it: ggml_conv_2d, Reshape / Permute / Contiguous, the encoder
     RMSNorm; positionalEmbedding (the two frequency tables permuted and copied, Repeat against a template, the
@@ -604,7 +604,8 @@ def pixtral_vision_bytes(px: int, n_layer: int, E: int = 1024, H: int = 16, FF: 
     softmaxed, kqv permuted back and copied, the output, the residual, RMSNorm, the SwiGLU MLP; then the projector
     (RMSNorm, the copy to [patches, hidden], IM2Col on the merge kernel, merging_layer, linear_1, GELU in place,
     linear_2) and a row view. The inputs (pixels, tables, ids, kernel) are leaves in the compute buffer, as the
-    scheduler copies them into a GPU's at the split's start."""
+    scheduler copies them into a GPU's at the split's start. flash: v0.13.2+ with flash attention (1108d8b34,
+    ScaledDotProductAttention's flash branch): q, k and v permuted into ggml_flash_attn_ext, its output reshaped."""
     g = _Ggml()
     extra = {"ggml_concat": (P, P, P, P, INT), "ggml_cos": (P, P, P), "ggml_sin": (P, P, P),
              "ggml_repeat": (P, P, P, P), "ggml_gelu_inplace": (P, P, P),
@@ -652,9 +653,13 @@ def pixtral_vision_bytes(px: int, n_layer: int, E: int = 1024, H: int = 16, FF: 
         x = norm("ln1", h)
         q, k, v = (g.reshape_4d(G, lin(name, x, E, E), D, H, n, 1) for name in ("q", "k", "v"))
         q, k = g.permute(G, rope(q), 0, 2, 1, 3), g.permute(G, rope(k), 0, 2, 1, 3)
-        v = g.cont(G, g.permute(G, v, 1, 2, 0, 3))
-        kqv = g.mul_mat(G, v, g.soft_max(G, g.scale(G, g.mul_mat(G, k, q), D ** -0.5)))
-        a = g.reshape_3d(G, g.cont(G, g.permute(G, kqv, 0, 2, 1, 3)), E, n, 1)
+        if flash:
+            a = g.flash_attn_ext(G, q, k, g.permute(G, v, 0, 2, 1, 3), None, D ** -0.5, 0.0, 0.0)
+            a = g.reshape_3d(G, a, E, n, 1)
+        else:
+            v = g.cont(G, g.permute(G, v, 1, 2, 0, 3))
+            kqv = g.mul_mat(G, v, g.soft_max(G, g.scale(G, g.mul_mat(G, k, q), D ** -0.5)))
+            a = g.reshape_3d(G, g.cont(G, g.permute(G, kqv, 0, 2, 1, 3)), E, n, 1)
         h = g.add(G, lin("o", a, E, E), res)
         res = h
         x = norm("ln2", h)
@@ -670,14 +675,18 @@ def pixtral_vision_bytes(px: int, n_layer: int, E: int = 1024, H: int = 16, FF: 
     return _reserved_bytes(g, gf, buft, (W, G))
 
 
+@pytest.mark.parametrize("flash", [False, True], ids=["by-hand", "flash"])
 @pytest.mark.parametrize("px,n_layer", [(20, 2), (36, 3), (110, 1)])
-def test_pixtral_vision_replay_is_ggml_alloc(px, n_layer):
+def test_pixtral_vision_replay_is_ggml_alloc(px, n_layer, flash):
     """graph.py pixtral_vision_graph_bytes (the replay) against ggml_gallocr_reserve on the encoder built with ggml,
     the inputs in the buffer: equal. At 110 x 110 patches (the 2048 x 2048 reserve image at Pixtral's 1540 / 14) the
     peak is the first block's scores, so one block sizes the whole encoder: 9,646,586,080 B at the CPU's 32 B
     alignment (9,646,586,240 at CUDA's 128), 21.9 MB under the 9,668,469,760 B ollama/ollama#13303 and #13312 print
-    (tests/test_verdicts_llamacpp_ollama.py): the difference is not ggml-alloc's placement of this node list."""
-    want = pixtral_vision_bytes(px, n_layer)
-    assert pixtral_vision_graph_bytes(px * 14, 14, 1024, 16, 4096, n_layer, 2, 3072, True, alignment=32) == want
+    (tests/test_verdicts_llamacpp_ollama.py): the difference is not ggml-alloc's placement of this node list. With
+    flash attention (v0.13.2+) no scores: 771,962,080 B, the SwiGLU rows (gate, up and their product, 4096 wide)
+    above the residual."""
+    want = pixtral_vision_bytes(px, n_layer, flash=flash)
+    assert pixtral_vision_graph_bytes(px * 14, 14, 1024, 16, 4096, n_layer, 2, 3072, True, alignment=32,
+                                      flash_attention=flash) == want
     if px == 110:
-        assert want == 9646586080
+        assert want == (771962080 if flash else 9646586080)

@@ -221,6 +221,29 @@ def test_ministral3_pixtral_reserve_replayed():
     assert est.engine_view["ollama_memory"]["compute graph"]["CUDA0"] >= mine
 
 
+def test_ministral3_pixtral_reserve_with_flash_attention_from_0_13_2():
+    """v0.13.2 (1108d8b34, "ggml: Enable flash attention for vision encoders") sends nn.Attention without a cache
+    through ScaledDotProductAttention: with flash attention, on by default for mistral3 from v0.13.2 (fs/ggml
+    FlashAttention), the encoder's scores are gone and its reserve is the SwiGLU rows (graph.py, equal to ggml-alloc
+    in test_ollama_graph_ggml.py: 771962240 B at CUDA's alignment), so ministral-3:3b's CUDA0 compute graph drops
+    from the 9668469760 B the v0.13.1 logs print (the replay's -0.23%) to under 1 GiB; without flash attention
+    it stays."""
+    from oomkit.engines import ollama as ol
+    from oomkit.memory import Device
+    from oomkit.model.resolve import resolve
+
+    gpu = Device(id="CUDA0", name="NVIDIA GeForce RTX 4060 Ti", memory_bytes=16 * GiB, free_bytes=15 * GiB)
+
+    def graph(version: str, fa: str = "") -> int:
+        est = ol.ENGINE.estimate(resolve("ministral-3:3b"), (gpu,),
+                                 ol.OllamaSettings(num_ctx=4096, flash_attention=fa, engine_version=version))
+        return est.engine_view["ollama_memory"]["compute graph"]["CUDA0"]
+
+    measured = _pixtral_measured()
+    assert graph("0.13.1") >= 0.9975 * measured and graph("0.13.2", "false") >= 0.9975 * measured
+    assert 771962240 <= graph("0.13.2") < GiB
+
+
 @pytest.mark.xfail(strict=True, reason="the Pixtral replay is 21883520 B (-0.23%) under the 9668469760 B both logs "
                                       "print: at the first block's scores its live tensors top out at 276346240 B, "
                                       "the log's at 298229760 (six 47.3 MiB rows and 840 KiB above the scores' "

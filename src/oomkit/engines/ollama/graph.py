@@ -489,7 +489,8 @@ def pixtral_reserve_side(image_size: int, patch: int, side: int = RESERVE_IMAGE)
 
 
 def pixtral_vision_graph_bytes(side: int, patch: int, hidden: int, n_head: int, n_ff: int, n_layer: int,
-                               merge: int, text_hidden: int, on_gpu: bool, alignment: int = 128) -> int:
+                               merge: int, text_hidden: int, on_gpu: bool, alignment: int = 128,
+                               flash_attention: bool = False) -> int:
     """ggml-alloc's buffer for Ollama's Pixtral encoder (mistral3: Mistral Small 3.x, Ministral 3) on the side x side
     reserve image, replayed node for node (galloc.py) as runner/ollamarunner multimodal.go getTensor reserves it
     (computeCtx.Forward(rows...).Reserve(): the graph of the image rows alone), without flash attention
@@ -509,7 +510,12 @@ def pixtral_vision_graph_bytes(side: int, patch: int, hidden: int, n_head: int, 
     copies into the buffer at the split's start (ggml_backend_sched_split_graph; the position chain runs on the GPU
     as the expansion skips the tables' CPU views); on the CPU they stay in buffers of their own. The peak is the
     first block's scores, 4 B x patches^2 x heads, above the block's residual, V, the roped q and k and a freed
-    matmul's hole."""
+    matmul's hole.
+
+    flash_attention (v0.13.2+, 1108d8b34, with flash attention on): ScaledDotProductAttention's flash branch with
+    no cache and no mask: q, k and v permuted (views, F32) into ggml_flash_attn_ext, whose [head_dim, heads,
+    patches] output is reshaped for the output projection; no scores in the buffer (ggml-cuda's kernels take F32 K
+    and V, fattn.cu ggml_cuda_get_best_fattn_kernel, converting them to F16 in its pool, not in this buffer)."""
     px = side // patch
     n, E, H, FF = px * px, hidden, n_head, n_ff
     D = E // H
@@ -559,10 +565,13 @@ def pixtral_vision_graph_bytes(side: int, patch: int, hidden: int, n_head: int, 
         res = h
         x = norm(h, E, n)
         q, k, v = (rs(lin(x, E, E, n), 4, D, H, n) for _ in range(3))
-        v = t("cont", (view(v),), 4, n, D, H)
-        kq = t("mul_mat", (view(rope(k)), view(rope(q))), 4, n, n, H)
-        kq = t("soft_max", (t("scale", (kq,), 4, n, n, H),), 4, n, n, H)
-        a = t("cont", (view(t("mul_mat", (v, kq), 4, D, n, H)),), 4, D, H, n)
+        if flash_attention:
+            a = t("flash_attn_ext", (view(rope(q)), view(rope(k)), view(v), None), 4, D, H, n)
+        else:
+            v = t("cont", (view(v),), 4, n, D, H)
+            kq = t("mul_mat", (view(rope(k)), view(rope(q))), 4, n, n, H)
+            kq = t("soft_max", (t("scale", (kq,), 4, n, n, H),), 4, n, n, H)
+            a = t("cont", (view(t("mul_mat", (v, kq), 4, D, n, H)),), 4, D, H, n)
         h = t("add", (lin(rs(a, 4, E, n), E, E, n), res), 4, E, n)
         res = h
         x = norm(h, E, n)

@@ -394,15 +394,16 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
             # larger buffer; VisionGraphSize (fs/ggml) stands in for that graph, Ollama's own Qwen2.5-VL encoder
             # is replayed from v0.13.4 (its inputs copied into a GPU's buffer, in buffers of their own on the CPU)
             # and gemma4's (v0.20.0+, with flash attention; graph.py gemma4_vision_graph_bytes)
-            # Pixtral's (mistral3, v0.13.0+) where nn.Attention computes its scores by hand: always before
-            # v0.13.2, from then without flash attention (1108d8b34 sends cache-less attention through
-            # ScaledDotProductAttention, whose flash branch is not replayed: VisionGraphSize stands in)
+            # Pixtral's (mistral3, v0.13.0+): nn.Attention computes its scores by hand before v0.13.2; from it
+            # (1108d8b34) cache-less attention goes through ScaledDotProductAttention, its flash branch with
+            # flash attention on (no scores), the same scores by hand without
             fa = launch.flash_attention
             own_gpu = own_vision_graph(spec, True, fa) if v >= V_QWEN25VL_OWN_VISION else None
             own_cpu = own_vision_graph(spec, False, fa) if own_gpu is not None else None
-            if own_gpu is None and v >= V_PIXTRAL_OWN and (v < V_VISION_SDPA or not fa):
-                own_gpu = own_pixtral_graph(spec, True)
-                own_cpu = own_pixtral_graph(spec, False) if own_gpu is not None else None
+            if own_gpu is None and v >= V_PIXTRAL_OWN:
+                flash = fa and v >= V_VISION_SDPA
+                own_gpu = own_pixtral_graph(spec, True, flash)
+                own_cpu = own_pixtral_graph(spec, False, flash) if own_gpu is not None else None
             vis_gpu = proj.graph if own_gpu is None else own_gpu
             vis_cpu = proj.graph if own_gpu is None else own_cpu or 0
             graph, partial, cpu_graph = max(graph, vis_gpu), max(partial, vis_gpu), max(graph, vis_cpu)

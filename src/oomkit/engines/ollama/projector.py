@@ -292,12 +292,12 @@ def own_vision_graph(spec: ModelSpec, on_gpu: bool, flash_attention: bool = True
                                        full, on_gpu, alignment=128 if on_gpu else 32)  # CUDA's, the CPU's TENSOR_ALIGNMENT
 
 
-def own_pixtral_graph(spec: ModelSpec, on_gpu: bool) -> int | None:
+def own_pixtral_graph(spec: ModelSpec, on_gpu: bool, flash_attention: bool = False) -> int | None:
     """The Ollama engine's own reserve of the Pixtral encoder of a mistral3 GGUF (Mistral Small 3.x, Ministral 3:
-    graph.py pixtral_vision_graph_bytes on the 2048 x 2048 reserve image, without flash attention), on a GPU (the
-    inputs copied into its buffer) or on the CPU; None for other models. ollama/ollama#13303 and #13312 (v0.13.1,
-    ministral-3:14b and :3b): ggml_gallocr_reserve_n failed on a CUDA0 buffer of 9668469760 B; this replay gives
-    9646586240 (-0.23%), VisionGraphSize 9398756544 (-2.8%)."""
+    graph.py pixtral_vision_graph_bytes on the 2048 x 2048 reserve image; flash_attention: v0.13.2+'s flash branch),
+    on a GPU (the inputs copied into its buffer) or on the CPU; None for other models. ollama/ollama#13303 and
+    #13312 (v0.13.1, ministral-3:14b and :3b, the scores by hand): ggml_gallocr_reserve_n failed on a CUDA0 buffer
+    of 9668469760 B; this replay gives 9646586240 (-0.23%), VisionGraphSize 9398756544 (-2.8%)."""
     towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
     cfg = _catalog_config(spec) if towers else None
     vc = cfg.get("vision_config") if cfg else None
@@ -310,6 +310,6 @@ def own_pixtral_graph(spec: ModelSpec, on_gpu: bool) -> int | None:
             pixtral_reserve_side(int(vc.get("image_size", 1540)), patch), patch, hidden,
             int(vc.get("num_attention_heads", 16)), int(vc["intermediate_size"]), int(vc["num_hidden_layers"]),
             int(cfg.get("spatial_merge_size", 2)), int(tc.get("hidden_size", hidden)), on_gpu,
-            alignment=128 if on_gpu else 32)
+            alignment=128 if on_gpu else 32, flash_attention=flash_attention)
     except (KeyError, TypeError, ValueError):
         return None
