@@ -39,19 +39,13 @@ LOGS = {
         "qwen3-0.6b", H100, sg.SGLangSettings(engine_version="0.5.23", mem_fraction_static=0.83)),
 }
 
+# The weights, a known miss before: 1.11 GiB of parameters (tied embeddings) against the 1.18 GB the PR annotates
+# (-5.9 %). SGLang's 'Load weight end ... mem usage' is the free memory lost across load_model (get_available_gpu_memory
+# empties PyTorch's cache both times), so it holds the caching allocator's segments, not the parameters' bytes: the
+# 1-10 MiB fused projections carved from 20 MiB segments and the embedding's rounding to 2 MiB
+# (engines/sglang/weights.py rank_weights, vllm/allocator.py reserved_for) give 1.17 GiB (-1.02 %). Not counted:
+# RotaryEmbedding's cos_sin_cache and the small pool beyond the parameters.
 KNOWN: dict[tuple[str, str], str] = {
-    ("qwen3-0.6b-h100-prefill-capture-oom-pr39713", "weights"):
-        "1.11 GiB (the parameters, tied embeddings) vs the 1.18 GB the PR annotates (-5.9 %, 0.07 GiB). SGLang's "
-        "'Load weight end ... mem usage' is the free memory lost across load_model (model_runner.py, September 2026 "
-        "main; get_available_gpu_memory empties PyTorch's cache both times), so it also holds what the caching "
-        "allocator keeps beside the parameters. A candidate of the right size, not modelled: "
-        "c10/cuda/CUDACachingAllocator.cpp carves 1-10 MiB blocks from 20 MiB segments and best-fits them, so each "
-        "layer's fused qkv (8 MiB), o (4) and down (6) projections fill 18 MiB of one segment and leave 2 MiB the next "
-        "layer's 8 MiB cannot use (28 x 2 = 56 MiB); with the 2 MiB rounding of the 296.75 MiB embedding, the norms' "
-        "2 MiB small segment and RotaryEmbedding's cos_sin_cache (40,960 x 128: 10 MiB bf16, 20 MiB float32) that is "
-        "0.067-0.077 GiB, 1.18-1.19 GiB in all. It hangs on construction order and PYTORCH_CUDA_ALLOC_CONF "
-        "(expandable segments leave no tails), one two-decimal figure cannot tell, and gpustack#4424's ROCm 0.5.8 log "
-        "(1.21 GB, +0.10 GiB; sglang/qwen3-0.6b-mi300x-rocm-capture-gpustack4424) is not explained by it",
     ("qwen3-0.6b-h100-prefill-capture-oom-pr39713", "pool"):
         "from the log's 77.24 GB free before the weights and mem_fraction_static 0.83: oomkit's pool 589,814 tokens "
         "(K + V 63.00 GiB) vs 556,202 (59.40 GB): +3.59 GiB, +4.5 % of the GPU. September 2026 main sizes the pool as "

@@ -281,7 +281,10 @@ def test_weights_shard_over_tp_with_padded_vocabulary():
     rope = 131072 * 128 * 2
     norms = (2 * 32 + 1) * 4096 * 2
     assert w1 == 8030261248 * 2 + rope
-    assert w2["model_loading_bytes"]["CUDA0"] == (8030261248 * 2 - norms) // 2 + norms + rope
+    # the embedding's and the lm_head's 501 MiB shards each sit in a 502 MiB segment whose 1 MiB tail PyTorch's
+    # caching allocator does not split off (should_split: the rest must exceed 1 MiB), so each counts 502 MiB
+    tails = 2 * (1 << 20)
+    assert w2["model_loading_bytes"]["CUDA0"] == (8030261248 * 2 - norms) // 2 + norms + rope + tails
 
 
 def test_pipeline_parallel_splits_layers_like_get_pp_indices():
@@ -826,19 +829,17 @@ def test_t4_0_4_2_refuses_at_the_rope_scaled_length():
     assert v["num_gpu_blocks"] * 16 < 65536
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "+3.2 % of the GPU: 630 blocks of 4 MiB per rank against the log's 507 (0.48 GiB more KV cache). The weights "
-    "(6.28 GiB a rank) and the non-torch memory (0.25 GiB, PCIe TP2, fitted on 0.7.x) are as for the other V0 logs; "
-    "the profile is what the caching allocator holds after the 65,536-token forward (0.4.2 worker.py: no "
-    "empty_cache before mem_get_info; engines/vllm/allocator.py): 4.09 GiB of segments against 3.52 GiB allocated "
-    "(+7.1 % before it was walked). 4.57 GiB would match the log. What is left is outside PyTorch and not in the "
-    "source: 0.4.2 sets up three NCCL communicators after its baseline (worker.py init_worker_distributed_"
-    "environment: the world group's, warmed up by an all-reduce and used by broadcast_tensor_dict; pynccl's; and "
-    "the TP group's, made by the profile forward's first all-reduce, communication_op.py), whose buffers over PCIe "
-    "no log here measures beside the 0.25 GiB taken for all. Small terms either way, not modelled: the T4's total "
-    "(PyTorch's OOM lines give 14.57-14.58 GiB total capacity on T4 servers, deepseek-ai/DeepSeek-R1#546 and "
-    "datawhalechina/self-llm#162; oomkit 14.54) and the weights' own segments rounded to 2 MiB (down_proj's 43 MiB "
-    "a rank takes 44: 32 MiB), each about 0.2 % of the GPU"))
+# vllm#5248 on 2 x T4, 0.4.2: 622 blocks of 4 MiB per rank against the log's 507, +2.99 % of the GPU, inside the
+# 3 % band by 0.005 % (630 blocks and +3.2 %, a strict xfail, before the weights' segment tails: weights.py
+# segment_tail, down_proj's 43 MiB shard held as its 44 MiB segment in each of the 32 layers, 6.31 GiB a rank for
+# 6.28). The profile is what the caching allocator holds after the 65,536-token forward (0.4.2 worker.py: no
+# empty_cache before mem_get_info; engines/vllm/allocator.py), 4.09 GiB of segments against 3.52 GiB allocated.
+# What is left (0.46 GiB of KV cache) is outside PyTorch and not in the source: 0.4.2 sets up three NCCL
+# communicators after its baseline (worker.py init_worker_distributed_environment: the world group's, warmed up by an
+# all-reduce and used by broadcast_tensor_dict; pynccl's; and the TP group's, made by the profile forward's first
+# all-reduce, communication_op.py), whose buffers over PCIe no log here measures beside the 0.25 GiB taken for all
+# (COMM_PCIE, fitted on 0.7.x); and the T4's total (PyTorch's OOM lines give 14.57-14.58 GiB total capacity on T4
+# servers, deepseek-ai/DeepSeek-R1#546 and datawhalechina/self-llm#162; oomkit 14.54), about 0.2 % of the GPU
 def test_t4_0_4_2_blocks():
     case = _t4_case()
     v = ENGINE.estimate(case.spec, case.devices, case.settings).engine_view

@@ -15,6 +15,8 @@ from ...model.weights import per_layer_sum
 from ...quant.dtypes import FLOAT_BYTES, float_bytes
 from ...units import cdiv, round_up
 from .. import _tp
+from ..vllm.allocator import reserved_for
+from ..vllm.weights import param_key
 from .kv import CacheLayout
 from .settings import SGLangSettings, parse_version, reached
 
@@ -50,6 +52,14 @@ def stage_tensors(spec: ModelSpec, stage: tuple[LayerSpec, ...], first: bool, la
     return tuple(out)
 
 
+def _param_order(key: tuple) -> tuple:
+    """Creation order: the embedding first, the decoder layers in order (each by param_key), the rest last."""
+    layer, k = key
+    if layer is None:
+        return (0 if "embd" in k else 2, 0, str(k))
+    return (1, layer, k)
+
+
 def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: tuple[TensorSpec, ...] | None = None,
                  towers: bool = True, cc: tuple[int, int] | None = None, shared_whole: bool = False
                  ) -> tuple[int, list[str]]:
@@ -68,6 +78,7 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
     if held:
         labels.append(f"--quantization fp8: the {lay.model_dtype} routed experts stay referenced "
                       "(routed_experts_weights_of_layer) beside their fp8 copies")
+    params: dict[tuple, int] = {}  # the fused parameter (qkv_proj, gate_up_proj, w13 ...) -> one rank's bytes
     for t in tensors:
         b = tensor_rank_bytes(t, spec, s, lay.attn_tp, shared_whole)
         if t.dtype.lower() == "mxfp4" and "_exps" in t.name and len(t.shape) == 3:
@@ -79,6 +90,16 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
                 total += b  # the unquantized parameter, still referenced
             b = b * _ONLINE_QUANT[quant] // dst
         total += b + mla_absorbed_bytes(t, spec, s, lay, src is None, quant)
+        key = (t.layer, param_key(t.name)) if t.layer is not None else (None, t.name)
+        params[key] = params.get(key, 0) + b
+    # "mem usage" is the free memory lost over the load after torch.cuda.empty_cache() (utils.py
+    # get_available_gpu_memory, 0.3 -> 0.5.x): the caching allocator's segments, each parameter over 10 MiB in its own
+    # rounded up to 2 MiB, the smaller ones packed in 20 MiB and 2 MiB segments (vllm/allocator.py reserved_for).
+    # Walked for a float checkpoint loaded as stored, whose parameters are its tensors' bytes exactly; a quantized
+    # one's byte counts carry its scales (separate, smaller parameters) and its repacking frees and reallocates
+    if src is not None and quant is None:
+        sizes = [params[k] for k in sorted(params, key=_param_order)]
+        total += reserved_for(sizes) - sum(sizes)
     if towers:
         total += tower_rank_bytes(spec, s, lay)
     if quant and src is not None and quant not in _ONLINE_QUANT:

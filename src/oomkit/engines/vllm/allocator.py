@@ -73,6 +73,18 @@ class _Pool:
         return sum(b[1] for seg in self.segments for b in seg)
 
 
+def reserved_for(sizes: list[int]) -> int:
+    """The segments the caching allocator holds for tensors allocated in this order and kept (the weights after a
+    load, torch.cuda.empty_cache() having given back the rest): the large pool walked as above, the requests up to
+    1 MiB packed in the small pool's 2 MiB segments (kSmallBuffer) at 512 B each."""
+    pool = _Pool()
+    small = 0
+    for size in sizes:
+        if pool.malloc(size) is None:
+            small += -(-max(size, 1) // 512) * 512
+    return sum(b[1] for seg in pool.segments for b in seg) + -(-small // (2 * _MiB)) * (2 * _MiB)
+
+
 @dataclass(frozen=True)
 class DenseForward:
     """Per-token widths (elements, one rank) of the tensors a V0 dense decoder layer allocates: hidden, the fused
