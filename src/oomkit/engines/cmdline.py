@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import OomkitError
 from .base import EngineModule, engine_for_program, get_engine
-from .command import python_module, shell_string, unwrap
+from .command import LLAMA_APP_COMMANDS, program_name, python_module, shell_string, unwrap
 from .lms_keys import lms_names_mlx
 from .release_flags import reading_release, release_being_read
 from .shell_words import split_command
@@ -25,13 +25,6 @@ class ParsedCommand:
     model: str | None
     settings: Any
     quant: str | None = None
-
-
-def program_name(argv0: str) -> str:
-    """The program as the shell finds it: the last path part, either separator (`.\\llama-server.exe` typed in
-    PowerShell, `./build/bin/llama-server`), without Windows' `.exe`."""
-    name = re.split(r"[\\/]", argv0)[-1]
-    return name[:-4] if name.lower().endswith(".exe") else name
 
 
 def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedCommand:
@@ -168,14 +161,6 @@ def _recognise(argv: list[str]) -> tuple[tuple[EngineModule, str | None] | None,
     if prog == "llama" and len(argv) > 1 and argv[1] in LLAMA_APP_COMMANDS:
         return engine_for_program(LLAMA_APP_COMMANDS[argv[1]]), None, argv[2:]
     return engine_for_program(prog), None, argv[1:]
-
-
-# llama.cpp's unified `llama` executable (PR #23296, app/llama.cpp `cmds`): `llama serve` runs llama-server's main
-# with the arguments after the command, `llama cli` llama-cli's, `llama completion` llama-completion's and `llama
-# bench` llama-bench's, each under its aliases (server, client, complete); `llama serve --help` prints what
-# `llama-server --help` does
-LLAMA_APP_COMMANDS = {"serve": "llama-server", "server": "llama-server", "cli": "llama-cli", "client": "llama-cli",
-                      "completion": "llama-completion", "complete": "llama-completion", "bench": "llama-bench"}
 
 
 # A Python call pasted where a model or a command goes: the loaders whose arguments name the settings, and the

@@ -756,3 +756,18 @@ def _mappings(node: Any, depth: int = 0) -> Any:
         return
     for child in children:
         yield from _mappings(child, depth + 1)
+
+
+def program_name(argv0: str) -> str:
+    """The program as the shell finds it: the last path part, either separator (`.\\llama-server.exe` typed in
+    PowerShell, `./build/bin/llama-server`), without Windows' `.exe`."""
+    name = re.split(r"[\\/]", argv0)[-1]
+    return name[:-4] if name.lower().endswith(".exe") else name
+
+
+# llama.cpp's unified `llama` executable (PR #23296, app/llama.cpp `cmds`): `llama serve` runs llama-server's main
+# with the arguments after the command, `llama cli` llama-cli's, `llama completion` llama-completion's and `llama
+# bench` llama-bench's, each under its aliases (server, client, complete); `llama serve --help` prints what
+# `llama-server --help` does
+LLAMA_APP_COMMANDS = {"serve": "llama-server", "server": "llama-server", "cli": "llama-cli", "client": "llama-cli",
+                      "completion": "llama-completion", "complete": "llama-completion", "bench": "llama-bench"}

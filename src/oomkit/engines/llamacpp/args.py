@@ -21,12 +21,14 @@ from ...flags import check_settings, flag_value, stof, stoi
 from ...model import names
 from ...model.resolve import split_quant
 from ..command import (
+    LLAMA_APP_COMMANDS,
     Opt,
     Syntax,
     defaults,
     format_flags,
     join_command,
     number,
+    program_name,
     python_module,
     rewrite,
     values_of,
@@ -424,11 +426,6 @@ _DEFAULTS = defaults(LlamaCppSettings)
 
 
 def _program_len(argv: list[str]) -> int:
-    from ..cmdline import (  # `llama serve`: the unified executable and its command
-        LLAMA_APP_COMMANDS,
-        program_name,
-    )
-
     return 2 if argv and program_name(argv[0]) == "llama" and len(argv) > 1 and argv[1] in LLAMA_APP_COMMANDS else 1
 
 
