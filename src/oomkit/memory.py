@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .accuracy import error_band
+from .units import GiB
 
 if TYPE_CHECKING:  # for annotations only: the model floor sits above this one
     from .model.spec import ModelSpec
@@ -177,3 +178,15 @@ class MemoryEstimate:
             "warnings": list(self.warnings) + list(m.labels),
             "error_band": error_band(self),
         }
+
+
+def apple_default_gpu_share(memsize: int) -> int:
+    """macOS's default GPU working-set limit, MTLDevice.recommendedMaxWorkingSetSize with iogpu.wired_limit_mb at 0:
+    what ggml-metal takes as the device's memory (ggml-metal-device.m ggml_metal_device_get_memory) and mlx as its
+    limit. macOS 13-14 report 2/3 of the RAM up to 32 GiB and 3/4 above, as these logs print (MB = 10^6 bytes):
+    16 GiB 11453.25 MB (llama.cpp CI, M1 16 GB; llama-cpp-python#687), 32 GiB 22906.50 MB (ollama#434; an M1 Max
+    32 GB), 36 GiB 28991.03 MB, 64 GiB 51539.61 MB (M2 Max), 128 GiB 103079.22 MB (M2/M3 Ultra/Max). Later macOS
+    reports more on some Macs (32 GiB M4: 26800.60 MB, 0.78; 64 GiB M3 Max: 55662.79 MB, 0.81; 107.52 GiB of 128
+    GiB on macOS 26, antirez/ds4#893), so this is the conservative figure: `sudo sysctl iogpu.wired_limit_mb=N`
+    raises the limit, and --vram (llama.cpp) or --wired-limit-mb (mlx) gives it."""
+    return memsize * 2 // 3 if memsize <= 32 * GiB else memsize * 3 // 4

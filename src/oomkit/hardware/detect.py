@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..memory import Device
+from ..memory import Device, apple_default_gpu_share
 from ..units import GiB, MiB
 from .catalog import lookup, with_facts
 
@@ -511,14 +511,6 @@ def _read(path: Path) -> str:
 
 # ---------------------------------------------------------------------------------------------------------
 # Apple silicon
-
-
-def apple_default_gpu_share(memsize: int) -> int:
-    """macOS's default GPU working-set limit (Metal's recommendedMaxWorkingSetSize) when iogpu.wired_limit_mb is
-    0: about 2/3 of RAM up to 36 GiB and 3/4 above, as llama.cpp's Metal backend logs show on 8–192 GB Macs.
-    An approximation, labelled as such: recent macOS releases allow more on large Macs (107.52 GiB of 128 GiB
-    measured on macOS 26, github.com/antirez/ds4/pull/893)."""
-    return memsize * 2 // 3 if memsize <= 36 * GiB else memsize * 3 // 4
 
 
 def apple_gpus(probe: Probe, host: HostMemory | None) -> list[Gpu]:

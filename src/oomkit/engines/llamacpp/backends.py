@@ -29,10 +29,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...errors import OomkitError
-from ...memory import Device
+from ...memory import Device, apple_default_gpu_share
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant import ggml
-from ...units import GiB, round_up
+from ...units import round_up
 from ..versions import llamacpp_build_on
 from .backend_names import Backend, device_index, infer_backend
 from .compute import compute_phases, reserved_outputs
@@ -86,15 +86,9 @@ METAL_DEVICE_RENAME = 7909
 def metal_working_set(ram_bytes: int) -> int:
     """MTLDevice.recommendedMaxWorkingSetSize, what ggml-metal takes as the device's memory (ggml-metal-device.m
     ggml_metal_device_get_memory: total = recommendedMaxWorkingSetSize) and what it warns past ("current
-    allocated size is greater than the recommended max working set size"). macOS 13-14 report 2/3 of the RAM
-    up to 32 GiB and 3/4 above, as these logs print (MB = 10^6 bytes):
-      16 GiB: 11453.25 MB (llama.cpp CI logs, M1 16 GB); 32 GiB: 22906.50 MB (ggml-org/llama.cpp#9791-era M1 Max
-      32 GB); 36 GiB: 28991.03 MB; 64 GiB: 51539.61 MB (M2 Max); 128 GiB: 103079.22 MB (M2/M3 Ultra/Max).
-    macOS 15 reports a little more on some chips (32 GiB M4: 26800.60 MB, 0.78; 64 GiB M3 Max: 55662.79 MB,
-    0.81), so this is the conservative figure. `sudo sysctl iogpu.wired_limit_mb=N` raises the limit; give
-    --vram then."""
-    frac = (2, 3) if ram_bytes <= 32 * GiB else (3, 4)
-    return ram_bytes * frac[0] // frac[1]
+    allocated size is greater than the recommended max working set size"): macOS's default
+    (hardware/detect.py apple_default_gpu_share)."""
+    return apple_default_gpu_share(ram_bytes)
 
 
 def metal_devices(devices: tuple[Device, ...]) -> tuple[Device, ...]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...errors import OomkitError
-from ...memory import Device, LayerUse, MemoryEstimate, Usage
+from ...memory import Device, LayerUse, MemoryEstimate, Usage, apple_default_gpu_share
 from ...model.spec import LayerKind, ModelSpec, TensorSpec
 from ...model.weights import per_layer_sum
 from ...units import GiB, KiB, MiB
@@ -27,12 +27,9 @@ VM_PAGE = 16 * KiB
 
 
 def default_working_set(ram: int) -> int:
-    """Metal's recommendedMaxWorkingSetSize with iogpu.wired_limit_mb=0, as macOS 14/15 report it: two thirds of the
-    RAM up to 32 GiB, three quarters above. Read from published start-up logs (llama.cpp prints it): 16 GiB ->
-    10922.67 MiB (llama-cpp-python#687), 32 GiB -> 21845.34 MiB (ollama#434), 36 GiB -> 28991.03 MB, 64 GiB ->
-    51539.61 MB = 48 GiB (llama.cpp issues on an M2 Max 64GB). Newer macOS reports more (107.52 GiB of 128 GiB on
-    macOS 26, antirez/ds4#893): pass --wired-limit-mb or the value from mx.device_info() when you know it."""
-    return ram * 2 // 3 if ram <= 32 * GiB else ram * 3 // 4
+    """Metal's recommendedMaxWorkingSetSize with iogpu.wired_limit_mb=0 (hardware/detect.py apple_default_gpu_share):
+    pass --wired-limit-mb or the value from mx.device_info() when you know it."""
+    return apple_default_gpu_share(ram)
 
 
 def default_max_buffer(ram: int) -> int:
