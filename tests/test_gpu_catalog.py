@@ -353,6 +353,10 @@ def test_check_prints_which_size_a_bare_name_took():
     ("RX 580 8GB", "AMD Radeon RX 580 8GB", 8),
     ("RTX 4090D", "NVIDIA GeForce RTX 4090 D", 24),
     ("4090 D", "NVIDIA GeForce RTX 4090 D", 24),
+    # vllm#34076's "5070 Ti + 5090 D"; kekzl/imp#1059's 24 GB 5090D v2
+    ("RTX 5090 D", "NVIDIA GeForce RTX 5090 D", 32),
+    ("5090D", "NVIDIA GeForce RTX 5090 D", 32),
+    ("RTX 5090D v2", "NVIDIA GeForce RTX 5090 D v2", 24),
     ("RX 6600", "AMD Radeon RX 6600", 8),
     ("RX 6600XT", "AMD Radeon RX 6600 XT", 8),
     ("RX 9070XT", "AMD Radeon RX 9070 XT", 16),
