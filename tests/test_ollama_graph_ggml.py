@@ -34,6 +34,7 @@ from oomkit.engines.ollama.graph import (
     qwen3_gpu_graph_replayed,
     qwen25vl_reserve_grid,
     qwen25vl_vision_graph_bytes,
+    siglip_vision_graph_bytes,
 )
 from oomkit.model.resolve import resolve
 
@@ -690,3 +691,83 @@ def test_pixtral_vision_replay_is_ggml_alloc(px, n_layer, flash):
                                       flash_attention=flash) == want
     if px == 110:
         assert want == (771962080 if flash else 9646586080)
+
+
+def siglip_vision_bytes(px: int, n_layer: int, E: int = 1152, H: int = 16, FF: int = 4304, TH: int = 2560,
+                        patch: int = 14, tokens: int = 256, flash: bool = False, conv_bias: bool = False) -> int:
+    """Ollama's gemma3 vision encoder (SigLIP) and projector (model/models/gemma3 model_vision.go and model.go
+    v0.12.3+) on a px x px patch image on the CPU, built with ggml as its Go code builds it: the final Mulmat's
+    transposed projection weight copy, ggml_conv_2d (+ the bias from v0.12.7), Reshape / Permute / Contiguous, the
+    position embedding's get_rows at the I32 ids, added; per block LayerNorm (norm, weight, bias), q/k/v with
+    biases, the scores by hand (k x q scaled, softmaxed; V permuted and copied; kqv permuted back and copied) or
+    (flash) ggml_flash_attn_ext on the permuted q, k, v, the output with its bias, the residual, LayerNorm, fc1 +
+    bias, GELU in place, fc2 + bias, the residual; the post LayerNorm; the projector's Permute / Contiguous,
+    average pooling to the tokens, Permute / Contiguous, RMSNorm, the Mulmat. The inputs (pixels, ids) have
+    buffers of their own."""
+    g = _Ggml()
+    extra = {"ggml_norm": (P, P, P, F), "ggml_gelu_inplace": (P, P, P),
+             "ggml_pool_2d": (P, P, P, INT, INT, INT, INT, INT, F, F)}
+    for name, (res, *args) in extra.items():
+        f = getattr(g.base, name)
+        f.restype, f.argtypes = res, args
+        setattr(g, name[5:], f)
+    side, n, D, m = px * patch, px * px, E // H, int(round(tokens ** 0.5))
+    W, IN, G = (g.init(_Params(k * C.sizeof(C.c_void_p) * 64, None, True)) for k in (4000, 400, 200000))
+    w: dict = {}
+
+    def wt(name, typ, *shape):
+        if name not in w:
+            w[name] = (g.new_tensor_1d, g.new_tensor_2d, g.new_tensor_3d, g.new_tensor_4d)[len(shape) - 1](W, typ, *shape)
+        return w[name]
+
+    def lin(name, x, i, o):
+        return g.add(G, g.mul_mat(G, wt(name, T_F16, i, o), x), wt(name + "b", T_F32, o))
+
+    def layer_norm(name, x):
+        return g.add(G, g.mul(G, g.norm(G, x, 1e-6), wt(name, T_F32, E)), wt(name + "b", T_F32, E))
+
+    pix, ids = g.new_tensor_3d(IN, T_F32, side, side, 3), g.new_tensor_1d(IN, T_I32, n)
+    gf = g.new_graph_custom(G, 65536, False)
+    proj = g.cont(G, g.permute(G, wt("mm_input_projection", T_F16, TH, E), 1, 0, 2, 3))
+    h = g.conv_2d(G, wt("patch", T_F16, patch, patch, 3, E), pix, patch, patch, 0, 0, 1, 1)
+    if conv_bias:
+        h = g.add(G, h, g.reshape_3d(G, wt("patchb", T_F32, E), 1, 1, E))
+    h = g.cont(G, g.permute(G, g.reshape_2d(G, h, n, E), 1, 0, 2, 3))
+    h = g.add(G, h, g.get_rows(G, wt("position_embd", T_F32, E, n), ids))
+    for _ in range(n_layer):
+        res = h
+        x = layer_norm("ln1", h)
+        q, k, v = (g.reshape_4d(G, lin(name, x, E, E), D, H, n, 1) for name in ("q", "k", "v"))
+        q, k = g.permute(G, q, 0, 2, 1, 3), g.permute(G, k, 0, 2, 1, 3)
+        if flash:
+            a = g.flash_attn_ext(G, q, k, g.permute(G, v, 0, 2, 1, 3), None, D ** -0.5, 0.0, 0.0)
+        else:
+            v = g.cont(G, g.permute(G, v, 1, 2, 0, 3))
+            kqv = g.mul_mat(G, v, g.soft_max(G, g.scale(G, g.mul_mat(G, k, q), D ** -0.5)))
+            a = g.cont(G, g.permute(G, kqv, 0, 2, 1, 3))
+        h = g.add(G, lin("o", g.reshape_3d(G, a, E, n, 1), E, E), res)
+        res = h
+        h = g.add(G, lin("fc2", g.gelu_inplace(G, lin("fc1", layer_norm("ln2", h), E, FF)), FF, E), res)
+    h = layer_norm("post", h)
+    h = g.reshape_3d(G, g.cont(G, g.permute(G, h, 1, 0, 2, 3)), px, px, E)
+    h = g.pool_2d(G, h, 1, px // m, px // m, px // m, px // m, 0.0, 0.0)  # GGML_OP_POOL_AVG
+    h = g.cont(G, g.permute(G, g.reshape_2d(G, h, m * m, E), 1, 0, 2, 3))
+    h = g.mul(G, g.rms_norm(G, h, 1e-6), wt("soft_emb_norm", T_F32, E))
+    x = g.mul_mat(G, proj, h)
+    buft = g.backend_cpu_buffer_type()
+    assert all(g.backend_alloc_ctx_tensors_from_buft(ctx, buft) for ctx in (W, IN))
+    g.build_forward_expand(gf, x)
+    return _reserved_bytes(g, gf, buft, (W, IN, G))
+
+
+@pytest.mark.parametrize("flash", [False, True], ids=["by-hand", "flash"])
+@pytest.mark.parametrize("px,n_layer,conv_bias", [(16, 2, True), (32, 3, False), (64, 27, False), (64, 2, True)])
+def test_siglip_vision_replay_is_ggml_alloc(px, n_layer, conv_bias, flash):
+    """graph.py siglip_vision_graph_bytes (the replay) against ggml_gallocr_reserve on the gemma3 encoder built
+    with ggml, on the CPU: equal. gemma3:4b's reserve (896 / 14 = 64 x 64 patches, 27 blocks, no conv bias as in
+    v0.12.3): 1,174,011,904 B, the "1.1 GiB" ollama/ollama#12303 prints (tests/test_ollama_new_engine.py)."""
+    want = siglip_vision_bytes(px, n_layer, flash=flash, conv_bias=conv_bias)
+    assert siglip_vision_graph_bytes(px * 14, 14, 1152, 16, 4304, n_layer, 256, 2560, False, alignment=32,
+                                     flash_attention=flash, conv_bias=conv_bias) == want
+    if (px, n_layer, flash) == (64, 27, False):
+        assert want == 1174011904

@@ -243,12 +243,37 @@ def test_gemma3_4b_cpu_only_weights_kv_and_layers():
 
 def test_gemma3_4b_cpu_only_graph_is_the_vision_encoders():
     """The CPU "compute graph" 1.1 GiB is the vision encoder's worst case (a 2048 x 2048 image, reserved before the
-    text batch: runner/ollamarunner multimodal.go getTensor), not the 8192-token text batch (about 174 MiB):
-    VisionGraphSize's 1.0 GiB (1033.2 MiB) is within 10% of it (-8.3%)."""
+    text batch: runner/ollamarunner multimodal.go getTensor), not the 8192-token text batch (about 174 MiB): Ollama's
+    own SigLIP encoder and projector replayed (graph.py siglip_vision_graph_bytes, equal to ggml-alloc in
+    test_ollama_graph_ggml.py; 972 nodes as the log's "compute graph" nodes=972, v0.12.3 having no patch
+    convolution bias): 1174011904 B, printed as the log's 1.1 GiB; total memory 5.0 GiB as printed. Before:
+    VisionGraphSize's 1.0 GiB (1033.2 MiB, -8.3%)."""
+    from oomkit.engines.ollama.graph import siglip_vision_graph
+
+    assert len(siglip_vision_graph(896, 14, 1152, 16, 4304, 27, 256, 2560, False, conv_bias=False).nodes) == 972
     fx, est = _gemma3_cpu()
-    got = est.engine_view["ollama_memory"]["compute graph"]["CPU"]
-    want = fx["printed"]["compute graph_bytes"]["CPU"]
-    assert abs(got - want) / want <= COMPUTE_TOLERANCE, (got / MiB, want / MiB)
+    mine = est.engine_view["ollama_memory"]
+    assert mine["compute graph"]["CPU"] == 1174011904
+    assert ol.human_bytes2(mine["compute graph"]["CPU"]) == fx["printed"]["compute graph"]["CPU"]
+    assert ol.human_bytes2(mine["total memory"]) == fx["printed"]["total memory"]
+
+
+def test_gemma3_vision_reserve_with_flash_attention_from_0_13_2():
+    """v0.13.2 (1108d8b34, "ggml: Enable flash attention for vision encoders"): with flash attention, on by default
+    for gemma3, the SigLIP encoder's reserve has no scores (ggml_flash_attn_ext on the permuted q, k, v; head dim 72
+    takes ggml-cuda's tile kernel), so on a GPU it is no longer the 1 GiB of scores the CPU log above shows: the
+    encoder's reserve at v0.13.2 is 142671872 B on CUDA (graph.py, equal to ggml-alloc in test_ollama_graph_ggml.py
+    on the CPU), and gemma3:4b's CUDA0 compute graph falls under 256 MiB; without flash attention the scores
+    stay."""
+    gpu = Device(id="CUDA0", name="NVIDIA GeForce RTX 3060", memory_bytes=12 * GiB, free_bytes=11 * GiB)
+
+    def graph(version: str, fa: str = "") -> int:
+        est = ol.ENGINE.estimate(resolve("gemma3:4b", "Q4_K_M"), (gpu,),
+                                 ol.OllamaSettings(num_ctx=4096, flash_attention=fa, engine_version=version))
+        return est.engine_view["ollama_memory"]["compute graph"]["CUDA0"]
+
+    assert graph("0.13.1") > GiB and graph("0.13.2", "false") > GiB
+    assert 142671872 <= graph("0.13.2") < 256 * MiB
 
 
 # ---------------------------------------------------------------------------------------------------------

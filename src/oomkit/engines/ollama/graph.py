@@ -586,6 +586,101 @@ def pixtral_vision_graph_bytes(side: int, patch: int, hidden: int, n_head: int, 
     return reserve(g, alignment)
 
 
+def siglip_vision_graph(side: int, patch: int, hidden: int, n_head: int, n_ff: int, n_layer: int, tokens: int,
+                        text_hidden: int, on_gpu: bool, flash_attention: bool = False, conv_bias: bool = True
+                        ) -> Graph:
+    """The graph of Ollama's gemma3 vision encoder (SigLIP) and projector on the side x side image, as
+    runner/ollamarunner multimodal.go getTensor reserves it (model/models/gemma3/model_vision.go and model.go,
+    v0.12.3+: the same code through v0.2x):
+    - the projector's mm_input_projection weight Permute + Contiguous (the final Mulmat's first source, so the
+      first node: its copy, in the weight's F16, lives through the whole encoder);
+    - nn.Conv2D (its bias added from v0.12.7, 0d140bd1a: conv_bias), Reshape + Permute + Contiguous to [hidden,
+      patches]; the position embedding's Rows
+      at the Arange ids (an I32 ctx.Input()): v.position_embd sits with the input tensors (ml/backend/ggml New),
+      so on a GPU its get_rows runs on the CPU and its rows are a split input copied in (op_offload skips
+      GET_ROWS), added;
+    - per block LayerNorm (norm, weight, bias), q/k/v with biases, nn.Attention without a cache: the scores by hand
+      (k x q F32 [patches, patches, heads], scaled and softmaxed in place; V permuted and copied; kqv permuted
+      back and copied) before v0.13.2 and from it without flash attention, ggml_flash_attn_ext on the permuted q,
+      k, v from v0.13.2 (1108d8b34) with flash attention; the output with its bias and the residual; LayerNorm,
+      fc1 + bias, GELU in place, fc2 + bias, the residual; the post LayerNorm;
+    - the projector: Permute + Contiguous, AvgPool2D to tokens, Permute + Contiguous, RMSNorm, the Mulmat.
+    On a GPU the pixels are a split input copied in at the start; on the CPU the inputs have buffers of their
+    own."""
+    px = side // patch
+    n, E, H, FF = px * px, hidden, n_head, n_ff
+    D = E // H
+    g = Graph()
+
+    w, t = _weight, _made
+
+    def rs(x: T, per: int, *shape: int) -> T:
+        v = view(x)
+        v.layout = (per, shape)
+        return v
+
+    def inp(nbytes: int, *shape: int) -> T:
+        if on_gpu:
+            return T("cpy", (), nbytes, ("cpy", shape))
+        return T("", nbytes=nbytes, layout=("in", shape), external=True)
+
+    def lin(x: T, i: int, o: int, cols: int) -> T:
+        return t("add", (t("mul_mat", (w(i, o), x), 4, o, cols), w(o)), 4, o, cols)
+
+    def layer_norm(x: T, cols: int) -> T:
+        return t("add", (t("mul", (t("norm", (x,), 4, E, cols), w(E)), 4, E, cols), w(E)), 4, E, cols)
+
+    pix = inp(4 * side * side * 3, side, side, 3)
+    g.expand(pix)
+    proj = t("cont", (view(w(text_hidden, E)),), 2, E, text_hidden)  # the F16 weight's transposed copy
+    g.expand(proj)
+    k2 = 3 * patch * patch
+    col = t("im2col", (w(patch, patch, 3, E), pix), 2, k2, px, px, 1)
+    mm = t("mul_mat", (rs(col, 2, k2, n), view(w(k2, E))), 4, n, E)
+    h = t("cont", (view(rs(mm, 4, px, px, E, 1)),), 4, px, px, E, 1)
+    if conv_bias:
+        h = t("add", (h, view(w(E))), 4, px, px, E, 1)
+    h = t("cont", (view(rs(h, 4, n, E)),), 4, E, n)
+    if on_gpu:
+        rows = inp(4 * E * n, E, n)
+    else:
+        rows = t("get_rows", (w(E, n), T("", nbytes=4 * n, layout=("in", (n,)), external=True)), 4, E, n)
+    h = t("add", (h, rows), 4, E, n)
+    for _ in range(n_layer):
+        res = h
+        x = layer_norm(h, n)
+        q, k, v = (rs(lin(x, E, E, n), 4, D, H, n) for _ in range(3))
+        if flash_attention:
+            a = t("flash_attn_ext", (view(q), view(k), view(v), None), 4, D, H, n)
+        else:
+            v = t("cont", (view(v),), 4, n, D, H)
+            kq = t("soft_max", (t("scale", (t("mul_mat", (view(k), view(q)), 4, n, n, H),), 4, n, n, H),), 4, n, n, H)
+            a = t("cont", (view(t("mul_mat", (v, kq), 4, D, n, H)),), 4, D, H, n)
+        h = t("add", (lin(rs(a, 4, E, n), E, E, n), res), 4, E, n)
+        res = h
+        x = view(lin(layer_norm(h, n), E, FF, n))  # GELU in place: ggml_gelu_inplace is a view
+        h = t("add", (lin(x, FF, E, n), res), 4, E, n)
+    h = layer_norm(h, n)
+    m = int(round(tokens ** 0.5))
+    h = t("cont", (view(h),), 4, n, E)
+    h = t("pool_2d", (rs(h, 4, px, px, E),), 4, m, m, E)
+    h = t("cont", (view(rs(h, 4, m * m, E)),), 4, E, m * m)
+    h = t("mul", (t("rms_norm", (h,), 4, E, m * m), w(E)), 4, E, m * m)
+    g.expand(t("mul_mat", (proj, h), 4, text_hidden, m * m))
+    return g
+
+
+def siglip_vision_graph_bytes(side: int, patch: int, hidden: int, n_head: int, n_ff: int, n_layer: int,
+                              tokens: int, text_hidden: int, on_gpu: bool, alignment: int = 128,
+                              flash_attention: bool = False, conv_bias: bool = True) -> int:
+    """ggml-alloc's buffer for siglip_vision_graph (galloc.py). ollama/ollama#12303 (gemma3:4b on the CPU,
+    v0.12.3, no conv bias): the vision reserve ("compute graph" nodes=972, as many as siglip_vision_graph has) is
+    the larger of the two graphs, "compute graph" CPU 1.1 GiB: 1174011904 B, the scores by hand (4 B x 4096^2 x
+    16 heads = 1 GiB) above the block's rows and the projection weight's copy."""
+    return reserve(siglip_vision_graph(side, patch, hidden, n_head, n_ff, n_layer, tokens, text_hidden, on_gpu,
+                                       flash_attention, conv_bias), alignment)
+
+
 GEMMA4_MAX_TOKENS = 280  # model/models/gemma4/process_image.go newImageProcessor: maxTokens (v0.20.0+)
 
 

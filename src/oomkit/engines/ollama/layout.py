@@ -48,7 +48,14 @@ from .memory import (
     layout_era_c,
     predict_server_vram,
 )
-from .projector import Projector, catalog_vision_config, mmproj_projector, own_pixtral_graph, own_vision_graph
+from .projector import (
+    Projector,
+    catalog_vision_config,
+    mmproj_projector,
+    own_pixtral_graph,
+    own_siglip_graph,
+    own_vision_graph,
+)
 from .projector import projector as vision_projector
 from .settings import (
     V_BACKEND_LIBRARY_NAMES,
@@ -84,6 +91,8 @@ V_GLM4MOELITE_MLA = (0, 15, 0)  # 64737330a (#13870): glm4moelite's K/V cached a
 V_QWEN25VL_OWN_VISION = (0, 13, 4)  # 971d62595: 2 MP images, the encoder rewritten (graph.py replays it)
 V_PIXTRAL_OWN = (0, 13, 0)  # model/models/mistral3 model_vision.go as graph.py replays it (333203d87: Slice)
 V_VISION_SDPA = (0, 13, 2)  # 1108d8b34: nn.Attention without a cache goes through ScaledDotProductAttention
+V_SIGLIP_OWN = (0, 12, 3)  # model/models/gemma3 model_vision.go as graph.py replays it (ollama/ollama#12303)
+V_CONV2D_BIAS = (0, 12, 7)  # 0d140bd1a: nn.Conv2D adds its bias
 V_MLLAMA_OLLAMA_ENGINE = (0, 7, 0)  # 23125648b: mllama on the Ollama engine, its encoder inside the model GGUF
 V_SET_ROWS = (0, 13, 0)  # 53985b3c4: kvcache/causal.go Put writes the cache with SetRows at an I32 cell index input
 V_GEMMA3_EMBED = (0, 11, 10)  # 5994e8e8f (#12181): model/models/gemma3/embed.go, gemma3 GGUFs with pooling_type
@@ -404,6 +413,12 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
                 flash = fa and v >= V_VISION_SDPA
                 own_gpu = own_pixtral_graph(spec, True, flash)
                 own_cpu = own_pixtral_graph(spec, False, flash) if own_gpu is not None else None
+            # gemma3's SigLIP encoder (v0.12.3+; its patch convolution's bias from v0.12.7, 0d140bd1a), the same
+            # cache-less attention as Pixtral's
+            if own_gpu is None and v >= V_SIGLIP_OWN:
+                flash, bias = fa and v >= V_VISION_SDPA, v >= V_CONV2D_BIAS
+                own_gpu = own_siglip_graph(spec, True, flash, bias)
+                own_cpu = own_siglip_graph(spec, False, flash, bias) if own_gpu is not None else None
             vis_gpu = proj.graph if own_gpu is None else own_gpu
             vis_cpu = proj.graph if own_gpu is None else own_cpu or 0
             graph, partial, cpu_graph = max(graph, vis_gpu), max(partial, vis_gpu), max(graph, vis_cpu)

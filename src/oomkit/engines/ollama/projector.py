@@ -33,6 +33,7 @@ from .graph import (
     pixtral_vision_graph_bytes,
     qwen25vl_reserve_grid,
     qwen25vl_vision_graph_bytes,
+    siglip_vision_graph_bytes,
 )
 
 # VisionGraphSize's architectures and the vision_config families they come from
@@ -311,5 +312,27 @@ def own_pixtral_graph(spec: ModelSpec, on_gpu: bool, flash_attention: bool = Fal
             int(vc.get("num_attention_heads", 16)), int(vc["intermediate_size"]), int(vc["num_hidden_layers"]),
             int(cfg.get("spatial_merge_size", 2)), int(tc.get("hidden_size", hidden)), on_gpu,
             alignment=128 if on_gpu else 32, flash_attention=flash_attention)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def own_siglip_graph(spec: ModelSpec, on_gpu: bool, flash_attention: bool = False, conv_bias: bool = True
+                     ) -> int | None:
+    """The Ollama engine's own reserve of gemma3's SigLIP encoder and projector (graph.py
+    siglip_vision_graph_bytes on the image_size x image_size image the processor makes of the 2048 x 2048 reserve
+    image; flash_attention: v0.13.2+'s flash branch; conv_bias: v0.12.7+), on a GPU or on the CPU; None for other
+    models. ollama/ollama#12303 (gemma3:4b on the CPU, v0.12.3): "compute graph" CPU 1.1 GiB = 1174011904 B."""
+    towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
+    cfg = _catalog_config(spec) if towers else None
+    vc = cfg.get("vision_config") if cfg else None
+    if not isinstance(vc, Mapping) or ollama_arch(cfg) != "gemma3" or towers[0].family != "siglip_vision_model":
+        return None
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), Mapping) else {}
+    try:
+        return siglip_vision_graph_bytes(
+            int(vc["image_size"]), int(vc["patch_size"]), int(vc["hidden_size"]), int(vc["num_attention_heads"]),
+            int(vc["intermediate_size"]), int(vc["num_hidden_layers"]), int(cfg.get("mm_tokens_per_image") or 256),
+            int(tc["hidden_size"]), on_gpu, alignment=128 if on_gpu else 32, flash_attention=flash_attention,
+            conv_bias=conv_bias)
     except (KeyError, TypeError, ValueError):
         return None
