@@ -595,18 +595,17 @@ def siglip_vision_graph(side: int, patch: int, hidden: int, n_head: int, n_ff: i
     - the projector's mm_input_projection weight Permute + Contiguous (the final Mulmat's first source, so the
       first node: its copy, in the weight's F16, lives through the whole encoder);
     - nn.Conv2D (its bias added from v0.12.7, 0d140bd1a: conv_bias), Reshape + Permute + Contiguous to [hidden,
-      patches]; the position embedding's Rows
-      at the Arange ids (an I32 ctx.Input()): v.position_embd sits with the input tensors (ml/backend/ggml New),
-      so on a GPU its get_rows runs on the CPU and its rows are a split input copied in (op_offload skips
-      GET_ROWS), added;
+      patches]; the position embedding's Rows at the Arange ids (an I32 ctx.Input()), added: the weight is
+      v.position_embedding.weight, which ml/backend/ggml New's "position_embd" match does not take for an input
+      tensor, so it sits with the other v.* tensors and its get_rows runs where they do;
     - per block LayerNorm (norm, weight, bias), q/k/v with biases, nn.Attention without a cache: the scores by hand
       (k x q F32 [patches, patches, heads], scaled and softmaxed in place; V permuted and copied; kqv permuted
       back and copied) before v0.13.2 and from it without flash attention, ggml_flash_attn_ext on the permuted q,
       k, v from v0.13.2 (1108d8b34) with flash attention; the output with its bias and the residual; LayerNorm,
       fc1 + bias, GELU in place, fc2 + bias, the residual; the post LayerNorm;
     - the projector: Permute + Contiguous, AvgPool2D to tokens, Permute + Contiguous, RMSNorm, the Mulmat.
-    On a GPU the pixels are a split input copied in at the start; on the CPU the inputs have buffers of their
-    own."""
+    On a GPU the pixels and the ids are split inputs copied in at the start; on the CPU the inputs have buffers of
+    their own."""
     px = side // patch
     n, E, H, FF = px * px, hidden, n_head, n_ff
     D = E // H
@@ -630,8 +629,8 @@ def siglip_vision_graph(side: int, patch: int, hidden: int, n_head: int, n_ff: i
     def layer_norm(x: T, cols: int) -> T:
         return t("add", (t("mul", (t("norm", (x,), 4, E, cols), w(E)), 4, E, cols), w(E)), 4, E, cols)
 
-    pix = inp(4 * side * side * 3, side, side, 3)
-    g.expand(pix)
+    pix, ids = inp(4 * side * side * 3, side, side, 3), inp(4 * n, n)
+    g.expand(pix, ids)
     proj = t("cont", (view(w(text_hidden, E)),), 2, E, text_hidden)  # the F16 weight's transposed copy
     g.expand(proj)
     k2 = 3 * patch * patch
@@ -641,11 +640,7 @@ def siglip_vision_graph(side: int, patch: int, hidden: int, n_head: int, n_ff: i
     if conv_bias:
         h = t("add", (h, view(w(E))), 4, px, px, E, 1)
     h = t("cont", (view(rs(h, 4, n, E)),), 4, E, n)
-    if on_gpu:
-        rows = inp(4 * E * n, E, n)
-    else:
-        rows = t("get_rows", (w(E, n), T("", nbytes=4 * n, layout=("in", (n,)), external=True)), 4, E, n)
-    h = t("add", (h, rows), 4, E, n)
+    h = t("add", (h, t("get_rows", (w(E, n), ids), 4, E, n)), 4, E, n)
     for _ in range(n_layer):
         res = h
         x = layer_norm(h, n)
