@@ -19,7 +19,7 @@ describes.
 | vllm-project/vllm#15598 DeepSeek-R1 TP8 x PP4 | vLLM 0.7.3, 32 x L40S | --enforce-eager | unchanged (no failure placed) | same (strict xfail) |
 | ggml-org/llama.cpp#28970 Qwen3.6-35B-A3B UD-Q8_K_XL, 120,000 | llama.cpp b10989, one 24 GB card | the experts of 19 of 41 layers on the CPU (llama-server's fit) | weights UD-Q8_K_XL -> Q4_K_M | --n-cpu-moe 18 |
 | jeanfbrito.github.io Qwen3.6-35B-A3B UD-IQ3_XXS, 65,536 | llama.cpp, RTX 3060 12GB | -ncmoe N | weights UD-IQ3_XXS -> IQ2_XXS | --n-cpu-moe 7 |
-| ollama/ollama#11202 deepseek-r1:671b | Ollama 0.9.x, 2 x MI50 32GB | PARAMETER num_gpu 6 | nothing fits | same (strict xfail) |
+| ollama/ollama#11202 deepseek-r1:671b | Ollama 0.9.x, 2 x MI50 32GB | PARAMETER num_gpu 6 | nothing fits | /set parameter num_gpu 6 |
 | vllm-project/vllm#34076 Qwen3-Coder-30B-A3B-FP8 PP2, partition 16,32 | vLLM 0.15.2, RTX 5070 Ti + RTX 5090 D | --max-model-len <= 34736 | nothing fits | same (strict xfail) |
 | vllm-project/vllm#57475 Qwen3.8-27B NVFP4, nvfp4 KV, 0.98 | vLLM 0.29.1, RTX 5090 Laptop | 0.97 | refused: no nvfp4 KV on SM 12.x | same (strict xfail) |
 | mlx plan (mlx_lm generate.py / server.py argparse) | mlx-lm 0.31.3 | -- | writes --prompt-tokens, --q-bits | only mlx_lm's flags |
@@ -29,7 +29,9 @@ before an all-GPU fix that changes the weights or the context the user typed (pl
 offload_experts); plan writes the fix vLLM's own refusal names (engine.settle: for the Mamba-blocks check the largest
 power of two within the blocks, for a phase after the KV cache the utilization that leaves it its room) rather than
 dropping the setting for CPU offload or a larger GPU; and MLX commands carry only mlx_lm's flags, the
-other bits as the mlx-community repo that holds them, the prompt's length apart (engine.sizing_flags).
+other bits as the mlx-community repo that holds them, the prompt's length apart (engine.sizing_flags); where
+Ollama's own layer split does not fit, fit lowers num_gpu one layer at a time below Ollama's count, written as the
+session's `/set parameter num_gpu N` line (engines/ollama/knobs.py fit_offload).
 """
 
 from __future__ import annotations
@@ -266,12 +268,23 @@ def test_11202_the_fix_runs_split_with_the_cpu():
     assert _runs(r)
 
 
-@pytest.mark.xfail(strict=True, reason="Ollama's layer count is a Modelfile PARAMETER (num_gpu), which `ollama run` "
-                   "takes no flag for: fit has no Ollama offload knob to turn and answers a larger GPU, where 6 "
-                   "layers on the MI50s run (ROCm0 short by 598 MiB at Ollama's own 8 layers)")
 def test_11202_fit_offers_fewer_layers():
+    # Ollama's own 8 layers leave ROCm0 short by 598 MiB; fit lowers num_gpu (the session's `/set parameter`
+    # line) to the thread's 6, no fewer, and the command it writes runs split with the CPU
     f = _fit(R11202["gpu"], R11202["version"], R11202["command"])
-    assert f["command"] is not None and f["tier"] == 2
+    assert f["tier"] == 2 and f["knobs"] == ["offload"]
+    assert _changes(f) == {"num_gpu": (8, 6)}
+    assert f["command"].endswith("\n/set parameter num_gpu 6")
+    assert _runs(_check(R11202["gpu"], R11202["version"], f["command"]))
+
+
+def test_11202_a_num_gpu_set_in_the_session_is_lowered_below_it():
+    # num_gpu 7 leaves ROCm0 short as 8 does; at 4 Ollama's scheduler puts every layer on ROCm0 (one GPU holds the 4
+    # asked: server/sched.go pickBestFullFitByLibrary), short again: fit tries each count, the thread's 6 first
+    f = _fit(R11202["gpu"], R11202["version"], R11202["command"] + "\n/set parameter num_gpu 7")
+    assert _changes(f) == {"num_gpu": (7, 6)} and f["tier"] == 2
+    assert f["command"].count("/set parameter num_gpu") == 1 and f["command"].endswith("/set parameter num_gpu 6")
+    assert not _runs(_check(R11202["gpu"], R11202["version"], R11202["command"] + " --num-gpu 4"))
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -113,6 +113,10 @@ class EngineModule:
     # settings -> ((field, value, why), ...): single moves that cost memory back without changing what the user
     # asked for (llama.cpp: --swa-full off, a smaller -ub; vLLM: CUDA graphs off, a higher utilization); fit tries them
     relief_fn: Callable[[Any], tuple[tuple[str, Any, str], ...]] | None = None
+    # (spec, devices, the user's settings) -> (field, values, most on the GPU first): the layer count fit may write
+    # for an engine that splits layers with the CPU by itself, where its own split does not fit (Ollama num_gpu);
+    # the planner keeps the engine's own split. None: the knobs' offload only
+    fit_offload_fn: Callable[[Any, tuple[Device, ...], Any], tuple[str, tuple[Any, ...]] | None] | None = None
     # (settings, their estimate) -> the settings with the change the engine's own refusal names as its fix (vLLM:
     # "Please lower max_num_seqs to at most N"), which the planner writes rather than give the option up; None: none
     settle_fn: Callable[[Any, MemoryEstimate], Any | None] | None = None
@@ -211,6 +215,10 @@ class EngineModule:
     def relief(self, settings: Any) -> tuple[tuple[str, Any, str], ...]:
         """Moves that give memory back without changing the model, context or concurrency asked for."""
         return () if self.relief_fn is None else tuple(self.relief_fn(settings))
+
+    def fit_offload(self, spec: Any, devices: tuple[Device, ...], settings: Any) -> tuple[str, tuple[Any, ...]] | None:
+        """The layer count fit may turn for an engine that splits by itself (fit_offload_fn), or None."""
+        return None if self.fit_offload_fn is None else self.fit_offload_fn(spec, devices, settings)
 
     def extras(self, model: str, settings: Any) -> dict[str, str]:
         """Other forms of the launch than the command line, by name ("modelfile", "snippet")."""

@@ -248,6 +248,11 @@ class _Turns:
         self.weights = [w for w in _weight_variants(choices, kv_group, self.user, spec)
                         if published.published(w.model or parsed.model, w.quant) is not False]
         self.offload = next((c.offload for c in choices if c.offload is not None), None)
+        # else the layer count of an engine that splits by itself (Ollama num_gpu), fit's alone: a short list, each
+        # value tried in turn, since the engine's scheduler may place fewer layers worse (Ollama at num_gpu N looks
+        # for one GPU that holds the N layers before spreading them: server/sched.go pickBestFullFitByLibrary)
+        self.offload_scan = self.offload is None
+        self.offload = self.offload or eng.fit_offload(spec, devs, self.user)
         self.offload_experts = any(c.offload_experts for c in choices if c.offload is not None)
         self.reliefs = eng.relief(self.user)
         self.user_ctx = _context(eng, self.user, spec)
@@ -301,7 +306,7 @@ class _Turns:
             elif what == "context":
                 cand = _shorter(e, cspec, settings, *args)
             else:
-                cand = _offloaded(e, cspec, settings, self.offload, *args)
+                cand = _offloaded(e, cspec, settings, self.offload, *args, scan=self.offload_scan)
             if cand is not None:
                 out.append(replace(cand, quant=w.quant if w else None, model=w.model if w else None,
                                    knobs=frozenset(knobs | ({what} if what else set())),
@@ -367,7 +372,7 @@ def _context(eng: EngineModule, settings: Any, spec: ModelSpec) -> int:
 
 
 def _at(eng: EngineModule, spec: ModelSpec, settings: Any, devs: tuple[Device, ...], limits: dict[str, int | None],
-        goals: Goals, ctx: int | None) -> MemoryEstimate | None:
+        goals: Goals, ctx: int | None, split_ok: bool = False) -> MemoryEstimate | None:
     s = settings if ctx is None else eng.with_context(settings, ctx)
     try:
         est = eng.estimate(spec, devs, s)
@@ -375,7 +380,7 @@ def _at(eng: EngineModule, spec: ModelSpec, settings: Any, devs: tuple[Device, .
         return None
     if ctx is not None and not pool_ok(est, ctx, goals.concurrency):
         return None
-    return est if slack(est, limits) >= 0 else None
+    return est if slack(est, limits, split_ok) >= 0 else None
 
 
 def _try(eng: EngineModule, spec: ModelSpec, settings: Any, devs: tuple[Device, ...],
@@ -404,12 +409,19 @@ def _shorter(eng: EngineModule, spec: ModelSpec, settings: Any, devs: tuple[Devi
 
 
 def _offloaded(eng: EngineModule, spec: ModelSpec, settings: Any, offload: tuple[str, tuple[Any, ...]] | None,
-               devs: tuple[Device, ...], limits: dict[str, int | None], goals: Goals, ctx: int) -> _Candidate | None:
-    """The least offload (most on the GPU) that fits at the user's context."""
+               devs: tuple[Device, ...], limits: dict[str, int | None], goals: Goals, ctx: int,
+               scan: bool = False) -> _Candidate | None:
+    """The least offload (most on the GPU) that fits at the user's context: the GPUs within their memory, the rest
+    in system RAM (a split the command asks for, which Ollama's estimate counts as no fit of its own). The values
+    are bisected, or with `scan` tried in turn (an ok that does not stay true once it is)."""
     if offload is None:
         return None
     name, values = offload
-    k = first_ok(values, lambda v: _at(eng, spec, replace(settings, **{name: v}), devs, limits, goals, None) is not None)
+
+    def ok(v: Any) -> bool:
+        return _at(eng, spec, replace(settings, **{name: v}), devs, limits, goals, None, split_ok=True) is not None
+
+    k = next((i for i, v in enumerate(values) if ok(v)), None) if scan else first_ok(values, ok)
     if k is None:
         return None
     s = replace(settings, **{name: values[k]})

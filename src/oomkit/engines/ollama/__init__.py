@@ -44,7 +44,7 @@ from .args import (
 )
 
 # ollama.com library tags without a quant are the GGUFs llama.cpp users get too: Q4_K_M (gpt-oss: MXFP4)
-from .knobs import knobs
+from .knobs import fit_offload, knobs
 from .kv import CausalCache, causal_cache
 from .launch import (
     MINIMUM_MEMORY,
@@ -96,7 +96,7 @@ ENGINE = EngineModule(
     newest=NEWEST, default_format_fn=default_weight_format, loads_gguf=True,
     effective_context_fn=lambda est: est.engine_view.get("n_ctx"),
     model_fn=lambda spec, s: library_context(spec),  # the trained context the library GGUF carries
-    knobs_fn=knobs, extras_fn=lambda tag, s: {"modelfile": modelfile(tag, s)}, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
+    knobs_fn=knobs, fit_offload_fn=fit_offload, extras_fn=lambda tag, s: {"modelfile": modelfile(tag, s)}, format_command_fn=format_command, rewrite_command_fn=rewrite_command,
     command_notes_fn=lambda s: tuple(filter(None, [run_variables_warning(s), serve_note(s)])),
     file_hint_fn=modelfile_hint,  # a Modelfile pasted as MODEL
 )
