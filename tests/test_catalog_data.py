@@ -174,6 +174,7 @@ def test_config_has_what_a_decoder_needs(slug):
             "full_attention", "sliding_attention", "linear_attention", "chunked_attention",
             "mamba", "attention",  # GraniteMoeHybrid's names
             "conv",  # LFM2's short-convolution layers (transformers configuration_lfm2.py)
+            "deepseek_sparse_attention",  # GLM-5.3-Flash's MLA + DSA layers (glm5_next_text, beside linear_attention)
         }
         if "sliding_attention" in lt:
             assert isinstance(tc.get("sliding_window"), int) and tc["sliding_window"] > 0
@@ -189,14 +190,16 @@ def test_config_has_what_a_decoder_needs(slug):
         assert isinstance(tc.get("ffn_hidden_size" if chatglm else "intermediate_size"), int)
     if _is_mla(tc):
         for key in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
-            assert isinstance(tc.get(key), int) and tc[key] > 0, key
+            # GLM-5.3-Flash's MLA has no rope part (mla_use_nope; glm5-next.cpp asserts n_rot == 0)
+            nope = key == "qk_rope_head_dim" and tc.get("mla_use_nope") is True
+            assert isinstance(tc.get(key), int) and (tc[key] >= 0 if nope else tc[key] > 0), key
         assert "q_lora_rank" in tc
-    if tc.get("model_type") == "kimi_linear":  # KDA layers: conversion/kimi_linear.py reads these
+    if tc.get("model_type") in ("kimi_linear", "glm5_next_text"):  # KDA layers: conversion/kimi_linear.py, glm5next.py
         lac = tc.get("linear_attn_config") or {}
         for key in ("head_dim", "short_conv_kernel_size"):
             assert isinstance(lac.get(key), int) and lac[key] > 0, key
         assert isinstance(lac.get("full_attn_layers"), list)
-    if _is_hybrid(tc):
+    if _is_hybrid(tc) and tc.get("model_type") != "glm5_next_text":  # GLM-5.3-Flash's KDA: checked above
         for key in (
             "linear_conv_kernel_dim",
             "linear_key_head_dim",

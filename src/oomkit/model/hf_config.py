@@ -86,6 +86,9 @@ ARCH_BY_MODEL_TYPE = {
     "gpt_bigcode": "starcoder",
     # conversion/kimi_linear.py KimiLinearModel (KimiLinearForCausalLM) -> MODEL_ARCH.KIMI_LINEAR
     "kimi_linear": "kimi-linear",
+    # conversion/glm5next.py Glm5NextModel (Glm5NextForConditionalGeneration / Glm5NextForCausalLM: GLM-5.3-Flash,
+    # text_config model_type glm5_next_text) -> MODEL_ARCH.GLM5NEXT (src/models/glm5-next.cpp)
+    "glm5_next": "glm5-next", "glm5_next_text": "glm5-next",
     # convert_hf_to_gguf.py ExaoneModel (ExaoneForCausalLM, EXAONE 3.0 / 3.5) -> MODEL_ARCH.EXAONE: a Llama-shaped
     # decoder (src/models/exaone.cpp load_arch_tensors) whose config names the layer count num_layers
     "exaone": "exaone",
@@ -343,6 +346,10 @@ def spec_from_config(
     # sliding (conversion/mimo.py: hybrid_layer_pattern + [1] * _n_nextn)
     if model_type == "step3p5":
         kinds += _step_mtp_kinds(r, n_layers, n_nextn)
+    elif model_type in _GLM5_NEXT:
+        # src/models/glm5-next.cpp load_arch_tensors: the NextN block is an MLA + indexer block (the else branch of
+        # is_recr) with a MoE, whatever the trunk's last layer is (GLM-5.3-Flash's layer 44 is KDA)
+        kinds += [LayerKind.LATENT] * n_nextn
     else:
         kinds += [LayerKind.SLIDING if model_type == "mimo_v2_flash" else _nemotron_mtp_kind(r, model_type)
                   or kinds[-1]] * n_nextn
@@ -373,7 +380,9 @@ def spec_from_config(
         slides = _layer_kinds(r, model_type, n_layers)
         layers = tuple(replace(la, attention=replace(la.attention, window=window))
                        if window and slides[la.index] is LayerKind.SLIDING else la for la in layers)
-    if model_type == "glm_moe_dsa":
+    if model_type == "glm_moe_dsa" or model_type in _GLM5_NEXT:
+        # glm5-next.cpp load_hparams: is_indexer_full from attention.indexer.types (every layer full by default);
+        # an MLA layer whose entry is "shared" takes its indexer tensors TENSOR_NOT_REQUIRED
         shared = _glm_dsa_shared_indexers(r, n_layers)
         layers = tuple(replace(la, attention=replace(la.attention, indexer_shared=True))
                        if la.index < n_layers and shared[la.index] and la.attention is not None else la
@@ -401,6 +410,8 @@ def spec_from_config(
         tensors = tensors + _kimi_k3_extras(r, layers, n_embd)
     if model_type == "step3p5":
         tensors = _in_file_order(tensors, _step_extras(r, layers, n_embd, n_vocab, n_layers))
+    if model_type in _GLM5_NEXT:
+        tensors = _in_file_order(tensors, _glm5_next_extras(r, layers, n_embd, n_layers))
     if model_type == "laguna" and r.get("gating", False):
         # src/models/laguna.cpp load_arch_tensors: the per-head softplus output gate (self_attn.g_proj ->
         # attn_gate {n_embd, n_head(il)}) on every layer, as step35.cpp's head-wise gate
@@ -710,6 +721,8 @@ _KIND_BY_LAYER_TYPE = {
 
 def _layer_kinds(r: _Reader, model_type: str, n: int) -> list[LayerKind]:
     cfg = r.cfg
+    if model_type in _GLM5_NEXT:
+        return _glm5_next_kinds(r, n)
     if model_type == "kimi_linear":
         # conversion/kimi_linear.py set_gguf_parameters: head_count_kv is num_key_value_heads where il + 1 is in
         # linear_attn_config.full_attn_layers (1-based), 0 elsewhere; src/models/kimi-linear.cpp: is_recr(i) =
@@ -898,6 +911,52 @@ def _kimi_linear_attn(r: _Reader) -> dict[str, Any]:
     return dict(lac)
 
 
+_GLM5_NEXT = ("glm5_next", "glm5_next_text")
+# GLM-5.3-Flash's layer_types names (transformers-style glm5_next_text configs): KDA and MLA + DSA
+_GLM5_NEXT_KINDS = {"linear_attention": LayerKind.RECURRENT, "deepseek_sparse_attention": LayerKind.LATENT}
+
+
+def _glm5_next_kinds(r: _Reader, n: int) -> list[LayerKind]:
+    """src/models/glm5-next.cpp load_arch_hparams: is_recr(i) = n_head_kv(i) == 0, KDA; the rest MLA with the k-pool
+    indexer. The config says which by layer_types ("linear_attention" / "deepseek_sparse_attention"), else by
+    linear_attn_config.full_attn_layers, 0-based here (GLM-5.3-Flash: 3, 7, ..., 43; kimi-linear's are 1-based)."""
+    types = r.cfg.get("layer_types")
+    if types is not None:
+        if not isinstance(types, list) or len(types) < n or any(t not in _GLM5_NEXT_KINDS for t in types[:n]):
+            raise OomkitError(f"{r.name}: layer_types must give 'linear_attention' or 'deepseek_sparse_attention' for "
+                              f"each of the {n} layers")
+        return [_GLM5_NEXT_KINDS[t] for t in types[:n]]
+    full = _kimi_linear_attn(r).get("full_attn_layers")
+    if not isinstance(full, list) or any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < n for x in full):
+        raise OomkitError(f"{r.name}: linear_attn_config.full_attn_layers must list 0-based layer indices below {n}")
+    return [LayerKind.LATENT if i in full else LayerKind.RECURRENT for i in range(n)]
+
+
+def _glm5_next_extras(r: _Reader, layers: tuple[LayerSpec, ...], n_embd: int,
+                      n_trunk: int) -> tuple[TensorShape, ...]:
+    """What src/models/glm5-next.cpp load_arch_tensors takes beside the shared MLA / KDA / MoE list: the mHC weights
+    of every trunk block (hc_attn_fn / hc_ffn_fn {hc x n_embd, (2 + hc) x hc}, _base {(2 + hc) x hc}, _scale {3};
+    conversion/glm5next.py _direct_map, hc_mult from the config), none for the NextN block; and on each MLA layer
+    with its own indexer the k-pool compressor (index_kpool_compress_gate -> indexer_compressor_gate {n_embd,
+    index_head_dim}, index_kpool_compress_ape -> indexer_compressor_ape {index_head_dim, index_kpool})."""
+    hc = r.int("hc_mult", why="GLM-5.3-Flash's hyper-connections")
+    if hc != 4:  # glm5-next.cpp: GGML_ASSERT(hparams.dsv4_hc_mult == 4 && "mHC with hc_mult != 4 is not supported")
+        raise OomkitError(f"{r.name}: hc_mult={hc}: llama.cpp's glm5-next loader supports 4 hyper-connection streams only")
+    mix = (2 + hc) * hc
+    out: list[TensorShape] = []
+    for la in layers:
+        i = la.index
+        if i < n_trunk:
+            out += [TensorShape(f"blk.{i}.hc_{x}_{w}.weight", shape, i) for x in ("attn", "ffn")
+                    for w, shape in (("fn", (hc * n_embd, mix)), ("base", (mix,)), ("scale", (3,)))]
+        a = la.attention
+        if a is not None and a.index_head_dim and not a.indexer_shared:
+            kpool = r.int("index_kpool", why="the k-pool indexer")
+            out += [TensorShape(f"blk.{i}.indexer_compressor_gate.weight", (n_embd, a.index_head_dim), i),
+                    TensorShape(f"blk.{i}.indexer_compressor_ape.weight", (a.index_head_dim, kpool), i)]
+    return tuple(out)
+
+
 def _kimi_k3_extras(r: _Reader, layers: tuple[LayerSpec, ...], n_embd: int) -> tuple[TensorShape, ...]:
     """What src/models/kimi-k3.cpp load_arch_tensors adds to the kimi-k3 list tensors.py builds: with
     attn_res_block_size > 0 one residual score vector before attention and one before the FFN in every layer and
@@ -922,18 +981,20 @@ def _kimi_k3_extras(r: _Reader, layers: tuple[LayerSpec, ...], n_embd: int) -> t
 def _recurrent(r: _Reader, model_type: str, n_embd: int) -> RecurrentState:
     """SSM dims as llama.cpp's converter maps them (convert_hf_to_gguf.py: ssm.conv_kernel, ssm.inner_size,
     ssm.state_size, ssm.group_count, ssm.time_step_rank)."""
-    if model_type == "kimi_linear":
+    if model_type == "kimi_linear" or model_type in _GLM5_NEXT:
         # conversion/kimi_linear.py: ssm.conv_kernel = linear_attn_config.short_conv_kernel_size, kda.head_dim =
         # linear_attn_config.head_dim; src/models/kimi-linear.cpp sizes the KDA projections with n_head (the
         # attention heads: linear_attn_config.num_heads is not converted), and llama_hparams::n_embd_r / n_embd_s
         # keep (d_conv - 1) x head_dim x n_head conv rows for each of q, k and v and a head_dim^2 state per head
-        # (as gguf_file._recurrent_state reads a kimi-linear GGUF)
+        # (as gguf_file._recurrent_state reads a kimi-linear GGUF). GLM-5.3-Flash the same: conversion/glm5next.py
+        # writes ssm.conv_kernel and the head dim from linear_attn_config, src/models/glm5-next.cpp load_arch_tensors
+        # sizes d_inner = n_embd_head_kda x n_head
         lac = _Reader(_kimi_linear_attn(r), r.name)
         hd, d_conv = lac.int("head_dim"), lac.int("short_conv_kernel_size")
         n_head = r.int("num_attention_heads")
         if lac.int("num_heads", default=n_head) != n_head:
             raise OomkitError(f"{r.name}: linear_attn_config.num_heads differs from num_attention_heads; llama.cpp's "
-                              "kimi-linear loader sizes KDA with the attention head count")
+                              f"{ARCH_BY_MODEL_TYPE[model_type]} loader sizes KDA with the attention head count")
         return RecurrentState("gated_delta_net", d_inner=hd * n_head, d_state=hd, d_conv=d_conv, n_heads=n_head,
                               conv_override=max(d_conv - 1, 0) * 3 * hd * n_head, ssm_override=hd * hd * n_head)
     if model_type in _LFM2:

@@ -40,6 +40,7 @@ _EXP_PROBS_B = {"deepseek2", "ernie4_5-moe", "bailingmoe2", "lfm2moe", "mimo2", 
                 # DeepSeek-V3.2 and GLM-5, read under their model types (src/models/deepseek32.cpp, glm-dsa.cpp)
                 "deepseek_v32", "glm_moe_dsa",
                 "kimi-linear", "kimi-k3",  # kimi-linear.cpp / kimi-k3.cpp: exp_probs_b {n_expert}, required
+                "glm5-next",  # glm5-next.cpp: exp_probs_b {n_expert} (e_score_correction_bias)
                 "step35",  # step35.cpp: exp_probs_b {n_expert} (the checkpoint's moe.router_bias)
                 "laguna",  # laguna.cpp: exp_probs_b {n_expert} (sigmoid routing's e_score_correction_bias)
                 "minimax_m2"}  # minimax-m2.cpp: exp_probs_b {n_expert}, required (e_score_correction_bias)
@@ -80,7 +81,10 @@ _NEXTN_EXTRAS = {"qwen35", "qwen35moe",
                  "nemotron_h_moe",
                  # src/models/step35.cpp load_block_mtp: the same four (Step35Model.filter_tensors strips the
                  # checkpoint's transformer. infix; the shared head's output is added by hf_config._step_extras)
-                 "step35"}
+                 "step35",
+                 # src/models/glm5-next.cpp load_arch_tensors: the same four for GLM-5.3-Flash's MTP block (embed_tokens
+                 # and shared_head_head TENSOR_NOT_REQUIRED)
+                 "glm5-next"}
 # ... and the MTP block's own vocabulary-sized copies, nextn.embed_tokens and nextn.shared_head_head {n_embd, n_vocab}
 # (TENSOR_NOT_REQUIRED in src/models/glm4-moe.cpp and deepseek2.cpp load_arch_tensors, loaded when the file has them):
 # the DeepSeek-V3 / GLM-4.5 checkpoints' model.layers.<last>.embed_tokens and shared_head.head, which a GLM-4.5-Air
@@ -347,8 +351,8 @@ def _layer_tensors(arch: str, n_embd: int, layer: LayerSpec, bias: bool, gated_f
             if first_full:
                 out.append(TensorShape("rope_freqs.weight", (a.head_dim_k // 2,), i))
     s = layer.recurrent
-    if s is not None and arch in ("kimi-linear", "kimi-k3"):
-        out.extend(_kda_tensors(i, n_embd, s, full_rank_gate=arch == "kimi-k3"))
+    if s is not None and arch in ("kimi-linear", "kimi-k3", "glm5-next"):
+        out.extend(_kda_tensors(i, n_embd, s, full_rank_gate=arch == "kimi-k3", flat_a=arch == "glm5-next"))
     elif s is not None:
         out.extend(_recurrent_tensors(i, n_embd, s, split_ba=arch in _SPLIT_BA, bc_norms=arch in _SSM_BC_NORMS))
 
@@ -426,11 +430,12 @@ def _nextn_extras(n_embd: int, i: int) -> list[TensorShape]:
             TensorShape(f"blk.{i}.nextn.shared_head_norm.weight", (n_embd,), i)]
 
 
-def _kda_tensors(i: int, n_embd: int, s, full_rank_gate: bool = False) -> list[TensorShape]:
+def _kda_tensors(i: int, n_embd: int, s, full_rank_gate: bool = False, flat_a: bool = False) -> list[TensorShape]:
     """A Kimi Delta Attention layer as src/models/kimi-linear.cpp load_arch_tensors creates it: short convolutions
     of q, k and v, their projections, the low-rank forget gate (f_a, f_b) and output gate (g_a, g_b), beta, A, the
     dt bias, the gated norm of one head and the output projection. Kimi K3 (src/models/kimi-k3.cpp): a full-rank
-    output gate ssm_g {n_embd, d_inner} instead of g_a / g_b, and A as {n_head}."""
+    output gate ssm_g {n_embd, d_inner} instead of g_a / g_b, and A as {n_head}. GLM-5.3-Flash (src/models/
+    glm5-next.cpp load_arch_tensors, flat_a): kimi-linear's list with A as {n_head}."""
     def t(name: str, *shape: int) -> TensorShape:
         return TensorShape(f"blk.{i}.{name}", tuple(shape), i)
 
@@ -440,7 +445,7 @@ def _kda_tensors(i: int, n_embd: int, s, full_rank_gate: bool = False) -> list[T
     return [*(t(f"ssm_conv1d_{x}.weight", s.d_conv, 1, p) for x in "qkv"),
             *(t(f"attn_{x}.weight", n_embd, p) for x in "qkv"),
             t("ssm_f_a.weight", n_embd, hd), t("ssm_f_b.weight", hd, p), t("ssm_beta.weight", n_embd, s.n_heads),
-            t("ssm_a", *((s.n_heads,) if full_rank_gate else (1, s.n_heads))), t("ssm_dt.bias", p), *gate,
+            t("ssm_a", *((s.n_heads,) if full_rank_gate or flat_a else (1, s.n_heads))), t("ssm_dt.bias", p), *gate,
             t("ssm_norm.weight", hd), t("attn_output.weight", p, n_embd)]
 
 
