@@ -153,7 +153,7 @@ CASES = [
          ('refuses', 'unrecognized arguments: --hip-attention-config-path')),
     Case('ik693', 'https://github.com/ikawrakow/ik_llama.cpp/issues/693', 'cmd', 'RTX 3090', None, RIGHT,
          'CUDA_VISIBLE_DEVICES="0" ./bin/llama-server \\\n  --model "/home/gopi/gpt-oss-120b-mxfp4-00001-of-00003.gguf" \\\n  --ctx-size 101072 \\\n  -ngl 99 \\\n  --override-tensor ".*_exps\\..*=CPU" \\\n  --override-tensor ".*\\.ffn_.*_exps.*=CPU" \\\n  --threads 28 \\\n  --threads-batch 28 \\\n  --host 127.0.0.1 \\\n  -fa \\\n  -ser 30,1 \\\n  -fmoe \\\n  --jinja \\\n  --temp 0.6 \\\n  --top-p 1.0 \\\n  --chat-template-kwargs \'{"reasoning_effort": "high"}\' \\\n  --port 8080',
-         ('refuses', 'invalid argument: -ser')),
+         ('refuses', 'no such file: /home/gopi/gpt-oss-120b-mxfp4-00001-of-00003.gguf')),
     Case('froggeric', 'https://huggingface-proxy-6ci.pages.dev/froggeric/Qwen3.6-27B-MTP-GGUF', 'cmd', 'M4 Max 48GB', None, RIGHT,
          'llama-server -m Qwen3.6-27B-Q5_K_M-mtp.gguf \\\n  --spec-type draft-mtp --spec-draft-n-max 3 \\\n  --cache-type-k q8_0 --cache-type-v q8_0 \\\n  -np 1 -c 262144 --temp 0.7 --top-k 20 -ngl 99 --port 8081',
          ('refuses', 'no such file: Qwen3.6-27B-Q5_K_M-mtp.gguf')),

@@ -131,6 +131,84 @@ _UNMODELLED = {
 }
 
 
+# ik_llama.cpp (ikawrakow/ik_llama.cpp), the fork whose llama-server many run MoE models with, takes flags mainline
+# lacks: its flag table (engines/data/ik_llamacpp_flags.json, tools/build_ik_llamacpp_flags.py, read from
+# common/common.cpp gpt_params_find_arg). oomkit sizes mainline llama.cpp's allocations; an ik_llama.cpp flag is
+# read where it changes nothing oomkit models differently, said in the estimate's warnings, and refused otherwise.
+_IK_FLAGS_JSON = Path(__file__).parent.parent / "data" / "ik_llamacpp_flags.json"
+_IK = "ik_llama.cpp's"
+# gpt_params_find_arg, each flag's branch: compute and loading options, the KV cache and weights as mainline sizes
+# them. -fmoe (fused_moe_up_gate, PR #229; the default from PR #863, then -no-fmoe), -ger, -no-fug, -no-mmad: how
+# the FFN ops are fused; -amb N (attn_max_batch: attention computed in chunks of N, without flash attention): the
+# compute buffer; -ser N,M (min_experts, thresh_experts): experts skipped at run time; -gr / -no-gr (graph_reuse),
+# -sas (scheduler_async), -smgs (split_mode_graph_scheduling), -cuda (cuda_params), -no-ooae: scheduling; -mqkv
+# (merge_qkv), -muge (merge_up_gate_exps): Q, K, V (up, gate) made one tensor at load; -rtr (repack_tensors,
+# use_mmap = false): weights repacked to row-interleaved types in host memory at load; -khad / -vhad
+# (k/v_cache_hadamard): a Hadamard transform of the cache, of the same type and size; -thp, -vq: loading.
+_IK_NOT_COUNTED = _by_flag({
+    ("-fmoe", "--fused-moe", "-no-fmoe", "--no-fused-moe"): "fused MoE up/gate",
+    ("-ger", "--grouped-expert-routing"): "grouped expert routing",
+    ("-no-fug", "--no-fused-up-gate", "-no-mmad", "--no-fused-mul-multiadd"): "op fusion",
+    ("-amb", "--attention-max-batch"): "attention computed in chunks: the compute buffer",
+    ("-ser", "--smart-expert-reduction"): "experts skipped at run time",
+    ("-gr", "--graph-reuse", "-no-gr", "--no-graph-reuse"): "compute graph reuse",
+    ("-sas", "--scheduler-async", "-smgs", "--split-mode-graph-scheduling"): "graph scheduling",
+    ("-cuda", "--cuda-params"): "CUDA kernel parameters",
+    ("-no-ooae", "--no-offload-only-active-experts"): "expert upload to the GPU",
+    ("-mqkv", "--merge-qkv", "-muge", "--merge-up-gate-experts"): "tensors merged at load",
+    ("-rtr", "--run-time-repack"): "weights repacked in host memory at load, without mmap",
+    ("-khad", "--k-cache-hadamard", "-vhad", "--v-cache-hadamard"): "Hadamard-transformed cache, same size",
+    ("-thp", "--transparent-huge-pages", "-vq", "--validate-quants"): "loading",
+})
+# ggml.h of ik_llama.cpp: cache types mainline has not (common.cpp kv_cache_type_from_str: q6_0, q8_KV)
+_IK_CACHE_TYPES = ("q6_0", "q8_KV")
+# -sm graph / attn (llama.h LLAMA_SPLIT_MODE_GRAPH / _ATTN: tensor parallel over the GPUs, the cache split by heads)
+_IK_SPLIT_MODES = ("graph", "attn")
+
+
+@lru_cache(maxsize=1)
+def ik_flags_table() -> dict[str, bool]:
+    return dict(json.loads(_IK_FLAGS_JSON.read_text(encoding="utf-8"))["flags"])
+
+
+def _ik_refusal(what: str) -> OomkitError:
+    return OomkitError(f"{what}: oomkit sizes mainline llama.cpp's allocations, not ik_llama.cpp's")
+
+
+def _ik_flag(name: str, value: str | None, opts: dict[str, Any]) -> None:
+    """An ik_llama.cpp flag mainline lacks: read (its effect said, not counted), or refused in one line."""
+    typed = name if value is None else f"{name} {value}"
+    if name in ("-mla", "--mla-use"):
+        # llama.cpp (ik) llama_kv_cache_init: with mla_attn > 0 an MLA model's cache is one latent tensor of
+        # kv_lora_rank + n_rot per cell, as mainline's (PR #19067); -mla 1 adds a kv_lora_rank V^T cache without
+        # flash attention, -mla 0 the decompressed per-head K and V. A model without MLA ignores it (mla_attn = 0).
+        mla = _int(name, value or "")
+        if mla not in (2, 3):
+            raise _ik_refusal(f"{typed} is {_IK} MLA mode "
+                              + ("0, the decompressed per-head K and V cache" if mla == 0 else
+                                 "1, a V^T cache beside the latent K" if mla == 1 else "unknown to it"))
+        note = f"{typed} ({_IK} MLA mode {mla}: the latent K cache, as mainline holds it)"
+    elif name in ("-no-fa", "--no-flash-attn"):
+        opts["flash_attn"] = "off"  # common.cpp: params.flash_attn = false, mainline's -fa off
+        return
+    elif name in _IK_NOT_COUNTED:
+        if name in ("-rtr", "--run-time-repack"):
+            opts["mmap"] = False  # common.cpp -rtr: repack_tensors = true, use_mmap = false
+        note = f"{typed} ({_IK} {_IK_NOT_COUNTED[name]})"
+    else:
+        raise _ik_refusal(f"{typed} is {_IK} flag (common/common.cpp gpt_params_find_arg), not mainline llama.cpp's")
+    opts["unmodelled"] = (*opts.get("unmodelled", ()), note)
+
+
+def _ik_value(name: str, value: str) -> None:
+    """A mainline flag given a value only ik_llama.cpp takes: refused in one line."""
+    if name in ("-ctk", "--cache-type-k", "-ctv", "--cache-type-v", "-ctkd", "--cache-type-k-draft",
+                "-ctvd", "--cache-type-v-draft") and value in _IK_CACHE_TYPES:
+        raise _ik_refusal(f"{name} {value} is {_IK} cache type, whose size oomkit does not model")
+    if name in ("-sm", "--split-mode") and value in _IK_SPLIT_MODES:
+        raise _ik_refusal(f"{name} {value} is {_IK} split mode (the layers' tensors split over the GPUs)")
+
+
 def second_command(arg: str) -> str | None:
     """A llama.cpp program's name where its flags go: the next command of a paste that holds two (one a line,
     the second a variant of the first, as issues show them) -> the refusal that says so; else None."""
@@ -157,6 +235,13 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
     while i < len(args):
         arg = args[i]
         name = canonical_flag(arg)
+        if name not in flags and name in ik_flags_table():
+            value = None
+            if ik_flags_table()[name]:
+                value, i = flag_value(args, i, None, f"error: {name} expects a value")
+            _ik_flag(name, value, opts)
+            i += 1
+            continue
         if name not in flags:
             flag, has, _ = name.partition("=")
             if has and flag in flags:
@@ -183,6 +268,8 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         elif flags[name]:
             value, i = flag_value(args, i, None, f"error: {name} expects a value")
         i += 1
+        if value is not None:
+            _ik_value(name, value)
         if name in _UNMODELLED and (value is None or value.strip() != "0"):
             typed = "" if value is None else f" {value}"
             opts["unmodelled"] = (*opts.get("unmodelled", ()), f"{name}{typed} ({_UNMODELLED[name]})")
@@ -346,7 +433,7 @@ def flag_takes_value(name: str, following: str | None) -> bool:
     name = canonical_flag(name)
     if name in ("-fa", "--flash-attn"):
         return following is not None and following.lower() in _BOOL_VALUES
-    return flags_table().get(name, False)
+    return flags_table().get(name, ik_flags_table().get(name, False))
 
 
 # ---------------------------------------------------------------------------------------------------------
