@@ -1257,8 +1257,10 @@ ROWS += [
         "sliding then 1 full (n_embd_k_gqa 512 / 1024), shared_kv_layers 18, embedding_length_per_layer_input "
         "256, 262,144 tokens, context 131,072, final_logit_softcapping 30; 666 tensors and print_info 'model "
         "params = 7.46 B', which this config gives (7,463,013,674). The vision and audio encoders are not in the "
-        "GGUF and their shapes were not read: not counted.",
-        ("gemma4:e4b",),
+        "GGUF and their shapes were not read: not counted. Ollama's gemma4:latest is its e4b tag: ochyai/vibe-local#21 "
+        "lists 'gemma4:e4b (= gemma4:latest)', 9.6GB, pulled with Ollama 0.20.2; kryptobaseddev/cleo#1080's table "
+        "read off ollama.com/library/gemma4 gives e4b 9.6 GB Q4_K_M.",
+        ("gemma4", "gemma4:e4b"),
         text={"hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 42, "num_key_value_heads": 2,
               "num_kv_shared_layers": 18, "use_double_wide_mlp": False,
               "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 7},
@@ -1293,8 +1295,11 @@ ROWS += [
         "ssm.group_count 16, ssm.time_step_rank 48, full_attention_interval 4, rope.dimension_count 64, freq_base "
         "1e7, 248,320 tokens, context 262,144; 866 tensors and print_info 'model params = 27.32 B', both what "
         "the Qwen3.5 27B config gives with its MTP layer (27,320,697,856). Its vision tower is the Qwen3.5 27B's "
-        "by " + _TIMM_QWEN3_VIT + " (qwen3_vit_416m, .qwen3_8_27b and .qwen3_5_27b, 5120 out).",
-        ("qwen3.8:27b",), name="Qwen3.8 27B"),
+        "by " + _TIMM_QWEN3_VIT + " (qwen3_vit_416m, .qwen3_8_27b and .qwen3_5_27b, 5120 out). Ollama's "
+        "qwen3.8:latest is its 27b tag: both are the manifest sha256:22130167c4c2... (an ollama list in public code, "
+        "code search id 70869428268: qwen3.8:27b 22130167c4c2 17 GB; qwen3.8:latest@sha256:22130167c4c2..., 27.3B "
+        "Q4_K_M, ids 69029149579, 69725392278).",
+        ("qwen3.8", "qwen3.8:27b"), name="Qwen3.8 27B"),
 ]
 
 ROWS += [

@@ -638,6 +638,26 @@ def ollama_unsized(name: str) -> str | None:
     return f"{name}: Ollama's {lib} is {what}; it is not in oomkit's catalog, so it is not estimated from its name"
 
 
+# Ollama libraries that publish no :latest tag, so a bare name (or name:latest) pulls nothing: each with the size tags
+# its library page lists and what oomkit can size of them. granite4.1: "granite4.1:latest ... were unavailable. Their
+# official tag pages expose explicit local variants" (a model inventory's record, code search id 70951082864), and a
+# setup guide retags granite4.1:3b as granite4.1:latest "so that the API finds it as granite4.1" (id 66581321384)
+OLLAMA_NO_LATEST = {
+    "granite4.1": ("granite4.1:3b, granite4.1:8b", "ibm-granite/granite-4.1-8b"),
+}
+
+
+def ollama_no_default(name: str) -> str | None:
+    """The refusal for a bare name (or name:latest) of an Ollama library without a latest tag (OLLAMA_NO_LATEST),
+    or None for any other name."""
+    key = catalog.normalize(name)  # ":latest" dropped
+    if "/" in key or ":" in key or key not in OLLAMA_NO_LATEST:
+        return None
+    tags, known = OLLAMA_NO_LATEST[key]
+    return (f"{name} has no default here: Ollama's library publishes no {key}:latest, only size tags ({tags}); "
+            f"give the model, e.g. {known}")
+
+
 # Hugging Face models oomkit cannot size, each with why: a name of one of these is refused with it, offline, before
 # any hub read (whose config.json model/hf_config.py refuses too: _REFUSED), never read as a plain decoder
 _PHI4FLASH = ("Phi-4-mini-flash-reasoning (model_type phi4flash, Phi4FlashForCausalLM: the SambaY decoder-hybrid-decoder, "

@@ -196,6 +196,8 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         raise ModelError(names.ollama_unsized(name))
     if entry is None and names.hf_unsized(name) is not None:  # Phi-4-mini-flash-reasoning: refused before the hub
         raise ModelError(names.hf_unsized(name))
+    if entry is None and names.ollama_no_default(name) is not None:  # "granite4.1": the library has no :latest
+        raise ModelError(names.ollama_no_default(name))
     if entry is None:
         return _not_in_catalog(ref, name, fmt, weight_format, default_format, tag_formats)
     latest = catalog.OLLAMA_LATEST.get(catalog.normalize(name))
