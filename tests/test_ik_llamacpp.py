@@ -174,7 +174,8 @@ BASE = "llama-server -hf Qwen/Qwen3-30B-A3B:Q4_K_M -c 8192 -ngl 99 "
 
 
 @pytest.mark.parametrize("flags, words", [
-    ("-mla 1", "-mla 1 is ik_llama.cpp's MLA mode 1, a V^T cache beside the latent K"),
+    ("-mla 1", "-mla 1 is ik_llama.cpp's MLA mode 1, a V^T cache beside the latent K unless flash attention"),
+    ("-mla 3 -fa off -ctk q8_0", "-mla 3 without flash attention keeps ik_llama.cpp's latent cache in the -ctv type"),
     ("-mla 0", "-mla 0 is ik_llama.cpp's MLA mode 0, the decompressed per-head K and V cache"),
     ("-ctk q8_KV", "-ctk q8_KV is ik_llama.cpp's cache type"),
     ("-ctv q6_0 -fa on", "-ctv q6_0 is ik_llama.cpp's cache type"),
@@ -207,6 +208,14 @@ def test_no_fa_is_flash_attention_off():
     """common.cpp -no-fa / --no-flash-attn (PR #863): params.flash_attn = false, mainline's -fa off."""
     assert _parse(BASE + "-no-fa").settings.flash_attn == "off"
     assert _parse(BASE + "-no-fa").settings.unmodelled == ()
+
+
+def test_mla1_with_flash_attention_is_the_latent_cache_alone():
+    """llama_kv_cache_init (ik): needs_v_cache = mla_attn == 1 && !flash_attn; with -fa on, one latent tensor."""
+    s = _parse(BASE + "-mla 1 -fa on").settings
+    assert s.flash_attn == "on" and s.unmodelled[0].startswith("-mla 1 (ik_llama.cpp's MLA mode 1")
+    # the same cache types: the latent cache's type is the same whichever it takes
+    assert _parse(BASE + "-mla 2 -fa off -ctk q8_0 -ctv q8_0").settings.cache_type_k == "q8_0"
 
 
 def test_mla_needs_an_integer():

@@ -182,11 +182,12 @@ def _ik_flag(name: str, value: str | None, opts: dict[str, Any]) -> None:
         # llama.cpp (ik) llama_kv_cache_init: with mla_attn > 0 an MLA model's cache is one latent tensor of
         # kv_lora_rank + n_rot per cell, as mainline's (PR #19067); -mla 1 adds a kv_lora_rank V^T cache without
         # flash attention, -mla 0 the decompressed per-head K and V. A model without MLA ignores it (mla_attn = 0).
+        # Checked against flash attention once the whole command is read (_ik_mla_check).
         mla = _int(name, value or "")
-        if mla not in (2, 3):
+        if mla not in (1, 2, 3):
             raise _ik_refusal(f"{typed} is {_IK} MLA mode "
-                              + ("0, the decompressed per-head K and V cache" if mla == 0 else
-                                 "1, a V^T cache beside the latent K" if mla == 1 else "unknown to it"))
+                              + ("0, the decompressed per-head K and V cache" if mla == 0 else "unknown to it"))
+        opts["_ik_mla"] = (typed, mla)
         note = f"{typed} ({_IK} MLA mode {mla}: the latent K cache, as mainline holds it)"
     elif name in ("-no-fa", "--no-flash-attn"):
         opts["flash_attn"] = "off"  # common.cpp: params.flash_attn = false, mainline's -fa off
@@ -198,6 +199,20 @@ def _ik_flag(name: str, value: str | None, opts: dict[str, Any]) -> None:
     else:
         raise _ik_refusal(f"{typed} is {_IK} flag (common/common.cpp gpt_params_find_arg), not mainline llama.cpp's")
     opts["unmodelled"] = (*opts.get("unmodelled", ()), note)
+
+
+def _ik_mla_check(opts: dict[str, Any]) -> None:
+    """-mla N against the flash attention and cache types of the whole command: llama_kv_cache_init (ik) keeps a
+    V^T cache beside the latent one for -mla 1 without flash attention (needs_v_cache), and without flash
+    attention holds the latent cache of -mla 2 / 3 in the -ctv type (primary_kv_type), mainline in -ctk's."""
+    typed, mla = opts.pop("_ik_mla")
+    fa = opts.get("flash_attn")
+    if mla == 1 and fa != "on":
+        raise _ik_refusal(f"{typed} is {_IK} MLA mode 1, a V^T cache beside the latent K unless flash attention is "
+                          "on (-fa on)")
+    if fa == "off" and opts.get("cache_type_k", "f16") != opts.get("cache_type_v", "f16"):
+        raise _ik_refusal(f"{typed} without flash attention keeps {_IK} latent cache in the -ctv type "
+                          f"({opts.get('cache_type_v', 'f16')}), mainline's in -ctk's")
 
 
 def _ik_value(name: str, value: str) -> None:
@@ -358,6 +373,8 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         elif name in ("-devd", "--device-draft", "--spec-draft-device"):
             # common/arg.cpp: parse_device_list, as -dev, into params.speculative.devices
             opts["device_draft"] = tuple(x.strip() for x in value.split(",") if x.strip())
+    if "_ik_mla" in opts:
+        _ik_mla_check(opts)
     if overrides:
         opts["override_tensor"] = tuple(overrides)
     if overrides_draft:
