@@ -338,11 +338,30 @@ def _estimate_eras_abc(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...]
         used_idx, own["split"] = [i for i, _ in kept], [c for _, c in kept]
     used_devs = tuple(devices[i] for i in used_idx)
     counts = own["split"]
-    ls = _runner_settings(spec, launch, num_parallel, own["layers"] if used_devs else 0, _split(counts))
+    own["runner_layers"] = _runner_layers(own, g, num_gpu)
+    ls = _runner_settings(spec, launch, num_parallel, own["runner_layers"] if used_devs else 0, _split(counts))
     runner = llamacpp_estimate(spec, used_devs, ls)
     if launch.runner == "ollama":
         runner = _replace_kv(runner, _ollama_engine_kv(spec, launch, num_parallel), used_devs)
     return _finish(spec, g, devices, used_idx, s, launch, num_parallel, runner, own, ls)
+
+
+def _runner_layers(own: dict[str, Any], g: GgufView, num_gpu: int) -> int:
+    """The layers the runner is told to offload. Where llm/memory.go EstimateGPULayers decided (to v0.12.10; the
+    llama.cpp runner's estimate in v0.11.5-v0.12.10) Ollama replaces num_gpu by its estimate's count only when it
+    is -1: llm/server.go NewLlamaServer (v0.9.3: `case opts.NumGPU < 0 && estimate.Layers > 0 ...: opts.NumGPU =
+    estimate.Layers`; llamaServer.Load from v0.11.5, the same switch) passes an explicit N as given (--n-gpu-layers
+    N, or createGPULayers(estimate, ..., NumGPU) from v0.11.5) with the estimate's own layer counts as the tensor
+    split, so the runner puts min(N, block_count + 1) layers on the GPUs in those proportions (llama.cpp's
+    tensor_split; ml/backend/ggml New and createGPULayers: gpuRangeStop = min(start + N, blocks + 1)) even where
+    the estimate stopped short of N. Where createLayout decided (the Ollama engine from v0.11.5 with its new
+    estimates, every runner from v0.12.11) assignLayers already lays out N, forced past the free memory
+    (findBestFit: "pretend we have almost infinite VRAM"). No layer when Ollama's estimate fits none: it then
+    starts the runner on the CPU (`estimate.Layers == 0`: gpus = discover.GetCPUInfo())."""
+    layers = own["layers"]
+    if "requested" in own and num_gpu > 0 and layers:
+        return min(num_gpu, g.block_count + 1)
+    return layers
 
 
 def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: int,
@@ -894,7 +913,8 @@ def _finish(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], used_idx:
     eff = {
         "num_ctx": launch.num_ctx, "num_parallel": num_parallel, "kv_cache_type": launch.kv_cache_type or "f16",
         "kv_cache_type_requested": launch.kv_requested or None, "flash_attention": launch.fa_mode,
-        "gpu_overhead": launch.gpu_overhead, "num_gpu": own["layers"] if launch.era != "D" else s.num_gpu,
+        "gpu_overhead": launch.gpu_overhead,
+        "num_gpu": own.get("runner_layers", own["layers"]) if launch.era != "D" else s.num_gpu,
         "num_batch": launch.num_batch, "library": launch.library, "engine_version": version_str(launch.version),
         "era": launch.era, "runner": launch.runner, "env": dict(s.env), "program": s.program,
         "n_ctx": ls.n_ctx, "n_parallel": num_parallel,
@@ -955,8 +975,9 @@ def _full_offload(spec: ModelSpec, devices: tuple[Device, ...], launch: Launch, 
     if launch.era == "D":
         # every layer, and no expert tensor the fit moved to the CPU (-ot)
         return (ls.n_gpu_layers < 0 or ls.n_gpu_layers > spec.n_layers) and not ls.override_tensor
-    full_offload = bool(own["layers"] and own["layers"] >= spec.n_layers + 1)
+    layers = own.get("runner_layers", own["layers"])  # an explicit num_gpu as the runner takes it
+    full_offload = bool(layers and layers >= spec.n_layers + 1)
     if not full_offload:
-        warnings.insert(0, f"Ollama offloads {own['layers']}/{spec.n_layers + 1} layers to the GPU; the rest run "
+        warnings.insert(0, f"Ollama offloads {layers}/{spec.n_layers + 1} layers to the GPU; the rest run "
                         "on the CPU (`ollama ps` shows a CPU/GPU split)")
     return full_offload
