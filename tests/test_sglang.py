@@ -250,8 +250,10 @@ def test_estimate_devices_and_weights_per_rank():
     two = sg.estimate(spec, (named_gpu("CUDA0", "H100", H100 * MiB),), sg.SGLangSettings(tp_size=2))
     assert len(two.devices) == 2 and one.fits and two.fits
     w1, w2 = one.engine_view["weights_bytes"], two.engine_view["weights_bytes"]
-    # everything splits in two except the norms (replicated); the vocabulary 151,936 is already a multiple of 64
-    assert w1 / 2 < w2 < w1 / 2 + 2 * MiB
+    # everything splits in two except the norms and the rotary cos_sin_cache (replicated: 40,960 positions x 128,
+    # float32 on CUDA, 20 MiB); the vocabulary 151,936 is already a multiple of 64
+    rope = 40960 * 128 * 4
+    assert w1 / 2 + rope / 2 < w2 < w1 / 2 + rope / 2 + 2 * MiB
     # the KV pool, the weights, the headroom and the pre-load overhead fill the card
     d = one.devices[0]
     assert d.total_bytes == d.memory_bytes

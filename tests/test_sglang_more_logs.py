@@ -43,8 +43,9 @@ LOGS = {
 # (-5.9 %). SGLang's 'Load weight end ... mem usage' is the free memory lost across load_model (get_available_gpu_memory
 # empties PyTorch's cache both times), so it holds the caching allocator's segments, not the parameters' bytes: the
 # 1-10 MiB fused projections carved from 20 MiB segments and the embedding's rounding to 2 MiB
-# (engines/sglang/weights.py rank_weights, vllm/allocator.py reserved_for) give 1.17 GiB (-1.02 %). Not counted:
-# RotaryEmbedding's cos_sin_cache and the small pool beyond the parameters.
+# (engines/sglang/weights.py rank_weights, vllm/allocator.py reserved_for) give 1.17 GiB (-1.02 %), and
+# RotaryEmbedding's cos_sin_cache, built with the model and float32 on CUDA (40,960 x 128 x 4 B = 20 MiB;
+# weights.py rope_cache_bytes), 1.1875 GiB (+0.64 %).
 KNOWN: dict[tuple[str, str], str] = {
     ("qwen3-0.6b-h100-prefill-capture-oom-pr39713", "pool"):
         "from the log's 77.24 GB free before the weights and mem_fraction_static 0.83: oomkit's pool 589,814 tokens "

@@ -32,6 +32,7 @@ from typing import Any
 from ...errors import OomkitError
 from ...memory import Device, LayerUse, MemoryEstimate, Usage
 from ...model.spec import LayerSpec, ModelSpec
+from ...quant.dtypes import FLOAT_BYTES
 from ...units import GiB, MiB
 from .. import _tp
 from ..versions import Version
@@ -81,7 +82,13 @@ from .settings import (
     reached,
     runner_fraction,
 )
-from .weights import layer_rank_bytes, rank_weights, shared_experts_replicated, stage_tensors
+from .weights import (
+    layer_rank_bytes,
+    rank_weights,
+    rope_cache_bytes,
+    shared_experts_replicated,
+    stage_tensors,
+)
 
 # Not printed by SGLang: memory already in use when it measures "free before the weights" (the "Load weight begin.
 # avail mem" line; bootstrap.py measure_pre_model_load_memory). Labelled estimates, not engine rules:
@@ -273,8 +280,9 @@ def load_model(spec: ModelSpec, s: SGLangSettings, stages: list[tuple[LayerSpec,
     shared_whole = shared_experts_replicated(spec, s, cc, hip)
     for i, layers in enumerate(stages):
         lay = cache_layout(spec, s, layers)
+        rope = rope_cache_bytes(spec, s, layers, FLOAT_BYTES[lay.model_dtype], hip)
         w, labels = rank_weights(spec, s, lay, stage_tensors(spec, layers, i == 0, i == len(stages) - 1),
-                                 towers=i == 0, cc=cc, shared_whole=shared_whole)
+                                 towers=i == 0, cc=cc, shared_whole=shared_whole, rope=rope)
         out.append(Stage(layers, lay, w, tuple(labels), whole or lay))
     return tuple(out)
 

@@ -17,6 +17,11 @@ NEWEST = "0.5.23"
 OLDEST = (0, 4, 0)
 
 ERAS = Eras({
+    # layers/rotary_embedding.py RotaryEmbedding.__init__: "cache needs to be in FP32 for numerical stability" (the
+    # cos_sin_cache left float32 on CUDA, `if not _is_cuda: cache = cache.to(dtype)`): from 0.4.3 (0.4.2's own
+    # RotaryEmbedding, the first SGLang release with one, casts it to the model dtype), read to 0.5.23
+    # (rotary_embedding/base.py)
+    "rope_cache_fp32": (0, 4, 3),
     # 0.4.x: on GPUs above 96 GiB the by-tp fraction is raised, min(mfs + 48 GiB x (1 - mfs) / gpu, (gpu - 18 GiB) /
     # gpu): absent from 0.4.6.post1 and before, present in 0.4.6.post2 (both wheels read)
     "big_gpu_raise": (0, 4, 6, 2),

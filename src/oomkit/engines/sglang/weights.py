@@ -60,9 +60,25 @@ def _param_order(key: tuple) -> tuple:
     return (1, layer, k)
 
 
+def rope_cache_bytes(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ...], dtype_bytes: int,
+                     hip: bool = False) -> int:
+    """The rotary embedding's cos_sin_cache (layers/rotary_embedding.py RotaryEmbedding, a buffer built with the model,
+    inside "Load weight end ... mem usage"): max_position_embeddings x rotary_dim, one per distinct rotary width
+    (get_rope caches the instances), float32 on CUDA from 0.4.3 (settings.ERAS rope_cache_fp32), the model dtype
+    before and on ROCm."""
+    dims = {(a.qk_rope_head_dim if a.kv_lora_rank else a.head_dim_k) for layer in layers
+            if (a := layer.attention) is not None}
+    if not dims or not spec.n_ctx_train:
+        return 0
+    factor = spec.partial_rotary_factor or (spec.rope_scaling.partial_rotary_factor if spec.rope_scaling else None)
+    width = sum(int(d * (factor or 1.0)) for d in dims)
+    fp32 = not hip and reached(parse_version(s.engine_version), "rope_cache_fp32")
+    return spec.n_ctx_train * width * (4 if fp32 else dtype_bytes)
+
+
 def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: tuple[TensorSpec, ...] | None = None,
-                 towers: bool = True, cc: tuple[int, int] | None = None, shared_whole: bool = False
-                 ) -> tuple[int, list[str]]:
+                 towers: bool = True, cc: tuple[int, int] | None = None, shared_whole: bool = False,
+                 rope: int = 0) -> tuple[int, list[str]]:
     """Bytes one TP rank loads ("Load weight end. ... mem usage"), and labels; `towers`: this rank holds the
     multimodal encoders (the first pipeline stage); `cc`: the GPUs' compute capability (MXFP4 expert padding);
     `shared_whole`: the shared experts are fused into the routed ones as tp_size replicas (shared_experts_replicated)."""
@@ -100,6 +116,7 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
     if src is not None and quant is None:
         sizes = [params[k] for k in sorted(params, key=_param_order)]
         total += reserved_for(sizes) - sum(sizes)
+    total += rope  # rope_cache_bytes, the caller's
     if towers:
         total += tower_rank_bytes(spec, s, lay)
     if quant and src is not None and quant not in _ONLINE_QUANT:
