@@ -177,7 +177,7 @@ def test_qwen3_a800_v0_starts():
     assert verdict(_qwen3(use_v1=False)) == fixture(QWEN3_A800)["runs"]["v0"]["verdict"]
 
 
-@pytest.mark.xfail(strict=True, reason="on an idle A800 oomkit's V1 budget is 10.44 GiB and the run starts; the log "
+@pytest.mark.xfail(strict=True, reason="on an idle A800 oomkit's V1 budget is 11.21 GiB and the run starts; the log "
                                        "refuses: the thread does not say what else held the GPU (V1 0.8.x counts it)")
 def test_qwen3_a800_v1_refused_on_an_idle_gpu():
     assert verdict(_qwen3(use_v1=True)) == fixture(QWEN3_A800)["runs"]["v1"]["verdict"]
@@ -203,7 +203,7 @@ def _qwen25vl(others_gib: float = 0.0):
                            VllmSettings(engine_version="0.8.5", **fixture(QWEN25VL_A100)["settings"]))
 
 
-@pytest.mark.xfail(strict=True, reason="on an idle A100 oomkit's budget is 14.57 GiB and the run starts; the log "
+@pytest.mark.xfail(strict=True, reason="on an idle A100 oomkit's budget is 15.61 GiB and the run starts; the log "
                                        "refuses: the thread does not say what else held the GPU (V1 0.8.x counts it)")
 def test_qwen25vl_a100_refused_on_an_idle_gpu():
     assert verdict(_qwen25vl()) == "refused: " + NO_BLOCKS
@@ -287,7 +287,7 @@ def test_qwen3_moe_gptq_4090_does_not_start():
     assert v.get("error") or v.get("failed_phase"), "oomkit lets the server start"
 
 
-@pytest.mark.xfail(strict=True, reason="oomkit loads the 15.74 GiB of weights (7.44 GiB left) and refuses after the "
+@pytest.mark.xfail(strict=True, reason="oomkit loads the 15.76 GiB of weights (7.42 GiB left) and refuses after the "
                                        "load ('Not enough memory', 0.6 x 23.5 GiB below the weights); the log runs out "
                                        "of memory while loading. GPTQMarlinMoEMethod.process_weights_after_loading "
                                        "(0.5.1 gptq.py) repacks one layer at a time (replace_parameter), about 0.1 GiB "
