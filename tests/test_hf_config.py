@@ -319,8 +319,12 @@ def test_mtp_vocab_copies_stay_out_of_vllms_drafter():
     assert copies == {"blk.46.nextn.embed_tokens.weight", "blk.46.nextn.shared_head_head.weight"}
     got = [oomkit.estimate(spec, "vllm", gpu="H200", max_model_len=4096, num_speculative_tokens=n,
                            find_max_context=False).devices[0].weights_bytes for n in (0, 1)]
-    block = sum(t.nbytes for t in spec.weights.tensors if t.layer == 46 and t.name not in copies)
-    assert got[1] - got[0] == block
+    kept = [t for t in spec.weights.tensors if t.layer == 46 and t.name not in copies]
+    block = sum(t.nbytes for t in kept)
+    shared = sum(t.nbytes for t in spec.weights.tensors if t.name in copies)
+    # PyTorch's allocator holds each large tensor in whole 2 MiB segments (a tail of up to 1 MiB unsplit:
+    # engines/vllm/weights.py segment_tail), far below the two shared copies
+    assert 0 <= (got[1] - got[0]) - block <= len(kept) * 2**20 < shared
 
 
 # Catalog models added from verbatim config.json copies (their entries' source), each against the total its card or
