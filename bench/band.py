@@ -66,7 +66,19 @@ def llamacpp() -> dict[str, Any]:
             "exact": sum(m["exact"] for m in models.values()),
             "compute_worst": max(m["compute_worst"] for m in models.values()),
             "by_kind": dict(sorted(by_kind.items())), "models": models, "backend_cases": backends,
-            "log_versions": _versions(versions)}
+            "log_versions": _versions(versions), "gpu_compute": llamacpp_gpu()}
+
+
+def llamacpp_gpu() -> dict[str, Any]:
+    """The compute buffers of llama.cpp's CUDA backend as measured on an H200 (tests/fixtures/llamacpp_cuda/, the
+    rows of bench/accuracy_llamacpp_cuda.py): the GPU's graph is replayed with ggml-cuda's fusions, not checked
+    node by node as the CPU's, so a GPU estimate's compute band is this one."""
+    from bench.accuracy_llamacpp_cuda import rows  # lazy: it loads the CUDA measurements' test module
+
+    data = rows()
+    errs = [x - 1 for a in data.values() for dev in ("CUDA0", "CUDA_Host") for x in a[dev]]
+    return {**_fig(errs), "settings": sum(a["cases"] for a in data.values()),
+            "evidence": "llama.cpp 0c1e57098 built for CUDA 13.0 (sm_90), run on one H200 (tools/cuda_groundtruth/)"}
 
 
 def _fig(errs: list[float]) -> dict[str, Any]:

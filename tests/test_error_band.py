@@ -46,6 +46,10 @@ def test_one_llamacpp_model_recomputed_from_llamacpp():
     assert band.llamacpp_model("llama-3.1-8b", 4) == DATA["llama.cpp"]["models"]["llama-3.1-8b"]
 
 
+def test_llamacpp_gpu_compute_recomputed_from_the_cuda_measurements():
+    assert _bench_band().llamacpp_gpu() == DATA["llama.cpp"]["gpu_compute"]
+
+
 def test_transformers_cache_recomputed_from_transformers():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
@@ -90,10 +94,18 @@ def test_transformers_band():
 
 
 def test_band_follows_the_architecture_kind():
-    full = oomkit.estimate("qwen3-8b", "llama.cpp", find_max_context=False).to_dict()["error_band"]
-    mla = oomkit.estimate("deepseek-v3", "llama.cpp", find_max_context=False).to_dict()["error_band"]
+    """On the CPU the compute band is the CPU grid's for the model's cache layout; on a GPU the CUDA backend's
+    measured worst case joins it (its graph is not replayed node by node against llama.cpp's as the CPU's is)."""
+    cpu = dict(cpu_only=True, ram="64GiB", find_max_context=False)
+    full = oomkit.estimate("qwen3-8b", "llama.cpp", **cpu).to_dict()["error_band"]
+    mla = oomkit.estimate("deepseek-v3", "llama.cpp", **cpu).to_dict()["error_band"]
     assert full["figures"]["compute_bytes"]["relative"] == DATA["llama.cpp"]["by_kind"]["full"]["compute_worst"]
     assert mla["figures"]["compute_bytes"]["relative"] == DATA["llama.cpp"]["by_kind"]["latent"]["compute_worst"]
+    gpu = oomkit.estimate("qwen3-8b", "llama.cpp", find_max_context=False).to_dict()["error_band"]
+    gpu_worst = DATA["llama.cpp"]["gpu_compute"]["worst"]
+    assert gpu["figures"]["compute_bytes"]["relative"] == max(gpu_worst,
+                                                             DATA["llama.cpp"]["by_kind"]["full"]["compute_worst"])
+    assert 0.05 < gpu_worst < 0.10  # every CUDA compute buffer within 10% (bench/accuracy_llamacpp_cuda.py)
     assert "MLA" in mla["summary"] and "full-attention" in full["summary"]
     assert full["figures"]["kv_cache_bytes"]["band"] == "exact"
 
