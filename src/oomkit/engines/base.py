@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -112,7 +112,7 @@ class EngineModule:
     # (argv, nodes) -> ((node label, the lines to run there), ...): the launch across machines (engines/<e>/cluster.py)
     # settings -> ((field, value, why), ...): single moves that cost memory back without changing what the user
     # asked for (llama.cpp: --swa-full off, a smaller -ub; vLLM: CUDA graphs off, a higher utilization); fit tries them
-    relief_fn: Callable[[Any], tuple[tuple[str, Any, str], ...]] | None = None
+    relief_fn: Callable[[Any, dict[str, Any]], Iterable[tuple[str, Any, str]]] | None = None
     # (spec, devices, the user's settings) -> (field, values, most on the GPU first): the layer count fit may write
     # for an engine that splits layers with the CPU by itself, where its own split does not fit (Ollama num_gpu);
     # the planner keeps the engine's own split. None: the knobs' offload only
@@ -212,9 +212,11 @@ class EngineModule:
         return tuple(self.knobs_fn(model, spec, devices, base, concurrency=concurrency, fixed_format=fixed_format,
                                    reserve_bytes=reserve_bytes, nodes=nodes))
 
-    def relief(self, settings: Any) -> tuple[tuple[str, Any, str], ...]:
-        """Moves that give memory back without changing the model, context or concurrency asked for."""
-        return () if self.relief_fn is None else tuple(self.relief_fn(settings))
+    def relief(self, settings: Any, effective: dict[str, Any] | None = None) -> tuple[tuple[str, Any, str], ...]:
+        """Moves that give memory back without changing the model, context or concurrency asked for; `effective`:
+        the settings as the engine settles them for these devices (an estimate's settings), where a move starts
+        from a default the engine picks itself."""
+        return () if self.relief_fn is None else tuple(self.relief_fn(settings, effective or {}))
 
     def fit_offload(self, spec: Any, devices: tuple[Device, ...], settings: Any) -> tuple[str, tuple[Any, ...]] | None:
         """The layer count fit may turn for an engine that splits by itself (fit_offload_fn), or None."""

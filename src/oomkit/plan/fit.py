@@ -135,7 +135,7 @@ def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None
         return Fit(tuple(argv), tuple(argv), (), before, before, 1,
                    rating=_rate(eng, before, user, spec, goals), notes=(*typed, *_past_training(eng, spec, before)))
     best, new_argv, reparsed, sizing = None, None, None, []
-    for cand in _search(eng, parsed, spec, devs, limits, goals):
+    for cand in _search(eng, parsed, spec, devs, limits, goals, dict(before.settings)):
         try:  # the best change the command can carry (lms load has flags for the context and --gpu only)
             new_argv = _rename_model(eng.rewrite_command(list(argv), user, cand.settings), parsed.model, cand.model,
                                      parsed.quant, cand.quant)
@@ -197,12 +197,12 @@ class _Weights:
 
 
 def _search(eng: EngineModule, parsed: Any, spec: ModelSpec, devs: tuple[Device, ...],
-            limits: dict[str, int | None], goals: Goals) -> Iterator[_Candidate]:
+            limits: dict[str, int | None], goals: Goals, effective: dict[str, Any]) -> Iterator[_Candidate]:
     """Knob turns level by level (one knob, then two, then three), all on the GPUs before part in system RAM.
     Within a tier a fix that leaves every flag the user typed wins over one with fewer knobs that changes one.
     The fixes best first (lazily: the ones with part in system RAM are searched only when the caller asks past
     those on the GPUs)."""
-    turns = _Turns(eng, parsed, spec, devs, limits, goals)
+    turns = _Turns(eng, parsed, spec, devs, limits, goals, effective)
     for allow_offload in (False, True):
         found: list[_Candidate] = []
         for level in (1, 2, 3):
@@ -235,7 +235,7 @@ class _Turns:
     the offload field, each applied to the user's own settings."""
 
     def __init__(self, eng: EngineModule, parsed: Any, spec: ModelSpec, devs: tuple[Device, ...],
-                 limits: dict[str, int | None], goals: Goals):
+                 limits: dict[str, int | None], goals: Goals, effective: dict[str, Any] | None = None):
         self.eng, self.parsed, self.spec, self.devs, self.limits, self.goals = eng, parsed, spec, devs, limits, goals
         self.user = parsed.settings
         self.defaults = eng.settings()
@@ -254,7 +254,7 @@ class _Turns:
         self.offload_scan = self.offload is None
         self.offload = self.offload or eng.fit_offload(spec, devs, self.user)
         self.offload_experts = any(c.offload_experts for c in choices if c.offload is not None)
-        self.reliefs = eng.relief(self.user)
+        self.reliefs = eng.relief(self.user, effective)
         self.user_ctx = _context(eng, self.user, spec)
         ctx = eng.context_field
         self.ctx_set = getattr(self.user, ctx) != getattr(self.defaults, ctx)

@@ -90,7 +90,7 @@ def _offload(spec: ModelSpec) -> tuple[str, tuple[Any, ...]]:
     return "n_gpu_layers", tuple(range(n + 1, -1, -1))  # -ngl N: N layers on the GPU (the output layer first)
 
 
-def relief(s: LlamaCppSettings) -> Iterator[tuple[str, Any, str]]:
+def relief(s: LlamaCppSettings, effective: dict[str, Any] | None = None) -> Iterator[tuple[str, Any, str]]:
     """Moves that cost no context: --swa-full keeps a full-context cache for sliding-window layers
     (llama-kv-cache-iswa.cpp: the SWA cache is sized n_ctx instead of the window); a -ub above the default 512
     grows every compute buffer (llama-context.cpp graph_reserve at n_ubatch tokens)."""

@@ -33,7 +33,7 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: SGLang
             yield Choice(s, f"{wlabel}, {'fp8' if kv != 'auto' else 'model-dtype'} KV", model=arg, weight_format=quantization)
 
 
-def relief(s: SGLangSettings) -> Iterator[tuple[str, Any, str]]:
+def relief(s: SGLangSettings, effective: dict[str, Any] | None = None) -> Iterator[tuple[str, Any, str]]:
     """Moves that cost no context: without CUDA graphs SGLang reserves no graph memory (--disable-cuda-graph,
     model_runner.py), and a larger static fraction gives the token pool more of the GPU."""
     if not s.disable_cuda_graph:

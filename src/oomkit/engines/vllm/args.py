@@ -49,7 +49,8 @@ DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
 
 # Environment variables that change memory (vllm/envs.py).
 ENV_VARS = ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "VLLM_USE_V1", "VLLM_ATTENTION_BACKEND",
-            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", "VLLM_USE_FLASHINFER_SAMPLER", "VLLM_USE_V2_MODEL_RUNNER")
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", "VLLM_USE_FLASHINFER_SAMPLER", "VLLM_USE_V2_MODEL_RUNNER",
+            "VLLM_PP_LAYER_PARTITION")
 
 
 FLAGS_FILE = "vllm_flags.json"  # tools/build_vllm_flags.py: kinds, and the releases read that have each flag
@@ -375,6 +376,8 @@ def _apply_env(env: dict[str, str], opts: dict[str, Any]) -> None:
             opts[field] = value
     if env.get("VLLM_ATTENTION_BACKEND") and "attention_backend" not in opts:
         opts["attention_backend"] = env["VLLM_ATTENTION_BACKEND"].strip().upper()
+    if env.get("VLLM_PP_LAYER_PARTITION"):
+        opts["pp_layer_partition"] = env["VLLM_PP_LAYER_PARTITION"].strip()
 
 
 def _apply_compilation_config(flag: str, value: Any, opts: dict[str, Any]) -> None:
@@ -682,6 +685,7 @@ def _max_model_len(value: int) -> str:
 
 OPTIONS = (
     *(Opt(fld, var, flag_bool, env=True) for var, fld in _ENV_SWITCHES),
+    Opt("pp_layer_partition", "VLLM_PP_LAYER_PARTITION", lambda v: v or None, env=True),
     Opt("max_model_len", "--max-model-len", _max_model_len),
     Opt("gpu_memory_utilization", "--gpu-memory-utilization"),
     Opt("tensor_parallel_size", "--tensor-parallel-size", aliases=("-tp",)),

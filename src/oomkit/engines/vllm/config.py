@@ -88,6 +88,8 @@ class Resolved:
     sm_count: int | None = None  # the first GPU's SMs, the catalog's on its Device (profile.py cuda_context)
     gfx_target: str | None = None  # the first GPU's AMD LLVM target, the catalog's on its Device (weights.py)
 
+    pp_layer_partition: str = ""  # VLLM_PP_LAYER_PARTITION as given (pp_partition)
+
     def at_least(self, era: str) -> bool:
         return ERAS.reached(self.version, era)
 
@@ -119,22 +121,44 @@ def driver_reserved(dev: Device) -> int:
     return CUDA_DRIVER_RESERVED
 
 
-def pp_partition(n_layers: int, pp: int, version: Version | None = None) -> list[tuple[int, int]]:
-    """distributed/utils.py get_pp_indices: even split, the remainder to the stages before the last (the
-    second-to-last first; 0.8+), or all of it to the last stage (0.5.1-0.7.x: DeepSeek-R1's 61 layers at -pp 3
-    are 20/20/21 there, the last node fullest, vllm#12895)."""
-    per = [n_layers // pp] * pp
-    rem = n_layers % pp
-    if version is not None and not ERAS.reached(version, "pp_remainder_spread"):
-        per[-1] += rem
-        rem = 0
-    for i in range(2, rem + 2):
-        per[-i] += 1
+def pp_partition(n_layers: int, pp: int, version: Version | None = None, partition: str = ""
+                 ) -> list[tuple[int, int]]:
+    """distributed/utils.py get_pp_indices: VLLM_PP_LAYER_PARTITION's layers per stage where it is set, else an
+    even split, the remainder to the stages before the last (the second-to-last first; 0.8+), or all of it to the
+    last stage (0.5.1-0.7.x: DeepSeek-R1's 61 layers at -pp 3 are 20/20/21 there, the last node fullest,
+    vllm#12895)."""
+    if partition:
+        per = parse_pp_partition(partition, n_layers, pp)
+    else:
+        per = [n_layers // pp] * pp
+        rem = n_layers % pp
+        if version is not None and not ERAS.reached(version, "pp_remainder_spread"):
+            per[-1] += rem
+            rem = 0
+        for i in range(2, rem + 2):
+            per[-i] += 1
     out, start = [], 0
     for n in per:
         out.append((start, start + n))
         start += n
     return out
+
+
+def parse_pp_partition(text: str, n_layers: int, pp: int) -> list[int]:
+    """VLLM_PP_LAYER_PARTITION as get_pp_indices reads it: `[int(layer) for layer in s.split(",")]`, one count per
+    stage, summing to the layers, with its errors."""
+    try:
+        parts = [int(layer) for layer in text.split(",")]
+    except ValueError:
+        raise OomkitError(f"VLLM_PP_LAYER_PARTITION: Invalid partition string: {text} (comma-separated layer "
+                          "counts, one per pipeline stage)") from None
+    if len(parts) != pp:
+        raise OomkitError(f"VLLM_PP_LAYER_PARTITION={text}: len(partitions)={len(parts)} does not match "
+                          f"pp_size={pp}.")
+    if sum(parts) != n_layers:
+        raise OomkitError(f"VLLM_PP_LAYER_PARTITION={text}: sum(partitions)={sum(parts)} does not match "
+                          f"num_hidden_layers={n_layers}.")
+    return parts
 
 
 def _model_dtype(spec: ModelSpec, s: VllmSettings, version: Version, cc) -> str:
@@ -473,7 +497,10 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
         raise OomkitError(f"vllm serve: error: argument --mamba-cache-mode: invalid choice: {mode!r} (choose from "
                           "'all', 'align', 'none')")
     runner_v2 = v1 and _runner_v2(spec, s, version, hybrid, warnings)
-    return Resolved(version=version, v1=v1, tp=tp, pp=pp, dp=dp, max_model_len=max_len, derived_max_len=derived,
+    if s.pp_layer_partition:  # read by every stage's model at load (distributed/utils.py get_pp_indices)
+        parse_pp_partition(s.pp_layer_partition, spec.n_trunk_layers, pp)
+    return Resolved(version=version, v1=v1, tp=tp, pp=pp, dp=dp, pp_layer_partition=s.pp_layer_partition,
+                    max_model_len=max_len, derived_max_len=derived,
                     util=util, dtype=dtype, dtype_bytes=FLOAT_BYTES[dtype], kv_dtype=kv_dtype,
                     max_num_seqs=seqs, max_num_batched_tokens=tokens, chunked_prefill=chunked,
                     prefix_caching=prefix, cc=cc, cc_guessed=cc_guessed, nvlink=nvlink, tp_spans_nodes=spans,

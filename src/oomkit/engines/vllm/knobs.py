@@ -83,7 +83,7 @@ def settle(s: VllmSettings, est: MemoryEstimate) -> VllmSettings | None:
     return None
 
 
-def relief(s: VllmSettings) -> Iterator[tuple[str, Any, str]]:
+def relief(s: VllmSettings, effective: dict[str, Any] | None = None) -> Iterator[tuple[str, Any, str]]:
     """Moves that cost no context, the cheapest first: a utilization up to 0.95 gives the KV cache more of the GPU;
     a utilization a little lower leaves the phases after the KV cache (CUDA graph capture, the sampler warm-up,
     both outside the budget) the room they need, for a few per cent of the KV cache, the fix vLLM's own warm-up
@@ -108,9 +108,11 @@ def relief(s: VllmSettings) -> Iterator[tuple[str, Any, str]]:
         yield ("async_scheduling", False,
                "no async scheduling: one batch in flight, so a request reserves fewer sliding-window blocks "
                "(the CPU's scheduling no longer overlaps the GPU's step)")
-    # halved from the user's value; without one from 512, the largest default below 1024 (arg_utils.py
-    # _set_default_args: 1024 on large GPUs from 0.10, 256 before): a value above the default only adds memory
-    n = s.max_num_seqs // 2 if s.max_num_seqs else 512
+    # halved from the user's value, else from the default vLLM settles on for these GPUs (arg_utils.py
+    # _set_default_args: 1024 on large GPUs from 0.10, 256 before and on smaller ones; 512 where it is not known):
+    # a value at or above the one in force only adds memory
+    seqs = s.max_num_seqs or (effective or {}).get("max_num_seqs")
+    n = seqs // 2 if isinstance(seqs, int) and seqs > 0 else 512
     while n >= 32:
         yield "max_num_seqs", n, "fewer concurrent sequences: a smaller sampler and activation profile"
         n //= 2

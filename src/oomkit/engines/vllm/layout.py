@@ -114,7 +114,7 @@ def _rank_devices(devices: tuple[Device, ...], r: Resolved, warnings: list[str],
 def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) -> list[_Rank]:
     """Each rank's stage, layers (get_pp_indices), KV plan and the memory it holds outside the KV cache;
     --cpu-offload-gb moves that much of each rank's weights to the host."""
-    parts = pp_partition(spec.n_trunk_layers, r.pp, r.version)
+    parts = pp_partition(spec.n_trunk_layers, r.pp, r.version, r.pp_layer_partition)
     weights_rank = weights_by_global_rank(spec, s, r)
     offload = int(s.cpu_offload_gb * GiB)
     ranks = []
@@ -346,7 +346,7 @@ def mamba_blocks_error(spec: ModelSpec, s: VllmSettings, r: Resolved, num_blocks
 
 
 def _stage_layers(spec: ModelSpec, r: Resolved, stage: int) -> int:
-    first, last = pp_partition(spec.n_trunk_layers, r.pp, r.version)[stage]
+    first, last = pp_partition(spec.n_trunk_layers, r.pp, r.version, r.pp_layer_partition)[stage]
     return last - first
 
 

@@ -321,7 +321,7 @@ def per_graph_share(spec: ModelSpec, r: Resolved, sizes: tuple[int, ...], n_laye
 
 def first_stage_layers(spec: ModelSpec, r: Resolved) -> int:
     """The decoder layers of the first pipeline stage (config.py pp_partition, vLLM's get_pp_indices)."""
-    first, last = pp_partition(spec.n_trunk_layers, r.pp, r.version)[0]
+    first, last = pp_partition(spec.n_trunk_layers, r.pp, r.version, r.pp_layer_partition)[0]
     return last - first
 
 

@@ -306,6 +306,8 @@ class VllmSettings:
     # what the image installs beside vLLM (profile.py flashinfer_sampler)
     container_image: str | None = None
     use_v2_model_runner: bool | None = None  # VLLM_USE_V2_MODEL_RUNNER (config.py runner_v2)
+    # VLLM_PP_LAYER_PARTITION ("16,32"): the decoder layers of each pipeline stage (config.py pp_partition); "" = even
+    pp_layer_partition: str = ""
     engine_version: str = NEWEST
     # the flags typed that only some releases' parsers take (engines/data/vllm_flags.json spans, read from the
     # wheels; --rope-scaling up to 0.11.0, --async-scheduling from 0.10.0): config.resolve refuses one the chosen

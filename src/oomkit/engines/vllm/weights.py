@@ -66,7 +66,7 @@ def weights_by_global_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> lis
     under expert parallelism (the first E % ep ranks hold one expert more; before 0.10.1 the last rank holds
     the whole remainder)."""
     key = (s.enable_expert_parallel, s.quantization, s.mm_encoder_tp_mode, r.tp, r.pp, r.dp, r.version, r.dtype_bytes,
-           r.cc, r.num_spec, s.limit_mm_per_prompt, r.max_num_batched_tokens, r.runner_v2)
+           r.cc, r.num_spec, s.limit_mm_per_prompt, r.max_num_batched_tokens, r.runner_v2, r.pp_layer_partition)
     return list(_WEIGHTS.get(spec, key, lambda: tuple(_weights_by_global_rank(spec, s, r))))
 
 
@@ -142,7 +142,7 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
     the last stage. nvidia/Qwen3.6-35B-A3B-NVFP4 with MTP 2 on a DGX Spark (99sono/DockerBuildFiles, vLLM
     0.22.1rc1): 21.93 GiB, of which the bf16 MTP layer is 1.56 GiB."""
     trunk_n = spec.n_trunk_layers
-    parts = pp_partition(trunk_n, r.pp, r.version)
+    parts = pp_partition(trunk_n, r.pp, r.version, r.pp_layer_partition)
     ep = ep_size(s, r)
     plain = spec.weights.format.lower() in FLOAT_BYTES or spec.weights.format.lower() in DTYPE_ALIASES
     online = load_layout(s.quantization, plain)
