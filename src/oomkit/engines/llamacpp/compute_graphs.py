@@ -2043,6 +2043,15 @@ def _dag_norm(d: _Dag, x: int) -> int:
     return d.op(d.shape(x), d.op(d.shape(x), x, inplace=True), inplace=True)
 
 
+def _dag_output(d: _Dag, x: int, n_vocab: int) -> None:
+    """result_norm and result_output, both graph outputs (ggml_set_output), the logits expanded last."""
+    h = _dag_norm(d, x)
+    logits = d.op((n_vocab, d.shape(h)[1]), h)
+    d.t[h] = d.t[h]._replace(output=True)
+    d.t[logits] = d.t[logits]._replace(output=True)
+    d.expand(logits)
+
+
 def _dag_attention(d: _Dag, a: Attention, x: int, E: int, T: int, masks: int, flash_attn: bool,
                    ins: _HybridInputs) -> int:
     """build_attn on the normed input x, as jamba_graph and nemotron_h_graph expand it: Q, V, K (Q and K roped where
@@ -2138,11 +2147,7 @@ def mamba2_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn
             rows = n_outputs
             out, inp = op((E, rows), out, ins.out_ids), op((E, rows), inp, ins.out_ids)  # GET_ROWS of both
         cur = op((E, rows), out, inp, inplace=True)  # the residual add
-    h = _dag_norm(d, cur)  # result_norm
-    logits = op((spec.n_vocab, d.shape(h)[1]), h)  # result_output
-    d.t[h] = d.t[h]._replace(output=True)
-    d.t[logits] = d.t[logits]._replace(output=True)
-    expand(logits)
+    _dag_output(d, cur, spec.n_vocab)
     return ins.n_inputs, d.nodes()
 
 
@@ -2238,11 +2243,7 @@ def jamba_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn:
             gate, up = op((ff, rows), n), op((ff, rows), n)
             ffn_out = op((E, rows), op((ff, rows), gate, up))  # SWIGLU, ffn_down
         cur = op((E, rows), ffn_inp, ffn_out, inplace=True)
-    h = norm(cur)
-    logits = op((spec.n_vocab, d.shape(h)[1]), h)
-    d.t[h] = d.t[h]._replace(output=True)
-    d.t[logits] = d.t[logits]._replace(output=True)
-    expand(logits)
+    _dag_output(d, cur, spec.n_vocab)
     return n_inputs, d.nodes()
 
 
@@ -2394,11 +2395,7 @@ def granite_hybrid_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, fl
             g_, u_ = op((ff, rows), n), op((ff, rows), n)
             ffn_out = op((E, rows), op((ff, rows), g_, u_))  # SWIGLU, ffn_down
         cur = op((E, rows), ffn_out, ffn_inp, inplace=True)
-    h = norm(cur)
-    logits = op((spec.n_vocab, d.shape(h)[1]), h)
-    d.t[h] = d.t[h]._replace(output=True)
-    d.t[logits] = d.t[logits]._replace(output=True)
-    expand(logits)
+    _dag_output(d, cur, spec.n_vocab)
     return n_inputs, d.nodes()
 
 
