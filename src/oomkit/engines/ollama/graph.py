@@ -32,7 +32,7 @@ ollama/ollama#14273's printed CUDA0 graph."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from ...model.spec import LayerSpec, ModelSpec
 from ...units import round_up
@@ -392,6 +392,20 @@ def gemma3_embed_graph_replayed(spec: ModelSpec, n_tokens: int, swa_cells: int, 
 
 
 @lru_cache(maxsize=64)
+def _reshaped(x: T, per: int, *shape: int) -> T:
+    """A Reshape of a contiguous tensor: a view with a fresh tensor's layout."""
+    v = view(x)
+    v.layout = (per, shape)
+    return v
+
+
+def _split_input(on_gpu: bool, nbytes: int, *shape: int) -> T:
+    """A graph input: on a GPU a split input the scheduler copies into the buffer, on the CPU a buffer of its own."""
+    if on_gpu:
+        return T("cpy", (), nbytes, ("cpy", shape))
+    return T("", nbytes=nbytes, layout=("in", shape), external=True)
+
+
 def qwen25vl_vision_graph_bytes(grid_h: int, grid_w: int, hidden: int, n_head: int, n_ff: int, out_hidden: int,
                                 n_layer: int, full_layers: tuple[int, ...], on_gpu: bool,
                                 alignment: int = 128) -> int:
@@ -523,15 +537,7 @@ def pixtral_vision_graph_bytes(side: int, patch: int, hidden: int, n_head: int, 
 
     w, t = _weight, _made
 
-    def rs(x: T, per: int, *shape: int) -> T:  # a Reshape of a contiguous tensor: a fresh tensor's layout
-        v = view(x)
-        v.layout = (per, shape)
-        return v
-
-    def inp(nbytes: int, *shape: int) -> T:  # a split input copied in (GPU), or a buffer of its own (CPU)
-        if on_gpu:
-            return T("cpy", (), nbytes, ("cpy", shape))
-        return T("", nbytes=nbytes, layout=("in", shape), external=True)
+    rs, inp = _reshaped, partial(_split_input, on_gpu)
 
     def lin(x: T, i: int, o: int, cols: int) -> T:
         return t("mul_mat", (w(i, o), x), 4, o, cols)
@@ -613,15 +619,7 @@ def siglip_vision_graph(side: int, patch: int, hidden: int, n_head: int, n_ff: i
 
     w, t = _weight, _made
 
-    def rs(x: T, per: int, *shape: int) -> T:
-        v = view(x)
-        v.layout = (per, shape)
-        return v
-
-    def inp(nbytes: int, *shape: int) -> T:
-        if on_gpu:
-            return T("cpy", (), nbytes, ("cpy", shape))
-        return T("", nbytes=nbytes, layout=("in", shape), external=True)
+    rs, inp = _reshaped, partial(_split_input, on_gpu)
 
     def lin(x: T, i: int, o: int, cols: int) -> T:
         return t("add", (t("mul_mat", (w(i, o), x), 4, o, cols), w(o)), 4, o, cols)
@@ -716,15 +714,7 @@ def gemma4_vision_graph_bytes(side: int, patch: int, hidden: int, n_head: int, n
 
     w, t = _weight, _made
 
-    def rs(x: T, per: int, *shape: int) -> T:  # a Reshape of a contiguous tensor: a fresh tensor's layout
-        v = view(x)
-        v.layout = (per, shape)
-        return v
-
-    def inp(nbytes: int, *shape: int) -> T:  # a split input copied in (GPU), or a buffer of its own (CPU)
-        if on_gpu:
-            return T("cpy", (), nbytes, ("cpy", shape))
-        return T("", nbytes=nbytes, layout=("in", shape), external=True)
+    rs, inp = _reshaped, partial(_split_input, on_gpu)
 
     def lin(x: T, i: int, o: int) -> T:
         return view(t("mul_mat", (w(i, o), view(x)), 4, o, n))
@@ -808,10 +798,7 @@ def gemma4_text_graph_bytes(n_embd: int, n_vocab: int, layers: tuple[tuple[int, 
 
     w, t = _weight, _made
 
-    def rs(x: T, per: int, *shape: int) -> T:
-        v = view(x)
-        v.layout = (per, shape)
-        return v
+    rs = _reshaped
 
     def cpy(*shape: int, per: int = 4) -> T:  # a split input's copy: the same type and shape as its source
         nb = per
