@@ -1097,21 +1097,29 @@ def laguna(n_layers: int | None = None) -> SynthModel:
     softplus output gate (attn_gate {n_embd, n_head(il)}), one dense leading layer, then sigmoid-routed MoE layers
     (8 experts of 2048, 2 used) with a score bias and one shared expert of 2048. Tensor set as
     llama.cpp@0c1e57098's loader asks for it."""
-    arch, n_embd, hd, n_kv, n_ff, n_vocab = "laguna", 4096, 128, 8, 11008, 32000
-    heads, n_exp, ff_exp, ff_sh = [32, 48, 48, 48], 8, 2048, 2048
-    nl = 4
+    return laguna_model("laguna-4l", "Laguna-XS.2's layer kinds on the generic shape", n_layers=4, n_embd=4096,
+                        heads=[32, 48, 48, 48], n_ff=11008, n_vocab=32000, n_exp=8, n_used=2, ff_exp=2048,
+                        ff_sh=2048, window=4096, eps=1e-5, context=8192)
+
+
+def laguna_model(key: str, source: str, *, n_layers: int, n_embd: int, heads: list[int], n_ff: int, n_vocab: int,
+                 n_exp: int, n_used: int, ff_exp: int, ff_sh: int, window: int, eps: float, context: int,
+                 hd: int = 128, n_kv: int = 8) -> SynthModel:
+    """A laguna file of these shapes, with the tensor set llama.cpp@0c1e57098's loader asks for."""
+    arch = "laguna"
     md = _Meta(arch)
-    md.u32("context_length", 8192).u32("embedding_length", n_embd).u32("block_count", nl).u32("feed_forward_length", n_ff)
+    md.u32("context_length", context).u32("embedding_length", n_embd).u32("block_count", n_layers)
+    md.u32("feed_forward_length", n_ff)
     md.items.append((f"{arch}.attention.head_count", heads, (VT.ARRAY, VT.INT32)))
-    md.u32("attention.head_count_kv", n_kv).f32("attention.layer_norm_rms_epsilon", 1e-5)
+    md.u32("attention.head_count_kv", n_kv).f32("attention.layer_norm_rms_epsilon", eps)
     md.f32("rope.freq_base", 500000.0).u32("vocab_size", n_vocab)
     md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("rope.dimension_count", 64)
-    md.u32("attention.sliding_window", 4096).f32("rope.freq_base_swa", 10000.0).u32("rope.dimension_count_swa", hd)
-    md.u32("expert_count", n_exp).u32("expert_used_count", 2).u32("expert_feed_forward_length", ff_exp)
+    md.u32("attention.sliding_window", window).f32("rope.freq_base_swa", 10000.0).u32("rope.dimension_count_swa", hd)
+    md.u32("expert_count", n_exp).u32("expert_used_count", n_used).u32("expert_feed_forward_length", ff_exp)
     md.u32("expert_shared_feed_forward_length", ff_sh).u32("leading_dense_block_count", 1)
     md.f32("expert_weights_scale", 2.5).bool("expert_weights_norm", True).u32("expert_gating_func", 2)
     ts = _embeddings(n_embd, n_vocab, tied=False)
-    for i in range(nl):
+    for i in range(n_layers):
         h = heads[i]
         ts += _attn_gqa(i, n_embd, h * hd, n_kv * hd, qk_norm_dim=hd)
         ts += [_blk(i, "attn_gate.weight", n_embd, h), _blk(i, "ffn_norm.weight", n_embd)]
@@ -1121,7 +1129,7 @@ def laguna(n_layers: int | None = None) -> SynthModel:
             ts += _ffn_moe(i, n_embd, ff_exp, n_exp) + [_blk(i, "exp_probs_b.bias", n_exp)]
             ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, ff_sh), _blk(i, "ffn_up_shexp.weight", n_embd, ff_sh),
                    _blk(i, "ffn_down_shexp.weight", ff_sh, n_embd)]
-    return _model("laguna-4l", arch, "Laguna-XS.2's layer kinds on the generic shape", n_vocab, nl, md, ts, False)
+    return _model(key, arch, source, n_vocab, n_layers, md, ts, False)
 
 
 ADDED_BUILDERS["laguna"] = laguna

@@ -29,17 +29,9 @@ from oomkit.model.hf_config import spec_from_config
 from oomkit.model.resolve import resolve
 from oomkit.model.spec import LayerKind
 from tests import gt_compare as g
+from tests.ggufs import laguna_model
 from tests.groundtruth import synth
-from tests.groundtruth.synth import (
-    VT,
-    SynthModel,
-    _attn_gqa,
-    _blk,
-    _embeddings,
-    _ffn_dense,
-    _ffn_moe,
-    _Meta,
-)
+from tests.groundtruth.synth import SynthModel
 
 CATALOG = Path(__file__).resolve().parents[1] / "src" / "oomkit" / "model" / "catalog" / "data"
 needs_llama_cpp = pytest.mark.skipif(not g.llamacpp_run.available(), reason="llama-cpp-python not installed")
@@ -149,33 +141,9 @@ def laguna_xs2_gguf(n_layers: int = 2) -> SynthModel:
     full layer 0, 64 on the sliding ones), 8 KV heads of 128, a 512-token window with no pattern key (laguna.cpp
     set_swa_pattern(4, dense_first=true)), QK norms, a per-head output gate, a dense first layer of 8192, then 256
     experts of 512 (8 used) with a score bias and one shared expert of 512; vocabulary 100,352, untied."""
-    arch, n_embd, hd, n_kv, n_ff, n_vocab = "laguna", 2048, 128, 8, 8192, 100352
-    heads = ([48, 64, 64, 64] * 10)[:n_layers]
-    n_exp, ff_exp, ff_sh = 256, 512, 512
-    md = _Meta(arch)
-    md.u32("context_length", 262144).u32("embedding_length", n_embd).u32("block_count", n_layers)
-    md.u32("feed_forward_length", n_ff)
-    md.items.append((f"{arch}.attention.head_count", heads, (VT.ARRAY, VT.INT32)))
-    md.u32("attention.head_count_kv", n_kv).f32("attention.layer_norm_rms_epsilon", 1e-6)
-    md.f32("rope.freq_base", 500000.0).u32("vocab_size", n_vocab)
-    md.u32("attention.key_length", hd).u32("attention.value_length", hd).u32("rope.dimension_count", 64)
-    md.u32("attention.sliding_window", 512).f32("rope.freq_base_swa", 10000.0).u32("rope.dimension_count_swa", hd)
-    md.u32("expert_count", n_exp).u32("expert_used_count", 8).u32("expert_feed_forward_length", ff_exp)
-    md.u32("expert_shared_feed_forward_length", ff_sh).u32("leading_dense_block_count", 1)
-    md.f32("expert_weights_scale", 2.5).bool("expert_weights_norm", True).u32("expert_gating_func", 2)
-    ts = _embeddings(n_embd, n_vocab, tied=False)
-    for i in range(n_layers):
-        h = heads[i]
-        ts += _attn_gqa(i, n_embd, h * hd, n_kv * hd, qk_norm_dim=hd)
-        ts += [_blk(i, "attn_gate.weight", n_embd, h), _blk(i, "ffn_norm.weight", n_embd)]
-        if i == 0:
-            ts += _ffn_dense(i, n_embd, n_ff, norm=False)
-        else:
-            ts += _ffn_moe(i, n_embd, ff_exp, n_exp) + [_blk(i, "exp_probs_b.bias", n_exp)]
-            ts += [_blk(i, "ffn_gate_shexp.weight", n_embd, ff_sh), _blk(i, "ffn_up_shexp.weight", n_embd, ff_sh),
-                   _blk(i, "ffn_down_shexp.weight", ff_sh, n_embd)]
-    return SynthModel("laguna-xs2", arch, "poolside/Laguna-XS.2 config.json", n_vocab, n_layers, tuple(md.items),
-                      tuple(ts), tied_embeddings=False)
+    return laguna_model("laguna-xs2", "poolside/Laguna-XS.2 config.json", n_layers=n_layers, n_embd=2048,
+                        heads=([48, 64, 64, 64] * 10)[:n_layers], n_ff=8192, n_vocab=100352, n_exp=256, n_used=8,
+                        ff_exp=512, ff_sh=512, window=512, eps=1e-6, context=262144)
 
 
 N_SYNTH = 2
