@@ -62,9 +62,9 @@ from .spec import (
 _BLK = re.compile(r"^blk\.(\d+)\.")
 
 
-def read_gguf_spec(path: str | Path, name: str | None = None) -> ModelSpec:
+def read_gguf_spec(path: str | Path, name: str | None = None, ik_types: bool = False) -> ModelSpec:
     header = read_gguf_header(path)
-    return spec_from_gguf(header, name=name or Path(path).name, source=str(path))
+    return spec_from_gguf(header, name=name or Path(path).name, source=str(path), ik_types=ik_types)
 
 
 class _Meta:
@@ -94,7 +94,9 @@ class _Meta:
         return [self.int(key, default)] * n
 
 
-def spec_from_gguf(header: GGUFHeader, name: str, source: str = "") -> ModelSpec:
+def spec_from_gguf(header: GGUFHeader, name: str, source: str = "", ik_types: bool = False) -> ModelSpec:
+    """ik_types: keep tensors of ik_llama.cpp's own ggml types (sized exactly); without it such a file is refused,
+    as upstream llama.cpp refuses it."""
     md = header.metadata
     arch = md.get("general.architecture")
     if not isinstance(arch, str) or not arch:
@@ -103,6 +105,8 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "") -> ModelSpec
         # src/llama.cpp llama_model_load: "CLIP cannot be used as main model, use it with --mmproj instead"
         raise OomkitError(f"{name}: a multimodal projector (GGUF architecture 'clip'), which llama.cpp does not load as "
                           "the main model; give the language model's GGUF and pass this file as --mmproj")
+    if not ik_types:
+        _refuse_ik_types(header, name)
     if arch in NO_LLAMACPP_ARCHS:
         raise OomkitError(f"{name}: GGUF architecture '{arch}' has no llama.cpp support ({NO_LLAMACPP_ARCHS[arch]}); "
                           f"llama.cpp stops loading it: \"unknown model architecture: '{arch}'\"")
@@ -180,11 +184,36 @@ def _file_type_name(ftype: Any) -> str:
     return "unknown"
 
 
+def _refuse_ik_types(header: GGUFHeader, name: str) -> None:
+    """A tensor of an ik_llama.cpp-only type: llama.cpp@0c1e57098 ggml/src/gguf.cpp gguf_init_from_file_impl stops
+    at the first one ("tensor '%s' has invalid ggml type %d. should be in [0, %d)", GGML_TYPE_COUNT 43), so
+    upstream llama.cpp cannot load the file (nor Ollama, whose ggml is upstream's); ik_llama.cpp@8337e4cd can."""
+    counts: dict[int, int] = {}
+    first = None
+    nbytes = 0
+    for t in header.tensors:
+        ik = ggml.ik_type_by_id(t.ggml_type)
+        if ik is not None:
+            counts[ik.id] = counts.get(ik.id, 0) + 1
+            first = first or t
+            nbytes += t.nbytes
+    if first is None:
+        return
+    kinds = ", ".join(f"{ggml.ik_type_by_id(i).name.upper()} (ggml type {i}) x{n}"  # type: ignore[union-attr]
+                      for i, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    n_types = 1 + max(t.id for t in ggml.TYPES)
+    raise OomkitError(f"{name}: {sum(counts.values())} tensors ({nbytes / 2**30:.2f} GiB) are ik_llama.cpp's quant "
+                      f"types, which upstream llama.cpp cannot load: {kinds}; llama.cpp stops at \"tensor "
+                      f"'{first.name}' has invalid ggml type {first.ggml_type}. should be in [0, {n_types})\" "
+                      "(run the file with ik_llama.cpp; oomkit sizes upstream llama.cpp)")
+
+
 def _tensor_specs(header: GGUFHeader, name: str) -> tuple[TensorSpec, ...]:
     out = []
     for t in header.tensors:
         try:
-            gt = ggml.type_by_id(t.ggml_type)
+            # ik_llama.cpp's types reach here only with spec_from_gguf(ik_types=True): sized with their row meta
+            gt = ggml.any_type_by_id(t.ggml_type) or ggml.type_by_id(t.ggml_type)
             nbytes = ggml.tensor_bytes(gt, t.shape)
         except OomkitError as e:
             raise OomkitError(f"{name}: tensor {t.name}: {e}") from None

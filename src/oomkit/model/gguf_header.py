@@ -98,7 +98,8 @@ class GGUFTensorInfo:
 
     @property
     def type_name(self) -> str:
-        return ggml.type_by_id(self.ggml_type).name
+        t = ggml.any_type_by_id(self.ggml_type)
+        return t.name if t is not None else ggml.type_by_id(self.ggml_type).name
 
 
 @dataclass(frozen=True)
@@ -307,17 +308,19 @@ def _read_tensor(r: _Reader, i: int, seen: set[str], alignment: int, expected_of
     if nelements > _INT64_MAX:
         raise r.fail(f"corrupt GGUF: tensor '{show}' shape {shape} overflows int64 elements")
     ggml_type = r.scalar(_I32)
-    traits = ggml.find_by_id(ggml_type)
+    # ik_llama.cpp's own ids (IQ4_KSS, IQ2_K_R4 ...) are read and sized too; spec_from_gguf refuses them
+    traits = ggml.any_type_by_id(ggml_type)
     if traits is None:
         why = (f"removed type {ggml.REMOVED_IDS[ggml_type]}" if ggml_type in ggml.REMOVED_IDS
                else "unknown to this oomkit")
         raise r.fail(f"corrupt GGUF: tensor '{show}' has ggml type {ggml_type} ({why})")
-    type_name, blck, type_size = traits.name.upper(), traits.block_size, traits.type_size
+    type_name, blck = traits.name.upper(), traits.block_size
     ne0 = shape[0] if shape else 1
     if ne0 % blck:
         raise r.fail(f"corrupt GGUF: tensor '{show}' has {ne0} elements per row, not a multiple of "
                      f"{type_name}'s block of {blck}")
-    nbytes = nelements // blck * type_size
+    # ggml_nbytes: whole rows (ik_llama.cpp's row_meta_size is per row; 0 for upstream types)
+    nbytes = nelements // ne0 * ggml.row_bytes(traits, ne0) if ne0 else 0
     offset = r.scalar(_U64)
     # gguf.cpp requires each tensor to start exactly where the previous one ends, padded to the alignment.
     if offset != expected_offset:

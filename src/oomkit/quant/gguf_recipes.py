@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from oomkit.errors import OomkitError
-from oomkit.quant.ggml import type_by_name
+from oomkit.quant.ggml import ik_type_by_name, type_by_name
 
 
 @dataclass(frozen=True)
@@ -750,3 +750,35 @@ def named_mix(name: str) -> NamedMix | None:
 def known_quant_names() -> tuple[str, ...]:
     """Every GGUF quant name oomkit reads: llama-quantize's file types, then the named mixes."""
     return tuple(f.name for f in FTYPES) + tuple(NAMED_MIXES)
+
+
+# ik_llama.cpp@8337e4cd examples/quantize/quantize.cpp QUANT_OPTIONS: the llama-quantize names only that fork has,
+# each with its include/llama.h LLAMA_FTYPE_MOSTLY_* id (general.file_type). Upstream llama.cpp has neither the
+# names nor the ggml types they write (ggml.IK_TYPES), so a model named with one is refused, not sized.
+IK_QUANT_NAMES: dict[str, int] = {
+    "Q6_0": 135, "MXFP4_R8": 351, "IQ2_XXS_R4": 219, "IQ2_XS_R4": 220, "IQ2_M_R4": 229, "IQ1_S_R4": 224,
+    "IQ1_M_R4": 231, "IQ1_BN": 136, "IQ2_BN": 137, "IQ2_BN_R4": 337, "Q2_K_R4": 210, "IQ3_KT": 152, "IQ4_KT": 153,
+    "IQ3_XXS_R4": 223, "IQ3_S_R4": 226, "Q3_K_R4": 211, "IQ4_NL_R4": 225, "IQ4_XS_R8": 230, "Q4_0_R8": 202,
+    "Q5_0_R4": 208, "Q6_0_R4": 335, "Q8_0_R8": 207, "Q8_KV": 149, "IQ4_KS": 145, "IQ4_KS_R4": 345, "IQ5_KS_R4": 350,
+    "IQ4_KSS": 148, "IQ5_KS": 150, "IQ2_K": 138, "IQ2_K_R4": 338, "IQ2_KS": 147, "IQ1_KT": 156, "IQ2_KT": 151,
+    "IQ2_KL": 155, "IQ3_KS": 154, "IQ3_K": 139, "IQ3_K_R4": 339, "IQ3_KL": 146, "IQ4_K": 140, "IQ4_K_R4": 340,
+    "IQ5_K": 141, "IQ5_K_R4": 341, "IQ6_K": 142, "Q4_K_R4": 214, "Q5_K_R4": 216, "Q6_K_R4": 218, "Q8_K_R8": 399,
+    "Q8_KV_R8": 398, "BF16_R16": 232,
+}
+
+
+def ik_quant_refusal(tag: str) -> str | None:
+    """The one-line refusal for a quant tag that only ik_llama.cpp's llama-quantize makes ("IQ4_KSS", "IQ2_K_R4"),
+    else None."""
+    key = str(tag).strip().upper().replace("-", "_")
+    ftype = IK_QUANT_NAMES.get(key)
+    if ftype is None:
+        return None
+    t = ik_type_by_name(key)
+    if t is None:
+        what = "a mix of that fork's ggml types"
+    else:
+        what = f"ggml type {t.name}, {t.bits_per_weight:g} bits per weight"
+        what += f" + {t.row_meta} bytes a row" if t.row_meta else ""
+    return (f"quant {tag!r} is ik_llama.cpp's (its llama-quantize {key}, file type {ftype}: {what}); upstream "
+            "llama.cpp cannot load it and oomkit sizes upstream llama.cpp")
