@@ -257,6 +257,23 @@ def test_sycl_offloaded_experts_with_a_layer_whose_up_and_gate_stay_on_the_devic
     assert est.engine_view["fit_n_ctx"] == 4096 and est.devices[0].id == "SYCL0" and est.devices[0].compute_bytes > 0
 
 
+def test_sycl_before_gpt_oss_ops_keeps_the_expert_block_on_the_host():
+    """Before PR #17826 ggml-sycl refuses gpt-oss's MXFP4 MUL_MAT_ID, ADD_ID and SWIGLU_OAI (supports_op at
+    llama.cpp@96ac5a23) and, before PR #20190, FLASH_ATTN_EXT: at b7200 the experts and their biases load into
+    CPU_Mapped, -fa auto resolves off and SYCL_Host holds the expert block's rows (issue #17643's log, in
+    test_llamacpp_logs); from b7500 the experts are on SYCL0, and from b8400 -fa auto keeps flash attention."""
+    def run(build, fa):
+        return oomkit.estimate("openai/gpt-oss-20b", "llama.cpp", quant="MXFP4", backend="sycl", vram="256GiB",
+                               find_max_context=False, fit=False, engine_version=build, n_ctx=4096,
+                               n_gpu_layers=99, flash_attn=fa).engine_view
+    old, new, fa_new = run("b7200", "auto"), run("b7500", "auto"), run("b8400", "auto")
+    assert old["flash_attn"] is False and new["flash_attn"] is False and fa_new["flash_attn"] is True
+    assert old["model_buffer_bytes"]["CPU_Mapped"] > 10_000 * MiB > new["model_buffer_bytes"]["CPU_Mapped"]
+    # up, gate and SWIGLU_OAI rows (22.5 MiB each at -ub 512) above the inputs, the FFN input's copy in their freed block
+    grown = old["compute_buffer_bytes"]["SYCL_Host"] - new["compute_buffer_bytes"]["SYCL_Host"]
+    assert 2 * 22.5 * MiB < grown <= 3 * 22.5 * MiB
+
+
 def test_metal_maps_each_part_of_a_split_gguf_apart():
     """load_tensors maps every gguf-split part on its own (src/llama-model.cpp: for each file idx,
     get_mapping_range over the part's tensors of the buffer, ggml_backend_dev_buffer_from_host_ptr), so a split

@@ -20,7 +20,7 @@ from . import compute_graphs, galloc, sched_replay
 from .backend_names import infer_backend
 from .kv import Cache, Context, attention_layers
 from .settings import ERAS, NEWEST, LlamaCppSettings, build_number, speculative_n_max
-from .weights import Placement, gpu_alloc_size, loaded_tensors, model_buffers
+from .weights import Placement, gpu_alloc_size, loaded_tensors, model_buffers, sycl_refused_weights
 
 
 def output_buffer_bytes(spec: ModelSpec, ctx: Context, s: LlamaCppSettings) -> int:
@@ -1648,11 +1648,19 @@ def fa_head_dims(a: Attention, ctx: Context) -> tuple[int, int, int]:
 
 
 # the backends whose refusal of a layer's FLASH_ATTN_EXT oomkit models (device_fa_supported)
-_FA_REFUSING = (*_GGML_CUDA, "metal")
+_FA_REFUSING = (*_GGML_CUDA, "metal", "sycl")
+# PR #20190 "[SYCL] supprt Flash Attention for fp32/fp16/Q4/Q5/Q8" (opened 2026-03-07; dated here by that day, so
+# the days up to its merge are given it early): before it ggml-sycl.cpp ggml_backend_sycl_device_supports_op has no
+# GGML_OP_FLASH_ATTN_EXT case (default: false; llama.cpp@96ac5a23, 2025-11-23), so -fa auto turns flash attention
+# off on a SYCL device (llama_context's "Flash Attention was auto, set to disabled") and a forced one runs on the CPU
+SYCL_FA_BUILD = llamacpp_build_on("2026-03-07")
 
 
 def device_fa_supported(a: Attention, ctx: Context, backend: str) -> bool:
-    """Whether the device's backend runs the layer's flash attention (cuda_fa_supported, metal_fa_supported)."""
+    """Whether the device's backend runs the layer's flash attention (cuda_fa_supported, metal_fa_supported; a SYCL
+    device from SYCL_FA_BUILD on)."""
+    if backend == "sycl":
+        return ctx.build >= SYCL_FA_BUILD
     return metal_fa_supported(a, ctx) if backend == "metal" else cuda_fa_supported(a, ctx)
 
 
@@ -2080,6 +2088,7 @@ def host_weight_copy(spec: ModelSpec, ctx: Context, placement: Placement, device
         return None
     gathered = ("token_embd.weight", "per_layer_token_embd.weight", "output.weight")
     blas = {t.name for t in blas_weights(spec, ctx, placement, devices, s)}  # their products stay with BLAS
+    blas |= sycl_refused_weights(spec, devices, s)  # nor do those of an op the device refuses (no offload)
     host = [t for t in model_buffers(spec, devices, s, placement).cpu_tensors
             if len(t.shape) >= 2 and t.name not in gathered and t.name not in blas]
     if not host:
@@ -2124,6 +2133,7 @@ def host_experts_split_bytes(spec: ModelSpec, ctx: Context, placement: Placement
         return None
     gathered = ("token_embd.weight", "per_layer_token_embd.weight", "output.weight")
     blas = {t.name for t in blas_weights(spec, ctx, placement, devices, s)}  # their products stay with BLAS
+    blas |= sycl_refused_weights(spec, devices, s)  # nor do those of an op the device refuses (no offload)
     host = [t for t in model_buffers(spec, devices, s, placement).cpu_tensors
             if len(t.shape) >= 2 and t.name not in gathered and t.name not in blas]
     if not host or not all(t.name.endswith("_exps.weight") for t in host):
@@ -2886,6 +2896,58 @@ def opencl_refused_down_exps_host(spec: ModelSpec, ctx: Context, placement: Plac
     return galloc.peak_bytes(2, g.nodes)
 
 
+def sycl_refused_moe_host(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
+                          s: LlamaCppSettings, inputs: int) -> int:
+    """The CPU compute buffer (SYCL_Host: llama_context gives the CPU backend the device's host buffer type) when a
+    SYCL build before weights.SYCL_GPT_OSS_OPS_BUILD refuses gpt-oss's expert block: the MXFP4 / BF16 experts'
+    MUL_MAT_ID, every ADD_ID of an expert bias and the SWIGLU_OAI (ggml-sycl.cpp
+    ggml_backend_sycl_device_supports_op at llama.cpp@96ac5a23). The weights stay on the host
+    (weights.sycl_refused_weights) and ggml-sycl offloads no op it refuses, so ggml_backend_sched_split_graph (pass
+    1) gives each product and bias to the CPU, the expansion passes give it the SWIGLU_OAI between them (the CPU's
+    assignments break "expand gpu down / up"; "expand rest down" then takes it) and give the device the router
+    before and the weighting and the views' sum after: one CPU split a layer, two splits more a layer beside the
+    embeddings' (issue #17643, b7195: 'graph splits = 50' for 24 layers). build_moe_ffn's order (src/llama-graph.cpp):
+    the split's copies of the FFN input (n_embd a token) and of the selected experts (the top-k view of the argsort,
+    copied with its layout), up, its ADD_ID in place, gate, its ADD_ID in place, the SWIGLU_OAI (not in place),
+    down and its ADD_ID, copied back to the device.
+
+    Replayed through ggml-alloc over the host's whole buffer as opencl_refused_down_exps_host: the graph inputs
+    (`inputs`, with the embeddings' rows) are freed at the first device split but the output ids; the FFN input's
+    copy takes the inputs' freed block (the embeddings' block joins the buffer's last, which ggml_dyn_tallocr_alloc
+    uses only when no other fits), and up, gate and the SWIGLU_OAI rows (n_ff_exp x n_used a token each) go above.
+    Issue #17643 (gpt-oss-20b MXFP4 on an Arc A770, b7195, -fa 0, 4096 cells, -ub 512) prints SYCL_Host 87.14 MiB
+    = the 19.64 MiB of inputs with the embeddings' rows + 3 x 22.5 MiB; replayed 81.50 (0.935): the FFN input's
+    copy (5.625 MiB) sits above the inputs there, a placement not traced to its cause.
+    0 where the build takes the block (or the experts' type is one SYCL multiplies: their ADD_IDs alone on the
+    CPU, several splits a layer, not modelled)."""
+    refused = sycl_refused_weights(spec, devices, s)
+    if not refused:
+        return 0
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    layers = [la for la in spec.trunk_layers if la.ffn is not None and la.ffn.is_moe
+              and la.index < len(placement.layer_device) and 0 <= placement.layer_device[la.index] < len(devices)
+              and all(f"blk.{la.index}.ffn_{n}_exps.weight" in refused for n in ("up", "gate", "down"))]
+    if not layers:
+        return 0
+    f = layers[0].ffn
+    resid, out_ids = spec.n_embd * T * 4, T * 4
+    wide = f.n_ff_expert * f.n_experts_used * T * 4
+    g = compute_graphs._Graph()
+    add = g.add
+    held = add(max(0, inputs - resid - out_ids))  # the graph inputs the first device split copies
+    kept = add(out_ids)  # the output ids: copied by the last split
+    add(0, held, add(resid))  # the embeddings' rows (GET_ROWS on the host) and the inputs, copied to the device
+    x = add(resid)  # the split's copies, in the order its first node reads them
+    ids = add(((T - 1) * f.n_experts + f.n_experts_used) * 4)
+    up = add(wide, add(wide, x, ids), ids, inplace=True)  # MUL_MAT_ID, then ADD_ID of the bias (a weight) in place
+    gate = add(wide, add(wide, x, ids), ids, inplace=True)
+    glu = add(wide, gate, up)  # GGML_GLU_OP_SWIGLU_OAI
+    down = add(spec.n_embd * f.n_experts_used * T * 4, glu, ids)
+    add(0, add(spec.n_embd * f.n_experts_used * T * 4, down, ids, inplace=True))  # copied back to the device
+    add(0, kept)
+    return galloc.peak_bytes(2, g.nodes)
+
+
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                       devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> dict[int, int]:
     """Per backend (-1 = the CPU side): a device that runs layers needs the layer workspace, the one that
@@ -2997,6 +3059,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         out[-1] = max(out[-1], p.attention)
     out[-1] = max(out[-1], cuda_f32_down_exps_host(spec, ctx, placement, devices, s))  # a refused down product
     out[-1] = max(out[-1], opencl_refused_down_exps_host(spec, ctx, placement, devices, s, out[-1]))  # its host split
+    out[-1] = max(out[-1], sycl_refused_moe_host(spec, ctx, placement, devices, s, out[-1]))  # gpt-oss's FFN on the host
     m2 = mamba2_offload_device_bytes(spec, ctx, placement, devices, s)
     if m2 is not None:  # a partly offloaded Mamba-2 model's pp graph on the device, replayed
         out[placement.output_device] = m2

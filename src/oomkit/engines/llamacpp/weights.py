@@ -18,7 +18,7 @@ from ...model.tensors import TensorShape
 from ...model.weights import gguf_inventory, is_gguf_format
 from ...quant import ggml, gguf_recipes
 from ...units import round_up
-from ..versions import Eras
+from ..versions import Eras, llamacpp_build_on
 from .backend_names import infer_backend
 from .settings import DEFAULT_GGUF_TYPE, ERAS, NEWEST, LlamaCppSettings, build_number, loads_mtp
 
@@ -258,6 +258,29 @@ def override_patterns(s: LlamaCppSettings, spec: ModelSpec) -> list[tuple[re.Pat
     return pats
 
 
+# PR #17826 "[SYCL] Support gpt-oss by OPs add-id, mul_mat for mxfp4, swiglu_oai" (opened 2025-12-06 for issue
+# #17643, reviewed until 2025-12-10; dated here by that last review day, so a build of the days up to its merge may
+# be given it too early): before it ggml-sycl.cpp ggml_backend_sycl_device_supports_op (llama.cpp@96ac5a23,
+# 2025-11-23) refuses MUL_MAT / MUL_MAT_ID of a BF16 or MXFP4 weight ("TODO: support MXFP4"), GGML_OP_ADD_ID
+# (no case: default false) and GGML_GLU_OP_SWIGLU_OAI
+SYCL_GPT_OSS_OPS_BUILD = llamacpp_build_on("2025-12-10")
+SYCL_REFUSED_MUL_MAT_TYPES = frozenset({"mxfp4", "bf16"})
+
+
+def sycl_refused_weights(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> frozenset[str]:
+    """The weights a SYCL build before SYCL_GPT_OSS_OPS_BUILD keeps on the host although their layer is offloaded:
+    llama_model::load_tensors' select_weight_buft tries each weight's op on the device's buffer type
+    (weight_buft_supported: ffn_*_exps with GGML_OP_MUL_MAT_ID, their "bias" tensors with GGML_OP_ADD_ID,
+    src/llama-model.cpp) and, refused, takes the next of the layer's buffer types, the CPU's. So the MXFP4 / BF16
+    experts and every expert bias (gpt-oss) land in CPU_Mapped; ggml-sycl has no offload_op for them either (it
+    refuses the op), so their products stay on the CPU (compute.sycl_refused_moe_host). Empty elsewhere."""
+    if not devices or infer_backend(devices, s.backend).name != "sycl" \
+            or build_number(s.engine_version) >= SYCL_GPT_OSS_OPS_BUILD:
+        return frozenset()
+    return frozenset(t.name for t in spec.weights.tensors if re.search(r"\.ffn_(up|gate|down|gate_up)_exps\.", t.name)
+                     and (t.name.endswith(".bias") or t.dtype.lower() in SYCL_REFUSED_MUL_MAT_TYPES))
+
+
 def tensor_device(t: TensorSpec, placement: Placement, overrides, n_devices: int,
                   device_ids: tuple[str, ...] = ()) -> int:
     for pat, buft in overrides:
@@ -478,7 +501,7 @@ def model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSetti
     """The weights of one load; the same load (the same tensors, devices, placement and tensor overrides) at
     another context is served from a small cache: the context changes no weight."""
     key = (spec.tied_embeddings, tuple(d.id for d in devices), placement, s.override_tensor, s.n_cpu_moe, s.cpu_moe,
-           s.mmap, bool(devices), _skips_nextn(spec, s))
+           s.mmap, bool(devices), _skips_nextn(spec, s), sycl_refused_weights(spec, devices, s))
     return _BUFFERS.get(spec.weights, key, lambda: _model_buffers(spec, devices, s, placement))
 
 
@@ -551,6 +574,9 @@ def _tensor_table(weights: Any, tensors: tuple[TensorSpec, ...]) -> _TensorTable
 def _model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
                    placement: Placement) -> ModelBuffers:
     overrides = override_patterns(s, spec)
+    refused = sycl_refused_weights(spec, devices, s)
+    if refused:  # after the command's own -ot, which llama.cpp takes without asking the device
+        overrides = [*overrides, *((re.compile(rf"^{re.escape(n)}$"), "CPU") for n in sorted(refused))]
     ids = tuple(d.id for d in devices)
     n = len(devices)
     tensors = loaded_tensors(spec, s)
