@@ -22,6 +22,8 @@ from ..release_flags import refuse_unknown, resolve_abbreviations
 from ..versions import Version
 from .archs import check_model_release
 from .settings import (
+    FP4_KV_DTYPES,
+    FP4_SCALE_BLOCK,
     KV_CACHE_DTYPES,
     SGLangSettings,
     default_mem_fraction_static,
@@ -63,6 +65,8 @@ class CacheLayout:
     # its multimodal path off by default in this release and no --enable-multimodal (settings.py multimodal_off): no
     # fraction cut, chunked prefill kept, Llama 4's vision tower not built from 0.4.10
     mm_off: bool = False
+    # bytes a token adds to the full pool's cell once, whatever the layers (FP4's FP8 dequant workspace, 0.5.16-0.5.20)
+    token_extra: int = 0
 
 
 def _hybrid_swa_disabled(spec: ModelSpec, s: SGLangSettings) -> str | None:
@@ -119,8 +123,6 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
     dtype = model_dtype(spec, s)
     if s.kv_cache_dtype == "auto":
         kv_bytes, kv_dtype = FLOAT_BYTES[dtype], dtype  # model_runner init_memory_pool: auto = self.dtype
-    elif KV_CACHE_DTYPES[s.kv_cache_dtype] is None:
-        raise OomkitError(f"--kv-cache-dtype {s.kv_cache_dtype}: FP4 KV caches are not modelled by oomkit yet")
     else:
         kv_bytes, kv_dtype = KV_CACHE_DTYPES[s.kv_cache_dtype], s.kv_cache_dtype
     layers = spec.trunk_layers if layers is None else layers
@@ -188,9 +190,107 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
     vit = _vit_dims(tower) if tower is not None else None
     mm_off = (vit is not None and not s.enable_multimodal
               and multimodal_off(spec.architecture, parse_version(s.engine_version)))
+    token_extra = 0
+    if s.kv_cache_dtype in FP4_KV_DTYPES:
+        token_extra = fp4_kv_layout(s, parse_version(s.engine_version), mla=mla, full=full, swa=swa, mamba=mamba,
+                                    nsa=any(_nsa(la) for la in attn), attn_tp=attn_tp)
     return CacheLayout(mla=mla, full_layers=full, swa_layers=swa, mamba_layers=mamba, kv_bytes=kv_bytes,
                        kv_dtype=kv_dtype, model_dtype=dtype, attn_tp=attn_tp, page_size=page, labels=tuple(labels),
-                       vit=vit, mm_off=mm_off)
+                       vit=vit, mm_off=mm_off, token_extra=token_extra)
+
+
+# FP4 KV caches (settings.py ERAS kv4_*; 0.5.3-0.5.23 wheels read). The pools: MLATokenToKVPoolFP4 (0.5.5+) keeps
+# the latent as uint8 (size + page, 1, dim // 2) and a uint8 kv_scale_buffer (size + page, dim // 16);
+# MHATokenToKVPoolFP4 (0.5.6+) K and V as uint8 (size + page, heads, head_dim // 2) and uint8 scales (size + page,
+# heads x head_dim // 16) (mem_cache/memory_pool.py). The cell profile_max_num_token divides the rest by
+# (model_runner.py 0.5.5-0.5.10, pool_configurator.py _compute_cell_size 0.5.14-0.5.20): with kv_size =
+# element_size(torch.float4_e2m1fn_x2) = 1, MLA (dim x layers) // 2 + (dim // 16) x layers, MHA (heads x (k + v) x
+# layers) // 2 + (heads x k x layers x 2) // 16 (0.5.6: heads x head_dim x layers x 2 for the first term) -- 9/16 of a
+# byte a value (elem_bytes); from 0.5.16 the MHA cell adds "one shared FP8 dequant workspace across layers",
+# heads x k x 2 bytes a token once (token_extra; charged, and allocated only by the nvfp4 recipe's FlashInfer
+# prefill); from 0.5.21 the MHA cell is the recipe's compute_cell_size (fp4_kv_cache_quant_method.py): packed data,
+# the scale layouts the selected backends read and the workspace only where a backend dequantizes into it (FlashInfer
+# prefill for nvfp4), so with one --attention-backend from the KV4 list no workspace and one scale layout.
+# Hybrid sliding-window, Mamba / linear-attention and NSA pools and the draft worker's pool take the FP4 dtype through
+# other classes (SWAKVPool, HybridLinearKVPool, NSATokenToKVPool), not modelled.
+def fp4_kv_layout(s: SGLangSettings, v: Version, *, mla: bool, full: tuple[LayerSpec, ...],
+                  swa: tuple[LayerSpec, ...], mamba: tuple[LayerSpec, ...], nsa: bool, attn_tp: int) -> int:
+    """Refuse the FP4 KV caches this release's parser or pools do not take (one line each); -> token_extra."""
+    name = s.kv_cache_dtype
+    recipes = reached(v, "kv4_recipes")
+    if not reached(v, "kv4_mla") or (name != "fp4_e2m1" and not recipes) or (
+            name == "fp4_e2m1" and reached(v, "kv4_e2m1_dropped")):
+        first = "0.5.5" if name == "fp4_e2m1" else "0.5.16"
+        last = ", up to 0.5.20" if name == "fp4_e2m1" else ""
+        raise OomkitError(f"error: argument --kv-cache-dtype: invalid choice: {name!r} in SGLang {s.engine_version} "
+                          f"(the choice exists from {first}{last})")
+    if name == "fp4_e2m1" and recipes:
+        raise OomkitError("ValueError: --kv-cache-dtype=fp4_e2m1 is deprecated. Use --kv-cache-dtype=fp4_mx_block16. "
+                          f"(SGLang {s.engine_version}, mem_cache/kv_cache_dtype.py)")
+    if swa or mamba or nsa or s.speculative_algorithm:
+        what = ("a hybrid sliding-window pool" if swa else "a Mamba / linear-attention state pool" if mamba
+                else "DeepSeek sparse attention's pool" if nsa else "speculative decoding's draft pool")
+        raise OomkitError(f"--kv-cache-dtype {name} with {what} is not modelled by oomkit (SGLang's FP4 pools "
+                          "are sized for plain MHA and MLA models)")
+    if not mla and not reached(v, "kv4_mha"):
+        raise OomkitError(f"--kv-cache-dtype {name}: SGLang {s.engine_version} has an FP4 pool for MLA models only "
+                          "(MHATokenToKVPoolFP4 arrives in 0.5.6); not modelled for this MHA model")
+    if mla and name == "nvfp4":
+        raise OomkitError("--kv-cache-dtype nvfp4 with an MLA model is not modelled by oomkit (the NVFP4 recipe's "
+                          "attention access rules are for MHA backends; fp4_mx_block16 is)")
+    if mla or not recipes or reached(v, "kv4_e2m1_dropped") or not full:
+        return 0
+    first = full[0]
+    heads = _tp.kv_heads_per_rank(first.attention.n_kv_heads, attn_tp)
+    return heads * first.attention.head_dim_k * 2  # the FP8 dequant workspace, K and V, 1 byte a value
+
+
+KV4_MHA_BACKENDS = ("triton", "torch_native", "flex_attention", "trtllm_mha")
+
+
+def kv4_mla_backends(v: Version) -> tuple[str, ...]:
+    """server_args.py _handle_kv4_compatibility KV4_ATTENTION_MLA_BACKEND_CHOICES (0.5.20+: arg_groups/
+    kv_cache_hook.py handle_kv4_compatibility)."""
+    if reached(v, "kv4_mla_no_cutlass"):
+        return ("flashinfer", "trtllm_mla")
+    if reached(v, "kv4_recipes"):
+        return ("cutlass_mla", "flashinfer", "trtllm_mla")
+    return ("cutlass_mla", "flashinfer", "trtllm_mla", "flashmla")
+
+
+def check_fp4_kv(lay: CacheLayout, s: SGLangSettings, given_backend: str | None, backend: str,
+                 cc: tuple[int, int] | None, hip: bool) -> None:
+    """The start-up checks of an FP4 KV cache that need the GPU and the attention backend: _handle_kv4_compatibility
+    (0.5.7+; 0.5.20+ kv_cache_hook.py handle_kv4_compatibility): not on ROCm ("KV4 is not tested on non-CUDA
+    platforms", and up to 0.5.6 is_float4_e2m1fn_x2 is false off CUDA: no FP4 pool), nvfp4 on SM100 / SM120 only,
+    one backend for prefill and decode from the KV4 list (oomkit takes a single --attention-backend; 0.5.7-0.5.9 check
+    it before the default is picked, so an unset one fails as None). nvfp4 up to 0.5.20 reads FlashInfer prefill and
+    trtllm_mha decode (_NVFP4_PREFILL_BACKENDS / _NVFP4_DECODE_BACKENDS), a split oomkit does not take."""
+    if s.kv_cache_dtype not in FP4_KV_DTYPES:
+        return
+    v = parse_version(s.engine_version)
+    name = s.kv_cache_dtype
+    if hip:
+        raise OomkitError(f"RuntimeError: KV4 is not tested on non-CUDA platforms. (--kv-cache-dtype {name} on ROCm)")
+    if name == "nvfp4" and cc is not None and cc[0] not in (10, 12):
+        raise OomkitError("RuntimeError: --kv-cache-dtype=nvfp4 requires Blackwell SM100 or SM120. Use "
+                          f"--kv-cache-dtype=fp4_mx_block16 for the block-size-16 FP4 recipe. (compute capability "
+                          f"{cc[0]}.{cc[1]})")
+    if not reached(v, "kv4_backend_check"):
+        return
+    seen = backend if reached(v, "kv4_backend_resolved") else given_backend
+    allowed = kv4_mla_backends(v) if lay.mla else KV4_MHA_BACKENDS
+    if seen not in allowed:
+        kind = "MLA" if lay.mla else "MHA"
+        raise OomkitError(f"AssertionError: KV4 {kind} expects attention_backend to be one of {list(allowed)}, but got "
+                          f"{seen} (--kv-cache-dtype {name}; give --attention-backend)")
+    if name == "nvfp4" and not reached(v, "kv4_e2m1_dropped"):
+        raise OomkitError(f"--kv-cache-dtype nvfp4 in SGLang {s.engine_version} prefills with FlashInfer and decodes "
+                          "with trtllm_mha (--prefill-attention-backend / --decode-attention-backend), a split oomkit "
+                          "does not model")
+    if name == "nvfp4" and seen != "trtllm_mha":
+        raise OomkitError(f"--kv-cache-dtype nvfp4 in SGLang {s.engine_version} reads the cache natively in trtllm_mha "
+                          f"only (fp4_kv_cache_quant_method.py _NVFP4_KV_DECODE_BACKENDS), not {seen}")
 
 
 def _vit_dims(tower) -> tuple[int | None, int | None]:
@@ -232,6 +332,8 @@ def cell_row(la: LayerSpec, lay: CacheLayout, v: Version) -> int:
 
 def elem_bytes(n_elements: int, lay: CacheLayout, s: SGLangSettings) -> float:
     b = n_elements * lay.kv_bytes
+    if s.kv_cache_dtype in FP4_KV_DTYPES:
+        b += n_elements / FP4_SCALE_BLOCK  # the FP4 pools' uint8 scales, one per 16 values (fp4_kv_layout)
     if s.kv_cache_dtype == "mxfp8":
         b += n_elements // 32  # MHATokenToKVPoolMXFP8: one scale byte per 32 elements
     return b
@@ -510,6 +612,7 @@ def profile_max_num_token(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings, 
     cell = cell_size(lay, s, v, lay.full_layers)
     if draft_layers and lay.full_layers:
         cell += int(cell * draft_layers / len(lay.full_layers))
+    cell += lay.token_extra
     if cell <= 0:
         max_tokens = s.max_total_tokens or spec.n_ctx_train
     else:

@@ -48,6 +48,7 @@ from .kv import (
     Pool,
     cache_layout,
     cell_size,
+    check_fp4_kv,
     elem_bytes,
     kv_pools,
     kv_row,
@@ -795,6 +796,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     backend = attention_backend(spec, s, devs, v)
     s = replace(s, attention_backend=backend.backend)
     lay_all = cache_layout(spec, s)
+    check_fp4_kv(lay_all, s, given.attention_backend, backend.backend, devs[0].compute_capability, _is_hip(devs[0]))
     _tp.check_tp(spec, lay_all.attn_tp)
     warnings: list[str] = list(lay_all.labels)
     if "GPU unknown" in backend.reason:
@@ -978,7 +980,7 @@ def _kv_bytes_per_token(s: SGLangSettings, run: _Run) -> int:
         if lay.swa_layers:
             total += token_charge_swa(lay, s, run.v)
         else:
-            total += cell_size(lay, s, run.v, lay.full_layers)
+            total += cell_size(lay, s, run.v, lay.full_layers) + lay.token_extra  # kv.py fp4_kv_layout
     return round(total * run.lay_all.attn_tp)
 
 

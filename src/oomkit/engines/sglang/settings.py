@@ -278,14 +278,33 @@ ERAS = Eras({
     # Llama 4's vision tower: whole on every rank up to 0.4.9 (transformers' modules, built unconditionally), built
     # only with --enable-multimodal from 0.4.10 (models/mllama4.py has_vision; weights.py tower_rank_bytes)
     "llama4_vision_gated": (0, 4, 10),
+    # FP4 KV caches (kv.py fp4_kv_layout, check_fp4_kv; every wheel from 0.5.3 to 0.5.23 read): --kv-cache-dtype
+    # fp4_e2m1 from 0.5.5 (sglang#10078: MLATokenToKVPool's FP4 latent), the MHA pool from 0.5.6
+    # (MHATokenToKVPoolFP4, sglang#12612); server_args.py _handle_kv4_compatibility's backend check from 0.5.7, on
+    # the resolved backend from 0.5.10 (0.5.7-0.5.9 run it before the default is picked); the nvfp4 and
+    # fp4_mx_block16 recipes from 0.5.16, when fp4_e2m1 turns into a ValueError (mem_cache/kv_cache_dtype.py) and
+    # the MHA cell takes a shared FP8 dequant workspace (pool_configurator.py); MLA's list drops flashmla at 0.5.16
+    # and cutlass_mla at 0.5.20; fp4_e2m1 leaves the choices at 0.5.21, when the MHA cell becomes the recipe's
+    # compute_cell_size (layers/quantization/fp4_kv_cache_quant_method.py)
+    "kv4_mla": (0, 5, 5),
+    "kv4_mha": (0, 5, 6),
+    "kv4_backend_check": (0, 5, 7),
+    "kv4_backend_resolved": (0, 5, 10),
+    "kv4_recipes": (0, 5, 16),
+    "kv4_mla_no_cutlass": (0, 5, 20),
+    "kv4_e2m1_dropped": (0, 5, 21),
 })
 
-# --kv-cache-dtype choices (0.5.23 arg_groups/fields/model.py) -> bytes per element. SGLang's own names (fp8 spelled
-# with its format, FP4 kinds), not torch dtypes, so not oomkit.quant.dtypes; None: auto, or not modelled (FP4).
+# --kv-cache-dtype choices (0.5.23 arg_groups/fields/model.py, and 0.5.5-0.5.20's fp4_e2m1) -> bytes per element.
+# SGLang's own names (fp8 spelled with its format, FP4 kinds), not torch dtypes, so not oomkit.quant.dtypes; None:
+# auto. The FP4 kinds pack two values a byte (uint8 (size, heads, head_dim // 2)) beside one uint8 scale per 16
+# values (kv.py elem_bytes); which releases take which: ERAS kv4_*.
 KV_CACHE_DTYPES = {
     "auto": None, "fp8_e5m2": 1, "fp8_e4m3": 1, "mxfp8": 1, "bf16": 2, "bfloat16": 2,
-    "nvfp4": None, "fp4_mx_block16": None, "fp4_e2m1": None,
+    "nvfp4": 0.5, "fp4_mx_block16": 0.5, "fp4_e2m1": 0.5,
 }
+FP4_KV_DTYPES = frozenset({"nvfp4", "fp4_mx_block16", "fp4_e2m1"})
+FP4_SCALE_BLOCK = 16  # scale_block_size / SCALE_BLOCK_SIZE: one uint8 scale per 16 FP4 values
 DTYPE_CHOICES = ("auto", "half", "float16", "bfloat16", "float", "float32")  # --dtype choices, in argparse order
 # --quantization choices (server_args.py QUANTIZATION_CHOICES, main of late 2026, in its order), and "qoq", which the
 # 0.4-0.5 releases listed too: argparse refuses any other name

@@ -1,0 +1,141 @@
+"""SGLang's FP4 KV caches (--kv-cache-dtype fp4_e2m1, nvfp4, fp4_mx_block16): the releases and GPUs that take them
+and the bytes a token costs, worked by hand from the source (0.5.3-0.5.23 wheels read; engines/sglang/kv.py
+fp4_kv_layout, check_fp4_kv).
+
+No public log prints a pool with an FP4 cache; the ratios the MHA pool's own PR gives (sglang#12612: "≈1.78x" the
+tokens of an FP8 cache, "≈3.56x" of a BF16 one, block size 16) are the 9/16 byte a value checked below."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from oomkit.engines import sglang as sg
+from oomkit.errors import OomkitError
+from oomkit.hardware.catalog import devices_for_names, with_facts
+from oomkit.memory import Device
+from oomkit.model.catalog import lookup
+from oomkit.model.hf_config import spec_from_config
+from oomkit.units import GiB, MiB
+
+H100 = with_facts(Device("CUDA0", "NVIDIA H100 80GB HBM3", 81559 * MiB))
+
+
+def _qwen3_8b():
+    return spec_from_config(lookup("qwen3-8b").config, name="Qwen3-8B")
+
+
+def _est(kv: str, version: str, devices=(H100,), spec=None, **kw):
+    s = sg.SGLangSettings(kv_cache_dtype=kv, engine_version=version, kv_cache_memory_bytes=10 * GiB,
+                          context_length=8192, **kw)
+    return sg.ENGINE.estimate(spec or _qwen3_8b(), tuple(devices), s)
+
+
+# Qwen3-8B: 36 layers, 8 KV heads, head_dim 128. BF16: 36 x 8 x (128 + 128) x 2 B = 147,456 B a token.
+# FP4 (model_runner.py / pool_configurator.py, kv_size = element_size(float4_e2m1fn_x2) = 1):
+#   (8 x 256 x 36) // 2 + (8 x 128 x 36 x 2) // 16 = 36,864 + 4,608 = 41,472 B
+BF16_CELL = 36 * 8 * 256 * 2
+FP4_CELL = 8 * 256 * 36 // 2 + 8 * 128 * 36 * 2 // 16
+
+
+def test_fp4_e2m1_mha_cell_is_nine_sixteenths_of_a_byte():
+    assert FP4_CELL == 41472
+    est = _est("fp4_e2m1", "0.5.10", attention_backend="triton")
+    assert est.kv_bytes_per_token == FP4_CELL
+    # sglang#12612's ratios: 3.56x the tokens of BF16, 1.78x of FP8
+    assert round(BF16_CELL / FP4_CELL, 2) == 3.56 and round(BF16_CELL / 2 / FP4_CELL, 2) == 1.78
+    assert est.engine_view["max_total_num_tokens"] == 10 * GiB // FP4_CELL
+    # the pool holds the packed values and the uint8 scales: (tokens + 1) x 36 x 8 x (64 + 8) for K, the same for V
+    n = est.engine_view["max_total_num_tokens"]
+    assert est.engine_view["k_bytes"] == (n + 1) * 36 * 8 * (64 + 8)
+
+
+def test_fp4_e2m1_mha_from_0_5_6():
+    # 0.5.6 (MHATokenToKVPoolFP4, no backend check yet): head_dim taken twice, the same bytes for Qwen3
+    assert _est("fp4_e2m1", "0.5.6").kv_bytes_per_token == FP4_CELL
+    # 0.5.5 has the FP4 pool for MLA only
+    with pytest.raises(OomkitError, match="FP4 pool for MLA models only"):
+        _est("fp4_e2m1", "0.5.5")
+
+
+def test_fp4_e2m1_mla_from_0_5_5():
+    # DeepSeek-Coder-V2-Lite: 27 layers of a 512 + 64 latent. (576 x 27) // 2 + (576 // 16) x 27 = 7,776 + 972
+    entry = lookup("deepseek-coder-v2-lite-instruct")
+    spec = spec_from_config(entry.config, name=entry.name)
+    est = _est("fp4_e2m1", "0.5.5", spec=spec)
+    assert est.kv_bytes_per_token == 576 * 27 // 2 + 576 // 16 * 27 == 8748
+
+
+def test_fp4_releases_and_spellings():
+    with pytest.raises(OomkitError, match="invalid choice: 'fp4_e2m1' in SGLang 0.5.4"):
+        _est("fp4_e2m1", "0.5.4", attention_backend="triton")
+    # 0.5.16-0.5.20: mem_cache/kv_cache_dtype.py refuses the old name
+    with pytest.raises(OomkitError, match=r"fp4_e2m1 is deprecated\. Use --kv-cache-dtype=fp4_mx_block16"):
+        _est("fp4_e2m1", "0.5.18", attention_backend="triton")
+    with pytest.raises(OomkitError, match="invalid choice: 'fp4_e2m1' in SGLang 0.5.23"):
+        _est("fp4_e2m1", "0.5.23", attention_backend="triton")
+    with pytest.raises(OomkitError, match="invalid choice: 'fp4_mx_block16' in SGLang 0.5.15"):
+        _est("fp4_mx_block16", "0.5.15", attention_backend="triton")
+
+
+def test_fp4_mx_block16_cell_by_release():
+    # 0.5.16-0.5.20 pool_configurator.py: + one shared FP8 dequant workspace, 8 x 128 x 2 B a token
+    assert _est("fp4_mx_block16", "0.5.18", attention_backend="triton").kv_bytes_per_token == FP4_CELL + 2048
+    # 0.5.21+: FP4MXBlock16KVCacheMethod.compute_cell_size, no workspace for a PLAIN (dequantize-on-read) backend
+    assert _est("fp4_mx_block16", "0.5.23", attention_backend="triton").kv_bytes_per_token == FP4_CELL
+
+
+def test_kv4_backend_check():
+    # 0.5.10+: the resolved backend must be in KV4_ATTENTION_MHA_BACKEND_CHOICES; FA3, the Hopper default, is not
+    with pytest.raises(OomkitError, match=r"KV4 MHA expects attention_backend to be one of .*but got fa3"):
+        _est("fp4_e2m1", "0.5.10")
+    # 0.5.7-0.5.9 check before the default is picked: an unset backend fails as None
+    with pytest.raises(OomkitError, match="but got None"):
+        _est("fp4_e2m1", "0.5.8")
+    assert _est("fp4_e2m1", "0.5.8", attention_backend="triton").kv_bytes_per_token == FP4_CELL
+    # not on ROCm
+    mi300 = with_facts(Device("ROCm0", "AMD Instinct MI300X", 192 * 1024 * MiB))
+    with pytest.raises(OomkitError, match="KV4 is not tested on non-CUDA platforms"):
+        _est("fp4_e2m1", "0.5.10", devices=(mi300,), attention_backend="triton")
+
+
+def test_nvfp4_needs_blackwell_and_trtllm_mha():
+    with pytest.raises(OomkitError, match="nvfp4 requires Blackwell SM100 or SM120"):
+        _est("nvfp4", "0.5.23", attention_backend="trtllm_mha")
+    b200 = devices_for_names("B200")
+    # 0.5.23: trtllm_mha reads the packed cache natively (one scale layout, no workspace)
+    assert _est("nvfp4", "0.5.23", devices=b200, attention_backend="trtllm_mha").kv_bytes_per_token == FP4_CELL
+    # the default on SM100 for an MHA model is trtllm_mha
+    assert _est("nvfp4", "0.5.23", devices=b200).kv_bytes_per_token == FP4_CELL
+    with pytest.raises(OomkitError, match="trtllm_mha only"):
+        _est("nvfp4", "0.5.23", devices=b200, attention_backend="triton")
+    # up to 0.5.20 the recipe prefills with FlashInfer and decodes with trtllm_mha: a split not modelled
+    with pytest.raises(OomkitError, match="split oomkit does not model"):
+        _est("nvfp4", "0.5.18", devices=b200, attention_backend="trtllm_mha")
+
+
+def test_fp4_with_hybrid_pools_is_refused():
+    g = lookup("gpt-oss-20b")
+    spec = spec_from_config(g.config, name=g.name)
+    with pytest.raises(OomkitError, match="hybrid sliding-window pool is not modelled"):
+        _est("fp4_e2m1", "0.5.10", spec=spec, attention_backend="triton")
+
+
+def test_cli_refusal_is_one_line(tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OOMKIT_CACHE": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-m", "oomkit", "estimate", "--vram", "80GiB", "--json", "--", "python", "-m",
+                        "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--kv-cache-dtype", "fp4_e2m1"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert "invalid choice: 'fp4_e2m1' in SGLang 0.5.23" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "oomkit", "estimate", "--vram", "80GiB", "--json", "--", "python", "-m",
+                        "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--kv-cache-dtype", "fp4_mx_block16",
+                        "--attention-backend", "triton", "--context-length", "8192"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["kv_bytes_per_token"] == FP4_CELL
