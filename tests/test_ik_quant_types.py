@@ -209,13 +209,16 @@ def test_upstream_quant_names_are_not_ik():
         assert gguf_recipes.ik_quant_refusal(name) is None, name
 
 
-def test_llamacpp_itself_refuses_the_file(tmp_path):
-    """llama.cpp (llama-cpp-python's build) on the same file stops at the tensor type."""
+def test_llamacpp_itself_refuses_the_file(tmp_path, capsys):
+    """llama.cpp (llama-cpp-python 0.3.36's build, run on this CPU) stops at the tensor type with the very line
+    oomkit's refusal quotes."""
     pytest.importorskip("llama_cpp")
     from tests.groundtruth import llamacpp_run
 
     path = tmp_path / "kss.gguf"
     _write(path, 146, QK_K, 128, 4)
     r = llamacpp_run.measure(path, cache=False, n_ctx=512)
-    assert not r["ok"]
-    assert "tensor 'blk.0.attn_q.weight' has invalid ggml type 146" in r.get("error", "") + str(r.get("log", ""))
+    assert (r["ok"], r["stage"]) == (False, "model")
+    assert r["error"] == "tensor 'blk.0.attn_q.weight' has invalid ggml type 146. should be in [0, 43)"
+    assert main(["estimate", str(path), "--engine", "llama.cpp"]) == 2
+    assert f'"{r["error"]}"' in capsys.readouterr().err
