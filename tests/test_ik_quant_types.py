@@ -222,3 +222,17 @@ def test_llamacpp_itself_refuses_the_file(tmp_path, capsys):
     assert r["error"] == "tensor 'blk.0.attn_q.weight' has invalid ggml type 146. should be in [0, 43)"
     assert main(["estimate", str(path), "--engine", "llama.cpp"]) == 2
     assert f'"{r["error"]}"' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("type_id, words", [
+    (36, "ggml type 36, which ik_llama.cpp reads as I2_S; upstream llama.cpp removed it (it was IQ4_NL_4_4)"),
+    (31, "ggml type 31, which ik_llama.cpp reads as Q4_0_4_4; upstream llama.cpp removed it and cannot load"),
+])
+def test_ids_upstream_removed_and_ik_still_reads(tmp_path, capsys, type_id, words):
+    """ik_llama.cpp@8337e4cd ggml.h: GGML_TYPE_Q4_0_4_4 = 31 ... and GGML_TYPE_I2_S = 36 (Microsoft BitNet's);
+    llama.cpp@0c1e57098 ggml.c type_traits[31], [36]: "... REMOVED, use ... with runtime repacking"."""
+    path = tmp_path / "old.gguf"
+    _write(path, type_id, 32, 18, 0)
+    assert main(["estimate", str(path), "--engine", "llama.cpp"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and words in err and "corrupt" not in err

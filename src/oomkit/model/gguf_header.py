@@ -310,6 +310,11 @@ def _read_tensor(r: _Reader, i: int, seen: set[str], alignment: int, expected_of
     ggml_type = r.scalar(_I32)
     # ik_llama.cpp's own ids (IQ4_KSS, IQ2_K_R4 ...) are read and sized too; spec_from_gguf refuses them
     traits = ggml.any_type_by_id(ggml_type)
+    if traits is None and ggml_type in ggml.IK_READS_REMOVED:
+        ik, was = ggml.IK_READS_REMOVED[ggml_type], ggml.REMOVED_IDS[ggml_type]
+        raise r.fail(f"tensor '{show}' has ggml type {ggml_type}, which ik_llama.cpp reads as {ik}; upstream "
+                     f"llama.cpp removed it{f' (it was {was})' if was != ik else ''} and cannot load the file; "
+                     "oomkit sizes upstream llama.cpp")
     if traits is None:
         why = (f"removed type {ggml.REMOVED_IDS[ggml_type]}" if ggml_type in ggml.REMOVED_IDS
                else "unknown to this oomkit")

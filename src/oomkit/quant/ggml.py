@@ -153,8 +153,10 @@ IK_TYPES: tuple[GgmlType, ...] = (
     _ik("q8_KV_r8", 398, 32, 32, 4),
     _ik("q8_k_r8", 399, _QK_K, 258),  # sizeof(block_q8_k_r8) / 8: (8 halves + 8 x 256 int8) / 8
 )
-# ik's ids that upstream also has keep upstream's sizes (q1_0 = ik's q1_0_g128 at 41: 128 elements, 18 bytes);
-# ik still reads 31-33 (Q4_0_4_4 ...) and reads 36 as I2_S (Microsoft BitNet's), both refused as REMOVED_IDS.
+# ik's ids that upstream also has keep upstream's sizes (q1_0 = ik's q1_0_g128 at 41: 128 elements, 18 bytes).
+# Ids upstream removed that ik_llama.cpp@8337e4cd's ggml.h still defines (36: Microsoft BitNet's I2_S, whose
+# ggml_nbytes is a special case): refused as REMOVED_IDS, the message naming what ik reads there.
+IK_READS_REMOVED = {31: "Q4_0_4_4", 32: "Q4_0_4_8", 33: "Q4_0_8_8", 36: "I2_S"}
 
 _BY_NAME = {t.name.lower(): t for t in TYPES}
 _BY_ID = {t.id: t for t in TYPES}
