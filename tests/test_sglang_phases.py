@@ -160,7 +160,13 @@ def test_olmo3_on_a_b200_starts_as_its_log_does():
                                        "0.5.0 and 0.5.3 (pinned by 0.5.5 and 0.5.6) trtllm_batch_decode_with_kv_cache "
                                        "allocates only its "
                                        "output per call; olmo2.py's q/k norms (RMSNorm.forward_native) make float32 "
-                                       "temporaries freed inside each graph")
+                                       "temporaries freed inside each graph; its rotary embeddings (YaRN on the full "
+                                       "layers, default on the sliding ones: two shared get_rope instances) run "
+                                       "apply_rope_with_cos_sin_cache_inplace on the cache built at load "
+                                       "(rotary_embedding.py forward_cuda, 0.5.5). The 7.08 GiB left is 24.5 KB for each "
+                                       "of the B200's 148 x 2,048 resident threads, the size of a local-memory reservation "
+                                       "the driver keeps once a kernel with a large stack frame runs: a guess no source "
+                                       "read confirms (no other trtllm_mha capture is logged)")
 def test_olmo3_capture_memory():
     est = _olmo3_estimate()
     by = {p["phase"]: p for p in est.engine_view["phases"]}
@@ -679,7 +685,11 @@ def test_qwen3_30b_fp8_tp2_capture_lines():
                                        "int32 page table (0.04) and 0.408 MiB per graph and layer, 36 x 48 (0.69). The log "
                                        "leaves 0.48 MiB a graph and layer, beside the five fitted runs' 0.37-0.47: the same "
                                        "author's machine and build as the Qwen2.5-VL TP2 PP2 run (0.98 MiB), so that "
-                                       "run's excess is its own, not the card's")
+                                       "run's excess is its own, not the card's. CudaGraphRunner.__init__'s other buffers "
+                                       "(input_ids, positions, mrope_positions, out_cache_loc, custom_mask: "
+                                       "cuda_graph_runner.py 0.5.5) come to under 1 MiB; FA3's init_cuda_graph_state adds "
+                                       "only (256,) and (257,) int32 vectors beside its page table (no local-attention or "
+                                       "top-k tables for this model)")
 def test_qwen3_30b_fp8_tp2_capture_memory():
     printed = load("qwen3-30b-a3b-fp8-tp2-fa3-pr12978")["printed"]["capture_end_mem_usage_bytes"]
     got = _qwen3_30b_fp8_tp2_estimate().engine_view["cuda_graph_bytes"]
