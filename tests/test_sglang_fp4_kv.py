@@ -90,13 +90,14 @@ def test_fp4_mx_block16_cell_by_release():
 
 
 def test_kv4_backend_check():
-    # 0.5.10+: the resolved backend must be in KV4_ATTENTION_MHA_BACKEND_CHOICES; FA3, the Hopper default, is not
-    with pytest.raises(OomkitError, match=r"KV4 MHA expects attention_backend to be one of .*but got fa3"):
-        _est("fp4_e2m1", "0.5.10")
-    # 0.5.7-0.5.9 check before the default is picked: an unset backend fails as None
-    with pytest.raises(OomkitError, match="but got None"):
-        _est("fp4_e2m1", "0.5.8")
+    # 0.5.7+: the backend in force (the default is picked just before) must be in KV4_ATTENTION_MHA_BACKEND_CHOICES;
+    # FA3, the Hopper default, is not
+    for version in ("0.5.7", "0.5.10"):
+        with pytest.raises(OomkitError, match=r"KV4 MHA expects attention_backend to be one of .*but got fa3"):
+            _est("fp4_e2m1", version)
     assert _est("fp4_e2m1", "0.5.8", attention_backend="triton").kv_bytes_per_token == FP4_CELL
+    # 0.5.6 has no such check: the Hopper default runs the FP4 pool
+    assert _est("fp4_e2m1", "0.5.6").engine_view["attention_backend"] == "fa3"
     # not on ROCm
     mi300 = with_facts(Device("ROCm0", "AMD Instinct MI300X", 192 * 1024 * MiB))
     with pytest.raises(OomkitError, match="KV4 is not tested on non-CUDA platforms"):

@@ -258,14 +258,14 @@ def kv4_mla_backends(v: Version) -> tuple[str, ...]:
     return ("cutlass_mla", "flashinfer", "trtllm_mla", "flashmla")
 
 
-def check_fp4_kv(lay: CacheLayout, s: SGLangSettings, given_backend: str | None, backend: str,
-                 cc: tuple[int, int] | None, hip: bool) -> None:
+def check_fp4_kv(lay: CacheLayout, s: SGLangSettings, backend: str, cc: tuple[int, int] | None, hip: bool) -> None:
     """The start-up checks of an FP4 KV cache that need the GPU and the attention backend: _handle_kv4_compatibility
     (0.5.7+; 0.5.20+ kv_cache_hook.py handle_kv4_compatibility): not on ROCm ("KV4 is not tested on non-CUDA
     platforms", and up to 0.5.6 is_float4_e2m1fn_x2 is false off CUDA: no FP4 pool), nvfp4 on SM100 / SM120 only,
-    one backend for prefill and decode from the KV4 list (oomkit takes a single --attention-backend; 0.5.7-0.5.9 check
-    it before the default is picked, so an unset one fails as None). nvfp4 up to 0.5.20 reads FlashInfer prefill and
-    trtllm_mha decode (_NVFP4_PREFILL_BACKENDS / _NVFP4_DECODE_BACKENDS), a split oomkit does not take."""
+    one backend for prefill and decode from the KV4 list: the one in force, given or the default
+    _handle_attention_backend_compatibility picked just before (oomkit takes a single --attention-backend). nvfp4 up
+    to 0.5.20 reads FlashInfer prefill and trtllm_mha decode (_NVFP4_PREFILL_BACKENDS / _NVFP4_DECODE_BACKENDS), a
+    split oomkit does not take."""
     if s.kv_cache_dtype not in FP4_KV_DTYPES:
         return
     v = parse_version(s.engine_version)
@@ -278,7 +278,7 @@ def check_fp4_kv(lay: CacheLayout, s: SGLangSettings, given_backend: str | None,
                           f"{cc[0]}.{cc[1]})")
     if not reached(v, "kv4_backend_check"):
         return
-    seen = backend if reached(v, "kv4_backend_resolved") else given_backend
+    seen = backend
     allowed = kv4_mla_backends(v) if lay.mla else KV4_MHA_BACKENDS
     if seen not in allowed:
         kind = "MLA" if lay.mla else "MHA"

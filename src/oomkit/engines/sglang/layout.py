@@ -796,7 +796,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     backend = attention_backend(spec, s, devs, v)
     s = replace(s, attention_backend=backend.backend)
     lay_all = cache_layout(spec, s)
-    check_fp4_kv(lay_all, s, given.attention_backend, backend.backend, devs[0].compute_capability, _is_hip(devs[0]))
+    check_fp4_kv(lay_all, s, backend.backend, devs[0].compute_capability, _is_hip(devs[0]))
     _tp.check_tp(spec, lay_all.attn_tp)
     warnings: list[str] = list(lay_all.labels)
     if "GPU unknown" in backend.reason:

@@ -280,8 +280,8 @@ ERAS = Eras({
     "llama4_vision_gated": (0, 4, 10),
     # FP4 KV caches (kv.py fp4_kv_layout, check_fp4_kv; every wheel from 0.5.3 to 0.5.23 read): --kv-cache-dtype
     # fp4_e2m1 from 0.5.5 (sglang#10078: MLATokenToKVPool's FP4 latent), the MHA pool from 0.5.6
-    # (MHATokenToKVPoolFP4, sglang#12612); server_args.py _handle_kv4_compatibility's backend check from 0.5.7, on
-    # the resolved backend from 0.5.10 (0.5.7-0.5.9 run it before the default is picked); the nvfp4 and
+    # (MHATokenToKVPoolFP4, sglang#12612); server_args.py _handle_kv4_compatibility's backend check from 0.5.7, run
+    # after _handle_attention_backend_compatibility has picked the default; the nvfp4 and
     # fp4_mx_block16 recipes from 0.5.16, when fp4_e2m1 turns into a ValueError (mem_cache/kv_cache_dtype.py) and
     # the MHA cell takes a shared FP8 dequant workspace (pool_configurator.py); MLA's list drops flashmla at 0.5.16
     # and cutlass_mla at 0.5.20; fp4_e2m1 leaves the choices at 0.5.21, when the MHA cell becomes the recipe's
@@ -289,7 +289,6 @@ ERAS = Eras({
     "kv4_mla": (0, 5, 5),
     "kv4_mha": (0, 5, 6),
     "kv4_backend_check": (0, 5, 7),
-    "kv4_backend_resolved": (0, 5, 10),
     "kv4_recipes": (0, 5, 16),
     "kv4_mla_no_cutlass": (0, 5, 20),
     "kv4_e2m1_dropped": (0, 5, 21),
