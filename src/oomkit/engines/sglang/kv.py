@@ -199,20 +199,20 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
                        vit=vit, mm_off=mm_off, token_extra=token_extra)
 
 
-# FP4 KV caches (settings.py ERAS kv4_*; 0.5.3-0.5.23 wheels read). The pools: MLATokenToKVPoolFP4 (0.5.5+) keeps
-# the latent as uint8 (size + page, 1, dim // 2) and a uint8 kv_scale_buffer (size + page, dim // 16);
-# MHATokenToKVPoolFP4 (0.5.6+) K and V as uint8 (size + page, heads, head_dim // 2) and uint8 scales (size + page,
-# heads x head_dim // 16) (mem_cache/memory_pool.py). The cell profile_max_num_token divides the rest by
-# (model_runner.py 0.5.5-0.5.10, pool_configurator.py _compute_cell_size 0.5.14-0.5.20): with kv_size =
-# element_size(torch.float4_e2m1fn_x2) = 1, MLA (dim x layers) // 2 + (dim // 16) x layers, MHA (heads x (k + v) x
-# layers) // 2 + (heads x k x layers x 2) // 16 (0.5.6: heads x head_dim x layers x 2 for the first term) -- 9/16 of a
-# byte a value (elem_bytes); from 0.5.16 the MHA cell adds "one shared FP8 dequant workspace across layers",
-# heads x k x 2 bytes a token once (token_extra; charged, and allocated only by the nvfp4 recipe's FlashInfer
-# prefill); from 0.5.21 the MHA cell is the recipe's compute_cell_size (fp4_kv_cache_quant_method.py): packed data,
-# the scale layouts the selected backends read and the workspace only where a backend dequantizes into it (FlashInfer
-# prefill for nvfp4), so with one --attention-backend from the KV4 list no workspace and one scale layout.
-# Hybrid sliding-window, Mamba / linear-attention and NSA pools and the draft worker's pool take the FP4 dtype through
-# other classes (SWAKVPool, HybridLinearKVPool, NSATokenToKVPool), not modelled.
+# FP4 KV caches (settings.py ERAS kv4_*; 0.5.3-0.5.23 wheels read). The pools: MLATokenToKVPool's FP4 branch (0.5.5;
+# MLATokenToKVPoolFP4 from 0.5.6) keeps the latent as uint8 (size + page, 1, dim // 2) and a uint8 kv_scale_buffer (size
+# + page, dim // 16); MHATokenToKVPoolFP4 (0.5.6+) K and V as uint8 (size + page, heads, head_dim // 2) and uint8 scales
+# (size + page, heads x head_dim // 16) (mem_cache/memory_pool.py). The cell profile_max_num_token divides the rest by
+# (model_runner.py profile_max_num_token 0.5.5-0.5.9, model_runner_kv_cache_mixin.py 0.5.10, pool_configurator.py
+# _compute_cell_size 0.5.14-0.5.20): with kv_size = element_size(torch.float4_e2m1fn_x2) = 1, MLA (dim x layers) // 2 +
+# (dim // 16) x layers, MHA (heads x (k + v) x layers) // 2 + (heads x k x layers x 2) // 16 (0.5.6: heads x head_dim x
+# layers x 2 for the first term) -- 9/16 of a byte a value (elem_bytes); from 0.5.16 the MHA cell adds "one shared FP8
+# dequant workspace across layers", heads x k x 2 bytes a token once (token_extra; charged, and allocated only by the
+# nvfp4 recipe's FlashInfer prefill); from 0.5.21 the MHA cell is the recipe's compute_cell_size
+# (fp4_kv_cache_quant_method.py): packed data, the scale layouts the selected backends read and the workspace only where
+# a backend dequantizes into it (FlashInfer prefill for nvfp4), so with one --attention-backend from the KV4 list no
+# workspace and one scale layout. Hybrid sliding-window, Mamba / linear-attention and NSA pools and the draft worker's
+# pool take the FP4 dtype through other classes (SWAKVPool, HybridLinearKVPool, NSATokenToKVPool), not modelled.
 def fp4_kv_layout(s: SGLangSettings, v: Version, *, mla: bool, full: tuple[LayerSpec, ...],
                   swa: tuple[LayerSpec, ...], mamba: tuple[LayerSpec, ...], nsa: bool, attn_tp: int) -> int:
     """Refuse the FP4 KV caches this release's parser or pools do not take (one line each); -> token_extra."""
@@ -237,7 +237,7 @@ def fp4_kv_layout(s: SGLangSettings, v: Version, *, mla: bool, full: tuple[Layer
                           "(MHATokenToKVPoolFP4 arrives in 0.5.6); not modelled for this MHA model")
     if mla and name == "nvfp4":
         raise OomkitError("--kv-cache-dtype nvfp4 with an MLA model is not modelled by oomkit (the NVFP4 recipe's "
-                          "attention access rules are for MHA backends; fp4_mx_block16 is)")
+                          "attention access rules name MHA backends only; --kv-cache-dtype fp4_mx_block16 is modelled)")
     if mla or not recipes or reached(v, "kv4_e2m1_dropped") or not full:
         return 0
     first = full[0]
