@@ -236,3 +236,11 @@ def test_ids_upstream_removed_and_ik_still_reads(tmp_path, capsys, type_id, word
     assert main(["estimate", str(path), "--engine", "llama.cpp"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and words in err and "corrupt" not in err
+
+
+@pytest.mark.parametrize("ref", ["llama-3.1-8b:IQ4_KSS", "llama3.1:8b-iq2_k_r4", "meta-llama/Llama-3.1-8B-Instruct:IQ3_KT"])
+def test_model_names_with_ik_quants_are_refused_as_ik(capsys, ref):
+    """A catalog name, an Ollama tag or an HF id with an ik-only quant names the fork, not "unknown quant tag"."""
+    assert main(["estimate", ref]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is ik_llama.cpp's" in err and "unknown quant tag" not in err

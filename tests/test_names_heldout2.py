@@ -348,7 +348,7 @@ REFUSED = [
     # Ollama's MLX tags, whose weight format the tag does not give
     ("qwen3.6:27b-mlx", "fs:56524073530", "unknown model"),
     # ik_llama.cpp's own quant type: not a llama.cpp file type
-    ("ubergarm/GLM-4.5-Air-GGUF:IQ4_KSS", "ikawrakow/ik_llama.cpp#675", "unknown quant tag 'IQ4_KSS'"),
+    ("ubergarm/GLM-4.5-Air-GGUF:IQ4_KSS", "ikawrakow/ik_llama.cpp#675", "quant 'IQ4_KSS' is ik_llama.cpp's .*upstream llama.cpp cannot load it"),
 ]
 
 

@@ -48,6 +48,8 @@ def known_quant_tags() -> tuple[str, ...]:
 
 
 def _unknown_quant(tag: str) -> ModelError:
+    if ik := gguf_recipes.ik_quant_refusal(tag):  # "IQ4_KSS": a real type, but only ik_llama.cpp's quantizer makes it
+        return ModelError(ik)
     return ModelError(f"unknown quant tag {tag!r}; known: {', '.join(known_quant_tags())}")
 
 
