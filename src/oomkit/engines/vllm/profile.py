@@ -220,7 +220,33 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     # T-row output too (profile_run keeps "hidden_states, last_hidden_states = self._dummy_run(...)")
     rows = T if r.version >= PROFILE_HIDDEN_KEPT_FROM else min(r.max_num_seqs, T)
     sampler = sampler_bytes(spec, s, r) + rows * h * b
-    return int(max(max(forward, sampler) + ws + encoder, encoder_pass))
+    return int(max(max(forward, sampler) + ws + encoder, encoder_pass, cold_compile_bytes(spec, s, r)))
+
+
+def cold_compile_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
+    """The compiler's own peak when the profile run compiles the model (s.cold_compile: no torch.compile cache yet,
+    or VLLM_DISABLE_COMPILE_CACHE=1), model runner V2 only.
+
+    The first model call compiles inside memory_profiling (v1/worker/gpu_worker.py determine_available_memory ->
+    v1/worker/gpu/model_runner.py profile_run -> compilation/decorators.py __call__: aot_compile, then the call; a
+    warm start loads the artifact instead, "Directly load AOT compilation"), so whatever the compiler allocates on the
+    GPU counts as peak activation. vLLM turns on Inductor's combo kernels with benchmarking (config/compilation.py
+    CompilationConfig.__post_init__: combo_kernels and benchmark_combo_kernel for torch >= 2.9; 0.12 -> 0.34), and
+    Inductor benchmarks each candidate group and its subkernels "on randomly generated inputs" (torch/_inductor/
+    scheduler.py speedup_by_combo_kernel -> benchmark_fused_nodes, torch 2.13 for vLLM 0.27): a fresh tensor for every
+    argument of the kernel. The term is the arguments of the token embedding's gather fused with the first RMSNorm:
+    the whole (vocabulary / TP, hidden) table and its two (T, hidden) outputs. That this kernel is the one benchmarked
+    is a reading of the only evidence, two cold / warm pairs of the same settings on an RTX 4090 (0.27.1,
+    alexostapiuk11/coldstart-recon-worker), not a measurement: the cold peak is the same share of the embedding table
+    in both (Qwen3-8B 1.18 GiB printed, 1.19 here, warm 0.19; Qwen3-1.7B 0.59, 0.60 here, warm 0.09; widths 4096 and
+    2048 over one 151,936-token vocabulary), and it replaces the forward's peak rather than adding to it (the compile
+    runs before the forward). No constant fitted. The 1.7B cold start also shows +0.56 GiB outside PyTorch, which the
+    8B one does not (not modelled: +2.0 % of the GPU left on that log). V1's activation terms were read off logs that
+    do not say whether they compiled, so the term is not added there."""
+    if not (s.cold_compile and r.runner_v2) or s.enforce_eager or s.optimization_level == 0:
+        return 0
+    b = r.dtype_bytes
+    return int((spec.n_vocab / r.tp + 2 * r.max_num_batched_tokens) * spec.n_embd * b)
 
 
 def v0_activation(spec: ModelSpec, s: VllmSettings, r: Resolved, forward: float, block: float, samples: bool

@@ -306,6 +306,9 @@ class VllmSettings:
     # what the image installs beside vLLM (profile.py flashinfer_sampler)
     container_image: str | None = None
     use_v2_model_runner: bool | None = None  # VLLM_USE_V2_MODEL_RUNNER (config.py runner_v2)
+    # a start that compiles the model (no torch.compile cache yet, or VLLM_DISABLE_COMPILE_CACHE=1): the compiler's
+    # benchmarks fall in the profile run (profile.py cold_compile_bytes)
+    cold_compile: bool = False
     # VLLM_PP_LAYER_PARTITION ("16,32"): the decoder layers of each pipeline stage (config.py pp_partition); "" = even
     pp_layer_partition: str = ""
     engine_version: str = NEWEST
