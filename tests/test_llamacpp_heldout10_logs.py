@@ -11,10 +11,11 @@ fixture's known_miss). The files are publishers' mixes (unsloth UD), so no weigh
 
 As it stood (7 figures of 3 logs, no rule changed for them): KV exact in all 3 (the -nkvo cache on the host, the
 q4_0 cache at 18 bytes a block of 32 over 192000 cells), the recurrent states exact in both hybrids that print them
-(62.81, 149.62 MiB), output exact in all 3 (one row; two rows at -np 2). One compute buffer misses: the Arrow Lake
+(62.81, 149.62 MiB), output exact in all 3 (one row; two rows at -np 2). One compute buffer missed: the Arrow Lake
 iGPU's Vulkan0 (493.00 against 574.02 MiB, 0.859; Vulkan_Host 72.00 against 72.03): at b8770 the worst-case graph's
-512 logit rows (485.00 MiB, an output never freed) land above 89 MiB of live tensors, a placement oomkit replays only
-for the dense qwen35 graph on ggml-cuda at the newest build; it stays a strict xfail with its cause in the fixture.
+512 logit rows (485.00 MiB, an output never freed) land above 89 MiB of live tensors. The qwen35moe graph replayed in
+ggml_vk_graph_optimize's order (compute.vulkan_qwen35_device_bytes, which PR #17475 applies to pp graphs too) puts
+them 46 MiB up: 531.02 (0.925), checked now.
 
 The projector (#23321's first log): clip's device buffer for the qwen3vl tower at its 1472 px warmup was already
 exact (248.10 MiB); the CPU compute buffer printed beside it (24.93 MiB) is the warmup graph's inputs, which

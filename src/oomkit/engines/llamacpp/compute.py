@@ -2783,6 +2783,64 @@ def qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     return sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host)
 
 
+# PR #17475 "vulkan: allow graph_optimize for prompt processing workloads" (opened 2025-11-24, after
+# llama.cpp@96ac5a23 of 2025-11-23; dated here by that day): before it ggml_vk_graph_optimize returned unchanged a
+# graph whose nodes mostly have more than 8 rows ("only reorder if the majority of nodes have few rows"), as the
+# worst-case pp graph's do; since, it reorders every graph
+VK_PP_REORDER_BUILD = llamacpp_build_on("2025-11-24")
+# the first build seen printing "fused Gated Delta Net (chunked) enabled" on a Vulkan device (issue #21608's
+# b8770-82764d8 log: llama_context's probe of ggml-vulkan's GATED_DELTA_NET), the fused graph
+# sched_replay.qwen35_graph rebuilds; the PR that brought the op to ggml-vulkan is not dated here, so earlier
+# builds keep the closed forms
+VK_FUSED_GDN_SEEN_BUILD = 8770
+
+
+def vulkan_qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                               devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> int | None:
+    """The compute buffer of the one ggml-vulkan device that runs a whole Qwen3.5 / Qwen3.5-MoE pp graph
+    (sched_replay.qwen35_graph, the experts through _qwen_moe_ffn) in the order ggml_vk_graph_optimize gives the
+    device's split before ggml-alloc places it (sched_replay.vk_device_nodes, compute_graphs.vk_graph_optimize,
+    from VK_PP_REORDER_BUILD), with flash attention and an F16 cache, one stream. Before ERAS outputs_max the
+    graph keeps a logits row per token of the ubatch, an output ggml-alloc never frees, allocated last: in Vulkan's
+    order it lands above the tensors the last layers leave (the closed forms put it at the buffer's start).
+    ggml-org/llama.cpp#21608 (Qwen3.5-35B-A3B on an Arrow Lake iGPU, b8770, -c 32768 -ub 512 -np 1): Vulkan0 574.02
+    MiB printed, the 248320 x 512 logits (485.00 MiB) 89.02 MiB above the start; replayed 531.02 (0.925; the closed
+    forms 493.00, 0.859): 46.02 MiB below them, the rest not traced (the topk-MoE keep patterns of
+    ggml_vk_graph_optimize are not replayed). None elsewhere (an MTP context's next-n view: no gated delta net
+    layer; a layer or weight on the host, several devices,
+    -nkvo, a quantized cache, no flash attention, a buffer over Vulkan's 1 GiB suballocation block, builds before
+    VK_FUSED_GDN_SEEN_BUILD) and when `rough`."""
+    d = placement.output_device
+    trunk = spec.trunk_layers
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    if rough or spec.architecture not in ("qwen35", "qwen35moe") or d != 0 or len(devices) != 1 \
+            or infer_backend(devices, s.backend).name != "vulkan" or ctx.build < max(VK_PP_REORDER_BUILD,
+                                                                                     VK_FUSED_GDN_SEEN_BUILD) \
+            or set(placement.layer_device) != {d} or s.no_kv_offload or not ctx.flash_attn \
+            or ctx.type_k.quantized or ctx.type_v.quantized or ctx.n_rs_seq or len(caches) != 1 \
+            or ctx.n_stream != 1 or T % max(1, ctx.n_seq_max) or s.override_tensor or s.cpu_moe or s.n_cpu_moe \
+            or not trunk or trunk[-1].attention is None or not any(la.recurrent for la in trunk) \
+            or any((la.attention is None) == (la.recurrent is None) for la in trunk) \
+            or any(la.recurrent is not None and (la.recurrent.kind != "gated_delta_net" or not la.recurrent.n_group)
+                   for la in trunk) \
+            or any(la.ffn.n_experts and not la.ffn.n_ff_expert for la in trunk) \
+            or model_buffers(spec, devices, s, placement).cpu_tensors and any(
+                t.layer is not None for t in model_buffers(spec, devices, s, placement).cpu_tensors):
+        return None
+    n_outputs = reserved_outputs(ctx, s)
+    kt, vt = (ctx.type_k.type_size, ctx.type_k.block_size), (ctx.type_v.type_size, ctx.type_v.block_size)
+
+    def build(n_kv: int) -> sched_replay.Graph:
+        return sched_replay.qwen35_graph(spec, T, n_outputs, n_kv, {}, set(), True, kt, vt,
+                                         n_seqs=max(1, ctx.n_seq_max))
+
+    shape = (spec.architecture, spec.n_embd, spec.n_vocab,
+             tuple((la.index, la.attention, la.recurrent, la.ffn) for la in trunk))
+    key = ("vulkan", shape, T, n_outputs, kt, vt, ctx.n_seq_max)
+    peak = sched_replay.device_peak_by_kv(key, build, caches[0].cells, galloc.ALIGN, lower=sched_replay.vk_lowering)
+    return peak if peak <= VK_MAX_BUFFER else None
+
+
 def kimi_linear_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                              devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> int | None:
     """The compute buffer of the one ggml-cuda device that runs a Kimi-Linear pp graph, its first layers left on the
@@ -3066,6 +3124,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     q35 = qwen35_device_bytes(spec, ctx, caches, placement, devices, s, rough)
     if q35 is not None:  # Qwen3.5's pp graph on the device, scheduled and replayed
         out[placement.output_device] = q35
+    vq = vulkan_qwen35_device_bytes(spec, ctx, caches, placement, devices, s, rough)
+    if vq is not None:  # Qwen3.5's whole pp graph on one Vulkan device, in its order, replayed
+        out[placement.output_device] = vq
     kl = kimi_linear_device_bytes(spec, ctx, caches, placement, devices, s, rough)
     if kl is not None:  # Kimi-Linear's pp graph on the device, scheduled and replayed
         out[placement.output_device] = kl

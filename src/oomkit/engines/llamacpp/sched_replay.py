@@ -343,6 +343,57 @@ def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
     return out
 
 
+def vk_device_nodes(g: Graph) -> tuple[int, list[Node]]:
+    """device_nodes for a graph whose device split is its last, with that split in ggml-vulkan's order: each split's
+    nodes go to its backend's graph_optimize before the split's input copies are put at its head and ggml-alloc
+    places them (ggml_backend_sched_split_graph), so the device split's nodes are reordered by
+    compute_graphs.vk_graph_optimize behind everything before them (the leafs, the host's splits, the copies).
+    -> (the nodes before the reordered split, all the nodes). No allocation dependencies (alloc_deps: ggml-cuda's)."""
+    from .compute_graphs import vk_graph_optimize
+    splits, copies = split_graph(g)
+    if splits[-1][0] != DEVICE or any(b == DEVICE for b, _, _ in splits[:-1]):
+        raise ValueError("the device split is not the graph's one last split")
+    order: list[T] = list(g.leafs)
+    deps: set[int] = set()
+    for k, (b, inputs, st) in enumerate(splits):
+        for t in inputs:
+            deps.add(len(order))
+            order.append(t)
+            order.append(copies[id(t) * 2 + b])
+        head = len(order)
+        order += g.nodes[st:splits[k + 1][2] if k + 1 < len(splits) else len(g.nodes)]
+    copied = {id(c) for c in copies.values()}
+    at: dict[int, int] = {}
+    for i, t in enumerate(order):
+        if i not in deps:
+            at.setdefault(id(t), i)
+    out: list[Node] = []
+    ops: list[str] = []
+    roots: dict[int, Hashable] = {}
+    for i, t in enumerate(order):
+        if i in deps:  # the input's dependency: reads it, allocates nothing, is no view for ggml-alloc
+            out.append(Node(0, (at[id(t)],)))
+            ops.append("NONE")
+            continue
+        root = t.view_src
+        mine = t.backend == DEVICE and root is None and (t.op != "NONE" or id(t) in copied)
+        size = t.nbytes + t.extra if mine else 0
+        out.append(Node(size, tuple([at[id(x)] for x in t.srcs]), mine and t.op in INPLACE,
+                        at.get(id(root), -1) if root is not None else -1, t.output, (t.es, t.ne, t.nb),
+                        mine and size == 0))
+        ops.append(t.op)
+        if root is not None and root.buf is not None:  # a view of a KV / recurrent cache: depends on its writes
+            roots[i] = ("cache", id(root))
+    return head, vk_graph_optimize(head, out, ops, roots)
+
+
+def vk_lowering(g: Graph, names: list[str]) -> list[Node]:
+    """vk_device_nodes' nodes, for device_peak_by_kv (no host weight is copied in: names all empty)."""
+    nodes = vk_device_nodes(g)[1]
+    names.extend([""] * len(nodes))
+    return nodes
+
+
 def device_peak(g: Graph, align: int) -> int:
     """The device's compute buffer for graph g (its leafs placed by nobody: weights, caches and host inputs)."""
     return peak_bytes(0, device_nodes(g), align)
@@ -356,7 +407,8 @@ _LOWERED_MAX = 64
 
 
 def device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, align: int,
-                      sizes: dict[str, int] | None = None) -> int:
+                      sizes: dict[str, int] | None = None,
+                      lower: Callable[[Graph, list[str]], list[Node]] | None = None) -> int:
     """device_peak(build(n_kv), align), the lowering kept by shape (key: everything build depends on but n_kv and
     the host weights' bytes, sizes): the graph's structure, its schedule and its nodes' order depend on neither;
     the copies of the host weights take their bytes (given by name), and every other node's bytes are affine in
@@ -365,18 +417,19 @@ def device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, a
     replayed again; two nodes count as the same layout where they are at both lowerings. Each answer is kept with
     the lowering it came from (a question asked again replays nothing). The collector is paused meanwhile: the
     graph's tens of thousands of tensors and nodes would trigger collections that walk everything alive and find
-    nothing (the graph has no cycle; reference counting frees it)."""
+    nothing (the graph has no cycle; reference counting frees it). lower: the graph's lowering to ggml-alloc's nodes
+    (device_nodes; vk_lowering for a Vulkan device's reordered split, whose order depends on no size either)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _device_peak_by_kv(key, build, n_kv, align, sizes)
+        return _device_peak_by_kv(key, build, n_kv, align, sizes, lower or device_nodes)
     finally:
         if enabled:
             gc.enable()
 
 
 def _device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, align: int,
-                       sizes: dict[str, int] | None) -> int:
+                       sizes: dict[str, int] | None, lower: Callable[[Graph, list[str]], list[Node]]) -> int:
     sizes = sizes or {}
     asked = (n_kv, align, tuple(sorted(sizes.items())))
 
@@ -389,7 +442,7 @@ def _device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, 
         if len(_LOWERED) >= _LOWERED_MAX:
             _LOWERED.clear()
         names: list[str] = []
-        first = device_nodes(build(n_kv), names)
+        first = lower(build(n_kv), names)
         peak = peak_bytes(0, sized(first, names), align, kept=False)
         _LOWERED[key] = (n_kv, first, None, names, {asked: peak})
         return peak
@@ -400,7 +453,7 @@ def _device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, 
         if n_kv == n0:
             peaks[asked] = peak_bytes(0, sized(nodes, names), align, kept=False)
             return peaks[asked]
-        b = device_nodes(build(n0 + KV_STEP))
+        b = lower(build(n0 + KV_STEP), [])
         slopes = tuple((y.size - x.size) // KV_STEP for x, y in zip(nodes, b, strict=True))
         nodes = [x._replace(layout=(x.layout, y.layout)) for x, y in zip(nodes, b, strict=True)]
         peaks = {}  # the answers of the first lowering alone stay with it
