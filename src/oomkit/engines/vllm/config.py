@@ -928,6 +928,9 @@ def nvfp4_kv_support(spec: ModelSpec, name: str, version: Version, cc: tuple[int
                           "only for SM 10.x)")
 
 
+GB10_CC = (12, 1)  # the DGX Spark's GB10: engine/arg_utils.py get_batch_defaults keeps it on the small tier
+
+
 def _batch_defaults(s: VllmSettings, version: Version, v1: bool, max_len: int, dev: Device | None, gpu_name: str,
                     world: int) -> tuple[int, int, bool]:
     """engine/arg_utils.py get_batch_defaults / _set_default_max_num_seqs_and_batched_tokens_args (V1) and
@@ -935,9 +938,18 @@ def _batch_defaults(s: VllmSettings, version: Version, v1: bool, max_len: int, d
     V1 up to 0.8.3 takes 1,024 sequences on every GPU: 0.7.3's EngineArgs.__post_init__ ("256 if not
     envs.VLLM_USE_V1 else 1024") and 0.8.0-0.8.3's _set_default_args_v1 (default_max_num_seqs = 1024, only the
     batched tokens by GPU name); 0.8.4 takes 1,024 on H100/H200 and 256 elsewhere, 0.8.5 goes by memory
-    (batch_by_memory); read in the wheels."""
+    (batch_by_memory); read in the wheels.
+    The GB10 (DGX Spark, SM 12.1) stays on the small tier (256 sequences, 2,048 batched tokens for serve) whatever its
+    memory: up to 0.32 the memory comes from NVML (platforms/cuda.py NvmlCudaPlatform.get_device_total_memory,
+    nvmlDeviceGetMemoryInfo), which the GB10 does not implement (NVML_ERROR_NOT_SUPPORTED, nvidia-smi's "Not
+    Supported"), so get_batch_defaults' try falls to its except (device_memory = 0); from 0.33 that query falls back
+    to torch's total_memory and get_batch_defaults keeps the part off the large tiers by capability ("is_gb10 =
+    current_platform.is_device_capability((12, 1))"); read in the 0.12.0, 0.27.1, 0.28.0, 0.32.0, 0.33.0 and 0.34.0
+    sources. vllm#30855 (0.12.0, one GB10, no batch flags) prints "max_num_batched_tokens=2048"."""
     llm = s.usage_context.lower() in ("llm", "llm_class", "offline")
     cuda_mem = (cuda_total(dev) if dev is not None else None) or 0
+    if dev is not None and dev.compute_capability == GB10_CC:
+        cuda_mem = 0  # the small tier (above): NVML's failed query up to 0.32, is_gb10 from 0.33
     name = gpu_name.lower()
     if not v1:
         chunked = s.enable_chunked_prefill
