@@ -266,6 +266,21 @@ def test_mamba_blocks_as_printed():
     assert abs(got - printed) / printed < TOKENS_LIMIT, (got, printed)
 
 
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "vllm#49064 names no checkpoint precision: 306 blocks here with the catalog's BF16 Qwen3.8-27B (51.08 GiB of "
+    "weights, 14.67 GiB of budget), 969 printed (-68 %). The page is vLLM 0.28.0's (one Gated DeltaNet state a "
+    "block: conv 10,240 x 3 x 2 B + float32 temporal 48 x 128 x 128 x 4 B, model_executor/layers/mamba/mamba_utils.py "
+    "gated_delta_net_state_shape / _mamba_state_dtype, the float32 from the config's mamba_ssm_dtype via "
+    "models/config.py update_mamba_ssm_cache_dtype: 784 tokens x 4,096 B = 3,211,264 B, 16 layers a block), so 969 "
+    "blocks need 46.37-46.42 GiB of budget, about 19 GiB of weights: the block-FP8 checkpoint gives 780 (28.41 GiB, "
+    "-19.5 %), a uniform NVFP4 one 987 (18.48 GiB, +1.9 %). A 4-bit checkpoint fits the printed count; the issue "
+    "does not say which"))
+def test_qwen38_h100_mamba_blocks_as_printed():
+    printed = fixture(QWEN38_H100)["printed"]["mamba_blocks"]
+    got = estimate(QWEN38_H100).engine_view["num_gpu_blocks"]
+    assert abs(got - printed) / printed < TOKENS_LIMIT, (got, printed)
+
+
 @pytest.mark.parametrize("variant", [
     pytest.param("fp8", marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
         "starts: 1,121 blocks here, 939 printed (+19 %, 9.4 GiB of budget): the recipe's command for the run is not "
