@@ -242,7 +242,9 @@ def cold_compile_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     2048 over one 151,936-token vocabulary), and it replaces the forward's peak rather than adding to it (the compile
     runs before the forward). No constant fitted. The 1.7B cold start also shows +0.56 GiB outside PyTorch, which the
     8B one does not (not modelled: +2.0 % of the GPU left on that log). V1's activation terms were read off logs that
-    do not say whether they compiled, so the term is not added there."""
+    do not say whether they compiled, so the term is not added there (the 0.24 RTX 4090 Qwen2.5-0.5B log, V1 and
+    cold, is already -1.1 % of the GPU without it). Under pipeline parallelism only the first stage holds the gather;
+    the term is charged to every stage (no V2 log with PP)."""
     if not (s.cold_compile and r.runner_v2) or s.enforce_eager or s.optimization_level == 0:
         return 0
     b = r.dtype_bytes
