@@ -23,7 +23,8 @@ on integrated GPUs. Measured before -> after (oomkit - log; "exact" = within the
   the log's to the character.
 - ollama/ollama#7443, qwen2.5:72b (the log's qwen2 GGUF; the issue names nemotron) over three CUDA GPUs, llama runner,
   v0.3.14, 4 slots x 2048: layers.split=27,27,27 and every figure exact before and after; the per-GPU allocations
-  [18.7 17.0 17.3] against [18.6 17.1 17.3] GiB: strict xfail, see test_three_gpu_allocations_of_0_3_14.
+  [18.7 17.0 17.3] -> [18.6 17.1 17.3] GiB, as printed (the blob's ffn_down types in llama-quantize's pre-#9935 file
+  order: test_three_gpu_allocations_of_0_3_14).
 - ollama/ollama#8509, qwen2.5-coder:7b on a 6 GiB CUDA GPU (Windows), llama runner, v0.5.7, flash attention on,
   12288 cells: 28/29 layers and the whole msg="offload to cuda" line identical to the log's (no code change; the
   line's name was msg=offload library=cuda before d0fa603).
@@ -142,15 +143,18 @@ def test_three_gpu_split_of_0_3_14():
     assert ol.human_bytes2(total) == _load(_QWEN25_3GPU)["printed"]["memory.required.full"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the per-GPU share of the heavier blocks: with llama-quantize's use_more_bits (Q6_K attn_v, Q8_0 ffn_down: 588.5 "
-    "MiB against 500.8) every middle more-bits block has i % 3 == 0, so v0.3.14's round-robin puts all 27 of GPU "
-    "0's blocks among them; the log's figures carry about one such block (87.7 MiB) less on GPU 0 and one more on "
-    "GPU 1, which the blob's per-layer types (not in the excerpt) would have to show. Measured: [18.7 17.0 17.3] GiB "
-    "against [18.6 17.1 17.3] (GPU 0 +0.06 GiB at least, GPU 1 -0.05 at least)"))
 def test_three_gpu_allocations_of_0_3_14():
+    """The per-GPU share of the heavier blocks. The library's qwen2.5:72b (2024-09) was quantized by a llama-quantize
+    from before llama.cpp PR #9935, whose use_more_bits counters walk the file's order: the converter's, shard by
+    shard of the 37-file checkpoint, each shard's tensors sorted by name, so block 10's ffn_down (shard 6, with
+    block 9's) is the 10th and takes the Q8_0 of the first eighth, block 9's the 11th and Q5_0
+    (engines/ollama/weights.py _file_order_quantizer). v0.3.14 deals block i to GPU i % 3: one 86.6 MiB heavier
+    block moves from GPU 0 to GPU 1. Before (blocks typed in block order): [18.7 17.0 17.3] GiB."""
     est, _ = _offload_errors(_QWEN25_3GPU)
     assert 'memory.required.allocations="[18.6 GiB 17.1 GiB 17.3 GiB]"' in est.engine_view["ollama_log"]
+    mine = est.engine_view["ollama_memory"]["memory.required.allocations"]
+    assert [ol.human_bytes2(mine[g]) for g in ("GPU0", "GPU1", "GPU2")] == \
+        _load(_QWEN25_3GPU)["printed"]["memory.required.allocations"]
 
 
 def test_gemma3_0_6_2_kv_graph_and_weights():
@@ -169,7 +173,9 @@ def test_gemma3_0_6_2_kv_graph_and_weights():
     "all its tensors and sizes a graph for mllama only) or returns at patch_size 0, and 814.6 MiB of projector "
     "tensors is not the 795.9 MiB of v.* tensors in the gemma3:12b blob oomkit reads (sha256-9610e3e0 here, "
     "e8ad13eff07a in the v0.7-v0.11 logs). Measured: projector.graph 1.0 GiB (+100%), projector.weights -2.3%, "
-    "required.full/partial 12.7 GiB against 11.7 (+8.4%)"))
+    "required.full/partial 12.7 GiB against 11.7 (+8.4%). Checked: the library's gemma3 GGUF carries its tower (no "
+    "projector layer), and convert/convert_gemma3.go (v0.6.0-v0.7.0) writes gemma3.vision.patch_size from the "
+    "config with no default, so '0 B' means a first blob without it: not in Ollama's source"))
 def test_gemma3_0_6_2_projector_of_another_file():
     _, err = _offload_errors(_GEMMA3_062)
     assert max(err[f] for f in ("projector.graph", "memory.required.full", "memory.required.partial")) <= 0.05
@@ -260,7 +266,8 @@ def test_arc_qwen3_embedding_batch():
     "the compute buffers of llama-server's embedding context are not modelled: with the 2048-token batch the log "
     "reserves 480.05 MiB on Vulkan0 and 1830.92 MiB on Vulkan_Host in 4 graph splits (a CPU part in the middle of "
     "the graph oomkit's generation graph does not have). Measured: Vulkan0 1251 MiB (+161%; 625 with the 1024 "
-    "batch before the embedding rule), Host 192 MiB (-90%; 96 before)"))
+    "batch before the embedding rule), Host 192 MiB (-90%; 96 before). Checked: v0.30.0 llm/llama_server.go passes "
+    "only -c, -np, --embedding -b/-ub 2048 and --flash-attn; the splits are llama.cpp's scheduler (engines/llamacpp)"))
 def test_arc_qwen3_embedding_compute():
     fx, _, got = _arc_embed()
     want = fx["printed"]["compute_mib"]

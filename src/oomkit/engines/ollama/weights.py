@@ -3,6 +3,7 @@ holds (fs/ggml/ggml.go Tensors().GroupLayers()) and the KV accessors its estimat
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 
@@ -96,6 +97,8 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
         spec = replace(spec, architecture="gemma3", layers=layers, labels=spec.labels + (GEMMA3_EMBED_LABEL,))
     if not spec.weights.exact and _quantized_in_spring_2025(spec):
         spec = _spring_2025_quantizer(spec)
+    if not spec.weights.exact and _quantized_in_file_order(spec):
+        spec = _file_order_quantizer(spec)
     if not spec.weights.exact and _gemma3_qat(spec):
         spec = _retyped(spec, lambda t: "f16" if t.name == "token_embd.weight" else t.dtype,
                         "weights as in Google's QAT Q4_0 GGUF that Ollama's gemma3 -it-qat tags ship: Q4_0 "
@@ -320,6 +323,67 @@ def _spring_2025_quantizer(spec: ModelSpec) -> ModelSpec:
                      "mistral3 map)" if mistral3 else "")
     return _retyped(spec, spring_2025_type, "weights as in Ollama's library GGUF, quantized by Ollama v0.6.2-v0.6.8: "
                     "attn_v left F16 (its quantizer skipped every name containing \"v.\")" + mistral3_note)
+
+
+# The library's Qwen2.5 text tags (2024-09): llama.cpp's converter (Ollama converts qwen2 itself only from v0.5.6,
+# f6f371300) and a llama-quantize from before PR #9935 (ggml-org/llama.cpp, 2024-10-31), which walked the tensors in
+# the file's order, not by block (llama_model_loader::weights_map and its weight_name_comparer came with that PR)
+_QWEN25_2024 = re.compile(r"^qwen2\.5 (0\.5|1\.5|3|7|14|32|72)b( instruct)?$", re.IGNORECASE)
+# the checkpoint's state_dict order within a block (Qwen2DecoderLayer: self_attn q/k/v/o, mlp gate/up/down, the norms)
+_QWEN2_HF = (("attn_q.weight", "self_attn.q_proj.weight"), ("attn_q.bias", "self_attn.q_proj.bias"),
+             ("attn_k.weight", "self_attn.k_proj.weight"), ("attn_k.bias", "self_attn.k_proj.bias"),
+             ("attn_v.weight", "self_attn.v_proj.weight"), ("attn_v.bias", "self_attn.v_proj.bias"),
+             ("attn_output.weight", "self_attn.o_proj.weight"), ("ffn_gate.weight", "mlp.gate_proj.weight"),
+             ("ffn_up.weight", "mlp.up_proj.weight"), ("ffn_down.weight", "mlp.down_proj.weight"),
+             ("attn_norm.weight", "input_layernorm.weight"), ("ffn_norm.weight", "post_attention_layernorm.weight"))
+_HF_SHARD = 4 * 10**9  # save_pretrained(max_shard_size="4GB"), decimal: 1 / 1 / 2 / 4 / 8 / 17 / 37 files, 0.5B-72B
+
+
+def _quantized_in_file_order(spec: ModelSpec) -> bool:
+    fmt = spec.weights.format.upper()
+    return (spec.architecture == "qwen2" and bool(_QWEN25_2024.match(spec.name))
+            and fmt not in ("F32", "F16", "BF16", "FLOAT16", "BFLOAT16", "FLOAT32"))
+
+
+def _file_order_quantizer(spec: ModelSpec) -> ModelSpec:
+    """The tensor types of a GGUF that llama-quantize made before PR #9935: quantize_state_impl's counters
+    (i_attention_wv, i_ffn_down/gate/up: the layer use_more_bits sees) advance in the file's tensor order, and
+    convert_hf_to_gguf.py wrote the tensors shard by shard, each shard's in safe_open().keys() order (sorted by
+    name), so "model.layers.10.*" comes before "model.layers.9.*" where one shard holds both (ggml-org/llama.cpp
+    #9005: "the layer jump from 7 to 10"). The shards are the checkpoint's: save_pretrained fills one until the
+    next tensor would pass 4 GB. Every block has the same shapes, so the block at file position i takes the type
+    the block-ordered recipe gives block i. qwen2.5:72b: the ffn_down of block 10 comes before block 9's (shard 6
+    of 37), so block 10 is Q8_0 and block 9 Q5_0, one 86.6 MiB heavier block moved from GPU 0 to GPU 1 in
+    v0.3.14's round-robin (ollama/ollama#7443: allocations [18.6 17.1 17.3] GiB)."""
+    blocks = sorted({t.layer for t in spec.weights.tensors if t.layer is not None and t.name.startswith("blk.")})
+    by_name = {t.name: t for t in spec.weights.tensors}
+    hf_names = dict(_QWEN2_HF)
+    order: list[tuple[str, int]] = [("model.embed_tokens.weight", math.prod(by_name["token_embd.weight"].shape))] \
+        if "token_embd.weight" in by_name else []
+    for b in blocks:
+        order += [(f"model.layers.{b}.{hf}", math.prod(by_name[f"blk.{b}.{g}"].shape)) for g, hf in _QWEN2_HF
+                  if f"blk.{b}.{g}" in by_name]
+    shards: list[list[str]] = [[]]
+    size = 0
+    for name, numel in order:
+        if shards[-1] and size + 2 * numel > _HF_SHARD:  # BF16 checkpoints (norm and lm_head come last)
+            shards.append([])
+            size = 0
+        shards[-1].append(name)
+        size += 2 * numel
+    file_order = [n for shard in shards for n in sorted(shard)]
+    new: dict[str, str] = {}
+    for g in ("attn_v.weight", "ffn_down.weight", "ffn_gate.weight", "ffn_up.weight"):
+        suffix = "." + hf_names[g]
+        walked = [int(n.split(".")[2]) for n in file_order if n.endswith(suffix)]
+        if sorted(walked) != blocks:
+            return spec
+        new.update({f"blk.{b}.{g}": by_name[f"blk.{blocks[i]}.{g}"].dtype for i, b in enumerate(walked)})
+    if all(by_name[n].dtype == d for n, d in new.items()):
+        return spec
+    return _retyped(spec, lambda t: new.get(t.name, t.dtype),
+                    "weights as in Ollama's 2024 qwen2.5 GGUF: llama-quantize (before llama.cpp PR #9935) counted "
+                    "attn_v / ffn_down in the file's order, the converter's shard-by-shard, name-sorted one")
 
 
 def _retyped(spec: ModelSpec, type_of, label: str) -> ModelSpec:
