@@ -404,7 +404,9 @@ def test_qwen25vl_3b_no_longer_fits_8gb_from_0_13_4():
                                        "VisionGraphSize's 1,740,062,720 B plus the CUDA pool's 68 MiB on the "
                                        "stand-in RTX 3070 (46 SMs, the GPU catalog's) give 1,811,365,888 B (1.7 "
                                        "GiB) for the reporter's ~1.8 GiB (-6%; what the figure covered is not in "
-                                       "the stored excerpt)")
+                                       "the stored excerpt). Checked: v0.13.3 model/models/qwen25vl "
+                                       "model_vision.go builds rotateHalf RoPE and a per-window blockDiagonalMask "
+                                       "that graph.py does not replay")
 def test_qwen25vl_3b_0_13_3_vision_graph():
     p = _report("qwen2.5vl-3b-8gb-0.13.4-no-fa")["printed"]
     dev = with_facts(Device(id="CUDA0", name="NVIDIA GeForce RTX 3070", memory_bytes=8 * GiB,

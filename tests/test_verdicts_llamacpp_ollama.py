@@ -41,7 +41,9 @@ CASES = sorted(p.stem for p in FIXTURES.glob("*.json"))
 MISSES = {
     "ollama-10855-gemma3-27b-4090-1070-0.7.1-ctx20000":
         "at num_ctx 20000 the scheduler puts all 63 layers on the RTX 4090 at 21.3 GiB (one sequence) and the runner "
-        "crashes, while 10000 (two sequences, 21.7 GiB) loads; the crash's buffer is not in the stored copy",
+        "crashes, while 10000 (two sequences, 21.7 GiB) loads; the crash's buffer is not in the stored copy. "
+        "Checked at v0.7.1: server/sched.go (4 slots, then 1) and llm/memory.go EstimateGPULayers size 20000 x 1 "
+        "below 10000 x 2, so no scheduler rule gives 20000 more than 10000",
     "ollama-11388-qwen2.5-coder-7b-rtx4070super-num-gpu-2":
         "unable to allocate a CUDA0 buffer of 2 layers (~284 MiB) with 9.3 GiB free: not a memory shortfall",
 }
