@@ -1910,13 +1910,26 @@ def vulkan_pipeline_split(spec: ModelSpec, ctx: Context, caches: list[Cache], pl
 # 464.05 and 124.01 -> 116.01; qwen3-30b-a3b (MoE) unchanged at 384.05; qwen3.5-27b (hybrid GDN) 560.07 -> 608.19,
 # not modelled. Without flash attention (qwen3-8b 2288.03 -> 2224.03) not modelled either.
 VK_GRAPH_OPTIMIZE_BUILD = llamacpp_build_on("2025-09-08")
+# PR #17475 "vulkan: allow graph_optimize for prompt processing workloads" (opened 2025-11-24, after
+# llama.cpp@96ac5a23 of 2025-11-23; dated here by that day): before it ggml_vk_graph_optimize returned unchanged a
+# graph whose nodes mostly have more than 8 rows ("only reorder if the majority of nodes have few rows"), as the
+# worst-case pp graph's do; since, it reorders every graph
+VK_PP_REORDER_BUILD = llamacpp_build_on("2025-11-24")
+
+
+def vk_reorders(ctx: Context) -> bool:
+    """Whether ggml_vk_graph_optimize reorders the worst-case graph: from VK_PP_REORDER_BUILD every graph; from
+    VK_GRAPH_OPTIMIZE_BUILD only one whose nodes mostly have at most 8 rows (ggml_nrows; taken here as a ubatch of
+    at most 8 tokens, the rows of the graph's nodes)."""
+    return ctx.build >= VK_PP_REORDER_BUILD or (ctx.build >= VK_GRAPH_OPTIMIZE_BUILD
+                                                and min(ctx.n_ctx, ctx.n_ubatch) <= 8)
 VK_REORDER_ROW_ARCHS = frozenset({"llama", "qwen3"})
 
 
 def vulkan_graph_optimize(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
-    """Whether the devices are ggml-vulkan's in a build whose graph_optimize reorders each split
-    (VK_GRAPH_OPTIMIZE_BUILD); the graphs replayed node by node apply it (compute_graphs.vk_graph_optimize)."""
-    return ctx.build >= VK_GRAPH_OPTIMIZE_BUILD and infer_backend(devices, s.backend).name == "vulkan"
+    """Whether the devices are ggml-vulkan's in a build whose graph_optimize reorders the worst-case graph's
+    splits (vk_reorders); the graphs replayed node by node apply it (compute_graphs.vk_graph_optimize)."""
+    return vk_reorders(ctx) and infer_backend(devices, s.backend).name == "vulkan"
 
 
 def vulkan_host_rows(spec: ModelSpec, ctx: Context) -> int:
@@ -1928,7 +1941,7 @@ def vulkan_host_rows(spec: ModelSpec, ctx: Context) -> int:
     qwen3-8b's 384.05 (384.04 printed), qwen3-30b-a3b's 368.05 (368.04) and qwen3.5-27b's 8-layer file 568.19
     (Qwen3.6-27B's 568.18)."""
     rows = 1 if ERAS.reached(ctx.build, "embd_input") else 0
-    if ctx.flash_attn and ctx.build >= VK_GRAPH_OPTIMIZE_BUILD and spec.architecture in VK_REORDER_ROW_ARCHS \
+    if ctx.flash_attn and vk_reorders(ctx) and spec.architecture in VK_REORDER_ROW_ARCHS \
             and spec.trunk_layers and all(la.attention is not None and la.ffn is not None and not la.ffn.is_moe
                                           for la in spec.trunk_layers):
         rows += 1
@@ -2783,11 +2796,6 @@ def qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     return sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host)
 
 
-# PR #17475 "vulkan: allow graph_optimize for prompt processing workloads" (opened 2025-11-24, after
-# llama.cpp@96ac5a23 of 2025-11-23; dated here by that day): before it ggml_vk_graph_optimize returned unchanged a
-# graph whose nodes mostly have more than 8 rows ("only reorder if the majority of nodes have few rows"), as the
-# worst-case pp graph's do; since, it reorders every graph
-VK_PP_REORDER_BUILD = llamacpp_build_on("2025-11-24")
 # the first build seen printing "fused Gated Delta Net (chunked) enabled" on a Vulkan device (issue #21608's
 # b8770-82764d8 log: llama_context's probe of ggml-vulkan's GATED_DELTA_NET), the fused graph
 # sched_replay.qwen35_graph rebuilds; the PR that brought the op to ggml-vulkan is not dated here, so earlier
