@@ -144,7 +144,12 @@ def test_10968_split_is_ollama_ps_148g_67_percent_gpu(capsys):
                                       "and a layer buffer on each of the 3 GPUs, v0.6.8 llm/memory.go "
                                       "estimateGPULayers) against the thread's 67.3 GiB; the GGUF (library tag "
                                       "or a Hugging Face Q6_K) is not named and the offload line is not in the "
-                                      "stored copy")
+                                      "stored copy. Checked: the 0.4 GiB is the attn_v F16 of the v0.6.2-v0.6.8 "
+                                      "library quantizer (engines/ollama/weights.py _spring_2025_quantizer, +0.37 "
+                                      "GiB); with llama-quantize's Q6_K attn_v, as in a 'Qwen3-32B-Q6_K' file from "
+                                      "Hugging Face, the total is 67.27 GiB, printed 67.3. Offline, "
+                                      "hf.co/Qwen/Qwen3-32B-GGUF:Q6_K resolves to the same computed spec as the "
+                                      "library tag, so the rule applies to both")
 def test_10740_scheduler_total(capsys):
     fx = _load("ollama-10740-qwen3-32b-q6k-3x3090-32k")
     _, r = _check(fx, capsys)
