@@ -230,8 +230,8 @@ def fp4_kv_layout(s: SGLangSettings, v: Version, *, mla: bool, full: tuple[Layer
     if swa or mamba or nsa or s.speculative_algorithm:
         what = ("a hybrid sliding-window pool" if swa else "a Mamba / linear-attention state pool" if mamba
                 else "DeepSeek sparse attention's pool" if nsa else "speculative decoding's draft pool")
-        raise OomkitError(f"--kv-cache-dtype {name} with {what} is not modelled by oomkit (SGLang's FP4 pools "
-                          "are sized for plain MHA and MLA models)")
+        raise OomkitError(f"--kv-cache-dtype {name} with {what} is not modelled by oomkit (its FP4 sizing covers "
+                          "plain MHA and MLA pools)")
     if not mla and not reached(v, "kv4_mha"):
         raise OomkitError(f"--kv-cache-dtype {name}: SGLang {s.engine_version} has an FP4 pool for MLA models only "
                           "(MHATokenToKVPoolFP4 arrives in 0.5.6); not modelled for this MHA model")
