@@ -778,7 +778,18 @@ FIXTURE_KNOWN_MISSES = {
                      "so a setting in the cut part of the command (--max-num-batched-tokens, --enable-chunked-prefill "
                      "false or --max-model-len, or --num-scheduler-steps > 1: 0.8.5's config.py SchedulerConfig then sets "
                      "max_num_batched_tokens = max(max_model_len, 2048) even with chunked prefill on), which the stored "
-                     "thread does not show"},
+                     "thread does not show. Ruled out in the 0.8.5.post1 wheel: the default chunking (EngineArgs "
+                     "enable_chunked_prefill None; Qwen3-235B-A22B has use_sliding_window false, so get_sliding_window "
+                     "is None; --enable-lora, a speculative config or --enable-prompt-adapter would turn it off, none "
+                     "shown); max_num_seqs 256 (_set_default_args_v0), so 256 prompts of 8 tokens; the sampler (only the "
+                     "driver samples: model_runner.py execute_model returns after compute_logits on a worker, whose "
+                     "256 x 18,992 logits shard is about 10 MB, gathered to rank 0 only); dummy LoRAs (no lora_config) "
+                     "and multimodal dummies (no multimodal tokens for a text model) in _dummy_run; the fused-MoE "
+                     "workspace (fused_moe.py fused_experts_impl: M = min(2048, VLLM_FUSED_MOE_CHUNK_SIZE 32768), "
+                     "cache13 2048 x 8 x 4096 x 2 B = 128 MiB); CUDA graphs (captured in initialize_cache -> "
+                     "_warm_up_model, after determine_num_available_blocks) and torch.compile (V0 keeps level 0: "
+                     "VllmConfig sets PIECEWISE only under VLLM_USE_V1). memory_profiling (utils.py) counts the "
+                     "allocated peak over profile_run alone, so nothing before it enters the 3.44 GiB"},
 }
 
 
