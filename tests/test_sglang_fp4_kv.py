@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -119,11 +120,33 @@ def test_nvfp4_needs_blackwell_and_trtllm_mha():
         _est("nvfp4", "0.5.18", devices=b200, attention_backend="trtllm_mha")
 
 
-def test_fp4_with_hybrid_pools_is_refused():
+def test_fp4_with_hybrid_pools():
     g = lookup("gpt-oss-20b")
     spec = spec_from_config(g.config, name=g.name)
     with pytest.raises(OomkitError, match="hybrid sliding-window pool is not modelled"):
         _est("fp4_e2m1", "0.5.10", spec=spec, attention_backend="triton")
+    # Qwen3.5-35B-A3B (sglang#21601's model): 10 full-attention layers of 2 KV heads x 256 beside linear attention.
+    # From 0.5.16 HybridLinearKVPool takes the recipe: 0.5.23 nvfp4 with trtllm_mha on SM120 (one linear scale
+    # layout): 2 x (256 // 2) x 10 x 2 + 2 x (256 // 16) x 10 x 2 = 5,120 + 640
+    q = lookup("qwen3.5-35b-a3b")
+    spec = spec_from_config(q.config, name=q.name)
+    pro6000 = devices_for_names("RTX PRO 6000")
+    est = _est("nvfp4", "0.5.23", devices=pro6000, spec=spec, attention_backend="trtllm_mha")
+    assert est.kv_bytes_per_token == 5760
+    # 0.5.18 fp4_mx_block16: + the FP8 dequant workspace, 2 x 256 x 2 B
+    assert _est("fp4_mx_block16", "0.5.18", devices=pro6000, spec=spec,
+                attention_backend="triton").kv_bytes_per_token == 5760 + 1024
+    with pytest.raises(OomkitError, match="Mamba / linear-attention state pool is not modelled"):
+        _est("fp4_e2m1", "0.5.15", devices=pro6000, spec=spec, attention_backend="triton")
+
+
+def test_split_backends_are_refused():
+    # sglang#21601's launch: FlashInfer prefill, trtllm_mha decode, which oomkit does not take apart
+    _, _, s = sg.parse_args(["--model-path", "m", "--kv-cache-dtype", "nvfp4", "--prefill-attention-backend",
+                             "flashinfer", "--decode-attention-backend", "trtllm_mha"], {})
+    s = replace(s, engine_version="0.5.23", kv_cache_memory_bytes=10 * GiB, context_length=8192)
+    with pytest.raises(OomkitError, match="prefill-attention-backend / --decode-attention-backend is not modelled"):
+        sg.ENGINE.estimate(_qwen3_8b(), tuple(devices_for_names("B200")), s)
 
 
 def test_cli_refusal_is_one_line(tmp_path):

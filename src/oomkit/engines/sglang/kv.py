@@ -211,8 +211,9 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
 # nvfp4 recipe's FlashInfer prefill); from 0.5.21 the MHA cell is the recipe's compute_cell_size
 # (fp4_kv_cache_quant_method.py): packed data, the scale layouts the selected backends read and the workspace only where
 # a backend dequantizes into it (FlashInfer prefill for nvfp4), so with one --attention-backend from the KV4 list no
-# workspace and one scale layout. Hybrid sliding-window, Mamba / linear-attention and NSA pools and the draft worker's
-# pool take the FP4 dtype through other classes (SWAKVPool, HybridLinearKVPool, NSATokenToKVPool), not modelled.
+# workspace and one scale layout. Mamba / linear-attention hybrids size their full-attention layers by the same cell
+# from 0.5.16; hybrid sliding-window and NSA pools, 0.5.5-0.5.15's hybrid linear pool and the draft worker's pool take
+# the FP4 dtype through other classes (SWAKVPool, HybridLinearKVPool, NSATokenToKVPool), not modelled.
 def fp4_kv_layout(s: SGLangSettings, v: Version, *, mla: bool, full: tuple[LayerSpec, ...],
                   swa: tuple[LayerSpec, ...], mamba: tuple[LayerSpec, ...], nsa: bool, attn_tp: int) -> int:
     """Refuse the FP4 KV caches this release's parser or pools do not take (one line each); -> token_extra."""
@@ -227,7 +228,9 @@ def fp4_kv_layout(s: SGLangSettings, v: Version, *, mla: bool, full: tuple[Layer
     if name == "fp4_e2m1" and recipes:
         raise OomkitError("ValueError: --kv-cache-dtype=fp4_e2m1 is deprecated. Use --kv-cache-dtype=fp4_mx_block16. "
                           f"(SGLang {s.engine_version}, mem_cache/kv_cache_dtype.py)")
-    if swa or mamba or nsa or s.speculative_algorithm:
+    # HybridLinearKVPool takes the FP4 recipe for its full-attention layers from 0.5.16 (kv_cache_configurator.py
+    # _build_fp4_quant_method -> quant_method=; 0.5.15 and before build a plain MHATokenToKVPool of the FP4 dtype)
+    if swa or (mamba and not recipes) or nsa or s.speculative_algorithm:
         what = ("a hybrid sliding-window pool" if swa else "a Mamba / linear-attention state pool" if mamba
                 else "DeepSeek sparse attention's pool" if nsa else "speculative decoding's draft pool")
         raise OomkitError(f"--kv-cache-dtype {name} with {what} is not modelled by oomkit (its FP4 sizing covers "
@@ -270,6 +273,11 @@ def check_fp4_kv(lay: CacheLayout, s: SGLangSettings, backend: str, cc: tuple[in
         return
     v = parse_version(s.engine_version)
     name = s.kv_cache_dtype
+    split = [f for f in ("--prefill-attention-backend", "--decode-attention-backend") if f in s.release_flags]
+    if split:
+        raise OomkitError(f"--kv-cache-dtype {name} with {' / '.join(split)} is not modelled by oomkit: the FP4 cell "
+                          "depends on each phase's backend (a FlashInfer prefill adds a dequant workspace and its own "
+                          "scale layout); give one --attention-backend")
     if hip:
         raise OomkitError(f"RuntimeError: KV4 is not tested on non-CUDA platforms. (--kv-cache-dtype {name} on ROCm)")
     if name == "nvfp4" and cc is not None and cc[0] not in (10, 12):
