@@ -270,9 +270,10 @@ def test_sycl_before_gpt_oss_ops_keeps_the_expert_block_on_the_host():
     old, new, fa_new = run("b7200", "auto"), run("b7500", "auto"), run("b8400", "auto")
     assert old["flash_attn"] is False and new["flash_attn"] is False and fa_new["flash_attn"] is True
     assert old["model_buffer_bytes"]["CPU_Mapped"] > 10_000 * MiB > new["model_buffer_bytes"]["CPU_Mapped"]
-    # up, gate and SWIGLU_OAI rows (22.5 MiB each at -ub 512) above the inputs, the FFN input's copy in their freed block
+    # up, gate and SWIGLU_OAI rows (22.5 MiB each at -ub 512) above the inputs and the FFN input's copy, which takes
+    # the embeddings' rows' place (the sliding-window layer 0's freed inputs are too small for it)
     grown = old["compute_buffer_bytes"]["SYCL_Host"] - new["compute_buffer_bytes"]["SYCL_Host"]
-    assert 2 * 22.5 * MiB < grown <= 3 * 22.5 * MiB
+    assert 3 * 22.5 * MiB <= grown <= 3 * 22.5 * MiB + 0.1 * MiB
 
 
 def test_metal_maps_each_part_of_a_split_gguf_apart():

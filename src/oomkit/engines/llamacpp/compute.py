@@ -2962,8 +2962,8 @@ def opencl_refused_down_exps_host(spec: ModelSpec, ctx: Context, placement: Plac
     return galloc.peak_bytes(2, g.nodes)
 
 
-def sycl_refused_moe_host(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
-                          s: LlamaCppSettings, inputs: int) -> int:
+def sycl_refused_moe_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                          devices: tuple[Device, ...], s: LlamaCppSettings) -> int:
     """The CPU compute buffer (SYCL_Host: llama_context gives the CPU backend the device's host buffer type) when a
     SYCL build before weights.SYCL_GPT_OSS_OPS_BUILD refuses gpt-oss's expert block: the MXFP4 / BF16 experts'
     MUL_MAT_ID, every ADD_ID of an expert bias and the SWIGLU_OAI (ggml-sycl.cpp
@@ -2977,15 +2977,18 @@ def sycl_refused_moe_host(spec: ModelSpec, ctx: Context, placement: Placement, d
     copied with its layout), up, its ADD_ID in place, gate, its ADD_ID in place, the SWIGLU_OAI (not in place),
     down and its ADD_ID, copied back to the device.
 
-    Replayed through ggml-alloc over the host's whole buffer as opencl_refused_down_exps_host: the graph inputs
-    (`inputs`, with the embeddings' rows) are freed at the first device split but the output ids; the FFN input's
-    copy takes the inputs' freed block (the embeddings' block joins the buffer's last, which ggml_dyn_tallocr_alloc
-    uses only when no other fits), and up, gate and the SWIGLU_OAI rows (n_ff_exp x n_used a token each) go above.
-    Issue #17643 (gpt-oss-20b MXFP4 on an Arc A770, b7195, -fa 0, 4096 cells, -ub 512) prints SYCL_Host 87.14 MiB
-    = the 19.64 MiB of inputs with the embeddings' rows + 3 x 22.5 MiB; replayed 81.50 (0.935): the FFN input's
-    copy (5.625 MiB) sits above the inputs there, a placement not traced to its cause.
-    0 where the build takes the block (or the experts' type is one SYCL multiplies: their ADD_IDs alone on the
-    CPU, several splits a layer, not modelled)."""
+    Replayed through ggml-alloc over the host's buffer (ggml_gallocr_alloc_graph_impl: the graph inputs first, in
+    leaf order, the order the graph first reads them: the token ids, the positions, then each KV cache's K / V row
+    indices and F32 mask, the first attention layer's cache first, the output ids last; then the embeddings' rows).
+    The first device split copies the token embeddings, the positions and the first attention layer's cache inputs,
+    which are then freed; the other cache's inputs wait for the next attention layer's split, after the first
+    expert block. The embeddings' freed block joins the buffer's last one, which ggml_dyn_tallocr_alloc takes only
+    when no other block fits: the FFN input's copy lands in the first inputs' freed block when it fits there, above
+    the inputs otherwise, and up, gate and the SWIGLU_OAI rows (n_ff_exp x n_used a token each) go above. Issue
+    #17643 (gpt-oss-20b MXFP4 on an Arc A770, b7195, -fa 0, 4096 cells, -ub 512; layer 0 a sliding-window layer,
+    whose 1024-cell inputs, 4 MiB, take no 5.625 MiB copy): SYCL_Host 87.14 MiB printed = the 19.64 MiB of inputs
+    and embeddings' rows + 3 x 22.5 MiB. 0 where the build takes the block (or the experts' type is one SYCL
+    multiplies: their ADD_IDs alone on the CPU, several splits a layer, not modelled)."""
     refused = sycl_refused_weights(spec, devices, s)
     if not refused:
         return 0
@@ -2993,25 +2996,35 @@ def sycl_refused_moe_host(spec: ModelSpec, ctx: Context, placement: Placement, d
     layers = [la for la in spec.trunk_layers if la.ffn is not None and la.ffn.is_moe
               and la.index < len(placement.layer_device) and 0 <= placement.layer_device[la.index] < len(devices)
               and all(f"blk.{la.index}.ffn_{n}_exps.weight" in refused for n in ("up", "gate", "down"))]
-    if not layers:
+    att = attention_layers(spec)
+    if not layers or not att:
         return 0
     f = layers[0].ffn
-    resid, out_ids = spec.n_embd * T * 4, T * 4
+    resid = spec.n_embd * T * 4
     wide = f.n_ff_expert * f.n_experts_used * T * 4
+    v_trans = not ctx.flash_attn and not ctx.fa_auto_off  # llama_kv_cache::build_input_v_idxs
+    n_embd_v = max(la.attention.n_kv_heads * la.attention.head_dim_v for la in att)
+    first = att[0].index
+    order = sorted((c for c in caches if c.layers), key=lambda c: first not in c.layers)
     g = compute_graphs._Graph()
     add = g.add
-    held = add(max(0, inputs - resid - out_ids))  # the graph inputs the first device split copies
-    kept = add(out_ids)  # the output ids: copied by the last split
-    add(0, held, add(resid))  # the embeddings' rows (GET_ROWS on the host) and the inputs, copied to the device
-    x = add(resid)  # the split's copies, in the order its first node reads them
+    tokens, pos = add(T * 4), add(T * 4)
+    cache_inputs = [[add(T * 8), add((n_embd_v if v_trans else 1) * T * 8), add(c.cells * T * 4)] for c in order]
+    out_ids = add(T * 4)
+    n_inputs = len(g.nodes)
+    embd = add(resid, tokens)  # GET_ROWS of the host's token embeddings
+    for t in (embd, pos, *cache_inputs[0]):  # the first device split's input copies
+        add(0, t)
+    x = add(resid)  # the expert split's copies, in the order its first node reads them
     ids = add(((T - 1) * f.n_experts + f.n_experts_used) * 4)
     up = add(wide, add(wide, x, ids), ids, inplace=True)  # MUL_MAT_ID, then ADD_ID of the bias (a weight) in place
     gate = add(wide, add(wide, x, ids), ids, inplace=True)
     glu = add(wide, gate, up)  # GGML_GLU_OP_SWIGLU_OAI
     down = add(spec.n_embd * f.n_experts_used * T * 4, glu, ids)
     add(0, add(spec.n_embd * f.n_experts_used * T * 4, down, ids, inplace=True))  # copied back to the device
-    add(0, kept)
-    return galloc.peak_bytes(2, g.nodes)
+    for t in (*(i for c in cache_inputs[1:] for i in c), out_ids):  # read by later device splits
+        add(0, t)
+    return galloc.peak_bytes(n_inputs, g.nodes)
 
 
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
@@ -3125,7 +3138,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         out[-1] = max(out[-1], p.attention)
     out[-1] = max(out[-1], cuda_f32_down_exps_host(spec, ctx, placement, devices, s))  # a refused down product
     out[-1] = max(out[-1], opencl_refused_down_exps_host(spec, ctx, placement, devices, s, out[-1]))  # its host split
-    out[-1] = max(out[-1], sycl_refused_moe_host(spec, ctx, placement, devices, s, out[-1]))  # gpt-oss's FFN on the host
+    out[-1] = max(out[-1], sycl_refused_moe_host(spec, ctx, caches, placement, devices, s))  # gpt-oss's FFN on the host
     m2 = mamba2_offload_device_bytes(spec, ctx, placement, devices, s)
     if m2 is not None:  # a partly offloaded Mamba-2 model's pp graph on the device, replayed
         out[placement.output_device] = m2
