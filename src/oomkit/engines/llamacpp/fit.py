@@ -29,6 +29,11 @@ Later rules, by build (FIT_ERAS; the newest read is common/fit.cpp at ggml-org/l
   context are taken N times and the fitted context is a multiple of 256 x N (PR #27496, the newest source: NEWEST);
 - a false-position step whose upper bound uses no more memory than the lower one is delta - 1 (the `headroom > 0`
   guard of the same file).
+No source read re-checks the devices after the one step 4 fills, nor retries with larger margins (common/fit.cpp
+at 08033df0 and 6d0892ba, the llama_params_fit_impl form before PR #22171 alike; Ollama 0.32.15's b10488 lies
+between): the last device's one full layer is its first block (set_ngl_tensor_split_tbo), a MoE block with all its
+experts once blocks move to the devices before it, and that device may end over its target, as llama.cpp's own last
+line prints (tests/test_llamacpp_fit_retry.py).
 """
 
 from __future__ import annotations
@@ -590,7 +595,9 @@ def _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, name
         raise _Refused("at most 1000 model layers are supported")
 
     def settings_for(ngl: list[_Ngl], overflow_to: list[str]) -> LlamaCppSettings:
-        """set_ngl_tensor_split_tbo: -ngl, -ts in layers per device, -ot for the partial layers."""
+        """set_ngl_tensor_split_tbo: -ngl, -ts in layers per device, -ot for the partial layers. Each device's full
+        layers come first: on the last device the one full layer meant for the output is its first block, and the
+        last override names the output index (hp_ngl), which no tensor matches."""
         total = sum(n.n_layer for n in ngl)
         il0 = n_layer + 1 - total
         overrides: list[tuple[str, str]] = []
@@ -690,6 +697,7 @@ def _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, name
                         break
                     ds_test += 1
                 mem_test = mem_for(test, overflow_to)
+                # only device i is compared, not the last device, whose first (full) block is now a later one
                 if mem_test[i] <= targets[i]:
                     ngl, mem, dense_start = test, mem_test, ds_test
                 else:
