@@ -2965,7 +2965,7 @@ def opencl_refused_down_exps_host(spec: ModelSpec, ctx: Context, placement: Plac
 def sycl_refused_moe_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                           devices: tuple[Device, ...], s: LlamaCppSettings) -> int:
     """The CPU compute buffer (SYCL_Host: llama_context gives the CPU backend the device's host buffer type) when a
-    SYCL build before weights.SYCL_GPT_OSS_OPS_BUILD refuses gpt-oss's expert block: the MXFP4 / BF16 experts'
+    SYCL build before weights.SYCL_GPT_OSS_OPS_BUILD refuses gpt-oss's expert block: the MXFP4 experts'
     MUL_MAT_ID, every ADD_ID of an expert bias and the SWIGLU_OAI (ggml-sycl.cpp
     ggml_backend_sycl_device_supports_op at llama.cpp@96ac5a23). The weights stay on the host
     (weights.sycl_refused_weights) and ggml-sycl offloads no op it refuses, so ggml_backend_sched_split_graph (pass
