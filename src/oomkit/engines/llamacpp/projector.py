@@ -47,10 +47,14 @@ leaves it out (said so) for the others:
   E 1280 F 5120). Where
   qwen2.5's gated FFN is wide for its width (F > 3E) ggml-alloc's reuse of freed blocks leaves one or two rows of F
   in the flash-on peak (_qwen_vl: 622.13 MiB at E 640, 1036.06 at F 6840).
-- mlp / mlp_norm (LLaVA 1.5/1.6, tools/mtmd/models/llava.cpp): warmup at image_size, P = (image_size / patch)^2
-  patches plus the class token (n = P + 1 positions), T = the projector's output width (mm.2.weight):
-    on:  12 W^2 + max(8 P T + 4 n E, 4 n F + 16 n E)     off: max(on, 12 W^2 + 4 n^2 H + 20 n E)
-  within 2 KiB of the engine (the position and patch index inputs and their alignment are not itemised).
+- mlp / mlp_norm (LLaVA 1.5/1.6, moondream2; tools/mtmd/models/llava.cpp clip_graph_llava::build): warmup at
+  image_size, P = (image_size / patch)^2 patches plus the class token where v.class_embd exists (n = P + c
+  positions, c = 1 for CLIP, 0 for SigLIP), M = mm.0's output width, T = mm.2's (the language model's; M = T for
+  LLaVA, M 8192 over T 2048 for moondream2), R = 4 P E + 4 n E with a post-layernorm (v.post_ln: SigLIP), else
+  4 P E (the rows of E held under the projector; _llava), in = the image and the n + P int32 indexes:
+    on:  in + max(R + 4 P M + 4 P T [when 4 P T > R], 4 n F + 12 n E + 4 c P E)
+    off: max(on, in + 4 n^2 H + 16 n E + 4 c P E)
+  byte for byte on LLaVA 1.5's CLIP and on moondream2's SigLIP with -fa on and off.
 - llama4 (tools/mtmd/models/llama4.cpp: build_vit with 2D RoPE, then pixel shuffle and the adapter MLP): warmup at
   image_size, n = P + 1 positions; inputs the F32 image and the two position rows (n int32 each, padded to 32 bytes):
     on:  in + n max(20E, 4F + 8E)          off: max(on, in + 4 n^2 H + 20 n E)
@@ -225,21 +229,43 @@ def _vision_compute_bytes(meta: dict, flash_attn: bool, shapes: dict) -> int | N
     if kind == "gemma4v":
         return _gemma4v(meta, patch, e, f, h, flash_attn)
     if kind == "resampler":
-        return _minicpmv(image, patch, e, f, h, flash_attn, shapes or {})
+        return _minicpmv(image, patch, e, f, h, flash_attn, shapes or {},
+                         int(meta.get("clip.vision.block_count", 0) or 0))
     if kind == "glm4v":
         return _glm4v(meta, patch, e, f, h, flash_attn)
     if kind in ("kimivl", "kimik25"):
         return _kimi(kind, meta, patch, e, f, h, flash_attn)
     if kind in ("mlp", "mlp_norm"):
-        out = (shapes or {}).get("mm.2.weight")
-        if not out or len(out) < 2:
-            return None
-        p = (image // patch) ** 2
-        n = p + (1 if "v.class_embd" in (shapes or {}) else 0)
-        img = 12 * image * image
-        on = img + max(8 * p * int(out[1]) + 4 * n * e, 4 * n * f + 16 * n * e)
-        return on if flash_attn else max(on, img + 4 * n * n * h + 20 * n * e)
+        return _llava(image, patch, e, f, h, flash_attn, shapes or {})
     return None
+
+
+def _llava(image: int, patch: int, e: int, f: int, h: int, flash_attn: bool, shapes: dict) -> int | None:
+    """LLaVA 1.5 / 1.6 and moondream2 (projector types mlp / mlp_norm; tools/mtmd/models/llava.cpp
+    clip_graph_llava::build: the class token concatenated where v.class_embd exists, the ViT to its penultimate
+    layer, v.post_ln where the file has it, the patches' get_rows, then mm.0 (E -> M), GELU, mm.2 (M -> T)) at
+    the warmup image (image_size), n = P + c positions. Inputs: the F32 image, the positions (n int32) and the
+    patch indexes (P int32), each padded to 32 bytes. Held to the CPU compute buffer clip_init prints and to
+    mtmd_get_memory_usage byte for byte (llama-cpp-python 0.3.36, tests/test_llamacpp_projector_minicpmv.py):
+    - the projector: mm.0's row of M (its bias add and GELU run in place) over the rows of E still held, the
+      patches' get_rows (P E) and, with a post-layernorm, its ggml_norm row (n E), which lands above the freed
+      blocks; then mm.2's row of T, which takes those rows' blocks when it fits in them (moondream2's T 2048 in two
+      rows of E 1152: 30.83 MiB printed; 42.22 at T 4096; 33.32 without v.post_ln, one row held);
+    - the ViT's FFN (a row of F, three rows of E) and, without flash attention, the n x n x H F32 scores beside
+      four rows of E; the class token's concat leaves its P x E input beside both (LLaVA's CLIP; moondream2's
+      SigLIP has none: 23.22 and 46.89 MiB printed at M 2048)."""
+    out, hidden = shapes.get("mm.2.weight"), shapes.get("mm.0.weight")
+    if not out or len(out) < 2 or not hidden or len(hidden) < 2:
+        return None
+    t, m = int(out[1]), int(hidden[1])
+    p = (image // patch) ** 2
+    cls = 1 if "v.class_embd" in shapes else 0
+    n = p + cls
+    inputs = _align(12 * image * image) + _align(4 * n) + _align(4 * p)
+    held = 4 * p * e + (4 * n * e if "v.post_ln.weight" in shapes else 0)
+    proj = held + 4 * p * m + (4 * p * t if 4 * p * t > held else 0)
+    on = inputs + max(proj, 4 * n * f + 12 * n * e + 4 * cls * p * e)
+    return on if flash_attn else max(on, inputs + _align(4 * n * n * h) + 16 * n * e + 4 * cls * p * e)
 
 
 def _pixtral(meta: dict, patch: int, e: int, f: int, h: int, flash_attn: bool, shapes: dict) -> int | None:
@@ -280,7 +306,8 @@ def _gemma4v(meta: dict, patch: int, e: int, f: int, h: int, flash_attn: bool) -
     return on if flash_attn else max(on, inputs + 4 * p * (p * h + (4 + reuse) * e))
 
 
-def _minicpmv(image: int, patch: int, e: int, f: int, h: int, flash_attn: bool, shapes: dict) -> int | None:
+def _minicpmv(image: int, patch: int, e: int, f: int, h: int, flash_attn: bool, shapes: dict,
+              n_layer: int = 0) -> int | None:
     """MiniCPM-V / MiniCPM-o (projector type "resampler"; tools/mtmd/models/minicpmv.cpp): the SigLIP ViT at
     image_size (P = (image / p)^2 patches, no class token), then the resampler, a cross-attention of Q learned
     queries over the P patches in T = the language model's width (resampler.query is T x Q). Inputs: the F32
@@ -291,7 +318,13 @@ def _minicpmv(image: int, patch: int, e: int, f: int, h: int, flash_attn: bool, 
     The query branch (ln_q over resampler.query: Q x T F32) depends on no activation, so the scheduler places it
     early: it lands in the block the patch convolution's im2col frees (3 p^2 x P F16) when it fits (64 queries at
     T <= 4704); when it does not (MiniCPM-Llama3-V 2.5's 96 queries at T 4096) it adds its own row with flash
-    attention and shifts the flash-off peak by two rows of E (measured)."""
+    attention and shifts the flash-off peak by two rows of E (measured).
+    The ViT's layer count (clip.vision.block_count) moves the flash-on resampler peak: each layer's residual
+    alternates between two blocks, so an odd count (the released towers' 27 SigLIP layers) leaves the ViT's output
+    where the resampler's rows pack worse: three and a half rows of T beside one row of E where T > 2E, three rows
+    of T and one of E otherwise (measured at 1, 3, 5 and 27 layers against 2, 4 and 8: MiniCPM-V 2.6 55.81 MiB
+    printed at 27 layers, 53.31 at 2; MiniCPM-V 4.5 62.81 / 59.31; MiniCPM-V 4.0 41.81 / 41.31; MiniCPM-Llama3-V
+    2.5 64.31 / 60.81; flash-off unchanged)."""
     query = shapes.get("resampler.query")
     if not query or len(query) < 2:
         return None
@@ -301,8 +334,11 @@ def _minicpmv(image: int, patch: int, e: int, f: int, h: int, flash_attn: bool, 
     early = 4 * q * t > 2 * 3 * patch * patch * p  # the query rows do not fit in the freed im2col block
     # the two rows of E beside the resampler's three rows of T: a row of T no wider than 2E takes their blocks
     # (measured at T 1536, 2048, 2304 with E 1152)
-    resampler = 3 * t + (2 * e if t > 2 * e else 0)
-    on = inputs + 4 * p * max(resampler, f + 3 * e) + (4 * q * t if early else 0)
+    if n_layer % 2:
+        resampler = 4 * p * (3 * t + e) + (2 * p * t if t > 2 * e else 0)
+    else:
+        resampler = 4 * p * (3 * t + (2 * e if t > 2 * e else 0))
+    on = inputs + max(resampler, 4 * p * (f + 3 * e)) + (4 * q * t if early else 0)
     return on if flash_attn else max(on, inputs + 4 * p * p * h + (24 if early else 16) * p * e)
 
 
