@@ -11,7 +11,7 @@ As it stood, no rule changed for them (before = after):
 - #24175 Nemotron 3 Ultra: KV CUDA0 189.00 MiB exact (12 attention layers x 16128 cells), recurrent states
   1576.50 MiB exact (4 cells x 108 layers), output 2.00 MiB exact (4 rows of 131072).
 - #25721 Qwen3.6-35B-A3B: KV 1440.00 MiB exact (q4_0 with attn_rot, 10 layers x 262144 cells), recurrent states
-  62.81 MiB exact.
+  62.81 MiB exact; compute within 10%: CUDA0 1128.00 against 1250.00 MiB (0.902), CUDA_Host 528.00 against 528.30.
 - #27680 DeepSeek-V4-Flash: output 0.49 MiB exact (one row of 129280).
 
 Searched (the issues corpus) and not used: #23894 (Qwen3.6 on an RTX 5060 Ti + RTX 2060 Super, b9425: the excerpts
@@ -41,7 +41,8 @@ def _printed(text: str, key: str) -> list[float]:
 
 def test_held_out_logs_are_cited_and_checked():
     """Every figure a fixture checks is a line it quotes: a device's KV lines summed (or, where the excerpt starts
-    at the cache's size line, that line), the output line, each RS line; and every fixture's build is b8000+."""
+    at the cache's size line, that line), its compute line, the output line, each RS line; and every fixture's build
+    is b8000+."""
     assert_cited_and_checked(FIXTURES, 3)
     for path in FIXTURES:
         fx = json.loads(path.read_text())
@@ -54,6 +55,8 @@ def test_held_out_logs_are_cited_and_checked():
                 assert not lines and len(fx["gpus"]) == 1, path.name
                 lines = _printed(q, "llama_kv_cache: size")
             assert lines and round(sum(lines), 2) == mib, (path.name, dev, lines)
+        for dev, mib in (b.get("compute_mib") or {}).items():
+            assert round(sum(_printed(q, f" {dev} compute buffer size")), 2) == mib, (path.name, dev)
         if "output_mib" in b:
             assert f"output buffer size = {b['output_mib']:8.2f} MiB" in q, path.name
         for dev, mib in (fx["printed"].get("rs_mib") or {}).items():
