@@ -1,8 +1,8 @@
 """An eleventh held-out set of llama.cpp start-up logs (tests/fixtures/engine_logs/llamacpp_heldout11/, each with its
 issue), chosen for the newest models and builds the earlier sets lacked: Nemotron 3 Ultra 550B-A55B (hybrid
 Mamba-2 MoE, four sequences on one unified stream, -b 16) on an RTX 5090 at b9525 (ggml-org/llama.cpp#24175),
-Qwen3.6-35B-A3B MXFP4_MOE with a q4_0 cache over 262144 cells on an RTX 5060 Ti at b10016 (#25721), and
-DeepSeek-V4-Flash on an RTX 4090 at b10615 (#27680). Read through oomkit with the log's own flags and build, nothing
+Qwen3.6-35B-A3B MXFP4_MOE with a q4_0 cache over 262144 cells on an RTX 5060 Ti at b10016 (#25721),
+DeepSeek-V4-Flash on an RTX 4090 at b10615 (#27680), and GLM-4.7-Flash's --fit dry run on Metal at b8040 (#19613). Read through oomkit with the log's own flags and build, nothing
 tuned, by the held-out harness (tests/test_llamacpp_heldout_logs.py): KV, recurrent-state and output buffers exact.
 The issue excerpts stop before or skip the lines that would let more be checked (the full command, the weights'
 placement), so each fixture checks only the figures its quoted lines and flags pin down; its notes say what is left.
@@ -13,6 +13,8 @@ As it stood, no rule changed for them (before = after):
 - #25721 Qwen3.6-35B-A3B: KV 1440.00 MiB exact (q4_0 with attn_rot, 10 layers x 262144 cells), recurrent states
   62.81 MiB exact; compute within 10%: CUDA0 1128.00 against 1250.00 MiB (0.902), CUDA_Host 528.00 against 528.30.
 - #27680 DeepSeek-V4-Flash: output 0.49 MiB exact (one row of 129280).
+- #19613 GLM-4.7-Flash Q8_0 on an M1 Max (Metal, b8040), --fit's default dry run: the context kept (65536) and the
+  projection 33756 against 33731 MiB (+0.07%).
 
 Searched (the issues corpus) and not used: #23894 (Qwen3.6 on an RTX 5060 Ti + RTX 2060 Super, b9425: the excerpts
 stop at the server's request lines), #28018 (Qwen3.6-35B-A3B on a GTX 1660 Ti, b10621: no buffer lines in the
@@ -21,13 +23,18 @@ and #391 (gemma4 12B / 26B-A4B QAT with --fit's projections but no build number)
 ollama/ollama#16031 (buffer lines of an unnamed build or model). #20431 and #23210 were already held."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from tests.test_llamacpp_heldout_logs import assert_cited_and_checked, check, params
+from tests.test_llamacpp_heldout_logs import assert_cited_and_checked, check, held_out_estimate, params
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp_heldout11").glob("*.json"))
+
+
+def _fixture(prefix: str) -> dict:
+    return json.loads(next(p for p in FIXTURES if p.name.startswith(prefix)).read_text())
 
 
 @pytest.mark.parametrize(("path", "what"), params(FIXTURES))
@@ -61,3 +68,19 @@ def test_held_out_logs_are_cited_and_checked():
             assert f"output buffer size = {b['output_mib']:8.2f} MiB" in q, path.name
         for dev, mib in (fx["printed"].get("rs_mib") or {}).items():
             assert f"{dev} RS buffer size = {mib:8.2f} MiB" in q, path.name
+
+
+def test_fit_projection_on_metal():
+    """#19613's --fit dry run at b8040 (llama_params_fit_impl): GLM-4.7-Flash Q8_0 on an M1 Max, 65536 cells, flash
+    attention. oomkit's own dry-run line against the log's: 33756 against 33731 MiB projected (+25, +0.07%), 23586
+    against 23611 left; both keep the context. The 1% bound is the projection's, which sums model, cache and compute
+    (the compute part held to 10% elsewhere), not a constant fitted to this log."""
+    fx = _fixture("glm-4.7-flash")
+    f = fx["printed"]["fit"]
+    line = (f"projected to use {f['projected_mib']} MiB of device memory vs. {f['free_mib']} MiB of free device memory")
+    assert line in fx["quoted"] and f"will leave {f['leave_mib']} >= 1024 MiB" in fx["quoted"]
+    v = held_out_estimate(fx).engine_view
+    got = re.search(r"projected to use (\d+) MiB of device memory vs\. (\d+) MiB", v["fit_log"])
+    assert got and int(got[2]) == f["free_mib"]
+    assert abs(int(got[1]) - f["projected_mib"]) / f["projected_mib"] < 0.01, (got[1], f["projected_mib"])
+    assert v["n_ctx"] == f["n_ctx"] and "no changes needed" in v["fit_log"]
