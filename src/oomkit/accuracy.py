@@ -124,7 +124,15 @@ def _llamacpp(est: MemoryEstimate, d: dict[str, Any], guesses: list[str]) -> tup
     figs["overhead_bytes"] = _unverified("the GPU runtime's fixed reserve per backend, not measured by the grid")
     # an Ollama estimate's engine_version is Ollama's release, not its runner's llama.cpp build (_ollama says its era)
     version, oldest = str(est.settings.get("engine_version") or ""), d["log_versions"][0]
-    if est.engine == "llama.cpp" and _version_key(version) and _version_key(version) < _version_key(oldest):
+    if est.engine == "llama.cpp" and version:
+        # a date or an LM Studio runtime (lmstudio-2.44.0) compares as the build it reads as
+        from .engines.llamacpp.settings import build_number
+
+        build = f"b{build_number(version)}"
+        version = version if build == version else f"{version} ({build})"
+    else:
+        build = version
+    if est.engine == "llama.cpp" and _version_key(build) and _version_key(build) < _version_key(oldest):
         guesses.append(f"llama.cpp {version} is older than every llama.cpp log in the evidence (the oldest {oldest}; "
                        "the CPU grid runs a recent build): its era's rules are followed unverified")
     if any("newer than the newest build oomkit models" in w for w in est.warnings):

@@ -35,6 +35,9 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("from ", r"loaded meta data with [^\n]{0,200}? from (\S{1,400}\.gguf)", "model_path", "str"),
     ("build: ", r"build: ([0-9]{3,6}) \(", "llama_cpp_build", "str"),
     ("version: ", r"^version: ([0-9]{3,6}) \(", "llama_cpp_build", "str"),  # llama-cli --version
+    # LM Studio's runtime, as its logs and `lms runtime ls` name it: "llama.cpp-win-x86_64-nvidia-cuda12-avx2@1.52.0"
+    # (engines/llamacpp/lmstudio.py reads the version as the llama.cpp build it bundles)
+    ("llama.cpp-", r"\bllama\.cpp-[\w-]{1,80}@([0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})\b", "lmstudio_runtime", "str"),
     ("PyTorch version: ", r"PyTorch version: ([0-9][\w.+-]{0,40})", "torch_version", "str"),  # collect_env
     ("vLLM Version: ", r"vLLM Version: ([0-9][\w.+-]{0,40})", "vllm_version", "str"),
     ("pipeline parallelism enabled", r"pipeline parallelism enabled \(n_copies=([0-9]{1,20})\)", "n_copies", "int"),

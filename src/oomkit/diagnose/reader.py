@@ -800,6 +800,8 @@ def _version(settings: dict[str, Any], engine: str | None = None) -> str | None:
         return settings.get("ollama_version")
     if engine in ("llama.cpp", None) and settings.get("llama_cpp_build"):
         return f"b{settings['llama_cpp_build']}"
+    if engine in ("llama.cpp", "lmstudio", None) and settings.get("lmstudio_runtime"):
+        return f"lmstudio-{settings['lmstudio_runtime']}"  # LM Studio's llama.cpp runtime (engines/llamacpp/lmstudio.py)
     return None
 
 

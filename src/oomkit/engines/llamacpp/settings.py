@@ -14,6 +14,7 @@ from typing import Any
 from ...errors import OomkitError, SettingsError
 from ...flags import INT32_MAX, Limit
 from ..versions import NEWEST_WORDS, Eras, llamacpp_build_on
+from .lmstudio import as_runtime, known_range, runtime_build, runtime_name, runtime_version
 
 # Build tags at which behaviour changed: the first build with each PR's merge commit. llama.cpp's build number is the
 # commit's count on master (`git rev-list --count <commit>`; issue #23527 prints "version: 9272 (1d7ab2b94)" and
@@ -241,6 +242,13 @@ class LlamaCppSettings:
     # the estimate's warnings (engines/base.py unmodelled_note), never dropped
     unmodelled: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # `lms load` with --engine-version 2.44.0 / v2.44.0: LM Studio's llama.cpp runtime, not a llama.cpp build
+        # (lmstudio.py); other programs take it only as lmstudio-2.44.0
+        if self.program == "lmstudio" and isinstance(self.engine_version, str) and \
+                (runtime := as_runtime(self.engine_version)) is not None:
+            object.__setattr__(self, "engine_version", runtime)
+
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d["tensor_split"] = list(self.tensor_split)
@@ -405,8 +413,12 @@ def build_number(version: str | None) -> int:
         return llamacpp_build_on(version.strip())  # a date: the build released that day
     m = re.fullmatch(r"b?(\d{3,5})", version.strip())
     if not m:
-        raise OomkitError(f"cannot read llama.cpp version {version!r}: expected a build tag such as b6500 or a "
-                          "date such as 2025-06-01")
+        # LM Studio's llama.cpp runtime ("lmstudio-2.44.0"): the build it bundles (lmstudio.py); one no public
+        # source dates reads as the newest, said by version_warning
+        if (runtime := runtime_version(version)) is not None:
+            return runtime_build(runtime) or int(NEWEST[1:])
+        raise OomkitError(f"cannot read llama.cpp version {version!r}: expected a build tag such as b6500, a "
+                          "date such as 2025-06-01 or an LM Studio llama.cpp runtime such as lmstudio-2.44.0")
     return int(m.group(1))
 
 
@@ -437,6 +449,12 @@ def version_warning(version: str | None, runner: str | None = None) -> str | Non
     """A build newer than the newest whose rules are modelled runs under the newest rules, and says which of them
     it may predate. runner: the program that chose the build ("Ollama 0.32.15"), named as the one that runs it."""
     n = build_number(version)
+    if (runtime := runtime_version(version)) is not None:
+        if runtime_build(runtime) is None:
+            return (f"LM Studio's llama.cpp runtime {runtime_name(runtime)} is not in oomkit's table of LM Studio "
+                    f"runtimes ({known_range()}, engines/data/lmstudio_runtimes.json): the newest rules apply "
+                    f"(llama.cpp {NEWEST})")
+        runner = runner or f"LM Studio's llama.cpp runtime {runtime_name(runtime)}"
     if n > int(NEWEST[1:]):
         early = [what for first, what in NEWEST_PLACED if n < first]
         tail = (f"; assumed though b{n} may predate them: " + "; ".join(early)) if early else ""
