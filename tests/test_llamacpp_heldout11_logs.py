@@ -2,8 +2,9 @@
 issue), chosen for the newest models and builds the earlier sets lacked: Nemotron 3 Ultra 550B-A55B (hybrid
 Mamba-2 MoE, four sequences on one unified stream, -b 16) on an RTX 5090 at b9525 (ggml-org/llama.cpp#24175),
 Qwen3.6-35B-A3B MXFP4_MOE with a q4_0 cache over 262144 cells on an RTX 5060 Ti at b10016 (#25721),
-DeepSeek-V4-Flash on an RTX 4090 at b10615 (#27680), and GLM-4.7-Flash's --fit dry run on Metal at b8040 (#19613). Read through oomkit with the log's own flags and build, nothing
-tuned, by the held-out harness (tests/test_llamacpp_heldout_logs.py): KV, recurrent-state and output buffers exact.
+DeepSeek-V4-Flash on an RTX 4090 at b10615 (#27680), and GLM-4.7-Flash's --fit dry run on Metal at b8040 (#19613).
+Read through oomkit with the log's own flags and build, nothing tuned, by the held-out harness
+(tests/test_llamacpp_heldout_logs.py): KV, recurrent-state and output buffers exact, compute within 10%.
 The issue excerpts stop before or skip the lines that would let more be checked (the full command, the weights'
 placement), so each fixture checks only the figures its quoted lines and flags pin down; its notes say what is left.
 
@@ -16,11 +17,18 @@ As it stood, no rule changed for them (before = after):
 - #19613 GLM-4.7-Flash Q8_0 on an M1 Max (Metal, b8040), --fit's default dry run: the context kept (65536) and the
   projection 33756 against 33731 MiB (+0.07%).
 
-Searched (the issues corpus) and not used: #23894 (Qwen3.6 on an RTX 5060 Ti + RTX 2060 Super, b9425: the excerpts
-stop at the server's request lines), #28018 (Qwen3.6-35B-A3B on a GTX 1660 Ti, b10621: no buffer lines in the
-excerpts), #22476 (Qwen3.6 -sm tensor: NCCL out of memory before any buffer line), HilbertraumAI/HilbertRaum#318
-and #391 (gemma4 12B / 26B-A4B QAT with --fit's projections but no build number), ggml-org/llama.cpp#22673 and
-ollama/ollama#16031 (buffer lines of an unnamed build or model). #20431 and #23210 were already held."""
+Searched (the issues corpus) and not used, the excerpts lacking the build, the command or the buffer lines:
+#23894 (Qwen3.6 on an RTX 5060 Ti + RTX 2060 Super, b9425: the excerpts stop at the server's request lines), #28018
+(Qwen3.6-35B-A3B on a GTX 1660 Ti, b10621: no buffer lines), #22476 (Qwen3.6 -sm tensor: NCCL out of memory before
+any buffer line), #19724 (GLM-4.7-Flash -nkvo with a q4_0 cache, b8094: command and build, no buffer lines), #21610
+(MiniMax M2.5 on Vulkan: model buffers and context lines, no build or cache lines), #21730 (Gemma 4 edge models on
+four GPUs: compute lines without their command), #28035 / ggml-org/ggml#1611 (Qwen3.8-27B UD-Q4_K_M on an Apple M2
+through Asahi's Vulkan driver: Vulkan0 compute 703.31 MiB, Vulkan_Host 21.36 MiB at -ub 256 and RS 149.62 MiB, but
+neither the build nor that run's command is quoted; for the llama-cli flags of ggml#1611 at b10621 oomkit gives
+82.00 and 26.00 MiB, a gap left for a log that prints its build), HilbertraumAI/HilbertRaum#318 and #391 (--fit logs
+of Gemma 4 and Qwen3.5-9B with no build number), ikawrakow/ik_llama.cpp#1167 (a mainline GLM-4.7-Flash run with
+-ts 44,48 whose excerpt stops at print_info), ggml-org/llama.cpp#22673 and ollama/ollama#16031 (buffer lines of an
+unnamed build or model). #20431, #23210 and #23269 were already held."""
 
 import json
 import re
