@@ -21,6 +21,7 @@ from oomkit.model.hf_config import spec_from_config
 
 GiB, MiB = 1 << 30, 1 << 20
 M3_MAX_128 = (Device("MTL0", "Apple M3 Max 128GB", 128 * GiB),)
+WS_128 = 115_448_725_504  # Metal's default working set of 128 GiB on macOS 26: "115448.73 MB" (slotstream#6)
 
 
 def _spec(slug: str, **over):
@@ -168,10 +169,11 @@ def test_working_set_and_buffer_limits():
     spec = _spec("llama-3.1-8b-instruct")
     est = mlx.ENGINE.estimate(spec, M3_MAX_128, mlx.MlxSettings(q_bits=4, context_length=8192))
     v = est.engine_view
-    assert v["recommended_working_set_bytes"] == 96 * GiB  # 3/4 of 128 GiB
-    assert est.devices[0].memory_bytes == 96 * GiB and est.fits is True
-    assert v["memory_limit_bytes"] == int(min(1.5 * 96 * GiB, 0.95 * 128 * GiB))  # allocator.cpp block_limit_
-    assert mlx.default_working_set(16 * GiB) == 16 * GiB * 2 // 3  # 10922.67 MiB, as Metal reports it
+    ws = WS_128  # 0.84 of 128 GiB on macOS 26 (107.52 GiB, antirez/ds4#893; tests/test_metal_working_set.py)
+    assert v["recommended_working_set_bytes"] == ws
+    assert est.devices[0].memory_bytes == ws and est.fits is True
+    assert v["memory_limit_bytes"] == int(min(1.5 * ws, 0.95 * 128 * GiB))  # allocator.cpp block_limit_
+    assert round(mlx.default_working_set(16 * GiB) / 1e6, 2) == 12713.12  # 0.74 of 16 GiB, as Metal reports it
     wired = mlx.ENGINE.estimate(spec, M3_MAX_128, mlx.MlxSettings(q_bits=4, context_length=8192,
                                                                  wired_limit_mb=114688))
     assert wired.devices[0].memory_bytes == 112 * GiB
@@ -188,19 +190,19 @@ def test_working_set_and_buffer_limits():
 
 def test_detected_mac_memory_is_the_working_set_already():
     """hardware/detect.py apple_gpus gives a Mac found here as Metal's share (iogpu.wired_limit_mb, else macOS's
-    default 3/4 of a 128 GiB Mac's RAM), with its free memory: the MLX engine takes that as the working set, not
-    as the RAM to take 3/4 of again (llama.cpp's metal_devices tells them apart the same way)."""
+    default share of a 128 GiB Mac's RAM, 0.84 on macOS 26), with its free memory: the MLX engine takes that as the
+    working set, not as the RAM to take a share of again (llama.cpp's metal_devices tells them apart the same way)."""
     from oomkit.hardware.detect import Gpu, apple_default_gpu_share
 
     share = apple_default_gpu_share(128 * GiB)
-    assert share == 96 * GiB
+    assert share == WS_128
     found = Gpu(index=0, name="Apple M3 Max", vendor="apple", total_bytes=share, free_bytes=share, used_bytes=None,
                 source="sysctl", unified_memory=True).device()
     spec = _spec("llama-3.1-8b-instruct")
     s = mlx.MlxSettings(q_bits=4, context_length=8192)
     est = mlx.ENGINE.estimate(spec, (found,), s)
-    assert est.engine_view["recommended_working_set_bytes"] == 96 * GiB  # was 72 GiB: 3/4 of 3/4 of the RAM
-    assert est.devices[0].memory_bytes == 96 * GiB
+    assert est.engine_view["recommended_working_set_bytes"] == WS_128  # not the share of the share
+    assert est.devices[0].memory_bytes == WS_128
     named = mlx.ENGINE.estimate(spec, M3_MAX_128, s)
     assert est.total_bytes == named.total_bytes
     assert est.devices[0].memory_bytes == named.devices[0].memory_bytes

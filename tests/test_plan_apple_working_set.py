@@ -13,11 +13,11 @@ from oomkit.plan.options import HOST, Goals, budgets
 from oomkit.plan.search import plan
 from oomkit.request import devices_from
 
-# recommendedMaxWorkingSetSize as llama.cpp's Metal backend prints it at start-up on Macs of these sizes (MB =
-# 10^6 bytes; llama.cpp issue logs cited in engines/llamacpp/backends.py metal_working_set): 128 GB M-series Max /
-# Ultra "recommendedMaxWorkingSetSize = 103079.22 MB", 64 GB M2 Max "51539.61 MB"
-WORKING_SET_128GB = 103_079_215_104  # 98,304 MiB
-WORKING_SET_64GB = 51_539_607_552  # 49,152 MiB
+# recommendedMaxWorkingSetSize as macOS 26 gives it on Macs of these sizes (MB = 10^6 bytes; the threads in
+# tests/fixtures/metal_working_set/logs.jsonl): 128 GB M5 Max "115.4 GB Metal working set" (slotstream#6, 115448.73
+# MB), 64 GB M4 Max "55.7 GB" (slotstream#22, 55662.79 MB); macOS 13-15 gave 3/4 (103079.22, 51539.61 MB)
+WORKING_SET_128GB = 115_448_725_504  # 110,100 MiB, as llama.cpp's --fit prints it ("110100 MiB of free device memory")
+WORKING_SET_64GB = 55_662_788_608  # 53,084 MiB
 M4_MAX_128 = "M4 Max 128GB"
 
 
@@ -34,7 +34,7 @@ def test_plan_budget_of_an_apple_gpu_is_metals_working_set(gpu, working_set):
 @pytest.mark.parametrize("engine", ["mlx", "llama.cpp", "ollama"])
 def test_plan_headroom_on_an_apple_gpu_is_what_check_leaves(engine):
     """Each option's headroom equals check's "left" for its launch command (qwen3:8b on an M4 Max 128GB: check
-    weighs 98,304 MiB, the working set), and no option uses more than the working set."""
+    weighs 110,100 MiB, the working set), and no option uses more than the working set."""
     devices = devices_from(gpu=M4_MAX_128)
     p = plan("qwen3:8b", engine, devices=devices, limit=4)
     assert p.options
@@ -49,8 +49,8 @@ def test_plan_headroom_on_an_apple_gpu_is_what_check_leaves(engine):
 
 @pytest.mark.parametrize("engine", ["mlx", "llama.cpp"])
 def test_plan_on_an_apple_gpu_offers_nothing_past_the_working_set(engine):
-    """Llama 3.1 70B on an M4 Max 128GB: the options that reach the most context fill the working set (96 GiB), not
-    the 128 GiB of RAM: none needs more than 98,304 MiB and every headroom is what the working set leaves."""
+    """Llama 3.1 70B on an M4 Max 128GB: the options that reach the most context fill the working set (107.52 GiB),
+    not the 128 GiB of RAM: none needs more than 110,100 MiB and every headroom is what the working set leaves."""
     devices = devices_from(gpu=M4_MAX_128)
     p = plan("llama3.1:70b", engine, devices=devices, limit=6)
     assert p.options

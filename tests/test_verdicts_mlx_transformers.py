@@ -10,23 +10,22 @@ Measured (mlx-lm threads; the verdict of `oomkit check --json --gpu MAC -- COMMA
     mlx-lm#943  the same, step 2048 (the default)                        crashed    fits, 921 MiB left (strict xfail)
     mlx-lm#1480 Water-Run, Mac Studio 128GB, server, ~176K prompt        crashed    fits, 36.5 GB of 103 (xfail)
     mlx-lm#883  M3 Ultra 96GB, Qwen3-Coder-30B-A3B-8bit server, 58k      panicked   fits, 45.4 GB of 77 (xfail)
-    turboquant-mlx#11 M3 Ultra 512GB, GLM-5.1-4bit, short context        ran        does not fit by 12,597 MiB (xfail)
+    turboquant-mlx#11 M3 Ultra 512GB, GLM-5.1-4bit, short context        ran        fits (agrees)
     lmstudio#2191 48 GB Mac, lms load Qwen3.6-35B-A3B -c 200000          loaded at 152,576 (LM Studio's auto-fit)
                                                                                     fits it to 166,144 (xfail: the
                                                                                     UD quant's weights)
 
-Agreed: 3 of 8 verdicts (the ladder counted as one), before and after this file (no rule changed); #2191's
-working set (36.00 GiB) and KV per token (20,480 B) agree with LM Studio's own log. One cause
-found and left as a strict xfail: the 512 GiB M3 Ultra's Metal working set is not 3/4 of its RAM on recent macOS.
-llama.cpp prints "recommendedMaxWorkingSetSize  = 498216.21 MB" there (464 GiB) and mlx refuses a buffer past
-"the maximum allowed buffer size of 373662154752 bytes" (jjang-ai/vmlx#50; MTLDevice.maxBufferLength, exactly 3/4 of
-464 GiB), while on macOS 15.4 mlx_lm printed its "close to the maximum recommended size" warning for
-DeepSeek-V3-0324-4bit (mlx-lm#98, tests/test_real_world_sweep4.py mlx98), which a 464 GiB working set would not
-(377 GB < 0.9 x 498 GB): the figure moved with the macOS release, and oomkit's --gpu takes no macOS release, so
-the default stays the conservative 3/4 (engines/mlx/layout.py default_working_set) and --wired-limit-mb 475136 gives
-the recent figure. mlx-community/GLM-5.1-4bit (418.5 GB of weights) is therefore refused on that Mac by default;
-arozanov/turboquant-mlx#11 reports it running there, but that thread is not in the stored copies read here (its
-command, fork and wired limit unread), so the miss is asserted on the plain mlx_lm command with the figures above.
+Agreed: 4 of 8 verdicts (the ladder counted as one); #2191's KV per token (20,480 B) agrees with LM Studio's own
+log. The Metal working set moved with the macOS release (memory.py apple_default_gpu_share, the threads in
+tests/test_metal_working_set.py): macOS 13-15 give 2/3 or 3/4 of the RAM, macOS 26 0.74-0.84, and the 512 GiB M3
+Ultra prints "recommendedMaxWorkingSetSize  = 498216.21 MB" (464 GiB), where mlx refuses a buffer past "the maximum
+allowed buffer size of 373662154752 bytes" (jjang-ai/vmlx#50; MTLDevice.maxBufferLength, exactly 3/4 of 464 GiB).
+oomkit's --gpu names no macOS release and takes the newest one's figure, so mlx-community/GLM-5.1-4bit (418.5 GB of
+weights) fits that Mac by default, as arozanov/turboquant-mlx#11 reports it running there (that thread is not in the
+stored copies read here: its command, fork and wired limit unread; asserted on the plain mlx_lm command). Threads
+from Macs on macOS 15 print the older figure: on 15.4 mlx_lm warned "close to the maximum recommended size" for
+DeepSeek-V3-0324-4bit (mlx-lm#98, tests/test_real_world_sweep4.py mlx98), and #2191's LM Studio logs 3/4 of 48 GiB
+(36.00 GiB, a strict xfail below); --wired-limit-mb gives such a Mac's figure.
 """
 
 from __future__ import annotations
@@ -95,7 +94,7 @@ def test_1047_kimi_server_does_not_fit_at_its_context():
     assert rc == 1 and out["fits"] is False
     # the weights as `du -sh` printed them: 418G = 418 GiB
     assert abs(out["weights_bytes"] / GiB - 418) < 0.01 * 418
-    # it does not fit under the recent macOS working set either (--wired-limit-mb 475136, 464 GiB)
+    # nor with the same 464 GiB set by hand (--wired-limit-mb 475136)
     rc, out = _check("Apple M3 Ultra 512GB", None, command + " --wired-limit-mb 475136")
     assert rc == 1 and out["fits"] is False
 
@@ -120,8 +119,8 @@ def test_943_smaller_step_leaves_more():
 
 @pytest.mark.xfail(strict=True, reason=(
     "mlx-lm#943 (M2 Pro 32GB, Qwen3.5-35B-A3B-4bit, 15K-20K prompts at the default step 2048): 'run out all memory "
-    "and cause system stuck or crash almost every time'; oomkit: fits with 921 MiB left of the 21.33 GiB working "
-    "set (weights 19.51 GB, KV 0.42 GB, total 21.94 GB). The thread's runs went through a server with a prompt "
+    "and cause system stuck or crash almost every time'; oomkit: fits with 4,635 MiB left of the 24.96 GiB working "
+    "set macOS 26 gives 32 GiB (921 MiB of macOS 15's 21.33 GiB; weights 19.51 GB, KV 0.42 GB, total 21.94 GB). The thread's runs went through a server with a prompt "
     "cache ('even I limit the prompt cache size') on a desktop Mac whose other programs hold part of the same "
     "working set; neither is in the command, and no mlx-lm / mlx source line puts 0.9 GiB more into one request"))
 def test_943_step_2048_does_not_fit():
@@ -137,7 +136,7 @@ SERVER1480 = _fixture("mlx-lm-1480-qwen3.6-35b-a3b-server-176k-oom")
 
 @pytest.mark.xfail(strict=True, reason=(
     "mlx-lm#1480 (Water-Run, Mac Studio 128GB, mlx-lm 0.31.3 / mlx 0.31.2, mlx_lm.server, a ~176K prompt): Metal "
-    "command buffer OOM in prefill; oomkit: fits, 36.49 GB of a 103.08 GB working set (63,508 MiB left). The same "
+    "command buffer OOM in prefill; oomkit: fits, 36.49 GB of a 115.45 GB working set (75,305 MiB left; 63,508 of macOS 15's 103.08 GB). The same "
     "model and length completes at a printed 36.5 GB peak on an M5 Max 128GB in the same thread (galashko, mlx "
     "0.32.0; the ladder test above), within 0.1 % of oomkit's figure: the failure is not the memory this run "
     "holds; what mlx 0.31.2 did differently is in no source read here"))
@@ -152,8 +151,8 @@ PANIC883 = _fixture("mlx-lm-883-qwen3-coder-30b-a3b-8bit-m3-ultra-96")
 
 @pytest.mark.xfail(strict=True, reason=(
     "mlx-lm#883 (M3 Ultra 96GB, mlx-lm 0.30.6, mlx_lm.server, Qwen3-Coder-30B-A3B-Instruct-8bit, an agent session "
-    "growing to ~58k tokens): kernel panic in IOGPUMemory; oomkit: one 58,000-token request fits, 45.36 GB of a "
-    "77.31 GB working set (weights 32.44 GB, KV 12.0 GB for the prompt + --max-tokens 64000). The thread grew over "
+    "growing to ~58k tokens): kernel panic in IOGPUMemory; oomkit: one 58,000-token request fits, 45.36 GB of an "
+    "83.49 GB working set (macOS 26's 0.81 step, taken for 96 GiB; 77.31 GB on macOS 15) (weights 32.44 GB, KV 12.0 GB for the prompt + --max-tokens 64000). The thread grew over "
     "many requests; the server's prompt cache (server.py LRUPromptCache, prompts' KV kept between requests) is "
     "not in oomkit's estimate unless --prompt-cache-bytes is given, and a kernel panic is not mlx's OOM"))
 def test_883_server_58k_panics():
@@ -162,7 +161,7 @@ def test_883_server_58k_panics():
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The 512 GiB M3 Ultra's Metal working set: 464 GiB on recent macOS, 3/4 of the RAM in oomkit's default
+# The 512 GiB M3 Ultra's Metal working set: 464 GiB on recent macOS, oomkit's default
 
 VMLX50 = _fixture("vmlx-50-m3-ultra-512-max-buffer")
 GLM51 = "mlx_lm.generate --model mlx-community/GLM-5.1-4bit --prompt hi --max-kv-size 8192"
@@ -182,15 +181,10 @@ def test_glm51_4bit_fits_a_512gb_m3_ultra_with_the_recent_working_set():
     assert 412_316_860_416 < out["weights_bytes"] < RECENT_512
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "mlx-community/GLM-5.1-4bit on an M3 Ultra 512GB (run there per arozanov/turboquant-mlx#11, not in the stored "
-    "copies): oomkit's default working set is 3/4 of 512 GiB = 412.32 GB against 418.51 GB of weights (does not "
-    "fit by 12,597 MiB at --max-kv-size 8192); recent macOS gives 498.22 GB there (llama.cpp's 498216.21 MB; "
-    "jjang-ai/vmlx#50's maxBufferLength 373,662,154,752 = 3/4 of it), macOS 15.4 less (mlx-lm#98's warning); "
-    "oomkit's --gpu names no macOS release, so the conservative default stays (--wired-limit-mb 475136 fits)"))
 def test_glm51_4bit_fits_a_512gb_m3_ultra_by_default():
+    # run there per arozanov/turboquant-mlx#11; under macOS 13-15's 3/4 (412.32 GB) it would not fit by 12,597 MiB
     rc, out = _check("Apple M3 Ultra 512GB", None, GLM51)
-    assert rc == 0 and out["fits"] is True
+    assert rc == 0 and out["fits"] is True and out["devices"][0]["budget_bytes"] == RECENT_512
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -204,22 +198,31 @@ def _logged(key: str) -> str:
     return AUTOFIT["lines"][-1].split(f" {key}=", 1)[1].split()[0]
 
 
-def test_2191_working_set_and_kv_per_token_as_logged():
-    # what oomkit shares with mlx-engine's fit: the 48 GiB Mac's working set (3/4) and the full-attention KV per
-    # token (10 of 40 layers, 2 KV heads x 256 x 2 x 2 bytes)
+def test_2191_kv_per_token_as_logged():
+    # what oomkit shares with mlx-engine's fit: the full-attention KV per token (10 of 40 layers, 2 KV heads x 256 x
+    # 2 x 2 bytes)
     rc, out = _check("Apple M4 Pro 48GB", None, LMS2191)
     assert rc in (0, 1)
-    assert out["devices"][0]["budget_bytes"] / GiB == float(_logged("working_set").removesuffix("GiB"))
     assert out["kv_bytes_per_token"] == int(_logged("full_kv").removesuffix("B/token"))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "lmstudio-bug-tracker#2191: LM Studio's working_set=36.00GiB (mx.device_info()'s max_recommended_working_set_size"
+    ") is 3/4 of 48 GiB, macOS 13-15's share: that Mac runs macOS 15 or older. oomkit's --gpu names no macOS release "
+    "and takes macOS 26's 0.78 (37.44 GiB, 40,200,896,512 bytes as utensils/mold#1542 prints it)"))
+def test_2191_working_set_as_logged():
+    rc, out = _check("Apple M4 Pro 48GB", None, LMS2191)
+    assert out["devices"][0]["budget_bytes"] / GiB == float(_logged("working_set").removesuffix("GiB"))
 
 
 @pytest.mark.xfail(strict=True, reason=(
     "lmstudio-bug-tracker#2191 (LM Studio MLX runtime 1.10.1, --parallel 1): asked for 200,000 tokens, LM Studio "
     "loaded 152,576 ('Model context auto-fit ... fitted=152,576 working_set=36.00GiB ... baseline=20.15GiB ... "
     "estimated_peak=33.01GiB'). oomkit mirrors the fit (engines/mlx/context_fit.py, mlx-engine context_fit.py "
-    "calculate_context_fit as #345 wrote it) and loads 166,144: 13,568 tokens (8.9 %) more. Every term of the line "
-    "but one agrees (working set 36.00 GiB, reserve 3.00 GiB, full_kv 20480, prompt_inputs 4096, attention 65536 "
-    "B/token, fixed_ssm 0.06 GiB; tests/test_lmstudio_mlx_context_fit.py gets 152,576 from the logged terms); the "
+    "calculate_context_fit as #345 wrote it) and loads 183,296: 30,720 tokens (20.1 %) more (166,144 with the "
+    "logged 36.00 GiB working set, macOS 15's, where oomkit takes macOS 26's 37.44 GiB). The other terms agree "
+    "(reserve 3.00 GiB, full_kv 20480, prompt_inputs 4096, attention 65536 "
+    "B/token, fixed_ssm 0.06 GiB; tests/test_lmstudio_mlx_context_fit.py gets 152,576 from the logged terms) but the "
     "baseline is 19.00 GiB in oomkit (qwen/qwen3.6-35b-a3b@4bit: 18.17 GiB of affine 4-bit weights and the 0.83 GiB "
     "bf16 vision tower) against 20.15 GiB for the thread's unsloth UD MLX quant (21.66 GB), whose mixed bits no "
     "catalog key names"))

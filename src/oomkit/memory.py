@@ -180,13 +180,39 @@ class MemoryEstimate:
         }
 
 
-def apple_default_gpu_share(memsize: int) -> int:
+# macOS's default GPU working set (MTLDevice.recommendedMaxWorkingSetSize with iogpu.wired_limit_mb at 0). IOGPU, which
+# sets it, is closed source: the rule below is read off printed values (tests/fixtures/metal_working_set/logs.jsonl,
+# each line with its issue; MB = 10^6 bytes), and every value is a fraction of hw.memsize rounded up to a whole
+# 16 KiB page (32 GiB at 2/3 prints 22906.50 MB, ollama#434's 21845.34 MiB; 16 GiB at 0.74 is 12,713,115,648 bytes).
+APPLE_PAGE = 16 * 1024
+# The macOS whose rule apple_default_gpu_share gives when none is named: the newest one seen in logs.
+MACOS_NEWEST = 26
+MACOS_STEPPED = 26  # the first macOS seen with the steps below; 13-15 print 2/3 and 3/4
+# macOS 26 (Tahoe, also 27.0): a step per RAM size, (RAM from, fraction). Seen: 16 and 24 GiB 0.74 (12713.12 and
+# 19069.67 MB), 32, 36 and 48 GiB 0.78 (26800.60, 30150.67, 40200.90 MB), 64 GiB 0.81 (55662.79 MB), 128 GiB 0.84
+# (115448.73 MB, 107.52 GiB), 512 GiB 29/32 (498216.21 MB = 464 GiB; one log, its macOS not named). Sizes with no
+# log (8, 18, 96, 192, 256 GiB) take the step of the next smaller size seen, the lower figure.
+MACOS26_STEPS: tuple[tuple[int, int, int], ...] = (
+    (512 * GiB, 29, 32),
+    (128 * GiB, 84, 100),
+    (64 * GiB, 81, 100),
+    (32 * GiB, 78, 100),
+    (0, 74, 100),
+)
+
+
+def apple_default_gpu_share(memsize: int, macos: int | None = None) -> int:
     """macOS's default GPU working-set limit, MTLDevice.recommendedMaxWorkingSetSize with iogpu.wired_limit_mb at 0:
-    what ggml-metal takes as the device's memory (ggml-metal-device.m ggml_metal_device_get_memory) and mlx as its
-    limit. macOS 13-14 report 2/3 of the RAM up to 32 GiB and 3/4 above, as these logs print (MB = 10^6 bytes):
-    16 GiB 11453.25 MB (llama.cpp CI, M1 16 GB; llama-cpp-python#687), 32 GiB 22906.50 MB (ollama#434; an M1 Max
-    32 GB), 36 GiB 28991.03 MB, 64 GiB 51539.61 MB (M2 Max), 128 GiB 103079.22 MB (M2/M3 Ultra/Max). Later macOS
-    reports more on some Macs (32 GiB M4: 26800.60 MB, 0.78; 64 GiB M3 Max: 55662.79 MB, 0.81; 107.52 GiB of 128
-    GiB on macOS 26, antirez/ds4#893), so this is the conservative figure: `sudo sysctl iogpu.wired_limit_mb=N`
-    raises the limit, and --vram (llama.cpp) or --wired-limit-mb (mlx) gives it."""
-    return memsize * 2 // 3 if memsize <= 32 * GiB else memsize * 3 // 4
+    what ggml-metal takes as the device's memory (ggml-metal-device.m ggml_metal_device_get_memory), Ollama as the
+    GPU's (discover/gpu_darwin.go) and mlx as its limit. `macos` is the major version (None: MACOS_NEWEST).
+    macOS 13-15: 2/3 of the RAM up to 32 GiB, 3/4 above (16 GiB 11453.25 MB on an M4 of January 2025, llama.cpp
+    #11083; 10.67 GiB on macOS 15.6, exo#1672; 32 GiB 22906.50 MB, 64 GiB 51539.61 MB, 96 GiB 73728 MiB).
+    macOS 26 and later: MACOS26_STEPS, 0.74 to 0.84 of the RAM (16 GiB 12713.12 MB, 128 GiB 107.52 GiB on 26.6.2,
+    antirez/ds4#893). Either way a page-rounded estimate: `sudo sysctl iogpu.wired_limit_mb=N` sets the limit, and
+    --vram (llama.cpp) or --wired-limit-mb (mlx) gives it."""
+    if (MACOS_NEWEST if macos is None else macos) < MACOS_STEPPED:
+        num, den = (2, 3) if memsize <= 32 * GiB else (3, 4)
+    else:
+        num, den = next((n, d) for floor, n, d in MACOS26_STEPS if memsize >= floor)
+    pages = -(-memsize * num // (den * APPLE_PAGE))
+    return pages * APPLE_PAGE

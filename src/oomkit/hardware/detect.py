@@ -10,7 +10,7 @@ next one is tried:
     AMD     `amdsmi` (ROCm's Python library)  ->  `rocm-smi --showmeminfo vram --json`  ->  sysfs
             (/sys/class/drm/card*/device/mem_info_vram_total, mem_info_vram_used); tried only where sysfs shows an
             AMD device (PCI vendor 0x1002), so a stray rocm-smi on a machine without one is not an error
-    Apple   `sysctl hw.memsize machdep.cpu.brand_string` and `sysctl -n iogpu.wired_limit_mb` (macOS only)
+    Apple   `sysctl hw.memsize machdep.cpu.brand_string kern.osproductversion`, `sysctl -n iogpu.wired_limit_mb`
     host    psutil (virtual_memory, swap_memory), else /proc/meminfo
 
 Nothing here is imported by `oomkit estimate`; `pynvml`, `psutil` and `amdsmi` are imported only when a probe
@@ -514,7 +514,7 @@ def _read(path: Path) -> str:
 
 
 def apple_gpus(probe: Probe, host: HostMemory | None) -> list[Gpu]:
-    rc, out = probe.run(["sysctl", "hw.memsize", "machdep.cpu.brand_string"])
+    rc, out = probe.run(["sysctl", "hw.memsize", "machdep.cpu.brand_string", "kern.osproductversion"])
     if rc != 0:
         raise ProbeFailed(f"sysctl exited with status {rc}: {_first_line(out) or 'no output'}")
     values = parse_sysctl(out)
@@ -525,10 +525,11 @@ def apple_gpus(probe: Probe, host: HostMemory | None) -> list[Gpu]:
         memsize = int(values["hw.memsize"])
     except (KeyError, ValueError):
         raise ProbeFailed(f"sysctl printed no readable hw.memsize: {_first_line(out, 80)!r}") from None
-    limit_mb = 0
+    limit_mb, key_known = 0, False
     try:
         rc, out = probe.run(["sysctl", "-n", "iogpu.wired_limit_mb"])  # macOS 14+; unknown key before
         if rc == 0:
+            key_known = True
             limit_mb = int(out.strip().splitlines()[0])
     except (NotPresent, ProbeFailed, ValueError, IndexError):
         limit_mb = 0
@@ -537,13 +538,27 @@ def apple_gpus(probe: Probe, host: HostMemory | None) -> list[Gpu]:
         gpu_total = min(limit_mb * MiB, memsize)
         notes.append(f"GPU limit iogpu.wired_limit_mb = {limit_mb}")
     else:
-        gpu_total = apple_default_gpu_share(memsize)
-        notes.append("GPU limit: macOS's default share of RAM (estimated; set iogpu.wired_limit_mb to fix it, "
-                     "`llama-server --list-devices` prints the exact figure)")
+        # the release picks the rule (memory.py apple_default_gpu_share); unread, a Mac without the key is older
+        # than macOS 14 (2/3 and 3/4 held to 15), one with it takes the newest rule
+        macos = read = macos_major(values.get("kern.osproductversion", ""))
+        if read is None and not key_known:
+            macos = 13
+        gpu_total = apple_default_gpu_share(memsize, macos)
+        rule = (f"macOS {read}" if read is not None else "macOS version unread, no iogpu.wired_limit_mb: before 14"
+                if not key_known else "macOS version unread: the newest macOS's rule")
+        notes.append(f"GPU limit: macOS's default share of RAM ({rule}; estimated, set iogpu.wired_limit_mb to fix "
+                     "it, `llama-server --list-devices` prints the exact figure)")
     free = gpu_total if host is None else min(gpu_total, host.available_bytes)
     return [Gpu(index=0, name=chip, vendor="apple", total_bytes=gpu_total, free_bytes=free,
                 used_bytes=None, source="sysctl", unified_memory=True,
                 notes=(*notes, f"unified memory: {memsize / GiB:.0f} GiB RAM shared by CPU and GPU"))]
+
+
+def macos_major(version: str) -> int | None:
+    """kern.osproductversion ("15.6", "26.1") -> 15, 26: the macOS whose default working set applies
+    (memory.py apple_default_gpu_share); None when unread."""
+    head = version.strip().split(".")[0]
+    return int(head) if head.isdigit() else None
 
 
 def parse_sysctl(text: str) -> dict[str, str]:
