@@ -200,3 +200,33 @@ def test_moondream2_compute_is_what_clip_prints(tmp_path, shape, on_mib, off_mib
         assert compute == mib, (shape, fa)
         (usage,) = mtmd_memory_usage(mm, fa)
         assert usage == weights(mm) + predicted(mm, bool(fa)), (shape, fa)
+
+
+@pytest.mark.parametrize("shape,on_mib", [
+    ({}, 704.79),  # Qwen2.5-VL 3B / 7B / 32B / 72B's E 1280 F 3420: the 705 MiB of a public ROCm log
+    ({"f": 2816}, 594.37),  # 3F <= P (8464 patches): no row of F
+    ({"f": 2824}, 685.55),
+    ({"e": 1024, "f": 2800}, 561.30),
+    ({"e": 1024, "f": 2900}, 654.94),
+    ({"e": 1536, "f": 4000}, 756.58),
+    ({"f": 5000}, 917.24),  # past P / 2: two rows, as with two layers
+    ({"e": 640}, 622.13),  # F > 3E: one row, as with two layers
+])
+def test_qwen25_vl_flash_on_past_two_layers(tmp_path, shape, on_mib):
+    """qwen2.5vl_merger from the third layer on (projector._qwen_vl): a gated FFN wider than P / 3 leaves a row of F
+    in the flash-on peak. Measured the same at 3, 4, 5, 8, 9, 16, 17 and 32 layers (32: 704.79 / 4871.57 MiB, -fa
+    on / off); before, the two-layer figure served every depth (594.37 MiB for the released towers: -15.7%)."""
+    from tests.test_llamacpp_projector import write_qwen_vl_mmproj
+
+    mm = write_qwen_vl_mmproj(tmp_path / "mmproj.gguf", "qwen2.5vl_merger", n_layer=3, **shape)
+    header = read_gguf_header(str(mm))
+    # clip's weight buffer and the file's padded tensor data part by up to 32 bytes (test_llamacpp_projector.PADDING)
+    # and the padding of the tensors whose size is not a multiple of 32 (the F32 biases of F 3420: 64 bytes apart
+    # at three layers, 928 at 32)
+    padding = 32 + sum(-t.nbytes % header.alignment for t in header.tensors)
+    for fa in (1, 0):
+        (usage,) = mtmd_memory_usage(mm, fa)
+        got = usage - weights(mm)
+        if fa:
+            assert round(got / MiB, 2) == on_mib
+        assert abs(predicted(mm, bool(fa)) - got) <= padding, (shape, fa)

@@ -39,14 +39,16 @@ leaves it out (said so) for the others:
     qwen2.5vl  on:  in + 6 P^2 + 16 P E              off: in + 4 P^2 (H + 1) + 20 P E
     qwen3vl    on:  in + P max(24E, 4F + 8E)         off: in + 4 P^2 H + 28 P E
   (the flash-off peak is the attention: the P x P x H F32 scores beside Q, K, V and the residual rows). Exact on
-  the released towers (Qwen2-VL E 1280 F 5120; Qwen2.5-VL E 1280 F 3420, 594.37 / 4871.57 MiB; Qwen3-VL E 1152 F
+  the released towers (Qwen2-VL E 1280 F 5120; Qwen2.5-VL E 1280 F 3420, 704.79 / 4871.57 MiB; Qwen3-VL E 1152 F
   4304 and E 1024 F 4096; Qwen3.5 / 3.6 without deepstack alike). qwen3vl where a row of E fits in the image's
   block (4 P E <= 12 W^2: Qwen3.5-0.8B's E 768 at patch 16) takes in + P max(22E, 4F + 4E) on and
   in + 4 P^2 H + 24 P E off (161.31 / 3453.09 MiB). qwen2vl below E ~1186 (a row of E within twice the inputs'
   bytes) with F > 2E takes 4F + 14E bytes a position with flash attention (_early_row: 267.08 MiB at E 1024 F 4096, as at
   E 1280 F 5120). Where
-  qwen2.5's gated FFN is wide for its width (F > 3E) ggml-alloc's reuse of freed blocks leaves one or two rows of F
-  in the flash-on peak (_qwen_vl: 622.13 MiB at E 640, 1036.06 at F 6840).
+  qwen2.5's gated FFN is wide for its width (F > 3E), or from the third layer on wider than P / 3 (the released
+  32-layer towers: F 3420 against P / 3 = 2821), ggml-alloc's reuse of freed blocks leaves one or two rows of F in
+  the flash-on peak (_qwen_vl: 622.13 MiB at E 640, 1036.06 at F 6840; Qwen2.5-VL's 32 layers 704.79 MiB, the
+  705 MiB a ROCm log prints, against 594.37 with one or two layers).
 - mlp / mlp_norm (LLaVA 1.5/1.6, moondream2; tools/mtmd/models/llava.cpp clip_graph_llava::build): warmup at
   image_size, P = (image_size / patch)^2 patches plus the class token where v.class_embd exists (n = P + c
   positions, c = 1 for CLIP, 0 for SigLIP), M = mm.0's output width, T = mm.2's (the language model's; M = T for
@@ -225,7 +227,7 @@ def _vision_compute_bytes(meta: dict, flash_attn: bool, shapes: dict) -> int | N
         on = inputs + n * max(floor, 4 * f + (8 + _early_row(n, e, f, inputs)) * e)
         return on if flash_attn else max(on, inputs + 4 * n * n * h + 20 * n * e)
     if kind in ("qwen2vl_merger", "qwen2.5vl_merger", "qwen3vl_merger"):
-        return _qwen_vl(kind, meta, patch, e, f, h, flash_attn)
+        return _qwen_vl(kind, meta, patch, e, f, h, flash_attn)  # clip.vision.block_count read there
     if kind == "gemma4v":
         return _gemma4v(meta, patch, e, f, h, flash_attn)
     if kind == "resampler":
@@ -432,11 +434,14 @@ def _qwen_vl(kind: str, meta: dict, patch: int, e: int, f: int, h: int, flash_at
     if window:
         if not flash_attn:
             return inputs + 4 * p * p * (h + 1) + 20 * p * e
-        # the gated FFN's gate and up rows (F each) sit in freed blocks while both fit in 6E floats (F <= 3E:
-        # the released towers); past that one still finds a block of 2 P^2 bytes while F <= P / 2, and beyond both
-        # add to the peak (measured at E 1280: F 3800 none, 4000-4200 one, 4240-6840 two; F 3420: E 1200 none,
-        # E 640-1120 one)
-        spill = 0 if f <= 3 * e else (1 if 2 * f <= p else 2)
+        # the gated FFN's gate and up rows (F each) sit in freed blocks while both fit in 6E floats (F <= 3E);
+        # past that one still finds a block of 2 P^2 bytes while F <= P / 2, and beyond both add to the peak
+        # (measured with two layers at E 1280: F 3800 none, 4000-4200 one, 4240-6840 two; F 3420: E 1200 none,
+        # E 640-1120 one). From the third layer on the blocks the earlier layers free also need 3F <= P (measured
+        # at 3, 4, 5, 8, 9, 16, 17 and 32 layers: E 1280 F 2816 none, 2824 one; E 1024 F 2800 none, 2900 one; the
+        # released Qwen2.5-VL's E 1280 F 3420 at 32 layers, one: 704.79 MiB)
+        fits = f <= 3 * e and (3 * f <= p or int(meta.get("clip.vision.block_count", 0) or 0) < 3)
+        spill = 0 if fits else (1 if 2 * f <= p else 2)
         return inputs + 6 * p * p + 16 * p * e + spill * 4 * p * f
     rows = 28 if kind == "qwen3vl_merger" else 20
     if kind == "qwen3vl_merger" and 4 * p * e <= 12 * w * w:
