@@ -215,7 +215,8 @@ def test_moondream2_compute_is_what_clip_prints(tmp_path, shape, on_mib, off_mib
 def test_qwen25_vl_flash_on_past_two_layers(tmp_path, shape, on_mib):
     """qwen2.5vl_merger from the third layer on (projector._qwen_vl): a gated FFN wider than P / 3 leaves a row of F
     in the flash-on peak. Measured the same at 3, 4, 5, 8, 9, 16, 17 and 32 layers (32: 704.79 / 4871.57 MiB, -fa
-    on / off); before, the two-layer figure served every depth (594.37 MiB for the released towers: -15.7%)."""
+    on / off; its weights 1291.40 MiB, the "model size" ggml-org/llama.cpp#13445 prints for Qwen2.5-VL-7B's mmproj);
+    before, the two-layer figure served every depth (594.37 MiB for the released towers: -15.7%)."""
     from tests.test_llamacpp_projector import write_qwen_vl_mmproj
 
     mm = write_qwen_vl_mmproj(tmp_path / "mmproj.gguf", "qwen2.5vl_merger", n_layer=3, **shape)
