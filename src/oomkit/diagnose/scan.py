@@ -1,14 +1,17 @@
 """Reading a log: clean it (ANSI codes, \\r\\n, progress bars), find the lines worth a look without walking every
 line in Python, and turn each into an `Event` (a signature that matched, with its numbers).
 
-Work is bounded whatever the input: every key is found with `str.find` (C speed, linear), at most `MAX_HITS`
-lines per key are looked at, a line is considered only up to `MAX_LINE` characters around the key, and the
-patterns tried on it are plain ones (signatures.py). A 50 MB log costs a few passes of `str.find` per key.
+Work is bounded whatever the input: the keys are found in one pass over the text (one compiled pattern for all of
+them, Text.hits; a short text, one `bytes.find` per key), at most `MAX_HITS` lines per key are looked at, a line is
+considered only up to `MAX_LINE` characters around the key, and the patterns tried on it are plain ones
+(signatures.py). A 50 MB log costs a few passes of C-speed byte loops, not one per key.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +21,14 @@ from .signatures import SIGNATURES, Field, Signature, _compile
 MAX_LINE = 4096  # bytes of a line considered around a key
 LINE_SCAN = 65536  # bytes searched either side of a key for its line's ends
 MAX_HITS = 4000  # lines looked at per key (the first OOM is the cause: the first hits are the ones that count)
+ONE_PASS = 1 << 18  # bytes from which the keys are searched for in one pass rather than one `find` each
+HOT_SKIPS = 1000  # occurrences of a key on lines it already counted before it is left to its own `find` loop
+SAMPLE = 1 << 12  # bytes of each of the 8 places the text's pairs of bytes are counted at
+FALSE_MAX = 1e-4  # share of the text's bytes a key's marked form may start at (by its bytes' shares) in the pass
+RUN = 2  # marked bytes in a row the pass looks for (the regex engine checks a run's bytes after the first in C)
+ALONE = 0.02  # share of the sample's bytes a key's run may add to the marked runs before the key is searched for on its own
+CHUNK = 1 << 20  # bytes of text marked at a time (a copy this size, not of the whole text)
+MARK = 0  # the byte each key's anchor byte is read as (normalize removes every NUL from the text)
 CONTINUATION = 3  # lines joined to a message for numbers a wrapped line carried on
 
 _ANSI = re.compile(rb"\x1b\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b\n]{0,256}(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
@@ -37,7 +48,7 @@ def normalize(text: str | bytes) -> bytes:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     if b"\x00" in data:
         data = data.replace(b"\x00", b"")
-    if b"\xc2\xa0" in data or b"\xe2\x80" in data or b"\xe3\x80\x80" in data or b"\xef\xbb\xbf" in data:
+    if any(r.search(data) for r in _UNICODE_LEADS):
         # a log copied from a web page or chat: no-break and other Unicode spaces read as spaces, zero-width
         # characters and a BOM dropped ("2.00\u00a0GiB" is the engine's "2.00 GiB")
         data = _UNICODE_SPACE.sub(b" ", _ZERO_WIDTH.sub(b"", data))
@@ -47,6 +58,9 @@ def normalize(text: str | bytes) -> bytes:
 # U+00A0, U+2000-U+200A, U+202F, U+205F, U+3000 (Unicode's space separators) and U+200B-U+200D, U+2060, U+FEFF
 _UNICODE_SPACE = re.compile(b"\xc2\xa0|\xe2\x80[\x80-\x8a\xaf]|\xe2\x81\x9f|\xe3\x80\x80")
 _ZERO_WIDTH = re.compile(b"\xe2\x80[\x8b-\x8d]|\xe2\x81\xa0|\xef\xbb\xbf")
+# the bytes one of them starts with, each looked for alone (a regex with a literal head: a plain byte loop, faster
+# than `in` on a 50 MB text)
+_UNICODE_LEADS = tuple(re.compile(re.escape(x)) for x in (b"\xc2\xa0", b"\xe2\x80", b"\xe3\x80\x80", b"\xef\xbb\xbf"))
 
 
 @dataclass(frozen=True)
@@ -99,18 +113,85 @@ class Text:
     def hits(self, keys: tuple[bytes, ...] | list[bytes], limit: int = MAX_HITS,
              lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
         """(line start, key offset) of each line in [lo, hi) holding one of `keys`, in order, at most `limit` per
-        key."""
+        key. The line of a key's first `limit` occurrences, each searched for from the end of the line of its
+        previous one; a line held by several keys carries the offset of the earliest key in `keys`."""
         b = self.b
-        hi = len(b) if hi is None else hi
-        found: dict[int, int] = {}
-        for key in keys:
-            pos, n = b.find(key, lo, hi), 0
-            while pos >= 0 and n < limit:
-                start, end = self.line_at(pos)
-                found.setdefault(start, pos)
-                n += 1
-                pos = b.find(key, end, hi)
-        return sorted(found.items())
+        hi = len(b) if hi is None else min(hi, len(b))
+        lo = max(0, lo)
+        keys = tuple(dict.fromkeys(keys))
+        found: dict[int, tuple[int, int]] = {}
+        if hi - lo < ONE_PASS or len(keys) < 4 or limit <= 0 or not all(keys):
+            for i in range(len(keys)):
+                self._hits_of(keys, i, limit, lo, hi, lo, 0, found)
+        else:
+            self._hits_one_pass(keys, limit, lo, hi, found)
+        return sorted((s, pos) for s, (_, pos) in found.items())
+
+    def _hits_of(self, keys: tuple[bytes, ...], i: int, limit: int, lo: int, hi: int, frm: int, n: int,
+                 found: dict[int, tuple[int, int]]) -> None:
+        """keys[i]'s lines from offset `frm` on, `n` of its `limit` already found (one `find` after another)."""
+        b, key = self.b, keys[i]
+        pos = b.find(key, frm, hi)
+        while pos >= 0 and n < limit:
+            start, end = self.line_at(pos)
+            if start not in found or found[start][0] > i:
+                found[start] = (i, pos)
+            n += 1
+            pos = b.find(key, end, hi)
+
+    def _hits_one_pass(self, keys: tuple[bytes, ...], limit: int, lo: int, hi: int,
+                       found: dict[int, tuple[int, int]]) -> None:
+        """`hits` in one pass over [lo, hi): one compiled pattern finds every key at once (see _Pattern), and each
+        key's occurrences are taken as its own `find` loop would take them. A key that reaches its limit leaves the
+        pattern; one found again and again on lines already counted (a megabyte line) finishes with its own loop."""
+        b = self.b
+        anchor, marks, alone = _anchors(keys, b, lo, hi)
+        table = bytes(MARK if c in marks else c for c in range(256))
+        live = [i for i in range(len(keys)) if i not in alone]
+        n = [0] * len(keys)  # lines counted per key
+        nxt = [lo] * len(keys)  # where each key's next occurrence may start (the end of its last line)
+        skipped = [0] * len(keys)
+        hot = set(alone)  # keys left to their own loop
+        longest = max(map(len, keys))
+        pat = _pattern(tuple(keys[i] for i in live), tuple(anchor[i] for i in live), table) if live else None
+        at = lo  # the next anchor offset to look at
+        while pat is not None and live and at < hi:
+            # a chunk of the text with its anchor bytes marked, and the longest key's length on either side
+            top = min(hi, at + CHUNK)
+            base = max(lo, at - longest)
+            chunk = b[base: min(hi, top + longest)].translate(table)
+            m = pat.rx.search(chunk, at - base)
+            at = top
+            while m is not None and base + m.start() < top:
+                p = base + m.start()
+                g = pat.order[m.lastindex - 1]
+                gone = False
+                for a in (g, *pat.same_place[g]):
+                    key, q = pat.keys[a], p - pat.anchor[a]
+                    if q < lo or not b.startswith(key, q, hi):  # MARK stands for several bytes
+                        continue
+                    i = live[a]
+                    if q < nxt[i]:  # on the line of its last occurrence counted
+                        skipped[i] += 1
+                        if skipped[i] >= HOT_SKIPS:
+                            hot.add(i)
+                            gone = True
+                        continue
+                    start, end = self.line_at(q)
+                    if start not in found or found[start][0] > i:
+                        found[start] = (i, q)
+                    n[i] += 1
+                    nxt[i] = end
+                    if n[i] >= limit:
+                        gone = True
+                if gone:  # the pattern without the keys that left, from the next byte on
+                    live = [i for i in live if n[i] < limit and i not in hot]
+                    pat = _pattern(tuple(keys[i] for i in live), tuple(anchor[i] for i in live), table) if live else None
+                    at = p + 1
+                    break
+                m = pat.rx.search(chunk, p + 1 - base)  # on at the next byte: keys overlap
+        for i in sorted(hot):  # after the pass: each key's lines were taken in order up to where it left
+            self._hits_of(keys, i, limit, lo, hi, nxt[i], n[i], found)
 
     def numbered(self, starts: list[int]) -> dict[int, int]:
         """Line number of each line start (sorted), counted once across the text."""
@@ -161,6 +242,113 @@ class Text:
                 break
             hi = p
         return _dec(b[lo:hi])
+
+
+def _anchors(keys: tuple[bytes, ...], b: bytes, lo: int, hi: int) -> tuple[tuple[int, ...], bytes, tuple[int, ...]]:
+    """(anchors, marks, alone): each key's anchor, the offset in it of RUN bytes in a row all in `marks`, the bytes
+    chosen so that RUN of them in a row are rare in the text (counted in 8 samples of SAMPLE bytes spread over
+    [lo, hi)); `alone`, the keys left to be searched for on their own: those whose every run is common there, and
+    those mostly of marks (a short key), which the pass would find, marked, in many places where they are not."""
+    step = (hi - lo) // 8
+    sample = b"".join(b[x: x + SAMPLE] for x in range(lo, lo + 8 * step, step)) if step > SAMPLE else b[lo:hi]
+    runs = Counter(_runs(sample))
+    near: dict[int, list[tuple[tuple[int, ...], int]]] = {}  # the runs each byte is in
+    for r, c in runs.items():
+        for x in set(r):
+            near.setdefault(x, []).append((r, c))
+    marks: set[int] = set()
+
+    def gained(new: set[int]) -> int:  # runs of the sample all marks once `new` are
+        both = marks | new
+        return sum(dict(rc for x in new for rc in near.get(x, ()) if all(y in both for y in rc[0])).values())
+
+    anchor, alone = [0] * len(keys), []
+    # the keys whose own runs are the most common first
+    for j in sorted(range(len(keys)), key=lambda j: -min((runs[r] for r in _runs(keys[j])), default=0)):
+        k = keys[j]
+        if len(k) < RUN:
+            alone.append(j)
+            continue
+        free = next((i for i in range(len(k) - RUN + 1) if all(c in marks for c in k[i: i + RUN])), None)
+        if free is not None:
+            anchor[j] = free
+            continue
+        cost, i = min((gained(set(k[i: i + RUN]) - marks), i) for i in range(len(k) - RUN + 1))
+        if cost > ALONE * len(sample):
+            alone.append(j)
+            continue
+        anchor[j] = i
+        marks |= set(k[i: i + RUN])
+    share, size = Counter(sample), max(1, len(sample))
+    marked = sum(share[c] for c in marks) / size
+    for j, k in enumerate(keys):
+        if j not in alone and math.prod(marked if c in marks else share[c] / size for c in k) > FALSE_MAX:
+            alone.append(j)
+    return tuple(anchor), bytes(sorted(marks)), tuple(sorted(alone))
+
+
+def _runs(b: bytes) -> zip:
+    """Each RUN bytes in a row of b, as a tuple."""
+    return zip(*(b[j:] for j in range(RUN)), strict=False)
+
+
+class _Pattern:
+    """Every key of `keys` found by one compiled pattern, run over the text with each key's anchor byte (see
+    _anchors) read as MARK (`table`): the pattern starts with that one byte, which the regex engine looks for at C
+    speed, then reads the rest of the key as a tree of the keys' remainders (a wrong byte ends the try at once) and
+    last checks the key's head with a look-behind. `()` at the end of each alternative says which key matched. MARK
+    stands for several bytes, so each key found is checked in the text itself, with `same_place[a]`, the keys that
+    can hold the same anchor byte as key a at once (one inside another): the regex engine gives only the first."""
+
+    def __init__(self, keys: tuple[bytes, ...], anchor: tuple[int, ...], table: bytes):
+        self.keys, self.anchor = keys, anchor
+        marked = [k.translate(table) for k in keys]
+        order: list[int] = []
+        tail = _tree([(k[i + RUN:], a) for a, (k, i) in enumerate(zip(marked, anchor, strict=True))], marked, anchor,
+                     order)
+        self.rx = re.compile(re.escape(bytes([MARK] * RUN)) + tail)
+        self.order = tuple(order)
+        self.same_place = tuple(tuple(o for o in range(len(keys)) if o != a and _overlap(marked, anchor, a, o))
+                                for a in range(len(keys)))
+
+
+def _tree(rest: list[tuple[bytes, int]], marked: list[bytes], anchor: tuple[int, ...], order: list[int]) -> bytes:
+    """The pattern reading each key's remainder after its anchor (`rest`: (remainder, key)), as a tree: keys with
+    the same next byte share a branch, a run of bytes all of them share is read once."""
+    alts = []
+    for a in [a for r, a in rest if not r]:  # the key read to its end: the whole of it, behind (a head before the anchor)
+        alts.append((b"(?<=" + re.escape(marked[a]) + b")" if anchor[a] else b"") + b"()")
+        order.append(a)
+    groups: dict[int, list[tuple[bytes, int]]] = {}
+    for r, a in rest:
+        if r:
+            groups.setdefault(r[0], []).append((r, a))
+    for members in groups.values():
+        n = 1
+        while all(len(r) > n for r, _ in members) and len({r[n] for r, _ in members}) == 1:
+            n += 1
+        common = members[0][0][:n]
+        alts.append(re.escape(common) + _tree([(r[n:], a) for r, a in members], marked, anchor, order))
+    return alts[0] if len(alts) == 1 else b"(?:" + b"|".join(alts) + b")"
+
+
+def _overlap(keys: list[bytes], anchor: tuple[int, ...], a: int, o: int) -> bool:
+    """Whether keys a and o, each placed with its anchor on the same byte, agree wherever both lie."""
+    ka, ia, ko, io = keys[a], anchor[a], keys[o], anchor[o]
+    before, after = min(ia, io), min(len(ka) - ia, len(ko) - io)
+    return ka[ia - before: ia + after] == ko[io - before: io + after]
+
+
+_PATTERNS: dict[tuple[tuple[bytes, ...], tuple[int, ...], bytes], _Pattern] = {}
+
+
+def _pattern(keys: tuple[bytes, ...], anchor: tuple[int, ...], table: bytes) -> _Pattern:
+    pat = _PATTERNS.get((keys, anchor, table))
+    if pat is None:
+        if len(_PATTERNS) >= 64:
+            _PATTERNS.clear()
+        pat = _PATTERNS[(keys, anchor, table)] = _Pattern(keys, anchor, table)
+    return pat
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -291,33 +479,47 @@ def events(doc: Text) -> list[Event]:
         hits = sorted([*hits, *wrapped.items()])
     numbers = doc.numbered([s for s, _ in hits])
     out: list[Event] = []
+    # what a line's text reads as, by its text: a log repeats its lines (a warning per request, a worker's note)
+    read: dict[str, tuple[Signature | None, list[tuple[Signature, re.Match[str]]]]] = {}
+    read_joined: dict[tuple[str, int], Signature | None] = {}
     for start, pos in hits:
         line = doc.line(start, pos, numbers[start])
         if start in wrapped:
             line = _joined_line(doc, line)
-        best: Signature | None = None
-        found: list[tuple[Signature, re.Match[str]]] = []
-        for key, sigs in _KEYS.items():
-            if key not in line.text:
-                continue
-            for sig in sigs:
-                m = sig.regex().search(line.text)
-                if m is None:
+        best: Signature | None
+        found: list[tuple[Signature, re.Match[str]]]
+        if line.text in read:
+            best, found = read[line.text]
+        else:
+            best, found = None, []
+            for key, sigs in _KEYS.items():
+                if key not in line.text:
                     continue
-                found.append((sig, m))
-                if best is None or sig.priority > best.priority:
-                    best = sig
-        if best is None and start not in wrapped and doc.b.count(b"\n", start, start + 2 * MAX_LINE) >= 1:
+                for sig in sigs:
+                    m = sig.regex().search(line.text)
+                    if m is None:
+                        continue
+                    found.append((sig, m))
+                    if best is None or sig.priority > best.priority:
+                        best = sig
+            read[line.text] = best, found
+        if best is None and start not in wrapped and doc.b.find(b"\n", start, start + 2 * MAX_LINE) >= 0:
             # a key on the line whose message carries on past the line's end (re-wrapped at a space): the line
             # and the next read as one
             joined, alone = _joined_line(doc, line), len(line.text)
-            for key, sigs in _KEYS.items():
-                if key not in joined.text:
-                    continue
-                for sig in sigs:
-                    m = sig.regex().search(joined.text)
-                    if m is not None and m.start() < alone and (best is None or sig.priority > best.priority):
-                        best, line = sig, joined
+            if (joined.text, alone) in read_joined:
+                best = read_joined[joined.text, alone]
+            else:
+                for key, sigs in _KEYS.items():
+                    if key not in joined.text:
+                        continue
+                    for sig in sigs:
+                        m = sig.regex().search(joined.text)
+                        if m is not None and m.start() < alone and (best is None or sig.priority > best.priority):
+                            best = sig
+                read_joined[joined.text, alone] = best
+            if best is not None:
+                line = joined
             found = [(best, m)] if best is not None and (m := best.regex().search(line.text)) else []
         if best is None:
             continue
