@@ -135,7 +135,12 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
     # the pool spans the text model's num_hidden_layers (model_config.py hf_text_config), the cross-attention layers
     # included (their RadixAttention(layer_id, is_cross_attention=True) writes the image tokens' K and V into the
     # same MHATokenToKVPool at encoder_out_cache_loc), and cell_size takes every one of them
-    attn = [la for la in layers if la.attention is not None and la.kv_source is None
+    # Gemma 4's KV-shared layers (the last num_kv_shared_layers: E2B 20, E4B 18) keep their rows in SGLang's pools:
+    # configs/model_config.py get_hybrid_layer_ids lists every layer of layer_types as full or SWA and
+    # models/gemma4_causal.py only points the shared layers' reads at kv_shared_layer_index (0.5.11, 0.5.14, 0.5.16
+    # and 0.5.23 wheels read; sglang PR #28171's E2B pool: 7 full and 28 SWA layers)
+    keeps_shared = spec.architecture == "gemma4"
+    attn = [la for la in layers if la.attention is not None and (la.kv_source is None or keeps_shared)
             and (la.kind is not LayerKind.NONE or la.cross_attention)]
     cross = any(la.cross_attention for la in attn)
     if cross and s.attention_backend == "triton":
