@@ -308,8 +308,15 @@ class _Pattern:
                      order)
         self.rx = re.compile(re.escape(bytes([MARK] * RUN)) + tail)
         self.order = tuple(order)
-        self.same_place = tuple(tuple(o for o in range(len(keys)) if o != a and _overlap(marked, anchor, a, o))
-                                for a in range(len(keys)))
+        # two keys held at once agree on the byte after the run where both have one: only those are compared
+        after: dict[int | None, list[int]] = {}
+        for a, (k, i) in enumerate(zip(marked, anchor, strict=True)):
+            after.setdefault(k[i + RUN] if i + RUN < len(k) else None, []).append(a)
+        self.same_place = tuple(
+            tuple(sorted(o for o in (range(len(keys)) if x is None else after.get(x, []) + after.get(None, []))
+                         if o != a and _overlap(marked, anchor, a, o)))
+            for a, x in ((a, k[i + RUN] if i + RUN < len(k) else None)
+                         for a, (k, i) in enumerate(zip(marked, anchor, strict=True))))
 
 
 def _tree(rest: list[tuple[bytes, int]], marked: list[bytes], anchor: tuple[int, ...], order: list[int]) -> bytes:
