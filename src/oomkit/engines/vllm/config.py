@@ -477,7 +477,8 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
                         "trtllm-gen FP4 attention kernels exist only for SM 10.x: expect a failure at the first "
                         "request (0.22-0.31 refuse it at start-up, 0.32 runs it on SM 8.x/9.x/12.x)")
     max_len, derived = _max_model_len(spec, s, version, warnings)
-    seqs, tokens, chunked = _batch_defaults(s, version, v1, max_len, first, gpu_name, tp * pp)
+    seqs, tokens, chunked = _batch_defaults(s, version, v1, max_len, first, gpu_name, tp * pp,
+                                            v0_chunk_ok=_v0_default_chunking_allowed(spec, s, version))
     # config/model.py is_prefix_caching_supported: on by default in V1, except for hybrid (Mamba / linear
     # attention) models, where it is experimental and off unless asked for; from 0.28 (HYBRID_PREFIX_DEFAULT) a
     # generative hybrid model (attention beside its recurrent layers) has it on by default as well, an
@@ -931,8 +932,34 @@ def nvfp4_kv_support(spec: ModelSpec, name: str, version: Version, cc: tuple[int
 GB10_CC = (12, 1)  # the DGX Spark's GB10: engine/arg_utils.py get_batch_defaults keeps it on the small tier
 
 
+def _v0_default_chunking_allowed(spec: ModelSpec, s: VllmSettings, version: Version) -> bool:
+    """Whether V0 may turn chunked prefill on by itself for max_model_len > 32768 (engine/arg_utils.py
+    EngineArgs.create_engine_config 0.5.3-0.7.3, _set_default_args_v0 0.8.0+): not with a sliding window
+    (ModelConfig.get_sliding_window: config.json's sliding_window unless use_sliding_window is false) or speculative
+    decoding (0.5.3+), prefix caching asked for (0.5.3-0.6.0), seqlen-agnostic (Mamba) layers (0.5.4-0.6.2), a
+    multimodal model (0.6.2+), a pooling model (0.6.5+) or MLA (0.8.0+: "Chunked prefill not supported for Multimodal
+    or MLA in V0"). Read in the 0.5.3.post1, 0.5.4, 0.5.5, 0.6.0-0.6.6, 0.7.0, 0.7.3, 0.8.0 and 0.8.5.post1 wheels.
+    LoRA / prompt adapters and ROCm (0.6.5+) also keep it off; not modelled. Without it V0 profiles
+    max(max_model_len, 2048) tokens (config.py SchedulerConfig)."""
+    layers = spec.trunk_layers
+    if any(layer.kind is LayerKind.SLIDING for layer in layers) or s.num_speculative_tokens or s.speculative_method:
+        return False
+    if version < (0, 6, 1) and s.enable_prefix_caching:
+        return False
+    if (0, 5, 4) <= version < (0, 6, 3) and any(layer.recurrent is not None for layer in layers):
+        return False
+    if version >= (0, 6, 2) and spec.towers:
+        return False
+    if version >= (0, 6, 5) and s.pooling_runner:
+        return False
+    # ModelConfig.use_mla: is_deepseek_mla, model_type deepseek_v2 / deepseek_v3 with a kv_lora_rank (oomkit's
+    # "deepseek2", model/hf_config.py)
+    return not (version >= (0, 8, 0) and spec.architecture == "deepseek2" and any(
+        layer.attention is not None and layer.attention.kv_lora_rank for layer in layers))
+
+
 def _batch_defaults(s: VllmSettings, version: Version, v1: bool, max_len: int, dev: Device | None, gpu_name: str,
-                    world: int) -> tuple[int, int, bool]:
+                    world: int, v0_chunk_ok: bool = True) -> tuple[int, int, bool]:
     """engine/arg_utils.py get_batch_defaults / _set_default_max_num_seqs_and_batched_tokens_args (V1) and
     config.py SchedulerConfig.__post_init__ (V0) -> (max_num_seqs, max_num_batched_tokens, chunked prefill).
     V1 up to 0.8.3 takes 1,024 sequences on every GPU: 0.7.3's EngineArgs.__post_init__ ("256 if not
@@ -954,7 +981,7 @@ def _batch_defaults(s: VllmSettings, version: Version, v1: bool, max_len: int, d
     if not v1:
         chunked = s.enable_chunked_prefill
         if chunked is None:  # V0: off, then from 0.5.3 on by default for max_model_len > 32K
-            chunked = max_len > 32768 and version >= ERAS["v0_long_context_chunked"]
+            chunked = max_len > 32768 and version >= ERAS["v0_long_context_chunked"] and v0_chunk_ok
         seqs = s.max_num_seqs or 256
         if s.max_num_batched_tokens is not None:
             tokens = s.max_num_batched_tokens
