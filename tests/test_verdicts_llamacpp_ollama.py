@@ -251,17 +251,24 @@ def test_ministral3_pixtral_reserve_with_flash_attention_from_0_13_2():
     assert 771962240 <= graph("0.13.2") < GiB
 
 
-@pytest.mark.xfail(strict=True, reason="the Pixtral replay is 21883520 B (-0.23%) under the 9668469760 B both logs "
-                                      "print: at the first block's scores its live tensors top out at 276346240 B, "
-                                      "the log's at 298229760 (six 47.3 MiB rows and 840 KiB above the scores' "
-                                      "start, against 28.5 MiB of copied inputs and five rows); ggml-alloc on the "
-                                      "replay's node list gives the replay's figure (test_ollama_graph_ggml.py), "
-                                      "so the difference is a tensor or split of the v0.13.1 graph not found")
 def test_ministral3_pixtral_reserve_to_the_byte():
+    """#13303's failing alloc sends Layers 37(3..39) of 41: the output layer, and with it the whole tower
+    (ml/backend/ggml New), stays on the CPU, and op_offload runs the encoder on the GPU with each host weight copied
+    into the CUDA0 buffer at its split's start. The scheduler's replay of that (graph.py
+    pixtral_host_weights_graph_bytes) gives the 9668469760 B both logs print to the byte, block 0's attn_v being
+    Q6_K (860160 B: the Go quantizer types the tower's attn_v, v.blk.0 is V tensor 26 of 50 for the 3B and 40 of
+    64 for the 14B, useMoreBits). With the tower on the GPU the graph is 21883520 B smaller; with Q4_K for block
+    0's attn_v 270336 B smaller."""
+    from oomkit.engines.ollama.graph import pixtral_host_weights_graph_bytes
     from oomkit.engines.ollama.projector import own_pixtral_graph
     from oomkit.model.resolve import resolve
 
-    assert own_pixtral_graph(resolve("ministral-3:3b"), True) == _pixtral_measured()
+    measured = _pixtral_measured()
+    for tag in ("ministral-3:3b", "ministral-3:14b"):
+        assert own_pixtral_graph(resolve(tag), True, weights_on_host=True) == measured
+    assert own_pixtral_graph(resolve("ministral-3:3b"), True) == measured - 21883520
+    q4k = pixtral_host_weights_graph_bytes(1540, 14, 1024, 16, 4096, 24, 2, 3072, (589824,) * 24)
+    assert q4k == measured - 270336
 
 
 def test_22546_old_spec_type_names_by_build(capsys):

@@ -592,6 +592,89 @@ def pixtral_vision_graph_bytes(side: int, patch: int, hidden: int, n_head: int, 
     return reserve(g, alignment)
 
 
+@lru_cache(maxsize=16)
+def pixtral_host_weights_graph_bytes(side: int, patch: int, hidden: int, n_head: int, n_ff: int, n_layer: int,
+                                     merge: int, text_hidden: int, attn_v_bytes: tuple[int, ...],
+                                     alignment: int = 128, flash_attention: bool = False) -> int:
+    """The GPU's buffer for Ollama's Pixtral encoder (pixtral_vision_graph_bytes' graph, node for node) when its
+    weights stay on the CPU: ml/backend/ggml/ggml.go New creates every v.* and mm.* tensor with the output layer
+    ("TODO: assign vision tensors to the gpu if possible"), so once the output layer is off the GPU (a partial
+    offload) the whole tower is in host memory. The encoder still runs on the GPU: getTensor's SetBatchSize(512)
+    lets op_offload move each op reading a host weight there (ggml-backend.cpp ggml_backend_sched_backend_id_from_cur,
+    ggml-cuda.cu offload_op: 12100 rows >= 32), each such op starts a split (pass 5: a weight of another backend)
+    and the weights it reads are copied into the GPU's buffer at the split's start (the conv kernel twice: the
+    im2col's and the matmul's reshaped view), beside the inputs. Replayed through the scheduler
+    (llamacpp/sched_replay.py). attn_v_bytes: each block's v.blk.N.attn_v.weight in bytes, the one tower weight
+    the Go quantizer types (server/quantization.go newType, v0.7.0+: "_v." is excepted from the v. rule); the
+    others are F16 (norms F32). ollama/ollama#13303 (ministral-3:14b Q4_K_M, v0.13.1, the alloc with Layers
+    37(3..39) of 41: the output layer on the CPU) and #13312 (ministral-3:3b): ggml_gallocr_reserve_n failed on a
+    CUDA0 buffer of 9668469760 B, this replay's figure to the byte with block 0's attn_v Q6_K (860160 B) live at
+    the first block's scores; with the weights on the GPU the same graph gives 9646586240."""
+    from ..llamacpp import sched_replay as sr
+
+    px = side // patch
+    n, E, H, FF = px * px, hidden, n_head, n_ff
+    D, F, HOST = E // H, E // H // 4, sr.HOST
+    g = sr.Graph()
+
+    def w(ne: tuple[int, ...], es: int = 2, size: int = -1) -> sr.T:
+        return g.weight(ne, HOST, size=size, es=es)
+
+    def norm(x: sr.T) -> sr.T:
+        return g.op("MUL", x.ne, g.op("RMS_NORM", x.ne, x), w((x.ne[0],), 4))
+
+    def lin(x: sr.T, i: int, o: int, size: int = -1) -> sr.T:
+        return g.op("MUL_MAT", (o, x.ne[1]), w((i, o), size=size), x)
+
+    pix = g.cache((side, side, 3), HOST, 4)  # ctx.Input() tensors: CPU buffers, not weights
+    conv, k2 = w((patch, patch, 3, E)), 3 * patch * patch
+    col = g.op("IM2COL", (k2, px, px, 1), conv, pix, es=2)
+    mm = g.op("MUL_MAT", (n, E), g.reshape(col, (k2, n)), g.reshape(conv, (k2, E)))
+    h = g.op("CONT", (px, px, E, 1), g.permute(g.reshape(mm, (px, px, 1, E)), (0, 1, 3, 2)))
+    h = norm(g.op("CONT", (E, n), g.permute(g.reshape(h, (n, E)), (1, 0, 2, 3))))
+    f_h, f_w, ids = g.cache((px, F), HOST, 4), g.cache((px, F), HOST, 4), g.cache((n,), HOST, 4)
+    hh = g.op("REPEAT", (F, n), g.op("CONT", (F, px), g.permute(f_h, (1, 0, 2, 3))))
+    hh = g.op("CONT", (F, px, px), g.permute(g.reshape(hh, (F, px, px)), (0, 2, 1, 3)))
+    ww = g.op("REPEAT", (F, px, px), g.op("CONT", (F, px), g.permute(f_w, (1, 0, 2, 3))))
+    freqs = g.reshape(g.op("CONCAT", (2 * F, px, px), hh, ww), (2 * F, n))
+    pe = g.op("GET_ROWS", (D, n), g.op("CONCAT", (D, n), freqs, freqs), ids)
+    cos = g.reshape(g.op("COS", (D, n), pe), (D, 1, n))
+    sin = g.reshape(g.op("SIN", (D, n), pe), (D, 1, n))
+
+    def rope(a: sr.T) -> sr.T:
+        half = g.op("SCALE", (D // 2, H, n), g.op("CONT", (D // 2, H, n), g.view(a, (D // 2, H, n), a.nb)))
+        rotated = g.op("MUL", (D, H, n), g.op("CONCAT", (D, H, n), half, g.view(a, (D // 2, H, n), a.nb)), sin)
+        return g.op("ADD", (D, H, n), g.op("MUL", (D, H, n), a, cos), rotated)
+
+    for il in range(n_layer):
+        res = h
+        x = norm(h)
+        q = g.reshape(lin(x, E, E), (D, H, n))
+        k = g.reshape(lin(x, E, E), (D, H, n))
+        v = g.reshape(lin(x, E, E, attn_v_bytes[il] if il < len(attn_v_bytes) else -1), (D, H, n))
+        if flash_attention:
+            a = g.op("FLASH_ATTN_EXT", (D, H, n), g.permute(rope(q), (0, 2, 1, 3)), g.permute(rope(k), (0, 2, 1, 3)),
+                     g.permute(v, (0, 2, 1, 3)))
+        else:
+            vc = g.op("CONT", (n, D, H), g.permute(v, (1, 2, 0, 3)))
+            kq = g.op("MUL_MAT", (n, n, H), g.permute(rope(k), (0, 2, 1, 3)), g.permute(rope(q), (0, 2, 1, 3)))
+            kq = g.op("SOFT_MAX", kq.ne, g.op("SCALE", kq.ne, kq))
+            a = g.op("CONT", (D, H, n), g.permute(g.op("MUL_MAT", (D, n, H), vc, kq), (0, 2, 1, 3)))
+        h = g.op("ADD", (E, n), lin(g.reshape(a, (E, n)), E, E), res)
+        res = h
+        x = norm(h)
+        h = g.op("ADD", (E, n), lin(g.op("GLU", (FF, n), lin(x, E, FF), lin(x, E, FF)), FF, E), res)
+    m = px // merge
+    h = g.op("CONT", (n, E), g.permute(norm(h), (1, 0, 2, 3)))
+    x = g.op("IM2COL", (merge * merge * E, m, m, 1), g.cache((merge, merge, E), HOST, 4), g.reshape(h, (px, px, E)))
+    x = lin(lin(g.reshape(x, (merge * merge * E, m * m)), merge * merge * E, E), E, text_hidden)
+    x = g.into("UNARY", x, x)  # ggml_gelu_inplace
+    out = lin(x, text_hidden, text_hidden)
+    for _ in range(m):  # EncodeMultimodal's rows: views of the features, the tensors getTensor forwards
+        g.expand(g.view(out, (text_hidden, m), out.nb))
+    return sr.device_peak(g, alignment)
+
+
 def siglip_vision_graph(side: int, patch: int, hidden: int, n_head: int, n_ff: int, n_layer: int, tokens: int,
                         text_hidden: int, on_gpu: bool, flash_attention: bool = False, conv_bias: bool = True
                         ) -> Graph:

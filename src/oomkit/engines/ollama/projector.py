@@ -29,6 +29,7 @@ from .graph import (
     QWEN25VL_MAX_PIXELS,
     gemma4_reserve_side,
     gemma4_vision_graph_bytes,
+    pixtral_host_weights_graph_bytes,
     pixtral_reserve_side,
     pixtral_vision_graph_bytes,
     qwen25vl_reserve_grid,
@@ -293,12 +294,43 @@ def own_vision_graph(spec: ModelSpec, on_gpu: bool, flash_attention: bool = True
                                        full, on_gpu, alignment=128 if on_gpu else 32)  # CUDA's, the CPU's TENSOR_ALIGNMENT
 
 
-def own_pixtral_graph(spec: ModelSpec, on_gpu: bool, flash_attention: bool = False) -> int | None:
+def _go_attn_v_bytes(spec: ModelSpec, n_vision: int, hidden: int) -> tuple[int, ...]:
+    """Each vision block's v.blk.N.attn_v.weight (hidden x hidden) in bytes as Ollama's Go quantizer types it
+    (server/quantization.go, v0.7.0+): newType excepts "_v." from its v. rule, so the tower's attn_v is quantized,
+    and getTensorNewType's Q4_K_M counter iAttnV runs over the file's order (fs/ggml WriteGGUF: blk.N by block,
+    then the other names sorted, v.blk.0, v.blk.1, v.blk.10, ...): Q6_K where useMoreBits(iAttnV, nAttnV), Q4_K
+    otherwise. Q8_0 and F16 files keep their type; other formats are taken as F16, as are the tags llama.cpp's
+    quantizer made (v0.6.2-v0.6.8, weights.py _quantized_in_spring_2025), whose "v." rule skipped attn_v."""
+    from .weights import _quantized_in_spring_2025
+
+    n_text = sum(1 for t in spec.weights.tensors if t.name.startswith("blk.") and "attn_v.weight" in t.name) \
+        or spec.n_layers
+    fmt, n, elems = spec.weights.format.upper(), n_text + n_vision, hidden * hidden
+    if _quantized_in_spring_2025(spec):
+        fmt = "F16"
+    by_block = {}
+    for p, b in enumerate(sorted(range(n_vision), key=str)):
+        i = n_text + p
+        if fmt == "Q4_K_M":
+            six = i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
+            by_block[b] = elems // 256 * (210 if six else 144)
+        elif fmt == "Q8_0":
+            by_block[b] = elems // 32 * 34
+        else:
+            by_block[b] = elems * 2
+    return tuple(by_block[b] for b in range(n_vision))
+
+
+def own_pixtral_graph(spec: ModelSpec, on_gpu: bool, flash_attention: bool = False,
+                      weights_on_host: bool = False) -> int | None:
     """The Ollama engine's own reserve of the Pixtral encoder of a mistral3 GGUF (Mistral Small 3.x, Ministral 3:
     graph.py pixtral_vision_graph_bytes on the 2048 x 2048 reserve image; flash_attention: v0.13.2+'s flash branch),
-    on a GPU (the inputs copied into its buffer) or on the CPU; None for other models. ollama/ollama#13303 and
-    #13312 (v0.13.1, ministral-3:14b and :3b, the scores by hand): ggml_gallocr_reserve_n failed on a CUDA0 buffer
-    of 9668469760 B; this replay gives 9646586240 (-0.23%), VisionGraphSize 9398756544 (-2.8%)."""
+    on a GPU (the inputs copied into its buffer) or on the CPU; None for other models. weights_on_host (on a GPU):
+    the output layer, and with it the tower (ml/backend/ggml New), left on the CPU, its weights copied into the
+    GPU's buffer split by split (graph.py pixtral_host_weights_graph_bytes). ollama/ollama#13303 and #13312
+    (v0.13.1, ministral-3:14b and :3b, the scores by hand, the output layer off the GPU): ggml_gallocr_reserve_n
+    failed on a CUDA0 buffer of 9668469760 B, this replay's figure with weights_on_host; with the tower on the GPU
+    9646586240 (VisionGraphSize 9398756544, -2.8%)."""
     towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
     cfg = _catalog_config(spec) if towers else None
     vc = cfg.get("vision_config") if cfg else None
@@ -307,6 +339,13 @@ def own_pixtral_graph(spec: ModelSpec, on_gpu: bool, flash_attention: bool = Fal
     tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), Mapping) else {}
     try:
         patch, hidden = int(vc.get("patch_size", 14)), int(vc["hidden_size"])
+        if weights_on_host and on_gpu:
+            n_vision = int(vc["num_hidden_layers"])
+            return pixtral_host_weights_graph_bytes(
+                pixtral_reserve_side(int(vc.get("image_size", 1540)), patch), patch, hidden,
+                int(vc.get("num_attention_heads", 16)), int(vc["intermediate_size"]), n_vision,
+                int(cfg.get("spatial_merge_size", 2)), int(tc.get("hidden_size", hidden)),
+                _go_attn_v_bytes(spec, n_vision, hidden), 128, flash_attention)
         return pixtral_vision_graph_bytes(
             pixtral_reserve_side(int(vc.get("image_size", 1540)), patch), patch, hidden,
             int(vc.get("num_attention_heads", 16)), int(vc["intermediate_size"]), int(vc["num_hidden_layers"]),
