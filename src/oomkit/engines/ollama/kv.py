@@ -72,3 +72,28 @@ def causal_cache(spec: ModelSpec, version: Version, num_ctx: int, num_parallel: 
 def _row(t, n: int) -> int:
     # rounded up, never refused: the runner's own llama.cpp figures check the block sizes (ggml.row_bytes)
     return math.ceil(n * t.type_size / t.block_size)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# mllama's encoder cache: kvcache/encoder.go EncoderCache (v0.7.0+)
+
+MLLAMA_ENCODER_TOKENS = 1601 * 4  # model.go EncodeMultimodal: 1601 positions x maxNumTiles (padded to 4 tiles)
+
+
+def mllama_encoder_cache(spec: ModelSpec) -> dict[int, int]:
+    """The cross-attention layers' K and V on the Ollama engine (model/models/mllama, v0.7.0+:
+    kvcache.NewWrapperCache(NewEncoderCache(), NewCausalCache); the self-attention layers use the causal cache,
+    the cross-attention layers only the encoder cache, TextDecoder.Forward SetLayerType). EncoderCache.Put
+    creates each layer's K and V with ctx.Layer(i).Empty(key.DType(), key.Shape()) on the first Put, which
+    reserveWorstCaseGraph's batch makes (its 2048 x 2048 image: crossAttentionStates of 1601 x 4 tiles), so
+    ml/backend/ggml newTensor counts them in the layer's Cache. TextCrossAttention.Forward: K and V are the
+    F32 products of the F32 states, [head_dim, kv_heads, 1601 x 4] each, whatever OLLAMA_KV_CACHE_TYPE says
+    (CacheConfig{}). -> bytes by layer (11b: 8 layers x 2 x 128 x 8 x 6404 x 4 B = 400.25 MiB)."""
+    out: dict[int, int] = {}
+    if spec.architecture != "mllama":
+        return out
+    for la in spec.layers:
+        a = la.attention
+        if la.cross_attention and a is not None:
+            out[la.index] = 4 * MLLAMA_ENCODER_TOKENS * a.n_kv_heads * ((a.head_dim_k or 0) + (a.head_dim_v or 0))
+    return out

@@ -34,7 +34,7 @@ from .graph import (
     gptoss_vulkan_gpu_graph,
     qwen3_gpu_graph_replayed,
 )
-from .kv import CausalCache, causal_cache
+from .kv import CausalCache, causal_cache, mllama_encoder_cache
 from .launch import Launch, resolve_launch
 from .memory import (
     EraCLayout,
@@ -220,8 +220,12 @@ def _split(counts: list[int]) -> tuple[float, ...]:
 
 
 def _ollama_engine_kv(spec: ModelSpec, launch: Launch, num_parallel: int) -> CausalCache:
-    return causal_cache(spec, launch.version, launch.num_ctx, num_parallel, min(launch.num_batch, launch.num_ctx),
-                           launch.kv_cache_type or "f16", launch.flash_attention)
+    cache = causal_cache(spec, launch.version, launch.num_ctx, num_parallel, min(launch.num_batch, launch.num_ctx),
+                         launch.kv_cache_type or "f16", launch.flash_attention)
+    encoder = mllama_encoder_cache(spec)  # the cross-attention layers' encoder cache (kv.py), in each layer's Cache
+    if encoder:
+        cache = CausalCache({**cache.bytes_by_layer, **encoder}, cache.cells_by_layer)
+    return cache
 
 
 def _replace_kv(est: MemoryEstimate, cache: CausalCache, devices: tuple[Device, ...]) -> MemoryEstimate:
@@ -245,7 +249,7 @@ def _replace_kv(est: MemoryEstimate, cache: CausalCache, devices: tuple[Device, 
                           "bytes": sum(cache.bytes_by_layer[i] for i, x in cache.cells_by_layer.items() if x == c)}
                          for c in cells]
     view["swa_kv_bytes"] = sum(b for i, b in cache.bytes_by_layer.items()
-                               if cache.cells_by_layer[i] != max(cells, default=0))
+                               if cache.cells_by_layer.get(i, max(cells, default=0)) != max(cells, default=0))
     return replace(est, devices=devs, host=host, layers=tuple(layers), engine_view=view)
 
 
@@ -428,10 +432,15 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
             fa = launch.flash_attention
             own_gpu = own_vision_graph(spec, True, fa) if v >= V_QWEN25VL_OWN_VISION else None
             own_cpu = own_vision_graph(spec, False, fa) if own_gpu is not None else None
+            own_partial = None
             if own_gpu is None and v >= V_PIXTRAL_OWN:
                 flash = fa and v >= V_VISION_SDPA
                 own_gpu = own_pixtral_graph(spec, True, flash)
                 own_cpu = own_pixtral_graph(spec, False, flash) if own_gpu is not None else None
+                # a partial offload leaves the output layer, and with it the tower (ml/backend/ggml New), on the
+                # CPU: the encoder's host weights are copied into the GPU's buffer split by split (#13303's
+                # alloc with Layers 37(3..39) of 41: 9668469760 B, projector.py own_pixtral_graph)
+                own_partial = own_pixtral_graph(spec, True, flash, weights_on_host=True) if own_gpu else None
             # gemma3's SigLIP encoder (v0.12.3+; its patch convolution's bias from v0.12.7, 0d140bd1a), the same
             # cache-less attention as Pixtral's
             if own_gpu is None and v >= V_SIGLIP_OWN:
@@ -440,7 +449,8 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
                 own_cpu = own_siglip_graph(spec, False, flash, bias) if own_gpu is not None else None
             vis_gpu = proj.graph if own_gpu is None else own_gpu
             vis_cpu = proj.graph if own_gpu is None else own_cpu or 0
-            graph, partial, cpu_graph = max(graph, vis_gpu), max(partial, vis_gpu), max(graph, vis_cpu)
+            vis_partial = max(vis_gpu, own_partial or 0)
+            graph, partial, cpu_graph = max(graph, vis_gpu), max(partial, vis_partial), max(graph, vis_cpu)
         # a CUDA GPU's graph also holds its backend's scratch pool (v0.12.4+, cuda_pool.py); the CPU's does not
         pool = _cuda_pool(spec, launch, gpus, cache, num_parallel)
         lay = layout_era_c(gpu_w or layer_w, layer_c, gpus, partial + pool, graph + pool, launch.gpu_overhead,
@@ -890,11 +900,11 @@ def _finish(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], used_idx:
                       "oomkit has no vision tower for this model to count it with")
     if spec.architecture == "mllama" and launch.runner == "ollama":
         # model/models/mllama (v0.7.0+): kvcache.NewWrapperCache(NewEncoderCache(), NewCausalCache): the causal
-        # cache of the self-attention layers is what the runner figures hold; the encoder cache (kvcache/encoder.go)
-        # creates the cross-attention layers' K and V when an image is encoded
+        # cache of the self-attention layers, the encoder cache (kvcache/encoder.go) the cross-attention layers' K
+        # and V, created by reserveWorstCaseGraph's image (kv.py mllama_encoder_cache)
         labels.append("the Ollama engine's mllama encoder cache (the cross-attention layers' K and V of an image's "
-                      "1601 x 4 tokens, created when the image is encoded) is not in the runner figures; Ollama's own "
-                      "estimate counts it (GraphSize: F32)")
+                      "1601 x 4 tokens in F32, kvcache/encoder.go) is created by the reserve's image and counted in "
+                      "each cross-attention layer's KV cache")
     compare = _ollama_vs_runner(devices, devs, runner, own, launch, warnings)
     full_offload = _full_offload(spec, devices, launch, own, ls, warnings)
     view = dict(runner.engine_view)
