@@ -296,7 +296,8 @@ def own_vision_graph(spec: ModelSpec, on_gpu: bool, flash_attention: bool = True
 
 def _go_attn_v_bytes(spec: ModelSpec, n_vision: int, hidden: int) -> tuple[int, ...]:
     """Each vision block's v.blk.N.attn_v.weight (hidden x hidden) in bytes as Ollama's Go quantizer types it
-    (server/quantization.go, v0.7.0+): newType excepts "_v." from its v. rule, so the tower's attn_v is quantized,
+    (server/quantization.go, v0.7.0-v0.14.2, which made the ministral-3 tags of December 2025; v0.14.3's newType
+    skips every v. name): newType excepts "_v." from its v. rule, so the tower's attn_v is quantized,
     and getTensorNewType's Q4_K_M counter iAttnV runs over the file's order (fs/ggml WriteGGUF: blk.N by block,
     then the other names sorted, v.blk.0, v.blk.1, v.blk.10, ...): Q6_K where useMoreBits(iAttnV, nAttnV), Q4_K
     otherwise. Q8_0 and F16 files keep their type; other formats are taken as F16, as are the tags llama.cpp's

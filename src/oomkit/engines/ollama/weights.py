@@ -227,8 +227,10 @@ def _go_quantizer_glm4moelite(spec: ModelSpec) -> ModelSpec:
 def _go_quantizer_attn_v(spec: ModelSpec) -> ModelSpec:
     """attn_v of a Q4_K_M library GGUF that Ollama's Go quantizer made from a converted file that carries its vision
     tower (server/quantization.go, v0.7.0+). quantize() counts qs.nAttnV over every tensor whose name contains
-    attn_v.weight / attn_qkv.weight / attn_kv_b.weight, the tower's v.blk.N.attn_v too, while newType() never
-    quantizes a `v.` tensor, so qs.iAttnV walks the text blocks only: Q6_K where useMoreBits(iAttnV, nAttnV), the
+    attn_v.weight / attn_qkv.weight / attn_kv_b.weight, the tower's v.blk.N.attn_v too; from v0.14.3 (01cf7445f)
+    newType() skips every name starting "v.", before it only those containing "v." but not "_v." (v0.7.0-v0.14.2
+    typed the tower's attn_v too: projector.py _go_attn_v_bytes), and either way the text blocks come first (fs/ggml
+    WriteGGUF sorts blk.N by block), so qs.iAttnV is 0..n_text-1 on them. Q6_K where useMoreBits(iAttnV, nAttnV), the
     first and last eighth of all the V tensors and every third between. gemma4:26b (25 text attn_v beside the
     tower's 27): Q6_K in blocks 0-4, 6, 9, 13, 16, 20, 24, 27, as required.CUDA0.Weights shows block by block
     (ollama/ollama#15388), where llama-quantize over the text alone gives 0-2, 6, 9, 13, 16, 20, 24-28. Applied
