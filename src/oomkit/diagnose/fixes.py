@@ -572,6 +572,14 @@ def _vllm_post_kv(d: Diagnosis, predict: bool = True) -> list[Fix]:
             nums.append(Fix(summary=f"--gpu-memory-utilization {max(0.5, u - 0.05):.2f} (from {u:.2f}): a smaller "
                                     "KV cache leaves the warm-up's scratch tensors room",
                             flags=("--gpu-memory-utilization", f"{max(0.5, u - 0.05):.2f}")))
+    if d.phase == "warm-up batch" and not any(f.flags[:1] == ("--max-num-seqs",) for f in nums):
+        # v1/worker/gpu/warmup.py warmup_kernels: num_reqs = min(max_num_seqs, max_num_batched_tokens //
+        # (decode_query_len + 1)); no CUDA graph is captured in it, so no --enforce-eager
+        seqs = d.numbers.get("max_num_seqs") or d.settings.get("max_num_seqs")
+        new = max(1, int(seqs) // 2) if seqs else 128
+        frm = f" (from {seqs})" if seqs else " (the default is 256; 1024 on V1 GPUs of 70 GiB and more)"
+        nums.insert(0, Fix(summary=f"--max-num-seqs {new}{frm}: the warm-up runs one dummy request per sequence "
+                                   "slot through a prefill and decode steps", flags=("--max-num-seqs", str(new))))
     if not nums:
         nums = _vllm_sampler(d) if d.phase == "sampler warm-up" else _vllm_compute(d)
     return out + nums + _alloc_fix(d)
@@ -614,7 +622,7 @@ def _vllm_post_kv_numbers(d: Diagnosis) -> list[Fix]:
     new_u = round(u - step, 2)
     out = []
     seqs = n.get("max_num_seqs") or d.settings.get("max_num_seqs")
-    if d.phase == "sampler warm-up" and seqs:
+    if d.phase in ("sampler warm-up", "warm-up batch") and seqs:
         k = int(seqs)
         while k > 1 and req * k / int(seqs) > free:
             k //= 2
@@ -905,6 +913,14 @@ def _ctx_flag(runner: str) -> str:
 
 def _llama_kv(d: Diagnosis) -> list[Fix]:
     runner = d.host or d.engine
+    if "for rs cache" in (d.evidence or ""):
+        # llama-memory-recurrent.cpp llama_memory_recurrent: the recurrent-state cache of a Mamba / gated-delta-net
+        # model (or of a hybrid's recurrent layers) holds mem_size = max(1, n_seq_max) states (llama-model.cpp
+        # create_memory, 2025+): one per parallel sequence, whatever the context; -c sizes the attention KV only
+        return [Fix(summary="-np 1 (fewer parallel slots): the recurrent-state (rs) cache holds one state per "
+                            "sequence, whatever the context; -c does not change it", flags=("-np", "1")),
+                Fix(summary="free host or device memory for the state (fewer -ngl layers moves it to RAM), or a "
+                            "smaller model")]
     n_ctx = d.numbers.get("n_ctx") or d.settings.get("n_ctx")
     kv = _llama_kv_total(d)
     req = d.numbers.get("requested_bytes")

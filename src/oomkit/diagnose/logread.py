@@ -361,6 +361,9 @@ MARKERS: tuple[tuple[str, str], ...] = (
     # buffer type ..., using CPU instead") runs right before the weights' buffers are allocated
     ("done_getting_tensors", "weights"),
     ("Loading weights", "weights"),
+    # llama.cpp src/llama.cpp llama_model_load's catch ("error loading model: %s"): the model's load threw (its
+    # weights' buffers), before any context; read after a failure whose own line names no buffer
+    ("llama_model_load: error loading model", "weights"),
     ("Model loading took", "compute"),  # vLLM profiles next
     ("Loading model weights took", "compute"),
     ("Load weight end", "kv_cache"),  # SGLang sizes the KV pool next
@@ -411,13 +414,16 @@ FRAME_STAGES: tuple[tuple[str, str], ...] = (
     ("generate", "compute"), ("forward", "compute"), ("execute_model", "compute"), ("prefill", "compute"),
     ("backward", "compute"), ("train", "compute"),
 )
-# (faulthandler's dump after "Fatal Python error" leaves out the comma: 'File "x.py", line 81 in name')
-_FRAME = re.compile(r"File \"([^\"\n]{1,400})\", line [0-9]{1,20},? in (\w{1,100})")
+# A frame line's tail, the closing quote of its path then `, line N, in name`: where a narrow terminal or a paste
+# re-wrapped the line (cut inside the path, or after `File`) the tail is still whole on one line. (faulthandler's
+# dump after "Fatal Python error" leaves out the comma: 'File "x.py", line 81 in name')
+_FRAME_TAIL = re.compile(r"\", line [0-9]{1,20},? in (\w{1,100})")
 
 
 def frames(region: str) -> list[str]:
-    """Function names of the Python traceback frames in region, in order."""
-    return [m.group(2) for m in _FRAME.finditer(region)] if 'File "' in region else []
+    """Function names of the Python traceback frames in region, in order (a frame whose path was wrapped onto a
+    second line read from its tail)."""
+    return [m.group(1) for m in _FRAME_TAIL.finditer(region)] if 'File "' in region else []
 
 
 # a frame's source line as Python prints it under the frame: the call in progress when the error was raised

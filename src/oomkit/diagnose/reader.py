@@ -308,6 +308,13 @@ def _merge_numbers(anchor: Event, incident: list[Event]) -> dict[str, Any]:
     return numbers
 
 
+def _host_buffer(name: Any) -> bool:
+    """A ggml buffer type in host RAM: the CPU's, or a backend's pinned host buffer ("CUDA_Host", "ROCm_Host",
+    "Vulkan_Host", "SYCL_Host": ggml-cuda.cu ggml_backend_cuda_host_buffer_type falls back to a CPU buffer when
+    cudaMallocHost fails, so its failure is the CPU buffer's)."""
+    return str(name or "").startswith("CPU") or str(name or "").endswith("_Host")
+
+
 def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, Any], around: str,
            settings: dict[str, Any] | None = None, buffers: dict[str, Any] | None = None
            ) -> tuple[str, str, list[str]]:
@@ -325,11 +332,11 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
                                    "setting helps: split the work into smaller tensors, or a release with the fix"]
     near = [e for e in incident if e is not anchor and e.line.no <= anchor.line.no + STAGE_WINDOW]
     # a context line right after names the stage (llama.cpp), and outranks the allocation line's own guess
-    if sig.role == "stage" and str(anchor.numbers.get("buffer", "")).startswith("CPU"):
+    if sig.role == "stage" and _host_buffer(anchor.numbers.get("buffer")):
         return "host_ram", "high", ["the buffer that failed is in host RAM (CPU)"]
     for e in near:
         if e.role == "stage" and e.sig.stage:
-            if str(e.numbers.get("buffer", "")).startswith("CPU") or sig.stage == "host_ram":
+            if _host_buffer(e.numbers.get("buffer")) or sig.stage == "host_ram":
                 part = ["the buffer is llama.cpp's KV cache (kv_cache), in RAM"] if e.sig.stage == "kv_cache" else []
                 return "host_ram", "high", ["the buffer that failed is in host RAM (CPU)", *part]
             return e.sig.stage, "high", []
@@ -372,8 +379,12 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
             # llm/status.go keeps the runner's stderr from its first error prefix on, so the error Ollama returns
             # can carry the next runner line too: ggml-alloc.c ggml_gallocr_reserve_n's "failed to allocate
             # <buft> buffer of size N" is the compute graph's reservation (the only allocator that logs it)
-            named = next((e for e in near if e.sig.engine == "llama.cpp" and e.sig.stage
-                          and e.role in ("oom", "stage")), None)
+            # a host buffer's failure first: ggml-cuda.cu's pinned CUDA_Host buffer falls back to a CPU buffer, and
+            # that one's failure (ggml_backend_cpu_buffer_type_alloc_buffer) is what ran out, before the weights'
+            # alloc_tensor_range line that names the pinned buffer
+            named = sorted((e for e in near if e.sig.engine == "llama.cpp" and e.sig.stage
+                            and e.role in ("oom", "stage")), key=lambda e: e.sig.stage != "host_ram")
+            named = named[0] if named else None
             if named is not None:
                 return named.sig.stage, "high", [f"the runner's own line names it: {named.line.text.strip()[:160]}"]
         return placed
@@ -396,6 +407,12 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
             return "compute", "medium", ["vLLM dumped the scheduled batch after the failure (dump_input.py): it ran out "
                                          "running a step while serving, in what the KV cache leaves of the "
                                          "gpu_memory_utilization budget (activations of the batch)"]
+    if sig.id == "llama_kv_alloc_fail" and "cpu_buffer_type_alloc_buffer: failed to allo" in anchor.line.text:
+        # llama-kv-cache.cpp allocates each buffer type's tensors (ggml_backend_alloc_ctx_tensors_from_buft): where
+        # ggml_backend_cpu_buffer_type_alloc_buffer is the one that failed, the cache was going to host RAM (-nkvo,
+        # layers left on the CPU, a CPU build); read as the two lines are apart when a paste ran them together
+        return "host_ram", "high", ["the KV cache's buffer that failed is a CPU buffer "
+                                    "(ggml_backend_cpu_buffer_type_alloc_buffer): host RAM"]
     refused = _refused_with_room(sig, buffers or {})
     if refused:
         return "buffer_limit", "medium", [refused]
@@ -449,7 +466,12 @@ _PHASE_FRAMES = (("_dummy_sampler_run", "sampler warm-up"), ("capture_model", "C
                  # after the KV cache): deep_gemm_warmup.py runs each FP8 GEMM at its largest M, its scratch tensors
                  # (torch.empty((MAX_M, n))) in what the KV cache left
                  ("deep_gemm_warmup", "kernel warm-up"),
-                 ("_gemm_nt_contiguous_warmup", "kernel warm-up"))
+                 ("_gemm_nt_contiguous_warmup", "kernel warm-up"),
+                 # the model runner V2 (v1/worker/gpu/warmup.py warmup_kernels, from gpu_worker.py
+                 # compile_or_warm_up_model after the KV cache, 2026): a prefill, then decode steps, of
+                 # min(max_num_seqs, max_num_batched_tokens // (decode_query_len + 1)) dummy requests through
+                 # execute_model and sample_tokens; its activations grow with that count, no CUDA graph is captured
+                 ("warmup_kernels", "warm-up batch"))
 _PHASE_MARKERS = (("Capturing CUDA graph", "CUDA graph capture"), ("Capturing cudagraphs", "CUDA graph capture"),
                   ("Capturing the model for CUDA graphs", "CUDA graph capture"),
                   ("Capture cuda graph begin", "CUDA graph capture"), ("Capturing batches", "CUDA graph capture"),
@@ -513,7 +535,9 @@ def _post_kv_cause(phase: str, runner: str | None, buffers: dict[str, Any]) -> l
                 "vocabulary, in what the KV cache leaves of the budget)"]
     what = {"sampler warm-up": "the sampler warm-up (its dummy batch of max_num_seqs requests)",
             "CUDA graph capture": "CUDA-graph capture",
-            "kernel warm-up": "the DeepGEMM kernels' warm-up (scratch tensors for their largest batch)"}[phase]
+            "kernel warm-up": "the DeepGEMM kernels' warm-up (scratch tensors for their largest batch)",
+            "warm-up batch": "the warm-up batch (warmup_kernels: a prefill and decode steps of up to max_num_seqs "
+                             "dummy requests)"}[phase]
     budget = {"vllm": "gpu_memory_utilization", "sglang": "mem_fraction_static"}.get(runner or "", "memory")
     return [f"{who} had allocated its KV cache{had}; then {what} ran out: it runs outside the {budget} budget "
             "that sized the KV cache, in what that budget leaves"]
@@ -628,11 +652,15 @@ def _ollama_reason(reason: str) -> tuple[str, str, list[str]]:
         return "kv_cache", "high", []
     if "compute" in r:
         return "compute", "high", []
-    if "unable to allocate" in r or "error loading model" in r:
-        return "weights", "high", []
-    if "cpu_buffer_type_alloc_buffer" in r:  # ggml-backend.cpp: the host allocation of a CPU buffer failed
+    # before "unable to allocate": the weights' load names the buffer type that failed, and a host one is RAM.
+    # ggml-backend.cpp ggml_backend_cpu_buffer_type_alloc_buffer: the host allocation of a CPU buffer failed;
+    # ggml-cuda.cu ggml_backend_cuda_host_buffer_type_alloc_buffer: a pinned "CUDA_Host" buffer falls back to a CPU
+    # buffer when cudaMallocHost fails, so its failure is the CPU buffer's, host RAM (likewise ROCm_Host)
+    if "cpu_buffer_type_alloc_buffer" in r or "_host buffer" in r:
         return "host_ram", "high", ["llama.cpp could not allocate a buffer in host RAM "
                                     "(ggml_backend_cpu_buffer_type_alloc_buffer)"]
+    if "unable to allocate" in r or "error loading model" in r:
+        return "weights", "high", []
     if "signal: terminated" in r:
         return "not_oom", "medium", ["the runner was stopped with SIGTERM (Ollama's load timeout or a shutdown), "
                                      "not killed for memory"]

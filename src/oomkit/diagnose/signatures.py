@@ -788,6 +788,18 @@ SIGNATURES: tuple[Signature, ...] = (
                 "build or the program), not an out-of-memory",),
         fixes=("update MLX (and the package running it); report the model and input that trigger it",)),
     Signature(
+        # mlx/backend/metal/eval.cpp, the same completion handler: code 4, IOGPU's "Ignored (for causing
+        # prior/excessive GPU errors)": Metal stopped running this process's command buffers after earlier ones
+        # faulted; no allocation failed in it. A code 8 (Insufficient Memory) earlier in the text is read first
+        "metal_submissions_ignored", "mlx", ("kIOGPUCommandBufferCallbackErrorSubmissionsIgnored",),
+        r"kIOGPUCommandBufferCallbackErrorSubmissionsIgnored", role="not_oom", backend="Metal", priority=3,
+        message="[METAL] Command buffer execution failed: Ignored (for causing prior/excessive GPU errors) "
+                "(00000004:kIOGPUCommandBufferCallbackErrorSubmissionsIgnored)",
+        causes=("Metal ignores the process's command buffers after earlier GPU errors (a kernel fault or a "
+                "timeout): not an out-of-memory; the first [METAL] error of the run names the cause",),
+        fixes=("update MLX (and the program running it; for one model alone, its runner's support of that model); "
+               "the first [METAL] error of the run says what faulted",)),
+    Signature(
         "ggml_metal_buffer_nil", "llama.cpp", ("ggml_metal_get_buffer: error: buffer is nil",),
         r"ggml_metal_get_buffer: error: buffer is nil", stage="host_ram", backend="Metal", priority=3,
         message="ggml_metal_get_buffer: error: buffer is nil",
