@@ -1,8 +1,9 @@
-"""The held-out diagnose sets' shared check (tests/fixtures/diagnose/heldout4.jsonl to heldout7.jsonl): each case is
+"""The held-out diagnose sets' shared check (tests/fixtures/diagnose/heldout4.jsonl to heldout9.jsonl): each case is
 cited and new, and diagnose() answers with the program, the stage (and phase, host, backend), the figures the text
 carries and the fix the thread shows (`fix`: substrings of the fixes; `absent`: advice that would be wrong for that
-log; `first`: what the first fix must say); `known_miss` makes a case a strict xfail. The garble pass (sets 6 and 7):
-each log garbled (`garbled`) and read through the command line (`check_garbled_exits_cleanly`)."""
+log; `first`: what the first fix must say); `known_miss` makes a case a strict xfail. The garble pass (sets 6 to 9):
+each log garbled (`garbled`, `garbled_params`) and read through the command line (`check_garbled_exits_cleanly`);
+the readable garbles keep each case's reading (`readable_garble_changes`, sets 7 to 9)."""
 
 from __future__ import annotations
 
@@ -133,6 +134,35 @@ def garbled(text: str, other: str | None = None) -> dict[str, bytes]:
     if multibyte is not None:
         out["utf8-cut"] = raw[: multibyte + 1] + raw[multibyte + 3:]
     return out
+
+
+def garbled_params(cases: list[dict]) -> list:
+    """Each case's garbles (garbled, with the next case's log as `other`) as (cid, kind, data) params."""
+    return [pytest.param(c["id"], kind, data, id=f"{c['id']}-{kind}")
+            for i, c in enumerate(cases)
+            for kind, data in garbled(c["text"], cases[(i + 1) % len(cases)]["text"]).items()]
+
+
+def readable_garble_changes(cases: list[dict], kind: str) -> list[tuple]:
+    """The cases (outside known_miss) whose engine and stage change when the log is garbled as `kind`: "rewrapped-80"
+    (re-wrapped at 80 columns), "run-together" (the whole log on one line) or a key of garbled() ("ansi", "crlf").
+    -> [(id, engine, stage)]"""
+    from oomkit.diagnose import diagnose
+
+    changed = []
+    for i, c in enumerate(cases):
+        if c.get("known_miss"):
+            continue
+        if kind == "rewrapped-80":
+            text = rewrapped(c["text"], 80)
+        elif kind == "run-together":
+            text = " ".join(c["text"].split("\n"))
+        else:
+            text = garbled(c["text"], cases[(i + 1) % len(cases)]["text"])[kind].decode("utf-8")
+        d = diagnose(text)
+        if (d.engine, d.stage) != (c["expected"]["engine"], c["expected"]["stage"]):
+            changed.append((c["id"], d.engine, d.stage))
+    return changed
 
 
 def check_garbled_exits_cleanly(cid: str, kind: str, data: bytes, tmp_path: Path, capsys) -> None:

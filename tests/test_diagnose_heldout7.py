@@ -24,7 +24,13 @@ import shlex
 
 import pytest
 
-from tests.diagnose_heldout import check_garbled_exits_cleanly, garbled, heldout_tests, params, rewrapped
+from tests.diagnose_heldout import (
+    check_garbled_exits_cleanly,
+    garbled_params,
+    heldout_tests,
+    params,
+    readable_garble_changes,
+)
 
 CASES, test_cases_are_cited_and_new, test_heldout_case = heldout_tests("heldout7.jsonl")
 
@@ -45,12 +51,7 @@ def test_the_threads_command_keeps_the_reading_and_is_rewritten(case):
         assert words[: len(argv)] == argv and len(words) > len(argv), line
 
 
-GARBLED = [pytest.param(c["id"], kind, data, id=f"{c['id']}-{kind}")
-           for i, c in enumerate(CASES)
-           for kind, data in garbled(c["text"], CASES[(i + 1) % len(CASES)]["text"]).items()]
-
-
-@pytest.mark.parametrize("cid,kind,data", GARBLED)
+@pytest.mark.parametrize("cid,kind,data", garbled_params(CASES))
 def test_garbled_log_exits_cleanly(cid, kind, data, tmp_path, capsys):
     check_garbled_exits_cleanly(cid, kind, data, tmp_path, capsys)
 
@@ -59,17 +60,5 @@ def test_garbled_log_exits_cleanly(cid, kind, data, tmp_path, capsys):
 def test_readable_garbles_keep_the_reading(kind):
     """Colour codes, CRLF line ends and a re-wrap at 80 columns change no case's engine and stage (at 60 columns a
     key can run over three lines: that pass only has to exit cleanly)."""
-    from oomkit.diagnose import diagnose
-
-    changed = []
-    for i, c in enumerate(CASES):
-        if c.get("known_miss"):
-            continue
-        if kind == "rewrapped-80":
-            text = rewrapped(c["text"], 80)
-        else:
-            text = garbled(c["text"], CASES[(i + 1) % len(CASES)]["text"])[kind].decode("utf-8")
-        d = diagnose(text)
-        if (d.engine, d.stage) != (c["expected"]["engine"], c["expected"]["stage"]):
-            changed.append((c["id"], d.engine, d.stage))
+    changed = readable_garble_changes(CASES, kind)
     assert not changed, changed

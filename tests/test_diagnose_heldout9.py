@@ -17,7 +17,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.diagnose_heldout import check_garbled_exits_cleanly, garbled, heldout_tests, rewrapped
+from tests.diagnose_heldout import (
+    check_garbled_exits_cleanly,
+    garbled_params,
+    heldout_tests,
+    readable_garble_changes,
+)
 
 CASES, test_cases_are_cited_and_new, test_heldout_case = heldout_tests("heldout9.jsonl")
 
@@ -34,12 +39,7 @@ def test_v2_warmup_is_no_graph_capture():
     assert all("--enforce-eager" not in f.flags for f in d.fixes)
 
 
-GARBLED = [pytest.param(c["id"], kind, data, id=f"{c['id']}-{kind}")
-           for i, c in enumerate(CASES)
-           for kind, data in garbled(c["text"], CASES[(i + 1) % len(CASES)]["text"]).items()]
-
-
-@pytest.mark.parametrize("cid,kind,data", GARBLED)
+@pytest.mark.parametrize("cid,kind,data", garbled_params(CASES))
 def test_garbled_log_exits_cleanly(cid, kind, data, tmp_path, capsys):
     check_garbled_exits_cleanly(cid, kind, data, tmp_path, capsys)
 
@@ -48,19 +48,5 @@ def test_garbled_log_exits_cleanly(cid, kind, data, tmp_path, capsys):
 def test_readable_garbles_keep_the_reading(kind):
     """Colour codes, CRLF line ends, a re-wrap at 80 columns and the whole log run together on one line change no
     case's engine and stage."""
-    from oomkit.diagnose import diagnose
-
-    changed = []
-    for i, c in enumerate(CASES):
-        if c.get("known_miss"):
-            continue
-        if kind == "rewrapped-80":
-            text = rewrapped(c["text"], 80)
-        elif kind == "run-together":
-            text = " ".join(c["text"].split("\n"))
-        else:
-            text = garbled(c["text"], CASES[(i + 1) % len(CASES)]["text"])[kind].decode("utf-8")
-        d = diagnose(text)
-        if (d.engine, d.stage) != (c["expected"]["engine"], c["expected"]["stage"]):
-            changed.append((c["id"], d.engine, d.stage))
+    changed = readable_garble_changes(CASES, kind)
     assert not changed, changed
