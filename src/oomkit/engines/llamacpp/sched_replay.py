@@ -297,6 +297,26 @@ def alloc_deps(g: Graph, splits: list[tuple[int, list[T], int]]) -> dict[int, li
     return {k: [v[i:i + 10] for i in range(0, len(v), 10)] for k, v in keep.items()}
 
 
+def _positions(order: list[T], deps: set[int]) -> dict[int, int]:
+    """Each tensor's first place in order (the inputs' dependency entries at deps are no place of theirs)."""
+    at: dict[int, int] = {}
+    for i, t in enumerate(order):
+        if i not in deps:
+            at.setdefault(id(t), i)
+    return at
+
+
+def _lowered(t: T, at: dict[int, int], copied: set[int]) -> tuple[Node, bool]:
+    """One tensor as ggml-alloc's node for the device's buffer: it allocates its bytes when the device computes it
+    (or it is an input's copy there) and it is no view; a view names its source's place. -> (node, allocates)"""
+    root = t.view_src
+    mine = t.backend == DEVICE and root is None and (t.op != "NONE" or id(t) in copied)
+    size = t.nbytes + t.extra if mine else 0
+    return Node(size, tuple([at[id(s)] for s in t.srcs]), mine and t.op in INPLACE,
+                at.get(id(root), -1) if root is not None else -1, t.output, (t.es, t.ne, t.nb),
+                mine and size == 0), mine
+
+
 def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
     """Pass 5 and graph_copy, lowered to galloc's nodes for the device's buffer (the host's tensors take none there
     but their reading of device tensors still counts); names, when given, gets each node's host weight name (the
@@ -316,10 +336,7 @@ def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
             order.append(t)
             for chunk in kept.get(id(t), ()):
                 order.append(T("DEP", (0, 0, 0, 0), (0, 0, 0, 0), 0, chunk))
-    at: dict[int, int] = {}
-    for i, t in enumerate(order):
-        if i not in deps:
-            at.setdefault(id(t), i)
+    at = _positions(order, deps)
     out: list[Node] = []
     named: list[str] = []
     for i, t in enumerate(order):
@@ -331,12 +348,8 @@ def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
             out.append(Node(0, tuple(at[id(s)] for s in t.srcs)))
             named.append("")
             continue
-        root = t.view_src
-        mine = t.backend == DEVICE and root is None and (t.op != "NONE" or id(t) in copied)
-        size = t.nbytes + t.extra if mine else 0
-        out.append(Node(size, tuple([at[id(s)] for s in t.srcs]), mine and t.op in INPLACE,
-                        at.get(id(root), -1) if root is not None else -1, t.output, (t.es, t.ne, t.nb),
-                        mine and size == 0))
+        node, mine = _lowered(t, at, copied)
+        out.append(node)
         named.append(t.name if mine else "")
     if names is not None:
         names.extend(named)
@@ -363,10 +376,7 @@ def vk_device_nodes(g: Graph) -> tuple[int, list[Node]]:
         head = len(order)
         order += g.nodes[st:splits[k + 1][2] if k + 1 < len(splits) else len(g.nodes)]
     copied = {id(c) for c in copies.values()}
-    at: dict[int, int] = {}
-    for i, t in enumerate(order):
-        if i not in deps:
-            at.setdefault(id(t), i)
+    at = _positions(order, deps)
     out: list[Node] = []
     ops: list[str] = []
     roots: dict[int, Hashable] = {}
@@ -375,13 +385,10 @@ def vk_device_nodes(g: Graph) -> tuple[int, list[Node]]:
             out.append(Node(0, (at[id(t)],)))
             ops.append("NONE")
             continue
-        root = t.view_src
-        mine = t.backend == DEVICE and root is None and (t.op != "NONE" or id(t) in copied)
-        size = t.nbytes + t.extra if mine else 0
-        out.append(Node(size, tuple([at[id(x)] for x in t.srcs]), mine and t.op in INPLACE,
-                        at.get(id(root), -1) if root is not None else -1, t.output, (t.es, t.ne, t.nb),
-                        mine and size == 0))
+        node, _ = _lowered(t, at, copied)
+        out.append(node)
         ops.append(t.op)
+        root = t.view_src
         if root is not None and root.buf is not None:  # a view of a KV / recurrent cache: depends on its writes
             roots[i] = ("cache", id(root))
     return head, vk_graph_optimize(head, out, ops, roots)
