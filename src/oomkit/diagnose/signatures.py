@@ -118,6 +118,17 @@ LLAMA_COMPUTE_FIXES = ("-ub smaller (and -b), e.g. -ub 256", "-fa on (flash atte
 LLAMA_WEIGHT_FIXES = ("-ngl fewer layers on the GPU (or --fit on)", "--n-cpu-moe N / --cpu-moe for MoE models",
                       "-ts to spread the layers across GPUs", "a smaller quant")
 
+def _mlx_metal_fault(sid: str, code: int, error: str, description: str, causes: tuple[str, ...],
+                     fixes: tuple[str, ...], pattern: str | None = None) -> Signature:
+    """A Metal command buffer's failure MLX reports that is no shortage: mlx/backend/metal/eval.cpp's completion
+    handler throws "[METAL] Command buffer execution failed: " + the error's localizedDescription, which ends in
+    IOGPU's code and name (kIOGPUCommandBufferCallbackError<error>); the signature keys on that name."""
+    name = f"kIOGPUCommandBufferCallbackError{error}"
+    return Signature(sid, "mlx", (name,), pattern or name, role="not_oom", backend="Metal", priority=3,
+                     message=f"[METAL] Command buffer execution failed: {description} ({code:08x}:{name})",
+                     causes=causes, fixes=fixes)
+
+
 SIGNATURES: tuple[Signature, ...] = (
     # ------------------------------------------------------------------------------------ PyTorch allocators
     Signature(
@@ -769,32 +780,22 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("unified memory exhausted: models, KV cache and other apps together (wired limit)",),
         fixes=("fewer models loaded at once", "a smaller model or shorter context",
                "sudo sysctl iogpu.wired_limit_mb=N (above the model size, below RAM)")),
-    Signature(
-        "metal_impacting_interactivity", "mlx", ("kIOGPUCommandBufferCallbackErrorImpactingInteractivity",),
-        r"ImpactingInteractivity", role="not_oom", backend="Metal", priority=3,
-        message="[METAL] Command buffer execution failed: Impacting Interactivity "
-                "(0000000e:kIOGPUCommandBufferCallbackErrorImpactingInteractivity)",
+    _mlx_metal_fault(
+        "metal_impacting_interactivity", 0xE, "ImpactingInteractivity", "Impacting Interactivity",
         causes=("the GPU watchdog stopped a long command buffer (not an out-of-memory)",),
-        fixes=("smaller prefill steps; run without a display attached to the GPU",)),
-    Signature(
-        # mlx/backend/metal/eval.cpp (the command buffer's completion handler throws "[METAL] Command buffer
-        # execution failed: " + the error's localizedDescription): code 9, a buffer the command buffer used was no
-        # longer valid (freed while in flight: mlx#3689), not a shortage (that is code 8, Insufficient Memory)
-        "metal_invalid_resource", "mlx", ("kIOGPUCommandBufferCallbackErrorInvalidResource",),
-        r"kIOGPUCommandBufferCallbackErrorInvalidResource", role="not_oom", backend="Metal", priority=3,
-        message="[METAL] Command buffer execution failed: Invalid Resource "
-                "(00000009:kIOGPUCommandBufferCallbackErrorInvalidResource)",
+        fixes=("smaller prefill steps; run without a display attached to the GPU",), pattern=r"ImpactingInteractivity"),
+    # code 9, a buffer the command buffer used was no longer valid (freed while in flight: mlx#3689), not a shortage
+    # (that is code 8, Insufficient Memory)
+    _mlx_metal_fault(
+        "metal_invalid_resource", 9, "InvalidResource", "Invalid Resource",
         causes=("a Metal buffer was released or invalid while a command buffer still used it (a bug of the MLX "
                 "build or the program), not an out-of-memory",),
         fixes=("update MLX (and the package running it); report the model and input that trigger it",)),
-    Signature(
-        # mlx/backend/metal/eval.cpp, the same completion handler: code 4, IOGPU's "Ignored (for causing
-        # prior/excessive GPU errors)": Metal stopped running this process's command buffers after earlier ones
-        # faulted; no allocation failed in it. A code 8 (Insufficient Memory) earlier in the text is read first
-        "metal_submissions_ignored", "mlx", ("kIOGPUCommandBufferCallbackErrorSubmissionsIgnored",),
-        r"kIOGPUCommandBufferCallbackErrorSubmissionsIgnored", role="not_oom", backend="Metal", priority=3,
-        message="[METAL] Command buffer execution failed: Ignored (for causing prior/excessive GPU errors) "
-                "(00000004:kIOGPUCommandBufferCallbackErrorSubmissionsIgnored)",
+    # code 4, IOGPU's "Ignored (for causing prior/excessive GPU errors)": Metal stopped running this process's
+    # command buffers after earlier ones faulted; no allocation failed in it. A code 8 (Insufficient Memory) earlier
+    # in the text is read first
+    _mlx_metal_fault(
+        "metal_submissions_ignored", 4, "SubmissionsIgnored", "Ignored (for causing prior/excessive GPU errors)",
         causes=("Metal ignores the process's command buffers after earlier GPU errors (a kernel fault or a "
                 "timeout): not an out-of-memory; the first [METAL] error of the run names the cause",),
         fixes=("update MLX (and the program running it; for one model alone, its runner's support of that model); "
