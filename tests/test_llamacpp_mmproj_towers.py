@@ -134,6 +134,18 @@ def write_gemma4_mmproj(path: Path, t: int = 1536) -> Path:
     return _write(path, keys, gemma4v_tensors(768, 3072, 12, t) + gemma4a_tensors(t=t))
 
 
+def resampler_tensors(e: int, t: int, q: int):
+    """MiniCPM-V's resampler as the converters write it: the 70 x 70 key position table, Q learned queries of width
+    T, the output projection and the kv projection E -> T, q/k/v/out attention with biases, ln_q / ln_kv / ln_post."""
+    ts = [("resampler.pos_embed_k", (4900, t), True), ("resampler.query", (q, t), True),
+          ("resampler.proj.weight", (t, t), False), ("resampler.kv.weight", (t, e), False)]
+    for n in ("q", "k", "v", "out"):
+        ts += [(f"resampler.attn.{n}.weight", (t, t), False), (f"resampler.attn.{n}.bias", (t,), True)]
+    for n in ("q", "kv", "post"):
+        ts += [(f"resampler.ln_{n}.weight", (t,), True), (f"resampler.ln_{n}.bias", (t,), True)]
+    return ts
+
+
 def write_minicpmv_mmproj(path: Path, e: int = 1152, f: int = 4304, h: int = 16, t: int = 3584, q: int = 64,
                           version: int = 3, image: int = 448, patch: int = 14) -> Path:
     """MiniCPM-V 2.5 / 2.6 / 4 / 4.5 and MiniCPM-o 2.6 as convert_hf_to_gguf.py writes them (projector type
@@ -142,12 +154,7 @@ def write_minicpmv_mmproj(path: Path, e: int = 1152, f: int = 4304, h: int = 16,
     ts = [("v.patch_embd.weight", (e, 3, patch, patch), False), ("v.patch_embd.bias", (e,), True),
           ("v.position_embd.weight", (4900, e), True)]
     ts += _vit_blocks(e, f) + [("v.post_ln.weight", (e,), True), ("v.post_ln.bias", (e,), True)]
-    ts += [("resampler.pos_embed_k", (4900, t), True), ("resampler.query", (q, t), True),
-           ("resampler.proj.weight", (t, t), False), ("resampler.kv.weight", (t, e), False)]
-    for n in ("q", "k", "v", "out"):
-        ts += [(f"resampler.attn.{n}.weight", (t, t), False), (f"resampler.attn.{n}.bias", (t,), True)]
-    for n in ("q", "kv", "post"):
-        ts += [(f"resampler.ln_{n}.weight", (t,), True), (f"resampler.ln_{n}.bias", (t,), True)]
+    ts += resampler_tensors(e, t, q)
     keys = _vision_keys("resampler", image, patch, e, f, h, t, **{"clip.minicpmv_version": version,
                                                                   "clip.minicpmv_query_num": q})
     return _write(path, keys, ts)

@@ -23,7 +23,7 @@ import pytest
 from oomkit.engines.llamacpp.projector import clip_compute_bytes, clip_weight_bytes
 from oomkit.model.gguf_header import read_gguf_header
 from tests.test_llamacpp_fit import mtmd_memory_usage
-from tests.test_llamacpp_mmproj_towers import _vision_keys, _write
+from tests.test_llamacpp_mmproj_towers import _vision_keys, _write, resampler_tensors
 
 MiB = 1 << 20
 
@@ -90,12 +90,7 @@ def write_minicpmv(path: Path, version: int = 3, t: int = 3584, q: int = 64, e: 
     clip.minicpmv_version (i32) and, unless query_num is False (files converted before PR #14750),
     clip.minicpmv_query_num."""
     ts = _siglip(e, f, n_layer, 4900)
-    ts += [("resampler.pos_embed_k", (4900, t), True), ("resampler.query", (q, t), True),
-           ("resampler.proj.weight", (t, t), False), ("resampler.kv.weight", (t, e), False)]
-    for n in ("q", "k", "v", "out"):
-        ts += [(f"resampler.attn.{n}.weight", (t, t), False), (f"resampler.attn.{n}.bias", (t,), True)]
-    for n in ("q", "kv", "post"):
-        ts += [(f"resampler.ln_{n}.weight", (t,), True), (f"resampler.ln_{n}.bias", (t,), True)]
+    ts += resampler_tensors(e, t, q)
     extra = {"clip.minicpmv_version": version, **({"clip.minicpmv_query_num": q} if query_num else {})}
     keys = _vision_keys("resampler", image, 14, e, f, h, 0, **extra)
     keys["clip.vision.block_count"] = n_layer
