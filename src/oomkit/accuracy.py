@@ -125,10 +125,8 @@ def _llamacpp(est: MemoryEstimate, d: dict[str, Any], guesses: list[str]) -> tup
     # an Ollama estimate's engine_version is Ollama's release, not its runner's llama.cpp build (_ollama says its era)
     version, oldest = str(est.settings.get("engine_version") or ""), d["log_versions"][0]
     if est.engine == "llama.cpp" and version:
-        # a date or an LM Studio runtime (lmstudio-2.44.0) compares as the build it reads as
-        from .engines.llamacpp.settings import build_number
-
-        build = f"b{build_number(version)}"
+        # a date or an LM Studio runtime (lmstudio-2.44.0) compares as the build the engine read it as
+        build = str(est.engine_view.get("build") or version)
         version = version if build == version else f"{version} ({build})"
     else:
         build = version

@@ -161,6 +161,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
         devices, memory_breakdown(weights, state, compute, len(devices)),
         others=(("CPU_REPACK", Breakdown(model=repack)),) if repack else ()))
     view.update(_fit_view(fitted, s, devices))
+    view["build"] = f"b{ctx.build}"  # the build whose rules applied (a date or an LM Studio runtime read as one)
     if repack:
         view["model_buffer_bytes"]["CPU_REPACK"] = repack
     view = backend_view(view, devices, s, ctx.build)  # the buffer names the backend prints

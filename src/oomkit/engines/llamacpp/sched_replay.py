@@ -29,6 +29,7 @@ import gc
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
+from .compute_graphs import vk_graph_optimize
 from .galloc import Node, peak_bytes
 
 DEVICE, HOST = 0, 1  # ggml_backend_sched's backend ids: the device first (highest priority), the CPU last
@@ -362,7 +363,6 @@ def vk_device_nodes(g: Graph) -> tuple[int, list[Node]]:
     places them (ggml_backend_sched_split_graph), so the device split's nodes are reordered by
     compute_graphs.vk_graph_optimize behind everything before them (the leafs, the host's splits, the copies).
     -> (the nodes before the reordered split, all the nodes). No allocation dependencies (alloc_deps: ggml-cuda's)."""
-    from .compute_graphs import vk_graph_optimize
     splits, copies = split_graph(g)
     if splits[-1][0] != DEVICE or any(b == DEVICE for b, _, _ in splits[:-1]):
         raise ValueError("the device split is not the graph's one last split")

@@ -610,20 +610,19 @@ def pixtral_host_weights_graph_bytes(side: int, patch: int, hidden: int, n_head:
     37(3..39) of 41: the output layer on the CPU) and #13312 (ministral-3:3b): ggml_gallocr_reserve_n failed on a
     CUDA0 buffer of 9668469760 B, this replay's figure to the byte with block 0's attn_v Q6_K (860160 B) live at
     the first block's scores; with the weights on the GPU the same graph gives 9646586240."""
-    from ..llamacpp import sched_replay as sr
 
     px = side // patch
     n, E, H, FF = px * px, hidden, n_head, n_ff
-    D, F, HOST = E // H, E // H // 4, sr.HOST
-    g = sr.Graph()
+    D, F, HOST = E // H, E // H // 4, sched_replay.HOST
+    g = sched_replay.Graph()
 
-    def w(ne: tuple[int, ...], es: int = 2, size: int = -1) -> sr.T:
+    def w(ne: tuple[int, ...], es: int = 2, size: int = -1) -> sched_replay.T:
         return g.weight(ne, HOST, size=size, es=es)
 
-    def norm(x: sr.T) -> sr.T:
+    def norm(x: sched_replay.T) -> sched_replay.T:
         return g.op("MUL", x.ne, g.op("RMS_NORM", x.ne, x), w((x.ne[0],), 4))
 
-    def lin(x: sr.T, i: int, o: int, size: int = -1) -> sr.T:
+    def lin(x: sched_replay.T, i: int, o: int, size: int = -1) -> sched_replay.T:
         return g.op("MUL_MAT", (o, x.ne[1]), w((i, o), size=size), x)
 
     pix = g.cache((side, side, 3), HOST, 4)  # ctx.Input() tensors: CPU buffers, not weights
@@ -641,7 +640,7 @@ def pixtral_host_weights_graph_bytes(side: int, patch: int, hidden: int, n_head:
     cos = g.reshape(g.op("COS", (D, n), pe), (D, 1, n))
     sin = g.reshape(g.op("SIN", (D, n), pe), (D, 1, n))
 
-    def rope(a: sr.T) -> sr.T:
+    def rope(a: sched_replay.T) -> sched_replay.T:
         half = g.op("SCALE", (D // 2, H, n), g.op("CONT", (D // 2, H, n), g.view(a, (D // 2, H, n), a.nb)))
         rotated = g.op("MUL", (D, H, n), g.op("CONCAT", (D, H, n), half, g.view(a, (D // 2, H, n), a.nb)), sin)
         return g.op("ADD", (D, H, n), g.op("MUL", (D, H, n), a, cos), rotated)
@@ -672,7 +671,7 @@ def pixtral_host_weights_graph_bytes(side: int, patch: int, hidden: int, n_head:
     out = lin(x, text_hidden, text_hidden)
     for _ in range(m):  # EncodeMultimodal's rows: views of the features, the tensors getTensor forwards
         g.expand(g.view(out, (text_hidden, m), out.nb))
-    return sr.device_peak(g, alignment)
+    return sched_replay.device_peak(g, alignment)
 
 
 def siglip_vision_graph(side: int, patch: int, hidden: int, n_head: int, n_ff: int, n_layer: int, tokens: int,

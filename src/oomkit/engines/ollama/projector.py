@@ -36,6 +36,7 @@ from .graph import (
     qwen25vl_vision_graph_bytes,
     siglip_vision_graph_bytes,
 )
+from .weights import _quantized_in_spring_2025
 
 # VisionGraphSize's architectures and the vision_config families they come from
 _GRAPH_ARCHS = {"gemma3": "gemma3", "mistral3": "mistral3", "qwen25vl": "qwen25vl", "qwen2_5_vl": "qwen25vl",
@@ -302,7 +303,6 @@ def _go_attn_v_bytes(spec: ModelSpec, n_vision: int, hidden: int) -> tuple[int, 
     then the other names sorted, v.blk.0, v.blk.1, v.blk.10, ...): Q6_K where useMoreBits(iAttnV, nAttnV), Q4_K
     otherwise. Q8_0 and F16 files keep their type; other formats are taken as F16, as are the tags llama.cpp's
     quantizer made (v0.6.2-v0.6.8, weights.py _quantized_in_spring_2025), whose "v." rule skipped attn_v."""
-    from .weights import _quantized_in_spring_2025
 
     n_text = sum(1 for t in spec.weights.tensors if t.name.startswith("blk.") and "attn_v.weight" in t.name) \
         or spec.n_layers
