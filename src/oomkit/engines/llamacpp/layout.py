@@ -161,7 +161,8 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
         devices, memory_breakdown(weights, state, compute, len(devices)),
         others=(("CPU_REPACK", Breakdown(model=repack)),) if repack else ()))
     view.update(_fit_view(fitted, s, devices))
-    view["build"] = f"b{ctx.build}"  # the build whose rules applied (a date or an LM Studio runtime read as one)
+    if s.engine_version != f"b{ctx.build}":
+        view["build"] = f"b{ctx.build}"  # the build a date or an LM Studio runtime reads as
     if repack:
         view["model_buffer_bytes"]["CPU_REPACK"] = repack
     view = backend_view(view, devices, s, ctx.build)  # the buffer names the backend prints
