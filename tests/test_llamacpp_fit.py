@@ -690,18 +690,24 @@ print(json.dumps(out))
 """
 
 
-def mtmd_memory_usage(path: Path, flash_attn: int) -> list[int]:
-    """mtmd_get_memory_usage(path, params) per device, as llama-server adds it to fit_params_target (CPU only)."""
+def run_libmtmd(script: str, symbol: str, *args: str):
+    """script run by a fresh interpreter (args after it) against the binding's libmtmd, skipped where the binding or
+    its libmtmd lacks symbol; it must exit 0. -> the subprocess.CompletedProcess (text stdout and stderr)"""
     import subprocess
     import sys
 
     llama_cpp = pytest.importorskip("llama_cpp")
     lib = Path(llama_cpp.__file__).parent / "lib" / "libmtmd.so"
-    if not lib.exists() or "mtmd_get_memory_usage" not in lib.read_bytes().decode("latin-1"):
-        pytest.skip("the binding's libmtmd has no mtmd_get_memory_usage")
-    r = subprocess.run([sys.executable, "-c", _MTMD_USAGE, str(path), str(flash_attn)], capture_output=True,
-                       text=True, timeout=300)
+    if not lib.exists() or symbol not in lib.read_bytes().decode("latin-1"):
+        pytest.skip(f"the binding's libmtmd has no {symbol}")
+    r = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
+    return r
+
+
+def mtmd_memory_usage(path: Path, flash_attn: int) -> list[int]:
+    """mtmd_get_memory_usage(path, params) per device, as llama-server adds it to fit_params_target (CPU only)."""
+    r = run_libmtmd(_MTMD_USAGE, "mtmd_get_memory_usage", str(path), str(flash_attn))
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 

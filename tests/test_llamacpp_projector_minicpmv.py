@@ -14,15 +14,13 @@ clip_weight_bytes to the printed hundredth; compute 55.81 / 84.31 MiB (-fa on / 
 30.83 / 46.89, as at three layers."""
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from oomkit.engines.llamacpp.projector import clip_compute_bytes, clip_weight_bytes
 from oomkit.model.gguf_header import read_gguf_header
-from tests.test_llamacpp_fit import mtmd_memory_usage
+from tests.test_llamacpp_fit import mtmd_memory_usage, run_libmtmd
 from tests.test_llamacpp_mmproj_towers import _vision_keys, _write, resampler_tensors
 
 MiB = 1 << 20
@@ -49,13 +47,7 @@ assert r.v
 
 def clip_log(path: Path, flash_attn: int) -> tuple[float, float]:
     """("model size" MiB, CPU "compute buffer size" MiB) as clip_init prints them for the mmproj at path."""
-    llama_cpp = pytest.importorskip("llama_cpp")
-    lib = Path(llama_cpp.__file__).parent / "lib" / "libmtmd.so"
-    if not lib.exists() or "_Z9clip_initPKc19clip_context_params" not in lib.read_bytes().decode("latin-1"):
-        pytest.skip("the binding's libmtmd exports no clip_init")
-    r = subprocess.run([sys.executable, "-c", _CLIP_LOG, str(path), str(flash_attn)], capture_output=True,
-                       text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-2000:]
+    r = run_libmtmd(_CLIP_LOG, "_Z9clip_initPKc19clip_context_params", str(path), str(flash_attn))
     size = re.findall(r"load_hparams: model size:\s*([0-9.]+) MiB", r.stderr)
     compute = re.findall(r"CPU compute buffer size =\s*([0-9.]+) MiB", r.stderr)
     assert size and compute, r.stderr[-2000:]
