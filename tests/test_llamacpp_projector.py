@@ -168,9 +168,11 @@ def test_qwen_vl_compute_is_mtmd_get_memory_usage(tmp_path, kind, shape):
 
 
 def test_qwen25_vl_7b_tower_figures(tmp_path):
-    """Qwen2.5-VL-7B's tower (E 1280, F 3420, 16 heads, patch 14) at its 1288 px warmup image: 594.37 MiB with flash
-    attention and 4871.57 MiB without, as measured on this CPU; a public ROCm log prints 705 / 4872 MiB (the
-    off figure agrees; the flash-on figure differs by backend)."""
+    """Qwen2.5-VL-7B's tower (E 1280, F 3420, 16 heads, patch 14) at its 1288 px warmup image, written with two
+    layers: 594.37 MiB with flash attention and 4871.57 MiB without, as measured on this CPU. A public ROCm log prints
+    705 / 4872 MiB: the off figure is the same at any depth; the flash-on 705 comes from the released tower's 32
+    layers, not the backend (from the third layer on the gated FFN keeps a row of F in the peak: 704.79 MiB,
+    test_llamacpp_projector_minicpmv.py test_qwen25_vl_flash_on_past_two_layers)."""
     mm = write_qwen_vl_mmproj(tmp_path / "mmproj.gguf", "qwen2.5vl_merger")
     assert round(predicted(mm, True) / MiB, 2) == 594.37
     assert round(predicted(mm, False) / MiB, 2) == 4871.57
