@@ -39,7 +39,8 @@ line numbers. #602's end-to-end tokens are +3.0 % (298,351 against 289,661, a ha
 rest is the profile; it is reported, not asserted. MiniMax-M2.5#30 prints two of its sixteen loads: the head node's
 worker (Ray prints no ip for it: the first pipeline stage) and one on 172.20.4.203; both read 13.2 GiB, which oomkit
 gives the first and last stages (15 layers, the embedding or lm_head); its middle stages hold 16 layers (13.74 GiB,
-+4.1 %), none of which the excerpt shows. LMCache#1739 names no GPU: its layout alone is held, the budget pinned.
++4.1 %), none of which the excerpt shows: get_pp_indices gives 62 layers at pp 4 as [15, 16, 16, 15], worked by hand
+in test_minimax_pp4_middle_stages_hold_the_remainder_layers. LMCache#1739 names no GPU: its layout alone is held, the budget pinned.
 
 Searched and not held (corpus "issues"): already held by an earlier set (vllm#23278, #21348, #28228, #41789, #50722,
 #17469, #13061, #10517, #25350, #16199, #44376 in test_vllm_deepseek_v4.py; club-3090#612, #642, #652, #1086, #1087;
@@ -151,6 +152,27 @@ def test_minimax_pp4_end_stage_weights(stage):
     got = loads[4 * stage]
     err = (got - printed) / printed
     assert abs(err) < WEIGHTS_LIMIT, f"stage {stage}: {got / GiB:.3f} vs {printed / GiB:.1f} GiB ({err:+.2%})"
+
+
+def test_minimax_pp4_middle_stages_hold_the_remainder_layers():
+    # Not printed in the excerpt; worked by hand from vLLM's source. distributed/utils.py get_pp_indices (the same
+    # body in the 0.8.5 and 0.24.0 wheels, so 0.18): 62 // 4 = 15 a stage, the 62 % 4 = 2 left over go to
+    # partitions[-2] and partitions[-3], "the first and last partitions are excluded because they contain the input
+    # and output embeddings": [15, 16, 16, 15]. Stage 0 holds embed_tokens + 15 layers, stage 3 15 layers + norm +
+    # lm_head (untied), stages 1-2 16 layers and PPMissingLayer for the rest. So the middle stages' 13.74 GiB
+    # (+4.1 % over the ends' 13.17) is the engine's split, not an error: a middle stage is one decoder layer
+    # (~0.86 GiB a TP4 rank) heavier and one vocab shard (200,064 x 3,072 x 2 B / 4 = 0.286 GiB) lighter. It also
+    # places the worker on 172.20.4.203 (13.2 GiB printed, a 16-layer stage would print 13.7) on the last stage:
+    # v1/executor/ray_executor.py sort_by_driver_then_worker_ip orders the driver's node first, then by ip, so the
+    # fourth node's ip sorts before .203.
+    from oomkit.engines.vllm.config import pp_partition
+    assert [b - a for a, b in pp_partition(62, 4, (0, 18, 0))] == [15, 16, 16, 15]
+    loads = list(_minimax_loads().values())
+    first_stage, middle = loads[0], loads[4]
+    assert loads[4] == loads[8] and abs(loads[12] - first_stage) < 0.01 * GiB
+    embed_shard = 200064 * 3072 * 2 / 4  # VocabParallelEmbedding over TP4, bf16 (200,064 is a multiple of 64)
+    # the first stage is 15/16 of a middle stage plus its vocab shard
+    assert abs(first_stage - (15 / 16 * middle + embed_shard)) < 0.01 * GiB, (first_stage / GiB, middle / GiB)
 
 
 # ---------------------------------------------------------------------------------------------------------------
