@@ -154,9 +154,17 @@ def projector(spec: ModelSpec) -> Projector | None:
     # VisionGraphSize sums the "v" layer group only: the encoder, its matrices F16 and its norms and biases F32
     # as Ollama's converter writes them; the multimodal projector (mm.*) is not in it
     weights = 2 * tower.encoder_params + 2 * vectors
+    source = f"{tower.family} encoder: {tower.encoder_params - vectors:,} F16 + {vectors:,} F32 parameters (the v.* tensors)"
+    if tower.family == "pixtral" and arch == "mistral3":
+        # server/quantization.go newType (v0.7.0-v0.14.2) quantizes the tower's v.blk.N.attn_v.weight ("_v."
+        # excepted from its v. rule): _go_attn_v_bytes types them; the converter's F16 (hidden x hidden) goes
+        h, n = int(vc.get("hidden_size", 0)), int(vc.get("num_hidden_layers", 0))
+        attn_v = _go_attn_v_bytes(spec, n, h)
+        if sum(attn_v) != n * h * h * 2:
+            weights += sum(attn_v) - n * h * h * 2
+            source += f", its {n} attn_v as Ollama's Go quantizer types them ({sum(attn_v):,} B)"
     mm = 2 * (tower.params - tower.encoder_params)  # mm.* as the converter writes them: F16
-    return Projector(weights, graph, f"{tower.family} encoder: {tower.encoder_params - vectors:,} F16 + {vectors:,} "
-                                     "F32 parameters (the v.* tensors)", runner_weights=weights + mm)
+    return Projector(weights, graph, source, runner_weights=weights + mm)
 
 
 def _mllama_bytes(tower, vc: Mapping[str, Any]) -> tuple[int, int]:
@@ -314,7 +322,10 @@ def _go_attn_v_bytes(spec: ModelSpec, n_vision: int, hidden: int) -> tuple[int, 
         i = n_text + p
         if fmt == "Q4_K_M":
             six = i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
-            by_block[b] = elems // 256 * (210 if six else 144)
+            if hidden % 256:  # getTensorNewType's fallback for rows not whole K-blocks: Q6_K -> Q8_0, Q4_K -> Q5_0
+                by_block[b] = elems // 32 * (34 if six else 22)
+            else:
+                by_block[b] = elems // 256 * (210 if six else 144)
         elif fmt == "Q8_0":
             by_block[b] = elems // 32 * 34
         else:

@@ -1,0 +1,55 @@
+"""The Pixtral tower's attn_v in the projector weights of library GGUFs quantized by Ollama's Go quantizer.
+
+server/quantization.go (v0.7.0-v0.14.2) newType: `quantize && (!strings.Contains(name, "v.") ||
+strings.Contains(name, "_v."))`, so v.blk.N.attn_v.weight is quantized; getTensorNewType gives attn_v.weight Q6_K
+where useMoreBits(qs.iAttnV, qs.nAttnV) on a Q4_K_M file (iLayer < n/8 || iLayer >= 7n/8 || (iLayer - n/8) % 3 == 2),
+else the file type's Q4_K, with iAttnV advancing in the file's order (the text blocks, then v.blk.0, v.blk.1,
+v.blk.10, ..., v.blk.19, v.blk.2, v.blk.20, ...). v0.14.3 (01cf7445f) skips every name with the "v." prefix.
+The expected bytes below are worked by hand from that rule; the F16 starting point is the 769.3 MiB
+projector.weights Ollama printed for mistral-small3.1's identical Pixtral encoder (llama.cpp's quantizer of
+v0.6.x, whose "v." rule left attn_v F16: ollama/ollama#10417), 806,711,296 B.
+"""
+
+from __future__ import annotations
+
+from oomkit.model.resolve import resolve
+
+Q6_K, Q4_K = 1024 * 1024 // 256 * 210, 1024 * 1024 // 256 * 144  # one 1024 x 1024 attn_v: 860,160 / 589,824 B
+F16 = 1024 * 1024 * 2
+PRINTED_F16 = 806711296  # mistral-small3.1's Pixtral v.* tensors, attn_v in F16 (769.3 MiB)
+
+
+def _q6(n_text: int, n_vision: int = 24) -> int:
+    """How many of the 24 tower attn_v get Q6_K: written out per file position for each text depth below."""
+    n = n_text + n_vision
+    return sum(1 for i in range(n_text, n) if i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2)
+
+
+def test_q6_counts_by_hand():
+    # ministral-3:14b / mistral-small3.2: 40 + 24 = 64 attn_v; n/8 = 8, 7n/8 = 56: positions 56-63 (8) and
+    # 40, 43, 46, 49, 52, 55 ((i - 8) % 3 == 2) -> 14 Q6_K, 10 Q4_K
+    assert _q6(40) == 14
+    # ministral-3:3b: 26 + 24 = 50; n/8 = 6, 7n/8 = 43: 43-49 (7) and 26, 29, 32, 35, 38, 41 -> 13
+    assert _q6(26) == 13
+    # ministral-3:8b: 34 + 24 = 58; n/8 = 7, 7n/8 = 50: 50-57 (8) and 36, 39, 42, 45, 48 -> 13
+    assert _q6(34) == 13
+
+
+def test_projector_weights_follow_go_quantizer():
+    from oomkit.engines.ollama.projector import projector
+
+    for tag, q6 in (("ministral-3:14b", 14), ("mistral-small3.2:24b", 14), ("ministral-3:8b", 13),
+                    ("ministral-3:3b", 13)):
+        want = PRINTED_F16 - 24 * F16 + q6 * Q6_K + (24 - q6) * Q4_K
+        p = projector(resolve(tag))
+        assert p is not None and p.weights == want, (tag, p and p.weights, want)
+    # 14b: 806,711,296 -> 774,320,128 B, 32,391,168 B (30.9 MiB) less
+    assert PRINTED_F16 - projector(resolve("ministral-3:14b")).weights == 32391168
+
+
+def test_spring_2025_tags_keep_attn_v_f16():
+    """mistral-small3.1 was quantized by v0.6.x's llama.cpp (weights.py _quantized_in_spring_2025): its printed
+    769.3 MiB holds every attn_v in F16."""
+    from oomkit.engines.ollama.projector import projector
+
+    assert projector(resolve("mistral-small3.1:24b")).weights == PRINTED_F16
