@@ -105,6 +105,10 @@ SAMPLER_BYTES_SORT = 36
 TRITON_SCRATCH_SMS = 132
 TRITON_MIN_ROWS = 8
 PROFILE_HIDDEN_KEPT_FROM = (0, 9, 2)
+# v1/worker/gpu_model_runner.py _dummy_run (model runner V1; read in the 0.9.2 and 0.24.0 wheels, absent in 0.8.5):
+# with an EAGLE-type drafter (SpeculativeConfig.use_eagle: "mtp" among its methods) the profile run calls
+# self.drafter.dummy_run(num_tokens) right after the target's forward, while its output `hidden_states` is alive
+PROFILE_DRAFTER_FROM = (0, 9, 2)
 # V0's sampler (model_executor/layers/sampler.py Sampler.forward and _apply_top_k_top_p, 0.4 -> 0.8.x) on profile_run's
 # SamplingParams(top_p=0.99, top_k=vocab - 1): its peak is the re-sort at the end of _apply_top_k_top_p, with alive,
 # per (row x vocabulary) element, the model-dtype logits the runner holds (b), the sorted logits, the int64 sort
@@ -220,7 +224,26 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     # T-row output too (profile_run keeps "hidden_states, last_hidden_states = self._dummy_run(...)")
     rows = T if r.version >= PROFILE_HIDDEN_KEPT_FROM else min(r.max_num_seqs, T)
     sampler = sampler_bytes(spec, s, r) + rows * h * b
+    forward += mtp_drafter_profile_bytes(spec, s, r)
     return int(max(max(forward, sampler) + ws + encoder, encoder_pass, cold_compile_bytes(spec, s, r)))
+
+
+def mtp_drafter_profile_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
+    """What the profile run's drafter pass holds above the target's forward peak, for the checkpoint's own MTP layers
+    as the drafter (PROFILE_DRAFTER_FROM; model runner V1): _dummy_run calls drafter.dummy_run(num_tokens) with the
+    target's T-row output hidden_states still referenced, and the drafter runs eager passes (num_speculative_tokens
+    of them in 0.24.0) of its MTP decoder layer (e.g. qwen3_5_mtp.py Qwen3_5MultiTokenPredictor.forward: pre_fc
+    norms, cat, fc, then one layer of the trunk's widths, so its own peak is the target's per-layer peak). The
+    difference is that kept output, T x hidden in the model dtype (TP-replicated). External EAGLE drafters (own
+    widths) are not counted; model runner V2 (gpu/model_runner.py _dummy_run -> speculator.propose) is not read."""
+    if not r.v1 or r.runner_v2 or r.version < PROFILE_DRAFTER_FROM or not r.num_spec:
+        return 0
+    method = s.speculative_method
+    if method is not None and method != "mtp" and not method.endswith("_mtp"):
+        return 0
+    if len(spec.layers) <= spec.n_trunk_layers:
+        return 0  # no MTP layers in the checkpoint: not the checkpoint's own drafter
+    return r.max_num_batched_tokens * spec.n_embd * r.dtype_bytes
 
 
 def cold_compile_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
