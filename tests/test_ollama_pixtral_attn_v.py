@@ -53,3 +53,28 @@ def test_spring_2025_tags_keep_attn_v_f16():
     from oomkit.engines.ollama.projector import projector
 
     assert projector(resolve("mistral-small3.1:24b")).weights == PRINTED_F16
+
+
+def _text_q6(n_text: int, n_vision: int) -> list[int]:
+    n = n_text + n_vision  # quantize(): qs.nAttnV counts the tower's attn_v too; the text blocks come first
+    return [i for i in range(n_text) if i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2]
+
+
+def test_text_attn_v_counted_with_the_tower():
+    """The text blocks' attn_v under the same counter: nAttnV = text + tower. ministral-3:14b: 64 V tensors, Q6_K
+    in blocks 0-7 and 10, 13, ..., 37 (18; the text alone, 40, gives 20: 0-4, 7, 10, ..., 34, 35-39); 3b: 50,
+    blocks 0-5 and 8, 11, ..., 23 (12; alone 13). Qwen2.5-VL 7B: 28 + 32, blocks 0-6, 9, ..., 27."""
+    from oomkit.engines.ollama.weights import ollama_gguf
+
+    assert _text_q6(40, 24) == [*range(8), 10, 13, 16, 19, 22, 25, 28, 31, 34, 37]
+    assert _text_q6(26, 24) == [*range(6), 8, 11, 14, 17, 20, 23]
+    assert _text_q6(28, 32) == [*range(7), 9, 12, 15, 18, 21, 24, 27]
+    for tag, n_text, n_vision in (("ministral-3:14b", 40, 24), ("mistral-small3.2:24b", 40, 24),
+                                  ("ministral-3:3b", 26, 24), ("qwen2.5vl:7b", 28, 32)):
+        g = ollama_gguf(resolve(tag))
+        six = sorted(t.layer for t in g.weights.tensors
+                     if t.name.startswith("blk.") and t.name.endswith("attn_v.weight") and t.dtype.lower() == "q6_k")
+        assert six == _text_q6(n_text, n_vision), tag
+    # mistral-small3.1 (v0.6.x's llama.cpp quantizer): every attn_v F16 (weights.py _spring_2025_quantizer)
+    g = ollama_gguf(resolve("mistral-small3.1:24b"))
+    assert {t.dtype.lower() for t in g.weights.tensors if t.name.endswith("attn_v.weight")} == {"f16"}

@@ -129,7 +129,9 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
         spec = replace(spec, layers=layers, labels=spec.labels + (
             "DeepSeek GGUF as in Ollama's library: converted before llama.cpp's MLA layout, so K/V are cached "
             "per head (128 x 192 / 128), not as the 576-wide latent",))
-    if not spec.weights.exact and spec.weights.format.upper() == "Q4_K_M" and spec.architecture == "gemma4":
+    if not spec.weights.exact and spec.weights.format.upper() == "Q4_K_M" and (
+            spec.architecture == "gemma4" or (_GO_QUANTIZED_TOWERS & {t.family for t in getattr(spec, "towers", ())}
+                                              and not _quantized_in_spring_2025(spec))):
         spec = _go_quantizer_attn_v(spec)
     if (spec.architecture in ("gpt-oss", "gptoss") and not spec.weights.exact
             and spec.weights.format.upper() in ("MXFP4_MOE", "MXFP4")):
@@ -224,6 +226,13 @@ def _go_quantizer_glm4moelite(spec: ModelSpec) -> ModelSpec:
                     "every ffn_down tensor, the shared experts' too (server/quantization.go)")
 
 
+# Towers Ollama's converter writes into the model GGUF whose library tags only its Go quantizer (v0.7.0+) can have
+# made: Pixtral (mistral3: mistral-small3.2, 2025-06, ministral-3, 2025-12; mistral-small3.1 of v0.6.x's
+# llama.cpp is _SPRING_2025's) and Qwen2.5-VL (qwen25vl, first supported by v0.7.0, convert_qwen25vl.go
+# splitting the tower's attn.qkv into v.blk.N.attn_q / attn_k / attn_v)
+_GO_QUANTIZED_TOWERS = {"pixtral", "qwen2_5_vl"}
+
+
 def _go_quantizer_attn_v(spec: ModelSpec) -> ModelSpec:
     """attn_v of a Q4_K_M library GGUF that Ollama's Go quantizer made from a converted file that carries its vision
     tower (server/quantization.go, v0.7.0+). quantize() counts qs.nAttnV over every tensor whose name contains
@@ -234,7 +243,9 @@ def _go_quantizer_attn_v(spec: ModelSpec) -> ModelSpec:
     first and last eighth of all the V tensors and every third between. gemma4:26b (25 text attn_v beside the
     tower's 27): Q6_K in blocks 0-4, 6, 9, 13, 16, 20, 24, 27, as required.CUDA0.Weights shows block by block
     (ollama/ollama#15388), where llama-quantize over the text alone gives 0-2, 6, 9, 13, 16, 20, 24-28. Applied
-    where it was measured (gemma4's library tags, quantized by v0.20's Go quantizer)."""
+    where it was measured (gemma4's library tags, quantized by v0.20's Go quantizer) and, from the source alone, to
+    the Pixtral and Qwen2.5-VL tags (_GO_QUANTIZED_TOWERS): ministral-3:14b / mistral-small3.2 (40 + 24 V tensors)
+    Q6_K in blocks 0-7, 10, 13, ..., 37 (18), where the text alone gives 20."""
     vision = sum(t.config_layers or 0 for t in getattr(spec, "towers", ()) if t.kind == "vision")
     if not vision:
         return spec
