@@ -217,8 +217,14 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
 # (fp4_kv_cache_quant_method.py): packed data, the scale layouts the selected backends read and the workspace only where
 # a backend dequantizes into it (FlashInfer prefill for nvfp4), so with one --attention-backend from the KV4 list no
 # workspace and one scale layout. Mamba / linear-attention hybrids size their full-attention layers by the same cell
-# from 0.5.16; hybrid sliding-window and NSA pools, 0.5.5-0.5.15's hybrid linear pool and the draft worker's pool take
-# the FP4 dtype through other classes (SWAKVPool, HybridLinearKVPool, NSATokenToKVPool), not modelled.
+# from 0.5.16; NSA pools, 0.5.5-0.5.15's hybrid linear pool and the draft worker's pool take the FP4 dtype through
+# other classes (HybridLinearKVPool, NSATokenToKVPool), not modelled. The hybrid sliding-window pool (SWAKVPool,
+# mem_cache/swa_memory_pool.py; 0.5.5-0.5.9 memory_pool.py) builds its full and SWA sub-pools as plain
+# MHATokenToKVPool of the FP4 dtype in every release (model_runner*.py, kv_cache_configurator.py
+# _build_hybrid_swa_kv_pool 0.5.16-0.5.23: no MHATokenToKVPoolFP4, no quant_method): store_dtype = float4_e2m1fn_x2,
+# (size + page, heads, head_dim) a layer at 1 B a value and no scales (HybridSWAPoolConfigurator's per-token bytes
+# take element_size = 1, no FP4 branch), and set_kv_buffer's cache_k.to(self.dtype) at the first forward is a cast
+# torch does not implement (torch 2.13: NotImplementedError "copy_" not implemented for 'Float4_e2m1fn_x2').
 def fp4_kv_layout(s: SGLangSettings, v: Version, *, mla: bool, full: tuple[LayerSpec, ...],
                   swa: tuple[LayerSpec, ...], mamba: tuple[LayerSpec, ...], nsa: bool, attn_tp: int) -> int:
     """Refuse the FP4 KV caches this release's parser or pools do not take (one line each); -> token_extra."""
@@ -235,8 +241,13 @@ def fp4_kv_layout(s: SGLangSettings, v: Version, *, mla: bool, full: tuple[Layer
                           f"(SGLang {s.engine_version}, mem_cache/kv_cache_dtype.py)")
     # HybridLinearKVPool takes the FP4 recipe for its full-attention layers from 0.5.16 (kv_cache_configurator.py
     # _build_fp4_quant_method -> quant_method=; 0.5.15 and before build a plain MHATokenToKVPool of the FP4 dtype)
-    if swa or (mamba and not recipes) or nsa or s.speculative_algorithm:
-        what = ("a hybrid sliding-window pool" if swa else "a Mamba / linear-attention state pool" if mamba
+    if swa:
+        raise OomkitError("NotImplementedError: \"copy_\" not implemented for 'Float4_e2m1fn_x2' (SGLang "
+                          f"{s.engine_version}: --kv-cache-dtype {name} on a hybrid sliding-window model builds SWAKVPool "
+                          "as plain MHATokenToKVPool of the FP4 dtype, no FP4 pool or scales, and its first KV write "
+                          "casts to it; --disable-hybrid-swa-memory, not sized by oomkit, takes the FP4 pool)")
+    if (mamba and not recipes) or nsa or s.speculative_algorithm:
+        what = ("a Mamba / linear-attention state pool" if mamba
                 else "DeepSeek sparse attention's pool" if nsa else "speculative decoding's draft pool")
         raise OomkitError(f"--kv-cache-dtype {name} with {what} is not modelled by oomkit (its FP4 sizing covers "
                           "plain MHA and MLA pools)")
