@@ -78,3 +78,19 @@ def test_text_attn_v_counted_with_the_tower():
     # mistral-small3.1 (v0.6.x's llama.cpp quantizer): every attn_v F16 (weights.py _spring_2025_quantizer)
     g = ollama_gguf(resolve("mistral-small3.1:24b"))
     assert {t.dtype.lower() for t in g.weights.tensors if t.name.endswith("attn_v.weight")} == {"f16"}
+
+
+def test_qwen25vl_tower_attn_v_quantized():
+    """qwen2.5vl (first supported by v0.7.0, so quantized by the Go quantizer): convert_qwen25vl.go splits each of
+    the 32 blocks' attn.qkv into v.blk.N.attn_q / attn_k / attn_v (1280 x 1280: 6,400 K-blocks, Q6_K 1,344,000 B,
+    Q4_K 921,600 B, F16 3,276,800 B). 7b: 28 + 32 V tensors, n/8 = 7, 7n/8 = 52: file positions 52-59 and 30,
+    33, ..., 51 -> 16 Q6_K, 16 Q4_K = 36,249,600 B. 32b: 64 + 32, n/8 = 12, 7n/8 = 84: 84-95 and 65, 68, ..., 83
+    -> 19 Q6_K, 13 Q4_K = 37,516,800 B. The rest of the tower stays as before (its whole-F16 figure)."""
+    from oomkit.engines.ollama.projector import projector
+
+    blocks = 1280 * 1280 // 256
+    for tag, q6 in (("qwen2.5vl:7b", 16), ("qwen2.5vl:32b", 19)):
+        p = projector(resolve(tag))
+        assert f"({(q6 * 210 + (32 - q6) * 144) * blocks:,} B)" in p.source, tag
+        tower = next(t for t in resolve(tag).towers if t.kind == "vision")
+        assert p.weights == tower.nbytes(2) - 32 * 1280 * 1280 * 2 + (q6 * 210 + (32 - q6) * 144) * blocks, tag

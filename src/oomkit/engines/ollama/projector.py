@@ -148,21 +148,28 @@ def projector(spec: ModelSpec) -> Projector | None:
         return Projector(v_bytes, graph, f"mllama vision encoder as Ollama's converter writes it ({tower.encoder_params:,} "
                                          "parameters: matrices F16, vectors and the tile embeddings F32)",
                          runner_weights=v_bytes + mm_bytes)
+    # server/quantization.go newType (v0.7.0-v0.14.2) quantizes the tower's v.blk.N.attn_v.weight ("_v." excepted
+    # from its v. rule): _go_attn_v_bytes types them in place of the converter's F16 (hidden x hidden). Pixtral
+    # (mistral3) and Qwen2.5-VL (convert_qwen25vl.go splits attn.qkv into attn_q / attn_k / attn_v), whose
+    # library tags that quantizer made
+    attn_v_delta, attn_v_note = 0, ""
+    if isinstance(vc, Mapping) and (tower.family, arch) in (("pixtral", "mistral3"), ("qwen2_5_vl", "qwen25vl"),
+                                                            ("qwen2_5_vl", "qwen2_5_vl")):
+        h = int(vc.get("hidden_size", 0))
+        n = int(vc.get("num_hidden_layers", vc.get("depth", 0)))
+        attn_v = _go_attn_v_bytes(spec, n, h)
+        if h and sum(attn_v) != n * h * h * 2:
+            attn_v_delta = sum(attn_v) - n * h * h * 2
+            attn_v_note = f", its {n} attn_v as Ollama's Go quantizer types them ({sum(attn_v):,} B)"
     vectors = _vector_params(tower.family, vc) if isinstance(vc, Mapping) else None
     if vectors is None:
-        return Projector(tower.nbytes(2), graph, f"{tower.family} tower in F16 ({tower.params:,} parameters)")
+        return Projector(tower.nbytes(2) + attn_v_delta, graph,
+                         f"{tower.family} tower in F16 ({tower.params:,} parameters){attn_v_note}")
     # VisionGraphSize sums the "v" layer group only: the encoder, its matrices F16 and its norms and biases F32
     # as Ollama's converter writes them; the multimodal projector (mm.*) is not in it
-    weights = 2 * tower.encoder_params + 2 * vectors
-    source = f"{tower.family} encoder: {tower.encoder_params - vectors:,} F16 + {vectors:,} F32 parameters (the v.* tensors)"
-    if tower.family == "pixtral" and arch == "mistral3":
-        # server/quantization.go newType (v0.7.0-v0.14.2) quantizes the tower's v.blk.N.attn_v.weight ("_v."
-        # excepted from its v. rule): _go_attn_v_bytes types them; the converter's F16 (hidden x hidden) goes
-        h, n = int(vc.get("hidden_size", 0)), int(vc.get("num_hidden_layers", 0))
-        attn_v = _go_attn_v_bytes(spec, n, h)
-        if sum(attn_v) != n * h * h * 2:
-            weights += sum(attn_v) - n * h * h * 2
-            source += f", its {n} attn_v as Ollama's Go quantizer types them ({sum(attn_v):,} B)"
+    weights = 2 * tower.encoder_params + 2 * vectors + attn_v_delta
+    source = (f"{tower.family} encoder: {tower.encoder_params - vectors:,} F16 + {vectors:,} F32 parameters "
+              f"(the v.* tensors){attn_v_note}")
     mm = 2 * (tower.params - tower.encoder_params)  # mm.* as the converter writes them: F16
     return Projector(weights, graph, source, runner_weights=weights + mm)
 
