@@ -148,6 +148,22 @@ def test_fp4_with_hybrid_pools():
         _est("fp4_e2m1", "0.5.15", devices=pro6000, spec=spec, attention_backend="triton")
 
 
+@pytest.mark.xfail(strict=True, raises=OomkitError, reason=(
+    "split prefill / decode backends not modelled: sglang#21601's launch on 0.5.23 (RTX PRO 6000, SM120) is 6,784 B "
+    "a token by fp4_kv_cache_quant_method.py compute_cell_size; oomkit refuses it"))
+def test_split_backends_cell_of_sglang_21601():
+    # NVFP4KVCacheMethod.compute_cell_size (0.5.23) over the selected accesses: FlashInfer prefill -> the FP8
+    # dequant workspace and linear scales, trtllm_mha decode -> native FP4 (on SM120 use_trtllm_gen_native_scale_layout
+    # is is_sm100 = False: no second scale layout). Qwen3.5-35B-A3B's 10 full-attention layers, 2 KV heads x 256:
+    # 2 x (256 // 2) x 10 x 2 + 2 x (256 // 16) x 10 x 2 + 2 x 256 x 2 x 1 = 5,120 + 640 + 1,024
+    _, _, s = sg.parse_args(["--model-path", "m", "--kv-cache-dtype", "nvfp4", "--prefill-attention-backend",
+                             "flashinfer", "--decode-attention-backend", "trtllm_mha"], {})
+    s = replace(s, engine_version="0.5.23", kv_cache_memory_bytes=10 * GiB, context_length=8192)
+    q = lookup("qwen3.5-35b-a3b")
+    est = sg.ENGINE.estimate(spec_from_config(q.config, name=q.name), tuple(devices_for_names("RTX PRO 6000")), s)
+    assert est.kv_bytes_per_token == 6784
+
+
 def test_split_backends_are_refused():
     # sglang#21601's launch: FlashInfer prefill, trtllm_mha decode, which oomkit does not take apart
     _, _, s = sg.parse_args(["--model-path", "m", "--kv-cache-dtype", "nvfp4", "--prefill-attention-backend",

@@ -289,11 +289,17 @@ def check_fp4_kv(lay: CacheLayout, s: SGLangSettings, backend: str, cc: tuple[in
         return
     v = parse_version(s.engine_version)
     name = s.kv_cache_dtype
+    # SGLang takes a split pair with an FP4 cache (server_args.py _handle_kv4_compatibility 0.5.7-0.5.18,
+    # arg_groups/kv_cache_hook.py 0.5.19-0.5.23: "Attention: Using KV4 with PREFILL = ... and DECODE = ..." warning,
+    # none for nvfp4's FlashInfer prefill + trtllm_mha decode) and runs both (layers/attention/hybrid_attn_backend.py);
+    # from 0.5.21 the cell is the recipe's over both phases' accesses (fp4_kv_cache_quant_method.py compute_cell_size:
+    # nvfp4 with FlashInfer prefill holds the FP8 workspace and the linear scales, on SM100 the trtllm_mha native
+    # scales too). oomkit keeps one backend's buffers and reads no split backend's name: refused.
     split = [f for f in ("--prefill-attention-backend", "--decode-attention-backend") if f in s.release_flags]
     if split:
-        raise OomkitError(f"--kv-cache-dtype {name} with {' / '.join(split)} is not modelled by oomkit: the FP4 cell "
-                          "depends on each phase's backend (a FlashInfer prefill adds a dequant workspace and its own "
-                          "scale layout); give one --attention-backend")
+        raise OomkitError(f"--kv-cache-dtype {name} with {' / '.join(split)} is not modelled by oomkit: SGLang "
+                          "runs both backends and sizes the FP4 cell by both phases' reads (a FlashInfer prefill "
+                          "adds a dequant workspace and its own scale layout); give one --attention-backend")
     if hip:
         raise OomkitError(f"RuntimeError: KV4 is not tested on non-CUDA platforms. (--kv-cache-dtype {name} on ROCm)")
     if name == "nvfp4" and cc is not None and cc[0] not in (10, 12):
