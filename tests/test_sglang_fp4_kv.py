@@ -148,6 +148,32 @@ def test_fp4_with_hybrid_pools():
         _est("fp4_e2m1", "0.5.15", devices=pro6000, spec=spec, attention_backend="triton")
 
 
+# gpt-oss-20b with --disable-hybrid-swa-memory: configs/model_config.py _derive_hybrid_model (0.5.16, 0.5.23; 0.5.3-0.5.15
+# model_runner.py) sets is_hybrid_swa = is_hybrid_swa_model(...) and not disable_hybrid_swa_memory, so no SWAKVPool:
+# the plain MHA pool holds all 24 layers (kv_cache_configurator.py 0.5.16-0.5.23 _build_mha_kv_pool with the FP4
+# quant_method over num_effective_layers; 0.5.10 model_runner_kv_cache_mixin.py MHATokenToKVPoolFP4). 8 KV heads x 64:
+#   (8 x (64 + 64) x 24) // 2 + (8 x 64 x 24 x 2) // 16 = 12,288 + 1,536 = 13,824 B a token
+# 0.5.16-0.5.20 pool_configurator.py _compute_cell_size adds the shared FP8 dequant workspace, 8 x 64 x 2 = 1,024 B
+GPT_OSS_20B_FP4_CELL = 8 * (64 + 64) * 24 // 2 + 8 * 64 * 24 * 2 // 16
+
+
+def test_fp4_gpt_oss_with_hybrid_swa_memory_disabled():
+    assert GPT_OSS_20B_FP4_CELL == 13824
+    g = lookup("gpt-oss-20b")
+    spec = spec_from_config(g.config, name=g.name)
+    for kv, version, cell in (("fp4_e2m1", "0.5.10", 13824), ("fp4_mx_block16", "0.5.18", 13824 + 1024),
+                              ("fp4_mx_block16", "0.5.23", 13824)):
+        est = _est(kv, version, spec=spec, attention_backend="triton", disable_hybrid_swa_memory=True)
+        assert est.kv_bytes_per_token == cell, (kv, version)
+        assert est.engine_view["max_total_num_tokens"] == 10 * GiB // cell
+    # the flag as typed: parsed as a setting, no longer an "unmodelled" note
+    _, _, s = sg.parse_args(["--disable-hybrid-swa-memory", "--kv-cache-dtype", "fp4_mx_block16"])
+    assert s.disable_hybrid_swa_memory and not s.unmodelled
+    # without it the refusal stays
+    with pytest.raises(OomkitError, match=r"^NotImplementedError: \"copy_\" not implemented"):
+        _est("fp4_mx_block16", "0.5.23", spec=spec, attention_backend="triton")
+
+
 @pytest.mark.xfail(strict=True, raises=OomkitError, reason=(
     "split prefill / decode backends not modelled: sglang#21601's launch on 0.5.23 (RTX PRO 6000, SM120) is 6,784 B "
     "a token by fp4_kv_cache_quant_method.py compute_cell_size; oomkit refuses it"))

@@ -93,6 +93,7 @@ _APPLY: dict[str, tuple[str, Any]] = {
     "--enable-multimodal": ("enable_multimodal", bool),
     "--enable-llama4-multimodal": ("enable_multimodal", bool),  # 0.4.5.post1-0.4.5.post3
     "--language-only": ("language_only", bool),
+    "--disable-hybrid-swa-memory": ("disable_hybrid_swa_memory", bool),
     "--allow-auto-truncate": ("allow_auto_truncate", bool),
 }
 _TYPE_NAMES = {int: "int", float: "float", str: "str"}
@@ -115,8 +116,8 @@ def _above(least: float, what: str):
 # weights kept on the host (--cpu-offload-gb, the layer offloader), a separate draft model (the EAGLE / standalone
 # draft worker of another checkpoint: its config is not read; the model's own next-n layers as the draft are sized,
 # draft.py, so a draft path naming the model itself is no note), LoRA's adapter pool (lora/mem_pool.py), the
-# hierarchical (host) KV cache and LMCache, embedding servers (no generation), EPLB, context parallelism, SWA's
-# full-size pools (--disable-hybrid-swa-memory) and torch.compile's graphs.
+# hierarchical (host) KV cache and LMCache, embedding servers (no generation), EPLB, context parallelism and
+# torch.compile's graphs.
 _UNMODELLED = {
     "--cpu-offload-gb": _above(0, "weights kept in host memory"),
     "--offload-mode": _always("weights moved to the host by the offloader"),
@@ -132,7 +133,6 @@ _UNMODELLED = {
     "--enable-eplb": _always("EPLB's expert buffers"),
     "--decode-context-parallel-size": _above(1, "the KV cache split over context-parallel ranks"),
     "--attention-context-parallel-size": _above(1, "the KV cache split over context-parallel ranks"),
-    "--disable-hybrid-swa-memory": _always("sliding-window layers given full-size KV pools"),
     "--enable-torch-compile": _always("torch.compile's captured graphs"),
     # KTransformers' CPU experts (server_args.py --kt-method / --kt-weight-path, 0.5.6+): the routed experts but
     # --kt-num-gpu-experts of them run on the CPU from their own weights
@@ -361,6 +361,8 @@ OPTIONS = (
     Opt("enable_multimodal", "--enable-multimodal", switch=("--enable-multimodal", None),
         aliases=("--enable-llama4-multimodal",)),
     Opt("language_only", "--language-only", switch=("--language-only", None)),
+    Opt("disable_hybrid_swa_memory", "--disable-hybrid-swa-memory",
+        switch=("--disable-hybrid-swa-memory", None)),
     Opt("allow_auto_truncate", "--allow-auto-truncate", switch=("--allow-auto-truncate", None)),
 )
 _DEFAULTS = defaults(SGLangSettings)

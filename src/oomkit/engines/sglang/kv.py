@@ -76,6 +76,11 @@ def _hybrid_swa_disabled(spec: ModelSpec, s: SGLangSettings) -> str | None:
     every layer in the full pool unless --hybrid-kvcache-ratio (not taken by oomkit). -> the label saying so, or
     None."""
     v = parse_version(s.engine_version)
+    if s.disable_hybrid_swa_memory:
+        # configs/model_config.py _derive_hybrid_model (0.5.16, 0.5.23; 0.5.3-0.5.15 model_runner.py): is_hybrid_swa =
+        # is_hybrid_swa_model(...) and not disable_hybrid_swa_memory, so kv_cache_configurator.py (0.5.16-0.5.23) skips
+        # _build_hybrid_swa_kv_pool and builds the plain MHA pool over num_effective_layers, FP4's quant_method included
+        return "--disable-hybrid-swa-memory: no hybrid SWA pool, every layer in the full pool"
     if spec.architecture == "llama4" and not reached(v, "llama4_swa_pool"):
         return ("llama4 on SGLang before 0.5.8: no hybrid SWA pool by default (--hybrid-kvcache-ratio opts in from "
                 "0.4.9, not estimated here), every layer in the full pool")
@@ -245,7 +250,7 @@ def fp4_kv_layout(s: SGLangSettings, v: Version, *, mla: bool, full: tuple[Layer
         raise OomkitError("NotImplementedError: \"copy_\" not implemented for 'Float4_e2m1fn_x2' (SGLang "
                           f"{s.engine_version}: --kv-cache-dtype {name} on a hybrid sliding-window model builds SWAKVPool "
                           "as plain MHATokenToKVPool of the FP4 dtype, no FP4 pool or scales, and its first KV write "
-                          "casts to it; --disable-hybrid-swa-memory, not sized by oomkit, takes the FP4 pool)")
+                          "casts to it; --disable-hybrid-swa-memory puts every layer in the FP4 pool)")
     if (mamba and not recipes) or nsa or s.speculative_algorithm:
         what = ("a Mamba / linear-attention state pool" if mamba
                 else "DeepSeek sparse attention's pool" if nsa else "speculative decoding's draft pool")

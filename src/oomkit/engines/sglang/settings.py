@@ -397,6 +397,9 @@ class SGLangSettings:
     # --enable-multimodal (0.4.6+; --enable-llama4-multimodal 0.4.5.post1-0.4.5.post3): Llama 4 / Gemma 3's multimodal
     # path on where SGLang turns it off by default (multimodal_off)
     enable_multimodal: bool = False
+    # --disable-hybrid-swa-memory (0.5.3-0.5.23 server_args.py / 0.5.23 arg_groups/fields/schedule.py): no SWAKVPool,
+    # every layer in the full pool (configs/model_config.py _derive_hybrid_model: is_hybrid_swa = ... and not it)
+    disable_hybrid_swa_memory: bool = False
     language_only: bool = False  # --language-only: the language model without its multimodal encoder
     allow_overwrite_longer_context_len: bool = False  # env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1
     allow_auto_truncate: bool = False  # --allow-auto-truncate: a prompt longer than the pool allows is cut, not aborted
