@@ -169,6 +169,10 @@ def test_fp4_gpt_oss_with_hybrid_swa_memory_disabled():
     # the flag as typed: parsed as a setting, no longer an "unmodelled" note
     _, _, s = sg.parse_args(["--disable-hybrid-swa-memory", "--kv-cache-dtype", "fp4_mx_block16"])
     assert s.disable_hybrid_swa_memory and not s.unmodelled
+    assert "--disable-hybrid-swa-memory" in sg.format_command("m", replace(s, engine_version="0.5.23"))
+    # BF16 the same way: 24 layers x 8 x (64 + 64) x 2 B = 49,152 B a token, every layer full size
+    assert _est("auto", "0.5.23", spec=spec, attention_backend="triton",
+                disable_hybrid_swa_memory=True).kv_bytes_per_token == 24 * 8 * 128 * 2
     # without it the refusal stays
     with pytest.raises(OomkitError, match=r"^NotImplementedError: \"copy_\" not implemented"):
         _est("fp4_mx_block16", "0.5.23", spec=spec, attention_backend="triton")
