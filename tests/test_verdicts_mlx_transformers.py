@@ -20,12 +20,13 @@ log. The Metal working set moved with the macOS release (memory.py apple_default
 tests/test_metal_working_set.py): macOS 13-15 give 2/3 or 3/4 of the RAM, macOS 26 0.74-0.84, and the 512 GiB M3
 Ultra prints "recommendedMaxWorkingSetSize  = 498216.21 MB" (464 GiB), where mlx refuses a buffer past "the maximum
 allowed buffer size of 373662154752 bytes" (jjang-ai/vmlx#50; MTLDevice.maxBufferLength, exactly 3/4 of 464 GiB).
-oomkit's --gpu names no macOS release and takes the newest one's figure, so mlx-community/GLM-5.1-4bit (418.5 GB of
+A --gpu that names no macOS release takes the newest one's figure, so mlx-community/GLM-5.1-4bit (418.5 GB of
 weights) fits that Mac by default, as arozanov/turboquant-mlx#11 reports it running there (that thread is not in the
 stored copies read here: its command, fork and wired limit unread; asserted on the plain mlx_lm command). Threads
 from Macs on macOS 15 print the older figure: on 15.4 mlx_lm warned "close to the maximum recommended size" for
 DeepSeek-V3-0324-4bit (mlx-lm#98, tests/test_real_world_sweep4.py mlx98), and #2191's LM Studio logs 3/4 of 48 GiB
-(36.00 GiB, a strict xfail below); --wired-limit-mb gives such a Mac's figure.
+(36.00 GiB, asserted below with --gpu "Apple M4 Pro 48GB (macOS 15)"); naming the release, or --wired-limit-mb,
+gives such a Mac's figure.
 """
 
 from __future__ import annotations
@@ -206,12 +207,14 @@ def test_2191_kv_per_token_as_logged():
     assert out["kv_bytes_per_token"] == int(_logged("full_kv").removesuffix("B/token"))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "lmstudio-bug-tracker#2191: LM Studio's working_set=36.00GiB (mx.device_info()'s max_recommended_working_set_size"
-    ") is 3/4 of 48 GiB, macOS 13-15's share: that Mac runs macOS 15 or older. oomkit's --gpu names no macOS release "
-    "and takes macOS 26's 0.78 (37.44 GiB, 40,200,896,512 bytes as utensils/mold#1542 prints it)"))
+# LM Studio's working_set=36.00GiB (mx.device_info()'s max_recommended_working_set_size) is 3/4 of 48 GiB, macOS
+# 13-15's share (memory.py apple_default_gpu_share): that Mac ran macOS 15 or older, named so with --gpu (13 and 14
+# give the same 3/4). Unnamed, oomkit takes macOS 26's 0.78, 37.44 GiB.
+M4PRO_2191 = "Apple M4 Pro 48GB (macOS 15)"
+
+
 def test_2191_working_set_as_logged():
-    rc, out = _check("Apple M4 Pro 48GB", None, LMS2191)
+    rc, out = _check(M4PRO_2191, None, LMS2191)
     assert out["devices"][0]["budget_bytes"] / GiB == float(_logged("working_set").removesuffix("GiB"))
 
 
@@ -219,13 +222,13 @@ def test_2191_working_set_as_logged():
     "lmstudio-bug-tracker#2191 (LM Studio MLX runtime 1.10.1, --parallel 1): asked for 200,000 tokens, LM Studio "
     "loaded 152,576 ('Model context auto-fit ... fitted=152,576 working_set=36.00GiB ... baseline=20.15GiB ... "
     "estimated_peak=33.01GiB'). oomkit mirrors the fit (engines/mlx/context_fit.py, mlx-engine context_fit.py "
-    "calculate_context_fit as #345 wrote it) and loads 183,296: 30,720 tokens (20.1 %) more (166,144 with the "
-    "logged 36.00 GiB working set, macOS 15's, where oomkit takes macOS 26's 37.44 GiB). The other terms agree "
+    "calculate_context_fit as #345 wrote it) and, with --gpu naming macOS 15 (the logged 36.00 GiB working set), "
+    "loads 166,144: 13,568 tokens (8.9 %) more (183,296 unnamed, at macOS 26's 37.44 GiB). The other terms agree "
     "(reserve 3.00 GiB, full_kv 20480, prompt_inputs 4096, attention 65536 "
     "B/token, fixed_ssm 0.06 GiB; tests/test_lmstudio_mlx_context_fit.py gets 152,576 from the logged terms) but the "
     "baseline is 19.00 GiB in oomkit (qwen/qwen3.6-35b-a3b@4bit: 18.17 GiB of affine 4-bit weights and the 0.83 GiB "
     "bf16 vision tower) against 20.15 GiB for the thread's unsloth UD MLX quant (21.66 GB), whose mixed bits no "
     "catalog key names"))
 def test_2191_context_is_the_one_lm_studio_fits():
-    rc, out = _check("Apple M4 Pro 48GB", None, LMS2191)
+    rc, out = _check(M4PRO_2191, None, LMS2191)
     assert out["n_ctx"] == 152_576

@@ -45,6 +45,7 @@ class Device:
     integrated: bool | None = None  # an integrated GPU sharing system memory (an iGPU); None: unknown
     gfx_target: str | None = None  # AMD: the LLVM target ("gfx942"), the catalog's architectures; None: unknown
     cuda_total_bytes: int | None = None  # NVIDIA: CUDA's own total (totalGlobalMem), the catalog's reading; None: unknown
+    macos: int | None = None  # Apple: the macOS major release named with --gpu ("(macOS 15)"); None: the newest's rule
 
 
 @dataclass(frozen=True)

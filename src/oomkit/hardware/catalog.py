@@ -7,7 +7,8 @@ published, cited in ``memory_source``; otherwise the marketed size in MiB, marke
 
 Matching ignores case, spaces, dashes, the brand words in front and the marks drivers print ("NVIDIA GeForce RTX
 4090" = "rtx4090" = "RTX-4090"; "Intel(R) Arc(TM) A770 Graphics" = "Arc A770"); a trailing size ("3060 12GB", "M3
-Max 128GB", Windows' "(16GB)") picks that variant.
+Max 128GB", Windows' "(16GB)") picks that variant. A Mac's macOS release may follow its name ("M3 Ultra 512GB
+(macOS 15)", "M3 Ultra 512GB, macOS 15.4"): it picks Metal's default working set (memory.py apple_default_gpu_share).
 
 Each --gpu name is resolved once (``resolve``: a pure function of the name, returning a frozen ``Resolution``);
 a --gpu list is parsed once per text (``_parse``), for its devices and for its notes alike.
@@ -469,6 +470,27 @@ class _Part:
     count: int
     name: str
     resolution: Resolution
+    macos: int | None = None  # the macOS release named after an Apple chip ("M3 Ultra 512GB (macOS 15)")
+
+
+# A Mac's macOS release after its name, which picks the default GPU working set (memory.py apple_default_gpu_share):
+# "M3 Ultra 512GB (macOS 15)", "M3 Ultra 512GB macOS 15.4", or its own part "M3 Ultra 512GB, macOS 15".
+_MACOS = re.compile(r"[\s(]*\bmac\s*os\b\s*(?P<rel>[^()]*?)\s*\)?\s*$", re.IGNORECASE)
+# The releases whose rule is known (apple_default_gpu_share's logs), by number or name; 27.0 prints 26's steps.
+_MACOS_NAMES = {"ventura": 13, "sonoma": 14, "sequoia": 15, "tahoe": 26}
+_MACOS_KNOWN = (13, 14, 15, 26, 27)
+
+
+def _macos_release(text: str, words: str) -> int:
+    """"15", "15.4", "Sequoia", "26 Tahoe" -> the major release; anything else a HardwareError."""
+    tokens = text.lower().split()
+    majors = {_MACOS_NAMES[t] if t in _MACOS_NAMES else int(t.split(".")[0]) if re.fullmatch(r"\d+(?:\.\d+)*", t)
+              else -1 for t in tokens}
+    if len(majors) != 1 or (major := majors.pop()) not in _MACOS_KNOWN:
+        raise HardwareError(f"--gpu {words[:60]!r}: unknown macOS release {text.strip()[:30]!r}; name one of "
+                            f"{', '.join(map(str, _MACOS_KNOWN))} (or Ventura, Sonoma, Sequoia, Tahoe), e.g. "
+                            f"\"M3 Ultra 512GB (macOS 15)\"")
+    return major
 
 
 @functools.lru_cache(maxsize=256)
@@ -481,6 +503,19 @@ def _parse(text: str) -> tuple[_Part, ...]:
     parts: list[_Part] = []
     for part in (p.strip() for p in _PLUS.sub(",", text).split(",")):
         if not part:
+            continue
+        release = _MACOS.search(part)
+        if release:
+            macos = _macos_release(release.group("rel"), text)
+            part = part[:release.start()].strip()
+            if not part and not parts:
+                raise HardwareError(f"--gpu {text[:60]!r}: a macOS release names no Mac; write it after the chip, "
+                                    "e.g. \"M3 Ultra 512GB (macOS 15)\"")
+            target = _part(part) if part else parts.pop()
+            if target.resolution.spec is not None and target.resolution.spec.vendor != "apple":
+                raise HardwareError(f"--gpu {text[:60]!r}: a macOS release goes with an Apple chip, not "
+                                    f"{target.resolution.spec.name}")
+            parts.append(replace(target, macos=macos))
             continue
         one = _part(part)
         if not one.resolution.known:
@@ -533,7 +568,7 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
     Ids follow llama.cpp's backend names, numbered per vendor: CUDA0, CUDA1 (NVIDIA), ROCm0 (AMD), MTL0
     (Apple), SYCL0 (Intel). A board with several GPUs (MI250X: two GCDs) gives one device per GPU.
     """
-    specs: list[GpuSpec] = []
+    specs: list[tuple[GpuSpec, int | None]] = []
     for part in _parse(str(text)):
         count, name, spec = part.count, part.name, part.resolution.spec
         if count < 1:
@@ -543,12 +578,12 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
         if len(specs) + count * spec.devices_per_board > MAX_DEVICES:
             raise HardwareError(f"--gpu {str(text)[:60]!r}: more than {MAX_DEVICES:,} devices; oomkit takes 1 to "
                                 f"{MAX_DEVICES:,}")
-        specs += [spec] * (count * spec.devices_per_board)
+        specs += [(spec, part.macos)] * (count * spec.devices_per_board)
     if not specs:
         raise OomkitError(f"no GPU named in {text!r}")
     counters: dict[str, int] = {}
     devices = []
-    for spec in specs:
+    for spec, macos in specs:
         prefix = _ID_PREFIX.get(spec.vendor, "GPU")
         index = counters.get(prefix, 0)
         counters[prefix] = index + 1
@@ -556,7 +591,7 @@ def devices_for_names(text: str) -> tuple[Device, ...]:
                               compute_capability=_capability(spec), nvlink=_nvlink(spec.name),
                               bandwidth_gbs=spec.bandwidth_gbs, sm_count=spec.sm_count,
                               integrated=spec.unified_memory, gfx_target=_gfx_target(spec),
-                              cuda_total_bytes=_cuda_total(spec)))
+                              cuda_total_bytes=_cuda_total(spec), macos=macos))
     return tuple(devices)
 
 

@@ -83,12 +83,12 @@ METAL_DEVICE_RENAME = 7909
 # Metal: unified memory
 
 
-def metal_working_set(ram_bytes: int) -> int:
+def metal_working_set(ram_bytes: int, macos: int | None = None) -> int:
     """MTLDevice.recommendedMaxWorkingSetSize, what ggml-metal takes as the device's memory (ggml-metal-device.m
     ggml_metal_device_get_memory: total = recommendedMaxWorkingSetSize) and what it warns past ("current
     allocated size is greater than the recommended max working set size"): macOS's default
-    (hardware/detect.py apple_default_gpu_share)."""
-    return apple_default_gpu_share(ram_bytes)
+    (hardware/detect.py apple_default_gpu_share) for the macOS release named with --gpu (None: the newest)."""
+    return apple_default_gpu_share(ram_bytes, macos)
 
 
 def metal_devices(devices: tuple[Device, ...]) -> tuple[Device, ...]:
@@ -96,7 +96,7 @@ def metal_devices(devices: tuple[Device, ...]) -> tuple[Device, ...]:
     out = []
     for d in devices:
         if d.id.startswith(("MTL", "Metal")) and d.memory_bytes and d.free_bytes is None:
-            ws = metal_working_set(d.memory_bytes)
+            ws = metal_working_set(d.memory_bytes, d.macos)
             d = replace(d, memory_bytes=ws)
         out.append(d)
     return tuple(out)

@@ -26,10 +26,10 @@ VM_PAGE = 16 * KiB
 # The Metal device: unified memory, the working set, the largest buffer
 
 
-def default_working_set(ram: int) -> int:
+def default_working_set(ram: int, macos: int | None = None) -> int:
     """Metal's recommendedMaxWorkingSetSize with iogpu.wired_limit_mb=0 (hardware/detect.py apple_default_gpu_share):
     pass --wired-limit-mb or the value from mx.device_info() when you know it."""
-    return apple_default_gpu_share(ram)
+    return apple_default_gpu_share(ram, macos)
 
 
 def default_max_buffer(ram: int) -> int:
@@ -63,7 +63,7 @@ def metal_device(devices: tuple[Device, ...], s: MlxSettings) -> Metal:
     elif detected:
         working_set = dev.memory_bytes
     else:
-        working_set = default_working_set(ram) if ram else None
+        working_set = default_working_set(ram, dev.macos) if ram else None
     max_buffer = s.max_buffer_length or (default_max_buffer(ram) if ram else None)
     return Metal(dev, ram, working_set, max_buffer)
 
