@@ -21,12 +21,12 @@ options:
   --kv-type T           KV cache type for K and V (llama.cpp: -ctk/-ctv)
   --parallel N          parallel sequences (llama.cpp: -np)
   --vram SIZE[,SIZE]    memory of each GPU (24GiB, 24GB, 24576MiB)
-  --gpu NAME[,NAME]     GPUs from the catalog ("RTX 4090")
+  --gpu NAME[,NAME]     GPUs from the catalog ("RTX 4090"; a Mac with its macOS release: "M4 Max 128GB (macOS 15)")
   --cpu-only            no GPU: everything on the CPU
   --ram SIZE            the host's memory (64GiB, 64GB); llama.cpp's --fit fits the context to it without a GPU
                         (default with --cpu-only: this machine's total memory)
-  --engine-version V    engine release whose rules to apply (llama.cpp build tag b6500 or a date 2025-06-01;
-                        Ollama 0.12.10)
+  --engine-version V    engine release whose rules to apply (llama.cpp build tag b6500, a date 2025-06-01 or an
+                        LM Studio runtime lmstudio-1.63.1; Ollama 0.12.10)
   --backend B           llama.cpp / Ollama GPU backend: cuda, rocm, metal, vulkan, sycl, opencl, cpu (default:
                         from the GPUs: an Apple chip is Metal, AMD ROCm, Intel SYCL)
   --env KEY=VALUE       the engine's environment, repeatable (OLLAMA_CONTEXT_LENGTH=8192); default os.environ
