@@ -382,9 +382,8 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
             # a host buffer's failure first: ggml-cuda.cu's pinned CUDA_Host buffer falls back to a CPU buffer, and
             # that one's failure (ggml_backend_cpu_buffer_type_alloc_buffer) is what ran out, before the weights'
             # alloc_tensor_range line that names the pinned buffer
-            named = sorted((e for e in near if e.sig.engine == "llama.cpp" and e.sig.stage
-                            and e.role in ("oom", "stage")), key=lambda e: e.sig.stage != "host_ram")
-            named = named[0] if named else None
+            named = min((e for e in near if e.sig.engine == "llama.cpp" and e.sig.stage
+                         and e.role in ("oom", "stage")), key=lambda e: e.sig.stage != "host_ram", default=None)
             if named is not None:
                 return named.sig.stage, "high", [f"the runner's own line names it: {named.line.text.strip()[:160]}"]
         return placed

@@ -212,8 +212,9 @@ def _blk(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _use_more_bits(i_layer: int, n_layers: int) -> bool:
-    # llama_tensor_get_type_impl:use_more_bits — first and last eighth, and every third layer between.
+def use_more_bits(i_layer: int, n_layers: int) -> bool:
+    # llama_tensor_get_type_impl:use_more_bits — first and last eighth, and every third layer between (Ollama's Go
+    # quantizer, server/quantization.go useMoreBits, is the same test).
     return i_layer < n_layers // 8 or i_layer >= 7 * n_layers // 8 or (i_layer - n_layers // 8) % 3 == 2
 
 
@@ -317,7 +318,7 @@ def _impl(qs: _State, m: _Model, new: str, name: str, shape: Sequence[int], ft: 
             new = "q5_K"
         elif ft in ("IQ4_NL", "IQ4_XS") and gqa >= 4:
             new = "q5_K"
-        elif ft in ("Q4_K_M", "Q5_K_M") and _use_more_bits(i, n):
+        elif ft in ("Q4_K_M", "Q5_K_M") and use_more_bits(i, n):
             new = "q6_K"
         elif ft == "Q4_K_S" and i < 4:
             new = "q5_K"
@@ -349,19 +350,19 @@ def _impl(qs: _State, m: _Model, new: str, name: str, shape: Sequence[int], ft: 
             new = "q4_K" if i < n // 8 else "q3_K"
         elif ft == "Q3_K_M":
             new = ("q5_K" if i < n // 16 else
-                   "q4_K" if arch != "falcon" or _use_more_bits(i, n) else "q3_K")
-        elif ft == "IQ3_M" and (i < n // 8 or (nexp == 8 and _use_more_bits(i, n))):
+                   "q4_K" if arch != "falcon" or use_more_bits(i, n) else "q3_K")
+        elif ft == "IQ3_M" and (i < n // 8 or (nexp == 8 and use_more_bits(i, n))):
             new = "q4_K"
         elif ft == "Q3_K_L":
             new = "q4_K" if arch == "falcon" else "q5_K"
         elif ft == "Q4_K_M":
             if arch == "falcon":
-                new = "q6_K" if i < n // 16 else "q5_K" if _use_more_bits(i, n) else "q4_K"
-            elif _use_more_bits(i, n):
+                new = "q6_K" if i < n // 16 else "q5_K" if use_more_bits(i, n) else "q4_K"
+            elif use_more_bits(i, n):
                 new = "q6_K"
         elif i < n // 8 and ft in ("IQ4_NL", "IQ4_XS") and not m.has_imatrix:
             new = "q5_K"
-        elif ft == "Q5_K_M" and _use_more_bits(i, n):
+        elif ft == "Q5_K_M" and use_more_bits(i, n):
             new = "q6_K"
         elif ft == "Q4_K_S" and arch != "falcon" and i < n // 8:
             new = "q5_K"

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model.spec import ModelSpec
+from ...quant.gguf_recipes import use_more_bits
 from .graph import (
     QWEN25VL_MAX_PIXELS,
     gemma4_reserve_side,
@@ -328,7 +329,7 @@ def _go_attn_v_bytes(spec: ModelSpec, n_vision: int, hidden: int) -> tuple[int, 
     for p, b in enumerate(sorted(range(n_vision), key=str)):
         i = n_text + p
         if fmt == "Q4_K_M":
-            six = i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
+            six = use_more_bits(i, n)
             if hidden % 256:  # getTensorNewType's fallback for rows not whole K-blocks: Q6_K -> Q8_0, Q4_K -> Q5_0
                 by_block[b] = elems // 32 * (34 if six else 22)
             else:

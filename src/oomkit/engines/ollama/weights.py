@@ -13,6 +13,7 @@ from ...model.spec import LayerKind, ModelSpec
 from ...model.tensors import TensorShape
 from ...model.weights import gguf_inventory
 from ...quant import ggml
+from ...quant.gguf_recipes import use_more_bits
 from ..llamacpp import cache_head_k, cache_head_v, cache_kv_heads
 from ..llamacpp.weights import converter_context, without_nextn
 
@@ -215,7 +216,7 @@ def _go_quantizer_glm4moelite(spec: ModelSpec) -> ModelSpec:
                    key=lambda t: (t.layer, t.name))
 
     def down_type(i: int) -> str:  # the file type's default otherwise (ftype.ToTensorType: Q4_K)
-        if fmt == "Q4_K_M" and (i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2):
+        if fmt == "Q4_K_M" and use_more_bits(i, n):
             return "q6_K"
         return "q5_K" if fmt == "Q4_K_S" and i < n // 8 else "q4_K"
 
@@ -255,7 +256,7 @@ def _go_quantizer_attn_v(spec: ModelSpec) -> ModelSpec:
     n = len(text_v) + vision
     if not text_v or max((la.ffn.n_experts for la in spec.layers), default=0) == 8:  # nExperts 8: Q8_0 always
         return spec
-    six = {t.name for i, t in enumerate(text_v) if i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2}
+    six = {t.name for i, t in enumerate(text_v) if use_more_bits(i, n)}
     names = {t.name for t in text_v}
     return _retyped(spec, lambda t: ("q6_K" if t.name in six else "q4_K") if t.name in names else t.dtype,
                     "attn_v as Ollama's quantizer types it: its V-tensor count includes the vision tower's "
