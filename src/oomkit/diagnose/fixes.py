@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .lmstudio import as_lmstudio, model_key
+from .lmstudio import defaults as lms_defaults
 from .result import Diagnosis, Fix
 from .signatures import Signature
 
@@ -82,6 +84,12 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
             computed = more + computed if first else computed + more
     canned = [Fix(summary=t) for t in sig.fixes
               if not any(drops(t, d, computed, runner) for _, drops in _CANNED_DROPS)]
+    if runner == "lmstudio" and d.engine in ("llama.cpp", "lmstudio"):
+        # LM Studio's users have its settings and `lms load`, not llama-server's flags (lmstudio.py)
+        computed = as_lmstudio(d, computed)
+        canned = as_lmstudio(d, canned)
+        canned = [f for f in canned if f.summary not in {c.summary for c in computed}
+                  and not (f.command and f.command in {c.command for c in computed})]
     return tuple(computed + canned[: max(0, 4 - len(computed))])
 
 
@@ -1211,19 +1219,10 @@ def _ollama_buffer_limit(d: Diagnosis) -> list[Fix]:
 
 
 def _lmstudio_llama(d: Diagnosis) -> list[Fix]:
-    """llama.cpp's failure inside LM Studio: its load settings by the names its UI gives them (llama.cpp's -ngl, -c,
-    -ub, -fa, -nkvo underneath)."""
-    by_stage = {
-        "weights": ("GPU Offload lower (fewer layers on the GPU: llama.cpp -ngl)",
-                    "a smaller quant of the model"),
-        "kv_cache": ("Context Length smaller (the KV cache is linear in it: llama.cpp -c)",
-                     "K Cache / V Cache Quantization Type q8_0 with Flash Attention on",
-                     "Offload KV Cache to GPU off (the cache in RAM: llama.cpp -nkvo)"),
-        "compute": ("Evaluation Batch Size 256 (from 512): the compute buffer scales with it (llama.cpp -ub / -b)",
-                    "Flash Attention on: no attention matrix in the compute buffer",
-                    "Context Length smaller"),
-    }
-    return [Fix(summary=t) for t in by_stage.get(d.stage, ())]
+    """llama.cpp's failure inside LM Studio: llama.cpp's own rule for the stage (fixes_for words it as LM Studio's
+    settings and `lms load`, lmstudio.py), else LM Studio's settings for the stage by their names in its app."""
+    fn = _BY_STAGE.get(("llama.cpp", d.stage))
+    return (fn(d) if fn is not None and d.engine == "llama.cpp" else []) or lms_defaults(d)
 
 
 def _ollama_layout(d: Diagnosis) -> list[Fix]:
@@ -1251,11 +1250,15 @@ def _exllama(d: Diagnosis) -> list[Fix]:
 
 
 def _lmstudio(d: Diagnosis) -> list[Fix]:
+    """LM Studio 0.2's load error with its n_ctx: half the context, half the KV cache (`lms load --context-length`,
+    lmstudio.py)."""
     n_ctx = d.numbers.get("n_ctx")
     if not n_ctx:
         return []
-    return [Fix(summary=f"Context Length below {n_ctx:,}: the KV cache grows with it (half the context, half the "
-                        "cache)")]
+    half = max(256, int(n_ctx) // 2 // LLAMA_PAD * LLAMA_PAD)
+    cmd = f"lms load {model_key(d)} --context-length {half}"
+    return [Fix(summary=f"Context Length {half} (from {n_ctx:,}): the KV cache grows with it (half the context, half "
+                        f"the cache); `{cmd}`", flags=("--context-length", str(half)), command=cmd)]
 
 
 _BY_SIGNATURE = {

@@ -492,6 +492,9 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("mlx-serve", "mlx"), ("with MLX 0.", "mlx"),
     ("LM Studio", "lmstudio"), ("Failed to send message", "lmstudio"), ("lmstudio", "lmstudio"), ("LM-Studio", "lmstudio"),
     ("🥲 Failed to load", "lmstudio"),  # LM Studio's load-error dialog
+    # the same dialog's llama.cpp line as LM Studio words it, capitalised (llama.cpp's own is "llama_init_from_model:
+    # failed to initialize the context: ...", lmstudio-bug-tracker#688, #1249, #2321)
+    ("Failed to initialize the context: ", "lmstudio"),
     ("ollama", "ollama"), ("Ollama", "ollama"), ("llama runner", "ollama"), ('source=server.go', "ollama"),
     ('source=ggml.go', "ollama"),  # the Ollama engine's Go backend (ml/backend/ggml/ggml.go slog lines)
     # the runner's own slog lines (runner/ollamarunner/runner.go, runner/llamarunner/runner.go): its load request
