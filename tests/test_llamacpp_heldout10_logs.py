@@ -15,7 +15,9 @@ q4_0 cache at 18 bytes a block of 32 over 192000 cells), the recurrent states ex
 iGPU's Vulkan0 (493.00 against 574.02 MiB, 0.859; Vulkan_Host 72.00 against 72.03): at b8770 the worst-case graph's
 512 logit rows (485.00 MiB, an output never freed) land above 89 MiB of live tensors. The qwen35moe graph replayed in
 ggml_vk_graph_optimize's order (compute.vulkan_qwen35_device_bytes, which PR #17475 applies to pp graphs too) puts
-them 46 MiB up: 531.02 (0.925), checked now.
+them 46 MiB up: 531.02 (0.925); with its topk-MoE keep patterns 530.02 (the pinned binding's graph through a stand-in
+Vulkan device with them prints the same); with the graph of b8770 itself, whose last layer takes out_ids' rows before
+its residual (no t_h_nextn before PR #22673), 578.02 (1.007), checked now.
 
 The projector (#23321's first log): clip's device buffer for the qwen3vl tower at its 1472 px warmup was already
 exact (248.10 MiB); the CPU compute buffer printed beside it (24.93 MiB) is the warmup graph's inputs, which
@@ -33,7 +35,13 @@ import oomkit
 from oomkit.engines.llamacpp.args import parse_args
 from oomkit.engines.llamacpp.projector import clip_compute_bytes, clip_host_input_bytes
 from oomkit.memory import Device
-from tests.test_llamacpp_heldout_logs import assert_cited_and_checked, check, params
+from tests.test_llamacpp_heldout_logs import (
+    assert_cited_and_checked,
+    check,
+    figures,
+    held_out_estimate,
+    params,
+)
 from tests.test_llamacpp_projector import write_qwen_vl_mmproj
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp_heldout10").glob("*.json"))
@@ -47,6 +55,15 @@ def _fixture(prefix: str) -> dict:
 @pytest.mark.parametrize(("path", "what"), params(FIXTURES))
 def test_held_out_log(path, what):
     check(json.loads(path.read_text()), what)
+
+
+def test_arrow_lake_vulkan_buffer_within_one_percent():
+    """#21608's Vulkan0 (574.02 MiB printed at b8770) from the b8770 graph (out_ids' rows in the last layer) in
+    ggml_vk_graph_optimize's order with its topk-MoE keep patterns: within 1% (0.859 with the closed forms, 0.925 with
+    the t_h_nextn graph)."""
+    fx = _fixture("qwen3.5-35b-a3b-ud-q2kxl-intel-arl-igpu-vulkan")
+    got = figures(fx, held_out_estimate(fx).engine_view)["compute"]["Vulkan0"]
+    assert abs(got / fx["printed"]["buffers"]["compute_mib"]["Vulkan0"] - 1) < 0.01, got
 
 
 def test_held_out_logs_are_cited_and_checked():

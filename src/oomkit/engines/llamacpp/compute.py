@@ -2810,12 +2810,16 @@ def vulkan_qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache
     device's split before ggml-alloc places it (sched_replay.vk_device_nodes, compute_graphs.vk_graph_optimize,
     from VK_PP_REORDER_BUILD), with flash attention and an F16 cache, one stream. Before ERAS outputs_max the
     graph keeps a logits row per token of the ubatch, an output ggml-alloc never frees, allocated last: in Vulkan's
-    order it lands above the tensors the last layers leave (the closed forms put it at the buffer's start).
+    order it lands above the tensors the last layers leave (the closed forms put it at the buffer's start). Before
+    ERAS spec_mtp the last layer takes out_ids' rows before its residual and the final norm is result_norm itself
+    (sched_replay.qwen35_graph last_layer_rows), which leaves the free tail higher.
     ggml-org/llama.cpp#21608 (Qwen3.5-35B-A3B on an Arrow Lake iGPU, b8770, -c 32768 -ub 512 -np 1): Vulkan0 574.02
-    MiB printed, the 248320 x 512 logits (485.00 MiB) 89.02 MiB above the start; replayed 531.02 (0.925; the closed
-    forms 493.00, 0.859): 46.02 MiB below them, the rest not traced (the topk-MoE keep patterns of
-    ggml_vk_graph_optimize are not replayed). None elsewhere (an MTP context's next-n view: no gated delta net
-    layer; a layer or weight on the host, several devices,
+    MiB printed, the 248320 x 512 logits (485.00 MiB) 89.02 MiB above the start; replayed 578.02 (1.007; the closed
+    forms 493.00, 0.859; 531.02 with 0c1e57098's t_h_nextn graph and without the topk-MoE keep patterns, 530.02
+    with them, which a stand-in Vulkan device in the pinned binding prints too on that graph, 3787 nodes; the log
+    prints 3729, the replay's graph of that build 3788 less the 60 nodes ggml_l2_norm saves, one short). None
+    elsewhere (an MTP context's next-n view: no gated delta net layer; a layer or weight on the host, several
+    devices,
     -nkvo, a quantized cache, no flash attention, a buffer over Vulkan's 1 GiB suballocation block, builds before
     VK_FUSED_GDN_SEEN_BUILD) and when `rough`."""
     d = placement.output_device
@@ -2838,13 +2842,15 @@ def vulkan_qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache
     n_outputs = reserved_outputs(ctx, s)
     kt, vt = (ctx.type_k.type_size, ctx.type_k.block_size), (ctx.type_v.type_size, ctx.type_v.block_size)
 
+    last_rows = not ERAS.reached(ctx.build, "spec_mtp")  # out_ids' rows taken in the last layer, no t_h_nextn
+
     def build(n_kv: int) -> sched_replay.Graph:
         return sched_replay.qwen35_graph(spec, T, n_outputs, n_kv, {}, set(), True, kt, vt,
-                                         n_seqs=max(1, ctx.n_seq_max))
+                                         n_seqs=max(1, ctx.n_seq_max), last_layer_rows=last_rows)
 
     shape = (spec.architecture, spec.n_embd, spec.n_vocab,
              tuple((la.index, la.attention, la.recurrent, la.ffn) for la in trunk))
-    key = ("vulkan", shape, T, n_outputs, kt, vt, ctx.n_seq_max)
+    key = ("vulkan", shape, T, n_outputs, kt, vt, ctx.n_seq_max, last_rows)
     peak = sched_replay.device_peak_by_kv(key, build, caches[0].cells, galloc.ALIGN, lower=sched_replay.vk_lowering)
     return peak if peak <= VK_MAX_BUFFER else None
 

@@ -392,6 +392,15 @@ def _cache_inputs(new_input, caches, att, T: int, k_rot: bool, v_rot: bool, v_id
 _VK_EMPTY = frozenset({"NONE", "RESHAPE", "TRANSPOSE", "VIEW", "PERMUTE"})
 _VK_FUSED = frozenset({("RMS_NORM", "MUL"), ("MUL_MAT", "ADD"), ("MUL_MAT_ID", "ADD_ID"), ("MUL_MAT_ID", "MUL"),
                        ("ADD", "ADD")})
+# its topk-MoE keep patterns (ggml-vulkan.cpp topk_moe_early_softmax_norm, topk_moe_sigmoid_norm_bias,
+# topk_moe_early_softmax, topk_moe_late_softmax, tried in that order; as at b8770 and in llama.cpp@000651ca): a
+# run of unused nodes with these ops that starts at the first unused node is taken whole, and a node that starts
+# one is never pulled up into another node's set
+_VK_KEEP = (("SOFT_MAX", "RESHAPE", "ARGSORT", "VIEW", "GET_ROWS", "RESHAPE", "SUM_ROWS", "CLAMP", "DIV", "RESHAPE"),
+            ("UNARY", "RESHAPE", "ADD", "ARGSORT", "VIEW", "GET_ROWS", "RESHAPE", "SUM_ROWS", "CLAMP", "DIV",
+             "RESHAPE"),
+            ("SOFT_MAX", "RESHAPE", "ARGSORT", "VIEW", "GET_ROWS"),
+            ("ARGSORT", "VIEW", "GET_ROWS", "RESHAPE", "SOFT_MAX", "RESHAPE"))
 
 
 def vk_graph_optimize(n_inputs: int, nodes: list[Node], ops: list[str], roots: dict[int, Hashable]) -> list[Node]:
@@ -404,7 +413,8 @@ def vk_graph_optimize(n_inputs: int, nodes: list[Node], ops: list[str], roots: d
     VIEW and SET_ROWS writing it into the cache, MUL_MAT + ADD the ADD after it; then, unless the set ends with an
     ADD, the window's views whose sources are taken. A node depends on another it reads or that views the same
     tensor (view_src; roots: the KV cache a cache write or view is a view of). ops: each node's GGML_OP_.
-    Returns the reordered node list (sources and view roots renumbered); the topk-MoE keep-patterns are left out."""
+    The topk-MoE keep patterns (_VK_KEEP): a router run starting at the first unused node is taken whole, and
+    none of its nodes is pulled up before it. Returns the reordered node list (sources and view roots renumbered)."""
     split = range(n_inputs, len(nodes))
     n = len(nodes)
 
@@ -416,12 +426,25 @@ def vk_graph_optimize(n_inputs: int, nodes: list[Node], ops: list[str], roots: d
 
     used = [False] * n
     order: list[int] = []
+
+    def match(pattern: tuple[str, ...], start: int) -> bool:  # match_pattern
+        return start + len(pattern) <= n and all(ops[start + k] == op and not used[start + k]
+                                                 for k, op in enumerate(pattern))
+
     first = n_inputs
     while first < n:
+        keep = next((p for p in _VK_KEEP if match(p, first)), None)
+        if keep is not None:  # keep_pattern: the run taken as it stands
+            for k in range(first, first + len(keep)):
+                order.append(k)
+                used[k] = True
+            while first < n and used[first]:
+                first += 1
+            continue
         cur = [first]
         window = range(first + 1, min(first + 20, n))
         for j in window:
-            if used[j] or ops[j] in _VK_EMPTY:
+            if used[j] or ops[j] in _VK_EMPTY or any(match(p, j) for p in _VK_KEEP):
                 continue
             if any(not used[c] and is_src_of(j, c) and not (j == c + 1 and c == cur[-1] and (ops[c], ops[j]) in _VK_FUSED)
                    for c in range(first, j)):

@@ -490,7 +490,7 @@ def _pp_graph_start(spec, T_: int, host: dict[str, int], host_layers: set[int]
 def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
                  flash_attn: bool = True, k_type: tuple[int, int] = (2, 1), v_type: tuple[int, int] = (2, 1),
                  k_rot: int = 0, v_rot: int = 0, host_caches: bool = False, fa_extra: int = 0, n_seqs: int = 1,
-                 n_stream: int = 1) -> Graph:
+                 n_stream: int = 1, last_layer_rows: bool = False) -> Graph:
     """Qwen3.5's pp graph (src/models/qwen35.cpp, n_seqs sequences of T_ / n_seqs tokens in n_stream KV streams;
     qwen35moe.cpp's and qwen3next.cpp's the same with build_layer_ffn's experts (_qwen_moe_ffn) where the layer has
     them, and for qwen3next its one ssm_ba projection (b and a views of it, each made contiguous: a's CONT feeds the
@@ -507,7 +507,13 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
     build_input_v_rot; 0: none), applied by llama_mul_mat_hadamard to Q, K, V and the attention's output
     (llm_graph_context::build_attn); host_caches (-nkvo): every cache on the CPU; fa_extra: the bytes ggml-cuda
     allocates behind each FLASH_ATTN_EXT (its F16 copies of K and V). The recurrent caches hold n_seqs states
-    (mem_size = n_seq_max, the worst case's n_seqs), the KV caches n_kv cells a stream."""
+    (mem_size = n_seq_max, the worst case's n_seqs), the KV caches n_kv cells a stream.
+    last_layer_rows: the graph before PR #22673 ("llama + spec: MTP Support", ERAS spec_mtp, b9180), which brought
+    t_h_nextn: the last layer takes out_ids' rows of its attention output and of its input (two GET_ROWS) before
+    the residual, its FFN runs on those rows and the final norm is result_norm itself (t_embd, an output), with no
+    GET_ROWS after it (qwen35moe.cpp llm_build_qwen35moe, `if (il == n_layer - 1 && inp_out_ids)`, as forks of
+    that time keep it). Those builds also normalise q and k with ggml_l2_norm (one L2_NORM, a new tensor, where
+    build_gdn_l2_norm makes an RMS_NORM and a SCALE in place on it: the same bytes, not replayed)."""
     g, w, embd = _pp_graph_start(spec, T_, host, host_layers)
     f32 = 4
     n_embd = spec.n_embd
@@ -656,24 +662,29 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
                 att = hadamard(att, v_rot)
             cur = g.op("MUL", att.ne, att, g.op("UNARY", gt.ne, gt))  # sigmoid of the gate
             cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (hd * nh, n_embd), il), cur)
+        R = T_  # the rows the layer's FFN runs on
+        if last_layer_rows and la is spec.trunk_layers[-1]:  # out_ids' rows of the attention output and its input
+            R = n_outputs
+            cur = g.op("GET_ROWS", (n_embd, R), cur, out_ids)
+            res = g.op("GET_ROWS", (n_embd, R), res, out_ids)
         cur = g.op("ADD", cur.ne, cur, res)
         ffn_res = cur
         pn = g.op("RMS_NORM", cur.ne, cur)
         pn = g.op("MUL", pn.ne, pn, w(f"blk.{il}.post_attention_norm.weight", (n_embd,), il))
         f = la.ffn
         if f.n_experts:
-            inp = g.op("ADD", (n_embd, T_), _qwen_moe_ffn(g, w, f, il, pn, n_embd, T_), ffn_res)
+            inp = g.op("ADD", (n_embd, R), _qwen_moe_ffn(g, w, f, il, pn, n_embd, R), ffn_res)
             continue
         n_ff = f.n_ff
-        up = g.op("MUL_MAT", (n_ff, T_), w(f"blk.{il}.ffn_up.weight", (n_embd, n_ff), il), pn)
-        gate_ = g.op("MUL_MAT", (n_ff, T_), w(f"blk.{il}.ffn_gate.weight", (n_embd, n_ff), il), pn)
-        down = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.ffn_down.weight", (n_ff, n_embd), il),
-                    g.op("GLU", (n_ff, T_), gate_, up))
+        up = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_up.weight", (n_embd, n_ff), il), pn)
+        gate_ = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_gate.weight", (n_embd, n_ff), il), pn)
+        down = g.op("MUL_MAT", (n_embd, R), w(f"blk.{il}.ffn_down.weight", (n_ff, n_embd), il),
+                    g.op("GLU", (n_ff, R), gate_, up))
         inp = g.op("ADD", down.ne, down, ffn_res)
     h = g.op("RMS_NORM", inp.ne, inp)
     h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
-    h.output = True  # t_h_nextn
-    rows = g.op("GET_ROWS", (n_embd, n_outputs), h, out_ids)
+    h.output = True  # t_h_nextn (last_layer_rows: result_norm, t_embd, already the out_ids rows)
+    rows = h if last_layer_rows else g.op("GET_ROWS", (n_embd, n_outputs), h, out_ids)
     rows.output = True
     logits = g.op("MUL_MAT", (spec.n_vocab, n_outputs), w("output.weight", (n_embd, spec.n_vocab), None), rows)
     logits.output = True
