@@ -106,15 +106,32 @@ def test_kv4_backend_check():
 
 
 def test_nvfp4_needs_blackwell_and_trtllm_mha():
+    # 0.5.21-0.5.23 arg_groups/kv_cache_hook.py: handle_nvfp4_prefill_kv_dequant_dtype runs first (the prefill
+    # backend typed picks the dequant dtype: trtllm_mha native NVFP4, SM100 only), then handle_kv4_compatibility
     with pytest.raises(OomkitError, match="nvfp4 requires Blackwell SM100 or SM120"):
+        _est("nvfp4", "0.5.23")
+    with pytest.raises(OomkitError, match="Native NVFP4 prefill currently requires SM100"):
         _est("nvfp4", "0.5.23", attention_backend="trtllm_mha")
     b200 = devices_for_names("B200")
-    # 0.5.23: trtllm_mha reads the packed cache natively (one scale layout, no workspace)
+    # SM100: trtllm_mha reads the packed cache natively in both phases (one scale layout, no workspace)
     assert _est("nvfp4", "0.5.23", devices=b200, attention_backend="trtllm_mha").kv_bytes_per_token == FP4_CELL
-    # the default on SM100 for an MHA model is trtllm_mha
+    # no backend typed: --prefill-kv-cache-dequant-dtype auto is nvfp4 on SM100, so trtllm_mha for both phases
     assert _est("nvfp4", "0.5.23", devices=b200).kv_bytes_per_token == FP4_CELL
-    with pytest.raises(OomkitError, match="trtllm_mha only"):
+    with pytest.raises(OomkitError, match="NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but "
+                                          "backend 'triton' provides neither"):
         _est("nvfp4", "0.5.23", devices=b200, attention_backend="triton")
+    # --attention-backend flashinfer: FlashInfer prefill from an FP8 workspace, trtllm_mha decode, and on SM100 both
+    # scale layouts (NVFP4KVCacheMethod.compute_cell_size: "Mixed mode intentionally owns both"):
+    # FP4_CELL + 8 x (128 // 16) x 36 x 2 + 8 x 128 x 2 x 1
+    assert _est("nvfp4", "0.5.23", devices=b200, attention_backend="flashinfer").kv_bytes_per_token == \
+        FP4_CELL + 4608 + 2048
+    with pytest.raises(OomkitError, match="requires prefill backend 'flashinfer'"):
+        _est("nvfp4", "0.5.23", devices=b200, prefill_kv_cache_dequant_dtype="fp8_e4m3",
+             prefill_attention_backend="trtllm_mha")
+    with pytest.raises(OomkitError, match="NVFP4 decode requires --decode-attention-backend=trtllm_mha"):
+        _est("nvfp4", "0.5.23", devices=b200, decode_attention_backend="triton")
+    with pytest.raises(OomkitError, match="applies only with --kv-cache-dtype=nvfp4"):
+        _est("fp4_mx_block16", "0.5.23", attention_backend="triton", prefill_kv_cache_dequant_dtype="fp8_e4m3")
     # up to 0.5.20 the recipe prefills with FlashInfer and decodes with trtllm_mha: a split not modelled
     with pytest.raises(OomkitError, match="split oomkit does not model"):
         _est("nvfp4", "0.5.18", devices=b200, attention_backend="trtllm_mha")
@@ -134,13 +151,15 @@ def test_fp4_with_hybrid_pools():
         with pytest.raises(NotImplementedError, match="\"copy_\" not implemented for 'Float4_e2m1fn_x2'"):
             torch.zeros((2, 8, 64), dtype=torch.bfloat16).to(torch.float4_e2m1fn_x2)
     # Qwen3.5-35B-A3B (sglang#21601's model): 10 full-attention layers of 2 KV heads x 256 beside linear attention.
-    # From 0.5.16 HybridLinearKVPool takes the recipe: 0.5.23 nvfp4 with trtllm_mha on SM120 (one linear scale
+    # From 0.5.16 HybridLinearKVPool takes the recipe: 0.5.23 nvfp4 with trtllm_mha on SM100 (one native scale
     # layout): 2 x (256 // 2) x 10 x 2 + 2 x (256 // 16) x 10 x 2 = 5,120 + 640
     q = lookup("qwen3.5-35b-a3b")
     spec = spec_from_config(q.config, name=q.name)
     pro6000 = devices_for_names("RTX PRO 6000")
-    est = _est("nvfp4", "0.5.23", devices=pro6000, spec=spec, attention_backend="trtllm_mha")
+    est = _est("nvfp4", "0.5.23", devices=devices_for_names("B200"), spec=spec, attention_backend="trtllm_mha")
     assert est.kv_bytes_per_token == 5760
+    # on SM120 the recipe prefills from the FP8 workspace (sglang#21601's cell, below): + 2 x 256 x 2
+    assert _est("nvfp4", "0.5.23", devices=pro6000, spec=spec).kv_bytes_per_token == 5760 + 1024
     # 0.5.18 fp4_mx_block16: + the FP8 dequant workspace, 2 x 256 x 2 B
     assert _est("fp4_mx_block16", "0.5.18", devices=pro6000, spec=spec,
                 attention_backend="triton").kv_bytes_per_token == 5760 + 1024
@@ -178,9 +197,6 @@ def test_fp4_gpt_oss_with_hybrid_swa_memory_disabled():
         _est("fp4_mx_block16", "0.5.23", spec=spec, attention_backend="triton")
 
 
-@pytest.mark.xfail(strict=True, raises=OomkitError, reason=(
-    "split prefill / decode backends not modelled: sglang#21601's launch on 0.5.23 (RTX PRO 6000, SM120) is 6,784 B "
-    "a token by fp4_kv_cache_quant_method.py compute_cell_size; oomkit refuses it"))
 def test_split_backends_cell_of_sglang_21601():
     # NVFP4KVCacheMethod.compute_cell_size (0.5.23) over the selected accesses: FlashInfer prefill -> the FP8
     # dequant workspace and linear scales, trtllm_mha decode -> native FP4 (on SM120 use_trtllm_gen_native_scale_layout
@@ -192,15 +208,24 @@ def test_split_backends_cell_of_sglang_21601():
     q = lookup("qwen3.5-35b-a3b")
     est = sg.ENGINE.estimate(spec_from_config(q.config, name=q.name), tuple(devices_for_names("RTX PRO 6000")), s)
     assert est.kv_bytes_per_token == 6784
+    # the decode backend (trtllm_mha) holds the CUDA-graph state and forces pages of 64
+    assert est.engine_view["attention_backend"] == "trtllm_mha"
+    assert "flashinfer prefill, trtllm_mha decode" in est.engine_view["attention_backend_reason"]
+    assert "--prefill-attention-backend" in sg.format_command("m", s)
 
 
-def test_split_backends_are_refused():
-    # sglang#21601's launch: FlashInfer prefill, trtllm_mha decode, which oomkit does not take apart
+def test_split_backends():
+    # sglang#21601's flags on a B200 (SM100): the FP8 workspace and both scale layouts, 8 KV heads x 128 x 36 layers:
+    # FP4_CELL + 8 x 8 x 36 x 2 + 8 x 128 x 2 = 41,472 + 4,608 + 2,048
     _, _, s = sg.parse_args(["--model-path", "m", "--kv-cache-dtype", "nvfp4", "--prefill-attention-backend",
                              "flashinfer", "--decode-attention-backend", "trtllm_mha"], {})
     s = replace(s, engine_version="0.5.23", kv_cache_memory_bytes=10 * GiB, context_length=8192)
-    with pytest.raises(OomkitError, match="prefill-attention-backend / --decode-attention-backend is not modelled"):
-        sg.ENGINE.estimate(_qwen3_8b(), tuple(devices_for_names("B200")), s)
+    assert sg.ENGINE.estimate(_qwen3_8b(), tuple(devices_for_names("B200")), s).kv_bytes_per_token == 48128
+    # up to 0.5.20, and for fp4_mx_block16, a split pair stays refused
+    for kv, version in (("nvfp4", "0.5.18"), ("fp4_mx_block16", "0.5.23")):
+        with pytest.raises(OomkitError, match="prefill-attention-backend / --decode-attention-backend is not modelled"):
+            sg.ENGINE.estimate(_qwen3_8b(), tuple(devices_for_names("B200")),
+                               replace(s, kv_cache_dtype=kv, engine_version=version))
 
 
 def test_cli_refusal_is_one_line(tmp_path):

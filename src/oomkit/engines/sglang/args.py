@@ -23,7 +23,13 @@ from ..release_flags import (
     varies,
     why_not,
 )
-from .settings import DTYPE_CHOICES, KV_CACHE_DTYPES, QUANTIZATION_CHOICES, SGLangSettings
+from .settings import (
+    DTYPE_CHOICES,
+    KV_CACHE_DTYPES,
+    PREFILL_KV_DEQUANT_CHOICES,
+    QUANTIZATION_CHOICES,
+    SGLangSettings,
+)
 
 _FLAGS_JSON = Path(__file__).parent.parent / "data" / "sglang_flags.json"
 
@@ -68,6 +74,9 @@ _APPLY: dict[str, tuple[str, Any]] = {
     "--max-total-tokens": ("max_total_tokens", int),
     "--page-size": ("page_size", int),
     "--attention-backend": ("attention_backend", str),
+    "--prefill-attention-backend": ("prefill_attention_backend", str),
+    "--decode-attention-backend": ("decode_attention_backend", str),
+    "--prefill-kv-cache-dequant-dtype": ("prefill_kv_cache_dequant_dtype", str),
     "--dtype": ("dtype", str),
     "--quantization": ("quantization", str),
     "--cuda-graph-max-bs": ("cuda_graph_max_bs", int),
@@ -276,6 +285,9 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
         opts["unmodelled"] = tuple(u for u in opts.get("unmodelled", ()) if not u.startswith("--speculative-draft"))
     if "kv_cache_dtype" in opts and opts["kv_cache_dtype"] not in KV_CACHE_DTYPES:
         raise _choices_error("--kv-cache-dtype", opts["kv_cache_dtype"], KV_CACHE_DTYPES)
+    if opts.get("prefill_kv_cache_dequant_dtype", "auto") not in PREFILL_KV_DEQUANT_CHOICES:
+        raise _choices_error("--prefill-kv-cache-dequant-dtype", opts["prefill_kv_cache_dequant_dtype"],
+                             PREFILL_KV_DEQUANT_CHOICES)
     if "dtype" in opts and opts["dtype"] not in DTYPE_CHOICES:
         raise _choices_error("--dtype", opts["dtype"], DTYPE_CHOICES)
     if "quantization" in opts and opts["quantization"] not in QUANTIZATION_CHOICES:
@@ -325,6 +337,9 @@ OPTIONS = (
     Opt("max_total_tokens", "--max-total-tokens"),
     Opt("page_size", "--page-size"),
     Opt("attention_backend", "--attention-backend"),
+    Opt("prefill_attention_backend", "--prefill-attention-backend"),
+    Opt("decode_attention_backend", "--decode-attention-backend"),
+    Opt("prefill_kv_cache_dequant_dtype", "--prefill-kv-cache-dequant-dtype"),
     Opt("dtype", "--dtype"),
     Opt("quantization", "--quantization"),
     # 0.5.14 split the CUDA graphs by phase (server_args.py add_cli_args: --cuda-graph-max-bs and --cuda-graph-bs

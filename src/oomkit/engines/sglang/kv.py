@@ -262,11 +262,71 @@ def fp4_kv_layout(s: SGLangSettings, v: Version, *, mla: bool, full: tuple[Layer
     if mla and name == "nvfp4":
         raise OomkitError("--kv-cache-dtype nvfp4 with an MLA model is not modelled by oomkit (the NVFP4 recipe's "
                           "attention access rules name MHA backends only; --kv-cache-dtype fp4_mx_block16 is modelled)")
-    if mla or not recipes or reached(v, "kv4_e2m1_dropped") or not full:
+    if mla or not recipes or not full:
         return 0
     first = full[0]
     heads = _tp.kv_heads_per_rank(first.attention.n_kv_heads, attn_tp)
-    return heads * first.attention.head_dim_k * 2  # the FP8 dequant workspace, K and V, 1 byte a value
+    k = first.attention.head_dim_k
+    if not reached(v, "kv4_e2m1_dropped"):
+        return heads * k * 2  # the FP8 dequant workspace, K and V, 1 byte a value
+    if name != "nvfp4" or s.decode_attention_backend is None:
+        return 0  # one backend from the KV4 list: no workspace, one scale layout (in the cell already)
+    # 0.5.21-0.5.23 NVFP4KVCacheMethod.compute_cell_size over the accesses configure_attention_backends selects for
+    # the (prefill, decode) pair resolve_nvfp4_backends gives: FlashInfer prefill reads an FP8 dequant workspace
+    # (heads x head_dim x K, V x 1 B a token, shared across layers) and the token-linear scales; trtllm_mha reads the
+    # packed cache natively, with trtllm-gen's own scale layout on SM100 (use_trtllm_gen_native_scale_layout =
+    # is_sm100) and the linear one elsewhere (SM120's XQA). One layout is the cell's already; "Mixed mode
+    # intentionally owns both".
+    dq = s.prefill_attention_backend == "flashinfer"
+    native = "trtllm_mha" in (s.prefill_attention_backend, s.decode_attention_backend)
+    layouts = int(dq or (native and not s.platform_sm100)) + int(native and s.platform_sm100)
+    one_layout = heads * (k // 16) * len(full) * 2
+    return (layouts - 1) * one_layout + (heads * k * 2 if dq else 0)
+
+
+# 0.5.21-0.5.23 arg_groups/kv_cache_hook.py _NVFP4_PREFILL_BACKEND: the prefill backend each
+# --prefill-kv-cache-dequant-dtype reads the NVFP4 cache with
+NVFP4_PREFILL_BACKEND = {"fp8_e4m3": "flashinfer", "nvfp4": "trtllm_mha"}
+
+
+def resolve_nvfp4_backends(s: SGLangSettings, v: Version, given_backend: str | None,
+                           cc: tuple[int, int] | None) -> tuple[str, str] | None:
+    """--kv-cache-dtype nvfp4 from 0.5.21: the (prefill, decode) attention backends SGLang resolves before it picks
+    a default backend (arg_groups/kv_cache_hook.py handle_nvfp4_prefill_kv_dequant_dtype, 0.5.21-0.5.23 read):
+    --prefill-kv-cache-dequant-dtype auto takes the typed prefill backend, else the typed --attention-backend
+    (flashinfer: an FP8 workspace, trtllm_mha: native NVFP4), else nvfp4 on SM100 and fp8_e4m3 elsewhere; decode is
+    always trtllm_mha. given_backend: --attention-backend as typed (a model's own default backend is not seen here).
+    None for any other cache or release."""
+    if s.kv_cache_dtype != "nvfp4" and s.prefill_kv_cache_dequant_dtype != "auto":
+        raise OomkitError("ValueError: --prefill-kv-cache-dequant-dtype applies only with --kv-cache-dtype=nvfp4.")
+    if s.kv_cache_dtype != "nvfp4" or not reached(v, "kv4_e2m1_dropped"):
+        return None
+    sm100 = cc is not None and cc[0] == 10
+    requested = s.prefill_kv_cache_dequant_dtype
+    if requested == "auto":
+        explicit = s.prefill_attention_backend or given_backend
+        by_backend = {b: d for d, b in NVFP4_PREFILL_BACKEND.items()}
+        if explicit in by_backend:
+            requested = by_backend[explicit]
+        elif explicit is not None:
+            raise OomkitError("ValueError: NVFP4 prefill supports an FP8 E4M3 workspace or native NVFP4, but backend "
+                              f"{explicit!r} provides neither. (SGLang {s.engine_version}, --kv-cache-dtype nvfp4)")
+        else:
+            requested = "nvfp4" if sm100 else "fp8_e4m3"
+    if requested == "nvfp4" and cc is not None and not sm100:
+        raise OomkitError("ValueError: Native NVFP4 prefill currently requires SM100; use "
+                          "--prefill-kv-cache-dequant-dtype=fp8_e4m3 on this platform. (SGLang "
+                          f"{s.engine_version}, compute capability {cc[0]}.{cc[1]})")
+    target = NVFP4_PREFILL_BACKEND[requested]
+    if s.prefill_attention_backend is not None and s.prefill_attention_backend != target:
+        raise OomkitError(f"ValueError: --prefill-kv-cache-dequant-dtype={requested} requires prefill backend "
+                          f"{target!r}, but --prefill-attention-backend={s.prefill_attention_backend!r} was set. "
+                          "Remove the backend option and select the KV dtype only.")
+    if s.decode_attention_backend not in (None, "trtllm_mha"):
+        raise OomkitError("ValueError: NVFP4 decode requires --decode-attention-backend=trtllm_mha; got "
+                          f"{s.decode_attention_backend!r}. Remove the backend option; NVFP4 selects the supported "
+                          "decode implementation automatically.")
+    return target, "trtllm_mha"
 
 
 KV4_MHA_BACKENDS = ("triton", "torch_native", "flex_attention", "trtllm_mha")
@@ -287,9 +347,9 @@ def check_fp4_kv(lay: CacheLayout, s: SGLangSettings, backend: str, cc: tuple[in
     (0.5.7+; 0.5.20+ kv_cache_hook.py handle_kv4_compatibility): not on ROCm ("KV4 is not tested on non-CUDA
     platforms", and up to 0.5.6 is_float4_e2m1fn_x2 is false off CUDA: no FP4 pool), nvfp4 on SM100 / SM120 only,
     one backend for prefill and decode from the KV4 list: the one in force, given or the default
-    _handle_attention_backend_compatibility picked just before (oomkit takes a single --attention-backend). nvfp4 up
-    to 0.5.20 reads FlashInfer prefill and trtllm_mha decode (_NVFP4_PREFILL_BACKENDS / _NVFP4_DECODE_BACKENDS), a
-    split oomkit does not take."""
+    _handle_attention_backend_compatibility picked just before. nvfp4 up to 0.5.20 reads FlashInfer prefill and
+    trtllm_mha decode (_NVFP4_PREFILL_BACKENDS / _NVFP4_DECODE_BACKENDS), a split oomkit does not take; from 0.5.21
+    the pair resolve_nvfp4_backends gives is taken (a split pair is not held to the list)."""
     if s.kv_cache_dtype not in FP4_KV_DTYPES:
         return
     v = parse_version(s.engine_version)
@@ -299,9 +359,10 @@ def check_fp4_kv(lay: CacheLayout, s: SGLangSettings, backend: str, cc: tuple[in
     # none for nvfp4's FlashInfer prefill + trtllm_mha decode) and runs both (layers/attention/hybrid_attn_backend.py);
     # from 0.5.21 the cell is the recipe's over both phases' accesses (fp4_kv_cache_quant_method.py compute_cell_size:
     # nvfp4 with FlashInfer prefill holds the FP8 workspace and the linear scales, on SM100 the trtllm_mha native
-    # scales too). oomkit keeps one backend's buffers and reads no split backend's name: refused.
+    # scales too). Taken for nvfp4 from 0.5.21 (resolve_nvfp4_backends, fp4_kv_layout); any other split: refused.
     split = [f for f in ("--prefill-attention-backend", "--decode-attention-backend") if f in s.release_flags]
-    if split:
+    recipe_pair = name == "nvfp4" and reached(v, "kv4_e2m1_dropped")  # resolve_nvfp4_backends took them
+    if split and not recipe_pair:
         raise OomkitError(f"--kv-cache-dtype {name} with {' / '.join(split)} is not modelled by oomkit: SGLang "
                           "runs both backends and sizes the FP4 cell by both phases' reads (a FlashInfer prefill "
                           "adds a dequant workspace and its own scale layout); give one --attention-backend")
@@ -315,6 +376,8 @@ def check_fp4_kv(lay: CacheLayout, s: SGLangSettings, backend: str, cc: tuple[in
         return
     seen = backend
     allowed = kv4_mla_backends(v) if lay.mla else KV4_MHA_BACKENDS
+    if recipe_pair and s.prefill_attention_backend != s.decode_attention_backend:
+        return  # kv_cache_hook.py handle_kv4_compatibility: a prefill / decode pair is not held to the list
     if seen not in allowed:
         kind = "MLA" if lay.mla else "MHA"
         raise OomkitError(f"AssertionError: KV4 {kind} expects attention_backend to be one of {list(allowed)}, but got "
@@ -323,9 +386,6 @@ def check_fp4_kv(lay: CacheLayout, s: SGLangSettings, backend: str, cc: tuple[in
         raise OomkitError(f"--kv-cache-dtype nvfp4 in SGLang {s.engine_version} prefills with FlashInfer and decodes "
                           "with trtllm_mha (--prefill-attention-backend / --decode-attention-backend), a split oomkit "
                           "does not model")
-    if name == "nvfp4" and seen != "trtllm_mha":
-        raise OomkitError(f"--kv-cache-dtype nvfp4 in SGLang {s.engine_version} reads the cache natively in trtllm_mha "
-                          f"only (fp4_kv_cache_quant_method.py _NVFP4_KV_DECODE_BACKENDS), not {seen}")
 
 
 def _vit_dims(tower) -> tuple[int | None, int | None]:

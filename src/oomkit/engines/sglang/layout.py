@@ -55,6 +55,7 @@ from .kv import (
     mamba_cache_per_req,
     max_running_requests,
     resize_pool,
+    resolve_nvfp4_backends,
     row_bytes,
     size_pool,
     swa_window,
@@ -795,8 +796,24 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     # server_args.py picks the backend before the page size and the pools: the settings carry it from here on
     backend = attention_backend(spec, s, devs, v)
     s = replace(s, attention_backend=backend.backend)
+    cc = devs[0].compute_capability
+    nvfp4_pair = resolve_nvfp4_backends(s, v, given.attention_backend, cc)
+    if nvfp4_pair is not None:
+        # the NVFP4 recipe's (prefill, decode) pair (kv.py resolve_nvfp4_backends): model_runner builds both
+        # (attention_backend_setup.py _build_resolved_backend: a HybridAttnBackend when they differ), the decode one
+        # (trtllm_mha) holds the CUDA-graph state (hybrid_attn_backend.py init_cuda_graph_state) and forces pages of
+        # 64 (overrides.py _page_size_default), so it is the backend whose buffers are sized here (a FlashInfer
+        # prefill backend's own wrappers beside it, 8 MiB int workspaces, are not counted)
+        s = replace(s, prefill_attention_backend=nvfp4_pair[0], decode_attention_backend=nvfp4_pair[1],
+                    platform_sm100=cc is not None and cc[0] == 10)
     lay_all = cache_layout(spec, s)
-    check_fp4_kv(lay_all, s, backend.backend, devs[0].compute_capability, _is_hip(devs[0]))
+    check_fp4_kv(lay_all, s, backend.backend, cc, _is_hip(devs[0]))
+    if nvfp4_pair is not None:
+        s = replace(s, attention_backend=nvfp4_pair[1])
+        lay_all = cache_layout(spec, s)
+        if nvfp4_pair[0] != nvfp4_pair[1]:
+            backend = replace(backend, backend=nvfp4_pair[1], reason=f"--kv-cache-dtype nvfp4: {nvfp4_pair[0]} "
+                              f"prefill, {nvfp4_pair[1]} decode (kv_cache_hook.py)")
     _tp.check_tp(spec, lay_all.attn_tp)
     warnings: list[str] = list(lay_all.labels)
     if "GPU unknown" in backend.reason:

@@ -305,6 +305,8 @@ KV_CACHE_DTYPES = {
 FP4_KV_DTYPES = frozenset({"nvfp4", "fp4_mx_block16", "fp4_e2m1"})
 FP4_SCALE_BLOCK = 16  # scale_block_size / SCALE_BLOCK_SIZE: one uint8 scale per 16 FP4 values
 DTYPE_CHOICES = ("auto", "half", "float16", "bfloat16", "float", "float32")  # --dtype choices, in argparse order
+# --prefill-kv-cache-dequant-dtype choices (0.5.21-0.5.23 arg_groups/fields/exec_.py), in argparse order
+PREFILL_KV_DEQUANT_CHOICES = ("auto", "nvfp4", "fp8_e4m3")
 # --quantization choices (server_args.py QUANTIZATION_CHOICES, main of late 2026, in its order), and "qoq", which the
 # 0.4-0.5 releases listed too: argparse refuses any other name
 QUANTIZATION_CHOICES = (
@@ -376,6 +378,13 @@ class SGLangSettings:
     max_total_tokens: int | None = None
     page_size: int | None = None  # None: 1, or what the attention backend forces
     attention_backend: str | None = None
+    # --prefill-attention-backend / --decode-attention-backend (0.4.10+): one phase's backend, the other falling back
+    # to attention_backend (0.5.23 arg_groups/model_override_base.py attention_backends_of). Taken for the NVFP4 KV
+    # recipe (0.5.21+), which resolves the pair itself (kv.resolve_nvfp4_backends) and sizes its cell by both phases
+    prefill_attention_backend: str | None = None
+    decode_attention_backend: str | None = None
+    # --prefill-kv-cache-dequant-dtype (0.5.21+: auto, fp8_e4m3, nvfp4): what an NVFP4 cache's prefill reads
+    prefill_kv_cache_dequant_dtype: str = "auto"
     dtype: str = "auto"
     quantization: str | None = None
     cuda_graph_max_bs: int | None = None
@@ -405,6 +414,9 @@ class SGLangSettings:
     allow_auto_truncate: bool = False  # --allow-auto-truncate: a prompt longer than the pool allows is cut, not aborted
     engine_version: str = NEWEST
     kv_cache_memory_bytes: int | None = None  # oomkit --kv-memory: size the pool from this budget
+    # set by the estimate from the GPU, not typed: SGLang's get_platform().is_sm100 (compute capability major 10,
+    # utils/common.py is_sm100_supported), which picks the NVFP4 recipe's scale layout (kv.fp4_kv_layout)
+    platform_sm100: bool = field(default=False, compare=False)
     # the smallest memory.total (MiB) nvidia-smi lists on the machine, GPUs outside CUDA_VISIBLE_DEVICES included:
     # SGLang sizes its GPU-class defaults (chunked_prefill_size, cuda_graph_max_bs, the capture list, the default
     # mem_fraction_static) from utils get_device_memory_capacity -> get_nvgpu_memory_capacity, which runs
