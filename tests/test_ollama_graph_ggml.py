@@ -33,6 +33,7 @@ from oomkit.engines.ollama.graph import (
     qwen3_gpu_graph,
     qwen3_gpu_graph_replayed,
     qwen25vl_reserve_grid,
+    qwen25vl_rotate_half_vision_graph_bytes,
     qwen25vl_vision_graph_bytes,
     siglip_vision_graph_bytes,
 )
@@ -72,7 +73,8 @@ class _Ggml:
                "ggml_rope_multi": (P, P, P, P, P, INT, C.POINTER(C.c_int), INT, INT, F, F, F, F, F, F),
                "ggml_flash_attn_ext": (P, P, P, P, P, P, F, F, F), "ggml_flash_attn_ext_add_sinks": (None, P, P),
                "ggml_flash_attn_ext_set_prec": (None, P, INT), "ggml_soft_max": (P, P, P), "ggml_cast": (P, P, P, INT),
-               "ggml_argsort": (P, P, P, INT), "ggml_swiglu_oai": (P, P, P, P, F, F), "ggml_swiglu_split": (P, P, P, P),
+               "ggml_argsort": (P, P, P, INT), "ggml_cos": (P, P, P), "ggml_sin": (P, P, P),
+               "ggml_concat": (P, P, P, P, INT), "ggml_reshape_1d": (P, P, P, I64), "ggml_swiglu_oai": (P, P, P, P, F, F), "ggml_swiglu_split": (P, P, P, P),
                "ggml_new_graph_custom": (P, P, C.c_size_t, C.c_bool), "ggml_build_forward_expand": (None, P, P),
                "ggml_backend_cpu_buffer_type": (P,), "ggml_backend_alloc_ctx_tensors_from_buft": (P, P, P),
                "ggml_gallocr_new": (P, P), "ggml_gallocr_reserve": (C.c_bool, P, P),
@@ -444,6 +446,97 @@ def test_qwen25vl_vision_replay_is_ggml_alloc(gh, gw, n_layer, gpu):
                                        alignment=32) == want
     if (gh, n_layer, gpu) == (102, 32, False):
         assert want == 7193918656
+
+
+def qwen25vl_rotate_half_vision_bytes(gh: int, gw: int, E: int = 1280, H: int = 16, FF: int = 3420, OUT: int = 2048,
+                                      n_layer: int = 32, full: tuple = (7, 15, 23, 31), gpu: bool = False,
+                                      merge: int = 2) -> int:
+    """Ollama's Qwen2.5-VL vision encoder as model/models/qwen25vl/model_vision.go builds it in v0.13.0-v0.13.3
+    (before 971d62595), built with ggml in its Go code's order: PatchEmbedding as in v0.13.4; PositionalEmbedding
+    (the (y, x) ids [2, w, h] reshaped to the merge order, permuted and copied twice, the frequency table's rows
+    taken by them and reshaped to [head_dim / 2, n]); the patch rows and the position rows taken by the window index
+    (4-patch rows), the position rows concatenated with themselves, Cos and Sin; the n x n mask input reshaped to
+    [n, n, 1]; per block RMSNorm, q/k/v with biases reshaped [D, H, n, 1], rotateHalf RoPE on q and k
+    (x x cos + concat(scale(cont(x2), -1), x1) x sin, x1 / x2 the Slice views of the two halves), q and k permuted,
+    v permuted and copied, kq = k x q scaled (+ mask on the window blocks), softmaxed, kqv permuted back and
+    copied, reshaped [E, n, 1], the output, the residual, RMSNorm, the SwiGLU MLP with biases; the merger
+    (RMSNorm, [4E, n/4, 1], GELU between two linears) and get_rows by the window index's argsort."""
+    g = _Ggml()
+    n, D = gh * gw, E // H
+    freq = D // 4
+    W, IN, G = (g.init(_Params(k * C.sizeof(C.c_void_p) * 64, None, True)) for k in (4000, 400, 200000))
+    w: dict = {}
+
+    def wt(name, typ, *shape):
+        if name not in w:
+            w[name] = (g.new_tensor_1d, g.new_tensor_2d, g.new_tensor_3d, g.new_tensor_4d)[len(shape) - 1](W, typ, *shape)
+        return w[name]
+
+    def lin(name, x, i, o):
+        return g.add(G, g.mul_mat(G, wt(name, T_F16, i, o), x), wt(name + "b", T_F32, o))
+
+    ci = G if gpu else IN
+    pix, freqs = g.new_tensor_2d(ci, T_F32, 1176, n), g.new_tensor_2d(ci, T_F32, freq, max(gh, gw))
+    coords, widx = g.new_tensor_3d(ci, T_I32, 2, gw, gh), g.new_tensor_1d(ci, T_I32, n // 4)
+    mask = g.new_tensor_2d(ci, T_F32, n, n)
+    gf = g.new_graph_custom(G, 65536, False)
+    pv = g.cont(G, g.permute(G, g.reshape_4d(G, pix, 196, 2, 3, n), 1, 0, 2, 3))
+    convs = []
+    for i, off in enumerate((0, g.nb(pv, 0))):
+        half = g.view_4d(G, pv, 1, g.ne(pv, 1), g.ne(pv, 2), g.ne(pv, 3), g.nb(pv, 1), g.nb(pv, 2), g.nb(pv, 3), off)
+        half = g.reshape_4d(G, g.cont(G, half), 14, 14, 3, n)
+        convs.append(g.conv_2d(G, wt(f"patch_embd_{i}", T_F16, 14, 14, 3, E), half, 14, 14, 0, 0, 1, 1))
+    h = g.reshape_2d(G, g.add(G, convs[0], convs[1]), E, n)
+    pos = g.cont(G, g.permute(G, g.reshape_4d(G, coords, 2, gw, merge, gh // merge), 0, 2, 1, 3))
+    pos = g.cont(G, g.permute(G, g.reshape_4d(G, pos, 2, merge, merge, n // (merge * merge)), 0, 2, 1, 3))
+    pe = g.reshape_2d(G, g.get_rows(G, freqs, g.reshape_1d(G, pos, 2 * n)), 2 * freq, n)
+    h = g.reshape_2d(G, g.get_rows(G, g.reshape_2d(G, h, 4 * E, n // 4), widx), E, n)
+    pe = g.reshape_2d(G, g.get_rows(G, g.reshape_2d(G, pe, 8 * freq, n // 4), widx), 2 * freq, n)
+    pe = g.concat(G, pe, pe, 0)
+    cos, sin = g.reshape_3d(G, g.cos(G, pe), D, 1, n), g.reshape_3d(G, g.sin(G, pe), D, 1, n)
+    m3 = g.reshape_3d(G, mask, n, n, 1)
+
+    def rope(x):
+        x1 = g.view_4d(G, x, D // 2, H, n, 1, g.nb(x, 1), g.nb(x, 2), g.nb(x, 3), 0)
+        x2 = g.cont(G, g.view_4d(G, x, D // 2, H, n, 1, g.nb(x, 1), g.nb(x, 2), g.nb(x, 3), D // 2 * g.nb(x, 0)))
+        return g.add(G, g.mul(G, x, cos), g.mul(G, g.concat(G, g.scale(G, x2, -1.), x1, 0), sin))
+
+    for il in range(n_layer):
+        res = h
+        x = g.mul(G, g.rms_norm(G, h, 1e-6), wt("ln1", T_F32, E))
+        q, k, v = (g.reshape_4d(G, lin(name, x, E, E), D, H, n, 1) for name in ("q", "k", "v"))
+        q, k = g.permute(G, rope(q), 0, 2, 1, 3), g.permute(G, rope(k), 0, 2, 1, 3)
+        v = g.cont(G, g.permute(G, v, 1, 2, 0, 3))
+        kq = g.scale(G, g.mul_mat(G, k, q), D ** -0.5)
+        if il not in full:
+            kq = g.add(G, kq, m3)
+        kqv = g.mul_mat(G, v, g.soft_max(G, kq))
+        a = g.reshape_3d(G, g.cont(G, g.permute(G, kqv, 0, 2, 1, 3)), E, n, 1)
+        h = g.add(G, lin("o", a, E, E), res)
+        res = h
+        x = g.mul(G, g.rms_norm(G, h, 1e-6), wt("ln2", T_F32, E))
+        x = g.swiglu_split(G, lin("gate", x, E, FF), lin("up", x, E, FF))
+        h = g.add(G, lin("down", x, FF, E), res)
+    x = g.reshape_3d(G, g.mul(G, g.rms_norm(G, h, 1e-6), wt("lnq", T_F32, E)), E * 4, n // 4, 1)
+    x = g.get_rows(G, lin("mlp2", g.gelu(G, lin("mlp0", x, E * 4, E * 4)), E * 4, OUT), g.argsort(G, widx, 0))
+    buft = g.backend_cpu_buffer_type()
+    assert all(g.backend_alloc_ctx_tensors_from_buft(ctx, buft) for ctx in ((W,) if gpu else (W, IN)))
+    g.build_forward_expand(gf, x)
+    return _reserved_bytes(g, gf, buft, (W, IN, G))
+
+
+@pytest.mark.parametrize("gh,gw,n_layer", [(70, 70, 32), (70, 70, 9), (20, 20, 9), (36, 52, 4), (8, 12, 3)])
+@pytest.mark.parametrize("gpu", [False, True], ids=["cpu", "gpu-inputs"])
+def test_qwen25vl_rotate_half_vision_replay_is_ggml_alloc(gh, gw, n_layer, gpu):
+    """graph.py qwen25vl_rotate_half_vision_graph_bytes (v0.13.0-v0.13.3's encoder) against ggml_gallocr_reserve on
+    the encoder built with ggml. qwen2.5vl:3b's 0.13.3 reserve (the 2048 x 2048 image at 28 x 28 x 1280 pixels: 70
+    x 70 patches, 16 heads): 1,691,950,400 B on the CPU, 1,781,219,328 B with the inputs in the buffer (32-byte
+    alignment; the 4900^2 x 16 f32 scores are 1.43 GiB of it)."""
+    want = qwen25vl_rotate_half_vision_bytes(gh, gw, n_layer=n_layer, gpu=gpu)
+    assert qwen25vl_rotate_half_vision_graph_bytes(gh, gw, 1280, 16, 3420, 2048, n_layer, (7, 15, 23, 31), gpu,
+                                                   alignment=32) == want
+    if (gh, n_layer) == (70, 32):
+        assert want == (1781219328 if gpu else 1691950400)
 
 
 _GPTOSS_SHAPES = [dict(T=512, full=32768, swa=16896, n_out=4, n_layer=6, NE=128), dict(T=512, full=16128, swa=4608),

@@ -400,13 +400,14 @@ def test_qwen25vl_3b_no_longer_fits_8gb_from_0_13_4():
     assert _qwen25vl_3b("0.13.4", (dev,)).engine_view["ollama_layers"] == "0/37"
 
 
-@pytest.mark.xfail(strict=True, reason="0.13.3's own encoder (rotate-half RoPE, 1 MP reserve image) is not replayed: "
-                                       "VisionGraphSize's 1,740,062,720 B plus the CUDA pool's 68 MiB on the "
-                                       "stand-in RTX 3070 (46 SMs, the GPU catalog's) give 1,811,365,888 B (1.7 "
-                                       "GiB) for the reporter's ~1.8 GiB (-6%; what the figure covered is not in "
-                                       "the stored excerpt). Checked: v0.13.3 model/models/qwen25vl "
-                                       "model_vision.go builds rotateHalf RoPE and a per-window blockDiagonalMask "
-                                       "that graph.py does not replay")
+@pytest.mark.xfail(strict=True, reason="0.13.3's own encoder is now replayed (graph.py "
+                                       "qwen25vl_rotate_half_vision_graph_bytes, equal to ggml-alloc: "
+                                       "test_ollama_graph_ggml.py): 1,781,219,584 B on the 70 x 70 patches of the "
+                                       "1 MP reserve image, plus the CUDA pool's 68 MiB on the stand-in RTX 3070 "
+                                       "(46 SMs, the GPU catalog's): 1,852,522,752 B, printed 1.7 GiB, for the "
+                                       "reporter's ~1.8 GiB (-4%; 1,811,365,888 B with VisionGraphSize before). "
+                                       "What the figure covered (the card, its SMs, the pool) is not in the "
+                                       "stored excerpt")
 def test_qwen25vl_3b_0_13_3_vision_graph():
     p = _report("qwen2.5vl-3b-8gb-0.13.4-no-fa")["printed"]
     dev = with_facts(Device(id="CUDA0", name="NVIDIA GeForce RTX 3070", memory_bytes=8 * GiB,

@@ -474,7 +474,91 @@ def qwen25vl_vision_graph_bytes(grid_h: int, grid_w: int, hidden: int, n_head: i
     return reserve(g, alignment)
 
 
+def qwen25vl_rotate_half_vision_graph_bytes(grid_h: int, grid_w: int, hidden: int, n_head: int, n_ff: int,
+                                            out_hidden: int, n_layer: int, full_layers: tuple[int, ...],
+                                            on_gpu: bool, merge: int = 2, alignment: int = 128) -> int:
+    """ggml-alloc's buffer for Ollama's Qwen2.5-VL vision encoder as model/models/qwen25vl/model_vision.go builds it
+    in v0.13.0-v0.13.3 (333203d87's Slice in rotateHalf; 971d62595 replaced the whole encoder in v0.13.4), replayed
+    node for node (galloc.py) on one image of grid_h x grid_w patches. What differs from the v0.13.4+ encoder
+    (qwen25vl_vision_graph_bytes):
+    - PositionalEmbedding: a frequency table [head_dim / 4, max(grid)] and the (y, x) ids [2, w, h] are ctx.Input()
+      tensors; the ids are reshaped, permuted and copied twice into the merge order, the table's rows taken by
+      them ([head_dim / 4, 2 x patches] -> [head_dim / 2, patches]);
+    - the window order: hiddenStates and the position rows taken by the window index at the start (get_rows on
+      4-patch rows), the position rows concatenated with themselves ([head_dim, patches]), Cos and Sin of them;
+      the index's argsort puts the merger's rows back at the end;
+    - the rotate-half RoPE on q and k: q x cos + concat(-x2, x1) x sin (the second half's Contiguous copy, its
+      Scale(-1), the Concat), no ggml_rope;
+    - blockDiagonalMask: an n x n F32 ctx.Input() reshaped to [n, n, 1].
+    Inputs in a buffer of their own on the CPU; on a GPU leafs of the graph in its buffer, as in the v0.13.4+
+    replay. Equal to ggml_gallocr_reserve on the encoder built with ggml (tests/test_ollama_graph_ggml.py)."""
+    E, H, n = hidden, n_head, grid_h * grid_w
+    D = E // H
+    F = D // 4  # the frequencies of one axis (PositionalEmbedding: dim = head_dim / 2, freq = dim / 2)
+    g = Graph()
+
+    w, t = _weight, _made
+
+    def inp(size: int, *shape: int) -> T:
+        return T("", nbytes=size, layout=("in", shape), external=not on_gpu)
+
+    def lin(x: T, i: int, o: int, cols: int) -> T:
+        return t("add", (t("mul_mat", (w(i, o), x), 4, o, cols), w(o)), 4, o, cols)
+
+    def norm(x: T, cols: int) -> T:
+        return t("mul", (t("rms_norm", (x,), 4, E, cols), w(E)), 4, E, cols)
+
+    pix = inp(4 * 1176 * n, 1176, n)
+    freqs = inp(4 * F * max(grid_h, grid_w), F, max(grid_h, grid_w))
+    coords = inp(4 * 2 * n, 2, grid_w, grid_h)
+    widx = inp(4 * (n // 4), n // 4)
+    mask = inp(4 * n * n, n, n)
+    pv = t("cont", (view(view(pix)),), 4, 2, 196, 3, n)
+    convs = []
+    for _ in range(2):  # the two temporal halves (PatchEmbedding: the same code as v0.13.4's)
+        x = view(t("cont", (view(pv),), 4, 1, 196, 3, n))
+        col = t("im2col", (w(14, 14, 3, E), x), 2, 588, 1, 1, n)
+        mm = t("mul_mat", (view(col), view(w(14, 14, 3, E))), 4, n, E)
+        convs.append(t("cont", (view(view(mm)),), 4, 1, 1, E, n))
+    h = view(t("add", (convs[0], convs[1]), 4, 1, 1, E, n))
+    pos = t("cont", (view(view(coords)),), 4, 2, merge, grid_w, grid_h // merge)  # I32 ids
+    pos = view(t("cont", (view(view(pos)),), 4, 2, merge, merge, n // (merge * merge)))
+    pe = view(t("get_rows", (freqs, pos), 4, F, 2 * n))
+    h = view(t("get_rows", (view(h), widx), 4, 4 * E, n // 4))
+    pe = view(t("get_rows", (view(pe), widx), 4, 8 * F, n // 4))
+    pe = t("concat", (pe, pe), 4, D, n)
+    cos, sin = view(t("cos", (pe,), 4, D, n)), view(t("sin", (pe,), 4, D, n))
+    m3 = view(mask)
+
+    def rope(a: T) -> T:
+        half = t("scale", (t("cont", (view(a),), 4, D // 2, H, n),), 4, D // 2, H, n)
+        rotated = t("mul", (t("concat", (half, view(a)), 4, D, H, n), sin), 4, D, H, n)
+        return t("add", (t("mul", (a, cos), 4, D, H, n), rotated), 4, D, H, n)
+
+    for il in range(n_layer):
+        res = h
+        x = norm(h, n)
+        q, k, v = (view(lin(x, E, E, n)) for _ in range(3))
+        q, k = view(rope(q)), view(rope(k))
+        v = t("cont", (view(v),), 4, n, D, H)
+        kq = t("scale", (t("mul_mat", (k, q), 4, n, n, H),), 4, n, n, H)
+        if il not in full_layers:
+            kq = t("add", (kq, m3), 4, n, n, H)
+        kq = t("soft_max", (kq, None, None), 4, n, n, H)
+        a = view(t("cont", (view(t("mul_mat", (v, kq), 4, D, n, H)),), 4, D, H, n))
+        h = t("add", (lin(a, E, E, n), res), 4, E, n)
+        res = h
+        x = norm(h, n)
+        x = t("glu", (lin(x, E, n_ff, n), lin(x, E, n_ff, n)), 4, n_ff, n)
+        h = t("add", (lin(x, n_ff, E, n), res), 4, E, n)
+    x = view(norm(h, n))
+    x = lin(t("unary", (lin(x, 4 * E, 4 * E, n // 4),), 4, 4 * E, n // 4), 4 * E, out_hidden, n // 4)
+    g.expand(t("get_rows", (x, t("argsort", (widx,), 4, n // 4)), 4, out_hidden, n // 4))
+    return reserve(g, alignment)
+
+
 QWEN25VL_MAX_PIXELS = 2 << 20  # process_image.go newImageProcessor vision.max_pixels default from v0.13.4 (28 x 28 x 1280 before)
+QWEN25VL_MAX_PIXELS_1MP = 28 * 28 * 1280  # process_image.go newImageProcessor vision.max_pixels default, v0.7.0-v0.13.3
 RESERVE_IMAGE = 2048  # runner/ollamarunner reserveWorstCaseGraph: a 2048 x 2048 image (v0.7.0+)
 
 

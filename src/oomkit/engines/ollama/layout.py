@@ -89,6 +89,7 @@ V_MASK_IN_GRAPH = (0, 12, 7)  # 1c093e97a: the reserve mask cast in the graph ag
 V_MASK_PAD_LAST = (0, 13, 4)  # the last release whose vendored ggml pads the mask batch to 64
 V_GLM4MOELITE_MLA = (0, 15, 0)  # 64737330a (#13870): glm4moelite's K/V cached as the MLA latent (weights.py)
 V_QWEN25VL_OWN_VISION = (0, 13, 4)  # 971d62595: 2 MP images, the encoder rewritten (graph.py replays it)
+V_QWEN25VL_ROTATE_HALF = (0, 13, 0)  # 333203d87: rotateHalf with Slice; v0.13.0-v0.13.3's encoder as graph.py replays it
 V_PIXTRAL_OWN = (0, 13, 0)  # model/models/mistral3 model_vision.go as graph.py replays it (333203d87: Slice)
 V_VISION_SDPA = (0, 13, 2)  # 1108d8b34: nn.Attention without a cache goes through ScaledDotProductAttention
 V_SIGLIP_OWN = (0, 12, 3)  # model/models/gemma3 model_vision.go as graph.py replays it (ollama/ollama#12303)
@@ -424,14 +425,16 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
             # runner/ollamarunner multimodal.go getTensor: the vision encoder's graph for a 2048 x 2048 image is
             # reserved on the same scheduler (computeCtx.Reserve) before the text batch, and ggml-alloc keeps the
             # larger buffer; VisionGraphSize (fs/ggml) stands in for that graph, Ollama's own Qwen2.5-VL encoder
-            # is replayed from v0.13.4 (its inputs copied into a GPU's buffer, in buffers of their own on the CPU)
-            # and gemma4's (v0.20.0+, with flash attention; graph.py gemma4_vision_graph_bytes)
+            # is replayed from v0.13.4 (its inputs copied into a GPU's buffer, in buffers of their own on the CPU),
+            # v0.13.0-v0.13.3's rotate-half encoder on the 1 MP image (graph.py
+            # qwen25vl_rotate_half_vision_graph_bytes), and gemma4's (v0.20.0+, with flash attention; graph.py gemma4_vision_graph_bytes)
             # Pixtral's (mistral3, v0.13.0+): nn.Attention computes its scores by hand before v0.13.2; from it
             # (1108d8b34) cache-less attention goes through ScaledDotProductAttention, its flash branch with
             # flash attention on (no scores), the same scores by hand without
             fa = launch.flash_attention
-            own_gpu = own_vision_graph(spec, True, fa) if v >= V_QWEN25VL_OWN_VISION else None
-            own_cpu = own_vision_graph(spec, False, fa) if own_gpu is not None else None
+            old_vl = V_QWEN25VL_ROTATE_HALF <= v < V_QWEN25VL_OWN_VISION
+            own_gpu = own_vision_graph(spec, True, fa, old_vl) if v >= V_QWEN25VL_ROTATE_HALF else None
+            own_cpu = own_vision_graph(spec, False, fa, old_vl) if own_gpu is not None else None
             own_partial = None
             if own_gpu is None and v >= V_PIXTRAL_OWN:
                 flash = fa and v >= V_VISION_SDPA

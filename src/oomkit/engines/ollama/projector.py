@@ -28,12 +28,14 @@ from ...model.spec import ModelSpec
 from ...quant.gguf_recipes import use_more_bits
 from .graph import (
     QWEN25VL_MAX_PIXELS,
+    QWEN25VL_MAX_PIXELS_1MP,
     gemma4_reserve_side,
     gemma4_vision_graph_bytes,
     pixtral_host_weights_graph_bytes,
     pixtral_reserve_side,
     pixtral_vision_graph_bytes,
     qwen25vl_reserve_grid,
+    qwen25vl_rotate_half_vision_graph_bytes,
     qwen25vl_vision_graph_bytes,
     siglip_vision_graph_bytes,
 )
@@ -280,10 +282,13 @@ def _vector_params(family: str, vc: Mapping[str, Any]) -> int | None:
     return None
 
 
-def own_vision_graph(spec: ModelSpec, on_gpu: bool, flash_attention: bool = True) -> int | None:
+def own_vision_graph(spec: ModelSpec, on_gpu: bool, flash_attention: bool = True,
+                     rotate_half: bool = False) -> int | None:
     """The Ollama engine's own reserve of its Qwen2.5-VL encoder (v0.13.4+, graph.py qwen25vl_vision_graph_bytes
     on the 2048 x 2048 reserve image at the 2 << 20 pixel default), on the GPU (the inputs copied into its buffer)
-    or on the CPU; None for other models. Before v0.13.4 (1 MP, rotate-half RoPE) VisionGraphSize stands in.
+    or on the CPU; None for other models. rotate_half: the v0.13.0-v0.13.3 encoder (graph.py
+    qwen25vl_rotate_half_vision_graph_bytes) on the same image at that release's 28 x 28 x 1280 pixel default
+    (980 x 980: 70 x 70 patches).
     gemma4 (v0.20.0+): graph.py gemma4_vision_graph_bytes on the reserve image after smartResize (768 x 768 for
     patch 16, pooling 3), with flash attention only (None without: its n_head x patches^2 scores not replayed)."""
     towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
@@ -304,8 +309,13 @@ def own_vision_graph(spec: ModelSpec, on_gpu: bool, flash_attention: bool = True
     if not isinstance(vc, Mapping) or _GRAPH_ARCHS.get(str(cfg.get("model_type", ""))) != "qwen25vl":
         return None
     patch, merge = int(vc.get("patch_size", 14)), int(vc.get("spatial_merge_size", 2))
-    gh, gw = qwen25vl_reserve_grid(QWEN25VL_MAX_PIXELS, patch, merge)
+    gh, gw = qwen25vl_reserve_grid(QWEN25VL_MAX_PIXELS_1MP if rotate_half else QWEN25VL_MAX_PIXELS, patch, merge)
     full = tuple(int(i) for i in vc.get("fullatt_block_indexes", (7, 15, 23, 31)))
+    if rotate_half:
+        return qwen25vl_rotate_half_vision_graph_bytes(gh, gw, int(vc["hidden_size"]), int(vc.get("num_heads", 16)),
+                                                       int(vc["intermediate_size"]), int(vc["out_hidden_size"]),
+                                                       int(vc["depth"]), full, on_gpu, merge,
+                                                       alignment=128 if on_gpu else 32)
     return qwen25vl_vision_graph_bytes(gh, gw, int(vc["hidden_size"]), int(vc.get("num_heads", 16)),
                                        int(vc["intermediate_size"]), int(vc["out_hidden_size"]), int(vc["depth"]),
                                        full, on_gpu, alignment=128 if on_gpu else 32)  # CUDA's, the CPU's TENSOR_ALIGNMENT
