@@ -118,10 +118,12 @@ KNOWN = {
         "the activation peak: 3.44 GiB in the log on workers, which do not sample in V0 (profile.py v0_activation), so "
         "it is the forward alone; V0's chunked 2048-token profile (chunked prefill is V0's default above 32K at the "
         "assumed max_model_len 40960, engine/arg_utils.py _set_default_args_v0 in 0.8.5) gives 0.18 GiB there. An "
-        "unchunked profile gives 2.84 GiB at max_model_len 32768 (+0.53 %) and 3.55 GiB at 40960 with chunked prefill "
-        "off (-0.36 %). The stored thread, read again, does not settle it: the args Namespace of the V1 run is cut "
-        "after 'config' (before max_model_len and enable_chunked_prefill), and the V0 run's excerpt holds only the "
-        "loading and profiling lines (no 'Initializing a V0 LLM engine' config line), so neither is assumed",
+        "unchunked profile gives 2.84 GiB at max_model_len 32768 (+0.53 %) and 3.03 GiB at 40960 with chunked prefill "
+        "off or --max-num-batched-tokens 40960 (+0.29 %; 3.55 and -0.36 % before the fused-MoE caches stopped at "
+        "fused_experts_impl's 32,768-token chunk). The stored thread, read again (issues corpus, three queries on the "
+        "V1 Namespace, the V0 config line and the profiling lines), does not settle it: the args Namespace of the V1 "
+        "run is cut after 'config' (before max_model_len and enable_chunked_prefill), and the V0 run's excerpt holds "
+        "only the loading and profiling lines (no 'Initializing a V0 LLM engine' config line), so neither is assumed",
 }
 
 

@@ -48,3 +48,21 @@ def test_prefix_caching_kept_chunking_off_up_to_0_6_0(version, tokens):
     # is in 0.5.3-0.6.0's condition, gone in 0.6.1 (512 batched tokens before 0.6.5)
     assert _tokens("llama-3.1-8b-instruct", version, enable_prefix_caching=True) == tokens
     assert _tokens("llama-3.1-8b-instruct", version) == 512
+
+
+def test_fused_moe_workspace_stops_at_the_chunk():
+    # model_executor/layers/fused_moe/fused_moe.py fused_experts_impl (0.8.5.post1, 0.9.2): the intermediate caches
+    # are sized for M = min(num_tokens, VLLM_FUSED_MOE_CHUNK_SIZE), envs.py's "32768", and the batch is walked chunk
+    # by chunk. Qwen3-235B-A22B at TP 8 (moe_intermediate_size 1536 / 8 = 192, so N = 384; hidden 4096; top-8):
+    # cache13 M x 8 x max(384, 4096) x 2 B, cache2 M x 8 x 192 x 2 B. From 32,768 to 65,536 tokens a worker's
+    # profile peak grows by the dense forward alone, not by another 32,768 x 68,608 B of workspace
+    def worker_peak(tokens: int) -> int:
+        est = run(catalog_spec("qwen3-235b-a22b"), [H100] * 8, tensor_parallel_size=8, engine_version="0.8.5",
+                  use_v1=False, max_num_batched_tokens=tokens)
+        assert est.engine_view["max_num_batched_tokens"] == tokens
+        return est.engine_view["activation_peak_bytes"][est.devices[1].id]  # a worker: no sampler in V0
+
+    workspace = 32768 * 8 * (4096 + 192) * 2
+    grown = worker_peak(65536) - worker_peak(32768)
+    assert grown < workspace / 2, grown
+    assert worker_peak(32768) > workspace

@@ -124,6 +124,10 @@ PROFILE_DRAFTER_FROM = (0, 9, 2)
 SAMPLER_V0_FLOAT32_FROM = (0, 5, 5)
 # envs.py VLLM_FUSED_MOE_CHUNK_SIZE default (16 x 1024), the modular kernel's chunk up to 0.17 (ERAS moe_unchunked)
 MOE_CHUNK = 16 * 1024
+# ... and before the modular kernel: "32768" (envs.py, read in the 0.8.5.post1 and 0.9.2 wheels), the chunk
+# fused_moe.py fused_experts_impl sizes its intermediate caches for (M = min(num_tokens, CHUNK_SIZE)); older
+# releases not read
+FUSED_MOE_CHUNK = 32 * 1024
 SAMPLER_V0_SCATTER_FROM = (0, 6, 2)
 # FlashInfer's top-k/top-p sampler (V1, VLLM_USE_FLASHINFER_SAMPLER; sampler_bytes), read per release and FlashInfer
 # build, not fitted: beside the model-dtype logits _dummy_sampler_run holds and Sampler.forward's float32 copy (4),
@@ -196,8 +200,10 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
         else:
             # fused_experts: intermediate_cache1 / 3 share one buffer, intermediate_cache2 (M x top_k, N/2); the
             # same sizes as CutlassExpertsFp4.workspace_shapes ((M x top_k, max(2 N', K)) and (M x top_k, N'),
-            # N' = intermediate; experts/cutlass_moe.py, 0.20.0)
-            ws = T * f.n_experts_used * (max(2 * n_rank, h) + n_rank) * b
+            # N' = intermediate; experts/cutlass_moe.py, 0.20.0). fused_moe.py fused_experts_impl sizes both for
+            # M = min(num_tokens, VLLM_FUSED_MOE_CHUNK_SIZE) and loops over the chunks (FUSED_MOE_CHUNK)
+            m = T if vllm_cutlass_fp4_moe(spec, s) else min(T, FUSED_MOE_CHUNK)
+            ws = m * f.n_experts_used * (max(2 * n_rank, h) + n_rank) * b
         block = max(block, f.n_experts_used * max(2 * n_rank, h))
         if vllm_cutlass_fp4_moe(spec, s):
             # beside workspace13 and workspace2, run_cutlass_moe_fp4 holds three (T x top_k, hidden) tensors at its
