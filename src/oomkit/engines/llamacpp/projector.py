@@ -69,9 +69,9 @@ leaves it out (said so) for the others:
     off: in + max(P (12F + 12E) + 64T, 4 P^2 H + 20 P E + 64T, 8 (P / m^2) T + 10 P E)
   (the gated FFN's three F rows; the attention; the projector). Exact on the released 1024-wide towers at both
   merges; away from E 1024 / F 4096 the placement moves the peak by a few rows (the tests name each miss).
-- gemma4v (Gemma 4), resampler (MiniCPM-V / MiniCPM-o), glm4v (GLM-4.1V / 4.5V), kimivl / kimik25 (Kimi-VL,
-  Kimi-K2.5): read from their graph builders (tools/mtmd/models/gemma4v.cpp, minicpmv.cpp, glm4v.cpp, kimivl.cpp,
-  kimik25.cpp) and the warmup sizes load_hparams sets; each function below names its peaks. Held against
+- gemma4v (Gemma 4), resampler (MiniCPM-V / MiniCPM-o), minicpmv4_6 (MiniCPM-V 4.6), glm4v (GLM-4.1V / 4.5V),
+  kimivl / kimik25 (Kimi-VL, Kimi-K2.5): read from their graph builders (tools/mtmd/models/gemma4v.cpp,
+  minicpmv.cpp, glm4v.cpp, kimivl.cpp, kimik25.cpp) and the warmup sizes load_hparams sets; each function below names its peaks. Held against
   mtmd_get_memory_usage (tests/test_llamacpp_mmproj_towers.py): exact with -fa on and off on the released towers;
   Kimi-K2.5 without clip.vision.image_max_pixels warms up at 1792 px: 16.4 GiB without flash attention.
 - gemma4a (Gemma 4 E2B / E4B's audio tower, _audio_compute_bytes): the convolutional subsampler's peak at the
@@ -233,6 +233,8 @@ def _vision_compute_bytes(meta: dict, flash_attn: bool, shapes: dict) -> int | N
     if kind == "resampler":
         return _minicpmv(image, patch, e, f, h, flash_attn, shapes or {},
                          int(meta.get("clip.vision.block_count", 0) or 0))
+    if kind == "minicpmv4_6":
+        return _minicpmv4_6(meta, image, patch, e, f, h, flash_attn)
     if kind == "glm4v":
         return _glm4v(meta, patch, e, f, h, flash_attn)
     if kind in ("kimivl", "kimik25"):
@@ -342,6 +344,33 @@ def _minicpmv(image: int, patch: int, e: int, f: int, h: int, flash_attn: bool, 
         resampler = 4 * p * (3 * t + (2 * e if t > 2 * e else 0))
     on = inputs + max(resampler, 4 * p * (f + 3 * e)) + (4 * q * t if early else 0)
     return on if flash_attn else max(on, inputs + 4 * p * p * h + (24 if early else 16) * p * e)
+
+
+def _minicpmv4_6(meta: dict, image: int, patch: int, e: int, f: int, h: int, flash_attn: bool) -> int:
+    """MiniCPM-V 4.6 (projector type "minicpmv4_6", PR #22529, b9049 on; tools/mtmd/models/minicpmv.cpp
+    clip_graph_minicpmv4_6::build as the llama-cpp-python 0.3.36 build has it, with the 4x mode): SigLIP at image_size
+    (the slice size, 448: P = (image / p)^2 patches), its layers to clip.vision.wa_layer_indexes[0] at full
+    resolution, then the ViT merger (a 2 x 2 window self-attention under a P x P block-diagonal mask, a 2 x 2 merge and
+    an MLP 4E -> 4F -> E), the remaining layers at P / 4, and the final merger (2 x 2 merge, MLP 4E -> 4E -> T).
+    clip.vision.projector.scale_factor 2 (the "4x" downsample mode) drops the ViT merger: every layer at full
+    resolution, one merge. Inputs: the F32 image, the positions (P int32), the merger's two window orders (P int32
+    each), its mask (P x P F32) and four gather rows (P / 4 int32 each), the final merge's four (P / 16, or P / 4
+    in 4x mode), each padded to 32 bytes. The peaks are those of the full-resolution layers, the downsampled part
+    takes less: with flash attention the FFN (a row of F and three of E) or, where F < 2E, five rows of E; without,
+    the P x P x H F32 scores beside four rows of E. Exact against libmtmd's mtmd_get_memory_usage and the buffer
+    clip_init prints (36.63 / 88.31 MiB -fa on / off on the released 27-layer tower, as at 3 layers; independent of
+    the layer count, the insert layer and T; tests/test_llamacpp_projector_minicpmv.py) from 252 px up; at 224 px
+    (P 256) the flash-on peak is larger (measured, not modelled)."""
+    side = image // patch
+    p = side * side
+    half = side // 2
+    merge = int(meta.get("clip.vision.projector.scale_factor", 4) or 4)  # load_hparams: n_merge, 4 unless set
+    n_out = half * half if merge == 2 else (half // 2) ** 2
+    inputs = _align(12 * image * image) + _align(4 * p) + 4 * _align(4 * n_out)
+    if merge != 2:  # the ViT merger's window orders, mask and gather rows
+        inputs += 2 * _align(4 * p) + _align(4 * p * p) + 4 * _align(4 * half * half)
+    on = inputs + 4 * p * max(f + 3 * e, 5 * e)
+    return on if flash_attn else max(on, inputs + 4 * p * p * h + 16 * p * e)
 
 
 def _glm4v(meta: dict, patch: int, e: int, f: int, h: int, flash_attn: bool) -> int:
