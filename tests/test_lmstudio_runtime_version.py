@@ -38,6 +38,9 @@ def test_runtimes_read_as_the_llama_cpp_commit_they_bundle():
     # 2.44.0" (build 11139), and runtime 2.47.0 at llama-server commit 6c7a87f (release b11235)
     assert build_number("lmstudio-2.44.0") == 11139
     assert build_number("lmstudio-2.47.0") == 11235
+    # lmstudio-bug-tracker#2378 (2026-09-07): "The latest bundled llama.cpp engine in LM Studio is b10760 (engine
+    # 2.33.0)", before spark2_5 (PR #27868)
+    assert build_number("lmstudio-2.33.0") == 10760
     # the spellings: LM Studio's own, the `lms runtime ls` suffix, any case
     assert build_number("LM-Studio v2.44.0") == build_number("lms@2.44.0") == build_number("lmstudio-v2.44.0") == 11139
 
@@ -47,7 +50,11 @@ def test_every_row_cites_its_sources():
     assert rows
     for row in rows:
         assert row["sources"] and all(s.startswith("https://") for s in row["sources"])
-        assert str(row["commit"])[:7] and isinstance(row["build"], int)
+        assert isinstance(row["build"], int)
+        # the commit where the source names one; a source naming only the release tag says so in a note
+        assert (row["commit"] and len(str(row["commit"])) >= 7) or "not its commit" in row.get("note", ""), row
+    builds = [row["build"] for row in sorted(rows, key=lambda r: tuple(map(int, r["runtime"].split("."))))]
+    assert builds == sorted(builds)  # a later runtime never bundles an older llama.cpp
 
 
 def test_era_switch_between_runtimes_mla_k_only():

@@ -4,7 +4,8 @@
 "llama.cpp-win-x86_64-nvidia-cuda12-avx2@2.44.0" in `lms runtime ls` and LM Studio's logs). Its version is LM
 Studio's, not llama.cpp's, so `--engine-version` takes it as `lmstudio-2.44.0` (or a bare `2.44.0` / `v2.44.0`
 with an `lms load` command) and reads it as the llama.cpp build that runtime bundles, from
-engines/data/lmstudio_runtimes.json: each row cites the public source that names the runtime's llama.cpp commit.
+engines/data/lmstudio_runtimes.json: each row cites the public source that names the runtime's llama.cpp commit
+(or its release tag, b10760 for 2.33.0).
 A well-formed runtime version not in the table reads as the newest build oomkit models, with a warning
 (settings.version_warning).
 """
