@@ -733,6 +733,100 @@ def _qwen_moe_ffn(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], 
     return g.op("ADD", moe.ne, moe, down)
 
 
+def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ...], int]], host: dict[str, int],
+                 host_layers: set[int], flash_attn: bool = True, host_caches: bool = False) -> Graph:
+    """Gemma 2's pp graph (src/models/gemma2.cpp at llama.cpp@0c1e57098, one sequence a KV stream, an F16 cache), in
+    graph order: the token rows scaled by sqrt(n_embd) (inp_scaled); per layer the attention norm; build_qkv's
+    Q, K and V products and their reshapes; Q and K roped, Q scaled (f_attention_scale); the iSWA build_attn
+    expanding q, k, then v, the K and V stores into the layer's cache (its SWA or base cache: caches, (layers,
+    cells) each), FLASH_ATTN_EXT (the soft-capping its parameter) on the cache's views with the cache's F16 mask, or
+    build_attn_mha's KQ soft-capped (SCALE, TANH, SCALE), SOFT_MAX with the F32 mask, KQV on the transposed V cache
+    and the CONT of its permutation; wo; in the last layer out_ids' rows of it and of the layer input (GET_ROWS);
+    the post-attention norm, sa_out, the FFN norm, build_ffn's up, gate, GEGLU and down, the post-FFW norm and the
+    residual; the output norm (result_norm, t_embd, an output), the logits and their soft-capping (SCALE, TANH,
+    SCALE in place, the last an output). The layers in host_layers keep their weights and their cache on the CPU;
+    host: those weights' bytes, copied when read on the device; host_caches (-nkvo): every cache on the CPU."""
+    g, w, embd = _pp_graph_start(spec, T_, host, host_layers)
+    n_embd = spec.n_embd
+    inp = g.op("SCALE", embd.ne, embd)  # inp_scaled
+    inp_pos = g.input((T_,))
+    trunk = spec.trunk_layers
+    by_layer: dict[int, tuple[T, T, T, int]] = {}
+    for layers, cells in caches:  # build_attn_inp_kv_iswa: each cache's K / V row indices and its mask
+        a = spec.trunk_layers[layers[0]].attention
+        k_idxs = g.input((T_,), 8)
+        v_idxs = g.input((T_ if flash_attn else T_ * a.n_kv_heads * a.head_dim_v,), 8)
+        mask = g.input((cells, T_, 1, 1), 2 if flash_attn else 4)
+        by_layer.update({il: (k_idxs, v_idxs, mask, cells) for il in layers})
+    out_ids = g.input((n_outputs,))
+    for la in trunk:
+        il, a = la.index, la.attention
+        dev = HOST if il in host_layers or host_caches else DEVICE  # the layer's cache
+        k_idxs, v_idxs, mask, n_kv = by_layer[il]
+        hd, hdv, nh, nkv = a.head_dim_k, a.head_dim_v, a.n_heads, a.n_kv_heads
+        cur = g.op("RMS_NORM", inp.ne, inp)
+        cur = g.op("MUL", cur.ne, cur, w(f"blk.{il}.attn_norm.weight", (n_embd,), il))
+        q = g.op("MUL_MAT", (hd * nh, T_), w(f"blk.{il}.attn_q.weight", (n_embd, hd * nh), il), cur)
+        kc = g.op("MUL_MAT", (hd * nkv, T_), w(f"blk.{il}.attn_k.weight", (n_embd, hd * nkv), il), cur)
+        vc = g.op("MUL_MAT", (hdv * nkv, T_), w(f"blk.{il}.attn_v.weight", (n_embd, hdv * nkv), il), cur)
+        q, kc, vc = g.reshape(q, (hd, nh, T_)), g.reshape(kc, (hd, nkv, T_)), g.reshape(vc, (hdv, nkv, T_))
+        q, kc = g.op("ROPE", q.ne, q, inp_pos), g.op("ROPE", kc.ne, kc, inp_pos)
+        q = g.op("SCALE", q.ne, q)
+        g.expand(q)
+        g.expand(kc)
+        g.expand(vc)  # the iSWA build_attn: q, k, then v
+        kc_ = g.cache((hd * nkv, n_kv), dev, 2)
+        g.expand(g.into("SET_ROWS", kc_, g.view(kc, (hd * nkv, T_)), k_idxs, kc_))
+        vv = g.cache((hdv * nkv, n_kv), dev, 2)
+        if flash_attn:
+            g.expand(g.into("SET_ROWS", vv, g.view(vc, (hdv * nkv, T_)), v_idxs, vv))
+        else:  # v_trans: one row per element of V (llama_kv_cache::cpy_v)
+            flat = g.reshape(vv, (1, hdv * nkv * n_kv))
+            g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (hdv * nkv, T_)), (1, hdv * nkv * T_)),
+                            v_idxs, flat))
+        k = g.permute(g.view(kc_, (hd, nkv, n_kv, 1), (2, hd * 2, hd * nkv * 2, hd * nkv * 2 * n_kv)), (0, 2, 1, 3))
+        qq = g.permute(g.view(q, (hd, nh, T_, 1)), (0, 2, 1, 3))
+        if flash_attn:
+            v = g.permute(g.view(vv, (hdv, nkv, n_kv, 1), (2, hdv * 2, hdv * nkv * 2, hdv * nkv * 2 * n_kv)),
+                          (0, 2, 1, 3))
+            att = g.reshape(g.op("FLASH_ATTN_EXT", (hdv, nh, T_, 1), qq, k, v, mask), (hdv * nh, T_))
+        else:
+            v = g.permute(g.view(vv, (n_kv, nkv, hdv, 1), (2, n_kv * hdv * 2, n_kv * 2, n_kv * hdv * nkv * 2)),
+                          (0, 2, 1, 3))
+            kq = g.op("MUL_MAT", (n_kv, T_, nh, 1), k, qq)
+            kq = g.op("SCALE", kq.ne, g.op("UNARY", kq.ne, g.op("SCALE", kq.ne, kq)))  # the soft-capping
+            kq = g.op("SOFT_MAX", kq.ne, kq, mask)
+            kqv = g.op("MUL_MAT", (hdv, T_, nh, 1), v, kq)
+            att = g.op("CONT", (hdv * nh, T_), g.permute(kqv, (0, 2, 1, 3)))
+        cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (hdv * nh, n_embd), il), att)
+        R = T_
+        if la is trunk[-1]:  # out_ids' rows of the attention output and of the layer input
+            R = n_outputs
+            cur = g.op("GET_ROWS", (n_embd, R), cur, out_ids)
+            inp = g.op("GET_ROWS", (n_embd, R), inp, out_ids)
+        cur = g.op("RMS_NORM", cur.ne, cur)
+        cur = g.op("MUL", cur.ne, cur, w(f"blk.{il}.post_attention_norm.weight", (n_embd,), il))
+        sa = g.op("ADD", cur.ne, cur, inp)
+        cur = g.op("RMS_NORM", sa.ne, sa)
+        cur = g.op("MUL", cur.ne, cur, w(f"blk.{il}.ffn_norm.weight", (n_embd,), il))
+        n_ff = la.ffn.n_ff
+        up = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_up.weight", (n_embd, n_ff), il), cur)
+        gate = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_gate.weight", (n_embd, n_ff), il), cur)
+        down = g.op("MUL_MAT", (n_embd, R), w(f"blk.{il}.ffn_down.weight", (n_ff, n_embd), il),
+                    g.op("GLU", (n_ff, R), gate, up))
+        cur = g.op("RMS_NORM", down.ne, down)
+        cur = g.op("MUL", cur.ne, cur, w(f"blk.{il}.post_ffw_norm.weight", (n_embd,), il))
+        inp = g.op("ADD", cur.ne, cur, sa)
+    h = g.op("RMS_NORM", inp.ne, inp)
+    h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
+    h.output = True  # result_norm (t_embd)
+    logits = g.op("MUL_MAT", (spec.n_vocab, h.ne[1]), w("output.weight", (n_embd, spec.n_vocab), None), h)
+    logits = g.op("SCALE", logits.ne, g.op("UNARY", logits.ne, g.op("SCALE", logits.ne, logits)))
+    logits.output = True
+    g.expand(logits)
+    return g
+
+
 def host_nodes(g: Graph, n_embd: int, T_: int) -> tuple[int, list[Node]]:
     """The graph as the CPU backend alone hands it to ggml-alloc (no splits, no copies): its leafs first, in
     ggml_build_forward_expand's order, build_inp_embd's embeddings input (flagged an input, never read) after the
