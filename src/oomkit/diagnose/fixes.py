@@ -72,6 +72,7 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         computed += _by_estimate(d)
     if runner == "vllm":
         computed[:0] = _vllm_offload_ignored(d)
+    computed[:0] = _backend_twice(d)
     # nothing useful fits: the change of hardware or model is the answer; a context under MIN_USEFUL_CONTEXT is none
     tier = _next_tier(d, computed)
     if tier:
@@ -183,6 +184,20 @@ def _vllm_offload_ignored(d: Diagnosis) -> list[Fix]:
                         f"Runner', which in {rel} installs no weight offloader (vllm#51396), so the {gb:g} GiB meant "
                         "for host memory stayed on the GPU; the V1 runner offloads them",
                 env=(("VLLM_USE_V2_MODEL_RUNNER", "0"),))]
+
+
+def _backend_twice(d: Diagnosis) -> list[Fix]:
+    """The same GPU backend loaded from two libraries (reader._backend_loaded_twice): the stale copy goes first. The
+    shallower path is the stale one (Ollama installs its GPU libraries in lib/ollama/cuda_vNN, rocm, vulkan; a ggml
+    library directly in lib/ollama is an older install's, ollama#11211)."""
+    twice = d.settings.get("backend_loaded_twice")
+    if not twice:
+        return []
+    name, paths = twice["backend"], list(twice["paths"])
+    stale = min(paths, key=lambda p: len(re.split(r"[/\\]", p)))
+    return [Fix(summary=f"remove the stale {name} backend library {stale}: the {name} backend was loaded twice "
+                        f"({' and '.join(paths)}), two copies driving one GPU; delete the stale file (or reinstall "
+                        "cleanly) so that one library is loaded")]
 
 
 def _torch_buffer_limit(d: Diagnosis) -> list[Fix]:

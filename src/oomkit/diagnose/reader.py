@@ -22,7 +22,7 @@ from .fixes import causes_for, fixes_for, other_processes
 from .logread import FRAME_STAGES, calls, frames, host_of, read_log, stage_from_frames, stage_from_markers
 from .result import Diagnosis, Fix
 from .scan import Event, Text, events, normalize
-from .signatures import BY_ID, GENERIC_OOM, HOSTED, Signature
+from .signatures import BY_ID, FALLBACKS, GENERIC_OOM, HOSTED, Signature
 
 OOM_ROLES = ("oom", "stage")
 MAX_LINE_AFTER = 2048  # bytes a line after the failure is read for the step it names
@@ -111,7 +111,7 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
     recognised = tuple(dict.fromkeys(e.sig.id for e in evs))
     anchor = _cause(evs)
     if anchor is not None and anchor.sig.id == "ollama_runner_terminated" and not _memory_reason(anchor) and any(
-            e.role == "not_oom" for e in evs):
+            e.role == "not_oom" and e.sig.id not in FALLBACKS for e in evs):
         # the runner stopped without a memory reason, and the log holds an error that is no shortage (a GPU kernel
         # missing for the device, a driver mismatch): that error is why it stopped
         anchor = None
@@ -167,6 +167,12 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
         # LLAMA_ARG_CACHE_RAM; Ollama's llama-server runners inherit the variable)
         why = [*why, "llama-server's prompt cache (prompt cache) holds slots' KV states in host RAM, up to --cache-ram "
                      "(8192 MiB by default), beside the model"]
+    twice = _backend_loaded_twice(doc.slice(max(0, anchor.line.start - NEAR_REGION), anchor.line.start + 4096))
+    if twice and stage != "not_oom":
+        name, paths = twice
+        settings = {**settings, "backend_loaded_twice": {"backend": name, "paths": paths}}
+        why = [*why, f"the {name} backend was loaded twice ({paths[0]} and {paths[1]}): ggml-backend-reg.cpp "
+                     "load_backend registers every backend library it finds, so two copies of it drive the same GPU"]
     if stage == "compute" and anchor.sig.engine == "llama.cpp" and _projector_warmup(doc, anchor):
         # tools/mtmd/clip.cpp warmup: the projector reserves its compute graph for a fixed largest image (its
         # image_max_pixels; Qwen-VL 1472 x 1472) at load, on the device it runs on (common/arg.cpp --mmproj-offload,
@@ -629,6 +635,24 @@ def _torch_stage(n: dict[str, Any]) -> tuple[str, str, list[str]] | None:
 
 # llama-server's prompt cache as its log shows it ("updating prompt cache", "prompt_save:  - saving prompt with
 # length N, total state size = X MiB") or as a text names it (the prompt-cache entries, its --cache-ram bound)
+# ggml/src/ggml-backend-reg.cpp load_backend: "%s: loaded %s backend from %s" for each backend library loaded
+_LOAD_BACKEND = re.compile(r"load_backend: loaded (\w{1,20}) backend from ([^\n]{1,400})")
+TWICE_LINES = 12  # lines apart at most: one process's loads (Ollama's discovery runs each library in its own process)
+
+
+def _backend_loaded_twice(region: str) -> tuple[str, list[str]] | None:
+    """A GPU backend loaded from two different libraries in one start-up (ollama#11388: a stale lib/ollama/ggml-cuda.dll
+    beside lib/ollama/cuda_v12/ggml-cuda.dll, ollama#11211): -> (backend, [paths]) or None."""
+    last: dict[str, tuple[int, str]] = {}
+    for m in _LOAD_BACKEND.finditer(region):
+        name, path = m.group(1), m.group(2).strip()
+        line = region.count("\n", 0, m.start())
+        if name != "CPU" and name in last and last[name][1] != path and line - last[name][0] <= TWICE_LINES:
+            return name, [last[name][1], path]
+        last[name] = (line, path)
+    return None
+
+
 _PROMPT_CACHE = re.compile(r"prompt_save:|updating prompt cache|prompt-cache entries|LLAMA_ARG_CACHE_RAM")
 
 

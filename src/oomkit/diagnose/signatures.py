@@ -30,6 +30,9 @@ SIZE = r"([0-9][0-9,]{0,24}(?:\.[0-9]{1,12})?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|G
 # programs whose messages appear inside another program's log (the kernel, a library the engine runs): the engine
 # reported for them is the log's host
 HOSTED = ("os", "flashinfer")
+# not_oom lines that report an allocation the engine recovered from by itself (ggml's pinned-memory fallback): no
+# shortage alone, and never the reason a runner stopped
+FALLBACKS = ("ggml_pinned_fallback",)
 STAGES = ("weights", "kv_cache", "compute", "fragmentation", "other_process", "host_ram", "buffer_limit",
           "not_oom", "unknown")
 ENGINES = ("pytorch", "cuda", "vllm", "sglang", "llama.cpp", "ollama", "lmstudio", "mlx", "tgi", "exllama",
@@ -234,7 +237,9 @@ SIGNATURES: tuple[Signature, ...] = (
         "vllm_v1_kv_insufficient", "vllm", ("To serve at least one request with the model",),
         r"To serve at least one request with the model\S{0,4} max seq len", stage="kv_cache", priority=8,
         fields=(Field("max_model_len", r"max seq len \(([0-9]{1,20})\)", "int"),
-                Field("kv_needed_bytes", r"\(([0-9.]{1,24}) GiB KV ?cache is needed", "GiB"),
+                # "(22.5 GiB KV cache is needed": the parenthesis is lost where a paste wraps the message there
+                # (kaito#2132)
+                Field("kv_needed_bytes", r"(?:\(|^|\s)([0-9.]{1,24}) GiB KV ?cache is needed", "GiB"),
                 Field("kv_available_bytes", r"available KV cache memory \(([-0-9.]{1,24}) GiB\)", "GiB"),
                 Field("estimated_max_len", r"estimated maximum model length is ([0-9]{1,20})", "int")),
         message="ValueError: To serve at least one request with the models's max seq len ({max_model_len}), "
@@ -561,8 +566,11 @@ SIGNATURES: tuple[Signature, ...] = (
                "plan", "another attention backend (--attention-backend triton or fa3)")),
     # -------------------------------------------------------------------------------------------- llama.cpp
     Signature(
-        "ggml_cuda_malloc", "llama.cpp", ("alloc_buffer: allocating",),
-        r"_buffer_type_alloc_buffer: allocating [0-9.]{1,24} MiB on device [0-9]{1,20}: (?:cuda|hip|musa)Malloc failed",
+        # the line without its function name: quoted in prose or cut at the left (koboldcpp#714); its own words
+        # ("allocating N MiB on device D: cudaMalloc failed") are ggml-cuda.cu ggml_backend_cuda_buffer_type_alloc_buffer's
+        "ggml_cuda_malloc", "llama.cpp", ("alloc_buffer: allocating", "Malloc failed"),
+        r"(?:_buffer_type_alloc_buffer: )?allocating [0-9.]{1,24} MiB on device [0-9]{1,20}: (?:cuda|hip|musa)Malloc "
+        r"failed",
         backend="CUDA", priority=4,
         fields=(Field("requested_bytes", r"allocating ([0-9.]{1,24}) MiB", "MiB"),
                 Field("device", r"on device ([0-9]{1,20})", "int")),
@@ -916,6 +924,19 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("reading the model file failed (the OS error is printed): a file or runtime problem, not memory",),
         fixes=("another build of the runtime (LM Studio: an earlier llama.cpp runtime; a newer llama.cpp)",
                "check the model file (re-download it); try --no-mmap / --mmap the other way")),
+    Signature(
+        # ggml-cuda.cu ggml_cuda_host_malloc (ggml-cann's ggml_cann_host_malloc alike): cudaMallocHost failed, and
+        # ggml_backend_cuda_host_buffer_type_alloc_buffer falls back to an ordinary CPU buffer ("fallback to cpu
+        # buffer"), so the load goes on: the line alone is no failure (llama.cpp#9629, labelled low severity; in
+        # ollama#8964 the failure is the CUDA0 buffer after it). The size may carry a decimal comma (a locale's)
+        "ggml_pinned_fallback", "llama.cpp", ("of pinned memory",),
+        r"\w{1,60}_host_malloc: failed to allocate [0-9.,]{1,24} MiB of pinned memory", role="not_oom", priority=1,
+        fields=(Field("reason", r"of pinned memory: ([^\n]{1,120})", "str"),),
+        message="ggml_cuda_host_malloc: failed to allocate {MIB} MiB of pinned memory: {reason}",
+        causes=("pinned (page-locked) host memory was refused and ggml fell back to an ordinary host buffer: the "
+                "load continues (a slower host-to-GPU copy), so this line is not the failure; GGML_CUDA_NO_PINNED=1 "
+                "skips the attempt",),
+        fixes=()),
     Signature(
         # ggml/src/ggml-alloc.c ggml_dyn_tallocr_alloc / ggml_tallocr_alloc (ggml_allocr_alloc in 2023 builds): the
         # graph allocator's buffer, reserved from a measured graph, is smaller than the graph it then allocates

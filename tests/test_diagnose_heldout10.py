@@ -1,0 +1,97 @@
+"""diagnose() on a tenth held-out set of public crash logs (tests/fixtures/diagnose/heldout10.jsonl), 12 logs new to
+every diagnose fixture: vLLM V0's and V1's KV checks (one V1 message wrapped over three lines, its parenthesis lost),
+llama.cpp compute buffers on ROCm at the model's default context and on several GPUs, Ollama's compute buffers and a
+CUDA backend loaded twice (a stale library from an older install), KoboldCpp's bare cudaMalloc line quoted in prose,
+ggml-cuda's pinned-memory fallback (no failure), MLX's single-buffer and resource limits, and an LM Studio report whose
+cause (another process holding the VRAM) is only in prose (a strict xfail). Each case is cited with the lines kept
+verbatim and the fix its thread confirms; `before` records what oomkit answered before the rules these logs led to
+(5 of 12 wrong). The checks: tests/diagnose_heldout.py check_case; the garble pass as in sets 6 to 9."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.diagnose_heldout import (
+    FIXTURES,
+    check_case,
+    check_garbled_exits_cleanly,
+    garbled_params,
+    load_cases,
+    params,
+    readable_garble_changes,
+)
+
+NAME = "heldout10.jsonl"
+CASES = load_cases(NAME)
+
+
+def test_cases_are_cited_and_new():
+    """12 cases (the shared check asks 20 of the older sets), each from a GitHub thread in no other diagnose fixture."""
+    from oomkit.diagnose.signatures import ENGINES, STAGES
+
+    assert len(CASES) >= 12 and len({c["id"] for c in CASES}) == len(CASES)
+    others = "".join(p.read_text(encoding="utf-8") for p in FIXTURES.glob("*.jsonl") if p.name != NAME)
+    for c in CASES:
+        assert c["source"].startswith("https://github.com/"), c["id"]
+        assert f'{c["source"]}"' not in others, c["id"]
+        assert c["expected"]["stage"] in STAGES and c["expected"]["engine"] in ENGINES, c["id"]
+        assert c["before"] and c["fix_that_worked"], c["id"]
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_heldout_case(case):
+    check_case(case)
+
+
+def test_backend_loaded_twice_needs_one_start_up():
+    """Two libraries of one GPU backend in one start-up are the stale-copy failure (ollama#11388); the same backend
+    loaded by separate processes far apart (Ollama's discovery runs each library alone), or the CPU backend's
+    variants, are not."""
+    from oomkit.diagnose.reader import _backend_loaded_twice
+
+    case = next(c for c in CASES if c["id"] == "ollama-11388-cuda-backend-loaded-twice")
+    lines = case["text"].splitlines()[:2]
+    assert _backend_loaded_twice("\n".join(lines)) == ("CUDA", [ln.split(" from ", 1)[1] for ln in lines])
+    apart = "\n".join([lines[0], *["time=... level=INFO source=server.go msg=\"waiting\""] * 20, lines[1]])
+    assert _backend_loaded_twice(apart) is None
+    assert _backend_loaded_twice("\n".join([lines[0], lines[0]])) is None
+    cpu = ("load_backend: loaded CPU backend from C:\\ollama\\lib\\ollama\\ggml-cpu-haswell.dll\n"
+           "load_backend: loaded CPU backend from C:\\ollama\\lib\\ollama\\ggml-cpu-icelake.dll")
+    assert _backend_loaded_twice(cpu) is None
+
+
+def test_backend_loaded_twice_names_the_stale_library_first():
+    """The stale copy is the library directly in lib/ollama, not the one in its cuda_v12 folder (ollama#11211)."""
+    from oomkit.diagnose import diagnose
+
+    case = next(c for c in CASES if c["id"] == "ollama-11388-cuda-backend-loaded-twice")
+    first = diagnose(case["text"]).fixes[0].summary
+    assert first.startswith("remove the stale CUDA backend library D:\\Ollama\\OllamaInstall\\lib\\ollama\\ggml-cuda.dll")
+
+
+def test_pinned_fallback_is_no_failure_beside_a_real_one():
+    """ggml-cuda's pinned-memory line is a fallback: alone it is no shortage (llama.cpp#9629), and beside a real
+    allocation failure that failure is the answer (ollama#8964, held-out set 7: weights)."""
+    import json
+
+    from oomkit.diagnose import diagnose
+
+    alone = next(c for c in CASES if c["id"] == "llama-cpp-9629-pinned-memory-invalid-argument")
+    d = diagnose(alone["text"])
+    assert (d.stage, d.fixes) == ("not_oom", ())
+    set7 = [json.loads(ln) for ln in (FIXTURES / "heldout7.jsonl").read_text(encoding="utf-8").splitlines() if ln]
+    with_failure = next(c for c in set7 if c["id"] == "ollama-8964-r1-671b-two-3090-pinned-and-cuda0")
+    assert diagnose(with_failure["text"]).stage == "weights"
+
+
+@pytest.mark.parametrize("cid,kind,data", garbled_params(CASES))
+def test_garbled_log_exits_cleanly(cid, kind, data, tmp_path, capsys):
+    check_garbled_exits_cleanly(cid, kind, data, tmp_path, capsys)
+
+
+@pytest.mark.parametrize("kind", ["ansi", "crlf", "rewrapped-80", "run-together"])
+def test_readable_garbles_keep_the_reading(kind):
+    """Colour codes, CRLF line ends, a re-wrap at 80 columns and the whole log run together on one line change no
+    case's engine and stage."""
+    changed = readable_garble_changes(CASES, kind)
+    assert not changed, changed
