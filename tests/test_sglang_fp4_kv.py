@@ -211,6 +211,8 @@ def test_split_backends_cell_of_sglang_21601():
     # the decode backend (trtllm_mha) holds the CUDA-graph state and forces pages of 64
     assert est.engine_view["attention_backend"] == "trtllm_mha"
     assert "flashinfer prefill, trtllm_mha decode" in est.engine_view["attention_backend_reason"]
+    assert (est.engine_view["prefill_attention_backend"], est.engine_view["decode_attention_backend"]) == \
+        ("flashinfer", "trtllm_mha")
     assert "--prefill-attention-backend" in sg.format_command("m", s)
 
 

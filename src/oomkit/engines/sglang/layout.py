@@ -909,6 +909,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
                                 "short_bytes": w - pre_free, "after_kv": False}
     # "Attention backend not specified. Use X backend by default." (or the model override's line)
     view["attention_backend"], view["attention_backend_reason"] = backend.backend, backend.reason
+    if nvfp4_pair is not None:
+        view["prefill_attention_backend"], view["decode_attention_backend"] = nvfp4_pair
     pool_short = pool is not None and pool.max_total_num_tokens < context_len
     if pool is not None:
         view["max_req_len"], view["max_req_input_len"] = request_limits(pool.max_total_num_tokens, context_len)
