@@ -12,9 +12,14 @@ so the rule is the one these figures give:
     48 GiB   -          38,338 MB (MiB) as VRAM               0.78    secondlife/viewer#6034
     48 GiB*  -          40200.90 MB (M5 Max)                  0.78    ggml-org/llama.cpp#16634
     64 GiB   27.0       55.7 GB Metal working set             0.81    carloslfu/slotstream#22
+    96 GiB   -          83,494,174,720 bytes (M3 Ultra)       0.81    RedesignedRobot/openmm-metal-lab (a repository log)
+    96 GiB   -          working set 77.76 GiB (M3 Ultra)      0.81    seabit-ai/lmk (a repository log)
     128 GiB  26.6.2     115.4 GB Metal working set            0.84    carloslfu/slotstream#6
     128 GiB  26.x       107.52 GiB (stock)                    0.84    antirez/ds4#893
     128 GiB  26         ~84% (~107.5 GiB)                     0.84    osaurus-ai/osaurus#1958
+    192 GiB* -          165150 MiB (M2 Ultra, January 2026)   0.84    ggml-org/llama.cpp#18919
+    256 GiB  27.0       228065 MiB (M3 Ultra)                 0.87    mindmonkey-ai/chekov (a repository document)
+    256 GiB  -          239 GB max_recommended (M3 Ultra)     0.87    raullenchai/Rapid-MLX#183
     512 GiB  -          498216.21 MB (464 GiB)                29/32   jjang-ai/vmlx#50's Mac (one log)
     16 GiB*  15.x       11453.25 MB (M4, January 2025)        2/3     ggml-org/llama.cpp#11083
     16 GiB   15.6       ~10.67 GB (GiB)                       2/3     exo-explore/exo#1672
@@ -26,7 +31,10 @@ so the rule is the one these figures give:
     96 GiB   (2023)     73728,00 MB (MiB)                     3/4     ggml-org/llama.cpp#3213
     (* the RAM read off the chip's sizes, not stated)
 
-Every figure is the fraction rounded up to a whole 16 KiB page: 2/3 of 32 GiB prints 21845.34 MiB, not .33.
+Every figure is the fraction rounded up to a whole 16 KiB page: 2/3 of 32 GiB prints 21845.34 MiB, not .33. No
+macOS 26 figure was found for an 8 GiB Mac (it takes 16 GiB's 0.74), and none but vmlx#50's for 512 GiB: a 464.00 GiB
+"Recommended working set" on an M3 Ultra in neobundy/CWK-Deep-Dive-Into-AI-Reboot dates from May 2025 (macOS 15,
+whose rule gives 3/4 there, mlx-lm#98), so it is a limit set by hand or another rule, and is not counted.
 Three figures are limits set by hand, not the default (kind "set"): 60 GiB on a 64 GB M3 Max on macOS 27.0 where
 the 64 GB M4 Max on the same release prints 55.7 GB (slotstream#20), 180000 MiB on an M2 Ultra (mlx#1060) and
 16 GiB + one page on a 24 GB M4 Pro (alekseybb197/local-llm).
@@ -97,10 +105,20 @@ def test_the_newest_rule_is_the_default():
 
 
 def test_steps_between_the_sizes_seen_take_the_lower_one():
-    # no log for 96, 192, 256 GiB on macOS 26: the step of the next smaller size seen (0.81, 0.84), never more
-    assert apple_default_gpu_share(96 * GiB) == math.ceil(96 * GiB * 0.81 / APPLE_PAGE) * APPLE_PAGE
-    assert apple_default_gpu_share(256 * GiB) == math.ceil(256 * GiB * 0.84 / APPLE_PAGE) * APPLE_PAGE
-    assert apple_default_gpu_share(8 * GiB) == math.ceil(8 * GiB * 0.74 / APPLE_PAGE) * APPLE_PAGE
+    # 96 and 192 GiB, once read as the next smaller size's step, print it (0.81, 0.84: the M3 Ultra's 83,494,174,720
+    # bytes and llama.cpp#18919's 165150 MiB); 256 GiB has a step of its own, 0.87 (chekov's 228065 MiB on macOS 27.0,
+    # Rapid-MLX#183's 239 GB), where 0.84 gave 215.04 GiB. 8 GiB, still with no log, takes 16 GiB's 0.74
+    def at(ram, share):
+        return math.ceil(ram * GiB * share / APPLE_PAGE) * APPLE_PAGE
+
+    assert apple_default_gpu_share(96 * GiB) == at(96, 0.81) == 83494174720
+    assert apple_default_gpu_share(192 * GiB) == at(192, 0.84)
+    assert apple_default_gpu_share(256 * GiB) == at(256, 0.87) == 239143780352  # chekov's budget, to the byte
+    assert apple_default_gpu_share(256 * GiB) > at(256, 0.84)
+    assert apple_default_gpu_share(8 * GiB) == at(8, 0.74)
+    # the steps never fall as the RAM grows (to the page rounding)
+    shares = [round(apple_default_gpu_share(r * GiB) / (r * GiB), 4) for r in (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 512)]
+    assert shares == sorted(shares)
 
 
 def test_detect_reads_the_macos_release(monkeypatch):

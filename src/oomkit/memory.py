@@ -190,11 +190,14 @@ APPLE_PAGE = 16 * 1024
 MACOS_NEWEST = 26
 MACOS_STEPPED = 26  # the first macOS seen with the steps below; 13-15 print 2/3 and 3/4
 # macOS 26 (Tahoe, also 27.0): a step per RAM size, (RAM from, fraction). Seen: 16 and 24 GiB 0.74 (12713.12 and
-# 19069.67 MB), 32, 36 and 48 GiB 0.78 (26800.60, 30150.67, 40200.90 MB), 64 GiB 0.81 (55662.79 MB), 128 GiB 0.84
-# (115448.73 MB, 107.52 GiB), 512 GiB 29/32 (498216.21 MB = 464 GiB; one log, its macOS not named). Sizes with no
-# log (8, 18, 96, 192, 256 GiB) take the step of the next smaller size seen, the lower figure.
+# 19069.67 MB), 32, 36 and 48 GiB 0.78 (26800.60, 30150.67, 40200.90 MB), 64 and 96 GiB 0.81 (55662.79 MB;
+# 83,494,174,720 bytes on a 96 GiB M3 Ultra), 128 and 192 GiB 0.84 (115448.73 MB, 107.52 GiB; 165150 MiB on
+# ggml-org/llama.cpp#18919's M2 Ultra), 256 GiB 0.87 (228065 MiB on an M3 Ultra on macOS 27.0,
+# mindmonkey-ai/chekov docs/capability-spec.md; 239 GB, Rapid-MLX#183), 512 GiB 29/32 (498216.21 MB = 464 GiB; one
+# log, its macOS not named). 8 GiB, with no log, takes the 16 GiB step (0.74), the lower figure.
 MACOS26_STEPS: tuple[tuple[int, int, int], ...] = (
     (512 * GiB, 29, 32),
+    (256 * GiB, 87, 100),
     (128 * GiB, 84, 100),
     (64 * GiB, 81, 100),
     (32 * GiB, 78, 100),
@@ -208,9 +211,9 @@ def apple_default_gpu_share(memsize: int, macos: int | None = None) -> int:
     GPU's (discover/gpu_darwin.go) and mlx as its limit. `macos` is the major version (None: MACOS_NEWEST).
     macOS 13-15: 2/3 of the RAM up to 32 GiB, 3/4 above (16 GiB 11453.25 MB on an M4 of January 2025, llama.cpp
     #11083; 10.67 GiB on macOS 15.6, exo#1672; 32 GiB 22906.50 MB, 64 GiB 51539.61 MB, 96 GiB 73728 MiB).
-    macOS 26 and later: MACOS26_STEPS, 0.74 to 0.84 of the RAM (16 GiB 12713.12 MB, 128 GiB 107.52 GiB on 26.6.2,
-    antirez/ds4#893). Either way a page-rounded estimate: `sudo sysctl iogpu.wired_limit_mb=N` sets the limit, and
-    --vram (llama.cpp) or --wired-limit-mb (mlx) gives it."""
+    macOS 26 and later: MACOS26_STEPS, 0.74 to 29/32 of the RAM (16 GiB 12713.12 MB, 128 GiB 107.52 GiB on 26.6.2,
+    antirez/ds4#893; 256 GiB 222.72 GiB on 27.0). Either way a page-rounded estimate: `sudo sysctl
+    iogpu.wired_limit_mb=N` sets the limit, and --vram (llama.cpp) or --wired-limit-mb (mlx) gives it."""
     if (MACOS_NEWEST if macos is None else macos) < MACOS_STEPPED:
         num, den = (2, 3) if memsize <= 32 * GiB else (3, 4)
     else:
