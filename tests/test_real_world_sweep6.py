@@ -154,7 +154,7 @@ CASES = [
     # ---- SGLang ----
     Case('sg21601', 'https://github.com/sgl-project/sglang/pull/21601', 'cmd', 'RTX PRO 6000', None, RIGHT,
          'python3 -m sglang.launch_server \\\n      --model-path Qwen/Qwen3.5-35B-A3B-FP8 \\\n      --kv-cache-dtype nvfp4 \\\n      --prefill-attention-backend flashinfer \\\n      --decode-attention-backend trtllm_mha \\\n      --disable-radix-cache \\\n      --port 8005',
-         ('refuses', '--kv-cache-dtype nvfp4 with --prefill-attention-backend / --decode-attention-backend is not modelled')),
+         ('reads', {'engine': 'sglang', 'model': 'Qwen3.5-35B-A3B-FP8', 'settings': {'kv_cache_dtype': 'nvfp4'}})),
     Case('sg8552', 'https://github.com/sgl-project/sglang/pull/8552', 'cmd', '4x B200', '0.4.10', RIGHT,
          '`python3 -m sglang.launch_server --model-path /dev/shm/DeepSeek-R1-FP4 --trust-remote-code --tp-size 4 --quantization modelopt_fp4 --enable-flashinfer-cutlass-moe`',
          ('reads', {'engine': 'sglang', 'model': 'DeepSeek-R1-FP4', 'settings': {'tp_size': 4, 'quantization': 'modelopt_fp4'}})),
