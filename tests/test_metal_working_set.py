@@ -20,7 +20,8 @@ so the rule is the one these figures give:
     192 GiB* -          165150 MiB (M2 Ultra, January 2026)   0.84    ggml-org/llama.cpp#18919
     256 GiB  27.0       228065 MiB (M3 Ultra)                 0.87    mindmonkey-ai/chekov (a repository document)
     256 GiB  -          239 GB max_recommended (M3 Ultra)     0.87    raullenchai/Rapid-MLX#183
-    512 GiB  -          498216.21 MB (464 GiB)                29/32   jjang-ai/vmlx#50's Mac (one log)
+    512 GiB  -          498216.21 MB (464 GiB)                29/32   jjang-ai/vmlx#50's Mac
+    512 GiB  -          498216.21 MB (April 2026)             29/32   omar16100/llm-benchmark (a repository write-up)
     16 GiB*  15.x       11453.25 MB (M4, January 2025)        2/3     ggml-org/llama.cpp#11083
     16 GiB   15.6       ~10.67 GB (GiB)                       2/3     exo-explore/exo#1672
     16 GiB   (2023)     10922.67 MiB                          2/3     ise-uiuc/magicoder#19, llama-cpp-python#687
@@ -32,9 +33,10 @@ so the rule is the one these figures give:
     (* the RAM read off the chip's sizes, not stated)
 
 Every figure is the fraction rounded up to a whole 16 KiB page: 2/3 of 32 GiB prints 21845.34 MiB, not .33. No
-macOS 26 figure was found for an 8 GiB Mac (it takes 16 GiB's 0.74), and none but vmlx#50's for 512 GiB: a 464.00 GiB
-"Recommended working set" on an M3 Ultra in neobundy/CWK-Deep-Dive-Into-AI-Reboot dates from May 2025 (macOS 15,
-whose rule gives 3/4 there, mlx-lm#98), so it is a limit set by hand or another rule, and is not counted.
+macOS 26 figure was found for an 8 GiB Mac (it takes 16 GiB's 0.74). 512 GiB's 464 GiB is a whole number of MiB, so
+neither of its logs rules out a limit set by hand to it; a third, a 464.00 GiB "Recommended working set" on an M3
+Ultra in neobundy/CWK-Deep-Dive-Into-AI-Reboot, dates from May 2025 (macOS 15, whose rule gives 3/4 there, mlx-lm#98)
+and is not counted.
 Three figures are limits set by hand, not the default (kind "set"): 60 GiB on a 64 GB M3 Max on macOS 27.0 where
 the 64 GB M4 Max on the same release prints 55.7 GB (slotstream#20), 180000 MiB on an M2 Ultra (mlx#1060) and
 16 GiB + one page on a 24 GB M4 Pro (alekseybb197/local-llm).

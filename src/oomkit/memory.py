@@ -193,8 +193,8 @@ MACOS_STEPPED = 26  # the first macOS seen with the steps below; 13-15 print 2/3
 # 19069.67 MB), 32, 36 and 48 GiB 0.78 (26800.60, 30150.67, 40200.90 MB), 64 and 96 GiB 0.81 (55662.79 MB;
 # 83,494,174,720 bytes on a 96 GiB M3 Ultra), 128 and 192 GiB 0.84 (115448.73 MB, 107.52 GiB; 165150 MiB on
 # ggml-org/llama.cpp#18919's M2 Ultra), 256 GiB 0.87 (228065 MiB on an M3 Ultra on macOS 27.0,
-# mindmonkey-ai/chekov docs/capability-spec.md; 239 GB, Rapid-MLX#183), 512 GiB 29/32 (498216.21 MB = 464 GiB; one
-# log, its macOS not named). 8 GiB, with no log, takes the 16 GiB step (0.74), the lower figure.
+# mindmonkey-ai/chekov docs/capability-spec.md; 239 GB, Rapid-MLX#183), 512 GiB 29/32 (498216.21 MB = 464 GiB on two
+# M3 Ultras, vmlx#50's and omar16100/llm-benchmark's of April 2026; their macOS not named). 8 GiB, with no log, takes the 16 GiB step (0.74), the lower figure.
 MACOS26_STEPS: tuple[tuple[int, int, int], ...] = (
     (512 * GiB, 29, 32),
     (256 * GiB, 87, 100),
