@@ -103,6 +103,11 @@ def check_config(config: Mapping[str, Any], name: str) -> None:
     for k, v in cfg.items():
         if isinstance(v, float) and not math.isfinite(v):
             raise ModelError(f"{name}: config field {k} = {v}, not a finite number")
+    for where in (config, cfg):  # transformers PretrainedConfig.architectures: list[str] (the model classes)
+        archs = where.get("architectures")
+        if archs is not None and not (isinstance(archs, list) and all(isinstance(a, str) for a in archs)):
+            raise ModelError(f"{name}: config field architectures = {str(archs)[:60]!r} must be a list of class "
+                             "names (strings)")
     mt = cfg.get("model_type")
     if mt is not None and not isinstance(mt, str):
         raise ModelError(f"{name}: config field model_type must be a string, not {type(mt).__name__}")
@@ -290,6 +295,13 @@ def check_spec(spec: ModelSpec) -> ModelSpec:
         if f.n_experts and f.n_experts_used > f.n_experts:
             raise ModelError(f"{name}: layer {layer.index} uses {f.n_experts_used} experts per token of "
                              f"{f.n_experts}")
+        # llama.cpp src/llama-model.cpp load_hparams: GGML_ASSERT(hparams.n_expert_used > 0) when n_expert > 0
+        if f.n_experts and f.n_experts_used <= 0:
+            raise ModelError(f"{name}: layer {layer.index} has {f.n_experts} experts and uses {f.n_experts_used} per "
+                             "token: every token of a mixture-of-experts layer uses at least one expert")
+        if f.n_experts and f.n_ff_expert <= 0:  # an expert of no width: no tensor of the checkpoint could hold it
+            raise ModelError(f"{name}: layer {layer.index} has {f.n_experts} experts of {f.n_ff_expert} feed-forward "
+                             "units each (moe_intermediate_size / expert_feed_forward_length must be positive)")
     if spec.n_ctx_train > _LARGE_CONTEXT:
         warnings.append(f"the trained context of {spec.n_ctx_train:,} tokens is larger than any published model's: "
                         "check max_position_embeddings / context_length")

@@ -483,6 +483,8 @@ def _deepseek_v4_spec(cfg: Mapping[str, Any], r: _Reader, name: str, source: str
     n_head, n_kv = r.int("num_attention_heads"), r.int("num_key_value_heads", default=1)
     hd, window = r.int("head_dim"), r.int("sliding_window")
     ql, og, olr, hc = r.int("q_lora_rank"), r.int("o_groups"), r.int("o_lora_rank"), r.int("hc_mult")
+    if og == 0:  # the grouped output projection splits the heads into o_groups (deepseek4.cpp attn_output_a)
+        raise ModelError(f"{name}: config field o_groups = 0: DeepSeek-V4's output projection needs at least one group")
     ih, ik, itop = r.int("index_n_heads"), r.int("index_head_dim"), r.int("index_topk")
     n_exp, used = r.int("n_routed_experts"), r.int("num_experts_per_tok")
     ffe, n_sh = r.int("moe_intermediate_size"), r.int("n_shared_experts", default=0)

@@ -302,22 +302,24 @@ def limits_page(params: Mapping[str, Any], data: dict | None, error: str | None)
         trained = f"{m['n_ctx_train']:,}" if m.get("n_ctx_train") else "-"
         body.append(f'<p class="note">{e(m["name"])} · weights {e(m["weights_format"])} {b(data["weights_bytes"])} · '
                     f'engine {e(data["engine"])} · trained context {e(trained)}</p>')
-        body.append(_kv_table("limits", "Hard limits: the largest context that fits", "VRAM",
-                              "".join(f"<th>KV {e(k)}</th>" for k in kvs),
-                              ((row["target"], "".join(_limit_cell(row["max_context"].get(k)) for k in kvs))
-                               for row in data["limits"])) + "</div>")
-        series: dict[str, list[tuple[int, int]]] = {k: [] for k in kvs}
-        for row in data["context"]:
-            for k in kvs:
-                series[k].append((row["n_ctx"], row["kv"][k]["total_bytes"]))
-        body.append(_kv_table("context", "Context impact: memory by context length", "context",
-                              "".join(f"<th>KV {e(k)}</th><th>GPU total</th><th>smallest VRAM</th>" for k in kvs),
-                              ((svg._ctx(row["n_ctx"]), "".join(_context_cells(row["kv"][k]) for k in kvs))
-                               for row in data["context"])))
-        lines = [(t["label"], t["memory_bytes"]) for t in data["targets"]
-                 if t["kind"] == "size" and t["memory_bytes"]]
-        body.append("<h3>Memory against context</h3>"
-                    + svg.context_chart(series, lines, "GPU memory against context length") + "</div>")
+        if "limits" in data:  # `?kind=context` asks for the other table only (table --kind context)
+            body.append(_kv_table("limits", "Hard limits: the largest context that fits", "VRAM",
+                                  "".join(f"<th>KV {e(k)}</th>" for k in kvs),
+                                  ((row["target"], "".join(_limit_cell(row["max_context"].get(k)) for k in kvs))
+                                   for row in data["limits"])) + "</div>")
+        if "context" in data:
+            series: dict[str, list[tuple[int, int]]] = {k: [] for k in kvs}
+            for row in data["context"]:
+                for k in kvs:
+                    series[k].append((row["n_ctx"], row["kv"][k]["total_bytes"]))
+            body.append(_kv_table("context", "Context impact: memory by context length", "context",
+                                  "".join(f"<th>KV {e(k)}</th><th>GPU total</th><th>smallest VRAM</th>" for k in kvs),
+                                  ((svg._ctx(row["n_ctx"]), "".join(_context_cells(row["kv"][k]) for k in kvs))
+                                   for row in data["context"])))
+            lines = [(t["label"], t["memory_bytes"]) for t in data["targets"]
+                     if t["kind"] == "size" and t["memory_bytes"]]
+            body.append("<h3>Memory against context</h3>"
+                        + svg.context_chart(series, lines, "GPU memory against context length") + "</div>")
         if data["kv_errors"]:
             body.append('<ul class="notes">' + "".join(f"<li>KV {e(k)}: {e(v)}</li>"
                                                        for k, v in data["kv_errors"].items()) + "</ul>")
