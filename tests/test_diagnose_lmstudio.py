@@ -113,3 +113,26 @@ def test_llama_server_log_keeps_llama_flags():
     carry no LM Studio name)."""
     d = diagnose(_case("lmstudio-2133-vulkan-alloc-tensor-range-1g-radv")["text"])
     assert d.host is None and any("-ngl" in t for t in _texts(d))
+
+
+def test_lms_load_command_makes_the_fix_that_command():
+    """Given the `lms load` line that produced the text, a llama.cpp log is LM Studio's (its Vulkan lines name no
+    LM Studio, lmstudio-bug-tracker#2133: Qwen3.6-27B at context 100975, as its notes give) and each fix is that
+    line with only lms load's own flag changed (reader._with_command through the engine's rewrite_command)."""
+    text = _case("lmstudio-2133-vulkan-alloc-tensor-range-1g-radv")["text"]
+    d = diagnose(text, command=["lms", "load", "qwen/qwen3.6-27b", "-c", "100975", "--gpu", "max"])
+    assert d.host == "lmstudio"
+    texts = _texts(d)
+    for t in texts:
+        assert not LLAMA_FLAGS.search(t.replace("lms load qwen/qwen3.6-27b -c", "")), t
+    assert any(f.command == "lms load qwen/qwen3.6-27b -c 50432 --gpu max" for f in d.fixes), texts
+    d = diagnose(_case("lmstudio-2321-qwen38-27b-rs-cache-cpu")["text"], command=["lms", "load", "qwen/qwen3.8-27b"])
+    assert d.fixes[0].command == "lms load qwen/qwen3.8-27b --parallel 1"
+    assert "`lms load qwen/qwen3.8-27b --parallel 1`" in d.fixes[0].summary
+
+
+def test_llama_server_command_keeps_llama_flags():
+    """The same Vulkan lines under a llama-server command keep llama-server's flags."""
+    text = _case("lmstudio-2133-vulkan-alloc-tensor-range-1g-radv")["text"]
+    d = diagnose(text, command=["llama-server", "-m", "model.gguf", "-c", "100975", "-ngl", "99"])
+    assert d.host is None and any(LLAMA_FLAGS.search(t) for t in _texts(d))

@@ -76,7 +76,10 @@ def model_key(d: Diagnosis) -> str:
     else a placeholder."""
     path = str(d.settings.get("model_path") or "")
     m = re.search(r"\.lmstudio[/\\]models[/\\](.+)$", path) or re.search(r"([^/\\]+\.gguf)$", path)
-    return m.group(1).replace("\\", "/") if m else "<model>"
+    if m:
+        return m.group(1).replace("\\", "/")
+    key = str(d.settings.get("model") or "")  # the `lms load` command's own model argument (reader.diagnose)
+    return key if key and not re.search(r"[\s'\"]", key) else "<model>"
 
 
 def gpu_ratio(layers: int, total: Any) -> str | None:

@@ -40,7 +40,9 @@ def diagnose(text: str, *, predict: bool = True, command: list[str] | None = Non
     names a model oomkit knows (catalog only, no network). command: the engine command line that produced the
     text (argv); each fix then carries that command with only the flags it changes rewritten."""
     seed = _command_settings(list(command)) if command else {}
-    d = _diagnose(text, predict, seed)
+    # `lms load ...`: LM Studio runs the llama.cpp the text speaks of, so its fixes are LM Studio's (fixes.py)
+    lms = bool(command) and re.sub(r"\.exe$", "", re.split(r"[/\\]", str(command[0]))[-1]) == "lms"
+    d = _diagnose(text, predict, seed, host_hint="lmstudio" if lms else None)
     if command:
         d = _with_command(d, list(command))
     return d
@@ -87,13 +89,23 @@ def _with_command(d: Diagnosis, argv: list[str]) -> Diagnosis:
         settings.setdefault("model", before.model)
     fixes = []
     for f in d.fixes:
-        if f.command or not (f.flags or f.env):
+        # a fix carrying its own command is kept as it is, unless it is `lms load` with flags (lmstudio.py): those
+        # flags are lms load's own, so the user's `lms load` line takes them
+        if (f.command and not (f.flags and f.command.startswith("lms load "))) or not (f.flags or f.env):
             fixes.append(f)
             continue
         try:
             env_words = [f"{k}={v}" for k, v in f.env]
             after = parse_command([*env_words, *argv, *f.flags], env={})
             words = eng.rewrite_command(argv, before.settings, after.settings)
+            if f.command and f.command.startswith("lms load "):
+                # a value equal to what oomkit takes for lms load's default is dropped by the rewrite; LM Studio's
+                # own default may differ (its 0.4 loader logs n_parallel=4, lmstudio-bug-tracker#1606): say it
+                alias = {"-c": "--context-length"}  # lms load.ts: "-c, --context-length <length>"
+                said = {(alias.get(words[i], words[i]), words[i + 1]) for i in range(len(words) - 1)}
+                words = [*words, *(w for n, v in zip(f.flags[::2], f.flags[1::2], strict=False)
+                                   if (n, v) not in said
+                                   for w in (n, v))]
             # each word as the shell must read it back (a prompt with spaces, a JSON value), "\n" between 2 commands
             line = " ".join(w if w == "\n" else shlex.quote(w)
                             for w in [*(w for w in env_words if w not in words), *words]).replace(" \n ", "\n")
@@ -103,7 +115,7 @@ def _with_command(d: Diagnosis, argv: list[str]) -> Diagnosis:
     return Diagnosis(**{**d.__dict__, "settings": settings, "fixes": tuple(fixes)})
 
 
-def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
+def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | None = None) -> Diagnosis:
     if not isinstance(text, str):
         text = bytes(text).decode("utf-8", "replace")
     doc = Text(normalize(text))
@@ -131,6 +143,8 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any]) -> Diagnosis:
     settings = {**seed, **settings}
     around = doc.around(anchor.line.start, 120, WRAP_WINDOW)
     host = host_of(doc.slice(0, 200_000)) or host_of(around)
+    if host_hint and anchor.sig.engine in ("llama.cpp", host_hint) and host in (None, "llama.cpp"):
+        host = host_hint  # the command line names the program whose log it is
     engine = anchor.sig.engine
     if engine in HOSTED:  # the kernel's OOM killer, a library inside the engine: the log's program is the one to fix
         engine = host
