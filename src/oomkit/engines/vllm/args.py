@@ -487,7 +487,10 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         if cfg.get("disable_padded_drafter_batch") is not None:
             opts["disable_padded_drafter_batch"] = cfg["disable_padded_drafter_batch"] is True
         if (drafter := _separate_drafter(cfg)) is not None:
-            _unmodelled(opts, f"{flag} {drafter} (the drafter model's weights and KV cache)")
+            if _eagle_head(cfg):
+                opts["speculative_model"] = str(cfg["model"])  # counted in drafter.py
+            else:
+                _unmodelled(opts, f"{flag} {drafter} (the drafter model's weights and KV cache)")
     elif flag in _UNMODELLED:
         if flag in ("--task", "--runner", "--convert") and _pooling(value) is not None:
             opts["pooling_runner"] = True  # runner_type "pooling": async scheduling off by default
@@ -537,6 +540,13 @@ def _separate_drafter(cfg: dict[str, Any]) -> str | None:
     if not model or "mtp" in method.lower() or method in ("ngram", "ngram_gpu", "suffix"):
         return None
     return f"{method or 'model'}={model}"
+
+
+def _eagle_head(cfg: dict[str, Any]) -> bool:
+    """An EAGLE / EAGLE-3 head (method given, or inferred from the model's name as config/speculative.py does)."""
+    method = str(cfg.get("method") or "")
+    name = str(cfg.get("model") or "").lower()
+    return method in ("eagle", "eagle3") or (not method and "eagle" in name)
 
 
 def _pooling(value: Any) -> str | None:

@@ -20,6 +20,7 @@ from .config import (
     Resolved,
     dsv4_indexer_mxfp4,
 )
+from .drafter import drafter_of, kv_heads
 from .settings import ERAS, VllmSettings, format_gib
 
 
@@ -420,7 +421,15 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
         return deepseek_v4_plan(layers, "DeepSeek-V4: FlashMLA-sparse 256-token blocks (fp8_ds_mla, 584 B rows"
                                 + (", MXFP4 indexer keys)" if fp4 else ")"), r.version, indexer_mxfp4=fp4)
     block, why = block_size_for(spec, s, r)
-    specs, block, label = verify_and_update_config(spec.name, get_kv_cache_spec(spec, s, r, block), block, why, r)
+    specs = get_kv_cache_spec(spec, s, r, block)
+    if hi == spec.n_trunk_layers and (d := drafter_of(s, r)) is not None:
+        # the EAGLE head's attention layers (drafter.py): full attention, the draft config's KV heads, the target's
+        # cache dtype; keyed past every target layer so they run beside the last stage
+        base = max((la.index for la in spec.layers), default=0) + 1
+        bpt = kv_heads(d, r) * head_bytes_per_token(d.head_dim, d.head_dim, r.kv_dtype, _kv_bytes(r))
+        for i in range(d.n_layers):
+            specs[base + i] = KvSpec("full", block, bytes_per_token=bpt)
+    specs, block, label = verify_and_update_config(spec.name, specs, block, why, r)
     # the MTP drafter's layers (index >= n_trunk_layers) run beside the last stage
     own = {k: v for k, v in specs.items() if lo <= k < hi or (hi == spec.n_trunk_layers and k >= hi)}
     if not own:

@@ -14,6 +14,8 @@ from ...units import GiB, MiB
 from ..versions import version_str
 from .cluster import node_totals, rank_name
 from .config import Resolved, driver_reserved, pp_partition, resolve, with_hf_overrides
+from .drafter import drafter_of
+from .drafter import weight_bytes as drafter_weight_bytes
 from .encoder import encoder_view
 from .kv import (
     KvCheck,
@@ -116,6 +118,12 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
     --cpu-offload-gb moves that much of each rank's weights to the host."""
     parts = pp_partition(spec.n_trunk_layers, r.pp, r.version, r.pp_layer_partition)
     weights_rank = weights_by_global_rank(spec, s, r)
+    # a separate EAGLE head loads beside the last stage (drafter.py: EagleProposer.load_model, inside "Model loading
+    # took")
+    drafter = drafter_of(s, r)
+    if drafter is not None:
+        extra = drafter_weight_bytes(drafter, spec, r)
+        weights_rank = [w + extra if (g // r.tp) % r.pp == r.pp - 1 else w for g, w in enumerate(weights_rank)]
     offload = int(s.cpu_offload_gb * GiB)
     ranks = []
     for g, dev in enumerate(devs):

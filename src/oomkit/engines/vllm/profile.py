@@ -13,6 +13,8 @@ from ...model.spec import ModelSpec
 from ...units import GiB
 from .allocator import DenseForward, v0_reserved_forward
 from .config import Resolved, cuda_total
+from .drafter import drafter_of
+from .drafter import profile_bytes as drafter_profile_bytes
 from .encoder import encoder_profile
 from .settings import VllmSettings, format_gib, gib_str
 
@@ -231,6 +233,8 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     rows = T if r.version >= PROFILE_HIDDEN_KEPT_FROM else min(r.max_num_seqs, T)
     sampler = sampler_bytes(spec, s, r) + rows * h * b
     forward += mtp_drafter_profile_bytes(spec, s, r)
+    if last_stage and r.version >= PROFILE_DRAFTER_FROM and (d := drafter_of(s, r)) is not None:
+        forward += drafter_profile_bytes(d, spec, r)
     return int(max(max(forward, sampler) + ws + encoder, encoder_pass, cold_compile_bytes(spec, s, r)))
 
 

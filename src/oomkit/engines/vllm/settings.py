@@ -287,6 +287,9 @@ class VllmSettings:
     # "disable_padded_drafter_batch": both decide async scheduling (config.py _async_scheduling)
     speculative_method: str | None = None
     disable_padded_drafter_batch: bool = False
+    # --speculative-config's "model" for a separate EAGLE / EAGLE-3 head: a local checkpoint folder, its config.json
+    # or a catalog name (drafter.py)
+    speculative_model: str | None = None
     # --async-scheduling / --no-async-scheduling (config/scheduler.py SchedulerConfig.async_scheduling, a
     # BooleanOptionalAction); None: vLLM's own choice (VllmConfig.__post_init__)
     async_scheduling: bool | None = None

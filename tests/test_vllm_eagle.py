@@ -1,0 +1,115 @@
+"""vLLM with a separate EAGLE / EAGLE-3 drafter (--speculative-config '{"method": "eagle3", "model": ...}'), V1 model
+runner: the drafter's weights, its KV cache layer and its profile pass (engines/vllm/drafter.py).
+
+Log: vllm-project/speculators#166 (2025-10-30, vLLM ~0.11.1): meta-llama/Meta-Llama-3.1-8B-Instruct with
+yuhuili/EAGLE3-LLaMA3.1-Instruct-8B (converted), "Model loading took 15.8114 GiB" with the embedding shared and the
+32,000-row lm_head loaded separately. The figures below are the log's, never oomkit's. The GPU of that run is not
+named, so only the weights are held to it; the KV layout and the profile pass are checked for their structure
+(what vLLM's code adds), not against a log.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from oomkit.engines.vllm import ENGINE, VllmSettings
+from oomkit.engines.vllm.args import parse_args
+from oomkit.errors import OomkitError
+from tests.test_vllm_new_logs import gpus
+from tests.test_vllm_startup import LIMIT, fixture, spec_of
+
+GIB = 2**30
+LLAMA = "llama-3.1-8b-eagle3-speculators166-v0.11"
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    fx = fixture(LLAMA)
+    path = tmp_path_factory.mktemp("drafter") / "config.json"
+    path.write_text(json.dumps(fx["drafter_config"]), encoding="utf-8")
+    st = fx["settings"]
+    base = VllmSettings(engine_version=fx["engine_version"], max_model_len=st["max_model_len"],
+                        gpu_memory_utilization=st["gpu_memory_utilization"], usage_context=st["usage_context"])
+    sc = st["speculative_config"]
+    eagle = replace(base, num_speculative_tokens=sc["num_speculative_tokens"], speculative_method=sc["method"],
+                    speculative_model=str(path))
+    spec = spec_of(fx["model"])
+    return fx, spec, base, eagle, str(path)
+
+
+def test_eagle3_weights_match_the_log(llama):
+    """15.8114 GiB: Llama 3.1 8B (14.99) + the EAGLE-3 head: one decoder layer (qkv over 2 x 4096 inputs, o,
+    gate_up, down), fc (3 x 4096 -> 4096), norms, the 32,000 x 4096 lm_head and d2t; the embedding is the target's."""
+    fx, spec, _, eagle, _ = llama
+    got = ENGINE.estimate(spec, gpus(H100, 1), eagle).engine_view["model_loading_bytes"]["CUDA0"]
+    logged = fx["printed"]["model_loading_bytes"]
+    assert abs(got - logged) / logged < LIMIT, got / GIB
+    assert abs(got - logged) / logged < 0.005, got / GIB  # -0.2 % at present
+
+
+def test_eagle3_head_is_what_the_target_lacks(llama):
+    """The log's difference to the bare target (14.9888 GiB printed by every Llama 3.1 8B bf16 log): 0.82 GiB;
+    a drafter that also kept its own 128,256 x 4096 embedding would add 0.98 GiB more."""
+    _, spec, base, eagle, _ = llama
+    plain = ENGINE.estimate(spec, gpus(H100, 1), base).engine_view["model_loading_bytes"]["CUDA0"]
+    head = ENGINE.estimate(spec, gpus(H100, 1), eagle).engine_view["model_loading_bytes"]["CUDA0"] - plain
+    assert 0.75 * GIB < head < 0.85 * GIB, head / GIB
+
+
+def test_drafter_layer_joins_the_kv_groups(llama):
+    """get_kv_cache_spec: the drafter's attention layer takes KV beside the target's 32 (8 heads x 128, bf16):
+    131,072 -> 135,168 bytes a token, the same budget holding 32/33 of the tokens."""
+    _, spec, base, eagle, _ = llama
+    budget = 40 * GIB
+    t0 = ENGINE.estimate(spec, gpus(H100, 1), replace(base, kv_cache_memory_bytes=budget)).engine_view
+    t1 = ENGINE.estimate(spec, gpus(H100, 1), replace(eagle, kv_cache_memory_bytes=budget)).engine_view
+    assert t0["kv_cache_tokens"] // 16 == budget // (16 * 131072)
+    assert t1["kv_cache_tokens"] // 16 == budget // (16 * 135168)
+
+
+def test_profile_pass_holds_the_aux_hidden_states(llama):
+    """_dummy_run: drafter.dummy_run(T) with the target's output and the three EAGLE-3 aux hidden states alive:
+    the available KV cache shrinks by the head's weights plus T x 4096 x 2 B x (4 + 2 + 1). The sampler pass comes
+    after (its peak is separate), so few sequences are asked for, where the forward is the profile's peak."""
+    _, spec, base, eagle, _ = llama
+    base, eagle = replace(base, max_num_seqs=8), replace(eagle, max_num_seqs=8)
+    v0 = ENGINE.estimate(spec, gpus(H100, 1), base).engine_view
+    v1 = ENGINE.estimate(spec, gpus(H100, 1), eagle).engine_view
+    w = v1["model_loading_bytes"]["CUDA0"] - v0["model_loading_bytes"]["CUDA0"]
+    drop = v0["available_kv_cache_bytes"]["CUDA0"] - v1["available_kv_cache_bytes"]["CUDA0"]
+    T = 8192  # the batched tokens of an LLM-class run on an H100 (usage_context "llm", 0.11: 16,384 at most)
+    assert w < drop <= w + 7 * 2 * T * 4096 * 2 + 2**20, (w / GIB, drop / GIB)
+
+
+def test_command_line_eagle3_is_counted(llama):
+    """--speculative-config with an EAGLE-3 model is modelled (no 'unmodelled' note), its model read from a path."""
+    _, _, _, _, path = llama
+    _, _, s = parse_args(["serve", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-config",
+                          json.dumps({"method": "eagle3", "model": path, "num_speculative_tokens": 3})])
+    assert s.speculative_model == path
+    assert not any("drafter" in u for u in s.unmodelled)
+
+
+def test_ngram_and_suffix_load_nothing(llama):
+    _, spec, base, _, _ = llama
+    plain = ENGINE.estimate(spec, gpus(H100, 1), base).engine_view["model_loading_bytes"]["CUDA0"]
+    for method in ("ngram", "suffix"):
+        s = replace(base, num_speculative_tokens=3, speculative_method=method)
+        got = ENGINE.estimate(spec, gpus(H100, 1), s).engine_view["model_loading_bytes"]["CUDA0"]
+        assert got == plain, method
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"use_v2_model_runner": True, "engine_version": "0.24.0"}, "model runner V2"),
+    ({"speculative_method": "medusa"}, "only EAGLE"),
+    ({"speculative_model": "no-such-org/no-such-drafter"}, "not in the catalog"),
+])
+def test_unsupported_combinations_are_one_line_errors(llama, change, words):
+    _, spec, _, eagle, _ = llama
+    with pytest.raises(OomkitError) as e:
+        ENGINE.estimate(spec, gpus(H100, 1), replace(eagle, **change))
+    assert words in str(e.value) and "\n" not in str(e.value)
