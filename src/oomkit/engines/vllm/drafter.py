@@ -194,3 +194,31 @@ def profile_bytes(d: Drafter, spec: ModelSpec, r: Resolved) -> int:
     # runner after the worker's init snapshot: inside the profile's torch increase
     buffer = T * d.hidden * b
     return kept + concat + buffer
+
+
+# v1/spec_decode/eagle.py: the proposer's forward is compiled and captured from 0.9.0 (PR #17211, "Apply
+# torch.compile & cudagraph to EAGLE"): gpu_model_runner.py _capture_cudagraphs -> _dummy_run(num_tokens) ->
+# drafter.dummy_run(num_tokens, use_cudagraphs=True) for every capture size, into the same global graph pool, so each
+# graph of the last stage carries the drafter's layers beside the target's
+DRAFTER_GRAPHS_FROM = (0, 9, 0)
+
+
+def graph_layers(s: VllmSettings, r: Resolved, last_stage: bool) -> int:
+    """Decoder layers the drafter adds to each captured graph of a rank (0 off the last stage or without a drafter)."""
+    if not last_stage or r.version < DRAFTER_GRAPHS_FROM or s.enforce_eager:
+        return 0
+    d = drafter_of(s, r)
+    return d.n_layers if d is not None else 0
+
+
+def mtp_layers_loaded(s: VllmSettings, r: Resolved) -> bool:
+    """Whether the checkpoint's own MTP (next-n) layers load as the drafter: speculation with a method naming MTP, or
+    num_speculative_tokens alone (config/speculative.py: no model -> the target's checkpoint, its method from the
+    draft config's model type). A separate drafter (EAGLE, draft_model, Medusa) or a proposer without weights (ngram,
+    suffix) leaves them unloaded (their layers are not built: the MTP model class is the drafter's architecture)."""
+    if not r.num_spec:
+        return False
+    method = infer_method(s)
+    if method is None:
+        return not s.speculative_model
+    return "mtp" in method

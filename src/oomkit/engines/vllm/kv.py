@@ -20,7 +20,7 @@ from .config import (
     Resolved,
     dsv4_indexer_mxfp4,
 )
-from .drafter import drafter_of, kv_heads
+from .drafter import drafter_of, kv_heads, mtp_layers_loaded
 from .settings import ERAS, VllmSettings, format_gib
 
 
@@ -277,7 +277,7 @@ def get_kv_cache_spec(spec: ModelSpec, s: VllmSettings, r: Resolved, block: int)
     (99sono/DockerBuildFiles log)."""
     refuse_llamacpp_only_caches(spec, "vLLM")
     specs: dict[int, KvSpec] = {}
-    for layer in (spec.layers if r.num_spec else spec.trunk_layers):
+    for layer in (spec.layers if mtp_layers_loaded(s, r) else spec.trunk_layers):
         if layer.kind is LayerKind.NONE and layer.cross_attention and layer.attention is not None and not r.v1:
             # mllama on V0: worker/cache_engine.py sizes a block over every attention layer (num_hidden_layers,
             # the cross-attention ones included); their blocks hold the encoder tokens (the cross block table of
@@ -408,7 +408,7 @@ def kv_plan(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[in
             raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))}'s DeepSeek-V4 cache layout is not "
                               "modelled (releases after 0.34.0 not read); --engine-version 0.34.0 gives the newest "
                               "modelled layout")
-        layers = [la for la in (spec.layers if r.num_spec else spec.trunk_layers) if la.attention is not None
+        layers = [la for la in (spec.layers if mtp_layers_loaded(s, r) else spec.trunk_layers) if la.attention is not None
                   and (lo <= la.index < hi or (hi == spec.n_trunk_layers and la.index >= hi))]
         fp4 = dsv4_indexer_mxfp4(s, r.version, r.cc)
         if r.kv_dtype != "fp8_ds_mla":

@@ -15,6 +15,7 @@ from ..versions import version_str
 from .cluster import node_totals, rank_name
 from .config import Resolved, driver_reserved, pp_partition, resolve, with_hf_overrides
 from .drafter import drafter_of
+from .drafter import graph_layers as drafter_graph_layers
 from .drafter import weight_bytes as drafter_weight_bytes
 from .encoder import encoder_view
 from .kv import (
@@ -137,7 +138,8 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
                             activation=activation_bytes(spec, s, r, last_stage=stage == r.pp - 1,
                                                         driver=g % r.tp == 0),
                             non_torch=non_torch_bytes(r) + inside,
-                            cudagraph=_graph_pool(spec, s, r, parts[stage][1] - parts[stage][0], stage == 0),
+                            cudagraph=_graph_pool(spec, s, r, parts[stage][1] - parts[stage][0]
+                                                 + drafter_graph_layers(s, r, stage == r.pp - 1), stage == 0),
                             context=context_bytes(r) + state - inside)
         ranks.append(_Rank(index=g, device=dev, stage=stage, layers=parts[stage],
                            plan=kv_plan(spec, s, r, parts[stage]), memory=memory, host_weights=moved))
@@ -330,7 +332,8 @@ def _phases(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank], n
         # the phases run on what other processes leave free (the device's free memory when it is known)
         free = rk.total if rk.total is None or rk.device.free_bytes is None else min(rk.total, rk.device.free_bytes)
         ph, f = startup_phases(spec, s, r, free, rk.memory, kv, last_stage=rk.stage == r.pp - 1,
-                               n_layers=rk.layers[1] - rk.layers[0], first_stage=rk.stage == 0)
+                               n_layers=rk.layers[1] - rk.layers[0] + drafter_graph_layers(s, r, rk.stage == r.pp - 1),
+                               first_stage=rk.stage == 0)
         out[rk.device.id] = ph
         if f is not None and failure is None and error is None:
             failure = (rk, f)
@@ -361,6 +364,7 @@ def _stage_layers(spec: ModelSpec, r: Resolved, stage: int) -> int:
 def _phase_view(spec: ModelSpec, s: VllmSettings, r: Resolved, phases: dict[str, tuple],
                 failure: tuple[_Rank, Failure] | None) -> dict[str, Any]:
     pw, full = graph_count(spec, s, r)
+    first_layers = _stage_layers(spec, r, 0) + drafter_graph_layers(s, r, r.pp == 1)
     view: dict[str, Any] = {
         "phases": [dict(device=dev, **p.to_dict()) for dev, ph in phases.items() for p in ph],
         "cudagraph_capture_sizes": list(capture_sizes(spec, s, r)),
@@ -368,7 +372,7 @@ def _phase_view(spec: ModelSpec, s: VllmSettings, r: Resolved, phases: dict[str,
         "cudagraph_full_graphs": full,
         # the first stage's capture: the pool and, beyond two PCIe GPUs, NCCL's share (phases.py nccl_graph_bytes)
         "cudagraph_actual_bytes": 0 if s.enforce_eager else cudagraph_actual_bytes(
-            spec, s, r, _stage_layers(spec, r, 0)) + nccl_graph_bytes(spec, s, r, _stage_layers(spec, r, 0)),
+            spec, s, r, first_layers) + nccl_graph_bytes(spec, s, r, first_layers),
         "sampler_warmup_requests": (min(r.max_num_seqs, r.max_num_batched_tokens)
                                     if r.v1 and r.at_least("v1_dummy_sampler") else None),
         "sampler_warmup_bytes": sampler_warmup_bytes(spec, s, r),

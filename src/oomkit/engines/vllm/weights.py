@@ -14,6 +14,7 @@ from ...quant.dtypes import FLOAT_BYTES
 from ...units import cdiv, round_up
 from .. import _tp
 from .config import DTYPE_ALIASES, Resolved, pp_partition
+from .drafter import mtp_layers_loaded
 from .profile import TRITON_KERNELS_FROM
 from .quantization import load_layout
 from .settings import ERAS, VllmSettings
@@ -66,7 +67,8 @@ def weights_by_global_rank(spec: ModelSpec, s: VllmSettings, r: Resolved) -> lis
     under expert parallelism (the first E % ep ranks hold one expert more; before 0.10.1 the last rank holds
     the whole remainder)."""
     key = (s.enable_expert_parallel, s.quantization, s.mm_encoder_tp_mode, r.tp, r.pp, r.dp, r.version, r.dtype_bytes,
-           r.cc, r.num_spec, s.limit_mm_per_prompt, r.max_num_batched_tokens, r.runner_v2, r.pp_layer_partition)
+           r.cc, r.num_spec, s.limit_mm_per_prompt, r.max_num_batched_tokens, r.runner_v2, r.pp_layer_partition,
+           s.speculative_method, s.speculative_model)
     return list(_WEIGHTS.get(spec, key, lambda: tuple(_weights_by_global_rank(spec, s, r))))
 
 
@@ -165,7 +167,7 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
                 continue
             if t.layer is not None:
                 if t.layer >= trunk_n:
-                    if not (r.num_spec and last):
+                    if not (mtp_layers_loaded(s, r) and last):
                         continue  # an MTP layer: loaded only as the drafter of speculative decoding
                     if t.name.endswith(_MTP_SHARED):
                         continue  # the MTP block's own embedding / head copies: the target's are shared instead
