@@ -8,10 +8,13 @@ on integrated GPUs. Measured before -> after (oomkit - log; "exact" = within the
   2.0 GiB / 304.3 MiB, required 3.8 / 3.8 GiB, 37/37 layers).
 - ollama/ollama#10395, gemma3:12b on an Apple M2 Max (Metal, 21.3 GiB), Ollama engine, v0.7.0, 2 slots x 4096:
   every field exact before and after, the projector included (795.9 MiB / 1.0 GiB, required 11.7 GiB).
-- ollama/ollama#9791, gemma3:12b on one CUDA GPU, v0.6.2, 4 automatic slots x 2048: kv 3.0 GiB (every layer
-  global before f66216e39, v0.6.3), graph 519.5 MiB / 1.3 GiB and weights exact before and after; projector.graph
-  "0 B" and projector.weights "814.6 MiB" are not the library blob's (oomkit: 1.0 GiB and 795.9 MiB, required
-  12.7 GiB against 11.7): strict xfail, see test_gemma3_0_6_2_projector_of_another_file.
+- ollama/ollama#9791, gemma-3-12b-it on one CUDA GPU, v0.6.2, 4 automatic slots x 2048: kv 3.0 GiB (every layer
+  global before f66216e39, v0.6.3), graph 519.5 MiB / 1.3 GiB and weights exact before and after. The model is a
+  GGUF repo's (the runner's blob: 626 tensors, the text alone, named "Gemma 3 12b It" by llama.cpp's converter),
+  its tower the repo's F16 mmproj: projector.graph "0 B" and projector.weights "814.6 MiB" are llm/memory.go
+  projectorMemoryRequirements of that file (v0.6.x). Read as the library tag: 1.0 GiB and 795.9 MiB, required
+  12.7 GiB against 11.7; as bartowski's (or unsloth's) repo: the whole line exact (projector.py
+  llamacpp_mmproj_projector, test_gemma3_0_6_2_projector_of_the_repos_mmproj).
 - ollama/ollama#9311, llama3.2-vision:11b on one CUDA GPU, llama runner with --mmproj, v0.5.11: kv 1.2 GiB
   (+87%), graph 853.3 MiB (+230% / +27%), weights.total 6.1 GiB (+11%), no projector, required 8.0 GiB (-29%)
   before (mllama read as a plain llama); after, the mllama GraphSize branch and projectorMemoryRequirements of
@@ -167,18 +170,19 @@ def test_gemma3_0_6_2_kv_graph_and_weights():
         assert err[field] == 0, (field, err[field])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a projector oomkit does not model: projector.graph '0 B' comes out of v0.6.2's source only where "
-    "fs/ggml VisionGraphSize is not reached (a projector file given: llm/memory.go projectorMemoryRequirements sums "
-    "all its tensors and sizes a graph for mllama only) or returns at patch_size 0, and 814.6 MiB of projector "
-    "tensors is not the 795.9 MiB of v.* tensors in the gemma3:12b blob oomkit reads (sha256-9610e3e0 here, "
-    "e8ad13eff07a in the v0.7-v0.11 logs). Measured: projector.graph 1.0 GiB (+100%), projector.weights -2.3%, "
-    "required.full/partial 12.7 GiB against 11.7 (+8.4%). Checked: the library's gemma3 GGUF carries its tower (no "
-    "projector layer), and convert/convert_gemma3.go (v0.6.0-v0.7.0) writes gemma3.vision.patch_size from the "
-    "config with no default, so '0 B' means a first blob without it: not in Ollama's source"))
-def test_gemma3_0_6_2_projector_of_another_file():
-    _, err = _offload_errors(_GEMMA3_062)
-    assert max(err[f] for f in ("projector.graph", "memory.required.full", "memory.required.partial")) <= 0.05
+def test_gemma3_0_6_2_projector_of_the_repos_mmproj():
+    """llm/memory.go EstimateGPULayers (v0.6.0-v0.6.x) sums the projector files' figures first and reads
+    VisionGraphSize only when both are 0: a GGUF repo's gemma3 runs with the repo's mmproj as a projector layer,
+    whose projectorMemoryRequirements is every tensor of the file and no graph (its "clip" architecture is not
+    mllama). llama.cpp's gemma3 mmproj at F16 (gemma3_convert_encoder_to_gguf.py: the ".embeddings." tensors and
+    the 1-D ones F32, every other matrix F16, mm.input_projection included): 854,175,168 B = 814.6 MiB.
+    Before (read as the library tag, VisionGraphSize of its tower): projector.graph 1.0 GiB (+100%),
+    projector.weights 795.9 MiB (-2.3%), required.full/partial 12.7 GiB against 11.7 (+8.4%)."""
+    est, err = _offload_errors(_GEMMA3_062)
+    assert err and all(e == 0 for e in err.values()), err
+    assert est.engine_view["ollama_memory"]["projector.weights"] == 854_175_168
+    line = _load(_GEMMA3_062)["quoted"].split("\n")[-1]
+    assert est.engine_view["ollama_log"] == line[line.index("msg="):]
 
 
 def _mllama():

@@ -15,6 +15,9 @@ the first commit: 12 of 16; after: 13 of 16; with the Ministral 3 towers: 14 of 
   (Mistral3ForConditionalGeneration -> mistral3; engines/ollama/projector.py ollama_arch, fixed). The catalog's 14B
   (and 8B), derived from the 3B's text_config alone, carried no vision tower; they now carry the 3B's Pixtral
   encoder (the 222 vision tensors of the thread's 585-tensor blob), and the 14B fails on the 4060 Ti as it did.
+- ollama/ollama#10740 (Qwen3-32B-Q6_K, 0.6.8): the thread's file name is a GGUF repo's (unsloth/Qwen3-32B-GGUF), whose
+  llama-quantize Q6_K keeps attn_v Q6_K; the library quantizer's F16 attn_v (engines/ollama/weights.py) applied to
+  it too: 67.7 -> 67.3 GiB, the thread's scheduler total.
 - ollama/ollama#11388: the failure to allocate a 2-layer CUDA0 buffer with 9.3 GiB free is not a memory shortfall
   (strict xfail); the scheduler's msg=offload figures themselves agree to the printed digit.
 - ollama/ollama#10855 (gemma3:27b, RTX 4090 + GTX 1070, 0.7.1): loads at num_ctx 6000, 10000 and 40000 as oomkit
@@ -139,18 +142,11 @@ def test_10968_split_is_ollama_ps_148g_67_percent_gpu(capsys):
     assert int(_field(line, "layers.offload")) < int(_field(line, "layers.model"))
 
 
-@pytest.mark.xfail(strict=True, reason="the scheduler's total for Qwen3-32B-Q6_K at 32768 on 3 x RTX 3090 is 67.7 GiB "
-                                      "in oomkit (weights 24.8, kv 8.0 GiB; the 10.7 GiB graph, the 457 MiB minimum "
-                                      "and a layer buffer on each of the 3 GPUs, v0.6.8 llm/memory.go "
-                                      "estimateGPULayers) against the thread's 67.3 GiB; the GGUF (library tag "
-                                      "or a Hugging Face Q6_K) is not named and the offload line is not in the "
-                                      "stored copy. Checked: the 0.4 GiB is the attn_v F16 of the v0.6.2-v0.6.8 "
-                                      "library quantizer (engines/ollama/weights.py _spring_2025_quantizer, +0.37 "
-                                      "GiB); with llama-quantize's Q6_K attn_v, as in a 'Qwen3-32B-Q6_K' file from "
-                                      "Hugging Face, the total is 67.27 GiB, printed 67.3. Offline, "
-                                      "hf.co/Qwen/Qwen3-32B-GGUF:Q6_K resolves to the same computed spec as the "
-                                      "library tag, so the rule applies to both")
 def test_10740_scheduler_total(capsys):
+    """llm/memory.go estimateGPULayers (v0.6.8) for Qwen3-32B-Q6_K at 32768 on 3 x RTX 3090: weights 24.4, kv 8.0,
+    the 10.7 GiB graph, the 457 MiB minimum and a layer buffer on each GPU: 67.3 GiB, the thread's figure. The file
+    is a GGUF repo's (its name, Qwen3-32B-Q6_K), so llama-quantize's Q6_K attn_v; read as the library tag, whose
+    v0.6.2-v0.6.8 quantizer left attn_v F16 (engines/ollama/weights.py _spring_2025_quantizer), it was 67.7 GiB."""
     fx = _load("ollama-10740-qwen3-32b-q6k-3x3090-32k")
     _, r = _check(fx, capsys)
     assert _field(_ollama_line(r), "memory.required.full") == f"{fx['expect']['required_full_gib']} GiB"

@@ -51,6 +51,7 @@ from .memory import (
 from .projector import (
     Projector,
     catalog_vision_config,
+    llamacpp_mmproj_projector,
     mmproj_projector,
     own_pixtral_graph,
     own_siglip_graph,
@@ -81,6 +82,7 @@ from .weights import (
     llama_server_gguf,
     ollama_gguf,
     per_layer_weights,
+    publishers_gguf,
     runner_layer_weights,
 )
 
@@ -586,6 +588,9 @@ def _projector(spec: ModelSpec, v) -> Projector | None:
         # (v0.6.0+); llama3.2-vision's library model shipped its projector as a second blob until the Ollama engine
         # ran mllama (23125648b, v0.7.0: convert_mllama.go writes the encoder into the model GGUF)
         mmproj = mmproj_projector(spec)
+        if mmproj is None and v >= V_VISION_GRAPH and publishers_gguf(spec):
+            # a GGUF repo's gemma3 (llama.cpp's converter): its tower is the repo's mmproj, a projector layer
+            mmproj = llamacpp_mmproj_projector(spec)
         if mmproj is not None:
             return mmproj
     return vision_projector(spec) if v >= V_VISION_GRAPH else None

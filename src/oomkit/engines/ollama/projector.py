@@ -177,6 +177,32 @@ def projector(spec: ModelSpec) -> Projector | None:
     return Projector(weights, graph, source, runner_weights=weights + mm)
 
 
+def llamacpp_mmproj_projector(spec: ModelSpec) -> Projector | None:
+    """llm/memory.go projectorMemoryRequirements (v0.6.0-v0.6.x) of the mmproj GGUF beside a GGUF repo's gemma3 text
+    file (a projector layer of the model, "application/vnd.ollama.image.projector"): weights = every tensor of the
+    file, graph = 0 (its "clip" architecture has no formula there; VisionGraphSize is read only when both are 0).
+    llama.cpp's gemma3 mmproj (examples/llava/gemma3_convert_encoder_to_gguf.py Gemma3VisionTower.add_tensor,
+    --outtype f16, the mmproj-*-f16.gguf these repos ship): 1-D tensors and the ".embeddings." ones (patch_embd
+    weight and bias, position_embd) F32, every other matrix F16, the multimodal projector's mm.input_projection
+    among them. gemma-3-12b-it: 854,175,168 B, printed 814.6 MiB as ollama/ollama#9791's log does (a 626-tensor
+    "Gemma 3 12b It" text GGUF, llama.cpp's conversion; "0 B" of projector graph). None for other models."""
+    towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
+    vc = catalog_vision_config(spec)
+    if not towers or towers[0].family != "siglip_vision_model" or ollama_arch(_catalog_config(spec)) != "gemma3":
+        return None
+    vectors = _vector_params(towers[0].family, vc)
+    h, patch, image = int(vc.get("hidden_size", 0)), int(vc.get("patch_size", 0)), int(vc.get("image_size", 0))
+    if vectors is None or not (h and patch and image):
+        return None
+    tower = towers[0]
+    embeddings = (image // patch) ** 2 * h + 3 * patch * patch * h  # position_embd, patch_embd.weight: F32
+    norm = h  # mm.soft_emb_norm.weight: 1-D, F32
+    f32 = vectors + embeddings + norm
+    weights = 2 * tower.params + 2 * f32
+    return Projector(weights, 0, f"llama.cpp's gemma3 mmproj (F16): {tower.params - f32:,} F16 + {f32:,} F32 "
+                                 "parameters, every tensor of the file (v.* and mm.*)", runner_weights=weights)
+
+
 def _mllama_bytes(tower, vc: Mapping[str, Any]) -> tuple[int, int]:
     """The mllama vision tensors' bytes as Ollama writes them: (v.*, mm.*). convert/reader.go tensorBase.Kind: 1-D
     tensors F32, v.tile_position_embd.weight / v.pre_tile_position_embd.weight / v.post_tile_position_embd.weight

@@ -130,7 +130,7 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
         spec = replace(spec, layers=layers, labels=spec.labels + (
             "DeepSeek GGUF as in Ollama's library: converted before llama.cpp's MLA layout, so K/V are cached "
             "per head (128 x 192 / 128), not as the 576-wide latent",))
-    if not spec.weights.exact and spec.weights.format.upper() == "Q4_K_M" and (
+    if not spec.weights.exact and not publishers_gguf(spec) and spec.weights.format.upper() == "Q4_K_M" and (
             spec.architecture == "gemma4" or (_GO_QUANTIZED_TOWERS & {t.family for t in getattr(spec, "towers", ())}
                                               and not _quantized_in_spring_2025(spec))):
         spec = _go_quantizer_attn_v(spec)
@@ -299,9 +299,18 @@ _SPRING_2025 = (re.compile(r"^qwen3[:\s-]*(0\.6|1\.7|8|14|32)b\b(?!.*(2507|embed
                 re.compile(r"mistral[-_ ]?small[-_ ]?3\.1", re.IGNORECASE))
 
 
+def publishers_gguf(spec: ModelSpec) -> bool:
+    """A GGUF repo's file whose publisher oomkit knows (hf.co/unsloth/..., bartowski/...: model/resolve.py
+    gguf_publisher): llama.cpp's converter and upstream llama-quantize made it, not Ollama's library pipeline, so
+    none of the library's quantizer quirks below applies (Ollama's vendored llama-quant.cpp patch of v0.6.2-v0.6.8,
+    the pre-#9935 llama-quantize of its 2024 Qwen2.5 tags, server/quantization.go's Go quantizer: each only ever
+    quantized the blobs ollama.com's library serves). library_arch reads it the same way."""
+    return bool(spec.weights.publisher)
+
+
 def _quantized_in_spring_2025(spec: ModelSpec) -> bool:
     fmt = spec.weights.format.upper()
-    return (fmt not in ("F32", "F16", "BF16", "FLOAT16", "BFLOAT16", "FLOAT32")
+    return (not publishers_gguf(spec) and fmt not in ("F32", "F16", "BF16", "FLOAT16", "BFLOAT16", "FLOAT32")
             and any(r.search(spec.name) for r in _SPRING_2025))
 
 
@@ -355,7 +364,7 @@ _HF_SHARD = 4 * 10**9  # save_pretrained(max_shard_size="4GB"), decimal: 1 / 1 /
 
 def _quantized_in_file_order(spec: ModelSpec) -> bool:
     fmt = spec.weights.format.upper()
-    return (spec.architecture == "qwen2" and bool(_QWEN25_2024.match(spec.name))
+    return (spec.architecture == "qwen2" and bool(_QWEN25_2024.match(spec.name)) and not publishers_gguf(spec)
             and fmt not in ("F32", "F16", "BF16", "FLOAT16", "BFLOAT16", "FLOAT32"))
 
 
