@@ -182,3 +182,19 @@ def test_gemma4_eagle3_on_a_5090():
     assert abs(v["model_loading_bytes"]["CUDA0"] - p["model_loading_bytes"]) / p["model_loading_bytes"] < LIMIT
     total = est.devices[0].memory_bytes
     assert abs(v["available_kv_cache_bytes"]["CUDA0"] - p["available_kv_cache_bytes"]) / total < LIMIT
+
+
+def test_eagle1_head_takes_the_targets_lm_head(llama, tmp_path):
+    """method "eagle" (llama_eagle.py EagleLlamaForCausalLM): the target's embedding and lm_head (load_model: "Loading
+    EAGLE LM head weights from the target model"), so the head is its decoder layer and fc (2 x 4096 -> 4096) alone:
+    yuhuili/EAGLE-LLaMA3.1-Instruct-8B's widths (as printed in vllm-project/speculators#31) give 251.7 M parameters."""
+    _, spec, base, eagle, _ = llama
+    cfg = {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+           "num_attention_heads": 32, "num_hidden_layers": 1, "num_key_value_heads": 8, "vocab_size": 128256}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg), encoding="utf-8")
+    e1 = replace(eagle, speculative_method="eagle", speculative_model=str(path))
+    plain = ENGINE.estimate(spec, gpus(H100, 1), base).engine_view["model_loading_bytes"]["CUDA0"]
+    head = ENGINE.estimate(spec, gpus(H100, 1), e1).engine_view["model_loading_bytes"]["CUDA0"] - plain
+    params = 6144 * 4096 + 4096 * 4096 + 3 * 4096 * 14336 + 2 * 4096 * 4096
+    assert abs(head - 2 * params) < 2**20, head

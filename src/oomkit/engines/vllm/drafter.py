@@ -107,7 +107,9 @@ def _load(model: str, method: str) -> Drafter:
     cfg = _config_from(model)
     # speculators-format checkpoints (config.speculators_config, transformer_layer_config): vLLM reads the layer
     # config as the drafter's hf_config (transformers_utils/configs/speculators/base.py), draft_vocab_size beside it
-    layer = cfg.get("transformer_layer_config") or cfg
+    # and the first EAGLE checkpoints' {"model_type": "eagle", "model": {...}} wrapper (transformers_utils/configs/
+    # eagle.py EAGLEConfig: the inner dict is the draft model's config)
+    layer = cfg.get("transformer_layer_config") or (cfg["model"] if isinstance(cfg.get("model"), dict) else cfg)
     try:
         hidden = int(layer["hidden_size"])
         heads = int(layer["num_attention_heads"])

@@ -245,7 +245,8 @@ def mtp_drafter_profile_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> 
     of them in 0.24.0) of its MTP decoder layer (e.g. qwen3_5_mtp.py Qwen3_5MultiTokenPredictor.forward: pre_fc
     norms, cat, fc, then one layer of the trunk's widths, so its own peak is the target's per-layer peak). The
     difference is that kept output, T x hidden in the model dtype (TP-replicated). External EAGLE drafters (own
-    widths) are not counted; model runner V2 (gpu/model_runner.py _dummy_run -> speculator.propose) is not read."""
+    widths) are drafter.py's profile_bytes; model runner V2 (gpu/model_runner.py _dummy_run -> speculator.propose) is
+    not read."""
     if not r.v1 or r.runner_v2 or r.version < PROFILE_DRAFTER_FROM or not r.num_spec:
         return 0
     method = s.speculative_method
