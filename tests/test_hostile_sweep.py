@@ -95,3 +95,63 @@ def test_limits_page_with_one_kind(client, kind, shown, absent):
     r = client.get("/limits", params={"model": "llama3.1:8b", "kind": kind})
     assert r.status_code == 200, r.text[:300]
     assert shown in r.text and absent not in r.text
+
+
+def test_glm5_next_index_kpool_zero(tmp_path):
+    """index_kpool = 0 reached llama.cpp's k-pool indexer phase, which divided by it (ZeroDivisionError)."""
+    cfg = json.loads((CATALOG / "glm-5.3-flash.json").read_text())["config"]
+    cfg.setdefault("text_config", cfg)["index_kpool"] = 0
+    refused(["estimate", model_dir(tmp_path, cfg), "--vram", "80GiB"], "index_kpool = 0")
+
+
+@pytest.mark.parametrize("value", [-1, {"lm_head": True}, [1, 2]])
+def test_modules_to_not_convert_not_names(tmp_path, value):
+    """quantization_config.modules_to_not_convert = -1 raised TypeError ('int' object is not iterable) in vLLM's
+    reading of the checkpoint's format."""
+    cfg = H.llama_config(quantization_config={"quant_method": "awq", "bits": 4, "group_size": 128,
+                                              "modules_to_not_convert": value})
+    refused(["estimate", model_dir(tmp_path, cfg), "--engine", "vllm", "--vram", "24GiB"],
+            "quantization_config.modules_to_not_convert")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# GGUF
+
+
+def _synth_with(model, key: str, value, vtype, tmp_path: Path) -> str:
+    from dataclasses import replace
+
+    from tests.groundtruth import synth
+
+    full = f"{model.arch}.{key}"
+    meta = tuple((k, value, vtype) if k == full else (k, v, t) for k, v, t in model.metadata)
+    assert meta != model.metadata, key
+    return str(synth.write_gguf(replace(model, metadata=meta), tmp_path / "m.gguf"))
+
+
+def test_gguf_indexer_types_not_an_array(tmp_path):
+    """dots3note.attention.indexer.types written as a float raised TypeError (float has no len())."""
+    from tests import ggufs
+    from tests.groundtruth.synth import VT
+
+    p = _synth_with(ggufs.dots3note(), "attention.indexer.types", 1.5, VT.FLOAT32, tmp_path)
+    refused(["estimate", p, "--vram", "24GiB"], "attention.indexer.types = 1.5 must be an array")
+
+
+def test_gguf_embedding_length_zero(tmp_path):
+    """qwen4exp.embedding_length = 0 reached the hyper-connection streams, which divided by it."""
+    from tests import ggufs
+    from tests.groundtruth.synth import VT
+
+    p = _synth_with(ggufs.qwen4exp(), "embedding_length", 0, VT.UINT32, tmp_path)
+    refused(["estimate", p, "--vram", "24GiB", "--json"], "qwen4exp.embedding_length = 0")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# paths
+
+
+@pytest.mark.parametrize("argv", [["diagnose", "\x00"], ["diagnose", "log\x00.txt", "--json"]])
+def test_path_with_a_nul_byte(argv):
+    """A NUL in a file name raised ValueError('embedded null byte') from open()."""
+    refused(argv, "NUL byte")

@@ -33,6 +33,8 @@ class NeedMoreBytes(ModelError):
 def check_path(path: str | os.PathLike[str]) -> None:
     """Refuse a path with a part longer than NAME_MAX bytes: the OS would raise ENAMETOOLONG from any call."""
     text = os.fspath(path)
+    if "\x00" in text:  # every OS call would raise ValueError("embedded null byte")
+        raise ModelError(f"{printable(text, 80)!r}: a path cannot hold a NUL byte")
     for part in text.split(os.sep):
         n = len(part.encode("utf-8", "surrogateescape"))
         if n > NAME_MAX:

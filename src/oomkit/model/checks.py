@@ -84,6 +84,9 @@ _CONFIG_CEILINGS = (
 # Every k-th layer: a period of 0 has no layer of that kind and divides by zero in the layout rules.
 _PERIODS = ("full_attention_interval", "attn_layer_period", "expert_layer_period", "no_rope_layer_interval")
 _EXPERTS = ("num_experts", "n_routed_experts", "num_local_experts")
+# quantization_config's lists of modules kept unquantized (transformers' AWQ / GPTQ / fp8 / bitsandbytes configs,
+# compressed-tensors' and ModelOpt's `ignore` / `exclude_modules`): names or regexes, as quant/hf_formats._skip reads them
+_MODULE_LISTS = ("modules_to_not_convert", "ignored_layers", "llm_int8_skip_modules", "exclude_modules", "ignore")
 _EXPERTS_USED = ("num_experts_per_tok", "moe_topk", "top_k_experts", "num_experts_per_token")
 
 
@@ -131,6 +134,11 @@ def check_config(config: Mapping[str, Any], name: str) -> None:
     if q is not None and not isinstance(q, Mapping):
         raise ModelError(f"{name}: config field quantization_config must be a JSON object, not "
                          f"{type(q).__name__}")
+    for k in _MODULE_LISTS if q is not None else ():  # module names the quantizer left out (a name or a list of them)
+        v = q.get(k)
+        if v is not None and not isinstance(v, str) and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+            raise ModelError(f"{name}: config field quantization_config.{k} = {str(v)[:60]!r} must be a list of "
+                             "module names")
 
 
 def spec_from_config_checked(config: Mapping[str, Any], name: str = "model", source: str = "",
@@ -165,6 +173,8 @@ def check_gguf(header: GGUFHeader, name: str) -> None:
 
     n = get("block_count")
     _ceiling(name, f"{arch}.block_count", n, MAX_LAYERS, "layers")
+    if get("embedding_length") == 0:  # llama.cpp sizes every tensor from n_embd: a model of width 0 holds nothing
+        raise ModelError(f"{name}: {arch}.embedding_length = 0: a model's hidden size must be positive")
     for key, cap, what in (("embedding_length", MAX_WIDTH, "hidden units"), ("expert_count", MAX_EXPERTS, "experts"),
                            ("context_length", MAX_CONTEXT, "tokens of context"),
                            ("nextn_predict_layers", MAX_LAYERS, "layers")):

@@ -354,6 +354,9 @@ def _attention_dims(m: _Meta, n_embd: int, n_head: list[int], n_head_kv: list[in
     kv_lora = m.int("attention.kv_lora_rank", 0)
     # dots3note.cpp: the DSA indexer only on the layers attention.indexer.types marks 1
     idx_types = m.get("attention.indexer.types") if m.arch in LATENT_SWA_ARCHS else None
+    if idx_types is not None and not isinstance(idx_types, (tuple, list)):
+        raise OomkitError(f"{m.name}: {m.arch}.attention.indexer.types = {idx_types!r} must be an array (one entry "
+                          "per block)")
     for i in range(n_all):
         kind = kinds[i]
         if kind is LayerKind.RECURRENT or kind is LayerKind.NONE and m.arch not in NO_CACHE_ARCHS:

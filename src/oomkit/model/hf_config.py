@@ -954,6 +954,8 @@ def _glm5_next_extras(r: _Reader, layers: tuple[LayerSpec, ...], n_embd: int,
         a = la.attention
         if a is not None and a.index_head_dim and not a.indexer_shared:
             kpool = r.int("index_kpool", why="the k-pool indexer")
+            if kpool == 0:  # the compressor pools index_kpool keys into one (indexer_compressor_ape {.., index_kpool})
+                raise ModelError(f"{r.name}: config field index_kpool = 0: the k-pool indexer pools at least one key")
             out += [TensorShape(f"blk.{i}.indexer_compressor_gate.weight", (n_embd, a.index_head_dim), i),
                     TensorShape(f"blk.{i}.indexer_compressor_ape.weight", (a.index_head_dim, kpool), i)]
     return tuple(out)
