@@ -39,7 +39,7 @@ from .graph import (
     qwen25vl_vision_graph_bytes,
     siglip_vision_graph_bytes,
 )
-from .weights import _quantized_in_spring_2025
+from .weights import _quantized_in_spring_2025, publishers_gguf
 
 # VisionGraphSize's architectures and the vision_config families they come from
 _GRAPH_ARCHS = {"gemma3": "gemma3", "mistral3": "mistral3", "qwen25vl": "qwen25vl", "qwen2_5_vl": "qwen25vl",
@@ -354,12 +354,13 @@ def _go_attn_v_bytes(spec: ModelSpec, n_vision: int, hidden: int) -> tuple[int, 
     and getTensorNewType's Q4_K_M counter iAttnV runs over the file's order (fs/ggml WriteGGUF: blk.N by block,
     then the other names sorted, v.blk.0, v.blk.1, v.blk.10, ...): Q6_K where useMoreBits(iAttnV, nAttnV), Q4_K
     otherwise. Q8_0 and F16 files keep their type; other formats are taken as F16, as are the tags llama.cpp's
-    quantizer made (v0.6.2-v0.6.8, weights.py _quantized_in_spring_2025), whose "v." rule skipped attn_v."""
+    quantizer made (v0.6.2-v0.6.8, weights.py _quantized_in_spring_2025), whose "v." rule skipped attn_v, and a
+    known publisher's GGUF (weights.py publishers_gguf), whose tower is its F16 mmproj, never quantized."""
 
     n_text = sum(1 for t in spec.weights.tensors if t.name.startswith("blk.") and "attn_v.weight" in t.name) \
         or spec.n_layers
     fmt, n, elems = spec.weights.format.upper(), n_text + n_vision, hidden * hidden
-    if _quantized_in_spring_2025(spec):
+    if _quantized_in_spring_2025(spec) or publishers_gguf(spec):
         fmt = "F16"
     by_block = {}
     for p, b in enumerate(sorted(range(n_vision), key=str)):
