@@ -114,6 +114,13 @@ def test_modules_to_not_convert_not_names(tmp_path, value):
             "quantization_config.modules_to_not_convert")
 
 
+@pytest.mark.parametrize("value", ["x", [None]])
+def test_lfm2_ffn_multiplier_not_a_number(tmp_path, value):
+    """LFM2's block_ffn_dim_multiplier = "x" raised ValueError from int("x" * n) (a string times the width)."""
+    d = model_dir(tmp_path, catalog_config("lfm2-1.2b.json", block_ffn_dim_multiplier=value))
+    refused(["estimate", d, "--vram", "24GiB"], "block_ffn_dim_multiplier")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # GGUF
 
@@ -155,3 +162,10 @@ def test_gguf_embedding_length_zero(tmp_path):
 def test_path_with_a_nul_byte(argv):
     """A NUL in a file name raised ValueError('embedded null byte') from open()."""
     refused(argv, "NUL byte")
+
+
+def test_hf_endpoint_that_is_not_a_url(monkeypatch):
+    """HF_ENDPOINT=http://[::1 (an unclosed IPv6 address) raised ValueError('Invalid IPv6 URL') from urlsplit."""
+    monkeypatch.setenv("HF_ENDPOINT", "http://[::1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    refused(["estimate", "someorg/somemodel", "--vram", "24GiB"], "HF_ENDPOINT='http://[::1' is not a URL")

@@ -1174,6 +1174,8 @@ def _lfm2_ff(r: _Reader) -> int:
     if r.get("block_auto_adjust_ff_dim", False):
         ff = int(2 * ff / 3)
         mult = r.get("block_ffn_dim_multiplier")
+        if mult is not None and (isinstance(mult, bool) or not isinstance(mult, (int, float)) or not mult > 0):
+            raise OomkitError(f"{r.name}: config field block_ffn_dim_multiplier={mult!r} is not a positive number")
         if mult is not None:
             ff = int(mult * ff)
         step = r.int("block_multiple_of", default=256) or 1

@@ -26,7 +26,14 @@ def cache_root() -> Path:
 
 
 def endpoint() -> str:
-    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+    url = (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+    try:
+        urlsplit(url)  # "http://[::1" (an unclosed IPv6 address) raises ValueError wherever the URL is read
+    except ValueError as e:
+        from ..errors import HubError  # lazy: this module stays import-light
+
+        raise HubError(f"HF_ENDPOINT={url!r} is not a URL ({e})") from None
+    return url
 
 
 def site(endpoint_url: str) -> str:
