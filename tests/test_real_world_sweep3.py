@@ -132,8 +132,9 @@ def test_fit_through_sh_c(tmp_path):
      "lms load qwen/qwen3-8b -c 8192 --parallel 1 --estimate-only -y", 8192, 1),
     ("https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/2318", "lms load qwen/qwen3-8b -c 4096 --parallel 4",
      4096, 4),
+    # no --parallel: -1, the runtime's default, resolved at estimate time (4 from runtime v2.0.0, programs.lms_slots)
     ("lmstudio-ai/lms src/subcommands/load.ts", "lms load qwen/qwen3-8b --context-length=16384 --ttl 300 --local",
-     16384, 1),
+     16384, -1),
 ])
 def test_lms_load_flags(url, text, n_ctx, n_parallel):
     s = parse_command(split_command(text), {}).settings

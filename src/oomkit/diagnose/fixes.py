@@ -940,10 +940,17 @@ def _llama_kv(d: Diagnosis) -> list[Fix]:
         # llama-memory-recurrent.cpp llama_memory_recurrent: the recurrent-state cache of a Mamba / gated-delta-net
         # model (or of a hybrid's recurrent layers) holds mem_size = max(1, n_seq_max) states (llama-model.cpp
         # create_memory, 2025+): one per parallel sequence, whatever the context; -c sizes the attention KV only
-        return [Fix(summary="-np 1 (fewer parallel slots): the recurrent-state (rs) cache holds one state per "
-                            "sequence, whatever the context; -c does not change it", flags=("-np", "1")),
-                Fix(summary="free host or device memory for the state (fewer -ngl layers moves it to RAM), or a "
+        # One sequence already (a typed `-np 1` / `lms load --parallel 1`, or the log's n_seq_max, logread.py's
+        # n_parallel): -np 1 changes nothing. Left unset, llama-server's -np auto and LM Studio 0.4's Max Concurrent
+        # Predictions both run 4 (engines/llamacpp/kv.py _sequences, programs.lms_slots), so the fix stands
+        one = str(d.settings.get("n_parallel") or "") == "1"
+        rest = [Fix(summary="free host or device memory for the state (fewer -ngl layers moves it to RAM), or a "
                             "smaller model")]
+        if one:
+            return rest
+        why = " (LM Studio 0.4 runs 4 unless told)" if d.host == "lmstudio" else ""
+        return [Fix(summary=f"-np 1 (fewer parallel slots{why}): the recurrent-state (rs) cache holds one state per "
+                            "sequence, whatever the context; -c does not change it", flags=("-np", "1")), *rest]
     n_ctx = d.numbers.get("n_ctx") or d.settings.get("n_ctx")
     kv = _llama_kv_total(d)
     req = d.numbers.get("requested_bytes")

@@ -8,6 +8,9 @@ engines/data/lmstudio_runtimes.json: each row cites the public source that names
 (or its release tag, b10760 for 2.33.0).
 A well-formed runtime version not in the table reads as the newest build oomkit models, with a warning
 (settings.version_warning).
+
+The runtime's major version also says how many predictions `lms load` runs at once (parallel_default): LM Studio
+0.4 (2026-01-28) added parallel requests for runtimes from v2.0.0 on, 4 by default in one unified KV cache.
 """
 
 from __future__ import annotations
@@ -62,6 +65,29 @@ def runtime_name(version: tuple[int, int, int]) -> str:
 def known_range() -> str:
     known = sorted(runtimes())
     return f"{runtime_name(known[0])} to {runtime_name(known[-1])}"
+
+
+# LM Studio 0.4's load defaults (lmstudio-ai/lmstudio-js packages/lms-kv-config/src/schema.ts llm.load):
+# numParallelSessions ("Max Concurrent Predictions", `lms load --parallel`) 4 from c9cf2974 "Default 4 parallel"
+# (2026-01-23; 1 when added in c6fab6ec, 2026-01-20) and useUnifiedKvCache true from 50b927d5 "Unified KV shall
+# default to true" (2026-01-23), which lms load has no flag for; lmstudio.ai/docs/app/advanced/parallel-requests:
+# "Please make sure your GGUF runtime is upgraded to llama.cpp v2.0.0 ... By default, Max Concurrent Predictions is
+# set to 4". The runtime's log: "LlamaV4::load config: n_parallel=1 n_ctx=262144 kv_unified=true" (runtime 2.25.2,
+# --parallel 1, lmstudio-bug-tracker#2262); by default "llama_kv_cache: size = 16384.00 MiB (262144 cells, 16 layers,
+# 4/1 seqs)" and "llama_memory_recurrent: size = 598.50 MiB (4 cells, 64 layers, 4 seqs)" (Qwen3.6-27B at 262144,
+# metal runtime v2.14.0, lmstudio-bug-tracker#1862): 4 sequences in 1 stream of n_ctx cells, a recurrent state each.
+PARALLEL_FROM = (2, 0, 0)
+PARALLEL_DEFAULT = 4
+
+
+def parallel_default(engine_version: str | None) -> tuple[int, bool, bool]:
+    """(predictions, unified KV cache, runtime named) that `lms load` runs without --parallel: 4 in one unified
+    cache from runtime v2.0.0 (LM Studio 0.4), one before; the newest when the version names no LM Studio runtime
+    (runtime named False, said as a note)."""
+    runtime = runtime_version(engine_version) if engine_version else None
+    if runtime is not None and runtime < PARALLEL_FROM:
+        return 1, False, True
+    return PARALLEL_DEFAULT, True, runtime is not None
 
 
 def as_runtime(text: str) -> str | None:

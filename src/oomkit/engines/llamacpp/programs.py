@@ -15,7 +15,7 @@ but each sets a few of its own before or after parsing. Cited against ggml-org/l
 | llama-embedding | --embeddings, n_ubatch = n_batch (a non-causal model must see its input in one ubatch: tools/embedding/embedding.cpp) |
 | llama-bench | its own parser and defaults (tools/llama-bench/llama-bench.cpp cmd_params_defaults): -p 512 -n 128 -b 2048 -ub 512 -ngl 99 -fa 0 -mmp 1, one context per test row of n_prompt + n_gen + depth cells, one sequence |
 | main, server | the names of llama-cli and llama-server before the llama- prefix (June 2024); their -c defaulted to 512 |
-| lms load (LM Studio) | LM Studio's llama.cpp runtime: --context-length (LM Studio's default 4096), --gpu max / off (lmstudio.ai/docs/cli/load); an MLX model (mlx-community's, a key or path naming MLX, an @4bit variant) is LM Studio's MLX engine's instead (engines/mlx/args.py from_lms) |
+| lms load (LM Studio) | LM Studio's llama.cpp runtime: --context-length (LM Studio's default 4096), --gpu max / off (lmstudio.ai/docs/cli/load); --parallel (Max Concurrent Predictions) 4 sharing one unified cache from runtime v2.0.0 (LM Studio 0.4), 1 before; a typed --parallel N in that unified cache (lms_slots); an MLX model (mlx-community's, a key or path naming MLX, an @4bit variant) is LM Studio's MLX engine's instead (engines/mlx/args.py from_lms) |
 | -c by build | llama-server, llama-cli, llama-mtmd-cli, llama-embedding take common_params' n_ctx: 0 (the trained context) until PR #10136, 4096 from it until PR #16653 (--fit), 0 (the trained context, fitted to memory) since (COMMON_CTX_ERAS) |
 | Llama(...) (llama-cpp-python) | the binding's keyword defaults: n_ctx 512, n_batch 512, n_ubatch 512, n_gpu_layers 0, flash_attn False, use_mmap True (llama_cpp/llama.py Llama.__init__), plus its host-side logits array |
 """
@@ -34,6 +34,7 @@ from .args import GGML_TYPE_IDS, LMS_VALUED, SERVER_LISTS, parse_args, second_co
 from .backend_names import infer_backend
 from .fit import draft_context, draft_contexts, read_draft
 from .layout import estimate as layout_estimate
+from .lmstudio import parallel_default
 from .projector import projector_bytes, projector_memory
 from .settings import ERAS, LlamaCppSettings, build_number
 
@@ -60,8 +61,8 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "llama-perplexity": ("llama-perplexity", {"kv_unified": True, "n_ctx": 512}),
     "llama-imatrix": ("llama-imatrix", {"n_ctx": 512}),
     "llama-embedding": ("llama-embedding", {"embeddings": True, "kv_unified": True}),
-    # LM Studio's load defaults: a 4096-token context, one sequence
-    "lms": ("lmstudio", {"n_ctx": 4096, "n_parallel": 1}),
+    # LM Studio's load defaults: a 4096-token context; --parallel left at -1, its runtime's default (lms_slots)
+    "lms": ("lmstudio", {"n_ctx": 4096}),
 }
 
 
@@ -119,6 +120,27 @@ def server_slots(s: LlamaCppSettings) -> tuple[LlamaCppSettings, str | None]:
     return replace(s, n_parallel=4, kv_unified=True), (
         f"llama-server at build {s.engine_version} turns -np 1 without -kvu into 4 slots sharing one unified cache "
         "(server.cpp: \"setting n_parallel = 4 and kv_unified = true\", until b7433); add -kvu to keep one slot")
+
+
+def lms_slots(s: LlamaCppSettings) -> tuple[LlamaCppSettings, str | None]:
+    """`lms load`'s concurrent predictions by its llama.cpp runtime (lmstudio.parallel_default, LM Studio's load
+    config schema): without --parallel, 4 sharing one unified KV cache from runtime v2.0.0 (LM Studio 0.4) and 1
+    before; a typed --parallel N stays N, in the unified cache LM Studio 0.4 defaults to (useUnifiedKvCache, no lms
+    load flag). The unified cache keeps n_ctx cells for all sequences (n_ctx_seq = n_ctx); a recurrent state and an
+    output row per sequence grow. The default gets a note."""
+    if s.program != "lmstudio":
+        return s, None
+    n, unified, named = parallel_default(s.engine_version)
+    if s.n_parallel > 0:
+        return (replace(s, kv_unified=True) if unified and not s.kv_unified else s), None
+    s = replace(s, n_parallel=n, kv_unified=unified)
+    if n == 1:
+        return s, None
+    runtime = "its llama.cpp runtime v2.0.0 or newer" if named else \
+        "the newest llama.cpp runtime (--engine-version names none: give lms runtime ls's, a 1.x one loads 1)"
+    return s, (f"lms load without --parallel: LM Studio 0.4 with {runtime} runs {n} concurrent predictions (Max "
+               f"Concurrent Predictions) in one unified KV cache of the context's cells, a recurrent state and "
+               f"output row each; --parallel 1 for one")
 
 
 def parse(argv: list[str], program: str) -> tuple[str | None, str | None, LlamaCppSettings]:
@@ -308,7 +330,7 @@ def parse_lms(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettings
             value, i = flag_value(args, i, inline if eq else None, f"lms load: option '{name}' argument missing")
             if name in ("-c", "--context-length"):
                 opts = {**opts, "n_ctx": _lms_count(name, value)}
-            elif name == "--parallel":  # maxParallelPredictions: llama.cpp's slots (n_parallel)
+            elif name == "--parallel":  # maxParallelPredictions: llama.cpp's slots (n_parallel), lms_slots
                 opts = {**opts, "n_parallel": _lms_count(name, value)}
             elif name == "--gpu":
                 gpu = value
@@ -324,7 +346,10 @@ def parse_lms(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettings
         else:
             raise SettingsError(f"lms load: unexpected argument {a!r}")
         i += 1
-    # an MLX model runs on LM Studio's MLX engine, which has no offload (engines/cmdline.py reads it as mlx)
+    # an MLX model runs on LM Studio's MLX engine, which has no offload (engines/cmdline.py reads it as mlx); its
+    # predictions stay one unless typed (engines/mlx/args.py from_lms), the llama.cpp runtime's default is lms_slots'
+    if lms_names_mlx(model) and "n_parallel" not in opts:
+        opts = {**opts, "n_parallel": 1}
     if gpu is not None and not lms_names_mlx(model):
         if gpu.strip().lower() not in ("max", "off"):
             raise SettingsError(f"lms load --gpu {gpu}: oomkit reads max and off (a fraction offloads "
@@ -495,6 +520,8 @@ def estimate(spec, devices, s: LlamaCppSettings):
     s, ctx_note = with_build_ctx(s)
     if ctx_note is None:
         s, ctx_note = server_slots(s)
+    if ctx_note is None:
+        s, ctx_note = lms_slots(s)
     if ctx_note is not None:
         est = estimate(spec, devices, s)
         return replace(est, warnings=(*est.warnings, ctx_note))
